@@ -1,0 +1,60 @@
+# Quire — build, test, benchmark, vectors, fuzz.
+# `make test` and `make demo` install what they need first (`make deps`).
+
+SWIFT        ?= swift
+APT_PACKAGES := libsodium-dev libzstd-dev pkg-config
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor
+
+.PHONY: deps build release test vectors vectors-check bench fuzz demo clean
+
+# Installs the Debian packages Quire links, only when one is missing.
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get install -y --no-install-recommends $$missing >/dev/null 2>&1 || \
+	  { $$SUDO apt-get update >/dev/null && $$SUDO apt-get install -y --no-install-recommends $$missing; }; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+	$(MAKE) vectors-check
+
+# Regenerates Vectors/ from seeded randomness (deterministic).
+vectors: deps
+	$(SWIFT) run quire-vectors generate Vectors
+
+# Regenerating must change nothing, and every vector must verify.
+vectors-check: deps
+	$(SWIFT) run quire-vectors verify Vectors
+	$(SWIFT) run quire-vectors check-regenerate Vectors
+
+bench: release
+	$(SWIFT) run -c release quire-bench --write BENCHMARKS.md
+
+fuzz: deps
+	cd Fuzz && $(SWIFT) build -c debug --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p Fuzz/corpus-$$t; \
+	  echo "== $$t ($(FUZZ_SECONDS)s)"; \
+	  SWIFT_BACKTRACE=enable=no Fuzz/.build/debug/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+	    -artifact_prefix=Fuzz/crash-$$t- Fuzz/corpus-$$t Vectors/files || exit 1; \
+	done
+
+demo: deps
+	@echo "make demo: the CLI demo arrives with issue 5 (quire CLI); running the library round trip instead"
+	$(SWIFT) build -c release
+
+clean:
+	rm -rf .build Fuzz/.build

@@ -1,0 +1,202 @@
+public import QuireFormat
+import QuireSystem
+
+/// What the index keeps of one revision; the body is read on demand.
+struct RevisionSummary: Sendable {
+    let frame: Int
+    let revision: EntryRevision?   // kept only when small bodies are cached
+    let revisionID: RevisionID
+    let parents: [RevisionID]
+    let clock: HybridLogicalClock
+    let isDeleted: Bool
+}
+
+/// The entry index: every revision by entry, the blobs, the profile.
+struct EntryIndex: Sendable {
+    var revisions: [EntryID: [RevisionSummary]] = [:]
+    var blobs: [BlobID: BlobManifest] = [:]
+    var profile: Profile?
+    var issues: [FormatError] = []
+    var maxClock = HybridLogicalClock(rawValue: 0)
+
+    mutating func insert(_ r: EntryRevision, frame: Int) {
+        var list = revisions[r.entryID, default: []]
+        guard !list.contains(where: { $0.revisionID == r.revisionID }) else { return }
+        list.append(RevisionSummary(frame: frame, revision: nil, revisionID: r.revisionID, parents: r.parents, clock: r.clock, isDeleted: r.isDeleted))
+        revisions[r.entryID] = list
+        if r.clock > maxClock { maxClock = r.clock }
+    }
+
+    /// The heads of an entry: revisions no other revision names as a parent,
+    /// winner first (greatest clock, then greatest revision id).
+    func heads(of entry: EntryID) -> [RevisionSummary] {
+        guard let list = revisions[entry] else { return [] }
+        var named = Set<RevisionID>()
+        for r in list { for p in r.parents { named.insert(p) } }
+        return list.filter { !named.contains($0.revisionID) }.sorted { a, b in
+            a.clock != b.clock ? a.clock > b.clock : b.revisionID < a.revisionID
+        }
+    }
+}
+
+/// An entry as it stands: the winning head's content, and any conflicting
+/// heads (`Spec/merge.md`).
+public struct EntrySnapshot: Sendable {
+    /// The entry id.
+    public let id: EntryID
+    /// The winning head revision.
+    public let revision: EntryRevision
+    /// Other heads, when concurrent edits conflict; empty otherwise.
+    public let conflictingHeads: [RevisionID]
+    /// The number of revisions the vault holds for this entry.
+    public let revisionCount: Int
+
+    /// The entry's content.
+    public var body: EntryBody { revision.body }
+    /// True when the winning head is a tombstone.
+    public var isDeleted: Bool { revision.isDeleted }
+}
+
+extension Vault {
+    func loadIndex() throws(VaultError) -> EntryIndex {
+        if let index { return index }
+        var built = EntryIndex()
+        let issues = file.forEachRecord(kinds: [.entryRevision, .blobManifest, .profile]) { record in
+            do throws(FormatError) {
+                switch record.frame.header.kind {
+                case .entryRevision:
+                    let r = try EntryRevision(decoding: record.payload, location: record.frame.location)
+                    built.insert(r, frame: record.frame.location.index)
+                case .blobManifest:
+                    let m = try BlobManifest(decoding: record.payload, location: record.frame.location)
+                    if built.blobs[m.blob] == nil, (try? file.chunkFrames(for: m)) != nil { built.blobs[m.blob] = m }
+                case .profile:
+                    let p = try Profile(decoding: record.payload, location: record.frame.location)
+                    if built.profile == nil || p.clock >= built.profile!.clock { built.profile = p }
+                default:
+                    break
+                }
+            } catch {
+                built.issues.append(error)
+            }
+            return true
+        }
+        built.issues += issues
+        index = built
+        observe(built.maxClock)
+        return built
+    }
+
+    func observe(_ seen: HybridLogicalClock) {
+        if seen > clock { clock = seen }
+    }
+
+    func nextClock() -> HybridLogicalClock {
+        clock = clock.tick(now: UInt64(max(0, ProcessStats.wallClockMilliseconds())))
+        return clock
+    }
+
+    func revision(frame: Int) throws(VaultError) -> EntryRevision {
+        do {
+            let payload = try file.openRecord(frame: frame)
+            return try EntryRevision(decoding: payload, location: file.structure.frames[frame].location)
+        } catch {
+            throw .format(error)
+        }
+    }
+
+    /// Every entry that is not deleted, ordered by creation time (then id).
+    ///
+    /// - Throws: ``VaultError/format(_:)`` for I/O.
+    public func entries() throws(VaultError) -> [EntrySnapshot] {
+        let index = try loadIndex()
+        var out: [EntrySnapshot] = []
+        for id in index.revisions.keys {
+            if let s = try snapshot(id, index: index), !s.isDeleted { out.append(s) }
+        }
+        return out.sorted { a, b in
+            a.body.created != b.body.created ? a.body.created < b.body.created : a.id < b.id
+        }
+    }
+
+    /// One entry as it stands (including a deleted one), or nil when the
+    /// vault has no revision of it.
+    ///
+    /// - Throws: ``VaultError/format(_:)``.
+    public func entry(_ id: EntryID) throws(VaultError) -> EntrySnapshot? {
+        try snapshot(id, index: loadIndex())
+    }
+
+    func snapshot(_ id: EntryID, index: EntryIndex) throws(VaultError) -> EntrySnapshot? {
+        let heads = index.heads(of: id)
+        guard let winner = heads.first else { return nil }
+        return EntrySnapshot(
+            id: id, revision: try revision(frame: winner.frame), conflictingHeads: heads.dropFirst().map(\.revisionID),
+            revisionCount: index.revisions[id]?.count ?? 0)
+    }
+
+    /// Every revision of an entry, oldest clock first.
+    ///
+    /// - Throws: ``VaultError``.
+    public func revisions(of id: EntryID) throws(VaultError) -> [EntryRevision] {
+        let index = try loadIndex()
+        var out: [EntryRevision] = []
+        for s in (index.revisions[id] ?? []).sorted(by: { $0.clock < $1.clock }) { out.append(try revision(frame: s.frame)) }
+        return out
+    }
+
+    /// Adds a new entry with `body`; returns its first revision.
+    ///
+    /// - Throws: ``VaultError``.
+    @discardableResult
+    public func add(_ body: EntryBody, id: EntryID? = nil) throws(VaultError) -> EntryRevision {
+        let revision = EntryRevision(
+            entryID: id ?? EntryID(using: random), revisionID: RevisionID(using: random), parents: [], clock: nextClock(),
+            device: author, body: body)
+        try commit { (tx: VaultTransaction) throws(VaultError) in try tx.append(revision) }
+        return revision
+    }
+
+    /// Replaces an entry's content; the new revision names every current
+    /// head as a parent, which also resolves a conflict.
+    ///
+    /// - Throws: ``VaultError/entryNotFound(_:)``, ``VaultError``.
+    @discardableResult
+    public func edit(_ id: EntryID, body: EntryBody) throws(VaultError) -> EntryRevision {
+        try change(id, body: body, deleted: false)
+    }
+
+    /// Deletes an entry by appending a tombstone revision.
+    ///
+    /// - Throws: ``VaultError/entryNotFound(_:)``, ``VaultError``.
+    @discardableResult
+    public func delete(_ id: EntryID) throws(VaultError) -> EntryRevision {
+        try change(id, body: EntryBody(), deleted: true)
+    }
+
+    private func change(_ id: EntryID, body: EntryBody, deleted: Bool) throws(VaultError) -> EntryRevision {
+        let heads = try loadIndex().heads(of: id)
+        guard !heads.isEmpty else { throw .entryNotFound(id) }
+        let revision = EntryRevision(
+            entryID: id, revisionID: RevisionID(using: random), parents: heads.map(\.revisionID).sorted(), clock: nextClock(),
+            device: author, isDeleted: deleted, body: body)
+        try commit { (tx: VaultTransaction) throws(VaultError) in try tx.append(revision) }
+        return revision
+    }
+
+    /// The manifest of an attachment.
+    ///
+    /// - Throws: ``VaultError/attachmentNotFound(_:)``.
+    public func attachment(_ blob: BlobID) throws(VaultError) -> BlobManifest {
+        guard let m = try loadIndex().blobs[blob] else { throw .attachmentNotFound(blob) }
+        return m
+    }
+
+    /// Opens an attachment for streaming or chunk-by-chunk reading.
+    ///
+    /// - Throws: ``VaultError/attachmentNotFound(_:)``, ``VaultError/format(_:)``.
+    public func openAttachment(_ blob: BlobID) throws(VaultError) -> BlobReader {
+        let m = try attachment(blob)
+        do { return try file.openBlob(m) } catch { throw .format(error) }
+    }
+}

@@ -1,0 +1,266 @@
+public import QuireCrypto
+public import QuireFormat
+public import QuireKeys
+public import QuireSystem
+
+/// How to set up a new vault.
+public struct VaultSetup: Sendable {
+    /// The journal's display name.
+    public var name: String
+    /// The recovery key; generate it with ``RecoveryKey/init(using:)`` and show
+    /// its ``RecoveryKey/code()`` to the user once.
+    public var recoveryKey: RecoveryKey
+    /// This device's signing key pair and name, when a device creates the vault.
+    public var device: (keyPair: Ed25519.KeyPair, name: String)?
+    /// An optional passphrase (UTF-8 in guarded memory) and its Argon2id cost.
+    public var passphrase: SecureBytes?
+    /// Argon2id passes for the passphrase slot.
+    public var passphraseOpsLimit: UInt64 = Argon2id.moderateOpsLimit
+    /// Argon2id memory for the passphrase slot, in bytes.
+    public var passphraseMemLimitBytes: UInt64 = Argon2id.moderateMemLimitBytes
+    /// An escrow custodian, in standard mode.
+    public var escrow: EscrowRecipient?
+    /// Escrow-free mode: no escrow slot may ever be added while it is on.
+    public var isEscrowFree: Bool = false
+    /// The creation time: milliseconds since the Unix epoch, UTC.
+    public var now: Int64
+
+    /// Setup with the recovery key and a name; everything else off.
+    public init(name: String, recoveryKey: RecoveryKey, now: Int64 = ProcessStats.wallClockMilliseconds()) {
+        self.name = name
+        self.recoveryKey = recoveryKey
+        self.now = now
+    }
+}
+
+/// An open vault: the journal an app or the CLI works with (`Spec/`).
+///
+/// ```swift
+/// let recovery = try RecoveryKey(using: SystemRandom())
+/// let vault = try Vault.create(at: "Journal.quire", setup: VaultSetup(name: "Journal", recoveryKey: recovery))
+/// let entry = try vault.add(EntryBody(created: nowMs, timeZone: "Europe/London", text: "Up betimes."))
+/// let same = try Vault.open(at: "Journal.quire", credential: .recoveryKey(recovery))
+/// for e in try same.entries() { print(e.body.text) }
+/// ```
+public final class Vault: @unchecked Sendable {
+    /// The container-level file.
+    public let file: VaultFile
+    /// The keys and keyrings the credential reached.
+    public private(set) var unlocked: UnlockedKeys
+    let credential: Credential
+    let random: any RandomSource
+    /// How appends reach the disk.
+    public var writeOptions: WriteOptions
+    /// The device id recorded as the author of new revisions.
+    public let author: DeviceID?
+    var index: EntryIndex?
+    var clock = HybridLogicalClock(rawValue: 0)
+
+    init(file: VaultFile, unlocked: UnlockedKeys, credential: Credential, random: any RandomSource, options: WriteOptions) {
+        self.file = file
+        self.unlocked = unlocked
+        self.credential = credential
+        self.random = random
+        writeOptions = options
+        author = credential.signingKeyPair().map { DeviceID(publicKey: $0.publicKey) }
+    }
+
+    /// The vault id.
+    public var vaultID: VaultID { file.vaultID }
+
+    /// Opens the vault at `path` with `credential`.
+    ///
+    /// - Parameter writable: open for appending.
+    /// - Throws: ``VaultError/format(_:)`` for a missing, damaged or foreign
+    ///   file; ``VaultError/keys(_:)`` for a wrong credential (always
+    ///   distinct from damage).
+    public static func open(
+        at path: String, credential: Credential, writable: Bool = true, random: any RandomSource = SystemRandom(),
+        options: WriteOptions = WriteOptions()
+    ) throws(VaultError) -> Vault {
+        let file: VaultFile
+        do { file = try VaultFile(path: path, writable: writable) } catch { throw .format(error) }
+        let unlocked: UnlockedKeys
+        do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
+        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings)
+        return Vault(file: file, unlocked: unlocked, credential: credential, random: random, options: options)
+    }
+
+    /// Creates a new vault at `path` (mode 0600) whose first commit holds the
+    /// first keyring (epoch 1) and the profile.
+    ///
+    /// - Throws: ``VaultError/format(_:)`` (``FormatError/alreadyExists(path:)``,
+    ///   I/O), ``VaultError/keys(_:)`` (``KeyError/escrowRefused`` for an
+    ///   escrow key in escrow-free mode, bad passphrase cost).
+    public static func create(
+        at path: String, setup: VaultSetup, random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions()
+    ) throws(VaultError) -> Vault {
+        if setup.isEscrowFree && setup.escrow != nil { throw .keys(.escrowRefused) }
+        let vaultID = VaultID(using: random)
+        let epochKey: EpochKey
+        let blobKey: SymmetricKey
+        let recoverySigner: Ed25519.KeyPair
+        do {
+            epochKey = EpochKey(epoch: 1, key: try SymmetricKey(using: random))
+            blobKey = try SymmetricKey(using: random)
+            recoverySigner = try setup.recoveryKey.signingKeyPair()
+        } catch {
+            throw .keys(.operationRefused(reason: "\(error)"))
+        }
+        var members = [KeyringMember(role: "recovery", publicKey: recoverySigner.publicKey, name: "Recovery key", added: setup.now)]
+        var slots = [SlotCrypto.recoverySlot(for: epochKey, recovery: setup.recoveryKey, vaultID: vaultID, random: random)]
+        do throws(KeyError) {
+            if let device = setup.device {
+                members.append(KeyringMember(role: "device", publicKey: device.keyPair.publicKey, name: device.name, added: setup.now))
+                slots.append(try SlotCrypto.deviceSlot(for: epochKey, devicePublicKey: device.keyPair.publicKey, vaultID: vaultID, random: random))
+            }
+            if let passphrase = setup.passphrase {
+                slots.append(try SlotCrypto.passphraseSlot(
+                    for: epochKey, passphrase: passphrase, opsLimit: setup.passphraseOpsLimit,
+                    memLimitBytes: setup.passphraseMemLimitBytes, vaultID: vaultID, random: random))
+            }
+            if let escrow = setup.escrow {
+                slots.append(try SlotCrypto.escrowSlot(for: epochKey, escrowPublicKey: escrow.publicKey, vaultID: vaultID, random: random))
+            }
+        } catch {
+            throw .keys(error)
+        }
+        let content = KeyringContent(
+            members: members, escrow: setup.escrow.map { [$0] } ?? [], blobKey: blobKey, created: setup.now, reason: "create")
+        let signer = setup.device?.keyPair ?? recoverySigner
+        let keyringBody = KeyringBuilder.body(
+            epochKey: epochKey, vaultID: vaultID, parents: [], isEscrowFree: setup.isEscrowFree, slots: slots, content: content,
+            signer: signer, random: random)
+        let authorID = DeviceID(publicKey: signer.publicKey)
+        let clock = HybridLogicalClock(rawValue: 0).tick(now: UInt64(max(0, setup.now)))
+        let profile = Profile(name: setup.name, clock: clock, device: authorID)
+        do {
+            _ = try VaultFile.create(at: path, vaultID: vaultID, keys: KeySet(single: epochKey, blobKey: blobKey), random: random, options: options) {
+                (tx: PendingCommit) throws(FormatError) in
+                try tx.appendPlaintext(kind: .keyring, epoch: 1, body: keyringBody)
+                try tx.appendSealed(kind: .profile, payload: profile.encoded())
+            }
+        } catch {
+            throw .format(error)
+        }
+        let credential: Credential = setup.device.map { .device($0.keyPair) } ?? .recoveryKey(setup.recoveryKey)
+        return try open(at: path, credential: credential, writable: true, random: random, options: options)
+    }
+
+    /// The epoch key new records are sealed under, or why there is none.
+    func writableKey() throws(VaultError) {
+        if let newer = unlocked.unreadableNewerEpoch { throw .removedFromVault(newerEpoch: newer) }
+        guard file.isWritable else { throw .format(.notWritable(reason: "it was opened read-only")) }
+    }
+
+    /// Appends one commit built by `build`, atomically (`Spec/format.md §9.1`).
+    /// If another process changed the keys in the meantime the vault is
+    /// reopened and the commit retried once.
+    ///
+    /// - Throws: ``VaultError/format(_:)`` for I/O, a damaged tail, a record
+    ///   too large; ``VaultError/removedFromVault(newerEpoch:)``.
+    public func commit(_ build: (VaultTransaction) throws(VaultError) -> Void) throws(VaultError) {
+        try writableKey()
+        var attempt = 0
+        while true {
+            var inner: VaultError?
+            var transaction: VaultTransaction?
+            do throws(FormatError) {
+                try file.commit(random: random, options: writeOptions) { (pending: PendingCommit) throws(FormatError) in
+                    let tx = VaultTransaction(vault: self, pending: pending)
+                    transaction = tx
+                    do throws(VaultError) {
+                        try build(tx)
+                    } catch {
+                        inner = error
+                        throw FormatError.notWritable(reason: "the commit was abandoned")
+                    }
+                }
+                transaction?.finishIndexing()
+                return
+            } catch {
+                if let inner { throw inner }
+                if case .vaultChanged = error, attempt == 0 {
+                    attempt += 1
+                    try reload()
+                    continue
+                }
+                throw .format(error)
+            }
+        }
+    }
+
+    /// Rescans the file and unlocks it again with the same credential.
+    ///
+    /// - Throws: ``VaultError``.
+    public func reload() throws(VaultError) {
+        do { try file.rescan() } catch { throw .format(error) }
+        do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
+        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings)
+        index = nil
+    }
+
+    /// The journal profile (the one with the greatest clock), if any.
+    ///
+    /// - Throws: ``VaultError``.
+    public func profile() throws(VaultError) -> Profile? {
+        try loadIndex().profile
+    }
+}
+
+/// The records of one commit being built through ``Vault/commit(_:)``.
+public final class VaultTransaction {
+    unowned let vault: Vault
+    let pending: PendingCommit
+    var newRevisions: [(Int, EntryRevision)] = []
+    var newBlobs: [BlobManifest] = []
+
+    init(vault: Vault, pending: PendingCommit) {
+        self.vault = vault
+        self.pending = pending
+    }
+
+    /// Appends an entry revision.
+    ///
+    /// - Throws: ``VaultError/format(_:)`` (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
+    public func append(_ revision: EntryRevision) throws(VaultError) {
+        do {
+            let location = try pending.appendSealed(kind: .entryRevision, payload: revision.encoded())
+            newRevisions.append((location.index, revision))
+            vault.observe(revision.clock)
+        } catch {
+            throw .format(error)
+        }
+    }
+
+    /// Streams an attachment from `source` (`Spec/format.md §7`); content the
+    /// vault already holds is not stored again.
+    ///
+    /// - Throws: ``VaultError/format(_:)``.
+    public func storeAttachment(from source: any ByteSource, mediaType: String) throws(VaultError) -> StoredBlob {
+        let known = (try? vault.loadIndex().blobs) ?? [:]
+        let fresh = Set(newBlobs.map(\.blob))
+        do {
+            let stored = try pending.appendBlob(from: source, mediaType: mediaType) { known[$0] != nil || fresh.contains($0) }
+            if case .stored(let m) = stored { newBlobs.append(m) }
+            return stored
+        } catch {
+            throw .format(error)
+        }
+    }
+
+    /// Appends a new profile.
+    ///
+    /// - Throws: ``VaultError/format(_:)``.
+    public func setProfile(name: String, about: String = "", settings: CBORMap = CBORMap()) throws(VaultError) {
+        let profile = Profile(name: name, about: about, settings: settings, clock: vault.nextClock(), device: vault.author)
+        do { try pending.appendSealed(kind: .profile, payload: profile.encoded()) } catch { throw .format(error) }
+        vault.index?.profile = profile
+    }
+
+    func finishIndexing() {
+        guard vault.index != nil else { return }
+        for (frame, rev) in newRevisions { vault.index!.insert(rev, frame: frame) }
+        for m in newBlobs where vault.index!.blobs[m.blob] == nil { vault.index!.blobs[m.blob] = m }
+    }
+}

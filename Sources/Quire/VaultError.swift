@@ -1,0 +1,40 @@
+public import QuireFormat
+public import QuireKeys
+
+/// Every error the ``Vault`` facade throws: an error of the container layer,
+/// of the key layer, or about the request itself.
+public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file or a record is damaged, malformed or unreadable.
+    case format(FormatError)
+    /// A credential or keyring problem.
+    case keys(KeyError)
+    /// No entry with this id.
+    case entryNotFound(EntryID)
+    /// No attachment with this id.
+    case attachmentNotFound(BlobID)
+    /// This credential can read but no longer write: a newer epoch exists
+    /// that it cannot open (the device was removed).
+    case removedFromVault(newerEpoch: UInt16)
+
+    /// The stable, machine-readable name of the error.
+    public var code: String {
+        switch self {
+        case .format(let e): e.code
+        case .keys(let e): e.code
+        case .entryNotFound: "entry_not_found"
+        case .attachmentNotFound: "blob_not_found"
+        case .removedFromVault: "removed_from_vault"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .format(let e): e.description
+        case .keys(let e): e.description
+        case .entryNotFound(let id): "no entry \(id) in this vault"
+        case .attachmentNotFound(let id): "no attachment \(id) in this vault"
+        case .removedFromVault(let epoch):
+            "this device can read the vault up to before epoch \(epoch) but was removed since, so it cannot write"
+        }
+    }
+}

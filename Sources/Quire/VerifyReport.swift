@@ -1,0 +1,141 @@
+import QuireFormat
+import QuireKeys
+import QuireCrypto
+
+/// What `verify` found (`Spec/format.md §10`, §12): every damaged, altered
+/// or untrusted part of the vault, one issue each, and what is intact.
+public struct VerifyReport: Sendable {
+    /// One problem, with its stable code and where it is.
+    public struct Issue: Sendable, Equatable, CustomStringConvertible {
+        /// The stable error code (`Spec/format.md §12`).
+        public let code: String
+        /// Byte offset in the file, when the issue is about a place.
+        public let offset: UInt64?
+        /// Frame index, when the issue is about one frame.
+        public let frameIndex: Int?
+        /// A sentence a person can act on.
+        public let message: String
+        /// True for issues that lose or distrust data; false for warnings
+        /// (a repaired header, a damaged header copy, a torn tail).
+        public let isDamage: Bool
+
+        public var description: String { message }
+    }
+
+    /// The file size in bytes.
+    public let fileByteCount: UInt64
+    /// Frames found, including commits.
+    public let frameCount: Int
+    /// Commits found.
+    public let commitCount: Int
+    /// Records that verified and were readable (every kind but commits).
+    public let intactRecordCount: Int
+    /// Every problem, in file order.
+    public let issues: [Issue]
+
+    /// True when nothing was lost or distrusted (warnings allowed).
+    public var isIntact: Bool { !issues.contains(where: \.isDamage) }
+    /// The frame indices of records that were lost or distrusted.
+    public var damagedFrames: [Int] { issues.filter(\.isDamage).compactMap(\.frameIndex) }
+}
+
+extension VaultReportBuilder {
+    static func issue(_ e: FormatError) -> VerifyReport.Issue {
+        let warning: Bool
+        switch e {
+        case .frameRepaired, .tornTail: warning = true
+        default: warning = false
+        }
+        return VerifyReport.Issue(code: e.code, offset: e.offset, frameIndex: e.location?.index, message: e.description, isDamage: !warning)
+    }
+
+    static func issue(_ e: KeyError) -> VerifyReport.Issue {
+        var offset: UInt64? = nil
+        var index: Int? = nil
+        switch e {
+        case .keyringUnauthenticated(let l, _), .escrowForbidden(let l), .removedDeviceSlot(let l), .malformedKeyring(let l, _):
+            offset = l.offset
+            index = l.index
+        default: break
+        }
+        return VerifyReport.Issue(code: e.code, offset: offset, frameIndex: index, message: e.description, isDamage: true)
+    }
+}
+
+enum VaultReportBuilder {}
+
+extension Vault {
+    /// Checks every byte of the vault that this credential can check: both
+    /// header copies, every frame header, every commit, every keyring, every
+    /// record (opened and decoded) and every attachment (every chunk opened,
+    /// sizes and blob ids recomputed). Never modifies the file.
+    ///
+    /// Intact records stay readable whatever else is damaged; the report
+    /// names each one that is not, with its offset and frame index.
+    public func verify() -> VerifyReport {
+        let s = file.structure
+        var issues: [VerifyReport.Issue] = []
+        if case .copyDamaged(let i) = s.headerDamage {
+            issues.append(VerifyReport.Issue(
+                code: "header_copy_damaged", offset: UInt64(i * 32), frameIndex: nil,
+                message: "header copy \(i + 1) of 2 is damaged; the other copy was used", isDamage: false))
+        }
+        var found: [(UInt64, VerifyReport.Issue)] = []
+        for region in s.damagedRegions {
+            found.append((region.offset, VaultReportBuilder.issue(.frameDamaged(offset: region.offset, byteCount: region.byteCount))))
+        }
+        for frame in s.frames[0..<s.committedFrameCount] {
+            if frame.repaired { found.append((frame.location.offset, VaultReportBuilder.issue(.frameRepaired(frame.location)))) }
+            if !frame.header.kind.isKnown && frame.header.kind.isCritical {
+                found.append((frame.location.offset, VaultReportBuilder.issue(.unknownCriticalKind(frame.location, kind: frame.header.kind.rawValue))))
+            }
+        }
+        for e in file.commitIssues { found.append((e.offset ?? 0, VaultReportBuilder.issue(e))) }
+        for e in unlocked.issues {
+            let i = VaultReportBuilder.issue(e)
+            found.append((i.offset ?? 0, i))
+        }
+        // Every record but chunks: open and decode.
+        var intact = 0
+        var manifests: [BlobManifest] = []
+        let kinds = Set(s.frames[0..<s.committedFrameCount].map(\.header.kind)).subtracting([.commit, .blobChunk])
+        let recordIssues = file.forEachRecord(kinds: kinds) { record in
+            let loc = record.frame.location
+            do throws(FormatError) {
+                switch record.frame.header.kind {
+                case .entryRevision: _ = try EntryRevision(decoding: record.payload, location: loc)
+                case .blobManifest: manifests.append(try BlobManifest(decoding: record.payload, location: loc))
+                case .profile: _ = try Profile(decoding: record.payload, location: loc)
+                case .enrollmentRequest: _ = try EnrollmentRequest(decoding: record.payload, location: loc)
+                default: break
+                }
+                intact += 1
+            } catch {
+                found.append((loc.offset, VaultReportBuilder.issue(error)))
+            }
+            return true
+        }
+        for e in recordIssues { found.append((e.offset ?? 0, VaultReportBuilder.issue(e))) }
+        // Attachments: structure, every chunk, size and id.
+        var coveredStreams = Set<StreamID>()
+        for m in manifests where !coveredStreams.contains(m.stream) {
+            coveredStreams.insert(m.stream)
+            let offset = s.frames[file.streamIndex[m.stream]?.first ?? 0].location.offset
+            do {
+                let reader = try file.openBlob(m)
+                var sink = [UInt8](repeating: 0, count: Limits.chunkByteCount)
+                while try sink.withUnsafeMutableBytes({ raw in try reader.read(into: raw) }) > 0 {}
+                intact += reader.chunkCount
+            } catch let e as FormatError {
+                found.append((e.offset ?? offset, VaultReportBuilder.issue(e)))
+            } catch {}
+        }
+        if s.tailByteCount > 0 {
+            found.append((s.committedEnd, VaultReportBuilder.issue(.tornTail(
+                offset: s.committedEnd, byteCount: s.tailByteCount, uncommittedFrameCount: s.uncommittedFrames.count))))
+        }
+        issues += found.sorted { $0.0 < $1.0 }.map(\.1)
+        return VerifyReport(
+            fileByteCount: s.fileSize, frameCount: s.frames.count, commitCount: s.groups.count, intactRecordCount: intact, issues: issues)
+    }
+}

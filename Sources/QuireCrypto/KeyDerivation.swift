@@ -1,0 +1,33 @@
+internal import CSodium
+
+/// Subkey derivation with libsodium's `crypto_kdf_derive_from_key`
+/// (BLAKE2b with the subkey id as salt and an 8-byte context as
+/// personalization), as `Spec/format.md §4` prescribes.
+public enum KeyDerivation {
+    /// Length of a context string, in bytes.
+    public static let contextByteCount = 8
+
+    /// Derives a 32-byte subkey of `key` for `subkeyID` under `context`.
+    ///
+    /// - Parameter context: exactly 8 ASCII bytes, such as `"quire v1"`.
+    public static func derive(from key: SymmetricKey, subkeyID: UInt64, context: String) -> SymmetricKey {
+        Sodium.ensure()
+        let ctx = Array(context.utf8)
+        precondition(ctx.count == contextByteCount, "a KDF context is exactly 8 bytes")
+        let out: SecureBytes
+        do {
+            out = try SecureBytes(zeroedCount: SymmetricKey.byteCount)
+        } catch {
+            fatalError("guarded memory exhausted while deriving a key")
+        }
+        let cString: [CChar] = ctx.map { CChar(bitPattern: $0) } + [0]
+        out.withUnsafeMutableBytes { o in
+            key.withUnsafeBytes { k in
+                _ = crypto_kdf_derive_from_key(
+                    o.baseAddress!.assumingMemoryBound(to: UInt8.self), SymmetricKey.byteCount, subkeyID, cString,
+                    k.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
+        }
+        return SymmetricKey(storage: out)
+    }
+}

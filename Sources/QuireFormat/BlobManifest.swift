@@ -1,0 +1,60 @@
+/// The manifest of an attachment's content: the record of kind
+/// ``RecordKind/blobManifest`` (`Spec/records.md §4`). It names the blob, its
+/// size and the stream whose chunks hold it.
+public struct BlobManifest: Sendable, Equatable {
+    /// The content's id.
+    public var blob: BlobID
+    /// The stream whose chunks hold the content.
+    public var stream: StreamID
+    /// The content's length in bytes.
+    public var byteCount: UInt64
+    /// The media type. Default `"application/octet-stream"`.
+    public var mediaType: String
+    /// Fields this version does not know.
+    public var unknownFields: CBORMap
+
+    /// A manifest with the given fields.
+    public init(blob: BlobID, stream: StreamID, byteCount: UInt64, mediaType: String = "application/octet-stream", unknownFields: CBORMap = CBORMap()) {
+        self.blob = blob
+        self.stream = stream
+        self.byteCount = byteCount
+        self.mediaType = mediaType
+        self.unknownFields = unknownFields
+    }
+
+    /// The number of chunks the content takes: ⌈size / 64 KiB⌉, and 1 for
+    /// empty content (`Spec/format.md §7.1`).
+    public var chunkCount: UInt64 {
+        byteCount == 0 ? 1 : (byteCount + UInt64(Limits.chunkByteCount) - 1) / UInt64(Limits.chunkByteCount)
+    }
+
+    /// Decodes a manifest body.
+    ///
+    /// - Throws: ``FormatError/malformedRecord(_:reason:)``, or
+    ///   ``FormatError/sizeLimitExceeded(_:what:size:limit:)`` when the size is
+    ///   over ``Limits/maxBlobByteCount``.
+    public init(decoding bytes: [UInt8], location: FrameLocation? = nil) throws(FormatError) {
+        var r = try FieldReader(decodeBody(bytes, location: location), context: "attachment manifest", location: location)
+        guard let blob = try r.id("blob", as: BlobID.self), let stream = try r.id("stream", as: StreamID.self) else {
+            throw .malformedRecord(location, reason: "attachment manifest needs \"blob\" and \"stream\"")
+        }
+        self.blob = blob
+        self.stream = stream
+        byteCount = try r.unsigned("size") ?? 0
+        guard byteCount <= Limits.maxBlobByteCount else {
+            throw .sizeLimitExceeded(location, what: "attachment size", size: byteCount, limit: Limits.maxBlobByteCount)
+        }
+        mediaType = try r.text("type") ?? "application/octet-stream"
+        unknownFields = r.unknown
+    }
+
+    /// The canonical CBOR encoding.
+    public func encoded() -> [UInt8] {
+        var w = FieldWriter(unknown: unknownFields)
+        w.id("blob", blob)
+        w.id("stream", stream)
+        w.unsigned("size", byteCount, default: 0)
+        w.text("type", mediaType, default: "application/octet-stream")
+        return w.encoded
+    }
+}

@@ -1,0 +1,105 @@
+internal import CZstd
+
+/// zstd compression of record payloads (`Spec/format.md §6.1`).
+///
+/// A compressed payload is exactly one zstd frame (RFC 8878) that declares
+/// its decompressed size in the frame header. Readers check the declared
+/// size against the limit before decompressing and then check that the
+/// frame produced exactly that many bytes and nothing followed it.
+public enum Compression {
+    /// The zstd level writers use.
+    public static let level: Int32 = 3
+
+    /// Compresses `input` into one zstd frame with the content size declared.
+    public static func compress(_ input: UnsafeRawBufferPointer) -> [UInt8] {
+        let bound = ZSTD_compressBound(input.count)
+        var out = [UInt8](repeating: 0, count: bound)
+        let n = out.withUnsafeMutableBytes { o in
+            ZSTD_compress(o.baseAddress, bound, input.baseAddress, input.count, level)
+        }
+        precondition(ZSTD_isError(n) == 0, "zstd compression cannot fail with a bound-sized buffer")
+        out.removeSubrange(n...)
+        return out
+    }
+
+    /// Compresses `input`.
+    public static func compress(_ input: [UInt8]) -> [UInt8] {
+        input.withUnsafeBytes { compress($0) }
+    }
+
+    /// Why a payload does not decompress.
+    public enum Failure: Error, Sendable, Equatable {
+        /// Not a single zstd frame with a declared size, or bytes after it.
+        case invalid(String)
+        /// The declared size is over `limit`.
+        case tooLarge(declared: UInt64, limit: UInt64)
+        /// The frame decompressed to another size than it declared.
+        case sizeMismatch(declared: UInt64, actual: UInt64)
+    }
+
+    /// The decompressed size a zstd payload declares, checked against
+    /// `limit` before any decompression work.
+    ///
+    /// - Throws: ``Failure``.
+    public static func declaredSize(_ input: UnsafeRawBufferPointer, limit: Int) throws(Failure) -> Int {
+        let size = ZSTD_getFrameContentSize(input.baseAddress, input.count)
+        // ZSTD_CONTENTSIZE_UNKNOWN is (0ULL - 1), ZSTD_CONTENTSIZE_ERROR is (0ULL - 2).
+        if size == UInt64.max { throw .invalid("the zstd frame does not declare its size") }
+        if size == UInt64.max - 1 { throw .invalid("not a zstd frame") }
+        guard size <= UInt64(limit) else { throw .tooLarge(declared: size, limit: UInt64(limit)) }
+        let frameLength = ZSTD_findFrameCompressedSize(input.baseAddress, input.count)
+        guard ZSTD_isError(frameLength) == 0 else { throw .invalid("the zstd frame is truncated or malformed") }
+        guard frameLength == input.count else {
+            throw .invalid("\(input.count - frameLength) bytes follow the zstd frame")
+        }
+        return Int(size)
+    }
+
+    /// Decompresses one zstd frame into `output`, whose size must be the
+    /// declared size from ``declaredSize(_:limit:)``.
+    ///
+    /// - Throws: ``Failure``.
+    public static func decompress(
+        _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, context: DecompressionContext
+    ) throws(Failure) {
+        let n = ZSTD_decompressDCtx(context.pointer, output.baseAddress, output.count, input.baseAddress, input.count)
+        if ZSTD_isError(n) != 0 {
+            let name = String(cString: ZSTD_getErrorName(n))
+            if ZSTD_getErrorCode(n) == ZSTD_error_dstSize_tooSmall {
+                throw .sizeMismatch(declared: UInt64(output.count), actual: UInt64(output.count) + 1)
+            }
+            throw .invalid(name)
+        }
+        guard n == output.count else { throw .sizeMismatch(declared: UInt64(output.count), actual: UInt64(n)) }
+    }
+
+    /// Decompresses a payload, checking the declared size against `limit`.
+    ///
+    /// - Throws: ``Failure``.
+    public static func decompress(_ input: [UInt8], limit: Int) throws(Failure) -> [UInt8] {
+        let context = DecompressionContext()
+        let sized: Result<Int, Failure> = input.withUnsafeBytes { i in
+            Result { () throws(Failure) -> Int in try declaredSize(i, limit: limit) }
+        }
+        var out = [UInt8](repeating: 0, count: try sized.get())
+        let done: Result<Void, Failure> = input.withUnsafeBytes { i in
+            out.withUnsafeMutableBytes { o in
+                Result { () throws(Failure) in try decompress(i, into: o, context: context) }
+            }
+        }
+        try done.get()
+        return out
+    }
+}
+
+/// A reusable zstd decompression context (one per reading thread).
+public final class DecompressionContext: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    /// A fresh context.
+    public init() {
+        pointer = ZSTD_createDCtx()
+    }
+
+    deinit { ZSTD_freeDCtx(pointer) }
+}

@@ -1,0 +1,61 @@
+import QuireSystem
+
+/// Buffered forward reads over a file: keeps a window of the file in memory
+/// and refills it when a request falls outside. Memory is bounded by the
+/// window size (or the largest single request).
+final class FileWindow {
+    let file: SystemFile
+    let fileSize: UInt64
+    private(set) var buffer: [UInt8] = []
+    private var start: UInt64 = 0
+    private var count = 0
+    private let preferred: Int
+
+    init(file: SystemFile, fileSize: UInt64, preferredByteCount: Int = 4 << 20) {
+        self.file = file
+        self.fileSize = fileSize
+        preferred = preferredByteCount
+    }
+
+    /// Makes `n` bytes at `offset` available and returns their index in
+    /// ``buffer``. The range must lie inside the file.
+    ///
+    /// - Throws: ``FormatError/io(_:)``; also when the file shrank while
+    ///   being read.
+    func load(_ offset: UInt64, _ n: Int) throws(FormatError) -> Int {
+        precondition(offset + UInt64(n) <= fileSize)
+        if offset >= start && offset + UInt64(n) <= start + UInt64(count) {
+            return Int(offset - start)
+        }
+        let want = Int(min(UInt64(max(n, preferred)), fileSize - offset))
+        if buffer.count < want { buffer = [UInt8](repeating: 0, count: want) }
+        let got: Int
+        do {
+            got = try buffer.withMutableBytes { (raw: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int in
+                try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<want]), at: offset)
+            }
+        } catch {
+            throw .io(error)
+        }
+        start = offset
+        count = got
+        guard got >= n else {
+            throw .io(SystemError(operation: "pread", path: file.path, code: 5 /* EIO: the file shrank */))
+        }
+        return 0
+    }
+
+    /// A copy of `n` bytes at `offset`.
+    func bytes(_ offset: UInt64, _ n: Int) throws(FormatError) -> [UInt8] {
+        let i = try load(offset, n)
+        return Array(buffer[i..<i + n])
+    }
+
+    /// Calls `body` with a view of `n` bytes at `offset`.
+    func withBytes<R>(_ offset: UInt64, _ n: Int, _ body: (UnsafeRawBufferPointer) throws(FormatError) -> R) throws(FormatError) -> R {
+        let i = try load(offset, n)
+        return try buffer.withBytes { (raw: UnsafeRawBufferPointer) throws(FormatError) -> R in
+            try body(UnsafeRawBufferPointer(rebasing: raw[i..<i + n]))
+        }
+    }
+}

@@ -1,0 +1,261 @@
+public import QuireSystem
+
+/// Where a frame sits in a vault file: its byte offset from the start of the
+/// file and its index among the frames a reader found (0-based, file order).
+public struct FrameLocation: Sendable, Hashable, CustomStringConvertible {
+    /// Byte offset of the frame's 12-byte header.
+    public let offset: UInt64
+    /// Index among the frames found, in file order.
+    public let index: Int
+
+    /// A location at `offset`, frame `index`.
+    public init(offset: UInt64, index: Int) {
+        self.offset = offset
+        self.index = index
+    }
+
+    public var description: String { "record \(index) at offset \(offset)" }
+}
+
+/// Every error a Quire reader or writer of the container can raise
+/// (`Spec/format.md §12`, the error table).
+///
+/// Each case has a stable ``code`` (the `expect:` class used by `Vectors/`)
+/// and a message a person can act on. Messages never contain key material or
+/// decrypted content.
+public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
+    // MARK: File header (§3)
+    /// The file is shorter than the 64-byte header.
+    case truncatedHeader(fileByteCount: UInt64)
+    /// Neither header copy starts with the Quire magic bytes.
+    case notAVault
+    /// The header names a format version this reader does not implement.
+    case unsupportedVersion(UInt16)
+    /// The header sets feature flags this reader does not know.
+    case unsupportedFeature(flags: UInt16)
+    /// Both header copies fail their check value.
+    case headerDamaged
+    /// Both header copies pass their check value but differ.
+    case headerCopiesDiffer
+
+    // MARK: Frames (§4, §10)
+    /// Bytes that do not parse as frames; the reader skipped them and found
+    /// the next frame (or the end of the file).
+    case frameDamaged(offset: UInt64, byteCount: UInt64)
+    /// A frame header failed its check and one flipped bit was corrected;
+    /// the frame itself is intact. A warning, not a loss.
+    case frameRepaired(FrameLocation)
+    /// A frame of a known kind with flags, length or layout its kind forbids.
+    case malformedFrame(FrameLocation, reason: String)
+    /// A record kind this reader does not know, marked critical.
+    case unknownCriticalKind(FrameLocation, kind: UInt8)
+    /// Bytes after the last commit: a write that did not finish. Ignored.
+    case tornTail(offset: UInt64, byteCount: UInt64, uncommittedFrameCount: Int)
+
+    // MARK: Sealed records (§5–§7)
+    /// The AEAD tag or check value did not verify: the bytes were damaged or
+    /// altered, or the record was moved from another vault.
+    case authenticationFailed(FrameLocation)
+    /// A record is sealed under an epoch for which no key is held.
+    case unknownEpoch(FrameLocation, epoch: UInt16)
+    /// A record sealed under an epoch older than a keyring before it, not
+    /// carried by a commit of a current epoch.
+    case staleEpoch(FrameLocation, epoch: UInt16, currentEpoch: UInt16)
+    /// The padding after a record's payload is not `0x80 0x00…`.
+    case badPadding(FrameLocation)
+    /// The zstd payload is invalid, lacks a declared size, or has trailing bytes.
+    case decompressionFailed(FrameLocation, reason: String)
+    /// A length, count or declared size is over its limit (§11).
+    case sizeLimitExceeded(FrameLocation?, what: String, size: UInt64, limit: UInt64)
+    /// Decompression produced a different size than the zstd frame declared.
+    case decompressedSizeMismatch(FrameLocation, declared: UInt64, actual: UInt64)
+    /// The record body is not canonical CBOR or breaks its schema.
+    case malformedRecord(FrameLocation?, reason: String)
+
+    // MARK: Commits (§9)
+    /// A commit's MAC does not verify: records were deleted, reordered,
+    /// duplicated, spliced or damaged in this commit.
+    case commitMismatch(FrameLocation)
+    /// A commit is under an epoch whose key is not held, so it cannot be checked.
+    case commitUnverifiable(FrameLocation, epoch: UInt16)
+
+    // MARK: Attachments (§7)
+    /// A blob's chunk `index` is missing.
+    case chunkMissing(stream: String, index: UInt32)
+    /// A blob's chunk `index` appears more than once.
+    case chunkDuplicate(stream: String, index: UInt32)
+    /// A blob's chunks are not in increasing index order in the file.
+    case chunkOutOfOrder(stream: String, index: UInt32)
+    /// No chunk of the blob carries the final flag.
+    case chunkFinalMissing(stream: String)
+    /// A chunk before the last carries the final flag.
+    case chunkFinalRepeated(stream: String, index: UInt32)
+    /// A chunk breaks the one canonical chunking (a short non-final chunk, an
+    /// empty final chunk after full ones).
+    case chunkNoncanonical(stream: String, index: UInt32, reason: String)
+    /// A blob's chunks add up to a different size than its manifest says.
+    case blobSizeMismatch(blob: String, expected: UInt64, actual: UInt64)
+    /// A blob's content does not hash to its id.
+    case blobIDMismatch(blob: String)
+    /// No intact blob with this id is in the vault.
+    case blobNotFound(blob: String)
+
+    // MARK: Writing
+    /// A record is too large to seal into one frame.
+    case recordTooLarge(byteCount: Int, limit: Int)
+    /// The file changed underneath an open handle in a way an append cannot
+    /// follow (replaced, truncated, or rewritten). Reopen the vault.
+    case vaultChanged(path: String)
+    /// The vault's committed history ends in damage; appending would build on it.
+    case damagedTail(offset: UInt64)
+    /// The vault was opened read-only, or without a key to write with.
+    case notWritable(reason: String)
+    /// A file already exists where a new vault was to be created.
+    case alreadyExists(path: String)
+    /// A system call failed.
+    case io(SystemError)
+
+    /// The stable, machine-readable name of this error, used as the
+    /// `expect:` class in `Vectors/` and in `quire verify --json`.
+    public var code: String {
+        switch self {
+        case .truncatedHeader: "truncated_header"
+        case .notAVault: "not_a_vault"
+        case .unsupportedVersion: "unsupported_version"
+        case .unsupportedFeature: "unsupported_feature"
+        case .headerDamaged: "header_damaged"
+        case .headerCopiesDiffer: "header_copies_differ"
+        case .frameDamaged: "frame_damaged"
+        case .frameRepaired: "frame_repaired"
+        case .malformedFrame: "malformed_frame"
+        case .unknownCriticalKind: "unknown_critical_kind"
+        case .tornTail: "torn_tail"
+        case .authenticationFailed: "authentication_failed"
+        case .unknownEpoch: "unknown_epoch"
+        case .staleEpoch: "stale_epoch"
+        case .badPadding: "bad_padding"
+        case .decompressionFailed: "decompression_failed"
+        case .sizeLimitExceeded: "size_limit_exceeded"
+        case .decompressedSizeMismatch: "decompressed_size_mismatch"
+        case .malformedRecord: "malformed_record"
+        case .commitMismatch: "commit_mismatch"
+        case .commitUnverifiable: "commit_unverifiable"
+        case .chunkMissing: "chunk_missing"
+        case .chunkDuplicate: "chunk_duplicate"
+        case .chunkOutOfOrder: "chunk_out_of_order"
+        case .chunkFinalMissing: "chunk_final_missing"
+        case .chunkFinalRepeated: "chunk_final_repeated"
+        case .chunkNoncanonical: "chunk_noncanonical"
+        case .blobSizeMismatch: "blob_size_mismatch"
+        case .blobIDMismatch: "blob_id_mismatch"
+        case .blobNotFound: "blob_not_found"
+        case .recordTooLarge: "record_too_large"
+        case .vaultChanged: "vault_changed"
+        case .damagedTail: "damaged_tail"
+        case .notWritable: "not_writable"
+        case .alreadyExists: "already_exists"
+        case .io: "io"
+        }
+    }
+
+    /// Where in the file the error is, when it is about one frame.
+    public var location: FrameLocation? {
+        switch self {
+        case .frameRepaired(let l), .malformedFrame(let l, _), .unknownCriticalKind(let l, _), .authenticationFailed(let l),
+            .unknownEpoch(let l, _), .staleEpoch(let l, _, _), .badPadding(let l), .decompressionFailed(let l, _),
+            .decompressedSizeMismatch(let l, _, _), .commitMismatch(let l), .commitUnverifiable(let l, _):
+            return l
+        case .sizeLimitExceeded(let l, _, _, _), .malformedRecord(let l, _):
+            return l
+        default:
+            return nil
+        }
+    }
+
+    /// The byte offset the error is about, when there is one.
+    public var offset: UInt64? {
+        switch self {
+        case .frameDamaged(let o, _), .tornTail(let o, _, _), .damagedTail(let o): return o
+        default: return location?.offset
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .truncatedHeader(let n):
+            return "not a Quire vault: the file is \(n) bytes, shorter than the 64-byte header"
+        case .notAVault:
+            return "not a Quire vault: the file does not start with the Quire magic bytes"
+        case .unsupportedVersion(let v):
+            return "vault format version \(v) is not supported by this reader (it reads version 1); update Quire"
+        case .unsupportedFeature(let flags):
+            return "vault uses header features 0x\(String(flags, radix: 16)) that this reader does not know; update Quire"
+        case .headerDamaged:
+            return "both copies of the vault header are damaged; the vault id cannot be recovered"
+        case .headerCopiesDiffer:
+            return "the two copies of the vault header are each intact but differ: the file was tampered with"
+        case let .frameDamaged(offset, count):
+            return "\(count) damaged bytes at offset \(offset) could not be read as records and were skipped"
+        case let .frameRepaired(loc):
+            return "\(loc) had one flipped bit in its header, which was corrected"
+        case let .malformedFrame(loc, reason):
+            return "\(loc) is malformed: \(reason)"
+        case let .unknownCriticalKind(loc, kind):
+            return "\(loc) has record kind 0x\(String(kind, radix: 16)), which this reader does not know and may not skip; update Quire"
+        case let .tornTail(offset, count, frames):
+            return "\(count) bytes after offset \(offset) (\(frames) uncommitted records) are an unfinished write and are ignored"
+        case let .authenticationFailed(loc):
+            return "\(loc) does not authenticate: it is damaged, was altered, or comes from another vault"
+        case let .unknownEpoch(loc, epoch):
+            return "\(loc) is sealed under epoch \(epoch), for which no key is available"
+        case let .staleEpoch(loc, epoch, current):
+            return "\(loc) is sealed under epoch \(epoch) after epoch \(current) began and no current commit vouches for it; it is not trusted"
+        case let .badPadding(loc):
+            return "\(loc) has invalid padding"
+        case let .decompressionFailed(loc, reason):
+            return "\(loc) does not decompress: \(reason)"
+        case let .sizeLimitExceeded(loc, what, size, limit):
+            let place = loc.map { "\($0): " } ?? ""
+            return "\(place)\(what) is \(size) bytes, over the limit of \(limit)"
+        case let .decompressedSizeMismatch(loc, declared, actual):
+            return "\(loc) declares \(declared) decompressed bytes but holds \(actual)"
+        case let .malformedRecord(loc, reason):
+            let place = loc.map { "\($0) " } ?? "record "
+            return "\(place)is not a valid record body: \(reason)"
+        case let .commitMismatch(loc):
+            return "commit \(loc) does not verify: records before it were removed, reordered, duplicated, inserted or damaged"
+        case let .commitUnverifiable(loc, epoch):
+            return "commit \(loc) is under epoch \(epoch), whose key is not available, so it cannot be checked"
+        case let .chunkMissing(stream, index):
+            return "attachment stream \(stream) is missing chunk \(index)"
+        case let .chunkDuplicate(stream, index):
+            return "attachment stream \(stream) has chunk \(index) more than once"
+        case let .chunkOutOfOrder(stream, index):
+            return "attachment stream \(stream) has chunk \(index) out of order"
+        case let .chunkFinalMissing(stream):
+            return "attachment stream \(stream) has no final chunk: it was cut short"
+        case let .chunkFinalRepeated(stream, index):
+            return "attachment stream \(stream) marks chunk \(index) final but more chunks follow"
+        case let .chunkNoncanonical(stream, index, reason):
+            return "attachment stream \(stream) chunk \(index) is not canonical: \(reason)"
+        case let .blobSizeMismatch(blob, expected, actual):
+            return "attachment \(blob) should be \(expected) bytes but its chunks hold \(actual)"
+        case let .blobIDMismatch(blob):
+            return "attachment \(blob) does not match its content hash"
+        case let .blobNotFound(blob):
+            return "no intact attachment \(blob) in this vault"
+        case let .recordTooLarge(count, limit):
+            return "record of \(count) bytes is over the \(limit)-byte limit; store large content as an attachment"
+        case let .vaultChanged(path):
+            return "\(path) changed on disk since it was opened (replaced or rewritten); open it again"
+        case let .damagedTail(offset):
+            return "the vault's last commit is damaged at offset \(offset); run `quire verify` before writing"
+        case let .notWritable(reason):
+            return "cannot write to this vault: \(reason)"
+        case let .alreadyExists(path):
+            return "\(path) already exists; choose another path or remove it first"
+        case let .io(error):
+            return error.description
+        }
+    }
+}

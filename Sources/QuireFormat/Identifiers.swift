@@ -1,0 +1,145 @@
+public import QuireCrypto
+
+/// A fixed-length identifier made of bytes: vault, entry, revision, device,
+/// stream and blob ids (`Spec/records.md §2`).
+///
+/// `init(using:)` makes a fresh random id; `init(bytes:)` validates the
+/// length. Ids compare bytewise and print as lowercase hex.
+public protocol ByteIdentifier: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Length in bytes.
+    static var byteCount: Int { get }
+    /// A short name for messages, such as `"entry id"`.
+    static var name: String { get }
+    /// The bytes.
+    var bytes: [UInt8] { get }
+    /// Wraps bytes of the right length without checking.
+    init(unchecked bytes: [UInt8])
+}
+
+extension ByteIdentifier {
+    /// Validates the length and wraps `bytes`.
+    ///
+    /// - Throws: ``FormatError/malformedRecord(_:reason:)`` for another length.
+    public init(bytes: [UInt8]) throws(FormatError) {
+        guard bytes.count == Self.byteCount else {
+            throw .malformedRecord(nil, reason: "\(Self.name) must be \(Self.byteCount) bytes, got \(bytes.count)")
+        }
+        self.init(unchecked: bytes)
+    }
+
+    /// A fresh random id.
+    public init(using random: any RandomSource) {
+        self.init(unchecked: random.bytes(Self.byteCount))
+    }
+
+    /// Parses lowercase or uppercase hex of the right length.
+    public init?(hex text: some StringProtocol) {
+        guard let b = QuireCrypto.bytes(fromHex: text), b.count == Self.byteCount else { return nil }
+        self.init(unchecked: b)
+    }
+
+    /// Lowercase hex.
+    public var description: String { hex(bytes) }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
+}
+
+/// The 16-byte random id of a vault, in the file header and bound into every
+/// sealed record.
+public struct VaultID: ByteIdentifier {
+    public static let byteCount = 16
+    public static let name = "vault id"
+    public let bytes: [UInt8]
+    public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+}
+
+/// The 16-byte id of a journal entry, shared by all its revisions.
+public struct EntryID: ByteIdentifier {
+    public static let byteCount = 16
+    public static let name = "entry id"
+    public let bytes: [UInt8]
+    public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+}
+
+/// The 16-byte random id of one revision of an entry.
+public struct RevisionID: ByteIdentifier {
+    public static let byteCount = 16
+    public static let name = "revision id"
+    public let bytes: [UInt8]
+    public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+}
+
+/// The 16-byte id of a device (or of the recovery key acting as an author):
+/// the first 16 bytes of BLAKE2b-256 of its Ed25519 public key.
+public struct DeviceID: ByteIdentifier {
+    public static let byteCount = 16
+    public static let name = "device id"
+    public let bytes: [UInt8]
+    public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+
+    /// The id of the holder of the Ed25519 public key `publicKey`.
+    public init(publicKey: [UInt8]) {
+        bytes = Array(BLAKE2b.hash(publicKey, byteCount: 32).prefix(Self.byteCount))
+    }
+}
+
+/// The 16-byte random id of one upload of an attachment's content; its
+/// chunks carry it in their public chunk header.
+public struct StreamID: ByteIdentifier {
+    public static let byteCount = 16
+    public static let name = "stream id"
+    public let bytes: [UInt8]
+    public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+}
+
+/// The 32-byte id of an attachment's content: keyed BLAKE2b-256 of the
+/// content under the vault's blob key. Reveals nothing about the content to
+/// anyone without the key; equal content has equal ids within a vault.
+public struct BlobID: ByteIdentifier {
+    public static let byteCount = 32
+    public static let name = "blob id"
+    public let bytes: [UInt8]
+    public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+}
+
+/// The 16-byte id of a keyring: its frame's trailer, the BLAKE2b-128 of its
+/// body.
+public struct KeyringID: ByteIdentifier {
+    public static let byteCount = 16
+    public static let name = "keyring id"
+    public let bytes: [UInt8]
+    public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+}
+
+/// A hybrid logical clock reading (`Spec/records.md §3.2`): milliseconds
+/// since the Unix epoch (UTC) in the high 48 bits and a counter in the low 16
+/// bits, so readings order by time and then by counter.
+public struct HybridLogicalClock: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The packed 64-bit value.
+    public let rawValue: UInt64
+
+    /// Wraps a packed value.
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+
+    /// A reading of `milliseconds` (since the Unix epoch, UTC) and `counter`.
+    public init(milliseconds: UInt64, counter: UInt16) {
+        rawValue = (milliseconds & 0xffff_ffff_ffff) << 16 | UInt64(counter)
+    }
+
+    /// Milliseconds since the Unix epoch, UTC.
+    public var milliseconds: UInt64 { rawValue >> 16 }
+    /// The logical counter.
+    public var counter: UInt16 { UInt16(truncatingIfNeeded: rawValue) }
+
+    /// The reading for a new event: later than both `self` (the last reading
+    /// this device made or saw) and the wall clock `now` (milliseconds, UTC).
+    public func tick(now: UInt64) -> HybridLogicalClock {
+        if now > milliseconds { return HybridLogicalClock(milliseconds: now, counter: 0) }
+        if counter == UInt16.max { return HybridLogicalClock(milliseconds: milliseconds + 1, counter: 0) }
+        return HybridLogicalClock(rawValue: rawValue + 1)
+    }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public var description: String { "\(milliseconds).\(counter)" }
+}

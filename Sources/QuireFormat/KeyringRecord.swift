@@ -1,0 +1,508 @@
+public import QuireCrypto
+
+/// One key slot: the epoch key wrapped for one way of opening the vault
+/// (`Spec/format.md §8.3`).
+public enum KeySlot: Sendable, Equatable {
+    /// Sealed box (X25519) to an enrolled device: 98 bytes sealing
+    /// `epoch key (32) ‖ vault id (16) ‖ epoch (u16 LE)`.
+    case device(box: [UInt8])
+    /// XChaCha20-Poly1305 under a key derived from the recovery key:
+    /// 24-byte nonce, 48-byte wrapped epoch key.
+    case recovery(nonce: [UInt8], wrapped: [UInt8])
+    /// XChaCha20-Poly1305 under an Argon2id key from a passphrase.
+    case passphrase(salt: [UInt8], opsLimit: UInt64, memLimitBytes: UInt64, nonce: [UInt8], wrapped: [UInt8])
+    /// Sealed box to an escrow public key (a custodian who can recover the journal).
+    case escrow(box: [UInt8])
+    /// A slot kind this version does not know; kept and skipped.
+    case unknown(kind: String, fields: CBORMap)
+
+    /// Length of a device or escrow sealed box, in bytes.
+    public static let boxByteCount = 32 + 16 + 2 + 48
+    /// Length of a wrapped key (key and AEAD tag), in bytes.
+    public static let wrappedByteCount = 32 + 16
+
+    /// The slot kind as written: `"device"`, `"recovery"`, `"passphrase"`, `"escrow"`.
+    public var kind: String {
+        switch self {
+        case .device: "device"
+        case .recovery: "recovery"
+        case .passphrase: "passphrase"
+        case .escrow: "escrow"
+        case .unknown(let k, _): k
+        }
+    }
+
+    init(_ value: CBOR, location: FrameLocation?) throws(FormatError) {
+        var r = try FieldReader(value, context: "key slot", location: location)
+        guard let kind = try r.text("kind") else { throw .malformedRecord(location, reason: "key slot has no \"kind\"") }
+        switch kind {
+        case "device", "escrow":
+            guard let box = try r.bytes("box", count: Self.boxByteCount) else {
+                throw .malformedRecord(location, reason: "\(kind) slot needs a \(Self.boxByteCount)-byte \"box\"")
+            }
+            self = kind == "device" ? .device(box: box) : .escrow(box: box)
+        case "recovery":
+            guard let nonce = try r.bytes("nonce", count: 24), let wrapped = try r.bytes("wrapped", count: Self.wrappedByteCount) else {
+                throw .malformedRecord(location, reason: "recovery slot needs \"nonce\" and \"wrapped\"")
+            }
+            self = .recovery(nonce: nonce, wrapped: wrapped)
+        case "passphrase":
+            guard let salt = try r.bytes("salt", count: 16), let ops = try r.unsigned("opsLimit"),
+                let mem = try r.unsigned("memLimit"), let nonce = try r.bytes("nonce", count: 24),
+                let wrapped = try r.bytes("wrapped", count: Self.wrappedByteCount)
+            else {
+                throw .malformedRecord(location, reason: "passphrase slot needs salt, opsLimit, memLimit, nonce and wrapped")
+            }
+            self = .passphrase(salt: salt, opsLimit: ops, memLimitBytes: mem, nonce: nonce, wrapped: wrapped)
+        default:
+            guard case .map(let m) = value else { throw .malformedRecord(location, reason: "key slot must be a map") }
+            self = .unknown(kind: kind, fields: m)
+        }
+    }
+
+    var value: CBOR {
+        var w = FieldWriter()
+        switch self {
+        case .device(let box), .escrow(let box):
+            w.text("kind", kind)
+            w.bytes("box", box)
+        case .recovery(let nonce, let wrapped):
+            w.text("kind", kind)
+            w.bytes("nonce", nonce)
+            w.bytes("wrapped", wrapped)
+        case .passphrase(let salt, let ops, let mem, let nonce, let wrapped):
+            w.text("kind", kind)
+            w.bytes("salt", salt)
+            w.unsigned("opsLimit", ops)
+            w.unsigned("memLimit", mem)
+            w.bytes("nonce", nonce)
+            w.bytes("wrapped", wrapped)
+        case .unknown(_, let fields):
+            return .map(fields)
+        }
+        return w.value
+    }
+}
+
+/// The public part of a keyring: what anyone holding the file can read
+/// (`Spec/format.md §8.2`).
+public struct KeyringPublic: Sendable, Equatable {
+    /// The keyrings this one succeeds; empty for the first keyring.
+    public var parents: [KeyringID]
+    /// True when the vault is escrow-free as of this keyring: no escrow slot
+    /// may exist in it.
+    public var isEscrowFree: Bool
+    /// The key slots.
+    public var slots: [KeySlot]
+    /// Fields this version does not know.
+    public var unknownFields: CBORMap
+
+    /// A public part with the given fields.
+    public init(parents: [KeyringID], isEscrowFree: Bool, slots: [KeySlot], unknownFields: CBORMap = CBORMap()) {
+        self.parents = parents
+        self.isEscrowFree = isEscrowFree
+        self.slots = slots
+        self.unknownFields = unknownFields
+    }
+
+    /// The canonical encoding.
+    public func encoded() -> [UInt8] {
+        var w = FieldWriter(unknown: unknownFields)
+        w.ids("parents", parents)
+        w.bool("escrowFree", isEscrowFree)
+        w.set("slots", .array(slots.map(\.value)))
+        return w.encoded
+    }
+
+    /// Decodes the public part.
+    ///
+    /// - Throws: ``FormatError/malformedRecord(_:reason:)`` and
+    ///   ``FormatError/sizeLimitExceeded(_:what:size:limit:)`` for more than
+    ///   ``Limits/maxSlotsPerKeyring`` slots.
+    public init(decoding bytes: [UInt8], location: FrameLocation?) throws(FormatError) {
+        var r = try FieldReader(decodeBody(bytes, location: location), context: "keyring", location: location)
+        parents = try r.ids("parents", as: KeyringID.self, limit: Limits.maxParentCount) ?? []
+        isEscrowFree = try r.bool("escrowFree") ?? false
+        let items = try r.array("slots") ?? []
+        guard items.count <= Limits.maxSlotsPerKeyring else {
+            throw .sizeLimitExceeded(location, what: "key slot count", size: UInt64(items.count), limit: UInt64(Limits.maxSlotsPerKeyring))
+        }
+        var slots: [KeySlot] = []
+        for item in items { slots.append(try KeySlot(item, location: location)) }
+        self.slots = slots
+        unknownFields = r.unknown
+    }
+}
+
+/// A keyring record's body as stored: the public part's exact bytes and the
+/// sealed inner part (`Spec/format.md §8.1`).
+///
+/// ```
+/// keyring body = CBOR { "public": bstr(public map), "sealed": bstr } ‖ BLAKE2b-128(CBOR bytes)
+/// sealed       = nonce (24) ‖ XChaCha20-Poly1305(keyring key, inner, AD)
+/// AD           = vault id ‖ epoch (u16 LE) ‖ public bytes
+/// inner        = CBOR { "content": bstr(content map), "signer": bstr(32), "signature": bstr(64) }
+/// ```
+public struct KeyringRecord: Sendable, Equatable {
+    /// The epoch the keyring defines (from its frame header).
+    public let epoch: UInt16
+    /// The public part.
+    public let publicPart: KeyringPublic
+    /// The exact encoded bytes of the public part.
+    public let publicBytes: [UInt8]
+    /// Nonce ‖ ciphertext ‖ tag of the inner part.
+    public let sealed: [UInt8]
+
+    /// Wraps already-encoded parts.
+    public init(epoch: UInt16, publicPart: KeyringPublic, sealed: [UInt8]) {
+        self.epoch = epoch
+        self.publicPart = publicPart
+        publicBytes = publicPart.encoded()
+        self.sealed = sealed
+    }
+
+    /// Parses a keyring frame body (without its trailer).
+    ///
+    /// - Throws: ``FormatError/malformedRecord(_:reason:)``.
+    public init(body: [UInt8], epoch: UInt16, location: FrameLocation?) throws(FormatError) {
+        var r = try FieldReader(decodeBody(body, location: location), context: "keyring body", location: location)
+        guard let pub = try r.bytes("public"), let sealed = try r.bytes("sealed") else {
+            throw .malformedRecord(location, reason: "keyring body needs \"public\" and \"sealed\"")
+        }
+        guard sealed.count >= 24 + 16 else { throw .malformedRecord(location, reason: "keyring sealed part is too short") }
+        self.epoch = epoch
+        publicPart = try KeyringPublic(decoding: pub, location: location)
+        publicBytes = pub
+        self.sealed = sealed
+    }
+
+    /// The body to store in the frame (without the trailer).
+    public func encodedBody() -> [UInt8] {
+        CBOREncoder.encode(.map(CBORMap(text: [("public", .bytes(publicBytes)), ("sealed", .bytes(sealed))])))
+    }
+
+    /// The associated data of the sealed part.
+    public static func associatedData(vaultID: VaultID, epoch: UInt16, publicBytes: [UInt8]) -> [UInt8] {
+        vaultID.bytes + littleEndianBytes(epoch) + publicBytes
+    }
+
+    /// The bytes an authorizer signs: `"quire-keyring-v1" ‖ vault id ‖ epoch
+    /// (u16 LE) ‖ public bytes ‖ content bytes`.
+    public static func signedMessage(vaultID: VaultID, epoch: UInt16, publicBytes: [UInt8], contentBytes: [UInt8]) -> [UInt8] {
+        Array("quire-keyring-v1".utf8) + vaultID.bytes + littleEndianBytes(epoch) + publicBytes + contentBytes
+    }
+
+    /// Opens the sealed part with the epoch's keyring key and returns the
+    /// inner part.
+    ///
+    /// - Throws: ``FormatError/authenticationFailed(_:)`` when the key is not
+    ///   this epoch's, ``FormatError/malformedRecord(_:reason:)``.
+    public func openInner(key: EpochKey, vaultID: VaultID, location: FrameLocation) throws(FormatError) -> KeyringInner {
+        let nonce = Array(sealed[0..<24])
+        let ad = Self.associatedData(vaultID: vaultID, epoch: epoch, publicBytes: publicBytes)
+        var plain: [UInt8]
+        do {
+            plain = try XChaCha20Poly1305.open(Array(sealed[24...]), key: key.keyringKey, nonce: nonce, authenticating: ad)
+        } catch {
+            throw .authenticationFailed(location)
+        }
+        defer { wipe(&plain) }
+        return try KeyringInner(decoding: plain, location: location)
+    }
+
+    /// Seals `inner` under `key` with a fresh nonce.
+    public static func seal(inner: KeyringInner, key: EpochKey, vaultID: VaultID, publicBytes: [UInt8], random: any RandomSource) -> [UInt8] {
+        var plain = inner.encoded()
+        defer { wipe(&plain) }
+        let nonce = random.bytes(24)
+        let ad = associatedData(vaultID: vaultID, epoch: key.epoch, publicBytes: publicBytes)
+        return nonce + XChaCha20Poly1305.seal(plain, key: key.keyringKey, nonce: nonce, authenticating: ad)
+    }
+}
+
+/// The sealed inner part of a keyring: the content and the signature of the
+/// authorizer that made it.
+public struct KeyringInner: Sendable, Equatable {
+    /// The exact bytes of the content map.
+    public let contentBytes: [UInt8]
+    /// The signer's Ed25519 public key.
+    public let signer: [UInt8]
+    /// Ed25519 signature over ``KeyringRecord/signedMessage(vaultID:epoch:publicBytes:contentBytes:)``.
+    public let signature: [UInt8]
+
+    /// Wraps the parts.
+    public init(contentBytes: [UInt8], signer: [UInt8], signature: [UInt8]) {
+        self.contentBytes = contentBytes
+        self.signer = signer
+        self.signature = signature
+    }
+
+    init(decoding bytes: [UInt8], location: FrameLocation?) throws(FormatError) {
+        var r = try FieldReader(decodeBody(bytes, location: location), context: "keyring inner part", location: location)
+        guard let content = try r.bytes("content"), let signer = try r.bytes("signer", count: 32),
+            let signature = try r.bytes("signature", count: 64)
+        else {
+            throw .malformedRecord(location, reason: "keyring inner part needs content, signer and signature")
+        }
+        contentBytes = content
+        self.signer = signer
+        self.signature = signature
+    }
+
+    func encoded() -> [UInt8] {
+        CBOREncoder.encode(.map(CBORMap(text: [
+            ("content", .bytes(contentBytes)), ("signer", .bytes(signer)), ("signature", .bytes(signature)),
+        ])))
+    }
+}
+
+/// Someone who may authorize keyrings: an enrolled device or the recovery key.
+public struct KeyringMember: Sendable, Equatable {
+    /// `"device"` or `"recovery"`.
+    public var role: String
+    /// The member's Ed25519 public key.
+    public var publicKey: [UInt8]
+    /// A human name, such as `"Sam's phone"`.
+    public var name: String
+    /// When the member was added: milliseconds since the Unix epoch, UTC.
+    public var added: Int64
+    /// Fields this version does not know.
+    public var unknownFields: CBORMap
+
+    /// A member with the given fields.
+    public init(role: String, publicKey: [UInt8], name: String, added: Int64, unknownFields: CBORMap = CBORMap()) {
+        self.role = role
+        self.publicKey = publicKey
+        self.name = name
+        self.added = added
+        self.unknownFields = unknownFields
+    }
+
+    /// The member's device id.
+    public var deviceID: DeviceID { DeviceID(publicKey: publicKey) }
+}
+
+/// An escrow recipient: a custodian's X25519 public key and a label.
+public struct EscrowRecipient: Sendable, Equatable {
+    /// The custodian's X25519 public key.
+    public var publicKey: [UInt8]
+    /// A label, such as `"Employer IT"`.
+    public var label: String
+
+    /// A recipient with the given fields.
+    public init(publicKey: [UInt8], label: String) {
+        self.publicKey = publicKey
+        self.label = label
+    }
+}
+
+/// An earlier epoch's key, carried forward so that enrolled devices read the
+/// whole history.
+public struct HistoricKey: Sendable {
+    /// The epoch number.
+    public let epoch: UInt16
+    /// The epoch key.
+    public let key: SymmetricKey
+
+    /// Wraps an epoch key.
+    public init(epoch: UInt16, key: SymmetricKey) {
+        self.epoch = epoch
+        self.key = key
+    }
+}
+
+/// The content map of a keyring's inner part (`Spec/records.md §6`).
+public struct KeyringContent: Sendable {
+    /// Who may authorize the next keyring.
+    public var members: [KeyringMember]
+    /// Members removed so far (carried forward, so removal is sticky).
+    public var removed: [KeyringMember]
+    /// Escrow recipients wrapped in this keyring.
+    public var escrow: [EscrowRecipient]
+    /// Keys of earlier epochs.
+    public var history: [HistoricKey]
+    /// The key for blob ids; the same for the life of the vault.
+    public var blobKey: SymmetricKey
+    /// When the keyring was made: milliseconds since the Unix epoch, UTC.
+    public var created: Int64
+    /// Why it was made, such as `"create"`, `"rotate"`, `"enroll"`.
+    public var reason: String
+    /// Fields this version does not know.
+    public var unknownFields: CBORMap
+
+    /// Content with the given fields.
+    public init(
+        members: [KeyringMember], removed: [KeyringMember] = [], escrow: [EscrowRecipient] = [], history: [HistoricKey] = [],
+        blobKey: SymmetricKey, created: Int64, reason: String, unknownFields: CBORMap = CBORMap()
+    ) {
+        self.members = members
+        self.removed = removed
+        self.escrow = escrow
+        self.history = history
+        self.blobKey = blobKey
+        self.created = created
+        self.reason = reason
+        self.unknownFields = unknownFields
+    }
+
+    /// Decodes content bytes. Secret byte strings are copied into guarded
+    /// memory and wiped from the decoded tree.
+    ///
+    /// - Throws: ``FormatError/malformedRecord(_:reason:)`` and
+    ///   ``FormatError/sizeLimitExceeded(_:what:size:limit:)``.
+    public init(decoding bytes: [UInt8], location: FrameLocation?) throws(FormatError) {
+        let tree = try decodeBody(bytes, location: location)
+        defer { wipeSecrets(in: tree) }
+        var r = try FieldReader(tree, context: "keyring content", location: location)
+        members = try Self.memberList(&r, "members", location)
+        removed = try Self.memberList(&r, "removed", location)
+        var escrow: [EscrowRecipient] = []
+        for item in try Self.list(&r, "escrow", location) {
+            var f = try FieldReader(item, context: "escrow recipient", location: location)
+            guard let key = try f.bytes("key", count: 32) else { throw .malformedRecord(location, reason: "escrow recipient needs a 32-byte key") }
+            escrow.append(EscrowRecipient(publicKey: key, label: try f.text("label") ?? ""))
+        }
+        self.escrow = escrow
+        var history: [HistoricKey] = []
+        for item in try Self.list(&r, "history", location) {
+            var f = try FieldReader(item, context: "history entry", location: location)
+            guard let epoch = try f.unsigned("epoch"), epoch >= 1, epoch <= UInt64(UInt16.max), let key = try f.bytes("key", count: 32) else {
+                throw .malformedRecord(location, reason: "history entry needs an epoch (1…65535) and a 32-byte key")
+            }
+            history.append(HistoricKey(epoch: UInt16(epoch), key: try Self.secret(key, location)))
+        }
+        self.history = history
+        guard let blob = try r.bytes("blobKey", count: 32) else { throw .malformedRecord(location, reason: "keyring content has no 32-byte blobKey") }
+        blobKey = try Self.secret(blob, location)
+        created = try r.int("created") ?? 0
+        reason = try r.text("reason") ?? ""
+        unknownFields = r.unknown
+    }
+
+    private static func secret(_ bytes: [UInt8], _ location: FrameLocation?) throws(FormatError) -> SymmetricKey {
+        do { return try SymmetricKey(bytes: bytes) } catch { throw .malformedRecord(location, reason: "bad key length") }
+    }
+
+    private static func list(_ r: inout FieldReader, _ key: String, _ location: FrameLocation?) throws(FormatError) -> [CBOR] {
+        let items = try r.array(key) ?? []
+        guard items.count <= Limits.maxKeyringListCount else {
+            throw .sizeLimitExceeded(location, what: "keyring \(key) count", size: UInt64(items.count), limit: UInt64(Limits.maxKeyringListCount))
+        }
+        return items
+    }
+
+    private static func memberList(_ r: inout FieldReader, _ key: String, _ location: FrameLocation?) throws(FormatError) -> [KeyringMember] {
+        var out: [KeyringMember] = []
+        for item in try list(&r, key, location) {
+            var f = try FieldReader(item, context: "keyring member", location: location)
+            guard let pk = try f.bytes("key", count: 32) else { throw .malformedRecord(location, reason: "keyring member needs a 32-byte key") }
+            out.append(KeyringMember(
+                role: try f.text("role") ?? "device", publicKey: pk, name: try f.text("name") ?? "",
+                added: try f.int("added") ?? 0, unknownFields: f.unknown))
+        }
+        return out
+    }
+
+    /// The canonical encoding. Holds secrets: wipe it after sealing.
+    public func encoded() -> [UInt8] {
+        func member(_ m: KeyringMember) -> CBOR {
+            var w = FieldWriter(unknown: m.unknownFields)
+            w.text("role", m.role, default: "device")
+            w.bytes("key", m.publicKey)
+            w.text("name", m.name)
+            w.int("added", m.added, default: 0)
+            return w.value
+        }
+        var w = FieldWriter(unknown: unknownFields)
+        w.set("members", .array(members.map(member)))
+        if !removed.isEmpty { w.set("removed", .array(removed.map(member))) }
+        if !escrow.isEmpty {
+            w.set("escrow", .array(escrow.map { e in
+                var f = FieldWriter()
+                f.bytes("key", e.publicKey)
+                f.text("label", e.label)
+                return f.value
+            }))
+        }
+        if !history.isEmpty {
+            w.set("history", .array(history.map { h in
+                .map(CBORMap(text: [("epoch", .unsigned(UInt64(h.epoch))), ("key", .bytes(h.key.storage.copyBytes()))]))
+            }))
+        }
+        w.bytes("blobKey", blobKey.storage.copyBytes())
+        w.int("created", created, default: 0)
+        w.text("reason", reason)
+        return w.encoded
+    }
+}
+
+/// Overwrites, in place, the byte strings of a decoded content tree that
+/// hold secrets (`history[*].key`, `blobKey`), so that only the guarded
+/// copies remain. The tree is private to the decoder and discarded next.
+private func wipeSecrets(in tree: CBOR) {
+    guard case .map(let m) = tree else { return }
+    func zero(_ b: [UInt8]) {
+        b.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress, raw.count > 0 else { return }
+            UnsafeMutableRawPointer(mutating: base).initializeMemory(as: UInt8.self, repeating: 0, count: raw.count)
+        }
+    }
+    if case .bytes(let b)? = m[text: "blobKey"] { zero(b) }
+    if case .array(let items)? = m[text: "history"] {
+        for item in items {
+            if case .map(let h) = item, case .bytes(let k)? = h[text: "key"] { zero(k) }
+        }
+    }
+}
+
+/// A device's request to join a vault: the record of kind
+/// ``RecordKind/enrollmentRequest`` (`Spec/records.md §7`). Plaintext; the
+/// request signs itself so a trusted device can check the key it names.
+public struct EnrollmentRequest: Sendable, Equatable {
+    /// The requesting device's Ed25519 public key.
+    public var publicKey: [UInt8]
+    /// The name the device gives itself.
+    public var name: String
+    /// When the request was made: milliseconds since the Unix epoch, UTC.
+    public var created: Int64
+    /// Ed25519 signature by `publicKey` over `"quire-enroll-v1" ‖ vault id ‖
+    /// public key ‖ UTF-8 name`.
+    public var signature: [UInt8]
+
+    /// A request with the given fields.
+    public init(publicKey: [UInt8], name: String, created: Int64, signature: [UInt8]) {
+        self.publicKey = publicKey
+        self.name = name
+        self.created = created
+        self.signature = signature
+    }
+
+    /// The message the request signs.
+    public static func signedMessage(vaultID: VaultID, publicKey: [UInt8], name: String) -> [UInt8] {
+        Array("quire-enroll-v1".utf8) + vaultID.bytes + publicKey + Array(name.utf8)
+    }
+
+    /// Decodes a request body (without its trailer).
+    ///
+    /// - Throws: ``FormatError/malformedRecord(_:reason:)``.
+    public init(decoding bytes: [UInt8], location: FrameLocation?) throws(FormatError) {
+        var r = try FieldReader(decodeBody(bytes, location: location), context: "enrollment request", location: location)
+        guard let key = try r.bytes("key", count: 32), let sig = try r.bytes("signature", count: 64) else {
+            throw .malformedRecord(location, reason: "enrollment request needs key and signature")
+        }
+        publicKey = key
+        signature = sig
+        name = try r.text("name") ?? ""
+        created = try r.int("created") ?? 0
+    }
+
+    /// The canonical encoding.
+    public func encoded() -> [UInt8] {
+        var w = FieldWriter()
+        w.bytes("key", publicKey)
+        w.text("name", name)
+        w.int("created", created, default: 0)
+        w.bytes("signature", signature)
+        return w.encoded
+    }
+}

@@ -1,0 +1,256 @@
+public import QuireCrypto
+import QuireSystem
+
+/// The records of one commit being written (`Spec/format.md §9.1`).
+///
+/// Frames are written to the end of the file as they are appended (through
+/// a 4 MiB buffer); nothing is committed until the closure given to
+/// ``VaultFile/commit(random:options:_:)`` returns and the commit frame is
+/// written and flushed. If the closure throws, every byte it wrote is cut
+/// off again and the file is as it was.
+public final class PendingCommit {
+    unowned let vault: VaultFile
+    /// The key records are sealed under.
+    public let key: EpochKey
+    let random: any RandomSource
+    let start: UInt64
+    var position: UInt64
+    var buffer: [UInt8] = []
+    var bufferStart: UInt64
+    var frames: [ScannedFrame] = []
+    var trustedKeyringEpochs: [Int: UInt16] = [:]
+    static let flushThreshold = 4 << 20
+
+    init(vault: VaultFile, key: EpochKey, random: any RandomSource, start: UInt64) {
+        self.vault = vault
+        self.key = key
+        self.random = random
+        self.start = start
+        position = start
+        bufferStart = start
+    }
+
+    /// Number of frames appended so far.
+    public var frameCount: Int { frames.count }
+
+    /// Seals `payload` as a record of `kind` and appends it.
+    ///
+    /// - Parameter compress: try zstd, keeping it only when smaller.
+    /// - Returns: where the frame was written.
+    /// - Throws: ``FormatError/recordTooLarge(byteCount:limit:)``, ``FormatError/io(_:)``.
+    @discardableResult
+    public func appendSealed(kind: RecordKind, payload: [UInt8], compress: Bool = true) throws(FormatError) -> FrameLocation {
+        let frame = try SealedFrame.seal(kind: kind, payload: payload, key: key, vaultID: vault.vaultID, compress: compress, random: random)
+        return try appendFrameBytes(frame, plaintextBody: nil, chunk: nil)
+    }
+
+    /// Appends a plaintext record of `kind` (a keyring or an enrollment
+    /// request): `body ‖ BLAKE2b-128(body)`.
+    ///
+    /// - Parameter trusted: for a keyring, whether the key layer vouches for
+    ///   it (it does for keyrings this device builds).
+    /// - Throws: ``FormatError/recordTooLarge(byteCount:limit:)``, ``FormatError/io(_:)``.
+    @discardableResult
+    public func appendPlaintext(kind: RecordKind, epoch: UInt16, body: [UInt8], trusted: Bool = true) throws(FormatError) -> FrameLocation {
+        guard body.count + 16 <= Limits.maxFrameBodyByteCount else {
+            throw .recordTooLarge(byteCount: body.count, limit: Limits.maxFrameBodyByteCount - 16)
+        }
+        let header = FrameHeader(kind: kind, flags: 0, epoch: epoch, bodyLength: UInt32(body.count + 16))
+        let frame = header.encoded() + body + BLAKE2b.hash(body, byteCount: 16)
+        let keep = kind == .keyring || kind == .enrollmentRequest
+        let location = try appendFrameBytes(frame, plaintextBody: keep ? body : nil, chunk: nil)
+        if kind == .keyring && trusted { trustedKeyringEpochs[location.index] = epoch }
+        return location
+    }
+
+    /// Appends a frame exactly as given (header and body), as merge does to
+    /// carry records it cannot or need not open. The header must pass its
+    /// check and the frame must not be a commit.
+    ///
+    /// - Throws: ``FormatError/malformedFrame(_:reason:)``, ``FormatError/io(_:)``.
+    @discardableResult
+    public func appendRaw(frame bytes: [UInt8]) throws(FormatError) -> FrameLocation {
+        let header = bytes.withUnsafeBytes { FrameHeader.parseChecked($0, at: 0) }
+        let location = FrameLocation(offset: position, index: vault.structure.frames.count + frames.count)
+        guard let header, bytes.count == FrameHeader.byteCount + Int(header.bodyLength), header.kind != .commit else {
+            throw .malformedFrame(location, reason: "not a whole, checked, non-commit frame")
+        }
+        var chunk: ChunkHeader? = nil
+        if header.kind == .blobChunk && bytes.count >= 12 + 24 + 21 { chunk = ChunkHeader.parse(bytes[36..<57]) }
+        let keep = !header.isSealed && (header.kind == .keyring || header.kind == .enrollmentRequest)
+        let body = keep ? Array(bytes[12..<(bytes.count - 16)]) : nil
+        return try appendFrameBytes(bytes, plaintextBody: body, chunk: chunk)
+    }
+
+    func appendFrameBytes(_ frame: [UInt8], plaintextBody: [UInt8]?, chunk: ChunkHeader?) throws(FormatError) -> FrameLocation {
+        try frame.withBytes { (raw: UnsafeRawBufferPointer) throws(FormatError) -> FrameLocation in
+            try appendFrame(raw, plaintextBody: plaintextBody, chunk: chunk)
+        }
+    }
+
+    func appendFrame(_ raw: UnsafeRawBufferPointer, plaintextBody: [UInt8]?, chunk: ChunkHeader?) throws(FormatError) -> FrameLocation {
+        let header = FrameHeader.unchecked(raw, at: 0)
+        let location = FrameLocation(offset: position, index: vault.structure.frames.count + frames.count)
+        let trailer = Array(raw[(raw.count - 16)...])
+        var checksum: Bool? = nil
+        if !header.isSealed && header.kind != .commit { checksum = true }
+        frames.append(ScannedFrame(
+            location: location, header: header, trailer: trailer, repaired: false, chunk: chunk,
+            plaintextBody: plaintextBody, checksumIntact: checksum, malformation: VaultScanner.malformation(of: header)))
+        buffer.append(contentsOf: raw)
+        position += UInt64(raw.count)
+        if buffer.count >= Self.flushThreshold { try flush() }
+        return location
+    }
+
+    func flush() throws(FormatError) {
+        guard !buffer.isEmpty else { return }
+        do { try vault.file.write(buffer, at: bufferStart) } catch { throw .io(error) }
+        bufferStart += UInt64(buffer.count)
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// A point to roll back to with ``rollBack(to:)``.
+    struct Mark { let position: UInt64; let frameCount: Int; let keyrings: [Int: UInt16] }
+
+    func mark() -> Mark { Mark(position: position, frameCount: frames.count, keyrings: trustedKeyringEpochs) }
+
+    /// Forgets every frame appended after `mark`.
+    func rollBack(to mark: Mark) {
+        frames.removeSubrange(mark.frameCount...)
+        trustedKeyringEpochs = mark.keyrings
+        if mark.position >= bufferStart {
+            buffer.removeSubrange(Int(mark.position - bufferStart)...)
+        } else {
+            // Already flushed: later writes overwrite those bytes and the
+            // commit cuts the file at its end.
+            buffer.removeAll(keepingCapacity: true)
+            bufferStart = mark.position
+        }
+        position = mark.position
+    }
+}
+
+extension VaultFile {
+    /// Appends one commit atomically (`Spec/format.md §9.1`): takes the
+    /// advisory lock, follows appends other writers made since this handle
+    /// last looked, cuts off a torn tail, lets `build` append records,
+    /// flushes them, writes the commit frame and flushes again.
+    ///
+    /// - Throws: ``FormatError/notWritable(reason:)``,
+    ///   ``FormatError/vaultChanged(path:)`` (the file was replaced or another
+    ///   writer added a keyring: open it again), ``FormatError/damagedTail(offset:)``,
+    ///   ``FormatError/io(_:)``, and whatever `build` throws. On any error the
+    ///   file holds exactly its committed bytes as before.
+    public func commit(
+        random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions(),
+        _ build: (PendingCommit) throws(FormatError) -> Void
+    ) throws(FormatError) {
+        guard isWritable else { throw .notWritable(reason: "it was opened read-only") }
+        guard let key = keys.writeKey else { throw .notWritable(reason: "no epoch key to write with is unlocked") }
+        do { try file.lockExclusive() } catch { throw .io(error) }
+        defer { file.unlock() }
+        try synchronizeLocked()
+        let start = structure.committedEnd
+        let pending = PendingCommit(vault: self, key: key, random: random, start: start)
+        do {
+            try build(pending)
+            try finish(pending, options: options)
+        } catch {
+            try? file.truncate(to: start)
+            throw error
+        }
+    }
+
+    /// Brings the structure up to date with the file under the lock.
+    func synchronizeLocked() throws(FormatError) {
+        let size: UInt64
+        do { size = try file.size() } catch { throw .io(error) }
+        let end = structure.committedEnd
+        guard size >= end else { throw .vaultChanged(path: path) }
+        if let g = structure.groups.last {
+            let onDisk: [UInt8]
+            do { onDisk = try file.read(count: 16, at: end - 16) } catch { throw .io(error) }
+            guard onDisk == g.storedHead else { throw .vaultChanged(path: path) }
+        }
+        if size > end {
+            let groupsBefore = structure.groups.count
+            try VaultScanner.rescanTail(&structure, file: file)
+            streamIndexCache = nil
+            let newGroups = structure.groups[groupsBefore...]
+            for g in newGroups {
+                for i in g.members where structure.frames[i].header.kind == .keyring {
+                    // Another writer changed the keys: the key layer must look.
+                    throw .vaultChanged(path: path)
+                }
+                let previousStored = commits.statuses.isEmpty ? CommitChain.genesisHead : structure.groups[commits.statuses.count - 1].storedHead
+                let previousComputed = commits.computedHeads.last ?? CommitChain.genesisHead
+                let (status, head) = check(group: g, previousStored: previousStored, previousComputed: previousComputed, floor: commits.currentFloor)
+                commits.statuses.append(status)
+                commits.computedHeads.append(head)
+                commits.floors.append(commits.currentFloor)
+            }
+            if structure.fileSize > structure.committedEnd {
+                do { try file.truncate(to: structure.committedEnd) } catch { throw .io(error) }
+                structure.frames.removeSubrange(structure.uncommittedFrames)
+                structure.uncommittedFrames = structure.frames.count..<structure.frames.count
+                structure.fileSize = structure.committedEnd
+            }
+        }
+        if let last = commits.statuses.last, last != .verified {
+            throw .damagedTail(offset: structure.frames[structure.groups[structure.groups.count - 1].commitFrame].location.offset)
+        }
+    }
+
+    func finish(_ pending: PendingCommit, options: WriteOptions) throws(FormatError) {
+        try pending.flush()
+        if options.synchronous {
+            do { try file.sync() } catch { throw .io(error) }
+        }
+        var digest = CommitChain.Digest()
+        for f in pending.frames { digest.add(header: f.header.encoded(), trailer: f.trailer) }
+        let d = digest.finalize()
+        let header = CommitChain.commitHeader(epoch: pending.key.epoch)
+        let previous = structure.groups.last?.storedHead ?? CommitChain.genesisHead
+        let head = CommitChain.head(commitKey: pending.key.commitKey, vaultID: vaultID, previousHead: previous, digest: d, commitHeader: header)
+        let commitFrame = header.encoded() + head
+        let commitOffset = pending.position
+        do {
+            try file.write(commitFrame, at: commitOffset)
+            let end = commitOffset + UInt64(commitFrame.count)
+            if try file.size() > end { try file.truncate(to: end) }
+            if options.synchronous { try file.sync() }
+        } catch {
+            throw .io(error)
+        }
+        // The commit is durable: record it.
+        let commitIndex = structure.frames.count + pending.frames.count
+        let firstMember = structure.frames.count
+        structure.frames += pending.frames
+        structure.frames.append(ScannedFrame(
+            location: FrameLocation(offset: commitOffset, index: commitIndex), header: header, trailer: head, repaired: false,
+            chunk: nil, plaintextBody: nil, checksumIntact: nil, malformation: nil))
+        structure.groups.append(CommitGroup(commitFrame: commitIndex, members: firstMember..<commitIndex, digest: d, storedHead: head, containsDamage: false))
+        structure.committedEnd = commitOffset + UInt64(commitFrame.count)
+        structure.fileSize = structure.committedEnd
+        structure.uncommittedFrames = structure.frames.count..<structure.frames.count
+        commits.statuses.append(.verified)
+        commits.computedHeads.append(head)
+        commits.floors.append(commits.currentFloor)
+        for (index, epoch) in pending.trustedKeyringEpochs {
+            trustedKeyrings[index] = epoch
+            commits.currentFloor = max(commits.currentFloor, epoch)
+        }
+        if streamIndexCache != nil {
+            for f in pending.frames { if let c = f.chunk { streamIndexCache![c.stream, default: []].append(f.location.index) } }
+        }
+    }
+
+    /// Forgets the keys and the commit verdicts after a key change, so that
+    /// ``verifyCommits(keys:trustedKeyrings:)`` can run again.
+    public func rescan() throws(FormatError) {
+        structure = try VaultScanner.scan(file: file)
+        streamIndexCache = nil
+        commits = CommitReport()
+    }
+}

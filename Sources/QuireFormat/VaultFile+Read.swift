@@ -1,0 +1,72 @@
+import QuireCrypto
+import QuireSystem
+
+/// A record a reader released: its frame and its verified content.
+public struct ReadRecord: Sendable {
+    /// The frame.
+    public let frame: ScannedFrame
+    /// The record body: decrypted, decompressed and unpadded for a sealed
+    /// frame; the body without its trailer for a plaintext frame.
+    public let payload: [UInt8]
+    /// True when the commit covering the record verified.
+    public let commitVerified: Bool
+}
+
+extension VaultFile {
+    /// Reads every committed record of the given kinds in file order,
+    /// calling `body` with each one that verifies, and returns the problems
+    /// met (one per record that could not be released). Attachment chunks
+    /// are never passed to `body`; read them with ``openBlob(_:)``.
+    ///
+    /// Memory is bounded by the largest record plus a 4 MiB read window.
+    ///
+    /// - Parameters:
+    ///   - kinds: the kinds to read; other frames are skipped unopened.
+    ///   - body: return false to stop early.
+    public func forEachRecord(kinds: Set<RecordKind>, _ body: (ReadRecord) -> Bool) -> [FormatError] {
+        var issues: [FormatError] = []
+        let window = FileWindow(file: file, fileSize: structure.fileSize)
+        let context = DecompressionContext()
+        for index in 0..<structure.committedFrameCount {
+            let frame = structure.frames[index]
+            guard kinds.contains(frame.header.kind), frame.header.kind != .blobChunk, frame.header.kind != .commit else { continue }
+            do {
+                let payload = try open(frame: frame, window: window, context: context)
+                let g = structure.groupIndex(ofFrame: index)
+                let verified = g.map { $0 < commits.statuses.count && commits.statuses[$0] == .verified } ?? false
+                if !body(ReadRecord(frame: frame, payload: payload, commitVerified: verified)) { break }
+            } catch {
+                issues.append(error)
+            }
+        }
+        return issues
+    }
+
+    /// The verified content of the committed record at frame `index`.
+    ///
+    /// - Throws: ``FormatError/authenticationFailed(_:)``,
+    ///   ``FormatError/unknownEpoch(_:epoch:)``, ``FormatError/staleEpoch(_:epoch:currentEpoch:)``,
+    ///   ``FormatError/malformedFrame(_:reason:)``, padding and decompression
+    ///   errors, ``FormatError/io(_:)``.
+    public func openRecord(frame index: Int) throws(FormatError) -> [UInt8] {
+        let frame = structure.frames[index]
+        let window = FileWindow(file: file, fileSize: structure.fileSize, preferredByteCount: 0)
+        return try open(frame: frame, window: window, context: DecompressionContext())
+    }
+
+    func open(frame: ScannedFrame, window: FileWindow, context: DecompressionContext) throws(FormatError) -> [UInt8] {
+        if let reason = frame.malformation { throw .malformedFrame(frame.location, reason: reason) }
+        if let verdict = releaseVerdict(frame: frame.location.index) { throw verdict }
+        if !frame.header.isSealed {
+            guard frame.checksumIntact == true else { throw .authenticationFailed(frame.location) }
+            if let body = frame.plaintextBody { return body }
+            return try window.bytes(frame.bodyOffset, Int(frame.header.bodyLength) - 16)
+        }
+        let candidates = keys.keys(for: frame.header.epoch)
+        guard !candidates.isEmpty else { throw .unknownEpoch(frame.location, epoch: frame.header.epoch) }
+        let id = vaultID
+        return try window.withBytes(frame.bodyOffset, Int(frame.header.bodyLength)) { body throws(FormatError) in
+            try SealedFrame.open(body: body, header: frame.header, location: frame.location, keys: candidates, vaultID: id, context: context)
+        }
+    }
+}

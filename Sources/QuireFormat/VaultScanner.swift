@@ -1,0 +1,295 @@
+import QuireCrypto
+public import QuireSystem
+
+/// One frame found by the scanner, with what can be learned without a key.
+public struct ScannedFrame: Sendable {
+    /// Where the frame is.
+    public let location: FrameLocation
+    /// Its header (after single-bit repair, if there was one).
+    public let header: FrameHeader
+    /// The 16 bytes that end its body.
+    public let trailer: [UInt8]
+    /// True when the header failed its check and one flipped bit was
+    /// corrected (`Spec/format.md §10.2`).
+    public let repaired: Bool
+    /// The public chunk header, for attachment chunk frames.
+    public let chunk: ChunkHeader?
+    /// For keyring and enrollment-request frames: the body without its trailer.
+    public let plaintextBody: [UInt8]?
+    /// For plaintext frames other than commits: whether the trailer is the
+    /// BLAKE2b-128 of the rest of the body. Nil for sealed frames and commits.
+    public let checksumIntact: Bool?
+    /// Why the frame breaks the rules of its known kind, if it does.
+    public let malformation: String?
+
+    /// Offset of the body (just after the header).
+    public var bodyOffset: UInt64 { location.offset + UInt64(FrameHeader.byteCount) }
+    /// Offset just past the frame.
+    public var end: UInt64 { bodyOffset + UInt64(header.bodyLength) }
+    /// True for a well-formed commit frame.
+    public var isCommit: Bool { header.kind == .commit && malformation == nil }
+}
+
+/// The frames between two commits and the commit that closes them.
+public struct CommitGroup: Sendable {
+    /// Index of the commit frame.
+    public let commitFrame: Int
+    /// Indices of the frames the commit covers (those since the previous commit).
+    public let members: Range<Int>
+    /// D_k, the digest of the members' summaries (`Spec/format.md §9`).
+    public let digest: [UInt8]
+    /// The head stored in the commit frame.
+    public let storedHead: [UInt8]
+    /// True when damaged bytes lie between the previous commit and this one.
+    public let containsDamage: Bool
+}
+
+/// A run of bytes that could not be read as frames.
+public struct DamagedRegion: Sendable, Hashable {
+    /// Offset of the first damaged byte.
+    public let offset: UInt64
+    /// Number of bytes skipped.
+    public let byteCount: UInt64
+}
+
+/// The layout of a vault file as a keyless scan sees it
+/// (`Spec/format.md §10`): the header, every frame, the commit groups, the
+/// damaged regions and the torn tail.
+public struct VaultStructure: Sendable {
+    /// The file header.
+    public let header: FileHeader
+    /// Whether one header copy was damaged.
+    public let headerDamage: FileHeader.Damage
+    /// The file size when scanned, in bytes.
+    public internal(set) var fileSize: UInt64
+    /// Every frame found, in file order.
+    public internal(set) var frames: [ScannedFrame]
+    /// The commit groups, in file order.
+    public internal(set) var groups: [CommitGroup]
+    /// Regions skipped as damaged before the end of the last commit.
+    public internal(set) var damagedRegions: [DamagedRegion]
+    /// Offset just past the last commit frame (64 when there is none).
+    public internal(set) var committedEnd: UInt64
+    /// Frames after the last commit (uncommitted, part of the tail).
+    public internal(set) var uncommittedFrames: Range<Int>
+
+    /// Number of bytes after the last commit: an unfinished write, ignored.
+    public var tailByteCount: UInt64 { fileSize - committedEnd }
+
+    /// Indices of committed frames (those covered by some commit group).
+    public var committedFrameCount: Int { uncommittedFrames.lowerBound }
+
+    /// The group a committed frame belongs to, by frame index.
+    public func groupIndex(ofFrame index: Int) -> Int? {
+        var lo = 0, hi = groups.count - 1
+        while lo <= hi {
+            let mid = (lo + hi) / 2
+            let g = groups[mid]
+            if index < g.members.lowerBound { hi = mid - 1 } else if index > g.commitFrame { lo = mid + 1 } else { return mid }
+        }
+        return nil
+    }
+}
+
+/// Finds the frames of a vault file without any key (`Spec/format.md §10`).
+public enum VaultScanner {
+    /// Scans the whole file at `path`.
+    ///
+    /// - Throws: the header errors of ``FileHeader/parse(_:)`` and
+    ///   ``FormatError/io(_:)``.
+    public static func scan(path: String) throws(FormatError) -> VaultStructure {
+        let file: SystemFile
+        do { file = try SystemFile(path: path, mode: .readOnly) } catch { throw .io(error) }
+        return try scan(file: file)
+    }
+
+    /// Scans the whole of `file`.
+    ///
+    /// - Throws: the header errors of ``FileHeader/parse(_:)`` and
+    ///   ``FormatError/io(_:)``.
+    public static func scan(file: SystemFile) throws(FormatError) -> VaultStructure {
+        let size: UInt64
+        do { size = try file.size() } catch { throw .io(error) }
+        guard size >= UInt64(FileHeader.byteCount) else { throw .truncatedHeader(fileByteCount: size) }
+        let window = FileWindow(file: file, fileSize: size)
+        let (header, damage) = try FileHeader.parse(try window.bytes(0, FileHeader.byteCount))
+        var structure = VaultStructure(
+            header: header, headerDamage: damage, fileSize: size, frames: [], groups: [], damagedRegions: [],
+            committedEnd: UInt64(FileHeader.byteCount), uncommittedFrames: 0..<0)
+        try continueScan(&structure, window: window)
+        return structure
+    }
+
+    /// Rescans `structure` from its committed end to the current end of
+    /// `file`, replacing its tail; used by a writer to follow appends made by
+    /// other processes. Earlier frames are kept as they are.
+    ///
+    /// - Throws: ``FormatError/io(_:)``.
+    public static func rescanTail(_ structure: inout VaultStructure, file: SystemFile) throws(FormatError) {
+        let size: UInt64
+        do { size = try file.size() } catch { throw .io(error) }
+        structure.frames.removeSubrange(structure.uncommittedFrames)
+        structure.uncommittedFrames = structure.frames.count..<structure.frames.count
+        structure.fileSize = size
+        guard size >= structure.committedEnd else { return }
+        try continueScan(&structure, window: FileWindow(file: file, fileSize: size))
+    }
+
+    private static func continueScan(_ s: inout VaultStructure, window: FileWindow) throws(FormatError) {
+        let size = window.fileSize
+        var pos = s.committedEnd
+        var digest = CommitChain.Digest()
+        var groupStart = s.frames.count
+        var groupDamaged = false
+        var pendingDamage: [DamagedRegion] = []
+
+        func accept(_ frame: ScannedFrame) {
+            s.frames.append(frame)
+        }
+
+        while pos < size {
+            let left = size - pos
+            if left < UInt64(FrameHeader.byteCount) { break }
+            var header = try window.withBytes(pos, FrameHeader.byteCount) { FrameHeader.parseChecked($0, at: 0) }
+            var repaired = false
+            if let h = header, pos + UInt64(FrameHeader.byteCount) + UInt64(h.bodyLength) > size {
+                break  // a frame cut off by the end of the file: torn tail
+            }
+            if header == nil {
+                if let h = try repairHeader(at: pos, window: window) {
+                    header = h
+                    repaired = true
+                } else if let next = try resynchronize(after: pos, window: window) {
+                    pendingDamage.append(DamagedRegion(offset: pos, byteCount: next - pos))
+                    groupDamaged = true
+                    pos = next
+                    continue
+                } else {
+                    break  // nothing readable follows: the rest is tail
+                }
+            }
+            guard let h = header else { break }
+            let frame = try readFrame(at: pos, header: h, repaired: repaired, index: s.frames.count, window: window)
+            accept(frame)
+            pos = frame.end
+            if frame.isCommit {
+                let d = digest
+                digest = CommitChain.Digest()
+                s.groups.append(CommitGroup(
+                    commitFrame: frame.location.index, members: groupStart..<frame.location.index,
+                    digest: d.finalize(), storedHead: frame.trailer, containsDamage: groupDamaged))
+                groupStart = s.frames.count
+                groupDamaged = false
+                s.damagedRegions += pendingDamage
+                pendingDamage = []
+                s.committedEnd = frame.end
+            } else {
+                digest.add(header: h.encoded(), trailer: frame.trailer)
+            }
+        }
+        s.uncommittedFrames = groupStart..<s.frames.count
+    }
+
+    /// Reads what the scanner keeps of the frame at `offset`.
+    private static func readFrame(
+        at offset: UInt64, header: FrameHeader, repaired: Bool, index: Int, window: FileWindow
+    ) throws(FormatError) -> ScannedFrame {
+        let location = FrameLocation(offset: offset, index: index)
+        let bodyOffset = offset + UInt64(FrameHeader.byteCount)
+        let bodyLength = Int(header.bodyLength)
+        let end = bodyOffset + UInt64(bodyLength)
+        let trailer = try window.bytes(end - 16, 16)
+        let malformation = malformation(of: header)
+        var chunk: ChunkHeader? = nil
+        var plaintextBody: [UInt8]? = nil
+        var checksumIntact: Bool? = nil
+        if malformation == nil && header.kind == .blobChunk {
+            chunk = ChunkHeader.parse(try window.bytes(bodyOffset + 24, ChunkHeader.byteCount))
+        }
+        if !header.isSealed && header.kind != .commit {
+            let keep = header.kind == .keyring || header.kind == .enrollmentRequest
+            let content = try window.withBytes(bodyOffset, bodyLength) { raw in
+                (BLAKE2b.hash(UnsafeRawBufferPointer(rebasing: raw[0..<(bodyLength - 16)]), byteCount: 16),
+                 keep ? Array(raw[0..<(bodyLength - 16)]) : nil)
+            }
+            checksumIntact = content.0 == trailer
+            plaintextBody = content.1
+        }
+        var reason = malformation
+        if reason == nil && header.kind == .blobChunk && chunk == nil { reason = "the chunk header's final byte is not 0 or 1" }
+        return ScannedFrame(
+            location: location, header: header, trailer: trailer, repaired: repaired, chunk: chunk,
+            plaintextBody: plaintextBody, checksumIntact: checksumIntact, malformation: reason)
+    }
+
+    /// Why a header breaks the rules of its known kind (`Spec/format.md §4.3`).
+    static func malformation(of h: FrameHeader) -> String? {
+        guard h.kind.isKnown else { return nil }
+        if h.kind.isSealedKind != h.isSealed {
+            return h.kind.isSealedKind ? "a \(h.kind) frame must be sealed" : "a \(h.kind) frame must not be sealed"
+        }
+        switch h.kind {
+        case .commit:
+            if h.bodyLength != UInt32(CommitChain.headByteCount) { return "a commit body must be 16 bytes" }
+        case .blobChunk:
+            if h.isCompressed { return "attachment chunks are never compressed" }
+            let minimum = SealedFrame.chunkBodyLength(contentCount: 0, isFinal: true)
+            if h.bodyLength < UInt32(minimum) { return "a chunk body must be at least \(minimum) bytes" }
+        default:
+            break
+        }
+        return nil
+    }
+
+    /// True when a plausible, checked header at `offset` describes a frame
+    /// that ends inside the file, exactly at its end or where another checked
+    /// header starts (`Spec/format.md §10.2`).
+    private static func confirmedFrame(_ h: FrameHeader, at offset: UInt64, window: FileWindow) throws(FormatError) -> Bool {
+        let end = offset + UInt64(FrameHeader.byteCount) + UInt64(h.bodyLength)
+        if end > window.fileSize { return false }
+        if end == window.fileSize { return true }
+        if window.fileSize - end < UInt64(FrameHeader.byteCount) { return false }
+        return try window.withBytes(end, FrameHeader.byteCount) { FrameHeader.parseChecked($0, at: 0) } != nil
+    }
+
+    /// Tries the 96 single-bit corrections of a header that failed its check,
+    /// lowest bit first; returns the first that gives a confirmed frame.
+    private static func repairHeader(at offset: UInt64, window: FileWindow) throws(FormatError) -> FrameHeader? {
+        var bytes = try window.bytes(offset, FrameHeader.byteCount)
+        for bit in 0..<(FrameHeader.byteCount * 8) {
+            bytes[bit / 8] ^= UInt8(1 << (bit % 8))
+            defer { bytes[bit / 8] ^= UInt8(1 << (bit % 8)) }
+            let candidate = bytes.withUnsafeBytes { FrameHeader.parseChecked($0, at: 0) }
+            if let h = candidate, try confirmedFrame(h, at: offset, window: window) { return h }
+        }
+        return nil
+    }
+
+    /// The offset of the next confirmed frame after a damaged `offset`, or
+    /// nil when none follows.
+    private static func resynchronize(after offset: UInt64, window: FileWindow) throws(FormatError) -> UInt64? {
+        var q = offset + 1
+        let size = window.fileSize
+        while q + UInt64(FrameHeader.byteCount) <= size {
+            // Scan a window's worth of candidate positions at a time.
+            let span = Int(min(UInt64(1 << 20), size - q))
+            let found = try window.withBytes(q, span) { raw -> Int? in
+                var i = 0
+                while i + FrameHeader.byteCount <= raw.count {
+                    if FrameHeader.parseChecked(raw, at: i) != nil { return i }
+                    i += 1
+                }
+                return nil
+            }
+            if let i = found {
+                let candidate = q + UInt64(i)
+                let h = try window.withBytes(candidate, FrameHeader.byteCount) { FrameHeader.parseChecked($0, at: 0) }!
+                if try confirmedFrame(h, at: candidate, window: window) { return candidate }
+                q = candidate + 1
+            } else {
+                q += UInt64(max(1, span - FrameHeader.byteCount + 1))
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,358 @@
+// The platform shim: one small Swift function per POSIX call Quire makes.
+// Everything that differs between Linux and Apple platforms lives here.
+
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Musl)
+internal import Musl
+#elseif canImport(Darwin)
+internal import Darwin
+#else
+#error("Quire needs a POSIX platform")
+#endif
+
+/// A failed system call: the operation, the path it was about, and `errno`.
+///
+/// The message names the operation and the path and carries the C library's
+/// description of the error number. It never contains file contents.
+public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The POSIX call that failed, such as `"open"` or `"fsync"`.
+    public let operation: String
+    /// The path the call was about, or an empty string.
+    public let path: String
+    /// The `errno` value the call left.
+    public let code: Int32
+
+    /// Creates an error for `operation` on `path` with error number `code`.
+    public init(operation: String, path: String, code: Int32) {
+        self.operation = operation
+        self.path = path
+        self.code = code
+    }
+
+    /// `"open /tmp/x.quire: No such file or directory (errno 2)"`.
+    public var description: String {
+        let reason: String
+        if let text = strerror(code) {
+            reason = String(cString: text)
+        } else {
+            reason = "unknown error"
+        }
+        let subject = path.isEmpty ? operation : "\(operation) \(path)"
+        return "\(subject): \(reason) (errno \(code))"
+    }
+
+    /// True when the error means the path does not exist (`ENOENT`).
+    public var isNotFound: Bool { code == ENOENT }
+    /// True when the error means the path already exists (`EEXIST`).
+    public var isAlreadyExists: Bool { code == EEXIST }
+}
+
+/// How to open a file.
+public enum OpenMode: Sendable {
+    /// Read only; the file must exist.
+    case readOnly
+    /// Read and write; the file must exist.
+    case readWrite
+    /// Read and write; create the file with the given permission bits, failing
+    /// if it already exists (`O_CREAT | O_EXCL`).
+    case createExclusive(permissions: UInt16)
+}
+
+/// An open file descriptor, closed when the value is released.
+///
+/// Offsets and counts are in bytes. Reads and writes are positional
+/// (`pread`/`pwrite`), so a `SystemFile` has no current offset and is safe to
+/// share between readers; writers must serialize through ``lockExclusive()``.
+public final class SystemFile: @unchecked Sendable {
+    /// The path the file was opened with.
+    public let path: String
+    private let descriptor: Int32
+
+    /// Opens `path`.
+    ///
+    /// - Throws: ``SystemError`` from `open(2)`, for example `ENOENT` or `EEXIST`.
+    public init(path: String, mode: OpenMode) throws(SystemError) {
+        self.path = path
+        var flags: Int32 = O_CLOEXEC
+        var permissions: mode_t = 0
+        switch mode {
+        case .readOnly:
+            flags |= O_RDONLY
+        case .readWrite:
+            flags |= O_RDWR
+        case .createExclusive(let bits):
+            flags |= O_RDWR | O_CREAT | O_EXCL
+            permissions = mode_t(bits)
+        }
+        let fd = retryOnInterrupt { open(path, flags, permissions) }
+        guard fd >= 0 else { throw SystemError(operation: "open", path: path, code: errno) }
+        descriptor = fd
+    }
+
+    deinit {
+        _ = close(descriptor)
+    }
+
+    /// The file's size in bytes (`fstat`).
+    ///
+    /// - Throws: ``SystemError`` from `fstat(2)`.
+    public func size() throws(SystemError) -> UInt64 {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            throw SystemError(operation: "fstat", path: path, code: errno)
+        }
+        return UInt64(info.st_size)
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset`; returns how many were
+    /// read, which is less than asked only at the end of the file.
+    ///
+    /// - Throws: ``SystemError`` from `pread(2)`.
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(SystemError) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let base = buffer.baseAddress!.advanced(by: done)
+            let n = retryOnInterrupt { pread(descriptor, base, buffer.count - done, off_t(offset) + off_t(done)) }
+            if n < 0 { throw SystemError(operation: "pread", path: path, code: errno) }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    /// Reads exactly `count` bytes at `offset`, or fewer at the end of the file.
+    ///
+    /// - Throws: ``SystemError`` from `pread(2)`.
+    public func read(count: Int, at offset: UInt64) throws(SystemError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let n = try bytes.withMutableBytes { (raw: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int in
+            try read(into: raw, at: offset)
+        }
+        if n < count { bytes.removeSubrange(n...) }
+        return bytes
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    ///
+    /// - Throws: ``SystemError`` from `pwrite(2)` (for example `ENOSPC`).
+    public func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(SystemError) {
+        var done = 0
+        while done < bytes.count {
+            let base = bytes.baseAddress!.advanced(by: done)
+            let n = retryOnInterrupt { pwrite(descriptor, base, bytes.count - done, off_t(offset) + off_t(done)) }
+            if n < 0 { throw SystemError(operation: "pwrite", path: path, code: errno) }
+            done += n
+        }
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    ///
+    /// - Throws: ``SystemError`` from `pwrite(2)`.
+    public func write(_ bytes: [UInt8], at offset: UInt64) throws(SystemError) {
+        try bytes.withBytes { (raw: UnsafeRawBufferPointer) throws(SystemError) in
+            try write(raw, at: offset)
+        }
+    }
+
+    /// Flushes the file's data and metadata to stable storage (`fsync`; on
+    /// Apple platforms `F_FULLFSYNC`, which also flushes the drive's cache).
+    ///
+    /// - Throws: ``SystemError`` from `fsync(2)` or `fcntl(2)`.
+    public func sync() throws(SystemError) {
+        #if canImport(Darwin)
+        if fcntl(descriptor, F_FULLFSYNC) == 0 { return }
+        #endif
+        guard retryOnInterrupt({ fsync(descriptor) }) == 0 else {
+            throw SystemError(operation: "fsync", path: path, code: errno)
+        }
+    }
+
+    /// Cuts the file to `size` bytes (`ftruncate`).
+    ///
+    /// - Throws: ``SystemError`` from `ftruncate(2)`.
+    public func truncate(to size: UInt64) throws(SystemError) {
+        guard retryOnInterrupt({ ftruncate(descriptor, off_t(size)) }) == 0 else {
+            throw SystemError(operation: "ftruncate", path: path, code: errno)
+        }
+    }
+
+    /// Takes the exclusive advisory lock (`flock(LOCK_EX)`), waiting for
+    /// other holders. Released by ``unlock()`` or when the file is closed.
+    ///
+    /// - Throws: ``SystemError`` from `flock(2)`.
+    public func lockExclusive() throws(SystemError) {
+        guard retryOnInterrupt({ flock(descriptor, LOCK_EX) }) == 0 else {
+            throw SystemError(operation: "flock", path: path, code: errno)
+        }
+    }
+
+    /// Takes the shared advisory lock (`flock(LOCK_SH)`).
+    ///
+    /// - Throws: ``SystemError`` from `flock(2)`.
+    public func lockShared() throws(SystemError) {
+        guard retryOnInterrupt({ flock(descriptor, LOCK_SH) }) == 0 else {
+            throw SystemError(operation: "flock", path: path, code: errno)
+        }
+    }
+
+    /// Releases the advisory lock.
+    public func unlock() {
+        _ = flock(descriptor, LOCK_UN)
+    }
+}
+
+/// File-system calls on paths.
+public enum FileSystem {
+    /// Renames `from` to `to` atomically, replacing `to` (`rename(2)`).
+    ///
+    /// - Throws: ``SystemError`` from `rename(2)`.
+    public static func rename(_ from: String, to: String) throws(SystemError) {
+        #if canImport(Glibc) || canImport(Musl)
+        let result = Glibc.rename(from, to)
+        #else
+        let result = Darwin.rename(from, to)
+        #endif
+        guard result == 0 else { throw SystemError(operation: "rename", path: from, code: errno) }
+    }
+
+    /// Makes `to` a new name for the file `from`, failing with `EEXIST` if
+    /// `to` exists (`link(2)`): an atomic create-if-absent for a finished file.
+    ///
+    /// - Throws: ``SystemError`` from `link(2)`.
+    public static func link(_ from: String, to: String) throws(SystemError) {
+        #if canImport(Glibc) || canImport(Musl)
+        let result = Glibc.link(from, to)
+        #else
+        let result = Darwin.link(from, to)
+        #endif
+        guard result == 0 else { throw SystemError(operation: "link", path: to, code: errno) }
+    }
+
+    /// Removes the file at `path` (`unlink(2)`).
+    ///
+    /// - Throws: ``SystemError`` from `unlink(2)`.
+    public static func remove(_ path: String) throws(SystemError) {
+        guard unlink(path) == 0 else { throw SystemError(operation: "unlink", path: path, code: errno) }
+    }
+
+    /// Flushes a directory's entries to stable storage, so that a rename or a
+    /// new file in it survives power loss.
+    ///
+    /// - Throws: ``SystemError`` from `open(2)` or `fsync(2)`.
+    public static func syncDirectory(_ path: String) throws(SystemError) {
+        let fd = retryOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_DIRECTORY) }
+        guard fd >= 0 else { throw SystemError(operation: "open", path: path, code: errno) }
+        defer { _ = close(fd) }
+        guard retryOnInterrupt({ fsync(fd) }) == 0 else {
+            throw SystemError(operation: "fsync", path: path, code: errno)
+        }
+    }
+
+    /// Creates a directory with the given permission bits; succeeds if it exists.
+    ///
+    /// - Throws: ``SystemError`` from `mkdir(2)` other than `EEXIST`.
+    public static func makeDirectory(_ path: String, permissions: UInt16 = 0o700) throws(SystemError) {
+        guard mkdir(path, mode_t(permissions)) == 0 || errno == EEXIST else {
+            throw SystemError(operation: "mkdir", path: path, code: errno)
+        }
+    }
+
+    /// True when something exists at `path`.
+    public static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    /// The permission bits of the file at `path`.
+    ///
+    /// - Throws: ``SystemError`` from `stat(2)`.
+    public static func permissions(_ path: String) throws(SystemError) -> UInt16 {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw SystemError(operation: "stat", path: path, code: errno) }
+        return UInt16(info.st_mode & 0o7777)
+    }
+
+    /// The size in bytes of the file at `path`.
+    ///
+    /// - Throws: ``SystemError`` from `stat(2)`.
+    public static func size(_ path: String) throws(SystemError) -> UInt64 {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw SystemError(operation: "stat", path: path, code: errno) }
+        return UInt64(info.st_size)
+    }
+
+    /// The names in directory `path`, without `.` and `..`, sorted bytewise.
+    ///
+    /// - Throws: ``SystemError`` from `opendir(3)`.
+    public static func listDirectory(_ path: String) throws(SystemError) -> [String] {
+        guard let dir = opendir(path) else { throw SystemError(operation: "opendir", path: path, code: errno) }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+    }
+
+    /// The directory part of `path` (`"."` when there is none).
+    public static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let dir = String(path[..<slash])
+        return dir.isEmpty ? "/" : dir
+    }
+
+    /// The value of the environment variable `name`, if set.
+    public static func environment(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        return String(cString: value)
+    }
+
+    /// This process's id.
+    public static var processID: Int32 { getpid() }
+}
+
+/// Process-level measurements for benchmarks.
+public enum ProcessStats {
+    /// The peak resident set size of this process so far, in bytes
+    /// (`getrusage`; Linux reports kibibytes, Apple platforms bytes).
+    public static func peakResidentBytes() -> UInt64 {
+        var usage = rusage()
+        #if canImport(Glibc)
+        _ = getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        #else
+        _ = getrusage(RUSAGE_SELF, &usage)
+        #endif
+        #if canImport(Darwin)
+        return UInt64(usage.ru_maxrss)
+        #else
+        return UInt64(usage.ru_maxrss) * 1024
+        #endif
+    }
+
+    /// A monotonic clock reading in nanoseconds, for measuring intervals.
+    public static func monotonicNanoseconds() -> UInt64 {
+        var spec = timespec()
+        _ = clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
+    /// The wall clock in milliseconds since the Unix epoch, UTC.
+    public static func wallClockMilliseconds() -> Int64 {
+        var spec = timespec()
+        _ = clock_gettime(CLOCK_REALTIME, &spec)
+        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
+    }
+}
+
+@inline(__always)
+private func retryOnInterrupt<T: FixedWidthInteger>(_ call: () -> T) -> T {
+    while true {
+        let result = call()
+        if result == -1 && errno == EINTR { continue }
+        return result
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import Quire
+import QuireCrypto
+import QuireFormat
+import QuireKeys
+
+/// A fresh temporary directory, removed when the value is released.
+final class TemporaryDirectory {
+    let path: String
+
+    init() {
+        let base = FileManager.default.temporaryDirectory.path
+        path = base + "/quire-test-" + UUID().uuidString
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    func file(_ name: String) -> String { path + "/" + name }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Options that skip fsync: tests check logic, not durability.
+let fast = WriteOptions(synchronous: false)
+
+/// A recovery key from a fixed label, so tests are repeatable.
+func testRecoveryKey(_ label: String = "test") -> RecoveryKey {
+    RecoveryKey(secret: try! SymmetricKey(bytes: BLAKE2b.hash(Array(label.utf8), byteCount: 32)))
+}
+
+func makeVault(_ dir: TemporaryDirectory, name: String = "v.quire", seed: String = "vault") throws -> (Vault, RecoveryKey) {
+    let recovery = testRecoveryKey(seed)
+    let vault = try Vault.create(
+        at: dir.file(name), setup: VaultSetup(name: "Test Journal", recoveryKey: recovery, now: 1_700_000_000_000),
+        random: SeededRandom(label: seed), options: fast)
+    return (vault, recovery)
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+import Quire
+import QuireCrypto
+import QuireFormat
+import QuireKeys
+
+@Suite struct VaultSmokeTests {
+    @Test func createAddReopenRead() throws {
+        let dir = TemporaryDirectory()
+        let (vault, recovery) = try makeVault(dir)
+        let first = try vault.add(EntryBody(created: 1_700_000_100_000, timeZone: "Europe/London", text: "Up betimes.", tags: ["work"]))
+        try vault.add(EntryBody(created: 1_700_000_200_000, text: "Dined at home."))
+        let reopened = try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
+        let entries = try reopened.entries()
+        #expect(entries.map(\.body.text) == ["Up betimes.", "Dined at home."])
+        #expect(entries[0].id == first.entryID)
+        #expect(entries[0].body.tags == ["work"])
+        #expect(try reopened.profile()?.name == "Test Journal")
+        let report = reopened.verify()
+        #expect(report.issues.isEmpty, "\(report.issues)")
+        #expect(report.isIntact)
+        #expect(report.commitCount == 3)
+    }
+
+    @Test func attachmentRoundTrip() throws {
+        let dir = TemporaryDirectory()
+        let (vault, recovery) = try makeVault(dir)
+        let content = SeededRandom(label: "photo").bytes(200_000)
+        var stored: StoredBlob?
+        try vault.commit { (tx: VaultTransaction) throws(VaultError) in
+            stored = try tx.storeAttachment(from: MemoryByteSource(content), mediaType: "image/jpeg")
+        }
+        let reopened = try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
+        let reader = try reopened.openAttachment(stored!.blob)
+        #expect(reader.chunkCount == 4)
+        #expect(try reader.readAll() == content)
+        #expect(try reader.chunk(3) == Array(content[196_608...]))
+        #expect(reopened.verify().issues.isEmpty)
+    }
+
+    @Test func wrongRecoveryKeyIsNotDamage() throws {
+        let dir = TemporaryDirectory()
+        _ = try makeVault(dir)
+        #expect(throws: VaultError.keys(.wrongRecoveryKey)) {
+            try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(testRecoveryKey("other")))
+        }
+    }
+}
