@@ -1,6 +1,7 @@
 import QuireFormat
 import QuireKeys
 import QuireCrypto
+import QuireSystem
 
 /// What `verify` found (`Spec/format.md §10`, §12): every damaged, altered
 /// or untrusted part of the vault, one issue each, and what is intact.
@@ -86,6 +87,10 @@ extension Vault {
         }
         for frame in s.frames[0..<s.committedFrameCount] {
             if frame.repaired { found.append((frame.location.offset, VaultReportBuilder.issue(.frameRepaired(frame.location)))) }
+            // Commit and chunk frames never pass through the record reader below.
+            if let reason = frame.malformation, frame.header.kind == .commit || frame.header.kind == .blobChunk {
+                found.append((frame.location.offset, VaultReportBuilder.issue(.malformedFrame(frame.location, reason: reason))))
+            }
             if !frame.header.kind.isKnown && frame.header.kind.isCritical {
                 found.append((frame.location.offset, VaultReportBuilder.issue(.unknownCriticalKind(frame.location, kind: frame.header.kind.rawValue))))
             }
@@ -97,14 +102,16 @@ extension Vault {
         }
         // Every record but chunks: open and decode.
         var intact = 0
-        var manifests: [BlobManifest] = []
-        let kinds = Set(s.frames[0..<s.committedFrameCount].map(\.header.kind)).subtracting([.commit, .blobChunk])
+        var manifests: [(BlobManifest, FrameLocation)] = []
+        // Keyrings are checked by the key layer (its issues are above).
+        let kinds = Set(s.frames[0..<s.committedFrameCount].map(\.header.kind)).subtracting([.commit, .blobChunk, .keyring])
+        intact += unlocked.keyrings.filter(\.isTrusted).count
         let recordIssues = file.forEachRecord(kinds: kinds) { record in
             let loc = record.frame.location
             do throws(FormatError) {
                 switch record.frame.header.kind {
                 case .entryRevision: _ = try EntryRevision(decoding: record.payload, location: loc)
-                case .blobManifest: manifests.append(try BlobManifest(decoding: record.payload, location: loc))
+                case .blobManifest: manifests.append((try BlobManifest(decoding: record.payload, location: loc), loc))
                 case .profile: _ = try Profile(decoding: record.payload, location: loc)
                 case .enrollmentRequest: _ = try EnrollmentRequest(decoding: record.payload, location: loc)
                 default: break
@@ -116,19 +123,23 @@ extension Vault {
             return true
         }
         for e in recordIssues { found.append((e.offset ?? 0, VaultReportBuilder.issue(e))) }
-        // Attachments: structure, every chunk, size and id.
+        // Attachments: structure, every chunk, size and id. A blob's problems
+        // are reported at its manifest (Spec/format.md §12).
         var coveredStreams = Set<StreamID>()
-        for m in manifests where !coveredStreams.contains(m.stream) {
+        for (m, loc) in manifests where !coveredStreams.contains(m.stream) {
             coveredStreams.insert(m.stream)
-            let offset = s.frames[file.streamIndex[m.stream]?.first ?? 0].location.offset
-            do {
+            do throws(FormatError) {
                 let reader = try file.openBlob(m)
                 var sink = [UInt8](repeating: 0, count: Limits.chunkByteCount)
-                while try sink.withUnsafeMutableBytes({ raw in try reader.read(into: raw) }) > 0 {}
+                while try sink.withMutableBytes({ (raw: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int in try reader.read(into: raw) }) > 0 {}
                 intact += reader.chunkCount
-            } catch let e as FormatError {
-                found.append((e.offset ?? offset, VaultReportBuilder.issue(e)))
-            } catch {}
+            } catch {
+                // A damaged chunk is reported where it is; a broken chunk
+                // structure (no single frame to blame) at the manifest.
+                let at = error.location ?? loc
+                let i = VaultReportBuilder.issue(error)
+                found.append((at.offset, VerifyReport.Issue(code: i.code, offset: at.offset, frameIndex: at.index, message: i.message, isDamage: true)))
+            }
         }
         if s.tailByteCount > 0 {
             found.append((s.committedEnd, VaultReportBuilder.issue(.tornTail(

@@ -181,25 +181,33 @@ extension VaultFile {
     public func chunkFrames(for manifest: BlobManifest) throws(FormatError) -> [Int] {
         let s = manifest.stream.description
         let frames = streamIndex[manifest.stream] ?? []
+        let chunks = frames.map { structure.frames[$0].chunk! }
         var seen = Set<UInt32>()
+        for c in chunks where !seen.insert(c.index).inserted { throw .chunkDuplicate(stream: s, index: c.index) }
+        // Indices must be exactly 0…n−1: the first gap is the missing chunk.
         var expected: UInt32 = 0
-        var finalSeen = false
-        for i in frames {
-            let c = structure.frames[i].chunk!
-            if seen.contains(c.index) { throw .chunkDuplicate(stream: s, index: c.index) }
-            seen.insert(c.index)
-            if finalSeen { throw .chunkFinalRepeated(stream: s, index: c.index - 1) }
-            if c.index != expected {
-                if c.index > expected { throw .chunkMissing(stream: s, index: expected) }
-                throw .chunkOutOfOrder(stream: s, index: c.index)
+        while seen.contains(expected) { expected += 1 }
+        if Int(expected) != chunks.count { throw .chunkMissing(stream: s, index: expected) }
+        if chunks.isEmpty { throw .chunkMissing(stream: s, index: 0) }
+        for (position, c) in chunks.enumerated() where c.index != UInt32(position) {
+            throw .chunkOutOfOrder(stream: s, index: c.index)
+        }
+        // The one canonical chunking, visible from frame lengths alone: every
+        // non-final chunk holds exactly 64 KiB, and an empty final chunk
+        // stands alone.
+        let full = UInt32(SealedFrame.chunkBodyLength(contentCount: Limits.chunkByteCount, isFinal: false))
+        let empty = UInt32(SealedFrame.chunkBodyLength(contentCount: 0, isFinal: true))
+        for (i, frame) in frames.enumerated() {
+            let c = chunks[i], length = structure.frames[frame].header.bodyLength
+            if !c.isFinal && length != full {
+                throw .chunkNoncanonical(stream: s, index: c.index, reason: "a non-final chunk must hold exactly \(Limits.chunkByteCount) bytes")
             }
-            expected += 1
-            if c.isFinal { finalSeen = true }
+            if c.isFinal && c.index > 0 && length == empty {
+                throw .chunkNoncanonical(stream: s, index: c.index, reason: "an empty final chunk may only stand alone (for an empty attachment)")
+            }
         }
-        if !finalSeen {
-            if frames.isEmpty { throw .chunkMissing(stream: s, index: 0) }
-            throw .chunkFinalMissing(stream: s)
-        }
+        for c in chunks.dropLast() where c.isFinal { throw .chunkFinalRepeated(stream: s, index: c.index) }
+        if !chunks.last!.isFinal { throw .chunkFinalMissing(stream: s) }
         if UInt64(frames.count) != manifest.chunkCount {
             let capacity = UInt64(frames.count) * UInt64(Limits.chunkByteCount)
             throw .blobSizeMismatch(blob: manifest.blob.description, expected: manifest.byteCount, actual: min(capacity, manifest.byteCount))

@@ -33,8 +33,6 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A slot in a keyring made after a device was removed still opens for
     /// that device.
     case removedDeviceSlot(FrameLocation)
-    /// Records are sealed under an epoch that no trusted keyring defines.
-    case epochMissing(epoch: UInt16)
     /// The keyring's structure is invalid.
     case malformedKeyring(FrameLocation, reason: String)
     /// No passphrase is set, or no recovery method remains.
@@ -56,7 +54,6 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .escrowForbidden: "escrow_forbidden"
         case .escrowRefused: "escrow_refused"
         case .removedDeviceSlot: "removed_device_slot"
-        case .epochMissing: "epoch_missing"
         case .malformedKeyring: "malformed_keyring"
         case .operationRefused: "operation_refused"
         case .format(let e): e.code
@@ -96,8 +93,6 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
             return "this vault is escrow-free: an escrow key cannot be added (turn escrow-free off first)"
         case .removedDeviceSlot(let loc):
             return "keyring \(loc) wraps a key to a device that was removed; the keyring is rejected"
-        case .epochMissing(let epoch):
-            return "records are sealed under epoch \(epoch), but no trusted keyring for that epoch exists"
         case let .malformedKeyring(loc, reason):
             return "keyring \(loc) is malformed: \(reason)"
         case .operationRefused(let reason):

@@ -81,7 +81,7 @@ public enum KeyringEvaluator {
             if let p = info.problem { issues.append(p) }
             rings.append(info)
         }
-        guard !rings.isEmpty else { throw .noKeyring }
+        guard !rings.isEmpty else { throw issues.first ?? .noKeyring }
 
         // 1. Reach epoch keys: through the credential, then through history.
         var known: [UInt16: [SymmetricKey]] = [:]
@@ -96,7 +96,7 @@ public enum KeyringEvaluator {
             learn(key.epoch, key.key)
             directBlobKey = blobKey
         default:
-            for ring in rings.reversed() where ring.problem == nil {
+            for ring in rings.reversed() {
                 for slot in ring.record.publicPart.slots {
                     do {
                         if let key = try SlotCrypto.open(slot, with: credential, vaultID: vaultID, epoch: ring.epoch, passphraseKeys: &passphraseKeys) {
@@ -112,7 +112,7 @@ public enum KeyringEvaluator {
         var changed = true
         while changed {
             changed = false
-            for i in rings.indices where rings[i].content == nil && rings[i].problem == nil {
+            for i in rings.indices where rings[i].content == nil {
                 for key in known[rings[i].epoch] ?? [] {
                     let epochKey = EpochKey(epoch: rings[i].epoch, key: key)
                     guard let inner = try? rings[i].record.openInner(key: epochKey, vaultID: vaultID, location: rings[i].location),
@@ -120,8 +120,10 @@ public enum KeyringEvaluator {
                     else { continue }
                     let message = KeyringRecord.signedMessage(vaultID: vaultID, epoch: rings[i].epoch, publicBytes: rings[i].record.publicBytes, contentBytes: inner.contentBytes)
                     guard Ed25519.verify(signature: inner.signature, message: message, publicKey: inner.signer) else {
-                        rings[i].problem = .keyringUnauthenticated(rings[i].location, reason: "its signature does not verify")
-                        issues.append(rings[i].problem!)
+                        if rings[i].problem == nil {
+                            rings[i].problem = .keyringUnauthenticated(rings[i].location, reason: "its signature does not verify")
+                            issues.append(rings[i].problem!)
+                        }
                         break
                     }
                     rings[i].epochKey = epochKey
@@ -228,11 +230,10 @@ public enum KeyringEvaluator {
             if let p = ring.problem, !issues.contains(p) { issues.append(p) }
         }
         guard rings.contains(where: \.isTrusted) else {
-            if case .device = credential, rings.contains(where: { if case .removedDeviceSlot = $0.problem { true } else { false } }) {
-                throw .wrongDeviceKey
-            }
-            throw issues.first(where: { if case .keyringUnauthenticated = $0 { true } else { false } })
-                ?? .keyringUnauthenticated(rings[0].location, reason: "no keyring could be authenticated")
+            // The credential reached keys, but every keyring it reached was
+            // rejected: report why, not "wrong credential".
+            if let rejected = rings.first(where: { $0.content != nil && $0.problem != nil })?.problem { throw rejected }
+            throw .keyringUnauthenticated(rings[0].location, reason: "no keyring could be authenticated")
         }
 
         // 4. The key set.

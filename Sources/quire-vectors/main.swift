@@ -1,1 +1,90 @@
-print("todo")
+// quire-vectors: generates and verifies the test vectors in Vectors/.
+//
+//   quire-vectors generate DIR          write DIR/files/<name>.qv (deterministic)
+//   quire-vectors verify DIR            check every vector against the library
+//   quire-vectors check-regenerate DIR  fail if regenerating would change a byte
+//   quire-vectors list                  print the vector names
+
+import Foundation
+
+func usage() -> Never {
+    FileHandle.standardError.write(Data("usage: quire-vectors generate|verify|check-regenerate DIR | list\n".utf8))
+    exit(64)
+}
+
+func generateAll() throws -> [(String, VectorFile)] {
+    var out: [(String, VectorFile)] = []
+    var names = Set<String>()
+    for make in Catalog.all {
+        let (name, vector) = try make()
+        precondition(names.insert(name).inserted, "duplicate vector name \(name)")
+        out.append((name, vector))
+    }
+    return out.sorted { $0.0 < $1.0 }
+}
+
+let args = CommandLine.arguments.dropFirst()
+guard let command = args.first else { usage() }
+let scratch = NSTemporaryDirectory() + "quire-vectors-check-\(getpid()).quire"
+
+switch command {
+case "list":
+    for (name, _) in try generateAll() { print(name) }
+case "generate":
+    guard args.count == 2 else { usage() }
+    let dir = args.last! + "/files"
+    try? FileManager.default.removeItem(atPath: dir)
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    var failures = 0
+    let vectors = try generateAll()
+    for (name, vector) in vectors {
+        // The generator's oracle must agree with the library before a vector is written.
+        if let problem = Checker.mismatch(vector, Checker.outcome(of: vector, scratch: scratch)) {
+            print("MISMATCH \(name): \(problem)")
+            failures += 1
+        }
+        try Data(vector.serialized()).write(to: URL(fileURLWithPath: dir + "/" + name + ".qv"))
+    }
+    print("wrote \(vectors.count) vectors to \(dir)")
+    if failures > 0 { print("\(failures) vectors disagree with the library"); exit(1) }
+case "verify":
+    guard args.count == 2 else { usage() }
+    let dir = args.last! + "/files"
+    let names = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".qv") }.sorted()
+    var failures = 0
+    var classes: [String: Int] = [:]
+    var codes = Set<String>()
+    for name in names {
+        let vector = try VectorFile.parse(Array(try Data(contentsOf: URL(fileURLWithPath: dir + "/" + name))))
+        classes[vector.expect, default: 0] += 1
+        if let e = vector.error { codes.insert(e) }
+        for i in vector.issues { codes.insert(i.code) }
+        if let problem = Checker.mismatch(vector, Checker.outcome(of: vector, scratch: scratch)) {
+            print("FAIL \(name): \(problem)")
+            failures += 1
+        }
+    }
+    let summary = classes.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+    print("\(names.count - failures)/\(names.count) vectors pass (\(summary)); \(codes.count) distinct error codes covered")
+    if failures > 0 || names.isEmpty { exit(1) }
+case "check-regenerate":
+    guard args.count == 2 else { usage() }
+    let dir = args.last! + "/files"
+    var changed: [String] = []
+    let vectors = try generateAll()
+    let existing = Set(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".qv") })
+    for (name, vector) in vectors {
+        let path = dir + "/" + name + ".qv"
+        let onDisk = try? Data(contentsOf: URL(fileURLWithPath: path))
+        if onDisk != Data(vector.serialized()) { changed.append(name) }
+    }
+    let stale = existing.subtracting(vectors.map { $0.0 + ".qv" })
+    if !changed.isEmpty || !stale.isEmpty {
+        print("regenerating would change \(changed.count) vectors and remove \(stale.count): \((changed + stale.sorted()).joined(separator: ", "))")
+        print("run `make vectors` and commit the result with the code change")
+        exit(1)
+    }
+    print("regenerating \(vectors.count) vectors changes nothing")
+default:
+    usage()
+}

@@ -1,0 +1,107 @@
+import Foundation
+import Quire
+import QuireCrypto
+import QuireFormat
+import QuireKeys
+
+/// Runs the reference library on a vector and compares every field of the
+/// outcome with the vector's header.
+enum Checker {
+    struct Outcome: CustomStringConvertible {
+        var expect: String
+        var error: String?
+        var records: Int?
+        var recordsHash: String?
+        var attachments: Int?
+        var attachmentsHash: String?
+        var issues: [(code: String, offset: UInt64)]
+
+        var description: String {
+            var s = "expect: \(expect)"
+            if let error { s += ", error: \(error)" }
+            if let records, let recordsHash { s += ", records: \(records) \(recordsHash.prefix(16))…" }
+            if let attachments, let attachmentsHash { s += ", attachments: \(attachments) \(attachmentsHash.prefix(16))…" }
+            for i in issues { s += ", issue: \(i.code) @ \(i.offset)" }
+            return s
+        }
+    }
+
+    /// What the library makes of `vector`.
+    static func outcome(of vector: VectorFile, scratch: String) -> Outcome {
+        try? FileManager.default.removeItem(atPath: scratch)
+        _ = FileManager.default.createFile(atPath: scratch, contents: Data(vector.body))
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let credential: Credential
+        do {
+            if let seed = vector.deviceSeed {
+                var bytes = QuireCrypto.bytes(fromHex: seed) ?? []
+                credential = .device(try Ed25519.KeyPair(seed: SecureBytes(consuming: &bytes)))
+            } else if let p = vector.passphrase {
+                var bytes = Array(p.utf8)
+                credential = .passphrase(try SecureBytes(consuming: &bytes))
+            } else {
+                credential = .recoveryKey(try RecoveryKey(code: vector.recoveryKey ?? ""))
+            }
+        } catch let e as KeyError {
+            return Outcome(expect: "error", error: e.code, issues: [])
+        } catch {
+            return Outcome(expect: "error", error: "\(error)", issues: [])
+        }
+        let vault: Vault
+        do {
+            vault = try Vault.open(at: scratch, credential: credential, writable: false)
+        } catch {
+            return Outcome(expect: "error", error: error.code, issues: [])
+        }
+        let report = vault.verify()
+        var released: [(UInt8, [UInt8])] = []
+        var manifests: [BlobManifest] = []
+        let kinds: Set<RecordKind> = [.entryRevision, .blobManifest, .profile, .enrollmentRequest]
+        // Released = authenticated and decoded under its kind's schema.
+        _ = vault.file.forEachRecord(kinds: kinds) { record in
+            let p = record.payload
+            switch record.frame.header.kind {
+            case .entryRevision: guard (try? EntryRevision(decoding: p)) != nil else { return true }
+            case .profile: guard (try? Profile(decoding: p)) != nil else { return true }
+            case .enrollmentRequest: guard (try? EnrollmentRequest(decoding: p, location: nil)) != nil else { return true }
+            case .blobManifest:
+                guard let m = try? BlobManifest(decoding: p) else { return true }
+                manifests.append(m)
+            default: break
+            }
+            released.append((record.frame.header.kind.rawValue, p))
+            return true
+        }
+        var attachments: [([UInt8], [UInt8])] = []
+        var seen = Set<BlobID>()
+        for m in manifests where !seen.contains(m.blob) {
+            guard let reader = try? vault.file.openBlob(m), let content = try? reader.readAll() else { continue }
+            seen.insert(m.blob)
+            attachments.append((m.blob.bytes, content))
+        }
+        let expect = report.issues.isEmpty ? "success" : (report.isIntact ? "recovered" : "damaged")
+        return Outcome(
+            expect: expect, error: nil, records: released.count, recordsHash: VectorDigest.records(released),
+            attachments: attachments.count, attachmentsHash: VectorDigest.attachments(attachments),
+            issues: report.issues.map { (code: $0.code, offset: $0.offset ?? 0) }.sorted { ($0.offset, $0.code) < ($1.offset, $1.code) })
+    }
+
+    /// Nil when the library's outcome matches the vector; otherwise what differs.
+    static func mismatch(_ vector: VectorFile, _ o: Outcome) -> String? {
+        var problems: [String] = []
+        if o.expect != vector.expect { problems.append("expect \(vector.expect), got \(o.expect)") }
+        if o.error != vector.error { problems.append("error \(vector.error ?? "none"), got \(o.error ?? "none")") }
+        if vector.expect != "error" {
+            if o.records != vector.records || o.recordsHash != vector.recordsHash {
+                problems.append("records \(vector.records ?? -1) \(vector.recordsHash ?? ""), got \(o.records ?? -1) \(o.recordsHash ?? "")")
+            }
+            if o.attachments != vector.attachments || o.attachmentsHash != vector.attachmentsHash {
+                problems.append("attachments \(vector.attachments ?? -1), got \(o.attachments ?? -1)")
+            }
+            let want = vector.issues.map { "\($0.code)@\($0.offset)" }
+            let got = o.issues.map { "\($0.code)@\($0.offset)" }
+            if want != got { problems.append("issues \(want), got \(got)") }
+        }
+        return problems.isEmpty ? nil : problems.joined(separator: "; ")
+    }
+}
