@@ -49,12 +49,13 @@ fuzz: deps
 	  mkdir -p Fuzz/corpus-$$t; \
 	  echo "== $$t ($(FUZZ_SECONDS)s)"; \
 	  SWIFT_BACKTRACE=enable=no Fuzz/.build/debug/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
-	    -artifact_prefix=Fuzz/crash-$$t- Fuzz/corpus-$$t Vectors/files || exit 1; \
+	    -artifact_prefix=Fuzz/crash-$$t- Fuzz/corpus-$$t Vectors/files Fuzz/seeds/$$t || exit 1; \
 	done
 
+# The main job on a bundled real journal (Pepys's diary), step by step.
 demo: deps
-	@echo "make demo: the CLI demo arrives with issue 5 (quire CLI); running the library round trip instead"
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --product quire-demo
+	$(SWIFT) run -c release --skip-build quire-demo Tests/Fixtures
 
 clean:
 	rm -rf .build Fuzz/.build

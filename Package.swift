@@ -31,6 +31,7 @@ let package = Package(
         .library(name: "Quire", targets: ["Quire"]),
         .executable(name: "quire-vectors", targets: ["quire-vectors"]),
         .executable(name: "quire-bench", targets: ["quire-bench"]),
+        .executable(name: "quire-demo", targets: ["quire-demo"]),
     ],
     targets: [
         // C libraries from the system, through pkg-config.
@@ -72,8 +73,19 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The vector file format and the checker, shared by the generator and the tests.
+        .target(
+            name: "QuireVectors",
+            dependencies: ["Quire", "QuireCrypto", "QuireFormat", "QuireKeys"],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "quire-vectors",
+            dependencies: ["QuireVectors", "Quire", "QuireCrypto", "QuireFormat", "QuireKeys", "QuireSystem"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "quire-demo",
             dependencies: ["Quire", "QuireCrypto", "QuireFormat", "QuireKeys", "QuireSystem"],
             swiftSettings: strict
         ),
@@ -96,7 +108,7 @@ let package = Package(
         ),
         .testTarget(
             name: "QuireTests",
-            dependencies: ["Quire", "QuireFormat", "QuireKeys", "QuireCrypto", "QuireSystem"],
+            dependencies: ["Quire", "QuireFormat", "QuireKeys", "QuireCrypto", "QuireSystem", "QuireVectors"],
             swiftSettings: strict
         ),
     ]

@@ -4,11 +4,16 @@ import QuireSystem
 /// What the index keeps of one revision; the body is read on demand.
 struct RevisionSummary: Sendable {
     let frame: Int
-    let revision: EntryRevision?   // kept only when small bodies are cached
+    /// The decoded revision. The index decrypts every revision once when it
+    /// is built; keeping them avoids decrypting winners again.
+    let revision: EntryRevision?
     let revisionID: RevisionID
     let parents: [RevisionID]
     let clock: HybridLogicalClock
     let isDeleted: Bool
+    /// False when the commit covering the revision did not verify
+    /// (`Spec/format.md §9.3`): it is shown, but nothing vouches for it.
+    let isVerified: Bool
 }
 
 /// The entry index: every revision by entry, the blobs, the profile.
@@ -19,10 +24,10 @@ struct EntryIndex: Sendable {
     var issues: [FormatError] = []
     var maxClock = HybridLogicalClock(rawValue: 0)
 
-    mutating func insert(_ r: EntryRevision, frame: Int) {
+    mutating func insert(_ r: EntryRevision, frame: Int, verified: Bool = true) {
         var list = revisions[r.entryID, default: []]
         guard !list.contains(where: { $0.revisionID == r.revisionID }) else { return }
-        list.append(RevisionSummary(frame: frame, revision: nil, revisionID: r.revisionID, parents: r.parents, clock: r.clock, isDeleted: r.isDeleted))
+        list.append(RevisionSummary(frame: frame, revision: r, revisionID: r.revisionID, parents: r.parents, clock: r.clock, isDeleted: r.isDeleted, isVerified: verified))
         revisions[r.entryID] = list
         if r.clock > maxClock { maxClock = r.clock }
     }
@@ -50,6 +55,11 @@ public struct EntrySnapshot: Sendable {
     public let conflictingHeads: [RevisionID]
     /// The number of revisions the vault holds for this entry.
     public let revisionCount: Int
+    /// False when the winning revision's commit did not verify: the record
+    /// authenticated under a key of the vault, but the commit chain cannot
+    /// vouch for it (damage, or tampering by a holder of an old key). Show
+    /// it as unverified (`Spec/threat-model.md §3.4`).
+    public let isVerified: Bool
 
     /// The entry's content.
     public var body: EntryBody { revision.body }
@@ -61,12 +71,27 @@ extension Vault {
     func loadIndex() throws(VaultError) -> EntryIndex {
         if let index { return index }
         var built = EntryIndex()
-        let issues = file.forEachRecord(kinds: [.entryRevision, .blobManifest, .profile]) { record in
+        Self.absorb(file: file, into: &built, frames: nil)
+        index = built
+        observe(built.maxClock)
+        return built
+    }
+
+    /// Indexes records other writers committed (frames `range`), if the
+    /// index is loaded; the next load covers them otherwise.
+    func absorb(_ range: Range<Int>) {
+        guard index != nil, !range.isEmpty else { return }
+        Self.absorb(file: file, into: &index!, frames: range)
+        observe(index!.maxClock)
+    }
+
+    static func absorb(file: VaultFile, into built: inout EntryIndex, frames: Range<Int>?) {
+        let issues = file.forEachRecord(kinds: [.entryRevision, .blobManifest, .profile], in: frames) { record in
             do throws(FormatError) {
                 switch record.frame.header.kind {
                 case .entryRevision:
                     let r = try EntryRevision(decoding: record.payload, location: record.frame.location)
-                    built.insert(r, frame: record.frame.location.index)
+                    built.insert(r, frame: record.frame.location.index, verified: record.commitVerified)
                 case .blobManifest:
                     let m = try BlobManifest(decoding: record.payload, location: record.frame.location)
                     if built.blobs[m.blob] == nil, (try? file.chunkFrames(for: m)) != nil { built.blobs[m.blob] = m }
@@ -82,9 +107,6 @@ extension Vault {
             return true
         }
         built.issues += issues
-        index = built
-        observe(built.maxClock)
-        return built
     }
 
     func observe(_ seen: HybridLogicalClock) {
@@ -130,9 +152,11 @@ extension Vault {
     func snapshot(_ id: EntryID, index: EntryIndex) throws(VaultError) -> EntrySnapshot? {
         let heads = index.heads(of: id)
         guard let winner = heads.first else { return nil }
+        let winning: EntryRevision
+        if let cached = winner.revision { winning = cached } else { winning = try revision(frame: winner.frame) }
         return EntrySnapshot(
-            id: id, revision: try revision(frame: winner.frame), conflictingHeads: heads.dropFirst().map(\.revisionID),
-            revisionCount: index.revisions[id]?.count ?? 0)
+            id: id, revision: winning, conflictingHeads: heads.dropFirst().map(\.revisionID),
+            revisionCount: index.revisions[id]?.count ?? 0, isVerified: winner.isVerified)
     }
 
     /// Every revision of an entry, oldest clock first.
@@ -141,7 +165,9 @@ extension Vault {
     public func revisions(of id: EntryID) throws(VaultError) -> [EntryRevision] {
         let index = try loadIndex()
         var out: [EntryRevision] = []
-        for s in (index.revisions[id] ?? []).sorted(by: { $0.clock < $1.clock }) { out.append(try revision(frame: s.frame)) }
+        for s in (index.revisions[id] ?? []).sorted(by: { $0.clock < $1.clock }) {
+            if let cached = s.revision { out.append(cached) } else { out.append(try revision(frame: s.frame)) }
+        }
         return out
     }
 
@@ -153,7 +179,7 @@ extension Vault {
         let revision = EntryRevision(
             entryID: id ?? EntryID(using: random), revisionID: RevisionID(using: random), parents: [], clock: nextClock(),
             device: author, body: body)
-        try commit { (tx: VaultTransaction) throws(VaultError) in try tx.append(revision) }
+        try commitTyped { (tx: VaultTransaction) throws(VaultError) in try tx.append(revision) }
         return revision
     }
 
@@ -175,13 +201,19 @@ extension Vault {
     }
 
     private func change(_ id: EntryID, body: EntryBody, deleted: Bool) throws(VaultError) -> EntryRevision {
-        let heads = try loadIndex().heads(of: id)
-        guard !heads.isEmpty else { throw .entryNotFound(id) }
-        let revision = EntryRevision(
-            entryID: id, revisionID: RevisionID(using: random), parents: heads.map(\.revisionID).sorted(), clock: nextClock(),
-            device: author, isDeleted: deleted, body: body)
-        try commit { (tx: VaultTransaction) throws(VaultError) in try tx.append(revision) }
-        return revision
+        var made: EntryRevision?
+        // The heads are read inside the commit, under the lock, after other
+        // writers' commits are indexed, so the parents are the true heads.
+        try commitTyped { (tx: VaultTransaction) throws(VaultError) in
+            let heads = try loadIndex().heads(of: id)
+            guard !heads.isEmpty else { throw .entryNotFound(id) }
+            let revision = EntryRevision(
+                entryID: id, revisionID: RevisionID(using: random), parents: heads.map(\.revisionID).sorted(), clock: nextClock(),
+                device: author, isDeleted: deleted, body: body)
+            try tx.append(revision)
+            made = revision
+        }
+        return made!
     }
 
     /// The manifest of an attachment.

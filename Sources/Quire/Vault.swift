@@ -96,7 +96,6 @@ public final class Vault: @unchecked Sendable {
         at path: String, setup: VaultSetup, random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions()
     ) throws(VaultError) -> Vault {
         if setup.isEscrowFree && setup.escrow != nil { throw .keys(.escrowRefused) }
-        let vaultID = VaultID(using: random)
         let epochKey: EpochKey
         let blobKey: SymmetricKey
         let recoverySigner: Ed25519.KeyPair
@@ -107,6 +106,10 @@ public final class Vault: @unchecked Sendable {
         } catch {
             throw .keys(.operationRefused(reason: "\(error)"))
         }
+        // The vault id commits to the root keyring's signer (Spec/format.md §8.4).
+        let signer = setup.device?.keyPair ?? recoverySigner
+        let vaultSalt = random.bytes(16)
+        let vaultID = rootVaultID(signer: signer.publicKey, salt: vaultSalt)
         var members = [KeyringMember(role: "recovery", publicKey: recoverySigner.publicKey, name: "Recovery key", added: setup.now)]
         var slots = [SlotCrypto.recoverySlot(for: epochKey, recovery: setup.recoveryKey, vaultID: vaultID, random: random)]
         do throws(KeyError) {
@@ -127,17 +130,16 @@ public final class Vault: @unchecked Sendable {
         }
         let content = KeyringContent(
             members: members, escrow: setup.escrow.map { [$0] } ?? [], blobKey: blobKey, created: setup.now, reason: "create")
-        let signer = setup.device?.keyPair ?? recoverySigner
         let keyringBody = KeyringBuilder.body(
             epochKey: epochKey, vaultID: vaultID, parents: [], isEscrowFree: setup.isEscrowFree, slots: slots, content: content,
-            signer: signer, random: random)
+            signer: signer, random: random, vaultSalt: vaultSalt)
         let authorID = DeviceID(publicKey: signer.publicKey)
         let clock = HybridLogicalClock(rawValue: 0).tick(now: UInt64(max(0, setup.now)))
         let profile = Profile(name: setup.name, clock: clock, device: authorID)
         do {
             _ = try VaultFile.create(at: path, vaultID: vaultID, keys: KeySet(single: epochKey, blobKey: blobKey), random: random, options: options) {
                 (tx: PendingCommit) throws(FormatError) in
-                try tx.appendPlaintext(kind: .keyring, epoch: 1, body: keyringBody)
+                try tx.appendKeyring(epoch: 1, body: keyringBody)
                 try tx.appendSealed(kind: .profile, payload: profile.encoded())
             }
         } catch {
@@ -155,21 +157,25 @@ public final class Vault: @unchecked Sendable {
 
     /// Appends one commit built by `build`, atomically (`Spec/format.md §9.1`).
     /// If another process changed the keys in the meantime the vault is
-    /// reopened and the commit retried once.
+    /// reopened and the commit retried once. If `build` throws, nothing is
+    /// committed and the file is as it was.
     ///
-    /// - Throws: ``VaultError/format(_:)`` for I/O, a damaged tail, a record
-    ///   too large; ``VaultError/removedFromVault(newerEpoch:)``.
-    public func commit(_ build: (VaultTransaction) throws(VaultError) -> Void) throws(VaultError) {
+    /// - Throws: ``VaultError`` for I/O, a damaged tail, a record too large or
+    ///   ``VaultError/removedFromVault(newerEpoch:)``; otherwise whatever
+    ///   `build` throws, unchanged.
+    public func commit(_ build: (VaultTransaction) throws -> Void) throws {
         try writableKey()
         var attempt = 0
         while true {
-            var inner: VaultError?
+            var inner: (any Error)?
             var transaction: VaultTransaction?
             do throws(FormatError) {
                 try file.commit(random: random, options: writeOptions) { (pending: PendingCommit) throws(FormatError) in
+                    // Index what other writers committed since we looked.
+                    self.absorb(pending.externalFrames)
                     let tx = VaultTransaction(vault: self, pending: pending)
                     transaction = tx
-                    do throws(VaultError) {
+                    do {
                         try build(tx)
                     } catch {
                         inner = error
@@ -185,8 +191,22 @@ public final class Vault: @unchecked Sendable {
                     try reload()
                     continue
                 }
-                throw .format(error)
+                throw VaultError.format(error)
             }
+        }
+    }
+
+    /// Appends one commit of revisions only; typed for callers that want
+    /// ``VaultError`` alone.
+    ///
+    /// - Throws: ``VaultError``.
+    func commitTyped(_ build: (VaultTransaction) throws(VaultError) -> Void) throws(VaultError) {
+        do {
+            try commit { tx in try build(tx) }
+        } catch let e as VaultError {
+            throw e
+        } catch {
+            throw .format(.notWritable(reason: "\(error)"))
         }
     }
 
@@ -247,6 +267,16 @@ public final class VaultTransaction {
         } catch {
             throw .format(error)
         }
+    }
+
+    /// Streams the file at `path` in as an attachment.
+    ///
+    /// - Throws: ``VaultError/format(_:)`` (``FormatError/io(_:)`` when the
+    ///   file cannot be read).
+    public func storeAttachment(fromFile path: String, mediaType: String) throws(VaultError) -> StoredBlob {
+        let source: FileByteSource
+        do { source = try FileByteSource(path: path) } catch { throw .format(error) }
+        return try storeAttachment(from: source, mediaType: mediaType)
     }
 
     /// Appends a new profile.

@@ -59,7 +59,13 @@ extension VaultReportBuilder {
             index = l.index
         default: break
         }
-        return VerifyReport.Issue(code: e.code, offset: offset, frameIndex: index, message: e.description, isDamage: true)
+        var warning = false
+        if case .keyringCopyDamaged(let l) = e {
+            offset = l.offset
+            index = l.index
+            warning = true
+        }
+        return VerifyReport.Issue(code: e.code, offset: offset, frameIndex: index, message: e.description, isDamage: !warning)
     }
 }
 

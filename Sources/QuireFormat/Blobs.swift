@@ -89,51 +89,62 @@ extension PendingCommit {
         let start = mark()
         let stream = StreamID(using: random)
         let chunkSize = Limits.chunkByteCount
-        let plainStart = FrameHeader.byteCount + XChaCha20Poly1305.nonceByteCount + ChunkHeader.byteCount
-        let capacity = FrameHeader.byteCount + SealedFrame.chunkBodyLength(contentCount: chunkSize, isFinal: true)
-        var current = [UInt8](repeating: 0, count: capacity)
-        var next = [UInt8](repeating: 0, count: capacity)
-        var hasher = BLAKE2b.Hasher(byteCount: BlobID.byteCount, key: blobKey)
-        var count = try Self.readFull(source, into: &current, at: plainStart, count: chunkSize)
+        let plainCapacity = SealedFrame.maxChunkPlaintextByteCount
+        let frameCapacity = FrameHeader.byteCount + SealedFrame.chunkBodyLength(contentCount: chunkSize, isFinal: true)
+        // Two content buffers (one is hashed on the second thread while the
+        // next is read) and one frame buffer; nothing is allocated per chunk.
+        let contents = [UnsafeMutableRawBufferPointer.allocate(byteCount: plainCapacity, alignment: 16),
+                        UnsafeMutableRawBufferPointer.allocate(byteCount: plainCapacity, alignment: 16)]
+        let frame = UnsafeMutableRawBufferPointer.allocate(byteCount: frameCapacity, alignment: 16)
+        let hasher = ParallelHasher(key: blobKey)
+        defer {
+            hasher.wait(slot: 0)
+            hasher.wait(slot: 1)
+            for c in contents { c.initializeMemory(as: UInt8.self, repeating: 0); c.deallocate() }
+            frame.deallocate()
+        }
+        var slot = 0
+        var count = try Self.readFull(source, into: contents[0], count: chunkSize)
         var index: UInt32 = 0
         var total: UInt64 = 0
         let vaultID = vault.vaultID
         while true {
-            var isFinal = count < chunkSize
-            var nextCount = 0
-            if !isFinal {
-                nextCount = try Self.readFull(source, into: &next, at: plainStart, count: chunkSize)
-                isFinal = nextCount == 0
-            }
             total += UInt64(count)
             guard total <= Limits.maxBlobByteCount else {
                 rollBack(to: start)
                 throw .sizeLimitExceeded(nil, what: "attachment", size: total, limit: Limits.maxBlobByteCount)
             }
-            current.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[plainStart..<(plainStart + count)])) }
-            let frameLength = FrameHeader.byteCount + SealedFrame.chunkBodyLength(contentCount: count, isFinal: isFinal)
+            hasher.submit(UnsafeRawBufferPointer(rebasing: contents[slot][0..<count]), slot: slot)
+            var isFinal = count < chunkSize
+            var nextCount = 0
+            if !isFinal {
+                hasher.wait(slot: 1 - slot)
+                nextCount = try Self.readFull(source, into: contents[1 - slot], count: chunkSize)
+                isFinal = nextCount == 0
+            }
+            var plainCount = count
+            if isFinal {
+                // The padding lies after the bytes being hashed: no overlap.
+                plainCount = Padding.paddedCount(forPayload: count)
+                contents[slot][count] = 0x80
+                for i in (count + 1)..<plainCount { contents[slot][i] = 0 }
+            }
+            let frameLength = FrameHeader.byteCount + XChaCha20Poly1305.nonceByteCount + ChunkHeader.byteCount + plainCount + XChaCha20Poly1305.tagByteCount
             let chunk = ChunkHeader(stream: stream, index: index, isFinal: isFinal)
-            let contentCount = count
-            let r = random
-            let k = key
-            current.withUnsafeMutableBytes { raw in
-                SealedFrame.sealChunk(
-                    frame: UnsafeMutableRawBufferPointer(rebasing: raw[0..<frameLength]), contentCount: contentCount,
-                    chunk: chunk, key: k, vaultID: vaultID, random: r)
-            }
-            let result: Result<FrameLocation, FormatError> = current.withUnsafeBytes { raw in
-                Result { () throws(FormatError) -> FrameLocation in
-                    try appendFrame(UnsafeRawBufferPointer(rebasing: raw[0..<frameLength]), plaintextBody: nil, chunk: chunk)
-                }
-            }
-            _ = try result.get()
+            let out = UnsafeMutableRawBufferPointer(rebasing: frame[0..<frameLength])
+            SealedFrame.sealChunk(plaintext: UnsafeRawBufferPointer(rebasing: contents[slot][0..<plainCount]), into: out,
+                                  chunk: chunk, key: key, vaultID: vaultID, random: random)
+            _ = try appendFrame(UnsafeRawBufferPointer(out), plaintextBody: nil, chunk: chunk)
             if isFinal { break }
-            guard index < UInt32.max else { throw .sizeLimitExceeded(nil, what: "attachment chunk count", size: UInt64(index), limit: UInt64(UInt32.max)) }
-            swap(&current, &next)
+            guard index < UInt32.max else {
+                rollBack(to: start)
+                throw .sizeLimitExceeded(nil, what: "attachment chunk count", size: UInt64(index), limit: UInt64(UInt32.max))
+            }
+            slot = 1 - slot
             count = nextCount
             index += 1
         }
-        let blob = BlobID(unchecked: hasher.finalize())
+        let blob = BlobID(unchecked: hasher.finish())
         if isKnown(blob) {
             rollBack(to: start)
             return .deduplicated(blob, byteCount: total)
@@ -143,18 +154,17 @@ extension PendingCommit {
         return .stored(manifest)
     }
 
-    /// Reads until `count` bytes are in `buffer` at `offset` or the source ends.
-    static func readFull(_ source: any ByteSource, into buffer: inout [UInt8], at offset: Int, count: Int) throws(FormatError) -> Int {
+    /// Reads until `count` bytes are at the start of `buffer` or the source ends.
+    static func readFull(_ source: any ByteSource, into buffer: UnsafeMutableRawBufferPointer, count: Int) throws(FormatError) -> Int {
         var done = 0
         while done < count {
-            let n = try buffer.withMutableBytes { (raw: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int in
-                try source.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[(offset + done)..<(offset + count)]))
-            }
+            let n = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[done..<count]))
             if n == 0 { break }
             done += n
         }
         return done
     }
+
 }
 
 extension VaultFile {
@@ -180,7 +190,9 @@ extension VaultFile {
     ///   ``FormatError/blobSizeMismatch(blob:expected:actual:)``.
     public func chunkFrames(for manifest: BlobManifest) throws(FormatError) -> [Int] {
         let s = manifest.stream.description
-        let frames = streamIndex[manifest.stream] ?? []
+        // Only chunks the release rules allow count (Spec/format.md §9.3):
+        // a stale chunk cannot break or join a stream.
+        let frames = (streamIndex[manifest.stream] ?? []).filter { releaseVerdict(frame: $0) == nil }
         let chunks = frames.map { structure.frames[$0].chunk! }
         var seen = Set<UInt32>()
         for c in chunks where !seen.insert(c.index).inserted { throw .chunkDuplicate(stream: s, index: c.index) }
@@ -197,10 +209,14 @@ extension VaultFile {
         // stands alone.
         let full = UInt32(SealedFrame.chunkBodyLength(contentCount: Limits.chunkByteCount, isFinal: false))
         let empty = UInt32(SealedFrame.chunkBodyLength(contentCount: 0, isFinal: true))
+        let largestFinal = UInt32(SealedFrame.chunkBodyLength(contentCount: Limits.chunkByteCount, isFinal: true))
         for (i, frame) in frames.enumerated() {
             let c = chunks[i], length = structure.frames[frame].header.bodyLength
             if !c.isFinal && length != full {
                 throw .chunkNoncanonical(stream: s, index: c.index, reason: "a non-final chunk must hold exactly \(Limits.chunkByteCount) bytes")
+            }
+            if c.isFinal && length > largestFinal {
+                throw .chunkNoncanonical(stream: s, index: c.index, reason: "a final chunk holds more than \(Limits.chunkByteCount) bytes")
             }
             if c.isFinal && c.index > 0 && length == empty {
                 throw .chunkNoncanonical(stream: s, index: c.index, reason: "an empty final chunk may only stand alone (for an empty attachment)")
@@ -224,25 +240,40 @@ extension VaultFile {
 }
 
 /// Reads one attachment, a chunk at a time or as a stream, with memory
-/// bounded by one chunk. Every chunk is authenticated before any of its bytes
-/// are returned; a stream read to its end is also checked against its size
-/// and its blob id.
+/// bounded by a few chunks. Every chunk is authenticated before any of its
+/// bytes are returned; a stream read to its end is also checked against its
+/// size and its blob id (hashed on a second thread while the next chunk is
+/// decrypted).
 public final class BlobReader {
     let vault: VaultFile
     /// The manifest being read.
     public let manifest: BlobManifest
     let frames: [Int]
-    private var buffer: [UInt8] = []
+    private let body: UnsafeMutableRawBufferPointer
+    private let outputs: [UnsafeMutableRawBufferPointer]
+    private var slot = 0
     private var bufferCount = 0
     private var bufferOffset = 0
     private var nextChunk = 0
     private var total: UInt64 = 0
-    private var hasher: BLAKE2b.Hasher?
+    private var hasher: ParallelHasher?
 
     init(vault: VaultFile, manifest: BlobManifest, frames: [Int]) {
         self.vault = vault
         self.manifest = manifest
         self.frames = frames
+        body = UnsafeMutableRawBufferPointer.allocate(byteCount: SealedFrame.chunkBodyLength(contentCount: Limits.chunkByteCount, isFinal: true), alignment: 16)
+        outputs = (0..<2).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: SealedFrame.maxChunkPlaintextByteCount, alignment: 16) }
+        if let key = vault.keys.blobKey { hasher = ParallelHasher(key: key) }
+    }
+
+    deinit {
+        // A hashing job may still be reading an output buffer: wait for it
+        // before the buffers go.
+        hasher?.wait(slot: 0)
+        hasher?.wait(slot: 1)
+        body.deallocate()
+        for o in outputs { o.initializeMemory(as: UInt8.self, repeating: 0); o.deallocate() }
     }
 
     /// Number of chunks.
@@ -254,56 +285,57 @@ public final class BlobReader {
     ///   ``FormatError/staleEpoch(_:epoch:currentEpoch:)``, ``FormatError/badPadding(_:)``,
     ///   ``FormatError/chunkNoncanonical(stream:index:reason:)``, ``FormatError/io(_:)``.
     public func chunk(_ index: Int) throws(FormatError) -> [UInt8] {
-        var out: [UInt8] = []
-        let n = try readChunk(index, into: &out)
-        return Array(out[0..<n])
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: SealedFrame.maxChunkPlaintextByteCount, alignment: 16)
+        defer { scratch.deallocate() }
+        let n = try readChunk(index, into: scratch)
+        return Array(scratch[0..<n])
     }
 
-    func readChunk(_ index: Int, into output: inout [UInt8]) throws(FormatError) -> Int {
+    func readChunk(_ index: Int, into output: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
         let frame = vault.structure.frames[frames[index]]
         if let verdict = vault.releaseVerdict(frame: frame.location.index) { throw verdict }
         let keys = vault.keys.keys(for: frame.header.epoch)
         guard !keys.isEmpty else { throw .unknownEpoch(frame.location, epoch: frame.header.epoch) }
-        let body: [UInt8]
-        do { body = try vault.file.read(count: Int(frame.header.bodyLength), at: frame.bodyOffset) } catch { throw .io(error) }
-        guard body.count == Int(frame.header.bodyLength) else { throw .io(SystemError(operation: "pread", path: vault.path, code: 5)) }
-        let id = vault.vaultID
-        return try body.withBytes { (raw: UnsafeRawBufferPointer) throws(FormatError) -> Int in
-            try SealedFrame.openChunk(body: raw, header: frame.header, chunk: frame.chunk!, location: frame.location, keys: keys, vaultID: id, into: &output)
-        }
+        let length = Int(frame.header.bodyLength)
+        guard length <= body.count else { throw .chunkNoncanonical(stream: frame.chunk!.stream.description, index: frame.chunk!.index, reason: "holds more than one chunk of content") }
+        let target = UnsafeMutableRawBufferPointer(rebasing: body[0..<length])
+        let got: Int
+        do { got = try vault.file.read(into: target, at: frame.bodyOffset) } catch { throw .io(error) }
+        guard got == length else { throw .io(SystemError(operation: "pread", path: vault.path, code: 5)) }
+        return try SealedFrame.openChunk(
+            body: UnsafeRawBufferPointer(target), header: frame.header, chunk: frame.chunk!, location: frame.location, keys: keys,
+            vaultID: vault.vaultID, into: output)
     }
 
-    /// Reads the next bytes of the content into `buffer`; returns 0 at the
-    /// end. When the end is reached the total size and the blob id are
-    /// checked.
+    /// Reads the next bytes of the content into `destination`; returns 0
+    /// at the end. When the end is reached the total size and the blob id
+    /// are checked.
     ///
     /// - Throws: the errors of ``chunk(_:)``, ``FormatError/blobSizeMismatch(blob:expected:actual:)``,
     ///   ``FormatError/blobIDMismatch(blob:)``.
     public func read(into destination: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
         if bufferOffset == bufferCount {
             guard nextChunk < frames.count else { return 0 }
-            if nextChunk == 0, let key = vault.keys.blobKey { hasher = BLAKE2b.Hasher(byteCount: BlobID.byteCount, key: key) }
-            bufferCount = try readChunk(nextChunk, into: &buffer)
+            slot = 1 - slot
+            hasher?.wait(slot: slot)  // that buffer's previous chunk is hashed
+            bufferCount = try readChunk(nextChunk, into: outputs[slot])
             bufferOffset = 0
             nextChunk += 1
             total += UInt64(bufferCount)
-            buffer.withUnsafeBytes { raw in hasher?.update(UnsafeRawBufferPointer(rebasing: raw[0..<bufferCount])) }
+            hasher?.submit(UnsafeRawBufferPointer(rebasing: outputs[slot][0..<bufferCount]), slot: slot)
             if nextChunk == frames.count {
                 guard total == manifest.byteCount else {
                     throw .blobSizeMismatch(blob: manifest.blob.description, expected: manifest.byteCount, actual: total)
                 }
-                if hasher != nil {
-                    let digest = hasher!.finalize()
+                if let h = hasher {
                     hasher = nil
-                    guard constantTimeEqual(digest, manifest.blob.bytes) else { throw .blobIDMismatch(blob: manifest.blob.description) }
+                    guard constantTimeEqual(h.finish(), manifest.blob.bytes) else { throw .blobIDMismatch(blob: manifest.blob.description) }
                 }
             }
             if bufferCount == 0 { return 0 }
         }
         let n = min(destination.count, bufferCount - bufferOffset)
-        buffer.withUnsafeBytes { raw in
-            destination.baseAddress!.copyMemory(from: raw.baseAddress!.advanced(by: bufferOffset), byteCount: n)
-        }
+        destination.baseAddress!.copyMemory(from: outputs[slot].baseAddress!.advanced(by: bufferOffset), byteCount: n)
         bufferOffset += n
         return n
     }
@@ -313,11 +345,13 @@ public final class BlobReader {
     /// - Throws: the errors of ``read(into:)``.
     public func readAll() throws(FormatError) -> [UInt8] {
         var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: Limits.chunkByteCount)
+        out.reserveCapacity(Int(min(manifest.byteCount, 1 << 30)))
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: Limits.chunkByteCount, alignment: 16)
+        defer { chunk.deallocate() }
         while true {
-            let n = try chunk.withMutableBytes { (raw: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int in try read(into: raw) }
+            let n = try read(into: chunk)
             if n == 0 { break }
-            out += chunk[0..<n]
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
         }
         return out
     }

@@ -8,6 +8,10 @@
 /// info 27), finite only; no tags; the only simple values are `false`, `true`
 /// and `null`; text strings valid UTF-8. ``CBORDecoder`` rejects anything
 /// else, so every value has exactly one encoding.
+///
+/// Equality and hashing compare text by its UTF-8 bytes, not by Unicode
+/// canonical equivalence as `String` does: `"é"` precomposed and decomposed
+/// are different CBOR items with different encodings.
 public indirect enum CBOR: Sendable, Hashable {
     /// A non-negative integer (major type 0).
     case unsigned(UInt64)
@@ -31,6 +35,35 @@ public indirect enum CBOR: Sendable, Hashable {
     /// An integer as the right major type.
     public static func int(_ v: Int64) -> CBOR {
         v >= 0 ? .unsigned(UInt64(v)) : .negative(UInt64(-(v + 1)))
+    }
+
+    public static func == (lhs: CBOR, rhs: CBOR) -> Bool {
+        switch (lhs, rhs) {
+        case let (.unsigned(a), .unsigned(b)): return a == b
+        case let (.negative(a), .negative(b)): return a == b
+        case let (.bytes(a), .bytes(b)): return a == b
+        case let (.text(a), .text(b)): return a.utf8.elementsEqual(b.utf8)
+        case let (.array(a), .array(b)): return a == b
+        case let (.map(a), .map(b)): return a == b
+        case let (.bool(a), .bool(b)): return a == b
+        case (.null, .null): return true
+        case let (.double(a), .double(b)): return a.bitPattern == b.bitPattern
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .unsigned(let v): hasher.combine(0); hasher.combine(v)
+        case .negative(let v): hasher.combine(1); hasher.combine(v)
+        case .bytes(let b): hasher.combine(2); hasher.combine(b)
+        case .text(let s): hasher.combine(3); for u in s.utf8 { hasher.combine(u) }
+        case .array(let a): hasher.combine(4); hasher.combine(a)
+        case .map(let m): hasher.combine(5); hasher.combine(m)
+        case .bool(let b): hasher.combine(6); hasher.combine(b)
+        case .null: hasher.combine(7)
+        case .double(let d): hasher.combine(8); hasher.combine(d.bitPattern)
+        }
     }
 
     /// The value as a signed integer, if it is an integer that fits.

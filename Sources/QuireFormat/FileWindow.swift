@@ -22,12 +22,16 @@ final class FileWindow {
     ///
     /// - Throws: ``FormatError/io(_:)``; also when the file shrank while
     ///   being read.
-    func load(_ offset: UInt64, _ n: Int) throws(FormatError) -> Int {
+    ///
+    /// - Parameter readAhead: how much to read when the bytes are not in the
+    ///   window (default: the window size). Readers that skip over large
+    ///   bodies ask for little, so they never pull the skipped bytes in.
+    func load(_ offset: UInt64, _ n: Int, readAhead: Int? = nil) throws(FormatError) -> Int {
         precondition(offset + UInt64(n) <= fileSize)
         if offset >= start && offset + UInt64(n) <= start + UInt64(count) {
             return Int(offset - start)
         }
-        let want = Int(min(UInt64(max(n, preferred)), fileSize - offset))
+        let want = Int(min(UInt64(max(n, readAhead ?? preferred)), fileSize - offset))
         if buffer.count < want { buffer = [UInt8](repeating: 0, count: want) }
         let got: Int
         do {
@@ -46,14 +50,14 @@ final class FileWindow {
     }
 
     /// A copy of `n` bytes at `offset`.
-    func bytes(_ offset: UInt64, _ n: Int) throws(FormatError) -> [UInt8] {
-        let i = try load(offset, n)
+    func bytes(_ offset: UInt64, _ n: Int, readAhead: Int? = nil) throws(FormatError) -> [UInt8] {
+        let i = try load(offset, n, readAhead: readAhead)
         return Array(buffer[i..<i + n])
     }
 
     /// Calls `body` with a view of `n` bytes at `offset`.
-    func withBytes<R>(_ offset: UInt64, _ n: Int, _ body: (UnsafeRawBufferPointer) throws(FormatError) -> R) throws(FormatError) -> R {
-        let i = try load(offset, n)
+    func withBytes<R>(_ offset: UInt64, _ n: Int, readAhead: Int? = nil, _ body: (UnsafeRawBufferPointer) throws(FormatError) -> R) throws(FormatError) -> R {
+        let i = try load(offset, n, readAhead: readAhead)
         return try buffer.withBytes { (raw: UnsafeRawBufferPointer) throws(FormatError) -> R in
             try body(UnsafeRawBufferPointer(rebasing: raw[i..<i + n]))
         }

@@ -121,9 +121,13 @@ public struct HybridLogicalClock: Sendable, Hashable, Comparable, CustomStringCo
     /// Wraps a packed value.
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
-    /// A reading of `milliseconds` (since the Unix epoch, UTC) and `counter`.
+    /// The largest millisecond value a reading holds (2⁴⁸ − 1, in the year 10889).
+    public static let maxMilliseconds: UInt64 = 0xffff_ffff_ffff
+
+    /// A reading of `milliseconds` (since the Unix epoch, UTC; clamped to
+    /// ``maxMilliseconds``) and `counter`.
     public init(milliseconds: UInt64, counter: UInt16) {
-        rawValue = (milliseconds & 0xffff_ffff_ffff) << 16 | UInt64(counter)
+        rawValue = min(milliseconds, Self.maxMilliseconds) << 16 | UInt64(counter)
     }
 
     /// Milliseconds since the Unix epoch, UTC.
@@ -133,9 +137,12 @@ public struct HybridLogicalClock: Sendable, Hashable, Comparable, CustomStringCo
 
     /// The reading for a new event: later than both `self` (the last reading
     /// this device made or saw) and the wall clock `now` (milliseconds, UTC).
+    /// Never goes backwards: a wall clock past ``maxMilliseconds`` is clamped,
+    /// and at the very last reading the clock stays put.
     public func tick(now: UInt64) -> HybridLogicalClock {
+        let now = min(now, Self.maxMilliseconds)
         if now > milliseconds { return HybridLogicalClock(milliseconds: now, counter: 0) }
-        if counter == UInt16.max { return HybridLogicalClock(milliseconds: milliseconds + 1, counter: 0) }
+        if rawValue == UInt64.max { return self }
         return HybridLogicalClock(rawValue: rawValue + 1)
     }
 

@@ -32,6 +32,18 @@ public enum KeySlot: Sendable, Equatable {
         }
     }
 
+    /// The fields of a slot map other than those its kind defines.
+    static func unknownFields(of value: CBOR) -> CBORMap {
+        guard case .map(let m) = value, case .text(let kind)? = m[text: "kind"] else { return CBORMap() }
+        let known: Set<String> = switch kind {
+        case "device", "escrow": ["kind", "box"]
+        case "recovery": ["kind", "nonce", "wrapped"]
+        case "passphrase": ["kind", "salt", "opsLimit", "memLimit", "nonce", "wrapped"]
+        default: Set(m.entries.compactMap { if case .text(let k) = $0.key { k } else { nil } })
+        }
+        return CBORMap(m.entries.filter { e in if case .text(let k) = e.key { !known.contains(k) } else { true } }.map { ($0.key, $0.value) })
+    }
+
     init(_ value: CBOR, location: FrameLocation?) throws(FormatError) {
         var r = try FieldReader(value, context: "key slot", location: location)
         guard let kind = try r.text("kind") else { throw .malformedRecord(location, reason: "key slot has no \"kind\"") }
@@ -60,8 +72,8 @@ public enum KeySlot: Sendable, Equatable {
         }
     }
 
-    var value: CBOR {
-        var w = FieldWriter()
+    func value(unknown: CBORMap) -> CBOR {
+        var w = FieldWriter(unknown: unknown)
         switch self {
         case .device(let box), .escrow(let box):
             w.text("kind", kind)
@@ -93,15 +105,25 @@ public struct KeyringPublic: Sendable, Equatable {
     /// may exist in it.
     public var isEscrowFree: Bool
     /// The key slots.
-    public var slots: [KeySlot]
+    public var slots: [KeySlot] {
+        didSet { if slotUnknownFields.count != slots.count { slotUnknownFields = slots.map { _ in CBORMap() } } }
+    }
+    /// Fields of each slot map that its kind does not define, kept and
+    /// written back (`Spec/records.md §1.2`).
+    var slotUnknownFields: [CBORMap]
+    /// For a root keyring (no parents): the 16-byte salt that, with the
+    /// signer's key, derives the vault id (`Spec/format.md §8.4`).
+    public var vaultSalt: [UInt8]?
     /// Fields this version does not know.
     public var unknownFields: CBORMap
 
     /// A public part with the given fields.
-    public init(parents: [KeyringID], isEscrowFree: Bool, slots: [KeySlot], unknownFields: CBORMap = CBORMap()) {
+    public init(parents: [KeyringID], isEscrowFree: Bool, slots: [KeySlot], vaultSalt: [UInt8]? = nil, unknownFields: CBORMap = CBORMap()) {
         self.parents = parents
         self.isEscrowFree = isEscrowFree
         self.slots = slots
+        slotUnknownFields = slots.map { _ in CBORMap() }
+        self.vaultSalt = vaultSalt
         self.unknownFields = unknownFields
     }
 
@@ -110,7 +132,8 @@ public struct KeyringPublic: Sendable, Equatable {
         var w = FieldWriter(unknown: unknownFields)
         w.ids("parents", parents)
         w.bool("escrowFree", isEscrowFree)
-        w.set("slots", .array(slots.map(\.value)))
+        w.set("slots", .array(zip(slots, slotUnknownFields).map { $0.value(unknown: $1) }))
+        w.bytes("vaultSalt", vaultSalt)
         return w.encoded
     }
 
@@ -130,8 +153,18 @@ public struct KeyringPublic: Sendable, Equatable {
         var slots: [KeySlot] = []
         for item in items { slots.append(try KeySlot(item, location: location)) }
         self.slots = slots
+        slotUnknownFields = items.map { KeySlot.unknownFields(of: $0) }
+        vaultSalt = try r.bytes("vaultSalt", count: 16)
         unknownFields = r.unknown
     }
+}
+
+/// The vault id a root keyring's signer and salt derive
+/// (`Spec/format.md §8.4`): `BLAKE2b-128("quire-vault-id-v1" ‖ signer
+/// Ed25519 public key ‖ salt)`. Only the holder of the signer's private key
+/// can make a root keyring for a vault, wherever it stands in the file.
+public func rootVaultID(signer publicKey: [UInt8], salt: [UInt8]) -> VaultID {
+    VaultID(unchecked: BLAKE2b.hash(Array("quire-vault-id-v1".utf8) + publicKey + salt, byteCount: 16))
 }
 
 /// A keyring record's body as stored: the public part's exact bytes and the
@@ -288,11 +321,14 @@ public struct EscrowRecipient: Sendable, Equatable {
     public var publicKey: [UInt8]
     /// A label, such as `"Employer IT"`.
     public var label: String
+    /// Fields this version does not know.
+    public var unknownFields: CBORMap
 
     /// A recipient with the given fields.
-    public init(publicKey: [UInt8], label: String) {
+    public init(publicKey: [UInt8], label: String, unknownFields: CBORMap = CBORMap()) {
         self.publicKey = publicKey
         self.label = label
+        self.unknownFields = unknownFields
     }
 }
 
@@ -303,11 +339,14 @@ public struct HistoricKey: Sendable {
     public let epoch: UInt16
     /// The epoch key.
     public let key: SymmetricKey
+    /// Fields this version does not know.
+    public let unknownFields: CBORMap
 
     /// Wraps an epoch key.
-    public init(epoch: UInt16, key: SymmetricKey) {
+    public init(epoch: UInt16, key: SymmetricKey, unknownFields: CBORMap = CBORMap()) {
         self.epoch = epoch
         self.key = key
+        self.unknownFields = unknownFields
     }
 }
 
@@ -360,7 +399,7 @@ public struct KeyringContent: Sendable {
         for item in try Self.list(&r, "escrow", location) {
             var f = try FieldReader(item, context: "escrow recipient", location: location)
             guard let key = try f.bytes("key", count: 32) else { throw .malformedRecord(location, reason: "escrow recipient needs a 32-byte key") }
-            escrow.append(EscrowRecipient(publicKey: key, label: try f.text("label") ?? ""))
+            escrow.append(EscrowRecipient(publicKey: key, label: try f.text("label") ?? "", unknownFields: f.unknown))
         }
         self.escrow = escrow
         var history: [HistoricKey] = []
@@ -369,7 +408,7 @@ public struct KeyringContent: Sendable {
             guard let epoch = try f.unsigned("epoch"), epoch >= 1, epoch <= UInt64(UInt16.max), let key = try f.bytes("key", count: 32) else {
                 throw .malformedRecord(location, reason: "history entry needs an epoch (1…65535) and a 32-byte key")
             }
-            history.append(HistoricKey(epoch: UInt16(epoch), key: try Self.secret(key, location)))
+            history.append(HistoricKey(epoch: UInt16(epoch), key: try Self.secret(key, location), unknownFields: f.unknown))
         }
         self.history = history
         guard let blob = try r.bytes("blobKey", count: 32) else { throw .malformedRecord(location, reason: "keyring content has no 32-byte blobKey") }
@@ -418,7 +457,7 @@ public struct KeyringContent: Sendable {
         if !removed.isEmpty { w.set("removed", .array(removed.map(member))) }
         if !escrow.isEmpty {
             w.set("escrow", .array(escrow.map { e in
-                var f = FieldWriter()
+                var f = FieldWriter(unknown: e.unknownFields)
                 f.bytes("key", e.publicKey)
                 f.text("label", e.label)
                 return f.value
@@ -426,7 +465,10 @@ public struct KeyringContent: Sendable {
         }
         if !history.isEmpty {
             w.set("history", .array(history.map { h in
-                .map(CBORMap(text: [("epoch", .unsigned(UInt64(h.epoch))), ("key", .bytes(h.key.storage.copyBytes()))]))
+                var f = FieldWriter(unknown: h.unknownFields)
+                f.unsigned("epoch", UInt64(h.epoch))
+                f.bytes("key", h.key.storage.copyBytes())
+                return f.value
             }))
         }
         w.bytes("blobKey", blobKey.storage.copyBytes())
@@ -468,13 +510,16 @@ public struct EnrollmentRequest: Sendable, Equatable {
     /// Ed25519 signature by `publicKey` over `"quire-enroll-v1" ‖ vault id ‖
     /// public key ‖ UTF-8 name`.
     public var signature: [UInt8]
+    /// Fields this version does not know.
+    public var unknownFields: CBORMap
 
     /// A request with the given fields.
-    public init(publicKey: [UInt8], name: String, created: Int64, signature: [UInt8]) {
+    public init(publicKey: [UInt8], name: String, created: Int64, signature: [UInt8], unknownFields: CBORMap = CBORMap()) {
         self.publicKey = publicKey
         self.name = name
         self.created = created
         self.signature = signature
+        self.unknownFields = unknownFields
     }
 
     /// The message the request signs.
@@ -494,11 +539,12 @@ public struct EnrollmentRequest: Sendable, Equatable {
         signature = sig
         name = try r.text("name") ?? ""
         created = try r.int("created") ?? 0
+        unknownFields = r.unknown
     }
 
     /// The canonical encoding.
     public func encoded() -> [UInt8] {
-        var w = FieldWriter()
+        var w = FieldWriter(unknown: unknownFields)
         w.bytes("key", publicKey)
         w.text("name", name)
         w.int("created", created, default: 0)

@@ -4,7 +4,8 @@
 /// unchanged).
 struct FieldReader {
     private let map: CBORMap
-    private var asked: Set<String> = []
+    /// One flag per map entry: asked for by name.
+    private var asked: [Bool]
     let location: FrameLocation?
     let context: String
 
@@ -13,6 +14,7 @@ struct FieldReader {
             throw .malformedRecord(location, reason: "\(context) must be a map")
         }
         map = m
+        asked = [Bool](repeating: false, count: m.count)
         self.context = context
         self.location = location
     }
@@ -22,8 +24,14 @@ struct FieldReader {
     }
 
     mutating func value(_ key: String) -> CBOR? {
-        asked.insert(key)
-        return map[text: key]
+        let entries = map.entries
+        for i in entries.indices {
+            if case .text(let k) = entries[i].key, k.utf8.elementsEqual(key.utf8) {
+                asked[i] = true
+                return entries[i].value
+            }
+        }
+        return nil
     }
 
     mutating func bytes(_ key: String, count: Int? = nil) throws(FormatError) -> [UInt8]? {
@@ -40,7 +48,9 @@ struct FieldReader {
 
     mutating func ids<T: ByteIdentifier>(_ key: String, as: T.Type, limit: Int) throws(FormatError) -> [T]? {
         guard let items = try array(key) else { return nil }
-        guard items.count <= limit else { throw wrong(key, "at most \(limit) items") }
+        guard items.count <= limit else {
+            throw .sizeLimitExceeded(location, what: "\(context) \"\(key)\" count", size: UInt64(items.count), limit: UInt64(limit))
+        }
         var out: [T] = []
         for item in items {
             guard case .bytes(let b) = item, b.count == T.byteCount else { throw wrong(key, "a list of \(T.byteCount)-byte ids") }
@@ -90,7 +100,7 @@ struct FieldReader {
         switch v {
         case .double(let d): return d
         case .unsigned(let u): return Double(u)
-        case .negative: return Double(v.int64Value ?? 0)
+        case .negative(let n): return -1 - Double(n)
         default: throw wrong(key, "a number")
         }
     }
@@ -109,10 +119,9 @@ struct FieldReader {
 
     /// Every field not asked for so far.
     var unknown: CBORMap {
-        CBORMap(canonicalEntries: map.entries.filter { e in
-            if case .text(let k) = e.key { return !asked.contains(k) }
-            return true
-        })
+        var kept: [CBORMap.Entry] = []
+        for (i, e) in map.entries.enumerated() where !asked[i] { kept.append(e) }
+        return CBORMap(canonicalEntries: kept)
     }
 }
 

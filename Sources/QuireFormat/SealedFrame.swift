@@ -79,20 +79,33 @@ public enum SealedFrame {
         body: UnsafeRawBufferPointer, header: FrameHeader, location: FrameLocation, keys: [EpochKey],
         vaultID: VaultID, context: DecompressionContext
     ) throws(FormatError) -> [UInt8] {
-        var plain = [UInt8](repeating: 0, count: Int(header.bodyLength) - XChaCha20Poly1305.nonceByteCount - XChaCha20Poly1305.tagByteCount)
-        defer { wipe(&plain) }
-        let ad = associatedData(vaultID: vaultID, header: header, publicHeader: [])
+        try open(body: body, header: header, associatedData: associatedData(vaultID: vaultID, header: header, publicHeader: []),
+                 location: location, keys: keys, context: context)
+    }
+
+    /// ``open(body:header:location:keys:vaultID:context:)`` with the
+    /// associated data already built (`vault id ‖ header bytes 0..<8`).
+    static func open(
+        body: UnsafeRawBufferPointer, header: FrameHeader, associatedData ad: [UInt8], location: FrameLocation, keys: [EpochKey],
+        context: DecompressionContext
+    ) throws(FormatError) -> [UInt8] {
+        let plainCount = Int(header.bodyLength) - XChaCha20Poly1305.nonceByteCount - XChaCha20Poly1305.tagByteCount
+        // The AEAD writes every byte, so the buffer need not be zeroed first.
+        var plain = [UInt8](unsafeUninitializedCapacity: plainCount) { _, count in count = plainCount }
         try authenticate(body: body, publicHeaderCount: 0, ad: ad, keys: keys, into: &plain, location: location)
         let payloadCount = try plain.withBytes { (p: UnsafeRawBufferPointer) throws(FormatError) -> Int in
             guard let n = Padding.payloadCount(in: p) else { throw .badPadding(location) }
             return n
         }
         if header.isCompressed {
+            defer { wipe(&plain) }
             return try plain.withBytes { (p: UnsafeRawBufferPointer) throws(FormatError) -> [UInt8] in
                 try decompress(UnsafeRawBufferPointer(rebasing: p[0..<payloadCount]), location: location, context: context)
             }
         }
-        return Array(plain[0..<payloadCount])
+        // Padding is zeros: dropping it leaves only the payload, no copy.
+        plain.removeSubrange(payloadCount...)
+        return plain
     }
 
     /// Tries each key; on success `plain` holds the padded plaintext.
@@ -120,7 +133,8 @@ public enum SealedFrame {
     ) throws(FormatError) -> [UInt8] {
         do {
             let size = try Compression.declaredSize(payload, limit: Limits.maxRecordByteCount)
-            var out = [UInt8](repeating: 0, count: size)
+            // zstd checks that it fills exactly `size` bytes (Compression.decompress).
+            var out = [UInt8](unsafeUninitializedCapacity: size) { _, count in count = size }
             let r: Result<Void, Compression.Failure> = out.withUnsafeMutableBytes { o in
                 Result { () throws(Compression.Failure) in try Compression.decompress(payload, into: o, context: context) }
             }
@@ -146,6 +160,9 @@ public enum SealedFrame {
         return XChaCha20Poly1305.nonceByteCount + ChunkHeader.byteCount + plain + XChaCha20Poly1305.tagByteCount
     }
 
+    /// Largest plaintext of a chunk frame: a full final chunk with its padding.
+    public static let maxChunkPlaintextByteCount = Padding.paddedCount(forPayload: Limits.chunkByteCount)
+
     /// Seals one attachment chunk into `frame`, which must be exactly
     /// `12 + chunkBodyLength(contentCount:isFinal:)` bytes and hold the
     /// content at offset `12 + 24 + 21`. Works in place.
@@ -156,70 +173,80 @@ public enum SealedFrame {
         let plainStart = FrameHeader.byteCount + XChaCha20Poly1305.nonceByteCount + ChunkHeader.byteCount
         var plainCount = contentCount
         if chunk.isFinal {
-            let padded = Padding.paddedCount(forPayload: contentCount)
+            plainCount = Padding.paddedCount(forPayload: contentCount)
             frame[plainStart + contentCount] = 0x80
-            for i in (plainStart + contentCount + 1)..<(plainStart + padded) { frame[i] = 0 }
-            plainCount = padded
+            for i in (plainStart + contentCount + 1)..<(plainStart + plainCount) { frame[i] = 0 }
         }
-        let bodyLength = XChaCha20Poly1305.nonceByteCount + ChunkHeader.byteCount + plainCount + XChaCha20Poly1305.tagByteCount
+        sealChunk(plaintext: UnsafeRawBufferPointer(rebasing: frame[plainStart..<(plainStart + plainCount)]),
+                  into: frame, chunk: chunk, key: key, vaultID: vaultID, random: random)
+    }
+
+    /// Seals one attachment chunk whose plaintext (the content, padded when
+    /// final: ``Padding``) is `plaintext`, writing the whole frame into
+    /// `frame`, which must be exactly `12 + 24 + 21 + plaintext.count + 16`
+    /// bytes. `plaintext` may lie inside `frame` at its final place.
+    public static func sealChunk(
+        plaintext: UnsafeRawBufferPointer, into frame: UnsafeMutableRawBufferPointer, chunk: ChunkHeader, key: EpochKey,
+        vaultID: VaultID, random: any RandomSource
+    ) {
+        let plainStart = FrameHeader.byteCount + XChaCha20Poly1305.nonceByteCount + ChunkHeader.byteCount
+        let bodyLength = XChaCha20Poly1305.nonceByteCount + ChunkHeader.byteCount + plaintext.count + XChaCha20Poly1305.tagByteCount
         precondition(frame.count == FrameHeader.byteCount + bodyLength)
         let header = FrameHeader(kind: .blobChunk, flags: FrameHeader.sealedFlag, epoch: key.epoch, bodyLength: UInt32(bodyLength))
-        let headerBytes = header.encoded()
         let chunkBytes = chunk.encoded()
-        frame.copyBytes(from: headerBytes)
+        UnsafeMutableRawBufferPointer(rebasing: frame[0..<FrameHeader.byteCount]).copyBytes(from: header.encoded())
         let nonceSlot = UnsafeMutableRawBufferPointer(rebasing: frame[12..<(12 + XChaCha20Poly1305.nonceByteCount)])
         random.fill(nonceSlot)
         UnsafeMutableRawBufferPointer(rebasing: frame[(12 + 24)..<plainStart]).copyBytes(from: chunkBytes)
         let ad = associatedData(vaultID: vaultID, header: header, publicHeader: chunkBytes)
-        let plain = UnsafeRawBufferPointer(rebasing: frame[plainStart..<(plainStart + plainCount)])
-        let out = UnsafeMutableRawBufferPointer(rebasing: frame[plainStart..<(plainStart + plainCount + XChaCha20Poly1305.tagByteCount)])
+        let out = UnsafeMutableRawBufferPointer(rebasing: frame[plainStart..<(plainStart + plaintext.count + XChaCha20Poly1305.tagByteCount)])
         ad.withUnsafeBytes { a in
-            XChaCha20Poly1305.seal(plain, into: out, key: key.recordKey, nonce: UnsafeRawBufferPointer(nonceSlot), authenticating: a)
+            XChaCha20Poly1305.seal(plaintext, into: out, key: key.recordKey, nonce: UnsafeRawBufferPointer(nonceSlot), authenticating: a)
         }
     }
 
-    /// Opens an attachment chunk body into `output` (which must have room
-    /// for ``Limits/chunkByteCount`` bytes plus padding) and returns the
-    /// number of content bytes.
+    /// Opens an attachment chunk body, decrypting straight into `output`
+    /// (at least ``maxChunkPlaintextByteCount`` bytes), and returns the
+    /// number of content bytes at its start.
     ///
     /// - Throws: ``FormatError/authenticationFailed(_:)``,
     ///   ``FormatError/badPadding(_:)``, ``FormatError/chunkNoncanonical(stream:index:reason:)``,
     ///   ``FormatError/malformedFrame(_:reason:)``.
     public static func openChunk(
         body: UnsafeRawBufferPointer, header: FrameHeader, chunk: ChunkHeader, location: FrameLocation, keys: [EpochKey],
-        vaultID: VaultID, into output: inout [UInt8]
+        vaultID: VaultID, into output: UnsafeMutableRawBufferPointer
     ) throws(FormatError) -> Int {
         let fixed = XChaCha20Poly1305.nonceByteCount + ChunkHeader.byteCount + XChaCha20Poly1305.tagByteCount
         guard body.count >= fixed else { throw .malformedFrame(location, reason: "chunk body shorter than its fixed parts") }
         let plainCount = body.count - fixed
-        let maxPlain = Padding.paddedCount(forPayload: Limits.chunkByteCount)
-        guard plainCount <= maxPlain else {
+        guard plainCount <= maxChunkPlaintextByteCount else {
             throw .chunkNoncanonical(stream: chunk.stream.description, index: chunk.index, reason: "holds more than one chunk of content")
         }
         if !chunk.isFinal && plainCount != Limits.chunkByteCount {
             throw .chunkNoncanonical(stream: chunk.stream.description, index: chunk.index,
                                      reason: "a non-final chunk must hold exactly \(Limits.chunkByteCount) bytes, it holds \(plainCount)")
         }
-        if output.count < plainCount { output = [UInt8](repeating: 0, count: maxPlain) }
+        precondition(output.count >= plainCount)
         let ad = associatedData(vaultID: vaultID, header: header, publicHeader: chunk.encoded())
-        var plain = [UInt8](repeating: 0, count: plainCount)
-        try authenticate(body: body, publicHeaderCount: ChunkHeader.byteCount, ad: ad, keys: keys, into: &plain, location: location)
-        var contentCount = plainCount
-        if chunk.isFinal {
-            guard let n = plain.withUnsafeBytes({ Padding.payloadCount(in: $0) }) else { throw .badPadding(location) }
-            guard n <= Limits.chunkByteCount else {
-                throw .chunkNoncanonical(stream: chunk.stream.description, index: chunk.index, reason: "final chunk holds more than \(Limits.chunkByteCount) bytes")
+        let nonce = UnsafeRawBufferPointer(rebasing: body[0..<XChaCha20Poly1305.nonceByteCount])
+        let sealed = UnsafeRawBufferPointer(rebasing: body[(XChaCha20Poly1305.nonceByteCount + ChunkHeader.byteCount)...])
+        let plain = UnsafeMutableRawBufferPointer(rebasing: output[0..<plainCount])
+        var opened = false
+        for key in keys where !opened {
+            opened = ad.withUnsafeBytes { a in
+                (try? XChaCha20Poly1305.open(sealed, into: plain, key: key.recordKey, nonce: nonce, authenticating: a)) != nil
             }
-            if n == 0 && chunk.index != 0 {
-                throw .chunkNoncanonical(stream: chunk.stream.description, index: chunk.index,
-                                         reason: "an empty final chunk may only stand alone (for an empty attachment)")
-            }
-            contentCount = n
         }
-        output.withUnsafeMutableBytes { o in
-            plain.withUnsafeBytes { p in o.baseAddress!.copyMemory(from: p.baseAddress!, byteCount: contentCount) }
+        guard opened else { throw .authenticationFailed(location) }
+        guard chunk.isFinal else { return plainCount }
+        guard let n = Padding.payloadCount(in: UnsafeRawBufferPointer(plain)) else { throw .badPadding(location) }
+        guard n <= Limits.chunkByteCount else {
+            throw .chunkNoncanonical(stream: chunk.stream.description, index: chunk.index, reason: "final chunk holds more than \(Limits.chunkByteCount) bytes")
         }
-        wipe(&plain)
-        return contentCount
+        if n == 0 && chunk.index != 0 {
+            throw .chunkNoncanonical(stream: chunk.stream.description, index: chunk.index,
+                                     reason: "an empty final chunk may only stand alone (for an empty attachment)")
+        }
+        return n
     }
 }

@@ -19,6 +19,11 @@ public final class PendingCommit {
     var bufferStart: UInt64
     var frames: [ScannedFrame] = []
     var trustedKeyringEpochs: [Int: UInt16] = [:]
+    /// Frames other writers committed since this handle last looked,
+    /// absorbed under the lock before this commit began. Index them before
+    /// deciding anything from the vault's content (an edit's parents).
+    public internal(set) var externalFrames: Range<Int> = 0..<0
+    var pendingKeyringCopies: [(UInt16, [UInt8])] = []
     static let flushThreshold = 4 << 20
 
     init(vault: VaultFile, key: EpochKey, random: any RandomSource, start: UInt64) {
@@ -63,6 +68,19 @@ public final class PendingCommit {
         return location
     }
 
+    /// Appends a keyring as two identical frames (`Spec/format.md §8.1`), so
+    /// that damage to one copy costs nothing. Call it first in a commit:
+    /// the second copy is written when the commit is finished, as its last
+    /// record, away from the first.
+    ///
+    /// - Throws: ``FormatError/recordTooLarge(byteCount:limit:)``, ``FormatError/io(_:)``.
+    @discardableResult
+    public func appendKeyring(epoch: UInt16, body: [UInt8]) throws(FormatError) -> FrameLocation {
+        let location = try appendPlaintext(kind: .keyring, epoch: epoch, body: body, trusted: true)
+        pendingKeyringCopies.append((epoch, body))
+        return location
+    }
+
     /// Appends a frame exactly as given (header and body), as merge does to
     /// carry records it cannot or need not open. The header must pass its
     /// check and the frame must not be a commit.
@@ -95,7 +113,7 @@ public final class PendingCommit {
         var checksum: Bool? = nil
         if !header.isSealed && header.kind != .commit { checksum = true }
         frames.append(ScannedFrame(
-            location: location, header: header, trailer: trailer, repaired: false, chunk: chunk,
+            location: location, header: header, headerBytes: Array(raw[0..<FrameHeader.byteCount]), trailer: trailer, repaired: false, chunk: chunk,
             plaintextBody: plaintextBody, checksumIntact: checksum, malformation: VaultScanner.malformation(of: header)))
         buffer.append(contentsOf: raw)
         position += UInt64(raw.count)
@@ -150,9 +168,10 @@ extension VaultFile {
         guard let key = keys.writeKey else { throw .notWritable(reason: "no epoch key to write with is unlocked") }
         do { try file.lockExclusive() } catch { throw .io(error) }
         defer { file.unlock() }
-        try synchronizeLocked()
+        let external = try synchronizeLocked()
         let start = structure.committedEnd
         let pending = PendingCommit(vault: self, key: key, random: random, start: start)
+        pending.externalFrames = external
         do {
             try build(pending)
             try finish(pending, options: options)
@@ -162,12 +181,15 @@ extension VaultFile {
         }
     }
 
-    /// Brings the structure up to date with the file under the lock.
-    func synchronizeLocked() throws(FormatError) {
+    /// Brings the structure up to date with the file under the lock and
+    /// returns the frames other writers committed since this handle last
+    /// looked.
+    func synchronizeLocked() throws(FormatError) -> Range<Int> {
         let size: UInt64
         do { size = try file.size() } catch { throw .io(error) }
         let end = structure.committedEnd
         guard size >= end else { throw .vaultChanged(path: path) }
+        let framesBefore = structure.committedFrameCount
         if let g = structure.groups.last {
             let onDisk: [UInt8]
             do { onDisk = try file.read(count: 16, at: end - 16) } catch { throw .io(error) }
@@ -200,15 +222,20 @@ extension VaultFile {
         if let last = commits.statuses.last, last != .verified {
             throw .damagedTail(offset: structure.frames[structure.groups[structure.groups.count - 1].commitFrame].location.offset)
         }
+        return framesBefore..<structure.committedFrameCount
     }
 
     func finish(_ pending: PendingCommit, options: WriteOptions) throws(FormatError) {
+        for (epoch, body) in pending.pendingKeyringCopies {
+            try pending.appendPlaintext(kind: .keyring, epoch: epoch, body: body, trusted: true)
+        }
+        pending.pendingKeyringCopies = []
         try pending.flush()
         if options.synchronous {
             do { try file.sync() } catch { throw .io(error) }
         }
         var digest = CommitChain.Digest()
-        for f in pending.frames { digest.add(header: f.header.encoded(), trailer: f.trailer) }
+        for f in pending.frames { digest.add(header: f.headerBytes, trailer: f.trailer) }
         let d = digest.finalize()
         let header = CommitChain.commitHeader(epoch: pending.key.epoch)
         let previous = structure.groups.last?.storedHead ?? CommitChain.genesisHead
@@ -228,7 +255,7 @@ extension VaultFile {
         let firstMember = structure.frames.count
         structure.frames += pending.frames
         structure.frames.append(ScannedFrame(
-            location: FrameLocation(offset: commitOffset, index: commitIndex), header: header, trailer: head, repaired: false,
+            location: FrameLocation(offset: commitOffset, index: commitIndex), header: header, headerBytes: header.encoded(), trailer: head, repaired: false,
             chunk: nil, plaintextBody: nil, checksumIntact: nil, malformation: nil))
         structure.groups.append(CommitGroup(commitFrame: commitIndex, members: firstMember..<commitIndex, digest: d, storedHead: head, containsDamage: false))
         structure.committedEnd = commitOffset + UInt64(commitFrame.count)

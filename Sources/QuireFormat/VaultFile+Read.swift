@@ -22,12 +22,14 @@ extension VaultFile {
     ///
     /// - Parameters:
     ///   - kinds: the kinds to read; other frames are skipped unopened.
+    ///   - range: the frame indices to look at (default: every committed frame).
     ///   - body: return false to stop early.
-    public func forEachRecord(kinds: Set<RecordKind>, _ body: (ReadRecord) -> Bool) -> [FormatError] {
+    public func forEachRecord(kinds: Set<RecordKind>, in range: Range<Int>? = nil, _ body: (ReadRecord) -> Bool) -> [FormatError] {
         var issues: [FormatError] = []
         let window = FileWindow(file: file, fileSize: structure.fileSize)
         let context = DecompressionContext()
-        for index in 0..<structure.committedFrameCount {
+        let frames = range.map { $0.clamped(to: 0..<structure.committedFrameCount) } ?? 0..<structure.committedFrameCount
+        for index in frames {
             let frame = structure.frames[index]
             guard kinds.contains(frame.header.kind), frame.header.kind != .blobChunk, frame.header.kind != .commit else { continue }
             do {
@@ -64,9 +66,9 @@ extension VaultFile {
         }
         let candidates = keys.keys(for: frame.header.epoch)
         guard !candidates.isEmpty else { throw .unknownEpoch(frame.location, epoch: frame.header.epoch) }
-        let id = vaultID
+        let ad = vaultID.bytes + frame.headerBytes[0..<8]
         return try window.withBytes(frame.bodyOffset, Int(frame.header.bodyLength)) { body throws(FormatError) in
-            try SealedFrame.open(body: body, header: frame.header, location: frame.location, keys: candidates, vaultID: id, context: context)
+            try SealedFrame.open(body: body, header: frame.header, associatedData: ad, location: frame.location, keys: candidates, context: context)
         }
     }
 }

@@ -7,6 +7,8 @@ public struct ScannedFrame: Sendable {
     public let location: FrameLocation
     /// Its header (after single-bit repair, if there was one).
     public let header: FrameHeader
+    /// The header's 12 bytes (as corrected, if it was repaired).
+    public let headerBytes: [UInt8]
     /// The 16 bytes that end its body.
     public let trailer: [UInt8]
     /// True when the header failed its check and one flipped bit was
@@ -147,10 +149,15 @@ public enum VaultScanner {
             s.frames.append(frame)
         }
 
+        // After a large frame the scanner reads sparsely (headers, chunk
+        // headers and trailers only), so opening a vault of big attachments
+        // does not read their bodies.
+        var sparse = false
         while pos < size {
             let left = size - pos
             if left < UInt64(FrameHeader.byteCount) { break }
-            var header = try window.withBytes(pos, FrameHeader.byteCount) { FrameHeader.parseChecked($0, at: 0) }
+            let rawHeader = try window.bytes(pos, FrameHeader.byteCount, readAhead: sparse ? 4096 : nil)
+            var header = rawHeader.withUnsafeBytes { FrameHeader.parseChecked($0, at: 0) }
             var repaired = false
             if let h = header, pos + UInt64(FrameHeader.byteCount) + UInt64(h.bodyLength) > size {
                 break  // a frame cut off by the end of the file: torn tail
@@ -169,7 +176,9 @@ public enum VaultScanner {
                 }
             }
             guard let h = header else { break }
-            let frame = try readFrame(at: pos, header: h, repaired: repaired, index: s.frames.count, window: window)
+            sparse = h.isSealed && Int(h.bodyLength) >= Self.sparseThreshold
+            let frame = try readFrame(
+                at: pos, header: h, headerBytes: repaired ? h.encoded() : rawHeader, repaired: repaired, index: s.frames.count, window: window, sparse: sparse)
             accept(frame)
             pos = frame.end
             if frame.isCommit {
@@ -184,27 +193,31 @@ public enum VaultScanner {
                 pendingDamage = []
                 s.committedEnd = frame.end
             } else {
-                digest.add(header: h.encoded(), trailer: frame.trailer)
+                digest.add(header: frame.headerBytes, trailer: frame.trailer)
             }
         }
         s.uncommittedFrames = groupStart..<s.frames.count
     }
 
+    /// Sealed bodies at least this long are skipped, not read, by the scanner.
+    static let sparseThreshold = 32 << 10
+
     /// Reads what the scanner keeps of the frame at `offset`.
     private static func readFrame(
-        at offset: UInt64, header: FrameHeader, repaired: Bool, index: Int, window: FileWindow
+        at offset: UInt64, header: FrameHeader, headerBytes: [UInt8], repaired: Bool, index: Int, window: FileWindow, sparse: Bool
     ) throws(FormatError) -> ScannedFrame {
         let location = FrameLocation(offset: offset, index: index)
         let bodyOffset = offset + UInt64(FrameHeader.byteCount)
         let bodyLength = Int(header.bodyLength)
         let end = bodyOffset + UInt64(bodyLength)
-        let trailer = try window.bytes(end - 16, 16)
+        let small = sparse ? 64 : nil
+        let trailer = try window.bytes(end - 16, 16, readAhead: small)
         let malformation = malformation(of: header)
         var chunk: ChunkHeader? = nil
         var plaintextBody: [UInt8]? = nil
         var checksumIntact: Bool? = nil
         if malformation == nil && header.kind == .blobChunk {
-            chunk = ChunkHeader.parse(try window.bytes(bodyOffset + 24, ChunkHeader.byteCount))
+            chunk = ChunkHeader.parse(try window.bytes(bodyOffset + 24, ChunkHeader.byteCount, readAhead: small))
         }
         if !header.isSealed && header.kind != .commit {
             let keep = header.kind == .keyring || header.kind == .enrollmentRequest
@@ -217,8 +230,10 @@ public enum VaultScanner {
         }
         var reason = malformation
         if reason == nil && header.kind == .blobChunk && chunk == nil { reason = "the chunk header's final byte is not 0 or 1" }
+        // The summary uses the header bytes as found (or as corrected): no
+        // second hash to rebuild them.
         return ScannedFrame(
-            location: location, header: header, trailer: trailer, repaired: repaired, chunk: chunk,
+            location: location, header: header, headerBytes: headerBytes, trailer: trailer, repaired: repaired, chunk: chunk,
             plaintextBody: plaintextBody, checksumIntact: checksumIntact, malformation: reason)
     }
 

@@ -35,6 +35,9 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     case removedDeviceSlot(FrameLocation)
     /// The keyring's structure is invalid.
     case malformedKeyring(FrameLocation, reason: String)
+    /// One of the two copies of a keyring is damaged; the other was used.
+    /// A warning: nothing is lost.
+    case keyringCopyDamaged(FrameLocation)
     /// No passphrase is set, or no recovery method remains.
     case operationRefused(reason: String)
     /// An error of the container layer.
@@ -55,6 +58,7 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .escrowRefused: "escrow_refused"
         case .removedDeviceSlot: "removed_device_slot"
         case .malformedKeyring: "malformed_keyring"
+        case .keyringCopyDamaged: "keyring_copy_damaged"
         case .operationRefused: "operation_refused"
         case .format(let e): e.code
         }
@@ -95,6 +99,8 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
             return "keyring \(loc) wraps a key to a device that was removed; the keyring is rejected"
         case let .malformedKeyring(loc, reason):
             return "keyring \(loc) is malformed: \(reason)"
+        case .keyringCopyDamaged(let loc):
+            return "keyring \(loc) is damaged, but it is a copy of an intact keyring, which was used"
         case .operationRefused(let reason):
             return reason
         case .format(let e):

@@ -9,12 +9,14 @@ public enum KeyringBuilder {
     ///   - parents: ids of the keyrings this one succeeds (empty for the first).
     ///   - slots: the key slots, already wrapping `epochKey`.
     ///   - content: members, history, blob key and the rest of the sealed part.
-    ///   - signer: a member of a parent keyring (or of this one, for the first).
+    ///   - signer: a member of a parent keyring (or of this one, for a root).
+    ///   - vaultSalt: for a root keyring, the salt that with `signer`
+    ///     derives the vault id (``rootVaultID(signer:salt:)``).
     public static func body(
         epochKey: EpochKey, vaultID: VaultID, parents: [KeyringID], isEscrowFree: Bool, slots: [KeySlot],
-        content: KeyringContent, signer: Ed25519.KeyPair, random: any RandomSource
+        content: KeyringContent, signer: Ed25519.KeyPair, random: any RandomSource, vaultSalt: [UInt8]? = nil
     ) -> [UInt8] {
-        let publicPart = KeyringPublic(parents: parents, isEscrowFree: isEscrowFree, slots: slots)
+        let publicPart = KeyringPublic(parents: parents, isEscrowFree: isEscrowFree, slots: slots, vaultSalt: vaultSalt)
         let publicBytes = publicPart.encoded()
         var contentBytes = content.encoded()
         defer { wipe(&contentBytes) }

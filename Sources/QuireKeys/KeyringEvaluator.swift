@@ -57,10 +57,30 @@ public enum KeyringEvaluator {
         let vaultID = vault.vaultID
         var issues: [KeyError] = []
         var rings: [KeyringInfo] = []
+        var copies: [KeyringID: [Int]] = [:]
         let structure = vault.structure
-        for frame in structure.frames[0..<structure.committedFrameCount] where frame.header.kind == .keyring {
+        // Writers store every keyring twice (Spec/format.md §8.1): an intact
+        // copy stands for both, and a damaged copy of an intact keyring costs
+        // nothing.
+        let keyringFrames = structure.frames[0..<structure.committedFrameCount].filter { $0.header.kind == .keyring }
+        var intactIDs = Set<KeyringID>()
+        for frame in keyringFrames where frame.malformation == nil && frame.checksumIntact == true {
+            intactIDs.insert(KeyringID(unchecked: frame.trailer))
+        }
+        var seenIDs = Set<KeyringID>()
+        for frame in keyringFrames {
             guard frame.malformation == nil, frame.checksumIntact == true, let body = frame.plaintextBody else {
-                issues.append(.malformedKeyring(frame.location, reason: frame.malformation ?? "its checksum does not match (damaged)"))
+                let bodyID = frame.plaintextBody.map { KeyringID(unchecked: BLAKE2b.hash($0, byteCount: 16)) }
+                if intactIDs.contains(KeyringID(unchecked: frame.trailer)) || bodyID.map(intactIDs.contains) == true {
+                    issues.append(.keyringCopyDamaged(frame.location))
+                } else {
+                    issues.append(.malformedKeyring(frame.location, reason: frame.malformation ?? "its checksum does not match (damaged)"))
+                }
+                continue
+            }
+            let id = KeyringID(unchecked: frame.trailer)
+            guard seenIDs.insert(id).inserted else {
+                copies[id, default: []].append(frame.location.index)
                 continue
             }
             let record: KeyringRecord
@@ -71,7 +91,7 @@ public enum KeyringEvaluator {
                 continue
             }
             var info = KeyringInfo(
-                location: frame.location, id: KeyringID(unchecked: frame.trailer), epoch: frame.header.epoch, record: record,
+                location: frame.location, id: id, epoch: frame.header.epoch, record: record,
                 epochKey: nil, content: nil, signer: nil, isTrusted: false, problem: nil)
             if frame.header.epoch == 0 {
                 info.problem = .malformedKeyring(frame.location, reason: "epoch 0 is reserved")
@@ -81,7 +101,9 @@ public enum KeyringEvaluator {
             if let p = info.problem { issues.append(p) }
             rings.append(info)
         }
-        guard !rings.isEmpty else { throw issues.first ?? .noKeyring }
+        guard !rings.isEmpty else {
+            throw issues.first(where: { if case .keyringCopyDamaged = $0 { false } else { true } }) ?? .noKeyring
+        }
 
         // 1. Reach epoch keys: through the credential, then through history.
         var known: [UInt16: [SymmetricKey]] = [:]
@@ -89,6 +111,7 @@ public enum KeyringEvaluator {
             if !(known[epoch] ?? []).contains(where: { $0 == key }) { known[epoch, default: []].append(key) }
         }
         var limitError: KeyError?
+        var openedBySlot = Set<Int>()
         var passphraseKeys: [[UInt8]: SymmetricKey] = [:]
         var directBlobKey: SymmetricKey?
         switch credential {
@@ -96,11 +119,12 @@ public enum KeyringEvaluator {
             learn(key.epoch, key.key)
             directBlobKey = blobKey
         default:
-            for ring in rings.reversed() {
+            for (i, ring) in rings.enumerated().reversed() {
                 for slot in ring.record.publicPart.slots {
                     do {
                         if let key = try SlotCrypto.open(slot, with: credential, vaultID: vaultID, epoch: ring.epoch, passphraseKeys: &passphraseKeys) {
                             learn(ring.epoch, key)
+                            openedBySlot.insert(i)
                         }
                     } catch {
                         limitError = error
@@ -110,20 +134,32 @@ public enum KeyringEvaluator {
             }
         }
         var changed = true
+        var failed = Set<Int>()
         while changed {
             changed = false
-            for i in rings.indices where rings[i].content == nil {
+            for i in rings.indices where rings[i].content == nil && !failed.contains(i) {
                 for key in known[rings[i].epoch] ?? [] {
                     let epochKey = EpochKey(epoch: rings[i].epoch, key: key)
-                    guard let inner = try? rings[i].record.openInner(key: epochKey, vaultID: vaultID, location: rings[i].location),
-                        let content = try? KeyringContent(decoding: inner.contentBytes, location: rings[i].location)
-                    else { continue }
+                    // With several keys for one epoch, only one opens this keyring.
+                    guard let inner = try? rings[i].record.openInner(key: epochKey, vaultID: vaultID, location: rings[i].location) else { continue }
+                    let content: KeyringContent
+                    do {
+                        content = try KeyringContent(decoding: inner.contentBytes, location: rings[i].location)
+                    } catch {
+                        if rings[i].problem == nil {
+                            rings[i].problem = .malformedKeyring(rings[i].location, reason: error.description)
+                            issues.append(rings[i].problem!)
+                        }
+                        failed.insert(i)
+                        break
+                    }
                     let message = KeyringRecord.signedMessage(vaultID: vaultID, epoch: rings[i].epoch, publicBytes: rings[i].record.publicBytes, contentBytes: inner.contentBytes)
                     guard Ed25519.verify(signature: inner.signature, message: message, publicKey: inner.signer) else {
                         if rings[i].problem == nil {
                             rings[i].problem = .keyringUnauthenticated(rings[i].location, reason: "its signature does not verify")
                             issues.append(rings[i].problem!)
                         }
+                        failed.insert(i)
                         break
                     }
                     rings[i].epochKey = epochKey
@@ -135,8 +171,17 @@ public enum KeyringEvaluator {
                 }
             }
         }
+        // A key that a slot of this very keyring gave must open it: if none
+        // does, the keyring is damaged.
+        for i in openedBySlot.sorted() where rings[i].content == nil && rings[i].problem == nil {
+            rings[i].problem = .malformedKeyring(rings[i].location, reason: "a slot opened but the sealed part does not")
+            issues.append(rings[i].problem!)
+        }
         guard rings.contains(where: { $0.content != nil }) else {
             if let limitError { throw limitError }
+            // A damaged keyring may have held the only slot for this
+            // credential: say so rather than blame the credential.
+            if let damaged = issues.first(where: { if case .malformedKeyring = $0 { true } else { false } }) { throw damaged }
             throw credential.wrongError
         }
 
@@ -147,12 +192,14 @@ public enum KeyringEvaluator {
             guard rings[i].problem == nil, let content = rings[i].content, let signer = rings[i].signer else { continue }
             let parents = rings[i].record.publicPart.parents
             if parents.isEmpty {
-                guard i == 0 else {
-                    rings[i].problem = .keyringUnauthenticated(rings[i].location, reason: "it claims to be a first keyring but is not the first")
+                // A root is bound to the vault id: only its signer could have
+                // made it, wherever it stands in the file.
+                guard let salt = rings[i].record.publicPart.vaultSalt, rootVaultID(signer: signer, salt: salt) == vaultID else {
+                    rings[i].problem = .keyringUnauthenticated(rings[i].location, reason: "it has no parent, but its signer and salt do not derive this vault's id")
                     continue
                 }
                 guard content.members.contains(where: { $0.publicKey == signer }) else {
-                    rings[i].problem = .keyringUnauthenticated(rings[i].location, reason: "the first keyring is not signed by one of its own members")
+                    rings[i].problem = .keyringUnauthenticated(rings[i].location, reason: "the root keyring is not signed by one of its own members")
                     continue
                 }
                 rings[i].isTrusted = true
@@ -243,6 +290,7 @@ public enum KeyringEvaluator {
             keys.add(ring.epochKey!)
             for h in ring.content!.history where h.epoch < ring.epoch { keys.add(EpochKey(epoch: h.epoch, key: h.key)) }
             trusted[ring.location.index] = ring.epoch
+            for copy in copies[ring.id] ?? [] { trusted[copy] = ring.epoch }
             keys.blobKey = ring.content!.blobKey
         }
         if let direct = directBlobKey { keys.blobKey = direct }

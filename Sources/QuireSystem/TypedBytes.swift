@@ -1,20 +1,22 @@
 // Array's withUnsafeBytes rethrows untyped errors; these keep a closure's
 // typed error, so typed-throws code can reach a byte array's storage.
+// `withUnsafeBufferPointer` has typed throws, so no Result is needed; they
+// are inlinable so the hot paths pay no generic dispatch.
 
 extension Array where Element == UInt8 {
     /// `withUnsafeBytes` that preserves the closure's error type.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-        var result: Result<R, E>?
-        withUnsafeBytes { raw in result = Result { () throws(E) -> R in try body(raw) } }
-        return try result!.get()
+        try withUnsafeBufferPointer { (buffer: UnsafeBufferPointer<UInt8>) throws(E) -> R in
+            try body(UnsafeRawBufferPointer(buffer))
+        }
     }
 
     /// `withUnsafeMutableBytes` that preserves the closure's error type.
-    @inline(__always)
+    @inlinable @inline(__always)
     package mutating func withMutableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
-        var result: Result<R, E>?
-        withUnsafeMutableBytes { raw in result = Result { () throws(E) -> R in try body(raw) } }
-        return try result!.get()
+        try withUnsafeMutableBufferPointer { (buffer: inout UnsafeMutableBufferPointer<UInt8>) throws(E) -> R in
+            try body(UnsafeMutableRawBufferPointer(buffer))
+        }
     }
 }

@@ -1,4 +1,5 @@
 import QuireCrypto
+import QuireVectors
 import QuireFormat
 import QuireKeys
 
@@ -9,7 +10,7 @@ enum Catalog {
     typealias Make = () throws -> (String, VectorFile)
 
     static var all: [Make] {
-        success + recovered + damaged + chunks + keyrings + errors
+        success + recovered + damaged + chunks + keyrings + removal + errors
     }
 
     static let english = "I lay long in bed, and then up and to the office, where all the morning, and at noon dined at home."
@@ -71,6 +72,15 @@ enum Catalog {
                 r.body.unknownFields = CBORMap(text: [("colour", .text("teal"))])
                 try b.commit([.entry(r)])
                 return try b.vector("success", comment: "fields unknown to version 1 in a revision and its body are released unchanged")
+            },
+            {
+                let b = try VectorBuilder("success-cbor-depth-16")
+                var r = b.entry("deep but allowed")
+                var v = CBOR.null
+                for _ in 0..<15 { v = .array([v]) }
+                r.unknownFields = CBORMap(text: [("deep", v)])
+                try b.commit([.entry(r)])
+                return try b.vector("success", comment: "an unknown field nested so its innermost item is at depth 16 (the record map is depth 0): the deepest allowed")
             },
             {
                 let b = try VectorBuilder("success-profile-update")
@@ -235,6 +245,23 @@ enum Catalog {
                 var bytes = try b.bytes()
                 Edit.flipBit(&bytes, byte: 1, bit: 6)
                 return try b.vector("recovered", comment: "a flipped bit in the first copy's magic bytes", body: bytes, issues: [("header_copy_damaged", 0)])
+            },
+            {
+                let b = try VectorBuilder("recovered-keyring-copy-damaged")
+                try b.commit([.entry(b.entry("still readable"))])
+                var bytes = try b.bytes()
+                Edit.flipBit(&bytes, byte: Int(b.frame(0).location.offset) + 100, bit: 4)
+                return try b.vector("recovered", comment: "a flipped bit in the first copy of the root keyring: the second copy is used, nothing is lost", body: bytes,
+                                    issues: [("keyring_copy_damaged", b.frame(0).location.offset)])
+            },
+            {
+                let b = try VectorBuilder("damaged-keyring-copy-trailer")
+                try b.commit([.entry(b.entry("still readable"))])
+                var bytes = try b.bytes()
+                let copy = b.vault.structure.groups[0].commitFrame - 1
+                Edit.flipBit(&bytes, byte: Int(b.frame(copy).end) - 3, bit: 0)
+                return try b.vector("damaged", comment: "a flipped bit in the trailer of the second keyring copy: recognised as a copy by its body's hash; the trailer is in the commit chain, so that commit does not verify", body: bytes,
+                                    issues: [("keyring_copy_damaged", b.frame(copy).location.offset), ("commit_mismatch", b.frame(copy + 1).location.offset)])
             },
             {
                 let b = try VectorBuilder("recovered-commit-header-flip")
@@ -580,9 +607,9 @@ enum Catalog {
                 CBOREncoder.encode(.map(CBORMap(text: [("entry", .bytes(b.random.bytes(16))), ("revision", .bytes(b.random.bytes(16))),
                                                        ("body", .map(CBORMap(text: [("text", .unsigned(5))])))]))) }),
             ("not-cbor", "a payload that is not CBOR at all", { b in [0xff] + b.random.bytes(40) }),
-            ("too-deep", "nesting deeper than 16 levels", { b in
+            ("too-deep", "an item at depth 17 (one past the limit)", { b in
                 var v = CBOR.null
-                for _ in 0..<20 { v = .array([v]) }
+                for _ in 0..<16 { v = .array([v]) }
                 return CBOREncoder.encode(.map(CBORMap(text: [("entry", .bytes(b.random.bytes(16))), ("revision", .bytes(b.random.bytes(16))), ("deep", v)]))) }),
             ("float-half", "a 2-byte float (floats must be 8 bytes)", { b in
                 [0xa3, 0x61, 0x7a, 0xf9, 0x3c, 0x00]
@@ -617,6 +644,18 @@ enum Catalog {
                 let idx = try b.commit([.entry(b.entry("written with the old key after the rotation"))], expectReleased: false)
                 return try b.vector("damaged", comment: "after epoch 2 began, a valid commit under epoch 1 (what a removed device could still make) is distrusted with its records",
                                     issues: [("stale_epoch", b.frame(idx[0]!).location.offset), ("stale_epoch", b.frame(idx[0]! + 1).location.offset)])
+            },
+            {
+                let b = try VectorBuilder("damaged-stale-epoch-commit-plaintext")
+                let old = b.keys.writeKey!
+                try b.rotate(to: 2)
+                b.writeWith(old)
+                let device = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let sig = device.sign(EnrollmentRequest.signedMessage(vaultID: b.vaultID, publicKey: device.publicKey, name: "late"))
+                let request = EnrollmentRequest(publicKey: device.publicKey, name: "late", created: b.now, signature: sig)
+                let idx = try b.commit([.plaintext(.enrollmentRequest, epoch: 1, request.encoded()), .entry(b.entry("old key"))], expectReleased: false)
+                return try b.vector("damaged", comment: "a stale commit releases nothing, not even its plaintext record",
+                                    issues: [("stale_epoch", b.frame(idx[0]!).location.offset), ("stale_epoch", b.frame(idx[1]!).location.offset), ("stale_epoch", b.frame(idx[1]! + 1).location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-stale-epoch-record")
@@ -760,10 +799,110 @@ enum Catalog {
                 let k = try b.rotate(to: 2)
                 let idx = try b.commit([.entry(b.entry("epoch 2, now unreadable"))])
                 var bytes = try b.bytes()
-                Edit.flipBit(&bytes, byte: Int(b.frame(k).location.offset) + 40, bit: 2)
+                Edit.damageKeyring(&bytes, b, frame: k)
                 b.lose(frame: idx[0]!)
-                return try b.vector("damaged", comment: "a flipped bit in the epoch-2 keyring's body: its checksum fails, so epoch 2 cannot be unlocked; epoch-1 records still read", body: bytes,
-                                    issues: [("malformed_keyring", b.frame(k).location.offset), ("unknown_epoch", b.frame(idx[0]!).location.offset), ("commit_unverifiable", b.frame(idx[0]! + 1).location.offset)])
+                let copy = b.vault.structure.frames.first { $0.header.kind == .keyring && $0.trailer == b.frame(k).trailer && $0.location.index != k }!
+                return try b.vector("damaged", comment: "both copies of the epoch-2 keyring damaged: their checksums fail, so epoch 2 cannot be unlocked; epoch-1 records still read", body: bytes,
+                                    issues: [("malformed_keyring", b.frame(k).location.offset), ("malformed_keyring", copy.location.offset),
+                                             ("unknown_epoch", b.frame(idx[0]!).location.offset), ("commit_unverifiable", b.frame(idx[0]! + 1).location.offset)])
+            },
+        ]
+    }
+
+    // MARK: - Removal and roots
+
+    static let sam = [UInt8](repeating: 0x51, count: 32)      // a device that stays
+    static let lost = [UInt8](repeating: 0x52, count: 32)     // a device that is removed
+
+    /// A vault with devices `sam` and `lost`, then a keyring (epoch 2) that
+    /// removes `lost`, wrapping to `sam` and the recovery key.
+    static func removalVault(_ name: String, lostKeepsSlot: Bool = false) throws -> (VectorBuilder, removal: Int) {
+        let b = try VectorBuilder(name, deviceSeed: sam, moreDeviceSeeds: [lost])
+        try b.commit([.entry(b.entry("before the phone was lost"))])
+        let samKey = try VectorBuilder.device(sam), lostKey = try VectorBuilder.device(lost)
+        let e2 = EpochKey(epoch: 2, key: try SymmetricKey(bytes: b.random.bytes(32)))
+        var slots = [SlotCrypto.recoverySlot(for: e2, recovery: b.recovery, vaultID: b.vaultID, random: b.random),
+                     try SlotCrypto.deviceSlot(for: e2, devicePublicKey: samKey.publicKey, vaultID: b.vaultID, random: b.random)]
+        if lostKeepsSlot { slots.append(try SlotCrypto.deviceSlot(for: e2, devicePublicKey: lostKey.publicKey, vaultID: b.vaultID, random: b.random)) }
+        let body = b.keyring(
+            e2, parents: [b.keyringIDs[1]!], slots: slots,
+            members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now),
+                      KeyringMember(role: "device", publicKey: samKey.publicKey, name: "Sam's phone", added: b.now)],
+            removed: [KeyringMember(role: "device", publicKey: lostKey.publicKey, name: "Sam's laptop 1", added: b.now)],
+            history: [HistoricKey(epoch: 1, key: b.keys.writeKey!.key)], reason: "remove")
+        let index = try b.commit([.keyring(epoch: 2, body)])[0]!
+        b.adopt(e2, frame: index, id: KeyringBuilder.id(ofBody: body))
+        try b.commit([.entry(b.entry("after the removal"))])
+        return (b, index)
+    }
+
+    static var removal: [Make] {
+        [
+            {
+                let (b, _) = try removalVault("damaged-removed-device-signs-keyring")
+                // The lost laptop, which holds epoch 1 and is a member of the
+                // first keyring, makes a concurrent epoch 2 of its own and
+                // wraps it to Sam's phone, hoping to be trusted again.
+                let lostKey = try VectorBuilder.device(lost), samKey = try VectorBuilder.device(sam)
+                let forged = EpochKey(epoch: 2, key: try SymmetricKey(bytes: b.random.bytes(32)))
+                let body = b.keyring(
+                    forged, parents: [b.keyringIDs[1]!],
+                    slots: [try SlotCrypto.deviceSlot(for: forged, devicePublicKey: samKey.publicKey, vaultID: b.vaultID, random: b.random)],
+                    members: [KeyringMember(role: "device", publicKey: lostKey.publicKey, name: "laptop", added: b.now),
+                              KeyringMember(role: "device", publicKey: samKey.publicKey, name: "Sam's phone", added: b.now)],
+                    history: [HistoricKey(epoch: 1, key: b.keys.keys(for: 1)[0].key)], signer: lostKey)
+                let idx = try b.commit([.plaintext(.keyring, epoch: 2, body)])
+                return try b.vector("damaged", comment: "sticky removal: a keyring signed by a member removed in another keyring, and not its ancestor, is not trusted (opened by the remaining device)",
+                                    issues: [("keyring_unauthenticated", b.frame(idx[0]!).location.offset)], deviceSeed: sam)
+            },
+            {
+                let (b, removal) = try removalVault("damaged-removed-device-listed-again")
+                let lostKey = try VectorBuilder.device(lost)
+                let e3 = EpochKey(epoch: 3, key: try SymmetricKey(bytes: b.random.bytes(32)))
+                let body = b.keyring(
+                    e3, parents: [b.keyringIDs[2]!],
+                    slots: [SlotCrypto.recoverySlot(for: e3, recovery: b.recovery, vaultID: b.vaultID, random: b.random)],
+                    members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now),
+                              KeyringMember(role: "device", publicKey: lostKey.publicKey, name: "laptop again", added: b.now)],
+                    history: [HistoricKey(epoch: 1, key: b.keys.keys(for: 1)[0].key), HistoricKey(epoch: 2, key: b.keys.keys(for: 2)[0].key)])
+                let idx = try b.commit([.plaintext(.keyring, epoch: 3, body)])
+                _ = removal
+                return try b.vector("damaged", comment: "a keyring after a removal that lists the removed device again is rejected",
+                                    issues: [("removed_device_slot", b.frame(idx[0]!).location.offset)])
+            },
+            {
+                let (b, removal) = try removalVault("damaged-removed-device-own-view", lostKeepsSlot: true)
+                // The removal keyring wrongly still wraps to the lost laptop.
+                // The laptop sees itself removed there and must not use it.
+                let after = b.released.last!.frame
+                b.lose(frame: after)
+                return try b.vector("damaged", comment: "a removed device that still finds a slot of its own in the keyring that removed it refuses it: it reads epoch 1 only",
+                                    issues: [("removed_device_slot", b.frame(removal).location.offset), ("unknown_epoch", b.frame(after).location.offset),
+                                             ("commit_unverifiable", b.frame(after + 1).location.offset)], deviceSeed: lost)
+            },
+            {
+                // Someone who can write the file inserts a forged root
+                // keyring (and a commit of their own) right after the header.
+                let b = try VectorBuilder("damaged-forged-root-at-start", deviceSeed: sam)
+                try b.commit([.entry(b.entry("real"))])
+                let samKey = try VectorBuilder.device(sam)
+                let attacker = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let fake = EpochKey(epoch: 1, key: try SymmetricKey(bytes: b.random.bytes(32)))
+                let body = KeyringBuilder.body(
+                    epochKey: fake, vaultID: b.vaultID, parents: [], isEscrowFree: false,
+                    slots: [try SlotCrypto.deviceSlot(for: fake, devicePublicKey: samKey.publicKey, vaultID: b.vaultID, random: b.random)],
+                    content: KeyringContent(members: [KeyringMember(role: "device", publicKey: attacker.publicKey, name: "x", added: b.now)], blobKey: b.blobKey, created: b.now, reason: "create"),
+                    signer: attacker, random: b.random, vaultSalt: b.random.bytes(16))
+                let frame = FrameHeader(kind: .keyring, flags: 0, epoch: 1, bodyLength: UInt32(body.count + 16)).encoded() + body + BLAKE2b.hash(body, byteCount: 16)
+                var digest = CommitChain.Digest()
+                digest.add(header: Array(frame[0..<12]), trailer: Array(frame.suffix(16)))
+                let head = CommitChain.head(commitKey: fake.commitKey, vaultID: b.vaultID, previousHead: CommitChain.genesisHead, digest: digest.finalize(), commitHeader: CommitChain.commitHeader(epoch: 1))
+                let inserted = frame + CommitChain.commitHeader(epoch: 1).encoded() + head
+                var bytes = try b.bytes()
+                let firstCommit = b.frame(b.vault.structure.groups[0].commitFrame).location.offset
+                bytes.insert(contentsOf: inserted, at: 64)
+                return try b.vector("damaged", comment: "a forged root keyring inserted before the real one: its signer does not derive the vault id, so it is not trusted; the shifted first commit no longer chains",
+                                    body: bytes, issues: [("keyring_unauthenticated", 64), ("commit_mismatch", UInt64(64 + frame.count)), ("commit_mismatch", firstCommit + UInt64(inserted.count))], deviceSeed: sam)
             },
         ]
     }
@@ -820,7 +959,7 @@ enum Catalog {
                 bytes = Array(bytes[0..<64])
                 return try b.vector("error", comment: "a header and nothing else: no keyring", body: bytes, error: "no_keyring")
             },
-            simple("keyring-damaged", "malformed_keyring", "the only keyring's checksum fails", { v, b in Edit.flipBit(&b, byte: Int(v.frame(0).location.offset) + 30, bit: 0) }),
+            simple("keyring-damaged", "malformed_keyring", "both copies of the only keyring are damaged", { v, b in Edit.damageKeyring(&b, v, frame: 0, at: 30) }),
             simple("wrong-recovery-key", "wrong_recovery_key", "a valid recovery code, for another vault", { _, _ in },
                    key: try! RecoveryKey(secret: SymmetricKey(bytes: [UInt8](repeating: 42, count: 32))).code()),
             {
@@ -843,6 +982,28 @@ enum Catalog {
                 return try b.vector("error", comment: "the first keyring declares the vault escrow-free yet holds an escrow slot", error: "escrow_forbidden")
             },
             {
+                // Someone who can write the file but holds no key damages the
+                // first keyring and appends a parentless keyring of their own
+                // that wraps a key to the device's (public) key.
+                let seed = [UInt8](repeating: 0x6a, count: 32)
+                let b = try VectorBuilder("error-first-keyring-replaced", deviceSeed: seed)
+                var bytes = try b.bytes()
+                Edit.damageKeyring(&bytes, b, frame: 0)
+                var s = seed
+                let device = try Ed25519.KeyPair(seed: SecureBytes(consuming: &s))
+                let attacker = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let key = EpochKey(epoch: 1, key: try SymmetricKey(bytes: b.random.bytes(32)))
+                let body = KeyringBuilder.body(
+                    epochKey: key, vaultID: b.vaultID, parents: [], isEscrowFree: false,
+                    slots: [try SlotCrypto.deviceSlot(for: key, devicePublicKey: device.publicKey, vaultID: b.vaultID, random: b.random)],
+                    content: KeyringContent(members: [KeyringMember(role: "device", publicKey: attacker.publicKey, name: "evil", added: b.now)], blobKey: b.blobKey, created: b.now, reason: "create"),
+                    signer: attacker, random: b.random, vaultSalt: b.random.bytes(16))
+                bytes += FrameHeader(kind: .keyring, flags: 0, epoch: 1, bodyLength: UInt32(body.count + 16)).encoded() + body + BLAKE2b.hash(body, byteCount: 16)
+                bytes += CommitChain.commitHeader(epoch: 1).encoded() + b.random.bytes(16)
+                return try b.vector("error", comment: "both copies of the root keyring damaged and a forged root appended: a root must be signed by the key the vault id commits to",
+                                    body: bytes, error: "keyring_unauthenticated", deviceSeed: seed)
+            },
+            {
                 // The first keyring signed by a key that is not among its members.
                 let b = try VectorBuilder("error-first-keyring-not-self-signed", profile: false)
                 let stranger = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
@@ -851,14 +1012,14 @@ enum Catalog {
                     epochKey: key, vaultID: b.vaultID, parents: [], isEscrowFree: false,
                     slots: [SlotCrypto.recoverySlot(for: key, recovery: b.recovery, vaultID: b.vaultID, random: b.random)],
                     content: KeyringContent(members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now)], blobKey: b.blobKey, created: b.now, reason: "create"),
-                    signer: stranger, random: b.random)
+                    signer: stranger, random: b.random, vaultSalt: b.random.bytes(16))
                 let header = FileHeader(vaultID: b.vaultID).encoded()
                 let frame = FrameHeader(kind: .keyring, flags: 0, epoch: 1, bodyLength: UInt32(body.count + 16)).encoded() + body + BLAKE2b.hash(body, byteCount: 16)
                 var digest = CommitChain.Digest()
                 digest.add(header: Array(frame[0..<12]), trailer: Array(frame.suffix(16)))
                 let commitHeader = CommitChain.commitHeader(epoch: 1)
                 let head = CommitChain.head(commitKey: key.commitKey, vaultID: b.vaultID, previousHead: CommitChain.genesisHead, digest: digest.finalize(), commitHeader: commitHeader)
-                return try b.vector("error", comment: "the first keyring is signed by a key that is not one of its members", body: header + frame + commitHeader.encoded() + head, error: "keyring_unauthenticated")
+                return try b.vector("error", comment: "the only root keyring is signed by a key whose salt-derived id is not this vault's", body: header + frame + commitHeader.encoded() + head, error: "keyring_unauthenticated")
             },
         ]
     }

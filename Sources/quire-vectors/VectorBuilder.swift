@@ -1,5 +1,6 @@
 import Foundation
 import QuireCrypto
+import QuireVectors
 import QuireFormat
 import QuireKeys
 import QuireSystem
@@ -18,6 +19,8 @@ enum Item {
     case plaintext(RecordKind, epoch: UInt16, [UInt8])
     /// A frame exactly as given; `release` is what a reader should release.
     case raw([UInt8], release: (UInt8, [UInt8])?)
+    /// A keyring, written twice as writers must (the copy ends the commit).
+    case keyring(epoch: UInt16, [UInt8])
 }
 
 /// Builds a vault for a vector with a seeded random stream, keeping the
@@ -54,14 +57,15 @@ final class VectorBuilder {
     /// `extraSlots`) and a profile, in one commit.
     init(
         _ name: String, escrowFree: Bool = false, extraSlots: (EpochKey, VaultID, SeededRandom) throws -> [KeySlot] = { _, _, _ in [] },
-        escrow: [EscrowRecipient] = [], profile: Bool = true, deviceSeed: [UInt8]? = nil
+        escrow: [EscrowRecipient] = [], profile: Bool = true, deviceSeed: [UInt8]? = nil, moreDeviceSeeds: [[UInt8]] = []
     ) throws {
         self.name = name
         random = SeededRandom(label: "quire vector " + name)
         recovery = RecoveryKey(secret: try SymmetricKey(bytes: random.bytes(32)))
         signer = try recovery.signingKeyPair()
         device = DeviceID(publicKey: signer.publicKey)
-        vaultID = VaultID(using: random)
+        let vaultSalt = random.bytes(16)
+        vaultID = rootVaultID(signer: signer.publicKey, salt: vaultSalt)
         let epoch1 = EpochKey(epoch: 1, key: try SymmetricKey(bytes: random.bytes(32)))
         blobKey = try SymmetricKey(bytes: random.bytes(32))
         keys = KeySet(single: epoch1, blobKey: blobKey)
@@ -70,10 +74,10 @@ final class VectorBuilder {
         var slots = [SlotCrypto.recoverySlot(for: epoch1, recovery: recovery, vaultID: vaultID, random: random)]
             + (try extraSlots(epoch1, vaultID, random))
         var members = [KeyringMember(role: "recovery", publicKey: signer.publicKey, name: "Recovery key", added: now)]
-        if let deviceSeed {
+        for (n, deviceSeed) in ((deviceSeed.map { [$0] } ?? []) + moreDeviceSeeds).enumerated() {
             var seed = deviceSeed
             let device = try Ed25519.KeyPair(seed: SecureBytes(consuming: &seed))
-            members.append(KeyringMember(role: "device", publicKey: device.publicKey, name: "Sam's phone", added: now))
+            members.append(KeyringMember(role: "device", publicKey: device.publicKey, name: n == 0 ? "Sam's phone" : "Sam's laptop \(n)", added: now))
             slots.append(try SlotCrypto.deviceSlot(for: epoch1, devicePublicKey: device.publicKey, vaultID: vaultID, random: random))
         }
         let content = KeyringContent(
@@ -81,15 +85,15 @@ final class VectorBuilder {
             escrow: escrow, blobKey: blobKey, created: now, reason: "create")
         let body = KeyringBuilder.body(
             epochKey: epoch1, vaultID: vaultID, parents: [], isEscrowFree: escrowFree, slots: slots, content: content,
-            signer: signer, random: random)
+            signer: signer, random: random, vaultSalt: vaultSalt)
         keyringIDs[1] = KeyringBuilder.id(ofBody: body)
         let profileRecord = Profile(name: "Vector " + name, clock: clock, device: device)
         vault = try VaultFile.create(at: path, vaultID: vaultID, keys: keys, random: random, options: WriteOptions(synchronous: false)) {
             (tx: PendingCommit) throws(FormatError) in
-            try tx.appendPlaintext(kind: .keyring, epoch: 1, body: body)
+            try tx.appendKeyring(epoch: 1, body: body)
             if profile { try tx.appendSealed(kind: .profile, payload: profileRecord.encoded()) }
         }
-        trusted = [0: 1]
+        trusted = [0: 1, vault.structure.groups[0].commitFrame - 1: 1]
         vault.verifyCommits(keys: keys, trustedKeyrings: trusted)
         if profile { released.append((1, RecordKind.profile.rawValue, profileRecord.encoded())) }
     }
@@ -140,6 +144,8 @@ final class VectorBuilder {
                     let loc = try tx.appendPlaintext(kind: kind, epoch: epoch, body: body, trusted: kind == .keyring)
                     if kind == .enrollmentRequest { pendingRelease.append((loc.index, kind.rawValue, body)) }
                     out.append(loc.index)
+                case let .keyring(epoch, body):
+                    out.append(try tx.appendKeyring(epoch: epoch, body: body).index)
                 case let .raw(frame, release):
                     let loc = try tx.appendRaw(frame: frame)
                     if let release { pendingRelease.append((loc.index, release.0, release.1)) }
@@ -169,7 +175,7 @@ final class VectorBuilder {
             epochKey: newKey, vaultID: vaultID, parents: parents ?? [keyringIDs[epoch - 1] ?? keyringIDs[1]!], isEscrowFree: escrowFree,
             slots: [SlotCrypto.recoverySlot(for: newKey, recovery: recovery, vaultID: vaultID, random: random)],
             content: content, signer: override ?? signer, random: random)
-        let index = try commit([.plaintext(.keyring, epoch: epoch, body)])[0]!
+        let index = try commit([.keyring(epoch: epoch, body)])[0]!
         keyringIDs[epoch] = KeyringBuilder.id(ofBody: body)
         if trust {
             keys.add(newKey)
@@ -178,6 +184,33 @@ final class VectorBuilder {
             vault.verifyCommits(keys: keys, trustedKeyrings: trusted)
         }
         return index
+    }
+
+    /// A keyring body with every part given.
+    func keyring(
+        _ key: EpochKey, parents: [KeyringID], slots: [KeySlot], members: [KeyringMember], removed: [KeyringMember] = [],
+        history: [HistoricKey] = [], signer override: Ed25519.KeyPair? = nil, reason: String = "rotate"
+    ) -> [UInt8] {
+        let content = KeyringContent(members: members, removed: removed, history: history, blobKey: blobKey, created: now, reason: reason)
+        return KeyringBuilder.body(
+            epochKey: key, vaultID: vaultID, parents: parents, isEscrowFree: false, slots: slots, content: content,
+            signer: override ?? signer, random: random)
+    }
+
+    /// Trusts a keyring written with ``keyring(_:parents:slots:members:removed:history:signer:reason:)``
+    /// and makes its key the write key.
+    func adopt(_ key: EpochKey, frame index: Int, id: KeyringID) {
+        keys.add(key)
+        keys.writeKey = key
+        trusted[index] = key.epoch
+        keyringIDs[key.epoch] = id
+        vault.verifyCommits(keys: keys, trustedKeyrings: trusted)
+    }
+
+    /// The key pair for a device seed.
+    static func device(_ seed: [UInt8]) throws -> Ed25519.KeyPair {
+        var s = seed
+        return try Ed25519.KeyPair(seed: SecureBytes(consuming: &s))
     }
 
     /// Uses `key` for the next commits (for stale-epoch vectors).
@@ -242,6 +275,15 @@ enum Edit {
         let base = copy * 32
         let check = BLAKE2b.hash(Array(bytes[base..<base + 28]), byteCount: 16)
         for i in 0..<4 { bytes[base + 28 + i] = check[i] }
+    }
+
+    /// Flips a bit in the body of every copy of the keyring at frame `index`
+    /// (writers store each keyring twice).
+    static func damageKeyring(_ bytes: inout [UInt8], _ b: VectorBuilder, frame index: Int, at delta: Int = 40) {
+        let trailer = b.frame(index).trailer
+        for f in b.vault.structure.frames where f.header.kind == .keyring && f.trailer == trailer {
+            flipBit(&bytes, byte: Int(f.location.offset) + delta, bit: 1)
+        }
     }
 
     /// Sets the little-endian u32 at `offset`.

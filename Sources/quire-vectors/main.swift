@@ -6,6 +6,7 @@
 //   quire-vectors list                  print the vector names
 
 import Foundation
+import QuireVectors
 
 func usage() -> Never {
     FileHandle.standardError.write(Data("usage: quire-vectors generate|verify|check-regenerate DIR | list\n".utf8))

@@ -5,9 +5,10 @@ import QuireFormat
 import QuireKeys
 
 /// Runs the reference library on a vector and compares every field of the
-/// outcome with the vector's header.
-enum Checker {
-    struct Outcome: CustomStringConvertible {
+/// outcome with the vector's header (`Vectors/README.md`).
+public enum Checker {
+    /// What a reader made of a vector.
+    public struct Outcome: CustomStringConvertible, Sendable {
         var expect: String
         var error: String?
         var records: Int?
@@ -16,7 +17,7 @@ enum Checker {
         var attachmentsHash: String?
         var issues: [(code: String, offset: UInt64)]
 
-        var description: String {
+        public var description: String {
             var s = "expect: \(expect)"
             if let error { s += ", error: \(error)" }
             if let records, let recordsHash { s += ", records: \(records) \(recordsHash.prefix(16))…" }
@@ -26,8 +27,9 @@ enum Checker {
         }
     }
 
-    /// What the library makes of `vector`.
-    static func outcome(of vector: VectorFile, scratch: String) -> Outcome {
+    /// What the library makes of `vector`, using the file `scratch` (a
+    /// path it may create and remove) for the vault bytes.
+    public static func outcome(of vector: VectorFile, scratch: String) -> Outcome {
         try? FileManager.default.removeItem(atPath: scratch)
         _ = FileManager.default.createFile(atPath: scratch, contents: Data(vector.body))
         defer { try? FileManager.default.removeItem(atPath: scratch) }
@@ -87,7 +89,7 @@ enum Checker {
     }
 
     /// Nil when the library's outcome matches the vector; otherwise what differs.
-    static func mismatch(_ vector: VectorFile, _ o: Outcome) -> String? {
+    public static func mismatch(_ vector: VectorFile, _ o: Outcome) -> String? {
         var problems: [String] = []
         if o.expect != vector.expect { problems.append("expect \(vector.expect), got \(o.expect)") }
         if o.error != vector.error { problems.append("error \(vector.error ?? "none"), got \(o.error ?? "none")") }

@@ -2,36 +2,57 @@ import QuireCrypto
 
 /// One test vector file (`Vectors/README.md`): a small text header of
 /// `key: value` lines, an empty line, then the vault's bytes.
-struct VectorFile: Equatable {
+public struct VectorFile: Equatable, Sendable {
     /// The outcome class: `success`, `recovered`, `damaged` or `error`.
-    var expect: String
+    public var expect: String
     /// For `expect: error`, the error code the reader must raise.
-    var error: String?
+    public var error: String?
     /// The recovery code to open the vault with.
-    var recoveryKey: String?
+    public var recoveryKey: String?
     /// A passphrase to open the vault with instead.
-    var passphrase: String?
+    public var passphrase: String?
     /// A device's 32-byte Ed25519 seed (hex) to open the vault with instead.
-    var deviceSeed: String?
+    public var deviceSeed: String?
     /// Number of released records (entry revisions, manifests, profiles,
     /// enrollment requests).
-    var records: Int?
+    public var records: Int?
     /// BLAKE2b-256 over the released records (see README).
-    var recordsHash: String?
+    public var recordsHash: String?
     /// Number of attachments that read back whole.
-    var attachments: Int?
+    public var attachments: Int?
     /// BLAKE2b-256 over those attachments.
-    var attachmentsHash: String?
+    public var attachmentsHash: String?
     /// Issues the reader must report: `code @ offset`.
-    var issues: [(code: String, offset: UInt64)]
+    public var issues: [(code: String, offset: UInt64)]
     /// What the vector is about.
-    var comment: String
+    public var comment: String
     /// The vault bytes.
-    var body: [UInt8]
+    public var body: [UInt8]
 
-    static func == (a: VectorFile, b: VectorFile) -> Bool { a.serialized() == b.serialized() }
+    /// A vector with the given header fields and vault bytes.
+    public init(
+        expect: String, error: String? = nil, recoveryKey: String? = nil, passphrase: String? = nil, deviceSeed: String? = nil,
+        records: Int? = nil, recordsHash: String? = nil, attachments: Int? = nil, attachmentsHash: String? = nil,
+        issues: [(code: String, offset: UInt64)], comment: String, body: [UInt8]
+    ) {
+        self.expect = expect
+        self.error = error
+        self.recoveryKey = recoveryKey
+        self.passphrase = passphrase
+        self.deviceSeed = deviceSeed
+        self.records = records
+        self.recordsHash = recordsHash
+        self.attachments = attachments
+        self.attachmentsHash = attachmentsHash
+        self.issues = issues
+        self.comment = comment
+        self.body = body
+    }
 
-    func serialized() -> [UInt8] {
+    public static func == (a: VectorFile, b: VectorFile) -> Bool { a.serialized() == b.serialized() }
+
+    /// The file's bytes: header lines, an empty line, the vault.
+    public func serialized() -> [UInt8] {
         var lines = ["expect: \(expect)"]
         if let error { lines.append("error: \(error)") }
         if let recoveryKey { lines.append("recovery-key: \(recoveryKey)") }
@@ -46,13 +67,17 @@ struct VectorFile: Equatable {
         return Array((lines.joined(separator: "\n") + "\n\n").utf8) + body
     }
 
-    struct ParseError: Error, CustomStringConvertible {
-        let description: String
+    /// Why a vector file does not parse.
+    public struct ParseError: Error, CustomStringConvertible {
+        /// What is wrong.
+        public let description: String
     }
 
-    static func parse(_ bytes: [UInt8]) throws -> VectorFile {
+    /// Parses a vector file.
+    ///
+    /// - Throws: ``ParseError``.
+    public static func parse(_ bytes: [UInt8]) throws -> VectorFile {
         var v = VectorFile(expect: "", issues: [], comment: "", body: [])
-        v.deviceSeed = nil
         var i = 0
         while true {
             guard let end = bytes[i...].firstIndex(of: 0x0a) else { throw ParseError(description: "no empty line ends the header") }
@@ -99,9 +124,9 @@ extension Substring {
 }
 
 /// The digests a vector records (`Vectors/README.md`).
-enum VectorDigest {
+public enum VectorDigest {
     /// BLAKE2b-256 over `kind (1) ‖ length (u32 LE) ‖ payload` of each record.
-    static func records(_ list: [(UInt8, [UInt8])]) -> String {
+    public static func records(_ list: [(UInt8, [UInt8])]) -> String {
         var h = BLAKE2b.Hasher(byteCount: 32)
         for (kind, payload) in list {
             h.update([kind])
@@ -113,7 +138,7 @@ enum VectorDigest {
     }
 
     /// BLAKE2b-256 over `blob id (32) ‖ size (u64 LE) ‖ content` of each attachment.
-    static func attachments(_ list: [([UInt8], [UInt8])]) -> String {
+    public static func attachments(_ list: [([UInt8], [UInt8])]) -> String {
         var h = BLAKE2b.Hasher(byteCount: 32)
         for (id, content) in list {
             h.update(id)

@@ -1,0 +1,200 @@
+// fuzz-seed: writes the hand-made seed corpora into a directory (default
+// "seeds", relative to the current directory), one subdirectory per target:
+//
+//   swift run --package-path Fuzz/SeedGen fuzz-seed Fuzz/seeds
+//
+// Everything is deterministic (SeededRandom, fixed clocks),
+// so re-running it rewrites identical files. The vaults it makes are
+// unlocked by the recovery key fuzz-vault uses: 32 bytes of 0x01.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Quire
+import QuireCrypto
+import QuireFormat
+import QuireKeys
+import QuireSystem
+
+@main
+struct SeedMain {
+    static func main() throws {
+        let root = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "seeds"
+        let scratch = "/tmp/quire-fuzz-seed-\(FileSystem.processID)"
+        try FileSystem.makeDirectory(scratch)
+        defer { _ = rmdir(scratch) }
+        try Seeds(root: root, scratch: scratch).generate()
+    }
+}
+
+struct Seeds {
+    let root: String
+    let scratch: String
+    let now: Int64 = 1_767_225_600_000  // 2026-01-01T00:00:00Z
+
+    func write(_ bytes: [UInt8], _ target: String, _ name: String) throws {
+        let dir = root + "/" + target
+        try FileSystem.makeDirectory(root, permissions: 0o755)
+        try FileSystem.makeDirectory(dir, permissions: 0o755)
+        let path = dir + "/" + name
+        if FileSystem.exists(path) { try FileSystem.remove(path) }
+        let file = try SystemFile(path: path, mode: .createExclusive(permissions: 0o644))
+        try file.write(bytes, at: 0)
+        print("\(path) (\(bytes.count) bytes)")
+    }
+
+    func read(_ path: String) throws -> [UInt8] {
+        let file = try SystemFile(path: path, mode: .readOnly)
+        return try file.read(count: Int(try file.size()), at: 0)
+    }
+
+    /// Creates a vault (setup changed by `configure`), lets `fill` commit to
+    /// it, and returns its bytes.
+    func makeVault(
+        _ label: String, configure: (inout VaultSetup, SeededRandom) throws -> Void = { _, _ in },
+        fill: (Vault) throws -> Void = { _ in }
+    ) throws -> [UInt8] {
+        let random = SeededRandom(label: "quire fuzz seed " + label)
+        let recoveryKey = RecoveryKey(secret: try SymmetricKey(bytes: [UInt8](repeating: 1, count: 32)))
+        var setup = VaultSetup(name: "Seed \(label)", recoveryKey: recoveryKey, now: now)
+        try configure(&setup, random)
+        let path = scratch + "/" + label + ".quire"
+        let vault = try Vault.create(at: path, setup: setup, random: random, options: WriteOptions(synchronous: false))
+        try fill(vault)
+        let bytes = try read(path)
+        try FileSystem.remove(path)
+        return bytes
+    }
+
+    func revision(_ n: UInt8, text: String, random: SeededRandom, parents: [RevisionID] = [], deleted: Bool = false) -> EntryRevision {
+        EntryRevision(
+            entryID: EntryID(unchecked: [UInt8](repeating: n, count: 16)), revisionID: RevisionID(using: random), parents: parents,
+            clock: HybridLogicalClock(milliseconds: UInt64(now) + UInt64(n), counter: 0), isDeleted: deleted,
+            body: deleted ? EntryBody() : EntryBody(
+                created: now, timeZone: "Europe/Paris", text: text, tags: ["seed", "fuzz"], mood: 3, isStarred: true,
+                location: Location(latitude: 48.85, longitude: 2.35), weather: Weather(temperatureCelsius: -1.5, conditions: "snow")))
+    }
+
+    func passphrase(_ text: String) throws -> SecureBytes {
+        let utf8 = Array(text.utf8)
+        let s = try SecureBytes(zeroedCount: utf8.count)
+        s.withUnsafeMutableBytes { p in for (i, b) in utf8.enumerated() { p[i] = b } }
+        return s
+    }
+
+    /// A plaintext frame with a correct check value and checksum trailer.
+    func frame(_ kind: RecordKind, epoch: UInt16 = 1, body: [UInt8]) -> [UInt8] {
+        let h = FrameHeader(kind: kind, flags: 0, epoch: epoch, bodyLength: UInt32(body.count + 16))
+        return h.encoded() + body + BLAKE2b.hash(body, byteCount: 16)
+    }
+
+    func commitFrame(head: UInt8) -> [UInt8] {
+        FrameHeader(kind: .commit, flags: 0, epoch: 1, bodyLength: 16).encoded() + [UInt8](repeating: head, count: 16)
+    }
+
+    func generate() throws {
+        // Whole vaults, for fuzz-vault and fuzz-frames.
+        let plain = try makeVault("plain")
+        let withEntries = try makeVault("entries", fill: { vault in
+            let random = SeededRandom(label: "entries content")
+            let first = revision(1, text: "Hello", random: random)
+            let second = revision(2, text: String(repeating: "compressible text ", count: 40), random: random)
+            try vault.commit { (tx: VaultTransaction) throws(VaultError) in
+                try tx.append(first)
+                try tx.append(second)
+            }
+            let third = revision(1, text: "Hello again", random: random, parents: [first.revisionID])
+            let tombstone = revision(2, text: "", random: random, parents: [second.revisionID], deleted: true)
+            try vault.commit { (tx: VaultTransaction) throws(VaultError) in
+                try tx.append(third)
+                try tx.append(tombstone)
+                _ = try tx.storeAttachment(from: MemoryByteSource((0..<200).map { UInt8($0) }), mediaType: "application/octet-stream")
+            }
+        })
+        let withSlots = try makeVault("slots", configure: { setup, random in
+            setup.device = (try Ed25519.KeyPair(using: random), "Seed phone")
+            setup.passphrase = try passphrase("correct horse")
+            setup.passphraseOpsLimit = 1
+            setup.passphraseMemLimitBytes = Limits.minArgon2MemLimitBytes
+        })
+        for (name, bytes) in [("plain.quire", plain), ("entries.quire", withEntries), ("slots.quire", withSlots)] {
+            try write(bytes, "fuzz-vault", name)
+            try write(bytes, "fuzz-frames", name)
+        }
+
+        // Headers.
+        let header = FileHeader(vaultID: try VaultID(bytes: Array(repeating: 7, count: 16))).encoded()
+        try write(header, "fuzz-header", "valid.bin")
+        try write(Array(plain.prefix(FileHeader.byteCount)), "fuzz-header", "plain-vault.bin")
+        var firstDamaged = header
+        firstDamaged[20] ^= 0x10
+        try write(firstDamaged, "fuzz-header", "copy0-damaged.bin")
+        var secondDamaged = header
+        secondDamaged[63] ^= 0x01
+        try write(secondDamaged, "fuzz-header", "copy1-damaged.bin")
+        try write(Array(header.prefix(40)), "fuzz-header", "truncated.bin")
+        try write(FileHeader.magic + [UInt8](repeating: 0, count: 56), "fuzz-header", "magic-only.bin")
+
+        // Frames. Inputs under 64 bytes are frames after a prefixed header.
+        try write(frame(.enrollmentRequest, body: [0xa0]), "fuzz-frames", "short-enrollment.bin")
+        try write(commitFrame(head: 0xcc), "fuzz-frames", "short-commit.bin")
+        var repairable = frame(RecordKind(rawValue: 0x90), body: [1, 2, 3])
+        repairable[5] ^= 0x04  // one flipped bit in the length: repaired by the scanner
+        try write(header + repairable + frame(.keyring, body: [0xa0]) + commitFrame(head: 1), "fuzz-frames", "bitflip-then-keyring.bin")
+        try write(
+            header + [0xde, 0xad, 0xbe, 0xef, 0x00] + frame(.enrollmentRequest, body: [0xf6]) + commitFrame(head: 0),
+            "fuzz-frames", "garbage-then-frames.bin")
+
+        // CBOR: record payloads and edge values.
+        let random = SeededRandom(label: "cbor seeds")
+        try write(revision(9, text: "cbor", random: random).encoded(), "fuzz-cbor", "entry-revision.cbor")
+        try write(revision(9, text: "", random: random, deleted: true).encoded(), "fuzz-cbor", "tombstone.cbor")
+        let profile = Profile(name: "P", about: "a", settings: CBORMap(text: [("theme", .text("dark"))]), clock: HybridLogicalClock(rawValue: 1))
+        try write(profile.encoded(), "fuzz-cbor", "profile.cbor")
+        let edge: [(String, CBOR)] = [
+            ("ints.cbor", .array([
+                .unsigned(0), .unsigned(23), .unsigned(24), .unsigned(255), .unsigned(256), .unsigned(65536),
+                .unsigned(UInt64.max), .negative(0), .negative(UInt64.max),
+            ])),
+            ("floats.cbor", .array([.double(0), .double(-0.0), .double(1.5), .double(-Double.greatestFiniteMagnitude), .double(Double.leastNonzeroMagnitude)])),
+            ("map.cbor", .map(CBORMap([(.unsigned(1), .null), (.text("a"), .bool(true)), (.bytes([1, 2]), .bool(false)), (.negative(3), .text("é日本"))]))),
+            ("nested.cbor", .array([.array([.array([.map(CBORMap(text: [("k", .array([]))]))])])])),
+        ]
+        for (name, value) in edge { try write(CBOREncoder.encode(value), "fuzz-cbor", name) }
+        // Keys that differ in bytes but not as Swift values: NFC and NFD "é",
+        // "K" and KELVIN SIGN, 0.0 and -0.0 (written by hand: canonical order).
+        try write([0xa2, 0x62, 0xc3, 0xa9, 0x01, 0x63, 0x65, 0xcc, 0x81, 0x02], "fuzz-cbor", "keys-nfc-nfd.cbor")
+        try write([0xa2, 0x61, 0x4b, 0x01, 0x63, 0xe2, 0x84, 0xaa, 0x02], "fuzz-cbor", "keys-kelvin.cbor")
+        try write([0xa2, 0xfb, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0xfb, 0x80, 0, 0, 0, 0, 0, 0, 0, 0x02], "fuzz-cbor", "keys-signed-zero.cbor")
+
+        // CBOR: keyring parts (from the slots vault: recovery, device and
+        // passphrase slots), a keyring content with dummy keys, a manifest
+        // and an enrollment request.
+        let slotsPath = scratch + "/slots-copy.quire"
+        let copy = try SystemFile(path: slotsPath, mode: .createExclusive(permissions: 0o600))
+        try copy.write(withSlots, at: 0)
+        let structure = try VaultScanner.scan(path: slotsPath)
+        try FileSystem.remove(slotsPath)
+        guard let keyringBody = structure.frames.first(where: { $0.header.kind == .keyring })?.plaintextBody else {
+            fatalError("the slots vault has no keyring")
+        }
+        try write(keyringBody, "fuzz-cbor", "keyring-body.cbor")
+        try write(try KeyringRecord(body: keyringBody, epoch: 1, location: nil).publicBytes, "fuzz-cbor", "keyring-public.cbor")
+        let member = KeyringMember(role: "recovery", publicKey: [UInt8](repeating: 2, count: 32), name: "Recovery key", added: now)
+        let content = KeyringContent(
+            members: [member, KeyringMember(role: "device", publicKey: [UInt8](repeating: 3, count: 32), name: "Phone", added: now)],
+            removed: [KeyringMember(role: "device", publicKey: [UInt8](repeating: 4, count: 32), name: "Old", added: 1)],
+            escrow: [EscrowRecipient(publicKey: [UInt8](repeating: 5, count: 32), label: "IT")],
+            history: [HistoricKey(epoch: 1, key: try SymmetricKey(bytes: [UInt8](repeating: 6, count: 32)))],
+            blobKey: try SymmetricKey(bytes: [UInt8](repeating: 7, count: 32)), created: now, reason: "rotate")
+        try write(content.encoded(), "fuzz-cbor", "keyring-content.cbor")
+        let manifest = BlobManifest(
+            blob: BlobID(unchecked: [UInt8](repeating: 8, count: 32)), stream: StreamID(unchecked: [UInt8](repeating: 9, count: 16)),
+            byteCount: 200_000, mediaType: "image/jpeg")
+        try write(manifest.encoded(), "fuzz-cbor", "manifest.cbor")
+        let request = EnrollmentRequest(publicKey: [UInt8](repeating: 10, count: 32), name: "Tablet", created: now, signature: [UInt8](repeating: 11, count: 64))
+        try write(request.encoded(), "fuzz-cbor", "enrollment.cbor")
+    }
+}

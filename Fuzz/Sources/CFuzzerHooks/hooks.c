@@ -1,0 +1,2 @@
+// Intentionally empty: this target only provides CFuzzerHooks.h.
+#include "CFuzzerHooks.h"

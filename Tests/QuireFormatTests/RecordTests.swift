@@ -1,0 +1,699 @@
+import QuireCrypto
+import QuireFormat
+import Testing
+
+/// Encodes a map of text keys.
+func encodeMap(_ pairs: [(String, CBOR)]) -> [UInt8] {
+    CBOREncoder.encode(.map(CBORMap(text: pairs)))
+}
+
+func isMalformedRecord(_ error: FormatError) -> Bool {
+    if case .malformedRecord = error { return true }
+    return false
+}
+
+@Suite struct EntryRevisionTests {
+    static let random = SeededRandom(label: "records")
+
+    static func fullRevision() -> EntryRevision {
+        let r = SeededRandom(label: "full revision")
+        var extra = CBORMap()
+        extra[text: "richText"] = .text("{\"ops\":[]}")
+        extra[.unsigned(1)] = .bytes([1, 2])
+        let body = EntryBody(
+            created: 1_700_000_000_123, modified: 1_700_000_999_000, timeZone: "Europe/London", utcOffsetSeconds: -3600,
+            isAllDay: true, text: "Up betimes. *Markdown* and ✍️ emoji.", tags: ["work", "navy", "ü"], mood: 4, isStarred: true,
+            isPinned: true, journal: "Diary",
+            location: Location(
+                latitude: 51.5098, longitude: -0.0766, altitude: 12.5, placeName: "Seething Lane", locality: "London",
+                region: "Greater London", country: "England", extra: CBORMap(text: [("accuracy", .double(5))]),
+                unknownFields: CBORMap(text: [("zLocation", .bool(true))])),
+            weather: Weather(
+                temperatureCelsius: -2.5, conditions: "Snow", extra: CBORMap(text: [("code", .unsigned(71))]),
+                unknownFields: CBORMap(text: [("wind", .text("NE"))])),
+            attachments: [
+                AttachmentReference(
+                    id: [9, 9, 9], blob: BlobID(using: r), mediaType: "image/jpeg", fileName: "fire.jpg",
+                    extra: CBORMap(text: [("exif", .bytes([0xff]))]), unknownFields: CBORMap(text: [("caption", .text("The fire"))])),
+                AttachmentReference(id: [], blob: BlobID(using: r)),
+            ],
+            extra: extra,
+            unknownFields: CBORMap(text: [("future", .array([.unsigned(1), .null]))]))
+        return EntryRevision(
+            entryID: EntryID(using: r), revisionID: RevisionID(using: r), parents: [RevisionID(using: r), RevisionID(using: r)],
+            clock: HybridLogicalClock(milliseconds: 1_700_000_000_123, counter: 7), device: DeviceID(using: r), isDeleted: true,
+            body: body, unknownFields: CBORMap([(.text("zz"), .text("kept")), (.negative(4), .bool(false))]))
+    }
+
+    @Test func roundTripWithAllFields() throws {
+        let revision = Self.fullRevision()
+        let encoded = revision.encoded()
+        let decoded = try EntryRevision(decoding: encoded)
+        #expect(decoded == revision)
+        #expect(decoded.body.location?.placeName == "Seething Lane")
+        #expect(decoded.body.attachments.count == 2)
+        #expect(decoded.body.attachments[1].mediaType == "application/octet-stream")
+        #expect(decoded.unknownFields[text: "zz"] == .text("kept"))
+        #expect(decoded.encoded() == encoded)
+        // Canonical: the decoder accepts it and re-encoding is stable.
+        #expect(CBOREncoder.encode(try CBORDecoder.decode(encoded)) == encoded)
+    }
+
+    @Test func minimalEncodingKnownAnswer() throws {
+        let revision = EntryRevision(
+            entryID: try EntryID(bytes: counting(16)), revisionID: try RevisionID(bytes: counting(16, from: 16)),
+            clock: HybridLogicalClock(rawValue: 0))
+        // {"entry": h'00…0f', "revision": h'10…1f'}; defaults are left out.
+        #expect(hex(revision.encoded()) == "a2" + "65656e747279" + "50" + hex(counting(16)) + "687265766973696f6e" + "50" + hex(counting(16, from: 16)))
+        let decoded = try EntryRevision(decoding: revision.encoded())
+        #expect(decoded.parents == [])
+        #expect(decoded.clock == HybridLogicalClock(rawValue: 0))
+        #expect(decoded.device == nil)
+        #expect(!decoded.isDeleted)
+        #expect(decoded.body == EntryBody())
+        #expect(decoded.unknownFields.count == 0)
+    }
+
+    @Test func emptyBodyFieldsTakeDefaults() throws {
+        let bytes = encodeMap([
+            ("entry", .bytes(counting(16))), ("revision", .bytes(counting(16))), ("body", .map(CBORMap())),
+        ])
+        let body = try EntryRevision(decoding: bytes).body
+        #expect(body.created == 0)
+        #expect(body.modified == nil)
+        #expect(body.timeZone == "")
+        #expect(body.utcOffsetSeconds == nil)
+        #expect(!body.isAllDay)
+        #expect(body.text == "")
+        #expect(body.tags == [])
+        #expect(body.mood == nil)
+        #expect(!body.isStarred && !body.isPinned)
+        #expect(body.journal == "")
+        #expect(body.location == nil && body.weather == nil)
+        #expect(body.attachments == [])
+        #expect(body.extra.count == 0 && body.unknownFields.count == 0)
+        // An empty body is left out when encoding again.
+        let again = try EntryRevision(decoding: bytes).encoded()
+        #expect(again == encodeMap([("entry", .bytes(counting(16))), ("revision", .bytes(counting(16)))]))
+    }
+
+    @Test func unknownFieldsAreKeptByteForByte() throws {
+        // A canonical record written by a newer version, with unknown fields
+        // at every level (and no field holding its default).
+        let attachment = CBORMap(text: [
+            ("blob", .bytes(counting(32))), ("type", .text("audio/ogg")), ("duration", .double(12.5)),
+        ])
+        let location = CBORMap(text: [("latitude", .double(1.5)), ("floor", .unsigned(3))])
+        let weather = CBORMap(text: [("conditions", .text("Fog")), ("visibility", .unsigned(200))])
+        let body = CBORMap(text: [
+            ("text", .text("x")), ("attachments", .array([.map(attachment)])), ("location", .map(location)),
+            ("weather", .map(weather)), ("sentiment", .double(0.25)),
+        ])
+        var top = CBORMap(text: [
+            ("entry", .bytes(counting(16))), ("revision", .bytes(counting(16, from: 1))), ("body", .map(body)),
+            ("clock", .unsigned(99)), ("aaa", .text("first")), ("zzzz", .map(CBORMap(text: [("nested", .null)]))),
+        ])
+        top[.unsigned(5)] = .text("integer key")
+        top[.bytes([1])] = .bool(true)
+        let input = CBOREncoder.encode(.map(top))
+        let revision = try EntryRevision(decoding: input)
+        #expect(revision.unknownFields.count == 4)
+        #expect(revision.unknownFields[text: "aaa"] == .text("first"))
+        #expect(revision.unknownFields[.unsigned(5)] == .text("integer key"))
+        #expect(revision.body.unknownFields[text: "sentiment"] == .double(0.25))
+        #expect(revision.body.location?.unknownFields[text: "floor"] == .unsigned(3))
+        #expect(revision.body.weather?.unknownFields[text: "visibility"] == .unsigned(200))
+        #expect(revision.body.attachments[0].unknownFields[text: "duration"] == .double(12.5))
+        #expect(revision.encoded() == input)
+    }
+
+    static let wrongTypes: [(String, CBOR)] = [
+        ("entry", .text("not bytes")),
+        ("entry", .bytes(counting(15))),
+        ("revision", .bytes(counting(17))),
+        ("parents", .bytes(counting(16))),
+        ("parents", .array([.bytes(counting(15))])),
+        ("parents", .array([.text("x")])),
+        ("clock", .text("now")),
+        ("clock", .negative(0)),
+        ("device", .bytes(counting(32))),
+        ("deleted", .unsigned(1)),
+        ("body", .array([])),
+        ("body", .text("hello")),
+    ]
+
+    @Test(arguments: wrongTypes)
+    func wrongTopLevelTypesAreMalformed(field: String, value: CBOR) {
+        var map = CBORMap(text: [("entry", .bytes(counting(16))), ("revision", .bytes(counting(16)))])
+        map[text: field] = value
+        let error = #expect(throws: FormatError.self) {
+            try EntryRevision(decoding: CBOREncoder.encode(.map(map)))
+        }
+        #expect(error.map(isMalformedRecord) == true, "\(String(describing: error))")
+    }
+
+    static let wrongBodyTypes: [(String, CBOR)] = [
+        ("created", .text("yesterday")), ("created", .unsigned(UInt64(Int64.max) + 1)), ("modified", .double(1)),
+        ("timeZone", .unsigned(0)), ("utcOffset", .text("+01:00")), ("allDay", .null), ("text", .bytes([])),
+        ("tags", .text("work")), ("tags", .array([.unsigned(1)])), ("mood", .bool(true)), ("starred", .unsigned(1)),
+        ("pinned", .text("yes")), ("journal", .array([])), ("location", .text("London")),
+        ("location", .map(CBORMap(text: [("latitude", .text("51"))]))), ("weather", .map(CBORMap(text: [("temperatureC", .null)]))),
+        ("attachments", .map(CBORMap())), ("attachments", .array([.map(CBORMap())])),
+        ("attachments", .array([.map(CBORMap(text: [("blob", .bytes(counting(16)))]))])),
+        ("attachments", .array([.map(CBORMap(text: [("blob", .bytes(counting(32))), ("name", .unsigned(1))]))])),
+        ("extra", .array([])),
+    ]
+
+    @Test(arguments: wrongBodyTypes)
+    func wrongBodyTypesAreMalformed(field: String, value: CBOR) {
+        let bytes = encodeMap([
+            ("entry", .bytes(counting(16))), ("revision", .bytes(counting(16))), ("body", .map(CBORMap(text: [(field, value)]))),
+        ])
+        let error = #expect(throws: FormatError.self) {
+            try EntryRevision(decoding: bytes)
+        }
+        #expect(error.map(isMalformedRecord) == true, "\(String(describing: error))")
+    }
+
+    @Test func missingIDsAreMalformed() {
+        let location = FrameLocation(offset: 100, index: 3)
+        #expect(throws: FormatError.malformedRecord(location, reason: "entry revision has no \"entry\" id")) {
+            try EntryRevision(decoding: encodeMap([("revision", .bytes(counting(16)))]), location: location)
+        }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "entry revision has no \"revision\" id")) {
+            try EntryRevision(decoding: encodeMap([("entry", .bytes(counting(16)))]))
+        }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "entry revision must be a map")) {
+            try EntryRevision(decoding: CBOREncoder.encode(.array([])))
+        }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "entry revision field \"entry\" must be 16 bytes")) {
+            try EntryRevision(decoding: encodeMap([("entry", .bytes(counting(15))), ("revision", .bytes(counting(16)))]))
+        }
+    }
+
+    @Test func nonCanonicalBytesAreMalformed() {
+        // Keys out of order: "revision" before "entry".
+        let bad = hexBytes("a2" + "687265766973696f6e" + "50" + hex(counting(16)) + "65656e747279" + "50" + hex(counting(16)))
+        #expect(throws: FormatError.malformedRecord(nil, reason: "map keys are duplicated or not in canonical order at byte 27")) {
+            try EntryRevision(decoding: bad)
+        }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "unexpected end of input at byte 0")) {
+            try EntryRevision(decoding: [])
+        }
+    }
+
+    @Test func tooManyParentsAreMalformed() {
+        let parents = CBOR.array((0..<65).map { _ in .bytes(counting(16)) })
+        #expect(throws: FormatError.sizeLimitExceeded(nil, what: "entry revision \"parents\" count", size: 65, limit: 64)) {
+            try EntryRevision(decoding: encodeMap([("entry", .bytes(counting(16))), ("revision", .bytes(counting(16))), ("parents", parents)]))
+        }
+        let ok = CBOR.array((0..<64).map { .bytes(counting(16, from: $0)) })
+        let decoded = try? EntryRevision(decoding: encodeMap([("entry", .bytes(counting(16))), ("revision", .bytes(counting(16))), ("parents", ok)]))
+        #expect(decoded?.parents.count == 64)
+    }
+
+    @Test func floatFieldsAcceptIntegers() throws {
+        let location = CBORMap(text: [("latitude", .unsigned(51)), ("longitude", .negative(0)), ("altitude", .int(-430))])
+        let bytes = encodeMap([
+            ("entry", .bytes(counting(16))), ("revision", .bytes(counting(16))), ("body", .map(CBORMap(text: [("location", .map(location))]))),
+        ])
+        let loc = try #require(try EntryRevision(decoding: bytes).body.location)
+        #expect(loc.latitude == 51)
+        #expect(loc.longitude == -1)
+        #expect(loc.altitude == -430)
+    }
+
+    @Test
+    func floatFieldsAcceptLargeNegativeIntegers() throws {
+        let location = CBORMap(text: [("latitude", .negative(UInt64.max))])
+        let bytes = encodeMap([
+            ("entry", .bytes(counting(16))), ("revision", .bytes(counting(16))), ("body", .map(CBORMap(text: [("location", .map(location))]))),
+        ])
+        let loc = try #require(try EntryRevision(decoding: bytes).body.location)
+        #expect(loc.latitude == -18_446_744_073_709_551_616.0)
+    }
+}
+
+@Suite struct BlobManifestTests {
+    @Test func roundTripWithAllFields() throws {
+        let r = SeededRandom(label: "manifest")
+        let m = BlobManifest(
+            blob: BlobID(using: r), stream: StreamID(using: r), byteCount: 200_000, mediaType: "image/png",
+            unknownFields: CBORMap(text: [("width", .unsigned(640))]))
+        let decoded = try BlobManifest(decoding: m.encoded())
+        #expect(decoded == m)
+        #expect(decoded.encoded() == m.encoded())
+    }
+
+    @Test func defaultsAndKnownAnswer() throws {
+        let m = BlobManifest(blob: try BlobID(bytes: counting(32)), stream: try StreamID(bytes: counting(16)), byteCount: 0)
+        // {"blob": h'00…1f', "stream": h'00…0f'}: size 0 and the default type are left out.
+        #expect(hex(m.encoded()) == "a2" + "64626c6f62" + "5820" + hex(counting(32)) + "6673747265616d" + "50" + hex(counting(16)))
+        let decoded = try BlobManifest(decoding: m.encoded())
+        #expect(decoded.byteCount == 0)
+        #expect(decoded.mediaType == "application/octet-stream")
+        #expect(decoded.unknownFields.count == 0)
+    }
+
+    @Test(arguments: [(UInt64(0), UInt64(1)), (1, 1), (65535, 1), (65536, 1), (65537, 2), (196_608, 3), (196_609, 4), (1 << 40, 1 << 24)])
+    func chunkCount(size: UInt64, chunks: UInt64) throws {
+        let m = BlobManifest(blob: try BlobID(bytes: counting(32)), stream: try StreamID(bytes: counting(16)), byteCount: size)
+        #expect(m.chunkCount == chunks)
+    }
+
+    @Test func unknownFieldsKeptByteForByte() throws {
+        var map = CBORMap(text: [
+            ("blob", .bytes(counting(32))), ("stream", .bytes(counting(16))), ("size", .unsigned(5)), ("type", .text("text/plain")),
+            ("sha256", .bytes(counting(32, from: 7))), ("a", .null),
+        ])
+        map[.unsigned(0)] = .unsigned(0)
+        let input = CBOREncoder.encode(.map(map))
+        let m = try BlobManifest(decoding: input)
+        #expect(m.unknownFields.count == 3)
+        #expect(m.encoded() == input)
+    }
+
+    @Test func malformedManifests() {
+        let blob = CBOR.bytes(counting(32)), stream = CBOR.bytes(counting(16))
+        #expect(throws: FormatError.malformedRecord(nil, reason: "attachment manifest needs \"blob\" and \"stream\"")) {
+            try BlobManifest(decoding: encodeMap([("stream", stream)]))
+        }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "attachment manifest needs \"blob\" and \"stream\"")) {
+            try BlobManifest(decoding: encodeMap([("blob", blob)]))
+        }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "attachment manifest field \"blob\" must be 32 bytes")) {
+            try BlobManifest(decoding: encodeMap([("blob", .bytes(counting(16))), ("stream", stream)]))
+        }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "attachment manifest field \"size\" must be an unsigned integer")) {
+            try BlobManifest(decoding: encodeMap([("blob", blob), ("stream", stream), ("size", .negative(0))]))
+        }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "attachment manifest field \"type\" must be text")) {
+            try BlobManifest(decoding: encodeMap([("blob", blob), ("stream", stream), ("type", .bytes([]))]))
+        }
+        #expect(throws: FormatError.sizeLimitExceeded(nil, what: "attachment size", size: (1 << 40) + 1, limit: 1 << 40)) {
+            try BlobManifest(decoding: encodeMap([("blob", blob), ("stream", stream), ("size", .unsigned((1 << 40) + 1))]))
+        }
+        #expect((try? BlobManifest(decoding: encodeMap([("blob", blob), ("stream", stream), ("size", .unsigned(1 << 40))])))?.byteCount == 1 << 40)
+    }
+}
+
+@Suite struct ProfileTests {
+    @Test func roundTripWithAllFields() throws {
+        let p = Profile(
+            name: "Pepys", about: "Diary of Samuel Pepys", settings: CBORMap(text: [("theme", .text("dark")), ("fontSize", .unsigned(14))]),
+            clock: HybridLogicalClock(milliseconds: 1_000, counter: 2), device: DeviceID(using: SeededRandom(label: "profile")),
+            unknownFields: CBORMap(text: [("avatar", .bytes([1, 2, 3]))]))
+        let decoded = try Profile(decoding: p.encoded())
+        #expect(decoded == p)
+        #expect(decoded.encoded() == p.encoded())
+    }
+
+    @Test func defaults() throws {
+        let p = try Profile(decoding: encodeMap([]))
+        #expect(p == Profile(name: "", clock: HybridLogicalClock(rawValue: 0)))
+        #expect(p.encoded() == [0xa0])
+        #expect(try Profile(decoding: encodeMap([("name", .text("J"))])).name == "J")
+    }
+
+    @Test func unknownFieldsKeptAndWrongTypes() throws {
+        let input = encodeMap([("name", .text("J")), ("zzz", .array([.unsigned(1)])), ("clock", .unsigned(5)), ("about", .text("a"))])
+        let p = try Profile(decoding: input)
+        #expect(p.unknownFields[text: "zzz"] == .array([.unsigned(1)]))
+        #expect(p.encoded() == input)
+        for (field, value) in [("name", CBOR.unsigned(1)), ("about", .null), ("settings", .array([])), ("clock", .text("x")), ("device", .bytes([1]))] {
+            let error = #expect(throws: FormatError.self) {
+                try Profile(decoding: encodeMap([(field, value)]))
+            }
+            #expect(error.map(isMalformedRecord) == true, "\(String(describing: error))")
+        }
+    }
+}
+
+@Suite struct KeyringRecordTests {
+    static func allSlots() -> [KeySlot] {
+        let r = SeededRandom(label: "slots")
+        return [
+            .device(box: r.bytes(98)),
+            .recovery(nonce: r.bytes(24), wrapped: r.bytes(48)),
+            .passphrase(salt: r.bytes(16), opsLimit: 3, memLimitBytes: 1 << 28, nonce: r.bytes(24), wrapped: r.bytes(48)),
+            .escrow(box: r.bytes(98)),
+            .unknown(kind: "hardware", fields: CBORMap(text: [("kind", .text("hardware")), ("serial", .unsigned(42))])),
+        ]
+    }
+
+    @Test func slotConstantsAndKinds() {
+        #expect(KeySlot.boxByteCount == 98)
+        #expect(KeySlot.wrappedByteCount == 48)
+        #expect(Self.allSlots().map(\.kind) == ["device", "recovery", "passphrase", "escrow", "hardware"])
+    }
+
+    @Test func publicPartRoundTripWithAllFields() throws {
+        let r = SeededRandom(label: "public")
+        let pub = KeyringPublic(
+            parents: [KeyringID(using: r), KeyringID(using: r)], isEscrowFree: true, slots: Self.allSlots(),
+            unknownFields: CBORMap(text: [("policy", .text("strict"))]))
+        let encoded = pub.encoded()
+        let decoded = try KeyringPublic(decoding: encoded, location: nil)
+        #expect(decoded == pub)
+        #expect(decoded.encoded() == encoded)
+        let minimal = try KeyringPublic(decoding: encodeMap([]), location: nil)
+        #expect(minimal == KeyringPublic(parents: [], isEscrowFree: false, slots: []))
+    }
+
+    @Test func publicPartUnknownFieldsKeptByteForByte() throws {
+        let input = encodeMap([
+            ("slots", .array([.map(CBORMap(text: [("kind", .text("future")), ("data", .bytes([1]))]))])),
+            ("escrowFree", .bool(true)), ("quorum", .unsigned(2)),
+        ])
+        let pub = try KeyringPublic(decoding: input, location: nil)
+        #expect(pub.slots == [.unknown(kind: "future", fields: CBORMap(text: [("kind", .text("future")), ("data", .bytes([1]))]))])
+        #expect(pub.unknownFields[text: "quorum"] == .unsigned(2))
+        #expect(pub.encoded() == input)
+    }
+
+    @Test func malformedSlots() {
+        func decode(_ slot: CBORMap) -> Result<KeyringPublic, FormatError> {
+            Result { () throws(FormatError) -> KeyringPublic in
+                try KeyringPublic(decoding: encodeMap([("slots", .array([.map(slot)]))]), location: nil)
+            }
+        }
+        #expect(decode(CBORMap(text: [("box", .bytes(counting(98)))])) == .failure(.malformedRecord(nil, reason: "key slot has no \"kind\"")))
+        #expect(decode(CBORMap(text: [("kind", .text("device")), ("box", .bytes(counting(97)))]))
+            == .failure(.malformedRecord(nil, reason: "key slot field \"box\" must be 98 bytes")))
+        #expect(decode(CBORMap(text: [("kind", .text("escrow"))]))
+            == .failure(.malformedRecord(nil, reason: "escrow slot needs a 98-byte \"box\"")))
+        #expect(decode(CBORMap(text: [("kind", .text("recovery")), ("nonce", .bytes(counting(24)))]))
+            == .failure(.malformedRecord(nil, reason: "recovery slot needs \"nonce\" and \"wrapped\"")))
+        #expect(decode(CBORMap(text: [
+            ("kind", .text("passphrase")), ("salt", .bytes(counting(16))), ("memLimit", .unsigned(8192)), ("nonce", .bytes(counting(24))),
+            ("wrapped", .bytes(counting(48))),
+        ])) == .failure(.malformedRecord(nil, reason: "passphrase slot needs salt, opsLimit, memLimit, nonce and wrapped")))
+        #expect(decode(CBORMap(text: [("kind", .unsigned(1))])) == .failure(.malformedRecord(nil, reason: "key slot field \"kind\" must be text")))
+        let tooMany = encodeMap([("slots", .array((0..<257).map { _ in .map(CBORMap(text: [("kind", .text("x"))])) }))])
+        #expect(throws: FormatError.sizeLimitExceeded(nil, what: "key slot count", size: 257, limit: 256)) {
+            try KeyringPublic(decoding: tooMany, location: nil)
+        }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "keyring field \"escrowFree\" must be true or false")) {
+            try KeyringPublic(decoding: encodeMap([("escrowFree", .unsigned(1))]), location: nil)
+        }
+    }
+
+    static func content() -> KeyringContent {
+        let r = SeededRandom(label: "content")
+        return KeyringContent(
+            members: [
+                KeyringMember(role: "recovery", publicKey: r.bytes(32), name: "Recovery key", added: 1_000),
+                KeyringMember(role: "device", publicKey: r.bytes(32), name: "Sam's phone", added: 2_000,
+                              unknownFields: CBORMap(text: [("platform", .text("iOS"))])),
+            ],
+            removed: [KeyringMember(role: "device", publicKey: r.bytes(32), name: "Old laptop", added: 500)],
+            escrow: [EscrowRecipient(publicKey: r.bytes(32), label: "Employer IT")],
+            history: [HistoricKey(epoch: 1, key: try! SymmetricKey(using: r)), HistoricKey(epoch: 2, key: try! SymmetricKey(using: r))],
+            blobKey: try! SymmetricKey(using: r), created: 3_000, reason: "rotate",
+            unknownFields: CBORMap(text: [("note", .text("hello"))]))
+    }
+
+    static func expectEqual(_ a: KeyringContent, _ b: KeyringContent) {
+        #expect(a.members == b.members)
+        #expect(a.removed == b.removed)
+        #expect(a.escrow == b.escrow)
+        #expect(a.history.map(\.epoch) == b.history.map(\.epoch))
+        #expect(a.history.map(\.key) == b.history.map(\.key))
+        #expect(a.blobKey == b.blobKey)
+        #expect(a.created == b.created)
+        #expect(a.reason == b.reason)
+        #expect(a.unknownFields == b.unknownFields)
+    }
+
+    @Test func contentRoundTripWithAllFields() throws {
+        let content = Self.content()
+        let encoded = content.encoded()
+        let decoded = try KeyringContent(decoding: encoded, location: nil)
+        Self.expectEqual(decoded, content)
+        #expect(decoded.members[1].unknownFields[text: "platform"] == .text("iOS"))
+        #expect(decoded.encoded() == encoded)
+    }
+
+    @Test func contentDefaultsAndUnknownFields() throws {
+        let input = encodeMap([
+            ("blobKey", .bytes(counting(32))), ("members", .array([.map(CBORMap(text: [("key", .bytes(counting(32, from: 1)))]))])),
+            ("zeta", .unsigned(1)),
+        ])
+        let c = try KeyringContent(decoding: input, location: nil)
+        #expect(c.members == [KeyringMember(role: "device", publicKey: counting(32, from: 1), name: "", added: 0)])
+        #expect(c.removed.isEmpty && c.escrow.isEmpty && c.history.isEmpty)
+        #expect(c.blobKey == countingKey())
+        #expect(c.created == 0 && c.reason == "")
+        #expect(c.unknownFields[text: "zeta"] == .unsigned(1))
+        #expect(c.encoded() == input)
+    }
+
+    @Test func malformedContent() {
+        let blob = ("blobKey", CBOR.bytes(counting(32)))
+        func decode(_ pairs: [(String, CBOR)]) -> Result<Int, FormatError> {
+            Result { () throws(FormatError) -> Int in try KeyringContent(decoding: encodeMap(pairs), location: nil).members.count }
+        }
+        #expect(decode([]) == .failure(.malformedRecord(nil, reason: "keyring content has no 32-byte blobKey")))
+        #expect(decode([("blobKey", .bytes(counting(31)))]) == .failure(.malformedRecord(nil, reason: "keyring content field \"blobKey\" must be 32 bytes")))
+        #expect(decode([blob, ("members", .array([.map(CBORMap())]))]) == .failure(.malformedRecord(nil, reason: "keyring member needs a 32-byte key")))
+        #expect(decode([blob, ("history", .array([.map(CBORMap(text: [("epoch", .unsigned(0)), ("key", .bytes(counting(32)))]))]))])
+            == .failure(.malformedRecord(nil, reason: "history entry needs an epoch (1…65535) and a 32-byte key")))
+        #expect(decode([blob, ("history", .array([.map(CBORMap(text: [("epoch", .unsigned(65536)), ("key", .bytes(counting(32)))]))]))])
+            == .failure(.malformedRecord(nil, reason: "history entry needs an epoch (1…65535) and a 32-byte key")))
+        #expect(decode([blob, ("escrow", .array([.map(CBORMap(text: [("key", .bytes(counting(31)))]))]))])
+            == .failure(.malformedRecord(nil, reason: "escrow recipient field \"key\" must be 32 bytes")))
+        #expect(decode([blob, ("members", .text("all"))]) == .failure(.malformedRecord(nil, reason: "keyring content field \"members\" must be an array")))
+        let many = CBOR.array((0..<4097).map { _ in .null })
+        #expect(decode([blob, ("removed", many)]) == .failure(.sizeLimitExceeded(nil, what: "keyring removed count", size: 4097, limit: 4096)))
+    }
+
+    @Test func recordBodyRoundTripAndInner() throws {
+        let key = testEpochKey(epoch: 3)
+        let pub = KeyringPublic(parents: [], isEscrowFree: false, slots: Self.allSlots())
+        let inner = KeyringInner(contentBytes: Self.content().encoded(), signer: counting(32), signature: counting(64))
+        let sealed = KeyringRecord.seal(inner: inner, key: key, vaultID: countingVaultID, publicBytes: pub.encoded(), random: SeededRandom(label: "ring"))
+        #expect(Array(sealed[0..<24]) == SeededRandom(label: "ring").bytes(24))
+        let record = KeyringRecord(epoch: 3, publicPart: pub, sealed: sealed)
+        let body = record.encodedBody()
+        let parsed = try KeyringRecord(body: body, epoch: 3, location: nil)
+        #expect(parsed == record)
+        #expect(parsed.publicBytes == pub.encoded())
+        let location = FrameLocation(offset: 64, index: 0)
+        #expect(try parsed.openInner(key: key, vaultID: countingVaultID, location: location) == inner)
+        #expect(throws: FormatError.authenticationFailed(location)) {
+            try parsed.openInner(key: testEpochKey(epoch: 3, from: 1), vaultID: countingVaultID, location: location)
+        }
+        #expect(throws: FormatError.authenticationFailed(location)) {
+            try parsed.openInner(key: key, vaultID: try VaultID(bytes: counting(16, from: 2)), location: location)
+        }
+        // The epoch is bound: the same body read as another epoch does not open.
+        let asEpoch4 = try KeyringRecord(body: body, epoch: 4, location: nil)
+        #expect(throws: FormatError.authenticationFailed(location)) {
+            try asEpoch4.openInner(key: key, vaultID: countingVaultID, location: location)
+        }
+    }
+
+    @Test func recordBodyRejects() {
+        #expect(throws: FormatError.malformedRecord(nil, reason: "keyring body needs \"public\" and \"sealed\"")) {
+            try KeyringRecord(body: encodeMap([("public", .bytes([0xa0]))]), epoch: 1, location: nil)
+        }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "keyring sealed part is too short")) {
+            try KeyringRecord(body: encodeMap([("public", .bytes([0xa0])), ("sealed", .bytes(counting(39)))]), epoch: 1, location: nil)
+        }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "floats must be encoded in 8 bytes at byte 1")) {
+            try KeyringRecord(body: encodeMap([("public", .bytes([0xf9, 0, 0])), ("sealed", .bytes(counting(40)))]), epoch: 1, location: nil)
+        }
+    }
+
+    @Test func signedMessageAndAssociatedDataLayouts() {
+        #expect(KeyringRecord.associatedData(vaultID: countingVaultID, epoch: 0x0102, publicBytes: [7]) == counting(16) + [0x02, 0x01, 7])
+        #expect(KeyringRecord.signedMessage(vaultID: countingVaultID, epoch: 1, publicBytes: [7], contentBytes: [8, 9])
+            == Array("quire-keyring-v1".utf8) + counting(16) + [1, 0, 7, 8, 9])
+        #expect(EnrollmentRequest.signedMessage(vaultID: countingVaultID, publicKey: [5], name: "Ph")
+            == Array("quire-enroll-v1".utf8) + counting(16) + [5, 0x50, 0x68])
+    }
+}
+
+@Suite struct EnrollmentRequestTests {
+    @Test func roundTripWithAllFields() throws {
+        let r = EnrollmentRequest(publicKey: counting(32), name: "Sam's tablet", created: 1_700_000_000_000, signature: counting(64, from: 1))
+        let decoded = try EnrollmentRequest(decoding: r.encoded(), location: nil)
+        #expect(decoded == r)
+        #expect(decoded.encoded() == r.encoded())
+    }
+
+    @Test func defaultsAndMalformed() throws {
+        let minimal = try EnrollmentRequest(decoding: encodeMap([("key", .bytes(counting(32))), ("signature", .bytes(counting(64)))]), location: nil)
+        #expect(minimal == EnrollmentRequest(publicKey: counting(32), name: "", created: 0, signature: counting(64)))
+        #expect(throws: FormatError.malformedRecord(nil, reason: "enrollment request needs key and signature")) {
+            try EnrollmentRequest(decoding: encodeMap([("key", .bytes(counting(32)))]), location: nil)
+        }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "enrollment request field \"signature\" must be 64 bytes")) {
+            try EnrollmentRequest(decoding: encodeMap([("key", .bytes(counting(32))), ("signature", .bytes(counting(63)))]), location: nil)
+        }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "enrollment request field \"created\" must be an integer")) {
+            try EnrollmentRequest(decoding: encodeMap([("key", .bytes(counting(32))), ("signature", .bytes(counting(64))), ("created", .text("now"))]), location: nil)
+        }
+    }
+
+    @Test
+    func unknownFieldsKeptByteForByte() throws {
+        let input = encodeMap([
+            ("key", .bytes(counting(32))), ("name", .text("Phone")), ("signature", .bytes(counting(64))), ("platform", .text("android")),
+        ])
+        let request = try EnrollmentRequest(decoding: input, location: nil)
+        #expect(request.encoded() == input)
+    }
+}
+
+@Suite struct IdentifierTests {
+    @Test func lengthsAreChecked() {
+        #expect(throws: FormatError.malformedRecord(nil, reason: "vault id must be 16 bytes, got 15")) { try VaultID(bytes: counting(15)) }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "blob id must be 32 bytes, got 16")) { try BlobID(bytes: counting(16)) }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "entry id must be 16 bytes, got 0")) { try EntryID(bytes: []) }
+        #expect(VaultID.byteCount == 16 && BlobID.byteCount == 32 && KeyringID.byteCount == 16 && DeviceID.byteCount == 16)
+    }
+
+    @Test func hexDescriptionAndOrder() throws {
+        let id = try EntryID(bytes: counting(16))
+        #expect(id.description == "000102030405060708090a0b0c0d0e0f")
+        #expect(EntryID(hex: "000102030405060708090A0B0C0D0E0F") == id)
+        #expect(EntryID(hex: "000102030405060708090a0b0c0d0e") == nil)
+        #expect(EntryID(hex: "zz0102030405060708090a0b0c0d0e0f") == nil)
+        let bigger = try EntryID(bytes: counting(16, from: 1))
+        #expect(id < bigger)
+        #expect([bigger, id].sorted() == [id, bigger])
+        #expect(EntryID(using: SeededRandom(label: "abc")).bytes == hexBytes("21d86eb84c726d83797601c16ccfe6fe"))
+    }
+
+    @Test func deviceIDFromPublicKey() {
+        let pk = counting(32)
+        #expect(DeviceID(publicKey: pk).bytes == Array(BLAKE2b.hash(pk, byteCount: 32).prefix(16)))
+    }
+}
+
+@Suite struct HybridLogicalClockTests {
+    @Test func packing() {
+        let c = HybridLogicalClock(milliseconds: 1_700_000_000_123, counter: 7)
+        #expect(c.milliseconds == 1_700_000_000_123)
+        #expect(c.counter == 7)
+        #expect(c.rawValue == 1_700_000_000_123 << 16 | 7)
+        #expect(c.description == "1700000000123.7")
+        // Out-of-range milliseconds are clamped, never wrapped (a wrap would
+        // let a clock go backwards).
+        #expect(HybridLogicalClock(milliseconds: 1 << 48 | 5, counter: 0).milliseconds == HybridLogicalClock.maxMilliseconds)
+        #expect(HybridLogicalClock(milliseconds: 1, counter: 0) > HybridLogicalClock(milliseconds: 0, counter: .max))
+    }
+
+    @Test func tickWithLaterWallClock() {
+        let c = HybridLogicalClock(milliseconds: 1000, counter: 9)
+        #expect(c.tick(now: 2000) == HybridLogicalClock(milliseconds: 2000, counter: 0))
+        #expect(c.tick(now: 1001) == HybridLogicalClock(milliseconds: 1001, counter: 0))
+    }
+
+    @Test func tickWithSameOrEarlierWallClock() {
+        let c = HybridLogicalClock(milliseconds: 1000, counter: 9)
+        #expect(c.tick(now: 1000) == HybridLogicalClock(milliseconds: 1000, counter: 10))
+        #expect(c.tick(now: 10) == HybridLogicalClock(milliseconds: 1000, counter: 10))
+        #expect(c.tick(now: 0) > c)
+    }
+
+    @Test func tickCounterOverflow() {
+        let c = HybridLogicalClock(milliseconds: 1000, counter: .max)
+        #expect(c.tick(now: 500) == HybridLogicalClock(milliseconds: 1001, counter: 0))
+        #expect(c.tick(now: 1000) == HybridLogicalClock(milliseconds: 1001, counter: 0))
+        #expect(c.tick(now: 1001) == HybridLogicalClock(milliseconds: 1001, counter: 0))
+    }
+
+    @Test func ticksAreStrictlyMonotonic() {
+        var clock = HybridLogicalClock(rawValue: 0)
+        let walls: [UInt64] = [5, 5, 5, 3, 100, 99, 99, 101, 0, 101, 2000]
+        for now in walls + Array(repeating: 7, count: 70_000) {
+            let next = clock.tick(now: now)
+            #expect(next > clock)
+            #expect(next.milliseconds >= now || next.milliseconds >= clock.milliseconds)
+            clock = next
+        }
+        #expect(clock.milliseconds == 2001)
+    }
+}
+
+@Suite struct NestedUnknownFieldTests {
+    @Test
+    func unknownFieldsInsideAKnownSlotAreKept() throws {
+        let slot = CBORMap(text: [("kind", .text("recovery")), ("nonce", .bytes(counting(24))), ("wrapped", .bytes(counting(48))), ("hint", .text("safe"))])
+        let input = encodeMap([("slots", .array([.map(slot)]))])
+        #expect(try KeyringPublic(decoding: input, location: nil).encoded() == input)
+    }
+
+    @Test
+    func unknownFieldsInsideEscrowAndHistoryEntriesAreKept() throws {
+        let input = encodeMap([
+            ("blobKey", .bytes(counting(32))),
+            ("escrow", .array([.map(CBORMap(text: [("key", .bytes(counting(32))), ("label", .text("IT")), ("contact", .text("it@example.org"))]))])),
+            ("history", .array([.map(CBORMap(text: [("epoch", .unsigned(1)), ("key", .bytes(counting(32, from: 1))), ("retired", .unsigned(5))]))])),
+            ("members", .array([])),
+        ])
+        #expect(try KeyringContent(decoding: input, location: nil).encoded() == input)
+    }
+}
+
+@Suite struct ByteCursorTests {
+    @Test func readsLittleEndian() throws {
+        let bytes: [UInt8] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10]
+        var r = ByteReader(bytes)
+        #expect(try r.peekUInt8() == 0x01)
+        #expect(try r.readUInt8() == 0x01)
+        #expect(try r.readUInt16() == 0x0302)
+        #expect(try r.readUInt32() == 0x0706_0504)
+        #expect(try r.readUInt64() == 0x0f0e_0d0c_0b0a_0908)
+        #expect(r.remaining == 1)
+        #expect(!r.isAtEnd)
+        #expect(throws: ByteCursorError.shortInput(needed: 2, available: 1)) { try r.readUInt16() }
+        #expect(try r.readBytes(1) == [0x10])
+        #expect(r.isAtEnd)
+        #expect(throws: ByteCursorError.shortInput(needed: 1, available: 0)) { try r.readUInt8() }
+        #expect(throws: ByteCursorError.shortInput(needed: 1, available: 0)) { try r.peekUInt8() }
+    }
+
+    @Test func readsFromSlicesWithIndicesFromZero() throws {
+        let big = counting(40)
+        var r = ByteReader(big[10..<20])
+        #expect(r.bytes == counting(10, from: 10))
+        #expect(r.position == 0)
+        try r.skip(2)
+        #expect(try r.readSlice(3) == counting(3, from: 12)[...])
+        #expect(try r.readUInt32() == 0x1211_100f)
+        #expect(throws: ByteCursorError.shortInput(needed: -1, available: 1)) { try r.readBytes(-1) }
+        #expect(throws: ByteCursorError.shortInput(needed: 2, available: 1)) { try r.skip(2) }
+        #expect(r.position == 9)
+    }
+
+    @Test func writerRoundTrip() throws {
+        var w = ByteWriter(capacity: 4)
+        w.writeUInt8(0xff)
+        w.writeUInt16(0xbeef)
+        w.writeUInt32(0xdead_beef)
+        w.writeUInt64(0x0123_4567_89ab_cdef)
+        w.writeBytes(counting(3)[1...])
+        #expect(hex(w.bytes) == "ffefbeefbeaddeefcdab8967452301" + "0102")
+        var r = ByteReader(w.bytes)
+        #expect(try r.readUInt8() == 0xff)
+        #expect(try r.readUInt16() == 0xbeef)
+        #expect(try r.readUInt32() == 0xdead_beef)
+        #expect(try r.readUInt64() == 0x0123_4567_89ab_cdef)
+        #expect(try r.readBytes(2) == [1, 2])
+        #expect(r.isAtEnd)
+    }
+}
+
+@Suite struct HybridLogicalClockEdgeTests {
+    @Test
+    func tickNeverGoesBackwardsForOutOfRangeWallClocks() {
+        let c = HybridLogicalClock(milliseconds: 1_700_000_000_000, counter: 3)
+        // A wall clock read in microseconds by mistake, or simply bogus.
+        for now: UInt64 in [1 << 48, 1_700_000_000_000_000, UInt64.max] {
+            #expect(c.tick(now: now) > c, "now = \(now)")
+        }
+    }
+}

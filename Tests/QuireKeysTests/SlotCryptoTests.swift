@@ -1,0 +1,221 @@
+import QuireCrypto
+import QuireFormat
+@testable import QuireKeys
+import Testing
+
+@Suite struct SlotCryptoTests {
+    static let vaultID = try! VaultID(bytes: counting(16))
+    static let otherVault = try! VaultID(bytes: counting(16, from: 1))
+    static let key = EpochKey(epoch: 0x0102, key: try! SymmetricKey(bytes: counting(32, from: 100)))
+
+    static func ad(_ kind: String, vault: VaultID = vaultID, epoch: UInt16 = 0x0102) -> [UInt8] {
+        vault.bytes + [UInt8(epoch & 0xff), UInt8(epoch >> 8)] + Array(kind.utf8)
+    }
+
+    /// Opens `slot` with `credential`; nil when it does not open.
+    static func open(
+        _ slot: KeySlot, _ credential: Credential, vault: VaultID = vaultID, epoch: UInt16 = 0x0102
+    ) throws(KeyError) -> [UInt8]? {
+        var cache: [[UInt8]: SymmetricKey] = [:]
+        return try SlotCrypto.open(slot, with: credential, vaultID: vault, epoch: epoch, passphraseKeys: &cache)?.storage.copyBytes()
+    }
+
+    static let device = try! Ed25519.KeyPair(using: SeededRandom(label: "device"))
+    static let otherDevice = try! Ed25519.KeyPair(using: SeededRandom(label: "other device"))
+    static let escrow = try! X25519.KeyPair(seed: secure(SeededRandom(label: "escrow").bytes(32)))
+    static let otherEscrow = try! X25519.KeyPair(seed: secure(SeededRandom(label: "other escrow").bytes(32)))
+    static let recovery = countingRecoveryKey()
+
+    static func allSlots() throws -> [KeySlot] {
+        let r = SeededRandom(label: "slots")
+        return [
+            SlotCrypto.recoverySlot(for: key, recovery: recovery, vaultID: vaultID, random: r),
+            try SlotCrypto.passphraseSlot(
+                for: key, passphrase: passphrase("correct horse"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: vaultID, random: r),
+            try SlotCrypto.deviceSlot(for: key, devicePublicKey: device.publicKey, vaultID: vaultID, random: r),
+            try SlotCrypto.escrowSlot(for: key, escrowPublicKey: escrow.publicKey, vaultID: vaultID, random: r),
+        ]
+    }
+
+    static let rightCredentials: [Credential] = [
+        .recoveryKey(recovery), .passphrase(passphrase("correct horse")), .device(device), .escrow(escrow),
+    ]
+    static let wrongCredentials: [Credential] = [
+        .recoveryKey(recoveryKey("other")), .passphrase(passphrase("correct horsE")), .device(otherDevice), .escrow(otherEscrow),
+    ]
+
+    @Test func recoverySlotLayout() throws {
+        guard case .recovery(let nonce, let wrapped) = SlotCrypto.recoverySlot(
+            for: Self.key, recovery: Self.recovery, vaultID: Self.vaultID, random: SeededRandom(label: "r"))
+        else {
+            Issue.record("not a recovery slot")
+            return
+        }
+        #expect(nonce == SeededRandom(label: "r").bytes(24))
+        #expect(wrapped.count == 48)
+        let opened = try XChaCha20Poly1305.open(wrapped, key: Self.recovery.wrappingKey, nonce: nonce, authenticating: Self.ad("recovery"))
+        #expect(opened == counting(32, from: 100))
+    }
+
+    @Test func passphraseSlotLayout() throws {
+        let r = SeededRandom(label: "p")
+        guard case .passphrase(let salt, let ops, let mem, let nonce, let wrapped) = try SlotCrypto.passphraseSlot(
+            for: Self.key, passphrase: passphrase("pw"), opsLimit: 2, memLimitBytes: 16384, vaultID: Self.vaultID, random: r)
+        else {
+            Issue.record("not a passphrase slot")
+            return
+        }
+        let expected = SeededRandom(label: "p")
+        #expect(salt == expected.bytes(16))
+        #expect(nonce == expected.bytes(24))
+        #expect(ops == 2 && mem == 16384)
+        let wrappingKey = try Argon2id.deriveKey(passphrase: passphrase("pw"), salt: salt, opsLimit: 2, memLimitBytes: 16384)
+        let opened = try XChaCha20Poly1305.open(wrapped, key: wrappingKey, nonce: nonce, authenticating: Self.ad("passphrase"))
+        #expect(opened == counting(32, from: 100))
+    }
+
+    @Test func deviceAndEscrowBoxLayout() throws {
+        let payload = counting(32, from: 100) + counting(16) + [0x02, 0x01]
+        guard case .device(let box) = try SlotCrypto.deviceSlot(
+            for: Self.key, devicePublicKey: Self.device.publicKey, vaultID: Self.vaultID, random: SeededRandom(label: "d"))
+        else {
+            Issue.record("not a device slot")
+            return
+        }
+        #expect(box.count == KeySlot.boxByteCount)
+        #expect(try Self.device.agreementKeyPair().open(box).copyBytes() == payload)
+        guard case .escrow(let ebox) = try SlotCrypto.escrowSlot(
+            for: Self.key, escrowPublicKey: Self.escrow.publicKey, vaultID: Self.vaultID, random: SeededRandom(label: "e"))
+        else {
+            Issue.record("not an escrow slot")
+            return
+        }
+        #expect(ebox.count == 98)
+        #expect(try Self.escrow.open(ebox).copyBytes() == payload)
+    }
+
+    @Test func eachSlotOpensWithItsCredentialOnly() throws {
+        let slots = try Self.allSlots()
+        for (i, slot) in slots.enumerated() {
+            for (j, credential) in Self.rightCredentials.enumerated() {
+                let opened = try Self.open(slot, credential)
+                #expect(opened == (i == j ? counting(32, from: 100) : nil), "slot \(slot.kind), credential \(j)")
+            }
+            #expect(try Self.open(slot, Self.wrongCredentials[i]) == nil, "slot \(slot.kind) with a wrong credential")
+            #expect(try Self.open(slot, .epochKey(Self.key, blobKey: nil)) == nil)
+        }
+    }
+
+    @Test func slotsAreBoundToVaultAndEpoch() throws {
+        let slots = try Self.allSlots()
+        for (i, slot) in slots.enumerated() {
+            #expect(try Self.open(slot, Self.rightCredentials[i], vault: Self.otherVault) == nil, "\(slot.kind)")
+            #expect(try Self.open(slot, Self.rightCredentials[i], epoch: 0x0103) == nil, "\(slot.kind)")
+            #expect(try Self.open(slot, Self.rightCredentials[i], epoch: 0x0201) == nil, "\(slot.kind)")
+        }
+    }
+
+    @Test func tamperedSlotsDoNotOpen() throws {
+        let slots = try Self.allSlots()
+        guard case .recovery(let nonce, let wrapped) = slots[0], case .device(let box) = slots[2] else {
+            Issue.record("unexpected slot kinds")
+            return
+        }
+        var w = wrapped
+        w[47] ^= 1
+        #expect(try Self.open(.recovery(nonce: nonce, wrapped: w), .recoveryKey(Self.recovery)) == nil)
+        var n = nonce
+        n[0] ^= 1
+        #expect(try Self.open(.recovery(nonce: n, wrapped: wrapped), .recoveryKey(Self.recovery)) == nil)
+        var b = box
+        b[60] ^= 1
+        #expect(try Self.open(.device(box: b), .device(Self.device)) == nil)
+        // A device box read as an escrow slot is bound to another kind only
+        // through the credential type; the escrow key still does not open it.
+        #expect(try Self.open(.escrow(box: box), .escrow(Self.escrow)) == nil)
+    }
+
+    @Test func passphraseResultsAreCached() throws {
+        let slot = try Self.allSlots()[1]
+        var cache: [[UInt8]: SymmetricKey] = [:]
+        let first = try SlotCrypto.open(slot, with: .passphrase(passphrase("correct horse")), vaultID: Self.vaultID, epoch: 0x0102, passphraseKeys: &cache)
+        #expect(first?.storage.copyBytes() == counting(32, from: 100))
+        #expect(cache.count == 1)
+        let again = try SlotCrypto.open(slot, with: .passphrase(passphrase("correct horse")), vaultID: Self.vaultID, epoch: 0x0102, passphraseKeys: &cache)
+        #expect(again == first)
+        #expect(cache.count == 1)
+    }
+
+    static let limitCases: [(UInt64, UInt64, Bool)] = [
+        (1, 8192, true), (8, 8192, true), (1, 1 << 30, true), (8, 1 << 30, true), (3, 256 << 20, true),
+        (0, 8192, false), (9, 8192, false), (UInt64.max, 8192, false), (1, 8191, false), (1, 0, false),
+        (1, (1 << 30) + 1, false), (1, UInt64.max, false),
+    ]
+
+    @Test(arguments: limitCases)
+    func checkLimits(ops: UInt64, mem: UInt64, accepted: Bool) {
+        let result = Result { () throws(KeyError) in try SlotCrypto.checkLimits(opsLimit: ops, memLimitBytes: mem) }
+        if accepted {
+            #expect(throws: Never.self) { try result.get() }
+        } else {
+            #expect(throws: KeyError.kdfLimitsExceeded(opsLimit: ops, memLimitBytes: mem)) { try result.get() }
+        }
+    }
+
+    @Test func passphraseSlotRefusesCostsOverTheLimits() {
+        #expect(throws: KeyError.kdfLimitsExceeded(opsLimit: 9, memLimitBytes: 8192)) {
+            try SlotCrypto.passphraseSlot(
+                for: Self.key, passphrase: passphrase("x"), opsLimit: 9, memLimitBytes: 8192, vaultID: Self.vaultID, random: SeededRandom(label: "x"))
+        }
+        #expect(throws: KeyError.kdfLimitsExceeded(opsLimit: 1, memLimitBytes: (1 << 30) + 1024)) {
+            try SlotCrypto.passphraseSlot(
+                for: Self.key, passphrase: passphrase("x"), opsLimit: 1, memLimitBytes: (1 << 30) + 1024, vaultID: Self.vaultID,
+                random: SeededRandom(label: "x"))
+        }
+    }
+
+    @Test func openingAPassphraseSlotOverTheLimitsThrowsWithoutRunningIt() throws {
+        let r = SeededRandom(label: "limits")
+        for (ops, mem) in [(UInt64(9), UInt64(8192)), (1, (1 << 30) + 1), (1, 4096), (0, 8192)] {
+            let slot = KeySlot.passphrase(salt: r.bytes(16), opsLimit: ops, memLimitBytes: mem, nonce: r.bytes(24), wrapped: r.bytes(48))
+            #expect(throws: KeyError.kdfLimitsExceeded(opsLimit: ops, memLimitBytes: mem)) {
+                try Self.open(slot, .passphrase(passphrase("x")))
+            }
+            // Other credentials do not look at it.
+            #expect(try Self.open(slot, .recoveryKey(Self.recovery)) == nil)
+        }
+    }
+
+    @Test func invalidPublicKeysAreRefused() {
+        var identity = [UInt8](repeating: 0, count: 32)
+        identity[0] = 1
+        #expect(throws: KeyError.operationRefused(reason: "the device key is not a valid public key")) {
+            try SlotCrypto.deviceSlot(for: Self.key, devicePublicKey: identity, vaultID: Self.vaultID, random: SeededRandom(label: "x"))
+        }
+        #expect(throws: KeyError.operationRefused(reason: "the device key is not a valid public key")) {
+            try SlotCrypto.deviceSlot(for: Self.key, devicePublicKey: counting(31), vaultID: Self.vaultID, random: SeededRandom(label: "x"))
+        }
+        #expect(throws: KeyError.operationRefused(reason: "the escrow key is not a valid X25519 public key")) {
+            try SlotCrypto.escrowSlot(
+                for: Self.key, escrowPublicKey: [UInt8](repeating: 0, count: 32), vaultID: Self.vaultID, random: SeededRandom(label: "x"))
+        }
+    }
+
+    @Test func credentialSigningKeys() throws {
+        #expect(Credential.recoveryKey(Self.recovery).signingKeyPair()?.publicKey == (try Self.recovery.signingKeyPair()).publicKey)
+        #expect(Credential.device(Self.device).signingKeyPair()?.publicKey == Self.device.publicKey)
+        #expect(Credential.passphrase(passphrase("x")).signingKeyPair() == nil)
+        #expect(Credential.escrow(Self.escrow).signingKeyPair() == nil)
+        #expect(Credential.epochKey(Self.key, blobKey: nil).signingKeyPair() == nil)
+    }
+
+    @Test func keyErrorCodes() {
+        #expect(KeyError.wrongRecoveryKey.code == "wrong_recovery_key")
+        #expect(KeyError.kdfLimitsExceeded(opsLimit: 9, memLimitBytes: 1).code == "kdf_limits_exceeded")
+        #expect(KeyError.format(.notAVault).code == "not_a_vault")
+        #expect(KeyError.recoveryCodeInvalid(reason: "x").isWrongCredential)
+        #expect(KeyError.wrongPassphrase.isWrongCredential)
+        #expect(!KeyError.noKeyring.isWrongCredential)
+        #expect(!KeyError.kdfLimitsExceeded(opsLimit: 9, memLimitBytes: 1).isWrongCredential)
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import QuireCrypto
+import QuireFormat
+import QuireKeys
+import Testing
+
+func hexBytes(_ text: String) -> [UInt8] {
+    guard let b = bytes(fromHex: text.filter { !$0.isWhitespace }) else { fatalError("bad hex literal in test: \(text)") }
+    return b
+}
+
+func counting(_ count: Int, from start: Int = 0) -> [UInt8] {
+    (0..<count).map { UInt8(truncatingIfNeeded: start + $0) }
+}
+
+func secure(_ bytes: [UInt8]) -> SecureBytes {
+    var copy = bytes
+    return try! SecureBytes(consuming: &copy)
+}
+
+func passphrase(_ text: String) -> SecureBytes { secure(Array(text.utf8)) }
+
+/// The recovery key whose secret is 00 01 … 1f.
+func countingRecoveryKey() -> RecoveryKey {
+    RecoveryKey(secret: try! SymmetricKey(bytes: counting(32)))
+}
+
+/// A recovery key named by a label, so tests are repeatable.
+func recoveryKey(_ label: String) -> RecoveryKey {
+    try! RecoveryKey(using: SeededRandom(label: "recovery " + label))
+}
+
+let fast = WriteOptions(synchronous: false)
+
+/// Cheapest Argon2id cost the limits accept.
+let tinyOps: UInt64 = 1
+let tinyMem: UInt64 = 8192
+
+final class TemporaryDirectory {
+    let path: String
+
+    init() {
+        path = FileManager.default.temporaryDirectory.path + "/quire-keys-test-" + UUID().uuidString
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    func file(_ name: String) -> String { path + "/" + name }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Builds vaults whose keyrings are assembled by hand (no `Quire` facade).
+final class KeyringVault {
+    let dir = TemporaryDirectory()
+    let path: String
+    let random: SeededRandom
+    let vaultID: VaultID
+    /// The root keyring's salt: with the recovery signer it derives the vault id.
+    let salt: [UInt8]
+    let recovery: RecoveryKey
+    let recoverySigner: Ed25519.KeyPair
+    let blobKey: SymmetricKey
+    let epoch1: EpochKey
+    let epoch2: EpochKey
+
+    init(label: String) {
+        path = dir.file("v.quire")
+        random = SeededRandom(label: "keyring vault " + label)
+        recovery = recoveryKey(label)
+        recoverySigner = try! recovery.signingKeyPair()
+        salt = random.bytes(16)
+        vaultID = rootVaultID(signer: recoverySigner.publicKey, salt: salt)
+        blobKey = try! SymmetricKey(using: random)
+        epoch1 = EpochKey(epoch: 1, key: try! SymmetricKey(using: random))
+        epoch2 = EpochKey(epoch: 2, key: try! SymmetricKey(using: random))
+    }
+
+    var recoveryMember: KeyringMember {
+        KeyringMember(role: "recovery", publicKey: recoverySigner.publicKey, name: "Recovery key", added: 1_000)
+    }
+
+    func recoverySlot(_ key: EpochKey) -> KeySlot {
+        SlotCrypto.recoverySlot(for: key, recovery: recovery, vaultID: vaultID, random: random)
+    }
+
+    /// A keyring body for `key`; a root (no parents) carries the vault salt.
+    func body(
+        _ key: EpochKey, parents: [KeyringID] = [], isEscrowFree: Bool = false, slots: [KeySlot]? = nil,
+        members: [KeyringMember]? = nil, history: [HistoricKey] = [], signer: Ed25519.KeyPair? = nil
+    ) -> [UInt8] {
+        let content = KeyringContent(
+            members: members ?? [recoveryMember], history: history, blobKey: blobKey, created: 2_000, reason: "test")
+        return KeyringBuilder.body(
+            epochKey: key, vaultID: vaultID, parents: parents, isEscrowFree: isEscrowFree, slots: slots ?? [recoverySlot(key)],
+            content: content, signer: signer ?? recoverySigner, random: random, vaultSalt: parents.isEmpty ? salt : nil)
+    }
+
+    /// Creates the vault with one commit holding the given keyring bodies.
+    @discardableResult
+    func create(_ keyrings: [(epoch: UInt16, body: [UInt8])], extra: [[UInt8]] = []) throws -> VaultFile {
+        try VaultFile.create(
+            at: path, vaultID: vaultID, keys: KeySet(single: epoch1, blobKey: blobKey), random: random, options: fast
+        ) { (tx: PendingCommit) throws(FormatError) in
+            for k in keyrings { try tx.appendPlaintext(kind: .keyring, epoch: k.epoch, body: k.body) }
+            for p in extra { try tx.appendSealed(kind: .entryRevision, payload: p) }
+        }
+    }
+
+    /// Appends a commit with more keyrings, written with `epoch1`.
+    func append(_ keyrings: [(epoch: UInt16, body: [UInt8])]) throws {
+        let vault = try VaultFile(path: path, writable: true)
+        vault.verifyCommits(keys: KeySet(single: epoch1, blobKey: blobKey), trustedKeyrings: [:])
+        try vault.commit(random: random, options: fast) { (tx: PendingCommit) throws(FormatError) in
+            for k in keyrings { try tx.appendPlaintext(kind: .keyring, epoch: k.epoch, body: k.body) }
+        }
+    }
+
+    func unlock(_ credential: Credential) throws(KeyError) -> UnlockedKeys {
+        let vault: VaultFile
+        do { vault = try VaultFile(path: path) } catch { throw .format(error) }
+        return try KeyringEvaluator.unlock(vault, with: credential)
+    }
+
+    func unlockResult(_ credential: Credential) -> Result<UnlockedKeys, KeyError> {
+        Result { () throws(KeyError) -> UnlockedKeys in try unlock(credential) }
+    }
+
+    /// The error unlocking with `credential` throws, or nil.
+    func unlockError(_ credential: Credential) -> KeyError? {
+        if case .failure(let e) = unlockResult(credential) { return e }
+        return nil
+    }
+}
+
+/// Raw access to a vault file, for damaging it.
+struct SystemFileAccess {
+    let path: String
+
+    init(path: String) throws { self.path = path }
+
+    func flip(at offset: UInt64, mask: UInt8 = 0x01) throws {
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        try handle.seek(toOffset: offset)
+        let b = try handle.read(upToCount: 1) ?? Data()
+        try handle.seek(toOffset: offset)
+        try handle.write(contentsOf: Data([b[b.startIndex] ^ mask]))
+    }
+}

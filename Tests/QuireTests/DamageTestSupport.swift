@@ -1,0 +1,151 @@
+import Foundation
+import Quire
+import QuireCrypto
+import QuireFormat
+import QuireKeys
+
+// Helpers shared by the Damage*, Truncation*, Property* and Concurrency*
+// suites. Names carry a `dmg` prefix so they never clash with TestSupport.swift.
+
+/// The whole content of the file at `path`.
+func dmgRead(_ path: String) -> [UInt8] {
+    // Copy through a raw buffer: the generic sequence initializers are slow
+    // in debug builds, and some tests read thousands of files.
+    FileManager.default.contents(atPath: path)!.withUnsafeBytes { Array($0.bindMemory(to: UInt8.self)) }
+}
+
+/// Writes `bytes` to `path`, replacing whatever is there.
+func dmgWrite(_ path: String, _ bytes: [UInt8]) {
+    try! bytes.withUnsafeBytes { Data($0) }.write(to: URL(fileURLWithPath: path))
+}
+
+/// Writes `bytes` to `path`, replacing whatever is there.
+func dmgWrite(_ path: String, _ bytes: ArraySlice<UInt8>) {
+    try! bytes.withUnsafeBytes { Data($0) }.write(to: URL(fileURLWithPath: path))
+}
+
+/// Opens the vault at `path` with the recovery key and test options.
+func dmgOpen(_ path: String, _ recovery: RecoveryKey, writable: Bool = true) throws(VaultError) -> Vault {
+    try Vault.open(at: path, credential: .recoveryKey(recovery), writable: writable, options: fast)
+}
+
+/// A body with a distinct creation time so that `entries()` order is known.
+func dmgBody(_ text: String, created: Int64, attachments: [AttachmentReference] = []) -> EntryBody {
+    EntryBody(created: created, timeZone: "Europe/London", text: text, attachments: attachments)
+}
+
+/// The texts of `vault.entries()`, in its order.
+func dmgTexts(_ vault: Vault) throws -> [String] {
+    try vault.entries().map(\.body.text)
+}
+
+/// An issue reduced to what the tests compare exactly.
+struct DmgIssue: Equatable, CustomStringConvertible {
+    let code: String
+    let offset: UInt64?
+    let frameIndex: Int?
+    let isDamage: Bool
+
+    init(_ code: String, offset: UInt64?, frame: Int?, damage: Bool) {
+        self.code = code
+        self.offset = offset
+        frameIndex = frame
+        isDamage = damage
+    }
+
+    init(_ i: VerifyReport.Issue) {
+        code = i.code
+        offset = i.offset
+        frameIndex = i.frameIndex
+        isDamage = i.isDamage
+    }
+
+    var description: String {
+        "\(code)@\(offset.map(String.init) ?? "-")#\(frameIndex.map(String.init) ?? "-")\(isDamage ? "!" : "")"
+    }
+}
+
+/// The issues of `vault.verify()`, reduced.
+func dmgIssues(_ vault: Vault) -> [DmgIssue] {
+    vault.verify().issues.map(DmgIssue.init)
+}
+
+/// Frame index and offset of every commit group of a vault, as a keyless
+/// scan of its file sees them.
+struct DmgLayout {
+    struct Frame {
+        let index: Int
+        let offset: UInt64
+        let end: UInt64
+        let kind: RecordKind
+        let isSealed: Bool
+        /// Index of the commit group the frame belongs to.
+        let group: Int
+    }
+
+    let frames: [Frame]
+    /// For each commit group: (first byte of its first member or commit, end of its commit frame, commit frame index).
+    let groups: [(start: UInt64, end: UInt64, commitFrame: Int)]
+    let fileSize: UInt64
+
+    init(_ vault: Vault) {
+        self.init(vault.file.structure)
+    }
+
+    init(_ s: VaultStructure) {
+        var frames: [Frame] = []
+        var groups: [(UInt64, UInt64, Int)] = []
+        for (g, group) in s.groups.enumerated() {
+            let first = group.members.isEmpty ? group.commitFrame : group.members.lowerBound
+            groups.append((s.frames[first].location.offset, s.frames[group.commitFrame].end, group.commitFrame))
+            for i in first...group.commitFrame {
+                let f = s.frames[i]
+                frames.append(Frame(index: i, offset: f.location.offset, end: f.end, kind: f.header.kind, isSealed: f.header.isSealed, group: g))
+            }
+        }
+        self.frames = frames
+        self.groups = groups
+        fileSize = s.fileSize
+    }
+
+    /// The frame containing byte `offset` (nil for the file header).
+    func frame(containing offset: UInt64) -> Frame? {
+        frames.first { $0.offset <= offset && offset < $0.end }
+    }
+}
+
+/// A small deterministic generator (SplitMix64) for property tests.
+struct DmgRNG {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..<n` (n > 0).
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+
+    mutating func chance(_ numerator: Int, in denominator: Int) -> Bool { below(denominator) < numerator }
+
+    mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+
+    mutating func bytes(_ count: Int) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(count + 8)
+        while out.count < count {
+            var v = next()
+            for _ in 0..<8 {
+                out.append(UInt8(truncatingIfNeeded: v))
+                v >>= 8
+            }
+        }
+        out.removeLast(out.count - count)
+        return out
+    }
+}
