@@ -43,7 +43,10 @@ vectors-check: deps
 bench: release
 	$(SWIFT) run -c release quire-bench --write BENCHMARKS.md
 
+# Always a clean build: an incremental fuzz build once kept a module compiled
+# against an older enum layout, which crashed the fuzzer on a valid input.
 fuzz: deps
+	rm -rf Fuzz/.build
 	cd Fuzz && $(SWIFT) build -c debug --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p Fuzz/corpus-$$t; \

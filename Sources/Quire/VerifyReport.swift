@@ -129,11 +129,10 @@ extension Vault {
             return true
         }
         for e in recordIssues { found.append((e.offset ?? 0, VaultReportBuilder.issue(e))) }
-        // Attachments: structure, every chunk, size and id. A blob's problems
-        // are reported at its manifest (Spec/format.md §12).
-        var coveredStreams = Set<StreamID>()
-        for (m, loc) in manifests where !coveredStreams.contains(m.stream) {
-            coveredStreams.insert(m.stream)
+        // Attachments: every released manifest, its stream's structure, every
+        // chunk, the size and the id. A stream's problems are reported at the
+        // manifest, a chunk's at the chunk (Spec/format.md §7.4, §12).
+        for (m, loc) in manifests {
             do throws(FormatError) {
                 let reader = try file.openBlob(m)
                 var sink = [UInt8](repeating: 0, count: Limits.chunkByteCount)

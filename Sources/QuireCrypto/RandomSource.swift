@@ -19,8 +19,10 @@ extension RandomSource {
 
 /// The operating system's secure random source (`randombytes_buf`).
 public struct SystemRandom: RandomSource {
+    /// The system source (initialises libsodium if needed).
     public init() { Sodium.ensure() }
 
+    /// Fills `buffer` from `randombytes_buf`.
     public func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         randombytes_buf(base, buffer.count)
@@ -50,6 +52,7 @@ public final class SeededRandom: RandomSource {
         self.init(seed: BLAKE2b.hash(Array(label.utf8), byteCount: 32))
     }
 
+    /// Fills `buffer` with the next bytes of the stream (one request).
     public func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         let n = counter.withLock { value -> UInt64 in

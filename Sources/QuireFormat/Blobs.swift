@@ -21,6 +21,9 @@ public final class FileByteSource: ByteSource {
         do { file = try SystemFile(path: path, mode: .readOnly) } catch { throw .io(error) }
     }
 
+    /// Reads the next bytes of the file; 0 at its end.
+    ///
+    /// - Throws: ``FormatError/io(_:)``.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
         let n: Int
         do { n = try file.read(into: buffer, at: offset) } catch { throw .io(error) }
@@ -37,6 +40,7 @@ public final class MemoryByteSource: ByteSource {
     /// A source over `bytes`.
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
 
+    /// Copies the next bytes; 0 at the end. Never throws.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
         let n = min(buffer.count, bytes.count - offset)
         if n > 0 {

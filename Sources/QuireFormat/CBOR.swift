@@ -37,6 +37,7 @@ public indirect enum CBOR: Sendable, Hashable {
         v >= 0 ? .unsigned(UInt64(v)) : .negative(UInt64(-(v + 1)))
     }
 
+    /// Equality of CBOR items: text by UTF-8 bytes, floats by bit pattern.
     public static func == (lhs: CBOR, rhs: CBOR) -> Bool {
         switch (lhs, rhs) {
         case let (.unsigned(a), .unsigned(b)): return a == b
@@ -52,6 +53,7 @@ public indirect enum CBOR: Sendable, Hashable {
         }
     }
 
+    /// Hashes consistently with ``==(_:_:)``.
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .unsigned(let v): hasher.combine(0); hasher.combine(v)

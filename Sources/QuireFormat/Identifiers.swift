@@ -41,6 +41,7 @@ extension ByteIdentifier {
     /// Lowercase hex.
     public var description: String { hex(bytes) }
 
+    /// Bytewise order.
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
 }
 
@@ -146,6 +147,7 @@ public struct HybridLogicalClock: Sendable, Hashable, Comparable, CustomStringCo
         return HybridLogicalClock(rawValue: rawValue + 1)
     }
 
+    /// Readings order by time, then counter.
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
     public var description: String { "\(milliseconds).\(counter)" }

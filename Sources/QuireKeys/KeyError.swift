@@ -64,6 +64,22 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// True for ``malformedKeyring(_:reason:)``.
+    public var isMalformedKeyring: Bool {
+        switch self {
+        case .malformedKeyring: true
+        default: false
+        }
+    }
+
+    /// True for warnings: the error cost nothing (``keyringCopyDamaged(_:)``).
+    public var isWarning: Bool {
+        switch self {
+        case .keyringCopyDamaged: true
+        default: false
+        }
+    }
+
     /// True for errors that mean "this credential is wrong" rather than
     /// "the file is damaged".
     public var isWrongCredential: Bool {

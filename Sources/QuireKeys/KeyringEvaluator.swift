@@ -102,7 +102,8 @@ public enum KeyringEvaluator {
             rings.append(info)
         }
         guard !rings.isEmpty else {
-            throw issues.first(where: { if case .keyringCopyDamaged = $0 { false } else { true } }) ?? .noKeyring
+            for issue in issues where !issue.isWarning { throw issue }
+            throw .noKeyring
         }
 
         // 1. Reach epoch keys: through the credential, then through history.
@@ -181,7 +182,7 @@ public enum KeyringEvaluator {
             if let limitError { throw limitError }
             // A damaged keyring may have held the only slot for this
             // credential: say so rather than blame the credential.
-            if let damaged = issues.first(where: { if case .malformedKeyring = $0 { true } else { false } }) { throw damaged }
+            for issue in issues where issue.isMalformedKeyring { throw issue }
             throw credential.wrongError
         }
 
@@ -216,6 +217,11 @@ public enum KeyringEvaluator {
             }
             guard parentRings.contains(where: { $0.content!.members.contains(where: { $0.publicKey == signer }) }) else {
                 rings[i].problem = .keyringUnauthenticated(rings[i].location, reason: "its signer is not a member of a parent keyring")
+                continue
+            }
+            // The blob key is the vault's for life (Spec/format.md §8.4 rule 5).
+            guard parentRings.allSatisfy({ $0.content!.blobKey == content.blobKey }) else {
+                rings[i].problem = .keyringUnauthenticated(rings[i].location, reason: "its blob key differs from its parents'")
                 continue
             }
             let top = parentRings.map(\.epoch).max()!

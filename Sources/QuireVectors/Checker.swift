@@ -9,14 +9,24 @@ import QuireKeys
 public enum Checker {
     /// What a reader made of a vector.
     public struct Outcome: CustomStringConvertible, Sendable {
-        var expect: String
-        var error: String?
-        var records: Int?
-        var recordsHash: String?
-        var attachments: Int?
-        var attachmentsHash: String?
-        var issues: [(code: String, offset: UInt64)]
+        /// The outcome class.
+        public var expect: String
+        /// The error code, for `error`.
+        public var error: String?
+        /// Released records.
+        public var records: Int?
+        /// Their digest.
+        public var recordsHash: String?
+        /// How many released records are unverified.
+        public var unverified: Int?
+        /// Whole attachments.
+        public var attachments: Int?
+        /// Their digest.
+        public var attachmentsHash: String?
+        /// Issues as `code @ offset`, sorted.
+        public var issues: [(code: String, offset: UInt64)]
 
+        /// One line for messages.
         public var description: String {
             var s = "expect: \(expect)"
             if let error { s += ", error: \(error)" }
@@ -57,6 +67,7 @@ public enum Checker {
         }
         let report = vault.verify()
         var released: [(UInt8, [UInt8])] = []
+        var unverified = 0
         var manifests: [BlobManifest] = []
         let kinds: Set<RecordKind> = [.entryRevision, .blobManifest, .profile, .enrollmentRequest]
         // Released = authenticated and decoded under its kind's schema.
@@ -72,6 +83,7 @@ public enum Checker {
             default: break
             }
             released.append((record.frame.header.kind.rawValue, p))
+            if !record.commitVerified { unverified += 1 }
             return true
         }
         var attachments: [([UInt8], [UInt8])] = []
@@ -83,7 +95,7 @@ public enum Checker {
         }
         let expect = report.issues.isEmpty ? "success" : (report.isIntact ? "recovered" : "damaged")
         return Outcome(
-            expect: expect, error: nil, records: released.count, recordsHash: VectorDigest.records(released),
+            expect: expect, error: nil, records: released.count, recordsHash: VectorDigest.records(released), unverified: unverified,
             attachments: attachments.count, attachmentsHash: VectorDigest.attachments(attachments),
             issues: report.issues.map { (code: $0.code, offset: $0.offset ?? 0) }.sorted { ($0.offset, $0.code) < ($1.offset, $1.code) })
     }
@@ -96,6 +108,9 @@ public enum Checker {
         if vector.expect != "error" {
             if o.records != vector.records || o.recordsHash != vector.recordsHash {
                 problems.append("records \(vector.records ?? -1) \(vector.recordsHash ?? ""), got \(o.records ?? -1) \(o.recordsHash ?? "")")
+            }
+            if o.unverified != vector.unverified {
+                problems.append("unverified \(vector.unverified ?? -1), got \(o.unverified ?? -1)")
             }
             if o.attachments != vector.attachments || o.attachmentsHash != vector.attachmentsHash {
                 problems.append("attachments \(vector.attachments ?? -1), got \(o.attachments ?? -1)")

@@ -18,6 +18,9 @@ public struct VectorFile: Equatable, Sendable {
     public var records: Int?
     /// BLAKE2b-256 over the released records (see README).
     public var recordsHash: String?
+    /// How many of the released records are unverified (their commit did
+    /// not verify, `Spec/format.md §9.3`).
+    public var unverified: Int?
     /// Number of attachments that read back whole.
     public var attachments: Int?
     /// BLAKE2b-256 over those attachments.
@@ -32,7 +35,7 @@ public struct VectorFile: Equatable, Sendable {
     /// A vector with the given header fields and vault bytes.
     public init(
         expect: String, error: String? = nil, recoveryKey: String? = nil, passphrase: String? = nil, deviceSeed: String? = nil,
-        records: Int? = nil, recordsHash: String? = nil, attachments: Int? = nil, attachmentsHash: String? = nil,
+        records: Int? = nil, recordsHash: String? = nil, unverified: Int? = nil, attachments: Int? = nil, attachmentsHash: String? = nil,
         issues: [(code: String, offset: UInt64)], comment: String, body: [UInt8]
     ) {
         self.expect = expect
@@ -42,6 +45,7 @@ public struct VectorFile: Equatable, Sendable {
         self.deviceSeed = deviceSeed
         self.records = records
         self.recordsHash = recordsHash
+        self.unverified = unverified
         self.attachments = attachments
         self.attachmentsHash = attachmentsHash
         self.issues = issues
@@ -49,6 +53,7 @@ public struct VectorFile: Equatable, Sendable {
         self.body = body
     }
 
+    /// Two vectors are equal when their files are byte for byte equal.
     public static func == (a: VectorFile, b: VectorFile) -> Bool { a.serialized() == b.serialized() }
 
     /// The file's bytes: header lines, an empty line, the vault.
@@ -60,6 +65,7 @@ public struct VectorFile: Equatable, Sendable {
         if let deviceSeed { lines.append("device-seed: \(deviceSeed)") }
         if let records { lines.append("records: \(records)") }
         if let recordsHash { lines.append("records-hash: \(recordsHash)") }
+        if let unverified { lines.append("unverified: \(unverified)") }
         if let attachments { lines.append("attachments: \(attachments)") }
         if let attachmentsHash { lines.append("attachments-hash: \(attachmentsHash)") }
         for i in issues { lines.append("issue: \(i.code) @ \(i.offset)") }
@@ -95,6 +101,7 @@ public struct VectorFile: Equatable, Sendable {
             case "device-seed": v.deviceSeed = String(value)
             case "records": v.records = Int(value)
             case "records-hash": v.recordsHash = String(value)
+            case "unverified": v.unverified = Int(value)
             case "attachments": v.attachments = Int(value)
             case "attachments-hash": v.attachmentsHash = String(value)
             case "issue":

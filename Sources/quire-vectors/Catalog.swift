@@ -710,6 +710,35 @@ enum Catalog {
             chunkVector("blob-size-mismatch", comment: "the manifest says 1000 bytes more than the chunks hold", issue: "blob_size_mismatch", content: [UInt8](repeating: 5, count: 2000), plan: { _, d in [(0, true, 0..<d.count)] }, manifestSize: { UInt64($0 + 1000) }),
             chunkVector("blob-stream-truncated", comment: "the manifest says 150000 bytes but the stream ends, final, after 2 chunks", issue: "blob_size_mismatch", plan: { _, _ in [(0, false, 0..<c), (1, true, c..<2 * c)] }),
             chunkVector("blob-id-mismatch", comment: "the chunks do not hash to the manifest's blob id", issue: "blob_id_mismatch", content: [UInt8](repeating: 6, count: 3000), plan: { _, d in [(0, true, 0..<d.count)] }, blobID: { id in var x = id.bytes; x[0] ^= 1; return BlobID(unchecked: x) }),
+            chunkVector("chunk-final-oversized", comment: "a final chunk holding 65,537 bytes under a manifest of 65,536: the frame length passes (padding hides one byte), decryption finds one byte too many", issue: "chunk_noncanonical",
+                        content: [UInt8](repeating: 2, count: c + 1), plan: { _, d in [(0, true, 0..<d.count)] }, manifestSize: { _ in UInt64(c) }),
+            {
+                let b = try VectorBuilder("damaged-two-manifests-one-stream")
+                let data = b.random.bytes(100_000)
+                let idx = try b.commit([.blob(data, mediaType: "image/png")])
+                let m = try BlobManifest(decoding: b.released.last!.payload)
+                var wrong = m
+                wrong.byteCount += 1
+                let second = try b.commit([.sealed(.blobManifest, wrong.encoded(), compress: false)])
+                _ = idx
+                return try b.vector("damaged", comment: "a second manifest names the same stream with a wrong size: every released manifest is checked, and only the second is reported",
+                                    issues: [("blob_size_mismatch", b.frame(second[0]!).location.offset)])
+            },
+            {
+                let b = try VectorBuilder("damaged-stale-chunk-ignored")
+                let data = b.random.bytes(100_000)
+                let old = b.keys.writeKey!
+                let idx = try b.commit([.blob(data, mediaType: "image/png")])
+                let stream = try BlobManifest(decoding: b.released.last!.payload).stream
+                try b.rotate(to: 2)
+                b.writeWith(old)
+                // A removed device, which holds epoch 1, adds a duplicate chunk 0.
+                let forged = Edit.chunkFrame(stream: stream, index: 0, isFinal: false, content: b.random.bytes(c), key: old, vaultID: b.vaultID, random: b.random)
+                let stale = try b.commit([.raw(forged, release: nil)])
+                _ = idx
+                return try b.vector("damaged", comment: "a stale chunk (an epoch-1 chunk in a stale commit after epoch 2 began) neither joins nor breaks the stream: the attachment still reads whole",
+                                    issues: [("stale_epoch", b.frame(stale[0]! + 1).location.offset)])
+            },
             chunkVector("blob-without-chunks", comment: "a manifest whose stream has no chunks at all", issue: "chunk_missing", content: [UInt8](repeating: 7, count: 10)) { _, _ in [] },
             {
                 let b = try VectorBuilder("damaged-chunk-ciphertext-flip")
@@ -755,6 +784,33 @@ enum Catalog {
                     signer: b.signer, random: b.random)
                 let idx = try b.commit([.plaintext(.keyring, epoch: 2, body), .entry(b.entry("epoch 1 still"))])
                 return try b.vector("damaged", comment: "a keyring that declares the vault escrow-free but holds an escrow slot is rejected", issues: [("escrow_forbidden", b.frame(idx[0]!).location.offset)])
+            },
+            {
+                let b = try VectorBuilder("damaged-keyring-escrow-forbidden-unreached")
+                let newKey = EpochKey(epoch: 2, key: try SymmetricKey(bytes: b.random.bytes(32)))
+                let escrow = try X25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let body = KeyringBuilder.body(
+                    epochKey: newKey, vaultID: b.vaultID, parents: [b.keyringIDs[1]!], isEscrowFree: true,
+                    slots: [try SlotCrypto.escrowSlot(for: newKey, escrowPublicKey: escrow.publicKey, vaultID: b.vaultID, random: b.random)],
+                    content: KeyringContent(members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now)],
+                                            history: [HistoricKey(epoch: 1, key: b.keys.writeKey!.key)], blobKey: b.blobKey, created: b.now, reason: "escrow-free"),
+                    signer: b.signer, random: b.random)
+                let idx = try b.commit([.plaintext(.keyring, epoch: 2, body)])
+                return try b.vector("damaged", comment: "an escrow-free keyring with an escrow slot is rejected from its public part alone, even when no credential reaches it",
+                                    issues: [("escrow_forbidden", b.frame(idx[0]!).location.offset)])
+            },
+            {
+                let b = try VectorBuilder("damaged-keyring-blob-key-changed")
+                let e2 = EpochKey(epoch: 2, key: try SymmetricKey(bytes: b.random.bytes(32)))
+                let content = KeyringContent(members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now)],
+                                             history: [HistoricKey(epoch: 1, key: b.keys.writeKey!.key)], blobKey: try SymmetricKey(bytes: b.random.bytes(32)), created: b.now, reason: "rotate")
+                let body = KeyringBuilder.body(
+                    epochKey: e2, vaultID: b.vaultID, parents: [b.keyringIDs[1]!], isEscrowFree: false,
+                    slots: [SlotCrypto.recoverySlot(for: e2, recovery: b.recovery, vaultID: b.vaultID, random: b.random)],
+                    content: content, signer: b.signer, random: b.random)
+                let idx = try b.commit([.keyring(epoch: 2, body)])
+                return try b.vector("damaged", comment: "a keyring whose blob key differs from its parents' is not trusted (the blob key is the vault's for life)",
+                                    issues: [("keyring_unauthenticated", b.frame(idx[0]!).location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-keyring-signed-by-outsider")

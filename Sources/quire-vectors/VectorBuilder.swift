@@ -242,7 +242,7 @@ final class VectorBuilder {
         var attachments: [([UInt8], [UInt8])] = []
         for b in blobs where seen.insert(b.id).inserted { attachments.append((b.id, b.content)) }
         let isError = expect == "error"
-        let v = VectorFile(
+        var v = VectorFile(
             expect: expect, error: error, recoveryKey: passphrase == nil && deviceSeed == nil ? (key ?? recovery.code()) : nil, passphrase: passphrase,
             deviceSeed: deviceSeed.map { hex($0) },
             records: isError ? nil : released.count,
@@ -251,6 +251,11 @@ final class VectorBuilder {
             attachmentsHash: isError ? nil : VectorDigest.attachments(attachments),
             issues: issues.map { (code: $0.0, offset: $0.1) }.sorted { ($0.offset, $0.code) < ($1.offset, $1.code) },
             comment: comment, body: try body ?? bytes())
+        // How many released records are unverified: taken from the reference
+        // reader and cross-checked by the independent one (Conformance/).
+        if !isError {
+            v.unverified = Checker.outcome(of: v, scratch: path + ".check").unverified
+        }
         try? FileManager.default.removeItem(atPath: path)
         return (name, v)
     }
