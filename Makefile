@@ -6,7 +6,7 @@ APT_PACKAGES := libsodium-dev libzstd-dev pkg-config
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor
 
-.PHONY: deps build release test vectors vectors-check bench fuzz demo clean
+.PHONY: deps build release test vectors vectors-check conformance bench fuzz demo clean
 
 # Installs the Debian packages Quire links, only when one is missing.
 deps:
@@ -39,6 +39,13 @@ vectors: deps
 vectors-check: deps
 	$(SWIFT) run quire-vectors verify Vectors
 	$(SWIFT) run quire-vectors check-regenerate Vectors
+
+# The independent Python reader (written from Spec/ alone) against every
+# vector. Needs PyNaCl and zstandard from PyPI; skipped if they cannot be installed.
+conformance:
+	@if python3 -m pip install --quiet --disable-pip-version-check -r Conformance/python/requirements.txt >/dev/null 2>&1; then \
+	  cd Conformance/python && python3 run_vectors.py ../../Vectors/files | tail -n 1; \
+	else echo "make conformance: skipped (could not install PyNaCl and zstandard from PyPI)"; fi
 
 bench: release
 	$(SWIFT) run -c release quire-bench --write BENCHMARKS.md

@@ -264,6 +264,16 @@ enum Catalog {
                                     issues: [("keyring_copy_damaged", b.frame(copy).location.offset), ("commit_mismatch", b.frame(copy + 1).location.offset)])
             },
             {
+                let b = try VectorBuilder("damaged-keyring-copy-flags-set")
+                try b.commit([.entry(b.entry("still readable"))])
+                var bytes = try b.bytes()
+                let at = Int(b.frame(0).location.offset)
+                bytes[at + 1] = FrameHeader.sealedFlag
+                Edit.fixCheck(&bytes, frameAt: at)
+                return try b.vector("damaged", comment: "the first copy of the root keyring given the sealed flag (check recomputed): it breaks its row, so it is a damaged copy and the second copy is used; the commit covering it no longer verifies", body: bytes,
+                                    issues: [("keyring_copy_damaged", UInt64(at)), ("commit_mismatch", b.frame(b.vault.structure.groups[0].commitFrame).location.offset)])
+            },
+            {
                 let b = try VectorBuilder("recovered-commit-header-flip")
                 try b.commit([.entry(b.entry("first"))])
                 try b.commit([.entry(b.entry("second"))])
