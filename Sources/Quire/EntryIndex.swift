@@ -131,13 +131,15 @@ extension Vault {
     ///
     /// - Throws: ``VaultError/format(_:)`` for I/O.
     public func entries() throws(VaultError) -> [EntrySnapshot] {
-        let index = try loadIndex()
-        var out: [EntrySnapshot] = []
-        for id in index.revisions.keys {
-            if let s = try snapshot(id, index: index), !s.isDeleted { out.append(s) }
-        }
-        return out.sorted { a, b in
-            a.body.created != b.body.created ? a.body.created < b.body.created : a.id < b.id
+        return try lock.withLock { () throws(VaultError) -> [EntrySnapshot] in
+            let index = try loadIndex()
+            var out: [EntrySnapshot] = []
+            for id in index.revisions.keys {
+                if let s = try snapshot(id, index: index), !s.isDeleted { out.append(s) }
+            }
+            return out.sorted { a, b in
+                a.body.created != b.body.created ? a.body.created < b.body.created : a.id < b.id
+            }
         }
     }
 
@@ -146,7 +148,9 @@ extension Vault {
     ///
     /// - Throws: ``VaultError/format(_:)``.
     public func entry(_ id: EntryID) throws(VaultError) -> EntrySnapshot? {
-        try snapshot(id, index: loadIndex())
+        return try lock.withLock { () throws(VaultError) -> EntrySnapshot? in
+            try snapshot(id, index: loadIndex())
+        }
     }
 
     func snapshot(_ id: EntryID, index: EntryIndex) throws(VaultError) -> EntrySnapshot? {
@@ -163,12 +167,14 @@ extension Vault {
     ///
     /// - Throws: ``VaultError``.
     public func revisions(of id: EntryID) throws(VaultError) -> [EntryRevision] {
-        let index = try loadIndex()
-        var out: [EntryRevision] = []
-        for s in (index.revisions[id] ?? []).sorted(by: { $0.clock < $1.clock }) {
-            if let cached = s.revision { out.append(cached) } else { out.append(try revision(frame: s.frame)) }
+        return try lock.withLock { () throws(VaultError) -> [EntryRevision] in
+            let index = try loadIndex()
+            var out: [EntryRevision] = []
+            for s in (index.revisions[id] ?? []).sorted(by: { $0.clock < $1.clock }) {
+                if let cached = s.revision { out.append(cached) } else { out.append(try revision(frame: s.frame)) }
+            }
+            return out
         }
-        return out
     }
 
     /// Adds a new entry with `body`; returns its first revision.
@@ -176,11 +182,13 @@ extension Vault {
     /// - Throws: ``VaultError``.
     @discardableResult
     public func add(_ body: EntryBody, id: EntryID? = nil) throws(VaultError) -> EntryRevision {
-        let revision = EntryRevision(
-            entryID: id ?? EntryID(using: random), revisionID: RevisionID(using: random), parents: [], clock: nextClock(),
-            device: author, body: body)
-        try commitTyped { (tx: VaultTransaction) throws(VaultError) in try tx.append(revision) }
-        return revision
+        return try lock.withLock { () throws(VaultError) -> EntryRevision in
+            let revision = EntryRevision(
+                entryID: id ?? EntryID(using: random), revisionID: RevisionID(using: random), parents: [], clock: nextClock(),
+                device: author, body: body)
+            try commitTyped { (tx: VaultTransaction) throws(VaultError) in try tx.append(revision) }
+            return revision
+        }
     }
 
     /// Replaces an entry's content; the new revision names every current
@@ -189,7 +197,9 @@ extension Vault {
     /// - Throws: ``VaultError/entryNotFound(_:)``, ``VaultError``.
     @discardableResult
     public func edit(_ id: EntryID, body: EntryBody) throws(VaultError) -> EntryRevision {
-        try change(id, body: body, deleted: false)
+        return try lock.withLock { () throws(VaultError) -> EntryRevision in
+            try change(id, body: body, deleted: false)
+        }
     }
 
     /// Deletes an entry by appending a tombstone revision.
@@ -197,7 +207,9 @@ extension Vault {
     /// - Throws: ``VaultError/entryNotFound(_:)``, ``VaultError``.
     @discardableResult
     public func delete(_ id: EntryID) throws(VaultError) -> EntryRevision {
-        try change(id, body: EntryBody(), deleted: true)
+        return try lock.withLock { () throws(VaultError) -> EntryRevision in
+            try change(id, body: EntryBody(), deleted: true)
+        }
     }
 
     private func change(_ id: EntryID, body: EntryBody, deleted: Bool) throws(VaultError) -> EntryRevision {
@@ -220,15 +232,19 @@ extension Vault {
     ///
     /// - Throws: ``VaultError/attachmentNotFound(_:)``.
     public func attachment(_ blob: BlobID) throws(VaultError) -> BlobManifest {
-        guard let m = try loadIndex().blobs[blob] else { throw .attachmentNotFound(blob) }
-        return m
+        return try lock.withLock { () throws(VaultError) -> BlobManifest in
+            guard let m = try loadIndex().blobs[blob] else { throw .attachmentNotFound(blob) }
+            return m
+        }
     }
 
     /// Opens an attachment for streaming or chunk-by-chunk reading.
     ///
     /// - Throws: ``VaultError/attachmentNotFound(_:)``, ``VaultError/format(_:)``.
     public func openAttachment(_ blob: BlobID) throws(VaultError) -> BlobReader {
-        let m = try attachment(blob)
-        do { return try file.openBlob(m) } catch { throw .format(error) }
+        return try lock.withLock { () throws(VaultError) -> BlobReader in
+            let m = try attachment(blob)
+            do throws(FormatError) { return try file.openBlob(m) } catch { throw .format(error) }
+        }
     }
 }

@@ -42,9 +42,15 @@ public struct VaultSetup: Sendable {
 /// let same = try Vault.open(at: "Journal.quire", credential: .recoveryKey(recovery))
 /// for e in try same.entries() { print(e.body.text) }
 /// ```
+///
+/// A `Vault` may be shared between threads: every method takes the handle's
+/// lock. Appends from other processes are serialised by the file's advisory
+/// lock and picked up before each commit.
 public final class Vault: @unchecked Sendable {
-    /// The container-level file.
-    public let file: VaultFile
+    /// The container-level file. Replaced by ``reload()`` when a sync tool
+    /// has put a new file at the path.
+    public private(set) var file: VaultFile
+    let lock = RecursiveLock()
     /// The keys and keyrings the credential reached.
     public private(set) var unlocked: UnlockedKeys
     let credential: Credential
@@ -80,9 +86,7 @@ public final class Vault: @unchecked Sendable {
     ) throws(VaultError) -> Vault {
         let file: VaultFile
         do { file = try VaultFile(path: path, writable: writable) } catch { throw .format(error) }
-        let unlocked: UnlockedKeys
-        do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
-        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings)
+        let unlocked = try unlock(file, with: credential)
         return Vault(file: file, unlocked: unlocked, credential: credential, random: random, options: options)
     }
 
@@ -164,34 +168,36 @@ public final class Vault: @unchecked Sendable {
     ///   ``VaultError/removedFromVault(newerEpoch:)``; otherwise whatever
     ///   `build` throws, unchanged.
     public func commit(_ build: (VaultTransaction) throws -> Void) throws {
-        try writableKey()
-        var attempt = 0
-        while true {
-            var inner: (any Error)?
-            var transaction: VaultTransaction?
-            do throws(FormatError) {
-                try file.commit(random: random, options: writeOptions) { (pending: PendingCommit) throws(FormatError) in
-                    // Index what other writers committed since we looked.
-                    self.absorb(pending.externalFrames)
-                    let tx = VaultTransaction(vault: self, pending: pending)
-                    transaction = tx
-                    do {
-                        try build(tx)
-                    } catch {
-                        inner = error
-                        throw FormatError.notWritable(reason: "the commit was abandoned")
+        try lock.withLock { () throws -> Void in
+            try writableKey()
+            var attempt = 0
+            while true {
+                var inner: (any Error)?
+                var transaction: VaultTransaction?
+                do throws(FormatError) {
+                    try file.commit(random: random, options: writeOptions) { (pending: PendingCommit) throws(FormatError) in
+                        // Index what other writers committed since we looked.
+                        self.absorb(pending.externalFrames)
+                        let tx = VaultTransaction(vault: self, pending: pending)
+                        transaction = tx
+                        do {
+                            try build(tx)
+                        } catch {
+                            inner = error
+                            throw FormatError.notWritable(reason: "the commit was abandoned")
+                        }
                     }
+                    transaction?.finishIndexing()
+                    return
+                } catch {
+                    if let inner { throw inner }
+                    if case .vaultChanged = error, attempt == 0 {
+                        attempt += 1
+                        try reload()
+                        continue
+                    }
+                    throw VaultError.format(error)
                 }
-                transaction?.finishIndexing()
-                return
-            } catch {
-                if let inner { throw inner }
-                if case .vaultChanged = error, attempt == 0 {
-                    attempt += 1
-                    try reload()
-                    continue
-                }
-                throw VaultError.format(error)
             }
         }
     }
@@ -210,21 +216,42 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
-    /// Rescans the file and unlocks it again with the same credential.
+    /// Unlocks `file` and verifies its commits; when commit recovery
+    /// repaired the last commit (which may hold a keyring), unlocks again.
+    static func unlock(_ file: VaultFile, with credential: Credential) throws(VaultError) -> UnlockedKeys {
+        var unlocked: UnlockedKeys
+        do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
+        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings)
+        if file.recoveredCommit {
+            if let (location, kind) = file.recoveredUnknownCriticalKind { throw .format(.unknownCriticalKind(location, kind: kind)) }
+            do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
+            file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings)
+        }
+        return unlocked
+    }
+
+    /// Opens the path again (the file may have been replaced by a sync tool,
+    /// or had keys changed by another writer) and unlocks it with the same
+    /// credential. Call it to see what other processes wrote.
     ///
     /// - Throws: ``VaultError``.
     public func reload() throws(VaultError) {
-        do { try file.rescan() } catch { throw .format(error) }
-        do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
-        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings)
-        index = nil
+        try lock.withLock { () throws(VaultError) -> Void in
+            let reopened: VaultFile
+            do throws(FormatError) { reopened = try VaultFile(path: file.path, writable: file.isWritable) } catch { throw .format(error) }
+            unlocked = try Self.unlock(reopened, with: credential)
+            file = reopened
+            index = nil
+        }
     }
 
     /// The journal profile (the one with the greatest clock), if any.
     ///
     /// - Throws: ``VaultError``.
     public func profile() throws(VaultError) -> Profile? {
-        try loadIndex().profile
+        return try lock.withLock { () throws(VaultError) -> Profile? in
+            try loadIndex().profile
+        }
     }
 }
 

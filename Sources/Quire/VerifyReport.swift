@@ -80,78 +80,80 @@ extension Vault {
     /// Intact records stay readable whatever else is damaged; the report
     /// names each one that is not, with its offset and frame index.
     public func verify() -> VerifyReport {
-        let s = file.structure
-        var issues: [VerifyReport.Issue] = []
-        if case .copyDamaged(let i) = s.headerDamage {
-            issues.append(VerifyReport.Issue(
-                code: "header_copy_damaged", offset: UInt64(i * 32), frameIndex: nil,
-                message: "header copy \(i + 1) of 2 is damaged; the other copy was used", isDamage: false))
-        }
-        var found: [(UInt64, VerifyReport.Issue)] = []
-        for region in s.damagedRegions {
-            found.append((region.offset, VaultReportBuilder.issue(.frameDamaged(offset: region.offset, byteCount: region.byteCount))))
-        }
-        for frame in s.frames[0..<s.committedFrameCount] {
-            if frame.repaired { found.append((frame.location.offset, VaultReportBuilder.issue(.frameRepaired(frame.location)))) }
-            // Commit and chunk frames never pass through the record reader below.
-            if let reason = frame.malformation, frame.header.kind == .commit || frame.header.kind == .blobChunk {
-                found.append((frame.location.offset, VaultReportBuilder.issue(.malformedFrame(frame.location, reason: reason))))
+        return lock.withLock { () -> VerifyReport in
+            let s = file.structure
+            var issues: [VerifyReport.Issue] = []
+            if case .copyDamaged(let i) = s.headerDamage {
+                issues.append(VerifyReport.Issue(
+                    code: "header_copy_damaged", offset: UInt64(i * 32), frameIndex: nil,
+                    message: "header copy \(i + 1) of 2 is damaged; the other copy was used", isDamage: false))
             }
-            if !frame.header.kind.isKnown && frame.header.kind.isCritical {
-                found.append((frame.location.offset, VaultReportBuilder.issue(.unknownCriticalKind(frame.location, kind: frame.header.kind.rawValue))))
+            var found: [(UInt64, VerifyReport.Issue)] = []
+            for region in s.damagedRegions {
+                found.append((region.offset, VaultReportBuilder.issue(.frameDamaged(offset: region.offset, byteCount: region.byteCount))))
             }
-        }
-        for e in file.commitIssues { found.append((e.offset ?? 0, VaultReportBuilder.issue(e))) }
-        for e in unlocked.issues {
-            let i = VaultReportBuilder.issue(e)
-            found.append((i.offset ?? 0, i))
-        }
-        // Every record but chunks: open and decode.
-        var intact = 0
-        var manifests: [(BlobManifest, FrameLocation)] = []
-        // Keyrings are checked by the key layer (its issues are above).
-        let kinds = Set(s.frames[0..<s.committedFrameCount].map(\.header.kind)).subtracting([.commit, .blobChunk, .keyring])
-        intact += unlocked.keyrings.filter(\.isTrusted).count
-        let recordIssues = file.forEachRecord(kinds: kinds) { record in
-            let loc = record.frame.location
-            do throws(FormatError) {
-                switch record.frame.header.kind {
-                case .entryRevision: _ = try EntryRevision(decoding: record.payload, location: loc)
-                case .blobManifest: manifests.append((try BlobManifest(decoding: record.payload, location: loc), loc))
-                case .profile: _ = try Profile(decoding: record.payload, location: loc)
-                case .enrollmentRequest: _ = try EnrollmentRequest(decoding: record.payload, location: loc)
-                default: break
+            for frame in s.frames[0..<s.committedFrameCount] {
+                if frame.repaired { found.append((frame.location.offset, VaultReportBuilder.issue(.frameRepaired(frame.location)))) }
+                // Commit and chunk frames never pass through the record reader below.
+                if let reason = frame.malformation, frame.header.kind == .commit || frame.header.kind == .blobChunk {
+                    found.append((frame.location.offset, VaultReportBuilder.issue(.malformedFrame(frame.location, reason: reason))))
                 }
-                intact += 1
-            } catch {
-                found.append((loc.offset, VaultReportBuilder.issue(error)))
+                if !frame.header.kind.isKnown && frame.header.kind.isCritical {
+                    found.append((frame.location.offset, VaultReportBuilder.issue(.unknownCriticalKind(frame.location, kind: frame.header.kind.rawValue))))
+                }
             }
-            return true
-        }
-        for e in recordIssues { found.append((e.offset ?? 0, VaultReportBuilder.issue(e))) }
-        // Attachments: every released manifest, its stream's structure, every
-        // chunk, the size and the id. A stream's problems are reported at the
-        // manifest, a chunk's at the chunk (Spec/format.md §7.4, §12).
-        for (m, loc) in manifests {
-            do throws(FormatError) {
-                let reader = try file.openBlob(m)
-                var sink = [UInt8](repeating: 0, count: Limits.chunkByteCount)
-                while try sink.withMutableBytes({ (raw: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int in try reader.read(into: raw) }) > 0 {}
-                intact += reader.chunkCount
-            } catch {
-                // A damaged chunk is reported where it is; a broken chunk
-                // structure (no single frame to blame) at the manifest.
-                let at = error.location ?? loc
-                let i = VaultReportBuilder.issue(error)
-                found.append((at.offset, VerifyReport.Issue(code: i.code, offset: at.offset, frameIndex: at.index, message: i.message, isDamage: true)))
+            for e in file.commitIssues { found.append((e.offset ?? 0, VaultReportBuilder.issue(e))) }
+            for e in unlocked.issues {
+                let i = VaultReportBuilder.issue(e)
+                found.append((i.offset ?? 0, i))
             }
+            // Every record but chunks: open and decode.
+            var intact = 0
+            var manifests: [(BlobManifest, FrameLocation)] = []
+            // Keyrings are checked by the key layer (its issues are above).
+            let kinds = Set(s.frames[0..<s.committedFrameCount].map(\.header.kind)).subtracting([.commit, .blobChunk, .keyring])
+            intact += unlocked.keyrings.filter(\.isTrusted).count
+            let recordIssues = file.forEachRecord(kinds: kinds) { record in
+                let loc = record.frame.location
+                do throws(FormatError) {
+                    switch record.frame.header.kind {
+                    case .entryRevision: _ = try EntryRevision(decoding: record.payload, location: loc)
+                    case .blobManifest: manifests.append((try BlobManifest(decoding: record.payload, location: loc), loc))
+                    case .profile: _ = try Profile(decoding: record.payload, location: loc)
+                    case .enrollmentRequest: _ = try EnrollmentRequest(decoding: record.payload, location: loc)
+                    default: break
+                    }
+                    intact += 1
+                } catch {
+                    found.append((loc.offset, VaultReportBuilder.issue(error)))
+                }
+                return true
+            }
+            for e in recordIssues { found.append((e.offset ?? 0, VaultReportBuilder.issue(e))) }
+            // Attachments: every released manifest, its stream's structure, every
+            // chunk, the size and the id. A stream's problems are reported at the
+            // manifest, a chunk's at the chunk (Spec/format.md §7.4, §12).
+            for (m, loc) in manifests {
+                do throws(FormatError) {
+                    let reader = try file.openBlob(m)
+                    var sink = [UInt8](repeating: 0, count: Limits.chunkByteCount)
+                    while try sink.withMutableBytes({ (raw: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int in try reader.read(into: raw) }) > 0 {}
+                    intact += reader.chunkCount
+                } catch {
+                    // A damaged chunk is reported where it is; a broken chunk
+                    // structure (no single frame to blame) at the manifest.
+                    let at = error.location ?? loc
+                    let i = VaultReportBuilder.issue(error)
+                    found.append((at.offset, VerifyReport.Issue(code: i.code, offset: at.offset, frameIndex: at.index, message: i.message, isDamage: true)))
+                }
+            }
+            if s.tailByteCount > 0 {
+                found.append((s.committedEnd, VaultReportBuilder.issue(.tornTail(
+                    offset: s.committedEnd, byteCount: s.tailByteCount, uncommittedFrameCount: s.uncommittedFrames.count))))
+            }
+            issues += found.sorted { $0.0 < $1.0 }.map(\.1)
+            return VerifyReport(
+                fileByteCount: s.fileSize, frameCount: s.frames.count, commitCount: s.groups.count, intactRecordCount: intact, issues: issues)
         }
-        if s.tailByteCount > 0 {
-            found.append((s.committedEnd, VaultReportBuilder.issue(.tornTail(
-                offset: s.committedEnd, byteCount: s.tailByteCount, uncommittedFrameCount: s.uncommittedFrames.count))))
-        }
-        issues += found.sorted { $0.0 < $1.0 }.map(\.1)
-        return VerifyReport(
-            fileByteCount: s.fileSize, frameCount: s.frames.count, commitCount: s.groups.count, intactRecordCount: intact, issues: issues)
     }
 }

@@ -10,24 +10,40 @@ public protocol ByteSource: AnyObject {
 }
 
 /// Reads a file from the start, in order.
+///
+/// A regular file is checked at the end: if it is not the size it had when
+/// opened, it changed while being read and ``FormatError/sourceChanged(path:)``
+/// is thrown, so a half-written file is never stored as complete. A pipe or
+/// device is read until its end (while the vault's write lock is held).
 public final class FileByteSource: ByteSource {
     private let file: SystemFile
     private var offset: UInt64 = 0
+    private let sizeAtOpen: UInt64?
 
     /// Opens `path` for reading.
     ///
     /// - Throws: ``FormatError/io(_:)``.
     public init(path: String) throws(FormatError) {
-        do { file = try SystemFile(path: path, mode: .readOnly) } catch { throw .io(error) }
+        do {
+            file = try SystemFile(path: path, mode: .readOnly, allowNonRegular: true)
+            let size = try file.size()
+            sizeAtOpen = FileSystem.isRegularFile(path) ? size : nil
+        } catch {
+            throw .io(error)
+        }
     }
 
     /// Reads the next bytes of the file; 0 at its end.
     ///
-    /// - Throws: ``FormatError/io(_:)``.
+    /// - Throws: ``FormatError/io(_:)``, ``FormatError/sourceChanged(path:)``.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
         let n: Int
         do { n = try file.read(into: buffer, at: offset) } catch { throw .io(error) }
         offset += UInt64(n)
+        if let expected = sizeAtOpen, n == 0 || offset > expected {
+            let now = (try? file.size()) ?? 0
+            if offset != expected || now != expected { throw .sourceChanged(path: file.path) }
+        }
         return n
     }
 }
@@ -88,7 +104,13 @@ extension PendingCommit {
     ///
     /// - Throws: ``FormatError/notWritable(reason:)`` without a blob key,
     ///   ``FormatError/sizeLimitExceeded(_:what:size:limit:)``, ``FormatError/io(_:)``.
-    public func appendBlob(from source: any ByteSource, mediaType: String, isKnown: (BlobID) -> Bool = { _ in false }) throws(FormatError) -> StoredBlob {
+    ///
+    /// - Parameter maxByteCount: refuse content longer than this (default
+    ///   ``Limits/maxBlobByteCount``), so an endless source cannot fill the disk.
+    public func appendBlob(
+        from source: any ByteSource, mediaType: String, maxByteCount: UInt64 = Limits.maxBlobByteCount,
+        isKnown: (BlobID) -> Bool = { _ in false }
+    ) throws(FormatError) -> StoredBlob {
         guard let blobKey = vault.keys.blobKey else { throw .notWritable(reason: "no blob key is unlocked") }
         let start = mark()
         let stream = StreamID(using: random)
@@ -114,9 +136,10 @@ extension PendingCommit {
         let vaultID = vault.vaultID
         while true {
             total += UInt64(count)
-            guard total <= Limits.maxBlobByteCount else {
+            let limit = min(maxByteCount, Limits.maxBlobByteCount)
+            guard total <= limit else {
                 rollBack(to: start)
-                throw .sizeLimitExceeded(nil, what: "attachment", size: total, limit: Limits.maxBlobByteCount)
+                throw .sizeLimitExceeded(nil, what: "attachment", size: total, limit: limit)
             }
             hasher.submit(UnsafeRawBufferPointer(rebasing: contents[slot][0..<count]), slot: slot)
             var isFinal = count < chunkSize
@@ -174,6 +197,10 @@ extension PendingCommit {
 extension VaultFile {
     /// Committed chunk frames by stream, in file order (built without a key).
     public var streamIndex: [StreamID: [Int]] {
+        lock.withLock { streamIndexLocked }
+    }
+
+    var streamIndexLocked: [StreamID: [Int]] {
         if let cached = streamIndexCache { return cached }
         var index: [StreamID: [Int]] = [:]
         for frame in structure.frames[0..<structure.committedFrameCount] {
@@ -193,10 +220,14 @@ extension VaultFile {
     ///   ``FormatError/chunkFinalMissing(stream:)``, ``FormatError/chunkFinalRepeated(stream:index:)``,
     ///   ``FormatError/blobSizeMismatch(blob:expected:actual:)``.
     public func chunkFrames(for manifest: BlobManifest) throws(FormatError) -> [Int] {
+        try lock.withLock { () throws(FormatError) -> [Int] in try chunkFramesLocked(for: manifest) }
+    }
+
+    func chunkFramesLocked(for manifest: BlobManifest) throws(FormatError) -> [Int] {
         let s = manifest.stream.description
         // Only chunks the release rules allow count (Spec/format.md §9.3):
         // a stale chunk cannot break or join a stream.
-        let frames = (streamIndex[manifest.stream] ?? []).filter { releaseVerdict(frame: $0) == nil }
+        let frames = (streamIndexLocked[manifest.stream] ?? []).filter { releaseVerdictLocked(frame: $0) == nil }
         let chunks = frames.map { structure.frames[$0].chunk! }
         var seen = Set<UInt32>()
         for c in chunks where !seen.insert(c.index).inserted { throw .chunkDuplicate(stream: s, index: c.index) }
@@ -296,8 +327,12 @@ public final class BlobReader {
     }
 
     func readChunk(_ index: Int, into output: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
+        try vault.lock.withLock { () throws(FormatError) -> Int in try readChunkLocked(index, into: output) }
+    }
+
+    func readChunkLocked(_ index: Int, into output: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
         let frame = vault.structure.frames[frames[index]]
-        if let verdict = vault.releaseVerdict(frame: frame.location.index) { throw verdict }
+        if let verdict = vault.releaseVerdictLocked(frame: frame.location.index) { throw verdict }
         let keys = vault.keys.keys(for: frame.header.epoch)
         guard !keys.isEmpty else { throw .unknownEpoch(frame.location, epoch: frame.header.epoch) }
         let length = Int(frame.header.bodyLength)

@@ -42,6 +42,13 @@ public enum CommitChain {
         public consuming func finalize() -> [UInt8] {
             hasher.finalize()
         }
+
+        /// The 32-byte digest D_k, leaving this digest empty for the next commit.
+        public mutating func take() -> [UInt8] {
+            let out = hasher.finalize()
+            self = Digest()
+            return out
+        }
     }
 
     /// The chain head h_k for a commit.

@@ -106,8 +106,10 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file changed underneath an open handle in a way an append cannot
     /// follow (replaced, truncated, or rewritten). Reopen the vault.
     case vaultChanged(path: String)
-    /// The vault's committed history ends in damage; appending would build on it.
-    case damagedTail(offset: UInt64)
+    /// Another writer held the vault's lock for longer than the timeout.
+    case locked(path: String, seconds: Double)
+    /// An attachment's source file changed (shrank or grew) while it was read.
+    case sourceChanged(path: String)
     /// The vault was opened read-only, or without a key to write with.
     case notWritable(reason: String)
     /// A file already exists where a new vault was to be created.
@@ -151,7 +153,8 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .blobNotFound: "blob_not_found"
         case .recordTooLarge: "record_too_large"
         case .vaultChanged: "vault_changed"
-        case .damagedTail: "damaged_tail"
+        case .locked: "locked"
+        case .sourceChanged: "source_changed"
         case .notWritable: "not_writable"
         case .alreadyExists: "already_exists"
         case .io: "io"
@@ -175,7 +178,7 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The byte offset the error is about, when there is one.
     public var offset: UInt64? {
         switch self {
-        case .frameDamaged(let o, _), .tornTail(let o, _, _), .damagedTail(let o): return o
+        case .frameDamaged(let o, _), .tornTail(let o, _, _): return o
         default: return location?.offset
         }
     }
@@ -248,8 +251,10 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
             return "record of \(count) bytes is over the \(limit)-byte limit; store large content as an attachment"
         case let .vaultChanged(path):
             return "\(path) changed on disk since it was opened (replaced or rewritten); open it again"
-        case let .damagedTail(offset):
-            return "the vault's last commit is damaged at offset \(offset); run `quire verify` before writing"
+        case let .locked(path, seconds):
+            return "\(path) is locked by another writer (waited \(Int(seconds)) s); try again when it has finished"
+        case let .sourceChanged(path):
+            return "\(path) changed while it was being read; nothing was stored — store it again when it is complete"
         case let .notWritable(reason):
             return "cannot write to this vault: \(reason)"
         case let .alreadyExists(path):

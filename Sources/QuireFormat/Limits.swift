@@ -1,8 +1,9 @@
 /// The limits every reader checks before it uses a length, count or size
 /// (`Spec/format.md §11`). Writers never produce anything larger.
 public enum Limits {
-    /// Largest frame body, in bytes (16 MiB).
-    public static let maxFrameBodyByteCount = 1 << 24
+    /// Largest frame body, in bytes (17 MiB): a 16 MiB payload with its
+    /// padding, nonce and tag fits.
+    public static let maxFrameBodyByteCount = (1 << 24) + (1 << 20)
     /// Largest record plaintext after decompression, in bytes (16 MiB).
     public static let maxRecordByteCount = 1 << 24
     /// Attachment chunk payload size, in bytes (64 KiB). Fixed in version 1.

@@ -51,9 +51,7 @@ public enum SealedFrame {
         }
         Padding.pad(&stored)
         let bodyLength = XChaCha20Poly1305.nonceByteCount + stored.count + XChaCha20Poly1305.tagByteCount
-        guard bodyLength <= Limits.maxFrameBodyByteCount else {
-            throw .recordTooLarge(byteCount: payload.count, limit: Limits.maxRecordByteCount)
-        }
+        precondition(bodyLength <= Limits.maxFrameBodyByteCount, "a 16 MiB payload always fits a frame")
         let header = FrameHeader(kind: kind, flags: flags, epoch: key.epoch, bodyLength: UInt32(bodyLength))
         let nonce = random.bytes(XChaCha20Poly1305.nonceByteCount)
         let ad = associatedData(vaultID: vaultID, header: header, publicHeader: [])

@@ -157,16 +157,24 @@ extension VaultFile {
     ///
     /// - Throws: ``FormatError/notWritable(reason:)``,
     ///   ``FormatError/vaultChanged(path:)`` (the file was replaced or another
-    ///   writer added a keyring: open it again), ``FormatError/damagedTail(offset:)``,
+    ///   writer added a keyring: open it again),
     ///   ``FormatError/io(_:)``, and whatever `build` throws. On any error the
     ///   file holds exactly its committed bytes as before.
     public func commit(
         random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions(),
         _ build: (PendingCommit) throws(FormatError) -> Void
     ) throws(FormatError) {
+        try lock.withLock { () throws(FormatError) in try commitLocked(random: random, options: options, build) }
+    }
+
+    func commitLocked(
+        random: any RandomSource, options: WriteOptions, _ build: (PendingCommit) throws(FormatError) -> Void
+    ) throws(FormatError) {
         guard isWritable else { throw .notWritable(reason: "it was opened read-only") }
         guard let key = keys.writeKey else { throw .notWritable(reason: "no epoch key to write with is unlocked") }
-        do { try file.lockExclusive() } catch { throw .io(error) }
+        let locked: Bool
+        do { locked = try file.lockExclusive(timeoutSeconds: options.lockTimeoutSeconds) } catch { throw .io(error) }
+        guard locked else { throw .locked(path: path, seconds: options.lockTimeoutSeconds) }
         defer { file.unlock() }
         let external = try synchronizeLocked()
         let start = structure.committedEnd
@@ -174,6 +182,8 @@ extension VaultFile {
         pending.externalFrames = external
         do {
             try build(pending)
+            // Nothing appended: no commit to write.
+            if pending.frames.isEmpty && pending.pendingKeyringCopies.isEmpty { return }
             try finish(pending, options: options)
         } catch {
             try? file.truncate(to: start)
@@ -185,6 +195,9 @@ extension VaultFile {
     /// returns the frames other writers committed since this handle last
     /// looked.
     func synchronizeLocked() throws(FormatError) -> Range<Int> {
+        // A sync tool that renames a new copy over the path leaves this
+        // handle on the old file: appending there would be lost (§9.1).
+        if let identity, FileSystem.identity(path) != identity { throw .vaultChanged(path: path) }
         let size: UInt64
         do { size = try file.size() } catch { throw .io(error) }
         let end = structure.committedEnd
@@ -219,9 +232,9 @@ extension VaultFile {
                 structure.fileSize = structure.committedEnd
             }
         }
-        if let last = commits.statuses.last, last != .verified {
-            throw .damagedTail(offset: structure.frames[structure.groups[structure.groups.count - 1].commitFrame].location.offset)
-        }
+        // A last commit that does not verify stays reported (its records are
+        // unverified); the new commit chains to its stored head, so the vault
+        // stays writable (Spec/format.md §9.1).
         return framesBefore..<structure.committedFrameCount
     }
 
@@ -276,6 +289,10 @@ extension VaultFile {
     /// Forgets the keys and the commit verdicts after a key change, so that
     /// ``verifyCommits(keys:trustedKeyrings:)`` can run again.
     public func rescan() throws(FormatError) {
+        try lock.withLock { () throws(FormatError) in try rescanLocked() }
+    }
+
+    func rescanLocked() throws(FormatError) {
         structure = try VaultScanner.scan(file: file)
         streamIndexCache = nil
         commits = CommitReport()

@@ -25,6 +25,10 @@ extension VaultFile {
     ///   - range: the frame indices to look at (default: every committed frame).
     ///   - body: return false to stop early.
     public func forEachRecord(kinds: Set<RecordKind>, in range: Range<Int>? = nil, _ body: (ReadRecord) -> Bool) -> [FormatError] {
+        lock.withLock { forEachRecordLocked(kinds: kinds, in: range, body) }
+    }
+
+    func forEachRecordLocked(kinds: Set<RecordKind>, in range: Range<Int>?, _ body: (ReadRecord) -> Bool) -> [FormatError] {
         var issues: [FormatError] = []
         let window = FileWindow(file: file, fileSize: structure.fileSize)
         let context = DecompressionContext()
@@ -51,6 +55,10 @@ extension VaultFile {
     ///   ``FormatError/malformedFrame(_:reason:)``, padding and decompression
     ///   errors, ``FormatError/io(_:)``.
     public func openRecord(frame index: Int) throws(FormatError) -> [UInt8] {
+        try lock.withLock { () throws(FormatError) -> [UInt8] in try openRecordLocked(frame: index) }
+    }
+
+    func openRecordLocked(frame index: Int) throws(FormatError) -> [UInt8] {
         let frame = structure.frames[index]
         let window = FileWindow(file: file, fileSize: structure.fileSize, preferredByteCount: 0)
         return try open(frame: frame, window: window, context: DecompressionContext())
@@ -58,7 +66,7 @@ extension VaultFile {
 
     func open(frame: ScannedFrame, window: FileWindow, context: DecompressionContext) throws(FormatError) -> [UInt8] {
         if let reason = frame.malformation { throw .malformedFrame(frame.location, reason: reason) }
-        if let verdict = releaseVerdict(frame: frame.location.index) { throw verdict }
+        if let verdict = releaseVerdictLocked(frame: frame.location.index) { throw verdict }
         if !frame.header.isSealed {
             guard frame.checksumIntact == true else { throw .authenticationFailed(frame.location) }
             if let body = frame.plaintextBody { return body }

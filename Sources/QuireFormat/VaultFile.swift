@@ -7,8 +7,15 @@ public struct WriteOptions: Sendable {
     /// commit frame. Turning it off is only for benchmarks and tests.
     public var synchronous: Bool
 
+    /// How long a writer waits for another writer's lock before giving up
+    /// with ``FormatError/locked(path:seconds:)``, in seconds. Default 60.
+    public var lockTimeoutSeconds: Double
+
     /// Options with `synchronous` on by default.
-    public init(synchronous: Bool = true) { self.synchronous = synchronous }
+    public init(synchronous: Bool = true, lockTimeoutSeconds: Double = 60) {
+        self.synchronous = synchronous
+        self.lockTimeoutSeconds = lockTimeoutSeconds
+    }
 }
 
 /// A vault file at the container level (`Spec/format.md`): its structure,
@@ -35,6 +42,19 @@ public final class VaultFile: @unchecked Sendable {
     /// Frame index → epoch, for the keyrings the key layer authenticated.
     public internal(set) var trustedKeyrings: [Int: UInt16]
     var streamIndexCache: [StreamID: [Int]]?
+    /// Serialises this handle's methods: one handle may be shared between
+    /// threads. (Read the public properties from one thread at a time.)
+    let lock = RecursiveLock()
+    /// The file's identity when opened; a different one at `path` means a
+    /// sync tool replaced the file.
+    let identity: FileIdentity?
+    /// True when ``verifyCommits(keys:trustedKeyrings:)`` repaired the last
+    /// commit's header (`Spec/format.md §10.3`); the key layer should look
+    /// again, as the recovered commit may hold a keyring.
+    public internal(set) var recoveredCommit = false
+    /// An unknown critical kind under a recovered commit: the vault must not
+    /// be opened (`Spec/format.md §4.3`).
+    public internal(set) var recoveredUnknownCriticalKind: (FrameLocation, UInt8)?
 
     /// The vault id from the header.
     public var vaultID: VaultID { structure.header.vaultID }
@@ -54,6 +74,7 @@ public final class VaultFile: @unchecked Sendable {
     init(file: SystemFile, writable: Bool) throws(FormatError) {
         self.file = file
         path = file.path
+        identity = try? file.identity()
         isWritable = writable
         structure = try VaultScanner.scan(file: file)
         commits = CommitReport()
@@ -82,7 +103,12 @@ public final class VaultFile: @unchecked Sendable {
         if FileSystem.exists(path) { throw .alreadyExists(path: path) }
         let temporary = path + ".tmp-\(FileSystem.processID)-\(hex(random.bytes(6)))"
         let file: SystemFile
-        do { file = try SystemFile(path: temporary, mode: .createExclusive(permissions: 0o600)) } catch { throw .io(error) }
+        do {
+            file = try SystemFile(path: temporary, mode: .createExclusive(permissions: 0o600))
+        } catch {
+            // Name the path the caller asked for, not the temporary one.
+            throw .io(SystemError(operation: "create", path: path, code: error.code))
+        }
         do throws(FormatError) {
             do { try file.write(FileHeader(vaultID: vaultID).encoded(), at: 0) } catch { throw FormatError.io(error) }
             let vault = try VaultFile(file: file, writable: true)
@@ -144,8 +170,13 @@ extension VaultFile {
     ///   - trustedKeyrings: frame index → epoch of every keyring frame the
     ///     key layer authenticated.
     public func verifyCommits(keys: KeySet, trustedKeyrings: [Int: UInt16]) {
+        lock.withLock { verifyCommitsLocked(keys: keys, trustedKeyrings: trustedKeyrings) }
+    }
+
+    func verifyCommitsLocked(keys: KeySet, trustedKeyrings: [Int: UInt16]) {
         self.keys = keys
         self.trustedKeyrings = trustedKeyrings
+        recoverDamagedLastCommit()
         var report = CommitReport()
         var previousStored = CommitChain.genesisHead
         var previousComputed = CommitChain.genesisHead
@@ -161,6 +192,47 @@ extension VaultFile {
             previousComputed = computed
         }
         commits = report
+    }
+
+    /// Commit recovery (`Spec/format.md §10.3`): when the file ends with
+    /// uncommitted frames and then exactly 28 bytes that do not parse as a
+    /// commit frame, those bytes are read as a commit of each epoch held,
+    /// with the header rebuilt; if its MAC verifies, the commit is genuine,
+    /// its header is repaired and its frames are committed. A torn write
+    /// cannot produce a valid MAC, so nothing uncommitted is ever released.
+    func recoverDamagedLastCommit() {
+        let s = structure
+        guard !s.uncommittedFrames.isEmpty, !s.tailHasDamage, let lastFrame = s.frames.last,
+              s.fileSize == lastFrame.end + UInt64(FrameHeader.byteCount + CommitChain.headByteCount),
+              let tail = try? file.read(count: FrameHeader.byteCount + CommitChain.headByteCount, at: lastFrame.end),
+              tail.count == FrameHeader.byteCount + CommitChain.headByteCount
+        else { return }
+        var digest = CommitChain.Digest()
+        for f in s.frames[s.uncommittedFrames] { digest.add(header: f.headerBytes, trailer: f.trailer) }
+        let d = digest.finalize()
+        let stored = Array(tail[FrameHeader.byteCount...])
+        let previous = s.groups.last?.storedHead ?? CommitChain.genesisHead
+        for epoch in keys.epochs.keys.sorted(by: >) {
+            let header = CommitChain.commitHeader(epoch: epoch)
+            for key in keys.keys(for: epoch) {
+                let head = CommitChain.head(commitKey: key.commitKey, vaultID: vaultID, previousHead: previous, digest: d, commitHeader: header)
+                guard constantTimeEqual(head, stored) else { continue }
+                let index = s.frames.count
+                structure.frames.append(ScannedFrame(
+                    location: FrameLocation(offset: lastFrame.end, index: index), header: header, headerBytes: header.encoded(),
+                    trailer: stored, repaired: true, chunk: nil, plaintextBody: nil, checksumIntact: nil, malformation: nil))
+                structure.groups.append(CommitGroup(commitFrame: index, members: s.uncommittedFrames, digest: d, storedHead: stored, containsDamage: false))
+                structure.committedEnd = s.fileSize
+                structure.uncommittedFrames = structure.frames.count..<structure.frames.count
+                streamIndexCache = nil
+                recoveredCommit = true
+                for f in structure.frames[s.uncommittedFrames] where !f.header.kind.isKnown && f.header.kind.isCritical {
+                    recoveredUnknownCriticalKind = (f.location, f.header.kind.rawValue)
+                    break
+                }
+                return
+            }
+        }
     }
 
     func check(group: CommitGroup, previousStored: [UInt8], previousComputed: [UInt8], floor: UInt16) -> (CommitReport.Status, [UInt8]) {
@@ -185,6 +257,10 @@ extension VaultFile {
     /// Why the committed frame at `index` may not be released, or nil when it
     /// may (`Spec/format.md §9.3`).
     public func releaseVerdict(frame index: Int) -> FormatError? {
+        lock.withLock { releaseVerdictLocked(frame: index) }
+    }
+
+    func releaseVerdictLocked(frame index: Int) -> FormatError? {
         let frame = structure.frames[index]
         guard let g = structure.groupIndex(ofFrame: index), g < commits.statuses.count else {
             return .tornTail(offset: structure.committedEnd, byteCount: structure.tailByteCount, uncommittedFrameCount: structure.uncommittedFrames.count)
@@ -205,6 +281,10 @@ extension VaultFile {
 
     /// The issues the commit report shows, one per commit that did not verify.
     public var commitIssues: [FormatError] {
+        lock.withLock { commitIssuesLocked }
+    }
+
+    var commitIssuesLocked: [FormatError] {
         var out: [FormatError] = []
         for (g, status) in commits.statuses.enumerated() {
             let loc = structure.frames[structure.groups[g].commitFrame].location

@@ -74,6 +74,9 @@ public struct VaultStructure: Sendable {
     public internal(set) var committedEnd: UInt64
     /// Frames after the last commit (uncommitted, part of the tail).
     public internal(set) var uncommittedFrames: Range<Int>
+    /// True when the tail holds bytes that are not frames between its frames
+    /// (so it cannot be a commit whose header alone was damaged, §10.3).
+    public internal(set) var tailHasDamage = false
 
     /// Number of bytes after the last commit: an unfinished write, ignored.
     public var tailByteCount: UInt64 { fileSize - committedEnd }
@@ -132,6 +135,7 @@ public enum VaultScanner {
         do { size = try file.size() } catch { throw .io(error) }
         structure.frames.removeSubrange(structure.uncommittedFrames)
         structure.uncommittedFrames = structure.frames.count..<structure.frames.count
+        structure.tailHasDamage = false
         structure.fileSize = size
         guard size >= structure.committedEnd else { return }
         try continueScan(&structure, window: FileWindow(file: file, fileSize: size))
@@ -145,48 +149,20 @@ public enum VaultScanner {
         var groupDamaged = false
         var pendingDamage: [DamagedRegion] = []
 
-        func accept(_ frame: ScannedFrame) {
-            s.frames.append(frame)
-        }
-
         // After a large frame the scanner reads sparsely (headers, chunk
         // headers and trailers only), so opening a vault of big attachments
         // does not read their bodies.
         var sparse = false
-        while pos < size {
-            let left = size - pos
-            if left < UInt64(FrameHeader.byteCount) { break }
-            let rawHeader = try window.bytes(pos, FrameHeader.byteCount, readAhead: sparse ? 4096 : nil)
-            var header = rawHeader.withUnsafeBytes { FrameHeader.parseChecked($0, at: 0) }
-            var repaired = false
-            if let h = header, pos + UInt64(FrameHeader.byteCount) + UInt64(h.bodyLength) > size {
-                break  // a frame cut off by the end of the file: torn tail
-            }
-            if header == nil {
-                if let h = try repairHeader(at: pos, window: window) {
-                    header = h
-                    repaired = true
-                } else if let next = try resynchronize(after: pos, window: window) {
-                    pendingDamage.append(DamagedRegion(offset: pos, byteCount: next - pos))
-                    groupDamaged = true
-                    pos = next
-                    continue
-                } else {
-                    break  // nothing readable follows: the rest is tail
-                }
-            }
-            guard let h = header else { break }
+
+        func take(at offset: UInt64, header h: FrameHeader, headerBytes: [UInt8], repaired: Bool) throws(FormatError) -> UInt64 {
             sparse = h.isSealed && Int(h.bodyLength) >= Self.sparseThreshold
             let frame = try readFrame(
-                at: pos, header: h, headerBytes: repaired ? h.encoded() : rawHeader, repaired: repaired, index: s.frames.count, window: window, sparse: sparse)
-            accept(frame)
-            pos = frame.end
+                at: offset, header: h, headerBytes: headerBytes, repaired: repaired, index: s.frames.count, window: window, sparse: sparse)
+            s.frames.append(frame)
             if frame.isCommit {
-                let d = digest
-                digest = CommitChain.Digest()
                 s.groups.append(CommitGroup(
                     commitFrame: frame.location.index, members: groupStart..<frame.location.index,
-                    digest: d.finalize(), storedHead: frame.trailer, containsDamage: groupDamaged))
+                    digest: digest.take(), storedHead: frame.trailer, containsDamage: groupDamaged))
                 groupStart = s.frames.count
                 groupDamaged = false
                 s.damagedRegions += pendingDamage
@@ -195,8 +171,80 @@ public enum VaultScanner {
             } else {
                 digest.add(header: frame.headerBytes, trailer: frame.trailer)
             }
+            return frame.end
+        }
+
+        func damage(_ from: UInt64, _ to: UInt64) {
+            guard to > from else { return }
+            pendingDamage.append(DamagedRegion(offset: from, byteCount: to - from))
+            groupDamaged = true
+        }
+
+        while pos < size {
+            let left = size - pos
+            if left < UInt64(FrameHeader.byteCount) { break }
+            let rawHeader = try window.bytes(pos, FrameHeader.byteCount, readAhead: sparse ? 4096 : nil)
+            var header = rawHeader.withUnsafeBytes { FrameHeader.parseChecked($0, at: 0) }
+            var checkedButOverrunning = false
+            if let h = header, pos + UInt64(FrameHeader.byteCount) + UInt64(h.bodyLength) > size {
+                // A frame running past the end of the file is a torn write
+                // (§10.3) — unless committed frames follow inside it: then
+                // its length was damaged, and the scanner resynchronises.
+                guard let q = try resynchronize(after: pos, window: window), try commitFollows(from: q, window: window) else { break }
+                header = nil
+                checkedButOverrunning = true
+            }
+            if header == nil {
+                if !checkedButOverrunning, let h = try repairHeader(at: pos, window: window) {
+                    pos = try take(at: pos, header: h, headerBytes: h.encoded(), repaired: true)
+                    continue
+                }
+                guard let next = try resynchronize(after: pos, window: window) else { break }  // the rest is tail
+                // Between the damage and the next confirmed frame, keep every
+                // checked frame that fits (§10.2): an intact frame between two
+                // damaged ones is not lost with them.
+                var from = pos + 1
+                var regionStart = pos
+                while let (at, h) = try firstChecked(from: from, before: next, window: window) {
+                    damage(regionStart, at)
+                    let end = try take(at: at, header: h, headerBytes: try window.bytes(at, FrameHeader.byteCount), repaired: false)
+                    regionStart = end
+                    from = end
+                }
+                damage(regionStart, next)
+                pos = next
+                continue
+            }
+            pos = try take(at: pos, header: header!, headerBytes: rawHeader, repaired: false)
         }
         s.uncommittedFrames = groupStart..<s.frames.count
+        s.tailHasDamage = !pendingDamage.isEmpty
+    }
+
+    /// The first position in `[from, before)` with a checked header whose
+    /// frame ends at or before `before`.
+    private static func firstChecked(from: UInt64, before limit: UInt64, window: FileWindow) throws(FormatError) -> (UInt64, FrameHeader)? {
+        var q = from
+        while q + UInt64(FrameHeader.byteCount) <= limit {
+            guard let (at, h) = try nextCheckedHeader(from: q, before: limit, window: window) else { return nil }
+            if at + UInt64(FrameHeader.byteCount) + UInt64(h.bodyLength) <= limit { return (at, h) }
+            q = at + 1
+        }
+        return nil
+    }
+
+    /// True when, following checked headers from `offset`, a well-formed
+    /// commit frame is reached before anything unchecked or the end.
+    private static func commitFollows(from offset: UInt64, window: FileWindow) throws(FormatError) -> Bool {
+        var q = offset
+        while window.fileSize - q >= UInt64(FrameHeader.byteCount) {
+            guard let h = try window.withBytes(q, FrameHeader.byteCount, readAhead: 4096, { FrameHeader.parseChecked($0, at: 0) }) else { return false }
+            let end = q + UInt64(FrameHeader.byteCount) + UInt64(h.bodyLength)
+            guard end <= window.fileSize else { return false }
+            if h.kind == .commit && malformation(of: h) == nil { return true }
+            q = end
+        }
+        return false
     }
 
     /// Sealed bodies at least this long are skipped, not read, by the scanner.
@@ -284,26 +332,45 @@ public enum VaultScanner {
     /// nil when none follows.
     private static func resynchronize(after offset: UInt64, window: FileWindow) throws(FormatError) -> UInt64? {
         var q = offset + 1
-        let size = window.fileSize
-        while q + UInt64(FrameHeader.byteCount) <= size {
-            // Scan a window's worth of candidate positions at a time.
-            let span = Int(min(UInt64(1 << 20), size - q))
+        while let (candidate, h) = try nextCheckedHeader(from: q, before: window.fileSize, window: window) {
+            if try confirmedFrame(h, at: candidate, window: window) { return candidate }
+            q = candidate + 1
+        }
+        return nil
+    }
+
+    /// The first position in `[from, limit)` where a checked, plausible
+    /// header starts. Runs of zero bytes (a file system's zero fill, a
+    /// sparse hole) are skipped a word at a time: a header whose length
+    /// field is all zeros is never plausible.
+    private static func nextCheckedHeader(from: UInt64, before limit: UInt64, window: FileWindow) throws(FormatError) -> (UInt64, FrameHeader)? {
+        var q = from
+        while q + UInt64(FrameHeader.byteCount) <= limit {
+            let span = Int(min(UInt64(1 << 20), limit - q))
             let found = try window.withBytes(q, span) { raw -> Int? in
                 var i = 0
-                while i + FrameHeader.byteCount <= raw.count {
+                let last = raw.count - FrameHeader.byteCount
+                while i <= last {
+                    if raw[i + 4] == 0 && raw[i + 5] == 0 && raw[i + 6] == 0 && raw[i + 7] == 0 {
+                        // Find the next non-zero byte; no plausible header can
+                        // start more than 7 bytes before it.
+                        var j = i + 8
+                        while j + 8 <= raw.count && raw.loadUnaligned(fromByteOffset: j, as: UInt64.self) == 0 { j += 8 }
+                        while j < raw.count && raw[j] == 0 { j += 1 }
+                        i = max(i + 1, j - 7)
+                        continue
+                    }
                     if FrameHeader.parseChecked(raw, at: i) != nil { return i }
                     i += 1
                 }
                 return nil
             }
             if let i = found {
-                let candidate = q + UInt64(i)
-                let h = try window.withBytes(candidate, FrameHeader.byteCount) { FrameHeader.parseChecked($0, at: 0) }!
-                if try confirmedFrame(h, at: candidate, window: window) { return candidate }
-                q = candidate + 1
-            } else {
-                q += UInt64(max(1, span - FrameHeader.byteCount + 1))
+                let at = q + UInt64(i)
+                let h = try window.withBytes(at, FrameHeader.byteCount) { FrameHeader.parseChecked($0, at: 0) }!
+                return (at, h)
             }
+            q += UInt64(max(1, span - FrameHeader.byteCount + 1))
         }
         return nil
     }

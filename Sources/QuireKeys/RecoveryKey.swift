@@ -71,7 +71,9 @@ public struct RecoveryKey: Sendable, CustomStringConvertible {
             default: break
             }
             guard c.isASCII, let v = Self.alphabet.firstIndex(of: UInt8(c.value)) else {
-                throw .recoveryCodeInvalid(reason: "\"\(scalar)\" is not a recovery-key character")
+                let digits = String(scalar.value, radix: 16, uppercase: true)
+                let codePoint = "U+" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+                throw .recoveryCodeInvalid(reason: "\"\(scalar)\" (\(codePoint)) is not a recovery-key character")
             }
             values.append(UInt8(v))
         }

@@ -46,6 +46,18 @@ public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isNotFound: Bool { code == ENOENT }
     /// True when the error means the path already exists (`EEXIST`).
     public var isAlreadyExists: Bool { code == EEXIST }
+    /// True when the error means the call would block (`EWOULDBLOCK`).
+    public var isWouldBlock: Bool { code == EWOULDBLOCK || code == EAGAIN }
+}
+
+/// Which file a path or descriptor names: device and inode numbers. Equal
+/// identities mean the same file, so a path whose identity changed was
+/// replaced (a sync tool renaming a new copy over it).
+public struct FileIdentity: Sendable, Hashable {
+    /// The device number (`st_dev`).
+    public let device: UInt64
+    /// The inode number (`st_ino`).
+    public let inode: UInt64
 }
 
 /// How to open a file.
@@ -69,10 +81,12 @@ public final class SystemFile: @unchecked Sendable {
     public let path: String
     private let descriptor: Int32
 
-    /// Opens `path`.
+    /// Opens `path`, which must be a regular file unless `allowNonRegular`
+    /// (a FIFO or a device is then read with blocking reads).
     ///
-    /// - Throws: ``SystemError`` from `open(2)`, for example `ENOENT` or `EEXIST`.
-    public init(path: String, mode: OpenMode) throws(SystemError) {
+    /// - Throws: ``SystemError`` from `open(2)`, for example `ENOENT` or
+    ///   `EEXIST`; `EINVAL` for a path that is not a regular file.
+    public init(path: String, mode: OpenMode, allowNonRegular: Bool = false) throws(SystemError) {
         self.path = path
         var flags: Int32 = O_CLOEXEC
         var permissions: mode_t = 0
@@ -85,9 +99,28 @@ public final class SystemFile: @unchecked Sendable {
             flags |= O_RDWR | O_CREAT | O_EXCL
             permissions = mode_t(bits)
         }
-        let fd = retryOnInterrupt { open(path, flags, permissions) }
+        // O_NONBLOCK: opening a FIFO must not wait for a writer; it is then
+        // refused below unless `allowNonRegular` (reads of regular files are
+        // unaffected by the flag).
+        let fd = retryOnInterrupt { open(path, flags | O_NONBLOCK, permissions) }
         guard fd >= 0 else { throw SystemError(operation: "open", path: path, code: errno) }
         descriptor = fd
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            _ = close(fd)
+            throw SystemError(operation: "fstat", path: path, code: code)
+        }
+        let isRegular = (info.st_mode & S_IFMT) == S_IFREG
+        guard isRegular || allowNonRegular else {
+            _ = close(fd)
+            throw SystemError(operation: "open (not a regular file)", path: path, code: EINVAL)
+        }
+        if !isRegular {
+            // A pipe or device given on purpose (an attachment from stdin): block on reads.
+            let current = fcntl(fd, F_GETFL)
+            _ = fcntl(fd, F_SETFL, current & ~O_NONBLOCK)
+        }
     }
 
     deinit {
@@ -103,6 +136,15 @@ public final class SystemFile: @unchecked Sendable {
             throw SystemError(operation: "fstat", path: path, code: errno)
         }
         return UInt64(info.st_size)
+    }
+
+    /// Which file the descriptor refers to.
+    ///
+    /// - Throws: ``SystemError`` from `fstat(2)`.
+    public func identity() throws(SystemError) -> FileIdentity {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw SystemError(operation: "fstat", path: path, code: errno) }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
     /// Reads up to `buffer.count` bytes at `offset`; returns how many were
@@ -187,6 +229,21 @@ public final class SystemFile: @unchecked Sendable {
         }
     }
 
+    /// Tries to take the exclusive advisory lock for up to `timeoutSeconds`,
+    /// polling every 10 ms. Returns false when another holder kept it.
+    ///
+    /// - Throws: ``SystemError`` from `flock(2)` other than `EWOULDBLOCK`.
+    public func lockExclusive(timeoutSeconds: Double) throws(SystemError) -> Bool {
+        let deadline = ProcessStats.monotonicNanoseconds() + UInt64(max(0, timeoutSeconds) * 1e9)
+        while true {
+            if retryOnInterrupt({ flock(descriptor, LOCK_EX | LOCK_NB) }) == 0 { return true }
+            let code = errno
+            guard code == EWOULDBLOCK || code == EAGAIN else { throw SystemError(operation: "flock", path: path, code: code) }
+            if ProcessStats.monotonicNanoseconds() >= deadline { return false }
+            _ = usleep(10_000)
+        }
+    }
+
     /// Takes the shared advisory lock (`flock(LOCK_SH)`).
     ///
     /// - Throws: ``SystemError`` from `flock(2)`.
@@ -256,6 +313,19 @@ public enum FileSystem {
         guard mkdir(path, mode_t(permissions)) == 0 || errno == EEXIST else {
             throw SystemError(operation: "mkdir", path: path, code: errno)
         }
+    }
+
+    /// Which file `path` names now, or nil when nothing is there.
+    public static func identity(_ path: String) -> FileIdentity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    /// True when `path` is a regular file (following symbolic links).
+    public static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
     /// True when something exists at `path`.

@@ -12,6 +12,10 @@ import QuireKeys
 import QuireSystem
 
 let fixtures = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "Tests/Fixtures"
+guard FileManager.default.fileExists(atPath: fixtures + "/pepys.jsonl") else {
+    FileHandle.standardError.write(Data("quire-demo: error: no pepys.jsonl in \(fixtures)\nquire-demo: hint: run it from the repository root, or give the fixtures folder: quire-demo Tests/Fixtures\n".utf8))
+    exit(1)
+}
 let work = NSTemporaryDirectory() + "quire-demo-\(getpid())"
 try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: work) }

@@ -94,9 +94,13 @@ enum Catalog {
             },
             {
                 let b = try VectorBuilder("success-empty-commit")
-                try b.commit([])
-                try b.commit([.entry(b.entry("after an empty commit"))])
-                return try b.vector("success", comment: "a commit that covers no frames is valid")
+                // Writers skip empty commits, but readers accept them: one
+                // built by hand, chained to the last commit.
+                let last = b.vault.structure.groups.last!.storedHead
+                let header = CommitChain.commitHeader(epoch: 1)
+                let head = CommitChain.head(commitKey: b.keys.writeKey!.commitKey, vaultID: b.vaultID, previousHead: last, digest: BLAKE2b.hash([UInt8](), byteCount: 32), commitHeader: header)
+                let bytes = try b.bytes() + header.encoded() + head
+                return try b.vector("success", comment: "a commit that covers no frames is valid (writers do not make them; readers accept them)", body: bytes)
             },
             {
                 let b = try VectorBuilder("success-epoch-rotation")
@@ -274,6 +278,27 @@ enum Catalog {
                                     issues: [("keyring_copy_damaged", UInt64(at)), ("commit_mismatch", b.frame(b.vault.structure.groups[0].commitFrame).location.offset)])
             },
             {
+                let b = try VectorBuilder("recovered-commit-header-rebuilt")
+                try b.commit([.entry(b.entry("first"))])
+                try b.commit([.entry(b.entry("second")), .entry(b.entry("third"))])
+                var bytes = try b.bytes()
+                let commit = bytes.count - 28
+                for i in 0..<8 { bytes[commit + i] ^= 0x5a }
+                return try b.vector("recovered", comment: "the last commit's header overwritten beyond one-bit repair: read as a commit of each epoch held, its MAC verifies, so its header is rebuilt and its records stay committed (commit recovery)", body: bytes,
+                                    issues: [("frame_repaired", UInt64(commit))])
+            },
+            {
+                let b = try VectorBuilder("recovered-torn-tail-not-a-commit")
+                try b.commit([.entry(b.entry("committed"))])
+                let end = UInt64(try b.bytes().count)
+                try b.commit([.entry(b.entry("written, not committed"))], expectReleased: false)
+                var bytes = try b.bytes()
+                for i in (bytes.count - 16)..<bytes.count { bytes[i] = 0 }
+                for i in (bytes.count - 28)..<(bytes.count - 16) { bytes[i] ^= 0xff }
+                return try b.vector("recovered", comment: "the last 28 bytes do not parse and do not carry a valid MAC: a torn write, not a damaged commit; its records are not released", body: bytes,
+                                    issues: [("torn_tail", end)])
+            },
+            {
                 let b = try VectorBuilder("recovered-commit-header-flip")
                 try b.commit([.entry(b.entry("first"))])
                 try b.commit([.entry(b.entry("second"))])
@@ -333,6 +358,30 @@ enum Catalog {
                 b.lose(frame: idx[1]!)
                 return try b.vector("damaged", comment: "five bytes of a header overwritten: the reader resynchronises at the next frame; only that record is lost", body: bytes,
                                     issues: [("frame_damaged", f.location.offset), ("commit_mismatch", b.frame(idx[2]! + 1).location.offset)])
+            },
+            {
+                let b = try VectorBuilder("damaged-length-past-end-of-file")
+                let idx = try b.commit([.entry(b.entry("before")), .entry(b.entry("hit")), .entry(b.entry("after"))])
+                try b.commit([.entry(b.entry("next commit"))])
+                var bytes = try b.bytes()
+                let at = Int(b.frame(idx[1]!).location.offset)
+                Edit.setUInt32(&bytes, at: at + 4, UInt32(bytes.count))
+                Edit.fixCheck(&bytes, frameAt: at)
+                b.lose(frame: idx[1]!)
+                return try b.vector("damaged", comment: "a length (check recomputed) that runs past the end of the file, with committed frames after it: not a torn tail — the scanner resynchronises and only that record is lost", body: bytes,
+                                    issues: [("frame_damaged", UInt64(at)), ("commit_mismatch", b.frame(idx[2]! + 1).location.offset)])
+            },
+            {
+                let b = try VectorBuilder("damaged-two-headers-intact-between")
+                let idx = try b.commit((0..<6).map { i in .entry(b.entry("m-\(i)")) })
+                var bytes = try b.bytes()
+                let third = b.frame(idx[2]!), fifth = b.frame(idx[4]!)
+                bytes[Int(third.location.offset) + 1] ^= 0xff
+                bytes[Int(fifth.location.offset) + 1] ^= 0xff
+                b.lose(frame: idx[2]!)
+                b.lose(frame: idx[4]!)
+                return try b.vector("damaged", comment: "two damaged headers with an intact frame between them: the checked frame that fits between the damage and the next confirmed frame is kept", body: bytes,
+                                    issues: [("frame_damaged", third.location.offset), ("frame_damaged", fifth.location.offset), ("commit_mismatch", b.frame(idx[5]! + 1).location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-length-over-limit")

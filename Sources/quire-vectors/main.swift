@@ -28,6 +28,13 @@ let args = CommandLine.arguments.dropFirst()
 guard let command = args.first else { usage() }
 let scratch = NSTemporaryDirectory() + "quire-vectors-check-\(getpid()).quire"
 
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("quire-vectors: error: \(message)\n".utf8))
+    try? FileManager.default.removeItem(atPath: VectorBuilder.directory)
+    exit(1)
+}
+
+do {
 switch command {
 case "list":
     for (name, _) in try generateAll() { print(name) }
@@ -51,7 +58,8 @@ case "generate":
 case "verify":
     guard args.count == 2 else { usage() }
     let dir = args.last! + "/files"
-    let names = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".qv") }.sorted()
+    guard let listing = try? FileManager.default.contentsOfDirectory(atPath: dir) else { fail("no vectors directory at \(dir)") }
+    let names = listing.filter { $0.hasSuffix(".qv") }.sorted()
     var failures = 0
     var classes: [String: Int] = [:]
     var codes = Set<String>()
@@ -73,7 +81,8 @@ case "check-regenerate":
     let dir = args.last! + "/files"
     var changed: [String] = []
     let vectors = try generateAll()
-    let existing = Set(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".qv") })
+    guard let listing = try? FileManager.default.contentsOfDirectory(atPath: dir) else { fail("no vectors directory at \(dir)") }
+    let existing = Set(listing.filter { $0.hasSuffix(".qv") })
     for (name, vector) in vectors {
         let path = dir + "/" + name + ".qv"
         let onDisk = try? Data(contentsOf: URL(fileURLWithPath: path))
@@ -89,3 +98,7 @@ case "check-regenerate":
 default:
     usage()
 }
+} catch {
+    fail("\(error)")
+}
+try? FileManager.default.removeItem(atPath: VectorBuilder.directory)

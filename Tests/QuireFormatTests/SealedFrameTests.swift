@@ -138,14 +138,15 @@ func openFrame(_ frame: [UInt8], keys: [EpochKey], vaultID: VaultID = countingVa
                 kind: .entryRevision, payload: [UInt8](repeating: 0, count: Limits.maxRecordByteCount + 1), key: testEpochKey(),
                 vaultID: countingVaultID, compress: true, random: SeededRandom(label: "big"))
         }
-        // Exactly at the limit: uncompressed, padding pushes the body over the frame limit…
+        // Exactly at the limit, uncompressed: padding, nonce and tag still fit
+        // the frame limit (16 MiB + 1 MiB).
         let maximal = [UInt8](repeating: 0, count: Limits.maxRecordByteCount)
-        #expect(throws: FormatError.recordTooLarge(byteCount: Limits.maxRecordByteCount, limit: Limits.maxRecordByteCount)) {
-            try SealedFrame.seal(
-                kind: .entryRevision, payload: maximal, key: testEpochKey(), vaultID: countingVaultID, compress: false,
-                random: SeededRandom(label: "big"))
-        }
-        // …compressed, it fits and opens back to 16 MiB.
+        let raw = try SealedFrame.seal(
+            kind: .entryRevision, payload: maximal, key: testEpochKey(), vaultID: countingVaultID, compress: false,
+            random: SeededRandom(label: "big"))
+        #expect(raw.count == 12 + 24 + Padding.paddedCount(forPayload: Limits.maxRecordByteCount) + 16)
+        #expect(raw.count - 12 <= Limits.maxFrameBodyByteCount)
+        // Compressed, it fits too and opens back to 16 MiB.
         let frame = try SealedFrame.seal(
             kind: .entryRevision, payload: maximal, key: testEpochKey(), vaultID: countingVaultID, compress: true,
             random: SeededRandom(label: "big"))

@@ -105,7 +105,10 @@ import Testing
     func charactersOutsideTheAlphabetAreRejected(bad: String) {
         var chars = Array(Self.countingCode)
         chars[5] = Character(bad)
-        #expect(Self.invalid(String(chars)) == .recoveryCodeInvalid(reason: "\"\(bad)\" is not a recovery-key character"))
+        let scalar = bad.unicodeScalars.first!.value
+        let digits = String(scalar, radix: 16, uppercase: true)
+        let codePoint = "U+" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+        #expect(Self.invalid(String(chars)) == .recoveryCodeInvalid(reason: "\"\(bad)\" (\(codePoint)) is not a recovery-key character"))
     }
 
     @Test func derivedKeysKnownAnswers() throws {

@@ -1,9 +1,6 @@
 import Foundation
 import Testing
-import Quire
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+import Quire  // alone, as the README says
 
 /// The README's "library in ten lines", run as written (paths made temporary).
 @Suite struct ReadmeExampleTests {
@@ -16,20 +13,21 @@ import QuireKeys
 
         let recovery = try RecoveryKey(using: SystemRandom())
         let vault = try Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: recovery))
-        let first = try vault.add(EntryBody(created: 1_767_225_600_000, timeZone: "Europe/London", text: "Up betimes."))
+        let now: Int64 = 1_767_225_600_000
+        let first = try vault.add(EntryBody(created: now, timeZone: "Europe/London", text: "Up betimes."))
         try vault.commit { tx in
             let photo = try tx.storeAttachment(fromFile: photoPath, mediaType: "image/jpeg")
             try tx.append(EntryRevision(entryID: EntryID(using: SystemRandom()), revisionID: RevisionID(using: SystemRandom()),
-                clock: HybridLogicalClock(rawValue: 0), body: EntryBody(text: "A photo", attachments: [AttachmentReference(id: [1], blob: photo.blob)])))
+                clock: HybridLogicalClock(rawValue: 0), body: EntryBody(created: now + 1, text: "A photo", attachments: [AttachmentReference(id: [1], blob: photo.blob)])))
         }
         let again = try Vault.open(at: journal, credential: .recoveryKey(recovery))
         var texts: [String] = []
-        for entry in try again.entries() { texts.append(entry.body.text) }
+        for entry in try again.entries() { texts.append(entry.body.text + (entry.isVerified ? "" : " (unverified)")) }
         let report = again.verify()
 
-        #expect(texts == ["A photo", "Up betimes."])
+        #expect(texts == ["Up betimes.", "A photo"])
         #expect(try again.entry(first.entryID)?.body.timeZone == "Europe/London")
-        let blob = try #require(try again.entries().first?.body.attachments.first?.blob)
+        let blob = try #require(try again.entries().last?.body.attachments.first?.blob)
         #expect(try again.openAttachment(blob).readAll() == photoBytes)
         #expect(report.issues.isEmpty)
         #expect(report.isIntact)

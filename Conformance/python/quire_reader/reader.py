@@ -6,9 +6,12 @@
   and which records are released, verified or unverified;
 - check_stream, read_attachment: §7.4 reading an attachment (§7.1 chunking,
   §7.3 blob id);
-- read_vault: §10 scanning (frames.py), §10.3 the committed end, §4.3
-  critical kinds, §8 keyrings (keyrings.py), then all of the above, in the
-  §8.5 error order.
+- lay_out: §10.3 the committed end, §4.3 critical kinds, §9.2 commits, §8
+  keyrings (keyrings.py);
+- recover_commit: §10.3 commit recovery (a last commit header rebuilt from
+  its MAC);
+- read_vault: §10 scanning (frames.py), then all of the above, in the §8.5
+  error order.
 
 Entry point: read_vault(data, credential) -> Result, or raises QuireError.
 """
@@ -22,10 +25,10 @@ from . import cbor, schema
 from .crypto import aead_open, blake2b, kdf
 from .errors import Issue, QuireError
 from .frames import (CHUNK_PUBLIC, EMPTY_FINAL_CHUNK_BODY, HEADER_SIZE, KIND_CHUNK,
-                     KIND_ENROLL, KIND_KEYRING, KIND_MANIFEST, KIND_PROFILE,
+                     KIND_COMMIT, KIND_ENROLL, KIND_KEYRING, KIND_MANIFEST, KIND_PROFILE,
                      KIND_REVISION, KNOWN_KINDS, Damaged, Frame, is_commit_boundary,
                      is_well_formed, parse_header, scan)
-from .keyrings import CTX_V1, Credential, KeyStore, SlotOpener, open_keyrings
+from .keyrings import CTX_V1, Credential, Keys, KeyStore, SlotOpener, open_keyrings
 from .payload import PayloadError, decompress, padme, unpad
 
 __all__ = ["Credential", "Result", "Released", "read_vault"]
@@ -35,6 +38,7 @@ RECORD_KINDS = (KIND_REVISION, KIND_MANIFEST, KIND_PROFILE, KIND_ENROLL)
 CHUNK_SIZE = 65536
 NONFINAL_CHUNK_BODY = 24 + CHUNK_PUBLIC + CHUNK_SIZE + 16            # 65,597
 MAX_FINAL_CHUNK_BODY = 24 + CHUNK_PUBLIC + padme(CHUNK_SIZE + 1) + 16  # 67,645
+COMMIT_FRAME = 12 + 16                                               # §4.3: header + MAC
 
 
 # ---------------------------------------------------------------------------
@@ -100,6 +104,8 @@ class Commit:
 
 
 def chain_mac(key: bytes, vault_id: bytes, prev: bytes, covered: list, commit: Frame) -> bytes:
+    """§9.2: h_k for the frames `covered` (their summaries: corrected header
+    and trailer), the previous head `prev` and the commit frame's header fields."""
     d = blake2b(b"".join(f.header + f.trailer for f in covered), 32)
     return blake2b(vault_id + prev + d + commit.fields, 16, key=kdf(key, 2, CTX_V1))
 
@@ -237,14 +243,22 @@ class Result:
     trusted_keyrings: list = field(default_factory=list)  # [(offset, epoch, id)], file order
 
 
-def read_vault(data: bytes, cred: Credential) -> Result:
-    # §8.5 error order: credential syntax, header, unknown critical kind, keyrings.
-    opener = SlotOpener(cred)                            # recovery_code_invalid
-    issues: list[Issue] = []
-    vault_id = parse_header(data, issues)
-    items, _ = scan(data)
+@dataclass
+class Layout:
+    """The committed part of the scanned items and what the key layer made of
+    it (§10.3 committed end, §9.2 commits, §8 keyrings)."""
+    items: list                 # every scanned item, file order
+    n_committed: int            # items[:n_committed] are committed
+    committed_end: int
+    commits: list               # [Commit]
+    keys: Keys
+    issues: list                # frame issues, then the key layer's
 
-    # §10.3: the committed end is the end of the last well-formed commit frame.
+
+def lay_out(items: list, opener: SlotOpener, vault_id: bytes) -> Layout:
+    """§10.3 the committed end, §4.3 critical kinds, §9.2 commits and their
+    frames' issues, then §8 the key layer over the committed keyring frames.
+    Raises QuireError in the §8.5 order (critical kinds, then keyrings)."""
     for it in items:
         if isinstance(it, Frame):
             it.malformed = not is_well_formed(it)
@@ -252,15 +266,13 @@ def read_vault(data: bytes, cred: Credential) -> Result:
     for i, it in enumerate(items):
         if isinstance(it, Frame) and is_commit_boundary(it):
             committed_end, n_committed = it.end, i + 1
-    if committed_end < len(data):
-        issues.append(Issue("torn_tail", committed_end))
     committed = items[:n_committed]
 
     for it in committed:                                 # §4.3
         if isinstance(it, Frame) and it.kind < 0x80 and it.kind not in KNOWN_KINDS:
             raise QuireError("unknown_critical_kind", "kind %#x at %d" % (it.kind, it.offset))
 
-    # group into commits (§9.2)
+    issues: list[Issue] = []
     commits: list[Commit] = []
     group: list[Frame] = []
     for it in committed:
@@ -281,12 +293,71 @@ def read_vault(data: bytes, cred: Credential) -> Result:
         else:
             group.append(it)
 
-    # §8 keyrings
     # §8.4 rule 1: a keyring frame that breaks its kind's row is still a
     # keyring frame (so not no_keyring), and a malformed one.
     keyring_frames = [f for c in commits for f in c.covered if f.kind == KIND_KEYRING]
     keys = open_keyrings(keyring_frames, opener, vault_id)
     issues.extend(keys.issues)
+    return Layout(items, n_committed, committed_end, commits, keys, issues)
+
+
+def recover_commit(data: bytes, layout: Layout, vault_id: bytes) -> list | None:
+    """§10.3 commit recovery. When the file ends with uncommitted frames
+    followed by exactly 28 bytes that are not a well-formed commit frame,
+    and for some epoch held (highest first, each key) the last 16 bytes are
+    h_k over those frames, with the commit header rebuilt for that epoch and
+    h_(k-1) the last commit's stored head, returns the items with those 28
+    bytes as the rebuilt commit frame (marked repaired: frame_repaired at its
+    offset). Otherwise returns None and the tail stays a torn tail.
+
+    "Uncommitted frames" is read as: the tail, from the committed end up to
+    the 28 bytes, is covered exactly by frames (repaired ones with their
+    corrected headers, §9.2), with no damaged region, and there is at least
+    one such frame (§10.3: "one or more frames")."""
+    at = len(data) - COMMIT_FRAME
+    if at < layout.committed_end:
+        return None
+    frames, pos = [], layout.committed_end
+    for it in layout.items[layout.n_committed:]:
+        if it.offset >= at:
+            # The 28 bytes were read as a frame: not a well-formed commit,
+            # or the committed end would be the end of the file.
+            break
+        if not isinstance(it, Frame) or it.offset != pos:
+            return None
+        frames.append(it)
+        pos = it.end
+    if pos != at or not frames:
+        return None
+    prev = layout.commits[-1].frame.body if layout.commits else bytes(16)
+    mac = data[at + 12:]
+    held = layout.keys.held
+    for epoch in sorted(held.keys, reverse=True):
+        fields = struct.pack("<BBHI", KIND_COMMIT, 0, epoch, 16)
+        commit = Frame(at, fields + blake2b(fields, 16)[:4], mac, repaired=True)
+        for key in held.get(epoch):
+            if chain_mac(key, vault_id, prev, frames, commit) == mac:
+                return layout.items[:layout.n_committed] + frames + [commit]
+    return None
+
+
+def read_vault(data: bytes, cred: Credential) -> Result:
+    """The whole read. §8.5 error order: credential syntax, header (§3),
+    unknown critical kind (§4.3), keyrings (§8.5). Then §10.3 commit recovery
+    (which, when it succeeds, makes the key layer look again), the torn tail,
+    §9.3 commits and release, §7.4 attachments."""
+    opener = SlotOpener(cred)                            # recovery_code_invalid
+    issues: list[Issue] = []
+    vault_id = parse_header(data, issues)
+    items, _ = scan(data)
+    layout = lay_out(items, opener, vault_id)
+    recovered = recover_commit(data, layout, vault_id)
+    if recovered is not None:
+        layout = lay_out(recovered, opener, vault_id)
+    if layout.committed_end < len(data):
+        issues.append(Issue("torn_tail", layout.committed_end))
+    issues += layout.issues
+    commits, keys = layout.commits, layout.keys
     result = Result(trusted_keyrings=[(kr.offset, kr.epoch, kr.id) for kr in keys.trusted])
 
     verify_commits(commits, keys.held, keys.trusted, vault_id, issues)
