@@ -6,7 +6,7 @@ APT_PACKAGES := libsodium-dev libzstd-dev pkg-config
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor
 
-.PHONY: deps build release test vectors vectors-check conformance bench fuzz demo clean
+.PHONY: deps build release test vectors vectors-check conformance bench bench-smoke fuzz demo clean
 
 # Installs the Debian packages Quire links, only when one is missing.
 deps:
@@ -49,6 +49,12 @@ conformance:
 
 bench: release
 	$(SWIFT) run -c release quire-bench --write BENCHMARKS.md
+
+# A quick debug run of every benchmark (small sizes, nothing written): keeps
+# the benchmark code working between real runs. Reports, never asserts timings.
+bench-smoke: deps
+	$(SWIFT) run quire-bench --quick > /dev/null
+	@echo "quire-bench --quick: every benchmark ran"
 
 # Always a clean build: an incremental fuzz build once kept a module compiled
 # against an older enum layout, which crashed the fuzzer on a valid input.

@@ -417,7 +417,7 @@ enum Child {
             print("blob=\(stored.blob.description)")
         case "extract":
             guard args.count == 4, let blob = BlobID(hex: args[3]) else { throw BenchError("usage: --child extract VAULT KEYFILE BLOBHEX") }
-            let sink = try SystemFile(path: "/dev/null", mode: .readWrite)
+            let sink = try SystemFile(path: "/dev/null", mode: .readWrite, allowNonRegular: true)
             var buffer = [UInt8](repeating: 0, count: 1 << 20)
             var total: UInt64 = 0
             let start = now()
@@ -493,7 +493,7 @@ enum RawPipeline {
     /// nanoseconds.
     static func extract(source: String) throws -> UInt64 {
         let input = try SystemFile(path: source, mode: .readOnly)
-        let sink = try SystemFile(path: "/dev/null", mode: .readWrite)
+        let sink = try SystemFile(path: "/dev/null", mode: .readWrite, allowNonRegular: true)
         let size = try input.size()
         let chunk = Limits.chunkByteCount
         var record = [UInt8](repeating: 0, count: ZSTD_compressBound(chunk) + 16)
