@@ -6,8 +6,8 @@
 // Dependencies point one way:
 //
 //   quire-vectors, quire-bench ─▶ Quire ─▶ QuireKeys ─▶ QuireFormat ─▶ QuireCrypto ─▶ CSodium
-//                                                        │   └────────▶ CZstd
-//                                                        └────────────▶ QuireSystem (POSIX shim)
+//                                              │          │   └────────▶ CZstd
+//                                              └──────────┴────────────▶ QuireSystem (POSIX shim)
 //
 // Only QuireCrypto imports CSodium and only QuireFormat imports CZstd (the
 // benchmark imports both to measure the raw primitives it compares against).
@@ -59,10 +59,11 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        // Key slots, epochs, the recovery key, keyring authentication.
+        // Device identity and key store, key slots, epochs, the recovery key,
+        // keyring authentication, key operations, the privacy statement.
         .target(
             name: "QuireKeys",
-            dependencies: ["QuireCrypto", "QuireFormat"],
+            dependencies: ["QuireCrypto", "QuireFormat", "QuireSystem"],
             swiftSettings: strict
         ),
 

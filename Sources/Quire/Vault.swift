@@ -3,32 +3,34 @@ public import QuireFormat
 public import QuireKeys
 public import QuireSystem
 
-/// How to set up a new vault.
+/// How to set up a new vault (`Spec/keys.md §6.1`).
 public struct VaultSetup: Sendable {
     /// The journal's display name.
     public var name: String
     /// The recovery key; generate it with ``RecoveryKey/init(using:)`` and show
     /// its ``RecoveryKey/code()`` to the user once.
     public var recoveryKey: RecoveryKey
-    /// This device's signing key pair and name, when a device creates the vault.
-    public var device: (keyPair: Ed25519.KeyPair, name: String)?
-    /// An optional passphrase (UTF-8 in guarded memory) and its Argon2id cost.
+    /// This device, when a device creates the vault (the usual case): it
+    /// becomes the first member and signs the first keyring.
+    public var device: DeviceIdentity?
+    /// An optional passphrase (UTF-8 in Unicode NFC, in guarded memory).
     public var passphrase: SecureBytes?
-    /// Argon2id passes for the passphrase slot.
+    /// Argon2id passes for the passphrase slot (1…8).
     public var passphraseOpsLimit: UInt64 = Argon2id.moderateOpsLimit
-    /// Argon2id memory for the passphrase slot, in bytes.
+    /// Argon2id memory for the passphrase slot, in bytes (8 KiB…1 GiB).
     public var passphraseMemLimitBytes: UInt64 = Argon2id.moderateMemLimitBytes
     /// An escrow custodian, in standard mode.
     public var escrow: EscrowRecipient?
-    /// Escrow-free mode: no escrow slot may ever be added while it is on.
+    /// Escrow-free mode: no escrow slot may ever be added.
     public var isEscrowFree: Bool = false
     /// The creation time: milliseconds since the Unix epoch, UTC.
     public var now: Int64
 
     /// Setup with the recovery key and a name; everything else off.
-    public init(name: String, recoveryKey: RecoveryKey, now: Int64 = ProcessStats.wallClockMilliseconds()) {
+    public init(name: String, recoveryKey: RecoveryKey, device: DeviceIdentity? = nil, now: Int64 = ProcessStats.wallClockMilliseconds()) {
         self.name = name
         self.recoveryKey = recoveryKey
+        self.device = device
         self.now = now
     }
 }
@@ -60,6 +62,14 @@ public final class Vault: @unchecked Sendable {
     /// The device id recorded as the author of new revisions.
     public let author: DeviceID?
     var index: EntryIndex?
+    /// This device's key store, when the vault was opened through one: it
+    /// remembers the keyring heads this device trusted (`Spec/keys.md §7`).
+    var deviceStore: (any DeviceKeyStore)?
+    /// True while a key change commits: it joins concurrent keyrings itself.
+    var changingKeys = false
+    /// Warnings about the keys found when the vault was opened or changed,
+    /// such as ``KeyError/rollbackSuspected(missingKeyrings:)``.
+    public internal(set) var keyWarnings: [KeyError] = []
     var clock = HybridLogicalClock(rawValue: 0)
 
     init(file: VaultFile, unlocked: UnlockedKeys, credential: Credential, random: any RandomSource, options: WriteOptions) {
@@ -99,51 +109,24 @@ public final class Vault: @unchecked Sendable {
     public static func create(
         at path: String, setup: VaultSetup, random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions()
     ) throws(VaultError) -> Vault {
-        if setup.isEscrowFree && setup.escrow != nil { throw .keys(.escrowRefused) }
-        let epochKey: EpochKey
-        let blobKey: SymmetricKey
-        let recoverySigner: Ed25519.KeyPair
-        do {
-            epochKey = EpochKey(epoch: 1, key: try SymmetricKey(using: random))
-            blobKey = try SymmetricKey(using: random)
-            recoverySigner = try setup.recoveryKey.signingKeyPair()
-        } catch {
-            throw .keys(.operationRefused(reason: "\(error)"))
+        var root = KeyOperations.RootSetup(recoveryKey: setup.recoveryKey, device: setup.device, now: setup.now)
+        root.passphrase = setup.passphrase.map { ($0, setup.passphraseOpsLimit, setup.passphraseMemLimitBytes) }
+        root.escrow = setup.escrow
+        root.isEscrowFree = setup.isEscrowFree
+        let (vaultID, keyring, blobKey): (VaultID, KeyringProposal, SymmetricKey)
+        do { (vaultID, keyring, blobKey) = try KeyOperations.root(root, random: random) } catch { throw .keys(error) }
+        let epochKey = keyring.epochKey
+        let signer: Ed25519.KeyPair
+        if let device = setup.device { signer = device.keyPair } else {
+            do { signer = try setup.recoveryKey.signingKeyPair() } catch { throw .keys(.operationRefused(reason: "\(error)")) }
         }
-        // The vault id commits to the root keyring's signer (Spec/format.md §8.4).
-        let signer = setup.device?.keyPair ?? recoverySigner
-        let vaultSalt = random.bytes(16)
-        let vaultID = rootVaultID(signer: signer.publicKey, salt: vaultSalt)
-        var members = [KeyringMember(role: "recovery", publicKey: recoverySigner.publicKey, name: "Recovery key", added: setup.now)]
-        var slots = [SlotCrypto.recoverySlot(for: epochKey, recovery: setup.recoveryKey, vaultID: vaultID, random: random)]
-        do throws(KeyError) {
-            if let device = setup.device {
-                members.append(KeyringMember(role: "device", publicKey: device.keyPair.publicKey, name: device.name, added: setup.now))
-                slots.append(try SlotCrypto.deviceSlot(for: epochKey, devicePublicKey: device.keyPair.publicKey, vaultID: vaultID, random: random))
-            }
-            if let passphrase = setup.passphrase {
-                slots.append(try SlotCrypto.passphraseSlot(
-                    for: epochKey, passphrase: passphrase, opsLimit: setup.passphraseOpsLimit,
-                    memLimitBytes: setup.passphraseMemLimitBytes, vaultID: vaultID, random: random))
-            }
-            if let escrow = setup.escrow {
-                slots.append(try SlotCrypto.escrowSlot(for: epochKey, escrowPublicKey: escrow.publicKey, vaultID: vaultID, random: random))
-            }
-        } catch {
-            throw .keys(error)
-        }
-        let content = KeyringContent(
-            members: members, escrow: setup.escrow.map { [$0] } ?? [], blobKey: blobKey, created: setup.now, reason: "create")
-        let keyringBody = KeyringBuilder.body(
-            epochKey: epochKey, vaultID: vaultID, parents: [], isEscrowFree: setup.isEscrowFree, slots: slots, content: content,
-            signer: signer, random: random, vaultSalt: vaultSalt)
         let authorID = DeviceID(publicKey: signer.publicKey)
         let clock = HybridLogicalClock(rawValue: 0).tick(now: UInt64(max(0, setup.now)))
         let profile = Profile(name: setup.name, clock: clock, device: authorID)
         do {
             _ = try VaultFile.create(at: path, vaultID: vaultID, keys: KeySet(single: epochKey, blobKey: blobKey), random: random, options: options) {
                 (tx: PendingCommit) throws(FormatError) in
-                try tx.appendKeyring(epoch: 1, body: keyringBody)
+                try tx.appendKeyring(epoch: 1, body: keyring.body)
                 try tx.appendSealed(kind: .profile, payload: profile.encoded())
             }
         } catch {
@@ -170,6 +153,7 @@ public final class Vault: @unchecked Sendable {
     public func commit(_ build: (VaultTransaction) throws -> Void) throws {
         try lock.withLock { () throws -> Void in
             try writableKey()
+            try joinConcurrentKeyrings()
             var attempt = 0
             while true {
                 var inner: (any Error)?
@@ -194,6 +178,10 @@ public final class Vault: @unchecked Sendable {
                     if case .vaultChanged = error, attempt == 0 {
                         attempt += 1
                         try reload()
+                        // The keys may have changed under us: this device may
+                        // have been removed, or keyrings may need joining.
+                        try writableKey()
+                        try joinConcurrentKeyrings()
                         continue
                     }
                     throw VaultError.format(error)

@@ -15,6 +15,8 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     /// This credential can read but no longer write: a newer epoch exists
     /// that it cannot open (the device was removed).
     case removedFromVault(newerEpoch: UInt16)
+    /// This device's key store could not be read or written.
+    case deviceStore(DeviceStoreError)
 
     /// The stable, machine-readable name of the error.
     public var code: String {
@@ -24,6 +26,7 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .entryNotFound: "entry_not_found"
         case .attachmentNotFound: "blob_not_found"
         case .removedFromVault: "removed_from_vault"
+        case .deviceStore(let e): e.code
         }
     }
 
@@ -34,7 +37,8 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .entryNotFound(let id): "no entry \(id) in this vault"
         case .attachmentNotFound(let id): "no attachment \(id) in this vault"
         case .removedFromVault(let epoch):
-            "this device can read the vault up to before epoch \(epoch) but was removed since, so it cannot write"
+            "this key cannot open epoch \(epoch), the vault's newest keys: it was removed from the vault (or someone who can write to the file added a keyring that is not genuine); it can read older records but cannot write or change the keys. Open the vault with an enrolled device or the recovery key"
+        case .deviceStore(let e): e.description
         }
     }
 }

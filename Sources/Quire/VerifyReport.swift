@@ -120,7 +120,6 @@ extension Vault {
                     case .entryRevision: _ = try EntryRevision(decoding: record.payload, location: loc)
                     case .blobManifest: manifests.append((try BlobManifest(decoding: record.payload, location: loc), loc))
                     case .profile: _ = try Profile(decoding: record.payload, location: loc)
-                    case .enrollmentRequest: _ = try EnrollmentRequest(decoding: record.payload, location: loc)
                     default: break
                     }
                     intact += 1

@@ -48,6 +48,22 @@ public enum Ed25519 {
             try self.init(seed: SecureBytes(randomCount: seedByteCount, using: random))
         }
 
+        /// The 32-byte seed this key pair derives from
+        /// (`crypto_sign_ed25519_sk_to_seed`), in guarded memory: what a
+        /// device key store persists.
+        ///
+        /// - Throws: ``CryptoError/outOfSecureMemory(byteCount:)``.
+        public func seed() throws(CryptoError) -> SecureBytes {
+            let seed = try SecureBytes(zeroedCount: seedByteCount)
+            seed.withUnsafeMutableBytes { s in
+                secretKey.withUnsafeBytes { k in
+                    _ = crypto_sign_ed25519_sk_to_seed(
+                        s.baseAddress!.assumingMemoryBound(to: UInt8.self), k.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                }
+            }
+            return seed
+        }
+
         /// The 64-byte detached signature of `message`.
         public func sign(_ message: [UInt8]) -> [UInt8] {
             var sig = [UInt8](repeating: 0, count: signatureByteCount)

@@ -92,6 +92,16 @@ public func wipe(_ bytes: inout [UInt8]) {
     }
 }
 
+/// Overwrites with zeros the storage `bytes` shares with other copies of
+/// the same array — such as a byte string inside a decoded CBOR tree that
+/// held a secret — without the copy-on-write a `var` would trigger. Use it
+/// only on storage nobody reads afterwards.
+public func wipeShared(_ bytes: [UInt8]) {
+    bytes.withUnsafeBytes { raw in
+        if let base = raw.baseAddress, raw.count > 0 { sodium_memzero(UnsafeMutableRawPointer(mutating: base), raw.count) }
+    }
+}
+
 /// Constant-time comparison of two byte strings of equal length; false when
 /// the lengths differ.
 public func constantTimeEqual(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Bool {

@@ -23,14 +23,12 @@ public struct RecordKind: RawRepresentable, Sendable, Hashable, CustomStringConv
     public static let blobChunk = RecordKind(rawValue: 0x12)
     /// The journal profile: display name and settings (sealed, non-critical).
     public static let profile = RecordKind(rawValue: 0x80)
-    /// A device's request to be enrolled (plaintext, non-critical).
-    public static let enrollmentRequest = RecordKind(rawValue: 0x81)
 
     /// True for kinds below `0x80`.
     public var isCritical: Bool { rawValue < 0x80 }
 
     /// The kinds version 1 defines.
-    public static let known: Set<RecordKind> = [.keyring, .commit, .entryRevision, .blobManifest, .blobChunk, .profile, .enrollmentRequest]
+    public static let known: Set<RecordKind> = [.keyring, .commit, .entryRevision, .blobManifest, .blobChunk, .profile]
 
     /// True when version 1 defines this kind.
     public var isKnown: Bool { Self.known.contains(self) }
@@ -48,7 +46,6 @@ public struct RecordKind: RawRepresentable, Sendable, Hashable, CustomStringConv
         case .blobManifest: "attachment manifest"
         case .blobChunk: "attachment chunk"
         case .profile: "profile"
-        case .enrollmentRequest: "enrollment request"
         default: "kind 0x\(String(rawValue, radix: 16))"
         }
     }

@@ -3,23 +3,25 @@ public import QuireCrypto
 /// One key slot: the epoch key wrapped for one way of opening the vault
 /// (`Spec/format.md §8.3`).
 public enum KeySlot: Sendable, Equatable {
-    /// Sealed box (X25519) to an enrolled device: 98 bytes sealing
+    /// Sealed box (X25519) to an enrolled device's key: 98 bytes sealing
     /// `epoch key (32) ‖ vault id (16) ‖ epoch (u16 LE)`.
     case device(box: [UInt8])
-    /// XChaCha20-Poly1305 under a key derived from the recovery key:
-    /// 24-byte nonce, 48-byte wrapped epoch key.
-    case recovery(nonce: [UInt8], wrapped: [UInt8])
-    /// XChaCha20-Poly1305 under an Argon2id key from a passphrase.
-    case passphrase(salt: [UInt8], opsLimit: UInt64, memLimitBytes: UInt64, nonce: [UInt8], wrapped: [UInt8])
+    /// Sealed box to the recovery key's X25519 key (converted from its
+    /// Ed25519 signing key), laid out like a device slot.
+    case recovery(box: [UInt8])
+    /// Sealed box to the X25519 key pair whose seed is
+    /// `Argon2id(passphrase, salt, opsLimit, memLimit)`; `publicKey` is that
+    /// pair's public key, so any member can wrap a new epoch to the same
+    /// passphrase without knowing it.
+    case passphrase(salt: [UInt8], opsLimit: UInt64, memLimitBytes: UInt64, publicKey: [UInt8], box: [UInt8])
     /// Sealed box to an escrow public key (a custodian who can recover the journal).
     case escrow(box: [UInt8])
     /// A slot kind this version does not know; kept and skipped.
     case unknown(kind: String, fields: CBORMap)
 
-    /// Length of a device or escrow sealed box, in bytes.
+    /// Length of a slot's sealed box, in bytes: a 48-byte sealed-box
+    /// overhead around `epoch key (32) ‖ vault id (16) ‖ epoch (2)`.
     public static let boxByteCount = 32 + 16 + 2 + 48
-    /// Length of a wrapped key (key and AEAD tag), in bytes.
-    public static let wrappedByteCount = 32 + 16
 
     /// The slot kind as written: `"device"`, `"recovery"`, `"passphrase"`, `"escrow"`.
     public var kind: String {
@@ -32,13 +34,20 @@ public enum KeySlot: Sendable, Equatable {
         }
     }
 
+    /// The sealed box of a known slot kind; nil for an unknown kind.
+    public var box: [UInt8]? {
+        switch self {
+        case .device(let b), .recovery(let b), .escrow(let b), .passphrase(_, _, _, _, let b): b
+        case .unknown: nil
+        }
+    }
+
     /// The fields of a slot map other than those its kind defines.
     static func unknownFields(of value: CBOR) -> CBORMap {
         guard case .map(let m) = value, case .text(let kind)? = m[text: "kind"] else { return CBORMap() }
         let known: Set<String> = switch kind {
-        case "device", "escrow": ["kind", "box"]
-        case "recovery": ["kind", "nonce", "wrapped"]
-        case "passphrase": ["kind", "salt", "opsLimit", "memLimit", "nonce", "wrapped"]
+        case "device", "escrow", "recovery": ["kind", "box"]
+        case "passphrase": ["kind", "salt", "opsLimit", "memLimit", "publicKey", "box"]
         default: Set(m.entries.compactMap { if case .text(let k) = $0.key { k } else { nil } })
         }
         return CBORMap(m.entries.filter { e in if case .text(let k) = e.key { !known.contains(k) } else { true } }.map { ($0.key, $0.value) })
@@ -48,24 +57,19 @@ public enum KeySlot: Sendable, Equatable {
         var r = try FieldReader(value, context: "key slot", location: location)
         guard let kind = try r.text("kind") else { throw .malformedRecord(location, reason: "key slot has no \"kind\"") }
         switch kind {
-        case "device", "escrow":
+        case "device", "escrow", "recovery":
             guard let box = try r.bytes("box", count: Self.boxByteCount) else {
                 throw .malformedRecord(location, reason: "\(kind) slot needs a \(Self.boxByteCount)-byte \"box\"")
             }
-            self = kind == "device" ? .device(box: box) : .escrow(box: box)
-        case "recovery":
-            guard let nonce = try r.bytes("nonce", count: 24), let wrapped = try r.bytes("wrapped", count: Self.wrappedByteCount) else {
-                throw .malformedRecord(location, reason: "recovery slot needs \"nonce\" and \"wrapped\"")
-            }
-            self = .recovery(nonce: nonce, wrapped: wrapped)
+            self = kind == "device" ? .device(box: box) : kind == "escrow" ? .escrow(box: box) : .recovery(box: box)
         case "passphrase":
             guard let salt = try r.bytes("salt", count: 16), let ops = try r.unsigned("opsLimit"),
-                let mem = try r.unsigned("memLimit"), let nonce = try r.bytes("nonce", count: 24),
-                let wrapped = try r.bytes("wrapped", count: Self.wrappedByteCount)
+                let mem = try r.unsigned("memLimit"), let publicKey = try r.bytes("publicKey", count: 32),
+                let box = try r.bytes("box", count: Self.boxByteCount)
             else {
-                throw .malformedRecord(location, reason: "passphrase slot needs salt, opsLimit, memLimit, nonce and wrapped")
+                throw .malformedRecord(location, reason: "passphrase slot needs salt, opsLimit, memLimit, publicKey and box")
             }
-            self = .passphrase(salt: salt, opsLimit: ops, memLimitBytes: mem, nonce: nonce, wrapped: wrapped)
+            self = .passphrase(salt: salt, opsLimit: ops, memLimitBytes: mem, publicKey: publicKey, box: box)
         default:
             guard case .map(let m) = value else { throw .malformedRecord(location, reason: "key slot must be a map") }
             self = .unknown(kind: kind, fields: m)
@@ -75,24 +79,35 @@ public enum KeySlot: Sendable, Equatable {
     func value(unknown: CBORMap) -> CBOR {
         var w = FieldWriter(unknown: unknown)
         switch self {
-        case .device(let box), .escrow(let box):
+        case .device(let box), .escrow(let box), .recovery(let box):
             w.text("kind", kind)
             w.bytes("box", box)
-        case .recovery(let nonce, let wrapped):
-            w.text("kind", kind)
-            w.bytes("nonce", nonce)
-            w.bytes("wrapped", wrapped)
-        case .passphrase(let salt, let ops, let mem, let nonce, let wrapped):
+        case .passphrase(let salt, let ops, let mem, let publicKey, let box):
             w.text("kind", kind)
             w.bytes("salt", salt)
             w.unsigned("opsLimit", ops)
             w.unsigned("memLimit", mem)
-            w.bytes("nonce", nonce)
-            w.bytes("wrapped", wrapped)
+            w.bytes("publicKey", publicKey)
+            w.bytes("box", box)
         case .unknown(_, let fields):
             return .map(fields)
         }
         return w.value
+    }
+}
+
+/// A key slot as stored, with the fields its kind does not define
+/// (`Spec/records.md §1.2`: kept and written back).
+public struct StoredSlot: Sendable, Equatable {
+    /// The slot.
+    public var slot: KeySlot
+    /// Fields of the slot map that its kind does not define.
+    public var unknownFields: CBORMap
+
+    /// A slot and its extra fields.
+    public init(slot: KeySlot, unknownFields: CBORMap = CBORMap()) {
+        self.slot = slot
+        self.unknownFields = unknownFields
     }
 }
 
@@ -126,6 +141,16 @@ public struct KeyringPublic: Sendable, Equatable {
         self.vaultSalt = vaultSalt
         self.unknownFields = unknownFields
     }
+
+    /// A public part whose slots keep fields their kinds do not define, as
+    /// when a keyring of the same epoch copies its parent's slots.
+    public init(parents: [KeyringID], isEscrowFree: Bool, slotEntries: [StoredSlot], vaultSalt: [UInt8]? = nil, unknownFields: CBORMap = CBORMap()) {
+        self.init(parents: parents, isEscrowFree: isEscrowFree, slots: slotEntries.map(\.slot), vaultSalt: vaultSalt, unknownFields: unknownFields)
+        slotUnknownFields = slotEntries.map(\.unknownFields)
+    }
+
+    /// Each slot with the fields of its map that its kind does not define.
+    public var slotEntries: [StoredSlot] { zip(slots, slotUnknownFields).map { StoredSlot(slot: $0, unknownFields: $1) } }
 
     /// The canonical encoding.
     public func encoded() -> [UInt8] {
@@ -360,6 +385,10 @@ public struct KeyringContent: Sendable {
     public var escrow: [EscrowRecipient]
     /// Keys of earlier epochs.
     public var history: [HistoricKey]
+    /// X25519 public keys of passphrases and escrow recipients taken out of
+    /// use, carried forward so that no later keyring wraps to them again
+    /// (`Spec/keys.md §5`).
+    public var retired: [[UInt8]]
     /// The key for blob ids; the same for the life of the vault.
     public var blobKey: SymmetricKey
     /// When the keyring was made: milliseconds since the Unix epoch, UTC.
@@ -372,12 +401,13 @@ public struct KeyringContent: Sendable {
     /// Content with the given fields.
     public init(
         members: [KeyringMember], removed: [KeyringMember] = [], escrow: [EscrowRecipient] = [], history: [HistoricKey] = [],
-        blobKey: SymmetricKey, created: Int64, reason: String, unknownFields: CBORMap = CBORMap()
+        retired: [[UInt8]] = [], blobKey: SymmetricKey, created: Int64, reason: String, unknownFields: CBORMap = CBORMap()
     ) {
         self.members = members
         self.removed = removed
         self.escrow = escrow
         self.history = history
+        self.retired = retired
         self.blobKey = blobKey
         self.created = created
         self.reason = reason
@@ -411,6 +441,12 @@ public struct KeyringContent: Sendable {
             history.append(HistoricKey(epoch: UInt16(epoch), key: try Self.secret(key, location), unknownFields: f.unknown))
         }
         self.history = history
+        var retired: [[UInt8]] = []
+        for item in try Self.list(&r, "retired", location) {
+            guard case .bytes(let key) = item, key.count == 32 else { throw .malformedRecord(location, reason: "a retired key must be 32 bytes") }
+            retired.append(key)
+        }
+        self.retired = retired
         guard let blob = try r.bytes("blobKey", count: 32) else { throw .malformedRecord(location, reason: "keyring content has no 32-byte blobKey") }
         blobKey = try Self.secret(blob, location)
         created = try r.int("created") ?? 0
@@ -471,6 +507,7 @@ public struct KeyringContent: Sendable {
                 return f.value
             }))
         }
+        if !retired.isEmpty { w.set("retired", .array(retired.map { .bytes($0) })) }
         w.bytes("blobKey", blobKey.storage.copyBytes())
         w.int("created", created, default: 0)
         w.text("reason", reason)
@@ -483,72 +520,11 @@ public struct KeyringContent: Sendable {
 /// copies remain. The tree is private to the decoder and discarded next.
 private func wipeSecrets(in tree: CBOR) {
     guard case .map(let m) = tree else { return }
-    func zero(_ b: [UInt8]) {
-        b.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress, raw.count > 0 else { return }
-            UnsafeMutableRawPointer(mutating: base).initializeMemory(as: UInt8.self, repeating: 0, count: raw.count)
-        }
-    }
+    func zero(_ b: [UInt8]) { wipeShared(b) }
     if case .bytes(let b)? = m[text: "blobKey"] { zero(b) }
     if case .array(let items)? = m[text: "history"] {
         for item in items {
             if case .map(let h) = item, case .bytes(let k)? = h[text: "key"] { zero(k) }
         }
-    }
-}
-
-/// A device's request to join a vault: the record of kind
-/// ``RecordKind/enrollmentRequest`` (`Spec/records.md §7`). Plaintext; the
-/// request signs itself so a trusted device can check the key it names.
-public struct EnrollmentRequest: Sendable, Equatable {
-    /// The requesting device's Ed25519 public key.
-    public var publicKey: [UInt8]
-    /// The name the device gives itself.
-    public var name: String
-    /// When the request was made: milliseconds since the Unix epoch, UTC.
-    public var created: Int64
-    /// Ed25519 signature by `publicKey` over `"quire-enroll-v1" ‖ vault id ‖
-    /// public key ‖ UTF-8 name`.
-    public var signature: [UInt8]
-    /// Fields this version does not know.
-    public var unknownFields: CBORMap
-
-    /// A request with the given fields.
-    public init(publicKey: [UInt8], name: String, created: Int64, signature: [UInt8], unknownFields: CBORMap = CBORMap()) {
-        self.publicKey = publicKey
-        self.name = name
-        self.created = created
-        self.signature = signature
-        self.unknownFields = unknownFields
-    }
-
-    /// The message the request signs.
-    public static func signedMessage(vaultID: VaultID, publicKey: [UInt8], name: String) -> [UInt8] {
-        Array("quire-enroll-v1".utf8) + vaultID.bytes + publicKey + Array(name.utf8)
-    }
-
-    /// Decodes a request body (without its trailer).
-    ///
-    /// - Throws: ``FormatError/malformedRecord(_:reason:)``.
-    public init(decoding bytes: [UInt8], location: FrameLocation?) throws(FormatError) {
-        var r = try FieldReader(decodeBody(bytes, location: location), context: "enrollment request", location: location)
-        guard let key = try r.bytes("key", count: 32), let sig = try r.bytes("signature", count: 64) else {
-            throw .malformedRecord(location, reason: "enrollment request needs key and signature")
-        }
-        publicKey = key
-        signature = sig
-        name = try r.text("name") ?? ""
-        created = try r.int("created") ?? 0
-        unknownFields = r.unknown
-    }
-
-    /// The canonical encoding.
-    public func encoded() -> [UInt8] {
-        var w = FieldWriter(unknown: unknownFields)
-        w.bytes("key", publicKey)
-        w.text("name", name)
-        w.int("created", created, default: 0)
-        w.bytes("signature", signature)
-        return w.encoded
     }
 }

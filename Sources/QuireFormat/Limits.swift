@@ -24,4 +24,7 @@ public enum Limits {
     public static let maxArgon2MemLimitBytes: UInt64 = 1 << 30
     /// Smallest Argon2id memory limit accepted, in bytes (libsodium's minimum).
     public static let minArgon2MemLimitBytes: UInt64 = 8192
+    /// Most distinct Argon2id runs (distinct salt and cost) one attempt to
+    /// open a vault with a passphrase may make (`Spec/keys.md §2.3`).
+    public static let maxPassphraseDerivations = 4
 }

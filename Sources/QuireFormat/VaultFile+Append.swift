@@ -49,8 +49,8 @@ public final class PendingCommit {
         return try appendFrameBytes(frame, plaintextBody: nil, chunk: nil)
     }
 
-    /// Appends a plaintext record of `kind` (a keyring or an enrollment
-    /// request): `body ‖ BLAKE2b-128(body)`.
+    /// Appends a plaintext record of `kind` (a keyring, or in tests a
+    /// plaintext record of an unknown kind): `body ‖ BLAKE2b-128(body)`.
     ///
     /// - Parameter trusted: for a keyring, whether the key layer vouches for
     ///   it (it does for keyrings this device builds).
@@ -62,7 +62,7 @@ public final class PendingCommit {
         }
         let header = FrameHeader(kind: kind, flags: 0, epoch: epoch, bodyLength: UInt32(body.count + 16))
         let frame = header.encoded() + body + BLAKE2b.hash(body, byteCount: 16)
-        let keep = kind == .keyring || kind == .enrollmentRequest
+        let keep = kind == .keyring
         let location = try appendFrameBytes(frame, plaintextBody: keep ? body : nil, chunk: nil)
         if kind == .keyring && trusted { trustedKeyringEpochs[location.index] = epoch }
         return location
@@ -95,7 +95,7 @@ public final class PendingCommit {
         }
         var chunk: ChunkHeader? = nil
         if header.kind == .blobChunk && bytes.count >= 12 + 24 + 21 { chunk = ChunkHeader.parse(bytes[36..<57]) }
-        let keep = !header.isSealed && (header.kind == .keyring || header.kind == .enrollmentRequest)
+        let keep = !header.isSealed && header.kind == .keyring
         let body = keep ? Array(bytes[12..<(bytes.count - 16)]) : nil
         return try appendFrameBytes(bytes, plaintextBody: body, chunk: chunk)
     }

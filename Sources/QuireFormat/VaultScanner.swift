@@ -16,7 +16,7 @@ public struct ScannedFrame: Sendable {
     public let repaired: Bool
     /// The public chunk header, for attachment chunk frames.
     public let chunk: ChunkHeader?
-    /// For keyring and enrollment-request frames: the body without its trailer.
+    /// For keyring frames: the body without its trailer.
     public let plaintextBody: [UInt8]?
     /// For plaintext frames other than commits: whether the trailer is the
     /// BLAKE2b-128 of the rest of the body. Nil for sealed frames and commits.
@@ -268,7 +268,7 @@ public enum VaultScanner {
             chunk = ChunkHeader.parse(try window.bytes(bodyOffset + 24, ChunkHeader.byteCount, readAhead: small))
         }
         if !header.isSealed && header.kind != .commit {
-            let keep = header.kind == .keyring || header.kind == .enrollmentRequest
+            let keep = header.kind == .keyring
             let content = try window.withBytes(bodyOffset, bodyLength) { raw in
                 (BLAKE2b.hash(UnsafeRawBufferPointer(rebasing: raw[0..<(bodyLength - 16)]), byteCount: 16),
                  keep ? Array(raw[0..<(bodyLength - 16)]) : nil)

@@ -12,6 +12,9 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The recovery code is not 56 Crockford base32 characters, or its
     /// checksum does not match (a typo).
     case recoveryCodeInvalid(reason: String)
+    /// A device code is not 56 Crockford base32 characters, its checksum
+    /// does not match, or it holds no valid public key.
+    case deviceCodeInvalid(reason: String)
     /// The recovery key opens no slot of this vault.
     case wrongRecoveryKey
     /// The passphrase opens no slot of this vault.
@@ -23,6 +26,10 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A passphrase slot asks for more Argon2id work than the limits allow;
     /// it was not run.
     case kdfLimitsExceeded(opsLimit: UInt64, memLimitBytes: UInt64)
+    /// The passphrase opened none of the first ``Limits/maxPassphraseDerivations``
+    /// distinct passphrase slots tried (newest first), and more remain; they
+    /// were not run. Code `kdf_limits_exceeded`.
+    case kdfBudgetExceeded(untried: Int)
     /// A keyring is not signed by a member of a keyring before it (or by a
     /// removed member), so its keys and slots are not trusted.
     case keyringUnauthenticated(FrameLocation, reason: String)
@@ -38,7 +45,14 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// One of the two copies of a keyring is damaged; the other was used.
     /// A warning: nothing is lost.
     case keyringCopyDamaged(FrameLocation)
-    /// No passphrase is set, or no recovery method remains.
+    /// A keyring this device trusted before is missing from the file: the
+    /// file may have been rolled back to an older copy, undoing a removal or
+    /// a rotation this device saw (`Spec/keys.md §7`). A warning.
+    case rollbackSuspected(missingKeyrings: Int)
+    /// Warning: a key change was committed, but this device could not
+    /// remember the new keyring heads (`Spec/keys.md §7`).
+    case deviceMemoryNotSaved(reason: String)
+    /// A key operation cannot be done as asked; the reason says why and what to do.
     case operationRefused(reason: String)
     /// An error of the container layer.
     case format(FormatError)
@@ -48,17 +62,20 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .noKeyring: "no_keyring"
         case .recoveryCodeInvalid: "recovery_code_invalid"
+        case .deviceCodeInvalid: "device_code_invalid"
         case .wrongRecoveryKey: "wrong_recovery_key"
         case .wrongPassphrase: "wrong_passphrase"
         case .wrongDeviceKey: "wrong_device_key"
         case .wrongKey: "wrong_key"
-        case .kdfLimitsExceeded: "kdf_limits_exceeded"
+        case .kdfLimitsExceeded, .kdfBudgetExceeded: "kdf_limits_exceeded"
         case .keyringUnauthenticated: "keyring_unauthenticated"
         case .escrowForbidden: "escrow_forbidden"
         case .escrowRefused: "escrow_refused"
         case .removedDeviceSlot: "removed_device_slot"
         case .malformedKeyring: "malformed_keyring"
         case .keyringCopyDamaged: "keyring_copy_damaged"
+        case .rollbackSuspected: "rollback_suspected"
+        case .deviceMemoryNotSaved: "device_memory_not_saved"
         case .operationRefused: "operation_refused"
         case .format(let e): e.code
         }
@@ -75,7 +92,7 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// True for warnings: the error cost nothing (``keyringCopyDamaged(_:)``).
     public var isWarning: Bool {
         switch self {
-        case .keyringCopyDamaged: true
+        case .keyringCopyDamaged, .rollbackSuspected, .deviceMemoryNotSaved: true
         default: false
         }
     }
@@ -89,12 +106,15 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The error in words a person can act on; never key bytes.
     public var description: String {
         switch self {
         case .noKeyring:
             return "the vault holds no intact keyring, so nothing in it can be unlocked"
         case .recoveryCodeInvalid(let reason):
             return "that recovery key is not valid: \(reason)"
+        case .deviceCodeInvalid(let reason):
+            return "that device code is not valid: \(reason)"
         case .wrongRecoveryKey:
             return "that recovery key does not open this vault (it is a valid key, but for another vault or a replaced one)"
         case .wrongPassphrase:
@@ -105,18 +125,24 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
             return "that key does not open this vault"
         case let .kdfLimitsExceeded(ops, mem):
             return "a passphrase slot asks for Argon2id with opslimit \(ops) and \(mem) bytes of memory, over the limits (opslimit ≤ 8, memory ≤ 1 GiB); it was not run"
+        case let .kdfBudgetExceeded(untried):
+            return "the passphrase opened none of the \(Limits.maxPassphraseDerivations) newest passphrase slots, and \(untried) more with other parameters were not tried (each costs a full Argon2id run); it may be an old passphrase, or someone may have added decoy slots: open with a device or the recovery key"
         case let .keyringUnauthenticated(loc, reason):
             return "keyring \(loc) is not trusted: \(reason)"
         case .escrowForbidden(let loc):
-            return "keyring \(loc) has an escrow slot although the vault is escrow-free; the keyring is rejected"
+            return "keyring \(loc) breaks escrow-free mode (it holds an escrow slot, or turns the mode off after an escrow-free keyring); the keyring is rejected"
         case .escrowRefused:
-            return "this vault is escrow-free: an escrow key cannot be added (turn escrow-free off first)"
+            return "this vault is escrow-free: no escrow key can be added to it, now or later"
         case .removedDeviceSlot(let loc):
             return "keyring \(loc) wraps a key to a device that was removed; the keyring is rejected"
         case let .malformedKeyring(loc, reason):
             return "keyring \(loc) is malformed: \(reason)"
         case .keyringCopyDamaged(let loc):
             return "keyring \(loc) is damaged, but it is a copy of an intact keyring, which was used"
+        case .rollbackSuspected(let n):
+            return "\(n == 1 ? "a keyring" : "\(n) keyrings") this device trusted before \(n == 1 ? "is" : "are") missing from the file: it may have been replaced by an older copy, which can undo a device removal or a key rotation; check where the file came from, then run `quire keys rotate` to confirm the keys as they are now"
+        case .deviceMemoryNotSaved(let reason):
+            return "the key change was saved in the vault, but this device could not remember it (\(reason)); rollback detection for this vault is weaker until it can"
         case .operationRefused(let reason):
             return reason
         case .format(let e):

@@ -16,7 +16,18 @@ public enum KeyringBuilder {
         epochKey: EpochKey, vaultID: VaultID, parents: [KeyringID], isEscrowFree: Bool, slots: [KeySlot],
         content: KeyringContent, signer: Ed25519.KeyPair, random: any RandomSource, vaultSalt: [UInt8]? = nil
     ) -> [UInt8] {
-        let publicPart = KeyringPublic(parents: parents, isEscrowFree: isEscrowFree, slots: slots, vaultSalt: vaultSalt)
+        body(
+            epochKey: epochKey, vaultID: vaultID,
+            publicPart: KeyringPublic(parents: parents, isEscrowFree: isEscrowFree, slots: slots, vaultSalt: vaultSalt),
+            content: content, signer: signer, random: random)
+    }
+
+    /// The frame body (without trailer) of a keyring for `epochKey` with the
+    /// given public part (parents, escrow-free flag, slots, salt).
+    public static func body(
+        epochKey: EpochKey, vaultID: VaultID, publicPart: KeyringPublic, content: KeyringContent, signer: Ed25519.KeyPair,
+        random: any RandomSource
+    ) -> [UInt8] {
         let publicBytes = publicPart.encoded()
         var contentBytes = content.encoded()
         defer { wipe(&contentBytes) }

@@ -113,7 +113,7 @@ public enum KeyringEvaluator {
         }
         var limitError: KeyError?
         var openedBySlot = Set<Int>()
-        var passphraseKeys: [[UInt8]: SymmetricKey] = [:]
+        var passphraseCache = SlotCrypto.PassphraseCache()
         var directBlobKey: SymmetricKey?
         switch credential {
         case let .epochKey(key, blobKey):
@@ -122,8 +122,8 @@ public enum KeyringEvaluator {
         default:
             for (i, ring) in rings.enumerated().reversed() {
                 for slot in ring.record.publicPart.slots {
-                    do {
-                        if let key = try SlotCrypto.open(slot, with: credential, vaultID: vaultID, epoch: ring.epoch, passphraseKeys: &passphraseKeys) {
+                    do throws(KeyError) {
+                        if let key = try SlotCrypto.open(slot, with: credential, vaultID: vaultID, epoch: ring.epoch, cache: &passphraseCache) {
                             learn(ring.epoch, key)
                             openedBySlot.insert(i)
                         }
@@ -149,6 +149,16 @@ public enum KeyringEvaluator {
                     } catch {
                         if rings[i].problem == nil {
                             rings[i].problem = .malformedKeyring(rings[i].location, reason: error.description)
+                            issues.append(rings[i].problem!)
+                        }
+                        failed.insert(i)
+                        break
+                    }
+                    // Every member key must be a usable Ed25519 point, or no
+                    // later keyring could wrap to it (records.md §6.3).
+                    if content.members.contains(where: { (try? Ed25519.agreementPublicKey(from: $0.publicKey)) == nil }) {
+                        if rings[i].problem == nil {
+                            rings[i].problem = .malformedKeyring(rings[i].location, reason: "a member's key is not a valid Ed25519 public key")
                             issues.append(rings[i].problem!)
                         }
                         failed.insert(i)
@@ -180,9 +190,17 @@ public enum KeyringEvaluator {
         }
         guard rings.contains(where: { $0.content != nil }) else {
             if let limitError { throw limitError }
-            // A damaged keyring may have held the only slot for this
-            // credential: say so rather than blame the credential.
-            for issue in issues where issue.isMalformedKeyring { throw issue }
+            if passphraseCache.skipped > 0 { throw .kdfBudgetExceeded(untried: passphraseCache.skipped) }
+            // A keyring the credential reached but could not use is damaged:
+            // say so rather than blame the credential. A damaged keyring it
+            // did not reach says nothing about the credential, unless no
+            // intact keyring is left to judge it by.
+            for i in rings.indices where openedBySlot.contains(i) || failed.contains(i) {
+                if let p = rings[i].problem, p.isMalformedKeyring { throw p }
+            }
+            if !rings.contains(where: { $0.problem == nil }) {
+                for issue in issues where issue.isMalformedKeyring { throw issue }
+            }
             throw credential.wrongError
         }
 
@@ -224,6 +242,12 @@ public enum KeyringEvaluator {
                 rings[i].problem = .keyringUnauthenticated(rings[i].location, reason: "its blob key differs from its parents'")
                 continue
             }
+            // Escrow-free mode is for good: a keyring after an escrow-free one
+            // is escrow-free too (Spec/format.md §8.4 rule 5).
+            if parentRings.contains(where: { $0.record.publicPart.isEscrowFree }) && !rings[i].record.publicPart.isEscrowFree {
+                rings[i].problem = .escrowForbidden(rings[i].location)
+                continue
+            }
             let top = parentRings.map(\.epoch).max()!
             if rings[i].epoch == top {
                 let same = parentRings.filter { $0.epoch == top }.contains { $0.epochKey!.key == rings[i].epochKey!.key }
@@ -243,7 +267,7 @@ public enum KeyringEvaluator {
         var removalChanged = true
         while removalChanged {
             removalChanged = false
-            let ancestors = ancestorSets(rings, byID: byID)
+            let ancestors = ancestorSets(rings, byID: byID, among: rings.indices.filter { rings[$0].isTrusted })
             for r in rings.indices where rings[r].isTrusted {
                 for removed in rings[r].content!.removed {
                     for k in rings.indices where rings[k].isTrusted && k != r && !ancestors[r].contains(k) {
@@ -272,7 +296,7 @@ public enum KeyringEvaluator {
         // A device removed in a trusted keyring may not use a slot of a later one.
         if case .device(let pair) = credential {
             for r in rings.indices where rings[r].isTrusted && rings[r].content!.removed.contains(where: { $0.publicKey == pair.publicKey }) {
-                let ancestors = ancestorSets(rings, byID: byID)
+                let ancestors = ancestorSets(rings, byID: byID, among: rings.indices.filter { rings[$0].isTrusted })
                 for k in rings.indices where rings[k].isTrusted && (k == r || ancestors[k].contains(r)) {
                     rings[k].isTrusted = false
                     rings[k].problem = .removedDeviceSlot(rings[k].location)
@@ -302,21 +326,38 @@ public enum KeyringEvaluator {
         if let direct = directBlobKey { keys.blobKey = direct }
         let newest = rings.filter(\.isTrusted).max { $0.epoch < $1.epoch }!
         keys.writeKey = newest.epochKey
-        let unreadable = rings.filter { $0.problem == nil && $0.content == nil && $0.epoch > newest.epoch }.map(\.epoch).max()
+        // A newer keyring this credential cannot open means it was removed —
+        // or that someone who can write the file appended one. The recovery
+        // key is in every genuine keyring, so for it such a keyring is
+        // never genuine and does not stop it from writing (keys.md §7).
+        let unreadable: UInt16?
+        if case .recoveryKey = credential {
+            unreadable = nil
+        } else {
+            unreadable = rings.filter { $0.problem == nil && $0.content == nil && $0.epoch > newest.epoch }.map(\.epoch).max()
+        }
         return UnlockedKeys(keys: keys, trustedKeyrings: trusted, keyrings: rings, issues: issues, unreadableNewerEpoch: unreadable)
     }
 
     /// For each keyring, the indices of its ancestors (through parents).
-    static func ancestorSets(_ rings: [KeyringInfo], byID: [KeyringID: Int]) -> [Set<Int>] {
+    ///
+    /// Only the keyrings in `among` (the trusted ones, ascending) count, as
+    /// nodes and as ancestors: keyrings nobody can authenticate — which
+    /// anyone who can write the file may append by the thousand — cost
+    /// nothing here. A parent comes before its child in `among` (trust is
+    /// decided in file order), so one pass in that order builds every set
+    /// from its parents' sets.
+    static func ancestorSets(_ rings: [KeyringInfo], byID: [KeyringID: Int], among: [Int]) -> [Set<Int>] {
         var result = [Set<Int>](repeating: [], count: rings.count)
-        for i in rings.indices {
-            var stack = rings[i].record.publicPart.parents.compactMap { byID[$0] }
-            var seen = Set<Int>()
-            while let j = stack.popLast() {
-                guard j != i, seen.insert(j).inserted else { continue }
-                stack += rings[j].record.publicPart.parents.compactMap { byID[$0] }
+        let members = Set(among)
+        for i in among {
+            var set = Set<Int>()
+            for p in rings[i].record.publicPart.parents {
+                guard let j = byID[p], j != i, members.contains(j), j < i else { continue }
+                set.insert(j)
+                set.formUnion(result[j])
             }
-            result[i] = seen
+            result[i] = set
         }
         return result
     }

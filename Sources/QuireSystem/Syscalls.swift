@@ -334,6 +334,25 @@ public enum FileSystem {
         return stat(path, &info) == 0
     }
 
+    /// True when `path` itself is a name in its directory — a file, or a
+    /// symbolic link even to nothing (`lstat(2)`).
+    public static func nameExists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    /// The user id owning the file at `path` (following symbolic links).
+    ///
+    /// - Throws: ``SystemError`` from `stat(2)`.
+    public static func owner(_ path: String) throws(SystemError) -> UInt32 {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw SystemError(operation: "stat", path: path, code: errno) }
+        return UInt32(info.st_uid)
+    }
+
+    /// The effective user id of this process.
+    public static func currentUserID() -> UInt32 { UInt32(geteuid()) }
+
     /// The permission bits of the file at `path`.
     ///
     /// - Throws: ``SystemError`` from `stat(2)`.

@@ -69,14 +69,13 @@ public enum Checker {
         var released: [(UInt8, [UInt8])] = []
         var unverified = 0
         var manifests: [BlobManifest] = []
-        let kinds: Set<RecordKind> = [.entryRevision, .blobManifest, .profile, .enrollmentRequest]
+        let kinds: Set<RecordKind> = [.entryRevision, .blobManifest, .profile]
         // Released = authenticated and decoded under its kind's schema.
         _ = vault.file.forEachRecord(kinds: kinds) { record in
             let p = record.payload
             switch record.frame.header.kind {
             case .entryRevision: guard (try? EntryRevision(decoding: p)) != nil else { return true }
             case .profile: guard (try? Profile(decoding: p)) != nil else { return true }
-            case .enrollmentRequest: guard (try? EnrollmentRequest(decoding: p, location: nil)) != nil else { return true }
             case .blobManifest:
                 guard let m = try? BlobManifest(decoding: p) else { return true }
                 manifests.append(m)

@@ -13,8 +13,7 @@ public struct VectorFile: Equatable, Sendable {
     public var passphrase: String?
     /// A device's 32-byte Ed25519 seed (hex) to open the vault with instead.
     public var deviceSeed: String?
-    /// Number of released records (entry revisions, manifests, profiles,
-    /// enrollment requests).
+    /// Number of released records (entry revisions, manifests, profiles).
     public var records: Int?
     /// BLAKE2b-256 over the released records (see README).
     public var recordsHash: String?

@@ -3,7 +3,7 @@
 //
 //   quire-bench [--quick] [--only NAME[,NAME…]] [--write PATH]
 //
-// NAME is one of: append, read, attachment, overhead.
+// NAME is one of: append, read, attachment, overhead, keys.
 
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +21,7 @@ struct Options {
     var writePath: String?
     var only: Set<String>?
 
-    static let benchmarks = ["overhead", "attachment", "append", "read"]
+    static let benchmarks = ["overhead", "attachment", "append", "read", "keys"]
 
     static func parse(_ args: [String]) throws -> Options {
         var o = Options()
@@ -107,6 +107,7 @@ func mainEntry() -> Int32 {
             case "attachment": section = try AttachmentBenchmark.run(shared)
             case "append": section = try AppendBenchmark.run(shared)
             case "read": section = try ReadBenchmark.run(shared)
+            case "keys": section = try KeyBenchmark.run(shared)
             default: continue
             }
             print(section.text())

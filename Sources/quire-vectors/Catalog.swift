@@ -154,15 +154,6 @@ enum Catalog {
                 return try b.vector("success", comment: "non-critical kinds 0xbf (sealed) and 0xbe (plaintext) are skipped, not released, and do not stop the reader")
             },
             {
-                let b = try VectorBuilder("success-enrollment-request")
-                let device = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
-                let name = "Sam's laptop"
-                let sig = device.sign(EnrollmentRequest.signedMessage(vaultID: b.vaultID, publicKey: device.publicKey, name: name))
-                let request = EnrollmentRequest(publicKey: device.publicKey, name: name, created: b.now, signature: sig)
-                try b.commit([.plaintext(.enrollmentRequest, epoch: 1, request.encoded())])
-                return try b.vector("success", comment: "a plaintext enrollment request from a new device")
-            },
-            {
                 let b = try VectorBuilder("success-attachment-dedup")
                 let photo = b.random.bytes(100_000)
                 try b.commit([.blob(photo, mediaType: "image/jpeg")])
@@ -705,18 +696,6 @@ enum Catalog {
                                     issues: [("stale_epoch", b.frame(idx[0]!).location.offset), ("stale_epoch", b.frame(idx[0]! + 1).location.offset)])
             },
             {
-                let b = try VectorBuilder("damaged-stale-epoch-commit-plaintext")
-                let old = b.keys.writeKey!
-                try b.rotate(to: 2)
-                b.writeWith(old)
-                let device = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
-                let sig = device.sign(EnrollmentRequest.signedMessage(vaultID: b.vaultID, publicKey: device.publicKey, name: "late"))
-                let request = EnrollmentRequest(publicKey: device.publicKey, name: "late", created: b.now, signature: sig)
-                let idx = try b.commit([.plaintext(.enrollmentRequest, epoch: 1, request.encoded()), .entry(b.entry("old key"))], expectReleased: false)
-                return try b.vector("damaged", comment: "a stale commit releases nothing, not even its plaintext record",
-                                    issues: [("stale_epoch", b.frame(idx[0]!).location.offset), ("stale_epoch", b.frame(idx[1]!).location.offset), ("stale_epoch", b.frame(idx[1]! + 1).location.offset)])
-            },
-            {
                 let b = try VectorBuilder("damaged-stale-epoch-record")
                 let old = b.keys.writeKey!
                 try b.rotate(to: 2)
@@ -836,7 +815,7 @@ enum Catalog {
                 let escrow = try X25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
                 let body = KeyringBuilder.body(
                     epochKey: newKey, vaultID: b.vaultID, parents: [b.keyringIDs[1]!], isEscrowFree: true,
-                    slots: [SlotCrypto.recoverySlot(for: newKey, recovery: b.recovery, vaultID: b.vaultID, random: b.random),
+                    slots: [try SlotCrypto.recoverySlot(for: newKey, recovery: b.recovery, vaultID: b.vaultID, random: b.random),
                             try SlotCrypto.escrowSlot(for: newKey, escrowPublicKey: escrow.publicKey, vaultID: b.vaultID, random: b.random)],
                     content: KeyringContent(members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now)],
                                             history: [HistoricKey(epoch: 1, key: b.keys.writeKey!.key)], blobKey: b.blobKey, created: b.now, reason: "escrow-free"),
@@ -859,13 +838,46 @@ enum Catalog {
                                     issues: [("escrow_forbidden", b.frame(idx[0]!).location.offset)])
             },
             {
+                let b = try VectorBuilder("damaged-keyring-escrow-free-dropped", escrowFree: true)
+                let idx = try b.rotate(to: 2, escrowFree: false, trust: false)
+                try b.commit([.entry(b.entry("epoch 1 still"))])
+                return try b.vector("damaged", comment: "escrow-free is for good: a successor of an escrow-free keyring that drops the flag is rejected (format.md §8.4 rule 5)",
+                                    issues: [("escrow_forbidden", b.frame(idx).location.offset)])
+            },
+            {
+                let b = try VectorBuilder("damaged-keyring-member-not-a-point")
+                let e2 = EpochKey(epoch: 2, key: try SymmetricKey(bytes: b.random.bytes(32)))
+                var notAPoint = [UInt8](repeating: 0xff, count: 32)
+                notAPoint[31] = 0x7f
+                let body = b.keyring(
+                    e2, parents: [b.keyringIDs[1]!], slots: [try SlotCrypto.recoverySlot(for: e2, recovery: b.recovery, vaultID: b.vaultID, random: b.random)],
+                    members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now),
+                              KeyringMember(role: "device", publicKey: notAPoint, name: "Ghost", added: b.now)],
+                    history: [HistoricKey(epoch: 1, key: b.keys.writeKey!.key)])
+                let idx = try b.commit([.plaintext(.keyring, epoch: 2, body), .entry(b.entry("epoch 1 still"))])
+                return try b.vector("damaged", comment: "a keyring naming a member whose key is not a valid Ed25519 point (nothing could be wrapped to it) is malformed",
+                                    issues: [("malformed_keyring", b.frame(idx[0]!).location.offset)])
+            },
+            {
+                let b = try VectorBuilder("damaged-keyring-slot-mismatch")
+                let e2 = EpochKey(epoch: 2, key: try SymmetricKey(bytes: b.random.bytes(32)))
+                let other = EpochKey(epoch: 2, key: try SymmetricKey(bytes: b.random.bytes(32)))
+                let body = b.keyring(
+                    e2, parents: [b.keyringIDs[1]!], slots: [try SlotCrypto.recoverySlot(for: other, recovery: b.recovery, vaultID: b.vaultID, random: b.random)],
+                    members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now)],
+                    history: [HistoricKey(epoch: 1, key: b.keys.writeKey!.key)])
+                let idx = try b.commit([.plaintext(.keyring, epoch: 2, body), .entry(b.entry("epoch 1 still"))])
+                return try b.vector("damaged", comment: "a keyring whose recovery slot opens to a key that does not open its sealed part is malformed",
+                                    issues: [("malformed_keyring", b.frame(idx[0]!).location.offset)])
+            },
+            {
                 let b = try VectorBuilder("damaged-keyring-blob-key-changed")
                 let e2 = EpochKey(epoch: 2, key: try SymmetricKey(bytes: b.random.bytes(32)))
                 let content = KeyringContent(members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now)],
                                              history: [HistoricKey(epoch: 1, key: b.keys.writeKey!.key)], blobKey: try SymmetricKey(bytes: b.random.bytes(32)), created: b.now, reason: "rotate")
                 let body = KeyringBuilder.body(
                     epochKey: e2, vaultID: b.vaultID, parents: [b.keyringIDs[1]!], isEscrowFree: false,
-                    slots: [SlotCrypto.recoverySlot(for: e2, recovery: b.recovery, vaultID: b.vaultID, random: b.random)],
+                    slots: [try SlotCrypto.recoverySlot(for: e2, recovery: b.recovery, vaultID: b.vaultID, random: b.random)],
                     content: content, signer: b.signer, random: b.random)
                 let idx = try b.commit([.keyring(epoch: 2, body)])
                 return try b.vector("damaged", comment: "a keyring whose blob key differs from its parents' is not trusted (the blob key is the vault's for life)",
@@ -894,7 +906,7 @@ enum Catalog {
                 let newKey = EpochKey(epoch: 2, key: try SymmetricKey(bytes: b.random.bytes(32)))
                 let content = KeyringContent(members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now)],
                                              history: [HistoricKey(epoch: 1, key: b.keys.writeKey!.key)], blobKey: b.blobKey, created: b.now, reason: "rotate")
-                let pub = KeyringPublic(parents: [b.keyringIDs[1]!], isEscrowFree: false, slots: [SlotCrypto.recoverySlot(for: newKey, recovery: b.recovery, vaultID: b.vaultID, random: b.random)])
+                let pub = KeyringPublic(parents: [b.keyringIDs[1]!], isEscrowFree: false, slots: [try SlotCrypto.recoverySlot(for: newKey, recovery: b.recovery, vaultID: b.vaultID, random: b.random)])
                 var sig = b.signer.sign(Array("not the keyring".utf8))
                 sig[0] ^= 1
                 let inner = KeyringInner(contentBytes: content.encoded(), signer: b.signer.publicKey, signature: sig)
@@ -936,7 +948,7 @@ enum Catalog {
         try b.commit([.entry(b.entry("before the phone was lost"))])
         let samKey = try VectorBuilder.device(sam), lostKey = try VectorBuilder.device(lost)
         let e2 = EpochKey(epoch: 2, key: try SymmetricKey(bytes: b.random.bytes(32)))
-        var slots = [SlotCrypto.recoverySlot(for: e2, recovery: b.recovery, vaultID: b.vaultID, random: b.random),
+        var slots = [try SlotCrypto.recoverySlot(for: e2, recovery: b.recovery, vaultID: b.vaultID, random: b.random),
                      try SlotCrypto.deviceSlot(for: e2, devicePublicKey: samKey.publicKey, vaultID: b.vaultID, random: b.random)]
         if lostKeepsSlot { slots.append(try SlotCrypto.deviceSlot(for: e2, devicePublicKey: lostKey.publicKey, vaultID: b.vaultID, random: b.random)) }
         let body = b.keyring(
@@ -976,7 +988,7 @@ enum Catalog {
                 let e3 = EpochKey(epoch: 3, key: try SymmetricKey(bytes: b.random.bytes(32)))
                 let body = b.keyring(
                     e3, parents: [b.keyringIDs[2]!],
-                    slots: [SlotCrypto.recoverySlot(for: e3, recovery: b.recovery, vaultID: b.vaultID, random: b.random)],
+                    slots: [try SlotCrypto.recoverySlot(for: e3, recovery: b.recovery, vaultID: b.vaultID, random: b.random)],
                     members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now),
                               KeyringMember(role: "device", publicKey: lostKey.publicKey, name: "laptop again", added: b.now)],
                     history: [HistoricKey(epoch: 1, key: b.keys.keys(for: 1)[0].key), HistoricKey(epoch: 2, key: b.keys.keys(for: 2)[0].key)])
@@ -1042,7 +1054,7 @@ enum Catalog {
                     // A slot with out-of-bounds costs is written by hand: the
                     // library refuses to make one.
                     if ops > Limits.maxArgon2OpsLimit || mem > Limits.maxArgon2MemLimitBytes {
-                        return [.passphrase(salt: salt, opsLimit: ops, memLimitBytes: mem, nonce: r.bytes(24), wrapped: r.bytes(48))]
+                        return [.passphrase(salt: salt, opsLimit: ops, memLimitBytes: mem, publicKey: r.bytes(32), box: r.bytes(KeySlot.boxByteCount))]
                     }
                     var p = Array("hunter2".utf8)
                     return [try SlotCrypto.passphraseSlot(for: key, passphrase: SecureBytes(consuming: &p), opsLimit: ops, memLimitBytes: mem, vaultID: id, random: r)]
@@ -1088,6 +1100,18 @@ enum Catalog {
             },
             simple("wrong-passphrase", "wrong_passphrase", "the wrong passphrase", { _, _ in }, passphrase: "hunter3", builder: tinyPassphrase(1, 8192)),
             simple("kdf-ops-over-limit", "kdf_limits_exceeded", "a passphrase slot asking for Argon2id opslimit 9: refused before running", { _, _ in }, passphrase: "hunter2", builder: tinyPassphrase(9, 8192)),
+            simple("kdf-decoy-slots", "kdf_limits_exceeded",
+                   "four decoy passphrase slots, each with its own salt, before the real one: the reader stops after four Argon2id runs (keys.md §2.3)",
+                   { _, _ in }, passphrase: "hunter2", builder: { name in
+                       try VectorBuilder(name, extraSlots: { key, id, r in
+                           var slots: [KeySlot] = []
+                           for word in ["decoy 1", "decoy 2", "decoy 3", "decoy 4", "hunter2"] {
+                               var p = Array(word.utf8)
+                               slots.append(try SlotCrypto.passphraseSlot(for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id, random: r))
+                           }
+                           return slots
+                       })
+                   }),
             simple("kdf-memory-over-limit", "kdf_limits_exceeded", "a passphrase slot asking for 2 GiB of memory: refused before allocating", { _, _ in }, passphrase: "hunter2", builder: tinyPassphrase(1, 2 << 30)),
             {
                 let b = try VectorBuilder("error-escrow-slot-in-escrow-free-vault", escrowFree: true, extraSlots: { key, id, r in
@@ -1125,7 +1149,7 @@ enum Catalog {
                 let key = b.keys.writeKey!
                 let body = KeyringBuilder.body(
                     epochKey: key, vaultID: b.vaultID, parents: [], isEscrowFree: false,
-                    slots: [SlotCrypto.recoverySlot(for: key, recovery: b.recovery, vaultID: b.vaultID, random: b.random)],
+                    slots: [try SlotCrypto.recoverySlot(for: key, recovery: b.recovery, vaultID: b.vaultID, random: b.random)],
                     content: KeyringContent(members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now)], blobKey: b.blobKey, created: b.now, reason: "create"),
                     signer: stranger, random: b.random, vaultSalt: b.random.bytes(16))
                 let header = FileHeader(vaultID: b.vaultID).encoded()

@@ -15,7 +15,7 @@ enum Item {
     case blob([UInt8], mediaType: String)
     /// A sealed record with an arbitrary payload.
     case sealed(RecordKind, [UInt8], compress: Bool)
-    /// A plaintext record (keyring, enrollment request, unknown kind).
+    /// A plaintext record (keyring or unknown kind).
     case plaintext(RecordKind, epoch: UInt16, [UInt8])
     /// A frame exactly as given; `release` is what a reader should release.
     case raw([UInt8], release: (UInt8, [UInt8])?)
@@ -71,7 +71,7 @@ final class VectorBuilder {
         keys = KeySet(single: epoch1, blobKey: blobKey)
         path = Self.directory + "/" + name.replacingOccurrences(of: "/", with: "_") + ".quire"
         try? FileManager.default.removeItem(atPath: path)
-        var slots = [SlotCrypto.recoverySlot(for: epoch1, recovery: recovery, vaultID: vaultID, random: random)]
+        var slots = [try SlotCrypto.recoverySlot(for: epoch1, recovery: recovery, vaultID: vaultID, random: random)]
             + (try extraSlots(epoch1, vaultID, random))
         var members = [KeyringMember(role: "recovery", publicKey: signer.publicKey, name: "Recovery key", added: now)]
         for (n, deviceSeed) in ((deviceSeed.map { [$0] } ?? []) + moreDeviceSeeds).enumerated() {
@@ -142,7 +142,6 @@ final class VectorBuilder {
                     out.append(loc.index)
                 case let .plaintext(kind, epoch, body):
                     let loc = try tx.appendPlaintext(kind: kind, epoch: epoch, body: body, trusted: kind == .keyring)
-                    if kind == .enrollmentRequest { pendingRelease.append((loc.index, kind.rawValue, body)) }
                     out.append(loc.index)
                 case let .keyring(epoch, body):
                     out.append(try tx.appendKeyring(epoch: epoch, body: body).index)
@@ -173,7 +172,7 @@ final class VectorBuilder {
             history: history, blobKey: blobKey, created: now, reason: reason)
         let body = KeyringBuilder.body(
             epochKey: newKey, vaultID: vaultID, parents: parents ?? [keyringIDs[epoch - 1] ?? keyringIDs[1]!], isEscrowFree: escrowFree,
-            slots: [SlotCrypto.recoverySlot(for: newKey, recovery: recovery, vaultID: vaultID, random: random)],
+            slots: [try SlotCrypto.recoverySlot(for: newKey, recovery: recovery, vaultID: vaultID, random: random)],
             content: content, signer: override ?? signer, random: random)
         let index = try commit([.keyring(epoch: epoch, body)])[0]!
         keyringIDs[epoch] = KeyringBuilder.id(ofBody: body)

@@ -334,8 +334,8 @@ func isMalformedRecord(_ error: FormatError) -> Bool {
         let r = SeededRandom(label: "slots")
         return [
             .device(box: r.bytes(98)),
-            .recovery(nonce: r.bytes(24), wrapped: r.bytes(48)),
-            .passphrase(salt: r.bytes(16), opsLimit: 3, memLimitBytes: 1 << 28, nonce: r.bytes(24), wrapped: r.bytes(48)),
+            .recovery(box: r.bytes(98)),
+            .passphrase(salt: r.bytes(16), opsLimit: 3, memLimitBytes: 1 << 28, publicKey: r.bytes(32), box: r.bytes(98)),
             .escrow(box: r.bytes(98)),
             .unknown(kind: "hardware", fields: CBORMap(text: [("kind", .text("hardware")), ("serial", .unsigned(42))])),
         ]
@@ -343,7 +343,6 @@ func isMalformedRecord(_ error: FormatError) -> Bool {
 
     @Test func slotConstantsAndKinds() {
         #expect(KeySlot.boxByteCount == 98)
-        #expect(KeySlot.wrappedByteCount == 48)
         #expect(Self.allSlots().map(\.kind) == ["device", "recovery", "passphrase", "escrow", "hardware"])
     }
 
@@ -383,11 +382,15 @@ func isMalformedRecord(_ error: FormatError) -> Bool {
         #expect(decode(CBORMap(text: [("kind", .text("escrow"))]))
             == .failure(.malformedRecord(nil, reason: "escrow slot needs a 98-byte \"box\"")))
         #expect(decode(CBORMap(text: [("kind", .text("recovery")), ("nonce", .bytes(counting(24)))]))
-            == .failure(.malformedRecord(nil, reason: "recovery slot needs \"nonce\" and \"wrapped\"")))
+            == .failure(.malformedRecord(nil, reason: "recovery slot needs a 98-byte \"box\"")))
         #expect(decode(CBORMap(text: [
-            ("kind", .text("passphrase")), ("salt", .bytes(counting(16))), ("memLimit", .unsigned(8192)), ("nonce", .bytes(counting(24))),
-            ("wrapped", .bytes(counting(48))),
-        ])) == .failure(.malformedRecord(nil, reason: "passphrase slot needs salt, opsLimit, memLimit, nonce and wrapped")))
+            ("kind", .text("passphrase")), ("salt", .bytes(counting(16))), ("memLimit", .unsigned(8192)), ("publicKey", .bytes(counting(32))),
+            ("box", .bytes(counting(98))),
+        ])) == .failure(.malformedRecord(nil, reason: "passphrase slot needs salt, opsLimit, memLimit, publicKey and box")))
+        #expect(decode(CBORMap(text: [
+            ("kind", .text("passphrase")), ("salt", .bytes(counting(16))), ("opsLimit", .unsigned(1)), ("memLimit", .unsigned(8192)),
+            ("publicKey", .bytes(counting(31))), ("box", .bytes(counting(98))),
+        ])) == .failure(.malformedRecord(nil, reason: "key slot field \"publicKey\" must be 32 bytes")))
         #expect(decode(CBORMap(text: [("kind", .unsigned(1))])) == .failure(.malformedRecord(nil, reason: "key slot field \"kind\" must be text")))
         let tooMany = encodeMap([("slots", .array((0..<257).map { _ in .map(CBORMap(text: [("kind", .text("x"))])) }))])
         #expect(throws: FormatError.sizeLimitExceeded(nil, what: "key slot count", size: 257, limit: 256)) {
@@ -509,40 +512,6 @@ func isMalformedRecord(_ error: FormatError) -> Bool {
         #expect(KeyringRecord.associatedData(vaultID: countingVaultID, epoch: 0x0102, publicBytes: [7]) == counting(16) + [0x02, 0x01, 7])
         #expect(KeyringRecord.signedMessage(vaultID: countingVaultID, epoch: 1, publicBytes: [7], contentBytes: [8, 9])
             == Array("quire-keyring-v1".utf8) + counting(16) + [1, 0, 7, 8, 9])
-        #expect(EnrollmentRequest.signedMessage(vaultID: countingVaultID, publicKey: [5], name: "Ph")
-            == Array("quire-enroll-v1".utf8) + counting(16) + [5, 0x50, 0x68])
-    }
-}
-
-@Suite struct EnrollmentRequestTests {
-    @Test func roundTripWithAllFields() throws {
-        let r = EnrollmentRequest(publicKey: counting(32), name: "Sam's tablet", created: 1_700_000_000_000, signature: counting(64, from: 1))
-        let decoded = try EnrollmentRequest(decoding: r.encoded(), location: nil)
-        #expect(decoded == r)
-        #expect(decoded.encoded() == r.encoded())
-    }
-
-    @Test func defaultsAndMalformed() throws {
-        let minimal = try EnrollmentRequest(decoding: encodeMap([("key", .bytes(counting(32))), ("signature", .bytes(counting(64)))]), location: nil)
-        #expect(minimal == EnrollmentRequest(publicKey: counting(32), name: "", created: 0, signature: counting(64)))
-        #expect(throws: FormatError.malformedRecord(nil, reason: "enrollment request needs key and signature")) {
-            try EnrollmentRequest(decoding: encodeMap([("key", .bytes(counting(32)))]), location: nil)
-        }
-        #expect(throws: FormatError.malformedRecord(nil, reason: "enrollment request field \"signature\" must be 64 bytes")) {
-            try EnrollmentRequest(decoding: encodeMap([("key", .bytes(counting(32))), ("signature", .bytes(counting(63)))]), location: nil)
-        }
-        #expect(throws: FormatError.malformedRecord(nil, reason: "enrollment request field \"created\" must be an integer")) {
-            try EnrollmentRequest(decoding: encodeMap([("key", .bytes(counting(32))), ("signature", .bytes(counting(64))), ("created", .text("now"))]), location: nil)
-        }
-    }
-
-    @Test
-    func unknownFieldsKeptByteForByte() throws {
-        let input = encodeMap([
-            ("key", .bytes(counting(32))), ("name", .text("Phone")), ("signature", .bytes(counting(64))), ("platform", .text("android")),
-        ])
-        let request = try EnrollmentRequest(decoding: input, location: nil)
-        #expect(request.encoded() == input)
     }
 }
 
@@ -621,7 +590,7 @@ func isMalformedRecord(_ error: FormatError) -> Bool {
 @Suite struct NestedUnknownFieldTests {
     @Test
     func unknownFieldsInsideAKnownSlotAreKept() throws {
-        let slot = CBORMap(text: [("kind", .text("recovery")), ("nonce", .bytes(counting(24))), ("wrapped", .bytes(counting(48))), ("hint", .text("safe"))])
+        let slot = CBORMap(text: [("kind", .text("recovery")), ("box", .bytes(counting(98))), ("hint", .text("safe"))])
         let input = encodeMap([("slots", .array([.map(slot)]))])
         #expect(try KeyringPublic(decoding: input, location: nil).encoded() == input)
     }

@@ -223,7 +223,7 @@ import Testing
         // A slot no writer of this library would make (the builder refuses
         // ops 9), put together by hand.
         let r = SeededRandom(label: "hostile slot")
-        let hostile = KeySlot.passphrase(salt: r.bytes(16), opsLimit: 9, memLimitBytes: 8192, nonce: r.bytes(24), wrapped: r.bytes(48))
+        let hostile = KeySlot.passphrase(salt: r.bytes(16), opsLimit: 9, memLimitBytes: 8192, publicKey: r.bytes(32), box: r.bytes(98))
         try v.create([(1, v.body(v.epoch1, slots: [hostile]))])
         #expect(v.unlockError(.passphrase(passphrase("anything"))) == .kdfLimitsExceeded(opsLimit: 9, memLimitBytes: 8192))
         // Other credentials ignore the slot.
@@ -233,7 +233,7 @@ import Testing
     @Test func passphraseSlotOverTheLimitsIsSkippedWhenAnotherOpens() throws {
         let v = KeyringVault(label: "kdf limits mixed")
         let r = SeededRandom(label: "hostile slot")
-        let hostile = KeySlot.passphrase(salt: r.bytes(16), opsLimit: 1, memLimitBytes: (1 << 30) + 1, nonce: r.bytes(24), wrapped: r.bytes(48))
+        let hostile = KeySlot.passphrase(salt: r.bytes(16), opsLimit: 1, memLimitBytes: (1 << 30) + 1, publicKey: r.bytes(32), box: r.bytes(98))
         let good = try SlotCrypto.passphraseSlot(
             for: v.epoch1, passphrase: passphrase("pw"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: v.vaultID, random: v.random)
         try v.create([(1, v.body(v.epoch1, slots: [hostile, good]))])
@@ -241,6 +241,49 @@ import Testing
         #expect(unlocked.keyrings.map(\.isTrusted) == [true])
         #expect(unlocked.issues == [.kdfLimitsExceeded(opsLimit: 1, memLimitBytes: (1 << 30) + 1)])
         #expect(v.unlockError(.passphrase(passphrase("wrong"))) == .kdfLimitsExceeded(opsLimit: 1, memLimitBytes: (1 << 30) + 1))
+    }
+
+    @Test func memberKeyThatIsNotAPointMakesTheKeyringMalformed() throws {
+        let v = KeyringVault(label: "bad point")
+        var notAPoint = [UInt8](repeating: 0xff, count: 32)
+        notAPoint[31] = 0x7f
+        let members = [v.recoveryMember, KeyringMember(role: "device", publicKey: notAPoint, name: "Ghost", added: 1)]
+        try v.create([(1, v.body(v.epoch1, members: members))])
+        #expect(v.unlockError(.recoveryKey(v.recovery))
+            == .malformedKeyring(Self.genesisLocation, reason: "a member's key is not a valid Ed25519 public key"))
+    }
+
+    @Test func slotThatOpensButDoesNotOpenTheSealedPart() throws {
+        let v = KeyringVault(label: "mismatched slot")
+        let other = EpochKey(epoch: 1, key: v.epoch2.key)
+        try v.create([(1, v.body(v.epoch1, slots: [v.recoverySlot(other)]))])
+        #expect(v.unlockError(.recoveryKey(v.recovery))
+            == .malformedKeyring(Self.genesisLocation, reason: "a slot opened but the sealed part does not"))
+    }
+
+    /// Decoy passphrase slots cost at most four Argon2id runs (`Spec/keys.md §2.3`).
+    @Test func passphraseDerivationsAreBudgeted() throws {
+        func decoys(_ v: KeyringVault) throws -> [KeySlot] {
+            try (0..<4).map { i in
+                try SlotCrypto.passphraseSlot(
+                    for: v.epoch1, passphrase: passphrase("decoy \(i)"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: v.vaultID, random: v.random)
+            }
+        }
+        let v = KeyringVault(label: "kdf budget")
+        let real = try SlotCrypto.passphraseSlot(
+            for: v.epoch1, passphrase: passphrase("pw"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: v.vaultID, random: v.random)
+        // Behind four decoys, the real slot is never tried.
+        try v.create([(1, v.body(v.epoch1, slots: try decoys(v) + [real, v.recoverySlot(v.epoch1)]))])
+        #expect(v.unlockError(.passphrase(passphrase("pw"))) == .kdfBudgetExceeded(untried: 1))
+        #expect(KeyError.kdfBudgetExceeded(untried: 1).code == "kdf_limits_exceeded")
+        // The recovery key still opens it.
+        #expect(try v.unlock(.recoveryKey(v.recovery)).keys.writeKey?.epoch == 1)
+        // In front of them, it opens on the first run.
+        let w = KeyringVault(label: "kdf budget first")
+        let first = try SlotCrypto.passphraseSlot(
+            for: w.epoch1, passphrase: passphrase("pw"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: w.vaultID, random: w.random)
+        try w.create([(1, w.body(w.epoch1, slots: [first] + (try decoys(w))))])
+        #expect(try w.unlock(.passphrase(passphrase("pw"))).keys.writeKey?.epoch == 1)
     }
 
     @Test func noKeyring() throws {

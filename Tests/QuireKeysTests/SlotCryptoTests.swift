@@ -16,8 +16,8 @@ import Testing
     static func open(
         _ slot: KeySlot, _ credential: Credential, vault: VaultID = vaultID, epoch: UInt16 = 0x0102
     ) throws(KeyError) -> [UInt8]? {
-        var cache: [[UInt8]: SymmetricKey] = [:]
-        return try SlotCrypto.open(slot, with: credential, vaultID: vault, epoch: epoch, passphraseKeys: &cache)?.storage.copyBytes()
+        var cache = SlotCrypto.PassphraseCache()
+        return try SlotCrypto.open(slot, with: credential, vaultID: vault, epoch: epoch, cache: &cache)?.storage.copyBytes()
     }
 
     static let device = try! Ed25519.KeyPair(using: SeededRandom(label: "device"))
@@ -29,7 +29,7 @@ import Testing
     static func allSlots() throws -> [KeySlot] {
         let r = SeededRandom(label: "slots")
         return [
-            SlotCrypto.recoverySlot(for: key, recovery: recovery, vaultID: vaultID, random: r),
+            try SlotCrypto.recoverySlot(for: key, recovery: recovery, vaultID: vaultID, random: r),
             try SlotCrypto.passphraseSlot(
                 for: key, passphrase: passphrase("correct horse"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: vaultID, random: r),
             try SlotCrypto.deviceSlot(for: key, devicePublicKey: device.publicKey, vaultID: vaultID, random: r),
@@ -44,34 +44,54 @@ import Testing
         .recoveryKey(recoveryKey("other")), .passphrase(passphrase("correct horsE")), .device(otherDevice), .escrow(otherEscrow),
     ]
 
+    static let payload = counting(32, from: 100) + counting(16) + [0x02, 0x01]
+
     @Test func recoverySlotLayout() throws {
-        guard case .recovery(let nonce, let wrapped) = SlotCrypto.recoverySlot(
+        guard case .recovery(let box) = try SlotCrypto.recoverySlot(
             for: Self.key, recovery: Self.recovery, vaultID: Self.vaultID, random: SeededRandom(label: "r"))
         else {
             Issue.record("not a recovery slot")
             return
         }
-        #expect(nonce == SeededRandom(label: "r").bytes(24))
-        #expect(wrapped.count == 48)
-        let opened = try XChaCha20Poly1305.open(wrapped, key: Self.recovery.wrappingKey, nonce: nonce, authenticating: Self.ad("recovery"))
-        #expect(opened == counting(32, from: 100))
+        #expect(box.count == KeySlot.boxByteCount)
+        // A sealed box to the X25519 form of the recovery signing key.
+        let pair = try Self.recovery.signingKeyPair().agreementKeyPair()
+        #expect(try pair.open(box).copyBytes() == Self.payload)
+        // Any member can make it from the public key alone.
+        guard case .recovery(let again) = try SlotCrypto.recoverySlot(
+            for: Self.key, recoveryPublicKey: try Self.recovery.publicKey(), vaultID: Self.vaultID, random: SeededRandom(label: "r"))
+        else {
+            Issue.record("not a recovery slot")
+            return
+        }
+        #expect(again == box)
     }
 
     @Test func passphraseSlotLayout() throws {
         let r = SeededRandom(label: "p")
-        guard case .passphrase(let salt, let ops, let mem, let nonce, let wrapped) = try SlotCrypto.passphraseSlot(
+        let slot = try SlotCrypto.passphraseSlot(
             for: Self.key, passphrase: passphrase("pw"), opsLimit: 2, memLimitBytes: 16384, vaultID: Self.vaultID, random: r)
+        guard case .passphrase(let salt, let ops, let mem, let publicKey, let box) = slot else {
+            Issue.record("not a passphrase slot")
+            return
+        }
+        #expect(salt == SeededRandom(label: "p").bytes(16))
+        #expect(ops == 2 && mem == 16384)
+        let seed = try Argon2id.deriveKey(passphrase: passphrase("pw"), salt: salt, opsLimit: 2, memLimitBytes: 16384)
+        let pair = try X25519.KeyPair(seed: seed.storage)
+        #expect(publicKey == pair.publicKey)
+        #expect(try pair.open(box).copyBytes() == Self.payload)
+        // Rewrapping (a rotation by a device that does not know the
+        // passphrase) keeps salt, cost and public key.
+        let next = EpochKey(epoch: 0x0103, key: try SymmetricKey(bytes: counting(32, from: 7)))
+        guard case .passphrase(let s2, let o2, let m2, let pk2, let box2) = try SlotCrypto.passphraseSlot(
+            for: next, rewrapping: slot, vaultID: Self.vaultID, random: r)
         else {
             Issue.record("not a passphrase slot")
             return
         }
-        let expected = SeededRandom(label: "p")
-        #expect(salt == expected.bytes(16))
-        #expect(nonce == expected.bytes(24))
-        #expect(ops == 2 && mem == 16384)
-        let wrappingKey = try Argon2id.deriveKey(passphrase: passphrase("pw"), salt: salt, opsLimit: 2, memLimitBytes: 16384)
-        let opened = try XChaCha20Poly1305.open(wrapped, key: wrappingKey, nonce: nonce, authenticating: Self.ad("passphrase"))
-        #expect(opened == counting(32, from: 100))
+        #expect(s2 == salt && o2 == ops && m2 == mem && pk2 == publicKey)
+        #expect(try pair.open(box2).copyBytes() == counting(32, from: 7) + counting(16) + [0x03, 0x01])
     }
 
     @Test func deviceAndEscrowBoxLayout() throws {
@@ -117,16 +137,24 @@ import Testing
 
     @Test func tamperedSlotsDoNotOpen() throws {
         let slots = try Self.allSlots()
-        guard case .recovery(let nonce, let wrapped) = slots[0], case .device(let box) = slots[2] else {
+        guard case .recovery(let rbox) = slots[0], case .device(let box) = slots[2],
+            case let .passphrase(salt, ops, mem, pk, pbox) = slots[1]
+        else {
             Issue.record("unexpected slot kinds")
             return
         }
-        var w = wrapped
-        w[47] ^= 1
-        #expect(try Self.open(.recovery(nonce: nonce, wrapped: w), .recoveryKey(Self.recovery)) == nil)
-        var n = nonce
-        n[0] ^= 1
-        #expect(try Self.open(.recovery(nonce: n, wrapped: wrapped), .recoveryKey(Self.recovery)) == nil)
+        for i in [0, 31, 32, 97] {
+            var w = rbox
+            w[i] ^= 1
+            #expect(try Self.open(.recovery(box: w), .recoveryKey(Self.recovery)) == nil)
+            var p = pbox
+            p[i] ^= 1
+            #expect(try Self.open(.passphrase(salt: salt, opsLimit: ops, memLimitBytes: mem, publicKey: pk, box: p), .passphrase(passphrase("correct horse"))) == nil)
+        }
+        // A passphrase slot whose public key was changed does not open with the passphrase.
+        var otherPK = pk
+        otherPK[3] ^= 1
+        #expect(try Self.open(.passphrase(salt: salt, opsLimit: ops, memLimitBytes: mem, publicKey: otherPK, box: pbox), .passphrase(passphrase("correct horse"))) == nil)
         var b = box
         b[60] ^= 1
         #expect(try Self.open(.device(box: b), .device(Self.device)) == nil)
@@ -137,13 +165,36 @@ import Testing
 
     @Test func passphraseResultsAreCached() throws {
         let slot = try Self.allSlots()[1]
-        var cache: [[UInt8]: SymmetricKey] = [:]
-        let first = try SlotCrypto.open(slot, with: .passphrase(passphrase("correct horse")), vaultID: Self.vaultID, epoch: 0x0102, passphraseKeys: &cache)
+        var cache = SlotCrypto.PassphraseCache()
+        let first = try SlotCrypto.open(slot, with: .passphrase(passphrase("correct horse")), vaultID: Self.vaultID, epoch: 0x0102, cache: &cache)
         #expect(first?.storage.copyBytes() == counting(32, from: 100))
-        #expect(cache.count == 1)
-        let again = try SlotCrypto.open(slot, with: .passphrase(passphrase("correct horse")), vaultID: Self.vaultID, epoch: 0x0102, passphraseKeys: &cache)
+        #expect(cache.pairs.count == 1 && cache.opened)
+        let again = try SlotCrypto.open(slot, with: .passphrase(passphrase("correct horse")), vaultID: Self.vaultID, epoch: 0x0102, cache: &cache)
         #expect(again == first)
-        #expect(cache.count == 1)
+        #expect(cache.pairs.count == 1)
+    }
+
+    @Test func passphraseDerivationsAreBudgeted() throws {
+        // Five slots with distinct salts, none for this passphrase: four
+        // Argon2id runs, then the rest are skipped and counted.
+        let r = SeededRandom(label: "budget")
+        var cache = SlotCrypto.PassphraseCache()
+        for _ in 0..<6 {
+            let slot = try SlotCrypto.passphraseSlot(
+                for: Self.key, passphrase: passphrase("other"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: Self.vaultID, random: r)
+            #expect(try SlotCrypto.open(slot, with: .passphrase(passphrase("mine")), vaultID: Self.vaultID, epoch: 0x0102, cache: &cache) == nil)
+        }
+        #expect(cache.pairs.count == Limits.maxPassphraseDerivations)
+        #expect(cache.skipped == 2)
+        // Once one opened, slots with other parameters are not run.
+        var opened = SlotCrypto.PassphraseCache()
+        let mine = try SlotCrypto.passphraseSlot(
+            for: Self.key, passphrase: passphrase("mine"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: Self.vaultID, random: r)
+        #expect(try SlotCrypto.open(mine, with: .passphrase(passphrase("mine")), vaultID: Self.vaultID, epoch: 0x0102, cache: &opened) != nil)
+        let older = try SlotCrypto.passphraseSlot(
+            for: Self.key, passphrase: passphrase("mine"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: Self.vaultID, random: r)
+        #expect(try SlotCrypto.open(older, with: .passphrase(passphrase("mine")), vaultID: Self.vaultID, epoch: 0x0102, cache: &opened) == nil)
+        #expect(opened.pairs.count == 1 && opened.skipped == 0)
     }
 
     static let limitCases: [(UInt64, UInt64, Bool)] = [
@@ -177,7 +228,7 @@ import Testing
     @Test func openingAPassphraseSlotOverTheLimitsThrowsWithoutRunningIt() throws {
         let r = SeededRandom(label: "limits")
         for (ops, mem) in [(UInt64(9), UInt64(8192)), (1, (1 << 30) + 1), (1, 4096), (0, 8192)] {
-            let slot = KeySlot.passphrase(salt: r.bytes(16), opsLimit: ops, memLimitBytes: mem, nonce: r.bytes(24), wrapped: r.bytes(48))
+            let slot = KeySlot.passphrase(salt: r.bytes(16), opsLimit: ops, memLimitBytes: mem, publicKey: r.bytes(32), box: r.bytes(98))
             #expect(throws: KeyError.kdfLimitsExceeded(opsLimit: ops, memLimitBytes: mem)) {
                 try Self.open(slot, .passphrase(passphrase("x")))
             }
@@ -195,7 +246,7 @@ import Testing
         #expect(throws: KeyError.operationRefused(reason: "the device key is not a valid public key")) {
             try SlotCrypto.deviceSlot(for: Self.key, devicePublicKey: counting(31), vaultID: Self.vaultID, random: SeededRandom(label: "x"))
         }
-        #expect(throws: KeyError.operationRefused(reason: "the escrow key is not a valid X25519 public key")) {
+        #expect(throws: KeyError.operationRefused(reason: "the escrow key is not a valid public key")) {
             try SlotCrypto.escrowSlot(
                 for: Self.key, escrowPublicKey: [UInt8](repeating: 0, count: 32), vaultID: Self.vaultID, random: SeededRandom(label: "x"))
         }

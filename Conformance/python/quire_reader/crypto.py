@@ -45,8 +45,28 @@ def ed25519_from_seed(seed: bytes):
 
 
 def ed25519_to_x25519(pk: bytes, sk: bytes):
+    """keys.md §0 EdToX_pk and EdToX_sk: libsodium's conversions of an
+    Ed25519 key pair (public key 32, secret key 64) to X25519."""
     return (sodium.crypto_sign_ed25519_pk_to_curve25519(pk),
             sodium.crypto_sign_ed25519_sk_to_curve25519(sk))
+
+
+def is_valid_ed25519_public_key(pk: bytes) -> bool:
+    """keys.md §0: a valid Ed25519 public key is 32 bytes for which
+    EdToX_pk (crypto_sign_ed25519_pk_to_curve25519) succeeds."""
+    if type(pk) is not bytes or len(pk) != 32:
+        return False
+    try:
+        sodium.crypto_sign_ed25519_pk_to_curve25519(pk)
+        return True
+    except (nacl.exceptions.CryptoError, nacl.exceptions.RuntimeError, ValueError):
+        return False
+
+
+def seed_keypair(seed: bytes):
+    """keys.md §0 SeedKeyPair: libsodium crypto_box_seed_keypair, returns
+    (X25519 public key, X25519 secret key)."""
+    return sodium.crypto_box_seed_keypair(seed)
 
 
 def ed25519_verify(pk: bytes, msg: bytes, sig: bytes) -> bool:
@@ -60,5 +80,6 @@ def ed25519_verify(pk: bytes, msg: bytes, sig: bytes) -> bool:
 
 
 def argon2id(passphrase: bytes, salt: bytes, ops: int, mem: int) -> bytes:
+    """keys.md §2.3: crypto_pwhash with ALG_ARGON2ID13, 32 bytes of output."""
     return sodium.crypto_pwhash_alg(32, passphrase, salt, ops, mem,
                                     sodium.crypto_pwhash_ALG_ARGON2ID13)

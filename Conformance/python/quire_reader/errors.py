@@ -17,10 +17,10 @@ class QuireError(Exception):
         self.detail = detail
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Issue:
     code: str
-    offset: int
+    offset: int | None      # None: an issue without an offset (keys.md §2.3)
 
     def __str__(self):
-        return "%s @ %d" % (self.code, self.offset)
+        return self.code if self.offset is None else "%s @ %d" % (self.code, self.offset)

@@ -22,15 +22,15 @@ KIND_REVISION = 0x10
 KIND_MANIFEST = 0x11
 KIND_CHUNK = 0x12
 KIND_PROFILE = 0x80
-KIND_ENROLL = 0x81
 
 FLAG_SEALED = 0x01
 FLAG_COMPRESSED = 0x02
 
-# kind -> sealed?   (§4.3)
+# kind -> sealed?   (§4.3). Every other kind is unassigned; 0x81 (once an
+# enrollment request) is an unknown non-critical kind like any other.
 KNOWN_KINDS = {
     KIND_KEYRING: False, KIND_COMMIT: False, KIND_REVISION: True,
-    KIND_MANIFEST: True, KIND_CHUNK: True, KIND_PROFILE: True, KIND_ENROLL: False,
+    KIND_MANIFEST: True, KIND_CHUNK: True, KIND_PROFILE: True,
 }
 
 CHUNK_PUBLIC = 21

@@ -1,14 +1,16 @@
-"""Keyrings (format.md §8).
+"""Keyrings (format.md §8, keys.md §2).
 
-- Credential, SlotOpener: §8.3 key slots (device, recovery, passphrase;
-  escrow slots are never opened by a reader's credential), records.md §6.4
-  recovery codes, §11 Argon2id limits;
+- Credential, SlotOpener: §8.3 and keys.md §2 key slots, each a sealed box
+  to an X25519 recipient (device, recovery, passphrase; the runner has no
+  escrow credential), records.md §6.4 recovery codes, keys.md §2.3 the
+  Argon2id bounds and the derivation budget;
 - collect: §8.1 the two copies of a keyring (one keyring per id, its first
   intact copy, keyring_copy_damaged for a damaged copy);
-- _parse, _open_inner: §8.1 layout and §8.4 rule 1 (records.md §6);
+- _parse, _open_inner: §8.1 layout and §8.4 rule 1 (records.md §6; member
+  keys valid Ed25519 public keys, keys.md §0);
 - _reach: §8.5 which epoch keys the credential reaches;
-- _decide, _root_ok, _child_ok, _removals: §8.4 rules 1-7 (trust, sticky
-  removal, a removed device's own view);
+- _decide, _root_ok, _child_ok, _removals: §8.4 rules 1-7 (trust,
+  escrow-free for good, sticky removal, a removed device's own view);
 - _raise_no_trust: §8.5, the fatal error when nothing can be trusted.
 
 Entry point: open_keyrings(frames, opener, vault_id) -> Keys, or raises
@@ -17,12 +19,14 @@ QuireError (§8.5).
 
 from __future__ import annotations
 
+import hmac
 import unicodedata
 from dataclasses import dataclass, field
 
 from . import cbor, schema
 from .crypto import (aead_open, argon2id, blake2b, ed25519_from_seed,
-                     ed25519_to_x25519, ed25519_verify, kdf, sealed_box_open)
+                     ed25519_to_x25519, ed25519_verify, is_valid_ed25519_public_key,
+                     kdf, sealed_box_open, seed_keypair)
 from .errors import Issue, QuireError
 from .frames import Frame, u16
 from .recovery import parse_recovery_code
@@ -61,45 +65,89 @@ class Credential:
 
 
 class SlotOpener:
-    """Tries one credential on key slots. Constructing it checks the
-    credential's syntax (recovery_code_invalid), which §8.5 puts first."""
+    """Tries one credential on key slots (keys.md §2, format.md §8.3).
+
+    Every slot is a 98-byte sealed box of `K_e ‖ vault id ‖ u16(e)` to an
+    X25519 recipient. The credential gives the X25519 key pair:
+
+    - a device seed: libsodium's conversion of its Ed25519 key pair (§2.1);
+    - a recovery key R: the conversion of EdKeyPair(KDF(R, 2, "quire rk"))
+      (§2.2, §4); constructing the opener parses the code first
+      (recovery_code_invalid, which format.md §8.5 puts first);
+    - a passphrase: SeedKeyPair(Argon2id(P, salt, opsLimit, memLimit)), one
+      pair per slot parameters, under the derivation budget of §2.3.
+
+    One SlotOpener is one attempt to open the vault: the Argon2id cache
+    persists across the key layer's looks (commit recovery makes it look
+    again, format.md §10.3), so one attempt runs Argon2id at most 4 times.
+    `begin_look` resets what §2.3 tracks per pass over the slots."""
+
+    MAX_DERIVATIONS = 4                  # keys.md §2.3, format.md §11
 
     def __init__(self, cred: Credential):
         self.cred = cred
-        self.kdf_refused = 0
-        self._argon = {}
-        self.own_key = None          # the credential's Ed25519 public key, if any
+        self.own_key = None              # the credential's Ed25519 public key, if any
+        self._derived = {}               # (salt, ops, mem) -> (pk, sk)   (§2.3 cache)
+        self.begin_look()
         if cred.kind == "recovery":
             r = parse_recovery_code(cred.value)
-            self.r_key = kdf(r, 1, CTX_RK)
-            self.own_key, _ = ed25519_from_seed(kdf(r, 2, CTX_RK))
+            seed = kdf(r, 2, CTX_RK)     # keys.md §4; subkey 1 MUST NOT be used
         elif cred.kind == "device":
-            pk, sk = ed25519_from_seed(cred.value)
-            self.own_key = pk
-            self.x_pk, self.x_sk = ed25519_to_x25519(pk, sk)
-        elif cred.kind != "passphrase":
+            seed = cred.value
+        elif cred.kind == "passphrase":
+            return
+        else:
             raise ValueError(cred.kind)
+        pk, sk = ed25519_from_seed(seed)
+        self.own_key = pk
+        self.x_pk, self.x_sk = ed25519_to_x25519(pk, sk)
+
+    def begin_look(self):
+        """keys.md §2.3: the flag *opened*, the set *untried*, and the slots
+        refused for their cost (step 1), for one pass over the slots."""
+        self.opened = False
+        self.untried: set = set()
+        self.kdf_refused = 0
+
+    def _pair(self, slot):
+        """keys.md §2.3 steps 1-2 for a passphrase slot: the X25519 key pair
+        to try, or None (refused, skipped or untried)."""
+        ops, mem = slot.get("opsLimit"), slot.get("memLimit")
+        if not (KDF_OPS[0] <= ops <= KDF_OPS[1] and KDF_MEM[0] <= mem <= KDF_MEM[1]):
+            self.kdf_refused += 1                                   # step 1
+            return None
+        params = (slot.get("salt"), ops, mem)
+        if params in self._derived:                                 # step 2
+            return self._derived[params]
+        if self.opened:
+            return None
+        if len(self._derived) >= self.MAX_DERIVATIONS:
+            self.untried.add(params)
+            return None
+        pair = seed_keypair(argon2id(self.cred.value, *params))
+        self._derived[params] = pair
+        return pair
 
     def open(self, slot, epoch: int, vault_id: bytes):
-        """Returns the epoch key the slot wraps for this credential, or None."""
+        """Returns the epoch key the slot wraps for this credential, or None
+        (keys.md §2, "Opening a slot")."""
         kind = self.cred.kind
         if slot.get("kind") != kind:
-            return None
-        ad = vault_id + u16(epoch) + kind.encode()
-        if kind == "recovery":
-            return aead_open(self.r_key, slot.get("nonce"), slot.get("wrapped"), ad)
+            return None                  # other kinds, and unknown kinds, are skipped
         if kind == "passphrase":
-            ops, mem = slot.get("opsLimit"), slot.get("memLimit")
-            if not (KDF_OPS[0] <= ops <= KDF_OPS[1] and KDF_MEM[0] <= mem <= KDF_MEM[1]):
-                self.kdf_refused += 1
+            pair = self._pair(slot)
+            if pair is None:
                 return None
-            params = (slot.get("salt"), ops, mem)
-            if params not in self._argon:
-                self._argon[params] = argon2id(self.cred.value, *params)
-            return aead_open(self._argon[params], slot.get("nonce"), slot.get("wrapped"), ad)
-        m = sealed_box_open(slot.get("box"), self.x_pk, self.x_sk)
+            pk, sk = pair
+            if not hmac.compare_digest(pk, slot.get("publicKey")):   # step 3
+                return None
+        else:
+            pk, sk = self.x_pk, self.x_sk
+        m = sealed_box_open(slot.get("box"), pk, sk)
         if m is None or len(m) != 50 or m[32:] != vault_id + u16(epoch):
             return None
+        if kind == "passphrase":
+            self.opened = True                                      # step 4
         return m[:32]
 
 
@@ -225,6 +273,12 @@ def _open_inner(kr: Keyring, key: bytes, vault_id: bytes) -> bool:
     except (cbor.CBORError, schema.SchemaError):
         kr.inner_bad = True          # authentic under the epoch key, yet not a keyring
         return True
+    # Rule 1: every key in `members` is a valid Ed25519 public key (keys.md
+    # §0; records.md §6.3 says "in `members`", so `removed` is not checked).
+    # Checked after decoding the content and before the signature.
+    if not all(is_valid_ed25519_public_key(m.get("key")) for m in C.get("members", [])):
+        kr.inner_bad = True
+        return True
     kr.content = C
     kr.signer = I.get("signer")
     msg = b"quire-keyring-v1" + vault_id + u16(kr.epoch) + kr.P + I.get("content")
@@ -271,10 +325,16 @@ def _reach(keyrings: list, opener: SlotOpener, vault_id: bytes, excluded: set) -
     for kr in keyrings:
         kr.slot_opened, kr.key, kr.inner_bad = False, None, False
         kr.content, kr.signer, kr.signature_ok = None, b"", False
+    opener.begin_look()
     reached = KeyStore()
     for kr in reversed(keyrings):
         if kr.damaged or kr.not_a_keyring or kr.index in excluded:
             continue
+        # Slots of an escrow-forbidden keyring are tried too: §8.3 says a
+        # reader MAY, "only to tell a rejected keyring from a wrong
+        # credential"; error-escrow-slot-in-escrow-free-vault requires it
+        # (escrow_forbidden, not wrong_recovery_key). Its passphrase slots
+        # therefore take part in the derivation budget (keys.md §2.3).
         for slot in kr.slots:
             e = opener.open(slot, kr.epoch, vault_id)
             if e is not None:
@@ -320,24 +380,32 @@ def _root_ok(kr: Keyring, vault_id: bytes) -> bool:
     return derived == vault_id and kr.signer in kr.keys_in("members")
 
 
-def _child_ok(kr: Keyring, by_id: dict) -> bool:
-    """§8.4 rule 5: every parent already trusted; the signer a member of a
-    parent; the parents' blob key; the parents' top epoch (with its key) or
-    one more."""
+def _child_ok(kr: Keyring, by_id: dict) -> str | None:
+    """§8.4 rule 5, checked in its order: every parent already trusted; the
+    signer a member of a parent; the parents' blob key; escrow-free if any
+    parent is; the parents' top epoch (with its key) or one more. Returns
+    None when trusted, else the first failure's code: escrow_forbidden for a
+    keyring that is not escrow-free after an escrow-free parent,
+    keyring_unauthenticated for every other failure."""
     parents = []
     for pid in kr.parents:
         p = by_id.get(pid)
         if p is None or not p.trusted or p.index >= kr.index:
-            return False
+            return "keyring_unauthenticated"
         parents.append(p)
     if not any(kr.signer in p.keys_in("members") for p in parents):
-        return False
+        return "keyring_unauthenticated"
     if any(p.content.get("blobKey") != kr.content.get("blobKey") for p in parents):
-        return False
+        return "keyring_unauthenticated"
+    if any(p.public.get("escrowFree", False) for p in parents) \
+            and not kr.public.get("escrowFree", False):
+        return "escrow_forbidden"
     top = max(p.epoch for p in parents)
     if kr.epoch == top:
-        return any(p.epoch == top and p.key == kr.key for p in parents)
-    return kr.epoch == top + 1
+        ok = any(p.epoch == top and p.key == kr.key for p in parents)
+    else:
+        ok = kr.epoch == top + 1
+    return None if ok else "keyring_unauthenticated"
 
 
 def _decide(keyrings: list, by_id: dict, vault_id: bytes, distrusted: dict, own_removed: set):
@@ -357,10 +425,14 @@ def _decide(keyrings: list, by_id: dict, vault_id: bytes, distrusted: dict, own_
             kr.reason = "keyring_unauthenticated"            # rule 3
         elif kr.index in distrusted:
             kr.reason = distrusted[kr.index]                 # rule 6
-        elif _root_ok(kr, vault_id) if not kr.parents else _child_ok(kr, by_id):
-            kr.trusted = True                                # rules 4, 5
+        elif not kr.parents:
+            if _root_ok(kr, vault_id):
+                kr.trusted = True                            # rule 4
+            else:
+                kr.reason = "keyring_unauthenticated"
         else:
-            kr.reason = "keyring_unauthenticated"
+            kr.reason = _child_ok(kr, by_id)                 # rule 5
+            kr.trusted = kr.reason is None
 
 
 def _removals(keyrings: list, by_id: dict, own_key, distrusted: dict, own_removed: set) -> bool:
@@ -431,6 +503,9 @@ def open_keyrings(frames: list, opener: SlotOpener, vault_id: bytes) -> Keys:
         if kr.reason in ("malformed_keyring", "escrow_forbidden", "removed_device_slot") \
                 or (kr.reason and kr.key is not None):
             issues.append(Issue(kr.reason, kr.offset))
+    # keys.md §2.3: the vault opened, yet passphrase slots were refused for
+    # their cost: one kdf_limits_exceeded per refused slot, without an offset.
+    issues += [Issue("kdf_limits_exceeded", None)] * opener.kdf_refused
     return Keys(held, trusted, issues)
 
 
@@ -440,7 +515,15 @@ def _raise_no_trust(keyrings: list, opener: SlotOpener, own_removed: set):
     opened = any(kr.slot_opened for kr in keyrings) or own_removed
     if not opened:
         if opener.kdf_refused:
-            raise QuireError("kdf_limits_exceeded")
+            raise QuireError("kdf_limits_exceeded",
+                             "%d passphrase slot(s) ask for more Argon2id work than allowed"
+                             % opener.kdf_refused)
+        if opener.untried:
+            raise QuireError("kdf_limits_exceeded",
+                             "the derivation budget of %d Argon2id runs left %d parameter "
+                             "triple(s) untried: someone may have added decoy passphrase "
+                             "slots; a device or the recovery key still opens the vault"
+                             % (SlotOpener.MAX_DERIVATIONS, len(opener.untried)))
         if any(kr.malformed for kr in keyrings):
             raise QuireError("malformed_keyring", "nothing opened and a keyring is damaged")
         raise QuireError(WRONG_CREDENTIAL[opener.cred.kind])

@@ -1,4 +1,4 @@
-"""Record schemas of records.md §3–§7: decides "decodes under its schema".
+"""Record schemas of records.md §3–§6: decides "decodes under its schema".
 
 Each check raises SchemaError(code) with code `malformed_record` or
 `size_limit_exceeded` (a count or size over format.md §11).
@@ -130,20 +130,20 @@ def _size(v):
 
 MANIFEST = {"blob": bytes_n(32), "stream": bytes_n(16), "size": _size, "type": is_text}
 
-# --- records.md §5 profile, §7 enrollment request -----------------------------
+# --- records.md §5 profile -----------------------------------------------------
 
 PROFILE = {"name": is_text, "about": is_text, "settings": is_map,
            "clock": is_uint, "device": bytes_n(16)}
-ENROLLMENT = {"key": bytes_n(32), "name": is_text, "created": is_int,
-              "signature": bytes_n(64)}
 
 # --- records.md §6 keyring ----------------------------------------------------
 
+# records.md §6.2: for the four known kinds every listed field is required;
+# every box is a 98-byte sealed box (keys.md §2).
 SLOT_FIELDS = {
     "device": {"box": bytes_n(98)},
-    "recovery": {"nonce": bytes_n(24), "wrapped": bytes_n(48)},
+    "recovery": {"box": bytes_n(98)},
     "passphrase": {"salt": bytes_n(16), "opsLimit": is_uint, "memLimit": is_uint,
-                   "nonce": bytes_n(24), "wrapped": bytes_n(48)},
+                   "publicKey": bytes_n(32), "box": bytes_n(98)},
     "escrow": {"box": bytes_n(98)},
 }
 
@@ -180,6 +180,7 @@ CONTENT = {
     "removed": array_of(MEMBER, 4096, "removed"),
     "escrow": array_of(ESCROW, 4096, "escrow"),
     "history": array_of(_history, 4096, "history"),
+    "retired": array_of(bytes_n(32), 4096, "retired"),
     "blobKey": bytes_n(32), "created": is_int, "reason": is_text,
 }
 
@@ -191,8 +192,6 @@ def check_record(kind: int, value) -> None:
         check_map(value, MANIFEST, ("blob", "stream"), "manifest")
     elif kind == 0x80:
         check_map(value, PROFILE, (), "profile")
-    elif kind == 0x81:
-        check_map(value, ENROLLMENT, ("key", "signature"), "enrollment request")
     else:
         raise ValueError("no schema for kind %#x" % kind)
 

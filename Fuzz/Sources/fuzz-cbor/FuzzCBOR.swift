@@ -6,8 +6,7 @@
 // different encodings must be different values (no lookup conflates them).
 //
 // The same bytes then go to every record decoder (entry revision, profile,
-// attachment manifest, keyring body / public part / content, enrollment
-// request). Sealed records are unreachable from fuzz-vault (the fuzzer
+// attachment manifest, keyring body / public part / content). Sealed records are unreachable from fuzz-vault (the fuzzer
 // cannot forge an AEAD tag), so this is where their decoders get fuzzed.
 // A record that decodes must survive encode → decode unchanged.
 
@@ -79,7 +78,6 @@ func records(_ bytes: [UInt8]) {
     roundTrip("attachment manifest", bytes, decode: { b throws(FormatError) in try BlobManifest(decoding: b) }, encode: { $0.encoded() })
     roundTrip("keyring public part", bytes, decode: { b throws(FormatError) in try KeyringPublic(decoding: b, location: nil) }, encode: { $0.encoded() })
     roundTrip("keyring body", bytes, decode: { b throws(FormatError) in try KeyringRecord(body: b, epoch: 1, location: nil) }, encode: { $0.encodedBody() })
-    roundTrip("enrollment request", bytes, decode: { b throws(FormatError) in try EnrollmentRequest(decoding: b, location: nil) }, encode: { $0.encoded() })
     // KeyringContent is not Equatable (it holds keys): compare encodings.
     if let content = try? KeyringContent(decoding: bytes, location: nil) {
         Sink.touch(content.members.count)

@@ -138,13 +138,13 @@ struct Seeds {
         try write(FileHeader.magic + [UInt8](repeating: 0, count: 56), "fuzz-header", "magic-only.bin")
 
         // Frames. Inputs under 64 bytes are frames after a prefixed header.
-        try write(frame(.enrollmentRequest, body: [0xa0]), "fuzz-frames", "short-enrollment.bin")
+        try write(frame(RecordKind(rawValue: 0x81), body: [0xa0]), "fuzz-frames", "short-enrollment.bin")
         try write(commitFrame(head: 0xcc), "fuzz-frames", "short-commit.bin")
         var repairable = frame(RecordKind(rawValue: 0x90), body: [1, 2, 3])
         repairable[5] ^= 0x04  // one flipped bit in the length: repaired by the scanner
         try write(header + repairable + frame(.keyring, body: [0xa0]) + commitFrame(head: 1), "fuzz-frames", "bitflip-then-keyring.bin")
         try write(
-            header + [0xde, 0xad, 0xbe, 0xef, 0x00] + frame(.enrollmentRequest, body: [0xf6]) + commitFrame(head: 0),
+            header + [0xde, 0xad, 0xbe, 0xef, 0x00] + frame(RecordKind(rawValue: 0x81), body: [0xf6]) + commitFrame(head: 0),
             "fuzz-frames", "garbage-then-frames.bin")
 
         // CBOR: record payloads and edge values.
@@ -194,7 +194,5 @@ struct Seeds {
             blob: BlobID(unchecked: [UInt8](repeating: 8, count: 32)), stream: StreamID(unchecked: [UInt8](repeating: 9, count: 16)),
             byteCount: 200_000, mediaType: "image/jpeg")
         try write(manifest.encoded(), "fuzz-cbor", "manifest.cbor")
-        let request = EnrollmentRequest(publicKey: [UInt8](repeating: 10, count: 32), name: "Tablet", created: now, signature: [UInt8](repeating: 11, count: 64))
-        try write(request.encoded(), "fuzz-cbor", "enrollment.cbor")
     }
 }

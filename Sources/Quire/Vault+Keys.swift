@@ -1,0 +1,222 @@
+public import QuireCrypto
+public import QuireFormat
+public import QuireKeys
+public import QuireSystem
+
+/// Key operations on an open vault (`Spec/keys.md §6`). Each appends one
+/// keyring (written twice) in its own commit and re-reads the keys.
+extension Vault {
+    /// Opens the vault at `path` with this device's key from `store`.
+    ///
+    /// Compares the keyring heads in the file with those this device trusted
+    /// last time; a missing one is reported in ``keyWarnings`` as
+    /// ``KeyError/rollbackSuspected(missingKeyrings:)``.
+    ///
+    /// - Throws: ``VaultError/deviceStore(_:)`` when the store has no key or
+    ///   cannot be read; ``VaultError/keys(_:)`` with
+    ///   ``KeyError/wrongDeviceKey`` when this device is not enrolled;
+    ///   ``VaultError/format(_:)``.
+    public static func open(
+        at path: String, store: any DeviceKeyStore, writable: Bool = true, random: any RandomSource = SystemRandom(),
+        options: WriteOptions = WriteOptions()
+    ) throws(VaultError) -> Vault {
+        let identity: DeviceIdentity?
+        do { identity = try store.load() } catch { throw .deviceStore(error) }
+        guard let identity else { throw .keys(.wrongDeviceKey) }
+        let vault = try open(at: path, credential: .device(identity.keyPair), writable: writable, random: random, options: options)
+        vault.deviceStore = store
+        try vault.checkRememberedHeads()
+        return vault
+    }
+
+    /// Uses `store` to remember the keyring heads this device trusts, and
+    /// checks them now.
+    ///
+    /// - Throws: ``VaultError/deviceStore(_:)``.
+    public func remember(in store: any DeviceKeyStore) throws(VaultError) {
+        try lock.withLock { () throws(VaultError) -> Void in
+            deviceStore = store
+            try checkRememberedHeads()
+        }
+    }
+
+    /// Warns when a remembered head is gone; otherwise remembers today's heads.
+    func checkRememberedHeads() throws(VaultError) {
+        guard let store = deviceStore else { return }
+        let present = Set(unlocked.keyrings.filter(\.isTrusted).map(\.id))
+        let remembered: [KeyringID]
+        do { remembered = try store.trustedHeads(of: vaultID) } catch { throw .deviceStore(error) }
+        let missing = remembered.filter { !present.contains($0) }
+        keyWarnings.removeAll { $0.code == "rollback_suspected" }
+        if !missing.isEmpty {
+            keyWarnings.append(.rollbackSuspected(missingKeyrings: missing.count))
+            return
+        }
+        try rememberHeads()
+    }
+
+    func rememberHeads() throws(VaultError) {
+        guard let store = deviceStore, let state = try? KeyState(unlocked, vaultID: vaultID) else { return }
+        do { try store.rememberHeads(state.heads.map(\.id), of: vaultID) } catch { throw .deviceStore(error) }
+    }
+
+    /// Who holds keys now, as the trusted keyrings say.
+    ///
+    /// - Throws: ``VaultError/keys(_:)`` when no keyring is trusted.
+    public func keyState() throws(VaultError) -> KeyState {
+        try lock.withLock { () throws(VaultError) -> KeyState in
+            do throws(KeyError) { return try KeyState(unlocked, vaultID: vaultID) } catch { throw .keys(error) }
+        }
+    }
+
+    /// Before records are written: when concurrent key changes (merged from
+    /// two copies) left several keyring heads and the newest one — whose key
+    /// new records would be sealed under — does not wrap to exactly the
+    /// readers of the joined key state (a device removed in the other head,
+    /// an escrow key dropped by escrow-free in the other head), first writes
+    /// a keyring that joins them (`Spec/keys.md §6`, "Joining before writing").
+    ///
+    /// - Throws: ``VaultError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
+    ///   when a join is needed and the credential cannot sign one.
+    func joinConcurrentKeyrings() throws(VaultError) {
+        guard !changingKeys, let state = try? KeyState(unlocked, vaultID: vaultID), state.heads.count > 1,
+            let write = unlocked.keys.writeKey,
+            let ring = state.heads.first(where: { $0.epoch == write.epoch && $0.epochKey?.key == write.key })
+        else { return }
+        guard !state.wrapsExactly(ring) else { return }
+        guard credential.signingKeyPair() != nil else {
+            throw .keys(.operationRefused(reason: "the keys were changed on two devices at once and must be joined before anything is written; open the vault with an enrolled device or the recovery key once"))
+        }
+        try changeKeys(.rotate)
+    }
+
+    /// Makes `change` to the vault's keys: builds the keyring from the keys
+    /// as they are at the moment of writing (another process's change is
+    /// read first), appends it twice in one commit, and re-reads the keys.
+    ///
+    /// - Parameter now: milliseconds since the Unix epoch, UTC, recorded in the keyring.
+    /// - Returns: the keyring written.
+    /// - Throws: ``VaultError/keys(_:)`` (``KeyError/operationRefused(reason:)``
+    ///   when the credential cannot sign — a passphrase or escrow key — or the
+    ///   change is not possible, ``KeyError/escrowRefused``); the errors of
+    ///   ``commit(_:)``.
+    @discardableResult
+    public func changeKeys(_ change: KeyChange, now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> KeyringProposal {
+        try lock.withLock { () throws(VaultError) -> KeyringProposal in
+            guard let signer = credential.signingKeyPair() else {
+                throw .keys(.operationRefused(reason: "only an enrolled device or the recovery key can change the keys; a passphrase or an escrow key can only read"))
+            }
+            var written: KeyringProposal?
+            changingKeys = true
+            defer { changingKeys = false }
+            do {
+                try commit { tx in
+                    let state = try KeyState(self.unlocked, vaultID: self.vaultID)
+                    let proposal = try KeyOperations.keyring(for: change, state: state, signer: signer, now: now, random: self.random)
+                    do throws(FormatError) { try tx.pending.appendKeyring(epoch: proposal.epoch, body: proposal.body) } catch { throw VaultError.format(error) }
+                    written = proposal
+                }
+            } catch let e as VaultError {
+                throw e
+            } catch let e as KeyError {
+                throw .keys(e)
+            } catch {
+                throw .format(.notWritable(reason: "\(error)"))
+            }
+            try reload()
+            keyWarnings.removeAll { $0.code == "rollback_suspected" }
+            // The change is committed: failing to remember the new heads is
+            // a warning, not an error.
+            do throws(VaultError) { try rememberHeads() } catch {
+                if case .deviceStore(let e) = error { keyWarnings.append(.deviceMemoryNotSaved(reason: e.description)) }
+            }
+            return written!
+        }
+    }
+
+    /// Enrolls the device whose code the user typed, after they compared its
+    /// fingerprint (``DeviceCode/fingerprint(of:)``) on both screens.
+    ///
+    /// - Parameters:
+    ///   - code: the device code shown by `quire device code` on the new device.
+    ///   - name: a name for it, unique in the vault, 1–64 characters.
+    /// - Returns: the new member.
+    /// - Throws: ``VaultError/keys(_:)`` with ``KeyError/deviceCodeInvalid(reason:)``
+    ///   or ``KeyError/operationRefused(reason:)``; the errors of ``changeKeys(_:now:)``.
+    @discardableResult
+    public func enrollDevice(code: String, name: String, now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> KeyringMember {
+        let publicKey: [UInt8]
+        do { publicKey = try DeviceCode.parse(code) } catch { throw .keys(error) }
+        try changeKeys(.enroll(publicKey: publicKey, name: name), now: now)
+        guard let member = try keyState().member(withKey: publicKey) else {
+            throw .keys(.operationRefused(reason: "the device was written to the keyring but is not a member after re-reading it"))
+        }
+        return member
+    }
+
+    /// Removes the enrolled device called `name` (case-insensitive): a new
+    /// epoch without it. It keeps what it could read until `compact --rekey`.
+    ///
+    /// - Throws: ``VaultError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
+    ///   when no device has that name; the errors of ``changeKeys(_:now:)``.
+    @discardableResult
+    public func removeDevice(named name: String, now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> KeyringMember {
+        let state = try keyState()
+        guard let member = state.devices.first(where: { $0.name.lowercased() == name.lowercased() }) else {
+            let names = state.devices.map { "\"\($0.name)\"" }.joined(separator: ", ")
+            throw .keys(.operationRefused(reason: "no enrolled device is named \"\(name)\"; the devices are \(names.isEmpty ? "none" : names)"))
+        }
+        try changeKeys(.remove(publicKey: member.publicKey), now: now)
+        return member
+    }
+}
+
+extension Vault {
+    /// Who can decrypt which records, in plain words (`Spec/keys.md §8`):
+    /// `quire keys status`. ``PrivacyStatement/text`` is the printed form.
+    ///
+    /// - Throws: ``VaultError/keys(_:)`` when no keyring is trusted;
+    ///   ``VaultError/format(_:)`` when the profile cannot be read.
+    public func privacyStatement() throws(VaultError) -> PrivacyStatement {
+        try lock.withLock { () throws(VaultError) -> PrivacyStatement in
+            let name = (try? profile())??.name ?? ""
+            var thisDevice: [UInt8]?
+            if case .device(let pair) = credential { thisDevice = pair.publicKey }
+            do throws(KeyError) {
+                return try PrivacyStatement(unlocked: unlocked, structure: file.structure, vaultName: name, thisDevice: thisDevice, warnings: keyWarnings)
+            } catch {
+                throw .keys(error)
+            }
+        }
+    }
+
+    /// Rotates the epoch key: a new epoch for the same keys.
+    ///
+    /// - Throws: the errors of ``changeKeys(_:now:)``.
+    public func rotateKeys(now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) {
+        try changeKeys(.rotate, now: now)
+    }
+
+    /// Sets, changes or removes the passphrase. `nil` removes it; setting
+    /// one when one exists changes it (a new epoch; the old one can still
+    /// read what was written before, until `compact --rekey`).
+    ///
+    /// - Parameters:
+    ///   - passphrase: UTF-8 in Unicode NFC, in guarded memory; nil to remove.
+    ///   - opsLimit: Argon2id passes (1…8).
+    ///   - memLimitBytes: Argon2id memory in bytes (8 KiB…1 GiB).
+    /// - Throws: the errors of ``changeKeys(_:now:)``, with
+    ///   ``KeyError/kdfLimitsExceeded(opsLimit:memLimitBytes:)`` for a cost
+    ///   outside the limits.
+    public func setPassphrase(
+        _ passphrase: SecureBytes?, opsLimit: UInt64 = Argon2id.moderateOpsLimit, memLimitBytes: UInt64 = Argon2id.moderateMemLimitBytes,
+        now: Int64 = ProcessStats.wallClockMilliseconds()
+    ) throws(VaultError) {
+        let hasOne = try !keyState().passphrases.isEmpty
+        switch (passphrase, hasOne) {
+        case (nil, _): try changeKeys(.removePassphrase, now: now)
+        case (let p?, false): try changeKeys(.setPassphrase(p, opsLimit: opsLimit, memLimitBytes: memLimitBytes), now: now)
+        case (let p?, true): try changeKeys(.changePassphrase(p, opsLimit: opsLimit, memLimitBytes: memLimitBytes), now: now)
+        }
+    }
+}

@@ -1,0 +1,137 @@
+public import QuireCrypto
+public import QuireFormat
+
+/// This device's identity: an Ed25519 key pair generated on the device and
+/// a human name (`Spec/keys.md §3`).
+///
+/// One Ed25519 key serves both roles: it signs keyrings, and its X25519 form
+/// (libsodium's `crypto_sign_ed25519_sk_to_curve25519`) opens the device's
+/// key slots. One secret to store, one fingerprint to compare, and a device
+/// code that carries a single 32-byte key. The private key never enters a
+/// vault; only the public key does, in the members of a keyring.
+public struct DeviceIdentity: Sendable, CustomStringConvertible {
+    /// The device's key pair; the secret half is in guarded memory.
+    public let keyPair: Ed25519.KeyPair
+    /// The name the device gives itself, such as `"Sam's laptop"`.
+    public var name: String
+    /// When the key was generated: milliseconds since the Unix epoch, UTC.
+    public let created: Int64
+
+    /// An identity from an existing key pair.
+    ///
+    /// - Throws: ``KeyError/operationRefused(reason:)`` for a name that
+    ///   ``DeviceIdentity/validateName(_:)`` rejects.
+    public init(keyPair: Ed25519.KeyPair, name: String, created: Int64) throws(KeyError) {
+        try Self.validateName(name)
+        self.keyPair = keyPair
+        self.name = name
+        self.created = created
+    }
+
+    /// A new identity with a fresh key pair from `random`.
+    ///
+    /// - Parameters:
+    ///   - name: 1–64 characters, no control characters.
+    ///   - now: milliseconds since the Unix epoch, UTC.
+    /// - Throws: ``KeyError/operationRefused(reason:)`` for a bad name or
+    ///   when guarded memory runs out.
+    public static func generate(name: String, now: Int64, using random: any RandomSource) throws(KeyError) -> DeviceIdentity {
+        let pair: Ed25519.KeyPair
+        do { pair = try Ed25519.KeyPair(using: random) } catch { throw .operationRefused(reason: "\(error)") }
+        return try DeviceIdentity(keyPair: pair, name: name, created: now)
+    }
+
+    /// The 32-byte Ed25519 public key.
+    public var publicKey: [UInt8] { keyPair.publicKey }
+    /// The device id: the first 16 bytes of BLAKE2b-256 of the public key.
+    public var id: DeviceID { DeviceID(publicKey: publicKey) }
+    /// The short fingerprint the user compares on both devices when enrolling.
+    public var fingerprint: String { DeviceCode.fingerprint(of: publicKey) }
+    /// The device code another device enrolls this one with.
+    public var code: String { DeviceCode.encode(publicKey: publicKey) }
+
+    /// Checks a device or member name: 1–64 Unicode scalars, none of them a
+    /// control character (so names print on one line and cannot forge output).
+    ///
+    /// - Throws: ``KeyError/operationRefused(reason:)``.
+    public static func validateName(_ name: String) throws(KeyError) {
+        let count = name.unicodeScalars.count
+        guard count >= 1, count <= 64 else {
+            throw .operationRefused(reason: "a device name must be 1 to 64 characters long (this one has \(count))")
+        }
+        for s in name.unicodeScalars where s.properties.generalCategory == .control || s.properties.generalCategory == .lineSeparator
+            || s.properties.generalCategory == .paragraphSeparator || s.properties.generalCategory == .format {
+            let hexDigits = String(s.value, radix: 16, uppercase: true)
+            throw .operationRefused(reason: "a device name cannot contain the invisible or control character U+\(String(repeating: "0", count: max(0, 4 - hexDigits.count)) + hexDigits)")
+        }
+        guard name.unicodeScalars.contains(where: { !isBlank($0) }) else {
+            throw .operationRefused(reason: "a device name needs at least one visible character")
+        }
+    }
+
+    /// The name and fingerprint; never key bytes.
+    public var description: String { "DeviceIdentity(\(name), \(fingerprint))" }
+
+    /// True for a scalar that prints as nothing on its own: white space, a
+    /// default-ignorable code point (such as U+3164 HANGUL FILLER), a
+    /// combining mark, or U+2800 BRAILLE PATTERN BLANK.
+    static func isBlank(_ s: Unicode.Scalar) -> Bool {
+        let p = s.properties
+        switch p.generalCategory {
+        case .nonspacingMark, .spacingMark, .enclosingMark, .spaceSeparator: return true
+        default: return p.isWhitespace || p.isDefaultIgnorableCodePoint || s.value == 0x2800
+        }
+    }
+}
+
+/// Device codes and fingerprints (`Spec/keys.md §3.2`).
+///
+/// ```
+/// device code  = Crockford base32 of (public key (32) ‖ BLAKE2b-128("quire-device-code-v1" ‖ public key)[0..<3])
+///                56 characters in 14 groups of 4, like the recovery key
+/// fingerprint  = Crockford base32 of BLAKE2b-256("quire-device-fingerprint-v1" ‖ public key)[0..<10]
+///                16 characters in 4 groups of 4 (80 bits)
+/// ```
+public enum DeviceCode {
+    static func checksum(_ publicKey: [UInt8]) -> [UInt8] {
+        Array(BLAKE2b.hash(Array("quire-device-code-v1".utf8) + publicKey, byteCount: 16).prefix(3))
+    }
+
+    /// The code for an Ed25519 public key, such as `"3J8K-…-Q0ZT"` (69 characters).
+    public static func encode(publicKey: [UInt8]) -> String {
+        CrockfordCode.encode(publicKey + checksum(publicKey))
+    }
+
+    /// The 16-character fingerprint of a public key, such as `"7Q2M-X0KD-4HNB-91VC"`.
+    public static func fingerprint(of publicKey: [UInt8]) -> String {
+        CrockfordCode.encode(Array(BLAKE2b.hash(Array("quire-device-fingerprint-v1".utf8) + publicKey, byteCount: 32).prefix(10)))
+    }
+
+    /// The Ed25519 public key in a typed device code. Case, spaces and dashes
+    /// do not matter; a typo is caught by the checksum.
+    ///
+    /// - Throws: ``KeyError/deviceCodeInvalid(reason:)`` for a wrong length,
+    ///   a bad character, a checksum mismatch (naming a recovery key given by
+    ///   mistake) or a key that is not a valid Ed25519 point.
+    public static func parse(_ code: String) throws(KeyError) -> [UInt8] {
+        let data: [UInt8]
+        do {
+            data = try CrockfordCode.decode(code, characterCount: 56)
+        } catch {
+            throw .deviceCodeInvalid(reason: error.reason(character: "device-code", code: "a device code", characterCount: 56))
+        }
+        let key = Array(data[0..<32])
+        guard constantTimeEqual(checksum(key), data[32..<35]) else {
+            var copy = key
+            defer { wipe(&copy) }
+            if constantTimeEqual(RecoveryKey.checksum(copy), data[32..<35]) {
+                throw .deviceCodeInvalid(reason: "this is a recovery key, not a device code: keep it secret, and run `quire device code` on the new device instead")
+            }
+            throw .deviceCodeInvalid(reason: "its checksum does not match; check for a mistyped character")
+        }
+        guard (try? Ed25519.agreementPublicKey(from: key)) != nil else {
+            throw .deviceCodeInvalid(reason: "it does not hold a valid public key")
+        }
+        return key
+    }
+}

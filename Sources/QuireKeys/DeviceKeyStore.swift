@@ -1,0 +1,147 @@
+public import QuireCrypto
+public import QuireFormat
+public import QuireSystem
+
+/// Where a device keeps its own key pair and what it remembers of each vault
+/// (`Spec/keys.md §3.3`). The private key never enters a vault.
+///
+/// Implementations: ``FileDeviceKeyStore`` (one 0600 file under
+/// `$QUIRE_HOME`), ``InMemoryDeviceKeyStore`` (tests); an app may supply
+/// one backed by the platform keychain.
+public protocol DeviceKeyStore: Sendable {
+    /// This device's identity, or nil when none has been created yet.
+    ///
+    /// - Throws: ``DeviceStoreError`` when the stored key cannot be read, is
+    ///   damaged, or is readable by others.
+    func load() throws(DeviceStoreError) -> DeviceIdentity?
+
+    /// Stores `identity` as this device's. Never replaces an existing key:
+    /// another process may already have enrolled it in a vault.
+    ///
+    /// - Throws: ``DeviceStoreError/alreadyExists(path:)`` when a key is
+    ///   stored already; ``DeviceStoreError/io(_:)``.
+    func create(_ identity: DeviceIdentity) throws(DeviceStoreError)
+
+    /// The keyring heads this device last trusted in the vault `vaultID`
+    /// (empty when it has not opened it). Used to notice a file rolled back
+    /// to before a change this device saw (`Spec/keys.md §7`).
+    ///
+    /// - Throws: ``DeviceStoreError``.
+    func trustedHeads(of vaultID: VaultID) throws(DeviceStoreError) -> [KeyringID]
+
+    /// Records the keyring heads this device now trusts in `vaultID`.
+    ///
+    /// - Throws: ``DeviceStoreError``.
+    func rememberHeads(_ heads: [KeyringID], of vaultID: VaultID) throws(DeviceStoreError)
+}
+
+extension DeviceKeyStore {
+    /// This device's identity, generating and storing one named `name` when
+    /// there is none. If another process stored one first, that one is used.
+    ///
+    /// - Parameters:
+    ///   - name: the device's name for a new key (1–64 characters).
+    ///   - now: milliseconds since the Unix epoch, UTC.
+    /// - Returns: the identity, and whether it was created by this call.
+    /// - Throws: ``DeviceStoreError``; ``DeviceStoreError/invalid(reason:)`` for a bad name.
+    public func loadOrCreate(name: String, now: Int64, using random: any RandomSource) throws(DeviceStoreError) -> (DeviceIdentity, created: Bool) {
+        if let existing = try load() { return (existing, false) }
+        let identity: DeviceIdentity
+        do { identity = try DeviceIdentity.generate(name: name, now: now, using: random) } catch {
+            throw .invalid(reason: error.description)
+        }
+        do {
+            try create(identity)
+        } catch {
+            if case .alreadyExists = error, let winner = try load() { return (winner, false) }
+            throw error
+        }
+        return (identity, true)
+    }
+}
+
+/// What can go wrong with a device key store. Messages name paths and
+/// permissions, never key material.
+public enum DeviceStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A device key is already stored at `path`.
+    case alreadyExists(path: String)
+    /// The key file is readable or writable by other users (`mode`, octal).
+    case permissionsTooOpen(path: String, mode: UInt16)
+    /// The file belongs to another user (`owner` is its user id): whoever
+    /// that is could have written it.
+    case notOwned(path: String, owner: UInt32)
+    /// The key file is not a Quire device key, or it is damaged.
+    case damaged(path: String, reason: String)
+    /// No directory could be chosen: none of `QUIRE_HOME`, `XDG_DATA_HOME`
+    /// or `HOME` is set.
+    case noDirectory
+    /// A bad argument, such as a device name with a control character.
+    case invalid(reason: String)
+    /// A file operation failed.
+    case io(SystemError)
+
+    /// The stable, machine-readable name.
+    public var code: String {
+        switch self {
+        case .alreadyExists: "device_key_exists"
+        case .permissionsTooOpen, .notOwned: "device_key_permissions"
+        case .damaged: "device_key_damaged"
+        case .noDirectory: "device_key_no_directory"
+        case .invalid: "invalid_argument"
+        case .io: "io"
+        }
+    }
+
+    /// The error in words a person can act on; names paths, never key bytes.
+    public var description: String {
+        switch self {
+        case .alreadyExists(let path):
+            return "a device key already exists at \(path); it is kept (it may be enrolled in vaults)"
+        case let .permissionsTooOpen(path, mode):
+            return "the device key \(path) has mode \(String(mode, radix: 8)), so other users may read it; run `chmod 600 \(path)` and consider the key exposed"
+        case let .notOwned(path, owner):
+            return "\(path) belongs to another user (uid \(owner)), who could have written it; it is not used. Check it, then make it yours (`chown`), or remove it"
+        case let .damaged(path, reason) where path.hasSuffix(".heads"):
+            return "this device's memory of a vault's keyrings, \(path), cannot be read: \(reason); remove the file (the next open writes it again, without the rollback check for that open)"
+        case let .damaged(path, reason):
+            return "the device key \(path) cannot be read: \(reason); restore it from a backup, or remove it and enroll this device again"
+        case .noDirectory:
+            return "no place for the device key: set QUIRE_HOME (or XDG_DATA_HOME or HOME)"
+        case .invalid(let reason):
+            return reason
+        case .io(let e):
+            return e.description
+        }
+    }
+}
+
+/// A device key store in memory, for tests and previews. Nothing touches the disk.
+public final class InMemoryDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
+    private let lock = RecursiveLock()
+    private var identity: DeviceIdentity?
+    private var heads: [VaultID: [KeyringID]] = [:]
+
+    /// An empty store, or one holding `identity`.
+    public init(identity: DeviceIdentity? = nil) { self.identity = identity }
+
+    /// The stored identity, or nil. Never throws.
+    public func load() throws(DeviceStoreError) -> DeviceIdentity? { lock.withLock { identity } }
+
+    /// Stores `identity` once.
+    ///
+    /// - Throws: ``DeviceStoreError/alreadyExists(path:)`` (path `"(memory)"`).
+    public func create(_ identity: DeviceIdentity) throws(DeviceStoreError) {
+        try lock.withLock { () throws(DeviceStoreError) -> Void in
+            guard self.identity == nil else { throw .alreadyExists(path: "(memory)") }
+            self.identity = identity
+        }
+    }
+
+    /// The heads remembered for `vaultID`. Never throws.
+    public func trustedHeads(of vaultID: VaultID) throws(DeviceStoreError) -> [KeyringID] { lock.withLock { heads[vaultID] ?? [] } }
+
+    /// Remembers `heads` for `vaultID`. Never throws.
+    public func rememberHeads(_ heads: [KeyringID], of vaultID: VaultID) throws(DeviceStoreError) {
+        lock.withLock { self.heads[vaultID] = heads }
+    }
+}

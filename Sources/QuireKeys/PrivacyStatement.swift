@@ -1,0 +1,323 @@
+import QuireCrypto
+public import QuireFormat
+
+/// Who can decrypt which records of a vault, derived from the file alone
+/// (`Spec/keys.md §8`): what `quire keys status` prints.
+///
+/// A key can decrypt the records of epoch `e` when it has a slot in a
+/// trusted keyring whose epoch is `e` or whose history carries `e`'s key.
+/// Records are counted from the frame headers (committed entry revisions and
+/// attachment manifests, by epoch). Keys that can read older records but
+/// not new ones — a removed device, a former passphrase, an escrow key
+/// turned off — keep that power over those records until
+/// `quire compact --rekey` re-encrypts them, and the statement says so.
+public struct PrivacyStatement: Sendable {
+    /// A key that can decrypt something.
+    public struct Reader: Sendable, Hashable {
+        /// What kind of key.
+        public enum Kind: Int, Sendable, Hashable, Comparable {
+            case device, recovery, passphrase, escrow
+            public static func < (a: Kind, b: Kind) -> Bool { a.rawValue < b.rawValue }
+        }
+        /// What kind of key.
+        public let kind: Kind
+        /// The Ed25519 key of a device or the recovery key; the X25519 key of
+        /// a passphrase or an escrow recipient.
+        public let publicKey: [UInt8]
+        /// The device's name or the escrow recipient's label (empty otherwise).
+        public let name: String
+        /// When the key was taken out of use (device removed, passphrase
+        /// replaced or removed, escrow key removed): milliseconds, UTC.
+        public let retiredAt: Int64?
+        /// For a retired passphrase: true when it was replaced by another.
+        public let replaced: Bool
+        /// True for the device this statement was made on.
+        public let isThisDevice: Bool
+        /// Order of first appearance, to list readers stably.
+        let order: Int
+
+        /// The reader in plain words, such as `the device "Laptop" (this device)`.
+        public var phrase: String {
+            var s: String
+            switch kind {
+            case .device: s = "the device \"\(name)\""
+            case .recovery: s = "the recovery key"
+            case .passphrase: s = retiredAt == nil ? "the passphrase" : "a former passphrase"
+            case .escrow: s = name.isEmpty ? "an escrow key" : "the escrow key \"\(name)\""
+            }
+            var notes: [String] = []
+            if isThisDevice { notes.append("this device") }
+            if let at = retiredAt {
+                let verb = kind == .passphrase && replaced ? "replaced" : "removed"
+                notes.append("\(verb) \(PrivacyStatement.date(at))")
+            }
+            if !notes.isEmpty { s += " (" + notes.joined(separator: ", ") + ")" }
+            return s
+        }
+    }
+
+    /// Records of a run of epochs that the same extra keys can read.
+    public struct Group: Sendable {
+        /// The epochs, lowest to highest.
+        public let epochs: ClosedRange<UInt16>
+        /// When the first of them began, and when the one after the last
+        /// began (nil for the current epoch): milliseconds, UTC.
+        public let from: Int64, until: Int64?
+        /// Committed entry revisions sealed under these epochs.
+        public let entryRevisions: Int
+        /// Committed attachments (manifests) sealed under these epochs.
+        public let attachments: Int
+        /// Keys that can read these records besides those that read new ones.
+        public let extraReaders: [Reader]
+    }
+
+    /// The journal's name (from the profile), or empty.
+    public let vaultName: String
+    /// The vault id.
+    public let vaultID: VaultID
+    /// True when the vault is escrow-free.
+    public let isEscrowFree: Bool
+    /// When escrow-free mode began: milliseconds, UTC (nil when not escrow-free).
+    public let escrowFreeSince: Int64?
+    /// The epoch new records are sealed under.
+    public let currentEpoch: UInt16
+    /// A newer epoch the credential cannot open (it was removed), if any:
+    /// the statement then shows only what this credential can see.
+    public let unreadableNewerEpoch: UInt16?
+    /// When the current epoch began: milliseconds, UTC.
+    public let currentSince: Int64
+    /// The keys that can decrypt new records.
+    public let currentReaders: [Reader]
+    /// Records already in the file, grouped by the extra keys that can read them.
+    public let groups: [Group]
+    /// Things that weaken the statement, in plain words (a slot for a key the
+    /// keyring does not name, a suspected rollback).
+    public let notes: [String]
+
+    /// Derives the statement.
+    ///
+    /// - Parameters:
+    ///   - unlocked: the keys and keyrings a credential reached (a device, the
+    ///     recovery key or a passphrase — any that opens the current keyring).
+    ///   - structure: the scanned file, for the record counts.
+    ///   - vaultName: the journal's name, or empty.
+    ///   - thisDevice: this device's Ed25519 public key, to mark it.
+    ///   - warnings: key warnings to repeat, such as a suspected rollback.
+    /// - Throws: ``KeyError/operationRefused(reason:)`` when no keyring is trusted.
+    public init(
+        unlocked: UnlockedKeys, structure: VaultStructure, vaultName: String, thisDevice: [UInt8]?, warnings: [KeyError] = []
+    ) throws(KeyError) {
+        let vaultID = structure.header.vaultID
+        let state = try KeyState(unlocked, vaultID: vaultID)
+        self.vaultName = vaultName
+        self.vaultID = vaultID
+        isEscrowFree = state.isEscrowFree
+        let trusted = state.trusted
+
+        // When each key was taken out of use, and in which keyring.
+        var removedAt: [[UInt8]: Int64] = [:]
+        var retiredAt: [[UInt8]: (Int64, replaced: Bool)] = [:]
+        for ring in trusted {
+            let c = ring.content!
+            for m in c.removed where removedAt[m.publicKey] == nil { removedAt[m.publicKey] = c.created }
+            let hasPassphrase = ring.record.publicPart.slots.contains { if case .passphrase = $0 { true } else { false } }
+            for k in c.retired where retiredAt[k] == nil { retiredAt[k] = (c.created, hasPassphrase) }
+        }
+        escrowFreeSince = isEscrowFree ? trusted.filter { $0.record.publicPart.isEscrowFree }.map { $0.content!.created }.min() : nil
+
+        // Each keyring's readers, and the epochs it reaches.
+        var order = 0
+        var known: [String: Reader] = [:]
+        func reader(_ kind: Reader.Kind, _ key: [UInt8], _ name: String) -> Reader {
+            let id = "\(kind.rawValue):" + hex(key)
+            if let r = known[id] { return r }
+            let retired: (Int64, replaced: Bool)? = kind == .device ? removedAt[key].map { ($0, false) } : retiredAt[key]
+            let r = Reader(kind: kind, publicKey: key, name: name, retiredAt: retired?.0, replaced: retired?.replaced ?? false,
+                           isThisDevice: kind == .device && key == thisDevice, order: order)
+            order += 1
+            known[id] = r
+            return r
+        }
+        // Names from the newest keyring that lists a key.
+        var names: [[UInt8]: String] = [:]
+        for ring in trusted {
+            for m in ring.content!.members + ring.content!.removed { names[m.publicKey] = Self.printable(m.name) }
+            for e in ring.content!.escrow { names[e.publicKey] = Self.printable(e.label) }
+        }
+        var readersByEpoch: [UInt16: Set<Reader>] = [:]
+        var notes: [String] = []
+        for ring in trusted {
+            let c = ring.content!
+            var readers: [Reader] = []
+            for m in c.members {
+                switch m.role {
+                case "device": readers.append(reader(.device, m.publicKey, names[m.publicKey] ?? Self.printable(m.name)))
+                case "recovery": readers.append(reader(.recovery, m.publicKey, ""))
+                default: break
+                }
+            }
+            var deviceSlots = 0, recoverySlots = 0, escrowSlots = 0
+            for slot in ring.record.publicPart.slots {
+                switch slot {
+                case .device: deviceSlots += 1
+                case .recovery: recoverySlots += 1
+                case .escrow: escrowSlots += 1
+                case let .passphrase(_, _, _, publicKey, _): readers.append(reader(.passphrase, publicKey, ""))
+                case .unknown: break
+                }
+            }
+            for e in c.escrow where escrowSlots > 0 { readers.append(reader(.escrow, e.publicKey, names[e.publicKey] ?? Self.printable(e.label))) }
+            let deviceMembers = c.members.filter { $0.role == "device" }.count
+            let recoveryMembers = c.members.filter { $0.role == "recovery" }.count
+            if deviceSlots > deviceMembers || recoverySlots > recoveryMembers || escrowSlots > c.escrow.count {
+                notes.append("The keyring of epoch \(ring.epoch) made \(Self.date(c.created)) has more key slots than the keys it names (\(deviceSlots) device, \(recoverySlots) recovery, \(escrowSlots) escrow slots for \(deviceMembers) devices, \(recoveryMembers) recovery keys, \(c.escrow.count) escrow keys): someone not listed here may be able to decrypt epoch \(ring.epoch) and earlier.")
+            }
+            let unknownSlots = ring.record.publicPart.slots.filter { if case .unknown = $0 { true } else { false } }.count
+            if unknownSlots > 0 {
+                notes.append("The keyring of epoch \(ring.epoch) has \(unknownSlots) key slot\(unknownSlots == 1 ? "" : "s") of a kind this version does not know; whoever holds \(unknownSlots == 1 ? "it" : "them") can decrypt epoch \(ring.epoch) and earlier.")
+            }
+            var reach: Set<UInt16> = [ring.epoch]
+            for h in c.history where h.epoch < ring.epoch { reach.insert(h.epoch) }
+            for e in reach { readersByEpoch[e, default: []].formUnion(readers) }
+        }
+
+        // The current epoch and its readers.
+        currentEpoch = state.epoch
+        unreadableNewerEpoch = unlocked.unreadableNewerEpoch
+        currentSince = trusted.filter { $0.epoch == state.epoch }.map { $0.content!.created }.min() ?? 0
+        let current = readersByEpoch[state.epoch] ?? []
+        currentReaders = current.sorted(by: Self.listOrder)
+
+        // Records by epoch, from the frame headers.
+        var revisions: [UInt16: Int] = [:], attachments: [UInt16: Int] = [:]
+        for frame in structure.frames[0..<structure.committedFrameCount] where frame.malformation == nil && frame.header.isSealed {
+            if frame.header.kind == .entryRevision { revisions[frame.header.epoch, default: 0] += 1 }
+            if frame.header.kind == .blobManifest { attachments[frame.header.epoch, default: 0] += 1 }
+        }
+        var started: [UInt16: Int64] = [:]
+        for ring in trusted { started[ring.epoch] = min(started[ring.epoch] ?? .max, ring.content!.created) }
+
+        // Group consecutive epochs (newest first) whose extra readers are the same.
+        let epochs = Set(revisions.keys).union(attachments.keys).union(readersByEpoch.keys).sorted(by: >)
+        var groups: [Group] = []
+        var i = 0
+        while i < epochs.count {
+            let extra = (readersByEpoch[epochs[i]] ?? []).subtracting(current)
+            var j = i
+            while j + 1 < epochs.count && (readersByEpoch[epochs[j + 1]] ?? []).subtracting(current) == extra { j += 1 }
+            let run = epochs[j]...epochs[i]
+            let rev = run.reduce(0) { $0 + (revisions[$1] ?? 0) }
+            let att = run.reduce(0) { $0 + (attachments[$1] ?? 0) }
+            if rev + att > 0 {
+                let after = epochs.indices.contains(i - 1) ? started[epochs[i - 1]] : nil
+                groups.append(Group(epochs: run, from: started[run.lowerBound] ?? 0, until: run.upperBound >= state.epoch ? nil : after,
+                                    entryRevisions: rev, attachments: att, extraReaders: extra.sorted(by: Self.listOrder)))
+            }
+            i = j + 1
+        }
+        self.groups = groups
+        if let newer = unlocked.unreadableNewerEpoch {
+            notes.append("This key cannot open epoch \(newer), which is newer than the epochs above: it was removed (or the keyring of epoch \(newer) is not genuine). This statement shows only what this key can see; ask an enrolled device for the current one.")
+        }
+        for w in warnings where w.code == "rollback_suspected" { notes.append(w.description.prefix(1).uppercased() + w.description.dropFirst() + ".") }
+        self.notes = notes
+    }
+
+    /// A name from the file as it may be printed: any control, format or
+    /// line-separator character (which a hostile keyring could use to forge
+    /// lines of this statement) becomes `\u{XXXX}`, and names are cut at 64
+    /// characters (`Spec/keys.md §8`).
+    static func printable(_ name: String) -> String {
+        var out = ""
+        for (i, s) in name.unicodeScalars.enumerated() {
+            if i == 64 { out += "…"; break }
+            switch s.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator:
+                out += "\\u{" + String(s.value, radix: 16, uppercase: true) + "}"
+            default:
+                out.unicodeScalars.append(s)
+            }
+        }
+        return out
+    }
+
+    static func listOrder(_ a: Reader, _ b: Reader) -> Bool {
+        if (a.retiredAt == nil) != (b.retiredAt == nil) { return a.retiredAt == nil }
+        if a.kind != b.kind { return a.kind < b.kind }
+        return a.order < b.order
+    }
+
+    /// A UTC date such as `2026-11-29`.
+    static func date(_ milliseconds: Int64) -> String {
+        // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+        let days = Int64((Double(milliseconds) / 86_400_000).rounded(.down))
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+        func pad(_ v: Int64, _ n: Int) -> String { let s = String(v); return String(repeating: "0", count: max(0, n - s.count)) + s }
+        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))"
+    }
+
+    static func count(_ n: Int, _ one: String, _ many: String) -> String { "\(n) \(n == 1 ? one : many)" }
+
+    static func records(_ revisions: Int, _ attachments: Int) -> String {
+        var parts: [String] = []
+        if revisions > 0 || attachments == 0 { parts.append(count(revisions, "entry revision", "entry revisions")) }
+        if attachments > 0 { parts.append(count(attachments, "attachment", "attachments")) }
+        return parts.joined(separator: " and ")
+    }
+
+    /// The statement in plain words, one fact per line, dates in UTC.
+    public var text: String {
+        var lines: [String] = []
+        let title = vaultName.isEmpty ? "This vault" : "\"\(Self.printable(vaultName))\""
+        lines.append("\(title) (vault \(hex(vaultID.bytes))): who can decrypt it. Dates are UTC.")
+        if let since = escrowFreeSince {
+            lines.append("Escrow-free since \(Self.date(since)): no escrow key can decrypt what is written from then on, and none can be added.")
+        } else {
+            lines.append("Standard mode: an escrow key may be added. None is set." )
+            if let escrow = currentReaders.first(where: { $0.kind == .escrow }) {
+                lines[lines.count - 1] = "Standard mode: \(escrow.phrase) can decrypt everything listed below as readable by it."
+            }
+        }
+        lines.append("")
+        if unreadableNewerEpoch != nil {
+            lines.append("The newest epoch this key can open (epoch \(currentEpoch), since \(Self.date(currentSince))) can be decrypted with:")
+        } else {
+            lines.append("New records (epoch \(currentEpoch), since \(Self.date(currentSince))) can be decrypted with:")
+        }
+        for r in currentReaders { lines.append("  - \(r.phrase)") }
+        lines.append("")
+        if groups.isEmpty {
+            lines.append("The file holds no entries or attachments yet.")
+        } else {
+            lines.append("Records already in the file:")
+            for g in groups {
+                let epochs = g.epochs.count == 1 ? "epoch \(g.epochs.lowerBound)" : "epochs \(g.epochs.lowerBound)–\(g.epochs.upperBound)"
+                let span = g.until.map { until in
+                    Self.date(g.from) == Self.date(until) ? " (\(Self.date(g.from)))" : " (\(Self.date(g.from)) to \(Self.date(until)))"
+                } ?? (g.epochs.count > 1 ? " (since \(Self.date(g.from)))" : "")
+                let what = Self.records(g.entryRevisions, g.attachments)
+                if g.extraReaders.isEmpty {
+                    lines.append("  - \(what) in \(epochs)\(span): the same keys as new records.")
+                } else {
+                    lines.append("  - \(what) in \(epochs)\(span): the same keys as new records, and also:")
+                    for r in g.extraReaders { lines.append("      - \(r.phrase)") }
+                    lines.append("    \(g.extraReaders.count == 1 ? "This key" : "These keys") can read \(g.entryRevisions + g.attachments == 1 ? "that record" : "those records") until you run `quire compact --rekey`.")
+                }
+            }
+        }
+        if !notes.isEmpty {
+            lines.append("")
+            lines.append("Notes:")
+            for n in notes { lines.append("  - \(n)") }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,215 @@
+public import QuireCrypto
+public import QuireFormat
+
+/// Wrapping and unwrapping epoch keys in key slots (`Spec/format.md §8.3`,
+/// `Spec/keys.md §2`).
+///
+/// Every slot is a sealed box (`crypto_box_seal`, X25519) of
+///
+/// ```
+/// payload = epoch key (32) ‖ vault id (16) ‖ epoch (u16 LE)        → box of 98 bytes
+/// ```
+///
+/// to one X25519 public key:
+///
+/// | slot         | recipient key                                                        |
+/// |--------------|----------------------------------------------------------------------|
+/// | `device`     | the device's Ed25519 key, converted (`crypto_sign_ed25519_pk_to_curve25519`) |
+/// | `recovery`   | the recovery key's signing key (seed `KDF(R, 2, "quire rk")`), converted |
+/// | `passphrase` | `crypto_box_seed_keypair(Argon2id(passphrase, salt, opsLimit, memLimit))` |
+/// | `escrow`     | the custodian's X25519 key                                           |
+///
+/// Because every recipient is a public key, any member can wrap a new epoch
+/// to all of them — a device that rotates needs neither the recovery key nor
+/// the passphrase.
+public enum SlotCrypto {
+    /// The 50-byte payload sealed in every slot, in guarded memory.
+    static func boxPayload(_ key: EpochKey, vaultID: VaultID) throws(CryptoError) -> SecureBytes {
+        let payload = try SecureBytes(zeroedCount: 50)
+        payload.withUnsafeMutableBytes { p in
+            key.key.withUnsafeBytes { k in p.baseAddress!.copyMemory(from: k.baseAddress!, byteCount: 32) }
+            for (i, b) in vaultID.bytes.enumerated() { p[32 + i] = b }
+            p[48] = UInt8(truncatingIfNeeded: key.epoch)
+            p[49] = UInt8(truncatingIfNeeded: key.epoch >> 8)
+        }
+        return payload
+    }
+
+    /// Seals `key` to an X25519 public key.
+    static func seal(_ key: EpochKey, to recipient: [UInt8], vaultID: VaultID, random: any RandomSource, what: String) throws(KeyError) -> [UInt8] {
+        do {
+            return try X25519.seal(boxPayload(key, vaultID: vaultID), to: recipient, using: random)
+        } catch {
+            throw .operationRefused(reason: "the \(what) is not a valid public key")
+        }
+    }
+
+    /// Seals `key` to the X25519 form of an Ed25519 public key.
+    static func seal(_ key: EpochKey, toSigningKey publicKey: [UInt8], vaultID: VaultID, random: any RandomSource, what: String) throws(KeyError) -> [UInt8] {
+        let agreement: [UInt8]
+        do { agreement = try Ed25519.agreementPublicKey(from: publicKey) } catch {
+            throw .operationRefused(reason: "the \(what) is not a valid public key")
+        }
+        return try seal(key, to: agreement, vaultID: vaultID, random: random, what: what)
+    }
+
+    /// A recovery slot for `key`, sealed to the recovery member's Ed25519
+    /// public key (``RecoveryKey/signingKeyPair()``'s public half). A device
+    /// that rotates finds that key in the keyring's members.
+    ///
+    /// - Throws: ``KeyError/operationRefused(reason:)`` for a key that is not a valid point.
+    public static func recoverySlot(for key: EpochKey, recoveryPublicKey: [UInt8], vaultID: VaultID, random: any RandomSource) throws(KeyError) -> KeySlot {
+        .recovery(box: try seal(key, toSigningKey: recoveryPublicKey, vaultID: vaultID, random: random, what: "recovery key"))
+    }
+
+    /// A recovery slot for `key`, from the recovery key itself.
+    ///
+    /// - Throws: ``KeyError/operationRefused(reason:)`` when the key pair cannot be derived (out of secure memory).
+    public static func recoverySlot(for key: EpochKey, recovery: RecoveryKey, vaultID: VaultID, random: any RandomSource) throws(KeyError) -> KeySlot {
+        try recoverySlot(for: key, recoveryPublicKey: recovery.publicKey(), vaultID: vaultID, random: random)
+    }
+
+    /// The X25519 key pair a passphrase derives for one slot's salt and cost:
+    /// `crypto_box_seed_keypair(Argon2id(passphrase, salt, opsLimit, memLimitBytes))`.
+    ///
+    /// - Throws: ``KeyError/kdfLimitsExceeded(opsLimit:memLimitBytes:)`` for a
+    ///   cost outside the limits (checked before any work) or one libsodium refuses.
+    public static func passphraseKeyPair(
+        _ passphrase: SecureBytes, salt: [UInt8], opsLimit: UInt64, memLimitBytes: UInt64
+    ) throws(KeyError) -> X25519.KeyPair {
+        try checkLimits(opsLimit: opsLimit, memLimitBytes: memLimitBytes)
+        do {
+            let seed = try Argon2id.deriveKey(passphrase: passphrase, salt: salt, opsLimit: opsLimit, memLimitBytes: memLimitBytes)
+            return try X25519.KeyPair(seed: seed.storage)
+        } catch {
+            throw .kdfLimitsExceeded(opsLimit: opsLimit, memLimitBytes: memLimitBytes)
+        }
+    }
+
+    /// A passphrase slot for `key` with a fresh random salt, running Argon2id
+    /// once with the given cost (the cost is in the slot).
+    ///
+    /// - Parameters:
+    ///   - passphrase: UTF-8 bytes, already in Unicode NFC (`Spec/format.md §8.3`).
+    ///   - opsLimit: Argon2id passes, 1…8.
+    ///   - memLimitBytes: Argon2id memory in bytes, 8 KiB…1 GiB.
+    /// - Throws: ``KeyError/kdfLimitsExceeded(opsLimit:memLimitBytes:)``.
+    public static func passphraseSlot(
+        for key: EpochKey, passphrase: SecureBytes, opsLimit: UInt64, memLimitBytes: UInt64, vaultID: VaultID,
+        random: any RandomSource
+    ) throws(KeyError) -> KeySlot {
+        let salt = random.bytes(Argon2id.saltByteCount)
+        let pair = try passphraseKeyPair(passphrase, salt: salt, opsLimit: opsLimit, memLimitBytes: memLimitBytes)
+        let box = try seal(key, to: pair.publicKey, vaultID: vaultID, random: random, what: "passphrase key")
+        return .passphrase(salt: salt, opsLimit: opsLimit, memLimitBytes: memLimitBytes, publicKey: pair.publicKey, box: box)
+    }
+
+    /// The same passphrase (same salt, cost and public key as `existing`),
+    /// wrapping another epoch key: what a rotation does without knowing the passphrase.
+    ///
+    /// - Throws: ``KeyError/operationRefused(reason:)`` when `existing` is not
+    ///   a passphrase slot or its public key is not a valid point.
+    public static func passphraseSlot(for key: EpochKey, rewrapping existing: KeySlot, vaultID: VaultID, random: any RandomSource) throws(KeyError) -> KeySlot {
+        guard case let .passphrase(salt, ops, mem, publicKey, _) = existing else {
+            throw .operationRefused(reason: "not a passphrase slot")
+        }
+        let box = try seal(key, to: publicKey, vaultID: vaultID, random: random, what: "passphrase key")
+        return .passphrase(salt: salt, opsLimit: ops, memLimitBytes: mem, publicKey: publicKey, box: box)
+    }
+
+    /// A device slot for `key`, sealed to the device's Ed25519 public key
+    /// converted to X25519.
+    ///
+    /// - Throws: ``KeyError/operationRefused(reason:)`` for a public key that
+    ///   is not a valid point.
+    public static func deviceSlot(for key: EpochKey, devicePublicKey: [UInt8], vaultID: VaultID, random: any RandomSource) throws(KeyError) -> KeySlot {
+        .device(box: try seal(key, toSigningKey: devicePublicKey, vaultID: vaultID, random: random, what: "device key"))
+    }
+
+    /// An escrow slot for `key`, sealed to an X25519 public key.
+    ///
+    /// - Throws: ``KeyError/operationRefused(reason:)`` for an invalid key.
+    public static func escrowSlot(for key: EpochKey, escrowPublicKey: [UInt8], vaultID: VaultID, random: any RandomSource) throws(KeyError) -> KeySlot {
+        .escrow(box: try seal(key, to: escrowPublicKey, vaultID: vaultID, random: random, what: "escrow key"))
+    }
+
+    /// Rejects Argon2id costs outside the reader limits before any work.
+    ///
+    /// - Throws: ``KeyError/kdfLimitsExceeded(opsLimit:memLimitBytes:)``.
+    public static func checkLimits(opsLimit: UInt64, memLimitBytes: UInt64) throws(KeyError) {
+        guard opsLimit >= 1, opsLimit <= Limits.maxArgon2OpsLimit,
+            memLimitBytes >= Limits.minArgon2MemLimitBytes, memLimitBytes <= Limits.maxArgon2MemLimitBytes
+        else {
+            throw .kdfLimitsExceeded(opsLimit: opsLimit, memLimitBytes: memLimitBytes)
+        }
+    }
+
+    /// Argon2id results of one unlock, by salt and cost, and how many were run.
+    struct PassphraseCache {
+        var pairs: [[UInt8]: X25519.KeyPair] = [:]
+        /// Parameter sets not run because the per-open budget was spent.
+        var skippedSets = Set<[UInt8]>()
+        /// True once the passphrase opened a slot: slots with other
+        /// parameters belong to earlier passphrases, whose epochs the opened
+        /// keyring's history reaches, so they are not run.
+        var opened = false
+        /// How many parameter sets were not run for the budget.
+        var skipped: Int { skippedSets.count }
+    }
+
+    /// Tries to unwrap the epoch key of `epoch` from `slot` with
+    /// `credential`; nil when the slot is of another kind or does not open.
+    ///
+    /// - Parameter cache: Argon2id results by salt and cost, so one
+    ///   passphrase runs the KDF once per distinct slot parameters and at
+    ///   most ``Limits/maxPassphraseDerivations`` times in all.
+    /// - Throws: ``KeyError/kdfLimitsExceeded(opsLimit:memLimitBytes:)``.
+    static func open(
+        _ slot: KeySlot, with credential: Credential, vaultID: VaultID, epoch: UInt16, cache: inout PassphraseCache
+    ) throws(KeyError) -> SymmetricKey? {
+        switch (slot, credential) {
+        case let (.recovery(box), .recoveryKey(recovery)):
+            guard let pair = try? recovery.signingKeyPair().agreementKeyPair() else { return nil }
+            return openBox(box, with: pair, vaultID: vaultID, epoch: epoch)
+        case let (.passphrase(salt, ops, mem, publicKey, box), .passphrase(passphrase)):
+            try checkLimits(opsLimit: ops, memLimitBytes: mem)
+            let cacheKey = salt + littleEndian(ops) + littleEndian(mem)
+            let pair: X25519.KeyPair
+            if let cached = cache.pairs[cacheKey] {
+                pair = cached
+            } else {
+                if cache.opened { return nil }
+                guard cache.pairs.count < Limits.maxPassphraseDerivations else {
+                    cache.skippedSets.insert(cacheKey)
+                    return nil
+                }
+                pair = try passphraseKeyPair(passphrase, salt: salt, opsLimit: ops, memLimitBytes: mem)
+                cache.pairs[cacheKey] = pair
+            }
+            // A wrong passphrase derives another public key: no box to try.
+            guard constantTimeEqual(pair.publicKey, publicKey) else { return nil }
+            let key = openBox(box, with: pair, vaultID: vaultID, epoch: epoch)
+            if key != nil { cache.opened = true }
+            return key
+        case let (.device(box), .device(pair)):
+            guard let agreement = try? pair.agreementKeyPair() else { return nil }
+            return openBox(box, with: agreement, vaultID: vaultID, epoch: epoch)
+        case let (.escrow(box), .escrow(pair)):
+            return openBox(box, with: pair, vaultID: vaultID, epoch: epoch)
+        default:
+            return nil
+        }
+    }
+
+    private static func littleEndian(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) } }
+
+    /// Opens a slot's box and checks that it names this vault and epoch.
+    static func openBox(_ box: [UInt8], with pair: X25519.KeyPair, vaultID: VaultID, epoch: UInt16) -> SymmetricKey? {
+        guard let payload = try? pair.open(box), payload.count == 50 else { return nil }
+        let bound = payload.withUnsafeBytes { p in
+            constantTimeEqual(p[32..<48], vaultID.bytes) && p[48] == UInt8(truncatingIfNeeded: epoch) && p[49] == UInt8(truncatingIfNeeded: epoch >> 8)
+        }
+        guard bound else { return nil }
+        return payload.withUnsafeBytes { p in try? SymmetricKey(bytes: p[0..<32]) }
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import QuireCrypto
+import QuireFormat
+import QuireKeys
+import QuireSystem
+import Testing
+
+/// The device key stores (`Spec/keys.md §3.3`, §7). Every test uses a
+/// temporary directory, never the user's own store.
+@Suite struct DeviceKeyStoreTests {
+    static func device(_ name: String) -> DeviceIdentity {
+        try! DeviceIdentity.generate(name: name, now: 1_767_225_600_000, using: SeededRandom(label: "store " + name))
+    }
+
+    @Test func fileStoreRoundTripsWithPrivateModes() throws {
+        let dir = TemporaryDirectory()
+        let store = FileDeviceKeyStore(directory: dir.file("home/quire"), random: SeededRandom(label: "store"))
+        #expect(try store.load() == nil)
+        let device = Self.device("Sam's laptop")
+        try store.create(device)
+        let loaded = try #require(try store.load())
+        #expect(loaded.publicKey == device.publicKey)
+        #expect(loaded.name == "Sam's laptop")
+        #expect(loaded.created == 1_767_225_600_000)
+        #expect(try FileSystem.permissions(store.keyPath) == 0o600)
+        #expect(try FileSystem.permissions(dir.file("home/quire")) == 0o700)
+        #expect(try FileSystem.permissions(dir.file("home")) == 0o700)
+        // "QUIREDEV" ‖ CBOR ‖ 16-byte checksum; no temporary file is left.
+        let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: store.keyPath)))
+        #expect(Array(bytes.prefix(8)) == Array("QUIREDEV".utf8))
+        #expect(bytes.count == 8 + 84 + 16)
+        #expect(try FileSystem.listDirectory(dir.file("home/quire")) == ["device.key"])
+    }
+
+    @Test func createNeverReplacesAKey() throws {
+        let dir = TemporaryDirectory()
+        let store = FileDeviceKeyStore(directory: dir.path)
+        try store.create(Self.device("First"))
+        #expect(throws: DeviceStoreError.alreadyExists(path: dir.path + "/device.key")) { try store.create(Self.device("Second")) }
+        #expect(try store.load()?.name == "First")
+        // loadOrCreate uses the stored key.
+        let (device, created) = try store.loadOrCreate(name: "Third", now: 0, using: SeededRandom(label: "third"))
+        #expect(device.name == "First" && !created)
+        #expect(try FileSystem.listDirectory(dir.path).sorted() == ["device.key"])
+    }
+
+    @Test func loadOrCreateMakesAKeyOnce() throws {
+        let dir = TemporaryDirectory()
+        let store = FileDeviceKeyStore(directory: dir.path)
+        let (first, created) = try store.loadOrCreate(name: "Phone", now: 5, using: SeededRandom(label: "phone"))
+        #expect(created && first.name == "Phone" && first.created == 5)
+        let (again, createdAgain) = try store.loadOrCreate(name: "Other", now: 6, using: SeededRandom(label: "other"))
+        #expect(!createdAgain && again.publicKey == first.publicKey)
+        #expect(throws: DeviceStoreError.invalid(reason: "a device name must be 1 to 64 characters long (this one has 0)")) {
+            _ = try FileDeviceKeyStore(directory: dir.file("x")).loadOrCreate(name: "", now: 0, using: SeededRandom(label: "x"))
+        }
+        #expect(!FileSystem.exists(dir.file("x/device.key")))
+    }
+
+    @Test func aKeyReadableByOthersIsRefused() throws {
+        let dir = TemporaryDirectory()
+        let store = FileDeviceKeyStore(directory: dir.path)
+        try store.create(Self.device("Laptop"))
+        chmod(store.keyPath, 0o640)
+        #expect(throws: DeviceStoreError.permissionsTooOpen(path: store.keyPath, mode: 0o640)) { _ = try store.load() }
+        #expect(DeviceStoreError.permissionsTooOpen(path: "/k", mode: 0o640).description
+            == "the device key /k has mode 640, so other users may read it; run `chmod 600 /k` and consider the key exposed")
+    }
+
+    @Test func damagedKeyFilesAreReportedNotUsed() throws {
+        let dir = TemporaryDirectory()
+        let store = FileDeviceKeyStore(directory: dir.path)
+        try store.create(Self.device("Laptop"))
+        let original = try Data(contentsOf: URL(fileURLWithPath: store.keyPath))
+        func write(_ bytes: [UInt8]) throws {
+            try Data(bytes).write(to: URL(fileURLWithPath: store.keyPath))
+            chmod(store.keyPath, 0o600)
+        }
+        for i in [0, 20, original.count - 1] {
+            var bytes = Array(original)
+            bytes[i] ^= 0x04
+            try write(bytes)
+            let reason = i == 0 ? "it is not a Quire device key" : "its checksum does not match (the file is damaged)"
+            #expect(throws: DeviceStoreError.damaged(path: store.keyPath, reason: reason)) { _ = try store.load() }
+        }
+        try write(Array(original.prefix(10)))
+        #expect(throws: DeviceStoreError.damaged(path: store.keyPath, reason: "it is not a Quire device key")) { _ = try store.load() }
+        try write([UInt8](repeating: 0x51, count: 4097))
+        #expect(throws: DeviceStoreError.damaged(path: store.keyPath, reason: "it is 4097 bytes, larger than any Quire device file")) { _ = try store.load() }
+        // A well-formed file of an unknown version.
+        var body = Array("QUIREDEV".utf8) + CBOREncoder.encode(.map({ var m = CBORMap(); m[text: "version"] = .unsigned(2); return m }()))
+        body += BLAKE2b.hash(body, byteCount: 16)
+        try write(body)
+        #expect(throws: DeviceStoreError.damaged(path: store.keyPath, reason: "it is of an unknown version")) { _ = try store.load() }
+    }
+
+    @Test func defaultDirectory() throws {
+        func resolve(_ env: [String: String]) throws -> String { try FileDeviceKeyStore.defaultDirectory { env[$0] } }
+        #expect(try resolve(["QUIRE_HOME": "/q", "XDG_DATA_HOME": "/x", "HOME": "/h"]) == "/q")
+        #expect(try resolve(["QUIRE_HOME": "", "XDG_DATA_HOME": "/x", "HOME": "/h"]) == "/x/quire")
+        #expect(try resolve(["HOME": "/h"]) == "/h/.local/share/quire")
+        #expect(throws: DeviceStoreError.noDirectory) { try resolve([:]) }
+    }
+
+    @Test func headsAreRememberedPerVault() throws {
+        let dir = TemporaryDirectory()
+        let store = FileDeviceKeyStore(directory: dir.path, random: SeededRandom(label: "heads"))
+        let a = VaultID(using: SeededRandom(label: "vault a")), b = VaultID(using: SeededRandom(label: "vault b"))
+        let h1 = KeyringID(using: SeededRandom(label: "h1")), h2 = KeyringID(using: SeededRandom(label: "h2"))
+        #expect(try store.trustedHeads(of: a).isEmpty)
+        try store.rememberHeads([h2, h1], of: a)
+        #expect(Set(try store.trustedHeads(of: a)) == [h1, h2])
+        #expect(try store.trustedHeads(of: b).isEmpty)
+        try store.rememberHeads([h1], of: a)
+        #expect(try store.trustedHeads(of: a) == [h1])
+        let path = dir.path + "/vaults/" + hex(a.bytes) + ".heads"
+        #expect(try FileSystem.permissions(path) == 0o600)
+        try Data("# comment\nnot hex\n".utf8).write(to: URL(fileURLWithPath: path))
+        chmod(path, 0o600)
+        #expect(throws: DeviceStoreError.damaged(path: path, reason: "a line is not a 32-digit keyring id")) { _ = try store.trustedHeads(of: a) }
+    }
+
+    @Test func inMemoryStore() throws {
+        let store = InMemoryDeviceKeyStore()
+        #expect(try store.load() == nil)
+        let (device, created) = try store.loadOrCreate(name: "Test", now: 0, using: SeededRandom(label: "mem"))
+        #expect(created)
+        #expect(throws: DeviceStoreError.alreadyExists(path: "(memory)")) { try store.create(Self.device("Other")) }
+        #expect(try store.load()?.publicKey == device.publicKey)
+    }
+}

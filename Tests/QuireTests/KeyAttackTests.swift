@@ -1,0 +1,711 @@
+import Foundation
+import Testing
+import Quire
+import QuireCrypto
+import QuireFormat
+import QuireKeys
+import QuireSystem
+
+/// Hostile input against the key manager (`Spec/keys.md §9`,
+/// `Spec/threat-model.md §3`): files written by someone who holds no key or a
+/// removed device's key, hostile key-store files, hostile codes. Each test
+/// asserts the decided outcome; several began as findings of a hostile
+/// review and guard their fixes.
+@Suite struct KeyAttackTests {
+    static let t0 = KeyTestSupport.t0
+    static let day = KeyTestSupport.day
+
+    static func device(_ name: String) -> DeviceIdentity {
+        try! DeviceIdentity.generate(name: name, now: t0, using: SeededRandom(label: "breaker device " + name))
+    }
+
+    static func secret(_ text: String) -> SecureBytes { KeyTestSupport.secret(text) }
+    static func texts(_ path: String, _ credential: Credential) throws -> [String] { try KeyTestSupport.texts(path, credential) }
+    static func fold(_ copyPath: String, into target: Vault) throws { try KeyTestSupport.fold(copyPath, into: target) }
+    static func bytes(_ path: String) -> [UInt8] { Array((try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()) }
+
+    /// A vault with a laptop and the recovery key; returns (vault, laptop, recovery).
+    static func laptopVault(_ dir: TemporaryDirectory, _ label: String, name: String = "j.quire") throws -> (Vault, DeviceIdentity, RecoveryKey) {
+        let laptop = device("Laptop " + label)
+        let recovery = testRecoveryKey("breaker " + label)
+        var laptopNamed = laptop
+        laptopNamed.name = "Laptop"
+        let vault = try Vault.create(
+            at: dir.file(name), setup: VaultSetup(name: "Journal", recoveryKey: recovery, device: laptopNamed, now: t0),
+            random: SeededRandom(label: "breaker " + label), options: fast)
+        return (vault, laptop, recovery)
+    }
+
+    /// Someone who can write the file but holds no key appends keyring frames
+    /// (one copy each) in a commit whose MAC no reader can check.
+    static func outsiderAppend(_ path: String, _ frames: [(UInt16, [UInt8])]) throws {
+        let f = try VaultFile(path: path, writable: true)
+        let junk = EpochKey(epoch: 60_000, key: try SymmetricKey(using: SeededRandom(label: "outsider junk key")))
+        f.verifyCommits(keys: KeySet(single: junk, blobKey: nil), trustedKeyrings: [:])
+        try f.commit(random: SeededRandom(label: "outsider"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+            for (epoch, body) in frames { try tx.appendPlaintext(kind: .keyring, epoch: epoch, body: body, trusted: false) }
+        }
+    }
+
+    /// A keyring body that parses but that no one can open.
+    static func opaqueKeyring(parents: [KeyringID], isEscrowFree: Bool = false, slots: [KeySlot] = [], epoch: UInt16, label: String) -> [UInt8] {
+        KeyringRecord(epoch: epoch, publicPart: KeyringPublic(parents: parents, isEscrowFree: isEscrowFree, slots: slots),
+                      sealed: SeededRandom(label: label).bytes(64)).encodedBody()
+    }
+
+
+    // MARK: - 3. A writer with no key: a forged newer epoch locks every writer out
+
+    /// An outsider appends one keyring frame, epoch 9, that nobody can open
+    /// (random sealed part, no slots, never signed). Every honest credential
+    /// then believes it was removed and can no longer write.
+    @Test func forgedNewerEpochStopsDevicesButNotTheRecoveryKey() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, recovery) = try Self.laptopVault(dir, "future epoch")
+        let path = dir.file("j.quire")
+        let head = try vault.keyState().heads[0].id
+        try Self.outsiderAppend(path, [(9, Self.opaqueKeyring(parents: [head], epoch: 9, label: "future"))])
+        let onLaptop = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        // A device cannot tell this from its own removal, so it stops
+        // writing (as deleting the file would stop it: threat-model §3.3),
+        // and writes nothing.
+        let before = Self.bytes(path)
+        #expect(throws: VaultError.removedFromVault(newerEpoch: 9)) { try onLaptop.add(EntryBody(created: Self.t0, text: "still mine")) }
+        #expect(throws: VaultError.removedFromVault(newerEpoch: 9)) { try onLaptop.rotateKeys(now: Self.t0 + 1) }
+        #expect(Self.bytes(path) == before)
+        // The recovery key is in every genuine keyring, so for it the
+        // keyring is plainly not genuine: it keeps writing (keys.md §7).
+        let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
+        try withRecovery.add(EntryBody(created: Self.t0, text: "recovery writes"))
+        #expect(try Self.texts(path, .device(laptop.keyPair)) == ["recovery writes"])
+    }
+
+    // MARK: - 4. Work proportional to a hostile keyring graph (no key needed)
+
+    /// 1,000 keyring frames nobody can open, each naming the 64 before it
+    /// as parents: only trusted keyrings enter the ancestor computation, so
+    /// they cost a parse each (the walk over every ancestor set used to
+    /// take 21 s here; the whole test now runs in about 0.5 s, debug build).
+    @Test func manyUnopenableKeyringsAreCheap() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, _) = try Self.laptopVault(dir, "graph")
+        let path = dir.file("j.quire")
+        try vault.add(EntryBody(created: Self.t0, text: "mine"))
+        var ids = [try vault.keyState().heads[0].id]
+        var frames: [(UInt16, [UInt8])] = []
+        for i in 0..<1000 {
+            let body = Self.opaqueKeyring(parents: Array(ids.suffix(64)), epoch: 1, label: "g\(i)")
+            ids.append(KeyringBuilder.id(ofBody: body))
+            frames.append((1, body))
+        }
+        try Self.outsiderAppend(path, frames)
+        let opened = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        #expect(try opened.entries().map(\.body.text) == ["mine"])
+        #expect(opened.unlocked.keyrings.filter(\.isTrusted).count == 1)
+        try opened.add(EntryBody(created: Self.t0 + 1, text: "still writable"))
+    }
+
+    // MARK: - 3/4. Decoy passphrase slots
+
+    /// 16 outsider keyrings, each with 256 passphrase slots of distinct
+    /// salts, newest in the file: the budget holds (4 Argon2id runs), and the
+    /// right passphrase is locked out — loudly, with a message that names
+    /// decoys — while the device and the recovery key still open
+    /// (`Spec/keys.md §2.3`, threat-model §3.3).
+    @Test func decoyPassphraseSlotsSpendTheBudget() throws {
+        let dir = TemporaryDirectory()
+        let laptop = Self.device("Laptop decoy")
+        var setup = VaultSetup(name: "J", recoveryKey: testRecoveryKey("decoy"), device: laptop, now: Self.t0)
+        setup.passphrase = Self.secret("correct horse")
+        setup.passphraseOpsLimit = 1
+        setup.passphraseMemLimitBytes = 8192
+        let vault = try Vault.create(at: dir.file("j.quire"), setup: setup, random: SeededRandom(label: "decoy"), options: fast)
+        let path = dir.file("j.quire")
+        let head = try vault.keyState().heads[0].id
+        let random = SeededRandom(label: "decoy slots")
+        var frames: [(UInt16, [UInt8])] = []
+        for r in 0..<16 {
+            let slots: [KeySlot] = (0..<Limits.maxSlotsPerKeyring).map { _ in
+                .passphrase(salt: random.bytes(16), opsLimit: 1, memLimitBytes: 8192, publicKey: random.bytes(32), box: random.bytes(98))
+            }
+            frames.append((1, Self.opaqueKeyring(parents: [head], slots: slots, epoch: 1, label: "decoy \(r)")))
+        }
+        try Self.outsiderAppend(path, frames)
+        // 4,096 decoys and the real slot: 4 derived, 4,093 not tried.
+        for guess in ["wrong", "correct horse"] {
+            #expect(throws: VaultError.keys(.kdfBudgetExceeded(untried: 16 * 256 + 1 - Limits.maxPassphraseDerivations))) {
+                _ = try Vault.open(at: path, credential: .passphrase(Self.secret(guess)), writable: false, options: fast)
+            }
+        }
+        #expect(try Self.texts(path, .device(laptop.keyPair)).isEmpty)
+        _ = try Vault.open(at: path, credential: .recoveryKey(testRecoveryKey("decoy")), writable: false, options: fast)
+    }
+
+    // MARK: - 2. Wrong credential vs damage
+
+    /// One junk keyring frame (valid checksum, body not CBOR) appended by
+    /// anyone: every wrong credential is then reported as a damaged keyring.
+    @Test func junkKeyringLeavesWrongCredentialsWrong() throws {
+        let dir = TemporaryDirectory()
+        let (_, _, _) = try Self.laptopVault(dir, "junk")
+        let path = dir.file("j.quire")
+        try Self.outsiderAppend(path, [(1, Array("not a keyring".utf8))])
+        func openError(_ c: Credential) -> VaultError? {
+            do { _ = try Vault.open(at: path, credential: c, writable: false, options: fast); return nil } catch { return error }
+        }
+        let pass = openError(.passphrase(Self.secret("guess")))
+        let dev = openError(.device(Self.device("stranger").keyPair))
+        let rec = openError(.recoveryKey(testRecoveryKey("someone else")))
+        #expect(pass == .keys(.wrongPassphrase))
+        #expect(dev == .keys(.wrongDeviceKey))
+        #expect(rec == .keys(.wrongRecoveryKey))
+    }
+
+    /// Bit damage to both copies of an older keyring (e.g. the enrollment
+    /// of a phone) — not a keyring the credential needs — also turns a
+    /// wrong credential into "malformed".
+    @Test func damagedUnrelatedKeyringLeavesWrongCredentialsWrong() throws {
+        let dir = TemporaryDirectory()
+        let (vault, _, _) = try Self.laptopVault(dir, "damage")
+        let path = dir.file("j.quire")
+        try vault.enrollDevice(code: Self.device("Phone").code, name: "Phone", now: Self.t0 + 1)
+        let f = try VaultFile(path: path, writable: false)
+        var data = Self.bytes(path)
+        let keyringFrames = f.structure.frames.filter { $0.header.kind == .keyring }
+        #expect(keyringFrames.count == 4)
+        for frame in keyringFrames.suffix(2) { data[Int(frame.location.offset) + 30] ^= 0x40 }
+        try Data(data).write(to: URL(fileURLWithPath: path))
+        var err: VaultError?
+        do { _ = try Vault.open(at: path, credential: .passphrase(Self.secret("guess")), writable: false, options: fast) } catch { err = error }
+        #expect(err == .keys(.wrongPassphrase))
+    }
+
+    /// A passphrase slot with absurd Argon2id parameters appended by an
+    /// outsider: a wrong passphrase is reported as kdf_limits_exceeded.
+    @Test func absurdArgonSlotIsRefusedAndReported() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, _) = try Self.laptopVault(dir, "absurd")
+        let path = dir.file("j.quire")
+        try vault.setPassphrase(Self.secret("right"), opsLimit: 1, memLimitBytes: 8192, now: Self.t0 + 1)
+        let head = try vault.keyState().heads[0].id
+        let absurd = KeySlot.passphrase(salt: Array(repeating: 7, count: 16), opsLimit: UInt64.max, memLimitBytes: UInt64.max, publicKey: Array(repeating: 9, count: 32), box: Array(repeating: 0, count: 98))
+        try Self.outsiderAppend(path, [(1, Self.opaqueKeyring(parents: [head], slots: [absurd], epoch: 1, label: "absurd"))])
+        // The right passphrase still opens (the refused slot is reported).
+        let right = try Vault.open(at: path, credential: .passphrase(Self.secret("right")), writable: false, options: fast)
+        #expect(right.unlocked.issues == [.kdfLimitsExceeded(opsLimit: .max, memLimitBytes: .max)])
+        _ = try Vault.open(at: path, credential: .device(laptop.keyPair), writable: false, options: fast)
+        // A wrong one learns that a slot was refused for its cost: that slot
+        // might have been the user's, so "wrong passphrase" would be a guess.
+        #expect(throws: VaultError.keys(.kdfLimitsExceeded(opsLimit: .max, memLimitBytes: .max))) {
+            _ = try Vault.open(at: path, credential: .passphrase(Self.secret("wrong")), writable: false, options: fast)
+        }
+    }
+
+    // MARK: - 1. Refused operation, yet the vault changed
+
+    /// The heads memory cannot be written (here: a directory sits at its
+    /// path; in life: a full or read-only home). The keyring is committed,
+    /// so the enrollment succeeds and the failure is a warning.
+    @Test func headsWriteFailureIsAWarningAfterTheCommit() throws {
+        let dir = TemporaryDirectory()
+        let laptop = Self.device("Laptop heads")
+        let store = FileDeviceKeyStore(directory: dir.file("home"))
+        try store.create(laptop)
+        _ = try Vault.create(at: dir.file("j.quire"), setup: VaultSetup(name: "J", recoveryKey: testRecoveryKey("heads"), device: laptop, now: Self.t0),
+                             random: SeededRandom(label: "heads"), options: fast)
+        let vault = try Vault.open(at: dir.file("j.quire"), store: store, options: fast)
+        let headsPath = dir.file("home") + "/vaults/" + hex(vault.vaultID.bytes) + ".heads"
+        try FileManager.default.removeItem(atPath: headsPath)
+        try FileManager.default.createDirectory(atPath: headsPath, withIntermediateDirectories: false)
+        let before = Self.bytes(dir.file("j.quire"))
+        let phone = Self.device("Phone")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        #expect(Self.bytes(dir.file("j.quire")).count > before.count)
+        #expect(vault.keyWarnings.map(\.code) == ["device_memory_not_saved"])
+        #expect(try Self.texts(dir.file("j.quire"), .device(phone.keyPair)).isEmpty)
+    }
+
+    /// A damaged heads file (this device's memory of one vault) blocks
+    /// opening the vault, and the message calls it "the device key" and
+    /// tells the user to enroll the device again.
+    @Test func damagedHeadsFileMessage() throws {
+        let dir = TemporaryDirectory()
+        let laptop = Self.device("Laptop heads2")
+        let store = FileDeviceKeyStore(directory: dir.file("home"))
+        try store.create(laptop)
+        let v = try Vault.create(at: dir.file("j.quire"), setup: VaultSetup(name: "J", recoveryKey: testRecoveryKey("heads2"), device: laptop, now: Self.t0),
+                                 random: SeededRandom(label: "heads2"), options: fast)
+        _ = try Vault.open(at: dir.file("j.quire"), store: store, options: fast)
+        let headsPath = dir.file("home") + "/vaults/" + hex(v.vaultID.bytes) + ".heads"
+        try Data("garbage\n".utf8).write(to: URL(fileURLWithPath: headsPath))
+        chmod(headsPath, 0o600)
+        var err: VaultError?
+        do { _ = try Vault.open(at: dir.file("j.quire"), store: store, options: fast) } catch { err = error }
+        #expect(err?.description == "this device's memory of a vault's keyrings, \(headsPath), cannot be read: a line is not a 32-digit keyring id; remove the file (the next open writes it again, without the rollback check for that open)")
+    }
+
+    // MARK: - Privacy statement truth
+
+    /// An escrow label with a line feed could have written a line of the
+    /// privacy statement: the writer refuses it (and the statement escapes
+    /// names it did not write itself, see PrivacyStatementTests).
+    @Test func escrowLabelCannotForgeTheStatement() throws {
+        let dir = TemporaryDirectory()
+        let (vault, _, _) = try Self.laptopVault(dir, "label")
+        let escrow = try X25519.KeyPair(seed: Self.secret(String(repeating: "e", count: 32)))
+        let label = "IT\nEscrow-free since 2026-01-01"
+        #expect(throws: VaultError.keys(.operationRefused(reason: "an escrow label cannot contain the invisible or control character U+000A"))) {
+            try vault.changeKeys(.setEscrow(EscrowRecipient(publicKey: escrow.publicKey, label: label)), now: Self.t0 + 1)
+        }
+    }
+
+    /// The removed phone's own statement: what does it claim?
+    @Test func removedDeviceStatement() throws {
+        let dir = TemporaryDirectory()
+        let (vault, _, _) = try Self.laptopVault(dir, "removed statement")
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        try vault.add(EntryBody(created: Self.t0 + 2, text: "before"))
+        try vault.removeDevice(named: "Phone", now: Self.t0 + Self.day)
+        try vault.add(EntryBody(created: Self.t0 + Self.day + 1, text: "after"))
+        let phoneView = try Vault.open(at: path, credential: .device(phone.keyPair), writable: false, options: fast)
+        let text = try phoneView.privacyStatement().text
+        #expect(try Self.texts(path, .device(phone.keyPair)) == ["before"])
+        // New records are in epoch 2, which the phone cannot read: it does not
+        // call epoch 1 "new", and says why.
+        #expect(!text.contains("New records"))
+        #expect(text.contains("\nThe newest epoch this key can open (epoch 1, since 2026-01-01) can be decrypted with:\n"))
+        #expect(text.hasSuffix("  - This key cannot open epoch 2, which is newer than the epochs above: it was removed (or the keyring of epoch 2 is not genuine). This statement shows only what this key can see; ask an enrolled device for the current one.\n"))
+    }
+
+    /// Two copies: the laptop turns on escrow-free while the (offline)
+    /// desktop sets an escrow key and rotates twice. After the union merge
+    /// the vault is escrow-free, and the laptop's next write first joins the
+    /// two heads (a new epoch without the escrow key): the escrow key reads
+    /// nothing written after the merge.
+    @Test func escrowFreeWinsOverAConcurrentEscrowKey() throws {
+        let dir = TemporaryDirectory()
+        let pathA = dir.file("j.quire"), pathB = dir.file("j.conflict.quire")
+        let (created, laptop, _) = try Self.laptopVault(dir, "fork")
+        let desktop = Self.device("Desktop")
+        try created.enrollDevice(code: desktop.code, name: "Desktop", now: Self.t0 + 1)
+        try FileManager.default.copyItem(atPath: pathA, toPath: pathB)
+        let a = try Vault.open(at: pathA, credential: .device(laptop.keyPair), random: SeededRandom(label: "fork a"), options: fast)
+        let b = try Vault.open(at: pathB, credential: .device(desktop.keyPair), random: SeededRandom(label: "fork b"), options: fast)
+        try a.changeKeys(.enableEscrowFree(recoveryProof: nil), now: Self.t0 + Self.day)
+        let escrow = try X25519.KeyPair(seed: Self.secret(String(repeating: "k", count: 32)))
+        try b.changeKeys(.setEscrow(EscrowRecipient(publicKey: escrow.publicKey, label: "IT")), now: Self.t0 + Self.day)
+        try b.rotateKeys(now: Self.t0 + Self.day + 1)
+        try b.rotateKeys(now: Self.t0 + Self.day + 2)
+        try Self.fold(pathB, into: a)
+        let state = try a.keyState()
+        #expect(state.isEscrowFree)
+        try a.add(EntryBody(created: Self.t0 + 2 * Self.day, text: "written after escrow-free"))
+        let statement = try a.privacyStatement().text
+        let escrowReads = (try? Self.texts(pathA, .escrow(escrow))) ?? []
+        #expect(escrowReads.isEmpty)
+        #expect(try a.keyState().epoch == 4)
+        #expect(try a.keyState().heads.count == 1)
+        #expect(statement.contains("Escrow-free since 2026-01-02"))
+        #expect(statement.contains("New records (epoch 4, since ") && statement.contains(":\n  - the device \"Laptop\" (this device)\n  - the device \"Desktop\"\n  - the recovery key\n\n"))
+        #expect(try Self.texts(pathA, .device(desktop.keyPair)) == ["written after escrow-free"])
+    }
+
+    // MARK: - 3. Outsider / removed-device keyrings (these held)
+
+    @Test func outsiderAndRemovedDeviceKeyringsAreNotTrusted() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, recovery) = try Self.laptopVault(dir, "outsider")
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        let preRemoval = try vault.keyState()
+        let preHead = preRemoval.heads[0]
+        try vault.removeDevice(named: "Phone", now: Self.t0 + 2)
+        try vault.changeKeys(.enableEscrowFree(recoveryProof: recovery), now: Self.t0 + 3)
+        try vault.add(EntryBody(created: Self.t0 + 4, text: "secret"))
+        let honest = try vault.keyState()
+        let outsider = try Ed25519.KeyPair(using: SeededRandom(label: "mallory"))
+        let mallory = KeyringMember(role: "device", publicKey: outsider.publicKey, name: "Mallory", added: 0)
+        let random = SeededRandom(label: "outsider rings")
+        let blob = try SymmetricKey(using: random)
+        let escrowPair = try X25519.KeyPair(seed: Self.secret(String(repeating: "m", count: 32)))
+        var frames: [(UInt16, [UInt8])] = []
+        func forged(epoch: UInt16, parents: [KeyringID], signer: Ed25519.KeyPair, members: [KeyringMember], escrowFree: Bool, key: SymmetricKey? = nil, escrowSlot: Bool = false, blobKey: SymmetricKey? = nil) throws -> [UInt8] {
+            let ek = EpochKey(epoch: epoch, key: try key ?? SymmetricKey(using: random))
+            var slots: [KeySlot] = []
+            for m in members { slots.append(try SlotCrypto.deviceSlot(for: ek, devicePublicKey: m.publicKey, vaultID: vault.vaultID, random: random)) }
+            slots.append(try SlotCrypto.deviceSlot(for: ek, devicePublicKey: laptop.publicKey, vaultID: vault.vaultID, random: random))
+            if escrowSlot { slots.append(try SlotCrypto.escrowSlot(for: ek, escrowPublicKey: escrowPair.publicKey, vaultID: vault.vaultID, random: random)) }
+            let content = KeyringContent(members: members + [KeyringMember(role: "device", publicKey: laptop.publicKey, name: "Laptop", added: 0)],
+                                         escrow: escrowSlot ? [EscrowRecipient(publicKey: escrowPair.publicKey, label: "X")] : [],
+                                         blobKey: blobKey ?? blob, created: Self.t0 + 5, reason: "forged")
+            return KeyringBuilder.body(epochKey: ek, vaultID: vault.vaultID, parents: parents, isEscrowFree: escrowFree, slots: slots, content: content, signer: signer, random: random)
+        }
+        let heads = honest.heads.map(\.id)
+        // 1. Outsider-signed successor of the real head, adding Mallory.
+        frames.append((honest.epoch + 1, try forged(epoch: honest.epoch + 1, parents: heads, signer: outsider, members: [mallory], escrowFree: true)))
+        // 2. Missing parent.
+        frames.append((honest.epoch + 1, try forged(epoch: honest.epoch + 1, parents: [KeyringID(using: random)], signer: outsider, members: [mallory], escrowFree: true)))
+        // 3. The removed phone forks from before its removal (it holds epoch 1's key), re-adding itself and dropping escrow-free, with an escrow slot.
+        frames.append((1, try forged(epoch: 1, parents: [preHead.id], signer: phone.keyPair, members: [mallory, KeyringMember(role: "device", publicKey: phone.publicKey, name: "Phone", added: 0)], escrowFree: false,
+                                      key: preHead.epochKey!.key, escrowSlot: true, blobKey: preRemoval.heads[0].content!.blobKey)))
+        frames.append((2, try forged(epoch: 2, parents: [preHead.id], signer: phone.keyPair, members: [mallory], escrowFree: false, escrowSlot: true, blobKey: preRemoval.heads[0].content!.blobKey)))
+        // 4. Escrow slot in an escrow-free keyring by the outsider.
+        frames.append((honest.epoch + 1, try forged(epoch: honest.epoch + 1, parents: heads, signer: outsider, members: [], escrowFree: true, escrowSlot: true)))
+        // 5. A new root keyring signed by the outsider.
+        frames.append((1, try forged(epoch: 1, parents: [], signer: outsider, members: [mallory], escrowFree: false)))
+        // 6. Replay of the pre-removal keyring (identical body).
+        let raw = Self.bytes(path)
+        let original = try VaultFile(path: path, writable: false)
+        let preFrame = original.structure.frames.first { $0.header.kind == .keyring && KeyringID(unchecked: $0.trailer) == preHead.id }!
+        frames.append((preFrame.header.epoch, Array(raw[Int(preFrame.location.offset) + 12..<Int(preFrame.end) - 16])))
+        // 7. Two real keyrings with their public parts swapped.
+        let rings = honest.trusted
+        if rings.count >= 2 {
+            let x = rings[rings.count - 1].record, y = rings[rings.count - 2].record
+            frames.append((x.epoch, KeyringRecord(epoch: x.epoch, publicPart: y.publicPart, sealed: x.sealed).encodedBody()))
+            frames.append((y.epoch, KeyringRecord(epoch: y.epoch, publicPart: x.publicPart, sealed: y.sealed).encodedBody()))
+        }
+        try Self.outsiderAppend(path, frames)
+
+        for credential: Credential in [.device(laptop.keyPair), .recoveryKey(recovery)] {
+            let v = try Vault.open(at: path, credential: credential, options: fast)
+            let s = try v.keyState()
+            #expect(s.devices.map(\.name) == ["Laptop"])
+            #expect(s.removed.map(\.name) == ["Phone"])
+            #expect(s.isEscrowFree)
+            #expect(s.escrow.isEmpty)
+            #expect(s.epoch == honest.epoch)
+            #expect(s.heads.map(\.id) == honest.heads.map(\.id))
+            // Writing fails for any credential that cannot open every forged keyring (finding: forgedFutureEpoch…).
+            if case .device = credential { try v.add(EntryBody(created: Self.t0 + 10, text: "after attack")) }
+            let text = try v.privacyStatement().text
+            #expect(!text.contains("Mallory"))
+        }
+        // Who can really read the new entry?
+        #expect(try Self.texts(path, .device(laptop.keyPair)).contains("after attack"))
+        #expect(((try? Self.texts(path, .device(phone.keyPair))) ?? []).contains("after attack") == false)
+        #expect(((try? Self.texts(path, .device(outsider))) ?? []).contains("after attack") == false)
+        #expect(((try? Self.texts(path, .escrow(escrowPair))) ?? []).contains("after attack") == false)
+    }
+
+    // MARK: - 5. Device key store
+
+    @Test func keyStoreHostileFiles() throws {
+        let dir = TemporaryDirectory()
+        let good = FileDeviceKeyStore(directory: dir.file("good"))
+        try good.create(Self.device("Good"))
+        let goodBytes = Self.bytes(good.keyPath)
+        func store(_ name: String, _ setup: (String) throws -> Void) throws -> FileDeviceKeyStore {
+            let s = FileDeviceKeyStore(directory: dir.file(name))
+            try FileManager.default.createDirectory(atPath: s.directory, withIntermediateDirectories: true)
+            chmod(s.directory, 0o700)
+            try setup(s.keyPath)
+            return s
+        }
+        func write(_ bytes: [UInt8], _ path: String, mode: mode_t = 0o600) throws {
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            chmod(path, mode)
+        }
+        func loadResult(_ s: FileDeviceKeyStore) -> String {
+            do { return "ok \(String(describing: try s.load()))" } catch { return "\(error.code): \(error)" }
+        }
+        var results: [String: String] = [:]
+        results["truncated"] = loadResult(try store("t") { try write(Array(goodBytes.prefix(40)), $0) })
+        results["empty"] = loadResult(try store("e") { try write([], $0) })
+        results["oversized"] = loadResult(try store("o") { try write(goodBytes + Array(repeating: 0, count: 2000), $0) })
+        results["directory"] = loadResult(try store("d") { try FileManager.default.createDirectory(atPath: $0, withIntermediateDirectories: false); chmod($0, 0o700) })
+        results["fifo"] = loadResult(try store("f") { _ = mkfifo($0, 0o600) })
+        results["0644"] = loadResult(try store("p") { try write(goodBytes, $0, mode: 0o644) })
+        results["dev/zero link"] = loadResult(try store("z") { _ = symlink("/dev/zero", $0) })
+        results["dangling link"] = loadResult(try store("dl") { _ = symlink("/nonexistent/quire", $0) })
+        results["link to 0644"] = loadResult(try store("l") { p in
+            try write(goodBytes, dir.file("elsewhere.key"), mode: 0o644)
+            symlink(dir.file("elsewhere.key"), p)
+        })
+        // Damaged CBOR with a valid checksum: a non-canonical map, and a name with a bidi override.
+        func forge(_ map: CBORMap) -> [UInt8] {
+            let body = Array("QUIREDEV".utf8) + CBOREncoder.encode(.map(map))
+            return body + BLAKE2b.hash(body, byteCount: 16)
+        }
+        var m = CBORMap()
+        m[text: "version"] = .unsigned(1); m[text: "name"] = .text("evil\u{202E}txt.exe"); m[text: "created"] = .unsigned(0); m[text: "seed"] = .bytes(Array(repeating: 3, count: 32))
+        results["bidi name"] = loadResult(try store("b") { try write(forge(m), $0) })
+        m[text: "name"] = .text("ok"); m[text: "seed"] = .bytes(Array(repeating: 3, count: 31))
+        results["short seed"] = loadResult(try store("s") { try write(forge(m), $0) })
+        m[text: "seed"] = .text("x")
+        results["seed wrong type"] = loadResult(try store("w") { try write(forge(m), $0) })
+        m[text: "seed"] = .bytes(Array(repeating: 3, count: 32)); m[text: "version"] = .unsigned(2)
+        results["version 2"] = loadResult(try store("v") { try write(forge(m), $0) })
+        let notCBOR = Array("QUIREDEV".utf8) + [0xff, 0xff, 0xff]
+        results["bad cbor"] = loadResult(try store("c") { try write(notCBOR + BLAKE2b.hash(notCBOR, byteCount: 16), $0) })
+        for (k, v) in results where k != "link to 0644" { #expect(!v.hasPrefix("ok"), "\(k) loaded: \(v)") }
+        // A key readable by others through a symlink: the message tells the
+        // user to chmod the link's path (chmod follows the link: fine), and names the link not the target.
+        #expect(results["0644"]!.hasPrefix("device_key_permissions"))
+        // A dangling symlink reads as "no key"; loadOrCreate then fails with "a key already exists".
+        let dangling = FileDeviceKeyStore(directory: dir.file("dl"))
+        var danglingResult = "ok"
+        do { _ = try dangling.loadOrCreate(name: "X", now: 0, using: SystemRandom()) } catch { danglingResult = "\(error.code): \(error)" }
+        #expect(!danglingResult.contains("already exists"), "misleading: \(danglingResult)")
+        // A store on a bad key file must not overwrite it.
+        let fifoStore = FileDeviceKeyStore(directory: dir.file("f"))
+        #expect(throws: DeviceStoreError.self) { _ = try fifoStore.loadOrCreate(name: "X", now: 0, using: SystemRandom()) }
+        // Names with control, bidi and invisible characters.
+        for bad in ["", "a\u{0}b", "a\u{202E}b", "a\u{200B}b", "a\u{2028}b", "a\u{FEFF}b", String(repeating: "x", count: 65)] {
+            #expect(throws: (any Error).self, "name \(bad.unicodeScalars.map { String($0.value, radix: 16) }) accepted") {
+                _ = try DeviceIdentity.generate(name: bad, now: 0, using: SystemRandom())
+            }
+        }
+        // Names that print as nothing are refused too (Hangul filler, braille
+        // blank, a combining mark alone, a lone space).
+        var accepted: [String] = []
+        for odd in ["\u{3164}", "\u{2800}", "\u{0301}", "\u{115F}", " "] {
+            if (try? DeviceIdentity.generate(name: odd, now: 0, using: SystemRandom())) != nil { accepted.append(odd.unicodeScalars.map { "U+" + String($0.value, radix: 16) }.joined()) }
+        }
+        #expect(accepted.isEmpty)
+    }
+
+    /// A key file owned by another user, mode 0600 (we run as root).
+    @Test func keyStoreOwnedBySomeoneElse() throws {
+        let dir = TemporaryDirectory()
+        let s = FileDeviceKeyStore(directory: dir.file("home"))
+        try s.create(Self.device("Owned"))
+        let rc = chown(s.keyPath, 65534, 65534)
+        guard rc == 0, getuid() == 0 else { return }
+        var result = "ok"
+        do { _ = try s.load() } catch { result = "\(error)" }
+        #expect(result != "ok", "a device key owned by another user (uid 65534) is used without complaint")
+    }
+
+    @Test func keyStoreConcurrentLoadOrCreate() throws {
+        for round in 0..<10 {
+            let dir = TemporaryDirectory()
+            let s = FileDeviceKeyStore(directory: dir.file("home"))
+            let n = 8
+            final class Box: @unchecked Sendable { var items: [(String, Bool)?]; let lock = NSLock(); init(_ n: Int) { items = Array(repeating: nil, count: n) } }
+            let box = Box(n)
+            DispatchQueue.concurrentPerform(iterations: n) { i in
+                var r: (String, Bool)
+                do {
+                    let (id, created) = try s.loadOrCreate(name: "T\(i)", now: 0, using: SystemRandom())
+                    r = (hex(id.publicKey), created)
+                } catch {
+                    r = ("error \(error)", false)
+                }
+                box.lock.lock(); box.items[i] = r; box.lock.unlock()
+            }
+            let all = box.items.map { $0! }
+            let keys = Set(all.map(\.0))
+            #expect(keys.count == 1, "round \(round): \(all)")
+            #expect(all.filter(\.1).count == 1, "round \(round): created flags \(all.map(\.1))")
+            #expect(hex(try s.load()!.publicKey) == all[0].0)
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: s.directory).filter { $0.hasPrefix(".tmp-") }
+            #expect(leftovers.isEmpty)
+        }
+    }
+
+    @Test func keyStoreDamagedHeads() throws {
+        let dir = TemporaryDirectory()
+        let s = FileDeviceKeyStore(directory: dir.file("home"))
+        let vid = VaultID(using: SeededRandom(label: "vid"))
+        try s.rememberHeads([KeyringID(using: SeededRandom(label: "k"))], of: vid)
+        let p = dir.file("home") + "/vaults/" + hex(vid.bytes) + ".heads"
+        for (label, content) in [("non-utf8", [0xff, 0xfe]), ("short id", Array("abc\n".utf8)), ("crlf", Array(("# x\r\n" + String(repeating: "a", count: 32) + "\r\n").utf8)),
+                                 ("huge", Array(repeating: UInt8(ascii: "#"), count: 5000))] as [(String, [UInt8])] {
+            try Data(content).write(to: URL(fileURLWithPath: p))
+            chmod(p, 0o600)
+            var r = "ok"
+            do { r = "ok \(try s.trustedHeads(of: vid))" } catch { r = "\(error.code): \(error)" }
+            #expect(r != "ok []", "heads file \(label) read as no heads at all: rollback detection is silently off")
+        }
+    }
+
+    // MARK: - 6. Codes
+
+    @Test func codesHostileInput() throws {
+        let phone = Self.device("Phone")
+        let recovery = testRecoveryKey("codes")
+        func deviceErr(_ code: String) -> String {
+            do { _ = try DeviceCode.parse(code); return "ok" } catch { return error.description }
+        }
+        func recoveryErr(_ code: String) -> String {
+            do { _ = try RecoveryKey(code: code); return "ok" } catch { return error.description }
+        }
+        var typo = Array(phone.code)
+        typo[5] = typo[5] == "Z" ? "Y" : "Z"
+        let cyrillicO = phone.code.replacingOccurrences(of: "0", with: "О")  // U+041E
+        let fullwidth = phone.code.replacingOccurrences(of: "1", with: "１")
+        let megabyte = String(repeating: "A", count: 1 << 20)
+        let megabyteDashes = String(repeating: "-", count: 1 << 20) + phone.code
+        let cases: [(String, String)] = [
+            ("typo", String(typo)), ("recovery as device", recovery.code()), ("cyrillic O", cyrillicO), ("fullwidth 1", fullwidth),
+            ("empty", ""), ("1 MiB", megabyte), ("1 MiB dashes + code", megabyteDashes), ("lower case", phone.code.lowercased()),
+            ("NBSP spaces", phone.code.replacingOccurrences(of: "-", with: "\u{00A0}")),
+        ]
+        // Every hostile code is refused (the 1 MiB ones stop early, after
+        // 56 + 64 code characters, rather than read the whole string).
+        for (label, code) in cases {
+            // Case and dashes do not matter, however many dashes there are.
+            let valid = label == "lower case" || label == "1 MiB dashes + code"
+            #expect((deviceErr(code) == "ok") == valid, "\(label)")
+        }
+        #expect(deviceErr(phone.code.lowercased()) == "ok")
+        #expect(deviceErr(recovery.code()).contains("recovery key"))
+        #expect(recoveryErr(phone.code).contains("device code"))
+        // The error for a recovery key given as a device code must not echo the code.
+        #expect(!deviceErr(recovery.code()).contains(recovery.code().prefix(9)))
+        for (label, code) in cases {
+            #expect((recoveryErr(code) == "ok") == (label == "recovery as device"), "\(label)")
+        }
+        // Codes of invalid or small-order points, with a correct checksum.
+        let p = Array("quire-device-code-v1".utf8)
+        var points: [[UInt8]] = [Array(repeating: 0, count: 32), [1] + Array(repeating: 0, count: 31), Array(repeating: 0xff, count: 32)]
+        points.append(Self.hexBytes("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"))  // order-8 point
+        points.append(Self.hexBytes("ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"))  // non-canonical -1
+        for pk in points {
+            let code = Self.crockford(pk + Array(BLAKE2b.hash(p + pk, byteCount: 16).prefix(3)))
+            let r = deviceErr(code)
+            #expect(r != "ok", "device code of point \(hex(pk)) accepted")
+        }
+    }
+
+    static func crockford(_ bytes: [UInt8]) -> String {
+        let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+        var out = "", acc: UInt32 = 0, bits = 0, n = 0
+        for b in bytes {
+            acc = acc << 8 | UInt32(b); bits += 8
+            while bits >= 5 {
+                bits -= 5
+                if n > 0 && n % 4 == 0 { out.append("-") }
+                out.append(alphabet[Int((acc >> UInt32(bits)) & 31)]); n += 1
+            }
+        }
+        return out
+    }
+
+    static func hexBytes(_ s: String) -> [UInt8] { QuireCrypto.bytes(fromHex: s)! }
+
+    // MARK: - 7. Operations: refusals leave the file byte for byte
+
+    @Test func refusedOperationsLeaveFileUnchanged() throws {
+        let dir = TemporaryDirectory()
+        var setup = VaultSetup(name: "J", recoveryKey: testRecoveryKey("ops"), device: Self.device("Laptop ops"), now: Self.t0)
+        setup.isEscrowFree = true
+        let laptop = setup.device!
+        let vault = try Vault.create(at: dir.file("j.quire"), setup: setup, random: SeededRandom(label: "ops"), options: fast)
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        var log: [String] = []
+        func refused(_ label: String, _ v: Vault? = nil, _ body: (Vault) throws -> Void) {
+            let before = Self.bytes(path)
+            do { try body(v ?? vault); log.append("\(label): NOT refused"); Issue.record("\(label) was not refused") } catch {
+                log.append("\(label): \(error)")
+            }
+            let after = Self.bytes(path)
+            let same = after.count == before.count && after == before
+            #expect(same, "\(label) changed the file: \(before.count) → \(after.count) bytes")
+        }
+        let escrow = try X25519.KeyPair(seed: Self.secret(String(repeating: "q", count: 32)))
+        refused("enroll twice") { try $0.enrollDevice(code: phone.code, name: "Phone 2") }
+        refused("enroll same name other case") { try $0.enrollDevice(code: Self.device("x").code, name: "PHONE") }
+        refused("remove self") { try $0.removeDevice(named: "Laptop ops") }
+        refused("escrow in escrow-free") { try $0.changeKeys(.setEscrow(EscrowRecipient(publicKey: escrow.publicKey, label: "IT"))) }
+        refused("escrow-free again") { try $0.changeKeys(.enableEscrowFree(recoveryProof: nil)) }
+        refused("enroll recovery member as device") { v in
+            let pk = try testRecoveryKey("ops").publicKey()
+            try v.changeKeys(.enroll(publicKey: pk, name: "Sneaky"))
+        }
+        refused("enroll invalid point") { try $0.changeKeys(.enroll(publicKey: Array(repeating: 0, count: 32), name: "Zero")) }
+        refused("enroll 31-byte key") { try $0.changeKeys(.enroll(publicKey: Array(repeating: 5, count: 31), name: "Short")) }
+        refused("remove unknown key") { try $0.changeKeys(.remove(publicKey: Array(repeating: 5, count: 32))) }
+        refused("passphrase absurd cost") { try $0.setPassphrase(Self.secret("p"), opsLimit: 1_000_000, memLimitBytes: 1 << 40) }
+        refused("passphrase zero mem") { try $0.setPassphrase(Self.secret("p"), opsLimit: 1, memLimitBytes: 0) }
+        let passOnly = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast)
+        try vault.removeDevice(named: "Phone", now: Self.t0 + 2)
+        refused("enroll removed device") { try $0.enrollDevice(code: phone.code, name: "Phone again") }
+        let phoneView = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast)
+        refused("removed device rotates", phoneView) { try $0.rotateKeys() }
+        refused("removed device writes", phoneView) { try $0.add(EntryBody(created: 0, text: "x")) }
+        refused("removed device enrolls a friend", phoneView) { try $0.enrollDevice(code: Self.device("friend").code, name: "Friend") }
+        refused("stale handle of removed device writes", passOnly) { try $0.add(EntryBody(created: 0, text: "stale")) }
+        // Escrow-free, no recovery proof, one device: must refuse.
+        let dir2 = TemporaryDirectory()
+        let (solo, _, _) = try Self.laptopVault(dir2, "solo")
+        let soloBefore = Self.bytes(dir2.file("j.quire"))
+        #expect(throws: VaultError.self) { try solo.changeKeys(.enableEscrowFree(recoveryProof: nil)) }
+        #expect(throws: VaultError.self) { try solo.changeKeys(.enableEscrowFree(recoveryProof: testRecoveryKey("not this vault"))) }
+        let soloSame = Self.bytes(dir2.file("j.quire")) == soloBefore
+        #expect(soloSame)
+        // Remove the last device with the recovery key: allowed; the vault stays openable by the recovery key.
+        let byRecovery = try Vault.open(at: dir2.file("j.quire"), credential: .recoveryKey(testRecoveryKey("breaker solo")), options: fast)
+        try byRecovery.removeDevice(named: "Laptop")
+        #expect(try byRecovery.keyState().devices.isEmpty)
+        #expect(try byRecovery.privacyStatement().currentReaders.map(\.phrase) == ["the recovery key"])
+        _ = laptop
+    }
+
+    /// A removed device that had the vault open before its removal keeps
+    /// writing: the commit notices the new keyring, reloads, and retries
+    /// without checking again that this key may still write.
+    @Test func staleHandleOfRemovedDeviceStopsWriting() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, _) = try Self.laptopVault(dir, "stale")
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        let onPhone = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast)
+        try vault.removeDevice(named: "Phone", now: Self.t0 + 2)
+        let before = Self.bytes(path)
+        var thrown: VaultError?
+        do { try onPhone.add(EntryBody(created: Self.t0 + 3, text: "written by the removed phone")) } catch { thrown = error }
+        let after = Self.bytes(path)
+        #expect(thrown == .removedFromVault(newerEpoch: 2))
+        let same = after.count == before.count && after == before
+        #expect(same, "file changed \(before.count) → \(after.count) bytes")
+        #expect(try Self.texts(path, .device(laptop.keyPair)).isEmpty)
+    }
+
+    // MARK: - 8. Secrets in descriptions
+
+    @Test func descriptionsHoldNoKeyBytes() throws {
+        let dir = TemporaryDirectory()
+        let id = Self.device("Secretive")
+        let recovery = testRecoveryKey("secrets")
+        let seed = try id.keyPair.seed().copyBytes()
+        let rk = recovery.secret.storage.copyBytes()
+        let store = FileDeviceKeyStore(directory: dir.file("home"))
+        try store.create(id)
+        let epoch = EpochKey(epoch: 1, key: try SymmetricKey(bytes: rk))
+        let pass = Self.secret("hunter2")
+        let things: [Any] = [
+            id, id.keyPair, recovery, recovery.secret, store, epoch, pass,
+            Credential.device(id.keyPair), Credential.recoveryKey(recovery), Credential.passphrase(pass), Credential.epochKey(epoch, blobKey: recovery.secret),
+            KeySet(single: epoch, blobKey: recovery.secret), HistoricKey(epoch: 1, key: recovery.secret),
+            KeyringContent(members: [], history: [HistoricKey(epoch: 1, key: recovery.secret)], blobKey: recovery.secret, created: 0, reason: "x"),
+            try recovery.signingKeyPair(), try id.keyPair.agreementKeyPair(),
+        ]
+        var texts: [String] = []
+        for t in things {
+            texts.append(String(describing: t)); texts.append(String(reflecting: t))
+            var d = ""; dump(t, to: &d); texts.append(d)
+        }
+        // Errors that carry paths or reasons.
+        texts.append(DeviceStoreError.damaged(path: store.keyPath, reason: "x").description)
+        let forms: [[UInt8]] = [seed, rk]
+        for secretBytes in forms {
+            let needles = [hex(secretBytes), hex(secretBytes).uppercased(), Self.crockford(secretBytes).replacingOccurrences(of: "-", with: ""),
+                           String(Self.crockford(secretBytes).prefix(14)), secretBytes.prefix(8).map(String.init).joined(separator: ", ")]
+            for text in texts {
+                let flat = text.replacingOccurrences(of: "-", with: "")
+                for n in needles { #expect(!flat.contains(n) && !text.contains(n), "secret bytes appear in: \(text.prefix(300))") }
+            }
+        }
+        // The recovery code is shown only by code(): description hides it.
+        #expect(!"\(recovery)".contains(recovery.code().prefix(9)))
+        #expect(!"\(pass)".contains("hunter2"))
+    }
+}

@@ -1,0 +1,393 @@
+import Foundation
+import Testing
+import Quire
+import QuireCrypto
+import QuireFormat
+import QuireKeys
+import QuireSystem
+
+/// The key scenarios of the keys issue, each asserting who can open what
+/// afterwards (`Spec/keys.md §6`, §8). Argon2id runs at its smallest cost.
+@Suite struct KeyScenarioTests {
+    static let t0 = KeyTestSupport.t0
+    static let day = KeyTestSupport.day
+
+    static func device(_ name: String) -> DeviceIdentity {
+        try! DeviceIdentity.generate(name: name, now: t0, using: SeededRandom(label: "device " + name))
+    }
+
+    static func secret(_ text: String) -> SecureBytes { KeyTestSupport.secret(text) }
+    static func texts(_ path: String, _ credential: Credential) throws -> [String] { try KeyTestSupport.texts(path, credential) }
+    static func fold(_ copyPath: String, into target: Vault) throws { try KeyTestSupport.fold(copyPath, into: target) }
+    static func entry(_ text: String, at time: Int64) -> EntryBody { EntryBody(created: time, text: text) }
+
+    // MARK: - A lost phone
+
+    @Test func lostPhone() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("j.quire")
+        let laptop = Self.device("Laptop"), phone = Self.device("Phone")
+        let recovery = testRecoveryKey("lost phone")
+        let random = SeededRandom(label: "lost phone")
+        let vault = try Vault.create(
+            at: path, setup: VaultSetup(name: "Journal", recoveryKey: recovery, device: laptop, now: Self.t0), random: random, options: fast)
+        let member = try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + Self.day)
+        #expect(member.publicKey == phone.publicKey && member.name == "Phone")
+        let onPhone = try Vault.open(at: path, credential: .device(phone.keyPair), random: random, options: fast)
+        try onPhone.add(Self.entry("written on the phone", at: Self.t0 + 2 * Self.day))
+        try vault.reload()
+        try vault.add(Self.entry("written on the laptop", at: Self.t0 + 3 * Self.day))
+
+        // The phone is lost: remove it (a new epoch without it).
+        let removed = try vault.removeDevice(named: "phone", now: Self.t0 + 10 * Self.day)
+        #expect(removed.publicKey == phone.publicKey)
+        try vault.add(Self.entry("after the phone was lost", at: Self.t0 + 11 * Self.day))
+        let state = try vault.keyState()
+        #expect(state.epoch == 2)
+        #expect(state.devices.map(\.name) == ["Laptop"])
+        #expect(state.removed.map(\.name) == ["Phone"])
+
+        // Who can open what now.
+        let all = ["after the phone was lost", "written on the laptop", "written on the phone"]
+        #expect(try Self.texts(path, .device(laptop.keyPair)) == all)
+        #expect(try Self.texts(path, .recoveryKey(recovery)) == all)
+        // The phone still opens the file and reads what was written before
+        // it was removed, but nothing after, and it can no longer write.
+        let phoneView = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast)
+        #expect(try phoneView.entries().map(\.body.text).sorted() == ["written on the laptop", "written on the phone"])
+        #expect(throws: VaultError.removedFromVault(newerEpoch: 2)) { try phoneView.add(Self.entry("thief", at: Self.t0 + 12 * Self.day)) }
+        #expect(throws: VaultError.removedFromVault(newerEpoch: 2)) {
+            try phoneView.rotateKeys(now: Self.t0 + 12 * Self.day)
+        }
+        // Removal is for good: the phone's key cannot be enrolled again.
+        #expect(throws: VaultError.keys(.operationRefused(reason: "that device key was removed from this vault and cannot come back; on that device, make a new device key and enroll it"))) {
+            try vault.enrollDevice(code: phone.code, name: "Phone again")
+        }
+
+        // A later rotation keeps the phone out and carries every key.
+        try vault.rotateKeys(now: Self.t0 + 12 * Self.day)
+        #expect(try vault.keyState().epoch == 3)
+        #expect(try Self.texts(path, .device(laptop.keyPair)) == all)
+        #expect(try Vault.open(at: path, credential: .device(phone.keyPair), options: fast).entries().count == 2)
+        // On the lost phone, the statement says it is out of date.
+        let phoneStatement = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast).privacyStatement().text
+        #expect(phoneStatement.hasSuffix("""
+            Notes:
+              - This key cannot open epoch 3, which is newer than the epochs above: it was removed (or the keyring of epoch 3 is not genuine). This statement shows only what this key can see; ask an enrolled device for the current one.
+
+            """))
+        #expect(vault.verify().issues.isEmpty)
+
+        let statement = try vault.privacyStatement()
+        #expect(statement.text == """
+            "Journal" (vault \(hex(vault.vaultID.bytes))): who can decrypt it. Dates are UTC.
+            Standard mode: an escrow key may be added. None is set.
+
+            New records (epoch 3, since 2026-01-13) can be decrypted with:
+              - the device "Laptop" (this device)
+              - the recovery key
+
+            Records already in the file:
+              - 1 entry revision in epochs 2–3 (since 2026-01-11): the same keys as new records.
+              - 2 entry revisions in epoch 1 (2026-01-01 to 2026-01-11): the same keys as new records, and also:
+                  - the device "Phone" (removed 2026-01-11)
+                This key can read those records until you run `quire compact --rekey`.
+
+            """)
+    }
+
+    // MARK: - A new laptop enrolled with the recovery key
+
+    @Test func newLaptopEnrolledFromTheRecoveryKey() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone"), laptop = Self.device("Laptop")
+        let recovery = testRecoveryKey("new laptop")
+        let random = SeededRandom(label: "new laptop")
+        let vault = try Vault.create(
+            at: path, setup: VaultSetup(name: "Diary", recoveryKey: recovery, device: phone, now: Self.t0), random: random, options: fast)
+        try vault.add(Self.entry("from the phone", at: Self.t0 + Self.day))
+
+        // The laptop is not enrolled: its key opens nothing, and says so.
+        #expect(throws: VaultError.keys(.wrongDeviceKey)) { try Vault.open(at: path, credential: .device(laptop.keyPair)) }
+        // The user types the recovery code on the laptop; the laptop enrolls itself.
+        let typed = recovery.code().lowercased().replacingOccurrences(of: "-", with: " ")
+        let withRecovery = try Vault.open(at: path, credential: .recoveryKey(RecoveryKey(code: typed)), random: random, options: fast)
+        try withRecovery.enrollDevice(code: laptop.code, name: "Laptop", now: Self.t0 + 2 * Self.day)
+        #expect(try withRecovery.keyState().epoch == 1)
+
+        // From now on the laptop opens with its own key and reads everything.
+        let onLaptop = try Vault.open(at: path, credential: .device(laptop.keyPair), random: random, options: fast)
+        try onLaptop.add(Self.entry("from the laptop", at: Self.t0 + 3 * Self.day))
+        for credential: Credential in [.device(phone.keyPair), .device(laptop.keyPair), .recoveryKey(recovery)] {
+            #expect(try Self.texts(path, credential) == ["from the laptop", "from the phone"])
+        }
+        #expect(try onLaptop.privacyStatement().text == """
+            "Diary" (vault \(hex(vault.vaultID.bytes))): who can decrypt it. Dates are UTC.
+            Standard mode: an escrow key may be added. None is set.
+
+            New records (epoch 1, since 2026-01-01) can be decrypted with:
+              - the device "Phone"
+              - the device "Laptop" (this device)
+              - the recovery key
+
+            Records already in the file:
+              - 2 entry revisions in epoch 1: the same keys as new records.
+
+            """)
+    }
+
+    // MARK: - Escrow-free in a vault that had an escrow key
+
+    @Test func escrowFreeAfterAnEscrowKey() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("j.quire")
+        let laptop = Self.device("Laptop")
+        let custodian = try X25519.KeyPair(seed: SecureBytes(randomCount: 32, using: SeededRandom(label: "custodian")))
+        let recovery = testRecoveryKey("escrow")
+        let random = SeededRandom(label: "escrow")
+        var setup = VaultSetup(name: "Work notes", recoveryKey: recovery, device: laptop, now: Self.t0)
+        setup.escrow = EscrowRecipient(publicKey: custodian.publicKey, label: "Employer IT")
+        let vault = try Vault.create(at: path, setup: setup, random: random, options: fast)
+        try vault.add(Self.entry("before", at: Self.t0 + Self.day))
+        #expect(try Self.texts(path, .escrow(custodian)) == ["before"])
+
+        // One device and no proof of the recovery key: refused.
+        #expect(throws: VaultError.keys(.operationRefused(reason: "escrow-free mode removes the escrow key, so you need a way back in that you hold: confirm the recovery key, or enroll a second device first"))) {
+            try vault.changeKeys(.enableEscrowFree(recoveryProof: nil))
+        }
+        #expect(throws: VaultError.keys(.operationRefused(reason: "that recovery key is not this vault's; escrow-free mode needs the vault's own recovery key or a second device"))) {
+            try vault.changeKeys(.enableEscrowFree(recoveryProof: testRecoveryKey("someone else's")))
+        }
+        try vault.changeKeys(.enableEscrowFree(recoveryProof: recovery), now: Self.t0 + 5 * Self.day)
+        try vault.add(Self.entry("after", at: Self.t0 + 6 * Self.day))
+
+        // The escrow key still opens the file but reads only the old record.
+        #expect(try Self.texts(path, .escrow(custodian)) == ["before"])
+        #expect(try Self.texts(path, .device(laptop.keyPair)) == ["after", "before"])
+        // No escrow key can be added now, nor escrow-free turned on twice.
+        #expect(throws: VaultError.keys(.escrowRefused)) {
+            try vault.changeKeys(.setEscrow(EscrowRecipient(publicKey: custodian.publicKey, label: "again")))
+        }
+        #expect(throws: VaultError.keys(.operationRefused(reason: "the vault is already escrow-free"))) {
+            try vault.changeKeys(.enableEscrowFree(recoveryProof: recovery))
+        }
+        let state = try vault.keyState()
+        #expect(state.isEscrowFree && state.escrow.isEmpty && state.retired == [custodian.publicKey])
+        #expect(try vault.privacyStatement().text == """
+            "Work notes" (vault \(hex(vault.vaultID.bytes))): who can decrypt it. Dates are UTC.
+            Escrow-free since 2026-01-06: no escrow key can decrypt what is written from then on, and none can be added.
+
+            New records (epoch 2, since 2026-01-06) can be decrypted with:
+              - the device "Laptop" (this device)
+              - the recovery key
+
+            Records already in the file:
+              - 1 entry revision in epoch 2: the same keys as new records.
+              - 1 entry revision in epoch 1 (2026-01-01 to 2026-01-06): the same keys as new records, and also:
+                  - the escrow key "Employer IT" (removed 2026-01-06)
+                This key can read that record until you run `quire compact --rekey`.
+
+            """)
+    }
+
+    // MARK: - A passphrase change
+
+    @Test func passphraseChange() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("j.quire")
+        let laptop = Self.device("Laptop")
+        let recovery = testRecoveryKey("passphrase")
+        let random = SeededRandom(label: "passphrase")
+        var setup = VaultSetup(name: "Journal", recoveryKey: recovery, device: laptop, now: Self.t0)
+        setup.passphrase = Self.secret("old words")
+        setup.passphraseOpsLimit = 1
+        setup.passphraseMemLimitBytes = 8192
+        let vault = try Vault.create(at: path, setup: setup, random: random, options: fast)
+        try vault.add(Self.entry("under the old passphrase", at: Self.t0 + Self.day))
+        #expect(try Self.texts(path, .passphrase(Self.secret("old words"))) == ["under the old passphrase"])
+
+        try vault.setPassphrase(Self.secret("new words"), opsLimit: 1, memLimitBytes: 8192, now: Self.t0 + 2 * Self.day)
+        try vault.add(Self.entry("under the new passphrase", at: Self.t0 + 3 * Self.day))
+
+        // The new passphrase reads everything; the old one only what came before.
+        #expect(try Self.texts(path, .passphrase(Self.secret("new words"))) == ["under the new passphrase", "under the old passphrase"])
+        #expect(try Self.texts(path, .passphrase(Self.secret("old words"))) == ["under the old passphrase"])
+        #expect(throws: VaultError.keys(.wrongPassphrase)) { try Vault.open(at: path, credential: .passphrase(Self.secret("other words"))) }
+        // A passphrase reads but cannot change the keys.
+        let withPassphrase = try Vault.open(at: path, credential: .passphrase(Self.secret("new words")), options: fast)
+        #expect(throws: VaultError.keys(.operationRefused(reason: "only an enrolled device or the recovery key can change the keys; a passphrase or an escrow key can only read"))) {
+            try withPassphrase.rotateKeys()
+        }
+        // A rotation by the device keeps the passphrase without knowing it.
+        try vault.rotateKeys(now: Self.t0 + 4 * Self.day)
+        try vault.add(Self.entry("after a rotation", at: Self.t0 + 5 * Self.day))
+        #expect(try Self.texts(path, .passphrase(Self.secret("new words"))).count == 3)
+
+        #expect(try vault.privacyStatement().text == """
+            "Journal" (vault \(hex(vault.vaultID.bytes))): who can decrypt it. Dates are UTC.
+            Standard mode: an escrow key may be added. None is set.
+
+            New records (epoch 3, since 2026-01-05) can be decrypted with:
+              - the device "Laptop" (this device)
+              - the recovery key
+              - the passphrase
+
+            Records already in the file:
+              - 2 entry revisions in epochs 2–3 (since 2026-01-03): the same keys as new records.
+              - 1 entry revision in epoch 1 (2026-01-01 to 2026-01-03): the same keys as new records, and also:
+                  - a former passphrase (replaced 2026-01-03)
+                This key can read that record until you run `quire compact --rekey`.
+
+            """)
+
+        // Removing the passphrase: it opens nothing new.
+        try vault.setPassphrase(nil, now: Self.t0 + 6 * Self.day)
+        try vault.add(Self.entry("without a passphrase", at: Self.t0 + 7 * Self.day))
+        #expect(try Self.texts(path, .passphrase(Self.secret("new words"))).count == 3)
+        #expect(try vault.keyState().passphrases.isEmpty)
+    }
+
+    // MARK: - Two devices rotate at once, then their copies are merged
+
+    @Test func concurrentRotationsThenMerge() throws {
+        let dir = TemporaryDirectory()
+        let pathA = dir.file("j.quire"), pathB = dir.file("j (conflicted copy).quire")
+        let laptop = Self.device("Laptop"), desktop = Self.device("Desktop")
+        let recovery = testRecoveryKey("concurrent")
+        let random = SeededRandom(label: "concurrent")
+        let vault = try Vault.create(
+            at: pathA, setup: VaultSetup(name: "Journal", recoveryKey: recovery, device: laptop, now: Self.t0), random: random, options: fast)
+        try vault.enrollDevice(code: desktop.code, name: "Desktop", now: Self.t0 + Self.day)
+        try vault.add(Self.entry("shared", at: Self.t0 + 2 * Self.day))
+        // The sync tool makes two copies; each device rotates and writes on its own.
+        try FileManager.default.copyItem(atPath: pathA, toPath: pathB)
+        let a = try Vault.open(at: pathA, credential: .device(laptop.keyPair), random: random, options: fast)
+        let b = try Vault.open(at: pathB, credential: .device(desktop.keyPair), random: random, options: fast)
+        try a.rotateKeys(now: Self.t0 + 3 * Self.day)
+        try b.rotateKeys(now: Self.t0 + 3 * Self.day + 1)
+        try a.add(Self.entry("laptop after its rotation", at: Self.t0 + 4 * Self.day))
+        try b.add(Self.entry("desktop after its rotation", at: Self.t0 + 4 * Self.day))
+        #expect(try a.keyState().epoch == 2 && b.keyState().epoch == 2)
+
+        // Fold the desktop's copy into the laptop's: two heads of epoch 2.
+        try Self.fold(pathB, into: a)
+        let merged = try a.keyState()
+        #expect(merged.heads.count == 2)
+        #expect(merged.heads.map(\.epoch) == [2, 2])
+        let all = ["desktop after its rotation", "laptop after its rotation", "shared"]
+        for credential: Credential in [.device(laptop.keyPair), .device(desktop.keyPair), .recoveryKey(recovery)] {
+            #expect(try Self.texts(pathA, credential) == all)
+        }
+        #expect(a.verify().issues.isEmpty, "\(a.verify().issues)")
+
+        // The next key change joins the heads: one keyring naming both, epoch 3.
+        try a.rotateKeys(now: Self.t0 + 5 * Self.day)
+        let joined = try a.keyState()
+        #expect(joined.heads.count == 1 && joined.epoch == 3)
+        #expect(joined.heads[0].record.publicPart.parents.count == 2)
+        try a.add(Self.entry("after the join", at: Self.t0 + 6 * Self.day))
+        for credential: Credential in [.device(laptop.keyPair), .device(desktop.keyPair), .recoveryKey(recovery)] {
+            #expect(try Self.texts(pathA, credential) == ["after the join"] + all)
+        }
+    }
+
+    @Test func concurrentRemovalIsStickyAcrossTheMerge() throws {
+        let dir = TemporaryDirectory()
+        let pathA = dir.file("j.quire"), pathB = dir.file("j.sync-conflict.quire")
+        let laptop = Self.device("Laptop"), desktop = Self.device("Desktop"), phone = Self.device("Phone")
+        let recovery = testRecoveryKey("sticky")
+        let random = SeededRandom(label: "sticky")
+        let vault = try Vault.create(
+            at: pathA, setup: VaultSetup(name: "Journal", recoveryKey: recovery, device: laptop, now: Self.t0), random: random, options: fast)
+        try vault.enrollDevice(code: desktop.code, name: "Desktop", now: Self.t0 + 1)
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 2)
+        try FileManager.default.copyItem(atPath: pathA, toPath: pathB)
+        // The laptop removes the phone while the desktop, unaware, rotates.
+        let a = try Vault.open(at: pathA, credential: .device(laptop.keyPair), random: random, options: fast)
+        let b = try Vault.open(at: pathB, credential: .device(desktop.keyPair), random: random, options: fast)
+        try a.removeDevice(named: "Phone", now: Self.t0 + Self.day)
+        try b.rotateKeys(now: Self.t0 + Self.day)
+        try Self.fold(pathB, into: a)
+        // The join leaves the phone out: removal wins over a concurrent rotation.
+        try a.rotateKeys(now: Self.t0 + 2 * Self.day)
+        let state = try a.keyState()
+        #expect(state.devices.map(\.name).sorted() == ["Desktop", "Laptop"])
+        #expect(state.removed.map(\.name) == ["Phone"])
+        try a.add(Self.entry("after the join", at: Self.t0 + 3 * Self.day))
+        #expect(try Self.texts(pathA, .device(phone.keyPair)).isEmpty)
+        #expect(throws: VaultError.removedFromVault(newerEpoch: 3)) {
+            try Vault.open(at: pathA, credential: .device(phone.keyPair), options: fast).add(Self.entry("x", at: Self.t0 + 4 * Self.day))
+        }
+    }
+
+    // MARK: - A file rolled back to an older copy
+
+    /// The device remembers the keyring heads it trusted; a file that lost
+    /// one (an older copy put back) is flagged (`Spec/keys.md §7`).
+    @Test func rollbackIsNoticed() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("j.quire")
+        let laptop = Self.device("Laptop"), phone = Self.device("Phone")
+        let store = InMemoryDeviceKeyStore(identity: laptop)
+        let created = try Vault.create(
+            at: path, setup: VaultSetup(name: "J", recoveryKey: testRecoveryKey("rollback"), device: laptop, now: Self.t0),
+            random: SeededRandom(label: "rollback"), options: fast)
+        try created.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + Self.day)
+        let old = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let vault = try Vault.open(at: path, store: store, random: SeededRandom(label: "rollback 2"), options: fast)
+        #expect(vault.keyWarnings.isEmpty)
+        // The phone is lost and removed: the laptop remembers the new head.
+        try vault.removeDevice(named: "Phone", now: Self.t0 + 2 * Self.day)
+        let heads = try store.trustedHeads(of: vault.vaultID)
+        #expect(heads == [try vault.keyState().heads[0].id])
+        #expect(try Vault.open(at: path, store: store, options: fast).keyWarnings.isEmpty)
+
+        // Someone puts the older copy back, in which the phone is still enrolled.
+        try Data(old).write(to: URL(fileURLWithPath: path))
+        let rolledBack = try Vault.open(at: path, store: store, options: fast)
+        #expect(rolledBack.keyWarnings == [.rollbackSuspected(missingKeyrings: 1)])
+        #expect(rolledBack.keyWarnings[0].code == "rollback_suspected")
+        // The memory is not overwritten by the older heads.
+        #expect(try store.trustedHeads(of: vault.vaultID) == heads)
+        #expect(try rolledBack.privacyStatement().text.hasSuffix("""
+
+            Notes:
+              - A keyring this device trusted before is missing from the file: it may have been replaced by an older copy, which can undo a device removal or a key rotation; check where the file came from, then run `quire keys rotate` to confirm the keys as they are now.
+
+            """))
+        // Opening with a bare credential does not consult the memory.
+        #expect(try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast).keyWarnings.isEmpty)
+    }
+
+    // MARK: - Enrollment and removal refusals
+
+    @Test func enrollmentRefusals() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("j.quire")
+        let laptop = Self.device("Laptop")
+        let vault = try Vault.create(
+            at: path, setup: VaultSetup(name: "J", recoveryKey: testRecoveryKey("refusals"), device: laptop, now: Self.t0),
+            random: SeededRandom(label: "refusals"), options: fast)
+        let size = try FileSystem.size(path)
+        func refused(_ reason: String, _ body: () throws -> Void) {
+            #expect(throws: VaultError.keys(.operationRefused(reason: reason)), performing: body)
+        }
+        refused("that device is already enrolled, as \"Laptop\"") { try vault.enrollDevice(code: laptop.code, name: "Me") }
+        refused("a member is already named \"Laptop\"; choose another name") { try vault.enrollDevice(code: Self.device("x").code, name: "laptop") }
+        refused("a device name cannot contain the invisible or control character U+000A") { try vault.enrollDevice(code: Self.device("y").code, name: "two\nlines") }
+        refused("a device cannot remove itself; remove it from another device or with the recovery key") { try vault.removeDevice(named: "Laptop") }
+        refused("no enrolled device is named \"Tablet\"; the devices are \"Laptop\"") { try vault.removeDevice(named: "Tablet") }
+        refused("no passphrase is set") { try vault.setPassphrase(nil) }
+        #expect(throws: VaultError.keys(.deviceCodeInvalid(reason: "its checksum does not match; check for a mistyped character"))) {
+            var code = Array(Self.device("z").code)
+            code[0] = code[0] == "A" ? "B" : "A"
+            try vault.enrollDevice(code: String(code), name: "Z")
+        }
+        #expect(throws: VaultError.keys(.deviceCodeInvalid(reason: "this is a recovery key, not a device code: keep it secret, and run `quire device code` on the new device instead"))) {
+            try vault.enrollDevice(code: testRecoveryKey("refusals").code(), name: "Z")
+        }
+        // Nothing was written by any refusal.
+        #expect(try FileSystem.size(path) == size)
+    }
+}

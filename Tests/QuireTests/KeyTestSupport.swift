@@ -1,0 +1,43 @@
+import Foundation
+import Quire
+import QuireCrypto
+import QuireFormat
+import QuireKeys
+
+/// Helpers shared by the key tests (`KeyScenarioTests`, `KeyAttackTests`).
+enum KeyTestSupport {
+    /// 2026-01-01 00:00 UTC, in milliseconds.
+    static let t0: Int64 = 1_767_225_600_000
+    /// One day in milliseconds.
+    static let day: Int64 = 86_400_000
+
+    /// A passphrase (or any secret) in guarded memory.
+    static func secret(_ text: String) -> SecureBytes {
+        var bytes = Array(text.utf8)
+        return try! SecureBytes(consuming: &bytes)
+    }
+
+    /// The texts of the entries `credential` can read at `path`, sorted.
+    static func texts(_ path: String, _ credential: Credential) throws -> [String] {
+        try Vault.open(at: path, credential: credential, writable: false, options: fast).entries().map(\.body.text).sorted()
+    }
+
+    /// Appends to `target` every committed frame of the copy at `copyPath`
+    /// that `target` lacks, in one commit: the union merge in its simplest
+    /// form (enough to bring two keyring heads together; issue 4 brings the
+    /// real one).
+    static func fold(_ copyPath: String, into target: Vault) throws {
+        let copy = try VaultFile(path: copyPath, writable: false)
+        let have = Set(target.file.structure.frames.map { $0.headerBytes + $0.trailer })
+        var carry: [[UInt8]] = []
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: copyPath)))
+        for frame in copy.structure.frames[0..<copy.structure.committedFrameCount] where !frame.isCommit {
+            guard !have.contains(frame.headerBytes + frame.trailer) else { continue }
+            carry.append(Array(bytes[Int(frame.location.offset)..<Int(frame.end)]))
+        }
+        try target.file.commit(random: SeededRandom(label: "fold"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+            for frame in carry { try tx.appendRaw(frame: frame) }
+        }
+        try target.reload()
+    }
+}
