@@ -12,8 +12,9 @@ extension Vault {
     /// last time; a missing one is reported in ``keyWarnings`` as
     /// ``KeyError/rollbackSuspected(missingKeyrings:)``.
     ///
-    /// - Throws: ``VaultError/deviceStore(_:)`` when the store has no key or
-    ///   cannot be read; ``VaultError/keys(_:)`` with
+    /// - Throws: ``VaultError/deviceStore(_:)`` (``DeviceStoreError/noKey``
+    ///   when the store has no key yet, or the store's read errors);
+    ///   ``VaultError/keys(_:)`` with
     ///   ``KeyError/wrongDeviceKey`` when this device is not enrolled;
     ///   ``VaultError/format(_:)``.
     public static func open(
@@ -22,7 +23,7 @@ extension Vault {
     ) throws(VaultError) -> Vault {
         let identity: DeviceIdentity?
         do { identity = try store.load() } catch { throw .deviceStore(error) }
-        guard let identity else { throw .keys(.wrongDeviceKey) }
+        guard let identity else { throw .deviceStore(.noKey) }
         let vault = try open(at: path, credential: .device(identity.keyPair), writable: writable, random: random, options: options)
         vault.deviceStore = store
         try vault.checkRememberedHeads()
@@ -138,7 +139,7 @@ extension Vault {
     /// fingerprint (``DeviceCode/fingerprint(of:)``) on both screens.
     ///
     /// - Parameters:
-    ///   - code: the device code shown by `quire device code` on the new device.
+    ///   - code: the device code the new device shows (its ``DeviceIdentity/code``).
     ///   - name: a name for it, unique in the vault, 1–64 characters.
     /// - Returns: the new member.
     /// - Throws: ``VaultError/keys(_:)`` with ``KeyError/deviceCodeInvalid(reason:)``

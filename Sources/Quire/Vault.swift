@@ -268,6 +268,20 @@ public final class VaultTransaction {
         }
     }
 
+    /// Appends a new entry with `body`: a fresh entry id, no parents, the
+    /// vault's next hybrid logical clock value and this credential's author
+    /// id (`Spec/records.md §3`). Returns the revision.
+    ///
+    /// - Throws: ``VaultError/format(_:)`` (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
+    @discardableResult
+    public func add(_ body: EntryBody) throws(VaultError) -> EntryRevision {
+        let revision = EntryRevision(
+            entryID: EntryID(using: vault.random), revisionID: RevisionID(using: vault.random), parents: [],
+            clock: vault.nextClock(), device: vault.author, body: body)
+        try append(revision)
+        return revision
+    }
+
     /// Streams an attachment from `source` (`Spec/format.md §7`); content the
     /// vault already holds is not stored again.
     ///

@@ -50,8 +50,10 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
     /// The device code another device enrolls this one with.
     public var code: String { DeviceCode.encode(publicKey: publicKey) }
 
-    /// Checks a device or member name: 1–64 Unicode scalars, none of them a
-    /// control character (so names print on one line and cannot forge output).
+    /// Checks a device or member name (`Spec/keys.md §3.1`): 1–64 Unicode
+    /// scalars, none a control, format, line- or paragraph-separator
+    /// character (so names print on one line and cannot forge output), and
+    /// at least one visible character.
     ///
     /// - Throws: ``KeyError/operationRefused(reason:)``.
     public static func validateName(_ name: String) throws(KeyError) {
@@ -107,6 +109,14 @@ public enum DeviceCode {
         CrockfordCode.encode(Array(BLAKE2b.hash(Array("quire-device-fingerprint-v1".utf8) + publicKey, byteCount: 32).prefix(10)))
     }
 
+    /// The fingerprint of the device whose code the user typed: show it
+    /// beside the one the new device shows, and enroll only when both match.
+    ///
+    /// - Throws: ``KeyError/deviceCodeInvalid(reason:)`` as ``parse(_:)``.
+    public static func fingerprint(ofCode code: String) throws(KeyError) -> String {
+        fingerprint(of: try parse(code))
+    }
+
     /// The Ed25519 public key in a typed device code. Case, spaces and dashes
     /// do not matter; a typo is caught by the checksum.
     ///
@@ -125,7 +135,7 @@ public enum DeviceCode {
             var copy = key
             defer { wipe(&copy) }
             if constantTimeEqual(RecoveryKey.checksum(copy), data[32..<35]) {
-                throw .deviceCodeInvalid(reason: "this is a recovery key, not a device code: keep it secret, and run `quire device code` on the new device instead")
+                throw .deviceCodeInvalid(reason: "this is a recovery key, not a device code: keep it secret, and type the code the new device shows for itself instead")
             }
             throw .deviceCodeInvalid(reason: "its checksum does not match; check for a mistyped character")
         }

@@ -75,6 +75,8 @@ public enum DeviceStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     /// No directory could be chosen: none of `QUIRE_HOME`, `XDG_DATA_HOME`
     /// or `HOME` is set.
     case noDirectory
+    /// The store holds no device key yet: this device was never set up.
+    case noKey
     /// A bad argument, such as a device name with a control character.
     case invalid(reason: String)
     /// A file operation failed.
@@ -87,6 +89,7 @@ public enum DeviceStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         case .permissionsTooOpen, .notOwned: "device_key_permissions"
         case .damaged: "device_key_damaged"
         case .noDirectory: "device_key_no_directory"
+        case .noKey: "no_device_key"
         case .invalid: "invalid_argument"
         case .io: "io"
         }
@@ -105,6 +108,8 @@ public enum DeviceStoreError: Error, Sendable, Equatable, CustomStringConvertibl
             return "this device's memory of a vault's keyrings, \(path), cannot be read: \(reason); remove the file (the next open writes it again, without the rollback check for that open)"
         case let .damaged(path, reason):
             return "the device key \(path) cannot be read: \(reason); restore it from a backup, or remove it and enroll this device again"
+        case .noKey:
+            return "this device has no device key yet: make one (DeviceKeyStore.loadOrCreate), show its device code, and enroll it from a device of the vault or with the recovery key"
         case .noDirectory:
             return "no place for the device key: set QUIRE_HOME (or XDG_DATA_HOME or HOME)"
         case .invalid(let reason):

@@ -140,7 +140,7 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .keyringCopyDamaged(let loc):
             return "keyring \(loc) is damaged, but it is a copy of an intact keyring, which was used"
         case .rollbackSuspected(let n):
-            return "\(n == 1 ? "a keyring" : "\(n) keyrings") this device trusted before \(n == 1 ? "is" : "are") missing from the file: it may have been replaced by an older copy, which can undo a device removal or a key rotation; check where the file came from, then run `quire keys rotate` to confirm the keys as they are now"
+            return "\(n == 1 ? "a keyring" : "\(n) keyrings") this device trusted before \(n == 1 ? "is" : "are") missing from the file: it may have been replaced by an older copy, which can undo a device removal or a key rotation; check where the file came from, then rotate the keys to confirm them as they are now"
         case .deviceMemoryNotSaved(let reason):
             return "the key change was saved in the vault, but this device could not remember it (\(reason)); rollback detection for this vault is weaker until it can"
         case .operationRefused(let reason):

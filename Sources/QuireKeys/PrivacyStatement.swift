@@ -281,7 +281,7 @@ public struct PrivacyStatement: Sendable {
         if let since = escrowFreeSince {
             lines.append("Escrow-free since \(Self.date(since)): no escrow key can decrypt what is written from then on, and none can be added.")
         } else {
-            lines.append("Standard mode: an escrow key may be added. None is set." )
+            lines.append("Standard mode: an enrolled device or the recovery key may add an escrow key. None is set." )
             if let escrow = currentReaders.first(where: { $0.kind == .escrow }) {
                 lines[lines.count - 1] = "Standard mode: \(escrow.phrase) can decrypt everything listed below as readable by it."
             }
@@ -309,7 +309,7 @@ public struct PrivacyStatement: Sendable {
                 } else {
                     lines.append("  - \(what) in \(epochs)\(span): the same keys as new records, and also:")
                     for r in g.extraReaders { lines.append("      - \(r.phrase)") }
-                    lines.append("    \(g.extraReaders.count == 1 ? "This key" : "These keys") can read \(g.entryRevisions + g.attachments == 1 ? "that record" : "those records") until you run `quire compact --rekey`.")
+                    lines.append("    \(g.extraReaders.count == 1 ? "This key" : "These keys") can read \(g.entryRevisions + g.attachments == 1 ? "that record" : "those records") until the vault is rekeyed (compaction with a rekey, which this version cannot do yet).")
                 }
             }
         }

@@ -54,7 +54,7 @@ public struct RecoveryKey: Sendable, CustomStringConvertible {
         defer { wipe(&key) }
         guard constantTimeEqual(Self.checksum(key), data[32..<35]) else {
             if constantTimeEqual(DeviceCode.checksum(key), data[32..<35]) {
-                throw .recoveryCodeInvalid(reason: "this is a device code (from `quire device code`), not a recovery key")
+                throw .recoveryCodeInvalid(reason: "this is a device code (a device shows it to be enrolled), not a recovery key")
             }
             throw .recoveryCodeInvalid(reason: "its checksum does not match; check for a mistyped character")
         }

@@ -123,8 +123,9 @@ try step {
     let s = try VaultScanner.scan(path: path)
     var kinds: [String: Int] = [:]
     for f in s.frames { kinds[f.header.kind.description, default: 0] += 1 }
-    let list = kinds.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
-    return "without a key the file shows: vault id \(s.header.vaultID.description.prefix(8))…, \(list); no text, dates, names or tags"
+    // "entry revision" → "entry revisions" for counts other than one.
+    let list = kinds.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)\($0.value == 1 ? "" : "s")" }.joined(separator: ", ")
+    return "without a key the file shows: vault id \(s.header.vaultID.description.prefix(8))…, \(list) (each keyring is stored twice); no text, dates, names or tags"
 }
 
 // 7. Damage: flip one bit in the middle of the file.
@@ -136,7 +137,7 @@ try step {
     let v = try Vault.open(at: damaged, credential: .recoveryKey(recovery), writable: false)
     let report = v.verify()
     let lost = report.issues.filter(\.isDamage).map { "\($0.code) at offset \($0.offset ?? 0)" }.joined(separator: "; ")
-    return "a flipped bit: \(try v.entries().count) of \(lines.count + 1) entries still read; verify names the damage: \(lost)"
+    return "a flipped bit in a copy (Damaged.quire): \(try v.entries().count) of \(lines.count + 1) entries still read; verify names the damage: \(lost)"
 }
 
 // 8. A crash in the middle of an append.
@@ -151,7 +152,7 @@ try step {
     let before = try v.entries().count
     try v.add(EntryBody(created: ProcessStats.wallClockMilliseconds(), text: "Written after the crash."))
     let after = try Vault.open(at: torn, credential: .recoveryKey(recovery), writable: false)
-    return "a torn write at the end: \(before) entries survive; the next append cuts the tail off; now \(try after.entries().count), verify: \(after.verify().issues.count) issues"
+    return "a torn write at the end of a copy (Torn.quire): \(before) entries survive; the next append cuts the tail off; now \(try after.entries().count), verify: \(after.verify().issues.count) issues"
 }
 
 // 9. A second device: it shows its code, the laptop enrolls it after the
@@ -163,7 +164,7 @@ try step {
     let onPhone = try Vault.open(at: path, store: phoneStore)
     try onPhone.add(EntryBody(created: ProcessStats.wallClockMilliseconds(), text: "Written on the phone."))
     try vault.reload()
-    return "enrolled \"\(member.name)\" from its device code (fingerprint \(DeviceCode.fingerprint(of: member.publicKey)) on both screens); it wrote an entry; the laptop reads \(try vault.entries().count) entries"
+    return "enrolled \"\(member.name)\" in Journal.quire from its device code (fingerprint \(DeviceCode.fingerprint(of: member.publicKey)) on both screens); it wrote an entry; the laptop reads \(try vault.entries().count) entries"
 }
 
 // 10. The phone is lost: remove it. New records are sealed under a new
@@ -173,15 +174,16 @@ try step {
     try vault.add(EntryBody(created: ProcessStats.wallClockMilliseconds(), text: "Written after the phone was lost."))
     let phone = try phoneStore.load()!
     let phoneView = try Vault.open(at: path, credential: .device(phone.keyPair), writable: false)
-    return "removed the phone (epoch \(try vault.keyState().epoch)): the laptop reads \(try vault.entries().count) entries, the lost phone still \(try phoneView.entries().count) and nothing new"
+    return "removed the phone (epoch \(try vault.keyState().epoch)) and wrote one more entry: the laptop reads \(try vault.entries().count) entries, the lost phone still \(try phoneView.entries().count), none written after its removal"
 }
 
 // 11. Who can decrypt what, derived from the file.
+var statementText = ""
 try step {
-    let statement = try vault.privacyStatement()
-    print(statement.text.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n"))
-    return "keys status: the privacy statement above, derived from the file's keyrings"
+    statementText = try vault.privacyStatement().text
+    return "keys status: the privacy statement, derived from the file's keyrings, follows"
 }
+print(statementText.split(separator: "\n", omittingEmptySubsequences: true).map { "    " + $0 }.joined(separator: "\n"))
 
 skip("import the Day One export (pepys-dayone.zip)", waitsFor: "the import issue")
 skip("merge a conflicted copy; compact --rekey so the lost phone reads nothing", waitsFor: "the merge issue")

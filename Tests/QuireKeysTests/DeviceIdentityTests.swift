@@ -53,7 +53,7 @@ import Testing
         #expect(throws: KeyError.deviceCodeInvalid(reason: "\"U\" (U+0055) is not a device-code character")) {
             _ = try DeviceCode.parse("U" + String(try Self.countingDevice().code.dropFirst()))
         }
-        #expect(throws: KeyError.deviceCodeInvalid(reason: "this is a recovery key, not a device code: keep it secret, and run `quire device code` on the new device instead")) {
+        #expect(throws: KeyError.deviceCodeInvalid(reason: "this is a recovery key, not a device code: keep it secret, and type the code the new device shows for itself instead")) {
             _ = try DeviceCode.parse(countingRecoveryKey().code())
         }
         // A key that is not a point on the curve, with a right checksum.

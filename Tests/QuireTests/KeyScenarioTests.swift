@@ -81,7 +81,7 @@ import QuireSystem
         let statement = try vault.privacyStatement()
         #expect(statement.text == """
             "Journal" (vault \(hex(vault.vaultID.bytes))): who can decrypt it. Dates are UTC.
-            Standard mode: an escrow key may be added. None is set.
+            Standard mode: an enrolled device or the recovery key may add an escrow key. None is set.
 
             New records (epoch 3, since 2026-01-13) can be decrypted with:
               - the device "Laptop" (this device)
@@ -91,7 +91,7 @@ import QuireSystem
               - 1 entry revision in epochs 2–3 (since 2026-01-11): the same keys as new records.
               - 2 entry revisions in epoch 1 (2026-01-01 to 2026-01-11): the same keys as new records, and also:
                   - the device "Phone" (removed 2026-01-11)
-                This key can read those records until you run `quire compact --rekey`.
+                This key can read those records until the vault is rekeyed (compaction with a rekey, which this version cannot do yet).
 
             """)
     }
@@ -124,7 +124,7 @@ import QuireSystem
         }
         #expect(try onLaptop.privacyStatement().text == """
             "Diary" (vault \(hex(vault.vaultID.bytes))): who can decrypt it. Dates are UTC.
-            Standard mode: an escrow key may be added. None is set.
+            Standard mode: an enrolled device or the recovery key may add an escrow key. None is set.
 
             New records (epoch 1, since 2026-01-01) can be decrypted with:
               - the device "Phone"
@@ -186,7 +186,7 @@ import QuireSystem
               - 1 entry revision in epoch 2: the same keys as new records.
               - 1 entry revision in epoch 1 (2026-01-01 to 2026-01-06): the same keys as new records, and also:
                   - the escrow key "Employer IT" (removed 2026-01-06)
-                This key can read that record until you run `quire compact --rekey`.
+                This key can read that record until the vault is rekeyed (compaction with a rekey, which this version cannot do yet).
 
             """)
     }
@@ -226,7 +226,7 @@ import QuireSystem
 
         #expect(try vault.privacyStatement().text == """
             "Journal" (vault \(hex(vault.vaultID.bytes))): who can decrypt it. Dates are UTC.
-            Standard mode: an escrow key may be added. None is set.
+            Standard mode: an enrolled device or the recovery key may add an escrow key. None is set.
 
             New records (epoch 3, since 2026-01-05) can be decrypted with:
               - the device "Laptop" (this device)
@@ -237,7 +237,7 @@ import QuireSystem
               - 2 entry revisions in epochs 2–3 (since 2026-01-03): the same keys as new records.
               - 1 entry revision in epoch 1 (2026-01-01 to 2026-01-03): the same keys as new records, and also:
                   - a former passphrase (replaced 2026-01-03)
-                This key can read that record until you run `quire compact --rekey`.
+                This key can read that record until the vault is rekeyed (compaction with a rekey, which this version cannot do yet).
 
             """)
 
@@ -353,11 +353,23 @@ import QuireSystem
         #expect(try rolledBack.privacyStatement().text.hasSuffix("""
 
             Notes:
-              - A keyring this device trusted before is missing from the file: it may have been replaced by an older copy, which can undo a device removal or a key rotation; check where the file came from, then run `quire keys rotate` to confirm the keys as they are now.
+              - A keyring this device trusted before is missing from the file: it may have been replaced by an older copy, which can undo a device removal or a key rotation; check where the file came from, then rotate the keys to confirm them as they are now.
 
             """))
         // Opening with a bare credential does not consult the memory.
         #expect(try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast).keyWarnings.isEmpty)
+    }
+
+    /// Opening through a store that holds no key says so, rather than
+    /// "not enrolled".
+    @Test func openingThroughAnEmptyStore() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("j.quire")
+        _ = try Vault.create(
+            at: path, setup: VaultSetup(name: "J", recoveryKey: testRecoveryKey("empty store"), device: Self.device("Laptop"), now: Self.t0),
+            random: SeededRandom(label: "empty store"), options: fast)
+        #expect(throws: VaultError.deviceStore(.noKey)) { _ = try Vault.open(at: path, store: InMemoryDeviceKeyStore(), options: fast) }
+        #expect(VaultError.deviceStore(.noKey).code == "no_device_key")
     }
 
     // MARK: - Enrollment and removal refusals
@@ -384,7 +396,7 @@ import QuireSystem
             code[0] = code[0] == "A" ? "B" : "A"
             try vault.enrollDevice(code: String(code), name: "Z")
         }
-        #expect(throws: VaultError.keys(.deviceCodeInvalid(reason: "this is a recovery key, not a device code: keep it secret, and run `quire device code` on the new device instead"))) {
+        #expect(throws: VaultError.keys(.deviceCodeInvalid(reason: "this is a recovery key, not a device code: keep it secret, and type the code the new device shows for itself instead"))) {
             try vault.enrollDevice(code: testRecoveryKey("refusals").code(), name: "Z")
         }
         // Nothing was written by any refusal.

@@ -26,15 +26,17 @@ import Quire  // alone, as the README says
         let first = try vault.add(EntryBody(created: now, timeZone: "Europe/London", text: "Up betimes."))
         try vault.commit { tx in
             let photo = try tx.storeAttachment(fromFile: photoPath, mediaType: "image/jpeg")
-            try tx.append(EntryRevision(entryID: EntryID(using: SystemRandom()), revisionID: RevisionID(using: SystemRandom()),
-                clock: HybridLogicalClock(rawValue: 0), body: EntryBody(created: now + 1, text: "A photo", attachments: [AttachmentReference(id: [1], blob: photo.blob)])))
+            try tx.add(EntryBody(created: now + 1, text: "A photo", attachments: [AttachmentReference(id: [1], blob: photo.blob)]))
         }
+        let shown = try DeviceCode.fingerprint(ofCode: phoneCode)
         try vault.enrollDevice(code: phoneCode, name: "Phone")
         let statement = try vault.privacyStatement().text
         let again = try Vault.open(at: journal, credential: .recoveryKey(recovery))
         var texts: [String] = []
         for entry in try again.entries() { texts.append(entry.body.text + (entry.isVerified ? "" : " (unverified)")) }
 
+        #expect(shown == phone.fingerprint)
+        #expect(try again.entries().last?.revision.device == laptop.id)
         #expect(store.keyPath == dir.file("home") + "/device.key")
         #expect(try store.load()?.publicKey == laptop.publicKey)
         #expect(texts == ["Up betimes.", "A photo"])
