@@ -67,10 +67,17 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // Copies of one vault: conflict-copy discovery, merge, fold.
+        .target(
+            name: "QuireSync",
+            dependencies: ["QuireCrypto", "QuireFormat", "QuireKeys", "QuireSystem"],
+            swiftSettings: strict
+        ),
+
         // The facade an app imports.
         .target(
             name: "Quire",
-            dependencies: ["QuireCrypto", "QuireFormat", "QuireKeys", "QuireSystem"],
+            dependencies: ["QuireCrypto", "QuireFormat", "QuireKeys", "QuireSync", "QuireSystem"],
             swiftSettings: strict
         ),
 
@@ -105,6 +112,11 @@ let package = Package(
         .testTarget(
             name: "QuireKeysTests",
             dependencies: ["QuireKeys", "QuireFormat", "QuireCrypto"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "QuireSyncTests",
+            dependencies: ["QuireSync", "Quire", "QuireFormat", "QuireKeys", "QuireCrypto", "QuireSystem"],
             swiftSettings: strict
         ),
         .testTarget(

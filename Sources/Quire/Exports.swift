@@ -5,3 +5,4 @@
 @_exported public import QuireCrypto
 @_exported public import QuireFormat
 @_exported public import QuireKeys
+@_exported public import QuireSync

@@ -1,5 +1,6 @@
 public import QuireFormat
 public import QuireKeys
+public import QuireSync
 
 /// Every error the ``Vault`` facade throws: an error of the container layer,
 /// of the key layer, or about the request itself.
@@ -17,6 +18,8 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     case removedFromVault(newerEpoch: UInt16)
     /// This device's key store could not be read or written.
     case deviceStore(DeviceStoreError)
+    /// Finding, merging or folding copies failed (`Spec/merge.md`).
+    case sync(SyncError)
 
     /// The stable, machine-readable name of the error.
     public var code: String {
@@ -27,6 +30,7 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .attachmentNotFound: "blob_not_found"
         case .removedFromVault: "removed_from_vault"
         case .deviceStore(let e): e.code
+        case .sync(let e): e.code
         }
     }
 
@@ -39,6 +43,7 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .removedFromVault(let epoch):
             "this key cannot open epoch \(epoch), the vault's newest keys: it was removed from the vault (or someone who can write to the file added a keyring that is not genuine); it can read older records but cannot write or change the keys. Open the vault with an enrolled device or the recovery key"
         case .deviceStore(let e): e.description
+        case .sync(let e): e.description
         }
     }
 }

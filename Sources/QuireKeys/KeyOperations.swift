@@ -24,6 +24,11 @@ public enum KeyChange: Sendable {
     /// Needs a recovery method the user holds: the recovery key (signing, or
     /// given here as proof) or a second enrolled device.
     case enableEscrowFree(recoveryProof: RecoveryKey?)
+    /// A new epoch for the same people whose keyring carries no earlier
+    /// key: only for a compaction that re-seals every record under it
+    /// (`Spec/merge.md §6`), so that keys of earlier epochs open nothing in
+    /// the new file.
+    case rekey
 
     /// The `reason` the new keyring records (`Spec/records.md §6.3`).
     public var reason: String {
@@ -34,6 +39,7 @@ public enum KeyChange: Sendable {
         case .setPassphrase, .changePassphrase, .removePassphrase: "passphrase"
         case .setEscrow: "escrow"
         case .enableEscrowFree: "escrow-free"
+        case .rekey: "rekey"
         }
     }
 }
@@ -158,7 +164,7 @@ public enum KeyOperations {
         func passphraseKeys() -> [[UInt8]] { passphrases.compactMap { if case let .passphrase(_, _, _, pk, _) = $0.slot { pk } else { nil } } }
 
         switch change {
-        case .rotate:
+        case .rotate, .rekey:
             newEpoch = true
         case let .enroll(publicKey, name):
             try DeviceIdentity.validateName(name)
@@ -271,8 +277,10 @@ public enum KeyOperations {
                 slots.append(StoredSlot(slot: try SlotCrypto.escrowSlot(for: epochKey, escrowPublicKey: e.publicKey, vaultID: state.vaultID, random: random)))
             }
             history = []
-            for epoch in state.keys.epochs.keys.sorted() {
-                for k in state.keys.keys(for: epoch) { history.append(HistoricKey(epoch: epoch, key: k.key)) }
+            if case .rekey = change {} else {
+                for epoch in state.keys.epochs.keys.sorted() {
+                    for k in state.keys.keys(for: epoch) { history.append(HistoricKey(epoch: epoch, key: k.key)) }
+                }
             }
         } else {
             let head = state.heads[0]

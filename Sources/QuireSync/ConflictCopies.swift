@@ -1,0 +1,128 @@
+public import QuireFormat
+import QuireSystem
+public import QuireCrypto
+public import QuireKeys
+
+/// A file beside a vault that holds a copy of the same vault
+/// (`Spec/merge.md §2`).
+public struct ConflictCopy: Sendable, Equatable {
+    /// The copy's path.
+    public let path: String
+    /// The sync tool whose conflict-copy name it has, or nil when only its
+    /// header shows it is a copy (renamed by hand, an unknown tool).
+    public let tool: SyncTool?
+}
+
+/// Finds conflict copies of a vault in its folder (`Spec/merge.md §2`).
+public enum ConflictCopies {
+    /// Every regular file in the vault's folder, other than the vault
+    /// itself, whose header names the same vault id, sorted by path. Names
+    /// are hints only (``ConflictCopy/tool``): a file with a conflict-copy
+    /// name but another vault id, or none, is not a copy; a copy with an
+    /// unfamiliar name is still found. Only the 64-byte header of each file
+    /// is read; hidden files (names starting with `.`, such as Quire's own
+    /// temporary files) and files whose header cannot be read are skipped.
+    ///
+    /// - Parameter vaultPath: the vault file.
+    /// - Returns: the copies, sorted by path (bytewise).
+    /// - Throws: ``SyncError/vaultUnreadable(path:_:)`` when the vault's
+    ///   header cannot be read; ``SyncError/folderUnreadable(path:_:)``.
+    public static func find(for vaultPath: String) throws(SyncError) -> [ConflictCopy] {
+        let vaultID: VaultID
+        do { vaultID = try readHeader(vaultPath).vaultID } catch { throw .vaultUnreadable(path: vaultPath, error) }
+        let folder = FileSystem.directory(of: vaultPath)
+        let vaultName = String(vaultPath.split(separator: "/", omittingEmptySubsequences: false).last ?? "")
+        let names: [String]
+        do { names = try FileSystem.listDirectory(folder) } catch { throw .folderUnreadable(path: folder, error) }
+        let own = FileSystem.identity(vaultPath)
+        var copies: [ConflictCopy] = []
+        for name in names where name != vaultName && !name.hasPrefix(".") {
+            let path = folder == "/" ? "/" + name : folder + "/" + name
+            guard FileSystem.isRegularFile(path), FileSystem.identity(path) != own,
+                let header = try? readHeader(path), header.vaultID == vaultID
+            else { continue }
+            copies.append(ConflictCopy(path: path, tool: ConflictCopyName.tool(of: name, copyOf: vaultName)))
+        }
+        return copies
+    }
+
+    /// The header of the file at `path` (reads 64 bytes).
+    static func readHeader(_ path: String) throws(FormatError) -> FileHeader {
+        do {
+            let file = try SystemFile(path: path, mode: .readOnly)
+            let bytes = try file.read(count: FileHeader.byteCount, at: 0)
+            return try FileHeader.parse(bytes).0
+        } catch let e as FormatError {
+            throw e
+        } catch let e as SystemError {
+            throw .io(e)
+        } catch {
+            throw .notAVault
+        }
+    }
+}
+
+/// What folding a vault's conflict copies did (`Spec/merge.md §4`).
+public struct FoldReport: Sendable {
+    /// One copy and what became of it.
+    public struct Copy: Sendable {
+        /// The copy found.
+        public let copy: ConflictCopy
+        /// The merge of it, or nil when it failed.
+        public let merge: MergeReport?
+        /// Why it failed, when it did.
+        public let error: SyncError?
+        /// True when the copy was deleted: the vault holds every one of its
+        /// committed frames.
+        public let deleted: Bool
+    }
+    /// Every copy found, in path order.
+    public let copies: [Copy]
+}
+
+extension ConflictCopies {
+    /// Finds the vault's conflict copies and merges each into it
+    /// (``VaultMerge/merge(vaultAt:copyAt:credential:random:options:)``).
+    /// A copy is deleted only when the merged vault, opened again, holds
+    /// every committed frame of it (`Spec/merge.md §4`); a copy with
+    /// damaged or unverified records, or one that failed to merge, is kept
+    /// and reported.
+    ///
+    /// - Returns: what became of each copy.
+    /// - Throws: the errors of ``find(for:)``. A failure on one copy is
+    ///   reported in its entry and does not stop the others.
+    public static func fold(
+        into vaultPath: String, credential: Credential, random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions()
+    ) throws(SyncError) -> FoldReport {
+        var results: [FoldReport.Copy] = []
+        for copy in try find(for: vaultPath) {
+            do {
+                let report = try VaultMerge.merge(vaultAt: vaultPath, copyAt: copy.path, credential: credential, random: random, options: options)
+                var deleted = false
+                if report.leftOut.isEmpty, try holdsEveryFrame(of: copy.path, vault: vaultPath) {
+                    do {
+                        try FileSystem.remove(copy.path)
+                        try FileSystem.syncDirectory(FileSystem.directory(of: copy.path))
+                        deleted = true
+                    } catch {
+                        deleted = !FileSystem.exists(copy.path)
+                    }
+                }
+                results.append(FoldReport.Copy(copy: copy, merge: report, error: nil, deleted: deleted))
+            } catch {
+                results.append(FoldReport.Copy(copy: copy, merge: nil, error: error, deleted: false))
+            }
+        }
+        return FoldReport(copies: results)
+    }
+
+    /// True when every committed, non-commit frame of the copy is in the
+    /// vault (by identity: header and trailer).
+    static func holdsEveryFrame(of copyPath: String, vault vaultPath: String) throws(SyncError) -> Bool {
+        let copy: VaultFile, vault: VaultFile
+        do { copy = try VaultFile(path: copyPath) } catch { throw .copyUnreadable(path: copyPath, error) }
+        do { vault = try VaultFile(path: vaultPath) } catch { throw .vaultUnreadable(path: vaultPath, error) }
+        let held = Set(vault.structure.frames[0..<vault.structure.committedFrameCount].map(\.identity))
+        return copy.structure.frames[0..<copy.structure.committedFrameCount].allSatisfy { $0.isCommit || held.contains($0.identity) }
+    }
+}

@@ -1,0 +1,58 @@
+import QuireCrypto
+public import QuireFormat
+public import QuireKeys
+public import QuireSystem
+
+/// Why a sync operation (finding, merging or folding copies) failed
+/// (`Spec/merge.md`). Nothing is changed when one is thrown.
+public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The vault itself cannot be read as a vault.
+    case vaultUnreadable(path: String, FormatError)
+    /// The copy cannot be read as a vault (not a vault, truncated header, …).
+    case copyUnreadable(path: String, FormatError)
+    /// The copy is of another vault.
+    case differentVaults(vault: VaultID, copy: VaultID)
+    /// The credential does not open the vault.
+    case keys(KeyError)
+    /// This credential cannot open epoch `newerEpoch` of the vault or the
+    /// copy: it was removed, so it cannot write a merge.
+    case removed(newerEpoch: UInt16)
+    /// The merged file did not open or verify; the vault was left as it was.
+    case resultDoesNotVerify(reason: String)
+    /// Another process holds the vault's lock.
+    case locked(path: String)
+    /// The vault's folder cannot be listed.
+    case folderUnreadable(path: String, SystemError)
+    /// Reading or writing failed.
+    case io(SystemError)
+
+    /// A stable code for scripts and logs.
+    public var code: String {
+        switch self {
+        case .vaultUnreadable(_, let e), .copyUnreadable(_, let e): e.code
+        case .differentVaults: "different_vaults"
+        case .keys(let e): e.code
+        case .resultDoesNotVerify: "merge_not_verified"
+        case .removed: "removed_from_vault"
+        case .locked: "locked"
+        case .folderUnreadable, .io: "io"
+        }
+    }
+
+    /// The error in words a person can act on.
+    public var description: String {
+        switch self {
+        case let .vaultUnreadable(path, e): "\(path) cannot be read as a vault: \(e)"
+        case let .copyUnreadable(path, e): "\(path) cannot be merged: \(e); nothing was changed"
+        case let .differentVaults(vault, copy):
+            "the copy is of another vault (\(hex(copy.bytes)), not \(hex(vault.bytes))); nothing was changed — merge only copies of the same vault"
+        case .keys(let e): "this key does not open the vault: \(e)"
+        case .removed(let epoch):
+            "this key cannot open epoch \(epoch) of the vault or its copy: it was removed (or a keyring is not genuine), so it cannot merge; merge on an enrolled device or with the recovery key"
+        case .resultDoesNotVerify(let reason): "the merged file did not verify (\(reason)); the vault was left as it was"
+        case .locked(let path): "\(path) is locked by another Quire process; try again when it is done"
+        case let .folderUnreadable(path, e): "the folder \(path) cannot be listed: \(e)"
+        case .io(let e): e.description
+        }
+    }
+}

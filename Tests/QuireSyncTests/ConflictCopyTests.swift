@@ -1,0 +1,82 @@
+import Foundation
+import Quire
+import Testing
+
+/// Conflict-copy names, discovery by header, and folding (`Spec/merge.md §2`, §4).
+@Suite struct ConflictCopyTests {
+    @Test(arguments: [
+        ("Journal.sync-conflict-20261129-101530-ABCDEF1.quire", SyncTool.syncthing),
+        ("Journal (Sam's conflicted copy 2026-11-29).quire", .dropbox),
+        ("Journal (Konfliktkopie von Sam 2026-11-29).quire", .dropbox),
+        ("Journal (copie en conflit de Sam 2026-11-29).quire", .dropbox),
+        ("Journal (conflicted copy 2026-11-29 101530).quire", .nextcloud),
+        ("Journal_conflict-20261129-101530.quire", .nextcloud),
+        ("Journal-LAPTOP-7.quire", .onedrive),
+        ("Journal (1).quire", .googleDrive),
+        ("Journal 2.quire", .iCloudDrive),
+        ("Journal (conflict_on_2026-11-29).quire", .unison),
+    ])
+    func namesOfEachTool(name: String, tool: SyncTool) {
+        #expect(ConflictCopyName.tool(of: name, copyOf: "Journal.quire") == tool)
+    }
+
+    @Test(arguments: [
+        "Journal.quire", "Journal.quire.bak", "Journal.txt", "Notes.quire", "Journal (notes).quire", "Journal.sync-conflict-2026.quire",
+        "Journal_conflict-2026.quire", "Journal x.quire", "Journal.quire (1)",
+    ])
+    func namesThatAreNotCopies(name: String) {
+        #expect(ConflictCopyName.tool(of: name, copyOf: "Journal.quire") == nil)
+    }
+
+    /// Copies are found by their header: a conflict-copy name with another
+    /// vault inside is not a copy; a copy with any name is.
+    @Test func discoveryReadsHeaders() throws {
+        let c = try TwoCopies("discovery")
+        copy(c.a, c.dir.file("Journal 2.quire"))
+        copy(c.a, c.dir.file("renamed by hand.bin"))
+        let other = TwoCopiesOther()
+        copy(other.path, c.dir.file("Journal (1).quire"))
+        try Data("not a vault".utf8).write(to: URL(fileURLWithPath: c.dir.file("Journal (2).quire")))
+        try Data().write(to: URL(fileURLWithPath: c.dir.file("empty.quire")))
+        copy(c.a, c.dir.file(".Journal.quire.merge-000000000000"))
+        let found = try ConflictCopies.find(for: c.a)
+        #expect(found.map { String($0.path.split(separator: "/").last!) } == [
+            "Journal 2.quire", "Journal.sync-conflict-20261129-101530-ABCDEF1.quire", "renamed by hand.bin",
+        ])
+        #expect(found.map(\.tool) == [.iCloudDrive, .syncthing, nil])
+        #expect(throws: SyncError.self) { try ConflictCopies.find(for: c.dir.file("missing.quire")) }
+    }
+
+    /// Folding merges every copy and deletes each one the vault now holds
+    /// entirely; a damaged copy is merged but kept.
+    @Test func foldingDeletesOnlyWhatIsHeld() throws {
+        let c = try TwoCopies("fold")
+        try c.onPhone(c.b).add(EntryBody(created: t0 + 10, text: "phone"))
+        let second = c.dir.file("Journal (Sam's conflicted copy 2026-11-29).quire")
+        copy(c.a, second)
+        let onSecond = try c.onLaptop(second)
+        try onSecond.add(EntryBody(created: t0 + 11, text: "second copy 1"))
+        try onSecond.add(EntryBody(created: t0 + 12, text: "second copy 2"))
+        // Damage the last entry of the second copy.
+        let file = try VaultFile(path: second)
+        let last = try #require(file.structure.frames.last { $0.header.kind == .entryRevision })
+        var raw = bytes(second)
+        raw[Int(last.bodyOffset) + 30] ^= 0x01
+        try Data(raw).write(to: URL(fileURLWithPath: second))
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 13, text: "laptop"))
+
+        let report = try ConflictCopies.fold(into: c.a, credential: .device(c.laptop.keyPair), options: fast)
+        #expect(report.copies.count == 2)
+        let byName = Dictionary(uniqueKeysWithValues: report.copies.map { (String($0.copy.path.split(separator: "/").last!), $0) })
+        #expect(byName["Journal.sync-conflict-20261129-101530-ABCDEF1.quire"]?.deleted == true)
+        #expect(byName["Journal (Sam's conflicted copy 2026-11-29).quire"]?.deleted == false)
+        #expect(byName["Journal (Sam's conflicted copy 2026-11-29).quire"]?.merge?.leftOut.map(\.code) == ["authentication_failed"])
+        #expect(!FileManager.default.fileExists(atPath: c.b))
+        #expect(FileManager.default.fileExists(atPath: second))
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["laptop", "phone", "second copy 1", "shared"])
+        #expect(try c.onLaptop(c.a).verify().issues.isEmpty)
+        // Folding again: the damaged copy adds nothing and stays.
+        let again = try ConflictCopies.fold(into: c.a, credential: .device(c.laptop.keyPair), options: fast)
+        #expect(again.copies.count == 1 && again.copies[0].merge?.changed == false && !again.copies[0].deleted)
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import Quire
+import Testing
+
+/// Merging two copies of a vault (`Spec/merge.md §3`).
+@Suite struct MergeTests {
+    @Test func theCopysEntriesAreAddedAndThePrefixKept() throws {
+        let c = try TwoCopies("add")
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 10, text: "on the laptop"))
+        try c.onPhone(c.b).add(EntryBody(created: t0 + 11, text: "on the phone"))
+        let before = bytes(c.a)
+        let report = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        #expect(report.changed)
+        #expect(report.framesAdded == 1)
+        #expect(report.framesCarriedUnopened == 0)
+        #expect(report.leftOut.isEmpty)
+        // Both sides' last commits are different: the prefix ends before them.
+        let after = bytes(c.a)
+        #expect(report.commonPrefixByteCount > 64)
+        #expect(Array(after.prefix(Int(report.commonPrefixByteCount))) == Array(before.prefix(Int(report.commonPrefixByteCount))))
+        for credential: Credential in [.device(c.laptop.keyPair), .device(c.phone.keyPair), .recoveryKey(c.recovery)] {
+            #expect(try texts(c.a, credential) == ["on the laptop", "on the phone", "shared"])
+        }
+        let merged = try c.onLaptop(c.a)
+        #expect(merged.verify().issues.isEmpty)
+        #expect(try merged.entries().allSatisfy(\.isVerified))
+    }
+
+    /// The laptop merges the phone's copy into its file and the phone merges
+    /// the laptop's into its own: the two results are the same bytes, so the
+    /// sync tool sees no new conflict.
+    @Test func twoDevicesMergingTheSameCopiesWriteTheSameBytes() throws {
+        let c = try TwoCopies("same bytes")
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 10, text: "laptop 1"))
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 11, text: "laptop 2"))
+        try c.onPhone(c.b).add(EntryBody(created: t0 + 12, text: "phone 1"))
+        let laptopSide = c.dir.file("laptop.quire"), phoneSide = c.dir.file("phone.quire")
+        copy(c.a, laptopSide)
+        copy(c.b, phoneSide)
+        let laptopCopyOfPhone = c.dir.file("from-phone.quire"), phoneCopyOfLaptop = c.dir.file("from-laptop.quire")
+        copy(c.b, laptopCopyOfPhone)
+        copy(c.a, phoneCopyOfLaptop)
+        _ = try VaultMerge.merge(vaultAt: laptopSide, copyAt: laptopCopyOfPhone, credential: .device(c.laptop.keyPair), options: fast)
+        _ = try VaultMerge.merge(vaultAt: phoneSide, copyAt: phoneCopyOfLaptop, credential: .device(c.phone.keyPair), options: fast)
+        #expect(bytes(laptopSide) == bytes(phoneSide))
+        #expect(try texts(laptopSide, .device(c.phone.keyPair)) == ["laptop 1", "laptop 2", "phone 1", "shared"])
+    }
+
+    @Test func mergingAgainChangesNothing() throws {
+        let c = try TwoCopies("idempotent")
+        try c.onPhone(c.b).add(EntryBody(created: t0 + 10, text: "phone"))
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 11, text: "laptop"))
+        _ = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        let once = bytes(c.a)
+        let again = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        #expect(!again.changed && again.framesAdded == 0)
+        #expect(bytes(c.a) == once)
+        // The merged file merged into a copy of itself: nothing either.
+        let twin = c.dir.file("twin.quire")
+        copy(c.a, twin)
+        #expect(try !VaultMerge.merge(vaultAt: c.a, copyAt: twin, credential: .device(c.laptop.keyPair), options: fast).changed)
+    }
+
+    /// A stale copy (an older state of the same file) adds nothing; a vault
+    /// that is itself the stale one becomes the copy, byte for byte.
+    @Test func staleCopiesAndStaleVaults() throws {
+        let c = try TwoCopies("stale")
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 10, text: "newer"))
+        let newer = bytes(c.a)
+        #expect(try !VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast).changed)
+        #expect(bytes(c.a) == newer)
+        // The other way round: the phone's file is stale, the copy newer.
+        let report = try VaultMerge.merge(vaultAt: c.b, copyAt: c.a, credential: .device(c.phone.keyPair), options: fast)
+        #expect(report.changed && report.framesAdded == 1)
+        #expect(bytes(c.b) == newer)
+    }
+
+    @Test func anotherVaultATextFileAndATruncatedFileAreRefused() throws {
+        let c = try TwoCopies("refusals")
+        let other = TwoCopiesOther()
+        let before = bytes(c.a)
+        #expect(throws: SyncError.self) { try VaultMerge.merge(vaultAt: c.a, copyAt: other.path, credential: .device(c.laptop.keyPair), options: fast) }
+        do {
+            _ = try VaultMerge.merge(vaultAt: c.a, copyAt: other.path, credential: .device(c.laptop.keyPair), options: fast)
+        } catch {
+            #expect(error.code == "different_vaults")
+        }
+        let text = c.dir.file("notes.txt")
+        try Data("Dear diary\n".utf8).write(to: URL(fileURLWithPath: text))
+        #expect(throws: SyncError.copyUnreadable(path: text, .truncatedHeader(fileByteCount: 11))) {
+            try VaultMerge.merge(vaultAt: c.a, copyAt: text, credential: .device(c.laptop.keyPair), options: fast)
+        }
+        let cut = c.dir.file("cut.quire")
+        try Data(bytes(c.b).prefix(40)).write(to: URL(fileURLWithPath: cut))
+        #expect(throws: SyncError.copyUnreadable(path: cut, .truncatedHeader(fileByteCount: 40))) {
+            try VaultMerge.merge(vaultAt: c.a, copyAt: cut, credential: .device(c.laptop.keyPair), options: fast)
+        }
+        #expect(throws: SyncError.keys(.wrongDeviceKey)) {
+            try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(device("Stranger").keyPair), options: fast)
+        }
+        #expect(bytes(c.a) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: c.dir.path).filter { $0.hasPrefix(".") }.isEmpty)
+    }
+
+    /// A record of a kind this version does not know (a newer app wrote it)
+    /// is carried byte for byte.
+    @Test func recordsOfUnknownKindsAreCarried() throws {
+        let c = try TwoCopies("unknown kind")
+        let phone = try c.onPhone(c.b)
+        try phone.add(EntryBody(created: t0 + 10, text: "phone"))
+        let unknown = RecordKind(rawValue: 0x9a)
+        try phone.file.commit(random: SeededRandom(label: "unknown"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+            _ = try tx.appendPlaintext(kind: unknown, epoch: 1, body: Array("from a newer version".utf8), trusted: false)
+        }
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 11, text: "laptop"))
+        let frame = try #require(VaultFile(path: c.b).structure.frames.last { $0.header.kind == unknown })
+        let raw = Array(bytes(c.b)[Int(frame.location.offset)..<Int(frame.end)])
+        let report = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        #expect(report.framesAdded == 2 && report.framesCarriedUnopened == 1 && report.leftOut.isEmpty)
+        let merged = try VaultFile(path: c.a)
+        let carried = try #require(merged.structure.frames.last { $0.header.kind == unknown })
+        #expect(Array(bytes(c.a)[Int(carried.location.offset)..<Int(carried.end)]) == raw)
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["laptop", "phone", "shared"])
+    }
+
+    /// A device removed in the copy cannot merge it: its commits would be
+    /// older than the copy's newest epoch. The phone, still enrolled, can,
+    /// and the records the laptop could not read stay readable to it.
+    @Test func aDeviceRemovedInTheCopyCannotMergeIt() throws {
+        let c = try TwoCopies("removed")
+        let phone = try c.onPhone(c.b)
+        try phone.removeDevice(named: "Laptop", now: t0 + 10)
+        try phone.add(EntryBody(created: t0 + 11, text: "after the laptop was removed"))
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 12, text: "laptop, before it learns"))
+        let before = bytes(c.a)
+        #expect(throws: SyncError.removed(newerEpoch: 2)) {
+            try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        }
+        #expect(bytes(c.a) == before)
+        // On the phone: the laptop's concurrent entry comes in.
+        let report = try VaultMerge.merge(vaultAt: c.b, copyAt: c.a, credential: .device(c.phone.keyPair), options: fast)
+        #expect(report.changed && report.leftOut.isEmpty)
+        #expect(try texts(c.b, .device(c.phone.keyPair)) == ["after the laptop was removed", "laptop, before it learns", "shared"])
+        #expect(try texts(c.b, .device(c.laptop.keyPair)) == ["laptop, before it learns", "shared"])
+        #expect(try c.onPhone(c.b).verify().issues.isEmpty)
+    }
+
+    /// A damaged record in the copy is reported and left out; the rest is merged.
+    @Test func aDamagedCopyGivesEveryIntactRecord() throws {
+        let c = try TwoCopies("damaged")
+        let phone = try c.onPhone(c.b)
+        try phone.add(EntryBody(created: t0 + 10, text: "intact 1"))
+        let victim = try phone.add(EntryBody(created: t0 + 11, text: "to be damaged"))
+        try phone.add(EntryBody(created: t0 + 12, text: "intact 2"))
+        _ = victim
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 13, text: "laptop"))
+        // Flip a bit in the body of the second of the three new entry frames.
+        let file = try VaultFile(path: c.b)
+        let entries = file.structure.frames.filter { $0.header.kind == .entryRevision }
+        let target = entries[entries.count - 2]
+        var raw = bytes(c.b)
+        raw[Int(target.bodyOffset) + 30] ^= 0x01
+        try Data(raw).write(to: URL(fileURLWithPath: c.b))
+        let report = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        #expect(report.changed)
+        #expect(report.leftOut.map(\.code) == ["authentication_failed"])
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["intact 1", "intact 2", "laptop", "shared"])
+    }
+}
+
+/// A vault with another vault id.
+struct TwoCopiesOther {
+    let dir = TemporaryDirectory()
+    var path: String { dir.file("Other.quire") }
+    init() {
+        _ = try! Vault.create(
+            at: dir.file("Other.quire"), setup: VaultSetup(name: "Other", recoveryKey: try! RecoveryKey(using: SeededRandom(label: "other")), now: t0),
+            random: SeededRandom(label: "other vault"), options: fast)
+    }
+}
