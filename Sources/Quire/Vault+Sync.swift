@@ -1,5 +1,5 @@
 public import QuireSync
-import QuireSystem
+public import QuireSystem
 import QuireKeys
 
 /// Copies of the vault left by sync tools (`Spec/merge.md`).
@@ -23,6 +23,34 @@ extension Vault {
         try lock.withLock { () throws(VaultError) -> FoldReport in
             let report: FoldReport
             do throws(SyncError) { report = try ConflictCopies.fold(into: file.path, credential: credential, random: random, options: writeOptions) } catch {
+                throw .sync(error)
+            }
+            try reload()
+            return report
+        }
+    }
+}
+
+extension Vault {
+    /// Compacts the vault (`Spec/merge.md §6`): keeps entry heads (and
+    /// `options.keepHistory` earlier revisions), tombstones within the
+    /// horizon, live attachments, the newest profile and every trusted
+    /// keyring; with `options.rekey`, seals everything again under a new
+    /// epoch that carries no earlier key, so removed devices and former
+    /// escrow or passphrase keys read nothing in the new file. Reads the
+    /// vault again afterwards.
+    ///
+    /// - Parameter now: milliseconds since the Unix epoch, UTC.
+    /// - Throws: ``VaultError/sync(_:)`` (``SyncError/damaged(issues:)`` when
+    ///   records would be lost, and the other errors of
+    ///   ``Compaction/compact(vaultAt:credential:options:now:random:writeOptions:)``).
+    @discardableResult
+    public func compact(_ options: CompactionOptions = CompactionOptions(), now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> CompactionReport {
+        try lock.withLock { () throws(VaultError) -> CompactionReport in
+            let report: CompactionReport
+            do throws(SyncError) {
+                report = try Compaction.compact(vaultAt: file.path, credential: credential, options: options, now: now, random: random, writeOptions: writeOptions)
+            } catch {
                 throw .sync(error)
             }
             try reload()

@@ -205,12 +205,14 @@ public struct PrivacyStatement: Sendable {
             let extra = (readersByEpoch[epochs[i]] ?? []).subtracting(current)
             var j = i
             while j + 1 < epochs.count && (readersByEpoch[epochs[j + 1]] ?? []).subtracting(current) == extra { j += 1 }
-            let run = epochs[j]...epochs[i]
-            let rev = run.reduce(0) { $0 + (revisions[$1] ?? 0) }
-            let att = run.reduce(0) { $0 + (attachments[$1] ?? 0) }
-            if rev + att > 0 {
-                let after = epochs.indices.contains(i - 1) ? started[epochs[i - 1]] : nil
-                groups.append(Group(epochs: run, from: started[run.lowerBound] ?? 0, until: run.upperBound >= state.epoch ? nil : after,
+            // The run, narrowed to the epochs that hold records.
+            let holding = epochs[i...j].filter { (revisions[$0] ?? 0) + (attachments[$0] ?? 0) > 0 }
+            if let high = holding.first, let low = holding.last {
+                let run = low...high
+                let rev = run.reduce(0) { $0 + (revisions[$1] ?? 0) }
+                let att = run.reduce(0) { $0 + (attachments[$1] ?? 0) }
+                let above = epochs.filter { $0 > high }.min()
+                groups.append(Group(epochs: run, from: started[low] ?? 0, until: high >= state.epoch ? nil : above.flatMap { started[$0] },
                                     entryRevisions: rev, attachments: att, extraReaders: extra.sorted(by: Self.listOrder)))
             }
             i = j + 1
@@ -309,7 +311,7 @@ public struct PrivacyStatement: Sendable {
                 } else {
                     lines.append("  - \(what) in \(epochs)\(span): the same keys as new records, and also:")
                     for r in g.extraReaders { lines.append("      - \(r.phrase)") }
-                    lines.append("    \(g.extraReaders.count == 1 ? "This key" : "These keys") can read \(g.entryRevisions + g.attachments == 1 ? "that record" : "those records") until the vault is rekeyed (compaction with a rekey, which this version cannot do yet).")
+                    lines.append("    \(g.extraReaders.count == 1 ? "This key" : "These keys") can read \(g.entryRevisions + g.attachments == 1 ? "that record" : "those records") until the vault is compacted with a rekey.")
                 }
             }
         }

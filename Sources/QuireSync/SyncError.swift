@@ -17,6 +17,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// This credential cannot open epoch `newerEpoch` of the vault or the
     /// copy: it was removed, so it cannot write a merge.
     case removed(newerEpoch: UInt16)
+    /// The vault has damaged or unverified records that a compaction would
+    /// drop; it was left as it was.
+    case damaged(issues: [FormatError])
     /// The merged file did not open or verify; the vault was left as it was.
     case resultDoesNotVerify(reason: String)
     /// Another process holds the vault's lock.
@@ -34,6 +37,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case .keys(let e): e.code
         case .resultDoesNotVerify: "merge_not_verified"
         case .removed: "removed_from_vault"
+        case .damaged: "compaction_refused"
         case .locked: "locked"
         case .folderUnreadable, .io: "io"
         }
@@ -47,6 +51,8 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .differentVaults(vault, copy):
             "the copy is of another vault (\(hex(copy.bytes)), not \(hex(vault.bytes))); nothing was changed — merge only copies of the same vault"
         case .keys(let e): "this key does not open the vault: \(e)"
+        case .damaged(let issues):
+            "the vault has \(issues.count) damaged or unverified record\(issues.count == 1 ? "" : "s") (first: \(issues.first.map { "\($0)" } ?? "")) that compaction would drop; nothing was changed — fold its copies or keep it as it is"
         case .removed(let epoch):
             "this key cannot open epoch \(epoch) of the vault or its copy: it was removed (or a keyring is not genuine), so it cannot merge; merge on an enrolled device or with the recovery key"
         case .resultDoesNotVerify(let reason): "the merged file did not verify (\(reason)); the vault was left as it was"

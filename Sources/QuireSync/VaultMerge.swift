@@ -57,15 +57,7 @@ public enum VaultMerge {
         random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions()
     ) throws(SyncError) -> MergeReport {
         // Hold the vault's lock so no writer appends while we rewrite.
-        let lockHandle: SystemFile
-        do { lockHandle = try SystemFile(path: vaultPath, mode: .readWrite) } catch { throw .vaultUnreadable(path: vaultPath, .io(error)) }
-        do {
-            guard try lockHandle.lockExclusive(timeoutSeconds: options.lockTimeoutSeconds) else { throw SyncError.locked(path: vaultPath) }
-        } catch let e as SyncError {
-            throw e
-        } catch {
-            throw .io(error as? SystemError ?? SystemError(operation: "flock", path: vaultPath, code: 0))
-        }
+        let lockHandle = try lockForRewrite(vaultPath, timeoutSeconds: options.lockTimeoutSeconds)
         defer { lockHandle.unlock() }
 
         let a = try Side(path: vaultPath, role: .vault)
@@ -143,6 +135,20 @@ public enum VaultMerge {
         }, credential: credential, firstNewGroup: prefix.groups, random: random, options: options)
         return MergeReport(changed: true, commonPrefixByteCount: prefix.bytes, framesAdded: newFromB.count, framesCarriedUnopened: unopened,
                            commitsWritten: commits, leftOut: leftOut)
+    }
+
+    /// Opens `path` and takes its exclusive write lock (`Spec/format.md §9.1`),
+    /// for a rewrite: merge and compaction hold it until the new file is
+    /// renamed into place. The caller unlocks the returned handle.
+    ///
+    /// - Throws: ``SyncError/vaultUnreadable(path:_:)``, ``SyncError/locked(path:)``, ``SyncError/io(_:)``.
+    static func lockForRewrite(_ path: String, timeoutSeconds: Double) throws(SyncError) -> SystemFile {
+        let handle: SystemFile
+        do { handle = try SystemFile(path: path, mode: .readWrite) } catch { throw .vaultUnreadable(path: path, .io(error)) }
+        let locked: Bool
+        do { locked = try handle.lockExclusive(timeoutSeconds: timeoutSeconds) } catch { throw .io(error) }
+        guard locked else { throw .locked(path: path) }
+        return handle
     }
 
     /// The key new commits are made with: the highest epoch held, and of

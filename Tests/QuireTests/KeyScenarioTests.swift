@@ -88,10 +88,10 @@ import QuireSystem
               - the recovery key
 
             Records already in the file:
-              - 1 entry revision in epochs 2–3 (since 2026-01-11): the same keys as new records.
+              - 1 entry revision in epoch 2 (2026-01-11 to 2026-01-13): the same keys as new records.
               - 2 entry revisions in epoch 1 (2026-01-01 to 2026-01-11): the same keys as new records, and also:
                   - the device "Phone" (removed 2026-01-11)
-                This key can read those records until the vault is rekeyed (compaction with a rekey, which this version cannot do yet).
+                This key can read those records until the vault is compacted with a rekey.
 
             """)
     }
@@ -186,7 +186,7 @@ import QuireSystem
               - 1 entry revision in epoch 2: the same keys as new records.
               - 1 entry revision in epoch 1 (2026-01-01 to 2026-01-06): the same keys as new records, and also:
                   - the escrow key "Employer IT" (removed 2026-01-06)
-                This key can read that record until the vault is rekeyed (compaction with a rekey, which this version cannot do yet).
+                This key can read that record until the vault is compacted with a rekey.
 
             """)
     }
@@ -237,7 +237,7 @@ import QuireSystem
               - 2 entry revisions in epochs 2–3 (since 2026-01-03): the same keys as new records.
               - 1 entry revision in epoch 1 (2026-01-01 to 2026-01-03): the same keys as new records, and also:
                   - a former passphrase (replaced 2026-01-03)
-                This key can read that record until the vault is rekeyed (compaction with a rekey, which this version cannot do yet).
+                This key can read that record until the vault is compacted with a rekey.
 
             """)
 

@@ -1,0 +1,110 @@
+import Foundation
+import Quire
+import QuireSystem
+import Testing
+
+/// Compaction and rekey (`Spec/merge.md §6`).
+@Suite struct CompactionTests {
+    /// A vault with an entry edited three times, a deleted entry, and an
+    /// attachment replaced by another (the first no longer named).
+    static func busyVault(_ c: TwoCopies) throws -> (Vault, EntryID) {
+        let vault = try c.onLaptop(c.a)
+        let edited = try vault.add(EntryBody(created: t0 + 10, text: "draft 1"))
+        try vault.edit(edited.entryID, body: EntryBody(created: t0 + 10, text: "draft 2"))
+        try vault.edit(edited.entryID, body: EntryBody(created: t0 + 10, text: "final"))
+        let gone = try vault.add(EntryBody(created: t0 + 11, text: "to delete"))
+        try vault.delete(gone.entryID)
+        let photo = c.dir.file("photo.bin")
+        try Data(SeededRandom(label: "photo").bytes(150_000)).write(to: URL(fileURLWithPath: photo))
+        let other = c.dir.file("other.bin")
+        try Data(SeededRandom(label: "other").bytes(70_000)).write(to: URL(fileURLWithPath: other))
+        var entry = EntryID(using: SeededRandom(label: "x"))
+        try vault.commit { tx in
+            let blob = try tx.storeAttachment(fromFile: photo, mediaType: "image/jpeg")
+            entry = try tx.add(EntryBody(created: t0 + 12, text: "with photo", attachments: [AttachmentReference(id: [1], blob: blob.blob)])).entryID
+        }
+        try vault.commit { tx in
+            let blob = try tx.storeAttachment(fromFile: other, mediaType: "image/jpeg")
+            _ = try tx.append(EntryRevision(entryID: entry, revisionID: RevisionID(using: SystemRandom()), parents: try vault.revisions(of: entry).map(\.revisionID),
+                                            clock: HybridLogicalClock(milliseconds: UInt64(t0 + 13), counter: 0), device: vault.author,
+                                            body: EntryBody(created: t0 + 12, text: "with another photo", attachments: [AttachmentReference(id: [2], blob: blob.blob)])))
+        }
+        return (vault, entry)
+    }
+
+    @Test func keepsHeadsAndLiveAttachments() throws {
+        let c = try TwoCopies("compact")
+        let (vault, photoEntry) = try Self.busyVault(c)
+        let before = try vault.entries().map { "\($0.body.text)\($0.isDeleted ? " (deleted)" : "")" }.sorted()
+        let phoneBefore = try texts(c.a, .device(c.phone.keyPair))
+        let report = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), now: t0 + 100, writeOptions: fast)
+        #expect(report.revisionsBefore == 8 && report.revisionsAfter == 4)
+        #expect(report.attachmentsKept == 1 && report.attachmentsDropped == 1)
+        #expect(report.bytesAfter < report.bytesBefore)
+        #expect(report.rekeyedEpoch == nil)
+        let after = try c.onLaptop(c.a)
+        #expect(try after.entries().map { "\($0.body.text)\($0.isDeleted ? " (deleted)" : "")" }.sorted() == before)
+        #expect(try after.revisions(of: photoEntry).count == 1)
+        let blob = try #require(try after.entry(photoEntry)?.body.attachments.first?.blob)
+        #expect(try after.openAttachment(blob).readAll() == SeededRandom(label: "other").bytes(70_000))
+        #expect(after.verify().issues.isEmpty)
+        #expect(try texts(c.a, .device(c.phone.keyPair)) == phoneBefore)
+        // Compacting again keeps the same content.
+        let again = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), now: t0 + 100, writeOptions: fast)
+        #expect(again.revisionsBefore == 4 && again.revisionsAfter == 4)
+    }
+
+    @Test func historyAndTombstoneHorizon() throws {
+        let c = try TwoCopies("history")
+        _ = try Self.busyVault(c)
+        let report = try Compaction.compact(
+            vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(keepHistory: 1, tombstoneHorizonMilliseconds: 50),
+            now: ProcessStats.wallClockMilliseconds() + 10_000, writeOptions: fast)
+        // "final" keeps "draft 2"; the photo entry keeps its first revision; the
+        // tombstone (its clock is the wall clock when it was written) is older
+        // than the horizon: that entry goes.
+        #expect(report.revisionsAfter == 5)
+        let vault = try c.onLaptop(c.a)
+        #expect(try vault.entries().map(\.body.text).sorted() == ["final", "shared", "with another photo"])
+    }
+
+    /// The lost-phone scenario finished: after a rekey, the removed phone
+    /// opens its old keyrings but reads nothing; every enrolled key reads all.
+    @Test func rekeyLocksOutARemovedDevice() throws {
+        let c = try TwoCopies("rekey")
+        let vault = try c.onLaptop(c.a)
+        try c.onPhone(c.a).add(EntryBody(created: t0 + 5, text: "from the phone"))
+        try vault.reload()
+        try vault.removeDevice(named: "Phone", now: t0 + 10)
+        try vault.add(EntryBody(created: t0 + 11, text: "after"))
+        #expect(try texts(c.a, .device(c.phone.keyPair)) == ["from the phone", "shared"])
+        let report = try Compaction.compact(
+            vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(rekey: true), now: t0 + 20, writeOptions: fast)
+        #expect(report.rekeyedEpoch == 3)
+        #expect(try texts(c.a, .device(c.phone.keyPair)).isEmpty)
+        for credential: Credential in [.device(c.laptop.keyPair), .recoveryKey(c.recovery)] {
+            #expect(try texts(c.a, credential) == ["after", "from the phone", "shared"])
+        }
+        let after = try c.onLaptop(c.a)
+        #expect(after.verify().issues.isEmpty)
+        let statement = try after.privacyStatement().text
+        #expect(statement.contains("Records already in the file:\n  - 3 entry revisions in epoch 3: the same keys as new records.\n"))
+        #expect(!statement.contains("Phone"))
+    }
+
+    @Test func aDamagedVaultIsNotCompacted() throws {
+        let c = try TwoCopies("damaged")
+        let vault = try c.onLaptop(c.a)
+        try vault.add(EntryBody(created: t0 + 10, text: "one"))
+        try vault.add(EntryBody(created: t0 + 11, text: "two"))
+        let file = try VaultFile(path: c.a)
+        let target = try #require(file.structure.frames.last { $0.header.kind == .entryRevision })
+        var raw = bytes(c.a)
+        raw[Int(target.bodyOffset) + 30] ^= 0x01
+        try Data(raw).write(to: URL(fileURLWithPath: c.a))
+        #expect(throws: SyncError.self) {
+            try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), now: t0 + 20, writeOptions: fast)
+        }
+        #expect(bytes(c.a) == raw)
+    }
+}
