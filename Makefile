@@ -6,7 +6,7 @@ APT_PACKAGES := libsodium-dev libzstd-dev pkg-config
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor
 
-.PHONY: deps build release test vectors vectors-check conformance bench bench-smoke fuzz demo clean
+.PHONY: deps build release test test-sync vectors vectors-check conformance bench bench-smoke fuzz demo clean
 
 # Installs the Debian packages Quire links, only when one is missing.
 deps:
@@ -30,6 +30,18 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) vectors-check
+
+# One vault shared by two Syncthing instances on 127.0.0.1 (Debian package
+# syncthing, installed here when missing): a forced conflict copy is folded
+# back and both sides must end with byte-identical files (Spec/merge.md §4).
+test-sync: deps
+	@dpkg-query -W -f='$${Status}' syncthing 2>/dev/null | grep -q "install ok installed" || { \
+	  echo "make test-sync: installing syncthing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get install -y --no-install-recommends syncthing >/dev/null 2>&1 || \
+	  { $$SUDO apt-get update >/dev/null && $$SUDO apt-get install -y --no-install-recommends syncthing; }; }
+	$(SWIFT) build --product quire-sync-helper
+	python3 Tests/sync/run_syncthing.py "$$($(SWIFT) build --show-bin-path)/quire-sync-helper"
 
 # Regenerates Vectors/ from seeded randomness (deterministic).
 vectors: deps

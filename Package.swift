@@ -32,6 +32,7 @@ let package = Package(
         .executable(name: "quire-vectors", targets: ["quire-vectors"]),
         .executable(name: "quire-bench", targets: ["quire-bench"]),
         .executable(name: "quire-demo", targets: ["quire-demo"]),
+        .executable(name: "quire-sync-helper", targets: ["quire-sync-helper"]),
     ],
     targets: [
         // C libraries from the system, through pkg-config.
@@ -84,7 +85,7 @@ let package = Package(
         // The vector file format and the checker, shared by the generator and the tests.
         .target(
             name: "QuireVectors",
-            dependencies: ["Quire", "QuireCrypto", "QuireFormat", "QuireKeys"],
+            dependencies: ["Quire", "QuireCrypto", "QuireFormat", "QuireKeys", "QuireSync"],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -98,8 +99,13 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "quire-sync-helper",
+            dependencies: ["Quire", "QuireSystem"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "quire-bench",
-            dependencies: ["Quire", "QuireCrypto", "QuireFormat", "QuireKeys", "QuireSystem", "CSodium", "CZstd"],
+            dependencies: ["Quire", "QuireCrypto", "QuireFormat", "QuireKeys", "QuireSync", "QuireSystem", "CSodium", "CZstd"],
             swiftSettings: strict
         ),
 

@@ -36,7 +36,7 @@ extension Vault {
     /// `options.keepHistory` earlier revisions), tombstones within the
     /// horizon, live attachments, the newest profile and every trusted
     /// keyring; with `options.rekey`, seals everything again under a new
-    /// epoch that carries no earlier key, so removed devices and former
+    /// epoch, so removed devices and former
     /// escrow or passphrase keys read nothing in the new file. Reads the
     /// vault again afterwards.
     ///

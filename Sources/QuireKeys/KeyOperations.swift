@@ -24,10 +24,11 @@ public enum KeyChange: Sendable {
     /// Needs a recovery method the user holds: the recovery key (signing, or
     /// given here as proof) or a second enrolled device.
     case enableEscrowFree(recoveryProof: RecoveryKey?)
-    /// A new epoch for the same people whose keyring carries no earlier
-    /// key: only for a compaction that re-seals every record under it
-    /// (`Spec/merge.md §6`), so that keys of earlier epochs open nothing in
-    /// the new file.
+    /// A rotation made by a compaction that seals every record again under
+    /// the new epoch (`Spec/merge.md §6`), so that keys of earlier epochs
+    /// open nothing in the new file. Like ``rotate`` it carries the earlier
+    /// keys, sealed under the new one — only current readers hold those, and
+    /// a device enrolled later needs them to check the older keyrings.
     case rekey
 
     /// The `reason` the new keyring records (`Spec/records.md §6.3`).
@@ -277,10 +278,8 @@ public enum KeyOperations {
                 slots.append(StoredSlot(slot: try SlotCrypto.escrowSlot(for: epochKey, escrowPublicKey: e.publicKey, vaultID: state.vaultID, random: random)))
             }
             history = []
-            if case .rekey = change {} else {
-                for epoch in state.keys.epochs.keys.sorted() {
-                    for k in state.keys.keys(for: epoch) { history.append(HistoricKey(epoch: epoch, key: k.key)) }
-                }
+            for epoch in state.keys.epochs.keys.sorted() {
+                for k in state.keys.keys(for: epoch) { history.append(HistoricKey(epoch: epoch, key: k.key)) }
             }
         } else {
             let head = state.heads[0]

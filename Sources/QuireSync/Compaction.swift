@@ -11,8 +11,8 @@ public struct CompactionOptions: Sendable {
     /// milliseconds before `now`; nil (the default) keeps every tombstone,
     /// so that no stale copy merged later can bring a deleted entry back.
     public var tombstoneHorizonMilliseconds: Int64?
-    /// Re-seal every record under a fresh epoch whose keyring carries no
-    /// earlier key, so that removed devices and former escrow or
+    /// Re-seal every record and attachment under a fresh epoch, which only
+    /// current readers get, so that removed devices and former escrow or
     /// passphrase keys open nothing in the new file.
     public var rekey: Bool
 
@@ -35,7 +35,7 @@ public struct CompactionReport: Sendable {
     /// Attachments (manifests) kept, and dropped as no kept revision names them.
     public let attachmentsKept: Int
     public let attachmentsDropped: Int
-    /// Keyring frames dropped because no reader trusts them (forged or broken).
+    /// Keyrings dropped because no reader trusts them (forged or broken), counted once per keyring.
     public let untrustedKeyringsDropped: Int
     /// The epoch new records are sealed under after a rekey, else nil.
     public let rekeyedEpoch: UInt16?
@@ -83,12 +83,14 @@ public enum Compaction {
         // Read every record; refuse when anything is damaged or unverified.
         var damage: [FormatError] = file.commitIssues
         var revisions: [(index: Int, revision: EntryRevision)] = []
+        var seenRevisions = Set<RevisionID>()
         var manifests: [BlobID: (index: Int, manifest: BlobManifest)] = [:]
         var manifestCount = 0
         var profile: (index: Int, clock: HybridLogicalClock)?
         var unknown: [Int] = []
-        var keyringFrames: [Int] = []
-        var untrusted = 0
+        var keyrings: [(epoch: UInt16, body: [UInt8])] = []
+        var keptKeyringIDs = Set<KeyringID>()
+        var untrustedIDs = Set<KeyringID>()
         for i in committed {
             let f = frames[i]
             if let reason = f.malformation { damage.append(.malformedFrame(f.location, reason: reason)); continue }
@@ -96,7 +98,17 @@ public enum Compaction {
             case .commit, .blobChunk:
                 continue
             case .keyring:
-                if unlocked.trustedKeyrings[i] != nil { keyringFrames.append(i) } else { untrusted += 1 }
+                // One body per trusted keyring (its first intact copy); both
+                // copies are written again below.
+                if unlocked.trustedKeyrings[i] != nil, let body = f.plaintextBody, f.checksumIntact == true {
+                    let id = KeyringBuilder.id(ofBody: body)
+                    if !keptKeyringIDs.contains(id) {
+                        keptKeyringIDs.insert(id)
+                        keyrings.append((f.header.epoch, body))
+                    }
+                } else if let body = f.plaintextBody, f.checksumIntact == true {
+                    untrustedIDs.insert(KeyringBuilder.id(ofBody: body))
+                }
                 continue
             default:
                 break
@@ -109,7 +121,9 @@ public enum Compaction {
             do {
                 switch f.header.kind {
                 case .entryRevision:
-                    revisions.append((i, try EntryRevision(decoding: payload)))
+                    // One revision id is one revision: the first in file order (merge.md §5).
+                    let r = try EntryRevision(decoding: payload)
+                    if seenRevisions.insert(r.revisionID).inserted { revisions.append((i, r)) }
                 case .blobManifest:
                     let m = try BlobManifest(decoding: payload)
                     manifestCount += 1
@@ -147,7 +161,9 @@ public enum Compaction {
 
         var rekeyed: UInt16?
         try VaultMerge.replace(path, with: { (temp: String) throws(SyncError) in
-            try VaultMerge.copyFile(path, to: temp, byteCount: UInt64(FileHeader.byteCount))
+            // A clean header (both copies intact), whatever the old one's state.
+            try VaultMerge.copyFile(path, to: temp, byteCount: 0)
+            try VaultMerge.writeHeader(FileHeader(vaultID: file.vaultID), to: temp)
             let out: VaultFile
             do throws(FormatError) { out = try VaultFile(path: temp, writable: true) } catch { throw error.asSyncError }
             var keys = unlocked.keys
@@ -173,8 +189,8 @@ public enum Compaction {
             do {
                 try out.commit(random: random, options: WriteOptions(synchronous: false, lockTimeoutSeconds: writeOptions.lockTimeoutSeconds)) {
                     (tx: PendingCommit) throws(FormatError) in
-                    // Keyrings first, in file order (both copies), then the new one.
-                    for i in keyringFrames { try tx.appendRaw(frame: try side.bytes(of: i)) }
+                    // Keyrings first, in file order, each written twice, then the new one.
+                    for k in keyrings { try tx.appendKeyring(epoch: k.epoch, body: k.body) }
                     if let proposal { try tx.appendKeyring(epoch: proposal.epoch, body: proposal.body) }
                     if let profile { try carry(profile.index, tx) }
                     for m in keptManifests {
@@ -210,7 +226,7 @@ public enum Compaction {
         return CompactionReport(
             bytesBefore: file.structure.fileSize, bytesAfter: after, revisionsBefore: revisions.count, revisionsAfter: keep.count,
             attachmentsKept: keptManifests.count, attachmentsDropped: manifestCount - keptManifests.count,
-            untrustedKeyringsDropped: untrusted, rekeyedEpoch: rekeyed)
+            untrustedKeyringsDropped: untrustedIDs.subtracting(keptKeyringIDs).count, rekeyedEpoch: rekeyed)
     }
 }
 

@@ -17,10 +17,13 @@ public struct MergeReport: Sendable {
     public let framesCarriedUnopened: Int
     /// Commits written for them.
     public let commitsWritten: Int
-    /// Frames of either side left out, each with why: damaged, malformed,
+    /// Frames of the copy left out, each with why: damaged, malformed,
     /// stale, or unverified (a commit that does not vouch for it). A copy
     /// with any of these is not complete in the result.
     public let leftOut: [FormatError]
+    /// Frames of the vault's own tail that the result does not keep, for
+    /// the same reasons (the copy holding them intact brings them back).
+    public let droppedFromVault: [FormatError]
 }
 
 /// Merges two copies of one vault (`Spec/merge.md §3`).
@@ -56,12 +59,21 @@ public enum VaultMerge {
         vaultAt vaultPath: String, copyAt copyPath: String, credential: Credential,
         random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions()
     ) throws(SyncError) -> MergeReport {
+        // The vault ids first, from the headers alone: a copy of another vault
+        // (or a huge file) is refused before anything is scanned.
+        let vaultHeader: FileHeader, copyHeader: FileHeader
+        do { vaultHeader = try ConflictCopies.readHeader(vaultPath) } catch { throw .vaultUnreadable(path: vaultPath, error) }
+        do { copyHeader = try ConflictCopies.readHeader(copyPath) } catch { throw .copyUnreadable(path: copyPath, error) }
+        guard vaultHeader.vaultID == copyHeader.vaultID else {
+            throw .differentVaults(vault: vaultHeader.vaultID, copy: copyHeader.vaultID)
+        }
+        // The copy is scanned before the vault's lock is taken, so a large
+        // copy does not keep writers waiting.
+        let b = try Side(path: copyPath, role: .copy)
         // Hold the vault's lock so no writer appends while we rewrite.
         let lockHandle = try lockForRewrite(vaultPath, timeoutSeconds: options.lockTimeoutSeconds)
         defer { lockHandle.unlock() }
-
         let a = try Side(path: vaultPath, role: .vault)
-        let b = try Side(path: copyPath, role: .copy)
         guard a.file.vaultID == b.file.vaultID else {
             throw .differentVaults(vault: a.file.vaultID, copy: b.file.vaultID)
         }
@@ -84,12 +96,13 @@ public enum VaultMerge {
         let prefix = try commonPrefix(a, b)
         let aTail = try a.blocks(after: prefix.groups)
         let bTail = try b.blocks(after: prefix.groups)
-        let leftOut = aTail.leftOut + bTail.leftOut
+        let leftOut = bTail.leftOut
         let prefixIDs = Set(a.file.structure.frames[0..<prefix.frames].map(\.identity))
         let aIDs = Set(aTail.blocks.flatMap { $0.frames.map(\.identity) }).union(prefixIDs)
         let newFromB = bTail.blocks.flatMap { $0.frames }.filter { !aIDs.contains($0.identity) }
-        guard !newFromB.isEmpty else {
-            return MergeReport(changed: false, commonPrefixByteCount: prefix.bytes, framesAdded: 0, framesCarriedUnopened: 0, commitsWritten: 0, leftOut: leftOut)
+        guard !newFromB.isEmpty || !aTail.leftOut.isEmpty else {
+            return MergeReport(changed: false, commonPrefixByteCount: prefix.bytes, framesAdded: 0, framesCarriedUnopened: 0, commitsWritten: 0,
+                               leftOut: leftOut, droppedFromVault: [])
         }
         let unopened = newFromB.filter(\.unopened).count
 
@@ -99,7 +112,7 @@ public enum VaultMerge {
             try replace(vaultPath, with: { (temp: String) throws(SyncError) in try copyFile(copyPath, to: temp, byteCount: b.file.structure.committedEnd) },
                         credential: credential, firstNewGroup: prefix.groups, random: random, options: options)
             return MergeReport(changed: true, commonPrefixByteCount: prefix.bytes, framesAdded: newFromB.count, framesCarriedUnopened: unopened,
-                               commitsWritten: b.file.structure.groups.count - prefix.groups, leftOut: leftOut)
+                               commitsWritten: b.file.structure.groups.count - prefix.groups, leftOut: leftOut, droppedFromVault: [])
         }
 
         // Blocks of both tails, in canonical order, each frame once.
@@ -110,6 +123,8 @@ public enum VaultMerge {
         var commits = 0
         try replace(vaultPath, with: { (temp: String) throws(SyncError) in
             try copyFile(vaultPath, to: temp, byteCount: prefix.bytes)
+            // No common prefix (a header copy differs): a clean header.
+            if prefix.bytes == 0 { try writeHeader(vaultHeader, to: temp) }
             let out: VaultFile
             do { out = try VaultFile(path: temp, writable: true) } catch let e as FormatError { throw e.asSyncError } catch { throw .resultDoesNotVerify(reason: "\(error)") }
             var setKeys = keys
@@ -134,7 +149,7 @@ public enum VaultMerge {
             }
         }, credential: credential, firstNewGroup: prefix.groups, random: random, options: options)
         return MergeReport(changed: true, commonPrefixByteCount: prefix.bytes, framesAdded: newFromB.count, framesCarriedUnopened: unopened,
-                           commitsWritten: commits, leftOut: leftOut)
+                           commitsWritten: commits, leftOut: leftOut, droppedFromVault: aTail.leftOut)
     }
 
     /// Opens `path` and takes its exclusive write lock (`Spec/format.md §9.1`),
@@ -143,12 +158,19 @@ public enum VaultMerge {
     ///
     /// - Throws: ``SyncError/vaultUnreadable(path:_:)``, ``SyncError/locked(path:)``, ``SyncError/io(_:)``.
     static func lockForRewrite(_ path: String, timeoutSeconds: Double) throws(SyncError) -> SystemFile {
-        let handle: SystemFile
-        do { handle = try SystemFile(path: path, mode: .readWrite) } catch { throw .vaultUnreadable(path: path, .io(error)) }
-        let locked: Bool
-        do { locked = try handle.lockExclusive(timeoutSeconds: timeoutSeconds) } catch { throw .io(error) }
-        guard locked else { throw .locked(path: path) }
-        return handle
+        // Another rewrite may rename a new file over the path while we wait
+        // for the old one's lock: then the lock excludes no one. Lock again
+        // until the locked file is the one at the path.
+        for _ in 0..<8 {
+            let handle: SystemFile
+            do { handle = try SystemFile(path: path, mode: .readWrite) } catch { throw .vaultUnreadable(path: path, .io(error)) }
+            let locked: Bool
+            do { locked = try handle.lockExclusive(timeoutSeconds: timeoutSeconds) } catch { throw .io(error) }
+            guard locked else { throw .locked(path: path) }
+            if let mine = try? handle.identity(), mine == FileSystem.identity(path) { return handle }
+            handle.unlock()
+        }
+        throw .locked(path: path)
     }
 
     /// The key new commits are made with: the highest epoch held, and of
@@ -207,6 +229,11 @@ public enum VaultMerge {
             try? FileSystem.remove(temp)
             throw .resultDoesNotVerify(reason: "\(error)")
         }
+    }
+
+    /// Writes `header`'s 64 bytes, both copies intact, at the start of `path`.
+    static func writeHeader(_ header: FileHeader, to path: String) throws(SyncError) {
+        do { try SystemFile(path: path, mode: .readWrite).write(header.encoded(), at: 0) } catch { throw .io(error) }
     }
 
     /// Copies the first `byteCount` bytes of `source` to a new file `destination` (mode 0600).
@@ -322,31 +349,37 @@ final class Side {
                 let f = file.structure.frames[i]
                 if let reason = f.malformation { leftOut.append(.malformedFrame(f.location, reason: reason)); continue }
                 var unopened = false
+                // What the chain does not vouch for is not committed as
+                // vouched for (format.md §9.3). Keyrings are judged by their
+                // checksum and signature, as every reader does.
+                if status != .verified && f.header.kind != .keyring && f.header.kind != .commit {
+                    switch status {
+                    case .mismatch, .verified: leftOut.append(.commitMismatch(f.location))
+                    case .unverifiable: leftOut.append(.commitUnverifiable(f.location, epoch: file.structure.frames[groups[g].commitFrame].header.epoch))
+                    case let .stale(epoch, current): leftOut.append(.staleEpoch(f.location, epoch: epoch, currentEpoch: current))
+                    }
+                    continue
+                }
                 switch (f.header.kind, f.header.isSealed) {
                 case (.commit, _):
                     continue
                 case (.blobChunk, _):
                     // Chunks are judged with their stream when read; carried as they are.
-                    if status == .mismatch { leftOut.append(.commitMismatch(f.location)); continue }
                     unopened = file.keys.keys(for: f.header.epoch).isEmpty
                 case (_, false):
                     guard f.checksumIntact == true else { leftOut.append(.authenticationFailed(f.location)); continue }
-                    if status == .mismatch && f.header.kind != .keyring { leftOut.append(.commitMismatch(f.location)); continue }
                     unopened = !f.header.kind.isKnown
                 case (_, true):
                     do {
                         _ = try file.openRecord(frame: i)
                     } catch {
-                        if case .unknownEpoch = error, status != .mismatch {
+                        if case .unknownEpoch = error {
                             unopened = true
                         } else {
                             leftOut.append(error)
                             continue
                         }
                     }
-                    // Released, but the chain does not vouch for it: a merge
-                    // must not commit it as verified (format.md §9.3).
-                    if status == .mismatch { leftOut.append(.commitMismatch(f.location)); continue }
                     if !f.header.kind.isKnown { unopened = true }
                 }
                 carried.append(Carried(side: self, index: i, identity: f.identity, epoch: f.header.epoch, unopened: unopened))

@@ -146,11 +146,23 @@ enum KeyBenchmark {
         return try! SecureBytes(consuming: &bytes)
     }
 
+    /// Copies `from` over `to` (removing `to` first).
+    static func copyFileReplacing(_ from: String, to: String) throws {
+        try? FileSystem.remove(to)
+        try copyFile(from, to: to)
+    }
+
+    /// Copies `from` to a new file `to`, 1 MiB at a time.
     static func copyFile(_ from: String, to: String) throws {
         let source = try SystemFile(path: from, mode: .readOnly)
-        let bytes = try source.read(count: Int(try source.size()), at: 0)
         let out = try SystemFile(path: to, mode: .createExclusive(permissions: 0o600))
-        try out.write(bytes, at: 0)
+        let size = try source.size()
+        var offset: UInt64 = 0
+        while offset < size {
+            let n = Int(min(1 << 20, size - offset))
+            try out.write(try source.read(count: n, at: offset), at: offset)
+            offset += UInt64(n)
+        }
     }
 
     /// Appends one keyring signed by an outsider (so never trusted) that

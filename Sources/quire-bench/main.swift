@@ -3,7 +3,7 @@
 //
 //   quire-bench [--quick] [--only NAME[,NAME…]] [--write PATH]
 //
-// NAME is one of: append, read, attachment, overhead, keys.
+// NAME is one of: append, read, attachment, overhead, keys, sync.
 
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +21,7 @@ struct Options {
     var writePath: String?
     var only: Set<String>?
 
-    static let benchmarks = ["overhead", "attachment", "append", "read", "keys"]
+    static let benchmarks = ["overhead", "attachment", "append", "read", "keys", "sync"]
 
     static func parse(_ args: [String]) throws -> Options {
         var o = Options()
@@ -108,6 +108,7 @@ func mainEntry() -> Int32 {
             case "append": section = try AppendBenchmark.run(shared)
             case "read": section = try ReadBenchmark.run(shared)
             case "keys": section = try KeyBenchmark.run(shared)
+            case "sync": section = try SyncBenchmark.run(shared)
             default: continue
             }
             print(section.text())

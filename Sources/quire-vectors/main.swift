@@ -1,6 +1,6 @@
 // quire-vectors: generates and verifies the test vectors in Vectors/.
 //
-//   quire-vectors generate DIR          write DIR/files/<name>.qv (deterministic)
+//   quire-vectors generate DIR          write DIR/files/<name>.qv and DIR/merge/<name>/ (deterministic)
 //   quire-vectors verify DIR            check every vector against the library
 //   quire-vectors check-regenerate DIR  fail if regenerating would change a byte
 //   quire-vectors list                  print the vector names
@@ -54,6 +54,11 @@ case "generate":
         try Data(vector.serialized()).write(to: URL(fileURLWithPath: dir + "/" + name + ".qv"))
     }
     print("wrote \(vectors.count) vectors to \(dir)")
+    let merges = try MergeVectors.write(to: args.last!)
+    let (_, mergeFailures) = try MergeVectors.verify(in: args.last!)
+    for f in mergeFailures { print("MISMATCH merge \(f)") }
+    print("wrote \(merges) merge vectors to \(args.last!)/merge")
+    failures += mergeFailures.count
     if failures > 0 { print("\(failures) vectors disagree with the library"); exit(1) }
 case "verify":
     guard args.count == 2 else { usage() }
@@ -75,7 +80,10 @@ case "verify":
     }
     let summary = classes.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
     print("\(names.count - failures)/\(names.count) vectors pass (\(summary)); \(codes.count) distinct error codes covered")
-    if failures > 0 || names.isEmpty { exit(1) }
+    let (mergeCount, mergeFailures) = try MergeVectors.verify(in: args.last!)
+    for f in mergeFailures { print("FAIL merge \(f)") }
+    print("\(mergeCount - mergeFailures.count)/\(mergeCount) merge vectors pass")
+    if failures > 0 || names.isEmpty || !mergeFailures.isEmpty || mergeCount == 0 { exit(1) }
 case "check-regenerate":
     guard args.count == 2 else { usage() }
     let dir = args.last! + "/files"
@@ -89,12 +97,13 @@ case "check-regenerate":
         if onDisk != Data(vector.serialized()) { changed.append(name) }
     }
     let stale = existing.subtracting(vectors.map { $0.0 + ".qv" })
+    changed += try MergeVectors.changed(in: args.last!).map { "merge/" + $0 }
     if !changed.isEmpty || !stale.isEmpty {
         print("regenerating would change \(changed.count) vectors and remove \(stale.count): \((changed + stale.sorted()).joined(separator: ", "))")
         print("run `make vectors` and commit the result with the code change")
         exit(1)
     }
-    print("regenerating \(vectors.count) vectors changes nothing")
+    print("regenerating \(vectors.count) vectors and the merge vectors changes nothing")
 default:
     usage()
 }

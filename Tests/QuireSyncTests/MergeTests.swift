@@ -102,6 +102,41 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: c.dir.path).filter { $0.hasPrefix(".") }.isEmpty)
     }
 
+    /// Concurrent edits make a conflict: the later clock shows, the other head
+    /// is listed; an edit resolves it. Edit against delete and delete against
+    /// delete follow the same rule (`Spec/merge.md §5`).
+    @Test func concurrentEditsAndDeletes() throws {
+        let c = try TwoCopies("conflicts")
+        let laptop = try c.onLaptop(c.a)
+        let edited = try laptop.add(EntryBody(created: t0 + 10, text: "v1"))
+        let editDelete = try laptop.add(EntryBody(created: t0 + 11, text: "keep or delete"))
+        let deleteDelete = try laptop.add(EntryBody(created: t0 + 12, text: "deleted twice"))
+        try FileManager.default.removeItem(atPath: c.b)
+        copy(c.a, c.b)
+        let phone = try c.onPhone(c.b)
+        let onPhone = try phone.edit(edited.entryID, body: EntryBody(created: t0 + 10, text: "phone's v2"))
+        try phone.delete(editDelete.entryID)
+        try phone.delete(deleteDelete.entryID)
+        let onLaptop = try laptop.edit(edited.entryID, body: EntryBody(created: t0 + 10, text: "laptop's v2"))
+        try laptop.edit(editDelete.entryID, body: EntryBody(created: t0 + 11, text: "kept on the laptop"))
+        try laptop.delete(deleteDelete.entryID)
+        _ = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        let merged = try c.onLaptop(c.a)
+        // The laptop wrote last: its clock is greater.
+        let conflict = try #require(try merged.entry(edited.entryID))
+        #expect(conflict.body.text == "laptop's v2")
+        #expect(conflict.conflictingHeads == [onPhone.revisionID])
+        #expect(onLaptop.clock > onPhone.clock)
+        #expect(try merged.entry(editDelete.entryID)?.body.text == "kept on the laptop")
+        #expect(try merged.entry(editDelete.entryID)?.conflictingHeads.count == 1)
+        #expect(try merged.entry(deleteDelete.entryID)?.isDeleted == true)
+        // Resolving: an edit names both heads.
+        let resolved = try merged.edit(edited.entryID, body: EntryBody(created: t0 + 10, text: "both merged by hand"))
+        #expect(Set(resolved.parents) == [onLaptop.revisionID, onPhone.revisionID])
+        #expect(try merged.entry(edited.entryID)?.conflictingHeads.isEmpty == true)
+        #expect(try merged.entry(edited.entryID)?.body.text == "both merged by hand")
+    }
+
     /// A record of a kind this version does not know (a newer app wrote it)
     /// is carried byte for byte.
     @Test func recordsOfUnknownKindsAreCarried() throws {
