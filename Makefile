@@ -4,7 +4,7 @@
 SWIFT        ?= swift
 APT_PACKAGES := libsodium-dev libzstd-dev pkg-config
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor
+FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor fuzz-merge
 
 .PHONY: deps build release test test-sync vectors vectors-check conformance bench bench-smoke fuzz demo clean
 

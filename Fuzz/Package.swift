@@ -48,5 +48,6 @@ let package = Package(
         .executableTarget(name: "fuzz-frames", dependencies: ["FuzzSupport"] + quire, swiftSettings: settings),
         .executableTarget(name: "fuzz-vault", dependencies: ["FuzzSupport"] + quire, swiftSettings: settings),
         .executableTarget(name: "fuzz-cbor", dependencies: ["FuzzSupport"] + quire, swiftSettings: settings),
+        .executableTarget(name: "fuzz-merge", dependencies: ["FuzzSupport"] + quire, swiftSettings: settings),
     ]
 )
