@@ -7,7 +7,7 @@ import QuireSystem
 public struct CompactionOptions: Sendable {
     /// Revisions of history to keep per entry besides its heads (0: heads only).
     public var keepHistory: Int
-    /// Drop an entry whose only head is a tombstone older than this many
+    /// Drop an entry whose heads are all tombstones older than this many
     /// milliseconds before `now`; nil (the default) keeps every tombstone,
     /// so that no stale copy merged later can bring a deleted entry back.
     public var tombstoneHorizonMilliseconds: Int64?
@@ -51,7 +51,7 @@ public enum Compaction {
     /// attachment is sealed again under a new epoch (`KeyChange.rekey`).
     ///
     /// The result is written to a temporary file, flushed, opened again
-    /// and checked (every kept record reads back, every commit verifies),
+    /// and checked (it opens with the credential, every commit verifies),
     /// renamed over the vault, and the folder flushed: a crash leaves the
     /// old file or the new one, whole.
     ///

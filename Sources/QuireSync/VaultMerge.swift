@@ -37,7 +37,8 @@ public struct MergeReport: Sendable {
 public enum VaultMerge {
     /// Merges the copy at `copyPath` into the vault at `vaultPath`.
     ///
-    /// The vault is locked for the whole merge; the result is written to a
+    /// The copy is scanned first; then the vault is locked until the result
+    /// is in place (`Spec/merge.md §3`). The result is written to a
     /// temporary file beside it, flushed, opened again and checked (every
     /// new commit verifies), and only then renamed over the vault, and the
     /// folder flushed. When the copy adds nothing, nothing is written. When

@@ -1,6 +1,6 @@
 // fuzz-merge: merge an arbitrary copy into a vault (Spec/merge.md §3).
 //
-// The input is split in two at a point its first byte chooses: the vault
+// The input is split in two at a point its last byte chooses: the vault
 // is the input cut there (at most a prefix of it), the copy is the whole
 // input. Both go to scratch files, and the copy is merged into the vault
 // with the fixed recovery key of the fuzz seeds (or a vector's own key).
