@@ -80,11 +80,15 @@ extension Vault {
     /// - Throws: ``VaultError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
     ///   when a join is needed and the credential cannot sign one.
     func joinConcurrentKeyrings() throws(VaultError) {
-        guard !changingKeys, let state = try? KeyState(unlocked, vaultID: vaultID), state.heads.count > 1,
+        guard !changingKeys, !keyringsJoined else { return }
+        guard let state = try? KeyState(unlocked, vaultID: vaultID), state.heads.count > 1,
             let write = unlocked.keys.writeKey,
-            let ring = state.heads.first(where: { $0.epoch == write.epoch && $0.epochKey?.key == write.key })
-        else { return }
-        guard !state.wrapsExactly(ring) else { return }
+            let ring = state.heads.first(where: { $0.epoch == write.epoch && $0.epochKey?.key == write.key }),
+            !state.wrapsExactly(ring)
+        else {
+            keyringsJoined = true
+            return
+        }
         guard credential.signingKeyPair() != nil else {
             throw .keys(.operationRefused(reason: "the keys were changed on two devices at once and must be joined before anything is written; open the vault with an enrolled device or the recovery key once"))
         }

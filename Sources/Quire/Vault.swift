@@ -54,7 +54,13 @@ public final class Vault: @unchecked Sendable {
     public private(set) var file: VaultFile
     let lock = RecursiveLock()
     /// The keys and keyrings the credential reached.
-    public private(set) var unlocked: UnlockedKeys
+    public private(set) var unlocked: UnlockedKeys {
+        didSet { keyringsJoined = false }
+    }
+    /// True once ``joinConcurrentKeyrings()`` found nothing to join for the
+    /// current ``unlocked`` keys, so that appends do not rebuild the key
+    /// state every time.
+    var keyringsJoined = false
     let credential: Credential
     let random: any RandomSource
     /// How appends reach the disk.

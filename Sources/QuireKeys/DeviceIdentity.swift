@@ -61,8 +61,7 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
         guard count >= 1, count <= 64 else {
             throw .operationRefused(reason: "a device name must be 1 to 64 characters long (this one has \(count))")
         }
-        for s in name.unicodeScalars where s.properties.generalCategory == .control || s.properties.generalCategory == .lineSeparator
-            || s.properties.generalCategory == .paragraphSeparator || s.properties.generalCategory == .format {
+        for s in name.unicodeScalars where isLineBreaking(s) {
             let hexDigits = String(s.value, radix: 16, uppercase: true)
             throw .operationRefused(reason: "a device name cannot contain the invisible or control character U+\(String(repeating: "0", count: max(0, 4 - hexDigits.count)) + hexDigits)")
         }
@@ -73,6 +72,17 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
 
     /// The name and fingerprint; never key bytes.
     public var description: String { "DeviceIdentity(\(name), \(fingerprint))" }
+
+    /// True for a control, format, line- or paragraph-separator character
+    /// (Cc, Cf, Zl, Zp): what could break a name out of its line or hide
+    /// text (`Spec/keys.md §3.1`, §8). Names refuse them; the privacy
+    /// statement escapes them in names read from a file.
+    static func isLineBreaking(_ s: Unicode.Scalar) -> Bool {
+        switch s.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator: true
+        default: false
+        }
+    }
 
     /// True for a scalar that prints as nothing on its own: white space, a
     /// default-ignorable code point (such as U+3164 HANGUL FILLER), a

@@ -233,10 +233,9 @@ public struct PrivacyStatement: Sendable {
         var out = ""
         for (i, s) in name.unicodeScalars.enumerated() {
             if i == 64 { out += "…"; break }
-            switch s.properties.generalCategory {
-            case .control, .format, .lineSeparator, .paragraphSeparator:
+            if DeviceIdentity.isLineBreaking(s) {
                 out += "\\u{" + String(s.value, radix: 16, uppercase: true) + "}"
-            default:
+            } else {
                 out.unicodeScalars.append(s)
             }
         }
