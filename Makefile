@@ -2,7 +2,9 @@
 # `make test` and `make demo` install what they need first (`make deps`).
 
 SWIFT        ?= swift
-APT_PACKAGES := libsodium-dev libzstd-dev pkg-config
+APT_PACKAGES := libsodium-dev libzstd-dev pkg-config libzip-dev libcairo2-dev libpango1.0-dev fonts-noto-core fonts-noto-cjk
+# Tools the tests and the demo check exports with (epubcheck, qpdf --check, pdftoppm).
+TEST_PACKAGES := epubcheck default-jre-headless qpdf poppler-utils
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor fuzz-merge
 
@@ -10,7 +12,7 @@ FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor fuzz-merge
 
 # Installs the Debian packages Quire links, only when one is missing.
 deps:
-	@missing=""; for p in $(APT_PACKAGES); do \
+	@missing=""; for p in $(APT_PACKAGES) $(TEST_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \

@@ -5,12 +5,16 @@
 //
 // Dependencies point one way:
 //
-//   quire-vectors, quire-bench ─▶ Quire ─▶ QuireKeys ─▶ QuireFormat ─▶ QuireCrypto ─▶ CSodium
-//                                              │          │   └────────▶ CZstd
-//                                              └──────────┴────────────▶ QuireSystem (POSIX shim)
+//   quire (CLI) ─▶ QuirePDF ─▶ QuireExport ─▶ QuireImport ─▶ Quire ─▶ QuireSync ─▶ QuireKeys ─▶ QuireFormat ─▶ QuireCrypto ─▶ CSodium
+//                     │            └─────────────┴─▶ QuireZip ─▶ CZip       │           └──▶ CZstd
+//                     └─▶ CPangoCairo                                        └─▶ QuireSystem (POSIX shim)
 //
 // Only QuireCrypto imports CSodium and only QuireFormat imports CZstd (the
 // benchmark imports both to measure the raw primitives it compares against).
+// Only QuireZip imports libzip and only QuirePDF imports cairo and pango: an
+// app that stores entries links libsodium and zstd alone. QuireExport uses
+// QuireImport for one reason: the Day One variant of the JSON export is the
+// Day One import mapping run backwards, so the two cannot drift apart.
 // No C type appears in a public signature.
 
 import PackageDescription
@@ -29,6 +33,10 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "Quire", targets: ["Quire"]),
+        .library(name: "QuireImport", targets: ["QuireImport"]),
+        .library(name: "QuireExport", targets: ["QuireExport"]),
+        .library(name: "QuirePDF", targets: ["QuirePDF"]),
+        .executable(name: "quire", targets: ["quire"]),
         .executable(name: "quire-vectors", targets: ["quire-vectors"]),
         .executable(name: "quire-bench", targets: ["quire-bench"]),
         .executable(name: "quire-demo", targets: ["quire-demo"]),
@@ -45,6 +53,17 @@ let package = Package(
             name: "CZstd",
             pkgConfig: "libzstd",
             providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]
+        ),
+
+        .systemLibrary(
+            name: "CZip",
+            pkgConfig: "libzip",
+            providers: [.apt(["libzip-dev"]), .brew(["libzip"])]
+        ),
+        .systemLibrary(
+            name: "CPangoCairo",
+            pkgConfig: "pangocairo",
+            providers: [.apt(["libpango1.0-dev", "libcairo2-dev"]), .brew(["pango", "cairo"])]
         ),
 
         // The one small platform shim: POSIX file calls.
@@ -82,6 +101,37 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // ZIP archives through libzip: reading with limits (import), writing (EPUB, Day One variant).
+        .target(name: "QuireZip", dependencies: ["CZip", "QuireSystem"], swiftSettings: strict),
+
+        // Day One (JSON and Classic), jrnl and Markdown folders into a vault (Spec/import.md).
+        .target(
+            name: "QuireImport",
+            dependencies: ["Quire", "QuireZip", "QuireSystem"],
+            swiftSettings: strict
+        ),
+
+        // Markdown folder, JSON (+ Day One variant), HTML, EPUB 3 (Spec/export-json.md).
+        .target(
+            name: "QuireExport",
+            dependencies: ["Quire", "QuireImport", "QuireZip", "QuireSystem"],
+            swiftSettings: strict
+        ),
+
+        // The PDF book through cairo and pango, kept apart so nothing else links them.
+        .target(
+            name: "QuirePDF",
+            dependencies: ["Quire", "QuireExport", "QuireSystem", "CPangoCairo"],
+            swiftSettings: strict
+        ),
+
+        // The command-line tool.
+        .executableTarget(
+            name: "quire",
+            dependencies: ["Quire", "QuireImport", "QuireExport", "QuirePDF", "QuireSystem"],
+            swiftSettings: strict
+        ),
+
         // The vector file format and the checker, shared by the generator and the tests.
         .target(
             name: "QuireVectors",
@@ -105,7 +155,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "quire-bench",
-            dependencies: ["Quire", "QuireCrypto", "QuireFormat", "QuireKeys", "QuireSync", "QuireSystem", "CSodium", "CZstd"],
+            dependencies: [
+                "Quire", "QuireCrypto", "QuireFormat", "QuireKeys", "QuireSync", "QuireSystem", "QuireImport", "QuireExport",
+                "QuirePDF", "CSodium", "CZstd",
+            ],
             swiftSettings: strict
         ),
 
@@ -130,5 +183,18 @@ let package = Package(
             dependencies: ["Quire", "QuireFormat", "QuireKeys", "QuireCrypto", "QuireSystem", "QuireVectors"],
             swiftSettings: strict
         ),
+            .testTarget(
+            name: "QuireImportTests",
+            dependencies: ["QuireImport", "QuireExport", "QuireZip", "Quire"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "QuireExportTests",
+            dependencies: ["QuireExport", "QuireImport", "QuireZip", "Quire"],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "QuirePDFTests", dependencies: ["QuirePDF", "QuireExport", "Quire"], swiftSettings: strict),
+        // Runs the built `quire` binary (a test dependency so `swift build --build-tests` builds it).
+        .testTarget(name: "QuireCLITests", dependencies: ["quire", "Quire", "QuireSystem"], swiftSettings: strict),
     ]
 )

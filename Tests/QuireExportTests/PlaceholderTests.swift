@@ -1,0 +1,3 @@
+import Testing
+
+@Test func placeholderQuireExportTests() { #expect(Bool(true)) }

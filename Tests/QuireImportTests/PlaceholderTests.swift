@@ -1,0 +1,3 @@
+import Testing
+
+@Test func placeholderQuireImportTests() { #expect(Bool(true)) }
