@@ -1,3 +1,0 @@
-import Testing
-
-@Test func placeholderQuireImportTests() { #expect(Bool(true)) }
