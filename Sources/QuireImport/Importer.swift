@@ -1,4 +1,7 @@
 public import Quire
+import Foundation
+import QuireSystem
+import QuireZip
 
 /// The source formats `quire import` reads (`Spec/import.md`).
 public enum ImportFormat: String, CaseIterable, Sendable {
@@ -57,8 +60,22 @@ public struct ImportReport: Sendable, Equatable {
     public var entriesUpdated = 0
     /// Entries already in the vault unchanged: nothing written.
     public var entriesUnchanged = 0
+    /// Entries the vault holds in a newer version (a later modification
+    /// time) or has deleted: nothing written, the vault's version kept.
+    public var entriesNotNewer = 0
+    /// Entries that appeared more than once in the export (the same uuid):
+    /// the version modified last is kept, as one entry.
+    public var duplicatesMerged = 0
     /// Attachments stored (a blob already in the vault counts once).
     public var attachmentsStored = 0
+    /// Media items whose content the vault already held: referenced, not stored again.
+    public var attachmentsDeduplicated = 0
+    /// Media items listed by an entry whose file is not in the export (each
+    /// also in ``skipped``); the entry keeps the item's metadata.
+    public var attachmentsMissing = 0
+    /// Attached media items the entry's text does not link to: kept as
+    /// attachments all the same.
+    public var unreferencedAttachments = 0
     /// Journal names seen, in first-seen order.
     public var journals: [String] = []
     /// Items skipped, each with its reason.
@@ -75,12 +92,41 @@ public struct SkippedItem: Sendable, Equatable {
     public init(item: String, reason: String) { self.item = item; self.reason = reason }
 }
 
-/// Imports `format` from `path` into `vault`.
+/// Imports `format` from `path` into `vault` (`Spec/import.md`).
 ///
-/// - Throws: ``ImportError``; the vault is unchanged unless entries were committed.
+/// Entries are committed in batches as they are read; one bad entry or
+/// attachment is skipped and listed in ``ImportReport/skipped``. Importing
+/// the same export again writes nothing; a changed entry becomes a new
+/// revision of the same entry.
+///
+/// - Parameter path: for ``ImportFormat/dayOne`` a ZIP archive, its unzipped
+///   folder, or one `<Journal>.json` file.
+/// - Throws: ``ImportError/unreadableSource(path:reason:)`` when `path`
+///   cannot be opened as that format (nothing written);
+///   ``ImportError/vault(_:)`` when the vault refuses a write (batches
+///   committed before it stay).
 public func importJournal(
     _ format: ImportFormat, from path: String, into vault: Vault,
     progress: (ImportProgress) -> Void = { _ in }
 ) throws(ImportError) -> ImportReport {
-    throw .notImplemented(format)
+    return try withoutActuallyEscaping(progress) { (progress) throws(ImportError) -> ImportReport in
+        switch format {
+        case .dayOne:
+            let files = try exportFiles(at: path)
+            return try DayOneImporter(vault: vault, files: files, progress: progress).run()
+        default:
+            throw .notImplemented(format)
+        }
+    }
+}
+
+/// The files of the export at `path`: a folder, a ZIP archive, or one file.
+func exportFiles(at path: String) throws(ImportError) -> any ExportFiles {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        throw .unreadableSource(path: path, reason: "no such file or folder")
+    }
+    if isDirectory.boolValue { return FolderExportFiles(root: path) }
+    if path.lowercased().hasSuffix(".json") { return FolderExportFiles(file: path) }
+    do { return try ZipExportFiles(path: path) } catch { throw .unreadableSource(path: path, reason: error.description) }
 }

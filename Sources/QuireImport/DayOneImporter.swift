@@ -1,0 +1,289 @@
+import Foundation
+import Quire
+import QuireZip
+
+/// Imports a Day One JSON export (`Spec/import.md §2–§7`): every
+/// `<Journal>.json` in it, entries streamed one at a time and committed in
+/// batches, media streamed from the export into the vault.
+final class DayOneImporter {
+    /// Most entries in one commit.
+    static let batchEntryCount = 256
+    /// Most entry JSON, in bytes, gathered for one commit (8 MiB).
+    static let batchJSONByteCount: UInt64 = 8 << 20
+    /// Attachment bytes after which a commit is closed (64 MiB).
+    static let batchAttachmentByteCount: UInt64 = 64 << 20
+
+    let vault: Vault
+    let files: any ExportFiles
+    let progress: (ImportProgress) -> Void
+    var report = ImportReport()
+    /// md5 (lowercase) → export paths of media files with that name.
+    var mediaIndex: [String: [String]] = [:]
+    /// Export path → the blob stored (or found) for it during this import.
+    var blobs: [String: (BlobID, String)] = [:]
+    /// Export paths that could not be read; their items stay unattached.
+    var badMedia: [String: String] = [:]
+    /// Entries seen in this import.
+    var seen = Set<EntryID>()
+    var done = 0
+
+    init(vault: Vault, files: any ExportFiles, progress: @escaping (ImportProgress) -> Void) {
+        self.vault = vault
+        self.files = files
+        self.progress = progress
+        let folders = Set(DayOneMediaKind.allCases.map(\.folder))
+        for path in files.files {
+            let parts = path.split(separator: "/")
+            guard let last = parts.last, !last.hasPrefix("._"), parts.dropLast().contains(where: { folders.contains(String($0)) }),
+                !parts.contains("__MACOSX")
+            else { continue }
+            let stem = last.split(separator: ".", maxSplits: 1).first.map { String($0).lowercased() } ?? ""
+            mediaIndex[stem, default: []].append(path)
+        }
+    }
+
+    /// The journal files: `*.json` outside media folders and macOS junk.
+    var journalFiles: [String] {
+        let folders = Set(DayOneMediaKind.allCases.map(\.folder))
+        return files.files.filter { path in
+            let parts = path.split(separator: "/")
+            guard let last = parts.last, last.lowercased().hasSuffix(".json"), !last.hasPrefix("._") else { return false }
+            return !parts.contains("__MACOSX") && !parts.dropLast().contains(where: { folders.contains(String($0)) })
+        }
+    }
+
+    func run() throws(ImportError) -> ImportReport {
+        report.skipped += files.refused
+        for path in journalFiles {
+            let base = String(path.split(separator: "/").last!)
+            let journal = String(base.dropLast(5))
+            if !report.journals.contains(journal) { report.journals.append(journal) }
+            try importJournalFile(path, journal: journal)
+        }
+        return report
+    }
+
+    private func importJournalFile(_ path: String, journal: String) throws(ImportError) {
+        let stream: any ExportStream
+        do { stream = try files.open(path) } catch {
+            report.skipped.append(SkippedItem(item: path, reason: "cannot be read: \(error)"))
+            return
+        }
+        let reader = JSONReader { try stream.read(into: $0) }
+        // Apple exports say version "1.0" and escape Markdown; Day One for
+        // Android writes its app version there and does not escape.
+        var escaped = true
+        var batch: [JSONValue] = []
+        var batchStart: UInt64 = 0
+        var sawEntries = false
+        var vaultFailure: ImportError?
+        do throws(any Error) {
+            try reader.skipByteOrderMark()
+            try reader.members { (key: String) throws -> Void in
+                if key == "entries" {
+                    sawEntries = true
+                    batchStart = reader.offset
+                    try reader.elements { (value: JSONValue) throws -> Void in
+                        batch.append(value)
+                        if batch.count >= Self.batchEntryCount || reader.offset - batchStart >= Self.batchJSONByteCount {
+                            do throws(ImportError) { try self.flush(&batch, file: path, journal: journal, escaped: escaped) } catch {
+                                vaultFailure = error
+                                throw error
+                            }
+                            batchStart = reader.offset
+                        }
+                    }
+                } else {
+                    let v = try reader.value()
+                    if key == "metadata", let version = v.objectValue?["version"]?.stringValue { escaped = version == "1.0" }
+                }
+            }
+            do throws(ImportError) { try flush(&batch, file: path, journal: journal, escaped: escaped) } catch {
+                vaultFailure = error
+                throw error
+            }
+            if !sawEntries { report.skipped.append(SkippedItem(item: path, reason: "not a Day One journal: it has no \"entries\" array")) }
+        } catch {
+            if let vaultFailure { throw vaultFailure }
+            // The document is damaged: keep what was read before the damage.
+            try flush(&batch, file: path, journal: journal, escaped: escaped)
+            report.skipped.append(SkippedItem(item: path, reason: "the rest of the journal was not read: \(error)"))
+        }
+    }
+
+    /// A media file failed mid-stream: the commit is abandoned and redone without it.
+    struct RetryWithout: Error {
+        let path: String
+        let reason: String
+    }
+
+    /// Commits `batch` (several commits if its attachments are large) and empties it.
+    private func flush(_ batch: inout [JSONValue], file: String, journal: String, escaped: Bool) throws(ImportError) {
+        var next = 0
+        while next < batch.count {
+            var pending = ImportReport()
+            var pendingBlobs: [String: (BlobID, String)] = [:]
+            var pendingSeen = Set<EntryID>()
+            var consumed = 0
+            do {
+                try vault.commit { tx in
+                    var stored: UInt64 = 0
+                    var i = next
+                    while i < batch.count, stored < Self.batchAttachmentByteCount {
+                        stored += try self.process(
+                            batch[i], number: self.done + (i - next), file: file, journal: journal, escaped: escaped, tx: tx,
+                            pending: &pending, pendingBlobs: &pendingBlobs, pendingSeen: &pendingSeen)
+                        i += 1
+                    }
+                    consumed = i - next
+                }
+            } catch let retry as RetryWithout {
+                badMedia[retry.path] = retry.reason
+                report.skipped.append(SkippedItem(item: retry.path, reason: "the file could not be read: \(retry.reason)"))
+                continue
+            } catch let e as VaultError {
+                throw .vault(e)
+            } catch {
+                throw .unreadableSource(path: file, reason: "\(error)")
+            }
+            report.merge(pending)
+            blobs.merge(pendingBlobs) { a, _ in a }
+            seen.formUnion(pendingSeen)
+            next += consumed
+            done += consumed
+            progress(ImportProgress(done: done, total: nil))
+        }
+        batch.removeAll(keepingCapacity: true)
+    }
+
+    /// Imports one entry inside a commit; returns the attachment bytes it stored.
+    private func process(
+        _ value: JSONValue, number: Int, file: String, journal: String, escaped: Bool, tx: VaultTransaction,
+        pending: inout ImportReport, pendingBlobs: inout [String: (BlobID, String)], pendingSeen: inout Set<EntryID>
+    ) throws -> UInt64 {
+        let draft: DayOneMapping.Draft
+        do { draft = try DayOneMapping.draft(value, journal: journal, escaped: escaped) } catch {
+            let uuid = value.objectValue?["uuid"]?.stringValue.map { " \($0)" } ?? ""
+            pending.skipped.append(SkippedItem(item: "\(file): entry #\(number + 1)\(uuid)", reason: error.description))
+            return 0
+        }
+        let label = "\(file): entry \(draft.uuid)"
+        let isDuplicate = seen.contains(draft.id) || pendingSeen.contains(draft.id)
+        if isDuplicate { pending.duplicatesMerged += 1 }
+        pendingSeen.insert(draft.id)
+        let current = try tx.currentRevision(of: draft.id)
+        if let current {
+            let theirs = current.body.modified ?? current.body.created
+            let mine = draft.body.modified ?? draft.body.created
+            if current.isDeleted || theirs > mine {
+                if !isDuplicate { pending.entriesNotNewer += 1 }
+                return 0
+            }
+        }
+        // Media: found by md5 anywhere in the export, stored once.
+        var attached: [DayOneMapping.Attached] = []
+        var storedBytes: UInt64 = 0
+        let known = Self.knownBlobs(current?.body)
+        for item in draft.media {
+            let name = "\(item.kind.rawValue)[\(item.index)] \(item.identifier ?? "")"
+            guard let path = resolve(item) else {
+                pending.attachmentsMissing += 1
+                let expected = item.md5.map { "\(item.kind.folder)/\($0).*" } ?? "(the item has no md5)"
+                pending.skipped.append(SkippedItem(item: "\(label): \(name)", reason: "no file \(expected) in the export; the entry keeps the item's metadata"))
+                continue
+            }
+            if badMedia[path] != nil { continue }
+            let fileName = String(path.split(separator: "/").last!)
+            let ext = fileName.split(separator: ".", maxSplits: 1).dropFirst().first.map(String.init) ?? item.kind.fallbackExtension(type: item.type)
+            let mediaType = MediaTypes.forExtension(ext)
+            if let (blob, type) = blobs[path] ?? pendingBlobs[path] {
+                attached.append(.init(item: item, blob: blob, mediaType: type, fileName: fileName))
+                continue
+            }
+            if let md5 = item.md5, let blob = known[md5 + "/" + fileName] {
+                pendingBlobs[path] = (blob, mediaType)
+                attached.append(.init(item: item, blob: blob, mediaType: mediaType, fileName: fileName))
+                continue
+            }
+            let stream: any ExportStream
+            do { stream = try files.open(path) } catch { throw RetryWithout(path: path, reason: "\(error)") }
+            let source = ExportByteSource(stream, name: path)
+            let stored: StoredBlob
+            do { stored = try tx.storeAttachment(from: source, mediaType: mediaType) } catch {
+                if let failure = source.failure { throw RetryWithout(path: path, reason: "\(failure)") }
+                throw error
+            }
+            switch stored {
+            case .stored(let m):
+                pending.attachmentsStored += 1
+                storedBytes += m.byteCount
+            case .deduplicated:
+                pending.attachmentsDeduplicated += 1
+            }
+            pendingBlobs[path] = (stored.blob, mediaType)
+            attached.append(.init(item: item, blob: stored.blob, mediaType: mediaType, fileName: fileName))
+        }
+        let (body, unresolved) = DayOneMapping.finish(draft, attached: attached)
+        let listed = Set(draft.media.compactMap(\.identifier))
+        for ident in unresolved where !listed.contains(ident) {
+            pending.skipped.append(SkippedItem(item: "\(label): link \(ident)", reason: "the text links to media the entry does not list; the link is kept as it was"))
+        }
+        let linked = Set(MomentLink.find(in: draft.body.text).map(\.identifier))
+        pending.unreferencedAttachments += attached.filter { !linked.contains($0.item.identifier ?? "") }.count
+        if let current, !current.isDeleted, current.body == body {
+            if !isDuplicate { pending.entriesUnchanged += 1 }
+            return storedBytes
+        }
+        try tx.put(body, id: draft.id)
+        if current == nil {
+            pending.entriesAdded += 1
+        } else if !isDuplicate {
+            pending.entriesUpdated += 1
+        }
+        return storedBytes
+    }
+
+    /// Blobs an earlier import of this entry used, by `md5/fileName`, so a
+    /// re-import does not read the files again.
+    static func knownBlobs(_ body: EntryBody?) -> [String: BlobID] {
+        guard let body else { return [:] }
+        var out: [String: BlobID] = [:]
+        for ref in body.attachments {
+            if let kept = ref.extra[text: DayOneMapping.mediaKey], case .object(let o) = JSONCBOR.json(kept), let md5 = o["md5"]?.stringValue {
+                out[md5.lowercased() + "/" + ref.fileName] = ref.blob
+            }
+        }
+        return out
+    }
+
+    /// The export file for a media item: a file named by its md5 in any
+    /// folder, preferring its own kind's folder and then its type's extension.
+    func resolve(_ item: DayOneMapping.MediaItem) -> String? {
+        guard let md5 = item.md5, let candidates = mediaIndex[md5], !candidates.isEmpty else { return nil }
+        let ext = item.kind.fallbackExtension(type: item.type)
+        func score(_ p: String) -> Int {
+            let parts = p.split(separator: "/")
+            var s = 0
+            if parts.dropLast().contains(where: { $0 == item.kind.folder }) { s += 2 }
+            if p.lowercased().hasSuffix("." + ext) { s += 1 }
+            return s
+        }
+        return candidates.max { score($0) < score($1) || (score($0) == score($1) && $0 > $1) }
+    }
+}
+
+extension ImportReport {
+    mutating func merge(_ other: ImportReport) {
+        entriesAdded += other.entriesAdded
+        entriesUpdated += other.entriesUpdated
+        entriesUnchanged += other.entriesUnchanged
+        entriesNotNewer += other.entriesNotNewer
+        duplicatesMerged += other.duplicatesMerged
+        attachmentsStored += other.attachmentsStored
+        attachmentsDeduplicated += other.attachmentsDeduplicated
+        attachmentsMissing += other.attachmentsMissing
+        unreferencedAttachments += other.unreferencedAttachments
+        for j in other.journals where !journals.contains(j) { journals.append(j) }
+        skipped += other.skipped
+    }
+}

@@ -1,0 +1,461 @@
+public import Quire
+
+/// The mapping between a Day One JSON entry and a Quire entry, both ways
+/// (`Spec/import.md §3`).
+///
+/// Forward (import): ``draft(_:journal:escaped:)`` reads one entry object;
+/// the importer resolves and stores its media, then ``finish(_:attached:)``
+/// makes the ``EntryBody``. Backward (the Day One variant of the JSON
+/// export): ``dayOneEntry(id:body:)`` gives the entry object back, equal as a
+/// JSON value to the one imported when the entry has not been changed since.
+public enum DayOneMapping {
+    /// The `extra` key holding the Day One mapping data of an entry
+    /// (unmapped fields, key order, originals, escapes, unattached media).
+    public static let extraKey = "dayOne"
+    /// The attachment reference `extra` key holding the Day One media object.
+    public static let mediaKey = "dayOne"
+    /// The attachment reference `extra` key naming the list (`photos`…).
+    public static let mediaListKey = "dayOneList"
+    /// The attachment reference `extra` key holding the position in the list.
+    public static let mediaIndexKey = "dayOneIndex"
+    /// The text of a link to an attachment, before the reference id in hex (`Spec/records.md §3.6`).
+    public static let attachmentLinkPrefix = "quire-attachment://"
+
+    /// Top-level keys the mapping turns into Quire fields.
+    static let mappedKeys: Set<String> = [
+        "uuid", "creationDate", "modifiedDate", "timeZone", "text", "tags", "starred", "isPinned", "pinned", "isAllDay",
+        "location", "weather", "photos", "videos", "audios", "pdfAttachments",
+    ]
+    /// The order keys are written in for an entry that did not come from Day One.
+    static let defaultOrder = [
+        "uuid", "creationDate", "modifiedDate", "timeZone", "starred", "isPinned", "isAllDay", "tags", "text", "location", "weather",
+        "photos", "videos", "audios", "pdfAttachments",
+    ]
+
+    /// Why one entry object could not be mapped.
+    public enum EntryProblem: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The value is not a JSON object.
+        case notAnObject
+        /// `uuid` is missing or not a non-empty string.
+        case missingUUID
+        /// `creationDate` is missing or not an ISO 8601 date-time.
+        case badCreationDate(String?)
+
+        public var description: String {
+            switch self {
+            case .notAnObject: "the entry is not a JSON object"
+            case .missingUUID: "the entry has no \"uuid\" string"
+            case .badCreationDate(let v): v.map { "the entry's creationDate \($0.debugDescription) is not an ISO 8601 date-time" } ?? "the entry has no creationDate"
+            }
+        }
+    }
+
+    /// One media item an entry lists.
+    public struct MediaItem: Sendable, Equatable {
+        /// Which list it is in.
+        public var kind: DayOneMediaKind
+        /// Its position in that list.
+        public var index: Int
+        /// The whole object as exported.
+        public var object: JSONObject
+        /// `identifier`, if a string.
+        public var identifier: String? { object["identifier"]?.stringValue }
+        /// `md5`, lowercased, if a string.
+        public var md5: String? { object["md5"]?.stringValue?.lowercased() }
+        /// `type` (or `format` for audio without a type), if a string.
+        public var type: String? {
+            (object["type"]?.stringValue ?? (kind == .audios ? object["format"]?.stringValue : nil))
+                .map { $0.hasPrefix(".") ? String($0.dropFirst()) : $0 }?.lowercased()
+        }
+    }
+
+    /// An entry read but not yet finished: everything but its attachments.
+    public struct Draft: Sendable {
+        /// The Day One `uuid`.
+        public var uuid: String
+        /// The Quire entry id derived from it (``entryID(forUUID:)``).
+        public var id: EntryID
+        /// The body so far: no attachments, text still with `dayone-moment:` links.
+        public var body: EntryBody
+        /// The media the entry lists, in list order (photos, videos, audios, PDFs).
+        public var media: [MediaItem]
+        /// The original entry object (for the originals check).
+        var original: JSONObject
+        var fields: CBORMap
+        var escapesAt: [Int]
+    }
+
+    /// A media item stored in the vault.
+    public struct Attached: Sendable {
+        /// The item.
+        public var item: MediaItem
+        /// The stored content.
+        public var blob: BlobID
+        /// The media type.
+        public var mediaType: String
+        /// The file name in the export (`<md5>.<ext>`).
+        public var fileName: String
+        /// A reference for `item`.
+        public init(item: MediaItem, blob: BlobID, mediaType: String, fileName: String) {
+            self.item = item
+            self.blob = blob
+            self.mediaType = mediaType
+            self.fileName = fileName
+        }
+    }
+
+    /// The entry id for a Day One `uuid`: its 16 bytes when it is 32 hex
+    /// digits (either case); otherwise the BLAKE2b-128 (QuireCrypto) of the
+    /// UTF-8 bytes of `"quire.import.dayone.uuid\u{0}" + uuid`, a namespaced
+    /// unkeyed hash, so the same uuid always gives the same id.
+    public static func entryID(forUUID uuid: String) -> EntryID {
+        if uuid.utf8.count == 32, let b = bytesFromHex(uuid) { return EntryID(unchecked: b) }
+        return EntryID(unchecked: BLAKE2b.hash(Array("quire.import.dayone.uuid\u{0}\(uuid)".utf8), byteCount: 16))
+    }
+
+    /// The reference id for a media identifier: its 16 bytes when it is 32
+    /// hex digits, otherwise BLAKE2b-128 of `"quire.import.dayone.media\u{0}" + identifier`.
+    public static func referenceID(forIdentifier identifier: String) -> [UInt8] {
+        if identifier.utf8.count == 32, let b = bytesFromHex(identifier) { return b }
+        return BLAKE2b.hash(Array("quire.import.dayone.media\u{0}\(identifier)".utf8), byteCount: 16)
+    }
+
+    // MARK: Forward
+
+    /// Reads one entry object of the journal `journal`.
+    ///
+    /// - Parameter escaped: true when the export backslash-escapes Markdown
+    ///   (Day One's Apple apps), so escapes are removed (``MarkdownEscapes``).
+    /// - Throws: ``EntryProblem``.
+    public static func draft(_ value: JSONValue, journal: String, escaped: Bool) throws(EntryProblem) -> Draft {
+        guard case .object(let o) = value else { throw .notAnObject }
+        guard let uuid = o["uuid"]?.stringValue, !uuid.isEmpty else { throw .missingUUID }
+        guard let createdText = o["creationDate"]?.stringValue else {
+            throw .badCreationDate(o["creationDate"].map { $0.serialized })
+        }
+        guard let created = ImportDates.milliseconds(iso: createdText) else { throw .badCreationDate(createdText) }
+        var body = EntryBody(created: created, journal: journal)
+        var fields = CBORMap()
+        var media: [MediaItem] = []
+        var escapesAt: [Int] = []
+        func keep(_ key: String, _ v: JSONValue) { fields[text: key] = JSONCBOR.cbor(v, depthBudget: 10) }
+        for m in o.members {
+            let v = m.value
+            switch m.key {
+            case "uuid", "creationDate": break
+            case "modifiedDate":
+                if let s = v.stringValue, let ms = ImportDates.milliseconds(iso: s) { body.modified = ms } else { keep(m.key, v) }
+            case "timeZone":
+                if let s = v.stringValue { body.timeZone = s } else { keep(m.key, v) }
+            case "text":
+                if let s = v.stringValue {
+                    if escaped {
+                        let (t, at) = MarkdownEscapes.remove(s)
+                        body.text = t
+                        escapesAt = at
+                    } else {
+                        body.text = s
+                    }
+                } else { keep(m.key, v) }
+            case "tags":
+                if let a = v.arrayValue { body.tags = a.compactMap(\.stringValue) } else { keep(m.key, v) }
+            case "starred":
+                if let b = v.boolValue { body.isStarred = b } else { keep(m.key, v) }
+            case "isPinned", "pinned":
+                if let b = v.boolValue { body.isPinned = body.isPinned || b } else { keep(m.key, v) }
+            case "isAllDay":
+                if let b = v.boolValue { body.isAllDay = b } else { keep(m.key, v) }
+            case "location":
+                if let lo = v.objectValue { body.location = location(lo) } else { keep(m.key, v) }
+            case "weather":
+                if let w = v.objectValue { body.weather = weather(w) } else { keep(m.key, v) }
+            case "photos", "videos", "audios", "pdfAttachments":
+                let kind = DayOneMediaKind(rawValue: m.key)!
+                if let a = v.arrayValue, a.allSatisfy({ $0.objectValue != nil }) {
+                    for (i, item) in a.enumerated() { media.append(MediaItem(kind: kind, index: i, object: item.objectValue!)) }
+                } else { keep(m.key, v) }
+            default:
+                keep(m.key, v)
+            }
+        }
+        body.utcOffsetSeconds = ImportDates.utcOffsetSeconds(timeZone: body.timeZone, at: created)
+        return Draft(uuid: uuid, id: entryID(forUUID: uuid), body: body, media: media, original: o, fields: fields, escapesAt: escapesAt)
+    }
+
+    /// Makes the entry body: attachment references for `attached` (their
+    /// links rewritten to `quire-attachment://<reference id hex>`), the other
+    /// listed media kept in `extra` as unattached, and the mapping data in
+    /// `extra["dayOne"]`.
+    ///
+    /// - Returns: the body, and the identifiers of links whose media is not attached.
+    public static func finish(_ draft: Draft, attached: [Attached]) -> (body: EntryBody, unresolvedLinks: [String]) {
+        var body = draft.body
+        var refs: [AttachmentReference] = []
+        var usedIDs = Set<[UInt8]>()
+        var refByIdentifier: [String: [UInt8]] = [:]
+        for a in attached {
+            var rid = referenceID(forIdentifier: a.item.identifier ?? "\(a.item.kind.rawValue)#\(a.item.index)")
+            if usedIDs.contains(rid) {
+                rid = BLAKE2b.hash(Array("quire.import.dayone.media\u{0}\(a.item.kind.rawValue)#\(a.item.index)\u{0}\(draft.uuid)".utf8), byteCount: 16)
+            }
+            usedIDs.insert(rid)
+            if let ident = a.item.identifier, refByIdentifier[ident] == nil { refByIdentifier[ident] = rid }
+            var extra = CBORMap()
+            extra[text: mediaKey] = JSONCBOR.cbor(.object(a.item.object), depthBudget: 10)
+            extra[text: mediaListKey] = .text(a.item.kind.rawValue)
+            extra[text: mediaIndexKey] = .int(Int64(a.item.index))
+            refs.append(AttachmentReference(id: rid, blob: a.blob, mediaType: a.mediaType, fileName: a.fileName, extra: extra))
+        }
+        body.attachments = refs
+        // Links to attached media become Quire links.
+        var replacements: [(Range<Int>, String)] = []
+        var unresolved: [String] = []
+        for link in MomentLink.find(in: body.text) {
+            if let rid = refByIdentifier[link.identifier] {
+                replacements.append((link.range, attachmentLinkPrefix + hexString(rid)))
+            } else {
+                unresolved.append(link.identifier)
+            }
+        }
+        let linkForm = body.text
+        body.text = replacing(body.text, replacements)
+
+        var hints = CBORMap()
+        if draft.fields.count > 0 { hints[text: "fields"] = .map(draft.fields) }
+        hints[text: "order"] = .array(draft.original.keys.map { .text($0) })
+        if !draft.escapesAt.isEmpty {
+            hints[text: "escapes"] = .map(CBORMap(text: [
+                ("at", .array(draft.escapesAt.map { .int(Int64($0)) })),
+                ("digest", .bytes(digest(linkForm))),
+            ]))
+        }
+        let attachedKeys = Set(attached.map { "\($0.item.kind.rawValue)#\($0.item.index)" })
+        let unattached = draft.media.filter { !attachedKeys.contains("\($0.kind.rawValue)#\($0.index)") }
+        if !unattached.isEmpty {
+            hints[text: "unattached"] = .array(unattached.map { item in
+                .map(CBORMap(text: [
+                    ("list", .text(item.kind.rawValue)), ("index", .int(Int64(item.index))),
+                    ("item", JSONCBOR.cbor(.object(item.object), depthBudget: 9)),
+                ]))
+            })
+        }
+        body.extra[text: extraKey] = .map(hints)
+        // Originals of mapped fields the reverse mapping would not give back.
+        let produced = dayOneEntry(id: draft.id, body: body, useOriginals: false)
+        var originals = CBORMap()
+        for m in draft.original.members where mappedKeys.contains(m.key) && draft.fields[text: m.key] == nil {
+            let back = produced[m.key]
+            if back == nil || !back!.isSameValue(as: m.value) {
+                originals[text: m.key] = .map(CBORMap(text: [
+                    ("value", JSONCBOR.cbor(m.value, depthBudget: 9)),
+                    ("was", .bytes(digest(back.map { $0.serialized } ?? "<absent>"))),
+                ]))
+            }
+        }
+        if originals.count > 0 {
+            hints[text: "original"] = .map(originals)
+            body.extra[text: extraKey] = .map(hints)
+        }
+        return (body, unresolved)
+    }
+
+    static func digest(_ text: String) -> [UInt8] { BLAKE2b.hash(Array(text.utf8), byteCount: 16) }
+
+    static func location(_ o: JSONObject) -> Location {
+        var l = Location()
+        for m in o.members {
+            switch (m.key, m.value) {
+            case ("latitude", .int), ("latitude", .double): l.latitude = m.value.doubleValue
+            case ("longitude", .int), ("longitude", .double): l.longitude = m.value.doubleValue
+            case ("altitude", .int), ("altitude", .double): l.altitude = m.value.doubleValue
+            case ("placeName", .string(let s)): l.placeName = s
+            case ("localityName", .string(let s)): l.locality = s
+            case ("administrativeArea", .string(let s)): l.region = s
+            case ("country", .string(let s)): l.country = s
+            default: l.extra[text: m.key] = JSONCBOR.cbor(m.value, depthBudget: 11)
+            }
+        }
+        return l
+    }
+
+    static func weather(_ o: JSONObject) -> Weather {
+        var w = Weather()
+        for m in o.members {
+            switch (m.key, m.value) {
+            case ("temperatureCelsius", .int), ("temperatureCelsius", .double): w.temperatureCelsius = m.value.doubleValue
+            case ("conditionsDescription", .string(let s)): w.conditions = s
+            default: w.extra[text: m.key] = JSONCBOR.cbor(m.value, depthBudget: 11)
+            }
+        }
+        return w
+    }
+
+    // MARK: Backward
+
+    /// The Day One entry object for a Quire entry: the inverse of the import
+    /// mapping for an entry imported from Day One and not changed since
+    /// (equal as a JSON value to the object imported), and a plain Day One
+    /// entry for any other (uuid = the entry id in uppercase hex, attachment
+    /// links as `dayone-moment:` links, no Markdown escapes added).
+    ///
+    /// Media files go where ``mediaFile(for:)`` says. The journal is not part
+    /// of the object: Day One puts each journal in its own `<journal>.json`.
+    public static func dayOneEntry(id: EntryID, body: EntryBody) -> JSONObject {
+        dayOneEntry(id: id, body: body, useOriginals: true)
+    }
+
+    static func dayOneEntry(id: EntryID, body: EntryBody, useOriginals: Bool) -> JSONObject {
+        let hints: CBORMap
+        if case .map(let h) = body.extra[text: extraKey] { hints = h } else { hints = CBORMap() }
+        var order: [String] = []
+        if case .array(let a) = hints[text: "order"] {
+            for case .text(let k) in a { order.append(k) }
+        }
+        let fromDayOne = !order.isEmpty
+        if order.isEmpty { order = defaultOrder }
+        let present = Set(order)
+        var fields = CBORMap()
+        if case .map(let f) = hints[text: "fields"] { fields = f }
+        var values: [String: JSONValue] = [:]
+
+        values["uuid"] = .string(hexString(id.bytes).uppercased())
+        values["creationDate"] = .string(ImportDates.iso(milliseconds: body.created))
+        if let m = body.modified { values["modifiedDate"] = .string(ImportDates.iso(milliseconds: m)) }
+        if !body.timeZone.isEmpty || present.contains("timeZone") && fromDayOne { values["timeZone"] = .string(body.timeZone) }
+        let text = reverseText(body, hints: hints)
+        if !text.isEmpty || (fromDayOne && present.contains("text")) { values["text"] = .string(text) }
+        if !body.tags.isEmpty || (fromDayOne && present.contains("tags")) { values["tags"] = .array(body.tags.map { .string($0) }) }
+        if body.isStarred || fromDayOne && present.contains("starred") || !fromDayOne { values["starred"] = .bool(body.isStarred) }
+        let pinKey = present.contains("pinned") && !present.contains("isPinned") ? "pinned" : "isPinned"
+        if body.isPinned || present.contains(pinKey) { values[pinKey] = .bool(body.isPinned) }
+        if body.isAllDay || present.contains("isAllDay") { values["isAllDay"] = .bool(body.isAllDay) }
+        if let l = body.location { values["location"] = .object(reverseLocation(l)) }
+        if let w = body.weather { values["weather"] = .object(reverseWeather(w)) }
+
+        // Media lists: attached references and unattached items, by position.
+        var lists: [DayOneMediaKind: [(Int, JSONObject)]] = [:]
+        for (n, ref) in body.attachments.enumerated() {
+            let (kind, index, object) = mediaObject(ref, fallbackIndex: n)
+            lists[kind, default: []].append((index, object))
+        }
+        if case .array(let un) = hints[text: "unattached"] {
+            for case .map(let m) in un {
+                guard case .text(let list) = m[text: "list"], let kind = DayOneMediaKind(rawValue: list),
+                    let index = m[text: "index"]?.int64Value, let item = m[text: "item"], case .object(let o) = JSONCBOR.json(item)
+                else { continue }
+                lists[kind, default: []].append((Int(index), o))
+            }
+        }
+        for kind in DayOneMediaKind.allCases {
+            if let items = lists[kind], !items.isEmpty {
+                values[kind.listKey] = .array(items.sorted { $0.0 < $1.0 }.map { .object($0.1) })
+            } else if fromDayOne, present.contains(kind.listKey), fields[text: kind.listKey] == nil {
+                values[kind.listKey] = .array([])
+            }
+        }
+        for e in fields {
+            if case .text(let k) = e.key { values[k] = JSONCBOR.json(e.value) }
+        }
+        if useOriginals, case .map(let originals) = hints[text: "original"] {
+            for e in originals {
+                guard case .text(let k) = e.key, case .map(let o) = e.value, let v = o[text: "value"], case .bytes(let was) = o[text: "was"]
+                else { continue }
+                let now = values[k].map { $0.serialized } ?? "<absent>"
+                if digest(now) == was { values[k] = JSONCBOR.json(v) }
+            }
+        }
+        var out = JSONObject()
+        for k in order { if let v = values[k] { out[k] = v; values[k] = nil } }
+        for k in defaultOrder { if let v = values[k] { out[k] = v; values[k] = nil } }
+        for k in values.keys.sorted() { out[k] = values[k] }
+        return out
+    }
+
+    /// The entry text with Day One links and escapes put back.
+    static func reverseText(_ body: EntryBody, hints: CBORMap) -> String {
+        var text = body.text
+        // Quire links back to dayone-moment links.
+        let prefix = Array(attachmentLinkPrefix.utf8)
+        let b = Array(text.utf8)
+        var replacements: [(Range<Int>, String)] = []
+        var i = 0
+        while i + prefix.count + 32 <= b.count {
+            if b[i] == prefix[0], b[i..<i + prefix.count].elementsEqual(prefix) {
+                let hexRange = i + prefix.count..<i + prefix.count + 32
+                let hex = String(decoding: b[hexRange], as: UTF8.self)
+                if let id = bytesFromHex(hex), let ref = body.attachments.first(where: { $0.id == id }) {
+                    let (kind, _, object) = mediaObject(ref, fallbackIndex: 0)
+                    let ident = object["identifier"]?.stringValue ?? hexString(ref.id).uppercased()
+                    replacements.append((i..<hexRange.upperBound, kind.linkPrefix + ident))
+                    i = hexRange.upperBound
+                    continue
+                }
+            }
+            i += 1
+        }
+        text = replacing(text, replacements)
+        if case .map(let e) = hints[text: "escapes"], case .bytes(let d) = e[text: "digest"], case .array(let at) = e[text: "at"],
+            digest(text) == d {
+            text = MarkdownEscapes.restore(text, at: at.compactMap { $0.int64Value.map(Int.init) })
+        }
+        return text
+    }
+
+    /// The Day One list, position and object for a reference: the object
+    /// kept at import, or one made from the reference.
+    static func mediaObject(_ ref: AttachmentReference, fallbackIndex: Int) -> (DayOneMediaKind, Int, JSONObject) {
+        if let kept = ref.extra[text: mediaKey], case .object(let o) = JSONCBOR.json(kept),
+            case .text(let list) = ref.extra[text: mediaListKey], let kind = DayOneMediaKind(rawValue: list) {
+            let index = ref.extra[text: mediaIndexKey]?.int64Value.map(Int.init) ?? fallbackIndex
+            return (kind, index, o)
+        }
+        let kind = DayOneMediaKind.forMediaType(ref.mediaType)
+        let o = JSONObject([
+            ("identifier", .string(hexString(ref.id.isEmpty ? Array(ref.blob.bytes.prefix(16)) : ref.id).uppercased())),
+            ("md5", .string(hexString(Array(ref.blob.bytes.prefix(16))))),
+            ("type", .string(MediaTypes.fileExtension(for: ref.mediaType))),
+        ])
+        return (kind, 1_000_000 + fallbackIndex, o)
+    }
+
+    /// Where the Day One variant of the export writes a reference's file:
+    /// the folder (`photos`, `videos`, `audios`, `pdfs`) and the file name
+    /// `<md5>.<extension>`. For media imported from Day One this is the file
+    /// name it had in the export; for other attachments the "md5" is the
+    /// first 16 bytes of the blob id in hex (not an MD5 of the content) and
+    /// the extension comes from the media type.
+    public static func mediaFile(for ref: AttachmentReference) -> (folder: String, fileName: String) {
+        let (kind, _, object) = mediaObject(ref, fallbackIndex: 0)
+        let md5 = object["md5"]?.stringValue ?? hexString(Array(ref.blob.bytes.prefix(16)))
+        var ext = ""
+        if let dot = ref.fileName.lastIndex(of: ".") { ext = String(ref.fileName[ref.fileName.index(after: dot)...]) }
+        if ext.isEmpty { ext = MediaTypes.fileExtension(for: ref.mediaType) }
+        return (kind.folder, md5 + "." + ext)
+    }
+
+    static func number(_ d: Double) -> JSONValue {
+        if d == d.rounded(), abs(d) < 9.0e15 { return .int(Int64(d)) }
+        return .double(d)
+    }
+
+    static func reverseLocation(_ l: Location) -> JSONObject {
+        var o = JSONObject()
+        if let v = l.latitude { o["latitude"] = number(v) }
+        if let v = l.longitude { o["longitude"] = number(v) }
+        if let v = l.altitude { o["altitude"] = number(v) }
+        if !l.placeName.isEmpty { o["placeName"] = .string(l.placeName) }
+        if !l.locality.isEmpty { o["localityName"] = .string(l.locality) }
+        if !l.region.isEmpty { o["administrativeArea"] = .string(l.region) }
+        if !l.country.isEmpty { o["country"] = .string(l.country) }
+        for e in l.extra { if case .text(let k) = e.key { o[k] = JSONCBOR.json(e.value) } }
+        return o
+    }
+
+    static func reverseWeather(_ w: Weather) -> JSONObject {
+        var o = JSONObject()
+        if !w.conditions.isEmpty { o["conditionsDescription"] = .string(w.conditions) }
+        if let t = w.temperatureCelsius { o["temperatureCelsius"] = number(t) }
+        for e in w.extra { if case .text(let k) = e.key { o[k] = JSONCBOR.json(e.value) } }
+        return o
+    }
+}

@@ -1,0 +1,146 @@
+/// The backslash escapes Day One's Apple apps add to exported Markdown, and
+/// their exact reversal (`Spec/import.md §5`).
+public enum MarkdownEscapes {
+    /// Removes a backslash that precedes an ASCII punctuation character
+    /// (CommonMark §2.4), left to right (so `\\` becomes `\`), except inside
+    /// code spans, fenced code blocks and indented code blocks, where text is
+    /// kept as it is.
+    ///
+    /// - Returns: the text, and the UTF-8 byte offsets in the returned text
+    ///   where a backslash was removed (ascending), from which
+    ///   ``restore(_:at:)`` rebuilds the input exactly.
+    public static func remove(_ text: String) -> (text: String, removedAt: [Int]) {
+        let b = Array(text.utf8)
+        guard b.contains(UInt8(ascii: "\\")) else { return (text, []) }
+        var out: [UInt8] = []
+        out.reserveCapacity(b.count)
+        var removed: [Int] = []
+        var i = 0
+        var fence: (char: UInt8, length: Int)?
+        var previousBlank = true
+        var previousIndentedCode = false
+        while i < b.count {
+            // One line at a time: [i, lineEnd) plus its newline.
+            var lineEnd = i
+            while lineEnd < b.count, b[lineEnd] != 0x0A { lineEnd += 1 }
+            let next = lineEnd < b.count ? lineEnd + 1 : lineEnd
+            let line = b[i..<lineEnd]
+            let isBlank = line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+            if let f = fence {
+                out += b[i..<next]
+                if let c = fenceRun(line), c.char == f.char, c.length >= f.length, c.rest.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+                    fence = nil
+                }
+                i = next
+                previousBlank = false
+                continue
+            }
+            if let c = fenceRun(line), c.char != UInt8(ascii: "`") || !c.rest.contains(UInt8(ascii: "`")) {
+                fence = (c.char, c.length)
+                out += b[i..<next]
+                i = next
+                previousBlank = false
+                continue
+            }
+            let indented = line.starts(with: [0x20, 0x20, 0x20, 0x20]) || line.first == 0x09
+            if indented, !isBlank, previousBlank || previousIndentedCode {
+                out += b[i..<next]
+                i = next
+                previousIndentedCode = true
+                previousBlank = false
+                continue
+            }
+            if !isBlank { previousIndentedCode = false }
+            previousBlank = isBlank
+            // Inline: escapes and code spans (which may run over lines of the paragraph).
+            var j = i
+            var stop = next
+            while j < stop {
+                let c = b[j]
+                if c == UInt8(ascii: "\\"), j + 1 < b.count, b[j + 1] != 0x0A, isASCIIPunctuation(b[j + 1]) {
+                    removed.append(out.count)
+                    out.append(b[j + 1])
+                    j += 2
+                    if j > stop { stop = j }
+                } else if c == UInt8(ascii: "`") {
+                    var run = 0
+                    while j + run < b.count, b[j + run] == UInt8(ascii: "`") { run += 1 }
+                    if let close = closingBackticks(b, from: j + run, length: run) {
+                        out += b[j..<close]
+                        j = close
+                        if j > stop {
+                            // The span ran into later lines: continue after its line.
+                            var e = j
+                            while e < b.count, b[e] != 0x0A { e += 1 }
+                            stop = e < b.count ? e + 1 : e
+                        }
+                    } else {
+                        out += b[j..<j + run]
+                        j += run
+                    }
+                } else {
+                    out.append(c)
+                    j += 1
+                }
+            }
+            i = stop
+        }
+        return (String(decoding: out, as: UTF8.self), removed)
+    }
+
+    /// Puts back the backslashes ``remove(_:)`` took out: `offsets` are UTF-8
+    /// byte offsets into `text`, ascending. Offsets past the end are ignored.
+    public static func restore(_ text: String, at offsets: [Int]) -> String {
+        guard !offsets.isEmpty else { return text }
+        let b = Array(text.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(b.count + offsets.count)
+        var k = 0
+        for (i, c) in b.enumerated() {
+            while k < offsets.count, offsets[k] == i { out.append(UInt8(ascii: "\\")); k += 1 }
+            out.append(c)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// ASCII punctuation as CommonMark defines it: `!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~`.
+    static func isASCIIPunctuation(_ c: UInt8) -> Bool {
+        (0x21...0x2F).contains(c) || (0x3A...0x40).contains(c) || (0x5B...0x60).contains(c) || (0x7B...0x7E).contains(c)
+    }
+
+    /// A fence line: up to 3 spaces, then 3 or more of one of ``` ` ``` or `~`.
+    private static func fenceRun(_ line: ArraySlice<UInt8>) -> (char: UInt8, length: Int, rest: ArraySlice<UInt8>)? {
+        var i = line.startIndex
+        var spaces = 0
+        while i < line.endIndex, line[i] == 0x20, spaces < 4 { i += 1; spaces += 1 }
+        guard spaces < 4, i < line.endIndex, line[i] == UInt8(ascii: "`") || line[i] == UInt8(ascii: "~") else { return nil }
+        let c = line[i]
+        var n = 0
+        while i < line.endIndex, line[i] == c { i += 1; n += 1 }
+        guard n >= 3 else { return nil }
+        return (c, n, line[i...])
+    }
+
+    /// The index just past a run of exactly `length` backticks closing a
+    /// code span that opened before `from`, within the paragraph (a blank
+    /// line ends the search).
+    private static func closingBackticks(_ b: [UInt8], from: Int, length: Int) -> Int? {
+        var j = from
+        while j < b.count {
+            if b[j] == 0x0A {
+                var k = j + 1
+                while k < b.count, b[k] == 0x20 || b[k] == 0x09 || b[k] == 0x0D { k += 1 }
+                if k >= b.count || b[k] == 0x0A { return nil }
+            }
+            if b[j] == UInt8(ascii: "`") {
+                var run = 0
+                while j + run < b.count, b[j + run] == UInt8(ascii: "`") { run += 1 }
+                if run == length { return j + run }
+                j += run
+            } else {
+                j += 1
+            }
+        }
+        return nil
+    }
+}
