@@ -119,6 +119,20 @@ final class DayOneImporter {
 
     /// Commits `batch` (several commits if its attachments are large) and empties it.
     private func flush(_ batch: inout [JSONValue], file: String, journal: String, escaped: Bool) throws(ImportError) {
+        // The same uuid twice in a batch: only the version modified last
+        // (the later one on a tie) is imported.
+        var best: [String: (index: Int, modified: String)] = [:]
+        for (i, v) in batch.enumerated() {
+            guard let o = v.objectValue, let uuid = o["uuid"]?.stringValue else { continue }
+            let modified = o["modifiedDate"]?.stringValue.flatMap(ImportDates.milliseconds(iso:)).map { String(format: "%020lld", $0 + (1 << 62)) } ?? ""
+            if let b = best[uuid], b.modified > modified { report.duplicatesMerged += 1; continue }
+            if best[uuid] != nil { report.duplicatesMerged += 1 }
+            best[uuid] = (i, modified)
+        }
+        if best.count < batch.count {
+            let keep = Set(best.values.map(\.index))
+            batch = batch.enumerated().filter { $0.element.objectValue?["uuid"]?.stringValue == nil || keep.contains($0.offset) }.map(\.element)
+        }
         var next = 0
         while next < batch.count {
             var pending = ImportReport()

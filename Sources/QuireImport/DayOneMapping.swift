@@ -193,7 +193,16 @@ public enum DayOneMapping {
         var refs: [AttachmentReference] = []
         var usedIDs = Set<[UInt8]>()
         var refByIdentifier: [String: [UInt8]] = [:]
-        for a in attached {
+        // Photos, videos, audio, PDFs; each by orderInEntry, then list position.
+        let kinds = DayOneMediaKind.allCases
+        let sorted = attached.sorted { a, b in
+            let ka = kinds.firstIndex(of: a.item.kind)!, kb = kinds.firstIndex(of: b.item.kind)!
+            if ka != kb { return ka < kb }
+            let oa = a.item.object["orderInEntry"]?.doubleValue ?? Double(a.item.index)
+            let ob = b.item.object["orderInEntry"]?.doubleValue ?? Double(b.item.index)
+            return oa != ob ? oa < ob : a.item.index < b.item.index
+        }
+        for a in sorted {
             var rid = referenceID(forIdentifier: a.item.identifier ?? "\(a.item.kind.rawValue)#\(a.item.index)")
             if usedIDs.contains(rid) {
                 rid = BLAKE2b.hash(Array("quire.import.dayone.media\u{0}\(a.item.kind.rawValue)#\(a.item.index)\u{0}\(draft.uuid)".utf8), byteCount: 16)

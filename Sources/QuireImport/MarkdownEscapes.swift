@@ -1,15 +1,21 @@
 /// The backslash escapes Day One's Apple apps add to exported Markdown, and
 /// their exact reversal (`Spec/import.md §5`).
 public enum MarkdownEscapes {
-    /// Removes a backslash that precedes an ASCII punctuation character
-    /// (CommonMark §2.4), left to right (so `\\` becomes `\`), except inside
-    /// code spans, fenced code blocks and indented code blocks, where text is
-    /// kept as it is.
+    /// Removes the backslash escapes that do not change how the Markdown
+    /// renders: a backslash is removed only before an ASCII punctuation
+    /// character (CommonMark §2.4), left to right, never inside code spans,
+    /// fenced code blocks or indented code blocks, and it is kept where it
+    /// is needed — before `*` `_` `` ` `` `[` `]` `<` `>` `&` `|` `~`, before
+    /// `!` followed by `[`, before `\` when the next character is
+    /// punctuation, and at the start of a line before a block marker (`#`
+    /// `>` `-` `+` `*` `=`, or the `.`/`)` after a list number).
     ///
+    /// - Parameter keepNeeded: false removes every escape outside code (the
+    ///   plain text for search and titles, not a Markdown body).
     /// - Returns: the text, and the UTF-8 byte offsets in the returned text
     ///   where a backslash was removed (ascending), from which
     ///   ``restore(_:at:)`` rebuilds the input exactly.
-    public static func remove(_ text: String) -> (text: String, removedAt: [Int]) {
+    public static func remove(_ text: String, keepNeeded: Bool = true) -> (text: String, removedAt: [Int]) {
         let b = Array(text.utf8)
         guard b.contains(UInt8(ascii: "\\")) else { return (text, []) }
         var out: [UInt8] = []
@@ -58,7 +64,11 @@ public enum MarkdownEscapes {
             while j < stop {
                 let c = b[j]
                 if c == UInt8(ascii: "\\"), j + 1 < b.count, b[j + 1] != 0x0A, isASCIIPunctuation(b[j + 1]) {
-                    removed.append(out.count)
+                    if keepNeeded && isNeeded(b, at: j, lineStart: i) {
+                        out.append(c)
+                    } else {
+                        removed.append(out.count)
+                    }
                     out.append(b[j + 1])
                     j += 2
                     if j > stop { stop = j }
@@ -101,6 +111,33 @@ public enum MarkdownEscapes {
             out.append(c)
         }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// True when the escape at `j` (a backslash before punctuation) changes
+    /// how the line renders, so it must stay.
+    static func isNeeded(_ b: [UInt8], at j: Int, lineStart: Int) -> Bool {
+        let x = b[j + 1]
+        switch x {
+        case UInt8(ascii: "*"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "<"),
+            UInt8(ascii: ">"), UInt8(ascii: "&"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            return true
+        case UInt8(ascii: "!"):
+            return j + 2 < b.count && b[j + 2] == UInt8(ascii: "[")
+        case UInt8(ascii: "\\"):
+            return j + 2 < b.count && isASCIIPunctuation(b[j + 2])
+        default:
+            break
+        }
+        // At the start of a line (after up to 3 spaces, or after a list number).
+        var k = lineStart
+        var spaces = 0
+        while k < j, b[k] == 0x20, spaces < 3 { k += 1; spaces += 1 }
+        if k == j { return [UInt8(ascii: "#"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "=")].contains(x) }
+        if x == UInt8(ascii: ".") || x == UInt8(ascii: ")") {
+            let digits = b[k..<j]
+            return !digits.isEmpty && digits.count <= 9 && digits.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        }
+        return false
     }
 
     /// ASCII punctuation as CommonMark defines it: `!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~`.
