@@ -186,3 +186,12 @@ public struct JSONObject: Sendable, Equatable {
         }
     }
 }
+
+extension JSONValue {
+    /// Parses one JSON document (UTF-8, an optional byte-order mark) held in memory.
+    ///
+    /// - Throws: ``JSONReadError`` with the byte offset of the first problem.
+    public static func parse(_ bytes: [UInt8]) throws(JSONReadError) -> JSONValue {
+        try JSONReader.parse(bytes)
+    }
+}
