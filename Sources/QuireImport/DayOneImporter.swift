@@ -26,6 +26,8 @@ final class DayOneImporter {
     /// Entries seen in this import.
     var seen = Set<EntryID>()
     var done = 0
+    /// Revisions and blobs appended in the commit being built.
+    var recordsWritten = 0
 
     init(vault: Vault, files: any ExportFiles, progress: @escaping (ImportProgress) -> Void) {
         self.vault = vault
@@ -111,6 +113,9 @@ final class DayOneImporter {
         }
     }
 
+    /// A batch found nothing to write.
+    struct NothingWritten: Error {}
+
     /// A media file failed mid-stream: the commit is abandoned and redone without it.
     struct RetryWithout: Error {
         let path: String
@@ -141,6 +146,7 @@ final class DayOneImporter {
             var consumed = 0
             do {
                 try vault.commit { tx in
+                    self.recordsWritten = 0
                     var stored: UInt64 = 0
                     var i = next
                     while i < batch.count, stored < Self.batchAttachmentByteCount {
@@ -150,7 +156,11 @@ final class DayOneImporter {
                         i += 1
                     }
                     consumed = i - next
+                    // Nothing new: abandon the commit so not even a commit record is written.
+                    if self.recordsWritten == 0 { throw NothingWritten() }
                 }
+            } catch is NothingWritten {
+                // The report below still counts what was found unchanged.
             } catch let retry as RetryWithout {
                 badMedia[retry.path] = retry.reason
                 report.skipped.append(SkippedItem(item: retry.path, reason: "the file could not be read: \(retry.reason)"))
@@ -229,6 +239,7 @@ final class DayOneImporter {
             }
             switch stored {
             case .stored(let m):
+                recordsWritten += 1
                 pending.attachmentsStored += 1
                 storedBytes += m.byteCount
             case .deduplicated:
@@ -249,6 +260,7 @@ final class DayOneImporter {
             return storedBytes
         }
         try tx.put(body, id: draft.id)
+        recordsWritten += 1
         if current == nil {
             pending.entriesAdded += 1
         } else if !isDuplicate {
