@@ -107,16 +107,47 @@ public struct SkippedItem: Sendable, Equatable {
 ///   committed before it stay).
 public func importJournal(
     _ format: ImportFormat, from path: String, into vault: Vault,
+    options: ImportOptions = ImportOptions(),
     progress: (ImportProgress) -> Void = { _ in }
 ) throws(ImportError) -> ImportReport {
     return try withoutActuallyEscaping(progress) { (progress) throws(ImportError) -> ImportReport in
+        let files = try exportFiles(at: path)
+        let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
         switch format {
         case .dayOne:
-            let files = try exportFiles(at: path)
             return try DayOneImporter(vault: vault, files: files, progress: progress).run()
-        default:
+        case .dayOneClassic:
+            var journal = options.journal ?? "Journal"
+            if options.journal == nil {
+                let url = URL(fileURLWithPath: path)
+                if url.pathExtension == "dayone" { journal = name }
+                if url.lastPathComponent == "entries", url.deletingLastPathComponent().pathExtension == "dayone" {
+                    journal = url.deletingLastPathComponent().deletingPathExtension().lastPathComponent
+                }
+            }
+            return try ClassicImporter.run(files: files, journal: journal, vault: vault, progress: progress)
+        case .jrnl:
+            let zone = options.timeZone ?? TimeZone.current.identifier
+            return try JrnlImporter.run(files: files, journal: options.journal ?? name, timeZone: zone, vault: vault, progress: progress)
+        case .markdown:
             throw .notImplemented(format)
         }
+    }
+}
+
+/// Choices for an import.
+public struct ImportOptions: Sendable, Equatable {
+    /// The IANA zone in which to read times that carry no zone (jrnl's
+    /// `date` and `time`); nil: the system's current zone.
+    public var timeZone: String?
+    /// The journal name for formats that do not name one (jrnl); nil: the
+    /// file name without its extension.
+    public var journal: String?
+
+    /// Options with the given fields.
+    public init(timeZone: String? = nil, journal: String? = nil) {
+        self.timeZone = timeZone
+        self.journal = journal
     }
 }
 
@@ -127,6 +158,7 @@ func exportFiles(at path: String) throws(ImportError) -> any ExportFiles {
         throw .unreadableSource(path: path, reason: "no such file or folder")
     }
     if isDirectory.boolValue { return FolderExportFiles(root: path) }
-    if path.lowercased().hasSuffix(".json") { return FolderExportFiles(file: path) }
+    let lower = path.lowercased()
+    if lower.hasSuffix(".json") || lower.hasSuffix(".doentry") { return FolderExportFiles(file: path) }
     do { return try ZipExportFiles(path: path) } catch { throw .unreadableSource(path: path, reason: error.description) }
 }

@@ -1,0 +1,111 @@
+import Quire
+import QuireFormat
+
+/// One entry ready to write, from an importer that needs no per-format
+/// logic at commit time (Day One Classic, jrnl, Markdown folders).
+struct PreparedEntry {
+    /// Where it came from, for the report.
+    var label: String
+    /// Its stable id.
+    var id: EntryID
+    /// The body, without the attachments of `files`.
+    var body: EntryBody
+    /// Files to attach: export path, and the reference to make once stored
+    /// (its blob is filled in).
+    var files: [(path: String, reference: AttachmentReference)] = []
+}
+
+/// Writes prepared entries in batched commits with the import rules of
+/// `Spec/import.md §6`: unchanged entries write nothing, changed ones get a
+/// revision, a vault version modified later is kept, a file that cannot be
+/// read is skipped (its commit redone without it).
+final class EntryWriter {
+    let vault: Vault
+    let files: any ExportFiles
+    var report: ImportReport
+    let progress: (ImportProgress) -> Void
+    var blobs: [String: BlobID] = [:]
+    var badFiles = Set<String>()
+    var done = 0
+
+    init(vault: Vault, files: any ExportFiles, report: ImportReport, progress: @escaping (ImportProgress) -> Void) {
+        self.vault = vault
+        self.files = files
+        self.report = report
+        self.progress = progress
+    }
+
+    struct Retry: Error { let path: String; let reason: String }
+    struct Nothing: Error {}
+
+    func write(_ entries: [PreparedEntry]) throws(ImportError) {
+        var start = 0
+        while start < entries.count {
+            let batch = entries[start..<min(start + DayOneImporter.batchEntryCount, entries.count)]
+            var pending = ImportReport()
+            var pendingBlobs: [String: BlobID] = [:]
+            do {
+                try vault.commit { tx in
+                    var written = 0
+                    for e in batch { written += try self.writeOne(e, tx: tx, pending: &pending, pendingBlobs: &pendingBlobs) }
+                    if written == 0 { throw Nothing() }
+                }
+            } catch is Nothing {
+            } catch let r as Retry {
+                badFiles.insert(r.path)
+                report.skipped.append(SkippedItem(item: r.path, reason: "the file could not be read: \(r.reason)"))
+                continue
+            } catch let e as VaultError {
+                throw .vault(e)
+            } catch {
+                throw .unreadableSource(path: batch.first?.label ?? "", reason: "\(error)")
+            }
+            report.merge(pending)
+            blobs.merge(pendingBlobs) { a, _ in a }
+            start += batch.count
+            done += batch.count
+            progress(ImportProgress(done: done, total: entries.count))
+        }
+    }
+
+    private func writeOne(_ e: PreparedEntry, tx: VaultTransaction, pending: inout ImportReport, pendingBlobs: inout [String: BlobID]) throws -> Int {
+        let current = try tx.currentRevision(of: e.id)
+        if let current, current.isDeleted || (current.body.modified ?? current.body.created) > (e.body.modified ?? e.body.created) {
+            pending.entriesNotNewer += 1
+            return 0
+        }
+        var body = e.body
+        var written = 0
+        for (path, reference) in e.files where !badFiles.contains(path) {
+            var ref = reference
+            if let blob = blobs[path] ?? pendingBlobs[path] {
+                ref.blob = blob
+            } else {
+                let stream: any ExportStream
+                do { stream = try files.open(path) } catch { throw Retry(path: path, reason: "\(error)") }
+                let source = ExportByteSource(stream, name: path)
+                let stored: StoredBlob
+                do { stored = try tx.storeAttachment(from: source, mediaType: ref.mediaType) } catch {
+                    if let failure = source.failure { throw Retry(path: path, reason: "\(failure)") }
+                    throw error
+                }
+                if case .stored = stored {
+                    pending.attachmentsStored += 1
+                    written += 1
+                } else {
+                    pending.attachmentsDeduplicated += 1
+                }
+                pendingBlobs[path] = stored.blob
+                ref.blob = stored.blob
+            }
+            body.attachments.append(ref)
+        }
+        if let current, current.body == body {
+            pending.entriesUnchanged += 1
+            return written
+        }
+        try tx.put(body, id: e.id)
+        if current == nil { pending.entriesAdded += 1 } else { pending.entriesUpdated += 1 }
+        return written + 1
+    }
+}
