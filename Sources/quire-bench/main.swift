@@ -21,7 +21,7 @@ struct Options {
     var writePath: String?
     var only: Set<String>?
 
-    static let benchmarks = ["overhead", "attachment", "append", "read", "keys", "sync"]
+    static let benchmarks = ["overhead", "attachment", "append", "read", "keys", "sync", "import"]
 
     static func parse(_ args: [String]) throws -> Options {
         var o = Options()
@@ -63,6 +63,9 @@ struct Options {
 
 func mainEntry() -> Int32 {
     let args = Array(CommandLine.arguments.dropFirst())
+    if args.first == "--import-child" {
+        do { try ImportBenchmark.childMain(Array(args.dropFirst())); return 0 } catch { FileHandleStderr.write("quire-bench import child: \(error)\n"); return 1 }
+    }
     if args.first == "--child" {
         do {
             try Child.run(Array(args.dropFirst()))
@@ -109,6 +112,7 @@ func mainEntry() -> Int32 {
             case "read": section = try ReadBenchmark.run(shared)
             case "keys": section = try KeyBenchmark.run(shared)
             case "sync": section = try SyncBenchmark.run(shared)
+            case "import": section = try ImportBenchmark.run(shared)
             default: continue
             }
             print(section.text())
