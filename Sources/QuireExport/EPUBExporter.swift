@@ -62,6 +62,9 @@ enum EPUBExporter {
 
         let language = Markup.escape(context.language())
         let title = Markup.escape(context.title())
+        guard FileSystem.nameExists(FileSystem.directory(of: path)) else {
+            throw .cannotWrite(path: path, reason: "its folder does not exist")
+        }
         let temporary = temporaryName(beside: path)
         let shared = SharedContext(context)
         do throws(ExportError) {
