@@ -86,7 +86,8 @@ func run(_ tool: String, _ arguments: [String]) throws -> Data {
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.file("out.json")))) as! [String: Any]
         let ids = (json["entries"] as! [[String: Any]]).map { $0["id"] as! String }
         #expect(ids == selected.map { $0.id.description })
-        if expected > 0 { try expectEPUBCheckClean(dir.file("out.epub")) }
+        // One filtered book through epubcheck (each run takes seconds).
+        if filter.since != nil, filter.until != nil { try expectEPUBCheckClean(dir.file("out.epub")) }
     }
 }
 
