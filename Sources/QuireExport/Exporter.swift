@@ -1,4 +1,5 @@
 public import Quire
+public import QuireZip
 
 /// The formats `quire export` writes, except PDF (`QuirePDF`).
 public enum ExportFormat: String, CaseIterable, Sendable {
@@ -46,6 +47,10 @@ public struct ExportReport: Sendable, Equatable {
     public var attachments = 0
     /// Bytes written in total.
     public var bytes: UInt64 = 0
+    /// Attachment references whose content the vault does not hold (a
+    /// damaged or partial copy): their metadata is exported, their bytes
+    /// cannot be.
+    public var missingAttachments = 0
     public init() {}
 }
 
@@ -57,6 +62,8 @@ public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
     case vault(VaultError)
     /// Not yet implemented (issue 7).
     case notImplemented(String)
+    /// The ZIP archive could not be written.
+    case zip(ZipError)
 
     /// The stable, machine-readable name of the error.
     public var code: String {
@@ -64,6 +71,7 @@ public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
         case .cannotWrite: "export_cannot_write"
         case .vault(let e): e.code
         case .notImplemented: "not_implemented"
+        case .zip(let e): e.code
         }
     }
 
@@ -72,16 +80,75 @@ public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
         case .cannotWrite(let path, let reason): "cannot write \(path): \(reason)"
         case .vault(let e): e.description
         case .notImplemented(let f): "exporting \(f) is not built yet (issue 7)"
+        case .zip(let e): e.description
         }
+    }
+}
+
+/// Choices that apply to some formats. The defaults suit `quire export`.
+public struct ExportOptions: Sendable, Equatable {
+    /// JSON only: also write attachment files into a sibling folder
+    /// `<output>.media/` and name them in each attachment's `path`
+    /// (`Spec/export-json.md §4.4`). Default false: attachments are
+    /// described (blob id, type, name, size) but their bytes are omitted.
+    public var jsonMedia: Bool
+    /// The book's title (HTML, EPUB); nil means the vault profile's name,
+    /// else "Journal".
+    public var title: String?
+    /// EPUB and HTML language (BCP 47, such as `"en"`); nil means guessed
+    /// from the text (`en`, `ru`, `zh`, `ja`, …, else `und`).
+    public var language: String?
+
+    /// Options with the given values.
+    public init(jsonMedia: Bool = false, title: String? = nil, language: String? = nil) {
+        self.jsonMedia = jsonMedia
+        self.title = title
+        self.language = language
     }
 }
 
 /// Exports the entries of `vault` that `filter` selects to `path` in `format`.
 ///
-/// - Throws: ``ExportError``; nothing is left at `path` on failure.
+/// Every format writes under a temporary name beside `path` and renames it
+/// into place when complete; on any failure the temporary is removed and
+/// nothing is left at `path`. A Markdown folder export refuses an existing
+/// `path`; the single-file formats replace it. Nothing decrypted is written
+/// anywhere else. `progress` is called after every entry (`done` counts
+/// entries written, `total` the entries selected), first with `done == 0`.
+///
+/// - Throws: ``ExportError``: ``ExportError/vault(_:)`` when the vault
+///   cannot be read, ``ExportError/cannotWrite(path:reason:)`` for the
+///   output, ``ExportError/zip(_:)`` for EPUB and Day One archives.
 public func exportJournal(
     _ vault: Vault, format: ExportFormat, to path: String, filter: ExportFilter = ExportFilter(),
     progress: (ExportProgress) -> Void = { _ in }
 ) throws(ExportError) -> ExportReport {
-    throw .notImplemented(format.rawValue)
+    try exportJournal(vault, format: format, to: path, filter: filter, options: ExportOptions(), progress: progress)
+}
+
+/// ``exportJournal(_:format:to:filter:progress:)`` with ``ExportOptions``.
+///
+/// - Throws: ``ExportError``, as there.
+public func exportJournal(
+    _ vault: Vault, format: ExportFormat, to path: String, filter: ExportFilter = ExportFilter(), options: ExportOptions,
+    progress: (ExportProgress) -> Void = { _ in }
+) throws(ExportError) -> ExportReport {
+    let entries = try selectEntries(vault, filter: filter)
+    progress(ExportProgress(done: 0, total: entries.count))
+    let result: Result<ExportReport, ExportError> = withoutActuallyEscaping(progress) { escapable in
+        var context = ExportContext(vault: vault, entries: entries, options: options, progress: escapable)
+        do throws(ExportError) {
+            switch format {
+            case .markdown: try MarkdownFolderExporter.export(&context, to: path)
+            case .json: try JSONExporter.export(&context, to: path)
+            case .html: try HTMLExporter.export(&context, to: path)
+            case .epub: try EPUBExporter.export(&context, to: path)
+            case .dayOne: try DayOneExporter.export(&context, to: path)
+            }
+        } catch {
+            return .failure(error)
+        }
+        return .success(context.report)
+    }
+    return try result.get()
 }

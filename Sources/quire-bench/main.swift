@@ -3,7 +3,7 @@
 //
 //   quire-bench [--quick] [--only NAME[,NAME…]] [--write PATH]
 //
-// NAME is one of: append, read, attachment, overhead, keys, sync.
+// NAME is one of: append, read, attachment, overhead, keys, sync, export.
 
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +21,7 @@ struct Options {
     var writePath: String?
     var only: Set<String>?
 
-    static let benchmarks = ["overhead", "attachment", "append", "read", "keys", "sync", "import"]
+    static let benchmarks = ["overhead", "attachment", "append", "read", "keys", "sync", "import", "export"]
 
     static func parse(_ args: [String]) throws -> Options {
         var o = Options()
@@ -68,6 +68,7 @@ func mainEntry() -> Int32 {
     }
     if args.first == "--child" {
         do {
+            if try ExportBenchmark.child(Array(args.dropFirst())) { return 0 }
             try Child.run(Array(args.dropFirst()))
             return 0
         } catch {
@@ -113,6 +114,7 @@ func mainEntry() -> Int32 {
             case "keys": section = try KeyBenchmark.run(shared)
             case "sync": section = try SyncBenchmark.run(shared)
             case "import": section = try ImportBenchmark.run(shared)
+            case "export": section = try ExportBenchmark.run(shared)
             default: continue
             }
             print(section.text())

@@ -1,0 +1,83 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import Quire
+import QuireExport
+import Testing
+
+/// True when `text` is well-formed XML (the HTML export is written as XHTML-compatible markup).
+func isWellFormedXML(_ text: String) -> Bool {
+    let parser = XMLParser(data: Data(text.utf8))
+    return parser.parse()
+}
+
+@Suite struct JSONExportTests {
+    @Test func writesTheDocumentedSchema() throws {
+        let dir = TemporaryDirectory()
+        let vault = try makeSampleVault(dir)
+        let report = try exportJournal(vault, format: .json, to: dir.file("out.json"))
+        #expect(report.entries == 5)
+        #expect(report.attachments == 0)
+        let text = try read(dir.file("out.json"))
+        #expect(try matchesGolden(text.replacingOccurrences(of: photoPrefix(vault), with: "PHOTO"), "sample.json"))
+        let doc = try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Any]
+        #expect(doc["format"] as? String == "quire-journal")
+        #expect(doc["entryCount"] as? Int == 5)
+        let entries = doc["entries"] as! [[String: Any]]
+        #expect(entries.map { $0["created"] as! Int64 } == entries.map { $0["created"] as! Int64 }.sorted())
+        #expect(entries[2]["text"] as? String == hostile + "\n\nSecond *para* with <em>")
+        let extra = entries[0]["extra"] as! [String: Any]
+        #expect(extra["raw"] as? [String: String] == ["$bytes": "AP8Q"])
+        #expect(extra["count"] as? [String: String] == ["$int": "18446744073709551615"])
+        #expect(extra["pi"] as? Double == 3.141592653589793)
+        #expect(dir.listing() == ["out.json", "v.quire"])
+    }
+
+    @Test func mediaOptionWritesASiblingFolder() throws {
+        let dir = TemporaryDirectory()
+        let vault = try makeSampleVault(dir)
+        let report = try exportJournal(vault, format: .json, to: dir.file("out.json"), options: ExportOptions(jsonMedia: true))
+        #expect(report.attachments == 1)
+        #expect(dir.listing() == ["out.json", "out.json.media", "out.json.media/\(photoPrefix(vault)).jpg", "v.quire"])
+        #expect(try read(dir.file("out.json")).contains("\"path\": \"out.json.media/\(photoPrefix(vault)).jpg\""))
+    }
+}
+
+@Suite struct HTMLExportTests {
+    @Test func isSelfContainedEscapedAndGolden() throws {
+        let dir = TemporaryDirectory()
+        let vault = try makeSampleVault(dir)
+        let report = try exportJournal(vault, format: .html, to: dir.file("out.html"))
+        #expect(report.entries == 5)
+        #expect(report.attachments == 1)
+        let html = try read(dir.file("out.html"))
+        // The photo is inlined, whole.
+        let photo = try Data(contentsOf: URL(fileURLWithPath: fixtures + "/photo.jpg")).base64EncodedString()
+        #expect(html.contains("src=\"data:image/jpeg;base64,\(photo)\""))
+        // Hostile text never becomes markup.
+        #expect(!html.contains("<script"))
+        #expect(!html.contains("<b>"))
+        #expect(!html.contains("<em>\n"))
+        #expect(html.contains("&lt;script&gt;alert(&quot;x&amp;y&quot;)&lt;/script&gt; &lt;b&gt;unbalanced &amp; &#39;quoted&#39; &lt;/i&gt;]]&gt; \u{FFFD} end"))
+        #expect(html.contains("#&lt;tag&gt;&amp;&quot;q&quot;"))
+        #expect(html.contains("J&quot;&amp;&lt;&gt;&#39;"))
+        #expect(html.contains("<title>Sample &amp; &lt;Journal&gt;</title>"))
+        // No outside resource.
+        #expect(!html.contains("src=\"http"))
+        #expect(!html.contains("<link"))
+        #expect(isWellFormedXML(html.replacingOccurrences(of: "<!DOCTYPE html>\n", with: "")))
+        #expect(try matchesGolden(html.replacingOccurrences(of: photo, with: "PHOTO"), "sample.html"))
+    }
+
+    @Test func unsafeLinksAreDroppedAndOutsideImagesNotLoaded() throws {
+        let dir = TemporaryDirectory()
+        let vault = try makeVault(dir)
+        try vault.add(EntryBody(created: 0, text: "[x](javascript:alert(1)) ![a](https://evil.example/p.png) [ok](https://ok.example/\"q)"))
+        _ = try exportJournal(vault, format: .html, to: dir.file("out.html"))
+        let html = try read(dir.file("out.html"))
+        #expect(!html.contains("javascript:"))
+        #expect(!html.contains("evil.example"))
+        #expect(html.contains("<a href=\"https://ok.example/&quot;q\">ok</a>"))
+    }
+}

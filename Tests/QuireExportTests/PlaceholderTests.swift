@@ -1,3 +1,0 @@
-import Testing
-
-@Test func placeholderQuireExportTests() { #expect(Bool(true)) }
