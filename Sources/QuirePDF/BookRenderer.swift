@@ -27,6 +27,7 @@ final class BookRenderer {
         // Pass 1: measure.
         do {
             let t = Typesetter()
+            t.counts = false
             bodyLineHeight = measureBodyLine(t)
             for _ in 0..<firstBodyPage { t.newPage() }
             for i in plan.entries.indices { entry(i, t, drawing: false) }
@@ -61,6 +62,7 @@ final class BookRenderer {
         report.entries = plan.entries.count
         report.unknownGlyphs = t.unknownGlyphs
         report.markupFallbacks = t.markupFallbacks
+        report.substitutedCharacters = t.substitutedCharacters
         withExtendedLifetime(output) { cairo_surface_finish(surface) }
         if let failure = output.failure { throw .system(failure) }
         let status = cairo_surface_status(surface)
@@ -138,7 +140,7 @@ final class BookRenderer {
                 y += BookPlan.rowHeight(row)
             }
         }
-        t.newPage()
+        if !plan.entries.isEmpty { t.newPage() }
     }
 
     /// The PDF outline (bookmarks): contents, then years with their months.

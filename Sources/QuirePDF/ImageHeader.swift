@@ -107,7 +107,7 @@ struct ImageHeader: Sendable, Equatable {
     static func png(_ b: [UInt8]) -> Parse {
         let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         guard b.count >= 24 else {
-            return b.elementsEqual(signature.prefix(b.count)) ? .needMore : .invalid
+            return b.prefix(8).elementsEqual(signature.prefix(b.count)) ? .needMore : .invalid
         }
         guard Array(b[0..<8]) == signature, Array(b[12..<16]) == Array("IHDR".utf8) else { return .invalid }
         func u32(_ o: Int) -> Int { Int(b[o]) << 24 | Int(b[o + 1]) << 16 | Int(b[o + 2]) << 8 | Int(b[o + 3]) }

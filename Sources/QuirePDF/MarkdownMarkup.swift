@@ -15,7 +15,8 @@ enum BookBlock: Sendable, Equatable {
 ///
 /// The subset rendered: paragraphs (blank-line separated; single newlines
 /// become line breaks), ATX headings, `*emphasis*`, `**strong**`,
-/// `***both***`, backslash escapes, `[text](url)` links (the text is kept),
+/// `***both***`, backslash escapes, `[text](url)` links (the text is kept), `![alt](url)` images elsewhere
+/// (the description is kept),
 /// and attachment images on a line of their own. Everything else is text.
 /// The output markup is always well formed: every piece of source text is
 /// escaped by ``escapeMarkup(_:)`` and tags are opened and closed by this
@@ -145,6 +146,11 @@ enum MarkdownMarkup {
                     for _ in 0..<run { plain.unicodeScalars.append("*") }
                 }
                 i += run
+                continue
+            }
+            if c == "!", i + 1 < s.count, s[i + 1] == "[", let (alt, next) = link(s, at: i + 1) {
+                plain += alt  // an image that is not an attachment of the entry: its description
+                i = next
                 continue
             }
             if c == "[", let (label, next) = link(s, at: i) {

@@ -17,8 +17,13 @@ public struct PDFBookReport: Sendable, Equatable {
     /// Size of the PDF in bytes.
     public var bytes: UInt64 = 0
     /// Glyphs pango found in no installed font (drawn as boxes), summed over
-    /// every layout in the book. 0 when every character had a glyph.
+    /// every layout in the book, after the substitution counted in
+    /// ``substitutedCharacters``. 0 when every character had a glyph.
     public var unknownGlyphs = 0
+    /// Characters found in no installed font (private-use code points,
+    /// rare ideographs) and printed as 〓 (U+3013 GETA MARK) instead, so
+    /// the book never shows an empty box.
+    public var substitutedCharacters = 0
     /// Markup strings pango refused and that were set as plain text instead;
     /// 0 unless the Markdown renderer has a bug.
     public var markupFallbacks = 0

@@ -131,6 +131,16 @@ struct Photo {
     }
 }
 
+extension Photo {
+    /// Where the orientation matrix sends the stored pixel point (x, y) (for tests).
+    static func oriented(_ orientation: Int, width: Double, height: Double, x: Double, y: Double) -> (Double, Double) {
+        var m = orientationMatrix(orientation, width: width, height: height)
+        var (px, py) = (x, y)
+        cairo_matrix_transform_point(&m, &px, &py)
+        return (px, py)
+    }
+}
+
 /// Feeds PNG bytes to cairo's stream reader.
 final class PNGSource {
     let bytes: [UInt8]

@@ -53,8 +53,13 @@ final class Typesetter {
     private(set) var y = Page.marginTop
     /// Whether the current page prints its number at the foot.
     var numbersPages = true
+    /// Whether layouts add to the counts below; off in the measuring pass,
+    /// which lays out the same text as the drawing pass.
+    var counts = true
     /// Glyphs pango could not find in any font, over every layout drawn or measured.
     private(set) var unknownGlyphs = 0
+    /// Characters no installed font has, replaced by 〓 (U+3013) before drawing.
+    private(set) var substitutedCharacters = 0
     /// Markup strings pango refused (then set as plain text); 0 unless this code has a bug.
     private(set) var markupFallbacks = 0
 
@@ -102,6 +107,27 @@ final class Typesetter {
         pango_layout_set_alignment(layout, alignment)
         pango_layout_set_justify(layout, justify ? 1 : 0)
         pango_layout_set_line_spacing(layout, lineSpacing)
+        setMarkup(layout, markup)
+        if pango_layout_get_unknown_glyphs_count(layout) > 0 {
+            // Characters no installed font has (private-use code points, rare
+            // extension-B ideographs): shown as 〓 (U+3013 GETA MARK, the
+            // typesetter's sign for an unavailable character) and counted.
+            let missing = missingCharacters(layout)
+            if !missing.isEmpty {
+                var replaced = String.UnicodeScalarView()
+                var count = 0
+                for c in markup.unicodeScalars {
+                    if missing.contains(c.value) { replaced.append("\u{3013}"); count += 1 } else { replaced.append(c) }
+                }
+                setMarkup(layout, String(replaced))
+                if counts { substitutedCharacters += count }
+            }
+        }
+        if counts { unknownGlyphs += Int(pango_layout_get_unknown_glyphs_count(layout)) }
+        return layout
+    }
+
+    private func setMarkup(_ layout: OpaquePointer, _ markup: String) {
         var attributes: OpaquePointer?
         var text: UnsafeMutablePointer<CChar>?
         var error: UnsafeMutablePointer<GError>?
@@ -110,18 +136,39 @@ final class Typesetter {
             pango_layout_set_text(layout, text, -1)
             pango_layout_set_attributes(layout, attributes)
         } else {
-            markupFallbacks += 1
+            if counts { markupFallbacks += 1 }
             pango_layout_set_text(layout, markup, -1)
         }
         if let error { g_error_free(error) }
         if let attributes { pango_attr_list_unref(attributes) }
         if let text { g_free(text) }
-        // Counted once, in the drawing pass (the measuring pass lays out the same text).
-        if cr != nil { unknownGlyphs += Int(pango_layout_get_unknown_glyphs_count(layout)) }
-        return layout
+    }
+
+    /// The code points of the glyphs pango marked unknown
+    /// (`PANGO_GLYPH_UNKNOWN_FLAG | code point`) in a layout's runs.
+    private func missingCharacters(_ layout: OpaquePointer) -> Set<UInt32> {
+        let unknownFlag: UInt32 = 0x1000_0000
+        var found = Set<UInt32>()
+        let iter = pango_layout_get_iter(layout)!
+        defer { pango_layout_iter_free(iter) }
+        repeat {
+            if let run = pango_layout_iter_get_run_readonly(iter), let glyphs = run.pointee.glyphs {
+                for i in 0..<Int(glyphs.pointee.num_glyphs) {
+                    let glyph = glyphs.pointee.glyphs[i].glyph
+                    if glyph & unknownFlag != 0, glyph != UInt32.max { found.insert(glyph & ~unknownFlag) }
+                }
+            }
+        } while pango_layout_iter_next_run(iter) != 0
+        return found
     }
 
     func release(_ layout: OpaquePointer) { g_object_unref(UnsafeMutableRawPointer(layout)) }
+
+    /// The text of a layout, without markup (for tests).
+    func text(of layout: OpaquePointer) -> String { String(cString: pango_layout_get_text(layout)) }
+
+    /// The glyphs pango found in no font in a layout (for tests).
+    func unknownGlyphs(in layout: OpaquePointer) -> Int { Int(pango_layout_get_unknown_glyphs_count(layout)) }
 
     /// Height of a layout in points.
     func height(_ layout: OpaquePointer) -> Double {

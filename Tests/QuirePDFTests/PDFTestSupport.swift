@@ -67,7 +67,6 @@ func makeVault(
         random: SeededRandom(label: name), options: WriteOptions(synchronous: false))
     let photo = try Fixtures.bytes("photo.jpg")
     try vault.commit { tx in
-        try tx.setProfile(name: name)
         var blob: BlobID?
         for (n, e) in entries.enumerated() {
             var body = EntryBody(created: instant(e.date, offset: offset), timeZone: zone, utcOffsetSeconds: offset, text: e.text, tags: tags(n))
