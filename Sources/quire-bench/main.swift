@@ -3,7 +3,7 @@
 //
 //   quire-bench [--quick] [--only NAME[,NAME…]] [--write PATH]
 //
-// NAME is one of: append, read, attachment, overhead, keys, sync.
+// NAME is one of: append, read, attachment, overhead, keys, sync, pdf.
 
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +21,7 @@ struct Options {
     var writePath: String?
     var only: Set<String>?
 
-    static let benchmarks = ["overhead", "attachment", "append", "read", "keys", "sync"]
+    static let benchmarks = ["overhead", "attachment", "append", "read", "keys", "sync", "pdf"]
 
     static func parse(_ args: [String]) throws -> Options {
         var o = Options()
@@ -63,6 +63,7 @@ struct Options {
 
 func mainEntry() -> Int32 {
     let args = Array(CommandLine.arguments.dropFirst())
+    if args.first == "--pdf-child" { return PDFBenchmark.runChild(Array(args.dropFirst())) }
     if args.first == "--child" {
         do {
             try Child.run(Array(args.dropFirst()))
@@ -109,6 +110,7 @@ func mainEntry() -> Int32 {
             case "read": section = try ReadBenchmark.run(shared)
             case "keys": section = try KeyBenchmark.run(shared)
             case "sync": section = try SyncBenchmark.run(shared)
+            case "pdf": section = try PDFBenchmark.run(shared)
             default: continue
             }
             print(section.text())
