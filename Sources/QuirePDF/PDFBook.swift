@@ -1,12 +1,119 @@
+import CPangoCairo
 public import Quire
 public import QuireExport
+import QuireSystem
+
+/// What ``writePDFBook(_:to:filter:progress:)`` wrote.
+public struct PDFBookReport: Sendable, Equatable {
+    /// Entries printed.
+    public var entries = 0
+    /// Photos embedded (JPEG as is, PNG recompressed by cairo).
+    public var photos = 0
+    /// Attachments not shown as photos: other media types, and images that
+    /// are damaged, unreadable or over the size limits (a line names each).
+    public var attachmentsNotShown = 0
+    /// Pages in the PDF, title page and contents included.
+    public var pages = 0
+    /// Size of the PDF in bytes.
+    public var bytes: UInt64 = 0
+    /// Glyphs pango found in no installed font (drawn as boxes), summed over
+    /// every layout in the book, after the substitution counted in
+    /// ``substitutedCharacters``. 0 when every character had a glyph.
+    public var unknownGlyphs = 0
+    /// Characters found in no installed font (private-use code points,
+    /// rare ideographs) and printed as 〓 (U+3013 GETA MARK) instead, so
+    /// the book never shows an empty box.
+    public var substitutedCharacters = 0
+    /// Markup strings pango refused and that were set as plain text instead;
+    /// 0 unless the Markdown renderer has a bug.
+    public var markupFallbacks = 0
+    public init() {}
+}
+
+/// Why a PDF could not be written; reported as
+/// ``ExportError/cannotWrite(path:reason:)``.
+enum PDFBookError: Error {
+    /// Creating, writing, syncing or renaming the file failed.
+    case system(SystemError)
+    /// cairo reported an error status (its message).
+    case cairo(String)
+
+    var reason: String {
+        switch self {
+        case .system(let e): e.description
+        case .cairo(let message): "cairo: \(message)"
+        }
+    }
+}
 
 /// Writes the entries `filter` selects as an A5 PDF book to `path`.
 ///
-/// - Throws: ``ExportError``; nothing is left at `path` on failure.
+/// The book has a title page (the journal name from the vault profile, the
+/// date range and the entry count), a table of contents by year and month
+/// with page numbers, then every entry under a heading with its date in
+/// its own time zone, its Markdown text and its photos. See
+/// ``writePDFBook(_:to:filter:progress:)`` for the details.
+///
+/// - Throws: ``ExportError``: ``ExportError/vault(_:)`` when the entries
+///   cannot be read, ``ExportError/cannotWrite(path:reason:)`` when the file
+///   cannot be written or cairo fails; nothing is left at `path` on failure.
 public func exportPDFBook(
     _ vault: Vault, to path: String, filter: ExportFilter = ExportFilter(),
     progress: (ExportProgress) -> Void = { _ in }
 ) throws(ExportError) -> ExportReport {
-    throw .notImplemented("pdf")
+    let book = try writePDFBook(vault, to: path, filter: filter, progress: progress)
+    var report = ExportReport()
+    report.entries = book.entries
+    report.attachments = book.photos
+    report.bytes = book.bytes
+    return report
+}
+
+/// Writes the entries `filter` selects as an A5 PDF book (419.53 × 595.28
+/// points) to `path` and returns what it wrote, including the count of
+/// glyphs no font had (``PDFBookReport/unknownGlyphs``).
+///
+/// - Layout: pango lays out each paragraph; a paragraph that does not fit
+///   is split between lines. The table of contents comes from a first pass
+///   that lays everything out without drawing. Fonts: Noto Serif, then
+///   Noto Serif CJK SC and Noto Sans CJK SC, through fontconfig.
+/// - Photos: JPEG attachments are embedded byte for byte (cairo MIME data)
+///   with their EXIF orientation applied; PNGs are decoded by cairo.
+/// - Determinism: the same vault and filter give the same bytes; the PDF's
+///   creation date is when the latest selected entry was written (its
+///   revision clock), not the time of the export.
+/// - Memory: one entry's layouts and one photo (at most 64 MiB) at a time,
+///   plus one row per month for the contents and cairo's per-page and
+///   per-glyph tables; the vault's own entry index is held as `entries()`
+///   returns it.
+/// - Files: the PDF streams into `.<name>.quire-tmp-<pid>` beside `path`
+///   (mode 0600), is fsynced and renamed to `path`; on failure it is removed.
+///
+/// - Throws: ``ExportError/vault(_:)``, ``ExportError/cannotWrite(path:reason:)``.
+public func writePDFBook(
+    _ vault: Vault, to path: String, filter: ExportFilter = ExportFilter(),
+    progress: (ExportProgress) -> Void = { _ in }
+) throws(ExportError) -> PDFBookReport {
+    let all: [EntrySnapshot]
+    let profile: Profile?
+    do {
+        all = try vault.entries()
+        profile = try vault.profile()
+    } catch {
+        throw .vault(error)
+    }
+    let name = profile?.name.isEmpty == false ? profile!.name : "Journal"
+    let plan = BookPlan(entries: all, filter: filter, title: name, profileClock: profile?.clock)
+    let output: PDFOutput
+    do { output = try PDFOutput(path: path) } catch { throw .cannotWrite(path: path, reason: error.description) }
+    do throws(PDFBookError) {
+        let report = try BookRenderer(plan: plan, vault: vault).render(into: output, progress: progress)
+        do { try output.commit() } catch { throw PDFBookError.system(error) }
+        var final = report
+        final.bytes = output.bytesWritten
+        return final
+    } catch {
+        output.discard()
+        throw .cannotWrite(path: path, reason: error.reason)
+    }
 }

@@ -3,7 +3,7 @@
 //
 //   quire-bench [--quick] [--only NAME[,NAME…]] [--write PATH]
 //
-// NAME is one of: append, read, attachment, overhead, keys, sync, export.
+// NAME is one of: overhead, attachment, append, read, keys, sync, import, export, pdf.
 
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +21,7 @@ struct Options {
     var writePath: String?
     var only: Set<String>?
 
-    static let benchmarks = ["overhead", "attachment", "append", "read", "keys", "sync", "import", "export"]
+    static let benchmarks = ["overhead", "attachment", "append", "read", "keys", "sync", "import", "export", "pdf"]
 
     static func parse(_ args: [String]) throws -> Options {
         var o = Options()
@@ -66,6 +66,7 @@ func mainEntry() -> Int32 {
     if args.first == "--import-child" {
         do { try ImportBenchmark.childMain(Array(args.dropFirst())); return 0 } catch { FileHandleStderr.write("quire-bench import child: \(error)\n"); return 1 }
     }
+    if args.first == "--pdf-child" { return PDFBenchmark.runChild(Array(args.dropFirst())) }
     if args.first == "--child" {
         do {
             if try ExportBenchmark.child(Array(args.dropFirst())) { return 0 }
@@ -115,6 +116,7 @@ func mainEntry() -> Int32 {
             case "sync": section = try SyncBenchmark.run(shared)
             case "import": section = try ImportBenchmark.run(shared)
             case "export": section = try ExportBenchmark.run(shared)
+            case "pdf": section = try PDFBenchmark.run(shared)
             default: continue
             }
             print(section.text())

@@ -1,0 +1,278 @@
+import CPangoCairo
+import Quire
+import QuireExport
+
+/// Draws a ``BookPlan``: title page, contents, entries. Runs the layout
+/// twice (see ``Typesetter``): the first pass finds the page of every
+/// month, the second draws into a cairo PDF surface streaming to a
+/// ``PDFOutput``.
+final class BookRenderer {
+    let plan: BookPlan
+    let vault: Vault
+    let contents: [[BookPlan.ContentsRow]]
+    /// Year × 100 + month → the page its first entry heading is on.
+    private var monthPages: [Int: Int] = [:]
+    private var report = PDFBookReport()
+    private var bodyLineHeight = 13.0
+
+    init(plan: BookPlan, vault: Vault) {
+        self.plan = plan
+        self.vault = vault
+        contents = plan.contentsPages
+    }
+
+    var firstBodyPage: Int { 2 + contents.count }
+
+    func render(into output: PDFOutput, progress: (ExportProgress) -> Void) throws(PDFBookError) -> PDFBookReport {
+        // Pass 1: measure.
+        do {
+            let t = Typesetter()
+            t.counts = false
+            bodyLineHeight = measureBodyLine(t)
+            for _ in 0..<firstBodyPage { t.newPage() }
+            for i in plan.entries.indices { entry(i, t, drawing: false) }
+        }
+        // Pass 2: draw.
+        let closure = Unmanaged.passUnretained(output).toOpaque()
+        let surface = withExtendedLifetime(output) {
+            cairo_pdf_surface_create_for_stream(pdfOutputWrite, closure, Page.width, Page.height)!
+        }
+        defer { cairo_surface_destroy(surface) }
+        let date = pdfMetadataDate(milliseconds: plan.documentDate)
+        cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_TITLE, plan.title)
+        cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_CREATOR, "Quire")
+        cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_CREATE_DATE, date)
+        cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_MOD_DATE, date)
+        let cr = cairo_create(surface)!
+        defer { cairo_destroy(cr) }
+        let t = Typesetter()
+        t.cr = cr
+        titlePage(t)
+        contentsPages(t)
+        outline(surface)
+        for i in plan.entries.indices {
+            withExtendedLifetime(output) { entry(i, t, drawing: true) }
+            progress(ExportProgress(done: i + 1, total: plan.entries.count))
+            if let failure = output.failure { throw .system(failure) }
+            let status = cairo_status(cr)
+            if status != CAIRO_STATUS_SUCCESS { throw .cairo(String(cString: cairo_status_to_string(status))) }
+        }
+        t.finishPage()
+        report.pages = t.page
+        report.entries = plan.entries.count
+        report.unknownGlyphs = t.unknownGlyphs
+        report.markupFallbacks = t.markupFallbacks
+        report.substitutedCharacters = t.substitutedCharacters
+        withExtendedLifetime(output) { cairo_surface_finish(surface) }
+        if let failure = output.failure { throw .system(failure) }
+        let status = cairo_surface_status(surface)
+        if status != CAIRO_STATUS_SUCCESS { throw .cairo(String(cString: cairo_status_to_string(status))) }
+        return report
+    }
+
+    private func measureBodyLine(_ t: Typesetter) -> Double {
+        let l = t.layout(markup: "Hg", font: BookFont.body)
+        defer { t.release(l) }
+        return t.firstLineHeight(l)
+    }
+
+    // MARK: Title and contents
+
+    private func titlePage(_ t: Typesetter) {
+        t.numbersPages = false
+        t.newPage()
+        t.skip(Page.textHeight * 0.28)
+        let count = plan.entries.count
+        let lines: [(String, String, Double)] = [
+            (escapeMarkup(MarkdownMarkup.sanitized(plan.title)), BookFont.title, 18),
+            (escapeMarkup(plan.dateRange), BookFont.subtitle, 8),
+            (count == 1 ? "1 entry" : "\(grouped(count)) entries", BookFont.subtitle, 0),
+        ]
+        for (markup, font, after) in lines where !markup.isEmpty {
+            let l = t.layout(markup: markup, font: font, alignment: PANGO_ALIGN_CENTER)
+            t.place(l)
+            t.release(l)
+            t.skip(after)
+        }
+        t.newPage()
+        t.numbersPages = true
+    }
+
+    private func contentsPages(_ t: Typesetter) {
+        guard let cr = t.cr else { return }
+        for (n, rows) in contents.enumerated() {
+            if n > 0 { t.newPage() }
+            var y = Page.marginTop
+            if n == 0 {
+                let l = t.layout(markup: "Contents", font: BookFont.contentsTitle)
+                cairo_set_source_rgb(cr, 0, 0, 0)
+                cairo_move_to(cr, Page.marginLeft, y)
+                pango_cairo_show_layout(cr, l)
+                t.release(l)
+                y += BookPlan.contentsTitleHeight
+            }
+            if plan.entries.isEmpty {
+                let l = t.layout(markup: "No entries.", font: BookFont.contentsMonth)
+                cairo_move_to(cr, Page.marginLeft, y)
+                pango_cairo_show_layout(cr, l)
+                t.release(l)
+            }
+            for row in rows {
+                switch row {
+                case .year(let year):
+                    let l = t.layout(markup: "\(year)", font: BookFont.contentsYear)
+                    cairo_set_source_rgb(cr, 0, 0, 0)
+                    cairo_move_to(cr, Page.marginLeft, y + BookPlan.yearRowHeight - BookPlan.monthRowHeight - 1)
+                    pango_cairo_show_layout(cr, l)
+                    t.release(l)
+                case .month(let key):
+                    let name = CivilDate.monthNames[key % 100 - 1]
+                    let l = t.layout(markup: name, font: BookFont.contentsMonth)
+                    cairo_set_source_rgb(cr, 0, 0, 0)
+                    cairo_move_to(cr, Page.marginLeft + 14, y)
+                    pango_cairo_show_layout(cr, l)
+                    t.release(l)
+                    let number = t.layout(markup: "\(monthPages[key] ?? 0)", font: BookFont.contentsMonth)
+                    cairo_move_to(cr, Page.width - Page.marginRight - t.width(number), y)
+                    pango_cairo_show_layout(cr, number)
+                    t.release(number)
+                }
+                y += BookPlan.rowHeight(row)
+            }
+        }
+        if !plan.entries.isEmpty { t.newPage() }
+    }
+
+    /// The PDF outline (bookmarks): contents, then years with their months.
+    private func outline(_ surface: OpaquePointer) {
+        _ = cairo_pdf_surface_add_outline(surface, Int32(CAIRO_PDF_OUTLINE_ROOT), "Contents", "page=2", cairo_pdf_outline_flags_t(0))
+        var yearID: Int32 = 0
+        var lastYear: Int?
+        for key in plan.months {
+            let page = monthPages[key] ?? firstBodyPage
+            if key / 100 != lastYear {
+                lastYear = key / 100
+                yearID = cairo_pdf_surface_add_outline(surface, Int32(CAIRO_PDF_OUTLINE_ROOT), "\(key / 100)", "page=\(page)", cairo_pdf_outline_flags_t(0))
+            }
+            _ = cairo_pdf_surface_add_outline(surface, yearID, CivilDate.monthNames[key % 100 - 1], "page=\(page)", cairo_pdf_outline_flags_t(0))
+        }
+    }
+
+    // MARK: Entries
+
+    private func entry(_ index: Int, _ t: Typesetter, drawing: Bool) {
+        let snapshot = plan.entries[index]
+        let body = snapshot.body
+        let date = plan.dates[index]
+
+        // Heading: the date, then time, zone, place and tags, kept with two body lines.
+        let heading = t.layout(markup: escapeMarkup(date.longDate), font: BookFont.entryHeading)
+        defer { t.release(heading) }
+        let meta = t.layout(markup: escapeMarkup(metaLine(body, date)), font: BookFont.meta)
+        defer { t.release(meta) }
+        t.ensureSpace(t.height(heading) + t.height(meta) + 6 + 2 * bodyLineHeight)
+        if !drawing {
+            let key = date.year * 100 + date.month
+            monthPages[key] = min(monthPages[key] ?? Int.max, t.page)
+        }
+        t.place(heading)
+        t.place(meta, gray: 0.35)
+        t.skip(6)
+
+        var shown = Set<Int>()
+        for block in MarkdownMarkup.blocks(body.text) {
+            switch block {
+            case .paragraph(let markup):
+                let l = t.layout(markup: markup, font: BookFont.body, justify: true)
+                t.flow(l)
+                t.release(l)
+                t.skip(4)
+            case .heading(let level, let markup):
+                let l = t.layout(markup: markup, font: BookFont.markdownHeading(level))
+                t.skip(4)
+                t.ensureSpace(t.height(l) + 2 * bodyLineHeight)
+                t.place(l)
+                t.release(l)
+                t.skip(3)
+            case .image(let referenceID):
+                if let n = body.attachments.firstIndex(where: { hex($0.id) == referenceID }), !shown.contains(n) {
+                    shown.insert(n)
+                    attachment(body.attachments[n], t, drawing: drawing)
+                }
+            }
+        }
+        for (n, reference) in body.attachments.enumerated() where !shown.contains(n) {
+            attachment(reference, t, drawing: drawing)
+        }
+        t.skip(16)
+    }
+
+    private func metaLine(_ body: EntryBody, _ date: CivilDate) -> String {
+        var parts: [String] = []
+        if !body.isAllDay { parts.append(date.timeOfDay) }
+        if !body.timeZone.isEmpty {
+            parts.append(body.timeZone)
+        } else {
+            let offset = CivilDate.offset(of: EntryDateFields(created: body.created, timeZone: body.timeZone, utcOffsetSeconds: body.utcOffsetSeconds))
+            parts.append(offset == 0 ? "UTC" : "UTC" + (offset < 0 ? "−" : "+") + "\(abs(offset) / 3600)" + (abs(offset) % 3600 == 0 ? "" : ":\(abs(offset) % 3600 / 60)"))
+        }
+        if let place = body.location?.placeName, !place.isEmpty { parts.append(place) }
+        if !body.tags.isEmpty { parts.append(body.tags.map { "#" + $0 }.joined(separator: " ")) }
+        return MarkdownMarkup.sanitized(parts.joined(separator: " · "))
+    }
+
+    private func attachment(_ reference: AttachmentReference, _ t: Typesetter, drawing: Bool) {
+        guard Photo.kind(of: reference) != nil, let photo = Photo.load(reference, from: vault) else {
+            let what = reference.fileName.isEmpty ? reference.mediaType : "\(reference.fileName) (\(reference.mediaType))"
+            let l = t.layout(markup: escapeMarkup(MarkdownMarkup.sanitized("Attachment not shown: \(what)")), font: BookFont.meta)
+            t.place(l, gray: 0.35)
+            t.release(l)
+            t.skip(4)
+            if drawing { report.attachmentsNotShown += 1 }
+            return
+        }
+        let (w, h) = photo.size
+        t.skip(2)
+        t.ensureSpace(h)
+        if drawing, let cr = t.cr {
+            let x = Page.marginLeft + (Page.textWidth - w) / 2
+            if let bytes = photo.bytes(from: vault), let surface = photo.surface(bytes) {
+                cairo_save(cr)
+                cairo_translate(cr, x, t.y)
+                cairo_scale(cr, w / Double(photo.header.displayWidth), h / Double(photo.header.displayHeight))
+                var m = Photo.orientationMatrix(photo.header.orientation, width: Double(photo.header.width), height: Double(photo.header.height))
+                cairo_transform(cr, &m)
+                cairo_set_source_surface(cr, surface, 0, 0)
+                cairo_paint(cr)
+                cairo_restore(cr)
+                cairo_surface_destroy(surface)
+                report.photos += 1
+            } else {
+                cairo_set_source_rgb(cr, 0.6, 0.6, 0.6)
+                cairo_set_line_width(cr, 0.5)
+                cairo_rectangle(cr, x, t.y, w, h)
+                cairo_stroke(cr)
+                report.attachmentsNotShown += 1
+            }
+        }
+        t.skip(h + 6)
+    }
+}
+
+func hex(_ bytes: [UInt8]) -> String {
+    let digits = Array("0123456789abcdef".unicodeScalars)
+    var s = String.UnicodeScalarView()
+    for b in bytes { s.append(digits[Int(b >> 4)]); s.append(digits[Int(b & 15)]) }
+    return String(s)
+}
+
+/// 3413 → "3,413".
+func grouped(_ n: Int) -> String {
+    let digits = String(n)
+    var out = ""
+    for (i, c) in digits.enumerated() {
+        if i > 0, (digits.count - i) % 3 == 0 { out.append(",") }
+        out.append(c)
+    }
+    return out
+}

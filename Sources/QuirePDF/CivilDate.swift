@@ -1,0 +1,96 @@
+import Foundation
+
+/// A calendar date and time of day in an entry's own time zone (proleptic
+/// Gregorian calendar), computed from milliseconds since 1970 UTC and an
+/// offset in seconds east of UTC.
+struct CivilDate: Sendable, Equatable, Comparable {
+    var year: Int
+    /// 1…12.
+    var month: Int
+    /// 1…31.
+    var day: Int
+    /// 0…23.
+    var hour: Int
+    /// 0…59.
+    var minute: Int
+    /// 0 = Sunday … 6 = Saturday.
+    var weekday: Int
+
+    static let monthNames = [
+        "January", "February", "March", "April", "May", "June",
+        "July", "August", "September", "October", "November", "December",
+    ]
+    static let weekdayNames = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+
+    /// The local date of `milliseconds` (since 1970, UTC) at `offsetSeconds` east of UTC.
+    init(milliseconds: Int64, offsetSeconds: Int64) {
+        // Floor division, so instants before 1970 land on the right day.
+        let (seconds, _) = Self.floorDivide(milliseconds, 1000)
+        let local = seconds &+ offsetSeconds
+        let (days, secondOfDay) = Self.floorDivide(local, 86_400)
+        hour = Int(secondOfDay / 3600)
+        minute = Int(secondOfDay % 3600 / 60)
+        weekday = Int(Self.floorDivide(days + 4, 7).1)  // 1970-01-01 was a Thursday
+        // Howard Hinnant's civil_from_days.
+        let z = days + 719_468
+        let era = Self.floorDivide(z, 146_097).0
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        day = Int(doy - (153 * mp + 2) / 5 + 1)
+        month = Int(mp < 10 ? mp + 3 : mp - 9)
+        year = Int(yoe + era * 400 + (month <= 2 ? 1 : 0))
+    }
+
+    /// The date of `body.created` in the entry's own zone: `utcOffsetSeconds`
+    /// when recorded, else the offset of `timeZone` at that instant, else UTC.
+    init(entry body: EntryDateFields) {
+        self.init(milliseconds: body.created, offsetSeconds: Self.offset(of: body))
+    }
+
+    static func offset(of body: EntryDateFields) -> Int64 {
+        if let offset = body.utcOffsetSeconds, abs(offset) <= 18 * 3600 { return offset }
+        if !body.timeZone.isEmpty, let zone = TimeZone(identifier: body.timeZone) {
+            let date = Date(timeIntervalSince1970: Double(body.created) / 1000)
+            return Int64(zone.secondsFromGMT(for: date))
+        }
+        return 0
+    }
+
+    static func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
+        var q = a / b
+        var r = a % b
+        if r < 0 { q -= 1; r += b }
+        return (q, r)
+    }
+
+    /// "Wednesday 11 January 1660".
+    var longDate: String { "\(Self.weekdayNames[weekday]) \(day) \(Self.monthNames[month - 1]) \(year)" }
+    /// "11 January 1660".
+    var mediumDate: String { "\(day) \(Self.monthNames[month - 1]) \(year)" }
+    /// "22:05".
+    var timeOfDay: String { (hour < 10 ? "0" : "") + "\(hour):" + (minute < 10 ? "0" : "") + "\(minute)" }
+    /// "January 1660".
+    var monthAndYear: String { "\(Self.monthNames[month - 1]) \(year)" }
+
+    static func < (a: CivilDate, b: CivilDate) -> Bool {
+        (a.year, a.month, a.day, a.hour, a.minute) < (b.year, b.month, b.day, b.hour, b.minute)
+    }
+}
+
+/// The fields of an entry body that place it in time.
+struct EntryDateFields: Sendable {
+    var created: Int64
+    var timeZone: String
+    var utcOffsetSeconds: Int64?
+}
+
+/// Formats milliseconds since 1970 UTC as a PDF metadata date, `YYYY-MM-DDThh:mm:ssZ`.
+func pdfMetadataDate(milliseconds: Int64) -> String {
+    let d = CivilDate(milliseconds: milliseconds, offsetSeconds: 0)
+    func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+    var year = String(max(0, min(9999, d.year)))
+    while year.count < 4 { year = "0" + year }
+    return "\(year)-\(two(d.month))-\(two(d.day))T\(two(d.hour)):\(two(d.minute)):00Z"
+}

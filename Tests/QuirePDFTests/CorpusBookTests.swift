@@ -1,0 +1,62 @@
+import Foundation
+import Quire
+import QuireExport
+import Testing
+@testable import QuirePDF
+
+/// The three real journals as books: every glyph found, `qpdf --check`
+/// clean, page 1 neither blank nor a wall of missing-glyph boxes.
+@Suite struct CorpusBookTests {
+    struct Journal: Sendable, CustomStringConvertible {
+        let file: String
+        let name: String
+        let zone: String
+        let offset: Int64
+        let limit: Int
+        /// Characters no installed font has: Lu Xun's text holds 174
+        /// private-use code points (from its Wikisource transcription) and
+        /// one U+28C48, printed as 〓.
+        var substituted = 0
+        var description: String { name }
+    }
+
+    static let journals = [
+        Journal(file: "pepys.jsonl", name: "The Diary of Samuel Pepys", zone: "Europe/London", offset: 0, limit: 200),
+        Journal(file: "luxun.jsonl", name: "鲁迅日记 Lu Xun’s Diary", zone: "Asia/Shanghai", offset: 28_800, limit: .max, substituted: 175),
+        Journal(file: "tolstoy.jsonl", name: "Дневники Льва Толстого", zone: "Europe/Moscow", offset: 10_800, limit: .max),
+    ]
+
+    @Test(arguments: journals) func book(_ journal: Journal) throws {
+        let dir = TemporaryDirectory()
+        let entries = try Fixtures.journal(journal.file, limit: journal.limit)
+        let vault = try makeVault(dir, name: journal.name, entries: entries, zone: journal.zone, offset: journal.offset, photoEvery: 20)
+        let path = dir.file("book.pdf")
+        let report = try writePDFBook(vault, to: path)
+        #expect(report.entries == entries.count)
+        #expect(report.photos == (entries.count + 19) / 20)
+        #expect(report.unknownGlyphs == 0)
+        #expect(report.substitutedCharacters == journal.substituted)
+        #expect(report.markupFallbacks == 0)
+        #expect(try run("qpdf", ["--check", path]).status == 0)
+        #expect(try run("qpdf", ["--show-npages", path]).output == "\(report.pages)\n")
+
+        // Page 1, the title page: some ink, not much (a page of boxes is dark).
+        let title = try darkPixelRatio(path, page: 1, in: dir)
+        #expect(title > 0.002 && title < 0.05, "title page dark ratio \(title)")
+        // The first page of entries: a page of text.
+        let plan = BookPlan(entries: try vault.entries(), filter: ExportFilter(), title: journal.name, profileClock: nil)
+        let firstBody = 2 + plan.contentsPages.count
+        let body = try darkPixelRatio(path, page: firstBody, in: dir)
+        #expect(body > 0.01 && body < 0.25, "first body page dark ratio \(body)")
+        let firstPage = try run("pdftotext", ["-f", "\(firstBody)", "-l", "\(firstBody)", path, "-"]).output
+        let first = entries[0]
+        #expect(firstPage.contains(CivilDate(milliseconds: instant(first.date, offset: journal.offset), offsetSeconds: journal.offset).longDate))
+        let opening = squeezed(String(first.text.replacingOccurrences(of: "*", with: "").prefix(12)))
+        #expect(squeezed(firstPage).contains(opening), "missing \(opening)")
+        let titleText = squeezed(try run("pdftotext", ["-f", "1", "-l", "1", path, "-"]).output)
+        #expect(titleText.contains(squeezed(journal.name)) && titleText.contains(squeezed("\(grouped(entries.count)) entries")))
+    }
+}
+
+/// Text without any whitespace (pdftotext breaks lines where the layout did).
+func squeezed(_ s: String) -> String { String(s.unicodeScalars.filter { !$0.properties.isWhitespace }.map(Character.init)) }
