@@ -82,20 +82,31 @@ public enum Terminal {
         var original = termios()
         var restore = false
         var previousHandlers: [(Int32, SignalHandler?)] = []
+        var previousMask = sigset_t()
+        var restoreMask = false
         if !echo {
             guard tcgetattr(fd, &original) == 0 else { throw SystemError(operation: "tcgetattr", path: "/dev/tty", code: errno) }
             savedTerminal = original
             savedTerminalDescriptor = fd
+            // A prompt must stay interruptible even when this process was
+            // started with these signals blocked (a parent's threads may block them).
+            var interrupting = sigset_t()
+            sigemptyset(&interrupting)
             for s in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
+                sigaddset(&interrupting, s)
                 previousHandlers.append((s, signal(s, { restoreTerminalAndReraise($0) })))
             }
+            _ = pthread_sigmask(SIG_UNBLOCK, &interrupting, &previousMask)
+            restoreMask = true
             var quiet = original
             quiet.c_lflag &= ~tcflag_t(ECHO)
             quiet.c_lflag |= tcflag_t(ICANON)
             guard tcsetattr(fd, TCSAFLUSH, &quiet) == 0 else {
+                let code = errno
                 for (s, h) in previousHandlers { _ = signal(s, h) }
+                _ = pthread_sigmask(SIG_SETMASK, &previousMask, nil)
                 savedTerminalDescriptor = -1
-                throw SystemError(operation: "tcsetattr", path: "/dev/tty", code: errno)
+                throw SystemError(operation: "tcsetattr", path: "/dev/tty", code: code)
             }
             restore = true
         }
@@ -106,6 +117,7 @@ public enum Terminal {
                 savedTerminalDescriptor = -1
                 for (s, h) in previousHandlers { _ = signal(s, h) }
             }
+            if restoreMask { _ = pthread_sigmask(SIG_SETMASK, &previousMask, nil) }
         }
         let promptBytes = Array(prompt.utf8)
         _ = promptBytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }

@@ -132,7 +132,7 @@ func parse(_ arguments: [String], for spec: CommandSpec) throws(CLIFailure) -> P
     }
     if n > spec.operandCount.upperBound {
         let extra = parsed.operands[spec.operandCount.upperBound...].map { "'\($0)'" }.joined(separator: " ")
-        throw usage("unexpected \(extra) for 'quire \(spec.name)' (usage: quire \(spec.name) \(spec.operands))")
+        throw usage("unexpected \(extra) for 'quire \(spec.name)' (usage: quire \(spec.name)\(spec.operands.isEmpty ? "" : " " + spec.operands))")
     }
     return parsed
 }

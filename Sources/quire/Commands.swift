@@ -146,7 +146,7 @@ let commandTable: [CommandSpec] = [
             "tornTailBytes", "damagedRegions", "headerCopyDamaged"}
             """),
     CommandSpec(
-        name: "merge", operands: "A B", summary: "merge copy B into vault A (or into a new file)", operandCount: 2...2,
+        name: "merge", operands: "A B", summary: "merge copy B into A (or, with -o, into a new file)", operandCount: 2...2,
         options: [OptionSpec(name: "output", short: "o", value: "OUT", help: "write the merge to OUT (new) and leave A as it is")]
             + Options.unlock + [Options.json],
         details: """
@@ -157,7 +157,7 @@ let commandTable: [CommandSpec] = [
             "commitsWritten", "commonPrefixBytes", "leftOut": [message], "droppedFromVault": [message]}
             """),
     CommandSpec(
-        name: "resolve", operands: "VAULT", summary: "fold the conflicted copies a sync tool left beside VAULT", operandCount: 1...1,
+        name: "resolve", operands: "VAULT", summary: "fold in the conflicted copies a sync tool left", operandCount: 1...1,
         options: Options.unlock + [Options.json],
         details: """
             Finds copies such as 'Journal.sync-conflict-…' (Syncthing),
@@ -168,7 +168,7 @@ let commandTable: [CommandSpec] = [
             JSON: {"vault", "copies": [{"path", "tool", "recordsAdded", "deleted", "error"}]}
             """),
     CommandSpec(
-        name: "compact", operands: "VAULT", summary: "rewrite without old revisions (--rekey: under new keys)", operandCount: 1...1,
+        name: "compact", operands: "VAULT", summary: "rewrite without old revisions (--rekey: new keys)", operandCount: 1...1,
         options: [
             OptionSpec(name: "rekey", help: "seal everything again under a new epoch: removed devices and old keys read nothing"),
             OptionSpec(name: "keep-history", value: "N", help: "keep N earlier revisions per entry (default 0)"),
@@ -301,7 +301,7 @@ enum Help {
             s += "\n\(title):\n"
             for name in names {
                 let spec = commandTable.first { $0.name == name }!
-                s += "  " + pad(name, 18) + spec.summary + "\n"
+                s += "  " + pad(name + (spec.operands.isEmpty ? "" : " " + spec.operands), 28) + spec.summary + "\n"
             }
         }
         s += """
@@ -309,8 +309,8 @@ enum Help {
             \(unlockingText)
 
             Environment:
-              QUIRE_HOME        this device's key store (default $XDG_DATA_HOME/quire
-                                or ~/.local/share/quire)
+              QUIRE_HOME        this device's key store (default: $XDG_DATA_HOME/quire,
+                                else ~/.local/share/quire)
               VISUAL, EDITOR    the editor 'add' and 'edit' open
               NO_COLOR          no colour (there is none when stdout is not a terminal)
               TZ                the time zone dates are read and shown in

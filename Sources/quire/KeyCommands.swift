@@ -54,18 +54,36 @@ func keysRotateCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
 func keysEscrowFreeCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     let path = c.operand(0)!
     let opened = try Unlock.open(path, c.args, out: c.out)
-    do {
-        if try opened.vault.keyState().isEscrowFree {
-            c.out.line("\(path) is already escrow-free")
-            c.out.emit(["epoch": Int(try opened.vault.keyState().epoch), "escrowFree": true, "changed": false])
-            return .success
+    let state: KeyState
+    do { state = try opened.vault.keyState() } catch { throw .vault(error, path: path) }
+    if state.isEscrowFree {
+        c.out.line("\(path) is already escrow-free")
+        c.out.emit(["epoch": Int(state.epoch), "escrowFree": true, "changed": false])
+        return .success
+    }
+    // The recovery key as proof that the user holds a way back in.
+    var proof = opened.recoveryKey
+    if proof == nil, let file = c.args.value("recovery-key-file") {
+        var bytes = try Prompt.secretFile(file, what: "recovery key")
+        defer { wipe(&bytes) }
+        do { proof = try RecoveryKey(code: String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) } catch {
+            throw CLIFailure.vault(.keys(error), path: path)
         }
-        try opened.vault.changeKeys(.enableEscrowFree(recoveryProof: opened.recoveryKey))
-        let epoch = try opened.vault.keyState().epoch
-        c.out.line("escrow-free from epoch \(epoch): no escrow key can be added, now or later")
-        c.out.line("'quire keys status \(path)' says which older records a former escrow key can still read; 'quire compact --rekey' ends that")
-        c.out.emit(["epoch": Int(epoch), "escrowFree": true, "changed": true])
-    } catch { throw .vault(error, path: path) }
+    }
+    let epoch: UInt16
+    do {
+        try opened.vault.changeKeys(.enableEscrowFree(recoveryProof: proof))
+        epoch = try opened.vault.keyState().epoch
+    } catch {
+        var f = CLIFailure.vault(error, path: path)
+        if case .keys(.operationRefused) = error {
+            f.hint = "pass --recovery-key-file FILE to show you hold the recovery key, or enroll a second device first"
+        }
+        throw f
+    }
+    c.out.line("escrow-free from epoch \(epoch): no escrow key can be added, now or later")
+    c.out.line("'quire keys status \(path)' says which older records a former escrow key can still read; 'quire compact --rekey' ends that")
+    c.out.emit(["epoch": Int(epoch), "escrowFree": true, "changed": true])
     return .success
 }
 
