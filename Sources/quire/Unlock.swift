@@ -30,7 +30,9 @@ enum Unlock {
         do {
             return try s.loadOrCreate(name: chosen, now: ProcessStats.wallClockMilliseconds(), using: SystemRandom())
         } catch {
-            throw CLIFailure(error.description, hint: "device names are 1–64 printable characters: pass --device-name NAME", code: error.code)
+            var hint = "check QUIRE_HOME (\(s.directory)): it must be a folder only this user can read and write"
+            if case .invalid = error { hint = "device names are 1–64 printable characters: pass --device-name NAME" }
+            throw CLIFailure(error.description, hint: hint, code: error.code)
         }
     }
 

@@ -363,4 +363,53 @@ import Testing
         #expect(twice.status == 64)
         #expect(twice.stderr == "quire: error: --since is given twice\nquire: hint: see 'quire help list'\n")
     }
+
+    /// Every command that opens a vault: exit 1, and the same error and hint, when there is none.
+    @Test func everyVaultCommandFailsWithExitOneWhenTheVaultIsMissing() throws {
+        let box = try Sandbox()
+        let cases: [[String]] = [
+            ["add", "Nope.quire", "x"], ["list", "Nope.quire"], ["show", "Nope.quire", "abcd"], ["edit", "Nope.quire", "abcd", "x"],
+            ["rm", "Nope.quire", "abcd"], ["search", "Nope.quire", "q"], ["attachments", "Nope.quire", "abcd"],
+            ["extract", "Nope.quire", "abcd", "-o", "out"], ["verify", "Nope.quire"], ["info", "Nope.quire"],
+            ["merge", "Nope.quire", "Other.quire"], ["resolve", "Nope.quire"], ["compact", "Nope.quire"],
+            ["keys", "status", "Nope.quire"], ["keys", "rotate", "Nope.quire"], ["keys", "escrow-free", "Nope.quire"],
+            ["keys", "passphrase", "Nope.quire", "--remove"], ["device", "add", "Nope.quire", "CODE", "--name", "X"],
+            ["device", "remove", "Nope.quire", "X"], ["device", "list", "Nope.quire"],
+            ["export", "Nope.quire", "--format", "md", "-o", "out"],
+        ]
+        for args in cases {
+            let r = try box.quire(args)
+            #expect(r.status == 1, "\(args): \(r)")
+            #expect(r.stdout == "", "\(args)")
+            if args[0] != "device" || args[1] != "add" {
+                #expect(r.stderr == "quire: error: no vault at Nope.quire\nquire: hint: check the path, or create a vault with 'quire init Nope.quire'\n", "\(args): \(r.stderr)")
+            }
+            let j = try box.quire(args + ["--json"])
+            #expect(j.status == 1)
+            let error = try #require(try j.json()["error"] as? [String: Any], "\(args)")
+            #expect(error["exitCode"] as? Int == 1)
+        }
+        try box.write("not-a-folder", "")
+        let code = try box.quire(["device", "code"], env: ["QUIRE_HOME": box.path("not-a-folder")])
+        #expect(code.status == 1)
+        #expect(code.stdout == "")
+        #expect(code.stderr.hasPrefix("quire: error: "))
+        #expect(code.stderr.hasSuffix("quire: hint: check QUIRE_HOME (\(box.path("not-a-folder"))): it must be a folder only this user can read and write\n"), "\(code.stderr)")
+    }
+
+    @Test func anEscrowKeyShowsInTheStatementUntilEscrowFree() throws {
+        let box = try Sandbox()
+        let custodian = String(repeating: "5a", count: 32)
+        let r = try box.quire(["init", "J.quire", "--escrow-key", custodian, "--recovery-key-file", "rk.txt"])
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stdout.contains("An escrow key can also decrypt it (standard mode).\n"))
+        #expect(try box.quire(["keys", "status", "J.quire"]).stdout.contains("  - the escrow key \"escrow\"\n"))
+        #expect(try box.quire(["keys", "escrow-free", "J.quire", "--recovery-key-file", "rk.txt"]).status == 0)
+        let after = try box.quire(["keys", "status", "J.quire", "--json"]).json()
+        #expect(after["escrowFree"] as? Bool == true)
+        #expect((after["readers"] as? [[String: Any]])?.map { $0["kind"] as? String } == ["device", "recovery"])
+        let info = try box.quire(["info", "J.quire", "--json"]).json()
+        #expect((info["latestKeyring"] as? [String: Any])?["escrowFree"] as? Bool == true)
+    }
 }
+
