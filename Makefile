@@ -82,9 +82,14 @@ fuzz: deps
 	    -artifact_prefix=Fuzz/crash-$$t- Fuzz/corpus-$$t Vectors/files Fuzz/seeds/$$t || exit 1; \
 	done
 
-# The main job on a bundled real journal (Pepys's diary), step by step.
+# The main job on a bundled real journal (Pepys's diary), step by step:
+# first through the quire CLI (Scripts/demo.sh), then the library underneath
+# (quire-demo: damage, a torn write, a lost phone and a rekey). Both work in
+# temporary folders with their own key stores.
 demo: deps
+	$(SWIFT) build -c release --product quire
 	$(SWIFT) build -c release --product quire-demo
+	bash Scripts/demo.sh "$$($(SWIFT) build -c release --show-bin-path)/quire"
 	$(SWIFT) run -c release --skip-build quire-demo Tests/Fixtures
 
 clean:

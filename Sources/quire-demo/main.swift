@@ -1,8 +1,7 @@
-// quire-demo: the main job on a real journal, step by step (`make demo`).
-//
-// Until the `quire` command-line tool lands, the demo drives the library
-// directly. Each step prints one line: what it did and how long it took.
-// Steps that wait for later work say so and are skipped.
+// quire-demo: the library underneath the `quire` CLI, step by step (the
+// second half of `make demo`, after Scripts/demo.sh drives the CLI): damage
+// that stays local, a torn write, a lost phone removed and locked out by a
+// rekey. Each step prints one line: what it did and how long it took.
 
 import Foundation
 import Quire
@@ -29,12 +28,8 @@ var stepNumber = 0
     let ms = Double(ProcessStats.monotonicNanoseconds() - start) / 1e6
     print(String(format: "%2d. %@ (%.0f ms)", stepNumber, line, ms))
 }
-@MainActor func skip(_ what: String, waitsFor issue: String) {
-    stepNumber += 1
-    print(String(format: "%2d. skipped: %@ — arrives with %@", stepNumber, what, issue))
-}
 
-print("Quire demo: Samuel Pepys's diary (1660–1669) in an encrypted vault, in \(work)")
+print("Quire library demo: Samuel Pepys's diary (1660–1669) through the Swift API, in \(work)")
 
 // 1. This device's key (in a key store inside the demo folder, never the
 // user's own), and a vault sealed to it and to a fresh recovery key.
@@ -207,6 +202,4 @@ try step {
     let phoneReads = try Vault.open(at: path, credential: .device(phone.keyPair), writable: false).entries().count
     return "compacted with a rekey (epoch \(report.rekeyedEpoch ?? 0)): \(report.bytesBefore / 1024) KiB → \(report.bytesAfter / 1024) KiB, \(report.revisionsAfter) entries sealed again; the laptop reads \(try vault.entries().count), the lost phone \(phoneReads)"
 }
-skip("import the Day One export (pepys-dayone.zip)", waitsFor: "the import issue")
-skip("export Markdown, EPUB and PDF", waitsFor: "the export issue")
 print("demo finished")

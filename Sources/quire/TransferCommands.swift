@@ -1,0 +1,76 @@
+import Foundation
+import Quire
+import QuireExport
+import QuireImport
+import QuirePDF
+import QuireSystem
+
+/// `quire import FORMAT SOURCE VAULT`.
+func importCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
+    let formatName = c.operand(0)!, source = c.operand(1)!, path = c.operand(2)!
+    guard let format = ImportFormat(rawValue: formatName.lowercased()) else {
+        throw c.usage("unknown import format '\(formatName)'; the formats are \(ImportFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+    }
+    guard FileSystem.exists(source) else { throw CLIFailure("no file or folder at \(source)", hint: "check the SOURCE path", code: "not_found") }
+    let opened = try Unlock.open(path, c.args, out: c.out)
+    let progress = ProgressBar("importing \((source as NSString).lastPathComponent)")
+    progress.start()
+    let report: ImportReport
+    do {
+        report = try importJournal(format, from: source, into: opened.vault) { p in progress.update(done: p.done, total: p.total) }
+    } catch {
+        progress.finish()
+        throw .importing(error)
+    }
+    progress.finish()
+    c.out.line("imported \(format.rawValue) from \(source) into \(path):")
+    c.out.line("  entries: \(report.entriesAdded) added, \(report.entriesUpdated) updated, \(report.entriesUnchanged) unchanged")
+    c.out.line("  attachments: \(report.attachmentsStored) stored")
+    if !report.journals.isEmpty { c.out.line("  journals: " + report.journals.joined(separator: ", ")) }
+    c.out.line("  skipped: \(report.skipped.count)")
+    for s in report.skipped { c.out.line("    \(s.item): \(s.reason)") }
+    c.out.emit([
+        "format": format.rawValue, "source": source, "entriesAdded": report.entriesAdded, "entriesUpdated": report.entriesUpdated,
+        "entriesUnchanged": report.entriesUnchanged, "attachmentsStored": report.attachmentsStored, "journals": report.journals,
+        "skipped": report.skipped.map { ["item": $0.item, "reason": $0.reason] },
+    ])
+    return .success
+}
+
+/// `quire export VAULT --format F -o OUT [filters]`.
+func exportCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
+    let path = c.operand(0)!
+    guard let formatName = c.args.value("format") else { throw c.usage("--format is required: md, json, dayone, html, epub or pdf") }
+    guard let output = c.args.value("output") else { throw c.usage("-o OUT is required: where to write the export") }
+    let name = formatName.lowercased() == "markdown" ? "md" : formatName.lowercased()
+    guard name == "pdf" || ExportFormat(rawValue: name) != nil else {
+        throw c.usage("unknown export format '\(formatName)'; the formats are md, json, dayone, html, epub and pdf")
+    }
+    guard !FileSystem.nameExists(output) else { throw CLIFailure("\(output) already exists; nothing was written", hint: "choose a new name for -o") }
+    var filter = ExportFilter(tags: c.args.all("tag"), journals: c.args.all("journal"))
+    if let s = c.args.value("since") { filter.since = try DateArgument.require(s, option: "since", command: "export").milliseconds }
+    if let u = c.args.value("until") {
+        let p = try DateArgument.require(u, option: "until", command: "export")
+        filter.until = p.isDateOnly ? p.endOfDayMilliseconds : p.milliseconds
+    }
+    let opened = try Unlock.open(path, c.args, out: c.out, writable: false)
+    let progress = ProgressBar("exporting \(name)")
+    progress.start()
+    let report: ExportReport
+    do {
+        if name == "pdf" {
+            report = try exportPDFBook(opened.vault, to: output, filter: filter) { p in progress.update(done: p.done, total: p.total) }
+        } else {
+            report = try exportJournal(opened.vault, format: ExportFormat(rawValue: name)!, to: output, filter: filter) { p in
+                progress.update(done: p.done, total: p.total)
+            }
+        }
+    } catch {
+        progress.finish()
+        throw .exporting(error)
+    }
+    progress.finish()
+    c.out.line("exported \(plural(report.entries, "entry", "entries")) and \(plural(report.attachments, "attachment")) to \(output) (\(formatBytes(report.bytes)))")
+    c.out.emit(["format": name, "path": output, "entries": report.entries, "attachments": report.attachments, "bytes": Int(report.bytes)])
+    return .success
+}

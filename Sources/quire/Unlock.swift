@@ -1,0 +1,128 @@
+import Foundation
+import Quire
+import QuireSystem
+
+/// A vault opened for a command, and what opened it.
+struct OpenedVault {
+    let vault: Vault
+    let credential: Credential
+    /// Set when the recovery key opened it (escrow-free uses it as proof).
+    let recoveryKey: RecoveryKey?
+    /// In words: `this device ("Laptop")`, `the recovery key`, `the passphrase`.
+    let openedWith: String
+}
+
+/// This device's key store and the unlocking order:
+/// this device's key; else `--recovery-key-file` / `--passphrase-file`;
+/// else, on a terminal, a prompt for the recovery key or the passphrase.
+enum Unlock {
+    /// The device key store (`$QUIRE_HOME`, else `$XDG_DATA_HOME/quire`, else `~/.local/share/quire`).
+    static func store() throws(CLIFailure) -> FileDeviceKeyStore {
+        do { return try FileDeviceKeyStore.standard() } catch {
+            throw CLIFailure(error.description, hint: "set QUIRE_HOME to the folder that holds (or should hold) this device's key", code: error.code)
+        }
+    }
+
+    /// This device's key, made now (named `name`, else the host name) when there is none.
+    static func loadOrCreateDevice(named name: String?) throws(CLIFailure) -> (DeviceIdentity, created: Bool) {
+        let s = try store()
+        let chosen = name ?? defaultDeviceName()
+        do {
+            return try s.loadOrCreate(name: chosen, now: ProcessStats.wallClockMilliseconds(), using: SystemRandom())
+        } catch {
+            var hint = "check QUIRE_HOME (\(s.directory)): it must be a folder only this user can read and write"
+            if case .invalid = error { hint = "device names are 1–64 printable characters: pass --device-name NAME" }
+            throw CLIFailure(error.description, hint: hint, code: error.code)
+        }
+    }
+
+    /// The host name without its domain, or `"This device"`.
+    static func defaultDeviceName() -> String {
+        let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? ""
+        let cleaned = String(host.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f }.prefix(64).map(Character.init))
+        return cleaned.isEmpty ? "This device" : cleaned
+    }
+
+    /// Checks that `path` names an existing file.
+    static func requireVault(_ path: String) throws(CLIFailure) {
+        guard FileSystem.exists(path) else {
+            throw CLIFailure("no vault at \(path)", hint: "check the path, or create a vault with 'quire init \(path)'", code: "not_found")
+        }
+    }
+
+    /// Opens the vault at `path` with the first credential that works.
+    static func open(_ path: String, _ args: ParsedArguments, out: Output, writable: Bool = true) throws(CLIFailure) -> OpenedVault {
+        try requireVault(path)
+        let s = try store()
+        var deviceName: String?
+        let identity: DeviceIdentity?
+        do { identity = try s.load() } catch { throw CLIFailure(error.description, hint: "check QUIRE_HOME; the key file must be mode 0600 and yours", code: error.code) }
+        if let identity {
+            deviceName = identity.name
+            do {
+                let vault = try Vault.open(at: path, store: s, writable: writable)
+                warn(vault, out: out)
+                return OpenedVault(vault: vault, credential: .device(identity.keyPair), recoveryKey: nil, openedWith: "this device (\"\(identity.name)\")")
+            } catch {
+                guard case .keys(.wrongDeviceKey) = error else { throw .vault(error, path: path) }
+            }
+        }
+        if let file = args.value("recovery-key-file") {
+            var bytes = try Prompt.secretFile(file, what: "recovery key")
+            defer { wipe(&bytes) }
+            return try openWithRecoveryCode(String(decoding: bytes, as: UTF8.self), path: path, writable: writable, out: out)
+        }
+        if let file = args.value("passphrase-file") {
+            var bytes = try Prompt.secretFile(file, what: "passphrase")
+            defer { wipe(&bytes) }
+            return try openWithPassphrase(bytes, path: path, writable: writable, out: out)
+        }
+        if Prompt.isInteractive {
+            let who = deviceName.map { "This device (\"\($0)\") is not enrolled in \(path)." } ?? "This device has no key yet."
+            var typed = try Prompt.secret("\(who)\nType the recovery key or the passphrase: ")
+            defer { wipe(&typed) }
+            let text = String(decoding: typed, as: UTF8.self)
+            if looksLikeRecoveryCode(text) { return try openWithRecoveryCode(text, path: path, writable: writable, out: out) }
+            return try openWithPassphrase(typed, path: path, writable: writable, out: out)
+        }
+        if deviceName == nil {
+            throw CLIFailure(
+                "this device has no key, so it cannot open \(path)",
+                hint: "unlock with --recovery-key-file FILE or --passphrase-file FILE, or enroll this device: 'quire device code' here, then 'quire device add \(path) CODE --name NAME' on an enrolled device",
+                code: "no_device_key")
+        }
+        throw CLIFailure.vault(.keys(.wrongDeviceKey), path: path)
+    }
+
+    static func looksLikeRecoveryCode(_ text: String) -> Bool {
+        let letters = text.uppercased().filter { $0 != "-" && $0 != " " }
+        return letters.count == 56 && letters.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+    }
+
+    static func openWithRecoveryCode(_ code: String, path: String, writable: Bool, out: Output) throws(CLIFailure) -> OpenedVault {
+        let key: RecoveryKey
+        do { key = try RecoveryKey(code: code.trimmingCharacters(in: .whitespacesAndNewlines)) } catch { throw .vault(.keys(error), path: path) }
+        do {
+            let vault = try Vault.open(at: path, credential: .recoveryKey(key), writable: writable)
+            warn(vault, out: out)
+            return OpenedVault(vault: vault, credential: .recoveryKey(key), recoveryKey: key, openedWith: "the recovery key")
+        } catch {
+            throw .vault(error, path: path)
+        }
+    }
+
+    static func openWithPassphrase(_ typed: [UInt8], path: String, writable: Bool, out: Output) throws(CLIFailure) -> OpenedVault {
+        let secret = try Prompt.passphraseBytes(typed)
+        do {
+            let vault = try Vault.open(at: path, credential: .passphrase(secret), writable: writable)
+            warn(vault, out: out)
+            return OpenedVault(vault: vault, credential: .passphrase(secret), recoveryKey: nil, openedWith: "the passphrase")
+        } catch {
+            throw .vault(error, path: path)
+        }
+    }
+
+    static func warn(_ vault: Vault, out: Output) {
+        for w in vault.keyWarnings { out.warning(w.description) }
+    }
+}
