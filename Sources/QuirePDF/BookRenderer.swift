@@ -24,6 +24,7 @@ final class BookRenderer {
     var firstBodyPage: Int { 2 + contents.count }
 
     func render(into output: PDFOutput, progress: (ExportProgress) -> Void) throws(PDFBookError) -> PDFBookReport {
+        progress(ExportProgress(done: 0, total: plan.entries.count))
         // Pass 1: measure.
         do {
             let t = Typesetter()
