@@ -27,6 +27,7 @@ public struct PDFBookReport: Sendable, Equatable {
     /// Markup strings pango refused and that were set as plain text instead;
     /// 0 unless the Markdown renderer has a bug.
     public var markupFallbacks = 0
+    /// An empty report (every count 0).
     public init() {}
 }
 
