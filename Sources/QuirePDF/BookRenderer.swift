@@ -85,7 +85,7 @@ final class BookRenderer {
         t.skip(Page.textHeight * 0.28)
         let count = plan.entries.count
         let lines: [(String, String, Double)] = [
-            (escapeMarkup(MarkdownMarkup.sanitized(plan.title)), BookFont.title, 18),
+            (escapeMarkup(MarkdownMarkup.sanitized(Self.shortTitle(plan.title))), BookFont.title, 18),
             (escapeMarkup(plan.dateRange), BookFont.subtitle, 8),
             (count == 1 ? "1 entry" : "\(grouped(count)) entries", BookFont.subtitle, 0),
         ]
@@ -97,6 +97,13 @@ final class BookRenderer {
         }
         t.newPage()
         t.numbersPages = true
+    }
+
+    /// The title as the title page prints it: at most 80 characters (then
+    /// "…"), so the title page is always one page and the page numbers the
+    /// measuring pass assumes hold.
+    static func shortTitle(_ title: String) -> String {
+        title.count <= 80 ? title : String(title.prefix(79)) + "…"
     }
 
     private func contentsPages(_ t: Typesetter) {

@@ -28,6 +28,28 @@ import Testing
         #expect(last.contains("word1499") && last.contains("Thursday 2 May 2024") && last.contains("After."))
     }
 
+    /// A heading, a tag list and a journal name each longer than a page
+    /// flow over pages instead of running off the bottom.
+    @Test func blocksTallerThanAPageFlow() throws {
+        let dir = TemporaryDirectory()
+        let words = (0..<900).map { "w\($0)" }.joined(separator: " ")
+        let vault = try makeVault(dir, name: "Tall " + words, entries: [("2024-05-01", "# " + words + "\n\nBody.")], zone: "UTC", offset: 0) { _ in
+            (0..<600).map { "tag\($0)" }
+        }
+        let path = dir.file("tall.pdf")
+        let report = try writePDFBook(vault, to: path)
+        #expect(report.entries == 1 && report.markupFallbacks == 0)
+        #expect(try run("qpdf", ["--check", path]).status == 0)
+        let text = squeezed(try run("pdftotext", ["-x", "0", "-y", "0", "-W", "420", "-H", "540", path, "-"]).output)
+        #expect(text.contains(squeezed(words)))
+        #expect(text.contains(squeezed((0..<600).map { "#tag\($0)" }.joined(separator: " "))))
+        #expect(text.hasSuffix("Body."))
+        // The 3,500-character journal name is cut to 80 characters on the one title page.
+        let title = try run("pdftotext", ["-f", "1", "-l", "1", path, "-"]).output
+        #expect(squeezed(title).hasPrefix(squeezed("Tall w0 w1 w2") ) && title.contains("…") && !title.contains("w30 "))
+        #expect(try run("pdftotext", ["-f", "2", "-l", "2", path, "-"]).output.contains("Contents"))
+    }
+
     /// Attachments that claim to be images but are not, or are too large,
     /// print a line instead; nothing crashes and the PDF stays valid.
     @Test func badImagesPrintALineInstead() throws {
