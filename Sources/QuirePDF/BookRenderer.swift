@@ -24,6 +24,7 @@ final class BookRenderer {
     var firstBodyPage: Int { 2 + contents.count }
 
     func render(into output: PDFOutput, progress: (ExportProgress) -> Void) throws(PDFBookError) -> PDFBookReport {
+        progress(ExportProgress(done: 0, total: plan.entries.count))
         // Pass 1: measure.
         do {
             let t = Typesetter()
@@ -84,7 +85,7 @@ final class BookRenderer {
         t.skip(Page.textHeight * 0.28)
         let count = plan.entries.count
         let lines: [(String, String, Double)] = [
-            (escapeMarkup(MarkdownMarkup.sanitized(plan.title)), BookFont.title, 18),
+            (escapeMarkup(MarkdownMarkup.sanitized(Self.shortTitle(plan.title))), BookFont.title, 18),
             (escapeMarkup(plan.dateRange), BookFont.subtitle, 8),
             (count == 1 ? "1 entry" : "\(grouped(count)) entries", BookFont.subtitle, 0),
         ]
@@ -96,6 +97,13 @@ final class BookRenderer {
         }
         t.newPage()
         t.numbersPages = true
+    }
+
+    /// The title as the title page prints it: at most 80 characters (then
+    /// "…"), so the title page is always one page and the page numbers the
+    /// measuring pass assumes hold.
+    static func shortTitle(_ title: String) -> String {
+        title.count <= 80 ? title : String(title.prefix(79)) + "…"
     }
 
     private func contentsPages(_ t: Typesetter) {

@@ -182,6 +182,19 @@ enum MarkdownMarkup {
     /// characters (a tab becomes a space; the U+2028 line separators this
     /// module inserts stay), and the noncharacters U+FFFE and U+FFFF.
     static func sanitized(_ text: String) -> String {
+        // Most text has nothing to remove: check the UTF-8 bytes first (C1
+        // controls are U+0080…U+009F, encoded 0xC2 0x80…0x9F; U+FFFE/U+FFFF
+        // start with 0xEF 0xBF).
+        var clean = true
+        var previous: UInt8 = 0
+        for b in text.utf8 {
+            if b < 0x20 || b == 0x7F || (previous == 0xC2 && b < 0xA0 && b >= 0x80) || (previous == 0xEF && b == 0xBF) {
+                clean = false
+                break
+            }
+            previous = b
+        }
+        if clean { return text }
         var out = String.UnicodeScalarView()
         for c in text.unicodeScalars {
             switch c.value {
@@ -214,6 +227,7 @@ func escapeMarkup(_ text: String) -> String {
 
 extension StringProtocol {
     func replacingCRLF() -> String {
+        if !utf8.contains(0x0D) { return String(self) }
         var out = String.UnicodeScalarView()
         var previousCR = false
         for c in unicodeScalars {

@@ -27,6 +27,7 @@ public struct PDFBookReport: Sendable, Equatable {
     /// Markup strings pango refused and that were set as plain text instead;
     /// 0 unless the Markdown renderer has a bug.
     public var markupFallbacks = 0
+    /// An empty report (every count 0).
     public init() {}
 }
 
@@ -82,12 +83,20 @@ public func exportPDFBook(
 /// - Determinism: the same vault and filter give the same bytes; the PDF's
 ///   creation date is when the latest selected entry was written (its
 ///   revision clock), not the time of the export.
-/// - Memory: one entry's layouts and one photo (at most 64 MiB) at a time,
-///   plus one row per month for the contents and cairo's per-page and
-///   per-glyph tables; the vault's own entry index is held as `entries()`
-///   returns it.
+/// - Memory: one entry's layouts and one photo (at most 64 MiB, and for a
+///   PNG its decoded pixels, at most 16 Mpx × 4 bytes) at a time, plus one
+///   row per month for the contents, and cairo's per-page object table and
+///   per-glyph font-subset tables; the vault's own entry index is held as
+///   `entries()` returns it. Measured on Pepys (3,413 entries, 4,253 pages,
+///   `quire-bench --only pdf`): the resident set stays at 50 MiB from the
+///   first entry drawn to the 2,560th; the fonts pango loads on demand
+///   (a fallback face for two symbols) and cairo's font subsetting at the
+///   end add about 58 MiB, the same for the last quarter of the journal
+///   alone as for all of it.
 /// - Files: the PDF streams into `.<name>.quire-tmp-<pid>` beside `path`
 ///   (mode 0600), is fsynced and renamed to `path`; on failure it is removed.
+///
+/// - Progress: `done` 0 before the measuring pass, then each entry drawn.
 ///
 /// - Throws: ``ExportError/vault(_:)``, ``ExportError/cannotWrite(path:reason:)``.
 public func writePDFBook(

@@ -227,7 +227,12 @@ final class Typesetter {
 
     /// Draws a layout whole at the current position (after a page break if
     /// it does not fit), then moves below it.
+    /// A layout taller than a page is flowed instead, so nothing falls off the page.
     func place(_ layout: OpaquePointer, x: Double = Page.marginLeft, gray: Double = 0) {
+        if height(layout) > Page.textHeight {
+            flow(layout, x: x, gray: gray)
+            return
+        }
         ensureSpace(height(layout))
         if let cr {
             cairo_set_source_rgb(cr, gray, gray, gray)
@@ -239,7 +244,7 @@ final class Typesetter {
 
     /// Draws a layout line by line, breaking the page between lines where
     /// it does not fit.
-    func flow(_ layout: OpaquePointer, x: Double = Page.marginLeft) {
+    func flow(_ layout: OpaquePointer, x: Double = Page.marginLeft, gray: Double = 0) {
         let iter = pango_layout_get_iter(layout)!
         defer { pango_layout_iter_free(iter) }
         let scale = Double(PANGO_SCALE)
@@ -258,7 +263,7 @@ final class Typesetter {
                 var logical = PangoRectangle()
                 pango_layout_iter_get_line_extents(iter, nil, &logical)
                 let baseline = pango_layout_iter_get_baseline(iter)
-                cairo_set_source_rgb(cr, 0, 0, 0)
+                cairo_set_source_rgb(cr, gray, gray, gray)
                 cairo_move_to(cr, x + Double(logical.x) / scale, pageTop + Double(baseline - offset) / scale)
                 pango_cairo_show_layout_line(cr, line)
             }
