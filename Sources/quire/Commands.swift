@@ -85,9 +85,9 @@ let commandTable: [CommandSpec] = [
             OptionSpec(name: "mood", value: "N", help: "change the mood (1–5)"),
         ] + Options.unlock + [Options.json],
         details: """
-            Without TEXT on a terminal, the editor opens with the current text.
-            The edit is a new revision; the old one stays in the file until
-            'quire compact'.
+            Without TEXT (and without --tag, --date or --mood) on a terminal, the
+            editor opens with the current text, as for 'quire add'. The edit is a
+            new revision; the old one stays in the file until 'quire compact'.
 
             JSON: {"id", "revision"}
             """),

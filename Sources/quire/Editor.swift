@@ -59,12 +59,13 @@ enum EntryText {
         }
     }
 
-    /// The text for `add`/`edit` from operand `index`, or the editor with
-    /// `initial`. Nil when neither applies and `optional`.
+    /// The text for `add`/`edit` from operand `index`; without it, nil when
+    /// `optional` (other fields are being changed), else the editor with
+    /// `initial` on a terminal, else a usage error.
     static func from(_ c: Context, operand index: Int, initial: String = "", optional: Bool = false) throws(CLIFailure) -> String? {
         if let text = c.operand(index) { return text == "-" ? try standardInput() : text }
-        if Prompt.isInteractive && Terminal.isTerminal(Terminal.standardOutput) { return try compose(initial: initial) }
         if optional { return nil }
+        if Prompt.isInteractive && Terminal.isTerminal(Terminal.standardOutput) { return try compose(initial: initial) }
         throw c.usage("no TEXT: give the text, or '-' to read it from standard input (the editor opens only on a terminal)")
     }
 }

@@ -63,22 +63,25 @@ struct CLIFailure: Error, Sendable {
     }
 
     /// An import error; `notImplemented` says which issue it waits for.
+    /// (`if case` rather than `switch`: the import module may add cases.)
     static func importing(_ error: ImportError) -> CLIFailure {
-        switch error {
-        case .notImplemented:
-            CLIFailure(error.description, hint: "this command waits for issue 6 (import); nothing was changed", code: error.code)
-        case .vault(let e): .vault(e)
-        case .unreadableSource: CLIFailure(error.description, hint: "check the path and the format name: see 'quire help import'", code: error.code)
+        if case .notImplemented = error {
+            return CLIFailure(error.description, hint: "this command waits for issue 6 (import); nothing was changed", code: error.code)
         }
+        if case .vault(let e) = error { return .vault(e) }
+        if case .unreadableSource = error {
+            return CLIFailure(error.description, hint: "check the path and the format name: see 'quire help import'", code: error.code)
+        }
+        return CLIFailure(error.description, code: error.code)
     }
 
     /// An export error; `notImplemented` says which issue it waits for.
+    /// (`if case` rather than `switch`: the export module may add cases.)
     static func exporting(_ error: ExportError) -> CLIFailure {
-        switch error {
-        case .notImplemented:
-            CLIFailure(error.description, hint: "this command waits for issue 7 (export); nothing was written", code: error.code)
-        case .vault(let e): .vault(e)
-        case .cannotWrite: CLIFailure(error.description, code: error.code)
+        if case .notImplemented = error {
+            return CLIFailure(error.description, hint: "this command waits for issue 7 (export); nothing was written", code: error.code)
         }
+        if case .vault(let e) = error { return .vault(e) }
+        return CLIFailure(error.description, code: error.code)
     }
 }

@@ -138,6 +138,26 @@ extension Sandbox {
         #expect(list.stdout.hasSuffix("  2026-03-01 00:00  Written in the editor\n"))
     }
 
+    @Test func editOpensTheEditorWithTheTextUnlessOnlyFieldsChange() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        let id = try box.add("Old text", ["--date", "2026-03-01"])
+        try box.write("append.sh", "#!/bin/sh\nprintf ' and more' >> \"$1\"\n", mode: 0o700)
+        let r = try box.onTerminal(["edit", "Journal.quire", id], answers: [], env: ["VISUAL": box.path("append.sh")])
+        #expect(r.exit == 0, "\(r.output)")
+        #expect(try box.quire(["show", "Journal.quire", id, "--json"]).json()["text"] as? String == "Old text and more")
+        // Only a field: no editor (this one would fail the command).
+        try box.write("fail.sh", "#!/bin/sh\nexit 3\n", mode: 0o700)
+        let tags = try box.onTerminal(["edit", "Journal.quire", id, "--tag", "x"], answers: [], env: ["VISUAL": box.path("fail.sh")])
+        #expect(tags.exit == 0, "\(tags.output)")
+        let failed = try box.onTerminal(["edit", "Journal.quire", id], answers: [], env: ["VISUAL": box.path("fail.sh")])
+        #expect(failed.exit == 1)
+        #expect(failed.output.contains("quire: error: the editor"))
+        let shown = try box.quire(["show", "Journal.quire", id, "--json"]).json()
+        #expect(shown["tags"] as? [String] == ["x"])
+        #expect(shown["text"] as? String == "Old text and more")
+    }
+
     @Test func colourOnlyOnATerminalAndNeverWithNoColor() throws {
         let box = try Sandbox()
         try box.makeVault()
