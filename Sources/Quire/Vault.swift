@@ -255,6 +255,7 @@ public final class VaultTransaction {
     let pending: PendingCommit
     var newRevisions: [(Int, EntryRevision)] = []
     var newBlobs: [BlobManifest] = []
+    var newProfile: Profile?
 
     init(vault: Vault, pending: PendingCommit) {
         self.vault = vault
@@ -320,12 +321,16 @@ public final class VaultTransaction {
     public func setProfile(name: String, about: String = "", settings: CBORMap = CBORMap()) throws(VaultError) {
         let profile = Profile(name: name, about: about, settings: settings, clock: vault.nextClock(), device: vault.author)
         do { try pending.appendSealed(kind: .profile, payload: profile.encoded()) } catch { throw .format(error) }
-        vault.index?.profile = profile
+        // Indexed when the commit lands (finishIndexing), not now: an
+        // abandoned commit must leave no trace, and the index may be loaded
+        // from the file later in this commit.
+        newProfile = profile
     }
 
     func finishIndexing() {
         guard vault.index != nil else { return }
         for (frame, rev) in newRevisions { vault.index!.insert(rev, frame: frame) }
         for m in newBlobs where vault.index!.blobs[m.blob] == nil { vault.index!.blobs[m.blob] = m }
+        if let newProfile { vault.index!.profile = newProfile }
     }
 }
