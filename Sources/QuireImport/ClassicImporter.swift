@@ -69,7 +69,8 @@ enum ClassicImporter {
                 let ref = AttachmentReference(
                     id: Array(id.bytes), blob: BlobID(unchecked: [UInt8](repeating: 0, count: BlobID.byteCount)),
                     mediaType: MediaTypes.forExtension(ext), fileName: name)
-                entry.files.append((photo, ref))
+                entry.body.attachments.append(ref)
+                entry.files.append((0, photo, true))
             }
             prepared.append(entry)
         }

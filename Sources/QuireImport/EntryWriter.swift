@@ -8,11 +8,12 @@ struct PreparedEntry {
     var label: String
     /// Its stable id.
     var id: EntryID
-    /// The body, without the attachments of `files`.
+    /// The body; the references `files` name get their blob once stored.
     var body: EntryBody
-    /// Files to attach: export path, and the reference to make once stored
-    /// (its blob is filled in).
-    var files: [(path: String, reference: AttachmentReference)] = []
+    /// Files to store: the index of the reference in `body.attachments`, the
+    /// export path, and whether to drop the reference when the file cannot
+    /// be read (true when its blob is a placeholder).
+    var files: [(index: Int, path: String, dropIfUnreadable: Bool)] = []
 }
 
 /// Writes prepared entries in batched commits with the import rules of
@@ -76,30 +77,34 @@ final class EntryWriter {
         }
         var body = e.body
         var written = 0
-        for (path, reference) in e.files where !badFiles.contains(path) {
-            var ref = reference
-            if let blob = blobs[path] ?? pendingBlobs[path] {
-                ref.blob = blob
-            } else {
-                let stream: any ExportStream
-                do { stream = try files.open(path) } catch { throw Retry(path: path, reason: "\(error)") }
-                let source = ExportByteSource(stream, name: path)
-                let stored: StoredBlob
-                do { stored = try tx.storeAttachment(from: source, mediaType: ref.mediaType) } catch {
-                    if let failure = source.failure { throw Retry(path: path, reason: "\(failure)") }
-                    throw error
-                }
-                if case .stored = stored {
-                    pending.attachmentsStored += 1
-                    written += 1
-                } else {
-                    pending.attachmentsDeduplicated += 1
-                }
-                pendingBlobs[path] = stored.blob
-                ref.blob = stored.blob
+        var drop = Set<Int>()
+        for (index, path, dropIfUnreadable) in e.files {
+            if badFiles.contains(path) {
+                if dropIfUnreadable { drop.insert(index) }
+                continue
             }
-            body.attachments.append(ref)
+            if let blob = blobs[path] ?? pendingBlobs[path] {
+                body.attachments[index].blob = blob
+                continue
+            }
+            let stream: any ExportStream
+            do { stream = try files.open(path) } catch { throw Retry(path: path, reason: "\(error)") }
+            let source = ExportByteSource(stream, name: path)
+            let stored: StoredBlob
+            do { stored = try tx.storeAttachment(from: source, mediaType: body.attachments[index].mediaType) } catch {
+                if let failure = source.failure { throw Retry(path: path, reason: "\(failure)") }
+                throw error
+            }
+            if case .stored = stored {
+                pending.attachmentsStored += 1
+                written += 1
+            } else {
+                pending.attachmentsDeduplicated += 1
+            }
+            pendingBlobs[path] = stored.blob
+            body.attachments[index].blob = stored.blob
         }
+        if !drop.isEmpty { body.attachments = body.attachments.enumerated().filter { !drop.contains($0.offset) }.map(\.element) }
         if let current, current.body == body {
             pending.entriesUnchanged += 1
             return written

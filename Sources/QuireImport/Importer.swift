@@ -130,7 +130,7 @@ public func importJournal(
             let zone = options.timeZone ?? TimeZone.current.identifier
             return try JrnlImporter.run(files: files, journal: options.journal ?? name, timeZone: zone, vault: vault, progress: progress)
         case .markdown:
-            throw .notImplemented(format)
+            return try MarkdownImporter.run(files: files, vault: vault, progress: progress)
         }
     }
 }
