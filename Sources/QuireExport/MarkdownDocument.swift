@@ -54,8 +54,9 @@ public struct MarkdownDocument: Sendable, Equatable {
 
     /// Parses `text`.
     public init(parsing text: String) {
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> Substring in
-            line.hasSuffix("\r") ? line.dropLast() : line
+        let lines = text.utf8.split(separator: 10, omittingEmptySubsequences: false).map { bytes -> Substring in
+            let line = Substring(bytes)
+            return line.utf8.last == 13 ? Substring(line.utf8.dropLast()) : line
         }
         blocks = Self.parseBlocks(lines[...], depth: 0)
     }
@@ -149,7 +150,7 @@ public struct MarkdownDocument: Sendable, Equatable {
                 i += 1
                 while i < lines.endIndex {
                     let t = lines[i].drop(while: { $0 == " " })
-                    if t.isEmpty || listMarker(t) != nil || t.hasPrefix(">") || headingLevel(t) != nil || t.hasPrefix("```") { break }
+                    if t.isEmpty || listMarker(t) != nil || t.hasPrefix(">") || headingLevel(t) != nil || t.hasPrefix("```") || isRule(t) { break }
                     item.append(t)
                     i += 1
                 }
@@ -171,6 +172,9 @@ public struct MarkdownDocument: Sendable, Equatable {
     }
 
     static func isRule(_ line: Substring) -> Bool {
+        guard let first = line.utf8.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "*") || first == UInt8(ascii: "_"),
+            line.utf8.count <= 256
+        else { return false }
         let compact = line.filter { $0 != " " }
         guard compact.count >= 3, let c = compact.first, c == "-" || c == "*" || c == "_" else { return false }
         return compact.allSatisfy { $0 == c }

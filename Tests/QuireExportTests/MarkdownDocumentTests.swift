@@ -58,3 +58,10 @@ import Testing
         #expect(LocalTime(of: EntryBody(created: 0, timeZone: "Not/AZone")).iso8601 == "1970-01-01T00:00:00+00:00")
     }
 }
+
+@Suite struct LineEndingTests {
+    @Test func crlfIsANewline() {
+        let doc = MarkdownDocument(parsing: "a\r\nb\r\n\r\n- c\r\n---\r\n")
+        #expect(doc.blocks == [.paragraph([.text("a"), .lineBreak, .text("b")]), .listItem(ordered: false, [.text("c")]), .rule])
+    }
+}
