@@ -118,11 +118,31 @@ enum MediaFiles {
 /// Replaces every `quire-attachment://<hex id>` link of `references` in
 /// `text` by `target(reference)` (when it returns a value).
 func rewriteAttachmentLinks(_ text: String, references: [AttachmentReference], target: (AttachmentReference) -> String?) -> String {
-    guard text.contains("quire-attachment://") else { return text }
+    guard !references.isEmpty, containsAttachmentLink(text) else { return text }
     var out = text
     for r in references where !r.id.isEmpty {
         guard let t = target(r) else { continue }
         out = out.replacingOccurrences(of: "quire-attachment://" + hexString(r.id), with: t)
     }
     return out
+}
+
+/// True when `text` holds `quire-attachment://` (a byte search).
+func containsAttachmentLink(_ text: String) -> Bool {
+    let needle = Array("quire-attachment://".utf8)
+    var text = text
+    return text.withUTF8 { hay -> Bool in
+        guard hay.count >= needle.count else { return false }
+        var i = 0
+        let last = hay.count - needle.count
+        while i <= last {
+            if hay[i] == needle[0] {
+                var k = 1
+                while k < needle.count, hay[i + k] == needle[k] { k += 1 }
+                if k == needle.count { return true }
+            }
+            i += 1
+        }
+        return false
+    }
 }

@@ -25,6 +25,7 @@ public struct ExportFilter: Sendable, Equatable {
     public var tags: [String]
     /// Entries in one of these journals.
     public var journals: [String]
+    /// A filter; the defaults take every entry.
     public init(since: Int64? = nil, until: Int64? = nil, tags: [String] = [], journals: [String] = []) {
         self.since = since; self.until = until; self.tags = tags; self.journals = journals
     }
@@ -36,6 +37,7 @@ public struct ExportProgress: Sendable, Equatable {
     public var done: Int
     /// Entries in total.
     public var total: Int
+    /// Progress of `done` entries out of `total`.
     public init(done: Int, total: Int) { self.done = done; self.total = total }
 }
 
@@ -51,6 +53,7 @@ public struct ExportReport: Sendable, Equatable {
     /// damaged or partial copy): their metadata is exported, their bytes
     /// cannot be.
     public var missingAttachments = 0
+    /// An empty report.
     public init() {}
 }
 
@@ -75,6 +78,7 @@ public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// A message a person can act on (no secrets).
     public var description: String {
         switch self {
         case .cannotWrite(let path, let reason): "cannot write \(path): \(reason)"

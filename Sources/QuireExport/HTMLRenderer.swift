@@ -6,25 +6,7 @@ enum Markup {
     /// forbids (C0 controls other than tab, newline and carriage return;
     /// U+FFFE, U+FFFF) replaced by U+FFFD.
     static func escape(_ s: String) -> String {
-        var out = ""
-        out.reserveCapacity(s.utf8.count + 16)
-        for u in s.unicodeScalars {
-            switch u {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            case "\t", "\n", "\r": out.unicodeScalars.append(u)
-            default:
-                if u.value < 0x20 || u.value == 0xFFFE || u.value == 0xFFFF || u.value == 0x7F {
-                    out += "\u{FFFD}"
-                } else {
-                    out.unicodeScalars.append(u)
-                }
-            }
-        }
-        return out
+        EscapeBytes.transform(s, EscapeBytes.markup)
     }
 
     /// True for link destinations that may be followed: `http:`, `https:`

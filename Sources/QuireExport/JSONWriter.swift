@@ -7,25 +7,7 @@ public enum JSONWriter {
     /// `\n`, `\r`, `\t`, `\b`, `\f` or `\u00XX`, U+2028 and U+2029 as
     /// `\u2028`/`\u2029`; everything else as UTF-8.
     public static func string(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            default:
-                if u.value < 0x20 || u.value == 0x2028 || u.value == 0x2029 || u.value == 0x7F {
-                    out += "\\u" + hexDigits(u.value, 4).lowercased()
-                } else {
-                    out.unicodeScalars.append(u)
-                }
-            }
-        }
-        return out + "\""
+        EscapeBytes.transform(s, prefix: 0x22, suffix: 0x22, EscapeBytes.json)
     }
 
     /// The JSON encoding of a CBOR value (`Spec/export-json.md §4.5`):

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 public import Quire
 
 /// A wall-clock reading in an entry's own time zone.
@@ -41,8 +42,20 @@ public struct LocalTime: Sendable, Equatable {
     /// The offset in seconds east of UTC for `body.created`.
     public static func offset(of body: EntryBody) -> Int {
         if let o = body.utcOffsetSeconds, abs(o) <= 18 * 3600 { return Int(o) }
-        guard !body.timeZone.isEmpty, let zone = TimeZone(identifier: body.timeZone) else { return 0 }
+        guard !body.timeZone.isEmpty, let zone = zone(named: body.timeZone) else { return 0 }
         return zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(body.created) / 1000))
+    }
+
+    /// Time zones by IANA name, made once each (at most 1,000 names kept).
+    private static let zones = Mutex<[String: TimeZone?]>([:])
+
+    static func zone(named name: String) -> TimeZone? {
+        if let known = zones.withLock({ $0[name] }) { return known }
+        let made = TimeZone(identifier: name)
+        zones.withLock { cache in
+            if cache.count < 1000 { cache[name] = made }
+        }
+        return made
     }
 
     /// `YYYY-MM-DD`.

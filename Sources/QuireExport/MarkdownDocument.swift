@@ -7,10 +7,10 @@
 /// code (```` ``` ````), thematic breaks (`---`), and inline `*emphasis*`,
 /// `_emphasis_`, `**strong**`, `` `code` ``, `[links](url)`, `![images](url)`
 /// and backslash escapes. Anything else is text. Parsing never fails:
-/// unmatched delimiters are literal text. Work is bounded: a closing
-/// delimiter is looked for at most ``MarkdownDocument/delimiterSearchLimit``
-/// characters ahead and nesting stops at ``MarkdownDocument/maxDepth``, so
-/// time is at most linear in the text times that constant.
+/// unmatched delimiters are literal text. Work is bounded: closing
+/// delimiters and brackets are matched in one pass per block and nesting
+/// stops at ``MarkdownDocument/maxDepth``, so time is linear in the text
+/// times that depth.
 public struct MarkdownDocument: Sendable, Equatable {
     /// A block of the text.
     public indirect enum Block: Sendable, Equatable {
@@ -49,15 +49,14 @@ public struct MarkdownDocument: Sendable, Equatable {
     /// The blocks, in order.
     public var blocks: [Block]
 
-    /// How far ahead (in Unicode scalars) a closing delimiter is looked for.
-    public static let delimiterSearchLimit = 4096
     /// The deepest nesting of quotations and inline spans that is parsed.
     public static let maxDepth = 8
 
     /// Parses `text`.
     public init(parsing text: String) {
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> Substring in
-            line.hasSuffix("\r") ? line.dropLast() : line
+        let lines = text.utf8.split(separator: 10, omittingEmptySubsequences: false).map { bytes -> Substring in
+            let line = Substring(bytes)
+            return line.utf8.last == 13 ? Substring(line.utf8.dropLast()) : line
         }
         blocks = Self.parseBlocks(lines[...], depth: 0)
     }
@@ -89,7 +88,7 @@ public struct MarkdownDocument: Sendable, Equatable {
         while i < lines.endIndex {
             let line = lines[i]
             let trimmed = line.drop(while: { $0 == " " })
-            let indent = line.count - trimmed.count
+            let indent = line.utf8.count - trimmed.utf8.count
             if trimmed.isEmpty {
                 endParagraph()
                 i += 1
@@ -151,7 +150,7 @@ public struct MarkdownDocument: Sendable, Equatable {
                 i += 1
                 while i < lines.endIndex {
                     let t = lines[i].drop(while: { $0 == " " })
-                    if t.isEmpty || listMarker(t) != nil || t.hasPrefix(">") || headingLevel(t) != nil || t.hasPrefix("```") { break }
+                    if t.isEmpty || listMarker(t) != nil || t.hasPrefix(">") || headingLevel(t) != nil || t.hasPrefix("```") || isRule(t) { break }
                     item.append(t)
                     i += 1
                 }
@@ -173,6 +172,9 @@ public struct MarkdownDocument: Sendable, Equatable {
     }
 
     static func isRule(_ line: Substring) -> Bool {
+        guard let first = line.utf8.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "*") || first == UInt8(ascii: "_"),
+            line.utf8.count <= 256
+        else { return false }
         let compact = line.filter { $0 != " " }
         guard compact.count >= 3, let c = compact.first, c == "-" || c == "*" || c == "_" else { return false }
         return compact.allSatisfy { $0 == c }
@@ -192,91 +194,156 @@ public struct MarkdownDocument: Sendable, Equatable {
     }
 
     static func parseInlines(_ text: String, depth: Int) -> [Inline] {
-        let scalars = Array(text.unicodeScalars)
-        return InlineParser(scalars: scalars).parse(scalars.startIndex..<scalars.endIndex, depth: depth)
+        let parser = InlineParser(text: text)
+        return parser.parse(0..<parser.b.count, depth: depth)
     }
 }
 
-/// The inline half of ``MarkdownDocument``.
+/// The inline half of ``MarkdownDocument``, over UTF-8 bytes (every
+/// delimiter is ASCII). Closing delimiters, matching brackets and the next
+/// backtick or `)` are found in one pass before parsing, so parsing is
+/// linear in the text for each nesting level.
 private struct InlineParser {
-    let scalars: [Unicode.Scalar]
+    let b: [UInt8]
+    /// For `[` at i: the index of its matching `]`, else -1.
+    var matchBracket: [Int32]
+    /// The first unescaped backtick at or after i (n when none).
+    var nextBacktick: [Int32]
+    /// The first `)` or newline at or after i (n when none).
+    var nextParen: [Int32]
+    /// For the four delimiters (`*`, `**`, `_`, `__`): where the first
+    /// valid closing run starting at or after i closes (n when none).
+    var nextCloser: [[Int32]]
+
+    static let star = UInt8(ascii: "*"), underscore = UInt8(ascii: "_"), backslash = UInt8(ascii: "\\")
+
+    init(text: String) {
+        b = Array(text.utf8)
+        let n = b.count
+        var escaped = [Bool](repeating: false, count: n + 1)
+        var i = 0
+        while i < n {
+            if b[i] == Self.backslash, i + 1 < n, b[i + 1] < 0x80, Self.isPunctuation(b[i + 1]) {
+                escaped[i + 1] = true
+                i += 2
+            } else {
+                i += 1
+            }
+        }
+        matchBracket = [Int32](repeating: -1, count: n)
+        var stack: [Int] = []
+        for k in 0..<n where !escaped[k] {
+            if b[k] == UInt8(ascii: "[") { stack.append(k) } else if b[k] == UInt8(ascii: "]"), let open = stack.popLast() { matchBracket[open] = Int32(k) }
+        }
+        nextBacktick = [Int32](repeating: Int32(n), count: n + 1)
+        nextParen = [Int32](repeating: Int32(n), count: n + 1)
+        var k = n - 1
+        while k >= 0 {
+            nextBacktick[k] = b[k] == UInt8(ascii: "`") && !escaped[k] ? Int32(k) : nextBacktick[k + 1]
+            nextParen[k] = b[k] == UInt8(ascii: ")") || b[k] == 10 ? Int32(k) : nextParen[k + 1]
+            k -= 1
+        }
+        // Closing runs.
+        var closers = [[Int32]](repeating: [Int32](repeating: Int32(n), count: n + 1), count: 4)
+        k = n - 1
+        while k >= 0 {
+            for kind in 0..<4 { closers[kind][k] = closers[kind][k + 1] }
+            let c = b[k]
+            if (c == Self.star || c == Self.underscore), !escaped[k], k > 0, b[k - 1] != c, !Self.isSpace(b[k - 1]) {
+                var run = 0
+                while k + run < n, b[k + run] == c { run += 1 }
+                let base = c == Self.star ? 0 : 2
+                let wordAfter = c == Self.underscore && k + run < n && Self.isWord(b[k + run])
+                for width in 1...2 {
+                    var at: Int?
+                    if run == width, !wordAfter { at = k }
+                    // `***`: an inner `*` closes on the first, an outer `**` on the last two.
+                    if width == 1, run == 3 { at = k }
+                    if width == 2, run == 3 { at = k + 1 }
+                    if let at { closers[base + width - 1][k] = Int32(at) }
+                }
+            }
+            k -= 1
+        }
+        nextCloser = closers
+    }
+
+    func text(_ r: Range<Int>) -> String { String(decoding: b[r], as: UTF8.self) }
 
     func parse(_ range: Range<Int>, depth: Int) -> [MarkdownDocument.Inline] {
         var out: [MarkdownDocument.Inline] = []
-        var text = String.UnicodeScalarView()
+        var pending: [UInt8] = []
         func flush() {
-            if !text.isEmpty {
-                out.append(.text(String(text)))
-                text = String.UnicodeScalarView()
+            if !pending.isEmpty {
+                out.append(.text(String(decoding: pending, as: UTF8.self)))
+                pending.removeAll(keepingCapacity: true)
             }
         }
         var i = range.lowerBound
         let end = range.upperBound
         while i < end {
-            let c = scalars[i]
+            let c = b[i]
             switch c {
-            case "\\":
-                if i + 1 < end, scalars[i + 1].isASCII, isPunctuation(scalars[i + 1]) {
-                    text.append(scalars[i + 1])
+            case Self.backslash:
+                if i + 1 < end, b[i + 1] < 0x80, Self.isPunctuation(b[i + 1]) {
+                    pending.append(b[i + 1])
                     i += 2
                 } else {
-                    text.append(c)
+                    pending.append(c)
                     i += 1
                 }
-            case "\n":
+            case 10:
                 flush()
                 out.append(.lineBreak)
                 i += 1
-            case "`":
-                if let close = find("`", from: i + 1, end: end) {
+            case UInt8(ascii: "`"):
+                let close = Int(nextBacktick[i + 1])
+                if close < end {
                     flush()
-                    out.append(.code(String(String.UnicodeScalarView(scalars[(i + 1)..<close]))))
+                    out.append(.code(text(i + 1..<close)))
                     i = close + 1
                 } else {
-                    text.append(c)
+                    pending.append(c)
                     i += 1
                 }
-            case "!" where i + 1 < end && scalars[i + 1] == "[":
+            case UInt8(ascii: "!") where i + 1 < end && b[i + 1] == UInt8(ascii: "["):
                 if let (labelEnd, urlStart, urlEnd) = linkParts(openBracket: i + 1, end: end) {
                     flush()
                     let alt = MarkdownDocument.plainText(parse(i + 2..<labelEnd, depth: MarkdownDocument.maxDepth))
                     out.append(.image(alt: alt, url: url(urlStart, urlEnd)))
                     i = urlEnd + 1
                 } else {
-                    text.append(c)
+                    pending.append(c)
                     i += 1
                 }
-            case "[":
+            case UInt8(ascii: "["):
                 if let (labelEnd, urlStart, urlEnd) = linkParts(openBracket: i, end: end) {
                     flush()
-                    let label = depth + 1 < MarkdownDocument.maxDepth
-                        ? parse(i + 1..<labelEnd, depth: depth + 1)
-                        : [.text(String(String.UnicodeScalarView(scalars[(i + 1)..<labelEnd])))]
+                    let label = depth + 1 < MarkdownDocument.maxDepth ? parse(i + 1..<labelEnd, depth: depth + 1) : [.text(text(i + 1..<labelEnd))]
                     out.append(.link(label, url: url(urlStart, urlEnd)))
                     i = urlEnd + 1
                 } else {
-                    text.append(c)
+                    pending.append(c)
                     i += 1
                 }
-            case "*", "_":
-                let double = i + 1 < end && scalars[i + 1] == c
+            case Self.star, Self.underscore:
+                let double = i + 1 < end && b[i + 1] == c
                 let width = double ? 2 : 1
-                let opensWord = i + width < end && !isSpace(scalars[i + width])
-                // `_` inside a word (snake_case) is text.
-                let intraword = c == "_" && i > range.lowerBound && isWordScalar(scalars[i - 1])
-                if opensWord, !intraword, depth + 1 < MarkdownDocument.maxDepth,
-                    let close = findCloser(c, width: width, from: i + width, end: end)
-                {
+                let opensWord = i + width < end && !Self.isSpace(b[i + width])
+                let intraword = c == Self.underscore && i > range.lowerBound && Self.isWord(b[i - 1])
+                let kind = (c == Self.star ? 0 : 2) + width - 1
+                let close = i + width + 1 <= end ? Int(nextCloser[kind][i + width + 1]) : end
+                if opensWord, !intraword, depth + 1 < MarkdownDocument.maxDepth, close + width <= end {
                     flush()
                     let inner = parse(i + width..<close, depth: depth + 1)
                     out.append(double ? .strong(inner) : .emphasis(inner))
                     i = close + width
                 } else {
-                    for _ in 0..<width { text.append(c) }
+                    for _ in 0..<width { pending.append(c) }
                     i += width
                 }
             default:
-                text.append(c)
+                pending.append(c)
                 i += 1
             }
         }
@@ -285,8 +352,8 @@ private struct InlineParser {
     }
 
     func url(_ start: Int, _ end: Int) -> String {
-        var s = String(String.UnicodeScalarView(scalars[start..<end]))
-        if s.hasPrefix("<"), s.hasSuffix(">"), s.count >= 2 { s = String(s.dropFirst().dropLast()) }
+        var s = text(start..<end)
+        if s.hasPrefix("<"), s.hasSuffix(">"), s.utf8.count >= 2 { s = String(s.dropFirst().dropLast()) }
         // A title after the destination (`(url "title")`) is dropped.
         if let space = s.firstIndex(of: " ") { s = String(s[..<space]) }
         return s
@@ -295,65 +362,19 @@ private struct InlineParser {
     /// For `[` at `openBracket`: the index of the matching `]`, and the
     /// destination's bounds inside the following `( … )`.
     func linkParts(openBracket: Int, end: Int) -> (Int, Int, Int)? {
-        var i = openBracket + 1
-        var nesting = 0
-        let limit = min(end, openBracket + MarkdownDocument.delimiterSearchLimit)
-        while i < limit {
-            let c = scalars[i]
-            if c == "\\" { i += 2; continue }
-            if c == "[" { nesting += 1 }
-            if c == "]" {
-                if nesting == 0 { break }
-                nesting -= 1
-            }
-            if c == "\n" && i + 1 < end && scalars[i + 1] == "\n" { return nil }
-            i += 1
-        }
-        guard i < limit, scalars[i] == "]", i + 1 < end, scalars[i + 1] == "(" else { return nil }
-        let labelEnd = i
-        let urlStart = i + 2
-        var j = urlStart
-        while j < limit, scalars[j] != ")", scalars[j] != "\n" { j += 1 }
-        guard j < limit, scalars[j] == ")" else { return nil }
-        return (labelEnd, urlStart, j)
+        let close = Int(matchBracket[openBracket])
+        guard close > openBracket, close + 1 < end, b[close + 1] == UInt8(ascii: "(") else { return nil }
+        let j = Int(nextParen[close + 2])
+        guard j < end, b[j] == UInt8(ascii: ")") else { return nil }
+        return (close, close + 2, j)
     }
 
-    func find(_ c: Unicode.Scalar, from start: Int, end: Int) -> Int? {
-        var i = start
-        let limit = min(end, start + MarkdownDocument.delimiterSearchLimit)
-        while i < limit {
-            if scalars[i] == c { return i }
-            i += 1
-        }
-        return nil
+    static func isSpace(_ c: UInt8) -> Bool { c == 32 || c == 10 || c == 9 }
+    /// ASCII letters and digits, and any byte of a non-ASCII character.
+    static func isWord(_ c: UInt8) -> Bool {
+        c >= 0x80 || (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
     }
-
-    /// A closing run of `width` × `c` preceded by a non-space.
-    func findCloser(_ c: Unicode.Scalar, width: Int, from start: Int, end: Int) -> Int? {
-        var i = start + 1
-        let limit = min(end, start + MarkdownDocument.delimiterSearchLimit)
-        while i + width <= limit {
-            let s = scalars[i]
-            if s == "\\" { i += 2; continue }
-            if s == c {
-                var run = 0
-                while i + run < end, scalars[i + run] == c { run += 1 }
-                if !isSpace(scalars[i - 1]) {
-                    if run == width, !(c == "_" && i + run < end && isWordScalar(scalars[i + run])) { return i }
-                    if width == 1 && run == 3 { return i + 2 }
-                    if width == 2 && run == 3 { return i }
-                }
-                i += run
-                continue
-            }
-            i += 1
-        }
-        return nil
-    }
-
-    func isSpace(_ s: Unicode.Scalar) -> Bool { s == " " || s == "\n" || s == "\t" }
-    func isWordScalar(_ s: Unicode.Scalar) -> Bool { s.properties.isAlphabetic || ("0"..."9").contains(s) }
-    func isPunctuation(_ s: Unicode.Scalar) -> Bool {
-        "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~".unicodeScalars.contains(s)
+    static func isPunctuation(_ c: UInt8) -> Bool {
+        (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E)
     }
 }

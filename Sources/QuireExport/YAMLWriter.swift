@@ -60,26 +60,7 @@ public enum YAMLWriter {
     }
 
     static func quoted(_ s: String, to out: inout String) {
-        out += "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case "\r": out += "\\r"
-            default:
-                let v = u.value
-                if v < 0x20 || v == 0x7F || (0x80...0x9F).contains(v) {
-                    out += "\\x" + hexDigits(v, 2)
-                } else if v == 0x2028 || v == 0x2029 || v == 0xFEFF || v == 0xFFFE || v == 0xFFFF {
-                    out += "\\u" + hexDigits(v, 4)
-                } else {
-                    out.unicodeScalars.append(u)
-                }
-            }
-        }
-        out += "\""
+        out += EscapeBytes.transform(s, prefix: 0x22, suffix: 0x22, EscapeBytes.yaml)
     }
 
     /// Shortest round-trip text of a finite double, always marked as a float.

@@ -36,11 +36,13 @@ public final class ZipBytesSource: ZipMemberSource {
     /// A source of the UTF-8 bytes of `text`.
     public convenience init(text: String) { self.init(Array(text.utf8)) }
 
+    /// Starts again from the first byte.
     public func open() { offset = 0 }
 
     /// The number of bytes held.
     public var byteCount: UInt64? { UInt64(bytes.count) }
 
+    /// Copies the next bytes into `buffer`; 0 at the end.
     public func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         let n = min(buffer.count, bytes.count - offset)
         if n > 0 { bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + offset, byteCount: n) } }

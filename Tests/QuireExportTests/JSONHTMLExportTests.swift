@@ -81,3 +81,26 @@ func isWellFormedXML(_ text: String) -> Bool {
         #expect(html.contains("<a href=\"https://ok.example/&quot;q\">ok</a>"))
     }
 }
+
+@Suite struct HTMLEscapingTests {
+    @Test func fileNamesAndAltTextAreEscaped() throws {
+        let dir = TemporaryDirectory()
+        let vault = try makeVault(dir)
+        try vault.commit { tx in
+            let pdf = try tx.storeAttachment(from: MemoryByteSource(Array("%PDF-1.4".utf8)), mediaType: "application/pdf")
+            let jpg = try tx.storeAttachment(fromFile: fixtures + "/photo.jpg", mediaType: "image/jpeg")
+            try tx.add(EntryBody(created: 0, text: "![<b>\"alt\"</b>](quire-attachment://02)", attachments: [
+                AttachmentReference(id: [1], blob: pdf.blob, mediaType: "application/pdf", fileName: "<x>&\"y\".pdf"),
+                AttachmentReference(id: [2], blob: jpg.blob, mediaType: "image/jpeg", fileName: "a.jpg"),
+            ]))
+        }
+        for (format, name) in [(ExportFormat.html, "out.html"), (.epub, "out.epub")] {
+            _ = try exportJournal(vault, format: format, to: dir.file(name))
+        }
+        let html = try read(dir.file("out.html"))
+        #expect(html.contains("<p class=\"attachment\">[&lt;x&gt;&amp;&quot;y&quot;.pdf]</p>"))
+        #expect(html.contains("<img alt=\"&lt;b&gt;&quot;alt&quot;&lt;/b&gt;\" src=\"data:image/jpeg;base64,"))
+        #expect(!html.contains("<x>"))
+        try expectEPUBCheckClean(dir.file("out.epub"))
+    }
+}
