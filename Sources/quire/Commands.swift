@@ -181,15 +181,22 @@ let commandTable: [CommandSpec] = [
             """),
     CommandSpec(
         name: "import", operands: "FORMAT SOURCE VAULT", summary: "import dayone, dayone-classic, jrnl or markdown", operandCount: 3...3,
-        options: Options.unlock + [Options.json],
+        options: [
+            OptionSpec(name: "journal", value: "NAME", help: "journal name for jrnl and Classic entries (default: the file name)"),
+            OptionSpec(name: "time-zone", value: "ZONE", help: "IANA zone for times without one, as in jrnl (default: this system's)"),
+        ] + Options.unlock + [Options.json],
         details: """
             FORMAT: dayone (a Day One JSON export, zipped or not), dayone-classic,
             jrnl (jrnl --export json), markdown (a folder with front matter).
             Everything happens on this device. Importing again updates changed
-            entries and skips unchanged ones.
+            entries and skips unchanged ones; an entry the vault holds in a
+            newer version is left as it is. One bad entry or file never stops
+            the import: it is skipped and listed with its reason.
 
             JSON: {"format", "source", "entriesAdded", "entriesUpdated",
-            "entriesUnchanged", "attachmentsStored", "journals", "skipped": [{"item", "reason"}]}
+            "entriesUnchanged", "entriesNotNewer", "duplicatesMerged",
+            "attachmentsStored", "attachmentsDeduplicated", "attachmentsMissing",
+            "unreferencedAttachments", "journals", "skipped": [{"item", "reason"}]}
             """),
     CommandSpec(
         name: "export", operands: "VAULT", summary: "export md, json, dayone, html, epub or pdf", operandCount: 1...1,

@@ -12,26 +12,45 @@ func importCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         throw c.usage("unknown import format '\(formatName)'; the formats are \(ImportFormat.allCases.map(\.rawValue).joined(separator: ", "))")
     }
     guard FileSystem.exists(source) else { throw CLIFailure("no file or folder at \(source)", hint: "check the SOURCE path", code: "not_found") }
+    var options = ImportOptions(journal: c.args.value("journal"))
+    if let zone = c.args.value("time-zone") {
+        guard TimeZone(identifier: zone) != nil else {
+            throw c.usage("unknown time zone '\(zone)'; give an IANA name such as Europe/London")
+        }
+        options.timeZone = zone
+    }
     let opened = try Unlock.open(path, c.args, out: c.out)
     let progress = ProgressBar("importing \((source as NSString).lastPathComponent)")
     progress.start()
     let report: ImportReport
     do {
-        report = try importJournal(format, from: source, into: opened.vault) { p in progress.update(done: p.done, total: p.total) }
+        report = try importJournal(format, from: source, into: opened.vault, options: options) { p in
+            progress.update(done: p.done, total: p.total)
+        }
     } catch {
         progress.finish()
         throw .importing(error)
     }
     progress.finish()
     c.out.line("imported \(format.rawValue) from \(source) into \(path):")
-    c.out.line("  entries: \(report.entriesAdded) added, \(report.entriesUpdated) updated, \(report.entriesUnchanged) unchanged")
-    c.out.line("  attachments: \(report.attachmentsStored) stored")
+    var entries = "  entries: \(report.entriesAdded) added, \(report.entriesUpdated) updated, \(report.entriesUnchanged) unchanged"
+    if report.entriesNotNewer > 0 { entries += ", \(report.entriesNotNewer) kept (the vault's version is newer)" }
+    if report.duplicatesMerged > 0 { entries += ", \(report.duplicatesMerged) duplicates merged" }
+    c.out.line(entries)
+    var media = "  attachments: \(report.attachmentsStored) stored"
+    if report.attachmentsDeduplicated > 0 { media += ", \(report.attachmentsDeduplicated) already held" }
+    if report.attachmentsMissing > 0 { media += ", \(report.attachmentsMissing) missing from the export" }
+    if report.unreferencedAttachments > 0 { media += ", \(report.unreferencedAttachments) not linked from the text (kept)" }
+    c.out.line(media)
     if !report.journals.isEmpty { c.out.line("  journals: " + report.journals.joined(separator: ", ")) }
     c.out.line("  skipped: \(report.skipped.count)")
     for s in report.skipped { c.out.line("    \(s.item): \(s.reason)") }
     c.out.emit([
         "format": format.rawValue, "source": source, "entriesAdded": report.entriesAdded, "entriesUpdated": report.entriesUpdated,
-        "entriesUnchanged": report.entriesUnchanged, "attachmentsStored": report.attachmentsStored, "journals": report.journals,
+        "entriesUnchanged": report.entriesUnchanged, "entriesNotNewer": report.entriesNotNewer,
+        "duplicatesMerged": report.duplicatesMerged, "attachmentsStored": report.attachmentsStored,
+        "attachmentsDeduplicated": report.attachmentsDeduplicated, "attachmentsMissing": report.attachmentsMissing,
+        "unreferencedAttachments": report.unreferencedAttachments, "journals": report.journals,
         "skipped": report.skipped.map { ["item": $0.item, "reason": $0.reason] },
     ])
     return .success
@@ -71,6 +90,12 @@ func exportCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     }
     progress.finish()
     c.out.line("exported \(plural(report.entries, "entry", "entries")) and \(plural(report.attachments, "attachment")) to \(output) (\(formatBytes(report.bytes)))")
-    c.out.emit(["format": name, "path": output, "entries": report.entries, "attachments": report.attachments, "bytes": Int(report.bytes)])
+    if report.missingAttachments > 0 {
+        c.out.warning("\(plural(report.missingAttachments, "attachment")) named by entries are not in this copy of the vault; their details were exported, their bytes could not be")
+    }
+    c.out.emit([
+        "format": name, "path": output, "entries": report.entries, "attachments": report.attachments, "bytes": Int(report.bytes),
+        "missingAttachments": report.missingAttachments,
+    ])
     return .success
 }
