@@ -73,8 +73,24 @@ public struct FoldReport: Sendable {
         /// Why it failed, when it did.
         public let error: SyncError?
         /// True when the copy was deleted: the vault holds every one of its
-        /// committed frames.
+        /// committed frames and its name is a distinctive conflict-copy name.
         public let deleted: Bool
+        /// Why the copy was kept; nil when it was deleted.
+        public let keptBecause: KeptReason?
+    }
+    /// Why folding kept a copy (`Spec/merge.md §4`).
+    public enum KeptReason: String, Sendable, Equatable {
+        /// The merge failed (see ``Copy/error``).
+        case mergeFailed = "merge_failed"
+        /// The merge left frames out (damaged, unverified, stale), or the
+        /// vault does not hold every committed frame of the copy.
+        case notAllTakenIn = "not_all_taken_in"
+        /// Its content is in the vault, but its name is not a distinctive
+        /// conflict-copy name (``SyncTool/nameIsDistinctive``): it may be a
+        /// backup or a copy a person made, so only they delete it.
+        case nameNotDistinctive = "name_not_distinctive"
+        /// Deleting it failed (permissions); its content is in the vault.
+        case removeFailed = "remove_failed"
     }
     /// Every copy found, in path order.
     public let copies: [Copy]
@@ -84,9 +100,10 @@ extension ConflictCopies {
     /// Finds the vault's conflict copies and merges each into it
     /// (``VaultMerge/merge(vaultAt:copyAt:credential:random:options:)``).
     /// A copy is deleted only when the merged vault, opened again, holds
-    /// every committed frame of it (`Spec/merge.md §4`); a copy with
-    /// damaged or unverified records, or one that failed to merge, is kept
-    /// and reported.
+    /// every committed frame of it and its name is a distinctive sync-tool
+    /// conflict-copy name (`Spec/merge.md §4`); a copy with damaged or
+    /// unverified records, one that failed to merge, or one named like a
+    /// backup (``SyncTool/nameIsDistinctive``) is kept, with the reason.
     ///
     /// - Returns: what became of each copy.
     /// - Throws: the errors of ``find(for:)``. A failure on one copy is
@@ -99,7 +116,14 @@ extension ConflictCopies {
             do {
                 let report = try VaultMerge.merge(vaultAt: vaultPath, copyAt: copy.path, credential: credential, random: random, options: options)
                 var deleted = false
-                if report.leftOut.isEmpty, try holdsEveryFrame(of: copy.path, vault: vaultPath) {
+                var kept: FoldReport.KeptReason?
+                var held = report.leftOut.isEmpty
+                if held { held = try holdsEveryFrame(of: copy.path, vault: vaultPath) }
+                if !held {
+                    kept = .notAllTakenIn
+                } else if copy.tool?.nameIsDistinctive != true {
+                    kept = .nameNotDistinctive
+                } else {
                     do {
                         try FileSystem.remove(copy.path)
                         try FileSystem.syncDirectory(FileSystem.directory(of: copy.path))
@@ -107,10 +131,11 @@ extension ConflictCopies {
                     } catch {
                         deleted = !FileSystem.exists(copy.path)
                     }
+                    if !deleted { kept = .removeFailed }
                 }
-                results.append(FoldReport.Copy(copy: copy, merge: report, error: nil, deleted: deleted))
+                results.append(FoldReport.Copy(copy: copy, merge: report, error: nil, deleted: deleted, keptBecause: kept))
             } catch {
-                results.append(FoldReport.Copy(copy: copy, merge: nil, error: error, deleted: false))
+                results.append(FoldReport.Copy(copy: copy, merge: nil, error: error, deleted: false, keptBecause: .mergeFailed))
             }
         }
         return FoldReport(copies: results)

@@ -18,6 +18,19 @@ public enum SyncTool: String, Sendable, CaseIterable {
     case iCloudDrive
     /// `Journal (conflict_on_2026-11-29).quire`
     case unison
+
+    /// True when the tool's pattern is distinctive enough that a person is
+    /// unlikely to give a file that name: a date-stamped marker (Syncthing,
+    /// Dropbox, Nextcloud, Unison). OneDrive's `-NAME`, iCloud Drive's ` 2`
+    /// and Google Drive's ` (1)` are also what people, browsers and file
+    /// managers name backups and duplicates, so folding keeps those files
+    /// after taking in their content (`Spec/merge.md §4`).
+    public var nameIsDistinctive: Bool {
+        switch self {
+        case .syncthing, .dropbox, .nextcloud, .unison: true
+        case .onedrive, .googleDrive, .iCloudDrive: false
+        }
+    }
 }
 
 /// Reads conflict-copy names (`Spec/merge.md §2`): which tool's pattern a

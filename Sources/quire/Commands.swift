@@ -162,10 +162,14 @@ let commandTable: [CommandSpec] = [
         details: """
             Finds copies such as 'Journal.sync-conflict-…' (Syncthing),
             'Journal (… conflicted copy …)' (Dropbox), Nextcloud, OneDrive, iCloud
-            and Google Drive names; merges each and deletes the copies the vault
-            then holds entirely. Exit 1 when a copy could not be folded.
+            and Google Drive names, or any file beside the vault that is a copy of
+            it; merges each into the vault. A copy the vault then holds entirely
+            is deleted only when its name is a Syncthing, Dropbox, Nextcloud or
+            Unison conflict name; other copies (OneDrive-, iCloud- or Drive-like
+            names, backups) are kept for you to delete. Exit 1 when a copy could
+            not be folded.
 
-            JSON: {"vault", "copies": [{"path", "tool", "recordsAdded", "deleted", "error"}]}
+            JSON: {"vault", "copies": [{"path", "tool", "recordsAdded", "deleted", "keptBecause", "error"}]}
             """),
     CommandSpec(
         name: "compact", operands: "VAULT", summary: "rewrite without old revisions (--rekey: new keys)", operandCount: 1...1,

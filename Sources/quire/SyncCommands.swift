@@ -75,11 +75,12 @@ func resolveCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
             c.out.line("not folded: \(name) (\(tool)): \(error.description)")
         } else {
             let added = copy.merge?.framesAdded ?? 0
-            c.out.line("folded \(name) (\(tool)): \(plural(added, "record")) added; the copy was \(copy.deleted ? "deleted" : "kept (it holds records the vault could not take)")")
+            c.out.line("folded \(name) (\(tool)): \(plural(added, "record")) added; \(foldFate(copy))")
         }
         rows.append([
             "path": copy.copy.path, "tool": copy.copy.tool?.rawValue as Any? ?? NSNull(), "recordsAdded": copy.merge?.framesAdded ?? 0,
-            "deleted": copy.deleted, "error": copy.error.map { $0.description as Any } ?? NSNull(),
+            "deleted": copy.deleted, "keptBecause": copy.keptBecause?.rawValue as Any? ?? NSNull(),
+            "error": copy.error.map { $0.description as Any } ?? NSNull(),
         ])
     }
     c.out.emit(["vault": path, "copies": rows])
@@ -88,6 +89,16 @@ func resolveCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         return .failure
     }
     return .success
+}
+
+/// What became of a folded copy, in words: deleted, or kept and why.
+func foldFate(_ copy: FoldReport.Copy) -> String {
+    switch copy.keptBecause {
+    case nil: "the copy was deleted"
+    case .nameNotDistinctive?: "the copy was kept: its name is not a sync tool's conflict-copy name, so it may be a backup; delete it yourself if you do not need it"
+    case .removeFailed?: "its content is in the vault, but the copy could not be deleted"
+    case .notAllTakenIn?, .mergeFailed?: "the copy was kept (it holds records the vault could not take)"
+    }
 }
 
 /// `quire compact VAULT [--rekey] [--keep-history N]`.

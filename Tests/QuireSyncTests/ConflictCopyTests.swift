@@ -79,4 +79,28 @@ import Testing
         let again = try ConflictCopies.fold(into: c.a, credential: .device(c.laptop.keyPair), options: fast)
         #expect(again.copies.count == 1 && again.copies[0].merge?.changed == false && !again.copies[0].deleted)
     }
+
+    /// Folding takes in the content of every copy but deletes only a copy
+    /// whose name is a sync tool's distinctive conflict-copy pattern: a
+    /// backup named like a OneDrive copy, an iCloud- or Google-Drive-like
+    /// " 2" / " (1)", or a file renamed by hand is kept (found by a new-user
+    /// trial: `quire resolve` deleted the user's own backup).
+    @Test func foldingKeepsCopiesWithoutADistinctiveName() throws {
+        let c = try TwoCopies("keep")
+        try c.onPhone(c.b).add(EntryBody(created: t0 + 10, text: "phone"))
+        let kept = ["Journal-backup-before-upgrade.quire", "Journal 2.quire", "Journal (1).quire", "Merged.quire"]
+        for name in kept { copy(c.a, c.dir.file(name)) }
+        let report = try ConflictCopies.fold(into: c.a, credential: .device(c.laptop.keyPair), options: fast)
+        let byName = Dictionary(uniqueKeysWithValues: report.copies.map { (String($0.copy.path.split(separator: "/").last!), $0) })
+        #expect(byName.count == 5)
+        #expect(byName["Journal.sync-conflict-20261129-101530-ABCDEF1.quire"]?.deleted == true)
+        #expect(byName["Journal.sync-conflict-20261129-101530-ABCDEF1.quire"]?.keptBecause == nil)
+        for name in kept {
+            #expect(byName[name]?.deleted == false, "\(name)")
+            #expect(byName[name]?.keptBecause == .nameNotDistinctive, "\(name)")
+            #expect(FileManager.default.fileExists(atPath: c.dir.file(name)), "\(name)")
+        }
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["phone", "shared"])
+        #expect(SyncTool.allCases.filter(\.nameIsDistinctive) == [.syncthing, .dropbox, .nextcloud, .unison])
+    }
 }

@@ -564,8 +564,12 @@ private func crossMerge(_ dir: TemporaryDirectory, laptopFile: String, phoneFile
         #expect(!names.contains("Journal (Sam's conflicted copy 2026-11-29).quire"))
         #expect(names.contains("zz backup of my diary"))
         #expect(bytes(impostor) == impostorBytes)
-        #expect(!FileManager.default.fileExists(atPath: odd))
+        // Its content is folded in, but a file without a distinctive
+        // conflict-copy name is kept (it may be a backup).
+        #expect(FileManager.default.fileExists(atPath: odd))
+        #expect(report.copies.first { $0.copy.path == odd }?.keptBecause == .nameNotDistinctive)
         #expect(FileManager.default.fileExists(atPath: damaged))
+        #expect(report.copies.first { $0.copy.path == damaged }?.keptBecause == .notAllTakenIn)
         #expect(!FileManager.default.fileExists(atPath: c.b))
         #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["odd", "phone", "shared"])
     }
