@@ -1,14 +1,15 @@
 public import Quire
+import QuireImport
 import QuireSystem
 import QuireZip
 
 /// How Quire entries become Day One JSON entry objects for the Day One
 /// variant of the export (`Spec/export-json.md §7`).
 ///
-/// ``builtIn`` is the minimal mapping in this module. The import side
-/// (`QuireImport`'s `DayOneMapping`) holds the exact inverse of the Day One
-/// import; plug it in with
-/// `DayOneMapper(entryJSON: { DayOneMapping.dayOneEntry(id: $0, body: $1).serialized }, mediaFile: DayOneMapping.mediaFile(for:))`.
+/// ``exact`` is the only mapping the export uses: `QuireImport`'s
+/// `DayOneMapping` run backwards, so an entry imported from Day One comes
+/// back with every field it had (`Spec/import.md`, reverse mapping). The
+/// type stays a pair of functions so that an app can substitute its own.
 public struct DayOneMapper: Sendable {
     /// The JSON text of one Day One entry object for an entry (id, body).
     public var entryJSON: @Sendable (EntryID, EntryBody) -> String
@@ -25,81 +26,11 @@ public struct DayOneMapper: Sendable {
         self.mediaFile = mediaFile
     }
 
-    /// The minimal mapping: `uuid` (the entry id, uppercase hex),
-    /// `creationDate`/`modifiedDate` (UTC, `YYYY-MM-DDTHH:MM:SSZ`),
-    /// `timeZone`, `starred`, `isPinned`, `isAllDay`, `tags`, `text` (links
-    /// `quire-attachment://<id>` become `dayone-moment://<IDENTIFIER>`),
-    /// `location`, `weather`, and `photos`/`videos`/`audios`/`pdfAttachments`
-    /// objects (`identifier` = reference id in uppercase hex, `md5`, `type`,
-    /// `orderInEntry`). `extra` is not written.
-    public static let builtIn = DayOneMapper(entryJSON: builtInEntry, mediaFile: builtInMediaFile)
-
-    static func kind(_ ref: AttachmentReference) -> (list: String, folder: String) {
-        let t = ref.mediaType.lowercased()
-        if t.hasPrefix("video/") { return ("videos", "videos") }
-        if t.hasPrefix("audio/") { return ("audios", "audios") }
-        if t == "application/pdf" { return ("pdfAttachments", "pdfs") }
-        return ("photos", "photos")
-    }
-
-    /// `md5` from the reference's `extra["md5"]` when it is 32 hex digits,
-    /// else the first 16 bytes of the blob id in hex (not an MD5).
-    static func md5(_ ref: AttachmentReference) -> String {
-        if case .text(let s)? = ref.extra[text: "md5"], s.count == 32, s.allSatisfy(\.isHexDigit) { return s.lowercased() }
-        return hexString(Array(ref.blob.bytes.prefix(16)))
-    }
-
-    static func typeName(_ ref: AttachmentReference) -> String {
-        let ext = MediaFiles.fileExtension(for: ref)
-        return ext == "jpg" ? "jpeg" : ext
-    }
-
-    @Sendable static func builtInMediaFile(_ ref: AttachmentReference) -> (folder: String, fileName: String) {
-        (kind(ref).folder, md5(ref) + "." + typeName(ref))
-    }
-
-    @Sendable static func builtInEntry(_ id: EntryID, _ b: EntryBody) -> String {
-        var m: [(String, String)] = [("uuid", JSONWriter.string(hexString(id.bytes).uppercased()))]
-        m.append(("creationDate", JSONWriter.string(LocalTime.utcString(b.created))))
-        m.append(("modifiedDate", JSONWriter.string(LocalTime.utcString(b.modified ?? b.created))))
-        if !b.timeZone.isEmpty { m.append(("timeZone", JSONWriter.string(b.timeZone))) }
-        m.append(("starred", String(b.isStarred)))
-        m.append(("isPinned", String(b.isPinned)))
-        m.append(("isAllDay", String(b.isAllDay)))
-        if !b.tags.isEmpty { m.append(("tags", "[" + b.tags.map(JSONWriter.string).joined(separator: ", ") + "]")) }
-        let text = rewriteAttachmentLinks(b.text, references: b.attachments) { "dayone-moment://" + hexString($0.id).uppercased() }
-        m.append(("text", JSONWriter.string(text)))
-        if let l = b.location {
-            var f: [(String, String)] = []
-            if let v = l.latitude { f.append(("latitude", YAMLWriter.floatText(v))) }
-            if let v = l.longitude { f.append(("longitude", YAMLWriter.floatText(v))) }
-            if let v = l.altitude { f.append(("altitude", YAMLWriter.floatText(v))) }
-            if !l.placeName.isEmpty { f.append(("placeName", JSONWriter.string(l.placeName))) }
-            if !l.locality.isEmpty { f.append(("localityName", JSONWriter.string(l.locality))) }
-            if !l.region.isEmpty { f.append(("administrativeArea", JSONWriter.string(l.region))) }
-            if !l.country.isEmpty { f.append(("country", JSONWriter.string(l.country))) }
-            m.append(("location", JSONWriter.object(f)))
-        }
-        if let w = b.weather {
-            var f: [(String, String)] = []
-            if let t = w.temperatureCelsius { f.append(("temperatureCelsius", YAMLWriter.floatText(t))) }
-            if !w.conditions.isEmpty { f.append(("conditionsDescription", JSONWriter.string(w.conditions))) }
-            m.append(("weather", JSONWriter.object(f)))
-        }
-        var lists: [String: [String]] = [:]
-        var order: [String] = []
-        for (n, r) in b.attachments.enumerated() {
-            let list = kind(r).list
-            if lists[list] == nil { order.append(list) }
-            let object = JSONWriter.object([
-                ("identifier", JSONWriter.string(hexString(r.id).uppercased())), ("md5", JSONWriter.string(md5(r))),
-                ("type", JSONWriter.string(typeName(r))), ("orderInEntry", String(n)),
-            ])
-            lists[list, default: []].append(object)
-        }
-        for list in order { m.append((list, "[" + lists[list]!.joined(separator: ", ") + "]")) }
-        return JSONWriter.object(m)
-    }
+    /// The import's exact inverse (`DayOneMapping.dayOneEntry(id:body:)` and
+    /// `DayOneMapping.mediaFile(for:)`).
+    public static let exact = DayOneMapper(
+        entryJSON: { JSONValue.object(DayOneMapping.dayOneEntry(id: $0, body: $1)).serialized },
+        mediaFile: { DayOneMapping.mediaFile(for: $0) })
 }
 
 /// The Day One variant: a ZIP shaped like a Day One JSON export,
@@ -107,7 +38,7 @@ public struct DayOneMapper: Sendable {
 /// "entries": […]}`) and the media in `photos/`, `videos/`, `audios/` and
 /// `pdfs/`. Streamed like the EPUB.
 enum DayOneExporter {
-    static func export(_ context: inout ExportContext, to path: String, mapper: DayOneMapper = .builtIn) throws(ExportError) {
+    static func export(_ context: inout ExportContext, to path: String, mapper: DayOneMapper = .exact) throws(ExportError) {
         // Entries by journal, journals in order of first appearance.
         var journals: [(name: String, entries: [Int])] = []
         var byName: [String: Int] = [:]

@@ -388,9 +388,13 @@ public enum DayOneMapping {
         let b = Array(text.utf8)
         var replacements: [(Range<Int>, String)] = []
         var i = 0
-        while i + prefix.count + 32 <= b.count {
+        func isHex(_ c: UInt8) -> Bool { (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66) }
+        while i + prefix.count < b.count {
             if b[i] == prefix[0], b[i..<i + prefix.count].elementsEqual(prefix) {
-                let hexRange = i + prefix.count..<i + prefix.count + 32
+                // A reference id of any length (Spec/records.md: the id in hex).
+                var end = i + prefix.count
+                while end < b.count, isHex(b[end]) { end += 1 }
+                let hexRange = i + prefix.count..<end
                 let hex = String(decoding: b[hexRange], as: UTF8.self)
                 if let id = bytesFromHex(hex), let ref = body.attachments.first(where: { $0.id == id }) {
                     let (kind, _, object) = mediaObject(ref, fallbackIndex: 0)

@@ -39,7 +39,8 @@ func run(_ tool: String, _ arguments: [String]) throws -> Data {
         #expect(try Data(contentsOf: URL(fileURLWithPath: dir.file("out.zip"))) == (try Data(contentsOf: URL(fileURLWithPath: dir.file("again.zip")))))
         guard let names = try unzipList(dir.file("out.zip")) else { return }
         let md5 = photoPrefix(vault)
-        #expect(names == ["Pepys Diary.json", "Tolstoy Diary.json", "J\"&<>'.json", "photos/\(md5).jpeg"])
+        // The file keeps the extension of its name ("cover <1>.jpg").
+        #expect(names == ["Pepys Diary.json", "Tolstoy Diary.json", "J\"&<>'.json", "photos/\(md5).jpg"])
         let pepys = try JSONSerialization.jsonObject(with: try unzipMember(dir.file("out.zip"), "Pepys Diary.json")) as! [String: Any]
         #expect((pepys["metadata"] as? [String: String]) == ["version": "1.0"])
         let entries = pepys["entries"] as! [[String: Any]]
@@ -52,7 +53,7 @@ func run(_ tool: String, _ arguments: [String]) throws -> Data {
         #expect(photos[0]["md5"] as? String == md5)
         #expect(photos[0]["type"] as? String == "jpeg")
         #expect(entries[0]["tags"] as? [String] == ["1660", "church"])
-        let photo = try unzipMember(dir.file("out.zip"), "photos/\(md5).jpeg")
+        let photo = try unzipMember(dir.file("out.zip"), "photos/\(md5).jpg")
         #expect(photo == (try Data(contentsOf: URL(fileURLWithPath: fixtures + "/photo.jpg"))))
     }
 }
