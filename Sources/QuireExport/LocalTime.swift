@@ -61,9 +61,19 @@ public struct LocalTime: Sendable, Equatable {
     /// `YYYY-MM-DD`.
     public var dateString: String { "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))" }
 
-    /// ISO 8601 / RFC 3339 with the offset, such as `1660-01-11T22:00:00-00:01`
-    /// (the offset rounded towards zero to whole minutes, as RFC 3339 requires).
+    /// RFC 3339 for the same instant: the local time with its offset, such as
+    /// `2026-03-01T08:30:00+01:00`; when the offset is not a whole number of
+    /// minutes (local mean time before standard zones, such as London's
+    /// −0:01:15 in 1660), which RFC 3339 cannot write, the UTC time with `Z`,
+    /// such as `1660-01-11T22:01:15Z`, so the instant is never off.
     public var iso8601: String {
+        guard offsetSeconds % 60 == 0 else {
+            // Back to the instant: days since 1970 of the local date, plus the
+            // local time of day, minus the offset.
+            let local = Self.days(fromCivil: year, month, day) * 86_400 + Int64(hour * 3600 + minute * 60 + second)
+            let utc = LocalTime(milliseconds: (local - Int64(offsetSeconds)) * 1000, offsetSeconds: 0)
+            return "\(utc.dateString)T\(pad(utc.hour, 2)):\(pad(utc.minute, 2)):\(pad(utc.second, 2))Z"
+        }
         let sign = offsetSeconds < 0 ? "-" : "+"
         let m = abs(offsetSeconds) / 60
         return "\(dateString)T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2))\(sign)\(pad(m / 60, 2)):\(pad(m % 60, 2))"
@@ -81,6 +91,18 @@ public struct LocalTime: Sendable, Equatable {
     public static func utcString(_ milliseconds: Int64) -> String {
         let t = LocalTime(milliseconds: milliseconds, offsetSeconds: 0)
         return "\(t.dateString)T\(pad(t.hour, 2)):\(pad(t.minute, 2)):\(pad(t.second, 2))Z"
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (the inverse of
+    /// ``civil(fromDays:)``).
+    static func days(fromCivil y0: Int, _ m: Int, _ d: Int) -> Int64 {
+        let y = Int64(m <= 2 ? y0 - 1 : y0)
+        let era = floorDiv(y, 400)
+        let yoe = y - era * 400
+        let mp = Int64((m + 9) % 12)
+        let doy = (153 * mp + 2) / 5 + Int64(d) - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
     }
 
     static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {

@@ -362,6 +362,14 @@ public enum FileSystem {
         return UInt16(info.st_mode & 0o7777)
     }
 
+    /// Sets the permission bits of the file at `path` (`chmod(2)`), such as
+    /// `0o600` for a file holding decrypted content.
+    ///
+    /// - Throws: ``SystemError`` from `chmod(2)`.
+    public static func setPermissions(_ path: String, _ permissions: UInt16) throws(SystemError) {
+        guard chmod(path, mode_t(permissions)) == 0 else { throw SystemError(operation: "chmod", path: path, code: errno) }
+    }
+
     /// The size in bytes of the file at `path`.
     ///
     /// - Throws: ``SystemError`` from `stat(2)`.

@@ -62,6 +62,8 @@ public final class ZipBytesSource: ZipMemberSource {
 public final class ZipWriter {
     /// The archive's path.
     public let path: String
+    /// The permission bits the closed archive gets (default `0o600`).
+    public let permissions: UInt16
     private var archive: OpaquePointer?
     private var names = Set<String>()
     /// The DOS date and time every member carries: 1980-01-01 00:00:00 by default.
@@ -73,10 +75,16 @@ public final class ZipWriter {
     /// Starts a new archive at `path` (replaced when it exists).
     /// `modified` is the timestamp written for every member, as a UTC
     /// calendar date and time (years 1980…2107; others are clamped).
+    /// `permissions` are set on the archive when ``close()`` has written it
+    /// (libzip writes it under a private temporary name until then).
     ///
     /// - Throws: ``ZipError/cannotOpen(path:reason:)``.
-    public init(path: String, modified: (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) = (1980, 1, 1, 0, 0, 0)) throws(ZipError) {
+    public init(
+        path: String, modified: (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) = (1980, 1, 1, 0, 0, 0),
+        permissions: UInt16 = 0o600
+    ) throws(ZipError) {
         self.path = path
+        self.permissions = permissions
         var code: Int32 = 0
         guard let za = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &code) else {
             var error = zip_error_t()
@@ -142,6 +150,9 @@ public final class ZipWriter {
             throw .io(name: "", reason: reason)
         }
         archive = nil
+        // libzip gives a new archive the umask's mode (often 0644): an
+        // archive of decrypted content must be readable by its owner only.
+        do { try FileSystem.setPermissions(path, permissions) } catch { throw .io(name: "", reason: "\(error)") }
     }
 
     /// Abandons the archive: nothing is written.

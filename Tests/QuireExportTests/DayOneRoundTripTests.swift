@@ -82,3 +82,17 @@ import Testing
         }
     }
 }
+
+/// Decrypted output is its owner's alone: every format is written 0600
+/// (a new-user trial found EPUB and the Day One ZIP written 0644).
+@Suite struct ExportPermissionTests {
+    @Test(arguments: ExportFormat.allCases)
+    func everyFormatIsWrittenForItsOwnerOnly(_ format: ExportFormat) throws {
+        let dir = TemporaryDirectory()
+        let vault = try makeSampleVault(dir)
+        let out = dir.file("out")
+        _ = try exportJournal(vault, format: format, to: out)
+        let mode = try FileManager.default.attributesOfItem(atPath: out)[.posixPermissions] as? Int
+        #expect(mode == (format == .markdown ? 0o700 : 0o600), "\(format)")
+    }
+}

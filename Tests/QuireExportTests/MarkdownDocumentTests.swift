@@ -50,6 +50,12 @@ import Testing
         #expect(london.dateString == "1660-01-11")
         #expect((london.hour, london.minute, london.second) == (22, 0, 0))
         #expect(london.offsetSeconds == -75)
+        // RFC 3339 cannot write −0:01:15: UTC, so the instant is exact (a
+        // new-user trial found the offset cut to −00:01, 15 s off).
+        #expect(london.iso8601 == "1660-01-11T22:01:15Z")
+        let moscow = LocalTime(of: EntryBody(created: utcMilliseconds(1852, 6, 1, 9, 29, 43), timeZone: "Europe/Moscow"))
+        #expect(moscow.offsetSeconds == 9017)
+        #expect(moscow.iso8601 == "1852-06-01T09:29:43Z")
         let tokyo = LocalTime(of: EntryBody(created: utcMilliseconds(2024, 2, 29, 20), timeZone: "Asia/Tokyo"))
         #expect(tokyo.iso8601 == "2024-03-01T05:00:00+09:00")
         let given = LocalTime(of: EntryBody(created: utcMilliseconds(2024, 1, 1), timeZone: "Asia/Tokyo", utcOffsetSeconds: -3600))
