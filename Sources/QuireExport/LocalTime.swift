@@ -93,39 +93,18 @@ public struct LocalTime: Sendable, Equatable {
         return "\(t.dateString)T\(pad(t.hour, 2)):\(pad(t.minute, 2)):\(pad(t.second, 2))Z"
     }
 
-    /// Days since 1970-01-01 of a proleptic Gregorian date (the inverse of
-    /// ``civil(fromDays:)``).
-    static func days(fromCivil y0: Int, _ m: Int, _ d: Int) -> Int64 {
-        let y = Int64(m <= 2 ? y0 - 1 : y0)
-        let era = floorDiv(y, 400)
-        let yoe = y - era * 400
-        let mp = Int64((m + 9) % 12)
-        let doy = (153 * mp + 2) / 5 + Int64(d) - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
+    /// Days since 1970-01-01 of a proleptic Gregorian date.
+    static func days(fromCivil y: Int, _ m: Int, _ d: Int) -> Int64 { CivilCalendar.days(year: y, month: m, day: d) }
 
-    static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
-        let q = a / b
-        return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q
-    }
+    static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { CivilCalendar.floorDivide(a, b).quotient }
 
-    /// Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's algorithm).
+    /// The date `z0` days after 1970-01-01.
     static func civil(fromDays z0: Int64) -> (Int, Int, Int) {
-        let z = z0 + 719_468
-        let era = floorDiv(z, 146_097)
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
-        return (Int(y), Int(m), Int(d))
+        let d = CivilCalendar.date(fromDays: z0)
+        return (d.year, d.month, d.day)
     }
 }
 
-/// `value` in decimal, zero-padded to `width` digits (a minus sign first).
 func pad(_ value: Int, _ width: Int) -> String {
     let s = String(abs(value))
     let padded = s.count >= width ? s : String(repeating: "0", count: width - s.count) + s

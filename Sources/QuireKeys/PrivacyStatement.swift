@@ -250,18 +250,8 @@ public struct PrivacyStatement: Sendable {
 
     /// A UTC date such as `2026-11-29`.
     static func date(_ milliseconds: Int64) -> String {
-        // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-        let days = Int64((Double(milliseconds) / 86_400_000).rounded(.down))
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
-        func pad(_ v: Int64, _ n: Int) -> String { let s = String(v); return String(repeating: "0", count: max(0, n - s.count)) + s }
+        let (y, m, d) = CivilCalendar.date(fromDays: CivilCalendar.floorDivide(milliseconds, 86_400_000).quotient)
+        func pad(_ v: Int, _ n: Int) -> String { let s = String(v); return String(repeating: "0", count: max(0, n - s.count)) + s }
         return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))"
     }
 

@@ -90,14 +90,7 @@ enum ExportBenchmark {
         return (bodies.count, plaintext)
     }
 
-    static func daysFromCivil(_ y0: Int, _ m: Int, _ d: Int) -> Int64 {
-        let y = m <= 2 ? y0 - 1 : y0
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return Int64(era * 146_097 + doe - 719_468)
-    }
+    static func daysFromCivil(_ y: Int, _ m: Int, _ d: Int) -> Int64 { CivilCalendar.days(year: y, month: m, day: d) }
 
     static func removeTree(_ path: String) { try? FileManager.default.removeItem(atPath: path) }
 
