@@ -243,7 +243,7 @@ func extractCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
             while true {
                 let n = try readChunk(reader, into: &buffer)
                 if n == 0 { break }
-                FileHandle.standardOutput.write(Data(buffer[0..<n]))
+                writeStandardOutput(Data(buffer[0..<n]))
                 written += UInt64(n)
             }
         } catch { throw .vault(.format(error), path: path) }

@@ -27,17 +27,17 @@ func run(_ arguments: [String]) -> ExitCode {
         case "help", "--help", "-h":
             let rest = Array(arguments.dropFirst())
             if rest.isEmpty {
-                FileHandle.standardOutput.write(Data(Help.overview.utf8))
+                writeStandardOutput(Data(Help.overview.utf8))
                 return .success
             }
             if rest.count == 1, let group = Help.group(rest[0]) {
-                FileHandle.standardOutput.write(Data(group.utf8))
+                writeStandardOutput(Data(group.utf8))
                 return .success
             }
             guard let (spec, extra) = findCommand(rest), extra.isEmpty else {
                 throw CLIFailure.usage("no command '\(rest.joined(separator: " "))'", command: nil)
             }
-            FileHandle.standardOutput.write(Data(Help.text(for: spec).utf8))
+            writeStandardOutput(Data(Help.text(for: spec).utf8))
             return .success
         case "--version", "version":
             out.line("quire 0.1 (format version 1)")
@@ -52,7 +52,7 @@ func run(_ arguments: [String]) -> ExitCode {
                     throw CLIFailure.usage("unknown subcommand '\(arguments[1])' of 'quire \(first)'; it has: \(subs.joined(separator: ", "))", command: first)
                 }
                 if arguments.count >= 2 {
-                    FileHandle.standardOutput.write(Data(Help.group(first)!.utf8))
+                    writeStandardOutput(Data(Help.group(first)!.utf8))
                     return .success
                 }
                 throw CLIFailure.usage("'quire \(first)' needs one of: \(subs.joined(separator: ", "))", command: first)
@@ -62,7 +62,7 @@ func run(_ arguments: [String]) -> ExitCode {
         let args = try parse(rest, for: spec)
         if args.wantsHelp {
             out.json = false
-            FileHandle.standardOutput.write(Data(Help.text(for: spec).utf8))
+            writeStandardOutput(Data(Help.text(for: spec).utf8))
             return .success
         }
         out.json = args.flags.contains("json")

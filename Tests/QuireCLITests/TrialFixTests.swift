@@ -217,4 +217,13 @@ import Testing
         let backwards = try box.quire(["export", "Journal.quire", "--format", "md", "-o", "b.md", "--since", "2026-02-01", "--until", "2026-01-01"])
         #expect(backwards.status == 64, "\(backwards)")
     }
+
+    @Test func aFullDiskIsSaidNotCrashedOn() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        _ = try box.add("one")
+        let r = try box.shell("quire list Journal.quire > /dev/full")
+        #expect(r.status == 1, "\(r)")
+        #expect(r.stderr == "quire: error: cannot write to standard output: the disk is full\nquire: hint: the disk is full: free some space (or write somewhere else) and run the command again\n", "\(r)")
+    }
 }
