@@ -40,4 +40,19 @@ enum Paths {
         }
         return nil
     }
+
+    /// A Foundation error in words, from its underlying POSIX error when it
+    /// has one (never "The operation could not be completed").
+    static func describe(_ error: any Error) -> String {
+        let ns = error as NSError
+        if let under = ns.userInfo[NSUnderlyingErrorKey] as? NSError { return "\(under.localizedDescription) (errno \(under.code))" }
+        if let path = ns.userInfo[NSFilePathErrorKey] as? String, ns.domain == NSCocoaErrorDomain {
+            switch ns.code {
+            case NSFileNoSuchFileError, NSFileReadNoSuchFileError: return "\(path) does not exist"
+            case NSFileWriteOutOfSpaceError: return "the disk is full (errno 28)"
+            default: break
+            }
+        }
+        return ns.domain == NSCocoaErrorDomain ? "system error \(ns.code)" : "\(error)"
+    }
 }

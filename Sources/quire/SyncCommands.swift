@@ -19,7 +19,7 @@ func mergeCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     let credential = opened.credential
     if target != a {
         do { try FileManager.default.copyItem(atPath: a, toPath: target) } catch {
-            let reason = (error as NSError).userInfo[NSUnderlyingErrorKey].map { "\($0)" } ?? "\((error as NSError).code)"
+            let reason = Paths.describe(error)
             throw CLIFailure("cannot write \(target) (\(reason)); nothing was written", hint: Paths.hint(forMessage: reason) ?? "check the folder exists and can be written")
         }
     }
