@@ -89,7 +89,7 @@ let commandTable: [CommandSpec] = [
             editor opens with the current text, as for 'quire add'. The edit is a
             new revision; the old one stays in the file until 'quire compact'.
 
-            JSON: {"id", "revision"}
+            JSON: {"id", "revision", "changed" (false when nothing differed)}
             """),
     CommandSpec(
         name: "rm", operands: "VAULT ID", summary: "delete an entry", operandCount: 2...2, options: Options.unlock + [Options.json],
@@ -128,10 +128,13 @@ let commandTable: [CommandSpec] = [
         options: Options.unlock + [Options.json],
         details: """
             Exit 0: intact (warnings allowed); 2: records lost or untrusted,
-            each listed with its frame and offset.
+            each listed with its frame and offset, or a file too damaged to
+            open; 1: nothing damaged, but newer records are not readable with
+            this key (a removed device): verify on an enrolled device.
 
             JSON: {"intact", "fileBytes", "frames", "commits", "intactRecords",
-            "issues": [{"code", "message", "offset", "frame", "damage"}]}
+            "unreadableWithThisKey", "issues": [{"code", "message", "offset",
+            "frame", "damage"}]}
             """),
     CommandSpec(
         name: "info", operands: "VAULT", summary: "what the file shows without a key", operandCount: 1...1, options: [Options.json],
@@ -139,9 +142,12 @@ let commandTable: [CommandSpec] = [
             Needs no key: reads only what anyone holding the file can read
             (Spec/threat-model.md §2).
 
+            The keyring shown is the head of the keyring chain (the newest key
+            change); keyrings in a torn tail after the last commit do not count.
+
             JSON: {"path", "formatVersion", "vaultID", "fileBytes", "frames",
             "framesByKind": {kind: count}, "commits", "epochs", "attachmentStreams",
-            "keyrings", "latestKeyring": {"epoch", "slots": {kind: count},
+            "keyrings", "keyringHeads", "latestKeyring": {"epoch", "slots": {kind: count},
             "escrowFree", "passphrases": [{"opsLimit", "memLimitBytes"}]},
             "tornTailBytes", "damagedRegions", "headerCopyDamaged"}
             """),
@@ -218,8 +224,8 @@ let commandTable: [CommandSpec] = [
         options: Options.unlock + [Options.json],
         details: """
             JSON: {"vaultName", "vaultID", "escrowFree", "escrowFreeSince", "epoch", "since",
-            "readers": [{"kind", "name", "thisDevice", "retiredAt"}],
-            "olderRecords": [{"epochs", "from", "until", "entryRevisions", "attachments",
+            "readers": [{"kind", "name", "thisDevice", "retiredAt", "phrase"}],
+            "olderRecords": [{"epochs": [epoch], "from", "until", "entryRevisions", "attachments",
             "alsoReadableBy": [reader]}], "notes", "text"}
             """),
     CommandSpec(
@@ -330,6 +336,19 @@ enum Help {
             Run 'quire help COMMAND' (or 'quire COMMAND --help') for its options.
 
             """
+        return s
+    }
+
+    /// `quire help keys`, `quire help device`: a group's subcommands; nil
+    /// when `name` is no group.
+    static func group(_ name: String) -> String? {
+        let specs = commandTable.filter { $0.name.hasPrefix(name + " ") }
+        guard !specs.isEmpty else { return nil }
+        var s = "Usage: quire \(name) SUBCOMMAND [ARGUMENTS] [OPTIONS]\n\nSubcommands:\n"
+        for spec in specs {
+            s += "  " + pad(spec.name + (spec.operands.isEmpty ? "" : " " + spec.operands), 28) + spec.summary + "\n"
+        }
+        s += "\nRun 'quire help \(name) SUBCOMMAND' for its options.\n"
         return s
     }
 

@@ -24,7 +24,7 @@ enum EntryText {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw CLIFailure("cannot make a temporary folder for the editor: \(error.localizedDescription)")
+            throw CLIFailure("cannot make a temporary folder for the editor: \(Paths.describe(error))")
         }
         let path = folder + "/entry.md"
         defer {
@@ -44,7 +44,7 @@ enum EntryText {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", editor + " \"$1\"", "quire-editor", path]
-        do { try process.run() } catch { throw CLIFailure("cannot start the editor '\(editor)': \(error.localizedDescription)", hint: "set VISUAL or EDITOR") }
+        do { try process.run() } catch { throw CLIFailure("cannot start the editor '\(editor)': \(Paths.describe(error))", hint: "set VISUAL or EDITOR") }
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw CLIFailure("the editor '\(editor)' exited with status \(process.terminationStatus); nothing was saved", code: "cancelled")

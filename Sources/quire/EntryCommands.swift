@@ -16,12 +16,17 @@ func addCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     var created = ProcessStats.wallClockMilliseconds()
     if let d = c.args.value("date") { created = try DateArgument.require(d, option: "date", command: "add").milliseconds }
     for file in c.args.all("attach") where !FileSystem.isRegularFile(file) {
+        if Paths.isFolder(file) {
+            throw CLIFailure("cannot attach \(file): it is a folder, not a file", hint: "attach the files in it one by one: --attach FILE for each")
+        }
         throw CLIFailure("cannot attach \(file): no such file", hint: "check the path given to --attach")
     }
     try Unlock.requireVault(path)
     let text = try EntryText.from(c, operand: 1)!
     guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || !c.args.all("attach").isEmpty else {
-        throw CLIFailure("the entry is empty; nothing was added", code: "empty_entry")
+        throw CLIFailure(
+            "the entry is empty; nothing was added", hint: "give the text as TEXT, '-' to read it from standard input, or no TEXT on a terminal to open the editor",
+            code: "empty_entry")
     }
     let opened = try Unlock.open(path, c.args, out: c.out)
     let zone = TimeZone.current
@@ -51,9 +56,44 @@ func addCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
 }
 
 /// Opens the vault read-only and returns its live entries.
+///
+/// Warns on stderr, from what opening the vault already learned (no extra
+/// pass over the file), when records exist that this key cannot read (it
+/// was removed) or that are damaged or unverified.
 func readEntries(_ c: Context, path: String) throws(CLIFailure) -> (OpenedVault, [EntrySnapshot]) {
     let opened = try Unlock.open(path, c.args, out: c.out, writable: false)
-    do { return (opened, try opened.vault.entries()) } catch { throw .vault(error, path: path) }
+    let entries: [EntrySnapshot]
+    do { entries = try opened.vault.entries() } catch { throw .vault(error, path: path) }
+    warnAboutUnreadRecords(opened.vault, entries: entries, path: path, out: c.out)
+    return (opened, entries)
+}
+
+/// `quire: warning:` lines for records the entries shown leave out: newer
+/// records this key cannot read (a removed device), damaged regions and
+/// commits that did not verify, entries shown unverified.
+func warnAboutUnreadRecords(_ vault: Vault, entries: [EntrySnapshot], path: String, out: Output) {
+    let unlocked = vault.unlocked
+    let s = vault.file.structure
+    if let newer = unlocked.unreadableNewerEpoch {
+        let held = unlocked.keys.newestEpoch ?? 0
+        let hidden = s.frames[0..<s.committedFrameCount].filter {
+            $0.header.kind == .entryRevision && $0.header.epoch > held && $0.header.epoch <= newer
+        }.count
+        out.warning(
+            "newer records exist that this key cannot read\(hidden == 0 ? "" : " (" + plural(hidden, "entry revision") + ")"): "
+                + "this device was removed from the vault (epoch \(newer)), so what is shown stops there. "
+                + "Open the vault on a device still enrolled, or with --recovery-key-file FILE")
+    }
+    var damaged = s.damagedRegions.count
+    for (g, status) in vault.file.commits.statuses.enumerated() where status == .mismatch || { if case .stale = status { true } else { false } }() {
+        damaged += s.groups[g].members.count
+    }
+    let unverified = entries.filter { !$0.isVerified }.count
+    if damaged > 0 {
+        out.warning("\(plural(damaged, "record")) in \(path) may be damaged or unreadable; run 'quire verify \(path)'")
+    } else if unverified > 0 {
+        out.warning("\(plural(unverified, "entry", "entries")) shown could not be verified; run 'quire verify \(path)'")
+    }
 }
 
 func printEntryList(_ entries: [EntrySnapshot], _ c: Context) {
@@ -104,11 +144,11 @@ func showCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         let size = (try? opened.vault.attachment(ref.blob).byteCount).map(formatBytes) ?? "missing"
         c.out.line("attached: \(EntryFormat.short(ref.blob))  \(ref.mediaType)  \(size)\(ref.fileName.isEmpty ? "" : "  " + ref.fileName)")
     }
-    if e.revisionCount > 1 { c.out.line("revisions: \(e.revisionCount)") }
+    if e.revisionCount > 1 { c.out.line("versions: \(e.revisionCount) (revisions kept until 'quire compact')") }
     if !e.conflictingHeads.isEmpty {
         c.out.line("conflict: \(plural(e.conflictingHeads.count, "other version")) kept; 'quire edit' resolves it")
     }
-    if !e.isVerified { c.out.line("unverified: the commit holding this revision did not verify; see 'quire verify'") }
+    if !e.isVerified { c.out.line("verified: no: the commit holding this revision did not verify; see 'quire verify'") }
     c.out.line()
     c.out.line(b.text)
     c.out.emit(EntryFormat.full(e, vault: opened.vault))
@@ -203,7 +243,7 @@ func extractCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
             while true {
                 let n = try readChunk(reader, into: &buffer)
                 if n == 0 { break }
-                FileHandle.standardOutput.write(Data(buffer[0..<n]))
+                writeStandardOutput(Data(buffer[0..<n]))
                 written += UInt64(n)
             }
         } catch { throw .vault(.format(error), path: path) }

@@ -85,6 +85,7 @@ enum EntryFormat {
             let p = try DateArgument.require(s, option: "until", command: c.spec.name)
             return p.isDateOnly ? p.endOfDayMilliseconds : p.milliseconds
         }
+        if let since, let until, since >= until { throw c.usage("--since is not before --until: no entry can match") }
         let tags = Set(c.args.all("tag").map { $0.lowercased() })
         let journals = Set(c.args.all("journal").map { $0.lowercased() })
         return entries.filter { e in

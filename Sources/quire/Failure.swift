@@ -57,8 +57,13 @@ struct CLIFailure: Error, Sendable {
         case .format(.locked):
             hint = "another quire process is writing to it; try again when it has finished"
         default:
-            break
+            if error.code == "not_a_vault" || error.code == "truncated_header" || error.code == "unsupported_version" {
+                hint = "check the path: \(where_) is not a Quire vault (vaults are made by 'quire init')"
+            } else if case .keys(.deviceCodeInvalid) = error {
+                hint = "copy the whole code 'quire device code' prints on the new device (56 letters and digits; dashes optional)"
+            }
         }
+        if hint == nil { hint = Paths.hint(forMessage: error.description) }
         return CLIFailure(error.description, hint: hint, code: error.code)
     }
 

@@ -27,7 +27,7 @@ func keysStatusCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         "readers": statement.currentReaders.map(readerObject),
         "olderRecords": statement.groups.map { g -> [String: Any] in
             [
-                "epochs": [Int(g.epochs.lowerBound), Int(g.epochs.upperBound)], "from": DateText.iso(g.from),
+                "epochs": (g.epochs.lowerBound...g.epochs.upperBound).map { Int($0) }, "from": DateText.iso(g.from),
                 "until": g.until.map { DateText.iso($0) as Any } ?? NSNull(), "entryRevisions": g.entryRevisions,
                 "attachments": g.attachments, "alsoReadableBy": g.extraReaders.map(readerObject),
             ]
@@ -133,6 +133,15 @@ func deviceCodeCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
 func deviceAddCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     let path = c.operand(0)!, code = c.operand(1)!
     guard let name = c.args.value("name") else { throw c.usage("--name NAME is required: what to call the new device") }
+    guard !name.trimmingCharacters(in: .whitespaces).isEmpty else { throw c.usage("--name is empty: give the new device a name (1–64 characters)") }
+    // Count here: the parser stops counting a code far longer than any code.
+    let letters = code.unicodeScalars.filter { $0 != "-" && $0 != " " }.count
+    if letters != 56 {
+        throw CLIFailure(
+            "that device code is not valid: it has \(letters) characters; a device code has 56 (not counting dashes)",
+            hint: "copy the whole code 'quire device code' prints on the new device (56 letters and digits; dashes optional)",
+            code: "device_code_invalid")
+    }
     let fingerprint: String
     do { fingerprint = try DeviceCode.fingerprint(ofCode: code) } catch { throw .vault(.keys(error)) }
     let opened = try Unlock.open(path, c.args, out: c.out)
@@ -146,7 +155,15 @@ func deviceAddCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         let epoch = try opened.vault.keyState().epoch
         c.out.line("enrolled \"\(member.name)\" (fingerprint \(fingerprint)) in \(path); it opens the vault with its own key now")
         c.out.emit(["name": member.name, "fingerprint": fingerprint, "epoch": Int(epoch)])
-    } catch { throw .vault(error, path: path) }
+    } catch {
+        var f = CLIFailure.vault(error, path: path)
+        if f.hint == nil && f.message.contains("already enrolled") {
+            f.hint = "nothing to do: 'quire device list \(path)' shows the enrolled devices"
+        } else if f.hint == nil && f.message.contains("device name") {
+            f.hint = "device names are 1–64 printable characters"
+        }
+        throw f
+    }
     return .success
 }
 
@@ -161,7 +178,20 @@ func deviceRemoveCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         c.out.line("removed \"\(member.name)\" (fingerprint \(fp)): new records are sealed under epoch \(epoch), which it never gets")
         c.out.line("it can still read what it could before until 'quire compact --rekey \(path)'")
         c.out.emit(["name": member.name, "fingerprint": fp, "epoch": Int(epoch)])
-    } catch { throw .vault(error, path: path) }
+    } catch {
+        var f = CLIFailure.vault(error, path: path)
+        if f.hint == nil && f.message.contains("cannot remove itself") {
+            f.hint = "run 'quire device remove \(path) \"\(name)\"' on another enrolled device, or here with --recovery-key-file FILE"
+        } else if f.hint == nil, let state = try? opened.vault.keyState(),
+            state.removed.contains(where: { $0.role == "device" && $0.name.lowercased() == name.lowercased() })
+        {
+            f.message = "\"\(name)\" was already removed from \(path)"
+            f.hint = "nothing to do; 'quire compact --rekey \(path)' also takes away what it could read before"
+        } else if f.hint == nil {
+            f.hint = "'quire device list \(path)' shows the enrolled devices' names"
+        }
+        throw f
+    }
     return .success
 }
 

@@ -23,7 +23,7 @@ final class Output: @unchecked Sendable {
     /// Prints a line of text on stdout (nothing in JSON mode).
     func line(_ text: String = "") {
         guard !json else { return }
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        writeStandardOutput(Data((text + "\n").utf8))
     }
 
     /// Prints a note on stderr (progress chatter, explanations that are not data).
@@ -53,7 +53,7 @@ final class Output: @unchecked Sendable {
     func emit(_ object: Any) {
         guard json else { return }
         emitted = true
-        FileHandle.standardOutput.write(Data((Self.encode(object) + "\n").utf8))
+        writeStandardOutput(Data((Self.encode(object) + "\n").utf8))
     }
 
     /// `object` as pretty JSON with sorted keys and unescaped slashes.
@@ -89,4 +89,17 @@ func formatBytes(_ n: UInt64) -> String {
 /// `n thing` or `n things`.
 func plural(_ n: Int, _ thing: String, _ things: String? = nil) -> String {
     "\(n) \(n == 1 ? thing : (things ?? thing + "s"))"
+}
+
+/// Writes `data` to standard output. When that fails (a full disk, errno
+/// 28; a closed pipe), says so on stderr and exits 1 instead of crashing.
+func writeStandardOutput(_ data: Data) {
+    do { try FileHandle.standardOutput.write(contentsOf: data) } catch {
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+        let full = underlying?.code == 28 || (error as NSError).code == 640
+        var text = "quire: error: cannot write to standard output" + (full ? ": the disk is full\n" : ": \(underlying?.localizedDescription ?? "the write failed")\n")
+        if full { text += "quire: hint: the disk is full: free some space (or write somewhere else) and run the command again\n" }
+        Terminal.writeStandardError(text)
+        exit(ExitCode.failure.rawValue)
+    }
 }

@@ -45,6 +45,10 @@ enum Prompt {
     /// The contents of a secret file (a passphrase or a recovery key): one
     /// line ending is removed; the file must not be readable by others.
     static func secretFile(_ path: String, what: String) throws(CLIFailure) -> [UInt8] {
+        let option = "--\(what == "passphrase" ? "passphrase" : "recovery-key")-file"
+        if Paths.isFolder(path) {
+            throw CLIFailure("the \(what) file \(path) is a folder, not a file", hint: "give \(option) the path of the file that holds the \(what)")
+        }
         let file: SystemFile
         do { file = try SystemFile(path: path, mode: .readOnly) } catch {
             throw CLIFailure("cannot read the \(what) file: \(error)", hint: "check the path given to --\(what == "passphrase" ? "passphrase" : "recovery-key")-file")

@@ -7,16 +7,20 @@ func mergeCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     let a = c.operand(0)!, b = c.operand(1)!
     try Unlock.requireVault(a)
     guard FileSystem.exists(b) else { throw CLIFailure("no copy at \(b)", hint: "check the path of the second copy", code: "not_found") }
+    if Paths.isFolder(b) { throw CLIFailure("\(b) is a folder, not a vault file", hint: "give the path of the copy's file, such as a sync tool's conflicted copy", code: "not_a_vault") }
     var target = a
     if let out = c.args.value("output") {
+        guard !out.isEmpty else { throw c.usage("-o OUT is empty: give the path of the file to write") }
         guard !FileSystem.nameExists(out) else { throw CLIFailure("\(out) already exists; nothing was written", hint: "choose a new name for -o") }
+        try Paths.requireParentFolder(out)
         target = out
     }
     let opened = try Unlock.open(a, c.args, out: c.out, writable: false)
     let credential = opened.credential
     if target != a {
         do { try FileManager.default.copyItem(atPath: a, toPath: target) } catch {
-            throw CLIFailure("cannot write \(target): \(error.localizedDescription)")
+            let reason = Paths.describe(error)
+            throw CLIFailure("cannot write \(target) (\(reason)); nothing was written", hint: Paths.hint(forMessage: reason) ?? "check the folder exists and can be written")
         }
     }
     let progress = ProgressBar("merging \(b) into \(target)")
@@ -25,7 +29,13 @@ func mergeCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     do { report = try VaultMerge.merge(vaultAt: target, copyAt: b, credential: credential) } catch {
         progress.finish()
         if target != a { try? FileSystem.remove(target) }
-        throw .vault(.sync(error), path: a)
+        var f = CLIFailure.vault(.sync(error), path: a)
+        if error.code == "not_a_vault" || error.code == "truncated_header" || f.message.contains("not a Quire vault") {
+            f.hint = "\(b) is not a Quire vault: give a copy of \(a) (a backup, or a sync tool's conflicted copy)"
+        } else if f.hint == nil && f.message.contains("another vault") {
+            f.hint = "\(b) is a different journal (see the vault ids with 'quire info'); to move its entries over, export it and import the export"
+        }
+        throw f
     }
     progress.finish()
     if report.changed {

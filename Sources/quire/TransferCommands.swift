@@ -65,13 +65,16 @@ func exportCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     guard name == "pdf" || ExportFormat(rawValue: name) != nil else {
         throw c.usage("unknown export format '\(formatName)'; the formats are md, json, dayone, html, epub and pdf")
     }
+    guard !output.isEmpty else { throw c.usage("-o OUT is empty: give the path of the file to write") }
     guard !FileSystem.nameExists(output) else { throw CLIFailure("\(output) already exists; nothing was written", hint: "choose a new name for -o") }
+    try Paths.requireParentFolder(output)
     var filter = ExportFilter(tags: c.args.all("tag"), journals: c.args.all("journal"))
     if let s = c.args.value("since") { filter.since = try DateArgument.require(s, option: "since", command: "export").milliseconds }
     if let u = c.args.value("until") {
         let p = try DateArgument.require(u, option: "until", command: "export")
         filter.until = p.isDateOnly ? p.endOfDayMilliseconds : p.milliseconds
     }
+    if let since = filter.since, let until = filter.until, since >= until { throw c.usage("--since is not before --until: no entry can match") }
     let opened = try Unlock.open(path, c.args, out: c.out, writable: false)
     let progress = ProgressBar("exporting \(name)")
     progress.start()
@@ -90,6 +93,8 @@ func exportCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     }
     progress.finish()
     c.out.line("exported \(plural(report.entries, "entry", "entries")) and \(plural(report.attachments, "attachment")) to \(output) (\(formatBytes(report.bytes)))")
+    let filtered = filter.since != nil || filter.until != nil || !filter.tags.isEmpty || !filter.journals.isEmpty
+    if report.entries == 0 && filtered { c.out.warning("no entries match the filters; \(output) holds none") }
     if report.missingAttachments > 0 {
         c.out.warning("\(plural(report.missingAttachments, "attachment")) named by entries are not in this copy of the vault; their details were exported, their bytes could not be")
     }

@@ -45,6 +45,9 @@ enum Unlock {
 
     /// Checks that `path` names an existing file.
     static func requireVault(_ path: String) throws(CLIFailure) {
+        if Paths.isFolder(path) {
+            throw CLIFailure("\(path) is a folder, not a vault file", hint: "give the path of the vault file itself, such as \(path == "." ? "" : path + "/")Journal.quire", code: "not_a_vault")
+        }
         guard FileSystem.exists(path) else {
             throw CLIFailure("no vault at \(path)", hint: "check the path, or create a vault with 'quire init \(path)'", code: "not_found")
         }
@@ -75,6 +78,9 @@ enum Unlock {
         if let file = args.value("passphrase-file") {
             var bytes = try Prompt.secretFile(file, what: "passphrase")
             defer { wipe(&bytes) }
+            guard !bytes.isEmpty else {
+                throw CLIFailure("the passphrase file \(file) is empty", hint: "write the passphrase in it (one line), or unlock with --recovery-key-file FILE")
+            }
             return try openWithPassphrase(bytes, path: path, writable: writable, out: out)
         }
         if Prompt.isInteractive {
@@ -93,6 +99,12 @@ enum Unlock {
         }
         throw CLIFailure.vault(.keys(.wrongDeviceKey), path: path)
     }
+
+    /// Error codes that mean the file is damaged (not a wrong key, not a missing file).
+    static let damageCodes: Set<String> = [
+        "no_keyring", "keyring_unauthenticated", "malformed_keyring", "header_damaged", "header_copies_differ", "truncated_header",
+        "frame_damaged", "malformed_frame", "commit_mismatch",
+    ]
 
     static func looksLikeRecoveryCode(_ text: String) -> Bool {
         let letters = text.uppercased().filter { $0 != "-" && $0 != " " }

@@ -10,6 +10,8 @@ func initCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     if FileSystem.nameExists(path) {
         throw CLIFailure("\(path) already exists; nothing was changed", hint: "choose another name, or open the existing vault", code: "already_exists")
     }
+    try Paths.requireParentFolder(path, nothing: "no vault was made")
+    if let file = c.args.value("recovery-key-file") { try Paths.requireParentFolder(file, nothing: "no vault was made") }
     var escrow: EscrowRecipient?
     if let hex = c.args.value("escrow-key") {
         guard let key = bytes(fromHex: hex), key.count == 32 else { throw c.usage("--escrow-key must be 64 hex digits (an X25519 public key)") }
@@ -83,38 +85,85 @@ func initCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     return .success
 }
 
-/// `quire verify VAULT`: exit 2 when anything was lost or cannot be trusted.
+/// `quire verify VAULT`: exit 2 when anything was lost or cannot be trusted;
+/// exit 1 when the only records not checked are in epochs this key cannot
+/// open because it was removed from the vault (that is not damage).
 func verifyCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     let path = c.operand(0)!
-    let opened = try Unlock.open(path, c.args, out: c.out, writable: false)
+    let opened: OpenedVault
+    do { opened = try Unlock.open(path, c.args, out: c.out, writable: false) } catch {
+        // A file too damaged to unlock is damage, not a failure to run.
+        guard Unlock.damageCodes.contains(error.code) else { throw error }
+        c.out.line("\(path): DAMAGED. \(error.message)")
+        c.out.line("Nothing in it can be opened. Restore it from a copy (a backup, or another device's copy of the vault).")
+        c.out.emit([
+            "intact": false, "fileBytes": Int((try? FileSystem.size(path)) ?? 0), "frames": 0, "commits": 0, "intactRecords": 0,
+            "unreadableWithThisKey": 0,
+            "issues": [["code": error.code, "message": error.message, "offset": NSNull(), "frame": NSNull(), "damage": true] as [String: Any]],
+        ])
+        c.out.failure(CLIFailure("\(path) is damaged: \(error.message)", hint: "restore it from a backup or another device's copy of the vault", code: error.code, exit: .damage))
+        return .damage
+    }
     let progress = ProgressBar("verifying \(path)")
     progress.start()
     let report = opened.vault.verify()
     progress.finish()
-    let damage = report.issues.filter(\.isDamage)
+    let unlocked = opened.vault.unlocked
+    let structure = opened.vault.file.structure
+    // Records in epochs newer than this key's, up to the newest intact
+    // keyring it cannot open: sealed without it since it was removed.
+    func notReadable(_ issue: VerifyReport.Issue) -> Bool {
+        guard let newer = unlocked.unreadableNewerEpoch, let f = issue.frameIndex, f < structure.frames.count,
+            issue.code == "unknown_epoch" || issue.code == "commit_unverifiable"
+        else { return false }
+        let epoch = structure.frames[f].header.epoch
+        return unlocked.keys.keys(for: epoch).isEmpty && epoch <= newer
+    }
+    let unreadable = report.issues.filter(notReadable)
+    let damage = report.issues.filter { $0.isDamage && !notReadable($0) }
     let warnings = report.issues.filter { !$0.isDamage }
-    if report.isIntact {
-        c.out.line("\(path): intact. \(plural(report.intactRecordCount, "record")) in \(plural(report.commitCount, "commit")), \(formatBytes(report.fileByteCount)).")
+    let removedText = unlocked.unreadableNewerEpoch.map {
+        "this device was removed from the vault: epoch \($0) and the records sealed under it were made without it"
+    } ?? ""
+    if damage.isEmpty {
+        var s = "\(path): no damage found in what this key can read. \(plural(report.intactRecordCount, "record")) in \(plural(report.commitCount, "commit")), \(formatBytes(report.fileByteCount))."
+        if unreadable.isEmpty { s = "\(path): intact. \(plural(report.intactRecordCount, "record")) in \(plural(report.commitCount, "commit")), \(formatBytes(report.fileByteCount))." }
+        c.out.line(s)
     } else {
         c.out.line("\(path): DAMAGED. \(plural(damage.count, "record")) lost or untrusted; \(plural(report.intactRecordCount, "record")) intact and readable.")
     }
     for issue in damage {
         c.out.line("  lost: \(where_(issue)): \(issue.message) [\(issue.code)]")
     }
+    if !unreadable.isEmpty {
+        c.out.line("\(plural(unreadable.count, "record is", "records are")) not readable with this key (\(removedText)):")
+        for issue in unreadable { c.out.line("  not readable: \(where_(issue)) [\(issue.code)]") }
+    }
     for issue in warnings {
         c.out.line("  note: \(where_(issue)): \(issue.message) [\(issue.code)]")
     }
-    if !report.isIntact {
+    if !damage.isEmpty {
         c.out.line("Every other record reads as before. Restore the lost ones from another copy: 'quire merge \(path) COPY'.")
     }
     c.out.emit([
-        "intact": report.isIntact, "fileBytes": Int(report.fileByteCount), "frames": report.frameCount, "commits": report.commitCount,
-        "intactRecords": report.intactRecordCount,
+        "intact": damage.isEmpty, "fileBytes": Int(report.fileByteCount), "frames": report.frameCount, "commits": report.commitCount,
+        "intactRecords": report.intactRecordCount, "unreadableWithThisKey": unreadable.count,
         "issues": report.issues.map { i -> [String: Any] in
-            ["code": i.code, "message": i.message, "offset": i.offset.map { Int($0) as Any } ?? NSNull(), "frame": i.frameIndex.map { $0 as Any } ?? NSNull(), "damage": i.isDamage]
+            [
+                "code": i.code, "message": i.message, "offset": i.offset.map { Int($0) as Any } ?? NSNull(),
+                "frame": i.frameIndex.map { $0 as Any } ?? NSNull(), "damage": i.isDamage && !notReadable(i),
+            ]
         },
     ])
-    return report.isIntact ? .success : .damage
+    if !damage.isEmpty { return .damage }
+    if !unreadable.isEmpty {
+        c.out.failure(CLIFailure(
+            "\(plural(unreadable.count, "record")) could not be checked: not readable with this key (\(removedText))",
+            hint: "verify on a device still enrolled, or with --recovery-key-file FILE; nothing here points to damage",
+            code: "removed_from_vault"))
+        return .failure
+    }
+    return .success
 }
 
 private func where_(_ issue: VerifyReport.Issue) -> String {
@@ -137,18 +186,22 @@ func infoCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     var byKind: [String: Int] = [:]
     var epochs = Set<UInt16>()
     var streams = Set<StreamID>()
-    var keyrings: [KeyringRecord] = []
-    var keyringIDs = Set<[UInt8]>()
-    for f in s.frames {
+    // Keyrings: only committed ones (a torn tail's are not part of the vault),
+    // each once (it is stored twice, under the same id: its frame trailer).
+    var keyrings: [(id: [UInt8], ring: KeyringRecord)] = []
+    for (index, f) in s.frames.enumerated() {
         byKind[f.header.kind.description, default: 0] += 1
-        if f.header.kind != .commit { epochs.insert(f.header.epoch) }
+        if f.header.kind != .commit && index < s.committedFrameCount { epochs.insert(f.header.epoch) }
         if let chunk = f.chunk { streams.insert(chunk.stream) }
-        if f.header.kind == .keyring, let body = f.plaintextBody, let ring = try? KeyringRecord(body: body, epoch: f.header.epoch, location: f.location) {
-            keyrings.append(ring)
-            keyringIDs.insert(f.trailer)
+        if index < s.committedFrameCount, f.header.kind == .keyring, !keyrings.contains(where: { $0.id == f.trailer }),
+            let body = f.plaintextBody, let ring = try? KeyringRecord(body: body, epoch: f.header.epoch, location: f.location)
+        {
+            keyrings.append((f.trailer, ring))
         }
     }
-    let latest = keyrings.max { $0.epoch < $1.epoch }
+    let heads = keyringHeads(keyrings)
+    // The head with the highest epoch (the last in the file among equals).
+    let latest = heads.enumerated().max { a, b in a.element.epoch != b.element.epoch ? a.element.epoch < b.element.epoch : a.offset < b.offset }?.element
     var slots: [String: Int] = [:]
     for slot in latest?.publicPart.slots ?? [] { slots[slot.kind, default: 0] += 1 }
     let passphrases = (latest?.publicPart.slots ?? []).compactMap { slot -> [String: Any]? in
@@ -160,14 +213,20 @@ func infoCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     c.out.line("\(path): Quire vault, format version \(s.header.version)")
     c.out.line("vault id:     \(s.header.vaultID)")
     c.out.line("size:         \(formatBytes(s.fileSize)) (\(s.fileSize) bytes)")
-    c.out.line("frames:       \(s.frames.count) in \(plural(s.groups.count, "commit")): " + byKind.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
-    c.out.line("epochs:       \(epochs.sorted().map(String.init).joined(separator: ", "))")
+    let kinds = byKind.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+    c.out.line("frames:       \(s.frames.count) in \(plural(s.groups.count, "commit"))" + (kinds.isEmpty ? "" : ": " + kinds))
+    c.out.line("epochs:       \(epochs.isEmpty ? "none" : epochs.sorted().map(String.init).joined(separator: ", "))")
     c.out.line("attachments:  \(plural(streams.count, "chunk stream")) (sizes to within 64 KiB)")
     if let latest {
         let slotText = slots.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
-        c.out.line("keyrings:     \(keyringIDs.count) (each stored twice); the newest, epoch \(latest.epoch), has key slots: \(slotText)")
+        c.out.line("keyrings:     \(keyrings.count) (each stored twice); the newest, epoch \(latest.epoch), has key slots: \(slotText)")
+        if heads.count > 1 {
+            c.out.line("key heads:    \(heads.count) concurrent keyrings (copies changed keys apart; the next key change joins them)")
+        }
         c.out.line("escrow-free:  \(latest.publicPart.isEscrowFree ? "yes" : "no")")
         for p in passphrases { c.out.line("passphrase:   Argon2id, \(p["opsLimit"]!) passes, \(formatBytes(UInt64(p["memLimitBytes"] as! Int)))") }
+    } else {
+        c.out.line("keyrings:     none intact")
     }
     if s.tailByteCount > 0 { c.out.line("torn tail:    \(s.tailByteCount) bytes after the last commit (ignored; cut off at the next write)") }
     if !s.damagedRegions.isEmpty { c.out.line("damage:       \(plural(s.damagedRegions.count, "damaged region")); run 'quire verify'") }
@@ -176,11 +235,21 @@ func infoCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     c.out.emit([
         "path": path, "formatVersion": Int(s.header.version), "vaultID": s.header.vaultID.description, "fileBytes": Int(s.fileSize),
         "frames": s.frames.count, "framesByKind": byKind, "commits": s.groups.count, "epochs": epochs.sorted().map { Int($0) },
-        "attachmentStreams": streams.count, "keyrings": keyringIDs.count,
+        "attachmentStreams": streams.count, "keyrings": keyrings.count, "keyringHeads": heads.count,
         "latestKeyring": latest.map { l -> Any in
             ["epoch": Int(l.epoch), "slots": slots, "escrowFree": l.publicPart.isEscrowFree, "passphrases": passphrases] as [String: Any]
         } ?? NSNull(),
         "tornTailBytes": Int(s.tailByteCount), "damagedRegions": s.damagedRegions.count, "headerCopyDamaged": copyDamaged,
     ])
     return .success
+}
+
+/// The keyrings no other keyring in `keyrings` names as a parent (the
+/// heads of the keyring chain, `Spec/keys.md §5`), in file order. Read from
+/// the public parts only: without a key nothing tells a genuine keyring
+/// from an appended one.
+func keyringHeads(_ keyrings: [(id: [UInt8], ring: KeyringRecord)]) -> [KeyringRecord] {
+    var named = Set<[UInt8]>()
+    for k in keyrings { for p in k.ring.publicPart.parents { named.insert(p.bytes) } }
+    return keyrings.filter { !named.contains($0.id) }.map(\.ring)
 }

@@ -27,13 +27,17 @@ func run(_ arguments: [String]) -> ExitCode {
         case "help", "--help", "-h":
             let rest = Array(arguments.dropFirst())
             if rest.isEmpty {
-                FileHandle.standardOutput.write(Data(Help.overview.utf8))
+                writeStandardOutput(Data(Help.overview.utf8))
+                return .success
+            }
+            if rest.count == 1, let group = Help.group(rest[0]) {
+                writeStandardOutput(Data(group.utf8))
                 return .success
             }
             guard let (spec, extra) = findCommand(rest), extra.isEmpty else {
                 throw CLIFailure.usage("no command '\(rest.joined(separator: " "))'", command: nil)
             }
-            FileHandle.standardOutput.write(Data(Help.text(for: spec).utf8))
+            writeStandardOutput(Data(Help.text(for: spec).utf8))
             return .success
         case "--version", "version":
             out.line("quire 0.1 (format version 1)")
@@ -42,23 +46,32 @@ func run(_ arguments: [String]) -> ExitCode {
             break
         }
         guard let (spec, rest) = findCommand(arguments) else {
-            if first == "keys" || first == "device" {
-                let subs = commandTable.filter { $0.name.hasPrefix(first + " ") }.map { String($0.name.dropFirst(first.count + 1)) }
-                throw CLIFailure.usage("'quire \(first)' needs one of: \(subs.joined(separator: ", "))", command: nil)
+            let subs = commandTable.filter { $0.name.hasPrefix(first + " ") }.map { String($0.name.dropFirst(first.count + 1)) }
+            if !subs.isEmpty {
+                if arguments.count >= 2 && arguments[1] != "--help" && arguments[1] != "-h" {
+                    throw CLIFailure.usage("unknown subcommand '\(arguments[1])' of 'quire \(first)'; it has: \(subs.joined(separator: ", "))", command: first)
+                }
+                if arguments.count >= 2 {
+                    writeStandardOutput(Data(Help.group(first)!.utf8))
+                    return .success
+                }
+                throw CLIFailure.usage("'quire \(first)' needs one of: \(subs.joined(separator: ", "))", command: first)
             }
             throw CLIFailure.usage("unknown command '\(first)'", command: nil)
         }
         let args = try parse(rest, for: spec)
         if args.wantsHelp {
             out.json = false
-            FileHandle.standardOutput.write(Data(Help.text(for: spec).utf8))
+            writeStandardOutput(Data(Help.text(for: spec).utf8))
             return .success
         }
         out.json = args.flags.contains("json")
         return try dispatch(Context(spec: spec, args: args, out: out))
     } catch {
-        out.failure(error)
-        return error.exit
+        var failure = error
+        if failure.hint == nil { failure.hint = Paths.hint(forMessage: failure.message) }
+        out.failure(failure)
+        return failure.exit
     }
 }
 

@@ -169,7 +169,7 @@ func matches(_ text: String, _ pattern: String) -> Bool {
         #expect(noText.stderr == "quire: error: no TEXT: give the text, or '-' to read it from standard input (the editor opens only on a terminal)\nquire: hint: see 'quire help add'\n")
         let empty = try box.quire(["add", "Journal.quire", "-"], stdin: "  \n")
         #expect(empty.status == 1)
-        #expect(empty.stderr == "quire: error: the entry is empty; nothing was added\n")
+        #expect(empty.stderr == "quire: error: the entry is empty; nothing was added\nquire: hint: give the text as TEXT, '-' to read it from standard input, or no TEXT on a terminal to open the editor\n")
         let badDate = try box.quire(["add", "Journal.quire", "x", "--date", "2026-02-30"])
         #expect(badDate.status == 64)
         #expect(badDate.stderr.hasPrefix("quire: error: --date '2026-02-30' is not a date I read\n"))

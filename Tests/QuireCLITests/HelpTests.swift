@@ -187,6 +187,6 @@ else, on a terminal, a prompt for the recovery key or the passphrase.
         #expect(h.stderr == "quire: error: no command 'nope'\nquire: hint: see 'quire help'\n")
         let k = try box.quire(["keys"])
         #expect(k.status == 64)
-        #expect(k.stderr == "quire: error: 'quire keys' needs one of: status, rotate, escrow-free, passphrase\nquire: hint: see 'quire help'\n")
+        #expect(k.stderr == "quire: error: 'quire keys' needs one of: status, rotate, escrow-free, passphrase\nquire: hint: see 'quire help keys'\n")
     }
 }

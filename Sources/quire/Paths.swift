@@ -1,0 +1,58 @@
+import Foundation
+import QuireSystem
+
+/// Checks on paths given on the command line, made before any work so that
+/// the error names the real problem (a folder, a missing folder) instead of
+/// what a system call said later.
+enum Paths {
+    /// True when `path` names a folder (following symbolic links).
+    static func isFolder(_ path: String) -> Bool {
+        var folder: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &folder) && folder.boolValue
+    }
+
+    /// The folder a new file at `path` would go in (`.` for a bare name).
+    static func parentFolder(of path: String) -> String {
+        let dir = (path as NSString).deletingLastPathComponent
+        return dir.isEmpty ? "." : dir
+    }
+
+    /// Checks that the folder a new file at `path` goes in exists.
+    ///
+    /// - Throws: ``CLIFailure`` (exit 1, `not_found`) naming the missing folder.
+    static func requireParentFolder(_ path: String, nothing: String = "nothing was written") throws(CLIFailure) {
+        let dir = parentFolder(of: path)
+        guard isFolder(dir) else {
+            throw CLIFailure(
+                "cannot write \(path): the folder \(dir) does not exist; \(nothing)",
+                hint: "create the folder first (mkdir -p \(dir)), or choose a path in a folder that exists", code: "not_found")
+        }
+    }
+
+    /// A hint for an error whose message shows a full disk (errno 28,
+    /// `ENOSPC`) or a read-only or unwritable place, else nil.
+    static func hint(forMessage message: String) -> String? {
+        if message.contains("(errno 28)") || message.contains("No space left") {
+            return "the disk is full: free some space (or write somewhere else) and run the command again"
+        }
+        if message.contains("(errno 13)") || message.contains("(errno 30)") {
+            return "check you may write there: the folder or file is not writable by this user"
+        }
+        return nil
+    }
+
+    /// A Foundation error in words, from its underlying POSIX error when it
+    /// has one (never "The operation could not be completed").
+    static func describe(_ error: any Error) -> String {
+        let ns = error as NSError
+        if let under = ns.userInfo[NSUnderlyingErrorKey] as? NSError { return "\(under.localizedDescription) (errno \(under.code))" }
+        if let path = ns.userInfo[NSFilePathErrorKey] as? String, ns.domain == NSCocoaErrorDomain {
+            switch ns.code {
+            case NSFileNoSuchFileError, NSFileReadNoSuchFileError: return "\(path) does not exist"
+            case NSFileWriteOutOfSpaceError: return "the disk is full (errno 28)"
+            default: break
+            }
+        }
+        return ns.domain == NSCocoaErrorDomain ? "system error \(ns.code)" : "\(error)"
+    }
+}
