@@ -13,6 +13,9 @@ final class BookRenderer {
     /// Year × 100 + month → the page its first entry heading is on.
     private var monthPages: [Int: Int] = [:]
     private var report = PDFBookReport()
+    /// The blobs drawn so far: cairo-pdf holds one image object for each
+    /// (see ``Photo/surface(_:)``). 32 bytes a distinct photo.
+    private var embedded = Set<BlobID>()
     private var bodyLineHeight = 13.0
 
     init(plan: BookPlan, vault: Vault) {
@@ -255,6 +258,7 @@ final class BookRenderer {
                 cairo_restore(cr)
                 cairo_surface_destroy(surface)
                 report.photos += 1
+                if embedded.insert(reference.blob).inserted { report.distinctPhotos += 1 }
             } else {
                 cairo_set_source_rgb(cr, 0.6, 0.6, 0.6)
                 cairo_set_line_width(cr, 0.5)

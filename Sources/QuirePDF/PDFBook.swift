@@ -7,8 +7,13 @@ import QuireSystem
 public struct PDFBookReport: Sendable, Equatable {
     /// Entries printed.
     public var entries = 0
-    /// Photos embedded (JPEG as is, PNG recompressed by cairo).
+    /// Photos drawn (JPEG as is, PNG recompressed by cairo), one for each
+    /// attachment reference shown: a photo that three entries show counts 3.
     public var photos = 0
+    /// Distinct photos embedded in the file, by blob (``BlobID``): each is
+    /// one image object however many entries show it, so a photo that three
+    /// entries show counts 1.
+    public var distinctPhotos = 0
     /// Attachments not shown as photos: other media types, and images that
     /// are damaged, unreadable or over the size limits (a line names each).
     public var attachmentsNotShown = 0
@@ -49,6 +54,11 @@ enum PDFBookError: Error {
 
 /// Writes the entries `filter` selects as an A5 PDF book to `path`.
 ///
+/// The report's `attachments` counts the distinct attachments written (by
+/// blob, ``PDFBookReport/distinctPhotos``), as the other export formats
+/// count them: a photo twelve entries show counts once, and is embedded
+/// once.
+///
 /// The book has a title page (the journal name from the vault profile, the
 /// date range and the entry count), a table of contents by year and month
 /// with page numbers, then every entry under a heading with its date in
@@ -65,7 +75,7 @@ public func exportPDFBook(
     let book = try writePDFBook(vault, to: path, filter: filter, progress: progress)
     var report = ExportReport()
     report.entries = book.entries
-    report.attachments = book.photos
+    report.attachments = book.distinctPhotos
     report.bytes = book.bytes
     return report
 }
@@ -79,7 +89,8 @@ public func exportPDFBook(
 ///   that lays everything out without drawing. Fonts: Noto Serif, then
 ///   Noto Serif CJK SC and Noto Sans CJK SC, through fontconfig.
 /// - Photos: JPEG attachments are embedded byte for byte (cairo MIME data)
-///   with their EXIF orientation applied; PNGs are decoded by cairo.
+///   with their EXIF orientation applied; PNGs are decoded by cairo. Each
+///   distinct blob is one image object, however many entries show it.
 /// - Determinism: the same vault and filter give the same bytes; the PDF's
 ///   creation date is when the latest selected entry was written (its
 ///   revision clock), not the time of the export.

@@ -79,9 +79,28 @@ struct Photo {
 
     /// A cairo image surface for the photo: for a JPEG an undrawn surface
     /// of its size carrying the JPEG bytes as MIME data (cairo-pdf embeds
-    /// them as they are, DCTDecode); for a PNG the decoded image. Nil when
-    /// cairo refuses it. The caller destroys the surface.
+    /// them as they are, DCTDecode); for a PNG the decoded image. Either
+    /// carries the blob id (hex) as `CAIRO_MIME_TYPE_UNIQUE_ID`, so cairo-pdf
+    /// writes one image object per blob and every later surface of the same
+    /// blob, on any page, refers to it. Nil when cairo refuses it. The
+    /// caller destroys the surface.
     func surface(_ bytes: [UInt8]) -> OpaquePointer? {
+        guard let surface = imageSurface(bytes) else { return nil }
+        let id = Array(hex(reference.blob.bytes).utf8)
+        let data = UnsafeMutableRawPointer.allocate(byteCount: id.count, alignment: 1)
+        id.withUnsafeBytes { data.copyMemory(from: $0.baseAddress!, byteCount: id.count) }
+        let status = cairo_surface_set_mime_data(
+            surface, CAIRO_MIME_TYPE_UNIQUE_ID, data.assumingMemoryBound(to: UInt8.self), UInt(id.count),
+            { $0?.deallocate() }, data)
+        guard status == CAIRO_STATUS_SUCCESS else {
+            data.deallocate()
+            cairo_surface_destroy(surface)
+            return nil
+        }
+        return surface
+    }
+
+    private func imageSurface(_ bytes: [UInt8]) -> OpaquePointer? {
         switch header.kind {
         case .jpeg:
             guard let surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, Int32(header.width), Int32(header.height)) else { return nil }

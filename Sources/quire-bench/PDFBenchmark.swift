@@ -77,7 +77,7 @@ enum PDFBenchmark {
         }
         section.tables.append(("", t))
         section.notes = [
-            "unknown glyphs: \(full["unknownGlyphs"] ?? "?"); characters printed as U+3013: \(full["substituted"] ?? "?"); photos embedded: \(full["photos"] ?? "?")",
+            "unknown glyphs: \(full["unknownGlyphs"] ?? "?"); characters printed as U+3013: \(full["substituted"] ?? "?"); photos drawn: \(full["photos"] ?? "?"), distinct photos embedded (one image object each): \(full["distinctPhotos"] ?? "?")",
             "resident set while drawing the whole journal (entries drawn: MiB): \(full["rssDuringDrawing"] ?? "?")",
             "the two whole-journal PDFs are \(identical ? "byte-identical" : "DIFFERENT")",
         ]
@@ -122,6 +122,7 @@ enum PDFBenchmark {
             print("pages=\(report.pages)")
             print("bytes=\(report.bytes)")
             print("photos=\(report.photos)")
+            print("distinctPhotos=\(report.distinctPhotos)")
             print("unknownGlyphs=\(report.unknownGlyphs)")
             print("substituted=\(report.substitutedCharacters)")
             print("textBytes=\(textBytes)")
