@@ -12,8 +12,11 @@ enum ClassicImporter {
     /// The `extra` key holding the Classic fields not mapped.
     static let extraKey = "dayOneClassic"
 
-    static func run(files: any ExportFiles, journal: String, vault: Vault, progress: @escaping (ImportProgress) -> Void) throws(ImportError) -> ImportReport {
+    /// Throws ``ImportError/unreadableSource(path:reason:)`` when `source`
+    /// holds no `.doentry` file that reads as an entry (nothing written).
+    static func run(source: String, files: any ExportFiles, journal: String, vault: Vault, progress: @escaping (ImportProgress) -> Void) throws(ImportError) -> ImportReport {
         var report = ImportReport()
+        var entryFiles = 0
         report.skipped += files.refused
         var photos: [String: String] = [:]  // entry UUID (uppercase) → photo path
         for p in files.files where p.split(separator: "/").dropLast().last == "photos" {
@@ -23,6 +26,7 @@ enum ClassicImporter {
         var prepared: [PreparedEntry] = []
         var seen = Set<EntryID>()
         for path in files.files where path.lowercased().hasSuffix(".doentry") && !path.split(separator: "/").last!.hasPrefix("._") {
+            entryFiles += 1
             let bytes: [UInt8]
             do { bytes = try readAll(files, path) } catch {
                 report.skipped.append(SkippedItem(item: path, reason: "cannot be read: \(error)"))
@@ -74,7 +78,13 @@ enum ClassicImporter {
             }
             prepared.append(entry)
         }
-        if !prepared.isEmpty { report.journals.append(journal) }
+        let expected = "not a Day One Classic journal (expected a Journal.dayone folder whose entries/ hold .doentry property lists)"
+        if entryFiles == 0 { throw .unreadableSource(path: source, reason: "\(expected): no .doentry file in it") }
+        if prepared.isEmpty {
+            let first = report.skipped.first { $0.item.lowercased().hasSuffix(".doentry") }.map { "; \($0.item): \($0.reason)" } ?? ""
+            throw .unreadableSource(path: source, reason: "\(expected): none of its \(entryFiles) .doentry files is an entry\(first)")
+        }
+        report.journals.append(journal)
         let writer = EntryWriter(vault: vault, files: files, report: report, progress: progress)
         try writer.write(prepared.sorted { $0.body.created < $1.body.created })
         return writer.report

@@ -44,19 +44,68 @@ final class DayOneImporter {
         }
     }
 
-    /// The journal files: `*.json` outside media folders and macOS junk.
+    /// The candidate journal files (`Spec/import.md §1`): the `*.json`
+    /// files at the top level of the export, or, when the top level holds
+    /// no `*.json` and exactly one folder, at the top level of that folder.
+    /// macOS junk (`__MACOSX/`, `._*`) is ignored.
     var journalFiles: [String] {
-        let folders = Set(DayOneMediaKind.allCases.map(\.folder))
-        return files.files.filter { path in
-            let parts = path.split(separator: "/")
-            guard let last = parts.last, last.lowercased().hasSuffix(".json"), !last.hasPrefix("._") else { return false }
-            return !parts.contains("__MACOSX") && !parts.dropLast().contains(where: { folders.contains(String($0)) })
-        }
+        func isJunk(_ parts: [Substring]) -> Bool { parts.contains("__MACOSX") || parts.last!.hasPrefix("._") }
+        let all = files.files.map { $0.split(separator: "/") }.filter { !$0.isEmpty && !isJunk($0) }
+        let top = all.filter { $0.count == 1 && $0[0].lowercased().hasSuffix(".json") }
+        if !top.isEmpty { return top.map { $0.joined(separator: "/") } }
+        let folders = Set(all.filter { $0.count > 1 }.map { $0[0] })
+        guard folders.count == 1, all.allSatisfy({ $0.count > 1 }) else { return [] }
+        return all.filter { $0.count == 2 && $0[1].lowercased().hasSuffix(".json") }.map { $0.joined(separator: "/") }
     }
 
-    func run() throws(ImportError) -> ImportReport {
+    /// Checks a journal file in one streaming pass that builds no values:
+    /// nil when it is well-formed JSON (RFC 8259, UTF-8) whose top-level
+    /// object has an `"entries"` array, else why not. Nothing is written.
+    func check(_ path: String) -> String? {
+        let stream: any ExportStream
+        do { stream = try files.open(path) } catch { return "cannot be read: \(error)" }
+        let reader = JSONReader { try stream.read(into: $0) }
+        var hasEntries = false
+        var entriesProblem: String?
+        do {
+            try reader.skipByteOrderMark()
+            guard let first = try reader.skipSpace() else { return "not a Day One export: the file is empty" }
+            guard first == UInt8(ascii: "{") else {
+                try reader.skipValue()
+                try reader.expectEnd()
+                return "not a Day One export: the JSON is not an object with an \"entries\" array"
+            }
+            try reader.members { (key: String) throws -> Void in
+                if key == "entries" {
+                    if try reader.skipSpace() == UInt8(ascii: "[") { hasEntries = true } else { entriesProblem = "not a Day One export: \"entries\" is not an array" }
+                }
+                try reader.skipValue()
+            }
+            try reader.expectEnd()
+        } catch {
+            return "\(error)"
+        }
+        if let entriesProblem { return entriesProblem }
+        return hasEntries ? nil : "not a Day One export: no \"entries\" array"
+    }
+
+    /// Imports every journal file that passes ``check(_:)``; the others are
+    /// listed as skipped. Throws when none passes: for a single `.json`
+    /// source, with that file's reason.
+    func run(source: String, singleFile: Bool) throws(ImportError) -> ImportReport {
         report.skipped += files.refused
+        var good: [String] = []
+        var problems: [SkippedItem] = []
         for path in journalFiles {
+            if let reason = check(path) { problems.append(SkippedItem(item: path, reason: reason)) } else { good.append(path) }
+        }
+        if singleFile, let p = problems.first { throw .unreadableSource(path: source, reason: p.reason) }
+        if good.isEmpty {
+            let seen = problems.isEmpty ? "" : " (" + problems.prefix(3).map { "\($0.item): \($0.reason)" }.joined(separator: "; ") + (problems.count > 3 ? "; …" : "") + ")"
+            throw .unreadableSource(path: source, reason: "no Day One journal JSON found in \(source): expected a Day One export (a ZIP or its folder) with <Journal>.json files holding an \"entries\" array at its top level\(seen)")
+        }
+        report.skipped += problems
+        for path in good {
             let base = String(path.split(separator: "/").last!)
             let journal = String(base.dropLast(5))
             if !report.journals.contains(journal) { report.journals.append(journal) }
@@ -192,6 +241,7 @@ final class DayOneImporter {
             return 0
         }
         let label = "\(file): entry \(draft.uuid)"
+        for note in draft.notes { pending.skipped.append(SkippedItem(item: "\(label): \(note.field)", reason: note.reason)) }
         let isDuplicate = seen.contains(draft.id) || pendingSeen.contains(draft.id)
         if isDuplicate { pending.duplicatesMerged += 1 }
         pendingSeen.insert(draft.id)
@@ -213,7 +263,7 @@ final class DayOneImporter {
             guard let path = resolve(item) else {
                 pending.attachmentsMissing += 1
                 let expected = item.md5.map { "\(item.kind.folder)/\($0).*" } ?? "(the item has no md5)"
-                pending.skipped.append(SkippedItem(item: "\(label): \(name)", reason: "no file \(expected) in the export; the entry keeps the item's metadata"))
+                pending.missingMedia.append(SkippedItem(item: "\(label): \(name)", reason: "no file \(expected) in the export; the entry keeps the item's metadata"))
                 continue
             }
             if badMedia[path] != nil { continue }
@@ -311,5 +361,6 @@ extension ImportReport {
         unreferencedAttachments += other.unreferencedAttachments
         for j in other.journals where !journals.contains(j) { journals.append(j) }
         skipped += other.skipped
+        missingMedia += other.missingMedia
     }
 }

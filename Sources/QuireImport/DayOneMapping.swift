@@ -83,7 +83,15 @@ public enum DayOneMapping {
         var original: JSONObject
         var fields: CBORMap
         var escapesAt: [Int]
+        /// Mapped fields whose value could not be used as written (wrong
+        /// type, unknown zone, over-long tag): each kept whole in
+        /// `extra["dayOne"]`, with why, for the report.
+        public var notes: [(field: String, reason: String)] = []
     }
+
+    /// Longest tag kept in ``EntryBody/tags``, in Unicode scalars; a longer
+    /// tag is cut to this and the original list kept in `extra["dayOne"]`.
+    public static let maxTagScalarCount = 256
 
     /// A media item stored in the vault.
     public struct Attached: Sendable {
@@ -138,7 +146,12 @@ public enum DayOneMapping {
         var fields = CBORMap()
         var media: [MediaItem] = []
         var escapesAt: [Int] = []
+        var notes: [(field: String, reason: String)] = []
         func keep(_ key: String, _ v: JSONValue) { fields[text: key] = JSONCBOR.cbor(v, depthBudget: 10) }
+        func wrongType(_ key: String, _ v: JSONValue, _ expected: String) {
+            keep(key, v)
+            notes.append((key, "\"\(key)\" is not \(expected): not imported into the entry; the value is kept in extra[\"dayOne\"]"))
+        }
         for m in o.members {
             let v = m.value
             switch m.key {
@@ -146,7 +159,12 @@ public enum DayOneMapping {
             case "modifiedDate":
                 if let s = v.stringValue, let ms = ImportDates.milliseconds(iso: s) { body.modified = ms } else { keep(m.key, v) }
             case "timeZone":
-                if let s = v.stringValue { body.timeZone = s } else { keep(m.key, v) }
+                if let s = v.stringValue, s.isEmpty || ImportDates.utcOffsetSeconds(timeZone: s, at: created) != nil {
+                    body.timeZone = s
+                } else if let s = v.stringValue {
+                    keep(m.key, v)
+                    notes.append(("timeZone", "\(s.debugDescription) is not an IANA time zone: the entry's zone is left unknown; the value is kept in extra[\"dayOne\"]"))
+                } else { wrongType(m.key, v, "a string") }
             case "text":
                 if let s = v.stringValue {
                     if escaped {
@@ -156,9 +174,19 @@ public enum DayOneMapping {
                     } else {
                         body.text = s
                     }
-                } else { keep(m.key, v) }
+                } else { wrongType(m.key, v, "a string") }
             case "tags":
-                if let a = v.arrayValue { body.tags = a.compactMap(\.stringValue) } else { keep(m.key, v) }
+                if let a = v.arrayValue {
+                    body.tags = a.compactMap(\.stringValue).map { t in
+                        t.unicodeScalars.count > maxTagScalarCount ? String(String.UnicodeScalarView(t.unicodeScalars.prefix(maxTagScalarCount))) : t
+                    }
+                    if a.contains(where: { ($0.stringValue?.unicodeScalars.count ?? 0) > maxTagScalarCount }) {
+                        keep(m.key, v)
+                        notes.append(("tags", "a tag is longer than \(maxTagScalarCount) characters: it is cut to that; the full list is kept in extra[\"dayOne\"]"))
+                    } else if a.contains(where: { $0.stringValue == nil }) {
+                        wrongType(m.key, v, "an array of strings")
+                    }
+                } else { wrongType(m.key, v, "an array of strings") }
             case "starred":
                 if let b = v.boolValue { body.isStarred = b } else { keep(m.key, v) }
             case "isPinned", "pinned":
@@ -179,7 +207,7 @@ public enum DayOneMapping {
             }
         }
         body.utcOffsetSeconds = ImportDates.utcOffsetSeconds(timeZone: body.timeZone, at: created)
-        return Draft(uuid: uuid, id: entryID(forUUID: uuid), body: body, media: media, original: o, fields: fields, escapesAt: escapesAt)
+        return Draft(uuid: uuid, id: entryID(forUUID: uuid), body: body, media: media, original: o, fields: fields, escapesAt: escapesAt, notes: notes)
     }
 
     /// Makes the entry body: attachment references for `attached` (their

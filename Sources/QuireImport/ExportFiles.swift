@@ -12,6 +12,8 @@ protocol ExportFiles: AnyObject {
     var refused: [SkippedItem] { get }
     /// Opens `path` for reading from the start.
     func open(_ path: String) throws -> any ExportStream
+    /// True when the source is one file given by itself (not a folder or ZIP).
+    var isSingleFile: Bool { get }
 }
 
 /// Bytes of one export file, read in order.
@@ -31,6 +33,7 @@ final class ZipExportFiles: ExportFiles {
     let zip: ZipReader
     let files: [String]
     let refused: [SkippedItem]
+    var isSingleFile: Bool { false }
     private let byName: [String: ZipReader.Member]
 
     init(path: String) throws(ZipError) {
@@ -54,13 +57,22 @@ final class FolderExportFiles: ExportFiles {
     let files: [String]
     let refused: [SkippedItem] = []
 
-    /// The regular files under `root` (symbolic links are not followed).
-    init(root: String) {
+    /// True when made with ``init(file:)``.
+    let isSingleFile: Bool
+
+    /// The regular files under `root` (symbolic links are not followed), at
+    /// most `maxDepth` path components deep (nil: any depth).
+    init(root: String, maxDepth: Int? = nil) {
         self.root = root
+        isSingleFile = false
         var found: [String] = []
         if let walker = FileManager.default.enumerator(atPath: root) {
             while let rel = walker.nextObject() as? String {
                 let full = root + "/" + rel
+                if let maxDepth, rel.split(separator: "/").count >= maxDepth, !FileSystem.isRegularFile(full) {
+                    walker.skipDescendants()
+                    continue
+                }
                 if FileSystem.isRegularFile(full), (try? FileManager.default.destinationOfSymbolicLink(atPath: full)) == nil {
                     found.append(rel)
                 }
@@ -74,6 +86,7 @@ final class FolderExportFiles: ExportFiles {
         let url = URL(fileURLWithPath: file)
         root = url.deletingLastPathComponent().path
         files = [url.lastPathComponent]
+        isSingleFile = true
     }
 
     func open(_ path: String) throws -> any ExportStream {

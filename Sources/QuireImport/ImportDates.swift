@@ -25,6 +25,10 @@ public enum ImportDates {
             let y = num(0, 4), let mo = num(5, 2), let d = num(8, 2), let h = num(11, 2), let mi = num(14, 2), let s = num(17, 2),
             (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 61
         else { return nil }
+        // A day the month does not have (2020-02-30) is refused, not rolled over.
+        let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)
+        let monthDays: [Int64] = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard d <= monthDays[Int(mo) - 1] else { return nil }
         var i = 19
         var ms: Int64 = 0
         if i < b.count, b[i] == UInt8(ascii: ".") {

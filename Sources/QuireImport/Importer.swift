@@ -71,15 +71,21 @@ public struct ImportReport: Sendable, Equatable {
     /// Media items whose content the vault already held: referenced, not stored again.
     public var attachmentsDeduplicated = 0
     /// Media items listed by an entry whose file is not in the export (each
-    /// also in ``skipped``); the entry keeps the item's metadata.
+    /// listed in ``missingMedia``, not in ``skipped``); the entry keeps the
+    /// item's metadata.
     public var attachmentsMissing = 0
     /// Attached media items the entry's text does not link to: kept as
     /// attachments all the same.
     public var unreferencedAttachments = 0
     /// Journal names seen, in first-seen order.
     public var journals: [String] = []
-    /// Items skipped, each with its reason.
+    /// Items not imported (entries, attachment files, journal files) and
+    /// entry fields not mapped as written, each with its reason.
     public var skipped: [SkippedItem] = []
+    /// Media items an entry lists whose file is not in the export, each with
+    /// the file expected: the entry itself was imported, keeping the
+    /// item's metadata (counted in ``attachmentsMissing``).
+    public var missingMedia: [SkippedItem] = []
     public init() {}
 }
 
@@ -111,11 +117,11 @@ public func importJournal(
     progress: (ImportProgress) -> Void = { _ in }
 ) throws(ImportError) -> ImportReport {
     return try withoutActuallyEscaping(progress) { (progress) throws(ImportError) -> ImportReport in
-        let files = try exportFiles(at: path)
+        let files = try exportFiles(at: path, format: format)
         let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
         switch format {
         case .dayOne:
-            return try DayOneImporter(vault: vault, files: files, progress: progress).run()
+            return try DayOneImporter(vault: vault, files: files, progress: progress).run(source: path, singleFile: files.isSingleFile)
         case .dayOneClassic:
             var journal = options.journal ?? "Journal"
             if options.journal == nil {
@@ -125,12 +131,12 @@ public func importJournal(
                     journal = url.deletingLastPathComponent().deletingPathExtension().lastPathComponent
                 }
             }
-            return try ClassicImporter.run(files: files, journal: journal, vault: vault, progress: progress)
+            return try ClassicImporter.run(source: path, files: files, journal: journal, vault: vault, progress: progress)
         case .jrnl:
             let zone = options.timeZone ?? TimeZone.current.identifier
-            return try JrnlImporter.run(files: files, journal: options.journal ?? name, timeZone: zone, vault: vault, progress: progress)
+            return try JrnlImporter.run(source: path, files: files, journal: options.journal ?? name, timeZone: zone, vault: vault, progress: progress)
         case .markdown:
-            return try MarkdownImporter.run(files: files, vault: vault, progress: progress)
+            return try MarkdownImporter.run(source: path, files: files, vault: vault, progress: progress)
         }
     }
 }
@@ -152,13 +158,18 @@ public struct ImportOptions: Sendable, Equatable {
 }
 
 /// The files of the export at `path`: a folder, a ZIP archive, or one file.
-func exportFiles(at path: String) throws(ImportError) -> any ExportFiles {
+///
+/// A Day One folder is read three levels deep at most (a wrapping folder,
+/// a media folder, its files), so a wrong folder is not walked whole. A
+/// jrnl source that is a file is always read as that one file (jrnl writes
+/// JSON, never a ZIP).
+func exportFiles(at path: String, format: ImportFormat) throws(ImportError) -> any ExportFiles {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
         throw .unreadableSource(path: path, reason: "no such file or folder")
     }
-    if isDirectory.boolValue { return FolderExportFiles(root: path) }
+    if isDirectory.boolValue { return FolderExportFiles(root: path, maxDepth: format == .dayOne ? 3 : nil) }
     let lower = path.lowercased()
-    if lower.hasSuffix(".json") || lower.hasSuffix(".doentry") { return FolderExportFiles(file: path) }
+    if lower.hasSuffix(".json") || lower.hasSuffix(".doentry") || format == .jrnl { return FolderExportFiles(file: path) }
     do { return try ZipExportFiles(path: path) } catch { throw .unreadableSource(path: path, reason: error.description) }
 }

@@ -123,9 +123,60 @@ final class JSONReader {
         case UInt8(ascii: "t"): try literal("true"); return .bool(true)
         case UInt8(ascii: "f"): try literal("false"); return .bool(false)
         case UInt8(ascii: "n"): try literal("null"); return .null
-        default:
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             return try number()
+        default:
+            throw fail("unexpected character \(Self.describe(b))")
         }
+    }
+
+    /// Reads one value and discards it: checks its syntax (and its strings'
+    /// UTF-8 and escapes) without building arrays or objects, so memory holds
+    /// the read buffer and at most one string.
+    func skipValue(depth: Int = 0) throws(JSONReadError) {
+        guard depth <= Self.maxDepth else { throw fail("nesting deeper than \(Self.maxDepth)") }
+        guard let b = try skipSpace() else { throw fail("unexpected end of input") }
+        switch b {
+        case UInt8(ascii: "{"):
+            start += 1
+            if try skipSpace() == UInt8(ascii: "}") { start += 1; return }
+            while true {
+                guard try skipSpace() == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+                _ = try string()
+                try expect(UInt8(ascii: ":"), "':'")
+                try skipValue(depth: depth + 1)
+                let c = try skipSpace()
+                start += 1
+                if c == UInt8(ascii: "}") { return }
+                guard c == UInt8(ascii: ",") else { start -= 1; throw fail("expected ',' or '}'") }
+            }
+        case UInt8(ascii: "["):
+            start += 1
+            if try skipSpace() == UInt8(ascii: "]") { start += 1; return }
+            while true {
+                try skipValue(depth: depth + 1)
+                let c = try skipSpace()
+                start += 1
+                if c == UInt8(ascii: "]") { return }
+                guard c == UInt8(ascii: ",") else { start -= 1; throw fail("expected ',' or ']'") }
+            }
+        case UInt8(ascii: "\""): _ = try string()
+        case UInt8(ascii: "t"): try literal("true")
+        case UInt8(ascii: "f"): try literal("false")
+        case UInt8(ascii: "n"): try literal("null")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try number()
+        default: throw fail("unexpected character \(Self.describe(b))")
+        }
+    }
+
+    /// A byte for a message: the ASCII character quoted, else its hex value.
+    static func describe(_ b: UInt8) -> String {
+        (0x21...0x7E).contains(b) ? "'\(Character(Unicode.Scalar(b)))'" : "0x" + String(b, radix: 16, uppercase: true)
+    }
+
+    /// Fails with "trailing characters" unless only white space is left.
+    func expectEnd() throws(JSONReadError) {
+        guard try skipSpace() == nil else { throw fail("trailing characters after the value") }
     }
 
     /// Iterates the elements of an array whose `[` is next, calling `body`

@@ -11,17 +11,26 @@ enum JrnlImporter {
     /// Largest export read, in bytes (256 MiB): jrnl keeps a journal in one file.
     static let maxByteCount: UInt64 = 256 << 20
 
-    static func run(files: any ExportFiles, journal: String, timeZone: String, vault: Vault, progress: @escaping (ImportProgress) -> Void) throws(ImportError) -> ImportReport {
+    /// Throws ``ImportError/unreadableSource(path:reason:)`` when `source`
+    /// is not a jrnl JSON export (nothing written).
+    static func run(source: String, files: any ExportFiles, journal: String, timeZone: String, vault: Vault, progress: @escaping (ImportProgress) -> Void) throws(ImportError) -> ImportReport {
         var report = ImportReport()
-        guard let path = files.files.first(where: { $0.lowercased().hasSuffix(".json") }) else {
-            throw .unreadableSource(path: journal, reason: "no .json file (jrnl --export json writes one)")
+        let expected = "not a jrnl JSON export (expected the JSON file jrnl --export json writes, {\"tags\": {…}, \"entries\": […]})"
+        guard let path = files.isSingleFile ? files.files.first : files.files.first(where: { $0.lowercased().hasSuffix(".json") }) else {
+            throw .unreadableSource(path: source, reason: "\(expected): no .json file in it")
         }
         let root: JSONValue
-        do { root = try JSONValue.parse(try ClassicImporter.readAll(files, path)) } catch {
-            throw .unreadableSource(path: path, reason: "\(error)")
+        do {
+            let bytes = try ClassicImporter.readAll(files, path)
+            if bytes.allSatisfy({ [0x20, 0x0A, 0x0D, 0x09].contains($0) }) { throw ImportError.unreadableSource(path: source, reason: "\(expected): the file is empty") }
+            root = try JSONValue.parse(bytes)
+        } catch let e as ImportError {
+            throw e
+        } catch {
+            throw .unreadableSource(path: source, reason: "\(expected): \(error)")
         }
         guard let entries = root.objectValue?["entries"]?.arrayValue else {
-            throw .unreadableSource(path: path, reason: "not a jrnl JSON export: no \"entries\" array")
+            throw .unreadableSource(path: source, reason: "\(expected): no \"entries\" array")
         }
         var prepared: [PreparedEntry] = []
         var occurrences: [String: Int] = [:]
@@ -51,12 +60,14 @@ enum JrnlImporter {
             var kept = CBORMap()
             for m in o.members { kept[text: m.key] = JSONCBOR.cbor(m.value, depthBudget: 10) }
             body.extra[text: extraKey] = .map(kept)
-            // No ids in jrnl: the id hashes what identifies the entry, with an
-            // occurrence number for exact repeats, so a re-import finds it.
+            // No ids in jrnl: the id hashes the entry's own content (date,
+            // time, title, body), with an occurrence number for exact repeats,
+            // and never the file's path or the journal's name, so a re-import
+            // from anywhere finds it (`Spec/import.md §9`).
             let key = "\(date)\u{0}\(time)\u{0}\(title)\u{0}\(bodyText)"
             let k = occurrences[key, default: 0]
             occurrences[key] = k + 1
-            let id = EntryID(unchecked: BLAKE2b.hash(Array("quire.import.jrnl\u{0}\(journal)\u{0}\(key)\u{0}\(k)".utf8), byteCount: 16))
+            let id = EntryID(unchecked: BLAKE2b.hash(Array("quire.import.jrnl\u{0}\(key)\u{0}\(k)".utf8), byteCount: 16))
             prepared.append(PreparedEntry(label: "\(path): entry #\(n + 1)", id: id, body: body))
         }
         report.journals = [journal]

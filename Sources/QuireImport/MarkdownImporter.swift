@@ -9,12 +9,16 @@ enum MarkdownImporter {
     /// Largest `.md` file read, in bytes (16 MiB, a record's limit).
     static let maxFileByteCount: UInt64 = 16 << 20
 
-    static func run(files: any ExportFiles, vault: Vault, progress: @escaping (ImportProgress) -> Void) throws(ImportError) -> ImportReport {
+    /// Throws ``ImportError/unreadableSource(path:reason:)`` when `source`
+    /// holds no `.md` file that is a Quire Markdown entry (nothing written).
+    static func run(source: String, files: any ExportFiles, vault: Vault, progress: @escaping (ImportProgress) -> Void) throws(ImportError) -> ImportReport {
         var report = ImportReport()
+        var markdownFiles = 0
         report.skipped += files.refused
         let present = Set(files.files)
         var prepared: [PreparedEntry] = []
         for path in files.files where path.lowercased().hasSuffix(".md") && !path.split(separator: "/").last!.hasPrefix("._") {
+            markdownFiles += 1
             let text: String
             do {
                 let bytes = try ClassicImporter.readAll(files, path)
@@ -46,6 +50,12 @@ enum MarkdownImporter {
             } catch {
                 report.skipped.append(SkippedItem(item: path, reason: "\(error)"))
             }
+        }
+        let expected = "not a Quire Markdown export (expected a folder of .md files with YAML front matter, as quire export markdown writes)"
+        if markdownFiles == 0 { throw .unreadableSource(path: source, reason: "\(expected): no .md file in it") }
+        if prepared.isEmpty {
+            let first = report.skipped.first { $0.item.lowercased().hasSuffix(".md") }.map { "; \($0.item): \($0.reason)" } ?? ""
+            throw .unreadableSource(path: source, reason: "\(expected): none of its \(markdownFiles) .md files is a Quire Markdown entry\(first)")
         }
         let writer = EntryWriter(vault: vault, files: files, report: report, progress: progress)
         try writer.write(prepared)

@@ -87,11 +87,12 @@ func hex(_ b: [UInt8]) -> String { b.map { String(format: "%02x", $0) }.joined()
         #expect(report.attachmentsStored == 3)
         // The video without md5 and the photo whose file is missing: reported, not fatal.
         #expect(report.attachmentsMissing == 2)
-        #expect(report.skipped.map(\.item) == [
+        #expect(report.skipped == [])
+        #expect(report.missingMedia.map(\.item) == [
             "05-media-metadata-gaps.json: entry 00C0FFEE000000000000000000000007: photos[1] FEED0000000000000000000000000009",
             "05-media-metadata-gaps.json: entry 00C0FFEE000000000000000000000007: videos[0] FEED0000000000000000000000000008",
         ])
-        #expect(report.skipped[0].reason.contains("photos/dead0000000000000000000000000009.*"))
+        #expect(report.missingMedia[0].reason.contains("photos/dead0000000000000000000000000009.*"))
         let body = try entriesByUUID(vault)["00C0FFEE000000000000000000000007"]!.body
         // Photo without type found by md5 whatever the extension; audio "aac" is the .m4a; PDF without type.
         #expect(body.attachments.map(\.mediaType) == ["image/jpeg", "audio/mp4", "application/pdf"])
@@ -180,12 +181,14 @@ func hex(_ b: [UInt8]) -> String { b.map { String(format: "%02x", $0) }.joined()
     }
 
     @Test func case13RefusesTraversalInAZip() throws {
+        // Only unsafe names: nothing of Day One is left, so the import is refused.
         let dir = TemporaryDirectory()
         let vault = try makeVault(dir)
-        let report = try importJournal(.dayOne, from: importFixtures + "/zip/unsafe-names.zip", into: vault)
-        #expect(report.skipped.count == 5)
-        #expect(report.skipped.allSatisfy { $0.reason.contains("unsafe name") })
-        #expect(report.entriesAdded == 0)
+        let path = importFixtures + "/zip/unsafe-names.zip"
+        #expect(throws: ImportError.unreadableSource(path: path, reason: "no Day One journal JSON found in \(path): expected a Day One export (a ZIP or its folder) with <Journal>.json files holding an \"entries\" array at its top level")) {
+            _ = try importJournal(.dayOne, from: path, into: vault)
+        }
+        #expect(try vault.entries().isEmpty)
     }
 
     @Test func case15UnicodeOddities() throws {

@@ -77,19 +77,21 @@ import Testing
         #expect(DayOneMapping.dayOneEntry(id: id, body: e.body)["uuid"] == .string("not-hex uuid"))
     }
 
-    @Test func aDamagedJournalKeepsWhatCameBefore() throws {
+    @Test func aDamagedJournalChangesNothing() throws {
+        // The syntax is checked in a first pass: a file cut short writes nothing.
         let dir = TemporaryDirectory()
         let vault = try makeVault(dir)
         let path = dir.file("Cut.json")
-        try """
+        let text = """
             {"metadata":{"version":"1.0"},"entries":[
               {"uuid":"00C0FFEE0000000000000000000000B1","creationDate":"2024-01-01T10:00:00Z","text":"one"},
               {"uuid":"00C0FFEE0000000000000000000000B2","creationDate":"2024-01-01T11:00:00Z","text":"tw
-            """.write(toFile: path, atomically: true, encoding: .utf8)
-        let report = try importJournal(.dayOne, from: path, into: vault)
-        #expect(report.entriesAdded == 1)
-        #expect(report.skipped.count == 1)
-        #expect(report.skipped[0].reason.hasPrefix("the rest of the journal was not read: invalid JSON at byte"))
+            """
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(throws: ImportError.unreadableSource(path: path, reason: "invalid JSON at byte \(text.utf8.count): unterminated string")) {
+            _ = try importJournal(.dayOne, from: path, into: vault)
+        }
+        #expect(try vault.entries().isEmpty)
     }
 
     @Test func aZipBombAttachmentIsSkipped() throws {
