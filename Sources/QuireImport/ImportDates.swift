@@ -1,4 +1,5 @@
 import Foundation
+import Quire
 
 /// Instants and calendar dates as importers read and write them
 /// (`Spec/import.md §4`). Calendar arithmetic is the proleptic Gregorian
@@ -104,27 +105,13 @@ public enum ImportDates {
         return (v < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - s.count)) + s
     }
 
-    /// Days since 1970-01-01 in the proleptic Gregorian calendar (H. Hinnant's algorithm).
+    /// Days since 1970-01-01 in the proleptic Gregorian calendar.
     static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146097 + doe - 719468
+        CivilCalendar.days(year: Int(year), month: Int(month), day: Int(day))
     }
 
     static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719468
-        let era = (z >= 0 ? z : z - 146096) / 146097
-        let doe = z - era * 146097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
-        let y = yoe + era * 400
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (m <= 2 ? y + 1 : y, m, d)
+        let d = CivilCalendar.date(fromDays: days)
+        return (Int64(d.year), Int64(d.month), Int64(d.day))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Quire
 
 /// A calendar date and time of day in an entry's own time zone (proleptic
 /// Gregorian calendar), computed from milliseconds since 1970 UTC and an
@@ -24,23 +25,12 @@ struct CivilDate: Sendable, Equatable, Comparable {
 
     /// The local date of `milliseconds` (since 1970, UTC) at `offsetSeconds` east of UTC.
     init(milliseconds: Int64, offsetSeconds: Int64) {
-        // Floor division, so instants before 1970 land on the right day.
-        let (seconds, _) = Self.floorDivide(milliseconds, 1000)
-        let local = seconds &+ offsetSeconds
-        let (days, secondOfDay) = Self.floorDivide(local, 86_400)
+        let local = CivilCalendar.floorDivide(milliseconds, 1000).quotient &+ offsetSeconds
+        let (days, secondOfDay) = CivilCalendar.floorDivide(local, 86_400)
         hour = Int(secondOfDay / 3600)
         minute = Int(secondOfDay % 3600 / 60)
-        weekday = Int(Self.floorDivide(days + 4, 7).1)  // 1970-01-01 was a Thursday
-        // Howard Hinnant's civil_from_days.
-        let z = days + 719_468
-        let era = Self.floorDivide(z, 146_097).0
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        day = Int(doy - (153 * mp + 2) / 5 + 1)
-        month = Int(mp < 10 ? mp + 3 : mp - 9)
-        year = Int(yoe + era * 400 + (month <= 2 ? 1 : 0))
+        weekday = CivilCalendar.weekday(fromDays: days)
+        (year, month, day) = CivilCalendar.date(fromDays: days)
     }
 
     /// The date of `body.created` in the entry's own zone: `utcOffsetSeconds`
@@ -56,13 +46,6 @@ struct CivilDate: Sendable, Equatable, Comparable {
             return Int64(zone.secondsFromGMT(for: date))
         }
         return 0
-    }
-
-    static func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
-        var q = a / b
-        var r = a % b
-        if r < 0 { q -= 1; r += b }
-        return (q, r)
     }
 
     /// "Wednesday 11 January 1660".

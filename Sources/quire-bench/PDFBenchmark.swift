@@ -154,13 +154,8 @@ enum PDFBenchmark {
     static func civilMilliseconds(_ date: String, hour: Int64) throws(VaultError) -> Int64 {
         let parts = date.split(separator: "-").compactMap { Int64($0) }
         guard parts.count == 3 else { return 0 }
-        var (y, m, d) = (parts[0], parts[1], parts[2])
-        y -= m <= 2 ? 1 : 0
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return ((era * 146_097 + doe - 719_468) * 86_400 + hour * 3600) * 1000
+        let days = CivilCalendar.days(year: Int(parts[0]), month: Int(parts[1]), day: Int(parts[2]))
+        return (days * 86_400 + hour * 3600) * 1000
     }
 }
 

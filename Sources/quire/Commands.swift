@@ -206,7 +206,8 @@ let commandTable: [CommandSpec] = [
             JSON: {"format", "source", "entriesAdded", "entriesUpdated",
             "entriesUnchanged", "entriesNotNewer", "duplicatesMerged",
             "attachmentsStored", "attachmentsDeduplicated", "attachmentsMissing",
-            "unreferencedAttachments", "journals", "skipped": [{"item", "reason"}]}
+            "unreferencedAttachments", "journals", "skipped": [{"item", "reason"}],
+            "missingMedia": [{"item", "reason"}]}
             """),
     CommandSpec(
         name: "export", operands: "VAULT", summary: "export md, json, dayone, html, epub or pdf", operandCount: 1...1,

@@ -45,6 +45,10 @@ func importCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     if !report.journals.isEmpty { c.out.line("  journals: " + report.journals.joined(separator: ", ")) }
     c.out.line("  skipped: \(report.skipped.count)")
     for s in report.skipped { c.out.line("    \(s.item): \(s.reason)") }
+    if !report.missingMedia.isEmpty {
+        c.out.line("  media missing from the export (the entries keep their details): \(report.missingMedia.count)")
+        for s in report.missingMedia { c.out.line("    \(s.item): \(s.reason)") }
+    }
     c.out.emit([
         "format": format.rawValue, "source": source, "entriesAdded": report.entriesAdded, "entriesUpdated": report.entriesUpdated,
         "entriesUnchanged": report.entriesUnchanged, "entriesNotNewer": report.entriesNotNewer,
@@ -52,6 +56,7 @@ func importCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         "attachmentsDeduplicated": report.attachmentsDeduplicated, "attachmentsMissing": report.attachmentsMissing,
         "unreferencedAttachments": report.unreferencedAttachments, "journals": report.journals,
         "skipped": report.skipped.map { ["item": $0.item, "reason": $0.reason] },
+        "missingMedia": report.missingMedia.map { ["item": $0.item, "reason": $0.reason] },
     ])
     return .success
 }
