@@ -24,10 +24,14 @@ struct EntryIndex: Sendable {
     var issues: [FormatError] = []
     var maxClock = HybridLogicalClock(rawValue: 0)
 
-    mutating func insert(_ r: EntryRevision, frame: Int, verified: Bool = true) {
+    /// Adds a revision; `retain: false` keeps only its summary (the body is
+    /// read again from `frame` when needed).
+    mutating func insert(_ r: EntryRevision, frame: Int, verified: Bool = true, retain: Bool = true) {
         var list = revisions[r.entryID, default: []]
         guard !list.contains(where: { $0.revisionID == r.revisionID }) else { return }
-        list.append(RevisionSummary(frame: frame, revision: r, revisionID: r.revisionID, parents: r.parents, clock: r.clock, isDeleted: r.isDeleted, isVerified: verified))
+        list.append(RevisionSummary(
+            frame: frame, revision: retain ? r : nil, revisionID: r.revisionID, parents: r.parents, clock: r.clock,
+            isDeleted: r.isDeleted, isVerified: verified))
         revisions[r.entryID] = list
         if r.clock > maxClock { maxClock = r.clock }
     }
@@ -71,7 +75,7 @@ extension Vault {
     func loadIndex() throws(VaultError) -> EntryIndex {
         if let index { return index }
         var built = EntryIndex()
-        Self.absorb(file: file, into: &built, frames: nil)
+        Self.absorb(file: file, into: &built, frames: nil, retain: retainsBodies)
         index = built
         observe(built.maxClock)
         return built
@@ -81,17 +85,17 @@ extension Vault {
     /// index is loaded; the next load covers them otherwise.
     func absorb(_ range: Range<Int>) {
         guard index != nil, !range.isEmpty else { return }
-        Self.absorb(file: file, into: &index!, frames: range)
+        Self.absorb(file: file, into: &index!, frames: range, retain: retainsBodies)
         observe(index!.maxClock)
     }
 
-    static func absorb(file: VaultFile, into built: inout EntryIndex, frames: Range<Int>?) {
+    static func absorb(file: VaultFile, into built: inout EntryIndex, frames: Range<Int>?, retain: Bool = true) {
         let issues = file.forEachRecord(kinds: [.entryRevision, .blobManifest, .profile], in: frames) { record in
             do throws(FormatError) {
                 switch record.frame.header.kind {
                 case .entryRevision:
                     let r = try EntryRevision(decoding: record.payload, location: record.frame.location)
-                    built.insert(r, frame: record.frame.location.index, verified: record.commitVerified)
+                    built.insert(r, frame: record.frame.location.index, verified: record.commitVerified, retain: retain)
                 case .blobManifest:
                     let m = try BlobManifest(decoding: record.payload, location: record.frame.location)
                     if built.blobs[m.blob] == nil, (try? file.chunkFrames(for: m)) != nil { built.blobs[m.blob] = m }

@@ -68,6 +68,23 @@ public final class Vault: @unchecked Sendable {
     /// The device id recorded as the author of new revisions.
     public let author: DeviceID?
     var index: EntryIndex?
+    var retainsBodies = true
+    /// Whether the entry index keeps every revision's decoded body (default
+    /// true: listing and reading entries decrypt each revision once). Set it
+    /// to false for work over a whole large journal that must not hold it
+    /// in memory, such as an import or an export: the index then keeps about
+    /// 100 bytes per revision (ids, parents, clock, frame) and reads a body
+    /// from the file again when it is asked for. Setting it to false drops
+    /// the bodies an index already holds.
+    public var retainsEntryBodies: Bool {
+        get { lock.withLock { retainsBodies } }
+        set {
+            lock.withLock {
+                if retainsBodies, !newValue, index != nil { index = nil }
+                retainsBodies = newValue
+            }
+        }
+    }
     /// This device's key store, when the vault was opened through one: it
     /// remembers the keyring heads this device trusted (`Spec/keys.md §7`).
     var deviceStore: (any DeviceKeyStore)?
@@ -329,7 +346,7 @@ public final class VaultTransaction {
 
     func finishIndexing() {
         guard vault.index != nil else { return }
-        for (frame, rev) in newRevisions { vault.index!.insert(rev, frame: frame) }
+        for (frame, rev) in newRevisions { vault.index!.insert(rev, frame: frame, retain: vault.retainsBodies) }
         for m in newBlobs where vault.index!.blobs[m.blob] == nil { vault.index!.blobs[m.blob] = m }
         if let newProfile { vault.index!.profile = newProfile }
     }

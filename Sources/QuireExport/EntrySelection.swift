@@ -1,3 +1,4 @@
+import Foundation
 public import Quire
 
 extension ExportFilter {
@@ -18,18 +19,27 @@ extension ExportFilter {
 /// `created` (milliseconds, UTC), then by entry id, as ``Vault/entries()``
 /// orders them. Deleted entries are never selected.
 ///
-/// Memory: the library's entry index holds every live revision once it is
-/// loaded (proportional to the vault); the returned snapshots share their
-/// text storage with it, so selection adds one small struct per selected
-/// entry. Exporters then write one entry at a time and stream attachments
-/// in 64 KiB chunks, so what an export adds on top of the index is bounded
-/// by the largest single entry plus fixed buffers (see `Spec/export-json.md §1`).
+/// Memory: the selection holds no entry body (``Vault/entryCatalog(where:)``):
+/// about 100 bytes per revision while it is made, then one small item per
+/// selected entry; each entry is read from the file again when an exporter
+/// reaches it. Exporters write one entry at a time and stream attachments in
+/// 64 KiB chunks, so an export's memory is that per-entry metadata plus the
+/// largest single entry plus fixed buffers (`Spec/export-json.md §1`).
 ///
 /// Shared with `QuirePDF`.
 ///
 /// - Throws: ``ExportError/vault(_:)`` when the vault cannot be read.
-public func selectEntries(_ vault: Vault, filter: ExportFilter) throws(ExportError) -> [EntrySnapshot] {
-    let all: [EntrySnapshot]
-    do { all = try vault.entries() } catch { throw .vault(error) }
-    return all.filter { filter.accepts($0.body) }
+public func selectEntries(_ vault: Vault, filter: ExportFilter) throws(ExportError) -> EntryCatalog {
+    do { return try vault.entryCatalog(where: filter.accepts) } catch { throw .vault(error) }
+}
+
+/// Throws the first error met re-reading an entry of `entries` after
+/// `output` was written, removing `output` first: an export never leaves
+/// a file with an entry missing.
+///
+/// - Throws: ``ExportError/vault(_:)``.
+public func checkReadBack(_ entries: EntryCatalog, output: String) throws(ExportError) {
+    guard let error = entries.readError else { return }
+    try? FileManager.default.removeItem(atPath: output)
+    throw .vault(error)
 }

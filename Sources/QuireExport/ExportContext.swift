@@ -5,12 +5,12 @@ import Quire
 /// report being filled and the progress callback.
 struct ExportContext {
     let vault: Vault
-    let entries: [EntrySnapshot]
+    let entries: EntryCatalog
     let options: ExportOptions
     let progress: (ExportProgress) -> Void
     var report = ExportReport()
 
-    init(vault: Vault, entries: [EntrySnapshot], options: ExportOptions, progress: @escaping (ExportProgress) -> Void) {
+    init(vault: Vault, entries: EntryCatalog, options: ExportOptions, progress: @escaping (ExportProgress) -> Void) {
         self.vault = vault
         self.entries = entries
         self.options = options

@@ -137,6 +137,10 @@ public func exportJournal(
     _ vault: Vault, format: ExportFormat, to path: String, filter: ExportFilter = ExportFilter(), options: ExportOptions,
     progress: (ExportProgress) -> Void = { _ in }
 ) throws(ExportError) -> ExportReport {
+    // Memory independent of the journal's size (Spec/export-json.md §1).
+    let retained = vault.retainsEntryBodies
+    vault.retainsEntryBodies = false
+    defer { vault.retainsEntryBodies = retained }
     let entries = try selectEntries(vault, filter: filter)
     progress(ExportProgress(done: 0, total: entries.count))
     let result: Result<ExportReport, ExportError> = withoutActuallyEscaping(progress) { escapable in
@@ -154,5 +158,7 @@ public func exportJournal(
         }
         return .success(context.report)
     }
-    return try result.get()
+    let report = try result.get()
+    try checkReadBack(entries, output: path)
+    return report
 }

@@ -116,6 +116,11 @@ public func importJournal(
     options: ImportOptions = ImportOptions(),
     progress: (ImportProgress) -> Void = { _ in }
 ) throws(ImportError) -> ImportReport {
+    // The import's memory must not grow with the vault's text: the entry
+    // index keeps summaries only while it runs (Spec/import.md §7).
+    let retained = vault.retainsEntryBodies
+    vault.retainsEntryBodies = false
+    defer { vault.retainsEntryBodies = retained }
     return try withoutActuallyEscaping(progress) { (progress) throws(ImportError) -> ImportReport in
         let files = try exportFiles(at: path, format: format)
         let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent

@@ -5,7 +5,7 @@ import QuireExport
 /// entries in order, their local dates, and the months of the table of
 /// contents. Memory: one date per entry and one row per month.
 struct BookPlan {
-    let entries: [EntrySnapshot]
+    let entries: EntryCatalog
     let dates: [CivilDate]
     /// Year × 100 + month, ascending, one per month that has an entry.
     let months: [Int]
@@ -16,8 +16,8 @@ struct BookPlan {
     /// profile was, so the same vault gives the same bytes.
     let documentDate: Int64
 
-    init(entries all: [EntrySnapshot], filter: ExportFilter, title: String, profileClock: HybridLogicalClock?) {
-        entries = all.filter { pdfFilter(filter, selects: $0.body) }
+    init(entries selected: EntryCatalog, title: String, profileClock: HybridLogicalClock?) {
+        entries = selected
         dates = entries.map {
             CivilDate(entry: EntryDateFields(created: $0.body.created, timeZone: $0.body.timeZone, utcOffsetSeconds: $0.body.utcOffsetSeconds))
         }
@@ -69,12 +69,3 @@ struct BookPlan {
     }
 }
 
-/// Whether `filter` selects an entry: created in [since, until), with one
-/// of the tags (if any are given) and in one of the journals (if any).
-func pdfFilter(_ filter: ExportFilter, selects body: EntryBody) -> Bool {
-    if let since = filter.since, body.created < since { return false }
-    if let until = filter.until, body.created >= until { return false }
-    if !filter.tags.isEmpty, !body.tags.contains(where: { filter.tags.contains($0) }) { return false }
-    if !filter.journals.isEmpty, !filter.journals.contains(body.journal) { return false }
-    return true
-}

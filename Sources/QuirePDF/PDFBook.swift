@@ -114,26 +114,35 @@ public func writePDFBook(
     _ vault: Vault, to path: String, filter: ExportFilter = ExportFilter(),
     progress: (ExportProgress) -> Void = { _ in }
 ) throws(ExportError) -> PDFBookReport {
-    let all: [EntrySnapshot]
+    // Memory independent of the journal's size: no entry body is kept.
+    let retained = vault.retainsEntryBodies
+    vault.retainsEntryBodies = false
+    defer { vault.retainsEntryBodies = retained }
+    let selected = try selectEntries(vault, filter: filter)
     let profile: Profile?
-    do {
-        all = try vault.entries()
-        profile = try vault.profile()
-    } catch {
-        throw .vault(error)
-    }
+    do { profile = try vault.profile() } catch { throw .vault(error) }
     let name = profile?.name.isEmpty == false ? profile!.name : "Journal"
-    let plan = BookPlan(entries: all, filter: filter, title: name, profileClock: profile?.clock)
+    let plan = BookPlan(entries: selected, title: name, profileClock: profile?.clock)
     let output: PDFOutput
     do { output = try PDFOutput(path: path) } catch { throw .cannotWrite(path: path, reason: error.description) }
+    var report: PDFBookReport
     do throws(PDFBookError) {
-        let report = try BookRenderer(plan: plan, vault: vault).render(into: output, progress: progress)
-        do { try output.commit() } catch { throw PDFBookError.system(error) }
-        var final = report
-        final.bytes = output.bytesWritten
-        return final
+        report = try BookRenderer(plan: plan, vault: vault).render(into: output, progress: progress)
     } catch {
         output.discard()
         throw .cannotWrite(path: path, reason: error.reason)
     }
+    // An entry that could not be read again would be missing from the book.
+    if let error = selected.readError {
+        output.discard()
+        throw .vault(error)
+    }
+    do throws(PDFBookError) {
+        do { try output.commit() } catch { throw PDFBookError.system(error) }
+    } catch {
+        output.discard()
+        throw .cannotWrite(path: path, reason: error.reason)
+    }
+    report.bytes = output.bytesWritten
+    return report
 }

@@ -44,7 +44,7 @@ import Testing
         let title = try darkPixelRatio(path, page: 1, in: dir)
         #expect(title > 0.002 && title < 0.05, "title page dark ratio \(title)")
         // The first page of entries: a page of text.
-        let plan = BookPlan(entries: try vault.entries(), filter: ExportFilter(), title: journal.name, profileClock: nil)
+        let plan = BookPlan(entries: try selectEntries(vault, filter: ExportFilter()), title: journal.name, profileClock: nil)
         let firstBody = 2 + plan.contentsPages.count
         let body = try darkPixelRatio(path, page: firstBody, in: dir)
         #expect(body > 0.01 && body < 0.25, "first body page dark ratio \(body)")

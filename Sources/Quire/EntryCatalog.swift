@@ -1,0 +1,104 @@
+public import QuireFormat
+import QuireSystem
+
+/// The live entries a predicate selects, in creation order, holding no
+/// entry body: each ``EntrySnapshot`` is read from the file again when it is
+/// accessed. Made by ``Vault/entryCatalog(where:)`` for work that must not
+/// hold a whole journal in memory (export, `Spec/export-json.md §1`).
+///
+/// Memory: about 100 bytes per revision in the vault (ids, parents, clock,
+/// frame index) while the catalog is made, and one `(id, frame)` pair per
+/// selected entry after; one entry body at a time when iterating.
+public struct EntryCatalog: RandomAccessCollection, Sendable {
+    struct Item: Sendable {
+        let id: EntryID
+        let frame: Int
+        let created: Int64
+        let conflictingHeads: [RevisionID]
+        let revisionCount: Int
+        let isVerified: Bool
+    }
+
+    let vault: Vault
+    let items: [Item]
+    let failures: FailureCount
+
+    /// Counts entries that could not be read again after the catalog was
+    /// made (an I/O error, or the file changed under the vault).
+    final class FailureCount: @unchecked Sendable {
+        private let lock = RecursiveLock()
+        private var value = 0
+        private var firstError: VaultError?
+        func record(_ error: VaultError) {
+            lock.withLock {
+                value += 1
+                if firstError == nil { firstError = error }
+            }
+        }
+        var count: Int { lock.withLock { value } }
+        var first: VaultError? { lock.withLock { firstError } }
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { items.count }
+
+    /// The entry at `position`, read and decrypted from the file now. If it
+    /// cannot be read again (see ``readError``), a snapshot with an empty
+    /// body and the entry's creation time is returned and counted.
+    public subscript(position: Int) -> EntrySnapshot {
+        let item = items[position]
+        do throws(VaultError) {
+            let revision = try vault.lock.withLock { () throws(VaultError) -> EntryRevision in try vault.revision(frame: item.frame) }
+            return EntrySnapshot(
+                id: item.id, revision: revision, conflictingHeads: item.conflictingHeads, revisionCount: item.revisionCount,
+                isVerified: item.isVerified)
+        } catch {
+            failures.record(error)
+            let placeholder = EntryRevision(
+                entryID: item.id, revisionID: RevisionID(unchecked: Array(repeating: 0, count: RevisionID.byteCount)), parents: [],
+                clock: HybridLogicalClock(rawValue: 0), device: nil, body: EntryBody(created: item.created))
+            return EntrySnapshot(id: item.id, revision: placeholder, conflictingHeads: [], revisionCount: item.revisionCount, isVerified: false)
+        }
+    }
+
+    /// The first error met re-reading an entry through the subscript, or
+    /// nil when every access succeeded. Work that wrote what it read should
+    /// check it at the end and discard its output when it is not nil.
+    public var readError: VaultError? { failures.first }
+}
+
+extension Vault {
+    /// The live (not deleted) entries whose winning body `include` accepts,
+    /// ordered by creation time then id, as ``entries()`` orders them, but
+    /// without keeping any body: every revision is decrypted once to find
+    /// the heads and is then dropped (`Spec/merge.md §5`); the catalog reads
+    /// each selected entry again when it is accessed.
+    ///
+    /// - Throws: ``VaultError`` for I/O.
+    public func entryCatalog(where include: (EntryBody) -> Bool) throws(VaultError) -> EntryCatalog {
+        return lock.withLock { () -> EntryCatalog in
+            var summaries = EntryIndex()
+            var created: [Int: Int64] = [:]
+            var accepted = Set<Int>()
+            let issues = file.forEachRecord(kinds: [.entryRevision]) { record in
+                guard let r = try? EntryRevision(decoding: record.payload, location: record.frame.location) else { return true }
+                let frame = record.frame.location.index
+                summaries.insert(r, frame: frame, verified: record.commitVerified, retain: false)
+                created[frame] = r.body.created
+                if !r.isDeleted, include(r.body) { accepted.insert(frame) }
+                return true
+            }
+            _ = issues  // damaged records are left out, as entries() leaves them out
+            var items: [EntryCatalog.Item] = []
+            for (id, list) in summaries.revisions {
+                let heads = summaries.heads(of: id)
+                guard let winner = heads.first, !winner.isDeleted, accepted.contains(winner.frame) else { continue }
+                items.append(EntryCatalog.Item(
+                    id: id, frame: winner.frame, created: created[winner.frame] ?? 0, conflictingHeads: heads.dropFirst().map(\.revisionID),
+                    revisionCount: list.count, isVerified: winner.isVerified))
+            }
+            items.sort { a, b in a.created != b.created ? a.created < b.created : a.id < b.id }
+            return EntryCatalog(vault: self, items: items, failures: EntryCatalog.FailureCount())
+        }
+    }
+}
