@@ -129,6 +129,24 @@ for format in md epub pdf; do
     fi
 done
 
+# The books, checked by the standard validators (installed by make deps).
+if [ -f Pepys.epub ] && command -v java >/dev/null && [ -f /usr/share/java/epubcheck.jar ]; then
+    run java -jar /usr/share/java/epubcheck.jar Pepys.epub
+    if [ "$status" -eq 0 ]; then
+        line "epubcheck Pepys.epub: $(grep -o 'Messages: .*' "$work/out" "$work/err" | head -n 1 | sed 's/^[^:]*:Messages: //')"
+    else
+        step_no=$((step_no + 1)); printf '%2d. FAILED: epubcheck Pepys.epub\n' "$step_no"; sed 's/^/    /' "$work/out" "$work/err" | head -n 20; failed=1
+    fi
+fi
+if [ -f Pepys.pdf ] && command -v qpdf >/dev/null; then
+    run qpdf --check Pepys.pdf
+    if [ "$status" -eq 0 ]; then
+        line "qpdf --check Pepys.pdf: $(grep -c . "$work/out") lines, no errors; $(qpdf --show-npages Pepys.pdf) pages"
+    else
+        step_no=$((step_no + 1)); printf '%2d. FAILED: qpdf --check Pepys.pdf\n' "$step_no"; sed 's/^/    /' "$work/out" "$work/err" | head -n 20; failed=1
+    fi
+fi
+
 if [ "$failed" -ne 0 ]; then
     echo "demo failed"
     exit 1
