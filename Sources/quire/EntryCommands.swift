@@ -98,7 +98,8 @@ func warnAboutUnreadRecords(_ vault: Vault, entries: [EntrySnapshot], path: Stri
 
 func printEntryList(_ entries: [EntrySnapshot], _ c: Context) {
     for e in entries { c.out.line(EntryFormat.line(e, out: c.out)) }
-    c.out.emit(["count": entries.count, "entries": entries.map(EntryFormat.summary)])
+    // The summaries are made only when they are printed.
+    if c.out.json { c.out.emit(["count": entries.count, "entries": entries.map(EntryFormat.summary)]) }
 }
 
 /// `quire list VAULT`.
