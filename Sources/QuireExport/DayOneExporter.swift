@@ -64,42 +64,23 @@ enum DayOneExporter {
         }
         if journals.isEmpty { journals.append((context.title(), [])) }
 
-        guard FileSystem.nameExists(FileSystem.directory(of: path)) else {
-            throw .cannotWrite(path: path, reason: "its folder does not exist")
-        }
-        let temporary = temporaryName(beside: path)
-        let shared = SharedContext(context)
-        do throws(ExportError) {
-            let zip: ZipWriter
-            do { zip = try ZipWriter(path: temporary) } catch { throw .zip(error) }
-            do throws(ZipError) {
-                var used = Set<String>()
-                for j in journals {
-                    var file = safeFileName(j.name)
-                    var n = 2
-                    while used.contains(file.lowercased()) {
-                        file = safeFileName(j.name) + " \(n)"
-                        n += 1
-                    }
-                    used.insert(file.lowercased())
-                    try zip.add(file + ".json", compressed: true, source: JournalSource(entries: j.entries, shared: shared, mapper: mapper))
+        try EPUBExporter.writeArchive(to: path, context: &context) { (zip, shared) throws(ZipError) in
+            var used = Set<String>()
+            for j in journals {
+                var file = safeFileName(j.name)
+                var n = 2
+                while used.contains(file.lowercased()) {
+                    file = safeFileName(j.name) + " \(n)"
+                    n += 1
                 }
-                for m in media {
-                    try zip.add(m.path, compressed: true, source: AttachmentSource(vault: context.vault, blob: m.blob))
-                }
-                try zip.close()
-            } catch {
-                zip.discard()
-                if let e = zip.sourceError as? ExportError { throw e }
-                throw .zip(error)
+                used.insert(file.lowercased())
+                try zip.add(file + ".json", compressed: true, source: JournalSource(entries: j.entries, shared: shared, mapper: mapper))
+            }
+            for m in media {
+                try zip.add(m.path, compressed: true, source: AttachmentSource(vault: shared.context.vault, blob: m.blob))
             }
             shared.context.report.attachments = media.count
-            try EPUBExporter.commitArchive(temporary, to: path, context: &shared.context)
-        } catch {
-            try? FileSystem.remove(temporary)
-            throw error
         }
-        context = shared.context
     }
 
     /// A journal name as a file name: `/`, `\`, `:`, controls and NUL become

@@ -62,42 +62,23 @@ enum EPUBExporter {
 
         let language = Markup.escape(context.language())
         let title = Markup.escape(context.title())
-        guard FileSystem.nameExists(FileSystem.directory(of: path)) else {
-            throw .cannotWrite(path: path, reason: "its folder does not exist")
-        }
-        let temporary = temporaryName(beside: path)
-        let shared = SharedContext(context)
-        do throws(ExportError) {
-            let zip: ZipWriter
-            do { zip = try ZipWriter(path: temporary) } catch { throw .zip(error) }
-            do throws(ZipError) {
-                try zip.add("mimetype", compressed: false, bytes: Array("application/epub+zip".utf8))
-                try zip.add("META-INF/container.xml", compressed: true, bytes: Array(containerXML.utf8))
-                try zip.add(
-                    "OEBPS/content.opf", compressed: true,
-                    bytes: Array(packageDocument(context, title: title, language: language, chapters: chapters, images: images).utf8))
-                try zip.add("OEBPS/nav.xhtml", compressed: true, bytes: Array(navigation(title: title, language: language, chapters: chapters).utf8))
-                try zip.add("OEBPS/title.xhtml", compressed: true, bytes: Array(titlePage(context, title: title, language: language).utf8))
-                try zip.add("OEBPS/style.css", compressed: true, bytes: Array(style.utf8))
-                for chapter in chapters {
-                    try zip.add("OEBPS/" + chapter.href, compressed: true, source: ChapterSource(chapter: chapter, language: language, shared: shared, imageNames: imageNames))
-                }
-                for image in images {
-                    try zip.add("OEBPS/images/" + image.name, compressed: true, source: AttachmentSource(vault: context.vault, blob: image.blob))
-                }
-                try zip.close()
-            } catch {
-                zip.discard()
-                if let e = zip.sourceError as? ExportError { throw e }
-                throw .zip(error)
+        try writeArchive(to: path, context: &context) { (zip, shared) throws(ZipError) in
+            try zip.add("mimetype", compressed: false, bytes: Array("application/epub+zip".utf8))
+            try zip.add("META-INF/container.xml", compressed: true, bytes: Array(containerXML.utf8))
+            try zip.add(
+                "OEBPS/content.opf", compressed: true,
+                bytes: Array(packageDocument(shared.context, title: title, language: language, chapters: chapters, images: images).utf8))
+            try zip.add("OEBPS/nav.xhtml", compressed: true, bytes: Array(navigation(title: title, language: language, chapters: chapters).utf8))
+            try zip.add("OEBPS/title.xhtml", compressed: true, bytes: Array(titlePage(shared.context, title: title, language: language).utf8))
+            try zip.add("OEBPS/style.css", compressed: true, bytes: Array(style.utf8))
+            for chapter in chapters {
+                try zip.add("OEBPS/" + chapter.href, compressed: true, source: ChapterSource(chapter: chapter, language: language, shared: shared, imageNames: imageNames))
+            }
+            for image in images {
+                try zip.add("OEBPS/images/" + image.name, compressed: true, source: AttachmentSource(vault: shared.context.vault, blob: image.blob))
             }
             shared.context.report.attachments = images.count
-            try commitArchive(temporary, to: path, context: &shared.context)
-        } catch {
-            try? FileSystem.remove(temporary)
-            throw error
         }
-        context = shared.context
     }
 
     static let containerXML = """
@@ -183,6 +164,41 @@ enum EPUBExporter {
         }
         s += "<p class=\"subtitle\">\(context.entries.count) \(context.entries.count == 1 ? "entry" : "entries")</p>\n</section>\n</body>\n</html>\n"
         return s
+    }
+
+    /// Writes a ZIP archive at `path` (EPUB, the Day One variant) through a
+    /// temporary name beside it: `fill` adds the members, whose sources are
+    /// read while libzip writes; the archive is renamed into place when
+    /// complete. On any failure the temporary is removed and nothing is left
+    /// at `path`.
+    ///
+    /// - Throws: ``ExportError/cannotWrite(path:reason:)``, ``ExportError/zip(_:)``,
+    ///   or the error a member's source met (such as ``ExportError/vault(_:)``).
+    static func writeArchive(
+        to path: String, context: inout ExportContext, _ fill: (ZipWriter, SharedContext) throws(ZipError) -> Void
+    ) throws(ExportError) {
+        guard FileSystem.nameExists(FileSystem.directory(of: path)) else {
+            throw .cannotWrite(path: path, reason: "its folder does not exist")
+        }
+        let temporary = temporaryName(beside: path)
+        let shared = SharedContext(context)
+        do throws(ExportError) {
+            let zip: ZipWriter
+            do { zip = try ZipWriter(path: temporary) } catch { throw .zip(error) }
+            do throws(ZipError) {
+                try fill(zip, shared)
+                try zip.close()
+            } catch {
+                zip.discard()
+                if let e = zip.sourceError as? ExportError { throw e }
+                throw .zip(error)
+            }
+            try commitArchive(temporary, to: path, context: &shared.context)
+        } catch {
+            try? FileSystem.remove(temporary)
+            throw error
+        }
+        context = shared.context
     }
 
     /// Renames the finished archive into place and records its size.

@@ -86,12 +86,17 @@ struct Photo {
     /// caller destroys the surface.
     func surface(_ bytes: [UInt8]) -> OpaquePointer? {
         guard let surface = imageSurface(bytes) else { return nil }
-        let id = Array(hex(reference.blob.bytes).utf8)
-        let data = UnsafeMutableRawPointer.allocate(byteCount: id.count, alignment: 1)
-        id.withUnsafeBytes { data.copyMemory(from: $0.baseAddress!, byteCount: id.count) }
+        return attach(CAIRO_MIME_TYPE_UNIQUE_ID, Array(hex(reference.blob.bytes).utf8), to: surface)
+    }
+
+    /// Gives `surface` a copy of `bytes` as its MIME data of `type` (cairo
+    /// frees the copy with the surface). Returns the surface, or nil after
+    /// destroying it when cairo refuses.
+    private func attach(_ type: String, _ bytes: [UInt8], to surface: OpaquePointer) -> OpaquePointer? {
+        let data = UnsafeMutableRawPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
+        bytes.withUnsafeBytes { if let base = $0.baseAddress { data.copyMemory(from: base, byteCount: bytes.count) } }
         let status = cairo_surface_set_mime_data(
-            surface, CAIRO_MIME_TYPE_UNIQUE_ID, data.assumingMemoryBound(to: UInt8.self), UInt(id.count),
-            { $0?.deallocate() }, data)
+            surface, type, data.assumingMemoryBound(to: UInt8.self), UInt(bytes.count), { $0?.deallocate() }, data)
         guard status == CAIRO_STATUS_SUCCESS else {
             data.deallocate()
             cairo_surface_destroy(surface)
@@ -105,17 +110,7 @@ struct Photo {
         case .jpeg:
             guard let surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, Int32(header.width), Int32(header.height)) else { return nil }
             guard cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS else { cairo_surface_destroy(surface); return nil }
-            let data = UnsafeMutableRawPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
-            bytes.withUnsafeBytes { data.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
-            let status = cairo_surface_set_mime_data(
-                surface, CAIRO_MIME_TYPE_JPEG, data.assumingMemoryBound(to: UInt8.self), UInt(bytes.count),
-                { $0?.deallocate() }, data)
-            guard status == CAIRO_STATUS_SUCCESS else {
-                data.deallocate()
-                cairo_surface_destroy(surface)
-                return nil
-            }
-            return surface
+            return attach(CAIRO_MIME_TYPE_JPEG, bytes, to: surface)
         case .png:
             let source = PNGSource(bytes)
             let surface = withExtendedLifetime(source) {
