@@ -1,4 +1,5 @@
 public import QuireFormat
+import QuireCrypto
 import QuireSystem
 
 /// What the index keeps of one revision; the body is read on demand.
@@ -20,6 +21,9 @@ struct RevisionSummary: Sendable {
 struct EntryIndex: Sendable {
     var revisions: [EntryID: [RevisionSummary]] = [:]
     var blobs: [BlobID: BlobManifest] = [:]
+    /// The blob key each manifest's content is hashed under (the blob key of
+    /// the keyring whose key seals the manifest).
+    var blobKeys: [BlobID: SymmetricKey] = [:]
     var profile: Profile?
     var issues: [FormatError] = []
     var maxClock = HybridLogicalClock(rawValue: 0)
@@ -98,7 +102,15 @@ extension Vault {
                     built.insert(r, frame: record.frame.location.index, verified: record.commitVerified, retain: retain)
                 case .blobManifest:
                     let m = try BlobManifest(decoding: record.payload, location: record.frame.location)
-                    if built.blobs[m.blob] == nil, (try? file.chunkFrames(for: m)) != nil { built.blobs[m.blob] = m }
+                    if (try? file.chunkFrames(for: m)) != nil {
+                        let blobKey = file.keys.keys(for: record.frame.header.keyID).first?.blobKey
+                        // A revision names content by its blob id or by an
+                        // earlier id a rekey kept as an alias.
+                        for id in [m.blob] + m.aliases where built.blobs[id] == nil {
+                            built.blobs[id] = m
+                            built.blobKeys[id] = blobKey
+                        }
+                    }
                 case .profile:
                     let p = try Profile(decoding: record.payload, location: record.frame.location)
                     if built.profile == nil || p.clock >= built.profile!.clock { built.profile = p }
@@ -248,7 +260,8 @@ extension Vault {
     public func openAttachment(_ blob: BlobID) throws(VaultError) -> BlobReader {
         return try lock.withLock { () throws(VaultError) -> BlobReader in
             let m = try attachment(blob)
-            do throws(FormatError) { return try file.openBlob(m) } catch { throw .format(error) }
+            let blobKey = try loadIndex().blobKeys[blob]
+            do throws(FormatError) { return try file.openBlob(m, blobKey: blobKey) } catch { throw .format(error) }
         }
     }
 }

@@ -10,7 +10,7 @@ extension Vault {
     ///
     /// Compares the keyring heads in the file with those this device trusted
     /// last time; a missing one is reported in ``keyWarnings`` as
-    /// ``KeyError/rollbackSuspected(missingKeyrings:)``.
+    /// ``KeyError/rollbackSuspected(reason:)``.
     ///
     /// - Throws: ``VaultError/deviceStore(_:)`` (``DeviceStoreError/noKey``
     ///   when the store has no key yet, or the store's read errors);
@@ -44,22 +44,80 @@ extension Vault {
     /// Warns when a remembered head is gone; otherwise remembers today's heads.
     func checkRememberedHeads() throws(VaultError) {
         guard let store = deviceStore else { return }
-        let present = Set(unlocked.keyrings.filter(\.isTrusted).map(\.id))
-        let remembered: [KeyringID]
-        do { remembered = try store.trustedHeads(of: vaultID) } catch { throw .deviceStore(error) }
-        let missing = remembered.filter { !present.contains($0) }
+        let path = FileSystem.canonicalPath(file.path) ?? file.path
+        let memory: VaultMemory?
+        do { memory = try store.memory(of: vaultID, path: path) } catch { throw .deviceStore(error) }
         keyWarnings.removeAll { $0.code == "rollback_suspected" }
-        if !missing.isEmpty {
-            keyWarnings.append(.rollbackSuspected(missingKeyrings: missing.count))
-            return
+        rollbackRefusal = nil
+        if let memory {
+            if memory.removed && unlocked.unreadableNewerEpoch == nil, case .device = credential {
+                // Removed once, removed for good: a rolled-back file does not
+                // re-admit this device.
+                rollbackRefusal = "this device was removed from this vault; a copy from before the removal does not bring it back"
+                keyWarnings.append(.rollbackSuspected(reason: rollbackRefusal!))
+                return
+            }
+            if let reason = rollbackReason(against: memory) {
+                rollbackRefusal = reason
+                keyWarnings.append(.rollbackSuspected(reason: reason))
+                return
+            }
         }
         try rememberHeads()
     }
 
+    /// Why the file looks older than what `memory` saw, or nil when it
+    /// extends it or is a rewrite that kept everything (`Spec/keys.md §7`).
+    func rollbackReason(against memory: VaultMemory) -> String? {
+        let present = Set(unlocked.keyrings.filter(\.isTrusted).map(\.id))
+        let missing = memory.keyringHeads.filter { !present.contains($0) }
+        if !missing.isEmpty {
+            return "\(missing.count) keyring\(missing.count == 1 ? "" : "s") this device trusted \(missing.count == 1 ? "is" : "are") missing from it"
+        }
+        let s = file.structure
+        let extends = s.groups.contains { g in s.frames[g.commitFrame].end == memory.committedLength && g.storedHead == memory.chainHead }
+        if extends || memory.committedLength == UInt64(FileHeader.byteCount) { return nil }
+        // Rewritten (compaction, merge) or replaced: a rewrite keeps every
+        // entry head, and the newest revision is always a head.
+        let newest = (try? loadIndex().maxClock.rawValue) ?? 0
+        if newest >= memory.newestClock { return nil }
+        return "it lacks records newer than any it holds, which this device saw"
+    }
+
     func rememberHeads() throws(VaultError) {
         guard let store = deviceStore, let state = try? KeyState(unlocked, vaultID: vaultID) else { return }
-        do { try store.rememberHeads(state.heads.map(\.id), of: vaultID) } catch { throw .deviceStore(error) }
+        let path = FileSystem.canonicalPath(file.path) ?? file.path
+        let s = file.structure
+        let previous = try? store.memory(of: vaultID, path: path)
+        let known = max(index?.maxClock.rawValue ?? 0, clock.rawValue)
+        let memory = VaultMemory(
+            vaultID: vaultID, path: path, committedLength: s.committedEnd, chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
+            newestClock: max(previous?.newestClock ?? 0, known), keyringHeads: Array(state.heads.map(\.id).prefix(Limits.maxParentCount)),
+            removed: (previous?.removed ?? false) || unlocked.unreadableNewerEpoch != nil)
+        do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
     }
+
+    /// Accepts this file as it is after a suspected rollback: what the device
+    /// remembers is replaced by what the file holds now, and writing is
+    /// allowed again (`Spec/keys.md §7`). Use it only for a file restored on
+    /// purpose; otherwise merge the newer copy back.
+    ///
+    /// - Throws: ``VaultError/deviceStore(_:)``.
+    public func acceptRollback() throws(VaultError) {
+        try lock.withLock { () throws(VaultError) -> Void in
+            guard let store = deviceStore, let state = try? KeyState(unlocked, vaultID: vaultID) else { return }
+            let path = FileSystem.canonicalPath(file.path) ?? file.path
+            let s = file.structure
+            let memory = VaultMemory(
+                vaultID: vaultID, path: path, committedLength: s.committedEnd, chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
+                newestClock: (try? loadIndex().maxClock.rawValue) ?? 0, keyringHeads: Array(state.heads.map(\.id).prefix(Limits.maxParentCount)),
+                removed: false)
+            do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
+            keyWarnings.removeAll { $0.code == "rollback_suspected" }
+            rollbackRefusal = nil
+        }
+    }
+
 
     /// Who holds keys now, as the trusted keyrings say.
     ///
@@ -83,7 +141,7 @@ extension Vault {
         guard !changingKeys, !keyringsJoined else { return }
         guard let state = try? KeyState(unlocked, vaultID: vaultID), state.heads.count > 1,
             let write = unlocked.keys.writeKey,
-            let ring = state.heads.first(where: { $0.epoch == write.epoch && $0.epochKey?.key == write.key }),
+            let ring = state.heads.first(where: { $0.record.publicPart.keyCommit == write.commitment }),
             !state.wrapsExactly(ring)
         else {
             keyringsJoined = true
@@ -117,9 +175,15 @@ extension Vault {
             do {
                 try commit { tx in
                     let state = try KeyState(self.unlocked, vaultID: self.vaultID)
-                    let proposal = try KeyOperations.keyring(for: change, state: state, signer: signer, now: now, random: self.random)
-                    do throws(FormatError) { try tx.pending.appendKeyring(epoch: proposal.epoch, body: proposal.body) } catch { throw VaultError.format(error) }
-                    written = proposal
+                    let proposals = try KeyOperations.keyrings(for: change, state: state, signer: signer, now: now, random: self.random)
+                    for proposal in proposals {
+                        do throws(FormatError) {
+                            try tx.pending.appendKeyring(keyID: proposal.epochKey.id, epoch: proposal.epoch, body: proposal.body)
+                        } catch {
+                            throw VaultError.format(error)
+                        }
+                    }
+                    written = proposals.last
                 }
             } catch let e as VaultError {
                 throw e

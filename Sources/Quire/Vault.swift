@@ -91,9 +91,12 @@ public final class Vault: @unchecked Sendable {
     /// True while a key change commits: it joins concurrent keyrings itself.
     var changingKeys = false
     /// Warnings about the keys found when the vault was opened or changed,
-    /// such as ``KeyError/rollbackSuspected(missingKeyrings:)``.
+    /// such as ``KeyError/rollbackSuspected(reason:)``.
     public internal(set) var keyWarnings: [KeyError] = []
     var clock = HybridLogicalClock(rawValue: 0)
+    /// Why writing is refused after a suspected rollback, until the user
+    /// merges the newer copy back or accepts this file (`Spec/keys.md §7`).
+    var rollbackRefusal: String?
 
     init(file: VaultFile, unlocked: UnlockedKeys, credential: Credential, random: any RandomSource, options: WriteOptions) {
         self.file = file
@@ -136,8 +139,8 @@ public final class Vault: @unchecked Sendable {
         root.passphrase = setup.passphrase.map { ($0, setup.passphraseOpsLimit, setup.passphraseMemLimitBytes) }
         root.escrow = setup.escrow
         root.isEscrowFree = setup.isEscrowFree
-        let (vaultID, keyring, blobKey): (VaultID, KeyringProposal, SymmetricKey)
-        do { (vaultID, keyring, blobKey) = try KeyOperations.root(root, random: random) } catch { throw .keys(error) }
+        let (vaultID, keyring): (VaultID, KeyringProposal)
+        do { (vaultID, keyring) = try KeyOperations.root(root, random: random) } catch { throw .keys(error) }
         let epochKey = keyring.epochKey
         let signer: Ed25519.KeyPair
         if let device = setup.device { signer = device.keyPair } else {
@@ -147,9 +150,9 @@ public final class Vault: @unchecked Sendable {
         let clock = HybridLogicalClock(rawValue: 0).tick(now: UInt64(max(0, setup.now)))
         let profile = Profile(name: setup.name, clock: clock, device: authorID)
         do {
-            _ = try VaultFile.create(at: path, vaultID: vaultID, keys: KeySet(single: epochKey, blobKey: blobKey), random: random, options: options) {
+            _ = try VaultFile.create(at: path, vaultID: vaultID, keys: KeySet(single: epochKey), random: random, options: options, attestWith: signer) {
                 (tx: PendingCommit) throws(FormatError) in
-                try tx.appendKeyring(epoch: 1, body: keyring.body)
+                try tx.appendKeyring(keyID: epochKey.id, epoch: 1, body: keyring.body)
                 try tx.appendSealed(kind: .profile, payload: profile.encoded())
             }
         } catch {
@@ -163,6 +166,10 @@ public final class Vault: @unchecked Sendable {
     func writableKey() throws(VaultError) {
         if let newer = unlocked.unreadableNewerEpoch { throw .removedFromVault(newerEpoch: newer) }
         guard file.isWritable else { throw .format(.notWritable(reason: "it was opened read-only")) }
+        if let reason = rollbackRefusal { throw .rolledBack(reason: reason) }
+        guard credential.signingKeyPair() != nil else {
+            throw .keys(.operationRefused(reason: "a passphrase or an escrow key can read this vault but not write to it; open it with a device or the recovery key"))
+        }
     }
 
     /// Appends one commit built by `build`, atomically (`Spec/format.md §9.1`).
@@ -182,7 +189,7 @@ public final class Vault: @unchecked Sendable {
                 var inner: (any Error)?
                 var transaction: VaultTransaction?
                 do throws(FormatError) {
-                    try file.commit(random: random, options: writeOptions) { (pending: PendingCommit) throws(FormatError) in
+                    try file.commit(random: random, options: writeOptions, attestWith: credential.signingKeyPair()) { (pending: PendingCommit) throws(FormatError) in
                         // Index what other writers committed since we looked.
                         self.absorb(pending.externalFrames)
                         let tx = VaultTransaction(vault: self, pending: pending)
@@ -232,12 +239,14 @@ public final class Vault: @unchecked Sendable {
     static func unlock(_ file: VaultFile, with credential: Credential) throws(VaultError) -> UnlockedKeys {
         var unlocked: UnlockedKeys
         do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
-        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings)
+        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
         if file.recoveredCommit {
-            if let (location, kind) = file.recoveredUnknownCriticalKind { throw .format(.unknownCriticalKind(location, kind: kind)) }
             do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
-            file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings)
+            file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
         }
+        // An unknown critical kind stops the reader only inside a commit a
+        // member attested (Spec/format.md §4.3): decided on verified state.
+        if let fatal = file.fatalCriticalKind { throw .format(fatal) }
         return unlocked
     }
 
@@ -347,7 +356,10 @@ public final class VaultTransaction {
     func finishIndexing() {
         guard vault.index != nil else { return }
         for (frame, rev) in newRevisions { vault.index!.insert(rev, frame: frame, retain: vault.retainsBodies) }
-        for m in newBlobs where vault.index!.blobs[m.blob] == nil { vault.index!.blobs[m.blob] = m }
+        for m in newBlobs where vault.index!.blobs[m.blob] == nil {
+            vault.index!.blobs[m.blob] = m
+            vault.index!.blobKeys[m.blob] = pending.key.blobKey
+        }
         if let newProfile { vault.index!.profile = newProfile }
     }
 }

@@ -15,7 +15,11 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     case attachmentNotFound(BlobID)
     /// This credential can read but no longer write: a newer epoch exists
     /// that it cannot open (the device was removed).
-    case removedFromVault(newerEpoch: UInt16)
+    case removedFromVault(newerEpoch: UInt32)
+    /// This file is older than the copy this device last saw (a rollback):
+    /// writing is refused until the newer copy is merged back or the file is
+    /// accepted (`Spec/keys.md §7`).
+    case rolledBack(reason: String)
     /// This device's key store could not be read or written.
     case deviceStore(DeviceStoreError)
     /// Finding, merging or folding copies failed (`Spec/merge.md`).
@@ -29,6 +33,7 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .entryNotFound: "entry_not_found"
         case .attachmentNotFound: "blob_not_found"
         case .removedFromVault: "removed_from_vault"
+        case .rolledBack: "rolled_back"
         case .deviceStore(let e): e.code
         case .sync(let e): e.code
         }
@@ -40,8 +45,10 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .keys(let e): e.description
         case .entryNotFound(let id): "no entry \(id) in this vault"
         case .attachmentNotFound(let id): "no attachment \(id) in this vault"
+        case .rolledBack(let reason):
+            "this file is older than the copy of this vault this device last saw (\(reason)); nothing was written. Merge the newer copy back (quire merge VAULT NEWER-COPY), or, if you restored this file on purpose, accept it (quire keys accept-rollback VAULT)"
         case .removedFromVault(let epoch):
-            "this key cannot open epoch \(epoch), the vault's newest keys: it was removed from the vault (or someone who can write to the file added a keyring that is not genuine); it can read older records but cannot write or change the keys. Open the vault with an enrolled device or the recovery key"
+            "this key cannot open epoch \(epoch), the vault's newest keys: it was removed from the vault (or someone who holds an earlier key added a keyring that is not genuine); it can read older records but cannot write or change the keys. Open the vault with an enrolled device or the recovery key"
         case .deviceStore(let e): e.description
         case .sync(let e): e.description
         }

@@ -109,7 +109,7 @@ extension Vault {
             }
             // Every record but chunks: open and decode.
             var intact = 0
-            var manifests: [(BlobManifest, FrameLocation)] = []
+            var manifests: [(BlobManifest, FrameLocation, SymmetricKey?)] = []
             // Keyrings are checked by the key layer (its issues are above).
             let kinds = Set(s.frames[0..<s.committedFrameCount].map(\.header.kind)).subtracting([.commit, .blobChunk, .keyring])
             intact += unlocked.keyrings.filter(\.isTrusted).count
@@ -118,7 +118,9 @@ extension Vault {
                 do throws(FormatError) {
                     switch record.frame.header.kind {
                     case .entryRevision: _ = try EntryRevision(decoding: record.payload, location: loc)
-                    case .blobManifest: manifests.append((try BlobManifest(decoding: record.payload, location: loc), loc))
+                    case .blobManifest:
+                        let blobKey = file.keys.keys(for: record.frame.header.keyID).first?.blobKey
+                        manifests.append((try BlobManifest(decoding: record.payload, location: loc), loc, blobKey))
                     case .profile: _ = try Profile(decoding: record.payload, location: loc)
                     default: break
                     }
@@ -132,9 +134,9 @@ extension Vault {
             // Attachments: every released manifest, its stream's structure, every
             // chunk, the size and the id. A stream's problems are reported at the
             // manifest, a chunk's at the chunk (Spec/format.md §7.4, §12).
-            for (m, loc) in manifests {
+            for (m, loc, blobKey) in manifests {
                 do throws(FormatError) {
-                    let reader = try file.openBlob(m)
+                    let reader = try file.openBlob(m, blobKey: blobKey)
                     var sink = [UInt8](repeating: 0, count: Limits.chunkByteCount)
                     while try sink.withMutableBytes({ (raw: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int in try reader.read(into: raw) }) > 0 {}
                     intact += reader.chunkCount

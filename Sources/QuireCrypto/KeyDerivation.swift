@@ -9,17 +9,13 @@ public enum KeyDerivation {
 
     /// Derives a 32-byte subkey of `key` for `subkeyID` under `context`.
     ///
-    /// - Parameter context: exactly 8 ASCII bytes, such as `"quire v1"`.
-    public static func derive(from key: SymmetricKey, subkeyID: UInt64, context: String) -> SymmetricKey {
+    /// - Parameter context: exactly 8 ASCII bytes, such as `"quire v2"`.
+    /// - Throws: ``CryptoError/outOfSecureMemory(byteCount:)`` when guarded memory runs out.
+    public static func derive(from key: SymmetricKey, subkeyID: UInt64, context: String) throws(CryptoError) -> SymmetricKey {
         Sodium.ensure()
         let ctx = Array(context.utf8)
         precondition(ctx.count == contextByteCount, "a KDF context is exactly 8 bytes")
-        let out: SecureBytes
-        do {
-            out = try SecureBytes(zeroedCount: SymmetricKey.byteCount)
-        } catch {
-            fatalError("guarded memory exhausted while deriving a key")
-        }
+        let out = try SecureBytes(zeroedCount: SymmetricKey.byteCount)
         let cString: [CChar] = ctx.map { CChar(bitPattern: $0) } + [0]
         out.withUnsafeMutableBytes { o in
             key.withUnsafeBytes { k in

@@ -1,13 +1,18 @@
 internal import CSodium
+import Synchronization
 
 /// Bytes in guarded memory: allocated with `sodium_malloc` (guard pages,
-/// `mlock`ed where the system allows), wiped and freed on release.
+/// `mlock`ed where the system allows), wiped and freed on release. Up to 64
+/// bytes (keys, seeds) live in shared guarded blocks (``GuardedArena``).
 ///
 /// The bytes are reachable only through ``withUnsafeBytes(_:)``; the type
 /// prints as `SecureBytes(32 bytes)` and never shows its contents.
 /// Equality is constant-time (`sodium_memcmp`).
 public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConvertible {
     private let pointer: UnsafeMutableRawPointer
+    /// True when the bytes live in a cell of ``GuardedArena`` rather than in a
+    /// `sodium_malloc` region of their own.
+    private let pooled: Bool
     /// Number of bytes held.
     public let count: Int
 
@@ -17,15 +22,22 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
     public init(zeroedCount count: Int) throws(CryptoError) {
         Sodium.ensure()
         precondition(count >= 0)
-        guard let p = sodium_malloc(max(count, 1)) else { throw .outOfSecureMemory(byteCount: count) }
-        sodium_memzero(p, max(count, 1))
-        pointer = p
+        if count <= GuardedArena.cellByteCount {
+            // Keys and other small secrets share guarded blocks: one
+            // `sodium_malloc` (three memory mappings) per 1,024 of them, not per
+            // key, so thousands of epoch keys cannot exhaust the kernel's
+            // mapping limit.
+            pointer = try GuardedArena.shared.allocate()
+            pooled = true
+        } else {
+            guard let p = sodium_malloc(count) else { throw .outOfSecureMemory(byteCount: count) }
+            sodium_memzero(p, count)
+            pointer = p
+            pooled = false
+        }
         self.count = count
     }
 
-    /// Copies `bytes` into guarded memory. The caller should wipe its own copy.
-    ///
-    /// - Throws: ``CryptoError/outOfSecureMemory(byteCount:)``.
     public convenience init(copying bytes: UnsafeRawBufferPointer) throws(CryptoError) {
         try self.init(zeroedCount: bytes.count)
         if let base = bytes.baseAddress, bytes.count > 0 {
@@ -55,8 +67,12 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
     }
 
     deinit {
-        // sodium_free wipes the region before unmapping it.
-        sodium_free(pointer)
+        if pooled {
+            GuardedArena.shared.release(pointer)
+        } else {
+            // sodium_free wipes the region before unmapping it.
+            sodium_free(pointer)
+        }
     }
 
     /// Calls `body` with a read-only view of the bytes. Do not let the
@@ -111,4 +127,48 @@ public func constantTimeEqual(_ a: some Collection<UInt8>, _ b: some Collection<
     return x.withUnsafeBytes { xr in
         y.withUnsafeBytes { yr in sodium_memcmp(xr.baseAddress!, yr.baseAddress!, x.count) == 0 }
     }
+}
+
+/// Guarded memory for small secrets: blocks of 64 KiB from `sodium_malloc`
+/// (guard pages around, `mlock`ed where the system allows), cut into 64-byte
+/// cells. A released cell is wiped before it is reused; blocks live as long
+/// as the process.
+final class GuardedArena: Sendable {
+    static let shared = GuardedArena()
+    static let cellByteCount = 64
+    static let blockByteCount = 64 * 1024
+
+    private struct State {
+        // Cell addresses, as integers so that the state stays Sendable.
+        var free: [UInt] = []
+        var blocks = 0
+    }
+
+    private let state = Mutex(State())
+
+    func allocate() throws(CryptoError) -> UnsafeMutableRawPointer {
+        let result: UnsafeMutableRawPointer? = state.withLock { s -> UnsafeMutableRawPointer? in
+            if s.free.isEmpty {
+                guard let block = sodium_malloc(Self.blockByteCount) else { return nil }
+                sodium_memzero(block, Self.blockByteCount)
+                s.blocks += 1
+                let cells = Self.blockByteCount / Self.cellByteCount
+                s.free.reserveCapacity(s.free.count + cells)
+                let base = UInt(bitPattern: block)
+                for i in stride(from: cells - 1, through: 0, by: -1) { s.free.append(base + UInt(i * Self.cellByteCount)) }
+            }
+            return UnsafeMutableRawPointer(bitPattern: s.free.removeLast())
+        }
+        guard let p = result else { throw .outOfSecureMemory(byteCount: Self.blockByteCount) }
+        return p
+    }
+
+    func release(_ cell: UnsafeMutableRawPointer) {
+        sodium_memzero(cell, Self.cellByteCount)
+        let address = UInt(bitPattern: cell)
+        state.withLock { $0.free.append(address) }
+    }
+
+    /// How many 64 KiB blocks have been taken from the system (for tests).
+    var blockCount: Int { state.withLock { $0.blocks } }
 }

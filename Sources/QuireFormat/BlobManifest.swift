@@ -10,12 +10,20 @@ public struct BlobManifest: Sendable, Equatable {
     public var byteCount: UInt64
     /// The media type. Default `"application/octet-stream"`.
     public var mediaType: String
+    /// Earlier blob ids of the same content, written when a rekey stored it
+    /// again under a new blob key (`Spec/records.md §4`); at most
+    /// ``Limits/maxAliasCount``.
+    public var aliases: [BlobID]
     /// Fields this version does not know.
     public var unknownFields: CBORMap
 
     /// A manifest with the given fields.
-    public init(blob: BlobID, stream: StreamID, byteCount: UInt64, mediaType: String = "application/octet-stream", unknownFields: CBORMap = CBORMap()) {
+    public init(
+        blob: BlobID, stream: StreamID, byteCount: UInt64, mediaType: String = "application/octet-stream", aliases: [BlobID] = [],
+        unknownFields: CBORMap = CBORMap()
+    ) {
         self.blob = blob
+        self.aliases = aliases
         self.stream = stream
         self.byteCount = byteCount
         self.mediaType = mediaType
@@ -24,9 +32,10 @@ public struct BlobManifest: Sendable, Equatable {
 
     /// The number of chunks the content takes: ⌈size / 64 KiB⌉, and 1 for
     /// empty content (`Spec/format.md §7.1`).
-    public var chunkCount: UInt64 {
-        byteCount == 0 ? 1 : (byteCount + UInt64(Limits.chunkByteCount) - 1) / UInt64(Limits.chunkByteCount)
-    }
+    public var chunkCount: UInt64 { Padding.chunkCount(contentByteCount: byteCount) }
+
+    /// True when `id` is this content's blob id or one of its aliases.
+    public func answers(to id: BlobID) -> Bool { blob == id || aliases.contains(id) }
 
     /// Decodes a manifest body.
     ///
@@ -45,6 +54,7 @@ public struct BlobManifest: Sendable, Equatable {
             throw .sizeLimitExceeded(location, what: "attachment size", size: byteCount, limit: Limits.maxBlobByteCount)
         }
         mediaType = try r.text("type") ?? "application/octet-stream"
+        aliases = try r.ids("aliases", as: BlobID.self, limit: Limits.maxAliasCount) ?? []
         unknownFields = r.unknown
     }
 
@@ -55,6 +65,7 @@ public struct BlobManifest: Sendable, Equatable {
         w.id("stream", stream)
         w.unsigned("size", byteCount, default: 0)
         w.text("type", mediaType, default: "application/octet-stream")
+        if !aliases.isEmpty { w.ids("aliases", aliases) }
         return w.encoded
     }
 }

@@ -1,4 +1,4 @@
-import QuireCrypto
+public import QuireCrypto
 import QuireSystem
 
 /// Where attachment content comes from when it is stored.
@@ -94,89 +94,109 @@ public enum StoredBlob: Sendable, Equatable {
 }
 
 extension PendingCommit {
-    /// Streams `source` into the vault as an attachment (`Spec/format.md §7`):
-    /// 64 KiB chunks sealed as they are read, then the manifest. Memory stays
-    /// near two chunks whatever the size.
+    /// Stores the content `source` yields as an attachment: the padded
+    /// stream `content ‖ 0x80 ‖ 0x00…` of `Padmé(N + 1)` bytes, cut into
+    /// 64 KiB chunks sealed under this commit's key, then the manifest
+    /// (`Spec/format.md §7`).
     ///
-    /// The blob id (keyed BLAKE2b-256 of the content) is known only at the
-    /// end; if `isKnown` says the vault already holds it, the chunks just
-    /// written are dropped and nothing is appended.
+    /// Memory stays bounded (two 64 KiB buffers and one frame) whatever the
+    /// size. The blob id is the keyed BLAKE2b-256 of the content under the
+    /// write key's blob key, hashed on a second thread while the next chunk is
+    /// read. When `isKnown` says the vault already holds that blob id, the
+    /// chunks just written are dropped (they are not committed yet) and
+    /// nothing is appended.
     ///
-    /// - Throws: ``FormatError/notWritable(reason:)`` without a blob key,
-    ///   ``FormatError/sizeLimitExceeded(_:what:size:limit:)``, ``FormatError/io(_:)``.
-    ///
-    /// - Parameter maxByteCount: refuse content longer than this (default
-    ///   ``Limits/maxBlobByteCount``), so an endless source cannot fill the disk.
+    /// - Throws: ``FormatError/sizeLimitExceeded(_:what:size:limit:)`` over
+    ///   `maxByteCount` (or ``Limits/maxBlobByteCount``),
+    ///   ``FormatError/notWritable(reason:)`` without a blob key, and the
+    ///   source's errors (such as ``FormatError/sourceChanged(path:)``).
+    ///   `aliases` are earlier blob ids of the same content (a rekey stores it
+    ///   again under a new blob key).
     public func appendBlob(
-        from source: any ByteSource, mediaType: String, maxByteCount: UInt64 = Limits.maxBlobByteCount,
+        from source: any ByteSource, mediaType: String, maxByteCount: UInt64 = Limits.maxBlobByteCount, aliases: [BlobID] = [],
         isKnown: (BlobID) -> Bool = { _ in false }
     ) throws(FormatError) -> StoredBlob {
-        guard let blobKey = vault.keys.blobKey else { throw .notWritable(reason: "no blob key is unlocked") }
+        guard let blobKey = key.blobKey else { throw .notWritable(reason: "no blob key is unlocked") }
         let start = mark()
         let stream = StreamID(using: random)
         let chunkSize = Limits.chunkByteCount
-        let plainCapacity = SealedFrame.maxChunkPlaintextByteCount
-        let frameCapacity = FrameHeader.byteCount + SealedFrame.chunkBodyLength(contentCount: chunkSize, isFinal: true)
-        // Two content buffers (one is hashed on the second thread while the
+        let limit = min(maxByteCount, Limits.maxBlobByteCount)
+        // Two stream buffers (one is hashed on the second thread while the
         // next is read) and one frame buffer; nothing is allocated per chunk.
-        let contents = [UnsafeMutableRawBufferPointer.allocate(byteCount: plainCapacity, alignment: 16),
-                        UnsafeMutableRawBufferPointer.allocate(byteCount: plainCapacity, alignment: 16)]
-        let frame = UnsafeMutableRawBufferPointer.allocate(byteCount: frameCapacity, alignment: 16)
+        let buffers = [UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16),
+                       UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)]
+        let frame = UnsafeMutableRawBufferPointer.allocate(byteCount: FrameHeader.byteCount + SealedFrame.fullChunkBodyLength, alignment: 16)
         let hasher = ParallelHasher(key: blobKey)
         defer {
             hasher.wait(slot: 0)
             hasher.wait(slot: 1)
-            for c in contents { c.initializeMemory(as: UInt8.self, repeating: 0); c.deallocate() }
+            for b in buffers { b.initializeMemory(as: UInt8.self, repeating: 0); b.deallocate() }
             frame.deallocate()
         }
-        var slot = 0
-        var count = try Self.readFull(source, into: contents[0], count: chunkSize)
-        var index: UInt32 = 0
-        var total: UInt64 = 0
         let vaultID = vault.vaultID
-        while true {
-            total += UInt64(count)
-            let limit = min(maxByteCount, Limits.maxBlobByteCount)
-            guard total <= limit else {
-                rollBack(to: start)
-                throw .sizeLimitExceeded(nil, what: "attachment", size: total, limit: limit)
-            }
-            hasher.submit(UnsafeRawBufferPointer(rebasing: contents[slot][0..<count]), slot: slot)
-            var isFinal = count < chunkSize
-            var nextCount = 0
-            if !isFinal {
-                hasher.wait(slot: 1 - slot)
-                nextCount = try Self.readFull(source, into: contents[1 - slot], count: chunkSize)
-                isFinal = nextCount == 0
-            }
-            var plainCount = count
-            if isFinal {
-                // The padding lies after the bytes being hashed: no overlap.
-                plainCount = Padding.paddedCount(forPayload: count)
-                contents[slot][count] = 0x80
-                for i in (count + 1)..<plainCount { contents[slot][i] = 0 }
-            }
-            let frameLength = FrameHeader.byteCount + XChaCha20Poly1305.nonceByteCount + ChunkHeader.byteCount + plainCount + XChaCha20Poly1305.tagByteCount
+        var index: UInt32 = 0
+        func emit(_ buffer: UnsafeMutableRawBufferPointer, _ count: Int, isFinal: Bool) throws(FormatError) {
             let chunk = ChunkHeader(stream: stream, index: index, isFinal: isFinal)
-            let out = UnsafeMutableRawBufferPointer(rebasing: frame[0..<frameLength])
-            SealedFrame.sealChunk(plaintext: UnsafeRawBufferPointer(rebasing: contents[slot][0..<plainCount]), into: out,
-                                  chunk: chunk, key: key, vaultID: vaultID, random: random)
+            let out = UnsafeMutableRawBufferPointer(rebasing: frame[0..<(FrameHeader.byteCount + SealedFrame.chunkBodyLength(plaintextCount: count))])
+            try SealedFrame.sealChunk(plaintext: UnsafeRawBufferPointer(rebasing: buffer[0..<count]), into: out,
+                                      chunk: chunk, key: key, vaultID: vaultID, random: random)
             _ = try appendFrame(UnsafeRawBufferPointer(out), plaintextBody: nil, chunk: chunk)
-            if isFinal { break }
-            guard index < UInt32.max else {
-                rollBack(to: start)
-                throw .sizeLimitExceeded(nil, what: "attachment chunk count", size: UInt64(index), limit: UInt64(UInt32.max))
+            if !isFinal {
+                guard index < UInt32.max else {
+                    throw .sizeLimitExceeded(nil, what: "attachment chunk count", size: UInt64(index), limit: UInt64(UInt32.max))
+                }
+                index += 1
             }
-            slot = 1 - slot
-            count = nextCount
-            index += 1
+        }
+        var slot = 0
+        var fill = try Self.readFull(source, into: buffers[0], count: chunkSize)
+        var total = UInt64(fill)
+        do throws(FormatError) {
+            guard total <= limit else { throw .sizeLimitExceeded(nil, what: "attachment", size: total, limit: limit) }
+            hasher.submit(UnsafeRawBufferPointer(rebasing: buffers[0][0..<fill]), slot: 0)
+            // Content chunks: a full chunk is emitted once more content is
+            // known to follow it.
+            while fill == chunkSize {
+                hasher.wait(slot: 1 - slot)
+                let next = try Self.readFull(source, into: buffers[1 - slot], count: chunkSize)
+                if next == 0 { break }
+                try emit(buffers[slot], fill, isFinal: false)
+                slot = 1 - slot
+                fill = next
+                total += UInt64(next)
+                guard total <= limit else { throw .sizeLimitExceeded(nil, what: "attachment", size: total, limit: limit) }
+                hasher.submit(UnsafeRawBufferPointer(rebasing: buffers[slot][0..<fill]), slot: slot)
+            }
+            // The content has ended: the padding follows it, after the bytes
+            // being hashed (no overlap), up to Padmé(N + 1) bytes in all.
+            var padding = Padding.streamByteCount(contentByteCount: total) - total
+            var marker = true
+            while true {
+                let take = Int(min(UInt64(chunkSize - fill), padding))
+                if take > 0 {
+                    buffers[slot][fill] = marker ? 0x80 : 0
+                    for i in (fill + 1)..<(fill + take) { buffers[slot][i] = 0 }
+                    marker = false
+                    fill += take
+                    padding -= UInt64(take)
+                }
+                let isFinal = padding == 0
+                try emit(buffers[slot], fill, isFinal: isFinal)
+                if isFinal { break }
+                slot = 1 - slot
+                hasher.wait(slot: slot)
+                fill = 0
+            }
+        } catch {
+            rollBack(to: start)
+            throw error
         }
         let blob = BlobID(unchecked: hasher.finish())
         if isKnown(blob) {
             rollBack(to: start)
             return .deduplicated(blob, byteCount: total)
         }
-        let manifest = BlobManifest(blob: blob, stream: stream, byteCount: total, mediaType: mediaType)
+        let manifest = BlobManifest(blob: blob, stream: stream, byteCount: total, mediaType: mediaType, aliases: Array(aliases.filter { $0 != blob }.prefix(Limits.maxAliasCount)))
         try appendSealed(kind: .blobManifest, payload: manifest.encoded(), compress: false)
         return .stored(manifest)
     }
@@ -240,21 +260,11 @@ extension VaultFile {
             throw .chunkOutOfOrder(stream: s, index: c.index)
         }
         // The one canonical chunking, visible from frame lengths alone: every
-        // non-final chunk holds exactly 64 KiB, and an empty final chunk
-        // stands alone.
-        let full = UInt32(SealedFrame.chunkBodyLength(contentCount: Limits.chunkByteCount, isFinal: false))
-        let empty = UInt32(SealedFrame.chunkBodyLength(contentCount: 0, isFinal: true))
-        let largestFinal = UInt32(SealedFrame.chunkBodyLength(contentCount: Limits.chunkByteCount, isFinal: true))
+        // chunk flagged non-final holds exactly 64 KiB of the stream.
         for (i, frame) in frames.enumerated() {
             let c = chunks[i], length = structure.frames[frame].header.bodyLength
-            if !c.isFinal && length != full {
+            if !c.isFinal && length != UInt32(SealedFrame.fullChunkBodyLength) {
                 throw .chunkNoncanonical(stream: s, index: c.index, reason: "a non-final chunk must hold exactly \(Limits.chunkByteCount) bytes")
-            }
-            if c.isFinal && length > largestFinal {
-                throw .chunkNoncanonical(stream: s, index: c.index, reason: "a final chunk holds more than \(Limits.chunkByteCount) bytes")
-            }
-            if c.isFinal && c.index > 0 && length == empty {
-                throw .chunkNoncanonical(stream: s, index: c.index, reason: "an empty final chunk may only stand alone (for an empty attachment)")
             }
         }
         for c in chunks.dropLast() where c.isFinal { throw .chunkFinalRepeated(stream: s, index: c.index) }
@@ -266,19 +276,22 @@ extension VaultFile {
         return frames
     }
 
-    /// Opens an attachment for reading (`Spec/format.md §7`).
+    /// Opens an attachment for reading (`Spec/format.md §7`); `blobKey` is the
+    /// blob key of the keyring whose key seals the manifest (nil skips the
+    /// blob id check).
     ///
     /// - Throws: the chunk structure errors of ``chunkFrames(for:)``.
-    public func openBlob(_ manifest: BlobManifest) throws(FormatError) -> BlobReader {
-        BlobReader(vault: self, manifest: manifest, frames: try chunkFrames(for: manifest))
+    public func openBlob(_ manifest: BlobManifest, blobKey: SymmetricKey?) throws(FormatError) -> BlobReader {
+        BlobReader(vault: self, manifest: manifest, frames: try chunkFrames(for: manifest), blobKey: blobKey)
     }
 }
-
-/// Reads one attachment, a chunk at a time or as a stream, with memory
-/// bounded by a few chunks. Every chunk is authenticated before any of its
-/// bytes are returned; a stream read to its end is also checked against its
-/// size and its blob id (hashed on a second thread while the next chunk is
-/// decrypted).
+/// Reads one attachment's content chunk by chunk, checks the padding after
+/// it, and checks its size and blob id at the end (`Spec/format.md §7.4`).
+///
+/// Memory stays bounded: one chunk body and two 64 KiB output buffers. The
+/// content is hashed on a second thread while the next chunk is read. Bytes
+/// are handed out before the whole attachment is checked: a caller that
+/// needs certainty reads to the end (``readAll()``) before it trusts them.
 public final class BlobReader {
     let vault: VaultFile
     /// The manifest being read.
@@ -290,16 +303,19 @@ public final class BlobReader {
     private var bufferCount = 0
     private var bufferOffset = 0
     private var nextChunk = 0
-    private var total: UInt64 = 0
+    private var contentLeft: UInt64
+    private var streamRead: UInt64 = 0
+    private var markerSeen = false
     private var hasher: ParallelHasher?
 
-    init(vault: VaultFile, manifest: BlobManifest, frames: [Int]) {
+    init(vault: VaultFile, manifest: BlobManifest, frames: [Int], blobKey: SymmetricKey?) {
         self.vault = vault
         self.manifest = manifest
         self.frames = frames
-        body = UnsafeMutableRawBufferPointer.allocate(byteCount: SealedFrame.chunkBodyLength(contentCount: Limits.chunkByteCount, isFinal: true), alignment: 16)
-        outputs = (0..<2).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: SealedFrame.maxChunkPlaintextByteCount, alignment: 16) }
-        if let key = vault.keys.blobKey { hasher = ParallelHasher(key: key) }
+        contentLeft = manifest.byteCount
+        body = UnsafeMutableRawBufferPointer.allocate(byteCount: SealedFrame.fullChunkBodyLength, alignment: 16)
+        outputs = (0..<2).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: Limits.chunkByteCount, alignment: 16) }
+        if let blobKey { hasher = ParallelHasher(key: blobKey) }
     }
 
     deinit {
@@ -311,16 +327,14 @@ public final class BlobReader {
         for o in outputs { o.initializeMemory(as: UInt8.self, repeating: 0); o.deallocate() }
     }
 
-    /// Number of chunks.
+    /// How many chunks the stream has.
     public var chunkCount: Int { frames.count }
 
-    /// The content of chunk `index` alone (at most 64 KiB).
+    /// The stream bytes of chunk `index` (content and padding), opened alone.
     ///
-    /// - Throws: ``FormatError/authenticationFailed(_:)``, ``FormatError/unknownEpoch(_:epoch:)``,
-    ///   ``FormatError/staleEpoch(_:epoch:currentEpoch:)``, ``FormatError/badPadding(_:)``,
-    ///   ``FormatError/chunkNoncanonical(stream:index:reason:)``, ``FormatError/io(_:)``.
+    /// - Throws: as ``read(into:)`` for one chunk.
     public func chunk(_ index: Int) throws(FormatError) -> [UInt8] {
-        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: SealedFrame.maxChunkPlaintextByteCount, alignment: 16)
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: Limits.chunkByteCount, alignment: 16)
         defer { scratch.deallocate() }
         let n = try readChunk(index, into: scratch)
         return Array(scratch[0..<n])
@@ -333,10 +347,12 @@ public final class BlobReader {
     func readChunkLocked(_ index: Int, into output: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
         let frame = vault.structure.frames[frames[index]]
         if let verdict = vault.releaseVerdictLocked(frame: frame.location.index) { throw verdict }
-        let keys = vault.keys.keys(for: frame.header.epoch)
-        guard !keys.isEmpty else { throw .unknownEpoch(frame.location, epoch: frame.header.epoch) }
+        let keys = vault.keys.keys(for: frame.header.keyID)
+        guard !keys.isEmpty else { throw .unknownKey(frame.location, keyID: frame.header.keyID) }
         let length = Int(frame.header.bodyLength)
-        guard length <= body.count else { throw .chunkNoncanonical(stream: frame.chunk!.stream.description, index: frame.chunk!.index, reason: "holds more than one chunk of content") }
+        guard length <= body.count else {
+            throw .chunkNoncanonical(stream: frame.chunk!.stream.description, index: frame.chunk!.index, reason: "holds more than one chunk of content")
+        }
         let target = UnsafeMutableRawBufferPointer(rebasing: body[0..<length])
         let got: Int
         do { got = try vault.file.read(into: target, at: frame.bodyOffset) } catch { throw .io(error) }
@@ -346,32 +362,28 @@ public final class BlobReader {
             vaultID: vault.vaultID, into: output)
     }
 
-    /// Reads the next bytes of the content into `destination`; returns 0
-    /// at the end. When the end is reached the total size and the blob id
-    /// are checked.
+    /// Copies up to `destination.count` content bytes and returns how many;
+    /// 0 at the end. After the last chunk the padding, the size and the blob
+    /// id have been checked.
     ///
-    /// - Throws: the errors of ``chunk(_:)``, ``FormatError/blobSizeMismatch(blob:expected:actual:)``,
-    ///   ``FormatError/blobIDMismatch(blob:)``.
+    /// - Throws: ``FormatError/authenticationFailed(_:)``, ``FormatError/unknownKey(_:keyID:)``,
+    ///   ``FormatError/blobPaddingInvalid(blob:)``, ``FormatError/blobSizeMismatch(blob:expected:actual:)``,
+    ///   ``FormatError/blobIDMismatch(blob:)``, I/O errors.
     public func read(into destination: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
-        if bufferOffset == bufferCount {
+        while bufferOffset == bufferCount {
             guard nextChunk < frames.count else { return 0 }
             slot = 1 - slot
             hasher?.wait(slot: slot)  // that buffer's previous chunk is hashed
-            bufferCount = try readChunk(nextChunk, into: outputs[slot])
-            bufferOffset = 0
+            let plain = try readChunk(nextChunk, into: outputs[slot])
             nextChunk += 1
-            total += UInt64(bufferCount)
-            hasher?.submit(UnsafeRawBufferPointer(rebasing: outputs[slot][0..<bufferCount]), slot: slot)
-            if nextChunk == frames.count {
-                guard total == manifest.byteCount else {
-                    throw .blobSizeMismatch(blob: manifest.blob.description, expected: manifest.byteCount, actual: total)
-                }
-                if let h = hasher {
-                    hasher = nil
-                    guard constantTimeEqual(h.finish(), manifest.blob.bytes) else { throw .blobIDMismatch(blob: manifest.blob.description) }
-                }
-            }
-            if bufferCount == 0 { return 0 }
+            streamRead += UInt64(plain)
+            let content = Int(min(UInt64(plain), contentLeft))
+            contentLeft -= UInt64(content)
+            try checkPadding(UnsafeRawBufferPointer(rebasing: outputs[slot][content..<plain]))
+            bufferCount = content
+            bufferOffset = 0
+            hasher?.submit(UnsafeRawBufferPointer(rebasing: outputs[slot][0..<content]), slot: slot)
+            if nextChunk == frames.count { try finish() }
         }
         let n = min(destination.count, bufferCount - bufferOffset)
         destination.baseAddress!.copyMemory(from: outputs[slot].baseAddress!.advanced(by: bufferOffset), byteCount: n)
@@ -379,9 +391,36 @@ public final class BlobReader {
         return n
     }
 
-    /// The whole content in memory (for small attachments).
+    /// Bytes after the content: one `0x80`, then zeros.
+    private func checkPadding(_ bytes: UnsafeRawBufferPointer) throws(FormatError) {
+        for b in bytes {
+            if !markerSeen {
+                guard b == 0x80 else { throw .blobPaddingInvalid(blob: manifest.blob.description) }
+                markerSeen = true
+            } else if b != 0 {
+                throw .blobPaddingInvalid(blob: manifest.blob.description)
+            }
+        }
+    }
+
+    /// After the last chunk: the content is whole, the stream has exactly
+    /// its Padmé length, and the content hashes to the blob id.
+    private func finish() throws(FormatError) {
+        guard contentLeft == 0 else {
+            throw .blobSizeMismatch(blob: manifest.blob.description, expected: manifest.byteCount, actual: manifest.byteCount - contentLeft)
+        }
+        guard markerSeen, streamRead == Padding.streamByteCount(contentByteCount: manifest.byteCount) else {
+            throw .blobPaddingInvalid(blob: manifest.blob.description)
+        }
+        if let h = hasher {
+            hasher = nil
+            guard constantTimeEqual(h.finish(), manifest.blob.bytes) else { throw .blobIDMismatch(blob: manifest.blob.description) }
+        }
+    }
+
+    /// The whole content, checked.
     ///
-    /// - Throws: the errors of ``read(into:)``.
+    /// - Throws: as ``read(into:)``.
     public func readAll() throws(FormatError) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(Int(min(manifest.byteCount, 1 << 30)))

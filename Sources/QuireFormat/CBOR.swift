@@ -1,3 +1,4 @@
+import QuireSystem
 /// A CBOR data item (RFC 8949) in Quire's deterministic profile
 /// (`Spec/records.md §1`).
 ///
@@ -206,20 +207,31 @@ public struct CBORError: Error, Sendable, Equatable, CustomStringConvertible {
 /// left before anything is allocated, and nesting is limited to
 /// ``Limits/maxCBORDepth``.
 public struct CBORDecoder {
-    private let bytes: [UInt8]
+    // Valid only for the call that made the decoder: the initialiser is
+    // private and every decoder lives inside one `decode` call.
+    private let bytes: UnsafeRawBufferPointer
     private var position = 0
 
-    private init(_ bytes: [UInt8]) { self.bytes = bytes }
+    private init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
     /// Decodes exactly one item that spans all of `bytes`.
     ///
     /// - Throws: ``CBORError`` for truncation, trailing bytes, or any
     ///   departure from the deterministic profile.
     public static func decode(_ bytes: [UInt8]) throws(CBORError) -> CBOR {
-        var d = CBORDecoder(bytes)
+        try bytes.withBytes { (raw: UnsafeRawBufferPointer) throws(CBORError) -> CBOR in try decode(raw) }
+    }
+
+    /// Decodes exactly one item that spans all of `raw`, reading it in
+    /// place: a caller decoding a secret from guarded memory makes no copy of
+    /// the whole input (byte strings in the result are still copies).
+    ///
+    /// - Throws: ``CBORError``.
+    public static func decode(_ raw: UnsafeRawBufferPointer) throws(CBORError) -> CBOR {
+        var d = CBORDecoder(raw)
         let value = try d.item(depth: 0)
-        guard d.position == bytes.count else {
-            throw CBORError(offset: d.position, reason: "\(bytes.count - d.position) trailing bytes after the item")
+        guard d.position == raw.count else {
+            throw CBORError(offset: d.position, reason: "\(raw.count - d.position) trailing bytes after the item")
         }
         return value
     }
@@ -229,9 +241,41 @@ public struct CBORDecoder {
     ///
     /// - Throws: ``CBORError``.
     public static func decodePrefix(_ bytes: [UInt8]) throws(CBORError) -> (CBOR, Int) {
-        var d = CBORDecoder(bytes)
-        let value = try d.item(depth: 0)
-        return (value, d.position)
+        try bytes.withBytes { (raw: UnsafeRawBufferPointer) throws(CBORError) -> (CBOR, Int) in
+            var d = CBORDecoder(raw)
+            let value = try d.item(depth: 0)
+            return (value, d.position)
+        }
+    }
+
+    /// For a canonical map whose keys are text and whose values are byte
+    /// strings, the byte range of each value within `raw`, without copying
+    /// any value (used to find a keyring's content inside guarded memory).
+    ///
+    /// - Throws: ``CBORError`` when `raw` is not exactly such a map.
+    public static func byteStringFields(_ raw: UnsafeRawBufferPointer) throws(CBORError) -> [String: Range<Int>] {
+        var d = CBORDecoder(raw)
+        let initial = try d.byte()
+        guard initial >> 5 == 5 else { throw d.fail("expected a map") }
+        let n = try d.length(initial & 0x1f, unit: 2)
+        var out: [String: Range<Int>] = [:]
+        var previousKey: [UInt8]? = nil
+        for _ in 0..<n {
+            let keyStart = d.position
+            guard case .text(let key) = try d.item(depth: 1) else { throw d.fail("expected a text key") }
+            let keyBytes = Array(raw[keyStart..<d.position])
+            if let prev = previousKey, !prev.lexicographicallyPrecedes(keyBytes) {
+                throw CBORError(offset: keyStart, reason: "map keys are duplicated or not in canonical order")
+            }
+            previousKey = keyBytes
+            let head = try d.byte()
+            guard head >> 5 == 2 else { throw d.fail("expected a byte string") }
+            let count = try d.length(head & 0x1f, unit: 1)
+            out[key] = d.position..<(d.position + count)
+            d.position += count
+        }
+        guard d.position == raw.count else { throw CBORError(offset: d.position, reason: "trailing bytes after the map") }
+        return out
     }
 
     private func fail(_ reason: String) -> CBORError { CBORError(offset: position, reason: reason) }
@@ -290,10 +334,10 @@ public struct CBORDecoder {
         case 2:
             let n = try length(info, unit: 1)
             defer { position += n }
-            return .bytes(Array(bytes[position..<position + n]))
+            return .bytes(Array(UnsafeRawBufferPointer(rebasing: bytes[position..<position + n])))
         case 3:
             let n = try length(info, unit: 1)
-            let slice = bytes[position..<position + n]
+            let slice = UnsafeRawBufferPointer(rebasing: bytes[position..<position + n])
             guard let s = String(validating: slice, as: UTF8.self) else { throw fail("text is not valid UTF-8") }
             position += n
             return .text(s)
@@ -307,11 +351,11 @@ public struct CBORDecoder {
             let n = try length(info, unit: 2)
             var entries: [CBORMap.Entry] = []
             entries.reserveCapacity(n)
-            var previousKey: ArraySlice<UInt8>? = nil
+            var previousKey: UnsafeRawBufferPointer? = nil
             for _ in 0..<n {
                 let keyStart = position
                 let key = try item(depth: depth + 1)
-                let keyBytes = bytes[keyStart..<position]
+                let keyBytes = UnsafeRawBufferPointer(rebasing: bytes[keyStart..<position])
                 if let prev = previousKey {
                     guard prev.lexicographicallyPrecedes(keyBytes) else {
                         throw CBORError(offset: keyStart, reason: "map keys are duplicated or not in canonical order")

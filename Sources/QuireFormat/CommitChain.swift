@@ -1,49 +1,60 @@
 public import QuireCrypto
 
-/// The keyed hash chain that commits bind (`Spec/format.md §9`).
+/// The commit chain and commit attestations (`Spec/format.md §9`).
 ///
-/// Every frame between two commits contributes its *summary*: its 12 header
-/// bytes followed by the 16-byte trailer that ends its body (the AEAD tag of
-/// a sealed frame, the checksum of a plaintext frame). For commit k:
+/// Each commit covers the frames since the previous one. Its *group digest*
+/// `D` is the BLAKE2b-256 of their summaries (header ‖ body hash, or header ‖
+/// tag for an attachment chunk); its *head* is
 ///
 /// ```
-/// D_k = BLAKE2b-256(summary_1 ‖ … ‖ summary_n)            (unkeyed)
-/// h_k = BLAKE2b-128(key = commit key of the commit's epoch,
-///                   vault id ‖ h_(k-1) ‖ D_k ‖ commit header bytes 0..<8)
+/// h_k = BLAKE2b-256(key = commit key, "quire-chain-v2" ‖ vault id ‖ h_(k−1) ‖ D ‖ commit header fields)
 /// ```
 ///
-/// with h_0 sixteen zero bytes. The commit frame's body is h_k.
+/// and its body is `h_k (32) ‖ nonce (24) ‖ sealed attestation (96 + 16)`:
+/// the signer's Ed25519 public key and its signature over `D`, or 96 zero
+/// bytes for an unattested commit, sealed under the attestation key with a
+/// synthetic nonce.
 public enum CommitChain {
-    /// Length of a chain head (a commit body), in bytes.
-    public static let headByteCount = 16
-    /// Length of the digest of a commit's frames, in bytes.
+    /// Length of a chain head, in bytes.
+    public static let headByteCount = 32
+    /// Length of a group digest, in bytes.
     public static let digestByteCount = 32
-    /// The head before the first commit.
+    /// Length of an attestation's plaintext: signer (32) ‖ signature (64).
+    public static let attestationByteCount = 96
+    /// Length of a commit body: head ‖ nonce ‖ attestation ‖ tag (168).
+    public static let bodyByteCount = headByteCount + XChaCha20Poly1305.nonceByteCount + attestationByteCount
+        + XChaCha20Poly1305.tagByteCount
+    /// `h_0`: the head before the first commit.
     public static let genesisHead = [UInt8](repeating: 0, count: headByteCount)
 
-    /// Accumulates the summaries of the frames of one commit.
+    static let chainLabel = Array("quire-chain-v2".utf8)
+    static let nonceLabel = Array("quire-commit-nonce-v2".utf8)
+    static let signatureLabel = Array("quire-commit-v2".utf8)
+
+    /// Builds a group digest from frame summaries.
     public struct Digest: ~Copyable {
         private var hasher = BLAKE2b.Hasher(byteCount: CommitChain.digestByteCount)
-        /// Number of frames added.
+        /// Summaries added so far.
         public private(set) var frameCount = 0
 
         /// An empty digest.
         public init() {}
 
-        /// Adds one frame's summary: its 12-byte header and 16-byte trailer.
+        /// Adds one frame's summary: its 16 header bytes and its trailer (the
+        /// 32-byte body hash, or a chunk's 16-byte tag).
         public mutating func add(header: [UInt8], trailer: [UInt8]) {
-            precondition(header.count == FrameHeader.byteCount && trailer.count == FrameHeader.trailerByteCount)
+            precondition(header.count == FrameHeader.byteCount && (trailer.count == 32 || trailer.count == 16))
             hasher.update(header)
             hasher.update(trailer)
             frameCount += 1
         }
 
-        /// The 32-byte digest D_k.
+        /// The digest.
         public consuming func finalize() -> [UInt8] {
             hasher.finalize()
         }
 
-        /// The 32-byte digest D_k, leaving this digest empty for the next commit.
+        /// The digest so far, and a fresh start.
         public mutating func take() -> [UInt8] {
             let out = hasher.finalize()
             self = Digest()
@@ -51,17 +62,16 @@ public enum CommitChain {
         }
     }
 
-    /// The chain head h_k for a commit.
+    /// The head `h_k` of a commit.
     ///
-    /// - Parameters:
-    ///   - commitKey: the commit key of the commit frame's epoch.
-    ///   - previousHead: h_(k-1), 16 bytes.
-    ///   - digest: D_k, 32 bytes.
-    ///   - commitHeader: the commit frame's header.
+    /// - Throws: ``FormatError/outOfGuardedMemory``.
     public static func head(
-        commitKey: SymmetricKey, vaultID: VaultID, previousHead: [UInt8], digest: [UInt8], commitHeader: FrameHeader
-    ) -> [UInt8] {
+        key: EpochKey, vaultID: VaultID, previousHead: [UInt8], digest: [UInt8], commitHeader: FrameHeader
+    ) throws(FormatError) -> [UInt8] {
+        let commitKey: SymmetricKey
+        do { commitKey = try key.subkey(.commit) } catch { throw .outOfGuardedMemory }
         var mac = BLAKE2b.Hasher(byteCount: headByteCount, key: commitKey)
+        mac.update(chainLabel)
         mac.update(vaultID.bytes)
         mac.update(previousHead)
         mac.update(digest)
@@ -69,8 +79,95 @@ public enum CommitChain {
         return mac.finalize()
     }
 
-    /// The header of a commit frame under `epoch`.
-    public static func commitHeader(epoch: UInt16) -> FrameHeader {
-        FrameHeader(kind: .commit, flags: 0, epoch: epoch, bodyLength: UInt32(headByteCount))
+    /// The header of a commit made with `keyID`.
+    public static func commitHeader(keyID: KeyID) -> FrameHeader {
+        FrameHeader(kind: .commit, flags: 0, keyID: keyID, bodyLength: UInt32(bodyByteCount))
+    }
+
+    /// The message a member signs to attest a group: `"quire-commit-v2" ‖ vault id ‖ D`.
+    public static func signedMessage(vaultID: VaultID, digest: [UInt8]) -> [UInt8] {
+        signatureLabel + vaultID.bytes + digest
+    }
+
+    /// The 96-byte attestation of `digest` by `signer`.
+    public static func attestation(digest: [UInt8], vaultID: VaultID, signer: Ed25519.KeyPair) -> [UInt8] {
+        signer.publicKey + signer.sign(signedMessage(vaultID: vaultID, digest: digest))
+    }
+
+    /// The 96 zero bytes of an unattested commit.
+    public static let unattested = [UInt8](repeating: 0, count: attestationByteCount)
+
+    /// The whole commit body: `head ‖ nonce ‖ AEAD(attestation key, nonce, attestation, ad)`.
+    ///
+    /// - Throws: ``FormatError/outOfGuardedMemory``.
+    public static func body(
+        head: [UInt8], attestation: [UInt8], key: EpochKey, vaultID: VaultID, commitHeader: FrameHeader
+    ) throws(FormatError) -> [UInt8] {
+        precondition(head.count == headByteCount && attestation.count == attestationByteCount)
+        let attestationKey: SymmetricKey
+        do { attestationKey = try key.subkey(.attestation) } catch { throw .outOfGuardedMemory }
+        let nonce = syntheticNonce(key: attestationKey, head: head, attestation: attestation)
+        let ad = vaultID.bytes + commitHeader.fieldBytes + head
+        return head + nonce + XChaCha20Poly1305.seal(attestation, key: attestationKey, nonce: nonce, authenticating: ad)
+    }
+
+    /// `BLAKE2b-192(key = attestation key, "quire-commit-nonce-v2" ‖ h ‖ A)`:
+    /// one nonce per (head, attestation), so commits are deterministic and
+    /// a nonce never repeats with another plaintext.
+    static func syntheticNonce(key: SymmetricKey, head: [UInt8], attestation: [UInt8]) -> [UInt8] {
+        var h = BLAKE2b.Hasher(byteCount: XChaCha20Poly1305.nonceByteCount, key: key)
+        h.update(nonceLabel)
+        h.update(head)
+        h.update(attestation)
+        return h.finalize()
+    }
+
+    /// What a commit's sealed attestation says.
+    public enum Attestation: Sendable, Equatable {
+        /// 96 zero bytes: nobody attested the group.
+        case unattested
+        /// `signer` (an Ed25519 public key) signed the group digest; the
+        /// signature verified. Whether the signer is a member is the key
+        /// layer's to decide.
+        case signed(signer: [UInt8])
+        /// The box does not open, the nonce is not synthetic, or the
+        /// signature does not verify.
+        case failed(reason: String)
+    }
+
+    /// Opens and checks the attestation of a commit body (168 bytes) over
+    /// group digest `digest`.
+    public static func checkAttestation(
+        body: [UInt8], digest: [UInt8], key: EpochKey, vaultID: VaultID, commitHeader: FrameHeader
+    ) -> Attestation {
+        guard body.count == bodyByteCount else { return .failed(reason: "the commit body is not \(bodyByteCount) bytes") }
+        guard let attestationKey = try? key.subkey(.attestation) else { return .failed(reason: "out of guarded memory") }
+        let head = Array(body[0..<headByteCount])
+        let nonce = Array(body[headByteCount..<(headByteCount + XChaCha20Poly1305.nonceByteCount)])
+        let sealed = Array(body[(headByteCount + XChaCha20Poly1305.nonceByteCount)...])
+        let ad = vaultID.bytes + commitHeader.fieldBytes + head
+        guard let plain = try? XChaCha20Poly1305.open(sealed, key: attestationKey, nonce: nonce, authenticating: ad) else {
+            return .failed(reason: "the sealed attestation does not open")
+        }
+        guard constantTimeEqual(syntheticNonce(key: attestationKey, head: head, attestation: plain), nonce) else {
+            return .failed(reason: "the attestation's nonce is not derived from it")
+        }
+        if plain == unattested { return .unattested }
+        let signer = Array(plain[0..<32]), signature = Array(plain[32..<96])
+        guard Ed25519.verify(signature: signature, message: signedMessage(vaultID: vaultID, digest: digest), publicKey: signer) else {
+            return .failed(reason: "the signature does not verify")
+        }
+        return .signed(signer: signer)
+    }
+
+    /// The plaintext attestation (96 bytes) of a commit body, if it opens
+    /// under `key` (used by merge and compaction to carry it).
+    public static func openAttestation(body: [UInt8], key: EpochKey, vaultID: VaultID, commitHeader: FrameHeader) -> [UInt8]? {
+        guard body.count == bodyByteCount, let attestationKey = try? key.subkey(.attestation) else { return nil }
+        let head = Array(body[0..<headByteCount])
+        let nonce = Array(body[headByteCount..<(headByteCount + XChaCha20Poly1305.nonceByteCount)])
+        let sealed = Array(body[(headByteCount + XChaCha20Poly1305.nonceByteCount)...])
+        let ad = vaultID.bytes + commitHeader.fieldBytes + head
+        return try? XChaCha20Poly1305.open(sealed, key: attestationKey, nonce: nonce, authenticating: ad)
     }
 }

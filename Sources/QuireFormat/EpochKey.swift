@@ -1,72 +1,120 @@
 public import QuireCrypto
+import Synchronization
 
-/// The keys of one epoch: the 256-bit epoch key and the subkeys derived from
-/// it for each purpose (`Spec/format.md §5.1`).
+/// One epoch key and everything derived from it (`Spec/format.md §5.1`).
 ///
-/// ```
-/// record key  = crypto_kdf_derive_from_key(32, 1, "quire v1", epoch key)
-/// commit key  = crypto_kdf_derive_from_key(32, 2, "quire v1", epoch key)
-/// keyring key = crypto_kdf_derive_from_key(32, 3, "quire v1", epoch key)
-/// ```
-public struct EpochKey: Sendable, CustomStringConvertible {
-    /// The KDF context for every epoch subkey.
-    public static let context = "quire v1"
+/// The key is held once, in guarded memory. Its subkeys are derived on first
+/// use and kept with it; its 32-byte *key commitment* (a keyed BLAKE2b of a
+/// fixed label) is public and names the key: the first six bytes are the
+/// ``KeyID`` frame headers carry.
+public final class EpochKey: Sendable, CustomStringConvertible {
+    /// The KDF context of format version 2 (8 bytes).
+    public static let context = "quire v2"
+    /// The label whose keyed hash is the key commitment.
+    public static let commitmentLabel = Array("quire-key-commitment-v2".utf8)
 
-    /// The epoch number (1 for the first epoch).
-    public let epoch: UInt16
-    /// The epoch key itself; wrapped in key slots and carried in later keyrings.
-    public let key: SymmetricKey
-    /// Seals and opens sealed frames.
-    public let recordKey: SymmetricKey
-    /// Keys the commit MAC.
-    public let commitKey: SymmetricKey
-    /// Seals a keyring's inner section.
-    public let keyringKey: SymmetricKey
-
-    /// Derives the subkeys of `key` for `epoch`.
-    public init(epoch: UInt16, key: SymmetricKey) {
-        self.epoch = epoch
-        self.key = key
-        recordKey = KeyDerivation.derive(from: key, subkeyID: 1, context: Self.context)
-        commitKey = KeyDerivation.derive(from: key, subkeyID: 2, context: Self.context)
-        keyringKey = KeyDerivation.derive(from: key, subkeyID: 3, context: Self.context)
+    /// The subkeys of an epoch key and their KDF ids.
+    public enum Subkey: Int, Sendable, CaseIterable {
+        /// Seals records (id 1).
+        case record = 1
+        /// Computes chain heads (id 2).
+        case commit = 2
+        /// Seals a keyring's inner part (id 3).
+        case keyring = 3
+        /// Seals a commit's attestation (id 4).
+        case attestation = 4
+        /// Computes keyring links (id 5).
+        case link = 5
     }
 
-    public var description: String { "EpochKey(epoch \(epoch), hidden)" }
+    /// The epoch number (1 … 2³² − 1).
+    public let epoch: UInt32
+    /// The 32-byte epoch key.
+    public let key: SymmetricKey
+    /// `BLAKE2b-256(key = K, "quire-key-commitment-v2")`.
+    public let commitment: [UInt8]
+    /// The first six bytes of the commitment.
+    public let id: KeyID
+    /// The blob key of the keyring that defines this key, when known.
+    public let blobKey: SymmetricKey?
+    private let subkeys = Mutex<[Int: SymmetricKey]>([:])
+
+    /// Wraps `key` for `epoch`.
+    public init(epoch: UInt32, key: SymmetricKey, blobKey: SymmetricKey? = nil) {
+        self.epoch = epoch
+        self.key = key
+        self.blobKey = blobKey
+        commitment = BLAKE2b.mac(Self.commitmentLabel, key: key, byteCount: 32)
+        id = KeyID(commitment: commitment)
+    }
+
+    /// The same key with `blobKey` attached.
+    public func withBlobKey(_ blobKey: SymmetricKey) -> EpochKey {
+        EpochKey(epoch: epoch, key: key, blobKey: blobKey)
+    }
+
+    /// The key commitment of `key`, without wrapping it.
+    public static func commitment(of key: SymmetricKey) -> [UInt8] {
+        BLAKE2b.mac(commitmentLabel, key: key, byteCount: 32)
+    }
+
+    /// The subkey `which`, derived on first use.
+    ///
+    /// - Throws: ``CryptoError/outOfSecureMemory(byteCount:)``.
+    public func subkey(_ which: Subkey) throws(CryptoError) -> SymmetricKey {
+        if let k = subkeys.withLock({ $0[which.rawValue] }) { return k }
+        let derived = try KeyDerivation.derive(from: key, subkeyID: UInt64(which.rawValue), context: Self.context)
+        return subkeys.withLock { cache in
+            if let k = cache[which.rawValue] { return k }
+            cache[which.rawValue] = derived
+            return derived
+        }
+    }
+
+    /// True when both wrap the same key.
+    public func sameKey(as other: EpochKey) -> Bool { commitment == other.commitment }
+
+    public var description: String { "EpochKey(epoch \(epoch), id \(id), hidden)" }
 }
 
-/// The keys a reader holds: every epoch key it could unwrap (an epoch number
-/// may have more than one key after concurrent rotations), the blob key, and
-/// the epoch a writer seals new records under.
+/// The epoch keys a reader holds, found by key id (`Spec/format.md §5.1`),
+/// and the key new records are sealed under.
 public struct KeySet: Sendable {
-    /// Keys by epoch number.
-    public private(set) var epochs: [UInt16: [EpochKey]] = [:]
-    /// The key for blob ids (keyed BLAKE2b-256 of attachment content).
-    public var blobKey: SymmetricKey?
-    /// The epoch key new records are sealed under: the newest one held.
+    /// Held keys by id; several only when ids collide.
+    public private(set) var byID: [KeyID: [EpochKey]] = [:]
+    /// The key new records are sealed under, if any.
     public var writeKey: EpochKey?
 
     /// An empty set.
     public init() {}
 
-    /// A set holding one epoch key, which is also the write key. For tests
-    /// and vectors that use a raw key.
-    public init(single: EpochKey, blobKey: SymmetricKey? = nil) {
+    /// A set holding `single`, which is also the write key.
+    public init(single: EpochKey) {
         add(single)
         writeKey = single
-        self.blobKey = blobKey
     }
 
-    /// Adds `key`, ignoring a key already held for the same epoch.
+    /// Adds `key` unless a key with the same commitment is held.
     public mutating func add(_ key: EpochKey) {
-        var list = epochs[key.epoch, default: []]
-        if !list.contains(where: { $0.key == key.key }) { list.append(key) }
-        epochs[key.epoch] = list
+        var list = byID[key.id, default: []]
+        if !list.contains(where: { $0.sameKey(as: key) }) { list.append(key) }
+        byID[key.id] = list
     }
 
-    /// The keys held for `epoch`, possibly empty.
-    public func keys(for epoch: UInt16) -> [EpochKey] { epochs[epoch] ?? [] }
+    /// The held keys with id `id` (usually one, or none).
+    public func keys(for id: KeyID) -> [EpochKey] { byID[id] ?? [] }
 
-    /// The highest epoch number held.
-    public var newestEpoch: UInt16? { epochs.keys.max() }
+    /// The held key with this commitment, if any.
+    public func key(commitment: [UInt8]) -> EpochKey? {
+        keys(for: KeyID(commitment: commitment)).first { $0.commitment == commitment }
+    }
+
+    /// Every held key, in no particular order.
+    public var all: [EpochKey] { byID.values.flatMap { $0 } }
+
+    /// The highest epoch held, if any.
+    public var newestEpoch: UInt32? { all.map(\.epoch).max() }
+
+    /// The blob key of the write key's keyring: the one new uploads use.
+    public var blobKey: SymmetricKey? { writeKey?.blobKey }
 }

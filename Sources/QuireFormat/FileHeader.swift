@@ -20,7 +20,7 @@ public struct FileHeader: Sendable, Equatable {
     /// transfers; CR LF catches line-ending conversion.
     public static let magic: [UInt8] = [0x89, 0x51, 0x55, 0x49, 0x52, 0x45, 0x0d, 0x0a]
     /// The format version this library reads and writes.
-    public static let currentVersion: UInt16 = 1
+    public static let currentVersion: UInt16 = 2
     /// Length of one copy, in bytes.
     public static let copyByteCount = 32
     /// Length of the whole header (two copies), in bytes; frames start here.
@@ -28,7 +28,7 @@ public struct FileHeader: Sendable, Equatable {
 
     /// The format version.
     public let version: UInt16
-    /// Feature flags; none are defined in version 1.
+    /// Feature flags; none are defined in version 2.
     public let flags: UInt16
     /// The vault id.
     public let vaultID: VaultID

@@ -56,11 +56,11 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The AEAD tag or check value did not verify: the bytes were damaged or
     /// altered, or the record was moved from another vault.
     case authenticationFailed(FrameLocation)
-    /// A record is sealed under an epoch for which no key is held.
-    case unknownEpoch(FrameLocation, epoch: UInt16)
+    /// A record is sealed under a key (by key id) that this reader does not hold.
+    case unknownKey(FrameLocation, keyID: KeyID)
     /// A record sealed under an epoch older than a keyring before it, not
     /// carried by a commit of a current epoch.
-    case staleEpoch(FrameLocation, epoch: UInt16, currentEpoch: UInt16)
+    case staleEpoch(FrameLocation, epoch: UInt32, currentEpoch: UInt32)
     /// The padding after a record's payload is not `0x80 0x00…`.
     case badPadding(FrameLocation)
     /// The zstd payload is invalid, lacks a declared size, or has trailing bytes.
@@ -76,8 +76,12 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A commit's MAC does not verify: records were deleted, reordered,
     /// duplicated, spliced or damaged in this commit.
     case commitMismatch(FrameLocation)
-    /// A commit is under an epoch whose key is not held, so it cannot be checked.
-    case commitUnverifiable(FrameLocation, epoch: UInt16)
+    /// A commit is made with a key (by key id) that is not held, so it cannot be checked.
+    case commitUnverifiable(FrameLocation, keyID: KeyID)
+    /// A verified commit's attestation does not open, is not the synthetic
+    /// nonce's, or its signature or signer does not check
+    /// (`Spec/format.md §9.4`); its records are unattested.
+    case attestationFailed(FrameLocation, reason: String)
 
     // MARK: Attachments (§7)
     /// A blob's chunk `index` is missing.
@@ -97,6 +101,9 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     case blobSizeMismatch(blob: String, expected: UInt64, actual: UInt64)
     /// A blob's content does not hash to its id.
     case blobIDMismatch(blob: String)
+    /// The padded stream does not end with `0x80` and zeros up to its Padmé
+    /// length after the manifest's size (`Spec/format.md §7`).
+    case blobPaddingInvalid(blob: String)
     /// No intact blob with this id is in the vault.
     case blobNotFound(blob: String)
 
@@ -116,6 +123,8 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     case alreadyExists(path: String)
     /// A system call failed.
     case io(SystemError)
+    /// Guarded memory for keys ran out: reported as itself, never as damage.
+    case outOfGuardedMemory
 
     /// The stable, machine-readable name of this error, used as the
     /// `expect:` class in `Vectors/` and in `quire verify --json`.
@@ -133,7 +142,7 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownCriticalKind: "unknown_critical_kind"
         case .tornTail: "torn_tail"
         case .authenticationFailed: "authentication_failed"
-        case .unknownEpoch: "unknown_epoch"
+        case .unknownKey: "unknown_key"
         case .staleEpoch: "stale_epoch"
         case .badPadding: "bad_padding"
         case .decompressionFailed: "decompression_failed"
@@ -142,6 +151,7 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .malformedRecord: "malformed_record"
         case .commitMismatch: "commit_mismatch"
         case .commitUnverifiable: "commit_unverifiable"
+        case .attestationFailed: "attestation_failed"
         case .chunkMissing: "chunk_missing"
         case .chunkDuplicate: "chunk_duplicate"
         case .chunkOutOfOrder: "chunk_out_of_order"
@@ -150,6 +160,7 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .chunkNoncanonical: "chunk_noncanonical"
         case .blobSizeMismatch: "blob_size_mismatch"
         case .blobIDMismatch: "blob_id_mismatch"
+        case .blobPaddingInvalid: "bad_padding"
         case .blobNotFound: "blob_not_found"
         case .recordTooLarge: "record_too_large"
         case .vaultChanged: "vault_changed"
@@ -158,6 +169,7 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notWritable: "not_writable"
         case .alreadyExists: "already_exists"
         case .io: "io"
+        case .outOfGuardedMemory: "out_of_guarded_memory"
         }
     }
 
@@ -165,8 +177,8 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     public var location: FrameLocation? {
         switch self {
         case .frameRepaired(let l), .malformedFrame(let l, _), .unknownCriticalKind(let l, _), .authenticationFailed(let l),
-            .unknownEpoch(let l, _), .staleEpoch(let l, _, _), .badPadding(let l), .decompressionFailed(let l, _),
-            .decompressedSizeMismatch(let l, _, _), .commitMismatch(let l), .commitUnverifiable(let l, _):
+            .unknownKey(let l, _), .staleEpoch(let l, _, _), .badPadding(let l), .decompressionFailed(let l, _),
+            .decompressedSizeMismatch(let l, _, _), .commitMismatch(let l), .commitUnverifiable(let l, _), .attestationFailed(let l, _):
             return l
         case .sizeLimitExceeded(let l, _, _, _), .malformedRecord(let l, _):
             return l
@@ -190,7 +202,10 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notAVault:
             return "not a Quire vault: the file does not start with the Quire magic bytes"
         case .unsupportedVersion(let v):
-            return "vault format version \(v) is not supported by this reader (it reads version 1); update Quire"
+            if v == 1 {
+                return "vault format version 1 is a development version that this Quire no longer reads (it reads version 2); no vault of version 1 exists outside Quire's own history"
+            }
+            return "vault format version \(v) is not supported by this reader (it reads version 2); update Quire"
         case .unsupportedFeature(let flags):
             return "vault uses header features 0x\(String(flags, radix: 16)) that this reader does not know; update Quire"
         case .headerDamaged:
@@ -209,8 +224,8 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(count) bytes after offset \(offset) (\(frames) uncommitted records) are an unfinished write and are ignored"
         case let .authenticationFailed(loc):
             return "\(loc) does not authenticate: it is damaged, was altered, or comes from another vault"
-        case let .unknownEpoch(loc, epoch):
-            return "\(loc) is sealed under epoch \(epoch), for which no key is available"
+        case let .unknownKey(loc, id):
+            return "\(loc) is sealed under key \(id), which this credential does not hold"
         case let .staleEpoch(loc, epoch, current):
             return "\(loc) is sealed under epoch \(epoch) after epoch \(current) began and no current commit vouches for it; it is not trusted"
         case let .badPadding(loc):
@@ -227,8 +242,10 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(place)is not a valid record body: \(reason)"
         case let .commitMismatch(loc):
             return "commit \(loc) does not verify: records before it were removed, reordered, duplicated, inserted or damaged"
-        case let .commitUnverifiable(loc, epoch):
-            return "commit \(loc) is under epoch \(epoch), whose key is not available, so it cannot be checked"
+        case let .commitUnverifiable(loc, id):
+            return "commit \(loc) is made with key \(id), which this credential does not hold, so it cannot be checked"
+        case let .attestationFailed(loc, reason):
+            return "commit \(loc) carries an attestation that does not check (\(reason)); its records are shown as unattested"
         case let .chunkMissing(stream, index):
             return "attachment stream \(stream) is missing chunk \(index)"
         case let .chunkDuplicate(stream, index):
@@ -243,6 +260,8 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
             return "attachment stream \(stream) chunk \(index) is not canonical: \(reason)"
         case let .blobSizeMismatch(blob, expected, actual):
             return "attachment \(blob) should be \(expected) bytes but its chunks hold \(actual)"
+        case let .blobPaddingInvalid(blob):
+            return "attachment \(blob) has invalid padding after its content"
         case let .blobIDMismatch(blob):
             return "attachment \(blob) does not match its content hash"
         case let .blobNotFound(blob):
@@ -261,6 +280,8 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(path) already exists; choose another path or remove it first"
         case let .io(error):
             return error.description
+        case .outOfGuardedMemory:
+            return "out of guarded memory for keys: the system refused to lock more memory (raise RLIMIT_MEMLOCK or close other vaults)"
         }
     }
 }

@@ -13,7 +13,8 @@ public struct RecordKind: RawRepresentable, Sendable, Hashable, CustomStringConv
 
     /// A keyring: epoch key slots and the sealed member list (plaintext frame).
     public static let keyring = RecordKind(rawValue: 0x01)
-    /// A commit: the keyed hash chain over the frames before it (plaintext frame).
+    /// A commit: the keyed hash chain over the frames before it and the sealed
+    /// attestation of the member who wrote them (plaintext frame).
     public static let commit = RecordKind(rawValue: 0x02)
     /// An entry revision (sealed).
     public static let entryRevision = RecordKind(rawValue: 0x10)
@@ -27,10 +28,10 @@ public struct RecordKind: RawRepresentable, Sendable, Hashable, CustomStringConv
     /// True for kinds below `0x80`.
     public var isCritical: Bool { rawValue < 0x80 }
 
-    /// The kinds version 1 defines.
+    /// The kinds version 2 defines.
     public static let known: Set<RecordKind> = [.keyring, .commit, .entryRevision, .blobManifest, .blobChunk, .profile]
 
-    /// True when version 1 defines this kind.
+    /// True when version 2 defines this kind.
     public var isKnown: Bool { Self.known.contains(self) }
 
     /// Whether frames of this (known) kind are sealed with the AEAD.
@@ -51,44 +52,77 @@ public struct RecordKind: RawRepresentable, Sendable, Hashable, CustomStringConv
     }
 }
 
-/// The 12-byte header in front of every frame body (`Spec/format.md §4.1`).
+
+/// The 48-bit id of an epoch key, carried in frame headers: the first six
+/// bytes of the key's commitment (`Spec/format.md §5.1`). Equal ids do not
+/// prove equal keys; a reader tries each held key with the id.
+public struct KeyID: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Six bytes.
+    public static let byteCount = 6
+    /// The id as a little-endian 48-bit integer.
+    public let rawValue: UInt64
+
+    /// Wraps a 48-bit value (higher bits must be zero).
+    public init(rawValue: UInt64) {
+        precondition(rawValue >> 48 == 0)
+        self.rawValue = rawValue
+    }
+
+    /// The id of a key commitment (its first six bytes, little-endian).
+    public init(commitment: some Collection<UInt8>) {
+        var v: UInt64 = 0
+        for (i, b) in commitment.prefix(Self.byteCount).enumerated() { v |= UInt64(b) << (8 * UInt64(i)) }
+        rawValue = v
+    }
+
+    /// The six bytes as they appear in a frame header.
+    public var bytes: [UInt8] { (0..<Self.byteCount).map { UInt8(truncatingIfNeeded: rawValue >> (8 * UInt64($0))) } }
+
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+
+    /// Twelve lowercase hex digits, in header byte order.
+    public var description: String { hex(bytes) }
+}
+
+/// The fixed 16-byte header of every frame (`Spec/format.md §4.1`).
 ///
 /// ```
-///  0      1      2             4                           8              12
-/// +------+------+-------------+---------------------------+--------------+
-/// | kind | flags| epoch (u16) | body length (u32)         | check (4)    |
-/// +------+------+-------------+---------------------------+--------------+
+/// kind (1) ‖ flags (1) ‖ key id (6) ‖ length (u32) ‖ check (4)
 /// ```
-///
-/// Integers are little-endian. `check` is the first 4 bytes of BLAKE2b-128
-/// over bytes 0..<8; with the plausibility rules it lets a reader find frame
-/// boundaries again after damage.
+/// The first twelve bytes are the *header fields* bound into a sealed frame's
+/// associated data and into the commit chain.
 public struct FrameHeader: Sendable, Hashable {
-    /// Length in bytes.
-    public static let byteCount = 12
-    /// Flag bit 0: the body is sealed with XChaCha20-Poly1305.
+    /// Encoded length of a header, in bytes.
+    public static let byteCount = 16
+    /// Length of the header fields (everything but the check), in bytes.
+    public static let fieldByteCount = 12
+    /// Flag bit 0: the body is sealed with the AEAD.
     public static let sealedFlag: UInt8 = 0x01
     /// Flag bit 1: the sealed payload is a zstd frame.
     public static let compressedFlag: UInt8 = 0x02
-    /// Bits that version 1 does not define; they must be zero.
+    /// Bits 2–7, reserved: must be zero.
     public static let reservedFlags: UInt8 = 0xfc
-    /// Bytes every frame body ends with: the AEAD tag, the MAC or a checksum.
-    public static let trailerByteCount = 16
+    /// Length of the body hash that ends every frame body but a chunk's and a
+    /// commit's (`Spec/format.md §4.2`).
+    public static let bodyHashByteCount = 32
+    /// Length of the AEAD tag that ends a chunk body.
+    public static let tagByteCount = 16
 
     /// The record kind.
     public let kind: RecordKind
-    /// The flag bits.
+    /// The flag byte.
     public let flags: UInt8
-    /// The epoch whose keys seal (or, for a commit, authenticate) the frame.
-    public let epoch: UInt16
+    /// The id of the epoch key the frame is sealed under (or defines, or
+    /// commits with).
+    public let keyID: KeyID
     /// Body length in bytes, not counting this header.
     public let bodyLength: UInt32
 
     /// A header with the given fields.
-    public init(kind: RecordKind, flags: UInt8, epoch: UInt16, bodyLength: UInt32) {
+    public init(kind: RecordKind, flags: UInt8, keyID: KeyID, bodyLength: UInt32) {
         self.kind = kind
         self.flags = flags
-        self.epoch = epoch
+        self.keyID = keyID
         self.bodyLength = bodyLength
     }
 
@@ -97,59 +131,63 @@ public struct FrameHeader: Sendable, Hashable {
     /// True when the compressed flag is set.
     public var isCompressed: Bool { flags & Self.compressedFlag != 0 }
 
-    /// The first 8 bytes: kind, flags, epoch, body length. These are the
-    /// header bytes bound into a sealed frame's associated data.
+    /// The 12 header-field bytes (everything but the check).
     public var fieldBytes: [UInt8] {
-        var w = ByteWriter(capacity: 8)
+        var w = ByteWriter(capacity: Self.fieldByteCount)
         w.writeUInt8(kind.rawValue)
         w.writeUInt8(flags)
-        w.writeUInt16(epoch)
+        w.writeBytes(keyID.bytes)
         w.writeUInt32(bodyLength)
         return w.bytes
     }
 
-    /// The full 12 bytes, with the check value.
+    /// The full 16-byte encoding, check included.
     public func encoded() -> [UInt8] {
         let fields = fieldBytes
         return fields + Self.check(fields)
     }
 
+    /// `BLAKE2b-128(fields)[0..<4]`.
     static func check(_ fields: [UInt8]) -> [UInt8] {
         Array(BLAKE2b.hash(fields, byteCount: 16).prefix(4))
     }
 
-    /// True when the flags and length obey the structural rules every frame
-    /// obeys, whatever its kind (`Spec/format.md §4.2`): no reserved flag,
-    /// compressed only if sealed, a body at least as long as its fixed parts
-    /// and no longer than ``Limits/maxFrameBodyByteCount``.
+    /// The length of a frame's *trailer*, the part of its body that stands
+    /// for the body in the commit chain: the 16-byte tag of a chunk, the
+    /// 32-byte body hash of every other frame (`Spec/format.md §9.2`).
+    public var trailerByteCount: Int { kind == .blobChunk ? Self.tagByteCount : Self.bodyHashByteCount }
+
+    /// True when no reserved flag is set, the compressed flag implies the
+    /// sealed flag, and the length is within ``Limits/minFrameBodyByteCount``
+    /// … ``Limits/maxFrameBodyByteCount``.
     public var isPlausible: Bool {
         guard flags & Self.reservedFlags == 0 else { return false }
         if isCompressed && !isSealed { return false }
-        let minimum = isSealed ? XChaCha20Poly1305.nonceByteCount + Self.trailerByteCount : Self.trailerByteCount
-        return bodyLength >= minimum && bodyLength <= UInt32(Limits.maxFrameBodyByteCount)
+        return bodyLength >= UInt32(Limits.minFrameBodyByteCount) && bodyLength <= UInt32(Limits.maxFrameBodyByteCount)
     }
 
-    /// Parses 12 bytes at `offset` of `bytes` if the check value verifies and
-    /// the header is plausible; nil otherwise.
+    /// Parses and checks the header at `offset`; nil unless it is plausible
+    /// and its check verifies.
     public static func parseChecked(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> FrameHeader? {
         guard bytes.count - offset >= byteCount else { return nil }
         let header = unchecked(bytes, at: offset)
         // Cheap structural tests first: during resynchronisation most
         // positions fail here without computing a hash.
         guard header.isPlausible else { return nil }
-        let fields = Array(bytes[offset..<offset + 8])
+        let fields = Array(bytes[offset..<offset + fieldByteCount])
         let check = Self.check(fields)
-        for i in 0..<4 where bytes[offset + 8 + i] != check[i] { return nil }
+        for i in 0..<4 where bytes[offset + fieldByteCount + i] != check[i] { return nil }
         return header
     }
 
-    /// Parses the 8 field bytes at `offset` without checking anything.
+    /// Reads the fields at `offset` without checking anything.
     static func unchecked(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> FrameHeader {
         let kind = RecordKind(rawValue: bytes[offset])
         let flags = bytes[offset + 1]
-        let epoch = UInt16(bytes[offset + 2]) | UInt16(bytes[offset + 3]) << 8
-        let length = UInt32(bytes[offset + 4]) | UInt32(bytes[offset + 5]) << 8
-            | UInt32(bytes[offset + 6]) << 16 | UInt32(bytes[offset + 7]) << 24
-        return FrameHeader(kind: kind, flags: flags, epoch: epoch, bodyLength: length)
+        var key: UInt64 = 0
+        for i in 0..<KeyID.byteCount { key |= UInt64(bytes[offset + 2 + i]) << (8 * UInt64(i)) }
+        let length = UInt32(bytes[offset + 8]) | UInt32(bytes[offset + 9]) << 8
+            | UInt32(bytes[offset + 10]) << 16 | UInt32(bytes[offset + 11]) << 24
+        return FrameHeader(kind: kind, flags: flags, keyID: KeyID(rawValue: key), bodyLength: length)
     }
 }

@@ -103,10 +103,10 @@ public struct BlobID: ByteIdentifier {
     public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
 }
 
-/// The 16-byte id of a keyring: its frame's trailer, the BLAKE2b-128 of its
+/// The 32-byte id of a keyring: its frame's trailer, the BLAKE2b-256 of its
 /// body.
 public struct KeyringID: ByteIdentifier {
-    public static let byteCount = 16
+    public static let byteCount = 32
     public static let name = "keyring id"
     public let bytes: [UInt8]
     public init(unchecked bytes: [UInt8]) { self.bytes = bytes }

@@ -3,8 +3,8 @@ public import QuireCrypto
 /// One key slot: the epoch key wrapped for one way of opening the vault
 /// (`Spec/format.md §8.3`).
 public enum KeySlot: Sendable, Equatable {
-    /// Sealed box (X25519) to an enrolled device's key: 98 bytes sealing
-    /// `epoch key (32) ‖ vault id (16) ‖ epoch (u16 LE)`.
+    /// Sealed box (X25519) to an enrolled device's key: 100 bytes sealing
+    /// `epoch key (32) ‖ vault id (16) ‖ epoch (u32 LE)`.
     case device(box: [UInt8])
     /// Sealed box to the recovery key's X25519 key (converted from its
     /// Ed25519 signing key), laid out like a device slot.
@@ -20,8 +20,8 @@ public enum KeySlot: Sendable, Equatable {
     case unknown(kind: String, fields: CBORMap)
 
     /// Length of a slot's sealed box, in bytes: a 48-byte sealed-box
-    /// overhead around `epoch key (32) ‖ vault id (16) ‖ epoch (2)`.
-    public static let boxByteCount = 32 + 16 + 2 + 48
+    /// overhead around `epoch key (32) ‖ vault id (16) ‖ epoch (4)`.
+    public static let boxByteCount = 32 + 16 + 4 + 48
 
     /// The slot kind as written: `"device"`, `"recovery"`, `"passphrase"`, `"escrow"`.
     public var kind: String {
@@ -110,15 +110,22 @@ public struct StoredSlot: Sendable, Equatable {
         self.unknownFields = unknownFields
     }
 }
-
-/// The public part of a keyring: what anyone holding the file can read
-/// (`Spec/format.md §8.2`).
+/// The public part of a keyring, readable without a key (`Spec/format.md §8.2`).
 public struct KeyringPublic: Sendable, Equatable {
-    /// The keyrings this one succeeds; empty for the first keyring.
+    /// The epoch this keyring defines (1 … 2³² − 1).
+    public var epoch: UInt32
+    /// The commitment of its epoch key (`Spec/format.md §5.1`).
+    public var keyCommit: [UInt8]
+    /// Ids of the keyrings this one follows; empty only for a root.
     public var parents: [KeyringID]
-    /// True when the vault is escrow-free as of this keyring: no escrow slot
-    /// may exist in it.
+    /// One link per parent: a MAC under the parent epoch's link key that lets
+    /// a holder of that key authenticate this keyring without opening it.
+    public var links: [[UInt8]]
+    /// Escrow-free mode: no escrow slot, and no slot of a kind a reader cannot
+    /// check, may exist in it.
     public var isEscrowFree: Bool
+    /// Slot kinds every later keyring must carry (`Spec/format.md §8.2`).
+    public var requiredSlotKinds: [String]
     /// The key slots.
     public var slots: [KeySlot] {
         didSet { if slotUnknownFields.count != slots.count { slotUnknownFields = slots.map { _ in CBORMap() } } }
@@ -127,26 +134,26 @@ public struct KeyringPublic: Sendable, Equatable {
     /// written back (`Spec/records.md §1.2`).
     var slotUnknownFields: [CBORMap]
     /// For a root keyring (no parents): the 16-byte salt that, with the
-    /// signer's key, derives the vault id (`Spec/format.md §8.4`).
+    /// signer's key, derives the vault id (`Spec/format.md §8.6`).
     public var vaultSalt: [UInt8]?
     /// Fields this version does not know.
     public var unknownFields: CBORMap
 
     /// A public part with the given fields.
-    public init(parents: [KeyringID], isEscrowFree: Bool, slots: [KeySlot], vaultSalt: [UInt8]? = nil, unknownFields: CBORMap = CBORMap()) {
+    public init(
+        epoch: UInt32, keyCommit: [UInt8], parents: [KeyringID], links: [[UInt8]], isEscrowFree: Bool,
+        requiredSlotKinds: [String] = [], slotEntries: [StoredSlot], vaultSalt: [UInt8]? = nil, unknownFields: CBORMap = CBORMap()
+    ) {
+        self.epoch = epoch
+        self.keyCommit = keyCommit
         self.parents = parents
+        self.links = links
         self.isEscrowFree = isEscrowFree
-        self.slots = slots
-        slotUnknownFields = slots.map { _ in CBORMap() }
+        self.requiredSlotKinds = requiredSlotKinds
+        self.slots = slotEntries.map(\.slot)
+        slotUnknownFields = slotEntries.map(\.unknownFields)
         self.vaultSalt = vaultSalt
         self.unknownFields = unknownFields
-    }
-
-    /// A public part whose slots keep fields their kinds do not define, as
-    /// when a keyring of the same epoch copies its parent's slots.
-    public init(parents: [KeyringID], isEscrowFree: Bool, slotEntries: [StoredSlot], vaultSalt: [UInt8]? = nil, unknownFields: CBORMap = CBORMap()) {
-        self.init(parents: parents, isEscrowFree: isEscrowFree, slots: slotEntries.map(\.slot), vaultSalt: vaultSalt, unknownFields: unknownFields)
-        slotUnknownFields = slotEntries.map(\.unknownFields)
     }
 
     /// Each slot with the fields of its map that its kind does not define.
@@ -155,22 +162,51 @@ public struct KeyringPublic: Sendable, Equatable {
     /// The canonical encoding.
     public func encoded() -> [UInt8] {
         var w = FieldWriter(unknown: unknownFields)
-        w.ids("parents", parents)
+        w.unsigned("epoch", UInt64(epoch))
+        w.bytes("keyCommit", keyCommit)
+        if !parents.isEmpty {
+            w.ids("parents", parents)
+            w.set("links", .array(links.map { .bytes($0) }))
+        }
         w.bool("escrowFree", isEscrowFree)
+        if !requiredSlotKinds.isEmpty { w.texts("required", requiredSlotKinds) }
         w.set("slots", .array(zip(slots, slotUnknownFields).map { $0.value(unknown: $1) }))
         w.bytes("vaultSalt", vaultSalt)
         return w.encoded
     }
 
-    /// Decodes the public part.
+    /// Decodes a public part, checking every count and length.
     ///
     /// - Throws: ``FormatError/malformedRecord(_:reason:)`` and
-    ///   ``FormatError/sizeLimitExceeded(_:what:size:limit:)`` for more than
-    ///   ``Limits/maxSlotsPerKeyring`` slots.
+    ///   ``FormatError/sizeLimitExceeded(_:what:size:limit:)``.
     public init(decoding bytes: [UInt8], location: FrameLocation?) throws(FormatError) {
         var r = try FieldReader(decodeBody(bytes, location: location), context: "keyring", location: location)
+        guard let epoch = try r.unsigned("epoch"), epoch >= 1, epoch <= UInt64(Limits.maxEpoch) else {
+            throw .malformedRecord(location, reason: "a keyring needs an epoch from 1 to \(Limits.maxEpoch)")
+        }
+        self.epoch = UInt32(epoch)
+        guard let commit = try r.bytes("keyCommit", count: 32) else {
+            throw .malformedRecord(location, reason: "a keyring needs a 32-byte keyCommit")
+        }
+        keyCommit = commit
         parents = try r.ids("parents", as: KeyringID.self, limit: Limits.maxParentCount) ?? []
+        guard Set(parents).count == parents.count else { throw .malformedRecord(location, reason: "a keyring names a parent twice") }
+        let linkItems = try r.array("links") ?? []
+        guard linkItems.count == parents.count else {
+            throw .malformedRecord(location, reason: "a keyring needs one link per parent (\(parents.count)), it has \(linkItems.count)")
+        }
+        var links: [[UInt8]] = []
+        for item in linkItems {
+            guard case .bytes(let b) = item, b.count == 32 else { throw .malformedRecord(location, reason: "a keyring link must be 32 bytes") }
+            links.append(b)
+        }
+        self.links = links
         isEscrowFree = try r.bool("escrowFree") ?? false
+        let required = try r.texts("required") ?? []
+        guard required.count <= Limits.maxRequiredSlotKinds else {
+            throw .sizeLimitExceeded(location, what: "required slot kind count", size: UInt64(required.count), limit: UInt64(Limits.maxRequiredSlotKinds))
+        }
+        requiredSlotKinds = required
         let items = try r.array("slots") ?? []
         guard items.count <= Limits.maxSlotsPerKeyring else {
             throw .sizeLimitExceeded(location, what: "key slot count", size: UInt64(items.count), limit: UInt64(Limits.maxSlotsPerKeyring))
@@ -184,142 +220,204 @@ public struct KeyringPublic: Sendable, Equatable {
     }
 }
 
-/// The vault id a root keyring's signer and salt derive
-/// (`Spec/format.md §8.4`): `BLAKE2b-128("quire-vault-id-v1" ‖ signer
-/// Ed25519 public key ‖ salt)`. Only the holder of the signer's private key
-/// can make a root keyring for a vault, wherever it stands in the file.
+/// The vault id a root keyring's signer and salt derive:
+/// `BLAKE2b-128("quire-vault-id-v2" ‖ signer's Ed25519 public key ‖ vaultSalt)`.
 public func rootVaultID(signer publicKey: [UInt8], salt: [UInt8]) -> VaultID {
-    VaultID(unchecked: BLAKE2b.hash(Array("quire-vault-id-v1".utf8) + publicKey + salt, byteCount: 16))
+    VaultID(unchecked: BLAKE2b.hash(Array("quire-vault-id-v2".utf8) + publicKey + salt, byteCount: 16))
 }
 
-/// A keyring record's body as stored: the public part's exact bytes and the
-/// sealed inner part (`Spec/format.md §8.1`).
+/// A keyring frame's body, parsed but not opened (`Spec/format.md §8.1`):
 ///
 /// ```
-/// keyring body = CBOR { "public": bstr(public map), "sealed": bstr } ‖ BLAKE2b-128(CBOR bytes)
-/// sealed       = nonce (24) ‖ XChaCha20-Poly1305(keyring key, inner, AD)
-/// AD           = vault id ‖ epoch (u16 LE) ‖ public bytes
-/// inner        = CBOR { "content": bstr(content map), "signer": bstr(32), "signature": bstr(64) }
+/// body = K ‖ BLAKE2b-256(K)                       (the trailer is the keyring id)
+/// K    = { "nonce": bytes(24), "public": bstr(P), "sealed": bstr(S) }
+/// S    = XChaCha20-Poly1305(keyring key, nonce, pad(I), vault id ‖ P)
+/// I    = { "content": bstr(C), "signature": bytes(64), "signer": bytes(32) }
+/// signature = Ed25519(signer, "quire-keyring-v2" ‖ vault id ‖ H256(P) ‖ nonce ‖ H256(C))
 /// ```
 public struct KeyringRecord: Sendable, Equatable {
-    /// The epoch the keyring defines (from its frame header).
-    public let epoch: UInt16
-    /// The public part.
+    /// The decoded public part.
     public let publicPart: KeyringPublic
-    /// The exact encoded bytes of the public part.
+    /// The public part's exact bytes (the associated data of the sealed part).
     public let publicBytes: [UInt8]
-    /// Nonce ‖ ciphertext ‖ tag of the inner part.
+    /// The 24-byte nonce of the sealed part (covered by the signature).
+    public let nonce: [UInt8]
+    /// The sealed inner part: ciphertext ‖ tag.
     public let sealed: [UInt8]
 
-    /// Wraps already-encoded parts.
-    public init(epoch: UInt16, publicPart: KeyringPublic, sealed: [UInt8]) {
-        self.epoch = epoch
+    /// The epoch this keyring defines.
+    public var epoch: UInt32 { publicPart.epoch }
+
+    /// A record from its parts.
+    public init(publicPart: KeyringPublic, nonce: [UInt8], sealed: [UInt8]) {
         self.publicPart = publicPart
         publicBytes = publicPart.encoded()
+        self.nonce = nonce
         self.sealed = sealed
     }
 
-    /// Parses a keyring frame body (without its trailer).
+    /// Parses a keyring frame's body (without its body hash).
     ///
-    /// - Throws: ``FormatError/malformedRecord(_:reason:)``.
-    public init(body: [UInt8], epoch: UInt16, location: FrameLocation?) throws(FormatError) {
+    /// - Throws: ``FormatError/malformedRecord(_:reason:)`` and
+    ///   ``FormatError/sizeLimitExceeded(_:what:size:limit:)``.
+    public init(body: [UInt8], location: FrameLocation?) throws(FormatError) {
         var r = try FieldReader(decodeBody(body, location: location), context: "keyring body", location: location)
-        guard let pub = try r.bytes("public"), let sealed = try r.bytes("sealed") else {
-            throw .malformedRecord(location, reason: "keyring body needs \"public\" and \"sealed\"")
+        guard let pub = try r.bytes("public"), let nonce = try r.bytes("nonce", count: 24), let sealed = try r.bytes("sealed") else {
+            throw .malformedRecord(location, reason: "keyring body needs \"public\", a 24-byte \"nonce\" and \"sealed\"")
         }
-        guard sealed.count >= 24 + 16 else { throw .malformedRecord(location, reason: "keyring sealed part is too short") }
-        self.epoch = epoch
+        guard sealed.count >= 16 + 1 else { throw .malformedRecord(location, reason: "keyring sealed part is too short") }
         publicPart = try KeyringPublic(decoding: pub, location: location)
         publicBytes = pub
+        self.nonce = nonce
         self.sealed = sealed
     }
 
-    /// The body to store in the frame (without the trailer).
+    /// K: the canonical body without its body hash.
     public func encodedBody() -> [UInt8] {
-        CBOREncoder.encode(.map(CBORMap(text: [("public", .bytes(publicBytes)), ("sealed", .bytes(sealed))])))
+        CBOREncoder.encode(.map(CBORMap(text: [("nonce", .bytes(nonce)), ("public", .bytes(publicBytes)), ("sealed", .bytes(sealed))])))
     }
 
-    /// The associated data of the sealed part.
-    public static func associatedData(vaultID: VaultID, epoch: UInt16, publicBytes: [UInt8]) -> [UInt8] {
-        vaultID.bytes + littleEndianBytes(epoch) + publicBytes
+    /// The keyring id of a body without its hash: `BLAKE2b-256(K)`.
+    public static func id(ofBody body: [UInt8]) -> KeyringID {
+        KeyringID(unchecked: BLAKE2b.hash(body, byteCount: KeyringID.byteCount))
     }
 
-    /// The bytes an authorizer signs: `"quire-keyring-v1" ‖ vault id ‖ epoch
-    /// (u16 LE) ‖ public bytes ‖ content bytes`.
-    public static func signedMessage(vaultID: VaultID, epoch: UInt16, publicBytes: [UInt8], contentBytes: [UInt8]) -> [UInt8] {
-        Array("quire-keyring-v1".utf8) + vaultID.bytes + littleEndianBytes(epoch) + publicBytes + contentBytes
+    /// The associated data of the sealed part: `vault id ‖ P`.
+    public static func associatedData(vaultID: VaultID, publicBytes: [UInt8]) -> [UInt8] {
+        vaultID.bytes + publicBytes
     }
 
-    /// Opens the sealed part with the epoch's keyring key and returns the
-    /// inner part.
+    /// The message the signer signs.
+    public static func signedMessage(vaultID: VaultID, publicBytes: [UInt8], nonce: [UInt8], contentHash: [UInt8]) -> [UInt8] {
+        Array("quire-keyring-v2".utf8) + vaultID.bytes + BLAKE2b.hash(publicBytes, byteCount: 32) + nonce + contentHash
+    }
+
+    /// `links[i]` for a keyring of `epoch` with `keyCommit`, to parent
+    /// `parent` whose epoch key is `parentKey`:
+    /// `BLAKE2b-256(key = link key, "quire-keyring-link-v2" ‖ vault id ‖ u32(epoch) ‖ keyCommit ‖ parent id)`.
     ///
-    /// - Throws: ``FormatError/authenticationFailed(_:)`` when the key is not
-    ///   this epoch's, ``FormatError/malformedRecord(_:reason:)``.
-    public func openInner(key: EpochKey, vaultID: VaultID, location: FrameLocation) throws(FormatError) -> KeyringInner {
-        let nonce = Array(sealed[0..<24])
-        let ad = Self.associatedData(vaultID: vaultID, epoch: epoch, publicBytes: publicBytes)
-        var plain: [UInt8]
-        do {
-            plain = try XChaCha20Poly1305.open(Array(sealed[24...]), key: key.keyringKey, nonce: nonce, authenticating: ad)
-        } catch {
-            throw .authenticationFailed(location)
-        }
-        defer { wipe(&plain) }
-        return try KeyringInner(decoding: plain, location: location)
+    /// - Throws: ``FormatError/outOfGuardedMemory``.
+    public static func link(parentKey: EpochKey, vaultID: VaultID, epoch: UInt32, keyCommit: [UInt8], parent: KeyringID) throws(FormatError) -> [UInt8] {
+        let linkKey: SymmetricKey
+        do { linkKey = try parentKey.subkey(.link) } catch { throw .outOfGuardedMemory }
+        var h = BLAKE2b.Hasher(byteCount: 32, key: linkKey)
+        h.update(Array("quire-keyring-link-v2".utf8))
+        h.update(vaultID.bytes)
+        h.update(littleEndianBytes(epoch))
+        h.update(keyCommit)
+        h.update(parent.bytes)
+        return h.finalize()
     }
 
-    /// Seals `inner` under `key` with a fresh nonce.
-    public static func seal(inner: KeyringInner, key: EpochKey, vaultID: VaultID, publicBytes: [UInt8], random: any RandomSource) -> [UInt8] {
-        var plain = inner.encoded()
-        defer { wipe(&plain) }
+    /// Whether `links[i]` verifies under the parent's key.
+    public func linkVerifies(parentIndex i: Int, parentKey: EpochKey, vaultID: VaultID) -> Bool {
+        guard i < publicPart.parents.count,
+              let expected = try? Self.link(parentKey: parentKey, vaultID: vaultID, epoch: epoch, keyCommit: publicPart.keyCommit,
+                                            parent: publicPart.parents[i]) else { return false }
+        return constantTimeEqual(expected, publicPart.links[i])
+    }
+
+    /// Opens the sealed part with `key` (whose commitment must be this
+    /// keyring's), removes the padding, decodes the inner part and the
+    /// content, and checks the signature.
+    ///
+    /// The plaintext is decrypted into guarded memory and decoded there;
+    /// the keys it carries go straight into guarded memory and every other
+    /// copy is wiped.
+    ///
+    /// - Throws: ``FormatError/authenticationFailed(_:)`` (the key does not
+    ///   open it), ``FormatError/badPadding(_:)``,
+    ///   ``FormatError/malformedRecord(_:reason:)``,
+    ///   ``FormatError/sizeLimitExceeded(_:what:size:limit:)``,
+    ///   ``FormatError/outOfGuardedMemory``.
+    public func open(key: EpochKey, vaultID: VaultID, location: FrameLocation) throws(FormatError) -> OpenedKeyring {
+        let keyringKey: SymmetricKey
+        do { keyringKey = try key.subkey(.keyring) } catch { throw .outOfGuardedMemory }
+        guard sealed.count > XChaCha20Poly1305.tagByteCount else { throw .authenticationFailed(location) }
+        let plain: SecureBytes
+        do { plain = try SecureBytes(zeroedCount: sealed.count - XChaCha20Poly1305.tagByteCount) } catch { throw .outOfGuardedMemory }
+        let ad = Self.associatedData(vaultID: vaultID, publicBytes: publicBytes)
+        let opened = plain.withUnsafeMutableBytes { p in
+            sealed.withUnsafeBytes { c in
+                nonce.withUnsafeBytes { n in
+                    ad.withUnsafeBytes { a in (try? XChaCha20Poly1305.open(c, into: p, key: keyringKey, nonce: n, authenticating: a)) != nil }
+                }
+            }
+        }
+        guard opened else { throw .authenticationFailed(location) }
+        return try plain.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws(FormatError) -> OpenedKeyring in
+            guard let count = Padding.payloadCount(in: raw) else { throw .badPadding(location) }
+            let inner = UnsafeRawBufferPointer(rebasing: raw[0..<count])
+            let fields: [String: Range<Int>]
+            do { fields = try CBORDecoder.byteStringFields(inner) } catch let error as CBORError {
+                throw .malformedRecord(location, reason: "keyring inner part: \(error.description)")
+            } catch {
+                throw .malformedRecord(location, reason: "keyring inner part is not a map of byte strings")
+            }
+            guard fields.count == 3, let c = fields["content"], let sg = fields["signature"], let sr = fields["signer"],
+                  sg.count == 64, sr.count == 32
+            else {
+                throw .malformedRecord(location, reason: "keyring inner part needs exactly content, a 64-byte signature and a 32-byte signer")
+            }
+            let contentBytes = UnsafeRawBufferPointer(rebasing: inner[c])
+            let signer = Array(UnsafeRawBufferPointer(rebasing: inner[sr]))
+            let signature = Array(UnsafeRawBufferPointer(rebasing: inner[sg]))
+            let content = try KeyringContent(decoding: contentBytes, location: location)
+            let message = Self.signedMessage(
+                vaultID: vaultID, publicBytes: publicBytes, nonce: nonce, contentHash: BLAKE2b.hash(contentBytes, byteCount: 32))
+            let valid = Ed25519.verify(signature: signature, message: message, publicKey: signer)
+            return OpenedKeyring(content: content, signer: signer, signatureValid: valid)
+        }
+    }
+
+    /// Signs `content` with `signer`, seals it under `key` and returns the
+    /// record. `publicPart.keyCommit` must be `key`'s commitment.
+    ///
+    /// - Throws: ``FormatError/outOfGuardedMemory``.
+    public static func seal(
+        content: KeyringContent, signer: Ed25519.KeyPair, key: EpochKey, vaultID: VaultID, publicPart: KeyringPublic,
+        random: any RandomSource
+    ) throws(FormatError) -> KeyringRecord {
+        precondition(publicPart.keyCommit == key.commitment && publicPart.epoch == key.epoch)
+        let keyringKey: SymmetricKey
+        do { keyringKey = try key.subkey(.keyring) } catch { throw .outOfGuardedMemory }
+        let publicBytes = publicPart.encoded()
         let nonce = random.bytes(24)
-        let ad = associatedData(vaultID: vaultID, epoch: key.epoch, publicBytes: publicBytes)
-        return nonce + XChaCha20Poly1305.seal(plain, key: key.keyringKey, nonce: nonce, authenticating: ad)
-    }
-}
-
-/// The sealed inner part of a keyring: the content and the signature of the
-/// authorizer that made it.
-public struct KeyringInner: Sendable, Equatable {
-    /// The exact bytes of the content map.
-    public let contentBytes: [UInt8]
-    /// The signer's Ed25519 public key.
-    public let signer: [UInt8]
-    /// Ed25519 signature over ``KeyringRecord/signedMessage(vaultID:epoch:publicBytes:contentBytes:)``.
-    public let signature: [UInt8]
-
-    /// Wraps the parts.
-    public init(contentBytes: [UInt8], signer: [UInt8], signature: [UInt8]) {
-        self.contentBytes = contentBytes
-        self.signer = signer
-        self.signature = signature
-    }
-
-    init(decoding bytes: [UInt8], location: FrameLocation?) throws(FormatError) {
-        var r = try FieldReader(decodeBody(bytes, location: location), context: "keyring inner part", location: location)
-        guard let content = try r.bytes("content"), let signer = try r.bytes("signer", count: 32),
-            let signature = try r.bytes("signature", count: 64)
-        else {
-            throw .malformedRecord(location, reason: "keyring inner part needs content, signer and signature")
-        }
-        contentBytes = content
-        self.signer = signer
-        self.signature = signature
-    }
-
-    func encoded() -> [UInt8] {
-        CBOREncoder.encode(.map(CBORMap(text: [
-            ("content", .bytes(contentBytes)), ("signer", .bytes(signer)), ("signature", .bytes(signature)),
+        var contentBytes = content.encoded()
+        defer { wipe(&contentBytes) }
+        let message = signedMessage(vaultID: vaultID, publicBytes: publicBytes, nonce: nonce, contentHash: BLAKE2b.hash(contentBytes, byteCount: 32))
+        let signature = signer.sign(message)
+        var inner = CBOREncoder.encode(.map(CBORMap(text: [
+            ("content", .bytes(contentBytes)), ("signature", .bytes(signature)), ("signer", .bytes(signer.publicKey)),
         ])))
+        defer { wipe(&inner) }
+        Padding.pad(&inner)
+        let sealed = XChaCha20Poly1305.seal(inner, key: keyringKey, nonce: nonce, authenticating: associatedData(vaultID: vaultID, publicBytes: publicBytes))
+        return KeyringRecord(publicPart: publicPart, nonce: nonce, sealed: sealed)
     }
 }
 
-/// Someone who may authorize keyrings: an enrolled device or the recovery key.
+/// A keyring's inner part after opening: its content, who signed it and
+/// whether the signature verifies.
+public struct OpenedKeyring: Sendable {
+    /// The decoded content.
+    public let content: KeyringContent
+    /// The Ed25519 public key that signed it.
+    public let signer: [UInt8]
+    /// True when the signature over public part, nonce and content verifies.
+    public let signatureValid: Bool
+}
+
+/// Someone who may sign keyrings and attest commits: an enrolled device or
+/// the recovery key (`Spec/records.md §6.3`).
 public struct KeyringMember: Sendable, Equatable {
     /// `"device"` or `"recovery"`.
     public var role: String
-    /// The member's Ed25519 public key.
+    /// The member's public key.
     public var publicKey: [UInt8]
+    /// The key's type; `"ed25519"` is the only one version 2 defines (a
+    /// reserved hook for post-quantum member keys).
+    public var keyType: String
     /// A human name, such as `"Sam's phone"`.
     public var name: String
     /// When the member was added: milliseconds since the Unix epoch, UTC.
@@ -328,9 +426,10 @@ public struct KeyringMember: Sendable, Equatable {
     public var unknownFields: CBORMap
 
     /// A member with the given fields.
-    public init(role: String, publicKey: [UInt8], name: String, added: Int64, unknownFields: CBORMap = CBORMap()) {
+    public init(role: String, publicKey: [UInt8], keyType: String = "ed25519", name: String, added: Int64, unknownFields: CBORMap = CBORMap()) {
         self.role = role
         self.publicKey = publicKey
+        self.keyType = keyType
         self.name = name
         self.added = added
         self.unknownFields = unknownFields
@@ -338,6 +437,9 @@ public struct KeyringMember: Sendable, Equatable {
 
     /// The member's device id.
     public var deviceID: DeviceID { DeviceID(publicKey: publicKey) }
+
+    /// True for a member whose key this version can use to sign and to wrap.
+    public var isEd25519: Bool { keyType == "ed25519" }
 }
 
 /// An escrow recipient: a custodian's X25519 public key and a label.
@@ -357,39 +459,22 @@ public struct EscrowRecipient: Sendable, Equatable {
     }
 }
 
-/// An earlier epoch's key, carried forward so that enrolled devices read the
-/// whole history.
-public struct HistoricKey: Sendable {
-    /// The epoch number.
-    public let epoch: UInt16
-    /// The epoch key.
-    public let key: SymmetricKey
-    /// Fields this version does not know.
-    public let unknownFields: CBORMap
-
-    /// Wraps an epoch key.
-    public init(epoch: UInt16, key: SymmetricKey, unknownFields: CBORMap = CBORMap()) {
-        self.epoch = epoch
-        self.key = key
-        self.unknownFields = unknownFields
-    }
-}
-
-/// The content map of a keyring's inner part (`Spec/records.md §6`).
+/// The content map of a keyring's inner part (`Spec/records.md §6.3`).
 public struct KeyringContent: Sendable {
-    /// Who may authorize the next keyring.
+    /// Who may sign the next keyring and attest commits.
     public var members: [KeyringMember]
     /// Members removed so far (carried forward, so removal is sticky).
     public var removed: [KeyringMember]
     /// Escrow recipients wrapped in this keyring.
     public var escrow: [EscrowRecipient]
-    /// Keys of earlier epochs.
-    public var history: [HistoricKey]
     /// X25519 public keys of passphrases and escrow recipients taken out of
     /// use, carried forward so that no later keyring wraps to them again
     /// (`Spec/keys.md §5`).
     public var retired: [[UInt8]]
-    /// The key for blob ids; the same for the life of the vault.
+    /// The epoch key of each parent, in the order of the public part's
+    /// `parents`: keys travel by reference to parents, like a sigchain.
+    public var parentKeys: [SymmetricKey]
+    /// The key for blob ids (kept from the parents, fresh at a rekey).
     public var blobKey: SymmetricKey
     /// When the keyring was made: milliseconds since the Unix epoch, UTC.
     public var created: Int64
@@ -400,27 +485,30 @@ public struct KeyringContent: Sendable {
 
     /// Content with the given fields.
     public init(
-        members: [KeyringMember], removed: [KeyringMember] = [], escrow: [EscrowRecipient] = [], history: [HistoricKey] = [],
-        retired: [[UInt8]] = [], blobKey: SymmetricKey, created: Int64, reason: String, unknownFields: CBORMap = CBORMap()
+        members: [KeyringMember], removed: [KeyringMember] = [], escrow: [EscrowRecipient] = [], retired: [[UInt8]] = [],
+        parentKeys: [SymmetricKey] = [], blobKey: SymmetricKey, created: Int64, reason: String, unknownFields: CBORMap = CBORMap()
     ) {
         self.members = members
         self.removed = removed
         self.escrow = escrow
-        self.history = history
         self.retired = retired
+        self.parentKeys = parentKeys
         self.blobKey = blobKey
         self.created = created
         self.reason = reason
         self.unknownFields = unknownFields
     }
 
-    /// Decodes content bytes. Secret byte strings are copied into guarded
-    /// memory and wiped from the decoded tree.
+    /// Decodes content bytes in place (from guarded memory). Secret byte
+    /// strings are copied into guarded memory and their heap copies in the
+    /// decoded tree wiped.
     ///
-    /// - Throws: ``FormatError/malformedRecord(_:reason:)`` and
-    ///   ``FormatError/sizeLimitExceeded(_:what:size:limit:)``.
-    public init(decoding bytes: [UInt8], location: FrameLocation?) throws(FormatError) {
-        let tree = try decodeBody(bytes, location: location)
+    /// - Throws: ``FormatError/malformedRecord(_:reason:)``,
+    ///   ``FormatError/sizeLimitExceeded(_:what:size:limit:)``,
+    ///   ``FormatError/outOfGuardedMemory``.
+    public init(decoding bytes: UnsafeRawBufferPointer, location: FrameLocation?) throws(FormatError) {
+        let tree: CBOR
+        do { tree = try CBORDecoder.decode(bytes) } catch { throw .malformedRecord(location, reason: "keyring content: \(error.description)") }
         defer { wipeSecrets(in: tree) }
         var r = try FieldReader(tree, context: "keyring content", location: location)
         members = try Self.memberList(&r, "members", location)
@@ -432,21 +520,22 @@ public struct KeyringContent: Sendable {
             escrow.append(EscrowRecipient(publicKey: key, label: try f.text("label") ?? "", unknownFields: f.unknown))
         }
         self.escrow = escrow
-        var history: [HistoricKey] = []
-        for item in try Self.list(&r, "history", location) {
-            var f = try FieldReader(item, context: "history entry", location: location)
-            guard let epoch = try f.unsigned("epoch"), epoch >= 1, epoch <= UInt64(UInt16.max), let key = try f.bytes("key", count: 32) else {
-                throw .malformedRecord(location, reason: "history entry needs an epoch (1…65535) and a 32-byte key")
-            }
-            history.append(HistoricKey(epoch: UInt16(epoch), key: try Self.secret(key, location), unknownFields: f.unknown))
-        }
-        self.history = history
         var retired: [[UInt8]] = []
         for item in try Self.list(&r, "retired", location) {
             guard case .bytes(let key) = item, key.count == 32 else { throw .malformedRecord(location, reason: "a retired key must be 32 bytes") }
             retired.append(key)
         }
         self.retired = retired
+        let parentItems = try r.array("parentKeys") ?? []
+        guard parentItems.count <= Limits.maxParentCount else {
+            throw .sizeLimitExceeded(location, what: "parent key count", size: UInt64(parentItems.count), limit: UInt64(Limits.maxParentCount))
+        }
+        var parentKeys: [SymmetricKey] = []
+        for item in parentItems {
+            guard case .bytes(let key) = item, key.count == 32 else { throw .malformedRecord(location, reason: "a parent key must be 32 bytes") }
+            parentKeys.append(try Self.secret(key, location))
+        }
+        self.parentKeys = parentKeys
         guard let blob = try r.bytes("blobKey", count: 32) else { throw .malformedRecord(location, reason: "keyring content has no 32-byte blobKey") }
         blobKey = try Self.secret(blob, location)
         created = try r.int("created") ?? 0
@@ -455,7 +544,7 @@ public struct KeyringContent: Sendable {
     }
 
     private static func secret(_ bytes: [UInt8], _ location: FrameLocation?) throws(FormatError) -> SymmetricKey {
-        do { return try SymmetricKey(bytes: bytes) } catch { throw .malformedRecord(location, reason: "bad key length") }
+        do { return try SymmetricKey(bytes: bytes) } catch { throw .outOfGuardedMemory }
     }
 
     private static func list(_ r: inout FieldReader, _ key: String, _ location: FrameLocation?) throws(FormatError) -> [CBOR] {
@@ -472,7 +561,7 @@ public struct KeyringContent: Sendable {
             var f = try FieldReader(item, context: "keyring member", location: location)
             guard let pk = try f.bytes("key", count: 32) else { throw .malformedRecord(location, reason: "keyring member needs a 32-byte key") }
             out.append(KeyringMember(
-                role: try f.text("role") ?? "device", publicKey: pk, name: try f.text("name") ?? "",
+                role: try f.text("role") ?? "device", publicKey: pk, keyType: try f.text("keyType") ?? "ed25519", name: try f.text("name") ?? "",
                 added: try f.int("added") ?? 0, unknownFields: f.unknown))
         }
         return out
@@ -484,6 +573,7 @@ public struct KeyringContent: Sendable {
             var w = FieldWriter(unknown: m.unknownFields)
             w.text("role", m.role, default: "device")
             w.bytes("key", m.publicKey)
+            w.text("keyType", m.keyType, default: "ed25519")
             w.text("name", m.name)
             w.int("added", m.added, default: 0)
             return w.value
@@ -499,15 +589,8 @@ public struct KeyringContent: Sendable {
                 return f.value
             }))
         }
-        if !history.isEmpty {
-            w.set("history", .array(history.map { h in
-                var f = FieldWriter(unknown: h.unknownFields)
-                f.unsigned("epoch", UInt64(h.epoch))
-                f.bytes("key", h.key.storage.copyBytes())
-                return f.value
-            }))
-        }
         if !retired.isEmpty { w.set("retired", .array(retired.map { .bytes($0) })) }
+        if !parentKeys.isEmpty { w.set("parentKeys", .array(parentKeys.map { .bytes($0.storage.copyBytes()) })) }
         w.bytes("blobKey", blobKey.storage.copyBytes())
         w.int("created", created, default: 0)
         w.text("reason", reason)
@@ -516,15 +599,13 @@ public struct KeyringContent: Sendable {
 }
 
 /// Overwrites, in place, the byte strings of a decoded content tree that
-/// hold secrets (`history[*].key`, `blobKey`), so that only the guarded
-/// copies remain. The tree is private to the decoder and discarded next.
+/// hold secrets (`parentKeys[*]`, `blobKey`), so that only the guarded
+/// copies remain. The tree is private to the decoder and discarded next, so
+/// each of these buffers has exactly one owner.
 private func wipeSecrets(in tree: CBOR) {
     guard case .map(let m) = tree else { return }
-    func zero(_ b: [UInt8]) { wipeShared(b) }
-    if case .bytes(let b)? = m[text: "blobKey"] { zero(b) }
-    if case .array(let items)? = m[text: "history"] {
-        for item in items {
-            if case .map(let h) = item, case .bytes(let k)? = h[text: "key"] { zero(k) }
-        }
+    if case .bytes(let b)? = m[text: "blobKey"] { wipeShared(b) }
+    if case .array(let items)? = m[text: "parentKeys"] {
+        for item in items { if case .bytes(let k) = item { wipeShared(k) } }
     }
 }

@@ -42,4 +42,23 @@ public enum Padding {
         guard paddedCount(forPayload: i) == padded.count else { return nil }
         return i
     }
+
+    /// The Padmé length for a 64-bit `length` (attachment streams).
+    public static func padme(_ length: UInt64) -> UInt64 {
+        guard length >= 2 else { return length }
+        let e = UInt64.bitWidth - 1 - length.leadingZeroBitCount  // ⌊log₂ L⌋
+        let s = Int.bitWidth - e.leadingZeroBitCount            // ⌊log₂ E⌋ + 1
+        let mask: UInt64 = (1 << UInt64(e - s)) - 1
+        return (length + mask) & ~mask
+    }
+
+    /// The length of the padded stream of an attachment of `contentByteCount`
+    /// bytes: `Padmé(n + 1)` (`Spec/format.md §7.1`).
+    public static func streamByteCount(contentByteCount n: UInt64) -> UInt64 { padme(n + 1) }
+
+    /// How many chunks carry the padded stream of `contentByteCount` bytes.
+    public static func chunkCount(contentByteCount n: UInt64) -> UInt64 {
+        let total = streamByteCount(contentByteCount: n)
+        return (total + UInt64(Limits.chunkByteCount) - 1) / UInt64(Limits.chunkByteCount)
+    }
 }

@@ -18,12 +18,12 @@ public final class PendingCommit {
     var buffer: [UInt8] = []
     var bufferStart: UInt64
     var frames: [ScannedFrame] = []
-    var trustedKeyringEpochs: [Int: UInt16] = [:]
+    var trustedKeyringEpochs: [Int: UInt32] = [:]
     /// Frames other writers committed since this handle last looked,
     /// absorbed under the lock before this commit began. Index them before
     /// deciding anything from the vault's content (an edit's parents).
     public internal(set) var externalFrames: Range<Int> = 0..<0
-    var pendingKeyringCopies: [(UInt16, [UInt8])] = []
+    var pendingKeyringCopies: [(KeyID, UInt32, [UInt8])] = []
     static let flushThreshold = 4 << 20
 
     init(vault: VaultFile, key: EpochKey, random: any RandomSource, start: UInt64) {
@@ -49,43 +49,39 @@ public final class PendingCommit {
         return try appendFrameBytes(frame, plaintextBody: nil, chunk: nil)
     }
 
-    /// Appends a plaintext record of `kind` (a keyring, or in tests a
-    /// plaintext record of an unknown kind): `body ‖ BLAKE2b-128(body)`.
+    /// Appends a plaintext frame: `body` followed by its BLAKE2b-256 body hash
+    /// (`Spec/format.md §4.2`). `keyID` is the key the frame belongs to (a
+    /// keyring's own key). A keyring frame appended with `trusted` counts for
+    /// the floor of later commits once this commit lands.
     ///
-    /// - Parameter trusted: for a keyring, whether the key layer vouches for
-    ///   it (it does for keyrings this device builds).
-    /// - Throws: ``FormatError/recordTooLarge(byteCount:limit:)``, ``FormatError/io(_:)``.
+    /// - Throws: ``FormatError/recordTooLarge(byteCount:limit:)``, I/O errors.
     @discardableResult
-    public func appendPlaintext(kind: RecordKind, epoch: UInt16, body: [UInt8], trusted: Bool = true) throws(FormatError) -> FrameLocation {
-        guard body.count + 16 <= Limits.maxFrameBodyByteCount else {
-            throw .recordTooLarge(byteCount: body.count, limit: Limits.maxFrameBodyByteCount - 16)
-        }
-        let header = FrameHeader(kind: kind, flags: 0, epoch: epoch, bodyLength: UInt32(body.count + 16))
-        let frame = header.encoded() + body + BLAKE2b.hash(body, byteCount: 16)
+    public func appendPlaintext(kind: RecordKind, keyID: KeyID, epoch: UInt32 = 0, body: [UInt8], trusted: Bool = true) throws(FormatError) -> FrameLocation {
+        let limit = Limits.maxFrameBodyByteCount - FrameHeader.bodyHashByteCount
+        guard body.count <= limit else { throw .recordTooLarge(byteCount: body.count, limit: limit) }
+        let header = FrameHeader(kind: kind, flags: 0, keyID: keyID, bodyLength: UInt32(body.count + FrameHeader.bodyHashByteCount))
+        let frame = header.encoded() + body + BLAKE2b.hash(body, byteCount: FrameHeader.bodyHashByteCount)
         let keep = kind == .keyring
         let location = try appendFrameBytes(frame, plaintextBody: keep ? body : nil, chunk: nil)
         if kind == .keyring && trusted { trustedKeyringEpochs[location.index] = epoch }
         return location
     }
 
-    /// Appends a keyring as two identical frames (`Spec/format.md §8.1`), so
-    /// that damage to one copy costs nothing. Call it first in a commit:
-    /// the second copy is written when the commit is finished, as its last
-    /// record, away from the first.
+    /// Appends a keyring frame now and its second copy just before the
+    /// commit frame (`Spec/format.md §8.1`).
     ///
-    /// - Throws: ``FormatError/recordTooLarge(byteCount:limit:)``, ``FormatError/io(_:)``.
+    /// - Throws: as ``appendPlaintext(kind:keyID:epoch:body:trusted:)``.
     @discardableResult
-    public func appendKeyring(epoch: UInt16, body: [UInt8]) throws(FormatError) -> FrameLocation {
-        let location = try appendPlaintext(kind: .keyring, epoch: epoch, body: body, trusted: true)
-        pendingKeyringCopies.append((epoch, body))
+    public func appendKeyring(keyID: KeyID, epoch: UInt32, body: [UInt8]) throws(FormatError) -> FrameLocation {
+        let location = try appendPlaintext(kind: .keyring, keyID: keyID, epoch: epoch, body: body, trusted: true)
+        pendingKeyringCopies.append((keyID, epoch, body))
         return location
     }
 
-    /// Appends a frame exactly as given (header and body), as merge does to
-    /// carry records it cannot or need not open. The header must pass its
-    /// check and the frame must not be a commit.
+    /// Appends a whole frame as it is (merge and compaction carry frames byte
+    /// for byte). It must be a checked, complete, non-commit frame.
     ///
-    /// - Throws: ``FormatError/malformedFrame(_:reason:)``, ``FormatError/io(_:)``.
+    /// - Throws: ``FormatError/malformedFrame(_:reason:)`` for anything else.
     @discardableResult
     public func appendRaw(frame bytes: [UInt8]) throws(FormatError) -> FrameLocation {
         let header = bytes.withUnsafeBytes { FrameHeader.parseChecked($0, at: 0) }
@@ -94,9 +90,10 @@ public final class PendingCommit {
             throw .malformedFrame(location, reason: "not a whole, checked, non-commit frame")
         }
         var chunk: ChunkHeader? = nil
-        if header.kind == .blobChunk && bytes.count >= 12 + 24 + 21 { chunk = ChunkHeader.parse(bytes[36..<57]) }
+        let h = FrameHeader.byteCount
+        if header.kind == .blobChunk && bytes.count >= h + 24 + 21 { chunk = ChunkHeader.parse(bytes[(h + 24)..<(h + 45)]) }
         let keep = !header.isSealed && header.kind == .keyring
-        let body = keep ? Array(bytes[12..<(bytes.count - 16)]) : nil
+        let body = keep ? Array(bytes[h..<(bytes.count - FrameHeader.bodyHashByteCount)]) : nil
         return try appendFrameBytes(bytes, plaintextBody: body, chunk: chunk)
     }
 
@@ -109,7 +106,7 @@ public final class PendingCommit {
     func appendFrame(_ raw: UnsafeRawBufferPointer, plaintextBody: [UInt8]?, chunk: ChunkHeader?) throws(FormatError) -> FrameLocation {
         let header = FrameHeader.unchecked(raw, at: 0)
         let location = FrameLocation(offset: position, index: vault.structure.frames.count + frames.count)
-        let trailer = Array(raw[(raw.count - 16)...])
+        let trailer = Array(raw[(raw.count - header.trailerByteCount)...])
         var checksum: Bool? = nil
         if !header.isSealed && header.kind != .commit { checksum = true }
         frames.append(ScannedFrame(
@@ -129,7 +126,7 @@ public final class PendingCommit {
     }
 
     /// A point to roll back to with ``rollBack(to:)``.
-    struct Mark { let position: UInt64; let frameCount: Int; let keyrings: [Int: UInt16] }
+    struct Mark { let position: UInt64; let frameCount: Int; let keyrings: [Int: UInt32] }
 
     func mark() -> Mark { Mark(position: position, frameCount: frames.count, keyrings: trustedKeyringEpochs) }
 
@@ -149,26 +146,50 @@ public final class PendingCommit {
     }
 }
 
+/// Who vouches for a commit's group (`Spec/format.md §9.4`).
+public enum CommitAttestation: Sendable {
+    /// Nobody: an unattested commit (96 zero bytes).
+    case none
+    /// A member signs the group digest with this key pair.
+    case sign(Ed25519.KeyPair)
+    /// An attestation carried from another copy of the same group (merge),
+    /// 96 bytes as it was.
+    case carried([UInt8])
+}
+
 extension VaultFile {
-    /// Appends one commit atomically (`Spec/format.md §9.1`): takes the
-    /// advisory lock, follows appends other writers made since this handle
-    /// last looked, cuts off a torn tail, lets `build` append records,
-    /// flushes them, writes the commit frame and flushes again.
+    /// Appends one commit: `build` appends frames to the pending commit, then
+    /// the frames are flushed, the commit frame written and flushed again
+    /// (`Spec/format.md §9.1`). `attestWith` signs the group as a member;
+    /// nil writes an unattested commit.
+    ///
+    /// Holds the file's advisory lock throughout. If `build` throws, or
+    /// writing fails, the file is cut back to where it was: nothing partial
+    /// stays committed.
     ///
     /// - Throws: ``FormatError/notWritable(reason:)``,
+    ///   ``FormatError/locked(path:seconds:)``,
     ///   ``FormatError/vaultChanged(path:)`` (the file was replaced or another
-    ///   writer added a keyring: open it again),
-    ///   ``FormatError/io(_:)``, and whatever `build` throws. On any error the
-    ///   file holds exactly its committed bytes as before.
+    ///   writer changed the keys: open it again), I/O errors, and whatever
+    ///   `build` throws.
     public func commit(
-        random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions(),
+        random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions(), attestWith signer: Ed25519.KeyPair?,
         _ build: (PendingCommit) throws(FormatError) -> Void
     ) throws(FormatError) {
-        try lock.withLock { () throws(FormatError) in try commitLocked(random: random, options: options, build) }
+        let attestation: CommitAttestation = signer.map { .sign($0) } ?? .none
+        try lock.withLock { () throws(FormatError) in try commitLocked(random: random, options: options, attestation: attestation, build) }
+    }
+
+    /// As ``commit(random:options:attestWith:_:)`` with any attestation.
+    public func commit(
+        random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions(), attestation: CommitAttestation,
+        _ build: (PendingCommit) throws(FormatError) -> Void
+    ) throws(FormatError) {
+        try lock.withLock { () throws(FormatError) in try commitLocked(random: random, options: options, attestation: attestation, build) }
     }
 
     func commitLocked(
-        random: any RandomSource, options: WriteOptions, _ build: (PendingCommit) throws(FormatError) -> Void
+        random: any RandomSource, options: WriteOptions, attestation: CommitAttestation, _ build: (PendingCommit) throws(FormatError) -> Void
     ) throws(FormatError) {
         guard isWritable else { throw .notWritable(reason: "it was opened read-only") }
         guard let key = keys.writeKey else { throw .notWritable(reason: "no epoch key to write with is unlocked") }
@@ -184,7 +205,7 @@ extension VaultFile {
             try build(pending)
             // Nothing appended: no commit to write.
             if pending.frames.isEmpty && pending.pendingKeyringCopies.isEmpty { return }
-            try finish(pending, options: options)
+            try finish(pending, options: options, attestation: attestation)
         } catch {
             try? file.truncate(to: start)
             throw error
@@ -205,8 +226,8 @@ extension VaultFile {
         let framesBefore = structure.committedFrameCount
         if let g = structure.groups.last {
             let onDisk: [UInt8]
-            do { onDisk = try file.read(count: 16, at: end - 16) } catch { throw .io(error) }
-            guard onDisk == g.storedHead else { throw .vaultChanged(path: path) }
+            do { onDisk = try file.read(count: CommitChain.bodyByteCount, at: end - UInt64(CommitChain.bodyByteCount)) } catch { throw .io(error) }
+            guard onDisk == g.commitBody else { throw .vaultChanged(path: path) }
         }
         if size > end {
             let groupsBefore = structure.groups.count
@@ -220,10 +241,7 @@ extension VaultFile {
                 }
                 let previousStored = commits.statuses.isEmpty ? CommitChain.genesisHead : structure.groups[commits.statuses.count - 1].storedHead
                 let previousComputed = commits.computedHeads.last ?? CommitChain.genesisHead
-                let (status, head) = check(group: g, previousStored: previousStored, previousComputed: previousComputed, floor: commits.currentFloor)
-                commits.statuses.append(status)
-                commits.computedHeads.append(head)
-                commits.floors.append(commits.currentFloor)
+                append(group: g, to: &commits, previousStored: previousStored, previousComputed: previousComputed)
             }
             if structure.fileSize > structure.committedEnd {
                 do { try file.truncate(to: structure.committedEnd) } catch { throw .io(error) }
@@ -238,9 +256,11 @@ extension VaultFile {
         return framesBefore..<structure.committedFrameCount
     }
 
-    func finish(_ pending: PendingCommit, options: WriteOptions) throws(FormatError) {
-        for (epoch, body) in pending.pendingKeyringCopies {
-            try pending.appendPlaintext(kind: .keyring, epoch: epoch, body: body, trusted: true)
+    /// Writes the keyrings' second copies, flushes, writes the commit frame
+    /// and flushes again; then records the commit in the structure.
+    func finish(_ pending: PendingCommit, options: WriteOptions, attestation: CommitAttestation) throws(FormatError) {
+        for (keyID, epoch, body) in pending.pendingKeyringCopies {
+            try pending.appendPlaintext(kind: .keyring, keyID: keyID, epoch: epoch, body: body, trusted: true)
         }
         pending.pendingKeyringCopies = []
         try pending.flush()
@@ -250,10 +270,25 @@ extension VaultFile {
         var digest = CommitChain.Digest()
         for f in pending.frames { digest.add(header: f.headerBytes, trailer: f.trailer) }
         let d = digest.finalize()
-        let header = CommitChain.commitHeader(epoch: pending.key.epoch)
+        let header = CommitChain.commitHeader(keyID: pending.key.id)
         let previous = structure.groups.last?.storedHead ?? CommitChain.genesisHead
-        let head = CommitChain.head(commitKey: pending.key.commitKey, vaultID: vaultID, previousHead: previous, digest: d, commitHeader: header)
-        let commitFrame = header.encoded() + head
+        let head = try CommitChain.head(key: pending.key, vaultID: vaultID, previousHead: previous, digest: d, commitHeader: header)
+        let plainAttestation: [UInt8]
+        let recorded: CommitReport.Attestation
+        switch attestation {
+        case .none:
+            plainAttestation = CommitChain.unattested
+            recorded = .unattested
+        case .sign(let pair):
+            plainAttestation = CommitChain.attestation(digest: d, vaultID: vaultID, signer: pair)
+            recorded = .attested(signer: pair.publicKey)
+        case .carried(let bytes):
+            precondition(bytes.count == CommitChain.attestationByteCount)
+            plainAttestation = bytes
+            recorded = bytes == CommitChain.unattested ? .unattested : .attested(signer: Array(bytes[0..<32]))
+        }
+        let body = try CommitChain.body(head: head, attestation: plainAttestation, key: pending.key, vaultID: vaultID, commitHeader: header)
+        let commitFrame = header.encoded() + body
         let commitOffset = pending.position
         do {
             try file.write(commitFrame, at: commitOffset)
@@ -267,15 +302,20 @@ extension VaultFile {
         let commitIndex = structure.frames.count + pending.frames.count
         let firstMember = structure.frames.count
         structure.frames += pending.frames
-        structure.frames.append(ScannedFrame(
-            location: FrameLocation(offset: commitOffset, index: commitIndex), header: header, headerBytes: header.encoded(), trailer: head, repaired: false,
-            chunk: nil, plaintextBody: nil, checksumIntact: nil, malformation: nil))
-        structure.groups.append(CommitGroup(commitFrame: commitIndex, members: firstMember..<commitIndex, digest: d, storedHead: head, containsDamage: false))
+        var frame = ScannedFrame(
+            location: FrameLocation(offset: commitOffset, index: commitIndex), header: header, headerBytes: header.encoded(), trailer: head,
+            repaired: false, chunk: nil, plaintextBody: nil, checksumIntact: nil, malformation: nil)
+        frame.commitBody = body
+        structure.frames.append(frame)
+        structure.groups.append(CommitGroup(
+            commitFrame: commitIndex, members: firstMember..<commitIndex, digest: d, storedHead: head, commitBody: body, containsDamage: false))
         structure.committedEnd = commitOffset + UInt64(commitFrame.count)
         structure.fileSize = structure.committedEnd
         structure.uncommittedFrames = structure.frames.count..<structure.frames.count
         commits.statuses.append(.verified)
+        commits.attestations.append(recorded)
         commits.computedHeads.append(head)
+        commits.epochs.append(pending.key.epoch)
         commits.floors.append(commits.currentFloor)
         for (index, epoch) in pending.trustedKeyringEpochs {
             trustedKeyrings[index] = epoch
@@ -287,7 +327,7 @@ extension VaultFile {
     }
 
     /// Forgets the keys and the commit verdicts after a key change, so that
-    /// ``verifyCommits(keys:trustedKeyrings:)`` can run again.
+    /// ``verifyCommits(keys:trustedKeyrings:attestors:)`` can run again.
     public func rescan() throws(FormatError) {
         try lock.withLock { () throws(FormatError) in try rescanLocked() }
     }

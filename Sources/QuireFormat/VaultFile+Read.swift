@@ -10,6 +10,10 @@ public struct ReadRecord: Sendable {
     public let payload: [UInt8]
     /// True when the commit covering the record verified.
     public let commitVerified: Bool
+    /// The Ed25519 public key of the member who attested the record's
+    /// commit; nil when the commit is unverified or unattested
+    /// (`Spec/format.md §9.4`).
+    public let attestedBy: [UInt8]?
 }
 
 extension VaultFile {
@@ -40,7 +44,8 @@ extension VaultFile {
                 let payload = try open(frame: frame, window: window, context: context)
                 let g = structure.groupIndex(ofFrame: index)
                 let verified = g.map { $0 < commits.statuses.count && commits.statuses[$0] == .verified } ?? false
-                if !body(ReadRecord(frame: frame, payload: payload, commitVerified: verified)) { break }
+                let signer = g.flatMap { commits.attestor($0) }
+                if !body(ReadRecord(frame: frame, payload: payload, commitVerified: verified, attestedBy: signer)) { break }
             } catch {
                 issues.append(error)
             }
@@ -70,11 +75,11 @@ extension VaultFile {
         if !frame.header.isSealed {
             guard frame.checksumIntact == true else { throw .authenticationFailed(frame.location) }
             if let body = frame.plaintextBody { return body }
-            return try window.bytes(frame.bodyOffset, Int(frame.header.bodyLength) - 16)
+            return try window.bytes(frame.bodyOffset, Int(frame.header.bodyLength) - FrameHeader.bodyHashByteCount)
         }
-        let candidates = keys.keys(for: frame.header.epoch)
-        guard !candidates.isEmpty else { throw .unknownEpoch(frame.location, epoch: frame.header.epoch) }
-        let ad = vaultID.bytes + frame.headerBytes[0..<8]
+        let candidates = keys.keys(for: frame.header.keyID)
+        guard !candidates.isEmpty else { throw .unknownKey(frame.location, keyID: frame.header.keyID) }
+        let ad = vaultID.bytes + frame.headerBytes[0..<FrameHeader.fieldByteCount]
         return try window.withBytes(frame.bodyOffset, Int(frame.header.bodyLength)) { body throws(FormatError) in
             try SealedFrame.open(body: body, header: frame.header, associatedData: ad, location: frame.location, keys: candidates, context: context)
         }

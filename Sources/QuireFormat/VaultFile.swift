@@ -19,14 +19,14 @@ public struct WriteOptions: Sendable {
 }
 
 /// A vault file at the container level (`Spec/format.md`): its structure,
-/// the verification of its commit chain, reading sealed records and
-/// appending commits.
+/// the verification of its commit chain and attestations, reading sealed
+/// records and appending commits.
 ///
 /// Opening scans the file without a key (``VaultScanner``). Give it the keys
-/// with ``verifyCommits(keys:trustedKeyrings:)``, then read records or append.
-/// A reader never modifies the file. A writer serializes with other writers
-/// through an advisory lock (`flock`), appends only, and never rewrites a
-/// committed byte.
+/// with ``verifyCommits(keys:trustedKeyrings:attestors:)``, then read records
+/// or append. A reader never modifies the file. A writer serializes with other
+/// writers through an advisory lock (`flock`), appends only, and never
+/// rewrites a committed byte.
 public final class VaultFile: @unchecked Sendable {
     /// The path the vault was opened at.
     public let path: String
@@ -35,12 +35,15 @@ public final class VaultFile: @unchecked Sendable {
     public let isWritable: Bool
     /// The structure found by the last scan, kept up to date by appends.
     public internal(set) var structure: VaultStructure
-    /// The verdict on each commit group, after ``verifyCommits(keys:trustedKeyrings:)``.
+    /// The verdict on each commit group, after ``verifyCommits(keys:trustedKeyrings:attestors:)``.
     public internal(set) var commits: CommitReport
-    /// The keys given to ``verifyCommits(keys:trustedKeyrings:)``.
+    /// The keys given to ``verifyCommits(keys:trustedKeyrings:attestors:)``.
     public internal(set) var keys: KeySet
-    /// Frame index → epoch, for the keyrings the key layer authenticated.
-    public internal(set) var trustedKeyrings: [Int: UInt16]
+    /// Frame index → epoch, for the keyrings the key layer trusts.
+    public internal(set) var trustedKeyrings: [Int: UInt32]
+    /// Ed25519 public keys of the members (devices and recovery keys) of
+    /// trusted keyrings: who may attest a commit (`Spec/format.md §9.4`).
+    public internal(set) var attestors: Set<[UInt8]> = []
     var streamIndexCache: [StreamID: [Int]]?
     /// Serialises this handle's methods: one handle may be shared between
     /// threads. (Read the public properties from one thread at a time.)
@@ -48,23 +51,22 @@ public final class VaultFile: @unchecked Sendable {
     /// The file's identity when opened; a different one at `path` means a
     /// sync tool replaced the file.
     let identity: FileIdentity?
-    /// True when ``verifyCommits(keys:trustedKeyrings:)`` repaired the last
-    /// commit's header (`Spec/format.md §10.3`); the key layer should look
-    /// again, as the recovered commit may hold a keyring.
+    /// True when ``verifyCommits(keys:trustedKeyrings:attestors:)`` repaired
+    /// the last commit's header (`Spec/format.md §10.3`); the key layer should
+    /// look again, as the recovered commit may hold a keyring.
     public internal(set) var recoveredCommit = false
-    /// An unknown critical kind under a recovered commit: the vault must not
-    /// be opened (`Spec/format.md §4.3`).
-    public internal(set) var recoveredUnknownCriticalKind: (FrameLocation, UInt8)?
 
     /// The vault id from the header.
     public var vaultID: VaultID { structure.header.vaultID }
 
     /// Opens and scans the vault at `path`.
     ///
-    /// - Parameter writable: open for appending (`O_RDWR`).
-    /// - Throws: ``FormatError/io(_:)`` (for example a missing file), the
-    ///   header errors, ``FormatError/unknownCriticalKind(_:kind:)`` when a
-    ///   committed frame has a critical kind this reader does not know.
+    /// An unknown critical kind does not stop the scan: whether it is fatal
+    /// depends on its commit, which only keys can check
+    /// (``fatalCriticalKind``).
+    ///
+    /// - Throws: the header errors of `Spec/format.md §3`, or
+    ///   ``FormatError/io(_:)``.
     public convenience init(path: String, writable: Bool = false) throws(FormatError) {
         let file: SystemFile
         do { file = try SystemFile(path: path, mode: writable ? .readWrite : .readOnly) } catch { throw .io(error) }
@@ -80,25 +82,18 @@ public final class VaultFile: @unchecked Sendable {
         commits = CommitReport()
         keys = KeySet()
         trustedKeyrings = [:]
-        for frame in structure.frames[0..<structure.committedFrameCount] where !frame.header.kind.isKnown && frame.header.kind.isCritical {
-            throw .unknownCriticalKind(frame.location, kind: frame.header.kind.rawValue)
-        }
     }
 
-    /// Creates a new vault at `path` holding one first commit, atomically:
-    /// the file is written under a temporary name in the same directory,
-    /// flushed, and linked into place only if nothing exists at `path`.
-    /// The file's permissions are 0600.
+    /// Creates a vault at `path` holding one commit, which `build` fills.
     ///
-    /// - Parameters:
-    ///   - keys: the keys to seal and commit with (``KeySet/writeKey`` must be set).
-    ///   - build: appends the first commit's records (normally the first
-    ///     keyring and the profile).
-    /// - Throws: ``FormatError/alreadyExists(path:)``, ``FormatError/io(_:)``,
-    ///   and whatever `build` throws.
+    /// The file is written under a temporary name, flushed and linked into
+    /// place, so `path` never names a partial vault.
+    ///
+    /// - Throws: ``FormatError/alreadyExists(path:)`` or any error of the
+    ///   commit.
     public static func create(
         at path: String, vaultID: VaultID, keys: KeySet, random: any RandomSource, options: WriteOptions = WriteOptions(),
-        build: (PendingCommit) throws(FormatError) -> Void
+        attestWith signer: Ed25519.KeyPair?, build: (PendingCommit) throws(FormatError) -> Void
     ) throws(FormatError) -> VaultFile {
         if FileSystem.exists(path) { throw .alreadyExists(path: path) }
         let temporary = path + ".tmp-\(FileSystem.processID)-\(hex(random.bytes(6)))"
@@ -113,7 +108,7 @@ public final class VaultFile: @unchecked Sendable {
             do { try file.write(FileHeader(vaultID: vaultID).encoded(), at: 0) } catch { throw FormatError.io(error) }
             let vault = try VaultFile(file: file, writable: true)
             vault.keys = keys
-            try vault.commit(random: random, options: options, build)
+            try vault.commit(random: random, options: options, attestWith: signer, build)
             do {
                 try FileSystem.link(temporary, to: path)
             } catch {
@@ -132,130 +127,180 @@ public final class VaultFile: @unchecked Sendable {
     }
 }
 
-/// The verdict on every commit group of a vault (`Spec/format.md §9.3`).
+/// The verdict on each commit group of a vault (`Spec/format.md §9.3`, §9.4).
 public struct CommitReport: Sendable {
-    /// What checking one commit found.
+    /// What verification found for one commit.
     public enum Status: Sendable, Equatable {
-        /// The MAC verifies: the frames are exactly those the writer committed.
+        /// The head verifies and the commit is not stale.
         case verified
-        /// The MAC does not verify.
+        /// The head does not verify with any held key.
         case mismatch
-        /// No key is held for the commit's epoch.
+        /// No key with the commit's key id is held.
         case unverifiable
-        /// The commit is under an epoch older than a keyring before it.
-        case stale(epoch: UInt16, current: UInt16)
+        /// The head verifies, but its key's epoch is below a trusted keyring
+        /// before it.
+        case stale(epoch: UInt32, current: UInt32)
     }
 
-    /// One status per commit group.
+    /// What a verified commit's attestation says (`Spec/format.md §9.4`).
+    public enum Attestation: Sendable, Equatable {
+        /// Not checked: the commit is not verified.
+        case notChecked
+        /// 96 zero bytes: no member attested the group.
+        case unattested
+        /// A member attested the group; its Ed25519 public key.
+        case attested(signer: [UInt8])
+        /// The attestation does not check; the records are unattested.
+        case failed(reason: String)
+    }
+
+    /// One status per commit group, in file order.
     public internal(set) var statuses: [Status] = []
-    /// The chain head recomputed for each group.
+    /// One attestation per commit group, in file order.
+    public internal(set) var attestations: [Attestation] = []
+    /// The computed head after each commit.
     public internal(set) var computedHeads: [[UInt8]] = []
-    /// For each group, the highest epoch of a trusted keyring in earlier groups.
-    public internal(set) var floors: [UInt16] = []
-    /// The highest epoch of a trusted keyring in any group.
-    public internal(set) var currentFloor: UInt16 = 0
+    /// The epoch of the key each commit was made with (0 when unknown).
+    public internal(set) var epochs: [UInt32] = []
+    /// floor_k for each commit: the highest epoch of a trusted keyring in the
+    /// commits before it.
+    public internal(set) var floors: [UInt32] = []
+    /// The floor after the last commit.
+    public internal(set) var currentFloor: UInt32 = 0
 
     /// An empty report.
     public init() {}
 
     /// True when every commit verified.
     public var allVerified: Bool { statuses.allSatisfy { $0 == .verified } }
+
+    /// True when commit group `g` is verified and attested by a member.
+    public func isAttested(_ g: Int) -> Bool {
+        guard g < attestations.count, case .attested = attestations[g] else { return false }
+        return true
+    }
+
+    /// The member that attested commit group `g`, if one did.
+    public func attestor(_ g: Int) -> [UInt8]? {
+        guard g < attestations.count, case .attested(let signer) = attestations[g] else { return nil }
+        return signer
+    }
 }
 
 extension VaultFile {
-    /// Checks every commit's MAC and applies the stale-epoch rule
-    /// (`Spec/format.md §9.3`), remembering `keys` for reading and appending.
+    /// Verifies every commit with `keys` (`Spec/format.md §9.3`) and checks
+    /// the attestation of each verified one against `attestors` (§9.4).
     ///
-    /// - Parameters:
-    ///   - trustedKeyrings: frame index → epoch of every keyring frame the
-    ///     key layer authenticated.
-    public func verifyCommits(keys: KeySet, trustedKeyrings: [Int: UInt16]) {
-        lock.withLock { verifyCommitsLocked(keys: keys, trustedKeyrings: trustedKeyrings) }
+    /// `trustedKeyrings` maps the frame index of each keyring the key layer
+    /// trusts to its epoch; it sets the floor that makes old-epoch commits
+    /// stale. If the last commit's header is damaged but its head verifies,
+    /// the commit is recovered first (§10.3).
+    public func verifyCommits(keys: KeySet, trustedKeyrings: [Int: UInt32], attestors: Set<[UInt8]>) {
+        lock.withLock { verifyCommitsLocked(keys: keys, trustedKeyrings: trustedKeyrings, attestors: attestors) }
     }
 
-    func verifyCommitsLocked(keys: KeySet, trustedKeyrings: [Int: UInt16]) {
+    func verifyCommitsLocked(keys: KeySet, trustedKeyrings: [Int: UInt32], attestors: Set<[UInt8]>) {
         self.keys = keys
         self.trustedKeyrings = trustedKeyrings
+        self.attestors = attestors
         recoverDamagedLastCommit()
         var report = CommitReport()
         var previousStored = CommitChain.genesisHead
         var previousComputed = CommitChain.genesisHead
         for group in structure.groups {
-            let (status, computed) = check(group: group, previousStored: previousStored, previousComputed: previousComputed, floor: report.currentFloor)
-            report.statuses.append(status)
-            report.computedHeads.append(computed)
-            report.floors.append(report.currentFloor)
-            for index in group.members {
-                if let epoch = trustedKeyrings[index] { report.currentFloor = max(report.currentFloor, epoch) }
-            }
+            append(group: group, to: &report, previousStored: previousStored, previousComputed: previousComputed)
             previousStored = group.storedHead
-            previousComputed = computed
+            previousComputed = report.computedHeads.last!
         }
         commits = report
     }
 
-    /// Commit recovery (`Spec/format.md §10.3`): when the file ends with
-    /// uncommitted frames and then exactly 28 bytes that do not parse as a
-    /// commit frame, those bytes are read as a commit of each epoch held,
-    /// with the header rebuilt; if its MAC verifies, the commit is genuine,
-    /// its header is repaired and its frames are committed. A torn write
-    /// cannot produce a valid MAC, so nothing uncommitted is ever released.
+    /// Verifies one more group and records its verdict, attestation and floor.
+    func append(group: CommitGroup, to report: inout CommitReport, previousStored: [UInt8], previousComputed: [UInt8]) {
+        let (status, computed, key) = check(group: group, previousStored: previousStored, previousComputed: previousComputed, floor: report.currentFloor)
+        report.statuses.append(status)
+        report.computedHeads.append(computed)
+        report.epochs.append(key?.epoch ?? 0)
+        report.floors.append(report.currentFloor)
+        var attestation = CommitReport.Attestation.notChecked
+        if status == .verified, let key {
+            let header = structure.frames[group.commitFrame].header
+            switch CommitChain.checkAttestation(body: group.commitBody, digest: group.digest, key: key, vaultID: vaultID, commitHeader: header) {
+            case .unattested: attestation = .unattested
+            case .failed(let reason): attestation = .failed(reason: reason)
+            case .signed(let signer):
+                attestation = attestors.contains(signer) ? .attested(signer: signer) : .failed(reason: "the signer is not a member of this vault")
+            }
+        }
+        report.attestations.append(attestation)
+        for index in group.members {
+            if let epoch = trustedKeyrings[index] { report.currentFloor = max(report.currentFloor, epoch) }
+        }
+    }
+
+    /// Commit recovery (`Spec/format.md §10.3`): a tail of whole frames
+    /// followed by exactly one commit's worth of bytes whose header is
+    /// damaged but whose head verifies under a held key.
     func recoverDamagedLastCommit() {
         let s = structure
+        let commitLength = FrameHeader.byteCount + CommitChain.bodyByteCount
         guard !s.uncommittedFrames.isEmpty, !s.tailHasDamage, let lastFrame = s.frames.last,
-              s.fileSize == lastFrame.end + UInt64(FrameHeader.byteCount + CommitChain.headByteCount),
-              let tail = try? file.read(count: FrameHeader.byteCount + CommitChain.headByteCount, at: lastFrame.end),
-              tail.count == FrameHeader.byteCount + CommitChain.headByteCount
+              s.fileSize == lastFrame.end + UInt64(commitLength),
+              let tail = try? file.read(count: commitLength, at: lastFrame.end),
+              tail.count == commitLength
         else { return }
         var digest = CommitChain.Digest()
         for f in s.frames[s.uncommittedFrames] { digest.add(header: f.headerBytes, trailer: f.trailer) }
         let d = digest.finalize()
-        let stored = Array(tail[FrameHeader.byteCount...])
+        let body = Array(tail[FrameHeader.byteCount...])
+        let stored = Array(body[0..<CommitChain.headByteCount])
         let previous = s.groups.last?.storedHead ?? CommitChain.genesisHead
-        for epoch in keys.epochs.keys.sorted(by: >) {
-            let header = CommitChain.commitHeader(epoch: epoch)
-            for key in keys.keys(for: epoch) {
-                let head = CommitChain.head(commitKey: key.commitKey, vaultID: vaultID, previousHead: previous, digest: d, commitHeader: header)
-                guard constantTimeEqual(head, stored) else { continue }
-                let index = s.frames.count
-                structure.frames.append(ScannedFrame(
-                    location: FrameLocation(offset: lastFrame.end, index: index), header: header, headerBytes: header.encoded(),
-                    trailer: stored, repaired: true, chunk: nil, plaintextBody: nil, checksumIntact: nil, malformation: nil))
-                structure.groups.append(CommitGroup(commitFrame: index, members: s.uncommittedFrames, digest: d, storedHead: stored, containsDamage: false))
-                structure.committedEnd = s.fileSize
-                structure.uncommittedFrames = structure.frames.count..<structure.frames.count
-                streamIndexCache = nil
-                recoveredCommit = true
-                for f in structure.frames[s.uncommittedFrames] where !f.header.kind.isKnown && f.header.kind.isCritical {
-                    recoveredUnknownCriticalKind = (f.location, f.header.kind.rawValue)
-                    break
-                }
-                return
-            }
+        let ordered = keys.all.sorted { $0.epoch != $1.epoch ? $0.epoch > $1.epoch : $0.commitment.lexicographicallyPrecedes($1.commitment) }
+        for key in ordered {
+            let header = CommitChain.commitHeader(keyID: key.id)
+            guard let head = try? CommitChain.head(key: key, vaultID: vaultID, previousHead: previous, digest: d, commitHeader: header),
+                  constantTimeEqual(head, stored) else { continue }
+            let index = s.frames.count
+            var frame = ScannedFrame(
+                location: FrameLocation(offset: lastFrame.end, index: index), header: header, headerBytes: header.encoded(),
+                trailer: stored, repaired: true, chunk: nil, plaintextBody: nil, checksumIntact: nil, malformation: nil)
+            frame.commitBody = body
+            structure.frames.append(frame)
+            structure.groups.append(CommitGroup(
+                commitFrame: index, members: s.uncommittedFrames, digest: d, storedHead: stored, commitBody: body, containsDamage: false))
+            structure.committedEnd = s.fileSize
+            structure.uncommittedFrames = structure.frames.count..<structure.frames.count
+            streamIndexCache = nil
+            recoveredCommit = true
+            return
         }
     }
 
-    func check(group: CommitGroup, previousStored: [UInt8], previousComputed: [UInt8], floor: UInt16) -> (CommitReport.Status, [UInt8]) {
+    /// Checks one group's head with every held key of its key id against
+    /// either previous head (`Spec/format.md §9.3` steps 1–4).
+    func check(group: CommitGroup, previousStored: [UInt8], previousComputed: [UInt8], floor: UInt32) -> (CommitReport.Status, [UInt8], EpochKey?) {
         let frame = structure.frames[group.commitFrame]
-        let epoch = frame.header.epoch
-        let candidates = keys.keys(for: epoch)
-        guard let first = candidates.first else { return (.unverifiable, previousStored) }
+        let candidates = keys.keys(for: frame.header.keyID)
+        guard let first = candidates.first else { return (.unverifiable, previousStored, nil) }
         let previous = previousStored == previousComputed ? [previousStored] : [previousStored, previousComputed]
         for key in candidates {
             for prev in previous {
-                let head = CommitChain.head(commitKey: key.commitKey, vaultID: vaultID, previousHead: prev, digest: group.digest, commitHeader: frame.header)
+                guard let head = try? CommitChain.head(key: key, vaultID: vaultID, previousHead: prev, digest: group.digest, commitHeader: frame.header)
+                else { continue }
                 if constantTimeEqual(head, group.storedHead) {
-                    if epoch < floor { return (.stale(epoch: epoch, current: floor), head) }
-                    return (.verified, head)
+                    if key.epoch < floor { return (.stale(epoch: key.epoch, current: floor), head, key) }
+                    return (.verified, head, key)
                 }
             }
         }
-        let head = CommitChain.head(commitKey: first.commitKey, vaultID: vaultID, previousHead: previousStored, digest: group.digest, commitHeader: frame.header)
-        return (.mismatch, head)
+        let head = (try? CommitChain.head(key: first, vaultID: vaultID, previousHead: previousStored, digest: group.digest, commitHeader: frame.header))
+            ?? previousStored
+        return (.mismatch, head, first)
     }
 
-    /// Why the committed frame at `index` may not be released, or nil when it
-    /// may (`Spec/format.md §9.3`).
+    /// Whether the record in frame `index` may be released, and if not, why
+    /// (`Spec/format.md §9.3`). Nil means it may be; decryption and decoding
+    /// still have to succeed.
     public func releaseVerdict(frame index: Int) -> FormatError? {
         lock.withLock { releaseVerdictLocked(frame: index) }
     }
@@ -269,17 +314,23 @@ extension VaultFile {
         case .verified:
             return nil
         case .stale(_, let current):
-            return .staleEpoch(frame.location, epoch: frame.header.epoch, currentEpoch: current)
+            return .staleEpoch(frame.location, epoch: epoch(of: frame) ?? 0, currentEpoch: current)
         case .mismatch, .unverifiable:
             let floor = commits.floors[g]
-            if frame.header.isSealed && frame.header.epoch < floor {
-                return .staleEpoch(frame.location, epoch: frame.header.epoch, currentEpoch: floor)
+            if frame.header.isSealed, let e = epoch(of: frame), e < floor {
+                return .staleEpoch(frame.location, epoch: e, currentEpoch: floor)
             }
             return nil
         }
     }
 
-    /// The issues the commit report shows, one per commit that did not verify.
+    /// The epoch of the key a sealed frame is sealed under, if held.
+    func epoch(of frame: ScannedFrame) -> UInt32? {
+        keys.keys(for: frame.header.keyID).map(\.epoch).max()
+    }
+
+    /// Problems with commits, in file order: mismatches, unverifiable and
+    /// stale commits, failed attestations.
     public var commitIssues: [FormatError] {
         lock.withLock { commitIssuesLocked }
     }
@@ -287,14 +338,56 @@ extension VaultFile {
     var commitIssuesLocked: [FormatError] {
         var out: [FormatError] = []
         for (g, status) in commits.statuses.enumerated() {
-            let loc = structure.frames[structure.groups[g].commitFrame].location
+            let frame = structure.frames[structure.groups[g].commitFrame]
+            let loc = frame.location
             switch status {
             case .verified: break
             case .mismatch: out.append(.commitMismatch(loc))
-            case .unverifiable: out.append(.commitUnverifiable(loc, epoch: structure.frames[structure.groups[g].commitFrame].header.epoch))
+            case .unverifiable: out.append(.commitUnverifiable(loc, keyID: frame.header.keyID))
             case .stale(let e, let c): out.append(.staleEpoch(loc, epoch: e, currentEpoch: c))
+            }
+            if g < commits.attestations.count, case .failed(let reason) = commits.attestations[g] {
+                out.append(.attestationFailed(loc, reason: reason))
             }
         }
         return out
+    }
+
+    /// The first committed frame of a critical kind this reader does not
+    /// know whose commit is verified and attested: the vault must not be
+    /// opened (`Spec/format.md §4.3`). Call after verifying.
+    public var fatalCriticalKind: FormatError? {
+        lock.withLock {
+            for (g, group) in structure.groups.enumerated() where g < commits.statuses.count {
+                guard commits.statuses[g] == .verified, commits.isAttested(g) else { continue }
+                for i in group.members {
+                    let f = structure.frames[i]
+                    if !f.header.kind.isKnown && f.header.kind.isCritical { return .unknownCriticalKind(f.location, kind: f.header.kind.rawValue) }
+                }
+            }
+            return nil
+        }
+    }
+
+    /// Frames of an unknown critical kind that are skipped because their
+    /// commit is not verified and attested (reported, not fatal).
+    public var skippedCriticalKinds: [FormatError] {
+        lock.withLock {
+            var out: [FormatError] = []
+            for f in structure.frames[0..<structure.committedFrameCount] where !f.header.kind.isKnown && f.header.kind.isCritical {
+                if let g = structure.groupIndex(ofFrame: f.location.index), g < commits.statuses.count,
+                   commits.statuses[g] == .verified, commits.isAttested(g) { continue }
+                out.append(.unknownCriticalKind(f.location, kind: f.header.kind.rawValue))
+            }
+            return out
+        }
+    }
+
+    /// Whether the records of commit group `g` are attested, and by whom.
+    public func attestation(ofFrame index: Int) -> CommitReport.Attestation {
+        lock.withLock {
+            guard let g = structure.groupIndex(ofFrame: index), g < commits.attestations.count else { return .notChecked }
+            return commits.attestations[g]
+        }
     }
 }

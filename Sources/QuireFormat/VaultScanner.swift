@@ -7,20 +7,25 @@ public struct ScannedFrame: Sendable {
     public let location: FrameLocation
     /// Its header (after single-bit repair, if there was one).
     public let header: FrameHeader
-    /// The header's 12 bytes (as corrected, if it was repaired).
+    /// The header's 16 bytes (as corrected, if it was repaired).
     public let headerBytes: [UInt8]
-    /// The 16 bytes that end its body.
+    /// The bytes that stand for the body in the commit chain: the last 32
+    /// (the body hash) of every frame but a chunk, the last 16 (the AEAD tag)
+    /// of a chunk (`Spec/format.md §9.2`). For a commit, its stored head.
     public let trailer: [UInt8]
     /// True when the header failed its check and one flipped bit was
     /// corrected (`Spec/format.md §10.2`).
     public let repaired: Bool
     /// The public chunk header, for attachment chunk frames.
     public let chunk: ChunkHeader?
-    /// For keyring frames: the body without its trailer.
+    /// For keyring frames: the body without its body hash.
     public let plaintextBody: [UInt8]?
-    /// For plaintext frames other than commits: whether the trailer is the
-    /// BLAKE2b-128 of the rest of the body. Nil for sealed frames and commits.
+    /// For plaintext frames other than commits: whether the body hash is the
+    /// BLAKE2b-256 of the rest of the body. Nil for sealed frames and commits.
     public let checksumIntact: Bool?
+    /// For a well-formed commit: its whole 168-byte body (head, nonce,
+    /// sealed attestation).
+    public var commitBody: [UInt8]? = nil
     /// Why the frame breaks the rules of its known kind, if it does.
     public let malformation: String?
 
@@ -40,8 +45,10 @@ public struct CommitGroup: Sendable {
     public let members: Range<Int>
     /// D_k, the digest of the members' summaries (`Spec/format.md §9`).
     public let digest: [UInt8]
-    /// The head stored in the commit frame.
+    /// The head stored in the commit frame (its first 32 bytes).
     public let storedHead: [UInt8]
+    /// The commit frame's whole body (head ‖ nonce ‖ sealed attestation).
+    public let commitBody: [UInt8]
     /// True when damaged bytes lie between the previous commit and this one.
     public let containsDamage: Bool
 }
@@ -162,7 +169,7 @@ public enum VaultScanner {
             if frame.isCommit {
                 s.groups.append(CommitGroup(
                     commitFrame: frame.location.index, members: groupStart..<frame.location.index,
-                    digest: digest.take(), storedHead: frame.trailer, containsDamage: groupDamaged))
+                    digest: digest.take(), storedHead: frame.trailer, commitBody: frame.commitBody ?? [], containsDamage: groupDamaged))
                 groupStart = s.frames.count
                 groupDamaged = false
                 s.damagedRegions += pendingDamage
@@ -259,33 +266,39 @@ public enum VaultScanner {
         let bodyLength = Int(header.bodyLength)
         let end = bodyOffset + UInt64(bodyLength)
         let small = sparse ? 64 : nil
-        let trailer = try window.bytes(end - 16, 16, readAhead: small)
         let malformation = malformation(of: header)
+        let trailerCount = header.trailerByteCount
+        var trailer = try window.bytes(end - UInt64(trailerCount), trailerCount, readAhead: small)
         var chunk: ChunkHeader? = nil
         var plaintextBody: [UInt8]? = nil
         var checksumIntact: Bool? = nil
+        var commitBody: [UInt8]? = nil
         if malformation == nil && header.kind == .blobChunk {
             chunk = ChunkHeader.parse(try window.bytes(bodyOffset + 24, ChunkHeader.byteCount, readAhead: small))
         }
-        if !header.isSealed && header.kind != .commit {
+        if header.kind == .commit && malformation == nil {
+            let body = try window.bytes(bodyOffset, bodyLength)
+            commitBody = body
+            trailer = Array(body[0..<CommitChain.headByteCount])
+        } else if !header.isSealed && header.kind != .commit {
             let keep = header.kind == .keyring
             let content = try window.withBytes(bodyOffset, bodyLength) { raw in
-                (BLAKE2b.hash(UnsafeRawBufferPointer(rebasing: raw[0..<(bodyLength - 16)]), byteCount: 16),
-                 keep ? Array(raw[0..<(bodyLength - 16)]) : nil)
+                (SealedFrame.bodyHashMatches(raw), keep ? Array(raw[0..<(bodyLength - FrameHeader.bodyHashByteCount)]) : nil)
             }
-            checksumIntact = content.0 == trailer
+            checksumIntact = content.0
             plaintextBody = content.1
         }
         var reason = malformation
         if reason == nil && header.kind == .blobChunk && chunk == nil { reason = "the chunk header's final byte is not 0 or 1" }
         // The summary uses the header bytes as found (or as corrected): no
         // second hash to rebuild them.
-        return ScannedFrame(
+        var frame = ScannedFrame(
             location: location, header: header, headerBytes: headerBytes, trailer: trailer, repaired: repaired, chunk: chunk,
             plaintextBody: plaintextBody, checksumIntact: checksumIntact, malformation: reason)
+        frame.commitBody = commitBody
+        return frame
     }
 
-    /// Why a header breaks the rules of its known kind (`Spec/format.md §4.3`).
     static func malformation(of h: FrameHeader) -> String? {
         guard h.kind.isKnown else { return nil }
         if h.kind.isSealedKind != h.isSealed {
@@ -293,20 +306,23 @@ public enum VaultScanner {
         }
         switch h.kind {
         case .commit:
-            if h.bodyLength != UInt32(CommitChain.headByteCount) { return "a commit body must be 16 bytes" }
+            if h.bodyLength != UInt32(CommitChain.bodyByteCount) { return "a commit body must be \(CommitChain.bodyByteCount) bytes" }
         case .blobChunk:
             if h.isCompressed { return "attachment chunks are never compressed" }
-            let minimum = SealedFrame.chunkBodyLength(contentCount: 0, isFinal: true)
+            let minimum = SealedFrame.chunkBodyLength(plaintextCount: 1)
             if h.bodyLength < UInt32(minimum) { return "a chunk body must be at least \(minimum) bytes" }
+            if h.bodyLength > UInt32(SealedFrame.fullChunkBodyLength) {
+                return "a chunk body must be at most \(SealedFrame.fullChunkBodyLength) bytes"
+            }
+        case .entryRevision, .blobManifest, .profile:
+            let minimum = 24 + 1 + 16 + FrameHeader.bodyHashByteCount
+            if h.bodyLength < UInt32(minimum) { return "a sealed record body must be at least \(minimum) bytes" }
         default:
             break
         }
         return nil
     }
 
-    /// True when a plausible, checked header at `offset` describes a frame
-    /// that ends inside the file, exactly at its end or where another checked
-    /// header starts (`Spec/format.md §10.2`).
     private static func confirmedFrame(_ h: FrameHeader, at offset: UInt64, window: FileWindow) throws(FormatError) -> Bool {
         let end = offset + UInt64(FrameHeader.byteCount) + UInt64(h.bodyLength)
         if end > window.fileSize { return false }
@@ -351,13 +367,14 @@ public enum VaultScanner {
                 var i = 0
                 let last = raw.count - FrameHeader.byteCount
                 while i <= last {
-                    if raw[i + 4] == 0 && raw[i + 5] == 0 && raw[i + 6] == 0 && raw[i + 7] == 0 {
+                    if raw[i + 8] == 0 && raw[i + 9] == 0 && raw[i + 10] == 0 && raw[i + 11] == 0 {
                         // Find the next non-zero byte; no plausible header can
-                        // start more than 7 bytes before it.
-                        var j = i + 8
+                        // start more than 11 bytes before it (its length,
+                        // bytes 8..<12, is never zero).
+                        var j = i + 12
                         while j + 8 <= raw.count && raw.loadUnaligned(fromByteOffset: j, as: UInt64.self) == 0 { j += 8 }
                         while j < raw.count && raw[j] == 0 { j += 1 }
-                        i = max(i + 1, j - 7)
+                        i = max(i + 1, j - 11)
                         continue
                     }
                     if FrameHeader.parseChecked(raw, at: i) != nil { return i }

@@ -12,7 +12,7 @@ public enum Credential: Sendable {
     /// An escrow custodian's X25519 key pair.
     case escrow(X25519.KeyPair)
     /// A raw epoch key (and optionally the blob key), for tests and vectors.
-    case epochKey(EpochKey, blobKey: SymmetricKey?)
+    case epochKey(EpochKey)
 
     /// The error for "this credential opens nothing".
     var wrongError: KeyError {

@@ -22,17 +22,119 @@ public protocol DeviceKeyStore: Sendable {
     ///   stored already; ``DeviceStoreError/io(_:)``.
     func create(_ identity: DeviceIdentity) throws(DeviceStoreError)
 
-    /// The keyring heads this device last trusted in the vault `vaultID`
-    /// (empty when it has not opened it). Used to notice a file rolled back
-    /// to before a change this device saw (`Spec/keys.md §7`).
+    /// What this device remembers of the vault `vaultID` at `path` (its
+    /// canonical path), or nil when it has not opened that file
+    /// (`Spec/keys.md §7`).
     ///
     /// - Throws: ``DeviceStoreError``.
-    func trustedHeads(of vaultID: VaultID) throws(DeviceStoreError) -> [KeyringID]
+    func memory(of vaultID: VaultID, path: String) throws(DeviceStoreError) -> VaultMemory?
 
-    /// Records the keyring heads this device now trusts in `vaultID`.
+    /// Records what this device now knows of a vault file.
     ///
     /// - Throws: ``DeviceStoreError``.
-    func rememberHeads(_ heads: [KeyringID], of vaultID: VaultID) throws(DeviceStoreError)
+    func remember(_ memory: VaultMemory) throws(DeviceStoreError)
+}
+
+/// What a device remembers of one vault file (`Spec/keys.md §7`): enough to
+/// notice that the file went back in time — lost a keyring it trusted, or
+/// the records it had seen — and to refuse to write to it.
+public struct VaultMemory: Sendable, Equatable {
+    /// The vault id.
+    public var vaultID: VaultID
+    /// The canonical path of the vault file: memory is per file, so a backup
+    /// or an experimental copy elsewhere keeps its own.
+    public var path: String
+    /// The committed end the device last saw.
+    public var committedLength: UInt64
+    /// The stored head of the last commit it saw (32 bytes).
+    public var chainHead: [UInt8]
+    /// The greatest hybrid logical clock among the revisions and profiles it
+    /// saw (raw value).
+    public var newestClock: UInt64
+    /// The keyring heads it trusted (at most 64).
+    public var keyringHeads: [KeyringID]
+    /// True once this device found itself removed from the vault: a
+    /// rolled-back file does not re-admit it.
+    public var removed: Bool
+
+    /// A memory with the given fields.
+    public init(
+        vaultID: VaultID, path: String, committedLength: UInt64, chainHead: [UInt8], newestClock: UInt64, keyringHeads: [KeyringID],
+        removed: Bool = false
+    ) {
+        self.vaultID = vaultID
+        self.path = path
+        self.committedLength = committedLength
+        self.chainHead = chainHead
+        self.newestClock = newestClock
+        self.keyringHeads = keyringHeads
+        self.removed = removed
+    }
+
+    /// The text the reference file store writes (`Spec/keys.md §3.3`).
+    public func encoded() -> [UInt8] {
+        func escape(_ s: String) -> String {
+            var out = ""
+            for c in s.unicodeScalars {
+                switch c {
+                case "\\": out += "\\\\"
+                case "\n": out += "\\n"
+                default: out.unicodeScalars.append(c)
+                }
+            }
+            return out
+        }
+        var lines = [
+            "# what this device remembers of a Quire vault (Spec/keys.md §7)",
+            "vault " + hex(vaultID.bytes), "path " + escape(path), "length \(committedLength)", "head " + hex(chainHead),
+            "clock \(newestClock)",
+        ]
+        lines += keyringHeads.map { "keyring " + hex($0.bytes) }.sorted().prefix(Limits.maxParentCount)
+        if removed { lines.append("removed yes") }
+        return Array((lines.joined(separator: "\n") + "\n").utf8)
+    }
+
+    static func unescape(_ s: String) -> String {
+        var out = ""
+        var escaped = false
+        for c in s.unicodeScalars {
+            if escaped {
+                out.unicodeScalars.append(c == "n" ? "\n" : c)
+                escaped = false
+            } else if c == "\\" {
+                escaped = true
+            } else {
+                out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+
+    /// Parses ``encoded()``; nil for anything else.
+    public init?(decoding bytes: [UInt8]) {
+        guard let text = String(validating: bytes, as: UTF8.self) else { return nil }
+        var vault: VaultID?, path: String?, length: UInt64?, head: [UInt8]?, clock: UInt64?
+        var heads: [KeyringID] = []
+        var removed = false
+        for line in text.unicodeScalars.split(whereSeparator: { $0 == "\n" }).map(String.init) where !line.hasPrefix("#") {
+            guard let space = line.firstIndex(of: " ") else { return nil }
+            let key = line[..<space], value = String(line[line.index(after: space)...])
+            switch key {
+            case "vault": vault = VaultID(hex: value)
+            case "path": path = Self.unescape(value)
+            case "length": length = UInt64(value)
+            case "head": head = QuireCrypto.bytes(fromHex: value).flatMap { $0.count == 32 ? $0 : nil }
+            case "clock": clock = UInt64(value)
+            case "keyring":
+                guard let id = KeyringID(hex: value) else { return nil }
+                heads.append(id)
+            case "removed": removed = value == "yes"
+            default: continue
+            }
+        }
+        guard let vault, let path, let length, let head, let clock, heads.count <= Limits.maxParentCount else { return nil }
+        self.init(vaultID: vault, path: path, committedLength: length, chainHead: head, newestClock: clock, keyringHeads: heads, removed: removed)
+    }
 }
 
 extension DeviceKeyStore {
@@ -124,7 +226,7 @@ public enum DeviceStoreError: Error, Sendable, Equatable, CustomStringConvertibl
 public final class InMemoryDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
     private let lock = RecursiveLock()
     private var identity: DeviceIdentity?
-    private var heads: [VaultID: [KeyringID]] = [:]
+    private var memories: [String: VaultMemory] = [:]
 
     /// An empty store, or one holding `identity`.
     public init(identity: DeviceIdentity? = nil) { self.identity = identity }
@@ -142,11 +244,13 @@ public final class InMemoryDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
         }
     }
 
-    /// The heads remembered for `vaultID`. Never throws.
-    public func trustedHeads(of vaultID: VaultID) throws(DeviceStoreError) -> [KeyringID] { lock.withLock { heads[vaultID] ?? [] } }
+    /// What is remembered of `vaultID` at `path`. Never throws.
+    public func memory(of vaultID: VaultID, path: String) throws(DeviceStoreError) -> VaultMemory? {
+        lock.withLock { memories[path] }
+    }
 
-    /// Remembers `heads` for `vaultID`. Never throws.
-    public func rememberHeads(_ heads: [KeyringID], of vaultID: VaultID) throws(DeviceStoreError) {
-        lock.withLock { self.heads[vaultID] = heads }
+    /// Remembers `memory`. Never throws.
+    public func remember(_ memory: VaultMemory) throws(DeviceStoreError) {
+        lock.withLock { memories[memory.path] = memory }
     }
 }

@@ -112,38 +112,29 @@ public final class FileDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
         try writeFile(file, to: keyPath, replacing: false)
     }
 
-    /// The per-vault memory file.
-    func headsPath(_ vaultID: VaultID) -> String { directory + "/vaults/" + hex(vaultID.bytes) + ".heads" }
-
-    /// Reads `vaults/<vault id>.heads` (`Spec/keys.md §3.3`, §7); empty when absent.
-    ///
-    /// - Throws: ``DeviceStoreError/damaged(path:reason:)`` and the read errors of ``load()``.
-    public func trustedHeads(of vaultID: VaultID) throws(DeviceStoreError) -> [KeyringID] {
-        let path = headsPath(vaultID)
-        guard FileSystem.exists(path) else { return [] }
-        let bytes = try readPrivateFile(path)
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw .damaged(path: path, reason: "it is not text") }
-        var heads: [KeyringID] = []
-        // Split on scalars: in Swift "\r\n" is one Character, so a file with
-        // CRLF line ends would otherwise read as one comment line.
-        for line in text.unicodeScalars.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).map(String.init)
-        where !line.hasPrefix("#") && !line.allSatisfy({ $0 == " " || $0 == "\t" }) {
-            guard let b = QuireCrypto.bytes(fromHex: line), b.count == KeyringID.byteCount else {
-                throw .damaged(path: path, reason: "a line is not a 32-digit keyring id")
-            }
-            heads.append(KeyringID(unchecked: b))
-        }
-        return heads
+    /// The memory file of one vault file: `vaults/<vault id>-<16 bytes of
+    /// BLAKE2b-256(path) in hex>.memory` (`Spec/keys.md §3.3`).
+    func memoryPath(_ vaultID: VaultID, path: String) -> String {
+        directory + "/vaults/" + hex(vaultID.bytes) + "-" + hex(BLAKE2b.hash(Array(path.utf8), byteCount: 32).prefix(16)) + ".memory"
     }
 
-    /// Replaces `vaults/<vault id>.heads` atomically (at most 64 ids, sorted).
+    /// Reads what is remembered of `vaultID` at `path`; nil when nothing is.
+    ///
+    /// - Throws: ``DeviceStoreError/damaged(path:reason:)`` and the read errors of ``load()``.
+    public func memory(of vaultID: VaultID, path: String) throws(DeviceStoreError) -> VaultMemory? {
+        let file = memoryPath(vaultID, path: path)
+        guard FileSystem.exists(file) else { return nil }
+        guard let memory = VaultMemory(decoding: try readPrivateFile(file)), memory.vaultID == vaultID, memory.path == path else {
+            throw .damaged(path: file, reason: "it is not a Quire device memory file for this vault")
+        }
+        return memory
+    }
+
+    /// Replaces the memory file of `memory`'s vault and path atomically.
     ///
     /// - Throws: ``DeviceStoreError/io(_:)``.
-    public func rememberHeads(_ heads: [KeyringID], of vaultID: VaultID) throws(DeviceStoreError) {
-        // At most maxParentCount heads (any more could not be joined by one
-        // keyring): 64 lines of 33 bytes fit the file limit.
-        let lines = ["# keyring heads this device trusted in vault \(hex(vaultID.bytes))"] + heads.map { hex($0.bytes) }.sorted().prefix(Limits.maxParentCount)
-        try writeFile(Array((lines.joined(separator: "\n") + "\n").utf8), to: headsPath(vaultID), replacing: true)
+    public func remember(_ memory: VaultMemory) throws(DeviceStoreError) {
+        try writeFile(memory.encoded(), to: memoryPath(memory.vaultID, path: memory.path), replacing: true)
     }
 
     /// Reads a small file that must not be open to other users.

@@ -45,10 +45,10 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// One of the two copies of a keyring is damaged; the other was used.
     /// A warning: nothing is lost.
     case keyringCopyDamaged(FrameLocation)
-    /// A keyring this device trusted before is missing from the file: the
-    /// file may have been rolled back to an older copy, undoing a removal or
-    /// a rotation this device saw (`Spec/keys.md §7`). A warning.
-    case rollbackSuspected(missingKeyrings: Int)
+    /// The file looks older than what this device last saw of it: a keyring
+    /// it trusted is missing, or records it saw are (`Spec/keys.md §7`). A
+    /// warning; the library refuses to write until the user acts.
+    case rollbackSuspected(reason: String)
     /// Warning: a key change was committed, but this device could not
     /// remember the new keyring heads (`Spec/keys.md §7`).
     case deviceMemoryNotSaved(reason: String)
@@ -139,8 +139,8 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
             return "keyring \(loc) is malformed: \(reason)"
         case .keyringCopyDamaged(let loc):
             return "keyring \(loc) is damaged, but it is a copy of an intact keyring, which was used"
-        case .rollbackSuspected(let n):
-            return "\(n == 1 ? "a keyring" : "\(n) keyrings") this device trusted before \(n == 1 ? "is" : "are") missing from the file: it may have been replaced by an older copy, which can undo a device removal or a key rotation; check where the file came from, then rotate the keys to confirm them as they are now"
+        case .rollbackSuspected(let reason):
+            return "this file looks older than the copy this device last saw: \(reason). It may have been replaced by an older copy, which can undo a device removal or lose entries; writing is refused until you merge the newer copy back (quire merge), or accept this file if you restored it on purpose (quire keys accept-rollback)"
         case .deviceMemoryNotSaved(let reason):
             return "the key change was saved in the vault, but this device could not remember it (\(reason)); rollback detection for this vault is weaker until it can"
         case .operationRefused(let reason):

@@ -1,37 +1,32 @@
 public import QuireCrypto
 public import QuireFormat
 
-/// A change to who can open a vault (`Spec/keys.md §6`).
+/// A change to who holds the vault's keys (`Spec/keys.md §6`).
 public enum KeyChange: Sendable {
-    /// A new epoch key for the same people (after a suspected leak, say).
+    /// A new epoch for the same readers (also joins concurrent heads).
     case rotate
-    /// Enroll the device with this Ed25519 public key (from its device code)
-    /// under `name`. Same epoch: the device reads the whole history.
+    /// Enroll a device by its Ed25519 public key, under a name.
     case enroll(publicKey: [UInt8], name: String)
-    /// Remove the device with this public key: a new epoch without it, and
-    /// the device listed as removed for good.
+    /// Remove the device member with this Ed25519 public key: a new epoch
+    /// without it, whose parents leave out its branch.
     case remove(publicKey: [UInt8])
-    /// Add a passphrase (UTF-8, NFC) with this Argon2id cost. Same epoch.
+    /// Set the first passphrase.
     case setPassphrase(SecureBytes, opsLimit: UInt64, memLimitBytes: UInt64)
-    /// Replace the passphrase: a new epoch; the old one is retired.
+    /// Replace the passphrase in use (new epoch).
     case changePassphrase(SecureBytes, opsLimit: UInt64, memLimitBytes: UInt64)
-    /// Remove the passphrase: a new epoch; it is retired.
+    /// Remove the passphrase (new epoch).
     case removePassphrase
-    /// Wrap the keys to an escrow custodian (standard mode only). Replacing
-    /// an escrow key starts a new epoch and retires the old key.
+    /// Set or replace the escrow key.
     case setEscrow(EscrowRecipient)
-    /// Turn on escrow-free mode for good: a new epoch with no escrow slot.
-    /// Needs a recovery method the user holds: the recovery key (signing, or
-    /// given here as proof) or a second enrolled device.
+    /// Turn on escrow-free mode, for good.
     case enableEscrowFree(recoveryProof: RecoveryKey?)
-    /// A rotation made by a compaction that seals every record again under
-    /// the new epoch (`Spec/merge.md §6`), so that keys of earlier epochs
-    /// open nothing in the new file. Like ``rotate`` it carries the earlier
-    /// keys, sealed under the new one — only current readers hold those, and
-    /// a device enrolled later needs them to check the older keyrings.
+    /// A rotation written by compaction with a rekey: a fresh blob key too.
     case rekey
+    /// Replace the recovery key with the one whose recovery signing public
+    /// key is given; the old recovery key opens no later epoch.
+    case replaceRecoveryKey(newRecoveryPublicKey: [UInt8])
 
-    /// The `reason` the new keyring records (`Spec/records.md §6.3`).
+    /// The `reason` a keyring made by this change records.
     public var reason: String {
         switch self {
         case .rotate: "rotate"
@@ -41,44 +36,44 @@ public enum KeyChange: Sendable {
         case .setEscrow: "escrow"
         case .enableEscrowFree: "escrow-free"
         case .rekey: "rekey"
+        case .replaceRecoveryKey: "recovery"
         }
     }
 }
 
-/// A keyring ready to append: what a key operation produced.
+/// One keyring an operation writes: its body, its epoch key, whether it
+/// starts a new epoch.
 public struct KeyringProposal: Sendable {
     /// The epoch it defines.
-    public let epoch: UInt16
-    /// The keyring body (without its trailer).
+    public let epoch: UInt32
+    /// Its body without the body hash.
     public let body: [UInt8]
-    /// Its epoch key.
+    /// Its epoch key (with its blob key).
     public let epochKey: EpochKey
-    /// True when it starts a new epoch.
+    /// True when it starts an epoch.
     public let isNewEpoch: Bool
-    /// The keyring id it will have.
+    /// Its id.
     public var id: KeyringID { KeyringBuilder.id(ofBody: body) }
 }
 
-/// Builds the keyrings that create a vault and change its keys
-/// (`Spec/keys.md §6`). Pure: nothing is written here.
+/// Builds the keyrings of the key operations (`Spec/keys.md §6`).
 public enum KeyOperations {
-    /// Settings for a new vault's first keyring.
+    /// What a new vault starts with (`Spec/keys.md §6.1`).
     public struct RootSetup: Sendable {
-        /// The recovery key (its public half becomes a member).
+        /// The new recovery key.
         public var recoveryKey: RecoveryKey
-        /// The creating device, if a device creates the vault; otherwise the
-        /// recovery key signs the first keyring.
+        /// The creating device, if any (otherwise the recovery key signs).
         public var device: DeviceIdentity?
-        /// An optional passphrase (UTF-8, NFC, in guarded memory) and its Argon2id cost.
+        /// An optional passphrase and its Argon2id cost.
         public var passphrase: (SecureBytes, opsLimit: UInt64, memLimitBytes: UInt64)?
-        /// An escrow custodian (standard mode only).
+        /// An optional escrow recipient.
         public var escrow: EscrowRecipient?
-        /// Escrow-free from the start.
+        /// Escrow-free mode from the start.
         public var isEscrowFree: Bool
-        /// Milliseconds since the Unix epoch, UTC.
+        /// Creation time, milliseconds since the Unix epoch, UTC.
         public var now: Int64
 
-        /// Settings with everything optional off.
+        /// A setup with no passphrase and no escrow.
         public init(recoveryKey: RecoveryKey, device: DeviceIdentity?, now: Int64) {
             self.recoveryKey = recoveryKey
             self.device = device
@@ -89,22 +84,22 @@ public enum KeyOperations {
         }
     }
 
-    /// The first keyring of a new vault, and the vault id it derives
-    /// (`Spec/format.md §8.4` rule 4).
+    /// The root keyring of a new vault and the vault id it derives.
     ///
-    /// - Throws: ``KeyError/escrowRefused`` for an escrow key in escrow-free
-    ///   mode; ``KeyError/kdfLimitsExceeded(opsLimit:memLimitBytes:)`` for a
-    ///   passphrase cost outside the limits; ``KeyError/operationRefused(reason:)``.
-    public static func root(_ setup: RootSetup, random: any RandomSource) throws(KeyError) -> (vaultID: VaultID, keyring: KeyringProposal, blobKey: SymmetricKey) {
+    /// - Throws: ``KeyError/escrowRefused`` (escrow key with escrow-free
+    ///   mode), ``KeyError/kdfLimitsExceeded(opsLimit:memLimitBytes:)``,
+    ///   ``KeyError/operationRefused(reason:)``.
+    public static func root(_ setup: RootSetup, random: any RandomSource) throws(KeyError) -> (vaultID: VaultID, keyring: KeyringProposal) {
         if setup.isEscrowFree && setup.escrow != nil { throw .escrowRefused }
-        let epochKey: EpochKey, blobKey: SymmetricKey, recoverySigner: Ed25519.KeyPair
+        let key: SymmetricKey, blobKey: SymmetricKey, recoverySigner: Ed25519.KeyPair
         do {
-            epochKey = EpochKey(epoch: 1, key: try SymmetricKey(using: random))
+            key = try SymmetricKey(using: random)
             blobKey = try SymmetricKey(using: random)
             recoverySigner = try setup.recoveryKey.signingKeyPair()
         } catch {
             throw .operationRefused(reason: "\(error)")
         }
+        let epochKey = EpochKey(epoch: 1, key: key, blobKey: blobKey)
         let signer = setup.device?.keyPair ?? recoverySigner
         let vaultSalt = random.bytes(16)
         let vaultID = rootVaultID(signer: signer.publicKey, salt: vaultSalt)
@@ -117,39 +112,49 @@ public enum KeyOperations {
             if let slot = try memberSlot(m, key: epochKey, vaultID: vaultID, random: random) { slots.append(StoredSlot(slot: slot)) }
         }
         if let (passphrase, ops, mem) = setup.passphrase {
+            try SlotCrypto.checkWriterCost(opsLimit: ops, memLimitBytes: mem)
             slots.append(StoredSlot(slot: try SlotCrypto.passphraseSlot(
                 for: epochKey, passphrase: passphrase, opsLimit: ops, memLimitBytes: mem, vaultID: vaultID, random: random)))
         }
         if let escrow = setup.escrow {
             slots.append(StoredSlot(slot: try SlotCrypto.escrowSlot(for: epochKey, escrowPublicKey: escrow.publicKey, vaultID: vaultID, random: random)))
         }
-        let content = KeyringContent(
-            members: members, escrow: setup.escrow.map { [$0] } ?? [], blobKey: blobKey, created: setup.now, reason: "create")
-        let body = KeyringBuilder.body(
-            epochKey: epochKey, vaultID: vaultID,
-            publicPart: KeyringPublic(parents: [], isEscrowFree: setup.isEscrowFree, slotEntries: slots, vaultSalt: vaultSalt),
+        let content = KeyringContent(members: members, escrow: setup.escrow.map { [$0] } ?? [], blobKey: blobKey, created: setup.now, reason: "create")
+        let body = try KeyringBuilder.body(
+            epochKey: epochKey, vaultID: vaultID, parents: [], isEscrowFree: setup.isEscrowFree, slots: slots, vaultSalt: vaultSalt,
             content: content, signer: signer, random: random)
-        return (vaultID, KeyringProposal(epoch: 1, body: body, epochKey: epochKey, isNewEpoch: true), blobKey)
+        return (vaultID, KeyringProposal(epoch: 1, body: body, epochKey: epochKey, isNewEpoch: true))
     }
 
-    /// The keyring that makes `change` to `state`, signed by `signer`.
+    /// The keyrings that make `change`, signed by `signer`, in the order to
+    /// append them: join keyrings first when more than 64 heads must be
+    /// joined, then the operation's keyring.
     ///
-    /// A change that only adds a reader (enroll, a first passphrase, a first
-    /// escrow key) keeps the epoch and copies the head's slots; every other
-    /// change, and any change while the vault has several heads, starts a
-    /// new epoch whose keyring names every head as a parent, wraps the new
-    /// key to everyone who remains and carries every earlier key.
-    ///
-    /// - Parameter now: milliseconds since the Unix epoch, UTC.
-    /// - Throws: ``KeyError/operationRefused(reason:)`` naming what is wrong
-    ///   (not a member, already enrolled, removed before, no passphrase…);
-    ///   ``KeyError/escrowRefused`` in an escrow-free vault;
+    /// - Throws: ``KeyError/operationRefused(reason:)`` for anything keys.md
+    ///   §6 refuses (the signer is not a member, a removed or enrolled key,
+    ///   the recovery member removed, a required slot kind or key type this
+    ///   writer does not know…), ``KeyError/escrowRefused``,
     ///   ``KeyError/kdfLimitsExceeded(opsLimit:memLimitBytes:)``.
-    public static func keyring(
-        for change: KeyChange, state: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource
-    ) throws(KeyError) -> KeyringProposal {
-        guard let signerMember = state.member(withKey: signer.publicKey) else {
+    public static func keyrings(
+        for change: KeyChange, state fullState: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource
+    ) throws(KeyError) -> [KeyringProposal] {
+        guard let signerMember = fullState.member(withKey: signer.publicKey) else {
             throw .operationRefused(reason: "only an enrolled device or the recovery key can change the keys, and this key is neither")
+        }
+        // A removal keeps the removed member's heads as parents (so records
+        // others sealed under their keys stay readable) unless they bring in
+        // readers the other heads do not have, or there are too many heads to
+        // join: then it leaves that branch out, and rule 6 cuts it
+        // (Spec/keys.md §6.3).
+        var state = fullState
+        if case .remove(let publicKey) = change {
+            let kept = fullState.heads.filter { $0.signer != publicKey }
+            if !kept.isEmpty && kept.count < fullState.heads.count {
+                let restricted = KeyState(vaultID: fullState.vaultID, heads: kept, trusted: fullState.trusted, keys: fullState.keys)
+                if fullState.heads.count > Limits.maxParentCount || !restricted.hasAllReaders(of: fullState, except: publicKey) {
+                    state = restricted
+                }
+            }
         }
         var members = state.members
         var removed = state.removed
@@ -160,13 +165,17 @@ public enum KeyOperations {
         var newEpoch = state.heads.count > 1
         var added: [KeySlot] = []
         var freshPassphrase: (SecureBytes, UInt64, UInt64)?
+        var freshBlobKey = false
 
         func retire(_ key: [UInt8]) { if !retired.contains(key) { retired.append(key) } }
         func passphraseKeys() -> [[UInt8]] { passphrases.compactMap { if case let .passphrase(_, _, _, pk, _) = $0.slot { pk } else { nil } } }
 
         switch change {
-        case .rotate, .rekey:
+        case .rotate:
             newEpoch = true
+        case .rekey:
+            newEpoch = true
+            freshBlobKey = true
         case let .enroll(publicKey, name):
             try DeviceIdentity.validateName(name)
             guard (try? Ed25519.agreementPublicKey(from: publicKey)) != nil else {
@@ -183,25 +192,37 @@ public enum KeyOperations {
             }
             let member = KeyringMember(role: "device", publicKey: publicKey, name: name, added: now)
             members.append(member)
-            if let slot = try memberSlot(member, key: state.heads[0].epochKey!, vaultID: state.vaultID, random: random) { added.append(slot) }
+            if !newEpoch, let slot = try memberSlot(member, key: state.heads[0].epochKey!, vaultID: state.vaultID, random: random) { added.append(slot) }
         case let .remove(publicKey):
             guard let member = state.member(withKey: publicKey) else {
                 throw .operationRefused(reason: "that device is not enrolled in this vault")
             }
-            guard member.role == "device" else { throw .operationRefused(reason: "the recovery key cannot be removed") }
+            guard member.role == "device" else { throw .operationRefused(reason: "the recovery key cannot be removed; replace it instead") }
             guard publicKey != signer.publicKey else {
                 throw .operationRefused(reason: "a device cannot remove itself; remove it from another device or with the recovery key")
             }
             members.removeAll { $0.publicKey == publicKey }
             removed.append(member)
             newEpoch = true
+        case let .replaceRecoveryKey(newKey):
+            guard (try? Ed25519.agreementPublicKey(from: newKey)) != nil else {
+                throw .operationRefused(reason: "the new recovery key is not a valid public key")
+            }
+            guard let old = state.recoveryMember else { throw .operationRefused(reason: "the vault lists no recovery member") }
+            guard old.publicKey != newKey, !state.removed.contains(where: { $0.publicKey == newKey }), state.member(withKey: newKey) == nil else {
+                throw .operationRefused(reason: "that recovery key is already, or was once, a member of this vault")
+            }
+            members.removeAll { $0.publicKey == old.publicKey }
+            removed.append(old)
+            members.insert(KeyringMember(role: "recovery", publicKey: newKey, name: "Recovery key", added: now), at: 0)
+            newEpoch = true
         case let .setPassphrase(passphrase, ops, mem):
             guard passphrases.isEmpty else { throw .operationRefused(reason: "a passphrase is already set; change it instead") }
-            try SlotCrypto.checkLimits(opsLimit: ops, memLimitBytes: mem)
+            try SlotCrypto.checkWriterCost(opsLimit: ops, memLimitBytes: mem)
             freshPassphrase = (passphrase, ops, mem)
         case let .changePassphrase(passphrase, ops, mem):
             guard !passphrases.isEmpty else { throw .operationRefused(reason: "no passphrase is set; set one first") }
-            try SlotCrypto.checkLimits(opsLimit: ops, memLimitBytes: mem)
+            try SlotCrypto.checkWriterCost(opsLimit: ops, memLimitBytes: mem)
             for k in passphraseKeys() { retire(k) }
             passphrases = []
             freshPassphrase = (passphrase, ops, mem)
@@ -257,68 +278,148 @@ public enum KeyOperations {
             newEpoch = true
         }
 
-        let epochKey: EpochKey
-        var slots: [StoredSlot]
-        var history: [HistoricKey]
-        if newEpoch {
-            guard state.epoch < UInt16.max else {
-                throw .operationRefused(reason: "the vault has used all 65,535 epochs; compact it with --rekey first")
-            }
-            do { epochKey = EpochKey(epoch: state.epoch + 1, key: try SymmetricKey(using: random)) } catch {
-                throw .operationRefused(reason: "\(error)")
-            }
-            slots = []
-            for m in members {
-                if let slot = try memberSlot(m, key: epochKey, vaultID: state.vaultID, random: random) { slots.append(StoredSlot(slot: slot)) }
-            }
-            for p in passphrases {
-                slots.append(StoredSlot(slot: try SlotCrypto.passphraseSlot(for: epochKey, rewrapping: p.slot, vaultID: state.vaultID, random: random), unknownFields: p.unknownFields))
-            }
-            for e in escrow {
-                slots.append(StoredSlot(slot: try SlotCrypto.escrowSlot(for: epochKey, escrowPublicKey: e.publicKey, vaultID: state.vaultID, random: random)))
-            }
-            history = []
-            for epoch in state.keys.epochs.keys.sorted() {
-                for k in state.keys.keys(for: epoch) { history.append(HistoricKey(epoch: epoch, key: k.key)) }
-            }
-        } else {
+        guard members.count <= Limits.maxKeyringListCount, escrow.count <= Limits.maxKeyringListCount,
+            removed.count <= Limits.maxKeyringListCount, retired.count <= Limits.maxKeyringListCount
+        else {
+            throw .operationRefused(reason: "the keyring would exceed its limits (\(Limits.maxKeyringListCount) list entries)")
+        }
+        let vaultID = state.vaultID
+        let signerHead = state.heads.first { $0.content!.members.contains { $0.publicKey == signer.publicKey } } ?? state.writeHead
+        let blobKey = signerHead.content!.blobKey
+        let unknownContent = signerHead.content!.unknownFields
+        let unknownPublic = signerHead.record.publicPart.unknownFields
+        let template = Template(
+            members: members, removed: removed, escrow: escrow, retired: retired, passphrases: passphrases, isEscrowFree: isEscrowFree,
+            required: state.requiredSlotKinds, unknownContent: unknownContent, unknownPublic: unknownPublic, now: now)
+
+        if !newEpoch {
+            // Same epoch: the one head's key, its slots as stored, plus the new ones.
             let head = state.heads[0]
-            epochKey = head.epochKey!
-            slots = head.record.publicPart.slotEntries
+            let epochKey = head.epochKey!
+            var slots = head.record.publicPart.slotEntries
             for s in added { slots.append(StoredSlot(slot: s)) }
-            history = head.content!.history
+            if let (passphrase, ops, mem) = freshPassphrase {
+                slots.append(StoredSlot(slot: try SlotCrypto.passphraseSlot(
+                    for: epochKey, passphrase: passphrase, opsLimit: ops, memLimitBytes: mem, vaultID: vaultID, random: random)))
+            }
+            guard slots.count <= Limits.maxSlotsPerKeyring else {
+                throw .operationRefused(reason: "the keyring would hold more than \(Limits.maxSlotsPerKeyring) slots")
+            }
+            let content = template.content(blobKey: blobKey, reason: change.reason)
+            let body = try KeyringBuilder.body(
+                epochKey: epochKey, vaultID: vaultID, parents: [KeyringBuilder.Parent(id: head.id, key: epochKey)], isEscrowFree: isEscrowFree,
+                requiredSlotKinds: template.required, slots: slots, unknownPublicFields: unknownPublic, content: content, signer: signer, random: random)
+            return [KeyringProposal(epoch: epochKey.epoch, body: body, epochKey: epochKey, isNewEpoch: false)]
+        }
+
+        // A new epoch: every reader rewrapped. A writer that does not know a
+        // required slot kind or a member's key type would drop it: refuse.
+        let known: Set<String> = ["device", "recovery", "passphrase", "escrow"]
+        if let unknown = template.required.first(where: { !known.contains($0) }) {
+            throw .operationRefused(reason: "this vault requires \"\(unknown)\" key slots, which this version of Quire cannot make; update Quire")
+        }
+        if let odd = members.first(where: { !$0.isEd25519 }) {
+            throw .operationRefused(reason: "member \"\(odd.name)\" has a \(odd.keyType) key, which this version of Quire cannot wrap to; update Quire")
+        }
+        guard state.epoch < Limits.maxEpoch - 1 else {
+            throw .operationRefused(reason: "the vault has used every epoch number; create a new vault")
+        }
+        var proposals: [KeyringProposal] = []
+        var parents = state.heads.map { KeyringBuilder.Parent(id: $0.id, key: $0.epochKey!) }
+        var epoch = state.epoch
+        if parents.count > Limits.maxParentCount {
+            // Join in steps: each join keyring takes the signer's head and up
+            // to 63 others, so the signer is a member of a parent of each.
+            let anchor = KeyringBuilder.Parent(id: signerHead.id, key: signerHead.epochKey!)
+            let others = parents.filter { $0.id != anchor.id }
+            var joins: [KeyringBuilder.Parent] = []
+            var start = 0
+            epoch += 1
+            while start < others.count {
+                let group = [anchor] + others[start..<min(start + Limits.maxParentCount - 1, others.count)]
+                start += Limits.maxParentCount - 1
+                let join = try newEpochKeyring(
+                    epoch: epoch, parents: Array(group), template: template, blobKey: blobKey, reason: "join", freshPassphrase: nil,
+                    vaultID: vaultID, signer: signer, random: random)
+                proposals.append(join)
+                joins.append(KeyringBuilder.Parent(id: join.id, key: join.epochKey))
+            }
+            if joins.count > Limits.maxParentCount {
+                throw .operationRefused(reason: "the vault has \(state.heads.count) concurrent keyrings; join them in several operations (rotate, then try again)")
+            }
+            parents = joins
+        }
+        var finalBlobKey = blobKey
+        if freshBlobKey {
+            do { finalBlobKey = try SymmetricKey(using: random) } catch { throw .operationRefused(reason: "\(error)") }
+        }
+        let last = try newEpochKeyring(
+            epoch: epoch + 1, parents: parents, template: template, blobKey: finalBlobKey, reason: change.reason, freshPassphrase: freshPassphrase,
+            vaultID: vaultID, signer: signer, random: random)
+        proposals.append(last)
+        return proposals
+    }
+
+    /// The readers and fields a new keyring carries.
+    struct Template {
+        let members: [KeyringMember]
+        let removed: [KeyringMember]
+        let escrow: [EscrowRecipient]
+        let retired: [[UInt8]]
+        let passphrases: [StoredSlot]
+        let isEscrowFree: Bool
+        let required: [String]
+        let unknownContent: CBORMap
+        let unknownPublic: CBORMap
+        let now: Int64
+
+        func content(blobKey: SymmetricKey, reason: String) -> KeyringContent {
+            KeyringContent(
+                members: members, removed: removed, escrow: escrow, retired: retired, blobKey: blobKey, created: now, reason: reason,
+                unknownFields: unknownContent)
+        }
+    }
+
+    /// A keyring of a fresh key for `epoch`, wrapping to every reader.
+    static func newEpochKeyring(
+        epoch: UInt32, parents: [KeyringBuilder.Parent], template: Template, blobKey: SymmetricKey, reason: String,
+        freshPassphrase: (SecureBytes, UInt64, UInt64)?, vaultID: VaultID, signer: Ed25519.KeyPair, random: any RandomSource
+    ) throws(KeyError) -> KeyringProposal {
+        let epochKey: EpochKey
+        do { epochKey = EpochKey(epoch: epoch, key: try SymmetricKey(using: random), blobKey: blobKey) } catch {
+            throw .operationRefused(reason: "\(error)")
+        }
+        var slots: [StoredSlot] = []
+        for m in template.members {
+            if let slot = try memberSlot(m, key: epochKey, vaultID: vaultID, random: random) { slots.append(StoredSlot(slot: slot)) }
+        }
+        for p in template.passphrases {
+            slots.append(StoredSlot(slot: try SlotCrypto.passphraseSlot(for: epochKey, rewrapping: p.slot, vaultID: vaultID, random: random), unknownFields: p.unknownFields))
+        }
+        for e in template.escrow {
+            slots.append(StoredSlot(slot: try SlotCrypto.escrowSlot(for: epochKey, escrowPublicKey: e.publicKey, vaultID: vaultID, random: random)))
         }
         if let (passphrase, ops, mem) = freshPassphrase {
             slots.append(StoredSlot(slot: try SlotCrypto.passphraseSlot(
-                for: epochKey, passphrase: passphrase, opsLimit: ops, memLimitBytes: mem, vaultID: state.vaultID, random: random)))
+                for: epochKey, passphrase: passphrase, opsLimit: ops, memLimitBytes: mem, vaultID: vaultID, random: random)))
         }
-        guard state.heads.count <= Limits.maxParentCount else {
-            throw .operationRefused(reason: "the vault has \(state.heads.count) concurrent keyrings, more than one keyring may join (\(Limits.maxParentCount)); merge them in smaller steps")
+        guard slots.count <= Limits.maxSlotsPerKeyring else {
+            throw .operationRefused(reason: "the keyring would hold more than \(Limits.maxSlotsPerKeyring) slots")
         }
-        guard slots.count <= Limits.maxSlotsPerKeyring, members.count <= Limits.maxKeyringListCount, escrow.count <= Limits.maxKeyringListCount,
-            removed.count <= Limits.maxKeyringListCount, retired.count <= Limits.maxKeyringListCount,
-            history.count <= Limits.maxKeyringListCount
-        else {
-            throw .operationRefused(reason: "the keyring would exceed its limits (\(Limits.maxSlotsPerKeyring) slots, \(Limits.maxKeyringListCount) list entries)")
-        }
-        let content = KeyringContent(
-            members: members, removed: removed, escrow: escrow, history: history, retired: retired, blobKey: state.blobKey,
-            created: now, reason: change.reason, unknownFields: state.heads[0].content!.unknownFields)
-        let publicPart = KeyringPublic(
-            parents: state.heads.map(\.id), isEscrowFree: isEscrowFree, slotEntries: slots,
-            unknownFields: state.heads[0].record.publicPart.unknownFields)
-        let body = KeyringBuilder.body(
-            epochKey: epochKey, vaultID: state.vaultID, publicPart: publicPart, content: content, signer: signer, random: random)
-        return KeyringProposal(epoch: epochKey.epoch, body: body, epochKey: epochKey, isNewEpoch: newEpoch)
+        let body = try KeyringBuilder.body(
+            epochKey: epochKey, vaultID: vaultID, parents: parents, isEscrowFree: template.isEscrowFree, requiredSlotKinds: template.required,
+            slots: slots, unknownPublicFields: template.unknownPublic, content: template.content(blobKey: blobKey, reason: reason),
+            signer: signer, random: random)
+        return KeyringProposal(epoch: epoch, body: body, epochKey: epochKey, isNewEpoch: true)
     }
 
-    /// The slot for a member: a device slot, the recovery slot, or none for
-    /// a role this version does not know.
+    /// The slot that wraps `key` to `member` (none for roles without slots).
     static func memberSlot(_ member: KeyringMember, key: EpochKey, vaultID: VaultID, random: any RandomSource) throws(KeyError) -> KeySlot? {
+        guard member.isEd25519 else { return nil }
         switch member.role {
-        case "recovery": try SlotCrypto.recoverySlot(for: key, recoveryPublicKey: member.publicKey, vaultID: vaultID, random: random)
-        case "device": try SlotCrypto.deviceSlot(for: key, devicePublicKey: member.publicKey, vaultID: vaultID, random: random)
-        default: nil
+        case "recovery": return try SlotCrypto.recoverySlot(for: key, recoveryPublicKey: member.publicKey, vaultID: vaultID, random: random)
+        case "device": return try SlotCrypto.deviceSlot(for: key, devicePublicKey: member.publicKey, vaultID: vaultID, random: random)
+        default: return nil
         }
     }
 }

@@ -1,14 +1,8 @@
 import QuireCrypto
 public import QuireFormat
 
-/// Who holds keys to a vault now, as its trusted keyrings say
-/// (`Spec/keys.md §5`): the state every key operation starts from.
-///
-/// When devices changed the keys concurrently and their copies were merged,
-/// the vault has several *heads* (trusted keyrings that no trusted keyring
-/// follows). The state joins them: members of any head, minus every device
-/// removed in any head; passphrases and escrow keys of any head, minus every
-/// key retired in any head; escrow-free when any head is.
+/// The key state a keyring operation starts from (`Spec/keys.md §5`),
+/// computed from the keyrings the reader trusts.
 public struct KeyState: Sendable {
     /// The vault id.
     public let vaultID: VaultID
@@ -16,43 +10,44 @@ public struct KeyState: Sendable {
     public let heads: [KeyringInfo]
     /// Every trusted keyring, in file order.
     public let trusted: [KeyringInfo]
-    /// Members now: devices and the recovery key.
+    /// Current members: the heads' members (first occurrence kept), minus removed.
     public let members: [KeyringMember]
-    /// Members removed so far.
+    /// Every member removed in any head.
     public let removed: [KeyringMember]
-    /// Escrow recipients now (none when escrow-free).
+    /// Current escrow recipients (none in escrow-free mode), minus retired keys.
     public let escrow: [EscrowRecipient]
-    /// X25519 keys of passphrases and escrow recipients taken out of use.
+    /// Retired passphrase and escrow public keys.
     public let retired: [[UInt8]]
-    /// The passphrase slots in use now, one per passphrase (by public key),
-    /// with the fields their kind does not define.
+    /// The passphrase slots in use, one per public key, minus retired ones.
     public let passphrases: [StoredSlot]
     /// True when any head is escrow-free.
     public let isEscrowFree: Bool
+    /// Slot kinds some head requires.
+    public let requiredSlotKinds: [String]
     /// The highest epoch of a head.
-    public let epoch: UInt16
-    /// Every epoch key the credential holds, for the history of a new keyring.
+    public let epoch: UInt32
     let keys: KeySet
-    /// The blob key (the same in every keyring).
-    let blobKey: SymmetricKey
 
-    /// The state the trusted keyrings of `unlocked` describe.
+    /// The state of `unlocked`.
     ///
-    /// - Throws: ``KeyError/operationRefused(reason:)`` when no keyring is trusted.
+    /// - Throws: ``KeyError/operationRefused(reason:)`` when nothing is trusted.
     public init(_ unlocked: UnlockedKeys, vaultID: VaultID) throws(KeyError) {
-        self.vaultID = vaultID
         let trusted = unlocked.keyrings.filter { $0.isTrusted && $0.content != nil }
-        guard !trusted.isEmpty, let blobKey = unlocked.keys.blobKey else {
+        guard !trusted.isEmpty else {
             throw .operationRefused(reason: "no trusted keyring: the vault's keys cannot be changed")
         }
         var parentIDs = Set<KeyringID>()
-        for ring in trusted { parentIDs.formUnion(ring.record.publicPart.parents) }
-        let heads = trusted.filter { !parentIDs.contains($0.id) }
+        for ring in trusted { parentIDs.formUnion(ring.parents) }
+        self.init(vaultID: vaultID, heads: trusted.filter { !parentIDs.contains($0.id) }, trusted: trusted, keys: unlocked.keys)
+    }
+
+    /// The state as if `heads` were the only heads (a removal leaves out the
+    /// removed member's branch).
+    init(vaultID: VaultID, heads: [KeyringInfo], trusted: [KeyringInfo], keys: KeySet) {
+        self.vaultID = vaultID
         self.trusted = trusted
         self.heads = heads
-        self.keys = unlocked.keys
-        self.blobKey = blobKey
-
+        self.keys = keys
         var removed: [KeyringMember] = []
         var retired: [[UInt8]] = []
         for head in heads {
@@ -65,6 +60,11 @@ public struct KeyState: Sendable {
             where !members.contains(where: { $0.publicKey == m.publicKey }) && !removed.contains(where: { $0.publicKey == m.publicKey }) {
                 members.append(m)
             }
+        }
+        // One recovery member: the first head's (concurrent replacements that
+        // both stood leave several; a join keeps one).
+        if let first = members.firstIndex(where: { $0.role == "recovery" }) {
+            members = members.enumerated().filter { $0.offset == first || $0.element.role != "recovery" }.map(\.element)
         }
         isEscrowFree = heads.contains { $0.record.publicPart.isEscrowFree }
         var escrow: [EscrowRecipient] = []
@@ -83,29 +83,38 @@ public struct KeyState: Sendable {
                 if !known { passphrases.append(entry) }
             }
         }
+        var required: [String] = []
+        for head in heads {
+            for kind in head.record.publicPart.requiredSlotKinds where !required.contains(kind) { required.append(kind) }
+        }
         self.members = members
         self.removed = removed
         self.retired = retired
         self.escrow = escrow
         self.passphrases = passphrases
-        epoch = heads.map(\.epoch).max()!
+        requiredSlotKinds = required
+        epoch = heads.map(\.epoch).max() ?? 0
     }
 
-    /// The member with this Ed25519 public key, if any.
+    /// The current member with this public key, if any.
     public func member(withKey publicKey: [UInt8]) -> KeyringMember? {
         members.first { $0.publicKey == publicKey }
     }
 
-    /// The enrolled devices (members with role `device`).
+    /// The members with role `"device"`.
     public var devices: [KeyringMember] { members.filter { $0.role == "device" } }
 
-    /// The recovery key's member entry, if the vault has one.
+    /// The recovery member.
     public var recoveryMember: KeyringMember? { members.first { $0.role == "recovery" } }
 
-    /// True when `ring` wraps its epoch key to exactly the readers this
-    /// state has: the same members, the same passphrases, the same escrow
-    /// keys (none when escrow-free) — so that writing under its epoch tells
-    /// no one more, and no one less, than the state says.
+    /// The head new records are sealed under: the newest head of the highest
+    /// epoch (ties: the smallest key commitment).
+    public var writeHead: KeyringInfo {
+        heads.filter { $0.epoch == epoch }.min { $0.record.publicPart.keyCommit.lexicographicallyPrecedes($1.record.publicPart.keyCommit) }!
+    }
+
+    /// True when `ring` wraps to exactly the readers of this state
+    /// (`Spec/keys.md §6.8`).
     public func wrapsExactly(_ ring: KeyringInfo) -> Bool {
         guard let c = ring.content else { return false }
         let slots = ring.record.publicPart.slots
@@ -115,5 +124,17 @@ public struct KeyState: Sendable {
             && passphraseKeys == Set(passphrases.compactMap { if case .passphrase(_, _, _, let pk, _) = $0.slot { pk } else { nil } })
             && (hasEscrowSlot ? Set(c.escrow.map(\.publicKey)) : []) == Set(escrow.map(\.publicKey))
             && ring.record.publicPart.isEscrowFree == isEscrowFree
+    }
+
+    /// True when every reader of `other` (members, escrow recipients,
+    /// passphrases), apart from the member `except`, is a reader here too.
+    func hasAllReaders(of other: KeyState, except: [UInt8]) -> Bool {
+        let mine = Set(members.map(\.publicKey) + escrow.map(\.publicKey) + passphraseKeys)
+        let theirs = Set(other.members.map(\.publicKey) + other.escrow.map(\.publicKey) + other.passphraseKeys).subtracting([except])
+        return theirs.isSubset(of: mine)
+    }
+
+    var passphraseKeys: [[UInt8]] {
+        passphrases.compactMap { if case let .passphrase(_, _, _, pk, _) = $0.slot { pk } else { nil } }
     }
 }

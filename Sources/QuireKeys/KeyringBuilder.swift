@@ -1,44 +1,56 @@
 public import QuireCrypto
 public import QuireFormat
 
-/// Assembles and signs keyring records (`Spec/format.md §8`).
+/// Builds keyring bodies (`Spec/format.md §8.1`): links to the parents under
+/// their keys, the signature over public part, nonce and content, the sealed
+/// and padded inner part.
 public enum KeyringBuilder {
-    /// The frame body (without trailer) of a keyring for `epochKey`.
+    /// One parent of a keyring being built: its id and its epoch key.
+    public struct Parent: Sendable {
+        /// The parent keyring's id.
+        public let id: KeyringID
+        /// The parent's epoch key.
+        public let key: EpochKey
+
+        /// A parent with the given id and key.
+        public init(id: KeyringID, key: EpochKey) {
+            self.id = id
+            self.key = key
+        }
+    }
+
+    /// The body (without its body hash) of a keyring of `epochKey`'s epoch.
     ///
-    /// - Parameters:
-    ///   - parents: ids of the keyrings this one succeeds (empty for the first).
-    ///   - slots: the key slots, already wrapping `epochKey`.
-    ///   - content: members, history, blob key and the rest of the sealed part.
-    ///   - signer: a member of a parent keyring (or of this one, for a root).
-    ///   - vaultSalt: for a root keyring, the salt that with `signer`
-    ///     derives the vault id (``rootVaultID(signer:salt:)``).
+    /// - Throws: ``KeyError/format(_:)`` (out of guarded memory).
     public static func body(
-        epochKey: EpochKey, vaultID: VaultID, parents: [KeyringID], isEscrowFree: Bool, slots: [KeySlot],
-        content: KeyringContent, signer: Ed25519.KeyPair, random: any RandomSource, vaultSalt: [UInt8]? = nil
-    ) -> [UInt8] {
-        body(
-            epochKey: epochKey, vaultID: vaultID,
-            publicPart: KeyringPublic(parents: parents, isEscrowFree: isEscrowFree, slots: slots, vaultSalt: vaultSalt),
-            content: content, signer: signer, random: random)
+        epochKey: EpochKey, vaultID: VaultID, parents: [Parent], isEscrowFree: Bool, requiredSlotKinds: [String] = [],
+        slots: [StoredSlot], vaultSalt: [UInt8]? = nil, unknownPublicFields: CBORMap = CBORMap(), content: KeyringContent,
+        signer: Ed25519.KeyPair, random: any RandomSource
+    ) throws(KeyError) -> [UInt8] {
+        var links: [[UInt8]] = []
+        for p in parents {
+            do {
+                links.append(try KeyringRecord.link(
+                    parentKey: p.key, vaultID: vaultID, epoch: epochKey.epoch, keyCommit: epochKey.commitment, parent: p.id))
+            } catch {
+                throw .format(error)
+            }
+        }
+        var content = content
+        content.parentKeys = parents.map(\.key.key)
+        let publicPart = KeyringPublic(
+            epoch: epochKey.epoch, keyCommit: epochKey.commitment, parents: parents.map(\.id), links: links, isEscrowFree: isEscrowFree,
+            requiredSlotKinds: requiredSlotKinds, slotEntries: slots, vaultSalt: vaultSalt, unknownFields: unknownPublicFields)
+        do {
+            return try KeyringRecord.seal(content: content, signer: signer, key: epochKey, vaultID: vaultID, publicPart: publicPart, random: random)
+                .encodedBody()
+        } catch {
+            throw .format(error)
+        }
     }
 
-    /// The frame body (without trailer) of a keyring for `epochKey` with the
-    /// given public part (parents, escrow-free flag, slots, salt).
-    public static func body(
-        epochKey: EpochKey, vaultID: VaultID, publicPart: KeyringPublic, content: KeyringContent, signer: Ed25519.KeyPair,
-        random: any RandomSource
-    ) -> [UInt8] {
-        let publicBytes = publicPart.encoded()
-        var contentBytes = content.encoded()
-        defer { wipe(&contentBytes) }
-        let message = KeyringRecord.signedMessage(vaultID: vaultID, epoch: epochKey.epoch, publicBytes: publicBytes, contentBytes: contentBytes)
-        let inner = KeyringInner(contentBytes: contentBytes, signer: signer.publicKey, signature: signer.sign(message))
-        let sealed = KeyringRecord.seal(inner: inner, key: epochKey, vaultID: vaultID, publicBytes: publicBytes, random: random)
-        return KeyringRecord(epoch: epochKey.epoch, publicPart: publicPart, sealed: sealed).encodedBody()
-    }
-
-    /// The id a keyring frame with this body will have: BLAKE2b-128 of the body.
+    /// The id of a keyring body (without its hash): `BLAKE2b-256(K)`.
     public static func id(ofBody body: [UInt8]) -> KeyringID {
-        KeyringID(unchecked: BLAKE2b.hash(body, byteCount: 16))
+        KeyringRecord.id(ofBody: body)
     }
 }

@@ -59,7 +59,7 @@ public struct PrivacyStatement: Sendable {
     /// Records of a run of epochs that the same extra keys can read.
     public struct Group: Sendable {
         /// The epochs, lowest to highest.
-        public let epochs: ClosedRange<UInt16>
+        public let epochs: ClosedRange<UInt32>
         /// When the first of them began, and when the one after the last
         /// began (nil for the current epoch): milliseconds, UTC.
         public let from: Int64, until: Int64?
@@ -80,10 +80,10 @@ public struct PrivacyStatement: Sendable {
     /// When escrow-free mode began: milliseconds, UTC (nil when not escrow-free).
     public let escrowFreeSince: Int64?
     /// The epoch new records are sealed under.
-    public let currentEpoch: UInt16
+    public let currentEpoch: UInt32
     /// A newer epoch the credential cannot open (it was removed), if any:
     /// the statement then shows only what this credential can see.
-    public let unreadableNewerEpoch: UInt16?
+    public let unreadableNewerEpoch: UInt32?
     /// When the current epoch began: milliseconds, UTC.
     public let currentSince: Int64
     /// The keys that can decrypt new records.
@@ -126,6 +126,15 @@ public struct PrivacyStatement: Sendable {
         escrowFreeSince = isEscrowFree ? trusted.filter { $0.record.publicPart.isEscrowFree }.map { $0.content!.created }.min() : nil
 
         // Each keyring's readers, and the epochs it reaches.
+        let trustedByID = Dictionary(trusted.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        var reachMemo: [KeyringID: Set<UInt32>] = [:]
+        func ancestorEpochs(_ ring: KeyringInfo) -> Set<UInt32> {
+            if let known = reachMemo[ring.id] { return known }
+            var set: Set<UInt32> = [ring.epoch]
+            for p in ring.parents { if let parent = trustedByID[p] { set.formUnion(ancestorEpochs(parent)) } }
+            reachMemo[ring.id] = set
+            return set
+        }
         var order = 0
         var known: [String: Reader] = [:]
         func reader(_ kind: Reader.Kind, _ key: [UInt8], _ name: String) -> Reader {
@@ -144,7 +153,7 @@ public struct PrivacyStatement: Sendable {
             for m in ring.content!.members + ring.content!.removed { names[m.publicKey] = Self.printable(m.name) }
             for e in ring.content!.escrow { names[e.publicKey] = Self.printable(e.label) }
         }
-        var readersByEpoch: [UInt16: Set<Reader>] = [:]
+        var readersByEpoch: [UInt32: Set<Reader>] = [:]
         var notes: [String] = []
         for ring in trusted {
             let c = ring.content!
@@ -176,9 +185,9 @@ public struct PrivacyStatement: Sendable {
             if unknownSlots > 0 {
                 notes.append("The keyring of epoch \(ring.epoch) has \(unknownSlots) key slot\(unknownSlots == 1 ? "" : "s") of a kind this version does not know; whoever holds \(unknownSlots == 1 ? "it" : "them") can decrypt epoch \(ring.epoch) and earlier.")
             }
-            var reach: Set<UInt16> = [ring.epoch]
-            for h in c.history where h.epoch < ring.epoch { reach.insert(h.epoch) }
-            for e in reach { readersByEpoch[e, default: []].formUnion(readers) }
+            // A keyring reaches its own epoch and, through the parent keys it
+            // carries, every epoch of its ancestors.
+            for e in ancestorEpochs(ring) { readersByEpoch[e, default: []].formUnion(readers) }
         }
 
         // The current epoch and its readers.
@@ -189,12 +198,13 @@ public struct PrivacyStatement: Sendable {
         currentReaders = current.sorted(by: Self.listOrder)
 
         // Records by epoch, from the frame headers.
-        var revisions: [UInt16: Int] = [:], attachments: [UInt16: Int] = [:]
+        var revisions: [UInt32: Int] = [:], attachments: [UInt32: Int] = [:]
         for frame in structure.frames[0..<structure.committedFrameCount] where frame.malformation == nil && frame.header.isSealed {
-            if frame.header.kind == .entryRevision { revisions[frame.header.epoch, default: 0] += 1 }
-            if frame.header.kind == .blobManifest { attachments[frame.header.epoch, default: 0] += 1 }
+            guard let epoch = unlocked.keys.keys(for: frame.header.keyID).map(\.epoch).max() else { continue }
+            if frame.header.kind == .entryRevision { revisions[epoch, default: 0] += 1 }
+            if frame.header.kind == .blobManifest { attachments[epoch, default: 0] += 1 }
         }
-        var started: [UInt16: Int64] = [:]
+        var started: [UInt32: Int64] = [:]
         for ring in trusted { started[ring.epoch] = min(started[ring.epoch] ?? .max, ring.content!.created) }
 
         // Group consecutive epochs (newest first) whose extra readers are the same.

@@ -64,7 +64,7 @@ public struct RecoveryKey: Sendable, CustomStringConvertible {
     /// The Ed25519 key pair with which the recovery key authorizes keyrings:
     /// seed `crypto_kdf_derive_from_key(32, 2, "quire rk", secret)`.
     public func signingKeyPair() throws(CryptoError) -> Ed25519.KeyPair {
-        let seed = KeyDerivation.derive(from: secret, subkeyID: 2, context: "quire rk")
+        let seed = try KeyDerivation.derive(from: secret, subkeyID: 2, context: "quire rk")
         return try Ed25519.KeyPair(seed: seed.storage)
     }
 

@@ -7,7 +7,7 @@ public import QuireFormat
 /// Every slot is a sealed box (`crypto_box_seal`, X25519) of
 ///
 /// ```
-/// payload = epoch key (32) ‖ vault id (16) ‖ epoch (u16 LE)        → box of 98 bytes
+/// payload = epoch key (32) ‖ vault id (16) ‖ epoch (u32 LE)        → box of 100 bytes
 /// ```
 ///
 /// to one X25519 public key:
@@ -24,13 +24,15 @@ public import QuireFormat
 /// the passphrase.
 public enum SlotCrypto {
     /// The 50-byte payload sealed in every slot, in guarded memory.
+    /// A slot's plaintext: `epoch key (32) ‖ vault id (16) ‖ u32(epoch)`.
+    static let payloadByteCount = 52
+
     static func boxPayload(_ key: EpochKey, vaultID: VaultID) throws(CryptoError) -> SecureBytes {
-        let payload = try SecureBytes(zeroedCount: 50)
+        let payload = try SecureBytes(zeroedCount: payloadByteCount)
         payload.withUnsafeMutableBytes { p in
             key.key.withUnsafeBytes { k in p.baseAddress!.copyMemory(from: k.baseAddress!, byteCount: 32) }
             for (i, b) in vaultID.bytes.enumerated() { p[32 + i] = b }
-            p[48] = UInt8(truncatingIfNeeded: key.epoch)
-            p[49] = UInt8(truncatingIfNeeded: key.epoch >> 8)
+            for i in 0..<4 { p[48 + i] = UInt8(truncatingIfNeeded: key.epoch >> (8 * UInt32(i))) }
         }
         return payload
     }
@@ -145,6 +147,24 @@ public enum SlotCrypto {
     }
 
     /// Argon2id results of one unlock, by salt and cost, and how many were run.
+    /// Whether this task may make passphrase slots below the writer floor
+    /// (tests and test vectors only, which need Argon2id to run fast; readers
+    /// accept such slots anyway).
+    @_spi(Testing) @TaskLocal public static var allowsWeakPassphraseCost = false
+
+    /// Checks a passphrase cost a writer is asked to use: within the reader
+    /// bounds, and at least the writer floor of ``Limits/writerMinArgon2OpsLimit``
+    /// passes over ``Limits/writerMinArgon2MemLimitBytes`` (`Spec/keys.md §2.3`).
+    ///
+    /// - Throws: ``KeyError/kdfLimitsExceeded(opsLimit:memLimitBytes:)``.
+    public static func checkWriterCost(opsLimit: UInt64, memLimitBytes: UInt64) throws(KeyError) {
+        try checkLimits(opsLimit: opsLimit, memLimitBytes: memLimitBytes)
+        if allowsWeakPassphraseCost { return }
+        guard opsLimit >= Limits.writerMinArgon2OpsLimit, memLimitBytes >= Limits.writerMinArgon2MemLimitBytes else {
+            throw .kdfLimitsExceeded(opsLimit: opsLimit, memLimitBytes: memLimitBytes)
+        }
+    }
+
     struct PassphraseCache {
         var pairs: [[UInt8]: X25519.KeyPair] = [:]
         /// Parameter sets not run because the per-open budget was spent.
@@ -165,7 +185,7 @@ public enum SlotCrypto {
     ///   most ``Limits/maxPassphraseDerivations`` times in all.
     /// - Throws: ``KeyError/kdfLimitsExceeded(opsLimit:memLimitBytes:)``.
     static func open(
-        _ slot: KeySlot, with credential: Credential, vaultID: VaultID, epoch: UInt16, cache: inout PassphraseCache
+        _ slot: KeySlot, with credential: Credential, vaultID: VaultID, epoch: UInt32, cache: inout PassphraseCache
     ) throws(KeyError) -> SymmetricKey? {
         switch (slot, credential) {
         case let (.recovery(box), .recoveryKey(recovery)):
@@ -204,10 +224,11 @@ public enum SlotCrypto {
     private static func littleEndian(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) } }
 
     /// Opens a slot's box and checks that it names this vault and epoch.
-    static func openBox(_ box: [UInt8], with pair: X25519.KeyPair, vaultID: VaultID, epoch: UInt16) -> SymmetricKey? {
-        guard let payload = try? pair.open(box), payload.count == 50 else { return nil }
+    static func openBox(_ box: [UInt8], with pair: X25519.KeyPair, vaultID: VaultID, epoch: UInt32) -> SymmetricKey? {
+        guard let payload = try? pair.open(box), payload.count == payloadByteCount else { return nil }
         let bound = payload.withUnsafeBytes { p in
-            constantTimeEqual(p[32..<48], vaultID.bytes) && p[48] == UInt8(truncatingIfNeeded: epoch) && p[49] == UInt8(truncatingIfNeeded: epoch >> 8)
+            constantTimeEqual(p[32..<48], vaultID.bytes)
+                && (0..<4).allSatisfy { p[48 + $0] == UInt8(truncatingIfNeeded: epoch >> (8 * UInt32($0))) }
         }
         guard bound else { return nil }
         return payload.withUnsafeBytes { p in try? SymmetricKey(bytes: p[0..<32]) }

@@ -38,7 +38,7 @@ public struct CompactionReport: Sendable {
     /// Keyrings dropped because no reader trusts them (forged or broken), counted once per keyring.
     public let untrustedKeyringsDropped: Int
     /// The epoch new records are sealed under after a rekey, else nil.
-    public let rekeyedEpoch: UInt16?
+    public let rekeyedEpoch: UInt32?
 }
 
 /// Rewrites a vault with only what it needs (`Spec/merge.md §6`).
@@ -76,19 +76,22 @@ public enum Compaction {
         let unlocked: UnlockedKeys
         do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
         if let newer = unlocked.unreadableNewerEpoch { throw .removed(newerEpoch: newer) }
-        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings)
+        guard let signer = credential.signingKeyPair() else {
+            throw .keys(.operationRefused(reason: "a passphrase or an escrow key can read this vault but not compact it; compact with a device or the recovery key"))
+        }
+        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
         let frames = file.structure.frames
         let committed = 0..<file.structure.committedFrameCount
 
         // Read every record; refuse when anything is damaged or unverified.
-        var damage: [FormatError] = file.commitIssues
+        var damage: [FormatError] = file.commitIssues.filter { $0.code != "attestation_failed" }
         var revisions: [(index: Int, revision: EntryRevision)] = []
         var seenRevisions = Set<RevisionID>()
         var manifests: [BlobID: (index: Int, manifest: BlobManifest)] = [:]
         var manifestCount = 0
         var profile: (index: Int, clock: HybridLogicalClock)?
         var unknown: [Int] = []
-        var keyrings: [(epoch: UInt16, body: [UInt8])] = []
+        var keyrings: [(keyID: KeyID, epoch: UInt32, body: [UInt8])] = []
         var keptKeyringIDs = Set<KeyringID>()
         var untrustedIDs = Set<KeyringID>()
         for i in committed {
@@ -99,12 +102,12 @@ public enum Compaction {
                 continue
             case .keyring:
                 // One body per trusted keyring (its first intact copy); both
-                // copies are written again below.
-                if unlocked.trustedKeyrings[i] != nil, let body = f.plaintextBody, f.checksumIntact == true {
+                // copies are written again below, byte for byte.
+                if let epoch = unlocked.trustedKeyrings[i], let body = f.plaintextBody, f.checksumIntact == true {
                     let id = KeyringBuilder.id(ofBody: body)
                     if !keptKeyringIDs.contains(id) {
                         keptKeyringIDs.insert(id)
-                        keyrings.append((f.header.epoch, body))
+                        keyrings.append((f.header.keyID, epoch, body))
                     }
                 } else if let body = f.plaintextBody, f.checksumIntact == true {
                     untrustedIDs.insert(KeyringBuilder.id(ofBody: body))
@@ -157,9 +160,13 @@ public enum Compaction {
         }
         var liveBlobs = Set<BlobID>()
         for r in revisions where keep.contains(r.index) { for a in r.revision.body.attachments { liveBlobs.insert(a.blob) } }
-        let keptManifests = manifests.values.filter { liveBlobs.contains($0.manifest.blob) }.sorted { $0.index < $1.index }
+        let keptManifests = manifests.values.filter { m in liveBlobs.contains(m.manifest.blob) || m.manifest.aliases.contains(where: liveBlobs.contains) }
+            .sorted { $0.index < $1.index }
+        // Records that were released unattested stay unattested: they go in a
+        // commit of their own that nobody attests (Spec/merge.md §6).
+        func attested(_ i: Int) -> Bool { if case .attested = file.attestation(ofFrame: i) { true } else { false } }
 
-        var rekeyed: UInt16?
+        var rekeyed: UInt32?
         try VaultMerge.replace(path, with: { (temp: String) throws(SyncError) in
             // A clean header (both copies intact), whatever the old one's state.
             try VaultMerge.copyFile(path, to: temp, byteCount: 0)
@@ -167,43 +174,35 @@ public enum Compaction {
             let out: VaultFile
             do throws(FormatError) { out = try VaultFile(path: temp, writable: true) } catch { throw error.asSyncError }
             var keys = unlocked.keys
-            var proposal: KeyringProposal?
+            var proposals: [KeyringProposal] = []
             if options.rekey {
-                guard let signer = credential.signingKeyPair() else {
-                    throw .keys(.operationRefused(reason: "only an enrolled device or the recovery key can rekey"))
-                }
-                let state: KeyState
                 do throws(KeyError) {
-                    state = try KeyState(unlocked, vaultID: file.vaultID)
-                    proposal = try KeyOperations.keyring(for: .rekey, state: state, signer: signer, now: now, random: random)
+                    let state = try KeyState(unlocked, vaultID: file.vaultID)
+                    proposals = try KeyOperations.keyrings(for: .rekey, state: state, signer: signer, now: now, random: random)
                 } catch {
                     throw .keys(error)
                 }
-                keys.add(proposal!.epochKey)
-                keys.writeKey = proposal!.epochKey
-                rekeyed = proposal!.epoch
-            } else {
-                keys.writeKey = try VaultMerge.commitKey(unlocked.keys)
+                for p in proposals { keys.add(p.epochKey) }
+                keys.writeKey = proposals.last!.epochKey
+                rekeyed = proposals.last!.epoch
             }
-            out.verifyCommits(keys: keys, trustedKeyrings: [:])
+            out.verifyCommits(keys: keys, trustedKeyrings: [:], attestors: unlocked.attestors)
+            let noSync = WriteOptions(synchronous: false, lockTimeoutSeconds: writeOptions.lockTimeoutSeconds)
             do {
-                try out.commit(random: random, options: WriteOptions(synchronous: false, lockTimeoutSeconds: writeOptions.lockTimeoutSeconds)) {
-                    (tx: PendingCommit) throws(FormatError) in
-                    // Keyrings first, in file order, each written twice, then the new one.
-                    for k in keyrings { try tx.appendKeyring(epoch: k.epoch, body: k.body) }
-                    if let proposal { try tx.appendKeyring(epoch: proposal.epoch, body: proposal.body) }
-                    if let profile { try carry(profile.index, tx) }
-                    for m in keptManifests {
-                        if options.rekey {
-                            let reader = try file.openBlob(m.manifest)
-                            _ = try tx.appendBlob(from: BlobSource(reader), mediaType: m.manifest.mediaType)
-                        } else {
-                            for c in try file.chunkFrames(for: m.manifest) { try tx.appendRaw(frame: try side.bytes(of: c)) }
-                            try tx.appendRaw(frame: try side.bytes(of: m.index))
-                        }
-                    }
-                    for r in revisions where keep.contains(r.index) { try carry(r.index, tx) }
-                    for i in unknown { try carry(i, tx) }
+                try out.commit(random: random, options: noSync, attestWith: signer) { (tx: PendingCommit) throws(FormatError) in
+                    // Keyrings first, in file order, each written twice, then the new ones.
+                    for k in keyrings { try tx.appendKeyring(keyID: k.keyID, epoch: k.epoch, body: k.body) }
+                    for p in proposals { try tx.appendKeyring(keyID: p.epochKey.id, epoch: p.epoch, body: p.body) }
+                    if let profile, attested(profile.index) { try carry(profile.index, tx) }
+                    for m in keptManifests where attested(m.index) { try carryBlob(m, tx) }
+                    for r in revisions where keep.contains(r.index) && attested(r.index) { try carry(r.index, tx) }
+                    for i in unknown where attested(i) { try carry(i, tx) }
+                }
+                try out.commit(random: random, options: noSync, attestation: .none) { (tx: PendingCommit) throws(FormatError) in
+                    if let profile, !attested(profile.index) { try carry(profile.index, tx) }
+                    for m in keptManifests where !attested(m.index) { try carryBlob(m, tx) }
+                    for r in revisions where keep.contains(r.index) && !attested(r.index) { try carry(r.index, tx) }
+                    for i in unknown where !attested(i) { try carry(i, tx) }
                 }
             } catch let e as FormatError {
                 throw e.asSyncError
@@ -211,11 +210,22 @@ public enum Compaction {
                 throw .resultDoesNotVerify(reason: "\(error)")
             }
 
-            /// A record as it is, or sealed again under the new epoch.
+            func carryBlob(_ m: (index: Int, manifest: BlobManifest), _ tx: PendingCommit) throws(FormatError) {
+                if options.rekey {
+                    // Stored again under the new blob key; the old id stays an alias.
+                    let blobKey = file.keys.keys(for: frames[m.index].header.keyID).first?.blobKey
+                    let reader = try file.openBlob(m.manifest, blobKey: blobKey)
+                    _ = try tx.appendBlob(from: BlobSource(reader), mediaType: m.manifest.mediaType, aliases: [m.manifest.blob] + m.manifest.aliases)
+                } else {
+                    for c in try file.chunkFrames(for: m.manifest) { try tx.appendRaw(frame: try side.bytes(of: c)) }
+                    try tx.appendRaw(frame: try side.bytes(of: m.index))
+                }
+            }
+
             func carry(_ index: Int, _ tx: PendingCommit) throws(FormatError) {
                 let f = frames[index]
                 if options.rekey && f.header.isSealed {
-                    _ = try tx.appendSealed(kind: f.header.kind, payload: try file.openRecord(frame: index))
+                    _ = try tx.appendSealed(kind: f.header.kind, payload: try file.openRecord(frame: index), compress: f.header.isCompressed)
                 } else {
                     try tx.appendRaw(frame: try side.bytes(of: index))
                 }
@@ -230,7 +240,6 @@ public enum Compaction {
     }
 }
 
-/// Reads an attachment as a byte source, to store it again.
 final class BlobSource: ByteSource {
     let reader: BlobReader
     init(_ reader: BlobReader) { self.reader = reader }

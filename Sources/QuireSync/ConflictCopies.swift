@@ -142,12 +142,11 @@ extension ConflictCopies {
     }
 
     /// True when every committed, non-commit frame of the copy is in the
-    /// vault (by identity: header and trailer).
+    /// vault (by identity, `Spec/merge.md §1`).
     static func holdsEveryFrame(of copyPath: String, vault vaultPath: String) throws(SyncError) -> Bool {
-        let copy: VaultFile, vault: VaultFile
-        do { copy = try VaultFile(path: copyPath) } catch { throw .copyUnreadable(path: copyPath, error) }
-        do { vault = try VaultFile(path: vaultPath) } catch { throw .vaultUnreadable(path: vaultPath, error) }
-        let held = Set(vault.structure.frames[0..<vault.structure.committedFrameCount].map(\.identity))
-        return copy.structure.frames[0..<copy.structure.committedFrameCount].allSatisfy { $0.isCommit || held.contains($0.identity) }
+        let copy = try Side(path: copyPath, role: .copy)
+        let vault = try Side(path: vaultPath, role: .vault)
+        let held = Set(try vault.identities(of: 0..<vault.file.structure.committedFrameCount))
+        return try copy.identities(of: 0..<copy.file.structure.committedFrameCount).allSatisfy { held.contains($0) }
     }
 }

@@ -16,7 +16,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case keys(KeyError)
     /// This credential cannot open epoch `newerEpoch` of the vault or the
     /// copy: it was removed, so it cannot write a merge.
-    case removed(newerEpoch: UInt16)
+    case removed(newerEpoch: UInt32)
     /// The vault has damaged or unverified records that a compaction would
     /// drop; it was left as it was.
     case damaged(issues: [FormatError])

@@ -35,27 +35,24 @@ public struct MergeReport: Sendable {
 /// digest of their identities — each block committed anew. Two devices that
 /// merge the same two copies hold the same keys and write the same bytes.
 public enum VaultMerge {
-    /// Merges the copy at `copyPath` into the vault at `vaultPath`.
+    /// Merges the copy at `copyPath` into the vault at `vaultPath`
+    /// (`Spec/merge.md §3`).
     ///
-    /// The copy is scanned first; then the vault is locked until the result
-    /// is in place (`Spec/merge.md §3`). The result is written to a
-    /// temporary file beside it, flushed, opened again and checked (every
-    /// new commit verifies), and only then renamed over the vault, and the
-    /// folder flushed. When the copy adds nothing, nothing is written. When
-    /// the vault's own committed bytes are a prefix of the copy and the
-    /// copy's tail is intact, the result is the copy's bytes.
+    /// Both files are scanned and verified with the keys the credential
+    /// reaches in either; the result — the common prefix, then each side's
+    /// carried commit groups as blocks in canonical order, each frame once — is
+    /// written to a temporary file, checked, and renamed over the vault.
+    /// Blocks written whole keep their attestation; a block whose frames
+    /// changed is attested by the merging member if its source was attested.
+    /// When the result holds a rekey, what is folded in from older epochs is
+    /// sealed again under the current key (`Spec/merge.md §3.3`).
     ///
-    /// - Parameters:
-    ///   - credential: opens the vault (it must); the copy is opened with it
-    ///     when it can be, else its frames are judged without keys.
-    /// - Returns: what was merged and what was left out.
     /// - Throws: ``SyncError/differentVaults(vault:copy:)``,
-    ///   ``SyncError/vaultUnreadable(path:_:)``, ``SyncError/copyUnreadable(path:_:)``,
-    ///   ``SyncError/keys(_:)`` when the credential does not open the vault,
-    ///   ``SyncError/removed(newerEpoch:)`` when it cannot open a newer epoch
-    ///   of either side,
-    ///   ``SyncError/resultDoesNotVerify(reason:)``, ``SyncError/io(_:)``,
-    ///   ``SyncError/locked(path:)``. Nothing is changed when one is thrown.
+    ///   ``SyncError/copyUnreadable(path:_:)``, ``SyncError/vaultUnreadable(path:_:)``,
+    ///   ``SyncError/keys(_:)`` (the credential does not open the vault, or
+    ///   cannot sign: a passphrase or an escrow key reads but does not merge),
+    ///   ``SyncError/removed(newerEpoch:)``, ``SyncError/locked(path:)``,
+    ///   ``SyncError/resultDoesNotVerify(reason:)``, ``SyncError/io(_:)``.
     public static func merge(
         vaultAt vaultPath: String, copyAt copyPath: String, credential: Credential,
         random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions()
@@ -67,6 +64,9 @@ public enum VaultMerge {
         do { copyHeader = try ConflictCopies.readHeader(copyPath) } catch { throw .copyUnreadable(path: copyPath, error) }
         guard vaultHeader.vaultID == copyHeader.vaultID else {
             throw .differentVaults(vault: vaultHeader.vaultID, copy: copyHeader.vaultID)
+        }
+        guard let signer = credential.signingKeyPair() else {
+            throw .keys(.operationRefused(reason: "a passphrase or an escrow key can read this vault but not merge into it; merge with a device or the recovery key"))
         }
         // The copy is scanned before the vault's lock is taken, so a large
         // copy does not keep writers waiting.
@@ -83,22 +83,20 @@ public enum VaultMerge {
         let unlockedA: UnlockedKeys
         do { unlockedA = try KeyringEvaluator.unlock(a.file, with: credential) } catch { throw .keys(error) }
         let unlockedB = try? KeyringEvaluator.unlock(b.file, with: credential)
-        // A credential that cannot open a newer epoch was removed (or is
-        // fooled by a forged keyring): its commits would be stale for
-        // everyone else, so it does not merge (keys.md §7).
+        // A credential that cannot open a newer epoch was removed: its
+        // commits would be stale for everyone else, so it does not merge.
         if let newer = unlockedA.unreadableNewerEpoch ?? unlockedB?.unreadableNewerEpoch { throw .removed(newerEpoch: newer) }
         var keys = unlockedA.keys
-        if let kb = unlockedB?.keys {
-            for (_, list) in kb.epochs { for k in list { keys.add(k) } }
-        }
-        a.file.verifyCommits(keys: keys, trustedKeyrings: unlockedA.trustedKeyrings)
-        b.file.verifyCommits(keys: keys, trustedKeyrings: unlockedB?.trustedKeyrings ?? [:])
+        for k in unlockedB?.keys.all ?? [] { keys.add(k) }
+        let attestors = unlockedA.attestors.union(unlockedB?.attestors ?? [])
+        a.file.verifyCommits(keys: keys, trustedKeyrings: unlockedA.trustedKeyrings, attestors: attestors)
+        b.file.verifyCommits(keys: keys, trustedKeyrings: unlockedB?.trustedKeyrings ?? [:], attestors: attestors)
 
         let prefix = try commonPrefix(a, b)
         let aTail = try a.blocks(after: prefix.groups)
         let bTail = try b.blocks(after: prefix.groups)
         let leftOut = bTail.leftOut
-        let prefixIDs = Set(a.file.structure.frames[0..<prefix.frames].map(\.identity))
+        let prefixIDs = Set(try a.identities(of: 0..<prefix.frames))
         let aIDs = Set(aTail.blocks.flatMap { $0.frames.map(\.identity) }).union(prefixIDs)
         let newFromB = bTail.blocks.flatMap { $0.frames }.filter { !aIDs.contains($0.identity) }
         guard !newFromB.isEmpty || !aTail.leftOut.isEmpty else {
@@ -116,11 +114,13 @@ public enum VaultMerge {
                                commitsWritten: b.file.structure.groups.count - prefix.groups, leftOut: leftOut, droppedFromVault: [])
         }
 
-        // Blocks of both tails, in canonical order, each frame once.
-        let blocks = (aTail.blocks + bTail.blocks).sorted { x, y in
-            x.maxEpoch != y.maxEpoch ? x.maxEpoch < y.maxEpoch : x.digest.lexicographicallyPrecedes(y.digest)
-        }
-        let writeKey = try commitKey(keys)
+        let trustedRings = unlockedA.keyrings.filter(\.isTrusted) + (unlockedB?.keyrings.filter(\.isTrusted) ?? [])
+        let writeKey = try resultWriteKey(trustedRings, keys: keys)
+        // A rekey in the result: what is folded in from before it is sealed again.
+        let rekeyFloor = trustedRings.filter { $0.content?.reason == "rekey" }.map(\.epoch).max() ?? 0
+        let blocks = canonicalOrder(aTail.blocks + bTail.blocks, placed: Set(unlockedA.keyrings.map(\.id)).filter { id in
+            a.keyringIndex(id).map { $0 < prefix.frames } ?? false
+        })
         var commits = 0
         try replace(vaultPath, with: { (temp: String) throws(SyncError) in
             try copyFile(vaultPath, to: temp, byteCount: prefix.bytes)
@@ -130,16 +130,29 @@ public enum VaultMerge {
             do { out = try VaultFile(path: temp, writable: true) } catch let e as FormatError { throw e.asSyncError } catch { throw .resultDoesNotVerify(reason: "\(error)") }
             var setKeys = keys
             setKeys.writeKey = writeKey
-            out.verifyCommits(keys: setKeys, trustedKeyrings: [:])
+            out.verifyCommits(keys: setKeys, trustedKeyrings: [:], attestors: attestors)
             var emitted = prefixIDs
             for block in blocks {
                 let frames = block.frames.filter { !emitted.contains($0.identity) }
                 guard !frames.isEmpty else { continue }
                 for f in frames { emitted.insert(f.identity) }
+                let reseal = frames.contains { $0.sealedUnder > 0 && $0.sealedUnder < rekeyFloor && $0.kind != .keyring }
+                let whole = !reseal && frames.count == block.frames.count && block.isWholeGroup
+                let attestation: CommitAttestation = switch block.attestation {
+                case .some(let plain) where whole: .carried(plain)
+                case .some(let plain) where plain != CommitChain.unattested: .sign(signer)
+                default: .none
+                }
                 do {
-                    try out.commit(random: random, options: WriteOptions(synchronous: false, lockTimeoutSeconds: options.lockTimeoutSeconds)) {
+                    try out.commit(random: random, options: WriteOptions(synchronous: false, lockTimeoutSeconds: options.lockTimeoutSeconds), attestation: attestation) {
                         (tx: PendingCommit) throws(FormatError) in
-                        for f in frames { try tx.appendRaw(frame: try f.side.bytes(of: f.index)) }
+                        for f in frames {
+                            if f.sealedUnder > 0 && f.sealedUnder < rekeyFloor && f.kind != .keyring {
+                                try f.side.reseal(f, into: tx)
+                            } else {
+                                try tx.appendRaw(frame: try f.side.bytes(of: f.index))
+                            }
+                        }
                     }
                 } catch let e as FormatError {
                     throw e.asSyncError
@@ -153,11 +166,47 @@ public enum VaultMerge {
                            commitsWritten: commits, leftOut: leftOut, droppedFromVault: aTail.leftOut)
     }
 
-    /// Opens `path` and takes its exclusive write lock (`Spec/format.md §9.1`),
-    /// for a rewrite: merge and compaction hold it until the new file is
-    /// renamed into place. The caller unlocks the returned handle.
-    ///
-    /// - Throws: ``SyncError/vaultUnreadable(path:_:)``, ``SyncError/locked(path:)``, ``SyncError/io(_:)``.
+    /// The key a merge commits with: the write key of the result's key state
+    /// (the newest head of the highest epoch; ties: the smallest key
+    /// commitment), so that two devices merging the same copies write the
+    /// same bytes.
+    static func resultWriteKey(_ trusted: [KeyringInfo], keys: KeySet) throws(SyncError) -> EpochKey {
+        let parents = Set(trusted.flatMap(\.parents))
+        let heads = trusted.filter { !parents.contains($0.id) }
+        guard let top = heads.map(\.epoch).max(),
+              let head = heads.filter({ $0.epoch == top }).min(by: { $0.record.publicPart.keyCommit.lexicographicallyPrecedes($1.record.publicPart.keyCommit) }),
+              let key = keys.key(commitment: head.record.publicPart.keyCommit)
+        else { throw .resultDoesNotVerify(reason: "no epoch key to commit with") }
+        return key
+    }
+
+    /// Blocks in canonical order (`Spec/merge.md §3.3`): a block holding a
+    /// keyring comes after every block holding one of its parents; among the
+    /// blocks that may come next, the one with the lowest highest epoch, then
+    /// the smallest digest.
+    static func canonicalOrder(_ blocks: [Side.Block], placed: Set<KeyringID>) -> [Side.Block] {
+        var remaining = blocks
+        var placedIDs = placed
+        var out: [Side.Block] = []
+        func ready(_ b: Side.Block) -> Bool {
+            let own = Set(b.keyrings)
+            return b.parentKeyrings.allSatisfy { p in placedIDs.contains(p) || own.contains(p) || !remaining.contains { $0.keyrings.contains(p) } }
+        }
+        func before(_ x: Side.Block, _ y: Side.Block) -> Bool {
+            x.maxEpoch != y.maxEpoch ? x.maxEpoch < y.maxEpoch : x.digest.lexicographicallyPrecedes(y.digest)
+        }
+        while !remaining.isEmpty {
+            let candidates = remaining.indices.filter { ready(remaining[$0]) }
+            // A cycle cannot happen (a parent comes earlier in its own file);
+            // if it did, fall back to the plain order rather than loop.
+            let pick = (candidates.isEmpty ? Array(remaining.indices) : candidates).min { before(remaining[$0], remaining[$1]) }!
+            let block = remaining.remove(at: pick)
+            placedIDs.formUnion(block.keyrings)
+            out.append(block)
+        }
+        return out
+    }
+
     static func lockForRewrite(_ path: String, timeoutSeconds: Double) throws(SyncError) -> SystemFile {
         // Another rewrite may rename a new file over the path while we wait
         // for the old one's lock: then the lock excludes no one. Lock again
@@ -178,13 +227,6 @@ public enum VaultMerge {
     /// several keys for it (concurrent rotations) the one whose commit key
     /// has the smallest BLAKE2b-256 digest, so that two devices holding the
     /// same keys choose the same one.
-    static func commitKey(_ keys: KeySet) throws(SyncError) -> EpochKey {
-        guard let epoch = keys.newestEpoch else { throw .resultDoesNotVerify(reason: "no epoch key to commit with") }
-        let candidates = keys.keys(for: epoch)
-        func digest(_ k: EpochKey) -> [UInt8] { k.commitKey.withUnsafeBytes { BLAKE2b.hash(Array($0), byteCount: 32) } }
-        return candidates.min { digest($0).lexicographicallyPrecedes(digest($1)) }!
-    }
-
     /// Writes the result to a temporary file with `write`, flushes it,
     /// checks it opens with `credential` and that every commit from group
     /// `firstNewGroup` on verifies, then renames it over `path` and flushes
@@ -211,7 +253,7 @@ public enum VaultMerge {
             do { unlocked = try KeyringEvaluator.unlock(check, with: credential) } catch {
                 throw SyncError.resultDoesNotVerify(reason: "the merged file does not open with this key: \(error)")
             }
-            check.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings)
+            check.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
             if let first = firstNewGroup {
                 for (i, status) in check.commits.statuses.enumerated() where i >= first && status != .verified {
                     throw SyncError.resultDoesNotVerify(reason: "merged commit \(i) is \(status)")
@@ -313,31 +355,59 @@ final class Side {
         do { return try handle.read(count: count, at: offset) } catch { throw .io(error) }
     }
 
-    /// The whole frame at `index`, header and body.
     func bytes(of index: Int) throws(FormatError) -> [UInt8] {
         let f = file.structure.frames[index]
         do { return try handle.read(count: Int(f.end - f.location.offset), at: f.location.offset) } catch { throw .io(error) }
     }
 
-    /// A frame to carry.
+    /// The identity of a frame (`Spec/merge.md §1`): its header and its body
+    /// hash; for a chunk, its header and the BLAKE2b-256 of its body.
+    func identity(of index: Int) throws(SyncError) -> [UInt8] {
+        let f = file.structure.frames[index]
+        guard f.header.kind == .blobChunk else { return f.headerBytes + f.trailer }
+        let body: [UInt8]
+        do { body = try handle.read(count: Int(f.header.bodyLength), at: f.bodyOffset) } catch { throw .io(error) }
+        return f.headerBytes + BLAKE2b.hash(body, byteCount: 32)
+    }
+
+    func identities(of range: Range<Int>) throws(SyncError) -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        for i in range where !file.structure.frames[i].isCommit { out.append(try identity(of: i)) }
+        return out
+    }
+
+    /// The frame index of the first copy of keyring `id` in this file.
+    func keyringIndex(_ id: KeyringID) -> Int? {
+        file.structure.frames.firstIndex { $0.header.kind == .keyring && $0.trailer == id.bytes }
+    }
+
     struct Carried {
         let side: Side
         let index: Int
         let identity: [UInt8]
-        let epoch: UInt16
-        /// True when this credential could not open it (it is carried as is).
+        let kind: RecordKind
+        /// The epoch of the key the frame is sealed under (0 when not held or
+        /// not sealed); a keyring's own epoch for ordering.
+        let epoch: UInt32
+        /// For sealed frames: the epoch of their key (0 when not held).
+        let sealedUnder: UInt32
         let unopened: Bool
     }
 
-    /// The frames of one source commit that may be carried.
     struct Block {
         let frames: [Carried]
-        let maxEpoch: UInt16
+        let maxEpoch: UInt32
         let digest: [UInt8]
+        /// Ids of the keyrings in the block, and of their parents.
+        let keyrings: [KeyringID]
+        let parentKeyrings: [KeyringID]
+        /// The source commit's plaintext attestation (96 bytes; zeros when
+        /// unattested); nil when it failed or could not be opened.
+        let attestation: [UInt8]?
+        /// True when every frame of the source group is carried.
+        let isWholeGroup: Bool
     }
 
-    /// The committed groups from `first` on, as blocks of intact frames,
-    /// and the frames left out with why (`Spec/merge.md §3.2`).
     func blocks(after first: Int) throws(SyncError) -> (blocks: [Block], leftOut: [FormatError]) {
         var blocks: [Block] = []
         var leftOut: [FormatError] = []
@@ -345,28 +415,40 @@ final class Side {
         guard first < groups.count else { return ([], []) }
         for g in first..<groups.count {
             let status = file.commits.statuses.indices.contains(g) ? file.commits.statuses[g] : .unverifiable
+            let commitFrame = file.structure.frames[groups[g].commitFrame]
             var carried: [Carried] = []
+            var keyrings: [KeyringID] = []
+            var parents: [KeyringID] = []
             for i in groups[g].members {
                 let f = file.structure.frames[i]
                 if let reason = f.malformation { leftOut.append(.malformedFrame(f.location, reason: reason)); continue }
                 var unopened = false
                 // What the chain does not vouch for is not committed as
                 // vouched for (format.md §9.3). Keyrings are judged by their
-                // checksum and signature, as every reader does.
+                // body hash and signature, as every reader does.
                 if status != .verified && f.header.kind != .keyring && f.header.kind != .commit {
                     switch status {
                     case .mismatch, .verified: leftOut.append(.commitMismatch(f.location))
-                    case .unverifiable: leftOut.append(.commitUnverifiable(f.location, epoch: file.structure.frames[groups[g].commitFrame].header.epoch))
+                    case .unverifiable: leftOut.append(.commitUnverifiable(f.location, keyID: commitFrame.header.keyID))
                     case let .stale(epoch, current): leftOut.append(.staleEpoch(f.location, epoch: epoch, currentEpoch: current))
                     }
                     continue
                 }
+                let held = file.keys.keys(for: f.header.keyID).map(\.epoch).max()
+                var epoch = f.header.isSealed ? held ?? 0 : 0
                 switch (f.header.kind, f.header.isSealed) {
                 case (.commit, _):
                     continue
                 case (.blobChunk, _):
                     // Chunks are judged with their stream when read; carried as they are.
-                    unopened = file.keys.keys(for: f.header.epoch).isEmpty
+                    unopened = held == nil
+                case (.keyring, false):
+                    guard f.checksumIntact == true, let body = f.plaintextBody else { leftOut.append(.authenticationFailed(f.location)); continue }
+                    if let record = try? KeyringRecord(body: body, location: f.location) {
+                        epoch = record.epoch
+                        keyrings.append(KeyringID(unchecked: f.trailer))
+                        parents += record.publicPart.parents
+                    }
                 case (_, false):
                     guard f.checksumIntact == true else { leftOut.append(.authenticationFailed(f.location)); continue }
                     unopened = !f.header.kind.isKnown
@@ -374,7 +456,7 @@ final class Side {
                     do {
                         _ = try file.openRecord(frame: i)
                     } catch {
-                        if case .unknownEpoch = error {
+                        if case .unknownKey = error {
                             unopened = true
                         } else {
                             leftOut.append(error)
@@ -383,26 +465,48 @@ final class Side {
                     }
                     if !f.header.kind.isKnown { unopened = true }
                 }
-                carried.append(Carried(side: self, index: i, identity: f.identity, epoch: f.header.epoch, unopened: unopened))
+                carried.append(Carried(
+                    side: self, index: i, identity: try identity(of: i), kind: f.header.kind, epoch: epoch,
+                    sealedUnder: f.header.isSealed ? held ?? 0 : 0, unopened: unopened))
             }
             guard !carried.isEmpty else { continue }
             var h = BLAKE2b.Hasher(byteCount: 32)
             for c in carried { h.update(c.identity) }
-            blocks.append(Block(frames: carried, maxEpoch: carried.map(\.epoch).max()!, digest: h.finalize()))
+            var attestation: [UInt8]? = nil
+            if status == .verified, case .attested = file.commits.attestations[g], let key = file.keys.keys(for: commitFrame.header.keyID).first {
+                attestation = CommitChain.openAttestation(body: groups[g].commitBody, key: key, vaultID: file.vaultID, commitHeader: commitFrame.header)
+            } else if status == .verified, case .unattested = file.commits.attestations[g] {
+                attestation = CommitChain.unattested
+            }
+            blocks.append(Block(
+                frames: carried, maxEpoch: carried.map(\.epoch).max()!, digest: h.finalize(), keyrings: keyrings, parentKeyrings: parents,
+                attestation: attestation, isWholeGroup: carried.count == groups[g].members.count))
         }
         return (blocks, leftOut)
     }
-}
 
-extension ScannedFrame {
-    /// A frame's identity for merging: its header and its trailer (the AEAD
-    /// tag of a sealed frame, the checksum of a plaintext one).
-    var identity: [UInt8] { headerBytes + trailer }
+    /// Writes a sealed frame of an older epoch again under `tx`'s key
+    /// (`Spec/merge.md §3.3`): a record's payload is sealed again; a
+    /// manifest's attachment is stored again, under the current blob key,
+    /// with its old blob id as an alias; a chunk is dropped (its manifest
+    /// stores the content again).
+    func reseal(_ f: Carried, into tx: PendingCommit) throws(FormatError) {
+        let frame = file.structure.frames[f.index]
+        switch frame.header.kind {
+        case .blobChunk:
+            return
+        case .blobManifest:
+            let manifest = try BlobManifest(decoding: try file.openRecord(frame: f.index))
+            let blobKey = file.keys.keys(for: frame.header.keyID).first?.blobKey
+            let reader = try file.openBlob(manifest, blobKey: blobKey)
+            _ = try tx.appendBlob(from: BlobSource(reader), mediaType: manifest.mediaType, aliases: [manifest.blob] + manifest.aliases)
+        default:
+            _ = try tx.appendSealed(kind: frame.header.kind, payload: try file.openRecord(frame: f.index), compress: frame.header.isCompressed)
+        }
+    }
 }
 
 extension FormatError {
-    /// As a sync error: I/O stays I/O; anything else means the result could
-    /// not be built as it should.
     var asSyncError: SyncError {
         if case .io(let e) = self { return .io(e) }
         return .resultDoesNotVerify(reason: description)

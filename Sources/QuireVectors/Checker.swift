@@ -19,6 +19,7 @@ public enum Checker {
         public var recordsHash: String?
         /// How many released records are unverified.
         public var unverified: Int?
+        public var unattested: Int?
         /// Whole attachments.
         public var attachments: Int?
         /// Their digest.
@@ -68,7 +69,8 @@ public enum Checker {
         let report = vault.verify()
         var released: [(UInt8, [UInt8])] = []
         var unverified = 0
-        var manifests: [BlobManifest] = []
+        var unattested = 0
+        var manifests: [(BlobManifest, SymmetricKey?)] = []
         let kinds: Set<RecordKind> = [.entryRevision, .blobManifest, .profile]
         // Released = authenticated and decoded under its kind's schema.
         _ = vault.file.forEachRecord(kinds: kinds) { record in
@@ -78,23 +80,24 @@ public enum Checker {
             case .profile: guard (try? Profile(decoding: p)) != nil else { return true }
             case .blobManifest:
                 guard let m = try? BlobManifest(decoding: p) else { return true }
-                manifests.append(m)
+                manifests.append((m, vault.file.keys.keys(for: record.frame.header.keyID).first?.blobKey))
             default: break
             }
             released.append((record.frame.header.kind.rawValue, p))
-            if !record.commitVerified { unverified += 1 }
+            if !record.commitVerified { unverified += 1 } else if record.attestedBy == nil { unattested += 1 }
             return true
         }
         var attachments: [([UInt8], [UInt8])] = []
         var seen = Set<BlobID>()
-        for m in manifests where !seen.contains(m.blob) {
-            guard let reader = try? vault.file.openBlob(m), let content = try? reader.readAll() else { continue }
+        for (m, blobKey) in manifests where !seen.contains(m.blob) {
+            guard let reader = try? vault.file.openBlob(m, blobKey: blobKey), let content = try? reader.readAll() else { continue }
             seen.insert(m.blob)
             attachments.append((m.blob.bytes, content))
         }
         let expect = report.issues.isEmpty ? "success" : (report.isIntact ? "recovered" : "damaged")
         return Outcome(
             expect: expect, error: nil, records: released.count, recordsHash: VectorDigest.records(released), unverified: unverified,
+            unattested: unattested,
             attachments: attachments.count, attachmentsHash: VectorDigest.attachments(attachments),
             issues: report.issues.map { (code: $0.code, offset: $0.offset ?? 0) }.sorted { ($0.offset, $0.code) < ($1.offset, $1.code) })
     }
@@ -110,6 +113,9 @@ public enum Checker {
             }
             if o.unverified != vector.unverified {
                 problems.append("unverified \(vector.unverified ?? -1), got \(o.unverified ?? -1)")
+            }
+            if (o.unattested ?? 0) != (vector.unattested ?? 0) {
+                problems.append("unattested \(vector.unattested ?? 0), got \(o.unattested ?? 0)")
             }
             if o.attachments != vector.attachments || o.attachmentsHash != vector.attachmentsHash {
                 problems.append("attachments \(vector.attachments ?? -1), got \(o.attachments ?? -1)")

@@ -156,8 +156,8 @@ public enum MergeVectors {
                       a: { v, _, w in try w.add(v, text: "laptop", clock: c + 100) },
                       b: { v, _, w in
                           try w.add(v, text: "phone", clock: c + 101)
-                          try v.file.commit(random: SeededRandom(label: "unknown kind"), options: quiet) { (tx: PendingCommit) throws(FormatError) in
-                              _ = try tx.appendPlaintext(kind: RecordKind(rawValue: 0x9a), epoch: 1, body: Array("from a newer version".utf8), trusted: false)
+                          try v.file.commit(random: SeededRandom(label: "unknown kind"), options: quiet, attestWith: try MergeVectors.keyPair(MergeVectors.phoneSeed)) { (tx: PendingCommit) throws(FormatError) in
+                              _ = try tx.appendPlaintext(kind: RecordKind(rawValue: 0x9a), keyID: tx.key.id, body: Array("from a newer version".utf8), trusted: false)
                           }
                       }),
             try build("stale-copy", comment: "the copy is an older state of the vault: nothing to add, the vault is unchanged",

@@ -20,6 +20,9 @@ public struct VectorFile: Equatable, Sendable {
     /// How many of the released records are unverified (their commit did
     /// not verify, `Spec/format.md §9.3`).
     public var unverified: Int?
+    /// How many of the released records are unattested: their commit
+    /// verified but no member attested it (`Spec/format.md §9.4`).
+    public var unattested: Int?
     /// Number of attachments that read back whole.
     public var attachments: Int?
     /// BLAKE2b-256 over those attachments.
@@ -65,6 +68,7 @@ public struct VectorFile: Equatable, Sendable {
         if let records { lines.append("records: \(records)") }
         if let recordsHash { lines.append("records-hash: \(recordsHash)") }
         if let unverified { lines.append("unverified: \(unverified)") }
+        if let unattested, unattested > 0 { lines.append("unattested: \(unattested)") }
         if let attachments { lines.append("attachments: \(attachments)") }
         if let attachmentsHash { lines.append("attachments-hash: \(attachmentsHash)") }
         for i in issues { lines.append("issue: \(i.code) @ \(i.offset)") }
@@ -101,6 +105,7 @@ public struct VectorFile: Equatable, Sendable {
             case "records": v.records = Int(value)
             case "records-hash": v.recordsHash = String(value)
             case "unverified": v.unverified = Int(value)
+            case "unattested": v.unattested = Int(value)
             case "attachments": v.attachments = Int(value)
             case "attachments-hash": v.attachmentsHash = String(value)
             case "issue":

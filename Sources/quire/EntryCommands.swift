@@ -75,9 +75,8 @@ func warnAboutUnreadRecords(_ vault: Vault, entries: [EntrySnapshot], path: Stri
     let unlocked = vault.unlocked
     let s = vault.file.structure
     if let newer = unlocked.unreadableNewerEpoch {
-        let held = unlocked.keys.newestEpoch ?? 0
         let hidden = s.frames[0..<s.committedFrameCount].filter {
-            $0.header.kind == .entryRevision && $0.header.epoch > held && $0.header.epoch <= newer
+            $0.header.kind == .entryRevision && unlocked.keys.keys(for: $0.header.keyID).isEmpty
         }.count
         out.warning(
             "newer records exist that this key cannot read\(hidden == 0 ? "" : " (" + plural(hidden, "entry revision") + ")"): "

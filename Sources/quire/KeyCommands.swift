@@ -70,7 +70,7 @@ func keysEscrowFreeCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
             throw CLIFailure.vault(.keys(error), path: path)
         }
     }
-    let epoch: UInt16
+    let epoch: UInt32
     do {
         try opened.vault.changeKeys(.enableEscrowFree(recoveryProof: proof))
         epoch = try opened.vault.keyState().epoch

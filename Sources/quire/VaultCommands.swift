@@ -113,11 +113,10 @@ func verifyCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     // Records in epochs newer than this key's, up to the newest intact
     // keyring it cannot open: sealed without it since it was removed.
     func notReadable(_ issue: VerifyReport.Issue) -> Bool {
-        guard let newer = unlocked.unreadableNewerEpoch, let f = issue.frameIndex, f < structure.frames.count,
-            issue.code == "unknown_epoch" || issue.code == "commit_unverifiable"
+        guard unlocked.unreadableNewerEpoch != nil, let f = issue.frameIndex, f < structure.frames.count,
+            issue.code == "unknown_key" || issue.code == "commit_unverifiable"
         else { return false }
-        let epoch = structure.frames[f].header.epoch
-        return unlocked.keys.keys(for: epoch).isEmpty && epoch <= newer
+        return unlocked.keys.keys(for: structure.frames[f].header.keyID).isEmpty
     }
     let unreadable = report.issues.filter(notReadable)
     let damage = report.issues.filter { $0.isDamage && !notReadable($0) }
@@ -184,19 +183,20 @@ func infoCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         throw CLIFailure("\(path) is not a readable Quire vault: \(error.description)", code: error.code)
     }
     var byKind: [String: Int] = [:]
-    var epochs = Set<UInt16>()
+    var epochs = Set<UInt32>()
     var streams = Set<StreamID>()
     // Keyrings: only committed ones (a torn tail's are not part of the vault),
     // each once (it is stored twice, under the same id: its frame trailer).
     var keyrings: [(id: [UInt8], ring: KeyringRecord)] = []
     for (index, f) in s.frames.enumerated() {
         byKind[f.header.kind.description, default: 0] += 1
-        if f.header.kind != .commit && index < s.committedFrameCount { epochs.insert(f.header.epoch) }
         if let chunk = f.chunk { streams.insert(chunk.stream) }
         if index < s.committedFrameCount, f.header.kind == .keyring, !keyrings.contains(where: { $0.id == f.trailer }),
-            let body = f.plaintextBody, let ring = try? KeyringRecord(body: body, epoch: f.header.epoch, location: f.location)
+            let body = f.plaintextBody, let ring = try? KeyringRecord(body: body, location: f.location)
         {
             keyrings.append((f.trailer, ring))
+            // Epoch numbers are public in keyrings (frame headers carry key ids).
+            epochs.insert(ring.epoch)
         }
     }
     let heads = keyringHeads(keyrings)
