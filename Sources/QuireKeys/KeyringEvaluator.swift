@@ -365,6 +365,14 @@ struct Evaluation {
         guard !parents.contains(where: { r in r.content!.removed.contains { $0.publicKey == signer } }) else {
             return refused("its signer was removed in a parent keyring")
         }
+        // Every link opens under its parent's key and carries this
+        // keyring's signer (Spec/format.md §8.4 rule 5.11).
+        for (index, parent) in parents.enumerated() {
+            guard let parentKey = parent.epochKey,
+                  ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID) == signer else {
+                return refused("its link to parent \(index) does not carry its signer's signature")
+            }
+        }
         let top = parents.map(\.epoch).max()!
         if ring.epoch == top {
             guard parents.contains(where: { $0.epoch == top && $0.record.publicPart.keyCommit == pub.keyCommit }) else {
@@ -441,21 +449,32 @@ struct Evaluation {
             if signerRole == "recovery" { recoverySigned.insert(i) }
             bySigner[signer, default: []].append(i)
         }
-        // defies[k] = the removals k defies.
+        // defies[k] = the removals k defies; definers[r] = who defies r.
         var defies: [Int: Set<Int>] = [:]
+        var definers: [Int: Set<Int>] = [:]
         for (r, removedKeys) in newlyRemoved {
             for m in removedKeys {
-                for k in bySigner[m] ?? [] where k != r && !ancestors[r, default: []].contains(k) { defies[k, default: []].insert(r) }
+                for k in bySigner[m] ?? [] where k != r && !ancestors[r, default: []].contains(k) {
+                    defies[k, default: []].insert(r)
+                    definers[r, default: []].insert(k)
+                }
             }
         }
         func defiesRel(_ k: Int, _ r: Int) -> Bool { defies[k]?.contains(r) ?? false }
         func mutual(_ k: Int, _ r: Int) -> Bool { defiesRel(k, r) && defiesRel(r, k) }
+        // Z is behind R when an ancestor of Z defies R: Z lies on a branch a
+        // member removed by R started.
+        func behind(_ z: Int, _ r: Int) -> Bool { !(definers[r] ?? []).isDisjoint(with: ancestors[z, default: []]) }
         func contested(_ r: Int) -> Bool {
-            (defies[r] ?? []).contains { x in !mutual(r, x) || recoverySigned.contains(x) }
+            (defies[r] ?? []).contains { x in
+                if recoverySigned.contains(r) && behind(x, r) { return false }
+                return !mutual(r, x) || recoverySigned.contains(x)
+            }
         }
         var cut: [Int: String] = [:]
         for (k, removals) in defies {
             for r in removals.sorted() where !contested(r) {
+                if recoverySigned.contains(k) && behind(r, k) { continue }
                 let wins: Bool
                 if recoverySigned.contains(r) {
                     wins = true
@@ -487,6 +506,14 @@ struct Evaluation {
             result[i] = set
         }
         return result
+    }
+
+    /// True when `key` may sign in `ring`: a member of role device or
+    /// recovery with an Ed25519 key, not removed there.
+    func isSigningMember(_ key: [UInt8], of ring: KeyringInfo) -> Bool {
+        guard let c = ring.content else { return false }
+        return c.members.contains { $0.publicKey == key && $0.isEd25519 && ($0.role == "device" || $0.role == "recovery") }
+            && !c.removed.contains { $0.publicKey == key }
     }
 
     // MARK: 4. Result
@@ -524,8 +551,12 @@ struct Evaluation {
         var unreadable: UInt32?
         for ring in rings where ring.content == nil && ring.problem == nil && ring.epoch > newestTrusted {
             for (index, p) in ring.parents.enumerated() {
+                // A member of that parent made it: a link only members can
+                // sign, readable only by those who hold the parent's key.
                 guard let j = byID[p], rings[j].isTrusted, let parentKey = rings[j].epochKey,
-                      ring.record.linkVerifies(parentIndex: index, parentKey: parentKey, vaultID: vaultID) else { continue }
+                      let linker = ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID),
+                      isSigningMember(linker, of: rings[j])
+                else { continue }
                 unreadable = max(unreadable ?? 0, ring.epoch)
                 break
             }

@@ -111,7 +111,7 @@ final class KeyringVault {
     func append(_ keyrings: [(epoch: UInt16, body: [UInt8])]) throws {
         let vault = try VaultFile(path: path, writable: true)
         vault.verifyCommits(keys: KeySet(single: epoch1, blobKey: blobKey), trustedKeyrings: [:])
-        try vault.commit(random: random, options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try vault.commit(random: random, options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             for k in keyrings { try tx.appendPlaintext(kind: .keyring, epoch: k.epoch, body: k.body) }
         }
     }

@@ -42,7 +42,7 @@ import QuireSystem
         let f = try VaultFile(path: path, writable: true)
         let junk = EpochKey(epoch: 60_000, key: try SymmetricKey(using: SeededRandom(label: "outsider junk key")))
         f.verifyCommits(keys: KeySet(single: junk, blobKey: nil), trustedKeyrings: [:])
-        try f.commit(random: SeededRandom(label: "outsider"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try f.commit(random: SeededRandom(label: "outsider"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             for (epoch, body) in frames { try tx.appendPlaintext(kind: .keyring, epoch: epoch, body: body, trusted: false) }
         }
     }
