@@ -269,6 +269,9 @@ public struct KeyringRecord: Sendable, Equatable {
             throw .malformedRecord(location, reason: "keyring body needs \"public\", a 24-byte \"nonce\" and \"sealed\"")
         }
         guard sealed.count >= 16 + 1 else { throw .malformedRecord(location, reason: "keyring sealed part is too short") }
+        // Exactly these three fields: anything else would give one keyring
+        // several ids (Spec/format.md §8.1).
+        guard r.unknown.count == 0 else { throw .malformedRecord(location, reason: "keyring body has fields besides nonce, public and sealed") }
         publicPart = try KeyringPublic(decoding: pub, location: location)
         publicBytes = pub
         self.nonce = nonce

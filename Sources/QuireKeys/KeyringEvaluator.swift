@@ -243,6 +243,19 @@ struct Evaluation {
             fail(i, .malformedKeyring(ring.location, reason: "it carries \(content.parentKeys.count) parent keys for \(ring.parents.count) parents"))
             return []
         }
+        let pub = ring.record.publicPart
+        if pub.isEscrowFree {
+            // What an escrow-free keyring wraps must match what it lists
+            // (Spec/format.md §8.4 rule 2).
+            let deviceSlots = pub.slots.filter { if case .device = $0 { true } else { false } }.count
+            let recoverySlots = pub.slots.filter { if case .recovery = $0 { true } else { false } }.count
+            let passphraseKeys = pub.slots.compactMap { if case .passphrase(_, _, _, let pk, _) = $0 { pk } else { nil } }
+            let devices = content.members.filter { $0.role == "device" }.count
+            if deviceSlots != devices || recoverySlots != 1 || Set(passphraseKeys).count != passphraseKeys.count {
+                fail(i, .escrowForbidden(ring.location))
+                return []
+            }
+        }
         guard opened.signatureValid else {
             fail(i, .keyringUnauthenticated(ring.location, reason: "its signature does not verify"))
             return []
@@ -252,7 +265,7 @@ struct Evaluation {
         rings[i].signer = opened.signer
         var learned: [([UInt8], SymmetricKey)] = []
         for (p, parentKey) in zip(ring.parents, content.parentKeys) {
-            guard let j = byID[p] else { continue }  // rule 5 reports a missing parent
+            guard let j = byID[p], j < i else { continue }  // rule 5.1 reports a missing or later parent
             let commit = EpochKey.commitment(of: parentKey)
             guard commit == rings[j].record.publicPart.keyCommit else {
                 rings[i].content = nil
@@ -300,18 +313,6 @@ struct Evaluation {
             }
             rings[i].isTrusted = true
         }
-        // A device removed in a trusted keyring may not use a slot of it or of
-        // a later one (Spec/format.md §8.6 rule 6).
-        if case .device(let pair) = credential {
-            let trusted = rings.indices.filter { rings[$0].isTrusted }
-            let ancestors = ancestorSets(among: trusted)
-            for r in trusted where rings[r].content!.removed.contains(where: { $0.publicKey == pair.publicKey }) {
-                for k in trusted where rings[k].isTrusted && (k == r || ancestors[k, default: []].contains(r)) {
-                    rings[k].isTrusted = false
-                    rings[k].problem = .removedDeviceSlot(rings[k].location)
-                }
-            }
-        }
         for ring in rings where !ring.isTrusted && ring.content != nil {
             if let p = ring.problem, !issues.contains(p) { issues.append(p) }
         }
@@ -326,15 +327,6 @@ struct Evaluation {
         let signer = ring.signer!
         let loc = ring.location
         func refused(_ reason: String) -> KeyError { .keyringUnauthenticated(loc, reason: reason) }
-        if pub.isEscrowFree {
-            let deviceSlots = pub.slots.filter { if case .device = $0 { true } else { false } }.count
-            let recoverySlots = pub.slots.filter { if case .recovery = $0 { true } else { false } }.count
-            let passphraseKeys = pub.slots.compactMap { if case .passphrase(_, _, _, let pk, _) = $0 { pk } else { nil } }
-            let devices = content.members.filter { $0.role == "device" }.count
-            if deviceSlots != devices || recoverySlots != 1 || Set(passphraseKeys).count != passphraseKeys.count {
-                return .escrowForbidden(loc)
-            }
-        }
         if content.members.contains(where: { m in content.removed.contains { $0.publicKey == m.publicKey } }) {
             return .removedDeviceSlot(loc)
         }
@@ -559,6 +551,13 @@ struct Evaluation {
                 else { continue }
                 unreadable = max(unreadable ?? 0, ring.epoch)
                 break
+            }
+        }
+        // A device listed as removed in a keyring it trusts was removed too
+        // (Spec/format.md §8.6).
+        if case .device(let pair) = credential {
+            for ring in rings where ring.isTrusted && ring.content!.removed.contains(where: { $0.publicKey == pair.publicKey }) {
+                unreadable = max(unreadable ?? 0, ring.epoch)
             }
         }
         return UnlockedKeys(keys: keys, trustedKeyrings: trusted, keyrings: rings, issues: issues, unreadableNewerEpoch: unreadable, attestors: attestors)
