@@ -116,7 +116,7 @@ public final class FileDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
 
     /// The memory file of one vault file: `vaults/<vault id>-<16 bytes of
     /// BLAKE2b-256(path) in hex>.memory` (`Spec/keys.md §3.3`).
-    func memoryPath(_ vaultID: VaultID, path: String) -> String {
+    public func memoryPath(_ vaultID: VaultID, path: String) -> String {
         directory + "/vaults/" + hex(vaultID.bytes) + "-" + hex(BLAKE2b.hash(Array(path.utf8), byteCount: 32).prefix(16)) + ".memory"
     }
 
