@@ -723,6 +723,25 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         #expect(releasedRecords(after).map(\.attestedBy) == [nil])
     }
 
+    @Test func unattestedCommitUnderAnotherNonceIsStillUnattested() throws {
+        // Spec/format.md §9.4: A = 0⁹⁶ is unattested before the nonce is
+        // looked at; no issue is reported.
+        let v = RawKeyVault(label: "unattested nonce")
+        try v.create([[1]], attest: false)
+        let (offset, _) = Self.lastCommitBody(try v.open())
+        let body = try fileBytes(v.path, at: offset, count: 168)
+        let header = CommitChain.commitHeader(keyID: v.epochKey.id)
+        let attestationKey = try KeyDerivation.derive(from: v.epochKey.key, subkeyID: 4, context: "quire v2")
+        let ad = v.vaultID.bytes + header.fieldBytes + Array(body[0..<32])
+        let nonce = counting(24, from: 0x44)
+        try overwrite(v.path, at: offset + 32, with: nonce + XChaCha20Poly1305.seal(CommitChain.unattested, key: attestationKey, nonce: nonce, authenticating: ad))
+        let after = try v.open()
+        #expect(after.commits.statuses == [.verified])
+        #expect(after.commits.attestations == [.unattested])
+        #expect(after.commitIssues.isEmpty)
+        #expect(releasedRecords(after).map(\.attestedBy) == [nil])
+    }
+
     @Test func onlyVerifiedCommitsAreChecked() throws {
         let v = RawKeyVault(label: "not checked")
         try v.create([[1]])
