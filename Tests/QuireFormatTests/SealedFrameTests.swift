@@ -837,4 +837,15 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
         #expect(set.key(commitment: second.commitment)?.epoch == 2)
         #expect(set.key(commitment: Array(first.commitment.prefix(6)) + counting(26)) == nil)
     }
+
+    @Test func collidingKeysAreTriedInAscendingCommitmentOrder() {
+        // Spec/format.md §5.1: candidates are tried in ascending order of key
+        // commitment, whatever order they were added in (…8a4e… < …d717…).
+        let first = CollidingKeys.first(epoch: 1), second = CollidingKeys.second(epoch: 2)
+        for order in [[first, second], [second, first]] {
+            var set = KeySet()
+            for k in order { set.add(k) }
+            #expect(set.keys(for: CollidingKeys.id).map(\.epoch) == [2, 1])
+        }
+    }
 }

@@ -363,6 +363,28 @@ func fileBytes(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] 
         #expect(records(wrong).1 == wrong.structure.frames[0..<4].map { .authenticationFailed($0.location) })
     }
 
+    @Test func mismatchUnderCollidingKeysUsesTheSmallestCommitment() throws {
+        // Spec/format.md §9.3 step 3: a commit that verifies under no
+        // candidate is computed with the first one, in ascending order of key
+        // commitment: the same verdict whatever order the keys were added in.
+        let v = RawKeyVault(label: "collision mismatch", key: CollidingKeys.first(epoch: 1))
+        try v.create([[1]])
+        let record = try v.open().structure.frames[0]
+        try overwrite(v.path, at: record.end - 1, with: [~(try fileBytes(v.path)[Int(record.end - 1)])])
+        let second = CollidingKeys.second(epoch: 2)
+        for order in [[CollidingKeys.first(epoch: 1), second], [second, CollidingKeys.first(epoch: 1)]] {
+            var both = KeySet()
+            for k in order { both.add(k) }
+            let vault = try v.open(keys: both)
+            let group = vault.structure.groups[0]
+            #expect(vault.commits.statuses == [.mismatch])
+            #expect(vault.commits.epochs == [2])
+            #expect(vault.commits.computedHeads == [try CommitChain.head(
+                key: second, vaultID: v.vaultID, previousHead: CommitChain.genesisHead, digest: group.digest,
+                commitHeader: CommitChain.commitHeader(keyID: CollidingKeys.id))])
+        }
+    }
+
     @Test func chainCoversHeadersAndBodyHashesOnly() throws {
         // Spec/format.md §9.2: a frame's summary is its header and its body
         // hash. Damage elsewhere in a body leaves the commit verified and
