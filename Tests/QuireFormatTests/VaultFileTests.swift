@@ -1082,6 +1082,12 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         let longer = try again.openBlob(BlobManifest(blob: m.blob, stream: m.stream, byteCount: 65600), blobKey: v.blobKey)
         #expect(throws: FormatError.blobPaddingInvalid(blob: m.blob.description)) { try longer.readAll() }
         #expect(FormatError.blobPaddingInvalid(blob: m.blob.description).code == "bad_padding")
+        // 70,000 bytes: Padmé(70,001) = 71,680, two chunks like this stream's,
+        // but the stream is only 67,584 bytes: its length is not Padmé(N + 1)
+        // (Spec/format.md §7.4 step 7), so bad_padding, not a size mismatch
+        // (which is about the number of chunks, step 6).
+        let shorter = try again.openBlob(BlobManifest(blob: m.blob, stream: m.stream, byteCount: 70_000), blobKey: v.blobKey)
+        #expect(throws: FormatError.blobPaddingInvalid(blob: m.blob.description)) { try shorter.readAll() }
         // Another id: found when the stream ends.
         let otherID = BlobID(using: SeededRandom(label: "other id"))
         let wrongID = try again.openBlob(BlobManifest(blob: otherID, stream: m.stream, byteCount: 65537), blobKey: v.blobKey)
@@ -1170,6 +1176,11 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         #expect(Self.read(v, m1) == .failure(.blobPaddingInvalid(blob: m1.blob.description)))
         let m2 = try Self.commitStream(v, stream: Array(padded(full).dropLast()), size: 65536, content: full)
         #expect(Self.read(v, m2) == .failure(.blobPaddingInvalid(blob: m2.blob.description)))
+        // A last chunk too short to hold the content: the right number of
+        // chunks, but |S| is not Padmé(N + 1).
+        let cut = SeededRandom(label: "cut").bytes(70000)
+        let m4 = try Self.commitStream(v, stream: Array(cut[0..<66536]), size: 70000, content: cut)
+        #expect(Self.read(v, m4) == .failure(.blobPaddingInvalid(blob: m4.blob.description)))
         // Per-chunk padding (format 1's layout) is not a canonical stream:
         // 65,537 bytes as a full chunk and a padded chunk of 1 byte.
         let big = SeededRandom(label: "per chunk").bytes(65537)
