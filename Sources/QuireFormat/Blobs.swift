@@ -378,8 +378,9 @@ public final class BlobReader {
     /// id have been checked.
     ///
     /// - Throws: ``FormatError/authenticationFailed(_:)``, ``FormatError/unknownKey(_:keyID:)``,
-    ///   ``FormatError/blobPaddingInvalid(blob:)``, ``FormatError/blobSizeMismatch(blob:expected:actual:)``,
-    ///   ``FormatError/blobIDMismatch(blob:)``, I/O errors.
+    ///   ``FormatError/blobPaddingInvalid(blob:)`` (also for a stream whose
+    ///   length is not Padmé(N + 1)), ``FormatError/blobIDMismatch(blob:)``,
+    ///   I/O errors.
     public func read(into destination: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
         while bufferOffset == bufferCount {
             guard nextChunk < frames.count else { return 0 }
@@ -417,10 +418,10 @@ public final class BlobReader {
     /// After the last chunk: the content is whole, the stream has exactly
     /// its Padmé length, and the content hashes to the blob id.
     private func finish() throws(FormatError) {
-        guard contentLeft == 0 else {
-            throw .blobSizeMismatch(blob: manifest.blob.description, expected: manifest.byteCount, actual: manifest.byteCount - contentLeft)
-        }
-        guard markerSeen, streamRead == Padding.streamByteCount(contentByteCount: manifest.byteCount) else {
+        // The chunk count was checked before (blob_size_mismatch); a stream
+        // too short for its content has a length other than Padmé(N + 1),
+        // which is bad padding (Spec/format.md §7.4 step 7).
+        guard contentLeft == 0, markerSeen, streamRead == Padding.streamByteCount(contentByteCount: manifest.byteCount) else {
             throw .blobPaddingInvalid(blob: manifest.blob.description)
         }
         if let h = hasher {
