@@ -103,7 +103,7 @@ extension Vault {
                 case .blobManifest:
                     let m = try BlobManifest(decoding: record.payload, location: record.frame.location)
                     if (try? file.chunkFrames(for: m)) != nil {
-                        let blobKey = file.keys.keys(for: record.frame.header.keyID).first?.blobKey
+                        let blobKey = file.openingKey(frame: record.frame.location.index)?.blobKey
                         // A revision names content by its blob id or by an
                         // earlier id a rekey kept as an alias.
                         for id in [m.blob] + m.aliases where built.blobs[id] == nil {

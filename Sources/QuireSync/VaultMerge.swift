@@ -541,8 +541,11 @@ final class Side {
             var h = BLAKE2b.Hasher(byteCount: 32)
             for c in carried { h.update(c.identity) }
             var attestation: [UInt8]? = nil
-            if status == .verified, case .attested = file.commits.attestations[g], let key = file.keys.keys(for: commitFrame.header.keyID).first {
-                attestation = CommitChain.openAttestation(body: groups[g].commitBody, key: key, vaultID: file.vaultID, commitHeader: commitFrame.header)
+            if status == .verified, case .attested = file.commits.attestations[g] {
+                // With colliding key ids, the key that opens it.
+                attestation = file.keys.keys(for: commitFrame.header.keyID).lazy.compactMap { key in
+                    CommitChain.openAttestation(body: groups[g].commitBody, key: key, vaultID: self.file.vaultID, commitHeader: commitFrame.header)
+                }.first
             } else if status == .verified, case .unattested = file.commits.attestations[g] {
                 attestation = CommitChain.unattested
             }
@@ -565,7 +568,7 @@ final class Side {
             return
         case .blobManifest:
             let manifest = try BlobManifest(decoding: try file.openRecord(frame: f.index))
-            let blobKey = file.keys.keys(for: frame.header.keyID).first?.blobKey
+            let blobKey = file.openingKey(frame: f.index)?.blobKey
             let reader = try file.openBlob(manifest, blobKey: blobKey)
             _ = try tx.appendBlob(from: BlobSource(reader), mediaType: manifest.mediaType, aliases: [manifest.blob] + manifest.aliases)
         default:

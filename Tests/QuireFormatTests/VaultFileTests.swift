@@ -385,6 +385,33 @@ func fileBytes(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] 
         }
     }
 
+    @Test func unverifiedCommitTriesOnlyKeysAtOrAboveItsFloor() throws {
+        // Spec/format.md §9.3 release step 2: in a commit that is a mismatch,
+        // a record is tried only with the candidates of its key id whose
+        // epoch is at least the floor. Here a record sealed under an epoch-1
+        // key, after a trusted epoch-2 keyring, shares its key id with the
+        // epoch-2 key: it is tried under that key alone and does not open.
+        let v = RawKeyVault(label: "floor candidates", key: CollidingKeys.first(epoch: 1))
+        _ = try VaultFile.create(at: v.path, vaultID: v.vaultID, keys: v.keys, random: SeededRandom(label: "floor create"), options: fast,
+                             attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
+            _ = try tx.appendPlaintext(kind: .keyring, keyID: CollidingKeys.id, epoch: 2, body: Array("a keyring".utf8))
+        }
+        try v.open(writable: true).commit(random: SeededRandom(label: "floor commit"), options: fast, attestWith: v.member) {
+            (tx: PendingCommit) throws(FormatError) in
+            try tx.appendSealed(kind: .entryRevision, payload: [7], compress: false)
+        }
+        let commit = try v.open().structure.frames.last!
+        try overwrite(v.path, at: commit.bodyOffset, with: [~(try fileBytes(v.path)[Int(commit.bodyOffset)])])
+        var both = KeySet()
+        both.add(CollidingKeys.first(epoch: 1))
+        both.add(CollidingKeys.second(epoch: 2))
+        let vault = try v.open(keys: both, trustedKeyrings: [0: 2])
+        #expect(vault.commits.statuses == [.verified, .mismatch])
+        let record = vault.structure.frames[2]
+        #expect(records(vault) == ([], [.authenticationFailed(record.location)]))
+        #expect(vault.openingKey(frame: 2) == nil)
+    }
+
     @Test func chainCoversHeadersAndBodyHashesOnly() throws {
         // Spec/format.md §9.2: a frame's summary is its header and its body
         // hash. Damage elsewhere in a body leaves the commit verified and
