@@ -772,9 +772,10 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         #expect(releasedRecords(after).map(\.attestedBy) == [nil])
     }
 
-    @Test func unattestedCommitUnderAnotherNonceIsStillUnattested() throws {
-        // Spec/format.md §9.4: A = 0⁹⁶ is unattested before the nonce is
-        // looked at; no issue is reported.
+    @Test func unattestedCommitUnderAnotherNonceFailsItsAttestation() throws {
+        // Spec/format.md §9.4: the nonce is checked before A = 0⁹⁶ is read
+        // as unattested; a zero attestation under another nonce fails. Its
+        // records are released as verified and unattested either way.
         let v = RawKeyVault(label: "unattested nonce")
         try v.create([[1]], attest: false)
         let (offset, _) = Self.lastCommitBody(try v.open())
@@ -786,8 +787,8 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         try overwrite(v.path, at: offset + 32, with: nonce + XChaCha20Poly1305.seal(CommitChain.unattested, key: attestationKey, nonce: nonce, authenticating: ad))
         let after = try v.open()
         #expect(after.commits.statuses == [.verified])
-        #expect(after.commits.attestations == [.unattested])
-        #expect(after.commitIssues.isEmpty)
+        #expect(after.commits.attestations == [.failed(reason: "the attestation's nonce is not derived from it")])
+        #expect(after.commitIssues.map(\.code) == ["attestation_failed"])
         #expect(releasedRecords(after).map(\.attestedBy) == [nil])
     }
 
@@ -985,10 +986,11 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         let reader = try again.openBlob(manifest, blobKey: v.blobKey)
         #expect(reader.chunkCount == chunks)
         #expect(try reader.readAll() == content)
-        // Each chunk opened alone is its slice of the padded stream.
+        // Each chunk opened alone is its slice of the content: the padding
+        // is left out (a chunk of padding alone gives no bytes).
         for i in Set([0, chunks / 2, chunks - 1]) {
-            let lower = i * 65536, upper = min(stream.count, lower + 65536)
-            #expect(try reader.chunk(i) == Array(stream[lower..<upper]), "chunk \(i)")
+            let lower = min(content.count, i * 65536), upper = min(content.count, i * 65536 + 65536)
+            #expect(try reader.chunk(i) == Array(content[lower..<upper]), "chunk \(i)")
         }
         // Streaming in odd-sized pieces gives the same bytes.
         let streaming = try again.openBlob(manifest, blobKey: v.blobKey)
