@@ -522,7 +522,16 @@ final class Side {
                     unopened = !f.header.kind.isKnown
                 case (_, true):
                     do {
-                        _ = try file.openRecord(frame: i)
+                        // A record that opens must also keep its kind's
+                        // schema (Spec/merge.md §3.2): what a reader would
+                        // not release is not committed again.
+                        let payload = try file.openRecord(frame: i)
+                        switch f.header.kind {
+                        case .entryRevision: _ = try EntryRevision(decoding: payload, location: f.location)
+                        case .blobManifest: _ = try BlobManifest(decoding: payload, location: f.location)
+                        case .profile: _ = try Profile(decoding: payload, location: f.location)
+                        default: break
+                        }
                     } catch {
                         if case .unknownKey = error {
                             unopened = true
