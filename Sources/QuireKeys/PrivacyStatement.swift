@@ -229,7 +229,7 @@ public struct PrivacyStatement: Sendable {
         }
         self.groups = groups
         if let newer = unlocked.unreadableNewerEpoch {
-            notes.append("This key cannot open epoch \(newer), which is newer than the epochs above: it was removed (or the keyring of epoch \(newer) is not genuine). This statement shows only what this key can see; ask an enrolled device for the current one.")
+            notes.append("This key cannot open epoch \(newer), which a current member made after the epochs above: this device was removed. This statement shows only what this key can see; ask an enrolled device for the current one.")
         }
         for w in warnings where w.code == "rollback_suspected" { notes.append(w.description.prefix(1).uppercased() + w.description.dropFirst() + ".") }
         self.notes = notes
