@@ -194,3 +194,16 @@ def ed25519_verify(pk, msg: bytes, sig) -> bool:
         return True
     except Exception:
         return False
+
+
+# --------------------------------------------------------------------------
+# Sealing and signing, for the merge check (merge.md §3), which writes
+# --------------------------------------------------------------------------
+
+
+def aead_seal(key: bytes, nonce: bytes, plaintext: bytes, ad: bytes) -> bytes:
+    return sodium.crypto_aead_xchacha20poly1305_ietf_encrypt(plaintext, ad, nonce, key)
+
+
+def ed25519_sign(sk: bytes, msg: bytes) -> bytes:
+    return sodium.crypto_sign(msg, sk)[:64]

@@ -45,6 +45,18 @@ class Result:
     attachments: list = field(default_factory=list)    # [(blob id, content)], once per blob id
     trusted_keyrings: list = field(default_factory=list)
     removed: bool = False                              # §8.6
+    commits: list = field(default_factory=list)        # [Commit], file order
+    manifests: list = field(default_factory=list)      # [(value, content or None)], file order
+
+    def resolve(self, blob: bytes):
+        """format.md §7.3: the content of the first released manifest whose
+        stream reads whole and whose blob id or one of whose aliases is
+        `blob`; None when there is none."""
+        for value, content in self.manifests:
+            if content is not None and (value.get("blob") == blob
+                                        or blob in value.get("aliases", [])):
+                return content
+        return None
 
 
 @dataclass
@@ -57,7 +69,8 @@ class View:
     keys: Keys
 
 
-def _look(data: bytes, opener: SlotOpener, vault_id: bytes) -> View:
+def lay_out(data: bytes) -> View:
+    """Scanning, the committed end and the commit groups: no key needed."""
     items = scan(data)
     last = max((i for i, it in enumerate(items) if is_commit_frame(it)), default=-1)
     committed = items[:last + 1]
@@ -71,9 +84,27 @@ def _look(data: bytes, opener: SlotOpener, vault_id: bytes) -> View:
             group = []
         else:
             group.append(it)
-    keyring_frames = [(f, c.index) for c in commits for f in c.covered if f.kind == KIND_KEYRING]
-    keys = open_keyrings(keyring_frames, opener, vault_id)
-    return View(items, committed, committed_end, commits, keys)
+    return View(items, committed, committed_end, commits, None)
+
+
+def _look(data: bytes, opener: SlotOpener, vault_id: bytes) -> View:
+    view = lay_out(data)
+    keyring_frames = [(f, c.index) for c in view.commits for f in c.covered
+                      if f.kind == KIND_KEYRING]
+    view.keys = open_keyrings(keyring_frames, opener, vault_id)
+    return view
+
+
+def open_view(data: bytes, opener: SlotOpener, vault_id: bytes):
+    """The key layer's view of a file, after commit recovery (§10.3).
+    Returns (view, the file as read, the offset of a rebuilt commit header
+    or None)."""
+    view = _look(data, opener, vault_id)
+    recovered = _recover_commit(data, view, vault_id)
+    if recovered is None:
+        return view, data, None
+    at, data = recovered
+    return _look(data, opener, vault_id), data, at
 
 
 def _recover_commit(data: bytes, view: View, vault_id: bytes):
@@ -122,7 +153,7 @@ def _frame_issues(view: View) -> list:
 STALE = object()
 
 
-def _release_keys(c: Commit, f: Frame, keys: Keys):
+def release_keys(c: Commit, f: Frame, keys: Keys):
     """§9.3 release step 2: the candidate keys a sealed frame may be tried
     with (step 3 reports unknown_key when there are none), or STALE."""
     candidates = keys.candidates(f.key_id)
@@ -138,11 +169,8 @@ def read_vault(data: bytes, cred: Credential) -> Result:
     opener = SlotOpener(cred)                            # recovery_code_invalid
     issues: list = []
     vault_id = parse_header(data, issues)                # §3
-    view = _look(data, opener, vault_id)                 # §10, §8.5
-    recovered = _recover_commit(data, view, vault_id)    # §10.3
-    if recovered is not None:
-        at, data = recovered
-        view = _look(data, opener, vault_id)
+    view, data, at = open_view(data, opener, vault_id)  # §10, §8.5, §10.3
+    if at is not None:
         issues.append(Issue("frame_repaired", at))
     if view.committed_end < len(data):
         issues.append(Issue("torn_tail", view.committed_end))
@@ -159,7 +187,7 @@ def read_vault(data: bytes, cred: Credential) -> Result:
                                      "kind %#04x at %d, in a verified and attested commit"
                                      % (f.kind, f.offset))
 
-    result = Result(trusted_keyrings=keys.trusted, removed=keys.removed)
+    result = Result(trusted_keyrings=keys.trusted, removed=keys.removed, commits=view.commits)
     manifests = []                                       # (frame, value, HeldKey)
     streams: dict = {}                                   # stream id -> [Chunk], file order
     for c in view.commits:
@@ -170,7 +198,7 @@ def read_vault(data: bytes, cred: Credential) -> Result:
                 if is_critical(f.kind) and not (c.verified and c.attested):
                     issues.append(Issue("unknown_critical_kind", f.offset))
                 continue
-            allowed = _release_keys(c, f, keys)          # step 2
+            allowed = release_keys(c, f, keys)          # step 2
             if f.kind == KIND_CHUNK:
                 if allowed is not STALE:                 # §7.4: a stale chunk is in no stream
                     chunk = Chunk(f, allowed)
@@ -195,6 +223,7 @@ def read_vault(data: bytes, cred: Credential) -> Result:
     for f, value, held in manifests:
         content, problem = read_attachment(f.offset, value, streams.get(value.get("stream"), []),
                                            vault_id, held.blob_key)
+        result.manifests.append((value, content))
         if problem:
             issues.append(problem)
         elif value.get("blob") not in whole:
