@@ -40,7 +40,7 @@ func addCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
                 let type = EntryFormat.mediaType(forFile: file)
                 let stored = try tx.storeAttachment(fromFile: file, mediaType: type)
                 body.attachments.append(AttachmentReference(
-                    id: Array("\(i + 1)".utf8), blob: stored.blob, mediaType: type, fileName: (file as NSString).lastPathComponent))
+                    id: Array("\(i + 1)".utf8), blob: stored.blob, mediaType: type, fileName: Paths.lastComponent(of: file)))
             }
             revision = try tx.add(body)
         }

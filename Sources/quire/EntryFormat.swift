@@ -99,7 +99,7 @@ enum EntryFormat {
 
     /// A media type from a file name's extension.
     static func mediaType(forFile path: String) -> String {
-        switch (path as NSString).pathExtension.lowercased() {
+        switch Paths.pathExtension(of: path).lowercased() {
         case "jpg", "jpeg": "image/jpeg"
         case "png": "image/png"
         case "gif": "image/gif"

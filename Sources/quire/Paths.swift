@@ -11,10 +11,38 @@ enum Paths {
         return FileManager.default.fileExists(atPath: path, isDirectory: &folder) && folder.boolValue
     }
 
-    /// The folder a new file at `path` would go in (`.` for a bare name).
+    /// The folder a new file at `path` would go in: `.` for a bare name,
+    /// `/` for a name in the root. Pure string work on `/`-separated
+    /// components, so no path (one character, `/`, `..`) can trap.
     static func parentFolder(of path: String) -> String {
-        let dir = (path as NSString).deletingLastPathComponent
-        return dir.isEmpty ? "." : dir
+        var trimmed = Substring(path)
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        let dir = trimmed[..<slash]
+        return dir.isEmpty ? "/" : String(dir)
+    }
+
+    /// The last component of `path` (`Journal.quire` for
+    /// `dir/Journal.quire`), ignoring trailing slashes; `path` itself when
+    /// it has no other.
+    static func lastComponent(of path: String) -> String {
+        let parts = path.split(separator: "/")
+        return parts.last.map(String.init) ?? path
+    }
+
+    /// `name` without its extension (`Journal` for `Journal.quire`); a name
+    /// starting with its only dot (`.quire`) is kept whole.
+    static func deletingExtension(of name: String) -> String {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
+        return String(name[..<dot])
+    }
+
+    /// The extension of the last component of `path`, without the dot, or
+    /// `""` when it has none.
+    static func pathExtension(of path: String) -> String {
+        let name = lastComponent(of: path)
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
+        return String(name[name.index(after: dot)...])
     }
 
     /// Checks that the folder a new file at `path` goes in exists.

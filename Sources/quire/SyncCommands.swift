@@ -78,7 +78,7 @@ func resolveCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     var failed = false
     var rows: [[String: Any]] = []
     for copy in report.copies {
-        let name = (copy.copy.path as NSString).lastPathComponent
+        let name = Paths.lastComponent(of: copy.copy.path)
         let tool = copy.copy.tool?.rawValue ?? "unknown tool"
         if let error = copy.error {
             failed = true

@@ -20,7 +20,7 @@ func importCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         options.timeZone = zone
     }
     let opened = try Unlock.open(path, c.args, out: c.out)
-    let progress = ProgressBar("importing \((source as NSString).lastPathComponent)")
+    let progress = ProgressBar("importing \(Paths.lastComponent(of: source))")
     progress.start()
     let report: ImportReport
     do {

@@ -26,7 +26,7 @@ func initCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     } else if c.args.has("passphrase") {
         passphrase = try Prompt.newPassphrase()
     }
-    let name = c.args.value("name") ?? ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+    let name = c.args.value("name") ?? Paths.deletingExtension(of: Paths.lastComponent(of: path))
     let (device, created) = try Unlock.loadOrCreateDevice(named: c.args.value("device-name"))
     let recovery: RecoveryKey
     do { recovery = try RecoveryKey(using: SystemRandom()) } catch { throw CLIFailure("\(error)") }
