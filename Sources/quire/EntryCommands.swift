@@ -177,12 +177,19 @@ func editCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         body.utcOffsetSeconds = Int64(TimeZone.current.secondsFromGMT(for: DateText.date(date)))
     }
     if c.args.values["tag"] != nil { body.tags = c.args.all("tag") }
-    body.modified = ProcessStats.wallClockMilliseconds()
+    guard !body.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || !body.attachments.isEmpty else {
+        throw CLIFailure(
+            "the entry would be empty; nothing was changed", hint: "to delete the entry, run 'quire rm \(path) \(EntryFormat.short(e.id))'",
+            code: "empty_entry")
+    }
+    // Compared before `modified` is stamped: an edit that changes nothing
+    // writes nothing.
     guard body != e.body || !e.conflictingHeads.isEmpty else {
         c.out.line("unchanged: \(EntryFormat.short(e.id))")
         c.out.emit(["id": e.id.description, "revision": e.revision.revisionID.description, "changed": false])
         return .success
     }
+    body.modified = ProcessStats.wallClockMilliseconds()
     let revision: EntryRevision
     do { revision = try opened.vault.edit(e.id, body: body) } catch { throw .vault(error, path: path) }
     c.out.line("edited \(EntryFormat.short(e.id))")
