@@ -206,6 +206,26 @@ extension Vault {
         }
     }
 
+    /// Replaces an entry's content as a change made from the revisions
+    /// `base`, the heads the caller read before changing it (an editor's
+    /// starting point): the new revision names exactly them as parents. A
+    /// revision written meanwhile (another edit, a synced copy renamed over
+    /// the vault) is not among them, so it stays a head and the two become
+    /// a conflict that is kept and shown (`Spec/records.md §3`), never
+    /// silently superseded. With `base` equal to the current heads this is
+    /// ``edit(_:body:)``.
+    ///
+    /// - Parameter base: revision ids of this entry, usually
+    ///   `[snapshot.revision.revisionID] + snapshot.conflictingHeads`.
+    /// - Throws: ``VaultError/entryNotFound(_:)`` when the vault holds no
+    ///   revision of the entry or `base` names none of them; ``VaultError``.
+    @discardableResult
+    public func edit(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]) throws(VaultError) -> EntryRevision {
+        return try lock.withLock { () throws(VaultError) -> EntryRevision in
+            try change(id, body: body, deleted: false, base: base)
+        }
+    }
+
     /// Deletes an entry by appending a tombstone revision.
     ///
     /// - Throws: ``VaultError/entryNotFound(_:)``, ``VaultError``.
@@ -216,15 +236,23 @@ extension Vault {
         }
     }
 
-    private func change(_ id: EntryID, body: EntryBody, deleted: Bool) throws(VaultError) -> EntryRevision {
+    /// Appends a revision of `id`. Its parents are `base` when given (each
+    /// a known revision of the entry), else the current heads, read inside
+    /// the commit, under the lock, after other writers' commits are indexed.
+    private func change(_ id: EntryID, body: EntryBody, deleted: Bool, base: [RevisionID]? = nil) throws(VaultError) -> EntryRevision {
         var made: EntryRevision?
-        // The heads are read inside the commit, under the lock, after other
-        // writers' commits are indexed, so the parents are the true heads.
         try commitTyped { (tx: VaultTransaction) throws(VaultError) in
-            let heads = try loadIndex().heads(of: id)
+            let index = try loadIndex()
+            let heads = index.heads(of: id)
             guard !heads.isEmpty else { throw .entryNotFound(id) }
+            var parents = heads.map(\.revisionID)
+            if let base {
+                let known = Set((index.revisions[id] ?? []).map(\.revisionID))
+                parents = Array(Set(base.filter { known.contains($0) }))
+                guard !parents.isEmpty else { throw .entryNotFound(id) }
+            }
             let revision = EntryRevision(
-                entryID: id, revisionID: RevisionID(using: random), parents: heads.map(\.revisionID).sorted(), clock: nextClock(),
+                entryID: id, revisionID: RevisionID(using: random), parents: parents.sorted(), clock: nextClock(),
                 device: author, isDeleted: deleted, body: body)
             try tx.append(revision)
             made = revision
