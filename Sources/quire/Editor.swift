@@ -14,58 +14,89 @@ enum EntryText {
         return text
     }
 
-    /// Opens the editor on a 0600 file in a fresh 0700 folder holding
-    /// `initial`; returns what was saved. The file is overwritten with zeros
-    /// and removed, with its folder, whatever happens.
-    static func compose(initial: String) throws(CLIFailure) -> String {
+    /// Opens `$VISUAL` or `$EDITOR` (else `vi`) on a 0600 file holding
+    /// `initial` in a private session folder (``EditorSession``); returns
+    /// what was saved, without trailing line breaks and spaces, or nil when
+    /// the editor left it empty (a cancel, as in `git commit`).
+    ///
+    /// The editor runs as a shell runs a foreground command: in quire's
+    /// process group (the terminal's foreground group), its terminal as
+    /// standard input and output, signals at their defaults. Meanwhile quire
+    /// waits as a shell does: Ctrl-C and Ctrl-\\ are the editor's; when
+    /// SIGHUP (the terminal closed) or SIGTERM arrives, quire ends the
+    /// editor, wipes the session folder and dies of the same signal. Every
+    /// file in the folder (an editor's swap and backup files too) is
+    /// overwritten with zeros and removed whatever happens; after a SIGKILL
+    /// the next run of quire does it (``EditorScratch/sweep()``).
+    static func compose(initial: String) throws(CLIFailure) -> String? {
         let env = ProcessInfo.processInfo.environment
         let editor = [env["VISUAL"], env["EDITOR"]].compactMap { $0 }.first { !$0.isEmpty } ?? "vi"
-        let folder = NSTemporaryDirectory() + "quire-edit-" + UUID().uuidString
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw CLIFailure("cannot make a temporary folder for the editor: \(Paths.describe(error))")
-        }
-        let path = folder + "/entry.md"
-        defer {
-            if let f = try? SystemFile(path: path, mode: .readWrite), let size = try? f.size(), size > 0 {
-                try? f.write([UInt8](repeating: 0, count: Int(size)), at: 0)
-                try? f.sync()
+        let trap = SignalTrap([.hangup, .terminate, .interrupt, .quit])
+        defer { trap.restore() }
+        // A final line break, so that a line added at the end starts a line.
+        var seed = Array(initial.utf8)
+        defer { wipe(&seed) }
+        if let last = seed.last, last != 0x0a { seed.append(0x0a) }
+        let session = try EditorSession(initial: seed)
+        defer { session.end() }
+        func dieIfAskedTo(_ child: ChildProcess?) {
+            guard let signal = trap.takeCaught() else { return }
+            if signal == .hangup || signal == .terminate {
+                child?.end(with: signal)
+                session.end()
+                trap.restore()
+                SignalTrap.die(of: signal.rawValue)
             }
-            try? FileSystem.remove(path)
-            try? FileManager.default.removeItem(atPath: folder)
         }
+        let child: ChildProcess
         do {
-            let f = try SystemFile(path: path, mode: .createExclusive(permissions: 0o600))
-            try f.write(Array(initial.utf8), at: 0)
+            child = try ChildProcess.spawn(["/bin/sh", "-c", "exec " + editor + " \"$1\"", "quire-editor", session.path], terminalPath: "/dev/tty")
         } catch {
-            throw CLIFailure("cannot write the temporary file for the editor: \(error)")
+            throw CLIFailure("cannot start the editor '\(editor)': \(error)", hint: "set VISUAL or EDITOR to an editor on your PATH")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", editor + " \"$1\"", "quire-editor", path]
-        do { try process.run() } catch { throw CLIFailure("cannot start the editor '\(editor)': \(Paths.describe(error))", hint: "set VISUAL or EDITOR") }
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw CLIFailure("the editor '\(editor)' exited with status \(process.terminationStatus); nothing was saved", code: "cancelled")
+        var exit: ChildExit?
+        while exit == nil {
+            exit = child.wait(until: trap)
+            dieIfAskedTo(child)
         }
-        do {
-            let f = try SystemFile(path: path, mode: .readOnly)
-            var bytes = try f.read(count: Int(try f.size()), at: 0)
-            defer { wipe(&bytes) }
-            return String(decoding: bytes, as: UTF8.self)
-        } catch {
-            throw CLIFailure("cannot read back what the editor saved: \(error)")
+        switch exit! {
+        case .exited(0):
+            break
+        case .exited(let status):
+            throw CLIFailure("the editor '\(editor)' exited with status \(status); nothing was saved", code: "cancelled")
+        case .killed(let signal):
+            session.end()
+            if signal == ProcessSignal.interrupt.rawValue || signal == ProcessSignal.quit.rawValue {
+                trap.restore()
+                SignalTrap.die(of: signal)
+            }
+            throw CLIFailure("the editor '\(editor)' was ended by signal \(signal); nothing was saved", code: "cancelled")
         }
+        var bytes = try session.read()
+        defer { wipe(&bytes) }
+        session.end()
+        dieIfAskedTo(nil)
+        let text = String(decoding: bytes, as: UTF8.self)
+        var end = text.endIndex
+        while end > text.startIndex, let c = text[text.index(before: end)...].first, c.isWhitespace { end = text.index(before: end) }
+        let trimmed = String(text[..<end])
+        return trimmed.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : trimmed
     }
 
     /// The text for `add`/`edit` from operand `index`; without it, nil when
     /// `optional` (other fields are being changed), else the editor with
-    /// `initial` on a terminal, else a usage error.
-    static func from(_ c: Context, operand index: Int, initial: String = "", optional: Bool = false) throws(CLIFailure) -> String? {
+    /// `initial` when standard input is a terminal, else a usage error.
+    /// `done` names what an emptied editor leaves undone ("added",
+    /// "changed").
+    static func from(_ c: Context, operand index: Int, initial: String = "", optional: Bool = false, done: String) throws(CLIFailure) -> String? {
         if let text = c.operand(index) { return text == "-" ? try standardInput() : text }
         if optional { return nil }
-        if Prompt.isInteractive && Terminal.isTerminal(Terminal.standardOutput) { return try compose(initial: initial) }
+        if Prompt.isInteractive {
+            guard let text = try compose(initial: initial) else {
+                throw CLIFailure("the editor left the entry empty; nothing was \(done)", code: "empty_entry")
+            }
+            return text
+        }
         throw c.usage("no TEXT: give the text, or '-' to read it from standard input (the editor opens only on a terminal)")
     }
 }

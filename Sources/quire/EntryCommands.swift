@@ -22,7 +22,7 @@ func addCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         throw CLIFailure("cannot attach \(file): no such file", hint: "check the path given to --attach")
     }
     try Unlock.requireVault(path)
-    let text = try EntryText.from(c, operand: 1)!
+    let text = try EntryText.from(c, operand: 1, done: "added")!
     guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || !c.args.all("attach").isEmpty else {
         throw CLIFailure(
             "the entry is empty; nothing was added", hint: "give the text as TEXT, '-' to read it from standard input, or no TEXT on a terminal to open the editor",
@@ -168,7 +168,7 @@ func editCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     do { entries = try opened.vault.entries() } catch { throw .vault(error, path: path) }
     let e = try EntryFormat.resolve(c.operand(1)!, in: entries)
     var body = e.body
-    if let text = try EntryText.from(c, operand: 2, initial: body.text, optional: changesFields) { body.text = text }
+    if let text = try EntryText.from(c, operand: 2, initial: body.text, optional: changesFields, done: "changed") { body.text = text }
     else if !changesFields { throw c.usage("nothing to change: give TEXT, '-', --tag, --date or --mood") }
     if let mood { body.mood = mood }
     if let date {
@@ -191,7 +191,9 @@ func editCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     }
     body.modified = ProcessStats.wallClockMilliseconds()
     let revision: EntryRevision
-    do { revision = try opened.vault.edit(e.id, body: body) } catch { throw .vault(error, path: path) }
+    // The revisions read above are the parents: a change written while the
+    // editor was open stays a head, a conflict shown, never superseded.
+    do { revision = try opened.vault.edit(e.id, body: body, replacing: [e.revision.revisionID] + e.conflictingHeads) } catch { throw .vault(error, path: path) }
     c.out.line("edited \(EntryFormat.short(e.id))")
     c.out.emit(["id": e.id.description, "revision": revision.revisionID.description, "changed": true])
     return .success

@@ -66,6 +66,8 @@ func run(_ arguments: [String]) -> ExitCode {
             return .success
         }
         out.json = args.flags.contains("json")
+        // Editing sessions a killed quire left behind are wiped first.
+        EditorScratch.sweep()
         return try dispatch(Context(spec: spec, args: args, out: out))
     } catch {
         var failure = error

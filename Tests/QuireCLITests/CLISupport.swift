@@ -53,10 +53,11 @@ final class Sandbox {
     init() throws {
         binary = try quireBinary()
         dir = NSTemporaryDirectory() + "quire-cli-test-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dir + "/run", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         environment = [
             "PATH": (binary as NSString).deletingLastPathComponent + ":/usr/bin:/bin",
             "HOME": dir, "QUIRE_HOME": dir + "/home", "TZ": "UTC", "NO_COLOR": "1", "LANG": "C.UTF-8",
+            "XDG_RUNTIME_DIR": dir + "/run", "XDG_CONFIG_HOME": dir + "/config",
         ]
     }
 
