@@ -147,6 +147,22 @@ extension Vault {
         }
     }
 
+    /// Every deleted entry (its winning head is a tombstone), newest
+    /// deletion first: what `quire restore` can bring back while the
+    /// revisions before the deletion are still in the file.
+    ///
+    /// - Throws: ``VaultError/format(_:)`` for I/O.
+    public func deletedEntries() throws(VaultError) -> [EntrySnapshot] {
+        return try lock.withLock { () throws(VaultError) -> [EntrySnapshot] in
+            let index = try loadIndex()
+            var out: [EntrySnapshot] = []
+            for id in index.revisions.keys {
+                if let s = try snapshot(id, index: index), s.isDeleted { out.append(s) }
+            }
+            return out.sorted { a, b in a.revision.clock != b.revision.clock ? a.revision.clock > b.revision.clock : a.id < b.id }
+        }
+    }
+
     /// One entry as it stands (including a deleted one), or nil when the
     /// vault has no revision of it.
     ///
@@ -236,26 +252,10 @@ extension Vault {
         }
     }
 
-    /// Appends a revision of `id`. Its parents are `base` when given (each
-    /// a known revision of the entry), else the current heads, read inside
-    /// the commit, under the lock, after other writers' commits are indexed.
     private func change(_ id: EntryID, body: EntryBody, deleted: Bool, base: [RevisionID]? = nil) throws(VaultError) -> EntryRevision {
         var made: EntryRevision?
         try commitTyped { (tx: VaultTransaction) throws(VaultError) in
-            let index = try loadIndex()
-            let heads = index.heads(of: id)
-            guard !heads.isEmpty else { throw .entryNotFound(id) }
-            var parents = heads.map(\.revisionID)
-            if let base {
-                let known = Set((index.revisions[id] ?? []).map(\.revisionID))
-                parents = Array(Set(base.filter { known.contains($0) }))
-                guard !parents.isEmpty else { throw .entryNotFound(id) }
-            }
-            let revision = EntryRevision(
-                entryID: id, revisionID: RevisionID(using: random), parents: parents.sorted(), clock: nextClock(),
-                device: author, isDeleted: deleted, body: body)
-            try tx.append(revision)
-            made = revision
+            made = try tx.change(id, body: body, deleted: deleted, base: base)
         }
         return made!
     }
