@@ -140,6 +140,11 @@ public final class SignalTrap: @unchecked Sendable {
     }
 }
 
+/// `write(2)`, under a name the static method does not shadow.
+private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+    write(fd, buffer, count)
+}
+
 /// Resets `signal` to its default action.
 private func resetToDefault(_ number: Int32) -> Int32 {
     var action = sigaction()
@@ -303,20 +308,30 @@ public enum ProcessControl {
         return (fds[0], fds[1])
     }
 
-    /// Writes all of `bytes` to `descriptor`; false when the reader went away
-    /// (`EPIPE`) or another error stopped it.
-    public static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
+    /// Writes all of `bytes` to `descriptor`, retrying after interruptions.
+    ///
+    /// - Throws: ``SystemError`` from `write(2)`: `EPIPE` when the reader
+    ///   went away (with SIGPIPE ignored), `ENOSPC` on a full disk.
+    public static func write(_ bytes: [UInt8], to descriptor: Int32) throws(SystemError) {
         var done = 0
         while done < bytes.count {
-            let n = bytes[done...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            let n = bytes[done...].withUnsafeBytes { systemWrite(descriptor, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                return false
+                throw SystemError(operation: "write", path: "", code: errno)
             }
             done += n
         }
-        return true
     }
+
+    /// True for `EPIPE`: the reader of a pipe went away.
+    public static func isBrokenPipe(_ error: SystemError) -> Bool { error.code == EPIPE }
+
+    /// True for `ENOSPC`: no space left on the device.
+    public static func isDiskFull(_ error: SystemError) -> Bool { error.code == ENOSPC }
+
+    /// True for `EACCES`, `EPERM` or `EROFS`: not allowed to write there.
+    public static func isNotPermitted(_ error: SystemError) -> Bool { error.code == EACCES || error.code == EPERM || error.code == EROFS }
 
     /// Closes `descriptor`.
     public static func closeDescriptor(_ descriptor: Int32) {
