@@ -45,7 +45,7 @@ import Testing
         let r = try box.onTerminal(["add", "Journal.quire", "--date", "2026-03-01"], answers: ["Typed at the terminal"], env: ["EDITOR": editor, "VISUAL": ""])
         #expect(try String(contentsOfFile: box.path("group.txt"), encoding: .utf8) == "foreground\n", "\(r.output)")
         #expect(r.exit == 0, "\(r.output)")
-        #expect(try box.quire(["list", "Journal.quire"]).stdout.hasSuffix("  2026-03-01 00:00  Typed at the terminal\n"))
+        #expect(try box.quire(["list", "Journal.quire"]).stdout.hasSuffix("  2026-03-01        Typed at the terminal\n"))
     }
 
     @Test func aSaveFromAStaleEditorBecomesAConflictNotASilentOverwrite() throws {

@@ -135,7 +135,7 @@ extension Sandbox {
         #expect(!FileManager.default.fileExists(atPath: temp))
         #expect(!FileManager.default.fileExists(atPath: (temp as NSString).deletingLastPathComponent))
         let list = try box.quire(["list", "Journal.quire"])
-        #expect(list.stdout.hasSuffix("  2026-03-01 00:00  Written in the editor\n"))
+        #expect(list.stdout.hasSuffix("  2026-03-01        Written in the editor\n"))
     }
 
     @Test func editOpensTheEditorWithTheTextUnlessOnlyFieldsChange() throws {

@@ -110,9 +110,10 @@ import Testing
         for group in ["keys", "device"] {
             let r = try box.quire(["help", group])
             #expect(r.status == 0, "\(r)")
-            #expect(r.stdout.hasPrefix("Usage: quire \(group) SUBCOMMAND [ARGUMENTS] [OPTIONS]\n\nSubcommands:\n  \(group) "), "\(r)")
+            #expect(r.stdout.hasPrefix("Usage: quire \(group) SUBCOMMAND [ARGUMENTS] [OPTIONS]\n\n"), "\(r)")
+            #expect(r.stdout.contains("\n\nSubcommands:\n  \(group) "), "\(r)")
         }
-        #expect(try box.quire(["help", "device"]).stdout.contains("  device remove VAULT NAME    remove a device (lost or sold)\n"))
+        #expect(try box.quire(["help", "device"]).stdout.contains("  device remove [VAULT] NAME  remove a device (lost or sold)\n"))
         let frob = try box.quire(["device", "frob"])
         #expect(frob.status == 64)
         #expect(frob.stderr == "quire: error: unknown subcommand 'frob' of 'quire device'; it has: code, add, remove, list\nquire: hint: see 'quire help device'\n")
