@@ -60,6 +60,7 @@ Setting up:
                                 default one
   journals add NAME VAULT       name a journal in the config (--default: use it
                                 when none is named)
+  completion SHELL              print shell completions (bash, zsh or fish)
 
 VAULT is a vault's path or a journal's name from the config; left out,
 the default journal ($QUIRE_VAULT, else the config's) is used.
@@ -290,7 +291,8 @@ else, on a terminal, a prompt for the recovery key or the passphrase.
         let box = try Sandbox()
         let names = ["init", "add", "edit", "rm", "restore", "star", "unstar", "attachments", "extract", "list", "show", "versions", "search",
                      "on-this-day", "stats", "verify", "info", "merge", "resolve", "compact", "import", "export", "keys status", "keys rotate",
-                     "keys escrow-free", "keys passphrase", "device code", "device add", "device remove", "device list", "journals add"]
+                     "keys escrow-free", "keys passphrase", "device code", "device add", "device remove", "device list", "journals add",
+                     "completion"]
         for name in names {
             let r = try box.quire(name.split(separator: " ").map(String.init) + ["--help"])
             #expect(r.status == 0, "\(name)")

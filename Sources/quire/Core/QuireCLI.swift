@@ -29,7 +29,7 @@ enum QuireCLI {
             VerifyCommand.self, InfoCommand.self, MergeCommand.self, ResolveCommand.self, CompactCommand.self, ImportCommand.self,
             ExportCommand.self,
             KeysCommand.self, DeviceCommand.self,
-            JournalsCommand.self,
+            JournalsCommand.self, CompletionCommand.self, ManualCommand.self,
         ]
     }
 
