@@ -26,6 +26,16 @@ import Testing
         #expect(try box.quire(["show", "Journal.quire", id]).stdout.contains(text))
     }
 
+    @Test func aVaultNameInTheProgressLineIsEscaped() throws {
+        let box = try Sandbox()
+        let name = "J\u{1b}[2J.quire"
+        #expect(try box.quire(["init", name, "--recovery-key-file", "rk.txt"]).status == 0)
+        let r = try box.onTerminal(["verify", name], answers: [], env: ["NO_COLOR": "1"])
+        #expect(r.exit == 0, "\(r.output)")
+        #expect(r.output.contains("verifying J\\u{1B}[2J.quire"), "\(r.output.debugDescription)")
+        #expect(!r.output.contains("\u{1b}[2J"), "\(r.output.debugDescription)")
+    }
+
     @Test func aPathWithALineBreakCannotForgeAnErrorLine() throws {
         let box = try Sandbox()
         let r = try box.quire(["list", "nope\nquire: error: fake"])

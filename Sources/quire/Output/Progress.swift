@@ -10,8 +10,10 @@ final class ProgressBar {
     private var lastDraw: UInt64 = 0
     private var drawn = false
 
+    /// `label` may hold a path: it is escaped, as everything quire writes
+    /// to the terminal is (``TerminalEscape``).
     init(_ label: String) {
-        self.label = label
+        self.label = TerminalEscape.escape(label, keepingLineBreaks: false)
         enabled = Terminal.isTerminal(Terminal.standardError)
     }
 
