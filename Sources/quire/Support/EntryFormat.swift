@@ -26,13 +26,31 @@ enum EntryFormat {
     }
 
     /// The first non-empty line of `text`, at most `limit` characters.
+    ///
+    /// Works on the UTF-8 bytes (lines end at LF or CR; spaces and tabs are
+    /// trimmed) and counts characters only up to `limit`: a journal entry is
+    /// often one long paragraph, and `list` makes a title for every entry.
     static func title(_ text: String, limit: Int = 60) -> String {
-        var start = text.startIndex
-        while start < text.endIndex {
-            let end = text[start...].firstIndex(where: \.isNewline) ?? text.endIndex
-            let trimmed = text[start..<end].trimmingCharacters(in: .whitespaces)
-            if !trimmed.isEmpty { return trimmed.count > limit ? String(trimmed.prefix(limit - 1)) + "…" : trimmed }
-            start = end < text.endIndex ? text.index(after: end) : end
+        let bytes = text.utf8
+        var lineStart = bytes.startIndex
+        while lineStart < bytes.endIndex {
+            let lineEnd = bytes[lineStart...].firstIndex { $0 == 0x0a || $0 == 0x0d } ?? bytes.endIndex
+            var first = lineStart
+            var last = lineEnd
+            while first < last, bytes[first] == 0x20 || bytes[first] == 0x09 { first = bytes.index(after: first) }
+            while last > first {
+                let before = bytes.index(before: last)
+                guard bytes[before] == 0x20 || bytes[before] == 0x09 else { break }
+                last = before
+            }
+            if first < last {
+                let line = Substring(text[first..<last])
+                guard let cut = line.index(line.startIndex, offsetBy: limit, limitedBy: line.endIndex), cut < line.endIndex else {
+                    return String(line)
+                }
+                return String(line[..<line.index(before: cut)]) + "…"
+            }
+            lineStart = lineEnd < bytes.endIndex ? bytes.index(after: lineEnd) : lineEnd
         }
         return ""
     }

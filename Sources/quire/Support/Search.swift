@@ -74,18 +74,26 @@ struct SearchQuery: Sendable {
     /// True when `e` holds every term.
     func matches(_ e: EntrySnapshot) -> Bool {
         let b = e.body
-        var parts = [b.text, b.journal] + b.tags + b.attachments.map(\.fileName)
-        if let l = b.location { parts += [l.placeName, l.locality, l.region, l.country] }
-        if let w = b.weather { parts.append(w.conditions) }
-        let folded = Self.fold(parts.joined(separator: "\n"))
-        let haystack = Array(folded.utf8)
+        var haystack: [UInt8] = []
+        haystack.reserveCapacity(b.text.utf8.count + 64)
+        for part in [b.text, b.journal] + b.tags + b.attachments.map(\.fileName) {
+            folder.append(part, to: &haystack)
+            haystack.append(0x0a)
+        }
+        if let l = b.location {
+            for part in [l.placeName, l.locality, l.region, l.country] {
+                folder.append(part, to: &haystack)
+                haystack.append(0x0a)
+            }
+        }
+        if let w = b.weather { folder.append(w.conditions, to: &haystack) }
         var collapsed: [UInt8]?
         for term in terms {
             switch term {
             case .word(let w):
                 guard Self.contains(haystack, w) else { return false }
             case .phrase(let p):
-                if collapsed == nil { collapsed = Array(Self.collapse(folded).utf8) }
+                if collapsed == nil { collapsed = Self.collapse(haystack) }
                 guard Self.contains(collapsed!, p) else { return false }
             case .tag(let t):
                 guard b.tags.contains(where: { Self.fold($0) == t }) || Self.contains(haystack, Array(("#" + t).utf8)) else { return false }
@@ -93,6 +101,47 @@ struct SearchQuery: Sendable {
         }
         return true
     }
+
+    /// Folds text into bytes: ASCII letters lowered in place, every run of
+    /// other characters folded by Foundation (case, diacritics, width) and
+    /// remembered, since the same few runs (é, ’, —) recur in a journal.
+    final class Folder: @unchecked Sendable {
+        private var runs: [Substring: [UInt8]] = [:]
+
+        func append(_ text: String, to out: inout [UInt8]) {
+            let bytes = text.utf8
+            var i = bytes.startIndex
+            while i < bytes.endIndex {
+                let byte = bytes[i]
+                if byte < 0x80 {
+                    out.append(byte >= 0x41 && byte <= 0x5a ? byte + 0x20 : byte)
+                    i = bytes.index(after: i)
+                    continue
+                }
+                let end = bytes[i...].firstIndex { $0 < 0x80 } ?? bytes.endIndex
+                var start = i
+                // A combining mark after an ASCII letter (e + U+0301) folds
+                // with its letter: take the letter back into the run.
+                if start > bytes.startIndex, !out.isEmpty, let mark = text.unicodeScalars[i...].first,
+                    [.nonspacingMark, .spacingMark, .enclosingMark].contains(mark.properties.generalCategory)
+                {
+                    start = bytes.index(before: start)
+                    out.removeLast()
+                }
+                let run = text[start..<end]
+                if let folded = runs[run] {
+                    out += folded
+                } else {
+                    let folded = Array(SearchQuery.fold(String(run)).utf8)
+                    if runs.count < 10_000 { runs[run] = folded }
+                    out += folded
+                }
+                i = end
+            }
+        }
+    }
+
+    private let folder = Folder()
 
     /// `text` without case, diacritics or width differences. ASCII text
     /// (most of an English journal) takes a fast path.
@@ -105,7 +154,24 @@ struct SearchQuery: Sendable {
 
     /// Runs of white space as one space.
     static func collapse(_ text: String) -> String {
-        text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        String(decoding: collapse(Array(text.utf8)), as: UTF8.self).trimmingCharacters(in: .whitespaces)
+    }
+
+    /// Runs of ASCII white space (space, tab, line breaks) as one space.
+    static func collapse(_ bytes: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var inSpace = false
+        for b in bytes {
+            if b == 0x20 || (0x09...0x0d).contains(b) {
+                if !inSpace { out.append(0x20) }
+                inSpace = true
+            } else {
+                out.append(b)
+                inSpace = false
+            }
+        }
+        return out
     }
 
     /// True when `needle` occurs in `haystack` (bytes of UTF-8).
