@@ -3,12 +3,18 @@
 
 SWIFT        ?= swift
 APT_PACKAGES := libsodium-dev libzstd-dev pkg-config libzip-dev libcairo2-dev libpango1.0-dev fonts-noto-core fonts-noto-cjk
-# Tools the tests and the demo check exports with (epubcheck, qpdf --check, pdftoppm).
-TEST_PACKAGES := epubcheck default-jre-headless qpdf poppler-utils python3-nacl python3-zstandard
+# Tools the tests and the demo check exports with (epubcheck, qpdf --check, pdftoppm),
+# run the conformance reader with (PyNaCl, zstandard), render the man page with
+# (man, groff) and load the completions into (zsh, fish).
+TEST_PACKAGES := epubcheck default-jre-headless qpdf poppler-utils python3-nacl python3-zstandard man-db groff-base zsh fish
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor fuzz-merge
 
-.PHONY: deps build release test test-sync vectors vectors-check conformance bench bench-smoke fuzz demo clean
+PREFIX       ?= /usr/local
+DESTDIR      ?=
+
+.PHONY: deps build release test test-sync vectors vectors-check conformance bench bench-smoke fuzz demo clean \
+	install install-files uninstall man completions-check
 
 # Installs the Debian packages Quire links, only when one is missing.
 deps:
@@ -94,5 +100,39 @@ demo: deps
 	bash Scripts/demo.sh "$$($(SWIFT) build -c release --show-bin-path)/quire"
 	$(SWIFT) run -c release --skip-build quire-demo Tests/Fixtures
 
+# The man page, written from the command declarations: `man ./quire.1`.
+man: deps
+	$(SWIFT) build --product quire
+	"$$($(SWIFT) build --show-bin-path)/quire" generate-manual > quire.1
+	@echo "wrote quire.1 (read it with: man ./quire.1)"
+
+# Loads the bash, zsh and fish completions into those shells and checks them.
+completions-check: deps
+	$(SWIFT) build --product quire
+	bash Scripts/check-completions.sh "$$($(SWIFT) build --show-bin-path)/quire"
+
+# Installs the release binary, the man page and the bash, zsh and fish
+# completions under $(PREFIX) (default /usr/local; DESTDIR for packaging).
+install: release
+	$(MAKE) install-files QUIRE_BIN="$$($(SWIFT) build -c release --show-bin-path)/quire"
+
+# The files of `make install` from an already built binary QUIRE_BIN.
+install-files:
+	@test -x "$(QUIRE_BIN)" || { echo "make install-files: set QUIRE_BIN to a built quire binary" >&2; exit 1; }
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" \
+	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
+	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
+	install -m 0755 "$(QUIRE_BIN)" "$(DESTDIR)$(PREFIX)/bin/quire"
+	"$(QUIRE_BIN)" generate-manual > "$(DESTDIR)$(PREFIX)/share/man/man1/quire.1"
+	"$(QUIRE_BIN)" completion bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/quire"
+	"$(QUIRE_BIN)" completion zsh > "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_quire"
+	"$(QUIRE_BIN)" completion fish > "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/quire.fish"
+	@echo "installed quire, its man page and its bash, zsh and fish completions under $(DESTDIR)$(PREFIX)"
+
+uninstall:
+	rm -f "$(DESTDIR)$(PREFIX)/bin/quire" "$(DESTDIR)$(PREFIX)/share/man/man1/quire.1" \
+	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/quire" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_quire" \
+	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/quire.fish"
+
 clean:
-	rm -rf .build Fuzz/.build
+	rm -rf .build Fuzz/.build quire.1

@@ -5,10 +5,8 @@
 #
 # Everything happens in a temporary folder, with both devices' key stores
 # inside it (QUIRE_HOME), so the user's own key store is never touched.
-# Each step prints one line: what it did and how long it took. A step whose
-# library part is not built yet (the CLI reports the error code
-# "not_implemented") prints "skipped: … waits for issue N" and the demo goes
-# on; once the import and export branches land, the same steps run for real.
+# Each step prints one line: what it did and how long it took; a step that
+# fails prints quire's error and the demo ends with exit 1.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,24 +40,15 @@ run() {
 # line TEXT: prints the step with the time of every run since the last line.
 line() { step_no=$((step_no + 1)); printf '%2d. %s (%s ms)\n' "$step_no" "$1" "$acc"; acc=0; }
 plural() { if [ "$1" -eq 1 ]; then echo "$1 $2"; else echo "$1 ${3:-$2s}"; fi; }
-skip_or_fail() { # WHAT: after a failed run, a clear skip line for not_implemented, else the error.
-    if grep -q '"code" : "not_implemented"' "$work/out"; then
-        local issue
-        issue=$(sed -n 's/.*(issue \([0-9]*\)).*/\1/p' "$work/err" | head -n 1)
-        step_no=$((step_no + 1))
-        acc=0
-        printf '%2d. skipped: %s — waits for issue %s (quire says: %s)\n' "$step_no" "$1" "${issue:-?}" \
-            "$(sed -n 's/^quire: error: //p' "$work/err" | head -n 1)"
-    else
-        step_no=$((step_no + 1))
-        printf '%2d. FAILED: %s (exit %s)\n' "$step_no" "$1" "$status"
-        sed 's/^/    /' "$work/err"
-        failed=1
-    fi
+fail() { # WHAT: after a failed run, the step and quire's error.
+    step_no=$((step_no + 1))
+    printf '%2d. FAILED: %s (exit %s)\n' "$step_no" "$1" "$status"
+    sed 's/^/    /' "$work/err"
+    failed=1
 }
 must() { # WHAT: stop the demo when the last run failed.
     if [ "$status" -ne 0 ]; then
-        skip_or_fail "$1"
+        fail "$1"
         exit 1
     fi
 }
@@ -75,10 +64,10 @@ run "$quire" import dayone pepys-dayone.zip Journal.quire --json
 if [ "$status" -eq 0 ]; then
     line "quire import dayone: $(json_number entriesAdded) entries and $(json_number attachmentsStored) attachments from pepys-dayone.zip ($(du -k pepys-dayone.zip | cut -f1) KiB); Journal.quire is now $(du -k Journal.quire | cut -f1) KiB"
 else
-    skip_or_fail "import the Day One export (pepys-dayone.zip)"
+    fail "import the Day One export (pepys-dayone.zip)"
 fi
 
-run "$quire" add Journal.quire "Read Pepys all evening; to bed late." --tag today
+run sh -c 'echo "Read Pepys all evening; to bed late." | "$1" add Journal.quire - --tag today' sh "$quire"
 must "add an entry"
 line "quire add: a new entry, id $(head -c 8 "$work/out")…"
 
@@ -88,6 +77,10 @@ entries=$(wc -l <"$work/out")
 run "$quire" search Journal.quire "my wife"
 must "search"
 line "quire list: $(plural "$entries" entry entries); quire search \"my wife\" (case-insensitive, on this device): $(plural "$(wc -l <"$work/out")" entry entries)"
+
+run "$quire" stats Journal.quire --json
+must "stats"
+line "quire stats: $(json_number words) words; the longest run of days written on: $(sed -n '/"longestStreak"/,/}/s/^ *"days" : \([0-9]*\).*/\1/p' "$work/out") days"
 
 run env QUIRE_HOME="$phone_home" "$quire" device code --device-name Phone
 must "show the phone's device code"
@@ -125,7 +118,7 @@ for format in md epub pdf; do
     if [ "$status" -eq 0 ]; then
         line "quire export --format $format: $(json_number entries) entries, $(json_number attachments) attachments, $(json_number bytes) bytes in Pepys.$format"
     else
-        skip_or_fail "export $format"
+        fail "export $format"
     fi
 done
 

@@ -1,10 +1,12 @@
-# Rewrites the golden help texts in HelpTests.swift from the built binary:
+# Rewrites the golden help texts in HelpTests.swift from the built binary,
+# whose help is written from the command declarations (Sources/quire/Commands):
 #   python3 Scripts/regenerate-help-goldens.py .build/debug/quire
 # Review the diff: a change to the help is a change to what users read.
 import subprocess, sys
 Q = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/quire"
-def out(*a): return subprocess.run([Q, *a], capture_output=True, text=True).stdout
-goldens = {"overview": out("--help"), "initHelp": out("help", "init"), "addHelp": out("add", "--help"), "listHelp": out("help", "list")}
+def out(*a): return subprocess.run([Q, *a], capture_output=True, text=True, check=True).stdout
+goldens = {"overview": out("--help"), "initHelp": out("help", "init"), "addHelp": out("add", "--help"),
+           "listHelp": out("help", "list"), "searchHelp": out("search", "--help")}
 p = "Tests/QuireCLITests/HelpTests.swift"
 s = open(p).read()
 for k, v in goldens.items():

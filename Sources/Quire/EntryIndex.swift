@@ -172,6 +172,22 @@ extension Vault {
         }
     }
 
+    /// Every deleted entry (its winning head is a tombstone), newest
+    /// deletion first: what `quire restore` can bring back while the
+    /// revisions before the deletion are still in the file.
+    ///
+    /// - Throws: ``VaultError/format(_:)`` for I/O.
+    public func deletedEntries() throws(VaultError) -> [EntrySnapshot] {
+        return try lock.withLock { () throws(VaultError) -> [EntrySnapshot] in
+            let index = try loadIndex()
+            var out: [EntrySnapshot] = []
+            for id in index.revisions.keys {
+                if let s = try snapshot(id, index: index), s.isDeleted { out.append(s) }
+            }
+            return out.sorted { a, b in a.revision.clock != b.revision.clock ? a.revision.clock > b.revision.clock : a.id < b.id }
+        }
+    }
+
     /// One entry as it stands (including a deleted one), or nil when the
     /// vault has no revision of it.
     ///
@@ -231,6 +247,26 @@ extension Vault {
         }
     }
 
+    /// Replaces an entry's content as a change made from the revisions
+    /// `base`, the heads the caller read before changing it (an editor's
+    /// starting point): the new revision names exactly them as parents. A
+    /// revision written meanwhile (another edit, a synced copy renamed over
+    /// the vault) is not among them, so it stays a head and the two become
+    /// a conflict that is kept and shown (`Spec/records.md §3`), never
+    /// silently superseded. With `base` equal to the current heads this is
+    /// ``edit(_:body:)``.
+    ///
+    /// - Parameter base: revision ids of this entry, usually
+    ///   `[snapshot.revision.revisionID] + snapshot.conflictingHeads`.
+    /// - Throws: ``VaultError/entryNotFound(_:)`` when the vault holds no
+    ///   revision of the entry or `base` names none of them; ``VaultError``.
+    @discardableResult
+    public func edit(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]) throws(VaultError) -> EntryRevision {
+        return try lock.withLock { () throws(VaultError) -> EntryRevision in
+            try change(id, body: body, deleted: false, base: base)
+        }
+    }
+
     /// Deletes an entry by appending a tombstone revision.
     ///
     /// - Throws: ``VaultError/entryNotFound(_:)``, ``VaultError``.
@@ -241,18 +277,10 @@ extension Vault {
         }
     }
 
-    private func change(_ id: EntryID, body: EntryBody, deleted: Bool) throws(VaultError) -> EntryRevision {
+    private func change(_ id: EntryID, body: EntryBody, deleted: Bool, base: [RevisionID]? = nil) throws(VaultError) -> EntryRevision {
         var made: EntryRevision?
-        // The heads are read inside the commit, under the lock, after other
-        // writers' commits are indexed, so the parents are the true heads.
         try commitTyped { (tx: VaultTransaction) throws(VaultError) in
-            let heads = try loadIndex().heads(of: id)
-            guard !heads.isEmpty else { throw .entryNotFound(id) }
-            let revision = EntryRevision(
-                entryID: id, revisionID: RevisionID(using: random), parents: heads.map(\.revisionID).sorted(), clock: nextClock(),
-                device: author, isDeleted: deleted, body: body)
-            try tx.append(revision)
-            made = revision
+            made = try tx.change(id, body: body, deleted: deleted, base: base)
         }
         return made!
     }

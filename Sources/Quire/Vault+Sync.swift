@@ -1,4 +1,5 @@
 public import QuireSync
+import QuireFormat
 public import QuireSystem
 import QuireKeys
 
@@ -9,6 +10,31 @@ extension Vault {
     /// - Throws: ``VaultError/sync(_:)``.
     public func conflictCopies() throws(VaultError) -> [ConflictCopy] {
         do { return try ConflictCopies.find(for: file.path) } catch { throw .sync(error) }
+    }
+
+    /// The conflict copies beside this vault whose names a sync tool gave
+    /// them (``ConflictCopyName``) and whose header names this vault: the
+    /// cheap check every command can make to say copies are waiting. Only
+    /// the folder is listed and only such names' 64-byte headers are read;
+    /// ``conflictCopies()`` also finds copies by header alone. Nothing is
+    /// thrown: a folder that cannot be listed has none to mention.
+    ///
+    /// - Returns: the copies' paths, sorted bytewise.
+    public func waitingConflictCopies() -> [String] {
+        let path = lock.withLock { file.path }
+        let folder = FileSystem.directory(of: path)
+        let vaultName = String(path.split(separator: "/", omittingEmptySubsequences: false).last ?? "")
+        guard let names = try? FileSystem.listDirectory(folder) else { return [] }
+        var copies: [String] = []
+        for name in names where name != vaultName && !name.hasPrefix(".") {
+            guard ConflictCopyName.tool(of: name, copyOf: vaultName) != nil else { continue }
+            let copyPath = folder == "/" ? "/" + name : folder + "/" + name
+            guard let file = try? SystemFile(path: copyPath, mode: .readOnly), let bytes = try? file.read(count: FileHeader.byteCount, at: 0),
+                let header = try? FileHeader.parse(bytes).0, header.vaultID == vaultID
+            else { continue }
+            copies.append(copyPath)
+        }
+        return copies
     }
 
     /// Merges every conflict copy into this vault with this vault's

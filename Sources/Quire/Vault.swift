@@ -315,6 +315,37 @@ public final class VaultTransaction {
         return revision
     }
 
+    /// Appends a revision replacing entry `id`'s content, made from the
+    /// revisions `base` (see ``Vault/edit(_:body:replacing:)``), in this
+    /// commit: with attachments stored in the same commit, an entry gains
+    /// photos atomically.
+    ///
+    /// - Throws: ``VaultError/entryNotFound(_:)``, ``VaultError/format(_:)``.
+    @discardableResult
+    public func edit(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]) throws(VaultError) -> EntryRevision {
+        try change(id, body: body, deleted: false, base: base)
+    }
+
+    /// Appends a revision of `id`. Its parents are `base` when given (those
+    /// of them the entry holds), else the current heads, read inside the
+    /// commit, under the lock, after other writers' commits are indexed.
+    func change(_ id: EntryID, body: EntryBody, deleted: Bool, base: [RevisionID]?) throws(VaultError) -> EntryRevision {
+        let index = try vault.loadIndex()
+        let heads = index.heads(of: id)
+        guard !heads.isEmpty else { throw .entryNotFound(id) }
+        var parents = heads.map(\.revisionID)
+        if let base {
+            let known = Set((index.revisions[id] ?? []).map(\.revisionID))
+            parents = Array(Set(base.filter { known.contains($0) }))
+            guard !parents.isEmpty else { throw .entryNotFound(id) }
+        }
+        let revision = EntryRevision(
+            entryID: id, revisionID: RevisionID(using: vault.random), parents: parents.sorted(), clock: vault.nextClock(),
+            device: vault.author, isDeleted: deleted, body: body)
+        try append(revision)
+        return revision
+    }
+
     /// Streams an attachment from `source` (`Spec/format.md §7`); content the
     /// vault already holds is not stored again.
     ///

@@ -53,10 +53,11 @@ final class Sandbox {
     init() throws {
         binary = try quireBinary()
         dir = NSTemporaryDirectory() + "quire-cli-test-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dir + "/run", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         environment = [
             "PATH": (binary as NSString).deletingLastPathComponent + ":/usr/bin:/bin",
             "HOME": dir, "QUIRE_HOME": dir + "/home", "TZ": "UTC", "NO_COLOR": "1", "LANG": "C.UTF-8",
+            "XDG_RUNTIME_DIR": dir + "/run", "XDG_CONFIG_HOME": dir + "/config",
         ]
     }
 
@@ -102,10 +103,12 @@ final class Sandbox {
         return RunResult(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
     }
 
-    /// Makes `Journal.quire` with its recovery key in `recovery.txt`; returns its path.
+    /// Makes `Journal.quire` (or `name`) with its recovery key in
+    /// `recovery.txt` (or `NAME.recovery.txt`); returns its path.
     @discardableResult
     func makeVault(_ name: String = "Journal.quire") throws -> String {
-        let r = try quire(["init", name, "--name", "Test journal", "--device-name", "Laptop", "--recovery-key-file", "recovery.txt"])
+        let recovery = name == "Journal.quire" ? "recovery.txt" : name + ".recovery.txt"
+        let r = try quire(["init", name, "--name", "Test journal", "--device-name", "Laptop", "--recovery-key-file", recovery])
         #expect(r.status == 0, "\(r)")
         return path(name)
     }

@@ -135,17 +135,18 @@ extension Sandbox {
         #expect(!FileManager.default.fileExists(atPath: temp))
         #expect(!FileManager.default.fileExists(atPath: (temp as NSString).deletingLastPathComponent))
         let list = try box.quire(["list", "Journal.quire"])
-        #expect(list.stdout.hasSuffix("  2026-03-01 00:00  Written in the editor\n"))
+        #expect(list.stdout.hasSuffix("  2026-03-01        Written in the editor\n"))
     }
 
     @Test func editOpensTheEditorWithTheTextUnlessOnlyFieldsChange() throws {
         let box = try Sandbox()
         try box.makeVault()
         let id = try box.add("Old text", ["--date", "2026-03-01"])
-        try box.write("append.sh", "#!/bin/sh\nprintf ' and more' >> \"$1\"\n", mode: 0o700)
+        // The text arrives with a final line break, so an added line is a line.
+        try box.write("append.sh", "#!/bin/sh\nprintf 'and more\\n' >> \"$1\"\n", mode: 0o700)
         let r = try box.onTerminal(["edit", "Journal.quire", id], answers: [], env: ["VISUAL": box.path("append.sh")])
         #expect(r.exit == 0, "\(r.output)")
-        #expect(try box.quire(["show", "Journal.quire", id, "--json"]).json()["text"] as? String == "Old text and more")
+        #expect(try box.quire(["show", "Journal.quire", id, "--json"]).json()["text"] as? String == "Old text\nand more")
         // Only a field: no editor (this one would fail the command).
         try box.write("fail.sh", "#!/bin/sh\nexit 3\n", mode: 0o700)
         let tags = try box.onTerminal(["edit", "Journal.quire", id, "--tag", "x"], answers: [], env: ["VISUAL": box.path("fail.sh")])
@@ -155,7 +156,7 @@ extension Sandbox {
         #expect(failed.output.contains("quire: error: the editor"))
         let shown = try box.quire(["show", "Journal.quire", id, "--json"]).json()
         #expect(shown["tags"] as? [String] == ["x"])
-        #expect(shown["text"] as? String == "Old text and more")
+        #expect(shown["text"] as? String == "Old text\nand more")
     }
 
     @Test func colourOnlyOnATerminalAndNeverWithNoColor() throws {

@@ -1,0 +1,65 @@
+import Foundation
+import Quire
+
+/// `quire compact [VAULT] [--rekey] [--keep-history N]`.
+struct CompactCommand: QuireCommand {
+    static let configuration = CommandConfiguration(
+        name: "compact", abstract: "rewrite without old revisions (--rekey: new keys)",
+        discussion: """
+            The new file is written beside the vault, checked, and renamed over
+            it. Deleted entries can no longer be restored afterwards.
+            """,
+        json: CompactJSON.self, section: .file, unlocks: true)
+
+    @VaultArgument var vault: String
+    @Flag(help: "seal everything again under a new epoch: removed devices and old keys read nothing") var rekey: Bool
+    @Option(help: "keep N earlier revisions per entry (default 0)") var keepHistory: HistoryDepth?
+    @OptionGroup var unlock: UnlockOptions
+    @OptionGroup var output: JSONOption
+
+    func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
+        var options = CompactionOptions(rekey: rekey)
+        if let keepHistory { options.keepHistory = keepHistory.value }
+        let opened = try Unlock.open(vault, unlock, out: c.out)
+        let progress = ProgressBar("compacting \(vault)")
+        progress.start()
+        let report: CompactionReport
+        do { report = try opened.vault.compact(options) } catch {
+            progress.finish()
+            throw .vault(error, path: vault)
+        }
+        progress.finish()
+        c.out.line(
+            "compacted \(vault): \(formatBytes(report.bytesBefore)) → \(formatBytes(report.bytesAfter)); revisions \(report.revisionsBefore) → \(report.revisionsAfter); attachments kept \(report.attachmentsKept), dropped \(report.attachmentsDropped)"
+        )
+        if let epoch = report.rekeyedEpoch {
+            c.out.line(
+                "rekeyed: everything is sealed under epoch \(epoch); removed devices and former keys open nothing in this file (older copies elsewhere are unchanged)"
+            )
+        }
+        c.out.emit(
+            CompactJSON(
+                bytesBefore: report.bytesBefore, bytesAfter: report.bytesAfter, revisionsBefore: report.revisionsBefore,
+                revisionsAfter: report.revisionsAfter,
+                attachmentsKept: report.attachmentsKept, attachmentsDropped: report.attachmentsDropped, rekeyedEpoch: report.rekeyedEpoch))
+        return .success
+    }
+}
+
+/// What `quire compact --json` prints.
+struct CompactJSON: JSONShape {
+    let bytesBefore: UInt64
+    let bytesAfter: UInt64
+    let revisionsBefore: Int
+    let revisionsAfter: Int
+    let attachmentsKept: Int
+    let attachmentsDropped: Int
+    /// Null without --rekey.
+    @OrNull var rekeyedEpoch: UInt32?
+
+    static var example: CompactJSON {
+        CompactJSON(
+            bytesBefore: 0, bytesAfter: 0, revisionsBefore: 0, revisionsAfter: 0, attachmentsKept: 0, attachmentsDropped: 0,
+            rekeyedEpoch: nil)
+    }
+}

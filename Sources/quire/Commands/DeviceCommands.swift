@@ -1,0 +1,222 @@
+import Foundation
+import Quire
+import QuireSystem
+
+/// `quire device …`: enrolling and removing devices.
+struct DeviceCommand: QuireCommand {
+    static let configuration = CommandConfiguration(
+        name: "device", abstract: "the devices that can open a vault: codes, enrolling, removing",
+        subcommands: [DeviceCodeCommand.self, DeviceAddCommand.self, DeviceRemoveCommand.self, DeviceListCommand.self], section: .keys)
+}
+
+/// `quire device code`: this device's code (made on first use).
+struct DeviceCodeCommand: QuireCommand {
+    static let configuration = CommandConfiguration(
+        name: "device code", abstract: "this device's code, to enroll it in a vault",
+        discussion: """
+            Prints the code on stdout (and how to use it on stderr), so that
+            "$(quire device code)" gives just the code. Makes this device's key
+            first when it has none.
+            """,
+        json: DeviceCodeJSON.self)
+
+    @Option(help: "name this device's new key (default: the host name)") var deviceName: DeviceName?
+    @OptionGroup var output: JSONOption
+
+    func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
+        let (device, created) = try Unlock.loadOrCreateDevice(named: deviceName?.name)
+        c.out.line("\(device.code)")
+        if !c.out.json {
+            c.out.note(
+                "This is the device code of \"\(device.name)\"\(created ? " (its key was made now)" : ""); fingerprint \(device.fingerprint)."
+            )
+            c.out.note("On a device already enrolled, run: quire device add VAULT CODE --name NAME")
+            c.out.note("and check that it shows the same fingerprint.")
+        }
+        c.out.emit(DeviceCodeJSON(name: device.name, code: device.code, fingerprint: device.fingerprint, created: created))
+        return .success
+    }
+}
+
+/// What `quire device code --json` prints.
+struct DeviceCodeJSON: JSONShape {
+    let name: String
+    let code: String
+    let fingerprint: String
+    let created: Bool
+
+    static var example: DeviceCodeJSON { DeviceCodeJSON(name: "", code: "", fingerprint: "", created: false) }
+}
+
+/// `quire device add [VAULT] CODE --name N`.
+struct DeviceAddCommand: QuireCommand {
+    static let configuration = CommandConfiguration(
+        name: "device add", abstract: "enroll a device from its code",
+        discussion: """
+            Compare the fingerprint printed here with the one the new device
+            shows; on a terminal you are asked to confirm.
+            """,
+        json: DeviceChangeJSON.self, unlocks: true)
+
+    @VaultArgument var vault: String
+    @Argument(placeholder: "CODE", help: "the code 'quire device code' prints on the new device") var code: String
+    @Option(help: "the new device's name in this vault (required)") var name: DeviceName?
+    @Flag(help: "do not ask to compare fingerprints") var yes: Bool
+    @OptionGroup var unlock: UnlockOptions
+    @OptionGroup var output: JSONOption
+
+    func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
+        guard let name = name?.name else { throw c.usage("--name NAME is required: what to call the new device") }
+        // Count here: the parser stops counting a code far longer than any code.
+        let letters = code.unicodeScalars.filter { $0 != "-" && $0 != " " }.count
+        if letters != 56 {
+            throw CLIFailure(
+                "that device code is not valid: it has \(letters) characters; a device code has 56 (not counting dashes)",
+                hint: "copy the whole code 'quire device code' prints on the new device (56 letters and digits; dashes optional)",
+                code: "device_code_invalid")
+        }
+        let publicKey: [UInt8]
+        do { publicKey = try DeviceCode.parse(code) } catch { throw .vault(.keys(error), path: vault) }
+        let fingerprint = DeviceCode.fingerprint(of: publicKey)
+        let opened = try Unlock.open(vault, unlock, out: c.out)
+        if let state = try? opened.vault.keyState(), let member = state.member(withKey: publicKey) {
+            throw CLIFailure(
+                "that device is already enrolled in \(vault), as \"\(member.name)\"",
+                hint: "nothing to do: 'quire device list \(vault)' shows the enrolled devices",
+                code: "already_enrolled")
+        }
+        if Prompt.isInteractive && !yes {
+            guard try Prompt.confirm("Does the new device show the fingerprint \(fingerprint)?") else {
+                throw CLIFailure(
+                    "not enrolled: the fingerprints were not confirmed",
+                    hint: "check the code was typed right; a different fingerprint means a different device", code: "cancelled")
+            }
+        }
+        do {
+            let member = try opened.vault.enrollDevice(code: code, name: name)
+            let epoch = try opened.vault.keyState().epoch
+            c.out.line("enrolled \"\(member.name)\" (fingerprint \(fingerprint)) in \(vault); it opens the vault with its own key now")
+            c.out.emit(DeviceChangeJSON(name: member.name, fingerprint: fingerprint, epoch: epoch))
+        } catch { throw .vault(error, path: vault) }
+        return .success
+    }
+}
+
+/// `{"name", "fingerprint", "epoch"}`: what `device add` and `device remove` print.
+struct DeviceChangeJSON: JSONShape {
+    let name: String
+    let fingerprint: String
+    let epoch: UInt32
+
+    static var example: DeviceChangeJSON { DeviceChangeJSON(name: "", fingerprint: "", epoch: 1) }
+}
+
+/// `quire device remove [VAULT] NAME`.
+struct DeviceRemoveCommand: QuireCommand {
+    static let configuration = CommandConfiguration(
+        name: "device remove", abstract: "remove a device (lost or sold)",
+        discussion: """
+            New records are sealed under a new epoch it never gets. It can still
+            read what it could before until 'quire compact --rekey'.
+            """,
+        json: DeviceChangeJSON.self, unlocks: true)
+
+    @VaultArgument var vault: String
+    @Argument(placeholder: "NAME", help: "the device's name, as 'quire device list' shows it") var name: String
+    @OptionGroup var unlock: UnlockOptions
+    @OptionGroup var output: JSONOption
+
+    func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
+        let opened = try Unlock.open(vault, unlock, out: c.out)
+        let state: KeyState
+        do { state = try opened.vault.keyState() } catch { throw .vault(error, path: vault) }
+        let wanted = name.lowercased()
+        guard let member = state.devices.first(where: { $0.name.lowercased() == wanted }) else {
+            if state.removed.contains(where: { $0.role == "device" && $0.name.lowercased() == wanted }) {
+                throw CLIFailure(
+                    "\"\(name)\" was already removed from \(vault)",
+                    hint: "nothing to do; 'quire compact --rekey \(vault)' also takes away what it could read before",
+                    code: "not_found")
+            }
+            let names = state.devices.map { "\"\($0.name)\"" }.joined(separator: ", ")
+            throw CLIFailure(
+                "no enrolled device is named \"\(name)\"; the devices are \(names.isEmpty ? "none" : names)",
+                hint: "'quire device list \(vault)' shows the enrolled devices' names", code: "not_found")
+        }
+        if case .device(let pair) = opened.credential, pair.publicKey == member.publicKey {
+            throw CLIFailure(
+                "this device cannot remove itself from \(vault)",
+                hint: "run 'quire device remove \(vault) \"\(name)\"' on another enrolled device, or here with --recovery-key-file FILE",
+                code: "operation_refused")
+        }
+        do {
+            let removed = try opened.vault.removeDevice(named: member.name)
+            let epoch = try opened.vault.keyState().epoch
+            let fp = DeviceCode.fingerprint(of: removed.publicKey)
+            c.out.line("removed \"\(removed.name)\" (fingerprint \(fp)): new records are sealed under epoch \(epoch), which it never gets")
+            c.out.line("it can still read what it could before until 'quire compact --rekey \(vault)'")
+            c.out.emit(DeviceChangeJSON(name: removed.name, fingerprint: fp, epoch: epoch))
+        } catch { throw .vault(error, path: vault) }
+        return .success
+    }
+}
+
+/// `quire device list [VAULT]`.
+struct DeviceListCommand: QuireCommand {
+    static let configuration = CommandConfiguration(
+        name: "device list", abstract: "the devices that can open the vault", json: DeviceListJSON.self, unlocks: true)
+
+    @VaultArgument var vault: String
+    @OptionGroup var unlock: UnlockOptions
+    @OptionGroup var output: JSONOption
+
+    func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
+        let opened = try Unlock.open(vault, unlock, out: c.out, writable: false)
+        let state: KeyState
+        do { state = try opened.vault.keyState() } catch { throw .vault(error, path: vault) }
+        var thisKey: [UInt8]?
+        if case .device(let pair) = opened.credential { thisKey = pair.publicKey }
+        for m in state.devices {
+            c.out.line(
+                "\(DeviceCode.fingerprint(of: m.publicKey))  \(m.name)  added \(DateText.localDay(m.added))\(m.publicKey == thisKey ? "  (this device)" : "")"
+            )
+        }
+        for m in state.removed where m.role == "device" { c.out.line("\(DeviceCode.fingerprint(of: m.publicKey))  \(m.name)  removed") }
+        if state.recoveryMember != nil { c.out.line("and the recovery key") }
+        c.out.emit(
+            DeviceListJSON(
+                devices: state.devices.map {
+                    .init(
+                        name: $0.name, fingerprint: DeviceCode.fingerprint(of: $0.publicKey), added: DateText.iso($0.added),
+                        thisDevice: $0.publicKey == thisKey)
+                },
+                removed: state.removed.filter { $0.role == "device" }.map {
+                    .init(
+                        name: $0.name, fingerprint: DeviceCode.fingerprint(of: $0.publicKey), added: DateText.iso($0.added), thisDevice: nil
+                    )
+                }, recoveryKey: state.recoveryMember != nil))
+        return .success
+    }
+}
+
+/// What `quire device list --json` prints.
+struct DeviceListJSON: JSONShape {
+    struct Device: Encodable {
+        let name: String
+        let fingerprint: String
+        let added: String
+        /// Absent for removed devices.
+        let thisDevice: Bool?
+    }
+
+    let devices: [Device]
+    let removed: [Device]
+    let recoveryKey: Bool
+
+    static var example: DeviceListJSON {
+        DeviceListJSON(
+            devices: [Device(name: "", fingerprint: "", added: "", thisDevice: false)],
+            removed: [Device(name: "", fingerprint: "", added: "", thisDevice: nil)],
+            recoveryKey: true)
+    }
+}

@@ -1,0 +1,304 @@
+import Foundation
+import Quire
+import QuireSystem
+
+/// `quire keys …`: who can decrypt the vault, and changing its keys.
+struct KeysCommand: QuireCommand {
+    static let configuration = CommandConfiguration(
+        name: "keys", abstract: "the vault's keys: who can decrypt what, and changing them",
+        subcommands: [
+            KeysStatusCommand.self, KeysRotateCommand.self, KeysEscrowFreeCommand.self, KeysPassphraseCommand.self,
+            KeysAcceptRollbackCommand.self,
+        ],
+        section: .keys)
+}
+
+/// `quire keys status [VAULT]`: the privacy statement.
+struct KeysStatusCommand: QuireCommand {
+    static let configuration = CommandConfiguration(
+        name: "keys status", abstract: "who can decrypt what, derived from the file",
+        discussion:
+            "The statement is derived from the file itself; the first time it uses the words epoch and escrow, a line says what they mean.",
+        json: KeysStatusJSON.self, jsonNote: "(kind: device, recovery, passphrase or escrow; phrase: how the text names the reader.)",
+        unlocks: true)
+
+    @VaultArgument var vault: String
+    @OptionGroup var unlock: UnlockOptions
+    @OptionGroup var output: JSONOption
+
+    /// One plain line for each word of the trade, said where it first appears.
+    static let glossary: [(word: String, meaning: String)] = [
+        (
+            "epoch",
+            "(An epoch is one generation of the vault's keys: each key change starts a new one, and a record stays sealed under the epoch it was written in.)"
+        ),
+        (
+            "escrow",
+            "(An escrow key belongs to a custodian you chose, such as a provider, who could then also decrypt the journal to help you recover it.)"
+        ),
+    ]
+
+    /// `text` with each glossary line after the first line that uses its word.
+    static func explained(_ text: String) -> String {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        for (word, meaning) in glossary {
+            guard let i = lines.firstIndex(where: { $0.lowercased().contains(word) }) else { continue }
+            let indent = String(lines[i].prefix { $0 == " " })
+            lines.insert(indent + meaning, at: i + 1)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
+        let opened = try Unlock.open(vault, unlock, out: c.out, writable: false)
+        let statement: PrivacyStatement
+        do { statement = try opened.vault.privacyStatement() } catch { throw .vault(error, path: vault) }
+        var text = Self.explained(statement.text)
+        if text.hasSuffix("\n") { text.removeLast() }
+        c.out.line("\(multiline: text)")
+        func reader(_ r: PrivacyStatement.Reader) -> KeysStatusJSON.Reader {
+            let kind: String
+            switch r.kind {
+            case .device: kind = "device"
+            case .recovery: kind = "recovery"
+            case .passphrase: kind = "passphrase"
+            case .escrow: kind = "escrow"
+            }
+            return .init(
+                kind: kind, name: r.name, thisDevice: r.isThisDevice, retiredAt: r.retiredAt.map { DateText.iso($0) }, phrase: r.phrase)
+        }
+        c.out.emit(
+            KeysStatusJSON(
+                vaultName: statement.vaultName, vaultID: statement.vaultID.description, escrowFree: statement.isEscrowFree,
+                escrowFreeSince: statement.escrowFreeSince.map { DateText.iso($0) }, epoch: statement.currentEpoch,
+                since: DateText.iso(statement.currentSince),
+                readers: statement.currentReaders.map(reader),
+                olderRecords: statement.groups.map { g in
+                    .init(
+                        epochs: Array(g.epochs.lowerBound...g.epochs.upperBound), from: DateText.iso(g.from),
+                        until: g.until.map { DateText.iso($0) },
+                        entryRevisions: g.entryRevisions, attachments: g.attachments, alsoReadableBy: g.extraReaders.map(reader))
+                }, notes: statement.notes, text: text + "\n"))
+        return .success
+    }
+}
+
+/// What `quire keys status --json` prints.
+struct KeysStatusJSON: JSONShape {
+    struct Reader: Encodable {
+        let kind: String
+        let name: String
+        let thisDevice: Bool
+        @OrNull var retiredAt: String?
+        let phrase: String
+    }
+
+    struct Group: Encodable {
+        let epochs: [UInt32]
+        let from: String
+        @OrNull var until: String?
+        let entryRevisions: Int
+        let attachments: Int
+        let alsoReadableBy: [Reader]
+    }
+
+    let vaultName: String
+    let vaultID: String
+    let escrowFree: Bool
+    @OrNull var escrowFreeSince: String?
+    let epoch: UInt32
+    let since: String
+    let readers: [Reader]
+    let olderRecords: [Group]
+    let notes: [String]
+    let text: String
+
+    static var example: KeysStatusJSON {
+        let r = Reader(kind: "", name: "", thisDevice: false, retiredAt: nil, phrase: "")
+        return KeysStatusJSON(
+            vaultName: "", vaultID: "", escrowFree: false, escrowFreeSince: nil, epoch: 1, since: "", readers: [r],
+            olderRecords: [Group(epochs: [], from: "", until: nil, entryRevisions: 0, attachments: 0, alsoReadableBy: [r])], notes: [],
+            text: "")
+    }
+}
+
+/// `quire keys rotate [VAULT]`.
+struct KeysRotateCommand: QuireCommand {
+    static let configuration = CommandConfiguration(
+        name: "keys rotate", abstract: "start a new epoch key for the same devices", json: EpochJSON.self, unlocks: true)
+
+    @VaultArgument var vault: String
+    @OptionGroup var unlock: UnlockOptions
+    @OptionGroup var output: JSONOption
+
+    func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
+        let opened = try Unlock.open(vault, unlock, out: c.out)
+        do {
+            try opened.vault.rotateKeys()
+            let epoch = try opened.vault.keyState().epoch
+            c.out.line("rotated: new records are sealed under epoch \(epoch), for the same devices and keys")
+            c.out.emit(EpochJSON(epoch: epoch))
+        } catch { throw .vault(error, path: vault) }
+        return .success
+    }
+}
+
+/// `{"epoch"}`.
+struct EpochJSON: JSONShape {
+    let epoch: UInt32
+    static var example: EpochJSON { EpochJSON(epoch: 1) }
+}
+
+/// `quire keys escrow-free [VAULT]`.
+struct KeysEscrowFreeCommand: QuireCommand {
+    static let configuration = CommandConfiguration(
+        name: "keys escrow-free", abstract: "turn on escrow-free mode, for good",
+        discussion: """
+            Removes any escrow key from new records and forbids adding one, ever.
+            Needs a recovery method you hold: the recovery key, or a second
+            enrolled device. Older records stay readable by a former escrow key
+            until 'quire compact --rekey'.
+            """,
+        json: EscrowFreeJSON.self, unlocks: true)
+
+    @VaultArgument var vault: String
+    @OptionGroup var unlock: UnlockOptions
+    @OptionGroup var output: JSONOption
+
+    func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
+        let opened = try Unlock.open(vault, unlock, out: c.out)
+        let state: KeyState
+        do { state = try opened.vault.keyState() } catch { throw .vault(error, path: vault) }
+        if state.isEscrowFree {
+            c.out.line("\(vault) is already escrow-free")
+            c.out.emit(EscrowFreeJSON(epoch: state.epoch, escrowFree: true, changed: false))
+            return .success
+        }
+        // The recovery key as proof that the user holds a way back in.
+        var proof = opened.recoveryKey
+        if proof == nil, let file = unlock.recoveryKeyFile?.path {
+            var bytes = try Prompt.secretFile(file, what: "recovery key")
+            defer { wipe(&bytes) }
+            do {
+                proof = try RecoveryKey(code: String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+            } catch {
+                throw CLIFailure.vault(.keys(error), path: vault)
+            }
+        }
+        let epoch: UInt32
+        do {
+            try opened.vault.changeKeys(.enableEscrowFree(recoveryProof: proof))
+            epoch = try opened.vault.keyState().epoch
+        } catch {
+            var f = CLIFailure.vault(error, path: vault)
+            if case .keys(.operationRefused) = error, proof == nil, state.devices.count < 2 {
+                f.hint = "pass --recovery-key-file FILE to show you hold the recovery key, or enroll a second device first"
+            }
+            throw f
+        }
+        c.out.line("escrow-free from epoch \(epoch): no escrow key can be added, now or later")
+        c.out.line(
+            "'quire keys status \(vault)' says which older records a former escrow key can still read; 'quire compact --rekey' ends that")
+        c.out.emit(EscrowFreeJSON(epoch: epoch, escrowFree: true, changed: true))
+        return .success
+    }
+}
+
+/// What `quire keys escrow-free --json` prints.
+struct EscrowFreeJSON: JSONShape {
+    let epoch: UInt32
+    let escrowFree: Bool
+    let changed: Bool
+
+    static var example: EscrowFreeJSON { EscrowFreeJSON(epoch: 1, escrowFree: true, changed: true) }
+}
+
+/// `quire keys passphrase [VAULT] [--remove | --new-passphrase-file F]`.
+struct KeysPassphraseCommand: QuireCommand {
+    static let configuration = CommandConfiguration(
+        name: "keys passphrase", abstract: "set, change or remove the passphrase",
+        discussion: "Without --new-passphrase-file, the new passphrase is typed twice on the terminal.",
+        json: PassphraseJSON.self, unlocks: true)
+
+    @VaultArgument var vault: String
+    @Option(help: "the new passphrase, from FILE (default: typed twice)") var newPassphraseFile: FilePath?
+    @Flag(help: "remove the passphrase") var remove: Bool
+    @OptionGroup var unlock: UnlockOptions
+    @OptionGroup var output: JSONOption
+
+    func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
+        if remove && newPassphraseFile != nil { throw c.usage("--remove and --new-passphrase-file exclude each other") }
+        try Unlock.requireVault(vault)
+        var new: SecureBytes?
+        if let file = newPassphraseFile?.path {
+            var typed = try Prompt.secretFile(file, what: "passphrase", option: "--new-passphrase-file")
+            defer { wipe(&typed) }
+            guard !typed.isEmpty else { throw CLIFailure("the passphrase file \(file) is empty") }
+            new = try Prompt.passphraseBytes(typed)
+        }
+        let opened = try Unlock.open(vault, unlock, out: c.out)
+        if !remove && new == nil { new = try Prompt.newPassphrase(option: "--new-passphrase-file") }
+        do {
+            let had = try !opened.vault.keyState().passphrases.isEmpty
+            if remove && !had {
+                c.out.line("\(vault) has no passphrase")
+                c.out.emit(PassphraseJSON(epoch: try opened.vault.keyState().epoch, passphrase: false, changed: false))
+                return .success
+            }
+            try opened.vault.setPassphrase(new)
+            let epoch = try opened.vault.keyState().epoch
+            c.out.line("\(new == nil ? "passphrase removed" : had ? "passphrase changed" : "passphrase set") (epoch \(epoch))")
+            c.out.emit(PassphraseJSON(epoch: epoch, passphrase: new != nil, changed: true))
+        } catch { throw .vault(error, path: vault) }
+        return .success
+    }
+}
+
+/// What `quire keys passphrase --json` prints.
+struct PassphraseJSON: JSONShape {
+    let epoch: UInt32
+    let passphrase: Bool
+    let changed: Bool
+
+    static var example: PassphraseJSON { PassphraseJSON(epoch: 1, passphrase: true, changed: true) }
+}
+
+/// `quire keys accept-rollback [VAULT]`: takes the file as it is after a
+/// suspected rollback (`Spec/keys.md §7`).
+struct KeysAcceptRollbackCommand: QuireCommand {
+    static let configuration = CommandConfiguration(
+        name: "keys accept-rollback", abstract: "accept this file after a rollback warning",
+        discussion: """
+            When the vault file is older than the copy this device last saw (a sync
+            service or a backup put back an older copy), quire warns and refuses to
+            write to it. If the newer copy still exists, merge it back instead
+            ('quire merge VAULT NEWER-COPY'): nothing is lost. If you restored this
+            file on purpose, this makes the device remember the file as it is now,
+            and writing is allowed again.
+            """,
+        json: AcceptRollbackJSON.self, unlocks: true)
+
+    @VaultArgument var vault: String
+    @OptionGroup var unlock: UnlockOptions
+    @OptionGroup var output: JSONOption
+
+    func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
+        let opened = try Unlock.open(vault, unlock, out: c.out)
+        let suspected = opened.vault.keyWarnings.contains { $0.code == "rollback_suspected" }
+        do { try opened.vault.acceptRollback() } catch { throw .vault(error, path: vault) }
+        c.out.line(
+            suspected
+                ? "accepted: this device now takes \(vault) as it is, and writing to it is allowed again"
+                : "\(vault) is not older than the copy this device saw: nothing to accept")
+        c.out.emit(AcceptRollbackJSON(accepted: suspected))
+        return .success
+    }
+}
+
+/// What `quire keys accept-rollback --json` prints.
+struct AcceptRollbackJSON: JSONShape {
+    /// True when a rollback was suspected and the file is now accepted.
+    let accepted: Bool
+
+    static var example: AcceptRollbackJSON { AcceptRollbackJSON(accepted: true) }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import Quire
+
+/// `quire list [VAULT]`.
+struct ListCommand: QuireCommand {
+    static let configuration = CommandConfiguration(
+        name: "list", abstract: "one line per entry: id, date, first line, tags, marks",
+        discussion: """
+            Oldest first; with --limit N, the newest N, newest first. Dates are
+            local (TZ); an all-day entry shows its day alone. Marks say when an
+            entry is starred, has a mood or photos, or has conflicting versions
+            ('quire versions ID'). Ids are shown by their first 8 hex digits;
+            every command that takes an entry id accepts any unique prefix of 4
+            or more. DATE takes the forms --date does ('quire help add'). On a
+            terminal, output longer than the screen goes through the pager.
+            """,
+        json: EntryListJSON.self, section: .browse, unlocks: true)
+
+    @VaultArgument var vault: String
+    @OptionGroup var filters: EntryFilterOptions
+    @OptionGroup var browse: BrowseOptions
+    @OptionGroup var pager: PagerOption
+    @OptionGroup var unlock: UnlockOptions
+    @OptionGroup var output: JSONOption
+
+    func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
+        let filter = try EntryFilter(filters, browse, out: c.out, command: c.command)
+        let (_, entries) = try Reading.entries(vault, unlock, out: c.out)
+        let shown = filter.apply(entries)
+        Listing.print(shown, c.out, pager: !pager.noPager)
+        Reading.sayNothingMatched(shown.count, total: entries.count, filtered: filter.isFiltering, out: c.out)
+        return .success
+    }
+}
+
+/// Entry lines on stdout, or their JSON.
+enum Listing {
+    static func print(_ entries: [EntrySnapshot], _ out: Output, pager: Bool) {
+        out.usePager(pager)
+        for e in entries { out.line(EntryFormat.line(e)) }
+        // The summaries are made only when they are printed.
+        if out.json { out.emit(EntryListJSON(count: entries.count, entries: entries.map(EntrySummaryJSON.init))) }
+    }
+}

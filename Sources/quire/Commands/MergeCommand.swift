@@ -1,0 +1,107 @@
+import Foundation
+import Quire
+import QuireSystem
+
+/// `quire merge [VAULT] COPY [-o OUT]`.
+struct MergeCommand: QuireCommand {
+    static let configuration = CommandConfiguration(
+        name: "merge", abstract: "merge a copy into the vault (or, with -o, into a new file)",
+        discussion: """
+            VAULT and COPY must be copies of the same vault. The result holds
+            every entry, attachment and key change of either.
+            """,
+        json: MergeJSON.self, section: .file, unlocks: true)
+
+    @VaultArgument var vault: String
+    @Argument(placeholder: "COPY", help: "the other copy (a backup, or a sync tool's conflicted copy)") var copy: String
+    @Option(short: "o", placeholder: "OUT", help: "write the merge to OUT (new) and leave VAULT as it is") var output: String?
+    @OptionGroup var unlock: UnlockOptions
+    @OptionGroup var json: JSONOption
+
+    func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
+        let a = vault
+        let b = copy
+        try Unlock.requireVault(a)
+        guard FileSystem.exists(b) else {
+            throw CLIFailure("no copy at \(b)", hint: "check the path of the second copy", code: "not_found")
+        }
+        if Paths.isFolder(b) {
+            throw CLIFailure(
+                "\(b) is a folder, not a vault file", hint: "give the path of the copy's file, such as a sync tool's conflicted copy",
+                code: "not_a_vault")
+        }
+        var target = a
+        if let out = output {
+            guard !out.isEmpty else { throw c.usage("-o OUT is empty: give the path of the file to write") }
+            guard !FileSystem.nameExists(out) else {
+                throw CLIFailure("\(out) already exists; nothing was written", hint: "choose a new name for -o")
+            }
+            try Paths.requireParentFolder(out)
+            target = out
+        }
+        let opened = try Unlock.open(a, unlock, out: c.out, writable: false)
+        if target != a {
+            do { try FileManager.default.copyItem(atPath: a, toPath: target) } catch {
+                throw CLIFailure(
+                    "cannot write \(target) (\(Paths.describe(error))); nothing was written",
+                    hint: "check the folder exists and can be written")
+            }
+        }
+        let progress = ProgressBar("merging \(b) into \(target)")
+        progress.start()
+        let report: MergeReport
+        do { report = try VaultMerge.merge(vaultAt: target, copyAt: b, credential: opened.credential) } catch {
+            progress.finish()
+            if target != a { try? FileSystem.remove(target) }
+            var f = CLIFailure.vault(.sync(error), path: a)
+            switch error {
+            case .copyUnreadable(_, .notAVault), .copyUnreadable(_, .truncatedHeader), .copyUnreadable(_, .unsupportedVersion):
+                f.hint = "\(b) is not a Quire vault: give a copy of \(a) (a backup, or a sync tool's conflicted copy)"
+            case .differentVaults:
+                f.hint =
+                    "\(b) is a different journal (see the vault ids with 'quire info'); to move its entries over, export it and import the export"
+            default:
+                break
+            }
+            throw f
+        }
+        progress.finish()
+        if report.changed {
+            var s =
+                "merged \(b) into \(target): \(plural(report.framesAdded, "record")) added in \(plural(report.commitsWritten, "commit"))"
+            if report.framesCarriedUnopened > 0 { s += " (\(report.framesCarriedUnopened) carried unopened)" }
+            c.out.line("\(s)")
+        } else {
+            c.out.line("\(target) already holds everything in \(b); nothing was written")
+        }
+        for e in report.leftOut { c.out.line("  left out of \(b): \(e.description)") }
+        for e in report.droppedFromVault { c.out.line("  dropped from \(target): \(e.description)") }
+        c.out.emit(
+            MergeJSON(
+                vault: target, copy: b, changed: report.changed, recordsAdded: report.framesAdded,
+                recordsCarriedUnopened: report.framesCarriedUnopened,
+                commitsWritten: report.commitsWritten, commonPrefixBytes: report.commonPrefixByteCount,
+                leftOut: report.leftOut.map(\.description),
+                droppedFromVault: report.droppedFromVault.map(\.description)))
+        return .success
+    }
+}
+
+/// What `quire merge --json` prints.
+struct MergeJSON: JSONShape {
+    let vault: String
+    let copy: String
+    let changed: Bool
+    let recordsAdded: Int
+    let recordsCarriedUnopened: Int
+    let commitsWritten: Int
+    let commonPrefixBytes: UInt64
+    let leftOut: [String]
+    let droppedFromVault: [String]
+
+    static var example: MergeJSON {
+        MergeJSON(
+            vault: "", copy: "", changed: false, recordsAdded: 0, recordsCarriedUnopened: 0, commitsWritten: 0, commonPrefixBytes: 0,
+            leftOut: [], droppedFromVault: [])
+    }
+}

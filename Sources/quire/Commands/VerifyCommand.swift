@@ -1,0 +1,138 @@
+import Foundation
+import Quire
+import QuireSystem
+
+/// `quire verify [VAULT]`: exit 2 when anything was lost or cannot be
+/// trusted; exit 1 when the only records not checked are in epochs this
+/// key cannot open because it was removed from the vault (not damage).
+struct VerifyCommand: QuireCommand {
+    static let configuration = CommandConfiguration(
+        name: "verify", abstract: "check every byte; exit 2 when something is lost",
+        discussion: """
+            Exit 0: intact (warnings allowed); 2: records lost or untrusted,
+            each listed with its frame and offset, or a file too damaged to
+            open; 1: nothing damaged, but newer records are not readable with
+            this key (a removed device): verify on an enrolled device. It also
+            says how many entries have conflicting versions ('quire versions ID').
+            """,
+        json: VerifyJSON.self, section: .file, unlocks: true)
+
+    @VaultArgument var vault: String
+    @OptionGroup var unlock: UnlockOptions
+    @OptionGroup var output: JSONOption
+
+    func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
+        let out = c.out
+        let opened: OpenedVault
+        do { opened = try Unlock.open(vault, unlock, out: out, writable: false) } catch {
+            // A file too damaged to unlock is damage, not a failure to run.
+            guard let cause = error.cause, Unlock.isDamage(cause) else { throw error }
+            out.line("\(vault): DAMAGED. \(error.message)")
+            out.line("Nothing in it can be opened. Restore it from a copy (a backup, or another device's copy of the vault).")
+            out.emit(
+                VerifyJSON(
+                    intact: false, fileBytes: (try? FileSystem.size(vault)) ?? 0, frames: 0, commits: 0, intactRecords: 0,
+                    unreadableWithThisKey: 0,
+                    conflictingEntries: 0, issues: [.init(code: error.code, message: error.message, offset: nil, frame: nil, damage: true)])
+            )
+            out.failure(
+                CLIFailure(
+                    "\(vault) is damaged: \(error.message)", hint: "restore it from a backup or another device's copy of the vault",
+                    code: error.code, exit: .damage))
+            return .damage
+        }
+        let progress = ProgressBar("verifying \(vault)")
+        progress.start()
+        let report = opened.vault.verify()
+        progress.finish()
+        let vaultHandle = opened.vault
+        let unreadable = report.issues.filter { vaultHandle.isUnreadableWithThisKey($0) }
+        let damage = report.issues.filter { $0.isDamage && !vaultHandle.isUnreadableWithThisKey($0) }
+        let warnings = report.issues.filter { !$0.isDamage }
+        let conflicts = ((try? opened.vault.entries()) ?? []).filter { !$0.conflictingHeads.isEmpty }.count
+        let removedText =
+            opened.vault.unreadRecords().newerEpoch.map {
+                "this device was removed from the vault: epoch \($0) and the records sealed under it were made without it"
+            } ?? ""
+        let counts =
+            "\(plural(report.intactRecordCount, "record")) in \(plural(report.commitCount, "commit")), \(formatBytes(report.fileByteCount))."
+        let conflictText = conflicts == 0 ? "" : ", \(plural(conflicts, "entry", "entries")) with conflicting versions"
+        if damage.isEmpty {
+            if unreadable.isEmpty {
+                out.line("\(vault): intact\(conflictText). \(counts)")
+            } else {
+                out.line("\(vault): no damage found in what this key can read\(conflictText). \(counts)")
+            }
+        } else {
+            out.line(
+                "\(vault): DAMAGED. \(plural(damage.count, "record")) lost or untrusted; \(plural(report.intactRecordCount, "record")) intact and readable."
+            )
+        }
+        for issue in damage { out.line("  lost: \(Self.place(issue)): \(issue.message) [\(issue.code)]") }
+        if !unreadable.isEmpty {
+            out.line("\(plural(unreadable.count, "record is", "records are")) not readable with this key (\(removedText)):")
+            for issue in unreadable { out.line("  not readable: \(Self.place(issue)) [\(issue.code)]") }
+        }
+        for issue in warnings { out.line("  note: \(Self.place(issue)): \(issue.message) [\(issue.code)]") }
+        if conflicts > 0 && damage.isEmpty {
+            out.line("Entries with conflicting versions are marked in 'quire list'; 'quire versions ID' shows each version.")
+        }
+        if !damage.isEmpty {
+            out.line("Every other record reads as before. Restore the lost ones from another copy: 'quire merge \(vault) COPY'.")
+        }
+        out.emit(
+            VerifyJSON(
+                intact: damage.isEmpty, fileBytes: report.fileByteCount, frames: report.frameCount, commits: report.commitCount,
+                intactRecords: report.intactRecordCount, unreadableWithThisKey: unreadable.count, conflictingEntries: conflicts,
+                issues: report.issues.map {
+                    .init(
+                        code: $0.code, message: $0.message, offset: $0.offset, frame: $0.frameIndex,
+                        damage: $0.isDamage && !vaultHandle.isUnreadableWithThisKey($0))
+                }))
+        if !damage.isEmpty { return .damage }
+        if !unreadable.isEmpty {
+            out.failure(
+                CLIFailure(
+                    "\(plural(unreadable.count, "record")) could not be checked: not readable with this key (\(removedText))",
+                    hint: "verify on a device still enrolled, or with --recovery-key-file FILE; nothing here points to damage",
+                    code: "removed_from_vault"))
+            return .failure
+        }
+        return .success
+    }
+
+    static func place(_ issue: VerifyReport.Issue) -> String {
+        switch (issue.frameIndex, issue.offset) {
+        case (let f?, let o?): "frame \(f) at byte \(o)"
+        case (nil, let o?): "byte \(o)"
+        case (let f?, nil): "frame \(f)"
+        default: "the file"
+        }
+    }
+}
+
+/// What `quire verify --json` prints.
+struct VerifyJSON: JSONShape {
+    struct Issue: Encodable {
+        let code: String
+        let message: String
+        @OrNull var offset: UInt64?
+        @OrNull var frame: Int?
+        let damage: Bool
+    }
+
+    let intact: Bool
+    let fileBytes: UInt64
+    let frames: Int
+    let commits: Int
+    let intactRecords: Int
+    let unreadableWithThisKey: Int
+    let conflictingEntries: Int
+    let issues: [Issue]
+
+    static var example: VerifyJSON {
+        VerifyJSON(
+            intact: true, fileBytes: 0, frames: 0, commits: 0, intactRecords: 0, unreadableWithThisKey: 0, conflictingEntries: 0,
+            issues: [Issue(code: "", message: "", offset: nil, frame: nil, damage: false)])
+    }
+}

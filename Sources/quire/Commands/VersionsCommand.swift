@@ -1,0 +1,106 @@
+import Foundation
+import Quire
+
+/// `quire versions [VAULT] ID`: every version of an entry with a conflict.
+struct VersionsCommand: QuireCommand {
+    static let configuration = CommandConfiguration(
+        name: "versions", abstract: "every version of an entry, with its device and time",
+        discussion: """
+            When two devices (or two quire processes) change an entry apart, both
+            versions are kept: the one shown is the newest, and the others wait
+            here. Editing the entry ('quire edit ID', or 'quire edit ID --resolve'
+            to keep the one shown) makes one version of them again.
+            """,
+        json: VersionsJSON.self, section: .browse, unlocks: true)
+
+    @VaultArgument var vault: String
+    @Argument(help: "the entry's id (4 or more hex digits)") var id: EntryIDPrefix
+    @OptionGroup var pager: PagerOption
+    @OptionGroup var unlock: UnlockOptions
+    @OptionGroup var output: JSONOption
+
+    func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
+        let (opened, entries) = try Reading.entries(vault, unlock, out: c.out)
+        let e = try EntryFormat.resolve(id, in: entries)
+        c.out.usePager(!pager.noPager)
+        return try Self.show(e, opened: opened, path: vault, c.out)
+    }
+
+    /// Prints every head of `e`, the shown one first.
+    static func show(_ e: EntrySnapshot, opened: OpenedVault, path: String, _ out: Output) throws(CLIFailure) -> ExitCode {
+        let all: [EntryRevision]
+        do { all = try opened.vault.revisions(of: e.id) } catch { throw .vault(error, path: path) }
+        let heads = [e.revision] + e.conflictingHeads.compactMap { id in all.first { $0.revisionID == id } }
+        let names = deviceNames(opened.vault)
+        out.line("\("entry " + e.id.description, .id)")
+        out.line(
+            heads.count == 1
+                ? "one version (no conflict)" : "\(heads.count) versions: changed apart; editing the entry makes them one again")
+        var rows: [VersionsJSON.Version] = []
+        for (i, r) in heads.enumerated() {
+            let device = r.device.map { names[$0] ?? "an unknown device" } ?? "an unknown device"
+            let written = Int64(r.clock.milliseconds)
+            out.line()
+            out.line(
+                "\("version \(i + 1) of \(heads.count)", .heading)\(i == 0 ? " (shown)" : ""): revision \(EntryFormat.short(r.revisionID)), written \(DateText.local(written)) by \(device)"
+            )
+            if r.isDeleted {
+                out.line("deleted")
+            } else {
+                let b = r.body
+                out.line(
+                    "date:     \(b.isAllDay ? DateText.day(b.created, zoneName: b.timeZone) + " (all day)" : DateText.local(b.created))")
+                EntryDetails.print(b, out)
+                out.line()
+                out.line("\(multiline: b.text)")
+            }
+            rows.append(
+                VersionsJSON.Version(
+                    revision: r.revisionID.description, device: device, written: DateText.iso(written), shown: i == 0, deleted: r.isDeleted,
+                    created: DateText.iso(r.body.created, zoneName: r.body.timeZone), text: r.body.text, tags: r.body.tags,
+                    mood: r.body.mood,
+                    starred: r.body.isStarred))
+        }
+        out.emit(VersionsJSON(id: e.id.description, versions: rows))
+        return .success
+    }
+
+    /// Device ids → `the device "Laptop"`, from the vault's keys.
+    static func deviceNames(_ vault: Vault) -> [DeviceID: String] {
+        guard let state = try? vault.keyState() else { return [:] }
+        var names: [DeviceID: String] = [:]
+        for m in state.members + state.removed {
+            names[DeviceID(publicKey: m.publicKey)] = m.role == "recovery" ? "the recovery key" : "the device \"\(m.name)\""
+        }
+        return names
+    }
+}
+
+/// What `quire versions --json` prints.
+struct VersionsJSON: JSONShape {
+    struct Version: Encodable {
+        let revision: String
+        let device: String
+        let written: String
+        let shown: Bool
+        let deleted: Bool
+        let created: String
+        let text: String
+        let tags: [String]
+        @OrNull var mood: Int64?
+        let starred: Bool
+    }
+
+    let id: String
+    let versions: [Version]
+
+    static var example: VersionsJSON {
+        VersionsJSON(
+            id: "",
+            versions: [
+                Version(
+                    revision: "", device: "", written: "", shown: true, deleted: false, created: "", text: "", tags: [], mood: nil,
+                    starred: false)
+            ])
+    }
+}

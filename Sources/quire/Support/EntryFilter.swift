@@ -1,0 +1,76 @@
+import Foundation
+import Quire
+
+/// The entries the filter options select, in the order they are shown:
+/// oldest first, or, with `--limit N`, the newest N, newest first.
+struct EntryFilter {
+    var since: Int64?
+    var until: Int64?
+    var tags: Set<String> = []
+    var journals: Set<String> = []
+    var starred = false
+    var moods: ClosedRange<Int64>?
+    var hasPhotos = false
+    /// `MM-dd`: entries on this day of the year, in their own time zone.
+    var dayOfYear: String?
+    var limit: Int?
+
+    /// The filter `options` (and `browse`, when the command has them) give.
+    /// A natural date's reading is said on stderr (`--since 'last monday'`: …).
+    ///
+    /// - Throws: ``CLIFailure`` (exit 64) when `--since` is not before `--until`.
+    init(_ options: EntryFilterOptions, _ browse: BrowseOptions? = nil, out: Output, command: String) throws(CLIFailure) {
+        if let s = options.since {
+            since = s.milliseconds
+            if s.isNatural { out.note("--since '\(s.text)': from \(s.reading)") }
+        }
+        if let u = options.until {
+            until = u.isDateOnly ? u.endOfDayMilliseconds : u.milliseconds
+            if u.isNatural { out.note("--until '\(u.text)': up to \(u.isDateOnly ? "the end of " : "")\(u.reading)") }
+        }
+        if let since, let until, since >= until {
+            throw CLIFailure.usage("--since is not before --until: no entry can match", command: command)
+        }
+        tags = Set(options.tag.map { $0.lowercased() })
+        journals = Set(options.journal.map { $0.lowercased() })
+        if let browse {
+            starred = browse.starred
+            moods = browse.mood?.range
+            hasPhotos = browse.hasPhotos
+            if browse.onThisDay { dayOfYear = Self.monthDay(NaturalDate.now, zoneName: TimeZone.current.identifier) }
+            limit = browse.limit?.value
+        }
+    }
+
+    init() {}
+
+    /// True when any filter is set (so "nothing matches" is worth saying).
+    var isFiltering: Bool {
+        since != nil || until != nil || !tags.isEmpty || !journals.isEmpty || starred || moods != nil || hasPhotos || dayOfYear != nil
+    }
+
+    /// `MM-dd` of `ms` in the zone `zoneName` (UTC when unknown).
+    static func monthDay(_ ms: Int64, zoneName: String) -> String {
+        String(DateText.day(ms, zoneName: zoneName).dropFirst(5))
+    }
+
+    func includes(_ e: EntrySnapshot) -> Bool {
+        let b = e.body
+        if let since, b.created < since { return false }
+        if let until, b.created >= until { return false }
+        if !tags.isEmpty && !b.tags.contains(where: { tags.contains($0.lowercased()) }) { return false }
+        if !journals.isEmpty && !journals.contains(b.journal.lowercased()) { return false }
+        if starred && !b.isStarred { return false }
+        if let moods, !(b.mood.map { moods.contains($0) } ?? false) { return false }
+        if hasPhotos && EntryFormat.photoCount(b) == 0 { return false }
+        if let dayOfYear, Self.monthDay(b.created, zoneName: b.timeZone) != dayOfYear { return false }
+        return true
+    }
+
+    /// `entries` (oldest first) filtered, then limited to the newest N.
+    func apply(_ entries: [EntrySnapshot], extra: (EntrySnapshot) -> Bool = { _ in true }) -> [EntrySnapshot] {
+        let selected = entries.filter { includes($0) && extra($0) }
+        guard let limit else { return selected }
+        return Array(selected.suffix(limit).reversed())
+    }
+}

@@ -1,0 +1,220 @@
+import Foundation
+import Quire
+
+/// Entry ids, lines and JSON objects as the commands print them.
+enum EntryFormat {
+    /// The first 8 hex digits of an id.
+    static func short(_ id: some ByteIdentifier) -> String { String(id.description.prefix(8)) }
+
+    /// The entry whose id starts with `prefix` (unique).
+    ///
+    /// - Throws: ``CLIFailure`` (`entry_not_found`, or `ambiguous_id` with exit 64).
+    static func resolve(_ prefix: EntryIDPrefix, in entries: [EntrySnapshot], deleted: Bool = false) throws(CLIFailure) -> EntrySnapshot {
+        let p = prefix.prefix
+        let matches = entries.filter { $0.id.description.hasPrefix(p) }
+        if matches.count == 1 { return matches[0] }
+        if matches.isEmpty {
+            throw CLIFailure(
+                deleted ? "no deleted entry has an id starting with \(p)" : "no entry has an id starting with \(p)",
+                hint: deleted ? "'quire restore --list' shows the deleted entries" : "see the ids with 'quire list'",
+                code: "entry_not_found")
+        }
+        let some = matches.prefix(5).map { short($0.id) + "…" }.joined(separator: ", ")
+        throw CLIFailure(
+            "\(matches.count) entries have ids starting with \(p) (\(some))", hint: "give more hex digits", code: "ambiguous_id",
+            exit: .usage)
+    }
+
+    /// The first non-empty line of `text`, at most `limit` characters.
+    ///
+    /// Works on the UTF-8 bytes (lines end at LF or CR; spaces and tabs are
+    /// trimmed) and counts characters only up to `limit`: a journal entry is
+    /// often one long paragraph, and `list` makes a title for every entry.
+    static func title(_ text: String, limit: Int = 60) -> String {
+        let bytes = text.utf8
+        var lineStart = bytes.startIndex
+        while lineStart < bytes.endIndex {
+            let lineEnd = bytes[lineStart...].firstIndex { $0 == 0x0a || $0 == 0x0d } ?? bytes.endIndex
+            var first = lineStart
+            var last = lineEnd
+            while first < last, bytes[first] == 0x20 || bytes[first] == 0x09 { first = bytes.index(after: first) }
+            while last > first {
+                let before = bytes.index(before: last)
+                guard bytes[before] == 0x20 || bytes[before] == 0x09 else { break }
+                last = before
+            }
+            if first < last {
+                let line = Substring(text[first..<last])
+                guard let cut = line.index(line.startIndex, offsetBy: limit, limitedBy: line.endIndex), cut < line.endIndex else {
+                    return String(line)
+                }
+                return String(line[..<line.index(before: cut)]) + "…"
+            }
+            lineStart = lineEnd < bytes.endIndex ? bytes.index(after: lineEnd) : lineEnd
+        }
+        return ""
+    }
+
+    /// The number of photos (image attachments) of an entry.
+    static func photoCount(_ b: EntryBody) -> Int { b.attachments.filter { $0.mediaType.hasPrefix("image/") }.count }
+
+    /// `2026-03-01 08:30`, or the day alone (padded) for an all-day entry.
+    static func date(_ b: EntryBody) -> String {
+        b.isAllDay ? DateText.day(b.created, zoneName: b.timeZone) + "      " : DateText.local(b.created)
+    }
+
+    /// `a1b2c3d4  2026-03-01 08:30  First line…  #tag #other  (starred, mood 4, 2 photos, conflict)`.
+    static func line(_ e: EntrySnapshot) -> ShownText { line(id: e.id, body: e.body, conflict: !e.conflictingHeads.isEmpty) }
+
+    /// The line of entry `id` with content `b`.
+    static func line(id: EntryID, body b: EntryBody, conflict: Bool) -> ShownText {
+        var s: ShownText = "\(short(id), .id)  \(date(b))  \(title(b.text))"
+        if !b.tags.isEmpty { s = s + "  " + ShownText.joined(b.tags.map { "\("#" + $0, .tag)" }, separator: " ") }
+        var marks: [String] = []
+        if b.isStarred { marks.append("starred") }
+        if let m = b.mood { marks.append("mood \(m)") }
+        let photos = photoCount(b)
+        if photos > 0 { marks.append(plural(photos, "photo")) }
+        if conflict { marks.append("conflict") }
+        if !marks.isEmpty { s = s + "  (\(marks.joined(separator: ", ")))" }
+        return s
+    }
+
+    /// The id an attachment is known by everywhere: the id the entry's text
+    /// links to (`quire-attachment://ID`), or, for a reference without one,
+    /// its content's id.
+    static func attachmentID(_ ref: AttachmentReference) -> String {
+        ref.id.isEmpty ? ref.blob.description : hex(ref.id)
+    }
+
+    /// Lower-case hex digits of `bytes`.
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 15)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// A media type from a file name's extension.
+    static func mediaType(forFile path: String) -> String {
+        switch Paths.pathExtension(of: path).lowercased() {
+        case "jpg", "jpeg": "image/jpeg"
+        case "png": "image/png"
+        case "gif": "image/gif"
+        case "heic": "image/heic"
+        case "webp": "image/webp"
+        case "tif", "tiff": "image/tiff"
+        case "pdf": "application/pdf"
+        case "mp3": "audio/mpeg"
+        case "m4a": "audio/mp4"
+        case "wav": "audio/wav"
+        case "mp4", "m4v": "video/mp4"
+        case "mov": "video/quicktime"
+        case "txt": "text/plain"
+        case "md": "text/markdown"
+        default: "application/octet-stream"
+        }
+    }
+
+    /// A file name extension for a media type (`jpg` for `image/jpeg`), or `""`.
+    static func fileExtension(forMediaType type: String) -> String {
+        switch type.lowercased() {
+        case "image/jpeg": "jpg"
+        case "image/png": "png"
+        case "image/gif": "gif"
+        case "image/heic": "heic"
+        case "image/webp": "webp"
+        case "image/tiff": "tif"
+        case "application/pdf": "pdf"
+        case "audio/mpeg": "mp3"
+        case "audio/mp4": "m4a"
+        case "audio/wav": "wav"
+        case "video/mp4": "mp4"
+        case "video/quicktime": "mov"
+        case "text/plain": "txt"
+        case "text/markdown": "md"
+        default: ""
+        }
+    }
+}
+
+/// One entry in `list`, `search` and `on-this-day` (`Spec/cli-json.md §3.2`).
+struct EntrySummaryJSON: Encodable {
+    let id: String
+    let created: String
+    let timeZone: String
+    let allDay: Bool
+    let title: String
+    let tags: [String]
+    let journal: String
+    @OrNull var mood: Int64?
+    let starred: Bool
+    let attachments: Int
+    let conflict: Bool
+
+    init(_ e: EntrySnapshot) { self.init(id: e.id, body: e.body, conflict: !e.conflictingHeads.isEmpty) }
+
+    init(id entryID: EntryID, body b: EntryBody, conflict isConflicted: Bool) {
+        id = entryID.description
+        created = DateText.iso(b.created, zoneName: b.timeZone)
+        timeZone = b.timeZone
+        allDay = b.isAllDay
+        title = EntryFormat.title(b.text, limit: 200)
+        tags = b.tags
+        journal = b.journal
+        mood = b.mood
+        starred = b.isStarred
+        attachments = b.attachments.count
+        conflict = isConflicted
+    }
+
+    init(example: Void) {
+        id = ""
+        created = ""
+        timeZone = ""
+        allDay = false
+        title = ""
+        tags = []
+        journal = ""
+        mood = nil
+        starred = false
+        attachments = 0
+        conflict = false
+    }
+}
+
+/// `{"count", "entries": [entry]}`: what `list`, `search` and `on-this-day` print.
+struct EntryListJSON: JSONShape {
+    let count: Int
+    let entries: [EntrySummaryJSON]
+
+    static var example: EntryListJSON { EntryListJSON(count: 0, entries: [EntrySummaryJSON(example: ())]) }
+}
+
+/// An attachment (`Spec/cli-json.md §3.2`).
+struct AttachmentJSON: Encodable {
+    /// The id the entry's text links to (``EntryFormat/attachmentID(_:)``).
+    let id: String
+    let mediaType: String
+    let fileName: String
+    /// Null when the content is missing from the file.
+    @OrNull var byteCount: UInt64?
+
+    init(_ ref: AttachmentReference, vault: Vault) {
+        id = EntryFormat.attachmentID(ref)
+        mediaType = ref.mediaType
+        fileName = ref.fileName
+        byteCount = try? vault.attachment(ref.blob).byteCount
+    }
+
+    init(example: Void) {
+        id = ""
+        mediaType = ""
+        fileName = ""
+        byteCount = nil
+    }
+}

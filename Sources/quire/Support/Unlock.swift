@@ -1,0 +1,184 @@
+import Foundation
+import Quire
+import QuireSystem
+
+/// A vault opened for a command, and what opened it.
+struct OpenedVault {
+    let vault: Vault
+    let credential: Credential
+    /// Set when the recovery key opened it (escrow-free uses it as proof).
+    let recoveryKey: RecoveryKey?
+    /// In words: `this device ("Laptop")`, `the recovery key`, `the passphrase`.
+    let openedWith: String
+}
+
+/// This device's key store and the unlocking order:
+/// this device's key; else `--recovery-key-file` / `--passphrase-file`;
+/// else, on a terminal, a prompt for the recovery key or the passphrase.
+enum Unlock {
+    /// The device key store (`$QUIRE_HOME`, else `$XDG_DATA_HOME/quire`, else `~/.local/share/quire`).
+    static func store() throws(CLIFailure) -> FileDeviceKeyStore {
+        do { return try FileDeviceKeyStore.standard() } catch {
+            throw CLIFailure(
+                error.description, hint: "set QUIRE_HOME to the folder that holds (or should hold) this device's key", code: error.code)
+        }
+    }
+
+    /// This device's key, made now (named `name`, else the host name) when there is none.
+    static func loadOrCreateDevice(named name: String?) throws(CLIFailure) -> (DeviceIdentity, created: Bool) {
+        let s = try store()
+        let chosen = name ?? defaultDeviceName()
+        do {
+            return try s.loadOrCreate(name: chosen, now: ProcessStats.wallClockMilliseconds(), using: SystemRandom())
+        } catch {
+            var hint = "check QUIRE_HOME (\(s.directory)): it must be a folder only this user can read and write"
+            if case .invalid = error { hint = "device names are 1–64 printable characters: pass --device-name NAME" }
+            throw CLIFailure(error.description, hint: hint, code: error.code)
+        }
+    }
+
+    /// The host name without its domain, or `"This device"`.
+    static func defaultDeviceName() -> String {
+        let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? ""
+        let cleaned = String(host.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f }.prefix(64).map(Character.init))
+        return cleaned.isEmpty ? "This device" : cleaned
+    }
+
+    /// Checks that `path` names an existing file.
+    static func requireVault(_ path: String) throws(CLIFailure) {
+        if Paths.isFolder(path) {
+            throw CLIFailure(
+                "\(path) is a folder, not a vault file",
+                hint:
+                    "give the path of the vault file itself, such as \(path == "." ? "" : path.hasSuffix("/") ? path : path + "/")Journal.quire",
+                code: "not_a_vault")
+        }
+        guard FileSystem.exists(path) else {
+            throw CLIFailure("no vault at \(path)", hint: "check the path, or create a vault with 'quire init \(path)'", code: "not_found")
+        }
+    }
+
+    /// Opens the vault at `path` with the first credential that works, and
+    /// warns (stderr) about key changes and conflicted copies waiting
+    /// beside it (unless `mentionCopies` is false: `resolve` folds them).
+    static func open(_ path: String, _ options: UnlockOptions, out: Output, writable: Bool = true, mentionCopies: Bool = true)
+        throws(CLIFailure) -> OpenedVault
+    {
+        let opened = try unlock(path, options, out: out, writable: writable)
+        if mentionCopies { warnAboutConflictCopies(opened.vault, path: path, out: out) }
+        return opened
+    }
+
+    /// Says when a sync tool left conflicted copies of the vault beside it.
+    static func warnAboutConflictCopies(_ vault: Vault, path: String, out: Output) {
+        let copies = vault.waitingConflictCopies()
+        guard !copies.isEmpty else { return }
+        let names = copies.prefix(3).map { Paths.lastComponent(of: $0) }.joined(separator: ", ") + (copies.count > 3 ? ", …" : "")
+        out.warning(
+            "\(plural(copies.count, "conflicted copy", "conflicted copies")) of \(path) \(copies.count == 1 ? "is" : "are") waiting beside it (\(names)): run 'quire resolve \(path)' to fold \(copies.count == 1 ? "it" : "them") in"
+        )
+    }
+
+    static func unlock(_ path: String, _ options: UnlockOptions, out: Output, writable: Bool) throws(CLIFailure) -> OpenedVault {
+        try requireVault(path)
+        let s = try store()
+        var deviceName: String?
+        let identity: DeviceIdentity?
+        do { identity = try s.load() } catch {
+            throw CLIFailure(error.description, hint: "check QUIRE_HOME; the key file must be mode 0600 and yours", code: error.code)
+        }
+        if let identity {
+            deviceName = identity.name
+            do {
+                let vault = try Vault.open(at: path, store: s, writable: writable)
+                warn(vault, out: out)
+                return OpenedVault(
+                    vault: vault, credential: .device(identity.keyPair), recoveryKey: nil, openedWith: "this device (\"\(identity.name)\")")
+            } catch {
+                guard case .keys(.wrongDeviceKey) = error else { throw .vault(error, path: path) }
+            }
+        }
+        if let file = options.recoveryKeyFile?.path {
+            var bytes = try Prompt.secretFile(file, what: "recovery key")
+            defer { wipe(&bytes) }
+            return try openWithRecoveryCode(String(decoding: bytes, as: UTF8.self), path: path, writable: writable, out: out)
+        }
+        if let file = options.passphraseFile?.path {
+            var bytes = try Prompt.secretFile(file, what: "passphrase")
+            defer { wipe(&bytes) }
+            guard !bytes.isEmpty else {
+                throw CLIFailure(
+                    "the passphrase file \(file) is empty",
+                    hint: "write the passphrase in it (one line), or unlock with --recovery-key-file FILE")
+            }
+            return try openWithPassphrase(bytes, path: path, writable: writable, out: out)
+        }
+        if Prompt.isInteractive {
+            let shownPath = TerminalEscape.escape(path, keepingLineBreaks: false)
+            let who =
+                deviceName.map {
+                    "This device (\"\(TerminalEscape.escape($0, keepingLineBreaks: false))\") is not enrolled in \(shownPath)."
+                } ?? "This device has no key yet."
+            var typed = try Prompt.secret("\(who)\nType the recovery key or the passphrase: ")
+            defer { wipe(&typed) }
+            let text = String(decoding: typed, as: UTF8.self)
+            if looksLikeRecoveryCode(text) { return try openWithRecoveryCode(text, path: path, writable: writable, out: out) }
+            return try openWithPassphrase(typed, path: path, writable: writable, out: out)
+        }
+        if deviceName == nil {
+            throw CLIFailure(
+                "this device has no key, so it cannot open \(path)",
+                hint:
+                    "unlock with --recovery-key-file FILE or --passphrase-file FILE, or enroll this device: 'quire device code' here, then 'quire device add \(path) CODE --name NAME' on an enrolled device",
+                code: "no_device_key")
+        }
+        throw CLIFailure.vault(.keys(.wrongDeviceKey), path: path)
+    }
+
+    /// True when `error` means the file is damaged (not a wrong key, not a missing file).
+    static func isDamage(_ error: VaultError) -> Bool {
+        switch error {
+        case .keys(.noKeyring), .keys(.keyringUnauthenticated), .keys(.malformedKeyring): true
+        case .format(.headerDamaged), .format(.headerCopiesDiffer), .format(.truncatedHeader), .format(.frameDamaged),
+            .format(.malformedFrame),
+            .format(.commitMismatch):
+            true
+        case .keys(.format(let e)): isDamage(.format(e))
+        default: false
+        }
+    }
+
+    static func looksLikeRecoveryCode(_ text: String) -> Bool {
+        let letters = text.uppercased().filter { $0 != "-" && $0 != " " }
+        return letters.count == 56 && letters.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+    }
+
+    static func openWithRecoveryCode(_ code: String, path: String, writable: Bool, out: Output) throws(CLIFailure) -> OpenedVault {
+        let key: RecoveryKey
+        do { key = try RecoveryKey(code: code.trimmingCharacters(in: .whitespacesAndNewlines)) } catch {
+            throw .vault(.keys(error), path: path)
+        }
+        do {
+            let vault = try Vault.open(at: path, credential: .recoveryKey(key), writable: writable)
+            warn(vault, out: out)
+            return OpenedVault(vault: vault, credential: .recoveryKey(key), recoveryKey: key, openedWith: "the recovery key")
+        } catch {
+            throw .vault(error, path: path)
+        }
+    }
+
+    static func openWithPassphrase(_ typed: [UInt8], path: String, writable: Bool, out: Output) throws(CLIFailure) -> OpenedVault {
+        let secret = try Prompt.passphraseBytes(typed)
+        do {
+            let vault = try Vault.open(at: path, credential: .passphrase(secret), writable: writable)
+            warn(vault, out: out)
+            return OpenedVault(vault: vault, credential: .passphrase(secret), recoveryKey: nil, openedWith: "the passphrase")
+        } catch {
+            throw .vault(error, path: path)
+        }
+    }
+
+    static func warn(_ vault: Vault, out: Output) {
+        for w in vault.keyWarnings { out.warning(w.description) }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Quire
+import QuireSystem
+import Testing
+
+/// The small facade additions the command line needed: deleted entries,
+/// an edit inside a commit, the conflicted copies a sync tool named, and
+/// what the entries shown leave out.
+@Suite struct FacadeAdditionsTests {
+    @Test func deletedEntriesNewestDeletionFirst() throws {
+        let dir = TemporaryDirectory()
+        let (vault, _) = try makeVault(dir)
+        let a = try vault.add(EntryBody(created: 1, text: "a"))
+        let b = try vault.add(EntryBody(created: 2, text: "b"))
+        _ = try vault.add(EntryBody(created: 3, text: "kept"))
+        #expect(try vault.deletedEntries().isEmpty)
+        try vault.delete(a.entryID)
+        try vault.delete(b.entryID)
+        let deleted = try vault.deletedEntries()
+        #expect(deleted.map(\.id) == [b.entryID, a.entryID])
+        #expect(deleted.allSatisfy { $0.isDeleted })
+        // Its last version is still there to restore.
+        let before = try vault.revisions(of: a.entryID).last { !$0.isDeleted }
+        #expect(before?.body.text == "a")
+        try vault.edit(a.entryID, body: before!.body, replacing: [deleted[1].revision.revisionID])
+        #expect(try vault.deletedEntries().map(\.id) == [b.entryID])
+        #expect(try vault.entries().map(\.body.text) == ["a", "kept"])
+    }
+
+    @Test func anEditInsideACommitWithItsAttachment() throws {
+        let dir = TemporaryDirectory()
+        let (vault, _) = try makeVault(dir)
+        let first = try vault.add(EntryBody(created: 1, text: "no photo yet"))
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: dir.file("p.jpg")))
+        try vault.commit { tx in
+            let photo = try tx.storeAttachment(fromFile: dir.file("p.jpg"), mediaType: "image/jpeg")
+            var body = EntryBody(created: 1, text: "with a photo")
+            body.attachments = [AttachmentReference(id: [7], blob: photo.blob, mediaType: "image/jpeg")]
+            let r = try tx.edit(first.entryID, body: body, replacing: [first.revisionID])
+            #expect(r.parents == [first.revisionID])
+        }
+        let e = try #require(try vault.entry(first.entryID))
+        #expect(e.body.attachments.count == 1)
+        #expect(try vault.attachment(e.body.attachments[0].blob).byteCount == 3)
+    }
+
+    @Test func waitingCopiesAreTheSyncNamedCopiesOfThisVault() throws {
+        let dir = TemporaryDirectory()
+        let (vault, _) = try makeVault(dir)
+        #expect(vault.waitingConflictCopies().isEmpty)
+        let copy = dir.file("v.sync-conflict-20261201-101530-ABCDEF1.quire")
+        try FileManager.default.copyItem(atPath: dir.file("v.quire"), toPath: copy)
+        // A backup without a conflict name, and a conflict name over another vault, are not mentioned.
+        try FileManager.default.copyItem(atPath: dir.file("v.quire"), toPath: dir.file("backup.quire"))
+        _ = try makeVault(dir, name: "other.quire", seed: "other")
+        try FileManager.default.copyItem(atPath: dir.file("other.quire"), toPath: dir.file("v.sync-conflict-20261201-101531-XYZ.quire"))
+        #expect(vault.waitingConflictCopies() == [copy])
+    }
+
+    @Test func aFreshVaultLeavesNothingOut() throws {
+        let dir = TemporaryDirectory()
+        let (vault, _) = try makeVault(dir)
+        _ = try vault.add(EntryBody(created: 1, text: "x"))
+        let unread = vault.unreadRecords()
+        #expect(unread.newerEpoch == nil)
+        #expect(unread.hiddenEntryRevisions == 0)
+        #expect(unread.damagedRecords == 0)
+        #expect(!vault.verify().issues.contains { vault.isUnreadableWithThisKey($0) })
+    }
+}
