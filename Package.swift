@@ -5,16 +5,18 @@
 //
 // Dependencies point one way:
 //
-//   quire (CLI) ─▶ QuirePDF ─▶ QuireExport ─▶ QuireImport ─▶ Quire ─▶ QuireSync ─▶ QuireKeys ─▶ QuireFormat ─▶ QuireCrypto ─▶ CSodium
-//                     │            └─────────────┴─▶ QuireZip ─▶ CZip       │           └──▶ CZstd
-//                     └─▶ CPangoCairo                                        └─▶ QuireSystem (POSIX shim)
+//   quire (CLI) ─▶ QuirePDF ─▶ QuireExport ─┬─▶ QuireDayOne ─▶ Quire ─▶ QuireSync ─▶ QuireKeys ─▶ QuireFormat ─▶ QuireCrypto ─▶ CSodium
+//      │              │        QuireImport ─┤                                                        │    │           └──▶ CZstd
+//      └─▶ QuireImport│                     └─▶ QuireZip ─▶ CZip                                     │    └─▶ QuireSystem (POSIX shim)
+//                     └─▶ CPangoCairo
 //
 // Only QuireCrypto imports CSodium and only QuireFormat imports CZstd (the
 // benchmark imports both to measure the raw primitives it compares against).
 // Only QuireZip imports libzip and only QuirePDF imports cairo and pango: an
-// app that stores entries links libsodium and zstd alone. QuireExport uses
-// QuireImport for one reason: the Day One variant of the JSON export is the
-// Day One import mapping run backwards, so the two cannot drift apart.
+// app that stores entries links libsodium and zstd alone. QuireImport and
+// QuireExport never import each other: the Day One mapping both need (the
+// import run backwards is the Day One variant of the export) lives in
+// QuireDayOne, so the two cannot drift apart.
 // No C type appears in a public signature.
 
 import PackageDescription
@@ -33,6 +35,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "Quire", targets: ["Quire"]),
+        .library(name: "QuireDayOne", targets: ["QuireDayOne"]),
         .library(name: "QuireImport", targets: ["QuireImport"]),
         .library(name: "QuireExport", targets: ["QuireExport"]),
         .library(name: "QuirePDF", targets: ["QuirePDF"]),
@@ -104,17 +107,25 @@ let package = Package(
         // ZIP archives through libzip: reading with limits (import), writing (EPUB, Day One variant).
         .target(name: "QuireZip", dependencies: ["CZip", "QuireSystem"], swiftSettings: strict),
 
+        // The Day One JSON dialects and their mapping to Quire entries, both
+        // ways (Spec/import.md §2–§5, §11): what import and export share.
+        .target(
+            name: "QuireDayOne",
+            dependencies: ["Quire", "QuireFormat"],
+            swiftSettings: strict
+        ),
+
         // Day One (JSON and Classic), jrnl and Markdown folders into a vault (Spec/import.md).
         .target(
             name: "QuireImport",
-            dependencies: ["Quire", "QuireZip", "QuireSystem"],
+            dependencies: ["Quire", "QuireFormat", "QuireDayOne", "QuireZip", "QuireSystem"],
             swiftSettings: strict
         ),
 
         // Markdown folder, JSON (+ Day One variant), HTML, EPUB 3 (Spec/export-json.md).
         .target(
             name: "QuireExport",
-            dependencies: ["Quire", "QuireImport", "QuireZip", "QuireSystem"],
+            dependencies: ["Quire", "QuireDayOne", "QuireZip", "QuireSystem"],
             swiftSettings: strict
         ),
 
@@ -183,14 +194,14 @@ let package = Package(
             dependencies: ["Quire", "QuireFormat", "QuireKeys", "QuireCrypto", "QuireSystem", "QuireVectors"],
             swiftSettings: strict
         ),
-            .testTarget(
+        .testTarget(
             name: "QuireImportTests",
-            dependencies: ["QuireImport", "QuireExport", "QuireZip", "Quire"],
+            dependencies: ["QuireImport", "QuireDayOne", "QuireExport", "QuireZip", "Quire"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "QuireExportTests",
-            dependencies: ["QuireExport", "QuireImport", "QuireZip", "Quire"],
+            dependencies: ["QuireExport", "QuireDayOne", "QuireImport", "QuireZip", "Quire"],
             swiftSettings: strict
         ),
         .testTarget(name: "QuirePDFTests", dependencies: ["QuirePDF", "QuireExport", "Quire"], swiftSettings: strict),

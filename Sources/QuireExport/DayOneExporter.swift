@@ -1,5 +1,5 @@
 public import Quire
-import QuireImport
+import QuireDayOne
 import QuireSystem
 import QuireZip
 

@@ -268,7 +268,7 @@ final class ChapterSource: ZipMemberSource {
 
     func render(_ snapshot: EntrySnapshot) -> String {
         let body = snapshot.body
-        var s = "<article id=\"e\(hexString(snapshot.id.bytes))\">\n<h2>\(Markup.escape(EntryRenderer.headingText(body)))</h2>\n"
+        var s = "<article id=\"e\(hex(snapshot.id.bytes))\">\n<h2>\(Markup.escape(EntryRenderer.headingText(body)))</h2>\n"
         let meta = EntryRenderer.metaLine(body)
         if !meta.isEmpty { s += "<p class=\"meta\">\(meta)</p>\n" }
         for piece in renderer.render(body) {

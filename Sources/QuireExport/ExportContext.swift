@@ -64,7 +64,7 @@ enum MediaFiles {
     /// `<first 32 hex digits of the blob id>.<ext>`: one file per distinct
     /// content and extension (`Spec/export-json.md §3.4`).
     static func fileName(for reference: AttachmentReference) -> String {
-        String(hexString(reference.blob.bytes).prefix(32)) + "." + fileExtension(for: reference)
+        String(hex(reference.blob.bytes).prefix(32)) + "." + fileExtension(for: reference)
     }
 
     /// The extension for the media type, else the original name's (ASCII
@@ -122,7 +122,7 @@ func rewriteAttachmentLinks(_ text: String, references: [AttachmentReference], t
     var out = text
     for r in references where !r.id.isEmpty {
         guard let t = target(r) else { continue }
-        out = out.replacingOccurrences(of: "quire-attachment://" + hexString(r.id), with: t)
+        out = out.replacingOccurrences(of: "quire-attachment://" + hex(r.id), with: t)
     }
     return out
 }

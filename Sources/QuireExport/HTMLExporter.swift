@@ -45,7 +45,7 @@ enum HTMLExporter {
                 month = key
                 try out.write("<h2 class=\"month\">\(local.monthName) \(local.year)</h2>\n")
             }
-            try out.write("<article id=\"e\(hexString(snapshot.id.bytes))\">\n<h3>\(Markup.escape(EntryRenderer.headingText(body)))</h3>\n")
+            try out.write("<article id=\"e\(hex(snapshot.id.bytes))\">\n<h3>\(Markup.escape(EntryRenderer.headingText(body)))</h3>\n")
             let meta = EntryRenderer.metaLine(body)
             if !meta.isEmpty { try out.write("<p class=\"meta\">\(meta)</p>\n") }
             for piece in renderer.render(body) {

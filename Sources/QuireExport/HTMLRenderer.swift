@@ -45,7 +45,7 @@ struct EntryRenderer {
             pieces.append(.image(ref, alt: alt))
         }
         var refs: [String: AttachmentReference] = [:]
-        for r in body.attachments where !r.id.isEmpty { refs["quire-attachment://" + hexString(r.id)] = r }
+        for r in body.attachments where !r.id.isEmpty { refs["quire-attachment://" + hex(r.id)] = r }
         var shown = Set<[UInt8]>()
         let doc = MarkdownDocument(parsing: body.text)
 

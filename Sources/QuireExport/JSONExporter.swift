@@ -56,7 +56,7 @@ enum JSONExporter {
     static func entryObject(_ s: EntrySnapshot, sizes: [BlobID: UInt64], paths: [BlobID: String]) -> String {
         let b = s.body
         var m: [(String, String)] = [
-            ("id", JSONWriter.string(hexString(s.id.bytes))), ("created", String(b.created)),
+            ("id", JSONWriter.string(hex(s.id.bytes))), ("created", String(b.created)),
             ("date", JSONWriter.string(LocalTime(of: b).iso8601)),
         ]
         if let v = b.modified { m.append(("modified", String(v))) }
@@ -92,7 +92,7 @@ enum JSONExporter {
         }
         let refs = b.attachments.map { r -> String in
             var f: [(String, String)] = [
-                ("id", JSONWriter.string(hexString(r.id))), ("blob", JSONWriter.string(hexString(r.blob.bytes))),
+                ("id", JSONWriter.string(hex(r.id))), ("blob", JSONWriter.string(hex(r.blob.bytes))),
                 ("type", JSONWriter.string(r.mediaType)), ("name", JSONWriter.string(r.fileName)),
             ]
             if let size = sizes[r.blob] { f.append(("size", String(size))) }

@@ -67,7 +67,7 @@ public enum MarkdownEntryFile {
         let b = snapshot.body
         var y = "---\n"
         y += "quire: \(version)\n"
-        y += "id: \"\(hexString(snapshot.id.bytes))\"\n"
+        y += "id: \"\(hex(snapshot.id.bytes))\"\n"
         y += "date: \"\(local.iso8601)\"\n"
         y += "created: \(b.created)\n"
         if let m = b.modified { y += "modified: \(m)\n" }
@@ -87,7 +87,7 @@ public enum MarkdownEntryFile {
             y += "attachments:\n"
             for r in b.attachments {
                 var fields: [(String, CBOR)] = [
-                    ("id", .text(hexString(r.id))), ("blob", .text(hexString(r.blob.bytes))), ("type", .text(r.mediaType)),
+                    ("id", .text(hex(r.id))), ("blob", .text(hex(r.blob.bytes))), ("type", .text(r.mediaType)),
                     ("name", .text(r.fileName)),
                 ]
                 if let p = mediaPath(r) { fields.append(("path", .text(p))) }

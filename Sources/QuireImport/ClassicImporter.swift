@@ -1,5 +1,6 @@
 import Foundation
 import Quire
+import QuireDayOne
 
 /// Imports Day One Classic: a `Journal.dayone` folder whose `entries/`
 /// hold one XML property list (`<UUID>.doentry`) per entry and whose

@@ -1,5 +1,6 @@
 import Foundation
 import Quire
+import QuireDayOne
 import QuireZip
 
 /// Imports a Day One JSON export (`Spec/import.md §2–§7`): every

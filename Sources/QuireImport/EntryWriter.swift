@@ -1,4 +1,5 @@
 import Quire
+import QuireDayOne
 import QuireFormat
 
 /// One entry ready to write, from an importer that needs no per-format

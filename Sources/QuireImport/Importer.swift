@@ -1,4 +1,5 @@
 public import Quire
+import QuireDayOne
 import Foundation
 import QuireSystem
 import QuireZip

@@ -1,5 +1,6 @@
 import Foundation
 import Quire
+import QuireDayOne
 
 /// Imports a jrnl JSON export (`jrnl --export json`): `{"tags": {…},
 /// "entries": [{"title", "body", "date", "time", "tags", "starred"}]}`

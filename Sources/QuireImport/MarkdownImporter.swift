@@ -1,5 +1,6 @@
 import Foundation
 import Quire
+import QuireDayOne
 
 /// Imports a folder in the Markdown export's shape (`Spec/export-json.md §3`,
 /// `Spec/import.md §10`): `YYYY/MM/*.md` files whose front matter holds
@@ -135,8 +136,8 @@ enum MarkdownImporter {
         var refs: [(AttachmentReference, String?)] = []
         var textOut = bodyText
         for case .map(let a) in attachments {
-            let id = bytesFromHex(string(a[text: "id"])) ?? []
-            guard let blobBytes = bytesFromHex(string(a[text: "blob"])), blobBytes.count == BlobID.byteCount else {
+            let id = bytes(fromHex: string(a[text: "id"])) ?? []
+            guard let blobBytes = bytes(fromHex: string(a[text: "blob"])), blobBytes.count == BlobID.byteCount else {
                 throw Problem(description: "an attachment has no blob id")
             }
             let ref = AttachmentReference(
@@ -144,7 +145,7 @@ enum MarkdownImporter {
                 fileName: string(a[text: "name"]), extra: map(a[text: "extra"]), unknownFields: map(a[text: "unknownFields"]))
             let p = a[text: "path"].flatMap { if case .text(let s) = $0 { s } else { nil } }
             // The export wrote the media path in place of each link; put the link back.
-            if let p, !id.isEmpty { textOut = textOut.replacingOccurrences(of: p, with: DayOneMapping.attachmentLinkPrefix + hexString(id)) }
+            if let p, !id.isEmpty { textOut = textOut.replacingOccurrences(of: p, with: DayOneMapping.attachmentLinkPrefix + hex(id)) }
             refs.append((ref, p))
         }
         body.text = textOut

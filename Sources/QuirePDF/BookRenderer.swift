@@ -271,12 +271,6 @@ final class BookRenderer {
     }
 }
 
-func hex(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef".unicodeScalars)
-    var s = String.UnicodeScalarView()
-    for b in bytes { s.append(digits[Int(b >> 4)]); s.append(digits[Int(b & 15)]) }
-    return String(s)
-}
 
 /// 3413 → "3,413".
 func grouped(_ n: Int) -> String {

@@ -1,6 +1,7 @@
 import Foundation
 import Quire
 import QuireExport
+import QuireDayOne
 import QuireImport
 import QuireZip
 import Testing

@@ -117,14 +117,14 @@ public enum DayOneMapping {
     /// UTF-8 bytes of `"quire.import.dayone.uuid\u{0}" + uuid`, a namespaced
     /// unkeyed hash, so the same uuid always gives the same id.
     public static func entryID(forUUID uuid: String) -> EntryID {
-        if uuid.utf8.count == 32, let b = bytesFromHex(uuid) { return EntryID(unchecked: b) }
+        if uuid.utf8.count == 32, let b = bytes(fromHex: uuid) { return EntryID(unchecked: b) }
         return EntryID(unchecked: BLAKE2b.hash(Array("quire.import.dayone.uuid\u{0}\(uuid)".utf8), byteCount: 16))
     }
 
     /// The reference id for a media identifier: its 16 bytes when it is 32
     /// hex digits, otherwise BLAKE2b-128 of `"quire.import.dayone.media\u{0}" + identifier`.
     public static func referenceID(forIdentifier identifier: String) -> [UInt8] {
-        if identifier.utf8.count == 32, let b = bytesFromHex(identifier) { return b }
+        if identifier.utf8.count == 32, let b = bytes(fromHex: identifier) { return b }
         return BLAKE2b.hash(Array("quire.import.dayone.media\u{0}\(identifier)".utf8), byteCount: 16)
     }
 
@@ -249,7 +249,7 @@ public enum DayOneMapping {
         var unresolved: [String] = []
         for link in MomentLink.find(in: body.text) {
             if let rid = refByIdentifier[link.identifier] {
-                replacements.append((link.range, attachmentLinkPrefix + hexString(rid)))
+                replacements.append((link.range, attachmentLinkPrefix + hex(rid)))
             } else {
                 unresolved.append(link.identifier)
             }
@@ -355,7 +355,7 @@ public enum DayOneMapping {
         if case .map(let f) = hints[text: "fields"] { fields = f }
         var values: [String: JSONValue] = [:]
 
-        values["uuid"] = .string(hexString(id.bytes).uppercased())
+        values["uuid"] = .string(hex(id.bytes).uppercased())
         values["creationDate"] = .string(ImportDates.iso(milliseconds: body.created))
         if let m = body.modified { values["modifiedDate"] = .string(ImportDates.iso(milliseconds: m)) }
         if !body.timeZone.isEmpty || present.contains("timeZone") && fromDayOne { values["timeZone"] = .string(body.timeZone) }
@@ -423,10 +423,10 @@ public enum DayOneMapping {
                 var end = i + prefix.count
                 while end < b.count, isHex(b[end]) { end += 1 }
                 let hexRange = i + prefix.count..<end
-                let hex = String(decoding: b[hexRange], as: UTF8.self)
-                if let id = bytesFromHex(hex), let ref = body.attachments.first(where: { $0.id == id }) {
+                let digits = String(decoding: b[hexRange], as: UTF8.self)
+                if let id = bytes(fromHex: digits), let ref = body.attachments.first(where: { $0.id == id }) {
                     let (kind, _, object) = mediaObject(ref, fallbackIndex: 0)
-                    let ident = object["identifier"]?.stringValue ?? hexString(ref.id).uppercased()
+                    let ident = object["identifier"]?.stringValue ?? hex(ref.id).uppercased()
                     replacements.append((i..<hexRange.upperBound, kind.linkPrefix + ident))
                     i = hexRange.upperBound
                     continue
@@ -452,8 +452,8 @@ public enum DayOneMapping {
         }
         let kind = DayOneMediaKind.forMediaType(ref.mediaType)
         let o = JSONObject([
-            ("identifier", .string(hexString(ref.id.isEmpty ? Array(ref.blob.bytes.prefix(16)) : ref.id).uppercased())),
-            ("md5", .string(hexString(Array(ref.blob.bytes.prefix(16))))),
+            ("identifier", .string(hex(ref.id.isEmpty ? Array(ref.blob.bytes.prefix(16)) : ref.id).uppercased())),
+            ("md5", .string(hex(Array(ref.blob.bytes.prefix(16))))),
             ("type", .string(MediaTypes.fileExtension(for: ref.mediaType))),
         ])
         return (kind, 1_000_000 + fallbackIndex, o)
@@ -467,7 +467,7 @@ public enum DayOneMapping {
     /// the extension comes from the media type.
     public static func mediaFile(for ref: AttachmentReference) -> (folder: String, fileName: String) {
         let (kind, _, object) = mediaObject(ref, fallbackIndex: 0)
-        let md5 = object["md5"]?.stringValue ?? hexString(Array(ref.blob.bytes.prefix(16)))
+        let md5 = object["md5"]?.stringValue ?? hex(Array(ref.blob.bytes.prefix(16)))
         var ext = ""
         if let dot = ref.fileName.lastIndex(of: ".") { ext = String(ref.fileName[ref.fileName.index(after: dot)...]) }
         if ext.isEmpty { ext = MediaTypes.fileExtension(for: ref.mediaType) }
