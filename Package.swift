@@ -105,7 +105,8 @@ let package = Package(
         ),
 
         // ZIP archives through libzip: reading with limits (import), writing (EPUB, Day One variant).
-        .target(name: "QuireZip", dependencies: ["CZip", "QuireSystem"], swiftSettings: strict),
+        // Members are read and written as QuireFormat's ByteSource, the one byte-stream protocol.
+        .target(name: "QuireZip", dependencies: ["CZip", "QuireFormat", "QuireSystem"], swiftSettings: strict),
 
         // The Day One JSON dialects and their mapping to Quire entries, both
         // ways (Spec/import.md §2–§5, §11): what import and export share.
@@ -196,12 +197,12 @@ let package = Package(
         ),
         .testTarget(
             name: "QuireImportTests",
-            dependencies: ["QuireImport", "QuireDayOne", "QuireExport", "QuireZip", "Quire"],
+            dependencies: ["QuireImport", "QuireDayOne", "QuireExport", "QuireZip", "QuireFormat", "Quire"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "QuireExportTests",
-            dependencies: ["QuireExport", "QuireDayOne", "QuireImport", "QuireZip", "Quire"],
+            dependencies: ["QuireExport", "QuireDayOne", "QuireImport", "QuireZip", "QuireFormat", "Quire"],
             swiftSettings: strict
         ),
         .testTarget(name: "QuirePDFTests", dependencies: ["QuirePDF", "QuireExport", "Quire"], swiftSettings: strict),

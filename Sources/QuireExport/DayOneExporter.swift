@@ -77,7 +77,8 @@ enum DayOneExporter {
                 try zip.add(file + ".json", compressed: true, source: JournalSource(entries: j.entries, shared: shared, mapper: mapper))
             }
             for m in media {
-                try zip.add(m.path, compressed: true, source: AttachmentSource(vault: shared.context.vault, blob: m.blob))
+                let source = AttachmentSource(vault: shared.context.vault, blob: m.blob)
+                try zip.add(m.path, compressed: true, source: source, byteCount: source.byteCount)
             }
             shared.context.report.attachments = media.count
         }
@@ -95,11 +96,11 @@ enum DayOneExporter {
 }
 
 /// One journal's `<Journal>.json`, an entry at a time as libzip reads it.
-final class JournalSource: ZipMemberSource {
+final class JournalSource: ByteSource {
     let entries: [Int]
     let shared: SharedContext
     let mapper: DayOneMapper
-    private var pending: [UInt8] = []
+    private var pending: [UInt8] = Array("{\"metadata\": {\"version\": \"1.0\"}, \"entries\": [".utf8)
     private var offset = 0
     private var next = 0
     private var finished = false
@@ -110,14 +111,7 @@ final class JournalSource: ZipMemberSource {
         self.mapper = mapper
     }
 
-    func open() {
-        pending = Array("{\"metadata\": {\"version\": \"1.0\"}, \"entries\": [".utf8)
-        offset = 0
-        next = 0
-        finished = false
-    }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         while offset == pending.count {
             pending.removeAll(keepingCapacity: true)
             offset = 0

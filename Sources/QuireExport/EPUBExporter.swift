@@ -75,7 +75,8 @@ enum EPUBExporter {
                 try zip.add("OEBPS/" + chapter.href, compressed: true, source: ChapterSource(chapter: chapter, language: language, shared: shared, imageNames: imageNames))
             }
             for image in images {
-                try zip.add("OEBPS/images/" + image.name, compressed: true, source: AttachmentSource(vault: shared.context.vault, blob: image.blob))
+                let source = AttachmentSource(vault: shared.context.vault, blob: image.blob)
+                try zip.add("OEBPS/images/" + image.name, compressed: true, source: source, byteCount: source.byteCount)
             }
             shared.context.report.attachments = images.count
         }
@@ -190,7 +191,8 @@ enum EPUBExporter {
                 try zip.close()
             } catch {
                 zip.discard()
-                if let e = zip.sourceError as? ExportError { throw e }
+                // A member's source failed: the vault could not be read.
+                if let e = zip.sourceError { throw .vault(.format(e)) }
                 throw .zip(error)
             }
             try commitArchive(temporary, to: path, context: &shared.context)
@@ -219,12 +221,12 @@ final class SharedContext {
 }
 
 /// One month's chapter, rendered an entry at a time as libzip reads it.
-final class ChapterSource: ZipMemberSource {
+final class ChapterSource: ByteSource {
     let chapter: EPUBExporter.Chapter
     let language: String
     let shared: SharedContext
     let imageNames: Set<String>
-    private var pending: [UInt8] = []
+    private var pending: [UInt8]
     private var offset = 0
     private var next = 0
     private var finished = false
@@ -235,17 +237,11 @@ final class ChapterSource: ZipMemberSource {
         self.language = language
         self.shared = shared
         self.imageNames = imageNames
-    }
-
-    func open() {
         pending = Array(EPUBExporter.xhtmlHead(title: chapter.title, language: language, stylesheet: "../style.css").utf8)
         pending += Array("<body>\n<section epub:type=\"chapter\">\n<h1>\(chapter.title)</h1>\n".utf8)
-        offset = 0
-        next = 0
-        finished = false
     }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         while offset == pending.count {
             pending.removeAll(keepingCapacity: true)
             offset = 0
@@ -288,25 +284,28 @@ final class ChapterSource: ZipMemberSource {
     }
 }
 
-/// An attachment's content, decrypted chunk by chunk as libzip reads it.
-final class AttachmentSource: ZipMemberSource {
+/// An attachment's content, decrypted chunk by chunk as libzip reads it
+/// (the blob is opened at the first read, so only one is open at a time).
+final class AttachmentSource: ByteSource {
     let vault: Vault
     let blob: BlobID
     private var reader: BlobReader?
-    let byteCount: UInt64?
 
     init(vault: Vault, blob: BlobID) {
         self.vault = vault
         self.blob = blob
-        byteCount = (try? vault.attachment(blob))?.byteCount
     }
 
-    func open() throws {
-        do { reader = try vault.openAttachment(blob) } catch { throw ExportError.vault(error) }
-    }
+    /// The content's size, when the vault holds it.
+    var byteCount: UInt64? { (try? vault.attachment(blob))?.byteCount }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        guard let reader else { return 0 }
-        do { return try reader.read(into: buffer) } catch { throw ExportError.vault(.format(error)) }
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
+        if reader == nil {
+            do { reader = try vault.openAttachment(blob) } catch {
+                if case .format(let e) = error { throw e }
+                throw .blobNotFound(blob: blob.description)
+            }
+        }
+        return try reader!.read(into: buffer)
     }
 }

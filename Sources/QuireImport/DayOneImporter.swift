@@ -63,7 +63,7 @@ final class DayOneImporter {
     /// nil when it is well-formed JSON (RFC 8259, UTF-8) whose top-level
     /// object has an `"entries"` array, else why not. Nothing is written.
     func check(_ path: String) -> String? {
-        let stream: any ExportStream
+        let stream: any ByteSource
         do { stream = try files.open(path) } catch { return "cannot be read: \(error)" }
         let reader = JSONReader { try stream.read(into: $0) }
         var hasEntries = false
@@ -116,7 +116,7 @@ final class DayOneImporter {
     }
 
     private func importJournalFile(_ path: String, journal: String) throws(ImportError) {
-        let stream: any ExportStream
+        let stream: any ByteSource
         do { stream = try files.open(path) } catch {
             report.skipped.append(SkippedItem(item: path, reason: "cannot be read: \(error)"))
             return
@@ -166,12 +166,6 @@ final class DayOneImporter {
     /// A batch found nothing to write.
     struct NothingWritten: Error {}
 
-    /// A media file failed mid-stream: the commit is abandoned and redone without it.
-    struct RetryWithout: Error {
-        let path: String
-        let reason: String
-    }
-
     /// Commits `batch` (several commits if its attachments are large) and empties it.
     private func flush(_ batch: inout [JSONValue], file: String, journal: String, escaped: Bool) throws(ImportError) {
         // The same uuid twice in a batch: only the version modified last
@@ -211,7 +205,8 @@ final class DayOneImporter {
                 }
             } catch is NothingWritten {
                 // The report below still counts what was found unchanged.
-            } catch let retry as RetryWithout {
+            } catch let retry as SourceFailure {
+                // A media file failed mid-stream: the commit is abandoned and redone without it.
                 badMedia[retry.path] = retry.reason
                 report.skipped.append(SkippedItem(item: retry.path, reason: "the file could not be read: \(retry.reason)"))
                 continue
@@ -280,14 +275,7 @@ final class DayOneImporter {
                 attached.append(.init(item: item, blob: blob, mediaType: mediaType, fileName: fileName))
                 continue
             }
-            let stream: any ExportStream
-            do { stream = try files.open(path) } catch { throw RetryWithout(path: path, reason: "\(error)") }
-            let source = ExportByteSource(stream, name: path)
-            let stored: StoredBlob
-            do { stored = try tx.storeAttachment(from: source, mediaType: mediaType) } catch {
-                if let failure = source.failure { throw RetryWithout(path: path, reason: "\(failure)") }
-                throw error
-            }
+            let stored = try storeExportFile(files, path, mediaType: mediaType, tx: tx)
             switch stored {
             case .stored(let m):
                 recordsWritten += 1

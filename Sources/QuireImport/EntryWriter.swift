@@ -37,7 +37,6 @@ final class EntryWriter {
         self.progress = progress
     }
 
-    struct Retry: Error { let path: String; let reason: String }
     struct Nothing: Error {}
 
     func write(_ entries: [PreparedEntry]) throws(ImportError) {
@@ -53,7 +52,7 @@ final class EntryWriter {
                     if written == 0 { throw Nothing() }
                 }
             } catch is Nothing {
-            } catch let r as Retry {
+            } catch let r as SourceFailure {
                 badFiles.insert(r.path)
                 report.skipped.append(SkippedItem(item: r.path, reason: "the file could not be read: \(r.reason)"))
                 continue
@@ -88,14 +87,7 @@ final class EntryWriter {
                 body.attachments[index].blob = blob
                 continue
             }
-            let stream: any ExportStream
-            do { stream = try files.open(path) } catch { throw Retry(path: path, reason: "\(error)") }
-            let source = ExportByteSource(stream, name: path)
-            let stored: StoredBlob
-            do { stored = try tx.storeAttachment(from: source, mediaType: body.attachments[index].mediaType) } catch {
-                if let failure = source.failure { throw Retry(path: path, reason: "\(failure)") }
-                throw error
-            }
+            let stored = try storeExportFile(files, path, mediaType: body.attachments[index].mediaType, tx: tx)
             if case .stored = stored {
                 pending.attachmentsStored += 1
                 written += 1
