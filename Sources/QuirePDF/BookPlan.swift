@@ -18,9 +18,7 @@ struct BookPlan {
 
     init(entries selected: EntryCatalog, title: String, profileClock: HybridLogicalClock?) {
         entries = selected
-        dates = entries.map {
-            CivilDate(entry: EntryDateFields(created: $0.body.created, timeZone: $0.body.timeZone, utcOffsetSeconds: $0.body.utcOffsetSeconds))
-        }
+        dates = entries.map { CivilDate(of: $0.body) }
         months = Array(Set(dates.map { $0.year * 100 + $0.month })).sorted()
         self.title = title
         let latest = entries.map(\.revision.clock).max() ?? profileClock ?? HybridLogicalClock(rawValue: 0)

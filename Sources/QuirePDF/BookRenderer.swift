@@ -224,7 +224,7 @@ final class BookRenderer {
         if !body.timeZone.isEmpty {
             parts.append(body.timeZone)
         } else {
-            let offset = CivilDate.offset(of: EntryDateFields(created: body.created, timeZone: body.timeZone, utcOffsetSeconds: body.utcOffsetSeconds))
+            let offset = LocalTime.offset(of: body)
             parts.append(offset == 0 ? "UTC" : "UTC" + (offset < 0 ? "−" : "+") + "\(abs(offset) / 3600)" + (abs(offset) % 3600 == 0 ? "" : ":\(abs(offset) % 3600 / 60)"))
         }
         if let place = body.location?.placeName, !place.isEmpty { parts.append(place) }

@@ -1,5 +1,5 @@
-import Foundation
 import Quire
+import QuireExport
 
 /// A calendar date and time of day in an entry's own time zone (proleptic
 /// Gregorian calendar), computed from milliseconds since 1970 UTC and an
@@ -33,19 +33,10 @@ struct CivilDate: Sendable, Equatable, Comparable {
         (year, month, day) = CivilCalendar.date(fromDays: days)
     }
 
-    /// The date of `body.created` in the entry's own zone: `utcOffsetSeconds`
-    /// when recorded, else the offset of `timeZone` at that instant, else UTC.
-    init(entry body: EntryDateFields) {
-        self.init(milliseconds: body.created, offsetSeconds: Self.offset(of: body))
-    }
-
-    static func offset(of body: EntryDateFields) -> Int64 {
-        if let offset = body.utcOffsetSeconds, abs(offset) <= 18 * 3600 { return offset }
-        if !body.timeZone.isEmpty, let zone = TimeZone(identifier: body.timeZone) {
-            let date = Date(timeIntervalSince1970: Double(body.created) / 1000)
-            return Int64(zone.secondsFromGMT(for: date))
-        }
-        return 0
+    /// The date of `body.created` in the entry's own zone, by the export's
+    /// one rule (``LocalTime/offset(of:)``, `Spec/export-json.md §1`).
+    init(of body: EntryBody) {
+        self.init(milliseconds: body.created, offsetSeconds: Int64(LocalTime.offset(of: body)))
     }
 
     /// "Wednesday 11 January 1660".
@@ -60,13 +51,6 @@ struct CivilDate: Sendable, Equatable, Comparable {
     static func < (a: CivilDate, b: CivilDate) -> Bool {
         (a.year, a.month, a.day, a.hour, a.minute) < (b.year, b.month, b.day, b.hour, b.minute)
     }
-}
-
-/// The fields of an entry body that place it in time.
-struct EntryDateFields: Sendable {
-    var created: Int64
-    var timeZone: String
-    var utcOffsetSeconds: Int64?
 }
 
 /// Formats milliseconds since 1970 UTC as a PDF metadata date, `YYYY-MM-DDThh:mm:ssZ`.

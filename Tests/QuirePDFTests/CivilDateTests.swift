@@ -1,3 +1,4 @@
+import Quire
 import Testing
 @testable import QuirePDF
 
@@ -14,11 +15,12 @@ import Testing
         #expect(CivilDate(milliseconds: 951_782_400_000, offsetSeconds: 0).longDate == "Tuesday 29 February 2000")
     }
 
+    /// The book places an entry in time by the export's one rule (LocalTime.offset(of:)).
     @Test func offsetFromZoneNameWhenNotRecorded() {
         let ms = instant("2024-07-01", hour: 12, offset: 0)
-        #expect(CivilDate.offset(of: EntryDateFields(created: ms, timeZone: "Europe/Moscow", utcOffsetSeconds: nil)) == 10_800)
-        #expect(CivilDate.offset(of: EntryDateFields(created: ms, timeZone: "Europe/Moscow", utcOffsetSeconds: -3600)) == -3600)
-        #expect(CivilDate.offset(of: EntryDateFields(created: ms, timeZone: "Not/AZone", utcOffsetSeconds: nil)) == 0)
+        #expect(CivilDate(of: EntryBody(created: ms, timeZone: "Europe/Moscow")).hour == 15)
+        #expect(CivilDate(of: EntryBody(created: ms, timeZone: "Europe/Moscow", utcOffsetSeconds: -3600)).hour == 11)
+        #expect(CivilDate(of: EntryBody(created: ms, timeZone: "Not/AZone")).hour == 12)
         #expect(pdfMetadataDate(milliseconds: 1_700_000_000_000) == "2023-11-14T22:13:00Z")
     }
 }
