@@ -64,6 +64,11 @@ let package = Package(
             providers: [.apt(["libzip-dev"]), .brew(["libzip"])]
         ),
         .systemLibrary(
+            name: "CCmarkGFM",
+            pkgConfig: "libcmark-gfm",
+            providers: [.apt(["libcmark-gfm-dev", "libcmark-gfm-extensions-dev"]), .brew(["cmark-gfm"])]
+        ),
+        .systemLibrary(
             name: "CPangoCairo",
             pkgConfig: "pangocairo",
             providers: [.apt(["libpango1.0-dev", "libcairo2-dev"]), .brew(["pango", "cairo"])]
@@ -107,6 +112,9 @@ let package = Package(
         // ZIP archives through libzip: reading with limits (import), writing (EPUB, Day One variant).
         // Members are read and written as QuireFormat's ByteSource, the one byte-stream protocol.
         .target(name: "QuireZip", dependencies: ["CZip", "QuireFormat", "QuireSystem"], swiftSettings: strict),
+
+        // Markdown read once, by libcmark-gfm, into a tree every exporter walks.
+        .target(name: "QuireMarkdown", dependencies: ["CCmarkGFM"], swiftSettings: strict),
 
         // The Day One JSON dialects and their mapping to Quire entries, both
         // ways (Spec/import.md §2–§5, §11): what import and export share.
@@ -205,6 +213,7 @@ let package = Package(
             dependencies: ["QuireExport", "QuireDayOne", "QuireImport", "QuireZip", "QuireFormat", "Quire"],
             swiftSettings: strict
         ),
+        .testTarget(name: "QuireMarkdownTests", dependencies: ["QuireMarkdown"], swiftSettings: strict),
         .testTarget(name: "QuirePDFTests", dependencies: ["QuirePDF", "QuireExport", "Quire"], swiftSettings: strict),
         // Runs the built `quire` binary (a test dependency so `swift build --build-tests` builds it).
         .testTarget(name: "QuireCLITests", dependencies: ["quire", "Quire", "QuireSystem"], swiftSettings: strict),
