@@ -134,7 +134,7 @@ let package = Package(
         // Markdown folder, JSON (+ Day One variant), HTML, EPUB 3 (Spec/export-json.md).
         .target(
             name: "QuireExport",
-            dependencies: ["Quire", "QuireDayOne", "QuireZip", "QuireSystem"],
+            dependencies: ["Quire", "QuireDayOne", "QuireMarkdown", "QuireZip", "QuireSystem"],
             swiftSettings: strict
         ),
 

@@ -25,6 +25,11 @@ enum EPUBExporter {
         blockquote { margin: 0.5em 1.5em; font-style: italic; }
         .title { text-align: center; margin-top: 30%; }
         .subtitle { text-align: center; color: #555; }
+        pre { white-space: pre-wrap; font-size: 0.9em; }
+        table { border-collapse: collapse; margin: 1em 0; }
+        th, td { border: 1px solid #999; padding: 0.2em 0.5em; }
+        .left { text-align: left; } .center { text-align: center; } .right { text-align: right; }
+        ul.tasks { list-style: none; padding-left: 1em; }
         """
 
     /// A month's chapter: its key, its file name and its entries (indices into the selection).

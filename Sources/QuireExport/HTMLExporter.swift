@@ -12,7 +12,8 @@ enum HTMLExporter {
         h1{text-align:center}h2.month{border-bottom:1px solid #ccc;margin-top:2em}
         .meta{color:#666;font-size:.9em}.photo{text-align:center;margin:1em 0}.photo img{max-width:100%;height:auto}
         blockquote{margin-left:1em;padding-left:1em;border-left:3px solid #ddd;color:#444}article{margin-bottom:2em}
-        pre{white-space:pre-wrap}
+        pre{white-space:pre-wrap}table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:.2em .5em}
+        .left{text-align:left}.center{text-align:center}.right{text-align:right}ul.tasks{list-style:none;padding-left:1em}
         """
 
     static func export(_ context: inout ExportContext, to path: String) throws(ExportError) {
