@@ -141,7 +141,7 @@ let package = Package(
         // The PDF book through cairo and pango, kept apart so nothing else links them.
         .target(
             name: "QuirePDF",
-            dependencies: ["Quire", "QuireExport", "QuireSystem", "CPangoCairo"],
+            dependencies: ["Quire", "QuireExport", "QuireMarkdown", "QuireSystem", "CPangoCairo"],
             swiftSettings: strict
         ),
 

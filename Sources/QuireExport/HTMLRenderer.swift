@@ -10,13 +10,8 @@ enum Markup {
         EscapeBytes.transform(s, EscapeBytes.markup)
     }
 
-    /// True for link destinations that may be followed: `http:`, `https:`
-    /// and `mailto:` (any case), with no control or space characters.
-    static func isSafeLink(_ url: String) -> Bool {
-        let lower = url.lowercased()
-        guard lower.hasPrefix("https://") || lower.hasPrefix("http://") || lower.hasPrefix("mailto:") else { return false }
-        return !url.unicodeScalars.contains { $0.value <= 0x20 || $0.value == 0x7F }
-    }
+    /// True for link destinations that may be followed (``EntryLinks/isSafeOutsideLink(_:)``).
+    static func isSafeLink(_ url: String) -> Bool { EntryLinks.isSafeOutsideLink(url) }
 }
 
 /// A piece of rendered entry markup: markup text, or an image the caller

@@ -52,6 +52,15 @@ public enum EntryLinks {
         return out
     }
 
+    /// True for outside link destinations a book may follow: `http:`,
+    /// `https:` and `mailto:` (any case), with no space or control
+    /// character. Every exporter applies this one rule.
+    public static func isSafeOutsideLink(_ url: String) -> Bool {
+        let lower = url.lowercased()
+        guard lower.hasPrefix("https://") || lower.hasPrefix("http://") || lower.hasPrefix("mailto:") else { return false }
+        return !url.unicodeScalars.contains { $0.value <= 0x20 || $0.value == 0x7F }
+    }
+
     static func idBytes(_ hex: ArraySlice<UInt8>) -> [UInt8]? {
         guard hex.count == 32 else { return nil }
         var out: [UInt8] = []

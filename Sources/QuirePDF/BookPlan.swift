@@ -15,11 +15,15 @@ struct BookPlan {
     /// revisions was written (its hybrid logical clock), else when the
     /// profile was, so the same vault gives the same bytes.
     let documentDate: Int64
+    /// The ids (lowercase hex) of the entries in the book, which links to
+    /// entries may point at (32 bytes each).
+    let entryIDs: Set<String>
 
     init(entries selected: EntryCatalog, title: String, profileClock: HybridLogicalClock?) {
         entries = selected
         dates = entries.map { CivilDate(of: $0.body) }
         months = Array(Set(dates.map { $0.year * 100 + $0.month })).sorted()
+        entryIDs = Set(entries.map { hex($0.id.bytes) })
         self.title = title
         let latest = entries.map(\.revision.clock).max() ?? profileClock ?? HybridLogicalClock(rawValue: 0)
         documentDate = Int64(latest.milliseconds)

@@ -73,7 +73,8 @@ import Testing
             "Monday 15 January 2024", "22:00 · Europe/London · #walk", "Morning", "I rose early and walked to Whitehall.",
             "A second paragraph.", "Saturday 3 February 2024", "Всталъ въ 1/2 5, пилъ воду.", "Sunday 4 February 2024",
             "晴。上午往教育部。", "Attachment not shown: voice.m4a (audio/mp4)", "Monday 5 February 2024", "06:00 · Asia/Shanghai",
-            "Friday 1 March 2024", "22:00 · UTC", Self.hostile,
+            // The text is Markdown: the entity `&amp;` reads as `&` (CommonMark), tags stay text.
+            "Friday 1 March 2024", "22:00 · UTC", "<span foreground=\"red\">x</span> & & </b> <b",
         ] {
             #expect(squeezed(text).contains(squeezed(expected)), "missing \(expected)")
         }
