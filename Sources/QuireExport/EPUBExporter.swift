@@ -39,7 +39,8 @@ enum EPUBExporter {
         var entries: [Int]
         var id: String { "c\(year < 0 ? "m" : "")\(pad(abs(year), 4))-\(pad(month, 2))" }
         var href: String { "text/\(id).xhtml" }
-        var title: String { "\(LocalTime.monthNames[month - 1]) \(year)" }
+        /// The chapter's title: the month and year in the book's locale.
+        let title: String
     }
 
     static func export(_ context: inout ExportContext, to path: String) throws(ExportError) {
@@ -53,7 +54,7 @@ enum EPUBExporter {
             let key = t.year * 12 + t.month - 1
             if let c = byKey[key] { chapters[c].entries.append(i) } else {
                 byKey[key] = chapters.count
-                chapters.append(Chapter(year: t.year, month: t.month, entries: [i]))
+                chapters.append(Chapter(year: t.year, month: t.month, entries: [i], title: context.locale.monthAndYear(year: t.year, month: t.month)))
             }
             for r in snapshot.body.attachments where imageTypes.contains(r.mediaType.lowercased()) {
                 let name = MediaFiles.fileName(for: r)
@@ -73,7 +74,7 @@ enum EPUBExporter {
             try zip.add(
                 "OEBPS/content.opf", compressed: true,
                 bytes: Array(packageDocument(shared.context, title: title, language: language, chapters: chapters, images: images).utf8))
-            try zip.add("OEBPS/nav.xhtml", compressed: true, bytes: Array(navigation(title: title, language: language, chapters: chapters).utf8))
+            try zip.add("OEBPS/nav.xhtml", compressed: true, bytes: Array(navigation(title: title, language: language, chapters: chapters, locale: shared.context.locale).utf8))
             try zip.add("OEBPS/title.xhtml", compressed: true, bytes: Array(titlePage(shared.context, title: title, language: language).utf8))
             try zip.add("OEBPS/style.css", compressed: true, bytes: Array(style.utf8))
             for chapter in chapters {
@@ -142,16 +143,17 @@ enum EPUBExporter {
         return s
     }
 
-    static func navigation(title: String, language: String, chapters: [Chapter]) -> String {
-        var s = xhtmlHead(title: "Contents", language: language, stylesheet: "style.css")
-        s += "<body>\n<nav epub:type=\"toc\" id=\"toc\">\n<h1>Contents</h1>\n<ol>\n"
+    static func navigation(title: String, language: String, chapters: [Chapter], locale: BookLocale) -> String {
+        let contents = Markup.escape(locale.contents)
+        var s = xhtmlHead(title: contents, language: language, stylesheet: "style.css")
+        s += "<body>\n<nav epub:type=\"toc\" id=\"toc\">\n<h1>\(contents)</h1>\n<ol>\n"
         if chapters.isEmpty { s += "<li><a href=\"title.xhtml\">\(title)</a></li>\n" }
         var k = 0
         while k < chapters.count {
             let year = chapters[k].year
             s += "<li><a href=\"\(chapters[k].href)\">\(year)</a>\n<ol>\n"
             while k < chapters.count, chapters[k].year == year {
-                s += "<li><a href=\"\(chapters[k].href)\">\(LocalTime.monthNames[chapters[k].month - 1])</a></li>\n"
+                s += "<li><a href=\"\(chapters[k].href)\">\(Markup.escape(locale.monthName(chapters[k].month)))</a></li>\n"
                 k += 1
             }
             s += "</ol>\n</li>\n"
@@ -166,9 +168,9 @@ enum EPUBExporter {
         if let first = context.entries.first, let last = context.entries.last {
             let a = LocalTime(of: first.body)
             let b = LocalTime(of: last.body)
-            s += "<p class=\"subtitle\">\(a.day) \(a.monthName) \(a.year) – \(b.day) \(b.monthName) \(b.year)</p>\n"
+            s += "<p class=\"subtitle\">\(Markup.escape(context.locale.date(a))) – \(Markup.escape(context.locale.date(b)))</p>\n"
         }
-        s += "<p class=\"subtitle\">\(context.entries.count) \(context.entries.count == 1 ? "entry" : "entries")</p>\n</section>\n</body>\n</html>\n"
+        s += "<p class=\"subtitle\">\(Markup.escape(context.locale.entryCount(context.entries.count)))</p>\n</section>\n</body>\n</html>\n"
         return s
     }
 
@@ -242,8 +244,8 @@ final class ChapterSource: ByteSource {
         self.language = language
         self.shared = shared
         self.imageNames = imageNames
-        pending = Array(EPUBExporter.xhtmlHead(title: chapter.title, language: language, stylesheet: "../style.css").utf8)
-        pending += Array("<body>\n<section epub:type=\"chapter\">\n<h1>\(chapter.title)</h1>\n".utf8)
+        pending = Array(EPUBExporter.xhtmlHead(title: Markup.escape(chapter.title), language: language, stylesheet: "../style.css").utf8)
+        pending += Array("<body>\n<section epub:type=\"chapter\">\n<h1>\(Markup.escape(chapter.title))</h1>\n".utf8)
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
@@ -269,8 +271,8 @@ final class ChapterSource: ByteSource {
 
     func render(_ snapshot: EntrySnapshot) -> String {
         let body = snapshot.body
-        var s = "<article id=\"e\(hex(snapshot.id.bytes))\">\n<h2>\(Markup.escape(EntryRenderer.headingText(body)))</h2>\n"
-        let meta = EntryRenderer.metaLine(body)
+        var s = "<article id=\"e\(hex(snapshot.id.bytes))\">\n<h2>\(Markup.escape(EntryRenderer.headingText(body, locale: shared.context.locale)))</h2>\n"
+        let meta = EntryRenderer.metaLine(body, locale: shared.context.locale)
         if !meta.isEmpty { s += "<p class=\"meta\">\(meta)</p>\n" }
         for piece in renderer.render(body) {
             switch piece {

@@ -8,6 +8,8 @@ struct ExportContext {
     let entries: EntryCatalog
     let options: ExportOptions
     let progress: (ExportProgress) -> Void
+    /// The language of the book's words and dates (HTML, EPUB).
+    let locale: BookLocale
     var report = ExportReport()
 
     init(vault: Vault, entries: EntryCatalog, options: ExportOptions, progress: @escaping (ExportProgress) -> Void) {
@@ -15,6 +17,7 @@ struct ExportContext {
         self.entries = entries
         self.options = options
         self.progress = progress
+        locale = BookLocale.forVault(vault, option: options.locale)
     }
 
     /// Counts one entry written and reports progress.

@@ -44,10 +44,10 @@ enum HTMLExporter {
             let key = "\(local.year)-\(local.month)"
             if key != month {
                 month = key
-                try out.write("<h2 class=\"month\">\(local.monthName) \(local.year)</h2>\n")
+                try out.write("<h2 class=\"month\">\(Markup.escape(context.locale.monthAndYear(year: local.year, month: local.month)))</h2>\n")
             }
-            try out.write("<article id=\"e\(hex(snapshot.id.bytes))\">\n<h3>\(Markup.escape(EntryRenderer.headingText(body)))</h3>\n")
-            let meta = EntryRenderer.metaLine(body)
+            try out.write("<article id=\"e\(hex(snapshot.id.bytes))\">\n<h3>\(Markup.escape(EntryRenderer.headingText(body, locale: context.locale)))</h3>\n")
+            let meta = EntryRenderer.metaLine(body, locale: context.locale)
             if !meta.isEmpty { try out.write("<p class=\"meta\">\(meta)</p>\n") }
             for piece in renderer.render(body) {
                 switch piece {

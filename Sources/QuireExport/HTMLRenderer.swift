@@ -176,17 +176,16 @@ struct EntryRenderer {
         return pieces
     }
 
-    /// The entry's heading text: `Wednesday 11 January 1660, 22:00` (the
-    /// time left out for all-day entries), in the entry's own time zone.
-    static func headingText(_ body: EntryBody) -> String {
+    /// The entry's heading text in the book's locale: the date and time
+    /// (`11 January 1660 at 22:00`; the date alone for all-day entries), in
+    /// the entry's own time zone.
+    static func headingText(_ body: EntryBody, locale: BookLocale) -> String {
         let t = LocalTime(of: body)
-        var s = "\(t.day) \(t.monthName) \(t.year)"
-        if !body.isAllDay { s += ", \(pad(t.hour, 2)):\(pad(t.minute, 2))" }
-        return s
+        return body.isAllDay ? locale.date(t) : locale.dateTime(t)
     }
 
     /// The escaped line under the heading: journal, place, weather, mood, tags, ★.
-    static func metaLine(_ body: EntryBody) -> String {
+    static func metaLine(_ body: EntryBody, locale: BookLocale) -> String {
         var parts: [String] = []
         if !body.journal.isEmpty { parts.append(Markup.escape(body.journal)) }
         if let l = body.location {
@@ -197,7 +196,7 @@ struct EntryRenderer {
             let s = EntryDisplay.weather(w)
             if !s.isEmpty { parts.append(Markup.escape(s)) }
         }
-        if let mood = body.mood { parts.append("mood \(mood)/5") }
+        if let mood = body.mood { parts.append(Markup.escape(locale.mood(mood))) }
         if !body.tags.isEmpty { parts.append(body.tags.map { "#" + Markup.escape($0) }.joined(separator: " ")) }
         if body.isStarred { parts.append("★") }
         return parts.joined(separator: " · ")

@@ -31,7 +31,7 @@ final class BookRenderer {
         progress(ExportProgress(done: 0, total: plan.entries.count))
         // Pass 1: measure.
         do {
-            let t = Typesetter()
+            let t = Typesetter(language: plan.locale.identifier)
             t.counts = false
             bodyLineHeight = measureBodyLine(t)
             for _ in 0..<firstBodyPage { t.newPage() }
@@ -50,7 +50,7 @@ final class BookRenderer {
         cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_MOD_DATE, date)
         let cr = cairo_create(surface)!
         defer { cairo_destroy(cr) }
-        let t = Typesetter()
+        let t = Typesetter(language: plan.locale.identifier)
         t.cr = cr
         titlePage(t)
         contentsPages(t)
@@ -91,7 +91,7 @@ final class BookRenderer {
         let lines: [(String, String, Double)] = [
             (escapeMarkup(BookMarkup.sanitized(Self.shortTitle(plan.title), keepNewlines: false)), BookFont.title, 18),
             (escapeMarkup(plan.dateRange), BookFont.subtitle, 8),
-            (count == 1 ? "1 entry" : "\(grouped(count)) entries", BookFont.subtitle, 0),
+            (escapeMarkup(plan.locale.entryCount(count)), BookFont.subtitle, 0),
         ]
         for (markup, font, after) in lines where !markup.isEmpty {
             let l = t.layout(markup: markup, font: font, alignment: PANGO_ALIGN_CENTER)
@@ -116,7 +116,7 @@ final class BookRenderer {
             if n > 0 { t.newPage() }
             var y = Page.marginTop
             if n == 0 {
-                let l = t.layout(markup: "Contents", font: BookFont.contentsTitle)
+                let l = t.layout(markup: escapeMarkup(plan.locale.contents), font: BookFont.contentsTitle)
                 cairo_set_source_rgb(cr, 0, 0, 0)
                 cairo_move_to(cr, Page.marginLeft, y)
                 pango_cairo_show_layout(cr, l)
@@ -124,7 +124,7 @@ final class BookRenderer {
                 y += BookPlan.contentsTitleHeight
             }
             if plan.entries.isEmpty {
-                let l = t.layout(markup: "No entries.", font: BookFont.contentsMonth)
+                let l = t.layout(markup: escapeMarkup(plan.locale.noEntries), font: BookFont.contentsMonth)
                 cairo_move_to(cr, Page.marginLeft, y)
                 pango_cairo_show_layout(cr, l)
                 t.release(l)
@@ -138,8 +138,7 @@ final class BookRenderer {
                     pango_cairo_show_layout(cr, l)
                     t.release(l)
                 case .month(let key):
-                    let name = CivilDate.monthNames[key % 100 - 1]
-                    let l = t.layout(markup: name, font: BookFont.contentsMonth)
+                    let l = t.layout(markup: escapeMarkup(plan.locale.monthName(key % 100)), font: BookFont.contentsMonth)
                     cairo_set_source_rgb(cr, 0, 0, 0)
                     cairo_move_to(cr, Page.marginLeft + 14, y)
                     pango_cairo_show_layout(cr, l)
@@ -157,7 +156,7 @@ final class BookRenderer {
 
     /// The PDF outline (bookmarks): contents, then years with their months.
     private func outline(_ surface: OpaquePointer) {
-        _ = cairo_pdf_surface_add_outline(surface, Int32(CAIRO_PDF_OUTLINE_ROOT), "Contents", "page=2", cairo_pdf_outline_flags_t(0))
+        _ = cairo_pdf_surface_add_outline(surface, Int32(CAIRO_PDF_OUTLINE_ROOT), plan.locale.contents, "page=2", cairo_pdf_outline_flags_t(0))
         var yearID: Int32 = 0
         var lastYear: Int?
         for key in plan.months {
@@ -166,7 +165,7 @@ final class BookRenderer {
                 lastYear = key / 100
                 yearID = cairo_pdf_surface_add_outline(surface, Int32(CAIRO_PDF_OUTLINE_ROOT), "\(key / 100)", "page=\(page)", cairo_pdf_outline_flags_t(0))
             }
-            _ = cairo_pdf_surface_add_outline(surface, yearID, CivilDate.monthNames[key % 100 - 1], "page=\(page)", cairo_pdf_outline_flags_t(0))
+            _ = cairo_pdf_surface_add_outline(surface, yearID, plan.locale.monthName(key % 100), "page=\(page)", cairo_pdf_outline_flags_t(0))
         }
     }
 
@@ -178,7 +177,7 @@ final class BookRenderer {
         let date = plan.dates[index]
 
         // Heading: the date, then time, zone, place and tags, kept with two body lines.
-        let heading = t.layout(markup: escapeMarkup(date.longDate), font: BookFont.entryHeading)
+        let heading = t.layout(markup: escapeMarkup(plan.locale.longDate(date)), font: BookFont.entryHeading)
         defer { t.release(heading) }
         let meta = t.layout(markup: escapeMarkup(metaLine(body, date)), font: BookFont.meta)
         defer { t.release(meta) }
@@ -318,9 +317,9 @@ final class BookRenderer {
         links.filter { if case .entry(let id) = $0.target { plan.entryIDs.contains(id) } else { true } }
     }
 
-    private func metaLine(_ body: EntryBody, _ date: CivilDate) -> String {
+    private func metaLine(_ body: EntryBody, _ date: LocalTime) -> String {
         var parts: [String] = []
-        if !body.isAllDay { parts.append(date.timeOfDay) }
+        if !body.isAllDay { parts.append(plan.locale.time(date)) }
         if !body.timeZone.isEmpty {
             parts.append(body.timeZone)
         } else {
@@ -331,7 +330,7 @@ final class BookRenderer {
             let place = EntryDisplay.place(location)
             if !place.isEmpty { parts.append(place) }
         }
-        if let mood = body.mood { parts.append("mood \(mood)/5") }
+        if let mood = body.mood { parts.append(plan.locale.mood(mood)) }
         if !body.tags.isEmpty { parts.append(body.tags.map { "#" + $0 }.joined(separator: " ")) }
         return BookMarkup.sanitized(parts.joined(separator: " · "), keepNewlines: false)
     }
@@ -339,7 +338,7 @@ final class BookRenderer {
     private func attachment(_ reference: AttachmentReference, _ t: Typesetter, drawing: Bool) {
         guard Photo.kind(of: reference) != nil, let photo = Photo.load(reference, from: vault) else {
             let what = reference.fileName.isEmpty ? reference.mediaType : "\(reference.fileName) (\(reference.mediaType))"
-            let l = t.layout(markup: escapeMarkup(BookMarkup.sanitized("Attachment not shown: \(what)", keepNewlines: false)), font: BookFont.meta)
+            let l = t.layout(markup: escapeMarkup(BookMarkup.sanitized(plan.locale.attachmentNotShown(what), keepNewlines: false)), font: BookFont.meta)
             t.place(l, gray: 0.35)
             t.release(l)
             t.skip(4)
@@ -376,13 +375,3 @@ final class BookRenderer {
 }
 
 
-/// 3413 → "3,413".
-func grouped(_ n: Int) -> String {
-    let digits = String(n)
-    var out = ""
-    for (i, c) in digits.enumerated() {
-        if i > 0, (digits.count - i) % 3 == 0 { out.append(",") }
-        out.append(c)
-    }
-    return out
-}

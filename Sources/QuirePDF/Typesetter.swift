@@ -1,5 +1,10 @@
 import CPangoCairo
 
+extension String {
+    /// `zh_Hans_CN` → `zh-Hans-CN`, the form pango's language tags take.
+    func replacingUnderscores() -> String { String(map { $0 == "_" ? "-" : $0 }) }
+}
+
 /// A5 page geometry in PDF points (1/72 inch).
 enum Page {
     static let width = 419.53
@@ -65,7 +70,9 @@ final class Typesetter {
     /// Markup strings pango refused (then set as plain text); 0 unless this code has a bug.
     private(set) var markupFallbacks = 0
 
-    init() {
+    /// A typesetter for text in `language` (BCP 47 or ICU identifier; it
+    /// picks the regional forms of Han characters, for one).
+    init(language: String = "en") {
         fontMap = pango_cairo_font_map_new()
         pango_cairo_font_map_set_resolution(OpaquePointer(fontMap), 72)
         context = pango_font_map_create_context(fontMap)
@@ -77,7 +84,7 @@ final class Typesetter {
         cairo_font_options_destroy(options)
         pango_cairo_context_set_resolution(context, 72)
         pango_context_set_round_glyph_positions(context, 0)
-        pango_context_set_language(context, pango_language_from_string("en"))
+        pango_context_set_language(context, pango_language_from_string(language.replacingUnderscores()))
         pango_context_set_base_dir(context, PANGO_DIRECTION_LTR)
     }
 
