@@ -120,14 +120,14 @@ let package = Package(
         // ways (Spec/import.md §2–§5, §11): what import and export share.
         .target(
             name: "QuireDayOne",
-            dependencies: ["Quire", "QuireFormat"],
+            dependencies: ["Quire", "QuireFormat", "QuireMarkdown"],
             swiftSettings: strict
         ),
 
         // Day One (JSON and Classic), jrnl and Markdown folders into a vault (Spec/import.md).
         .target(
             name: "QuireImport",
-            dependencies: ["Quire", "QuireFormat", "QuireDayOne", "QuireZip", "QuireSystem"],
+            dependencies: ["Quire", "QuireFormat", "QuireDayOne", "QuireMarkdown", "QuireZip", "QuireSystem"],
             swiftSettings: strict
         ),
 

@@ -138,3 +138,42 @@ package func replacing(_ text: String, _ replacements: [(Range<Int>, String)]) -
 }
 
 
+
+/// One link to a Day One entry found in a text: `dayone2://view?entryId=ID`
+/// or the older `dayone://view?entryId=ID` (ID: ASCII letters, digits, `-`).
+package struct EntryLink {
+    /// UTF-8 byte range of the link (scheme to the end of the id).
+    package var range: Range<Int>
+    /// The link as written, up to the end of the id.
+    package var url: String
+    /// The id of the entry it names.
+    package var uuid: String
+    /// True when it stands in the text by itself: neither a link's
+    /// destination (`[text](…)`) nor an autolink (`<…>`).
+    package var isBare: Bool
+
+    static let prefixes = ["dayone2://view?entryId=", "dayone://view?entryId="].map { Array($0.utf8) }
+
+    /// Every entry link in `text`, in order.
+    package static func find(in text: String) -> [EntryLink] {
+        let b = Array(text.utf8)
+        var out: [EntryLink] = []
+        var i = 0
+        while i < b.count {
+            guard b[i] == UInt8(ascii: "d"), let p = prefixes.first(where: { i + $0.count <= b.count && b[i..<i + $0.count].elementsEqual($0) }) else {
+                i += 1
+                continue
+            }
+            var j = i + p.count
+            while j < b.count, MomentLink.isIdentifierByte(b[j]) { j += 1 }
+            guard j > i + p.count else { i += p.count; continue }
+            let destination = i >= 2 && b[i - 1] == UInt8(ascii: "(") && b[i - 2] == UInt8(ascii: "]")
+            let autolink = i >= 1 && b[i - 1] == UInt8(ascii: "<") && j < b.count && b[j] == UInt8(ascii: ">")
+            out.append(EntryLink(
+                range: i..<j, url: String(decoding: b[i..<j], as: UTF8.self), uuid: String(decoding: b[i + p.count..<j], as: UTF8.self),
+                isBare: !destination && !autolink))
+            i = j
+        }
+        return out
+    }
+}
