@@ -1,4 +1,5 @@
 import Quire
+import QuireDayOne
 import QuireSystem
 
 /// The JSON export (`Spec/export-json.md §4`): one document, one entry per
@@ -61,6 +62,8 @@ enum JSONExporter {
         ]
         if let v = b.modified { m.append(("modified", String(v))) }
         m.append(("timeZone", JSONWriter.string(b.timeZone)))
+        // An importer inferred the zone (the entry had none): say how.
+        if case .text(let how)? = b.extra[text: DayOneMapping.inferredTimeZoneKey] { m.append(("timeZoneInferred", JSONWriter.string(how))) }
         if let v = b.utcOffsetSeconds { m.append(("utcOffset", String(v))) }
         m.append(("allDay", String(b.isAllDay)))
         m.append(("text", JSONWriter.string(b.text)))
