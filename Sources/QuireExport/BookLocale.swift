@@ -122,6 +122,9 @@ public struct BookLocale: Sendable, Equatable {
     public func mood(_ value: Int64) -> String { "\(words.mood) \(value)/5" }
     /// The note after a time zone the importer inferred (`(inferred)`).
     public var inferred: String { words.inferred }
+    /// The text of a link to another entry written as a bare address
+    /// (`<quire-entry://…>`), which has no text of its own.
+    public var linkedEntry: String { words.linkedEntry }
     /// `Attachment not shown: voice.m4a (audio/mp4)`.
     public func attachmentNotShown(_ what: String) -> String { words.attachmentNotShown + what }
 
@@ -206,6 +209,7 @@ public struct BookLocale: Sendable, Equatable {
         let mood: String
         let inferred: String
         let attachmentNotShown: String
+        let linkedEntry: String
         /// The entry count for n, given n already written with grouping.
         let plural: Plural
         enum Plural: Sendable, Equatable {
@@ -230,19 +234,19 @@ public struct BookLocale: Sendable, Equatable {
 
         static let table: [String: Words] = [
             "en": Words(contents: "Contents", noEntries: "No entries.", mood: "mood", inferred: "(inferred)",
-                attachmentNotShown: "Attachment not shown: ", plural: .oneOther("entry", "entries")),
+                attachmentNotShown: "Attachment not shown: ", linkedEntry: "linked entry", plural: .oneOther("entry", "entries")),
             "ru": Words(contents: "Содержание", noEntries: "Записей нет.", mood: "настроение", inferred: "(предположительно)",
-                attachmentNotShown: "Вложение не показано: ", plural: .slavic("запись", "записи", "записей")),
+                attachmentNotShown: "Вложение не показано: ", linkedEntry: "связанная запись", plural: .slavic("запись", "записи", "записей")),
             "zh": Words(contents: "目录", noEntries: "没有日记。", mood: "心情", inferred: "（推定）",
-                attachmentNotShown: "未显示的附件：", plural: .invariant("篇")),
+                attachmentNotShown: "未显示的附件：", linkedEntry: "相关日记", plural: .invariant("篇")),
             "ja": Words(contents: "目次", noEntries: "記録はありません。", mood: "気分", inferred: "（推定）",
-                attachmentNotShown: "表示されない添付ファイル：", plural: .invariant("件")),
+                attachmentNotShown: "表示されない添付ファイル：", linkedEntry: "関連する記録", plural: .invariant("件")),
             "de": Words(contents: "Inhalt", noEntries: "Keine Einträge.", mood: "Stimmung", inferred: "(vermutet)",
-                attachmentNotShown: "Anhang nicht angezeigt: ", plural: .oneOther("Eintrag", "Einträge")),
+                attachmentNotShown: "Anhang nicht angezeigt: ", linkedEntry: "verknüpfter Eintrag", plural: .oneOther("Eintrag", "Einträge")),
             "fr": Words(contents: "Table des matières", noEntries: "Aucune entrée.", mood: "humeur", inferred: "(supposé)",
-                attachmentNotShown: "Pièce jointe non affichée : ", plural: .oneOther("entrée", "entrées")),
+                attachmentNotShown: "Pièce jointe non affichée : ", linkedEntry: "entrée liée", plural: .oneOther("entrée", "entrées")),
             "es": Words(contents: "Índice", noEntries: "No hay entradas.", mood: "ánimo", inferred: "(supuesto)",
-                attachmentNotShown: "Adjunto no mostrado: ", plural: .oneOther("entrada", "entradas")),
+                attachmentNotShown: "Adjunto no mostrado: ", linkedEntry: "entrada enlazada", plural: .oneOther("entrada", "entradas")),
         ]
     }
 }

@@ -37,7 +37,9 @@ enum EPUBExporter {
         let year: Int
         let month: Int
         var entries: [Int]
-        var id: String { "c\(year < 0 ? "m" : "")\(pad(abs(year), 4))-\(pad(month, 2))" }
+        var id: String { Self.id(year: year, month: month) }
+        /// The chapter file's name without extension for a month: `cYYYY-MM`.
+        static func id(year: Int, month: Int) -> String { "c\(year < 0 ? "m" : "")\(pad(abs(year), 4))-\(pad(month, 2))" }
         var href: String { "text/\(id).xhtml" }
         /// The chapter's title: the month and year in the book's locale.
         let title: String
@@ -49,9 +51,12 @@ enum EPUBExporter {
         var chapters: [Chapter] = []
         var images: [(name: String, blob: BlobID, type: String)] = []
         var imageNames = Set<String>()
+        // Where each entry is, for links between entries: its chapter's file.
+        var chapterFiles: [EntryID: String] = [:]
         for (i, snapshot) in context.entries.enumerated() {
             let t = LocalTime(of: snapshot.body)
             let key = t.year * 12 + t.month - 1
+            chapterFiles[snapshot.id] = Chapter.id(year: t.year, month: t.month) + ".xhtml"
             if let c = byKey[key] { chapters[c].entries.append(i) } else {
                 byKey[key] = chapters.count
                 chapters.append(Chapter(year: t.year, month: t.month, entries: [i], title: context.locale.monthAndYear(year: t.year, month: t.month)))
@@ -78,7 +83,9 @@ enum EPUBExporter {
             try zip.add("OEBPS/title.xhtml", compressed: true, bytes: Array(titlePage(shared.context, title: title, language: language).utf8))
             try zip.add("OEBPS/style.css", compressed: true, bytes: Array(style.utf8))
             for chapter in chapters {
-                try zip.add("OEBPS/" + chapter.href, compressed: true, source: ChapterSource(chapter: chapter, language: language, shared: shared, imageNames: imageNames))
+                try zip.add(
+                    "OEBPS/" + chapter.href, compressed: true,
+                    source: ChapterSource(chapter: chapter, language: language, shared: shared, imageNames: imageNames, entryFiles: chapterFiles))
             }
             for image in images {
                 let source = AttachmentSource(vault: shared.context.vault, blob: image.blob)
@@ -237,13 +244,16 @@ final class ChapterSource: ByteSource {
     private var offset = 0
     private var next = 0
     private var finished = false
-    private let renderer = EntryRenderer(entryHeadingLevel: 2, imageTypes: EPUBExporter.imageTypes)
+    private var renderer = EntryRenderer(entryHeadingLevel: 2, imageTypes: EPUBExporter.imageTypes)
 
-    init(chapter: EPUBExporter.Chapter, language: String, shared: SharedContext, imageNames: Set<String>) {
+    init(chapter: EPUBExporter.Chapter, language: String, shared: SharedContext, imageNames: Set<String>, entryFiles: [EntryID: String]) {
         self.chapter = chapter
         self.language = language
         self.shared = shared
         self.imageNames = imageNames
+        // Links to entries of the book: their chapter file (beside this one) and article.
+        renderer.entryLink = { id in entryFiles[id].map { $0 + "#e" + hex(id.bytes) } }
+        renderer.linkedEntryLabel = shared.context.locale.linkedEntry
         pending = Array(EPUBExporter.xhtmlHead(title: Markup.escape(chapter.title), language: language, stylesheet: "../style.css").utf8)
         pending += Array("<body>\n<section epub:type=\"chapter\">\n<h1>\(Markup.escape(chapter.title))</h1>\n".utf8)
     }

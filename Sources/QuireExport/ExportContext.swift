@@ -1,5 +1,6 @@
 import Foundation
 import Quire
+import QuireMarkdown
 
 /// What every exporter works from: the selected entries, the options, the
 /// report being filled and the progress callback.
@@ -128,6 +129,24 @@ func rewriteAttachmentLinks(_ text: String, references: [AttachmentReference], t
         out = out.replacingOccurrences(of: "quire-attachment://" + hex(r.id), with: t)
     }
     return out
+}
+
+/// Replaces every `quire-entry://<hex id>` link in `text` by
+/// `target(id)` (when it returns a value).
+func rewriteEntryLinks(_ text: String, target: (EntryID) -> String?) -> String {
+    let links = EntryLinks.entryLinks(in: text)
+    guard !links.isEmpty else { return text }
+    let b = Array(text.utf8)
+    var out: [UInt8] = []
+    var at = 0
+    for link in links {
+        guard let t = target(EntryID(unchecked: link.id)) else { continue }
+        out += b[at..<link.range.lowerBound]
+        out += Array(t.utf8)
+        at = link.range.upperBound
+    }
+    out += b[at...]
+    return String(decoding: out, as: UTF8.self)
 }
 
 /// True when `text` holds `quire-attachment://` (a byte search).

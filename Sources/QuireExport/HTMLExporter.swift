@@ -35,7 +35,11 @@ enum HTMLExporter {
             <h1>\(title)</h1>
 
             """)
-        let renderer = EntryRenderer(entryHeadingLevel: 3, imageTypes: imageTypes)
+        var renderer = EntryRenderer(entryHeadingLevel: 3, imageTypes: imageTypes)
+        // Links to entries in this export go to their article.
+        let exported = Set(context.entries.ids)
+        renderer.entryLink = { exported.contains($0) ? "#e" + hex($0.bytes) : nil }
+        renderer.linkedEntryLabel = context.locale.linkedEntry
         var month = ""
         var encoded = Set<BlobID>()
         for snapshot in context.entries {

@@ -38,6 +38,9 @@ struct EntryRenderer {
     /// The `href` for a link to another entry (by its id), or nil when that
     /// entry is not in this export (then only the link's text is shown).
     var entryLink: (EntryID) -> String? = { _ in nil }
+    /// The text shown for a link to an entry written as a bare address
+    /// (its text is the `quire-entry://` address itself).
+    var linkedEntryLabel = "linked entry"
 
     func render(_ body: EntryBody) -> [RenderedPiece] {
         var pieces: [RenderedPiece] = []
@@ -65,10 +68,16 @@ struct EntryRenderer {
                         buffer += "<a href=\"" + Markup.escape(url) + "\">"
                         inlines(c)
                         buffer += "</a>"
-                    } else if let id = EntryLinks.entryID(inLink: url), let href = entryLink(EntryID(unchecked: id)) {
-                        buffer += "<a href=\"" + Markup.escape(href) + "\">"
-                        inlines(c)
-                        buffer += "</a>"
+                    } else if let id = EntryLinks.entryID(inLink: url) {
+                        // An address as its own text (<quire-entry://…>) is shown by a word, never raw.
+                        let content: [MarkdownDocument.Inline] = c == [.text(url)] ? [.text(linkedEntryLabel)] : c
+                        if let href = entryLink(EntryID(unchecked: id)) {
+                            buffer += "<a href=\"" + Markup.escape(href) + "\">"
+                            inlines(content)
+                            buffer += "</a>"
+                        } else {
+                            inlines(content)
+                        }
                     } else {
                         inlines(c)
                     }

@@ -61,13 +61,15 @@ enum BookMarkup {
     /// Points each level of lists and quotations is indented.
     static let indentStep = 16.0
 
-    static func blocks(_ text: String) -> [BookBlock] {
+    /// The blocks of `text`; a link to an entry written as a bare address
+    /// shows `linkedEntryLabel`.
+    static func blocks(_ text: String, linkedEntryLabel: String = "linked entry") -> [BookBlock] {
         var out: [BookBlock] = []
-        walk(MarkdownDocument(parsing: text).blocks, indent: 0, quoted: false, into: &out)
+        walk(MarkdownDocument(parsing: text).blocks, indent: 0, quoted: false, label: linkedEntryLabel, into: &out)
         return out
     }
 
-    static func walk(_ blocks: [MarkdownDocument.Block], indent: Double, quoted: Bool, into out: inout [BookBlock]) {
+    static func walk(_ blocks: [MarkdownDocument.Block], indent: Double, quoted: Bool, label: String, into out: inout [BookBlock]) {
         for block in blocks {
             switch block {
             case .paragraph(let spans):
@@ -76,17 +78,17 @@ enum BookMarkup {
                     for i in images { out.append(.image(referenceID: attachmentID(i)!)) }
                     continue
                 }
-                var t = text(spans)
+                var t = text(spans, label: label)
                 guard !t.markup.isEmpty else { continue }
                 t.indent = indent
                 t.justified = !quoted && indent == 0
                 t.quoted = quoted
                 out.append(.text(t))
             case .heading(let level, let spans):
-                let t = text(spans)
+                let t = text(spans, label: label)
                 if !t.markup.isEmpty { out.append(.heading(level: level, t)) }
             case .quote(let inner):
-                walk(inner, indent: indent + indentStep, quoted: true, into: &out)
+                walk(inner, indent: indent + indentStep, quoted: true, label: label, into: &out)
             case .list(let list):
                 for (n, item) in list.items.enumerated() {
                     let marker: String
@@ -96,7 +98,7 @@ enum BookMarkup {
                         marker = list.isOrdered ? "\(list.start + n)." : "•"
                     }
                     var itemBlocks: [BookBlock] = []
-                    walk(item.blocks, indent: indent + indentStep, quoted: quoted, into: &itemBlocks)
+                    walk(item.blocks, indent: indent + indentStep, quoted: quoted, label: label, into: &itemBlocks)
                     // The marker goes on the item's first text; an item
                     // without text gets a line of its own.
                     if let first = itemBlocks.firstIndex(where: { if case .text = $0 { true } else { false } }), first == 0,
@@ -114,8 +116,8 @@ enum BookMarkup {
                 out.append(.rule(indent: indent))
             case .table(let table):
                 var rows: [[BookText]] = []
-                if !table.header.isEmpty { rows.append(table.header.map { text($0, bold: true) }) }
-                for row in table.rows { rows.append(row.map { text($0) }) }
+                if !table.header.isEmpty { rows.append(table.header.map { text($0, bold: true, label: label) }) }
+                for row in table.rows { rows.append(row.map { text($0, label: label) }) }
                 out.append(.table(rows: rows, hasHeader: !table.header.isEmpty, alignments: table.alignments, indent: indent))
             }
         }
@@ -131,8 +133,8 @@ enum BookMarkup {
     }
 
     /// Inline spans as pango markup, with the links in the laid-out text.
-    static func text(_ spans: [MarkdownDocument.Inline], bold: Bool = false) -> BookText {
-        var builder = Builder()
+    static func text(_ spans: [MarkdownDocument.Inline], bold: Bool = false, label: String = "linked entry") -> BookText {
+        var builder = Builder(label: label)
         if bold { builder.open("b") }
         builder.add(spans)
         if bold { builder.close("b") }
@@ -141,6 +143,8 @@ enum BookMarkup {
 
     /// Builds markup and counts the bytes of the text pango will see.
     struct Builder {
+        /// The text of a link to an entry written as a bare address.
+        let label: String
         var markup = ""
         var length = 0
         var links: [BookLink] = []
@@ -188,7 +192,7 @@ enum BookMarkup {
                         target = nil
                     }
                     if target != nil { open("u") }
-                    add(c)
+                    if case .entry = target, c == [.text(destination)] { plain(label) } else { add(c) }
                     if target != nil { close("u") }
                     if let target, length > start { links.append(BookLink(range: start..<length, target: target)) }
                 case .image(let alt, _):

@@ -26,7 +26,7 @@ struct BookPlan {
         self.locale = locale
         dates = entries.map { LocalTime(of: $0.body) }
         months = Array(Set(dates.map { $0.year * 100 + $0.month })).sorted()
-        entryIDs = Set(entries.map { hex($0.id.bytes) })
+        entryIDs = Set(selected.ids.map { hex($0.bytes) })
         self.title = title
         let latest = entries.map(\.revision.clock).max() ?? profileClock ?? HybridLogicalClock(rawValue: 0)
         documentDate = Int64(latest.milliseconds)

@@ -50,6 +50,10 @@ final class BookRenderer {
         cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_MOD_DATE, date)
         let cr = cairo_create(surface)!
         defer { cairo_destroy(cr) }
+        // The whole book is one structure element: cairo 1.16.0 (Debian 12)
+        // writes a broken cross-reference table for link annotations that
+        // sit in no structure element (qpdf --check reports the damage).
+        cairo_tag_begin(cr, "Document", nil)
         let t = Typesetter(language: plan.locale.identifier)
         t.cr = cr
         titlePage(t)
@@ -62,6 +66,7 @@ final class BookRenderer {
             let status = cairo_status(cr)
             if status != CAIRO_STATUS_SUCCESS { throw .cairo(String(cString: cairo_status_to_string(status))) }
         }
+        cairo_tag_end(cr, "Document")
         t.finishPage()
         report.pages = t.page
         report.entries = plan.entries.count
@@ -192,7 +197,7 @@ final class BookRenderer {
         t.skip(6)
 
         var shown = Set<Int>()
-        for block in BookMarkup.blocks(body.text) {
+        for block in BookMarkup.blocks(body.text, linkedEntryLabel: plan.locale.linkedEntry) {
             switch block {
             case .text(let text):
                 self.text(text, t)

@@ -101,3 +101,30 @@ import Testing
         }
     }
 }
+
+/// Links between entries (issue 16, family 2) are links inside the book:
+/// each lands on the heading of the entry it names; an outside link opens
+/// its address; a link to an entry not in the book is its text only.
+@Suite struct BookLinkTests {
+    @Test func linksToEntriesLandOnTheirHeading() throws {
+        let dir = TemporaryDirectory()
+        let vault = try makeVault(dir, name: "links", entries: [("2024-04-16", "The target.")], zone: "Europe/London", offset: 3600)
+        let target = try #require(try vault.entries().first).id
+        let hexID = target.description.lowercased()
+        try vault.add(EntryBody(
+            created: instant("2024-04-17", offset: 3600), timeZone: "Europe/London",
+            text: "Back to [the target](quire-entry://\(hexID)), again <quire-entry://\(hexID)>, away [out](https://example.org/x) and [nowhere](quire-entry://00000000000000000000000000000000)."))
+        _ = try writePDFBook(vault, to: dir.file("book.pdf"), locale: "en_GB")
+        // cairo 1.16 once wrote a damaged file for links (see BookRenderer): qpdf must find none.
+        #expect(try run("qpdf", ["--check", dir.file("book.pdf")]).status == 0)
+        #expect(try run("qpdf", ["--qdf", "--object-streams=disable", dir.file("book.pdf"), dir.file("plain.pdf")]).status == 0)
+        let pdf = String(decoding: try fileBytes(dir.file("plain.pdf")), as: UTF8.self)
+        // Two links to the entry, one outside link; the named destination is the entry's heading.
+        #expect(pdf.components(separatedBy: "/Subtype /Link").count - 1 == 3)
+        #expect(pdf.contains("(e\(hexID))"))
+        #expect(pdf.contains("https://example.org/x"))
+        #expect(!pdf.contains("(e00000000000000000000000000000000)"))
+        let text = try pdfText(dir.file("book.pdf"))
+        #expect(squeezed(text).contains(squeezed("Back to the target, again linked entry, away out and nowhere.")))
+    }
+}
