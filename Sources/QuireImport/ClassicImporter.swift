@@ -15,7 +15,9 @@ enum ClassicImporter {
 
     /// Throws ``ImportError/unreadableSource(path:reason:)`` when `source`
     /// holds no `.doentry` file that reads as an entry (nothing written).
-    static func run(source: String, files: any ExportFiles, journal: String, vault: Vault, progress: @escaping (ImportProgress) -> Void) throws(ImportError) -> ImportReport {
+    static func run(
+        source: String, files: any ExportFiles, journal: String, defaultTimeZone: String, vault: Vault, progress: @escaping (ImportProgress) -> Void
+    ) throws(ImportError) -> ImportReport {
         var report = ImportReport()
         var entryFiles = 0
         report.skipped += files.refused
@@ -64,6 +66,18 @@ enum ClassicImporter {
                 case ("Weather", let d as [AnyHashable: Any]): body.weather = weather(d)
                 default: rest[text: key] = cbor(value, depth: 9)
                 }
+            }
+            // No zone (Journaley and old Day One wrote entries without one):
+            // the import's, marked inferred and said (`Spec/import.md §8`).
+            if body.timeZone.isEmpty || ImportDates.utcOffsetSeconds(timeZone: body.timeZone, at: ms) == nil {
+                let had = body.timeZone
+                if !had.isEmpty { rest[text: "Time Zone"] = .text(had) }
+                body.timeZone = defaultTimeZone
+                body.extra[text: DayOneMapping.inferredTimeZoneKey] = .text("import")
+                report.notes.append(SkippedItem(
+                    item: "\(path): Time Zone",
+                    reason: (had.isEmpty ? "the entry has no time zone" : "\(had.debugDescription) is not an IANA time zone (kept in extra)")
+                        + ": shown in \(defaultTimeZone), the import's time zone (inferred)"))
             }
             body.utcOffsetSeconds = ImportDates.utcOffsetSeconds(timeZone: body.timeZone, at: ms)
             body.extra[text: extraKey] = .map(rest)

@@ -76,6 +76,12 @@ final class EntryWriter {
             return 0
         }
         var body = e.body
+        // A zone once inferred from the import's zone stays (importing again elsewhere changes nothing).
+        let key = DayOneMapping.inferredTimeZoneKey
+        if let current, body.extra[text: key] == .text("import"), current.body.extra[text: key] == .text("import"), !current.body.timeZone.isEmpty {
+            body.timeZone = current.body.timeZone
+            body.utcOffsetSeconds = ImportDates.utcOffsetSeconds(timeZone: body.timeZone, at: body.created)
+        }
         var written = 0
         var drop = Set<Int>()
         for (index, path, dropIfUnreadable) in e.files {

@@ -143,7 +143,8 @@ public func importJournal(
                     journal = url.deletingLastPathComponent().deletingPathExtension().lastPathComponent
                 }
             }
-            return try ClassicImporter.run(source: path, files: files, journal: journal, vault: vault, progress: progress)
+            let zone = options.timeZone ?? TimeZone.current.identifier
+            return try ClassicImporter.run(source: path, files: files, journal: journal, defaultTimeZone: zone, vault: vault, progress: progress)
         case .jrnl:
             let zone = options.timeZone ?? TimeZone.current.identifier
             return try JrnlImporter.run(source: path, files: files, journal: options.journal ?? name, timeZone: zone, vault: vault, progress: progress)

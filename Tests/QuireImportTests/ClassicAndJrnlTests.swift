@@ -24,7 +24,7 @@ import Testing
     @Test func dayOneClassic() throws {
         let dir = TemporaryDirectory()
         let vault = try makeVault(dir)
-        let report = try importJournal(.dayOneClassic, from: try classicJournal(dir), into: vault)
+        let report = try importJournal(.dayOneClassic, from: try classicJournal(dir), into: vault, options: ImportOptions(timeZone: "Europe/Stockholm"))
         // 10 files: one is not a property list (bug153 …D512), skipped with its reason.
         #expect(report.entriesAdded == 9)
         #expect(report.skipped.count == 1)
@@ -48,9 +48,11 @@ import Testing
         #expect(e.body.attachments[0].mediaType == "image/jpeg")
         let photo = Array(try Data(contentsOf: URL(fileURLWithPath: samplesFolder + "/jpoehls__go-dayone__871D0F435D7B469C9429CD441A9E74B5.jpg")))
         #expect(try vault.openAttachment(e.body.attachments[0].blob).readAll() == photo)
-        // An entry without a Time Zone (Journaley) is kept, in UTC.
+        // An entry without a Time Zone (Journaley; jrnl-org/jrnl#89 crashed on one) is
+        // shown in the import's zone, marked inferred and said (issue 16, family 5).
         let journaley = try #require(try vault.entry(DayOneMapping.entryID(forUUID: "48A25033B34047C591160A4480197D8B")))
-        #expect(journaley.body.timeZone == "")
+        #expect(journaley.body.timeZone == "Europe/Stockholm" && journaley.body.extra[text: "inferredTimeZone"] == .text("import"))
+        #expect(report.notes.contains { $0.item.hasSuffix("48A25033B34047C591160A4480197D8B.doentry: Time Zone") })
         #expect(journaley.body.text == "")
         // The legacy alias US/Pacific is a zone Foundation knows.
         let ketan = try #require(try vault.entry(DayOneMapping.entryID(forUUID: "FE8C4DDF45B14BAEBDD0E2988CD301E0")))
@@ -58,7 +60,7 @@ import Testing
         #expect(ketan.body.utcOffsetSeconds != nil)
         // Again: nothing new.
         let other = TemporaryDirectory()
-        let again = try importJournal(.dayOneClassic, from: try classicJournal(other), into: vault)
+        let again = try importJournal(.dayOneClassic, from: try classicJournal(other), into: vault, options: ImportOptions(timeZone: "Asia/Tokyo"))
         #expect(again.entriesAdded == 0 && again.entriesUpdated == 0 && again.entriesUnchanged == 9)
     }
 
