@@ -1,5 +1,6 @@
 import Foundation
 import Quire
+import QuireExport
 import QuireSystem
 
 /// `--mood N`, checked.
@@ -129,13 +130,15 @@ func showCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     let e = try EntryFormat.resolve(c.operand(1)!, in: entries)
     let b = e.body
     c.out.line(c.out.colour("entry \(e.id)", "33"))
-    c.out.line("date:     \(b.isAllDay ? DateText.localDay(b.created) + " (all day)" : DateText.local(b.created))\(b.timeZone.isEmpty ? "" : " (written in \(b.timeZone))")")
+    // A zone an importer inferred is said so (Spec/import.md §4).
+    let inferred = b.extra[text: "inferredTimeZone"].map { $0 == .text("location") ? ", inferred from its location" : ", inferred" } ?? ""
+    c.out.line("date:     \(b.isAllDay ? DateText.localDay(b.created) + " (all day)" : DateText.local(b.created))\(b.timeZone.isEmpty ? "" : " (written in \(b.timeZone)\(inferred))")")
     if !b.tags.isEmpty { c.out.line("tags:     " + b.tags.joined(separator: ", ")) }
     if !b.journal.isEmpty { c.out.line("journal:  " + b.journal) }
     if let m = b.mood { c.out.line("mood:     \(m) of 5") }
     if b.isStarred { c.out.line("starred:  yes") }
     if let l = b.location {
-        let place = [l.placeName, l.locality, l.region, l.country].filter { !$0.isEmpty }.joined(separator: ", ")
+        let place = EntryDisplay.place(l)  // a location of coordinates only shows them
         if !place.isEmpty { c.out.line("place:    " + place) }
     }
     if let w = b.weather, !w.conditions.isEmpty || w.temperatureCelsius != nil {

@@ -51,7 +51,8 @@ enum EntryFormat {
         var o: [String: Any] = [
             "id": e.id.description, "created": DateText.iso(b.created, zoneName: b.timeZone),
             "modified": b.modified.map { DateText.iso($0, zoneName: b.timeZone) as Any } ?? NSNull(),
-            "timeZone": b.timeZone, "allDay": b.isAllDay, "text": b.text, "tags": b.tags, "journal": b.journal,
+            "timeZone": b.timeZone, "timeZoneInferred": b.extra[text: "inferredTimeZone"].flatMap { if case .text(let t) = $0 { t as Any } else { nil } } ?? NSNull(),
+            "allDay": b.isAllDay, "text": b.text, "tags": b.tags, "journal": b.journal,
             "mood": b.mood.map { Int($0) as Any } ?? NSNull(), "starred": b.isStarred, "pinned": b.isPinned,
             "revisions": e.revisionCount, "conflictingRevisions": e.conflictingHeads.map(\.description), "verified": e.isVerified,
             "attachments": b.attachments.map { attachment($0, vault: vault) },

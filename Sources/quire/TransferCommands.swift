@@ -49,6 +49,10 @@ func importCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         c.out.line("  media missing from the export (the entries keep their details): \(report.missingMedia.count)")
         for s in report.missingMedia { c.out.line("    \(s.item): \(s.reason)") }
     }
+    if !report.notes.isEmpty {
+        c.out.line("  notes (time zones inferred, links kept as written): \(report.notes.count)")
+        for s in report.notes { c.out.line("    \(s.item): \(s.reason)") }
+    }
     c.out.emit([
         "format": format.rawValue, "source": source, "entriesAdded": report.entriesAdded, "entriesUpdated": report.entriesUpdated,
         "entriesUnchanged": report.entriesUnchanged, "entriesNotNewer": report.entriesNotNewer,
@@ -57,6 +61,7 @@ func importCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         "unreferencedAttachments": report.unreferencedAttachments, "journals": report.journals,
         "skipped": report.skipped.map { ["item": $0.item, "reason": $0.reason] },
         "missingMedia": report.missingMedia.map { ["item": $0.item, "reason": $0.reason] },
+        "notes": report.notes.map { ["item": $0.item, "reason": $0.reason] },
     ])
     return .success
 }
