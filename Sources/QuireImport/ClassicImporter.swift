@@ -101,7 +101,7 @@ enum ClassicImporter {
         }
         report.journals.append(journal)
         let writer = EntryWriter(vault: vault, files: files, report: report, progress: progress)
-        try writer.write(prepared.sorted { $0.body.created < $1.body.created })
+        try writer.write(prepared.sorted { $0.body.created < $1.body.created }, total: prepared.count)
         return writer.report
     }
 

@@ -39,7 +39,9 @@ final class EntryWriter {
 
     struct Nothing: Error {}
 
-    func write(_ entries: [PreparedEntry]) throws(ImportError) {
+    /// Writes `entries` in batches; progress counts every entry written by
+    /// this writer, out of `total` (nil when unknown, as for a stream).
+    func write(_ entries: [PreparedEntry], total: Int?) throws(ImportError) {
         var start = 0
         while start < entries.count {
             let batch = entries[start..<min(start + DayOneImporter.batchEntryCount, entries.count)]
@@ -65,7 +67,7 @@ final class EntryWriter {
             blobs.merge(pendingBlobs) { a, _ in a }
             start += batch.count
             done += batch.count
-            progress(ImportProgress(done: done, total: entries.count))
+            progress(ImportProgress(done: done, total: total))
         }
     }
 

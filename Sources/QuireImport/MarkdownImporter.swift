@@ -65,7 +65,7 @@ enum MarkdownImporter {
         for p in prepared { idOfPath[p.label] = p.id }
         for k in prepared.indices { prepared[k].body.text = entryLinks(prepared[k].body.text, from: prepared[k].label, ids: idOfPath) }
         let writer = EntryWriter(vault: vault, files: files, report: report, progress: progress)
-        try writer.write(prepared)
+        try writer.write(prepared, total: prepared.count)
         return writer.report
     }
 

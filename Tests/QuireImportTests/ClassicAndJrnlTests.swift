@@ -88,3 +88,50 @@ import Testing
         #expect(again.entriesAdded == 0 && again.entriesUnchanged == 5)
     }
 }
+
+/// jrnl exports are read as a stream (issue 16): a journal larger than the
+/// old 16 MiB whole-file limit imports, and one damaged at its very end is
+/// refused before anything is written.
+@Suite struct JrnlStreamTests {
+    static func write(_ path: String, entries: Int, bodyBytes: Int, tail: String = "]}") throws {
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        let h = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        defer { try? h.close() }
+        try h.write(contentsOf: Data("{\"tags\": {\"@walk\": \(entries)}, \"entries\": [".utf8))
+        let filler = String(repeating: "word ", count: bodyBytes / 5)
+        for n in 0..<entries {
+            let day = n % 28 + 1, month = n / 28 % 12 + 1, year = 2000 + n / 336
+            let entry = "\(n == 0 ? "" : ",")\n{\"title\": \"Entry \(n).\", \"body\": \"\(filler)\(n)\", \"date\": \"\(year)-\(String(format: "%02d-%02d", month, day))\", \"time\": \"09:30\", \"tags\": [\"@walk\"], \"starred\": \(n % 7 == 0)}"
+            try h.write(contentsOf: Data(entry.utf8))
+        }
+        try h.write(contentsOf: Data(tail.utf8))
+    }
+
+    @Test func aJournalLargerThan16MiBImports() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("big.json")
+        try Self.write(path, entries: 2_000, bodyBytes: 9_000)
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int > 17 << 20)
+        let vault = try makeVault(dir)
+        var calls = 0
+        let report = try importJournal(.jrnl, from: path, into: vault, options: ImportOptions(timeZone: "UTC", journal: "big")) { _ in calls += 1 }
+        #expect(report.entriesAdded == 2_000)
+        #expect(report.skipped == [])
+        #expect(calls >= 8)  // progress per batch of 256
+        let entries = try vault.entries()
+        #expect(entries.count == 2_000)
+        #expect(entries.last?.body.text.hasSuffix("1999") == true)
+        #expect(entries.filter(\.body.isStarred).count == (0..<2_000).filter { $0 % 7 == 0 }.count)
+        let again = try importJournal(.jrnl, from: path, into: vault, options: ImportOptions(timeZone: "UTC", journal: "big"))
+        #expect(again.entriesUnchanged == 2_000 && again.entriesAdded == 0)
+    }
+
+    @Test func damageAtTheEndWritesNothing() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("damaged.json")
+        try Self.write(path, entries: 600, bodyBytes: 100, tail: "]")
+        let vault = try makeVault(dir)
+        #expect(throws: ImportError.self) { _ = try importJournal(.jrnl, from: path, into: vault, options: ImportOptions(timeZone: "UTC")) }
+        #expect(try vault.entries().isEmpty)
+    }
+}
