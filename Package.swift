@@ -3,17 +3,23 @@
 // Quire: an encrypted journal vault. One portable file, readable only by the
 // owner's devices. See README.md and Spec/.
 //
-// Dependencies point one way:
+// Dependencies point one way (a module imports only what is right of it):
 //
-//   quire (CLI) ─▶ QuirePDF ─▶ QuireExport ─┬─▶ QuireDayOne ─▶ Quire ─▶ QuireSync ─▶ QuireKeys ─▶ QuireFormat ─▶ QuireCrypto ─▶ CSodium
-//      │              │        QuireImport ─┤                                                        │    │           └──▶ CZstd
-//      └─▶ QuireImport│                     └─▶ QuireZip ─▶ CZip                                     │    └─▶ QuireSystem (POSIX shim)
-//                     └─▶ CPangoCairo
+//   quire (CLI)   ─▶ QuirePDF, QuireExport, QuireImport, Quire
+//   QuirePDF      ─▶ QuireExport, QuireMarkdown, Quire, CPangoCairo
+//   QuireExport   ─▶ QuireDayOne, QuireMarkdown, QuireZip, Quire
+//   QuireImport   ─▶ QuireDayOne, QuireMarkdown, QuireZip, Quire
+//   QuireDayOne   ─▶ QuireMarkdown, Quire
+//   QuireMarkdown ─▶ CCmarkGFM
+//   QuireZip      ─▶ CZip, QuireFormat (for ByteSource, the one byte-stream protocol)
+//   Quire ─▶ QuireSync ─▶ QuireKeys ─▶ QuireFormat ─▶ QuireCrypto ─▶ CSodium
+//                                         └─▶ CZstd      (and QuireSystem, the POSIX shim, below all)
 //
 // Only QuireCrypto imports CSodium and only QuireFormat imports CZstd (the
 // benchmark imports both to measure the raw primitives it compares against).
-// Only QuireZip imports libzip and only QuirePDF imports cairo and pango: an
-// app that stores entries links libsodium and zstd alone. QuireImport and
+// Only QuireZip imports libzip, only QuireMarkdown imports cmark-gfm and only
+// QuirePDF imports cairo and pango: an app that stores entries links
+// libsodium and zstd alone. QuireImport and
 // QuireExport never import each other: the Day One mapping both need (the
 // import run backwards is the Day One variant of the export) lives in
 // QuireDayOne, so the two cannot drift apart.
