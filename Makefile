@@ -2,7 +2,7 @@
 # `make test` and `make demo` install what they need first (`make deps`).
 
 SWIFT        ?= swift
-APT_PACKAGES := libsodium-dev libzstd-dev pkg-config libzip-dev libcairo2-dev libpango1.0-dev fonts-noto-core fonts-noto-cjk
+APT_PACKAGES := libsodium-dev libzstd-dev pkg-config libzip-dev libcairo2-dev libpango1.0-dev libcmark-gfm-dev libcmark-gfm-extensions-dev fonts-noto-core fonts-noto-cjk
 # Tools the tests and the demo check exports with (epubcheck, qpdf --check, pdftoppm),
 # run the conformance reader with (PyNaCl, zstandard), render the man page with
 # (man, groff) and load the completions into (zsh, fish).

@@ -3,18 +3,26 @@
 // Quire: an encrypted journal vault. One portable file, readable only by the
 // owner's devices. See README.md and Spec/.
 //
-// Dependencies point one way:
+// Dependencies point one way (a module imports only what is right of it):
 //
-//   quire (CLI) ─▶ QuirePDF ─▶ QuireExport ─▶ QuireImport ─▶ Quire ─▶ QuireSync ─▶ QuireKeys ─▶ QuireFormat ─▶ QuireCrypto ─▶ CSodium
-//                     │            └─────────────┴─▶ QuireZip ─▶ CZip       │           └──▶ CZstd
-//                     └─▶ CPangoCairo                                        └─▶ QuireSystem (POSIX shim)
+//   quire (CLI)   ─▶ QuirePDF, QuireExport, QuireImport, Quire
+//   QuirePDF      ─▶ QuireExport, QuireMarkdown, Quire, CPangoCairo
+//   QuireExport   ─▶ QuireDayOne, QuireMarkdown, QuireZip, Quire
+//   QuireImport   ─▶ QuireDayOne, QuireMarkdown, QuireZip, Quire
+//   QuireDayOne   ─▶ QuireMarkdown, Quire
+//   QuireMarkdown ─▶ CCmarkGFM
+//   QuireZip      ─▶ CZip, QuireFormat (for ByteSource, the one byte-stream protocol)
+//   Quire ─▶ QuireSync ─▶ QuireKeys ─▶ QuireFormat ─▶ QuireCrypto ─▶ CSodium
+//                                         └─▶ CZstd      (and QuireSystem, the POSIX shim, below all)
 //
 // Only QuireCrypto imports CSodium and only QuireFormat imports CZstd (the
 // benchmark imports both to measure the raw primitives it compares against).
-// Only QuireZip imports libzip and only QuirePDF imports cairo and pango: an
-// app that stores entries links libsodium and zstd alone. QuireExport uses
-// QuireImport for one reason: the Day One variant of the JSON export is the
-// Day One import mapping run backwards, so the two cannot drift apart.
+// Only QuireZip imports libzip, only QuireMarkdown imports cmark-gfm and only
+// QuirePDF imports cairo and pango: an app that stores entries links
+// libsodium and zstd alone. QuireImport and
+// QuireExport never import each other: the Day One mapping both need (the
+// import run backwards is the Day One variant of the export) lives in
+// QuireDayOne, so the two cannot drift apart.
 // No C type appears in a public signature.
 
 import PackageDescription
@@ -33,6 +41,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "Quire", targets: ["Quire"]),
+        .library(name: "QuireDayOne", targets: ["QuireDayOne"]),
         .library(name: "QuireImport", targets: ["QuireImport"]),
         .library(name: "QuireExport", targets: ["QuireExport"]),
         .library(name: "QuirePDF", targets: ["QuirePDF"]),
@@ -59,6 +68,11 @@ let package = Package(
             name: "CZip",
             pkgConfig: "libzip",
             providers: [.apt(["libzip-dev"]), .brew(["libzip"])]
+        ),
+        .systemLibrary(
+            name: "CCmarkGFM",
+            pkgConfig: "libcmark-gfm",
+            providers: [.apt(["libcmark-gfm-dev", "libcmark-gfm-extensions-dev"]), .brew(["cmark-gfm"])]
         ),
         .systemLibrary(
             name: "CPangoCairo",
@@ -102,26 +116,38 @@ let package = Package(
         ),
 
         // ZIP archives through libzip: reading with limits (import), writing (EPUB, Day One variant).
-        .target(name: "QuireZip", dependencies: ["CZip", "QuireSystem"], swiftSettings: strict),
+        // Members are read and written as QuireFormat's ByteSource, the one byte-stream protocol.
+        .target(name: "QuireZip", dependencies: ["CZip", "QuireFormat", "QuireSystem"], swiftSettings: strict),
+
+        // Markdown read once, by libcmark-gfm, into a tree every exporter walks.
+        .target(name: "QuireMarkdown", dependencies: ["CCmarkGFM"], swiftSettings: strict),
+
+        // The Day One JSON dialects and their mapping to Quire entries, both
+        // ways (Spec/import.md §2–§5, §11): what import and export share.
+        .target(
+            name: "QuireDayOne",
+            dependencies: ["Quire", "QuireFormat", "QuireMarkdown"],
+            swiftSettings: strict
+        ),
 
         // Day One (JSON and Classic), jrnl and Markdown folders into a vault (Spec/import.md).
         .target(
             name: "QuireImport",
-            dependencies: ["Quire", "QuireZip", "QuireSystem"],
+            dependencies: ["Quire", "QuireFormat", "QuireDayOne", "QuireMarkdown", "QuireZip", "QuireSystem"],
             swiftSettings: strict
         ),
 
         // Markdown folder, JSON (+ Day One variant), HTML, EPUB 3 (Spec/export-json.md).
         .target(
             name: "QuireExport",
-            dependencies: ["Quire", "QuireImport", "QuireZip", "QuireSystem"],
+            dependencies: ["Quire", "QuireDayOne", "QuireMarkdown", "QuireZip", "QuireSystem"],
             swiftSettings: strict
         ),
 
         // The PDF book through cairo and pango, kept apart so nothing else links them.
         .target(
             name: "QuirePDF",
-            dependencies: ["Quire", "QuireExport", "QuireSystem", "CPangoCairo"],
+            dependencies: ["Quire", "QuireExport", "QuireMarkdown", "QuireSystem", "CPangoCairo"],
             swiftSettings: strict
         ),
 
@@ -183,16 +209,17 @@ let package = Package(
             dependencies: ["Quire", "QuireFormat", "QuireKeys", "QuireCrypto", "QuireSystem", "QuireVectors"],
             swiftSettings: strict
         ),
-            .testTarget(
+        .testTarget(
             name: "QuireImportTests",
-            dependencies: ["QuireImport", "QuireExport", "QuireZip", "Quire"],
+            dependencies: ["QuireImport", "QuireDayOne", "QuireExport", "QuireZip", "QuireFormat", "Quire"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "QuireExportTests",
-            dependencies: ["QuireExport", "QuireImport", "QuireZip", "Quire"],
+            dependencies: ["QuireExport", "QuireDayOne", "QuireImport", "QuireZip", "QuireFormat", "Quire"],
             swiftSettings: strict
         ),
+        .testTarget(name: "QuireMarkdownTests", dependencies: ["QuireMarkdown"], swiftSettings: strict),
         .testTarget(name: "QuirePDFTests", dependencies: ["QuirePDF", "QuireExport", "Quire"], swiftSettings: strict),
         // Runs the built `quire` binary (a test dependency so `swift build --build-tests` builds it).
         .testTarget(name: "QuireCLITests", dependencies: ["quire", "Quire", "QuireSystem"], swiftSettings: strict),

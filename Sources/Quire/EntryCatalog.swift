@@ -62,6 +62,11 @@ public struct EntryCatalog: RandomAccessCollection, Sendable {
         }
     }
 
+    /// The selected entries' ids, in the catalog's order, without reading
+    /// any entry again (exports use it to know which entries a link may
+    /// point at).
+    public var ids: [EntryID] { items.map(\.id) }
+
     /// The first error met re-reading an entry through the subscript, or
     /// nil when every access succeeded. Work that wrote what it read should
     /// check it at the end and discard its output when it is not nil.

@@ -1,5 +1,5 @@
 public import Quire
-import QuireImport
+import QuireDayOne
 import QuireSystem
 import QuireZip
 
@@ -11,44 +11,49 @@ import QuireZip
 /// back with every field it had (`Spec/import.md`, reverse mapping). The
 /// type stays a pair of functions so that an app can substitute its own.
 public struct DayOneMapper: Sendable {
-    /// The JSON text of one Day One entry object for an entry (id, body).
-    public var entryJSON: @Sendable (EntryID, EntryBody) -> String
+    /// The JSON text of one Day One entry object for an entry (id, body),
+    /// in a journal file of the Apple dialect (true: Markdown escaped as
+    /// Apple writes it) or Android's (false).
+    public var entryJSON: @Sendable (EntryID, EntryBody, Bool) -> String
     /// The folder (`photos`, `videos`, `audios`, `pdfs`) and file name an
     /// attachment's file gets in the archive.
     public var mediaFile: @Sendable (AttachmentReference) -> (folder: String, fileName: String)
 
     /// A mapping from the two functions.
     public init(
-        entryJSON: @escaping @Sendable (EntryID, EntryBody) -> String,
+        entryJSON: @escaping @Sendable (EntryID, EntryBody, Bool) -> String,
         mediaFile: @escaping @Sendable (AttachmentReference) -> (folder: String, fileName: String)
     ) {
         self.entryJSON = entryJSON
         self.mediaFile = mediaFile
     }
 
-    /// The import's exact inverse (`DayOneMapping.dayOneEntry(id:body:)` and
-    /// `DayOneMapping.mediaFile(for:)`).
+    /// The import's exact inverse (`DayOneMapping.dayOneEntry(id:body:escaped:)`
+    /// and `DayOneMapping.mediaFile(for:)`).
     public static let exact = DayOneMapper(
-        entryJSON: { JSONValue.object(DayOneMapping.dayOneEntry(id: $0, body: $1)).serialized },
+        entryJSON: { JSONValue.object(DayOneMapping.dayOneEntry(id: $0, body: $1, escaped: $2)).serialized },
         mediaFile: { DayOneMapping.mediaFile(for: $0) })
 }
 
 /// The Day One variant: a ZIP shaped like a Day One JSON export,
-/// `<Journal>.json` per journal (`{"metadata": {"version": "1.0"},
-/// "entries": […]}`) and the media in `photos/`, `videos/`, `audios/` and
-/// `pdfs/`. Streamed like the EPUB.
+/// `<Journal>.json` per journal (`{"metadata": {…}, "entries": […]}`) and
+/// the media in `photos/`, `videos/`, `audios/` and `pdfs/`. Streamed like
+/// the EPUB. A journal imported from Day One gets its file's `metadata`
+/// back (from the profile, `Spec/import.md §11`) and so its dialect (Apple
+/// or Android), and its entries in their original order.
 enum DayOneExporter {
     static func export(_ context: inout ExportContext, to path: String, mapper: DayOneMapper = .exact) throws(ExportError) {
         // Entries by journal, journals in order of first appearance.
-        var journals: [(name: String, entries: [Int])] = []
+        var journals: [(name: String, entries: [(index: Int, id: EntryID, previous: EntryID?)])] = []
         var byName: [String: Int] = [:]
         var media: [(path: String, blob: BlobID)] = []
         var mediaPaths = Set<String>()
         for (i, s) in context.entries.enumerated() {
             let name = s.body.journal.isEmpty ? context.title() : s.body.journal
-            if let k = byName[name] { journals[k].entries.append(i) } else {
+            let item = (i, s.id, DayOneMapping.previousUUID(s.body).map(DayOneMapping.entryID(forUUID:)))
+            if let k = byName[name] { journals[k].entries.append(item) } else {
                 byName[name] = journals.count
-                journals.append((name, [i]))
+                journals.append((name, [item]))
             }
             for r in s.body.attachments {
                 let (folder, file) = mapper.mediaFile(r)
@@ -63,6 +68,7 @@ enum DayOneExporter {
             }
         }
         if journals.isEmpty { journals.append((context.title(), [])) }
+        let imported = importedMetadata(context.vault)
 
         try EPUBExporter.writeArchive(to: path, context: &context) { (zip, shared) throws(ZipError) in
             var used = Set<String>()
@@ -74,13 +80,61 @@ enum DayOneExporter {
                     n += 1
                 }
                 used.insert(file.lowercased())
-                try zip.add(file + ".json", compressed: true, source: JournalSource(entries: j.entries, shared: shared, mapper: mapper))
+                // The file's metadata as imported, else Apple's; its dialect follows the version.
+                let metadata = imported[j.name] ?? .object(JSONObject([("version", .string("1.0"))]))
+                let escaped = metadata.objectValue?["version"]?.stringValue.map { $0 == "1.0" } ?? true
+                try zip.add(
+                    file + ".json", compressed: true,
+                    source: JournalSource(
+                        entries: fileOrder(j.entries), metadata: metadata.serialized, escaped: escaped, shared: shared, mapper: mapper))
             }
             for m in media {
-                try zip.add(m.path, compressed: true, source: AttachmentSource(vault: shared.context.vault, blob: m.blob))
+                let source = AttachmentSource(vault: shared.context.vault, blob: m.blob)
+                try zip.add(m.path, compressed: true, source: source, byteCount: source.byteCount)
             }
             shared.context.report.attachments = media.count
         }
+    }
+
+    /// The `metadata` of each journal file the vault's Day One imports read,
+    /// by journal name (profile `settings["dayOne"]`).
+    static func importedMetadata(_ vault: Vault) -> [String: JSONValue] {
+        guard let profile = try? vault.profile(), case .map(let d) = profile.settings[text: DayOneMapping.profileKey],
+            case .map(let journals) = d[text: "journals"]
+        else { return [:] }
+        var out: [String: JSONValue] = [:]
+        for e in journals {
+            guard case .text(let name) = e.key, case .map(let j) = e.value, case .text(let text) = j[text: "metadata"],
+                let value = try? JSONValue.parse(Array(text.utf8)), value.objectValue != nil
+            else { continue }
+            out[name] = value
+        }
+        return out
+    }
+
+    /// The order entries take in their journal file: each entry imported
+    /// from Day One after the entry it followed in its file, chains of such
+    /// entries, and every other entry, in the export's order (by creation,
+    /// `Spec/import.md §11`). Returns positions in the export's selection.
+    static func fileOrder(_ items: [(index: Int, id: EntryID, previous: EntryID?)]) -> [Int] {
+        var position: [EntryID: Int] = [:]
+        for (k, item) in items.enumerated() where position[item.id] == nil { position[item.id] = k }
+        var successors: [Int: [Int]] = [:]
+        var heads: [Int] = []
+        for (k, item) in items.enumerated() {
+            if let p = item.previous, p != item.id, let at = position[p] { successors[at, default: []].append(k) } else { heads.append(k) }
+        }
+        var out: [Int] = []
+        var done = Set<Int>()
+        for start in heads + Array(items.indices) where !done.contains(start) {
+            var stack = [start]
+            while let k = stack.popLast() {
+                guard done.insert(k).inserted else { continue }
+                out.append(items[k].index)
+                stack += (successors[k] ?? []).reversed()
+            }
+        }
+        return out
     }
 
     /// A journal name as a file name: `/`, `\`, `:`, controls and NUL become
@@ -95,35 +149,31 @@ enum DayOneExporter {
 }
 
 /// One journal's `<Journal>.json`, an entry at a time as libzip reads it.
-final class JournalSource: ZipMemberSource {
+final class JournalSource: ByteSource {
     let entries: [Int]
+    let escaped: Bool
     let shared: SharedContext
     let mapper: DayOneMapper
-    private var pending: [UInt8] = []
+    private var pending: [UInt8]
     private var offset = 0
     private var next = 0
     private var finished = false
 
-    init(entries: [Int], shared: SharedContext, mapper: DayOneMapper) {
+    init(entries: [Int], metadata: String, escaped: Bool, shared: SharedContext, mapper: DayOneMapper) {
         self.entries = entries
+        self.escaped = escaped
         self.shared = shared
         self.mapper = mapper
+        pending = Array("{\"metadata\": \(metadata), \"entries\": [".utf8)
     }
 
-    func open() {
-        pending = Array("{\"metadata\": {\"version\": \"1.0\"}, \"entries\": [".utf8)
-        offset = 0
-        next = 0
-        finished = false
-    }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         while offset == pending.count {
             pending.removeAll(keepingCapacity: true)
             offset = 0
             if next < entries.count {
                 let s = shared.context.entries[entries[next]]
-                pending = Array(((next == 0 ? "\n" : ",\n") + mapper.entryJSON(s.id, s.body)).utf8)
+                pending = Array(((next == 0 ? "\n" : ",\n") + mapper.entryJSON(s.id, s.body, escaped)).utf8)
                 next += 1
                 shared.context.entryDone()
             } else if !finished {

@@ -25,6 +25,11 @@ enum EPUBExporter {
         blockquote { margin: 0.5em 1.5em; font-style: italic; }
         .title { text-align: center; margin-top: 30%; }
         .subtitle { text-align: center; color: #555; }
+        pre { white-space: pre-wrap; font-size: 0.9em; }
+        table { border-collapse: collapse; margin: 1em 0; }
+        th, td { border: 1px solid #999; padding: 0.2em 0.5em; }
+        .left { text-align: left; } .center { text-align: center; } .right { text-align: right; }
+        ul.tasks { list-style: none; padding-left: 1em; }
         """
 
     /// A month's chapter: its key, its file name and its entries (indices into the selection).
@@ -32,9 +37,12 @@ enum EPUBExporter {
         let year: Int
         let month: Int
         var entries: [Int]
-        var id: String { "c\(year < 0 ? "m" : "")\(pad(abs(year), 4))-\(pad(month, 2))" }
+        var id: String { Self.id(year: year, month: month) }
+        /// The chapter file's name without extension for a month: `cYYYY-MM`.
+        static func id(year: Int, month: Int) -> String { "c\(year < 0 ? "m" : "")\(pad(abs(year), 4))-\(pad(month, 2))" }
         var href: String { "text/\(id).xhtml" }
-        var title: String { "\(LocalTime.monthNames[month - 1]) \(year)" }
+        /// The chapter's title: the month and year in the book's locale.
+        let title: String
     }
 
     static func export(_ context: inout ExportContext, to path: String) throws(ExportError) {
@@ -43,12 +51,15 @@ enum EPUBExporter {
         var chapters: [Chapter] = []
         var images: [(name: String, blob: BlobID, type: String)] = []
         var imageNames = Set<String>()
+        // Where each entry is, for links between entries: its chapter's file.
+        var chapterFiles: [EntryID: String] = [:]
         for (i, snapshot) in context.entries.enumerated() {
             let t = LocalTime(of: snapshot.body)
             let key = t.year * 12 + t.month - 1
+            chapterFiles[snapshot.id] = Chapter.id(year: t.year, month: t.month) + ".xhtml"
             if let c = byKey[key] { chapters[c].entries.append(i) } else {
                 byKey[key] = chapters.count
-                chapters.append(Chapter(year: t.year, month: t.month, entries: [i]))
+                chapters.append(Chapter(year: t.year, month: t.month, entries: [i], title: context.locale.monthAndYear(year: t.year, month: t.month)))
             }
             for r in snapshot.body.attachments where imageTypes.contains(r.mediaType.lowercased()) {
                 let name = MediaFiles.fileName(for: r)
@@ -68,14 +79,17 @@ enum EPUBExporter {
             try zip.add(
                 "OEBPS/content.opf", compressed: true,
                 bytes: Array(packageDocument(shared.context, title: title, language: language, chapters: chapters, images: images).utf8))
-            try zip.add("OEBPS/nav.xhtml", compressed: true, bytes: Array(navigation(title: title, language: language, chapters: chapters).utf8))
+            try zip.add("OEBPS/nav.xhtml", compressed: true, bytes: Array(navigation(title: title, language: language, chapters: chapters, locale: shared.context.locale).utf8))
             try zip.add("OEBPS/title.xhtml", compressed: true, bytes: Array(titlePage(shared.context, title: title, language: language).utf8))
             try zip.add("OEBPS/style.css", compressed: true, bytes: Array(style.utf8))
             for chapter in chapters {
-                try zip.add("OEBPS/" + chapter.href, compressed: true, source: ChapterSource(chapter: chapter, language: language, shared: shared, imageNames: imageNames))
+                try zip.add(
+                    "OEBPS/" + chapter.href, compressed: true,
+                    source: ChapterSource(chapter: chapter, language: language, shared: shared, imageNames: imageNames, entryFiles: chapterFiles))
             }
             for image in images {
-                try zip.add("OEBPS/images/" + image.name, compressed: true, source: AttachmentSource(vault: shared.context.vault, blob: image.blob))
+                let source = AttachmentSource(vault: shared.context.vault, blob: image.blob)
+                try zip.add("OEBPS/images/" + image.name, compressed: true, source: source, byteCount: source.byteCount)
             }
             shared.context.report.attachments = images.count
         }
@@ -136,16 +150,17 @@ enum EPUBExporter {
         return s
     }
 
-    static func navigation(title: String, language: String, chapters: [Chapter]) -> String {
-        var s = xhtmlHead(title: "Contents", language: language, stylesheet: "style.css")
-        s += "<body>\n<nav epub:type=\"toc\" id=\"toc\">\n<h1>Contents</h1>\n<ol>\n"
+    static func navigation(title: String, language: String, chapters: [Chapter], locale: BookLocale) -> String {
+        let contents = Markup.escape(locale.contents)
+        var s = xhtmlHead(title: contents, language: language, stylesheet: "style.css")
+        s += "<body>\n<nav epub:type=\"toc\" id=\"toc\">\n<h1>\(contents)</h1>\n<ol>\n"
         if chapters.isEmpty { s += "<li><a href=\"title.xhtml\">\(title)</a></li>\n" }
         var k = 0
         while k < chapters.count {
             let year = chapters[k].year
             s += "<li><a href=\"\(chapters[k].href)\">\(year)</a>\n<ol>\n"
             while k < chapters.count, chapters[k].year == year {
-                s += "<li><a href=\"\(chapters[k].href)\">\(LocalTime.monthNames[chapters[k].month - 1])</a></li>\n"
+                s += "<li><a href=\"\(chapters[k].href)\">\(Markup.escape(locale.monthName(chapters[k].month)))</a></li>\n"
                 k += 1
             }
             s += "</ol>\n</li>\n"
@@ -160,9 +175,9 @@ enum EPUBExporter {
         if let first = context.entries.first, let last = context.entries.last {
             let a = LocalTime(of: first.body)
             let b = LocalTime(of: last.body)
-            s += "<p class=\"subtitle\">\(a.day) \(a.monthName) \(a.year) – \(b.day) \(b.monthName) \(b.year)</p>\n"
+            s += "<p class=\"subtitle\">\(Markup.escape(context.locale.date(a))) – \(Markup.escape(context.locale.date(b)))</p>\n"
         }
-        s += "<p class=\"subtitle\">\(context.entries.count) \(context.entries.count == 1 ? "entry" : "entries")</p>\n</section>\n</body>\n</html>\n"
+        s += "<p class=\"subtitle\">\(Markup.escape(context.locale.entryCount(context.entries.count)))</p>\n</section>\n</body>\n</html>\n"
         return s
     }
 
@@ -190,7 +205,8 @@ enum EPUBExporter {
                 try zip.close()
             } catch {
                 zip.discard()
-                if let e = zip.sourceError as? ExportError { throw e }
+                // A member's source failed: the vault could not be read.
+                if let e = zip.sourceError { throw .vault(.format(e)) }
                 throw .zip(error)
             }
             try commitArchive(temporary, to: path, context: &shared.context)
@@ -219,33 +235,30 @@ final class SharedContext {
 }
 
 /// One month's chapter, rendered an entry at a time as libzip reads it.
-final class ChapterSource: ZipMemberSource {
+final class ChapterSource: ByteSource {
     let chapter: EPUBExporter.Chapter
     let language: String
     let shared: SharedContext
     let imageNames: Set<String>
-    private var pending: [UInt8] = []
+    private var pending: [UInt8]
     private var offset = 0
     private var next = 0
     private var finished = false
-    private let renderer = EntryRenderer(entryHeadingLevel: 2, imageTypes: EPUBExporter.imageTypes)
+    private var renderer = EntryRenderer(entryHeadingLevel: 2, imageTypes: EPUBExporter.imageTypes)
 
-    init(chapter: EPUBExporter.Chapter, language: String, shared: SharedContext, imageNames: Set<String>) {
+    init(chapter: EPUBExporter.Chapter, language: String, shared: SharedContext, imageNames: Set<String>, entryFiles: [EntryID: String]) {
         self.chapter = chapter
         self.language = language
         self.shared = shared
         self.imageNames = imageNames
+        // Links to entries of the book: their chapter file (beside this one) and article.
+        renderer.entryLink = { id in entryFiles[id].map { $0 + "#e" + hex(id.bytes) } }
+        renderer.linkedEntryLabel = shared.context.locale.linkedEntry
+        pending = Array(EPUBExporter.xhtmlHead(title: Markup.escape(chapter.title), language: language, stylesheet: "../style.css").utf8)
+        pending += Array("<body>\n<section epub:type=\"chapter\">\n<h1>\(Markup.escape(chapter.title))</h1>\n".utf8)
     }
 
-    func open() {
-        pending = Array(EPUBExporter.xhtmlHead(title: chapter.title, language: language, stylesheet: "../style.css").utf8)
-        pending += Array("<body>\n<section epub:type=\"chapter\">\n<h1>\(chapter.title)</h1>\n".utf8)
-        offset = 0
-        next = 0
-        finished = false
-    }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         while offset == pending.count {
             pending.removeAll(keepingCapacity: true)
             offset = 0
@@ -268,8 +281,8 @@ final class ChapterSource: ZipMemberSource {
 
     func render(_ snapshot: EntrySnapshot) -> String {
         let body = snapshot.body
-        var s = "<article id=\"e\(hexString(snapshot.id.bytes))\">\n<h2>\(Markup.escape(EntryRenderer.headingText(body)))</h2>\n"
-        let meta = EntryRenderer.metaLine(body)
+        var s = "<article id=\"e\(hex(snapshot.id.bytes))\">\n<h2>\(Markup.escape(EntryRenderer.headingText(body, locale: shared.context.locale)))</h2>\n"
+        let meta = EntryRenderer.metaLine(body, locale: shared.context.locale)
         if !meta.isEmpty { s += "<p class=\"meta\">\(meta)</p>\n" }
         for piece in renderer.render(body) {
             switch piece {
@@ -288,25 +301,28 @@ final class ChapterSource: ZipMemberSource {
     }
 }
 
-/// An attachment's content, decrypted chunk by chunk as libzip reads it.
-final class AttachmentSource: ZipMemberSource {
+/// An attachment's content, decrypted chunk by chunk as libzip reads it
+/// (the blob is opened at the first read, so only one is open at a time).
+final class AttachmentSource: ByteSource {
     let vault: Vault
     let blob: BlobID
     private var reader: BlobReader?
-    let byteCount: UInt64?
 
     init(vault: Vault, blob: BlobID) {
         self.vault = vault
         self.blob = blob
-        byteCount = (try? vault.attachment(blob))?.byteCount
     }
 
-    func open() throws {
-        do { reader = try vault.openAttachment(blob) } catch { throw ExportError.vault(error) }
-    }
+    /// The content's size, when the vault holds it.
+    var byteCount: UInt64? { (try? vault.attachment(blob))?.byteCount }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        guard let reader else { return 0 }
-        do { return try reader.read(into: buffer) } catch { throw ExportError.vault(.format(error)) }
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
+        if reader == nil {
+            do { reader = try vault.openAttachment(blob) } catch {
+                if case .format(let e) = error { throw e }
+                throw .blobNotFound(blob: blob.description)
+            }
+        }
+        return try reader!.read(into: buffer)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Quire
+import QuireMarkdown
 
 /// What every exporter works from: the selected entries, the options, the
 /// report being filled and the progress callback.
@@ -8,6 +9,8 @@ struct ExportContext {
     let entries: EntryCatalog
     let options: ExportOptions
     let progress: (ExportProgress) -> Void
+    /// The language of the book's words and dates (HTML, EPUB).
+    let locale: BookLocale
     var report = ExportReport()
 
     init(vault: Vault, entries: EntryCatalog, options: ExportOptions, progress: @escaping (ExportProgress) -> Void) {
@@ -15,6 +18,7 @@ struct ExportContext {
         self.entries = entries
         self.options = options
         self.progress = progress
+        locale = BookLocale.forVault(vault, option: options.locale)
     }
 
     /// Counts one entry written and reports progress.
@@ -64,7 +68,7 @@ enum MediaFiles {
     /// `<first 32 hex digits of the blob id>.<ext>`: one file per distinct
     /// content and extension (`Spec/export-json.md §3.4`).
     static func fileName(for reference: AttachmentReference) -> String {
-        String(hexString(reference.blob.bytes).prefix(32)) + "." + fileExtension(for: reference)
+        String(hex(reference.blob.bytes).prefix(32)) + "." + fileExtension(for: reference)
     }
 
     /// The extension for the media type, else the original name's (ASCII
@@ -122,9 +126,27 @@ func rewriteAttachmentLinks(_ text: String, references: [AttachmentReference], t
     var out = text
     for r in references where !r.id.isEmpty {
         guard let t = target(r) else { continue }
-        out = out.replacingOccurrences(of: "quire-attachment://" + hexString(r.id), with: t)
+        out = out.replacingOccurrences(of: "quire-attachment://" + hex(r.id), with: t)
     }
     return out
+}
+
+/// Replaces every `quire-entry://<hex id>` link in `text` by
+/// `target(id)` (when it returns a value).
+func rewriteEntryLinks(_ text: String, target: (EntryID) -> String?) -> String {
+    let links = EntryLinks.entryLinks(in: text)
+    guard !links.isEmpty else { return text }
+    let b = Array(text.utf8)
+    var out: [UInt8] = []
+    var at = 0
+    for link in links {
+        guard let t = target(EntryID(unchecked: link.id)) else { continue }
+        out += b[at..<link.range.lowerBound]
+        out += Array(t.utf8)
+        at = link.range.upperBound
+    }
+    out += b[at...]
+    return String(decoding: out, as: UTF8.self)
 }
 
 /// True when `text` holds `quire-attachment://` (a byte search).

@@ -102,12 +102,18 @@ public struct ExportOptions: Sendable, Equatable {
     /// EPUB and HTML language (BCP 47, such as `"en"`); nil means guessed
     /// from the text (`en`, `ru`, `zh`, `ja`, …, else `und`).
     public var language: String?
+    /// HTML and EPUB: the locale of the book's headings, contents page and
+    /// dates (a BCP 47 or ICU identifier such as `zh-Hans` or `ru`); nil
+    /// means the profile's `settings["locale"]`, else the system's
+    /// (``BookLocale``).
+    public var locale: String?
 
     /// Options with the given values.
-    public init(jsonMedia: Bool = false, title: String? = nil, language: String? = nil) {
+    public init(jsonMedia: Bool = false, title: String? = nil, language: String? = nil, locale: String? = nil) {
         self.jsonMedia = jsonMedia
         self.title = title
         self.language = language
+        self.locale = locale
     }
 }
 

@@ -12,7 +12,8 @@ enum HTMLExporter {
         h1{text-align:center}h2.month{border-bottom:1px solid #ccc;margin-top:2em}
         .meta{color:#666;font-size:.9em}.photo{text-align:center;margin:1em 0}.photo img{max-width:100%;height:auto}
         blockquote{margin-left:1em;padding-left:1em;border-left:3px solid #ddd;color:#444}article{margin-bottom:2em}
-        pre{white-space:pre-wrap}
+        pre{white-space:pre-wrap}table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:.2em .5em}
+        .left{text-align:left}.center{text-align:center}.right{text-align:right}ul.tasks{list-style:none;padding-left:1em}
         """
 
     static func export(_ context: inout ExportContext, to path: String) throws(ExportError) {
@@ -34,7 +35,11 @@ enum HTMLExporter {
             <h1>\(title)</h1>
 
             """)
-        let renderer = EntryRenderer(entryHeadingLevel: 3, imageTypes: imageTypes)
+        var renderer = EntryRenderer(entryHeadingLevel: 3, imageTypes: imageTypes)
+        // Links to entries in this export go to their article.
+        let exported = Set(context.entries.ids)
+        renderer.entryLink = { exported.contains($0) ? "#e" + hex($0.bytes) : nil }
+        renderer.linkedEntryLabel = context.locale.linkedEntry
         var month = ""
         var encoded = Set<BlobID>()
         for snapshot in context.entries {
@@ -43,10 +48,10 @@ enum HTMLExporter {
             let key = "\(local.year)-\(local.month)"
             if key != month {
                 month = key
-                try out.write("<h2 class=\"month\">\(local.monthName) \(local.year)</h2>\n")
+                try out.write("<h2 class=\"month\">\(Markup.escape(context.locale.monthAndYear(year: local.year, month: local.month)))</h2>\n")
             }
-            try out.write("<article id=\"e\(hexString(snapshot.id.bytes))\">\n<h3>\(Markup.escape(EntryRenderer.headingText(body)))</h3>\n")
-            let meta = EntryRenderer.metaLine(body)
+            try out.write("<article id=\"e\(hex(snapshot.id.bytes))\">\n<h3>\(Markup.escape(EntryRenderer.headingText(body, locale: context.locale)))</h3>\n")
+            let meta = EntryRenderer.metaLine(body, locale: context.locale)
             if !meta.isEmpty { try out.write("<p class=\"meta\">\(meta)</p>\n") }
             for piece in renderer.render(body) {
                 switch piece {

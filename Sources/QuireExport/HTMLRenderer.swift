@@ -1,4 +1,5 @@
 import Quire
+import QuireMarkdown
 
 /// Markup, escaped for HTML and XHTML alike.
 enum Markup {
@@ -9,13 +10,8 @@ enum Markup {
         EscapeBytes.transform(s, EscapeBytes.markup)
     }
 
-    /// True for link destinations that may be followed: `http:`, `https:`
-    /// and `mailto:` (any case), with no control or space characters.
-    static func isSafeLink(_ url: String) -> Bool {
-        let lower = url.lowercased()
-        guard lower.hasPrefix("https://") || lower.hasPrefix("http://") || lower.hasPrefix("mailto:") else { return false }
-        return !url.unicodeScalars.contains { $0.value <= 0x20 || $0.value == 0x7F }
-    }
+    /// True for link destinations that may be followed (``EntryLinks/isSafeOutsideLink(_:)``).
+    static func isSafeLink(_ url: String) -> Bool { EntryLinks.isSafeOutsideLink(url) }
 }
 
 /// A piece of rendered entry markup: markup text, or an image the caller
@@ -25,17 +21,26 @@ enum RenderedPiece {
     case image(AttachmentReference, alt: String)
 }
 
-/// Renders an entry's text (through ``MarkdownDocument``) to HTML/XHTML
-/// pieces. Every piece of text is escaped; links only for `http`, `https`
-/// and `mailto`; images only for the entry's own image attachments
-/// (`quire-attachment://`), never for outside sources (their alt text is
-/// shown instead).
+/// Renders an entry's text, read by ``MarkdownDocument`` (QuireMarkdown,
+/// libcmark-gfm), to HTML/XHTML pieces. Every piece of text is escaped and
+/// raw HTML in the text is shown as text; links are followed only for
+/// `http`, `https` and `mailto`, and for `quire-entry://` links to entries
+/// in the same export (`entryLink` gives their target); images only for the
+/// entry's own image attachments (`quire-attachment://`), never for outside
+/// sources (their alt text is shown instead). Task-list items show ☐ or ☑;
+/// a line break in a paragraph is kept (journals keep their lines).
 struct EntryRenderer {
     /// The heading level of the entry's own title; headings in the text
     /// start one below.
     let entryHeadingLevel: Int
     /// Which media types may be shown as images.
     let imageTypes: Set<String>
+    /// The `href` for a link to another entry (by its id), or nil when that
+    /// entry is not in this export (then only the link's text is shown).
+    var entryLink: (EntryID) -> String? = { _ in nil }
+    /// The text shown for a link to an entry written as a bare address
+    /// (its text is the `quire-entry://` address itself).
+    var linkedEntryLabel = "linked entry"
 
     func render(_ body: EntryBody) -> [RenderedPiece] {
         var pieces: [RenderedPiece] = []
@@ -45,7 +50,7 @@ struct EntryRenderer {
             pieces.append(.image(ref, alt: alt))
         }
         var refs: [String: AttachmentReference] = [:]
-        for r in body.attachments where !r.id.isEmpty { refs["quire-attachment://" + hexString(r.id)] = r }
+        for r in body.attachments where !r.id.isEmpty { refs[EntryLinks.attachmentPrefix + hex(r.id)] = r }
         var shown = Set<[UInt8]>()
         let doc = MarkdownDocument(parsing: body.text)
 
@@ -53,21 +58,26 @@ struct EntryRenderer {
             for item in items {
                 switch item {
                 case .text(let s): buffer += Markup.escape(s)
-                case .lineBreak: buffer += "<br/>\n"
+                case .softBreak, .lineBreak: buffer += "<br/>\n"
                 case .code(let s): buffer += "<code>" + Markup.escape(s) + "</code>"
-                case .emphasis(let c):
-                    buffer += "<em>"
-                    inlines(c)
-                    buffer += "</em>"
-                case .strong(let c):
-                    buffer += "<strong>"
-                    inlines(c)
-                    buffer += "</strong>"
+                case .emphasis(let c): wrap("em", c)
+                case .strong(let c): wrap("strong", c)
+                case .strikethrough(let c): wrap("del", c)
                 case .link(let c, let url):
                     if Markup.isSafeLink(url) {
                         buffer += "<a href=\"" + Markup.escape(url) + "\">"
                         inlines(c)
                         buffer += "</a>"
+                    } else if let id = EntryLinks.entryID(inLink: url) {
+                        // An address as its own text (<quire-entry://…>) is shown by a word, never raw.
+                        let content: [MarkdownDocument.Inline] = c == [.text(url)] ? [.text(linkedEntryLabel)] : c
+                        if let href = entryLink(EntryID(unchecked: id)) {
+                            buffer += "<a href=\"" + Markup.escape(href) + "\">"
+                            inlines(content)
+                            buffer += "</a>"
+                        } else {
+                            inlines(content)
+                        }
                     } else {
                         inlines(c)
                     }
@@ -84,19 +94,27 @@ struct EntryRenderer {
                 }
             }
         }
-        func blocks(_ items: [MarkdownDocument.Block]) {
-            var listOpen: Bool?
-            for block in items {
-                if case .listItem(let ordered, _) = block {
-                    if listOpen != ordered {
-                        if let o = listOpen { buffer += o ? "</ol>\n" : "</ul>\n" }
-                        buffer += ordered ? "<ol>\n" : "<ul>\n"
-                        listOpen = ordered
-                    }
-                } else if let o = listOpen {
-                    buffer += o ? "</ol>\n" : "</ul>\n"
-                    listOpen = nil
-                }
+        func wrap(_ tag: String, _ content: [MarkdownDocument.Inline]) {
+            buffer += "<\(tag)>"
+            inlines(content)
+            buffer += "</\(tag)>"
+        }
+        func paragraph(_ c: [MarkdownDocument.Inline], tight: Bool) {
+            // A paragraph holding only an image becomes a figure-like block.
+            if c.count == 1, case .image = c[0] {
+                buffer += "<div class=\"photo\">"
+                inlines(c)
+                buffer += "</div>\n"
+            } else if tight {
+                inlines(c)
+            } else {
+                buffer += "<p>"
+                inlines(c)
+                buffer += "</p>\n"
+            }
+        }
+        func blocks(_ items: [MarkdownDocument.Block], tight: Bool = false) {
+            for (n, block) in items.enumerated() {
                 switch block {
                 case .heading(let level, let c):
                     let h = min(6, entryHeadingLevel + level)
@@ -104,29 +122,53 @@ struct EntryRenderer {
                     inlines(c)
                     buffer += "</h\(h)>\n"
                 case .paragraph(let c):
-                    // A paragraph holding only an image becomes a figure-like block.
-                    if c.count == 1, case .image = c[0] {
-                        buffer += "<div class=\"photo\">"
-                        inlines(c)
-                        buffer += "</div>\n"
-                    } else {
-                        buffer += "<p>"
-                        inlines(c)
-                        buffer += "</p>\n"
-                    }
+                    paragraph(c, tight: tight)
+                    if tight, n + 1 < items.count { buffer += "<br/>\n" }
                 case .quote(let inner):
                     buffer += "<blockquote>\n"
                     blocks(inner)
                     buffer += "</blockquote>\n"
-                case .listItem(_, let c):
-                    buffer += "<li>"
-                    inlines(c)
-                    buffer += "</li>\n"
-                case .code(let s): buffer += "<pre>" + Markup.escape(s) + "</pre>\n"
+                case .list(let list):
+                    let tag = list.isOrdered ? "ol" : "ul"
+                    let tasks = list.items.contains { $0.task != nil }
+                    buffer += "<\(tag)\(list.isOrdered && list.start != 1 ? " start=\"\(list.start)\"" : "")\(tasks ? " class=\"tasks\"" : "")>\n"
+                    for item in list.items {
+                        buffer += "<li>"
+                        if let done = item.task { buffer += done ? "☑ " : "☐ " }
+                        blocks(item.blocks, tight: list.isTight)
+                        buffer += "</li>\n"
+                    }
+                    buffer += "</\(tag)>\n"
+                case .code(_, let s): buffer += "<pre><code>" + Markup.escape(s) + "</code></pre>\n"
                 case .rule: buffer += "<hr/>\n"
+                case .table(let t):
+                    buffer += "<table>\n"
+                    if !t.header.isEmpty {
+                        buffer += "<thead><tr>"
+                        for (i, cell) in t.header.enumerated() { tableCell("th", cell, t.alignments[i]) }
+                        buffer += "</tr></thead>\n"
+                    }
+                    buffer += "<tbody>\n"
+                    for row in t.rows {
+                        buffer += "<tr>"
+                        for (i, cell) in row.enumerated() { tableCell("td", cell, i < t.alignments.count ? t.alignments[i] : .none) }
+                        buffer += "</tr>\n"
+                    }
+                    buffer += "</tbody>\n</table>\n"
                 }
             }
-            if let o = listOpen { buffer += o ? "</ol>\n" : "</ul>\n" }
+        }
+        func tableCell(_ tag: String, _ cell: [MarkdownDocument.Inline], _ alignment: MarkdownDocument.Table.Alignment) {
+            let align: String
+            switch alignment {
+            case .none: align = ""
+            case .left: align = " class=\"left\""
+            case .center: align = " class=\"center\""
+            case .right: align = " class=\"right\""
+            }
+            buffer += "<\(tag)\(align)>"
+            inlines(cell)
+            buffer += "</\(tag)>"
         }
         blocks(doc.blocks)
         // Attachments the text does not show: images at the end, others by name.
@@ -143,28 +185,27 @@ struct EntryRenderer {
         return pieces
     }
 
-    /// The entry's heading text: `Wednesday 11 January 1660, 22:00` (the
-    /// time left out for all-day entries), in the entry's own time zone.
-    static func headingText(_ body: EntryBody) -> String {
+    /// The entry's heading text in the book's locale: the date and time
+    /// (`11 January 1660 at 22:00`; the date alone for all-day entries), in
+    /// the entry's own time zone.
+    static func headingText(_ body: EntryBody, locale: BookLocale) -> String {
         let t = LocalTime(of: body)
-        var s = "\(t.day) \(t.monthName) \(t.year)"
-        if !body.isAllDay { s += ", \(pad(t.hour, 2)):\(pad(t.minute, 2))" }
-        return s
+        return body.isAllDay ? locale.date(t) : locale.dateTime(t)
     }
 
-    /// The escaped line under the heading: journal, tags, place, weather.
-    static func metaLine(_ body: EntryBody) -> String {
+    /// The escaped line under the heading: journal, place, weather, mood, tags, ★.
+    static func metaLine(_ body: EntryBody, locale: BookLocale) -> String {
         var parts: [String] = []
         if !body.journal.isEmpty { parts.append(Markup.escape(body.journal)) }
         if let l = body.location {
-            let place = [l.placeName, l.locality, l.region, l.country].filter { !$0.isEmpty }.joined(separator: ", ")
+            let place = EntryDisplay.place(l)
             if !place.isEmpty { parts.append(Markup.escape(place)) }
         }
         if let w = body.weather {
-            var s = w.conditions
-            if let t = w.temperatureCelsius { s += (s.isEmpty ? "" : ", ") + YAMLWriter.floatText((t * 10).rounded() / 10) + " °C" }
+            let s = EntryDisplay.weather(w)
             if !s.isEmpty { parts.append(Markup.escape(s)) }
         }
+        if let mood = body.mood { parts.append(Markup.escape(locale.mood(mood))) }
         if !body.tags.isEmpty { parts.append(body.tags.map { "#" + Markup.escape($0) }.joined(separator: " ")) }
         if body.isStarred { parts.append("★") }
         return parts.joined(separator: " · ")

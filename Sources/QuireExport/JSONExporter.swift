@@ -1,4 +1,5 @@
 import Quire
+import QuireDayOne
 import QuireSystem
 
 /// The JSON export (`Spec/export-json.md §4`): one document, one entry per
@@ -56,11 +57,13 @@ enum JSONExporter {
     static func entryObject(_ s: EntrySnapshot, sizes: [BlobID: UInt64], paths: [BlobID: String]) -> String {
         let b = s.body
         var m: [(String, String)] = [
-            ("id", JSONWriter.string(hexString(s.id.bytes))), ("created", String(b.created)),
+            ("id", JSONWriter.string(hex(s.id.bytes))), ("created", String(b.created)),
             ("date", JSONWriter.string(LocalTime(of: b).iso8601)),
         ]
         if let v = b.modified { m.append(("modified", String(v))) }
         m.append(("timeZone", JSONWriter.string(b.timeZone)))
+        // An importer inferred the zone (the entry had none): say how.
+        if case .text(let how)? = b.extra[text: DayOneMapping.inferredTimeZoneKey] { m.append(("timeZoneInferred", JSONWriter.string(how))) }
         if let v = b.utcOffsetSeconds { m.append(("utcOffset", String(v))) }
         m.append(("allDay", String(b.isAllDay)))
         m.append(("text", JSONWriter.string(b.text)))
@@ -92,7 +95,7 @@ enum JSONExporter {
         }
         let refs = b.attachments.map { r -> String in
             var f: [(String, String)] = [
-                ("id", JSONWriter.string(hexString(r.id))), ("blob", JSONWriter.string(hexString(r.blob.bytes))),
+                ("id", JSONWriter.string(hex(r.id))), ("blob", JSONWriter.string(hex(r.blob.bytes))),
                 ("type", JSONWriter.string(r.mediaType)), ("name", JSONWriter.string(r.fileName)),
             ]
             if let size = sizes[r.blob] { f.append(("size", String(size))) }

@@ -39,6 +39,14 @@ public struct LocalTime: Sendable, Equatable {
         self.offsetSeconds = offsetSeconds
     }
 
+    /// Midnight of a calendar date, at offset 0 (for naming months and days).
+    init(year: Int, month: Int, day: Int) {
+        self.init(milliseconds: Self.days(fromCivil: year, month, day) * 86_400_000, offsetSeconds: 0)
+    }
+
+    /// The day of the week: 0 = Sunday … 6 = Saturday.
+    public var weekday: Int { CivilCalendar.weekday(fromDays: Self.days(fromCivil: year, month, day)) }
+
     /// The offset in seconds east of UTC for `body.created`.
     public static func offset(of body: EntryBody) -> Int {
         if let o = body.utcOffsetSeconds, abs(o) <= 18 * 3600 { return Int(o) }

@@ -7,9 +7,11 @@ public import Quire
 enum MarkdownFolderExporter {
     static func export(_ context: inout ExportContext, to path: String) throws(ExportError) {
         let out = try OutputDirectory(destination: path)
+        // Every entry's file name first (one pass reading the entries, no
+        // attachment), so a link to a later entry knows where it goes.
         var usedNames = Set<String>()
-        var writtenMedia = Set<String>()
-        var bytes: UInt64 = 0
+        var names: [String] = []
+        var nameOf: [EntryID: String] = [:]
         for snapshot in context.entries {
             let body = snapshot.body
             let local = LocalTime(of: body)
@@ -22,6 +24,15 @@ enum MarkdownFolderExporter {
                 n += 1
             }
             usedNames.insert(name)
+            names.append(name)
+            nameOf[snapshot.id] = name
+        }
+        var writtenMedia = Set<String>()
+        var bytes: UInt64 = 0
+        for (i, snapshot) in context.entries.enumerated() {
+            let body = snapshot.body
+            let local = LocalTime(of: body)
+            let name = names[i]
 
             var paths: [BlobID: String] = [:]
             for r in body.attachments where paths[r.blob] == nil {
@@ -42,7 +53,7 @@ enum MarkdownFolderExporter {
                 }
                 paths[r.blob] = "../../media/" + file
             }
-            let document = MarkdownEntryFile.render(snapshot, local: local, mediaPath: { paths[$0.blob] })
+            let document = MarkdownEntryFile.render(snapshot, local: local, mediaPath: { paths[$0.blob] }, entryPath: { nameOf[$0].map { "../../" + $0 } })
             let file = try out.file(name)
             try file.write(document)
             try file.close()
@@ -61,13 +72,18 @@ public enum MarkdownEntryFile {
 
     /// The file's text: front matter, then the entry's text byte for byte
     /// with each `quire-attachment://<hex id>` link replaced by the
-    /// attachment's `path`. `mediaPath` gives the relative path of an
-    /// attachment's file, or nil when it is not exported.
-    public static func render(_ snapshot: EntrySnapshot, local: LocalTime, mediaPath: (AttachmentReference) -> String?) -> String {
+    /// attachment's `path` and each `quire-entry://<hex id>` link by the
+    /// path of that entry's file. `mediaPath` gives the relative path of an
+    /// attachment's file, or nil when it is not exported; `entryPath` the
+    /// relative path of an entry's file, or nil when it is not exported.
+    public static func render(
+        _ snapshot: EntrySnapshot, local: LocalTime, mediaPath: (AttachmentReference) -> String?,
+        entryPath: (EntryID) -> String? = { _ in nil }
+    ) -> String {
         let b = snapshot.body
         var y = "---\n"
         y += "quire: \(version)\n"
-        y += "id: \"\(hexString(snapshot.id.bytes))\"\n"
+        y += "id: \"\(hex(snapshot.id.bytes))\"\n"
         y += "date: \"\(local.iso8601)\"\n"
         y += "created: \(b.created)\n"
         if let m = b.modified { y += "modified: \(m)\n" }
@@ -87,7 +103,7 @@ public enum MarkdownEntryFile {
             y += "attachments:\n"
             for r in b.attachments {
                 var fields: [(String, CBOR)] = [
-                    ("id", .text(hexString(r.id))), ("blob", .text(hexString(r.blob.bytes))), ("type", .text(r.mediaType)),
+                    ("id", .text(hex(r.id))), ("blob", .text(hex(r.blob.bytes))), ("type", .text(r.mediaType)),
                     ("name", .text(r.fileName)),
                 ]
                 if let p = mediaPath(r) { fields.append(("path", .text(p))) }
@@ -99,7 +115,7 @@ public enum MarkdownEntryFile {
         y += "extra: " + YAMLWriter.flow(b.extra) + "\n"
         if b.unknownFields.count > 0 { y += "unknownFields: " + YAMLWriter.flow(b.unknownFields) + "\n" }
         y += "---\n"
-        y += rewriteAttachmentLinks(b.text, references: b.attachments, target: mediaPath)
+        y += rewriteEntryLinks(rewriteAttachmentLinks(b.text, references: b.attachments, target: mediaPath), target: entryPath)
         return y
     }
 

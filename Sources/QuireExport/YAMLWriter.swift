@@ -76,17 +76,6 @@ func hexDigits(_ v: UInt32, _ width: Int) -> String {
     return String(repeating: "0", count: max(0, width - s.count)) + s
 }
 
-/// Lowercase hex of `bytes`.
-func hexString(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var out = [UInt8]()
-    out.reserveCapacity(bytes.count * 2)
-    for b in bytes {
-        out.append(digits[Int(b >> 4)])
-        out.append(digits[Int(b & 15)])
-    }
-    return String(decoding: out, as: UTF8.self)
-}
 
 /// RFC 4648 base64 with padding, incrementally: feed bytes, take text.
 public struct Base64: Sendable {

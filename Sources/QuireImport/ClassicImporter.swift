@@ -1,5 +1,6 @@
 import Foundation
 import Quire
+import QuireDayOne
 
 /// Imports Day One Classic: a `Journal.dayone` folder whose `entries/`
 /// hold one XML property list (`<UUID>.doentry`) per entry and whose
@@ -14,7 +15,9 @@ enum ClassicImporter {
 
     /// Throws ``ImportError/unreadableSource(path:reason:)`` when `source`
     /// holds no `.doentry` file that reads as an entry (nothing written).
-    static func run(source: String, files: any ExportFiles, journal: String, vault: Vault, progress: @escaping (ImportProgress) -> Void) throws(ImportError) -> ImportReport {
+    static func run(
+        source: String, files: any ExportFiles, journal: String, defaultTimeZone: String, vault: Vault, progress: @escaping (ImportProgress) -> Void
+    ) throws(ImportError) -> ImportReport {
         var report = ImportReport()
         var entryFiles = 0
         report.skipped += files.refused
@@ -64,6 +67,18 @@ enum ClassicImporter {
                 default: rest[text: key] = cbor(value, depth: 9)
                 }
             }
+            // No zone (Journaley and old Day One wrote entries without one):
+            // the import's, marked inferred and said (`Spec/import.md §8`).
+            if body.timeZone.isEmpty || ImportDates.utcOffsetSeconds(timeZone: body.timeZone, at: ms) == nil {
+                let had = body.timeZone
+                if !had.isEmpty { rest[text: "Time Zone"] = .text(had) }
+                body.timeZone = defaultTimeZone
+                body.extra[text: DayOneMapping.inferredTimeZoneKey] = .text("import")
+                report.notes.append(SkippedItem(
+                    item: "\(path): Time Zone",
+                    reason: (had.isEmpty ? "the entry has no time zone" : "\(had.debugDescription) is not an IANA time zone (kept in extra)")
+                        + ": shown in \(defaultTimeZone), the import's time zone (inferred)"))
+            }
             body.utcOffsetSeconds = ImportDates.utcOffsetSeconds(timeZone: body.timeZone, at: ms)
             body.extra[text: extraKey] = .map(rest)
             var entry = PreparedEntry(label: path, id: id, body: body)
@@ -86,7 +101,7 @@ enum ClassicImporter {
         }
         report.journals.append(journal)
         let writer = EntryWriter(vault: vault, files: files, report: report, progress: progress)
-        try writer.write(prepared.sorted { $0.body.created < $1.body.created })
+        try writer.write(prepared.sorted { $0.body.created < $1.body.created }, total: prepared.count)
         return writer.report
     }
 

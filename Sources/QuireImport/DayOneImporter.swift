@@ -1,5 +1,6 @@
 import Foundation
 import Quire
+import QuireDayOne
 import QuireZip
 
 /// Imports a Day One JSON export (`Spec/import.md §2–§7`): every
@@ -16,7 +17,16 @@ final class DayOneImporter {
     let vault: Vault
     let files: any ExportFiles
     let progress: (ImportProgress) -> Void
+    /// The zone of entries that name none usable (`Spec/import.md §4`).
+    let defaultTimeZone: String
     var report = ImportReport()
+    /// Every media item the export lists, by identifier (the first listing
+    /// with an md5 wins), from the check pass: a moment link in any entry
+    /// finds its file through it (`Spec/import.md §3.1`).
+    var mediaByIdentifier: [String: DayOneMapping.MediaItem] = [:]
+    /// Every entry uuid in the export, from the check pass: links between
+    /// entries resolve against it (`Spec/import.md §3.4`).
+    var uuids = Set<String>()
     /// md5 (lowercase) → export paths of media files with that name.
     var mediaIndex: [String: [String]] = [:]
     /// Export path → the blob stored (or found) for it during this import.
@@ -29,10 +39,11 @@ final class DayOneImporter {
     /// Revisions and blobs appended in the commit being built.
     var recordsWritten = 0
 
-    init(vault: Vault, files: any ExportFiles, progress: @escaping (ImportProgress) -> Void) {
+    init(vault: Vault, files: any ExportFiles, defaultTimeZone: String, progress: @escaping (ImportProgress) -> Void) {
         self.vault = vault
         self.files = files
         self.progress = progress
+        self.defaultTimeZone = defaultTimeZone
         let folders = Set(DayOneMediaKind.allCases.map(\.folder))
         for path in files.files {
             let parts = path.split(separator: "/")
@@ -58,11 +69,12 @@ final class DayOneImporter {
         return all.filter { $0.count == 2 && $0[1].lowercased().hasSuffix(".json") }.map { $0.joined(separator: "/") }
     }
 
-    /// Checks a journal file in one streaming pass that builds no values:
-    /// nil when it is well-formed JSON (RFC 8259, UTF-8) whose top-level
-    /// object has an `"entries"` array, else why not. Nothing is written.
+    /// Checks a journal file in one streaming pass that builds one entry
+    /// at a time: nil when it is well-formed JSON (RFC 8259, UTF-8) whose
+    /// top-level object has an `"entries"` array, else why not. Nothing is
+    /// written; the entries' uuids and media items are indexed.
     func check(_ path: String) -> String? {
-        let stream: any ExportStream
+        let stream: any ByteSource
         do { stream = try files.open(path) } catch { return "cannot be read: \(error)" }
         let reader = JSONReader { try stream.read(into: $0) }
         var hasEntries = false
@@ -76,9 +88,12 @@ final class DayOneImporter {
                 return "not a Day One export: the JSON is not an object with an \"entries\" array"
             }
             try reader.members { (key: String) throws -> Void in
-                if key == "entries" {
-                    if try reader.skipSpace() == UInt8(ascii: "[") { hasEntries = true } else { entriesProblem = "not a Day One export: \"entries\" is not an array" }
+                if key == "entries", try reader.skipSpace() == UInt8(ascii: "[") {
+                    hasEntries = true
+                    try reader.elements { (value: JSONValue) throws -> Void in self.index(value) }
+                    return
                 }
+                if key == "entries" { entriesProblem = "not a Day One export: \"entries\" is not an array" }
                 try reader.skipValue()
             }
             try reader.expectEnd()
@@ -87,6 +102,23 @@ final class DayOneImporter {
         }
         if let entriesProblem { return entriesProblem }
         return hasEntries ? nil : "not a Day One export: no \"entries\" array"
+    }
+
+    /// Adds an entry's uuid and media items to the export's indexes.
+    func index(_ value: JSONValue) {
+        guard let o = value.objectValue else { return }
+        if let uuid = o["uuid"]?.stringValue { uuids.insert(uuid) }
+        for kind in DayOneMediaKind.allCases {
+            for (i, item) in (o[kind.listKey]?.arrayValue ?? []).enumerated() {
+                guard let object = item.objectValue, let identifier = object["identifier"]?.stringValue else { continue }
+                // Only what finding the file needs is kept.
+                var kept = JSONObject()
+                for key in ["identifier", "md5", "type", "format"] { if let v = object[key] { kept[key] = v } }
+                let entry = DayOneMapping.MediaItem(kind: kind, index: i, object: kept)
+                if let known = mediaByIdentifier[identifier], known.md5 != nil { continue }
+                mediaByIdentifier[identifier] = entry
+            }
+        }
     }
 
     /// Imports every journal file that passes ``check(_:)``; the others are
@@ -114,8 +146,11 @@ final class DayOneImporter {
         return report
     }
 
+    /// One entry object read, and the uuid of the entry before it in its file.
+    typealias Read = (value: JSONValue, previous: String?)
+
     private func importJournalFile(_ path: String, journal: String) throws(ImportError) {
-        let stream: any ExportStream
+        let stream: any ByteSource
         do { stream = try files.open(path) } catch {
             report.skipped.append(SkippedItem(item: path, reason: "cannot be read: \(error)"))
             return
@@ -124,7 +159,9 @@ final class DayOneImporter {
         // Apple exports say version "1.0" and escape Markdown; Day One for
         // Android writes its app version there and does not escape.
         var escaped = true
-        var batch: [JSONValue] = []
+        var metadata: JSONValue?
+        var batch: [Read] = []
+        var previous: String?
         var batchStart: UInt64 = 0
         var sawEntries = false
         var vaultFailure: ImportError?
@@ -135,7 +172,8 @@ final class DayOneImporter {
                     sawEntries = true
                     batchStart = reader.offset
                     try reader.elements { (value: JSONValue) throws -> Void in
-                        batch.append(value)
+                        batch.append((value, previous))
+                        previous = value.objectValue?["uuid"]?.stringValue ?? previous
                         if batch.count >= Self.batchEntryCount || reader.offset - batchStart >= Self.batchJSONByteCount {
                             do throws(ImportError) { try self.flush(&batch, file: path, journal: journal, escaped: escaped) } catch {
                                 vaultFailure = error
@@ -146,10 +184,16 @@ final class DayOneImporter {
                     }
                 } else {
                     let v = try reader.value()
-                    if key == "metadata", let version = v.objectValue?["version"]?.stringValue { escaped = version == "1.0" }
+                    if key == "metadata" {
+                        metadata = v
+                        if let version = v.objectValue?["version"]?.stringValue { escaped = version == "1.0" }
+                    }
                 }
             }
-            do throws(ImportError) { try flush(&batch, file: path, journal: journal, escaped: escaped) } catch {
+            do throws(ImportError) {
+                try flush(&batch, file: path, journal: journal, escaped: escaped)
+                try remember(metadata, journal: journal)
+            } catch {
                 vaultFailure = error
                 throw error
             }
@@ -162,22 +206,41 @@ final class DayOneImporter {
         }
     }
 
+    /// Keeps a journal file's `metadata` in the profile, so that the Day One
+    /// variant of the export writes it back (`Spec/import.md §11`); writes
+    /// nothing when the profile already holds it.
+    private func remember(_ metadata: JSONValue?, journal: String) throws(ImportError) {
+        guard let metadata else { return }
+        let profile: Profile?
+        do { profile = try vault.profile() } catch { throw .vault(error) }
+        var settings = profile?.settings ?? CBORMap()
+        var dayOne = CBORMap(), journals = CBORMap()
+        if case .map(let d) = settings[text: DayOneMapping.profileKey] { dayOne = d }
+        if case .map(let j) = dayOne[text: "journals"] { journals = j }
+        let text = CBOR.text(metadata.serialized)
+        if case .map(let known) = journals[text: journal], known[text: "metadata"] == text { return }
+        journals[text: journal] = .map(CBORMap(text: [("metadata", text)]))
+        dayOne[text: "journals"] = .map(journals)
+        settings[text: DayOneMapping.profileKey] = .map(dayOne)
+        do {
+            try vault.commit { tx in try tx.setProfile(name: profile?.name ?? "", about: profile?.about ?? "", settings: settings) }
+        } catch let e as VaultError {
+            throw .vault(e)
+        } catch {
+            throw .unreadableSource(path: journal, reason: "\(error)")
+        }
+    }
+
     /// A batch found nothing to write.
     struct NothingWritten: Error {}
 
-    /// A media file failed mid-stream: the commit is abandoned and redone without it.
-    struct RetryWithout: Error {
-        let path: String
-        let reason: String
-    }
-
     /// Commits `batch` (several commits if its attachments are large) and empties it.
-    private func flush(_ batch: inout [JSONValue], file: String, journal: String, escaped: Bool) throws(ImportError) {
+    private func flush(_ batch: inout [Read], file: String, journal: String, escaped: Bool) throws(ImportError) {
         // The same uuid twice in a batch: only the version modified last
         // (the later one on a tie) is imported.
         var best: [String: (index: Int, modified: String)] = [:]
-        for (i, v) in batch.enumerated() {
-            guard let o = v.objectValue, let uuid = o["uuid"]?.stringValue else { continue }
+        for (i, read) in batch.enumerated() {
+            guard let o = read.value.objectValue, let uuid = o["uuid"]?.stringValue else { continue }
             let modified = o["modifiedDate"]?.stringValue.flatMap(ImportDates.milliseconds(iso:)).map { String(format: "%020lld", $0 + (1 << 62)) } ?? ""
             if let b = best[uuid], b.modified > modified { report.duplicatesMerged += 1; continue }
             if best[uuid] != nil { report.duplicatesMerged += 1 }
@@ -185,7 +248,7 @@ final class DayOneImporter {
         }
         if best.count < batch.count {
             let keep = Set(best.values.map(\.index))
-            batch = batch.enumerated().filter { $0.element.objectValue?["uuid"]?.stringValue == nil || keep.contains($0.offset) }.map(\.element)
+            batch = batch.enumerated().filter { $0.element.value.objectValue?["uuid"]?.stringValue == nil || keep.contains($0.offset) }.map(\.element)
         }
         var next = 0
         while next < batch.count {
@@ -210,7 +273,8 @@ final class DayOneImporter {
                 }
             } catch is NothingWritten {
                 // The report below still counts what was found unchanged.
-            } catch let retry as RetryWithout {
+            } catch let retry as SourceFailure {
+                // A media file failed mid-stream: the commit is abandoned and redone without it.
                 badMedia[retry.path] = retry.reason
                 report.skipped.append(SkippedItem(item: retry.path, reason: "the file could not be read: \(retry.reason)"))
                 continue
@@ -231,11 +295,14 @@ final class DayOneImporter {
 
     /// Imports one entry inside a commit; returns the attachment bytes it stored.
     private func process(
-        _ value: JSONValue, number: Int, file: String, journal: String, escaped: Bool, tx: VaultTransaction,
+        _ read: Read, number: Int, file: String, journal: String, escaped: Bool, tx: VaultTransaction,
         pending: inout ImportReport, pendingBlobs: inout [String: (BlobID, String)], pendingSeen: inout Set<EntryID>
     ) throws -> UInt64 {
-        let draft: DayOneMapping.Draft
-        do { draft = try DayOneMapping.draft(value, journal: journal, escaped: escaped) } catch {
+        let value = read.value
+        var draft: DayOneMapping.Draft
+        do {
+            draft = try DayOneMapping.draft(value, journal: journal, options: .init(escaped: escaped, defaultTimeZone: defaultTimeZone))
+        } catch {
             let uuid = value.objectValue?["uuid"]?.stringValue.map { " \($0)" } ?? ""
             pending.skipped.append(SkippedItem(item: "\(file): entry #\(number + 1)\(uuid)", reason: error.description))
             return 0
@@ -253,40 +320,31 @@ final class DayOneImporter {
                 if !isDuplicate { pending.entriesNotNewer += 1 }
                 return 0
             }
+            // A zone once inferred from the import's zone stays: importing
+            // again on a machine in another zone changes nothing.
+            let key = DayOneMapping.inferredTimeZoneKey
+            if draft.body.extra[text: key] == .text("import"), current.body.extra[text: key] == .text("import"), !current.body.timeZone.isEmpty {
+                draft.body.timeZone = current.body.timeZone
+                draft.body.utcOffsetSeconds = ImportDates.utcOffsetSeconds(timeZone: current.body.timeZone, at: draft.body.created)
+                draft.remarks = draft.remarks.map { ($0.field, $0.field == "timeZone" ? "the entry has no time zone of its own: shown in \(current.body.timeZone), as when it was first imported (inferred)" : $0.reason) }
+            }
         }
+        for remark in draft.remarks { pending.notes.append(SkippedItem(item: "\(label): \(remark.field)", reason: remark.reason)) }
         // Media: found by md5 anywhere in the export, stored once.
         var attached: [DayOneMapping.Attached] = []
         var storedBytes: UInt64 = 0
         let known = Self.knownBlobs(current?.body)
-        for item in draft.media {
-            let name = "\(item.kind.rawValue)[\(item.index)] \(item.identifier ?? "")"
-            guard let path = resolve(item) else {
-                pending.attachmentsMissing += 1
-                let expected = item.md5.map { "\(item.kind.folder)/\($0).*" } ?? "(the item has no md5)"
-                pending.missingMedia.append(SkippedItem(item: "\(label): \(name)", reason: "no file \(expected) in the export; the entry keeps the item's metadata"))
-                continue
-            }
-            if badMedia[path] != nil { continue }
+        /// The blob and media type for an export file, stored when new.
+        func store(_ path: String, fallbackExtension: String) throws -> (blob: BlobID, mediaType: String, fileName: String) {
             let fileName = String(path.split(separator: "/").last!)
-            let ext = fileName.split(separator: ".", maxSplits: 1).dropFirst().first.map(String.init) ?? item.kind.fallbackExtension(type: item.type)
+            let ext = fileName.split(separator: ".", maxSplits: 1).dropFirst().first.map(String.init) ?? fallbackExtension
             let mediaType = MediaTypes.forExtension(ext)
-            if let (blob, type) = blobs[path] ?? pendingBlobs[path] {
-                attached.append(.init(item: item, blob: blob, mediaType: type, fileName: fileName))
-                continue
-            }
-            if let md5 = item.md5, let blob = known[md5 + "/" + fileName] {
+            if let (blob, type) = blobs[path] ?? pendingBlobs[path] { return (blob, type, fileName) }
+            if let blob = known[fileName.lowercased()] {
                 pendingBlobs[path] = (blob, mediaType)
-                attached.append(.init(item: item, blob: blob, mediaType: mediaType, fileName: fileName))
-                continue
+                return (blob, mediaType, fileName)
             }
-            let stream: any ExportStream
-            do { stream = try files.open(path) } catch { throw RetryWithout(path: path, reason: "\(error)") }
-            let source = ExportByteSource(stream, name: path)
-            let stored: StoredBlob
-            do { stored = try tx.storeAttachment(from: source, mediaType: mediaType) } catch {
-                if let failure = source.failure { throw RetryWithout(path: path, reason: "\(failure)") }
-                throw error
-            }
+            let stored = try storeExportFile(files, path, mediaType: mediaType, tx: tx)
             switch stored {
             case .stored(let m):
                 recordsWritten += 1
@@ -296,15 +354,46 @@ final class DayOneImporter {
                 pending.attachmentsDeduplicated += 1
             }
             pendingBlobs[path] = (stored.blob, mediaType)
-            attached.append(.init(item: item, blob: stored.blob, mediaType: mediaType, fileName: fileName))
+            return (stored.blob, mediaType, fileName)
         }
-        let (body, unresolved) = DayOneMapping.finish(draft, attached: attached)
+        for item in draft.media {
+            let name = "\(item.kind.rawValue)[\(item.index)] \(item.identifier ?? "")"
+            // The item's own md5, else the same identifier listed with one elsewhere in the export.
+            let found = resolve(item) ?? item.identifier.flatMap { mediaByIdentifier[$0] }.flatMap(resolve)
+            guard let path = found else {
+                pending.attachmentsMissing += 1
+                let expected = item.md5.map { "\(item.kind.folder)/\($0).*" } ?? "(the item has no md5)"
+                pending.missingMedia.append(SkippedItem(item: "\(label): \(name)", reason: "no file \(expected) in the export; the entry keeps the item's metadata"))
+                continue
+            }
+            if badMedia[path] != nil { continue }
+            let file = try store(path, fallbackExtension: item.kind.fallbackExtension(type: item.type))
+            attached.append(.init(item: item, blob: file.blob, mediaType: file.mediaType, fileName: file.fileName))
+        }
+        // Links to media another entry lists (Day One copies photos between entries).
         let listed = Set(draft.media.compactMap(\.identifier))
-        for ident in unresolved where !listed.contains(ident) {
-            pending.skipped.append(SkippedItem(item: "\(label): link \(ident)", reason: "the text links to media the entry does not list; the link is kept as it was"))
+        var linked: [DayOneMapping.Linked] = []
+        var linkedSeen = Set<String>()
+        for link in MomentLink.find(in: draft.body.text) where !listed.contains(link.identifier) && linkedSeen.insert(link.identifier).inserted {
+            guard let item = mediaByIdentifier[link.identifier], let md5 = item.md5, let path = resolve(item), badMedia[path] == nil else { continue }
+            let file = try store(path, fallbackExtension: item.kind.fallbackExtension(type: item.type))
+            linked.append(.init(kind: link.kind, identifier: link.identifier, md5: md5, blob: file.blob, mediaType: file.mediaType, fileName: file.fileName))
         }
-        let linked = Set(MomentLink.find(in: draft.body.text).map(\.identifier))
-        pending.unreferencedAttachments += attached.filter { !linked.contains($0.item.identifier ?? "") }.count
+        // Links to entries: in the export, or already in the vault.
+        let target = { (uuid: String) -> EntryID? in
+            let id = DayOneMapping.entryID(forUUID: uuid)
+            if self.uuids.contains(uuid) { return id }
+            return (try? tx.currentRevision(of: id))??.isDeleted == false ? id : nil
+        }
+        let (body, unresolved) = DayOneMapping.finish(draft, attached: attached, linked: linked, entryTarget: target, previous: read.previous, escaped: escaped)
+        for ident in unresolved.media where !listed.contains(ident) {
+            pending.skipped.append(SkippedItem(item: "\(label): link \(ident)", reason: "the text links to media no entry of the export lists; the link is kept as it was"))
+        }
+        for url in unresolved.entries {
+            pending.notes.append(SkippedItem(item: "\(label): link \(url)", reason: "links to an entry that is not in the export or the vault (another journal not exported?); the link is kept as it was"))
+        }
+        let linkedIdentifiers = Set(MomentLink.find(in: draft.body.text).map(\.identifier))
+        pending.unreferencedAttachments += attached.filter { !linkedIdentifiers.contains($0.item.identifier ?? "") }.count
         if let current, !current.isDeleted, current.body == body {
             if !isDuplicate { pending.entriesUnchanged += 1 }
             return storedBytes
@@ -319,16 +408,12 @@ final class DayOneImporter {
         return storedBytes
     }
 
-    /// Blobs an earlier import of this entry used, by `md5/fileName`, so a
-    /// re-import does not read the files again.
+    /// Blobs an earlier import of this entry used, by the export file name
+    /// (`<md5>.<ext>`), so a re-import does not read the files again.
     static func knownBlobs(_ body: EntryBody?) -> [String: BlobID] {
         guard let body else { return [:] }
         var out: [String: BlobID] = [:]
-        for ref in body.attachments {
-            if let kept = ref.extra[text: DayOneMapping.mediaKey], case .object(let o) = JSONCBOR.json(kept), let md5 = o["md5"]?.stringValue {
-                out[md5.lowercased() + "/" + ref.fileName] = ref.blob
-            }
-        }
+        for ref in body.attachments where !ref.fileName.isEmpty { out[ref.fileName.lowercased()] = ref.blob }
         return out
     }
 
@@ -362,5 +447,6 @@ extension ImportReport {
         for j in other.journals where !journals.contains(j) { journals.append(j) }
         skipped += other.skipped
         missingMedia += other.missingMedia
+        notes += other.notes
     }
 }

@@ -1,4 +1,5 @@
 import Quire
+import QuireDayOne
 import QuireFormat
 
 /// One entry ready to write, from an importer that needs no per-format
@@ -36,10 +37,11 @@ final class EntryWriter {
         self.progress = progress
     }
 
-    struct Retry: Error { let path: String; let reason: String }
     struct Nothing: Error {}
 
-    func write(_ entries: [PreparedEntry]) throws(ImportError) {
+    /// Writes `entries` in batches; progress counts every entry written by
+    /// this writer, out of `total` (nil when unknown, as for a stream).
+    func write(_ entries: [PreparedEntry], total: Int?) throws(ImportError) {
         var start = 0
         while start < entries.count {
             let batch = entries[start..<min(start + DayOneImporter.batchEntryCount, entries.count)]
@@ -52,7 +54,7 @@ final class EntryWriter {
                     if written == 0 { throw Nothing() }
                 }
             } catch is Nothing {
-            } catch let r as Retry {
+            } catch let r as SourceFailure {
                 badFiles.insert(r.path)
                 report.skipped.append(SkippedItem(item: r.path, reason: "the file could not be read: \(r.reason)"))
                 continue
@@ -65,7 +67,7 @@ final class EntryWriter {
             blobs.merge(pendingBlobs) { a, _ in a }
             start += batch.count
             done += batch.count
-            progress(ImportProgress(done: done, total: entries.count))
+            progress(ImportProgress(done: done, total: total))
         }
     }
 
@@ -76,6 +78,12 @@ final class EntryWriter {
             return 0
         }
         var body = e.body
+        // A zone once inferred from the import's zone stays (importing again elsewhere changes nothing).
+        let key = DayOneMapping.inferredTimeZoneKey
+        if let current, body.extra[text: key] == .text("import"), current.body.extra[text: key] == .text("import"), !current.body.timeZone.isEmpty {
+            body.timeZone = current.body.timeZone
+            body.utcOffsetSeconds = ImportDates.utcOffsetSeconds(timeZone: body.timeZone, at: body.created)
+        }
         var written = 0
         var drop = Set<Int>()
         for (index, path, dropIfUnreadable) in e.files {
@@ -87,14 +95,7 @@ final class EntryWriter {
                 body.attachments[index].blob = blob
                 continue
             }
-            let stream: any ExportStream
-            do { stream = try files.open(path) } catch { throw Retry(path: path, reason: "\(error)") }
-            let source = ExportByteSource(stream, name: path)
-            let stored: StoredBlob
-            do { stored = try tx.storeAttachment(from: source, mediaType: body.attachments[index].mediaType) } catch {
-                if let failure = source.failure { throw Retry(path: path, reason: "\(failure)") }
-                throw error
-            }
+            let stored = try storeExportFile(files, path, mediaType: body.attachments[index].mediaType, tx: tx)
             if case .stored = stored {
                 pending.attachmentsStored += 1
                 written += 1

@@ -1,4 +1,5 @@
 import Foundation
+import Quire
 import QuireFormat
 import QuireSystem
 import QuireZip
@@ -11,21 +12,9 @@ protocol ExportFiles: AnyObject {
     /// Files refused (unsafe names), with the reason.
     var refused: [SkippedItem] { get }
     /// Opens `path` for reading from the start.
-    func open(_ path: String) throws -> any ExportStream
+    func open(_ path: String) throws -> any ByteSource
     /// True when the source is one file given by itself (not a folder or ZIP).
     var isSingleFile: Bool { get }
-}
-
-/// Bytes of one export file, read in order.
-protocol ExportStream: AnyObject {
-    /// Reads up to `buffer.count` bytes; 0 at the end.
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
-}
-
-final class ZipStream: ExportStream {
-    let member: ZipMemberReader
-    init(_ member: ZipMemberReader) { self.member = member }
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try member.read(into: buffer) }
 }
 
 /// An export packed in a ZIP archive.
@@ -45,9 +34,9 @@ final class ZipExportFiles: ExportFiles {
         refused = zip.refused.map { SkippedItem(item: $0.name, reason: $0.error.description) }
     }
 
-    func open(_ path: String) throws -> any ExportStream {
+    func open(_ path: String) throws -> any ByteSource {
         guard let m = byName[path] else { throw ZipError.io(name: path, reason: "no such member") }
-        return ZipStream(try zip.open(m))
+        return try zip.open(m)
     }
 }
 
@@ -89,33 +78,52 @@ final class FolderExportFiles: ExportFiles {
         isSingleFile = true
     }
 
-    func open(_ path: String) throws -> any ExportStream {
-        FileStream(try FileByteSource(path: root + "/" + path))
+    func open(_ path: String) throws -> any ByteSource {
+        try FileByteSource(path: root + "/" + path)
     }
 }
 
-final class FileStream: ExportStream {
-    let source: FileByteSource
-    init(_ source: FileByteSource) { self.source = source }
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try source.read(into: buffer) }
+/// Why reading an export file failed, in words: for a ZIP member the ZIP
+/// error itself (libzip's reason, the limit passed), else `error`.
+func readFailure(_ source: any ByteSource, _ error: any Error) -> String {
+    if let member = source as? ZipMemberReader, let failure = member.failure { return failure.description }
+    return "\(error)"
 }
 
-/// Feeds an export file to ``VaultTransaction/storeAttachment(from:mediaType:)``,
-/// keeping the error that stopped it.
-final class ExportByteSource: ByteSource {
-    let stream: any ExportStream
-    let name: String
-    private(set) var failure: (any Error)?
-
-    init(_ stream: any ExportStream, name: String) {
-        self.stream = stream
-        self.name = name
+/// Stores an export file through ``VaultTransaction/storeAttachment(from:mediaType:)``,
+/// telling the file's failure (the import skips that file and redoes the
+/// commit without it) from the vault's (which stops the import).
+///
+/// - Throws: ``SourceFailure`` when reading the file failed; the vault's error otherwise.
+func storeExportFile(_ files: any ExportFiles, _ path: String, mediaType: String, tx: VaultTransaction) throws -> StoredBlob {
+    let source: any ByteSource
+    do { source = try files.open(path) } catch { throw SourceFailure(path: path, reason: "\(error)") }
+    var failed: FormatError?
+    let watched = WatchedSource(source) { failed = $0 }
+    do { return try tx.storeAttachment(from: watched, mediaType: mediaType) } catch {
+        if let failed { throw SourceFailure(path: path, reason: readFailure(source, failed)) }
+        throw error
     }
+}
 
+/// An export file that could not be read: its path and why.
+struct SourceFailure: Error {
+    let path: String
+    let reason: String
+}
+
+/// Passes reads through and reports the error that stopped them.
+private final class WatchedSource: ByteSource {
+    let source: any ByteSource
+    let failed: (FormatError) -> Void
+    init(_ source: any ByteSource, failed: @escaping (FormatError) -> Void) {
+        self.source = source
+        self.failed = failed
+    }
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
-        do { return try stream.read(into: buffer) } catch {
-            failure = error
-            throw .io(SystemError(operation: "read", path: name, code: 5))
+        do { return try source.read(into: buffer) } catch {
+            failed(error)
+            throw error
         }
     }
 }

@@ -1,4 +1,5 @@
 public import Quire
+import QuireDayOne
 import Foundation
 import QuireSystem
 import QuireZip
@@ -86,6 +87,11 @@ public struct ImportReport: Sendable, Equatable {
     /// the file expected: the entry itself was imported, keeping the
     /// item's metadata (counted in ``attachmentsMissing``).
     public var missingMedia: [SkippedItem] = []
+    /// What the import decided on the person's behalf, entry by entry: a
+    /// time zone inferred (`Spec/import.md §4`), a link to an entry that is
+    /// neither in the export nor in the vault kept as written (§3.4). The
+    /// entries were imported; these say how to read them.
+    public var notes: [SkippedItem] = []
     public init() {}
 }
 
@@ -126,7 +132,8 @@ public func importJournal(
         let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
         switch format {
         case .dayOne:
-            return try DayOneImporter(vault: vault, files: files, progress: progress).run(source: path, singleFile: files.isSingleFile)
+            let zone = options.timeZone ?? TimeZone.current.identifier
+            return try DayOneImporter(vault: vault, files: files, defaultTimeZone: zone, progress: progress).run(source: path, singleFile: files.isSingleFile)
         case .dayOneClassic:
             var journal = options.journal ?? "Journal"
             if options.journal == nil {
@@ -136,7 +143,8 @@ public func importJournal(
                     journal = url.deletingLastPathComponent().deletingPathExtension().lastPathComponent
                 }
             }
-            return try ClassicImporter.run(source: path, files: files, journal: journal, vault: vault, progress: progress)
+            let zone = options.timeZone ?? TimeZone.current.identifier
+            return try ClassicImporter.run(source: path, files: files, journal: journal, defaultTimeZone: zone, vault: vault, progress: progress)
         case .jrnl:
             let zone = options.timeZone ?? TimeZone.current.identifier
             return try JrnlImporter.run(source: path, files: files, journal: options.journal ?? name, timeZone: zone, vault: vault, progress: progress)
@@ -149,7 +157,9 @@ public func importJournal(
 /// Choices for an import.
 public struct ImportOptions: Sendable, Equatable {
     /// The IANA zone in which to read times that carry no zone (jrnl's
-    /// `date` and `time`); nil: the system's current zone.
+    /// `date` and `time`), and the zone of Day One entries that name none
+    /// usable, neither themselves nor in their location (`Spec/import.md
+    /// §4`); nil: the system's current zone.
     public var timeZone: String?
     /// The journal name for formats that do not name one (jrnl); nil: the
     /// file name without its extension.

@@ -1,5 +1,7 @@
 import Foundation
 import Quire
+import QuireDayOne
+import QuireMarkdown
 
 /// Imports a folder in the Markdown export's shape (`Spec/export-json.md §3`,
 /// `Spec/import.md §10`): `YYYY/MM/*.md` files whose front matter holds
@@ -57,9 +59,42 @@ enum MarkdownImporter {
             let first = report.skipped.first { $0.item.lowercased().hasSuffix(".md") }.map { "; \($0.item): \($0.reason)" } ?? ""
             throw .unreadableSource(path: source, reason: "\(expected): none of its \(markdownFiles) .md files is a Quire Markdown entry\(first)")
         }
+        // Links between entries: the export wrote each `quire-entry://` link
+        // as the relative path of that entry's file; read them back.
+        var idOfPath: [String: EntryID] = [:]
+        for p in prepared { idOfPath[p.label] = p.id }
+        for k in prepared.indices { prepared[k].body.text = entryLinks(prepared[k].body.text, from: prepared[k].label, ids: idOfPath) }
         let writer = EntryWriter(vault: vault, files: files, report: report, progress: progress)
-        try writer.write(prepared)
+        try writer.write(prepared, total: prepared.count)
         return writer.report
+    }
+
+    /// `text` with each relative path (`../../YYYY/MM/<name>.md`) to a file
+    /// of the folder holding an entry replaced by that entry's
+    /// `quire-entry://` link (`Spec/export-json.md §3.2`).
+    static func entryLinks(_ text: String, from file: String, ids: [String: EntryID]) -> String {
+        let b = Array(text.utf8)
+        let start = Array("../../".utf8)
+        guard b.count > start.count else { return text }
+        func isPathByte(_ c: UInt8) -> Bool { MomentLink.isIdentifierByte(c) || c == UInt8(ascii: ".") || c == UInt8(ascii: "/") }
+        var out: [UInt8] = []
+        var at = 0
+        var i = 0
+        while i + start.count <= b.count {
+            guard b[i] == start[0], b[i..<i + start.count].elementsEqual(start), i == 0 || !isPathByte(b[i - 1]) else { i += 1; continue }
+            var j = i
+            while j < b.count, isPathByte(b[j]) { j += 1 }
+            let relative = String(decoding: b[i..<j], as: UTF8.self)
+            if relative.hasSuffix(".md"), let target = resolve(relative, from: file), let id = ids[target] {
+                out += b[at..<i]
+                out += Array(EntryLinks.entryLink(id.bytes).utf8)
+                at = j
+            }
+            i = j
+        }
+        guard at > 0 else { return text }
+        out += b[at...]
+        return String(decoding: out, as: UTF8.self)
     }
 
     struct Parsed {
@@ -135,8 +170,8 @@ enum MarkdownImporter {
         var refs: [(AttachmentReference, String?)] = []
         var textOut = bodyText
         for case .map(let a) in attachments {
-            let id = bytesFromHex(string(a[text: "id"])) ?? []
-            guard let blobBytes = bytesFromHex(string(a[text: "blob"])), blobBytes.count == BlobID.byteCount else {
+            let id = bytes(fromHex: string(a[text: "id"])) ?? []
+            guard let blobBytes = bytes(fromHex: string(a[text: "blob"])), blobBytes.count == BlobID.byteCount else {
                 throw Problem(description: "an attachment has no blob id")
             }
             let ref = AttachmentReference(
@@ -144,7 +179,7 @@ enum MarkdownImporter {
                 fileName: string(a[text: "name"]), extra: map(a[text: "extra"]), unknownFields: map(a[text: "unknownFields"]))
             let p = a[text: "path"].flatMap { if case .text(let s) = $0 { s } else { nil } }
             // The export wrote the media path in place of each link; put the link back.
-            if let p, !id.isEmpty { textOut = textOut.replacingOccurrences(of: p, with: DayOneMapping.attachmentLinkPrefix + hexString(id)) }
+            if let p, !id.isEmpty { textOut = textOut.replacingOccurrences(of: p, with: DayOneMapping.attachmentLinkPrefix + hex(id)) }
             refs.append((ref, p))
         }
         body.text = textOut

@@ -6,7 +6,9 @@ import QuireExport
 /// contents. Memory: one date per entry and one row per month.
 struct BookPlan {
     let entries: EntryCatalog
-    let dates: [CivilDate]
+    let dates: [LocalTime]
+    /// The language the book is printed in (headings, contents, dates).
+    let locale: BookLocale
     /// Year × 100 + month, ascending, one per month that has an entry.
     let months: [Int]
     let title: String
@@ -15,23 +17,27 @@ struct BookPlan {
     /// revisions was written (its hybrid logical clock), else when the
     /// profile was, so the same vault gives the same bytes.
     let documentDate: Int64
+    /// The ids (lowercase hex) of the entries in the book, which links to
+    /// entries may point at (32 bytes each).
+    let entryIDs: Set<String>
 
-    init(entries selected: EntryCatalog, title: String, profileClock: HybridLogicalClock?) {
+    init(entries selected: EntryCatalog, title: String, profileClock: HybridLogicalClock?, locale: BookLocale) {
         entries = selected
-        dates = entries.map {
-            CivilDate(entry: EntryDateFields(created: $0.body.created, timeZone: $0.body.timeZone, utcOffsetSeconds: $0.body.utcOffsetSeconds))
-        }
+        self.locale = locale
+        dates = entries.map { LocalTime(of: $0.body) }
         months = Array(Set(dates.map { $0.year * 100 + $0.month })).sorted()
+        entryIDs = Set(selected.ids.map { hex($0.bytes) })
         self.title = title
         let latest = entries.map(\.revision.clock).max() ?? profileClock ?? HybridLogicalClock(rawValue: 0)
         documentDate = Int64(latest.milliseconds)
     }
 
-    /// "11 January 1660 – 10 June 1669", or one date, or "" for no entries.
+    /// "11 January 1660 – 10 June 1669" (in the book's locale), or one
+    /// date, or "" for no entries.
     var dateRange: String {
-        guard let first = dates.min(), let last = dates.max() else { return "" }
-        return first.year == last.year && first.month == last.month && first.day == last.day
-            ? first.mediumDate : "\(first.mediumDate) – \(last.mediumDate)"
+        func key(_ t: LocalTime) -> (Int, Int, Int, Int, Int) { (t.year, t.month, t.day, t.hour, t.minute) }
+        guard let first = dates.min(by: { key($0) < key($1) }), let last = dates.max(by: { key($0) < key($1) }) else { return "" }
+        return first.dateString == last.dateString ? locale.date(first) : "\(locale.date(first)) – \(locale.date(last))"
     }
 
     /// The rows of the table of contents, split into pages. The first page
@@ -69,3 +75,12 @@ struct BookPlan {
     }
 }
 
+
+/// Formats milliseconds since 1970 UTC as a PDF metadata date, `YYYY-MM-DDThh:mm:ssZ`.
+func pdfMetadataDate(milliseconds: Int64) -> String {
+    let d = LocalTime(milliseconds: milliseconds, offsetSeconds: 0)
+    func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+    var year = String(max(0, min(9999, d.year)))
+    while year.count < 4 { year = "0" + year }
+    return "\(year)-\(two(d.month))-\(two(d.day))T\(two(d.hour)):\(two(d.minute)):00Z"
+}

@@ -1,6 +1,7 @@
 import CPangoCairo
 import Quire
 import QuireExport
+import QuireMarkdown
 
 /// Draws a ``BookPlan``: title page, contents, entries. Runs the layout
 /// twice (see ``Typesetter``): the first pass finds the page of every
@@ -30,7 +31,7 @@ final class BookRenderer {
         progress(ExportProgress(done: 0, total: plan.entries.count))
         // Pass 1: measure.
         do {
-            let t = Typesetter()
+            let t = Typesetter(language: plan.locale.identifier)
             t.counts = false
             bodyLineHeight = measureBodyLine(t)
             for _ in 0..<firstBodyPage { t.newPage() }
@@ -49,7 +50,11 @@ final class BookRenderer {
         cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_MOD_DATE, date)
         let cr = cairo_create(surface)!
         defer { cairo_destroy(cr) }
-        let t = Typesetter()
+        // The whole book is one structure element: cairo 1.16.0 (Debian 12)
+        // writes a broken cross-reference table for link annotations that
+        // sit in no structure element (qpdf --check reports the damage).
+        cairo_tag_begin(cr, "Document", nil)
+        let t = Typesetter(language: plan.locale.identifier)
         t.cr = cr
         titlePage(t)
         contentsPages(t)
@@ -61,6 +66,7 @@ final class BookRenderer {
             let status = cairo_status(cr)
             if status != CAIRO_STATUS_SUCCESS { throw .cairo(String(cString: cairo_status_to_string(status))) }
         }
+        cairo_tag_end(cr, "Document")
         t.finishPage()
         report.pages = t.page
         report.entries = plan.entries.count
@@ -88,9 +94,9 @@ final class BookRenderer {
         t.skip(Page.textHeight * 0.28)
         let count = plan.entries.count
         let lines: [(String, String, Double)] = [
-            (escapeMarkup(MarkdownMarkup.sanitized(Self.shortTitle(plan.title))), BookFont.title, 18),
+            (escapeMarkup(BookMarkup.sanitized(Self.shortTitle(plan.title), keepNewlines: false)), BookFont.title, 18),
             (escapeMarkup(plan.dateRange), BookFont.subtitle, 8),
-            (count == 1 ? "1 entry" : "\(grouped(count)) entries", BookFont.subtitle, 0),
+            (escapeMarkup(plan.locale.entryCount(count)), BookFont.subtitle, 0),
         ]
         for (markup, font, after) in lines where !markup.isEmpty {
             let l = t.layout(markup: markup, font: font, alignment: PANGO_ALIGN_CENTER)
@@ -115,7 +121,7 @@ final class BookRenderer {
             if n > 0 { t.newPage() }
             var y = Page.marginTop
             if n == 0 {
-                let l = t.layout(markup: "Contents", font: BookFont.contentsTitle)
+                let l = t.layout(markup: escapeMarkup(plan.locale.contents), font: BookFont.contentsTitle)
                 cairo_set_source_rgb(cr, 0, 0, 0)
                 cairo_move_to(cr, Page.marginLeft, y)
                 pango_cairo_show_layout(cr, l)
@@ -123,7 +129,7 @@ final class BookRenderer {
                 y += BookPlan.contentsTitleHeight
             }
             if plan.entries.isEmpty {
-                let l = t.layout(markup: "No entries.", font: BookFont.contentsMonth)
+                let l = t.layout(markup: escapeMarkup(plan.locale.noEntries), font: BookFont.contentsMonth)
                 cairo_move_to(cr, Page.marginLeft, y)
                 pango_cairo_show_layout(cr, l)
                 t.release(l)
@@ -137,8 +143,7 @@ final class BookRenderer {
                     pango_cairo_show_layout(cr, l)
                     t.release(l)
                 case .month(let key):
-                    let name = CivilDate.monthNames[key % 100 - 1]
-                    let l = t.layout(markup: name, font: BookFont.contentsMonth)
+                    let l = t.layout(markup: escapeMarkup(plan.locale.monthName(key % 100)), font: BookFont.contentsMonth)
                     cairo_set_source_rgb(cr, 0, 0, 0)
                     cairo_move_to(cr, Page.marginLeft + 14, y)
                     pango_cairo_show_layout(cr, l)
@@ -156,7 +161,7 @@ final class BookRenderer {
 
     /// The PDF outline (bookmarks): contents, then years with their months.
     private func outline(_ surface: OpaquePointer) {
-        _ = cairo_pdf_surface_add_outline(surface, Int32(CAIRO_PDF_OUTLINE_ROOT), "Contents", "page=2", cairo_pdf_outline_flags_t(0))
+        _ = cairo_pdf_surface_add_outline(surface, Int32(CAIRO_PDF_OUTLINE_ROOT), plan.locale.contents, "page=2", cairo_pdf_outline_flags_t(0))
         var yearID: Int32 = 0
         var lastYear: Int?
         for key in plan.months {
@@ -165,7 +170,7 @@ final class BookRenderer {
                 lastYear = key / 100
                 yearID = cairo_pdf_surface_add_outline(surface, Int32(CAIRO_PDF_OUTLINE_ROOT), "\(key / 100)", "page=\(page)", cairo_pdf_outline_flags_t(0))
             }
-            _ = cairo_pdf_surface_add_outline(surface, yearID, CivilDate.monthNames[key % 100 - 1], "page=\(page)", cairo_pdf_outline_flags_t(0))
+            _ = cairo_pdf_surface_add_outline(surface, yearID, plan.locale.monthName(key % 100), "page=\(page)", cairo_pdf_outline_flags_t(0))
         }
     }
 
@@ -177,7 +182,7 @@ final class BookRenderer {
         let date = plan.dates[index]
 
         // Heading: the date, then time, zone, place and tags, kept with two body lines.
-        let heading = t.layout(markup: escapeMarkup(date.longDate), font: BookFont.entryHeading)
+        let heading = t.layout(markup: escapeMarkup(plan.locale.longDate(date)), font: BookFont.entryHeading)
         defer { t.release(heading) }
         let meta = t.layout(markup: escapeMarkup(metaLine(body, date)), font: BookFont.meta)
         defer { t.release(meta) }
@@ -186,23 +191,21 @@ final class BookRenderer {
             let key = date.year * 100 + date.month
             monthPages[key] = min(monthPages[key] ?? Int.max, t.page)
         }
+        t.destination("e" + hex(snapshot.id.bytes))
         t.place(heading)
         t.place(meta, gray: 0.35)
         t.skip(6)
 
         var shown = Set<Int>()
-        for block in MarkdownMarkup.blocks(body.text) {
+        for block in BookMarkup.blocks(body.text, linkedEntryLabel: plan.locale.linkedEntry) {
             switch block {
-            case .paragraph(let markup):
-                let l = t.layout(markup: markup, font: BookFont.body, justify: true)
-                t.flow(l)
-                t.release(l)
-                t.skip(4)
-            case .heading(let level, let markup):
-                let l = t.layout(markup: markup, font: BookFont.markdownHeading(level))
+            case .text(let text):
+                self.text(text, t)
+            case .heading(let level, let text):
+                let l = t.layout(markup: text.markup, font: BookFont.markdownHeading(level))
                 t.skip(4)
                 t.ensureSpace(t.height(l) + 2 * bodyLineHeight)
-                t.place(l)
+                t.place(l, links: resolved(text.links))
                 t.release(l)
                 t.skip(3)
             case .image(let referenceID):
@@ -210,6 +213,25 @@ final class BookRenderer {
                     shown.insert(n)
                     attachment(body.attachments[n], t, drawing: drawing)
                 }
+            case .code(let markup, let indent):
+                let l = t.layout(markup: markup, font: BookFont.code, width: Page.textWidth - indent - 8)
+                t.flow(l, x: Page.marginLeft + indent + 8, gray: 0.15)
+                t.release(l)
+                t.skip(5)
+            case .rule(let indent):
+                t.skip(4)
+                t.ensureSpace(6)
+                if let cr = t.cr {
+                    cairo_set_source_rgb(cr, 0.55, 0.55, 0.55)
+                    cairo_set_line_width(cr, 0.5)
+                    let left = Page.marginLeft + indent + Page.textWidth * 0.3
+                    cairo_move_to(cr, left, t.y + 3)
+                    cairo_line_to(cr, Page.marginLeft + Page.textWidth * 0.7 + indent * 0.3, t.y + 3)
+                    cairo_stroke(cr)
+                }
+                t.skip(10)
+            case .table(let rows, let hasHeader, let alignments, let indent):
+                table(rows, hasHeader: hasHeader, alignments: alignments, indent: indent, t)
             }
         }
         for (n, reference) in body.attachments.enumerated() where !shown.contains(n) {
@@ -218,24 +240,110 @@ final class BookRenderer {
         t.skip(16)
     }
 
-    private func metaLine(_ body: EntryBody, _ date: CivilDate) -> String {
+    /// Running text: a paragraph (justified), a list item (its marker hung
+    /// in the margin before it) or text in a quotation (italic, grey, with a
+    /// rule at its left).
+    private func text(_ text: BookText, _ t: Typesetter) {
+        let x = Page.marginLeft + text.indent
+        let width = Page.textWidth - text.indent
+        var markup = text.markup
+        if text.quoted { markup = "<i>" + markup + "</i>" }
+        let gray = text.quoted ? 0.25 : 0
+        let l = t.layout(markup: markup, font: BookFont.body, width: width, justify: text.justified)
+        defer { t.release(l) }
+        if !text.marker.isEmpty {
+            // The marker sits left of the text, on its first line.
+            t.ensureSpace(min(t.height(l), 2 * bodyLineHeight))
+            let marker = t.layout(markup: text.marker, font: BookFont.body, width: BookMarkup.indentStep - 2, alignment: PANGO_ALIGN_RIGHT)
+            if let cr = t.cr {
+                cairo_set_source_rgb(cr, gray, gray, gray)
+                cairo_move_to(cr, x - BookMarkup.indentStep - 2, t.y)
+                pango_cairo_show_layout(cr, marker)
+            }
+            t.release(marker)
+        }
+        let top = t.y
+        let page = t.page
+        t.flow(l, x: x, gray: gray, links: resolved(text.links))
+        if text.quoted, let cr = t.cr, t.page == page {
+            cairo_set_source_rgb(cr, 0.7, 0.7, 0.7)
+            cairo_set_line_width(cr, 1.2)
+            cairo_move_to(cr, x - 8, top + 2)
+            cairo_line_to(cr, x - 8, t.y - 2)
+            cairo_stroke(cr)
+        }
+        t.skip(text.justified ? 4 : 2)
+    }
+
+    /// A table: columns of equal width across the text block, cells wrapped,
+    /// thin rules between cells, the header row in bold; a row never splits
+    /// across pages unless it is taller than one.
+    private func table(
+        _ rows: [[BookText]], hasHeader: Bool, alignments: [MarkdownDocument.Table.Alignment], indent: Double, _ t: Typesetter
+    ) {
+        guard let columns = rows.map(\.count).max(), columns > 0 else { return }
+        let left = Page.marginLeft + indent
+        let columnWidth = (Page.textWidth - indent) / Double(columns)
+        let pad = 3.0
+        t.skip(3)
+        for row in rows {
+            let layouts = (0..<columns).map { i -> OpaquePointer in
+                let align: PangoAlignment
+                switch i < alignments.count ? alignments[i] : .none {
+                case .center: align = PANGO_ALIGN_CENTER
+                case .right: align = PANGO_ALIGN_RIGHT
+                default: align = PANGO_ALIGN_LEFT
+                }
+                return t.layout(markup: i < row.count ? row[i].markup : "", font: BookFont.tableCell, width: columnWidth - 2 * pad, alignment: align)
+            }
+            let height = (layouts.map { t.height($0) }.max() ?? 0) + 2 * pad
+            t.ensureSpace(height)
+            let top = t.y
+            for (i, l) in layouts.enumerated() {
+                if let cr = t.cr {
+                    cairo_set_source_rgb(cr, 0, 0, 0)
+                    cairo_move_to(cr, left + Double(i) * columnWidth + pad, top + pad)
+                    pango_cairo_show_layout(cr, l)
+                    cairo_set_source_rgb(cr, 0.6, 0.6, 0.6)
+                    cairo_set_line_width(cr, 0.5)
+                    cairo_rectangle(cr, left + Double(i) * columnWidth, top, columnWidth, min(height, Page.textBottom - top))
+                    cairo_stroke(cr)
+                }
+                t.release(l)
+            }
+            t.skip(height)
+        }
+        t.skip(6)
+    }
+
+    /// Links to entries the book holds, and outside links; a link to an
+    /// entry not in the book is dropped (its text stays).
+    private func resolved(_ links: [BookLink]) -> [BookLink] {
+        links.filter { if case .entry(let id) = $0.target { plan.entryIDs.contains(id) } else { true } }
+    }
+
+    private func metaLine(_ body: EntryBody, _ date: LocalTime) -> String {
         var parts: [String] = []
-        if !body.isAllDay { parts.append(date.timeOfDay) }
+        if !body.isAllDay { parts.append(plan.locale.time(date)) }
         if !body.timeZone.isEmpty {
             parts.append(body.timeZone)
         } else {
-            let offset = CivilDate.offset(of: EntryDateFields(created: body.created, timeZone: body.timeZone, utcOffsetSeconds: body.utcOffsetSeconds))
+            let offset = LocalTime.offset(of: body)
             parts.append(offset == 0 ? "UTC" : "UTC" + (offset < 0 ? "−" : "+") + "\(abs(offset) / 3600)" + (abs(offset) % 3600 == 0 ? "" : ":\(abs(offset) % 3600 / 60)"))
         }
-        if let place = body.location?.placeName, !place.isEmpty { parts.append(place) }
+        if let location = body.location {
+            let place = EntryDisplay.place(location)
+            if !place.isEmpty { parts.append(place) }
+        }
+        if let mood = body.mood { parts.append(plan.locale.mood(mood)) }
         if !body.tags.isEmpty { parts.append(body.tags.map { "#" + $0 }.joined(separator: " ")) }
-        return MarkdownMarkup.sanitized(parts.joined(separator: " · "))
+        return BookMarkup.sanitized(parts.joined(separator: " · "), keepNewlines: false)
     }
 
     private func attachment(_ reference: AttachmentReference, _ t: Typesetter, drawing: Bool) {
         guard Photo.kind(of: reference) != nil, let photo = Photo.load(reference, from: vault) else {
             let what = reference.fileName.isEmpty ? reference.mediaType : "\(reference.fileName) (\(reference.mediaType))"
-            let l = t.layout(markup: escapeMarkup(MarkdownMarkup.sanitized("Attachment not shown: \(what)")), font: BookFont.meta)
+            let l = t.layout(markup: escapeMarkup(BookMarkup.sanitized(plan.locale.attachmentNotShown(what), keepNewlines: false)), font: BookFont.meta)
             t.place(l, gray: 0.35)
             t.release(l)
             t.skip(4)
@@ -271,20 +379,4 @@ final class BookRenderer {
     }
 }
 
-func hex(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef".unicodeScalars)
-    var s = String.UnicodeScalarView()
-    for b in bytes { s.append(digits[Int(b >> 4)]); s.append(digits[Int(b & 15)]) }
-    return String(s)
-}
 
-/// 3413 → "3,413".
-func grouped(_ n: Int) -> String {
-    let digits = String(n)
-    var out = ""
-    for (i, c) in digits.enumerated() {
-        if i > 0, (digits.count - i) % 3 == 0 { out.append(",") }
-        out.append(c)
-    }
-    return out
-}

@@ -69,10 +69,10 @@ enum PDFBookError: Error {
 ///   cannot be read, ``ExportError/cannotWrite(path:reason:)`` when the file
 ///   cannot be written or cairo fails; nothing is left at `path` on failure.
 public func exportPDFBook(
-    _ vault: Vault, to path: String, filter: ExportFilter = ExportFilter(),
+    _ vault: Vault, to path: String, filter: ExportFilter = ExportFilter(), locale: String? = nil,
     progress: (ExportProgress) -> Void = { _ in }
 ) throws(ExportError) -> ExportReport {
-    let book = try writePDFBook(vault, to: path, filter: filter, progress: progress)
+    let book = try writePDFBook(vault, to: path, filter: filter, locale: locale, progress: progress)
     var report = ExportReport()
     report.entries = book.entries
     report.attachments = book.distinctPhotos
@@ -108,10 +108,13 @@ public func exportPDFBook(
 ///   (mode 0600), is fsynced and renamed to `path`; on failure it is removed.
 ///
 /// - Progress: `done` 0 before the measuring pass, then each entry drawn.
+/// - Language: headings, the contents page and dates are in `locale`
+///   (a BCP 47 or ICU identifier), else the profile's `settings["locale"]`,
+///   else the system's (``BookLocale``).
 ///
 /// - Throws: ``ExportError/vault(_:)``, ``ExportError/cannotWrite(path:reason:)``.
 public func writePDFBook(
-    _ vault: Vault, to path: String, filter: ExportFilter = ExportFilter(),
+    _ vault: Vault, to path: String, filter: ExportFilter = ExportFilter(), locale: String? = nil,
     progress: (ExportProgress) -> Void = { _ in }
 ) throws(ExportError) -> PDFBookReport {
     // Memory independent of the journal's size: no entry body is kept.
@@ -122,7 +125,7 @@ public func writePDFBook(
     let profile: Profile?
     do { profile = try vault.profile() } catch { throw .vault(error) }
     let name = profile?.name.isEmpty == false ? profile!.name : "Journal"
-    let plan = BookPlan(entries: selected, title: name, profileClock: profile?.clock)
+    let plan = BookPlan(entries: selected, title: name, profileClock: profile?.clock, locale: BookLocale.forVault(vault, option: locale))
     let output: PDFOutput
     do { output = try PDFOutput(path: path) } catch { throw .cannotWrite(path: path, reason: error.description) }
     var report: PDFBookReport

@@ -1,5 +1,10 @@
 import CPangoCairo
 
+extension String {
+    /// `zh_Hans_CN` → `zh-Hans-CN`, the form pango's language tags take.
+    func replacingUnderscores() -> String { String(map { $0 == "_" ? "-" : $0 }) }
+}
+
 /// A5 page geometry in PDF points (1/72 inch).
 enum Page {
     static let width = 419.53
@@ -28,6 +33,8 @@ enum BookFont {
     static let contentsTitle = "\(families) Bold 18"
     static let contentsYear = "\(families) Bold 11"
     static let contentsMonth = "\(families) 10.5"
+    static let code = "Noto Sans Mono, \(families) 9"
+    static let tableCell = "\(families) 9.5"
     static func markdownHeading(_ level: Int) -> String {
         "\(families) Bold \([15, 13.5, 12, 11, 10.5, 10.5][max(0, min(5, level - 1))])"
     }
@@ -63,7 +70,9 @@ final class Typesetter {
     /// Markup strings pango refused (then set as plain text); 0 unless this code has a bug.
     private(set) var markupFallbacks = 0
 
-    init() {
+    /// A typesetter for text in `language` (BCP 47 or ICU identifier; it
+    /// picks the regional forms of Han characters, for one).
+    init(language: String = "en") {
         fontMap = pango_cairo_font_map_new()
         pango_cairo_font_map_set_resolution(OpaquePointer(fontMap), 72)
         context = pango_font_map_create_context(fontMap)
@@ -75,7 +84,7 @@ final class Typesetter {
         cairo_font_options_destroy(options)
         pango_cairo_context_set_resolution(context, 72)
         pango_context_set_round_glyph_positions(context, 0)
-        pango_context_set_language(context, pango_language_from_string("en"))
+        pango_context_set_language(context, pango_language_from_string(language.replacingUnderscores()))
         pango_context_set_base_dir(context, PANGO_DIRECTION_LTR)
     }
 
@@ -98,11 +107,12 @@ final class Typesetter {
     /// The caller releases it with ``release(_:)``.
     func layout(
         markup: String, font spec: String, width: Double = Page.textWidth, alignment: PangoAlignment = PANGO_ALIGN_LEFT,
-        justify: Bool = false, lineSpacing: Float = 1.25
+        justify: Bool = false, lineSpacing: Float = 1.25, hanging: Double = 0
     ) -> OpaquePointer {
         let layout = pango_layout_new(context)!
         pango_layout_set_font_description(layout, font(spec))
         pango_layout_set_width(layout, Int32(width * Double(PANGO_SCALE)))
+        if hanging > 0 { pango_layout_set_indent(layout, Int32(-hanging * Double(PANGO_SCALE))) }
         pango_layout_set_wrap(layout, PANGO_WRAP_WORD_CHAR)
         pango_layout_set_alignment(layout, alignment)
         pango_layout_set_justify(layout, justify ? 1 : 0)
@@ -193,6 +203,54 @@ final class Typesetter {
         return Double(y1 - y0) / Double(PANGO_SCALE)
     }
 
+    /// Link areas (cairo `Link` tags) for the parts of `links` on `line`,
+    /// drawn with its left edge at `x` and its top at `top`.
+    private func tagLinks(_ links: [BookLink], line: UnsafeMutablePointer<PangoLayoutLine>, x: Double, top: Double, height: Double) {
+        guard let cr else { return }
+        let start = Int(line.pointee.start_index)
+        let end = start + Int(line.pointee.length)
+        for link in links where link.range.lowerBound < end && link.range.upperBound > start {
+            var ranges: UnsafeMutablePointer<Int32>?
+            var count: Int32 = 0
+            pango_layout_line_get_x_ranges(
+                line, Int32(max(start, link.range.lowerBound)), Int32(min(end, link.range.upperBound)), &ranges, &count)
+            guard let ranges else { continue }
+            defer { g_free(ranges) }
+            for k in 0..<Int(count) {
+                let left = x + Double(ranges[2 * k]) / Double(PANGO_SCALE)
+                let width = Double(ranges[2 * k + 1] - ranges[2 * k]) / Double(PANGO_SCALE)
+                guard width > 0 else { continue }
+                let rect = "rect=[\(points(left)) \(points(top)) \(points(width)) \(points(height))]"
+                let attributes: String
+                switch link.target {
+                case .entry(let id): attributes = "\(rect) dest='e\(id)'"
+                case .uri(let uri): attributes = "\(rect) uri='\(Self.quotedAttribute(uri))'"
+                }
+                cairo_tag_begin(cr, CAIRO_TAG_LINK, attributes)
+                cairo_tag_end(cr, CAIRO_TAG_LINK)
+            }
+        }
+    }
+
+    /// A cairo tag attribute string's contents: `\` and `'` escaped.
+    static func quotedAttribute(_ s: String) -> String {
+        var out = ""
+        for c in s.unicodeScalars {
+            if c == "\\" || c == "'" { out += "\\" }
+            out.unicodeScalars.append(c)
+        }
+        return out
+    }
+
+    /// Marks the current position as the destination `name` (an entry's heading).
+    func destination(_ name: String) {
+        guard let cr else { return }
+        cairo_tag_begin(cr, CAIRO_TAG_DEST, "name='\(name)' x=\(points(Page.marginLeft)) y=\(points(y))")
+        cairo_tag_end(cr, CAIRO_TAG_DEST)
+    }
+
+    private func points(_ v: Double) -> String { String(Double(Int((v * 100).rounded())) / 100) }
+
     // MARK: Pages
 
     /// Starts a new page (finishing the current one).
@@ -226,25 +284,20 @@ final class Typesetter {
     }
 
     /// Draws a layout whole at the current position (after a page break if
-    /// it does not fit), then moves below it.
+    /// it does not fit), then moves below it; `links` become link areas.
     /// A layout taller than a page is flowed instead, so nothing falls off the page.
-    func place(_ layout: OpaquePointer, x: Double = Page.marginLeft, gray: Double = 0) {
+    func place(_ layout: OpaquePointer, x: Double = Page.marginLeft, gray: Double = 0, links: [BookLink] = []) {
         if height(layout) > Page.textHeight {
-            flow(layout, x: x, gray: gray)
+            flow(layout, x: x, gray: gray, links: links)
             return
         }
         ensureSpace(height(layout))
-        if let cr {
-            cairo_set_source_rgb(cr, gray, gray, gray)
-            cairo_move_to(cr, x, y)
-            pango_cairo_show_layout(cr, layout)
-        }
-        y += height(layout)
+        flow(layout, x: x, gray: gray, links: links)
     }
 
     /// Draws a layout line by line, breaking the page between lines where
     /// it does not fit.
-    func flow(_ layout: OpaquePointer, x: Double = Page.marginLeft, gray: Double = 0) {
+    func flow(_ layout: OpaquePointer, x: Double = Page.marginLeft, gray: Double = 0, links: [BookLink] = []) {
         let iter = pango_layout_get_iter(layout)!
         defer { pango_layout_iter_free(iter) }
         let scale = Double(PANGO_SCALE)
@@ -266,6 +319,10 @@ final class Typesetter {
                 cairo_set_source_rgb(cr, gray, gray, gray)
                 cairo_move_to(cr, x + Double(logical.x) / scale, pageTop + Double(baseline - offset) / scale)
                 pango_cairo_show_layout_line(cr, line)
+                if !links.isEmpty {
+                    tagLinks(links, line: line, x: x + Double(logical.x) / scale, top: pageTop + Double(y0 - offset) / scale,
+                        height: Double(y1 - y0) / scale)
+                }
             }
             bottom = pageTop + Double(y1 - offset) / scale
         } while pango_layout_iter_next_line(iter) != 0

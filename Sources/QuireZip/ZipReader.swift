@@ -1,4 +1,6 @@
 import CZip
+public import QuireFormat
+import QuireSystem
 
 /// Reads a ZIP archive through libzip, with limits, for importing
 /// (`Spec/import.md §7`).
@@ -154,7 +156,7 @@ public final class ZipReader {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 8)
         defer { buffer.deallocate() }
         while true {
-            let n = try stream.read(into: buffer)
+            let n = try stream.readMember(into: buffer)
             if n == 0 { break }
             guard UInt64(out.count + n) <= limit else { throw .tooLarge(name: member.name, limit: limit) }
             out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
@@ -185,19 +187,24 @@ public final class ZipReader {
     }
 }
 
-/// A stream over one member's uncompressed bytes, read in order.
+/// A stream over one member's uncompressed bytes, read in order: a
+/// ``ByteSource``, so a member can be stored in a vault or parsed as it is
+/// read, with nothing extracted to disk.
 ///
 /// Each read checks the bytes produced so far against the member's declared
 /// size, ``ZipReader/maxMemberByteCount``, the archive's
 /// ``ZipReader/maxTotalByteCount`` and the compression-ratio guard; libzip
 /// checks the CRC at the end.
-public final class ZipMemberReader {
+public final class ZipMemberReader: ByteSource {
     private let reader: ZipReader
     private var file: OpaquePointer?
     /// The member being read.
     public let member: ZipReader.Member
     /// Uncompressed bytes produced so far.
     public private(set) var bytesRead: UInt64 = 0
+    /// The error that stopped the stream, with libzip's reason or the limit
+    /// passed; nil while the stream is good.
+    public private(set) var failure: ZipError?
 
     init(reader: ZipReader, file: OpaquePointer, member: ZipReader.Member) {
         self.reader = reader
@@ -208,13 +215,27 @@ public final class ZipMemberReader {
     deinit { if let file { zip_fclose(file) } }
 
     /// Reads up to `buffer.count` bytes; returns 0 at the end of the member.
+    /// The ``ZipError`` behind a failure is kept in ``failure``.
     ///
-    /// - Throws: ``ZipError/tooLarge(name:limit:)`` past a limit (the
-    ///   member's declared size, ``ZipReader/maxMemberByteCount``, the ratio
-    ///   guard's allowance, or ``ZipReader/maxTotalByteCount`` with name
-    ///   `""`); ``ZipError/io(name:reason:)`` for damaged data or a CRC
-    ///   mismatch. After an error the stream stays failed.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(ZipError) -> Int {
+    /// - Throws: ``FormatError/sizeLimitExceeded(_:what:size:limit:)`` past a
+    ///   limit (the member's declared size, ``ZipReader/maxMemberByteCount``,
+    ///   the ratio guard's allowance, or ``ZipReader/maxTotalByteCount``);
+    ///   ``FormatError/io(_:)`` (`EIO`) for damaged data or a CRC mismatch.
+    ///   After an error the stream stays failed.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
+        do { return try readMember(into: buffer) } catch {
+            failure = failure ?? error
+            switch error {
+            case .tooLarge(let name, let limit):
+                throw .sizeLimitExceeded(nil, what: name.isEmpty ? "ZIP archive \(reader.path)" : "ZIP member \(name)", size: bytesRead, limit: limit)
+            default:
+                throw .io(SystemError(operation: "read ZIP member \(member.name) (\(error.description))", path: reader.path, code: 5))
+            }
+        }
+    }
+
+    /// ``read(into:)`` with the ZIP error itself.
+    func readMember(into buffer: UnsafeMutableRawBufferPointer) throws(ZipError) -> Int {
         guard let file else { throw .io(name: member.name, reason: "the stream already failed or was closed") }
         guard buffer.count > 0 else { return 0 }
         let n = zip_fread(file, buffer.baseAddress!, UInt64(buffer.count))

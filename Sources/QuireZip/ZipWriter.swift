@@ -1,55 +1,6 @@
 import CZip
+public import QuireFormat
 import QuireSystem
-
-/// Content for one archive member, read when the archive is written
-/// (during ``ZipWriter/close()``), so that members are streamed rather
-/// than held in memory.
-public protocol ZipMemberSource: AnyObject {
-    /// Called once before the first read.
-    ///
-    /// - Throws: any error; it stops the archive (see ``ZipWriter/sourceError``).
-    func open() throws
-    /// Fills the start of `buffer` with the next bytes; returns how many,
-    /// 0 at the end.
-    ///
-    /// - Throws: any error; it stops the archive (see ``ZipWriter/sourceError``).
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
-    /// The content's size in bytes when known in advance, else nil. A
-    /// known size lets libzip write the member without a Zip64 extra
-    /// field (EPUB requires that of `mimetype`).
-    var byteCount: UInt64? { get }
-}
-
-extension ZipMemberSource {
-    /// Unknown by default.
-    public var byteCount: UInt64? { nil }
-}
-
-/// A member held in memory (small files: `mimetype`, the package document).
-public final class ZipBytesSource: ZipMemberSource {
-    private let bytes: [UInt8]
-    private var offset = 0
-
-    /// A source of `bytes`.
-    public init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    /// A source of the UTF-8 bytes of `text`.
-    public convenience init(text: String) { self.init(Array(text.utf8)) }
-
-    /// Starts again from the first byte.
-    public func open() { offset = 0 }
-
-    /// The number of bytes held.
-    public var byteCount: UInt64? { UInt64(bytes.count) }
-
-    /// Copies the next bytes into `buffer`; 0 at the end.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        let n = min(buffer.count, bytes.count - offset)
-        if n > 0 { bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + offset, byteCount: n) } }
-        offset += n
-        return n
-    }
-}
 
 /// Writes a ZIP archive through libzip (PKWARE APPNOTE), member by member
 /// in the order added. Members are stored or deflated (level 6), carry the
@@ -69,8 +20,8 @@ public final class ZipWriter {
     /// The DOS date and time every member carries: 1980-01-01 00:00:00 by default.
     private let dosDate: UInt16
     private let dosTime: UInt16
-    /// The first error a ``ZipMemberSource`` threw while ``close()`` ran.
-    public private(set) var sourceError: (any Error)?
+    /// The first error a member's source threw while ``close()`` ran.
+    public private(set) var sourceError: FormatError?
 
     /// Starts a new archive at `path` (replaced when it exists).
     /// `modified` is the timestamp written for every member, as a UTC
@@ -100,15 +51,20 @@ public final class ZipWriter {
 
     deinit { discard() }
 
-    /// Adds a member named `name` whose content `source` gives when the
-    /// archive is written; `compressed` deflates it, otherwise it is stored.
+    /// Adds a member named `name` whose content `source` gives, from its
+    /// first byte to its end, when the archive is written (during
+    /// ``close()``, so members are streamed rather than held in memory);
+    /// `compressed` deflates it, otherwise it is stored. `byteCount` is the
+    /// content's size when known in advance: it lets libzip write the member
+    /// without a Zip64 extra field (EPUB requires that of `mimetype`). A
+    /// source is read once; libzip asking to read it again fails the archive.
     ///
     /// - Throws: ``ZipError/unsafeName(_:)`` for an empty, absolute, `..`
     ///   or NUL-holding name or a duplicate; ``ZipError/io(name:reason:)``.
-    public func add(_ name: String, compressed: Bool, source: any ZipMemberSource) throws(ZipError) {
+    public func add(_ name: String, compressed: Bool, source: any ByteSource, byteCount: UInt64? = nil) throws(ZipError) {
         guard let za = archive else { throw .io(name: name, reason: "the archive is already closed") }
         guard Self.isSafe(name), !names.contains(name) else { throw .unsafeName(name) }
-        let box = SourceBox(source: source, writer: self, name: name)
+        let box = SourceBox(source: source, byteCount: byteCount, writer: self, name: name)
         let user = Unmanaged.passRetained(box).toOpaque()
         guard let zs = zip_source_function(za, sourceCallback, user) else {
             Unmanaged<SourceBox>.fromOpaque(user).release()
@@ -133,7 +89,7 @@ public final class ZipWriter {
     ///
     /// - Throws: as ``add(_:compressed:source:)``.
     public func add(_ name: String, compressed: Bool, bytes: [UInt8]) throws(ZipError) {
-        try add(name, compressed: compressed, source: ZipBytesSource(bytes))
+        try add(name, compressed: compressed, source: MemoryByteSource(bytes), byteCount: UInt64(bytes.count))
     }
 
     /// Writes the archive: every source is read now, in the order added.
@@ -163,7 +119,7 @@ public final class ZipWriter {
 
     private var failedMember: String?
 
-    fileprivate func record(_ error: any Error, member: String) {
+    fileprivate func record(_ error: FormatError, member: String) {
         if sourceError == nil {
             sourceError = error
             failedMember = member
@@ -178,13 +134,16 @@ public final class ZipWriter {
 
 /// What libzip's callback holds for one member.
 private final class SourceBox {
-    let source: any ZipMemberSource
+    let source: any ByteSource
+    let byteCount: UInt64?
     unowned let writer: ZipWriter
     let name: String
     var failed = false
+    var opened = false
 
-    init(source: any ZipMemberSource, writer: ZipWriter, name: String) {
+    init(source: any ByteSource, byteCount: UInt64?, writer: ZipWriter, name: String) {
         self.source = source
+        self.byteCount = byteCount
         self.writer = writer
         self.name = name
     }
@@ -203,11 +162,14 @@ private func sourceCallback(_ user: UnsafeMutableRawPointer?, _ data: UnsafeMuta
     case ZIP_SOURCE_SUPPORTS:
         return supportedCommands
     case ZIP_SOURCE_OPEN:
-        do { try box.source.open() } catch {
+        // A ByteSource cannot rewind: a second open would write the member
+        // from the middle, so it fails the archive instead.
+        guard !box.opened else {
             box.failed = true
-            box.writer.record(error, member: box.name)
+            box.writer.record(.notWritable(reason: "libzip asked to read the member \(box.name) twice"), member: box.name)
             return -1
         }
+        box.opened = true
         return 0
     case ZIP_SOURCE_READ:
         guard let data else { return -1 }
@@ -224,7 +186,7 @@ private func sourceCallback(_ user: UnsafeMutableRawPointer?, _ data: UnsafeMuta
         guard let data, length >= MemoryLayout<zip_stat_t>.size else { return -1 }
         let st = data.assumingMemoryBound(to: zip_stat_t.self)
         zip_stat_init(st)
-        if let size = box.source.byteCount {
+        if let size = box.byteCount {
             st.pointee.size = size
             st.pointee.valid |= zip_uint64_t(ZIP_STAT_SIZE)
         }

@@ -315,6 +315,30 @@ import Testing
         #expect(format.stderr.hasPrefix("quire: error: unknown import format 'evernote'; the formats are dayone, dayone-classic, jrnl, markdown\n"))
     }
 
+    /// A zone the importer inferred is said by the import and by `show`
+    /// (issue 16, family 5: a Day One entry without a timeZone).
+    @Test func inferredZonesAreSaid() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        try box.write("Zones.json", """
+            {"metadata": {"version": "1.0"}, "entries": [
+            {"uuid": "0FA50000000000000000000000000001", "creationDate": "2018-12-10T16:56:18Z", "text": "From the location",
+             "location": {"latitude": 39.6, "longitude": -104.9, "timeZoneName": "America/Denver"}},
+            {"uuid": "0FA50000000000000000000000000002", "creationDate": "2018-12-11T16:56:18Z", "text": "Nothing"}]}
+            """)
+        let r = try box.quire(["import", "dayone", "Zones.json", "Journal.quire", "--time-zone", "Asia/Tokyo"])
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stdout.contains("  notes (time zones inferred, links kept as written): 2\n"))
+        #expect(r.stdout.contains("Zones.json: entry 0FA50000000000000000000000000002: timeZone: the entry has no time zone and its location names none: shown in Asia/Tokyo"))
+        let json = try box.quire(["import", "dayone", "Zones.json", "Journal.quire", "--json"]).json()
+        #expect((json["notes"] as? [[String: String]])?.count == 2)
+        let location = try box.quire(["show", "Journal.quire", "0fa5000000000000000000000000000" + "1"])
+        #expect(location.stdout.contains("(written in America/Denver, inferred from its location)"), "\(location)")
+        #expect(location.stdout.contains("place:    39.60000° N, 104.90000° W"))
+        let other = try box.quire(["show", "Journal.quire", "0fa50000000000000000000000000002", "--json"]).json()
+        #expect(other["timeZone"] as? String == "Asia/Tokyo" && other["timeZoneInferred"] as? String == "import")
+    }
+
     @Test func exportWritesEveryFormatAndTakesTheFormatFromTheName() throws {
         let box = try Sandbox()
         try box.makeVault()

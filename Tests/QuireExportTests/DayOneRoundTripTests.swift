@@ -1,6 +1,7 @@
 import Foundation
 import Quire
 import QuireExport
+import QuireDayOne
 import QuireImport
 import QuireZip
 import Testing
@@ -77,6 +78,12 @@ import Testing
         let original = try Self.entries([try #require(originalMembers["Pepys Diary.json"])])
         #expect(original.count == 3_413)
         #expect(Self.differences(original, try Self.entries([try #require(exported["Pepys Diary.json"])])) == [])
+        // The file's metadata and its entries' order come back too (two of them are not in date order).
+        func document(_ bytes: [UInt8]) throws -> JSONObject { try #require(try JSONValue.parse(bytes).objectValue) }
+        let before = try document(try #require(originalMembers["Pepys Diary.json"]))
+        let after = try document(try #require(exported["Pepys Diary.json"]))
+        #expect(after["metadata"] == before["metadata"])
+        #expect(after["entries"]?.arrayValue?.map { $0.objectValue?["uuid"] } == before["entries"]?.arrayValue?.map { $0.objectValue?["uuid"] })
         for (name, bytes) in originalMembers where !name.hasSuffix(".json") {
             #expect(exported[name] == bytes, "\(name)")
         }

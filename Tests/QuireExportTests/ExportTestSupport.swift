@@ -77,6 +77,8 @@ func makeSampleVault(_ dir: TemporaryDirectory) throws -> Vault {
         try tx.add(EntryBody(created: utcMilliseconds(2024, 3, 1, 9), timeZone: "UTC", text: "Same words", tags: ["work"], journal: "Pepys Diary"))
         try tx.add(EntryBody(created: utcMilliseconds(2024, 3, 1, 10), timeZone: "UTC", text: "Same words!", journal: "Pepys Diary"))
     }
+    // The books' language is the profile's; British English, whatever the machine's.
+    try vault.commit { tx in try tx.setProfile(name: "Sample & <Journal>", settings: CBORMap(text: [("locale", .text("en_GB"))])) }
     return vault
 }
 

@@ -104,3 +104,46 @@ func isWellFormedXML(_ text: String) -> Bool {
         try expectEPUBCheckClean(dir.file("out.epub"))
     }
 }
+
+/// Markdown is read once, by libcmark-gfm, and every part of it rendered:
+/// lists, task lists (Day One checklists), tables, quotations, code, struck
+/// text; raw HTML stays text; the mood and a place known only by its
+/// coordinates are shown.
+@Suite struct HTMLMarkdownTests {
+    @Test func checklistsTablesListsAndQuotesRender() throws {
+        let dir = TemporaryDirectory()
+        let vault = try makeVault(dir)
+        try vault.add(EntryBody(
+            created: 0, timeZone: "UTC",
+            text: "- [ ] Buy tickets\n- [X] Book hotels\n\n1. one\n2. two\n\n> quoted\n> *lines*\n\n| One | Two |\n| --- | --: |\n| Blue | ~~White~~ |\n\n```\nx \\ y <z>\n```\n\n<div>raw</div>",
+            mood: 4, location: Location(latitude: 51.5098, longitude: -0.0796)))
+        _ = try exportJournal(vault, format: .html, to: dir.file("out.html"))
+        let html = try read(dir.file("out.html"))
+        let article = String(html[html.range(of: "<p class=\"meta\">")!.lowerBound..<html.range(of: "</article>")!.lowerBound])
+        #expect(article == """
+            <p class="meta">51.50980° N, 0.07960° W · mood 4/5</p>
+            <ul class="tasks">
+            <li>☐ Buy tickets</li>
+            <li>☑ Book hotels</li>
+            </ul>
+            <ol>
+            <li>one</li>
+            <li>two</li>
+            </ol>
+            <blockquote>
+            <p>quoted<br/>
+            <em>lines</em></p>
+            </blockquote>
+            <table>
+            <thead><tr><th>One</th><th class="right">Two</th></tr></thead>
+            <tbody>
+            <tr><td>Blue</td><td class="right"><del>White</del></td></tr>
+            </tbody>
+            </table>
+            <pre><code>x \\ y &lt;z&gt;</code></pre>
+            <p>&lt;div&gt;raw&lt;/div&gt;</p>
+
+            """)
+        #expect(isWellFormedXML(html.replacingOccurrences(of: "<!DOCTYPE html>\n", with: "")))
+    }
+}

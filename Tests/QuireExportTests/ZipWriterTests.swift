@@ -1,15 +1,15 @@
 import Foundation
+import QuireFormat
 import QuireZip
 import Testing
 
 /// A member source that fails after its first read.
-final class FailingSource: ZipMemberSource {
-    struct Boom: Error {}
+final class FailingSource: ByteSource {
+    static let boom = FormatError.notWritable(reason: "boom")
     var reads = 0
-    func open() {}
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
         reads += 1
-        if reads > 1 { throw Boom() }
+        if reads > 1 { throw Self.boom }
         buffer[0] = 65
         return 1
     }
@@ -48,7 +48,7 @@ final class FailingSource: ZipMemberSource {
         let zip = try ZipWriter(path: dir.file("a.zip"))
         try zip.add("x", compressed: true, source: FailingSource())
         #expect(throws: ZipError.self) { try zip.close() }
-        #expect(zip.sourceError is FailingSource.Boom)
+        #expect(zip.sourceError == FailingSource.boom)
         #expect(dir.listing() == [])
     }
 }

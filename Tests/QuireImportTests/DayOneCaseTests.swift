@@ -1,5 +1,6 @@
 import Foundation
 import Quire
+import QuireDayOne
 import QuireImport
 import Testing
 
@@ -53,7 +54,11 @@ func hex(_ b: [UInt8]) -> String { b.map { String(format: "%02x", $0) }.joined()
         let originals = try foundationEntries(samplesFolder + "/marph91__jimmy-test-data__Tagebuch.json")
         let byUUID = try entriesByUUID(vault)
         for o in originals {
-            #expect(byUUID[o["uuid"] as! String]!.body.text == (o["text"] as? String ?? ""))
+            // Not one backslash removed (links between entries become quire-entry:// and come back).
+            let uuid = o["uuid"] as! String
+            let back = DayOneMapping.dayOneEntry(id: DayOneMapping.entryID(forUUID: uuid), body: byUUID[uuid]!.body)["text"]?.stringValue
+            #expect(back == (o["text"] as? String), "\(uuid)")
+            #expect(byUUID[uuid]!.body.text.filter { $0 == "\\" }.count == (o["text"] as? String ?? "").filter { $0 == "\\" }.count)
         }
     }
 

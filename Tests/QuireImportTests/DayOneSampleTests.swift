@@ -1,5 +1,6 @@
 import Foundation
 import Quire
+import QuireDayOne
 import QuireImport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import Quire
+import QuireDayOne
 import QuireImport
 import Testing
 
@@ -129,7 +130,7 @@ import Testing
               {"uuid":"00C0FFEE0000000000000000000000C4","creationDate":"2024-01-01T10:00:00Z","text":"d","tags":["ok","\(longTag)"]}
             ]}
             """.write(toFile: path, atomically: true, encoding: .utf8)
-        let report = try importJournal(.dayOne, from: path, into: vault)
+        let report = try importJournal(.dayOne, from: path, into: vault, options: ImportOptions(timeZone: "Europe/Paris"))
         #expect(report.entriesAdded == 3)
         #expect(report.skipped.map(\.item) == [
             "Garbage.json: entry 00C0FFEE0000000000000000000000C1: timeZone",
@@ -140,7 +141,8 @@ import Testing
         #expect(report.skipped[1].reason == "the entry's creationDate \"2020-02-30T10:00:00Z\" is not an ISO 8601 date-time")
         let byUUID = try entriesByUUID(vault)
         let mars = try #require(byUUID["00C0FFEE0000000000000000000000C1"]).body
-        #expect(mars.timeZone == "")
+        // An unknown zone is noted, kept, and the entry shown in the import's zone (issue 16, family 5).
+        #expect(mars.timeZone == "Europe/Paris" && mars.extra[text: "inferredTimeZone"] == .text("import"))
         let kept = try #require(DayOneMapping.dayOneEntry(id: DayOneMapping.entryID(forUUID: "00C0FFEE0000000000000000000000C1"), body: mars)["timeZone"])
         #expect(kept == .string("Mars/Olympus"))
         let array = try #require(byUUID["00C0FFEE0000000000000000000000C3"]).body

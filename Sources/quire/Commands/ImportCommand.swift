@@ -62,6 +62,10 @@ struct ImportCommand: QuireCommand {
             out.line("  media missing from the export (the entries keep their details): \(report.missingMedia.count)")
             for s in report.missingMedia { out.line("    \(s.item): \(s.reason)") }
         }
+        if !report.notes.isEmpty {
+            out.line("  notes (time zones inferred, links kept as written): \(report.notes.count)")
+            for s in report.notes { out.line("    \(s.item): \(s.reason)") }
+        }
         out.emit(
             ImportJSON(
                 format: format.rawValue, source: source, entriesAdded: report.entriesAdded, entriesUpdated: report.entriesUpdated,
@@ -71,7 +75,8 @@ struct ImportCommand: QuireCommand {
                 attachmentsMissing: report.attachmentsMissing, unreferencedAttachments: report.unreferencedAttachments,
                 journals: report.journals,
                 skipped: report.skipped.map { .init(item: $0.item, reason: $0.reason) },
-                missingMedia: report.missingMedia.map { .init(item: $0.item, reason: $0.reason) }))
+                missingMedia: report.missingMedia.map { .init(item: $0.item, reason: $0.reason) },
+                notes: report.notes.map { .init(item: $0.item, reason: $0.reason) }))
         return .success
     }
 }
@@ -97,6 +102,7 @@ struct ImportJSON: JSONShape {
     let journals: [String]
     let skipped: [Item]
     let missingMedia: [Item]
+    let notes: [Item]
 
     static var example: ImportJSON {
         ImportJSON(
@@ -104,6 +110,6 @@ struct ImportJSON: JSONShape {
             attachmentsStored: 0,
             attachmentsDeduplicated: 0, attachmentsMissing: 0, unreferencedAttachments: 0, journals: [],
             skipped: [Item(item: "", reason: "")],
-            missingMedia: [Item(item: "", reason: "")])
+            missingMedia: [Item(item: "", reason: "")], notes: [Item(item: "", reason: "")])
     }
 }

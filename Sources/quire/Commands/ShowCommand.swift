@@ -1,5 +1,6 @@
 import Foundation
 import Quire
+import QuireExport
 
 /// `quire show [VAULT] ID`.
 struct ShowCommand: QuireCommand {
@@ -27,7 +28,10 @@ struct ShowCommand: QuireCommand {
         let out = c.out
         out.line("\("entry " + e.id.description, .id)")
         let date = b.isAllDay ? DateText.day(b.created, zoneName: b.timeZone) + " (all day)" : DateText.local(b.created)
-        out.line("date:     \(date)\(b.timeZone.isEmpty ? "" : " (written in ")\(b.timeZone)\(b.timeZone.isEmpty ? "" : ")")")
+        // A zone an importer inferred is said so (Spec/import.md §4).
+        let inferred =
+            b.extra[text: "inferredTimeZone"].map { $0 == .text("location") ? ", inferred from its location" : ", inferred" } ?? ""
+        out.line("date:     \(date)\(b.timeZone.isEmpty ? "" : " (written in ")\(b.timeZone)\(b.timeZone.isEmpty ? "" : inferred + ")")")
         EntryDetails.print(b, out)
         for ref in b.attachments {
             let size = (try? opened.vault.attachment(ref.blob).byteCount).map(formatBytes) ?? "missing"
@@ -57,7 +61,7 @@ enum EntryDetails {
         if let m = b.mood { out.line("mood:     \(m) of 5") }
         if b.isStarred { out.line("starred:  yes") }
         if let l = b.location {
-            let place = [l.placeName, l.locality, l.region, l.country].filter { !$0.isEmpty }.joined(separator: ", ")
+            let place = EntryDisplay.place(l)  // a location of coordinates only shows them
             if !place.isEmpty { out.line("place:    \(place)") }
         }
         if let w = b.weather, !w.conditions.isEmpty || w.temperatureCelsius != nil {
@@ -89,6 +93,9 @@ struct EntryJSON: JSONShape {
     let created: String
     @OrNull var modified: String?
     let timeZone: String
+    /// How an importer chose a zone the entry did not have (`location`,
+    /// `import`), or nil (`Spec/import.md §4`).
+    @OrNull var timeZoneInferred: String?
     let allDay: Bool
     let text: String
     let tags: [String]
@@ -109,6 +116,7 @@ struct EntryJSON: JSONShape {
         created = DateText.iso(b.created, zoneName: b.timeZone)
         modified = b.modified.map { DateText.iso($0, zoneName: b.timeZone) }
         timeZone = b.timeZone
+        if case .text(let how) = b.extra[text: "inferredTimeZone"] { timeZoneInferred = how } else { timeZoneInferred = nil }
         allDay = b.isAllDay
         text = b.text
         tags = b.tags
@@ -133,6 +141,7 @@ struct EntryJSON: JSONShape {
         created = ""
         modified = nil
         timeZone = ""
+        timeZoneInferred = nil
         allDay = false
         text = ""
         tags = []

@@ -34,7 +34,7 @@ public enum DayOneMediaKind: String, CaseIterable, Sendable {
 
     /// The extension tried when no file with the md5 is found by name
     /// alone, from the item's `type` (or `format` for audio).
-    func fallbackExtension(type: String?) -> String {
+    package func fallbackExtension(type: String?) -> String {
         switch self {
         case .photos: type ?? "jpeg"
         case .videos: type ?? "mov"
@@ -44,7 +44,7 @@ public enum DayOneMediaKind: String, CaseIterable, Sendable {
     }
 
     /// The kind for a media type, for attachments that did not come from Day One.
-    static func forMediaType(_ type: String) -> DayOneMediaKind {
+    package static func forMediaType(_ type: String) -> DayOneMediaKind {
         if type.hasPrefix("video/") { return .videos }
         if type.hasPrefix("audio/") { return .audios }
         if type == "application/pdf" { return .pdfAttachments }
@@ -53,8 +53,8 @@ public enum DayOneMediaKind: String, CaseIterable, Sendable {
 }
 
 /// Media types for file extensions, and back.
-enum MediaTypes {
-    static let byExtension: [String: String] = [
+package enum MediaTypes {
+    package static let byExtension: [String: String] = [
         "jpeg": "image/jpeg", "jpg": "image/jpeg", "png": "image/png", "gif": "image/gif", "heic": "image/heic",
         "heif": "image/heif", "webp": "image/webp", "tiff": "image/tiff", "tif": "image/tiff", "bmp": "image/bmp",
         "mp4": "video/mp4", "mov": "video/quicktime", "m4v": "video/x-m4v", "3gp": "video/3gpp",
@@ -62,9 +62,9 @@ enum MediaTypes {
         "ogg": "audio/ogg", "pdf": "application/pdf",
     ]
 
-    static func forExtension(_ ext: String) -> String { byExtension[ext.lowercased()] ?? "application/octet-stream" }
+    package static func forExtension(_ ext: String) -> String { byExtension[ext.lowercased()] ?? "application/octet-stream" }
 
-    static func fileExtension(for type: String) -> String {
+    package static func fileExtension(for type: String) -> String {
         switch type {
         case "image/jpeg": "jpeg"
         case "image/png": "png"
@@ -82,14 +82,14 @@ enum MediaTypes {
 }
 
 /// One `dayone-moment:` link found in a text.
-struct MomentLink {
+package struct MomentLink {
     /// UTF-8 byte range of the whole link (`dayone-moment:…ID`).
-    var range: Range<Int>
-    var kind: DayOneMediaKind
-    var identifier: String
+    package var range: Range<Int>
+    package var kind: DayOneMediaKind
+    package var identifier: String
 
     /// Every moment link in `text`, in order.
-    static func find(in text: String) -> [MomentLink] {
+    package static func find(in text: String) -> [MomentLink] {
         let b = Array(text.utf8)
         let marker = Array("dayone-moment:".utf8)
         var out: [MomentLink] = []
@@ -116,13 +116,13 @@ struct MomentLink {
         return out
     }
 
-    static func isIdentifierByte(_ c: UInt8) -> Bool {
+    package static func isIdentifierByte(_ c: UInt8) -> Bool {
         (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: "_")
     }
 }
 
 /// Replaces byte ranges of `text` (ascending, not overlapping).
-func replacing(_ text: String, _ replacements: [(Range<Int>, String)]) -> String {
+package func replacing(_ text: String, _ replacements: [(Range<Int>, String)]) -> String {
     guard !replacements.isEmpty else { return text }
     let b = Array(text.utf8)
     var out: [UInt8] = []
@@ -137,34 +137,43 @@ func replacing(_ text: String, _ replacements: [(Range<Int>, String)]) -> String
     return String(decoding: out, as: UTF8.self)
 }
 
-/// Lowercase hex of bytes.
-func hexString(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var out: [UInt8] = []
-    out.reserveCapacity(bytes.count * 2)
-    for v in bytes { out.append(digits[Int(v >> 4)]); out.append(digits[Int(v & 15)]) }
-    return String(decoding: out, as: UTF8.self)
-}
 
-/// Bytes from hex (either case), or nil.
-func bytesFromHex(_ s: String) -> [UInt8]? {
-    let u = Array(s.utf8)
-    guard u.count % 2 == 0 else { return nil }
-    var out: [UInt8] = []
-    out.reserveCapacity(u.count / 2)
-    func nib(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x41...0x46: c - 0x41 + 10
-        case 0x61...0x66: c - 0x61 + 10
-        default: nil
+
+/// One link to a Day One entry found in a text: `dayone2://view?entryId=ID`
+/// or the older `dayone://view?entryId=ID` (ID: ASCII letters, digits, `-`).
+package struct EntryLink {
+    /// UTF-8 byte range of the link (scheme to the end of the id).
+    package var range: Range<Int>
+    /// The link as written, up to the end of the id.
+    package var url: String
+    /// The id of the entry it names.
+    package var uuid: String
+    /// True when it stands in the text by itself: neither a link's
+    /// destination (`[text](…)`) nor an autolink (`<…>`).
+    package var isBare: Bool
+
+    static let prefixes = ["dayone2://view?entryId=", "dayone://view?entryId="].map { Array($0.utf8) }
+
+    /// Every entry link in `text`, in order.
+    package static func find(in text: String) -> [EntryLink] {
+        let b = Array(text.utf8)
+        var out: [EntryLink] = []
+        var i = 0
+        while i < b.count {
+            guard b[i] == UInt8(ascii: "d"), let p = prefixes.first(where: { i + $0.count <= b.count && b[i..<i + $0.count].elementsEqual($0) }) else {
+                i += 1
+                continue
+            }
+            var j = i + p.count
+            while j < b.count, MomentLink.isIdentifierByte(b[j]) { j += 1 }
+            guard j > i + p.count else { i += p.count; continue }
+            let destination = i >= 2 && b[i - 1] == UInt8(ascii: "(") && b[i - 2] == UInt8(ascii: "]")
+            let autolink = i >= 1 && b[i - 1] == UInt8(ascii: "<") && j < b.count && b[j] == UInt8(ascii: ">")
+            out.append(EntryLink(
+                range: i..<j, url: String(decoding: b[i..<j], as: UTF8.self), uuid: String(decoding: b[i + p.count..<j], as: UTF8.self),
+                isBare: !destination && !autolink))
+            i = j
         }
+        return out
     }
-    var i = 0
-    while i < u.count {
-        guard let h = nib(u[i]), let l = nib(u[i + 1]) else { return nil }
-        out.append(h << 4 | l)
-        i += 2
-    }
-    return out
 }

@@ -3,26 +3,100 @@
 public enum MarkdownEscapes {
     /// Removes the backslash escapes that do not change how the Markdown
     /// renders: a backslash is removed only before an ASCII punctuation
-    /// character (CommonMark §2.4), left to right, never inside code spans,
-    /// fenced code blocks or indented code blocks, and it is kept where it
+    /// character (CommonMark §2.4), left to right, and it is kept where it
     /// is needed — before `*` `_` `` ` `` `[` `]` `<` `>` `&` `|` `~`, before
     /// `!` followed by `[`, before `\` when the next character is
     /// punctuation, and at the start of a line before a block marker (`#`
     /// `>` `-` `+` `*` `=`, or the `.`/`)` after a list number).
+    ///
+    /// Inside code spans, fenced code blocks and indented code blocks a
+    /// backslash does not escape in Markdown, so nothing is removed there,
+    /// unless `undoInCode`: Day One's Apple apps escape code too, and then
+    /// exactly one level is undone inside code — every backslash before
+    /// ASCII punctuation goes, `\\` becoming `\` (`Spec/import.md §5`).
     ///
     /// - Parameter keepNeeded: false removes every escape outside code (the
     ///   plain text for search and titles, not a Markdown body).
     /// - Returns: the text, and the UTF-8 byte offsets in the returned text
     ///   where a backslash was removed (ascending), from which
     ///   ``restore(_:at:)`` rebuilds the input exactly.
-    public static func remove(_ text: String, keepNeeded: Bool = true) -> (text: String, removedAt: [Int]) {
+    public static func remove(_ text: String, keepNeeded: Bool = true, undoInCode: Bool = false) -> (text: String, removedAt: [Int]) {
+        let r = scan(text, mode: .remove(keepNeeded: keepNeeded, undoInCode: undoInCode))
+        return (r.text, r.removedAt)
+    }
+
+    /// The code of `text` (each code span's content, each fenced or
+    /// indented block's lines) as exported and with one escaping level
+    /// undone, for the pieces that hold an escape: what ``remove(_:keepNeeded:undoInCode:)``
+    /// would change inside code.
+    public static func escapedCode(_ text: String) -> [(exported: String, undone: String)] {
+        scan(text, mode: .remove(keepNeeded: true, undoInCode: true)).code
+    }
+
+    /// Adds one escaping level inside code, the inverse of the undoing in
+    /// ``remove(_:keepNeeded:undoInCode:)`` for Day One's Apple dialect:
+    /// every backslash in a code span or code block is doubled; nothing
+    /// outside code changes.
+    public static func escapeCode(_ text: String) -> String {
+        scan(text, mode: .escapeCode).text
+    }
+
+    enum Mode {
+        case remove(keepNeeded: Bool, undoInCode: Bool)
+        case escapeCode
+    }
+
+    /// One left-to-right pass over the lines of `text` that tells code
+    /// (spans, fenced and indented blocks) from the rest, as CommonMark
+    /// does for the cases journals use, and applies `mode`.
+    static func scan(_ text: String, mode: Mode) -> (text: String, removedAt: [Int], code: [(exported: String, undone: String)]) {
         let b = Array(text.utf8)
-        guard b.contains(UInt8(ascii: "\\")) else { return (text, []) }
+        guard b.contains(UInt8(ascii: "\\")) else { return (text, [], []) }
         var out: [UInt8] = []
-        out.reserveCapacity(b.count)
+        out.reserveCapacity(b.count + 16)
         var removed: [Int] = []
+        var code: [(String, String)] = []
+        var keepNeeded = true
+        var undoInCode = false
+        var escapingCode = false
+        switch mode {
+        case .remove(let k, let u): keepNeeded = k; undoInCode = u
+        case .escapeCode: escapingCode = true
+        }
+        let removing = !escapingCode
+        /// Copies the code bytes `r`, undoing or adding one escaping level as the mode says.
+        func codeBytes(_ r: Range<Int>) {
+            if escapingCode {
+                for c in b[r] {
+                    out.append(c)
+                    if c == UInt8(ascii: "\\") { out.append(c) }
+                }
+                return
+            }
+            guard undoInCode, b[r].contains(UInt8(ascii: "\\")) else { out += b[r]; return }
+            let start = out.count
+            var changed = false
+            var j = r.lowerBound
+            while j < r.upperBound {
+                if b[j] == UInt8(ascii: "\\"), j + 1 < r.upperBound, b[j + 1] != 0x0A, isASCIIPunctuation(b[j + 1]) {
+                    removed.append(out.count)
+                    out.append(b[j + 1])
+                    changed = true
+                    j += 2
+                } else {
+                    out.append(b[j])
+                    j += 1
+                }
+            }
+            if changed { code.append((String(decoding: b[r], as: UTF8.self), String(decoding: out[start...], as: UTF8.self))) }
+        }
         var i = 0
         var fence: (char: UInt8, length: Int)?
+        var block: (start: Int, end: Int)?  // the lines of the fenced or indented block being read
+        func endBlock() {
+            if let bl = block { codeBytes(bl.start..<bl.end) }
+            block = nil
+        }
         var previousBlank = true
         var previousIndentedCode = false
         while i < b.count {
@@ -33,15 +107,19 @@ public enum MarkdownEscapes {
             let line = b[i..<lineEnd]
             let isBlank = line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
             if let f = fence {
-                out += b[i..<next]
                 if let c = fenceRun(line), c.char == f.char, c.length >= f.length, c.rest.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+                    endBlock()
                     fence = nil
+                    out += b[i..<next]
+                } else {
+                    block = (block?.start ?? i, next)
                 }
                 i = next
                 previousBlank = false
                 continue
             }
             if let c = fenceRun(line), c.char != UInt8(ascii: "`") || !c.rest.contains(UInt8(ascii: "`")) {
+                endBlock()
                 fence = (c.char, c.length)
                 out += b[i..<next]
                 i = next
@@ -50,12 +128,17 @@ public enum MarkdownEscapes {
             }
             let indented = line.starts(with: [0x20, 0x20, 0x20, 0x20]) || line.first == 0x09
             if indented, !isBlank, previousBlank || previousIndentedCode {
-                out += b[i..<next]
+                // The indentation is not code; the rest of the line is.
+                let indent = line.first == 0x09 ? 1 : 4
+                endBlock()
+                out += b[i..<i + indent]
+                codeBytes(i + indent..<next)
                 i = next
                 previousIndentedCode = true
                 previousBlank = false
                 continue
             }
+            endBlock()
             if !isBlank { previousIndentedCode = false }
             previousBlank = isBlank
             // Inline: escapes and code spans (which may run over lines of the paragraph).
@@ -64,7 +147,7 @@ public enum MarkdownEscapes {
             while j < stop {
                 let c = b[j]
                 if c == UInt8(ascii: "\\"), j + 1 < b.count, b[j + 1] != 0x0A, isASCIIPunctuation(b[j + 1]) {
-                    if keepNeeded && isNeeded(b, at: j, lineStart: i) {
+                    if !removing || (keepNeeded && isNeeded(b, at: j, lineStart: i)) {
                         out.append(c)
                     } else {
                         removed.append(out.count)
@@ -76,7 +159,9 @@ public enum MarkdownEscapes {
                     var run = 0
                     while j + run < b.count, b[j + run] == UInt8(ascii: "`") { run += 1 }
                     if let close = closingBackticks(b, from: j + run, length: run) {
-                        out += b[j..<close]
+                        out += b[j..<j + run]
+                        codeBytes(j + run..<close - run)
+                        out += b[close - run..<close]
                         j = close
                         if j > stop {
                             // The span ran into later lines: continue after its line.
@@ -95,7 +180,8 @@ public enum MarkdownEscapes {
             }
             i = stop
         }
-        return (String(decoding: out, as: UTF8.self), removed)
+        endBlock()
+        return (String(decoding: out, as: UTF8.self), removed, code)
     }
 
     /// Puts back the backslashes ``remove(_:)`` took out: `offsets` are UTF-8

@@ -13,11 +13,11 @@ public struct JSONReadError: Error, Sendable, Equatable, CustomStringConvertible
 /// Memory holds the read buffer (64 KiB) and the value being built; nesting
 /// deeper than ``maxDepth`` and strings longer than ``maxStringByteCount``
 /// are refused.
-final class JSONReader {
+package final class JSONReader {
     /// Deepest nesting accepted.
-    static let maxDepth = 64
+    package static let maxDepth = 64
     /// Longest string accepted, in UTF-8 bytes (64 MiB).
-    static let maxStringByteCount = 64 << 20
+    package static let maxStringByteCount = 64 << 20
 
     private let fill: (UnsafeMutableRawBufferPointer) throws -> Int
     private let buffer: UnsafeMutableRawBufferPointer
@@ -27,10 +27,10 @@ final class JSONReader {
     /// Bytes consumed before the current buffer.
     private var consumedBefore: UInt64 = 0
     /// An error the source threw, kept so the caller can report it.
-    private(set) var sourceError: (any Error)?
+    package private(set) var sourceError: (any Error)?
 
     /// A reader pulling bytes with `fill` (returns 0 at the end).
-    init(fill: @escaping (UnsafeMutableRawBufferPointer) throws -> Int) {
+    package init(fill: @escaping (UnsafeMutableRawBufferPointer) throws -> Int) {
         self.fill = fill
         buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 8)
     }
@@ -38,7 +38,7 @@ final class JSONReader {
     deinit { buffer.deallocate() }
 
     /// Bytes consumed so far.
-    var offset: UInt64 { consumedBefore + UInt64(start) }
+    package var offset: UInt64 { consumedBefore + UInt64(start) }
 
     private func fail(_ reason: String) -> JSONReadError { JSONReadError(offset: offset, reason: reason) }
 
@@ -70,7 +70,7 @@ final class JSONReader {
     }
 
     /// Skips white space; returns the next byte (not consumed) or nil at the end.
-    func skipSpace() throws(JSONReadError) -> UInt8? {
+    package func skipSpace() throws(JSONReadError) -> UInt8? {
         while let b = try peek() {
             if b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 { start += 1 } else { return b }
         }
@@ -83,13 +83,13 @@ final class JSONReader {
     }
 
     /// Skips a UTF-8 byte-order mark at the very start, if any.
-    func skipByteOrderMark() throws(JSONReadError) {
+    package func skipByteOrderMark() throws(JSONReadError) {
         guard try peek() == 0xEF else { return }
         for b: UInt8 in [0xEF, 0xBB, 0xBF] { guard try next() == b else { throw fail("bad byte-order mark") } }
     }
 
     /// Reads one whole value.
-    func value(depth: Int = 0) throws(JSONReadError) -> JSONValue {
+    package func value(depth: Int = 0) throws(JSONReadError) -> JSONValue {
         guard depth <= Self.maxDepth else { throw fail("nesting deeper than \(Self.maxDepth)") }
         guard let b = try skipSpace() else { throw fail("unexpected end of input") }
         switch b {
@@ -133,7 +133,7 @@ final class JSONReader {
     /// Reads one value and discards it: checks its syntax (and its strings'
     /// UTF-8 and escapes) without building arrays or objects, so memory holds
     /// the read buffer and at most one string.
-    func skipValue(depth: Int = 0) throws(JSONReadError) {
+    package func skipValue(depth: Int = 0) throws(JSONReadError) {
         guard depth <= Self.maxDepth else { throw fail("nesting deeper than \(Self.maxDepth)") }
         guard let b = try skipSpace() else { throw fail("unexpected end of input") }
         switch b {
@@ -175,13 +175,13 @@ final class JSONReader {
     }
 
     /// Fails with "trailing characters" unless only white space is left.
-    func expectEnd() throws(JSONReadError) {
+    package func expectEnd() throws(JSONReadError) {
         guard try skipSpace() == nil else { throw fail("trailing characters after the value") }
     }
 
     /// Iterates the elements of an array whose `[` is next, calling `body`
     /// with each element as soon as it is read.
-    func elements(_ body: (JSONValue) throws -> Void) throws {
+    package func elements(_ body: (JSONValue) throws -> Void) throws {
         try expect(UInt8(ascii: "["), "'['")
         if try skipSpace() == UInt8(ascii: "]") { start += 1; return }
         while true {
@@ -195,7 +195,7 @@ final class JSONReader {
 
     /// Reads the members of an object whose `{` is next: `body` gets each
     /// member name and reads (or streams) its value from this reader.
-    func members(_ body: (String) throws -> Void) throws {
+    package func members(_ body: (String) throws -> Void) throws {
         try expect(UInt8(ascii: "{"), "'{'")
         if try skipSpace() == UInt8(ascii: "}") { start += 1; return }
         while true {
@@ -333,7 +333,7 @@ final class JSONReader {
     }
 
     /// Parses a whole document held in memory.
-    static func parse(_ bytes: [UInt8]) throws(JSONReadError) -> JSONValue {
+    package static func parse(_ bytes: [UInt8]) throws(JSONReadError) -> JSONValue {
         var offset = 0
         let reader = JSONReader { out in
             let n = min(out.count, bytes.count - offset)
