@@ -208,6 +208,21 @@ extension Vault {
             revisionCount: index.revisions[id]?.count ?? 0, isVerified: winner.isVerified, attestedBy: winner.attestedBy)
     }
 
+    /// Who attested each revision of an entry: for every revision of `id`
+    /// whose commit verified and was attested by a member, that member's
+    /// Ed25519 public key (match it against ``KeyState``'s members to name
+    /// the device). A revision missing here is unattested or unverified and
+    /// must not be shown as written by a member (`Spec/format.md §9.4`).
+    ///
+    /// - Throws: ``VaultError``.
+    public func attestations(of id: EntryID) throws(VaultError) -> [RevisionID: [UInt8]] {
+        return try lock.withLock { () throws(VaultError) -> [RevisionID: [UInt8]] in
+            var out: [RevisionID: [UInt8]] = [:]
+            for s in try loadIndex().revisions[id] ?? [] { if let key = s.attestedBy { out[s.revisionID] = key } }
+            return out
+        }
+    }
+
     /// Every revision of an entry, oldest clock first.
     ///
     /// - Throws: ``VaultError``.

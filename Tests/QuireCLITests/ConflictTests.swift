@@ -39,6 +39,8 @@ import Testing
         let rows = try #require(j["versions"] as? [[String: Any]])
         #expect(Set(rows.compactMap { $0["device"] as? String }) == ["the device \"Laptop\"", "the device \"Phone\""])
         #expect(rows.filter { $0["shown"] as? Bool == true }.count == 1)
+        // Each device attested its own version; the merge kept both attestations.
+        #expect(rows.map { $0["attested"] as? Bool } == [true, true])
         let verify = try box.quire(["verify", "Journal.quire"])
         #expect(verify.stdout.hasPrefix("Journal.quire: intact, 1 entry with conflicting versions. "), "\(verify)")
         #expect(try box.quire(["verify", "Journal.quire", "--json"]).json()["conflictingEntries"] as? Int == 1)

@@ -151,10 +151,11 @@ func matches(_ text: String, _ pattern: String) -> Bool {
         #expect(e["attachments"] as? Int == 0)
         let s = try box.quire(["show", "Journal.quire", id, "--json"]).json()
         #expect(Set(s.keys) == ["id", "created", "modified", "timeZone", "timeZoneInferred", "allDay", "text", "tags", "journal", "mood", "starred", "pinned",
-                                "location", "weather", "attachments", "revisions", "conflictingRevisions", "verified"])
+                                "location", "weather", "attachments", "revisions", "conflictingRevisions", "verified", "attested"])
         #expect(s["text"] as? String == "Hello there\nsecond line")
         #expect(s["revisions"] as? Int == 1)
         #expect(s["verified"] as? Bool == true)
+        #expect(s["attested"] as? Bool == true)
         #expect(s["location"] is NSNull)
         let add = try box.quire(["add", "Journal.quire", "x", "--json", "--date", "2026-01-01"]).json()
         #expect(Set(add.keys) == ["id", "created", "timeZone", "allDay", "attachments"])

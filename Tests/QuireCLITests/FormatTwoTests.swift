@@ -66,3 +66,37 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: box.path("Journal.quire"))) == before)
     }
 }
+
+/// A version no member attested is never shown as a member's
+/// (`Spec/format.md §9.4`).
+@Suite struct AttestationDisplayTests {
+    @Test func anUnattestedVersionNamesNoMember() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        let id = try box.add("one")
+        let attested = try box.quire(["versions", "Journal.quire", id, "--json"]).json()
+        let before = try #require((attested["versions"] as? [[String: Any]])?.first)
+        #expect(before["device"] as? String == "the device \"Laptop\"")
+        #expect(before["attested"] as? Bool == true)
+        // The last 16 bytes of the file are the tag of the last commit's
+        // sealed attestation (Spec/format.md §9.1): flipped, the box does not
+        // open, the commit is attestation_failed and its revision unattested.
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: box.path("Journal.quire")))
+        bytes[bytes.count - 3] ^= 0x01
+        try bytes.write(to: URL(fileURLWithPath: box.path("Journal.quire")))
+
+        let versions = try box.quire(["versions", "Journal.quire", id])
+        #expect(versions.status == 0, "\(versions)")
+        #expect(versions.stdout.contains("by no member (unattested)\n"), "\(versions)")
+        #expect(!versions.stdout.contains("Laptop"), "\(versions)")
+        let json = try box.quire(["versions", "Journal.quire", id, "--json"]).json()
+        let version = try #require((json["versions"] as? [[String: Any]])?.first)
+        #expect(version["device"] as? String == "no member (unattested)")
+        #expect(version["attested"] as? Bool == false)
+        let show = try box.quire(["show", "Journal.quire", id])
+        #expect(show.stdout.contains("\nattested: no: no enrolled device or recovery key vouches for this version"), "\(show)")
+        let shown = try box.quire(["show", "Journal.quire", id, "--json"]).json()
+        #expect(shown["verified"] as? Bool == true)
+        #expect(shown["attested"] as? Bool == false)
+    }
+}

@@ -70,6 +70,10 @@ struct MergeCommand: QuireCommand {
             var s =
                 "merged \(b) into \(target): \(plural(report.framesAdded, "record")) added in \(plural(report.commitsWritten, "commit"))"
             if report.framesCarriedUnopened > 0 { s += " (\(report.framesCarriedUnopened) carried unopened)" }
+            if report.framesResealed > 0 { s += "; \(plural(report.framesResealed, "record")) sealed again under the current key" }
+            if report.unattestedCommits > 0 {
+                s += "; \(plural(report.unattestedCommits, "commit")) unattested, as in \(b) (no member vouches for them)"
+            }
             c.out.line("\(s)")
         } else {
             c.out.line("\(target) already holds everything in \(b); nothing was written")
@@ -79,8 +83,9 @@ struct MergeCommand: QuireCommand {
         c.out.emit(
             MergeJSON(
                 vault: target, copy: b, changed: report.changed, recordsAdded: report.framesAdded,
-                recordsCarriedUnopened: report.framesCarriedUnopened,
-                commitsWritten: report.commitsWritten, commonPrefixBytes: report.commonPrefixByteCount,
+                recordsCarriedUnopened: report.framesCarriedUnopened, recordsResealed: report.framesResealed,
+                commitsWritten: report.commitsWritten, unattestedCommits: report.unattestedCommits,
+                commonPrefixBytes: report.commonPrefixByteCount,
                 leftOut: report.leftOut.map(\.description),
                 droppedFromVault: report.droppedFromVault.map(\.description)))
         return .success
@@ -94,14 +99,20 @@ struct MergeJSON: JSONShape {
     let changed: Bool
     let recordsAdded: Int
     let recordsCarriedUnopened: Int
+    /// Records sealed again under the current key: the result holds a rekey
+    /// they predate (`Spec/merge.md §3.4`).
+    let recordsResealed: Int
     let commitsWritten: Int
+    /// Of those, commits written unattested because their source was.
+    let unattestedCommits: Int
     let commonPrefixBytes: UInt64
     let leftOut: [String]
     let droppedFromVault: [String]
 
     static var example: MergeJSON {
         MergeJSON(
-            vault: "", copy: "", changed: false, recordsAdded: 0, recordsCarriedUnopened: 0, commitsWritten: 0, commonPrefixBytes: 0,
+            vault: "", copy: "", changed: false, recordsAdded: 0, recordsCarriedUnopened: 0, recordsResealed: 0, commitsWritten: 0,
+            unattestedCommits: 0, commonPrefixBytes: 0,
             leftOut: [], droppedFromVault: [])
     }
 }

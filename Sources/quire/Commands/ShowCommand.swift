@@ -46,6 +46,11 @@ struct ShowCommand: QuireCommand {
             )
         }
         if !e.isVerified { out.line("verified: no: the commit holding this revision did not verify; see 'quire verify'") }
+        if e.isVerified && !e.isAttested {
+            out.line(
+                "attested: no: no enrolled device or recovery key vouches for this version (a passphrase, an escrow key or another program wrote it)"
+            )
+        }
         out.line()
         out.line("\(multiline: b.text)")
         out.emit(EntryJSON(e, vault: opened.vault))
@@ -109,6 +114,8 @@ struct EntryJSON: JSONShape {
     let revisions: Int
     let conflictingRevisions: [String]
     let verified: Bool
+    /// True when a member attested the version shown (`Spec/format.md §9.4`).
+    let attested: Bool
 
     init(_ e: EntrySnapshot, vault: Vault) {
         let b = e.body
@@ -134,6 +141,7 @@ struct EntryJSON: JSONShape {
         revisions = e.revisionCount
         conflictingRevisions = e.conflictingHeads.map(\.description)
         verified = e.isVerified
+        attested = e.isAttested
     }
 
     private init() {
@@ -155,6 +163,7 @@ struct EntryJSON: JSONShape {
         revisions = 0
         conflictingRevisions = []
         verified = true
+        attested = true
     }
 
     static var example: EntryJSON { EntryJSON() }

@@ -31,14 +31,19 @@ struct VersionsCommand: QuireCommand {
         let all: [EntryRevision]
         do { all = try opened.vault.revisions(of: e.id) } catch { throw .vault(error, path: path) }
         let heads = [e.revision] + e.conflictingHeads.compactMap { id in all.first { $0.revisionID == id } }
-        let names = deviceNames(opened.vault)
+        // A version is named by the member that attested it; an unattested
+        // one by no member (Spec/format.md §9.4).
+        let attestations: [RevisionID: [UInt8]]
+        do { attestations = try opened.vault.attestations(of: e.id) } catch { throw .vault(error, path: path) }
+        let names = memberNames(opened.vault)
         out.line("\("entry " + e.id.description, .id)")
         out.line(
             heads.count == 1
                 ? "one version (no conflict)" : "\(heads.count) versions: changed apart; editing the entry makes them one again")
         var rows: [VersionsJSON.Version] = []
         for (i, r) in heads.enumerated() {
-            let device = r.device.map { names[$0] ?? "an unknown device" } ?? "an unknown device"
+            let attestor = attestations[r.revisionID]
+            let device = attestor.map { names[$0] ?? "an unknown device" } ?? Self.unattested
             let written = Int64(r.clock.milliseconds)
             out.line()
             out.line(
@@ -56,7 +61,8 @@ struct VersionsCommand: QuireCommand {
             }
             rows.append(
                 VersionsJSON.Version(
-                    revision: r.revisionID.description, device: device, written: DateText.iso(written), shown: i == 0, deleted: r.isDeleted,
+                    revision: r.revisionID.description, device: device, attested: attestor != nil, written: DateText.iso(written),
+                    shown: i == 0, deleted: r.isDeleted,
                     created: DateText.iso(r.body.created, zoneName: r.body.timeZone), text: r.body.text, tags: r.body.tags,
                     mood: r.body.mood,
                     starred: r.body.isStarred))
@@ -65,12 +71,17 @@ struct VersionsCommand: QuireCommand {
         return .success
     }
 
-    /// Device ids → `the device "Laptop"`, from the vault's keys.
-    static func deviceNames(_ vault: Vault) -> [DeviceID: String] {
+    /// How a version no member attested is named: it was written with a
+    /// passphrase, an escrow key or by another program, or its commit did
+    /// not verify.
+    static let unattested = "no member (unattested)"
+
+    /// Members' public keys → `the device "Laptop"`, from the vault's keys.
+    static func memberNames(_ vault: Vault) -> [[UInt8]: String] {
         guard let state = try? vault.keyState() else { return [:] }
-        var names: [DeviceID: String] = [:]
+        var names: [[UInt8]: String] = [:]
         for m in state.members + state.removed {
-            names[DeviceID(publicKey: m.publicKey)] = m.role == "recovery" ? "the recovery key" : "the device \"\(m.name)\""
+            names[m.publicKey] = m.role == "recovery" ? "the recovery key" : "the device \"\(m.name)\""
         }
         return names
     }
@@ -80,7 +91,10 @@ struct VersionsCommand: QuireCommand {
 struct VersionsJSON: JSONShape {
     struct Version: Encodable {
         let revision: String
+        /// The member that attested it, or "no member (unattested)".
         let device: String
+        /// False when no member attested it (`device` names none).
+        let attested: Bool
         let written: String
         let shown: Bool
         let deleted: Bool
@@ -99,7 +113,8 @@ struct VersionsJSON: JSONShape {
             id: "",
             versions: [
                 Version(
-                    revision: "", device: "", written: "", shown: true, deleted: false, created: "", text: "", tags: [], mood: nil,
+                    revision: "", device: "", attested: true, written: "", shown: true, deleted: false, created: "", text: "", tags: [],
+                    mood: nil,
                     starred: false)
             ])
     }
