@@ -65,6 +65,11 @@ extension VaultReportBuilder {
             index = l.index
             warning = true
         }
+        if case .kdfLimitsExceededInKeyring(let l, _, _) = e {
+            offset = l.offset
+            index = l.index
+            warning = true
+        }
         return VerifyReport.Issue(code: e.code, offset: offset, frameIndex: index, message: e.description, isDamage: !warning)
     }
 }

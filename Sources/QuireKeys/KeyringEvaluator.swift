@@ -89,6 +89,8 @@ struct Evaluation {
     var openedBySlot = Set<Int>()
     var failed = Set<Int>()
     var limitError: KeyError?
+    /// Keyrings holding a passphrase slot refused for its cost.
+    var overCost = Set<Int>()
     var passphraseCache = SlotCrypto.PassphraseCache()
 
     init(vault: VaultFile, credential: Credential) {
@@ -175,7 +177,12 @@ struct Evaluation {
                         key = try SlotCrypto.open(slot, with: credential, vaultID: vaultID, epoch: pub.epoch, cache: &passphraseCache)
                     } catch {
                         limitError = error
-                        issues.append(error)
+                        // Reported once per keyring, where it is: a warning if
+                        // the vault opens anyway (Spec/format.md §8.5).
+                        if case let .kdfLimitsExceeded(ops, mem) = error, !overCost.contains(i) {
+                            overCost.insert(i)
+                            issues.append(.kdfLimitsExceededInKeyring(rings[i].location, opsLimit: ops, memLimitBytes: mem))
+                        }
                         continue
                     }
                     guard let key else { continue }

@@ -237,8 +237,24 @@ import Testing
         try v.create([(v.epoch1, v.body(v.epoch1, slots: [hostile, good]))])
         let unlocked = try v.unlock(.passphrase(passphrase("pw")))
         #expect(unlocked.keyrings.map(\.isTrusted) == [true])
-        #expect(unlocked.issues == [.kdfLimitsExceeded(opsLimit: 1, memLimitBytes: (1 << 30) + 1)])
+        // A warning at the keyring that holds the slot (Spec/format.md §8.5).
+        #expect(unlocked.issues == [.kdfLimitsExceededInKeyring(unlocked.keyrings[0].location, opsLimit: 1, memLimitBytes: (1 << 30) + 1)])
+        #expect(unlocked.issues.allSatisfy { $0.isWarning })
+        #expect(unlocked.issues.map(\.code) == ["kdf_limits_exceeded"])
         #expect(v.unlockError(.passphrase(passphrase("wrong"))) == .kdfLimitsExceeded(opsLimit: 1, memLimitBytes: (1 << 30) + 1))
+    }
+
+    @Test func passphraseSlotsOverTheLimitsAreReportedOncePerKeyring() throws {
+        let v = KeyringVault(label: "kdf limits twice")
+        let r = SeededRandom(label: "hostile slots")
+        let hostile = (0..<3).map { _ in
+            KeySlot.passphrase(salt: r.bytes(16), opsLimit: 9, memLimitBytes: 8192, publicKey: r.bytes(32), box: r.bytes(100))
+        }
+        let good = try SlotCrypto.passphraseSlot(
+            for: v.epoch1, passphrase: passphrase("pw"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: v.vaultID, random: v.random)
+        try v.create([(v.epoch1, v.body(v.epoch1, slots: hostile + [good]))])
+        let unlocked = try v.unlock(.passphrase(passphrase("pw")))
+        #expect(unlocked.issues == [.kdfLimitsExceededInKeyring(unlocked.keyrings[0].location, opsLimit: 9, memLimitBytes: 8192)])
     }
 
     @Test func memberKeyThatIsNotAPointMakesTheKeyringMalformed() throws {
