@@ -108,6 +108,7 @@ struct Evaluation {
         // nothing.
         let keyringFrames = structure.frames[0..<structure.committedFrameCount].filter { $0.header.kind == .keyring }
         var intactIDs = Set<KeyringID>()
+        var unparsed = Set<KeyringID>()
         for frame in keyringFrames where frame.malformation == nil && frame.checksumIntact == true {
             intactIDs.insert(KeyringID(unchecked: frame.trailer))
         }
@@ -127,10 +128,14 @@ struct Evaluation {
                 copies[id, default: []].append(frame.location.index)
                 continue
             }
+            // Frames with one id are one keyring, reported once, at its first
+            // intact copy (Spec/format.md §8.1, §8.4).
+            guard !unparsed.contains(id) else { continue }
             let record: KeyringRecord
             do {
                 record = try KeyringRecord(body: body, location: frame.location)
             } catch {
+                unparsed.insert(id)
                 issues.append(.malformedKeyring(frame.location, reason: error.description))
                 continue
             }

@@ -244,6 +244,19 @@ import Testing
         #expect(v.unlockError(.passphrase(passphrase("wrong"))) == .kdfLimitsExceeded(opsLimit: 1, memLimitBytes: (1 << 30) + 1))
     }
 
+    @Test func aMalformedKeyringWrittenTwiceIsReportedOnce() throws {
+        let v = KeyringVault(label: "malformed twice")
+        // A keyring body whose public part lacks its epoch: both copies
+        // share one id, so they are one keyring with one issue.
+        let p = CBOREncoder.encode(.map(CBORMap(text: [("keyCommit", .bytes(v.random.bytes(32)))])))
+        let bad = CBOREncoder.encode(.map(CBORMap(text: [("nonce", .bytes(v.random.bytes(24))), ("public", .bytes(p)), ("sealed", .bytes(v.random.bytes(40)))])))
+        let badKey = EpochKey(epoch: 2, key: try SymmetricKey(using: v.random))
+        try v.create([(v.epoch1, v.body(v.epoch1)), (badKey, bad), (badKey, bad)])
+        let unlocked = try v.unlock(.recoveryKey(v.recovery))
+        #expect(unlocked.issues.map(\.code) == ["malformed_keyring"])
+        #expect(unlocked.keyrings.map(\.isTrusted) == [true])
+    }
+
     @Test func passphraseSlotsOverTheLimitsAreReportedOncePerKeyring() throws {
         let v = KeyringVault(label: "kdf limits twice")
         let r = SeededRandom(label: "hostile slots")
