@@ -367,7 +367,7 @@ public final class BlobReader {
     /// id have been checked.
     ///
     /// - Throws: ``FormatError/authenticationFailed(_:)``, ``FormatError/unknownKey(_:keyID:)``,
-    ///   ``FormatError/blobPaddingInvalid(blob:)``, ``FormatError/blobSizeMismatch(blob:expected:actual:)``,
+    ///   ``FormatError/blobPaddingInvalid(blob:)`` (the stream is not `Padmé(N + 1)` bytes with the marker at N),
     ///   ``FormatError/blobIDMismatch(blob:)``, I/O errors.
     public func read(into destination: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
         while bufferOffset == bufferCount {
@@ -403,13 +403,13 @@ public final class BlobReader {
         }
     }
 
-    /// After the last chunk: the content is whole, the stream has exactly
-    /// its Padmé length, and the content hashes to the blob id.
+    /// After the last chunk: the stream has exactly its Padmé length with
+    /// the marker at the manifest's size (`Spec/format.md §7.4` check 7),
+    /// and the content hashes to the blob id (check 8).
     private func finish() throws(FormatError) {
-        guard contentLeft == 0 else {
-            throw .blobSizeMismatch(blob: manifest.blob.description, expected: manifest.byteCount, actual: manifest.byteCount - contentLeft)
-        }
-        guard markerSeen, streamRead == Padding.streamByteCount(contentByteCount: manifest.byteCount) else {
+        // The chunk count matched (check 6): a stream too short for the
+        // manifest's size is a stream of the wrong length, check 7.
+        guard contentLeft == 0, markerSeen, streamRead == Padding.streamByteCount(contentByteCount: manifest.byteCount) else {
             throw .blobPaddingInvalid(blob: manifest.blob.description)
         }
         if let h = hasher {
