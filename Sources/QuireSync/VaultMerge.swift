@@ -360,11 +360,12 @@ final class Side {
         do { return try handle.read(count: Int(f.end - f.location.offset), at: f.location.offset) } catch { throw .io(error) }
     }
 
-    /// The identity of a frame (`Spec/merge.md §1`): its header and its body
-    /// hash; for a chunk, its header and the BLAKE2b-256 of its body.
+    /// The identity of a frame (`Spec/merge.md §1`): its 16-byte header and
+    /// the BLAKE2b-256 of its whole body, for every kind. (Not the stored
+    /// body hash: that hashes the body without itself, so the block digests
+    /// that order the result would differ from every other implementation's.)
     func identity(of index: Int) throws(SyncError) -> [UInt8] {
         let f = file.structure.frames[index]
-        guard f.header.kind == .blobChunk else { return f.headerBytes + f.trailer }
         let body: [UInt8]
         do { body = try handle.read(count: Int(f.header.bodyLength), at: f.bodyOffset) } catch { throw .io(error) }
         return f.headerBytes + BLAKE2b.hash(body, byteCount: 32)
