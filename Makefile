@@ -45,14 +45,17 @@ test-sync: deps
 	$(SWIFT) build --product quire-sync-helper
 	python3 Tests/sync/run_syncthing.py "$$($(SWIFT) build --show-bin-path)/quire-sync-helper"
 
-# Regenerates Vectors/ from seeded randomness (deterministic).
+# Regenerates Vectors/ and Spec/worked-example.md from seeded randomness
+# (deterministic).
 vectors: deps
 	$(SWIFT) run quire-vectors generate Vectors
+	$(SWIFT) run quire-vectors worked-example Spec/worked-example.md
 
 # Regenerating must change nothing, and every vector must verify.
 vectors-check: deps
 	$(SWIFT) run quire-vectors verify Vectors
 	$(SWIFT) run quire-vectors check-regenerate Vectors
+	$(SWIFT) run quire-vectors worked-example --check Spec/worked-example.md
 
 # The independent Python reader (written from Spec/ alone) against every
 # vector. Needs PyNaCl and zstandard from PyPI; skipped if they cannot be installed.
