@@ -117,7 +117,7 @@ import QuireSystem
     /// right passphrase is locked out — loudly, with a message that names
     /// decoys — while the device and the recovery key still open
     /// (`Spec/keys.md §2.3`, threat-model §3.3).
-    @Test func decoyPassphraseSlotsSpendTheBudget() throws {
+    @Test(.weakPassphraseCost) func decoyPassphraseSlotsSpendTheBudget() throws {
         let dir = TemporaryDirectory()
         let laptop = Self.device("Laptop decoy")
         var setup = VaultSetup(name: "J", recoveryKey: testRecoveryKey("decoy"), device: laptop, now: Self.t0)
@@ -187,7 +187,7 @@ import QuireSystem
 
     /// A passphrase slot with absurd Argon2id parameters appended by an
     /// outsider: a wrong passphrase is reported as kdf_limits_exceeded.
-    @Test func absurdArgonSlotIsRefusedAndReported() throws {
+    @Test(.weakPassphraseCost) func absurdArgonSlotIsRefusedAndReported() throws {
         let dir = TemporaryDirectory()
         let (vault, laptop, _) = try Self.laptopVault(dir, "absurd")
         let path = dir.file("j.quire")
