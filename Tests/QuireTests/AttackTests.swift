@@ -187,14 +187,27 @@ import QuireSystem
                 slots: slots, content: KeyringContent(members: state.members, blobKey: head.content!.blobKey, created: Self.t0, reason: "rotate"),
                 signer: phone.keyPair, random: random))
         }
-        try Self.append(path, bodies)
+        // The phone, a member holding the epoch key, commits them (one copy each).
+        try withPhone.file.commit(random: random, options: fast, attestWith: phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
+            for body in bodies {
+                let record = try KeyringRecord(body: body, location: nil)
+                try tx.appendPlaintext(kind: .keyring, keyID: KeyID(commitment: record.publicPart.keyCommit), epoch: 2, body: body, trusted: false)
+            }
+        }
         let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), random: SeededRandom(label: "flood recovery"), options: fast)
         #expect(try withRecovery.keyState().heads.count == 70)
         try withRecovery.removeDevice(named: "Phone", now: Self.t0 + Self.day)
         let after = try withRecovery.keyState()
         #expect(after.heads.count == 1)
         #expect(after.member(withKey: phone.publicKey) == nil)
+        // Every keyring stands: the joins (chained, 64 parents at most) only
+        // join, and the removal, after them, has every flood keyring as an
+        // ancestor; the phone is removed by the last keyring alone.
+        #expect(withRecovery.unlocked.keyrings.allSatisfy { $0.isTrusted })
+        #expect(withRecovery.unlocked.issues == [])
         try withRecovery.add(EntryBody(created: Self.t0 + 2 * Self.day, text: "after removing the phone"))
+        try withRecovery.rotateKeys(now: Self.t0 + 3 * Self.day)
+        #expect(withRecovery.verify().isIntact)
         let phoneView = try Vault.open(at: path, credential: .device(phone.keyPair), writable: false, options: fast)
         #expect(phoneView.unlocked.unreadableNewerEpoch != nil)
         #expect(try phoneView.entries().map(\.body.text) == [])
