@@ -36,6 +36,13 @@ import QuireSystem
         return (path, laptop, phone, recovery)
     }
 
+    /// Stores `content` as an attachment in its own commit.
+    static func store(_ vault: Vault, _ content: [UInt8]) throws -> StoredBlob {
+        var stored: StoredBlob?
+        try vault.commit { tx in stored = try tx.storeAttachment(from: MemoryByteSource(content), mediaType: "image/jpeg") }
+        return stored!
+    }
+
     /// Appends keyring frames (one copy each) in a commit no reader can check.
     static func append(_ path: String, _ bodies: [[UInt8]]) throws {
         let f = try VaultFile(path: path, writable: true)
@@ -136,6 +143,13 @@ import QuireSystem
         #expect(merged.keyWarnings.isEmpty)
         try merged.add(EntryBody(created: Self.t0 + 3 * Self.day, text: "after the merge"))
         #expect(try KeyTestSupport.texts(path, .device(laptop.keyPair)) == ["after the merge"])
+
+        // A deliberate old copy at another path (a backup) starts its own
+        // memory: it does not warn, and the real vault keeps not warning.
+        let backup = dir.file("backup.quire")
+        try Data(old).write(to: URL(fileURLWithPath: backup))
+        #expect(try Vault.open(at: backup, store: store, options: fast).keyWarnings.isEmpty)
+        #expect(try Vault.open(at: path, store: store, options: fast).keyWarnings.isEmpty)
     }
 
     /// A passphrase reads; it does not write, merge or compact (the format
@@ -212,4 +226,131 @@ import QuireSystem
         #expect(phoneView.unlocked.unreadableNewerEpoch != nil)
         #expect(try phoneView.entries().map(\.body.text) == [])
     }
+
+    /// Someone who holds an epoch key re-seals a trusted keyring under 70
+    /// fresh nonces. In format 1 each copy was a new trusted head, and over
+    /// 64 heads every new epoch was refused. Now no copy is trusted (vector
+    /// `attack-reseal-keyring-copies`), and a new epoch is written as usual.
+    @Test func attackResealedKeyringCopiesLeaveANewEpochPossible() throws {
+        let dir = TemporaryDirectory()
+        let (path, laptop, _, _) = try Self.twoDevices(dir, "reseal")
+        let vault = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        let head = try vault.keyState().heads[0]
+        let file = try VaultFile(path: path)
+        let frame = file.structure.frames[head.location.index]
+        let record = try KeyringRecord(body: frame.plaintextBody!, location: nil)
+        let key = head.epochKey!
+        let ad = KeyringRecord.associatedData(vaultID: vault.vaultID, publicBytes: record.publicBytes)
+        let inner = try XChaCha20Poly1305.open(record.sealed, key: try key.subkey(.keyring), nonce: record.nonce, authenticating: ad)
+        let random = SeededRandom(label: "reseal")
+        var copies: [[UInt8]] = []
+        for _ in 0..<70 {
+            let nonce = random.bytes(24)
+            let sealed = XChaCha20Poly1305.seal(inner, key: try key.subkey(.keyring), nonce: nonce, authenticating: ad)
+            copies.append(KeyringRecord(publicPart: record.publicPart, nonce: nonce, sealed: sealed).encodedBody())
+        }
+        try Self.append(path, copies)
+        let reopened = try Vault.open(at: path, credential: .device(laptop.keyPair), random: SeededRandom(label: "reseal rotate"), options: fast)
+        #expect(try reopened.keyState().heads.count == 1)
+        #expect(reopened.unlocked.issues.filter { $0.code == "keyring_unauthenticated" }.count == 70)
+        try reopened.rotateKeys(now: Self.t0 + Self.day)
+        #expect(try reopened.keyState().epoch == 2)
+    }
+
+    /// Two attachments whose sizes fall in one Padmé bucket are stored as
+    /// chunk frames of identical lengths (format 1 padded the final chunk
+    /// only, so lengths told sizes to within 2 KiB).
+    @Test func attackAttachmentSizeIsHiddenWithinItsBucket() throws {
+        let dir = TemporaryDirectory()
+        let (path, laptop, _, _) = try Self.twoDevices(dir, "sizes")
+        let vault = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        func chunkLengths(_ count: Int) throws -> [UInt32] {
+            let before = vault.file.structure.frames.count
+            _ = try Self.store(vault, SeededRandom(label: "size \(count)").bytes(count))
+            return vault.file.structure.frames[before...].filter { $0.header.kind == .blobChunk }.map(\.header.bodyLength)
+        }
+        let a = try chunkLengths(10_000_000), b = try chunkLengths(10_100_000)
+        #expect(a == b)
+        #expect(a.count == Int(Padding.chunkCount(contentByteCount: 10_000_000)))
+    }
+
+    /// A writer refuses to make a passphrase slot below the floor (2 passes,
+    /// 64 MiB): readers accept cheap slots, so only writers keep them out.
+    @Test func attackPassphraseCostIsRefusedToWriters() throws {
+        let dir = TemporaryDirectory()
+        let (path, laptop, _, _) = try Self.twoDevices(dir, "cost")
+        let vault = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        do {
+            try vault.setPassphrase(KeyTestSupport.secret("cheap"), opsLimit: 1, memLimitBytes: 8192, now: Self.t0 + 1)
+            Issue.record("a writer made a passphrase slot below the floor")
+        } catch {
+            #expect(error.code == "kdf_limits_exceeded")
+        }
+        do {
+            try vault.setPassphrase(KeyTestSupport.secret("greedy"), opsLimit: 3, memLimitBytes: 1 << 30, now: Self.t0 + 1)
+            Issue.record("a writer made a passphrase slot over the reader bound")
+        } catch {
+            #expect(error.code == "kdf_limits_exceeded")
+        }
+    }
+
+    /// The root requires a slot kind this writer does not know (a hybrid
+    /// post-quantum slot): it refuses a new epoch rather than drop it.
+    @Test func attackRequiredKindDroppedIsRefusedToWriters() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("pq.quire")
+        let random = SeededRandom(label: "required kind")
+        let recovery = testRecoveryKey("required kind")
+        let signer = try recovery.signingKeyPair()
+        let salt = random.bytes(16)
+        let vaultID = rootVaultID(signer: signer.publicKey, salt: salt)
+        let blobKey = try SymmetricKey(using: random)
+        let key = EpochKey(epoch: 1, key: try SymmetricKey(using: random), blobKey: blobKey)
+        let hybrid = KeySlot.unknown(kind: "hybrid-x25519-ml-kem", fields: CBORMap(text: [("box", .bytes(random.bytes(1200))), ("kind", .text("hybrid-x25519-ml-kem"))]))
+        let body = try KeyringBuilder.body(
+            epochKey: key, vaultID: vaultID, parents: [], isEscrowFree: false, requiredSlotKinds: ["hybrid-x25519-ml-kem"],
+            slots: [StoredSlot(slot: try SlotCrypto.recoverySlot(for: key, recovery: recovery, vaultID: vaultID, random: random)), StoredSlot(slot: hybrid)],
+            vaultSalt: salt,
+            content: KeyringContent(members: [KeyringMember(role: "recovery", publicKey: signer.publicKey, name: "Recovery key", added: Self.t0)],
+                                    blobKey: blobKey, created: Self.t0, reason: "create"),
+            signer: signer, random: random)
+        _ = try VaultFile.create(at: path, vaultID: vaultID, keys: KeySet(single: key), random: random, options: fast, attestWith: signer) {
+            (tx: PendingCommit) throws(FormatError) in
+            try tx.appendKeyring(keyID: key.id, epoch: 1, body: body)
+        }
+        let vault = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
+        let before = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        do {
+            try vault.rotateKeys(now: Self.t0 + 1)
+            Issue.record("a writer dropped a required slot kind")
+        } catch {
+            #expect(error.code == "operation_refused")
+        }
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == before)
+    }
+
+    /// After `compact --rekey` the blob key is new: the same content has
+    /// another blob id, the re-stored manifest lists the old one as an
+    /// alias, references by the old id still resolve, and storing the
+    /// content again deduplicates against the new id. Format 1 kept one blob
+    /// key for life, so a former reader could compute the ids of new content.
+    @Test func attackDedupAfterRekeyUsesTheNewBlobKey() throws {
+        let dir = TemporaryDirectory()
+        let (path, laptop, _, _) = try Self.twoDevices(dir, "dedup")
+        let vault = try Vault.open(at: path, credential: .device(laptop.keyPair), random: SeededRandom(label: "dedup vault"), options: fast)
+        let photo = SeededRandom(label: "photo").bytes(30_000)
+        let old = try Self.store(vault, photo).blob
+        try vault.add(EntryBody(created: Self.t0, text: "photo", attachments: [AttachmentReference(id: [1], blob: old, mediaType: "image/jpeg")]))
+        try vault.compact(CompactionOptions(rekey: true), now: Self.t0 + Self.day)
+        let again = try Self.store(vault, photo)
+        #expect(again.blob != old)
+        guard case .deduplicated = again else {
+            Issue.record("the re-stored photo was stored a second time")
+            return
+        }
+        let manifest = try vault.attachment(again.blob)
+        #expect(manifest.aliases == [old])
+        #expect(try vault.openAttachment(old).readAll() == photo)
+    }
 }
+
