@@ -153,6 +153,36 @@ extension Catalog {
             mutualRemoval("attack-mutual-removal-order-ab", aFirst: true),
             mutualRemoval("attack-mutual-removal-order-ba", aFirst: false),
             {
+                // Scenario 4 of format.md §8.4: the thief holds device B.
+                let thiefSeed = [UInt8](repeating: 0xb2, count: 32)
+                let b = try VectorBuilder("attack-removed-device-puppet", deviceSeed: sam, moreDeviceSeeds: [thiefSeed])
+                try b.commit([.entry(b.entry("before the theft"))])
+                let thief = try VectorBuilder.device(thiefSeed)
+                let m = b.members
+                let rootKey = b.ringKeys[b.rootID]!
+                // The user removes B with the recovery key.
+                let (kq, rq) = try child(b, members: [m[0], m[1]], removed: [m[2]], reason: "remove")
+                try b.addKeyring(kq, rq, members: [m[0], m[1]])
+                try b.commit([.entry(b.entry("after removing the stolen device"))])
+                // From before the removal, B enrols a key E of its own (same epoch)…
+                let puppet = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let withE = m + [KeyringMember(role: "device", publicKey: puppet.publicKey, name: "Tablet", added: b.now)]
+                let x = try b.keyring(rootKey, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: rootKey, members: withE), members: withE, signer: thief, reason: "enroll")
+                b.writeWith(rootKey)
+                let ix = try b.addKeyring(rootKey, x, trust: false)
+                // …and E replaces the recovery key with the thief's own.
+                let thiefRecovery = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let yMembers = [KeyringMember(role: "recovery", publicKey: thiefRecovery.publicKey, name: "Recovery key", added: b.now)] + Array(withE.dropFirst())
+                let ky = try b.freshKey(2)
+                let y = try b.keyring(ky, parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: x), key: rootKey)], slots: try b.memberSlots(for: ky, members: yMembers),
+                                      members: yMembers, removed: [m[0]], signer: puppet, reason: "recovery")
+                let iy = try b.addKeyring(ky, y, trust: false)
+                return try b.vector("damaged", comment: "attack (proposed in threat-model §6.3): a thief holding device B, removed by the recovery key, forks from before the removal, enrols a key E of its own, and has E replace the recovery key. E's keyring is behind the removal (its ancestor, B's, defies it), so it neither contests nor cuts the recovery key's removal; B's keyring is cut, and E's with it. Opened by the remaining device; the thief's commits are stale",
+                                    issues: [("keyring_unauthenticated", b.offset(ix)), ("stale_epoch", b.commitFrame(of: ix).location.offset),
+                                             ("keyring_unauthenticated", b.offset(iy)), ("stale_epoch", b.commitFrame(of: iy).location.offset)],
+                                    deviceSeed: sam)
+            },
+            {
                 let b = try VectorBuilder("attack-attachment-size")
                 let small = b.random.bytes(66_000), large = b.random.bytes(67_500)
                 try b.commit([.blob(small, mediaType: "image/jpeg")])
@@ -183,8 +213,9 @@ extension Catalog {
                 return try b.vector("damaged", comment: "attack: a member of an escrow-free vault adds a device slot for a custodian who is not a listed member. Format 1 did not count device slots. Now an escrow-free keyring's device slots number exactly its device members: escrow_forbidden",
                                     issues: [("escrow_forbidden", b.offset(i))])
             },
-            recoveryReplaced("attack-recovery-key-replaced", openWithNew: false),
-            recoveryReplaced("success-recovery-key-replaced", openWithNew: true),
+            recoveryReplaced("attack-recovery-key-replaced", .oldCode),
+            recoveryReplaced("attack-recovery-key-replaced-old-code-signs", .oldCodeSigns),
+            recoveryReplaced("success-recovery-key-replaced", .newCode),
             {
                 let b = try passphraseBuilder(1, Limits.maxArgon2MemLimitBytes * 2)("attack-passphrase-cost")
                 return try b.vector("error", comment: "attack: a slot asks Argon2id for 512 MiB, which a phone cannot give. Format 1 allowed up to 1 GiB. Now readers run Argon2id only up to 256 MiB and 8 passes (writers use at least 64 MiB and 2 passes): kdf_limits_exceeded before any work",
@@ -272,26 +303,40 @@ extension Catalog {
         }
     }
 
-    /// A device replaces the recovery key; opened with the old code (which
-    /// reads epoch 1 only) or the new one.
-    static func recoveryReplaced(_ name: String, openWithNew: Bool) -> Make {
+    /// A device replaces the recovery key; then the vault is opened with the
+    /// old code (which reads epoch 1 only), with the new one, or — after the
+    /// old code signed a keyring of its own — with the phone.
+    enum RecoveryView { case oldCode, newCode, oldCodeSigns }
+
+    static func recoveryReplaced(_ name: String, _ view: RecoveryView) -> Make {
         {
+            // All three views share one random stream, so one vault.
             let b = try VectorBuilder("recovery-key-replaced", deviceSeed: phoneSeed)
             try b.commit([.entry(b.entry("before the replacement"))])
             let phone = try VectorBuilder.device(phoneSeed)
             let newRecovery = RecoveryKey(secret: try SymmetricKey(bytes: b.random.bytes(32)))
             let newMember = KeyringMember(role: "recovery", publicKey: try newRecovery.publicKey(), name: "Recovery key", added: b.now)
+            let oldMember = b.members[0]
             let members = [newMember, b.members[1]]
-            let (k2, body) = try child(b, members: members, removed: [b.members[0]], reason: "recovery", signer: phone)
+            let (k2, body) = try child(b, members: members, removed: [oldMember], reason: "recovery", signer: phone)
             try b.addKeyring(k2, body, members: members)
             b.attestation = .sign(phone)
-            let idx = try b.commit([.entry(b.entry("after the replacement"))], expectReleased: openWithNew)
+            let idx = try b.commit([.entry(b.entry("after the replacement"))], expectReleased: view != .oldCode)
             var v: (String, VectorFile)
-            if openWithNew {
+            switch view {
+            case .newCode:
                 v = try b.vector("success", comment: "the phone replaced the recovery key (reason \"recovery\": a new recovery member, the old one removed, a new epoch); the new recovery code opens both epochs", key: newRecovery.code())
-            } else {
-                v = try b.vector("damaged", comment: "attack: a recovery code that leaked (or was lost) can never be replaced in format 1. Now a member replaces it: the old code still reads epoch 1 but opens no later epoch (its slot is gone and it is listed as removed)",
+            case .oldCode:
+                v = try b.vector("damaged", comment: "attack: a recovery code that leaked (or was lost) can never be replaced in format 1. Now a member replaces it: the old code still reads epoch 1 but opens no later epoch (its slot is gone and it is listed as removed); what it signs afterwards is cut for every current member (attack-recovery-key-replaced-old-code-signs)",
                                  issues: [("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1))])
+            case .oldCodeSigns:
+                // The old code, holding only epoch 1, signs a keyring of its own.
+                let root = b.ringKeys[b.rootID]!
+                b.writeWith(root)
+                let (k3, late) = try child(b, members: [oldMember, members[1]], signer: b.signer)
+                let i = try b.addKeyring(k3, late, trust: false)
+                v = try b.vector("damaged", comment: "after the phone replaced the recovery key, the old code signs a keyring of its own from the root: the replacement newly removes the old recovery member, so that keyring defies it and is cut (rule 6), and its commit, under epoch 1 after epoch 2 began, is stale. Opened by the phone; the old code itself, which cannot open the replacement, would trust it — a reader judges only what it opens (rule 7)",
+                                 issues: [("keyring_unauthenticated", b.offset(i)), ("stale_epoch", b.commitFrame(of: i).location.offset)], deviceSeed: phoneSeed)
             }
             v.0 = name
             return v
