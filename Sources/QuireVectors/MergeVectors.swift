@@ -306,30 +306,10 @@ public enum MergeVectors {
                           try v.compact(CompactionOptions(), now: c + 70)
                       },
                       b: { k in try k.write(try k.open(k.b, "phone"), id: k.ids[0], text: "phone, before the change", clock: c + 80) }),
-            try build("mutual-removal-ab", comment: "the laptop removes the phone while the phone removes the laptop; merged by the recovery key: both removals stand, both sides' records are kept (format.md §8.4 rule 6, attack-mutual-removal-order)",
-                      merger: .recovery,
-                      a: { k in
-                          let v = try k.open(k.a, "laptop")
-                          try v.removeDevice(named: "Phone", now: c + 50)
-                          try k.write(v, text: "laptop after removing the phone", clock: c + 60)
-                      },
-                      b: { k in
-                          let v = try k.open(k.b, "phone")
-                          try v.removeDevice(named: "Laptop", now: c + 51)
-                          try k.write(v, text: "phone after removing the laptop", clock: c + 61)
-                      }),
-            try build("mutual-removal-ba", comment: "the same two removals, the copies swapped: the same keyrings stand and the same entries show",
-                      merger: .recovery,
-                      a: { k in
-                          let v = try k.open(k.a, "phone")
-                          try v.removeDevice(named: "Laptop", now: c + 51)
-                          try k.write(v, text: "phone after removing the laptop", clock: c + 61)
-                      },
-                      b: { k in
-                          let v = try k.open(k.b, "laptop")
-                          try v.removeDevice(named: "Phone", now: c + 50)
-                          try k.write(v, text: "laptop after removing the phone", clock: c + 60)
-                      }),
+            try mutualRemoval("mutual-removal-ab", laptopIsTheVault: true,
+                              comment: "the laptop removes the phone while the phone removes the laptop; merged by the recovery key: both removals stand, both sides' records are kept (format.md §8.4 rule 6, attack-mutual-removal-order)"),
+            try mutualRemoval("mutual-removal-ba", laptopIsTheVault: false,
+                              comment: "the same two removals, the copies swapped: the same keyrings stand and the same entries show"),
             try keyringAndChild(),
             try build("attestation-carried-and-partial", comment: "the copy has two phone-attested commits: one is carried whole and keeps the phone's attestation (sealed again under the result's key); the other holds a record that does not decode, which the merge leaves out, so that block is partial and the laptop attests it",
                       a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
@@ -357,6 +337,24 @@ public enum MergeVectors {
                           }
                       }),
         ]
+    }
+
+    /// The laptop removes the phone on one copy while the phone removes the
+    /// laptop on the other; the recovery key merges.
+    static func mutualRemoval(_ name: String, laptopIsTheVault: Bool, comment: String) throws -> Vector {
+        func laptopSide(_ k: Case, _ path: String) throws {
+            let v = try k.open(path, "laptop")
+            try v.removeDevice(named: "Phone", now: t0 + 50)
+            try k.write(v, text: "laptop after removing the phone", clock: t0 + 60)
+        }
+        func phoneSide(_ k: Case, _ path: String) throws {
+            let v = try k.open(path, "phone")
+            try v.removeDevice(named: "Laptop", now: t0 + 51)
+            try k.write(v, text: "phone after removing the laptop", clock: t0 + 61)
+        }
+        return try build(name, comment: comment, merger: .recovery,
+                         a: { k in try laptopIsTheVault ? laptopSide(k, k.a) : phoneSide(k, k.a) },
+                         b: { k in try laptopIsTheVault ? phoneSide(k, k.b) : laptopSide(k, k.b) })
     }
 
     /// The copy's one commit holds a keyring and its child (a rotation and

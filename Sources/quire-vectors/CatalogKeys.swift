@@ -27,6 +27,31 @@ extension Catalog {
         return (key, body)
     }
 
+    /// An epoch-2 keyring, child of the root, signed by the recovery key and
+    /// assembled part by part so that one part can break a rule: its links
+    /// (or who signs them), its epoch, its public part, its parent keys, its
+    /// signature (given the public part's bytes and the content's), or its
+    /// inner part (transformed, or left unpadded).
+    static func forgedChild(
+        _ b: VectorBuilder, key given: EpochKey? = nil, links: [[UInt8]]? = nil, linkSigner: Ed25519.KeyPair? = nil, epoch: UInt32? = nil,
+        editPublic: ((inout CBORMap) -> Void)? = nil, parentKeys: [SymmetricKey]? = nil,
+        signature: ((_ publicBytes: [UInt8], _ content: [UInt8]) -> [UInt8])? = nil, transformInner: (([UInt8]) -> [UInt8])? = nil, pad: Bool = true
+    ) throws -> (EpochKey, [UInt8]) {
+        let key = try given ?? b.freshKey(2)
+        let pub = try KeyringForge.publicPart(key: key, parents: [b.parent(b.rootID)], vaultID: b.vaultID, slots: try b.memberSlots(for: key),
+                                              signer: linkSigner ?? b.signer, random: b.random, links: links, epoch: epoch)
+        var publicBytes = pub.encoded()
+        if let editPublic, case .map(var m) = try CBORDecoder.decode(publicBytes) {
+            editPublic(&m)
+            publicBytes = CBOREncoder.encode(.map(m))
+        }
+        var content = KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "rotate")
+        content.parentKeys = parentKeys ?? [b.ringKeys[b.rootID]!.key]
+        let c = content.encoded()
+        return (key, try KeyringForge.body(publicBytes: publicBytes, content: c, key: key, vaultID: b.vaultID, signer: b.signer, random: b.random,
+                                           signature: signature?(publicBytes, c), transformInner: transformInner, pad: pad))
+    }
+
     /// A vector whose only news is one keyring, committed (twice) after an
     /// entry; the keyring is reported with `code`.
     static func keyringVector(
@@ -121,26 +146,15 @@ extension Catalog {
             },
             keyringVector("damaged-keyring-parent-key-count", code: "malformed_keyring",
                           comment: "a keyring with one parent but no parentKeys entry: the counts must agree") { b in
-                let key = try b.freshKey(2)
-                let pub = try KeyringForge.publicPart(key: key, parents: [b.parent(b.rootID)], vaultID: b.vaultID, slots: try b.memberSlots(for: key), signer: b.signer, random: b.random)
-                let content = KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "rotate")
-                return (key, try KeyringForge.body(publicBytes: pub.encoded(), content: content.encoded(), key: key, vaultID: b.vaultID, signer: b.signer, random: b.random))
+                try forgedChild(b, parentKeys: [])
             },
             keyringVector("damaged-keyring-links-count", code: "malformed_keyring",
                           comment: "a keyring with one parent and no link: |links| must equal |parents| (checked from the public part)") { b in
-                let key = try b.freshKey(2)
-                let pub = try KeyringForge.publicPart(key: key, parents: [b.parent(b.rootID)], vaultID: b.vaultID, slots: try b.memberSlots(for: key), signer: b.signer, random: b.random, links: [])
-                var content = KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "rotate")
-                content.parentKeys = [b.ringKeys[b.rootID]!.key]
-                return (key, try KeyringForge.body(publicBytes: pub.encoded(), content: content.encoded(), key: key, vaultID: b.vaultID, signer: b.signer, random: b.random))
+                try forgedChild(b, links: [])
             },
             keyringVector("damaged-keyring-link-wrong-length", code: "malformed_keyring",
                           comment: "a keyring whose link is 32 bytes (version 2's first draft, a MAC): a link is nonce ‖ sealed(signer ‖ signature), 136 bytes") { b in
-                let key = try b.freshKey(2)
-                let pub = try KeyringForge.publicPart(key: key, parents: [b.parent(b.rootID)], vaultID: b.vaultID, slots: try b.memberSlots(for: key), signer: b.signer, random: b.random, links: [b.random.bytes(32)])
-                var content = KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "rotate")
-                content.parentKeys = [b.ringKeys[b.rootID]!.key]
-                return (key, try KeyringForge.body(publicBytes: pub.encoded(), content: content.encoded(), key: key, vaultID: b.vaultID, signer: b.signer, random: b.random))
+                try forgedChild(b, links: [b.random.bytes(32)])
             },
             keyringVector("damaged-keyring-parent-twice", code: "malformed_keyring",
                           comment: "a keyring naming the same parent twice: parents must be distinct") { b in
@@ -149,22 +163,11 @@ extension Catalog {
             },
             keyringVector("damaged-keyring-epoch-zero", code: "malformed_keyring",
                           comment: "a keyring of epoch 0: epochs run from 1") { b in
-                let key = try b.freshKey(2)
-                let pub = try KeyringForge.publicPart(key: key, parents: [b.parent(b.rootID)], vaultID: b.vaultID, slots: try b.memberSlots(for: key), signer: b.signer, random: b.random, epoch: 0)
-                var content = KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "rotate")
-                content.parentKeys = [b.ringKeys[b.rootID]!.key]
-                return (key, try KeyringForge.body(publicBytes: pub.encoded(), content: content.encoded(), key: key, vaultID: b.vaultID, signer: b.signer, random: b.random))
+                try forgedChild(b, epoch: 0)
             },
             keyringVector("damaged-keyring-epoch-over-u32", code: "malformed_keyring",
                           comment: "a keyring whose epoch is 2³² (one past the largest u32): malformed") { b in
-                let key = try b.freshKey(2)
-                let pub = try KeyringForge.publicPart(key: key, parents: [b.parent(b.rootID)], vaultID: b.vaultID, slots: try b.memberSlots(for: key), signer: b.signer, random: b.random)
-                var map = CBORMap()
-                if case .map(let m) = try CBORDecoder.decode(pub.encoded()) { map = m }
-                map[text: "epoch"] = .unsigned(1 << 32)
-                var content = KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "rotate")
-                content.parentKeys = [b.ringKeys[b.rootID]!.key]
-                return (key, try KeyringForge.body(publicBytes: CBOREncoder.encode(.map(map)), content: content.encoded(), key: key, vaultID: b.vaultID, signer: b.signer, random: b.random))
+                try forgedChild(b, editPublic: { $0[text: "epoch"] = .unsigned(1 << 32) })
             },
             keyringVector("damaged-keyring-too-many-slots", code: "malformed_keyring",
                           comment: "a keyring with 257 key slots, one over the limit") { b in
@@ -175,24 +178,15 @@ extension Catalog {
             },
             keyringVector("damaged-keyring-inner-not-padded", code: "malformed_keyring",
                           comment: "a keyring whose sealed inner part is not padded (pad(I) must be canonical Padmé padding)") { b in
-                let key = try b.freshKey(2)
-                let pub = try KeyringForge.publicPart(key: key, parents: [b.parent(b.rootID)], vaultID: b.vaultID, slots: try b.memberSlots(for: key), signer: b.signer, random: b.random)
-                var content = KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "rotate")
-                content.parentKeys = [b.ringKeys[b.rootID]!.key]
-                return (key, try KeyringForge.body(publicBytes: pub.encoded(), content: content.encoded(), key: key, vaultID: b.vaultID, signer: b.signer, random: b.random, pad: false))
+                try forgedChild(b, pad: false)
             },
             keyringVector("damaged-keyring-inner-extra-field", code: "malformed_keyring",
                           comment: "a keyring whose inner part has a fourth field: I must hold exactly content, signature and signer") { b in
-                let key = try b.freshKey(2)
-                let pub = try KeyringForge.publicPart(key: key, parents: [b.parent(b.rootID)], vaultID: b.vaultID, slots: try b.memberSlots(for: key), signer: b.signer, random: b.random)
-                var content = KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "rotate")
-                content.parentKeys = [b.ringKeys[b.rootID]!.key]
-                return (key, try KeyringForge.body(publicBytes: pub.encoded(), content: content.encoded(), key: key, vaultID: b.vaultID, signer: b.signer, random: b.random,
-                                                   transformInner: { i in
-                                                       guard case .map(var m)? = try? CBORDecoder.decode(i) else { return i }
-                                                       m[text: "extra"] = .bytes([1])
-                                                       return CBOREncoder.encode(.map(m))
-                                                   }))
+                try forgedChild(b, transformInner: { i in
+                    guard case .map(var m)? = try? CBORDecoder.decode(i) else { return i }
+                    m[text: "extra"] = .bytes([1])
+                    return CBOREncoder.encode(.map(m))
+                })
             },
             keyringVector("damaged-keyring-sealed-part-altered", code: "malformed_keyring",
                           comment: "a keyring whose sealed part was altered before it was written (body hash consistent): its key does not open it") { b in
@@ -278,55 +272,33 @@ extension Catalog {
                           comment: "a keyring of epoch 3 whose parent is of epoch 1 skips an epoch and is not trusted") { b in try child(b, epoch: 3) },
             keyringVector("damaged-keyring-link-garbage", code: "keyring_unauthenticated",
                           comment: "a keyring whose link is 136 random bytes: every link must open under its parent's link key and carry the keyring's signer's signature (rule 5.11)") { b in
-                let key = try b.freshKey(2)
-                let pub = try KeyringForge.publicPart(key: key, parents: [b.parent(b.rootID)], vaultID: b.vaultID, slots: try b.memberSlots(for: key), signer: b.signer, random: b.random,
-                                                      links: [b.random.bytes(KeyringRecord.linkByteCount)])
-                var content = KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "rotate")
-                content.parentKeys = [b.ringKeys[b.rootID]!.key]
-                return (key, try KeyringForge.body(publicBytes: pub.encoded(), content: content.encoded(), key: key, vaultID: b.vaultID, signer: b.signer, random: b.random))
+                try forgedChild(b, links: [b.random.bytes(KeyringRecord.linkByteCount)])
             },
             keyringVector("damaged-keyring-link-other-signer", code: "keyring_unauthenticated",
                           comment: "a keyring signed by the recovery key whose link carries another member's signature (the phone's): the link's signer must be the keyring's signer",
                           builder: { try VectorBuilder($0, deviceSeed: sam) }) { b in
-                let key = try b.freshKey(2)
-                let pub = try KeyringForge.publicPart(key: key, parents: [b.parent(b.rootID)], vaultID: b.vaultID, slots: try b.memberSlots(for: key),
-                                                      signer: try VectorBuilder.device(sam), random: b.random)
-                var content = KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "rotate")
-                content.parentKeys = [b.ringKeys[b.rootID]!.key]
-                return (key, try KeyringForge.body(publicBytes: pub.encoded(), content: content.encoded(), key: key, vaultID: b.vaultID, signer: b.signer, random: b.random))
+                try forgedChild(b, linkSigner: try VectorBuilder.device(sam))
             },
             keyringVector("damaged-keyring-link-other-parents", code: "keyring_unauthenticated",
                           comment: "a keyring whose link signs another parent list (the links' signature covers H256 of every parent id): a link cannot be moved to a keyring with other parents") { b in
                 let key = try b.freshKey(2)
                 let links = try KeyringRecord.links(parents: [(b.rootID, b.ringKeys[b.rootID]!), (KeyringID(unchecked: b.random.bytes(32)), b.ringKeys[b.rootID]!)],
                                                     signer: b.signer, vaultID: b.vaultID, epoch: 2, keyCommit: key.commitment, random: b.random)
-                let pub = try KeyringForge.publicPart(key: key, parents: [b.parent(b.rootID)], vaultID: b.vaultID, slots: try b.memberSlots(for: key), signer: b.signer, random: b.random,
-                                                      links: [links[0]])
-                var content = KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "rotate")
-                content.parentKeys = [b.ringKeys[b.rootID]!.key]
-                return (key, try KeyringForge.body(publicBytes: pub.encoded(), content: content.encoded(), key: key, vaultID: b.vaultID, signer: b.signer, random: b.random))
+                return try forgedChild(b, key: key, links: [links[0]])
             },
             keyringVector("damaged-keyring-same-epoch-other-key", code: "keyring_unauthenticated",
                           comment: "a keyring of its parent's epoch but with a key of its own: a same-epoch child must share its parent's key commitment") { b in try child(b, epoch: 1) },
             keyringVector("damaged-keyring-bad-signature", code: "keyring_unauthenticated",
                           comment: "a keyring whose signature does not verify (rule 3)") { b in
-                let key = try b.freshKey(2)
-                let pub = try KeyringForge.publicPart(key: key, parents: [b.parent(b.rootID)], vaultID: b.vaultID, slots: try b.memberSlots(for: key), signer: b.signer, random: b.random)
-                var content = KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "rotate")
-                content.parentKeys = [b.ringKeys[b.rootID]!.key]
                 var sig = b.signer.sign(Array("not the keyring".utf8))
                 sig[0] ^= 1
-                return (key, try KeyringForge.body(publicBytes: pub.encoded(), content: content.encoded(), key: key, vaultID: b.vaultID, signer: b.signer, random: b.random, signature: sig))
+                return try forgedChild(b, signature: { _, _ in sig })
             },
             keyringVector("damaged-keyring-signature-without-nonce", code: "keyring_unauthenticated",
                           comment: "a keyring signed over H256(P) ‖ H256(C) without its nonce (the version-1 shape, which let anyone holding the key re-seal it): the signature must cover the nonce") { b in
-                let key = try b.freshKey(2)
-                let pub = try KeyringForge.publicPart(key: key, parents: [b.parent(b.rootID)], vaultID: b.vaultID, slots: try b.memberSlots(for: key), signer: b.signer, random: b.random)
-                var content = KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "rotate")
-                content.parentKeys = [b.ringKeys[b.rootID]!.key]
-                let c = content.encoded()
-                let sig = b.signer.sign(Array("quire-keyring-v2".utf8) + b.vaultID.bytes + BLAKE2b.hash(pub.encoded(), byteCount: 32) + BLAKE2b.hash(c, byteCount: 32))
-                return (key, try KeyringForge.body(publicBytes: pub.encoded(), content: c, key: key, vaultID: b.vaultID, signer: b.signer, random: b.random, signature: sig))
+                try forgedChild(b, signature: { p, c in
+                    b.signer.sign(Array("quire-keyring-v2".utf8) + b.vaultID.bytes + BLAKE2b.hash(p, byteCount: 32) + BLAKE2b.hash(c, byteCount: 32))
+                })
             },
             keyringVector("damaged-keyring-recovery-member-swapped", code: "keyring_unauthenticated",
                           comment: "a keyring whose recovery member is not its parent's, without reason \"recovery\" and without listing the old one as removed") { b in
