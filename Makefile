@@ -6,7 +6,7 @@ APT_PACKAGES := libsodium-dev libzstd-dev pkg-config libzip-dev libcairo2-dev li
 # Tools the tests and the demo check exports with (epubcheck, qpdf --check, pdftoppm).
 TEST_PACKAGES := epubcheck default-jre-headless qpdf poppler-utils
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor fuzz-merge
+FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor fuzz-merge fuzz-keyring fuzz-commit
 
 .PHONY: deps build release test test-sync vectors vectors-check conformance bench bench-smoke fuzz demo clean
 
