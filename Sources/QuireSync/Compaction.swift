@@ -147,11 +147,18 @@ public enum Compaction {
         var byEntry: [EntryID: [(index: Int, revision: EntryRevision)]] = [:]
         for r in revisions { byEntry[r.revision.entryID, default: []].append(r) }
         var keep = Set<Int>()
+        // now − horizon, saturating: a horizon past the start of time keeps
+        // every tombstone, one past the end of time drops them all (any
+        // Int64 is a valid option; none may trap).
+        let tombstoneCutoff: Int64? = options.tombstoneHorizonMilliseconds.map { horizon in
+            let (cutoff, overflow) = now.subtractingReportingOverflow(horizon)
+            return overflow ? (horizon > 0 ? Int64.min : Int64.max) : cutoff
+        }
         for (_, list) in byEntry {
             let named = Set(list.flatMap(\.revision.parents))
             let heads = list.filter { !named.contains($0.revision.revisionID) }
-            if let horizon = options.tombstoneHorizonMilliseconds, heads.allSatisfy({ $0.revision.isDeleted }),
-                heads.allSatisfy({ Int64(clamping: $0.revision.clock.milliseconds) < now - horizon }) {
+            if let cutoff = tombstoneCutoff, heads.allSatisfy({ $0.revision.isDeleted }),
+                heads.allSatisfy({ Int64(clamping: $0.revision.clock.milliseconds) < cutoff }) {
                 continue
             }
             for h in heads { keep.insert(h.index) }
