@@ -149,6 +149,9 @@ public enum CommitChain {
         guard let plain = try? XChaCha20Poly1305.open(sealed, key: attestationKey, nonce: nonce, authenticating: ad) else {
             return .failed(reason: "the sealed attestation does not open")
         }
+        // The nonce is derived from the plaintext for both forms
+        // (Spec/format.md §9.4): one commit body per attestation, zeros
+        // included, so a nonce that is not derived is a failure first.
         guard constantTimeEqual(syntheticNonce(key: attestationKey, head: head, attestation: plain), nonce) else {
             return .failed(reason: "the attestation's nonce is not derived from it")
         }
