@@ -69,8 +69,14 @@ extension Vault {
     /// Why the file looks older than what `memory` saw, or nil when it
     /// extends it or is a rewrite that kept everything (`Spec/keys.md §7`).
     func rollbackReason(against memory: VaultMemory) -> String? {
-        let present = Set(unlocked.keyrings.filter(\.isTrusted).map(\.id))
-        let missing = memory.keyringHeads.filter { !present.contains($0) }
+        // A remembered head is lost when it is absent from the file, or was
+        // opened and is not trusted; one this credential cannot open says
+        // nothing (Spec/keys.md §7).
+        let byID = Dictionary(unlocked.keyrings.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let missing = memory.keyringHeads.filter { id in
+            guard let ring = byID[id] else { return true }
+            return ring.content != nil && !ring.isTrusted
+        }
         if !missing.isEmpty {
             return "\(missing.count) keyring\(missing.count == 1 ? "" : "s") this device trusted \(missing.count == 1 ? "is" : "are") missing from it"
         }

@@ -118,8 +118,9 @@ public struct KeyringPublic: Sendable, Equatable {
     public var keyCommit: [UInt8]
     /// Ids of the keyrings this one follows; empty only for a root.
     public var parents: [KeyringID]
-    /// One link per parent: a MAC under the parent epoch's link key that lets
-    /// a holder of that key authenticate this keyring without opening it.
+    /// One link per parent: the signer's key and signature, sealed under the
+    /// parent epoch's link key, so that a holder of that key can tell a
+    /// member made this keyring without opening it (`Spec/format.md §8.6`).
     public var links: [[UInt8]]
     /// Escrow-free mode: no escrow slot, and no slot of a kind a reader cannot
     /// check, may exist in it.
@@ -197,7 +198,9 @@ public struct KeyringPublic: Sendable, Equatable {
         }
         var links: [[UInt8]] = []
         for item in linkItems {
-            guard case .bytes(let b) = item, b.count == 32 else { throw .malformedRecord(location, reason: "a keyring link must be 32 bytes") }
+            guard case .bytes(let b) = item, b.count == KeyringRecord.linkByteCount else {
+                throw .malformedRecord(location, reason: "a keyring link must be \(KeyringRecord.linkByteCount) bytes")
+            }
             links.append(b)
         }
         self.links = links
@@ -266,6 +269,9 @@ public struct KeyringRecord: Sendable, Equatable {
             throw .malformedRecord(location, reason: "keyring body needs \"public\", a 24-byte \"nonce\" and \"sealed\"")
         }
         guard sealed.count >= 16 + 1 else { throw .malformedRecord(location, reason: "keyring sealed part is too short") }
+        // Exactly these three fields: anything else would give one keyring
+        // several ids (Spec/format.md §8.1).
+        guard r.unknown.count == 0 else { throw .malformedRecord(location, reason: "keyring body has fields besides nonce, public and sealed") }
         publicPart = try KeyringPublic(decoding: pub, location: location)
         publicBytes = pub
         self.nonce = nonce
@@ -292,29 +298,56 @@ public struct KeyringRecord: Sendable, Equatable {
         Array("quire-keyring-v2".utf8) + vaultID.bytes + BLAKE2b.hash(publicBytes, byteCount: 32) + nonce + contentHash
     }
 
-    /// `links[i]` for a keyring of `epoch` with `keyCommit`, to parent
-    /// `parent` whose epoch key is `parentKey`:
-    /// `BLAKE2b-256(key = link key, "quire-keyring-link-v2" ‖ vault id ‖ u32(epoch) ‖ keyCommit ‖ parent id)`.
+    /// The links of a keyring of `epoch` with `keyCommit` to its parents
+    /// (`Spec/format.md §8.2`): for each parent, the signer's Ed25519 key and
+    /// its signature over `"quire-keyring-link-v2" ‖ vault id ‖ u32(epoch) ‖
+    /// keyCommit ‖ H256(parent ids)`, sealed under that parent's link key.
+    /// Whoever holds a parent's key can check that a member made this
+    /// keyring without opening it; nobody else can read who did.
     ///
     /// - Throws: ``FormatError/outOfGuardedMemory``.
-    public static func link(parentKey: EpochKey, vaultID: VaultID, epoch: UInt32, keyCommit: [UInt8], parent: KeyringID) throws(FormatError) -> [UInt8] {
-        let linkKey: SymmetricKey
-        do { linkKey = try parentKey.subkey(.link) } catch { throw .outOfGuardedMemory }
-        var h = BLAKE2b.Hasher(byteCount: 32, key: linkKey)
-        h.update(Array("quire-keyring-link-v2".utf8))
-        h.update(vaultID.bytes)
-        h.update(littleEndianBytes(epoch))
-        h.update(keyCommit)
-        h.update(parent.bytes)
-        return h.finalize()
+    public static func links(
+        parents: [(id: KeyringID, key: EpochKey)], signer: Ed25519.KeyPair, vaultID: VaultID, epoch: UInt32, keyCommit: [UInt8],
+        random: any RandomSource
+    ) throws(FormatError) -> [[UInt8]] {
+        let message = linkMessage(vaultID: vaultID, epoch: epoch, keyCommit: keyCommit, parents: parents.map(\.id))
+        let plain = signer.publicKey + signer.sign(message)
+        var out: [[UInt8]] = []
+        for p in parents {
+            let linkKey: SymmetricKey
+            do { linkKey = try p.key.subkey(.link) } catch { throw .outOfGuardedMemory }
+            let nonce = random.bytes(XChaCha20Poly1305.nonceByteCount)
+            let ad = linkAssociatedData(vaultID: vaultID, epoch: epoch, keyCommit: keyCommit, parent: p.id)
+            out.append(nonce + XChaCha20Poly1305.seal(plain, key: linkKey, nonce: nonce, authenticating: ad))
+        }
+        return out
     }
 
-    /// Whether `links[i]` verifies under the parent's key.
-    public func linkVerifies(parentIndex i: Int, parentKey: EpochKey, vaultID: VaultID) -> Bool {
-        guard i < publicPart.parents.count,
-              let expected = try? Self.link(parentKey: parentKey, vaultID: vaultID, epoch: epoch, keyCommit: publicPart.keyCommit,
-                                            parent: publicPart.parents[i]) else { return false }
-        return constantTimeEqual(expected, publicPart.links[i])
+    /// Length of one link: nonce (24) ‖ signer (32) ‖ signature (64) ‖ tag (16).
+    public static let linkByteCount = 24 + 32 + 64 + 16
+
+    static func linkMessage(vaultID: VaultID, epoch: UInt32, keyCommit: [UInt8], parents: [KeyringID]) -> [UInt8] {
+        Array("quire-keyring-link-v2".utf8) + vaultID.bytes + littleEndianBytes(epoch) + keyCommit
+            + BLAKE2b.hash(parents.flatMap(\.bytes), byteCount: 32)
+    }
+
+    static func linkAssociatedData(vaultID: VaultID, epoch: UInt32, keyCommit: [UInt8], parent: KeyringID) -> [UInt8] {
+        Array("quire-keyring-link-v2".utf8) + vaultID.bytes + littleEndianBytes(epoch) + keyCommit + parent.bytes
+    }
+
+    /// The Ed25519 key that signed `links[i]`, if the link opens under the
+    /// parent's key and its signature verifies; nil otherwise.
+    public func linkSigner(parentIndex i: Int, parentKey: EpochKey, vaultID: VaultID) -> [UInt8]? {
+        let pub = publicPart
+        guard i < pub.parents.count, i < pub.links.count, pub.links[i].count == Self.linkByteCount,
+              let linkKey = try? parentKey.subkey(.link) else { return nil }
+        let link = pub.links[i]
+        let ad = Self.linkAssociatedData(vaultID: vaultID, epoch: epoch, keyCommit: pub.keyCommit, parent: pub.parents[i])
+        guard let plain = try? XChaCha20Poly1305.open(Array(link[24...]), key: linkKey, nonce: Array(link[0..<24]), authenticating: ad),
+              plain.count == 96 else { return nil }
+        let signer = Array(plain[0..<32]), signature = Array(plain[32..<96])
+        let message = Self.linkMessage(vaultID: vaultID, epoch: epoch, keyCommit: pub.keyCommit, parents: pub.parents)
+        return Ed25519.verify(signature: signature, message: message, publicKey: signer) ? signer : nil
     }
 
     /// Opens the sealed part with `key` (whose commitment must be this

@@ -28,6 +28,8 @@ public final class FileDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
 
     static let magic = Array("QUIREDEV".utf8)
     static let maxFileBytes = 4096
+    /// Largest device memory file read (64 head ids and a path fit).
+    static let maxMemoryFileBytes = 16_384
 
     /// A store in `directory` (created with mode 0700 on first write).
     public init(directory: String, random: any RandomSource = SystemRandom()) {
@@ -114,7 +116,7 @@ public final class FileDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
 
     /// The memory file of one vault file: `vaults/<vault id>-<16 bytes of
     /// BLAKE2b-256(path) in hex>.memory` (`Spec/keys.md §3.3`).
-    func memoryPath(_ vaultID: VaultID, path: String) -> String {
+    public func memoryPath(_ vaultID: VaultID, path: String) -> String {
         directory + "/vaults/" + hex(vaultID.bytes) + "-" + hex(BLAKE2b.hash(Array(path.utf8), byteCount: 32).prefix(16)) + ".memory"
     }
 
@@ -124,7 +126,7 @@ public final class FileDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
     public func memory(of vaultID: VaultID, path: String) throws(DeviceStoreError) -> VaultMemory? {
         let file = memoryPath(vaultID, path: path)
         guard FileSystem.exists(file) else { return nil }
-        guard let memory = VaultMemory(decoding: try readPrivateFile(file)), memory.vaultID == vaultID, memory.path == path else {
+        guard let memory = VaultMemory(decoding: try readPrivateFile(file, limit: Self.maxMemoryFileBytes)), memory.vaultID == vaultID, memory.path == path else {
             throw .damaged(path: file, reason: "it is not a Quire device memory file for this vault")
         }
         return memory
@@ -138,7 +140,7 @@ public final class FileDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
     }
 
     /// Reads a small file that must not be open to other users.
-    private func readPrivateFile(_ path: String) throws(DeviceStoreError) -> [UInt8] {
+    private func readPrivateFile(_ path: String, limit: Int = FileDeviceKeyStore.maxFileBytes) throws(DeviceStoreError) -> [UInt8] {
         do {
             let mode = try FileSystem.permissions(path)
             guard mode & 0o077 == 0 else { throw DeviceStoreError.permissionsTooOpen(path: path, mode: mode) }
@@ -146,7 +148,7 @@ public final class FileDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
             guard owner == FileSystem.currentUserID() else { throw DeviceStoreError.notOwned(path: path, owner: owner) }
             let file = try SystemFile(path: path, mode: .readOnly)
             let size = try file.size()
-            guard size <= UInt64(Self.maxFileBytes) else { throw DeviceStoreError.damaged(path: path, reason: "it is \(size) bytes, larger than any Quire device file") }
+            guard size <= UInt64(limit) else { throw DeviceStoreError.damaged(path: path, reason: "it is \(size) bytes, larger than any Quire device file") }
             return try file.read(count: Int(size), at: 0)
         } catch let e as DeviceStoreError {
             throw e

@@ -321,33 +321,32 @@ public enum KeyOperations {
         if let odd = members.first(where: { !$0.isEd25519 }) {
             throw .operationRefused(reason: "member \"\(odd.name)\" has a \(odd.keyType) key, which this version of Quire cannot wrap to; update Quire")
         }
-        guard state.epoch < Limits.maxEpoch - 1 else {
+        guard UInt64(state.epoch) + UInt64(state.heads.count / (Limits.maxParentCount - 1) + 2) < UInt64(Limits.maxEpoch) else {
             throw .operationRefused(reason: "the vault has used every epoch number; create a new vault")
         }
         var proposals: [KeyringProposal] = []
         var parents = state.heads.map { KeyringBuilder.Parent(id: $0.id, key: $0.epochKey!) }
         var epoch = state.epoch
         if parents.count > Limits.maxParentCount {
-            // Join in steps: each join keyring takes the signer's head and up
-            // to 63 others, so the signer is a member of a parent of each.
+            // Join in steps, chained (Spec/keys.md §6): the first join takes a
+            // head the signer is a member of and 63 others; each later join
+            // takes the previous join and 63 more; the operation's keyring
+            // then has the last join as its parent.
             let anchor = KeyringBuilder.Parent(id: signerHead.id, key: signerHead.epochKey!)
-            let others = parents.filter { $0.id != anchor.id }
-            var joins: [KeyringBuilder.Parent] = []
-            var start = 0
-            epoch += 1
-            while start < others.count {
-                let group = [anchor] + others[start..<min(start + Limits.maxParentCount - 1, others.count)]
-                start += Limits.maxParentCount - 1
+            var pending = parents.filter { $0.id != anchor.id }
+            var previous = anchor
+            while !pending.isEmpty {
+                let take = min(Limits.maxParentCount - 1, pending.count)
+                let group = [previous] + pending.prefix(take)
+                pending.removeFirst(take)
+                epoch += 1
                 let join = try newEpochKeyring(
-                    epoch: epoch, parents: Array(group), template: template, blobKey: blobKey, reason: "join", freshPassphrase: nil,
+                    epoch: epoch, parents: group, template: template, blobKey: blobKey, reason: "join", freshPassphrase: nil,
                     vaultID: vaultID, signer: signer, random: random)
                 proposals.append(join)
-                joins.append(KeyringBuilder.Parent(id: join.id, key: join.epochKey))
+                previous = KeyringBuilder.Parent(id: join.id, key: join.epochKey)
             }
-            if joins.count > Limits.maxParentCount {
-                throw .operationRefused(reason: "the vault has \(state.heads.count) concurrent keyrings; join them in several operations (rotate, then try again)")
-            }
-            parents = joins
+            parents = [previous]
         }
         var finalBlobKey = blobKey
         if freshBlobKey {

@@ -27,14 +27,13 @@ public enum KeyringBuilder {
         slots: [StoredSlot], vaultSalt: [UInt8]? = nil, unknownPublicFields: CBORMap = CBORMap(), content: KeyringContent,
         signer: Ed25519.KeyPair, random: any RandomSource
     ) throws(KeyError) -> [UInt8] {
-        var links: [[UInt8]] = []
-        for p in parents {
-            do {
-                links.append(try KeyringRecord.link(
-                    parentKey: p.key, vaultID: vaultID, epoch: epochKey.epoch, keyCommit: epochKey.commitment, parent: p.id))
-            } catch {
-                throw .format(error)
-            }
+        let links: [[UInt8]]
+        do {
+            links = try KeyringRecord.links(
+                parents: parents.map { ($0.id, $0.key) }, signer: signer, vaultID: vaultID, epoch: epochKey.epoch,
+                keyCommit: epochKey.commitment, random: random)
+        } catch {
+            throw .format(error)
         }
         var content = content
         content.parentKeys = parents.map(\.key.key)

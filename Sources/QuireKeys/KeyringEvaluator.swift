@@ -243,6 +243,19 @@ struct Evaluation {
             fail(i, .malformedKeyring(ring.location, reason: "it carries \(content.parentKeys.count) parent keys for \(ring.parents.count) parents"))
             return []
         }
+        let pub = ring.record.publicPart
+        if pub.isEscrowFree {
+            // What an escrow-free keyring wraps must match what it lists
+            // (Spec/format.md §8.4 rule 2).
+            let deviceSlots = pub.slots.filter { if case .device = $0 { true } else { false } }.count
+            let recoverySlots = pub.slots.filter { if case .recovery = $0 { true } else { false } }.count
+            let passphraseKeys = pub.slots.compactMap { if case .passphrase(_, _, _, let pk, _) = $0 { pk } else { nil } }
+            let devices = content.members.filter { $0.role == "device" }.count
+            if deviceSlots != devices || recoverySlots != 1 || Set(passphraseKeys).count != passphraseKeys.count {
+                fail(i, .escrowForbidden(ring.location))
+                return []
+            }
+        }
         guard opened.signatureValid else {
             fail(i, .keyringUnauthenticated(ring.location, reason: "its signature does not verify"))
             return []
@@ -252,7 +265,7 @@ struct Evaluation {
         rings[i].signer = opened.signer
         var learned: [([UInt8], SymmetricKey)] = []
         for (p, parentKey) in zip(ring.parents, content.parentKeys) {
-            guard let j = byID[p] else { continue }  // rule 5 reports a missing parent
+            guard let j = byID[p], j < i else { continue }  // rule 5.1 reports a missing or later parent
             let commit = EpochKey.commitment(of: parentKey)
             guard commit == rings[j].record.publicPart.keyCommit else {
                 rings[i].content = nil
@@ -300,18 +313,6 @@ struct Evaluation {
             }
             rings[i].isTrusted = true
         }
-        // A device removed in a trusted keyring may not use a slot of it or of
-        // a later one (Spec/format.md §8.6 rule 6).
-        if case .device(let pair) = credential {
-            let trusted = rings.indices.filter { rings[$0].isTrusted }
-            let ancestors = ancestorSets(among: trusted)
-            for r in trusted where rings[r].content!.removed.contains(where: { $0.publicKey == pair.publicKey }) {
-                for k in trusted where rings[k].isTrusted && (k == r || ancestors[k, default: []].contains(r)) {
-                    rings[k].isTrusted = false
-                    rings[k].problem = .removedDeviceSlot(rings[k].location)
-                }
-            }
-        }
         for ring in rings where !ring.isTrusted && ring.content != nil {
             if let p = ring.problem, !issues.contains(p) { issues.append(p) }
         }
@@ -326,15 +327,6 @@ struct Evaluation {
         let signer = ring.signer!
         let loc = ring.location
         func refused(_ reason: String) -> KeyError { .keyringUnauthenticated(loc, reason: reason) }
-        if pub.isEscrowFree {
-            let deviceSlots = pub.slots.filter { if case .device = $0 { true } else { false } }.count
-            let recoverySlots = pub.slots.filter { if case .recovery = $0 { true } else { false } }.count
-            let passphraseKeys = pub.slots.compactMap { if case .passphrase(_, _, _, let pk, _) = $0 { pk } else { nil } }
-            let devices = content.members.filter { $0.role == "device" }.count
-            if deviceSlots != devices || recoverySlots != 1 || Set(passphraseKeys).count != passphraseKeys.count {
-                return .escrowForbidden(loc)
-            }
-        }
         if content.members.contains(where: { m in content.removed.contains { $0.publicKey == m.publicKey } }) {
             return .removedDeviceSlot(loc)
         }
@@ -364,6 +356,14 @@ struct Evaluation {
         }
         guard !parents.contains(where: { r in r.content!.removed.contains { $0.publicKey == signer } }) else {
             return refused("its signer was removed in a parent keyring")
+        }
+        // Every link opens under its parent's key and carries this
+        // keyring's signer (Spec/format.md §8.4 rule 5.11).
+        for (index, parent) in parents.enumerated() {
+            guard let parentKey = parent.epochKey,
+                  ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID) == signer else {
+                return refused("its link to parent \(index) does not carry its signer's signature")
+            }
         }
         let top = parents.map(\.epoch).max()!
         if ring.epoch == top {
@@ -441,21 +441,32 @@ struct Evaluation {
             if signerRole == "recovery" { recoverySigned.insert(i) }
             bySigner[signer, default: []].append(i)
         }
-        // defies[k] = the removals k defies.
+        // defies[k] = the removals k defies; definers[r] = who defies r.
         var defies: [Int: Set<Int>] = [:]
+        var definers: [Int: Set<Int>] = [:]
         for (r, removedKeys) in newlyRemoved {
             for m in removedKeys {
-                for k in bySigner[m] ?? [] where k != r && !ancestors[r, default: []].contains(k) { defies[k, default: []].insert(r) }
+                for k in bySigner[m] ?? [] where k != r && !ancestors[r, default: []].contains(k) {
+                    defies[k, default: []].insert(r)
+                    definers[r, default: []].insert(k)
+                }
             }
         }
         func defiesRel(_ k: Int, _ r: Int) -> Bool { defies[k]?.contains(r) ?? false }
         func mutual(_ k: Int, _ r: Int) -> Bool { defiesRel(k, r) && defiesRel(r, k) }
+        // Z is behind R when an ancestor of Z defies R: Z lies on a branch a
+        // member removed by R started.
+        func behind(_ z: Int, _ r: Int) -> Bool { !(definers[r] ?? []).isDisjoint(with: ancestors[z, default: []]) }
         func contested(_ r: Int) -> Bool {
-            (defies[r] ?? []).contains { x in !mutual(r, x) || recoverySigned.contains(x) }
+            (defies[r] ?? []).contains { x in
+                if recoverySigned.contains(r) && behind(x, r) { return false }
+                return !mutual(r, x) || recoverySigned.contains(x)
+            }
         }
         var cut: [Int: String] = [:]
         for (k, removals) in defies {
             for r in removals.sorted() where !contested(r) {
+                if recoverySigned.contains(k) && behind(r, k) { continue }
                 let wins: Bool
                 if recoverySigned.contains(r) {
                     wins = true
@@ -487,6 +498,14 @@ struct Evaluation {
             result[i] = set
         }
         return result
+    }
+
+    /// True when `key` may sign in `ring`: a member of role device or
+    /// recovery with an Ed25519 key, not removed there.
+    func isSigningMember(_ key: [UInt8], of ring: KeyringInfo) -> Bool {
+        guard let c = ring.content else { return false }
+        return c.members.contains { $0.publicKey == key && $0.isEd25519 && ($0.role == "device" || $0.role == "recovery") }
+            && !c.removed.contains { $0.publicKey == key }
     }
 
     // MARK: 4. Result
@@ -524,10 +543,21 @@ struct Evaluation {
         var unreadable: UInt32?
         for ring in rings where ring.content == nil && ring.problem == nil && ring.epoch > newestTrusted {
             for (index, p) in ring.parents.enumerated() {
+                // A member of that parent made it: a link only members can
+                // sign, readable only by those who hold the parent's key.
                 guard let j = byID[p], rings[j].isTrusted, let parentKey = rings[j].epochKey,
-                      ring.record.linkVerifies(parentIndex: index, parentKey: parentKey, vaultID: vaultID) else { continue }
+                      let linker = ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID),
+                      isSigningMember(linker, of: rings[j])
+                else { continue }
                 unreadable = max(unreadable ?? 0, ring.epoch)
                 break
+            }
+        }
+        // A device listed as removed in a keyring it trusts was removed too
+        // (Spec/format.md §8.6).
+        if case .device(let pair) = credential {
+            for ring in rings where ring.isTrusted && ring.content!.removed.contains(where: { $0.publicKey == pair.publicKey }) {
+                unreadable = max(unreadable ?? 0, ring.epoch)
             }
         }
         return UnlockedKeys(keys: keys, trustedKeyrings: trusted, keyrings: rings, issues: issues, unreadableNewerEpoch: unreadable, attestors: attestors)

@@ -158,6 +158,10 @@ public enum Compaction {
             let older = list.filter { r in !heads.contains { $0.index == r.index } }.sorted { $0.revision.clock > $1.revision.clock }
             for r in older.prefix(max(0, options.keepHistory)) { keep.insert(r.index) }
         }
+        // The revision with the greatest clock is always kept, past any
+        // horizon: a device remembers it to tell a rewrite from a rollback
+        // (Spec/merge.md §6, keys.md §7).
+        if let newest = revisions.max(by: { $0.revision.clock < $1.revision.clock }) { keep.insert(newest.index) }
         var liveBlobs = Set<BlobID>()
         for r in revisions where keep.contains(r.index) { for a in r.revision.body.attachments { liveBlobs.insert(a.blob) } }
         let keptManifests = manifests.values.filter { m in liveBlobs.contains(m.manifest.blob) || m.manifest.aliases.contains(where: liveBlobs.contains) }

@@ -89,30 +89,30 @@ import Testing
         (UInt64.max, "testctx1", "1da91696e2e24863a256a1478cb441e8abf2ead7245c4124248528236dced6eb"),
         (UInt64(1), "quire rk", "e9dec7393d16b485b9a52fc0f7720f03c64b763dd65f4e4e8dbb638ac01c349f"),
     ])
-    func knownAnswers(subkeyID: UInt64, context: String, expected: String) {
-        let derived = KeyDerivation.derive(from: countingKey(), subkeyID: subkeyID, context: context)
+    func knownAnswers(subkeyID: UInt64, context: String, expected: String) throws {
+        let derived = try KeyDerivation.derive(from: countingKey(), subkeyID: subkeyID, context: context)
         #expect(derived.storage.copyBytes() == hexBytes(expected))
     }
 
-    @Test func deterministic() {
-        let a = KeyDerivation.derive(from: countingKey(), subkeyID: 7, context: "abcdefgh")
-        let b = KeyDerivation.derive(from: countingKey(), subkeyID: 7, context: "abcdefgh")
+    @Test func deterministic() throws {
+        let a = try KeyDerivation.derive(from: countingKey(), subkeyID: 7, context: "abcdefgh")
+        let b = try KeyDerivation.derive(from: countingKey(), subkeyID: 7, context: "abcdefgh")
         #expect(a == b)
         #expect(a.storage.count == 32)
     }
 
     @Test func separatedBySubkeyIDContextAndKey() throws {
-        let base = KeyDerivation.derive(from: countingKey(), subkeyID: 1, context: "quire v1")
-        let otherID = KeyDerivation.derive(from: countingKey(), subkeyID: 2, context: "quire v1")
-        let otherContext = KeyDerivation.derive(from: countingKey(), subkeyID: 1, context: "quire v2")
-        let otherKey = KeyDerivation.derive(from: try SymmetricKey(bytes: counting(32, from: 1)), subkeyID: 1, context: "quire v1")
+        let base = try KeyDerivation.derive(from: countingKey(), subkeyID: 1, context: "quire v1")
+        let otherID = try KeyDerivation.derive(from: countingKey(), subkeyID: 2, context: "quire v1")
+        let otherContext = try KeyDerivation.derive(from: countingKey(), subkeyID: 1, context: "quire v2")
+        let otherKey = try KeyDerivation.derive(from: try SymmetricKey(bytes: counting(32, from: 1)), subkeyID: 1, context: "quire v1")
         let all = [base, otherID, otherContext, otherKey].map { $0.storage.copyBytes() }
         #expect(Set(all).count == 4)
         #expect(base != countingKey())
     }
 
-    @Test func manySubkeyIDsAreDistinct() {
-        let keys = (0..<64).map { KeyDerivation.derive(from: countingKey(), subkeyID: UInt64($0), context: "distinct").storage.copyBytes() }
+    @Test func manySubkeyIDsAreDistinct() throws {
+        let keys = (0..<64).map { try KeyDerivation.derive(from: countingKey(), subkeyID: UInt64($0), context: "distinct").storage.copyBytes() }
         #expect(Set(keys).count == 64)
         #expect(KeyDerivation.contextByteCount == 8)
     }

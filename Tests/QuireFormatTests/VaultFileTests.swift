@@ -125,7 +125,7 @@ func records(_ vault: VaultFile, _ kinds: Set<RecordKind> = [.entryRevision]) ->
         }
         #expect(seen == 1)
         #expect(throws: FormatError.notWritable(reason: "it was opened read-only")) {
-            try vault.commit(random: SeededRandom(label: "x"), options: fast) { (_: PendingCommit) throws(FormatError) in }
+            try vault.commit(random: SeededRandom(label: "x"), options: fast, attestWith: nil) { (_: PendingCommit) throws(FormatError) in }
         }
         // The scanner alone sees the same structure.
         let scanned = try VaultScanner.scan(path: v.path)
@@ -139,7 +139,7 @@ func records(_ vault: VaultFile, _ kinds: Set<RecordKind> = [.entryRevision]) ->
         let before = try v.size()
         let vault = try v.open(writable: true)
         var location: FrameLocation?
-        try vault.commit(random: SeededRandom(label: "append commit"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try vault.commit(random: SeededRandom(label: "append commit"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             location = try tx.appendSealed(kind: .entryRevision, payload: Array("two".utf8), compress: false)
             try tx.appendSealed(kind: .profile, payload: Array("profile".utf8))
             #expect(tx.frameCount == 2)
@@ -171,7 +171,7 @@ func records(_ vault: VaultFile, _ kinds: Set<RecordKind> = [.entryRevision]) ->
         try v.create([[1]])
         let vault = try VaultFile(path: v.path, writable: true)
         #expect(throws: FormatError.notWritable(reason: "no epoch key to write with is unlocked")) {
-            try vault.commit(random: SeededRandom(label: "x"), options: fast) { (_: PendingCommit) throws(FormatError) in }
+            try vault.commit(random: SeededRandom(label: "x"), options: fast, attestWith: nil) { (_: PendingCommit) throws(FormatError) in }
         }
     }
 
@@ -192,7 +192,7 @@ func records(_ vault: VaultFile, _ kinds: Set<RecordKind> = [.entryRevision]) ->
         // Large enough to flush the 4 MiB buffer to disk before the failure.
         let big = SeededRandom(label: "big").bytes(1 << 20)
         #expect(throws: FormatError.notWritable(reason: "test failure")) {
-            try vault.commit(random: SeededRandom(label: "r"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+            try vault.commit(random: SeededRandom(label: "r"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
                 for _ in 0..<5 { try tx.appendSealed(kind: .entryRevision, payload: big, compress: false) }
                 throw FormatError.notWritable(reason: "test failure")
             }
@@ -200,7 +200,7 @@ func records(_ vault: VaultFile, _ kinds: Set<RecordKind> = [.entryRevision]) ->
         #expect(try v.size() == size)
         #expect(vault.structure.frames.count == 2)
         // The handle still works.
-        try vault.commit(random: SeededRandom(label: "r2"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try vault.commit(random: SeededRandom(label: "r2"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             try tx.appendSealed(kind: .entryRevision, payload: [2], compress: false)
         }
         #expect(records(try v.open()).0 == [[1], [2]])
@@ -220,7 +220,7 @@ func records(_ vault: VaultFile, _ kinds: Set<RecordKind> = [.entryRevision]) ->
         #expect(vault.structure.damagedRegions.isEmpty)
         #expect(vault.commits.statuses == [.verified])
         #expect(records(vault).0 == Self.payloads)
-        try vault.commit(random: SeededRandom(label: "after tail"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try vault.commit(random: SeededRandom(label: "after tail"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             try tx.appendSealed(kind: .entryRevision, payload: Array("next".utf8), compress: false)
         }
         let expected = committed + UInt64(sealedFrameLength(payload: 4) + 28)
@@ -259,7 +259,7 @@ func records(_ vault: VaultFile, _ kinds: Set<RecordKind> = [.entryRevision]) ->
         try v.create([[1]])
         let first = try v.size()
         let vault = try v.open(writable: true)
-        try vault.commit(random: SeededRandom(label: "c2"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try vault.commit(random: SeededRandom(label: "c2"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             try tx.appendSealed(kind: .entryRevision, payload: [2], compress: false)
         }
         let full = try v.size()
@@ -269,7 +269,7 @@ func records(_ vault: VaultFile, _ kinds: Set<RecordKind> = [.entryRevision]) ->
         #expect(torn.structure.committedEnd == first)
         #expect(torn.structure.tailByteCount == full - 5 - first)
         #expect(records(torn).0 == [[1]])
-        try torn.commit(random: SeededRandom(label: "c3"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try torn.commit(random: SeededRandom(label: "c3"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             try tx.appendSealed(kind: .entryRevision, payload: [3], compress: false)
         }
         #expect(try v.size() == first + UInt64(sealedFrameLength(payload: 1) + 28))
@@ -380,8 +380,8 @@ func records(_ vault: VaultFile, _ kinds: Set<RecordKind> = [.entryRevision]) ->
         let unknown = RecordKind(rawValue: 0xfe)
         let raw = FrameHeader(kind: unknown, flags: 0, epoch: 1, bodyLength: UInt32(data.count + 16)).encoded() + data
             + BLAKE2b.hash(data, byteCount: 16)
-        try vault.commit(random: SeededRandom(label: "kinds"), options: fast) { (tx: PendingCommit) throws(FormatError) in
-            try tx.appendPlaintext(kind: RecordKind(rawValue: 0x81), epoch: 1, body: Array("request".utf8))
+        try vault.commit(random: SeededRandom(label: "kinds"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+            try tx.appendPlaintext(kind: RecordKind(rawValue: 0x81), keyID: tx.key.id, body: Array("request".utf8))
             try tx.appendRaw(frame: raw)
         }
         let again = try v.open()
@@ -397,7 +397,7 @@ func records(_ vault: VaultFile, _ kinds: Set<RecordKind> = [.entryRevision]) ->
         try v.create([[1]])
         let vault = try v.open(writable: true)
         let start = vault.structure.committedEnd
-        try vault.commit(random: SeededRandom(label: "raw"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try vault.commit(random: SeededRandom(label: "raw"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             let location = FrameLocation(offset: start, index: 2)
             let reason = "not a whole, checked, non-commit frame"
             let good = FrameHeader(kind: RecordKind(rawValue: 0x81), flags: 0, epoch: 1, bodyLength: 20).encoded() + counting(20)
@@ -415,7 +415,7 @@ func records(_ vault: VaultFile, _ kinds: Set<RecordKind> = [.entryRevision]) ->
         let vault = try v.open(writable: true)
         let raw = FrameHeader(kind: RecordKind(rawValue: 0x7f), flags: 0, epoch: 1, bodyLength: 16).encoded() + counting(16)
         let offset = vault.structure.committedEnd
-        try vault.commit(random: SeededRandom(label: "critical"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try vault.commit(random: SeededRandom(label: "critical"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             try tx.appendRaw(frame: raw)
         }
         #expect(throws: FormatError.unknownCriticalKind(FrameLocation(offset: offset, index: 2), kind: 0x7f)) {
@@ -441,7 +441,7 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         let vault = try v.open(writable: true)
         let firstNew = vault.structure.frames.count
         var stored: StoredBlob?
-        try vault.commit(random: SeededRandom(label: "blob commit"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try vault.commit(random: SeededRandom(label: "blob commit"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             stored = try tx.appendBlob(from: MemoryByteSource(content), mediaType: Self.mediaType)
             #expect(tx.frameCount == chunks + 1)
         }
@@ -503,7 +503,7 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         let content = SeededRandom(label: "dedup content").bytes(100_000)
         let vault = try v.open(writable: true)
         var first: StoredBlob?
-        try vault.commit(random: SeededRandom(label: "d1"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try vault.commit(random: SeededRandom(label: "d1"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             first = try tx.appendBlob(from: MemoryByteSource(content), mediaType: "image/jpeg")
         }
         let blob = try #require(first?.blob)
@@ -511,7 +511,7 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         let framesBefore = vault.structure.frames.count
         var second: StoredBlob?
         var asked: [BlobID] = []
-        try vault.commit(random: SeededRandom(label: "d2"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try vault.commit(random: SeededRandom(label: "d2"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             try tx.appendSealed(kind: .entryRevision, payload: [7], compress: false)
             second = try tx.appendBlob(from: MemoryByteSource(content), mediaType: "image/jpeg") { id in
                 asked.append(id)
@@ -537,7 +537,7 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         let vault = try v.open(writable: true)
         let size = try v.size()
         #expect(throws: FormatError.notWritable(reason: "no blob key is unlocked")) {
-            try vault.commit(random: SeededRandom(label: "b"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+            try vault.commit(random: SeededRandom(label: "b"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
                 _ = try tx.appendBlob(from: MemoryByteSource([1, 2, 3]), mediaType: "x")
             }
         }
@@ -550,7 +550,7 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         let content = SeededRandom(label: "mismatch content").bytes(65537)
         let vault = try v.open(writable: true)
         var stored: StoredBlob?
-        try vault.commit(random: SeededRandom(label: "m"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try vault.commit(random: SeededRandom(label: "m"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             stored = try tx.appendBlob(from: MemoryByteSource(content), mediaType: "x")
         }
         guard case .stored(let m) = stored else {
@@ -616,12 +616,12 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         try v.create([[0]])
         let a = try v.open(writable: true)
         let b = try v.open(writable: true)
-        try a.commit(random: SeededRandom(label: "a"), options: fast) { (tx: PendingCommit) throws(FormatError) in
-            try tx.appendPlaintext(kind: .keyring, epoch: 1, body: CBOREncoder.encode(.map(CBORMap())), trusted: false)
+        try a.commit(random: SeededRandom(label: "a"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+            try tx.appendPlaintext(kind: .keyring, keyID: tx.key.id, body: CBOREncoder.encode(.map(CBORMap())), trusted: false)
         }
         let size = try v.size()
         #expect(throws: FormatError.vaultChanged(path: v.path)) {
-            try b.commit(random: SeededRandom(label: "b"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+            try b.commit(random: SeededRandom(label: "b"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
                 try tx.appendSealed(kind: .entryRevision, payload: [1], compress: false)
             }
         }
@@ -633,24 +633,24 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         try v.create([[0]])
         let b = try v.open(writable: true)
         let a = try v.open(writable: true)
-        try a.commit(random: SeededRandom(label: "a"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try a.commit(random: SeededRandom(label: "a"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             try tx.appendSealed(kind: .entryRevision, payload: [1], compress: false)
         }
         let c = try v.open(writable: true)
         // Cut back below what b and c have seen.
         try SystemFile(path: v.path, mode: .readWrite).truncate(to: b.structure.committedEnd - 1)
         #expect(throws: FormatError.vaultChanged(path: v.path)) {
-            try c.commit(random: SeededRandom(label: "c"), options: fast) { (_: PendingCommit) throws(FormatError) in }
+            try c.commit(random: SeededRandom(label: "c"), options: fast, attestWith: nil) { (_: PendingCommit) throws(FormatError) in }
         }
         // Same length as b saw, but the last commit's bytes differ.
         try SystemFile(path: v.path, mode: .readWrite).truncate(to: b.structure.committedEnd)
         try overwrite(v.path, at: b.structure.committedEnd - 1, with: [b.structure.groups[0].storedHead[15] ^ 0xff])
         #expect(throws: FormatError.vaultChanged(path: v.path)) {
-            try b.commit(random: SeededRandom(label: "b"), options: fast) { (_: PendingCommit) throws(FormatError) in }
+            try b.commit(random: SeededRandom(label: "b"), options: fast, attestWith: nil) { (_: PendingCommit) throws(FormatError) in }
         }
         // With the original bytes back, b can append again.
         try overwrite(v.path, at: b.structure.committedEnd - 1, with: [b.structure.groups[0].storedHead[15]])
-        try b.commit(random: SeededRandom(label: "b2"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try b.commit(random: SeededRandom(label: "b2"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             try tx.appendSealed(kind: .entryRevision, payload: [9], compress: false)
         }
         #expect(records(try v.open()).0 == [[0], [9]])
@@ -665,7 +665,7 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         let vault = try v.open(writable: true)
         #expect(vault.commits.statuses == [.mismatch])
         let size = try v.size()
-        try vault.commit(random: SeededRandom(label: "x"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try vault.commit(random: SeededRandom(label: "x"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             try tx.appendSealed(kind: .entryRevision, payload: [2], compress: false)
         }
         #expect(try v.size() > size)
@@ -680,7 +680,7 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         let content = SeededRandom(label: "big dedup content").bytes(5 << 20)
         let vault = try v.open(writable: true)
         var first: StoredBlob?
-        try vault.commit(random: SeededRandom(label: "b1"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try vault.commit(random: SeededRandom(label: "b1"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             first = try tx.appendBlob(from: MemoryByteSource(content), mediaType: "video/mp4")
         }
         guard case .stored(let manifest) = first else {
@@ -690,7 +690,7 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         #expect(manifest.chunkCount == 80)
         let before = try v.size()
         var second: StoredBlob?
-        try vault.commit(random: SeededRandom(label: "b2"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try vault.commit(random: SeededRandom(label: "b2"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             try tx.appendSealed(kind: .entryRevision, payload: [1], compress: false)
             second = try tx.appendBlob(from: MemoryByteSource(content), mediaType: "video/mp4") { $0 == manifest.blob }
             try tx.appendSealed(kind: .entryRevision, payload: [2], compress: false)

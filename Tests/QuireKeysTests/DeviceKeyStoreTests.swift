@@ -1,7 +1,7 @@
 import Foundation
 import QuireCrypto
 import QuireFormat
-import QuireKeys
+@testable import QuireKeys
 import QuireSystem
 import Testing
 
@@ -102,22 +102,35 @@ import Testing
         #expect(throws: DeviceStoreError.noDirectory) { try resolve([:]) }
     }
 
-    @Test func headsAreRememberedPerVault() throws {
+    /// What a device remembers is per vault and per file path
+    /// (`Spec/keys.md §7`): a copy elsewhere keeps its own memory.
+    @Test func memoryIsPerVaultFile() throws {
         let dir = TemporaryDirectory()
-        let store = FileDeviceKeyStore(directory: dir.path, random: SeededRandom(label: "heads"))
+        let store = FileDeviceKeyStore(directory: dir.path, random: SeededRandom(label: "memory"))
         let a = VaultID(using: SeededRandom(label: "vault a")), b = VaultID(using: SeededRandom(label: "vault b"))
         let h1 = KeyringID(using: SeededRandom(label: "h1")), h2 = KeyringID(using: SeededRandom(label: "h2"))
-        #expect(try store.trustedHeads(of: a).isEmpty)
-        try store.rememberHeads([h2, h1], of: a)
-        #expect(Set(try store.trustedHeads(of: a)) == [h1, h2])
-        #expect(try store.trustedHeads(of: b).isEmpty)
-        try store.rememberHeads([h1], of: a)
-        #expect(try store.trustedHeads(of: a) == [h1])
-        let path = dir.path + "/vaults/" + hex(a.bytes) + ".heads"
-        #expect(try FileSystem.permissions(path) == 0o600)
-        try Data("# comment\nnot hex\n".utf8).write(to: URL(fileURLWithPath: path))
-        chmod(path, 0o600)
-        #expect(throws: DeviceStoreError.damaged(path: path, reason: "a line is not a 32-digit keyring id")) { _ = try store.trustedHeads(of: a) }
+        #expect(try store.memory(of: a, path: "/j/Journal.quire") == nil)
+        let m = VaultMemory(
+            vaultID: a, path: "/j/Journal.quire", committedLength: 4096, chainHead: counting(32), newestClock: 77, keyringHeads: [h2, h1])
+        try store.remember(m)
+        let read = try #require(try store.memory(of: a, path: "/j/Journal.quire"))
+        #expect(read.committedLength == 4096 && read.chainHead == counting(32) && read.newestClock == 77 && !read.removed)
+        #expect(Set(read.keyringHeads) == [h1, h2])
+        #expect(try store.memory(of: a, path: "/backup/Journal.quire") == nil)
+        #expect(try store.memory(of: b, path: "/j/Journal.quire") == nil)
+        // A path with a line break and a backslash comes back exactly.
+        var odd = m
+        odd.path = "/j/odd\nname\\x\n.quire"
+        odd.removed = true
+        try store.remember(odd)
+        #expect(try store.memory(of: a, path: odd.path) == odd)
+        let file = store.memoryPath(a, path: m.path)
+        #expect(try FileSystem.permissions(file) == 0o600)
+        try Data("vault zz\n".utf8).write(to: URL(fileURLWithPath: file))
+        chmod(file, 0o600)
+        #expect(throws: DeviceStoreError.damaged(path: file, reason: "it is not a Quire device memory file for this vault")) {
+            _ = try store.memory(of: a, path: m.path)
+        }
     }
 
     @Test func inMemoryStore() throws {

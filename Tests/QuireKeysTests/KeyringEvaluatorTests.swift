@@ -9,7 +9,7 @@ import Testing
     @Test func genesisKeyringIsTrusted() throws {
         let v = KeyringVault(label: "genesis")
         let body = v.body(v.epoch1)
-        try v.create([(1, body)], extra: [Array("entry".utf8)])
+        try v.create([(v.epoch1, body)], extra: [Array("entry".utf8)])
         let unlocked = try v.unlock(.recoveryKey(v.recovery))
         #expect(unlocked.keyrings.count == 1)
         let ring = unlocked.keyrings[0]
@@ -18,9 +18,9 @@ import Testing
         #expect(ring.location == Self.genesisLocation)
         #expect(ring.epoch == 1)
         #expect(ring.id == KeyringBuilder.id(ofBody: body))
-        #expect(ring.id.bytes == BLAKE2b.hash(body, byteCount: 16))
+        #expect(ring.id.bytes == BLAKE2b.hash(body, byteCount: 32))
         #expect(ring.signer == v.recoverySigner.publicKey)
-        #expect(ring.epochKey?.key == v.epoch1.key)
+        #expect(ring.epochKey?.sameKey(as: v.epoch1) == true)
         #expect(ring.content?.members == [v.recoveryMember])
         #expect(ring.content?.blobKey == v.blobKey)
         #expect(ring.content?.reason == "test")
@@ -28,7 +28,7 @@ import Testing
         #expect(ring.record.publicPart.vaultSalt == v.salt)
         #expect(rootVaultID(signer: v.recoverySigner.publicKey, salt: v.salt) == v.vaultID)
         #expect(unlocked.trustedKeyrings == [0: 1])
-        #expect(unlocked.keys.keys(for: 1).map(\.key) == [v.epoch1.key])
+        #expect(unlocked.keys.key(commitment: v.epoch1.commitment) != nil)
         #expect(unlocked.keys.blobKey == v.blobKey)
         #expect(unlocked.keys.writeKey?.epoch == 1)
         #expect(unlocked.issues.isEmpty)
@@ -36,7 +36,7 @@ import Testing
         #expect(unlocked.newestTrusted?.location == Self.genesisLocation)
         // The keys read the vault.
         let vault = try VaultFile(path: v.path)
-        vault.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings)
+        vault.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
         #expect(vault.commits.allVerified)
         #expect(vault.commits.currentFloor == 1)
         var payloads: [[UInt8]] = []
@@ -50,13 +50,13 @@ import Testing
 
     @Test func wrongRecoveryKey() throws {
         let v = KeyringVault(label: "wrong recovery")
-        try v.create([(1, v.body(v.epoch1))])
+        try v.create([(v.epoch1, v.body(v.epoch1))])
         #expect(v.unlockError(.recoveryKey(recoveryKey("someone else"))) == .wrongRecoveryKey)
         #expect(v.unlockError(.passphrase(passphrase("guess"))) == .wrongPassphrase)
         #expect(v.unlockError(.device(try Ed25519.KeyPair(using: SeededRandom(label: "stranger")))) == .wrongDeviceKey)
         #expect(v.unlockError(.escrow(try X25519.KeyPair(seed: secure(counting(32))))) == .wrongKey)
-        #expect(v.unlockError(.epochKey(v.epoch2, blobKey: nil)) == .wrongKey)
-        #expect(v.unlockError(.epochKey(EpochKey(epoch: 1, key: v.epoch2.key), blobKey: nil)) == .wrongKey)
+        #expect(v.unlockError(.epochKey(v.epoch2)) == .wrongKey)
+        #expect(v.unlockError(.epochKey(EpochKey(epoch: 1, key: v.epoch2.key))) == .wrongKey)
     }
 
     @Test func everyCredentialKindOpensItsSlot() throws {
@@ -72,41 +72,38 @@ import Testing
             try SlotCrypto.escrowSlot(for: v.epoch1, escrowPublicKey: escrow.publicKey, vaultID: v.vaultID, random: v.random),
         ]
         let members = [v.recoveryMember, KeyringMember(role: "device", publicKey: device.publicKey, name: "Phone", added: 5)]
-        try v.create([(1, v.body(v.epoch1, slots: slots, members: members))])
+        try v.create([(v.epoch1, v.body(v.epoch1, slots: slots, members: members))])
         let credentials: [Credential] = [
             .recoveryKey(v.recovery), .passphrase(passphrase("open sesame")), .device(device), .escrow(escrow),
-            .epochKey(v.epoch1, blobKey: nil),
+            .epochKey(v.epoch1),
         ]
         for credential in credentials {
             let unlocked = try v.unlock(credential)
             #expect(unlocked.keyrings.map(\.isTrusted) == [true])
             #expect(unlocked.keyrings[0].signer == v.recoverySigner.publicKey)
             #expect(unlocked.keyrings[0].content?.members == members)
-            #expect(unlocked.keys.keys(for: 1).map(\.key) == [v.epoch1.key])
+            #expect(unlocked.keys.key(commitment: v.epoch1.commitment) != nil)
             #expect(unlocked.keys.blobKey == v.blobKey)
             #expect(unlocked.issues.isEmpty)
         }
-        // A raw epoch key may bring its own blob key.
-        let other = try SymmetricKey(bytes: counting(32))
-        #expect(try v.unlock(.epochKey(v.epoch1, blobKey: other)).keys.blobKey == other)
     }
 
     @Test func successorSignedByAMemberIsTrusted() throws {
         let v = KeyringVault(label: "successor")
         let genesis = v.body(v.epoch1)
-        let next = v.body(v.epoch2, parents: [KeyringBuilder.id(ofBody: genesis)], history: [HistoricKey(epoch: 1, key: v.epoch1.key)])
-        try v.create([(1, genesis)])
-        try v.append([(2, next)])
+        let next = v.body(v.epoch2, parents: [(KeyringBuilder.id(ofBody: genesis), v.epoch1)])
+        try v.create([(v.epoch1, genesis)])
+        try v.append([(v.epoch2, next)])
         let unlocked = try v.unlock(.recoveryKey(v.recovery))
         #expect(unlocked.keyrings.map(\.isTrusted) == [true, true])
         #expect(unlocked.trustedKeyrings == [0: 1, 2: 2])
         #expect(unlocked.keys.writeKey?.epoch == 2)
-        #expect(unlocked.keys.writeKey?.key == v.epoch2.key)
-        #expect(unlocked.keys.keys(for: 1).map(\.key) == [v.epoch1.key])
+        #expect(unlocked.keys.writeKey?.sameKey(as: v.epoch2) == true)
+        #expect(unlocked.keys.key(commitment: v.epoch1.commitment) != nil)
         #expect(unlocked.issues.isEmpty)
         #expect(unlocked.newestTrusted?.epoch == 2)
         let vault = try VaultFile(path: v.path)
-        vault.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings)
+        vault.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
         #expect(vault.commits.allVerified)
         #expect(vault.commits.floors == [0, 1])
         #expect(vault.commits.currentFloor == 2)
@@ -117,10 +114,10 @@ import Testing
         let outsider = try Ed25519.KeyPair(using: SeededRandom(label: "outsider"))
         let genesis = v.body(v.epoch1)
         let forged = v.body(
-            v.epoch2, parents: [KeyringBuilder.id(ofBody: genesis)],
+            v.epoch2, parents: [(KeyringBuilder.id(ofBody: genesis), v.epoch1)],
             members: [KeyringMember(role: "device", publicKey: outsider.publicKey, name: "Mallory", added: 9)], signer: outsider)
-        try v.create([(1, genesis)])
-        try v.append([(2, forged)])
+        try v.create([(v.epoch1, genesis)])
+        try v.append([(v.epoch2, forged)])
         let unlocked = try v.unlock(.recoveryKey(v.recovery))
         let location = FrameLocation(offset: unlocked.keyrings[1].location.offset, index: 2)
         #expect(unlocked.keyrings[1].location == location)
@@ -129,7 +126,7 @@ import Testing
         #expect(unlocked.issues.contains(.keyringUnauthenticated(location, reason: "its signer is not a member of a parent keyring")))
         #expect(unlocked.trustedKeyrings == [0: 1])
         #expect(unlocked.keys.writeKey?.epoch == 1)
-        #expect(unlocked.keys.keys(for: 2).isEmpty)
+        #expect(unlocked.keys.key(commitment: v.epoch2.commitment) == nil)
         #expect(unlocked.newestTrusted?.epoch == 1)
     }
 
@@ -138,11 +135,12 @@ import Testing
         let genesis = v.body(v.epoch1)
         let parent = KeyringBuilder.id(ofBody: genesis)
         let epoch3 = EpochKey(epoch: 3, key: try SymmetricKey(using: SeededRandom(label: "e3")))
-        let skipping = v.body(epoch3, parents: [parent])
-        let orphan = v.body(v.epoch2, parents: [KeyringID(using: SeededRandom(label: "nobody"))])
+        let skipping = v.body(epoch3, parents: [(parent, v.epoch1)])
+        let orphan = v.body(v.epoch2, parents: [(KeyringID(using: SeededRandom(label: "nobody")), v.epoch1)])
         let secondFirst = v.body(v.epoch2, signer: try Ed25519.KeyPair(using: SeededRandom(label: "pretender")))
-        let sameEpochOtherKey = v.body(EpochKey(epoch: 1, key: v.epoch2.key), parents: [parent])
-        try v.create([(1, genesis), (3, skipping), (2, orphan), (2, secondFirst), (1, sameEpochOtherKey)])
+        let sameEpochKey = EpochKey(epoch: 1, key: try SymmetricKey(using: SeededRandom(label: "same epoch other key")))
+        let sameEpochOtherKey = v.body(sameEpochKey, parents: [(parent, v.epoch1)])
+        try v.create([(v.epoch1, genesis), (epoch3, skipping), (v.epoch2, orphan), (v.epoch2, secondFirst), (sameEpochKey, sameEpochOtherKey)])
         let unlocked = try v.unlock(.recoveryKey(v.recovery))
         #expect(unlocked.keyrings.map(\.isTrusted) == [true, false, false, false, false])
         let reasons = unlocked.keyrings.map { ring -> String? in
@@ -150,18 +148,18 @@ import Testing
             return nil
         }
         #expect(reasons == [
-            nil, "its epoch 3 does not follow its parents' epoch 1", "a parent keyring is missing or not trusted",
+            nil, "its epoch 3 does not follow its parents' epoch 1", "a parent keyring is missing, later in the file, or not trusted",
             "it has no parent, but its signer and salt do not derive this vault's id", "it reuses epoch 1 with a different key",
         ])
         #expect(unlocked.keys.writeKey?.epoch == 1)
-        #expect(unlocked.keys.keys(for: 1).map(\.key) == [v.epoch1.key])
+        #expect(unlocked.keys.key(commitment: v.epoch1.commitment) != nil)
     }
 
     @Test func rootSignedByAnotherKeyIsRejected() throws {
         let v = KeyringVault(label: "bad genesis")
         let outsider = try Ed25519.KeyPair(using: SeededRandom(label: "outsider"))
         let members = [v.recoveryMember, KeyringMember(role: "device", publicKey: outsider.publicKey, name: "Outsider", added: 1)]
-        try v.create([(1, v.body(v.epoch1, members: members, signer: outsider))])
+        try v.create([(v.epoch1, v.body(v.epoch1, members: members, signer: outsider))])
         #expect(v.unlockError(.recoveryKey(v.recovery))
             == .keyringUnauthenticated(Self.genesisLocation, reason: "it has no parent, but its signer and salt do not derive this vault's id"))
     }
@@ -170,7 +168,7 @@ import Testing
         let v = KeyringVault(label: "non-member root")
         let device = try Ed25519.KeyPair(using: SeededRandom(label: "device"))
         let members = [KeyringMember(role: "device", publicKey: device.publicKey, name: "Phone", added: 1)]
-        try v.create([(1, v.body(v.epoch1, members: members))])
+        try v.create([(v.epoch1, v.body(v.epoch1, members: members))])
         #expect(v.unlockError(.recoveryKey(v.recovery))
             == .keyringUnauthenticated(Self.genesisLocation, reason: "the root keyring is not signed by one of its own members"))
     }
@@ -182,7 +180,7 @@ import Testing
             v.recoverySlot(v.epoch1),
             try SlotCrypto.escrowSlot(for: v.epoch1, escrowPublicKey: escrow.publicKey, vaultID: v.vaultID, random: v.random),
         ]
-        try v.create([(1, v.body(v.epoch1, isEscrowFree: true, slots: slots))])
+        try v.create([(v.epoch1, v.body(v.epoch1, isEscrowFree: true, slots: slots))])
         #expect(v.unlockError(.recoveryKey(v.recovery)) == .escrowForbidden(Self.genesisLocation))
         #expect(v.unlockError(.escrow(escrow)) == .escrowForbidden(Self.genesisLocation))
     }
@@ -195,8 +193,8 @@ import Testing
             v.recoverySlot(v.epoch2),
             try SlotCrypto.escrowSlot(for: v.epoch2, escrowPublicKey: escrow.publicKey, vaultID: v.vaultID, random: v.random),
         ]
-        let next = v.body(v.epoch2, parents: [KeyringBuilder.id(ofBody: genesis)], isEscrowFree: true, slots: slots)
-        try v.create([(1, genesis), (2, next)])
+        let next = v.body(v.epoch2, parents: [(KeyringBuilder.id(ofBody: genesis), v.epoch1)], isEscrowFree: true, slots: slots)
+        try v.create([(v.epoch1, genesis), (v.epoch2, next)])
         let unlocked = try v.unlock(.recoveryKey(v.recovery))
         let location = unlocked.keyrings[1].location
         #expect(location.index == 1)
@@ -207,13 +205,13 @@ import Testing
         // The same slots without the escrow-free flag are fine.
         let w = KeyringVault(label: "escrow allowed")
         let g2 = w.body(w.epoch1)
-        // The history carries epoch 1, so the custodian can check the chain
+        // The parent keys carry epoch 1, so the custodian can check the chain
         // back to the first keyring.
-        let allowed = w.body(w.epoch2, parents: [KeyringBuilder.id(ofBody: g2)], isEscrowFree: false, slots: [
+        let allowed = w.body(w.epoch2, parents: [(KeyringBuilder.id(ofBody: g2), w.epoch1)], isEscrowFree: false, slots: [
             w.recoverySlot(w.epoch2),
             try SlotCrypto.escrowSlot(for: w.epoch2, escrowPublicKey: escrow.publicKey, vaultID: w.vaultID, random: w.random),
-        ], history: [HistoricKey(epoch: 1, key: w.epoch1.key)])
-        try w.create([(1, g2), (2, allowed)])
+        ])
+        try w.create([(w.epoch1, g2), (w.epoch2, allowed)])
         #expect(try w.unlock(.recoveryKey(w.recovery)).keyrings.map(\.isTrusted) == [true, true])
         #expect(try w.unlock(.escrow(escrow)).keys.writeKey?.epoch == 2)
     }
@@ -223,8 +221,8 @@ import Testing
         // A slot no writer of this library would make (the builder refuses
         // ops 9), put together by hand.
         let r = SeededRandom(label: "hostile slot")
-        let hostile = KeySlot.passphrase(salt: r.bytes(16), opsLimit: 9, memLimitBytes: 8192, publicKey: r.bytes(32), box: r.bytes(98))
-        try v.create([(1, v.body(v.epoch1, slots: [hostile]))])
+        let hostile = KeySlot.passphrase(salt: r.bytes(16), opsLimit: 9, memLimitBytes: 8192, publicKey: r.bytes(32), box: r.bytes(100))
+        try v.create([(v.epoch1, v.body(v.epoch1, slots: [hostile]))])
         #expect(v.unlockError(.passphrase(passphrase("anything"))) == .kdfLimitsExceeded(opsLimit: 9, memLimitBytes: 8192))
         // Other credentials ignore the slot.
         #expect(v.unlockError(.recoveryKey(v.recovery)) == .wrongRecoveryKey)
@@ -233,10 +231,10 @@ import Testing
     @Test func passphraseSlotOverTheLimitsIsSkippedWhenAnotherOpens() throws {
         let v = KeyringVault(label: "kdf limits mixed")
         let r = SeededRandom(label: "hostile slot")
-        let hostile = KeySlot.passphrase(salt: r.bytes(16), opsLimit: 1, memLimitBytes: (1 << 30) + 1, publicKey: r.bytes(32), box: r.bytes(98))
+        let hostile = KeySlot.passphrase(salt: r.bytes(16), opsLimit: 1, memLimitBytes: (1 << 30) + 1, publicKey: r.bytes(32), box: r.bytes(100))
         let good = try SlotCrypto.passphraseSlot(
             for: v.epoch1, passphrase: passphrase("pw"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: v.vaultID, random: v.random)
-        try v.create([(1, v.body(v.epoch1, slots: [hostile, good]))])
+        try v.create([(v.epoch1, v.body(v.epoch1, slots: [hostile, good]))])
         let unlocked = try v.unlock(.passphrase(passphrase("pw")))
         #expect(unlocked.keyrings.map(\.isTrusted) == [true])
         #expect(unlocked.issues == [.kdfLimitsExceeded(opsLimit: 1, memLimitBytes: (1 << 30) + 1)])
@@ -248,7 +246,7 @@ import Testing
         var notAPoint = [UInt8](repeating: 0xff, count: 32)
         notAPoint[31] = 0x7f
         let members = [v.recoveryMember, KeyringMember(role: "device", publicKey: notAPoint, name: "Ghost", added: 1)]
-        try v.create([(1, v.body(v.epoch1, members: members))])
+        try v.create([(v.epoch1, v.body(v.epoch1, members: members))])
         #expect(v.unlockError(.recoveryKey(v.recovery))
             == .malformedKeyring(Self.genesisLocation, reason: "a member's key is not a valid Ed25519 public key"))
     }
@@ -256,9 +254,10 @@ import Testing
     @Test func slotThatOpensButDoesNotOpenTheSealedPart() throws {
         let v = KeyringVault(label: "mismatched slot")
         let other = EpochKey(epoch: 1, key: v.epoch2.key)
-        try v.create([(1, v.body(v.epoch1, slots: [v.recoverySlot(other)]))])
+        try v.create([(v.epoch1, v.body(v.epoch1, slots: [v.recoverySlot(other)]))])
+        // The key commitment catches it before any decryption.
         #expect(v.unlockError(.recoveryKey(v.recovery))
-            == .malformedKeyring(Self.genesisLocation, reason: "a slot opened but the sealed part does not"))
+            == .malformedKeyring(Self.genesisLocation, reason: "a slot opened a key that is not the one its key commitment names"))
     }
 
     /// Decoy passphrase slots cost at most four Argon2id runs (`Spec/keys.md §2.3`).
@@ -273,7 +272,7 @@ import Testing
         let real = try SlotCrypto.passphraseSlot(
             for: v.epoch1, passphrase: passphrase("pw"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: v.vaultID, random: v.random)
         // Behind four decoys, the real slot is never tried.
-        try v.create([(1, v.body(v.epoch1, slots: try decoys(v) + [real, v.recoverySlot(v.epoch1)]))])
+        try v.create([(v.epoch1, v.body(v.epoch1, slots: try decoys(v) + [real, v.recoverySlot(v.epoch1)]))])
         #expect(v.unlockError(.passphrase(passphrase("pw"))) == .kdfBudgetExceeded(untried: 1))
         #expect(KeyError.kdfBudgetExceeded(untried: 1).code == "kdf_limits_exceeded")
         // The recovery key still opens it.
@@ -282,7 +281,7 @@ import Testing
         let w = KeyringVault(label: "kdf budget first")
         let first = try SlotCrypto.passphraseSlot(
             for: w.epoch1, passphrase: passphrase("pw"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: w.vaultID, random: w.random)
-        try w.create([(1, w.body(w.epoch1, slots: [first] + (try decoys(w))))])
+        try w.create([(v.epoch1, w.body(w.epoch1, slots: [first] + (try decoys(w))))])
         #expect(try w.unlock(.passphrase(passphrase("pw"))).keys.writeKey?.epoch == 1)
     }
 
@@ -295,28 +294,31 @@ import Testing
     @Test func damagedKeyringIsNotUsed() throws {
         let v = KeyringVault(label: "damaged keyring")
         let body = v.body(v.epoch1)
-        try v.create([(1, body)])
+        try v.create([(v.epoch1, body)])
         // Flip a byte inside the keyring body (not its header or checksum).
         let file = try SystemFileAccess(path: v.path)
         try file.flip(at: 64 + 12 + 10)
         let vault = try VaultFile(path: v.path)
         #expect(vault.structure.frames[0].checksumIntact == false)
         // The damaged keyring held the only slot: that is reported, not a wrong key.
-        #expect(v.unlockError(.recoveryKey(v.recovery)) == .malformedKeyring(Self.genesisLocation, reason: "its checksum does not match (damaged)"))
+        #expect(v.unlockError(.recoveryKey(v.recovery)) == .malformedKeyring(Self.genesisLocation, reason: "its body hash does not match (damaged)"))
     }
 
-    @Test func escrowCustodianWithoutHistoryCannotCheckTheChain() throws {
-        let v = KeyringVault(label: "escrow without history")
+    /// Format 2 carries each parent's key in its child, so any reader of the
+    /// newest keyring can check the chain back to the root.
+    @Test func escrowCustodianChecksTheChainThroughParentKeys() throws {
+        let v = KeyringVault(label: "escrow parent keys")
         let escrow = try X25519.KeyPair(seed: secure(SeededRandom(label: "custodian").bytes(32)))
         let genesis = v.body(v.epoch1)
-        let next = v.body(v.epoch2, parents: [KeyringBuilder.id(ofBody: genesis)], slots: [
+        let next = v.body(v.epoch2, parents: [(KeyringBuilder.id(ofBody: genesis), v.epoch1)], slots: [
             v.recoverySlot(v.epoch2),
             try SlotCrypto.escrowSlot(for: v.epoch2, escrowPublicKey: escrow.publicKey, vaultID: v.vaultID, random: v.random),
         ])
-        try v.create([(1, genesis), (2, next)])
-        let location = FrameLocation(offset: 64 + 12 + UInt64(genesis.count) + 16, index: 1)
-        #expect(v.unlockError(.escrow(escrow)) == .keyringUnauthenticated(location, reason: "a parent keyring is missing or not trusted"))
-        #expect(try v.unlock(.recoveryKey(v.recovery)).keyrings.map(\.isTrusted) == [true, true])
+        try v.create([(v.epoch1, genesis), (v.epoch2, next)])
+        let unlocked = try v.unlock(.escrow(escrow))
+        #expect(unlocked.keyrings.map(\.isTrusted) == [true, true])
+        #expect(unlocked.keys.key(commitment: v.epoch1.commitment)?.epoch == 1)
+        #expect(unlocked.keys.writeKey?.epoch == 2)
     }
 
     @Test func keyringFromAnotherVaultDoesNotOpen() throws {
@@ -324,8 +326,8 @@ import Testing
         let b = KeyringVault(label: "vault b")
         // b's keyring body, with a's keys and slots, moved into b's file: the
         // slots and the sealed part are bound to a's vault id.
-        try b.create([(1, a.body(a.epoch1))])
+        try b.create([(a.epoch1, a.body(a.epoch1))])
         #expect(b.unlockError(.recoveryKey(a.recovery)) == .wrongRecoveryKey)
-        #expect(b.unlockError(.epochKey(a.epoch1, blobKey: nil)) == .wrongKey)
+        #expect(b.unlockError(.epochKey(a.epoch1)) == .wrongKey)
     }
 }

@@ -14,7 +14,7 @@ import Testing
         let name = "Evil\"\n  - the recovery key\u{202E}"
         let members = [v.recoveryMember, KeyringMember(role: "device", publicKey: device.publicKey, name: name, added: 1)]
         let slots = [v.recoverySlot(v.epoch1), try SlotCrypto.deviceSlot(for: v.epoch1, devicePublicKey: device.publicKey, vaultID: v.vaultID, random: v.random)]
-        let file = try v.create([(1, v.body(v.epoch1, slots: slots, members: members))])
+        let file = try v.create([(v.epoch1, v.body(v.epoch1, slots: slots, members: members))])
         let unlocked = try v.unlock(.recoveryKey(v.recovery))
         let text = try PrivacyStatement(unlocked: unlocked, structure: file.structure, vaultName: "J\r", thisDevice: nil).text
         #expect(text.contains("\n  - the device \"Evil\"\\u{A}  - the recovery key\\u{202E}\"\n  - the recovery key\n"))

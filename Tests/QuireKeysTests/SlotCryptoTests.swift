@@ -8,13 +8,10 @@ import Testing
     static let otherVault = try! VaultID(bytes: counting(16, from: 1))
     static let key = EpochKey(epoch: 0x0102, key: try! SymmetricKey(bytes: counting(32, from: 100)))
 
-    static func ad(_ kind: String, vault: VaultID = vaultID, epoch: UInt16 = 0x0102) -> [UInt8] {
-        vault.bytes + [UInt8(epoch & 0xff), UInt8(epoch >> 8)] + Array(kind.utf8)
-    }
 
     /// Opens `slot` with `credential`; nil when it does not open.
     static func open(
-        _ slot: KeySlot, _ credential: Credential, vault: VaultID = vaultID, epoch: UInt16 = 0x0102
+        _ slot: KeySlot, _ credential: Credential, vault: VaultID = vaultID, epoch: UInt32 = 0x0102
     ) throws(KeyError) -> [UInt8]? {
         var cache = SlotCrypto.PassphraseCache()
         return try SlotCrypto.open(slot, with: credential, vaultID: vault, epoch: epoch, cache: &cache)?.storage.copyBytes()
@@ -95,7 +92,7 @@ import Testing
     }
 
     @Test func deviceAndEscrowBoxLayout() throws {
-        let payload = counting(32, from: 100) + counting(16) + [0x02, 0x01]
+        let payload = counting(32, from: 100) + counting(16) + [0x02, 0x01, 0x00, 0x00]
         guard case .device(let box) = try SlotCrypto.deviceSlot(
             for: Self.key, devicePublicKey: Self.device.publicKey, vaultID: Self.vaultID, random: SeededRandom(label: "d"))
         else {
@@ -110,7 +107,7 @@ import Testing
             Issue.record("not an escrow slot")
             return
         }
-        #expect(ebox.count == 98)
+        #expect(ebox.count == 100)
         #expect(try Self.escrow.open(ebox).copyBytes() == payload)
     }
 
@@ -122,7 +119,7 @@ import Testing
                 #expect(opened == (i == j ? counting(32, from: 100) : nil), "slot \(slot.kind), credential \(j)")
             }
             #expect(try Self.open(slot, Self.wrongCredentials[i]) == nil, "slot \(slot.kind) with a wrong credential")
-            #expect(try Self.open(slot, .epochKey(Self.key, blobKey: nil)) == nil)
+            #expect(try Self.open(slot, .epochKey(Self.key)) == nil)
         }
     }
 
@@ -228,7 +225,7 @@ import Testing
     @Test func openingAPassphraseSlotOverTheLimitsThrowsWithoutRunningIt() throws {
         let r = SeededRandom(label: "limits")
         for (ops, mem) in [(UInt64(9), UInt64(8192)), (1, (1 << 30) + 1), (1, 4096), (0, 8192)] {
-            let slot = KeySlot.passphrase(salt: r.bytes(16), opsLimit: ops, memLimitBytes: mem, publicKey: r.bytes(32), box: r.bytes(98))
+            let slot = KeySlot.passphrase(salt: r.bytes(16), opsLimit: ops, memLimitBytes: mem, publicKey: r.bytes(32), box: r.bytes(100))
             #expect(throws: KeyError.kdfLimitsExceeded(opsLimit: ops, memLimitBytes: mem)) {
                 try Self.open(slot, .passphrase(passphrase("x")))
             }
@@ -257,7 +254,7 @@ import Testing
         #expect(Credential.device(Self.device).signingKeyPair()?.publicKey == Self.device.publicKey)
         #expect(Credential.passphrase(passphrase("x")).signingKeyPair() == nil)
         #expect(Credential.escrow(Self.escrow).signingKeyPair() == nil)
-        #expect(Credential.epochKey(Self.key, blobKey: nil).signingKeyPair() == nil)
+        #expect(Credential.epochKey(Self.key).signingKeyPair() == nil)
     }
 
     @Test func keyErrorCodes() {

@@ -85,34 +85,38 @@ final class KeyringVault {
     }
 
     /// A keyring body for `key`; a root (no parents) carries the vault salt.
+    /// `parents` are (id, epoch key) pairs: links and parent keys are made
+    /// from them.
     func body(
-        _ key: EpochKey, parents: [KeyringID] = [], isEscrowFree: Bool = false, slots: [KeySlot]? = nil,
-        members: [KeyringMember]? = nil, history: [HistoricKey] = [], signer: Ed25519.KeyPair? = nil
+        _ key: EpochKey, parents: [(KeyringID, EpochKey)] = [], isEscrowFree: Bool = false, slots: [KeySlot]? = nil,
+        members: [KeyringMember]? = nil, removed: [KeyringMember] = [], signer: Ed25519.KeyPair? = nil, reason: String = "test",
+        blobKey: SymmetricKey? = nil
     ) -> [UInt8] {
         let content = KeyringContent(
-            members: members ?? [recoveryMember], history: history, blobKey: blobKey, created: 2_000, reason: "test")
-        return KeyringBuilder.body(
-            epochKey: key, vaultID: vaultID, parents: parents, isEscrowFree: isEscrowFree, slots: slots ?? [recoverySlot(key)],
-            content: content, signer: signer ?? recoverySigner, random: random, vaultSalt: parents.isEmpty ? salt : nil)
+            members: members ?? [recoveryMember], removed: removed, blobKey: blobKey ?? self.blobKey, created: 2_000, reason: reason)
+        return try! KeyringBuilder.body(
+            epochKey: key, vaultID: vaultID, parents: parents.map { KeyringBuilder.Parent(id: $0.0, key: $0.1) }, isEscrowFree: isEscrowFree,
+            slots: (slots ?? [recoverySlot(key)]).map { StoredSlot(slot: $0) }, vaultSalt: parents.isEmpty ? salt : nil, content: content,
+            signer: signer ?? recoverySigner, random: random)
     }
 
     /// Creates the vault with one commit holding the given keyring bodies.
     @discardableResult
-    func create(_ keyrings: [(epoch: UInt16, body: [UInt8])], extra: [[UInt8]] = []) throws -> VaultFile {
+    func create(_ keyrings: [(key: EpochKey, body: [UInt8])], extra: [[UInt8]] = []) throws -> VaultFile {
         try VaultFile.create(
-            at: path, vaultID: vaultID, keys: KeySet(single: epoch1, blobKey: blobKey), random: random, options: fast
+            at: path, vaultID: vaultID, keys: KeySet(single: epoch1.withBlobKey(blobKey)), random: random, options: fast, attestWith: recoverySigner
         ) { (tx: PendingCommit) throws(FormatError) in
-            for k in keyrings { try tx.appendPlaintext(kind: .keyring, epoch: k.epoch, body: k.body) }
+            for k in keyrings { try tx.appendPlaintext(kind: .keyring, keyID: k.key.id, epoch: k.key.epoch, body: k.body) }
             for p in extra { try tx.appendSealed(kind: .entryRevision, payload: p) }
         }
     }
 
     /// Appends a commit with more keyrings, written with `epoch1`.
-    func append(_ keyrings: [(epoch: UInt16, body: [UInt8])]) throws {
+    func append(_ keyrings: [(key: EpochKey, body: [UInt8])]) throws {
         let vault = try VaultFile(path: path, writable: true)
-        vault.verifyCommits(keys: KeySet(single: epoch1, blobKey: blobKey), trustedKeyrings: [:])
-        try vault.commit(random: random, options: fast) { (tx: PendingCommit) throws(FormatError) in
-            for k in keyrings { try tx.appendPlaintext(kind: .keyring, epoch: k.epoch, body: k.body) }
+        vault.verifyCommits(keys: KeySet(single: epoch1.withBlobKey(blobKey)), trustedKeyrings: [:], attestors: [recoverySigner.publicKey])
+        try vault.commit(random: random, options: fast, attestWith: recoverySigner) { (tx: PendingCommit) throws(FormatError) in
+            for k in keyrings { try tx.appendPlaintext(kind: .keyring, keyID: k.key.id, epoch: k.key.epoch, body: k.body) }
         }
     }
 

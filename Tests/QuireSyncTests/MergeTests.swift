@@ -152,8 +152,8 @@ import Testing
         let phone = try c.onPhone(c.b)
         try phone.add(EntryBody(created: t0 + 10, text: "phone"))
         let unknown = RecordKind(rawValue: 0x9a)
-        try phone.file.commit(random: SeededRandom(label: "unknown"), options: fast) { (tx: PendingCommit) throws(FormatError) in
-            _ = try tx.appendPlaintext(kind: unknown, epoch: 1, body: Array("from a newer version".utf8), trusted: false)
+        try phone.file.commit(random: SeededRandom(label: "unknown"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+            _ = try tx.appendPlaintext(kind: unknown, keyID: tx.key.id, body: Array("from a newer version".utf8), trusted: false)
         }
         try c.onLaptop(c.a).add(EntryBody(created: t0 + 11, text: "laptop"))
         let frame = try #require(VaultFile(path: c.b).structure.frames.last { $0.header.kind == unknown })

@@ -30,15 +30,16 @@ private func revisionIDs(_ path: String, _ credential: Credential) throws -> Set
     return out
 }
 
-/// A plaintext frame (`body ‖ BLAKE2b-128(body)`) of `kind`.
-private func plaintextFrame(kind: UInt8, epoch: UInt16, body: [UInt8]) -> [UInt8] {
-    let header = FrameHeader(kind: RecordKind(rawValue: kind), flags: 0, epoch: epoch, bodyLength: UInt32(body.count + 16))
-    return header.encoded() + body + BLAKE2b.hash(body, byteCount: 16)
+/// A plaintext frame (`body ‖ BLAKE2b-256(body)`) of `kind`.
+private func plaintextFrame(kind: UInt8, keyID: KeyID = KeyID(rawValue: 1), body: [UInt8]) -> [UInt8] {
+    let header = FrameHeader(kind: RecordKind(rawValue: kind), flags: 0, keyID: keyID, bodyLength: UInt32(body.count + 32))
+    return header.encoded() + body + BLAKE2b.hash(body, byteCount: 32)
 }
 
-/// A commit frame of `epoch` with an arbitrary head.
-private func fakeCommit(epoch: UInt16) -> [UInt8] {
-    FrameHeader(kind: .commit, flags: 0, epoch: epoch, bodyLength: 16).encoded() + [UInt8](repeating: 0xA5, count: 16)
+/// A commit frame with an arbitrary head and attestation.
+private func fakeCommit(keyID: KeyID = KeyID(rawValue: 1)) -> [UInt8] {
+    FrameHeader(kind: .commit, flags: 0, keyID: keyID, bodyLength: UInt32(CommitChain.bodyByteCount)).encoded()
+        + [UInt8](repeating: 0xA5, count: CommitChain.bodyByteCount)
 }
 
 /// Merges each side's copy into the other, as two devices would, and
@@ -323,8 +324,8 @@ private func crossMerge(_ dir: TemporaryDirectory, laptopFile: String, phoneFile
         let file = try VaultFile(path: c.b)
         let entry = try #require(file.structure.frames.last { $0.header.kind == .entryRevision })
         let entryBytes = Array(bytes(c.b)[Int(entry.location.offset)..<Int(entry.end)])
-        let junk = plaintextFrame(kind: 0x9b, epoch: 1, body: Array("injected by someone with no key".utf8))
-        try write(shared + entryBytes + junk + fakeCommit(epoch: 999), c.b)
+        let junk = plaintextFrame(kind: 0x9b, body: Array("injected by someone with no key".utf8))
+        try write(shared + entryBytes + junk + fakeCommit(), c.b)
         // The copy as it stands: the entry is shown but not verified.
         let copyVault = try c.onPhone(c.b)
         let onCopy = try #require(try copyVault.entries().first { $0.body.text.hasPrefix("phone") })
@@ -586,8 +587,8 @@ private func crossMerge(_ dir: TemporaryDirectory, laptopFile: String, phoneFile
         let critical = c.dir.file("Journal 4.quire")
         copy(c.a, critical)
         let cv = try c.onLaptop(critical)
-        try cv.file.commit(random: SeededRandom(label: "crit"), options: fast) { (tx: PendingCommit) throws(FormatError) in
-            _ = try tx.appendPlaintext(kind: RecordKind(rawValue: 0x33), epoch: 1, body: Array("critical from the future".utf8), trusted: false)
+        try cv.file.commit(random: SeededRandom(label: "crit"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+            _ = try tx.appendPlaintext(kind: RecordKind(rawValue: 0x33), keyID: tx.key.id, body: Array("critical from the future".utf8), trusted: false)
         }
         let report = try ConflictCopies.fold(into: c.a, credential: .device(c.laptop.keyPair), options: fast)
         for copy in report.copies {
@@ -749,8 +750,8 @@ private func crossMerge(_ dir: TemporaryDirectory, laptopFile: String, phoneFile
         let c = try TwoCopies("breaker junk keyring")
         let shared = bytes(c.a)
         // A junk keyring frame with a good checksum, committed under a fake commit.
-        let junk = plaintextFrame(kind: 0x01, epoch: 1, body: SeededRandom(label: "junk").bytes(300))
-        try write(shared + junk + fakeCommit(epoch: 1), c.a)
+        let junk = plaintextFrame(kind: 0x01, body: SeededRandom(label: "junk").bytes(300))
+        try write(shared + junk + fakeCommit(), c.a)
         let v = try c.onLaptop(c.a)
         try v.add(EntryBody(created: t0 + 10, text: "after junk"))
         do {

@@ -38,46 +38,51 @@ import QuireSystem
 
     /// Someone who can write the file but holds no key appends keyring frames
     /// (one copy each) in a commit whose MAC no reader can check.
-    static func outsiderAppend(_ path: String, _ frames: [(UInt16, [UInt8])]) throws {
+    static func outsiderAppend(_ path: String, _ frames: [(UInt32, [UInt8])]) throws {
         let f = try VaultFile(path: path, writable: true)
         let junk = EpochKey(epoch: 60_000, key: try SymmetricKey(using: SeededRandom(label: "outsider junk key")))
-        f.verifyCommits(keys: KeySet(single: junk, blobKey: nil), trustedKeyrings: [:])
-        try f.commit(random: SeededRandom(label: "outsider"), options: fast) { (tx: PendingCommit) throws(FormatError) in
-            for (epoch, body) in frames { try tx.appendPlaintext(kind: .keyring, epoch: epoch, body: body, trusted: false) }
+        f.verifyCommits(keys: KeySet(single: junk), trustedKeyrings: [:], attestors: [])
+        try f.commit(random: SeededRandom(label: "outsider"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+            for (epoch, body) in frames {
+                // A keyring frame's header names its key commitment's id.
+                let id = (try? KeyringRecord(body: body, location: nil)).map { KeyID(commitment: $0.publicPart.keyCommit) } ?? junk.id
+                try tx.appendPlaintext(kind: .keyring, keyID: id, epoch: epoch, body: body, trusted: false)
+            }
         }
     }
 
     /// A keyring body that parses but that no one can open.
-    static func opaqueKeyring(parents: [KeyringID], isEscrowFree: Bool = false, slots: [KeySlot] = [], epoch: UInt16, label: String) -> [UInt8] {
-        KeyringRecord(epoch: epoch, publicPart: KeyringPublic(parents: parents, isEscrowFree: isEscrowFree, slots: slots),
-                      sealed: SeededRandom(label: label).bytes(64)).encodedBody()
+    static func opaqueKeyring(parents: [KeyringID], isEscrowFree: Bool = false, slots: [KeySlot] = [], epoch: UInt32, label: String) -> [UInt8] {
+        let r = SeededRandom(label: label)
+        return KeyringRecord(
+            publicPart: KeyringPublic(
+                epoch: epoch, keyCommit: r.bytes(32), parents: parents, links: parents.map { _ in r.bytes(KeyringRecord.linkByteCount) },
+                isEscrowFree: isEscrowFree, slotEntries: slots.map { StoredSlot(slot: $0) }),
+            nonce: r.bytes(24), sealed: r.bytes(64)
+        ).encodedBody()
     }
 
 
     // MARK: - 3. A writer with no key: a forged newer epoch locks every writer out
 
     /// An outsider appends one keyring frame, epoch 9, that nobody can open
-    /// (random sealed part, no slots, never signed). Every honest credential
-    /// then believes it was removed and can no longer write.
-    @Test func forgedNewerEpochStopsDevicesButNotTheRecoveryKey() throws {
+    /// (random sealed part and links, no slots, never signed). In format 1
+    /// every device then believed it was removed and stopped writing; now an
+    /// unopenable newer keyring counts only with a link a member of a trusted
+    /// parent signed (`Spec/format.md §8.6`), so nobody stops.
+    @Test func attackForgedNewerKeyringStopsNobody() throws {
         let dir = TemporaryDirectory()
         let (vault, laptop, recovery) = try Self.laptopVault(dir, "future epoch")
         let path = dir.file("j.quire")
         let head = try vault.keyState().heads[0].id
         try Self.outsiderAppend(path, [(9, Self.opaqueKeyring(parents: [head], epoch: 9, label: "future"))])
         let onLaptop = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
-        // A device cannot tell this from its own removal, so it stops
-        // writing (as deleting the file would stop it: threat-model §3.3),
-        // and writes nothing.
-        let before = Self.bytes(path)
-        #expect(throws: VaultError.removedFromVault(newerEpoch: 9)) { try onLaptop.add(EntryBody(created: Self.t0, text: "still mine")) }
-        #expect(throws: VaultError.removedFromVault(newerEpoch: 9)) { try onLaptop.rotateKeys(now: Self.t0 + 1) }
-        #expect(Self.bytes(path) == before)
-        // The recovery key is in every genuine keyring, so for it the
-        // keyring is plainly not genuine: it keeps writing (keys.md §7).
+        #expect(onLaptop.unlocked.unreadableNewerEpoch == nil)
+        try onLaptop.add(EntryBody(created: Self.t0, text: "still mine"))
+        try onLaptop.rotateKeys(now: Self.t0 + 1)
         let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
         try withRecovery.add(EntryBody(created: Self.t0, text: "recovery writes"))
-        #expect(try Self.texts(path, .device(laptop.keyPair)) == ["recovery writes"])
+        #expect(Set(try Self.texts(path, .device(laptop.keyPair))) == ["still mine", "recovery writes"])
     }
 
     // MARK: - 4. Work proportional to a hostile keyring graph (no key needed)
@@ -92,7 +97,7 @@ import QuireSystem
         let path = dir.file("j.quire")
         try vault.add(EntryBody(created: Self.t0, text: "mine"))
         var ids = [try vault.keyState().heads[0].id]
-        var frames: [(UInt16, [UInt8])] = []
+        var frames: [(UInt32, [UInt8])] = []
         for i in 0..<1000 {
             let body = Self.opaqueKeyring(parents: Array(ids.suffix(64)), epoch: 1, label: "g\(i)")
             ids.append(KeyringBuilder.id(ofBody: body))
@@ -123,10 +128,10 @@ import QuireSystem
         let path = dir.file("j.quire")
         let head = try vault.keyState().heads[0].id
         let random = SeededRandom(label: "decoy slots")
-        var frames: [(UInt16, [UInt8])] = []
+        var frames: [(UInt32, [UInt8])] = []
         for r in 0..<16 {
             let slots: [KeySlot] = (0..<Limits.maxSlotsPerKeyring).map { _ in
-                .passphrase(salt: random.bytes(16), opsLimit: 1, memLimitBytes: 8192, publicKey: random.bytes(32), box: random.bytes(98))
+                .passphrase(salt: random.bytes(16), opsLimit: 1, memLimitBytes: 8192, publicKey: random.bytes(32), box: random.bytes(100))
             }
             frames.append((1, Self.opaqueKeyring(parents: [head], slots: slots, epoch: 1, label: "decoy \(r)")))
         }
@@ -188,7 +193,7 @@ import QuireSystem
         let path = dir.file("j.quire")
         try vault.setPassphrase(Self.secret("right"), opsLimit: 1, memLimitBytes: 8192, now: Self.t0 + 1)
         let head = try vault.keyState().heads[0].id
-        let absurd = KeySlot.passphrase(salt: Array(repeating: 7, count: 16), opsLimit: UInt64.max, memLimitBytes: UInt64.max, publicKey: Array(repeating: 9, count: 32), box: Array(repeating: 0, count: 98))
+        let absurd = KeySlot.passphrase(salt: Array(repeating: 7, count: 16), opsLimit: UInt64.max, memLimitBytes: UInt64.max, publicKey: Array(repeating: 9, count: 32), box: Array(repeating: 0, count: 100))
         try Self.outsiderAppend(path, [(1, Self.opaqueKeyring(parents: [head], slots: [absurd], epoch: 1, label: "absurd"))])
         // The right passphrase still opens (the refused slot is reported).
         let right = try Vault.open(at: path, credential: .passphrase(Self.secret("right")), writable: false, options: fast)
@@ -214,7 +219,7 @@ import QuireSystem
         _ = try Vault.create(at: dir.file("j.quire"), setup: VaultSetup(name: "J", recoveryKey: testRecoveryKey("heads"), device: laptop, now: Self.t0),
                              random: SeededRandom(label: "heads"), options: fast)
         let vault = try Vault.open(at: dir.file("j.quire"), store: store, options: fast)
-        let headsPath = dir.file("home") + "/vaults/" + hex(vault.vaultID.bytes) + ".heads"
+        let headsPath = store.memoryPath(vault.vaultID, path: FileSystem.canonicalPath(dir.file("j.quire"))!)
         try FileManager.default.removeItem(atPath: headsPath)
         try FileManager.default.createDirectory(atPath: headsPath, withIntermediateDirectories: false)
         let before = Self.bytes(dir.file("j.quire"))
@@ -236,12 +241,13 @@ import QuireSystem
         let v = try Vault.create(at: dir.file("j.quire"), setup: VaultSetup(name: "J", recoveryKey: testRecoveryKey("heads2"), device: laptop, now: Self.t0),
                                  random: SeededRandom(label: "heads2"), options: fast)
         _ = try Vault.open(at: dir.file("j.quire"), store: store, options: fast)
-        let headsPath = dir.file("home") + "/vaults/" + hex(v.vaultID.bytes) + ".heads"
+        let headsPath = store.memoryPath(v.vaultID, path: FileSystem.canonicalPath(dir.file("j.quire"))!)
         try Data("garbage\n".utf8).write(to: URL(fileURLWithPath: headsPath))
         chmod(headsPath, 0o600)
         var err: VaultError?
         do { _ = try Vault.open(at: dir.file("j.quire"), store: store, options: fast) } catch { err = error }
-        #expect(err?.description == "this device's memory of a vault's keyrings, \(headsPath), cannot be read: a line is not a 32-digit keyring id; remove the file (the next open writes it again, without the rollback check for that open)")
+        #expect(err?.code == "device_key_damaged")
+        #expect(err?.description.contains(headsPath) == true)
     }
 
     // MARK: - Privacy statement truth
@@ -331,8 +337,14 @@ import QuireSystem
         let random = SeededRandom(label: "outsider rings")
         let blob = try SymmetricKey(using: random)
         let escrowPair = try X25519.KeyPair(seed: Self.secret(String(repeating: "m", count: 32)))
-        var frames: [(UInt16, [UInt8])] = []
-        func forged(epoch: UInt16, parents: [KeyringID], signer: Ed25519.KeyPair, members: [KeyringMember], escrowFree: Bool, key: SymmetricKey? = nil, escrowSlot: Bool = false, blobKey: SymmetricKey? = nil) throws -> [UInt8] {
+        var frames: [(UInt32, [UInt8])] = []
+        // Parent keys: the removed phone holds epoch 1's; the outsider holds none
+        // and puts in keys of its own (its links then do not open).
+        func parentsWithKeys(_ ids: [KeyringID], known: [KeyringID: EpochKey]) throws -> [KeyringBuilder.Parent] {
+            try ids.map { KeyringBuilder.Parent(id: $0, key: try known[$0] ?? EpochKey(epoch: 1, key: SymmetricKey(using: random))) }
+        }
+        let knownKeys: [KeyringID: EpochKey] = [preHead.id: preHead.epochKey!]
+        func forged(epoch: UInt32, parents: [KeyringID], signer: Ed25519.KeyPair, members: [KeyringMember], escrowFree: Bool, key: SymmetricKey? = nil, escrowSlot: Bool = false, blobKey: SymmetricKey? = nil) throws -> [UInt8] {
             let ek = EpochKey(epoch: epoch, key: try key ?? SymmetricKey(using: random))
             var slots: [KeySlot] = []
             for m in members { slots.append(try SlotCrypto.deviceSlot(for: ek, devicePublicKey: m.publicKey, vaultID: vault.vaultID, random: random)) }
@@ -341,7 +353,12 @@ import QuireSystem
             let content = KeyringContent(members: members + [KeyringMember(role: "device", publicKey: laptop.publicKey, name: "Laptop", added: 0)],
                                          escrow: escrowSlot ? [EscrowRecipient(publicKey: escrowPair.publicKey, label: "X")] : [],
                                          blobKey: blobKey ?? blob, created: Self.t0 + 5, reason: "forged")
-            return KeyringBuilder.body(epochKey: ek, vaultID: vault.vaultID, parents: parents, isEscrowFree: escrowFree, slots: slots, content: content, signer: signer, random: random)
+            let recoveryMember = KeyringMember(role: "recovery", publicKey: try recovery.publicKey(), name: "Recovery key", added: 0)
+            var full = content
+            full.members = [recoveryMember] + content.members
+            return try KeyringBuilder.body(
+                epochKey: ek, vaultID: vault.vaultID, parents: try parentsWithKeys(parents, known: knownKeys), isEscrowFree: escrowFree,
+                slots: slots.map { StoredSlot(slot: $0) }, content: full, signer: signer, random: random)
         }
         let heads = honest.heads.map(\.id)
         // 1. Outsider-signed successor of the real head, adding Mallory.
@@ -360,13 +377,13 @@ import QuireSystem
         let raw = Self.bytes(path)
         let original = try VaultFile(path: path, writable: false)
         let preFrame = original.structure.frames.first { $0.header.kind == .keyring && KeyringID(unchecked: $0.trailer) == preHead.id }!
-        frames.append((preFrame.header.epoch, Array(raw[Int(preFrame.location.offset) + 12..<Int(preFrame.end) - 16])))
+        frames.append((preHead.epoch, Array(raw[Int(preFrame.location.offset) + 16..<Int(preFrame.end) - 32])))
         // 7. Two real keyrings with their public parts swapped.
         let rings = honest.trusted
         if rings.count >= 2 {
             let x = rings[rings.count - 1].record, y = rings[rings.count - 2].record
-            frames.append((x.epoch, KeyringRecord(epoch: x.epoch, publicPart: y.publicPart, sealed: x.sealed).encodedBody()))
-            frames.append((y.epoch, KeyringRecord(epoch: y.epoch, publicPart: x.publicPart, sealed: y.sealed).encodedBody()))
+            frames.append((x.epoch, KeyringRecord(publicPart: y.publicPart, nonce: x.nonce, sealed: x.sealed).encodedBody()))
+            frames.append((y.epoch, KeyringRecord(publicPart: x.publicPart, nonce: y.nonce, sealed: y.sealed).encodedBody()))
         }
         try Self.outsiderAppend(path, frames)
 
@@ -507,19 +524,23 @@ import QuireSystem
         }
     }
 
-    @Test func keyStoreDamagedHeads() throws {
+    @Test func keyStoreDamagedMemory() throws {
         let dir = TemporaryDirectory()
         let s = FileDeviceKeyStore(directory: dir.file("home"))
         let vid = VaultID(using: SeededRandom(label: "vid"))
-        try s.rememberHeads([KeyringID(using: SeededRandom(label: "k"))], of: vid)
-        let p = dir.file("home") + "/vaults/" + hex(vid.bytes) + ".heads"
-        for (label, content) in [("non-utf8", [0xff, 0xfe]), ("short id", Array("abc\n".utf8)), ("crlf", Array(("# x\r\n" + String(repeating: "a", count: 32) + "\r\n").utf8)),
-                                 ("huge", Array(repeating: UInt8(ascii: "#"), count: 5000))] as [(String, [UInt8])] {
-            try Data(content).write(to: URL(fileURLWithPath: p))
-            chmod(p, 0o600)
+        let memory = VaultMemory(
+            vaultID: vid, path: "/j.quire", committedLength: 100, chainHead: [UInt8](repeating: 1, count: 32), newestClock: 5,
+            keyringHeads: [KeyringID(using: SeededRandom(label: "k"))])
+        try s.remember(memory)
+        let p = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.file("home") + "/vaults").first { $0.hasSuffix(".memory") })
+        let file = dir.file("home") + "/vaults/" + p
+        for (label, content) in [("non-utf8", [0xff, 0xfe]), ("short", Array("vault abc\n".utf8)),
+                                 ("huge", Array(repeating: UInt8(ascii: "#"), count: 20_000))] as [(String, [UInt8])] {
+            try Data(content).write(to: URL(fileURLWithPath: file))
+            chmod(file, 0o600)
             var r = "ok"
-            do { r = "ok \(try s.trustedHeads(of: vid))" } catch { r = "\(error.code): \(error)" }
-            #expect(r != "ok []", "heads file \(label) read as no heads at all: rollback detection is silently off")
+            do { r = "ok \(String(describing: try s.memory(of: vid, path: "/j.quire")))" } catch { r = "\(error.code): \(error)" }
+            #expect(r.hasPrefix("device_key_damaged"), "memory file \(label) read as \(r): rollback detection would be silently off")
         }
     }
 
@@ -679,13 +700,13 @@ import QuireSystem
         let rk = recovery.secret.storage.copyBytes()
         let store = FileDeviceKeyStore(directory: dir.file("home"))
         try store.create(id)
-        let epoch = EpochKey(epoch: 1, key: try SymmetricKey(bytes: rk))
+        let epoch = EpochKey(epoch: 1, key: try SymmetricKey(bytes: rk), blobKey: recovery.secret)
         let pass = Self.secret("hunter2")
         let things: [Any] = [
             id, id.keyPair, recovery, recovery.secret, store, epoch, pass,
-            Credential.device(id.keyPair), Credential.recoveryKey(recovery), Credential.passphrase(pass), Credential.epochKey(epoch, blobKey: recovery.secret),
-            KeySet(single: epoch, blobKey: recovery.secret), HistoricKey(epoch: 1, key: recovery.secret),
-            KeyringContent(members: [], history: [HistoricKey(epoch: 1, key: recovery.secret)], blobKey: recovery.secret, created: 0, reason: "x"),
+            Credential.device(id.keyPair), Credential.recoveryKey(recovery), Credential.passphrase(pass), Credential.epochKey(epoch),
+            KeySet(single: epoch),
+            KeyringContent(members: [], parentKeys: [recovery.secret], blobKey: recovery.secret, created: 0, reason: "x"),
             try recovery.signingKeyPair(), try id.keyPair.agreementKeyPair(),
         ]
         var texts: [String] = []

@@ -339,23 +339,25 @@ import QuireSystem
         #expect(vault.keyWarnings.isEmpty)
         // The phone is lost and removed: the laptop remembers the new head.
         try vault.removeDevice(named: "Phone", now: Self.t0 + 2 * Self.day)
-        let heads = try store.trustedHeads(of: vault.vaultID)
-        #expect(heads == [try vault.keyState().heads[0].id])
+        let canonical = FileSystem.canonicalPath(path) ?? path
+        let memory = try #require(try store.memory(of: vault.vaultID, path: canonical))
+        #expect(memory.keyringHeads == [try vault.keyState().heads[0].id])
         #expect(try Vault.open(at: path, store: store, options: fast).keyWarnings.isEmpty)
 
         // Someone puts the older copy back, in which the phone is still enrolled.
         try Data(old).write(to: URL(fileURLWithPath: path))
         let rolledBack = try Vault.open(at: path, store: store, options: fast)
-        #expect(rolledBack.keyWarnings == [.rollbackSuspected(missingKeyrings: 1)])
+        #expect(rolledBack.keyWarnings == [.rollbackSuspected(reason: "1 keyring this device trusted is missing from it")])
         #expect(rolledBack.keyWarnings[0].code == "rollback_suspected")
         // The memory is not overwritten by the older heads.
-        #expect(try store.trustedHeads(of: vault.vaultID) == heads)
-        #expect(try rolledBack.privacyStatement().text.hasSuffix("""
-
-            Notes:
-              - A keyring this device trusted before is missing from the file: it may have been replaced by an older copy, which can undo a device removal or a key rotation; check where the file came from, then rotate the keys to confirm them as they are now.
-
-            """))
+        #expect(try store.memory(of: vault.vaultID, path: canonical) == memory)
+        // Writing is refused until the newer copy is merged back or the
+        // file accepted: the rolled-back file would re-admit the phone.
+        #expect(throws: VaultError.rolledBack(reason: "1 keyring this device trusted is missing from it")) {
+            try rolledBack.add(Self.entry("on the old copy", at: Self.t0 + 3 * Self.day))
+        }
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == old)
+        #expect(try rolledBack.privacyStatement().text.contains("this file looks older than the copy this device last saw"))
         // Opening with a bare credential does not consult the memory.
         #expect(try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast).keyWarnings.isEmpty)
     }

@@ -35,7 +35,7 @@ enum KeyTestSupport {
             guard !have.contains(frame.headerBytes + frame.trailer) else { continue }
             carry.append(Array(bytes[Int(frame.location.offset)..<Int(frame.end)]))
         }
-        try target.file.commit(random: SeededRandom(label: "fold"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try target.file.commit(random: SeededRandom(label: "fold"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             for frame in carry { try tx.appendRaw(frame: frame) }
         }
         try target.reload()

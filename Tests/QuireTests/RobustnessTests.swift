@@ -169,11 +169,11 @@ import QuireSystem
         let dir = TemporaryDirectory()
         let (vault, _) = try makeVault(dir)
         let payload = SeededRandom(label: "16 MiB").bytes(Limits.maxRecordByteCount)
-        try vault.file.commit(random: SeededRandom(label: "x"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+        try vault.file.commit(random: SeededRandom(label: "x"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             try tx.appendSealed(kind: RecordKind(rawValue: 0xbf), payload: payload, compress: false)
         }
         #expect(throws: FormatError.recordTooLarge(byteCount: Limits.maxRecordByteCount + 1, limit: Limits.maxRecordByteCount)) {
-            try vault.file.commit(random: SeededRandom(label: "y"), options: fast) { (tx: PendingCommit) throws(FormatError) in
+            try vault.file.commit(random: SeededRandom(label: "y"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
                 try tx.appendSealed(kind: RecordKind(rawValue: 0xbf), payload: payload + [0], compress: false)
             }
         }
