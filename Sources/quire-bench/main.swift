@@ -67,6 +67,7 @@ func mainEntry() -> Int32 {
         do { try ImportBenchmark.childMain(Array(args.dropFirst())); return 0 } catch { FileHandleStderr.write("quire-bench import child: \(error)\n"); return 1 }
     }
     if args.first == "--pdf-child" { return PDFBenchmark.runChild(Array(args.dropFirst())) }
+    if args.first == "--compare-child" { return CompareChild.main(Array(args.dropFirst())) }
     if args.first == "--child" {
         do {
             if try ExportBenchmark.child(Array(args.dropFirst())) { return 0 }
