@@ -39,6 +39,22 @@ import QuireKeys
         #expect(reopened.verify().issues.isEmpty)
     }
 
+    /// The handle derives the recovery key's signing key once and signs
+    /// every commit with it: each record is attested by the recovery member.
+    @Test func recoveryKeyCommitsAreAttestedByTheRecoveryMember() throws {
+        let dir = TemporaryDirectory()
+        let (vault, recovery) = try makeVault(dir)
+        for i in 0..<3 { try vault.add(EntryBody(created: 1_700_000_100_000 + Int64(i), text: "Entry \(i).")) }
+        #expect(vault.author == DeviceID(publicKey: try recovery.signingKeyPair().publicKey))
+        let reopened = try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), writable: false)
+        var signers: [[UInt8]?] = []
+        let issues = reopened.file.forEachRecord(kinds: [.entryRevision]) { signers.append($0.attestedBy); return true }
+        #expect(issues.isEmpty)
+        #expect(signers.count == 3)
+        #expect(signers.allSatisfy { $0 == (try? recovery.signingKeyPair().publicKey) })
+        #expect(reopened.file.commits.attestations.allSatisfy { if case .attested = $0 { true } else { false } })
+    }
+
     @Test func wrongRecoveryKeyIsNotDamage() throws {
         let dir = TemporaryDirectory()
         _ = try makeVault(dir)
