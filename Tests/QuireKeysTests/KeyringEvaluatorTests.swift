@@ -288,6 +288,22 @@ import Testing
             == .malformedKeyring(Self.genesisLocation, reason: "a member's key is not a valid Ed25519 public key"))
     }
 
+    /// Member keys are checked once per unlock: a key that is not a point,
+    /// met first in a later keyring, is still caught there.
+    @Test func memberKeyThatIsNotAPointInASuccessorMakesItMalformed() throws {
+        let v = KeyringVault(label: "bad point later")
+        var notAPoint = [UInt8](repeating: 0xff, count: 32)
+        notAPoint[31] = 0x7f
+        let genesis = v.body(v.epoch1)
+        let next = v.body(v.epoch2, parents: [(KeyringBuilder.id(ofBody: genesis), v.epoch1)],
+                          members: [v.recoveryMember, KeyringMember(role: "device", publicKey: notAPoint, name: "Ghost", added: 1)])
+        try v.create([(v.epoch1, genesis), (v.epoch2, next)])
+        let unlocked = try v.unlock(.recoveryKey(v.recovery))
+        #expect(unlocked.keyrings.map(\.isTrusted) == [true, false])
+        #expect(unlocked.keyrings[1].problem
+            == .malformedKeyring(unlocked.keyrings[1].location, reason: "a member's key is not a valid Ed25519 public key"))
+    }
+
     @Test func slotThatOpensButDoesNotOpenTheSealedPart() throws {
         let v = KeyringVault(label: "mismatched slot")
         let other = EpochKey(epoch: 1, key: v.epoch2.key)
