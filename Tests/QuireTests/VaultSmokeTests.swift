@@ -55,6 +55,38 @@ import QuireKeys
         #expect(reopened.file.commits.attestations.allSatisfy { if case .attested = $0 { true } else { false } })
     }
 
+    /// Attestations are checked on several threads; each verdict must still
+    /// land on its own commit.
+    @Test func attestationVerdictsStayWithTheirCommits() throws {
+        let dir = TemporaryDirectory()
+        let (vault, recovery) = try makeVault(dir)
+        let member = try recovery.signingKeyPair()
+        let stranger = try Ed25519.KeyPair(using: SeededRandom(label: "stranger"))
+        let ids = SeededRandom(label: "ids")
+        var expected: [CommitReport.Attestation] = [.attested(signer: member.publicKey)]
+        for i in 0..<30 {
+            let body = EntryBody(created: 1_700_000_100_000 + Int64(i), text: "Entry \(i).")
+            let revision = EntryRevision(
+                entryID: EntryID(using: ids), revisionID: RevisionID(using: ids), parents: [],
+                clock: HybridLogicalClock(milliseconds: UInt64(body.created), counter: 0), body: body)
+            let signer: Ed25519.KeyPair? = [member, nil, stranger][i % 3]
+            try vault.file.commit(random: SeededRandom(label: "commit \(i)"), options: fast, attestWith: signer) { (tx: PendingCommit) throws(FormatError) in
+                try tx.appendSealed(kind: .entryRevision, payload: revision.encoded())
+            }
+            switch i % 3 {
+            case 0: expected.append(.attested(signer: member.publicKey))
+            case 1: expected.append(.unattested)
+            default: expected.append(.failed(reason: "the signer is not a member of this vault"))
+            }
+        }
+        let file = try VaultFile(path: dir.file("v.quire"))
+        let unlocked = try KeyringEvaluator.unlock(file, with: .recoveryKey(recovery))
+        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+        #expect(file.commits.allVerified)
+        #expect(file.commits.attestations == expected)
+        #expect(file.commitIssues.count == 10)
+    }
+
     @Test func wrongRecoveryKeyIsNotDamage() throws {
         let dir = TemporaryDirectory()
         _ = try makeVault(dir)
