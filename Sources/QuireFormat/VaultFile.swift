@@ -36,8 +36,24 @@ public final class VaultFile: @unchecked Sendable {
     public let isWritable: Bool
     /// The structure found by the last scan, kept up to date by appends.
     public internal(set) var structure: VaultStructure
-    /// The verdict on each commit group, after ``verifyCommits(keys:trustedKeyrings:attestors:)``.
-    public internal(set) var commits: CommitReport
+    /// The verdict on each commit group, after ``verifyCommits(keys:trustedKeyrings:attestors:)``,
+    /// attestations included: reading it checks those not checked yet.
+    public var commits: CommitReport {
+        lock.withLock {
+            checkAttestations(of: Array(uncheckedAttestations.keys))
+            return verdicts
+        }
+    }
+    /// The verdicts as they stand: the attestation of each group in
+    /// ``uncheckedAttestations`` is still `.notChecked`.
+    var verdicts: CommitReport
+    /// Verified commit groups whose attestation has not been checked yet,
+    /// with the key that verified each. ``verifyCommits(keys:trustedKeyrings:attestors:)``
+    /// leaves every attestation for when it is needed: each is an Ed25519
+    /// signature check (about 0.1 ms), most of the cost of opening a vault
+    /// written one commit at a time, and nothing that opening decides needs
+    /// them, except for the rare group holding an unknown critical kind.
+    var uncheckedAttestations: [Int: EpochKey] = [:]
     /// The keys given to ``verifyCommits(keys:trustedKeyrings:attestors:)``.
     public internal(set) var keys: KeySet
     /// Frame index → epoch, for the keyrings the key layer trusts.
@@ -80,7 +96,7 @@ public final class VaultFile: @unchecked Sendable {
         identity = try? file.identity()
         isWritable = writable
         structure = try VaultScanner.scan(file: file)
-        commits = CommitReport()
+        verdicts = CommitReport()
         keys = KeySet()
         trustedKeyrings = [:]
     }
@@ -216,8 +232,8 @@ extension VaultFile {
             previousStored = group.storedHead
             previousComputed = report.computedHeads.last!
         }
-        for (job, attestation) in zip(verified, attestations(of: verified)) { report.attestations[job.group] = attestation }
-        commits = report
+        verdicts = report
+        uncheckedAttestations = Dictionary(verified, uniquingKeysWith: { first, _ in first })
     }
 
     /// Verifies one more group and records its verdict, attestation and
@@ -255,25 +271,41 @@ extension VaultFile {
         }
     }
 
-    /// The attestations of the verified commits `jobs`, in order, checked on
-    /// every core: each is an Ed25519 signature check (about 0.1 ms), which
-    /// makes them most of the time it takes to open a vault written one
-    /// commit at a time. They are independent of one another and of the
-    /// chain, which is walked first.
-    func attestations(of jobs: [(group: Int, key: EpochKey)]) -> [CommitReport.Attestation] {
+    /// Checks the attestations of those of `groups` still unchecked and
+    /// records them, on every core: the checks are independent of one
+    /// another and of the chain.
+    func checkAttestations(of groups: [Int]) {
+        let jobs = groups.compactMap { g in uncheckedAttestations[g].map { (group: g, key: $0) } }
+        guard !jobs.isEmpty else { return }
         var results = [CommitReport.Attestation](repeating: .notChecked, count: jobs.count)
-        guard jobs.count > 1 else {
-            for (i, job) in jobs.enumerated() { results[i] = attestation(of: structure.groups[job.group], key: job.key) }
-            return results
-        }
-        let groups = structure.groups
-        results.withUnsafeMutableBufferPointer { out in
-            let slots = UncheckedMutableBuffer(out)
-            DispatchQueue.concurrentPerform(iterations: jobs.count) { i in
-                slots.buffer[i] = attestation(of: groups[jobs[i].group], key: jobs[i].key)
+        if jobs.count == 1 {
+            results[0] = attestation(of: structure.groups[jobs[0].group], key: jobs[0].key)
+        } else {
+            let groups = structure.groups
+            results.withUnsafeMutableBufferPointer { out in
+                let slots = UncheckedMutableBuffer(out)
+                DispatchQueue.concurrentPerform(iterations: jobs.count) { i in
+                    slots.buffer[i] = attestation(of: groups[jobs[i].group], key: jobs[i].key)
+                }
             }
         }
-        return results
+        for (job, result) in zip(jobs, results) {
+            verdicts.attestations[job.group] = result
+            uncheckedAttestations[job.group] = nil
+        }
+    }
+
+    /// Checks the attestations of the groups that hold a frame of a critical
+    /// kind this reader does not know: whether such a frame is fatal depends
+    /// on them (`Spec/format.md §4.3`).
+    func checkAttestationsOfUnknownCriticalKinds() {
+        var groups: [Int] = []
+        for (g, group) in structure.groups.enumerated() where uncheckedAttestations[g] != nil {
+            if group.members.contains(where: { !structure.frames[$0].header.kind.isKnown && structure.frames[$0].header.kind.isCritical }) {
+                groups.append(g)
+            }
+        }
+        checkAttestations(of: groups)
     }
 
     /// Commit recovery (`Spec/format.md §10.3`): a tail of whole frames
@@ -345,16 +377,16 @@ extension VaultFile {
 
     func releaseVerdictLocked(frame index: Int) -> FormatError? {
         let frame = structure.frames[index]
-        guard let g = structure.groupIndex(ofFrame: index), g < commits.statuses.count else {
+        guard let g = structure.groupIndex(ofFrame: index), g < verdicts.statuses.count else {
             return .tornTail(offset: structure.committedEnd, byteCount: structure.tailByteCount, uncommittedFrameCount: structure.uncommittedFrames.count)
         }
-        switch commits.statuses[g] {
+        switch verdicts.statuses[g] {
         case .verified:
             return nil
         case .stale(_, let current):
             return .staleEpoch(frame.location, epoch: epoch(of: frame) ?? 0, currentEpoch: current)
         case .mismatch, .unverifiable:
-            let floor = commits.floors[g]
+            let floor = verdicts.floors[g]
             if frame.header.isSealed, let e = epoch(of: frame), e < floor {
                 return .staleEpoch(frame.location, epoch: e, currentEpoch: floor)
             }
@@ -374,6 +406,7 @@ extension VaultFile {
     }
 
     var commitIssuesLocked: [FormatError] {
+        let commits = self.commits
         var out: [FormatError] = []
         for (g, status) in commits.statuses.enumerated() {
             let frame = structure.frames[structure.groups[g].commitFrame]
@@ -396,6 +429,8 @@ extension VaultFile {
     /// opened (`Spec/format.md §4.3`). Call after verifying.
     public var fatalCriticalKind: FormatError? {
         lock.withLock {
+            checkAttestationsOfUnknownCriticalKinds()
+            let commits = verdicts
             for (g, group) in structure.groups.enumerated() where g < commits.statuses.count {
                 guard commits.statuses[g] == .verified, commits.isAttested(g) else { continue }
                 for i in group.members {
@@ -411,6 +446,8 @@ extension VaultFile {
     /// commit is not verified and attested (reported, not fatal).
     public var skippedCriticalKinds: [FormatError] {
         lock.withLock {
+            checkAttestationsOfUnknownCriticalKinds()
+            let commits = verdicts
             var out: [FormatError] = []
             for f in structure.frames[0..<structure.committedFrameCount] where !f.header.kind.isKnown && f.header.kind.isCritical {
                 if let g = structure.groupIndex(ofFrame: f.location.index), g < commits.statuses.count,
@@ -424,8 +461,9 @@ extension VaultFile {
     /// Whether the records of commit group `g` are attested, and by whom.
     public func attestation(ofFrame index: Int) -> CommitReport.Attestation {
         lock.withLock {
-            guard let g = structure.groupIndex(ofFrame: index), g < commits.attestations.count else { return .notChecked }
-            return commits.attestations[g]
+            guard let g = structure.groupIndex(ofFrame: index), g < verdicts.attestations.count else { return .notChecked }
+            checkAttestations(of: [g])
+            return verdicts.attestations[g]
         }
     }
 }

@@ -87,6 +87,36 @@ import QuireKeys
         #expect(file.commitIssues.count == 10)
     }
 
+    /// Opening leaves attestations unchecked, except those that decide
+    /// whether a frame of an unknown critical kind stops the reader: inside a
+    /// commit a member attested it does; inside an unattested one it is
+    /// skipped and reported (`Spec/format.md §4.3`).
+    @Test func unknownCriticalKindStopsTheReaderOnlyInAnAttestedCommit() throws {
+        for attested in [true, false] {
+            let dir = TemporaryDirectory()
+            let (vault, recovery) = try makeVault(dir)
+            for i in 0..<5 { try vault.add(EntryBody(created: 1_700_000_100_000 + Int64(i), text: "Entry \(i).")) }
+            let signer = attested ? try recovery.signingKeyPair() : nil
+            let keyID = try #require(vault.unlocked.keys.writeKey).id
+            try vault.file.commit(random: SeededRandom(label: "future"), options: fast, attestWith: signer) { (tx: PendingCommit) throws(FormatError) in
+                try tx.appendPlaintext(kind: RecordKind(rawValue: 0x30), keyID: keyID, body: Array(repeating: 7, count: 40))
+            }
+            try vault.add(EntryBody(created: 1_700_000_200_000, text: "After."))
+            let result = Result { () throws(VaultError) -> Vault in
+                try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), writable: false, options: fast)
+            }
+            switch result {
+            case .success(let reopened):
+                #expect(!attested)
+                #expect(reopened.file.skippedCriticalKinds.map(\.code) == ["unknown_critical_kind"])
+                #expect(try reopened.entries().count == 6)
+            case .failure(let error):
+                #expect(attested)
+                #expect(error.code == "unknown_critical_kind")
+            }
+        }
+    }
+
     @Test func wrongRecoveryKeyIsNotDamage() throws {
         let dir = TemporaryDirectory()
         _ = try makeVault(dir)
