@@ -327,17 +327,28 @@ public final class BlobReader {
         for o in outputs { o.initializeMemory(as: UInt8.self, repeating: 0); o.deallocate() }
     }
 
-    /// How many chunks the stream has.
+    /// How many chunks the stream has, padding included: the last ones may
+    /// hold only padding.
     public var chunkCount: Int { frames.count }
 
-    /// The stream bytes of chunk `index` (content and padding), opened alone.
+    /// The content bytes of chunk `index`, opened alone: at most 64 KiB, the
+    /// content from byte `index × 65,536` on. The padding that ends the stream
+    /// is left out, so a chunk that holds only padding gives no bytes.
+    ///
+    /// The chunk is authenticated on its own; the attachment's size and blob
+    /// id are checked only by reading it to the end (``readAll()``).
     ///
     /// - Throws: as ``read(into:)`` for one chunk.
     public func chunk(_ index: Int) throws(FormatError) -> [UInt8] {
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: Limits.chunkByteCount, alignment: 16)
-        defer { scratch.deallocate() }
+        defer {
+            scratch.initializeMemory(as: UInt8.self, repeating: 0)
+            scratch.deallocate()
+        }
         let n = try readChunk(index, into: scratch)
-        return Array(scratch[0..<n])
+        let start = UInt64(index) * UInt64(Limits.chunkByteCount)
+        let content = manifest.byteCount > start ? Int(min(UInt64(n), manifest.byteCount - start)) : 0
+        return Array(scratch[0..<content])
     }
 
     func readChunk(_ index: Int, into output: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
@@ -367,8 +378,9 @@ public final class BlobReader {
     /// id have been checked.
     ///
     /// - Throws: ``FormatError/authenticationFailed(_:)``, ``FormatError/unknownKey(_:keyID:)``,
-    ///   ``FormatError/blobPaddingInvalid(blob:)``, ``FormatError/blobSizeMismatch(blob:expected:actual:)``,
-    ///   ``FormatError/blobIDMismatch(blob:)``, I/O errors.
+    ///   ``FormatError/blobPaddingInvalid(blob:)`` (also for a stream whose
+    ///   length is not Padmé(N + 1)), ``FormatError/blobIDMismatch(blob:)``,
+    ///   I/O errors.
     public func read(into destination: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
         while bufferOffset == bufferCount {
             guard nextChunk < frames.count else { return 0 }
@@ -406,10 +418,10 @@ public final class BlobReader {
     /// After the last chunk: the content is whole, the stream has exactly
     /// its Padmé length, and the content hashes to the blob id.
     private func finish() throws(FormatError) {
-        guard contentLeft == 0 else {
-            throw .blobSizeMismatch(blob: manifest.blob.description, expected: manifest.byteCount, actual: manifest.byteCount - contentLeft)
-        }
-        guard markerSeen, streamRead == Padding.streamByteCount(contentByteCount: manifest.byteCount) else {
+        // The chunk count was checked before (blob_size_mismatch); a stream
+        // too short for its content has a length other than Padmé(N + 1),
+        // which is bad padding (Spec/format.md §7.4 step 7).
+        guard contentLeft == 0, markerSeen, streamRead == Padding.streamByteCount(contentByteCount: manifest.byteCount) else {
             throw .blobPaddingInvalid(blob: manifest.blob.description)
         }
         if let h = hasher {

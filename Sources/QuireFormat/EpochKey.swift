@@ -80,7 +80,8 @@ public final class EpochKey: Sendable, CustomStringConvertible {
 /// The epoch keys a reader holds, found by key id (`Spec/format.md §5.1`),
 /// and the key new records are sealed under.
 public struct KeySet: Sendable {
-    /// Held keys by id; several only when ids collide.
+    /// Held keys by id; several only when ids collide, in ascending order of
+    /// key commitment.
     public private(set) var byID: [KeyID: [EpochKey]] = [:]
     /// The key new records are sealed under, if any.
     public var writeKey: EpochKey?
@@ -97,11 +98,16 @@ public struct KeySet: Sendable {
     /// Adds `key` unless a key with the same commitment is held.
     public mutating func add(_ key: EpochKey) {
         var list = byID[key.id, default: []]
-        if !list.contains(where: { $0.sameKey(as: key) }) { list.append(key) }
+        guard !list.contains(where: { $0.sameKey(as: key) }) else { return }
+        // Candidates are tried in ascending order of key commitment
+        // (Spec/format.md §5.1, §9.3), whatever order they were added in.
+        let index = list.firstIndex { key.commitment.lexicographicallyPrecedes($0.commitment) } ?? list.count
+        list.insert(key, at: index)
         byID[key.id] = list
     }
 
-    /// The held keys with id `id` (usually one, or none).
+    /// The held keys with id `id` (usually one, or none), in ascending order
+    /// of key commitment: the order a reader tries them in.
     public func keys(for id: KeyID) -> [EpochKey] { byID[id] ?? [] }
 
     /// The held key with this commitment, if any.

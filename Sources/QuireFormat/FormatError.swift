@@ -97,12 +97,14 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A chunk breaks the one canonical chunking (a short non-final chunk, an
     /// empty final chunk after full ones).
     case chunkNoncanonical(stream: String, index: UInt32, reason: String)
-    /// A blob's chunks add up to a different size than its manifest says.
+    /// A blob's stream has another number of chunks than its manifest's
+    /// size needs (⌈Padmé(size + 1) / 65,536⌉, `Spec/format.md §7.4`).
     case blobSizeMismatch(blob: String, expected: UInt64, actual: UInt64)
     /// A blob's content does not hash to its id.
     case blobIDMismatch(blob: String)
     /// The padded stream does not end with `0x80` and zeros up to its Padmé
-    /// length after the manifest's size (`Spec/format.md §7`).
+    /// length after the manifest's size, or is not Padmé(size + 1) bytes
+    /// long (`Spec/format.md §7.4`).
     case blobPaddingInvalid(blob: String)
     /// No intact blob with this id is in the vault.
     case blobNotFound(blob: String)

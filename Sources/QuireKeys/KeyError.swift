@@ -124,7 +124,11 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .wrongKey:
             return "that key does not open this vault"
         case let .kdfLimitsExceeded(ops, mem):
-            return "a passphrase slot asks for Argon2id with opslimit \(ops) and \(mem) bytes of memory, over the limits (opslimit ≤ 8, memory ≤ 1 GiB); it was not run"
+            let within = ops >= 1 && ops <= Limits.maxArgon2OpsLimit && mem >= Limits.minArgon2MemLimitBytes && mem <= Limits.maxArgon2MemLimitBytes
+            if within {
+                return "a passphrase cost of \(ops) passes over \(mem) bytes is below the floor for new passphrases (at least \(Limits.writerMinArgon2OpsLimit) passes over 64 MiB); choose a higher cost"
+            }
+            return "a passphrase slot asks for Argon2id with opslimit \(ops) and \(mem) bytes of memory, outside the limits (opslimit 1–8, memory 8 KiB–256 MiB); it was not run"
         case let .kdfBudgetExceeded(untried):
             return "the passphrase opened none of the \(Limits.maxPassphraseDerivations) newest passphrase slots, and \(untried) more with other parameters were not tried (each costs a full Argon2id run); it may be an old passphrase, or someone may have added decoy slots: open with a device or the recovery key"
         case let .keyringUnauthenticated(loc, reason):

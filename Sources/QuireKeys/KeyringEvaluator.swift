@@ -547,14 +547,18 @@ struct Evaluation {
         // means this credential was removed — or that a holder of that key
         // forged it. A keyring nobody authenticates stops nobody.
         let newestTrusted = rings.filter(\.isTrusted).map(\.epoch).max()!
+        // Members removed in any trusted keyring: their links count for
+        // nothing, whichever older parent they name.
+        let removedSigners = Set(rings.filter(\.isTrusted).flatMap { $0.content!.removed.map(\.publicKey) })
         var unreadable: UInt32?
         for ring in rings where ring.content == nil && ring.problem == nil && ring.epoch > newestTrusted {
             for (index, p) in ring.parents.enumerated() {
-                // A member of that parent made it: a link only members can
-                // sign, readable only by those who hold the parent's key.
+                // A current member of that parent made it: a link only
+                // members can sign, readable only by those who hold the
+                // parent's key.
                 guard let j = byID[p], rings[j].isTrusted, let parentKey = rings[j].epochKey,
                       let linker = ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID),
-                      isSigningMember(linker, of: rings[j])
+                      isSigningMember(linker, of: rings[j]), !removedSigners.contains(linker)
                 else { continue }
                 unreadable = max(unreadable ?? 0, ring.epoch)
                 break

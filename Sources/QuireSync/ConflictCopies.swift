@@ -118,7 +118,7 @@ extension ConflictCopies {
                 var deleted = false
                 var kept: FoldReport.KeptReason?
                 var held = report.leftOut.isEmpty
-                if held { held = try holdsEveryFrame(of: copy.path, vault: vaultPath) }
+                if held { held = try holdsEveryFrame(of: copy.path, vault: vaultPath, credential: credential) }
                 if !held {
                     kept = .notAllTakenIn
                 } else if copy.tool?.nameIsDistinctive != true {
@@ -142,11 +142,42 @@ extension ConflictCopies {
     }
 
     /// True when every committed, non-commit frame of the copy is in the
-    /// vault (by identity, `Spec/merge.md §1`).
-    static func holdsEveryFrame(of copyPath: String, vault vaultPath: String) throws(SyncError) -> Bool {
+    /// vault (by identity, `Spec/merge.md §1`) or, for a frame a merge sealed
+    /// again after a rekey, its re-sealed replacement is (§3.4, §4): a record
+    /// of the same kind and payload, a manifest naming the same blob id, and
+    /// for a chunk, the replacement of its attachment's manifest.
+    static func holdsEveryFrame(of copyPath: String, vault vaultPath: String, credential: Credential) throws(SyncError) -> Bool {
         let copy = try Side(path: copyPath, role: .copy)
         let vault = try Side(path: vaultPath, role: .vault)
         let held = Set(try vault.identities(of: 0..<vault.file.structure.committedFrameCount))
-        return try copy.identities(of: 0..<copy.file.structure.committedFrameCount).allSatisfy { held.contains($0) }
+        let missing = (0..<copy.file.structure.committedFrameCount).filter { !copy.file.structure.frames[$0].isCommit }
+        var notHeld: [Int] = []
+        for i in missing where !held.contains(try copy.identity(of: i)) { notHeld.append(i) }
+        guard !notHeld.isEmpty else { return true }
+        // Replacements are judged by content: both files are opened.
+        for side in [vault, copy] {
+            guard let unlocked = try? KeyringEvaluator.unlock(side.file, with: credential) else { return false }
+            side.file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+        }
+        var replacements = Set<[UInt8]>()
+        for i in 0..<vault.file.structure.committedFrameCount {
+            for key in vault.replacementKeys(of: i, asReplacement: true) { replacements.insert(key) }
+        }
+        func replaced(_ i: Int) -> Bool {
+            let keys = copy.replacementKeys(of: i, asReplacement: false)
+            return !keys.isEmpty && keys.allSatisfy(replacements.contains)
+        }
+        // A chunk is held when its attachment is: its stream's manifest is
+        // held as it is or replaced.
+        var heldStreams = Set<StreamID>()
+        for i in 0..<copy.file.structure.committedFrameCount where copy.file.structure.frames[i].header.kind == .blobManifest {
+            guard let payload = try? copy.file.openRecord(frame: i), let m = try? BlobManifest(decoding: payload) else { continue }
+            if held.contains(try copy.identity(of: i)) || replaced(i) { heldStreams.insert(m.stream) }
+        }
+        return notHeld.allSatisfy { i in
+            let f = copy.file.structure.frames[i]
+            if f.header.kind == .blobChunk, let chunk = f.chunk { return heldStreams.contains(chunk.stream) }
+            return replaced(i)
+        }
     }
 }

@@ -15,8 +15,14 @@ public struct MergeReport: Sendable {
     /// never had, or a record kind this version does not know), carried
     /// byte for byte.
     public let framesCarriedUnopened: Int
+    /// Of those, frames sealed again under the current key because the
+    /// result holds a rekey they predate (`Spec/merge.md §3.4`); a chunk is
+    /// not counted, its attachment's manifest is.
+    public let framesResealed: Int
     /// Commits written for them.
     public let commitsWritten: Int
+    /// Of those, commits written unattested: their source commit was.
+    public let unattestedCommits: Int
     /// Frames of the copy left out, each with why: damaged, malformed,
     /// stale, or unverified (a commit that does not vouch for it). A copy
     /// with any of these is not complete in the result.
@@ -96,32 +102,38 @@ public enum VaultMerge {
         let aTail = try a.blocks(after: prefix.groups)
         let bTail = try b.blocks(after: prefix.groups)
         let leftOut = bTail.leftOut
+        let trustedRings = unlockedA.keyrings.filter(\.isTrusted) + (unlockedB?.keyrings.filter(\.isTrusted) ?? [])
+        // A rekey in the result: what is folded in from before it is sealed
+        // again, unless the result already holds it sealed again.
+        let rekeyFloor = trustedRings.filter { $0.content?.reason == "rekey" }.map(\.epoch).max() ?? 0
+        let superseded = try resealedAlready(a: a, b: b, tails: aTail.blocks + bTail.blocks, floor: rekeyFloor)
         let prefixIDs = Set(try a.identities(of: 0..<prefix.frames))
-        let aIDs = Set(aTail.blocks.flatMap { $0.frames.map(\.identity) }).union(prefixIDs)
+        let aIDs = Set(aTail.blocks.flatMap { $0.frames.map(\.identity) }).union(prefixIDs).union(superseded)
         let newFromB = bTail.blocks.flatMap { $0.frames }.filter { !aIDs.contains($0.identity) }
-        guard !newFromB.isEmpty || !aTail.leftOut.isEmpty else {
-            return MergeReport(changed: false, commonPrefixByteCount: prefix.bytes, framesAdded: 0, framesCarriedUnopened: 0, commitsWritten: 0,
-                               leftOut: leftOut, droppedFromVault: [])
+        let aTailSuperseded = aTail.blocks.contains { $0.frames.contains { superseded.contains($0.identity) } }
+        guard !newFromB.isEmpty || !aTail.leftOut.isEmpty || aTailSuperseded else {
+            return MergeReport(changed: false, commonPrefixByteCount: prefix.bytes, framesAdded: 0, framesCarriedUnopened: 0, framesResealed: 0,
+                               commitsWritten: 0, unattestedCommits: 0, leftOut: leftOut, droppedFromVault: [])
         }
         let unopened = newFromB.filter(\.unopened).count
+        let needsReseal = { (f: Side.Carried) -> Bool in f.sealedUnder > 0 && f.sealedUnder < rekeyFloor && f.kind != .keyring }
 
         // The vault is a prefix of an intact copy: the result is the copy.
         if aTail.blocks.isEmpty && aTail.leftOut.isEmpty && bTail.leftOut.isEmpty && prefix.groups == a.file.structure.groups.count
-            && b.file.structure.fileSize == b.file.structure.committedEnd {
+            && b.file.structure.fileSize == b.file.structure.committedEnd && !newFromB.contains(where: { needsReseal($0) }) && superseded.isEmpty {
             try replace(vaultPath, with: { (temp: String) throws(SyncError) in try copyFile(copyPath, to: temp, byteCount: b.file.structure.committedEnd) },
                         credential: credential, firstNewGroup: prefix.groups, random: random, options: options)
             return MergeReport(changed: true, commonPrefixByteCount: prefix.bytes, framesAdded: newFromB.count, framesCarriedUnopened: unopened,
-                               commitsWritten: b.file.structure.groups.count - prefix.groups, leftOut: leftOut, droppedFromVault: [])
+                               framesResealed: 0, commitsWritten: b.file.structure.groups.count - prefix.groups,
+                               unattestedCommits: b.file.commits.attestations[prefix.groups...].filter { if case .unattested = $0 { true } else { false } }.count,
+                               leftOut: leftOut, droppedFromVault: [])
         }
 
-        let trustedRings = unlockedA.keyrings.filter(\.isTrusted) + (unlockedB?.keyrings.filter(\.isTrusted) ?? [])
         let writeKey = try resultWriteKey(trustedRings, keys: keys)
-        // A rekey in the result: what is folded in from before it is sealed again.
-        let rekeyFloor = trustedRings.filter { $0.content?.reason == "rekey" }.map(\.epoch).max() ?? 0
         let blocks = canonicalOrder(aTail.blocks + bTail.blocks, placed: Set(unlockedA.keyrings.map(\.id)).filter { id in
             a.keyringIndex(id).map { $0 < prefix.frames } ?? false
         })
-        var commits = 0
+        var commits = 0, unattested = 0, resealed = 0
         try replace(vaultPath, with: { (temp: String) throws(SyncError) in
             try copyFile(vaultPath, to: temp, byteCount: prefix.bytes)
             // No common prefix (a header copy differs): a clean header.
@@ -133,10 +145,10 @@ public enum VaultMerge {
             out.verifyCommits(keys: setKeys, trustedKeyrings: [:], attestors: attestors)
             var emitted = prefixIDs
             for block in blocks {
-                let frames = block.frames.filter { !emitted.contains($0.identity) }
+                let frames = block.frames.filter { !emitted.contains($0.identity) && !superseded.contains($0.identity) }
                 guard !frames.isEmpty else { continue }
                 for f in frames { emitted.insert(f.identity) }
-                let reseal = frames.contains { $0.sealedUnder > 0 && $0.sealedUnder < rekeyFloor && $0.kind != .keyring }
+                let reseal = frames.contains { needsReseal($0) }
                 let whole = !reseal && frames.count == block.frames.count && block.isWholeGroup
                 let attestation: CommitAttestation = switch block.attestation {
                 case .some(let plain) where whole: .carried(plain)
@@ -147,8 +159,9 @@ public enum VaultMerge {
                     try out.commit(random: random, options: WriteOptions(synchronous: false, lockTimeoutSeconds: options.lockTimeoutSeconds), attestation: attestation) {
                         (tx: PendingCommit) throws(FormatError) in
                         for f in frames {
-                            if f.sealedUnder > 0 && f.sealedUnder < rekeyFloor && f.kind != .keyring {
+                            if needsReseal(f) {
                                 try f.side.reseal(f, into: tx)
+                                if f.kind != .blobChunk { resealed += 1 }
                             } else {
                                 try tx.appendRaw(frame: try f.side.bytes(of: f.index))
                             }
@@ -160,10 +173,40 @@ public enum VaultMerge {
                     throw .resultDoesNotVerify(reason: "\(error)")
                 }
                 commits += 1
+                if case .none = attestation { unattested += 1 }
             }
         }, credential: credential, firstNewGroup: prefix.groups, random: random, options: options)
         return MergeReport(changed: true, commonPrefixByteCount: prefix.bytes, framesAdded: newFromB.count, framesCarriedUnopened: unopened,
-                           commitsWritten: commits, leftOut: leftOut, droppedFromVault: aTail.leftOut)
+                           framesResealed: resealed, commitsWritten: commits, unattestedCommits: unattested, leftOut: leftOut,
+                           droppedFromVault: aTail.leftOut)
+    }
+
+    /// The identities of the carried frames below the rekey floor whose
+    /// re-sealed replacement the result already holds (`Spec/merge.md §3.4`):
+    /// a record of the same kind and payload, or a manifest naming the same
+    /// blob id, sealed under a key of an epoch at or above `floor`. A chunk
+    /// below the floor is never carried (its manifest stores the content
+    /// again), so it is always among them. Empty when there is no rekey.
+    static func resealedAlready(a: Side, b: Side, tails: [Side.Block], floor: UInt32) throws(SyncError) -> Set<[UInt8]> {
+        guard floor > 0 else { return [] }
+        let candidates = tails.flatMap(\.frames).filter { $0.sealedUnder > 0 && $0.sealedUnder < floor && $0.kind != .keyring }
+        guard !candidates.isEmpty else { return [] }
+        var held = Set<[UInt8]>()
+        for side in [a, b] {
+            for i in 0..<side.file.structure.committedFrameCount where side.sealedEpoch(of: i) >= floor {
+                for key in side.replacementKeys(of: i, asReplacement: true) { held.insert(key) }
+            }
+        }
+        var out = Set<[UInt8]>()
+        for f in candidates {
+            if f.kind == .blobChunk {
+                out.insert(f.identity)
+                continue
+            }
+            let keys = f.side.replacementKeys(of: f.index, asReplacement: false)
+            if !keys.isEmpty && keys.allSatisfy(held.contains) { out.insert(f.identity) }
+        }
+        return out
     }
 
     /// The key a merge commits with: the write key of the result's key state
@@ -377,6 +420,31 @@ final class Side {
     }
 
     /// The frame index of the first copy of keyring `id` in this file.
+    /// The epoch of the key frame `index` is sealed under; 0 when it is not
+    /// sealed or the key is not held.
+    func sealedEpoch(of index: Int) -> UInt32 {
+        let f = file.structure.frames[index]
+        guard f.header.isSealed else { return 0 }
+        return file.keys.keys(for: f.header.keyID).map(\.epoch).max() ?? 0
+    }
+
+    /// What makes a frame a re-sealed replacement (`Spec/merge.md §3.4`):
+    /// for a record, its kind and the BLAKE2b-256 of its payload; for a
+    /// manifest, its blob ids — as a replacement, its blob id and aliases (any
+    /// one names the content), as a frame to replace, its blob id alone. Empty
+    /// for a frame that does not open, a keyring, a chunk or a commit.
+    func replacementKeys(of index: Int, asReplacement: Bool) -> [[UInt8]] {
+        let f = file.structure.frames[index]
+        guard f.header.isSealed, f.header.kind != .keyring, f.header.kind != .blobChunk, !f.isCommit,
+              let payload = try? file.openRecord(frame: index)
+        else { return [] }
+        if f.header.kind == .blobManifest {
+            guard let m = try? BlobManifest(decoding: payload) else { return [] }
+            return ([m.blob] + (asReplacement ? m.aliases : [])).map { [0x62] + $0.bytes }
+        }
+        return [[0x72, f.header.kind.rawValue] + BLAKE2b.hash(payload, byteCount: 32)]
+    }
+
     func keyringIndex(_ id: KeyringID) -> Int? {
         file.structure.frames.firstIndex { $0.header.kind == .keyring && $0.trailer == id.bytes }
     }

@@ -112,7 +112,7 @@ import Testing
     }
 
     @Test func manySubkeyIDsAreDistinct() throws {
-        let keys = (0..<64).map { try KeyDerivation.derive(from: countingKey(), subkeyID: UInt64($0), context: "distinct").storage.copyBytes() }
+        let keys = try (0..<64).map { try KeyDerivation.derive(from: countingKey(), subkeyID: UInt64($0), context: "distinct").storage.copyBytes() }
         #expect(Set(keys).count == 64)
         #expect(KeyDerivation.contextByteCount == 8)
     }

@@ -108,6 +108,47 @@ import Testing
         #expect(count([0x80, 0]) == nil)
     }
 
+    // The padded stream of an attachment of N bytes is Padmé(N + 1) bytes
+    // (Spec/format.md §7.1); examples from the spec and by hand.
+    static let streams: [(UInt64, UInt64, UInt64)] = [
+        (0, 1, 1), (1, 2, 1), (65535, 65536, 1), (65536, 67584, 2), (65537, 67584, 2), (70000, 71680, 2), (196_608, 200_704, 4),
+        (4_259_830, 4_325_376, 66), (5 << 20, 5_373_952, 82), (1 << 40, (1 << 40) + (1 << 34), 17_039_360),
+    ]
+
+    @Test(arguments: streams)
+    func streamLengthAndChunkCount(content: UInt64, stream: UInt64, chunks: UInt64) {
+        #expect(Padding.streamByteCount(contentByteCount: content) == stream)
+        #expect(Padding.chunkCount(contentByteCount: content) == chunks)
+        if content < 1 << 30 { #expect(UInt64(referencePadme(Int(content) + 1)) == stream) }
+    }
+
+    @Test func sixtyFourBitPadmeMatchesTheReference() {
+        for length in 0...70_000 {
+            #expect(Padding.padme(UInt64(length)) == UInt64(referencePadme(length)), "L = \(length)")
+        }
+        for shift in 17..<62 {
+            for delta in [-1, 0, 1, 12345] {
+                let length = (1 << shift) + delta
+                #expect(Padding.padme(UInt64(length)) == UInt64(referencePadme(length)), "L = \(length)")
+            }
+        }
+    }
+
+    @Test func streamOverheadAtMostOneThirtySecondFrom64KiB() {
+        // Spec/format.md §7.1 and §15: 3.125 % (1/32) at most from 64 KiB up;
+        // the bound is reached at N = 2^k for 16 ≤ k < 32 (65,536 → 67,584).
+        var n: UInt64 = 65536
+        while n < 1 << 40 {
+            for m in [n, n + 1, n + n / 3, n * 2 - 1] {
+                let over = Padding.streamByteCount(contentByteCount: m) - m
+                #expect(over * 32 <= m, "N = \(m)")
+            }
+            n *= 2
+        }
+        #expect(Padding.streamByteCount(contentByteCount: 65536) - 65536 == 65536 / 32)
+        #expect(Padding.streamByteCount(contentByteCount: 1 << 32) - (1 << 32) == (1 << 32) / 64)
+    }
+
     @Test func payloadCountOnASliceOfALargerBuffer() {
         var padded: [UInt8] = counting(100)
         Padding.pad(&padded)

@@ -255,10 +255,51 @@ func isMalformedRecord(_ error: FormatError) -> Bool {
         #expect(decoded.unknownFields.count == 0)
     }
 
-    @Test(arguments: [(UInt64(0), UInt64(1)), (1, 1), (65535, 1), (65536, 1), (65537, 2), (196_608, 3), (196_609, 4), (1 << 40, 1 << 24)])
+    // ⌈Padmé(size + 1) / 65,536⌉: the whole stream, content ‖ 0x80 ‖ zeros,
+    // is cut into chunks (Spec/format.md §7.1). Padmé values by hand: 65,537
+    // → 67,584; 196,609 → 200,704; 196,608 → 196,608; 2⁴⁰ + 1 → 2⁴⁰ + 2³⁴.
+    static let chunkCounts: [(UInt64, UInt64)] = [
+        (0, 1), (1, 1), (65535, 1), (65536, 2), (65537, 2), (131_071, 2), (196_607, 3), (196_608, 4), (196_609, 4),
+        (1 << 40, (1 << 24) + (1 << 18)),
+    ]
+
+    @Test(arguments: chunkCounts)
     func chunkCount(size: UInt64, chunks: UInt64) throws {
         let m = BlobManifest(blob: try BlobID(bytes: counting(32)), stream: try StreamID(bytes: counting(16)), byteCount: size)
         #expect(m.chunkCount == chunks)
+        #expect(Padding.chunkCount(contentByteCount: size) == chunks)
+        if size < 1 << 30 { #expect(UInt64(referencePadme(Int(size) + 1) + 65535) / 65536 == chunks) }
+    }
+
+    @Test func aliases() throws {
+        let r = SeededRandom(label: "aliases")
+        let blob = BlobID(using: r), old1 = BlobID(using: r), old2 = BlobID(using: r)
+        let m = BlobManifest(blob: blob, stream: StreamID(using: r), byteCount: 10, aliases: [old1, old2])
+        let decoded = try BlobManifest(decoding: m.encoded())
+        #expect(decoded == m)
+        #expect(decoded.aliases == [old1, old2])
+        #expect(m.answers(to: blob) && m.answers(to: old1) && m.answers(to: old2))
+        #expect(!m.answers(to: BlobID(using: r)))
+        // Empty aliases are left out; the field is "aliases".
+        let plain = BlobManifest(blob: blob, stream: m.stream, byteCount: 10)
+        #expect(try CBORDecoder.decode(plain.encoded()) == .map(CBORMap(text: [
+            ("blob", .bytes(blob.bytes)), ("stream", .bytes(m.stream.bytes)), ("size", .unsigned(10)),
+        ])))
+        #expect(try CBORDecoder.decode(m.encoded()) == .map(CBORMap(text: [
+            ("aliases", .array([.bytes(old1.bytes), .bytes(old2.bytes)])), ("blob", .bytes(blob.bytes)), ("stream", .bytes(m.stream.bytes)),
+            ("size", .unsigned(10)),
+        ])))
+        // At most 64, each 32 bytes.
+        let base = [("blob", CBOR.bytes(counting(32))), ("stream", CBOR.bytes(counting(16)))]
+        let sixtyFour = CBOR.array((0..<64).map { .bytes(counting(32, from: $0)) })
+        #expect(try BlobManifest(decoding: encodeMap(base + [("aliases", sixtyFour)])).aliases.count == 64)
+        let sixtyFive = CBOR.array((0..<65).map { .bytes(counting(32, from: $0)) })
+        #expect(throws: FormatError.sizeLimitExceeded(nil, what: "attachment manifest \"aliases\" count", size: 65, limit: 64)) {
+            try BlobManifest(decoding: encodeMap(base + [("aliases", sixtyFive)]))
+        }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "attachment manifest field \"aliases\" must be a list of 32-byte ids")) {
+            try BlobManifest(decoding: encodeMap(base + [("aliases", .array([.bytes(counting(16))]))]))
+        }
     }
 
     @Test func unknownFieldsKeptByteForByte() throws {
@@ -329,38 +370,68 @@ func isMalformedRecord(_ error: FormatError) -> Bool {
     }
 }
 
+/// Decodes keyring content from bytes.
+func decodeContent(_ bytes: [UInt8]) -> Result<KeyringContent, FormatError> {
+    bytes.withUnsafeBytes { raw in
+        Result { () throws(FormatError) -> KeyringContent in try KeyringContent(decoding: raw, location: nil) }
+    }
+}
+
 @Suite struct KeyringRecordTests {
+    static let location = FrameLocation(offset: 64, index: 0)
+    /// The signer: Ed25519 key pair of seed 60…7f.
+    static let signer = keyPair(seed: counting(32, from: 0x60))
+
     static func allSlots() -> [KeySlot] {
         let r = SeededRandom(label: "slots")
         return [
-            .device(box: r.bytes(98)),
-            .recovery(box: r.bytes(98)),
-            .passphrase(salt: r.bytes(16), opsLimit: 3, memLimitBytes: 1 << 28, publicKey: r.bytes(32), box: r.bytes(98)),
-            .escrow(box: r.bytes(98)),
+            .device(box: r.bytes(100)),
+            .recovery(box: r.bytes(100)),
+            .passphrase(salt: r.bytes(16), opsLimit: 3, memLimitBytes: 1 << 28, publicKey: r.bytes(32), box: r.bytes(100)),
+            .escrow(box: r.bytes(100)),
             .unknown(kind: "hardware", fields: CBORMap(text: [("kind", .text("hardware")), ("serial", .unsigned(42))])),
         ]
     }
 
+    static func publicPart(key: EpochKey, parents: [KeyringID] = [], links: [[UInt8]] = [], slots: [KeySlot] = KeyringRecordTests.allSlots()) -> KeyringPublic {
+        KeyringPublic(
+            epoch: key.epoch, keyCommit: key.commitment, parents: parents, links: links, isEscrowFree: false,
+            slotEntries: slots.map { StoredSlot(slot: $0) }, vaultSalt: parents.isEmpty ? counting(16, from: 0x30) : nil)
+    }
+
     @Test func slotConstantsAndKinds() {
-        #expect(KeySlot.boxByteCount == 98)
+        // A box seals K (32) ‖ vault id (16) ‖ u32(epoch) (4) with 48 bytes of overhead.
+        #expect(KeySlot.boxByteCount == 100)
         #expect(Self.allSlots().map(\.kind) == ["device", "recovery", "passphrase", "escrow", "hardware"])
+        #expect(Self.allSlots().map { $0.box?.count } == [100, 100, 100, 100, nil])
     }
 
     @Test func publicPartRoundTripWithAllFields() throws {
         let r = SeededRandom(label: "public")
         let pub = KeyringPublic(
-            parents: [KeyringID(using: r), KeyringID(using: r)], isEscrowFree: true, slots: Self.allSlots(),
-            unknownFields: CBORMap(text: [("policy", .text("strict"))]))
+            epoch: 4_294_967_295, keyCommit: r.bytes(32), parents: [KeyringID(using: r), KeyringID(using: r)],
+            links: [r.bytes(KeyringRecord.linkByteCount), r.bytes(KeyringRecord.linkByteCount)], isEscrowFree: true,
+            requiredSlotKinds: ["pq-hybrid"],
+            slotEntries: Self.allSlots().map { StoredSlot(slot: $0) } + [StoredSlot(slot: .device(box: r.bytes(100)), unknownFields: CBORMap(text: [("hint", .text("phone"))]))],
+            vaultSalt: r.bytes(16), unknownFields: CBORMap(text: [("policy", .text("strict"))]))
         let encoded = pub.encoded()
         let decoded = try KeyringPublic(decoding: encoded, location: nil)
         #expect(decoded == pub)
+        #expect(decoded.epoch == UInt32.max)
+        #expect(decoded.slotEntries.last?.unknownFields[text: "hint"] == .text("phone"))
         #expect(decoded.encoded() == encoded)
-        let minimal = try KeyringPublic(decoding: encodeMap([]), location: nil)
-        #expect(minimal == KeyringPublic(parents: [], isEscrowFree: false, slots: []))
+    }
+
+    @Test func publicPartDefaults() throws {
+        // Only epoch and keyCommit are required (Spec/records.md §6.1).
+        let minimal = try KeyringPublic(decoding: encodeMap([("epoch", .unsigned(1)), ("keyCommit", .bytes(counting(32)))]), location: nil)
+        #expect(minimal == KeyringPublic(epoch: 1, keyCommit: counting(32), parents: [], links: [], isEscrowFree: false, slotEntries: []))
+        #expect(minimal.requiredSlotKinds.isEmpty && minimal.vaultSalt == nil && minimal.unknownFields.count == 0)
     }
 
     @Test func publicPartUnknownFieldsKeptByteForByte() throws {
         let input = encodeMap([
+            ("epoch", .unsigned(2)), ("keyCommit", .bytes(counting(32))),
             ("slots", .array([.map(CBORMap(text: [("kind", .text("future")), ("data", .bytes([1]))]))])),
             ("escrowFree", .bool(true)), ("quorum", .unsigned(2)),
         ])
@@ -370,34 +441,73 @@ func isMalformedRecord(_ error: FormatError) -> Bool {
         #expect(pub.encoded() == input)
     }
 
+    @Test func publicPartRules() {
+        let commit = ("keyCommit", CBOR.bytes(counting(32)))
+        func decode(_ pairs: [(String, CBOR)]) -> Result<KeyringPublic, FormatError> {
+            Result { () throws(FormatError) -> KeyringPublic in try KeyringPublic(decoding: encodeMap(pairs), location: nil) }
+        }
+        let noEpoch = FormatError.malformedRecord(nil, reason: "a keyring needs an epoch from 1 to 4294967295")
+        #expect(decode([commit]) == .failure(noEpoch))
+        #expect(decode([("epoch", .unsigned(0)), commit]) == .failure(noEpoch))
+        #expect(decode([("epoch", .unsigned(1 << 32)), commit]) == .failure(noEpoch))
+        #expect(decode([("epoch", .unsigned(1))]) == .failure(.malformedRecord(nil, reason: "a keyring needs a 32-byte keyCommit")))
+        #expect(decode([("epoch", .unsigned(1)), ("keyCommit", .bytes(counting(31)))])
+            == .failure(.malformedRecord(nil, reason: "keyring field \"keyCommit\" must be 32 bytes")))
+        let p1 = CBOR.bytes(counting(32)), p2 = CBOR.bytes(counting(32, from: 1))
+        let link = CBOR.bytes(counting(KeyringRecord.linkByteCount))
+        #expect(decode([("epoch", .unsigned(2)), commit, ("parents", .array([p1, p1])), ("links", .array([link, link]))])
+            == .failure(.malformedRecord(nil, reason: "a keyring names a parent twice")))
+        #expect(decode([("epoch", .unsigned(2)), commit, ("parents", .array([p1, p2])), ("links", .array([link]))])
+            == .failure(.malformedRecord(nil, reason: "a keyring needs one link per parent (2), it has 1")))
+        #expect(decode([("epoch", .unsigned(2)), commit, ("links", .array([link]))])
+            == .failure(.malformedRecord(nil, reason: "a keyring needs one link per parent (0), it has 1")))
+        #expect(decode([("epoch", .unsigned(2)), commit, ("parents", .array([p1])), ("links", .array([.bytes(counting(32))]))])
+            == .failure(.malformedRecord(nil, reason: "a keyring link must be \(KeyringRecord.linkByteCount) bytes")))
+        #expect(decode([("epoch", .unsigned(2)), commit, ("parents", .array([.bytes(counting(16))])), ("links", .array([link]))])
+            == .failure(.malformedRecord(nil, reason: "keyring field \"parents\" must be a list of 32-byte ids")))
+        let tooManyParents = CBOR.array((0..<65).map { .bytes(counting(32, from: $0)) })
+        #expect(decode([("epoch", .unsigned(2)), commit, ("parents", tooManyParents)])
+            == .failure(.sizeLimitExceeded(nil, what: "keyring \"parents\" count", size: 65, limit: 64)))
+        let required = CBOR.array((0..<17).map { .text("kind\($0)") })
+        #expect(decode([("epoch", .unsigned(1)), commit, ("required", required)])
+            == .failure(.sizeLimitExceeded(nil, what: "required slot kind count", size: 17, limit: 16)))
+        #expect(decode([("epoch", .unsigned(1)), commit, ("vaultSalt", .bytes(counting(15)))])
+            == .failure(.malformedRecord(nil, reason: "keyring field \"vaultSalt\" must be 16 bytes")))
+        #expect(decode([("epoch", .unsigned(1)), commit, ("escrowFree", .unsigned(1))])
+            == .failure(.malformedRecord(nil, reason: "keyring field \"escrowFree\" must be true or false")))
+    }
+
     @Test func malformedSlots() {
         func decode(_ slot: CBORMap) -> Result<KeyringPublic, FormatError> {
             Result { () throws(FormatError) -> KeyringPublic in
-                try KeyringPublic(decoding: encodeMap([("slots", .array([.map(slot)]))]), location: nil)
+                try KeyringPublic(
+                    decoding: encodeMap([("epoch", .unsigned(1)), ("keyCommit", .bytes(counting(32))), ("slots", .array([.map(slot)]))]), location: nil)
             }
         }
-        #expect(decode(CBORMap(text: [("box", .bytes(counting(98)))])) == .failure(.malformedRecord(nil, reason: "key slot has no \"kind\"")))
-        #expect(decode(CBORMap(text: [("kind", .text("device")), ("box", .bytes(counting(97)))]))
-            == .failure(.malformedRecord(nil, reason: "key slot field \"box\" must be 98 bytes")))
+        #expect(decode(CBORMap(text: [("box", .bytes(counting(100)))])) == .failure(.malformedRecord(nil, reason: "key slot has no \"kind\"")))
+        #expect(decode(CBORMap(text: [("kind", .text("device")), ("box", .bytes(counting(99)))]))
+            == .failure(.malformedRecord(nil, reason: "key slot field \"box\" must be 100 bytes")))
+        #expect(decode(CBORMap(text: [("kind", .text("device")), ("box", .bytes(counting(98)))]))
+            == .failure(.malformedRecord(nil, reason: "key slot field \"box\" must be 100 bytes")))
         #expect(decode(CBORMap(text: [("kind", .text("escrow"))]))
-            == .failure(.malformedRecord(nil, reason: "escrow slot needs a 98-byte \"box\"")))
+            == .failure(.malformedRecord(nil, reason: "escrow slot needs a 100-byte \"box\"")))
         #expect(decode(CBORMap(text: [("kind", .text("recovery")), ("nonce", .bytes(counting(24)))]))
-            == .failure(.malformedRecord(nil, reason: "recovery slot needs a 98-byte \"box\"")))
+            == .failure(.malformedRecord(nil, reason: "recovery slot needs a 100-byte \"box\"")))
         #expect(decode(CBORMap(text: [
             ("kind", .text("passphrase")), ("salt", .bytes(counting(16))), ("memLimit", .unsigned(8192)), ("publicKey", .bytes(counting(32))),
-            ("box", .bytes(counting(98))),
+            ("box", .bytes(counting(100))),
         ])) == .failure(.malformedRecord(nil, reason: "passphrase slot needs salt, opsLimit, memLimit, publicKey and box")))
         #expect(decode(CBORMap(text: [
             ("kind", .text("passphrase")), ("salt", .bytes(counting(16))), ("opsLimit", .unsigned(1)), ("memLimit", .unsigned(8192)),
-            ("publicKey", .bytes(counting(31))), ("box", .bytes(counting(98))),
+            ("publicKey", .bytes(counting(31))), ("box", .bytes(counting(100))),
         ])) == .failure(.malformedRecord(nil, reason: "key slot field \"publicKey\" must be 32 bytes")))
         #expect(decode(CBORMap(text: [("kind", .unsigned(1))])) == .failure(.malformedRecord(nil, reason: "key slot field \"kind\" must be text")))
-        let tooMany = encodeMap([("slots", .array((0..<257).map { _ in .map(CBORMap(text: [("kind", .text("x"))])) }))])
+        let tooMany = encodeMap([
+            ("epoch", .unsigned(1)), ("keyCommit", .bytes(counting(32))),
+            ("slots", .array((0..<257).map { _ in .map(CBORMap(text: [("kind", .text("x"))])) })),
+        ])
         #expect(throws: FormatError.sizeLimitExceeded(nil, what: "key slot count", size: 257, limit: 256)) {
             try KeyringPublic(decoding: tooMany, location: nil)
-        }
-        #expect(throws: FormatError.malformedRecord(nil, reason: "keyring field \"escrowFree\" must be true or false")) {
-            try KeyringPublic(decoding: encodeMap([("escrowFree", .unsigned(1))]), location: nil)
         }
     }
 
@@ -408,32 +518,36 @@ func isMalformedRecord(_ error: FormatError) -> Bool {
                 KeyringMember(role: "recovery", publicKey: r.bytes(32), name: "Recovery key", added: 1_000),
                 KeyringMember(role: "device", publicKey: r.bytes(32), name: "Sam's phone", added: 2_000,
                               unknownFields: CBORMap(text: [("platform", .text("iOS"))])),
+                KeyringMember(role: "device", publicKey: r.bytes(32), keyType: "ml-dsa-65+ed25519", name: "Future laptop", added: 2_500),
             ],
             removed: [KeyringMember(role: "device", publicKey: r.bytes(32), name: "Old laptop", added: 500)],
             escrow: [EscrowRecipient(publicKey: r.bytes(32), label: "Employer IT")],
-            history: [HistoricKey(epoch: 1, key: try! SymmetricKey(using: r)), HistoricKey(epoch: 2, key: try! SymmetricKey(using: r))],
+            retired: [r.bytes(32)],
+            parentKeys: [try! SymmetricKey(using: r), try! SymmetricKey(using: r)],
             blobKey: try! SymmetricKey(using: r), created: 3_000, reason: "rotate",
             unknownFields: CBORMap(text: [("note", .text("hello"))]))
     }
 
-    static func expectEqual(_ a: KeyringContent, _ b: KeyringContent) {
-        #expect(a.members == b.members)
-        #expect(a.removed == b.removed)
-        #expect(a.escrow == b.escrow)
-        #expect(a.history.map(\.epoch) == b.history.map(\.epoch))
-        #expect(a.history.map(\.key) == b.history.map(\.key))
-        #expect(a.blobKey == b.blobKey)
-        #expect(a.created == b.created)
-        #expect(a.reason == b.reason)
-        #expect(a.unknownFields == b.unknownFields)
+    static func expectEqual(_ a: KeyringContent, _ b: KeyringContent, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(a.members == b.members, sourceLocation: sourceLocation)
+        #expect(a.removed == b.removed, sourceLocation: sourceLocation)
+        #expect(a.escrow == b.escrow, sourceLocation: sourceLocation)
+        #expect(a.retired == b.retired, sourceLocation: sourceLocation)
+        #expect(a.parentKeys == b.parentKeys, sourceLocation: sourceLocation)
+        #expect(a.blobKey == b.blobKey, sourceLocation: sourceLocation)
+        #expect(a.created == b.created, sourceLocation: sourceLocation)
+        #expect(a.reason == b.reason, sourceLocation: sourceLocation)
+        #expect(a.unknownFields == b.unknownFields, sourceLocation: sourceLocation)
     }
 
     @Test func contentRoundTripWithAllFields() throws {
         let content = Self.content()
         let encoded = content.encoded()
-        let decoded = try KeyringContent(decoding: encoded, location: nil)
+        let decoded = try decodeContent(encoded).get()
         Self.expectEqual(decoded, content)
         #expect(decoded.members[1].unknownFields[text: "platform"] == .text("iOS"))
+        #expect(decoded.members[2].keyType == "ml-dsa-65+ed25519" && !decoded.members[2].isEd25519)
+        #expect(decoded.members[0].isEd25519)
         #expect(decoded.encoded() == encoded)
     }
 
@@ -442,9 +556,9 @@ func isMalformedRecord(_ error: FormatError) -> Bool {
             ("blobKey", .bytes(counting(32))), ("members", .array([.map(CBORMap(text: [("key", .bytes(counting(32, from: 1)))]))])),
             ("zeta", .unsigned(1)),
         ])
-        let c = try KeyringContent(decoding: input, location: nil)
-        #expect(c.members == [KeyringMember(role: "device", publicKey: counting(32, from: 1), name: "", added: 0)])
-        #expect(c.removed.isEmpty && c.escrow.isEmpty && c.history.isEmpty)
+        let c = try decodeContent(input).get()
+        #expect(c.members == [KeyringMember(role: "device", publicKey: counting(32, from: 1), keyType: "ed25519", name: "", added: 0)])
+        #expect(c.removed.isEmpty && c.escrow.isEmpty && c.retired.isEmpty && c.parentKeys.isEmpty)
         #expect(c.blobKey == countingKey())
         #expect(c.created == 0 && c.reason == "")
         #expect(c.unknownFields[text: "zeta"] == .unsigned(1))
@@ -454,15 +568,17 @@ func isMalformedRecord(_ error: FormatError) -> Bool {
     @Test func malformedContent() {
         let blob = ("blobKey", CBOR.bytes(counting(32)))
         func decode(_ pairs: [(String, CBOR)]) -> Result<Int, FormatError> {
-            Result { () throws(FormatError) -> Int in try KeyringContent(decoding: encodeMap(pairs), location: nil).members.count }
+            decodeContent(encodeMap(pairs)).map(\.members.count)
         }
         #expect(decode([]) == .failure(.malformedRecord(nil, reason: "keyring content has no 32-byte blobKey")))
         #expect(decode([("blobKey", .bytes(counting(31)))]) == .failure(.malformedRecord(nil, reason: "keyring content field \"blobKey\" must be 32 bytes")))
         #expect(decode([blob, ("members", .array([.map(CBORMap())]))]) == .failure(.malformedRecord(nil, reason: "keyring member needs a 32-byte key")))
-        #expect(decode([blob, ("history", .array([.map(CBORMap(text: [("epoch", .unsigned(0)), ("key", .bytes(counting(32)))]))]))])
-            == .failure(.malformedRecord(nil, reason: "history entry needs an epoch (1…65535) and a 32-byte key")))
-        #expect(decode([blob, ("history", .array([.map(CBORMap(text: [("epoch", .unsigned(65536)), ("key", .bytes(counting(32)))]))]))])
-            == .failure(.malformedRecord(nil, reason: "history entry needs an epoch (1…65535) and a 32-byte key")))
+        #expect(decode([blob, ("parentKeys", .array([.bytes(counting(31))]))])
+            == .failure(.malformedRecord(nil, reason: "a parent key must be 32 bytes")))
+        #expect(decode([blob, ("parentKeys", .array((0..<65).map { _ in .bytes(counting(32)) }))])
+            == .failure(.sizeLimitExceeded(nil, what: "parent key count", size: 65, limit: 64)))
+        #expect(decode([blob, ("retired", .array([.bytes(counting(33))]))])
+            == .failure(.malformedRecord(nil, reason: "a retired key must be 32 bytes")))
         #expect(decode([blob, ("escrow", .array([.map(CBORMap(text: [("key", .bytes(counting(31)))]))]))])
             == .failure(.malformedRecord(nil, reason: "escrow recipient field \"key\" must be 32 bytes")))
         #expect(decode([blob, ("members", .text("all"))]) == .failure(.malformedRecord(nil, reason: "keyring content field \"members\" must be an array")))
@@ -470,48 +586,228 @@ func isMalformedRecord(_ error: FormatError) -> Bool {
         #expect(decode([blob, ("removed", many)]) == .failure(.sizeLimitExceeded(nil, what: "keyring removed count", size: 4097, limit: 4096)))
     }
 
-    @Test func recordBodyRoundTripAndInner() throws {
+    @Test func recordRoundTripFromTheSpecLayout() throws {
         let key = testEpochKey(epoch: 3)
-        let pub = KeyringPublic(parents: [], isEscrowFree: false, slots: Self.allSlots())
-        let inner = KeyringInner(contentBytes: Self.content().encoded(), signer: counting(32), signature: counting(64))
-        let sealed = KeyringRecord.seal(inner: inner, key: key, vaultID: countingVaultID, publicBytes: pub.encoded(), random: SeededRandom(label: "ring"))
-        #expect(Array(sealed[0..<24]) == SeededRandom(label: "ring").bytes(24))
-        let record = KeyringRecord(epoch: 3, publicPart: pub, sealed: sealed)
+        let pub = Self.publicPart(key: key)
+        let content = Self.content()
+        let record = try KeyringRecord.seal(
+            content: content, signer: Self.signer, key: key, vaultID: countingVaultID, publicPart: pub, random: SeededRandom(label: "ring"))
+        #expect(record.nonce == SeededRandom(label: "ring").bytes(24))
+        #expect(record.publicBytes == pub.encoded())
+        #expect(record.epoch == 3)
+        // K = {"nonce", "public", "sealed"}, canonical, nothing else.
         let body = record.encodedBody()
-        let parsed = try KeyringRecord(body: body, epoch: 3, location: nil)
-        #expect(parsed == record)
-        #expect(parsed.publicBytes == pub.encoded())
-        let location = FrameLocation(offset: 64, index: 0)
-        #expect(try parsed.openInner(key: key, vaultID: countingVaultID, location: location) == inner)
-        #expect(throws: FormatError.authenticationFailed(location)) {
-            try parsed.openInner(key: testEpochKey(epoch: 3, from: 1), vaultID: countingVaultID, location: location)
-        }
-        #expect(throws: FormatError.authenticationFailed(location)) {
-            try parsed.openInner(key: key, vaultID: try VaultID(bytes: counting(16, from: 2)), location: location)
-        }
-        // The epoch is bound: the same body read as another epoch does not open.
-        let asEpoch4 = try KeyringRecord(body: body, epoch: 4, location: nil)
-        #expect(throws: FormatError.authenticationFailed(location)) {
-            try asEpoch4.openInner(key: key, vaultID: countingVaultID, location: location)
-        }
-    }
+        #expect(body == encodeMap([("nonce", .bytes(record.nonce)), ("public", .bytes(pub.encoded())), ("sealed", .bytes(record.sealed))]))
+        #expect(Array(body.prefix(9)) == [0xa3, 0x65] + Array("nonce".utf8) + [0x58, 0x18])
+        // The keyring id is BLAKE2b-256 of K (32 bytes).
+        #expect(KeyringRecord.id(ofBody: body).bytes == BLAKE2b.hash(body, byteCount: 32))
+        #expect(KeyringID.byteCount == 32)
+        // S = AEAD(KDF(K, 3, "quire v2"), nonce, pad(I), vault id ‖ P), with
+        // I = {"content": C, "signature": Ed25519 over "quire-keyring-v2" ‖
+        // vault id ‖ H256(P) ‖ nonce ‖ H256(C), "signer": public key}.
+        let contentBytes = content.encoded()
+        let signature = Self.signer.sign(
+            Array("quire-keyring-v2".utf8) + counting(16) + BLAKE2b.hash(pub.encoded(), byteCount: 32) + record.nonce
+                + BLAKE2b.hash(contentBytes, byteCount: 32))
+        let inner = encodeMap([("content", .bytes(contentBytes)), ("signature", .bytes(signature)), ("signer", .bytes(Self.signer.publicKey))])
+        let keyringKey = try KeyDerivation.derive(from: key.key, subkeyID: 3, context: "quire v2")
+        #expect(record.sealed == XChaCha20Poly1305.seal(padded(inner), key: keyringKey, nonce: record.nonce, authenticating: counting(16) + pub.encoded()))
 
-    @Test func recordBodyRejects() {
-        #expect(throws: FormatError.malformedRecord(nil, reason: "keyring body needs \"public\" and \"sealed\"")) {
-            try KeyringRecord(body: encodeMap([("public", .bytes([0xa0]))]), epoch: 1, location: nil)
+        // Parsed back and opened.
+        let parsed = try KeyringRecord(body: body, location: nil)
+        #expect(parsed == record)
+        #expect(parsed.publicPart == pub)
+        let opened = try parsed.open(key: key, vaultID: countingVaultID, location: Self.location)
+        #expect(opened.signer == Self.signer.publicKey)
+        #expect(opened.signatureValid)
+        Self.expectEqual(opened.content, content)
+        // Another key, another vault, another public part: nothing opens.
+        #expect(throws: FormatError.authenticationFailed(Self.location)) {
+            try parsed.open(key: testEpochKey(epoch: 3, from: 1), vaultID: countingVaultID, location: Self.location)
         }
-        #expect(throws: FormatError.malformedRecord(nil, reason: "keyring sealed part is too short")) {
-            try KeyringRecord(body: encodeMap([("public", .bytes([0xa0])), ("sealed", .bytes(counting(39)))]), epoch: 1, location: nil)
+        #expect(throws: FormatError.authenticationFailed(Self.location)) {
+            try parsed.open(key: key, vaultID: try VaultID(bytes: counting(16, from: 2)), location: Self.location)
         }
-        #expect(throws: FormatError.malformedRecord(nil, reason: "floats must be encoded in 8 bytes at byte 1")) {
-            try KeyringRecord(body: encodeMap([("public", .bytes([0xf9, 0, 0])), ("sealed", .bytes(counting(40)))]), epoch: 1, location: nil)
+        var otherPublic = pub
+        otherPublic.isEscrowFree = true
+        #expect(throws: FormatError.authenticationFailed(Self.location)) {
+            try KeyringRecord(publicPart: otherPublic, nonce: record.nonce, sealed: record.sealed).open(key: key, vaultID: countingVaultID, location: Self.location)
         }
     }
 
     @Test func signedMessageAndAssociatedDataLayouts() {
-        #expect(KeyringRecord.associatedData(vaultID: countingVaultID, epoch: 0x0102, publicBytes: [7]) == counting(16) + [0x02, 0x01, 7])
-        #expect(KeyringRecord.signedMessage(vaultID: countingVaultID, epoch: 1, publicBytes: [7], contentBytes: [8, 9])
-            == Array("quire-keyring-v1".utf8) + counting(16) + [1, 0, 7, 8, 9])
+        // "quire-keyring-v2" ‖ vault id ‖ H256(P) ‖ nonce ‖ H256(C); AD = vault id ‖ P.
+        #expect(KeyringRecord.signedMessage(vaultID: countingVaultID, publicBytes: [7], nonce: counting(24, from: 1), contentHash: counting(32, from: 2))
+            == Array("quire-keyring-v2".utf8) + counting(16) + BLAKE2b.hash([7], byteCount: 32) + counting(24, from: 1) + counting(32, from: 2))
+        #expect(KeyringRecord.associatedData(vaultID: countingVaultID, publicBytes: [7]) == counting(16) + [7])
+    }
+
+    @Test func sealingIsDeterministicGivenTheNonce() throws {
+        // The id covers exactly what is signed: same inputs, same K, same id;
+        // a new nonce, a new id (Spec/format.md §8.1).
+        let key = testEpochKey(epoch: 1)
+        let pub = Self.publicPart(key: key)
+        func seal(_ label: String) throws -> [UInt8] {
+            try KeyringRecord.seal(
+                content: Self.content(), signer: Self.signer, key: key, vaultID: countingVaultID, publicPart: pub, random: SeededRandom(label: label)
+            ).encodedBody()
+        }
+        #expect(try seal("a") == (try seal("a")))
+        #expect(KeyringRecord.id(ofBody: try seal("a")) != KeyringRecord.id(ofBody: try seal("b")))
+    }
+
+    /// K with the given fields (canonical CBOR), from a sealed record.
+    static func body(_ record: KeyringRecord, extra: [(CBOR, CBOR)] = [], dropping: String? = nil) -> [UInt8] {
+        var map = CBORMap(text: [("nonce", .bytes(record.nonce)), ("public", .bytes(record.publicBytes)), ("sealed", .bytes(record.sealed))])
+        if let dropping { map[text: dropping] = nil }
+        for (k, v) in extra { map[k] = v }
+        return CBOREncoder.encode(.map(map))
+    }
+
+    @Test func outerMapHasExactlyItsThreeFields() throws {
+        // An extra field in K would give one keyring a second id without
+        // changing what is signed: malformed (Spec/records.md §6).
+        let key = testEpochKey()
+        let record = try KeyringRecord.seal(
+            content: Self.content(), signer: Self.signer, key: key, vaultID: countingVaultID, publicPart: Self.publicPart(key: key),
+            random: SeededRandom(label: "exact"))
+        #expect(try KeyringRecord(body: Self.body(record), location: nil) == record)
+        let extra = FormatError.malformedRecord(nil, reason: "keyring body has fields besides nonce, public and sealed")
+        for field: (CBOR, CBOR) in [(.text("zz"), .bytes([])), (.text("a"), .null), (.text("signer"), .bytes(counting(32))), (.unsigned(1), .bytes([1]))] {
+            #expect(throws: extra) { try KeyringRecord(body: Self.body(record, extra: [field]), location: nil) }
+        }
+        let missing = FormatError.malformedRecord(nil, reason: "keyring body needs \"public\", a 24-byte \"nonce\" and \"sealed\"")
+        for field in ["nonce", "public", "sealed"] {
+            #expect(throws: missing) { try KeyringRecord(body: Self.body(record, dropping: field), location: nil) }
+        }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "keyring body field \"nonce\" must be 24 bytes")) {
+            try KeyringRecord(body: Self.body(record, extra: [(.text("nonce"), .bytes(counting(23)))]), location: nil)
+        }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "keyring body field \"public\" must be a byte string")) {
+            try KeyringRecord(body: Self.body(record, extra: [(.text("public"), .map(CBORMap()))]), location: nil)
+        }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "keyring sealed part is too short")) {
+            try KeyringRecord(body: Self.body(record, extra: [(.text("sealed"), .bytes(counting(16)))]), location: nil)
+        }
+        #expect(throws: FormatError.malformedRecord(nil, reason: "floats must be encoded in 8 bytes at byte 1")) {
+            try KeyringRecord(body: Self.body(record, extra: [(.text("public"), .bytes([0xf9, 0, 0]))]), location: nil)
+        }
+        // A K that is not canonical (keys out of order) is not a keyring.
+        var reordered = [UInt8]([0xa3])
+        reordered += CBOREncoder.encode(.text("public")) + CBOREncoder.encode(.bytes(record.publicBytes))
+        reordered += CBOREncoder.encode(.text("nonce")) + CBOREncoder.encode(.bytes(record.nonce))
+        reordered += CBOREncoder.encode(.text("sealed")) + CBOREncoder.encode(.bytes(record.sealed))
+        let error = #expect(throws: FormatError.self) { try KeyringRecord(body: reordered, location: nil) }
+        #expect(error.map(isMalformedRecord) == true)
+    }
+
+    /// A record whose sealed part is `plaintext`, sealed by hand under the
+    /// keyring key of `key` (Spec/format.md §8.1).
+    static func handSealed(_ plaintext: [UInt8], key: EpochKey) throws -> KeyringRecord {
+        let pub = Self.publicPart(key: key)
+        let nonce = counting(24, from: 0x90)
+        let keyringKey = try KeyDerivation.derive(from: key.key, subkeyID: 3, context: "quire v2")
+        let sealed = XChaCha20Poly1305.seal(plaintext, key: keyringKey, nonce: nonce, authenticating: counting(16) + pub.encoded())
+        return KeyringRecord(publicPart: pub, nonce: nonce, sealed: sealed)
+    }
+
+    @Test func innerMapHasExactlyItsThreeFields() throws {
+        let key = testEpochKey()
+        let contentBytes = Self.content().encoded()
+        let signature = counting(64), signer = counting(32, from: 0x40)
+        func open(_ pairs: [(CBOR, CBOR)], pad: Bool = true) throws -> Result<OpenedKeyring, FormatError> {
+            let inner = CBOREncoder.encode(.map(CBORMap(pairs)))
+            let record = try Self.handSealed(pad ? padded(inner) : inner, key: key)
+            return Result { () throws(FormatError) -> OpenedKeyring in try record.open(key: key, vaultID: countingVaultID, location: Self.location) }
+        }
+        func failure(_ result: Result<OpenedKeyring, FormatError>) -> FormatError? {
+            if case .failure(let error) = result { return error }
+            return nil
+        }
+        let fields: [(CBOR, CBOR)] = [(.text("content"), .bytes(contentBytes)), (.text("signature"), .bytes(signature)), (.text("signer"), .bytes(signer))]
+        // Control: it opens (the signature is not valid, which is rule 3's to judge).
+        let control = try open(fields).get()
+        #expect(control.signer == signer)
+        #expect(!control.signatureValid)
+        Self.expectEqual(control.content, Self.content())
+        let exactly = FormatError.malformedRecord(Self.location, reason: "keyring inner part needs exactly content, a 64-byte signature and a 32-byte signer")
+        #expect(try failure(open(fields + [(.text("zz"), .bytes([]))])) == exactly)
+        #expect(try failure(open(fields + [(.text("nonce"), .bytes(counting(24)))])) == exactly)
+        #expect(try failure(open(Array(fields.dropLast()))) == exactly)
+        #expect(try failure(open([fields[0], (.text("signature"), .bytes(counting(63))), fields[2]])) == exactly)
+        #expect(try failure(open([fields[0], fields[1], (.text("signer"), .bytes(counting(33)))])) == exactly)
+        // Not a map of byte strings.
+        for bad: [(CBOR, CBOR)] in [fields + [(.text("zz"), .unsigned(1))], fields + [(.unsigned(1), .bytes([]))]] {
+            guard case .failure(.malformedRecord(let loc, let reason)) = try open(bad) else {
+                Issue.record("expected malformedRecord")
+                continue
+            }
+            #expect(loc == Self.location)
+            #expect(reason.hasPrefix("keyring inner part: "))
+        }
+        // pad(I) must be canonical.
+        let inner = CBOREncoder.encode(.map(CBORMap(fields)))
+        let record = try Self.handSealed(padded(inner) + [0], key: key)
+        #expect(throws: FormatError.badPadding(Self.location)) { try record.open(key: key, vaultID: countingVaultID, location: Self.location) }
+        #expect(try failure(open(fields, pad: false)) == .badPadding(Self.location))
+    }
+
+    @Test func signatureCoversPublicPartNonceAndContent() throws {
+        let key = testEpochKey()
+        let pub = Self.publicPart(key: key)
+        let record = try KeyringRecord.seal(
+            content: Self.content(), signer: Self.signer, key: key, vaultID: countingVaultID, publicPart: pub, random: SeededRandom(label: "sig"))
+        #expect(try record.open(key: key, vaultID: countingVaultID, location: Self.location).signatureValid)
+        // The same inner part sealed again under a new nonce (what someone
+        // holding the epoch key could do): it opens, but the signature no
+        // longer verifies.
+        let keyringKey = try KeyDerivation.derive(from: key.key, subkeyID: 3, context: "quire v2")
+        let inner = try XChaCha20Poly1305.open(record.sealed, key: keyringKey, nonce: record.nonce, authenticating: counting(16) + pub.encoded())
+        let nonce = counting(24, from: 1)
+        let resealed = KeyringRecord(
+            publicPart: pub, nonce: nonce,
+            sealed: XChaCha20Poly1305.seal(inner, key: keyringKey, nonce: nonce, authenticating: counting(16) + pub.encoded()))
+        let opened = try resealed.open(key: key, vaultID: countingVaultID, location: Self.location)
+        #expect(opened.signer == Self.signer.publicKey)
+        #expect(!opened.signatureValid)
+    }
+
+    @Test func linksNameTheirSignerToParentKeyHolders() throws {
+        // The library's links (see KeyringRecord.links): the signer's key and
+        // signature sealed under each parent's link key.
+        let parentA = testEpochKey(epoch: 1, from: 1), parentB = testEpochKey(epoch: 1, from: 2)
+        let ids = [try KeyringID(bytes: counting(32, from: 1)), try KeyringID(bytes: counting(32, from: 2))]
+        let child = testEpochKey(epoch: 2, from: 3)
+        let links = try KeyringRecord.links(
+            parents: [(ids[0], parentA), (ids[1], parentB)], signer: Self.signer, vaultID: countingVaultID, epoch: 2,
+            keyCommit: child.commitment, random: SeededRandom(label: "links"))
+        #expect(links.map(\.count) == [KeyringRecord.linkByteCount, KeyringRecord.linkByteCount])
+        #expect(KeyringRecord.linkByteCount == 24 + 32 + 64 + 16)
+        let record = try KeyringRecord.seal(
+            content: Self.content(), signer: Self.signer, key: child, vaultID: countingVaultID,
+            publicPart: Self.publicPart(key: child, parents: ids, links: links), random: SeededRandom(label: "child"))
+        let parsed = try KeyringRecord(body: record.encodedBody(), location: nil)
+        #expect(parsed.linkSigner(parentIndex: 0, parentKey: parentA, vaultID: countingVaultID) == Self.signer.publicKey)
+        #expect(parsed.linkSigner(parentIndex: 1, parentKey: parentB, vaultID: countingVaultID) == Self.signer.publicKey)
+        // Each link opens under its own parent's key only, in this vault.
+        #expect(parsed.linkSigner(parentIndex: 0, parentKey: parentB, vaultID: countingVaultID) == nil)
+        #expect(parsed.linkSigner(parentIndex: 0, parentKey: child, vaultID: countingVaultID) == nil)
+        #expect(parsed.linkSigner(parentIndex: 0, parentKey: parentA, vaultID: try VaultID(bytes: counting(16, from: 5))) == nil)
+        #expect(parsed.linkSigner(parentIndex: 2, parentKey: parentA, vaultID: countingVaultID) == nil)
+        // A link moved to another keyring (another key commitment) does not open.
+        let moved = try KeyringRecord.seal(
+            content: Self.content(), signer: Self.signer, key: parentB, vaultID: countingVaultID,
+            publicPart: KeyringPublic(
+                epoch: 1, keyCommit: parentB.commitment, parents: [ids[0]], links: [links[0]], isEscrowFree: false, slotEntries: []),
+            random: SeededRandom(label: "moved"))
+        #expect(moved.linkSigner(parentIndex: 0, parentKey: parentA, vaultID: countingVaultID) == nil)
+    }
+
+    @Test func rootVaultIDDerivation() {
+        // BLAKE2b-128("quire-vault-id-v2" ‖ signer ‖ vaultSalt) (Spec/format.md §8.4 rule 4).
+        let id = rootVaultID(signer: Self.signer.publicKey, salt: counting(16, from: 0x30))
+        #expect(id.bytes == BLAKE2b.hash(Array("quire-vault-id-v2".utf8) + Self.signer.publicKey + counting(16, from: 0x30), byteCount: 16))
+        #expect(id != rootVaultID(signer: Self.signer.publicKey, salt: counting(16, from: 0x31)))
     }
 }
 
@@ -520,7 +816,7 @@ func isMalformedRecord(_ error: FormatError) -> Bool {
         #expect(throws: FormatError.malformedRecord(nil, reason: "vault id must be 16 bytes, got 15")) { try VaultID(bytes: counting(15)) }
         #expect(throws: FormatError.malformedRecord(nil, reason: "blob id must be 32 bytes, got 16")) { try BlobID(bytes: counting(16)) }
         #expect(throws: FormatError.malformedRecord(nil, reason: "entry id must be 16 bytes, got 0")) { try EntryID(bytes: []) }
-        #expect(VaultID.byteCount == 16 && BlobID.byteCount == 32 && KeyringID.byteCount == 16 && DeviceID.byteCount == 16)
+        #expect(VaultID.byteCount == 16 && BlobID.byteCount == 32 && KeyringID.byteCount == 32 && DeviceID.byteCount == 16)
     }
 
     @Test func hexDescriptionAndOrder() throws {
@@ -590,20 +886,27 @@ func isMalformedRecord(_ error: FormatError) -> Bool {
 @Suite struct NestedUnknownFieldTests {
     @Test
     func unknownFieldsInsideAKnownSlotAreKept() throws {
-        let slot = CBORMap(text: [("kind", .text("recovery")), ("box", .bytes(counting(98))), ("hint", .text("safe"))])
-        let input = encodeMap([("slots", .array([.map(slot)]))])
-        #expect(try KeyringPublic(decoding: input, location: nil).encoded() == input)
+        let slot = CBORMap(text: [("kind", .text("recovery")), ("box", .bytes(counting(100))), ("hint", .text("safe"))])
+        let input = encodeMap([("epoch", .unsigned(1)), ("keyCommit", .bytes(counting(32))), ("slots", .array([.map(slot)]))])
+        let pub = try KeyringPublic(decoding: input, location: nil)
+        #expect(pub.slotEntries[0].unknownFields == CBORMap(text: [("hint", .text("safe"))]))
+        #expect(pub.encoded() == input)
     }
 
     @Test
-    func unknownFieldsInsideEscrowAndHistoryEntriesAreKept() throws {
+    func unknownFieldsInsideEscrowAndMemberEntriesAreKept() throws {
+        // Format 2 has no "history": a field of that name is unknown, and kept.
         let input = encodeMap([
             ("blobKey", .bytes(counting(32))),
             ("escrow", .array([.map(CBORMap(text: [("key", .bytes(counting(32))), ("label", .text("IT")), ("contact", .text("it@example.org"))]))])),
-            ("history", .array([.map(CBORMap(text: [("epoch", .unsigned(1)), ("key", .bytes(counting(32, from: 1))), ("retired", .unsigned(5))]))])),
-            ("members", .array([])),
+            ("history", .array([.map(CBORMap(text: [("epoch", .unsigned(1)), ("key", .bytes(counting(32, from: 1)))]))])),
+            ("members", .array([.map(CBORMap(text: [("key", .bytes(counting(32, from: 2))), ("zone", .text("home"))]))])),
         ])
-        #expect(try KeyringContent(decoding: input, location: nil).encoded() == input)
+        let content = try decodeContent(input).get()
+        #expect(content.escrow[0].unknownFields[text: "contact"] == .text("it@example.org"))
+        #expect(content.members[0].unknownFields[text: "zone"] == .text("home"))
+        #expect(content.unknownFields[text: "history"] != nil)
+        #expect(content.encoded() == input)
     }
 }
 

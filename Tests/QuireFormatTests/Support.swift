@@ -26,8 +26,26 @@ func flipped(_ bytes: [UInt8], at index: Int, bit: Int = 0) -> [UInt8] {
 func countingKey() -> SymmetricKey { try! SymmetricKey(bytes: counting(32)) }
 
 /// The epoch key `epoch` over `countingKey()`-style bytes starting at `from`.
-func testEpochKey(epoch: UInt16 = 1, from start: Int = 0) -> EpochKey {
-    EpochKey(epoch: epoch, key: try! SymmetricKey(bytes: counting(32, from: start)))
+func testEpochKey(epoch: UInt32 = 1, from start: Int = 0, blobKey: SymmetricKey? = nil) -> EpochKey {
+    EpochKey(epoch: epoch, key: try! SymmetricKey(bytes: counting(32, from: start)), blobKey: blobKey)
+}
+
+/// Two epoch keys whose key commitments share their first six bytes, the
+/// key id `1ce7db40bb82` (`Spec/format.md §5.1`: a 2⁻⁴⁸ accident). Found
+/// offline by a distinguished-point search over keys `x ‖ 0²⁶`; the
+/// commitments are
+/// `1ce7db40bb82d717e1702fc2fe19b6259e46826275ba7f93441ce7380b65836e` and
+/// `1ce7db40bb828a4e8f11b510493e82aa95f904f016dfe967fe0d413b77a6365b`.
+enum CollidingKeys {
+    static let id = KeyID(rawValue: 0x82bb_40db_e71c)
+    /// Key `020b14fe4c7d ‖ 0²⁶`: the larger commitment.
+    static func first(epoch: UInt32 = 1, blobKey: SymmetricKey? = nil) -> EpochKey {
+        EpochKey(epoch: epoch, key: try! SymmetricKey(bytes: hexBytes("020b14fe4c7d") + [UInt8](repeating: 0, count: 26)), blobKey: blobKey)
+    }
+    /// Key `4350b2ca90fc ‖ 0²⁶`: the smaller commitment.
+    static func second(epoch: UInt32 = 1, blobKey: SymmetricKey? = nil) -> EpochKey {
+        EpochKey(epoch: epoch, key: try! SymmetricKey(bytes: hexBytes("4350b2ca90fc") + [UInt8](repeating: 0, count: 26)), blobKey: blobKey)
+    }
 }
 
 /// The vault id 00 01 … 0f.
@@ -80,9 +98,33 @@ func overwrite(_ path: String, at offset: UInt64, with bytes: [UInt8]) throws {
     try file.write(bytes, at: offset)
 }
 
-/// The size of a sealed, uncompressed frame for a payload of `n` bytes.
+/// The size of a sealed, uncompressed frame for a payload of `n` bytes:
+/// header (16) ‖ nonce (24) ‖ padded ciphertext ‖ tag (16) ‖ body hash (32).
 func sealedFrameLength(payload n: Int) -> Int {
-    FrameHeader.byteCount + 24 + Padding.paddedCount(forPayload: n) + 16
+    16 + 24 + referencePadme(n + 1) + 16 + 32
+}
+
+/// A commit frame: header (16) ‖ head (32) ‖ nonce (24) ‖ sealed attestation (96 + 16).
+let commitFrameLength = 16 + 32 + 24 + 96 + 16
+
+/// The header at the start of `bytes`, if it is checked and plausible.
+func parsedHeader(_ bytes: [UInt8], at offset: Int = 0) -> FrameHeader? {
+    bytes.withUnsafeBytes { FrameHeader.parseChecked($0, at: offset) }
+}
+
+/// The 16 bytes of a frame header with these fields and a correct check,
+/// built from `Spec/format.md §4.1` (not by the library).
+func rawFrameHeader(kind: UInt8, flags: UInt8, keyID: [UInt8], length: UInt32) -> [UInt8] {
+    precondition(keyID.count == 6)
+    let fields = [kind, flags] + keyID + [UInt8(length & 0xff), UInt8(length >> 8 & 0xff), UInt8(length >> 16 & 0xff), UInt8(length >> 24)]
+    return fields + BLAKE2b.hash(fields, byteCount: 16).prefix(4)
+}
+
+/// A plaintext frame of `kind`: `body ‖ BLAKE2b-256(body)` (or `trailer` in
+/// its place), under `keyID`.
+func plaintextFrame(kind: UInt8, keyID: [UInt8], body: [UInt8], trailer: [UInt8]? = nil) -> [UInt8] {
+    let hash = trailer ?? BLAKE2b.hash(body, byteCount: 32)
+    return rawFrameHeader(kind: kind, flags: 0, keyID: keyID, length: UInt32(body.count + hash.count)) + body + hash
 }
 
 /// Decodes hex into a CBOR value, or throws the decoder's error.

@@ -123,7 +123,8 @@ import Testing
         odd.path = "/j/odd\nname\\x\n.quire"
         odd.removed = true
         try store.remember(odd)
-        #expect(try store.memory(of: a, path: odd.path) == odd)
+        let back = try #require(try store.memory(of: a, path: odd.path))
+        #expect(back.path == odd.path && back.removed && Set(back.keyringHeads) == Set(odd.keyringHeads))
         let file = store.memoryPath(a, path: m.path)
         #expect(try FileSystem.permissions(file) == 0o600)
         try Data("vault zz\n".utf8).write(to: URL(fileURLWithPath: file))

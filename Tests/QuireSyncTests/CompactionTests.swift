@@ -25,8 +25,12 @@ import Testing
         }
         try vault.commit { tx in
             let blob = try tx.storeAttachment(fromFile: other, mediaType: "image/jpeg")
-            _ = try tx.append(EntryRevision(entryID: entry, revisionID: RevisionID(using: SystemRandom()), parents: try vault.revisions(of: entry).map(\.revisionID),
-                                            clock: HybridLogicalClock(milliseconds: UInt64(t0 + 13), counter: 0), device: vault.author,
+            // A revision's clock is past its parents' (the rule compaction's
+            // "greatest clock stays" relies on).
+            let parents = try vault.revisions(of: entry)
+            let clock = HybridLogicalClock(milliseconds: parents.map(\.clock.milliseconds).max()! + 1, counter: 0)
+            _ = try tx.append(EntryRevision(entryID: entry, revisionID: RevisionID(using: SystemRandom()), parents: parents.map(\.revisionID),
+                                            clock: clock, device: vault.author,
                                             body: EntryBody(created: t0 + 12, text: "with another photo", attachments: [AttachmentReference(id: [2], blob: blob.blob)])))
         }
         return (vault, entry)
@@ -90,6 +94,44 @@ import Testing
         let statement = try after.privacyStatement().text
         #expect(statement.contains("Records already in the file:\n  - 3 entry revisions in epoch 3: the same keys as new records.\n"))
         #expect(!statement.contains("Phone"))
+    }
+
+    /// An old copy (before a rekey, with an entry and a photo of its own)
+    /// merged into the rekeyed vault is sealed again under the new key; merging
+    /// the same copy again finds its replacements and writes nothing, and
+    /// folding keeps no copy whose content is held re-sealed
+    /// (`Spec/merge.md §3.4, §4`).
+    @Test func mergingAnOldCopyAgainAfterARekeyWritesNothing() throws {
+        let c = try TwoCopies("reseal twice")
+        let phone = try c.onPhone(c.b)
+        try phone.add(EntryBody(created: t0 + 5, text: "on the old copy"))
+        let photo = c.dir.file("p.bin")
+        try Data(SeededRandom(label: "old photo").bytes(90_000)).write(to: URL(fileURLWithPath: photo))
+        try phone.commit { tx in
+            let blob = try tx.storeAttachment(fromFile: photo, mediaType: "image/jpeg")
+            _ = try tx.add(EntryBody(created: t0 + 6, text: "old photo", attachments: [AttachmentReference(id: [1], blob: blob.blob)]))
+        }
+        let old = bytes(c.b)
+        _ = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(rekey: true), now: t0 + 20, writeOptions: fast)
+        let first = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        #expect(first.changed && first.framesResealed == 3)
+        let merged = bytes(c.a)
+        let second = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        #expect(!second.changed && second.framesAdded == 0)
+        #expect(bytes(c.a) == merged)
+        let vault = try c.onLaptop(c.a)
+        #expect(try vault.entries().map(\.body.text).sorted() == ["old photo", "on the old copy", "shared"])
+        let entry = try #require(try vault.entries().first { $0.body.text == "old photo" })
+        #expect(try vault.openAttachment(entry.body.attachments[0].blob).readAll() == SeededRandom(label: "old photo").bytes(90_000))
+        // No frame of the result is sealed under the old epoch's key.
+        let file = try VaultFile(path: c.a)
+        let keyIDs = Set(file.structure.frames.filter { $0.header.isSealed && $0.header.kind != .keyring }.map(\.header.keyID))
+        #expect(keyIDs.count == 1)
+        // Folding: the copy's content is all held, re-sealed; the copy goes.
+        #expect(bytes(c.b) == old)
+        let fold = try ConflictCopies.fold(into: c.a, credential: .device(c.laptop.keyPair), options: fast)
+        #expect(fold.copies.map(\.deleted) == [true])
+        #expect(bytes(c.a) == merged)
     }
 
     @Test func aDamagedVaultIsNotCompacted() throws {

@@ -1,3 +1,5 @@
+import Testing
+@_spi(Testing) import QuireKeys
 import Foundation
 import Quire
 
@@ -52,4 +54,17 @@ struct TwoCopies {
 
     func onLaptop(_ path: String) throws -> Vault { try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast) }
     func onPhone(_ path: String) throws -> Vault { try Vault.open(at: path, credential: .device(phone.keyPair), options: fast) }
+}
+
+/// Lets a test make passphrase slots below the writer floor (2 passes over
+/// 64 MiB), so Argon2id runs fast; readers accept such slots anyway.
+struct WeakPassphraseCost: TestTrait, TestScoping {
+    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        try await SlotCrypto.$allowsWeakPassphraseCost.withValue(true) { try await function() }
+    }
+}
+
+extension Trait where Self == WeakPassphraseCost {
+    /// See ``WeakPassphraseCost``.
+    static var weakPassphraseCost: Self { Self() }
 }

@@ -722,7 +722,7 @@ private func crossMerge(_ dir: TemporaryDirectory, laptopFile: String, phoneFile
         #expect(try texts(c.a, .device(tablet.keyPair)) == ["after", "before", "shared"])
     }
 
-    @Test func rekeyLocksOutRemovedDeviceAndStatementIsTrue() throws {
+    @Test(.weakPassphraseCost) func rekeyLocksOutRemovedDeviceAndStatementIsTrue() throws {
         let c = try TwoCopies("breaker rekey statement")
         let lv = try c.onLaptop(c.a)
         let photo = c.dir.file("p.bin")

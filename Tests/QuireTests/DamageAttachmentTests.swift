@@ -53,7 +53,9 @@ import QuireKeys
     @Test func fixtureLayoutIsAsDesigned() throws {
         let f = try Fixture()
         #expect(f.attachmentCommit.map(\.kind) == [.blobChunk, .blobChunk, .blobManifest, .entryRevision, .commit])
-        #expect(f.attachmentCommit[0].end - f.attachmentCommit[0].offset == 12 + 65_597)
+        #expect(f.attachmentCommit[0].end - f.attachmentCommit[0].offset == 16 + 65_597)
+        // 70,000 bytes pad to Padmé(70,001) = 71,680: chunks of 65,536 and 6,144.
+        #expect(f.attachmentCommit[1].end - f.attachmentCommit[1].offset == 16 + 24 + 21 + 6_144 + 16)
         let vault = try dmgOpen(f.path, f.recovery)
         #expect(try dmgTexts(vault) == f.texts)
         #expect(try vault.openAttachment(f.blob).readAll() == f.content)
@@ -65,7 +67,7 @@ import QuireKeys
         let length = Int(frame.end - frame.offset)
         var out: [(Int, Int)] = []
         for rel in 0..<length {
-            let all = rel < 12 || rel >= length - 16 || frame.kind != .blobChunk || (36..<57).contains(rel)
+            let all = rel < 16 || rel >= length - 16 || frame.kind != .blobChunk || (40..<61).contains(rel)
             for bit in 0..<8 where all || (rel * 8 + bit) % 331 == 0 { out.append((rel, bit)) }
         }
         return out
@@ -88,21 +90,25 @@ import QuireKeys
             flips += 1
             let vault = try dmgOpen(flipPath, f.recovery)
             let length = Int(frame.end - frame.offset)
-            let inTrailer = rel >= length - 16
+            // The trailer stands for the body in the chain: a chunk's tag, or
+            // another frame's 32-byte body hash.
+            let inTrailer = rel >= length - (frame.kind == .blobChunk ? 16 : 32)
             let mismatch = DmgIssue("commit_mismatch", offset: commit.offset, frame: commit.index, damage: true)
             var issues: [DmgIssue]
             var texts = f.texts
             // nil: the attachment reads back whole; otherwise the error reading it.
             var attachmentError: VaultError? = nil
-            if rel < 12 {
+            if rel < 16 {
                 issues = [DmgIssue("frame_repaired", offset: frame.offset, frame: frame.index, damage: false)]
             } else if frame.kind == .commit {
-                issues = [mismatch]
-            } else if frame.kind == .blobChunk && (36..<57).contains(rel) {
+                // The head breaks the chain; the sealed attestation after it
+                // only fails the attestation (the records stay, unattested).
+                issues = rel < 16 + 32 ? [mismatch] : [DmgIssue("attestation_failed", offset: commit.offset, frame: commit.index, damage: true)]
+            } else if frame.kind == .blobChunk && (40..<61).contains(rel) {
                 // The public chunk header: the stream's structure breaks
                 // (reported at the manifest) and the attachment is not indexed.
                 let k = frameNumber
-                let field = rel - 36
+                let field = rel - 40
                 let atManifest = { (code: String) in DmgIssue(code, offset: manifest.offset, frame: manifest.index, damage: true) }
                 let malformed = DmgIssue("malformed_frame", offset: frame.offset, frame: frame.index, damage: true)
                 attachmentError = .attachmentNotFound(f.blob)

@@ -18,7 +18,7 @@ import QuireSystem
     }
 
     /// One header copy with a correct check value for its first 28 bytes.
-    static func headerCopy(magic: [UInt8] = FileHeader.magic, version: UInt16 = 1, flags: UInt16 = 0, id: [UInt8]) -> [UInt8] {
+    static func headerCopy(magic: [UInt8] = FileHeader.magic, version: UInt16 = 2, flags: UInt16 = 0, id: [UInt8]) -> [UInt8] {
         var c = magic + [UInt8(version & 0xff), UInt8(version >> 8), UInt8(flags & 0xff), UInt8(flags >> 8)] + id
         c += BLAKE2b.hash(c, byteCount: 16).prefix(4)
         return c
@@ -109,9 +109,13 @@ import QuireSystem
         let dir = TemporaryDirectory()
         let (bytes, recovery) = try Self.healthyVault(dir)
         let id = Array(bytes[12..<28])
-        var v2 = bytes
-        v2.replaceSubrange(0..<64, with: Self.headerCopy(version: 2, id: id) + Self.headerCopy(version: 2, id: id))
-        try Self.expectRefused(v2, recovery, dir, name: "v2.quire", error: .format(.unsupportedVersion(2)), code: "unsupported_version")
+        // Version 1 (a development version) and a future version 3 are refused.
+        for version: UInt16 in [1, 3] {
+            var other = bytes
+            other.replaceSubrange(0..<64, with: Self.headerCopy(version: version, id: id) + Self.headerCopy(version: version, id: id))
+            try Self.expectRefused(
+                other, recovery, dir, name: "v\(version).quire", error: .format(.unsupportedVersion(version)), code: "unsupported_version")
+        }
         var flagged = bytes
         flagged.replaceSubrange(0..<64, with: Self.headerCopy(flags: 4, id: id) + Self.headerCopy(flags: 4, id: id))
         try Self.expectRefused(
@@ -176,7 +180,7 @@ import QuireSystem
         let dir = TemporaryDirectory()
         let (bytes, recovery) = try Self.healthyVault(dir)
         var b = bytes
-        b[b.count - 1] ^= 0x01  // the last commit's MAC
+        b[b.count - CommitChain.bodyByteCount] ^= 0x01  // the last commit's chain head
         let path = dir.file("damaged-tail.quire")
         dmgWrite(path, b)
         let vault = try dmgOpen(path, recovery)

@@ -6,7 +6,7 @@ import QuireFormat
 import QuireKeys
 
 /// A small vault: header, genesis commit (keyring, profile, commit) and three
-/// single-entry commits, about 1.4 KB. Every bit of it is flipped, one at a
+/// single-entry commits, about 3 KB. Every bit of it is flipped, one at a
 /// time (no sampling: the whole loop takes seconds), split by region so that
 /// the regions run in parallel.
 struct BitFlipFixture {
@@ -55,11 +55,14 @@ struct BitFlipFixture {
     /// Flips every bit of one region and checks exactly what is lost and reported.
     ///
     /// - file header copy: `header_copy_damaged` warning at the copy's offset, nothing lost;
-    /// - any frame header (12 bytes): `frame_repaired` warning at the frame, nothing lost;
+    /// - any frame header (16 bytes): `frame_repaired` warning at the frame, nothing lost;
     /// - a sealed body (profile, entry): `authentication_failed` at that frame, only
-    ///   that record lost; when the flip is in the 16-byte trailer (the AEAD tag,
-    ///   which the commit chain covers) also `commit_mismatch` at the covering commit;
-    /// - a commit MAC: `commit_mismatch` at that commit, every entry still readable;
+    ///   that record lost; when the flip is in the 32-byte body hash (which the
+    ///   commit chain covers) also `commit_mismatch` at the covering commit;
+    /// - a commit's head (its first 32 bytes): `commit_mismatch` at that commit,
+    ///   every entry still readable;
+    /// - a commit's attestation (nonce and sealed signature): `attestation_failed`
+    ///   at that commit, the chain still verified and every entry readable;
     /// - the body or trailer of one keyring copy: writers store every keyring
     ///   twice (`Spec/format.md` §8.1), so the other copy is used:
     ///   `keyring_copy_damaged` warning, nothing lost (plus `commit_mismatch`
@@ -112,7 +115,7 @@ struct BitFlipFixture {
             #expect(try dmgTexts(vault) == f.texts, "\(at)")
             #expect(try vault.profile()?.name == "Test Journal", "\(at)")
             var expected = [DmgIssue("keyring_copy_damaged", offset: frame.offset, frame: frame.index, damage: false)]
-            if offset >= frame.end - 16 {
+            if offset >= frame.end - 32 {
                 let commit = f.layout.frames.first { $0.kind == .commit && $0.offset > frame.offset }!
                 expected.append(DmgIssue("commit_mismatch", offset: commit.offset, frame: commit.index, damage: true))
             }
@@ -121,8 +124,13 @@ struct BitFlipFixture {
             let vault = try dmgOpen(path, f.recovery)
             #expect(try dmgTexts(vault) == f.texts, "\(at)")
             #expect(try vault.profile()?.name == "Test Journal", "\(at)")
-            #expect(dmgIssues(vault) == [DmgIssue("commit_mismatch", offset: frame.offset, frame: frame.index, damage: true)], "\(at)")
-            #expect(vault.file.commits.statuses.filter { $0 != .verified }.count == 1, "\(at)")
+            if offset < frame.offset + UInt64(FrameHeader.byteCount) + 32 {
+                #expect(dmgIssues(vault) == [DmgIssue("commit_mismatch", offset: frame.offset, frame: frame.index, damage: true)], "\(at)")
+                #expect(vault.file.commits.statuses.filter { $0 != .verified }.count == 1, "\(at)")
+            } else {
+                #expect(dmgIssues(vault) == [DmgIssue("attestation_failed", offset: frame.offset, frame: frame.index, damage: true)], "\(at)")
+                #expect(vault.file.commits.statuses.allSatisfy { $0 == .verified }, "\(at)")
+            }
         default:
             #expect(frame.isSealed, "\(at)")
             let vault = try dmgOpen(path, f.recovery)
@@ -134,7 +142,7 @@ struct BitFlipFixture {
                 #expect(try vault.profile()?.name == "Test Journal", "\(at)")
             }
             var expected = [DmgIssue("authentication_failed", offset: frame.offset, frame: frame.index, damage: true)]
-            if offset >= frame.end - 16 {
+            if offset >= frame.end - 32 {
                 let commit = f.layout.frames.first { $0.group == frame.group && $0.kind == .commit }!
                 expected.append(DmgIssue("commit_mismatch", offset: commit.offset, frame: commit.index, damage: true))
             }

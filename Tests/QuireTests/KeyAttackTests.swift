@@ -85,6 +85,42 @@ import QuireSystem
         #expect(Set(try Self.texts(path, .device(laptop.keyPair))) == ["still mine", "recovery writes"])
     }
 
+    /// A removed phone keeps the epoch key from before its removal and its
+    /// own signing key: it appends an epoch-50 keyring naming the keyring it
+    /// was a member of, with a link it signed under that keyring's key, and
+    /// slots only for itself. The laptop trusts the keyring that removed the
+    /// phone, so the phone's link counts for nothing and the laptop keeps
+    /// writing (`Spec/format.md §8.6`); an honest member's link still counts.
+    @Test func attackRemovedDeviceLinkStopsNobody() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, recovery) = try Self.laptopVault(dir, "removed link")
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        let preHead = try vault.keyState().heads[0]
+        try vault.removeDevice(named: "Phone", now: Self.t0 + 2)
+        let random = SeededRandom(label: "removed link")
+        func future(signer: Ed25519.KeyPair) throws -> [UInt8] {
+            let ek = EpochKey(epoch: 50, key: try SymmetricKey(using: random))
+            let slot = try SlotCrypto.deviceSlot(for: ek, devicePublicKey: phone.publicKey, vaultID: vault.vaultID, random: random)
+            let members = [KeyringMember(role: "recovery", publicKey: try recovery.publicKey(), name: "Recovery key", added: 0),
+                           KeyringMember(role: "device", publicKey: signer.publicKey, name: "Phone", added: 0)]
+            return try KeyringBuilder.body(
+                epochKey: ek, vaultID: vault.vaultID, parents: [KeyringBuilder.Parent(id: preHead.id, key: preHead.epochKey!)], isEscrowFree: false,
+                slots: [StoredSlot(slot: slot)],
+                content: KeyringContent(members: members, blobKey: try SymmetricKey(using: random), created: Self.t0 + 3, reason: "forged"),
+                signer: signer, random: random)
+        }
+        try Self.outsiderAppend(path, [(50, try future(signer: phone.keyPair))])
+        let onLaptop = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        #expect(onLaptop.unlocked.unreadableNewerEpoch == nil)
+        try onLaptop.add(EntryBody(created: Self.t0 + 4, text: "still mine"))
+        // The same keyring linked by a current member (the laptop) counts.
+        try Self.outsiderAppend(path, [(50, try future(signer: laptop.keyPair))])
+        let again = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        #expect(again.unlocked.unreadableNewerEpoch == 50)
+    }
+
     // MARK: - 4. Work proportional to a hostile keyring graph (no key needed)
 
     /// 1,000 keyring frames nobody can open, each naming the 64 before it
@@ -117,7 +153,7 @@ import QuireSystem
     /// right passphrase is locked out — loudly, with a message that names
     /// decoys — while the device and the recovery key still open
     /// (`Spec/keys.md §2.3`, threat-model §3.3).
-    @Test func decoyPassphraseSlotsSpendTheBudget() throws {
+    @Test(.weakPassphraseCost) func decoyPassphraseSlotsSpendTheBudget() throws {
         let dir = TemporaryDirectory()
         let laptop = Self.device("Laptop decoy")
         var setup = VaultSetup(name: "J", recoveryKey: testRecoveryKey("decoy"), device: laptop, now: Self.t0)
@@ -187,7 +223,7 @@ import QuireSystem
 
     /// A passphrase slot with absurd Argon2id parameters appended by an
     /// outsider: a wrong passphrase is reported as kdf_limits_exceeded.
-    @Test func absurdArgonSlotIsRefusedAndReported() throws {
+    @Test(.weakPassphraseCost) func absurdArgonSlotIsRefusedAndReported() throws {
         let dir = TemporaryDirectory()
         let (vault, laptop, _) = try Self.laptopVault(dir, "absurd")
         let path = dir.file("j.quire")

@@ -193,7 +193,7 @@ import QuireSystem
 
     // MARK: - A passphrase change
 
-    @Test func passphraseChange() throws {
+    @Test(.weakPassphraseCost) func passphraseChange() throws {
         let dir = TemporaryDirectory()
         let path = dir.file("j.quire")
         let laptop = Self.device("Laptop")

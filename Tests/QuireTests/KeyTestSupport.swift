@@ -1,8 +1,9 @@
+import Testing
 import Foundation
 import Quire
 import QuireCrypto
 import QuireFormat
-import QuireKeys
+@_spi(Testing) import QuireKeys
 
 /// Helpers shared by the key tests (`KeyScenarioTests`, `KeyAttackTests`).
 enum KeyTestSupport {
@@ -40,4 +41,17 @@ enum KeyTestSupport {
         }
         try target.reload()
     }
+}
+
+/// Lets a test make passphrase slots below the writer floor (2 passes over
+/// 64 MiB), so Argon2id runs fast; readers accept such slots anyway.
+struct WeakPassphraseCost: TestTrait, TestScoping {
+    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        try await SlotCrypto.$allowsWeakPassphraseCost.withValue(true) { try await function() }
+    }
+}
+
+extension Trait where Self == WeakPassphraseCost {
+    /// See ``WeakPassphraseCost``.
+    static var weakPassphraseCost: Self { Self() }
 }

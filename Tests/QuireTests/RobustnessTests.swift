@@ -91,7 +91,7 @@ import QuireSystem
         try vault.commit { tx in for i in 0..<5 { try tx.append(EntryRevision(entryID: EntryID(using: SystemRandom()), revisionID: RevisionID(using: SystemRandom()), clock: HybridLogicalClock(rawValue: 1), body: body("batch \(i)", i))) } }
         let path = dir.file("v.quire")
         var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
-        let commit = bytes.count - 28
+        let commit = bytes.count - FrameHeader.byteCount - CommitChain.bodyByteCount
         bytes[commit + 4] ^= 0x03
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let damaged = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
