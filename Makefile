@@ -69,7 +69,7 @@ bench: release
 # (BENCHMARKS.md, "Format 2 against format 1"). Builds main's quire-bench
 # in /tmp/quire-v1 (or $$TMPDIR) from `git archive`; nothing on main changes.
 bench-compare: release
-	python3 Scripts/bench-format-compare.py --markdown .build/bench-compare.md
+	python3 Scripts/bench-format-compare.py --write BENCHMARKS.md
 
 # A quick debug run of every benchmark (small sizes, nothing written): keeps
 # the benchmark code working between real runs. Reports, never asserts timings.

@@ -134,6 +134,7 @@ func mainEntry() -> Int32 {
     print("\ntotal \(fmt(report.totalSeconds, 1)) s")
     if let path = options.writePath {
         do {
+            if let existing = readTextFile(path, limit: 4 << 20) { report.carried = Report.carriedSections(of: existing) }
             let text = report.markdown() + "\n"
             let temporary = path + ".tmp"
             try? FileSystem.remove(temporary)
