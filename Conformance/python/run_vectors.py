@@ -42,7 +42,7 @@ except ImportError as e:                      # PyNaCl or zstandard missing
     sys.exit(1)
 
 # The header lines compared for a vault that opens (Vectors/README.md).
-OPEN_KEYS = ("expect", "records", "records-hash", "unverified",
+OPEN_KEYS = ("expect", "records", "records-hash", "unverified", "unattested",
              "attachments", "attachments-hash")
 ERROR_KEYS = ("expect", "error")
 
@@ -64,11 +64,10 @@ def load_vector(path):
         if not sep:
             raise ValueError("header line without ': ': %r" % line)
         if key == "issue":
-            # `code @ offset`; a bare `code` would be an issue without an
-            # offset (keys.md §2.3: kdf_limits_exceeded in a vault that
-            # opens). Vectors/README.md defines only the first form.
-            code, at, offset = value.partition(" @ ")
-            issues.append("%s@%d" % (code, int(offset)) if at else code)
+            code, at, offset = value.partition(" @ ")     # `code @ offset`
+            if not at:
+                raise ValueError("issue line without ' @ ': %r" % value)
+            issues.append("%s@%d" % (code, int(offset)))
         else:
             header[key] = value
     header["issues"] = sorted(issues)
@@ -95,8 +94,7 @@ def outcome(data, cred):
         res = read_vault(data, cred)
     except QuireError as e:
         return {"expect": "error", "error": e.code, "detail": e.detail}
-    issues = sorted({i.code if i.offset is None else "%s@%d" % (i.code, i.offset)
-                     for i in res.issues})
+    issues = sorted({"%s@%d" % (i.code, i.offset) for i in res.issues})
     if not issues:
         expect = "success"
     elif all(i.split("@")[0] in WARNINGS for i in issues):
@@ -109,6 +107,7 @@ def outcome(data, cred):
         "records-hash": digest(bytes([r.kind]) + struct.pack("<I", len(r.payload)) + r.payload
                                for r in res.records),
         "unverified": str(sum(1 for r in res.records if not r.verified)),
+        "unattested": str(sum(1 for r in res.records if r.verified and not r.attested)),
         "attachments": str(len(res.attachments)),
         "attachments-hash": digest(blob + struct.pack("<Q", len(content)) + content
                                    for blob, content in res.attachments),

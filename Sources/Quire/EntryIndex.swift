@@ -15,6 +15,9 @@ struct RevisionSummary: Sendable {
     /// False when the commit covering the revision did not verify
     /// (`Spec/format.md §9.3`): it is shown, but nothing vouches for it.
     let isVerified: Bool
+    /// The Ed25519 public key of the member that attested the revision's
+    /// commit; nil when it is unattested (`Spec/format.md §9.4`).
+    let attestedBy: [UInt8]?
 }
 
 /// The entry index: every revision by entry, the blobs, the profile.
@@ -30,12 +33,12 @@ struct EntryIndex: Sendable {
 
     /// Adds a revision; `retain: false` keeps only its summary (the body is
     /// read again from `frame` when needed).
-    mutating func insert(_ r: EntryRevision, frame: Int, verified: Bool = true, retain: Bool = true) {
+    mutating func insert(_ r: EntryRevision, frame: Int, verified: Bool = true, attestedBy: [UInt8]? = nil, retain: Bool = true) {
         var list = revisions[r.entryID, default: []]
         guard !list.contains(where: { $0.revisionID == r.revisionID }) else { return }
         list.append(RevisionSummary(
             frame: frame, revision: retain ? r : nil, revisionID: r.revisionID, parents: r.parents, clock: r.clock,
-            isDeleted: r.isDeleted, isVerified: verified))
+            isDeleted: r.isDeleted, isVerified: verified, attestedBy: verified ? attestedBy : nil))
         revisions[r.entryID] = list
         if r.clock > maxClock { maxClock = r.clock }
     }
@@ -68,6 +71,16 @@ public struct EntrySnapshot: Sendable {
     /// vouch for it (damage, or tampering by a holder of an old key). Show
     /// it as unverified (`Spec/threat-model.md §3.4`).
     public let isVerified: Bool
+    /// The Ed25519 public key of the member (a device, or the recovery key)
+    /// whose attestation covers the winning revision's commit; match it
+    /// against ``KeyState``'s members to name the device. Nil when the
+    /// revision is unattested — written with a passphrase or an escrow key,
+    /// or by another implementation — or unverified: such a revision must
+    /// not be shown as written by a member (`Spec/format.md §9.4`).
+    public let attestedBy: [UInt8]?
+
+    /// True when a member attested the winning revision (``attestedBy``).
+    public var isAttested: Bool { attestedBy != nil }
 
     /// The entry's content.
     public var body: EntryBody { revision.body }
@@ -99,11 +112,11 @@ extension Vault {
                 switch record.frame.header.kind {
                 case .entryRevision:
                     let r = try EntryRevision(decoding: record.payload, location: record.frame.location)
-                    built.insert(r, frame: record.frame.location.index, verified: record.commitVerified, retain: retain)
+                    built.insert(r, frame: record.frame.location.index, verified: record.commitVerified, attestedBy: record.attestedBy, retain: retain)
                 case .blobManifest:
                     let m = try BlobManifest(decoding: record.payload, location: record.frame.location)
                     if (try? file.chunkFrames(for: m)) != nil {
-                        let blobKey = file.keys.keys(for: record.frame.header.keyID).first?.blobKey
+                        let blobKey = file.openingKey(frame: record.frame.location.index)?.blobKey
                         // A revision names content by its blob id or by an
                         // earlier id a rekey kept as an alias.
                         for id in [m.blob] + m.aliases where built.blobs[id] == nil {
@@ -176,7 +189,7 @@ extension Vault {
         if let cached = winner.revision { winning = cached } else { winning = try revision(frame: winner.frame) }
         return EntrySnapshot(
             id: id, revision: winning, conflictingHeads: heads.dropFirst().map(\.revisionID),
-            revisionCount: index.revisions[id]?.count ?? 0, isVerified: winner.isVerified)
+            revisionCount: index.revisions[id]?.count ?? 0, isVerified: winner.isVerified, attestedBy: winner.attestedBy)
     }
 
     /// Every revision of an entry, oldest clock first.

@@ -48,7 +48,7 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .rolledBack(let reason):
             "this file is older than the copy of this vault this device last saw (\(reason)); nothing was written. Merge the newer copy back (quire merge VAULT NEWER-COPY), or, if you restored this file on purpose, accept it (quire keys accept-rollback VAULT)"
         case .removedFromVault(let epoch):
-            "this key cannot open epoch \(epoch), the vault's newest keys: it was removed from the vault (or someone who holds an earlier key added a keyring that is not genuine); it can read older records but cannot write or change the keys. Open the vault with an enrolled device or the recovery key"
+            "this key cannot open epoch \(epoch), which a current member made: it was removed from the vault; it can read older records but cannot write or change the keys. Open the vault with an enrolled device or the recovery key"
         case .deviceStore(let e): e.description
         case .sync(let e): e.description
         }

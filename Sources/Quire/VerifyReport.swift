@@ -119,7 +119,7 @@ extension Vault {
                     switch record.frame.header.kind {
                     case .entryRevision: _ = try EntryRevision(decoding: record.payload, location: loc)
                     case .blobManifest:
-                        let blobKey = file.keys.keys(for: record.frame.header.keyID).first?.blobKey
+                        let blobKey = file.openingKey(frame: loc.index)?.blobKey
                         manifests.append((try BlobManifest(decoding: record.payload, location: loc), loc, blobKey))
                     case .profile: _ = try Profile(decoding: record.payload, location: loc)
                     default: break

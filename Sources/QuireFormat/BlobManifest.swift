@@ -30,8 +30,8 @@ public struct BlobManifest: Sendable, Equatable {
         self.unknownFields = unknownFields
     }
 
-    /// The number of chunks the content takes: ⌈size / 64 KiB⌉, and 1 for
-    /// empty content (`Spec/format.md §7.1`).
+    /// The number of chunks the padded stream takes: ⌈Padmé(size + 1) /
+    /// 64 KiB⌉, so 1 for empty content (`Spec/format.md §7.1`).
     public var chunkCount: UInt64 { Padding.chunkCount(contentByteCount: byteCount) }
 
     /// True when `id` is this content's blob id or one of its aliases.

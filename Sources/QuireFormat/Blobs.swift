@@ -358,7 +358,7 @@ public final class BlobReader {
     func readChunkLocked(_ index: Int, into output: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
         let frame = vault.structure.frames[frames[index]]
         if let verdict = vault.releaseVerdictLocked(frame: frame.location.index) { throw verdict }
-        let keys = vault.keys.keys(for: frame.header.keyID)
+        let keys = vault.candidateKeysLocked(for: frame)
         guard !keys.isEmpty else { throw .unknownKey(frame.location, keyID: frame.header.keyID) }
         let length = Int(frame.header.bodyLength)
         guard length <= body.count else {

@@ -149,12 +149,13 @@ public enum CommitChain {
         guard let plain = try? XChaCha20Poly1305.open(sealed, key: attestationKey, nonce: nonce, authenticating: ad) else {
             return .failed(reason: "the sealed attestation does not open")
         }
-        // 96 zero bytes are unattested before the nonce is looked at
-        // (Spec/format.md §9.4): not an issue, whatever the nonce.
-        if plain == unattested { return .unattested }
+        // The nonce is derived from the plaintext for both forms
+        // (Spec/format.md §9.4): one commit body per attestation, zeros
+        // included, so a nonce that is not derived is a failure first.
         guard constantTimeEqual(syntheticNonce(key: attestationKey, head: head, attestation: plain), nonce) else {
             return .failed(reason: "the attestation's nonce is not derived from it")
         }
+        if plain == unattested { return .unattested }
         let signer = Array(plain[0..<32]), signature = Array(plain[32..<96])
         guard Ed25519.verify(signature: signature, message: signedMessage(vaultID: vaultID, digest: digest), publicKey: signer) else {
             return .failed(reason: "the signature does not verify")

@@ -10,7 +10,7 @@ import QuireCrypto
 /// +---------------+------+------+-------------------------------+-------+
 /// | magic (8)     | ver  | flags| vault id (16)                 | check |
 /// | 89 51 55 49   | u16  | u16  |                               | (4)   |
-/// | 52 45 0D 0A   | =1   | =0   |                               |       |
+/// | 52 45 0D 0A   | =2   | =0   |                               |       |
 /// +---------------+------+------+-------------------------------+-------+
 /// ```
 ///
@@ -33,7 +33,7 @@ public struct FileHeader: Sendable, Equatable {
     /// The vault id.
     public let vaultID: VaultID
 
-    /// A version-1 header for `vaultID`.
+    /// A header of the current version (2) for `vaultID`.
     public init(vaultID: VaultID) {
         version = Self.currentVersion
         flags = 0

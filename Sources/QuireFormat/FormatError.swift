@@ -94,8 +94,9 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     case chunkFinalMissing(stream: String)
     /// A chunk before the last carries the final flag.
     case chunkFinalRepeated(stream: String, index: UInt32)
-    /// A chunk breaks the one canonical chunking (a short non-final chunk, an
-    /// empty final chunk after full ones).
+    /// A chunk breaks the one canonical chunking (`Spec/format.md §7.4`): a
+    /// chunk other than the last that is not 64 KiB of stream, an empty
+    /// chunk, or a body over one chunk.
     case chunkNoncanonical(stream: String, index: UInt32, reason: String)
     /// A blob's stream has another number of chunks than its manifest's
     /// size needs (⌈Padmé(size + 1) / 65,536⌉, `Spec/format.md §7.4`).

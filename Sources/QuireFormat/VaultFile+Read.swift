@@ -66,11 +66,34 @@ extension VaultFile {
     /// The verified content of the committed record at frame `index`.
     ///
     /// - Throws: ``FormatError/authenticationFailed(_:)``,
-    ///   ``FormatError/unknownEpoch(_:epoch:)``, ``FormatError/staleEpoch(_:epoch:currentEpoch:)``,
+    ///   ``FormatError/unknownKey(_:keyID:)``, ``FormatError/staleEpoch(_:epoch:currentEpoch:)``,
     ///   ``FormatError/malformedFrame(_:reason:)``, padding and decompression
     ///   errors, ``FormatError/io(_:)``.
     public func openRecord(frame index: Int) throws(FormatError) -> [UInt8] {
         try lock.withLock { () throws(FormatError) -> [UInt8] in try openRecordLocked(frame: index) }
+    }
+
+    /// The held key that opens sealed frame `index`: the only key with the
+    /// frame's key id, or, when 48-bit key ids collide (`Spec/format.md
+    /// §5.1`), the first in key-commitment order whose record key
+    /// authenticates it. Nil when no held key opens it. Callers use it for
+    /// what the key carries besides the record key: a manifest's blob key,
+    /// a commit's attestation key.
+    public func openingKey(frame index: Int) -> EpochKey? {
+        let candidates = keys.keys(for: structure.frames[index].header.keyID)
+        guard candidates.count > 1 else { return candidates.first }
+        return lock.withLock { () -> EpochKey? in
+            let frame = structure.frames[index]
+            let candidates = candidateKeysLocked(for: frame)
+            let window = FileWindow(file: file, fileSize: structure.fileSize, preferredByteCount: 0)
+            let ad = vaultID.bytes + frame.headerBytes[0..<FrameHeader.fieldByteCount]
+            return candidates.first { key in
+                (try? window.withBytes(frame.bodyOffset, Int(frame.header.bodyLength)) { body throws(FormatError) in
+                    try SealedFrame.open(body: body, header: frame.header, associatedData: ad, location: frame.location, keys: [key],
+                                         context: DecompressionContext())
+                }) != nil
+            }
+        }
     }
 
     func openRecordLocked(frame index: Int) throws(FormatError) -> [UInt8] {
@@ -87,7 +110,7 @@ extension VaultFile {
             if let body = frame.plaintextBody { return body }
             return try window.bytes(frame.bodyOffset, Int(frame.header.bodyLength) - FrameHeader.bodyHashByteCount)
         }
-        let candidates = keys.keys(for: frame.header.keyID)
+        let candidates = candidateKeysLocked(for: frame)
         guard !candidates.isEmpty else { throw .unknownKey(frame.location, keyID: frame.header.keyID) }
         let ad = vaultID.bytes + frame.headerBytes[0..<FrameHeader.fieldByteCount]
         return try window.withBytes(frame.bodyOffset, Int(frame.header.bodyLength)) { body throws(FormatError) in

@@ -394,6 +394,19 @@ extension VaultFile {
         }
     }
 
+    /// The held keys to try on a sealed frame (`Spec/format.md §9.3`): every
+    /// key with its key id, in key-commitment order; in a commit that is a
+    /// mismatch or unverifiable, only those of an epoch at or above the
+    /// commit's floor.
+    func candidateKeysLocked(for frame: ScannedFrame) -> [EpochKey] {
+        let all = keys.keys(for: frame.header.keyID)
+        guard let g = structure.groupIndex(ofFrame: frame.location.index), g < verdicts.statuses.count else { return all }
+        switch verdicts.statuses[g] {
+        case .mismatch, .unverifiable: return all.filter { $0.epoch >= verdicts.floors[g] }
+        case .verified, .stale: return all
+        }
+    }
+
     /// The epoch of the key a sealed frame is sealed under, if held.
     func epoch(of frame: ScannedFrame) -> UInt32? {
         keys.keys(for: frame.header.keyID).map(\.epoch).max()

@@ -225,7 +225,7 @@ public enum Compaction {
             func carryBlob(_ m: (index: Int, manifest: BlobManifest), _ tx: PendingCommit) throws(FormatError) {
                 if options.rekey {
                     // Stored again under the new blob key; the old id stays an alias.
-                    let blobKey = file.keys.keys(for: frames[m.index].header.keyID).first?.blobKey
+                    let blobKey = file.openingKey(frame: m.index)?.blobKey
                     let reader = try file.openBlob(m.manifest, blobKey: blobKey)
                     _ = try tx.appendBlob(from: BlobSource(reader), mediaType: m.manifest.mediaType, aliases: [m.manifest.blob] + m.manifest.aliases)
                 } else {

@@ -54,7 +54,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case .damaged(let issues):
             "the vault has \(issues.count) damaged or unverified record\(issues.count == 1 ? "" : "s") (first: \(issues.first.map { "\($0)" } ?? "")) that compaction would drop; nothing was changed — fold its copies or keep it as it is"
         case .removed(let epoch):
-            "this key cannot open epoch \(epoch) of the vault or its copy: it was removed (or a keyring is not genuine), so it cannot merge; merge on an enrolled device or with the recovery key"
+            "this key cannot open epoch \(epoch) of the vault or its copy: a current member removed it, so it cannot merge; merge on an enrolled device or with the recovery key"
         case .resultDoesNotVerify(let reason): "the merged file did not verify (\(reason)); the vault was left as it was"
         case .locked(let path): "\(path) is locked by another Quire process; try again when it is done"
         case let .folderUnreadable(path, e): "the folder \(path) cannot be listed: \(e)"

@@ -522,7 +522,16 @@ final class Side {
                     unopened = !f.header.kind.isKnown
                 case (_, true):
                     do {
-                        _ = try file.openRecord(frame: i)
+                        // A record that opens must also keep its kind's
+                        // schema (Spec/merge.md §3.2): what a reader would
+                        // not release is not committed again.
+                        let payload = try file.openRecord(frame: i)
+                        switch f.header.kind {
+                        case .entryRevision: _ = try EntryRevision(decoding: payload, location: f.location)
+                        case .blobManifest: _ = try BlobManifest(decoding: payload, location: f.location)
+                        case .profile: _ = try Profile(decoding: payload, location: f.location)
+                        default: break
+                        }
                     } catch {
                         if case .unknownKey = error {
                             unopened = true
@@ -541,8 +550,11 @@ final class Side {
             var h = BLAKE2b.Hasher(byteCount: 32)
             for c in carried { h.update(c.identity) }
             var attestation: [UInt8]? = nil
-            if status == .verified, case .attested = file.commits.attestations[g], let key = file.keys.keys(for: commitFrame.header.keyID).first {
-                attestation = CommitChain.openAttestation(body: groups[g].commitBody, key: key, vaultID: file.vaultID, commitHeader: commitFrame.header)
+            if status == .verified, case .attested = file.commits.attestations[g] {
+                // With colliding key ids, the key that opens it.
+                attestation = file.keys.keys(for: commitFrame.header.keyID).lazy.compactMap { key in
+                    CommitChain.openAttestation(body: groups[g].commitBody, key: key, vaultID: self.file.vaultID, commitHeader: commitFrame.header)
+                }.first
             } else if status == .verified, case .unattested = file.commits.attestations[g] {
                 attestation = CommitChain.unattested
             }
@@ -565,7 +577,7 @@ final class Side {
             return
         case .blobManifest:
             let manifest = try BlobManifest(decoding: try file.openRecord(frame: f.index))
-            let blobKey = file.keys.keys(for: frame.header.keyID).first?.blobKey
+            let blobKey = file.openingKey(frame: f.index)?.blobKey
             let reader = try file.openBlob(manifest, blobKey: blobKey)
             _ = try tx.appendBlob(from: BlobSource(reader), mediaType: manifest.mediaType, aliases: [manifest.blob] + manifest.aliases)
         default:

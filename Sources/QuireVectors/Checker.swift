@@ -80,7 +80,7 @@ public enum Checker {
             case .profile: guard (try? Profile(decoding: p)) != nil else { return true }
             case .blobManifest:
                 guard let m = try? BlobManifest(decoding: p) else { return true }
-                manifests.append((m, vault.file.keys.keys(for: record.frame.header.keyID).first?.blobKey))
+                manifests.append((m, vault.file.openingKey(frame: record.frame.location.index)?.blobKey))
             default: break
             }
             released.append((record.frame.header.kind.rawValue, p))

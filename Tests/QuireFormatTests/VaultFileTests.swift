@@ -385,6 +385,33 @@ func fileBytes(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] 
         }
     }
 
+    @Test func unverifiedCommitTriesOnlyKeysAtOrAboveItsFloor() throws {
+        // Spec/format.md §9.3 release step 2: in a commit that is a mismatch,
+        // a record is tried only with the candidates of its key id whose
+        // epoch is at least the floor. Here a record sealed under an epoch-1
+        // key, after a trusted epoch-2 keyring, shares its key id with the
+        // epoch-2 key: it is tried under that key alone and does not open.
+        let v = RawKeyVault(label: "floor candidates", key: CollidingKeys.first(epoch: 1))
+        _ = try VaultFile.create(at: v.path, vaultID: v.vaultID, keys: v.keys, random: SeededRandom(label: "floor create"), options: fast,
+                             attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
+            _ = try tx.appendPlaintext(kind: .keyring, keyID: CollidingKeys.id, epoch: 2, body: Array("a keyring".utf8))
+        }
+        try v.open(writable: true).commit(random: SeededRandom(label: "floor commit"), options: fast, attestWith: v.member) {
+            (tx: PendingCommit) throws(FormatError) in
+            try tx.appendSealed(kind: .entryRevision, payload: [7], compress: false)
+        }
+        let commit = try v.open().structure.frames.last!
+        try overwrite(v.path, at: commit.bodyOffset, with: [~(try fileBytes(v.path)[Int(commit.bodyOffset)])])
+        var both = KeySet()
+        both.add(CollidingKeys.first(epoch: 1))
+        both.add(CollidingKeys.second(epoch: 2))
+        let vault = try v.open(keys: both, trustedKeyrings: [0: 2])
+        #expect(vault.commits.statuses == [.verified, .mismatch])
+        let record = vault.structure.frames[2]
+        #expect(records(vault) == ([], [.authenticationFailed(record.location)]))
+        #expect(vault.openingKey(frame: 2) == nil)
+    }
+
     @Test func chainCoversHeadersAndBodyHashesOnly() throws {
         // Spec/format.md §9.2: a frame's summary is its header and its body
         // hash. Damage elsewhere in a body leaves the commit verified and
@@ -745,9 +772,10 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         #expect(releasedRecords(after).map(\.attestedBy) == [nil])
     }
 
-    @Test func unattestedCommitUnderAnotherNonceIsStillUnattested() throws {
-        // Spec/format.md §9.4: A = 0⁹⁶ is unattested before the nonce is
-        // looked at; no issue is reported.
+    @Test func unattestedCommitUnderAnotherNonceFailsItsAttestation() throws {
+        // Spec/format.md §9.4: the nonce is checked before A = 0⁹⁶ is read
+        // as unattested; a zero attestation under another nonce fails. Its
+        // records are released as verified and unattested either way.
         let v = RawKeyVault(label: "unattested nonce")
         try v.create([[1]], attest: false)
         let (offset, _) = Self.lastCommitBody(try v.open())
@@ -759,8 +787,8 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         try overwrite(v.path, at: offset + 32, with: nonce + XChaCha20Poly1305.seal(CommitChain.unattested, key: attestationKey, nonce: nonce, authenticating: ad))
         let after = try v.open()
         #expect(after.commits.statuses == [.verified])
-        #expect(after.commits.attestations == [.unattested])
-        #expect(after.commitIssues.isEmpty)
+        #expect(after.commits.attestations == [.failed(reason: "the attestation's nonce is not derived from it")])
+        #expect(after.commitIssues.map(\.code) == ["attestation_failed"])
         #expect(releasedRecords(after).map(\.attestedBy) == [nil])
     }
 
@@ -958,10 +986,11 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         let reader = try again.openBlob(manifest, blobKey: v.blobKey)
         #expect(reader.chunkCount == chunks)
         #expect(try reader.readAll() == content)
-        // Each chunk opened alone is its slice of the padded stream.
+        // Each chunk opened alone is its slice of the content: the padding
+        // is left out (a chunk of padding alone gives no bytes).
         for i in Set([0, chunks / 2, chunks - 1]) {
-            let lower = i * 65536, upper = min(stream.count, lower + 65536)
-            #expect(try reader.chunk(i) == Array(stream[lower..<upper]), "chunk \(i)")
+            let lower = min(content.count, i * 65536), upper = min(content.count, i * 65536 + 65536)
+            #expect(try reader.chunk(i) == Array(content[lower..<upper]), "chunk \(i)")
         }
         // Streaming in odd-sized pieces gives the same bytes.
         let streaming = try again.openBlob(manifest, blobKey: v.blobKey)

@@ -1,6 +1,8 @@
 import Foundation
 import Quire
 import QuireSystem
+import QuireFormat
+import QuireKeys
 import Testing
 
 /// Compaction and rekey (`Spec/merge.md §6`).
@@ -148,5 +150,27 @@ import Testing
             try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), now: t0 + 20, writeOptions: fast)
         }
         #expect(bytes(c.a) == raw)
+    }
+}
+
+/// A record that authenticates but breaks its kind's schema is not carried
+/// by a merge (`Spec/merge.md §3.2`): readers do not release it, so the
+/// result must not commit it again; it is reported as left out.
+@Suite struct MergeSchemaTests {
+    @Test func aRecordThatBreaksItsSchemaIsLeftOut() throws {
+        let c = try TwoCopies("schema")
+        let phone = try c.onPhone(c.b)
+        try phone.add(EntryBody(created: t0 + 5, text: "good"))
+        let file = try VaultFile(path: c.b, writable: true)
+        let unlocked = try KeyringEvaluator.unlock(file, with: .device(c.phone.keyPair))
+        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+        try file.commit(options: fast, attestWith: c.phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
+            // A map with one key and no value: not CBOR.
+            _ = try tx.appendSealed(kind: .entryRevision, payload: [0xa1, 0x61, 0x78], compress: false)
+        }
+        let report = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        #expect(report.leftOut.map(\.code) == ["malformed_record"])
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["good", "shared"])
+        #expect(try c.onLaptop(c.a).verify().issues.isEmpty)
     }
 }

@@ -264,7 +264,7 @@ private func crossMerge(_ dir: TemporaryDirectory, laptopFile: String, phoneFile
         // Bit flip in a commit frame's head.
         if let commit = frames.first(where: { $0.header.kind == .commit && $0.location.offset > 64 }) {
             var r = good
-            r[Int(commit.end) - 3] ^= 0x10
+            r[Int(commit.bodyOffset) + 3] ^= 0x10
             variants.append(("commit head", r))
         }
         // Bit flip in a frame header.
@@ -347,7 +347,7 @@ private func crossMerge(_ dir: TemporaryDirectory, laptopFile: String, phoneFile
         let phone = try c.onPhone(c.b)
         try phone.add(EntryBody(created: t0 + 11, text: "phone"))
         var raw = bytes(c.b)
-        raw[raw.count - 1] ^= 0x01 // the last commit's head
+        raw[raw.count - 168] ^= 0x01 // the last commit's head (its body's first 32 bytes)
         try write(raw, c.b)
         let report = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
         #expect(report.leftOut.map(\.code).contains("commit_mismatch"))
@@ -516,7 +516,8 @@ private func crossMerge(_ dir: TemporaryDirectory, laptopFile: String, phoneFile
 
 
     /// Both devices rekey concurrently (each compacts its own file), then
-    /// exchange copies: same bytes on both, everything readable, merging
+    /// exchange copies: the same records on both (the bytes differ only in
+    /// one attestation, each device's own), everything readable, merging
     /// again is a no-op.
     @Test func concurrentRekeysConverge() throws {
         let c = try TwoCopies("breaker concurrent rekey")
@@ -525,8 +526,19 @@ private func crossMerge(_ dir: TemporaryDirectory, laptopFile: String, phoneFile
         _ = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(rekey: true), now: t0 + 20, writeOptions: fast)
         _ = try Compaction.compact(vaultAt: c.b, credential: .device(c.phone.keyPair), options: CompactionOptions(rekey: true), now: t0 + 21, writeOptions: fast)
         let (l, p) = try crossMerge(c.dir, laptopFile: c.a, phoneFile: c.b, laptop: .device(c.laptop.keyPair), phone: .device(c.phone.keyPair), round: 0)
-        let equal = l == p
-        #expect(equal, "concurrent rekeys: results differ")
+        // Each compaction wrote one group: the older keyrings (which both
+        // hold), its rekey keyring and the records. In a merge the other
+        // side's group loses the keyrings already written, so that block is
+        // partial and each merging device attests it with its own key
+        // (Spec/merge.md §3.3): the two results differ in that one
+        // attestation, in the last commit, and nowhere else.
+        #expect(l.count == p.count)
+        let differing = (0..<min(l.count, p.count)).filter { l[$0] != p[$0] }
+        let lastCommit = try #require(try VaultFile(path: c.a).structure.frames.last { $0.isCommit })
+        #expect(differing.allSatisfy { UInt64($0) >= lastCommit.bodyOffset + 32 && UInt64($0) < lastCommit.end }, "results differ outside an attestation")
+        // Exchanging again writes nothing on either side.
+        let (l2, p2) = try crossMerge(c.dir, laptopFile: c.a, phoneFile: c.b, laptop: .device(c.laptop.keyPair), phone: .device(c.phone.keyPair), round: 1)
+        #expect(l2 == l && p2 == p)
         for cred: Credential in [.device(c.laptop.keyPair), .device(c.phone.keyPair), .recoveryKey(c.recovery)] {
             #expect(try texts(c.a, cred) == ["laptop", "phone", "shared"])
         }
@@ -642,6 +654,24 @@ private func crossMerge(_ dir: TemporaryDirectory, laptopFile: String, phoneFile
         #expect(leftovers(c.dir).isEmpty)
     }
 
+    /// A commit whose attestation fails still verifies: its records are
+    /// released unattested, and compaction keeps them, unattested, in its
+    /// second commit (Spec/merge.md §6) — nothing is dropped or vouched for.
+    @Test func compactionKeepsRecordsOfAFailedAttestationUnattested() throws {
+        let c = try TwoCopies("breaker compact attestation")
+        let v = try c.onLaptop(c.a)
+        try v.add(EntryBody(created: t0 + 10, text: "one"))
+        var raw = bytes(c.a)
+        raw[raw.count - 3] ^= 0x10 // the last commit's sealed attestation
+        try write(raw, c.a)
+        #expect(try c.onLaptop(c.a).entries().first { $0.body.text == "one" }?.isAttested == false)
+        let r = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), now: t0 + 20, writeOptions: fast)
+        #expect(r.revisionsAfter == 2)
+        let after = try c.onLaptop(c.a)
+        #expect(after.verify().issues.isEmpty)
+        #expect(try after.entries().map { "\($0.body.text) \($0.isAttested)" }.sorted() == ["one false", "shared true"])
+    }
+
     @Test func keepHistoryAndHorizon() throws {
         let c = try TwoCopies("breaker history")
         let lv = try c.onLaptop(c.a)
@@ -649,6 +679,9 @@ private func crossMerge(_ dir: TemporaryDirectory, laptopFile: String, phoneFile
         for i in 1...5 { try lv.edit(e.entryID, body: EntryBody(created: t0 + 10, text: "v\(i)")) }
         let d = try lv.add(EntryBody(created: t0 + 20, text: "deleted"))
         let tomb = try lv.delete(d.entryID)
+        // A later record: the tombstone is not the vault's newest, which
+        // compaction always keeps (Spec/merge.md §6).
+        try lv.add(EntryBody(created: t0 + 30, text: "later"))
         let now = Int64(tomb.clock.milliseconds) + 1000
         // Horizon larger than the tombstone's age: kept.
         var r = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair),
@@ -656,7 +689,7 @@ private func crossMerge(_ dir: TemporaryDirectory, laptopFile: String, phoneFile
         var v = try c.onLaptop(c.a)
         #expect(try v.revisions(of: e.entryID).map(\.body.text) == ["v3", "v4", "v5"])
         #expect(try v.entry(d.entryID)?.isDeleted == true)
-        #expect(r.revisionsAfter == 3 + 1 + 1 + 1) // e: 3, d: tombstone + 1 history, shared: 1
+        #expect(r.revisionsAfter == 3 + 1 + 1 + 1 + 1) // e: 3, d: tombstone + 1 history, shared: 1, later: 1
         // Horizon smaller: the entry goes.
         r = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair),
                                    options: CompactionOptions(keepHistory: 0, tombstoneHorizonMilliseconds: 500), now: now, writeOptions: fast)
@@ -668,7 +701,7 @@ private func crossMerge(_ dir: TemporaryDirectory, laptopFile: String, phoneFile
                                    options: CompactionOptions(keepHistory: -5, tombstoneHorizonMilliseconds: -1), now: now, writeOptions: fast)
         _ = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair),
                                    options: CompactionOptions(keepHistory: Int.max, tombstoneHorizonMilliseconds: Int64.max), now: Int64.min, writeOptions: fast)
-        #expect(try c.onLaptop(c.a).entries().map(\.body.text).sorted() == ["shared", "v5"])
+        #expect(try c.onLaptop(c.a).entries().map(\.body.text).sorted() == ["later", "shared", "v5"])
     }
 
     /// Extreme horizons against a tombstone that stays (the newest revision

@@ -20,23 +20,13 @@ import QuireVectors
     /// `KeyringEvaluator.unlock` (a SEGV releasing a `KeyError`). The cause
     /// was a stale incremental fuzz build (a module compiled against an
     /// older `KeyError` layout), not the library; `make fuzz` now builds
-    /// from scratch. The input was made before recovery slots became sealed
-    /// boxes, so its keyring is now malformed for its slot layout; the path
-    /// it once exercised (a slot opens, the sealed part does not) has its
-    /// own test in `KeyringEvaluatorTests`.
+    /// from scratch. The input is a format-1 file: it is now refused at the
+    /// header, before any key is tried (`Spec/format.md §3`).
     @Test func keyringEvaluatorCrash() throws {
         let vector = try Self.load("keyring-evaluator-crash.qv")
         let dir = TemporaryDirectory()
         let path = dir.file("v.quire")
         _ = FileManager.default.createFile(atPath: path, contents: Data(vector.body))
-        let file = try VaultFile(path: path, writable: false)
-        let recovery = try RecoveryKey(code: vector.recoveryKey!)
-        #expect(throws: KeyError.self) { try KeyringEvaluator.unlock(file, with: .recoveryKey(recovery)) }
-        do {
-            _ = try KeyringEvaluator.unlock(file, with: .recoveryKey(recovery))
-        } catch {
-            #expect(error.code == "malformed_keyring")
-            #expect(error.description.contains("recovery slot needs a 98-byte \"box\""))
-        }
+        #expect(throws: FormatError.unsupportedVersion(1)) { try VaultFile(path: path, writable: false) }
     }
 }

@@ -174,7 +174,7 @@ import QuireKeys
                     Issue.record("\(ctx): new content of \(size) bytes was reported as deduplicated")
                     return
                 }
-                #expect(m.byteCount == UInt64(size) && m.chunkCount == UInt64(max(1, (size + 65_535) / 65_536)), "\(ctx) size \(size)")
+                #expect(m.byteCount == UInt64(size) && m.chunkCount == UInt64((referencePadme(size + 1) + 65_535) / 65_536), "\(ctx) size \(size)")
                 model.blobs[s.blob] = content
             }
             model.entries[entryID] = Model.Entry(created: created, text: text, attachments: [ref!], isDeleted: false, revisionCount: 1)
@@ -220,4 +220,15 @@ import QuireKeys
             }
         }
     }
+}
+
+/// The Padmé length (`Spec/format.md §6.2`), written from the paper's
+/// definition: the low E − S bits of L rounded up, E = ⌊log₂ L⌋,
+/// S = ⌊log₂ E⌋ + 1.
+private func referencePadme(_ length: Int) -> Int {
+    guard length >= 2 else { return length }
+    let e = Int.bitWidth - 1 - length.leadingZeroBitCount
+    let s = Int.bitWidth - e.leadingZeroBitCount
+    let mask = (1 << (e - s)) - 1
+    return (length + mask) & ~mask
 }

@@ -174,3 +174,42 @@ def decode(data: bytes):
     if dec.left() != 0:
         raise CBORError("bytes after the item")
     return v
+
+
+# --- Encoding (for the merge check, which writes a new manifest) ------------
+
+def _head(major: int, n: int) -> bytes:
+    if n < 24:
+        return bytes([major << 5 | n])
+    for ai, size in ((24, 1), (25, 2), (26, 4), (27, 8)):
+        if n < 1 << (8 * size):
+            return bytes([major << 5 | ai]) + n.to_bytes(size, "big")
+    raise CBORError("integer too large")
+
+
+def encode(v) -> bytes:
+    """The deterministic profile of records.md §1.1 (keys sorted by their
+    encodings, shortest forms, 8-byte floats)."""
+    if isinstance(v, _Key):
+        v = v.v
+    if v is False:
+        return b"\xf4"
+    if v is True:
+        return b"\xf5"
+    if v is None:
+        return b"\xf6"
+    if type(v) is int:
+        return _head(0, v) if v >= 0 else _head(1, -1 - v)
+    if type(v) is float:
+        return b"\xfb" + struct.pack(">d", v)
+    if type(v) is bytes:
+        return _head(2, len(v)) + v
+    if type(v) is str:
+        raw = v.encode("utf-8")
+        return _head(3, len(raw)) + raw
+    if type(v) is list:
+        return _head(4, len(v)) + b"".join(encode(x) for x in v)
+    if isinstance(v, CMap):
+        pairs = sorted((encode(k), encode(x)) for k, x in v.pairs)
+        return _head(5, len(pairs)) + b"".join(k + x for k, x in pairs)
+    raise CBORError("cannot encode %r" % type(v))

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# format.md §12, "Warnings: nothing is lost" (the ones a file can show;
+# rollback_suspected and device_memory_not_saved need device memory).
 WARNINGS = frozenset({"header_copy_damaged", "frame_repaired", "torn_tail",
-                      "keyring_copy_damaged"})
+                      "keyring_copy_damaged", "kdf_limits_exceeded"})
 
 
 class QuireError(Exception):
@@ -20,7 +22,7 @@ class QuireError(Exception):
 @dataclass(frozen=True)
 class Issue:
     code: str
-    offset: int | None      # None: an issue without an offset (keys.md §2.3)
+    offset: int
 
     def __str__(self):
-        return self.code if self.offset is None else "%s @ %d" % (self.code, self.offset)
+        return "%s @ %d" % (self.code, self.offset)

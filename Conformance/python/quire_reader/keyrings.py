@@ -1,54 +1,57 @@
-"""Keyrings (format.md §8, keys.md §2).
+"""Keyrings (format.md §8, keys.md §2, §5).
 
-- Credential, SlotOpener: §8.3 and keys.md §2 key slots, each a sealed box
-  to an X25519 recipient (device, recovery, passphrase; the runner has no
-  escrow credential), records.md §6.4 recovery codes, keys.md §2.3 the
-  Argon2id bounds and the derivation budget;
+- Credential, SlotOpener: §8.3 and keys.md §2 key slots (a sealed box of
+  `K ‖ vault id ‖ u32(e)` to an X25519 recipient), records.md §6.4 recovery
+  codes, keys.md §2.3 the Argon2id bounds and the derivation budget;
 - collect: §8.1 the two copies of a keyring (one keyring per id, its first
-  intact copy, keyring_copy_damaged for a damaged copy);
-- _parse, _open_inner: §8.1 layout and §8.4 rule 1 (records.md §6; member
-  keys valid Ed25519 public keys, keys.md §0);
-- _reach: §8.5 which epoch keys the credential reaches;
-- _decide, _root_ok, _child_ok, _removals: §8.4 rules 1-7 (trust,
-  escrow-free for good, sticky removal, a removed device's own view);
-- _raise_no_trust: §8.5, the fatal error when nothing can be trusted.
+  intact copy; keyring_copy_damaged for a damaged copy);
+- _parse_public: §8.4 rule 1 before any key, rule 2 from the public part;
+- _try_slots, _open: §8.5 steps 2 and 3 (keys by commitment; rule 1 once
+  opened, rule 2 once opened, rule 3);
+- _rules_1_to_5, _rule_6: §8.4 trust;
+- _raise_fatal: §8.5, the error when the vault cannot be opened;
+- _removed: §8.6 removed-device detection.
 
 Entry point: open_keyrings(frames, opener, vault_id) -> Keys, or raises
-QuireError (§8.5).
+QuireError.
 """
 
 from __future__ import annotations
 
 import hmac
+import struct
 import unicodedata
 from dataclasses import dataclass, field
 
 from . import cbor, schema
-from .crypto import (aead_open, argon2id, blake2b, ed25519_from_seed,
-                     ed25519_to_x25519, ed25519_verify, is_valid_ed25519_public_key,
-                     kdf, sealed_box_open, seed_keypair)
+from .crypto import (CTX_RK, SUBKEY_KEYRING, SUBKEY_LINK, aead_open, argon2id, blake2b,
+                     ed25519_from_seed, ed25519_verify, ed_to_x, h256, is_valid_ed25519_public_key,
+                     kdf, key_commitment, sealed_box_open, seed_keypair, subkey)
 from .errors import Issue, QuireError
-from .frames import Frame, u16
+from .frames import BODY_HASH, Frame, is_well_formed
+from .payload import PayloadError, unpad
 from .recovery import parse_recovery_code
 
-CTX_V1 = b"quire v1"
-CTX_RK = b"quire rk"
-
-KDF_OPS = (1, 8)                         # §11
-KDF_MEM = (8192, 1_073_741_824)
+KDF_OPS = (1, 8)                         # §8.3, §11, keys.md §2.3
+KDF_MEM = (8192, 268_435_456)
+MAX_DERIVATIONS = 4                      # keys.md §2.3, the derivation budget
 
 WRONG_CREDENTIAL = {"recovery": "wrong_recovery_key", "passphrase": "wrong_passphrase",
-                    "device": "wrong_device_key"}
+                    "device": "wrong_device_key", "escrow": "wrong_device_key"}
+
+
+def u32(x: int) -> bytes:
+    return struct.pack("<I", x)
 
 
 # ---------------------------------------------------------------------------
-# Credentials (§8.3)
+# Credentials (§8.3, keys.md §2)
 # ---------------------------------------------------------------------------
 
 @dataclass
 class Credential:
-    kind: str            # "recovery" | "passphrase" | "device"
-    value: object        # code str | passphrase bytes | seed bytes
+    kind: str            # "recovery" | "passphrase" | "device" | "escrow"
+    value: object        # code str | passphrase bytes | seed bytes | (x_pk, x_sk)
 
     @staticmethod
     def recovery(code: str):
@@ -56,38 +59,38 @@ class Credential:
 
     @staticmethod
     def passphrase(p: str):
-        # §8.3: UTF-8 bytes in Unicode Normalization Form C.
+        # keys.md §2.3: the UTF-8 bytes in Unicode Normalization Form C.
         return Credential("passphrase", unicodedata.normalize("NFC", p).encode("utf-8"))
 
     @staticmethod
     def device(seed: bytes):
         return Credential("device", seed)
 
+    @staticmethod
+    def escrow(x_pk: bytes, x_sk: bytes):
+        return Credential("escrow", (x_pk, x_sk))
+
 
 class SlotOpener:
-    """Tries one credential on key slots (keys.md §2, format.md §8.3).
+    """One attempt to open a vault with one credential (keys.md §2).
 
-    Every slot is a 98-byte sealed box of `K_e ‖ vault id ‖ u16(e)` to an
-    X25519 recipient. The credential gives the X25519 key pair:
-
-    - a device seed: libsodium's conversion of its Ed25519 key pair (§2.1);
+    The X25519 key pair that opens the slots:
+    - a device seed: libsodium's conversion of EdKeyPair(seed) (§2.1);
     - a recovery key R: the conversion of EdKeyPair(KDF(R, 2, "quire rk"))
-      (§2.2, §4); constructing the opener parses the code first
-      (recovery_code_invalid, which format.md §8.5 puts first);
-    - a passphrase: SeedKeyPair(Argon2id(P, salt, opsLimit, memLimit)), one
-      pair per slot parameters, under the derivation budget of §2.3.
+      (§2.2, §4); the code is parsed first [recovery_code_invalid];
+    - a passphrase: SeedKeyPair(Argon2id(P, salt, opsLimit, memLimit)), under
+      the derivation budget of §2.3;
+    - an escrow key pair, as given (§2.4).
 
-    One SlotOpener is one attempt to open the vault: the Argon2id cache
-    persists across the key layer's looks (commit recovery makes it look
-    again, format.md §10.3), so one attempt runs Argon2id at most 4 times.
-    `begin_look` resets what §2.3 tracks per pass over the slots."""
-
-    MAX_DERIVATIONS = 4                  # keys.md §2.3, format.md §11
+    The Argon2id cache lives as long as the attempt (commit recovery makes
+    the key layer look again, format.md §10.3); `begin_look` resets the
+    flag *opened*, the set *untried* and the refused keyrings of §2.3."""
 
     def __init__(self, cred: Credential):
         self.cred = cred
+        self.kind = cred.kind
         self.own_key = None              # the credential's Ed25519 public key, if any
-        self._derived = {}               # (salt, ops, mem) -> (pk, sk)   (§2.3 cache)
+        self._derived = {}               # (salt, ops, mem) -> (pk, sk)
         self.begin_look()
         if cred.kind == "recovery":
             r = parse_recovery_code(cred.value)
@@ -96,46 +99,47 @@ class SlotOpener:
             seed = cred.value
         elif cred.kind == "passphrase":
             return
+        elif cred.kind == "escrow":
+            self.x_pk, self.x_sk = cred.value
+            return
         else:
             raise ValueError(cred.kind)
         pk, sk = ed25519_from_seed(seed)
         self.own_key = pk
-        self.x_pk, self.x_sk = ed25519_to_x25519(pk, sk)
+        self.x_pk, self.x_sk = ed_to_x(pk, sk)
 
     def begin_look(self):
-        """keys.md §2.3: the flag *opened*, the set *untried*, and the slots
-        refused for their cost (step 1), for one pass over the slots."""
         self.opened = False
         self.untried: set = set()
-        self.kdf_refused = 0
+        self.refused: list = []          # keyrings holding a slot refused for its cost
 
-    def _pair(self, slot):
-        """keys.md §2.3 steps 1-2 for a passphrase slot: the X25519 key pair
-        to try, or None (refused, skipped or untried)."""
+    def _pair(self, slot, kr):
+        """keys.md §2.3 steps 1–2: the key pair to try, or None."""
         ops, mem = slot.get("opsLimit"), slot.get("memLimit")
         if not (KDF_OPS[0] <= ops <= KDF_OPS[1] and KDF_MEM[0] <= mem <= KDF_MEM[1]):
-            self.kdf_refused += 1                                   # step 1
+            if kr not in self.refused:                              # step 1
+                self.refused.append(kr)
             return None
         params = (slot.get("salt"), ops, mem)
         if params in self._derived:                                 # step 2
             return self._derived[params]
         if self.opened:
             return None
-        if len(self._derived) >= self.MAX_DERIVATIONS:
+        if len(self._derived) >= MAX_DERIVATIONS:
             self.untried.add(params)
             return None
         pair = seed_keypair(argon2id(self.cred.value, *params))
         self._derived[params] = pair
         return pair
 
-    def open(self, slot, epoch: int, vault_id: bytes):
-        """Returns the epoch key the slot wraps for this credential, or None
-        (keys.md §2, "Opening a slot")."""
-        kind = self.cred.kind
-        if slot.get("kind") != kind:
-            return None                  # other kinds, and unknown kinds, are skipped
-        if kind == "passphrase":
-            pair = self._pair(slot)
+    def try_slot(self, slot, kr, vault_id: bytes):
+        """§8.3 "Opening". Returns None (the slot does not open: someone
+        else's), ("bad", None) (the box opens with the right length, vault id
+        and epoch, but the key fails the commitment) or ("key", K)."""
+        if slot.get("kind") != self.kind:
+            return None                  # other kinds, unknown kinds included, are skipped
+        if self.kind == "passphrase":
+            pair = self._pair(slot, kr)
             if pair is None:
                 return None
             pk, sk = pair
@@ -144,395 +148,598 @@ class SlotOpener:
         else:
             pk, sk = self.x_pk, self.x_sk
         m = sealed_box_open(slot.get("box"), pk, sk)
-        if m is None or len(m) != 50 or m[32:] != vault_id + u16(epoch):
+        if m is None or len(m) != 52 or m[32:48] != vault_id or m[48:52] != u32(kr.epoch):
             return None
-        if kind == "passphrase":
+        if key_commitment(m[:32]) != kr.key_commit:
+            return ("bad", None)
+        if self.kind == "passphrase":
             self.opened = True                                      # step 4
-        return m[:32]
+        return ("key", m[:32])
 
 
 # ---------------------------------------------------------------------------
 # One keyring
 # ---------------------------------------------------------------------------
 
-@dataclass
+def _role(m):
+    return m.get("role", "device")
+
+
+def _may_sign(m) -> bool:
+    """§8.4 "Terms": role device or recovery, key type ed25519."""
+    return _role(m) in ("device", "recovery") and m.get("keyType", "ed25519") == "ed25519"
+
+
+@dataclass(eq=False)
 class Keyring:
     frame: Frame                     # the copy used: the first intact one (§8.1)
-    index: int                       # position among the distinct keyrings
-    commit_index: int
-    damaged: bool = False            # trailer mismatch and no intact copy
-    not_a_keyring: bool = False      # breaks its row (§4.3), fails records.md §6, or epoch 0
-    public: object = None
+    index: int                       # file order among the keyrings
+    commit_index: int                # the commit holding that copy
+    damaged: bool = False            # a frame that is not intact and no damaged copy
+    # the first failure (§8.4: "each keyring is reported once, for its first failure")
+    fail: str | None = None
+    fail_public: bool = False        # decided without opening: always reported
+    fail_detail: str = ""
+    # public part (§8.2)
     P: bytes = b""
-    S: bytes = b""
-    escrow_forbidden: bool = False
-    # set by opening (reset each time the credential is tried again)
-    slot_opened: bool = False        # the credential opened one of its slots
-    key: bytes | None = None         # the epoch key that opened the sealed part
-    inner_bad: bool = False          # rule 1: opened slot but no key opens it, or bad content
-    content: object = None
+    nonce: bytes = b""
+    sealed: bytes = b""
+    pub: object = None
+    epoch: int = 0
+    key_commit: bytes = b""
+    parents: list = field(default_factory=list)
+    links: list = field(default_factory=list)
+    escrow_free: bool = False
+    required: list = field(default_factory=list)
+    slots: list = field(default_factory=list)
+    # what the credential did (§8.5)
+    slot_reached: bool = False       # a slot's box opened (length, vault id, epoch)
+    open_tried: bool = False         # a reached key was tried on the sealed part
+    opened: bool = False             # the sealed part decrypted
+    key: bytes | None = None
+    # inner part (records.md §6.3), once opened and checked
+    content_ok: bool = False         # rules 1–3 passed once opened
     signer: bytes = b""
-    signature_ok: bool = False
+    content: object = None
+    parent_key_mismatch: bool = False
     # trust
+    in_t0: bool = False
     trusted: bool = False
-    reason: str | None = None
-
-    @property
-    def malformed(self):
-        return self.damaged or self.not_a_keyring or self.inner_bad
-
-    @property
-    def epoch(self):
-        return self.frame.epoch
-
-    @property
-    def id(self):
-        return self.frame.trailer
 
     @property
     def offset(self):
         return self.frame.offset
 
     @property
-    def parents(self):
-        return list(self.public.get("parents", [])) if self.public is not None else []
+    def id(self):
+        return self.frame.body[-BODY_HASH:]
 
     @property
-    def slots(self):
-        return list(self.public.get("slots", [])) if self.public is not None else []
+    def reached(self):
+        return self.slot_reached or self.open_tried
 
-    def keys_in(self, listname):
-        if self.content is None:
-            return set()
-        return {m.get("key") for m in self.content.get(listname, [])}
+    def reject(self, code, detail="", public=False):
+        if self.fail is None:
+            self.fail, self.fail_detail, self.fail_public = code, detail, public
 
+    # content accessors
+    def members(self):
+        return self.content.get("members", [])
 
-def _intact(f: Frame) -> bool:
-    """§8.1: a keyring frame is intact when it keeps its kind's row (§4.3)
-    and its trailer matches its body."""
-    return not f.malformed and blake2b(f.body[:-16], 16) == f.trailer
+    def member_keys(self):
+        return {m.get("key") for m in self.members()}
 
+    def removed_keys(self):
+        return {m.get("key") for m in self.content.get("removed", [])}
 
-def collect(frames: list) -> tuple[list, list]:
-    """§8.1: one Keyring per keyring id (its first intact copy); damaged
-    copies of an intact keyring become keyring_copy_damaged warnings; other
-    damaged frames are keyrings of their own that are malformed."""
-    intact_ids = {f.trailer for f in frames if _intact(f)}
-    keyrings, issues, seen = [], [], set()
-    for f in frames:
-        if _intact(f):
-            if f.trailer not in seen:
-                seen.add(f.trailer)
-                keyrings.append(Keyring(f, len(keyrings), f.commit_index))
-        elif f.trailer in intact_ids or blake2b(f.body[:-16], 16) in intact_ids:
-            issues.append(Issue("keyring_copy_damaged", f.offset))
-        else:
-            keyrings.append(Keyring(f, len(keyrings), f.commit_index, damaged=True))
-    for kr in keyrings:
-        if not kr.damaged:
-            _parse(kr)
-    return keyrings, issues
+    def escrow_keys(self):
+        return {e.get("key") for e in self.content.get("escrow", [])}
 
+    def recovery_key(self):
+        return next(m.get("key") for m in self.members() if _role(m) == "recovery")
 
-def _parse(kr: Keyring) -> None:
-    """§8.4 rule 1 (structure, without keys) and rule 2."""
-    if kr.frame.malformed or kr.epoch == 0:        # breaks its kind's row (§4.3)
-        kr.not_a_keyring = True
-        return
-    try:
-        K = cbor.decode(kr.frame.body[:-16])
-        if not isinstance(K, cbor.CMap):
-            raise schema.SchemaError("malformed_keyring", "not a map")
-        P, S = K.get("public"), K.get("sealed")
-        if type(P) is not bytes or type(S) is not bytes or len(S) < 24 + 16:
-            raise schema.SchemaError("malformed_keyring", "public/sealed missing")
-        pub = cbor.decode(P)
-        schema.check_public(pub)
-    except (cbor.CBORError, schema.SchemaError):
-        kr.not_a_keyring = True
-        return
-    kr.public, kr.P, kr.S = pub, P, S
-    if pub.get("escrowFree", False) and any(s.get("kind") == "escrow" for s in kr.slots):
-        kr.escrow_forbidden = True
+    def signer_may_sign(self, kr) -> bool:
+        """The signer of self is a member of `kr` that may sign."""
+        return any(m.get("key") == self.signer and _may_sign(m) for m in kr.members())
 
+    def signed_by_recovery(self, by_id) -> bool:
+        """§8.4 "Terms": the signer is a member of role recovery of one of
+        its parents (of itself, for a root)."""
+        holders = [by_id[p] for p in self.parents] if self.parents else [self]
+        return any(m.get("key") == self.signer and _role(m) == "recovery"
+                   for h in holders for m in h.members())
 
-def _open_inner(kr: Keyring, key: bytes, vault_id: bytes) -> bool:
-    """Opens the sealed part with `key`; checks the content and signature."""
-    ad = vault_id + u16(kr.epoch) + kr.P
-    inner = aead_open(kdf(key, 3, CTX_V1), kr.S[:24], kr.S[24:], ad)
-    if inner is None:
-        return False
-    kr.key = key
-    try:
-        I = cbor.decode(inner)
-        schema.check_map(I, {"content": schema.is_bytes, "signer": schema.bytes_n(32),
-                             "signature": schema.bytes_n(64)},
-                         ("content", "signer", "signature"), "keyring inner part")
-        C = cbor.decode(I.get("content"))
-        schema.check_content(C)
-    except (cbor.CBORError, schema.SchemaError):
-        kr.inner_bad = True          # authentic under the epoch key, yet not a keyring
-        return True
-    # Rule 1: every key in `members` is a valid Ed25519 public key (keys.md
-    # §0; records.md §6.3 says "in `members`", so `removed` is not checked).
-    # Checked after decoding the content and before the signature.
-    if not all(is_valid_ed25519_public_key(m.get("key")) for m in C.get("members", [])):
-        kr.inner_bad = True
-        return True
-    kr.content = C
-    kr.signer = I.get("signer")
-    msg = b"quire-keyring-v1" + vault_id + u16(kr.epoch) + kr.P + I.get("content")
-    kr.signature_ok = ed25519_verify(kr.signer, msg, I.get("signature"))
-    return True
-
-
-class KeyStore:
-    """epoch -> ordered list of distinct keys (§5.1: an epoch may have several)."""
-
-    def __init__(self):
-        self.keys: dict[int, list[bytes]] = {}
-
-    def add(self, epoch: int, key: bytes) -> None:
-        lst = self.keys.setdefault(epoch, [])
-        if key not in lst:
-            lst.append(key)
-
-    def get(self, epoch: int) -> list[bytes]:
-        return self.keys.get(epoch, [])
-
-
-# ---------------------------------------------------------------------------
-# All keyrings: §8.4 and §8.5
-# ---------------------------------------------------------------------------
-
-@dataclass
-class Keys:
-    held: KeyStore                          # §8.4: keys of trusted keyrings and their history
-    trusted: list                           # trusted keyrings, in file order
-    issues: list = field(default_factory=list)
+    def passphrase_keys(self):
+        return [s.get("publicKey") for s in self.slots if s.get("kind") == "passphrase"]
 
     @property
     def blob_key(self):
-        """§7.4: the blob key of the newest trusted keyring. Rule 5 makes every
-        trusted keyring carry its parents' blob key; the last in file order
-        is taken."""
-        return self.trusted[-1].content.get("blobKey")
+        return self.content.get("blobKey")
+
+    @property
+    def reason(self):
+        return self.content.get("reason", "")
 
 
-def _reach(keyrings: list, opener: SlotOpener, vault_id: bytes, excluded: set) -> None:
-    """§8.5: the credential on every slot, newest first; then each epoch key
-    reached opens that epoch's keyrings, whose history carries earlier keys."""
-    for kr in keyrings:
-        kr.slot_opened, kr.key, kr.inner_bad = False, None, False
-        kr.content, kr.signer, kr.signature_ok = None, b"", False
-    opener.begin_look()
-    reached = KeyStore()
-    for kr in reversed(keyrings):
-        if kr.damaged or kr.not_a_keyring or kr.index in excluded:
-            continue
-        # Slots of an escrow-forbidden keyring are tried too: §8.3 says a
-        # reader MAY, "only to tell a rejected keyring from a wrong
-        # credential"; error-escrow-slot-in-escrow-free-vault requires it
-        # (escrow_forbidden, not wrong_recovery_key). Its passphrase slots
-        # therefore take part in the derivation budget (keys.md §2.3).
-        for slot in kr.slots:
-            e = opener.open(slot, kr.epoch, vault_id)
-            if e is not None:
-                kr.slot_opened = True
-                if not kr.escrow_forbidden:      # §8.3: nothing in it is used
-                    reached.add(kr.epoch, e)
-    changed = True
-    while changed:
-        changed = False
-        for kr in keyrings:
-            if kr.damaged or kr.not_a_keyring or kr.escrow_forbidden or kr.key is not None:
-                continue
-            for key in reached.get(kr.epoch):
-                if _open_inner(kr, key, vault_id):
-                    changed = True
-                    if kr.content is not None:
-                        for h in kr.content.get("history", []):
-                            reached.add(h.get("epoch"), h.get("key"))
-                    break
-    for kr in keyrings:
-        # rule 1: a slot of it opened, but no key reached for its epoch opens it
-        if kr.slot_opened and kr.key is None and not kr.escrow_forbidden:
-            kr.inner_bad = True
+def _intact(f: Frame) -> bool:
+    """§8.1: keeps its kind's row and its body hash matches."""
+    return is_well_formed(f) and f.body_hash_ok()
 
 
-def _ancestors(kr: Keyring, by_id: dict) -> set:
-    seen, stack = set(), list(kr.parents)
-    while stack:
-        pid = stack.pop()
-        if pid not in seen:
-            seen.add(pid)
-            if pid in by_id:
-                stack.extend(by_id[pid].parents)
-    return seen
-
-
-def _root_ok(kr: Keyring, vault_id: bytes) -> bool:
-    """§8.4 rule 4."""
-    salt = kr.public.get("vaultSalt")
-    if salt is None:
-        return False
-    derived = blake2b(b"quire-vault-id-v1" + kr.signer + salt, 16)
-    return derived == vault_id and kr.signer in kr.keys_in("members")
-
-
-def _child_ok(kr: Keyring, by_id: dict) -> str | None:
-    """§8.4 rule 5, checked in its order: every parent already trusted; the
-    signer a member of a parent; the parents' blob key; escrow-free if any
-    parent is; the parents' top epoch (with its key) or one more. Returns
-    None when trusted, else the first failure's code: escrow_forbidden for a
-    keyring that is not escrow-free after an escrow-free parent,
-    keyring_unauthenticated for every other failure."""
-    parents = []
-    for pid in kr.parents:
-        p = by_id.get(pid)
-        if p is None or not p.trusted or p.index >= kr.index:
-            return "keyring_unauthenticated"
-        parents.append(p)
-    if not any(kr.signer in p.keys_in("members") for p in parents):
-        return "keyring_unauthenticated"
-    if any(p.content.get("blobKey") != kr.content.get("blobKey") for p in parents):
-        return "keyring_unauthenticated"
-    if any(p.public.get("escrowFree", False) for p in parents) \
-            and not kr.public.get("escrowFree", False):
-        return "escrow_forbidden"
-    top = max(p.epoch for p in parents)
-    if kr.epoch == top:
-        ok = any(p.epoch == top and p.key == kr.key for p in parents)
-    else:
-        ok = kr.epoch == top + 1
-    return None if ok else "keyring_unauthenticated"
-
-
-def _decide(keyrings: list, by_id: dict, vault_id: bytes, distrusted: dict, own_removed: set):
-    """Rules 1–7 in file order, given the sticky removals found so far."""
-    for kr in keyrings:
-        kr.trusted, kr.reason = False, None
-    for kr in keyrings:
-        if kr.malformed:
-            kr.reason = "malformed_keyring"                  # rule 1
-        elif kr.escrow_forbidden:
-            kr.reason = "escrow_forbidden"                   # rule 2
-        elif kr.index in own_removed:
-            kr.reason = "removed_device_slot"                # rule 6, own key removed
-        elif kr.content is None:
-            pass                                             # rule 7
-        elif not kr.signature_ok:
-            kr.reason = "keyring_unauthenticated"            # rule 3
-        elif kr.index in distrusted:
-            kr.reason = distrusted[kr.index]                 # rule 6
-        elif not kr.parents:
-            if _root_ok(kr, vault_id):
-                kr.trusted = True                            # rule 4
-            else:
-                kr.reason = "keyring_unauthenticated"
+def collect(frames: list, issues: list) -> list:
+    """§8.1: one Keyring per keyring id, its first intact copy; a frame that
+    is not intact and whose trailer, or the H256 of whose body without its
+    last 32 bytes, is the id of an intact keyring is a damaged copy
+    (keyring_copy_damaged, and nothing else); any other frame that is not
+    intact is a keyring of its own that fails rule 1."""
+    intact_ids = {f.body[-BODY_HASH:] for f, _ in frames if _intact(f)}
+    keyrings, seen = [], set()
+    for f, commit_index in frames:
+        if _intact(f):
+            if f.body[-BODY_HASH:] not in seen:
+                seen.add(f.body[-BODY_HASH:])
+                keyrings.append(Keyring(f, len(keyrings), commit_index))
+        elif f.body[-BODY_HASH:] in intact_ids or h256(f.body[:-BODY_HASH]) in intact_ids:
+            issues.append(Issue("keyring_copy_damaged", f.offset))
         else:
-            kr.reason = _child_ok(kr, by_id)                 # rule 5
-            kr.trusted = kr.reason is None
+            kr = Keyring(f, len(keyrings), commit_index, damaged=True)
+            kr.reject("malformed_keyring", "a damaged keyring frame", public=True)
+            keyrings.append(kr)
+    return keyrings
 
 
-def _removals(keyrings: list, by_id: dict, own_key, distrusted: dict, own_removed: set) -> bool:
-    """Rule 6 (sticky removal). Returns True when something new was found."""
-    new = False
-    for r in keyrings:
-        if not r.trusted:
-            continue
-        removed = r.keys_in("removed")
-        if not removed:
-            continue
-        anc = _ancestors(r, by_id)
-        for x in keyrings:
-            if x is r or x.index in distrusted or x.content is None:
+def _exact_map(v, fields: dict) -> bool:
+    """`K` and `I` (§8.1): exactly these text-keyed fields, of these types."""
+    return (isinstance(v, cbor.CMap) and len(v.pairs) == len(fields)
+            and all(type(k) is str and k in fields and fields[k](x) for k, x in v.pairs))
+
+
+def _parse_public(kr: Keyring) -> None:
+    """§8.4 rule 1 before any key, then rule 2 from the public part."""
+    try:
+        K = cbor.decode(kr.frame.body[:-BODY_HASH])
+        if not _exact_map(K, {"nonce": schema.bytes_n(24), "public": schema.is_bytes,
+                              "sealed": lambda v: type(v) is bytes and len(v) >= 17}):
+            raise schema.SchemaError("malformed_keyring", "K is not {nonce, public, sealed}")
+        pub = cbor.decode(K.get("public"))
+        schema.check_public(pub)
+    except (cbor.CBORError, schema.SchemaError) as e:
+        kr.reject("malformed_keyring", str(e), public=True)
+        return
+    kr.P, kr.nonce, kr.sealed, kr.pub = K.get("public"), K.get("nonce"), K.get("sealed"), pub
+    kr.epoch = pub.get("epoch")
+    kr.key_commit = pub.get("keyCommit")
+    kr.parents = list(pub.get("parents", []))
+    kr.links = list(pub.get("links", []))
+    kr.escrow_free = pub.get("escrowFree", False)
+    kr.required = list(pub.get("required", []))
+    kr.slots = list(pub.get("slots", []))
+    if kr.frame.key_id != kr.key_commit[:6]:
+        kr.reject("malformed_keyring", "the header's key id is not keyCommit[0..<6]", public=True)
+    elif len(kr.links) != len(kr.parents):
+        kr.reject("malformed_keyring", "|links| ≠ |parents|", public=True)
+    elif len(set(kr.parents)) != len(kr.parents):
+        kr.reject("malformed_keyring", "a parent is named twice", public=True)
+    elif kr.escrow_free and any(s.get("kind") not in ("device", "recovery", "passphrase")
+                                for s in kr.slots):
+        kr.reject("escrow_forbidden", "an escrow or unknown slot in an escrow-free keyring",
+                  public=True)
+
+
+def _passes_rule1_public(kr: Keyring) -> bool:
+    return kr.pub is not None and not (kr.fail_public and kr.fail == "malformed_keyring")
+
+
+# ---------------------------------------------------------------------------
+# All keyrings: §8.4, §8.5
+# ---------------------------------------------------------------------------
+
+@dataclass
+class HeldKey:
+    key: bytes
+    commit: bytes
+    epoch: int               # §5.1: the lowest epoch of the trusted keyrings with it
+    blob_key: bytes          # §7.3: the blob key of the trusted keyrings with it
+
+    @property
+    def key_id(self):
+        return self.commit[:6]
+
+
+@dataclass
+class Keys:
+    held: list                               # [HeldKey], ascending key commitment
+    trusted: list                            # trusted keyrings, file order
+    keyrings: list                           # every keyring, file order
+    issues: list = field(default_factory=list)
+    removed: bool = False                    # §8.6: the credential was removed
+
+    def candidates(self, key_id: bytes) -> list:
+        """§5.1: the held keys with this key id, ascending key commitment."""
+        return [h for h in self.held if h.key_id == key_id]
+
+    def by_commit(self, commit: bytes):
+        return next((h for h in self.held if h.commit == commit), None)
+
+    def signing_members(self) -> set:
+        """§9.4: keys of members that may sign of some trusted keyring."""
+        return {m.get("key") for kr in self.trusted for m in kr.members() if _may_sign(m)}
+
+
+class _Reach:
+    """§8.5 steps 2 and 3 for one look."""
+
+    def __init__(self, keyrings, opener: SlotOpener, vault_id: bytes):
+        self.keyrings = keyrings
+        self.opener = opener
+        self.vault_id = vault_id
+        self.indexed = [kr for kr in keyrings if _passes_rule1_public(kr)]
+        self.by_id = {kr.id: kr for kr in self.indexed}
+        self.by_commit: dict = {}
+        for kr in self.indexed:
+            self.by_commit.setdefault(kr.key_commit, []).append(kr)
+        self.reached: dict = {}              # key commitment -> epoch key
+        self._commits: dict = {}             # epoch key -> commitment (each hashed once)
+        self._queue: list = []
+
+    def commitment(self, key: bytes) -> bytes:
+        if key not in self._commits:
+            self._commits[key] = key_commitment(key)
+        return self._commits[key]
+
+    def reach(self, key: bytes, commit: bytes) -> None:
+        if commit not in self.reached:
+            self.reached[commit] = key
+            self._queue.append(commit)
+
+    def slots(self) -> None:
+        """Step 2: the credential's slots, newest keyring first."""
+        for kr in reversed(self.indexed):
+            if kr.key_commit in self.reached:
                 continue
-            if x.signer in removed and x.id not in anc:
-                distrusted[x.index] = "keyring_unauthenticated"
-                new = True
-            elif r.id in _ancestors(x, by_id) and x.keys_in("members") & removed:
-                distrusted[x.index] = "removed_device_slot"
-                new = True
-        if own_key is not None and own_key in removed:
-            # A device whose own key R lists as removed reports
-            # removed_device_slot at R and at each descendant of R whose
-            # sealed part it opened, and treats them as unopened.
-            for x in keyrings:
-                if (x is r or r.id in _ancestors(x, by_id)) and x.index not in own_removed:
-                    if x.key is not None:
-                        own_removed.add(x.index)
-                        new = True
-    return new
+            for slot in kr.slots:
+                got = self.opener.try_slot(slot, kr, self.vault_id)
+                if got is None:
+                    continue
+                kr.slot_reached = True
+                if got[0] == "bad":
+                    kr.reject("malformed_keyring", "a slot opens to a key that fails the "
+                              "key commitment", public=True)
+                elif kr.fail != "escrow_forbidden":
+                    self.reach(got[1], kr.key_commit)
+                break
+
+    def chain(self) -> None:
+        """Step 3: every keyring of each reached key is opened, once; its
+        parentKeys reach its parents' keys."""
+        while self._queue:
+            commit = self._queue.pop(0)
+            for kr in self.by_commit.get(commit, []):
+                if not kr.open_tried and kr.fail is None:
+                    self._open(kr, self.reached[commit])
+
+    def _open(self, kr: Keyring, key: bytes) -> None:
+        kr.open_tried, kr.key = True, key
+        vid = self.vault_id
+        padded = aead_open(subkey(key, SUBKEY_KEYRING), kr.nonce, kr.sealed, vid + kr.P)
+        if padded is None:
+            kr.reject("malformed_keyring", "the key with its commitment does not open it")
+            return
+        kr.opened = True
+        try:
+            try:
+                inner = unpad(padded)
+            except PayloadError:
+                raise schema.SchemaError("malformed_keyring", "pad(I) is not canonical")
+            I = cbor.decode(inner)
+            if not _exact_map(I, {"signer": schema.bytes_n(32), "content": schema.is_bytes,
+                                  "signature": schema.bytes_n(64)}):
+                raise schema.SchemaError("malformed_keyring", "I is not {signer, content, signature}")
+            C = cbor.decode(I.get("content"))
+            schema.check_content(C)
+        except (cbor.CBORError, schema.SchemaError) as e:
+            kr.reject("malformed_keyring", str(e))
+            return
+        members = C.get("members", [])
+        if len(C.get("parentKeys", [])) != len(kr.parents):
+            kr.reject("malformed_keyring", "|parentKeys| ≠ |parents|")
+            return
+        if not all(is_valid_ed25519_public_key(m.get("key")) for m in members
+                   if m.get("keyType", "ed25519") == "ed25519"):
+            kr.reject("malformed_keyring", "a member key is not a valid Ed25519 public key")
+            return
+        if sum(1 for m in members if _role(m) == "recovery") != 1:
+            kr.reject("malformed_keyring", "not exactly one recovery member")
+            return
+        if kr.escrow_free:                                       # rule 2, once opened
+            kinds = [s.get("kind") for s in kr.slots]
+            ppk = [s.get("publicKey") for s in kr.slots if s.get("kind") == "passphrase"]
+            if (kinds.count("device") != sum(1 for m in members if _role(m) == "device")
+                    or kinds.count("recovery") != 1 or len(set(ppk)) != len(ppk)):
+                kr.reject("escrow_forbidden", "slots do not match the members")
+                return
+        signer = I.get("signer")
+        msg = b"quire-keyring-v2" + vid + h256(kr.P) + kr.nonce + h256(I.get("content"))
+        if not ed25519_verify(signer, msg, I.get("signature")):    # rule 3
+            kr.reject("keyring_unauthenticated", "the signature does not verify")
+            return
+        kr.content, kr.signer, kr.content_ok = C, signer, True
+        for pid, pkey in zip(kr.parents, C.get("parentKeys", [])):
+            parent = self.by_id.get(pid)
+            if parent is None or parent.index >= kr.index:
+                continue                         # rule 5.1 will reject the keyring
+            c = self.commitment(pkey)
+            if c != parent.key_commit:
+                kr.parent_key_mismatch = True    # rule 5.2, reported after 5.1
+                break
+            self.reach(pkey, c)
+
+
+def _link_message(kr: Keyring, vault_id: bytes) -> bytes:
+    return (b"quire-keyring-link-v2" + vault_id + u32(kr.epoch) + kr.key_commit
+            + h256(b"".join(kr.parents)))
+
+
+def _open_link(kr: Keyring, i: int, parent_key: bytes, vault_id: bytes):
+    """§8.2: links[i] under the link key of parents[i]'s epoch key; returns
+    the signer when it opens to 96 bytes whose signature verifies."""
+    link = kr.links[i]
+    ad = (b"quire-keyring-link-v2" + vault_id + u32(kr.epoch) + kr.key_commit + kr.parents[i])
+    pt = aead_open(subkey(parent_key, SUBKEY_LINK), link[:24], link[24:], ad)
+    if pt is None or len(pt) != 96:
+        return None
+    if not ed25519_verify(pt[:32], _link_message(kr, vault_id), pt[32:]):
+        return None
+    return pt[:32]
+
+
+def _child_rules(kr: Keyring, by_id: dict, vault_id: bytes):
+    """§8.4 rule 5.1–5.11 in order: None, or (code, detail) of the first failure."""
+    parents = []
+    for pid in kr.parents:                                               # 5.1
+        p = by_id.get(pid)
+        if p is None or p.index >= kr.index or not p.in_t0:
+            return "keyring_unauthenticated", "a parent is missing, later in the file, or not trusted"
+        parents.append(p)
+    if kr.parent_key_mismatch:                                           # 5.2
+        return "malformed_keyring", "a parent key does not match its parent"
+    if not any(kr.signer_may_sign(p) for p in parents) or \
+            any(kr.signer in p.removed_keys() for p in parents):         # 5.3
+        return "keyring_unauthenticated", "the signer is not a member of a parent that may sign"
+    top = max(p.epoch for p in parents)                                  # 5.4
+    if kr.epoch == top:
+        if not any(p.epoch == top and p.key_commit == kr.key_commit for p in parents):
+            return "keyring_unauthenticated", "the same epoch with another key"
+    elif kr.epoch != top + 1:
+        return "keyring_unauthenticated", "the epoch is not the parents' or one more"
+    same = [p for p in parents if p.key_commit == kr.key_commit]         # 5.5
+    if same:
+        if any(p.blob_key != kr.blob_key for p in same):
+            return "keyring_unauthenticated", "the blob key differs from its parent's with the same key"
+    elif kr.reason != "rekey" and kr.blob_key not in {p.blob_key for p in parents}:
+        return "keyring_unauthenticated", "the blob key changed without a rekey"
+    needed = set().union(*(p.required for p in parents))                 # 5.6
+    if not needed <= set(kr.required):
+        return "keyring_unauthenticated", "a required slot kind was dropped"
+    if any(p.escrow_free for p in parents) and not kr.escrow_free:       # 5.7
+        return "escrow_forbidden", "escrow-free is for good"
+    rec = kr.recovery_key()                                              # 5.8
+    parent_recs = {p.recovery_key() for p in parents}
+    replaces = kr.reason == "recovery" and parent_recs <= kr.removed_keys()
+    if rec not in parent_recs and not replaces:
+        return "keyring_unauthenticated", "the recovery member is not a parent's"
+    parent_removed = set().union(*(p.removed_keys() for p in parents))   # 5.9
+    if kr.member_keys() & (kr.removed_keys() | parent_removed):
+        return "removed_device_slot", "a member is listed as removed"
+    newly = kr.removed_keys() - parent_removed                           # 5.10
+    if newly:
+        members = set().union(*(p.member_keys() for p in parents))
+        escrow = set().union(*(p.escrow_keys() for p in parents))
+        phrases = {k for p in parents for k in p.passphrase_keys()}
+        kinds = {s.get("kind") for p in parents for s in p.slots}
+        new_members = kr.member_keys() - members
+        if replaces and rec not in parent_recs:
+            new_members.discard(rec)
+        if (len(newly) != 1 or new_members or not kr.escrow_keys() <= escrow
+                or not set(kr.passphrase_keys()) <= phrases
+                or not {s.get("kind") for s in kr.slots} <= kinds):
+            return "keyring_unauthenticated", "a removal removes more than one or adds a reader"
+    for i, p in enumerate(parents):                                      # 5.11
+        if _open_link(kr, i, p.key, vault_id) != kr.signer:
+            return "keyring_unauthenticated", "a link does not open or names another signer"
+    return None
+
+
+def _root_rules(kr: Keyring, vault_id: bytes):
+    """§8.4 rule 4, then the sticky-removal check of rule 5.9 on the root's
+    own lists (error-root-lists-removed-member applies it to a root)."""
+    salt = kr.pub.get("vaultSalt")
+    if salt is None:
+        return "keyring_unauthenticated", "a root without vaultSalt"
+    if blake2b(b"quire-vault-id-v2" + kr.signer + salt, 16) != vault_id:
+        return "keyring_unauthenticated", "the signer and salt do not derive the vault id"
+    if not kr.signer_may_sign(kr):
+        return "keyring_unauthenticated", "the signer is not a member of the root that may sign"
+    if kr.member_keys() & kr.removed_keys():
+        return "removed_device_slot", "a member is listed as removed"
+    return None
+
+
+def _rules_1_to_5(keyrings: list, by_id: dict, vault_id: bytes) -> list:
+    """§8.4 rules 1–5 in file order over the opened keyrings: T0."""
+    t0 = []
+    for kr in keyrings:
+        if kr.fail is not None or not kr.content_ok:
+            continue                                         # rejected, or rule 7
+        failure = _child_rules(kr, by_id, vault_id) if kr.parents else _root_rules(kr, vault_id)
+        if failure:
+            kr.reject(*failure)
+        else:
+            kr.in_t0 = True
+            t0.append(kr)
+    return t0
+
+
+def _rule_6(t0: list, by_id: dict) -> set:
+    """§8.4 rule 6 (order-independent removal). Returns the keyrings that are
+    cut or descend from a cut keyring."""
+    anc: dict = {}
+
+    def ancestors(kr):
+        if kr not in anc:
+            s = set()
+            for pid in kr.parents:
+                p = by_id[pid]
+                s.add(p)
+                s |= ancestors(p)
+            anc[kr] = s
+        return anc[kr]
+
+    for kr in t0:                            # parents first: no deep recursion
+        ancestors(kr)
+    newly = {}
+    for r in t0:
+        parent_removed = set().union(*(by_id[p].removed_keys() for p in r.parents)) \
+            if r.parents else set()
+        nr = r.removed_keys() - parent_removed
+        if nr:
+            newly[r] = nr
+    recovery_signed = {kr: kr.signed_by_recovery(by_id) for kr in t0}
+
+    def defies(k, r):
+        return r in newly and k.signer in newly[r] and k is not r and k not in anc[r]
+
+    def mutual(k, r):
+        return defies(k, r) and defies(r, k)
+
+    def behind(z, r):
+        return any(defies(a, r) for a in anc[z])
+
+    contested = {}
+    for r in t0:
+        contested[r] = any(
+            defies(r, x) and (not mutual(r, x) or recovery_signed[x])
+            and not (recovery_signed[r] and behind(x, r))
+            for x in newly)
+
+    cut = set()
+    for k in t0:
+        for r in newly:
+            if not defies(k, r) or contested[r]:
+                continue
+            if recovery_signed[k] and behind(r, k):
+                continue
+            if recovery_signed[r]:
+                cut.add(k)
+                break
+            if not mutual(k, r) and not any(k in anc[m] for m in t0 if mutual(m, r)):
+                cut.add(k)
+                break
+    out = set(cut)
+    for kr in t0:
+        if anc[kr] & cut:
+            out.add(kr)
+    for kr in t0:
+        if kr in cut:
+            kr.reject("keyring_unauthenticated", "signed by a removed member")
+        elif kr in out:
+            kr.reject("keyring_unauthenticated", "a parent is not trusted")
+    return out
+
+
+def _raise_fatal(keyrings: list, opener: SlotOpener):
+    """§8.5: the vault cannot be opened (no keyring is trusted)."""
+    reached = [kr for kr in keyrings if kr.reached]
+    if not reached:
+        if opener.refused:
+            raise QuireError("kdf_limits_exceeded",
+                             "a passphrase slot asks for more Argon2id work than §11 allows")
+        if opener.untried:
+            raise QuireError("kdf_limits_exceeded",
+                             "the derivation budget (%d Argon2id runs) left %d parameter "
+                             "triple(s) untried: someone may have added decoy passphrase "
+                             "slots; a device or the recovery key still opens the vault"
+                             % (MAX_DERIVATIONS, len(opener.untried)))
+    if not any(kr.opened for kr in keyrings) and any(
+            kr.fail == "malformed_keyring" for kr in reached):
+        raise QuireError("malformed_keyring", "a keyring the credential reached is malformed")
+    if not reached:
+        # "no keyring is free of problems (every one failed rule 1, or is a
+        # damaged frame)": read as every keyring failing a check decided from
+        # its public part (rule 1, or rule 2 from the public part); with
+        # rule 1 alone this case would repeat the first one.
+        if all(kr.fail_public for kr in keyrings):
+            raise QuireError("malformed_keyring", "no keyring is free of problems")
+        raise QuireError(WRONG_CREDENTIAL[opener.kind])
+    for kr in keyrings:
+        if kr.reached and kr.fail:
+            raise QuireError(kr.fail, "the first rejected keyring reached, at %d: %s"
+                             % (kr.offset, kr.fail_detail))
+    raise QuireError("keyring_unauthenticated", "no keyring is trusted")
+
+
+def _removed(keyrings: list, trusted: list, opener: SlotOpener, vault_id: bytes) -> bool:
+    """§8.6: an authenticated newer keyring, or the credential's own member
+    key listed in `removed` of a trusted keyring."""
+    removed = set().union(*(kr.removed_keys() for kr in trusted))
+    if opener.own_key is not None and opener.own_key in removed:
+        return True
+    top = max(kr.epoch for kr in trusted)
+    trusted_by_id = {kr.id: kr for kr in trusted}
+    for f in keyrings:
+        if not _passes_rule1_public(f) or f.opened or f.epoch <= top:
+            continue
+        for i, pid in enumerate(f.parents):
+            p = trusted_by_id.get(pid)
+            if p is None:
+                continue
+            signer = _open_link(f, i, p.key, vault_id)
+            if signer is not None and signer not in removed and any(
+                    m.get("key") == signer and _may_sign(m) for m in p.members()):
+                return True
+    return False
 
 
 def open_keyrings(frames: list, opener: SlotOpener, vault_id: bytes) -> Keys:
-    """§8.4 and §8.5 over the committed, well-formed keyring frames (file order)."""
+    """§8.4 and §8.5 over the committed keyring frames: [(frame, commit
+    index)] in file order."""
     if not frames:
         raise QuireError("no_keyring")
-    keyrings, issues = collect(frames)
-    if all(kr.malformed for kr in keyrings):
-        raise QuireError("malformed_keyring", "no keyring is well-formed")
+    issues: list = []
+    opener.begin_look()
+    keyrings = collect(frames, issues)
+    for kr in keyrings:
+        if not kr.damaged:
+            _parse_public(kr)
+    if not any(_passes_rule1_public(kr) for kr in keyrings):
+        raise QuireError("malformed_keyring", "no keyring passes rule 1's public checks")
 
-    by_id = {kr.id: kr for kr in keyrings if not kr.damaged}
-    distrusted: dict[int, str] = {}
-    own_removed: set[int] = set()
-    own_key = opener.own_key if opener.cred.kind == "device" else None
-    _reach(keyrings, opener, vault_id, own_removed)
-    while True:
-        _decide(keyrings, by_id, vault_id, distrusted, own_removed)
-        before = set(own_removed)
-        if not _removals(keyrings, by_id, own_key, distrusted, own_removed):
-            break
-        if own_removed != before:
-            _reach(keyrings, opener, vault_id, own_removed)
-
-    trusted = [kr for kr in keyrings if kr.trusted]
-    if not trusted:
-        _raise_no_trust(keyrings, opener, own_removed)
-
-    held = KeyStore()
+    reach = _Reach(keyrings, opener, vault_id)
+    reach.slots()
+    reach.chain()
+    t0 = _rules_1_to_5(keyrings, reach.by_id, vault_id)
+    out = _rule_6(t0, reach.by_id)
+    trusted = [kr for kr in t0 if kr not in out]
     for kr in trusted:
-        held.add(kr.epoch, kr.key)
-        for h in kr.content.get("history", []):
-            held.add(h.get("epoch"), h.get("key"))
+        kr.trusted = True
+    if not trusted:
+        _raise_fatal(keyrings, opener)
 
+    held = {}
+    for kr in trusted:
+        h = held.get(kr.key_commit)
+        if h is None:
+            held[kr.key_commit] = HeldKey(kr.key, kr.key_commit, kr.epoch, kr.blob_key)
+        else:
+            h.epoch = min(h.epoch, kr.epoch)
+    keys = Keys(sorted(held.values(), key=lambda h: h.commit), trusted, keyrings, issues)
+
+    # §8.4 "Which issues are reported": public failures always, the others
+    # for keyrings the credential reached (opened, or tried to open).
     for kr in keyrings:
-        # Rejections decided without a key are always reported; the others
-        # only for keyrings whose sealed part the reader opened (rule 7).
-        if kr.reason in ("malformed_keyring", "escrow_forbidden", "removed_device_slot") \
-                or (kr.reason and kr.key is not None):
-            issues.append(Issue(kr.reason, kr.offset))
-    # keys.md §2.3: the vault opened, yet passphrase slots were refused for
-    # their cost: one kdf_limits_exceeded per refused slot, without an offset.
-    issues += [Issue("kdf_limits_exceeded", None)] * opener.kdf_refused
-    return Keys(held, trusted, issues)
-
-
-def _raise_no_trust(keyrings: list, opener: SlotOpener, own_removed: set):
-    """§8.5, after the frame-level checks: no keyring is trusted, so the
-    vault cannot be opened. Raises the fatal error."""
-    opened = any(kr.slot_opened for kr in keyrings) or own_removed
-    if not opened:
-        if opener.kdf_refused:
-            raise QuireError("kdf_limits_exceeded",
-                             "%d passphrase slot(s) ask for more Argon2id work than allowed"
-                             % opener.kdf_refused)
-        if opener.untried:
-            raise QuireError("kdf_limits_exceeded",
-                             "the derivation budget of %d Argon2id runs left %d parameter "
-                             "triple(s) untried: someone may have added decoy passphrase "
-                             "slots; a device or the recovery key still opens the vault"
-                             % (SlotOpener.MAX_DERIVATIONS, len(opener.untried)))
-        if any(kr.malformed for kr in keyrings):
-            raise QuireError("malformed_keyring", "nothing opened and a keyring is damaged")
-        raise QuireError(WRONG_CREDENTIAL[opener.cred.kind])
-    for kr in keyrings:
-        # "the reason of the first rejected keyring, in file order, that the
-        # credential reached (one of its slots opened, or a reached key opened
-        # its sealed part), rules 1-6". Keyrings a removed device treats as
-        # unopened (rule 6) were reached before it found itself removed.
-        reached = kr.slot_opened or kr.key is not None or kr.index in own_removed
-        if reached and kr.reason:
-            raise QuireError(kr.reason, "first rejected keyring reached, at %d" % kr.offset)
-    raise QuireError("keyring_unauthenticated", "no keyring is trusted")
+        if kr.fail and (kr.fail_public or kr.reached):
+            issues.append(Issue(kr.fail, kr.offset))
+    # §8.5: passphrase slots refused for their cost, a warning per keyring.
+    issues += [Issue("kdf_limits_exceeded", kr.offset) for kr in opener.refused]
+    keys.removed = _removed(keyrings, trusted, opener, vault_id)
+    return keys

@@ -66,9 +66,13 @@ def zstd_frame_info(data: bytes):
         raise PayloadError("decompression_failed", "reserved frame header bit set")
     checksum = (fhd >> 2) & 1
     did_size = (0, 1, 2, 4)[fhd & 3]
+    window = None
     if not single_segment:
         need(1)
-        pos += 1  # window descriptor
+        wd = data[pos]
+        pos += 1
+        base = 1 << (10 + (wd >> 3))
+        window = base + (base // 8) * (wd & 7)
     need(did_size)
     did = data[pos:pos + did_size]
     pos += did_size
@@ -98,18 +102,27 @@ def zstd_frame_info(data: bytes):
     if checksum:
         need(4)
         pos += 4
-    return declared, pos, first_block, fhd, did
+    return declared, pos, first_block, fhd, did, window
 
 
 def decompress(payload: bytes) -> bytes:
-    """format.md §6.1, in its order: structure, declared limit, exact size."""
-    declared, flen, first_block, fhd, did = zstd_frame_info(payload)
+    """format.md §6.1, in its order: one zstd frame (not skippable: its magic
+    differs) that declares its size, names no dictionary and has nothing
+    after it [decompression_failed]; the declared size within 16 MiB
+    [size_limit_exceeded]; then decoding into exactly the declared size
+    [decompressed_size_mismatch], any other decoder failure, a window over
+    16 MiB included, being decompression_failed."""
+    declared, flen, first_block, fhd, did, window = zstd_frame_info(payload)
     if declared is None:
         raise PayloadError("decompression_failed", "frame does not declare its size")
+    if any(did):
+        raise PayloadError("decompression_failed", "frame names a dictionary")
     if flen != len(payload):
         raise PayloadError("decompression_failed", "bytes after the zstd frame")
     if declared > MAX_PAYLOAD:
         raise PayloadError("size_limit_exceeded", "declared size %d" % declared)
+    if window is not None and window > MAX_PAYLOAD:
+        raise PayloadError("decompression_failed", "window of %d bytes over 16 MiB" % window)
     # libzstd itself refuses a frame whose output differs from its declared
     # size ("corruption detected" / "destination buffer too small"), which
     # hides the difference between corrupt data and a size mismatch. To
@@ -117,8 +130,8 @@ def decompress(payload: bytes) -> bytes:
     # under a header that declares no size (a window wide enough for any
     # allowed payload), reading at most declared + 1 bytes.
     window_log = max(17, (declared + 1).bit_length())
-    new_fhd = (fhd & 0x07)                      # keep checksum and dictionary-id flags
-    header = struct.pack("<I", ZSTD_MAGIC) + bytes([new_fhd, (window_log - 10) << 3]) + did
+    new_fhd = fhd & 0x04                        # keep the checksum flag; no dictionary id
+    header = struct.pack("<I", ZSTD_MAGIC) + bytes([new_fhd, (window_log - 10) << 3])
     frame = header + payload[first_block:]
     try:
         reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(frame))

@@ -12,7 +12,13 @@ _IGNORED = set(" \t\r\n-")
 
 
 def checksum(r: bytes) -> bytes:
+    """records.md §6.4: the label stays "quire-recovery-v1" in version 2."""
     return blake2b(b"quire-recovery-v1" + r, 16)[:3]
+
+
+def device_code_checksum(a: bytes) -> bytes:
+    """keys.md §3.2."""
+    return blake2b(b"quire-device-code-v1" + a, 16)[:3]
 
 
 def parse_recovery_code(code: str) -> bytes:
@@ -32,6 +38,9 @@ def parse_recovery_code(code: str) -> bytes:
     raw = bits.to_bytes(35, "big")
     r, chk = raw[:32], raw[32:]
     if checksum(r) != chk:
+        if device_code_checksum(r) == chk:
+            raise QuireError("recovery_code_invalid",
+                             "this is a device code, not a recovery code")
         raise QuireError("recovery_code_invalid", "bad checksum")
     return r
 

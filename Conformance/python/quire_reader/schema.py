@@ -1,8 +1,9 @@
 """Record schemas of records.md §3–§6: decides "decodes under its schema".
 
 Each check raises SchemaError(code) with code `malformed_record` or
-`size_limit_exceeded` (a count or size over format.md §11).
-Unknown fields, with any key type, are accepted.
+`size_limit_exceeded` (a list or size over format.md §11). Unknown fields,
+with any key type, are accepted (records.md §1.2); a defined field is always
+a text key (records.md §1.1, "Keys that are not text").
 """
 
 from __future__ import annotations
@@ -14,29 +15,29 @@ class SchemaError(Exception):
     def __init__(self, code: str, detail: str):
         super().__init__("%s: %s" % (code, detail))
         self.code = code
+        self.detail = detail
 
 
 def _bad(detail):
     raise SchemaError("malformed_record", detail)
 
 
-# --- field type predicates -------------------------------------------------
-
-def is_uint(v):
-    return type(v) is int and v >= 0
-
+# --- field type predicates (records.md §1.1 "Types") ------------------------
 
 INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
+def is_uint(v):
+    return type(v) is int and 0 <= v < (1 << 64)
+
+
 def is_int(v):
-    # records.md §1.1: major 0 or 1, a signed 64-bit value.
     return type(v) is int and INT64[0] <= v <= INT64[1]
 
 
 def is_float(v):
-    # records.md §1.1: "readers also accept an integer value there".
-    return type(v) is float or type(v) is int
+    # "readers also accept an integer value there"
+    return type(v) is float or is_int(v)
 
 
 def is_bool(v):
@@ -51,20 +52,26 @@ def is_map(v):
     return isinstance(v, CMap)
 
 
-def bytes_n(n):
-    return lambda v: type(v) is bytes and len(v) == n
-
-
 def is_bytes(v):
     return type(v) is bytes
 
 
+def bytes_n(n):
+    return lambda v: type(v) is bytes and len(v) == n
+
+
+def uint_in(lo, hi):
+    return lambda v: is_uint(v) and lo <= v <= hi
+
+
 def array_of(pred, limit=None, what=""):
+    """[T]; a list longer than its limit is size_limit_exceeded (records.md
+    §1.1). The length is checked before the elements."""
     def check(v):
         if type(v) is not list:
             return False
         if limit is not None and len(v) > limit:
-            raise SchemaError("size_limit_exceeded", "%s: %d items over %d" % (what, len(v), limit))
+            raise SchemaError("size_limit_exceeded", "%s: %d items, over %d" % (what, len(v), limit))
         return all(pred(x) for x in v)
     return check
 
@@ -75,10 +82,10 @@ def check_map(m, fields, required=(), what="record"):
         _bad("%s is not a map" % what)
     for name in required:
         if name not in m:
-            _bad("%s lacks required field %r" % (what, name))
+            _bad("%s lacks its required field %r" % (what, name))
     for name, pred in fields.items():
         if name in m and not pred(m.get(name)):
-            _bad("%s field %r has the wrong type" % (what, name))
+            _bad("%s: field %r has the wrong type" % (what, name))
     return True
 
 
@@ -86,7 +93,7 @@ def map_with(fields, required=(), what="map"):
     return lambda v: check_map(v, fields, required, what)
 
 
-# --- records.md §3 entry revision ------------------------------------------
+# --- records.md §3 entry revision --------------------------------------------
 
 LOCATION = {
     "latitude": is_float, "longitude": is_float, "altitude": is_float,
@@ -115,7 +122,7 @@ REVISION = {
     "body": map_with(BODY, what="body"),
 }
 
-# --- records.md §4 manifest -------------------------------------------------
+# --- records.md §4 manifest ----------------------------------------------------
 
 MAX_ATTACHMENT = 1 << 40
 
@@ -128,61 +135,13 @@ def _size(v):
     return True
 
 
-MANIFEST = {"blob": bytes_n(32), "stream": bytes_n(16), "size": _size, "type": is_text}
+MANIFEST = {"blob": bytes_n(32), "stream": bytes_n(16), "size": _size, "type": is_text,
+            "aliases": array_of(bytes_n(32), 64, "aliases")}
 
 # --- records.md §5 profile -----------------------------------------------------
 
 PROFILE = {"name": is_text, "about": is_text, "settings": is_map,
            "clock": is_uint, "device": bytes_n(16)}
-
-# --- records.md §6 keyring ----------------------------------------------------
-
-# records.md §6.2: for the four known kinds every listed field is required;
-# every box is a 98-byte sealed box (keys.md §2).
-SLOT_FIELDS = {
-    "device": {"box": bytes_n(98)},
-    "recovery": {"box": bytes_n(98)},
-    "passphrase": {"salt": bytes_n(16), "opsLimit": is_uint, "memLimit": is_uint,
-                   "publicKey": bytes_n(32), "box": bytes_n(98)},
-    "escrow": {"box": bytes_n(98)},
-}
-
-
-def _slot(v):
-    check_map(v, {"kind": is_text}, ("kind",), "key slot")
-    kind = v.get("kind")
-    fields = SLOT_FIELDS.get(kind)
-    if fields is not None:
-        # The cryptography needs every field of a known kind.
-        check_map(v, fields, tuple(fields), "%s slot" % kind)
-    return True
-
-
-PUBLIC = {
-    "parents": array_of(bytes_n(16), 64, "parents"),
-    "escrowFree": is_bool,
-    "slots": array_of(_slot, 256, "slots"),
-    "vaultSalt": bytes_n(16),
-}
-MEMBER = map_with({"role": is_text, "key": bytes_n(32), "name": is_text, "added": is_int},
-                  ("key",), "member")
-ESCROW = map_with({"key": bytes_n(32), "label": is_text}, ("key",), "escrow recipient")
-
-
-def _history(v):
-    check_map(v, {"epoch": lambda e: is_uint(e) and 1 <= e <= 65535, "key": bytes_n(32)},
-              ("epoch", "key"), "history key")
-    return True
-
-
-CONTENT = {
-    "members": array_of(MEMBER, 4096, "members"),
-    "removed": array_of(MEMBER, 4096, "removed"),
-    "escrow": array_of(ESCROW, 4096, "escrow"),
-    "history": array_of(_history, 4096, "history"),
-    "retired": array_of(bytes_n(32), 4096, "retired"),
-    "blobKey": bytes_n(32), "created": is_int, "reason": is_text,
-}
 
 
 def check_record(kind: int, value) -> None:
@@ -196,8 +155,59 @@ def check_record(kind: int, value) -> None:
         raise ValueError("no schema for kind %#x" % kind)
 
 
+# --- records.md §6 keyring -------------------------------------------------------
+# Every failure here makes the keyring malformed_keyring (records.md §1.1: "in
+# a keyring, either makes the keyring malformed_keyring").
+
+# records.md §6.2: for the four known kinds every listed field is required.
+SLOT_FIELDS = {
+    "device": {"box": bytes_n(100)},
+    "recovery": {"box": bytes_n(100)},
+    "passphrase": {"salt": bytes_n(16), "opsLimit": is_uint, "memLimit": is_uint,
+                   "publicKey": bytes_n(32), "box": bytes_n(100)},
+    "escrow": {"box": bytes_n(100)},
+}
+
+
+def _slot(v):
+    # "Every slot map has kind (text)"; a slot of another kind is "still a
+    # map with a text kind".
+    check_map(v, {"kind": is_text}, ("kind",), "key slot")
+    fields = SLOT_FIELDS.get(v.get("kind"))
+    if fields is not None:
+        check_map(v, fields, tuple(fields), "%s slot" % v.get("kind"))
+    return True
+
+
+MAX_EPOCH = (1 << 32) - 1
+
+PUBLIC = {
+    "epoch": uint_in(1, MAX_EPOCH),
+    "keyCommit": bytes_n(32),
+    "parents": array_of(bytes_n(32), 64, "parents"),
+    "links": array_of(bytes_n(136), 64, "links"),
+    "escrowFree": is_bool,
+    "required": array_of(is_text, 16, "required"),
+    "slots": array_of(_slot, 256, "slots"),
+    "vaultSalt": bytes_n(16),
+}
+
+MEMBER = map_with({"role": is_text, "key": bytes_n(32), "keyType": is_text,
+                   "name": is_text, "added": is_int}, ("key",), "member")
+ESCROW = map_with({"key": bytes_n(32), "label": is_text}, ("key",), "escrow recipient")
+
+CONTENT = {
+    "members": array_of(MEMBER, 4096, "members"),
+    "removed": array_of(MEMBER, 4096, "removed"),
+    "escrow": array_of(ESCROW, 4096, "escrow"),
+    "retired": array_of(bytes_n(32), 4096, "retired"),
+    "parentKeys": array_of(bytes_n(32), 64, "parentKeys"),
+    "blobKey": bytes_n(32), "created": is_int, "reason": is_text,
+}
+
+
 def check_public(value) -> None:
-    check_map(value, PUBLIC, (), "keyring public part")
+    check_map(value, PUBLIC, ("epoch", "keyCommit"), "keyring public part")
 
 
 def check_content(value) -> None:

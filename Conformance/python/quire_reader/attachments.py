@@ -1,0 +1,83 @@
+"""Attachments (format.md §7): the stream checks and reading a stream
+(§7.4), the padded stream (§7.1) and the blob id (§7.3)."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from .crypto import mac256
+from .errors import Issue
+from .frames import CHUNK_PUBLIC, MAX_CHUNK, NONCE, Frame
+from .payload import padme
+from .records import RecordError, open_sealed
+
+CHUNK_SIZE = 65_536
+
+
+@dataclass
+class Chunk:
+    frame: Frame
+    candidates: list             # the keys release step 2 allows it to be tried with
+
+    @property
+    def stream(self):
+        return self.frame.body[NONCE:NONCE + 16]
+
+    @property
+    def index(self):
+        return struct.unpack_from("<I", self.frame.body, NONCE + 16)[0]
+
+    @property
+    def final(self):
+        return self.frame.body[NONCE + 20] == 1
+
+
+def chunk_count(size: int) -> int:
+    """§7.1: ⌈Padmé(N + 1) / 65,536⌉."""
+    return -(-padme(size + 1) // CHUNK_SIZE)
+
+
+def check_stream(at: int, size: int, chunks: list):
+    """§7.4 checks 1–6, from public headers and lengths alone, in order;
+    the first failure, reported at the manifest (offset `at`)."""
+    n = len(chunks)
+    idx = [c.index for c in chunks]
+    if len(set(idx)) != n:                                           # 1
+        return Issue("chunk_duplicate", at)
+    if n == 0 or set(idx) != set(range(n)):                          # 2
+        return Issue("chunk_missing", at)
+    if idx != sorted(idx):                                           # 3
+        return Issue("chunk_out_of_order", at)
+    if any(not c.final and c.frame.length != MAX_CHUNK for c in chunks):   # 4
+        return Issue("chunk_noncanonical", at)
+    if any(c.final for c in chunks[:-1]):                            # 5
+        return Issue("chunk_final_repeated", at)
+    if not chunks[-1].final:
+        return Issue("chunk_final_missing", at)
+    if n != chunk_count(size):                                       # 6
+        return Issue("blob_size_mismatch", at)
+    return None
+
+
+def read_attachment(at: int, value, chunks: list, vault_id: bytes, blob_key: bytes):
+    """§7.4 for one released manifest at offset `at`. Returns (content or
+    None, the first failure or None)."""
+    size = value.get("size", 0)
+    problem = check_stream(at, size, chunks)
+    if problem:
+        return None, problem
+    parts = []
+    for c in chunks:
+        try:
+            pt, _ = open_sealed(c.frame, c.candidates, vault_id)
+        except RecordError as e:
+            return None, Issue(e.code, c.frame.offset)               # at the chunk
+        parts.append(pt)
+    s = b"".join(parts)
+    if len(s) != padme(size + 1) or s[size] != 0x80 or any(s[size + 1:]):   # 7
+        return None, Issue("bad_padding", at)
+    content = s[:size]
+    if mac256(blob_key, content) != value.get("blob"):               # 8
+        return None, Issue("blob_id_mismatch", at)
+    return content, None

@@ -1,0 +1,468 @@
+"""Merging two copies of a vault (merge.md §1, §3, §5), written from the
+text, to check the merge vectors. It writes bytes in memory and never
+touches a file.
+
+merge(v, c, credential) -> Merged: whether V changes, the result's bytes,
+the length of the common prefix.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass, field
+
+from . import cbor
+from .commits import (NO_ATTESTATION, ZERO_HEAD, attestation_nonce, chain_head, group_digest,
+                      verify_commits)
+from .crypto import (CTX_RK, SUBKEY_ATTESTATION, SUBKEY_RECORD, aead_seal, blake2b,
+                     ed25519_from_seed, ed25519_sign, h256, kdf, mac256, subkey)
+from .errors import QuireError
+from .frames import (BODY_HASH, CHUNK_PUBLIC, COMMIT_BODY, HEADER_SIZE, KIND_CHUNK, KIND_COMMIT,
+                     KIND_KEYRING, KIND_MANIFEST, KIND_ROWS, MAGIC, NONCE, VERSION, Frame,
+                     build_header, is_well_formed, parse_header)
+from .keyrings import Credential, HeldKey, Keyring, SlotOpener, _may_sign, _parse_public
+from .payload import padme, unpad
+from .reader import STALE, lay_out, open_view, release_keys
+from .attachments import Chunk, read_attachment
+from .records import RecordError, open_sealed, record_payload
+from .recovery import parse_recovery_code
+
+
+def identity(f: Frame) -> bytes:
+    """merge.md §1: frame header (16, as corrected) ‖ H256(whole body)."""
+    return f.header + h256(f.body)
+
+
+def clean_header(vault_id: bytes) -> bytes:
+    copy = MAGIC + struct.pack("<HH", VERSION, 0) + vault_id
+    copy += blake2b(copy, 16)[:4]
+    return copy + copy
+
+
+@dataclass
+class Side:
+    """One file of the merge, scanned and judged with the union of keys."""
+    name: str                    # "v" or "c"
+    data: bytes
+    view: object
+    keys: object = None          # its own key layer, when the credential opens it
+    torn: bool = False
+
+
+@dataclass
+class _FileKeys:
+    """What verify_commits and release_keys need, for one file, with the
+    union of the held keys (merge.md §3.2)."""
+    held: list
+    trusted: list                # objects with .epoch and .commit_index in this file
+    members: set
+
+    def candidates(self, key_id):
+        return [h for h in self.held if h.key_id == key_id]
+
+    def signing_members(self):
+        return self.members
+
+
+@dataclass
+class _Trusted:
+    epoch: int
+    commit_index: int
+
+
+@dataclass
+class Block:
+    side: str                    # "v" or "c"
+    commit: object               # the source Commit
+    frames: list                 # carried frames, source order
+    keyrings: list = field(default_factory=list)    # Keyring (parsed public part) per keyring frame
+    partial: bool = False        # re-sealed frames: the merging member attests it
+
+
+@dataclass
+class Merged:
+    changed: bool
+    data: bytes
+    prefix: int
+    left_out: list
+
+
+def _signing_seed(cred: Credential) -> bytes:
+    if cred.kind == "device":
+        return cred.value
+    if cred.kind == "recovery":
+        return kdf(parse_recovery_code(cred.value), 2, CTX_RK)
+    raise QuireError("operation_refused", "a passphrase (or escrow key) can read this vault "
+                     "but not write to it; open it with a device or the recovery key")
+
+
+def _union_held(sides) -> list:
+    held = {}
+    for s in sides:
+        if s.keys is None:
+            continue
+        for h in s.keys.held:
+            if h.commit not in held:
+                held[h.commit] = HeldKey(h.key, h.commit, h.epoch, h.blob_key)
+            else:
+                held[h.commit].epoch = min(held[h.commit].epoch, h.epoch)
+    return sorted(held.values(), key=lambda h: h.commit)
+
+
+def _keyring_commit_index(view) -> dict:
+    """id -> commit index of the first intact copy, for a file's committed
+    keyring frames."""
+    out = {}
+    for c in view.commits:
+        for f in c.covered:
+            if f.kind == KIND_KEYRING and is_well_formed(f) and f.body_hash_ok():
+                out.setdefault(f.body[-BODY_HASH:], c.index)
+    return out
+
+
+def _parsed_keyring(f: Frame) -> Keyring:
+    kr = Keyring(f, 0, 0)
+    _parse_public(kr)
+    return kr
+
+
+def _classify(side: Side, keys: _FileKeys, vault_id: bytes, skip_groups: int):
+    """merge.md §3.2 for each committed group after the prefix: returns
+    [Block] and the frames left out [(frame, reason)]."""
+    verify_commits(side.view.commits, keys, vault_id, [])
+    blocks, left_out = [], []
+    for c in side.view.commits[skip_groups:]:
+        carried = []
+        for f in c.covered:
+            reason = None
+            if f.malformed:
+                reason = "malformed_frame"
+            elif f.kind != KIND_CHUNK and not f.body_hash_ok():
+                reason = "authentication_failed"
+            elif f.kind == KIND_KEYRING:
+                pass
+            elif not c.verified:
+                reason = "commit_mismatch" if c.status == "mismatch" else "commit_unverifiable"
+            elif c.stale:
+                reason = "stale_epoch"
+            elif f.kind in KIND_ROWS and f.kind != KIND_CHUNK and f.sealed \
+                    and keys.candidates(f.key_id):
+                allowed = release_keys(c, f, keys)
+                try:
+                    record_payload(f, allowed, vault_id)
+                except RecordError as e:
+                    reason = e.code
+            if reason:
+                left_out.append((f, reason))
+            else:
+                carried.append(f)
+        block = Block(side.name, c, carried)
+        block.keyrings = [_parsed_keyring(f) for f in carried if f.kind == KIND_KEYRING]
+        blocks.append(block)
+    return blocks, left_out
+
+
+def _common_prefix(v: bytes, v_view, c: bytes) -> tuple:
+    """merge.md §3.2: (length, number of commit groups)."""
+    if v[:HEADER_SIZE] != c[:HEADER_SIZE]:
+        return 0, 0
+    length, groups = HEADER_SIZE, 0
+    for commit in v_view.commits:
+        end = commit.frame.end
+        if end > len(c) or v[:end] != c[:end]:
+            break
+        length, groups = end, groups + 1
+    return length, groups
+
+
+def _write_key(trusted: dict):
+    """keys.md §5: the heads' highest epoch, the smallest key commitment."""
+    named = {p for kr in trusted.values() for p in kr.parents}
+    heads = [kr for kr in trusted.values() if kr.id not in named]
+    top = max(kr.epoch for kr in heads)
+    best = min((kr for kr in heads if kr.epoch == top), key=lambda kr: kr.key_commit)
+    return best
+
+
+def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
+    v_vid = parse_header(v, [])
+    c_vid = parse_header(c, [])
+    if v_vid != c_vid:
+        raise QuireError("different_vaults")
+    vault_id = v_vid
+    seed = _signing_seed(cred)
+    pk, sk = ed25519_from_seed(seed)
+
+    opener = SlotOpener(cred)
+    v_view, v, _ = open_view(v, opener, vault_id)            # its key error if it fails
+    sv = Side("v", v, v_view, v_view.keys)
+    try:
+        c_view, c, _ = open_view(c, SlotOpener(cred), vault_id)
+        sc = Side("c", c, c_view, c_view.keys)
+    except QuireError:
+        sc = Side("c", c, lay_out(c), None)
+    for s in (sv, sc):
+        s.torn = s.view.committed_end < len(s.data)
+        if s.keys is not None and s.keys.removed:
+            raise QuireError("removed_from_vault")
+
+    trusted = {}
+    for s in (sv, sc):
+        if s.keys is not None:
+            for kr in s.keys.trusted:
+                trusted.setdefault(kr.id, kr)
+    members = {m.get("key") for kr in trusted.values() for m in kr.members() if _may_sign(m)}
+    if pk not in members:
+        raise QuireError("operation_refused", "the credential is not a member that may sign")
+    held = _union_held((sv, sc))
+
+    prefix, groups = _common_prefix(sv.data, sv.view, sc.data)
+    c_groups = groups                 # the same bytes, so the same groups in C
+    sides_blocks, left, fkeys = {}, {}, {}
+    for s, skip in ((sv, groups), (sc, c_groups)):
+        index = _keyring_commit_index(s.view)
+        fk = _FileKeys(held, [_Trusted(trusted[i].epoch, ci) for i, ci in index.items()
+                              if i in trusted], members)
+        fkeys[s.name] = fk
+        sides_blocks[s.name], left[s.name] = _classify(s, fk, vault_id, skip)
+
+    prefix_ids = {identity(f) for cm in sv.view.commits[:groups] for f in cm.covered}
+
+    write = trusted[_write_key(trusted).id]
+    wkey = write.key
+
+    # merge.md §3.4: re-sealing into a rekeyed result
+    rekeys = [kr.epoch for kr in trusted.values() if kr.reason == "rekey"]
+    e_rk = max(rekeys) if rekeys else None
+    epoch_of = {h.key_id: h.epoch for h in held}
+    resealed_any = False
+    if e_rk is not None:
+        resealer = _Resealer(vault_id, held, write, e_rk, (sv, sc), fkeys)
+        for side in ("v", "c"):
+            kept = []
+            for b in sides_blocks[side]:
+                frames, partial, dropped = resealer.block(b, side)
+                left[side] += dropped
+                if partial:
+                    resealed_any = True
+                    b.partial = True
+                b.frames = frames
+                b.keyrings = [k for k in b.keyrings if k.frame in frames]
+                kept.append(b)
+            sides_blocks[side] = kept
+    v_ids = prefix_ids | {identity(f) for b in sides_blocks["v"] for f in b.frames}
+    c_carried = [f for b in sides_blocks["c"] for f in b.frames]
+
+    # merge.md §3.3: nothing to write
+    if all(identity(f) in v_ids for f in c_carried) and not left["v"]:
+        return Merged(False, v, prefix, left["c"])
+    # the result is C's bytes
+    if sv.view.committed_end == prefix and not left["c"] and not sc.torn \
+            and not resealed_any:
+        return Merged(True, c, prefix, [])
+
+    out = bytearray(sv.data[:prefix] if prefix else clean_header(vault_id))
+    written = set(prefix_ids)
+    prefix_keyring_ids = {f.body[-BODY_HASH:] for cm in sv.view.commits[:groups]
+                          for f in cm.covered if f.kind == KIND_KEYRING}
+    all_keyring_ids = set()
+    for s in (sv, sc):
+        for cm in s.view.commits:
+            for f in cm.covered:
+                if f.kind == KIND_KEYRING:
+                    all_keyring_ids.add(f.body[-BODY_HASH:])
+
+    att_key = subkey(wkey, SUBKEY_ATTESTATION)
+    commit_header = build_header(KIND_COMMIT, 0, write.key_commit[:6], COMMIT_BODY)
+    prev = sv.view.commits[groups - 1].stored_head if groups else ZERO_HEAD
+
+    def block_key(b):
+        epochs = [0]
+        for f in b.frames:
+            if f.kind == KIND_KEYRING:
+                kr = next(k for k in b.keyrings if k.frame is f)
+                epochs.append(kr.epoch if kr.pub is not None else 0)
+            elif f.sealed and f.key_id in epoch_of:
+                epochs.append(epoch_of[f.key_id])
+        return (max(epochs), h256(b"".join(identity(f) for f in b.frames)))
+
+    pending = sides_blocks["v"] + sides_blocks["c"]
+    placed_keyrings = set(prefix_keyring_ids)
+    while pending:
+        def ready(b):
+            seen = set()
+            for f in b.frames:
+                if f.kind == KIND_KEYRING:
+                    kr = next(k for k in b.keyrings if k.frame is f)
+                    for p in (kr.parents if kr.pub is not None else []):
+                        if p not in placed_keyrings and p not in seen and p in all_keyring_ids:
+                            return False
+                    seen.add(f.body[-BODY_HASH:])
+            return True
+        candidates = [b for b in pending if ready(b)]
+        if not candidates:
+            raise QuireError("merge_not_verified", "no block is ready")
+        b = min(candidates, key=block_key)
+        pending.remove(b)
+        frames, second = [], []
+        for f in b.frames:
+            i = identity(f)
+            if i in written:
+                continue
+            written.add(i)
+            frames.append(f)
+            if f.kind == KIND_KEYRING:
+                second.append(f)
+                placed_keyrings.add(f.body[-BODY_HASH:])
+        for f in b.keyrings:
+            placed_keyrings.add(f.frame.body[-BODY_HASH:])
+        if not frames:
+            continue
+        frames += second
+        digest = group_digest(frames)
+        head = chain_head(wkey, vault_id, prev, digest, commit_header[:12])
+        src = b.commit
+        if src.attestation != "attested":
+            a = NO_ATTESTATION
+        elif not b.partial and digest == group_digest(src.covered):
+            a = src.signer + _source_signature(src, vault_id)
+        else:
+            a = pk + ed25519_sign(sk, b"quire-commit-v2" + vault_id + digest)
+        nonce = attestation_nonce(att_key, head, a)
+        sealed = aead_seal(att_key, nonce, a, vault_id + commit_header[:12] + head)
+        for f in frames:
+            out += f.header + f.body
+        out += commit_header + head + nonce + sealed
+        prev = head
+    return Merged(True, bytes(out), prefix, left["v"] + left["c"])
+
+
+def _source_signature(commit, vault_id: bytes) -> bytes:
+    """The source commit's signature (its A is signer ‖ signature)."""
+    from .crypto import aead_open
+    body = commit.frame.body
+    att_key = subkey(commit.key.key, SUBKEY_ATTESTATION)
+    a = aead_open(att_key, body[32:56], body[56:168], vault_id + commit.frame.fields + body[:32])
+    return a[32:]
+
+
+def pad(x: bytes) -> bytes:
+    """format.md §6.2."""
+    return x + b"\x80" + bytes(padme(len(x) + 1) - len(x) - 1)
+
+
+class _Resealer:
+    """merge.md §3.4 for the frames of each block."""
+
+    def __init__(self, vault_id, held, write, e_rk, sides, fkeys):
+        self.vid = vault_id
+        self.e_rk = e_rk
+        self.write = write
+        self.wkey = write.key
+        self.wblob = write.blob_key
+        self.epoch_of = {h.key_id: h.epoch for h in held}
+        self.held = held
+        self.fkeys = fkeys
+        self.sides = {s.name: s for s in sides}
+        # replacements: what V and C already hold under e_rk or later
+        self.payloads = set()            # (kind, payload) of records
+        self.blobs = set()               # blob ids and aliases of manifests
+        self.whole = {}                  # blob id under the write blob key -> stream id
+        self.streams = {}                # side -> stream id -> [Chunk]
+        for s in sides:
+            fk = fkeys[s.name]
+            pool = self.streams.setdefault(s.name, {})
+            for c in s.view.commits:
+                for f in c.covered:
+                    if f.malformed or f.kind not in KIND_ROWS:
+                        continue
+                    allowed = release_keys(c, f, fk)
+                    if f.kind == KIND_CHUNK:
+                        if allowed is not STALE:
+                            ch = Chunk(f, allowed)
+                            pool.setdefault(ch.stream, []).append(ch)
+                        continue
+                    if not f.sealed or allowed is STALE or f.kind == KIND_KEYRING:
+                        continue
+                    if self.epoch_of.get(f.key_id, 0) < e_rk:
+                        continue
+                    try:
+                        payload, value, h = record_payload(f, allowed, vault_id)
+                    except RecordError:
+                        continue
+                    if f.kind == KIND_MANIFEST:
+                        self.blobs.add(value.get("blob"))
+                        self.blobs.update(value.get("aliases", []))
+                        if h.blob_key == self.wblob:
+                            self.whole.setdefault(value.get("blob"), (s.name, value))
+                    else:
+                        self.payloads.add((f.kind, payload))
+
+    def below(self, f):
+        return f.sealed and f.key_id in self.epoch_of and self.epoch_of[f.key_id] < self.e_rk
+
+    def block(self, b, side):
+        """Returns (frames, partial, left out)."""
+        out, partial, dropped = [], False, []
+        fk = self.fkeys[side]
+        for f in b.frames:
+            if f.kind not in KIND_ROWS or f.kind == KIND_KEYRING or not self.below(f):
+                out.append(f)                        # kept as it is (unopened ones too)
+                continue
+            partial = True
+            if f.kind == KIND_CHUNK:
+                continue                             # never carried below e_rk
+            allowed = release_keys(b.commit, f, fk)
+            payload, value, h = record_payload(f, allowed, self.vid)
+            if f.kind != KIND_MANIFEST:
+                if (f.kind, payload) in self.payloads:
+                    continue                         # its replacement is already there
+                self.payloads.add((f.kind, payload))
+                pt, _ = open_sealed(f, allowed, self.vid)
+                out.append(self._seal(f.kind, f.flags, pt))
+                continue
+            if value.get("blob") in self.blobs:
+                continue
+            chunks = self.streams[side].get(value.get("stream"), [])
+            content, problem = read_attachment(f.offset, value, chunks, self.vid, h.blob_key)
+            if problem:
+                dropped.append((f, problem.code))
+                continue
+            blob = mac256(self.wblob, content)
+            self.blobs.add(value.get("blob"))
+            if blob in self.whole:
+                stream = self.whole[blob][1].get("stream")
+            else:
+                stream = os.urandom(16)
+                s = pad(content)
+                n = -(-len(s) // 65536)
+                for i in range(n):
+                    part = s[65536 * i:65536 * (i + 1)]
+                    out.append(self._seal_chunk(stream, i, i == n - 1, part))
+            pairs = [(k, x) for k, x in value.pairs if k not in ("blob", "stream", "aliases")]
+            aliases = ([value.get("blob")] + list(value.get("aliases", [])))[:64]
+            pairs += [("blob", blob), ("stream", stream), ("aliases", aliases)]
+            manifest = cbor.CMap(pairs)
+            self.whole[blob] = (side, manifest)
+            out.append(self._seal(KIND_MANIFEST, 0x01, pad(cbor.encode(manifest))))
+        return out, partial, dropped
+
+    def _seal(self, kind, flags, padded):
+        """A record sealed again: same kind and flags, the write key's id, a
+        fresh nonce, a new body hash (merge.md §3.4)."""
+        length = NONCE + len(padded) + 16 + BODY_HASH
+        header = build_header(kind, flags, self.write.key_commit[:6], length)
+        nonce = os.urandom(NONCE)
+        ct = aead_seal(subkey(self.wkey, SUBKEY_RECORD), nonce, padded, self.vid + header[:12])
+        body = nonce + ct
+        return Frame(0, header, body + h256(body))
+
+    def _seal_chunk(self, stream, index, final, part):
+        public = stream + struct.pack("<I", index) + bytes([1 if final else 0])
+        length = NONCE + CHUNK_PUBLIC + len(part) + 16
+        header = build_header(KIND_CHUNK, 0x01, self.write.key_commit[:6], length)
+        nonce = os.urandom(NONCE)
+        ct = aead_seal(subkey(self.wkey, SUBKEY_RECORD), nonce, part,
+                       self.vid + header[:12] + public)
+        return Frame(0, header, nonce + public + ct)
