@@ -213,6 +213,22 @@ enum FloodBenchmark {
         s.tables.append(("Outcome", o))
         s.notes.append("one slot that does not open (crypto_box_seal_open, X25519): \(fmt(perBox / 1e3, 1)) µs; "
             + "building the \(heads) rotations, merges and the join: \(fmt(Double(buildNs) / 1e9, 1)) s")
+        // What each flood slot cost the credential that must try it: the
+        // full floods against the same vault without them.
+        func perSlot(_ vault: Int, _ credential: Int) -> Double {
+            (samples[vault][credential].median - samples[1][credential].median) / Double(max(1, subjects[vault].keyrings * subjects[vault].slotsPerKeyring))
+        }
+        let deviceSlot = perSlot(4, 0), passphraseSlot = perSlot(3, 1)
+        let perMB = deviceSlot * 1e6 / (Double(subjects[4].bytes) / Double(subjects[4].keyrings * subjects[4].slotsPerKeyring))
+        s.notes.append("Each made-up slot a credential must try cost it \(fmt(deviceSlot / 1e3, 1)) µs (device slots, device key) and "
+            + "\(fmt(passphraseSlot / 1e3, 1)) µs (copied passphrase slots, the passphrase), against \(fmt(perBox / 1e3, 1)) µs for the "
+            + "raw box: one X25519 agreement each. A reader tries every slot of its kind in every keyring whose key it has not "
+            + "reached, newest first (`Spec/format.md §8.5`), and cannot tell a made-up keyring from a genuine one before a "
+            + "slot of it opens. Opening stays linear in the file, about \(fmt(perMB / 1e6, 0)) ms per MB of such slots, but a keyless "
+            + "writer can append as many as it likes: \"within 2× of a clean vault\" holds while the flood is small against the vault "
+            + "and cannot hold for floods of any size. Closing that needs a rule in the spec, not code: for example a device that "
+            + "remembers its trusted keyring heads (`Spec/keys.md §7` memory) could try first the slots of keyrings whose link "
+            + "verifies under a key it already holds, which a keyless writer cannot forge.")
         let judged = !quick
         for (i, subject) in subjects.enumerated() where subject.keyrings > 0 {
             for (j, credential) in credentials.enumerated() where credential.0 != "recovery key" {
