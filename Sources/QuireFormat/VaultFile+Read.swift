@@ -99,7 +99,7 @@ extension VaultFile {
     func openRecordLocked(frame index: Int) throws(FormatError) -> [UInt8] {
         let frame = structure.frames[index]
         let window = FileWindow(file: file, fileSize: structure.fileSize, preferredByteCount: 0)
-        return try open(frame: frame, window: window, context: DecompressionContext())
+        return try open(frame: frame, window: window, context: recordDecompression)
     }
 
     func open(frame: ScannedFrame, window: FileWindow, context: DecompressionContext) throws(FormatError) -> [UInt8] {

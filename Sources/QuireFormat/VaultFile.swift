@@ -62,6 +62,11 @@ public final class VaultFile: @unchecked Sendable {
     /// trusted keyrings: who may attest a commit (`Spec/format.md §9.4`).
     public internal(set) var attestors: Set<[UInt8]> = []
     var streamIndexCache: [StreamID: [Int]]?
+    /// The zstd context ``openRecord(frame:)`` reuses (under ``lock``):
+    /// making a fresh one for every record cost more than decompressing a
+    /// typical entry, and compaction, merge and the entry index open records
+    /// one at a time.
+    lazy var recordDecompression = DecompressionContext()
     /// Serialises this handle's methods: one handle may be shared between
     /// threads. (Read the public properties from one thread at a time.)
     let lock = RecursiveLock()

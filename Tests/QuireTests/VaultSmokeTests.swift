@@ -117,6 +117,27 @@ import QuireKeys
         }
     }
 
+    /// Single-record reads share one zstd context: records of every size,
+    /// compressed or not, read one at a time in any order, each come back whole.
+    @Test func recordsReadOneAtATimeComeBackWhole() throws {
+        let dir = TemporaryDirectory()
+        let (vault, recovery) = try makeVault(dir)
+        var texts: [String] = []
+        for i in 0..<12 {
+            let text = i % 3 == 0 ? "x" : String(repeating: "Entry \(i), line after line. ", count: 1 + i * 40)
+            texts.append(text)
+            try vault.add(EntryBody(created: 1_700_000_100_000 + Int64(i), text: text))
+        }
+        let reopened = try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), writable: false)
+        let frames = reopened.file.structure.frames.filter { $0.header.kind == .entryRevision }.map(\.location.index)
+        #expect(frames.count == 12)
+        #expect(frames.contains { reopened.file.structure.frames[$0].header.isCompressed })
+        for (n, index) in zip(frames.indices, frames).reversed() {
+            let revision = try EntryRevision(decoding: try reopened.file.openRecord(frame: index), location: nil)
+            #expect(revision.body.text == texts[n])
+        }
+    }
+
     @Test func wrongRecoveryKeyIsNotDamage() throws {
         let dir = TemporaryDirectory()
         _ = try makeVault(dir)
