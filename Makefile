@@ -8,7 +8,7 @@ TEST_PACKAGES := epubcheck default-jre-headless qpdf poppler-utils python3-nacl 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor fuzz-merge fuzz-keyring fuzz-commit
 
-.PHONY: deps build release test test-sync vectors vectors-check conformance bench bench-smoke fuzz demo clean
+.PHONY: deps build release test test-sync vectors vectors-check conformance bench bench-compare bench-smoke fuzz demo clean
 
 # Installs the Debian packages Quire links, only when one is missing.
 deps:
@@ -68,6 +68,13 @@ conformance: deps
 
 bench: release
 	$(SWIFT) run -c release quire-bench --write BENCHMARKS.md
+
+# Format 2 against format 1 (branch main), same machine, interleaved runs:
+# prints the ratios v2/v1 for add, open, read, merge and compaction
+# (BENCHMARKS.md, "Format 2 against format 1"). Builds main's quire-bench
+# in /tmp/quire-v1 (or $$TMPDIR) from `git archive`; nothing on main changes.
+bench-compare: release
+	python3 Scripts/bench-format-compare.py --write BENCHMARKS.md
 
 # A quick debug run of every benchmark (small sizes, nothing written): keeps
 # the benchmark code working between real runs. Reports, never asserts timings.

@@ -43,6 +43,14 @@ public struct CompactionReport: Sendable {
 
 /// Rewrites a vault with only what it needs (`Spec/merge.md §6`).
 public enum Compaction {
+    /// `now − horizon`, saturated: options are input, and extreme ones
+    /// (`now` = `Int64.min`, horizon = `Int64.max`) must not trap.
+    static func cutoff(now: Int64, horizon: Int64) -> Int64 {
+        let (value, overflow) = now.subtractingReportingOverflow(horizon)
+        guard overflow else { return value }
+        return horizon > 0 ? .min : .max
+    }
+
     /// Compacts the vault at `path`: keeps every entry's heads (and
     /// `keepHistory` earlier revisions), tombstones within the horizon, the
     /// attachments kept revisions name, the newest profile, every trusted
