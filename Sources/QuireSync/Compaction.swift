@@ -155,13 +155,7 @@ public enum Compaction {
         var byEntry: [EntryID: [(index: Int, revision: EntryRevision)]] = [:]
         for r in revisions { byEntry[r.revision.entryID, default: []].append(r) }
         var keep = Set<Int>()
-        // now − horizon, saturating: a horizon past the start of time keeps
-        // every tombstone, one past the end of time drops them all (any
-        // Int64 is a valid option; none may trap).
-        let tombstoneCutoff: Int64? = options.tombstoneHorizonMilliseconds.map { horizon in
-            let (cutoff, overflow) = now.subtractingReportingOverflow(horizon)
-            return overflow ? (horizon > 0 ? Int64.min : Int64.max) : cutoff
-        }
+        let tombstoneCutoff: Int64? = options.tombstoneHorizonMilliseconds.map { cutoff(now: now, horizon: $0) }
         for (_, list) in byEntry {
             let named = Set(list.flatMap(\.revision.parents))
             let heads = list.filter { !named.contains($0.revision.revisionID) }
