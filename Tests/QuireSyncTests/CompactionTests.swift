@@ -136,6 +136,43 @@ import Testing
         #expect(bytes(c.a) == merged)
     }
 
+    /// Two devices rekey concurrently and each attaches the same photo
+    /// again, which deduplicates to its own new blob id; after a merge and a
+    /// rekey the vault holds two manifests with one blob id and different
+    /// aliases. Compaction keeps what every kept reference resolves to
+    /// (`Spec/merge.md §6`, `records.md §4`), so both photos still open.
+    @Test func keepsEveryManifestAReferenceResolvesTo() throws {
+        let c = try TwoCopies("aliases")
+        let photo = c.dir.file("p.bin")
+        let content = SeededRandom(label: "alias photo").bytes(5_000)
+        try Data(content).write(to: URL(fileURLWithPath: photo))
+        func attach(_ v: Vault, _ text: String) throws {
+            try v.commit { tx in
+                let blob = try tx.storeAttachment(fromFile: photo, mediaType: "image/jpeg")
+                _ = try tx.add(EntryBody(created: t0 + 5, text: text, attachments: [AttachmentReference(id: [1], blob: blob.blob)]))
+            }
+        }
+        try attach(try c.onLaptop(c.a), "first")
+        try FileManager.default.removeItem(atPath: c.b)
+        copy(c.a, c.b)
+        _ = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(rekey: true), now: t0 + 10, writeOptions: fast)
+        _ = try Compaction.compact(vaultAt: c.b, credential: .device(c.phone.keyPair), options: CompactionOptions(rekey: true), now: t0 + 10, writeOptions: fast)
+        try attach(try c.onLaptop(c.a), "again on the laptop")
+        try attach(try c.onPhone(c.b), "again on the phone")
+        _ = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        _ = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(rekey: true), now: t0 + 20, writeOptions: fast)
+        for rekey in [false, true] {
+            _ = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(rekey: rekey), now: t0 + 30, writeOptions: fast)
+            let v = try c.onLaptop(c.a)
+            let photos = try v.entries().filter { !$0.body.attachments.isEmpty }
+            #expect(photos.map(\.body.text).sorted() == ["again on the laptop", "again on the phone", "first"])
+            for e in photos {
+                #expect((try? v.openAttachment(e.body.attachments[0].blob).readAll()) == content, "\(e.body.text), rekey \(rekey)")
+            }
+            #expect(v.verify().issues.isEmpty)
+        }
+    }
+
     @Test func aDamagedVaultIsNotCompacted() throws {
         let c = try TwoCopies("damaged")
         let vault = try c.onLaptop(c.a)
