@@ -168,10 +168,10 @@ extension ConflictCopies {
         copy.file.verifyCommits(keys: keys, trustedKeyrings: inCopy?.trustedKeyrings ?? [:], attestors: attestors)
         var replacements = Set<[UInt8]>()
         for i in 0..<vault.file.structure.committedFrameCount {
-            for key in vault.replacementKeys(of: i, asReplacement: true) { replacements.insert(key) }
+            for key in vault.replacementKeys(of: i) { replacements.insert(key) }
         }
         func replaced(_ i: Int) -> Bool {
-            let keys = copy.replacementKeys(of: i, asReplacement: false)
+            let keys = copy.replacementKeys(of: i)
             return !keys.isEmpty && keys.allSatisfy(replacements.contains)
         }
         // A chunk is held when its attachment is: its stream's manifest is

@@ -173,6 +173,51 @@ import Testing
         }
     }
 
+    /// A manifest below the rekey whose blob id the other side's re-stored
+    /// manifest answers to, but not its alias, is not yet held re-sealed:
+    /// superseding it would leave a revision naming that alias without its
+    /// attachment (`Spec/merge.md §3.4`: a replacement holds what re-sealing
+    /// would write — the old blob id and the old aliases).
+    @Test func aReplacementMustAnswerEveryIdOfTheManifest() throws {
+        let c = try TwoCopies("replacement aliases")
+        let photo = c.dir.file("p.bin")
+        let content = SeededRandom(label: "replacement photo").bytes(3_000)
+        try Data(content).write(to: URL(fileURLWithPath: photo))
+        let laptop = try c.onLaptop(c.a)
+        var entry: EntryID?
+        var first: BlobID?
+        try laptop.commit { tx in
+            let blob = try tx.storeAttachment(fromFile: photo, mediaType: "image/jpeg")
+            first = blob.blob
+            entry = try tx.add(EntryBody(created: t0 + 5, text: "photo", attachments: [AttachmentReference(id: [1], blob: blob.blob)])).entryID
+        }
+        try FileManager.default.removeItem(atPath: c.b)
+        copy(c.a, c.b)
+        // The laptop drops the photo and rekeys (its old manifest goes), then
+        // attaches the same photo again: a new manifest, no alias.
+        try laptop.edit(entry!, body: EntryBody(created: t0 + 5, text: "no photo"))
+        _ = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(rekey: true), now: t0 + 10, writeOptions: fast)
+        try c.onLaptop(c.a).commit { tx in
+            let blob = try tx.storeAttachment(fromFile: photo, mediaType: "image/jpeg")
+            _ = try tx.add(EntryBody(created: t0 + 11, text: "photo again", attachments: [AttachmentReference(id: [1], blob: blob.blob)]))
+        }
+        // The phone takes that in: its old manifest is sealed again under the
+        // rekey, with the first blob id as an alias; it names the photo by it.
+        _ = try VaultMerge.merge(vaultAt: c.b, copyAt: c.a, credential: .device(c.phone.keyPair), options: fast)
+        try c.onPhone(c.b).edit(entry!, body: EntryBody(created: t0 + 5, text: "photo back", attachments: [AttachmentReference(id: [1], blob: first!)]))
+        // The laptop rekeys again, and the phone takes that in.
+        _ = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(rekey: true), now: t0 + 20, writeOptions: fast)
+        _ = try VaultMerge.merge(vaultAt: c.b, copyAt: c.a, credential: .device(c.phone.keyPair), options: fast)
+        let v = try c.onPhone(c.b)
+        #expect(try v.entries().map(\.body.text).sorted() == ["photo again", "photo back", "shared"])
+        for e in try v.entries() where !e.body.attachments.isEmpty {
+            #expect((try? v.openAttachment(e.body.attachments[0].blob).readAll()) == content, "\(e.body.text)")
+        }
+        #expect(v.verify().issues.isEmpty)
+        let again = try VaultMerge.merge(vaultAt: c.b, copyAt: c.a, credential: .device(c.phone.keyPair), options: fast)
+        #expect(!again.changed)
+    }
+
     @Test func aDamagedVaultIsNotCompacted() throws {
         let c = try TwoCopies("damaged")
         let vault = try c.onLaptop(c.a)
