@@ -8,12 +8,12 @@ APT_PACKAGES := libsodium-dev libzstd-dev pkg-config libzip-dev libcairo2-dev li
 # (man, groff) and load the completions into (zsh, fish).
 TEST_PACKAGES := epubcheck default-jre-headless qpdf poppler-utils python3-nacl python3-zstandard man-db groff-base zsh fish
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor fuzz-merge
+FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor fuzz-merge fuzz-keyring fuzz-commit
 
 PREFIX       ?= /usr/local
 DESTDIR      ?=
 
-.PHONY: deps build release test test-sync vectors vectors-check conformance bench bench-smoke fuzz demo clean \
+.PHONY: deps build release test test-sync vectors vectors-check conformance bench bench-compare bench-smoke fuzz demo clean \
 	install install-files uninstall man completions-check
 
 # Installs the Debian packages Quire links, only when one is missing.
@@ -51,14 +51,17 @@ test-sync: deps
 	$(SWIFT) build --product quire-sync-helper
 	python3 Tests/sync/run_syncthing.py "$$($(SWIFT) build --show-bin-path)/quire-sync-helper"
 
-# Regenerates Vectors/ from seeded randomness (deterministic).
+# Regenerates Vectors/ and Spec/worked-example.md from seeded randomness
+# (deterministic).
 vectors: deps
 	$(SWIFT) run quire-vectors generate Vectors
+	$(SWIFT) run quire-vectors worked-example Spec/worked-example.md
 
 # Regenerating must change nothing, and every vector must verify.
 vectors-check: deps
 	$(SWIFT) run quire-vectors verify Vectors
 	$(SWIFT) run quire-vectors check-regenerate Vectors
+	$(SWIFT) run quire-vectors worked-example --check Spec/worked-example.md
 
 # The independent Python reader and merge (written from Spec/ alone) against
 # every vector; PyNaCl and zstandard come from Debian (make deps). Prints the
@@ -71,6 +74,13 @@ conformance: deps
 
 bench: release
 	$(SWIFT) run -c release quire-bench --write BENCHMARKS.md
+
+# Format 2 against format 1 (branch main), same machine, interleaved runs:
+# prints the ratios v2/v1 for add, open, read, merge and compaction
+# (BENCHMARKS.md, "Format 2 against format 1"). Builds main's quire-bench
+# in /tmp/quire-v1 (or $$TMPDIR) from `git archive`; nothing on main changes.
+bench-compare: release
+	python3 Scripts/bench-format-compare.py --write BENCHMARKS.md
 
 # A quick debug run of every benchmark (small sizes, nothing written): keeps
 # the benchmark code working between real runs. Reports, never asserts timings.

@@ -16,7 +16,8 @@
 //                                         └─▶ CZstd      (and QuireSystem, the POSIX shim, below all)
 //
 // Only QuireCrypto imports CSodium and only QuireFormat imports CZstd (the
-// benchmark imports both to measure the raw primitives it compares against).
+// benchmark imports both to measure the raw primitives it compares against;
+// the vector generator imports CSodium for one forged Poly1305 tag).
 // Only QuireZip imports libzip, only QuireMarkdown imports cmark-gfm and only
 // QuirePDF imports cairo and pango: an app that stores entries links
 // libsodium and zstd alone. QuireImport and
@@ -166,7 +167,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "quire-vectors",
-            dependencies: ["QuireVectors", "Quire", "QuireCrypto", "QuireFormat", "QuireKeys", "QuireSystem"],
+            // CSodium: one attack vector forges a Poly1305 tag and needs the
+            // one-time key (keystream block 0), which no library API exposes.
+            dependencies: ["QuireVectors", "Quire", "QuireCrypto", "QuireFormat", "QuireKeys", "QuireSystem", "CSodium"],
             swiftSettings: strict
         ),
         .executableTarget(

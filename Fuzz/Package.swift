@@ -49,5 +49,7 @@ let package = Package(
         .executableTarget(name: "fuzz-vault", dependencies: ["FuzzSupport"] + quire, swiftSettings: settings),
         .executableTarget(name: "fuzz-cbor", dependencies: ["FuzzSupport"] + quire, swiftSettings: settings),
         .executableTarget(name: "fuzz-merge", dependencies: ["FuzzSupport"] + quire, swiftSettings: settings),
+        .executableTarget(name: "fuzz-keyring", dependencies: ["FuzzSupport"] + quire, swiftSettings: settings),
+        .executableTarget(name: "fuzz-commit", dependencies: ["FuzzSupport"] + quire, swiftSettings: settings),
     ]
 )

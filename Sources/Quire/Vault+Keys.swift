@@ -153,7 +153,7 @@ extension Vault {
             keyringsJoined = true
             return
         }
-        guard credential.signingKeyPair() != nil else {
+        guard signer != nil else {
             throw .keys(.operationRefused(reason: "the keys were changed on two devices at once and must be joined before anything is written; open the vault with an enrolled device or the recovery key once"))
         }
         try changeKeys(.rotate)
@@ -172,7 +172,7 @@ extension Vault {
     @discardableResult
     public func changeKeys(_ change: KeyChange, now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> KeyringProposal {
         try lock.withLock { () throws(VaultError) -> KeyringProposal in
-            guard let signer = credential.signingKeyPair() else {
+            guard let signer else {
                 throw .keys(.operationRefused(reason: "only an enrolled device or the recovery key can change the keys; a passphrase or an escrow key can only read"))
             }
             var written: KeyringProposal?

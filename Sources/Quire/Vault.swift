@@ -98,13 +98,21 @@ public final class Vault: @unchecked Sendable {
     /// merges the newer copy back or accepts this file (`Spec/keys.md §7`).
     var rollbackRefusal: String?
 
+    /// The credential's Ed25519 key pair — a device's own, or the one the
+    /// recovery key derives — which signs every commit and keyring this
+    /// handle writes; nil for a passphrase or an escrow key, which cannot
+    /// write. Derived once: the recovery key's costs a KDF and a scalar
+    /// multiplication, too much to repeat for every commit.
+    let signer: Ed25519.KeyPair?
+
     init(file: VaultFile, unlocked: UnlockedKeys, credential: Credential, random: any RandomSource, options: WriteOptions) {
         self.file = file
         self.unlocked = unlocked
         self.credential = credential
         self.random = random
         writeOptions = options
-        author = credential.signingKeyPair().map { DeviceID(publicKey: $0.publicKey) }
+        signer = credential.signingKeyPair()
+        author = signer.map { DeviceID(publicKey: $0.publicKey) }
     }
 
     /// The vault id.
@@ -167,7 +175,7 @@ public final class Vault: @unchecked Sendable {
         if let newer = unlocked.unreadableNewerEpoch { throw .removedFromVault(newerEpoch: newer) }
         guard file.isWritable else { throw .format(.notWritable(reason: "it was opened read-only")) }
         if let reason = rollbackRefusal { throw .rolledBack(reason: reason) }
-        guard credential.signingKeyPair() != nil else {
+        guard signer != nil else {
             throw .keys(.operationRefused(reason: "a passphrase or an escrow key can read this vault but not write to it; open it with a device or the recovery key"))
         }
     }
@@ -189,7 +197,7 @@ public final class Vault: @unchecked Sendable {
                 var inner: (any Error)?
                 var transaction: VaultTransaction?
                 do throws(FormatError) {
-                    try file.commit(random: random, options: writeOptions, attestWith: credential.signingKeyPair()) { (pending: PendingCommit) throws(FormatError) in
+                    try file.commit(random: random, options: writeOptions, attestWith: signer) { (pending: PendingCommit) throws(FormatError) in
                         // Index what other writers committed since we looked.
                         self.absorb(pending.externalFrames)
                         let tx = VaultTransaction(vault: self, pending: pending)

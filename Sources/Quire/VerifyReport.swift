@@ -65,6 +65,11 @@ extension VaultReportBuilder {
             index = l.index
             warning = true
         }
+        if case .kdfLimitsExceededInKeyring(let l, _, _) = e {
+            offset = l.offset
+            index = l.index
+            warning = true
+        }
         return VerifyReport.Issue(code: e.code, offset: offset, frameIndex: index, message: e.description, isDamage: !warning)
     }
 }
@@ -111,7 +116,11 @@ extension Vault {
             var intact = 0
             var manifests: [(BlobManifest, FrameLocation, SymmetricKey?)] = []
             // Keyrings are checked by the key layer (its issues are above).
-            let kinds = Set(s.frames[0..<s.committedFrameCount].map(\.header.kind)).subtracting([.commit, .blobChunk, .keyring])
+            // Frames of kinds this reader does not know are skipped without
+            // checking their body hash or their commit's epoch: they are
+            // never released, so never reported (Spec/format.md §4.2, §9.3);
+            // an unknown critical kind is reported above.
+            let kinds = Set(s.frames[0..<s.committedFrameCount].map(\.header.kind).filter(\.isKnown)).subtracting([.commit, .blobChunk, .keyring])
             intact += unlocked.keyrings.filter(\.isTrusted).count
             let recordIssues = file.forEachRecord(kinds: kinds) { record in
                 let loc = record.frame.location

@@ -415,8 +415,9 @@ public final class BlobReader {
         }
     }
 
-    /// After the last chunk: the content is whole, the stream has exactly
-    /// its Padmé length, and the content hashes to the blob id.
+    /// After the last chunk: the stream has exactly its Padmé length with
+    /// the marker at the manifest's size (`Spec/format.md §7.4` check 7),
+    /// and the content hashes to the blob id (check 8).
     private func finish() throws(FormatError) {
         // The chunk count was checked before (blob_size_mismatch); a stream
         // too short for its content has a length other than Padmé(N + 1),

@@ -239,9 +239,9 @@ extension VaultFile {
                     // Another writer changed the keys: the key layer must look.
                     throw .vaultChanged(path: path)
                 }
-                let previousStored = commits.statuses.isEmpty ? CommitChain.genesisHead : structure.groups[commits.statuses.count - 1].storedHead
-                let previousComputed = commits.computedHeads.last ?? CommitChain.genesisHead
-                append(group: g, to: &commits, previousStored: previousStored, previousComputed: previousComputed)
+                let previousStored = verdicts.statuses.isEmpty ? CommitChain.genesisHead : structure.groups[verdicts.statuses.count - 1].storedHead
+                let previousComputed = verdicts.computedHeads.last ?? CommitChain.genesisHead
+                append(group: g, to: &verdicts, previousStored: previousStored, previousComputed: previousComputed)
             }
             if structure.fileSize > structure.committedEnd {
                 do { try file.truncate(to: structure.committedEnd) } catch { throw .io(error) }
@@ -312,14 +312,14 @@ extension VaultFile {
         structure.committedEnd = commitOffset + UInt64(commitFrame.count)
         structure.fileSize = structure.committedEnd
         structure.uncommittedFrames = structure.frames.count..<structure.frames.count
-        commits.statuses.append(.verified)
-        commits.attestations.append(recorded)
-        commits.computedHeads.append(head)
-        commits.epochs.append(pending.key.epoch)
-        commits.floors.append(commits.currentFloor)
+        verdicts.statuses.append(.verified)
+        verdicts.attestations.append(recorded)
+        verdicts.computedHeads.append(head)
+        verdicts.epochs.append(pending.key.epoch)
+        verdicts.floors.append(verdicts.currentFloor)
         for (index, epoch) in pending.trustedKeyringEpochs {
             trustedKeyrings[index] = epoch
-            commits.currentFloor = max(commits.currentFloor, epoch)
+            verdicts.currentFloor = max(verdicts.currentFloor, epoch)
         }
         if streamIndexCache != nil {
             for f in pending.frames { if let c = f.chunk { streamIndexCache![c.stream, default: []].append(f.location.index) } }
@@ -335,6 +335,7 @@ extension VaultFile {
     func rescanLocked() throws(FormatError) {
         structure = try VaultScanner.scan(file: file)
         streamIndexCache = nil
-        commits = CommitReport()
+        verdicts = CommitReport()
+        uncheckedAttestations = [:]
     }
 }

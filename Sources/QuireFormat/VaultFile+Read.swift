@@ -37,6 +37,16 @@ extension VaultFile {
         let window = FileWindow(file: file, fileSize: structure.fileSize)
         let context = DecompressionContext()
         let frames = range.map { $0.clamped(to: 0..<structure.committedFrameCount) } ?? 0..<structure.committedFrameCount
+        // Who attested each record: check the attestations of the groups
+        // holding the records asked for, all at once (on every core).
+        if !uncheckedAttestations.isEmpty {
+            var groups: [Int] = []
+            for index in frames where kinds.contains(structure.frames[index].header.kind) {
+                if let g = structure.groupIndex(ofFrame: index), uncheckedAttestations[g] != nil, groups.last != g { groups.append(g) }
+            }
+            checkAttestations(of: groups)
+        }
+        let commits = verdicts
         for index in frames {
             let frame = structure.frames[index]
             guard kinds.contains(frame.header.kind), frame.header.kind != .blobChunk, frame.header.kind != .commit else { continue }
@@ -89,7 +99,7 @@ extension VaultFile {
     func openRecordLocked(frame index: Int) throws(FormatError) -> [UInt8] {
         let frame = structure.frames[index]
         let window = FileWindow(file: file, fileSize: structure.fileSize, preferredByteCount: 0)
-        return try open(frame: frame, window: window, context: DecompressionContext())
+        return try open(frame: frame, window: window, context: recordDecompression)
     }
 
     func open(frame: ScannedFrame, window: FileWindow, context: DecompressionContext) throws(FormatError) -> [UInt8] {

@@ -1,4 +1,5 @@
 public import QuireCrypto
+import Dispatch
 import QuireSystem
 
 /// How appends reach the disk.
@@ -35,8 +36,24 @@ public final class VaultFile: @unchecked Sendable {
     public let isWritable: Bool
     /// The structure found by the last scan, kept up to date by appends.
     public internal(set) var structure: VaultStructure
-    /// The verdict on each commit group, after ``verifyCommits(keys:trustedKeyrings:attestors:)``.
-    public internal(set) var commits: CommitReport
+    /// The verdict on each commit group, after ``verifyCommits(keys:trustedKeyrings:attestors:)``,
+    /// attestations included: reading it checks those not checked yet.
+    public var commits: CommitReport {
+        lock.withLock {
+            checkAttestations(of: Array(uncheckedAttestations.keys))
+            return verdicts
+        }
+    }
+    /// The verdicts as they stand: the attestation of each group in
+    /// ``uncheckedAttestations`` is still `.notChecked`.
+    var verdicts: CommitReport
+    /// Verified commit groups whose attestation has not been checked yet,
+    /// with the key that verified each. ``verifyCommits(keys:trustedKeyrings:attestors:)``
+    /// leaves every attestation for when it is needed: each is an Ed25519
+    /// signature check (about 0.1 ms), most of the cost of opening a vault
+    /// written one commit at a time, and nothing that opening decides needs
+    /// them, except for the rare group holding an unknown critical kind.
+    var uncheckedAttestations: [Int: EpochKey] = [:]
     /// The keys given to ``verifyCommits(keys:trustedKeyrings:attestors:)``.
     public internal(set) var keys: KeySet
     /// Frame index → epoch, for the keyrings the key layer trusts.
@@ -45,6 +62,11 @@ public final class VaultFile: @unchecked Sendable {
     /// trusted keyrings: who may attest a commit (`Spec/format.md §9.4`).
     public internal(set) var attestors: Set<[UInt8]> = []
     var streamIndexCache: [StreamID: [Int]]?
+    /// The zstd context ``openRecord(frame:)`` reuses (under ``lock``):
+    /// making a fresh one for every record cost more than decompressing a
+    /// typical entry, and compaction, merge and the entry index open records
+    /// one at a time.
+    lazy var recordDecompression = DecompressionContext()
     /// Serialises this handle's methods: one handle may be shared between
     /// threads. (Read the public properties from one thread at a time.)
     let lock = RecursiveLock()
@@ -79,7 +101,7 @@ public final class VaultFile: @unchecked Sendable {
         identity = try? file.identity()
         isWritable = writable
         structure = try VaultScanner.scan(file: file)
-        commits = CommitReport()
+        verdicts = CommitReport()
         keys = KeySet()
         trustedKeyrings = [:]
     }
@@ -207,35 +229,88 @@ extension VaultFile {
         var report = CommitReport()
         var previousStored = CommitChain.genesisHead
         var previousComputed = CommitChain.genesisHead
-        for group in structure.groups {
-            append(group: group, to: &report, previousStored: previousStored, previousComputed: previousComputed)
+        var verified: [(group: Int, key: EpochKey)] = []
+        for (g, group) in structure.groups.enumerated() {
+            if let key = append(group: group, to: &report, previousStored: previousStored, previousComputed: previousComputed, attesting: false) {
+                verified.append((g, key))
+            }
             previousStored = group.storedHead
             previousComputed = report.computedHeads.last!
         }
-        commits = report
+        verdicts = report
+        uncheckedAttestations = Dictionary(verified, uniquingKeysWith: { first, _ in first })
     }
 
-    /// Verifies one more group and records its verdict, attestation and floor.
-    func append(group: CommitGroup, to report: inout CommitReport, previousStored: [UInt8], previousComputed: [UInt8]) {
+    /// Verifies one more group and records its verdict, attestation and
+    /// floor. With `attesting` false the attestation of a verified commit is
+    /// left `.notChecked` and its key returned, for the caller to check.
+    @discardableResult
+    func append(
+        group: CommitGroup, to report: inout CommitReport, previousStored: [UInt8], previousComputed: [UInt8], attesting: Bool = true
+    ) -> EpochKey? {
         let (status, computed, key) = check(group: group, previousStored: previousStored, previousComputed: previousComputed, floor: report.currentFloor)
         report.statuses.append(status)
         report.computedHeads.append(computed)
         report.epochs.append(key?.epoch ?? 0)
         report.floors.append(report.currentFloor)
         var attestation = CommitReport.Attestation.notChecked
+        var unchecked: EpochKey?
         if status == .verified, let key {
-            let header = structure.frames[group.commitFrame].header
-            switch CommitChain.checkAttestation(body: group.commitBody, digest: group.digest, key: key, vaultID: vaultID, commitHeader: header) {
-            case .unattested: attestation = .unattested
-            case .failed(let reason): attestation = .failed(reason: reason)
-            case .signed(let signer):
-                attestation = attestors.contains(signer) ? .attested(signer: signer) : .failed(reason: "the signer is not a member of this vault")
-            }
+            if attesting { attestation = self.attestation(of: group, key: key) } else { unchecked = key }
         }
         report.attestations.append(attestation)
         for index in group.members {
             if let epoch = trustedKeyrings[index] { report.currentFloor = max(report.currentFloor, epoch) }
         }
+        return unchecked
+    }
+
+    /// The attestation of a verified commit (`Spec/format.md §9.4`).
+    func attestation(of group: CommitGroup, key: EpochKey) -> CommitReport.Attestation {
+        let header = structure.frames[group.commitFrame].header
+        switch CommitChain.checkAttestation(body: group.commitBody, digest: group.digest, key: key, vaultID: vaultID, commitHeader: header) {
+        case .unattested: return .unattested
+        case .failed(let reason): return .failed(reason: reason)
+        case .signed(let signer):
+            return attestors.contains(signer) ? .attested(signer: signer) : .failed(reason: "the signer is not a member of this vault")
+        }
+    }
+
+    /// Checks the attestations of those of `groups` still unchecked and
+    /// records them, on every core: the checks are independent of one
+    /// another and of the chain.
+    func checkAttestations(of groups: [Int]) {
+        let jobs = groups.compactMap { g in uncheckedAttestations[g].map { (group: g, key: $0) } }
+        guard !jobs.isEmpty else { return }
+        var results = [CommitReport.Attestation](repeating: .notChecked, count: jobs.count)
+        if jobs.count == 1 {
+            results[0] = attestation(of: structure.groups[jobs[0].group], key: jobs[0].key)
+        } else {
+            let groups = structure.groups
+            results.withUnsafeMutableBufferPointer { out in
+                let slots = UncheckedMutableBuffer(out)
+                DispatchQueue.concurrentPerform(iterations: jobs.count) { i in
+                    slots.buffer[i] = attestation(of: groups[jobs[i].group], key: jobs[i].key)
+                }
+            }
+        }
+        for (job, result) in zip(jobs, results) {
+            verdicts.attestations[job.group] = result
+            uncheckedAttestations[job.group] = nil
+        }
+    }
+
+    /// Checks the attestations of the groups that hold a frame of a critical
+    /// kind this reader does not know: whether such a frame is fatal depends
+    /// on them (`Spec/format.md §4.3`).
+    func checkAttestationsOfUnknownCriticalKinds() {
+        var groups: [Int] = []
+        for (g, group) in structure.groups.enumerated() where uncheckedAttestations[g] != nil {
+            if group.members.contains(where: { !structure.frames[$0].header.kind.isKnown && structure.frames[$0].header.kind.isCritical }) {
+                groups.append(g)
+            }
+        }
+        checkAttestations(of: groups)
     }
 
     /// Commit recovery (`Spec/format.md §10.3`): a tail of whole frames
@@ -307,16 +382,16 @@ extension VaultFile {
 
     func releaseVerdictLocked(frame index: Int) -> FormatError? {
         let frame = structure.frames[index]
-        guard let g = structure.groupIndex(ofFrame: index), g < commits.statuses.count else {
+        guard let g = structure.groupIndex(ofFrame: index), g < verdicts.statuses.count else {
             return .tornTail(offset: structure.committedEnd, byteCount: structure.tailByteCount, uncommittedFrameCount: structure.uncommittedFrames.count)
         }
-        switch commits.statuses[g] {
+        switch verdicts.statuses[g] {
         case .verified:
             return nil
         case .stale(_, let current):
             return .staleEpoch(frame.location, epoch: epoch(of: frame) ?? 0, currentEpoch: current)
         case .mismatch, .unverifiable:
-            let floor = commits.floors[g]
+            let floor = verdicts.floors[g]
             if frame.header.isSealed, let e = epoch(of: frame), e < floor {
                 return .staleEpoch(frame.location, epoch: e, currentEpoch: floor)
             }
@@ -330,9 +405,9 @@ extension VaultFile {
     /// commit's floor.
     func candidateKeysLocked(for frame: ScannedFrame) -> [EpochKey] {
         let all = keys.keys(for: frame.header.keyID)
-        guard let g = structure.groupIndex(ofFrame: frame.location.index), g < commits.statuses.count else { return all }
-        switch commits.statuses[g] {
-        case .mismatch, .unverifiable: return all.filter { $0.epoch >= commits.floors[g] }
+        guard let g = structure.groupIndex(ofFrame: frame.location.index), g < verdicts.statuses.count else { return all }
+        switch verdicts.statuses[g] {
+        case .mismatch, .unverifiable: return all.filter { $0.epoch >= verdicts.floors[g] }
         case .verified, .stale: return all
         }
     }
@@ -349,6 +424,7 @@ extension VaultFile {
     }
 
     var commitIssuesLocked: [FormatError] {
+        let commits = self.commits
         var out: [FormatError] = []
         for (g, status) in commits.statuses.enumerated() {
             let frame = structure.frames[structure.groups[g].commitFrame]
@@ -371,6 +447,8 @@ extension VaultFile {
     /// opened (`Spec/format.md §4.3`). Call after verifying.
     public var fatalCriticalKind: FormatError? {
         lock.withLock {
+            checkAttestationsOfUnknownCriticalKinds()
+            let commits = verdicts
             for (g, group) in structure.groups.enumerated() where g < commits.statuses.count {
                 guard commits.statuses[g] == .verified, commits.isAttested(g) else { continue }
                 for i in group.members {
@@ -386,6 +464,8 @@ extension VaultFile {
     /// commit is not verified and attested (reported, not fatal).
     public var skippedCriticalKinds: [FormatError] {
         lock.withLock {
+            checkAttestationsOfUnknownCriticalKinds()
+            let commits = verdicts
             var out: [FormatError] = []
             for f in structure.frames[0..<structure.committedFrameCount] where !f.header.kind.isKnown && f.header.kind.isCritical {
                 if let g = structure.groupIndex(ofFrame: f.location.index), g < commits.statuses.count,
@@ -399,8 +479,15 @@ extension VaultFile {
     /// Whether the records of commit group `g` are attested, and by whom.
     public func attestation(ofFrame index: Int) -> CommitReport.Attestation {
         lock.withLock {
-            guard let g = structure.groupIndex(ofFrame: index), g < commits.attestations.count else { return .notChecked }
-            return commits.attestations[g]
+            guard let g = structure.groupIndex(ofFrame: index), g < verdicts.attestations.count else { return .notChecked }
+            checkAttestations(of: [g])
+            return verdicts.attestations[g]
         }
     }
+}
+
+/// A buffer written by several threads at once, each at its own indices.
+private struct UncheckedMutableBuffer<Element>: @unchecked Sendable {
+    let buffer: UnsafeMutableBufferPointer<Element>
+    init(_ buffer: UnsafeMutableBufferPointer<Element>) { self.buffer = buffer }
 }

@@ -30,6 +30,10 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// distinct passphrase slots tried (newest first), and more remain; they
     /// were not run. Code `kdf_limits_exceeded`.
     case kdfBudgetExceeded(untried: Int)
+    /// Warning, when the vault opened anyway: the keyring at `location`
+    /// holds a passphrase slot asking for more Argon2id work than readers
+    /// run; it was skipped (`Spec/format.md §8.5`). Code `kdf_limits_exceeded`.
+    case kdfLimitsExceededInKeyring(FrameLocation, opsLimit: UInt64, memLimitBytes: UInt64)
     /// A keyring is not signed by a member of a keyring before it (or by a
     /// removed member), so its keys and slots are not trusted.
     case keyringUnauthenticated(FrameLocation, reason: String)
@@ -67,7 +71,7 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .wrongPassphrase: "wrong_passphrase"
         case .wrongDeviceKey: "wrong_device_key"
         case .wrongKey: "wrong_key"
-        case .kdfLimitsExceeded, .kdfBudgetExceeded: "kdf_limits_exceeded"
+        case .kdfLimitsExceeded, .kdfBudgetExceeded, .kdfLimitsExceededInKeyring: "kdf_limits_exceeded"
         case .keyringUnauthenticated: "keyring_unauthenticated"
         case .escrowForbidden: "escrow_forbidden"
         case .escrowRefused: "escrow_refused"
@@ -92,7 +96,7 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// True for warnings: the error cost nothing (``keyringCopyDamaged(_:)``).
     public var isWarning: Bool {
         switch self {
-        case .keyringCopyDamaged, .rollbackSuspected, .deviceMemoryNotSaved: true
+        case .keyringCopyDamaged, .rollbackSuspected, .deviceMemoryNotSaved, .kdfLimitsExceededInKeyring: true
         default: false
         }
     }
@@ -129,6 +133,8 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
                 return "a passphrase cost of \(ops) passes over \(mem) bytes is below the floor for new passphrases (at least \(Limits.writerMinArgon2OpsLimit) passes over 64 MiB); choose a higher cost"
             }
             return "a passphrase slot asks for Argon2id with opslimit \(ops) and \(mem) bytes of memory, outside the limits (opslimit 1–8, memory 8 KiB–256 MiB); it was not run"
+        case let .kdfLimitsExceededInKeyring(loc, ops, mem):
+            return "keyring \(loc) holds a passphrase slot asking for Argon2id with opslimit \(ops) and \(mem) bytes of memory, outside the limits (opslimit 1–8, memory 8 KiB–256 MiB); it was skipped"
         case let .kdfBudgetExceeded(untried):
             return "the passphrase opened none of the \(Limits.maxPassphraseDerivations) newest passphrase slots, and \(untried) more with other parameters were not tried (each costs a full Argon2id run); it may be an old passphrase, or someone may have added decoy slots: open with a device or the recovery key"
         case let .keyringUnauthenticated(loc, reason):

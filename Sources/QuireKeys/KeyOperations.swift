@@ -332,6 +332,14 @@ public enum KeyOperations {
             // head the signer is a member of and 63 others; each later join
             // takes the previous join and 63 more; the operation's keyring
             // then has the last join as its parent.
+            // Joins only join: they carry the key state as it is, and the
+            // operation's change (a removal above all) is made by its own
+            // keyring after them. A join that newly removed a member would
+            // be defied by that member's heads the later joins take in,
+            // and rule 6 would cut the join and everything after it.
+            let joinTemplate = Template(
+                members: state.members, removed: state.removed, escrow: state.escrow, retired: state.retired, passphrases: state.passphrases,
+                isEscrowFree: state.isEscrowFree, required: state.requiredSlotKinds, unknownContent: unknownContent, unknownPublic: unknownPublic, now: now)
             let anchor = KeyringBuilder.Parent(id: signerHead.id, key: signerHead.epochKey!)
             var pending = parents.filter { $0.id != anchor.id }
             var previous = anchor
@@ -341,7 +349,7 @@ public enum KeyOperations {
                 pending.removeFirst(take)
                 epoch += 1
                 let join = try newEpochKeyring(
-                    epoch: epoch, parents: group, template: template, blobKey: blobKey, reason: "join", freshPassphrase: nil,
+                    epoch: epoch, parents: group, template: joinTemplate, blobKey: blobKey, reason: "join", freshPassphrase: nil,
                     vaultID: vaultID, signer: signer, random: random)
                 proposals.append(join)
                 previous = KeyringBuilder.Parent(id: join.id, key: join.epochKey)

@@ -199,10 +199,23 @@ public struct PrivacyStatement: Sendable {
 
         // Records by epoch, from the frame headers.
         var revisions: [UInt32: Int] = [:], attachments: [UInt32: Int] = [:]
+        var unheldRevisions = 0, unheldAttachments = 0
         for frame in structure.frames[0..<structure.committedFrameCount] where frame.malformation == nil && frame.header.isSealed {
-            guard let epoch = unlocked.keys.keys(for: frame.header.keyID).map(\.epoch).max() else { continue }
+            guard let epoch = unlocked.keys.keys(for: frame.header.keyID).map(\.epoch).max() else {
+                // Sealed under a key this credential does not hold: counted,
+                // not dropped, though who reads it cannot be said here.
+                if frame.header.kind == .entryRevision { unheldRevisions += 1 }
+                if frame.header.kind == .blobManifest { unheldAttachments += 1 }
+                continue
+            }
             if frame.header.kind == .entryRevision { revisions[epoch, default: 0] += 1 }
             if frame.header.kind == .blobManifest { attachments[epoch, default: 0] += 1 }
+        }
+        if unheldRevisions + unheldAttachments > 0 {
+            var what: [String] = []
+            if unheldRevisions > 0 { what.append("\(unheldRevisions) entry revision\(unheldRevisions == 1 ? "" : "s")") }
+            if unheldAttachments > 0 { what.append("\(unheldAttachments) attachment\(unheldAttachments == 1 ? "" : "s")") }
+            notes.append("\(what.joined(separator: " and ")) in the file \(unheldRevisions + unheldAttachments == 1 ? "is" : "are") sealed under keys this key does not hold: this statement cannot say who can decrypt \(unheldRevisions + unheldAttachments == 1 ? "it" : "them").")
         }
         var started: [UInt32: Int64] = [:]
         for ring in trusted { started[ring.epoch] = min(started[ring.epoch] ?? .max, ring.content!.created) }

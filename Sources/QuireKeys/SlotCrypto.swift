@@ -165,8 +165,17 @@ public enum SlotCrypto {
         }
     }
 
+    /// What one unlock keeps from slot to slot: a passphrase's Argon2id
+    /// results, and the X25519 key pair of a device or the recovery key.
     struct PassphraseCache {
         var pairs: [[UInt8]: X25519.KeyPair] = [:]
+        /// The X25519 form of the device's or the recovery key's Ed25519 key
+        /// pair, made for the first slot tried and kept for the others:
+        /// converting the public key costs about as much as opening a box,
+        /// and the recovery key's pair must be derived first (a KDF and a
+        /// scalar multiplication), so redoing it for every slot more than
+        /// doubled the cost of each slot a device tries.
+        var agreementPair: X25519.KeyPair?
         /// Parameter sets not run because the per-open budget was spent.
         var skippedSets = Set<[UInt8]>()
         /// True once the passphrase opened a slot: slots with other
@@ -189,7 +198,8 @@ public enum SlotCrypto {
     ) throws(KeyError) -> SymmetricKey? {
         switch (slot, credential) {
         case let (.recovery(box), .recoveryKey(recovery)):
-            guard let pair = try? recovery.signingKeyPair().agreementKeyPair() else { return nil }
+            guard let pair = cache.agreementPair ?? (try? recovery.signingKeyPair().agreementKeyPair()) else { return nil }
+            cache.agreementPair = pair
             return openBox(box, with: pair, vaultID: vaultID, epoch: epoch)
         case let (.passphrase(salt, ops, mem, publicKey, box), .passphrase(passphrase)):
             try checkLimits(opsLimit: ops, memLimitBytes: mem)
@@ -212,7 +222,8 @@ public enum SlotCrypto {
             if key != nil { cache.opened = true }
             return key
         case let (.device(box), .device(pair)):
-            guard let agreement = try? pair.agreementKeyPair() else { return nil }
+            guard let agreement = cache.agreementPair ?? (try? pair.agreementKeyPair()) else { return nil }
+            cache.agreementPair = agreement
             return openBox(box, with: agreement, vaultID: vaultID, epoch: epoch)
         case let (.escrow(box), .escrow(pair)):
             return openBox(box, with: pair, vaultID: vaultID, epoch: epoch)

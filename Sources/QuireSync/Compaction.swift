@@ -43,6 +43,14 @@ public struct CompactionReport: Sendable {
 
 /// Rewrites a vault with only what it needs (`Spec/merge.md §6`).
 public enum Compaction {
+    /// `now − horizon`, saturated: options are input, and extreme ones
+    /// (`now` = `Int64.min`, horizon = `Int64.max`) must not trap.
+    static func cutoff(now: Int64, horizon: Int64) -> Int64 {
+        let (value, overflow) = now.subtractingReportingOverflow(horizon)
+        guard overflow else { return value }
+        return horizon > 0 ? .min : .max
+    }
+
     /// Compacts the vault at `path`: keeps every entry's heads (and
     /// `keepHistory` earlier revisions), tombstones within the horizon, the
     /// attachments kept revisions name, the newest profile, every trusted
@@ -87,8 +95,7 @@ public enum Compaction {
         var damage: [FormatError] = file.commitIssues.filter { $0.code != "attestation_failed" }
         var revisions: [(index: Int, revision: EntryRevision)] = []
         var seenRevisions = Set<RevisionID>()
-        var manifests: [BlobID: (index: Int, manifest: BlobManifest)] = [:]
-        var manifestCount = 0
+        var manifests: [(index: Int, manifest: BlobManifest)] = []
         var profile: (index: Int, clock: HybridLogicalClock)?
         var unknown: [Int] = []
         var keyrings: [(keyID: KeyID, epoch: UInt32, body: [UInt8])] = []
@@ -129,8 +136,7 @@ public enum Compaction {
                     if seenRevisions.insert(r.revisionID).inserted { revisions.append((i, r)) }
                 case .blobManifest:
                     let m = try BlobManifest(decoding: payload)
-                    manifestCount += 1
-                    if manifests[m.blob] == nil { manifests[m.blob] = (i, m) }
+                    manifests.append((i, m))
                 case .profile:
                     let p = try Profile(decoding: payload)
                     if profile == nil || p.clock >= profile!.clock { profile = (i, p.clock) }
@@ -147,11 +153,12 @@ public enum Compaction {
         var byEntry: [EntryID: [(index: Int, revision: EntryRevision)]] = [:]
         for r in revisions { byEntry[r.revision.entryID, default: []].append(r) }
         var keep = Set<Int>()
+        let tombstoneCutoff: Int64? = options.tombstoneHorizonMilliseconds.map { cutoff(now: now, horizon: $0) }
         for (_, list) in byEntry {
             let named = Set(list.flatMap(\.revision.parents))
             let heads = list.filter { !named.contains($0.revision.revisionID) }
-            if let horizon = options.tombstoneHorizonMilliseconds, heads.allSatisfy({ $0.revision.isDeleted }),
-                heads.allSatisfy({ Int64(clamping: $0.revision.clock.milliseconds) < now - horizon }) {
+            if let cutoff = tombstoneCutoff, heads.allSatisfy({ $0.revision.isDeleted }),
+                heads.allSatisfy({ Int64(clamping: $0.revision.clock.milliseconds) < cutoff }) {
                 continue
             }
             for h in heads { keep.insert(h.index) }
@@ -164,8 +171,18 @@ public enum Compaction {
         if let newest = revisions.max(by: { $0.revision.clock < $1.revision.clock }) { keep.insert(newest.index) }
         var liveBlobs = Set<BlobID>()
         for r in revisions where keep.contains(r.index) { for a in r.revision.body.attachments { liveBlobs.insert(a.blob) } }
-        let keptManifests = manifests.values.filter { m in liveBlobs.contains(m.manifest.blob) || m.manifest.aliases.contains(where: liveBlobs.contains) }
-            .sorted { $0.index < $1.index }
+        // What each kept reference resolves to: the first manifest in file
+        // order whose stream is whole and whose blob id or one of whose
+        // aliases is the reference's (records.md §4), each once. Two
+        // manifests can share a blob id and differ in aliases (each side of
+        // two concurrent rekeys stored the content again, and a later rekey
+        // stored both again): both stay when references need both.
+        let whole = manifests.filter { (try? file.chunkFrames(for: $0.manifest)) != nil }
+        var resolved: [Int: (index: Int, manifest: BlobManifest)] = [:]
+        for blob in liveBlobs {
+            if let m = whole.first(where: { $0.manifest.answers(to: blob) }) { resolved[m.index] = m }
+        }
+        let keptManifests = resolved.values.sorted { $0.index < $1.index }
         // Records that were released unattested stay unattested: they go in a
         // commit of their own that nobody attests (Spec/merge.md §6).
         func attested(_ i: Int) -> Bool { if case .attested = file.attestation(ofFrame: i) { true } else { false } }
@@ -239,7 +256,7 @@ public enum Compaction {
         let after = (try? FileSystem.size(path)) ?? 0
         return CompactionReport(
             bytesBefore: file.structure.fileSize, bytesAfter: after, revisionsBefore: revisions.count, revisionsAfter: keep.count,
-            attachmentsKept: keptManifests.count, attachmentsDropped: manifestCount - keptManifests.count,
+            attachmentsKept: keptManifests.count, attachmentsDropped: manifests.count - keptManifests.count,
             untrustedKeyringsDropped: untrustedIDs.subtracting(keptKeyringIDs).count, rekeyedEpoch: rekeyed)
     }
 }

@@ -154,17 +154,24 @@ extension ConflictCopies {
         var notHeld: [Int] = []
         for i in missing where !held.contains(try copy.identity(of: i)) { notHeld.append(i) }
         guard !notHeld.isEmpty else { return true }
-        // Replacements are judged by content: both files are opened.
-        for side in [vault, copy] {
-            guard let unlocked = try? KeyringEvaluator.unlock(side.file, with: credential) else { return false }
-            side.file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
-        }
+        // Replacements are judged by content, with the keys the merge used:
+        // those the credential holds in the vault and in the copy. The copy
+        // need not open with the credential (a copy from before this device
+        // was enrolled, merge.md §3.1): its frames then open with the
+        // vault's keys alone.
+        guard let inVault = try? KeyringEvaluator.unlock(vault.file, with: credential) else { return false }
+        let inCopy = try? KeyringEvaluator.unlock(copy.file, with: credential)
+        var keys = inVault.keys
+        for k in inCopy?.keys.all ?? [] { keys.add(k) }
+        let attestors = inVault.attestors.union(inCopy?.attestors ?? [])
+        vault.file.verifyCommits(keys: keys, trustedKeyrings: inVault.trustedKeyrings, attestors: attestors)
+        copy.file.verifyCommits(keys: keys, trustedKeyrings: inCopy?.trustedKeyrings ?? [:], attestors: attestors)
         var replacements = Set<[UInt8]>()
         for i in 0..<vault.file.structure.committedFrameCount {
-            for key in vault.replacementKeys(of: i, asReplacement: true) { replacements.insert(key) }
+            for key in vault.replacementKeys(of: i) { replacements.insert(key) }
         }
         func replaced(_ i: Int) -> Bool {
-            let keys = copy.replacementKeys(of: i, asReplacement: false)
+            let keys = copy.replacementKeys(of: i)
             return !keys.isEmpty && keys.allSatisfy(replacements.contains)
         }
         // A chunk is held when its attachment is: its stream's manifest is

@@ -194,7 +194,7 @@ public enum VaultMerge {
         var held = Set<[UInt8]>()
         for side in [a, b] {
             for i in 0..<side.file.structure.committedFrameCount where side.sealedEpoch(of: i) >= floor {
-                for key in side.replacementKeys(of: i, asReplacement: true) { held.insert(key) }
+                for key in side.replacementKeys(of: i) { held.insert(key) }
             }
         }
         var out = Set<[UInt8]>()
@@ -203,7 +203,7 @@ public enum VaultMerge {
                 out.insert(f.identity)
                 continue
             }
-            let keys = f.side.replacementKeys(of: f.index, asReplacement: false)
+            let keys = f.side.replacementKeys(of: f.index)
             if !keys.isEmpty && keys.allSatisfy(held.contains) { out.insert(f.identity) }
         }
         return out
@@ -403,11 +403,12 @@ final class Side {
         do { return try handle.read(count: Int(f.end - f.location.offset), at: f.location.offset) } catch { throw .io(error) }
     }
 
-    /// The identity of a frame (`Spec/merge.md §1`): its header and its body
-    /// hash; for a chunk, its header and the BLAKE2b-256 of its body.
+    /// The identity of a frame (`Spec/merge.md §1`): its 16-byte header and
+    /// the BLAKE2b-256 of its whole body, for every kind. (Not the stored
+    /// body hash: that hashes the body without itself, so the block digests
+    /// that order the result would differ from every other implementation's.)
     func identity(of index: Int) throws(SyncError) -> [UInt8] {
         let f = file.structure.frames[index]
-        guard f.header.kind == .blobChunk else { return f.headerBytes + f.trailer }
         let body: [UInt8]
         do { body = try handle.read(count: Int(f.header.bodyLength), at: f.bodyOffset) } catch { throw .io(error) }
         return f.headerBytes + BLAKE2b.hash(body, byteCount: 32)
@@ -430,17 +431,21 @@ final class Side {
 
     /// What makes a frame a re-sealed replacement (`Spec/merge.md §3.4`):
     /// for a record, its kind and the BLAKE2b-256 of its payload; for a
-    /// manifest, its blob ids — as a replacement, its blob id and aliases (any
-    /// one names the content), as a frame to replace, its blob id alone. Empty
+    /// manifest, the blob ids it answers to — its blob id and its aliases.
+    /// A frame to replace is replaced when every one of its keys is held by
+    /// replacements: a manifest, when each id it answers to is answered by a
+    /// replacement, which is what re-sealing it would write (the old blob id
+    /// and the old aliases). A replacement answering its blob id alone is not
+    /// enough: a revision may name the content by one of its aliases. Empty
     /// for a frame that does not open, a keyring, a chunk or a commit.
-    func replacementKeys(of index: Int, asReplacement: Bool) -> [[UInt8]] {
+    func replacementKeys(of index: Int) -> [[UInt8]] {
         let f = file.structure.frames[index]
         guard f.header.isSealed, f.header.kind != .keyring, f.header.kind != .blobChunk, !f.isCommit,
               let payload = try? file.openRecord(frame: index)
         else { return [] }
         if f.header.kind == .blobManifest {
             guard let m = try? BlobManifest(decoding: payload) else { return [] }
-            return ([m.blob] + (asReplacement ? m.aliases : [])).map { [0x62] + $0.bytes }
+            return ([m.blob] + m.aliases).map { [0x62] + $0.bytes }
         }
         return [[0x72, f.header.kind.rawValue] + BLAKE2b.hash(payload, byteCount: 32)]
     }

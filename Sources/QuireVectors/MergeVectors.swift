@@ -2,26 +2,34 @@ import Foundation
 import Quire
 import QuireCrypto
 import QuireFormat
-import QuireKeys
+@_spi(Testing) import QuireKeys
 import QuireSync
 
 /// Merge vectors (`Vectors/README.md`, "Merge vectors"; `Spec/merge.md §3`,
-/// §5): two copies of one vault, the exact bytes the merge writes, and what
-/// each entry is afterwards. Generated from seeded randomness and explicit
-/// clocks, so regenerating changes nothing.
+/// §5, §7): two copies of one vault, what merging them writes, and what
+/// each entry and attachment is afterwards. Generated from seeded
+/// randomness and explicit clocks, so regenerating changes nothing.
 ///
 /// Each vector is a folder `Vectors/merge/<name>/` holding `a.quire` (the
 /// vault), `b.quire` (the copy), `merged.quire` (the result of merging `b`
 /// into `a` with the credential) and `expect.txt`:
 ///
 /// ```
-/// quire merge vector 1
-/// credential: device <Ed25519 seed, 64 hex digits>
+/// quire merge vector 2
+/// credential: device <Ed25519 seed, 64 hex digits> | recovery-key <code>
 /// changed: yes|no
-/// merged: <BLAKE2b-256 of merged.quire, hex>
+/// merged: <BLAKE2b-256 of merged.quire, hex>|resealed
+/// unattested-commits: <unattested commits of the result after the common prefix>
 /// entry: <entry id hex> live|deleted heads=<n> text=<the winner's text, JSON string>
+/// attachment: <blob id a revision names, hex> size=<bytes> content=<BLAKE2b-256 of the content, hex>
 /// comment: <what it covers>
 /// ```
+///
+/// `merged: resealed` marks a result that re-seals frames into a rekeyed
+/// vault (`Spec/merge.md §3.4`): its nonces and stream ids are fresh on
+/// every run, so only its content is compared. `attachment:` lines list the
+/// attachments the result's revisions name (resolved through manifest
+/// aliases), sorted by blob id.
 public enum MergeVectors {
     /// The device that merges (the laptop) and the one that wrote the copy.
     static let laptopSeed = [UInt8](repeating: 0x61, count: 32)
@@ -38,132 +46,350 @@ public enum MergeVectors {
         public let expect: String
     }
 
+    /// Who merges.
+    enum Merger { case laptop, recovery }
+
     static func keyPair(_ seed: [UInt8]) throws -> Ed25519.KeyPair {
         var s = seed
         return try Ed25519.KeyPair(seed: SecureBytes(consuming: &s))
     }
 
-    /// Builds one case: a vault with the laptop and the phone enrolled and
-    /// one shared entry; `a` edits the vault, `b` edits a copy of it on the
-    /// phone; then the laptop merges the copy in.
-    static func build(
-        _ name: String, comment: String, entries: Int = 1,
-        a: (Vault, [EntryID], Writer) throws -> Void, b: (Vault, [EntryID], Writer) throws -> Void
-    ) throws -> Vector {
-        let dir = NSTemporaryDirectory() + "quire-merge-vector-\(getpid())-\(name)"
-        try? FileManager.default.removeItem(atPath: dir)
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let pa = dir + "/a.quire", pb = dir + "/b.quire", pm = dir + "/merged.quire"
-        let laptop = try DeviceIdentity(keyPair: keyPair(laptopSeed), name: "Laptop", created: t0)
-        let phone = try DeviceIdentity(keyPair: keyPair(phoneSeed), name: "Phone", created: t0)
-        let recovery = try RecoveryKey(using: SeededRandom(label: "merge vector recovery " + name))
-        let vault = try Vault.create(
-            at: pa, setup: VaultSetup(name: "Merge " + name, recoveryKey: recovery, device: laptop, now: t0),
-            random: SeededRandom(label: "merge vector " + name), options: quiet)
-        try vault.enrollDevice(code: phone.code, name: "Phone", now: t0 + 1)
-        let shared = Writer(label: name + " shared", device: laptop.id)
+    /// What a case's closures work with: the two paths, the devices, the
+    /// recovery key and the shared entries.
+    final class Case {
+        let name: String
+        let a: String
+        let b: String
+        let laptop: DeviceIdentity
+        let phone: DeviceIdentity
+        let recovery: RecoveryKey
         var ids: [EntryID] = []
-        for i in 0..<entries {
-            ids.append(try shared.add(vault, text: "entry \(i + 1)", clock: UInt64(t0) + 10 + UInt64(i)))
+        var blobs: [BlobID] = []
+        private var counter = 0
+
+        init(name: String, a: String, b: String, laptop: DeviceIdentity, phone: DeviceIdentity, recovery: RecoveryKey) {
+            self.name = name
+            self.a = a
+            self.b = b
+            self.laptop = laptop
+            self.phone = phone
+            self.recovery = recovery
         }
-        try FileManager.default.copyItem(atPath: pa, toPath: pb)
-        let onA = try Vault.open(at: pa, credential: .device(laptop.keyPair), random: SeededRandom(label: name + " a"), options: quiet)
-        try a(onA, ids, Writer(label: name + " a", device: laptop.id))
-        let onB = try Vault.open(at: pb, credential: .device(phone.keyPair), random: SeededRandom(label: name + " b"), options: quiet)
-        try b(onB, ids, Writer(label: name + " b", device: phone.id))
-        try FileManager.default.copyItem(atPath: pa, toPath: pm)
-        let report = try VaultMerge.merge(
-            vaultAt: pm, copyAt: pb, credential: .device(laptop.keyPair), random: SeededRandom(label: name + " merge"), options: quiet)
-        let merged = Array(try Data(contentsOf: URL(fileURLWithPath: pm)))
-        var lines = [
-            "quire merge vector 1",
-            "credential: device " + hex(laptopSeed),
-            "changed: " + (report.changed ? "yes" : "no"),
-            "merged: " + hex(BLAKE2b.hash(merged, byteCount: 32)),
-        ]
-        lines += try entryLines(pm, laptop: laptop.keyPair, ids: ids)
-        lines.append("comment: " + comment)
-        return Vector(
-            name: name, a: Array(try Data(contentsOf: URL(fileURLWithPath: pa))), b: Array(try Data(contentsOf: URL(fileURLWithPath: pb))),
-            merged: merged, expect: lines.joined(separator: "\n") + "\n")
+
+        /// Opens `path` with the laptop, the phone or the recovery key, with
+        /// seeded randomness.
+        func open(_ path: String, _ who: String) throws -> Vault {
+            counter += 1
+            let credential: Credential = switch who {
+            case "laptop": .device(laptop.keyPair)
+            case "phone": .device(phone.keyPair)
+            default: .recoveryKey(recovery)
+            }
+            return try Vault.open(at: path, credential: credential, random: SeededRandom(label: "\(name) \(who) \(counter)"), options: quiet)
+        }
+
+        /// Writes a revision of entry `id` (or a new entry) with an explicit
+        /// clock, naming the current heads as parents; returns its entry id.
+        @discardableResult
+        func write(_ v: Vault, id: EntryID? = nil, text: String, clock: Int64, deleted: Bool = false, attachments: [AttachmentReference] = []) throws -> EntryID {
+            counter += 1
+            let random = SeededRandom(label: "\(name) revision \(counter)")
+            let entry = id ?? EntryID(using: random)
+            let revisions = try v.revisions(of: entry)
+            let named = Set(revisions.flatMap(\.parents))
+            let revision = EntryRevision(
+                entryID: entry, revisionID: RevisionID(using: random), parents: revisions.map(\.revisionID).filter { !named.contains($0) },
+                clock: HybridLogicalClock(milliseconds: UInt64(clock), counter: 0), device: v.author, isDeleted: deleted,
+                body: EntryBody(created: MergeVectors.t0, text: deleted ? "" : text, attachments: deleted ? [] : attachments))
+            try v.commit { tx in try tx.append(revision) }
+            return entry
+        }
+
+        /// Stores `count` seeded bytes as an attachment and writes an entry naming it.
+        func attach(_ v: Vault, count: Int, clock: Int64) throws {
+            counter += 1
+            let content = SeededRandom(label: "\(name) attachment \(counter)").bytes(count)
+            var stored: StoredBlob?
+            try v.commit { tx in stored = try tx.storeAttachment(from: MemoryByteSource(content), mediaType: "image/jpeg") }
+            blobs.append(stored!.blob)
+            try write(v, text: "with a photo", clock: clock, attachments: [AttachmentReference(id: [UInt8(blobs.count)], blob: stored!.blob, mediaType: "image/jpeg")])
+        }
     }
 
-    /// The `entry:` lines of a merged vault, in id order.
-    static func entryLines(_ path: String, laptop: Ed25519.KeyPair, ids: [EntryID]) throws -> [String] {
-        let v = try Vault.open(at: path, credential: .device(laptop), writable: false)
+    /// Builds one case: a vault with the laptop and the phone enrolled (and a
+    /// passphrase, if asked) and `entries` shared entries; `b.quire` starts as
+    /// a copy of it; `a` changes the vault, `b` changes the copy; then the
+    /// merger merges `b.quire` into `a.quire`.
+    static func build(
+        _ name: String, comment: String, entries: Int = 1, passphrase: Bool = false, merger: Merger = .laptop,
+        a: (Case) throws -> Void, b: (Case) throws -> Void
+    ) throws -> Vector {
+        try SlotCrypto.$allowsWeakPassphraseCost.withValue(true) { () throws -> Vector in
+            let dir = NSTemporaryDirectory() + "quire-merge-vector-\(getpid())-\(name)"
+            try? FileManager.default.removeItem(atPath: dir)
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let pa = dir + "/a.quire", pb = dir + "/b.quire", pm = dir + "/merged.quire"
+            let laptop = try DeviceIdentity(keyPair: keyPair(laptopSeed), name: "Laptop", created: t0)
+            let phone = try DeviceIdentity(keyPair: keyPair(phoneSeed), name: "Phone", created: t0)
+            let recovery = try RecoveryKey(using: SeededRandom(label: "merge vector recovery " + name))
+            let c = Case(name: name, a: pa, b: pb, laptop: laptop, phone: phone, recovery: recovery)
+            var setup = VaultSetup(name: "Merge " + name, recoveryKey: recovery, device: laptop, now: t0)
+            if passphrase {
+                var p = Array("correct horse battery staple".utf8)
+                setup.passphrase = try SecureBytes(consuming: &p)
+                setup.passphraseOpsLimit = 1
+                setup.passphraseMemLimitBytes = 8192
+            }
+            let vault = try Vault.create(at: pa, setup: setup, random: SeededRandom(label: "merge vector " + name), options: quiet)
+            try vault.enrollDevice(code: phone.code, name: "Phone", now: t0 + 1)
+            for i in 0..<entries { c.ids.append(try c.write(vault, text: "entry \(i + 1)", clock: t0 + 10 + Int64(i))) }
+            try FileManager.default.copyItem(atPath: pa, toPath: pb)
+            try a(c)
+            try b(c)
+            let credential: Credential = merger == .laptop ? .device(laptop.keyPair) : .recoveryKey(recovery)
+            let credentialLine = merger == .laptop ? "credential: device " + hex(laptopSeed) : "credential: recovery-key " + recovery.code()
+            // Merge twice with different randomness: a merge that re-seals
+            // differs, and is marked `resealed`.
+            func merge(_ label: String) throws -> (MergeReport, [UInt8]) {
+                try? FileManager.default.removeItem(atPath: pm)
+                try FileManager.default.copyItem(atPath: pa, toPath: pm)
+                let report = try VaultMerge.merge(vaultAt: pm, copyAt: pb, credential: credential, random: SeededRandom(label: label), options: quiet)
+                return (report, Array(try Data(contentsOf: URL(fileURLWithPath: pm))))
+            }
+            let (_, other) = try merge("merge vector " + name + " other")
+            let (report, merged) = try merge("merge vector " + name)
+            let resealed = other != merged
+            var lines = [
+                "quire merge vector 2",
+                credentialLine,
+                "changed: " + (report.changed ? "yes" : "no"),
+                "merged: " + (resealed ? "resealed" : hex(BLAKE2b.hash(merged, byteCount: 32))),
+                "unattested-commits: \(try unattestedCommits(pm, credential: credential, prefix: report.commonPrefixByteCount))",
+            ]
+            lines += try contentLines(pm, credential: credential, ids: c.ids)
+            lines.append("comment: " + comment)
+            return Vector(
+                name: name, a: Array(try Data(contentsOf: URL(fileURLWithPath: pa))), b: Array(try Data(contentsOf: URL(fileURLWithPath: pb))),
+                merged: merged, expect: lines.joined(separator: "\n") + "\n")
+        }
+    }
+
+    /// The number of commits after the first `prefix` bytes of the vault at
+    /// `path` that are not attested; throws when one does not verify.
+    static func unattestedCommits(_ path: String, credential: Credential, prefix: UInt64) throws -> Int {
+        let file = try VaultFile(path: path)
+        let unlocked = try KeyringEvaluator.unlock(file, with: credential)
+        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+        var count = 0
+        for (g, group) in file.structure.groups.enumerated() where file.structure.frames[group.commitFrame].end > prefix {
+            guard file.commits.statuses[g] == .verified else { throw VectorFile.ParseError(description: "merged commit \(g) is \(file.commits.statuses[g])") }
+            if !file.commits.isAttested(g) { count += 1 }
+        }
+        return count
+    }
+
+    /// The `entry:` and `attachment:` lines of a merged vault, in id order.
+    static func contentLines(_ path: String, credential: Credential, ids: [EntryID]) throws -> [String] {
+        let v = try Vault.open(at: path, credential: credential, writable: false)
         var all = Set(ids)
         for e in try v.entries() { all.insert(e.id) }
         var lines: [String] = []
+        var blobs = Set<BlobID>()
         for id in all.sorted() {
             guard let e = try v.entry(id) else { continue }
             let text = String(decoding: try JSONEncoder().encode(e.body.text), as: UTF8.self)
             lines.append("entry: \(hex(id.bytes)) \(e.isDeleted ? "deleted" : "live") heads=\(e.conflictingHeads.count + 1) text=\(text)")
+            for r in try v.revisions(of: id) { for a in r.body.attachments { blobs.insert(a.blob) } }
+        }
+        for blob in blobs.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
+            let content = try v.openAttachment(blob).readAll()
+            lines.append("attachment: \(hex(blob.bytes)) size=\(content.count) content=\(hex(BLAKE2b.hash(content, byteCount: 32)))")
         }
         return lines
     }
 
-    /// Writes revisions with seeded ids and explicit clocks.
-    final class Writer {
-        let random: SeededRandom
-        let device: DeviceID
-        init(label: String, device: DeviceID) {
-            random = SeededRandom(label: "merge vector writer " + label)
-            self.device = device
-        }
-
-        @discardableResult
-        func add(_ v: Vault, text: String, clock: UInt64) throws -> EntryID {
-            let id = EntryID(using: random)
-            try write(v, id: id, text: text, clock: clock, deleted: false)
-            return id
-        }
-
-        func write(_ v: Vault, id: EntryID, text: String, clock: UInt64, deleted: Bool) throws {
-            let parents = try v.revisions(of: id).map(\.revisionID)
-            let named = Set(try v.revisions(of: id).flatMap(\.parents))
-            let revision = EntryRevision(
-                entryID: id, revisionID: RevisionID(using: random), parents: parents.filter { !named.contains($0) },
-                clock: HybridLogicalClock(milliseconds: clock, counter: 0), device: device, isDeleted: deleted,
-                body: EntryBody(created: MergeVectors.t0, text: text))
-            try v.commit { tx in try tx.append(revision) }
-        }
-    }
-
     /// Every merge vector.
     public static func all() throws -> [Vector] {
-        let c = UInt64(t0)
+        let c = t0
         return [
             try build("concurrent-edits", comment: "both sides edit the same entry; the later clock (the copy's) shows, the other head is listed",
-                      a: { v, ids, w in try w.write(v, id: ids[0], text: "edited on the laptop", clock: c + 100, deleted: false) },
-                      b: { v, ids, w in try w.write(v, id: ids[0], text: "edited on the phone", clock: c + 200, deleted: false) }),
+                      a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[0], text: "edited on the laptop", clock: c + 100) },
+                      b: { k in try k.write(try k.open(k.b, "phone"), id: k.ids[0], text: "edited on the phone", clock: c + 200) }),
             try build("edit-versus-delete", comment: "the vault edits, the copy deletes earlier: the edit shows, the tombstone is a listed head",
-                      a: { v, ids, w in try w.write(v, id: ids[0], text: "kept", clock: c + 300, deleted: false) },
-                      b: { v, ids, w in try w.write(v, id: ids[0], text: "", clock: c + 200, deleted: true) }),
+                      a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[0], text: "kept", clock: c + 300) },
+                      b: { k in try k.write(try k.open(k.b, "phone"), id: k.ids[0], text: "", clock: c + 200, deleted: true) }),
             try build("delete-versus-delete", comment: "both sides delete the entry: deleted, two tombstone heads",
-                      a: { v, ids, w in try w.write(v, id: ids[0], text: "", clock: c + 100, deleted: true) },
-                      b: { v, ids, w in try w.write(v, id: ids[0], text: "", clock: c + 200, deleted: true) }),
-            try build("keyring-epoch-each-side", comment: "each side rotates to its own epoch 2 and writes under it; the result has two epoch-2 heads and commits under the key whose commit key has the smaller digest",
-                      a: { v, _, w in
-                          try v.rotateKeys(now: MergeVectors.t0 + 50)
-                          try w.add(v, text: "laptop, epoch 2", clock: c + 60)
+                      a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[0], text: "", clock: c + 100, deleted: true) },
+                      b: { k in try k.write(try k.open(k.b, "phone"), id: k.ids[0], text: "", clock: c + 200, deleted: true) }),
+            try build("keyring-epoch-each-side", comment: "each side rotates to its own epoch 2 and writes under it; the result holds both epoch-2 heads, each block committed under the result's write key (the head with the smaller key commitment)",
+                      a: { k in
+                          let v = try k.open(k.a, "laptop")
+                          try v.rotateKeys(now: c + 50)
+                          try k.write(v, text: "laptop, epoch 2", clock: c + 60)
                       },
-                      b: { v, _, w in
-                          try v.rotateKeys(now: MergeVectors.t0 + 51)
-                          try w.add(v, text: "phone, epoch 2", clock: c + 61)
+                      b: { k in
+                          let v = try k.open(k.b, "phone")
+                          try v.rotateKeys(now: c + 51)
+                          try k.write(v, text: "phone, epoch 2", clock: c + 61)
                       }),
-            try build("unknown-record-kind", comment: "the copy holds a plaintext record of kind 0x9a, unknown to version 1: carried byte for byte",
-                      a: { v, _, w in try w.add(v, text: "laptop", clock: c + 100) },
-                      b: { v, _, w in
-                          try w.add(v, text: "phone", clock: c + 101)
-                          try v.file.commit(random: SeededRandom(label: "unknown kind"), options: quiet, attestWith: try MergeVectors.keyPair(MergeVectors.phoneSeed)) { (tx: PendingCommit) throws(FormatError) in
+            try build("unknown-record-kind", comment: "the copy holds a plaintext record of kind 0x9a, unknown to version 2: carried byte for byte",
+                      a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
+                      b: { k in
+                          let v = try k.open(k.b, "phone")
+                          try k.write(v, text: "phone", clock: c + 101)
+                          try v.file.commit(random: SeededRandom(label: "unknown kind"), options: quiet, attestWith: k.phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
                               _ = try tx.appendPlaintext(kind: RecordKind(rawValue: 0x9a), keyID: tx.key.id, body: Array("from a newer version".utf8), trusted: false)
                           }
                       }),
             try build("stale-copy", comment: "the copy is an older state of the vault: nothing to add, the vault is unchanged",
-                      a: { v, ids, w in try w.write(v, id: ids[0], text: "newer", clock: c + 100, deleted: false) },
-                      b: { _, _, _ in }),
+                      a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[0], text: "newer", clock: c + 100) },
+                      b: { _ in }),
+            try build("copy-into-compaction", comment: "the laptop compacts (no rekey) while the phone, on the older copy, writes; folding the copy into the compaction: no common prefix, every block whole, nothing lost",
+                      entries: 2,
+                      a: { k in
+                          let v = try k.open(k.a, "laptop")
+                          try k.write(v, id: k.ids[0], text: "edited before compacting", clock: c + 100)
+                          try v.compact(CompactionOptions(), now: c + 110)
+                      },
+                      b: { k in try k.write(try k.open(k.b, "phone"), id: k.ids[1], text: "edited on the older copy", clock: c + 120) }),
+            try build("compaction-into-copy", comment: "the other direction: the older copy, edited, is the vault and the compaction is folded into it",
+                      entries: 2,
+                      a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[1], text: "edited on the older copy", clock: c + 120) },
+                      b: { k in
+                          let v = try k.open(k.b, "phone")
+                          try k.write(v, id: k.ids[0], text: "edited before compacting", clock: c + 100)
+                          try v.compact(CompactionOptions(), now: c + 110)
+                      }),
+            try build("copy-into-rekeyed-compaction", comment: "the laptop compacts with --rekey (new epoch, fresh blob key) while the phone writes on the older copy; folded in, the copy's records and attachment are sealed again under the rekeyed key (the attachment re-stored, its old blob id an alias)",
+                      entries: 2,
+                      a: { k in
+                          let v = try k.open(k.a, "laptop")
+                          try k.attach(v, count: 70_000, clock: c + 90)
+                          try v.compact(CompactionOptions(rekey: true), now: c + 110)
+                      },
+                      b: { k in
+                          let v = try k.open(k.b, "phone")
+                          try k.write(v, id: k.ids[1], text: "edited on the older copy", clock: c + 120)
+                          try k.attach(v, count: 3_000, clock: c + 130)
+                      }),
+            try build("rekeyed-compaction-into-copy", comment: "the other direction: the rekeyed compaction folded into the older, edited copy; everything older than the rekey is sealed again",
+                      entries: 2,
+                      a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[1], text: "edited on the older copy", clock: c + 120) },
+                      b: { k in
+                          let v = try k.open(k.b, "phone")
+                          try k.write(v, id: k.ids[0], text: "edited before compacting", clock: c + 100)
+                          try v.compact(CompactionOptions(rekey: true), now: c + 110)
+                      }),
+            try build("rotation-then-compaction", comment: "the laptop rotates, writes and compacts; the phone's older copy (epoch 1) is folded in: its records are released from verified commits of the result, not stale",
+                      a: { k in
+                          let v = try k.open(k.a, "laptop")
+                          try v.rotateKeys(now: c + 50)
+                          try k.write(v, text: "laptop, epoch 2", clock: c + 60)
+                          try v.compact(CompactionOptions(), now: c + 70)
+                      },
+                      b: { k in try k.write(try k.open(k.b, "phone"), id: k.ids[0], text: "phone, epoch 1", clock: c + 80) }),
+            try build("rotation-then-compaction-reverse", comment: "the other direction: the rotated, compacted copy folded into the older vault",
+                      a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[0], text: "laptop, epoch 1", clock: c + 80) },
+                      b: { k in
+                          let v = try k.open(k.b, "phone")
+                          try v.rotateKeys(now: c + 50)
+                          try k.write(v, text: "phone, epoch 2", clock: c + 60)
+                          try v.compact(CompactionOptions(), now: c + 70)
+                      }),
+            try build("passphrase-change-then-compaction", comment: "with a passphrase set, the laptop changes it (a new epoch) and compacts; the phone's older copy is folded in",
+                      passphrase: true,
+                      a: { k in
+                          let v = try k.open(k.a, "laptop")
+                          var p = Array("a new passphrase".utf8)
+                          try v.setPassphrase(try SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, now: c + 50)
+                          try v.compact(CompactionOptions(), now: c + 70)
+                      },
+                      b: { k in try k.write(try k.open(k.b, "phone"), id: k.ids[0], text: "phone, before the change", clock: c + 80) }),
+            try mutualRemoval("mutual-removal-ab", laptopIsTheVault: true,
+                              comment: "the laptop removes the phone while the phone removes the laptop; merged by the recovery key: both removals stand, both sides' records are kept (format.md §8.4 rule 6, attack-mutual-removal-order)"),
+            try mutualRemoval("mutual-removal-ba", laptopIsTheVault: false,
+                              comment: "the same two removals, the copies swapped: the same keyrings stand and the same entries show"),
+            try keyringAndChild(),
+            try build("attestation-carried-and-partial", comment: "the copy has two phone-attested commits: one is carried whole and keeps the phone's attestation (sealed again under the result's key); the other holds a record that does not decode, which the merge leaves out, so that block is partial and the laptop attests it",
+                      a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
+                      b: { k in
+                          let v = try k.open(k.b, "phone")
+                          try k.write(v, text: "phone, whole block", clock: c + 110)
+                          let good = EntryRevision(entryID: EntryID(using: SeededRandom(label: "partial entry")), revisionID: RevisionID(using: SeededRandom(label: "partial revision")),
+                                                   clock: HybridLogicalClock(milliseconds: UInt64(c + 120), counter: 0), device: v.author, body: EntryBody(created: c, text: "phone, partial block"))
+                          k.ids.append(good.entryID)
+                          try v.file.commit(random: SeededRandom(label: "partial commit"), options: quiet, attestWith: k.phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
+                              _ = try tx.appendSealed(kind: .entryRevision, payload: good.encoded())
+                              _ = try tx.appendSealed(kind: .entryRevision, payload: [0xa1, 0x61, 0x78], compress: false)
+                          }
+                      }),
+            try build("unattested-block-stays-unattested", comment: "the copy holds a commit nobody attested (a passphrase holder's): its block stays unattested in the result (unattested-commits: 1), never laundered",
+                      passphrase: true,
+                      a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
+                      b: { k in
+                          let v = try k.open(k.b, "phone")
+                          let r = EntryRevision(entryID: EntryID(using: SeededRandom(label: "unattested entry")), revisionID: RevisionID(using: SeededRandom(label: "unattested revision")),
+                                                clock: HybridLogicalClock(milliseconds: UInt64(c + 101), counter: 0), body: EntryBody(created: c, text: "written with the passphrase"))
+                          k.ids.append(r.entryID)
+                          try v.file.commit(random: SeededRandom(label: "unattested commit"), options: quiet, attestation: .none) { (tx: PendingCommit) throws(FormatError) in
+                              _ = try tx.appendSealed(kind: .entryRevision, payload: r.encoded())
+                          }
+                      }),
         ]
+    }
+
+    /// The laptop removes the phone on one copy while the phone removes the
+    /// laptop on the other; the recovery key merges.
+    static func mutualRemoval(_ name: String, laptopIsTheVault: Bool, comment: String) throws -> Vector {
+        func laptopSide(_ k: Case, _ path: String) throws {
+            let v = try k.open(path, "laptop")
+            try v.removeDevice(named: "Phone", now: t0 + 50)
+            try k.write(v, text: "laptop after removing the phone", clock: t0 + 60)
+        }
+        func phoneSide(_ k: Case, _ path: String) throws {
+            let v = try k.open(path, "phone")
+            try v.removeDevice(named: "Laptop", now: t0 + 51)
+            try k.write(v, text: "phone after removing the laptop", clock: t0 + 61)
+        }
+        return try build(name, comment: comment, merger: .recovery,
+                         a: { k in try laptopIsTheVault ? laptopSide(k, k.a) : phoneSide(k, k.a) },
+                         b: { k in try laptopIsTheVault ? phoneSide(k, k.b) : laptopSide(k, k.b) })
+    }
+
+    /// The copy's one commit holds a keyring and its child (a rotation and
+    /// a same-epoch enrolment written together), and the vault has a block
+    /// of the same epoch: the keyring block is placed after its parents
+    /// whatever the digests (topological order, `Spec/merge.md §3.3`).
+    static func keyringAndChild() throws -> Vector {
+        try build("keyring-and-child-in-one-block", comment: "the copy's one commit holds an epoch-2 keyring and its same-epoch child (an enrolment) after it: a block is ready when every parent of its keyrings is placed or earlier in the same block",
+                  a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop, epoch 1", clock: t0 + 100) },
+                  b: { k in
+                      let v = try k.open(k.b, "phone")
+                      let state = try v.keyState()
+                      let random = SeededRandom(label: "keyring and child")
+                      let rotate = try KeyOperations.keyrings(for: .rotate, state: state, signer: k.phone.keyPair, now: t0 + 50, random: random)[0]
+                      // The child: the same epoch and key, enrolling a tablet, signed by the phone.
+                      let tablet = try Ed25519.KeyPair(using: random)
+                      let members = state.members + [KeyringMember(role: "device", publicKey: tablet.publicKey, name: "Tablet", added: t0 + 51)]
+                      var slots: [StoredSlot] = []
+                      for m in members {
+                          let slot: KeySlot = m.role == "recovery"
+                              ? try SlotCrypto.recoverySlot(for: rotate.epochKey, recoveryPublicKey: m.publicKey, vaultID: v.vaultID, random: random)
+                              : try SlotCrypto.deviceSlot(for: rotate.epochKey, devicePublicKey: m.publicKey, vaultID: v.vaultID, random: random)
+                          slots.append(StoredSlot(slot: slot))
+                      }
+                      let child = try KeyringBuilder.body(
+                          epochKey: rotate.epochKey, vaultID: v.vaultID, parents: [KeyringBuilder.Parent(id: rotate.id, key: rotate.epochKey)], isEscrowFree: false,
+                          slots: slots, content: KeyringContent(members: members, blobKey: rotate.epochKey.blobKey!, created: t0 + 51, reason: "enroll"),
+                          signer: k.phone.keyPair, random: random)
+                      try v.file.commit(random: random, options: quiet, attestWith: k.phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
+                          try tx.appendKeyring(keyID: rotate.epochKey.id, epoch: 2, body: rotate.body)
+                          try tx.appendKeyring(keyID: rotate.epochKey.id, epoch: 2, body: child)
+                      }
+                      let after = try k.open(k.b, "phone")
+                      try k.write(after, text: "phone, epoch 2", clock: t0 + 60)
+                  })
     }
 
     /// Writes every vector under `dir/merge/`.
@@ -201,8 +427,11 @@ public enum MergeVectors {
     }
 
     /// Checks every vector on disk with the library: merging `b.quire` into
-    /// a copy of `a.quire` must give `merged.quire` byte for byte and the
-    /// entries `expect.txt` lists. Returns one line per failure.
+    /// a copy of `a.quire` must report `changed:` as said, give a result that
+    /// opens and whose commits after the common prefix all verify, with
+    /// `unattested-commits` of them unattested, the entries and attachments
+    /// listed, and — unless `merged: resealed` — exactly the bytes of
+    /// `merged.quire`. Returns one line per failure.
     public static func verify(in dir: String) throws -> (count: Int, failures: [String]) {
         let root = dir + "/merge"
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).sorted()
@@ -217,25 +446,35 @@ public enum MergeVectors {
             try FileManager.default.copyItem(atPath: d + "/b.quire", toPath: scratch + "/b.quire")
             let expect = String(decoding: try Data(contentsOf: URL(fileURLWithPath: d + "/expect.txt")), as: UTF8.self)
             let lines = expect.split(separator: "\n").map(String.init)
-            guard let seedLine = lines.first(where: { $0.hasPrefix("credential: device ") }),
-                let seed = bytes(fromHex: String(seedLine.dropFirst("credential: device ".count)))
-            else {
+            guard lines.first == "quire merge vector 2" else {
+                failures.append("\(name): not a version 2 merge vector")
+                continue
+            }
+            let credential: Credential
+            if let line = lines.first(where: { $0.hasPrefix("credential: device ") }), let seed = bytes(fromHex: String(line.dropFirst("credential: device ".count))) {
+                credential = .device(try keyPair(seed))
+            } else if let line = lines.first(where: { $0.hasPrefix("credential: recovery-key ") }), let key = try? RecoveryKey(code: String(line.dropFirst("credential: recovery-key ".count))) {
+                credential = .recoveryKey(key)
+            } else {
                 failures.append("\(name): no credential line")
                 continue
             }
-            let laptop = try keyPair(seed)
             do {
-                let report = try VaultMerge.merge(vaultAt: scratch + "/a.quire", copyAt: scratch + "/b.quire", credential: .device(laptop), options: quiet)
+                let report = try VaultMerge.merge(vaultAt: scratch + "/a.quire", copyAt: scratch + "/b.quire", credential: credential, options: quiet)
                 let merged = Array(try Data(contentsOf: URL(fileURLWithPath: scratch + "/a.quire")))
-                if merged != Array(try Data(contentsOf: URL(fileURLWithPath: d + "/merged.quire"))) {
-                    failures.append("\(name): the merge wrote other bytes than merged.quire")
-                }
                 if !lines.contains("changed: " + (report.changed ? "yes" : "no")) { failures.append("\(name): changed is \(report.changed)") }
-                if !lines.contains("merged: " + hex(BLAKE2b.hash(merged, byteCount: 32))) { failures.append("\(name): merged digest differs") }
-                let expectedEntries = lines.filter { $0.hasPrefix("entry: ") }
-                let ids = expectedEntries.compactMap { l in bytes(fromHex: String(l.split(separator: " ")[1])).map { EntryID(unchecked: $0) } }
-                let got = try entryLines(scratch + "/a.quire", laptop: laptop, ids: ids)
-                if got != expectedEntries { failures.append("\(name): entries \(got) ≠ \(expectedEntries)") }
+                if !lines.contains("merged: resealed") {
+                    if merged != Array(try Data(contentsOf: URL(fileURLWithPath: d + "/merged.quire"))) {
+                        failures.append("\(name): the merge wrote other bytes than merged.quire")
+                    }
+                    if !lines.contains("merged: " + hex(BLAKE2b.hash(merged, byteCount: 32))) { failures.append("\(name): merged digest differs") }
+                }
+                let unattested = try unattestedCommits(scratch + "/a.quire", credential: credential, prefix: report.commonPrefixByteCount)
+                if !lines.contains("unattested-commits: \(unattested)") { failures.append("\(name): \(unattested) unattested commits") }
+                let expected = lines.filter { $0.hasPrefix("entry: ") || $0.hasPrefix("attachment: ") }
+                let ids = expected.filter { $0.hasPrefix("entry: ") }.compactMap { l in bytes(fromHex: String(l.split(separator: " ")[1])).map { EntryID(unchecked: $0) } }
+                let got = try contentLines(scratch + "/a.quire", credential: credential, ids: ids)
+                if got != expected { failures.append("\(name): content \(got) ≠ \(expected)") }
             } catch {
                 failures.append("\(name): \(error)")
             }

@@ -37,9 +37,10 @@ public struct VectorFile: Equatable, Sendable {
     /// A vector with the given header fields and vault bytes.
     public init(
         expect: String, error: String? = nil, recoveryKey: String? = nil, passphrase: String? = nil, deviceSeed: String? = nil,
-        records: Int? = nil, recordsHash: String? = nil, unverified: Int? = nil, attachments: Int? = nil, attachmentsHash: String? = nil,
-        issues: [(code: String, offset: UInt64)], comment: String, body: [UInt8]
+        records: Int? = nil, recordsHash: String? = nil, unverified: Int? = nil, unattested: Int? = nil, attachments: Int? = nil,
+        attachmentsHash: String? = nil, issues: [(code: String, offset: UInt64)], comment: String, body: [UInt8]
     ) {
+        self.unattested = unattested
         self.expect = expect
         self.error = error
         self.recoveryKey = recoveryKey
@@ -68,7 +69,7 @@ public struct VectorFile: Equatable, Sendable {
         if let records { lines.append("records: \(records)") }
         if let recordsHash { lines.append("records-hash: \(recordsHash)") }
         if let unverified { lines.append("unverified: \(unverified)") }
-        if let unattested, unattested > 0 { lines.append("unattested: \(unattested)") }
+        if let unattested { lines.append("unattested: \(unattested)") }
         if let attachments { lines.append("attachments: \(attachments)") }
         if let attachmentsHash { lines.append("attachments-hash: \(attachmentsHash)") }
         for i in issues { lines.append("issue: \(i.code) @ \(i.offset)") }

@@ -1,7 +1,8 @@
 // Benchmark 3: ingest and extract a 1 GiB attachment (64 MiB with --quick),
 // each in its own child process so that its peak RSS is its own, compared
-// with raw XChaCha20-Poly1305 (and raw zstd + XChaCha20-Poly1305) over the
-// same bytes in 64 KiB chunks in memory.
+// with raw XChaCha20-Poly1305 over the same bytes in 64 KiB chunks, in memory
+// and in a pipeline with the same file I/O. Chunks are never compressed, and
+// format 2 pads the whole stream (Padmé), so the baselines do the same.
 //
 // Peak RSS on Linux: a child's getrusage(RUSAGE_SELF).ru_maxrss starts from
 // the parent's peak at the time of the spawn (the kernel carries the old
@@ -14,7 +15,6 @@
 import Glibc
 #endif
 import CSodium
-import CZstd
 import Quire
 import QuireCrypto
 import QuireFormat
@@ -82,8 +82,8 @@ enum AttachmentBenchmark {
         let extract2 = try runChild(["extract", vaultPath, keyFile, blob])
 
         // The same pipeline built from the raw primitives, with the same I/O:
-        // read the file in 64 KiB pieces, zstd-3 + AEAD, write in 4 MiB
-        // pieces; and back (pread each record, AEAD + zstd, write to
+        // read the file in 64 KiB pieces, pad, AEAD, write in 4 MiB
+        // pieces; and back (pread each record, AEAD, write to
         // /dev/null). Children too, so both sides run under the same
         // conditions; each twice, the faster counts.
         print("  child: raw pipeline, ingest and extract (twice)…")
@@ -101,19 +101,16 @@ enum AttachmentBenchmark {
         print("  raw primitives over the same bytes in memory (best of 2)…")
         let content = try readWholeFile(source)
         let raw = RawChunks(content: content)
-        var encrypt = UInt64.max, decrypt = UInt64.max, hash = UInt64.max, zDecrypt = UInt64.max, write = UInt64.max
-        var zEncrypt: (ns: UInt64, compressedBytes: UInt64) = (.max, 0)
+        var encrypt = UInt64.max, decrypt = UInt64.max, hash = UInt64.max, write = UInt64.max
         for _ in 0..<2 {
             encrypt = min(encrypt, raw.encrypt())
             decrypt = min(decrypt, raw.decrypt())
             hash = min(hash, try raw.keyedHash())
-            let z = raw.compressAndEncrypt()
-            if z.ns < zEncrypt.ns { zEncrypt = z }
-            zDecrypt = min(zDecrypt, raw.decryptAndDecompress())
             write = min(write, try raw.writeNewFile(dir.file("raw-write.bin")))
         }
 
         let bytes = UInt64(size)
+        let streamBytes = Padding.streamByteCount(contentByteCount: bytes)
         let ingestNs = Double(min(try ingest.number("ns"), try ingest2.number("ns")))
         let extractNs = Double(min(try extract.number("ns"), try extract2.number("ns")))
         let ingestRate = throughput(bytes: bytes, ns: ingestNs)
@@ -123,8 +120,6 @@ enum AttachmentBenchmark {
         let hashRate = throughput(bytes: bytes, ns: Double(hash))
         let encHashRate = throughput(bytes: bytes, ns: Double(encrypt + hash))
         let decHashRate = throughput(bytes: bytes, ns: Double(decrypt + hash))
-        let zEncRate = throughput(bytes: bytes, ns: Double(zEncrypt.ns))
-        let zDecRate = throughput(bytes: bytes, ns: Double(zDecrypt))
         let writeRate = throughput(bytes: bytes, ns: Double(write))
         let serialRate = throughput(bytes: bytes, ns: Double(encrypt + hash + write))
         let rawIngestRate = throughput(bytes: bytes, ns: Double(rawIngestNs))
@@ -141,29 +136,31 @@ enum AttachmentBenchmark {
                 + "`Vault.open` is timed separately and not included. Ingest (into two fresh vaults) and extract each run twice; "
                 + "the faster run is shown, and the larger peak RSS is judged.",
             "The raw baselines work on the same bytes held in memory, in 64 KiB chunks with a 45-byte AD, into "
-                + "preallocated buffers, each pass run twice and the faster one shown: `crypto_aead_xchacha20poly1305_ietf_encrypt`/`_decrypt` alone, and "
-                + "`ZSTD_compressCCtx` (level 3) then encrypt / decrypt then `ZSTD_decompressDCtx` (\"raw libsodium + zstd\"). "
+                + "preallocated buffers, each pass run twice and the faster one shown: `crypto_aead_xchacha20poly1305_ietf_encrypt`/`_decrypt`. "
+                + "The library never compresses an attachment chunk (neither format does), so the baselines are the AEAD alone; "
+                + "the format-1 report also compared with zstd + AEAD, a step the library does not take and one slower than the "
+                + "AEAD alone, so the baselines here are the stricter ones. "
                 + "Keyed BLAKE2b-256 over the content is shown too, because the library must compute it (the blob id) and "
                 + "the AEAD alone does not, and so is writing the same bytes to a new file in the same directory "
                 + "(4 MiB `pwrite`s, no fsync): on this machine allocating new file pages is far slower than the crypto, "
-                + "and ingest must write every byte.",
+                + "and ingest must write every byte. The raw pipelines (child processes, like the library's) read the file, "
+                + "seal each chunk and write it, and back; like the library they also seal and write the padding that format 2 "
+                + "appends to the whole stream (Padmé: \(grouped(streamBytes - bytes)) bytes here, \(fmt(Double(streamBytes - bytes) * 100 / Double(bytes), 2)) %).",
             "Peak RSS is `ProcessStats.peakResidentBytes()` (getrusage) in the child; VmHWM from /proc/self/status is "
                 + "shown beside it as a cross-check. The idle child only opens the vault, giving the floor of the Swift runtime "
                 + "and libraries.",
         ]
         var t = Table(["", "time (ms)", "MB/s", "library ÷ this"])
         t.row("library ingest (storeAttachment, commit)", fmt(ingestNs / 1e6, 0), fmt(ingestRate, 0), "")
-        t.row("raw pipeline: read file, zstd-3 + encrypt, write file", fmt(Double(rawIngestNs) / 1e6, 0), fmt(rawIngestRate, 0), ratio(ingestRate / rawIngestRate))
+        t.row("raw pipeline: read file, pad, encrypt, write file", fmt(Double(rawIngestNs) / 1e6, 0), fmt(rawIngestRate, 0), ratio(ingestRate / rawIngestRate))
         t.row("raw XChaCha20-Poly1305 encrypt", fmt(Double(encrypt) / 1e6, 0), fmt(encRate, 0), ratio(ingestRate / encRate))
-        t.row("raw zstd-3 + XChaCha20-Poly1305 encrypt", fmt(Double(zEncrypt.ns) / 1e6, 0), fmt(zEncRate, 0), ratio(ingestRate / zEncRate))
         t.row("raw keyed BLAKE2b-256", fmt(Double(hash) / 1e6, 0), fmt(hashRate, 0), "")
         t.row("raw encrypt + keyed BLAKE2b-256", fmt(Double(encrypt + hash) / 1e6, 0), fmt(encHashRate, 0), ratio(ingestRate / encHashRate))
         t.row("raw pwrite to a new file, 4 MiB writes (no fsync)", fmt(Double(write) / 1e6, 0), fmt(writeRate, 0), ratio(ingestRate / writeRate))
         t.row("sum: raw encrypt + keyed BLAKE2b + pwrite", fmt(Double(encrypt + hash + write) / 1e6, 0), fmt(serialRate, 0), ratio(ingestRate / serialRate))
         t.row("library extract (openAttachment, read(into:))", fmt(extractNs / 1e6, 0), fmt(extractRate, 0), "")
-        t.row("raw pipeline: pread records, decrypt + zstd, write /dev/null", fmt(Double(rawExtractNs) / 1e6, 0), fmt(rawExtractRate, 0), ratio(extractRate / rawExtractRate))
+        t.row("raw pipeline: pread records, decrypt, write /dev/null", fmt(Double(rawExtractNs) / 1e6, 0), fmt(rawExtractRate, 0), ratio(extractRate / rawExtractRate))
         t.row("raw XChaCha20-Poly1305 decrypt", fmt(Double(decrypt) / 1e6, 0), fmt(decRate, 0), ratio(extractRate / decRate))
-        t.row("raw XChaCha20-Poly1305 decrypt + zstd decompress", fmt(Double(zDecrypt) / 1e6, 0), fmt(zDecRate, 0), ratio(extractRate / zDecRate))
         t.row("raw decrypt + keyed BLAKE2b-256", fmt(Double(decrypt + hash) / 1e6, 0), fmt(decHashRate, 0), ratio(extractRate / decHashRate))
         s.tables.append(("Throughput (MB = 10⁶ bytes of attachment content per second)", t))
 
@@ -180,8 +177,9 @@ enum AttachmentBenchmark {
         var f = Table(["", "bytes"])
         f.row("attachment content", grouped(size))
         f.row("vault growth (chunks, manifest, commit)", grouped(vaultSize - sizeBefore))
+        f.row("padded stream (Padmé of content + 1)", grouped(streamBytes))
         f.row("overhead", "\(grouped(vaultSize - sizeBefore - UInt64(size))) (\(fmt(Double(vaultSize - sizeBefore - UInt64(size)) * 100 / Double(size), 3)) %)")
-        f.row("zstd-3 output for the same content (raw baseline)", grouped(zEncrypt.compressedBytes))
+        f.row("  of which padding", grouped(streamBytes - bytes))
         s.tables.append(("Size", f))
 
         let ingestPeak = max(try ingest.number("peakRSS"), try ingest2.number("peakRSS"))
@@ -191,18 +189,19 @@ enum AttachmentBenchmark {
                                 measured: mebibytes(ingestPeak) + " MiB", met: judged ? ingestPeak <= 64 << 20 : nil))
         s.targets.append(Target(what: "peak RSS, extract \(sizeName(size))", target: "≤ 64 MiB",
                                 measured: mebibytes(extractPeak) + " MiB", met: judged ? extractPeak <= 64 << 20 : nil))
-        s.targets.append(Target(what: "ingest ÷ raw pipeline with the same I/O (read, zstd + AEAD, write)", target: "≥ 0.70",
+        s.targets.append(Target(what: "ingest ÷ raw pipeline with the same I/O (read, AEAD, write)", target: "≥ 0.70",
                                 measured: ratio(ingestRate / rawIngestRate), met: judged ? ingestRate / rawIngestRate >= 0.70 : nil))
-        s.targets.append(Target(what: "extract ÷ raw pipeline with the same I/O (pread, AEAD + zstd, write)", target: "≥ 0.70",
+        s.targets.append(Target(what: "extract ÷ raw pipeline with the same I/O (pread, AEAD, write)", target: "≥ 0.70",
                                 measured: ratio(extractRate / rawExtractRate), met: judged ? extractRate / rawExtractRate >= 0.70 : nil))
-        s.targets.append(Target(what: "ingest ÷ raw zstd + AEAD in memory (no file I/O)", target: "≥ 0.70",
-                                measured: ratio(ingestRate / zEncRate), met: judged ? ingestRate / zEncRate >= 0.70 : nil))
-        s.targets.append(Target(what: "extract ÷ raw AEAD + zstd in memory (no file I/O)", target: "≥ 0.70",
-                                measured: ratio(extractRate / zDecRate), met: judged ? extractRate / zDecRate >= 0.70 : nil))
-        s.notes.append("The issue asks for ≥ 70 % of raw libsodium + zstd. Measured against the same pipeline built from the raw primitives "
+        s.targets.append(Target(what: "ingest ÷ raw AEAD in memory (no file I/O)", target: "≥ 0.70",
+                                measured: ratio(ingestRate / encRate), met: judged ? ingestRate / encRate >= 0.70 : nil))
+        s.targets.append(Target(what: "extract ÷ raw AEAD in memory (no file I/O)", target: "≥ 0.70",
+                                measured: ratio(extractRate / decRate), met: judged ? extractRate / decRate >= 0.70 : nil))
+        s.notes.append("The issue asks for ≥ 70 % of raw libsodium. Measured against the same pipeline built from the raw primitives "
             + "with the same file I/O, the library meets it or not as the first two rows say. Against the primitives alone in memory "
-            + "(no file at all) it cannot: writing \(sizeName(size)) to a new file runs at \(fmt(writeRate, 0)) MB/s here, slower than the "
-            + "crypto, and the library also computes the blob id (keyed BLAKE2b, on a second thread).")
+            + "(no file at all) it does not: it reads and writes the file (writing \(sizeName(size)) to a new file alone runs at "
+            + "\(fmt(writeRate, 0)) MB/s here, the AEAD alone at \(fmt(encRate, 0)) MB/s), computes the blob id (keyed BLAKE2b, on a "
+            + "second thread, \(fmt(hashRate, 0)) MB/s alone) and seals the stream's padding.")
         return s
     }
 }
@@ -219,7 +218,6 @@ struct RawChunks {
 
     final class Storage {
         var bytes: [UInt8]
-        var lengths: [Int] = []
         init(count: Int) { bytes = [UInt8](repeating: 0, count: count) }
     }
 
@@ -227,7 +225,7 @@ struct RawChunks {
         self.content = content
         key = SystemRandom().bytes(32)
         ad = SystemRandom().bytes(45)
-        stride = ZSTD_compressBound(Limits.chunkByteCount) + 16
+        stride = Limits.chunkByteCount + 16
         let chunks = (content.count + Limits.chunkByteCount - 1) / Limits.chunkByteCount
         sealed = Storage(count: chunks * stride)   // zero-filled: its pages are touched before timing
     }
@@ -316,66 +314,6 @@ struct RawChunks {
         }
         return now() - start
     }
-
-    /// zstd level 3 then encrypt, chunk by chunk (replaces `sealed`).
-    func compressAndEncrypt() -> (ns: UInt64, compressedBytes: UInt64) {
-        let cctx = ZSTD_createCCtx()
-        defer { ZSTD_freeCCtx(cctx) }
-        var packed = [UInt8](repeating: 0, count: ZSTD_compressBound(chunk))
-        var lengths = [Int](repeating: 0, count: chunkCount)
-        var total: UInt64 = 0
-        let start = now()
-        content.withUnsafeBufferPointer { c in
-            sealed.bytes.withUnsafeMutableBufferPointer { s in
-                packed.withUnsafeMutableBufferPointer { z in
-                    var nonce = [UInt8](repeating: 0, count: 24)
-                    for i in 0..<chunkCount {
-                        let n = min(chunk, c.count - i * chunk)
-                        let m = ZSTD_compressCCtx(cctx, z.baseAddress!, z.count, c.baseAddress! + i * chunk, n, 3)
-                        nonce[0] = UInt8(truncatingIfNeeded: i); nonce[1] = UInt8(truncatingIfNeeded: i >> 8); nonce[2] = UInt8(truncatingIfNeeded: i >> 16)
-                        var written: UInt64 = 0
-                        _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
-                            s.baseAddress! + i * stride, &written, z.baseAddress!, UInt64(m), ad, UInt64(ad.count), nil, nonce, key)
-                        lengths[i] = m
-                        total += UInt64(m)
-                    }
-                }
-            }
-        }
-        let ns = now() - start
-        sealed.lengths = lengths
-        return (ns, total)
-    }
-
-    /// Decrypt then zstd-decompress each chunk sealed by ``compressAndEncrypt()``.
-    func decryptAndDecompress() -> UInt64 {
-        let dctx = ZSTD_createDCtx()
-        defer { ZSTD_freeDCtx(dctx) }
-        var packed = [UInt8](repeating: 0, count: ZSTD_compressBound(chunk))
-        var out = [UInt8](repeating: 0, count: chunk)
-        let lengths = sealed.lengths
-        var failures = 0
-        let start = now()
-        sealed.bytes.withUnsafeBufferPointer { s in
-            packed.withUnsafeMutableBufferPointer { z in
-                out.withUnsafeMutableBufferPointer { o in
-                    var nonce = [UInt8](repeating: 0, count: 24)
-                    for i in 0..<chunkCount {
-                        nonce[0] = UInt8(truncatingIfNeeded: i); nonce[1] = UInt8(truncatingIfNeeded: i >> 8); nonce[2] = UInt8(truncatingIfNeeded: i >> 16)
-                        var written: UInt64 = 0
-                        if crypto_aead_xchacha20poly1305_ietf_decrypt(
-                            z.baseAddress!, &written, nil, s.baseAddress! + i * stride, UInt64(lengths[i] + 16), ad, UInt64(ad.count),
-                            nonce, key) != 0 { failures += 1; continue }
-                        let r = ZSTD_decompressDCtx(dctx, o.baseAddress!, o.count, z.baseAddress!, Int(written))
-                        if ZSTD_isError(r) != 0 { failures += 1 }
-                    }
-                }
-            }
-        }
-        let ns = now() - start
-        precondition(failures == 0, "raw decrypt + decompress failed")
-        return ns
-    }
 }
 
 /// The hidden `--child` modes: each runs one phase in a fresh process and
@@ -448,32 +386,39 @@ enum RawPipeline {
     static let key = [UInt8](repeating: 0x42, count: 32)
     static let ad = [UInt8](repeating: 0x24, count: 45)
 
-    /// Reads `source` in 64 KiB pieces, compresses each with zstd-3,
-    /// encrypts it, and writes `u32 length ‖ sealed` records to `destination`
-    /// in 4 MiB `pwrite`s. Returns nanoseconds.
+    /// Reads `source` in 64 KiB pieces, pads the stream as format 2 does
+    /// (0x80 then zeros up to Padmé of its length + 1), encrypts each piece
+    /// and writes `u32 length ‖ sealed` records to `destination` in 4 MiB
+    /// `pwrite`s. Returns nanoseconds.
     static func ingest(source: String, destination: String) throws -> UInt64 {
         let input = try SystemFile(path: source, mode: .readOnly)
         let output = try SystemFile(path: destination, mode: .createExclusive(permissions: 0o600))
         let chunk = Limits.chunkByteCount
-        let bound = ZSTD_compressBound(chunk)
         var piece = [UInt8](repeating: 0, count: chunk)
-        var packed = [UInt8](repeating: 0, count: bound)
         var pending = [UInt8]()
-        pending.reserveCapacity(4 << 20 + bound + 64)
-        var sealed = [UInt8](repeating: 0, count: bound + 16)
-        let cctx = ZSTD_createCCtx()
-        defer { ZSTD_freeCCtx(cctx) }
+        pending.reserveCapacity(4 << 20 + chunk + 64)
+        var sealed = [UInt8](repeating: 0, count: chunk + 16)
         var nonce = [UInt8](repeating: 0, count: 24)
         var readAt: UInt64 = 0, writeAt: UInt64 = 0, i = 0
         let start = now()
-        while true {
-            let n = try piece.withUnsafeMutableBytes { try input.read(into: $0, at: readAt) }
-            if n == 0 { break }
-            readAt += UInt64(n)
-            let z = piece.withUnsafeBytes { p in packed.withUnsafeMutableBytes { o in ZSTD_compressCCtx(cctx, o.baseAddress, bound, p.baseAddress, n, 3) } }
+        let contentCount = try input.size()
+        let streamCount = Padding.streamByteCount(contentByteCount: contentCount)
+        var streamAt: UInt64 = 0
+        while streamAt < streamCount {
+            let want = Int(min(UInt64(chunk), streamCount - streamAt))
+            var n = 0
+            if readAt < contentCount {
+                n = try piece.withUnsafeMutableBytes { try input.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want]), at: readAt) }
+                readAt += UInt64(n)
+            }
+            if n < want {
+                // The padding: 0x80 right after the content, zeros after it.
+                for j in n..<want { piece[j] = streamAt + UInt64(j) == contentCount ? 0x80 : 0 }
+            }
+            streamAt += UInt64(want)
             nonce[0] = UInt8(truncatingIfNeeded: i); nonce[1] = UInt8(truncatingIfNeeded: i >> 8); nonce[2] = UInt8(truncatingIfNeeded: i >> 16)
             var written: UInt64 = 0
-            _ = crypto_aead_xchacha20poly1305_ietf_encrypt(&sealed, &written, packed, UInt64(z), ad, UInt64(ad.count), nil, nonce, key)
+            _ = crypto_aead_xchacha20poly1305_ietf_encrypt(&sealed, &written, piece, UInt64(want), ad, UInt64(ad.count), nil, nonce, key)
             let length = UInt32(written)
             pending.append(contentsOf: [UInt8(truncatingIfNeeded: length), UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length >> 16), UInt8(truncatingIfNeeded: length >> 24)])
             pending.append(contentsOf: sealed[0..<Int(written)])
@@ -488,19 +433,16 @@ enum RawPipeline {
         return now() - start
     }
 
-    /// Reads the records `ingest` wrote one `pread` each, decrypts and
-    /// decompresses them, and writes the content to /dev/null. Returns
-    /// nanoseconds.
+    /// Reads the records `ingest` wrote one `pread` each, decrypts them, and
+    /// writes the content (the stream up to its padding) to /dev/null.
+    /// Returns nanoseconds.
     static func extract(source: String) throws -> UInt64 {
         let input = try SystemFile(path: source, mode: .readOnly)
         let sink = try SystemFile(path: "/dev/null", mode: .readWrite, allowNonRegular: true)
         let size = try input.size()
         let chunk = Limits.chunkByteCount
-        var record = [UInt8](repeating: 0, count: ZSTD_compressBound(chunk) + 16)
-        var packed = [UInt8](repeating: 0, count: ZSTD_compressBound(chunk))
+        var record = [UInt8](repeating: 0, count: chunk + 16)
         var out = [UInt8](repeating: 0, count: chunk)
-        let dctx = ZSTD_createDCtx()
-        defer { ZSTD_freeDCtx(dctx) }
         var nonce = [UInt8](repeating: 0, count: 24)
         var at: UInt64 = 0, i = 0, sinkAt: UInt64 = 0, failures = 0
         let start = now()
@@ -511,9 +453,13 @@ enum RawPipeline {
             at += 4 + UInt64(length)
             nonce[0] = UInt8(truncatingIfNeeded: i); nonce[1] = UInt8(truncatingIfNeeded: i >> 8); nonce[2] = UInt8(truncatingIfNeeded: i >> 16)
             var written: UInt64 = 0
-            if crypto_aead_xchacha20poly1305_ietf_decrypt(&packed, &written, nil, record, UInt64(length), ad, UInt64(ad.count), nonce, key) != 0 { failures += 1 }
-            let n = packed.withUnsafeBytes { p in out.withUnsafeMutableBytes { o in ZSTD_decompressDCtx(dctx, o.baseAddress, chunk, p.baseAddress, Int(written)) } }
-            if ZSTD_isError(n) != 0 { failures += 1; continue }
+            if crypto_aead_xchacha20poly1305_ietf_decrypt(&out, &written, nil, record, UInt64(length), ad, UInt64(ad.count), nonce, key) != 0 { failures += 1 }
+            var n = Int(written)
+            if at >= size {
+                // The last record ends with the padding: drop it.
+                while n > 0 && out[n - 1] == 0 { n -= 1 }
+                if n > 0 { n -= 1 }
+            }
             try out.withUnsafeBytes { try sink.write(UnsafeRawBufferPointer(rebasing: $0[0..<n]), at: sinkAt) }
             sinkAt += UInt64(n)
             i += 1

@@ -33,7 +33,7 @@ enum Profiling {
                 let start = now()
                 let file = try VaultFile(path: path)
                 let unlocked = try KeyringEvaluator.unlock(file, with: .recoveryKey(recovery))
-                file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings)
+                file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
                 var bytes = 0
                 _ = file.forEachRecord(kinds: [.entryRevision]) { bytes += $0.payload.count; return true }
                 print("read \(bytes) bytes in \(fmt(Double(now() - start) / 1e6, 1)) ms")
@@ -41,7 +41,7 @@ enum Profiling {
         case "rawread":
             let file = try VaultFile(path: path)
             let unlocked = try KeyringEvaluator.unlock(file, with: .recoveryKey(recovery))
-            guard let key = unlocked.keys.writeKey?.recordKey else { throw BenchError("no key") }
+            guard let key = try unlocked.keys.writeKey?.subkey(.record) else { throw BenchError("no key") }
             let frames = try RawFrames(path: path)
             for _ in 0..<n {
                 let r = try frames.openAll(key: key)

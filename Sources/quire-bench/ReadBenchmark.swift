@@ -53,7 +53,7 @@ enum ReadBenchmark {
             let t1 = now()
             let unlocked = try KeyringEvaluator.unlock(file, with: credential)
             let t2 = now()
-            file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings)
+            file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
             let t3 = now()
             var records = 0
             var bytes: UInt64 = 0
@@ -73,7 +73,7 @@ enum ReadBenchmark {
             run.issues = issues.count
             run.allVerified = file.commits.allVerified
             library.append(run)
-            guard let key = unlocked.keys.writeKey?.recordKey else { throw BenchError("no record key after unlocking") }
+            guard let key = try unlocked.keys.writeKey?.subkey(.record) else { throw BenchError("no record key after unlocking") }
             let c1 = threadCPUNanoseconds()
             raw.append(try frames.openAll(key: key))
             rawCPU.append(threadCPUNanoseconds() - c1)
@@ -88,11 +88,13 @@ enum ReadBenchmark {
         var s = Section(name: "read", title: "2. Read and verify every record")
         s.explanation = [
             "The library path is `VaultFile(path:)` (scan every frame header and trailer) + `KeyringEvaluator.unlock` "
-                + "(recovery key) + `verifyCommits` (every commit MAC) + `forEachRecord(kinds: [.entryRevision])` "
-                + "(read, XChaCha20-Poly1305 open, unpad, zstd decompress each record). Throughput counts the records' "
+                + "(recovery key) + `verifyCommits` (every commit's chain head, and the Ed25519 signature of its attestation) + `forEachRecord(kinds: [.entryRevision])` "
+                + "(read, check the body hash, XChaCha20-Poly1305 open, unpad, zstd decompress each record). Throughput counts the records' "
                 + "plaintext (decompressed CBOR) bytes over the whole time.",
             "The raw baseline holds the same frame bodies in memory (the file is read once, untimed) and runs, per record, "
-                + "`crypto_aead_xchacha20poly1305_ietf_decrypt` (AD = vault id ‖ header bytes 0..<8), strips the 0x80 padding "
+                + "checks the 32-byte body hash (`crypto_generichash`, BLAKE2b-256 of the body before it: format 2 chains the body hash, "
+                + "not the tag, so a reader must check it), then `crypto_aead_xchacha20poly1305_ietf_decrypt` (AD = vault id ‖ header "
+                + "bytes 0..<12), strips the 0x80 padding "
                 + "and, when the compressed flag is set, `ZSTD_decompressDCtx` with one reused context, into reused buffers. "
                 + "\(repetitions) runs each, library and raw alternating; the median run of each is shown. The file is in the page cache. "
                 + "The target is judged on wall time (`ProcessStats.monotonicNanoseconds()`); the thread's CPU time "
@@ -141,7 +143,9 @@ enum ReadBenchmark {
 struct RawFrames {
     let file: [UInt8]
     let bodies: [(offset: Int, length: Int, compressed: Bool)]
-    let associatedData: [UInt8]   // 24 bytes per frame
+    /// vault id (16) ‖ header fields (12), per frame.
+    let associatedData: [UInt8]
+    static let adByteCount = 16 + FrameHeader.fieldByteCount
     let maxPlain: Int
 
     init(path: String) throws {
@@ -162,28 +166,37 @@ struct RawFrames {
         self.maxPlain = maxPlain
     }
 
-    /// Decrypts, unpads and decompresses every body; returns the time and the plaintext bytes.
+    /// Checks the body hash (`crypto_generichash`, 32 bytes, of the body
+    /// before it), decrypts, unpads and decompresses every body; returns the
+    /// time and the plaintext bytes.
     func openAll(key: SymmetricKey) throws -> (ns: UInt64, bytes: UInt64, records: Int) {
         var plain = [UInt8](repeating: 0, count: maxPlain)
         var out = [UInt8](repeating: 0, count: 1 << 20)
+        var hash = [UInt8](repeating: 0, count: 32)
         let dctx = ZSTD_createDCtx()
         defer { ZSTD_freeDCtx(dctx) }
         var keyBytes = key.withUnsafeBytes { Array($0) }
         defer { wipe(&keyBytes) }
         var total: UInt64 = 0
         var failures = 0
+        let adCount = Self.adByteCount
         let start = now()
         file.withUnsafeBufferPointer { f in
             associatedData.withUnsafeBufferPointer { ad in
                 keyBytes.withUnsafeBufferPointer { k in
                     for (i, b) in bodies.enumerated() {
-                        let nonce = f.baseAddress! + b.offset
-                        let sealed = nonce + 24
+                        let body = f.baseAddress! + b.offset
+                        let sealedEnd = b.length - 32
+                        // The body hash: a reader must check it (the chain covers it, not the tag).
+                        _ = hash.withUnsafeMutableBufferPointer { h in crypto_generichash(h.baseAddress!, 32, body, UInt64(sealedEnd), nil, 0) }
+                        if sodium_memcmp(hash, body + sealedEnd, 32) != 0 { failures += 1; continue }
+                        let nonce = body
+                        let sealed = body + 24
                         var plainCount: UInt64 = 0
                         let rc = plain.withUnsafeMutableBufferPointer { p in
                             crypto_aead_xchacha20poly1305_ietf_decrypt(
-                                p.baseAddress!, &plainCount, nil, sealed, UInt64(b.length - 24), ad.baseAddress! + 24 * i, 24,
-                                nonce, k.baseAddress!)
+                                p.baseAddress!, &plainCount, nil, sealed, UInt64(sealedEnd - 24), ad.baseAddress! + adCount * i,
+                                UInt64(adCount), nonce, k.baseAddress!)
                         }
                         if rc != 0 { failures += 1; continue }
                         var n = Int(plainCount) - 1

@@ -132,13 +132,34 @@ struct Report {
     var sections: [Section] = []
     var totalSeconds: Double = 0
     var loadAtEnd = ""
+    /// Sections another tool writes into the same file (the format comparison
+    /// of `make bench-compare`), carried over as they are, after the summary.
+    var carried: [String] = []
+
+    /// Headings of the sections `--write` carries over from the file it replaces.
+    static let carriedHeadings = ["## Format 2 against format 1"]
+
+    /// The carried sections of an existing report: each from its heading to
+    /// the next `## ` heading.
+    static func carriedSections(of text: String) -> [String] {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        var out: [String] = []
+        for heading in carriedHeadings {
+            guard let start = lines.firstIndex(where: { $0 == heading }) else { continue }
+            var end = start + 1
+            while end < lines.count && !lines[end].hasPrefix("## ") { end += 1 }
+            out.append(lines[start..<end].joined(separator: "\n").trimmingSpaces())
+        }
+        return out
+    }
 
     func markdown() -> String {
         var out: [String] = []
         out.append("# Quire benchmarks")
         out.append("")
         out.append("Figures from one run of `quire-bench`\(quick ? " **in `--quick` mode (smoke run: reduced sizes, targets not judged)**" : ""). "
-            + "Regenerate them with `make bench`, which runs `swift run -c release quire-bench --write BENCHMARKS.md`. "
+            + "Regenerate them with `make bench`, which runs `swift run -c release quire-bench --write BENCHMARKS.md` "
+            + "(it keeps the section \"Format 2 against format 1\", which `make bench-compare` writes). "
             + "The benchmark only measures and reports; it never fails because of a timing.")
         out.append("")
         var m = Table(["Machine", ""])
@@ -172,6 +193,7 @@ struct Report {
         out.append("")
         out.append(summary.markdown())
         out.append("")
+        for c in carried { out.append(c); out.append("") }
         for s in ordered { out.append(s.markdown()) }
         return out.joined(separator: "\n")
     }

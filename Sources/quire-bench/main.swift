@@ -3,7 +3,7 @@
 //
 //   quire-bench [--quick] [--only NAME[,NAME…]] [--write PATH]
 //
-// NAME is one of: overhead, attachment, append, read, keys, sync, import, export, pdf.
+// NAME is one of: overhead, attachment, append, read, keys, sync, flood, commits, import, export, pdf.
 
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +21,7 @@ struct Options {
     var writePath: String?
     var only: Set<String>?
 
-    static let benchmarks = ["overhead", "attachment", "append", "read", "keys", "sync", "import", "export", "pdf"]
+    static let benchmarks = ["overhead", "attachment", "append", "read", "keys", "sync", "flood", "commits", "import", "export", "pdf"]
 
     static func parse(_ args: [String]) throws -> Options {
         var o = Options()
@@ -67,6 +67,7 @@ func mainEntry() -> Int32 {
         do { try ImportBenchmark.childMain(Array(args.dropFirst())); return 0 } catch { FileHandleStderr.write("quire-bench import child: \(error)\n"); return 1 }
     }
     if args.first == "--pdf-child" { return PDFBenchmark.runChild(Array(args.dropFirst())) }
+    if args.first == "--compare-child" { return CompareChild.main(Array(args.dropFirst())) }
     if args.first == "--child" {
         do {
             if try ExportBenchmark.child(Array(args.dropFirst())) { return 0 }
@@ -114,6 +115,8 @@ func mainEntry() -> Int32 {
             case "read": section = try ReadBenchmark.run(shared)
             case "keys": section = try KeyBenchmark.run(shared)
             case "sync": section = try SyncBenchmark.run(shared)
+            case "flood": section = try FloodBenchmark.run(shared)
+            case "commits": section = try CommitsBenchmark.run(shared)
             case "import": section = try ImportBenchmark.run(shared)
             case "export": section = try ExportBenchmark.run(shared)
             case "pdf": section = try PDFBenchmark.run(shared)
@@ -131,6 +134,7 @@ func mainEntry() -> Int32 {
     print("\ntotal \(fmt(report.totalSeconds, 1)) s")
     if let path = options.writePath {
         do {
+            if let existing = readTextFile(path, limit: 4 << 20) { report.carried = Report.carriedSections(of: existing) }
             let text = report.markdown() + "\n"
             let temporary = path + ".tmp"
             try? FileSystem.remove(temporary)

@@ -10,10 +10,13 @@ enum Catalog {
     typealias Make = () throws -> (String, VectorFile)
 
     static var all: [Make] {
-        success + recovered + damaged + chunks + keyrings + removal + errors
+        success + recovered + damaged + compression + padding + records + epochs + chunks + streams + keyrings + keyringRules
+            + removal + attestations + criticalKinds + errors + attacks
     }
 
     static let english = "I lay long in bed, and then up and to the office, where all the morning, and at noon dined at home."
+    /// Bytes a commit frame takes: header 16, body 168.
+    static let commitLength = FrameHeader.byteCount + CommitChain.bodyByteCount
 
     // MARK: - Success
 
@@ -21,7 +24,7 @@ enum Catalog {
         var list: [Make] = [
             {
                 let b = try VectorBuilder("success-empty")
-                return try b.vector("success", comment: "a new vault: the first keyring and the profile, one commit")
+                return try b.vector("success", comment: "a new vault: the root keyring (twice) and the profile in one commit, attested by the recovery key")
             },
             {
                 let b = try VectorBuilder("success-one-entry")
@@ -56,7 +59,7 @@ enum Catalog {
             {
                 let b = try VectorBuilder("success-large-entry")
                 try b.commit([.entry(b.entry(String(repeating: english + " ", count: 2000)))])
-                return try b.vector("success", comment: "a 200 KB entry, zstd-compressed (compressed flag set)")
+                return try b.vector("success", comment: "a 200 KB entry, zstd-compressed (compressed flag set), padded after compression")
             },
             {
                 let b = try VectorBuilder("success-incompressible-entry")
@@ -71,7 +74,14 @@ enum Catalog {
                 r.unknownFields = CBORMap(text: [("zzFuture", .text("kept")), ("aaFuture", .array([.unsigned(1), .null]))])
                 r.body.unknownFields = CBORMap(text: [("colour", .text("teal"))])
                 try b.commit([.entry(r)])
-                return try b.vector("success", comment: "fields unknown to version 1 in a revision and its body are released unchanged")
+                return try b.vector("success", comment: "fields unknown to version 2 in a revision and its body are released unchanged")
+            },
+            {
+                let b = try VectorBuilder("success-non-text-map-keys")
+                var r = b.entry("integer and byte-string keys in extra")
+                r.body.extra = CBORMap([(.unsigned(7), .text("seven")), (.bytes([1, 2]), .bool(true)), (.text("k"), .null)])
+                try b.commit([.entry(r)])
+                return try b.vector("success", comment: "non-text map keys are allowed in extra, kept and ordered by their encoding (records.md §1.1)")
             },
             {
                 let b = try VectorBuilder("success-cbor-depth-16")
@@ -90,49 +100,73 @@ enum Catalog {
             {
                 let b = try VectorBuilder("success-many-commits")
                 for i in 0..<50 { try b.commit([.entry(b.entry("Day \(i)"))]) }
-                return try b.vector("success", comment: "fifty commits, each chained to the one before")
+                return try b.vector("success", comment: "fifty commits, each chained to the one before and attested")
             },
             {
                 let b = try VectorBuilder("success-empty-commit")
                 // Writers skip empty commits, but readers accept them: one
-                // built by hand, chained to the last commit.
-                let last = b.vault.structure.groups.last!.storedHead
-                let header = CommitChain.commitHeader(epoch: 1)
-                let head = CommitChain.head(commitKey: b.keys.writeKey!.commitKey, vaultID: b.vaultID, previousHead: last, digest: BLAKE2b.hash([UInt8](), byteCount: 32), commitHeader: header)
-                let bytes = try b.bytes() + header.encoded() + head
-                return try b.vector("success", comment: "a commit that covers no frames is valid (writers do not make them; readers accept them)", body: bytes)
+                // built by hand, chained to the last commit and attested.
+                let key = b.keys.writeKey!
+                let d = Edit.digest(of: [])
+                let frame = try Edit.commitFrame(over: [], previous: b.vault.structure.groups.last!.storedHead, key: key, vaultID: b.vaultID,
+                                                 attestation: CommitChain.attestation(digest: d, vaultID: b.vaultID, signer: b.signer))
+                return try b.vector("success", comment: "a commit that covers no frames (D = BLAKE2b-256 of nothing) is valid: writers do not make them, readers accept them", body: try b.bytes() + frame)
             },
             {
                 let b = try VectorBuilder("success-epoch-rotation")
                 try b.commit([.entry(b.entry("in epoch 1"))])
                 try b.rotate(to: 2)
                 try b.commit([.entry(b.entry("in epoch 2"))])
-                return try b.vector("success", comment: "a second keyring starts epoch 2 and carries the epoch 1 key; both epochs read")
+                return try b.vector("success", comment: "a second keyring starts epoch 2 with the root as its parent and carries the epoch 1 key in parentKeys; both epochs read")
             },
             {
                 let b = try VectorBuilder("success-three-epochs")
-                for e: UInt16 in 2...3 {
+                for e: UInt32 in 2...3 {
                     try b.commit([.entry(b.entry("before epoch \(e)"))])
                     try b.rotate(to: e)
                 }
                 try b.commit([.entry(b.entry("in epoch 3"))])
-                return try b.vector("success", comment: "three epochs; the newest keyring carries both earlier keys")
+                return try b.vector("success", comment: "three epochs in a chain: the epoch 3 keyring carries the epoch 2 key, whose keyring carries the epoch 1 key (keys by reference to parents)")
+            },
+            {
+                let b = try VectorBuilder("success-wide-epoch-numbers", rootEpoch: 70_000)
+                try b.commit([.entry(b.entry("in epoch 70000"))])
+                try b.rotate(to: 70_001)
+                try b.commit([.entry(b.entry("in epoch 70001"))])
+                return try b.vector("success", comment: "epochs are u32 in the keyring's public part: a root of epoch 70,000 (over the old u16 range) and its child 70,001; frame headers carry key ids, not epochs")
+            },
+            {
+                let b = try VectorBuilder("success-last-epoch-number", rootEpoch: UInt32.max)
+                try b.commit([.entry(b.entry("in epoch 4294967295"))])
+                return try b.vector("success", comment: "a root keyring of epoch 4,294,967,295, the highest epoch (no child can follow it)")
             },
             {
                 let b = try VectorBuilder("success-passphrase", extraSlots: { key, id, r in
                     var p = Array("correct horse battery staple".utf8)
-                    return [try SlotCrypto.passphraseSlot(for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id, random: r)]
+                    return [StoredSlot(slot: try SlotCrypto.passphraseSlot(for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id, random: r))]
                 })
                 try b.commit([.entry(b.entry("opened with a passphrase"))])
-                return try b.vector("success", comment: "opened through a passphrase slot (Argon2id opslimit 1, memlimit 8192: tiny, for speed)", passphrase: "correct horse battery staple")
+                return try b.vector("success", comment: "opened through a passphrase slot (Argon2id opsLimit 1, memLimit 8192: below the writer floor, within the reader bounds, for speed)", passphrase: "correct horse battery staple")
+            },
+            {
+                let b = try VectorBuilder("success-passphrase-two-epochs", extraSlots: { key, id, r in
+                    var p = Array("correct horse battery staple".utf8)
+                    return [StoredSlot(slot: try SlotCrypto.passphraseSlot(for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id, random: r))]
+                })
+                try b.commit([.entry(b.entry("epoch 1"))])
+                let root = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil)
+                let e2 = try b.freshKey(2)
+                let passSlot = try SlotCrypto.passphraseSlot(for: e2, rewrapping: root.publicPart.slots.last!, vaultID: b.vaultID, random: b.random)
+                let body = try b.keyring(e2, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: e2) + [StoredSlot(slot: passSlot)], members: b.members)
+                try b.addKeyring(e2, body)
+                try b.commit([.entry(b.entry("epoch 2"))])
+                return try b.vector("success", comment: "a rotation rewraps the passphrase to its public key without knowing it (same salt and cost): the passphrase opens epoch 2 with one Argon2id run and reaches epoch 1 through parentKeys", passphrase: "correct horse battery staple")
             },
             {
                 let b = try VectorBuilder("success-device-and-escrow-slots", extraSlots: { key, id, r in
-                    let device = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: r))
                     let escrow = try X25519.KeyPair(seed: SecureBytes(randomCount: 32, using: r))
-                    return [try SlotCrypto.deviceSlot(for: key, devicePublicKey: device.publicKey, vaultID: id, random: r),
-                            try SlotCrypto.escrowSlot(for: key, escrowPublicKey: escrow.publicKey, vaultID: id, random: r)]
-                })
+                    return [StoredSlot(slot: try SlotCrypto.escrowSlot(for: key, escrowPublicKey: escrow.publicKey, vaultID: id, random: r))]
+                }, deviceSeed: [UInt8](repeating: 0x5c, count: 32))
                 try b.commit([.entry(b.entry("standard mode"))])
                 return try b.vector("success", comment: "a keyring with recovery, device and escrow slots (standard mode), opened with the recovery key")
             },
@@ -143,30 +177,131 @@ enum Catalog {
                 return try b.vector("success", comment: "opened through a device slot with the device's Ed25519 key (converted to X25519); seed 5d×32", deviceSeed: seed)
             },
             {
+                let seed = [UInt8](repeating: 0x5e, count: 32)
+                let b = try VectorBuilder("success-attested-by-device", deviceSeed: seed)
+                b.attestation = .sign(try VectorBuilder.device(seed))
+                try b.commit([.entry(b.entry("written and attested by the phone"))])
+                return try b.vector("success", comment: "a commit attested by an enrolled device (a member of the root keyring): its records are attested; opened with the recovery key")
+            },
+            {
                 let b = try VectorBuilder("success-escrow-free", escrowFree: true)
                 try b.commit([.entry(b.entry("nobody else"))])
-                return try b.vector("success", comment: "an escrow-free keyring without escrow slots")
+                return try b.vector("success", comment: "an escrow-free keyring: exactly one recovery slot, one device slot per device member (none here), no escrow slot")
+            },
+            {
+                let b = try VectorBuilder("success-escrow-free-with-device", escrowFree: true, deviceSeed: [UInt8](repeating: 0x5f, count: 32))
+                try b.rotate(to: 2, escrowFree: true)
+                try b.commit([.entry(b.entry("nobody else, two epochs"))])
+                return try b.vector("success", comment: "escrow-free with a device: each keyring's device slots number exactly its device members, and the child stays escrow-free")
             },
             {
                 let b = try VectorBuilder("success-unknown-noncritical-kinds")
                 let sealed = try SealedFrame.seal(kind: RecordKind(rawValue: 0xbf), payload: Array("future".utf8), key: b.keys.writeKey!, vaultID: b.vaultID, compress: false, random: b.random)
-                try b.commit([.raw(sealed, release: nil), .plaintext(RecordKind(rawValue: 0xbe), epoch: 1, Array("plain future".utf8)), .entry(b.entry("after them"))])
-                return try b.vector("success", comment: "non-critical kinds 0xbf (sealed) and 0xbe (plaintext) are skipped, not released, and do not stop the reader")
+                try b.commit([.raw(sealed, release: nil), .plaintext(RecordKind(rawValue: 0xbe), Array("plain future".utf8)), .entry(b.entry("after them"))])
+                return try b.vector("success", comment: "non-critical kinds 0xbf (sealed) and 0xbe (plaintext, with its body hash) are skipped, not released, and do not stop the reader")
             },
             {
                 let b = try VectorBuilder("success-attachment-dedup")
                 let photo = b.random.bytes(100_000)
                 try b.commit([.blob(photo, mediaType: "image/jpeg")])
                 try b.commit([.blob(photo, mediaType: "image/jpeg"), .entry(b.entry("the same photo again"))])
-                return try b.vector("success", comment: "the same content stored twice is stored once (the second store appends nothing)")
+                return try b.vector("success", comment: "the same content under the same blob key is stored once (the second store appends nothing)")
+            },
+            {
+                let b = try VectorBuilder("success-attachment-referenced")
+                let photo = b.random.bytes(5000)
+                let m = try b.commit([.blob(photo, mediaType: "image/png")])[0]!
+                let manifest = try BlobManifest(decoding: b.released.first { $0.frame == m }!.payload)
+                var r = b.entry("with a photo")
+                r.body.attachments = [AttachmentReference(id: [1, 2, 3, 4], blob: manifest.blob, mediaType: "image/png", fileName: "photo.png")]
+                try b.commit([.entry(r)])
+                return try b.vector("success", comment: "an entry revision naming an attachment by blob id; the manifest and its chunks come first")
+            },
+            {
+                let b = try VectorBuilder("success-manifest-aliases")
+                let content = b.random.bytes(3000)
+                let old = BlobID(unchecked: b.random.bytes(32))
+                try b.commit([.blob(content, mediaType: "image/jpeg", aliases: [old])])
+                return try b.vector("success", comment: "a manifest with an alias (an earlier blob id of the same content, written by a rekey): the attachment reads whole under its own blob id")
+            },
+            {
+                let b = try VectorBuilder("success-unknown-public-fields", unknownPublicFields: CBORMap(text: [("zzFuture", .text("kept in the public part"))]))
+                try b.commit([.entry(b.entry("unknown keyring fields"))])
+                return try b.vector("success", comment: "a keyring public part with a field version 2 does not know: kept, covered by the signature, and the keyring is trusted")
+            },
+            {
+                let b = try VectorBuilder("success-unknown-slot-kind", extraSlots: { _, _, r in
+                    [StoredSlot(slot: .unknown(kind: "ml-kem-768", fields: CBORMap(text: [("box", .bytes(r.bytes(120))), ("kind", .text("ml-kem-768"))])))]
+                })
+                try b.commit([.entry(b.entry("a future slot kind in standard mode"))])
+                return try b.vector("success", comment: "in standard mode a slot of a kind the reader does not know is kept and skipped")
+            },
+            {
+                let b = try VectorBuilder("success-required-slot-kinds", requiredSlotKinds: ["recovery"])
+                try b.rotate(to: 2, requiredSlotKinds: ["recovery"])
+                try b.commit([.entry(b.entry("a required slot kind carried forward"))])
+                return try b.vector("success", comment: "a root that requires the slot kind \"recovery\" and a child that carries the requirement (the hook a hybrid post-quantum slot will use)")
+            },
+            {
+                let b = try VectorBuilder("success-rekey-blob-key")
+                let photo = b.random.bytes(70_000)
+                try b.commit([.blob(photo, mediaType: "image/jpeg")])
+                try b.rotate(to: 2, reason: "rekey", blobKey: try SymmetricKey(bytes: b.random.bytes(32)))
+                try b.commit([.blob(b.random.bytes(2000), mediaType: "image/png"), .entry(b.entry("after the rekey"))])
+                return try b.vector("success", comment: "a rekey keyring has a fresh blob key: the attachment before it reads under the epoch 1 blob key, the one after under the epoch 2 key")
+            },
+            {
+                let b = try VectorBuilder("success-same-epoch-child")
+                let laptop = try VectorBuilder.device([UInt8](repeating: 0x5a, count: 32))
+                let key = b.keys.writeKey!
+                let members = b.members + [KeyringMember(role: "device", publicKey: laptop.publicKey, name: "Laptop", added: b.now)]
+                let body = try b.keyring(key, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: key, members: members), members: members, reason: "enroll")
+                try b.addKeyring(key, body, members: members)
+                try b.commit([.entry(b.entry("after enrolling the laptop"))])
+                return try b.vector("success", comment: "a same-epoch keyring (an enrolment): its parent's key, keyCommit and epoch, a link and parentKeys entry under that same key", deviceSeed: [UInt8](repeating: 0x5a, count: 32))
+            },
+            {
+                let b = try VectorBuilder("success-join-two-heads", deviceSeed: [UInt8](repeating: 0x41, count: 32))
+                let phone = try VectorBuilder.device([UInt8](repeating: 0x41, count: 32))
+                let e2a = try b.freshKey(2), e2b = try b.freshKey(2)
+                let a = try b.keyring(e2a, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: e2a), members: b.members)
+                let c = try b.keyring(e2b, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: e2b), members: b.members, signer: phone)
+                try b.addKeyring(e2a, a)
+                try b.commit([.entry(b.entry("under one epoch 2"))])
+                try b.addKeyring(e2b, c)
+                try b.commit([.entry(b.entry("under the other epoch 2"))])
+                let e3 = try b.freshKey(3)
+                let join = try b.keyring(e3, parents: [b.parent(KeyringBuilder.id(ofBody: a)), b.parent(KeyringBuilder.id(ofBody: c))], slots: try b.memberSlots(for: e3), members: b.members, reason: "join")
+                try b.addKeyring(e3, join)
+                try b.commit([.entry(b.entry("after the join"))])
+                return try b.vector("success", comment: "two concurrent epoch-2 keyrings (one by the recovery key, one by the phone) joined by an epoch-3 keyring with both as parents")
+            },
+            {
+                let b = try VectorBuilder("success-join-64-heads")
+                var parents: [KeyringBuilder.Parent] = []
+                var items: [Item] = []
+                for _ in 0..<64 {
+                    let k = try b.freshKey(2)
+                    let body = try b.keyring(k, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: k), members: b.members)
+                    items.append(.keyring(k, body))
+                    parents.append(KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: body), key: k))
+                }
+                try b.commit(items)
+                for p in parents { b.adopt(p.key, id: p.id) }
+                let e3 = try b.freshKey(3)
+                try b.addKeyring(e3, try b.keyring(e3, parents: parents, slots: try b.memberSlots(for: e3), members: b.members, reason: "join"))
+                try b.commit([.entry(b.entry("after joining 64 heads"))])
+                return try b.vector("success", comment: "64 concurrent epoch-2 heads (the limit of parents) joined by one epoch-3 keyring with 64 parents, 64 links and 64 parent keys")
             },
         ]
-        for size in [0, 1, 65_535, 65_536, 65_537, 131_072, 200_000] {
+        for size in [0, 1, 65_534, 65_535, 65_536, 65_537, 70_000, 131_071, 131_072, 200_000] {
             list.append {
                 let b = try VectorBuilder("success-attachment-\(size)")
                 let content = b.random.bytes(size)
                 try b.commit([.blob(content, mediaType: "application/octet-stream"), .entry(b.entry("attachment of \(size) bytes"))])
-                return try b.vector("success", comment: "an attachment of \(size) bytes: \(BlobManifest(blob: BlobID(unchecked: [UInt8](repeating: 0, count: 32)), stream: StreamID(unchecked: [UInt8](repeating: 0, count: 16)), byteCount: UInt64(size)).chunkCount) chunk(s), the canonical chunking")
+                let stream = Padding.streamByteCount(contentByteCount: UInt64(size))
+                let n = Padding.chunkCount(contentByteCount: UInt64(size))
+                return try b.vector("success", comment: "an attachment of \(size) bytes: a padded stream of Padmé(\(size + 1)) = \(stream) bytes in \(n) chunk(s), every chunk but the last 65,536 bytes")
             }
         }
         return list
@@ -198,7 +333,7 @@ enum Catalog {
                 let end = UInt64(try b.bytes().count)
                 try b.commit([.entry(b.entry("written but not committed")), .entry(b.entry("also"))], expectReleased: false)
                 let bytes = try b.bytes()
-                return try b.vector("recovered", comment: "whole records with no commit after them are not released", body: Array(bytes[0..<(bytes.count - 28)]), issues: [("torn_tail", end)])
+                return try b.vector("recovered", comment: "whole records with no commit after them are not released", body: Array(bytes[0..<(bytes.count - commitLength)]), issues: [("torn_tail", end)])
             },
             {
                 let b = try VectorBuilder("recovered-torn-commit")
@@ -207,6 +342,14 @@ enum Catalog {
                 try b.commit([.entry(b.entry("commit cut off"))], expectReleased: false)
                 let bytes = try b.bytes()
                 return try b.vector("recovered", comment: "the commit frame itself is cut off: its records are not committed", body: Array(bytes[0..<(bytes.count - 9)]), issues: [("torn_tail", end)])
+            },
+            {
+                let b = try VectorBuilder("recovered-torn-tail-inside-attachment")
+                try b.commit([.entry(b.entry("committed"))])
+                let end = UInt64(try b.bytes().count)
+                try b.commit([.blob(b.random.bytes(150_000), mediaType: "video/mp4")], expectReleased: false)
+                let bytes = try b.bytes()
+                return try b.vector("recovered", comment: "a write cut off in the second chunk of an attachment: no manifest, no commit, nothing released", body: Array(bytes[0..<(Int(end) + 70_000)]), issues: [("torn_tail", end)])
             },
             {
                 let b = try VectorBuilder("recovered-trailing-garbage")
@@ -245,37 +388,67 @@ enum Catalog {
                 let b = try VectorBuilder("recovered-keyring-copy-damaged")
                 try b.commit([.entry(b.entry("still readable"))])
                 var bytes = try b.bytes()
-                Edit.flipBit(&bytes, byte: Int(b.frame(0).location.offset) + 100, bit: 4)
-                return try b.vector("recovered", comment: "a flipped bit in the first copy of the root keyring: the second copy is used, nothing is lost", body: bytes,
-                                    issues: [("keyring_copy_damaged", b.frame(0).location.offset)])
+                Edit.flipBit(&bytes, byte: Int(b.offset(0)) + 100, bit: 4)
+                return try b.vector("recovered", comment: "a flipped bit in the body of the first copy of the root keyring: its body hash fails, its trailer names an intact keyring, so the second copy is used; the chain covers the stored body hash, so the commit still verifies", body: bytes,
+                                    issues: [("keyring_copy_damaged", b.offset(0))])
+            },
+            {
+                let b = try VectorBuilder("recovered-keyring-second-copy-damaged")
+                try b.commit([.entry(b.entry("still readable"))])
+                var bytes = try b.bytes()
+                let copy = b.copies(ofKeyring: 0)[1]
+                Edit.flipBit(&bytes, byte: Int(b.offset(copy)) + 60, bit: 2)
+                return try b.vector("recovered", comment: "a flipped bit in the body of the second copy of the root keyring: the first copy stands for both", body: bytes,
+                                    issues: [("keyring_copy_damaged", b.offset(copy))])
             },
             {
                 let b = try VectorBuilder("damaged-keyring-copy-trailer")
                 try b.commit([.entry(b.entry("still readable"))])
                 var bytes = try b.bytes()
-                let copy = b.vault.structure.groups[0].commitFrame - 1
+                let copy = b.copies(ofKeyring: 0)[1]
                 Edit.flipBit(&bytes, byte: Int(b.frame(copy).end) - 3, bit: 0)
-                return try b.vector("damaged", comment: "a flipped bit in the trailer of the second keyring copy: recognised as a copy by its body's hash; the trailer is in the commit chain, so that commit does not verify", body: bytes,
-                                    issues: [("keyring_copy_damaged", b.frame(copy).location.offset), ("commit_mismatch", b.frame(copy + 1).location.offset)])
+                return try b.vector("damaged", comment: "a flipped bit in the body hash (the trailer) of the second keyring copy: recognised as a copy by the hash of its body; the trailer is in the commit chain, so that commit does not verify", body: bytes,
+                                    issues: [("keyring_copy_damaged", b.offset(copy)), ("commit_mismatch", b.commitFrame(of: copy).location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-keyring-copy-flags-set")
                 try b.commit([.entry(b.entry("still readable"))])
                 var bytes = try b.bytes()
-                let at = Int(b.frame(0).location.offset)
+                let at = Int(b.offset(0))
                 bytes[at + 1] = FrameHeader.sealedFlag
                 Edit.fixCheck(&bytes, frameAt: at)
-                return try b.vector("damaged", comment: "the first copy of the root keyring given the sealed flag (check recomputed): it breaks its row, so it is a damaged copy and the second copy is used; the commit covering it no longer verifies", body: bytes,
-                                    issues: [("keyring_copy_damaged", UInt64(at)), ("commit_mismatch", b.frame(b.vault.structure.groups[0].commitFrame).location.offset)])
+                return try b.vector("damaged", comment: "the first copy of the root keyring given the sealed flag (check recomputed): it breaks its row, its trailer names an intact keyring, so it is a damaged copy and the second copy is used; the commit covering it no longer verifies", body: bytes,
+                                    issues: [("keyring_copy_damaged", UInt64(at)), ("commit_mismatch", b.commitFrame(of: 0).location.offset)])
             },
             {
                 let b = try VectorBuilder("recovered-commit-header-rebuilt")
                 try b.commit([.entry(b.entry("first"))])
                 try b.commit([.entry(b.entry("second")), .entry(b.entry("third"))])
                 var bytes = try b.bytes()
-                let commit = bytes.count - 28
-                for i in 0..<8 { bytes[commit + i] ^= 0x5a }
-                return try b.vector("recovered", comment: "the last commit's header overwritten beyond one-bit repair: read as a commit of each epoch held, its MAC verifies, so its header is rebuilt and its records stay committed (commit recovery)", body: bytes,
+                let commit = bytes.count - commitLength
+                for i in 0..<12 { bytes[commit + i] ^= 0x5a }
+                return try b.vector("recovered", comment: "the last commit's header overwritten beyond one-bit repair: rebuilt for each held key (kind 2, flags 0, its key id, length 168), its stored head verifies, so the commit is genuine (commit recovery) and its attestation is checked as usual", body: bytes,
+                                    issues: [("frame_repaired", UInt64(commit))])
+            },
+            {
+                let b = try VectorBuilder("recovered-commit-header-rebuilt-epoch-2")
+                try b.commit([.entry(b.entry("first"))])
+                try b.rotate(to: 2)
+                try b.commit([.entry(b.entry("second, epoch 2"))])
+                var bytes = try b.bytes()
+                let commit = bytes.count - commitLength
+                for i in 0..<16 { bytes[commit + i] = 0xee }
+                return try b.vector("recovered", comment: "the whole header of the last commit overwritten after a rotation: the reader rebuilds it with each held key, highest epoch first, and the epoch-2 key's head matches", body: bytes,
+                                    issues: [("frame_repaired", UInt64(commit))])
+            },
+            {
+                let b = try VectorBuilder("recovered-commit-header-rebuilt-keyring")
+                try b.commit([.entry(b.entry("first"))])
+                try b.rotate(to: 2)
+                var bytes = try b.bytes()
+                let commit = bytes.count - commitLength
+                for i in 0..<12 { bytes[commit + i] ^= 0x33 }
+                return try b.vector("recovered", comment: "the commit holding the epoch-2 keyring has its header overwritten: commit recovery under the epoch-1 key (the key it was made with) commits the keyring again, and the reader unlocks once more", body: bytes,
                                     issues: [("frame_repaired", UInt64(commit))])
             },
             {
@@ -284,9 +457,9 @@ enum Catalog {
                 let end = UInt64(try b.bytes().count)
                 try b.commit([.entry(b.entry("written, not committed"))], expectReleased: false)
                 var bytes = try b.bytes()
-                for i in (bytes.count - 16)..<bytes.count { bytes[i] = 0 }
-                for i in (bytes.count - 28)..<(bytes.count - 16) { bytes[i] ^= 0xff }
-                return try b.vector("recovered", comment: "the last 28 bytes do not parse and do not carry a valid MAC: a torn write, not a damaged commit; its records are not released", body: bytes,
+                for i in (bytes.count - CommitChain.bodyByteCount)..<bytes.count { bytes[i] = 0 }
+                for i in (bytes.count - commitLength)..<(bytes.count - CommitChain.bodyByteCount) { bytes[i] ^= 0xff }
+                return try b.vector("recovered", comment: "the last 184 bytes do not parse and their head matches under no key: a torn write, not a damaged commit; its records are not released", body: bytes,
                                     issues: [("torn_tail", end)])
             },
             {
@@ -294,36 +467,48 @@ enum Catalog {
                 try b.commit([.entry(b.entry("first"))])
                 try b.commit([.entry(b.entry("second"))])
                 var bytes = try b.bytes()
-                let commit = bytes.count - 28
-                Edit.flipBit(&bytes, byte: commit + 4, bit: 2)
+                let commit = bytes.count - commitLength
+                Edit.flipBit(&bytes, byte: commit + 8, bit: 2)
                 return try b.vector("recovered", comment: "a flipped bit in the last commit's length field is corrected, so nothing committed is lost", body: bytes, issues: [("frame_repaired", UInt64(commit))])
             },
             {
                 let b = try VectorBuilder("recovered-unknown-critical-kind-in-tail")
                 try b.commit([.entry(b.entry("committed"))])
                 let end = UInt64(try b.bytes().count)
-                let frame = FrameHeader(kind: RecordKind(rawValue: 0x3f), flags: 0, epoch: 1, bodyLength: 16).encoded() + [UInt8](repeating: 7, count: 16)
-                return try b.vector("recovered", comment: "an unknown critical kind after the last commit is part of the torn tail, not an error", body: try b.bytes() + frame, issues: [("torn_tail", end)])
+                let frame = Edit.plaintextFrame(kind: RecordKind(rawValue: 0x3f), keyID: b.keys.writeKey!.id, body: [UInt8](repeating: 7, count: 16))
+                return try b.vector("recovered", comment: "an unknown critical kind after the last commit is part of the torn tail, not an error: nobody committed it", body: try b.bytes() + frame, issues: [("torn_tail", end)])
             },
         ]
-        for (field, byte, bit) in [("kind", 0, 4), ("flags", 1, 1), ("epoch", 2, 0), ("length", 5, 3), ("check", 10, 7)] {
-            list.append {
-                let b = try VectorBuilder("recovered-frame-header-flip-\(field)")
-                let idx = try b.commit([.entry(b.entry("header hit")), .entry(b.entry("neighbour"))])
-                var bytes = try b.bytes()
-                let offset = Int(b.frame(idx[0]!).location.offset)
-                Edit.flipBit(&bytes, byte: offset + byte, bit: bit)
-                return try b.vector("recovered", comment: "one flipped bit in a frame header's \(field) is corrected (the corrected frame is confirmed by the next header)", body: bytes, issues: [("frame_repaired", UInt64(offset))])
+        // One flipped bit in each field of the header of each kind of frame.
+        let fields: [(String, Int, Int)] = [("kind", 0, 4), ("flags", 1, 1), ("key-id", 4, 0), ("length", 9, 3), ("check", 14, 7)]
+        for (field, byte, bit) in fields {
+            for target in ["entry", "keyring", "chunk", "manifest", "commit"] {
+                list.append {
+                    let b = try VectorBuilder("recovered-frame-header-flip-\(field)-\(target)")
+                    let idx = try b.commit([.blob(b.random.bytes(3000), mediaType: "image/jpeg"), .entry(b.entry("header hit")), .entry(b.entry("neighbour"))])
+                    try b.commit([.entry(b.entry("next commit"))])
+                    var bytes = try b.bytes()
+                    let index = switch target {
+                    case "entry": idx[1]!
+                    case "keyring": 0
+                    case "chunk": idx[0]! - 1
+                    case "manifest": idx[0]!
+                    default: idx[2]! + 1
+                    }
+                    let offset = Int(b.offset(index))
+                    Edit.flipBit(&bytes, byte: offset + byte, bit: bit)
+                    return try b.vector("recovered", comment: "one flipped bit in the \(field) field of a\(target == "entry" ? "n" : "") \(target) frame's header is corrected (the corrected frame is confirmed by the next header); the chain covers the corrected header, so nothing is lost", body: bytes, issues: [("frame_repaired", UInt64(offset))])
+                }
             }
         }
         return list
     }
 
-    // MARK: - Damaged
+    // MARK: - Damaged: frames, commits, moves
 
     static var damaged: [Make] {
         var list: [Make] = []
-        for (region, pick) in [("nonce", 12 + 3), ("ciphertext", 12 + 24 + 5), ("tag", -3)] as [(String, Int)] {
+        for (region, pick) in [("nonce", 16 + 3), ("ciphertext", 16 + 24 + 5), ("tag", -32 - 3), ("body-hash", -3)] as [(String, Int)] {
             list.append {
                 let b = try VectorBuilder("damaged-flip-\(region)")
                 let idx = try b.commit([.entry(b.entry("before")), .entry(b.entry("hit")), .entry(b.entry("after"))])
@@ -332,10 +517,12 @@ enum Catalog {
                 let at = pick >= 0 ? Int(f.location.offset) + pick : Int(f.end) + pick
                 Edit.flipBit(&bytes, byte: at, bit: 5)
                 b.lose(frame: idx[1]!)
-                let commit = b.frame(idx[2]! + 1).location.offset
                 var issues = [("authentication_failed", f.location.offset)]
-                if region == "tag" { issues.append(("commit_mismatch", commit)) }
-                return try b.vector("damaged", comment: "a flipped bit in a record's \(region) loses that record only\(region == "tag" ? "; the tag is in the commit chain, so the commit does not verify either" : "")", body: bytes, issues: issues)
+                if region == "body-hash" { issues.append(("commit_mismatch", b.commitFrame(of: idx[2]!).location.offset)) }
+                let why = region == "body-hash"
+                    ? "; the body hash is what the commit chain covers, so the commit does not verify either"
+                    : "; the chain covers the stored body hash, not the \(region), so the commit still verifies"
+                return try b.vector("damaged", comment: "a flipped bit in a record's \(region) breaks its body hash: that record only is lost\(why)", body: bytes, issues: issues)
             }
         }
         list += [
@@ -347,20 +534,30 @@ enum Catalog {
                 let f = b.frame(idx[1]!)
                 for i in 3..<8 { bytes[Int(f.location.offset) + i] ^= 0xa5 }
                 b.lose(frame: idx[1]!)
-                return try b.vector("damaged", comment: "five bytes of a header overwritten: the reader resynchronises at the next frame; only that record is lost", body: bytes,
-                                    issues: [("frame_damaged", f.location.offset), ("commit_mismatch", b.frame(idx[2]! + 1).location.offset)])
+                return try b.vector("damaged", comment: "five bytes of a header overwritten: the reader resynchronises at the next frame; only that record is lost, and its commit no longer verifies", body: bytes,
+                                    issues: [("frame_damaged", f.location.offset), ("commit_mismatch", b.commitFrame(of: idx[2]!).location.offset)])
+            },
+            {
+                let b = try VectorBuilder("damaged-zero-run-over-a-frame")
+                let idx = try b.commit([.entry(b.entry("before")), .entry(b.entry("zeroed")), .entry(b.entry("after"))])
+                var bytes = try b.bytes()
+                let f = b.frame(idx[1]!)
+                for i in Int(f.location.offset)..<Int(f.end) { bytes[i] = 0 }
+                b.lose(frame: idx[1]!)
+                return try b.vector("damaged", comment: "a whole record overwritten with zeros (a block the file system lost): skipped a word at a time, resynchronised at the next frame", body: bytes,
+                                    issues: [("frame_damaged", f.location.offset), ("commit_mismatch", b.commitFrame(of: idx[2]!).location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-length-past-end-of-file")
                 let idx = try b.commit([.entry(b.entry("before")), .entry(b.entry("hit")), .entry(b.entry("after"))])
                 try b.commit([.entry(b.entry("next commit"))])
                 var bytes = try b.bytes()
-                let at = Int(b.frame(idx[1]!).location.offset)
-                Edit.setUInt32(&bytes, at: at + 4, UInt32(bytes.count))
+                let at = Int(b.offset(idx[1]!))
+                Edit.setUInt32(&bytes, at: at + 8, UInt32(bytes.count))
                 Edit.fixCheck(&bytes, frameAt: at)
                 b.lose(frame: idx[1]!)
                 return try b.vector("damaged", comment: "a length (check recomputed) that runs past the end of the file, with committed frames after it: not a torn tail — the scanner resynchronises and only that record is lost", body: bytes,
-                                    issues: [("frame_damaged", UInt64(at)), ("commit_mismatch", b.frame(idx[2]! + 1).location.offset)])
+                                    issues: [("frame_damaged", UInt64(at)), ("commit_mismatch", b.commitFrame(of: idx[2]!).location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-two-headers-intact-between")
@@ -372,87 +569,119 @@ enum Catalog {
                 b.lose(frame: idx[2]!)
                 b.lose(frame: idx[4]!)
                 return try b.vector("damaged", comment: "two damaged headers with an intact frame between them: the checked frame that fits between the damage and the next confirmed frame is kept", body: bytes,
-                                    issues: [("frame_damaged", third.location.offset), ("frame_damaged", fifth.location.offset), ("commit_mismatch", b.frame(idx[5]! + 1).location.offset)])
+                                    issues: [("frame_damaged", third.location.offset), ("frame_damaged", fifth.location.offset), ("commit_mismatch", b.commitFrame(of: idx[5]!).location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-length-over-limit")
                 let idx = try b.commit([.entry(b.entry("hit")), .entry(b.entry("after"))])
                 var bytes = try b.bytes()
-                let at = Int(b.frame(idx[0]!).location.offset)
-                Edit.setUInt32(&bytes, at: at + 4, UInt32(Limits.maxFrameBodyByteCount + 1))
+                let at = Int(b.offset(idx[0]!))
+                Edit.setUInt32(&bytes, at: at + 8, UInt32(Limits.maxFrameBodyByteCount + 1))
                 Edit.fixCheck(&bytes, frameAt: at)
                 b.lose(frame: idx[0]!)
-                return try b.vector("damaged", comment: "a body length over 16 MiB with a valid check is implausible: skipped as damage", body: bytes,
-                                    issues: [("frame_damaged", UInt64(at)), ("commit_mismatch", b.frame(idx[1]! + 1).location.offset)])
+                return try b.vector("damaged", comment: "a body length of 17,825,793 (one over the limit) with a valid check is implausible: skipped as damage", body: bytes,
+                                    issues: [("frame_damaged", UInt64(at)), ("commit_mismatch", b.commitFrame(of: idx[1]!).location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-length-under-minimum")
                 let idx = try b.commit([.entry(b.entry("hit")), .entry(b.entry("after"))])
                 var bytes = try b.bytes()
-                let at = Int(b.frame(idx[0]!).location.offset)
-                Edit.setUInt32(&bytes, at: at + 4, 39)
+                let at = Int(b.offset(idx[0]!))
+                Edit.setUInt32(&bytes, at: at + 8, 31)
                 Edit.fixCheck(&bytes, frameAt: at)
                 b.lose(frame: idx[0]!)
-                return try b.vector("damaged", comment: "a sealed frame shorter than nonce plus tag (39 bytes) is implausible", body: bytes,
-                                    issues: [("frame_damaged", UInt64(at)), ("commit_mismatch", b.frame(idx[1]! + 1).location.offset)])
+                return try b.vector("damaged", comment: "a body length of 31 (under the minimum of 32) with a valid check is implausible: skipped as damage", body: bytes,
+                                    issues: [("frame_damaged", UInt64(at)), ("commit_mismatch", b.commitFrame(of: idx[1]!).location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-reserved-flag")
                 let idx = try b.commit([.entry(b.entry("hit")), .entry(b.entry("after"))])
                 var bytes = try b.bytes()
-                let at = Int(b.frame(idx[0]!).location.offset)
+                let at = Int(b.offset(idx[0]!))
                 bytes[at + 1] |= 0x40
                 Edit.fixCheck(&bytes, frameAt: at)
                 b.lose(frame: idx[0]!)
                 return try b.vector("damaged", comment: "a reserved flag bit set, check recomputed: implausible, skipped as damage", body: bytes,
-                                    issues: [("frame_damaged", UInt64(at)), ("commit_mismatch", b.frame(idx[1]! + 1).location.offset)])
+                                    issues: [("frame_damaged", UInt64(at)), ("commit_mismatch", b.commitFrame(of: idx[1]!).location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-compressed-without-sealed")
                 let idx = try b.commit([.entry(b.entry("hit")), .entry(b.entry("after"))])
                 var bytes = try b.bytes()
-                let at = Int(b.frame(idx[0]!).location.offset)
+                let at = Int(b.offset(idx[0]!))
                 bytes[at + 1] = FrameHeader.compressedFlag
                 Edit.fixCheck(&bytes, frameAt: at)
                 b.lose(frame: idx[0]!)
                 return try b.vector("damaged", comment: "the compressed flag without the sealed flag is implausible", body: bytes,
-                                    issues: [("frame_damaged", UInt64(at)), ("commit_mismatch", b.frame(idx[1]! + 1).location.offset)])
+                                    issues: [("frame_damaged", UInt64(at)), ("commit_mismatch", b.commitFrame(of: idx[1]!).location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-entry-not-sealed")
                 let idx = try b.commit([.entry(b.entry("hit")), .entry(b.entry("after"))])
                 var bytes = try b.bytes()
-                let at = Int(b.frame(idx[0]!).location.offset)
+                let at = Int(b.offset(idx[0]!))
                 bytes[at + 1] = 0
                 Edit.fixCheck(&bytes, frameAt: at)
                 b.lose(frame: idx[0]!)
-                return try b.vector("damaged", comment: "an entry revision frame without the sealed flag breaks its kind's rules", body: bytes,
-                                    issues: [("malformed_frame", UInt64(at)), ("commit_mismatch", b.frame(idx[1]! + 1).location.offset)])
+                return try b.vector("damaged", comment: "an entry revision frame without the sealed flag breaks its kind's row", body: bytes,
+                                    issues: [("malformed_frame", UInt64(at)), ("commit_mismatch", b.commitFrame(of: idx[1]!).location.offset)])
+            },
+            {
+                let b = try VectorBuilder("damaged-sealed-record-too-short")
+                let short = Edit.plaintextFrame(kind: .entryRevision, flags: FrameHeader.sealedFlag, keyID: b.keys.writeKey!.id, body: b.random.bytes(40))
+                let idx = try b.commit([.raw(short, release: nil), .entry(b.entry("after"))])
+                return try b.vector("damaged", comment: "a sealed entry frame of 72 bytes, one under nonce + 1 + tag + body hash (73): malformed", issues: [("malformed_frame", b.offset(idx[0]!))])
+            },
+            {
+                let b = try VectorBuilder("damaged-profile-not-sealed")
+                let frame = Edit.plaintextFrame(kind: .profile, keyID: b.keys.writeKey!.id, body: Profile(name: "plain", clock: HybridLogicalClock(rawValue: 5)).encoded())
+                let idx = try b.commit([.raw(frame, release: nil), .entry(b.entry("after"))])
+                return try b.vector("damaged", comment: "a profile frame without the sealed flag (a plaintext profile) breaks its kind's row and is not released", issues: [("malformed_frame", b.offset(idx[0]!))])
             },
             {
                 let b = try VectorBuilder("damaged-commit-kind-wrong-length")
                 try b.commit([.entry(b.entry("first"))])
                 let idx = try b.commit([.entry(b.entry("second"))])
                 var bytes = try b.bytes()
-                let commitAt = Int(b.frame(idx[0]! + 1).location.offset)
-                let bogus = FrameHeader(kind: .commit, flags: 0, epoch: 1, bodyLength: 20).encoded() + b.random.bytes(20)
+                let commitAt = Int(b.offset(idx[0]! + 1))
+                let bogus = FrameHeader(kind: .commit, flags: 0, keyID: b.keys.writeKey!.id, bodyLength: 40).encoded() + b.random.bytes(40)
                 bytes.insert(contentsOf: bogus, at: commitAt)
-                return try b.vector("damaged", comment: "a commit-kind frame whose body is not 16 bytes is malformed and is not a commit boundary", body: bytes,
+                return try b.vector("damaged", comment: "a commit-kind frame whose body is not 168 bytes is malformed and is not a commit boundary", body: bytes,
                                     issues: [("malformed_frame", UInt64(commitAt)), ("commit_mismatch", UInt64(commitAt + bogus.count))])
+            },
+            {
+                let b = try VectorBuilder("damaged-commit-sealed-flag")
+                let one = try b.commit([.entry(b.entry("first"))])
+                let two = try b.commit([.entry(b.entry("second"))])
+                var bytes = try b.bytes()
+                let commitAt = Int(b.offset(one[0]! + 1))
+                bytes[commitAt + 1] = FrameHeader.sealedFlag
+                Edit.fixCheck(&bytes, frameAt: commitAt)
+                return try b.vector("damaged", comment: "a commit frame given the sealed flag (check recomputed) breaks its row: it closes nothing, so the next commit covers both groups and does not verify (their records are released unverified)", body: bytes,
+                                    issues: [("malformed_frame", UInt64(commitAt)), ("commit_mismatch", b.offset(two[0]! + 1))])
             },
             {
                 let b = try VectorBuilder("damaged-record-from-other-vault")
                 let other = try VectorBuilder("damaged-record-from-other-vault/other")
                 let foreign = try SealedFrame.seal(kind: .entryRevision, payload: other.entry("foreign").encoded(), key: other.keys.writeKey!, vaultID: other.vaultID, compress: true, random: other.random)
                 let idx = try b.commit([.entry(b.entry("mine")), .raw(foreign, release: nil), .entry(b.entry("mine too"))])
-                return try b.vector("damaged", comment: "a sealed record copied from another vault does not authenticate here", issues: [("authentication_failed", b.frame(idx[1]!).location.offset)])
+                return try b.vector("damaged", comment: "a sealed record copied from another vault: its key id names a key this reader does not hold", issues: [("unknown_key", b.offset(idx[1]!))])
             },
             {
                 let b = try VectorBuilder("damaged-record-bound-to-other-vault-id")
                 let otherID = VaultID(using: b.random)
                 let moved = try SealedFrame.seal(kind: .entryRevision, payload: b.entry("sealed with this vault's key, another vault id").encoded(), key: b.keys.writeKey!, vaultID: otherID, compress: true, random: b.random)
                 let idx = try b.commit([.raw(moved, release: nil), .entry(b.entry("after"))])
-                return try b.vector("damaged", comment: "the associated data binds the vault id: the right key under another vault id fails", issues: [("authentication_failed", b.frame(idx[0]!).location.offset)])
+                return try b.vector("damaged", comment: "the associated data binds the vault id: the right key under another vault id fails", issues: [("authentication_failed", b.offset(idx[0]!))])
+            },
+            {
+                let b = try VectorBuilder("damaged-record-header-rebound")
+                let r = try SealedFrame.seal(kind: .entryRevision, payload: b.entry("sealed as an entry, relabelled a profile").encoded(), key: b.keys.writeKey!, vaultID: b.vaultID, compress: false, random: b.random)
+                var frame = r
+                frame[0] = RecordKind.profile.rawValue
+                Edit.fixCheck(&frame, frameAt: 0)
+                let idx = try b.commit([.raw(frame, release: nil), .entry(b.entry("after"))])
+                return try b.vector("damaged", comment: "a record's kind byte changed (check recomputed) before it was committed: the header fields are associated data, so it does not authenticate", issues: [("authentication_failed", b.offset(idx[0]!))])
             },
             {
                 let b = try VectorBuilder("damaged-records-reordered")
@@ -463,7 +692,7 @@ enum Catalog {
                 bytes.replaceSubrange(Int(f1.location.offset)..<Int(f2.end), with: two + one)
                 b.released.swapAt(b.released.count - 3, b.released.count - 2)
                 return try b.vector("damaged", comment: "two committed records swapped: both still authenticate, the commit does not", body: bytes,
-                                    issues: [("commit_mismatch", b.frame(idx[2]! + 1).location.offset)])
+                                    issues: [("commit_mismatch", b.commitFrame(of: idx[2]!).location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-commits-reordered")
@@ -471,15 +700,15 @@ enum Catalog {
                 let c = try b.commit([.entry(b.entry("B"))])
                 let d = try b.commit([.entry(b.entry("C"))])
                 var bytes = try b.bytes()
-                let aStart = Int(b.frame(a[0]!).location.offset), aEnd = Int(b.frame(a[0]! + 1).end)
+                let aStart = Int(b.offset(a[0]!)), aEnd = Int(b.frame(a[0]! + 1).end)
                 let cEnd = Int(b.frame(c[0]! + 1).end)
                 let first = Array(bytes[aStart..<aEnd]), second = Array(bytes[aEnd..<cEnd])
                 bytes.replaceSubrange(aStart..<cEnd, with: second + first)
                 let ra = b.released.count - 3
                 b.released.swapAt(ra, ra + 1)
-                let secondCommit = UInt64(aStart + second.count - 28)
+                let secondCommit = UInt64(aStart + second.count - commitLength)
                 return try b.vector("damaged", comment: "two whole commits swapped: each breaks the chain, and so does the commit after them", body: bytes,
-                                    issues: [("commit_mismatch", secondCommit), ("commit_mismatch", UInt64(cEnd - 28)), ("commit_mismatch", b.frame(d[0]! + 1).location.offset)])
+                                    issues: [("commit_mismatch", secondCommit), ("commit_mismatch", UInt64(cEnd - commitLength)), ("commit_mismatch", b.offset(d[0]! + 1))])
             },
             {
                 let b = try VectorBuilder("damaged-record-duplicated")
@@ -497,12 +726,12 @@ enum Catalog {
                 try b.commit([.entry(b.entry("one"))])
                 let idx = try b.commit([.entry(b.entry("replayed"))])
                 var bytes = try b.bytes()
-                let start = Int(b.frame(idx[0]!).location.offset)
+                let start = Int(b.offset(idx[0]!))
                 let copy = Array(bytes[start...])
                 bytes += copy
                 b.released.append(b.released.last!)
                 return try b.vector("damaged", comment: "the last commit appended again (a replay): the copy does not chain", body: bytes,
-                                    issues: [("commit_mismatch", UInt64(bytes.count - 28))])
+                                    issues: [("commit_mismatch", UInt64(bytes.count - commitLength))])
             },
             {
                 let b = try VectorBuilder("damaged-record-deleted")
@@ -512,7 +741,7 @@ enum Catalog {
                 bytes.removeSubrange(Int(f.location.offset)..<Int(f.end))
                 b.lose(frame: idx[1]!)
                 return try b.vector("damaged", comment: "a committed record cut out: the commit no longer verifies", body: bytes,
-                                    issues: [("commit_mismatch", b.frame(idx[2]! + 1).location.offset - UInt64(f.end - f.location.offset))])
+                                    issues: [("commit_mismatch", b.offset(idx[2]! + 1) - UInt64(f.end - f.location.offset))])
             },
             {
                 let b = try VectorBuilder("damaged-commit-deleted")
@@ -520,11 +749,11 @@ enum Catalog {
                 let mid = try b.commit([.entry(b.entry("deleted with its commit"))])
                 let last = try b.commit([.entry(b.entry("three"))])
                 var bytes = try b.bytes()
-                let start = Int(b.frame(mid[0]!).location.offset), end = Int(b.frame(mid[0]! + 1).end)
+                let start = Int(b.offset(mid[0]!)), end = Int(b.frame(mid[0]! + 1).end)
                 bytes.removeSubrange(start..<end)
                 b.lose(frame: mid[0]!)
                 return try b.vector("damaged", comment: "a whole commit cut out: the next commit does not chain", body: bytes,
-                                    issues: [("commit_mismatch", b.frame(last[0]! + 1).location.offset - UInt64(end - start))])
+                                    issues: [("commit_mismatch", b.offset(last[0]! + 1) - UInt64(end - start))])
             },
             {
                 let b = try VectorBuilder("damaged-spliced-from-other-vault")
@@ -532,643 +761,35 @@ enum Catalog {
                 let other = try VectorBuilder("damaged-spliced-from-other-vault/other")
                 let o = try other.commit([.entry(other.entry("theirs"))])
                 let theirs = try other.bytes()
-                let tail = Array(theirs[Int(other.frame(o[0]!).location.offset)...])
+                let tail = Array(theirs[Int(other.offset(o[0]!))...])
                 var bytes = try b.bytes()
                 let at = UInt64(bytes.count)
                 bytes += tail
-                return try b.vector("damaged", comment: "a commit from another vault spliced on the end", body: bytes,
-                                    issues: [("authentication_failed", at), ("commit_mismatch", UInt64(bytes.count - 28))])
+                return try b.vector("damaged", comment: "a commit from another vault spliced on the end: its record and its commit name a key this reader does not hold", body: bytes,
+                                    issues: [("unknown_key", at), ("commit_unverifiable", UInt64(bytes.count - commitLength))])
             },
             {
-                let b = try VectorBuilder("damaged-commit-mac-flipped")
+                let b = try VectorBuilder("damaged-commit-head-flipped")
                 let one = try b.commit([.entry(b.entry("one"))])
                 try b.commit([.entry(b.entry("two"))])
                 var bytes = try b.bytes()
                 let commit = b.frame(one[0]! + 1)
-                Edit.flipBit(&bytes, byte: Int(commit.location.offset) + 12 + 7, bit: 1)
-                return try b.vector("damaged", comment: "a flipped bit in a commit's MAC: that commit does not verify; its records and the next commit are unaffected", body: bytes,
+                Edit.flipBit(&bytes, byte: Int(commit.location.offset) + 16 + 7, bit: 1)
+                return try b.vector("damaged", comment: "a flipped bit in a commit's stored head: that commit does not verify (its records are released unverified); the next commit verifies against the computed head", body: bytes,
                                     issues: [("commit_mismatch", commit.location.offset)])
             },
             {
-                let b = try VectorBuilder("damaged-commit-unverifiable-epoch")
+                let b = try VectorBuilder("damaged-commit-unknown-key-id")
                 try b.commit([.entry(b.entry("one"))])
-                let idx = try b.commit([.entry(b.entry("under a commit of epoch 9"))])
+                let idx = try b.commit([.entry(b.entry("under a commit naming a key nobody holds"))])
                 var bytes = try b.bytes()
-                let at = Int(b.frame(idx[0]! + 1).location.offset)
-                bytes[at + 2] = 9
+                let at = Int(b.offset(idx[0]! + 1))
+                for i in 2..<8 { bytes[at + i] = 0x99 }
                 Edit.fixCheck(&bytes, frameAt: at)
-                return try b.vector("damaged", comment: "a commit under epoch 9, for which no keyring exists, cannot be checked; its epoch-1 records are still current and released", body: bytes,
+                return try b.vector("damaged", comment: "a commit whose key id (check recomputed) matches no held key cannot be checked; its epoch-1 records are still current and released unverified", body: bytes,
                                     issues: [("commit_unverifiable", UInt64(at))])
             },
         ]
-        list += compression + padding + records + epochs
         return list
-    }
-
-    static var compression: [Make] {
-        [
-            {
-                let b = try VectorBuilder("damaged-zstd-declared-over-limit")
-                let huge = Compression.compress([UInt8](repeating: 0x41, count: Limits.maxRecordByteCount + 1))
-                var plain = huge
-                Padding.pad(&plain)
-                let frame = Edit.sealedFrame(kind: .entryRevision, flags: 0x03, key: b.keys.writeKey!, vaultID: b.vaultID, plaintext: plain, random: b.random)
-                let idx = try b.commit([.raw(frame, release: nil), .entry(b.entry("after"))])
-                return try b.vector("damaged", comment: "a zstd frame declaring 16 MiB + 1 bytes is refused before decompressing", issues: [("size_limit_exceeded", b.frame(idx[0]!).location.offset)])
-            },
-            {
-                let b = try VectorBuilder("damaged-zstd-real-size-exceeds-declared")
-                let payload = b.entry(String(repeating: english, count: 10)).encoded()
-                var z = Compression.compress(payload)
-                // Frame header: magic (4), descriptor (1); a single-segment frame
-                // then has its content size field; lower it by one.
-                let descriptor = z[4]
-                precondition(descriptor & 0x20 != 0 && descriptor >> 6 == 1, "expected a single-segment frame with a 2-byte size")
-                let declared = Int(z[5]) | Int(z[6]) << 8
-                z[5] = UInt8((declared - 1) & 0xff)
-                z[6] = UInt8((declared - 1) >> 8)
-                Padding.pad(&z)
-                let frame = Edit.sealedFrame(kind: .entryRevision, flags: 0x03, key: b.keys.writeKey!, vaultID: b.vaultID, plaintext: z, random: b.random)
-                let idx = try b.commit([.raw(frame, release: nil), .entry(b.entry("after"))])
-                return try b.vector("damaged", comment: "a zstd frame whose content is one byte longer than it declares", issues: [("decompressed_size_mismatch", b.frame(idx[0]!).location.offset)])
-            },
-            {
-                let b = try VectorBuilder("damaged-zstd-trailing-bytes")
-                var z = Compression.compress(b.entry(english).encoded()) + [1, 2, 3]
-                Padding.pad(&z)
-                let frame = Edit.sealedFrame(kind: .entryRevision, flags: 0x03, key: b.keys.writeKey!, vaultID: b.vaultID, plaintext: z, random: b.random)
-                let idx = try b.commit([.raw(frame, release: nil)])
-                return try b.vector("damaged", comment: "bytes after the zstd frame inside the payload", issues: [("decompression_failed", b.frame(idx[0]!).location.offset)])
-            },
-            {
-                let b = try VectorBuilder("damaged-zstd-not-a-frame")
-                var z = b.random.bytes(200)
-                Padding.pad(&z)
-                let frame = Edit.sealedFrame(kind: .entryRevision, flags: 0x03, key: b.keys.writeKey!, vaultID: b.vaultID, plaintext: z, random: b.random)
-                let idx = try b.commit([.raw(frame, release: nil)])
-                return try b.vector("damaged", comment: "the compressed flag on a payload that is not a zstd frame", issues: [("decompression_failed", b.frame(idx[0]!).location.offset)])
-            },
-            {
-                let b = try VectorBuilder("damaged-zstd-size-not-declared")
-                let payload = b.entry("no declared size").encoded()
-                // A zstd frame built by hand: magic, descriptor 0 (no size, not
-                // single segment), window descriptor 0, one raw last block.
-                var z: [UInt8] = [0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x00]
-                let blockHeader = UInt32(payload.count) << 3 | 1
-                z += [UInt8(blockHeader & 0xff), UInt8((blockHeader >> 8) & 0xff), UInt8(blockHeader >> 16)]
-                z += payload
-                Padding.pad(&z)
-                let frame = Edit.sealedFrame(kind: .entryRevision, flags: 0x03, key: b.keys.writeKey!, vaultID: b.vaultID, plaintext: z, random: b.random)
-                let idx = try b.commit([.raw(frame, release: nil)])
-                return try b.vector("damaged", comment: "a valid zstd frame that does not declare its decompressed size is refused", issues: [("decompression_failed", b.frame(idx[0]!).location.offset)])
-            },
-        ]
-    }
-
-    static var padding: [Make] {
-        let cases: [(String, String, ([UInt8]) -> [UInt8])] = [
-            ("no-marker", "a plaintext with no 0x80 marker", { p in p + [UInt8](repeating: 0, count: Padding.paddedCount(forPayload: p.count) - p.count) }),
-            ("nonzero-after-marker", "a non-zero byte after the marker", { p in
-                var x = p; Padding.pad(&x); x[x.count - 1] = 1; return x }),
-            ("wrong-length", "marker present but the total is not Padmé(n + 1)", { p in p + [0x80] + [UInt8](repeating: 0, count: Padding.paddedCount(forPayload: p.count) - p.count + 3) }),
-        ]
-        return cases.map { (name, comment, pad) in
-            {
-                let b = try VectorBuilder("damaged-padding-\(name)")
-                let plain = pad(b.entry(english + " padding").encoded())
-                let frame = Edit.sealedFrame(kind: .entryRevision, flags: 0x01, key: b.keys.writeKey!, vaultID: b.vaultID, plaintext: plain, random: b.random)
-                let idx = try b.commit([.raw(frame, release: nil), .entry(b.entry("after"))])
-                return try b.vector("damaged", comment: comment, issues: [("bad_padding", b.frame(idx[0]!).location.offset)])
-            }
-        }
-    }
-
-    static var records: [Make] {
-        let cases: [(String, String, (VectorBuilder) -> [UInt8])] = [
-            ("keys-unsorted", "map keys out of canonical order", { b in
-                // {"revision": …, "entry": …}: "revision" sorts after "entry".
-                [0xa2, 0x68] + Array("revision".utf8) + [0x50] + b.random.bytes(16) + [0x65] + Array("entry".utf8) + [0x50] + b.random.bytes(16) }),
-            ("int-not-shortest", "an integer not in its shortest form", { b in
-                [0xa3, 0x65] + Array("clock".utf8) + [0x18, 0x05]
-                    + [0x65] + Array("entry".utf8) + [0x50] + b.random.bytes(16) + [0x68] + Array("revision".utf8) + [0x50] + b.random.bytes(16) }),
-            ("missing-entry-id", "a revision without its entry id", { b in
-                CBOREncoder.encode(.map(CBORMap(text: [("revision", .bytes(b.random.bytes(16)))]))) }),
-            ("wrong-type", "a text field holding an integer", { b in
-                CBOREncoder.encode(.map(CBORMap(text: [("entry", .bytes(b.random.bytes(16))), ("revision", .bytes(b.random.bytes(16))),
-                                                       ("body", .map(CBORMap(text: [("text", .unsigned(5))])))]))) }),
-            ("not-cbor", "a payload that is not CBOR at all", { b in [0xff] + b.random.bytes(40) }),
-            ("too-deep", "an item at depth 17 (one past the limit)", { b in
-                var v = CBOR.null
-                for _ in 0..<16 { v = .array([v]) }
-                return CBOREncoder.encode(.map(CBORMap(text: [("entry", .bytes(b.random.bytes(16))), ("revision", .bytes(b.random.bytes(16))), ("deep", v)]))) }),
-            ("float-half", "a 2-byte float (floats must be 8 bytes)", { b in
-                [0xa3, 0x61, 0x7a, 0xf9, 0x3c, 0x00]
-                    + CBOREncoder.encode(.map(CBORMap(text: [("entry", .bytes(b.random.bytes(16))), ("revision", .bytes(b.random.bytes(16)))]))).dropFirst() }),
-        ]
-        return cases.map { (name, comment, make) in
-            {
-                let b = try VectorBuilder("damaged-malformed-\(name)")
-                let idx = try b.commit([.sealed(.entryRevision, make(b), compress: false), .entry(b.entry("after"))])
-                b.lose(frame: idx[0]!)
-                return try b.vector("damaged", comment: "a record body that is not valid: \(comment)", issues: [("malformed_record", b.frame(idx[0]!).location.offset)])
-            }
-        }
-    }
-
-    static var epochs: [Make] {
-        [
-            {
-                let b = try VectorBuilder("damaged-unknown-epoch")
-                let stranger = EpochKey(epoch: 7, key: try SymmetricKey(bytes: b.random.bytes(32)))
-                let frame = try SealedFrame.seal(kind: .entryRevision, payload: b.entry("epoch 7").encoded(), key: stranger, vaultID: b.vaultID, compress: true, random: b.random)
-                let idx = try b.commit([.raw(frame, release: nil), .entry(b.entry("epoch 1"))])
-                return try b.vector("damaged", comment: "a record sealed under epoch 7, which no keyring defines", issues: [("unknown_epoch", b.frame(idx[0]!).location.offset)])
-            },
-            {
-                let b = try VectorBuilder("damaged-stale-epoch-commit")
-                let old = b.keys.writeKey!
-                try b.commit([.entry(b.entry("epoch 1"))])
-                try b.rotate(to: 2)
-                try b.commit([.entry(b.entry("epoch 2"))])
-                b.writeWith(old)
-                let idx = try b.commit([.entry(b.entry("written with the old key after the rotation"))], expectReleased: false)
-                return try b.vector("damaged", comment: "after epoch 2 began, a valid commit under epoch 1 (what a removed device could still make) is distrusted with its records",
-                                    issues: [("stale_epoch", b.frame(idx[0]!).location.offset), ("stale_epoch", b.frame(idx[0]! + 1).location.offset)])
-            },
-            {
-                let b = try VectorBuilder("damaged-stale-epoch-record")
-                let old = b.keys.writeKey!
-                try b.rotate(to: 2)
-                let idx = try b.commit([.entry(b.entry("epoch 2"))])
-                var bytes = try b.bytes()
-                let frame = try SealedFrame.seal(kind: .entryRevision, payload: b.entry("old key, forged commit").encoded(), key: old, vaultID: b.vaultID, compress: true, random: b.random)
-                let at = UInt64(bytes.count)
-                bytes += frame + CommitChain.commitHeader(epoch: 1).encoded() + b.random.bytes(16)
-                _ = idx
-                return try b.vector("damaged", comment: "an epoch-1 record after epoch 2 began, under a commit that does not verify, is not released", body: bytes,
-                                    issues: [("stale_epoch", at), ("commit_mismatch", UInt64(bytes.count - 28))])
-            },
-        ]
-    }
-
-    // MARK: - Attachments
-
-    static func chunkVector(_ name: String, comment: String, issue: String, content: [UInt8]? = nil,
-                            plan: @escaping (_ stream: StreamID, _ content: [UInt8]) -> [(UInt32, Bool, Range<Int>)],
-                            manifestSize: ((Int) -> UInt64)? = nil, blobID: ((BlobID) -> BlobID)? = nil) -> Make {
-        {
-            let b = try VectorBuilder("damaged-\(name)")
-            let data = content ?? b.random.bytes(150_000)
-            let stream = StreamID(using: b.random)
-            var items: [Item] = []
-            for (index, isFinal, range) in plan(stream, data) {
-                items.append(.raw(Edit.chunkFrame(stream: stream, index: index, isFinal: isFinal, content: Array(data[range]), key: b.keys.writeKey!, vaultID: b.vaultID, random: b.random), release: nil))
-            }
-            var id = BlobID(unchecked: BLAKE2b.mac(data, key: b.blobKey, byteCount: 32))
-            if let blobID { id = blobID(id) }
-            let manifest = BlobManifest(blob: id, stream: stream, byteCount: manifestSize?(data.count) ?? UInt64(data.count), mediaType: "image/jpeg")
-            items.append(.sealed(.blobManifest, manifest.encoded(), compress: false))
-            let idx = try b.commit(items)
-            let manifestFrame = idx.last!!
-            b.loseBlob(manifest: manifestFrame)
-            return try b.vector("damaged", comment: comment, issues: [(issue, b.frame(manifestFrame).location.offset)])
-        }
-    }
-
-    static var chunks: [Make] {
-        let c = Limits.chunkByteCount
-        return [
-            chunkVector("chunk-missing", comment: "chunk 1 of 3 is missing", issue: "chunk_missing") { _, d in [(0, false, 0..<c), (2, true, 2 * c..<d.count)] },
-            chunkVector("chunk-duplicated", comment: "chunk 1 appears twice", issue: "chunk_duplicate") { _, d in [(0, false, 0..<c), (1, false, c..<2 * c), (1, false, c..<2 * c), (2, true, 2 * c..<d.count)] },
-            chunkVector("chunk-reordered", comment: "chunks 0 and 1 in the wrong order", issue: "chunk_out_of_order") { _, d in [(1, false, c..<2 * c), (0, false, 0..<c), (2, true, 2 * c..<d.count)] },
-            chunkVector("chunk-final-missing", comment: "no chunk carries the final flag (a truncated stream)", issue: "chunk_final_missing", content: [UInt8](repeating: 8, count: 3 * c)) { _, d in [(0, false, 0..<c), (1, false, c..<2 * c), (2, false, 2 * c..<3 * c)] },
-            chunkVector("chunk-final-twice", comment: "chunk 0 and chunk 2 both carry the final flag", issue: "chunk_final_repeated", content: [UInt8](repeating: 9, count: 2 * c + 10)) { _, d in [(0, true, 0..<c), (1, false, c..<2 * c), (2, true, 2 * c..<d.count)] },
-            chunkVector("chunk-empty-final", comment: "exactly 65536 bytes followed by an empty final chunk: not the canonical encoding (the full chunk must be final)", issue: "chunk_noncanonical", content: [UInt8](repeating: 3, count: c)) { _, _ in [(0, false, 0..<c), (1, true, c..<c)] },
-            chunkVector("chunk-short-nonfinal", comment: "a non-final chunk of 1000 bytes", issue: "chunk_noncanonical", content: [UInt8](repeating: 4, count: 70_000)) { _, d in [(0, false, 0..<1000), (1, true, 1000..<d.count)] },
-            chunkVector("blob-size-mismatch", comment: "the manifest says 1000 bytes more than the chunks hold", issue: "blob_size_mismatch", content: [UInt8](repeating: 5, count: 2000), plan: { _, d in [(0, true, 0..<d.count)] }, manifestSize: { UInt64($0 + 1000) }),
-            chunkVector("blob-stream-truncated", comment: "the manifest says 150000 bytes but the stream ends, final, after 2 chunks", issue: "blob_size_mismatch", plan: { _, _ in [(0, false, 0..<c), (1, true, c..<2 * c)] }),
-            chunkVector("blob-id-mismatch", comment: "the chunks do not hash to the manifest's blob id", issue: "blob_id_mismatch", content: [UInt8](repeating: 6, count: 3000), plan: { _, d in [(0, true, 0..<d.count)] }, blobID: { id in var x = id.bytes; x[0] ^= 1; return BlobID(unchecked: x) }),
-            chunkVector("chunk-final-oversized", comment: "a final chunk holding 65,537 bytes under a manifest of 65,536: the frame length passes (padding hides one byte), decryption finds one byte too many", issue: "chunk_noncanonical",
-                        content: [UInt8](repeating: 2, count: c + 1), plan: { _, d in [(0, true, 0..<d.count)] }, manifestSize: { _ in UInt64(c) }),
-            {
-                let b = try VectorBuilder("damaged-two-manifests-one-stream")
-                let data = b.random.bytes(100_000)
-                let idx = try b.commit([.blob(data, mediaType: "image/png")])
-                let m = try BlobManifest(decoding: b.released.last!.payload)
-                var wrong = m
-                wrong.byteCount += 1
-                let second = try b.commit([.sealed(.blobManifest, wrong.encoded(), compress: false)])
-                _ = idx
-                return try b.vector("damaged", comment: "a second manifest names the same stream with a wrong size: every released manifest is checked, and only the second is reported",
-                                    issues: [("blob_size_mismatch", b.frame(second[0]!).location.offset)])
-            },
-            {
-                let b = try VectorBuilder("damaged-stale-chunk-ignored")
-                let data = b.random.bytes(100_000)
-                let old = b.keys.writeKey!
-                let idx = try b.commit([.blob(data, mediaType: "image/png")])
-                let stream = try BlobManifest(decoding: b.released.last!.payload).stream
-                try b.rotate(to: 2)
-                b.writeWith(old)
-                // A removed device, which holds epoch 1, adds a duplicate chunk 0.
-                let forged = Edit.chunkFrame(stream: stream, index: 0, isFinal: false, content: b.random.bytes(c), key: old, vaultID: b.vaultID, random: b.random)
-                let stale = try b.commit([.raw(forged, release: nil)])
-                _ = idx
-                return try b.vector("damaged", comment: "a stale chunk (an epoch-1 chunk in a stale commit after epoch 2 began) neither joins nor breaks the stream: the attachment still reads whole",
-                                    issues: [("stale_epoch", b.frame(stale[0]! + 1).location.offset)])
-            },
-            chunkVector("blob-without-chunks", comment: "a manifest whose stream has no chunks at all", issue: "chunk_missing", content: [UInt8](repeating: 7, count: 10)) { _, _ in [] },
-            {
-                let b = try VectorBuilder("damaged-chunk-ciphertext-flip")
-                let idx = try b.commit([.blob(b.random.bytes(150_000), mediaType: "video/mp4"), .entry(b.entry("with a video"))])
-                var bytes = try b.bytes()
-                let manifest = idx[0]!
-                let chunk1 = b.frame(manifest - 2)
-                Edit.flipBit(&bytes, byte: Int(chunk1.location.offset) + 200, bit: 0)
-                b.loseBlob(manifest: manifest)
-                return try b.vector("damaged", comment: "a flipped bit in chunk 1 of 3: that chunk (so the attachment) fails; other records are fine; chunk 0 and 2 still read alone", body: bytes,
-                                    issues: [("authentication_failed", chunk1.location.offset)])
-            },
-            {
-                let b = try VectorBuilder("damaged-chunk-compressed-flag")
-                let data = b.random.bytes(1000)
-                let stream = StreamID(using: b.random)
-                var frame = Edit.chunkFrame(stream: stream, index: 0, isFinal: true, content: data, key: b.keys.writeKey!, vaultID: b.vaultID, random: b.random)
-                frame[1] = 0x03
-                Edit.fixCheck(&frame, frameAt: 0)
-                let manifest = BlobManifest(blob: BlobID(unchecked: BLAKE2b.mac(data, key: b.blobKey, byteCount: 32)), stream: stream, byteCount: 1000)
-                let idx = try b.commit([.raw(frame, release: nil), .sealed(.blobManifest, manifest.encoded(), compress: false)])
-                b.loseBlob(manifest: idx[1]!)
-                return try b.vector("damaged", comment: "attachment chunks are never compressed: a chunk frame with the compressed flag is malformed, so its stream lacks chunk 0",
-                                    issues: [("malformed_frame", b.frame(idx[0]!).location.offset), ("chunk_missing", b.frame(idx[1]!).location.offset)])
-            },
-        ]
-    }
-
-    // MARK: - Keyrings
-
-    static var keyrings: [Make] {
-        [
-            {
-                let b = try VectorBuilder("damaged-keyring-escrow-slot-in-escrow-free")
-                let newKey = EpochKey(epoch: 2, key: try SymmetricKey(bytes: b.random.bytes(32)))
-                let escrow = try X25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
-                let body = KeyringBuilder.body(
-                    epochKey: newKey, vaultID: b.vaultID, parents: [b.keyringIDs[1]!], isEscrowFree: true,
-                    slots: [try SlotCrypto.recoverySlot(for: newKey, recovery: b.recovery, vaultID: b.vaultID, random: b.random),
-                            try SlotCrypto.escrowSlot(for: newKey, escrowPublicKey: escrow.publicKey, vaultID: b.vaultID, random: b.random)],
-                    content: KeyringContent(members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now)],
-                                            history: [HistoricKey(epoch: 1, key: b.keys.writeKey!.key)], blobKey: b.blobKey, created: b.now, reason: "escrow-free"),
-                    signer: b.signer, random: b.random)
-                let idx = try b.commit([.plaintext(.keyring, epoch: 2, body), .entry(b.entry("epoch 1 still"))])
-                return try b.vector("damaged", comment: "a keyring that declares the vault escrow-free but holds an escrow slot is rejected", issues: [("escrow_forbidden", b.frame(idx[0]!).location.offset)])
-            },
-            {
-                let b = try VectorBuilder("damaged-keyring-escrow-forbidden-unreached")
-                let newKey = EpochKey(epoch: 2, key: try SymmetricKey(bytes: b.random.bytes(32)))
-                let escrow = try X25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
-                let body = KeyringBuilder.body(
-                    epochKey: newKey, vaultID: b.vaultID, parents: [b.keyringIDs[1]!], isEscrowFree: true,
-                    slots: [try SlotCrypto.escrowSlot(for: newKey, escrowPublicKey: escrow.publicKey, vaultID: b.vaultID, random: b.random)],
-                    content: KeyringContent(members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now)],
-                                            history: [HistoricKey(epoch: 1, key: b.keys.writeKey!.key)], blobKey: b.blobKey, created: b.now, reason: "escrow-free"),
-                    signer: b.signer, random: b.random)
-                let idx = try b.commit([.plaintext(.keyring, epoch: 2, body)])
-                return try b.vector("damaged", comment: "an escrow-free keyring with an escrow slot is rejected from its public part alone, even when no credential reaches it",
-                                    issues: [("escrow_forbidden", b.frame(idx[0]!).location.offset)])
-            },
-            {
-                let b = try VectorBuilder("damaged-keyring-escrow-free-dropped", escrowFree: true)
-                let idx = try b.rotate(to: 2, escrowFree: false, trust: false)
-                try b.commit([.entry(b.entry("epoch 1 still"))])
-                return try b.vector("damaged", comment: "escrow-free is for good: a successor of an escrow-free keyring that drops the flag is rejected (format.md §8.4 rule 5)",
-                                    issues: [("escrow_forbidden", b.frame(idx).location.offset)])
-            },
-            {
-                let b = try VectorBuilder("damaged-keyring-member-not-a-point")
-                let e2 = EpochKey(epoch: 2, key: try SymmetricKey(bytes: b.random.bytes(32)))
-                var notAPoint = [UInt8](repeating: 0xff, count: 32)
-                notAPoint[31] = 0x7f
-                let body = b.keyring(
-                    e2, parents: [b.keyringIDs[1]!], slots: [try SlotCrypto.recoverySlot(for: e2, recovery: b.recovery, vaultID: b.vaultID, random: b.random)],
-                    members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now),
-                              KeyringMember(role: "device", publicKey: notAPoint, name: "Ghost", added: b.now)],
-                    history: [HistoricKey(epoch: 1, key: b.keys.writeKey!.key)])
-                let idx = try b.commit([.plaintext(.keyring, epoch: 2, body), .entry(b.entry("epoch 1 still"))])
-                return try b.vector("damaged", comment: "a keyring naming a member whose key is not a valid Ed25519 point (nothing could be wrapped to it) is malformed",
-                                    issues: [("malformed_keyring", b.frame(idx[0]!).location.offset)])
-            },
-            {
-                let b = try VectorBuilder("damaged-keyring-slot-mismatch")
-                let e2 = EpochKey(epoch: 2, key: try SymmetricKey(bytes: b.random.bytes(32)))
-                let other = EpochKey(epoch: 2, key: try SymmetricKey(bytes: b.random.bytes(32)))
-                let body = b.keyring(
-                    e2, parents: [b.keyringIDs[1]!], slots: [try SlotCrypto.recoverySlot(for: other, recovery: b.recovery, vaultID: b.vaultID, random: b.random)],
-                    members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now)],
-                    history: [HistoricKey(epoch: 1, key: b.keys.writeKey!.key)])
-                let idx = try b.commit([.plaintext(.keyring, epoch: 2, body), .entry(b.entry("epoch 1 still"))])
-                return try b.vector("damaged", comment: "a keyring whose recovery slot opens to a key that does not open its sealed part is malformed",
-                                    issues: [("malformed_keyring", b.frame(idx[0]!).location.offset)])
-            },
-            {
-                let b = try VectorBuilder("damaged-keyring-blob-key-changed")
-                let e2 = EpochKey(epoch: 2, key: try SymmetricKey(bytes: b.random.bytes(32)))
-                let content = KeyringContent(members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now)],
-                                             history: [HistoricKey(epoch: 1, key: b.keys.writeKey!.key)], blobKey: try SymmetricKey(bytes: b.random.bytes(32)), created: b.now, reason: "rotate")
-                let body = KeyringBuilder.body(
-                    epochKey: e2, vaultID: b.vaultID, parents: [b.keyringIDs[1]!], isEscrowFree: false,
-                    slots: [try SlotCrypto.recoverySlot(for: e2, recovery: b.recovery, vaultID: b.vaultID, random: b.random)],
-                    content: content, signer: b.signer, random: b.random)
-                let idx = try b.commit([.keyring(epoch: 2, body)])
-                return try b.vector("damaged", comment: "a keyring whose blob key differs from its parents' is not trusted (the blob key is the vault's for life)",
-                                    issues: [("keyring_unauthenticated", b.frame(idx[0]!).location.offset)])
-            },
-            {
-                let b = try VectorBuilder("damaged-keyring-signed-by-outsider")
-                let outsider = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
-                let idx = try b.rotate(to: 2, signer: outsider, trust: false)
-                try b.commit([.entry(b.entry("epoch 1 still"))])
-                return try b.vector("damaged", comment: "a keyring signed by a key that is no member of its parent (someone who can write the file but holds no key) is not trusted",
-                                    issues: [("keyring_unauthenticated", b.frame(idx).location.offset)])
-            },
-            {
-                let b = try VectorBuilder("damaged-keyring-unknown-parent")
-                let idx = try b.rotate(to: 2, parents: [KeyringID(using: b.random)], trust: false)
-                return try b.vector("damaged", comment: "a keyring whose parent is not in the vault is not trusted", issues: [("keyring_unauthenticated", b.frame(idx).location.offset)])
-            },
-            {
-                let b = try VectorBuilder("damaged-keyring-epoch-skips")
-                let idx = try b.rotate(to: 3, parents: [b.keyringIDs[1]!], trust: false)
-                return try b.vector("damaged", comment: "a keyring for epoch 3 whose parent is epoch 1 skips an epoch and is not trusted", issues: [("keyring_unauthenticated", b.frame(idx).location.offset)])
-            },
-            {
-                let b = try VectorBuilder("damaged-keyring-bad-signature")
-                let newKey = EpochKey(epoch: 2, key: try SymmetricKey(bytes: b.random.bytes(32)))
-                let content = KeyringContent(members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now)],
-                                             history: [HistoricKey(epoch: 1, key: b.keys.writeKey!.key)], blobKey: b.blobKey, created: b.now, reason: "rotate")
-                let pub = KeyringPublic(parents: [b.keyringIDs[1]!], isEscrowFree: false, slots: [try SlotCrypto.recoverySlot(for: newKey, recovery: b.recovery, vaultID: b.vaultID, random: b.random)])
-                var sig = b.signer.sign(Array("not the keyring".utf8))
-                sig[0] ^= 1
-                let inner = KeyringInner(contentBytes: content.encoded(), signer: b.signer.publicKey, signature: sig)
-                let sealed = KeyringRecord.seal(inner: inner, key: newKey, vaultID: b.vaultID, publicBytes: pub.encoded(), random: b.random)
-                let body = KeyringRecord(epoch: 2, publicPart: pub, sealed: sealed).encodedBody()
-                let idx = try b.commit([.plaintext(.keyring, epoch: 2, body)])
-                return try b.vector("damaged", comment: "a keyring whose signature does not verify is not trusted", issues: [("keyring_unauthenticated", b.frame(idx[0]!).location.offset)])
-            },
-            {
-                let b = try VectorBuilder("damaged-keyring-malformed")
-                let idx = try b.commit([.plaintext(.keyring, epoch: 2, [0xa1, 0x66] + Array("public".utf8) + [0x40]), .entry(b.entry("fine"))])
-                return try b.vector("damaged", comment: "a keyring body that is not a valid keyring (valid checksum) is reported and ignored", issues: [("malformed_keyring", b.frame(idx[0]!).location.offset)])
-            },
-            {
-                let b = try VectorBuilder("damaged-keyring-checksum")
-                try b.commit([.entry(b.entry("epoch 1"))])
-                let k = try b.rotate(to: 2)
-                let idx = try b.commit([.entry(b.entry("epoch 2, now unreadable"))])
-                var bytes = try b.bytes()
-                Edit.damageKeyring(&bytes, b, frame: k)
-                b.lose(frame: idx[0]!)
-                let copy = b.vault.structure.frames.first { $0.header.kind == .keyring && $0.trailer == b.frame(k).trailer && $0.location.index != k }!
-                return try b.vector("damaged", comment: "both copies of the epoch-2 keyring damaged: their checksums fail, so epoch 2 cannot be unlocked; epoch-1 records still read", body: bytes,
-                                    issues: [("malformed_keyring", b.frame(k).location.offset), ("malformed_keyring", copy.location.offset),
-                                             ("unknown_epoch", b.frame(idx[0]!).location.offset), ("commit_unverifiable", b.frame(idx[0]! + 1).location.offset)])
-            },
-        ]
-    }
-
-    // MARK: - Removal and roots
-
-    static let sam = [UInt8](repeating: 0x51, count: 32)      // a device that stays
-    static let lost = [UInt8](repeating: 0x52, count: 32)     // a device that is removed
-
-    /// A vault with devices `sam` and `lost`, then a keyring (epoch 2) that
-    /// removes `lost`, wrapping to `sam` and the recovery key.
-    static func removalVault(_ name: String, lostKeepsSlot: Bool = false) throws -> (VectorBuilder, removal: Int) {
-        let b = try VectorBuilder(name, deviceSeed: sam, moreDeviceSeeds: [lost])
-        try b.commit([.entry(b.entry("before the phone was lost"))])
-        let samKey = try VectorBuilder.device(sam), lostKey = try VectorBuilder.device(lost)
-        let e2 = EpochKey(epoch: 2, key: try SymmetricKey(bytes: b.random.bytes(32)))
-        var slots = [try SlotCrypto.recoverySlot(for: e2, recovery: b.recovery, vaultID: b.vaultID, random: b.random),
-                     try SlotCrypto.deviceSlot(for: e2, devicePublicKey: samKey.publicKey, vaultID: b.vaultID, random: b.random)]
-        if lostKeepsSlot { slots.append(try SlotCrypto.deviceSlot(for: e2, devicePublicKey: lostKey.publicKey, vaultID: b.vaultID, random: b.random)) }
-        let body = b.keyring(
-            e2, parents: [b.keyringIDs[1]!], slots: slots,
-            members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now),
-                      KeyringMember(role: "device", publicKey: samKey.publicKey, name: "Sam's phone", added: b.now)],
-            removed: [KeyringMember(role: "device", publicKey: lostKey.publicKey, name: "Sam's laptop 1", added: b.now)],
-            history: [HistoricKey(epoch: 1, key: b.keys.writeKey!.key)], reason: "remove")
-        let index = try b.commit([.keyring(epoch: 2, body)])[0]!
-        b.adopt(e2, frame: index, id: KeyringBuilder.id(ofBody: body))
-        try b.commit([.entry(b.entry("after the removal"))])
-        return (b, index)
-    }
-
-    static var removal: [Make] {
-        [
-            {
-                let (b, _) = try removalVault("damaged-removed-device-signs-keyring")
-                // The lost laptop, which holds epoch 1 and is a member of the
-                // first keyring, makes a concurrent epoch 2 of its own and
-                // wraps it to Sam's phone, hoping to be trusted again.
-                let lostKey = try VectorBuilder.device(lost), samKey = try VectorBuilder.device(sam)
-                let forged = EpochKey(epoch: 2, key: try SymmetricKey(bytes: b.random.bytes(32)))
-                let body = b.keyring(
-                    forged, parents: [b.keyringIDs[1]!],
-                    slots: [try SlotCrypto.deviceSlot(for: forged, devicePublicKey: samKey.publicKey, vaultID: b.vaultID, random: b.random)],
-                    members: [KeyringMember(role: "device", publicKey: lostKey.publicKey, name: "laptop", added: b.now),
-                              KeyringMember(role: "device", publicKey: samKey.publicKey, name: "Sam's phone", added: b.now)],
-                    history: [HistoricKey(epoch: 1, key: b.keys.keys(for: 1)[0].key)], signer: lostKey)
-                let idx = try b.commit([.plaintext(.keyring, epoch: 2, body)])
-                return try b.vector("damaged", comment: "sticky removal: a keyring signed by a member removed in another keyring, and not its ancestor, is not trusted (opened by the remaining device)",
-                                    issues: [("keyring_unauthenticated", b.frame(idx[0]!).location.offset)], deviceSeed: sam)
-            },
-            {
-                let (b, removal) = try removalVault("damaged-removed-device-listed-again")
-                let lostKey = try VectorBuilder.device(lost)
-                let e3 = EpochKey(epoch: 3, key: try SymmetricKey(bytes: b.random.bytes(32)))
-                let body = b.keyring(
-                    e3, parents: [b.keyringIDs[2]!],
-                    slots: [try SlotCrypto.recoverySlot(for: e3, recovery: b.recovery, vaultID: b.vaultID, random: b.random)],
-                    members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now),
-                              KeyringMember(role: "device", publicKey: lostKey.publicKey, name: "laptop again", added: b.now)],
-                    history: [HistoricKey(epoch: 1, key: b.keys.keys(for: 1)[0].key), HistoricKey(epoch: 2, key: b.keys.keys(for: 2)[0].key)])
-                let idx = try b.commit([.plaintext(.keyring, epoch: 3, body)])
-                _ = removal
-                return try b.vector("damaged", comment: "a keyring after a removal that lists the removed device again is rejected",
-                                    issues: [("removed_device_slot", b.frame(idx[0]!).location.offset)])
-            },
-            {
-                let (b, removal) = try removalVault("damaged-removed-device-own-view", lostKeepsSlot: true)
-                // The removal keyring wrongly still wraps to the lost laptop.
-                // The laptop sees itself removed there and must not use it.
-                let after = b.released.last!.frame
-                b.lose(frame: after)
-                return try b.vector("damaged", comment: "a removed device that still finds a slot of its own in the keyring that removed it refuses it: it reads epoch 1 only",
-                                    issues: [("removed_device_slot", b.frame(removal).location.offset), ("unknown_epoch", b.frame(after).location.offset),
-                                             ("commit_unverifiable", b.frame(after + 1).location.offset)], deviceSeed: lost)
-            },
-            {
-                // Someone who can write the file inserts a forged root
-                // keyring (and a commit of their own) right after the header.
-                let b = try VectorBuilder("damaged-forged-root-at-start", deviceSeed: sam)
-                try b.commit([.entry(b.entry("real"))])
-                let samKey = try VectorBuilder.device(sam)
-                let attacker = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
-                let fake = EpochKey(epoch: 1, key: try SymmetricKey(bytes: b.random.bytes(32)))
-                let body = KeyringBuilder.body(
-                    epochKey: fake, vaultID: b.vaultID, parents: [], isEscrowFree: false,
-                    slots: [try SlotCrypto.deviceSlot(for: fake, devicePublicKey: samKey.publicKey, vaultID: b.vaultID, random: b.random)],
-                    content: KeyringContent(members: [KeyringMember(role: "device", publicKey: attacker.publicKey, name: "x", added: b.now)], blobKey: b.blobKey, created: b.now, reason: "create"),
-                    signer: attacker, random: b.random, vaultSalt: b.random.bytes(16))
-                let frame = FrameHeader(kind: .keyring, flags: 0, epoch: 1, bodyLength: UInt32(body.count + 16)).encoded() + body + BLAKE2b.hash(body, byteCount: 16)
-                var digest = CommitChain.Digest()
-                digest.add(header: Array(frame[0..<12]), trailer: Array(frame.suffix(16)))
-                let head = CommitChain.head(commitKey: fake.commitKey, vaultID: b.vaultID, previousHead: CommitChain.genesisHead, digest: digest.finalize(), commitHeader: CommitChain.commitHeader(epoch: 1))
-                let inserted = frame + CommitChain.commitHeader(epoch: 1).encoded() + head
-                var bytes = try b.bytes()
-                let firstCommit = b.frame(b.vault.structure.groups[0].commitFrame).location.offset
-                bytes.insert(contentsOf: inserted, at: 64)
-                return try b.vector("damaged", comment: "a forged root keyring inserted before the real one: its signer does not derive the vault id, so it is not trusted; the shifted first commit no longer chains",
-                                    body: bytes, issues: [("keyring_unauthenticated", 64), ("commit_mismatch", UInt64(64 + frame.count)), ("commit_mismatch", firstCommit + UInt64(inserted.count))], deviceSeed: sam)
-            },
-        ]
-    }
-
-    // MARK: - Errors
-
-    static var errors: [Make] {
-        func simple(_ name: String, _ code: String, _ comment: String, _ edit: @escaping (VectorBuilder, inout [UInt8]) throws -> Void, key: String? = nil, passphrase: String? = nil,
-                    builder: ((String) throws -> VectorBuilder)? = nil) -> Make {
-            {
-                let b = try builder?("error-\(name)") ?? VectorBuilder("error-\(name)")
-                try b.commit([.entry(b.entry("unreachable"))])
-                var bytes = try b.bytes()
-                try edit(b, &bytes)
-                return try b.vector("error", comment: comment, body: bytes, error: code, key: key, passphrase: passphrase)
-            }
-        }
-        let tinyPassphrase: (UInt64, UInt64) -> (String) throws -> VectorBuilder = { ops, mem in
-            { name in
-                try VectorBuilder(name, extraSlots: { key, id, r in
-                    let salt = r.bytes(16)
-                    // A slot with out-of-bounds costs is written by hand: the
-                    // library refuses to make one.
-                    if ops > Limits.maxArgon2OpsLimit || mem > Limits.maxArgon2MemLimitBytes {
-                        return [.passphrase(salt: salt, opsLimit: ops, memLimitBytes: mem, publicKey: r.bytes(32), box: r.bytes(KeySlot.boxByteCount))]
-                    }
-                    var p = Array("hunter2".utf8)
-                    return [try SlotCrypto.passphraseSlot(for: key, passphrase: SecureBytes(consuming: &p), opsLimit: ops, memLimitBytes: mem, vaultID: id, random: r)]
-                })
-            }
-        }
-        return [
-            simple("empty-file", "truncated_header", "an empty file", { _, b in b = [] }),
-            simple("header-cut", "truncated_header", "63 bytes: shorter than the header", { _, b in b = Array(b[0..<63]) }),
-            simple("not-a-vault-random", "not_a_vault", "random bytes", { v, b in b = v.random.bytes(4096) }),
-            simple("not-a-vault-zip", "not_a_vault", "a ZIP file", { _, b in b = [0x50, 0x4b, 0x03, 0x04] + [UInt8](repeating: 0, count: 100) }),
-            simple("not-a-vault-text", "not_a_vault", "a text file", { _, b in b = Array(String(repeating: "Dear diary,\n", count: 20).utf8) }),
-            simple("unsupported-version", "unsupported_version", "format version 2 in both header copies, checks valid", { _, b in
-                b[8] = 2; b[40] = 2; Edit.fixHeaderCheck(&b, copy: 0); Edit.fixHeaderCheck(&b, copy: 1) }),
-            simple("unsupported-feature", "unsupported_feature", "a header feature flag this reader does not know", { _, b in
-                b[10] = 1; b[42] = 1; Edit.fixHeaderCheck(&b, copy: 0); Edit.fixHeaderCheck(&b, copy: 1) }),
-            simple("header-both-copies-damaged", "header_damaged", "both header copies fail their check", { _, b in b[20] ^= 1; b[52] ^= 1 }),
-            simple("header-copies-differ", "header_copies_differ", "both header copies are intact but name different vaults", { _, b in
-                b[52] ^= 1; Edit.fixHeaderCheck(&b, copy: 1) }),
-            {
-                let b = try VectorBuilder("error-unknown-critical-kind")
-                let frame = FrameHeader(kind: RecordKind(rawValue: 0x3f), flags: 0, epoch: 1, bodyLength: 20).encoded() + [UInt8](repeating: 1, count: 20)
-                try b.commit([.raw(frame, release: nil)])
-                return try b.vector("error", comment: "a committed record of unknown critical kind 0x3f stops the reader", error: "unknown_critical_kind")
-            },
-            {
-                let b = try VectorBuilder("error-no-keyring", profile: false)
-                var bytes = try b.bytes()
-                bytes = Array(bytes[0..<64])
-                return try b.vector("error", comment: "a header and nothing else: no keyring", body: bytes, error: "no_keyring")
-            },
-            simple("keyring-damaged", "malformed_keyring", "both copies of the only keyring are damaged", { v, b in Edit.damageKeyring(&b, v, frame: 0, at: 30) }),
-            simple("wrong-recovery-key", "wrong_recovery_key", "a valid recovery code, for another vault", { _, _ in },
-                   key: try! RecoveryKey(secret: SymmetricKey(bytes: [UInt8](repeating: 42, count: 32))).code()),
-            {
-                let b = try VectorBuilder("error-recovery-code-typo")
-                return try b.vector("error", comment: "the right recovery code with one character changed: the checksum catches it before any key derivation",
-                                    error: "recovery_code_invalid", key: typo(b.recovery.code()))
-            },
-            {
-                let b = try VectorBuilder("error-wrong-device-key", deviceSeed: [UInt8](repeating: 0x5d, count: 32))
-                return try b.vector("error", comment: "a device that was never enrolled (seed 5e×32) opens no slot", error: "wrong_device_key", deviceSeed: [UInt8](repeating: 0x5e, count: 32))
-            },
-            simple("wrong-passphrase", "wrong_passphrase", "the wrong passphrase", { _, _ in }, passphrase: "hunter3", builder: tinyPassphrase(1, 8192)),
-            simple("kdf-ops-over-limit", "kdf_limits_exceeded", "a passphrase slot asking for Argon2id opslimit 9: refused before running", { _, _ in }, passphrase: "hunter2", builder: tinyPassphrase(9, 8192)),
-            simple("kdf-decoy-slots", "kdf_limits_exceeded",
-                   "four decoy passphrase slots, each with its own salt, before the real one: the reader stops after four Argon2id runs (keys.md §2.3)",
-                   { _, _ in }, passphrase: "hunter2", builder: { name in
-                       try VectorBuilder(name, extraSlots: { key, id, r in
-                           var slots: [KeySlot] = []
-                           for word in ["decoy 1", "decoy 2", "decoy 3", "decoy 4", "hunter2"] {
-                               var p = Array(word.utf8)
-                               slots.append(try SlotCrypto.passphraseSlot(for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id, random: r))
-                           }
-                           return slots
-                       })
-                   }),
-            simple("kdf-memory-over-limit", "kdf_limits_exceeded", "a passphrase slot asking for 2 GiB of memory: refused before allocating", { _, _ in }, passphrase: "hunter2", builder: tinyPassphrase(1, 2 << 30)),
-            {
-                let b = try VectorBuilder("error-escrow-slot-in-escrow-free-vault", escrowFree: true, extraSlots: { key, id, r in
-                    let escrow = try X25519.KeyPair(seed: SecureBytes(randomCount: 32, using: r))
-                    return [try SlotCrypto.escrowSlot(for: key, escrowPublicKey: escrow.publicKey, vaultID: id, random: r)]
-                })
-                return try b.vector("error", comment: "the first keyring declares the vault escrow-free yet holds an escrow slot", error: "escrow_forbidden")
-            },
-            {
-                // Someone who can write the file but holds no key damages the
-                // first keyring and appends a parentless keyring of their own
-                // that wraps a key to the device's (public) key.
-                let seed = [UInt8](repeating: 0x6a, count: 32)
-                let b = try VectorBuilder("error-first-keyring-replaced", deviceSeed: seed)
-                var bytes = try b.bytes()
-                Edit.damageKeyring(&bytes, b, frame: 0)
-                var s = seed
-                let device = try Ed25519.KeyPair(seed: SecureBytes(consuming: &s))
-                let attacker = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
-                let key = EpochKey(epoch: 1, key: try SymmetricKey(bytes: b.random.bytes(32)))
-                let body = KeyringBuilder.body(
-                    epochKey: key, vaultID: b.vaultID, parents: [], isEscrowFree: false,
-                    slots: [try SlotCrypto.deviceSlot(for: key, devicePublicKey: device.publicKey, vaultID: b.vaultID, random: b.random)],
-                    content: KeyringContent(members: [KeyringMember(role: "device", publicKey: attacker.publicKey, name: "evil", added: b.now)], blobKey: b.blobKey, created: b.now, reason: "create"),
-                    signer: attacker, random: b.random, vaultSalt: b.random.bytes(16))
-                bytes += FrameHeader(kind: .keyring, flags: 0, epoch: 1, bodyLength: UInt32(body.count + 16)).encoded() + body + BLAKE2b.hash(body, byteCount: 16)
-                bytes += CommitChain.commitHeader(epoch: 1).encoded() + b.random.bytes(16)
-                return try b.vector("error", comment: "both copies of the root keyring damaged and a forged root appended: a root must be signed by the key the vault id commits to",
-                                    body: bytes, error: "keyring_unauthenticated", deviceSeed: seed)
-            },
-            {
-                // The first keyring signed by a key that is not among its members.
-                let b = try VectorBuilder("error-first-keyring-not-self-signed", profile: false)
-                let stranger = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
-                let key = b.keys.writeKey!
-                let body = KeyringBuilder.body(
-                    epochKey: key, vaultID: b.vaultID, parents: [], isEscrowFree: false,
-                    slots: [try SlotCrypto.recoverySlot(for: key, recovery: b.recovery, vaultID: b.vaultID, random: b.random)],
-                    content: KeyringContent(members: [KeyringMember(role: "recovery", publicKey: b.signer.publicKey, name: "Recovery key", added: b.now)], blobKey: b.blobKey, created: b.now, reason: "create"),
-                    signer: stranger, random: b.random, vaultSalt: b.random.bytes(16))
-                let header = FileHeader(vaultID: b.vaultID).encoded()
-                let frame = FrameHeader(kind: .keyring, flags: 0, epoch: 1, bodyLength: UInt32(body.count + 16)).encoded() + body + BLAKE2b.hash(body, byteCount: 16)
-                var digest = CommitChain.Digest()
-                digest.add(header: Array(frame[0..<12]), trailer: Array(frame.suffix(16)))
-                let commitHeader = CommitChain.commitHeader(epoch: 1)
-                let head = CommitChain.head(commitKey: key.commitKey, vaultID: b.vaultID, previousHead: CommitChain.genesisHead, digest: digest.finalize(), commitHeader: commitHeader)
-                return try b.vector("error", comment: "the only root keyring is signed by a key whose salt-derived id is not this vault's", body: header + frame + commitHeader.encoded() + head, error: "keyring_unauthenticated")
-            },
-        ]
-    }
-}
-
-extension Catalog {
-    /// Replaces one character of a recovery code (for the typo vector).
-    static func typo(_ code: String) -> String {
-        var chars = Array(code)
-        chars[5] = chars[5] == "7" ? "8" : "7"
-        return String(chars)
     }
 }

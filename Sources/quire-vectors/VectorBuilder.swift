@@ -11,38 +11,55 @@ enum Item {
     case entry(EntryRevision)
     /// A profile.
     case profile(Profile)
-    /// An attachment's content.
-    case blob([UInt8], mediaType: String)
+    /// An attachment's content, stored under the write key's blob key.
+    case blob([UInt8], mediaType: String, aliases: [BlobID] = [])
     /// A sealed record with an arbitrary payload.
     case sealed(RecordKind, [UInt8], compress: Bool)
-    /// A plaintext record (keyring or unknown kind).
-    case plaintext(RecordKind, epoch: UInt16, [UInt8])
+    /// A plaintext frame (an unknown kind, or a keyring written once, that
+    /// the writer does not trust) with its body hash; its key id is the write
+    /// key's, or for a keyring the id of its keyCommit.
+    case plaintext(RecordKind, [UInt8])
     /// A frame exactly as given; `release` is what a reader should release.
     case raw([UInt8], release: (UInt8, [UInt8])?)
-    /// A keyring, written twice as writers must (the copy ends the commit).
-    case keyring(epoch: UInt16, [UInt8])
+    /// A keyring of `key`'s epoch, written twice as writers must (the second
+    /// copy ends the commit).
+    case keyring(EpochKey, [UInt8])
 }
 
-/// Builds a vault for a vector with a seeded random stream, keeping the
-/// independent oracle: every payload a correct reader must release, in
-/// file order, and every attachment it must read back.
+/// Builds a vault for a vector from format primitives with a seeded random
+/// stream, keeping the independent oracle: every payload a correct reader
+/// must release, in file order, and every attachment it must read back.
+///
+/// The vault's recovery key signs the root keyring and attests every commit
+/// (unless a vector says otherwise), so a plain vector is `success` with no
+/// unattested record.
 final class VectorBuilder {
     let name: String
     let random: SeededRandom
     let recovery: RecoveryKey
+    /// The recovery key's Ed25519 pair: the root's signer and every commit's attestor.
     let signer: Ed25519.KeyPair
     let vaultID: VaultID
     let blobKey: SymmetricKey
     private(set) var keys: KeySet
-    private(set) var trusted: [Int: UInt16] = [:]
+    private(set) var trusted: [Int: UInt32] = [:]
+    /// Ed25519 keys of the members of trusted keyrings.
+    private(set) var attestors: Set<[UInt8]> = []
+    /// Who attests the builder's commits (default: the recovery key).
+    var attestation: CommitAttestation
+    /// The epoch key of each keyring written, by id.
+    private(set) var ringKeys: [KeyringID: EpochKey] = [:]
+    /// Ids of keyrings written, by epoch (the last one of each epoch).
+    var keyringIDs: [UInt32: KeyringID] = [:]
+    /// The members the next keyring made by ``rotate(to:reason:signer:parents:escrowFree:trust:)`` lists.
+    var members: [KeyringMember]
+    /// Device key pairs by public key, for wrapping new epochs to them.
     let path: String
     private(set) var vault: VaultFile!
     /// Payloads a correct reader releases (kind, payload), file order.
     var released: [(frame: Int, kind: UInt8, payload: [UInt8])] = []
     /// Attachments a correct reader reads back (manifest frame, id, content).
     var blobs: [(frame: Int, id: [UInt8], content: [UInt8])] = []
-    /// Ids of keyrings written, by epoch.
-    var keyringIDs: [UInt16: KeyringID] = [:]
     var now: Int64 = 1_767_225_600_000  // 2026-01-01T00:00:00Z
     var clock = HybridLogicalClock(milliseconds: 1_767_225_600_000, counter: 0)
     let device: DeviceID
@@ -53,69 +70,102 @@ final class VectorBuilder {
         return dir
     }()
 
-    /// A vault with a first keyring (epoch 1, a recovery slot plus
-    /// `extraSlots`) and a profile, in one commit.
+    static let quiet = WriteOptions(synchronous: false)
+
+    /// A vault with a root keyring (epoch `rootEpoch`, a recovery slot, a
+    /// device slot per device seed, plus `extraSlots`) and a profile, in one
+    /// commit attested by the recovery key.
     init(
-        _ name: String, escrowFree: Bool = false, extraSlots: (EpochKey, VaultID, SeededRandom) throws -> [KeySlot] = { _, _, _ in [] },
-        escrow: [EscrowRecipient] = [], profile: Bool = true, deviceSeed: [UInt8]? = nil, moreDeviceSeeds: [[UInt8]] = []
+        _ name: String, escrowFree: Bool = false, rootEpoch: UInt32 = 1, requiredSlotKinds: [String] = [],
+        extraSlots: (EpochKey, VaultID, SeededRandom) throws -> [StoredSlot] = { _, _, _ in [] },
+        escrow: [EscrowRecipient] = [], profile: Bool = true, deviceSeed: [UInt8]? = nil, moreDeviceSeeds: [[UInt8]] = [],
+        unknownPublicFields: CBORMap = CBORMap()
     ) throws {
         self.name = name
         random = SeededRandom(label: "quire vector " + name)
         recovery = RecoveryKey(secret: try SymmetricKey(bytes: random.bytes(32)))
         signer = try recovery.signingKeyPair()
+        attestation = .sign(signer)
         device = DeviceID(publicKey: signer.publicKey)
         let vaultSalt = random.bytes(16)
         vaultID = rootVaultID(signer: signer.publicKey, salt: vaultSalt)
-        let epoch1 = EpochKey(epoch: 1, key: try SymmetricKey(bytes: random.bytes(32)))
         blobKey = try SymmetricKey(bytes: random.bytes(32))
-        keys = KeySet(single: epoch1, blobKey: blobKey)
+        let epoch1 = EpochKey(epoch: rootEpoch, key: try SymmetricKey(bytes: random.bytes(32)), blobKey: blobKey)
+        keys = KeySet(single: epoch1)
         path = Self.directory + "/" + name.replacingOccurrences(of: "/", with: "_") + ".quire"
         try? FileManager.default.removeItem(atPath: path)
-        var slots = [try SlotCrypto.recoverySlot(for: epoch1, recovery: recovery, vaultID: vaultID, random: random)]
-            + (try extraSlots(epoch1, vaultID, random))
-        var members = [KeyringMember(role: "recovery", publicKey: signer.publicKey, name: "Recovery key", added: now)]
-        for (n, deviceSeed) in ((deviceSeed.map { [$0] } ?? []) + moreDeviceSeeds).enumerated() {
-            var seed = deviceSeed
-            let device = try Ed25519.KeyPair(seed: SecureBytes(consuming: &seed))
-            members.append(KeyringMember(role: "device", publicKey: device.publicKey, name: n == 0 ? "Sam's phone" : "Sam's laptop \(n)", added: now))
-            slots.append(try SlotCrypto.deviceSlot(for: epoch1, devicePublicKey: device.publicKey, vaultID: vaultID, random: random))
+        members = [KeyringMember(role: "recovery", publicKey: signer.publicKey, name: "Recovery key", added: now)]
+        for (n, seed) in ((deviceSeed.map { [$0] } ?? []) + moreDeviceSeeds).enumerated() {
+            let pair = try Self.device(seed)
+            members.append(KeyringMember(role: "device", publicKey: pair.publicKey, name: n == 0 ? "Sam's phone" : "Sam's laptop \(n)", added: now))
         }
-        let content = KeyringContent(
-            members: members,
-            escrow: escrow, blobKey: blobKey, created: now, reason: "create")
-        let body = KeyringBuilder.body(
-            epochKey: epoch1, vaultID: vaultID, parents: [], isEscrowFree: escrowFree, slots: slots, content: content,
-            signer: signer, random: random, vaultSalt: vaultSalt)
-        keyringIDs[1] = KeyringBuilder.id(ofBody: body)
+        var slots = try memberSlots(for: epoch1)
+        slots += try extraSlots(epoch1, vaultID, random)
+        let content = KeyringContent(members: members, escrow: escrow, blobKey: blobKey, created: now, reason: "create")
+        let body = try KeyringBuilder.body(
+            epochKey: epoch1, vaultID: vaultID, parents: [], isEscrowFree: escrowFree, requiredSlotKinds: requiredSlotKinds, slots: slots,
+            vaultSalt: vaultSalt, unknownPublicFields: unknownPublicFields, content: content, signer: signer, random: random)
+        let rootID = KeyringBuilder.id(ofBody: body)
+        keyringIDs[rootEpoch] = rootID
+        ringKeys[rootID] = epoch1
         let profileRecord = Profile(name: "Vector " + name, clock: clock, device: device)
-        vault = try VaultFile.create(at: path, vaultID: vaultID, keys: keys, random: random, options: WriteOptions(synchronous: false)) {
+        vault = try VaultFile.create(at: path, vaultID: vaultID, keys: keys, random: random, options: Self.quiet, attestWith: signer) {
             (tx: PendingCommit) throws(FormatError) in
-            try tx.appendKeyring(epoch: 1, body: body)
+            try tx.appendKeyring(keyID: epoch1.id, epoch: rootEpoch, body: body)
             if profile { try tx.appendSealed(kind: .profile, payload: profileRecord.encoded()) }
         }
-        trusted = [0: 1, vault.structure.groups[0].commitFrame - 1: 1]
-        vault.verifyCommits(keys: keys, trustedKeyrings: trusted)
+        for m in members { attestors.insert(m.publicKey) }
+        trustAll(id: rootID, epoch: rootEpoch)
         if profile { released.append((1, RecordKind.profile.rawValue, profileRecord.encoded())) }
+    }
+
+    /// The root keyring's id.
+    var rootID: KeyringID { KeyringID(unchecked: frame(0).trailer) }
+
+    /// One slot per member: recovery and devices.
+    func memberSlots(for key: EpochKey, members list: [KeyringMember]? = nil) throws -> [StoredSlot] {
+        var slots: [StoredSlot] = []
+        for m in list ?? members {
+            switch m.role {
+            case "recovery": slots.append(StoredSlot(slot: try SlotCrypto.recoverySlot(for: key, recoveryPublicKey: m.publicKey, vaultID: vaultID, random: random)))
+            case "device": slots.append(StoredSlot(slot: try SlotCrypto.deviceSlot(for: key, devicePublicKey: m.publicKey, vaultID: vaultID, random: random)))
+            default: break
+            }
+        }
+        return slots
+    }
+
+    /// A fresh epoch key for `epoch` (with the vault's blob key unless given).
+    func freshKey(_ epoch: UInt32, blobKey override: SymmetricKey? = nil) throws -> EpochKey {
+        EpochKey(epoch: epoch, key: try SymmetricKey(bytes: random.bytes(32)), blobKey: override ?? blobKey)
+    }
+
+    /// A parent reference for the keyring `id` this builder wrote.
+    func parent(_ id: KeyringID) -> KeyringBuilder.Parent {
+        KeyringBuilder.Parent(id: id, key: ringKeys[id]!)
     }
 
     /// A new entry revision with deterministic ids and clock.
     func entry(_ text: String, tags: [String] = [], created: Int64? = nil, parents: [RevisionID] = [], entryID: EntryID? = nil, deleted: Bool = false) -> EntryRevision {
         clock = clock.tick(now: clock.milliseconds + 1000)
-        let body = EntryBody(created: created ?? clock.asMilliseconds, timeZone: "Europe/London", text: text, tags: tags)
+        let body = EntryBody(created: created ?? Int64(clock.milliseconds), timeZone: "Europe/London", text: text, tags: tags)
         return EntryRevision(
             entryID: entryID ?? EntryID(using: random), revisionID: RevisionID(using: random), parents: parents, clock: clock,
             device: device, isDeleted: deleted, body: deleted ? EntryBody() : body)
     }
 
-    /// Appends one commit of `items`; returns the frame index of each item
-    /// (for a blob: its manifest, or nil when deduplicated).
+    /// Appends one commit of `items` (attested as ``attestation`` says, or
+    /// as `attest` overrides); returns the frame index of each item (for a
+    /// blob: its manifest, or nil when deduplicated).
     @discardableResult
-    func commit(_ items: [Item], expectReleased: Bool = true) throws -> [Int?] {
+    func commit(_ items: [Item], expectReleased: Bool = true, attest: CommitAttestation? = nil) throws -> [Int?] {
         var out: [Int?] = []
         var pendingRelease: [(Int, UInt8, [UInt8])] = []
         var pendingBlobs: [(Int, [UInt8], [UInt8])] = []
+        var keyringItems: [(Int, EpochKey)] = []
         let blobKnown = Set(blobs.map { $0.id })
-        try vault.commit(random: random, options: WriteOptions(synchronous: false)) { (tx: PendingCommit) throws(FormatError) in
+        let base = vault.structure.frames.count
+        try vault.commit(random: random, options: Self.quiet, attestation: attest ?? attestation) { (tx: PendingCommit) throws(FormatError) in
             for item in items {
                 switch item {
                 case .entry(let r):
@@ -126,10 +176,10 @@ final class VectorBuilder {
                     let loc = try tx.appendSealed(kind: .profile, payload: p.encoded())
                     pendingRelease.append((loc.index, RecordKind.profile.rawValue, p.encoded()))
                     out.append(loc.index)
-                case let .blob(content, mediaType):
-                    let stored = try tx.appendBlob(from: MemoryByteSource(content), mediaType: mediaType) { blobKnown.contains($0.bytes) }
+                case let .blob(content, mediaType, aliases):
+                    let stored = try tx.appendBlob(from: MemoryByteSource(content), mediaType: mediaType, aliases: aliases) { blobKnown.contains($0.bytes) }
                     if case .stored(let m) = stored {
-                        let index = tx.frameCount - 1 + (self.vault.structure.frames.count)
+                        let index = tx.frameCount - 1 + base
                         pendingRelease.append((index, RecordKind.blobManifest.rawValue, m.encoded()))
                         pendingBlobs.append((index, m.blob.bytes, content))
                         out.append(index)
@@ -140,17 +190,26 @@ final class VectorBuilder {
                     let loc = try tx.appendSealed(kind: kind, payload: payload, compress: compress)
                     if kind.isKnown && kind != .keyring { pendingRelease.append((loc.index, kind.rawValue, payload)) }
                     out.append(loc.index)
-                case let .plaintext(kind, epoch, body):
-                    let loc = try tx.appendPlaintext(kind: kind, epoch: epoch, body: body, trusted: kind == .keyring)
+                case let .plaintext(kind, body):
+                    // A keyring frame carries its own key's id; other kinds the write key's.
+                    var keyID = tx.key.id
+                    if kind == .keyring, let record = try? KeyringRecord(body: body, location: nil) { keyID = KeyID(commitment: record.publicPart.keyCommit) }
+                    let loc = try tx.appendPlaintext(kind: kind, keyID: keyID, epoch: 0, body: body, trusted: false)
                     out.append(loc.index)
-                case let .keyring(epoch, body):
-                    out.append(try tx.appendKeyring(epoch: epoch, body: body).index)
+                case let .keyring(key, body):
+                    let loc = try tx.appendKeyring(keyID: key.id, epoch: key.epoch, body: body)
+                    keyringItems.append((loc.index, key))
+                    out.append(loc.index)
                 case let .raw(frame, release):
                     let loc = try tx.appendRaw(frame: frame)
                     if let release { pendingRelease.append((loc.index, release.0, release.1)) }
                     out.append(loc.index)
                 }
             }
+        }
+        for (index, key) in keyringItems {
+            let id = KeyringID(unchecked: frame(index).trailer)
+            ringKeys[id] = key
         }
         if expectReleased {
             released += pendingRelease.map { (frame: $0.0, kind: $0.1, payload: $0.2) }
@@ -159,51 +218,63 @@ final class VectorBuilder {
         return out
     }
 
-    /// Starts epoch `epoch` with a keyring signed by the recovery key that
-    /// carries every earlier key, and makes it the write key.
+    /// Appends a keyring body as its own commit (both copies) and returns
+    /// the first copy's frame index; `trust` makes its key the write key.
     @discardableResult
-    func rotate(to epoch: UInt16, reason: String = "rotate", signer override: Ed25519.KeyPair? = nil, parents: [KeyringID]? = nil, escrowFree: Bool = false, trust: Bool = true) throws -> Int {
-        let newKey = EpochKey(epoch: epoch, key: try SymmetricKey(bytes: random.bytes(32)))
-        var history: [HistoricKey] = []
-        for (e, list) in keys.epochs where e < epoch { for k in list { history.append(HistoricKey(epoch: e, key: k.key)) } }
-        history.sort { $0.epoch < $1.epoch }
-        let content = KeyringContent(
-            members: [KeyringMember(role: "recovery", publicKey: signer.publicKey, name: "Recovery key", added: now)],
-            history: history, blobKey: blobKey, created: now, reason: reason)
-        let body = KeyringBuilder.body(
-            epochKey: newKey, vaultID: vaultID, parents: parents ?? [keyringIDs[epoch - 1] ?? keyringIDs[1]!], isEscrowFree: escrowFree,
-            slots: [try SlotCrypto.recoverySlot(for: newKey, recovery: recovery, vaultID: vaultID, random: random)],
-            content: content, signer: override ?? signer, random: random)
-        let index = try commit([.keyring(epoch: epoch, body)])[0]!
-        keyringIDs[epoch] = KeyringBuilder.id(ofBody: body)
+    func addKeyring(_ key: EpochKey, _ body: [UInt8], trust: Bool = true, members newMembers: [KeyringMember]? = nil) throws -> Int {
+        let index = try commit([.keyring(key, body)])[0]!
+        let id = KeyringBuilder.id(ofBody: body)
+        ringKeys[id] = key
         if trust {
-            keys.add(newKey)
-            keys.writeKey = newKey
-            trusted[index] = epoch
-            vault.verifyCommits(keys: keys, trustedKeyrings: trusted)
+            keyringIDs[key.epoch] = id
+            if let newMembers { members = newMembers }
+            adopt(key, id: id)
         }
         return index
     }
 
-    /// A keyring body with every part given.
-    func keyring(
-        _ key: EpochKey, parents: [KeyringID], slots: [KeySlot], members: [KeyringMember], removed: [KeyringMember] = [],
-        history: [HistoricKey] = [], signer override: Ed25519.KeyPair? = nil, reason: String = "rotate"
-    ) -> [UInt8] {
-        let content = KeyringContent(members: members, removed: removed, history: history, blobKey: blobKey, created: now, reason: reason)
-        return KeyringBuilder.body(
-            epochKey: key, vaultID: vaultID, parents: parents, isEscrowFree: false, slots: slots, content: content,
-            signer: override ?? signer, random: random)
+    /// Starts epoch `epoch` with a keyring signed by the recovery key (or
+    /// `override`) that wraps to ``members`` and names the newest keyring as
+    /// its parent (or `parents`), and makes it the write key unless `trust`
+    /// is false.
+    @discardableResult
+    func rotate(
+        to epoch: UInt32, reason: String = "rotate", signer override: Ed25519.KeyPair? = nil, parents: [KeyringBuilder.Parent]? = nil,
+        escrowFree: Bool = false, trust: Bool = true, blobKey newBlobKey: SymmetricKey? = nil, requiredSlotKinds: [String] = []
+    ) throws -> Int {
+        let key = try freshKey(epoch, blobKey: newBlobKey)
+        let parentList = parents ?? [parent(keyringIDs[epoch - 1] ?? rootID)]
+        let body = try keyring(key, parents: parentList, slots: memberSlots(for: key), members: members, signer: override, reason: reason,
+                               escrowFree: escrowFree, requiredSlotKinds: requiredSlotKinds)
+        return try addKeyring(key, body, trust: trust)
     }
 
-    /// Trusts a keyring written with ``keyring(_:parents:slots:members:removed:history:signer:reason:)``
-    /// and makes its key the write key.
-    func adopt(_ key: EpochKey, frame index: Int, id: KeyringID) {
+    /// A keyring body with every part given.
+    func keyring(
+        _ key: EpochKey, parents: [KeyringBuilder.Parent], slots: [StoredSlot], members: [KeyringMember], removed: [KeyringMember] = [],
+        signer override: Ed25519.KeyPair? = nil, reason: String = "rotate", escrowFree: Bool = false, requiredSlotKinds: [String] = [],
+        escrow: [EscrowRecipient] = [], unknownPublicFields: CBORMap = CBORMap()
+    ) throws -> [UInt8] {
+        let content = KeyringContent(members: members, removed: removed, escrow: escrow, blobKey: key.blobKey ?? blobKey, created: now, reason: reason)
+        return try KeyringBuilder.body(
+            epochKey: key, vaultID: vaultID, parents: parents, isEscrowFree: escrowFree, requiredSlotKinds: requiredSlotKinds, slots: slots,
+            unknownPublicFields: unknownPublicFields, content: content, signer: override ?? signer, random: random)
+    }
+
+    /// Trusts the keyring `id` of `key` (both its copies) and makes `key`
+    /// the write key.
+    func adopt(_ key: EpochKey, id: KeyringID) {
         keys.add(key)
         keys.writeKey = key
-        trusted[index] = key.epoch
-        keyringIDs[key.epoch] = id
-        vault.verifyCommits(keys: keys, trustedKeyrings: trusted)
+        ringKeys[id] = key
+        for m in members { attestors.insert(m.publicKey) }
+        trustAll(id: id, epoch: key.epoch)
+    }
+
+    /// Marks every frame of keyring `id` trusted and verifies again.
+    func trustAll(id: KeyringID, epoch: UInt32) {
+        for f in vault.structure.frames where f.header.kind == .keyring && f.trailer == id.bytes { trusted[f.location.index] = epoch }
+        vault.verifyCommits(keys: keys, trustedKeyrings: trusted, attestors: attestors)
     }
 
     /// The key pair for a device seed.
@@ -214,8 +285,9 @@ final class VectorBuilder {
 
     /// Uses `key` for the next commits (for stale-epoch vectors).
     func writeWith(_ key: EpochKey) {
+        keys.add(key)
         keys.writeKey = key
-        vault.verifyCommits(keys: keys, trustedKeyrings: trusted)
+        vault.verifyCommits(keys: keys, trustedKeyrings: trusted, attestors: attestors)
     }
 
     /// The current file bytes.
@@ -226,17 +298,40 @@ final class VectorBuilder {
     /// Frame `index` as found in the file.
     func frame(_ index: Int) -> ScannedFrame { vault.structure.frames[index] }
 
+    /// The offset of frame `index`.
+    func offset(_ index: Int) -> UInt64 { frame(index).location.offset }
+
+    /// The commit frame closing the group that holds frame `index`.
+    func commitFrame(of index: Int) -> ScannedFrame {
+        frame(vault.structure.groups[vault.structure.groupIndex(ofFrame: index)!].commitFrame)
+    }
+
+    /// The frame indices of the copies of the keyring at frame `index`.
+    func copies(ofKeyring index: Int) -> [Int] {
+        let trailer = frame(index).trailer
+        return vault.structure.frames.filter { $0.header.kind == .keyring && $0.trailer == trailer }.map(\.location.index)
+    }
+
     /// Forgets that frame `index` is released (a vector damages it).
     func lose(frame index: Int) {
         released.removeAll { $0.frame == index }
         blobs.removeAll { $0.frame == index }
     }
 
+    /// Forgets every record from frame `index` on.
+    func lose(from index: Int) {
+        released.removeAll { $0.frame >= index }
+        blobs.removeAll { $0.frame >= index }
+    }
+
     /// Forgets the blob whose manifest is frame `index` (its manifest stays released).
     func loseBlob(manifest index: Int) { blobs.removeAll { $0.frame == index } }
 
     /// A vector from the current file (or `body`) and the oracle.
-    func vector(_ expect: String, comment: String, body: [UInt8]? = nil, issues: [(String, UInt64)] = [], error: String? = nil, key: String? = nil, passphrase: String? = nil, deviceSeed: [UInt8]? = nil) throws -> (String, VectorFile) {
+    func vector(
+        _ expect: String, comment: String, body: [UInt8]? = nil, issues: [(String, UInt64)] = [], error: String? = nil, key: String? = nil,
+        passphrase: String? = nil, deviceSeed: [UInt8]? = nil
+    ) throws -> (String, VectorFile) {
         var seen = Set<[UInt8]>()
         var attachments: [([UInt8], [UInt8])] = []
         for b in blobs where seen.insert(b.id).inserted { attachments.append((b.id, b.content)) }
@@ -250,18 +345,17 @@ final class VectorBuilder {
             attachmentsHash: isError ? nil : VectorDigest.attachments(attachments),
             issues: issues.map { (code: $0.0, offset: $0.1) }.sorted { ($0.offset, $0.code) < ($1.offset, $1.code) },
             comment: comment, body: try body ?? bytes())
-        // How many released records are unverified: taken from the reference
-        // reader and cross-checked by the independent one (Conformance/).
+        // How many released records are unverified or unattested: taken from
+        // the reference reader and cross-checked by the independent one
+        // (Conformance/).
         if !isError {
-            v.unverified = Checker.outcome(of: v, scratch: path + ".check").unverified
+            let o = Checker.outcome(of: v, scratch: path + ".check")
+            v.unverified = o.unverified
+            v.unattested = o.unattested
         }
         try? FileManager.default.removeItem(atPath: path)
         return (name, v)
     }
-}
-
-extension HybridLogicalClock {
-    var asMilliseconds: Int64 { Int64(milliseconds) }
 }
 
 /// Byte-level edits for damaged vectors.
@@ -270,8 +364,17 @@ enum Edit {
 
     /// Rewrites the 4-byte check of the frame header at `offset` so it verifies.
     static func fixCheck(_ bytes: inout [UInt8], frameAt offset: Int) {
-        let check = BLAKE2b.hash(Array(bytes[offset..<offset + 8]), byteCount: 16)
-        for i in 0..<4 { bytes[offset + 8 + i] = check[i] }
+        let check = BLAKE2b.hash(Array(bytes[offset..<offset + 12]), byteCount: 16)
+        for i in 0..<4 { bytes[offset + 12 + i] = check[i] }
+    }
+
+    /// Rewrites the body hash (the last 32 bytes) of the frame at `offset`
+    /// so it matches the rest of its body.
+    static func fixBodyHash(_ bytes: inout [UInt8], frameAt offset: Int) {
+        let length = Int(loadUInt32LE(bytes, at: offset + 8))
+        let body = offset + 16
+        let hash = BLAKE2b.hash(Array(bytes[body..<(body + length - 32)]), byteCount: 32)
+        for i in 0..<32 { bytes[body + length - 32 + i] = hash[i] }
     }
 
     /// Rewrites the check of a header copy (0 or 1) so it verifies.
@@ -284,9 +387,8 @@ enum Edit {
     /// Flips a bit in the body of every copy of the keyring at frame `index`
     /// (writers store each keyring twice).
     static func damageKeyring(_ bytes: inout [UInt8], _ b: VectorBuilder, frame index: Int, at delta: Int = 40) {
-        let trailer = b.frame(index).trailer
-        for f in b.vault.structure.frames where f.header.kind == .keyring && f.trailer == trailer {
-            flipBit(&bytes, byte: Int(f.location.offset) + delta, bit: 1)
+        for i in b.copies(ofKeyring: index) {
+            flipBit(&bytes, byte: Int(b.offset(i)) + delta, bit: 1)
         }
     }
 
@@ -295,27 +397,74 @@ enum Edit {
         for i in 0..<4 { bytes[offset + i] = UInt8(truncatingIfNeeded: v >> (8 * UInt32(i))) }
     }
 
-    /// A whole sealed frame with an arbitrary plaintext (for padding and
-    /// compression vectors): header, nonce, AEAD(plaintext) with the standard
-    /// associated data.
-    static func sealedFrame(kind: RecordKind, flags: UInt8, key: EpochKey, vaultID: VaultID, plaintext: [UInt8], random: any RandomSource) -> [UInt8] {
-        let bodyLength = 24 + plaintext.count + 16
-        let header = FrameHeader(kind: kind, flags: flags, epoch: key.epoch, bodyLength: UInt32(bodyLength))
-        let nonce = random.bytes(24)
-        let ad = SealedFrame.associatedData(vaultID: vaultID, header: header, publicHeader: [])
-        return header.encoded() + nonce + XChaCha20Poly1305.seal(plaintext, key: key.recordKey, nonce: nonce, authenticating: ad)
+    /// A little-endian u32 of `bytes` at `offset`.
+    static func loadUInt32LE(_ bytes: [UInt8], at offset: Int) -> UInt32 {
+        (0..<4).reduce(0) { $0 | UInt32(bytes[offset + $1]) << (8 * UInt32($1)) }
     }
 
-    /// A whole chunk frame for `content` with the given chunk header fields,
-    /// padded when final (or when `forcePad`).
-    static func chunkFrame(stream: StreamID, index: UInt32, isFinal: Bool, content: [UInt8], key: EpochKey, vaultID: VaultID, random: any RandomSource) -> [UInt8] {
-        let count = FrameHeader.byteCount + SealedFrame.chunkBodyLength(contentCount: content.count, isFinal: isFinal)
-        var frame = [UInt8](repeating: 0, count: count)
-        let start = 12 + 24 + 21
-        for (i, b) in content.enumerated() { frame[start + i] = b }
-        frame.withUnsafeMutableBytes { raw in
-            SealedFrame.sealChunk(frame: raw, contentCount: content.count, chunk: ChunkHeader(stream: stream, index: index, isFinal: isFinal), key: key, vaultID: vaultID, random: random)
+    /// A whole frame of `kind` whose body is `body` followed by its body
+    /// hash, under key id `keyID`.
+    static func plaintextFrame(kind: RecordKind, flags: UInt8 = 0, keyID: KeyID, body: [UInt8]) -> [UInt8] {
+        let header = FrameHeader(kind: kind, flags: flags, keyID: keyID, bodyLength: UInt32(body.count + 32))
+        return header.encoded() + body + BLAKE2b.hash(body, byteCount: 32)
+    }
+
+    /// A whole sealed frame with an arbitrary plaintext (for padding and
+    /// compression vectors): header, nonce, AEAD(plaintext) with the standard
+    /// associated data, body hash.
+    static func sealedFrame(kind: RecordKind, flags: UInt8, key: EpochKey, vaultID: VaultID, plaintext: [UInt8], random: any RandomSource) throws -> [UInt8] {
+        let bodyLength = 24 + plaintext.count + 16 + 32
+        let header = FrameHeader(kind: kind, flags: flags, keyID: key.id, bodyLength: UInt32(bodyLength))
+        let nonce = random.bytes(24)
+        let ad = SealedFrame.associatedData(vaultID: vaultID, header: header, publicHeader: [])
+        let body = nonce + XChaCha20Poly1305.seal(plaintext, key: try key.subkey(.record), nonce: nonce, authenticating: ad)
+        return header.encoded() + body + BLAKE2b.hash(body, byteCount: 32)
+    }
+
+    /// The padded stream of an attachment: `content ‖ 0x80 ‖ 0x00…` of
+    /// `Padmé(N + 1)` bytes.
+    static func stream(_ content: [UInt8]) -> [UInt8] {
+        var s = content
+        s.append(0x80)
+        s += [UInt8](repeating: 0, count: Int(Padding.streamByteCount(contentByteCount: UInt64(content.count))) - s.count)
+        return s
+    }
+
+    /// A whole chunk frame holding `plaintext` (a slice of a padded stream)
+    /// with the given chunk header fields.
+    static func chunkFrame(stream: StreamID, index: UInt32, isFinal: Bool, plaintext: [UInt8], key: EpochKey, vaultID: VaultID, random: any RandomSource) throws -> [UInt8] {
+        var frame = [UInt8](repeating: 0, count: FrameHeader.byteCount + SealedFrame.chunkBodyLength(plaintextCount: plaintext.count))
+        try plaintext.withUnsafeBytes { p in
+            try frame.withUnsafeMutableBytes { raw in
+                try SealedFrame.sealChunk(plaintext: p, into: raw, chunk: ChunkHeader(stream: stream, index: index, isFinal: isFinal), key: key, vaultID: vaultID, random: random)
+            }
         }
         return frame
+    }
+
+    /// A commit frame over `frames` (whole frames as bytes) chained to
+    /// `previous`, made with `key` and attested as `attestation` (96 bytes).
+    static func commitFrame(over frames: [[UInt8]], previous: [UInt8], key: EpochKey, vaultID: VaultID, attestation: [UInt8]) throws -> [UInt8] {
+        var digest = CommitChain.Digest()
+        for f in frames {
+            let h = FrameHeader.byteCount
+            let kind = RecordKind(rawValue: f[0])
+            let trailer = kind == .blobChunk ? Array(f.suffix(16)) : Array(f.suffix(32))
+            digest.add(header: Array(f[0..<h]), trailer: trailer)
+        }
+        let d = digest.finalize()
+        let header = CommitChain.commitHeader(keyID: key.id)
+        let head = try CommitChain.head(key: key, vaultID: vaultID, previousHead: previous, digest: d, commitHeader: header)
+        return header.encoded() + (try CommitChain.body(head: head, attestation: attestation, key: key, vaultID: vaultID, commitHeader: header))
+    }
+
+    /// The group digest `D` of whole frames.
+    static func digest(of frames: [[UInt8]]) -> [UInt8] {
+        var digest = CommitChain.Digest()
+        for f in frames {
+            let kind = RecordKind(rawValue: f[0])
+            digest.add(header: Array(f[0..<16]), trailer: kind == .blobChunk ? Array(f.suffix(16)) : Array(f.suffix(32)))
+        }
+        return digest.finalize()
     }
 }

@@ -3,13 +3,15 @@
 //   quire-vectors generate DIR          write DIR/files/<name>.qv and DIR/merge/<name>/ (deterministic)
 //   quire-vectors verify DIR            check every vector against the library
 //   quire-vectors check-regenerate DIR  fail if regenerating would change a byte
+//   quire-vectors worked-example [--check] FILE
+//                                       write Spec/worked-example.md (or fail if it would change)
 //   quire-vectors list                  print the vector names
 
 import Foundation
 import QuireVectors
 
 func usage() -> Never {
-    FileHandle.standardError.write(Data("usage: quire-vectors generate|verify|check-regenerate DIR | list\n".utf8))
+    FileHandle.standardError.write(Data("usage: quire-vectors generate|verify|check-regenerate DIR | worked-example [--check] FILE | list\n".utf8))
     exit(64)
 }
 
@@ -84,6 +86,22 @@ case "verify":
     for f in mergeFailures { print("FAIL merge \(f)") }
     print("\(mergeCount - mergeFailures.count)/\(mergeCount) merge vectors pass")
     if failures > 0 || names.isEmpty || !mergeFailures.isEmpty || mergeCount == 0 { exit(1) }
+case "worked-example":
+    // quire-vectors worked-example [--check] PATH
+    let check = args.contains("--check")
+    guard let target = args.dropFirst().last(where: { $0 != "--check" }) else { usage() }
+    let text = try WorkedExample.generate()
+    if check {
+        let onDisk = try? String(contentsOfFile: target, encoding: .utf8)
+        if onDisk != text {
+            print("regenerating \(target) would change it: run `make vectors` and commit the result with the code change")
+            exit(1)
+        }
+        print("regenerating \(target) changes nothing")
+    } else {
+        try text.write(toFile: target, atomically: true, encoding: .utf8)
+        print("wrote \(target)")
+    }
 case "check-regenerate":
     guard args.count == 2 else { usage() }
     let dir = args.last! + "/files"

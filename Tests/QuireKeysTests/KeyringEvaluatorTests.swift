@@ -88,6 +88,43 @@ import Testing
         }
     }
 
+    /// A device and the recovery key make their X25519 key pair once per
+    /// unlock and keep it from slot to slot and keyring to keyring: here the
+    /// device's own slot is the last one it tries, in the older keyring, and
+    /// the recovery key's is the second of the newer one.
+    @Test func credentialsFindTheirSlotAfterOthersInOlderKeyrings() throws {
+        let v = KeyringVault(label: "slot order")
+        let device = try Ed25519.KeyPair(using: SeededRandom(label: "device"))
+        let stranger = try Ed25519.KeyPair(using: SeededRandom(label: "stranger"))
+        func deviceSlot(_ pair: Ed25519.KeyPair, _ key: EpochKey) throws -> KeySlot {
+            try SlotCrypto.deviceSlot(for: key, devicePublicKey: pair.publicKey, vaultID: v.vaultID, random: v.random)
+        }
+        let members = [
+            v.recoveryMember, KeyringMember(role: "device", publicKey: stranger.publicKey, name: "Tablet", added: 5),
+            KeyringMember(role: "device", publicKey: device.publicKey, name: "Phone", added: 6),
+        ]
+        let genesis = v.body(v.epoch1, slots: [v.recoverySlot(v.epoch1), try deviceSlot(stranger, v.epoch1), try deviceSlot(device, v.epoch1)],
+                             members: members)
+        let next = v.body(v.epoch2, parents: [(KeyringBuilder.id(ofBody: genesis), v.epoch1)],
+                          slots: [try deviceSlot(stranger, v.epoch2), v.recoverySlot(v.epoch2)], members: members)
+        try v.create([(v.epoch1, genesis), (v.epoch2, next)])
+
+        let byDevice = try v.unlock(.device(device))
+        #expect(byDevice.keyrings.map(\.isTrusted) == [true, false])
+        #expect(byDevice.keys.key(commitment: v.epoch1.commitment) != nil)
+        #expect(byDevice.keys.key(commitment: v.epoch2.commitment) == nil)
+        #expect(byDevice.unreadableNewerEpoch == 2)
+
+        let byRecovery = try v.unlock(.recoveryKey(v.recovery))
+        #expect(byRecovery.keyrings.map(\.isTrusted) == [true, true])
+        #expect(byRecovery.keys.key(commitment: v.epoch2.commitment) != nil)
+        #expect(byRecovery.keys.key(commitment: v.epoch1.commitment) != nil)
+        #expect(byRecovery.unreadableNewerEpoch == nil)
+
+        let byStranger = try v.unlock(.device(stranger))
+        #expect(byStranger.keyrings.map(\.isTrusted) == [true, true])
+    }
+
     @Test func successorSignedByAMemberIsTrusted() throws {
         let v = KeyringVault(label: "successor")
         let genesis = v.body(v.epoch1)
@@ -241,8 +278,37 @@ import Testing
         try v.create([(v.epoch1, v.body(v.epoch1, slots: [hostile, good]))])
         let unlocked = try v.unlock(.passphrase(passphrase("pw")))
         #expect(unlocked.keyrings.map(\.isTrusted) == [true])
-        #expect(unlocked.issues == [.kdfLimitsExceeded(opsLimit: 1, memLimitBytes: (1 << 30) + 1)])
+        // A warning at the keyring that holds the slot (Spec/format.md §8.5).
+        #expect(unlocked.issues == [.kdfLimitsExceededInKeyring(unlocked.keyrings[0].location, opsLimit: 1, memLimitBytes: (1 << 30) + 1)])
+        #expect(unlocked.issues.allSatisfy { $0.isWarning })
+        #expect(unlocked.issues.map(\.code) == ["kdf_limits_exceeded"])
         #expect(v.unlockError(.passphrase(passphrase("wrong"))) == .kdfLimitsExceeded(opsLimit: 1, memLimitBytes: (1 << 30) + 1))
+    }
+
+    @Test func aMalformedKeyringWrittenTwiceIsReportedOnce() throws {
+        let v = KeyringVault(label: "malformed twice")
+        // A keyring body whose public part lacks its epoch: both copies
+        // share one id, so they are one keyring with one issue.
+        let p = CBOREncoder.encode(.map(CBORMap(text: [("keyCommit", .bytes(v.random.bytes(32)))])))
+        let bad = CBOREncoder.encode(.map(CBORMap(text: [("nonce", .bytes(v.random.bytes(24))), ("public", .bytes(p)), ("sealed", .bytes(v.random.bytes(40)))])))
+        let badKey = EpochKey(epoch: 2, key: try SymmetricKey(using: v.random))
+        try v.create([(v.epoch1, v.body(v.epoch1)), (badKey, bad), (badKey, bad)])
+        let unlocked = try v.unlock(.recoveryKey(v.recovery))
+        #expect(unlocked.issues.map(\.code) == ["malformed_keyring"])
+        #expect(unlocked.keyrings.map(\.isTrusted) == [true])
+    }
+
+    @Test func passphraseSlotsOverTheLimitsAreReportedOncePerKeyring() throws {
+        let v = KeyringVault(label: "kdf limits twice")
+        let r = SeededRandom(label: "hostile slots")
+        let hostile = (0..<3).map { _ in
+            KeySlot.passphrase(salt: r.bytes(16), opsLimit: 9, memLimitBytes: 8192, publicKey: r.bytes(32), box: r.bytes(100))
+        }
+        let good = try SlotCrypto.passphraseSlot(
+            for: v.epoch1, passphrase: passphrase("pw"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: v.vaultID, random: v.random)
+        try v.create([(v.epoch1, v.body(v.epoch1, slots: hostile + [good]))])
+        let unlocked = try v.unlock(.passphrase(passphrase("pw")))
+        #expect(unlocked.issues == [.kdfLimitsExceededInKeyring(unlocked.keyrings[0].location, opsLimit: 9, memLimitBytes: 8192)])
     }
 
     @Test func memberKeyThatIsNotAPointMakesTheKeyringMalformed() throws {
@@ -253,6 +319,22 @@ import Testing
         try v.create([(v.epoch1, v.body(v.epoch1, members: members))])
         #expect(v.unlockError(.recoveryKey(v.recovery))
             == .malformedKeyring(Self.genesisLocation, reason: "a member's key is not a valid Ed25519 public key"))
+    }
+
+    /// Member keys are checked once per unlock: a key that is not a point,
+    /// met first in a later keyring, is still caught there.
+    @Test func memberKeyThatIsNotAPointInASuccessorMakesItMalformed() throws {
+        let v = KeyringVault(label: "bad point later")
+        var notAPoint = [UInt8](repeating: 0xff, count: 32)
+        notAPoint[31] = 0x7f
+        let genesis = v.body(v.epoch1)
+        let next = v.body(v.epoch2, parents: [(KeyringBuilder.id(ofBody: genesis), v.epoch1)],
+                          members: [v.recoveryMember, KeyringMember(role: "device", publicKey: notAPoint, name: "Ghost", added: 1)])
+        try v.create([(v.epoch1, genesis), (v.epoch2, next)])
+        let unlocked = try v.unlock(.recoveryKey(v.recovery))
+        #expect(unlocked.keyrings.map(\.isTrusted) == [true, false])
+        #expect(unlocked.keyrings[1].problem
+            == .malformedKeyring(unlocked.keyrings[1].location, reason: "a member's key is not a valid Ed25519 public key"))
     }
 
     @Test func slotThatOpensButDoesNotOpenTheSealedPart() throws {

@@ -136,6 +136,88 @@ import Testing
         #expect(bytes(c.a) == merged)
     }
 
+    /// Two devices rekey concurrently and each attaches the same photo
+    /// again, which deduplicates to its own new blob id; after a merge and a
+    /// rekey the vault holds two manifests with one blob id and different
+    /// aliases. Compaction keeps what every kept reference resolves to
+    /// (`Spec/merge.md §6`, `records.md §4`), so both photos still open.
+    @Test func keepsEveryManifestAReferenceResolvesTo() throws {
+        let c = try TwoCopies("aliases")
+        let photo = c.dir.file("p.bin")
+        let content = SeededRandom(label: "alias photo").bytes(5_000)
+        try Data(content).write(to: URL(fileURLWithPath: photo))
+        func attach(_ v: Vault, _ text: String) throws {
+            try v.commit { tx in
+                let blob = try tx.storeAttachment(fromFile: photo, mediaType: "image/jpeg")
+                _ = try tx.add(EntryBody(created: t0 + 5, text: text, attachments: [AttachmentReference(id: [1], blob: blob.blob)]))
+            }
+        }
+        try attach(try c.onLaptop(c.a), "first")
+        try FileManager.default.removeItem(atPath: c.b)
+        copy(c.a, c.b)
+        _ = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(rekey: true), now: t0 + 10, writeOptions: fast)
+        _ = try Compaction.compact(vaultAt: c.b, credential: .device(c.phone.keyPair), options: CompactionOptions(rekey: true), now: t0 + 10, writeOptions: fast)
+        try attach(try c.onLaptop(c.a), "again on the laptop")
+        try attach(try c.onPhone(c.b), "again on the phone")
+        _ = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        _ = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(rekey: true), now: t0 + 20, writeOptions: fast)
+        for rekey in [false, true] {
+            _ = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(rekey: rekey), now: t0 + 30, writeOptions: fast)
+            let v = try c.onLaptop(c.a)
+            let photos = try v.entries().filter { !$0.body.attachments.isEmpty }
+            #expect(photos.map(\.body.text).sorted() == ["again on the laptop", "again on the phone", "first"])
+            for e in photos {
+                #expect((try? v.openAttachment(e.body.attachments[0].blob).readAll()) == content, "\(e.body.text), rekey \(rekey)")
+            }
+            #expect(v.verify().issues.isEmpty)
+        }
+    }
+
+    /// A manifest below the rekey whose blob id the other side's re-stored
+    /// manifest answers to, but not its alias, is not yet held re-sealed:
+    /// superseding it would leave a revision naming that alias without its
+    /// attachment (`Spec/merge.md §3.4`: a replacement holds what re-sealing
+    /// would write — the old blob id and the old aliases).
+    @Test func aReplacementMustAnswerEveryIdOfTheManifest() throws {
+        let c = try TwoCopies("replacement aliases")
+        let photo = c.dir.file("p.bin")
+        let content = SeededRandom(label: "replacement photo").bytes(3_000)
+        try Data(content).write(to: URL(fileURLWithPath: photo))
+        let laptop = try c.onLaptop(c.a)
+        var entry: EntryID?
+        var first: BlobID?
+        try laptop.commit { tx in
+            let blob = try tx.storeAttachment(fromFile: photo, mediaType: "image/jpeg")
+            first = blob.blob
+            entry = try tx.add(EntryBody(created: t0 + 5, text: "photo", attachments: [AttachmentReference(id: [1], blob: blob.blob)])).entryID
+        }
+        try FileManager.default.removeItem(atPath: c.b)
+        copy(c.a, c.b)
+        // The laptop drops the photo and rekeys (its old manifest goes), then
+        // attaches the same photo again: a new manifest, no alias.
+        try laptop.edit(entry!, body: EntryBody(created: t0 + 5, text: "no photo"))
+        _ = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(rekey: true), now: t0 + 10, writeOptions: fast)
+        try c.onLaptop(c.a).commit { tx in
+            let blob = try tx.storeAttachment(fromFile: photo, mediaType: "image/jpeg")
+            _ = try tx.add(EntryBody(created: t0 + 11, text: "photo again", attachments: [AttachmentReference(id: [1], blob: blob.blob)]))
+        }
+        // The phone takes that in: its old manifest is sealed again under the
+        // rekey, with the first blob id as an alias; it names the photo by it.
+        _ = try VaultMerge.merge(vaultAt: c.b, copyAt: c.a, credential: .device(c.phone.keyPair), options: fast)
+        try c.onPhone(c.b).edit(entry!, body: EntryBody(created: t0 + 5, text: "photo back", attachments: [AttachmentReference(id: [1], blob: first!)]))
+        // The laptop rekeys again, and the phone takes that in.
+        _ = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(rekey: true), now: t0 + 20, writeOptions: fast)
+        _ = try VaultMerge.merge(vaultAt: c.b, copyAt: c.a, credential: .device(c.phone.keyPair), options: fast)
+        let v = try c.onPhone(c.b)
+        #expect(try v.entries().map(\.body.text).sorted() == ["photo again", "photo back", "shared"])
+        for e in try v.entries() where !e.body.attachments.isEmpty {
+            #expect((try? v.openAttachment(e.body.attachments[0].blob).readAll()) == content, "\(e.body.text)")
+        }
+        #expect(v.verify().issues.isEmpty)
+        let again = try VaultMerge.merge(vaultAt: c.b, copyAt: c.a, credential: .device(c.phone.keyPair), options: fast)
+        #expect(!again.changed)
+    }
+
     @Test func aDamagedVaultIsNotCompacted() throws {
         let c = try TwoCopies("damaged")
         let vault = try c.onLaptop(c.a)

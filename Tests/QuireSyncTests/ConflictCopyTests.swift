@@ -80,6 +80,24 @@ import Testing
         #expect(again.copies.count == 1 && again.copies[0].merge?.changed == false && !again.copies[0].deleted)
     }
 
+    /// A device enrolled after the copy was made cannot open the copy, but
+    /// it holds the copy's keys through the vault's keyrings: the merge
+    /// re-seals the copy's records into the rekeyed vault, and the fold finds
+    /// them there by content and deletes the copy (`Spec/merge.md §3.1`, §4).
+    @Test func aDeviceEnrolledAfterTheCopyFoldsItIntoARekeyedVault() throws {
+        let c = try TwoCopies("fold enrolled later")
+        try c.onPhone(c.b).add(EntryBody(created: t0 + 10, text: "phone"))
+        let tablet = device("Tablet")
+        try c.onLaptop(c.a).enrollDevice(code: tablet.code, name: "Tablet", now: t0 + 11)
+        _ = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(rekey: true), now: t0 + 12, writeOptions: fast)
+        let report = try Vault.open(at: c.a, credential: .device(tablet.keyPair), options: fast).foldConflictCopies()
+        #expect(report.copies.count == 1)
+        #expect(report.copies.first?.merge?.leftOut.isEmpty == true && report.copies.first?.merge?.framesResealed == 1)
+        #expect(report.copies.first?.deleted == true, "kept: \(String(describing: report.copies.first?.keptBecause))")
+        #expect(!FileManager.default.fileExists(atPath: c.b))
+        #expect(try texts(c.a, .device(tablet.keyPair)) == ["phone", "shared"])
+    }
+
     /// Folding takes in the content of every copy but deletes only a copy
     /// whose name is a sync tool's distinctive conflict-copy pattern: a
     /// backup named like a OneDrive copy, an iCloud- or Google-Drive-like

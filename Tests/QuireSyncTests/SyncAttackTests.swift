@@ -704,6 +704,20 @@ private func crossMerge(_ dir: TemporaryDirectory, laptopFile: String, phoneFile
         #expect(try c.onLaptop(c.a).entries().map(\.body.text).sorted() == ["later", "shared", "v5"])
     }
 
+    /// Extreme horizons against a tombstone that stays (the newest revision
+    /// is always kept) must not trap: `now − horizon` saturates.
+    @Test func extremeHorizonAgainstAKeptTombstoneDoesNotTrap() throws {
+        let c = try TwoCopies("extreme horizon")
+        let lv = try c.onLaptop(c.a)
+        let d = try lv.add(EntryBody(created: t0 + 20, text: "deleted"))
+        _ = try lv.delete(d.entryID)
+        for (now, horizon) in [(Int64.min, Int64.max), (Int64.max, Int64.min), (Int64.min, 1), (Int64.max, -1)] {
+            _ = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair),
+                                       options: CompactionOptions(keepHistory: 0, tombstoneHorizonMilliseconds: horizon), now: now, writeOptions: fast)
+        }
+        #expect(try c.onLaptop(c.a).entries().map(\.body.text) == ["shared"])
+    }
+
     /// After a rekey, a device enrolled afterwards must be able to open the vault.
     @Test func deviceEnrolledAfterRekeyOpensTheVault() throws {
         let c = try TwoCopies("breaker enroll after rekey")

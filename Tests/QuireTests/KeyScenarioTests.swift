@@ -73,6 +73,7 @@ import QuireSystem
         let phoneStatement = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast).privacyStatement().text
         #expect(phoneStatement.hasSuffix("""
             Notes:
+              - 1 entry revision in the file is sealed under keys this key does not hold: this statement cannot say who can decrypt it.
               - This key cannot open epoch 2, which a current member made after the epochs above: this device was removed. This statement shows only what this key can see; ask an enrolled device for the current one.
 
             """))

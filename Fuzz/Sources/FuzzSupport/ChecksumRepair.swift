@@ -16,10 +16,12 @@ public enum ChecksumRepair {
     /// Repairs `bytes`:
     /// - when `headerAt` is given and 64 bytes follow it, both header copies'
     ///   check values (bytes 28..<32 of each copy);
-    /// - walking frames from `framesFrom`, each frame header's check value,
-    ///   and for plaintext frames other than commits the BLAKE2b-128 trailer
-    ///   of the body. The walk stops at the first frame that is implausible
-    ///   or runs past the end.
+    /// - walking frames from `framesFrom`, each 16-byte frame header's check
+    ///   value (bytes 12..<16, over bytes 0..<12), and for every frame but a
+    ///   chunk (`0x12`) and a commit (`0x02`) the 32-byte body hash that ends
+    ///   its body (`Spec/format.md §4.2`; a sealed frame's too, so mutants
+    ///   of a sealed body reach the AEAD). The walk stops at the first frame
+    ///   that is implausible or runs past the end.
     public static func repair(_ bytes: UnsafeMutableRawBufferPointer, headerAt: Int?, framesFrom: Int) {
         if let h = headerAt, h >= 0, bytes.count - h >= FileHeader.byteCount {
             for copy in [h, h + FileHeader.copyByteCount] {
@@ -29,18 +31,19 @@ public enum ChecksumRepair {
         }
         var pos = framesFrom
         while pos >= 0, bytes.count - pos >= FrameHeader.byteCount {
-            let kind = bytes[pos]
+            let kind = RecordKind(rawValue: bytes[pos])
             let flags = bytes[pos + 1]
-            let length = Int(bytes[pos + 4]) | Int(bytes[pos + 5]) << 8 | Int(bytes[pos + 6]) << 16 | Int(bytes[pos + 7]) << 24
-            let check = BLAKE2b.hash(UnsafeRawBufferPointer(rebasing: bytes[pos..<pos + 8]), byteCount: 16)
-            for i in 0..<4 { bytes[pos + 8 + i] = check[i] }
-            let header = FrameHeader(kind: RecordKind(rawValue: kind), flags: flags, epoch: 0, bodyLength: UInt32(length))
+            let length = Int(bytes[pos + 8]) | Int(bytes[pos + 9]) << 8 | Int(bytes[pos + 10]) << 16 | Int(bytes[pos + 11]) << 24
+            let check = BLAKE2b.hash(UnsafeRawBufferPointer(rebasing: bytes[pos..<pos + FrameHeader.fieldByteCount]), byteCount: 16)
+            for i in 0..<4 { bytes[pos + FrameHeader.fieldByteCount + i] = check[i] }
+            let header = FrameHeader(kind: kind, flags: flags, keyID: KeyID(rawValue: 0), bodyLength: UInt32(length))
             guard header.isPlausible else { return }
             let body = pos + FrameHeader.byteCount
             guard bytes.count - body >= length else { return }
-            if !header.isSealed && header.kind != .commit {
-                let sum = BLAKE2b.hash(UnsafeRawBufferPointer(rebasing: bytes[body..<body + length - 16]), byteCount: 16)
-                for i in 0..<16 { bytes[body + length - 16 + i] = sum[i] }
+            if kind != .blobChunk && kind != .commit {
+                let n = FrameHeader.bodyHashByteCount
+                let sum = BLAKE2b.hash(UnsafeRawBufferPointer(rebasing: bytes[body..<body + length - n]), byteCount: n)
+                for i in 0..<n { bytes[body + length - n + i] = sum[i] }
             }
             pos = body + length
         }

@@ -45,9 +45,9 @@ public enum VaultMutator {
         var out: [Range<Int>] = []
         var pos = start
         while pos >= 0, bytes.count - pos >= FrameHeader.byteCount {
-            let length = Int(bytes[pos + 4]) | Int(bytes[pos + 5]) << 8 | Int(bytes[pos + 6]) << 16 | Int(bytes[pos + 7]) << 24
+            let length = Int(bytes[pos + 8]) | Int(bytes[pos + 9]) << 8 | Int(bytes[pos + 10]) << 16 | Int(bytes[pos + 11]) << 24
             let end = pos + FrameHeader.byteCount + length
-            guard length >= FrameHeader.trailerByteCount, end <= bytes.count else { break }
+            guard length >= Limits.minFrameBodyByteCount, end <= bytes.count else { break }
             out.append(pos..<end)
             pos = end
         }

@@ -54,13 +54,17 @@ func check(_ s: VaultStructure) {
         Sink.touch(f.bodyOffset)
         Sink.touch(f.end)
         Sink.touch(f.isCommit)
+        Sink.touch(f.commitBody)
+        Sink.touch(f.header.keyID)
         Sink.touch(s.groupIndex(ofFrame: i))
 
         guard f.location.index == i else { fatalError("frame \(i) says it is frame \(f.location.index)") }
         guard f.location.offset >= previousEnd else { fatalError("frame \(i) at \(f.location.offset) overlaps the previous frame ending at \(previousEnd)") }
         guard f.end <= s.fileSize else { fatalError("frame \(i) ends at \(f.end), past the file size \(s.fileSize)") }
-        guard f.trailer.count == FrameHeader.trailerByteCount else { fatalError("frame \(i) trailer has \(f.trailer.count) bytes") }
-        if let body = f.plaintextBody, body.count != Int(f.header.bodyLength) - FrameHeader.trailerByteCount {
+        let trailer = f.header.kind == .commit ? CommitChain.headByteCount : f.header.trailerByteCount
+        guard f.trailer.count == trailer else { fatalError("frame \(i) trailer has \(f.trailer.count) bytes") }
+        if f.isCommit, f.commitBody?.count != CommitChain.bodyByteCount { fatalError("commit frame \(i) has no 168-byte body") }
+        if let body = f.plaintextBody, body.count != Int(f.header.bodyLength) - FrameHeader.bodyHashByteCount {
             fatalError("frame \(i) plaintext body has \(body.count) bytes for body length \(f.header.bodyLength)")
         }
         previousEnd = f.end
@@ -77,6 +81,9 @@ func check(_ s: VaultStructure) {
             group.commitFrame < s.frames.count, s.frames[group.commitFrame].isCommit
         else { fatalError("commit group \(g) is inconsistent: \(group.members) / \(group.commitFrame)") }
         guard s.groupIndex(ofFrame: group.commitFrame) == g else { fatalError("groupIndex(ofFrame: \(group.commitFrame)) != \(g)") }
+        guard group.storedHead == s.frames[group.commitFrame].trailer, group.commitBody == s.frames[group.commitFrame].commitBody else {
+            fatalError("commit group \(g) does not hold its commit frame's head and body")
+        }
         previousCommit = group.commitFrame
     }
     for region in s.damagedRegions {

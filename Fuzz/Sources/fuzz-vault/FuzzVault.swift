@@ -48,20 +48,36 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     Sink.touch(unlocked.issues.count)
     Sink.touch(unlocked.unreadableNewerEpoch)
     Sink.touch(unlocked.newestTrusted?.epoch)
-    file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings)
+    file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
     Sink.touch(file.commits.statuses.count)
+    Sink.touch(file.commits.attestations.map { "\($0)" })
     Sink.touch(file.commitIssues.count)
+    // Whether an unknown critical kind is fatal is decided on verified,
+    // attested commits only (Spec/format.md §4.3); both lists are read.
+    Sink.touch(file.fatalCriticalKind?.code)
+    Sink.touch(file.skippedCriticalKinds.count)
+    guard file.commits.statuses.count == file.structure.groups.count, file.commits.attestations.count == file.structure.groups.count else {
+        fatalError("\(file.structure.groups.count) commit groups but \(file.commits.statuses.count) verdicts and \(file.commits.attestations.count) attestations")
+    }
+    for (g, status) in file.commits.statuses.enumerated() where status != .verified {
+        guard file.commits.attestations[g] == .notChecked else { fatalError("commit \(g) is \(status) but its attestation was checked") }
+    }
     var released = 0
-    var manifests: [BlobManifest] = []
+    var manifests: [(BlobManifest, SymmetricKey?)] = []
     let issues = file.forEachRecord(kinds: [.entryRevision, .blobManifest, .profile, .keyring]) { record in
         released += 1
         Sink.touch(record.payload)
         Sink.touch(record.commitVerified)
+        Sink.touch(record.attestedBy)
+        if record.attestedBy != nil && !record.commitVerified { fatalError("an unverified record is attested") }
         // Decode what was released, as the facade would.
         let location = record.frame.location
         switch record.frame.header.kind {
         case .entryRevision: Sink.touch((try? EntryRevision(decoding: record.payload, location: location))?.revisionID)
-        case .blobManifest: if let m = try? BlobManifest(decoding: record.payload, location: location) { manifests.append(m) }
+        case .blobManifest:
+            if let m = try? BlobManifest(decoding: record.payload, location: location) {
+                manifests.append((m, file.keys.keys(for: record.frame.header.keyID).first?.blobKey))
+            }
         case .profile: Sink.touch((try? Profile(decoding: record.payload, location: location))?.name)
         default: break
         }
@@ -71,8 +87,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     // Attachments: the chunk structure checks need no key, and the frame
     // edits of the mutator duplicate, drop and reorder chunk frames.
     var blobsRead = 0
-    for manifest in manifests {
-        guard let reader = try? file.openBlob(manifest), let content = try? reader.readAll() else { continue }
+    for (manifest, blobKey) in manifests {
+        guard let reader = try? file.openBlob(manifest, blobKey: blobKey), let content = try? reader.readAll() else { continue }
         guard UInt64(content.count) == manifest.byteCount else {
             fatalError("attachment \(manifest.blob) read as \(content.count) bytes, its manifest says \(manifest.byteCount)")
         }

@@ -15,7 +15,7 @@ import Darwin
 import Quire
 import QuireCrypto
 import QuireFormat
-import QuireKeys
+@_spi(Testing) import QuireKeys
 import QuireSystem
 
 @main
@@ -61,7 +61,10 @@ struct Seeds {
         var setup = VaultSetup(name: "Seed \(label)", recoveryKey: recoveryKey, now: now)
         try configure(&setup, random)
         let path = scratch + "/" + label + ".quire"
-        let vault = try Vault.create(at: path, setup: setup, random: random, options: WriteOptions(synchronous: false))
+        // Seeds use passphrase slots below the writer floor, for speed.
+        let vault = try SlotCrypto.$allowsWeakPassphraseCost.withValue(true) {
+            try Vault.create(at: path, setup: setup, random: random, options: WriteOptions(synchronous: false))
+        }
         try fill(vault)
         let bytes = try read(path)
         try FileSystem.remove(path)
@@ -84,14 +87,17 @@ struct Seeds {
         return s
     }
 
-    /// A plaintext frame with a correct check value and checksum trailer.
-    func frame(_ kind: RecordKind, epoch: UInt16 = 1, body: [UInt8]) -> [UInt8] {
-        let h = FrameHeader(kind: kind, flags: 0, epoch: epoch, bodyLength: UInt32(body.count + 16))
-        return h.encoded() + body + BLAKE2b.hash(body, byteCount: 16)
+    static let keyID = KeyID(rawValue: 0x0605_0403_0201)
+
+    /// A plaintext frame with a correct check value and body hash.
+    func frame(_ kind: RecordKind, body: [UInt8]) -> [UInt8] {
+        let h = FrameHeader(kind: kind, flags: 0, keyID: Self.keyID, bodyLength: UInt32(body.count + FrameHeader.bodyHashByteCount))
+        return h.encoded() + body + BLAKE2b.hash(body, byteCount: FrameHeader.bodyHashByteCount)
     }
 
+    /// A commit frame whose 168-byte body is `head` repeated (it verifies under no key).
     func commitFrame(head: UInt8) -> [UInt8] {
-        FrameHeader(kind: .commit, flags: 0, epoch: 1, bodyLength: 16).encoded() + [UInt8](repeating: head, count: 16)
+        CommitChain.commitHeader(keyID: Self.keyID).encoded() + [UInt8](repeating: head, count: CommitChain.bodyByteCount)
     }
 
     func generate() throws {
@@ -114,7 +120,7 @@ struct Seeds {
             }
         })
         let withSlots = try makeVault("slots", configure: { setup, random in
-            setup.device = (try Ed25519.KeyPair(using: random), "Seed phone")
+            setup.device = try DeviceIdentity(keyPair: try Ed25519.KeyPair(using: random), name: "Seed phone", created: now)
             setup.passphrase = try passphrase("correct horse")
             setup.passphraseOpsLimit = 1
             setup.passphraseMemLimitBytes = Limits.minArgon2MemLimitBytes
@@ -141,7 +147,7 @@ struct Seeds {
         try write(frame(RecordKind(rawValue: 0x81), body: [0xa0]), "fuzz-frames", "short-enrollment.bin")
         try write(commitFrame(head: 0xcc), "fuzz-frames", "short-commit.bin")
         var repairable = frame(RecordKind(rawValue: 0x90), body: [1, 2, 3])
-        repairable[5] ^= 0x04  // one flipped bit in the length: repaired by the scanner
+        repairable[9] ^= 0x04  // one flipped bit in the length: repaired by the scanner
         try write(header + repairable + frame(.keyring, body: [0xa0]) + commitFrame(head: 1), "fuzz-frames", "bitflip-then-keyring.bin")
         try write(
             header + [0xde, 0xad, 0xbe, 0xef, 0x00] + frame(RecordKind(rawValue: 0x81), body: [0xf6]) + commitFrame(head: 0),
@@ -181,18 +187,77 @@ struct Seeds {
             fatalError("the slots vault has no keyring")
         }
         try write(keyringBody, "fuzz-cbor", "keyring-body.cbor")
-        try write(try KeyringRecord(body: keyringBody, epoch: 1, location: nil).publicBytes, "fuzz-cbor", "keyring-public.cbor")
+        try write(try KeyringRecord(body: keyringBody, location: nil).publicBytes, "fuzz-cbor", "keyring-public.cbor")
         let member = KeyringMember(role: "recovery", publicKey: [UInt8](repeating: 2, count: 32), name: "Recovery key", added: now)
         let content = KeyringContent(
             members: [member, KeyringMember(role: "device", publicKey: [UInt8](repeating: 3, count: 32), name: "Phone", added: now)],
             removed: [KeyringMember(role: "device", publicKey: [UInt8](repeating: 4, count: 32), name: "Old", added: 1)],
             escrow: [EscrowRecipient(publicKey: [UInt8](repeating: 5, count: 32), label: "IT")],
-            history: [HistoricKey(epoch: 1, key: try SymmetricKey(bytes: [UInt8](repeating: 6, count: 32)))],
+            parentKeys: [try SymmetricKey(bytes: [UInt8](repeating: 6, count: 32))],
             blobKey: try SymmetricKey(bytes: [UInt8](repeating: 7, count: 32)), created: now, reason: "rotate")
         try write(content.encoded(), "fuzz-cbor", "keyring-content.cbor")
         let manifest = BlobManifest(
             blob: BlobID(unchecked: [UInt8](repeating: 8, count: 32)), stream: StreamID(unchecked: [UInt8](repeating: 9, count: 16)),
             byteCount: 200_000, mediaType: "image/jpeg")
         try write(manifest.encoded(), "fuzz-cbor", "manifest.cbor")
+
+        for (name, bytes) in [("plain.quire", plain), ("entries.quire", withEntries), ("slots.quire", withSlots)] {
+            try write(bytes, "fuzz-merge", name)
+        }
+        try keyringSeeds(withSlots)
+        try commitSeeds(withEntries)
+    }
+
+    /// The frames of a vault's bytes, scanned from a scratch copy.
+    func scan(_ bytes: [UInt8], _ name: String) throws -> VaultStructure {
+        let path = scratch + "/" + name
+        let copy = try SystemFile(path: path, mode: .createExclusive(permissions: 0o600))
+        try copy.write(bytes, at: 0)
+        defer { try? FileSystem.remove(path) }
+        return try VaultScanner.scan(path: path)
+    }
+
+    /// Seeds of fuzz-keyring, each a mode byte and its input: a keyring
+    /// body and public part, the inner part of a real keyring (bare and
+    /// padded), and the plaintext of a real link.
+    func keyringSeeds(_ withSlots: [UInt8]) throws {
+        let path = scratch + "/keyring-seeds.quire"
+        let file = try SystemFile(path: path, mode: .createExclusive(permissions: 0o600))
+        try file.write(withSlots, at: 0)
+        defer { try? FileSystem.remove(path) }
+        let recoveryKey = RecoveryKey(secret: try SymmetricKey(bytes: [UInt8](repeating: 1, count: 32)))
+        // A child keyring, so that there is a link to read.
+        let vault = try Vault.open(at: path, credential: .recoveryKey(recoveryKey), random: SeededRandom(label: "keyring seeds"),
+                                   options: WriteOptions(synchronous: false))
+        try vault.rotateKeys(now: now + 1)
+        let reopened = try Vault.open(at: path, credential: .recoveryKey(recoveryKey), writable: false)
+        let rings = reopened.unlocked.keyrings
+        guard rings.count == 2, let rootKey = rings[0].epochKey, let childKey = rings[1].epochKey else { fatalError("keyring seeds: no child keyring") }
+        let vaultID = reopened.vaultID
+        let child = rings[1].record
+        let padded = try XChaCha20Poly1305.open(child.sealed, key: try childKey.subkey(.keyring), nonce: child.nonce,
+                                                authenticating: KeyringRecord.associatedData(vaultID: vaultID, publicBytes: child.publicBytes))
+        let inner = padded.withUnsafeBytes { p in Array(padded[0..<(Padding.payloadCount(in: p) ?? padded.count)]) }
+        let link = child.publicPart.links[0]
+        var ad = Array("quire-keyring-link-v2".utf8) + vaultID.bytes
+        ad += [UInt8(truncatingIfNeeded: child.epoch), UInt8(truncatingIfNeeded: child.epoch >> 8), UInt8(truncatingIfNeeded: child.epoch >> 16), UInt8(truncatingIfNeeded: child.epoch >> 24)]
+        ad += child.publicPart.keyCommit + child.publicPart.parents[0].bytes
+        let linkPlain = try XChaCha20Poly1305.open(Array(link[24...]), key: try rootKey.subkey(.link), nonce: Array(link[0..<24]), authenticating: ad)
+        try write([0] + child.encodedBody(), "fuzz-keyring", "body.bin")
+        try write([1] + child.publicBytes, "fuzz-keyring", "public.bin")
+        try write([2] + inner, "fuzz-keyring", "inner.bin")
+        try write([3] + padded, "fuzz-keyring", "inner-padded.bin")
+        try write([4] + inner, "fuzz-keyring", "fields.bin")
+        try write([5] + linkPlain, "fuzz-keyring", "link.bin")
+    }
+
+    /// Seeds of fuzz-commit: a real commit body, its attestation, zeros, a digest.
+    func commitSeeds(_ withEntries: [UInt8]) throws {
+        let s = try scan(withEntries, "commit-seeds.quire")
+        guard let body = s.groups.last?.commitBody else { fatalError("commit seeds: no commit") }
+        try write([0] + body, "fuzz-commit", "body.bin")
+        try write([1] + [UInt8](repeating: 0, count: CommitChain.attestationByteCount), "fuzz-commit", "unattested.bin")
+        try write([1] + Array(body[56..<152]), "fuzz-commit", "sealed-bytes.bin")
+        try write([2] + s.groups.last!.digest + [7, 1], "fuzz-commit", "digest.bin")
     }
 }

@@ -1,0 +1,352 @@
+import QuireCrypto
+import QuireVectors
+import QuireFormat
+import QuireKeys
+
+/// One vector per attack of issue 12, named `attack-…`. Each is a file
+/// that format 1 read the attacker's way; its comment says what the attack
+/// is and what holds in format 2. Attacks that only the library can show
+/// (device memory, a refused write) are tests named `attack…` in
+/// `Tests/QuireTests/AttackTests.swift`.
+extension Catalog {
+    static let phoneSeed = [UInt8](repeating: 0x50, count: 32)
+
+    static var attacks: [Make] {
+        [
+            {
+                let b = try VectorBuilder("attack-reseal-keyring-copies")
+                try b.commit([.entry(b.entry("before"))])
+                let k2 = try b.freshKey(2)
+                let body = try b.keyring(k2, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: k2), members: b.members)
+                try b.addKeyring(k2, body)
+                // Anyone holding the epoch-2 key (a passphrase holder, an
+                // escrow custodian) re-seals the keyring under fresh nonces.
+                var copies: [Item] = []
+                for _ in 0..<8 { copies.append(.plaintext(.keyring, try KeyringForge.reseal(body, key: k2, vaultID: b.vaultID, random: b.random))) }
+                let idx = try b.commit(copies, attest: CommitAttestation.none)
+                try b.commit([.entry(b.entry("after"))])
+                return try b.vector("damaged", comment: "attack: a holder of the epoch key (not of the signer's key) re-seals a trusted keyring under 8 fresh nonces. Format 1 signed neither nonce nor key, so each copy got a new id and became a trusted head (65 froze every new epoch). Now the signature covers the nonce: each copy is keyring_unauthenticated, no extra head appears",
+                                    issues: idx.map { ("keyring_unauthenticated", b.offset($0!)) })
+            },
+            {
+                let b = try VectorBuilder("attack-member-flood-heads", deviceSeed: phoneSeed)
+                try b.commit([.entry(b.entry("before the phone went rogue"))])
+                let phone = try VectorBuilder.device(phoneSeed)
+                var flood: [Item] = []
+                for _ in 0..<70 {
+                    let k = try b.freshKey(2)
+                    flood.append(.plaintext(.keyring, try b.keyring(k, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: k), members: b.members, signer: phone)))
+                }
+                let idx = try b.commit(flood, attest: .sign(phone))
+                // The recovery key removes the phone, with a parent that
+                // leaves the phone's 70 keyrings out.
+                let kept = [recoveryMember(b)]
+                let (k2, removal) = try child(b, members: kept, removed: [b.members[1]], reason: "remove")
+                try b.addKeyring(k2, removal, members: kept)
+                try b.commit([.entry(b.entry("after the removal"))])
+                return try b.vector("damaged", comment: "attack: an enrolled phone writes 70 sibling epoch-2 keyrings, 70 trusted heads. Format 1 then refused every new-epoch operation over 64 heads, so the phone could not be removed. Now a removal chooses its parents (here the root, leaving the phone's branch out) and the recovery key's removal always wins: all 70 are cut (rule 6), one head remains",
+                                    issues: idx.map { ("keyring_unauthenticated", b.offset($0!)) })
+            },
+            {
+                let b = try VectorBuilder("attack-history-flood", extraSlots: { key, id, r in
+                    var p = Array("correct horse battery staple".utf8)
+                    return [StoredSlot(slot: try SlotCrypto.passphraseSlot(for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id, random: r))]
+                })
+                try b.commit([.entry(b.entry("the journal"))])
+                let root = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil)
+                guard case let .passphrase(salt, ops, mem, pk, _) = root.publicPart.slots.last! else { fatalError() }
+                // Built from public data only: the root's id, its passphrase
+                // slot's salt and cost, random keys and boxes.
+                var frames: [[UInt8]] = []
+                let huge = KeyringPublic(epoch: 2, keyCommit: b.random.bytes(32), parents: (0..<100).map { _ in KeyringID(unchecked: b.random.bytes(32)) },
+                                         links: (0..<100).map { _ in b.random.bytes(KeyringRecord.linkByteCount) }, isEscrowFree: false, slotEntries: [])
+                let hugeBody = KeyringForge.assemble(publicBytes: huge.encoded(), nonce: b.random.bytes(24), sealed: b.random.bytes(64))
+                frames.append(Edit.plaintextFrame(kind: .keyring, keyID: KeyID(commitment: huge.keyCommit), body: hugeBody))
+                for _ in 0..<300 {
+                    let pub = KeyringPublic(epoch: 2, keyCommit: b.random.bytes(32), parents: [b.rootID], links: [b.random.bytes(KeyringRecord.linkByteCount)], isEscrowFree: false,
+                                            slotEntries: [StoredSlot(slot: .passphrase(salt: salt, opsLimit: ops, memLimitBytes: mem, publicKey: pk, box: b.random.bytes(KeySlot.boxByteCount)))])
+                    let body = KeyringForge.assemble(publicBytes: pub.encoded(), nonce: b.random.bytes(24), sealed: b.random.bytes(17))
+                    frames.append(Edit.plaintextFrame(kind: .keyring, keyID: KeyID(commitment: pub.keyCommit), body: body))
+                }
+                var bytes = try b.bytes()
+                let start = UInt64(bytes.count)
+                for f in frames { bytes += f }
+                let commitAt = UInt64(bytes.count)
+                bytes += CommitChain.commitHeader(keyID: b.keys.writeKey!.id).encoded() + b.random.bytes(CommitChain.bodyByteCount)
+                return try b.vector("damaged", comment: "attack: from public data alone, a keyring naming 100 parents and 300 unopenable keyrings whose passphrase slots copy the real slot's salt and cost. Format 1 tried every history key of every keyring by trial decryption (minutes with a passphrase). Now keys are found by commitment: the 100-parent keyring is malformed (over 64), the 300 are never opened (neither trusted nor rejected), each of their slots costs one sealed-box open and no Argon2id run; the vault opens, with issues", body: bytes,
+                                    issues: [("malformed_keyring", start), ("commit_mismatch", commitAt)], passphrase: "correct horse battery staple")
+            },
+            {
+                let b = try VectorBuilder("attack-rewrite-body-keep-tag")
+                var r = b.entry("Paid the builder 10 pounds for the roof.")
+                r.body.extra = CBORMap(text: [("noise", .bytes(b.random.bytes(160)))])
+                let idx = try b.commit([.sealed(.entryRevision, r.encoded(), compress: false), .entry(b.entry("a neighbour in the same commit"))])
+                var bytes = try b.bytes()
+                let f = b.frame(idx[0]!)
+                // A holder of the record key rewrites "10" as "90" and keeps
+                // the Poly1305 tag (TagForgery), then fixes the body hash.
+                let key = try b.keys.writeKey!.subkey(.record)
+                let bodyStart = Int(f.bodyOffset)
+                let nonce = Array(bytes[bodyStart..<(bodyStart + 24)])
+                let sealedEnd = Int(f.end) - 32
+                let ciphertext = Array(bytes[(bodyStart + 24)..<(sealedEnd - 16)])
+                var plaintext = r.encoded()
+                Padding.pad(&plaintext)
+                let textAt = find(Array("10 pounds".utf8), in: plaintext)!
+                var forgedPlain = plaintext
+                forgedPlain[textAt] = UInt8(ascii: "9")
+                let noiseAt = find(Array("noise".utf8), in: plaintext)! + 5 + 2
+                let j = textAt / 16
+                let candidates = Array(((noiseAt + 15) / 16)..<((noiseAt + 160) / 16))
+                guard let forged = TagForgery.rewrite(ciphertext: ciphertext, plaintext: plaintext, key: key, nonce: nonce, block: j,
+                                                      newBlock: Array(forgedPlain[(j * 16)..<(j * 16 + 16)]), candidates: candidates) else { fatalError("no forgery") }
+                bytes.replaceSubrange((bodyStart + 24)..<(sealedEnd - 16), with: forged)
+                Edit.fixBodyHash(&bytes, frameAt: Int(f.location.offset))
+                let ad = SealedFrame.associatedData(vaultID: b.vaultID, header: f.header, publicHeader: [])
+                let opened = try XChaCha20Poly1305.open(Array(bytes[(bodyStart + 24)..<sealedEnd]), key: key, nonce: nonce, authenticating: ad)
+                guard let n = opened.lastIndex(where: { $0 != 0 }) else { fatalError() }
+                let payload = Array(opened[0..<n])
+                guard let rewritten = try? EntryRevision(decoding: payload), rewritten.body.text.contains("90 pounds") else { fatalError("the forged record does not decode") }
+                b.released[b.released.firstIndex { $0.frame == idx[0]! }!] = (frame: idx[0]!, kind: RecordKind.entryRevision.rawValue, payload: payload)
+                return try b.vector("damaged", comment: "attack: a key holder rewrites a record (\"10 pounds\" becomes \"90 pounds\", a noise field absorbs the difference) so that it keeps its Poly1305 tag, and recomputes the body hash. Format 1's chain covered header and tag only, so the forgery stayed verified. Now the chain covers the body hash: the commit does not verify, and the rewritten record and its neighbour are released unverified", body: bytes,
+                                    issues: [("commit_mismatch", b.commitFrame(of: idx[0]!).location.offset)])
+            },
+            {
+                let b = try VectorBuilder("attack-passphrase-writes-unattested", extraSlots: { key, id, r in
+                    var p = Array("correct horse battery staple".utf8)
+                    return [StoredSlot(slot: try SlotCrypto.passphraseSlot(for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id, random: r))]
+                })
+                try b.commit([.entry(b.entry("written by a member"))])
+                // The passphrase holder (who can read) appends an entry that
+                // claims to come from the recovery key's device id, in a
+                // commit whose head is valid but which no member attests.
+                try b.commit([.entry(b.entry("written by the passphrase holder, claiming to be the owner"))], attest: CommitAttestation.none)
+                return try b.vector("success", comment: "attack: a passphrase holder (read-only in the README) appends an entry with any device field. Format 1 released it verified, as if a device wrote it. Now every member signs its commits inside the sealed part: this commit verifies but is not attested, so its record is released unattested (unattested: 1) and must not be shown as written by a member")
+            },
+            {
+                let b = try VectorBuilder("attack-keyless-critical-kind")
+                try b.commit([.entry(b.entry("the journal"))])
+                var bytes = try b.bytes()
+                let at = UInt64(bytes.count)
+                let frame = Edit.plaintextFrame(kind: RecordKind(rawValue: 0x01 ^ 0x20), keyID: b.keys.writeKey!.id, body: [])
+                bytes += frame
+                let commitAt = UInt64(bytes.count)
+                bytes += CommitChain.commitHeader(keyID: b.keys.writeKey!.id).encoded() + b.random.bytes(CommitChain.bodyByteCount)
+                return try b.vector("damaged", comment: "attack: a writer holding no key appends a 48-byte frame of unknown critical kind 0x21 and a junk commit (232 bytes). Format 1 refused to open the vault with every credential (\"update Quire\"). Now a critical kind stops a reader only inside a verified, attested commit: here it is a per-frame issue and the vault opens", body: bytes,
+                                    issues: [("unknown_critical_kind", at), ("commit_mismatch", commitAt)])
+            },
+            {
+                let b = try VectorBuilder("attack-forged-newer-keyring", deviceSeed: phoneSeed)
+                try b.commit([.entry(b.entry("the journal"))])
+                // A keyless writer forges an epoch-2 keyring naming the root
+                // as parent, with a slot for the phone and a random link.
+                let pub = KeyringPublic(epoch: 2, keyCommit: b.random.bytes(32), parents: [b.rootID], links: [b.random.bytes(KeyringRecord.linkByteCount)], isEscrowFree: false,
+                                        slotEntries: [StoredSlot(slot: .device(box: b.random.bytes(KeySlot.boxByteCount)))])
+                let frame = Edit.plaintextFrame(kind: .keyring, keyID: KeyID(commitment: pub.keyCommit), body: KeyringForge.assemble(publicBytes: pub.encoded(), nonce: b.random.bytes(24), sealed: b.random.bytes(300)))
+                var bytes = try b.bytes()
+                bytes += frame
+                let commitAt = UInt64(bytes.count)
+                bytes += CommitChain.commitHeader(keyID: b.keys.writeKey!.id).encoded() + b.random.bytes(CommitChain.bodyByteCount)
+                return try b.vector("damaged", comment: "attack: a keyless writer appends an epoch-2 keyring nobody can open. Format 1 took any newer unreadable keyring as this device's removal and stopped every device from writing. Now only a keyring whose link to a trusted parent verifies under that parent's link key counts (test attackForgedNewerKeyring…): this one is neither trusted nor rejected and the vault opens", body: bytes,
+                                    issues: [("commit_mismatch", commitAt)], deviceSeed: phoneSeed)
+            },
+            mutualRemoval("attack-mutual-removal-order-ab", aFirst: true),
+            mutualRemoval("attack-mutual-removal-order-ba", aFirst: false),
+            {
+                // Scenario 4 of format.md §8.4: the thief holds device B.
+                let thiefSeed = [UInt8](repeating: 0xb2, count: 32)
+                let b = try VectorBuilder("attack-removed-device-puppet", deviceSeed: sam, moreDeviceSeeds: [thiefSeed])
+                try b.commit([.entry(b.entry("before the theft"))])
+                let thief = try VectorBuilder.device(thiefSeed)
+                let m = b.members
+                let rootKey = b.ringKeys[b.rootID]!
+                // The user removes B with the recovery key.
+                let (kq, rq) = try child(b, members: [m[0], m[1]], removed: [m[2]], reason: "remove")
+                try b.addKeyring(kq, rq, members: [m[0], m[1]])
+                try b.commit([.entry(b.entry("after removing the stolen device"))])
+                // From before the removal, B enrols a key E of its own (same epoch)…
+                let puppet = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let withE = m + [KeyringMember(role: "device", publicKey: puppet.publicKey, name: "Tablet", added: b.now)]
+                let x = try b.keyring(rootKey, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: rootKey, members: withE), members: withE, signer: thief, reason: "enroll")
+                b.writeWith(rootKey)
+                let ix = try b.addKeyring(rootKey, x, trust: false)
+                // …and E replaces the recovery key with the thief's own.
+                let thiefRecovery = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let yMembers = [KeyringMember(role: "recovery", publicKey: thiefRecovery.publicKey, name: "Recovery key", added: b.now)] + Array(withE.dropFirst())
+                let ky = try b.freshKey(2)
+                let y = try b.keyring(ky, parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: x), key: rootKey)], slots: try b.memberSlots(for: ky, members: yMembers),
+                                      members: yMembers, removed: [m[0]], signer: puppet, reason: "recovery")
+                let iy = try b.addKeyring(ky, y, trust: false)
+                return try b.vector("damaged", comment: "attack (proposed in threat-model §6.3): a thief holding device B, removed by the recovery key, forks from before the removal, enrols a key E of its own, and has E replace the recovery key. E's keyring is behind the removal (its ancestor, B's, defies it), so it neither contests nor cuts the recovery key's removal; B's keyring is cut, and E's with it. Opened by the remaining device; the thief's commits are stale",
+                                    issues: [("keyring_unauthenticated", b.offset(ix)), ("stale_epoch", b.commitFrame(of: ix).location.offset),
+                                             ("keyring_unauthenticated", b.offset(iy)), ("stale_epoch", b.commitFrame(of: iy).location.offset)],
+                                    deviceSeed: sam)
+            },
+            {
+                let b = try VectorBuilder("attack-attachment-size")
+                let small = b.random.bytes(66_000), large = b.random.bytes(67_500)
+                try b.commit([.blob(small, mediaType: "image/jpeg")])
+                try b.commit([.blob(large, mediaType: "image/jpeg")])
+                return try b.vector("success", comment: "attack: an observer reads attachment sizes from chunk lengths. Format 1 padded only the final chunk, so a 10 MB photo's size showed to within 2 KiB. Now the whole stream is padded to Padmé(N + 1): 66,000 and 67,500 bytes both become a 67,584-byte stream, a full chunk and a final chunk of 2,048 bytes, frame for frame the same lengths")
+            },
+            {
+                let b = try VectorBuilder("attack-escrow-free-unknown-slot", escrowFree: true, deviceSeed: phoneSeed)
+                try b.commit([.entry(b.entry("escrow-free"))])
+                let phone = try VectorBuilder.device(phoneSeed)
+                let future = StoredSlot(slot: .unknown(kind: "escrow-v9", fields: CBORMap(text: [("box", .bytes(b.random.bytes(100))), ("kind", .text("escrow-v9"))])))
+                let (k2, body) = try child(b, extraSlots: [future], escrowFree: true, signer: phone)
+                let i = try b.addKeyring(k2, body, trust: false)
+                return try b.vector("damaged", comment: "attack: a member of an escrow-free vault wraps the key in a slot of a kind readers do not know (an escrow in disguise). Format 1 skipped unknown kinds. Now an escrow-free keyring may hold no slot of a kind the reader does not know: escrow_forbidden from its public part",
+                                    issues: [("escrow_forbidden", b.offset(i))])
+            },
+            {
+                let b = try VectorBuilder("attack-escrow-free-extra-device-slot", escrowFree: true, deviceSeed: phoneSeed)
+                try b.commit([.entry(b.entry("escrow-free"))])
+                let phone = try VectorBuilder.device(phoneSeed)
+                let custodian = try VectorBuilder.device([UInt8](repeating: 0x57, count: 32))
+                let extra = StoredSlot(slot: try SlotCrypto.deviceSlot(for: try b.freshKey(2), devicePublicKey: custodian.publicKey, vaultID: b.vaultID, random: b.random))
+                let k2 = try b.freshKey(2)
+                let slots = try b.memberSlots(for: k2) + [StoredSlot(slot: try SlotCrypto.deviceSlot(for: k2, devicePublicKey: custodian.publicKey, vaultID: b.vaultID, random: b.random))]
+                _ = extra
+                let body = try b.keyring(k2, parents: [b.parent(b.rootID)], slots: slots, members: b.members, signer: phone, escrowFree: true)
+                let i = try b.addKeyring(k2, body, trust: false)
+                return try b.vector("damaged", comment: "attack: a member of an escrow-free vault adds a device slot for a custodian who is not a listed member. Format 1 did not count device slots. Now an escrow-free keyring's device slots number exactly its device members: escrow_forbidden",
+                                    issues: [("escrow_forbidden", b.offset(i))])
+            },
+            recoveryReplaced("attack-recovery-key-replaced", .oldCode),
+            recoveryReplaced("attack-recovery-key-replaced-old-code-signs", .oldCodeSigns),
+            recoveryReplaced("success-recovery-key-replaced", .newCode),
+            {
+                let b = try passphraseBuilder(1, Limits.maxArgon2MemLimitBytes * 2)("attack-passphrase-cost")
+                return try b.vector("error", comment: "attack: a slot asks Argon2id for 512 MiB, which a phone cannot give. Format 1 allowed up to 1 GiB. Now readers run Argon2id only up to 256 MiB and 8 passes (writers use at least 64 MiB and 2 passes): kdf_limits_exceeded before any work",
+                                    error: "kdf_limits_exceeded", passphrase: "hunter2")
+            },
+            {
+                let b = try VectorBuilder("recovered-passphrase-slot-over-cap", extraSlots: { key, id, r in
+                    var p = Array("hunter2".utf8)
+                    return [StoredSlot(slot: try SlotCrypto.passphraseSlot(for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id, random: r))]
+                })
+                try b.commit([.entry(b.entry("epoch 1"))])
+                let root = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil)
+                let k2 = try b.freshKey(2)
+                let overCap = StoredSlot(slot: .passphrase(salt: b.random.bytes(16), opsLimit: 3, memLimitBytes: 1 << 30, publicKey: b.random.bytes(32), box: b.random.bytes(KeySlot.boxByteCount)))
+                let good = StoredSlot(slot: try SlotCrypto.passphraseSlot(for: k2, rewrapping: root.publicPart.slots.last!, vaultID: b.vaultID, random: b.random))
+                let body = try b.keyring(k2, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: k2) + [overCap, good], members: b.members)
+                let i = try b.addKeyring(k2, body)
+                try b.commit([.entry(b.entry("epoch 2"))])
+                return try b.vector("recovered", comment: "a keyring holds a passphrase slot over the reader bounds (1 GiB) before the real one: that slot is refused for its cost, a warning at the keyring, and the passphrase opens the next slot; nothing is lost",
+                                    issues: [("kdf_limits_exceeded", b.offset(i))], passphrase: "hunter2")
+            },
+            {
+                let b = try VectorBuilder("attack-required-kind-dropped", requiredSlotKinds: ["hybrid-x25519-ml-kem"], extraSlots: { _, _, r in
+                    [StoredSlot(slot: .unknown(kind: "hybrid-x25519-ml-kem", fields: CBORMap(text: [("box", .bytes(r.bytes(1200))), ("kind", .text("hybrid-x25519-ml-kem"))])))]
+                }, deviceSeed: phoneSeed)
+                try b.commit([.entry(b.entry("protected by a post-quantum slot"))])
+                let phone = try VectorBuilder.device(phoneSeed)
+                let (k2, body) = try child(b, signer: phone)
+                let i = try b.addKeyring(k2, body, trust: false)
+                return try b.vector("damaged", comment: "attack: the root requires a hybrid post-quantum slot kind (carried under the signature); a member's writer that does not know it makes a new epoch without it, silently downgrading the vault. Format 1 had no such field. Now required ⊇ every parent's required, or the keyring is not trusted",
+                                    issues: [("keyring_unauthenticated", b.offset(i))])
+            },
+            {
+                let b = try VectorBuilder("attack-dedup-after-rekey")
+                let photo = b.random.bytes(30_000)
+                let m1 = try b.commit([.blob(photo, mediaType: "image/jpeg")])[0]!
+                let oldID = try BlobManifest(decoding: b.released.first { $0.frame == m1 }!.payload).blob
+                try b.rotate(to: 2, reason: "rekey", blobKey: try SymmetricKey(bytes: b.random.bytes(32)))
+                // What a rekeying compaction or merge writes: the content
+                // stored again under the new blob key, the old id an alias.
+                let m2 = try b.commit([.blob(photo, mediaType: "image/jpeg", aliases: [oldID])])[0]!
+                let newID = try BlobManifest(decoding: b.released.first { $0.frame == m2 }!.payload).blob
+                precondition(newID != oldID)
+                var r = b.entry("the photo, by its old id")
+                r.body.attachments = [AttachmentReference(id: [9], blob: oldID, mediaType: "image/jpeg")]
+                try b.commit([.entry(r)])
+                return try b.vector("success", comment: "attack: dedup lets whoever watches the file and can make you store a known file tell whether it was already there, and a former reader keeps the blob key to compute ids of new content. Format 1 kept one blob key for life. Now a rekey keyring has a fresh blob key: the same photo's blob id after the rekey differs from before, the re-stored manifest lists the old id as an alias (so references by it still resolve), and both attachments read whole")
+            },
+        ]
+    }
+
+    /// Devices A and B remove each other concurrently; A then writes a
+    /// keyring of its own. `aFirst` says which removal comes first in the file.
+    static func mutualRemoval(_ name: String, aFirst: Bool) -> Make {
+        {
+            let seedA = [UInt8](repeating: 0xa1, count: 32), seedB = [UInt8](repeating: 0xb1, count: 32)
+            // Both orders share one random stream, so both files hold the same keyrings.
+            let b = try VectorBuilder("attack-mutual-removal-order", deviceSeed: seedA, moreDeviceSeeds: [seedB])
+            let a = try VectorBuilder.device(seedA), bb = try VectorBuilder.device(seedB)
+            try b.commit([.entry(b.entry("before"))])
+            let recovery = recoveryMember(b)
+            let memberA = b.members[1].withName("Device A"), memberB = b.members[2].withName("Device B")
+            let (kA, byA) = try child(b, members: [recovery, memberA], removed: [memberB], reason: "remove", signer: a)
+            let (kB, byB) = try child(b, members: [recovery, memberB], removed: [memberA], reason: "remove", signer: bb)
+            // Both removals in one commit (as a merge writes concurrent
+            // keyrings), in either order.
+            let first = aFirst ? (kA, byA) : (kB, byB), second = aFirst ? (kB, byB) : (kA, byA)
+            try b.commit([.keyring(first.0, first.1), .keyring(second.0, second.1)])
+            b.writeWith(kA)
+            try b.commit([.entry(b.entry("A writes under its epoch 2"))], attest: .sign(a))
+            b.writeWith(kB)
+            try b.commit([.entry(b.entry("B writes under its epoch 2"))], attest: .sign(bb))
+            // A, removed by B, goes on: its next keyring is cut.
+            let k3 = try b.freshKey(3)
+            let next = try b.keyring(k3, parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: byA), key: kA)], slots: try b.memberSlots(for: k3, members: [recovery, memberA]),
+                                     members: [recovery, memberA], removed: [memberB], signer: a)
+            b.writeWith(kA)
+            let i3 = try b.addKeyring(k3, next, trust: false)
+            b.writeWith(k3)
+            let idx = try b.commit([.entry(b.entry("A under its cut epoch 3"))], expectReleased: false, attest: .sign(a))
+            var v = try b.vector("damaged", comment: "attack: devices A and B remove each other at the same time (\(aFirst ? "A's removal first in the file" : "B's removal first in the file")). Format 1 decided by file order, which a thief can grind and a keyless writer can reorder. Now rule 6 decides from the keyrings alone: both removals stand (mutual), records written under either epoch 2 are read, and A's later keyring is cut; the other vector of the pair has the keyrings in the other order and the same records, issues and offsets",
+                                 issues: [("keyring_unauthenticated", b.offset(i3)), ("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1))])
+            v.0 = name
+            return v
+        }
+    }
+
+    /// A device replaces the recovery key; then the vault is opened with the
+    /// old code (which reads epoch 1 only), with the new one, or — after the
+    /// old code signed a keyring of its own — with the phone.
+    enum RecoveryView { case oldCode, newCode, oldCodeSigns }
+
+    static func recoveryReplaced(_ name: String, _ view: RecoveryView) -> Make {
+        {
+            // All three views share one random stream, so one vault.
+            let b = try VectorBuilder("recovery-key-replaced", deviceSeed: phoneSeed)
+            try b.commit([.entry(b.entry("before the replacement"))])
+            let phone = try VectorBuilder.device(phoneSeed)
+            let newRecovery = RecoveryKey(secret: try SymmetricKey(bytes: b.random.bytes(32)))
+            let newMember = KeyringMember(role: "recovery", publicKey: try newRecovery.publicKey(), name: "Recovery key", added: b.now)
+            let oldMember = b.members[0]
+            let members = [newMember, b.members[1]]
+            let (k2, body) = try child(b, members: members, removed: [oldMember], reason: "recovery", signer: phone)
+            try b.addKeyring(k2, body, members: members)
+            b.attestation = .sign(phone)
+            let idx = try b.commit([.entry(b.entry("after the replacement"))], expectReleased: view != .oldCode)
+            var v: (String, VectorFile)
+            switch view {
+            case .newCode:
+                v = try b.vector("success", comment: "the phone replaced the recovery key (reason \"recovery\": a new recovery member, the old one removed, a new epoch); the new recovery code opens both epochs", key: newRecovery.code())
+            case .oldCode:
+                v = try b.vector("damaged", comment: "attack: a recovery code that leaked (or was lost) can never be replaced in format 1. Now a member replaces it: the old code still reads epoch 1 but opens no later epoch (its slot is gone and it is listed as removed); what it signs afterwards is cut for every current member (attack-recovery-key-replaced-old-code-signs)",
+                                 issues: [("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1))])
+            case .oldCodeSigns:
+                // The old code, holding only epoch 1, signs a keyring of its own.
+                let root = b.ringKeys[b.rootID]!
+                b.writeWith(root)
+                let (k3, late) = try child(b, members: [oldMember, members[1]], signer: b.signer)
+                let i = try b.addKeyring(k3, late, trust: false)
+                v = try b.vector("damaged", comment: "after the phone replaced the recovery key, the old code signs a keyring of its own from the root: the replacement newly removes the old recovery member, so that keyring defies it and is cut (rule 6), and its commit, under epoch 1 after epoch 2 began, is stale. Opened by the phone; the old code itself, which cannot open the replacement, would trust it — a reader judges only what it opens (rule 7)",
+                                 issues: [("keyring_unauthenticated", b.offset(i)), ("stale_epoch", b.commitFrame(of: i).location.offset)], deviceSeed: phoneSeed)
+            }
+            v.0 = name
+            return v
+        }
+    }
+
+    /// The first offset of `needle` in `haystack`.
+    static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard needle.count <= haystack.count else { return nil }
+        for i in 0...(haystack.count - needle.count) where Array(haystack[i..<(i + needle.count)]) == needle { return i }
+        return nil
+    }
+}

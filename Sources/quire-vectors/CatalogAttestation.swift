@@ -1,0 +1,187 @@
+import QuireCrypto
+import QuireVectors
+import QuireFormat
+import QuireKeys
+
+/// Commit attestations (`Spec/format.md §9.4`) and unknown critical kinds
+/// (§4.3: fatal only inside verified and attested commits).
+extension Catalog {
+    /// Replaces the body of the commit frame at `index` in `bytes` with
+    /// `head ‖ nonce ‖ AEAD(attestation key, nonce, attestation, ad)`.
+    static func rewriteCommit(_ bytes: inout [UInt8], _ b: VectorBuilder, commit index: Int, attestation: [UInt8], nonce: [UInt8]) throws {
+        let f = b.frame(index)
+        let key = b.keys.writeKey!
+        let head = f.trailer
+        let ad = b.vaultID.bytes + f.header.fieldBytes + head
+        let body = head + nonce + XChaCha20Poly1305.seal(attestation, key: try key.subkey(.attestation), nonce: nonce, authenticating: ad)
+        bytes.replaceSubrange(Int(f.bodyOffset)..<Int(f.end), with: body)
+    }
+
+    static var attestations: [Make] {
+        [
+            {
+                let b = try VectorBuilder("success-unattested-commit")
+                try b.commit([.entry(b.entry("nobody vouches for this")), .entry(b.entry("nor this"))], attest: CommitAttestation.none)
+                try b.commit([.entry(b.entry("attested again"))])
+                return try b.vector("success", comment: "a commit whose sealed attestation is 96 zero bytes: not an issue, its two records are released verified but unattested (unattested: 2)")
+            },
+            {
+                let b = try VectorBuilder("damaged-attestation-by-outsider")
+                let outsider = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let idx = try b.commit([.entry(b.entry("signed by a key that is no member"))], attest: .sign(outsider))
+                return try b.vector("damaged", comment: "a verified commit whose attestation is signed by a key that is no member of any trusted keyring: attestation_failed, its record is unattested",
+                                    issues: [("attestation_failed", b.offset(idx[0]! + 1))])
+            },
+            {
+                let b = try VectorBuilder("damaged-attestation-over-other-digest")
+                let wrong = b.signer.publicKey + b.signer.sign(CommitChain.signedMessage(vaultID: b.vaultID, digest: b.random.bytes(32)))
+                let idx = try b.commit([.entry(b.entry("a signature over another group"))], attest: .carried(wrong))
+                return try b.vector("damaged", comment: "an attestation by the recovery key over another group digest D: the signature does not verify for this group",
+                                    issues: [("attestation_failed", b.offset(idx[0]! + 1))])
+            },
+            {
+                let b = try VectorBuilder("damaged-attestation-other-vault")
+                let d = try b.commit([.entry(b.entry("signed for another vault id"))], attest: CommitAttestation.none)
+                var bytes = try b.bytes()
+                let g = b.vault.structure.groups.last!
+                let a = b.signer.publicKey + b.signer.sign(CommitChain.signedMessage(vaultID: VaultID(using: b.random), digest: g.digest))
+                try rewriteCommit(&bytes, b, commit: d[0]! + 1, attestation: a, nonce: syntheticNonce(b, head: g.storedHead, attestation: a))
+                return try b.vector("damaged", comment: "the signed message binds the vault id (\"quire-commit-v2\" ‖ vault id ‖ D): a signature made for another vault id does not verify", body: bytes,
+                                    issues: [("attestation_failed", b.offset(d[0]! + 1))])
+            },
+            {
+                let b = try VectorBuilder("damaged-attestation-random-nonce")
+                let idx = try b.commit([.entry(b.entry("a nonce that is not synthetic"))])
+                var bytes = try b.bytes()
+                let g = b.vault.structure.groups.last!
+                try rewriteCommit(&bytes, b, commit: idx[0]! + 1, attestation: CommitChain.attestation(digest: g.digest, vaultID: b.vaultID, signer: b.signer), nonce: b.random.bytes(24))
+                return try b.vector("damaged", comment: "a valid attestation sealed under a random nonce: the box opens, but the nonce is not BLAKE2b-192(attestation key, \"quire-commit-nonce-v2\" ‖ h ‖ A)", body: bytes,
+                                    issues: [("attestation_failed", b.offset(idx[0]! + 1))])
+            },
+            {
+                let b = try VectorBuilder("damaged-attestation-zeros-random-nonce")
+                let idx = try b.commit([.entry(b.entry("unattested, but with a random nonce"))], attest: CommitAttestation.none)
+                var bytes = try b.bytes()
+                try rewriteCommit(&bytes, b, commit: idx[0]! + 1, attestation: CommitChain.unattested, nonce: b.random.bytes(24))
+                return try b.vector("damaged", comment: "96 zero bytes sealed under a random nonce: an unattested commit must use the synthetic nonce too, or it is attestation_failed", body: bytes,
+                                    issues: [("attestation_failed", b.offset(idx[0]! + 1))])
+            },
+            {
+                let b = try VectorBuilder("damaged-attestation-box-flipped")
+                let idx = try b.commit([.entry(b.entry("attested, then a bit flipped in the sealed attestation"))])
+                try b.commit([.entry(b.entry("the next commit"))])
+                var bytes = try b.bytes()
+                let commit = b.frame(idx[0]! + 1)
+                Edit.flipBit(&bytes, byte: Int(commit.bodyOffset) + 32 + 24 + 40, bit: 3)
+                return try b.vector("damaged", comment: "a flipped bit in a commit's sealed attestation: the head still verifies (records verified), the attestation does not open (records unattested); the next commit is unaffected", body: bytes,
+                                    issues: [("attestation_failed", commit.location.offset)])
+            },
+            {
+                let b = try VectorBuilder("damaged-attestation-nonce-flipped")
+                let idx = try b.commit([.entry(b.entry("attested, then a bit flipped in the nonce"))])
+                var bytes = try b.bytes()
+                let commit = b.frame(idx[0]! + 1)
+                Edit.flipBit(&bytes, byte: Int(commit.bodyOffset) + 32 + 5, bit: 0)
+                return try b.vector("damaged", comment: "a flipped bit in a commit's nonce: the attestation does not open", body: bytes,
+                                    issues: [("attestation_failed", commit.location.offset)])
+            },
+            {
+                let b = try VectorBuilder("damaged-attestation-by-member-of-untrusted-keyring")
+                let outsider = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let members = b.members + [KeyringMember(role: "device", publicKey: outsider.publicKey, name: "Intruder", added: b.now)]
+                let (k2, body) = try child(b, members: members, signer: outsider)
+                let i = try b.addKeyring(k2, body, trust: false)
+                let idx = try b.commit([.entry(b.entry("attested by the intruder"))], attest: .sign(outsider))
+                return try b.vector("damaged", comment: "a commit attested by a key listed as a member only in an untrusted keyring: the signer must be a member of a trusted keyring",
+                                    issues: [("keyring_unauthenticated", b.offset(i)), ("attestation_failed", b.offset(idx[0]! + 1))])
+            },
+            {
+                let b = try VectorBuilder("recovered-commit-rebuilt-unattested")
+                try b.commit([.entry(b.entry("first"))])
+                try b.commit([.entry(b.entry("second, unattested"))], attest: CommitAttestation.none)
+                var bytes = try b.bytes()
+                let commit = bytes.count - commitLength
+                for i in 0..<12 { bytes[commit + i] ^= 0x77 }
+                return try b.vector("recovered", comment: "commit recovery rebuilds the header of an unattested last commit; its attestation is checked as usual (unattested, not an issue)", body: bytes,
+                                    issues: [("frame_repaired", UInt64(commit))])
+            },
+            {
+                let b = try VectorBuilder("success-attested-by-removed-device-before-removal", deviceSeed: sam, moreDeviceSeeds: [lost])
+                b.attestation = .sign(try VectorBuilder.device(lost))
+                try b.commit([.entry(b.entry("written on the laptop before it was lost"))])
+                b.attestation = .sign(b.signer)
+                let kept = [b.members[0], b.members[1]]
+                let (k2, removal) = try child(b, members: kept, removed: [b.members[2]], reason: "remove")
+                try b.addKeyring(k2, removal, members: kept)
+                try b.commit([.entry(b.entry("after the removal"))])
+                return try b.vector("success", comment: "a commit the laptop attested before it was removed stays attested: the signer is a member of a trusted keyring (the root)")
+            },
+        ]
+    }
+
+    static func syntheticNonce(_ b: VectorBuilder, head: [UInt8], attestation: [UInt8]) throws -> [UInt8] {
+        var h = BLAKE2b.Hasher(byteCount: 24, key: try b.keys.writeKey!.subkey(.attestation))
+        h.update(Array("quire-commit-nonce-v2".utf8))
+        h.update(head)
+        h.update(attestation)
+        return h.finalize()
+    }
+
+    // MARK: - Unknown critical kinds
+
+    static var criticalKinds: [Make] {
+        let critical = RecordKind(rawValue: 0x3f)
+        return [
+            {
+                let b = try VectorBuilder("error-unknown-critical-kind")
+                try b.commit([.plaintext(critical, [UInt8](repeating: 1, count: 20))])
+                return try b.vector("error", comment: "a record of unknown critical kind 0x3f in a verified commit attested by a member stops the reader: somebody with the keys wrote a newer format", error: "unknown_critical_kind")
+            },
+            {
+                let b = try VectorBuilder("error-unknown-critical-kind-sealed")
+                let sealed = try SealedFrame.seal(kind: RecordKind(rawValue: 0x3e), payload: Array("sealed future record".utf8), key: b.keys.writeKey!, vaultID: b.vaultID, compress: false, random: b.random)
+                try b.commit([.raw(sealed, release: nil), .entry(b.entry("beside it"))])
+                return try b.vector("error", comment: "a sealed record of unknown critical kind 0x3e in a verified, attested commit stops the reader", error: "unknown_critical_kind")
+            },
+            {
+                let b = try VectorBuilder("damaged-critical-kind-unattested-commit")
+                let idx = try b.commit([.plaintext(critical, [UInt8](repeating: 1, count: 20)), .entry(b.entry("beside it"))], attest: CommitAttestation.none)
+                return try b.vector("damaged", comment: "an unknown critical kind in a verified but unattested commit is a per-frame issue: skipped, and the vault opens (its neighbour is released, unattested)",
+                                    issues: [("unknown_critical_kind", b.offset(idx[0]!))])
+            },
+            {
+                let b = try VectorBuilder("damaged-critical-kind-attestation-failed")
+                let outsider = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let idx = try b.commit([.plaintext(critical, [UInt8](repeating: 2, count: 20))], attest: .sign(outsider))
+                return try b.vector("damaged", comment: "an unknown critical kind in a commit whose attestation fails: a per-frame issue, the vault opens",
+                                    issues: [("unknown_critical_kind", b.offset(idx[0]!)), ("attestation_failed", b.offset(idx[0]! + 1))])
+            },
+            {
+                let b = try VectorBuilder("damaged-critical-kind-commit-mismatch")
+                let idx = try b.commit([.plaintext(critical, [UInt8](repeating: 3, count: 20)), .entry(b.entry("beside it"))])
+                var bytes = try b.bytes()
+                let commit = b.frame(idx[0]! + 2)
+                Edit.flipBit(&bytes, byte: Int(commit.bodyOffset) + 3, bit: 1)
+                return try b.vector("damaged", comment: "an unknown critical kind in a commit whose head does not verify: a per-frame issue, the vault opens", body: bytes,
+                                    issues: [("unknown_critical_kind", b.offset(idx[0]!)), ("commit_mismatch", commit.location.offset)])
+            },
+            {
+                let b = try VectorBuilder("damaged-critical-kind-stale-commit")
+                let old = b.keys.writeKey!
+                try b.rotate(to: 2)
+                b.writeWith(old)
+                let idx = try b.commit([.plaintext(critical, [UInt8](repeating: 4, count: 20))])
+                return try b.vector("damaged", comment: "an unknown critical kind in a stale commit (epoch 1 after epoch 2 began, attested): a per-frame issue, the vault opens",
+                                    issues: [("unknown_critical_kind", b.offset(idx[0]!)), ("stale_epoch", b.offset(idx[0]! + 1))])
+            },
+            {
+                let b = try VectorBuilder("damaged-critical-kind-unverifiable-commit")
+                let stranger = try b.freshKey(5)
+                b.writeWith(stranger)
+                let idx = try b.commit([.plaintext(critical, [UInt8](repeating: 5, count: 20))])
+                return try b.vector("damaged", comment: "an unknown critical kind in a commit made with a key the reader does not hold: a per-frame issue, the vault opens",
+                                    issues: [("unknown_critical_kind", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1))])
+            },
+        ]
+    }
+}

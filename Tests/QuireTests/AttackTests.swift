@@ -1,0 +1,356 @@
+import Foundation
+import Testing
+import Quire
+import QuireCrypto
+import QuireFormat
+@_spi(Testing) import QuireKeys
+import QuireSync
+import QuireSystem
+
+/// The attacks of issue 12 that only the library can show — what a device
+/// remembers, which writes it refuses — next to the `attack-…` vectors in
+/// `Vectors/files`, which show what a reader makes of a file.
+@Suite struct AttackTests {
+    static let t0 = KeyTestSupport.t0
+    static let day = KeyTestSupport.day
+
+    static func device(_ name: String) -> DeviceIdentity {
+        try! DeviceIdentity.generate(name: name, now: t0, using: SeededRandom(label: "attack device " + name))
+    }
+
+    /// A vault created by the laptop with the phone enrolled.
+    static func twoDevices(_ dir: TemporaryDirectory, _ label: String, passphrase: Bool = false) throws -> (path: String, laptop: DeviceIdentity, phone: DeviceIdentity, recovery: RecoveryKey) {
+        let path = dir.file("j.quire")
+        let laptop = device("Laptop"), phone = device("Phone")
+        let recovery = testRecoveryKey("attack " + label)
+        var setup = VaultSetup(name: "J", recoveryKey: recovery, device: laptop, now: t0)
+        if passphrase {
+            setup.passphrase = KeyTestSupport.secret("correct horse")
+            setup.passphraseOpsLimit = 1
+            setup.passphraseMemLimitBytes = 8192
+        }
+        let vault = try SlotCrypto.$allowsWeakPassphraseCost.withValue(true) {
+            try Vault.create(at: path, setup: setup, random: SeededRandom(label: "attack " + label), options: fast)
+        }
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: t0 + 1)
+        return (path, laptop, phone, recovery)
+    }
+
+    /// Stores `content` as an attachment in its own commit.
+    static func store(_ vault: Vault, _ content: [UInt8]) throws -> StoredBlob {
+        var stored: StoredBlob?
+        try vault.commit { tx in stored = try tx.storeAttachment(from: MemoryByteSource(content), mediaType: "image/jpeg") }
+        return stored!
+    }
+
+    /// Appends keyring frames (one copy each) in a commit no reader can check.
+    static func append(_ path: String, _ bodies: [[UInt8]]) throws {
+        let f = try VaultFile(path: path, writable: true)
+        let junk = EpochKey(epoch: 60_000, key: try SymmetricKey(using: SeededRandom(label: "attack junk key")))
+        f.verifyCommits(keys: KeySet(single: junk), trustedKeyrings: [:], attestors: [])
+        try f.commit(random: SeededRandom(label: "attack append"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+            for body in bodies {
+                let record = try KeyringRecord(body: body, location: nil)
+                try tx.appendPlaintext(kind: .keyring, keyID: KeyID(commitment: record.publicPart.keyCommit), epoch: record.epoch, body: body, trusted: false)
+            }
+        }
+    }
+
+    /// A newer keyring the laptop cannot open (no slot for it) makes it
+    /// "removed" only when its link to a trusted parent carries the
+    /// signature of a member of that parent (`Spec/format.md §8.6`). Format 1
+    /// counted any newer unreadable keyring, so a keyless writer stopped
+    /// every device; a link MAC let any holder of the epoch key do it.
+    @Test func attackForgedNewerKeyringCountsOnlyWithAMembersLink() throws {
+        let dir = TemporaryDirectory()
+        let (path, laptop, _, recovery) = try Self.twoDevices(dir, "forged newer")
+        let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
+        let state = try withRecovery.keyState()
+        let head = state.heads[0]
+        let random = SeededRandom(label: "forger")
+
+        // 1. Someone with no key: random links.
+        let opaque = KeyringRecord(
+            publicPart: KeyringPublic(epoch: 2, keyCommit: random.bytes(32), parents: [head.id], links: [random.bytes(KeyringRecord.linkByteCount)],
+                                      isEscrowFree: false, slotEntries: []),
+            nonce: random.bytes(24), sealed: random.bytes(64)).encodedBody()
+        try Self.append(path, [opaque])
+        var onLaptop = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        #expect(onLaptop.unlocked.unreadableNewerEpoch == nil)
+        try onLaptop.add(EntryBody(created: Self.t0, text: "after a keyless forgery"))
+
+        // 2. Someone who holds the epoch key (a passphrase holder, an escrow
+        //    custodian) but is no member: a link that opens, signed by a
+        //    key of its own.
+        let intruder = try Ed25519.KeyPair(using: random)
+        let k2 = EpochKey(epoch: 2, key: try SymmetricKey(using: random))
+        let forged = try KeyringBuilder.body(
+            epochKey: k2, vaultID: withRecovery.vaultID, parents: [KeyringBuilder.Parent(id: head.id, key: head.epochKey!)], isEscrowFree: false,
+            slots: [], content: KeyringContent(members: state.members, blobKey: head.content!.blobKey, created: Self.t0, reason: "rotate"),
+            signer: intruder, random: random)
+        try Self.append(path, [forged])
+        onLaptop = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        #expect(onLaptop.unlocked.unreadableNewerEpoch == nil)
+        try onLaptop.add(EntryBody(created: Self.t0 + 1, text: "after an epoch-key holder's forgery"))
+
+        // 3. A member's keyring the laptop cannot open: the recovery key
+        //    removes the laptop. Now it is removed, and may not write.
+        let reopened = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
+        try reopened.removeDevice(named: "Laptop", now: Self.t0 + Self.day)
+        onLaptop = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        #expect(onLaptop.unlocked.unreadableNewerEpoch != nil)
+        do {
+            try onLaptop.add(EntryBody(created: Self.t0 + 2, text: "refused"))
+            Issue.record("a removed device wrote")
+        } catch {
+            #expect(error.code == "removed_from_vault")
+        }
+    }
+
+    /// The laptop removes the phone; someone restores a copy from before the
+    /// removal, in which the phone is still a member. Format 1 only warned,
+    /// and the next entry was readable by the phone. Now the laptop, which
+    /// remembers the keyring head it trusted, refuses to write to the
+    /// rolled-back file until the newer copy is merged back
+    /// (`Spec/keys.md §7`).
+    @Test func attackRollbackBeforeRemoval() throws {
+        let dir = TemporaryDirectory()
+        let (path, laptop, phone, _) = try Self.twoDevices(dir, "rollback")
+        let store = InMemoryDeviceKeyStore(identity: laptop)
+        let old = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let vault = try Vault.open(at: path, store: store, random: SeededRandom(label: "rollback laptop"), options: fast)
+        try vault.removeDevice(named: "Phone", now: Self.t0 + Self.day)
+        let newer = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+
+        try Data(old).write(to: URL(fileURLWithPath: path))
+        let rolledBack = try Vault.open(at: path, store: store, options: fast)
+        #expect(rolledBack.keyWarnings.map(\.code) == ["rollback_suspected"])
+        do {
+            try rolledBack.add(EntryBody(created: Self.t0 + 2 * Self.day, text: "would be readable by the phone"))
+            Issue.record("a write to the rolled-back file was accepted")
+        } catch {
+            #expect(error.code == "rolled_back")
+        }
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == old)
+        // The phone still reads the rolled-back file, but nothing new.
+        #expect(try KeyTestSupport.texts(path, .device(phone.keyPair)) == [])
+
+        // The remedy: merge the newer copy back; then the laptop writes again.
+        let copy = dir.file("j.sync-conflict-20260102-000000-AAAAAAA.quire")
+        try Data(newer).write(to: URL(fileURLWithPath: copy))
+        _ = try VaultMerge.merge(vaultAt: path, copyAt: copy, credential: .device(laptop.keyPair), options: fast)
+        let merged = try Vault.open(at: path, store: store, options: fast)
+        #expect(merged.keyWarnings.isEmpty)
+        try merged.add(EntryBody(created: Self.t0 + 3 * Self.day, text: "after the merge"))
+        #expect(try KeyTestSupport.texts(path, .device(laptop.keyPair)) == ["after the merge"])
+
+        // A deliberate old copy at another path (a backup) starts its own
+        // memory: it does not warn, and the real vault keeps not warning.
+        let backup = dir.file("backup.quire")
+        try Data(old).write(to: URL(fileURLWithPath: backup))
+        #expect(try Vault.open(at: backup, store: store, options: fast).keyWarnings.isEmpty)
+        #expect(try Vault.open(at: path, store: store, options: fast).keyWarnings.isEmpty)
+    }
+
+    /// A passphrase reads; it does not write, merge or compact (the format
+    /// cannot stop an epoch-key holder from appending an unattested commit:
+    /// vector `attack-passphrase-writes-unattested` shows how readers show
+    /// it). Format 1 let it write verified entries with any device field.
+    @Test func attackPassphraseHolderIsRefusedWrites() throws {
+        let dir = TemporaryDirectory()
+        let (path, _, _, _) = try Self.twoDevices(dir, "passphrase", passphrase: true)
+        let before = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let withPassphrase = try Vault.open(at: path, credential: .passphrase(KeyTestSupport.secret("correct horse")), options: fast)
+        func code(_ body: () throws -> Void) -> String? {
+            do { try body() } catch let e as VaultError { return e.code } catch let e as SyncError { return e.code } catch { return "\(error)" }
+            return nil
+        }
+        #expect(code { try withPassphrase.add(EntryBody(created: Self.t0, text: "not mine to write")) } == "operation_refused")
+        #expect(code { try withPassphrase.rotateKeys(now: Self.t0) } == "operation_refused")
+        #expect(code { try withPassphrase.compact(now: Self.t0) } == "operation_refused")
+        let copy = dir.file("copy.quire")
+        try Data(before).write(to: URL(fileURLWithPath: copy))
+        #expect(code { _ = try VaultMerge.merge(vaultAt: path, copyAt: copy, credential: .passphrase(KeyTestSupport.secret("correct horse")), options: fast) } == "operation_refused")
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == before)
+    }
+
+    /// An enrolled phone writes 70 sibling epoch-2 keyrings: 70 trusted
+    /// heads. Format 1 refused every new-epoch operation over 64 heads, so
+    /// nobody could remove the phone. Now a writer joins heads in chained
+    /// steps of 64: the recovery key removes the phone, one head remains,
+    /// and the phone opens no new epoch.
+    @Test func attackMemberFloodHeadsStillLetsTheRecoveryKeyRemove() throws {
+        let dir = TemporaryDirectory()
+        let (path, _, phone, recovery) = try Self.twoDevices(dir, "flood")
+        let withPhone = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast)
+        let state = try withPhone.keyState()
+        let head = state.heads[0]
+        let random = SeededRandom(label: "flood")
+        var bodies: [[UInt8]] = []
+        for _ in 0..<70 {
+            let key = EpochKey(epoch: 2, key: try SymmetricKey(using: random))
+            var slots: [StoredSlot] = []
+            for m in state.members {
+                let slot: KeySlot = m.role == "recovery"
+                    ? try SlotCrypto.recoverySlot(for: key, recoveryPublicKey: m.publicKey, vaultID: withPhone.vaultID, random: random)
+                    : try SlotCrypto.deviceSlot(for: key, devicePublicKey: m.publicKey, vaultID: withPhone.vaultID, random: random)
+                slots.append(StoredSlot(slot: slot))
+            }
+            bodies.append(try KeyringBuilder.body(
+                epochKey: key, vaultID: withPhone.vaultID, parents: [KeyringBuilder.Parent(id: head.id, key: head.epochKey!)], isEscrowFree: false,
+                slots: slots, content: KeyringContent(members: state.members, blobKey: head.content!.blobKey, created: Self.t0, reason: "rotate"),
+                signer: phone.keyPair, random: random))
+        }
+        // The phone, a member holding the epoch key, commits them (one copy each).
+        try withPhone.file.commit(random: random, options: fast, attestWith: phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
+            for body in bodies {
+                let record = try KeyringRecord(body: body, location: nil)
+                try tx.appendPlaintext(kind: .keyring, keyID: KeyID(commitment: record.publicPart.keyCommit), epoch: 2, body: body, trusted: false)
+            }
+        }
+        let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), random: SeededRandom(label: "flood recovery"), options: fast)
+        #expect(try withRecovery.keyState().heads.count == 70)
+        try withRecovery.removeDevice(named: "Phone", now: Self.t0 + Self.day)
+        let after = try withRecovery.keyState()
+        #expect(after.heads.count == 1)
+        #expect(after.member(withKey: phone.publicKey) == nil)
+        // Every keyring stands: the joins (chained, 64 parents at most) only
+        // join, and the removal, after them, has every flood keyring as an
+        // ancestor; the phone is removed by the last keyring alone.
+        #expect(withRecovery.unlocked.keyrings.allSatisfy { $0.isTrusted })
+        #expect(withRecovery.unlocked.issues == [])
+        try withRecovery.add(EntryBody(created: Self.t0 + 2 * Self.day, text: "after removing the phone"))
+        try withRecovery.rotateKeys(now: Self.t0 + 3 * Self.day)
+        #expect(withRecovery.verify().isIntact)
+        let phoneView = try Vault.open(at: path, credential: .device(phone.keyPair), writable: false, options: fast)
+        #expect(phoneView.unlocked.unreadableNewerEpoch != nil)
+        #expect(try phoneView.entries().map(\.body.text) == [])
+    }
+
+    /// Someone who holds an epoch key re-seals a trusted keyring under 70
+    /// fresh nonces. In format 1 each copy was a new trusted head, and over
+    /// 64 heads every new epoch was refused. Now no copy is trusted (vector
+    /// `attack-reseal-keyring-copies`), and a new epoch is written as usual.
+    @Test func attackResealedKeyringCopiesLeaveANewEpochPossible() throws {
+        let dir = TemporaryDirectory()
+        let (path, laptop, _, _) = try Self.twoDevices(dir, "reseal")
+        let vault = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        let head = try vault.keyState().heads[0]
+        let file = try VaultFile(path: path)
+        let frame = file.structure.frames[head.location.index]
+        let record = try KeyringRecord(body: frame.plaintextBody!, location: nil)
+        let key = head.epochKey!
+        let ad = KeyringRecord.associatedData(vaultID: vault.vaultID, publicBytes: record.publicBytes)
+        let inner = try XChaCha20Poly1305.open(record.sealed, key: try key.subkey(.keyring), nonce: record.nonce, authenticating: ad)
+        let random = SeededRandom(label: "reseal")
+        var copies: [[UInt8]] = []
+        for _ in 0..<70 {
+            let nonce = random.bytes(24)
+            let sealed = XChaCha20Poly1305.seal(inner, key: try key.subkey(.keyring), nonce: nonce, authenticating: ad)
+            copies.append(KeyringRecord(publicPart: record.publicPart, nonce: nonce, sealed: sealed).encodedBody())
+        }
+        try Self.append(path, copies)
+        let reopened = try Vault.open(at: path, credential: .device(laptop.keyPair), random: SeededRandom(label: "reseal rotate"), options: fast)
+        #expect(try reopened.keyState().heads.count == 1)
+        #expect(reopened.unlocked.issues.filter { $0.code == "keyring_unauthenticated" }.count == 70)
+        try reopened.rotateKeys(now: Self.t0 + Self.day)
+        #expect(try reopened.keyState().epoch == 2)
+    }
+
+    /// Two attachments whose sizes fall in one Padmé bucket are stored as
+    /// chunk frames of identical lengths (format 1 padded the final chunk
+    /// only, so lengths told sizes to within 2 KiB).
+    @Test func attackAttachmentSizeIsHiddenWithinItsBucket() throws {
+        let dir = TemporaryDirectory()
+        let (path, laptop, _, _) = try Self.twoDevices(dir, "sizes")
+        let vault = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        func chunkLengths(_ count: Int) throws -> [UInt32] {
+            let before = vault.file.structure.frames.count
+            _ = try Self.store(vault, SeededRandom(label: "size \(count)").bytes(count))
+            return vault.file.structure.frames[before...].filter { $0.header.kind == .blobChunk }.map(\.header.bodyLength)
+        }
+        let a = try chunkLengths(10_000_000), b = try chunkLengths(10_100_000)
+        #expect(a == b)
+        #expect(a.count == Int(Padding.chunkCount(contentByteCount: 10_000_000)))
+    }
+
+    /// A writer refuses to make a passphrase slot below the floor (2 passes,
+    /// 64 MiB): readers accept cheap slots, so only writers keep them out.
+    @Test func attackPassphraseCostIsRefusedToWriters() throws {
+        let dir = TemporaryDirectory()
+        let (path, laptop, _, _) = try Self.twoDevices(dir, "cost")
+        let vault = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        do {
+            try vault.setPassphrase(KeyTestSupport.secret("cheap"), opsLimit: 1, memLimitBytes: 8192, now: Self.t0 + 1)
+            Issue.record("a writer made a passphrase slot below the floor")
+        } catch {
+            #expect(error.code == "kdf_limits_exceeded")
+        }
+        do {
+            try vault.setPassphrase(KeyTestSupport.secret("greedy"), opsLimit: 3, memLimitBytes: 1 << 30, now: Self.t0 + 1)
+            Issue.record("a writer made a passphrase slot over the reader bound")
+        } catch {
+            #expect(error.code == "kdf_limits_exceeded")
+        }
+    }
+
+    /// The root requires a slot kind this writer does not know (a hybrid
+    /// post-quantum slot): it refuses a new epoch rather than drop it.
+    @Test func attackRequiredKindDroppedIsRefusedToWriters() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("pq.quire")
+        let random = SeededRandom(label: "required kind")
+        let recovery = testRecoveryKey("required kind")
+        let signer = try recovery.signingKeyPair()
+        let salt = random.bytes(16)
+        let vaultID = rootVaultID(signer: signer.publicKey, salt: salt)
+        let blobKey = try SymmetricKey(using: random)
+        let key = EpochKey(epoch: 1, key: try SymmetricKey(using: random), blobKey: blobKey)
+        let hybrid = KeySlot.unknown(kind: "hybrid-x25519-ml-kem", fields: CBORMap(text: [("box", .bytes(random.bytes(1200))), ("kind", .text("hybrid-x25519-ml-kem"))]))
+        let body = try KeyringBuilder.body(
+            epochKey: key, vaultID: vaultID, parents: [], isEscrowFree: false, requiredSlotKinds: ["hybrid-x25519-ml-kem"],
+            slots: [StoredSlot(slot: try SlotCrypto.recoverySlot(for: key, recovery: recovery, vaultID: vaultID, random: random)), StoredSlot(slot: hybrid)],
+            vaultSalt: salt,
+            content: KeyringContent(members: [KeyringMember(role: "recovery", publicKey: signer.publicKey, name: "Recovery key", added: Self.t0)],
+                                    blobKey: blobKey, created: Self.t0, reason: "create"),
+            signer: signer, random: random)
+        _ = try VaultFile.create(at: path, vaultID: vaultID, keys: KeySet(single: key), random: random, options: fast, attestWith: signer) {
+            (tx: PendingCommit) throws(FormatError) in
+            try tx.appendKeyring(keyID: key.id, epoch: 1, body: body)
+        }
+        let vault = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
+        let before = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        do {
+            try vault.rotateKeys(now: Self.t0 + 1)
+            Issue.record("a writer dropped a required slot kind")
+        } catch {
+            #expect(error.code == "operation_refused")
+        }
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == before)
+    }
+
+    /// After `compact --rekey` the blob key is new: the same content has
+    /// another blob id, the re-stored manifest lists the old one as an
+    /// alias, references by the old id still resolve, and storing the
+    /// content again deduplicates against the new id. Format 1 kept one blob
+    /// key for life, so a former reader could compute the ids of new content.
+    @Test func attackDedupAfterRekeyUsesTheNewBlobKey() throws {
+        let dir = TemporaryDirectory()
+        let (path, laptop, _, _) = try Self.twoDevices(dir, "dedup")
+        let vault = try Vault.open(at: path, credential: .device(laptop.keyPair), random: SeededRandom(label: "dedup vault"), options: fast)
+        let photo = SeededRandom(label: "photo").bytes(30_000)
+        let old = try Self.store(vault, photo).blob
+        try vault.add(EntryBody(created: Self.t0, text: "photo", attachments: [AttachmentReference(id: [1], blob: old, mediaType: "image/jpeg")]))
+        try vault.compact(CompactionOptions(rekey: true), now: Self.t0 + Self.day)
+        let again = try Self.store(vault, photo)
+        #expect(again.blob != old)
+        guard case .deduplicated = again else {
+            Issue.record("the re-stored photo was stored a second time")
+            return
+        }
+        let manifest = try vault.attachment(again.blob)
+        #expect(manifest.aliases == [old])
+        #expect(try vault.openAttachment(old).readAll() == photo)
+    }
+}
+
