@@ -249,6 +249,40 @@ import Testing
         #expect(late.status == 1, "\(late)")
     }
 
+    /// Spec/keys.md §6.9: the new code opens the vault; the old one reads only
+    /// what was written before, and writes nothing.
+    @Test func recoveryKeyReplaceLocksTheOldCodeOutOfNewEpochs() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        _ = try box.add("before")
+        let bare = try box.quire(["keys", "recovery-key", "Journal.quire"])
+        #expect(bare.status == 64)
+        #expect(bare.stderr.contains("--replace"), "\(bare)")
+        let taken = try box.quire(["keys", "recovery-key", "Journal.quire", "--replace", "--new-recovery-key-file", "recovery.txt"])
+        #expect(taken.status == 1)
+        #expect(taken.stderr.hasPrefix("quire: error: recovery.txt already exists; nothing was changed\n"), "\(taken)")
+        let r = try box.quire(["keys", "recovery-key", "Journal.quire", "--replace", "--new-recovery-key-file", "new.txt", "--json"])
+        #expect(r.status == 0, "\(r)")
+        let j = try r.json()
+        #expect(j["epoch"] as? Int == 2)
+        #expect(j["recoveryKey"] is NSNull)
+        #expect(j["recoveryKeyFile"] as? String == "new.txt")
+        let mode = try FileManager.default.attributesOfItem(atPath: box.path("new.txt"))[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        _ = try box.add("after")
+        let stranger = ["QUIRE_HOME": box.path("stranger")]
+        let fresh = try box.quire(["list", "Journal.quire", "--recovery-key-file", "new.txt"], env: stranger)
+        #expect(fresh.status == 0, "\(fresh)")
+        #expect(fresh.stdout.contains("before") && fresh.stdout.contains("after"), "\(fresh)")
+        let old = try box.quire(["list", "Journal.quire", "--recovery-key-file", "recovery.txt"], env: stranger)
+        #expect(!old.stdout.contains("after"), "\(old)")
+        let oldWrite = try box.quire(["add", "Journal.quire", "by the old code", "--recovery-key-file", "recovery.txt"], env: stranger)
+        #expect(oldWrite.status != 0, "\(oldWrite)")
+        let printed = try box.quire(["keys", "recovery-key", "Journal.quire", "--replace"])
+        #expect(printed.status == 0, "\(printed)")
+        #expect(printed.stdout.contains("New recovery key (shown once"), "\(printed)")
+    }
+
     @Test func deviceCodeAddListRemove() throws {
         let box = try Sandbox()
         try box.makeVault()
@@ -368,7 +402,7 @@ import Testing
             ("init", []), ("add", []), ("list", []), ("show", ["V"]), ("edit", ["V"]), ("rm", ["V"]), ("search", ["V"]),
             ("attachments", ["V"]), ("extract", ["V"]), ("verify", []), ("info", []), ("merge", ["A"]), ("resolve", []),
             ("compact", []), ("import", ["dayone", "S"]), ("export", []), ("keys status", []), ("keys rotate", []),
-            ("keys escrow-free", []), ("keys passphrase", []), ("keys accept-rollback", []), ("device add", ["V"]), ("device remove", ["V"]), ("device list", []),
+            ("keys escrow-free", []), ("keys passphrase", []), ("keys recovery-key", []), ("keys accept-rollback", []), ("device add", ["V"]), ("device remove", ["V"]), ("device list", []),
         ]
         for (name, tooFew) in cases {
             let words = name.split(separator: " ").map(String.init)

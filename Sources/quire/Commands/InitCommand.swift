@@ -53,23 +53,7 @@ struct InitCommand: QuireCommand {
         do { recovery = try RecoveryKey(using: SystemRandom()) } catch { throw CLIFailure("\(error)") }
         // The recovery key file first (new, 0600): if it cannot be written, no vault is made.
         let recoveryFile = recoveryKeyFile?.path
-        if let recoveryFile {
-            do {
-                let f = try SystemFile(path: recoveryFile, mode: .createExclusive(permissions: 0o600))
-                var code = Array((recovery.code() + "\n").utf8)
-                defer { wipe(&code) }
-                try f.write(code, at: 0)
-                try f.sync()
-            } catch {
-                if error.isAlreadyExists {
-                    throw CLIFailure(
-                        "\(recoveryFile) already exists; nothing was changed",
-                        hint: "the recovery key is written only to a new file: choose another name")
-                }
-                throw CLIFailure(
-                    "cannot write the recovery key to \(recoveryFile): \(error); nothing was changed", hint: CLIFailure.hint(for: error))
-            }
-        }
+        if let recoveryFile { try RecoveryKeyFile.write(recovery, to: recoveryFile, nothing: "nothing was changed") }
         var setup = VaultSetup(name: journalName, recoveryKey: recovery, device: device)
         setup.passphrase = secret
         setup.escrow = escrow

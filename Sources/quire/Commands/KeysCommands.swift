@@ -8,7 +8,7 @@ struct KeysCommand: QuireCommand {
         name: "keys", abstract: "the vault's keys: who can decrypt what, and changing them",
         subcommands: [
             KeysStatusCommand.self, KeysRotateCommand.self, KeysEscrowFreeCommand.self, KeysPassphraseCommand.self,
-            KeysAcceptRollbackCommand.self,
+            KeysRecoveryKeyCommand.self, KeysAcceptRollbackCommand.self,
         ],
         section: .keys)
 }
@@ -301,4 +301,76 @@ struct AcceptRollbackJSON: JSONShape {
     let accepted: Bool
 
     static var example: AcceptRollbackJSON { AcceptRollbackJSON(accepted: true) }
+}
+
+/// `quire keys recovery-key --replace [VAULT]`: a new recovery key in place
+/// of the old one (`Spec/keys.md §6.9`).
+struct KeysRecoveryKeyCommand: QuireCommand {
+    static let configuration = CommandConfiguration(
+        name: "keys recovery-key", abstract: "replace the recovery key (--replace)",
+        discussion: """
+            With --replace, makes a new recovery key and shows its code once (or
+            writes it to a new file with --new-recovery-key-file). The old code
+            opens no later epoch: it still reads the records written before,
+            until 'quire compact --rekey'. Any enrolled device, or the old
+            recovery key itself, can do this.
+            """,
+        json: RecoveryKeyJSON.self, jsonNote: "(\"recoveryKey\" is null when it was written to a file.)", unlocks: true)
+
+    @VaultArgument var vault: String
+    @Flag(help: "make a new recovery key; the old one opens no later epoch") var replace: Bool
+    @Option(help: "write the new recovery key to FILE (new, mode 0600) instead of printing it") var newRecoveryKeyFile: FilePath?
+    @OptionGroup var unlock: UnlockOptions
+    @OptionGroup var output: JSONOption
+
+    func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
+        guard replace else { throw c.usage("say --replace to make a new recovery key in place of the old one") }
+        try Unlock.requireVault(vault)
+        let file = newRecoveryKeyFile?.path
+        if let file { try Paths.requireParentFolder(file, nothing: "nothing was changed") }
+        let opened = try Unlock.open(vault, unlock, out: c.out)
+        let recovery: RecoveryKey
+        let publicKey: [UInt8]
+        do {
+            recovery = try RecoveryKey(using: SystemRandom())
+            publicKey = try recovery.publicKey()
+        } catch { throw CLIFailure("cannot make a recovery key: \(error); nothing was changed") }
+        // The file first (new, 0600): if it cannot be written, the keys stay as they are.
+        if let file { try RecoveryKeyFile.write(recovery, to: file, nothing: "nothing was changed") }
+        let epoch: UInt32
+        do {
+            try opened.vault.changeKeys(.replaceRecoveryKey(newRecoveryPublicKey: publicKey))
+            epoch = try opened.vault.keyState().epoch
+        } catch {
+            if let file { try? FileSystem.remove(file) }
+            throw .vault(error, path: vault)
+        }
+        let out = c.out
+        out.line("replaced the recovery key: from epoch \(epoch) only the new one opens \(vault)")
+        if let file {
+            out.line("The new recovery key was written to \(file) (mode 0600). Copy it somewhere safe, away")
+            out.line("from this device, then delete the file.")
+        } else if !out.json {
+            out.line()
+            out.line("New recovery key (shown once; write it down and keep it away from this device):")
+            out.line()
+            out.line("    \(recovery.code())")
+            out.line()
+        }
+        out.line("The old code still reads what was written before; 'quire compact --rekey' ends that.")
+        out.emit(RecoveryKeyJSON(epoch: epoch, recoveryKey: file == nil ? recovery.code() : nil, recoveryKeyFile: file))
+        return .success
+    }
+}
+
+/// What `quire keys recovery-key --replace --json` prints.
+struct RecoveryKeyJSON: JSONShape {
+    /// The epoch the new recovery key opens from.
+    let epoch: UInt32
+    /// The new code, when it was not written to a file.
+    @OrNull var recoveryKey: String?
+    /// The file the new code was written to.
+    @OrNull var recoveryKeyFile: String?
+
+    static var example: RecoveryKeyJSON { RecoveryKeyJSON(epoch: 2, recoveryKey: nil, recoveryKeyFile: nil) }
 }
