@@ -41,7 +41,8 @@ test: deps
 
 # One vault shared by two Syncthing instances on 127.0.0.1 (Debian package
 # syncthing, installed here when missing): a forced conflict copy is folded
-# back and both sides must end with byte-identical files (Spec/merge.md §4).
+# back and both sides must end with byte-identical files (Spec/merge.md §4);
+# then again with one side compacting with a rekey while apart (§6).
 test-sync: deps
 	@dpkg-query -W -f='$${Status}' syncthing 2>/dev/null | grep -q "install ok installed" || { \
 	  echo "make test-sync: installing syncthing"; \

@@ -7,6 +7,7 @@
 //   quire-sync-helper create VAULT NAME    a new vault with this device and a recovery key
 //   quire-sync-helper enroll VAULT CODE NAME
 //   quire-sync-helper add VAULT TEXT
+//   quire-sync-helper compact VAULT        compact with a rekey (a new epoch; old revisions dropped)
 //   quire-sync-helper fold VAULT           fold every conflict copy in; prints what happened
 //   quire-sync-helper list VAULT           the entries' texts, sorted, one per line
 
@@ -20,7 +21,7 @@ func fail(_ message: String) -> Never {
 }
 
 let args = Array(CommandLine.arguments.dropFirst())
-guard let command = args.first else { fail("usage: code|create|enroll|add|fold|list …") }
+guard let command = args.first else { fail("usage: code|create|enroll|add|compact|fold|list …") }
 do {
     let store = try FileDeviceKeyStore.standard()
     let now = ProcessStats.wallClockMilliseconds()
@@ -38,6 +39,9 @@ do {
     case ("add", 3):
         let revision = try Vault.open(at: args[1], store: store).add(EntryBody(created: now, text: args[2]))
         print("added \(revision.entryID)")
+    case ("compact", 2):
+        let report = try Vault.open(at: args[1], store: store).compact(CompactionOptions(rekey: true))
+        print("compacted \(args[1]): \(report.bytesBefore) → \(report.bytesAfter) bytes")
     case ("fold", 2):
         let report = try Vault.open(at: args[1], store: store).foldConflictCopies()
         for c in report.copies {
@@ -52,7 +56,7 @@ do {
     case ("list", 2):
         for e in try Vault.open(at: args[1], store: store, writable: false).entries().map(\.body.text).sorted() { print(e) }
     default:
-        fail("usage: code NAME | create VAULT NAME | enroll VAULT CODE NAME | add VAULT TEXT | fold VAULT | list VAULT")
+        fail("usage: code NAME | create VAULT NAME | enroll VAULT CODE NAME | add VAULT TEXT | compact VAULT | fold VAULT | list VAULT")
     }
 } catch {
     fail("\(error)")

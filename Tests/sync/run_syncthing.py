@@ -197,42 +197,52 @@ def main():
         wait_for("the vault to reach the desktop", lambda: read(b.vault()) == read(a.vault()), [a, b])
         log("the desktop has the vault")
 
-        # Both offline; each side writes; then both reconnect.
-        for n in (a, b):
-            n.post("/rest/system/pause")
-        time.sleep(1)
-        a.helper(helper, "add", a.vault(), "written on the laptop while apart")
-        time.sleep(1.1)  # distinct modification times
-        b.helper(helper, "add", b.vault(), "written on the desktop while apart")
-        # Each side must have indexed its own change before they reconnect,
-        # or Syncthing would take the other's file as a plain update.
-        wait_for("each side to index its own change", lambda: all(n.indexed_size() == os.path.getsize(n.vault()) for n in (a, b)), [a, b])
-        for n in (a, b):
-            n.post("/rest/system/resume")
-        wait_for("Syncthing to keep a conflict copy", lambda: a.conflicts() or b.conflicts(), [a, b])
-        side = a if a.conflicts() else b
-        log(f"Syncthing kept {side.conflicts()[0]} on the {side.name}")
-        # Let the conflict copy settle on both sides before folding.
-        wait_for("the conflict copy on both sides", lambda: a.conflicts() == b.conflicts() and read(a.vault()) == read(b.vault()), [a, b])
-
-        report = side.helper(helper, "fold", side.vault()).strip()
-        log(f"fold on the {side.name}: {report}")
-        if "deleted" not in report:
-            raise RuntimeError("the fold did not delete the conflict copy")
-        wait_for("both sides to hold the merged vault and no conflict copy",
-                 lambda: not a.conflicts() and not b.conflicts() and read(a.vault()) == read(b.vault()), [a, b])
-        # A few more scans: the merge must not start a storm of new conflicts.
-        for _ in range(3):
+        expected = ["written before syncing"]
+        # Round 1: both offline, each side writes, both reconnect.
+        # Round 2: the same, but the laptop also compacts with a rekey while
+        # apart (the file is rewritten under a new epoch) — the everyday case
+        # of Spec/merge.md §6 that must not break sync.
+        for round, laptop_ops in ((1, ["add"]), (2, ["add", "compact"])):
             for n in (a, b):
-                n.scan()
+                n.post("/rest/system/pause")
             time.sleep(1)
-        if a.conflicts() or b.conflicts() or read(a.vault()) != read(b.vault()):
-            raise RuntimeError("a new conflict appeared after the fold")
-        expected = ["written before syncing", "written on the desktop while apart", "written on the laptop while apart"]
-        for n in (a, b):
-            got = n.helper(helper, "list", n.vault()).splitlines()
-            if got != expected:
-                raise RuntimeError(f"{n.name} lists {got}, expected {expected}")
+            for op in laptop_ops:
+                if op == "add":
+                    a.helper(helper, "add", a.vault(), f"written on the laptop while apart ({round})")
+                else:
+                    log(f"laptop: {a.helper(helper, 'compact', a.vault()).strip()}")
+            time.sleep(1.1)  # distinct modification times
+            b.helper(helper, "add", b.vault(), f"written on the desktop while apart ({round})")
+            expected += [f"written on the laptop while apart ({round})", f"written on the desktop while apart ({round})"]
+            # Each side must have indexed its own change before they reconnect,
+            # or Syncthing would take the other's file as a plain update.
+            wait_for("each side to index its own change", lambda: all(n.indexed_size() == os.path.getsize(n.vault()) for n in (a, b)), [a, b])
+            for n in (a, b):
+                n.post("/rest/system/resume")
+            wait_for("Syncthing to keep a conflict copy", lambda: a.conflicts() or b.conflicts(), [a, b])
+            side = a if a.conflicts() else b
+            log(f"round {round}: Syncthing kept {side.conflicts()[0]} on the {side.name}")
+            # Let the conflict copy settle on both sides before folding.
+            wait_for("the conflict copy on both sides", lambda: a.conflicts() == b.conflicts() and read(a.vault()) == read(b.vault()), [a, b])
+
+            report = side.helper(helper, "fold", side.vault()).strip()
+            log(f"fold on the {side.name}: {report}")
+            if "deleted" not in report:
+                raise RuntimeError("the fold did not delete the conflict copy")
+            wait_for("both sides to hold the merged vault and no conflict copy",
+                     lambda: not a.conflicts() and not b.conflicts() and read(a.vault()) == read(b.vault()), [a, b])
+            # A few more scans: the merge must not start a storm of new conflicts.
+            for _ in range(3):
+                for n in (a, b):
+                    n.scan()
+                time.sleep(1)
+            if a.conflicts() or b.conflicts() or read(a.vault()) != read(b.vault()):
+                raise RuntimeError("a new conflict appeared after the fold")
+            expected.sort()
+            for n in (a, b):
+                got = n.helper(helper, "list", n.vault()).splitlines()
+                if got != expected:
+                    raise RuntimeError(f"{n.name} lists {got}, expected {expected}")
         log(f"both sides hold all {len(expected)} entries in byte-identical files ({len(read(a.vault()))} bytes); no conflict copy left")
         log("passed")
         return 0
