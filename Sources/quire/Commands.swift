@@ -66,7 +66,8 @@ let commandTable: [CommandSpec] = [
             command that takes an entry id accepts any unique prefix of 4 or more.
 
             JSON: {"count", "entries": [{"id", "created", "timeZone", "title",
-            "tags", "journal", "mood", "starred", "attachments", "conflict"}]}
+            "tags", "journal", "mood", "starred", "attachments", "conflict"}],
+            "unreadRecords": {"count", "records": [{"code", "offset", "frame", "message"}]}}
             """),
     CommandSpec(
         name: "show", operands: "VAULT ID", summary: "one entry in full", operandCount: 2...2,
@@ -75,7 +76,7 @@ let commandTable: [CommandSpec] = [
             JSON: {"id", "created", "modified", "timeZone", "allDay", "text", "tags",
             "journal", "mood", "starred", "pinned", "location", "weather",
             "attachments": [{"id", "mediaType", "fileName", "byteCount"}],
-            "revisions", "conflictingRevisions", "verified"}
+            "revisions", "conflictingRevisions", "verified", "unreadRecords"}
             """),
     CommandSpec(
         name: "edit", operands: "VAULT ID [TEXT | -]", summary: "replace an entry's text (and tags, date or mood)", operandCount: 2...3,
@@ -214,11 +215,15 @@ let commandTable: [CommandSpec] = [
         options: [
             OptionSpec(name: "format", value: "FORMAT", help: "md, json, dayone, html, epub or pdf"),
             OptionSpec(name: "output", short: "o", value: "OUT", help: "the file (or folder, for md) to write; must not exist"),
+            OptionSpec(name: "partial", help: "export what can be read when some records cannot be"),
         ] + Options.filters + Options.unlock + [Options.json],
         details: """
-            Decrypted on this device; nothing but OUT is written.
+            Decrypted on this device; nothing but OUT is written. When records
+            cannot be read (damage: see 'quire verify'), nothing is exported
+            unless --partial is given; the output then says it is partial.
 
-            JSON: {"format", "path", "entries", "attachments", "bytes"}
+            JSON: {"format", "path", "entries", "attachments", "bytes", "partial",
+            "unreadRecords": {"count", "records": [{"code", "offset", "frame", "message"}]}}
             """),
     CommandSpec(
         name: "keys status", operands: "VAULT", summary: "who can decrypt what, derived from the file", operandCount: 1...1,

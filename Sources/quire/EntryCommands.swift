@@ -69,8 +69,10 @@ func readEntries(_ c: Context, path: String) throws(CLIFailure) -> (OpenedVault,
 }
 
 /// `quire: warning:` lines for records the entries shown leave out: newer
-/// records this key cannot read (a removed device), damaged regions and
-/// commits that did not verify, entries shown unverified.
+/// records this key cannot read (a removed device), records that could not
+/// be read (damaged, altered, or cut out: ``Vault/unreadRecords()``, counted
+/// by the library in the same pass that read the entries), entries shown
+/// unverified.
 func warnAboutUnreadRecords(_ vault: Vault, entries: [EntrySnapshot], path: String, out: Output) {
     let unlocked = vault.unlocked
     let s = vault.file.structure
@@ -84,28 +86,57 @@ func warnAboutUnreadRecords(_ vault: Vault, entries: [EntrySnapshot], path: Stri
                 + "this device was removed from the vault (epoch \(newer)), so what is shown stops there. "
                 + "Open the vault on a device still enrolled, or with --recovery-key-file FILE")
     }
-    var damaged = s.damagedRegions.count
-    for (g, status) in vault.file.commits.statuses.enumerated() where status == .mismatch || { if case .stale = status { true } else { false } }() {
-        damaged += s.groups[g].members.count
-    }
+    let unread = (try? vault.unreadRecords()) ?? UnreadRecords()
+    // Records of a newer epoch are said above, for a removed device.
+    let damaged = unread.records.filter { unlocked.unreadableNewerEpoch == nil || $0.code != "unknown_epoch" }
     let unverified = entries.filter { !$0.isVerified }.count
-    if damaged > 0 {
-        out.warning("\(plural(damaged, "record")) in \(path) may be damaged or unreadable; run 'quire verify \(path)'")
-    } else if unverified > 0 {
+    if !damaged.isEmpty {
+        out.warning("\(unreadSummary(damaged, path: path)); what is shown leaves them out. Run 'quire verify \(path)'")
+    }
+    if unverified > 0 {
         out.warning("\(plural(unverified, "entry", "entries")) shown could not be verified; run 'quire verify \(path)'")
     }
 }
 
-func printEntryList(_ entries: [EntrySnapshot], _ c: Context) {
+/// `2 records in PATH could not be read (frame 8 at byte 2110: authentication_failed; …)`.
+func unreadSummary(_ records: [UnreadRecords.Record], path: String) -> String {
+    let places = records.prefix(5).map { r -> String in
+        let place = [r.frameIndex.map { "frame \($0)" }, r.offset.map { "byte \($0)" }].compactMap { $0 }.joined(separator: " at ")
+        return "\(place.isEmpty ? "the file" : place): \(r.code)"
+    }
+    let more = records.count > 5 ? "; and \(records.count - 5) more" : ""
+    return "\(plural(records.count, "record")) in \(path) could not be read (\(places.joined(separator: "; "))\(more))"
+}
+
+/// The JSON every command that reads entries prints: `{"count", "records":
+/// [{"code", "offset", "frame", "message"}]}` (`Spec/cli-json.md`).
+func unreadJSON(_ unread: UnreadRecords) -> [String: Any] {
+    [
+        "count": unread.count,
+        "records": unread.records.map { r -> [String: Any] in
+            [
+                "code": r.code, "offset": r.offset.map { Int($0) as Any } ?? NSNull(), "frame": r.frameIndex.map { $0 as Any } ?? NSNull(),
+                "message": r.message,
+            ]
+        },
+    ]
+}
+
+/// ``unreadJSON(_:)`` for an open vault (empty when the index cannot be read).
+func unreadJSON(_ vault: Vault) -> [String: Any] {
+    unreadJSON((try? vault.unreadRecords()) ?? UnreadRecords())
+}
+
+func printEntryList(_ entries: [EntrySnapshot], _ c: Context, vault: Vault) {
     for e in entries { c.out.line(EntryFormat.line(e, out: c.out)) }
     // The summaries are made only when they are printed.
-    if c.out.json { c.out.emit(["count": entries.count, "entries": entries.map(EntryFormat.summary)]) }
+    if c.out.json { c.out.emit(["count": entries.count, "entries": entries.map(EntryFormat.summary), "unreadRecords": unreadJSON(vault)]) }
 }
 
 /// `quire list VAULT`.
 func listCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
-    let (_, entries) = try readEntries(c, path: c.operand(0)!)
-    printEntryList(try EntryFormat.filter(entries, c), c)
+    let (opened, entries) = try readEntries(c, path: c.operand(0)!)
+    printEntryList(try EntryFormat.filter(entries, c), c, vault: opened.vault)
     return .success
 }
 
@@ -113,13 +144,13 @@ func listCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
 func searchCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     let query = c.operand(1)!
     guard !query.isEmpty else { throw c.usage("the query is empty") }
-    let (_, entries) = try readEntries(c, path: c.operand(0)!)
+    let (opened, entries) = try readEntries(c, path: c.operand(0)!)
     let found = try EntryFormat.filter(entries, c).filter { e in
         e.body.text.range(of: query, options: [.caseInsensitive]) != nil
             || e.body.tags.contains { $0.range(of: query, options: [.caseInsensitive]) != nil }
             || e.body.journal.range(of: query, options: [.caseInsensitive]) != nil
     }
-    printEntryList(found, c)
+    printEntryList(found, c, vault: opened.vault)
     return .success
 }
 
@@ -152,7 +183,9 @@ func showCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     if !e.isVerified { c.out.line("verified: no: the commit holding this revision did not verify; see 'quire verify'") }
     c.out.line()
     c.out.line(b.text)
-    c.out.emit(EntryFormat.full(e, vault: opened.vault))
+    var shown = EntryFormat.full(e, vault: opened.vault)
+    shown["unreadRecords"] = unreadJSON(opened.vault)
+    c.out.emit(shown)
     return .success
 }
 
@@ -166,6 +199,7 @@ func editCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     let opened = try Unlock.open(path, c.args, out: c.out)
     let entries: [EntrySnapshot]
     do { entries = try opened.vault.entries() } catch { throw .vault(error, path: path) }
+    warnAboutUnreadRecords(opened.vault, entries: entries, path: path, out: c.out)
     let e = try EntryFormat.resolve(c.operand(1)!, in: entries)
     var body = e.body
     if let text = try EntryText.from(c, operand: 2, initial: body.text, optional: changesFields) { body.text = text }
@@ -196,6 +230,7 @@ func removeCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     let opened = try Unlock.open(path, c.args, out: c.out)
     let entries: [EntrySnapshot]
     do { entries = try opened.vault.entries() } catch { throw .vault(error, path: path) }
+    warnAboutUnreadRecords(opened.vault, entries: entries, path: path, out: c.out)
     let e = try EntryFormat.resolve(c.operand(1)!, in: entries)
     do { try opened.vault.delete(e.id) } catch { throw .vault(error, path: path) }
     c.out.line("deleted \(EntryFormat.short(e.id)) (\(EntryFormat.title(e.body.text, limit: 40)))")
@@ -212,7 +247,10 @@ func attachmentsCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         c.out.line("\(c.out.colour(EntryFormat.short(ref.blob), "33"))  \(ref.mediaType)  \(size)\(ref.fileName.isEmpty ? "" : "  " + ref.fileName)")
     }
     if e.body.attachments.isEmpty && !c.out.json { c.out.note("entry \(EntryFormat.short(e.id)) has no attachments") }
-    c.out.emit(["entry": e.id.description, "attachments": e.body.attachments.map { EntryFormat.attachment($0, vault: opened.vault) }])
+    c.out.emit([
+        "entry": e.id.description, "attachments": e.body.attachments.map { EntryFormat.attachment($0, vault: opened.vault) },
+        "unreadRecords": unreadJSON(opened.vault),
+    ])
     return .success
 }
 
@@ -272,7 +310,7 @@ func extractCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         throw CLIFailure("cannot write \(output): \(error)")
     }
     c.out.line("wrote \(output) (\(formatBytes(written)), \(ref.mediaType))")
-    c.out.emit(["id": blob.description, "path": output, "byteCount": Int(written), "mediaType": ref.mediaType])
+    c.out.emit(["id": blob.description, "path": output, "byteCount": Int(written), "mediaType": ref.mediaType, "unreadRecords": unreadJSON(opened.vault)])
     return .success
 }
 

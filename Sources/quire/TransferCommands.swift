@@ -81,6 +81,18 @@ func exportCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     }
     if let since = filter.since, let until = filter.until, since >= until { throw c.usage("--since is not before --until: no entry can match") }
     let opened = try Unlock.open(path, c.args, out: c.out, writable: false)
+    // An export is complete or says it is not: records that cannot be read
+    // refuse it (nothing written) unless --partial asks for what can be read.
+    opened.vault.retainsEntryBodies = false
+    let unread: UnreadRecords
+    do { unread = try opened.vault.unreadRecords() } catch { throw .vault(error, path: path) }
+    let partial = c.args.has("partial")
+    if !unread.isEmpty && !partial {
+        throw CLIFailure(
+            "\(unreadSummary(unread.records, path: path)); nothing was exported",
+            hint: "restore them from another copy ('quire merge \(path) COPY'; 'quire verify \(path)' lists them), or export what can be read with --partial",
+            code: "records_unreadable")
+    }
     let progress = ProgressBar("exporting \(name)")
     progress.start()
     let report: ExportReport
@@ -97,7 +109,11 @@ func exportCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         throw .exporting(error)
     }
     progress.finish()
-    c.out.line("exported \(plural(report.entries, "entry", "entries")) and \(plural(report.attachments, "attachment")) to \(output) (\(formatBytes(report.bytes)))")
+    let partText = unread.isEmpty ? "" : ": a PARTIAL export (--partial)"
+    c.out.line("exported \(plural(report.entries, "entry", "entries")) and \(plural(report.attachments, "attachment")) to \(output) (\(formatBytes(report.bytes)))\(partText)")
+    if !unread.isEmpty {
+        c.out.warning("partial export: \(unreadSummary(unread.records, path: path)) and are not in \(output)")
+    }
     let filtered = filter.since != nil || filter.until != nil || !filter.tags.isEmpty || !filter.journals.isEmpty
     if report.entries == 0 && filtered { c.out.warning("no entries match the filters; \(output) holds none") }
     if report.missingAttachments > 0 {
@@ -105,7 +121,7 @@ func exportCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     }
     c.out.emit([
         "format": name, "path": output, "entries": report.entries, "attachments": report.attachments, "bytes": Int(report.bytes),
-        "missingAttachments": report.missingAttachments,
+        "missingAttachments": report.missingAttachments, "partial": !unread.isEmpty, "unreadRecords": unreadJSON(unread),
     ])
     return .success
 }

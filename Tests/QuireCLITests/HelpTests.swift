@@ -127,7 +127,8 @@ Dates are local (TZ). Ids are shown by their first 8 hex digits; every
 command that takes an entry id accepts any unique prefix of 4 or more.
 
 JSON: {"count", "entries": [{"id", "created", "timeZone", "title",
-"tags", "journal", "mood", "starred", "attachments", "conflict"}]}
+"tags", "journal", "mood", "starred", "attachments", "conflict"}],
+"unreadRecords": {"count", "records": [{"code", "offset", "frame", "message"}]}}
 
 Unlocking: this device's key; else --recovery-key-file or --passphrase-file;
 else, on a terminal, a prompt for the recovery key or the passphrase.
