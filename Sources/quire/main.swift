@@ -105,4 +105,6 @@ func dispatch(_ c: Context) throws(CLIFailure) -> ExitCode {
     }
 }
 
+// Decrypted entries and keys are in this process's memory: never in a core dump.
+ProcessHardening.disableCoreDumps()
 exit(run(Array(CommandLine.arguments.dropFirst())).rawValue)
