@@ -88,8 +88,22 @@ enum Unlock {
             var typed = try Prompt.secret("\(who)\nType the recovery key or the passphrase: ")
             defer { wipe(&typed) }
             let text = String(decoding: typed, as: UTF8.self)
-            if looksLikeRecoveryCode(text) { return try openWithRecoveryCode(text, path: path, writable: writable, out: out) }
-            return try openWithPassphrase(typed, path: path, writable: writable, out: out)
+            // 56 letters and digits may be a recovery key or a passphrase:
+            // try the recovery key when it parses as one, then the passphrase.
+            let shapedLikeACode = looksLikeRecoveryCode(text)
+            if shapedLikeACode, let key = try? RecoveryKey(code: text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                do { return try openWithRecoveryKey(key, path: path, writable: writable, out: out) } catch {
+                    guard error.code == "wrong_recovery_key" else { throw error }
+                }
+            }
+            do { return try openWithPassphrase(typed, path: path, writable: writable, out: out) } catch {
+                guard shapedLikeACode, error.code == "wrong_passphrase" else { throw error }
+                // Never quote what was typed: it is one secret or the other.
+                throw CLIFailure(
+                    "what was typed opens \(path) neither as its recovery key nor as its passphrase",
+                    hint: "check it and try again: a recovery key is 56 letters and digits in groups of 4 (dashes and spaces optional); a passphrase is compared exactly, including case",
+                    code: "wrong_passphrase")
+            }
         }
         if deviceName == nil {
             throw CLIFailure(
@@ -113,7 +127,17 @@ enum Unlock {
 
     static func openWithRecoveryCode(_ code: String, path: String, writable: Bool, out: Output) throws(CLIFailure) -> OpenedVault {
         let key: RecoveryKey
-        do { key = try RecoveryKey(code: code.trimmingCharacters(in: .whitespacesAndNewlines)) } catch { throw .vault(.keys(error), path: path) }
+        do { key = try RecoveryKey(code: code.trimmingCharacters(in: .whitespacesAndNewlines)) } catch {
+            // The library names the offending character; a secret's characters are never printed.
+            throw CLIFailure(
+                "the recovery key is not valid: it has a wrong length, a character a recovery key never has, or a checksum that does not match (none of its characters is shown)",
+                hint: "a recovery key is 56 letters and digits in groups of 4; dashes and spaces are optional; copy it without other characters (such as a non-breaking space)",
+                code: error.code)
+        }
+        return try openWithRecoveryKey(key, path: path, writable: writable, out: out)
+    }
+
+    static func openWithRecoveryKey(_ key: RecoveryKey, path: String, writable: Bool, out: Output) throws(CLIFailure) -> OpenedVault {
         do {
             let vault = try Vault.open(at: path, credential: .recoveryKey(key), writable: writable)
             warn(vault, out: out)
