@@ -205,7 +205,8 @@ func infoCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     var slots: [String: Int] = [:]
     for slot in latest?.publicPart.slots ?? [] { slots[slot.kind, default: 0] += 1 }
     let passphrases = (latest?.publicPart.slots ?? []).compactMap { slot -> [String: Any]? in
-        if case let .passphrase(_, ops, mem, _, _) = slot { return ["opsLimit": Int(ops), "memLimitBytes": Int(mem)] }
+        // The costs as stored (any UInt64, unchecked until a key is tried): never converted to Int.
+        if case let .passphrase(_, ops, mem, _, _) = slot { return ["opsLimit": NSNumber(value: ops), "memLimitBytes": NSNumber(value: mem)] }
         return nil
     }
     let copyDamaged: Bool
@@ -224,7 +225,10 @@ func infoCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
             c.out.line("key heads:    \(heads.count) concurrent keyrings (copies changed keys apart; the next key change joins them)")
         }
         c.out.line("escrow-free:  \(latest.publicPart.isEscrowFree ? "yes" : "no")")
-        for p in passphrases { c.out.line("passphrase:   Argon2id, \(p["opsLimit"]!) passes, \(formatBytes(UInt64(p["memLimitBytes"] as! Int)))") }
+        for p in passphrases {
+            let ops = (p["opsLimit"] as? NSNumber)?.uint64Value ?? 0, mem = (p["memLimitBytes"] as? NSNumber)?.uint64Value ?? 0
+            c.out.line("passphrase:   Argon2id, \(ops) passes, \(formatBytes(mem))")
+        }
     } else {
         c.out.line("keyrings:     none intact")
     }
