@@ -11,10 +11,17 @@ public struct WriteOptions: Sendable {
     /// with ``FormatError/locked(path:seconds:)``, in seconds. Default 60.
     public var lockTimeoutSeconds: Double
 
+    /// How long the file must stay unchanged (size and modification time)
+    /// before a writer cuts a torn tail, in seconds (`Spec/format.md §10.3`):
+    /// a sync tool may still be writing another device's append in place.
+    /// Default 2.
+    public var tornTailQuietSeconds: Double
+
     /// Options with `synchronous` on by default.
-    public init(synchronous: Bool = true, lockTimeoutSeconds: Double = 60) {
+    public init(synchronous: Bool = true, lockTimeoutSeconds: Double = 60, tornTailQuietSeconds: Double = 2) {
         self.synchronous = synchronous
         self.lockTimeoutSeconds = lockTimeoutSeconds
+        self.tornTailQuietSeconds = tornTailQuietSeconds
     }
 }
 
