@@ -189,6 +189,13 @@ extension VaultFile {
             let more = try synchronizeLocked()
             external = external.lowerBound..<more.upperBound
         }
+        if !leftoversChecked {
+            // Under the lock on the file the path names, no merge or
+            // compaction of it is running: its temporary files are a killed
+            // writer's.
+            leftoversChecked = true
+            Leftovers.removeStale(besideVault: path, holdingLock: true)
+        }
         let start = structure.committedEnd
         let pending = PendingCommit(vault: self, key: key, random: random, start: start)
         pending.externalFrames = external

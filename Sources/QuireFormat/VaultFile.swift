@@ -62,6 +62,9 @@ public final class VaultFile: @unchecked Sendable {
     /// An unknown critical kind under a recovered commit: the vault must not
     /// be opened (`Spec/format.md §4.3`).
     public internal(set) var recoveredUnknownCriticalKind: (FrameLocation, UInt8)?
+    /// True once a commit through this handle looked for a killed writer's
+    /// temporary files beside the vault (``Leftovers``).
+    var leftoversChecked = false
 
     /// The vault id from the header.
     public var vaultID: VaultID { structure.header.vaultID }
@@ -108,7 +111,8 @@ public final class VaultFile: @unchecked Sendable {
         build: (PendingCommit) throws(FormatError) -> Void
     ) throws(FormatError) -> VaultFile {
         if FileSystem.exists(path) { throw .alreadyExists(path: path) }
-        let temporary = path + ".tmp-\(FileSystem.processID)-\(hex(random.bytes(6)))"
+        Leftovers.removeStale(besideVault: path, holdingLock: false)
+        let temporary = Leftovers.temporaryPath(for: path, random: random)
         let file: SystemFile
         do {
             file = try SystemFile(path: temporary, mode: .createExclusive(permissions: 0o600))

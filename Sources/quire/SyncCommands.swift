@@ -17,18 +17,25 @@ func mergeCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     }
     let opened = try Unlock.open(a, c.args, out: c.out, writable: false)
     let credential = opened.credential
+    // -o OUT: the merge is made in a temporary file beside OUT, and OUT
+    // appears only when it is complete (never partial on a full disk or a kill).
+    var temporary: String?
     if target != a {
-        do { try FileManager.default.copyItem(atPath: a, toPath: target) } catch {
-            let reason = Paths.describe(error)
+        Leftovers.removeStale(besideVault: target, holdingLock: false)
+        let temp = Leftovers.temporaryPath(for: target, random: SystemRandom())
+        do { try copyWhole(a, to: temp) } catch {
+            try? FileSystem.remove(temp)
+            let reason = error.description
             throw CLIFailure("cannot write \(target) (\(reason)); nothing was written", hint: Paths.hint(forMessage: reason) ?? "check the folder exists and can be written")
         }
+        temporary = temp
     }
     let progress = ProgressBar("merging \(b) into \(target)")
     progress.start()
     let report: MergeReport
-    do { report = try VaultMerge.merge(vaultAt: target, copyAt: b, credential: credential) } catch {
+    do { report = try VaultMerge.merge(vaultAt: temporary ?? a, copyAt: b, credential: credential) } catch {
         progress.finish()
-        if target != a { try? FileSystem.remove(target) }
+        if let temporary { try? FileSystem.remove(temporary) }
         var f = CLIFailure.vault(.sync(error), path: a)
         if error.code == "not_a_vault" || error.code == "truncated_header" || f.message.contains("not a Quire vault") {
             f.hint = "\(b) is not a Quire vault: give a copy of \(a) (a backup, or a sync tool's conflicted copy)"
@@ -38,6 +45,19 @@ func mergeCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         throw f
     }
     progress.finish()
+    if let temporary {
+        do {
+            try FileSystem.link(temporary, to: target)
+            try? FileSystem.remove(temporary)
+            try FileSystem.syncDirectory(FileSystem.directory(of: target))
+        } catch {
+            try? FileSystem.remove(temporary)
+            if FileSystem.nameExists(target) && !error.isAlreadyExists { throw CLIFailure("\(target) was written, but its folder could not be flushed: \(error)") }
+            throw CLIFailure("cannot write \(target) (\(error)); nothing was written", hint: error.isAlreadyExists ? "something else made \(target) meanwhile; choose a new name for -o" : nil)
+        }
+    } else if report.changed {
+        sayWhenALinkWasFollowed(a, c)
+    }
     if report.changed {
         var s = "merged \(b) into \(target): \(plural(report.framesAdded, "record")) added in \(plural(report.commitsWritten, "commit"))"
         if report.framesCarriedUnopened > 0 { s += " (\(report.framesCarriedUnopened) carried unopened)" }
@@ -75,6 +95,7 @@ func resolveCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         throw .vault(error, path: path)
     }
     progress.finish()
+    if report.copies.contains(where: { ($0.merge?.changed ?? false) }) { sayWhenALinkWasFollowed(path, c) }
     var failed = false
     var rows: [[String: Any]] = []
     for copy in report.copies {
@@ -128,6 +149,7 @@ func compactCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         throw .vault(error, path: path)
     }
     progress.finish()
+    sayWhenALinkWasFollowed(path, c)
     c.out.line("compacted \(path): \(formatBytes(report.bytesBefore)) → \(formatBytes(report.bytesAfter)); revisions \(report.revisionsBefore) → \(report.revisionsAfter); attachments kept \(report.attachmentsKept), dropped \(report.attachmentsDropped)")
     if let epoch = report.rekeyedEpoch {
         c.out.line("rekeyed: everything is sealed under epoch \(epoch); removed devices and former keys open nothing in this file (older copies elsewhere are unchanged)")
@@ -138,4 +160,28 @@ func compactCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         "rekeyedEpoch": report.rekeyedEpoch.map { Int($0) as Any } ?? NSNull(),
     ])
     return .success
+}
+
+/// A rewrite through a symbolic link replaces the file it points to and
+/// keeps the link (Spec/merge.md §3.4): said, since the file changed is not
+/// the one named.
+func sayWhenALinkWasFollowed(_ path: String, _ c: Context) {
+    guard FileSystem.isSymbolicLink(path) else { return }
+    let destination = FileSystem.symbolicLinkDestination(path) ?? FileSystem.resolvingSymbolicLinks(path)
+    c.out.line("\(path) is a symbolic link to \(destination): that file was rewritten and the link kept")
+}
+
+/// Copies the file at `source` to a new file `destination` (mode 0600,
+/// created exclusively), flushed.
+func copyWhole(_ source: String, to destination: String) throws(SystemError) {
+    let input = try SystemFile(path: source, mode: .readOnly)
+    let output = try SystemFile(path: destination, mode: .createExclusive(permissions: 0o600))
+    var offset: UInt64 = 0
+    while true {
+        let chunk = try input.read(count: 1 << 20, at: offset)
+        if chunk.isEmpty { break }
+        try output.write(chunk, at: offset)
+        offset += UInt64(chunk.count)
+    }
+    try output.sync()
 }

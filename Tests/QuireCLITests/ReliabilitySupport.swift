@@ -33,10 +33,18 @@ extension Sandbox {
     }
 
     /// Runs `quire args…` with a file-size limit of `blocks` × 512 bytes: the
-    /// process is killed (SIGXFSZ) by the first write past it, as a full
-    /// disk or a kill at a random moment would stop it.
+    /// process is killed (SIGXFSZ, default action restored and unblocked: a
+    /// test runner may ignore or block it) by the first write past it, as a kill at a random moment
+    /// would stop it; with `ignoreSignal` the write fails with EFBIG instead,
+    /// as on a full disk.
     func quireKilledAfter(blocks: Int, _ args: [String], ignoreSignal: Bool = false) throws -> RunResult {
-        let quoted = args.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        return try shell("\(ignoreSignal ? "trap '' XFSZ; " : "")ulimit -f \(blocks); exec '\(binary)' \(quoted)")
+        let script = """
+            import os, resource, signal, sys
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN if sys.argv[1] == "ignore" else signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGXFSZ])
+            resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[2]) * 512, resource.RLIM_INFINITY))
+            os.execv(sys.argv[3], sys.argv[3:])
+            """
+        return try run("/usr/bin/python3", ["-c", script, ignoreSignal ? "ignore" : "default", "\(blocks)", binary] + args, stdin: nil, env: [:])
     }
 }
