@@ -118,7 +118,7 @@ public final class Vault: @unchecked Sendable {
         options: WriteOptions = WriteOptions()
     ) throws(VaultError) -> Vault {
         let file: VaultFile
-        do { file = try VaultFile(path: path, writable: writable) } catch { throw .format(error) }
+        do { file = try VaultFile(path: path, writable: writable) } catch { throw .diagnosing(error, path: path) }
         let unlocked = try unlock(file, with: credential)
         return Vault(file: file, unlocked: unlocked, credential: credential, random: random, options: options)
     }

@@ -181,6 +181,9 @@ func infoCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     try Unlock.requireVault(path)
     let s: VaultStructure
     do { s = try VaultScanner.scan(path: path) } catch {
+        if case .damagedHeader(let reason) = VaultError.diagnosing(error, path: path) {
+            throw CLIFailure("\(path) is a Quire vault whose header is damaged: \(reason)", hint: "restore it from a copy (another device's copy, or a backup); 'quire verify' says the same", code: "header_damaged")
+        }
         throw CLIFailure("\(path) is not a readable Quire vault: \(error.description)", code: error.code)
     }
     var byKind: [String: Int] = [:]
