@@ -53,7 +53,19 @@ extension Vault {
             keyWarnings.append(.rollbackSuspected(missingKeyrings: missing.count))
             return
         }
-        try rememberHeads()
+        // Written only when the heads changed (no write, and no fsync, on
+        // every open); a failure to write is a warning: reading the vault
+        // must not fail because this device cannot save its memory (a full
+        // disk), but the user must hear that the memory is stale.
+        if let state = try? KeyState(unlocked, vaultID: vaultID), Set(state.heads.map(\.id)) == Set(remembered) { return }
+        do throws(VaultError) { try rememberHeads() } catch {
+            if case .deviceStore(let e) = error {
+                keyWarnings.removeAll { $0.code == "device_memory_not_saved" }
+                keyWarnings.append(.deviceMemoryNotSaved(reason: e.description))
+                return
+            }
+            throw error
+        }
     }
 
     func rememberHeads() throws(VaultError) {

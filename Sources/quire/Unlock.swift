@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Quire
 import QuireSystem
 
@@ -160,5 +161,26 @@ enum Unlock {
 
     static func warn(_ vault: Vault, out: Output) {
         for w in vault.keyWarnings { out.warning(w.description) }
+        printedWarnings.withLock { $0.append((vault, Set(vault.keyWarnings.map(\.description)))) }
+    }
+
+    /// The vaults this command opened, with the warnings already printed.
+    static let printedWarnings = Mutex<[(Vault, Set<String>)]>([])
+
+    /// Prints the warnings raised after opening (during a write, such as
+    /// `device_memory_not_saved` when this device could not remember a key
+    /// change): every warning reaches the user. Called when a command ends.
+    static func warnAboutWhatHappenedSinceOpening(out: Output) {
+        let pending = printedWarnings.withLock { list -> [String] in
+            var lines: [String] = []
+            for i in list.indices {
+                for w in list[i].0.keyWarnings where !list[i].1.contains(w.description) {
+                    lines.append(w.description)
+                    list[i].1.insert(w.description)
+                }
+            }
+            return lines
+        }
+        for line in pending { out.warning(line) }
     }
 }

@@ -66,8 +66,11 @@ func run(_ arguments: [String]) -> ExitCode {
             return .success
         }
         out.json = args.flags.contains("json")
-        return try dispatch(Context(spec: spec, args: args, out: out))
+        let code = try dispatch(Context(spec: spec, args: args, out: out))
+        Unlock.warnAboutWhatHappenedSinceOpening(out: out)
+        return code
     } catch {
+        Unlock.warnAboutWhatHappenedSinceOpening(out: out)
         var failure = error
         if failure.hint == nil { failure.hint = Paths.hint(forMessage: failure.message) }
         out.failure(failure)
