@@ -19,6 +19,9 @@ func addCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         if Paths.isFolder(file) {
             throw CLIFailure("cannot attach \(file): it is a folder, not a file", hint: "attach the files in it one by one: --attach FILE for each")
         }
+        if FileSystem.exists(file) {
+            throw CLIFailure("cannot attach \(file): it is not a regular file (a device, a pipe or a socket)", hint: "attach a regular file; to attach what a program writes, save it to a file first")
+        }
         throw CLIFailure("cannot attach \(file): no such file", hint: "check the path given to --attach")
     }
     try Unlock.requireVault(path)
