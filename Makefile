@@ -3,12 +3,13 @@
 
 SWIFT        ?= swift
 APT_PACKAGES := libsodium-dev libzstd-dev pkg-config libzip-dev libcairo2-dev libpango1.0-dev fonts-noto-core fonts-noto-cjk
-# Tools the tests and the demo check exports with (epubcheck, qpdf --check, pdftoppm).
-TEST_PACKAGES := epubcheck default-jre-headless qpdf poppler-utils
+# Tools the tests and the demo check exports with (epubcheck, qpdf --check, pdftoppm),
+# and strace, through which `make torture` kills quire and injects I/O errors.
+TEST_PACKAGES := epubcheck default-jre-headless qpdf poppler-utils strace
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor fuzz-merge
 
-.PHONY: deps build release test test-sync vectors vectors-check conformance bench bench-smoke fuzz demo clean
+.PHONY: deps build release test torture torture-quick test-sync vectors vectors-check conformance bench bench-smoke fuzz demo clean
 
 # Installs the Debian packages Quire links, only when one is missing.
 deps:
@@ -32,6 +33,22 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) vectors-check
+	$(MAKE) torture-quick
+
+# Kills quire at random system calls and injects I/O errors (strace), for
+# every write operation, then checks that nothing acknowledged is lost,
+# the vault opens and verifies, and nothing is left behind; then
+# concurrency mixes and a disk-full run on a small tmpfs (skipped where
+# mounting is not allowed). Tests/torture/torture.py; TORTURE_SEED=N.
+TORTURE_SEED ?= 15
+torture: deps
+	$(SWIFT) build --product quire
+	python3 Tests/torture/torture.py --quire "$$($(SWIFT) build --show-bin-path)/quire" --seed $(TORTURE_SEED)
+
+# The same, a few trials per operation (make test and CI).
+torture-quick: deps
+	$(SWIFT) build --product quire
+	python3 Tests/torture/torture.py --quire "$$($(SWIFT) build --show-bin-path)/quire" --seed $(TORTURE_SEED) --quick
 
 # One vault shared by two Syncthing instances on 127.0.0.1 (Debian package
 # syncthing, installed here when missing): a forced conflict copy is folded
