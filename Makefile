@@ -9,7 +9,7 @@ TEST_PACKAGES := epubcheck default-jre-headless qpdf poppler-utils strace
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor fuzz-merge
 
-.PHONY: deps build release test torture torture-quick test-sync vectors vectors-check conformance bench bench-smoke fuzz demo clean
+.PHONY: deps build release test check test-slow torture torture-quick test-sync vectors vectors-check conformance bench bench-smoke fuzz demo clean
 
 # Installs the Debian packages Quire links, only when one is missing.
 deps:
@@ -29,11 +29,35 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
+# Everything: every test (slow ones included), the vectors, and a quick
+# torture run. Each step says what it does; tests print as they finish.
 test: deps
+	@echo "make test: 1/4 building the package and its tests"
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
-	$(MAKE) vectors-check
-	$(MAKE) torture-quick
+	@echo "make test: 2/4 every test (slow ones too: corpus imports, PDF books, epubcheck/qpdf, exhaustive bit flips, pseudo-terminals)"
+	set -o pipefail; $(SWIFT) test --skip-build 2>&1 | $(TEST_PROGRESS)
+	@echo "make test: 3/4 the vectors"
+	$(MAKE) --no-print-directory vectors-check
+	@echo "make test: 4/4 a quick torture run"
+	$(MAKE) --no-print-directory torture-quick
+
+# The tests without those tagged .slow (QUIRE_SKIP_SLOW_TESTS=1, read by
+# the .enabled(if: runsSlowTests) trait each slow suite carries): under
+# 3 minutes after a build on 2 cores. Run 'make test' before pushing.
+check: deps
+	$(SWIFT) build --build-tests
+	set -o pipefail; QUIRE_SKIP_SLOW_TESTS=1 $(SWIFT) test --skip-build 2>&1 | $(TEST_PROGRESS)
+
+# Only the slow tests (QUIRE_ONLY_SLOW_TESTS=1).
+test-slow: deps
+	$(SWIFT) build --build-tests
+	set -o pipefail; QUIRE_ONLY_SLOW_TESTS=1 $(SWIFT) test --skip-build 2>&1 | $(TEST_PROGRESS)
+
+# Swift Testing prints a line when each test starts and ends; this keeps
+# the ends and failures (with a running count), so a long run shows where
+# it is without flooding the terminal. pipefail keeps swift test's status.
+SHELL := /bin/bash
+TEST_PROGRESS := awk '/Test run with|recorded an issue|error:|Fatal/ { print; fflush(); next } /^(✔|✘|􁁛|􀢄) Test .* (passed|failed)/ { n++; if ($$0 ~ /failed|✘|􀢄/ || n % 25 == 0) { print "  [" n " tests finished] " $$0; fflush() } }'
 
 # Kills quire at random system calls and injects I/O errors (strace), for
 # every write operation, then checks that nothing acknowledged is lost,

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import QuireTestSupport
 
 @Suite struct VerifyAndInfoTests {
     @Test func verifyIntactExitsZero() throws {
@@ -162,7 +163,7 @@ import Testing
     }
 }
 
-@Suite struct KeyAndDeviceCommandTests {
+@Suite(.tags(.slow), .skippedByMakeCheck) struct KeyAndDeviceCommandTests {
     @Test func unlockingOrderAndRecoveryKeyFile() throws {
         let box = try Sandbox()
         try box.makeVault()

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import QuireTestSupport
 
 /// What may be typed at the unlock prompt, and what an error may show of it.
-@Suite struct PassphrasePromptTests {
+@Suite(.tags(.slow), .skippedByMakeCheck) struct PassphrasePromptTests {
     @Test func aPassphraseOf56LettersAndDigitsCanBeTypedAndNoSecretIsEchoedInErrors() throws {
         let box = try Sandbox()
         let phrase = "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb3dEf6hIj9kLm2nOp5qRs8t"

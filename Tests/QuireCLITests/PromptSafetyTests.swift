@@ -2,6 +2,7 @@ import Foundation
 import Quire
 import QuireSystem
 import Testing
+import QuireTestSupport
 
 /// Drives `quire` on a pseudo-terminal as an interactive shell with job
 /// control does: the command runs in its own foreground process group; at
@@ -77,7 +78,7 @@ extension Sandbox {
     }
 }
 
-@Suite struct PromptSafetyTests {
+@Suite(.tags(.slow), .skippedByMakeCheck) struct PromptSafetyTests {
     static func recoveryCode(_ box: Sandbox) throws -> String {
         try String(contentsOfFile: box.path("recovery.txt"), encoding: .utf8).trimmingCharacters(in: .newlines)
     }

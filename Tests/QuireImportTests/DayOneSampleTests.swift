@@ -2,6 +2,7 @@ import Foundation
 import Quire
 import QuireImport
 import Testing
+import QuireTestSupport
 
 /// The real Day One JSON exports of `corpus/dayone/` (SOURCES.md): entry
 /// count and media items listed (their files were not copied, so every one
@@ -46,7 +47,7 @@ func roundTripDifferences(_ jsonPath: String, vault: Vault) throws -> [String] {
     return differences
 }
 
-@Suite struct DayOneSampleTests {
+@Suite(.tags(.slow), .skippedByMakeCheck) struct DayOneSampleTests {
     @Test(arguments: dayOneSamples.map(\.file))
     func importsTheRealSample(_ file: String) throws {
         let expected = dayOneSamples.first { $0.file == file }!

@@ -2,8 +2,9 @@ import Foundation
 import Quire
 import QuireImport
 import Testing
+import QuireTestSupport
 
-@Suite struct IdempotencyTests {
+@Suite(.tags(.slow), .skippedByMakeCheck) struct IdempotencyTests {
     func fileSize(_ path: String) throws -> Int {
         (try FileManager.default.attributesOfItem(atPath: path)[.size] as! NSNumber).intValue
     }
