@@ -48,7 +48,11 @@ func mergeCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     if let temporary {
         do {
             try FileSystem.link(temporary, to: target)
-            try? FileSystem.remove(temporary)
+            // The temporary name is now a second name of OUT; if it cannot be
+            // removed (twice), say so: the next write beside it removes it.
+            if (try? FileSystem.remove(temporary)) == nil && (try? FileSystem.remove(temporary)) == nil {
+                c.out.warning("\(temporary), a second name of \(target) used while writing it, could not be removed; the next quire write in its folder removes it")
+            }
             try FileSystem.syncDirectory(FileSystem.directory(of: target))
         } catch {
             try? FileSystem.remove(temporary)
