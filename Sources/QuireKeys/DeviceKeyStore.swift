@@ -109,7 +109,7 @@ public enum DeviceStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         case let .damaged(path, reason) where path.hasSuffix(".heads") && reason.hasPrefix(FileDeviceKeyStore.missingMemoryReason):
             return "this device's memory of a vault's keyrings, \(path), \(reason)"
         case let .damaged(path, reason) where path.hasSuffix(".heads"):
-            return "this device's memory of a vault's keyrings, \(path), cannot be read: \(reason); remove the file (the next open writes it again, without the rollback check for that open)"
+            return "this device's memory of a vault's keyrings, \(path), cannot be read: \(reason); remove the file and the vault's line in vaults/recorded beside it (the next open writes both again, without the rollback check for that open)"
         case let .damaged(path, reason):
             return "the device key \(path) cannot be read: \(reason); restore it from a backup, or remove it and enroll this device again"
         case .noKey:

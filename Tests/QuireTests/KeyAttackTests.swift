@@ -241,7 +241,7 @@ import QuireSystem
         chmod(headsPath, 0o600)
         var err: VaultError?
         do { _ = try Vault.open(at: dir.file("j.quire"), store: store, options: fast) } catch { err = error }
-        #expect(err?.description == "this device's memory of a vault's keyrings, \(headsPath), cannot be read: a line is not a 32-digit keyring id; remove the file (the next open writes it again, without the rollback check for that open)")
+        #expect(err?.description == "this device's memory of a vault's keyrings, \(headsPath), cannot be read: a line is not a 32-digit keyring id; remove the file and the vault's line in vaults/recorded beside it (the next open writes both again, without the rollback check for that open)")
     }
 
     // MARK: - Privacy statement truth
