@@ -42,7 +42,7 @@ public enum Leftovers {
         guard let names = try? FileSystem.listDirectory(folder) else { return [] }
         var removed: [String] = []
         for name in names where isStale(name, vaultName: vaultName, holdingLock: holdingLock) {
-            if removeIfUnowned(folder + "/" + name) { removed.append(name) }
+            if removeAbandoned(folder + "/" + name, vaultBytes: true) { removed.append(name) }
         }
         return removed
     }
@@ -85,13 +85,16 @@ public enum Leftovers {
         s.utf8.count == 12 && s.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
-    /// Removes the file when it is a regular file of this user that looks
-    /// like a vault and no one holds a lock on it.
-    static func removeIfUnowned(_ path: String) -> Bool {
+    /// Removes the temporary file at `path`, whose writer the caller judged
+    /// gone, when it is a regular file of this user (not followed through a
+    /// link), no one holds a lock on it and, with `vaultBytes`, it starts
+    /// with the vault magic (or is shorter than it). Returns true when removed.
+    @discardableResult
+    public static func removeAbandoned(_ path: String, vaultBytes: Bool) -> Bool {
         guard let file = try? SystemFile(path: path, mode: .readOnly, noFollow: true), let status = try? file.status(),
             status.isRegularFile, status.owner == FileSystem.currentUserID()
         else { return false }
-        if status.size >= UInt64(FileHeader.magic.count) {
+        if vaultBytes && status.size >= UInt64(FileHeader.magic.count) {
             guard let start = try? file.read(count: FileHeader.magic.count, at: 0), start == FileHeader.magic else { return false }
         }
         guard file.tryLockExclusive() else { return false }

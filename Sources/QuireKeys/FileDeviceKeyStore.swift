@@ -281,12 +281,7 @@ public final class FileDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
             guard parts.count == 2, let pid = Int32(parts[0]), parts[1].utf8.count == 16, QuireCrypto.bytes(fromHex: String(parts[1])) != nil,
                 !FileSystem.processExists(pid)
             else { continue }
-            let path = folder + "/" + name
-            guard let file = try? SystemFile(path: path, mode: .readOnly, noFollow: true), let status = try? file.status(),
-                status.isRegularFile, status.owner == FileSystem.currentUserID(), file.tryLockExclusive()
-            else { continue }
-            try? FileSystem.remove(path)
-            file.unlock()
+            Leftovers.removeAbandoned(folder + "/" + name, vaultBytes: false)
         }
     }
 
