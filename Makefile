@@ -9,7 +9,7 @@ TEST_PACKAGES := epubcheck default-jre-headless qpdf poppler-utils strace
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor fuzz-merge
 
-.PHONY: deps build release test check test-slow torture torture-quick test-sync vectors vectors-check conformance bench bench-smoke fuzz demo clean
+.PHONY: deps build release test check torture torture-quick test-sync vectors vectors-check conformance bench bench-smoke fuzz demo clean
 
 # Installs the Debian packages Quire links, only when one is missing.
 deps:
@@ -34,8 +34,10 @@ release: deps
 test: deps
 	@echo "make test: 1/4 building the package and its tests"
 	$(SWIFT) build --build-tests
-	@echo "make test: 2/4 every test (slow ones too: corpus imports, PDF books, epubcheck/qpdf, exhaustive bit flips, pseudo-terminals)"
-	set -o pipefail; $(SWIFT) test --skip-build 2>&1 | $(TEST_PROGRESS)
+	@failed=""; i=0; for t in $(TEST_TARGETS); do i=$$((i + 1)); \
+	  echo "make test: 2/4 every test, slow ones too: target $$i of $(words $(TEST_TARGETS)), $$t"; \
+	  set -o pipefail; $(SWIFT) test --skip-build --filter "^$$t\." 2>&1 | $(TEST_PROGRESS) || failed="$$failed $$t"; \
+	done; if [ -n "$$failed" ]; then echo "make test: tests failed in:$$failed"; exit 1; fi
 	@echo "make test: 3/4 the vectors"
 	$(MAKE) --no-print-directory vectors-check
 	@echo "make test: 4/4 a quick torture run"
@@ -48,16 +50,16 @@ check: deps
 	$(SWIFT) build --build-tests
 	set -o pipefail; QUIRE_SKIP_SLOW_TESTS=1 $(SWIFT) test --skip-build 2>&1 | $(TEST_PROGRESS)
 
-# Only the slow tests (QUIRE_ONLY_SLOW_TESTS=1).
-test-slow: deps
-	$(SWIFT) build --build-tests
-	set -o pipefail; QUIRE_ONLY_SLOW_TESTS=1 $(SWIFT) test --skip-build 2>&1 | $(TEST_PROGRESS)
+# The test targets, run one at a time by make test so that it says where
+# it is (Swift Testing starts every test of a run at once, so completions
+# come late and together).
+TEST_TARGETS := QuireCryptoTests QuireFormatTests QuireKeysTests QuireSyncTests QuireTests QuireImportTests QuireExportTests QuirePDFTests QuireCLITests
 
 # Swift Testing prints a line when each test starts and ends; this keeps
 # the ends and failures (with a running count), so a long run shows where
 # it is without flooding the terminal. pipefail keeps swift test's status.
 SHELL := /bin/bash
-TEST_PROGRESS := awk '/Test run with|recorded an issue|error:|Fatal/ { print; fflush(); next } /^(✔|✘|􁁛|􀢄) Test .* (passed|failed)/ { n++; if ($$0 ~ /failed|✘|􀢄/ || n % 25 == 0) { print "  [" n " tests finished] " $$0; fflush() } }'
+TEST_PROGRESS := awk '/Test run with|recorded an issue|error:|Fatal error/ { print; fflush(); next } /^(✔|✘|􁁛|􀢄) Test .* (passed|failed)/ { n++; if ($$0 ~ /failed|✘|􀢄/ || n % 25 == 0) { print "  [" n " tests finished] " $$0; fflush() } }'
 
 # Kills quire at random system calls and injects I/O errors (strace), for
 # every write operation, then checks that nothing acknowledged is lost,
