@@ -204,7 +204,8 @@ terminal, output longer than the screen goes through the pager.
 
 JSON: {"count", "entries": [{"id", "created", "timeZone", "allDay",
 "title", "tags", "journal", "mood", "starred", "attachments",
-"conflict"}]}
+"conflict"}], "unreadRecords": {"count", "records": [{"code", "offset",
+"frame", "message"}]}}
 
 Unlocking: this device's key; else --recovery-key-file or --passphrase-file;
 else, on a terminal, a prompt for the recovery key or the passphrase.
@@ -252,7 +253,8 @@ users of this computer in the process list (ps) while quire runs.
 
 JSON: {"count", "entries": [{"id", "created", "timeZone", "allDay",
 "title", "tags", "journal", "mood", "starred", "attachments",
-"conflict"}]}
+"conflict"}], "unreadRecords": {"count", "records": [{"code", "offset",
+"frame", "message"}]}}
 
 Unlocking: this device's key; else --recovery-key-file or --passphrase-file;
 else, on a terminal, a prompt for the recovery key or the passphrase.

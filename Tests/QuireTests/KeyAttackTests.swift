@@ -285,6 +285,7 @@ import QuireSystem
         do { _ = try Vault.open(at: dir.file("j.quire"), store: store, options: fast) } catch { err = error }
         #expect(err?.code == "device_key_damaged")
         #expect(err?.description.contains(headsPath) == true)
+        #expect(err?.description.contains("vaults/recorded") == true)
     }
 
     // MARK: - Privacy statement truth
