@@ -57,7 +57,15 @@ extension Vault {
                 keyWarnings.append(.rollbackSuspected(reason: rollbackRefusal!))
                 return
             }
-            if let reason = rollbackReason(against: memory) {
+            var suspicion = rollbackReason(against: memory)
+            if suspicion != nil {
+                // Another process may have written the file, and remembered
+                // it, after this handle read it: read the file again (it is
+                // at least as new as the memory read before) and judge that.
+                try reload()
+                suspicion = rollbackReason(against: memory)
+            }
+            if let reason = suspicion {
                 rollbackRefusal = reason
                 keyWarnings.append(.rollbackSuspected(reason: reason))
                 return
