@@ -5,16 +5,17 @@ SWIFT        ?= swift
 APT_PACKAGES := libsodium-dev libzstd-dev pkg-config libzip-dev libcairo2-dev libpango1.0-dev libcmark-gfm-dev libcmark-gfm-extensions-dev fonts-noto-core fonts-noto-cjk
 # Tools the tests and the demo check exports with (epubcheck, qpdf --check, pdftoppm),
 # run the conformance reader with (PyNaCl, zstandard), render the man page with
-# (man, groff) and load the completions into (zsh, fish).
-TEST_PACKAGES := epubcheck default-jre-headless qpdf poppler-utils python3-nacl python3-zstandard man-db groff-base zsh fish
+# (man, groff) and load the completions into (zsh, fish); strace, through which
+# `make torture` kills quire and injects I/O errors.
+TEST_PACKAGES := epubcheck default-jre-headless qpdf poppler-utils python3-nacl python3-zstandard man-db groff-base zsh fish strace
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor fuzz-merge fuzz-keyring fuzz-commit
 
 PREFIX       ?= /usr/local
 DESTDIR      ?=
 
-.PHONY: deps build release test test-sync vectors vectors-check conformance bench bench-compare bench-smoke fuzz demo clean \
-	install install-files uninstall man completions-check
+.PHONY: deps build release test check torture torture-quick test-sync vectors vectors-check conformance bench bench-compare \
+	bench-smoke fuzz demo clean install install-files uninstall man completions-check
 
 # Installs the Debian packages Quire links, only when one is missing.
 deps:
@@ -34,10 +35,52 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
+# Everything: every test (slow ones included), the vectors, and a quick
+# torture run. Each step says what it does; tests print as they finish.
 test: deps
+	@echo "make test: 1/4 building the package and its tests"
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
-	$(MAKE) vectors-check
+	@failed=""; i=0; for t in $(TEST_TARGETS); do i=$$((i + 1)); \
+	  echo "make test: 2/4 every test, slow ones too: target $$i of $(words $(TEST_TARGETS)), $$t"; \
+	  set -o pipefail; $(SWIFT) test --skip-build --filter "^$$t\." 2>&1 | $(TEST_PROGRESS) || failed="$$failed $$t"; \
+	done; if [ -n "$$failed" ]; then echo "make test: tests failed in:$$failed"; exit 1; fi
+	@echo "make test: 3/4 the vectors"
+	$(MAKE) --no-print-directory vectors-check
+	@echo "make test: 4/4 a quick torture run"
+	$(MAKE) --no-print-directory torture-quick
+
+# The tests without those tagged .slow (QUIRE_SKIP_SLOW_TESTS=1, read by
+# the .enabled(if: runsSlowTests) trait each slow suite carries): under
+# 3 minutes after a build on 2 cores. Run 'make test' before pushing.
+check: deps
+	$(SWIFT) build --build-tests
+	set -o pipefail; QUIRE_SKIP_SLOW_TESTS=1 $(SWIFT) test --skip-build 2>&1 | $(TEST_PROGRESS)
+
+# The test targets, run one at a time by make test so that it says where
+# it is (Swift Testing starts every test of a run at once, so completions
+# come late and together).
+TEST_TARGETS := QuireCryptoTests QuireFormatTests QuireKeysTests QuireSyncTests QuireTests QuireImportTests QuireExportTests QuireMarkdownTests QuirePDFTests QuireCLITests
+
+# Swift Testing prints a line when each test starts and ends; this keeps
+# the ends and failures (with a running count), so a long run shows where
+# it is without flooding the terminal. pipefail keeps swift test's status.
+SHELL := /bin/bash
+TEST_PROGRESS := awk '/Test run with|recorded an issue|error:|Fatal error/ { print; fflush(); next } /^(✔|✘|􁁛|􀢄) Test .* (passed|failed)/ { n++; if ($$0 ~ /failed|✘|􀢄/ || n % 25 == 0) { print "  [" n " tests finished] " $$0; fflush() } }'
+
+# Kills quire at random system calls and injects I/O errors (strace), for
+# every write operation, then checks that nothing acknowledged is lost,
+# the vault opens and verifies, and nothing is left behind; then
+# concurrency mixes and a disk-full run on a small tmpfs (skipped where
+# mounting is not allowed). Tests/torture/torture.py; TORTURE_SEED=N.
+TORTURE_SEED ?= 15
+torture: deps
+	$(SWIFT) build --product quire
+	python3 Tests/torture/torture.py --quire "$$($(SWIFT) build --show-bin-path)/quire" --seed $(TORTURE_SEED)
+
+# The same, a few trials per operation (make test and CI).
+torture-quick: deps
+	$(SWIFT) build --product quire
+	python3 Tests/torture/torture.py --quire "$$($(SWIFT) build --show-bin-path)/quire" --seed $(TORTURE_SEED) --quick
 
 # One vault shared by two Syncthing instances on 127.0.0.1 (Debian package
 # syncthing, installed here when missing): a forced conflict copy is folded

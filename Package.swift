@@ -191,40 +191,43 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        .testTarget(name: "QuireCryptoTests", dependencies: ["QuireCrypto"], swiftSettings: strict),
+        // The `.slow` tag and the switch `make check` uses to skip slow tests.
+        .target(name: "QuireTestSupport", path: "Tests/QuireTestSupport", swiftSettings: strict),
+
+        .testTarget(name: "QuireCryptoTests", dependencies: ["QuireCrypto", "QuireTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "QuireFormatTests",
-            dependencies: ["QuireFormat", "QuireCrypto", "QuireSystem"],
+            dependencies: ["QuireFormat", "QuireCrypto", "QuireSystem", "QuireTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "QuireKeysTests",
-            dependencies: ["QuireKeys", "QuireFormat", "QuireCrypto"],
+            dependencies: ["QuireKeys", "QuireFormat", "QuireCrypto", "QuireTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "QuireSyncTests",
-            dependencies: ["QuireSync", "Quire", "QuireFormat", "QuireKeys", "QuireCrypto", "QuireSystem"],
+            dependencies: ["QuireSync", "Quire", "QuireFormat", "QuireKeys", "QuireCrypto", "QuireSystem", "QuireTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "QuireTests",
-            dependencies: ["Quire", "QuireFormat", "QuireKeys", "QuireCrypto", "QuireSystem", "QuireVectors"],
+            dependencies: ["Quire", "QuireFormat", "QuireKeys", "QuireCrypto", "QuireSystem", "QuireVectors", "QuireTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "QuireImportTests",
-            dependencies: ["QuireImport", "QuireDayOne", "QuireExport", "QuireZip", "QuireFormat", "Quire"],
+            dependencies: ["QuireImport", "QuireDayOne", "QuireExport", "QuireZip", "QuireFormat", "Quire", "QuireTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "QuireExportTests",
-            dependencies: ["QuireExport", "QuireDayOne", "QuireImport", "QuireZip", "QuireFormat", "Quire"],
+            dependencies: ["QuireExport", "QuireDayOne", "QuireImport", "QuireZip", "QuireFormat", "Quire", "QuireTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(name: "QuireMarkdownTests", dependencies: ["QuireMarkdown"], swiftSettings: strict),
-        .testTarget(name: "QuirePDFTests", dependencies: ["QuirePDF", "QuireExport", "Quire"], swiftSettings: strict),
+        .testTarget(name: "QuirePDFTests", dependencies: ["QuirePDF", "QuireExport", "Quire", "QuireTestSupport"], swiftSettings: strict),
         // Runs the built `quire` binary (a test dependency so `swift build --build-tests` builds it).
-        .testTarget(name: "QuireCLITests", dependencies: ["quire", "Quire", "QuireSystem"], swiftSettings: strict),
+        .testTarget(name: "QuireCLITests", dependencies: ["quire", "Quire", "QuireSystem", "QuireTestSupport"], swiftSettings: strict),
     ]
 )

@@ -23,6 +23,10 @@ public struct EntryCatalog: RandomAccessCollection, Sendable {
     let vault: Vault
     let items: [Item]
     let failures: FailureCount
+    /// The entry revisions (and damaged regions, and commits that do not
+    /// verify) the catalog could not read when it was made: entries it
+    /// leaves out. Work that must be complete (an export) checks it first.
+    public let unreadRecords: UnreadRecords
 
     /// Counts entries that could not be read again after the catalog was
     /// made (an I/O error, or the file changed under the vault).
@@ -86,15 +90,21 @@ extension Vault {
             var summaries = EntryIndex()
             var created: [Int: Int64] = [:]
             var accepted = Set<Int>()
+            var undecoded: [FormatError] = []
             let issues = file.forEachRecord(kinds: [.entryRevision]) { record in
-                guard let r = try? EntryRevision(decoding: record.payload, location: record.frame.location) else { return true }
+                let r: EntryRevision
+                do throws(FormatError) { r = try EntryRevision(decoding: record.payload, location: record.frame.location) } catch {
+                    undecoded.append(error)
+                    return true
+                }
                 let frame = record.frame.location.index
                 summaries.insert(r, frame: frame, verified: record.commitVerified, attestedBy: record.attestedBy, retain: false)
                 created[frame] = r.body.created
                 if !r.isDeleted, include(r.body) { accepted.insert(frame) }
                 return true
             }
-            _ = issues  // damaged records are left out, as entries() leaves them out
+            // Damaged records are left out, as entries() leaves them out, and counted.
+            let unread = makeUnreadRecords(issues + undecoded)
             var items: [EntryCatalog.Item] = []
             for (id, list) in summaries.revisions {
                 let heads = summaries.heads(of: id)
@@ -104,7 +114,7 @@ extension Vault {
                     revisionCount: list.count, isVerified: winner.isVerified, attestedBy: winner.attestedBy))
             }
             items.sort { a, b in a.created != b.created ? a.created < b.created : a.id < b.id }
-            return EntryCatalog(vault: self, items: items, failures: EntryCatalog.FailureCount())
+            return EntryCatalog(vault: self, items: items, failures: EntryCatalog.FailureCount(), unreadRecords: unread)
         }
     }
 }

@@ -57,13 +57,32 @@ extension Vault {
                 keyWarnings.append(.rollbackSuspected(reason: rollbackRefusal!))
                 return
             }
-            if let reason = rollbackReason(against: memory) {
+            var suspicion = rollbackReason(against: memory)
+            if suspicion != nil {
+                // Another process may have written the file, and remembered
+                // it, after this handle read it: read the file again (it is
+                // at least as new as the memory read before) and judge that.
+                try reload()
+                suspicion = rollbackReason(against: memory)
+            }
+            if let reason = suspicion {
                 rollbackRefusal = reason
                 keyWarnings.append(.rollbackSuspected(reason: reason))
                 return
             }
         }
-        try rememberHeads()
+        // Written only when what the device remembers changed (no write,
+        // and no fsync, on every open); a failure to write is a warning:
+        // reading the vault must not fail because this device cannot save
+        // its memory (a full disk), but the user must hear that it is stale.
+        do throws(VaultError) { try rememberHeads(previous: memory) } catch {
+            if case .deviceStore(let e) = error {
+                keyWarnings.removeAll { $0.code == "device_memory_not_saved" }
+                keyWarnings.append(.deviceMemoryNotSaved(reason: e.description))
+                return
+            }
+            throw error
+        }
     }
 
     /// Why the file looks older than what `memory` saw, or nil when it
@@ -90,16 +109,19 @@ extension Vault {
         return "it lacks records newer than any it holds, which this device saw"
     }
 
-    func rememberHeads() throws(VaultError) {
+    /// Writes what this device now knows of the file, unless it equals
+    /// `previous` (what the store holds, when the caller read it).
+    func rememberHeads(previous stored: VaultMemory?? = .none) throws(VaultError) {
         guard let store = deviceStore, let state = try? KeyState(unlocked, vaultID: vaultID) else { return }
         let path = FileSystem.canonicalPath(file.path) ?? file.path
         let s = file.structure
-        let previous = try? store.memory(of: vaultID, path: path)
+        let previous: VaultMemory? = if case .some(let m) = stored { m } else { try? store.memory(of: vaultID, path: path) }
         let known = max(index?.maxClock.rawValue ?? 0, clock.rawValue)
         let memory = VaultMemory(
             vaultID: vaultID, path: path, committedLength: s.committedEnd, chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
             newestClock: max(previous?.newestClock ?? 0, known), keyringHeads: Array(state.heads.map(\.id).prefix(Limits.maxParentCount)),
             removed: (previous?.removed ?? false) || unlocked.unreadableNewerEpoch != nil)
+        if memory == previous { return }
         do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
     }
 

@@ -129,7 +129,7 @@ public final class Vault: @unchecked Sendable {
         options: WriteOptions = WriteOptions()
     ) throws(VaultError) -> Vault {
         let file: VaultFile
-        do { file = try VaultFile(path: path, writable: writable) } catch { throw .format(error) }
+        do { file = try VaultFile(path: path, writable: writable) } catch { throw .diagnosing(error, path: path) }
         let unlocked = try unlock(file, with: credential)
         return Vault(file: file, unlocked: unlocked, credential: credential, random: random, options: options)
     }
@@ -181,9 +181,10 @@ public final class Vault: @unchecked Sendable {
     }
 
     /// Appends one commit built by `build`, atomically (`Spec/format.md §9.1`).
-    /// If another process changed the keys in the meantime the vault is
-    /// reopened and the commit retried once. If `build` throws, nothing is
-    /// committed and the file is as it was.
+    /// If another process changed the keys or replaced the file (a
+    /// compaction, a merge) in the meantime, the vault is reopened and the
+    /// commit retried, for up to the lock timeout. If `build` throws, nothing
+    /// is committed and the file is as it was.
     ///
     /// - Throws: ``VaultError`` for I/O, a damaged tail, a record too large or
     ///   ``VaultError/removedFromVault(newerEpoch:)``; otherwise whatever
@@ -192,6 +193,11 @@ public final class Vault: @unchecked Sendable {
         try lock.withLock { () throws -> Void in
             try writableKey()
             try joinConcurrentKeyrings()
+            // A writer that loses a race with a rewrite (a compaction or a
+            // merge renamed a new file over the path) or a key change reads
+            // the file again and retries, until the lock timeout: the user's
+            // write does not fail because another process was faster.
+            let deadline = ProcessStats.monotonicNanoseconds() + UInt64(max(1, writeOptions.lockTimeoutSeconds) * 1e9)
             var attempt = 0
             while true {
                 var inner: (any Error)?
@@ -213,7 +219,7 @@ public final class Vault: @unchecked Sendable {
                     return
                 } catch {
                     if let inner { throw inner }
-                    if case .vaultChanged = error, attempt == 0 {
+                    if case .vaultChanged = error, attempt < 1000, attempt == 0 || ProcessStats.monotonicNanoseconds() < deadline {
                         attempt += 1
                         try reload()
                         // The keys may have changed under us: this device may

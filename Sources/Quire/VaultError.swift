@@ -24,6 +24,11 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     case deviceStore(DeviceStoreError)
     /// Finding, merging or folding copies failed (`Spec/merge.md`).
     case sync(SyncError)
+    /// The file is a Quire vault whose header is destroyed: neither copy
+    /// starts with the magic, yet the file shows it was a vault (its line
+    /// endings were converted, or frames follow an overwritten start). It is
+    /// damage (`header_damaged`), not a foreign file; `reason` says what was found.
+    case damagedHeader(reason: String)
 
     /// The stable, machine-readable name of the error.
     public var code: String {
@@ -36,6 +41,7 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .rolledBack: "rolled_back"
         case .deviceStore(let e): e.code
         case .sync(let e): e.code
+        case .damagedHeader: "header_damaged"
         }
     }
 
@@ -51,6 +57,8 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
             "this key cannot open epoch \(epoch), which a current member made: it was removed from the vault; it can read older records but cannot write or change the keys. Open the vault with an enrolled device or the recovery key"
         case .deviceStore(let e): e.description
         case .sync(let e): e.description
+        case .damagedHeader(let reason):
+            "this Quire vault is damaged and cannot be opened: \(reason). Restore it from a copy (another device's copy, or a backup)"
         }
     }
 }

@@ -95,6 +95,9 @@ public struct EntryBody: Sendable, Equatable {
     /// The zone's offset from UTC at `created`, in seconds east, as the
     /// writer computed it. Default: nil (compute from `timeZone`).
     public var utcOffsetSeconds: Int64?
+    /// The offsets a reader accepts, in seconds: ±18 hours (`Spec/records.md
+    /// §3.3`); a `utcOffset` outside it is read as absent.
+    public static let utcOffsetRange: ClosedRange<Int64> = -64_800...64_800
     /// True when the entry is for a whole day: its date is the calendar date
     /// of `created` in `timeZone`, and the time of day is meaningless.
     public var isAllDay: Bool
@@ -153,6 +156,9 @@ public struct EntryBody: Sendable, Equatable {
         modified = try r.int("modified")
         timeZone = try r.text("timeZone") ?? ""
         utcOffsetSeconds = try r.int("utcOffset")
+        // records.md §3.3: an offset no zone has is read as absent, so no
+        // reader meets one (abs(Int64.min) traps).
+        if let offset = utcOffsetSeconds, !Self.utcOffsetRange.contains(offset) { utcOffsetSeconds = nil }
         isAllDay = try r.bool("allDay") ?? false
         text = try r.text("text") ?? ""
         tags = try r.texts("tags") ?? []

@@ -197,7 +197,26 @@ extension VaultFile {
         do { locked = try file.lockExclusive(timeoutSeconds: options.lockTimeoutSeconds) } catch { throw .io(error) }
         guard locked else { throw .locked(path: path, seconds: options.lockTimeoutSeconds) }
         defer { file.unlock() }
-        let external = try synchronizeLocked()
+        var external = try synchronizeLocked()
+        // A torn tail is cut only once the file has stayed unchanged for the
+        // quiet period: a sync tool may be writing another device's commit
+        // into it in place (Spec/format.md §10.3).
+        let deadline = ProcessStats.monotonicNanoseconds() + UInt64(max(0, options.lockTimeoutSeconds) * 1e9)
+        while structure.fileSize > structure.committedEnd {
+            if try tailStayedUnchanged(quietSeconds: options.tornTailQuietSeconds, deadline: deadline, seconds: options.lockTimeoutSeconds) {
+                try cutTailLocked()
+                break
+            }
+            let more = try synchronizeLocked()
+            external = external.lowerBound..<more.upperBound
+        }
+        if !leftoversChecked {
+            // Under the lock on the file the path names, no merge or
+            // compaction of it is running: its temporary files are a killed
+            // writer's.
+            leftoversChecked = true
+            Leftovers.removeStale(besideVault: path, holdingLock: true)
+        }
         let start = structure.committedEnd
         let pending = PendingCommit(vault: self, key: key, random: random, start: start)
         pending.externalFrames = external
@@ -243,17 +262,46 @@ extension VaultFile {
                 let previousComputed = verdicts.computedHeads.last ?? CommitChain.genesisHead
                 append(group: g, to: &verdicts, previousStored: previousStored, previousComputed: previousComputed)
             }
-            if structure.fileSize > structure.committedEnd {
-                do { try file.truncate(to: structure.committedEnd) } catch { throw .io(error) }
-                structure.frames.removeSubrange(structure.uncommittedFrames)
-                structure.uncommittedFrames = structure.frames.count..<structure.frames.count
-                structure.fileSize = structure.committedEnd
-            }
         }
         // A last commit that does not verify stays reported (its records are
         // unverified); the new commit chains to its stored head, so the vault
         // stays writable (Spec/format.md §9.1).
         return framesBefore..<structure.committedFrameCount
+    }
+
+    /// Cuts off the torn tail after the last commit (§9.1 step 3).
+    func cutTailLocked() throws(FormatError) {
+        do { try file.truncate(to: structure.committedEnd) } catch { throw .io(error) }
+        structure.frames.removeSubrange(structure.uncommittedFrames)
+        structure.uncommittedFrames = structure.frames.count..<structure.frames.count
+        structure.fileSize = structure.committedEnd
+        structure.tailHasDamage = false
+    }
+
+    /// Waits until the file has kept the size it was scanned at, and its
+    /// modification time, for `quietSeconds` (counted from its last
+    /// modification): true then; false as soon as it changes (read it
+    /// again). Throws ``FormatError/locked(path:seconds:)`` when it is still
+    /// changing at `deadline`.
+    func tailStayedUnchanged(quietSeconds: Double, deadline: UInt64, seconds: Double) throws(FormatError) -> Bool {
+        let quiet = Int64(max(0, quietSeconds) * 1e9)
+        let first: FileStatus
+        do { first = try file.status() } catch { throw .io(error) }
+        guard first.size == structure.fileSize else { return false }
+        let sinceModified = ProcessStats.wallClockMilliseconds() * 1_000_000 - first.modifiedNanoseconds
+        if sinceModified >= quiet { return true }
+        let start = ProcessStats.monotonicNanoseconds()
+        // Quiet since the last modification, or since now if the clocks disagree.
+        let remaining = UInt64(quiet - max(0, sinceModified))
+        while true {
+            let now = ProcessStats.monotonicNanoseconds()
+            if now - start >= remaining { return true }
+            if now >= deadline { throw .locked(path: path, seconds: seconds) }
+            ProcessStats.sleep(nanoseconds: min(50_000_000, remaining - (now - start)))
+            let again: FileStatus
+            do { again = try file.status() } catch { throw .io(error) }
+            if again.size != first.size || again.modifiedNanoseconds != first.modifiedNanoseconds { return false }
+        }
     }
 
     /// Writes the keyrings' second copies, flushes, writes the commit frame

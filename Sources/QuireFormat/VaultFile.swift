@@ -12,10 +12,17 @@ public struct WriteOptions: Sendable {
     /// with ``FormatError/locked(path:seconds:)``, in seconds. Default 60.
     public var lockTimeoutSeconds: Double
 
+    /// How long the file must stay unchanged (size and modification time)
+    /// before a writer cuts a torn tail, in seconds (`Spec/format.md §10.3`):
+    /// a sync tool may still be writing another device's append in place.
+    /// Default 2.
+    public var tornTailQuietSeconds: Double
+
     /// Options with `synchronous` on by default.
-    public init(synchronous: Bool = true, lockTimeoutSeconds: Double = 60) {
+    public init(synchronous: Bool = true, lockTimeoutSeconds: Double = 60, tornTailQuietSeconds: Double = 2) {
         self.synchronous = synchronous
         self.lockTimeoutSeconds = lockTimeoutSeconds
+        self.tornTailQuietSeconds = tornTailQuietSeconds
     }
 }
 
@@ -77,6 +84,9 @@ public final class VaultFile: @unchecked Sendable {
     /// the last commit's header (`Spec/format.md §10.3`); the key layer should
     /// look again, as the recovered commit may hold a keyring.
     public internal(set) var recoveredCommit = false
+    /// True once a commit through this handle looked for a killed writer's
+    /// temporary files beside the vault (``Leftovers``).
+    var leftoversChecked = false
 
     /// The vault id from the header.
     public var vaultID: VaultID { structure.header.vaultID }
@@ -118,7 +128,8 @@ public final class VaultFile: @unchecked Sendable {
         attestWith signer: Ed25519.KeyPair?, build: (PendingCommit) throws(FormatError) -> Void
     ) throws(FormatError) -> VaultFile {
         if FileSystem.exists(path) { throw .alreadyExists(path: path) }
-        let temporary = path + ".tmp-\(FileSystem.processID)-\(hex(random.bytes(6)))"
+        Leftovers.removeStale(besideVault: path, holdingLock: false)
+        let temporary = Leftovers.temporaryPath(for: path, random: random)
         let file: SystemFile
         do {
             file = try SystemFile(path: temporary, mode: .createExclusive(permissions: 0o600))

@@ -149,6 +149,9 @@ enum MarkdownImporter {
         body.modified = fields["modified"]?.int64Value
         body.timeZone = text("timeZone") ?? ""
         body.utcOffsetSeconds = fields["utcOffset"]?.int64Value
+        if let offset = body.utcOffsetSeconds, !EntryBody.utcOffsetRange.contains(offset) {
+            throw Problem(description: "utcOffset \(offset) is not an offset from UTC (at most 18 hours, 64800 seconds, either way)")
+        }
         body.isAllDay = bool("allDay")
         if case .array(let tags) = fields["tags"] { body.tags = tags.compactMap { if case .text(let s) = $0 { s } else { nil } } }
         body.mood = fields["mood"]?.int64Value

@@ -202,12 +202,16 @@ public enum DeviceStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         switch self {
         case .alreadyExists(let path):
             return "a device key already exists at \(path); it is kept (it may be enrolled in vaults)"
+        case let .permissionsTooOpen(path, mode) where (try? FileSystem.status(path))?.isDirectory == true:
+            return "the key store folder \(path) has mode \(String(mode, radix: 8)), so other users may add, swap or remove its files; it is not used. Run `chmod 700 \(path)`, check the files in it, and consider the device key exposed"
         case let .permissionsTooOpen(path, mode):
             return "the device key \(path) has mode \(String(mode, radix: 8)), so other users may read it; run `chmod 600 \(path)` and consider the key exposed"
         case let .notOwned(path, owner):
             return "\(path) belongs to another user (uid \(owner)), who could have written it; it is not used. Check it, then make it yours (`chown`), or remove it"
-        case let .damaged(path, reason) where path.hasSuffix(".heads"):
-            return "this device's memory of a vault's keyrings, \(path), cannot be read: \(reason); remove the file (the next open writes it again, without the rollback check for that open)"
+        case let .damaged(path, reason) where path.hasSuffix(".memory") && reason.hasPrefix(FileDeviceKeyStore.missingMemoryReason):
+            return "this device's memory of a vault file, \(path), \(reason)"
+        case let .damaged(path, reason) where path.hasSuffix(".memory"):
+            return "this device's memory of a vault file, \(path), cannot be read: \(reason); remove the file and its line in vaults/recorded beside it (the next open writes both again, without the rollback check for that open)"
         case let .damaged(path, reason):
             return "the device key \(path) cannot be read: \(reason); restore it from a backup, or remove it and enroll this device again"
         case .noKey:

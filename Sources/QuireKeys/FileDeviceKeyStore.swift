@@ -8,8 +8,17 @@ public import QuireSystem
 ///
 /// The directory is `$QUIRE_HOME`, else `$XDG_DATA_HOME/quire`, else
 /// `~/.local/share/quire`. Files are written to a temporary file created
-/// with `O_CREAT|O_EXCL` and mode 0600, flushed with `fsync`, moved into
-/// place, and the directory is flushed. The key file is put in place with
+/// with `O_CREAT|O_EXCL` and mode 0600 (`.tmp-PID-HEX`; one whose process
+/// is gone, left by a kill, is removed by the next write), flushed with
+/// `fsync`, moved into place, and the directory is flushed.
+///
+/// The store trusts nothing another user can change: its folder and
+/// `vaults/` must belong to this user and not be writable by the group or
+/// others, and a file is opened without following a symbolic link
+/// (`O_NOFOLLOW`) and checked on the open descriptor (`fstat`: a regular
+/// file of this user, mode 0600 or stricter). `vaults/recorded` lists the
+/// vaults this device has remembered, so that a deleted memory file is
+/// noticed instead of silently turning rollback detection off. The key file is put in place with
 /// `link(2)` rather than `rename(2)`: like rename it is atomic, and unlike
 /// rename it never replaces a key another process stored a moment before.
 ///
@@ -64,6 +73,7 @@ public final class FileDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
     ///   ``DeviceStoreError/io(_:)``.
     public func load() throws(DeviceStoreError) -> DeviceIdentity? {
         let path = keyPath
+        try checkFolder(directory)
         guard FileSystem.exists(path) else {
             if FileSystem.nameExists(path) { throw .damaged(path: path, reason: "it is a symbolic link to nothing") }
             return nil
@@ -114,42 +124,122 @@ public final class FileDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
         try writeFile(file, to: keyPath, replacing: false)
     }
 
+    /// The name of one vault file's memory, without folder or extension:
+    /// `<vault id>-<16 bytes of BLAKE2b-256(path) in hex>`.
+    func memoryName(_ vaultID: VaultID, path: String) -> String {
+        hex(vaultID.bytes) + "-" + hex(BLAKE2b.hash(Array(path.utf8), byteCount: 32).prefix(16))
+    }
+
     /// The memory file of one vault file: `vaults/<vault id>-<16 bytes of
     /// BLAKE2b-256(path) in hex>.memory` (`Spec/keys.md §3.3`).
     public func memoryPath(_ vaultID: VaultID, path: String) -> String {
-        directory + "/vaults/" + hex(vaultID.bytes) + "-" + hex(BLAKE2b.hash(Array(path.utf8), byteCount: 32).prefix(16)) + ".memory"
+        directory + "/vaults/" + memoryName(vaultID, path: path) + ".memory"
     }
 
     /// Reads what is remembered of `vaultID` at `path`; nil when nothing is.
     ///
-    /// - Throws: ``DeviceStoreError/damaged(path:reason:)`` and the read errors of ``load()``.
+    /// A memory listed in `vaults/recorded` does not vanish by itself: its
+    /// absence would silently turn rollback detection off, so it is an error.
+    ///
+    /// - Throws: ``DeviceStoreError/damaged(path:reason:)`` (also for a
+    ///   recorded memory that was deleted), ``DeviceStoreError/permissionsTooOpen(path:mode:)``
+    ///   and ``DeviceStoreError/notOwned(path:owner:)`` for the store's
+    ///   folders, and the read errors of ``load()``.
     public func memory(of vaultID: VaultID, path: String) throws(DeviceStoreError) -> VaultMemory? {
         let file = memoryPath(vaultID, path: path)
-        guard FileSystem.exists(file) else { return nil }
+        try checkFolder(directory)
+        try checkFolder(directory + "/vaults")
+        let name = memoryName(vaultID, path: path)
+        let recorded = try recordedMemories()
+        guard FileSystem.nameExists(file) else {
+            if recorded.contains(name) {
+                throw .damaged(path: file, reason: Self.missingMemoryReason + " although this device remembered this vault file before (\(recordedPath) lists it): it was deleted, so a rolled-back copy of the vault cannot be noticed now. If you removed it yourself, remove its line from \(recordedPath) to accept the vault as it is")
+            }
+            return nil
+        }
+        // A memory written before the list existed: list it now (best effort).
+        if !recorded.contains(name) { try? record(name, in: recorded) }
         guard let memory = VaultMemory(decoding: try readPrivateFile(file, limit: Self.maxMemoryFileBytes)), memory.vaultID == vaultID, memory.path == path else {
             throw .damaged(path: file, reason: "it is not a Quire device memory file for this vault")
         }
         return memory
     }
 
-    /// Replaces the memory file of `memory`'s vault and path atomically.
+    /// Replaces the memory file of `memory`'s vault and path atomically, and
+    /// lists it in `vaults/recorded`.
     ///
-    /// - Throws: ``DeviceStoreError/io(_:)``.
+    /// - Throws: ``DeviceStoreError/io(_:)``, and the folder errors of
+    ///   ``memory(of:path:)``.
     public func remember(_ memory: VaultMemory) throws(DeviceStoreError) {
         try writeFile(memory.encoded(), to: memoryPath(memory.vaultID, path: memory.path), replacing: true)
+        let name = memoryName(memory.vaultID, path: memory.path)
+        let recorded = try recordedMemories()
+        if !recorded.contains(name) { try record(name, in: recorded) }
     }
 
-    /// Reads a small file that must not be open to other users.
+    /// How the reason of a memory file that was deleted starts.
+    static let missingMemoryReason = "is missing"
+
+    /// `vaults/recorded`: the memory files this device has written.
+    var recordedPath: String { directory + "/vaults/recorded" }
+
+    /// The memory names (``memoryName(_:path:)``) in `vaults/recorded`
+    /// (empty when there is none).
+    func recordedMemories() throws(DeviceStoreError) -> Set<String> {
+        let path = recordedPath
+        guard FileSystem.nameExists(path) else { return [] }
+        let bytes = try readPrivateFile(path, limit: 1 << 20)
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw .damaged(path: path, reason: "it is not text") }
+        var names = Set<String>()
+        // Split on scalars: in Swift "\r\n" is one Character.
+        for line in text.unicodeScalars.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).map(String.init) where !line.hasPrefix("#") {
+            let parts = line.split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 2, parts.allSatisfy({ $0.utf8.count == 32 && QuireCrypto.bytes(fromHex: String($0)) != nil }) else {
+                throw .damaged(path: path, reason: "a line is not a vault id and a path hash (32 hex digits each, joined by -)")
+            }
+            names.insert(line)
+        }
+        return names
+    }
+
+    /// Adds the memory `name` to `vaults/recorded`.
+    func record(_ name: String, in recorded: Set<String>) throws(DeviceStoreError) {
+        let lines = ["# vault files this device remembers (a missing .memory file of one of them is noticed)"] + recorded.union([name]).sorted()
+        try writeFile(Array((lines.joined(separator: "\n") + "\n").utf8), to: recordedPath, replacing: true)
+    }
+
+    /// Refuses a store folder another user could change: one not owned by
+    /// this user, or writable by its group or others. A folder that does not
+    /// exist yet passes (it is made 0700).
+    func checkFolder(_ folder: String) throws(DeviceStoreError) {
+        let status: FileStatus
+        do { status = try FileSystem.status(folder) } catch {
+            if error.isNotFound { return }
+            throw .io(error)
+        }
+        guard status.isDirectory else { throw .io(SystemError(operation: "open (not a folder)", path: folder, code: 20)) }
+        guard status.owner == FileSystem.currentUserID() else { throw .notOwned(path: folder, owner: status.owner) }
+        guard status.permissions & 0o022 == 0 else { throw .permissionsTooOpen(path: folder, mode: status.permissions) }
+    }
+
+    /// Reads a small file that must not be open to other users: opened
+    /// without following a link, then checked on the descriptor, so the
+    /// file checked is the file read.
     private func readPrivateFile(_ path: String, limit: Int = FileDeviceKeyStore.maxFileBytes) throws(DeviceStoreError) -> [UInt8] {
         do {
-            let mode = try FileSystem.permissions(path)
-            guard mode & 0o077 == 0 else { throw DeviceStoreError.permissionsTooOpen(path: path, mode: mode) }
-            let owner = try FileSystem.owner(path)
-            guard owner == FileSystem.currentUserID() else { throw DeviceStoreError.notOwned(path: path, owner: owner) }
-            let file = try SystemFile(path: path, mode: .readOnly)
-            let size = try file.size()
-            guard size <= UInt64(limit) else { throw DeviceStoreError.damaged(path: path, reason: "it is \(size) bytes, larger than any Quire device file") }
-            return try file.read(count: Int(size), at: 0)
+            let file: SystemFile
+            do { file = try SystemFile(path: path, mode: .readOnly, allowNonRegular: true, noFollow: true) } catch {
+                if error.isSymbolicLinkRefused || FileSystem.isSymbolicLink(path) {
+                    throw DeviceStoreError.damaged(path: path, reason: "it is a symbolic link, which the key store never follows (whoever can change the link could choose the key)")
+                }
+                throw error
+            }
+            let status = try file.status()
+            guard status.isRegularFile else { throw DeviceStoreError.damaged(path: path, reason: "it is not a regular file") }
+            guard status.owner == FileSystem.currentUserID() else { throw DeviceStoreError.notOwned(path: path, owner: status.owner) }
+            guard status.permissions & 0o077 == 0 else { throw DeviceStoreError.permissionsTooOpen(path: path, mode: status.permissions) }
+            guard status.size <= UInt64(limit) else { throw DeviceStoreError.damaged(path: path, reason: "it is \(status.size) bytes, larger than any Quire device file") }
+            return try file.read(count: Int(status.size), at: 0)
         } catch let e as DeviceStoreError {
             throw e
         } catch let e as SystemError {
@@ -163,9 +253,13 @@ public final class FileDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
     /// link (or rename when `replacing`), and a directory fsync.
     private func writeFile(_ bytes: [UInt8], to path: String, replacing: Bool) throws(DeviceStoreError) {
         let dir = FileSystem.directory(of: path)
+        try checkFolder(directory)
+        try checkFolder(dir)
         do throws(SystemError) {
             try makeDirectories(dir)
-            let temp = dir + "/.tmp-" + hex(random.bytes(8))
+            removeStaleTemporaries(in: dir)
+            if dir != directory { removeStaleTemporaries(in: directory) }
+            let temp = dir + "/.tmp-\(FileSystem.processID)-" + hex(random.bytes(8))
             let file = try SystemFile(path: temp, mode: .createExclusive(permissions: 0o600))
             do throws(SystemError) {
                 try file.write(bytes, at: 0)
@@ -184,6 +278,20 @@ public final class FileDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
         } catch {
             if error.isAlreadyExists && !replacing { throw .alreadyExists(path: path) }
             throw .io(error)
+        }
+    }
+
+    /// Removes `.tmp-PID-HEX` files in `folder` whose process is gone (a
+    /// write killed before its rename): regular files of this user that no
+    /// one holds a lock on; nothing else. Best effort.
+    private func removeStaleTemporaries(in folder: String) {
+        guard let names = try? FileSystem.listDirectory(folder) else { return }
+        for name in names where name.hasPrefix(".tmp-") {
+            let parts = name.dropFirst(5).split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 2, let pid = Int32(parts[0]), parts[1].utf8.count == 16, QuireCrypto.bytes(fromHex: String(parts[1])) != nil,
+                !FileSystem.processExists(pid)
+            else { continue }
+            Leftovers.removeAbandoned(folder + "/" + name, vaultBytes: false)
         }
     }
 

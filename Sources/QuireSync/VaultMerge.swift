@@ -260,7 +260,12 @@ public enum VaultMerge {
             let locked: Bool
             do { locked = try handle.lockExclusive(timeoutSeconds: timeoutSeconds) } catch { throw .io(error) }
             guard locked else { throw .locked(path: path) }
-            if let mine = try? handle.identity(), mine == FileSystem.identity(path) { return handle }
+            if let mine = try? handle.identity(), mine == FileSystem.identity(path) {
+                // Holding the lock on the file the path names: a rewrite's
+                // temporary file beside it is a killed writer's.
+                Leftovers.removeStale(besideVault: path, holdingLock: true)
+                return handle
+            }
             handle.unlock()
         }
         throw .locked(path: path)
@@ -279,8 +284,11 @@ public enum VaultMerge {
         _ path: String, with write: (String) throws(SyncError) -> Void, credential: Credential, firstNewGroup: Int?,
         random: any RandomSource, options: WriteOptions
     ) throws(SyncError) {
-        let folder = FileSystem.directory(of: path)
-        let name = String(path.split(separator: "/").last ?? "vault")
+        // Through a symbolic link, the file it points to is replaced and the
+        // link kept: renaming over the link would fork the vault.
+        let target = FileSystem.resolvingSymbolicLinks(path)
+        let folder = FileSystem.directory(of: target)
+        let name = String(target.split(separator: "/").last ?? "vault")
         let temp = folder + "/." + name + ".merge-" + hex(random.bytes(6))
         do {
             try write(temp)
@@ -303,7 +311,7 @@ public enum VaultMerge {
                 }
             }
             do {
-                try FileSystem.rename(temp, to: path)
+                try FileSystem.rename(temp, to: target)
                 try FileSystem.syncDirectory(folder)
             } catch {
                 throw SyncError.io(error)

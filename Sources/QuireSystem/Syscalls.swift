@@ -46,6 +46,8 @@ public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isNotFound: Bool { code == ENOENT }
     /// True when the error means the path already exists (`EEXIST`).
     public var isAlreadyExists: Bool { code == EEXIST }
+    /// True when an open refused a symbolic link (`ELOOP` with `O_NOFOLLOW`).
+    public var isSymbolicLinkRefused: Bool { code == ELOOP }
     /// True when the error means the call would block (`EWOULDBLOCK`).
     public var isWouldBlock: Bool { code == EWOULDBLOCK || code == EAGAIN }
 }
@@ -58,6 +60,39 @@ public struct FileIdentity: Sendable, Hashable {
     public let device: UInt64
     /// The inode number (`st_ino`).
     public let inode: UInt64
+}
+
+/// What `stat`/`fstat` says of a file: owner, permission bits, type, size
+/// and modification time.
+public struct FileStatus: Sendable, Equatable {
+    /// The owner's user id.
+    public let owner: UInt32
+    /// The permission bits (`st_mode & 0o7777`).
+    public let permissions: UInt16
+    /// True for a regular file.
+    public let isRegularFile: Bool
+    /// True for a directory.
+    public let isDirectory: Bool
+    /// True for a symbolic link (only from ``FileSystem/status(_:followingLinks:)`` with `followingLinks: false`).
+    public let isSymbolicLink: Bool
+    /// The size in bytes.
+    public let size: UInt64
+    /// The last modification, in nanoseconds since the Unix epoch.
+    public let modifiedNanoseconds: Int64
+
+    init(_ info: stat) {
+        owner = UInt32(info.st_uid)
+        permissions = UInt16(info.st_mode & 0o7777)
+        isRegularFile = (info.st_mode & S_IFMT) == S_IFREG
+        isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
+        isSymbolicLink = (info.st_mode & S_IFMT) == S_IFLNK
+        size = UInt64(info.st_size)
+        #if canImport(Darwin)
+        modifiedNanoseconds = Int64(info.st_mtimespec.tv_sec) * 1_000_000_000 + Int64(info.st_mtimespec.tv_nsec)
+        #else
+        modifiedNanoseconds = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        #endif
+    }
 }
 
 /// How to open a file.
@@ -86,9 +121,13 @@ public final class SystemFile: @unchecked Sendable {
     ///
     /// - Throws: ``SystemError`` from `open(2)`, for example `ENOENT` or
     ///   `EEXIST`; `EINVAL` for a path that is not a regular file.
-    public init(path: String, mode: OpenMode, allowNonRegular: Bool = false) throws(SystemError) {
+    ///
+    /// - Parameter noFollow: refuse a symbolic link at `path` itself
+    ///   (`O_NOFOLLOW`, error `ELOOP`), for files whose name another user
+    ///   might swap.
+    public init(path: String, mode: OpenMode, allowNonRegular: Bool = false, noFollow: Bool = false) throws(SystemError) {
         self.path = path
-        var flags: Int32 = O_CLOEXEC
+        var flags: Int32 = O_CLOEXEC | (noFollow ? O_NOFOLLOW : 0)
         var permissions: mode_t = 0
         switch mode {
         case .readOnly:
@@ -145,6 +184,22 @@ public final class SystemFile: @unchecked Sendable {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw SystemError(operation: "fstat", path: path, code: errno) }
         return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    /// What `fstat` says of the open file: the file itself, whatever its
+    /// path names now.
+    ///
+    /// - Throws: ``SystemError`` from `fstat(2)`.
+    public func status() throws(SystemError) -> FileStatus {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw SystemError(operation: "fstat", path: path, code: errno) }
+        return FileStatus(info)
+    }
+
+    /// Takes the exclusive advisory lock if no one holds it, without
+    /// waiting; true when taken.
+    public func tryLockExclusive() -> Bool {
+        retryOnInterrupt({ flock(descriptor, LOCK_EX | LOCK_NB) }) == 0
     }
 
     /// Reads up to `buffer.count` bytes at `offset`; returns how many were
@@ -395,6 +450,49 @@ public enum FileSystem {
         return names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
     }
 
+    /// What `stat(2)` (or, with `followingLinks: false`, `lstat(2)`) says
+    /// of `path`.
+    ///
+    /// - Throws: ``SystemError`` from `stat(2)`/`lstat(2)`.
+    public static func status(_ path: String, followingLinks: Bool = true) throws(SystemError) -> FileStatus {
+        var info = stat()
+        let result = followingLinks ? stat(path, &info) : lstat(path, &info)
+        guard result == 0 else { throw SystemError(operation: followingLinks ? "stat" : "lstat", path: path, code: errno) }
+        return FileStatus(info)
+    }
+
+    /// True when `path` itself is a symbolic link (`lstat(2)`).
+    public static func isSymbolicLink(_ path: String) -> Bool {
+        (try? status(path, followingLinks: false))?.isSymbolicLink ?? false
+    }
+
+    /// What the symbolic link at `path` holds (`readlink(2)`), or nil when
+    /// `path` is not a link.
+    public static func symbolicLinkDestination(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4097)
+        let n = readlink(path, &buffer, 4096)
+        guard n >= 0 else { return nil }
+        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The path of the file `path` names, with every symbolic link resolved
+    /// (`realpath(3)`); `path` itself when it cannot be resolved (it does
+    /// not exist). A rewrite that renames a new file over a vault must
+    /// rename it over this path, not over a link to it.
+    public static func resolvingSymbolicLinks(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// True while a process with id `pid` exists (`kill(pid, 0)`; a
+    /// process of another user counts). False only when the system says
+    /// there is none (`ESRCH`).
+    public static func processExists(_ pid: Int32) -> Bool {
+        guard pid > 0 else { return false }
+        return kill(pid, 0) == 0 || errno != ESRCH
+    }
+
     /// The directory part of `path` (`"."` when there is none).
     public static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
@@ -435,6 +533,13 @@ public enum ProcessStats {
         var spec = timespec()
         _ = clock_gettime(CLOCK_MONOTONIC, &spec)
         return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
+    /// Sleeps for `nanoseconds` (`nanosleep`, resumed after a signal).
+    public static func sleep(nanoseconds: UInt64) {
+        var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+        var left = timespec()
+        while nanosleep(&request, &left) == -1 && errno == EINTR { request = left }
     }
 
     /// The wall clock in milliseconds since the Unix epoch, UTC.

@@ -24,6 +24,45 @@ private typealias SignalHandler = @convention(c) (Int32) -> Void
 
 nonisolated(unsafe) private var savedTerminal = termios()
 nonisolated(unsafe) private var savedTerminalDescriptor: Int32 = -1
+/// The settings while the secret is typed (echo off), put back after a stop.
+nonisolated(unsafe) private var quietTerminal = termios()
+/// The prompt, written again when the process is continued after a stop.
+nonisolated(unsafe) private var savedPrompt: UnsafeMutableBufferPointer<UInt8>?
+
+/// Ctrl-Z (SIGTSTP) or a background read or write (SIGTTIN, SIGTTOU) while
+/// echo is off, as `readpassphrase(3)` handles them: the terminal settings
+/// are put back (echo on) before the process stops, so the shell and the
+/// user get their terminal as it was; when the process is continued (`fg`),
+/// echo is turned off again and the prompt shown again before anything else
+/// is typed. Only async-signal-safe calls.
+private func restoreTerminalAndStop(_ signalNumber: Int32) {
+    let savedErrno = errno
+    let fd = savedTerminalDescriptor
+    if fd >= 0 { _ = tcsetattr(fd, TCSAFLUSH, &savedTerminal) }
+    _ = signal(signalNumber, SIG_DFL)
+    var only = sigset_t()
+    sigemptyset(&only)
+    sigaddset(&only, signalNumber)
+    _ = pthread_sigmask(SIG_UNBLOCK, &only, nil)
+    _ = raise(signalNumber)
+    // Continued: hide the typing again, then handle the next stop the same way.
+    _ = pthread_sigmask(SIG_BLOCK, &only, nil)
+    if fd >= 0 {
+        _ = tcsetattr(fd, TCSAFLUSH, &quietTerminal)
+        if let p = savedPrompt { _ = write(fd, p.baseAddress, p.count) }
+    }
+    _ = signal(signalNumber, { restoreTerminalAndStop($0) })
+    errno = savedErrno
+}
+
+/// SIGCONT without a stop this process saw (SIGSTOP, which cannot be
+/// caught): the shell may have reset the terminal meanwhile, so echo is
+/// turned off again.
+private func hideTypingAgain(_ signalNumber: Int32) {
+    let savedErrno = errno
+    if savedTerminalDescriptor >= 0 { _ = tcsetattr(savedTerminalDescriptor, TCSANOW, &quietTerminal) }
+    errno = savedErrno
+}
 
 /// Restores the saved terminal settings, then lets the signal do what it
 /// would have done (the handler is reset to the default and the signal
@@ -67,7 +106,10 @@ public enum Terminal {
     /// line ending. With `echo` false, the terminal's echo is turned off while
     /// the line is typed and restored afterwards — also when SIGINT, SIGTERM,
     /// SIGHUP or SIGQUIT arrives meanwhile (the settings are restored, then
-    /// the signal takes its default action).
+    /// the signal takes its default action), and around a stop: on Ctrl-Z
+    /// (SIGTSTP, SIGTTIN, SIGTTOU) the settings are restored before the
+    /// process stops and echo is turned off again when it continues (SIGCONT),
+    /// as `readpassphrase(3)` does.
     ///
     /// The bytes are returned as typed (UTF-8, at most 4096); the caller
     /// should wipe them when they are a secret.
@@ -87,6 +129,13 @@ public enum Terminal {
         if !echo {
             guard tcgetattr(fd, &original) == 0 else { throw SystemError(operation: "tcgetattr", path: "/dev/tty", code: errno) }
             savedTerminal = original
+            var quiet = original
+            quiet.c_lflag &= ~tcflag_t(ECHO)
+            quiet.c_lflag |= tcflag_t(ICANON)
+            quietTerminal = quiet
+            let promptCopy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, prompt.utf8.count))
+            _ = promptCopy.initialize(from: prompt.utf8)
+            savedPrompt = UnsafeMutableBufferPointer(rebasing: promptCopy[0..<prompt.utf8.count])
             savedTerminalDescriptor = fd
             // A prompt must stay interruptible even when this process was
             // started with these signals blocked (a parent's threads may block them).
@@ -96,16 +145,21 @@ public enum Terminal {
                 sigaddset(&interrupting, s)
                 previousHandlers.append((s, signal(s, { restoreTerminalAndReraise($0) })))
             }
+            for s in [SIGTSTP, SIGTTIN, SIGTTOU] {
+                sigaddset(&interrupting, s)
+                previousHandlers.append((s, signal(s, { restoreTerminalAndStop($0) })))
+            }
+            sigaddset(&interrupting, SIGCONT)
+            previousHandlers.append((SIGCONT, signal(SIGCONT, { hideTypingAgain($0) })))
             _ = pthread_sigmask(SIG_UNBLOCK, &interrupting, &previousMask)
             restoreMask = true
-            var quiet = original
-            quiet.c_lflag &= ~tcflag_t(ECHO)
-            quiet.c_lflag |= tcflag_t(ICANON)
             guard tcsetattr(fd, TCSAFLUSH, &quiet) == 0 else {
                 let code = errno
                 for (s, h) in previousHandlers { _ = signal(s, h) }
                 _ = pthread_sigmask(SIG_SETMASK, &previousMask, nil)
                 savedTerminalDescriptor = -1
+                savedPrompt = nil
+                promptCopy.deallocate()
                 throw SystemError(operation: "tcsetattr", path: "/dev/tty", code: code)
             }
             restore = true
@@ -116,6 +170,10 @@ public enum Terminal {
                 _ = write(fd, "\n", 1)
                 savedTerminalDescriptor = -1
                 for (s, h) in previousHandlers { _ = signal(s, h) }
+                if let p = savedPrompt {
+                    savedPrompt = nil
+                    p.baseAddress?.deallocate()
+                }
             }
             if restoreMask { _ = pthread_sigmask(SIG_SETMASK, &previousMask, nil) }
         }

@@ -36,8 +36,23 @@ public final class ZipWriter {
     ) throws(ZipError) {
         self.path = path
         self.permissions = permissions
+        // libzip writes the archive to a temporary file it creates with the
+        // mode of the file it will replace (0666 under the umask when there
+        // is none): the file gets `permissions` first, so that neither it nor
+        // libzip's temporary file is ever readable by others.
+        do {
+            if FileSystem.nameExists(path) {
+                try FileSystem.setPermissions(path, permissions)
+            } else {
+                _ = try SystemFile(path: path, mode: .createExclusive(permissions: permissions))
+                createdEmpty = true
+            }
+        } catch {
+            throw .cannotOpen(path: path, reason: "\(error)")
+        }
         var code: Int32 = 0
         guard let za = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &code) else {
+            if createdEmpty { try? FileSystem.remove(path) }
             var error = zip_error_t()
             zip_error_init_with_code(&error, code)
             defer { zip_error_fini(&error) }
@@ -102,6 +117,7 @@ public final class ZipWriter {
             let reason = String(cString: zip_strerror(za))
             zip_discard(za)
             archive = nil
+            if createdEmpty { try? FileSystem.remove(path) }
             if let failed = failedMember, let e = sourceError { throw .io(name: failed, reason: "\(e)") }
             throw .io(name: "", reason: reason)
         }
@@ -113,9 +129,16 @@ public final class ZipWriter {
 
     /// Abandons the archive: nothing is written.
     public func discard() {
-        if let za = archive { zip_discard(za) }
+        if let za = archive {
+            zip_discard(za)
+            if createdEmpty { try? FileSystem.remove(path) }
+        }
         archive = nil
     }
+
+    /// True when ``init(path:modified:permissions:)`` made the (empty) file
+    /// at `path`: an abandoned archive removes it.
+    private var createdEmpty = false
 
     private var failedMember: String?
 

@@ -2,5 +2,8 @@
 // command layer is in Core/, the commands in Commands/.
 
 import Foundation
+import QuireSystem
 
+// Decrypted entries and keys are in this process's memory: never in a core dump.
+ProcessHardening.disableCoreDumps()
 exit(QuireCLI.run(Array(CommandLine.arguments.dropFirst())).rawValue)

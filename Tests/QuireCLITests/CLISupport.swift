@@ -25,9 +25,12 @@ enum CLITestError: Error {
 /// The repository root (from this file's path).
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
-/// The built `quire` binary: beside the test bundle, else in `.build/debug`.
+/// The built `quire` binary: `$QUIRE_TEST_BINARY` when set (to run the
+/// tests against another build, such as the one before a fix), else beside
+/// the test bundle, else in `.build/debug`.
 func quireBinary() throws -> String {
     var candidates: [String] = []
+    if let chosen = ProcessInfo.processInfo.environment["QUIRE_TEST_BINARY"], !chosen.isEmpty { candidates.append(chosen) }
     if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
         var dir = (exe as NSString).deletingLastPathComponent
         // Inside an .xctest bundle on Apple platforms: climb out of it.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import QuireTestSupport
 
 @Suite struct VerifyAndInfoTests {
     @Test func verifyIntactExitsZero() throws {
@@ -174,7 +175,7 @@ import Testing
     }
 }
 
-@Suite struct KeyAndDeviceCommandTests {
+@Suite(.tags(.slow), .skippedByMakeCheck) struct KeyAndDeviceCommandTests {
     @Test func unlockingOrderAndRecoveryKeyFile() throws {
         let box = try Sandbox()
         try box.makeVault()

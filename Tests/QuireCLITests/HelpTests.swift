@@ -205,7 +205,8 @@ terminal, output longer than the screen goes through the pager.
 
 JSON: {"count", "entries": [{"id", "created", "timeZone", "allDay",
 "title", "tags", "journal", "mood", "starred", "attachments",
-"conflict"}]}
+"conflict"}], "unreadRecords": {"count", "records": [{"code", "offset",
+"frame", "message"}]}}
 
 Unlocking: this device's key; else --recovery-key-file or --passphrase-file;
 else, on a terminal, a prompt for the recovery key or the passphrase.
@@ -253,7 +254,8 @@ users of this computer in the process list (ps) while quire runs.
 
 JSON: {"count", "entries": [{"id", "created", "timeZone", "allDay",
 "title", "tags", "journal", "mood", "starred", "attachments",
-"conflict"}]}
+"conflict"}], "unreadRecords": {"count", "records": [{"code", "offset",
+"frame", "message"}]}}
 
 Unlocking: this device's key; else --recovery-key-file or --passphrase-file;
 else, on a terminal, a prompt for the recovery key or the passphrase.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import QuireTestSupport
 
 /// Drives a command through a pseudo-terminal (Python's `pty.fork`): it
 /// answers each prompt (output ending in ": " or "] ") with the next answer,
@@ -72,7 +73,7 @@ extension Sandbox {
     }
 }
 
-@Suite struct TerminalTests {
+@Suite(.tags(.slow), .skippedByMakeCheck) struct TerminalTests {
     @Test func passphrasePromptReadsTheTerminalWithEchoOff() throws {
         let box = try Sandbox()
         let secret = "correct horse battery staple"

@@ -2,6 +2,7 @@ import Foundation
 import Quire
 import QuireExport
 import Testing
+import QuireTestSupport
 
 /// Lists and reads ZIP members with `unzip`; nil when it is missing.
 func unzipList(_ path: String) throws -> [String]? {
@@ -58,7 +59,7 @@ func run(_ tool: String, _ arguments: [String]) throws -> Data {
     }
 }
 
-@Suite struct FilterTests {
+@Suite(.tags(.slow), .skippedByMakeCheck) struct FilterTests {
     static let formats: [(ExportFormat, String)] = [(.markdown, "out"), (.json, "out.json"), (.html, "out.html"), (.epub, "out.epub"), (.dayOne, "out.zip")]
 
     @Test(arguments: [

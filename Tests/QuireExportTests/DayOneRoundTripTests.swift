@@ -5,12 +5,13 @@ import QuireDayOne
 import QuireImport
 import QuireZip
 import Testing
+import QuireTestSupport
 
 /// Issue 6's lossless round trip, end to end through the files a person
 /// holds: a Day One JSON export → `quire import dayone` → the Day One variant
 /// of the export (a ZIP) → every entry object equal, as a JSON value, to the
 /// one in the original export; every media file back with its name and bytes.
-@Suite struct DayOneRoundTripTests {
+@Suite(.tags(.slow), .skippedByMakeCheck) struct DayOneRoundTripTests {
     static let samples = fixtures + "/import/dayone"
 
     /// Entry objects by uuid from the Day One JSON documents `documents`;

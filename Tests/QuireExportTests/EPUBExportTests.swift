@@ -2,6 +2,7 @@ import Foundation
 import Quire
 import QuireExport
 import Testing
+import QuireTestSupport
 
 /// Runs epubcheck on `path`; nil when java or epubcheck is missing.
 func epubcheck(_ path: String) throws -> (status: Int32, output: String)? {
@@ -30,7 +31,7 @@ func expectEPUBCheckClean(_ path: String) throws {
     #expect(output.contains("No errors or warnings detected"), "\(output)")
 }
 
-@Suite struct EPUBExportTests {
+@Suite(.tags(.slow), .skippedByMakeCheck) struct EPUBExportTests {
     @Test func sampleBookPassesEPUBCheckAndIsDeterministic() throws {
         let dir = TemporaryDirectory()
         let vault = try makeSampleVault(dir)

@@ -5,6 +5,7 @@ import FoundationXML
 import Quire
 import QuireExport
 import Testing
+import QuireTestSupport
 
 /// True when `text` is well-formed XML (the HTML export is written as XHTML-compatible markup).
 func isWellFormedXML(_ text: String) -> Bool {
@@ -82,7 +83,7 @@ func isWellFormedXML(_ text: String) -> Bool {
     }
 }
 
-@Suite struct HTMLEscapingTests {
+@Suite(.tags(.slow), .skippedByMakeCheck) struct HTMLEscapingTests {
     @Test func fileNamesAndAltTextAreEscaped() throws {
         let dir = TemporaryDirectory()
         let vault = try makeVault(dir)

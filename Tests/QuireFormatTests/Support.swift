@@ -52,7 +52,8 @@ enum CollidingKeys {
 let countingVaultID = try! VaultID(bytes: counting(16))
 
 /// Options that skip fsync: these tests check logic, not durability.
-let fast = WriteOptions(synchronous: false)
+/// No flush, and torn tails cut at once (no sync tool writes into test files).
+let fast = WriteOptions(synchronous: false, tornTailQuietSeconds: 0)
 
 /// The Padmé length, written independently from the paper's definition.
 func referencePadme(_ length: Int) -> Int {

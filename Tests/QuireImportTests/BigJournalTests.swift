@@ -3,9 +3,10 @@ import Quire
 import QuireDayOne
 import QuireImport
 import Testing
+import QuireTestSupport
 
 /// The three big journals of the shared corpus, imported from their ZIPs.
-@Suite struct BigJournalTests {
+@Suite(.tags(.slow), .skippedByMakeCheck) struct BigJournalTests {
     /// The corpus jsonl lines: date and text of every entry, in export order.
     func jsonl(_ name: String) throws -> [(date: String, text: String)] {
         let text = try String(contentsOfFile: "/work/shared/corpus/\(name).jsonl", encoding: .utf8)

@@ -3,6 +3,7 @@ import Quire
 import QuireDayOne
 import QuireImport
 import Testing
+import QuireTestSupport
 
 /// The real Day One JSON exports of `corpus/dayone/` (SOURCES.md): entry
 /// count and media items listed (their files were not copied, so every one
@@ -47,7 +48,7 @@ func roundTripDifferences(_ jsonPath: String, vault: Vault) throws -> [String] {
     return differences
 }
 
-@Suite struct DayOneSampleTests {
+@Suite(.tags(.slow), .skippedByMakeCheck) struct DayOneSampleTests {
     @Test(arguments: dayOneSamples.map(\.file))
     func importsTheRealSample(_ file: String) throws {
         let expected = dayOneSamples.first { $0.file == file }!

@@ -3,8 +3,9 @@ import Quire
 import QuireDayOne
 import QuireImport
 import Testing
+import QuireTestSupport
 
-@Suite struct IdempotencyTests {
+@Suite(.tags(.slow), .skippedByMakeCheck) struct IdempotencyTests {
     func fileSize(_ path: String) throws -> Int {
         (try FileManager.default.attributesOfItem(atPath: path)[.size] as! NSNumber).intValue
     }

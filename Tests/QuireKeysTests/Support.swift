@@ -30,7 +30,8 @@ func recoveryKey(_ label: String) -> RecoveryKey {
     try! RecoveryKey(using: SeededRandom(label: "recovery " + label))
 }
 
-let fast = WriteOptions(synchronous: false)
+/// No flush, and torn tails cut at once (no sync tool writes into test files).
+let fast = WriteOptions(synchronous: false, tornTailQuietSeconds: 0)
 
 /// Cheapest Argon2id cost the limits accept.
 let tinyOps: UInt64 = 1

@@ -2,11 +2,12 @@ import Foundation
 import Quire
 import QuireExport
 import Testing
+import QuireTestSupport
 @testable import QuirePDF
 
 /// The three real journals as books: every glyph found, `qpdf --check`
 /// clean, page 1 neither blank nor a wall of missing-glyph boxes.
-@Suite struct CorpusBookTests {
+@Suite(.tags(.slow), .skippedByMakeCheck) struct CorpusBookTests {
     struct Journal: Sendable, CustomStringConvertible {
         let file: String
         let name: String

@@ -1,12 +1,13 @@
 import Foundation
 import Quire
 import Testing
+import QuireTestSupport
 
 /// Random interleavings of adds, edits and deletes on three replicas with
 /// random merges (`Spec/merge.md §3`): every replica converges to the same
 /// content, no revision written is lost, and a stale copy merged after a
 /// deletion does not bring the entry back.
-@Suite struct MergePropertyTests {
+@Suite(.tags(.slow), .skippedByMakeCheck) struct MergePropertyTests {
     struct Replica {
         let path: String
         let credential: Credential

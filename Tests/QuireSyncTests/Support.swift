@@ -16,7 +16,8 @@ final class TemporaryDirectory {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
-let fast = WriteOptions(synchronous: false)
+/// No flush, and torn tails cut at once (no sync tool writes into test files).
+let fast = WriteOptions(synchronous: false, tornTailQuietSeconds: 0)
 let t0: Int64 = 1_767_225_600_000
 
 func bytes(_ path: String) -> [UInt8] { Array((try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()) }

@@ -2,6 +2,7 @@ import Foundation
 import Quire
 import QuireSystem
 import Testing
+import QuireTestSupport
 
 // Hostile tests of merge, fold, compaction and rekey (Spec/merge.md).
 
@@ -61,7 +62,7 @@ private func crossMerge(_ dir: TemporaryDirectory, laptopFile: String, phoneFile
 
 /// Hostile input against merge, fold, compaction and rekey; several tests
 /// began as findings of a hostile review and guard their fixes.
-@Suite(.serialized) struct SyncAttackTests {
+@Suite(.serialized, .tags(.slow), .skippedByMakeCheck) struct SyncAttackTests {
     // MARK: 1. Bad input: refused, vault unchanged, no temporary file.
 
     @Test func badCopiesAreRefusedAndChangeNothing() throws {

@@ -4,6 +4,7 @@ import Quire
 import QuireCrypto
 import QuireFormat
 import QuireKeys
+import QuireTestSupport
 
 /// Single-bit flips in a commit holding a two-chunk attachment, its manifest
 /// and the entry that references it (`Spec/format.md` §7.4, §10.2). Stream
@@ -15,7 +16,7 @@ import QuireKeys
 /// trailer, of the manifest and entry bodies and of the commit MAC, and every
 /// 331st bit of the chunks' nonces and ciphertexts (whose bytes all take the
 /// same path: the AEAD fails).
-@Suite struct DamageAttachmentTests {
+@Suite(.tags(.slow), .skippedByMakeCheck) struct DamageAttachmentTests {
     struct Fixture {
         let dir = TemporaryDirectory()
         let path: String

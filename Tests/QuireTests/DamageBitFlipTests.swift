@@ -4,6 +4,7 @@ import Quire
 import QuireCrypto
 import QuireFormat
 import QuireKeys
+import QuireTestSupport
 
 /// A small vault: header, genesis commit (keyring, profile, commit) and three
 /// single-entry commits, about 3 KB. Every bit of it is flipped, one at a
@@ -37,7 +38,7 @@ struct BitFlipFixture {
     }
 }
 
-@Suite struct DamageBitFlipTests {
+@Suite(.tags(.slow), .skippedByMakeCheck) struct DamageBitFlipTests {
     /// The fixture has 1 header region and 10 frames (the first commit holds
     /// the keyring, the profile and the keyring's second copy).
     static let regionCount = 11

@@ -61,10 +61,11 @@ import Testing
         let dir = TemporaryDirectory()
         let (vault, _) = try makeVault(dir)
         _ = try vault.add(EntryBody(created: 1, text: "x"))
-        let unread = vault.unreadRecords()
+        let unread = try vault.unreadRecords()
         #expect(unread.newerEpoch == nil)
         #expect(unread.hiddenEntryRevisions == 0)
-        #expect(unread.damagedRecords == 0)
+        #expect(unread.damaged.isEmpty)
+        #expect(unread.isEmpty)
         #expect(!vault.verify().issues.contains { vault.isUnreadableWithThisKey($0) })
     }
 }

@@ -285,6 +285,7 @@ import QuireSystem
         do { _ = try Vault.open(at: dir.file("j.quire"), store: store, options: fast) } catch { err = error }
         #expect(err?.code == "device_key_damaged")
         #expect(err?.description.contains(headsPath) == true)
+        #expect(err?.description.contains("vaults/recorded") == true)
     }
 
     // MARK: - Privacy statement truth
@@ -319,7 +320,7 @@ import QuireSystem
         // call epoch 1 "new", and says why.
         #expect(!text.contains("New records"))
         #expect(text.contains("\nThe newest epoch this key can open (epoch 1, since 2026-01-01) can be decrypted with:\n"))
-        #expect(text.hasSuffix("  - This key cannot open epoch 2, which is newer than the epochs above: it was removed (or the keyring of epoch 2 is not genuine). This statement shows only what this key can see; ask an enrolled device for the current one.\n"))
+        #expect(text.hasSuffix("  - This key cannot open epoch 2, which a current member made after the epochs above: this device was removed. This statement shows only what this key can see; ask an enrolled device for the current one.\n"))
     }
 
     /// Two copies: the laptop turns on escrow-free while the (offline)

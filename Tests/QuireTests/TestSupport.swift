@@ -20,7 +20,8 @@ final class TemporaryDirectory {
 }
 
 /// Options that skip fsync: tests check logic, not durability.
-let fast = WriteOptions(synchronous: false)
+/// No flush, and torn tails cut at once (no sync tool writes into test files).
+let fast = WriteOptions(synchronous: false, tornTailQuietSeconds: 0)
 
 /// A recovery key from a fixed label, so tests are repeatable.
 func testRecoveryKey(_ label: String = "test") -> RecoveryKey {

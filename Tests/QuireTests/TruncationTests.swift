@@ -4,6 +4,7 @@ import Quire
 import QuireCrypto
 import QuireFormat
 import QuireKeys
+import QuireTestSupport
 
 /// A vault whose last two commits are cut at every byte offset.
 ///
@@ -60,7 +61,7 @@ struct TruncationFixture {
     }
 }
 
-@Suite struct TruncationTests {
+@Suite(.tags(.slow), .skippedByMakeCheck) struct TruncationTests {
     static let shardCount = 8
 
     @Test func fixtureLayoutIsAsDesigned() throws {

@@ -26,7 +26,9 @@ struct AttachmentsCommand: QuireCommand {
         }
         if e.body.attachments.isEmpty && !c.out.json { c.out.note("entry \(EntryFormat.short(e.id)) has no attachments") }
         c.out.emit(
-            AttachmentsJSON(entry: e.id.description, attachments: e.body.attachments.map { AttachmentJSON($0, vault: opened.vault) }))
+            AttachmentsJSON(
+                entry: e.id.description, attachments: e.body.attachments.map { AttachmentJSON($0, vault: opened.vault) },
+                unreadRecords: UnreadRecordsJSON(Reading.records(opened.vault))))
         return .success
     }
 }
@@ -35,6 +37,8 @@ struct AttachmentsCommand: QuireCommand {
 struct AttachmentsJSON: JSONShape {
     let entry: String
     let attachments: [AttachmentJSON]
+    /// The records the entries shown leave out (``UnreadRecordsJSON``).
+    let unreadRecords: UnreadRecordsJSON
 
-    static var example: AttachmentsJSON { AttachmentsJSON(entry: "", attachments: [AttachmentJSON(example: ())]) }
+    static var example: AttachmentsJSON { AttachmentsJSON(entry: "", attachments: [AttachmentJSON(example: ())], unreadRecords: .example) }
 }

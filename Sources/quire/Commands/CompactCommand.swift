@@ -29,6 +29,7 @@ struct CompactCommand: QuireCommand {
             throw .vault(error, path: vault)
         }
         progress.finish()
+        Rewrites.sayWhenALinkWasFollowed(vault, c.out)
         c.out.line(
             "compacted \(vault): \(formatBytes(report.bytesBefore)) → \(formatBytes(report.bytesAfter)); revisions \(report.revisionsBefore) → \(report.revisionsAfter); attachments kept \(report.attachmentsKept), dropped \(report.attachmentsDropped)"
         )

@@ -41,6 +41,7 @@ struct EditCommand: QuireCommand {
         let opened = try Unlock.open(vault, unlock, out: c.out)
         let entries: [EntrySnapshot]
         do { entries = try opened.vault.entries() } catch { throw .vault(error, path: vault) }
+        Reading.warnAboutUnreadRecords(opened.vault, entries: entries, path: vault, out: c.out)
         let e = try EntryFormat.resolve(id, in: entries)
         var body = e.body
         if let newText = try EntryText.from(text, initial: body.text, optional: changesFields, done: "changed", command: c.command) {

@@ -11,13 +11,16 @@ struct ExportCommand: QuireCommand {
         discussion: """
             Decrypted on this device; nothing but OUT is written (mode 0600, or a
             0700 folder for md). Without --format, OUT's extension names it
-            (.pdf, .epub, .html, .json; .zip: dayone).
+            (.pdf, .epub, .html, .json; .zip: dayone). When records cannot be read
+            (damage: see 'quire verify'), nothing is exported unless --partial is
+            given; the output then says it is partial.
             """,
         json: ExportJSON.self, section: .file, unlocks: true)
 
     @VaultArgument var vault: String
     @Option(help: "md, json, dayone, html, epub or pdf (default: from OUT's extension)") var format: ExportFormatName?
     @Option(short: "o", placeholder: "OUT", help: "the file (or folder, for md) to write; it must not exist") var output: String?
+    @Flag(help: "export what can be read when some records cannot be") var partial: Bool
     @OptionGroup var filters: EntryFilterOptions
     @OptionGroup var unlock: UnlockOptions
     @OptionGroup var json: JSONOption
@@ -37,6 +40,18 @@ struct ExportCommand: QuireCommand {
         filter.since = selection.since
         filter.until = selection.until
         let opened = try Unlock.open(vault, unlock, out: c.out, writable: false)
+        // An export is complete or says it is not: records that cannot be read
+        // refuse it (nothing written) unless --partial asks for what can be read.
+        opened.vault.retainsEntryBodies = false
+        let unread: UnreadRecords
+        do { unread = try opened.vault.unreadRecords() } catch { throw .vault(error, path: vault) }
+        if !unread.isEmpty && !partial {
+            throw CLIFailure(
+                "\(Reading.summary(unread.records, path: vault)); nothing was exported",
+                hint:
+                    "restore them from another copy ('quire merge \(vault) COPY'; 'quire verify \(vault)' lists them), or export what can be read with --partial",
+                code: "records_unreadable")
+        }
         let progress = ProgressBar("exporting \(name)")
         progress.start()
         let report: ExportReport
@@ -53,9 +68,13 @@ struct ExportCommand: QuireCommand {
             throw .exporting(error, path: vault)
         }
         progress.finish()
+        let partText = unread.isEmpty ? "" : ": a PARTIAL export (--partial)"
         c.out.line(
-            "exported \(plural(report.entries, "entry", "entries")) and \(plural(report.attachments, "attachment")) to \(output) (\(formatBytes(report.bytes)))"
+            "exported \(plural(report.entries, "entry", "entries")) and \(plural(report.attachments, "attachment")) to \(output) (\(formatBytes(report.bytes)))\(partText)"
         )
+        if !unread.isEmpty {
+            c.out.warning("partial export: \(Reading.summary(unread.records, path: vault)) and are not in \(output)")
+        }
         if report.entries == 0 && selection.isFiltering { c.out.warning("no entries match the filters; \(output) holds none") }
         if report.missingAttachments > 0 {
             c.out.warning(
@@ -65,7 +84,7 @@ struct ExportCommand: QuireCommand {
         c.out.emit(
             ExportJSON(
                 format: name, path: output, entries: report.entries, attachments: report.attachments, bytes: report.bytes,
-                missingAttachments: report.missingAttachments))
+                missingAttachments: report.missingAttachments, partial: !unread.isEmpty, unreadRecords: UnreadRecordsJSON(unread)))
         return .success
     }
 }
@@ -78,6 +97,12 @@ struct ExportJSON: JSONShape {
     let attachments: Int
     let bytes: UInt64
     let missingAttachments: Int
+    /// True when records could not be read and `--partial` exported the rest.
+    let partial: Bool
+    /// The records the export leaves out (``UnreadRecordsJSON``).
+    let unreadRecords: UnreadRecordsJSON
 
-    static var example: ExportJSON { ExportJSON(format: "", path: "", entries: 0, attachments: 0, bytes: 0, missingAttachments: 0) }
+    static var example: ExportJSON {
+        ExportJSON(format: "", path: "", entries: 0, attachments: 0, bytes: 0, missingAttachments: 0, partial: false, unreadRecords: .example)
+    }
 }

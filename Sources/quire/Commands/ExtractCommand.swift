@@ -74,7 +74,10 @@ struct ExtractCommand: QuireCommand {
         }
         let (path, written) = try write(reader, to: output, ref: ref)
         c.out.line("wrote \(path) (\(formatBytes(written)), \(ref.mediaType))")
-        c.out.emit(ExtractJSON(id: EntryFormat.attachmentID(ref), path: path, byteCount: written, mediaType: ref.mediaType))
+        c.out.emit(
+            ExtractJSON(
+                id: EntryFormat.attachmentID(ref), path: path, byteCount: written, mediaType: ref.mediaType,
+                unreadRecords: UnreadRecordsJSON(Reading.records(opened.vault))))
         return .success
     }
 
@@ -170,6 +173,8 @@ struct ExtractJSON: JSONShape {
     let path: String
     let byteCount: UInt64
     let mediaType: String
+    /// The records the entries searched leave out (``UnreadRecordsJSON``).
+    let unreadRecords: UnreadRecordsJSON
 
-    static var example: ExtractJSON { ExtractJSON(id: "", path: "", byteCount: 0, mediaType: "") }
+    static var example: ExtractJSON { ExtractJSON(id: "", path: "", byteCount: 0, mediaType: "", unreadRecords: .example) }
 }

@@ -22,6 +22,11 @@ struct InfoCommand: QuireCommand {
         try Unlock.requireVault(vault)
         let s: VaultStructure
         do { s = try VaultScanner.scan(path: vault) } catch {
+            if case .damagedHeader(let reason) = VaultError.diagnosing(error, path: vault) {
+                throw CLIFailure(
+                    "\(vault) is a Quire vault whose header is damaged: \(reason)",
+                    hint: "restore it from a copy (another device's copy, or a backup); 'quire verify' says the same", code: "header_damaged")
+            }
             throw CLIFailure(
                 "\(vault) is not a readable Quire vault: \(error.description)", hint: CLIFailure.hint(for: error, path: vault),
                 code: error.code)

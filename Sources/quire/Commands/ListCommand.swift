@@ -25,9 +25,9 @@ struct ListCommand: QuireCommand {
 
     func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
         let filter = try EntryFilter(filters, browse, out: c.out, command: c.command)
-        let (_, entries) = try Reading.entries(vault, unlock, out: c.out)
+        let (opened, entries) = try Reading.entries(vault, unlock, out: c.out)
         let shown = filter.apply(entries)
-        Listing.print(shown, c.out, pager: !pager.noPager)
+        Listing.print(shown, c.out, pager: !pager.noPager, vault: opened.vault)
         Reading.sayNothingMatched(shown.count, total: entries.count, filtered: filter.isFiltering, out: c.out)
         return .success
     }
@@ -35,10 +35,14 @@ struct ListCommand: QuireCommand {
 
 /// Entry lines on stdout, or their JSON.
 enum Listing {
-    static func print(_ entries: [EntrySnapshot], _ out: Output, pager: Bool) {
+    static func print(_ entries: [EntrySnapshot], _ out: Output, pager: Bool, vault: Vault) {
         out.usePager(pager)
         for e in entries { out.line(EntryFormat.line(e)) }
         // The summaries are made only when they are printed.
-        if out.json { out.emit(EntryListJSON(count: entries.count, entries: entries.map(EntrySummaryJSON.init))) }
+        if out.json {
+            out.emit(
+                EntryListJSON(
+                    count: entries.count, entries: entries.map(EntrySummaryJSON.init), unreadRecords: UnreadRecordsJSON(Reading.records(vault))))
+        }
     }
 }

@@ -40,19 +40,26 @@ struct MergeCommand: QuireCommand {
             target = out
         }
         let opened = try Unlock.open(a, unlock, out: c.out, writable: false)
+        // -o OUT: the merge is made in a temporary file beside OUT, and OUT
+        // appears only when it is complete (never partial on a full disk or a kill).
+        var temporary: String?
         if target != a {
-            do { try FileManager.default.copyItem(atPath: a, toPath: target) } catch {
+            Leftovers.removeStale(besideVault: target, holdingLock: false)
+            let temp = Leftovers.temporaryPath(for: target, random: SystemRandom())
+            do { try Self.copyWhole(a, to: temp) } catch {
+                try? FileSystem.remove(temp)
                 throw CLIFailure(
-                    "cannot write \(target) (\(Paths.describe(error))); nothing was written",
-                    hint: "check the folder exists and can be written")
+                    "cannot write \(target) (\(error.description)); nothing was written",
+                    hint: CLIFailure.hint(for: error) ?? "check the folder exists and can be written")
             }
+            temporary = temp
         }
         let progress = ProgressBar("merging \(b) into \(target)")
         progress.start()
         let report: MergeReport
-        do { report = try VaultMerge.merge(vaultAt: target, copyAt: b, credential: opened.credential) } catch {
+        do { report = try VaultMerge.merge(vaultAt: temporary ?? a, copyAt: b, credential: opened.credential) } catch {
             progress.finish()
-            if target != a { try? FileSystem.remove(target) }
+            if let temporary { try? FileSystem.remove(temporary) }
             var f = CLIFailure.vault(.sync(error), path: a)
             switch error {
             case .copyUnreadable(_, .notAVault), .copyUnreadable(_, .truncatedHeader), .copyUnreadable(_, .unsupportedVersion):
@@ -66,6 +73,11 @@ struct MergeCommand: QuireCommand {
             throw f
         }
         progress.finish()
+        if let temporary {
+            try Self.publish(temporary, as: target, c.out)
+        } else if report.changed {
+            Rewrites.sayWhenALinkWasFollowed(a, c.out)
+        }
         if report.changed {
             var s =
                 "merged \(b) into \(target): \(plural(report.framesAdded, "record")) added in \(plural(report.commitsWritten, "commit"))"
@@ -89,6 +101,56 @@ struct MergeCommand: QuireCommand {
                 leftOut: report.leftOut.map(\.description),
                 droppedFromVault: report.droppedFromVault.map(\.description)))
         return .success
+    }
+
+    /// Links the finished merge at `temporary` to `target` (never replacing
+    /// a file made meanwhile), removes the temporary name and flushes the
+    /// folder.
+    static func publish(_ temporary: String, as target: String, _ out: Output) throws(CLIFailure) {
+        do {
+            try FileSystem.link(temporary, to: target)
+            // The temporary name is now a second name of OUT; if it cannot be
+            // removed (twice), say so: the next write beside it removes it.
+            if (try? FileSystem.remove(temporary)) == nil && (try? FileSystem.remove(temporary)) == nil {
+                out.warning("\(temporary), a second name of \(target) used while writing it, could not be removed; the next quire write in its folder removes it")
+            }
+            try FileSystem.syncDirectory(FileSystem.directory(of: target))
+        } catch {
+            try? FileSystem.remove(temporary)
+            if FileSystem.nameExists(target) && !error.isAlreadyExists {
+                throw CLIFailure("\(target) was written, but its folder could not be flushed: \(error)")
+            }
+            throw CLIFailure(
+                "cannot write \(target) (\(error)); nothing was written",
+                hint: error.isAlreadyExists ? "something else made \(target) meanwhile; choose a new name for -o" : nil)
+        }
+    }
+
+    /// Copies the file at `source` to a new file `destination` (mode 0600,
+    /// created exclusively), flushed.
+    static func copyWhole(_ source: String, to destination: String) throws(SystemError) {
+        let input = try SystemFile(path: source, mode: .readOnly)
+        let output = try SystemFile(path: destination, mode: .createExclusive(permissions: 0o600))
+        var offset: UInt64 = 0
+        while true {
+            let chunk = try input.read(count: 1 << 20, at: offset)
+            if chunk.isEmpty { break }
+            try output.write(chunk, at: offset)
+            offset += UInt64(chunk.count)
+        }
+        try output.sync()
+    }
+}
+
+/// What the rewriting commands (merge, resolve, compact) say about links.
+enum Rewrites {
+    /// A rewrite through a symbolic link replaces the file it points to and
+    /// keeps the link (`Spec/merge.md §3.5`): said, since the file changed
+    /// is not the one named.
+    static func sayWhenALinkWasFollowed(_ path: String, _ out: Output) {
+        guard FileSystem.isSymbolicLink(path) else { return }
+        let destination = FileSystem.symbolicLinkDestination(path) ?? FileSystem.resolvingSymbolicLinks(path)
+        out.line("\(path) is a symbolic link to \(destination): that file was rewritten and the link kept")
     }
 }
 

@@ -24,7 +24,7 @@ struct OnThisDayCommand: QuireCommand {
         if let date, date.isNatural { c.out.note("--date '\(date.text)': \(date.reading)") }
         var filter = EntryFilter()
         filter.dayOfYear = EntryFilter.monthDay(day, zoneName: TimeZone.current.identifier)
-        let (_, entries) = try Reading.entries(vault, unlock, out: c.out)
+        let (opened, entries) = try Reading.entries(vault, unlock, out: c.out)
         let found = filter.apply(entries).reversed()
         c.out.usePager(!pager.noPager)
         let thisYear = Int(DateText.localDay(day).prefix(4)) ?? 0
@@ -39,7 +39,7 @@ struct OnThisDayCommand: QuireCommand {
             }
             c.out.line("  \(EntryFormat.line(e))")
         }
-        if c.out.json { c.out.emit(EntryListJSON(count: found.count, entries: found.map(EntrySummaryJSON.init))) }
+        if c.out.json { c.out.emit(EntryListJSON(count: found.count, entries: found.map(EntrySummaryJSON.init), unreadRecords: UnreadRecordsJSON(Reading.records(opened.vault)))) }
         if found.isEmpty && !c.out.json { c.out.note("no entries were written on \(DateText.localDay(day).dropFirst(5)) in any year") }
         return .success
     }

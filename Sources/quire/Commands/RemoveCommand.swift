@@ -21,6 +21,7 @@ struct RemoveCommand: QuireCommand {
         let opened = try Unlock.open(vault, unlock, out: c.out)
         let entries: [EntrySnapshot]
         do { entries = try opened.vault.entries() } catch { throw .vault(error, path: vault) }
+        Reading.warnAboutUnreadRecords(opened.vault, entries: entries, path: vault, out: c.out)
         let e = try EntryFormat.resolve(id, in: entries)
         let title = EntryFormat.title(e.body.text, limit: 40)
         if Prompt.isInteractive && !yes {

@@ -42,6 +42,7 @@ struct ResolveCommand: QuireCommand {
             throw .vault(error, path: vault)
         }
         progress.finish()
+        if report.copies.contains(where: { $0.merge?.changed ?? false }) { Rewrites.sayWhenALinkWasFollowed(vault, c.out) }
         var failed = false
         var rows: [ResolveJSON.Copy] = []
         for copy in report.copies {

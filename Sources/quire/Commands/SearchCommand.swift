@@ -30,9 +30,9 @@ struct SearchCommand: QuireCommand {
     func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
         let search = try SearchQuery(query)
         let filter = try EntryFilter(filters, browse, out: c.out, command: c.command)
-        let (_, entries) = try Reading.entries(vault, unlock, out: c.out)
+        let (opened, entries) = try Reading.entries(vault, unlock, out: c.out)
         let found = filter.apply(entries, extra: search.matches)
-        Listing.print(found, c.out, pager: !pager.noPager)
+        Listing.print(found, c.out, pager: !pager.noPager, vault: opened.vault)
         let what = "'\(query.joined(separator: " "))'" + (filter.isFiltering ? " with these filters" : "")
         Reading.sayNothingMatched(found.count, total: entries.count, filtered: true, what: what, out: c.out)
         return .success

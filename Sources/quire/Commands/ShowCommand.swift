@@ -116,6 +116,8 @@ struct EntryJSON: JSONShape {
     let verified: Bool
     /// True when a member attested the version shown (`Spec/format.md §9.4`).
     let attested: Bool
+    /// The records the entries shown leave out (``UnreadRecordsJSON``).
+    let unreadRecords: UnreadRecordsJSON
 
     init(_ e: EntrySnapshot, vault: Vault) {
         let b = e.body
@@ -142,6 +144,7 @@ struct EntryJSON: JSONShape {
         conflictingRevisions = e.conflictingHeads.map(\.description)
         verified = e.isVerified
         attested = e.isAttested
+        unreadRecords = UnreadRecordsJSON(Reading.records(vault))
     }
 
     private init() {
@@ -164,6 +167,7 @@ struct EntryJSON: JSONShape {
         conflictingRevisions = []
         verified = true
         attested = true
+        unreadRecords = .example
     }
 
     static var example: EntryJSON { EntryJSON() }

@@ -9,6 +9,7 @@ enum Starring {
         let opened = try Unlock.open(vault, unlock, out: c.out)
         let entries: [EntrySnapshot]
         do { entries = try opened.vault.entries() } catch { throw .vault(error, path: vault) }
+        Reading.warnAboutUnreadRecords(opened.vault, entries: entries, path: vault, out: c.out)
         let e = try EntryFormat.resolve(id, in: entries)
         let word = starred ? "starred" : "not starred"
         guard e.body.isStarred != starred else {

@@ -51,7 +51,7 @@ struct VerifyCommand: QuireCommand {
         let warnings = report.issues.filter { !$0.isDamage }
         let conflicts = ((try? opened.vault.entries()) ?? []).filter { !$0.conflictingHeads.isEmpty }.count
         let removedText =
-            opened.vault.unreadRecords().newerEpoch.map {
+            opened.vault.unlocked.unreadableNewerEpoch.map {
                 "this device was removed from the vault: epoch \($0) and the records sealed under it were made without it"
             } ?? ""
         let counts =

@@ -80,9 +80,12 @@ enum QuireCLI {
         let out = Output(json: arguments.contains("--json"))
         do throws(CLIFailure) {
             let code = try dispatch(arguments, out: out)
+            // Warnings raised during a write (after opening) reach the user too.
+            Unlock.warnAboutWhatHappenedSinceOpening(out: out)
             out.finish()
             return code
         } catch {
+            Unlock.warnAboutWhatHappenedSinceOpening(out: out)
             out.finish()
             out.failure(error)
             return error.exit

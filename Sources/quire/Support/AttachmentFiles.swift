@@ -21,7 +21,8 @@ enum AttachmentFiles {
             }
             if FileSystem.exists(file) {
                 throw CLIFailure(
-                    "cannot attach \(file): it is not a regular file (a device, a pipe or a socket)", hint: "attach a regular file")
+                    "cannot attach \(file): it is not a regular file (a device, a pipe or a socket)",
+                    hint: "attach a regular file; to attach what a program writes, save it to a file first")
             }
             throw CLIFailure("cannot attach \(file): no such file", hint: "check the path given to --attach")
         }

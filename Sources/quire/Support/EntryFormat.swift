@@ -191,8 +191,12 @@ struct EntrySummaryJSON: Encodable {
 struct EntryListJSON: JSONShape {
     let count: Int
     let entries: [EntrySummaryJSON]
+    /// The records the entries shown leave out (``UnreadRecordsJSON``).
+    let unreadRecords: UnreadRecordsJSON
 
-    static var example: EntryListJSON { EntryListJSON(count: 0, entries: [EntrySummaryJSON(example: ())]) }
+    static var example: EntryListJSON {
+        EntryListJSON(count: 0, entries: [EntrySummaryJSON(example: ())], unreadRecords: .example)
+    }
 }
 
 /// An attachment (`Spec/cli-json.md §3.2`).

@@ -14,11 +14,12 @@ enum Reading {
     }
 
     /// `quire: warning:` lines for records the entries shown leave out:
-    /// newer records this key cannot read (a removed device), damaged
-    /// regions and commits that did not verify, entries shown unverified.
-    /// From what opening the vault learned: no extra pass over the file.
+    /// newer records this key cannot read (a removed device), every record
+    /// that could not be read (damaged, altered, or cut out:
+    /// ``Vault/unreadRecords()``, counted by the library in the pass that
+    /// read the entries), entries shown unverified.
     static func warnAboutUnreadRecords(_ vault: Vault, entries: [EntrySnapshot], path: String, out: Output) {
-        let unread = vault.unreadRecords()
+        let unread = records(vault)
         if let newer = unread.newerEpoch {
             let hidden = unread.hiddenEntryRevisions
             out.warning(
@@ -26,12 +27,31 @@ enum Reading {
                     + "this device was removed from the vault (epoch \(newer)), so what is shown stops there. "
                     + "Open the vault on a device still enrolled, or with --recovery-key-file FILE")
         }
+        // Records of a newer epoch are said above, for a removed device.
+        let damaged = unread.damaged
+        if !damaged.isEmpty {
+            out.warning("\(summary(damaged, path: path)); what is shown leaves them out. Run 'quire verify \(path)'")
+        }
         let unverified = entries.filter { !$0.isVerified }.count
-        if unread.damagedRecords > 0 {
-            out.warning("\(plural(unread.damagedRecords, "record")) in \(path) may be damaged or unreadable; run 'quire verify \(path)'")
-        } else if unverified > 0 {
+        if unverified > 0 {
             out.warning("\(plural(unverified, "entry", "entries")) shown could not be verified; run 'quire verify \(path)'")
         }
+    }
+
+    /// The vault's unread records (none when its index cannot be read: the
+    /// read that failed says why).
+    static func records(_ vault: Vault) -> UnreadRecords {
+        (try? vault.unreadRecords()) ?? UnreadRecords()
+    }
+
+    /// `2 records in PATH could not be read (frame 8 at byte 2110: authentication_failed; …)`.
+    static func summary(_ records: [UnreadRecords.Record], path: String) -> String {
+        let places = records.prefix(5).map { r -> String in
+            let place = [r.frameIndex.map { "frame \($0)" }, r.offset.map { "byte \($0)" }].compactMap { $0 }.joined(separator: " at ")
+            return "\(place.isEmpty ? "the file" : place): \(r.code)"
+        }
+        let more = records.count > 5 ? "; and \(records.count - 5) more" : ""
+        return "\(plural(records.count, "record")) in \(path) could not be read (\(places.joined(separator: "; "))\(more))"
     }
 
     /// Says on stderr that nothing matched, so an empty result is not silence.
@@ -44,5 +64,32 @@ enum Reading {
         } else {
             out.note("no entries match the filters")
         }
+    }
+}
+
+/// The records the entries shown leave out, in every command that reads
+/// entries: `{"count", "records": [{"code", "offset", "frame", "message"}]}`
+/// (`Spec/cli-json.md §3.2`).
+struct UnreadRecordsJSON: Encodable {
+    struct Record: Encodable {
+        let code: String
+        @OrNull var offset: UInt64?
+        @OrNull var frame: Int?
+        let message: String
+    }
+
+    var count: Int
+    var records: [Record]
+
+    init(_ unread: UnreadRecords) {
+        count = unread.count
+        records = unread.records.map { Record(code: $0.code, offset: $0.offset, frame: $0.frameIndex, message: $0.message) }
+    }
+
+    /// For the JSON outlines of `help`: one record.
+    static var example: UnreadRecordsJSON {
+        var e = UnreadRecordsJSON(UnreadRecords())
+        e.records = [Record(code: "", offset: 0, frame: 0, message: "")]
+        return e
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Quire
 import QuireSystem
 
@@ -122,8 +123,22 @@ enum Unlock {
             var typed = try Prompt.secret("\(who)\nType the recovery key or the passphrase: ")
             defer { wipe(&typed) }
             let text = String(decoding: typed, as: UTF8.self)
-            if looksLikeRecoveryCode(text) { return try openWithRecoveryCode(text, path: path, writable: writable, out: out) }
-            return try openWithPassphrase(typed, path: path, writable: writable, out: out)
+            // 56 letters and digits may be a recovery key or a passphrase:
+            // try the recovery key when it parses as one, then the passphrase.
+            let shapedLikeACode = looksLikeRecoveryCode(text)
+            if shapedLikeACode, let key = try? RecoveryKey(code: text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                do { return try openWithRecoveryKey(key, path: path, writable: writable, out: out) } catch {
+                    guard error.code == "wrong_recovery_key" else { throw error }
+                }
+            }
+            do { return try openWithPassphrase(typed, path: path, writable: writable, out: out) } catch {
+                guard shapedLikeACode, error.code == "wrong_passphrase" else { throw error }
+                // Never quote what was typed: it is one secret or the other.
+                throw CLIFailure(
+                    "what was typed opens \(path) neither as its recovery key nor as its passphrase",
+                    hint: "check it and try again: a recovery key is 56 letters and digits in groups of 4 (dashes and spaces optional); a passphrase is compared exactly, including case",
+                    code: "wrong_passphrase")
+            }
         }
         if deviceName == nil {
             throw CLIFailure(
@@ -144,6 +159,7 @@ enum Unlock {
             .format(.commitMismatch):
             true
         case .keys(.format(let e)): isDamage(.format(e))
+        case .damagedHeader: true
         default: false
         }
     }
@@ -156,8 +172,16 @@ enum Unlock {
     static func openWithRecoveryCode(_ code: String, path: String, writable: Bool, out: Output) throws(CLIFailure) -> OpenedVault {
         let key: RecoveryKey
         do { key = try RecoveryKey(code: code.trimmingCharacters(in: .whitespacesAndNewlines)) } catch {
-            throw .vault(.keys(error), path: path)
+            // The library names the offending character; a secret's characters are never printed.
+            throw CLIFailure(
+                "the recovery key is not valid: it has a wrong length, a character a recovery key never has, or a checksum that does not match (none of its characters is shown)",
+                hint: "a recovery key is 56 letters and digits in groups of 4; dashes and spaces are optional; copy it without other characters (such as a non-breaking space)",
+                code: error.code)
         }
+        return try openWithRecoveryKey(key, path: path, writable: writable, out: out)
+    }
+
+    static func openWithRecoveryKey(_ key: RecoveryKey, path: String, writable: Bool, out: Output) throws(CLIFailure) -> OpenedVault {
         do {
             let vault = try Vault.open(at: path, credential: .recoveryKey(key), writable: writable)
             warn(vault, out: out)
@@ -180,5 +204,26 @@ enum Unlock {
 
     static func warn(_ vault: Vault, out: Output) {
         for w in vault.keyWarnings { out.warning(w.description) }
+        printedWarnings.withLock { $0.append((vault, Set(vault.keyWarnings.map(\.description)))) }
+    }
+
+    /// The vaults this command opened, with the warnings already printed.
+    static let printedWarnings = Mutex<[(Vault, Set<String>)]>([])
+
+    /// Prints the warnings raised after opening (during a write, such as
+    /// `device_memory_not_saved` when this device could not remember a key
+    /// change): every warning reaches the user. Called when a command ends.
+    static func warnAboutWhatHappenedSinceOpening(out: Output) {
+        let pending = printedWarnings.withLock { list -> [String] in
+            var lines: [String] = []
+            for i in list.indices {
+                for w in list[i].0.keyWarnings where !list[i].1.contains(w.description) {
+                    lines.append(w.description)
+                    list[i].1.insert(w.description)
+                }
+            }
+            return lines
+        }
+        for line in pending { out.warning(line) }
     }
 }

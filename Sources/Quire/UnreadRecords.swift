@@ -1,0 +1,124 @@
+import QuireFormat
+import QuireSystem
+
+/// The records a read of the vault's entries could not give back, and where
+/// they are (`Spec/format.md §9.3`, §10.2, §12): what a list, a search or an
+/// export leaves out. Nothing is dropped silently: an app shows
+/// ``count`` beside what it lists, and an export refuses (or says it is
+/// partial) when it is not zero.
+///
+/// Counted, each once, in file order:
+/// - every entry revision, attachment manifest or profile record that was
+///   not released or did not decode (damaged, altered, malformed, stale, or
+///   sealed under a key this credential does not hold: `unknown_key`);
+/// - every damaged region (bytes that are not frames: the records that were
+///   there cannot be counted, so the region counts as one);
+/// - every commit that does not verify or is stale (records it covered may
+///   have been removed: a deleted record leaves nothing else behind).
+///
+/// A torn tail is not counted: nothing in it was ever committed.
+public struct UnreadRecords: Sendable, Equatable {
+    /// One record (or region, or commit) that could not be read.
+    public struct Record: Sendable, Equatable, CustomStringConvertible {
+        /// The stable error code (`Spec/format.md §12`), such as
+        /// `authentication_failed`, `frame_damaged` or `commit_mismatch`.
+        public let code: String
+        /// The byte offset in the file.
+        public let offset: UInt64?
+        /// The frame index, when the problem is one frame.
+        public let frameIndex: Int?
+        /// A sentence a person can act on (it names places, never content).
+        public let message: String
+
+        /// ``message``.
+        public var description: String { message }
+    }
+
+    /// Every record not read, in file order.
+    public let records: [Record]
+    /// The newest epoch this credential cannot open because its device was
+    /// removed from the vault; nil when there is none.
+    public let newerEpoch: UInt32?
+    /// Committed entry revisions sealed under a key this credential does not
+    /// hold, counted when ``newerEpoch`` is set: written after the removal
+    /// (`Spec/format.md §5.1`).
+    public let hiddenEntryRevisions: Int
+
+    /// How many records (regions, commits) could not be read.
+    public var count: Int { records.count }
+    /// True when everything committed was read.
+    public var isEmpty: Bool { records.isEmpty }
+    /// Of ``records``, those sealed under a key this credential does not
+    /// hold (`unknown_key`): for a removed device, the records written after
+    /// it was removed. Not damage.
+    public var notReadableWithThisKey: Int { records.filter { $0.code == "unknown_key" }.count }
+    /// Of ``records``, those that are damage: all of them, but the
+    /// `unknown_key` records of a removed device (``newerEpoch`` set).
+    public var damaged: [Record] { records.filter { newerEpoch == nil || $0.code != "unknown_key" } }
+
+    /// Nothing unread.
+    public init() {
+        records = []
+        newerEpoch = nil
+        hiddenEntryRevisions = 0
+    }
+
+    init(recordIssues: [FormatError], structure: VaultStructure, commitIssues: [FormatError], newerEpoch: UInt32?, hiddenEntryRevisions: Int) {
+        var found: [Record] = []
+        var seen = Set<Int>()
+        for e in recordIssues {
+            if let i = e.location?.index {
+                guard !seen.contains(i) else { continue }
+                seen.insert(i)
+            }
+            found.append(Record(code: e.code, offset: e.offset, frameIndex: e.location?.index, message: e.description))
+        }
+        for region in structure.damagedRegions {
+            let e = FormatError.frameDamaged(offset: region.offset, byteCount: region.byteCount)
+            found.append(Record(code: e.code, offset: region.offset, frameIndex: nil, message: e.description))
+        }
+        for e in commitIssues {
+            switch e {
+            case .commitMismatch, .staleEpoch:
+                found.append(Record(code: e.code, offset: e.offset, frameIndex: e.location?.index, message: e.description))
+            default:
+                // An unverifiable commit (no key for it) is reported through
+                // its records' unknown_key; a failed attestation leaves its
+                // records readable (shown as not attested).
+                break
+            }
+        }
+        records = found.sorted { ($0.offset ?? 0, $0.frameIndex ?? -1) < ($1.offset ?? 0, $1.frameIndex ?? -1) }
+        self.newerEpoch = newerEpoch
+        self.hiddenEntryRevisions = hiddenEntryRevisions
+    }
+}
+
+extension Vault {
+    /// The records reading this vault's entries could not give back
+    /// (``UnreadRecords``). Uses the entry index (built now if it is not
+    /// loaded: one pass that decrypts every revision once).
+    ///
+    /// - Throws: ``VaultError/format(_:)`` for I/O.
+    public func unreadRecords() throws(VaultError) -> UnreadRecords {
+        try lock.withLock { () throws(VaultError) -> UnreadRecords in
+            let index = try loadIndex()
+            return makeUnreadRecords(index.issues)
+        }
+    }
+
+    /// ``UnreadRecords`` from the record issues of a pass over the entries
+    /// (the caller holds the lock).
+    func makeUnreadRecords(_ recordIssues: [FormatError]) -> UnreadRecords {
+        let s = file.structure
+        var hidden = 0
+        if unlocked.unreadableNewerEpoch != nil {
+            hidden = s.frames[0..<s.committedFrameCount].filter {
+                $0.header.kind == .entryRevision && unlocked.keys.keys(for: $0.header.keyID).isEmpty
+            }.count
+        }
+        return UnreadRecords(
+            recordIssues: recordIssues, structure: s, commitIssues: file.commitIssues, newerEpoch: unlocked.unreadableNewerEpoch,
+            hiddenEntryRevisions: hidden)
+    }
+}
