@@ -53,7 +53,8 @@ public enum DayOneMapping {
             switch self {
             case .notAnObject: "the entry is not a JSON object"
             case .missingUUID: "the entry has no \"uuid\" string"
-            case .badCreationDate(let v): v.map { "the entry's creationDate \($0.debugDescription) is not an ISO 8601 date-time" } ?? "the entry has no creationDate"
+            case .badCreationDate(let v):
+                v.map { "the entry's creationDate \($0.debugDescription) is not an ISO 8601 date-time" } ?? "the entry has no creationDate"
             }
         }
     }
@@ -203,8 +204,14 @@ public enum DayOneMapping {
                     body.timeZone = s
                 } else if let s = v.stringValue {
                     keep(m.key, v)
-                    notes.append(("timeZone", "\(s.debugDescription) is not an IANA time zone: the entry's zone is inferred instead; the value is kept in extra[\"dayOne\"]"))
-                } else { wrongType(m.key, v, "a string") }
+                    notes.append(
+                        (
+                            "timeZone",
+                            "\(s.debugDescription) is not an IANA time zone: the entry's zone is inferred instead; the value is kept in extra[\"dayOne\"]"
+                        ))
+                } else {
+                    wrongType(m.key, v, "a string")
+                }
             case "text":
                 if let s = v.stringValue {
                     if escaped {
@@ -216,19 +223,28 @@ public enum DayOneMapping {
                     } else {
                         body.text = s
                     }
-                } else { wrongType(m.key, v, "a string") }
+                } else {
+                    wrongType(m.key, v, "a string")
+                }
             case "tags":
                 if let a = v.arrayValue {
                     body.tags = a.compactMap(\.stringValue).map { t in
-                        t.unicodeScalars.count > maxTagScalarCount ? String(String.UnicodeScalarView(t.unicodeScalars.prefix(maxTagScalarCount))) : t
+                        t.unicodeScalars.count > maxTagScalarCount
+                            ? String(String.UnicodeScalarView(t.unicodeScalars.prefix(maxTagScalarCount))) : t
                     }
                     if a.contains(where: { ($0.stringValue?.unicodeScalars.count ?? 0) > maxTagScalarCount }) {
                         keep(m.key, v)
-                        notes.append(("tags", "a tag is longer than \(maxTagScalarCount) characters: it is cut to that; the full list is kept in extra[\"dayOne\"]"))
+                        notes.append(
+                            (
+                                "tags",
+                                "a tag is longer than \(maxTagScalarCount) characters: it is cut to that; the full list is kept in extra[\"dayOne\"]"
+                            ))
                     } else if a.contains(where: { $0.stringValue == nil }) {
                         wrongType(m.key, v, "an array of strings")
                     }
-                } else { wrongType(m.key, v, "an array of strings") }
+                } else {
+                    wrongType(m.key, v, "an array of strings")
+                }
             case "starred":
                 if let b = v.boolValue { body.isStarred = b } else { keep(m.key, v) }
             case "isPinned", "pinned":
@@ -243,7 +259,9 @@ public enum DayOneMapping {
                 let kind = DayOneMediaKind(rawValue: m.key)!
                 if let a = v.arrayValue, a.allSatisfy({ $0.objectValue != nil }) {
                     for (i, item) in a.enumerated() { media.append(MediaItem(kind: kind, index: i, object: item.objectValue!)) }
-                } else { keep(m.key, v) }
+                } else {
+                    keep(m.key, v)
+                }
             default:
                 keep(m.key, v)
             }
@@ -251,18 +269,26 @@ public enum DayOneMapping {
         // No usable zone: the location's, else the import's; said either way.
         if body.timeZone.isEmpty {
             let label = o["timeZone"].map { isPlaceholder($0) ? "a placeholder time zone" : "an unknown time zone" } ?? "no time zone"
-            if let name = o["location"]?.objectValue?["timeZoneName"]?.stringValue, ImportDates.utcOffsetSeconds(timeZone: name, at: created) != nil {
+            if let name = o["location"]?.objectValue?["timeZoneName"]?.stringValue,
+                ImportDates.utcOffsetSeconds(timeZone: name, at: created) != nil
+            {
                 body.timeZone = name
                 body.extra[text: inferredTimeZoneKey] = .text("location")
                 remarks.append(("timeZone", "the entry has \(label): shown in \(name), the time zone of its location"))
             } else {
                 body.timeZone = options.defaultTimeZone
                 body.extra[text: inferredTimeZoneKey] = .text("import")
-                remarks.append(("timeZone", "the entry has \(label) and its location names none: shown in \(options.defaultTimeZone), the import's time zone (inferred)"))
+                remarks.append(
+                    (
+                        "timeZone",
+                        "the entry has \(label) and its location names none: shown in \(options.defaultTimeZone), the import's time zone (inferred)"
+                    ))
             }
         }
         body.utcOffsetSeconds = ImportDates.utcOffsetSeconds(timeZone: body.timeZone, at: created)
-        var d = Draft(uuid: uuid, id: entryID(forUUID: uuid), body: body, media: media, original: o, fields: fields, escapesAt: escapesAt, notes: notes)
+        var d = Draft(
+            uuid: uuid, id: entryID(forUUID: uuid), body: body, media: media, original: o, fields: fields, escapesAt: escapesAt,
+            notes: notes)
         d.remarks = remarks
         return d
     }
@@ -322,7 +348,8 @@ public enum DayOneMapping {
         // Photos, videos, audio, PDFs; each by orderInEntry, then list position.
         let kinds = DayOneMediaKind.allCases
         let sorted = attached.sorted { a, b in
-            let ka = kinds.firstIndex(of: a.item.kind)!, kb = kinds.firstIndex(of: b.item.kind)!
+            let ka = kinds.firstIndex(of: a.item.kind)!
+            let kb = kinds.firstIndex(of: b.item.kind)!
             if ka != kb { return ka < kb }
             let oa = a.item.object["orderInEntry"]?.doubleValue ?? Double(a.item.index)
             let ob = b.item.object["orderInEntry"]?.doubleValue ?? Double(b.item.index)
@@ -331,7 +358,8 @@ public enum DayOneMapping {
         for a in sorted {
             var rid = referenceID(forIdentifier: a.item.identifier ?? "\(a.item.kind.rawValue)#\(a.item.index)")
             if usedIDs.contains(rid) {
-                rid = BLAKE2b.hash(Array("quire.import.dayone.media\u{0}\(a.item.kind.rawValue)#\(a.item.index)\u{0}\(draft.uuid)".utf8), byteCount: 16)
+                rid = BLAKE2b.hash(
+                    Array("quire.import.dayone.media\u{0}\(a.item.kind.rawValue)#\(a.item.index)\u{0}\(draft.uuid)".utf8), byteCount: 16)
             }
             usedIDs.insert(rid)
             if let ident = a.item.identifier, refByIdentifier[ident] == nil { refByIdentifier[ident] = rid }
@@ -349,9 +377,15 @@ public enum DayOneMapping {
             }
             usedIDs.insert(rid)
             refByIdentifier[l.identifier] = rid
-            let extra = CBORMap(text: [(linkedMediaKey, .map(CBORMap(text: [
-                ("list", .text(l.kind.rawValue)), ("identifier", .text(l.identifier)), ("md5", .text(l.md5)),
-            ])))])
+            let extra = CBORMap(text: [
+                (
+                    linkedMediaKey,
+                    .map(
+                        CBORMap(text: [
+                            ("list", .text(l.kind.rawValue)), ("identifier", .text(l.identifier)), ("md5", .text(l.md5)),
+                        ]))
+                )
+            ])
             refs.append(AttachmentReference(id: rid, blob: l.blob, mediaType: l.mediaType, fileName: l.fileName, extra: extra))
         }
         body.attachments = refs
@@ -385,10 +419,11 @@ public enum DayOneMapping {
         if draft.fields.count > 0 { hints[text: "fields"] = .map(draft.fields) }
         hints[text: "order"] = .array(draft.original.keys.map { .text($0) })
         if !draft.escapesAt.isEmpty {
-            hints[text: "escapes"] = .map(CBORMap(text: [
-                ("at", .array(draft.escapesAt.map { .int(Int64($0)) })),
-                ("digest", .bytes(digest(linkForm))),
-            ]))
+            hints[text: "escapes"] = .map(
+                CBORMap(text: [
+                    ("at", .array(draft.escapesAt.map { .int(Int64($0)) })),
+                    ("digest", .bytes(digest(linkForm))),
+                ]))
         }
         if !entryLinks.isEmpty { hints[text: "entryLinks"] = .array(entryLinks) }
         if let previous { hints[text: "previous"] = .text(previous) }
@@ -396,12 +431,14 @@ public enum DayOneMapping {
         let attachedKeys = Set(attached.map { "\($0.item.kind.rawValue)#\($0.item.index)" })
         let unattached = draft.media.filter { !attachedKeys.contains("\($0.kind.rawValue)#\($0.index)") }
         if !unattached.isEmpty {
-            hints[text: "unattached"] = .array(unattached.map { item in
-                .map(CBORMap(text: [
-                    ("list", .text(item.kind.rawValue)), ("index", .int(Int64(item.index))),
-                    ("item", JSONCBOR.cbor(.object(item.object), depthBudget: 9)),
-                ]))
-            })
+            hints[text: "unattached"] = .array(
+                unattached.map { item in
+                    .map(
+                        CBORMap(text: [
+                            ("list", .text(item.kind.rawValue)), ("index", .int(Int64(item.index))),
+                            ("item", JSONCBOR.cbor(.object(item.object), depthBudget: 9)),
+                        ]))
+                })
         }
         body.extra[text: extraKey] = .map(hints)
         // Originals of mapped fields the reverse mapping would not give back.
@@ -410,10 +447,11 @@ public enum DayOneMapping {
         for m in draft.original.members where mappedKeys.contains(m.key) && draft.fields[text: m.key] == nil {
             let back = produced[m.key]
             if back == nil || !back!.isSameValue(as: m.value) {
-                originals[text: m.key] = .map(CBORMap(text: [
-                    ("value", JSONCBOR.cbor(m.value, depthBudget: 9)),
-                    ("was", .bytes(digest(back.map { $0.serialized } ?? "<absent>"))),
-                ]))
+                originals[text: m.key] = .map(
+                    CBORMap(text: [
+                        ("value", JSONCBOR.cbor(m.value, depthBudget: 9)),
+                        ("was", .bytes(digest(back.map { $0.serialized } ?? "<absent>"))),
+                    ]))
             }
         }
         if originals.count > 0 {
@@ -489,7 +527,8 @@ public enum DayOneMapping {
         }
         guard !code.isEmpty else { return true }
         func trimmed(_ s: String) -> String { s.hasSuffix("\n") ? String(s.dropLast()) : s }
-        var undone = 0, exported = 0
+        var undone = 0
+        var exported = 0
         for p in pieces {
             if code.contains(trimmed(p.undone)) { undone += 1 } else if code.contains(trimmed(p.exported)) { exported += 1 }
         }
@@ -553,7 +592,9 @@ public enum DayOneMapping {
         if let m = body.modified { values["modifiedDate"] = .string(ImportDates.iso(milliseconds: m)) }
         // A zone the import inferred for an entry that had none is not written back.
         let inferredOnly = fromDayOne && !present.contains("timeZone") && body.extra[text: inferredTimeZoneKey] != nil
-        if !inferredOnly, !body.timeZone.isEmpty || present.contains("timeZone") && fromDayOne { values["timeZone"] = .string(body.timeZone) }
+        if !inferredOnly, !body.timeZone.isEmpty || present.contains("timeZone") && fromDayOne {
+            values["timeZone"] = .string(body.timeZone)
+        }
         let text = reverseText(body, hints: hints, escaped: escaped)
         if !text.isEmpty || (fromDayOne && present.contains("text")) { values["text"] = .string(text) }
         if !body.tags.isEmpty || (fromDayOne && present.contains("tags")) { values["tags"] = .array(body.tags.map { .string($0) }) }
@@ -598,8 +639,18 @@ public enum DayOneMapping {
             }
         }
         var out = JSONObject()
-        for k in order { if let v = values[k] { out[k] = v; values[k] = nil } }
-        for k in defaultOrder { if let v = values[k] { out[k] = v; values[k] = nil } }
+        for k in order {
+            if let v = values[k] {
+                out[k] = v
+                values[k] = nil
+            }
+        }
+        for k in defaultOrder {
+            if let v = values[k] {
+                out[k] = v
+                values[k] = nil
+            }
+        }
         for k in values.keys.sorted() { out[k] = values[k] }
         return out
     }
@@ -624,7 +675,8 @@ public enum DayOneMapping {
             if k < recorded.count, let found = EntryLink.find(in: recorded[k].url).first, entryID(forUUID: found.uuid) == target {
                 var range = link.range
                 if recorded[k].bare, range.lowerBound > 0, range.upperBound < b0.count, b0[range.lowerBound - 1] == UInt8(ascii: "<"),
-                    b0[range.upperBound] == UInt8(ascii: ">") {
+                    b0[range.upperBound] == UInt8(ascii: ">")
+                {
                     range = range.lowerBound - 1..<range.upperBound + 1
                 }
                 replacements.append((range, recorded[k].url))
@@ -657,7 +709,8 @@ public enum DayOneMapping {
         }
         text = replacing(text, replacements)
         if case .map(let e) = hints[text: "escapes"], case .bytes(let d) = e[text: "digest"], case .array(let at) = e[text: "at"],
-            digest(text) == d {
+            digest(text) == d
+        {
             // Imported and unchanged: the escapes exactly where they were.
             return escaped ? MarkdownEscapes.restore(text, at: at.compactMap { $0.int64Value.map(Int.init) }) : text
         }
@@ -668,7 +721,8 @@ public enum DayOneMapping {
     /// The kind and identifier a moment link to `ref` writes.
     static func linkTarget(_ ref: AttachmentReference) -> (DayOneMediaKind, String) {
         if case .map(let l) = ref.extra[text: linkedMediaKey], case .text(let list) = l[text: "list"],
-            let kind = DayOneMediaKind(rawValue: list), case .text(let identifier) = l[text: "identifier"] {
+            let kind = DayOneMediaKind(rawValue: list), case .text(let identifier) = l[text: "identifier"]
+        {
             return (kind, identifier)
         }
         let (kind, _, object) = mediaObject(ref, fallbackIndex: 0)
@@ -679,7 +733,8 @@ public enum DayOneMapping {
     /// kept at import, or one made from the reference.
     static func mediaObject(_ ref: AttachmentReference, fallbackIndex: Int) -> (DayOneMediaKind, Int, JSONObject) {
         if let kept = ref.extra[text: mediaKey], case .object(let o) = JSONCBOR.json(kept),
-            case .text(let list) = ref.extra[text: mediaListKey], let kind = DayOneMediaKind(rawValue: list) {
+            case .text(let list) = ref.extra[text: mediaListKey], let kind = DayOneMediaKind(rawValue: list)
+        {
             let index = ref.extra[text: mediaIndexKey]?.int64Value.map(Int.init) ?? fallbackIndex
             return (kind, index, o)
         }
@@ -701,8 +756,10 @@ public enum DayOneMapping {
     public static func mediaFile(for ref: AttachmentReference) -> (folder: String, fileName: String) {
         var (kind, _, object) = mediaObject(ref, fallbackIndex: 0)
         // Media another entry lists: the same file as that entry's.
-        if case .map(let l) = ref.extra[text: linkedMediaKey], case .text(let list) = l[text: "list"], let k = DayOneMediaKind(rawValue: list),
-            case .text(let md5) = l[text: "md5"] {
+        if case .map(let l) = ref.extra[text: linkedMediaKey], case .text(let list) = l[text: "list"],
+            let k = DayOneMediaKind(rawValue: list),
+            case .text(let md5) = l[text: "md5"]
+        {
             kind = k
             object = JSONObject([("md5", .string(md5))])
         }

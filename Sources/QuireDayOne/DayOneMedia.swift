@@ -95,7 +95,10 @@ package struct MomentLink {
         var out: [MomentLink] = []
         var i = 0
         while i + marker.count <= b.count {
-            guard b[i] == marker[0], b[i..<i + marker.count].elementsEqual(marker) else { i += 1; continue }
+            guard b[i] == marker[0], b[i..<i + marker.count].elementsEqual(marker) else {
+                i += 1
+                continue
+            }
             let afterMarker = i + marker.count
             var matched: (DayOneMediaKind, Int)?
             for kind in DayOneMediaKind.allCases {
@@ -104,7 +107,10 @@ package struct MomentLink {
                     if matched == nil || rest.count > matched!.1 { matched = (kind, rest.count) }
                 }
             }
-            guard let (kind, restCount) = matched else { i = afterMarker; continue }
+            guard let (kind, restCount) = matched else {
+                i = afterMarker
+                continue
+            }
             var j = afterMarker + restCount
             let idStart = j
             while j < b.count, isIdentifierByte(b[j]) { j += 1 }
@@ -117,7 +123,8 @@ package struct MomentLink {
     }
 
     package static func isIdentifierByte(_ c: UInt8) -> Bool {
-        (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: "_")
+        (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || c == UInt8(ascii: "-")
+            || c == UInt8(ascii: "_")
     }
 }
 
@@ -136,8 +143,6 @@ package func replacing(_ text: String, _ replacements: [(Range<Int>, String)]) -
     out += b[at...]
     return String(decoding: out, as: UTF8.self)
 }
-
-
 
 /// One link to a Day One entry found in a text: `dayone2://view?entryId=ID`
 /// or the older `dayone://view?entryId=ID` (ID: ASCII letters, digits, `-`).
@@ -160,18 +165,24 @@ package struct EntryLink {
         var out: [EntryLink] = []
         var i = 0
         while i < b.count {
-            guard b[i] == UInt8(ascii: "d"), let p = prefixes.first(where: { i + $0.count <= b.count && b[i..<i + $0.count].elementsEqual($0) }) else {
+            guard b[i] == UInt8(ascii: "d"),
+                let p = prefixes.first(where: { i + $0.count <= b.count && b[i..<i + $0.count].elementsEqual($0) })
+            else {
                 i += 1
                 continue
             }
             var j = i + p.count
             while j < b.count, MomentLink.isIdentifierByte(b[j]) { j += 1 }
-            guard j > i + p.count else { i += p.count; continue }
+            guard j > i + p.count else {
+                i += p.count
+                continue
+            }
             let destination = i >= 2 && b[i - 1] == UInt8(ascii: "(") && b[i - 2] == UInt8(ascii: "]")
             let autolink = i >= 1 && b[i - 1] == UInt8(ascii: "<") && j < b.count && b[j] == UInt8(ascii: ">")
-            out.append(EntryLink(
-                range: i..<j, url: String(decoding: b[i..<j], as: UTF8.self), uuid: String(decoding: b[i + p.count..<j], as: UTF8.self),
-                isBare: !destination && !autolink))
+            out.append(
+                EntryLink(
+                    range: i..<j, url: String(decoding: b[i..<j], as: UTF8.self), uuid: String(decoding: b[i + p.count..<j], as: UTF8.self),
+                    isBare: !destination && !autolink))
             i = j
         }
         return out

@@ -52,7 +52,11 @@ public enum ImportDates {
             var j = i + 3
             var om: Int64 = 0
             if j < b.count, b[j] == UInt8(ascii: ":") { j += 1 }
-            if j < b.count { guard let m = num(j, 2) else { return nil }; om = m; j += 2 }
+            if j < b.count {
+                guard let m = num(j, 2) else { return nil }
+                om = m
+                j += 2
+            }
             offset = sign * (oh * 3600 + om * 60)
             i = j
         } else {
@@ -69,9 +73,13 @@ public enum ImportDates {
         let (secs, rest) = ms.quotientAndRemainder(dividingBy: 1000)
         let (seconds, millis) = rest < 0 ? (secs - 1, rest + 1000) : (secs, rest)
         var (days, t) = seconds.quotientAndRemainder(dividingBy: 86400)
-        if t < 0 { days -= 1; t += 86400 }
+        if t < 0 {
+            days -= 1
+            t += 86400
+        }
         let (y, m, d) = civil(fromDays: days)
-        var out = pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T" + pad(t / 3600, 2) + ":" + pad(t % 3600 / 60, 2) + ":" + pad(t % 60, 2)
+        var out =
+            pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T" + pad(t / 3600, 2) + ":" + pad(t % 3600 / 60, 2) + ":" + pad(t % 60, 2)
         if millis != 0 { out += "." + pad(millis, 3) }
         return out + "Z"
     }

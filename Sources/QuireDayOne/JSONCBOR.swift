@@ -43,11 +43,13 @@ public enum JSONCBOR {
             return .null
         case .double(let d): return .double(d)
         case .text(let s): return .string(s)
-        case .bytes(let b): return .string(b.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined())
+        case .bytes(let b):
+            return .string(b.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined())
         case .array(let a): return .array(a.map(json))
         case .map(let m):
             if m.count == 1, let text = m[text: jsonTextKey], case .text(let t) = text,
-                let parsed = try? JSONReader.parse(Array(t.utf8)) {
+                let parsed = try? JSONReader.parse(Array(t.utf8))
+            {
                 return parsed
             }
             var o = JSONObject()

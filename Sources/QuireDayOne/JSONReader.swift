@@ -52,7 +52,10 @@ package final class JSONReader {
             sourceError = error
             throw JSONReadError(offset: consumedBefore, reason: "reading failed: \(error)")
         }
-        if n == 0 { atEnd = true; return false }
+        if n == 0 {
+            atEnd = true
+            return false
+        }
         end = n
         return true
     }
@@ -96,7 +99,10 @@ package final class JSONReader {
         case UInt8(ascii: "{"):
             start += 1
             var object = JSONObject()
-            if try skipSpace() == UInt8(ascii: "}") { start += 1; return .object(object) }
+            if try skipSpace() == UInt8(ascii: "}") {
+                start += 1
+                return .object(object)
+            }
             while true {
                 guard try skipSpace() == UInt8(ascii: "\"") else { throw fail("expected a member name") }
                 let key = try string()
@@ -105,24 +111,39 @@ package final class JSONReader {
                 let c = try skipSpace()
                 start += 1
                 if c == UInt8(ascii: "}") { return .object(object) }
-                guard c == UInt8(ascii: ",") else { start -= 1; throw fail("expected ',' or '}'") }
+                guard c == UInt8(ascii: ",") else {
+                    start -= 1
+                    throw fail("expected ',' or '}'")
+                }
             }
         case UInt8(ascii: "["):
             start += 1
             var items: [JSONValue] = []
-            if try skipSpace() == UInt8(ascii: "]") { start += 1; return .array(items) }
+            if try skipSpace() == UInt8(ascii: "]") {
+                start += 1
+                return .array(items)
+            }
             while true {
                 items.append(try value(depth: depth + 1))
                 let c = try skipSpace()
                 start += 1
                 if c == UInt8(ascii: "]") { return .array(items) }
-                guard c == UInt8(ascii: ",") else { start -= 1; throw fail("expected ',' or ']'") }
+                guard c == UInt8(ascii: ",") else {
+                    start -= 1
+                    throw fail("expected ',' or ']'")
+                }
             }
         case UInt8(ascii: "\""):
             return .string(try string())
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             return try number()
         default:
@@ -139,7 +160,10 @@ package final class JSONReader {
         switch b {
         case UInt8(ascii: "{"):
             start += 1
-            if try skipSpace() == UInt8(ascii: "}") { start += 1; return }
+            if try skipSpace() == UInt8(ascii: "}") {
+                start += 1
+                return
+            }
             while true {
                 guard try skipSpace() == UInt8(ascii: "\"") else { throw fail("expected a member name") }
                 _ = try string()
@@ -148,17 +172,26 @@ package final class JSONReader {
                 let c = try skipSpace()
                 start += 1
                 if c == UInt8(ascii: "}") { return }
-                guard c == UInt8(ascii: ",") else { start -= 1; throw fail("expected ',' or '}'") }
+                guard c == UInt8(ascii: ",") else {
+                    start -= 1
+                    throw fail("expected ',' or '}'")
+                }
             }
         case UInt8(ascii: "["):
             start += 1
-            if try skipSpace() == UInt8(ascii: "]") { start += 1; return }
+            if try skipSpace() == UInt8(ascii: "]") {
+                start += 1
+                return
+            }
             while true {
                 try skipValue(depth: depth + 1)
                 let c = try skipSpace()
                 start += 1
                 if c == UInt8(ascii: "]") { return }
-                guard c == UInt8(ascii: ",") else { start -= 1; throw fail("expected ',' or ']'") }
+                guard c == UInt8(ascii: ",") else {
+                    start -= 1
+                    throw fail("expected ',' or ']'")
+                }
             }
         case UInt8(ascii: "\""): _ = try string()
         case UInt8(ascii: "t"): try literal("true")
@@ -183,13 +216,19 @@ package final class JSONReader {
     /// with each element as soon as it is read.
     package func elements(_ body: (JSONValue) throws -> Void) throws {
         try expect(UInt8(ascii: "["), "'['")
-        if try skipSpace() == UInt8(ascii: "]") { start += 1; return }
+        if try skipSpace() == UInt8(ascii: "]") {
+            start += 1
+            return
+        }
         while true {
             try body(try value(depth: 1))
             let c = try skipSpace()
             start += 1
             if c == UInt8(ascii: "]") { return }
-            guard c == UInt8(ascii: ",") else { start -= 1; throw fail("expected ',' or ']'") }
+            guard c == UInt8(ascii: ",") else {
+                start -= 1
+                throw fail("expected ',' or ']'")
+            }
         }
     }
 
@@ -197,7 +236,10 @@ package final class JSONReader {
     /// member name and reads (or streams) its value from this reader.
     package func members(_ body: (String) throws -> Void) throws {
         try expect(UInt8(ascii: "{"), "'{'")
-        if try skipSpace() == UInt8(ascii: "}") { start += 1; return }
+        if try skipSpace() == UInt8(ascii: "}") {
+            start += 1
+            return
+        }
         while true {
             guard try skipSpace() == UInt8(ascii: "\"") else { throw fail("expected a member name") }
             let key = try string()
@@ -206,7 +248,10 @@ package final class JSONReader {
             let c = try skipSpace()
             start += 1
             if c == UInt8(ascii: "}") { return }
-            guard c == UInt8(ascii: ",") else { start -= 1; throw fail("expected ',' or '}'") }
+            guard c == UInt8(ascii: ",") else {
+                start -= 1
+                throw fail("expected ',' or '}'")
+            }
         }
     }
 
@@ -221,7 +266,9 @@ package final class JSONReader {
         while let b = try peek() {
             switch b {
             case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"): text.append(b)
-            case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"): text.append(b); isInteger = false
+            case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"):
+                text.append(b)
+                isInteger = false
             default:
                 return try makeNumber(text, isInteger: isInteger)
             }
@@ -281,7 +328,10 @@ package final class JSONReader {
             }
             let b = try next()
             if b == UInt8(ascii: "\"") { break }
-            if b < 0x20 { start -= 1; throw fail("control character in a string") }
+            if b < 0x20 {
+                start -= 1
+                throw fail("control character in a string")
+            }
             // A backslash escape.
             let e = try next()
             switch e {

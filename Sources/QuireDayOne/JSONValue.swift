@@ -26,13 +26,13 @@ public indirect enum JSONValue: Sendable, Equatable {
     public func isSameValue(as other: JSONValue) -> Bool {
         switch (self, other) {
         case (.null, .null): return true
-        case let (.bool(a), .bool(b)): return a == b
-        case let (.int(a), .int(b)): return a == b
-        case let (.int(a), .double(b)), let (.double(b), .int(a)): return Double(a) == b
-        case let (.double(a), .double(b)): return a == b
-        case let (.string(a), .string(b)): return a.unicodeScalars.elementsEqual(b.unicodeScalars)
-        case let (.array(a), .array(b)): return a.count == b.count && zip(a, b).allSatisfy { $0.isSameValue(as: $1) }
-        case let (.object(a), .object(b)):
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.int(let a), .int(let b)): return a == b
+        case (.int(let a), .double(let b)), (.double(let b), .int(let a)): return Double(a) == b
+        case (.double(let a), .double(let b)): return a == b
+        case (.string(let a), .string(let b)): return a.unicodeScalars.elementsEqual(b.unicodeScalars)
+        case (.array(let a), .array(let b)): return a.count == b.count && zip(a, b).allSatisfy { $0.isSameValue(as: $1) }
+        case (.object(let a), .object(let b)):
             guard a.count == b.count else { return false }
             for m in a.members {
                 guard let v = b[m.key], m.value.isSameValue(as: v) else { return false }
@@ -85,7 +85,10 @@ public indirect enum JSONValue: Sendable, Equatable {
             if d.isFinite { out += d == d.rounded() && abs(d) < 1e15 ? String(format: d) : "\(d)" } else { out += "null" }
         case .string(let s): Self.writeString(s, to: &out)
         case .array(let items):
-            if items.isEmpty { out += "[]"; return }
+            if items.isEmpty {
+                out += "[]"
+                return
+            }
             out += "["
             for (i, item) in items.enumerated() {
                 if i > 0 { out += "," }
@@ -95,7 +98,10 @@ public indirect enum JSONValue: Sendable, Equatable {
             Self.newline(&out, indent, level)
             out += "]"
         case .object(let o):
-            if o.members.isEmpty { out += "{}"; return }
+            if o.members.isEmpty {
+                out += "{}"
+                return
+            }
             out += "{"
             for (i, m) in o.members.enumerated() {
                 if i > 0 { out += "," }
@@ -139,9 +145,9 @@ public indirect enum JSONValue: Sendable, Equatable {
     }
 }
 
-private extension String {
+extension String {
     /// A whole double written with `.0`.
-    init(format d: Double) { self = String(Int64(d)) + ".0" }
+    fileprivate init(format d: Double) { self = String(Int64(d)) + ".0" }
 }
 
 /// A JSON object: members in document order (a later duplicate key

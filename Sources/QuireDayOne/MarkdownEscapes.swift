@@ -60,7 +60,9 @@ public enum MarkdownEscapes {
         var undoInCode = false
         var escapingCode = false
         switch mode {
-        case .remove(let k, let u): keepNeeded = k; undoInCode = u
+        case .remove(let k, let u):
+            keepNeeded = k
+            undoInCode = u
         case .escapeCode: escapingCode = true
         }
         let removing = !escapingCode
@@ -73,7 +75,10 @@ public enum MarkdownEscapes {
                 }
                 return
             }
-            guard undoInCode, b[r].contains(UInt8(ascii: "\\")) else { out += b[r]; return }
+            guard undoInCode, b[r].contains(UInt8(ascii: "\\")) else {
+                out += b[r]
+                return
+            }
             let start = out.count
             var changed = false
             var j = r.lowerBound
@@ -107,7 +112,9 @@ public enum MarkdownEscapes {
             let line = b[i..<lineEnd]
             let isBlank = line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
             if let f = fence {
-                if let c = fenceRun(line), c.char == f.char, c.length >= f.length, c.rest.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+                if let c = fenceRun(line), c.char == f.char, c.length >= f.length,
+                    c.rest.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D })
+                {
                     endBlock()
                     fence = nil
                     out += b[i..<next]
@@ -193,7 +200,10 @@ public enum MarkdownEscapes {
         out.reserveCapacity(b.count + offsets.count)
         var k = 0
         for (i, c) in b.enumerated() {
-            while k < offsets.count, offsets[k] == i { out.append(UInt8(ascii: "\\")); k += 1 }
+            while k < offsets.count, offsets[k] == i {
+                out.append(UInt8(ascii: "\\"))
+                k += 1
+            }
             out.append(c)
         }
         return String(decoding: out, as: UTF8.self)
@@ -217,7 +227,10 @@ public enum MarkdownEscapes {
         // At the start of a line (after up to 3 spaces, or after a list number).
         var k = lineStart
         var spaces = 0
-        while k < j, b[k] == 0x20, spaces < 3 { k += 1; spaces += 1 }
+        while k < j, b[k] == 0x20, spaces < 3 {
+            k += 1
+            spaces += 1
+        }
         if k == j { return [UInt8(ascii: "#"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "=")].contains(x) }
         if x == UInt8(ascii: ".") || x == UInt8(ascii: ")") {
             let digits = b[k..<j]
@@ -235,11 +248,17 @@ public enum MarkdownEscapes {
     private static func fenceRun(_ line: ArraySlice<UInt8>) -> (char: UInt8, length: Int, rest: ArraySlice<UInt8>)? {
         var i = line.startIndex
         var spaces = 0
-        while i < line.endIndex, line[i] == 0x20, spaces < 4 { i += 1; spaces += 1 }
+        while i < line.endIndex, line[i] == 0x20, spaces < 4 {
+            i += 1
+            spaces += 1
+        }
         guard spaces < 4, i < line.endIndex, line[i] == UInt8(ascii: "`") || line[i] == UInt8(ascii: "~") else { return nil }
         let c = line[i]
         var n = 0
-        while i < line.endIndex, line[i] == c { i += 1; n += 1 }
+        while i < line.endIndex, line[i] == c {
+            i += 1
+            n += 1
+        }
         guard n >= 3 else { return nil }
         return (c, n, line[i...])
     }

@@ -85,8 +85,10 @@ enum CmarkReader {
                     out += "\n"
                 default: break
                 }
-            } else if event == CMARK_EVENT_EXIT, type.rawValue & UInt32(CMARK_NODE_TYPE_MASK) == UInt32(CMARK_NODE_TYPE_BLOCK), !previousWasBlock,
-                n != node {
+            } else if event == CMARK_EVENT_EXIT, type.rawValue & UInt32(CMARK_NODE_TYPE_MASK) == UInt32(CMARK_NODE_TYPE_BLOCK),
+                !previousWasBlock,
+                n != node
+            {
                 out += "\n"
                 previousWasBlock = true
             }
@@ -117,9 +119,10 @@ enum CmarkReader {
                 return MarkdownDocument.Item(task: task, blocks: blocks(in: item, depth: depth + 2))
             }
             let ordered = cmark_node_get_list_type(node) == CMARK_ORDERED_LIST
-            return .list(MarkdownDocument.List(
-                isOrdered: ordered, start: ordered ? Int(max(0, cmark_node_get_list_start(node))) : 1,
-                isTight: cmark_node_get_list_tight(node) != 0, items: items))
+            return .list(
+                MarkdownDocument.List(
+                    isOrdered: ordered, start: ordered ? Int(max(0, cmark_node_get_list_start(node))) : 1,
+                    isTight: cmark_node_get_list_tight(node) != 0, items: items))
         case CMARK_NODE_CODE_BLOCK:
             var text = literal(node)
             if text.hasSuffix("\n") { text.removeLast() }

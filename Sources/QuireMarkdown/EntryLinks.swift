@@ -40,7 +40,10 @@ public enum EntryLinks {
         var out: [(Range<Int>, [UInt8])] = []
         var i = 0
         while i + p.count + 32 <= b.count {
-            guard b[i] == p[0], b[i..<i + p.count].elementsEqual(p) else { i += 1; continue }
+            guard b[i] == p[0], b[i..<i + p.count].elementsEqual(p) else {
+                i += 1
+                continue
+            }
             let end = i + p.count + 32
             if let id = idBytes(b[i + p.count..<end]), end == b.count || nibble(b[end]) == nil {
                 out.append((i..<end, id))

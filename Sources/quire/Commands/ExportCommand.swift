@@ -103,6 +103,7 @@ struct ExportJSON: JSONShape {
     let unreadRecords: UnreadRecordsJSON
 
     static var example: ExportJSON {
-        ExportJSON(format: "", path: "", entries: 0, attachments: 0, bytes: 0, missingAttachments: 0, partial: false, unreadRecords: .example)
+        ExportJSON(
+            format: "", path: "", entries: 0, attachments: 0, bytes: 0, missingAttachments: 0, partial: false, unreadRecords: .example)
     }
 }

@@ -25,7 +25,8 @@ struct InfoCommand: QuireCommand {
             if case .damagedHeader(let reason) = VaultError.diagnosing(error, path: vault) {
                 throw CLIFailure(
                     "\(vault) is a Quire vault whose header is damaged: \(reason)",
-                    hint: "restore it from a copy (another device's copy, or a backup); 'quire verify' says the same", code: "header_damaged")
+                    hint: "restore it from a copy (another device's copy, or a backup); 'quire verify' says the same",
+                    code: "header_damaged")
             }
             throw CLIFailure(
                 "\(vault) is not a readable Quire vault: \(error.description)", hint: CLIFailure.hint(for: error, path: vault),

@@ -42,7 +42,8 @@ enum Listing {
         if out.json {
             out.emit(
                 EntryListJSON(
-                    count: entries.count, entries: entries.map(EntrySummaryJSON.init), unreadRecords: UnreadRecordsJSON(Reading.records(vault))))
+                    count: entries.count, entries: entries.map(EntrySummaryJSON.init),
+                    unreadRecords: UnreadRecordsJSON(Reading.records(vault))))
         }
     }
 }

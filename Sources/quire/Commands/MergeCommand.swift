@@ -112,7 +112,9 @@ struct MergeCommand: QuireCommand {
             // The temporary name is now a second name of OUT; if it cannot be
             // removed (twice), say so: the next write beside it removes it.
             if (try? FileSystem.remove(temporary)) == nil && (try? FileSystem.remove(temporary)) == nil {
-                out.warning("\(temporary), a second name of \(target) used while writing it, could not be removed; the next quire write in its folder removes it")
+                out.warning(
+                    "\(temporary), a second name of \(target) used while writing it, could not be removed; the next quire write in its folder removes it"
+                )
             }
             try FileSystem.syncDirectory(FileSystem.directory(of: target))
         } catch {

@@ -39,7 +39,12 @@ struct OnThisDayCommand: QuireCommand {
             }
             c.out.line("  \(EntryFormat.line(e))")
         }
-        if c.out.json { c.out.emit(EntryListJSON(count: found.count, entries: found.map(EntrySummaryJSON.init), unreadRecords: UnreadRecordsJSON(Reading.records(opened.vault)))) }
+        if c.out.json {
+            c.out.emit(
+                EntryListJSON(
+                    count: found.count, entries: found.map(EntrySummaryJSON.init),
+                    unreadRecords: UnreadRecordsJSON(Reading.records(opened.vault))))
+        }
         if found.isEmpty && !c.out.json { c.out.note("no entries were written on \(DateText.localDay(day).dropFirst(5)) in any year") }
         return .success
     }

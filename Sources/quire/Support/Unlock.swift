@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 import Quire
 import QuireSystem
+import Synchronization
 
 /// A vault opened for a command, and what opened it.
 struct OpenedVault {
@@ -136,7 +136,8 @@ enum Unlock {
                 // Never quote what was typed: it is one secret or the other.
                 throw CLIFailure(
                     "what was typed opens \(path) neither as its recovery key nor as its passphrase",
-                    hint: "check it and try again: a recovery key is 56 letters and digits in groups of 4 (dashes and spaces optional); a passphrase is compared exactly, including case",
+                    hint:
+                        "check it and try again: a recovery key is 56 letters and digits in groups of 4 (dashes and spaces optional); a passphrase is compared exactly, including case",
                     code: "wrong_passphrase")
             }
         }
@@ -175,7 +176,8 @@ enum Unlock {
             // The library names the offending character; a secret's characters are never printed.
             throw CLIFailure(
                 "the recovery key is not valid: it has a wrong length, a character a recovery key never has, or a checksum that does not match (none of its characters is shown)",
-                hint: "a recovery key is 56 letters and digits in groups of 4; dashes and spaces are optional; copy it without other characters (such as a non-breaking space)",
+                hint:
+                    "a recovery key is 56 letters and digits in groups of 4; dashes and spaces are optional; copy it without other characters (such as a non-breaking space)",
                 code: error.code)
         }
         return try openWithRecoveryKey(key, path: path, writable: writable, out: out)
