@@ -15,7 +15,7 @@ PREFIX       ?= /usr/local
 DESTDIR      ?=
 
 .PHONY: deps build release test check torture torture-quick test-sync vectors vectors-check conformance bench bench-compare \
-	bench-smoke fuzz demo clean install install-files uninstall man completions-check
+	bench-smoke fuzz demo clean install install-files uninstall man completions-check lint
 
 # Installs the Debian packages Quire links, only when one is missing.
 deps:
@@ -55,6 +55,12 @@ test: deps
 check: deps
 	$(SWIFT) build --build-tests
 	set -o pipefail; QUIRE_SKIP_SLOW_TESTS=1 $(SWIFT) test --skip-build 2>&1 | $(TEST_PROGRESS)
+
+# swift format (.swift-format, 140 columns) over the modules already
+# reshaped to it; a module joins this list the first time it is reshaped.
+LINT_PATHS := Sources/quire Sources/QuireDayOne Sources/QuireMarkdown
+lint:
+	$(SWIFT) format lint --strict -r $(LINT_PATHS)
 
 # The test targets, run one at a time by make test so that it says where
 # it is (Swift Testing starts every test of a run at once, so completions
