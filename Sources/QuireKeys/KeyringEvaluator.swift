@@ -89,6 +89,8 @@ struct Evaluation {
     var openedBySlot = Set<Int>()
     var failed = Set<Int>()
     var limitError: KeyError?
+    /// The ancestors of each keyring of T0, once it passed rules 1–5.
+    var ancestors: [Int: Bits] = [:]
     var passphraseCache = SlotCrypto.PassphraseCache()
 
     init(vault: VaultFile, credential: Credential) {
@@ -265,7 +267,7 @@ struct Evaluation {
         rings[i].signer = opened.signer
         var learned: [([UInt8], SymmetricKey)] = []
         for (p, parentKey) in zip(ring.parents, content.parentKeys) {
-            guard let j = byID[p], j < i else { continue }  // rule 5.1 reports a missing or later parent
+            guard let j = byID[p] else { continue }  // rule 5.1 reports a missing parent
             let commit = EpochKey.commitment(of: parentKey)
             guard commit == rings[j].record.publicPart.keyCommit else {
                 rings[i].content = nil
@@ -294,7 +296,12 @@ struct Evaluation {
 
     mutating func decideTrust() {
         var t0 = Set<Int>()
-        for i in rings.indices where rings[i].problem == nil && rings[i].content != nil {
+        ancestors = [:]
+        // Parents before children, whatever their places in the file: a
+        // keyring's trust never depends on where a copy of it stands
+        // (Spec/format.md §8.4, rule 5.1).
+        let order = topologicalOrder()
+        for i in order {
             if let problem = childProblem(i, t0: t0) {
                 rings[i].problem = problem
                 continue
@@ -302,7 +309,7 @@ struct Evaluation {
             t0.insert(i)
         }
         let cut = removalCuts(t0)
-        for i in rings.indices where t0.contains(i) {
+        for i in order where t0.contains(i) {
             if let reason = cut[i] {
                 rings[i].problem = .keyringUnauthenticated(rings[i].location, reason: reason)
                 continue
@@ -318,9 +325,46 @@ struct Evaluation {
         }
     }
 
+    /// The opened keyrings without a problem, each after all its parents
+    /// (ids are hashes of what names the parents, so the graph has no
+    /// cycle); ties in file order. A keyring whose parents cannot all come
+    /// first (a parent missing, unopened or rejected) comes when the rest
+    /// have, and fails rule 5.1.
+    func topologicalOrder() -> [Int] {
+        let candidates = rings.indices.filter { rings[$0].problem == nil && rings[$0].content != nil }
+        let isCandidate = Set(candidates)
+        var waiting: [Int: Int] = [:]
+        var children: [Int: [Int]] = [:]
+        var ready: [Int] = []
+        for i in candidates {
+            let parents = Set(rings[i].parents.compactMap { byID[$0] }).filter { isCandidate.contains($0) && $0 != i }
+            for j in parents { children[j, default: []].append(i) }
+            if parents.isEmpty { ready.append(i) } else { waiting[i] = parents.count }
+        }
+        var order: [Int] = []
+        order.reserveCapacity(candidates.count)
+        var next = 0
+        while next < ready.count {
+            let i = ready[next]
+            next += 1
+            order.append(i)
+            for c in children[i] ?? [] {
+                waiting[c]! -= 1
+                if waiting[c] == 0 {
+                    waiting[c] = nil
+                    ready.append(c)
+                }
+            }
+        }
+        // Only a hash cycle (out of reach) leaves keyrings waiting.
+        order.append(contentsOf: waiting.keys.sorted())
+        return order
+    }
+
     /// Rules 2 (opened part), 4 and 5 for keyring `i`, given the keyrings
-    /// already in T0 (all earlier in the file).
-    func childProblem(_ i: Int, t0: Set<Int>) -> KeyError? {
+    /// already in T0 (all its parents have been decided). Records the
+    /// ancestors of a keyring that passes.
+    mutating func childProblem(_ i: Int, t0: Set<Int>) -> KeyError? {
         let ring = rings[i]
         let pub = ring.record.publicPart
         let content = ring.content!
@@ -339,14 +383,18 @@ struct Evaluation {
             guard content.members.contains(where: { $0.publicKey == signer && $0.isEd25519 && ($0.role == "device" || $0.role == "recovery") }) else {
                 return refused("the root keyring is not signed by one of its own members")
             }
+            ancestors[i] = Bits(count: rings.count)
             return nil
         }
         var parents: [KeyringInfo] = []
+        var own = Bits(count: rings.count)
         for p in pub.parents {
-            guard let j = byID[p], j < i, t0.contains(j) else {
-                return refused("a parent keyring is missing, later in the file, or not trusted")
+            guard let j = byID[p], t0.contains(j) else {
+                return refused("a parent keyring is missing or not trusted")
             }
             parents.append(rings[j])
+            own.insert(j)
+            own.formUnion(ancestors[j]!)
         }
         func isMember(_ key: [UInt8], of r: KeyringInfo) -> Bool {
             r.content!.members.contains { $0.publicKey == key && $0.isEd25519 && ($0.role == "device" || $0.role == "recovery") }
@@ -414,6 +462,7 @@ struct Evaluation {
                 return refused("it removes a member and adds a reader at the same time")
             }
         }
+        ancestors[i] = own
         return nil
     }
 
@@ -425,7 +474,7 @@ struct Evaluation {
     /// graph alone, so the order of the file does not matter.
     func removalCuts(_ t0: Set<Int>) -> [Int: String] {
         let members = t0.sorted()
-        let ancestors = ancestorSets(among: members)
+        func isAncestor(_ a: Int, of b: Int) -> Bool { ancestors[b]?.contains(a) ?? false }
         var newlyRemoved: [Int: Set<[UInt8]>] = [:]
         var recoverySigned = Set<Int>()
         var bySigner: [[UInt8]: [Int]] = [:]
@@ -446,7 +495,7 @@ struct Evaluation {
         var definers: [Int: Set<Int>] = [:]
         for (r, removedKeys) in newlyRemoved {
             for m in removedKeys {
-                for k in bySigner[m] ?? [] where k != r && !ancestors[r, default: []].contains(k) {
+                for k in bySigner[m] ?? [] where k != r && !isAncestor(k, of: r) {
                     defies[k, default: []].insert(r)
                     definers[r, default: []].insert(k)
                 }
@@ -456,7 +505,7 @@ struct Evaluation {
         func mutual(_ k: Int, _ r: Int) -> Bool { defiesRel(k, r) && defiesRel(r, k) }
         // Z is behind R when an ancestor of Z defies R: Z lies on a branch a
         // member removed by R started.
-        func behind(_ z: Int, _ r: Int) -> Bool { !(definers[r] ?? []).isDisjoint(with: ancestors[z, default: []]) }
+        func behind(_ z: Int, _ r: Int) -> Bool { (definers[r] ?? []).contains { isAncestor($0, of: z) } }
         func contested(_ r: Int) -> Bool {
             (defies[r] ?? []).contains { x in
                 if recoverySigned.contains(r) && behind(x, r) { return false }
@@ -472,7 +521,7 @@ struct Evaluation {
                     wins = true
                 } else {
                     let partners = (defies[r] ?? []).filter { mutual(r, $0) }
-                    wins = !mutual(k, r) && !partners.contains { ancestors[$0, default: []].contains(k) }
+                    wins = !mutual(k, r) && !partners.contains { isAncestor(k, of: $0) }
                 }
                 if wins {
                     cut[k] = "it is signed by a member removed in keyring \(rings[r].location)"
@@ -481,23 +530,6 @@ struct Evaluation {
             }
         }
         return cut
-    }
-
-    /// For each keyring among `among` (ascending indices, parents earlier),
-    /// the indices of its ancestors within `among`.
-    func ancestorSets(among: [Int]) -> [Int: Set<Int>] {
-        var result: [Int: Set<Int>] = [:]
-        let members = Set(among)
-        for i in among.sorted() {
-            var set = Set<Int>()
-            for p in rings[i].parents {
-                guard let j = byID[p], j < i, members.contains(j) else { continue }
-                set.insert(j)
-                set.formUnion(result[j] ?? [])
-            }
-            result[i] = set
-        }
-        return result
     }
 
     /// True when `key` may sign in `ring`: a member of role device or
@@ -565,5 +597,39 @@ struct Evaluation {
             }
         }
         return UnlockedKeys(keys: keys, trustedKeyrings: trusted, keyrings: rings, issues: issues, unreadableNewerEpoch: unreadable, attestors: attestors)
+    }
+}
+
+/// A set of keyring indices as a bit field: the ancestor sets of rule 6 cost
+/// one bit per keyring, and union and membership are word operations.
+struct Bits: Sendable {
+    private(set) var words: [UInt64]
+
+    init(count: Int) { words = [UInt64](repeating: 0, count: (count + 63) / 64) }
+
+    func contains(_ i: Int) -> Bool { words[i >> 6] & (1 << UInt64(i & 63)) != 0 }
+
+    mutating func insert(_ i: Int) { words[i >> 6] |= 1 << UInt64(i & 63) }
+
+    mutating func formUnion(_ other: Bits) {
+        for w in words.indices { words[w] |= other.words[w] }
+    }
+
+    func intersects(_ other: Bits) -> Bool {
+        for w in words.indices where words[w] & other.words[w] != 0 { return true }
+        return false
+    }
+
+    /// The members, ascending.
+    var elements: [Int] {
+        var out: [Int] = []
+        for (w, word) in words.enumerated() where word != 0 {
+            var rest = word
+            while rest != 0 {
+                out.append(w << 6 + rest.trailingZeroBitCount)
+                rest &= rest - 1
+            }
+        }
+        return out
     }
 }

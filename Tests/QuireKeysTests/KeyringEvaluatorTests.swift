@@ -148,7 +148,7 @@ import Testing
             return nil
         }
         #expect(reasons == [
-            nil, "its epoch 3 does not follow its parents' epoch 1", "a parent keyring is missing, later in the file, or not trusted",
+            nil, "its epoch 3 does not follow its parents' epoch 1", "a parent keyring is missing or not trusted",
             "it has no parent, but its signer and salt do not derive this vault's id", "it reuses epoch 1 with a different key",
         ])
         #expect(unlocked.keys.writeKey?.epoch == 1)

@@ -121,6 +121,41 @@ import QuireSystem
         #expect(again.unlocked.unreadableNewerEpoch == 50)
     }
 
+    // MARK: - Keyring trust does not depend on file position (review H2)
+
+    /// Someone who can write the file but holds no key copies the frame of
+    /// the phone's enrollment keyring to the start of the file, before the
+    /// root it descends from, followed by a commit frame under a key id
+    /// nobody holds (so the original first commit still verifies from the
+    /// zero head). The copy is now the keyring's first intact copy. When
+    /// rule 5.1 required parents earlier in the file, the enrollment and
+    /// everything after it became untrusted, and the phone could no longer
+    /// open the vault at all; trust is now decided parents first, wherever
+    /// the frames stand (`Spec/format.md §8.4`, rule 5.1).
+    @Test func attackKeyringCopyBeforeItsParents() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, recovery) = try Self.laptopVault(dir, "copy before parents")
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        try vault.add(EntryBody(created: Self.t0 + 2, text: "after the phone joined"))
+        let enrollment = try vault.keyState().heads[0].id
+        let raw = Self.bytes(path)
+        let file = try VaultFile(path: path, writable: false)
+        let frame = try #require(file.structure.frames.first { $0.header.kind == .keyring && KeyringID(unchecked: $0.trailer) == enrollment })
+        let copy = Array(raw[Int(frame.location.offset)..<Int(frame.end)])
+        let junkCommit = FrameHeader(kind: .commit, flags: 0, keyID: KeyID(rawValue: 0x0F0F_0F0F_0F0F), bodyLength: UInt32(CommitChain.bodyByteCount))
+            .encoded() + [UInt8](repeating: 0xA5, count: CommitChain.bodyByteCount)
+        let forged = Array(raw[0..<64]) + copy + junkCommit + Array(raw[64...])
+        try Data(forged).write(to: URL(fileURLWithPath: path))
+        for credential: Credential in [.device(phone.keyPair), .device(laptop.keyPair), .recoveryKey(recovery)] {
+            let opened = try Vault.open(at: path, credential: credential, options: fast)
+            #expect(opened.unlocked.keyrings.filter(\.isTrusted).count == 2)
+            #expect(try opened.keyState().heads.map(\.id) == [enrollment])
+            #expect(try opened.keyState().devices.map(\.name).sorted() == ["Laptop", "Phone"])
+        }
+    }
+
     // MARK: - 4. Work proportional to a hostile keyring graph (no key needed)
 
     /// 1,000 keyring frames nobody can open, each naming the 64 before it
