@@ -102,7 +102,7 @@ public enum KeyOperations {
         let epochKey = EpochKey(epoch: 1, key: key, blobKey: blobKey)
         let signer = setup.device?.keyPair ?? recoverySigner
         let vaultSalt = random.bytes(16)
-        let vaultID = rootVaultID(signer: signer.publicKey, salt: vaultSalt)
+        let vaultID = rootVaultID(signer: signer.publicKey, keyCommit: epochKey.commitment, salt: vaultSalt)
         var members = [KeyringMember(role: "recovery", publicKey: recoverySigner.publicKey, name: "Recovery key", added: setup.now)]
         if let device = setup.device {
             members.append(KeyringMember(role: "device", publicKey: device.publicKey, name: device.name, added: setup.now))

@@ -375,10 +375,14 @@ struct Evaluation {
             return .removedDeviceSlot(loc)
         }
         if pub.parents.isEmpty {
-            // A root is bound to the vault id: only its signer could have made
-            // it, wherever it stands in the file.
-            guard let salt = pub.vaultSalt, rootVaultID(signer: signer, salt: salt) == vaultID else {
-                return refused("it has no parent, but its signer and salt do not derive this vault's id")
+            // A root is bound to the vault id, with its key: only its signer
+            // could have made it, wherever it stands in the file, and only at
+            // epoch 1 with the vault's first key.
+            guard ring.epoch == 1 else {
+                return refused("it has no parent, but its epoch is \(ring.epoch), not 1")
+            }
+            guard let salt = pub.vaultSalt, rootVaultID(signer: signer, keyCommit: pub.keyCommit, salt: salt) == vaultID else {
+                return refused("it has no parent, but its signer, key commitment and salt do not derive this vault's id")
             }
             guard content.members.contains(where: { $0.publicKey == signer && $0.isEd25519 && ($0.role == "device" || $0.role == "recovery") }) else {
                 return refused("the root keyring is not signed by one of its own members")
@@ -420,6 +424,10 @@ struct Evaluation {
             }
         } else if UInt64(ring.epoch) != UInt64(top) + 1 {
             return refused("its epoch \(ring.epoch) does not follow its parents' epoch \(top)")
+        } else if (byCommit[pub.keyCommit] ?? []).contains(where: { own.contains($0) }) {
+            // A new epoch has a new key: an ancestor's key would open it to
+            // every former holder and make its commits stale (rule 5.4).
+            return refused("it starts epoch \(ring.epoch) with the key of an earlier epoch")
         }
         if content.reason != "rekey" {
             let sameKey = parents.filter { $0.record.publicPart.keyCommit == pub.keyCommit }
