@@ -156,10 +156,14 @@ public enum KeyOperations {
                 }
             }
         }
-        var members = state.members
-        var removed = state.removed
+        // Members of other roles cannot sign and get no slot: a new keyring
+        // does not carry them, so no list a member padded elsewhere grows.
+        var members = state.members.filter { $0.role == "device" || $0.role == "recovery" }
+        // `removed` and `retired` list only what this keyring removes or
+        // retires (Spec/keys.md §5): readers look for them in every ancestor.
+        var removed: [KeyringMember] = []
         var escrow = state.escrow
-        var retired = state.retired
+        var retired: [[UInt8]] = []
         var passphrases = state.passphrases
         var isEscrowFree = state.isEscrowFree
         var newEpoch = state.heads.count > 1
@@ -167,7 +171,7 @@ public enum KeyOperations {
         var freshPassphrase: (SecureBytes, UInt64, UInt64)?
         var freshBlobKey = false
 
-        func retire(_ key: [UInt8]) { if !retired.contains(key) { retired.append(key) } }
+        func retire(_ key: [UInt8]) { if !state.retired.contains(key) && !retired.contains(key) { retired.append(key) } }
         func passphraseKeys() -> [[UInt8]] { passphrases.compactMap { if case let .passphrase(_, _, _, pk, _) = $0.slot { pk } else { nil } } }
 
         switch change {
@@ -243,7 +247,7 @@ public enum KeyOperations {
             guard recipient.publicKey.count == X25519.publicKeyByteCount else {
                 throw .operationRefused(reason: "an escrow key is a \(X25519.publicKeyByteCount)-byte X25519 public key; this one has \(recipient.publicKey.count) bytes")
             }
-            guard !retired.contains(recipient.publicKey) else {
+            guard !state.retired.contains(recipient.publicKey) else {
                 throw .operationRefused(reason: "that escrow key was taken out of use in this vault; ask the custodian for a new one")
             }
             if escrow.contains(where: { $0.publicKey == recipient.publicKey }) {
@@ -278,10 +282,12 @@ public enum KeyOperations {
             newEpoch = true
         }
 
+        // What this keyring lists: its members and escrow recipients (the
+        // readers), and only what it removes or retires itself.
         guard members.count <= Limits.maxKeyringListCount, escrow.count <= Limits.maxKeyringListCount,
             removed.count <= Limits.maxKeyringListCount, retired.count <= Limits.maxKeyringListCount
         else {
-            throw .operationRefused(reason: "the keyring would exceed its limits (\(Limits.maxKeyringListCount) list entries)")
+            throw .operationRefused(reason: "the keyring would list more than \(Limits.maxKeyringListCount) members or escrow keys; remove the members you do not know first (the recovery key can remove several at once)")
         }
         let vaultID = state.vaultID
         let signerHead = state.heads.first { $0.content!.members.contains { $0.publicKey == signer.publicKey } } ?? state.writeHead
@@ -327,26 +333,34 @@ public enum KeyOperations {
         var proposals: [KeyringProposal] = []
         var parents = state.heads.map { KeyringBuilder.Parent(id: $0.id, key: $0.epochKey!) }
         var epoch = state.epoch
-        if parents.count > Limits.maxParentCount {
-            // Join in steps, chained (Spec/keys.md §6): the first join takes a
-            // head the signer is a member of and 63 others; each later join
-            // takes the previous join and 63 more; the operation's keyring
-            // then has the last join as its parent.
-            let anchor = KeyringBuilder.Parent(id: signerHead.id, key: signerHead.epochKey!)
-            var pending = parents.filter { $0.id != anchor.id }
-            var previous = anchor
-            while !pending.isEmpty {
+        // Heads whose recovery members differ (concurrent replacements that
+        // both stood) are joined first, by a join that keeps one and removes
+        // the others (Spec/keys.md §6.9); more than 64 heads are joined in
+        // steps (Spec/keys.md §6).
+        let recoveries = Set(state.heads.compactMap { $0.content!.members.first { $0.role == "recovery" }?.publicKey })
+        if parents.count > Limits.maxParentCount || (parents.count > 1 && recoveries.count > 1) {
+            // Join in steps, chained: the first join takes a head the signer
+            // is a member of and up to 63 others; each later join takes the
+            // previous join and 63 more; the operation's keyring then has the
+            // last join as its parent. Each join holds the key state of its
+            // own parents.
+            var pending = state.heads.filter { $0.id != signerHead.id }
+            var previous = (parent: KeyringBuilder.Parent(id: signerHead.id, key: signerHead.epochKey!), readers: JoinReaders(signerHead))
+            while true {
                 let take = min(Limits.maxParentCount - 1, pending.count)
-                let group = [previous] + pending.prefix(take)
+                let group = Array(pending.prefix(take))
                 pending.removeFirst(take)
                 epoch += 1
+                let readers = group.reduce(previous.readers) { $0.joined(with: JoinReaders($1)) }
+                let joinTemplate = readers.template(state: state, unknownContent: unknownContent, unknownPublic: unknownPublic, now: now)
                 let join = try newEpochKeyring(
-                    epoch: epoch, parents: group, template: template, blobKey: blobKey, reason: "join", freshPassphrase: nil,
-                    vaultID: vaultID, signer: signer, random: random)
+                    epoch: epoch, parents: [previous.parent] + group.map { KeyringBuilder.Parent(id: $0.id, key: $0.epochKey!) },
+                    template: joinTemplate, blobKey: blobKey, reason: "join", freshPassphrase: nil, vaultID: vaultID, signer: signer, random: random)
                 proposals.append(join)
-                previous = KeyringBuilder.Parent(id: join.id, key: join.epochKey)
+                previous = (KeyringBuilder.Parent(id: join.id, key: join.epochKey), readers)
+                if pending.isEmpty { break }
             }
-            parents = [previous]
+            parents = [previous.parent]
         }
         var finalBlobKey = blobKey
         if freshBlobKey {
@@ -357,6 +371,58 @@ public enum KeyOperations {
             vaultID: vaultID, signer: signer, random: random)
         proposals.append(last)
         return proposals
+    }
+
+    /// The readers a join keyring carries: the union of its own parents'
+    /// (`Spec/keys.md §6`, joining in steps).
+    struct JoinReaders {
+        var members: [KeyringMember] = []
+        var escrow: [EscrowRecipient] = []
+        var passphrases: [StoredSlot] = []
+        var isEscrowFree = false
+        var required: [String] = []
+
+        init(_ head: KeyringInfo) {
+            members = head.content!.members.filter { $0.role == "device" || $0.role == "recovery" }
+            escrow = head.record.publicPart.slots.contains { if case .escrow = $0 { true } else { false } } ? head.content!.escrow : []
+            passphrases = head.record.publicPart.slotEntries.filter { if case .passphrase = $0.slot { true } else { false } }
+            isEscrowFree = head.record.publicPart.isEscrowFree
+            required = head.record.publicPart.requiredSlotKinds
+        }
+
+        func joined(with other: JoinReaders) -> JoinReaders {
+            var out = self
+            for m in other.members where !out.members.contains(where: { $0.publicKey == m.publicKey }) { out.members.append(m) }
+            for e in other.escrow where !out.escrow.contains(where: { $0.publicKey == e.publicKey }) { out.escrow.append(e) }
+            for p in other.passphrases where !out.passphrases.contains(where: { $0.slot.passphraseKey == p.slot.passphraseKey }) {
+                out.passphrases.append(p)
+            }
+            out.isEscrowFree = isEscrowFree || other.isEscrowFree
+            for k in other.required where !out.required.contains(k) { out.required.append(k) }
+            return out
+        }
+
+        /// The join's content: its parents' readers minus what the state
+        /// removed or retired, one recovery member (the first), the others
+        /// listed in `removed`.
+        func template(state: KeyState, unknownContent: CBORMap, unknownPublic: CBORMap, now: Int64) -> Template {
+            let removedKeys = Set(state.removed.map(\.publicKey))
+            var kept = members.filter { !removedKeys.contains($0.publicKey) }
+            // Keep the state's recovery member when this join has it, so the
+            // operation's keyring after the last join has the same one.
+            let recoveries = kept.filter { $0.role == "recovery" }
+            var dropped: [KeyringMember] = []
+            if recoveries.count > 1 {
+                let keep = recoveries.first { $0.publicKey == state.recoveryMember?.publicKey } ?? recoveries[0]
+                dropped = recoveries.filter { $0.publicKey != keep.publicKey }
+                kept.removeAll { m in dropped.contains { $0.publicKey == m.publicKey } }
+            }
+            let retired = Set(state.retired)
+            return Template(
+                members: kept, removed: dropped, escrow: isEscrowFree ? [] : escrow.filter { !retired.contains($0.publicKey) }, retired: [],
+                passphrases: passphrases.filter { !retired.contains($0.slot.passphraseKey ?? []) }, isEscrowFree: isEscrowFree,
+                required: required, unknownContent: unknownContent, unknownPublic: unknownPublic, now: now)
+        }
     }
 
     /// The readers and fields a new keyring carries.
@@ -421,4 +487,9 @@ public enum KeyOperations {
         default: return nil
         }
     }
+}
+
+extension KeySlot {
+    /// The public key of a passphrase slot; nil for other kinds.
+    var passphraseKey: [UInt8]? { if case let .passphrase(_, _, _, pk, _) = self { pk } else { nil } }
 }

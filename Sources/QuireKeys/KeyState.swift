@@ -12,11 +12,12 @@ public struct KeyState: Sendable {
     public let trusted: [KeyringInfo]
     /// Current members: the heads' members (first occurrence kept), minus removed.
     public let members: [KeyringMember]
-    /// Every member removed in any head.
+    /// Every member removed in any trusted keyring, in file order: keyrings
+    /// list only whom they remove, and removal is for good.
     public let removed: [KeyringMember]
     /// Current escrow recipients (none in escrow-free mode), minus retired keys.
     public let escrow: [EscrowRecipient]
-    /// Retired passphrase and escrow public keys.
+    /// Passphrase and escrow public keys retired in any trusted keyring.
     public let retired: [[UInt8]]
     /// The passphrase slots in use, one per public key, minus retired ones.
     public let passphrases: [StoredSlot]
@@ -50,16 +51,15 @@ public struct KeyState: Sendable {
         self.keys = keys
         var removed: [KeyringMember] = []
         var retired: [[UInt8]] = []
-        for head in heads {
-            for m in head.content!.removed where !removed.contains(where: { $0.publicKey == m.publicKey }) { removed.append(m) }
-            for k in head.content!.retired where !retired.contains(k) { retired.append(k) }
+        var seenRemoved = Set<[UInt8]>(), seenRetired = Set<[UInt8]>()
+        for ring in trusted {
+            for m in ring.content!.removed where seenRemoved.insert(m.publicKey).inserted { removed.append(m) }
+            for k in ring.content!.retired where seenRetired.insert(k).inserted { retired.append(k) }
         }
         var members: [KeyringMember] = []
+        var seenMembers = seenRemoved
         for head in heads {
-            for m in head.content!.members
-            where !members.contains(where: { $0.publicKey == m.publicKey }) && !removed.contains(where: { $0.publicKey == m.publicKey }) {
-                members.append(m)
-            }
+            for m in head.content!.members where seenMembers.insert(m.publicKey).inserted { members.append(m) }
         }
         // One recovery member: the first head's (concurrent replacements that
         // both stood leave several; a join keeps one).
@@ -70,7 +70,7 @@ public struct KeyState: Sendable {
         var escrow: [EscrowRecipient] = []
         if !isEscrowFree {
             for head in heads {
-                for e in head.content!.escrow where !escrow.contains(where: { $0.publicKey == e.publicKey }) && !retired.contains(e.publicKey) {
+                for e in head.content!.escrow where !escrow.contains(where: { $0.publicKey == e.publicKey }) && !seenRetired.contains(e.publicKey) {
                     escrow.append(e)
                 }
             }
@@ -78,7 +78,7 @@ public struct KeyState: Sendable {
         var passphrases: [StoredSlot] = []
         for head in heads {
             for entry in head.record.publicPart.slotEntries {
-                guard case let .passphrase(_, _, _, publicKey, _) = entry.slot, !retired.contains(publicKey) else { continue }
+                guard case let .passphrase(_, _, _, publicKey, _) = entry.slot, !seenRetired.contains(publicKey) else { continue }
                 let known = passphrases.contains { if case let .passphrase(_, _, _, pk, _) = $0.slot { pk == publicKey } else { false } }
                 if !known { passphrases.append(entry) }
             }

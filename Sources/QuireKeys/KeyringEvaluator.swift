@@ -91,6 +91,8 @@ struct Evaluation {
     var limitError: KeyError?
     /// The ancestors of each keyring of T0, once it passed rules 1–5.
     var ancestors: [Int: Bits] = [:]
+    /// For each removed key, the keyrings of T0 that list it in `removed`.
+    var removers: [[UInt8]: [Int]] = [:]
     var passphraseCache = SlotCrypto.PassphraseCache()
 
     init(vault: VaultFile, credential: Credential) {
@@ -297,6 +299,7 @@ struct Evaluation {
     mutating func decideTrust() {
         var t0 = Set<Int>()
         ancestors = [:]
+        removers = [:]
         // Parents before children, whatever their places in the file: a
         // keyring's trust never depends on where a copy of it stands
         // (Spec/format.md §8.4, rule 5.1).
@@ -363,7 +366,7 @@ struct Evaluation {
 
     /// Rules 2 (opened part), 4 and 5 for keyring `i`, given the keyrings
     /// already in T0 (all its parents have been decided). Records the
-    /// ancestors of a keyring that passes.
+    /// ancestors and the removals of a keyring that passes.
     mutating func childProblem(_ i: Int, t0: Set<Int>) -> KeyError? {
         let ring = rings[i]
         let pub = ring.record.publicPart
@@ -371,8 +374,14 @@ struct Evaluation {
         let signer = ring.signer!
         let loc = ring.location
         func refused(_ reason: String) -> KeyError { .keyringUnauthenticated(loc, reason: reason) }
-        if content.members.contains(where: { m in content.removed.contains { $0.publicKey == m.publicKey } }) {
+        let ownRemoved = Set(content.removed.map(\.publicKey))
+        if content.members.contains(where: { ownRemoved.contains($0.publicKey) }) {
             return .removedDeviceSlot(loc)
+        }
+        func accept(_ own: Bits) -> KeyError? {
+            ancestors[i] = own
+            for key in ownRemoved { removers[key, default: []].append(i) }
+            return nil
         }
         if pub.parents.isEmpty {
             // A root is bound to the vault id, with its key: only its signer
@@ -387,8 +396,9 @@ struct Evaluation {
             guard content.members.contains(where: { $0.publicKey == signer && $0.isEd25519 && ($0.role == "device" || $0.role == "recovery") }) else {
                 return refused("the root keyring is not signed by one of its own members")
             }
-            ancestors[i] = Bits(count: rings.count)
-            return nil
+            // A removed key was a member of a parent (rule 5.10): a root has none.
+            guard content.removed.isEmpty else { return refused("it has no parent, so it can remove nobody") }
+            return accept(Bits(count: rings.count))
         }
         var parents: [KeyringInfo] = []
         var own = Bits(count: rings.count)
@@ -400,23 +410,20 @@ struct Evaluation {
             own.insert(j)
             own.formUnion(ancestors[j]!)
         }
+        // Removal is sticky through the whole ancestry: lists are not
+        // carried forward, each keyring lists whom it removes (rule 5.9).
+        func removedByAncestor(_ key: [UInt8]) -> Bool { (removers[key] ?? []).contains { own.contains($0) } }
         func isMember(_ key: [UInt8], of r: KeyringInfo) -> Bool {
             r.content!.members.contains { $0.publicKey == key && $0.isEd25519 && ($0.role == "device" || $0.role == "recovery") }
         }
+        // 5.3
         guard parents.contains(where: { isMember(signer, of: $0) }) else {
             return refused("its signer is not a member of a parent keyring")
         }
-        guard !parents.contains(where: { r in r.content!.removed.contains { $0.publicKey == signer } }) else {
-            return refused("its signer was removed in a parent keyring")
+        guard !removedByAncestor(signer) else {
+            return refused("its signer was removed in an earlier keyring")
         }
-        // Every link opens under its parent's key and carries this
-        // keyring's signer (Spec/format.md §8.4 rule 5.11).
-        for (index, parent) in parents.enumerated() {
-            guard let parentKey = parent.epochKey,
-                  ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID) == signer else {
-                return refused("its link to parent \(index) does not carry its signer's signature")
-            }
-        }
+        // 5.4
         let top = parents.map(\.epoch).max()!
         if ring.epoch == top {
             guard parents.contains(where: { $0.epoch == top && $0.record.publicPart.keyCommit == pub.keyCommit }) else {
@@ -426,9 +433,10 @@ struct Evaluation {
             return refused("its epoch \(ring.epoch) does not follow its parents' epoch \(top)")
         } else if (byCommit[pub.keyCommit] ?? []).contains(where: { own.contains($0) }) {
             // A new epoch has a new key: an ancestor's key would open it to
-            // every former holder and make its commits stale (rule 5.4).
+            // every former holder and make its commits stale.
             return refused("it starts epoch \(ring.epoch) with the key of an earlier epoch")
         }
+        // 5.5
         if content.reason != "rekey" {
             let sameKey = parents.filter { $0.record.publicPart.keyCommit == pub.keyCommit }
             let allowed = sameKey.isEmpty ? parents : sameKey
@@ -436,29 +444,37 @@ struct Evaluation {
                 return refused("its blob key is not its parents' (only a rekey changes it)")
             }
         }
+        // 5.6
         for p in parents {
             for kind in p.record.publicPart.requiredSlotKinds where !pub.requiredSlotKinds.contains(kind) {
                 return refused("it drops the slot kind \"\(kind)\" its parents require")
             }
         }
-        // Escrow-free mode is for good.
+        // 5.7: escrow-free mode is for good.
         if parents.contains(where: { $0.record.publicPart.isEscrowFree }) && !pub.isEscrowFree { return .escrowForbidden(loc) }
-        let parentRemoved = Set(parents.flatMap { $0.content!.removed.map(\.publicKey) })
-        if content.members.contains(where: { parentRemoved.contains($0.publicKey) }) { return .removedDeviceSlot(loc) }
-        // The recovery member: kept, or replaced by a keyring that removes the old one.
+        // 5.8: the recovery member, kept or replaced by a keyring that
+        // removes the old one.
         let recovery = content.members.first { $0.role == "recovery" }!.publicKey
         let parentRecovery = Set(parents.compactMap { $0.content!.members.first { $0.role == "recovery" }?.publicKey })
-        let ownRemoved = Set(content.removed.map(\.publicKey))
         if !parentRecovery.contains(recovery) {
-            guard content.reason == "recovery", parentRecovery.isSubset(of: ownRemoved) else {
+            guard content.reason == "recovery", parentRecovery.allSatisfy({ ownRemoved.contains($0) || removedByAncestor($0) }) else {
                 return refused("its recovery member is not its parents', and it does not replace theirs")
             }
         }
-        // A removal removes one member and adds no reader.
-        let newlyRemoved = ownRemoved.subtracting(parentRemoved)
-        if !newlyRemoved.isEmpty {
-            guard newlyRemoved.count == 1 else { return refused("it removes \(newlyRemoved.count) members at once; a removal removes one") }
+        // 5.9
+        if content.members.contains(where: { removedByAncestor($0.publicKey) }) { return .removedDeviceSlot(loc) }
+        // 5.10: a removal removes members of its parents — one, or the
+        // recovery members of its parents other than its own (a join after
+        // concurrent replacements) — and adds no reader.
+        if !ownRemoved.isEmpty {
             let parentMembers = Set(parents.flatMap { $0.content!.members.map(\.publicKey) })
+            guard ownRemoved.isSubset(of: parentMembers) else {
+                return refused("it removes a key that is not a member of any of its parents")
+            }
+            let extraRecovery = parentRecovery.subtracting([recovery])
+            guard ownRemoved.count == 1 || ownRemoved.isSubset(of: extraRecovery) else {
+                return refused("it removes \(ownRemoved.count) members at once; a removal removes one")
+            }
             let parentEscrow = Set(parents.flatMap { $0.content!.escrow.map(\.publicKey) })
             let parentPassphrases = Set(parents.flatMap { passphraseKeys($0) })
             let parentKinds = Set(parents.flatMap { $0.record.publicPart.slots.map(\.kind) })
@@ -470,8 +486,15 @@ struct Evaluation {
                 return refused("it removes a member and adds a reader at the same time")
             }
         }
-        ancestors[i] = own
-        return nil
+        // 5.11: every link opens under its parent's key and carries this
+        // keyring's signer.
+        for (index, parent) in parents.enumerated() {
+            guard let parentKey = parent.epochKey,
+                  ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID) == signer else {
+                return refused("its link to parent \(index) does not carry its signer's signature")
+            }
+        }
+        return accept(own)
     }
 
     func passphraseKeys(_ r: KeyringInfo) -> [[UInt8]] {
@@ -489,8 +512,7 @@ struct Evaluation {
         for i in members {
             let ring = rings[i]
             let parents = ring.parents.compactMap { byID[$0] }
-            let parentRemoved = Set(parents.flatMap { rings[$0].content!.removed.map(\.publicKey) })
-            let removed = Set(ring.content!.removed.map(\.publicKey)).subtracting(parentRemoved)
+            let removed = Set(ring.content!.removed.map(\.publicKey))
             if !removed.isEmpty { newlyRemoved[i] = removed }
             let signer = ring.signer!
             let signerRole = (parents.isEmpty ? [ring] : parents.map { rings[$0] })

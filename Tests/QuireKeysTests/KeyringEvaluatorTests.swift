@@ -203,6 +203,43 @@ import Testing
         #expect(unlocked.keys.writeKey?.epoch == 2)
     }
 
+    /// A member signs a keyring that "removes" a key that was never a
+    /// member. Rule 5.10 used to ask only for one new entry in `removed`, and
+    /// lists were carried forward: 4,096 such removals, joined, filled every
+    /// later keyring's list to its limit and froze every removal, the
+    /// recovery key's included (review H5). A removed key must now be a
+    /// member of a parent, and lists are no longer carried forward.
+    @Test func attackRemovingAKeyThatWasNeverAMember() throws {
+        let v = KeyringVault(label: "remove a stranger")
+        let genesis = v.body(v.epoch1)
+        let stranger = KeyringMember(role: "device", publicKey: try Ed25519.KeyPair(using: SeededRandom(label: "stranger")).publicKey, name: "X", added: 1)
+        let padding = v.body(v.epoch2, parents: [(KeyringBuilder.id(ofBody: genesis), v.epoch1)], removed: [stranger], reason: "remove")
+        try v.create([(v.epoch1, genesis), (v.epoch2, padding)])
+        let unlocked = try v.unlock(.recoveryKey(v.recovery))
+        #expect(unlocked.keyrings.map(\.isTrusted) == [true, false])
+        #expect(unlocked.keyrings[1].problem
+            == .keyringUnauthenticated(unlocked.keyrings[1].location, reason: "it removes a key that is not a member of any of its parents"))
+    }
+
+    /// Removal is sticky through the whole ancestry, not through lists each
+    /// keyring copies: a grandchild of a removal that lists the removed
+    /// device again is rejected, though its parent does not list it in
+    /// `removed` (`Spec/format.md §8.4` rule 5.9).
+    @Test func removalIsStickyThroughAncestors() throws {
+        let v = KeyringVault(label: "sticky ancestors")
+        let phone = KeyringMember(role: "device", publicKey: try Ed25519.KeyPair(using: SeededRandom(label: "phone")).publicKey, name: "Phone", added: 1)
+        let genesis = v.body(v.epoch1, members: [v.recoveryMember, phone])
+        let removal = v.body(v.epoch2, parents: [(KeyringBuilder.id(ofBody: genesis), v.epoch1)], removed: [phone], reason: "remove")
+        let epoch3 = EpochKey(epoch: 3, key: try SymmetricKey(using: SeededRandom(label: "epoch 3")))
+        let rotation = v.body(epoch3, parents: [(KeyringBuilder.id(ofBody: removal), v.epoch2)], reason: "rotate")
+        let epoch4 = EpochKey(epoch: 4, key: try SymmetricKey(using: SeededRandom(label: "epoch 4")))
+        let readmits = v.body(epoch4, parents: [(KeyringBuilder.id(ofBody: rotation), epoch3)], members: [v.recoveryMember, phone], reason: "enroll")
+        try v.create([(v.epoch1, genesis), (v.epoch2, removal), (epoch3, rotation), (epoch4, readmits)])
+        let unlocked = try v.unlock(.recoveryKey(v.recovery))
+        #expect(unlocked.keyrings.map(\.isTrusted) == [true, true, true, false])
+        #expect(unlocked.keyrings[3].problem == .removedDeviceSlot(unlocked.keyrings[3].location))
+    }
+
     @Test func rootSignedByAnotherKeyIsRejected() throws {
         let v = KeyringVault(label: "bad genesis")
         let outsider = try Ed25519.KeyPair(using: SeededRandom(label: "outsider"))

@@ -156,6 +156,57 @@ import QuireSystem
         }
     }
 
+    // MARK: - Inherited list sizes never block a writer (review H5)
+
+    /// A member pads two sibling keyrings with 3,000 members each of a role
+    /// that cannot sign (they need no slot). Writers used to carry every
+    /// head's lists into the join, so the next key change — the recovery
+    /// key's removal of that member included — "would exceed the limits"
+    /// and was refused for good. Writers now carry only members that may
+    /// sign, and `removed` and `retired` list only what a keyring removes or
+    /// retires itself (`Spec/keys.md §5`, §6).
+    @Test func attackPaddedListsDoNotBlockTheNextKeyChange() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, recovery) = try Self.laptopVault(dir, "padded lists")
+        let path = dir.file("j.quire")
+        let mallory = Self.device("Mallory")
+        try vault.enrollDevice(code: mallory.code, name: "Mallory", now: Self.t0 + 1)
+        let head = try vault.keyState().heads[0]
+        let random = SeededRandom(label: "padding")
+        func padded(_ label: String) throws -> [UInt8] {
+            var members = head.content!.members
+            for i in 0..<3_000 {
+                let key = try Ed25519.KeyPair(using: SeededRandom(label: "\(label) \(i)")).publicKey
+                members.append(KeyringMember(role: "observer", publicKey: key, name: "", added: 0))
+            }
+            var content = head.content!
+            content.members = members
+            content.reason = label
+            return try KeyringBuilder.body(
+                epochKey: head.epochKey!, vaultID: vault.vaultID, parents: [KeyringBuilder.Parent(id: head.id, key: head.epochKey!)],
+                isEscrowFree: false, slots: head.record.publicPart.slotEntries, content: content, signer: mallory.keyPair, random: random)
+        }
+        try Self.outsiderAppend(path, [(head.epoch, try padded("padding a")), (head.epoch, try padded("padding b"))])
+        let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
+        #expect(try withRecovery.keyState().heads.count == 2)
+        try withRecovery.removeDevice(named: "Mallory", now: Self.t0 + 2)
+        let state = try withRecovery.keyState()
+        #expect(state.heads.count == 1)
+        #expect(state.devices.map(\.name) == ["Laptop"])
+        #expect(state.removed.map(\.name) == ["Mallory"])
+        // The new keyring lists its own removal and only the members that may sign.
+        #expect(state.heads[0].content!.removed.map(\.name) == ["Mallory"])
+        #expect(state.heads[0].content!.members.count == 2)
+        try withRecovery.rotateKeys(now: Self.t0 + 3)
+        let rotated = try withRecovery.keyState()
+        #expect(rotated.heads[0].content!.removed.isEmpty)
+        #expect(rotated.removed.map(\.name) == ["Mallory"])
+        #expect(throws: VaultError.keys(.operationRefused(reason: "that device key was removed from this vault and cannot come back; on that device, make a new device key and enroll it"))) {
+            try withRecovery.enrollDevice(code: mallory.code, name: "Mallory again", now: Self.t0 + 4)
+        }
+        #expect(try Self.texts(path, .device(laptop.keyPair)).isEmpty)
+    }
+
     // MARK: - 4. Work proportional to a hostile keyring graph (no key needed)
 
     /// 1,000 keyring frames nobody can open, each naming the 64 before it
