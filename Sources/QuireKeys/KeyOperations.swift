@@ -25,6 +25,12 @@ public enum KeyChange: Sendable {
     /// Replace the recovery key with the one whose recovery signing public
     /// key is given; the old recovery key opens no later epoch.
     case replaceRecoveryKey(newRecoveryPublicKey: [UInt8])
+    /// Remove several device members at once, signed by the recovery key
+    /// (a *lockdown*, `Spec/keys.md §6.3`): a new epoch without them, whose
+    /// parents leave out every keyring they signed. The recovery key may
+    /// sign it even after a device replaced it, from a keyring in which it
+    /// is still the recovery member (a fork).
+    case lockdown(publicKeys: [[UInt8]])
 
     /// The `reason` a keyring made by this change records.
     public var reason: String {
@@ -32,6 +38,7 @@ public enum KeyChange: Sendable {
         case .rotate: "rotate"
         case .enroll: "enroll"
         case .remove: "remove"
+        case .lockdown(let keys): keys.count == 1 ? "remove" : "lockdown"
         case .setPassphrase, .changePassphrase, .removePassphrase: "passphrase"
         case .setEscrow: "escrow"
         case .enableEscrowFree: "escrow-free"
@@ -138,6 +145,27 @@ public enum KeyOperations {
     public static func keyrings(
         for change: KeyChange, state fullState: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource
     ) throws(KeyError) -> [KeyringProposal] {
+        // A removal by the recovery key chooses its own parents, and may be
+        // signed by a recovery key that a device replaced (Spec/keys.md §6.3).
+        switch change {
+        case .lockdown(let keys):
+            guard fullState.member(withKey: signer.publicKey)?.role != "device" else {
+                throw .operationRefused(reason: "only the recovery key removes several members at once")
+            }
+            return try recoveryRemoval(of: keys, state: fullState, signer: signer, now: now, random: random)
+        case .remove(let key) where fullState.member(withKey: signer.publicKey)?.role != "device":
+            return try recoveryRemoval(of: [key], state: fullState, signer: signer, now: now, random: random)
+        default:
+            return try build(change, state: fullState, signer: signer, now: now, random: random)
+        }
+    }
+
+    /// The keyrings of `change` on `fullState`, whose heads are the parents
+    /// (a device's removal may leave some out).
+    static func build(
+        _ change: KeyChange, state fullState: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource,
+        removingAgain again: [[UInt8]: KeyringMember] = [:]
+    ) throws(KeyError) -> [KeyringProposal] {
         guard let signerMember = fullState.member(withKey: signer.publicKey) else {
             throw .operationRefused(reason: "only an enrolled device or the recovery key can change the keys, and this key is neither")
         }
@@ -150,7 +178,8 @@ public enum KeyOperations {
         if case .remove(let publicKey) = change {
             let kept = fullState.heads.filter { $0.signer != publicKey }
             if !kept.isEmpty && kept.count < fullState.heads.count {
-                let restricted = KeyState(vaultID: fullState.vaultID, heads: kept, trusted: fullState.trusted, keys: fullState.keys)
+                let restricted = KeyState(
+                    vaultID: fullState.vaultID, heads: kept, trusted: fullState.trusted, keys: fullState.keys, keyrings: fullState.keyrings)
                 if fullState.heads.count > Limits.maxParentCount || !restricted.hasAllReaders(of: fullState, except: publicKey) {
                     state = restricted
                 }
@@ -197,6 +226,22 @@ public enum KeyOperations {
             let member = KeyringMember(role: "device", publicKey: publicKey, name: name, added: now)
             members.append(member)
             if !newEpoch, let slot = try memberSlot(member, key: state.heads[0].epochKey!, vaultID: state.vaultID, random: random) { added.append(slot) }
+        case let .lockdown(keys):
+            guard signerMember.role == "recovery" else {
+                throw .operationRefused(reason: "only the recovery key removes several members at once")
+            }
+            for publicKey in keys {
+                if let entry = again[publicKey], state.member(withKey: publicKey) == nil {
+                    removed.append(entry)
+                    continue
+                }
+                guard let member = state.member(withKey: publicKey), member.role == "device" else {
+                    throw .operationRefused(reason: "only enrolled devices can be removed")
+                }
+                members.removeAll { $0.publicKey == publicKey }
+                removed.append(member)
+            }
+            newEpoch = true
         case let .remove(publicKey):
             guard let member = state.member(withKey: publicKey) else {
                 throw .operationRefused(reason: "that device is not enrolled in this vault")
@@ -371,6 +416,92 @@ public enum KeyOperations {
             vaultID: vaultID, signer: signer, random: random)
         proposals.append(last)
         return proposals
+    }
+
+    /// A removal signed by the recovery key, of one member or several (a
+    /// lockdown, `Spec/keys.md §6.3`). Its parents are the latest keyrings
+    /// that passed rules 1–5 in which the signer is still the recovery
+    /// member, whose ancestry was cut, if at all, only by the targets'
+    /// keyrings, and that no target signed (unless the targets signed all of
+    /// them): so it leaves out what a target signed last, and restores
+    /// keyrings a target's removal cut.
+    static func recoveryRemoval(
+        of targets: [[UInt8]], state: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource
+    ) throws(KeyError) -> [KeyringProposal] {
+        guard !targets.isEmpty else { throw .operationRefused(reason: "name at least one device to remove") }
+        let targetSet = Set(targets)
+        guard !targetSet.contains(signer.publicKey) else {
+            throw .operationRefused(reason: "the recovery key cannot remove itself; replace it instead")
+        }
+        let candidates = state.keyrings.filter { $0.passesRules1To5 && $0.content != nil }
+        let graph = KeyGraph(candidates)
+        let signedByTarget = Set(candidates.indices.filter { targetSet.contains(candidates[$0].signer ?? []) })
+        let byID = Dictionary(candidates.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { a, _ in a })
+        // Cut only by a target's keyring: the lockdown makes that cut void.
+        let cutByOthers = Set(candidates.indices.filter { i in
+            candidates[i].cutBy.contains { byID[$0].map { !signedByTarget.contains($0) } ?? true }
+        })
+        // Keys removed in each keyring or its ancestors.
+        func removed(in i: Int) -> Set<[UInt8]> {
+            var out = Set(candidates[i].content!.removed.map(\.publicKey))
+            for a in graph.ancestors[i].elements { out.formUnion(candidates[a].content!.removed.map(\.publicKey)) }
+            return out
+        }
+        let eligible = candidates.indices.filter { i in
+            let c = candidates[i]
+            guard c.content!.members.first(where: { $0.role == "recovery" })?.publicKey == signer.publicKey,
+                  !cutByOthers.contains(i), !graph.ancestors[i].elements.contains(where: { cutByOthers.contains($0) })
+            else { return false }
+            return !removed(in: i).contains(signer.publicKey)
+        }
+        func maximal(_ set: [Int]) -> [Int] { set.filter { i in !set.contains { $0 != i && graph.ancestors[$0].contains(i) } } }
+        // Leave out every keyring a target signed that no other member built
+        // on; when the targets signed every eligible keyring, build on the
+        // latest of them.
+        var parents = maximal(eligible.filter { !signedByTarget.contains($0) })
+        if parents.isEmpty { parents = maximal(eligible) }
+        guard !parents.isEmpty else {
+            throw .operationRefused(reason: "only an enrolled device or the recovery key can change the keys, and this key is neither")
+        }
+        func restrictedState(_ parents: [Int]) -> KeyState {
+            var ancestry = Set<Int>(parents)
+            for p in parents { ancestry.formUnion(graph.ancestors[p].elements) }
+            return KeyState(
+                vaultID: state.vaultID, heads: parents.map { candidates[$0] }, trusted: ancestry.sorted().map { candidates[$0] }, keys: state.keys,
+                keyrings: state.keyrings)
+        }
+        // A target already removed on this side (a device removal it may
+        // have answered from a fork) is removed again: the latest eligible
+        // keyrings in which it is still a member join the parents, so that
+        // every keyring it signed outside this removal's ancestry defies it
+        // (Spec/format.md §8.4, scenario 5).
+        let before = restrictedState(parents)
+        var inAncestry = Set(parents)
+        for p in parents { inAncestry.formUnion(graph.ancestors[p].elements) }
+        let removedBefore = Set(before.removed.map(\.publicKey))
+        var again: [[UInt8]: KeyringMember] = [:]
+        for key in targets where before.member(withKey: key) == nil && removedBefore.contains(key) {
+            // Keyrings that list it, that no target signed, and that bring in
+            // no keyring a target signed beyond those already in the ancestry.
+            let holders = eligible.filter { i in
+                !signedByTarget.contains(i)
+                    && candidates[i].content!.members.contains { $0.publicKey == key && $0.role == "device" } && !removed(in: i).contains(key)
+                    && graph.ancestors[i].elements.allSatisfy { !signedByTarget.contains($0) || inAncestry.contains($0) }
+            }
+            guard let entry = holders.lazy.compactMap({ i in candidates[i].content!.members.first { $0.publicKey == key } }).first else { continue }
+            for h in maximal(holders) where !parents.contains(h) { parents.append(h) }
+            again[key] = entry
+        }
+        parents.sort()
+        let restricted = restrictedState(parents)
+        let present = targets.filter { key in restricted.member(withKey: key) != nil || again[key] != nil }
+        guard !present.isEmpty else {
+            throw .operationRefused(reason: "none of those devices is a member of the keyrings the recovery key can build on; they are already out")
+        }
+        if let notDevice = present.compactMap({ restricted.member(withKey: $0) }).first(where: { $0.role != "device" }) {
+            throw .operationRefused(reason: "\"\(notDevice.name)\" is not a device; the recovery key is replaced, not removed")
+        }
+        return try build(.lockdown(publicKeys: present), state: restricted, signer: signer, now: now, random: random, removingAgain: again)
     }
 
     /// The readers a join keyring carries: the union of its own parents'

@@ -28,6 +28,10 @@ public struct KeyState: Sendable {
     /// The highest epoch of a head.
     public let epoch: UInt32
     let keys: KeySet
+    /// Every keyring of the file, in file order, trusted or not: a removal
+    /// by the recovery key chooses its parents among those that passed
+    /// rules 1–5 (`Spec/keys.md §6.3`).
+    let keyrings: [KeyringInfo]
 
     /// The state of `unlocked`.
     ///
@@ -39,12 +43,15 @@ public struct KeyState: Sendable {
         }
         var parentIDs = Set<KeyringID>()
         for ring in trusted { parentIDs.formUnion(ring.parents) }
-        self.init(vaultID: vaultID, heads: trusted.filter { !parentIDs.contains($0.id) }, trusted: trusted, keys: unlocked.keys)
+        self.init(
+            vaultID: vaultID, heads: trusted.filter { !parentIDs.contains($0.id) }, trusted: trusted, keys: unlocked.keys,
+            keyrings: unlocked.keyrings)
     }
 
     /// The state as if `heads` were the only heads (a removal leaves out the
     /// removed member's branch).
-    init(vaultID: VaultID, heads: [KeyringInfo], trusted: [KeyringInfo], keys: KeySet) {
+    init(vaultID: VaultID, heads: [KeyringInfo], trusted: [KeyringInfo], keys: KeySet, keyrings: [KeyringInfo]) {
+        self.keyrings = keyrings
         self.vaultID = vaultID
         self.trusted = trusted
         self.heads = heads

@@ -20,6 +20,11 @@ public struct KeyringInfo: Sendable {
     public internal(set) var isTrusted: Bool
     /// Why it is not trusted, when it is not.
     public internal(set) var problem: KeyError?
+    /// True when it passed rules 1–5 (`Spec/format.md §8.4`): it is in
+    /// `T0`, whether or not rule 6 then cut it or one of its ancestors.
+    public internal(set) var passesRules1To5 = false
+    /// The keyrings whose removals cut it under rule 6; empty unless cut.
+    public internal(set) var cutBy: [KeyringID] = []
 
     /// The epoch it defines.
     public var epoch: UInt32 { record.epoch }
@@ -313,8 +318,10 @@ struct Evaluation {
         }
         let cut = removalCuts(t0)
         for i in order where t0.contains(i) {
-            if let reason = cut[i] {
+            rings[i].passesRules1To5 = true
+            if let (reason, by) = cut[i] {
                 rings[i].problem = .keyringUnauthenticated(rings[i].location, reason: reason)
+                rings[i].cutBy = by.map { rings[$0].id }
                 continue
             }
             if rings[i].parents.contains(where: { !(byID[$0].map { rings[$0].isTrusted } ?? false) }) {
@@ -471,9 +478,11 @@ struct Evaluation {
             guard ownRemoved.isSubset(of: parentMembers) else {
                 return refused("it removes a key that is not a member of any of its parents")
             }
+            // A keyring signed by a recovery member may remove any number
+            // (a lockdown); others remove one, or only extra recovery members.
             let extraRecovery = parentRecovery.subtracting([recovery])
-            guard ownRemoved.count == 1 || ownRemoved.isSubset(of: extraRecovery) else {
-                return refused("it removes \(ownRemoved.count) members at once; a removal removes one")
+            guard ownRemoved.count == 1 || ownRemoved.isSubset(of: extraRecovery) || parentRecovery.contains(signer) else {
+                return refused("it removes \(ownRemoved.count) members at once; only the recovery key removes several")
             }
             let parentEscrow = Set(parents.flatMap { $0.content!.escrow.map(\.publicKey) })
             let parentPassphrases = Set(parents.flatMap { passphraseKeys($0) })
@@ -501,63 +510,116 @@ struct Evaluation {
         r.record.publicPart.slots.compactMap { if case .passphrase(_, _, _, let pk, _) = $0 { pk } else { nil } }
     }
 
-    /// Rule 6: the keyrings of T0 that are cut, with why. Decided from the
-    /// graph alone, so the order of the file does not matter.
-    func removalCuts(_ t0: Set<Int>) -> [Int: String] {
+    /// Rule 6 (`Spec/format.md §8.4`): the keyrings of T0 that are cut,
+    /// with why and by which removals. Decided from the graph alone, in one
+    /// pass — defies, then behind and against, then contested, then cut — so
+    /// the order of the file does not matter.
+    func removalCuts(_ t0: Set<Int>) -> [Int: (reason: String, by: [Int])] {
         let members = t0.sorted()
+        let n = rings.count
         func isAncestor(_ a: Int, of b: Int) -> Bool { ancestors[b]?.contains(a) ?? false }
-        var newlyRemoved: [Int: Set<[UInt8]>] = [:]
+        func concurrent(_ a: Int, _ b: Int) -> Bool { a != b && !isAncestor(a, of: b) && !isAncestor(b, of: a) }
+        var removes: [Int: Set<[UInt8]>] = [:]
         var recoverySigned = Set<Int>()
         var bySigner: [[UInt8]: [Int]] = [:]
+        // The keyrings whose recovery member each key is.
+        var holders: [[UInt8]: [Int]] = [:]
         for i in members {
             let ring = rings[i]
             let parents = ring.parents.compactMap { byID[$0] }
             let removed = Set(ring.content!.removed.map(\.publicKey))
-            if !removed.isEmpty { newlyRemoved[i] = removed }
+            if !removed.isEmpty { removes[i] = removed }
             let signer = ring.signer!
-            let signerRole = (parents.isEmpty ? [ring] : parents.map { rings[$0] })
-                .compactMap { r in r.content!.members.first { $0.publicKey == signer }?.role }.first
-            if signerRole == "recovery" { recoverySigned.insert(i) }
+            let sources = parents.isEmpty ? [ring] : parents.map { rings[$0] }
+            if sources.contains(where: { $0.content!.members.first { $0.role == "recovery" }?.publicKey == signer }) {
+                recoverySigned.insert(i)
+            }
+            if let q = ring.content!.members.first(where: { $0.role == "recovery" })?.publicKey { holders[q, default: []].append(i) }
             bySigner[signer, default: []].append(i)
         }
-        // defies[k] = the removals k defies; definers[r] = who defies r.
+        // K defies R when they are concurrent and R removes K's signer, or R
+        // is signed by a recovery member and K removes (replaces) R's signer.
         var defies: [Int: Set<Int>] = [:]
-        var definers: [Int: Set<Int>] = [:]
-        for (r, removedKeys) in newlyRemoved {
-            for m in removedKeys {
-                for k in bySigner[m] ?? [] where k != r && !isAncestor(k, of: r) {
-                    defies[k, default: []].insert(r)
-                    definers[r, default: []].insert(k)
-                }
+        var definers: [Int: Bits] = [:]
+        var defiers = Bits(count: n)
+        func add(_ k: Int, _ r: Int) {
+            defies[k, default: []].insert(r)
+            definers[r, default: Bits(count: n)].insert(k)
+            defiers.insert(k)
+        }
+        for (r, keys) in removes {
+            for m in keys {
+                for k in bySigner[m] ?? [] where concurrent(k, r) { add(k, r) }
             }
+        }
+        for r in recoverySigned {
+            for k in removers[rings[r].signer!] ?? [] where concurrent(k, r) { add(k, r) }
         }
         func defiesRel(_ k: Int, _ r: Int) -> Bool { defies[k]?.contains(r) ?? false }
         func mutual(_ k: Int, _ r: Int) -> Bool { defiesRel(k, r) && defiesRel(r, k) }
-        // Z is behind R when an ancestor of Z defies R: Z lies on a branch a
-        // member removed by R started.
-        func behind(_ z: Int, _ r: Int) -> Bool { (definers[r] ?? []).contains { isAncestor($0, of: z) } }
-        func contested(_ r: Int) -> Bool {
-            (defies[r] ?? []).contains { x in
-                if recoverySigned.contains(r) && behind(x, r) { return false }
-                return !mutual(r, x) || recoverySigned.contains(x)
-            }
+        // Z is behind R when an ancestor of Z defies R; against R when it
+        // defies R or is behind it.
+        func behind(_ z: Int, _ r: Int) -> Bool {
+            guard let d = definers[r], let a = ancestors[z] else { return false }
+            return a.intersects(d)
         }
-        var cut: [Int: String] = [:]
-        for (k, removals) in defies {
-            for r in removals.sorted() where !contested(r) {
-                if recoverySigned.contains(k) && behind(r, k) { continue }
-                let wins: Bool
-                if recoverySigned.contains(r) {
-                    wins = true
-                } else {
-                    let partners = (defies[r] ?? []).filter { mutual(r, $0) }
-                    wins = !mutual(k, r) && !partners.contains { isAncestor(k, of: $0) }
-                }
-                if wins {
-                    cut[k] = "it is signed by a member removed in keyring \(rings[r].location)"
-                    break
+        func against(_ z: Int, _ r: Int) -> Bool { defiesRel(z, r) || behind(z, r) }
+        // A is signed by a recovery member, as far as B is concerned, when
+        // that key is the recovery member of some keyring not against B: a
+        // recovery member installed only on a branch that B's removed
+        // member started does not count.
+        var recoveryMemo: [Int: Bool] = [:]
+        func recoveryFor(_ a: Int, _ b: Int) -> Bool {
+            guard recoverySigned.contains(a) else { return false }
+            let key = a &* n &+ b
+            if let known = recoveryMemo[key] { return known }
+            let result = (holders[rings[a].signer!] ?? []).contains { !against($0, b) }
+            recoveryMemo[key] = result
+            return result
+        }
+        var contestedMemo: [Int: Bool] = [:]
+        func contested(_ r: Int) -> Bool {
+            if let known = contestedMemo[r] { return known }
+            let result = (defies[r] ?? []).contains { x in
+                if behind(x, r) { return !recoveryFor(r, x) && recoveryFor(x, r) }
+                return !mutual(x, r) || recoveryFor(x, r)
+            }
+            contestedMemo[r] = result
+            return result
+        }
+        // A keyring behind an uncontested removal cuts nothing, unless it is
+        // signed by a recovery member as far as that removal is concerned.
+        var silencedMemo: [Int: Bool] = [:]
+        func silenced(_ r: Int) -> Bool {
+            if let known = silencedMemo[r] { return known }
+            var result = false
+            if let a = ancestors[r], a.intersects(defiers) {
+                var onBranch = a
+                onBranch.formIntersection(defiers)
+                outer: for x in onBranch.elements {
+                    for r2 in defies[x] ?? [] where !contested(r2) && !recoveryFor(r, r2) {
+                        result = true
+                        break outer
+                    }
                 }
             }
+            silencedMemo[r] = result
+            return result
+        }
+        var cut: [Int: (reason: String, by: [Int])] = [:]
+        for k in defies.keys.sorted() {
+            var by: [Int] = []
+            for r in defies[k]!.sorted() where !contested(r) && !silenced(r) {
+                if behind(r, k) && recoveryFor(k, r) { continue }
+                let wins = recoveryFor(r, k)
+                    || (!mutual(k, r) && !(defies[r] ?? []).contains { mutual($0, r) && isAncestor(k, of: $0) })
+                if wins { by.append(r) }
+            }
+            guard let first = by.first else { continue }
+            let reason = (removes[first] ?? []).contains(rings[k].signer!)
+                ? "it is signed by a member removed in keyring \(rings[first].location)"
+                : "it replaces the recovery key that signed keyring \(rings[first].location), whose keyrings win"
+            cut[k] = (reason, by)
         }
         return cut
     }
@@ -645,6 +707,10 @@ struct Bits: Sendable {
         for w in words.indices { words[w] |= other.words[w] }
     }
 
+    mutating func formIntersection(_ other: Bits) {
+        for w in words.indices { words[w] &= other.words[w] }
+    }
+
     func intersects(_ other: Bits) -> Bool {
         for w in words.indices where words[w] & other.words[w] != 0 { return true }
         return false
@@ -661,5 +727,39 @@ struct Bits: Sendable {
             }
         }
         return out
+    }
+}
+
+/// The parent graph of some keyrings: each one's ancestors among them, as
+/// bit fields over their indices. Parents outside the list are ignored.
+struct KeyGraph {
+    /// `ancestors[i]`: the indices of the ancestors of keyring `i`.
+    let ancestors: [Bits]
+
+    init(_ rings: [KeyringInfo]) {
+        let byID = Dictionary(rings.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { a, _ in a })
+        let parents = rings.map { ring in Set(ring.parents.compactMap { byID[$0] }) }
+        var children: [[Int]] = Array(repeating: [], count: rings.count)
+        var waiting = parents.map(\.count)
+        var ready: [Int] = []
+        for (i, ps) in parents.enumerated() {
+            for p in ps { children[p].append(i) }
+            if ps.isEmpty { ready.append(i) }
+        }
+        var result = Array(repeating: Bits(count: rings.count), count: rings.count)
+        var next = 0
+        while next < ready.count {
+            let i = ready[next]
+            next += 1
+            for p in parents[i] {
+                result[i].insert(p)
+                result[i].formUnion(result[p])
+            }
+            for c in children[i] {
+                waiting[c] -= 1
+                if waiting[c] == 0 { ready.append(c) }
+            }
+        }
+        ancestors = result
     }
 }
