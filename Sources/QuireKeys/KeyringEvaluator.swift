@@ -42,16 +42,47 @@ public struct UnlockedKeys: Sendable {
     public let keyrings: [KeyringInfo]
     /// Problems found (rejected keyrings and the like); none is fatal.
     public let issues: [KeyError]
-    /// The newest epoch of a keyring this credential cannot open although it
-    /// is authenticated under a key the credential holds (a link to a trusted
-    /// parent verifies): the credential was removed (`Spec/format.md §8.6`).
-    public let unreadableNewerEpoch: UInt32?
+    /// The keyrings this credential cannot open although a current member
+    /// of a keyring it trusts made them (their link verifies under a key the
+    /// credential holds, `Spec/format.md §8.6`), in file order. Any makes the
+    /// credential *behind*: it was removed, or a member made a keyring that
+    /// leaves it out. It may read, not write records; it may change keys
+    /// only as §8.6 allows.
+    public let newerKeyrings: [NewerKeyring]
+    /// The trusted keyring, first in file order, that lists this
+    /// credential's own signing key in `removed`, if any (its `signer` is
+    /// nil): the device was removed, or the recovery key replaced.
+    public let removedIn: NewerKeyring?
     /// Ed25519 keys of every member of a trusted keyring: who may attest
     /// commits (`Spec/format.md §9.4`).
     public let attestors: Set<[UInt8]>
 
     /// The newest trusted keyring, whose content describes the vault now.
     public var newestTrusted: KeyringInfo? { keyrings.last(where: \.isTrusted) }
+
+    /// True when a current member made a keyring this credential cannot
+    /// open (``newerKeyrings`` is not empty).
+    public var isBehind: Bool { !newerKeyrings.isEmpty }
+
+    /// The highest epoch this credential cannot follow: that of its newest
+    /// ``newerKeyrings`` entry or of ``removedIn``; nil when neither.
+    public var unreadableNewerEpoch: UInt32? {
+        (newerKeyrings.map(\.epoch) + (removedIn.map { [$0.epoch] } ?? [])).max()
+    }
+}
+
+/// A keyring a credential cannot follow (`Spec/format.md §8.6`).
+public struct NewerKeyring: Sendable, Equatable {
+    /// Where its first intact copy is.
+    public let location: FrameLocation
+    /// Its id.
+    public let id: KeyringID
+    /// The epoch it defines.
+    public let epoch: UInt32
+    /// The member of the trusted parent whose link signed it (whose name
+    /// an application shows); nil for the keyring that removed this
+    /// credential.
+    public let signer: KeyringMember?
 }
 
 /// Finds the keyrings of a vault, reaches the epoch keys a credential can
@@ -663,32 +694,36 @@ struct Evaluation {
         // An unopened newer keyring that a trusted parent's key authenticates
         // means this credential was removed — or that a holder of that key
         // forged it. A keyring nobody authenticates stops nobody.
-        let newestTrusted = rings.filter(\.isTrusted).map(\.epoch).max()!
         // Members removed in any trusted keyring: their links count for
         // nothing, whichever older parent they name.
         let removedSigners = Set(rings.filter(\.isTrusted).flatMap { $0.content!.removed.map(\.publicKey) })
-        var unreadable: UInt32?
-        for ring in rings where ring.content == nil && ring.problem == nil && ring.epoch > newestTrusted {
+        // A keyring this credential cannot open, that a current member of a
+        // keyring it trusts made, means it is behind (Spec/format.md §8.6):
+        // removed, or left out by a member. A keyring nobody authenticates
+        // stops nobody.
+        var newer: [NewerKeyring] = []
+        for ring in rings where ring.content == nil && ring.problem == nil {
             for (index, p) in ring.parents.enumerated() {
-                // A current member of that parent made it: a link only
-                // members can sign, readable only by those who hold the
-                // parent's key.
+                // A link only members can sign, readable only by those who
+                // hold the parent's key.
                 guard let j = byID[p], rings[j].isTrusted, let parentKey = rings[j].epochKey,
                       let linker = ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID),
                       isSigningMember(linker, of: rings[j]), !removedSigners.contains(linker)
                 else { continue }
-                unreadable = max(unreadable ?? 0, ring.epoch)
+                let member = rings[j].content!.members.first { $0.publicKey == linker }!
+                newer.append(NewerKeyring(location: ring.location, id: ring.id, epoch: ring.epoch, signer: member))
                 break
             }
         }
-        // A device listed as removed in a keyring it trusts was removed too
-        // (Spec/format.md §8.6).
-        if case .device(let pair) = credential {
-            for ring in rings where ring.isTrusted && ring.content!.removed.contains(where: { $0.publicKey == pair.publicKey }) {
-                unreadable = max(unreadable ?? 0, ring.epoch)
-            }
+        // This credential's own signing key listed in `removed` of a keyring
+        // it trusts: it was removed (or, for a recovery key, replaced).
+        var removedIn: KeyringInfo?
+        if let own = credential.signingPublicKey {
+            removedIn = rings.first { $0.isTrusted && $0.content!.removed.contains { $0.publicKey == own } }
         }
-        return UnlockedKeys(keys: keys, trustedKeyrings: trusted, keyrings: rings, issues: issues, unreadableNewerEpoch: unreadable, attestors: attestors)
+        return UnlockedKeys(
+            keys: keys, trustedKeyrings: trusted, keyrings: rings, issues: issues, newerKeyrings: newer,
+            removedIn: removedIn.map { NewerKeyring(location: $0.location, id: $0.id, epoch: $0.epoch, signer: nil) }, attestors: attestors)
     }
 }
 

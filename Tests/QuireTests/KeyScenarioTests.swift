@@ -55,8 +55,8 @@ import QuireSystem
         // it was removed, but nothing after, and it can no longer write.
         let phoneView = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast)
         #expect(try phoneView.entries().map(\.body.text).sorted() == ["written on the laptop", "written on the phone"])
-        #expect(throws: VaultError.removedFromVault(newerEpoch: 2)) { try phoneView.add(Self.entry("thief", at: Self.t0 + 12 * Self.day)) }
-        #expect(throws: VaultError.removedFromVault(newerEpoch: 2)) {
+        #expect(throws: VaultError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Laptop\"")) { try phoneView.add(Self.entry("thief", at: Self.t0 + 12 * Self.day)) }
+        #expect(throws: VaultError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Laptop\"")) {
             try phoneView.rotateKeys(now: Self.t0 + 12 * Self.day)
         }
         // Removal is for good: the phone's key cannot be enrolled again.
@@ -74,7 +74,7 @@ import QuireSystem
         #expect(phoneStatement.hasSuffix("""
             Notes:
               - 1 entry revision in the file is sealed under keys this key does not hold: this statement cannot say who can decrypt it.
-              - This key cannot open epoch 2, which a current member made after the epochs above: this device was removed. This statement shows only what this key can see; ask an enrolled device for the current one.
+              - This key cannot open epoch 2, which the device "Laptop" made: this key was removed, or left out of it. This statement shows only what this key can see; ask an enrolled device for the current one.
 
             """))
         #expect(vault.verify().issues.isEmpty)
@@ -317,7 +317,7 @@ import QuireSystem
         #expect(state.removed.map(\.name) == ["Phone"])
         try a.add(Self.entry("after the join", at: Self.t0 + 3 * Self.day))
         #expect(try Self.texts(pathA, .device(phone.keyPair)).isEmpty)
-        #expect(throws: VaultError.removedFromVault(newerEpoch: 3)) {
+        #expect(throws: VaultError.behindNewerKeyring(newerEpoch: 3, madeBy: "the device \"Laptop\"")) {
             try Vault.open(at: pathA, credential: .device(phone.keyPair), options: fast).add(Self.entry("x", at: Self.t0 + 4 * Self.day))
         }
     }
