@@ -298,6 +298,39 @@ extension Vault {
 }
 
 extension Vault {
+    /// Removes the devices called `names` (case-insensitive) in one keyring
+    /// signed by the recovery key: a *lockdown* (`Spec/keys.md §6.3`). Its
+    /// parents leave out what those devices signed last, and rule 6 cuts
+    /// every keyring they signed outside it — whatever they do concurrently
+    /// or from an old copy. It works with a recovery key that a device
+    /// replaced, and removes again a device that is already removed but
+    /// answered its removal from a fork.
+    ///
+    /// - Parameter names: devices of the key state, or devices it lists as
+    ///   removed.
+    /// - Returns: the members the keyring removes.
+    /// - Throws: ``VaultError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
+    ///   when the vault was not opened with the recovery key, or a name
+    ///   matches no device; the errors of ``changeKeys(_:now:)``.
+    @discardableResult
+    public func lockDown(removingDevicesNamed names: [String], now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> [KeyringMember] {
+        guard case .recoveryKey = credential else {
+            throw .keys(.operationRefused(reason: "only the recovery key removes several devices at once; open the vault with --recovery-key-file FILE"))
+        }
+        let state = try keyState()
+        let known = state.devices + state.removed.filter { $0.role == "device" }
+        var keys: [[UInt8]] = []
+        for name in names {
+            guard let member = known.first(where: { $0.name.lowercased() == name.lowercased() }) else {
+                let all = state.devices.map { "\"\($0.name)\"" }.joined(separator: ", ")
+                throw .keys(.operationRefused(reason: "no device is named \"\(name)\"; the devices are \(all.isEmpty ? "none" : all)"))
+            }
+            if !keys.contains(member.publicKey) { keys.append(member.publicKey) }
+        }
+        let written = try changeKeys(.lockdown(publicKeys: keys), now: now)
+        return try keyState().trusted.first { $0.id == written.id }?.content?.removed ?? []
+    }
+
     /// Who can decrypt which records, in plain words (`Spec/keys.md §8`):
     /// `quire keys status`. ``PrivacyStatement/text`` is the printed form.
     ///

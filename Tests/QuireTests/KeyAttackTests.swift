@@ -179,6 +179,46 @@ import QuireSystem
         #expect(try Self.texts(path, .device(phone.keyPair)).isEmpty)
     }
 
+    /// Review H1 through the vault API: the thief holding the phone
+    /// replaces the recovery key with its own. The user's recovery key
+    /// cannot open that keyring and is not refused for it: it locks down
+    /// the phone and the desktop in one keyring whose parents leave out what
+    /// the phone signed, and the replacement is cut (`Spec/keys.md §6.3`).
+    @Test func replacedRecoveryKeyLocksDownTheThief() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, recovery) = try Self.laptopVault(dir, "lockdown")
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone"), desktop = Self.device("Desktop")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        try vault.enrollDevice(code: desktop.code, name: "Desktop", now: Self.t0 + 1)
+        let thiefRecovery = testRecoveryKey("thief's recovery key")
+        let onPhone = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast)
+        try onPhone.changeKeys(.replaceRecoveryKey(newRecoveryPublicKey: try thiefRecovery.publicKey()), now: Self.t0 + 2)
+        try vault.reload()
+        #expect(try vault.keyState().members.first { $0.role == "recovery" }?.publicKey == (try thiefRecovery.publicKey()))
+
+        // Only the recovery key locks down, and only devices it knows.
+        #expect(throws: VaultError.keys(.operationRefused(reason: "only the recovery key removes several devices at once; open the vault with --recovery-key-file FILE"))) {
+            try vault.lockDown(removingDevicesNamed: ["Phone"], now: Self.t0 + 3)
+        }
+        let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
+        #expect(withRecovery.unlocked.newerKeyrings.map { $0.signer?.publicKey } == [phone.publicKey])
+        #expect(throws: VaultError.keys(.operationRefused(reason: "no device is named \"Tablet\"; the devices are \"Laptop\", \"Phone\", \"Desktop\""))) {
+            try withRecovery.lockDown(removingDevicesNamed: ["Tablet"], now: Self.t0 + 3)
+        }
+        let removed = try withRecovery.lockDown(removingDevicesNamed: ["phone", "Desktop"], now: Self.t0 + 3)
+        #expect(Set(removed.map(\.publicKey)) == [phone.publicKey, desktop.publicKey])
+
+        let onLaptop = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        let state = try onLaptop.keyState()
+        #expect(state.devices.map(\.name) == ["Laptop"])
+        #expect(state.members.first { $0.role == "recovery" }?.publicKey == (try recovery.publicKey()))
+        try onLaptop.add(EntryBody(created: Self.t0 + 4, text: "after the lockdown"))
+        #expect(try Self.texts(path, .recoveryKey(recovery)) == ["after the lockdown"])
+        #expect(try Self.texts(path, .device(phone.keyPair)).isEmpty)
+        #expect(try Self.texts(path, .recoveryKey(thiefRecovery)).isEmpty)
+    }
+
     /// Review M5: on one copy the laptop enrolls the tablet (same epoch); on
     /// another, the desktop removes the phone (epoch 2, no slot for the
     /// tablet). After the copies are folded together the tablet is behind,
