@@ -74,6 +74,12 @@ import Testing
         #expect(list.stderr.hasPrefix("quire: warning: newer records exist that this key cannot read (1 entry revision): this device was removed"), "\(list)")
         let search = try box.quire(["search", "Journal.quire", "one"], env: phone)
         #expect(search.stderr.contains("quire: warning: newer records exist that this key cannot read"), "\(search)")
+        // Writing is refused, naming who made the keyring it cannot open
+        // and whom to remove if that member is not trusted.
+        let w = try box.quire(["add", "Journal.quire", "from the removed phone"], env: phone)
+        #expect(w.status != 0, "\(w)")
+        #expect(w.stderr.contains("this key cannot open epoch 2, which the device \"Laptop\" made"), "\(w)")
+        #expect(w.stderr.contains("quire: hint: open it on a device that can read the newer keys; if you do not trust the member named above, remove it with 'quire device remove Journal.quire NAME'"), "\(w)")
         // The laptop, still enrolled, sees no warning.
         #expect(try box.quire(["list", "Journal.quire"]).stderr == "")
     }
