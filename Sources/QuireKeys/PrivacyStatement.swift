@@ -81,8 +81,9 @@ public struct PrivacyStatement: Sendable {
     public let escrowFreeSince: Int64?
     /// The epoch new records are sealed under.
     public let currentEpoch: UInt32
-    /// A newer epoch the credential cannot open (it was removed), if any:
-    /// the statement then shows only what this credential can see.
+    /// A newer epoch the credential cannot open (it was removed, or is
+    /// behind, `Spec/format.md §8.6`), if any: the statement then shows
+    /// only what this credential can see.
     public let unreadableNewerEpoch: UInt32?
     /// When the current epoch began: milliseconds, UTC.
     public let currentSince: Int64
