@@ -170,9 +170,36 @@ public final class Vault: @unchecked Sendable {
         return try open(at: path, credential: credential, writable: true, random: random, options: options)
     }
 
-    /// The epoch key new records are sealed under, or why there is none.
-    func writableKey() throws(VaultError) {
-        if let newer = unlocked.unreadableNewerEpoch { throw .removedFromVault(newerEpoch: newer) }
+    /// Why this credential may not write now, if it may not: records when
+    /// `change` is nil, otherwise that key change (`Spec/format.md §8.6`,
+    /// `Spec/keys.md §6`).
+    func writableKey(for change: KeyChange? = nil) throws(VaultError) {
+        let isRecovery: Bool
+        if case .recoveryKey = credential { isRecovery = true } else { isRecovery = false }
+        if let removed = unlocked.removedIn {
+            // A replaced recovery key may still remove, from a fork, the
+            // member who replaced it (Spec/keys.md §6.3); nothing else.
+            switch change {
+            case .remove?, .lockdown?: guard isRecovery else { throw .removedFromVault(newerEpoch: removed.epoch) }
+            default: throw .removedFromVault(newerEpoch: removed.epoch)
+            }
+        }
+        if let newest = unlocked.newerKeyrings.max(by: { $0.epoch < $1.epoch }) {
+            // Behind: no records, no key change — except a removal of the
+            // member that made such a keyring, and any removal or
+            // replacement by the recovery key, which is never refused on
+            // this ground.
+            let signers = Set(unlocked.newerKeyrings.compactMap { $0.signer?.publicKey })
+            let allowed: Bool
+            switch change {
+            case .remove(let key)?: allowed = isRecovery || signers.contains(key)
+            case .lockdown?, .replaceRecoveryKey?: allowed = isRecovery
+            default: allowed = false
+            }
+            if !allowed {
+                throw .behindNewerKeyring(newerEpoch: newest.epoch, madeBy: newest.signer.map(PrivacyStatement.phrase(for:)) ?? "a member")
+            }
+        }
         guard file.isWritable else { throw .format(.notWritable(reason: "it was opened read-only")) }
         if let reason = rollbackRefusal { throw .rolledBack(reason: reason) }
         guard signer != nil else {
@@ -186,11 +213,18 @@ public final class Vault: @unchecked Sendable {
     /// committed and the file is as it was.
     ///
     /// - Throws: ``VaultError`` for I/O, a damaged tail, a record too large or
-    ///   ``VaultError/removedFromVault(newerEpoch:)``; otherwise whatever
+    ///   ``VaultError/removedFromVault(newerEpoch:)``,
+    ///   ``VaultError/behindNewerKeyring(newerEpoch:madeBy:)``; otherwise whatever
     ///   `build` throws, unchanged.
     public func commit(_ build: (VaultTransaction) throws -> Void) throws {
+        try commit(keyChange: nil, build)
+    }
+
+    /// ``commit(_:)`` for records (`change` nil) or for a key change, which
+    /// the write gate judges on its own (``writableKey(for:)``).
+    func commit(keyChange change: KeyChange?, _ build: (VaultTransaction) throws -> Void) throws {
         try lock.withLock { () throws -> Void in
-            try writableKey()
+            try writableKey(for: change)
             try joinConcurrentKeyrings()
             var attempt = 0
             while true {
@@ -218,7 +252,7 @@ public final class Vault: @unchecked Sendable {
                         try reload()
                         // The keys may have changed under us: this device may
                         // have been removed, or keyrings may need joining.
-                        try writableKey()
+                        try writableKey(for: change)
                         try joinConcurrentKeyrings()
                         continue
                     }

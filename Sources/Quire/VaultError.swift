@@ -13,9 +13,19 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     case entryNotFound(EntryID)
     /// No attachment with this id.
     case attachmentNotFound(BlobID)
-    /// This credential can read but no longer write: a newer epoch exists
-    /// that it cannot open (the device was removed).
+    /// This credential's own key is listed as removed in a keyring it
+    /// trusts (`Spec/format.md §8.6`): it can read what it could, and write
+    /// nothing — a recovery key that a device replaced may still remove the
+    /// member who replaced it, from a fork (`Spec/keys.md §6.3`).
     case removedFromVault(newerEpoch: UInt32)
+    /// A current member made a keyring, of epoch `newerEpoch`, that this
+    /// credential cannot open (`Spec/format.md §8.6`): it is *behind* — it
+    /// was removed, or that member left it out. It can read, not write
+    /// records nor change keys, except that it may remove the member who made
+    /// that keyring (the recovery key: any removal or a replacement).
+    /// `madeBy` names that member as the privacy statement does, such as
+    /// `the device "Phone"` or `the recovery key`.
+    case behindNewerKeyring(newerEpoch: UInt32, madeBy: String)
     /// This file is older than the copy this device last saw (a rollback):
     /// writing is refused until the newer copy is merged back or the file is
     /// accepted (`Spec/keys.md §7`).
@@ -33,6 +43,7 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .entryNotFound: "entry_not_found"
         case .attachmentNotFound: "blob_not_found"
         case .removedFromVault: "removed_from_vault"
+        case .behindNewerKeyring: "behind_newer_keyring"
         case .rolledBack: "rolled_back"
         case .deviceStore(let e): e.code
         case .sync(let e): e.code
@@ -48,7 +59,9 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .rolledBack(let reason):
             "this file is older than the copy of this vault this device last saw (\(reason)); nothing was written. Merge the newer copy back (quire merge VAULT NEWER-COPY), or, if you restored this file on purpose, accept it (quire keys accept-rollback VAULT)"
         case .removedFromVault(let epoch):
-            "this key cannot open epoch \(epoch), which a current member made: it was removed from the vault; it can read older records but cannot write or change the keys. Open the vault with an enrolled device or the recovery key"
+            "this key was removed from the vault (in the keyring of epoch \(epoch)): it can read older records but cannot write or change the keys. Open the vault with an enrolled device or the recovery key"
+        case .behindNewerKeyring(let epoch, let madeBy):
+            "this key cannot open epoch \(epoch), which \(madeBy) made: this key was removed, or left out of it. It can read older records but cannot write. Open the vault on a device that can read it (its next write lets this key read again if it is still a member), or, if you do not trust \(madeBy), remove it"
         case .deviceStore(let e): e.description
         case .sync(let e): e.description
         }

@@ -88,9 +88,9 @@ final class VectorBuilder {
         attestation = .sign(signer)
         device = DeviceID(publicKey: signer.publicKey)
         let vaultSalt = random.bytes(16)
-        vaultID = rootVaultID(signer: signer.publicKey, salt: vaultSalt)
         blobKey = try SymmetricKey(bytes: random.bytes(32))
         let epoch1 = EpochKey(epoch: rootEpoch, key: try SymmetricKey(bytes: random.bytes(32)), blobKey: blobKey)
+        vaultID = rootVaultID(signer: signer.publicKey, keyCommit: epoch1.commitment, salt: vaultSalt)
         keys = KeySet(single: epoch1)
         path = Self.directory + "/" + name.replacingOccurrences(of: "/", with: "_") + ".quire"
         try? FileManager.default.removeItem(atPath: path)

@@ -69,19 +69,19 @@ func readEntries(_ c: Context, path: String) throws(CLIFailure) -> (OpenedVault,
 }
 
 /// `quire: warning:` lines for records the entries shown leave out: newer
-/// records this key cannot read (a removed device), damaged regions and
+/// records this key cannot read (a removed or left-out key), damaged regions and
 /// commits that did not verify, entries shown unverified.
 func warnAboutUnreadRecords(_ vault: Vault, entries: [EntrySnapshot], path: String, out: Output) {
     let unlocked = vault.unlocked
     let s = vault.file.structure
-    if let newer = unlocked.unreadableNewerEpoch {
+    if let reason = unlocked.behindReason {
         let hidden = s.frames[0..<s.committedFrameCount].filter {
             $0.header.kind == .entryRevision && unlocked.keys.keys(for: $0.header.keyID).isEmpty
         }.count
         out.warning(
             "newer records exist that this key cannot read\(hidden == 0 ? "" : " (" + plural(hidden, "entry revision") + ")"): "
-                + "this device was removed from the vault (epoch \(newer)), so what is shown stops there. "
-                + "Open the vault on a device still enrolled, or with --recovery-key-file FILE")
+                + "\(reason), so what is shown stops there. "
+                + "Open the vault on a device that can read them, or with --recovery-key-file FILE")
     }
     var damaged = s.damagedRegions.count
     for (g, status) in vault.file.commits.statuses.enumerated() where status == .mismatch || { if case .stale = status { true } else { false } }() {

@@ -54,6 +54,8 @@ struct CLIFailure: Error, Sendable {
             hint = "make this device's key with 'quire device code', or unlock with --recovery-key-file FILE"
         case .removedFromVault:
             hint = "open it on a device still enrolled, or with --recovery-key-file FILE"
+        case .behindNewerKeyring:
+            hint = "open it on a device that can read the newer keys; if you do not trust the member named above, remove it with 'quire device remove \(where_) NAME' (here, or with --recovery-key-file FILE)"
         case .format(.locked):
             hint = "another quire process is writing to it; try again when it has finished"
         default:

@@ -121,9 +121,7 @@ func verifyCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     let unreadable = report.issues.filter(notReadable)
     let damage = report.issues.filter { $0.isDamage && !notReadable($0) }
     let warnings = report.issues.filter { !$0.isDamage }
-    let removedText = unlocked.unreadableNewerEpoch.map {
-        "this device was removed from the vault: epoch \($0) and the records sealed under it were made without it"
-    } ?? ""
+    let removedText = unlocked.behindReason.map { "\($0): the records sealed since were made without it" } ?? ""
     if damage.isEmpty {
         var s = "\(path): no damage found in what this key can read. \(plural(report.intactRecordCount, "record")) in \(plural(report.commitCount, "commit")), \(formatBytes(report.fileByteCount))."
         if unreadable.isEmpty { s = "\(path): intact. \(plural(report.intactRecordCount, "record")) in \(plural(report.commitCount, "commit")), \(formatBytes(report.fileByteCount))." }
@@ -158,7 +156,7 @@ func verifyCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     if !unreadable.isEmpty {
         c.out.failure(CLIFailure(
             "\(plural(unreadable.count, "record")) could not be checked: not readable with this key (\(removedText))",
-            hint: "verify on a device still enrolled, or with --recovery-key-file FILE; nothing here points to damage",
+            hint: "verify on a device that can read them, or with --recovery-key-file FILE; nothing here points to damage",
             code: "removed_from_vault"))
         return .failure
     }

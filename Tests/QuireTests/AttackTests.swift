@@ -303,9 +303,9 @@ import QuireSystem
         let recovery = testRecoveryKey("required kind")
         let signer = try recovery.signingKeyPair()
         let salt = random.bytes(16)
-        let vaultID = rootVaultID(signer: signer.publicKey, salt: salt)
         let blobKey = try SymmetricKey(using: random)
         let key = EpochKey(epoch: 1, key: try SymmetricKey(using: random), blobKey: blobKey)
+        let vaultID = rootVaultID(signer: signer.publicKey, keyCommit: key.commitment, salt: salt)
         let hybrid = KeySlot.unknown(kind: "hybrid-x25519-ml-kem", fields: CBORMap(text: [("box", .bytes(random.bytes(1200))), ("kind", .text("hybrid-x25519-ml-kem"))]))
         let body = try KeyringBuilder.body(
             epochKey: key, vaultID: vaultID, parents: [], isEscrowFree: false, requiredSlotKinds: ["hybrid-x25519-ml-kem"],
