@@ -129,16 +129,43 @@ enum Catalog {
                 return try b.vector("success", comment: "three epochs in a chain: the epoch 3 keyring carries the epoch 2 key, whose keyring carries the epoch 1 key (keys by reference to parents)")
             },
             {
-                let b = try VectorBuilder("success-wide-epoch-numbers", rootEpoch: 70_000)
+                // Rule 4 (review of format 2, M1): a root has epoch 1, so an
+                // epoch over the old u16 range is reached one rotation at a
+                // time. The reader still reaches this root through its
+                // recovery slot, whose payload ends in u32(70,000).
+                let b = try VectorBuilder("error-root-wide-epoch", rootEpoch: 70_000)
                 try b.commit([.entry(b.entry("in epoch 70000"))])
-                try b.rotate(to: 70_001)
-                try b.commit([.entry(b.entry("in epoch 70001"))])
-                return try b.vector("success", comment: "epochs are u32 in the keyring's public part: a root of epoch 70,000 (over the old u16 range) and its child 70,001; frame headers carry key ids, not epochs")
+                return try b.vector("error", comment: "the only keyring is a root of epoch 70,000 (over the old u16 range), its vault id derived from its signer, keyCommit and salt: a root must be epoch 1 (rule 4), so it is rejected once reached (its slot carries u32(70,000)) and nothing is trusted",
+                                    error: "keyring_unauthenticated")
             },
             {
-                let b = try VectorBuilder("success-last-epoch-number", rootEpoch: UInt32.max)
-                try b.commit([.entry(b.entry("in epoch 4294967295"))])
-                return try b.vector("success", comment: "a root keyring of epoch 4,294,967,295, the highest epoch (no child can follow it)")
+                // M1: the root's signer signs a second root with the vault's
+                // first key and salt, at the highest epoch. Its vault id
+                // matches; only rule 4's epoch clause rejects it.
+                let b = try VectorBuilder("damaged-keyring-second-root-last-epoch")
+                try b.commit([.entry(b.entry("in epoch 1"))])
+                let root = b.ringKeys[b.rootID]!
+                let salt = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil).publicPart.vaultSalt
+                let last = EpochKey(epoch: UInt32.max, key: root.key, blobKey: b.blobKey)
+                let body = try KeyringBuilder.body(
+                    epochKey: last, vaultID: b.vaultID, parents: [], isEscrowFree: false, slots: try b.memberSlots(for: last), vaultSalt: salt,
+                    content: KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "create"), signer: b.signer, random: b.random)
+                let i = try b.addKeyring(last, body, trust: false)
+                try b.commit([.entry(b.entry("still in epoch 1"))])
+                return try b.vector("damaged", comment: "attack (review of format 2, M1): the root's signer signs a second root of epoch 4,294,967,295 with the vault's salt and first key, so its vault id matches; it would have become everyone's write key, left no room for a new epoch and made every commit of a lower epoch stale. A root must be epoch 1 (rule 4): it is rejected, and the vault reads on in epoch 1",
+                                    issues: [("keyring_unauthenticated", b.offset(i))])
+            },
+            {
+                let b = try VectorBuilder("success-second-root-epoch-one")
+                try b.commit([.entry(b.entry("under the first root"))])
+                let root = b.ringKeys[b.rootID]!
+                let salt = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil).publicPart.vaultSalt
+                let body = try KeyringBuilder.body(
+                    epochKey: root, vaultID: b.vaultID, parents: [], isEscrowFree: false, slots: try b.memberSlots(for: root), vaultSalt: salt,
+                    content: KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now + 1, reason: "create"), signer: b.signer, random: b.random)
+                try b.addKeyring(root, body)
+                try b.commit([.entry(b.entry("after the second root"))])
+                return try b.vector("success", comment: "the root's signer signs a second root with the vault's salt and first key at epoch 1 (another nonce and content, so another keyring id): rule 4 accepts it as a second keyring of epoch 1, a head beside the first, like a child of the root would be")
             },
             {
                 let b = try VectorBuilder("success-passphrase", extraSlots: { key, id, r in

@@ -166,11 +166,11 @@ enum WorkedExample {
         let epochKey = EpochKey(epoch: 1, key: try SymmetricKey(bytes: K))
         let vaultID = s.header.vaultID
         try same("slot payload", K + vaultID.bytes + le32(1), devicePayload)
-        let salt = pub.vaultSalt!
-        name(salt, "vault salt (§3)")
-        try same("vault id", BLAKE2b.hash(Array("quire-vault-id-v2".utf8) + deviceKeys.publicKey + salt, byteCount: 16), vaultID.bytes)
         let commitment = BLAKE2b.mac(Array("quire-key-commitment-v2".utf8), key: epochKey.key, byteCount: 32)
         try same("key commitment", commitment, pub.keyCommit)
+        let salt = pub.vaultSalt!
+        name(salt, "vault salt (§3)")
+        try same("vault id", BLAKE2b.hash(Array("quire-vault-id-v2".utf8) + deviceKeys.publicKey + commitment + salt, byteCount: 16), vaultID.bytes)
         var subkeys: [(String, Int, [UInt8])] = []
         for (label, which) in [("record key", EpochKey.Subkey.record), ("commit key", .commit), ("keyring key", .keyring), ("attestation key", .attestation), ("link key", .link)] {
             let k = try KeyDerivation.derive(from: epochKey.key, subkeyID: UInt64(which.rawValue), context: "quire v2").storage.copyBytes()
@@ -179,14 +179,14 @@ enum WorkedExample {
         }
         func sub(_ i: Int) throws -> SymmetricKey { try SymmetricKey(bytes: subkeys[i].2) }
 
-        keysDoc.heading("## 3. The vault id and the epoch key")
-        keysDoc.para("The device creates the vault, so it signs the root keyring, and its key with the salt derives the vault id ([format.md §8.4](format.md#84-which-keyrings-to-trust) rule 4).")
-        keysDoc.value("vault salt (random)", salt)
-        keysDoc.value("vault id = BLAKE2b-128(\"quire-vault-id-v2\" ‖ device public key ‖ salt)", vaultID.bytes)
+        keysDoc.heading("## 3. The epoch key and the vault id")
+        keysDoc.para("The device creates the vault, so it signs the root keyring (epoch 1), and its key with the root's key commitment and the salt derives the vault id ([format.md §8.4](format.md#84-which-keyrings-to-trust) rule 4).")
         keysDoc.value("epoch key K of epoch 1 (random)", K)
         for (label, id, k) in subkeys { keysDoc.value("\(label) = KDF(K, \(id), \"quire v2\")", k) }
         keysDoc.value("key commitment = MAC256(K, \"quire-key-commitment-v2\")", commitment)
         keysDoc.value("key id = commitment[0..<6] (in every frame header below)", epochKey.id.bytes)
+        keysDoc.value("vault salt (random)", salt)
+        keysDoc.value("vault id = BLAKE2b-128(\"quire-vault-id-v2\" ‖ device public key ‖ key commitment ‖ salt)", vaultID.bytes)
 
         // MARK: 4. File header
         var body = Doc()
