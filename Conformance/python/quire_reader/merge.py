@@ -204,7 +204,7 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
         sc = Side("c", c, lay_out(c), None)
     for s in (sv, sc):
         s.torn = s.view.committed_end < len(s.data)
-        if s.keys is not None and s.keys.removed:
+        if s.keys is not None and (s.keys.removed or s.keys.behind):   # removed or behind
             raise QuireError("removed_from_vault")
 
     trusted = {}

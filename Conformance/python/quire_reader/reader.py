@@ -45,6 +45,7 @@ class Result:
     attachments: list = field(default_factory=list)    # [(blob id, content)], once per blob id
     trusted_keyrings: list = field(default_factory=list)
     removed: bool = False                              # §8.6
+    behind: bool = False                               # §8.6
     commits: list = field(default_factory=list)        # [Commit], file order
     manifests: list = field(default_factory=list)      # [(value, content or None)], file order
 
@@ -187,7 +188,7 @@ def read_vault(data: bytes, cred: Credential) -> Result:
                                      "kind %#04x at %d, in a verified and attested commit"
                                      % (f.kind, f.offset))
 
-    result = Result(trusted_keyrings=keys.trusted, removed=keys.removed, commits=view.commits)
+    result = Result(trusted_keyrings=keys.trusted, removed=keys.removed, behind=keys.behind, commits=view.commits)
     manifests = []                                       # (frame, value, HeldKey)
     streams: dict = {}                                   # stream id -> [Chunk], file order
     for c in view.commits:
