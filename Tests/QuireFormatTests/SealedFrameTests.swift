@@ -540,8 +540,8 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
 
     @Test func commitBodyKnownAnswers() throws {
         // head ‖ nonce ‖ AEAD(attestation key, nonce, A, vault id ‖ commit
-        // header[0..<12] ‖ head), nonce = BLAKE2b-192 keyed with the
-        // attestation key of "quire-commit-nonce-v2" ‖ head ‖ A; computed
+        // header[0..<12] ‖ head), nonce = BLAKE2b-192 keyed with the nonce
+        // key KDF(key, 6, "quire v2") of "quire-commit-nonce-v2" ‖ head ‖ A; computed
         // independently for A = 0⁹⁶ and for A = signer ‖ Ed25519 signature of
         // "quire-commit-v2" ‖ vault id ‖ D.
         let key = testEpochKey()
@@ -549,18 +549,18 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
         let head = try Self.knownHead()
         let unattested = try CommitChain.body(head: head, attestation: CommitChain.unattested, key: key, vaultID: countingVaultID, commitHeader: header)
         #expect(hex(unattested) == Self.headHex + """
-            4ac13d0e14c22f839a2d82e6a97503752fa9ae23b3c4bdb1e921123369cc2cc74af8f5df26832049474b34f609b67d03df1ccf923a80f6b7\
-            64ce9dc9fba3888664c5d2ca9649fcbdacd2c65fdb9c88d29dc05925c68d03d0badb43839f3d6b2f61840c04ab453a186edcffd9df1c8c18d2\
-            4906d5dccd25dceb786143b88e071ff2e01cce5fbd1805
+            4b1e311a59c84c0332f5043351cba6526aa12112a46e560dcf04c54f943c3425b968df5d0f6279d858b0aa51601cc35c227700609ca6f886\
+            797e8bb5aaa46ad59905a0c46ed854ede87ec2d684c8cf86ed89adac47fbddefefa430dac50b7a72c6e0d6d02b3e570098fb82bc7cce8fc3\
+            22530878eecdf4c65bc03d3175196ca9a6e3b39e9df2300d
             """)
         #expect(hex(Self.signer.publicKey) == "29acbae141bccaf0b22e1a94d34d0bc7361e526d0bfe12c89794bc9322966dd7")
         let a = CommitChain.attestation(digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
         #expect(a.count == 96 && Array(a[0..<32]) == Self.signer.publicKey)
         let attested = try CommitChain.body(head: head, attestation: a, key: key, vaultID: countingVaultID, commitHeader: header)
         #expect(hex(attested) == Self.headHex + """
-            344d140a90fe40b7ab2d37bce486b9878a07f6d7e70c4df66060d49e48055c97186ce766c7d7c53e2b5c9614e70f400f5c0bceff87bcf008\
-            330ee6ee00f3aa1c23567ccf074efa5ac1d26660e922e28a40c03657966ab234cbda33adce2e6067307974d91a40c8672e5bdaa7b7f781c9\
-            06802c16f0a6575e4a5509d2924d1f8d3b73110e6fd35cdc
+            a2b162795f91794dde3db6f6b808359c5b3bd4d422886e52d07431d41a822457ea1d5b9cfa041dad84f6385e0234c7d5ee8d5e7ea1081bbf\
+            ac82f310e6c63ed9226296bcd8f37ba6ca8192de924d768e11913121fc3d2bd36e4343d746012dade0e93e22b72861b6593f0b9b05bb2123\
+            8d0adb361ac86738e81662351716b2a5db340799e5b73c3e
             """)
         #expect(unattested.count == 168 && attested.count == 168)
     }
@@ -732,8 +732,8 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
         let good = try Self.body(signed)
         // Control: the synthetic nonce, sealed by hand, is the library's body.
         let synthetic = Array(good[32..<56])
-        let attestationKey = try KeyDerivation.derive(from: testEpochKey().key, subkeyID: 4, context: "quire v2")
-        #expect(synthetic == BLAKE2b.mac(Array("quire-commit-nonce-v2".utf8) + (try Self.knownHead()) + signed, key: attestationKey, byteCount: 24))
+        let nonceKey = try KeyDerivation.derive(from: testEpochKey().key, subkeyID: 6, context: "quire v2")
+        #expect(synthetic == BLAKE2b.mac(Array("quire-commit-nonce-v2".utf8) + (try Self.knownHead()) + signed, key: nonceKey, byteCount: 24))
         #expect(try Self.bodyWithNonce(synthetic, attestation: signed) == good)
         // Another nonce: the box opens, but the commit is not deterministic.
         let random = try Self.bodyWithNonce(counting(24, from: 9), attestation: signed)
@@ -752,14 +752,15 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
 
 @Suite struct EpochKeyTests {
     @Test func subkeysKnownAnswers() throws {
-        // KDF(00…1f, id, "quire v2") for ids 1…5, computed independently.
+        // KDF(00…1f, id, "quire v2") for ids 1…6, computed independently.
         let k = testEpochKey(epoch: 1)
         #expect(hex(try k.subkey(.record).storage.copyBytes()) == "c1e4e4bf0c9e6de4af42a57f7b5a07a2889c6c6fc9b9b813029ed68496878286")
         #expect(hex(try k.subkey(.commit).storage.copyBytes()) == "566a43084034828a6a1abc90f7b3e71ab3c63253c20ac6838b0487820dc00276")
         #expect(hex(try k.subkey(.keyring).storage.copyBytes()) == "cde5f0b66730076b4273e58cad7f82854b57faad2f09b8848f537284f3c61a32")
         #expect(hex(try k.subkey(.attestation).storage.copyBytes()) == "b7cbb0dbfcd9c2d5806528b03ae64f9e6e463e434e6fa6cfe5007de113d4407e")
         #expect(hex(try k.subkey(.link).storage.copyBytes()) == "845b66940dc89ad2fb9e92bb2fdf33ae6154f098161f088b1d42c59c8b7e4b17")
-        #expect(EpochKey.Subkey.allCases.map(\.rawValue) == [1, 2, 3, 4, 5])
+        #expect(hex(try k.subkey(.commitNonce).storage.copyBytes()) == "bc4533b25648ead24be89300c1fb8113fd691cdca65d4a7376e6c032d0eb1428")
+        #expect(EpochKey.Subkey.allCases.map(\.rawValue) == [1, 2, 3, 4, 5, 6])
         // Cached: asking twice gives the same key.
         #expect(try k.subkey(.record) == (try k.subkey(.record)))
         #expect(k.key == countingKey())
