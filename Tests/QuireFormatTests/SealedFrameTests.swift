@@ -20,11 +20,14 @@ func openFrame(_ frame: [UInt8], keys: [EpochKey], vaultID: VaultID = countingVa
     }
 }
 
-/// `frame` with its last 32 bytes replaced by the BLAKE2b-256 of the body
-/// before them: a body hash that matches whatever the body now holds.
-func withBodyHashRecomputed(_ frame: [UInt8]) -> [UInt8] {
+/// `frame` with its last 32 bytes replaced by its body hash: for a sealed
+/// frame the BLAKE2b-256 of `key`'s commitment and the body before them, for
+/// a plaintext frame of the body alone (`Spec/format.md §4.2`). A body hash
+/// that matches whatever the body now holds.
+func withBodyHashRecomputed(_ frame: [UInt8], key: EpochKey = testEpochKey()) -> [UInt8] {
     let body = Array(frame[16..<(frame.count - 32)])
-    return Array(frame[0..<(frame.count - 32)]) + BLAKE2b.hash(body, byteCount: 32)
+    let sealed = frame[1] & FrameHeader.sealedFlag != 0
+    return Array(frame[0..<(frame.count - 32)]) + BLAKE2b.hash((sealed ? key.commitment : []) + body, byteCount: 32)
 }
 
 /// An Ed25519 key pair from a fixed 32-byte seed.
@@ -47,13 +50,14 @@ func keyPair(seed: [UInt8]) -> Ed25519.KeyPair {
         // 0x10, sealed, key id bd64f74aa85f of key 00…1f, body 78, check) ‖
         // nonce (first 24 bytes of SeededRandom "frame") ‖ XChaCha20-Poly1305
         // under KDF(key, 1, "quire v2"), AD = vault id ‖ header[0..<12], of
-        // "hello" ‖ 0x80 (Padmé(6) = 6) ‖ BLAKE2b-256(nonce ‖ ciphertext ‖ tag).
+        // "hello" ‖ 0x80 (Padmé(6) = 6) ‖ BLAKE2b-256(key commitment ‖ nonce ‖
+        // ciphertext ‖ tag).
         let frame = try SealedFrame.seal(
             kind: .entryRevision, payload: Array("hello".utf8), key: testEpochKey(), vaultID: countingVaultID, compress: false,
             random: SeededRandom(label: "frame"))
         #expect(hex(frame) == """
             1001bd64f74aa85f4e0000005e94f38eeb4560ecbb141f083e5563d0fd86f9d99f798bd2389c26c039acd0b9d31fdec8051420508644342896\
-            793ab08cc15f670d92f52f0be12f37dc6ac7bbe298be27fb3590ffc6a17ba32c663f6b52ac
+            793ab08cc16a1fe3c7b8be909119521caecf90f456e7e4880aa7826f5cff67fa97dc313f10
             """)
         #expect(frame.count == 16 + 78)
         #expect(openFrame(frame, keys: [testEpochKey()]) == .success(Array("hello".utf8)))
@@ -78,8 +82,9 @@ func keyPair(seed: [UInt8]) -> Ed25519.KeyPair {
             #expect(Int(header.bodyLength) == 24 + referencePadme(stored + 1) + 16 + 32)
             #expect(frame.count == 16 + Int(header.bodyLength))
             #expect(Array(frame[16..<40]) == SeededRandom(label: "nonce").bytes(24))
-            // The body ends with the BLAKE2b-256 of everything before it.
-            #expect(Array(frame.suffix(32)) == BLAKE2b.hash(Array(frame[16..<(frame.count - 32)]), byteCount: 32))
+            // The body ends with the BLAKE2b-256 of the key's commitment and
+            // everything before it (Spec/format.md §5.2).
+            #expect(Array(frame.suffix(32)) == BLAKE2b.hash(key.commitment + Array(frame[16..<(frame.count - 32)]), byteCount: 32))
             #expect(openFrame(frame, keys: [key]) == .success(payload), "\(label) \(size)")
         }
         if compress && size >= 100 {
@@ -212,7 +217,7 @@ func keyPair(seed: [UInt8]) -> Ed25519.KeyPair {
         let ad = counting(16) + header[0..<12]
         let recordKey = try! KeyDerivation.derive(from: key.key, subkeyID: 1, context: "quire v2")
         let sealed = nonce + XChaCha20Poly1305.seal(plaintext, key: recordKey, nonce: nonce, authenticating: Array(ad))
-        return header + sealed + BLAKE2b.hash(sealed, byteCount: 32)
+        return header + sealed + BLAKE2b.hash(key.commitment + sealed, byteCount: 32)
     }
 
     @Test func handSealedControl() {
@@ -274,8 +279,8 @@ func keyPair(seed: [UInt8]) -> Ed25519.KeyPair {
     static let rewriteOriginalHex = """
         1001bd64f74aa85fb0000000fe4c523ac8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedfdd9067da3efc7f6d5c465c8fe03e41223f\
         8689c4f1d9e2e389c9546df6376ed0c8a0b030f1ffcdbf59aec2f6666148b5f428c74523aec36752cabe9df69b0c16674f450157887be23990\
-        d1a2a287663e44a2f3270d6150e4fdc22803876b51e1b14a399d5d55dd5c72f565e526b973545991223a8b94216438b1ba071476790528cf8\
-        54279a1b90faac4225424c13094aeaa3d1f601012e0
+        d1a2a287663e44a2f3270d6150e4fdc22803876b51e1b14a399d5d55dd5c72f565e526b973545991223a8b942164cde6cf4e4d8f53b96fe67c\
+        0aa8bffbf8ff8204f9591895ee19317bb88b5eb351
         """
 
     /// A rewrite of that frame by someone who holds the key: ciphertext
