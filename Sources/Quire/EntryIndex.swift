@@ -18,6 +18,9 @@ struct RevisionSummary: Sendable {
     /// The Ed25519 public key of the member that attested the revision's
     /// commit; nil when it is unattested (`Spec/format.md §9.4`).
     let attestedBy: [UInt8]?
+    /// The key of a removed member whose attestation covers the revision's
+    /// commit (`Spec/format.md §9.4`); nil otherwise.
+    let removedAttestor: [UInt8]?
 }
 
 /// The entry index: every revision by entry, the blobs, the profile.
@@ -33,12 +36,15 @@ struct EntryIndex: Sendable {
 
     /// Adds a revision; `retain: false` keeps only its summary (the body is
     /// read again from `frame` when needed).
-    mutating func insert(_ r: EntryRevision, frame: Int, verified: Bool = true, attestedBy: [UInt8]? = nil, retain: Bool = true) {
+    mutating func insert(
+        _ r: EntryRevision, frame: Int, verified: Bool = true, attestedBy: [UInt8]? = nil, removedAttestor: [UInt8]? = nil, retain: Bool = true
+    ) {
         var list = revisions[r.entryID, default: []]
         guard !list.contains(where: { $0.revisionID == r.revisionID }) else { return }
         list.append(RevisionSummary(
             frame: frame, revision: retain ? r : nil, revisionID: r.revisionID, parents: r.parents, clock: r.clock,
-            isDeleted: r.isDeleted, isVerified: verified, attestedBy: verified ? attestedBy : nil))
+            isDeleted: r.isDeleted, isVerified: verified, attestedBy: verified ? attestedBy : nil,
+            removedAttestor: verified ? removedAttestor : nil))
         revisions[r.entryID] = list
         if r.clock > maxClock { maxClock = r.clock }
     }
@@ -78,6 +84,13 @@ public struct EntrySnapshot: Sendable {
     /// or by another implementation — or unverified: such a revision must
     /// not be shown as written by a member (`Spec/format.md §9.4`).
     public let attestedBy: [UInt8]?
+    /// The Ed25519 public key of a member whose attestation covers the
+    /// winning revision's commit but whom a trusted keyring has since
+    /// removed. The file cannot show that the commit was written before the
+    /// removal (a removed device can insert commits into the past), so the
+    /// revision is not attested (``attestedBy`` is nil); an app may say
+    /// "attested by a removed member" (`Spec/format.md §9.4`).
+    public let attestedByRemovedMember: [UInt8]?
 
     /// True when a member attested the winning revision (``attestedBy``).
     public var isAttested: Bool { attestedBy != nil }
@@ -112,7 +125,9 @@ extension Vault {
                 switch record.frame.header.kind {
                 case .entryRevision:
                     let r = try EntryRevision(decoding: record.payload, location: record.frame.location)
-                    built.insert(r, frame: record.frame.location.index, verified: record.commitVerified, attestedBy: record.attestedBy, retain: retain)
+                    built.insert(
+                        r, frame: record.frame.location.index, verified: record.commitVerified, attestedBy: record.attestedBy,
+                        removedAttestor: record.removedAttestor, retain: retain)
                 case .blobManifest:
                     let m = try BlobManifest(decoding: record.payload, location: record.frame.location)
                     if (try? file.chunkFrames(for: m)) != nil {
@@ -189,7 +204,8 @@ extension Vault {
         if let cached = winner.revision { winning = cached } else { winning = try revision(frame: winner.frame) }
         return EntrySnapshot(
             id: id, revision: winning, conflictingHeads: heads.dropFirst().map(\.revisionID),
-            revisionCount: index.revisions[id]?.count ?? 0, isVerified: winner.isVerified, attestedBy: winner.attestedBy)
+            revisionCount: index.revisions[id]?.count ?? 0, isVerified: winner.isVerified, attestedBy: winner.attestedBy,
+            attestedByRemovedMember: winner.removedAttestor)
     }
 
     /// Every revision of an entry, oldest clock first.

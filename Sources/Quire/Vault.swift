@@ -2,6 +2,7 @@ public import QuireCrypto
 public import QuireFormat
 public import QuireKeys
 public import QuireSystem
+import QuireSync
 
 /// How to set up a new vault (`Spec/keys.md §6.1`).
 public struct VaultSetup: Sendable {
@@ -167,6 +168,9 @@ public final class Vault: @unchecked Sendable {
         if let newer = unlocked.unreadableNewerEpoch { throw .removedFromVault(newerEpoch: newer) }
         guard file.isWritable else { throw .format(.notWritable(reason: "it was opened read-only")) }
         if let reason = rollbackRefusal { throw .rolledBack(reason: reason) }
+        // A commit altered after later ones were written: refused as for a
+        // rollback, until a merge or a compaction rewrites it (Spec/format.md §9.3).
+        if let g = file.commits.tampered.first { throw .tampered(file.structure.frames[file.structure.groups[g].commitFrame].location) }
         guard credential.signingKeyPair() != nil else {
             throw .keys(.operationRefused(reason: "a passphrase or an escrow key can read this vault but not write to it; open it with a device or the recovery key"))
         }
@@ -239,10 +243,10 @@ public final class Vault: @unchecked Sendable {
     static func unlock(_ file: VaultFile, with credential: Credential) throws(VaultError) -> UnlockedKeys {
         var unlocked: UnlockedKeys
         do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
-        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+        file.verifyCommits(with: unlocked)
         if file.recoveredCommit {
             do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
-            file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+            file.verifyCommits(with: unlocked)
         }
         // An unknown critical kind stops the reader only inside a commit a
         // member attested (Spec/format.md §4.3): decided on verified state.

@@ -276,6 +276,28 @@ extension VaultFile {
         return frames
     }
 
+    /// Whether chunk frame `index` authenticates under a held key of its key
+    /// id: nil when no such key is held (`Spec/format.md §7.4`). Merge uses
+    /// it to leave out a chunk that does not (`Spec/merge.md §3.2`).
+    public func chunkAuthenticates(frame index: Int) -> Bool? {
+        lock.withLock { () -> Bool? in
+            let f = structure.frames[index]
+            let keys = keys.keys(for: f.header.keyID)
+            guard let chunk = f.chunk, !keys.isEmpty else { return keys.isEmpty ? nil : false }
+            let window = FileWindow(file: file, fileSize: structure.fileSize, preferredByteCount: 0)
+            return (try? window.withBytes(f.bodyOffset, Int(f.header.bodyLength)) { (body: UnsafeRawBufferPointer) throws(FormatError) -> Bool in
+                let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: Limits.chunkByteCount, alignment: 16)
+                defer {
+                    scratch.initializeMemory(as: UInt8.self, repeating: 0)
+                    scratch.deallocate()
+                }
+                _ = try SealedFrame.openChunk(
+                    body: body, header: f.header, chunk: chunk, location: f.location, keys: keys, vaultID: vaultID, into: scratch)
+                return true
+            }) ?? false
+        }
+    }
+
     /// Opens an attachment for reading (`Spec/format.md §7`); `blobKey` is the
     /// blob key of the keyring whose key seals the manifest (nil skips the
     /// blob id check).

@@ -15,12 +15,21 @@ public struct CompactionOptions: Sendable {
     /// current readers get, so that removed devices and former escrow or
     /// passphrase keys open nothing in the new file.
     public var rekey: Bool
+    /// Compact even though some records are damaged or sit in commits that
+    /// do not verify (a mismatch, a tampered or orphaned commit, a stale
+    /// one): they are dropped and listed in ``CompactionReport/dropped``.
+    /// Off by default, when compaction refuses instead
+    /// (``SyncError/damaged(issues:)``). It is the way out of a vault whose
+    /// commit was tampered with and of which no intact copy exists
+    /// (`Spec/merge.md §6`): the result holds only what the chain vouches for.
+    public var dropUnverified: Bool
 
-    /// Heads only, every tombstone, no rekey unless asked.
-    public init(keepHistory: Int = 0, tombstoneHorizonMilliseconds: Int64? = nil, rekey: Bool = false) {
+    /// Heads only, every tombstone, no rekey unless asked, nothing dropped.
+    public init(keepHistory: Int = 0, tombstoneHorizonMilliseconds: Int64? = nil, rekey: Bool = false, dropUnverified: Bool = false) {
         self.keepHistory = keepHistory
         self.tombstoneHorizonMilliseconds = tombstoneHorizonMilliseconds
         self.rekey = rekey
+        self.dropUnverified = dropUnverified
     }
 }
 
@@ -39,6 +48,9 @@ public struct CompactionReport: Sendable {
     public let untrustedKeyringsDropped: Int
     /// The epoch new records are sealed under after a rekey, else nil.
     public let rekeyedEpoch: UInt32?
+    /// What ``CompactionOptions/dropUnverified`` dropped: damaged records,
+    /// and records and commits the chain does not vouch for. Empty otherwise.
+    public let dropped: [FormatError]
 }
 
 /// Rewrites a vault with only what it needs (`Spec/merge.md §6`).
@@ -79,11 +91,12 @@ public enum Compaction {
         guard let signer = credential.signingKeyPair() else {
             throw .keys(.operationRefused(reason: "a passphrase or an escrow key can read this vault but not compact it; compact with a device or the recovery key"))
         }
-        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+        file.verifyCommits(with: unlocked)
         let frames = file.structure.frames
         let committed = 0..<file.structure.committedFrameCount
 
-        // Read every record; refuse when anything is damaged or unverified.
+        // Read every record; refuse when anything is damaged or unverified
+        // (or, when asked, drop it and say so).
         var damage: [FormatError] = file.commitIssues.filter { $0.code != "attestation_failed" }
         var revisions: [(index: Int, revision: EntryRevision)] = []
         var seenRevisions = Set<RevisionID>()
@@ -97,6 +110,12 @@ public enum Compaction {
         for i in committed {
             let f = frames[i]
             if let reason = f.malformation { damage.append(.malformedFrame(f.location, reason: reason)); continue }
+            // With dropUnverified, nothing of a commit that does not verify
+            // is kept but its keyrings, which their signatures vouch for.
+            if options.dropUnverified, f.header.kind != .keyring, let g = file.structure.groupIndex(ofFrame: i),
+               g < file.commits.statuses.count, file.commits.statuses[g] != .verified {
+                continue
+            }
             switch f.header.kind {
             case .commit, .blobChunk:
                 continue
@@ -141,7 +160,7 @@ public enum Compaction {
                 damage.append(error)
             }
         }
-        guard damage.isEmpty else { throw .damaged(issues: damage) }
+        guard damage.isEmpty || options.dropUnverified else { throw .damaged(issues: damage) }
 
         // Which revisions to keep.
         var byEntry: [EntryID: [(index: Int, revision: EntryRevision)]] = [:]
@@ -190,7 +209,7 @@ public enum Compaction {
                 keys.writeKey = proposals.last!.epochKey
                 rekeyed = proposals.last!.epoch
             }
-            out.verifyCommits(keys: keys, trustedKeyrings: [:], attestors: unlocked.attestors)
+            out.verifyCommits(keys: keys, trustedKeyrings: [:], attestors: unlocked.attestors, removedMembers: unlocked.removedMembers)
             let noSync = WriteOptions(synchronous: false, lockTimeoutSeconds: writeOptions.lockTimeoutSeconds)
             do {
                 try out.commit(random: random, options: noSync, attestWith: signer) { (tx: PendingCommit) throws(FormatError) in
@@ -240,7 +259,8 @@ public enum Compaction {
         return CompactionReport(
             bytesBefore: file.structure.fileSize, bytesAfter: after, revisionsBefore: revisions.count, revisionsAfter: keep.count,
             attachmentsKept: keptManifests.count, attachmentsDropped: manifestCount - keptManifests.count,
-            untrustedKeyringsDropped: untrustedIDs.subtracting(keptKeyringIDs).count, rekeyedEpoch: rekeyed)
+            untrustedKeyringsDropped: untrustedIDs.subtracting(keptKeyringIDs).count, rekeyedEpoch: rekeyed,
+            dropped: options.dropUnverified ? damage : [])
     }
 }
 

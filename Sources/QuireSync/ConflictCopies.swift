@@ -157,7 +157,7 @@ extension ConflictCopies {
         // Replacements are judged by content: both files are opened.
         for side in [vault, copy] {
             guard let unlocked = try? KeyringEvaluator.unlock(side.file, with: credential) else { return false }
-            side.file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+            side.file.verifyCommits(with: unlocked)
         }
         var replacements = Set<[UInt8]>()
         for i in 0..<vault.file.structure.committedFrameCount {

@@ -95,8 +95,9 @@ public enum VaultMerge {
         var keys = unlockedA.keys
         for k in unlockedB?.keys.all ?? [] { keys.add(k) }
         let attestors = unlockedA.attestors.union(unlockedB?.attestors ?? [])
-        a.file.verifyCommits(keys: keys, trustedKeyrings: unlockedA.trustedKeyrings, attestors: attestors)
-        b.file.verifyCommits(keys: keys, trustedKeyrings: unlockedB?.trustedKeyrings ?? [:], attestors: attestors)
+        let removedMembers = unlockedA.removedMembers.union(unlockedB?.removedMembers ?? [])
+        a.file.verifyCommits(keys: keys, trustedKeyrings: unlockedA.trustedKeyrings, attestors: attestors, removedMembers: removedMembers)
+        b.file.verifyCommits(keys: keys, trustedKeyrings: unlockedB?.trustedKeyrings ?? [:], attestors: attestors, removedMembers: removedMembers)
 
         let prefix = try commonPrefix(a, b)
         let aTail = try a.blocks(after: prefix.groups)
@@ -142,7 +143,7 @@ public enum VaultMerge {
             do { out = try VaultFile(path: temp, writable: true) } catch let e as FormatError { throw e.asSyncError } catch { throw .resultDoesNotVerify(reason: "\(error)") }
             var setKeys = keys
             setKeys.writeKey = writeKey
-            out.verifyCommits(keys: setKeys, trustedKeyrings: [:], attestors: attestors)
+            out.verifyCommits(keys: setKeys, trustedKeyrings: [:], attestors: attestors, removedMembers: removedMembers)
             var emitted = prefixIDs
             for block in blocks {
                 let frames = block.frames.filter { !emitted.contains($0.identity) && !superseded.contains($0.identity) }
@@ -152,7 +153,9 @@ public enum VaultMerge {
                 let whole = !reseal && frames.count == block.frames.count && block.isWholeGroup
                 let attestation: CommitAttestation = switch block.attestation {
                 case .some(let plain) where whole: .carried(plain)
-                case .some(let plain) where plain != CommitChain.unattested: .sign(signer)
+                // A removed member's attestation is carried only whole
+                // (readers report it as such); it is never re-signed.
+                case .some(let plain) where plain != CommitChain.unattested && !block.byRemovedMember: .sign(signer)
                 default: .none
                 }
                 do {
@@ -296,7 +299,7 @@ public enum VaultMerge {
             do { unlocked = try KeyringEvaluator.unlock(check, with: credential) } catch {
                 throw SyncError.resultDoesNotVerify(reason: "the merged file does not open with this key: \(error)")
             }
-            check.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+            check.verifyCommits(with: unlocked)
             if let first = firstNewGroup {
                 for (i, status) in check.commits.statuses.enumerated() where i >= first && status != .verified {
                     throw SyncError.resultDoesNotVerify(reason: "merged commit \(i) is \(status)")
@@ -472,6 +475,8 @@ final class Side {
         /// The source commit's plaintext attestation (96 bytes; zeros when
         /// unattested); nil when it failed or could not be opened.
         let attestation: [UInt8]?
+        /// True when that attestation is a removed member's.
+        let byRemovedMember: Bool
         /// True when every frame of the source group is carried.
         let isWholeGroup: Bool
     }
@@ -497,6 +502,8 @@ final class Side {
                 if status != .verified && f.header.kind != .keyring && f.header.kind != .commit {
                     switch status {
                     case .mismatch, .verified: leftOut.append(.commitMismatch(f.location))
+                    case .tampered: leftOut.append(.commitTampered(f.location))
+                    case .orphaned: leftOut.append(.commitOrphaned(f.location))
                     case .unverifiable: leftOut.append(.commitUnverifiable(f.location, keyID: commitFrame.header.keyID))
                     case let .stale(epoch, current): leftOut.append(.staleEpoch(f.location, epoch: epoch, currentEpoch: current))
                     }
@@ -550,7 +557,9 @@ final class Side {
             var h = BLAKE2b.Hasher(byteCount: 32)
             for c in carried { h.update(c.identity) }
             var attestation: [UInt8]? = nil
-            if status == .verified, case .attested = file.commits.attestations[g] {
+            var byRemovedMember = false
+            if status == .verified, file.commits.isAttested(g) || file.commits.removedAttestor(g) != nil {
+                byRemovedMember = file.commits.removedAttestor(g) != nil
                 // With colliding key ids, the key that opens it.
                 attestation = file.keys.keys(for: commitFrame.header.keyID).lazy.compactMap { key in
                     CommitChain.openAttestation(body: groups[g].commitBody, key: key, vaultID: self.file.vaultID, commitHeader: commitFrame.header)
@@ -560,7 +569,7 @@ final class Side {
             }
             blocks.append(Block(
                 frames: carried, maxEpoch: carried.map(\.epoch).max()!, digest: h.finalize(), keyrings: keyrings, parentKeyrings: parents,
-                attestation: attestation, isWholeGroup: carried.count == groups[g].members.count))
+                attestation: attestation, byRemovedMember: byRemovedMember, isWholeGroup: carried.count == groups[g].members.count))
         }
         return (blocks, leftOut)
     }

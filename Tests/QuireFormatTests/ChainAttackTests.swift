@@ -63,4 +63,103 @@ import Testing
             #expect(error == .authenticationFailed(location))
         }
     }
+
+    // MARK: The chain (Spec/format.md §9.3): inserted, deleted and junk groups
+
+    /// The vault `v` with one more commit of `payloads` inserted after its
+    /// group `after`: what a holder of its key writes into the file's middle,
+    /// chained from the stored head before it.
+    static func insertGroup(_ v: RawKeyVault, after: Int, payloads: [[UInt8]], attestedBy signer: Ed25519.KeyPair?, label: String) throws {
+        let original = try fileBytes(v.path)
+        let s = try v.open().structure
+        let cut = Int(s.frames[s.groups[after].commitFrame].end)
+        let scratch = v.dir.file("prefix-\(label).quire")
+        try Data(original[0..<cut]).write(to: URL(fileURLWithPath: scratch))
+        let prefix = try VaultFile(path: scratch, writable: true)
+        prefix.verifyCommits(keys: v.keys, trustedKeyrings: [:], attestors: [v.member.publicKey])
+        try prefix.commit(random: SeededRandom(label: label), options: fast, attestWith: signer) { (tx: PendingCommit) throws(FormatError) in
+            for p in payloads { try tx.appendSealed(kind: .entryRevision, payload: p, compress: false) }
+        }
+        let inserted = Array(try fileBytes(scratch)[cut...])
+        try Data(Array(original[0..<cut]) + inserted + Array(original[cut...])).write(to: URL(fileURLWithPath: v.path))
+    }
+
+    /// Appends one commit of `payloads` to `v`, attested by its member.
+    static func append(_ v: RawKeyVault, _ payloads: [[UInt8]], label: String) throws {
+        let f = try v.open(writable: true)
+        try f.commit(random: SeededRandom(label: label), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
+            for p in payloads { try tx.appendSealed(kind: .entryRevision, payload: p, compress: false) }
+        }
+    }
+
+    /// H3 at the format level: a group inserted before a later commit and
+    /// chained from the stored head before it verifies by its own head, but
+    /// the commit after it chains from the commit before it. The inserted
+    /// commit is orphaned (its records unverified, its attestation not
+    /// counted), and the genuine commit after it still verifies.
+    @Test func insertedGroupsAreOrphaned() throws {
+        let v = RawKeyVault(label: "inserted group")
+        try v.create([[0]])
+        try Self.append(v, [[1]], label: "second")
+        try Self.append(v, [[2]], label: "third")
+        try Self.insertGroup(v, after: 0, payloads: [[9]], attestedBy: v.member, label: "x1")
+        try Self.insertGroup(v, after: 1, payloads: [[8]], attestedBy: v.member, label: "x2")
+        let vault = try v.open()
+        #expect(vault.commits.statuses == [.verified, .orphaned, .orphaned, .verified, .verified])
+        #expect(vault.commits.attestations[1] == .notChecked && vault.commits.attestations[2] == .notChecked)
+        #expect(vault.commitIssues.map(\.code) == ["commit_orphaned", "commit_orphaned"])
+        let released = releasedRecords(vault)
+        #expect(released.map(\.payload) == [[0], [9], [8], [1], [2]])
+        #expect(released.map(\.commitVerified) == [true, false, false, true, true])
+        #expect(released.map { $0.attestedBy != nil } == [true, false, false, true, true])
+    }
+
+    /// M3 at the format level: the records of a committed group replaced by
+    /// an unknown frame of the same size, its commit frame kept. Its head no
+    /// longer verifies, yet the next commit chains from its stored head and
+    /// no byte of it looks damaged: tampered, not a mismatch.
+    @Test func replacedGroupIsTampered() throws {
+        let v = RawKeyVault(label: "replaced group")
+        try v.create([[0]])
+        try Self.append(v, [[1]], label: "second")
+        try Self.append(v, [[2]], label: "third")
+        let s = try v.open().structure
+        let victim = s.frames[s.groups[1].members.lowerBound]
+        let size = Int(victim.header.bodyLength) - 32
+        let junk = plaintextFrame(kind: 0x9e, keyID: v.epochKey.id.bytes, body: [UInt8](repeating: 0x5a, count: size))
+        #expect(junk.count == Int(victim.end - victim.location.offset))
+        try overwrite(v.path, at: victim.location.offset, with: junk)
+        let vault = try v.open()
+        // The commit before it cannot be told from an inserted one (nothing
+        // that verifies chains from it): its records are unverified too.
+        #expect(vault.commits.statuses == [.orphaned, .tampered, .verified])
+        #expect(vault.commits.tampered == [1])
+        #expect(vault.commitIssues.map(\.code) == ["commit_orphaned", "commit_tampered"])
+        // Damage there instead (a body hash that no longer matches) is a
+        // mismatch: the reader cannot tell it from a bad sector.
+        var damaged = junk
+        damaged[damaged.count - 1] ^= 1
+        try overwrite(v.path, at: victim.location.offset, with: damaged)
+        #expect(try v.open().commits.statuses == [.orphaned, .mismatch, .verified])
+    }
+
+    /// A keyless writer appends a junk commit — with a held key id, even one
+    /// that copies the last stored head. It is a mismatch, never tampering,
+    /// and the next writer passes it by: the vault stays writable and no
+    /// commit is demoted.
+    @Test func junkCommitsAreNotTampering() throws {
+        let v = RawKeyVault(label: "junk commit")
+        try v.create([[0]])
+        for i in 0..<2 {
+            let head = i == 0 ? [UInt8](repeating: 0xa5, count: 32) : try v.open().structure.groups.last!.storedHead
+            let record = plaintextFrame(kind: 0x9f, keyID: v.epochKey.id.bytes, body: [UInt8(i)])
+            let commit = rawFrameHeader(kind: 2, flags: 0, keyID: v.epochKey.id.bytes, length: 168) + head + [UInt8](repeating: 0x33, count: 136)
+            try appendToFile(v.path, record + commit)
+            #expect(try v.open().commits.statuses.last == .mismatch)
+            try Self.append(v, [[UInt8(10 + i)]], label: "after junk \(i)")
+        }
+        let vault = try v.open()
+        #expect(vault.commits.statuses == [.verified, .mismatch, .verified, .mismatch, .verified])
+        #expect(releasedRecords(vault).map(\.commitVerified) == [true, true, true])
+    }
 }
