@@ -32,6 +32,10 @@ struct EntryIndex: Sendable {
     var blobKeys: [BlobID: SymmetricKey] = [:]
     var profile: Profile?
     var issues: [FormatError] = []
+    /// The greatest clock of a revision or profile a member attested: the
+    /// clock a writer's own clock follows and the rollback test compares
+    /// (`Spec/records.md §3.2`). Unattested clocks do not count, so an
+    /// epoch-key holder cannot push them to 2⁶⁴ − 1.
     var maxClock = HybridLogicalClock(rawValue: 0)
 
     /// Adds a revision; `retain: false` keeps only its summary (the body is
@@ -46,7 +50,7 @@ struct EntryIndex: Sendable {
             isDeleted: r.isDeleted, isVerified: verified, attestedBy: verified ? attestedBy : nil,
             removedAttestor: verified ? removedAttestor : nil))
         revisions[r.entryID] = list
-        if r.clock > maxClock { maxClock = r.clock }
+        if verified && attestedBy != nil && r.clock > maxClock { maxClock = r.clock }
     }
 
     /// The heads of an entry: revisions no other revision names as a parent,
@@ -142,6 +146,7 @@ extension Vault {
                 case .profile:
                     let p = try Profile(decoding: record.payload, location: record.frame.location)
                     if built.profile == nil || p.clock >= built.profile!.clock { built.profile = p }
+                    if record.attestedBy != nil && p.clock > built.maxClock { built.maxClock = p.clock }
                 default:
                     break
                 }
@@ -153,7 +158,14 @@ extension Vault {
         built.issues += issues
     }
 
+    /// Lets the writer's clock follow a reading it saw — a revision or
+    /// profile a member attested, or one this vault appended — unless the
+    /// reading is more than a day ahead of the wall clock: a far-future
+    /// reading would make every later revision of this device win, or
+    /// saturate at 2⁶⁴ − 1 (`Spec/records.md §3.2`).
     func observe(_ seen: HybridLogicalClock) {
+        let now = UInt64(max(0, ProcessStats.wallClockMilliseconds()))
+        guard seen.milliseconds <= now &+ HybridLogicalClock.maxLeadMilliseconds else { return }
         if seen > clock { clock = seen }
     }
 

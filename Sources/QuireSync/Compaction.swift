@@ -180,7 +180,11 @@ public enum Compaction {
         // The revision with the greatest clock is always kept, past any
         // horizon: a device remembers it to tell a rewrite from a rollback
         // (Spec/merge.md §6, keys.md §7).
+        // That is the greatest clock a member attested (records.md §3.2);
+        // the greatest of all is kept too, as before.
         if let newest = revisions.max(by: { $0.revision.clock < $1.revision.clock }) { keep.insert(newest.index) }
+        let attestedRevisions = revisions.filter { r in file.structure.groupIndex(ofFrame: r.index).map { file.commits.isAttested($0) } ?? false }
+        if let newest = attestedRevisions.max(by: { $0.revision.clock < $1.revision.clock }) { keep.insert(newest.index) }
         var liveBlobs = Set<BlobID>()
         for r in revisions where keep.contains(r.index) { for a in r.revision.body.attachments { liveBlobs.insert(a.blob) } }
         let keptManifests = manifests.values.filter { m in liveBlobs.contains(m.manifest.blob) || m.manifest.aliases.contains(where: liveBlobs.contains) }

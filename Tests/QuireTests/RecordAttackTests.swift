@@ -216,4 +216,48 @@ import QuireSystem
         #expect(try after.entries().map(\.body.text).contains("kept too"))
         try after.add(EntryBody(created: Self.t0 + 5, text: "writes again"))
     }
+
+    // MARK: M4 — clock poisoning
+
+    /// A holder of the epoch key (here an unattested commit) appends a
+    /// revision whose clock is 2⁶⁴ − 1. Before, every device's clock followed
+    /// it and saturated there, and a rolled-back file carrying it passed the
+    /// rollback test on records. Now only clocks a member attested count, and
+    /// a reading more than a day ahead is not followed (`Spec/records.md §3.2`).
+    @Test func attackClockPoisoning() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop) = try Self.laptopVault(dir, "clock")
+        let path = dir.file("j.quire")
+        let store = FileDeviceKeyStore(directory: dir.file("home"))
+        try store.create(laptop)
+        try vault.add(EntryBody(created: Self.t0 + 1, text: "older"))
+        let older = Self.bytes(path)
+        try vault.add(EntryBody(created: Self.t0 + 2, text: "newest"))
+        // This device reads the journal and remembers what it saw, "newest" included.
+        let seen = try Vault.open(at: path, store: store, options: fast)
+        #expect(try seen.entries().count == 2)
+        try seen.remember(in: store)
+
+        func poison(_ label: String) throws {
+            let f = try Self.rawFile(path, .device(laptop.keyPair))
+            let r = EntryRevision(
+                entryID: EntryID(using: SeededRandom(label: label)), revisionID: RevisionID(using: SeededRandom(label: label + " rev")),
+                clock: HybridLogicalClock(rawValue: .max), body: EntryBody(created: Self.t0, text: "poison"))
+            try f.commit(random: SeededRandom(label: label), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+                try tx.appendSealed(kind: .entryRevision, payload: r.encoded())
+            }
+        }
+        // The writer's clock does not follow it.
+        try poison("poison 1")
+        let writer = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        let made = try writer.add(EntryBody(created: Self.t0 + 3, text: "after the poison"))
+        let now = UInt64(ProcessStats.wallClockMilliseconds())
+        #expect(made.clock.rawValue != .max && made.clock.milliseconds <= now + UInt64(Self.day))
+        // A rollback to before "newest", with a poisoned revision appended, is still a rollback.
+        try Self.write(older, path)
+        try poison("poison 2")
+        let rolledBack = try Vault.open(at: path, store: store, options: fast)
+        #expect(rolledBack.keyWarnings.contains { $0.code == "rollback_suspected" })
+        #expect(throws: VaultError.self) { try rolledBack.add(EntryBody(created: Self.t0 + 4, text: "refused")) }
+    }
 }
