@@ -284,7 +284,7 @@ public final class VaultTransaction {
     unowned let vault: Vault
     let pending: PendingCommit
     var newRevisions: [(Int, EntryRevision)] = []
-    var newBlobs: [BlobManifest] = []
+    var newBlobs: [(manifest: BlobManifest, frame: Int)] = []
     var newProfile: Profile?
 
     init(vault: Vault, pending: PendingCommit) {
@@ -324,11 +324,19 @@ public final class VaultTransaction {
     ///
     /// - Throws: ``VaultError/format(_:)``.
     public func storeAttachment(from source: any ByteSource, mediaType: String) throws(VaultError) -> StoredBlob {
-        let known = (try? vault.loadIndex().blobs) ?? [:]
-        let fresh = Set(newBlobs.map(\.blob))
+        // Deduplicate only against content a member stored under the write
+        // blob key: a manifest an epoch-key holder planted for a predicted
+        // blob id (or an alias) must not stand in for the upload
+        // (Spec/format.md §7.3).
+        let index = try? vault.loadIndex()
+        let writeBlobKey = pending.key.blobKey
+        let fresh = Set(newBlobs.map(\.manifest.blob))
         do {
-            let stored = try pending.appendBlob(from: source, mediaType: mediaType) { known[$0] != nil || fresh.contains($0) }
-            if case .stored(let m) = stored { newBlobs.append(m) }
+            let stored = try pending.appendBlob(from: source, mediaType: mediaType) {
+                fresh.contains($0) || (index?.holdsAttested($0, blobKey: writeBlobKey) ?? false)
+            }
+            // The manifest is the last frame appended.
+            if case .stored(let m) = stored { newBlobs.append((m, vault.file.structure.frames.count + pending.frameCount - 1)) }
             return stored
         } catch {
             throw .format(error)
@@ -360,9 +368,8 @@ public final class VaultTransaction {
     func finishIndexing() {
         guard vault.index != nil else { return }
         for (frame, rev) in newRevisions { vault.index!.insert(rev, frame: frame, retain: vault.retainsBodies) }
-        for m in newBlobs where vault.index!.blobs[m.blob] == nil {
-            vault.index!.blobs[m.blob] = m
-            vault.index!.blobKeys[m.blob] = pending.key.blobKey
+        for (m, frame) in newBlobs {
+            vault.index!.insert(m, frame: frame, blobKey: pending.key.blobKey, standing: 2)
         }
         if let newProfile { vault.index!.profile = newProfile }
     }

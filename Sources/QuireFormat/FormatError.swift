@@ -71,6 +71,10 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     case decompressedSizeMismatch(FrameLocation, declared: UInt64, actual: UInt64)
     /// The record body is not canonical CBOR or breaks its schema.
     case malformedRecord(FrameLocation?, reason: String)
+    /// Two frames carry one revision id with different payloads
+    /// (`Spec/merge.md §5`): the one of higher standing (attested, then
+    /// verified, then the first in file order) is used; this one is not.
+    case revisionConflict(FrameLocation, revision: String)
 
     // MARK: Commits (§9)
     /// A commit's MAC does not verify: records were deleted, reordered,
@@ -160,6 +164,7 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .sizeLimitExceeded: "size_limit_exceeded"
         case .decompressedSizeMismatch: "decompressed_size_mismatch"
         case .malformedRecord: "malformed_record"
+        case .revisionConflict: "revision_conflict"
         case .commitMismatch: "commit_mismatch"
         case .commitUnverifiable: "commit_unverifiable"
         case .commitOrphaned: "commit_orphaned"
@@ -192,7 +197,7 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .frameRepaired(let l), .malformedFrame(let l, _), .unknownCriticalKind(let l, _), .authenticationFailed(let l),
             .unknownKey(let l, _), .staleEpoch(let l, _, _), .badPadding(let l), .decompressionFailed(let l, _),
             .decompressedSizeMismatch(let l, _, _), .commitMismatch(let l), .commitUnverifiable(let l, _), .attestationFailed(let l, _),
-            .commitOrphaned(let l), .commitTampered(let l):
+            .commitOrphaned(let l), .commitTampered(let l), .revisionConflict(let l, _):
             return l
         case .sizeLimitExceeded(let l, _, _, _), .malformedRecord(let l, _):
             return l
@@ -256,6 +261,8 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(place)is not a valid record body: \(reason)"
         case let .commitMismatch(loc):
             return "commit \(loc) does not verify: records before it were removed, reordered, duplicated, inserted or damaged"
+        case let .revisionConflict(loc, revision):
+            return "\(loc) carries revision \(revision), which another frame carries with other content; the one a member vouches for most is shown, not this one"
         case let .commitOrphaned(loc):
             return "commit \(loc) is not part of the chain: the commit after it does not chain from it (a group was inserted); its records are shown as unverified"
         case let .commitTampered(loc):

@@ -99,7 +99,7 @@ public enum Compaction {
         // (or, when asked, drop it and say so).
         var damage: [FormatError] = file.commitIssues.filter { $0.code != "attestation_failed" }
         var revisions: [(index: Int, revision: EntryRevision)] = []
-        var seenRevisions = Set<RevisionID>()
+        var revisionSlot: [RevisionID: Int] = [:]
         var manifests: [BlobID: (index: Int, manifest: BlobManifest)] = [:]
         var manifestCount = 0
         var profile: (index: Int, clock: HybridLogicalClock)?
@@ -143,13 +143,23 @@ public enum Compaction {
             do {
                 switch f.header.kind {
                 case .entryRevision:
-                    // One revision id is one revision: the first in file order (merge.md §5).
+                    // One revision id is one revision: the frame of the
+                    // highest standing, then the first in file order
+                    // (merge.md §5) — never a duplicate an epoch-key holder
+                    // appended over an attested one.
                     let r = try EntryRevision(decoding: payload)
-                    if seenRevisions.insert(r.revisionID).inserted { revisions.append((i, r)) }
+                    if let slot = revisionSlot[r.revisionID] {
+                        if file.standing(ofFrame: i) > file.standing(ofFrame: revisions[slot].index) { revisions[slot] = (i, r) }
+                    } else {
+                        revisionSlot[r.revisionID] = revisions.count
+                        revisions.append((i, r))
+                    }
                 case .blobManifest:
                     let m = try BlobManifest(decoding: payload)
                     manifestCount += 1
-                    if manifests[m.blob] == nil { manifests[m.blob] = (i, m) }
+                    // One manifest per blob id: the highest standing, then
+                    // the first in file order (format.md §7.3).
+                    if manifests[m.blob].map({ file.standing(ofFrame: i) > file.standing(ofFrame: $0.index) }) ?? true { manifests[m.blob] = (i, m) }
                 case .profile:
                     let p = try Profile(decoding: payload)
                     if profile == nil || p.clock >= profile!.clock { profile = (i, p.clock) }

@@ -162,4 +162,29 @@ import Testing
         #expect(vault.commits.statuses == [.verified, .mismatch, .verified, .mismatch, .verified])
         #expect(releasedRecords(vault).map(\.commitVerified) == [true, true, true])
     }
+
+    // MARK: Attachments (Spec/format.md §7.4)
+
+    /// M2: a keyless writer copies a chunk frame of an attachment a member
+    /// stored and appends it with a junk commit. Before, the copy counted (a
+    /// chunk of an unverified commit at or above the floor) and the stream
+    /// failed with `chunk_duplicate` for good; now each index takes the
+    /// chunk of the highest standing, so the copy is passed over.
+    @Test func attackChunkCopyAppendedAfterJunkCommit() throws {
+        let v = RawKeyVault(label: "chunk copy")
+        try v.create([[0]])
+        let f = try v.open(writable: true)
+        var manifest: BlobManifest?
+        try f.commit(random: SeededRandom(label: "blob"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
+            if case .stored(let m) = try tx.appendBlob(from: MemoryByteSource(counting(1000)), mediaType: "text/plain") { manifest = m }
+        }
+        let m = try #require(manifest)
+        let chunk = try #require(try v.open().structure.frames.first { $0.chunk != nil })
+        let copy = Array(try fileBytes(v.path)[Int(chunk.location.offset)..<Int(chunk.end)])
+        let junk = rawFrameHeader(kind: 2, flags: 0, keyID: v.epochKey.id.bytes, length: 168) + [UInt8](repeating: 0x33, count: 168)
+        try appendToFile(v.path, copy + junk)
+        let vault = try v.open()
+        #expect(vault.commits.statuses.last == .mismatch)
+        #expect(try vault.chunkFrames(for: m) == [chunk.location.index])
+    }
 }

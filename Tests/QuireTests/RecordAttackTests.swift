@@ -260,4 +260,40 @@ import QuireSystem
         #expect(rolledBack.keyWarnings.contains { $0.code == "rollback_suspected" })
         #expect(throws: VaultError.self) { try rolledBack.add(EntryBody(created: Self.t0 + 4, text: "refused")) }
     }
+
+    // MARK: H4 — aliases nobody checks
+
+    /// A holder of the epoch key (a passphrase, an escrow key) predicts a
+    /// photo the owner will store, computes its blob id X under the blob key,
+    /// and plants a manifest of other content that lists X in `aliases`.
+    /// Before, the owner's upload deduplicated against the alias and the
+    /// attested entry naming X showed the planted content; an alias nobody
+    /// can vouch for also resolved to whatever content its manifest held. Now
+    /// uploads deduplicate only against a blob id a member stored, a
+    /// manifest whose own blob id is X comes before one that only lists it,
+    /// and content read through an alias must hash to it under a trusted
+    /// blob key (`Spec/format.md §7.3`).
+    @Test func attackAliasSubstitutesContent() throws {
+        let dir = TemporaryDirectory()
+        let (_, laptop) = try Self.laptopVault(dir, "alias")
+        let path = dir.file("j.quire")
+        let photo = (0..<150_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        let planted = Array("not the photo".utf8)
+        let f = try Self.rawFile(path, .device(laptop.keyPair))
+        let blobKey = try #require(f.keys.writeKey?.blobKey)
+        let predicted = BlobID(unchecked: BLAKE2b.mac(photo, key: blobKey, byteCount: 32))
+        let unknown = BlobID(unchecked: BLAKE2b.mac(Array("never stored".utf8), key: blobKey, byteCount: 32))
+        try f.commit(random: SeededRandom(label: "plant"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+            _ = try tx.appendBlob(from: MemoryByteSource(planted), mediaType: "image/jpeg", aliases: [predicted, unknown])
+        }
+        let owner = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        var stored: StoredBlob?
+        try owner.commit { tx in stored = try tx.storeAttachment(from: MemoryByteSource(photo), mediaType: "image/jpeg") }
+        #expect(stored?.blob == predicted)
+        let reader = try Vault.open(at: path, credential: .device(laptop.keyPair), writable: false, options: fast)
+        #expect(try reader.openAttachment(predicted).readAll() == photo)
+        // An alias that does not hash to the content under a trusted blob key
+        // resolves, but reading it to the end fails.
+        #expect(throws: FormatError.blobIDMismatch(blob: unknown.description)) { try reader.openAttachment(unknown).readAll() }
+    }
 }
