@@ -95,6 +95,11 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     /// (`Spec/format.md §9.4`); its records are unattested.
     case attestationFailed(FrameLocation, reason: String)
 
+    /// A keyring frame that no reader trusts (its signature, signer or
+    /// parents do not check, or it is malformed), left out of a merge
+    /// (`Spec/merge.md §3.2`).
+    case untrustedKeyring(FrameLocation, reason: String)
+
     // MARK: Attachments (§7)
     /// A blob's chunk `index` is missing.
     case chunkMissing(stream: String, index: UInt32)
@@ -168,6 +173,7 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .commitMismatch: "commit_mismatch"
         case .commitUnverifiable: "commit_unverifiable"
         case .commitOrphaned: "commit_orphaned"
+        case .untrustedKeyring: "keyring_unauthenticated"
         case .commitTampered: "commit_tampered"
         case .attestationFailed: "attestation_failed"
         case .chunkMissing: "chunk_missing"
@@ -197,7 +203,7 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .frameRepaired(let l), .malformedFrame(let l, _), .unknownCriticalKind(let l, _), .authenticationFailed(let l),
             .unknownKey(let l, _), .staleEpoch(let l, _, _), .badPadding(let l), .decompressionFailed(let l, _),
             .decompressedSizeMismatch(let l, _, _), .commitMismatch(let l), .commitUnverifiable(let l, _), .attestationFailed(let l, _),
-            .commitOrphaned(let l), .commitTampered(let l), .revisionConflict(let l, _):
+            .commitOrphaned(let l), .commitTampered(let l), .untrustedKeyring(let l, _), .revisionConflict(let l, _):
             return l
         case .sizeLimitExceeded(let l, _, _, _), .malformedRecord(let l, _):
             return l
@@ -263,6 +269,8 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
             return "commit \(loc) does not verify: records before it were removed, reordered, duplicated, inserted or damaged"
         case let .revisionConflict(loc, revision):
             return "\(loc) carries revision \(revision), which another frame carries with other content; the one a member vouches for most is shown, not this one"
+        case let .untrustedKeyring(loc, reason):
+            return "keyring \(loc) is not trusted (\(reason)); it is not carried"
         case let .commitOrphaned(loc):
             return "commit \(loc) is not part of the chain: the commit after it does not chain from it (a group was inserted); its records are shown as unverified"
         case let .commitTampered(loc):
