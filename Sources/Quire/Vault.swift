@@ -2,6 +2,7 @@ public import QuireCrypto
 public import QuireFormat
 public import QuireKeys
 public import QuireSystem
+import QuireSync
 
 /// How to set up a new vault (`Spec/keys.md §6.1`).
 public struct VaultSetup: Sendable {
@@ -202,6 +203,9 @@ public final class Vault: @unchecked Sendable {
         }
         guard file.isWritable else { throw .format(.notWritable(reason: "it was opened read-only")) }
         if let reason = rollbackRefusal { throw .rolledBack(reason: reason) }
+        // A commit altered after later ones were written: refused as for a
+        // rollback, until a merge or a compaction rewrites it (Spec/format.md §9.3).
+        if let g = file.tamperedCommits.first { throw .tampered(file.structure.frames[file.structure.groups[g].commitFrame].location) }
         guard signer != nil else {
             throw .keys(.operationRefused(reason: "a passphrase or an escrow key can read this vault but not write to it; open it with a device or the recovery key"))
         }
@@ -281,10 +285,10 @@ public final class Vault: @unchecked Sendable {
     static func unlock(_ file: VaultFile, with credential: Credential) throws(VaultError) -> UnlockedKeys {
         var unlocked: UnlockedKeys
         do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
-        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+        file.verifyCommits(with: unlocked)
         if file.recoveredCommit {
             do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
-            file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+            file.verifyCommits(with: unlocked)
         }
         // An unknown critical kind stops the reader only inside a commit a
         // member attested (Spec/format.md §4.3): decided on verified state.
@@ -322,7 +326,7 @@ public final class VaultTransaction {
     unowned let vault: Vault
     let pending: PendingCommit
     var newRevisions: [(Int, EntryRevision)] = []
-    var newBlobs: [BlobManifest] = []
+    var newBlobs: [(manifest: BlobManifest, frame: Int)] = []
     var newProfile: Profile?
 
     init(vault: Vault, pending: PendingCommit) {
@@ -362,11 +366,19 @@ public final class VaultTransaction {
     ///
     /// - Throws: ``VaultError/format(_:)``.
     public func storeAttachment(from source: any ByteSource, mediaType: String) throws(VaultError) -> StoredBlob {
-        let known = (try? vault.loadIndex().blobs) ?? [:]
-        let fresh = Set(newBlobs.map(\.blob))
+        // Deduplicate only against content a member stored under the write
+        // blob key: a manifest an epoch-key holder planted for a predicted
+        // blob id (or an alias) must not stand in for the upload
+        // (Spec/format.md §7.3).
+        let index = try? vault.loadIndex()
+        let writeBlobKey = pending.key.blobKey
+        let fresh = Set(newBlobs.map(\.manifest.blob))
         do {
-            let stored = try pending.appendBlob(from: source, mediaType: mediaType) { known[$0] != nil || fresh.contains($0) }
-            if case .stored(let m) = stored { newBlobs.append(m) }
+            let stored = try pending.appendBlob(from: source, mediaType: mediaType) {
+                fresh.contains($0) || (index?.holdsAttested($0, blobKey: writeBlobKey) ?? false)
+            }
+            // The manifest is the last frame appended.
+            if case .stored(let m) = stored { newBlobs.append((m, vault.file.structure.frames.count + pending.frameCount - 1)) }
             return stored
         } catch {
             throw .format(error)
@@ -398,9 +410,8 @@ public final class VaultTransaction {
     func finishIndexing() {
         guard vault.index != nil else { return }
         for (frame, rev) in newRevisions { vault.index!.insert(rev, frame: frame, retain: vault.retainsBodies) }
-        for m in newBlobs where vault.index!.blobs[m.blob] == nil {
-            vault.index!.blobs[m.blob] = m
-            vault.index!.blobKeys[m.blob] = pending.key.blobKey
+        for (m, frame) in newBlobs {
+            vault.index!.insert(m, frame: frame, blobKey: pending.key.blobKey, standing: 2)
         }
         if let newProfile { vault.index!.profile = newProfile }
     }

@@ -182,12 +182,15 @@ let commandTable: [CommandSpec] = [
         options: [
             OptionSpec(name: "rekey", help: "seal everything again under a new epoch: removed devices and old keys read nothing"),
             OptionSpec(name: "keep-history", value: "N", help: "keep N earlier revisions per entry (default 0)"),
+            OptionSpec(
+                name: "drop-unverified",
+                help: "go on when records are damaged or in commits that do not verify: drop them and list them (the way out of a tampered vault)"),
         ] + Options.unlock + [Options.json],
         details: """
             The new file is written beside the vault, checked, and renamed over it.
 
             JSON: {"bytesBefore", "bytesAfter", "revisionsBefore", "revisionsAfter",
-            "attachmentsKept", "attachmentsDropped", "rekeyedEpoch"}
+            "attachmentsKept", "attachmentsDropped", "rekeyedEpoch", "dropped"}
             """),
     CommandSpec(
         name: "import", operands: "FORMAT SOURCE VAULT", summary: "import dayone, dayone-classic, jrnl or markdown", operandCount: 3...3,

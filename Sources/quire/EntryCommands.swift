@@ -84,7 +84,7 @@ func warnAboutUnreadRecords(_ vault: Vault, entries: [EntrySnapshot], path: Stri
                 + "Open the vault on a device that can read them, or with --recovery-key-file FILE")
     }
     var damaged = s.damagedRegions.count
-    for (g, status) in vault.file.commits.statuses.enumerated() where status == .mismatch || { if case .stale = status { true } else { false } }() {
+    for (g, status) in vault.file.commits.statuses.enumerated() where status == .mismatch || status == .tampered || { if case .stale = status { true } else { false } }() {
         damaged += s.groups[g].members.count
     }
     let unverified = entries.filter { !$0.isVerified }.count

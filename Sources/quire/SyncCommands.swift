@@ -111,10 +111,10 @@ func foldFate(_ copy: FoldReport.Copy) -> String {
     }
 }
 
-/// `quire compact VAULT [--rekey] [--keep-history N]`.
+/// `quire compact VAULT [--rekey] [--keep-history N] [--drop-unverified]`.
 func compactCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     let path = c.operand(0)!
-    var options = CompactionOptions(rekey: c.args.has("rekey"))
+    var options = CompactionOptions(rekey: c.args.has("rekey"), dropUnverified: c.args.has("drop-unverified"))
     if let n = c.args.value("keep-history") {
         guard let k = Int(n), k >= 0, k <= 1000 else { throw c.usage("--keep-history must be a whole number from 0 to 1000, not '\(n)'") }
         options.keepHistory = k
@@ -129,6 +129,7 @@ func compactCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
     }
     progress.finish()
     c.out.line("compacted \(path): \(formatBytes(report.bytesBefore)) → \(formatBytes(report.bytesAfter)); revisions \(report.revisionsBefore) → \(report.revisionsAfter); attachments kept \(report.attachmentsKept), dropped \(report.attachmentsDropped)")
+    for issue in report.dropped { c.out.line("dropped: \(issue)") }
     if let epoch = report.rekeyedEpoch {
         c.out.line("rekeyed: everything is sealed under epoch \(epoch); removed devices and former keys open nothing in this file (older copies elsewhere are unchanged)")
     }
@@ -136,6 +137,7 @@ func compactCommand(_ c: Context) throws(CLIFailure) -> ExitCode {
         "bytesBefore": Int(report.bytesBefore), "bytesAfter": Int(report.bytesAfter), "revisionsBefore": report.revisionsBefore,
         "revisionsAfter": report.revisionsAfter, "attachmentsKept": report.attachmentsKept, "attachmentsDropped": report.attachmentsDropped,
         "rekeyedEpoch": report.rekeyedEpoch.map { Int($0) as Any } ?? NSNull(),
+        "dropped": report.dropped.map { "\($0)" },
     ])
     return .success
 }
