@@ -419,7 +419,6 @@ extension VaultFile {
         var floor: UInt32 = 0
         for k in 0..<n {
             let group = groups[k]
-            let header = structure.frames[group.commitFrame].header
             report.floors.append(floor)
             report.computedHeads.append(computed[k])
             report.epochs.append(keyOf[k]?.epoch ?? 0)
