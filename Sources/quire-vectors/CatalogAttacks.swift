@@ -101,7 +101,7 @@ extension Catalog {
                 guard let forged = TagForgery.rewrite(ciphertext: ciphertext, plaintext: plaintext, key: key, nonce: nonce, block: j,
                                                       newBlock: Array(forgedPlain[(j * 16)..<(j * 16 + 16)]), candidates: candidates) else { fatalError("no forgery") }
                 bytes.replaceSubrange((bodyStart + 24)..<(sealedEnd - 16), with: forged)
-                Edit.fixBodyHash(&bytes, frameAt: Int(f.location.offset))
+                Edit.fixBodyHash(&bytes, frameAt: Int(f.location.offset), keyCommitment: b.keys.writeKey!.commitment)
                 let ad = SealedFrame.associatedData(vaultID: b.vaultID, header: f.header, publicHeader: [])
                 let opened = try XChaCha20Poly1305.open(Array(bytes[(bodyStart + 24)..<sealedEnd]), key: key, nonce: nonce, authenticating: ad)
                 guard let n = opened.lastIndex(where: { $0 != 0 }) else { fatalError() }
@@ -335,8 +335,9 @@ extension Catalog {
                 b.writeWith(root)
                 let (k3, late) = try child(b, members: [oldMember, members[1]], signer: b.signer)
                 try b.addKeyring(k3, late, trust: false)
-                v = try b.vector("damaged", comment: "attack, and the limit it shows (threat model §3.6): after the phone replaced the recovery key, the old code signs a keyring of its own from the root, concurrent with the replacement. A replacement defies every concurrent keyring of the key it replaces and loses to it (rule 6: the recovery key's keyrings win), so the replacement is cut and the phone's entry under its epoch is unknown_key; the old code's keyring stands. A replacement protects against a holder of the old code who cannot write the file. Opened by the phone",
-                                 issues: [("keyring_unauthenticated", b.offset(replacement)), ("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1))],
+                v = try b.vector("damaged", comment: "attack, and the limit it shows (threat model §3.6): after the phone replaced the recovery key, the old code signs a keyring of its own from the root, concurrent with the replacement. A replacement defies every concurrent keyring of the key it replaces and loses to it (rule 6: the recovery key's keyrings win), so the replacement is cut and the phone's entry under its epoch is unknown_key (its commit unverifiable); the old code's keyring stands, committed after that commit, so the replacement's commit, which the chain passes by, is orphaned. A replacement protects against a holder of the old code who cannot write the file. Opened by the phone",
+                                 issues: [("keyring_unauthenticated", b.offset(replacement)), ("commit_orphaned", b.commitFrame(of: replacement).location.offset),
+                                          ("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1))],
                                  deviceSeed: phoneSeed)
             }
             v.0 = name
