@@ -367,6 +367,10 @@ class Keys:
         """§9.4: keys of members that may sign of some trusted keyring."""
         return {m.get("key") for kr in self.trusted for m in kr.members() if _may_sign(m)}
 
+    def removed_members(self) -> set:
+        """§9.4 step 5: keys some trusted keyring lists in `removed`."""
+        return set().union(*(kr.removed_keys() for kr in self.trusted))
+
 
 class _Reach:
     """§8.5 steps 2 and 3 for one look."""
