@@ -20,7 +20,7 @@ from .crypto import mac256
 from .commits import ZERO_HEAD, Commit, chain_head, group_digest, tip_head, verify_commits
 from .errors import Issue, QuireError
 from .frames import (COMMIT_BODY, FRAME_HEADER, HEADER_SIZE, KIND_CHUNK, KIND_COMMIT,
-                     KIND_KEYRING, KIND_MANIFEST, KIND_ROWS, Damaged, Frame, build_header,
+                     KIND_KEYRING, KIND_MANIFEST, KIND_REVISION, KIND_ROWS, Damaged, Frame, build_header,
                      is_commit_frame, is_critical, parse_header, scan)
 from .keyrings import Credential, Keys, SlotOpener, open_keyrings
 from .records import RecordError, record_payload
@@ -37,6 +37,10 @@ class Released:
     offset: int
     verified: bool          # False: released from a commit that is not verified (§9.3)
     attested: bool          # released from a verified commit attested by a member
+
+    @property
+    def standing(self):
+        return 3 if self.attested else 2 if self.verified else 1
 
 
 @dataclass
@@ -191,6 +195,23 @@ def release_keys(c: Commit, f: Frame, keys: Keys):
     return current or STALE
 
 
+def _revision_conflicts(records: list) -> list:
+    """merge.md §5: frames of one revision id are one revision, the frame
+    of the highest standing (then the first in file order) used; one with
+    another payload is reported [revision_conflict] at the frame not used."""
+    from . import cbor
+    by_id: dict = {}
+    for r in records:
+        if r.kind == KIND_REVISION:
+            by_id.setdefault(cbor.decode(r.payload).get("revision"), []).append(r)
+    out = []
+    for frames in by_id.values():
+        used = max(frames, key=lambda r: (r.standing, -r.offset))
+        out += [Issue("revision_conflict", r.offset) for r in frames
+                if r is not used and r.payload != used.payload]
+    return out
+
+
 def read_vault(data: bytes, cred: Credential) -> Result:
     opener = SlotOpener(cred)                            # recovery_code_invalid
     issues: list = []
@@ -242,6 +263,8 @@ def read_vault(data: bytes, cred: Credential) -> Result:
                                            c.verified and c.attested))
             if f.kind == KIND_MANIFEST:
                 manifests.append((f, value, held, c.standing))
+
+    issues += _revision_conflicts(result.records)
 
     # §7.4: every released manifest, in file order (a stream named by two is
     # checked for each); whole attachments once per blob id.
