@@ -63,13 +63,18 @@ def credential(spec):
 
 def entries(result):
     """merge.md §5: entry id -> (heads, winner), from the released
-    revisions (a revision id seen twice is one revision, the first)."""
-    revisions = {}
+    revisions (a revision id seen twice is one revision: the frame of the
+    highest standing, then the first in file order)."""
+    revisions, standing = {}, {}
     for r in result.records:
         if r.kind != 0x10:
             continue
         v = cbor.decode(r.payload)
-        revisions.setdefault(v.get("entry"), {}).setdefault(v.get("revision"), v)
+        rank = 3 if r.attested else 2 if r.verified else 1
+        key = (v.get("entry"), v.get("revision"))
+        if key not in standing or rank > standing[key]:
+            standing[key] = rank
+            revisions.setdefault(v.get("entry"), {})[v.get("revision")] = v
     out = {}
     for entry, revs in revisions.items():
         named = {p for v in revs.values() for p in v.get("parents", [])}

@@ -18,6 +18,7 @@ public struct EntryCatalog: RandomAccessCollection, Sendable {
         let revisionCount: Int
         let isVerified: Bool
         let attestedBy: [UInt8]?
+        let removedAttestor: [UInt8]?
     }
 
     let vault: Vault
@@ -56,13 +57,14 @@ public struct EntryCatalog: RandomAccessCollection, Sendable {
             let revision = try vault.lock.withLock { () throws(VaultError) -> EntryRevision in try vault.revision(frame: item.frame) }
             return EntrySnapshot(
                 id: item.id, revision: revision, conflictingHeads: item.conflictingHeads, revisionCount: item.revisionCount,
-                isVerified: item.isVerified, attestedBy: item.attestedBy)
+                isVerified: item.isVerified, attestedBy: item.attestedBy, attestedByRemovedMember: item.removedAttestor)
         } catch {
             failures.record(error)
             let placeholder = EntryRevision(
                 entryID: item.id, revisionID: RevisionID(unchecked: Array(repeating: 0, count: RevisionID.byteCount)), parents: [],
                 clock: HybridLogicalClock(rawValue: 0), device: nil, body: EntryBody(created: item.created))
-            return EntrySnapshot(id: item.id, revision: placeholder, conflictingHeads: [], revisionCount: item.revisionCount, isVerified: false, attestedBy: nil)
+            return EntrySnapshot(id: item.id, revision: placeholder, conflictingHeads: [], revisionCount: item.revisionCount, isVerified: false, attestedBy: nil,
+                                 attestedByRemovedMember: nil)
         }
     }
 
@@ -98,7 +100,8 @@ extension Vault {
                     return true
                 }
                 let frame = record.frame.location.index
-                summaries.insert(r, frame: frame, verified: record.commitVerified, attestedBy: record.attestedBy, retain: false)
+                summaries.insert(
+                    r, frame: frame, verified: record.commitVerified, attestedBy: record.attestedBy, removedAttestor: record.removedAttestor, retain: false)
                 created[frame] = r.body.created
                 if !r.isDeleted, include(r.body) { accepted.insert(frame) }
                 return true
@@ -111,7 +114,7 @@ extension Vault {
                 guard let winner = heads.first, !winner.isDeleted, accepted.contains(winner.frame) else { continue }
                 items.append(EntryCatalog.Item(
                     id: id, frame: winner.frame, created: created[winner.frame] ?? 0, conflictingHeads: heads.dropFirst().map(\.revisionID),
-                    revisionCount: list.count, isVerified: winner.isVerified, attestedBy: winner.attestedBy))
+                    revisionCount: list.count, isVerified: winner.isVerified, attestedBy: winner.attestedBy, removedAttestor: winner.removedAttestor))
             }
             items.sort { a, b in a.created != b.created ? a.created < b.created : a.id < b.id }
             return EntryCatalog(vault: self, items: items, failures: EntryCatalog.FailureCount(), unreadRecords: unread)

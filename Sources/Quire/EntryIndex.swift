@@ -18,29 +18,102 @@ struct RevisionSummary: Sendable {
     /// The Ed25519 public key of the member that attested the revision's
     /// commit; nil when it is unattested (`Spec/format.md §9.4`).
     let attestedBy: [UInt8]?
+    /// The key of a removed member whose attestation covers the revision's
+    /// commit (`Spec/format.md §9.4`); nil otherwise.
+    let removedAttestor: [UInt8]?
+    /// BLAKE2b-256 of the revision's payload: two frames of one revision id
+    /// must carry the same one (`Spec/merge.md §5`).
+    let payloadHash: [UInt8]
+
+    /// 2 attested by a member, 1 verified, 0 unverified.
+    var standing: Int { attestedBy != nil ? 2 : isVerified ? 1 : 0 }
+}
+
+/// A manifest a blob id may resolve to (`Spec/format.md §7.3`).
+struct BlobCandidate: Sendable {
+    let manifest: BlobManifest
+    let frame: Int
+    /// The blob key the manifest's content is hashed under (the blob key of
+    /// the keyring whose key seals the manifest).
+    let blobKey: SymmetricKey?
+    /// 2 attested by a member, 1 verified, 0 unverified.
+    let standing: Int
+    /// True when the id is the manifest's `blob`, false for an alias.
+    let exact: Bool
+
+    /// Resolution order: an exact blob id before an alias, then the higher
+    /// standing, then the earlier frame.
+    func precedes(_ other: BlobCandidate) -> Bool {
+        if exact != other.exact { return exact }
+        if standing != other.standing { return standing > other.standing }
+        return frame < other.frame
+    }
 }
 
 /// The entry index: every revision by entry, the blobs, the profile.
 struct EntryIndex: Sendable {
     var revisions: [EntryID: [RevisionSummary]] = [:]
-    var blobs: [BlobID: BlobManifest] = [:]
-    /// The blob key each manifest's content is hashed under (the blob key of
-    /// the keyring whose key seals the manifest).
-    var blobKeys: [BlobID: SymmetricKey] = [:]
+    /// Every released manifest whose stream is whole in structure, by each
+    /// id it answers to, best first (``BlobCandidate/precedes(_:)``).
+    var blobs: [BlobID: [BlobCandidate]] = [:]
     var profile: Profile?
     var issues: [FormatError] = []
+    /// The greatest clock of a revision or profile a member attested: the
+    /// clock a writer's own clock follows and the rollback test compares
+    /// (`Spec/records.md §3.2`). Unattested clocks do not count, so an
+    /// epoch-key holder cannot push them to 2⁶⁴ − 1.
     var maxClock = HybridLogicalClock(rawValue: 0)
 
     /// Adds a revision; `retain: false` keeps only its summary (the body is
-    /// read again from `frame` when needed).
-    mutating func insert(_ r: EntryRevision, frame: Int, verified: Bool = true, attestedBy: [UInt8]? = nil, retain: Bool = true) {
+    /// read again from `frame` when needed). A second frame of the same
+    /// revision id replaces the first only when it has a higher standing;
+    /// when their payloads differ, the conflict is reported
+    /// [`revision_conflict`] (`Spec/merge.md §5`).
+    mutating func insert(
+        _ r: EntryRevision, frame: Int, location: FrameLocation? = nil, payload: [UInt8]? = nil, verified: Bool = true,
+        attestedBy: [UInt8]? = nil, removedAttestor: [UInt8]? = nil, retain: Bool = true
+    ) {
         var list = revisions[r.entryID, default: []]
-        guard !list.contains(where: { $0.revisionID == r.revisionID }) else { return }
-        list.append(RevisionSummary(
+        let summary = RevisionSummary(
             frame: frame, revision: retain ? r : nil, revisionID: r.revisionID, parents: r.parents, clock: r.clock,
-            isDeleted: r.isDeleted, isVerified: verified, attestedBy: verified ? attestedBy : nil))
+            isDeleted: r.isDeleted, isVerified: verified, attestedBy: verified ? attestedBy : nil,
+            removedAttestor: verified ? removedAttestor : nil, payloadHash: BLAKE2b.hash(payload ?? r.encoded(), byteCount: 32))
+        if let at = list.firstIndex(where: { $0.revisionID == r.revisionID }) {
+            let existing = list[at]
+            if existing.payloadHash != summary.payloadHash, let location {
+                issues.append(.revisionConflict(location, revision: r.revisionID.description))
+            }
+            guard summary.standing > existing.standing else { return }
+            list[at] = summary
+        } else {
+            list.append(summary)
+        }
         revisions[r.entryID] = list
-        if r.clock > maxClock { maxClock = r.clock }
+        if summary.attestedBy != nil && r.clock > maxClock { maxClock = r.clock }
+    }
+
+    /// Adds a manifest under its blob id and each of its aliases.
+    mutating func insert(_ m: BlobManifest, frame: Int, blobKey: SymmetricKey?, standing: Int) {
+        for id in [m.blob] + m.aliases {
+            let candidate = BlobCandidate(manifest: m, frame: frame, blobKey: blobKey, standing: standing, exact: id == m.blob)
+            var list = blobs[id, default: []]
+            let at = list.firstIndex { candidate.precedes($0) } ?? list.count
+            list.insert(candidate, at: at)
+            blobs[id] = list
+        }
+    }
+
+    /// The manifest `id` resolves to (`Spec/format.md §7.3`): one whose
+    /// `blob` is `id`, before one that lists it in `aliases`; then the
+    /// highest standing; then the first in file order.
+    func resolve(_ id: BlobID) -> BlobCandidate? { blobs[id]?.first }
+
+    /// True when an upload with blob id `id` under `blobKey` may be
+    /// deduplicated: a manifest of a commit a member attested names it as
+    /// its own blob id under that blob key (`Spec/format.md §7.3`).
+    func holdsAttested(_ id: BlobID, blobKey: SymmetricKey?) -> Bool {
+        guard let blobKey else { return false }
+        return blobs[id]?.contains { $0.exact && $0.standing == 2 && $0.blobKey == blobKey } ?? false
     }
 
     /// The heads of an entry: revisions no other revision names as a parent,
@@ -78,6 +151,13 @@ public struct EntrySnapshot: Sendable {
     /// or by another implementation — or unverified: such a revision must
     /// not be shown as written by a member (`Spec/format.md §9.4`).
     public let attestedBy: [UInt8]?
+    /// The Ed25519 public key of a member whose attestation covers the
+    /// winning revision's commit but whom a trusted keyring has since
+    /// removed. The file cannot show that the commit was written before the
+    /// removal (a removed device can insert commits into the past), so the
+    /// revision is not attested (``attestedBy`` is nil); an app may say
+    /// "attested by a removed member" (`Spec/format.md §9.4`).
+    public let attestedByRemovedMember: [UInt8]?
 
     /// True when a member attested the winning revision (``attestedBy``).
     public var isAttested: Bool { attestedBy != nil }
@@ -112,21 +192,23 @@ extension Vault {
                 switch record.frame.header.kind {
                 case .entryRevision:
                     let r = try EntryRevision(decoding: record.payload, location: record.frame.location)
-                    built.insert(r, frame: record.frame.location.index, verified: record.commitVerified, attestedBy: record.attestedBy, retain: retain)
+                    built.insert(
+                        r, frame: record.frame.location.index, location: record.frame.location, payload: record.payload,
+                        verified: record.commitVerified, attestedBy: record.attestedBy, removedAttestor: record.removedAttestor, retain: retain)
                 case .blobManifest:
                     let m = try BlobManifest(decoding: record.payload, location: record.frame.location)
                     if (try? file.chunkFrames(for: m)) != nil {
                         let blobKey = file.openingKey(frame: record.frame.location.index)?.blobKey
                         // A revision names content by its blob id or by an
-                        // earlier id a rekey kept as an alias.
-                        for id in [m.blob] + m.aliases where built.blobs[id] == nil {
-                            built.blobs[id] = m
-                            built.blobKeys[id] = blobKey
-                        }
+                        // earlier id a rekey kept as an alias; an alias is
+                        // checked against the content when it is read.
+                        let standing = record.attestedBy != nil ? 2 : record.commitVerified ? 1 : 0
+                        built.insert(m, frame: record.frame.location.index, blobKey: blobKey, standing: standing)
                     }
                 case .profile:
                     let p = try Profile(decoding: record.payload, location: record.frame.location)
                     if built.profile == nil || p.clock >= built.profile!.clock { built.profile = p }
+                    if record.attestedBy != nil && p.clock > built.maxClock { built.maxClock = p.clock }
                 default:
                     break
                 }
@@ -138,7 +220,14 @@ extension Vault {
         built.issues += issues
     }
 
+    /// Lets the writer's clock follow a reading it saw — a revision or
+    /// profile a member attested, or one this vault appended — unless the
+    /// reading is more than a day ahead of the wall clock: a far-future
+    /// reading would make every later revision of this device win, or
+    /// saturate at 2⁶⁴ − 1 (`Spec/records.md §3.2`).
     func observe(_ seen: HybridLogicalClock) {
+        let now = UInt64(max(0, ProcessStats.wallClockMilliseconds()))
+        guard seen.milliseconds <= now &+ HybridLogicalClock.maxLeadMilliseconds else { return }
         if seen > clock { clock = seen }
     }
 
@@ -205,7 +294,8 @@ extension Vault {
         if let cached = winner.revision { winning = cached } else { winning = try revision(frame: winner.frame) }
         return EntrySnapshot(
             id: id, revision: winning, conflictingHeads: heads.dropFirst().map(\.revisionID),
-            revisionCount: index.revisions[id]?.count ?? 0, isVerified: winner.isVerified, attestedBy: winner.attestedBy)
+            revisionCount: index.revisions[id]?.count ?? 0, isVerified: winner.isVerified, attestedBy: winner.attestedBy,
+            attestedByRemovedMember: winner.removedAttestor)
     }
 
     /// Who attested each revision of an entry: for every revision of `id`
@@ -305,19 +395,31 @@ extension Vault {
     /// - Throws: ``VaultError/attachmentNotFound(_:)``.
     public func attachment(_ blob: BlobID) throws(VaultError) -> BlobManifest {
         return try lock.withLock { () throws(VaultError) -> BlobManifest in
-            guard let m = try loadIndex().blobs[blob] else { throw .attachmentNotFound(blob) }
-            return m
+            guard let c = try loadIndex().resolve(blob) else { throw .attachmentNotFound(blob) }
+            return c.manifest
         }
     }
 
-    /// Opens an attachment for streaming or chunk-by-chunk reading.
+    /// Opens an attachment for streaming or chunk-by-chunk reading. When
+    /// `blob` resolves through a manifest's `aliases`, reading to the end
+    /// also checks that it is the content's blob id under the blob key of a
+    /// trusted keyring (`Spec/format.md §7.3`).
     ///
     /// - Throws: ``VaultError/attachmentNotFound(_:)``, ``VaultError/format(_:)``.
     public func openAttachment(_ blob: BlobID) throws(VaultError) -> BlobReader {
         return try lock.withLock { () throws(VaultError) -> BlobReader in
-            let m = try attachment(blob)
-            let blobKey = try loadIndex().blobKeys[blob]
-            do throws(FormatError) { return try file.openBlob(m, blobKey: blobKey) } catch { throw .format(error) }
+            guard let c = try loadIndex().resolve(blob) else { throw .attachmentNotFound(blob) }
+            var aliasKeys: [SymmetricKey] = []
+            if !c.exact {
+                for key in unlocked.keys.all {
+                    if let k = key.blobKey, !aliasKeys.contains(k) { aliasKeys.append(k) }
+                }
+            }
+            do throws(FormatError) {
+                return try file.openBlob(c.manifest, blobKey: c.blobKey, alias: c.exact ? nil : blob, aliasBlobKeys: aliasKeys)
+            } catch {
+                throw .format(error)
+            }
         }
     }
 }

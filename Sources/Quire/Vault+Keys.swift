@@ -50,12 +50,17 @@ extension Vault {
         keyWarnings.removeAll { $0.code == "rollback_suspected" }
         rollbackRefusal = nil
         if let memory {
-            if memory.removed && unlocked.unreadableNewerEpoch == nil, case .device = credential {
-                // Removed once, removed for good: a rolled-back file does not
-                // re-admit this device.
-                rollbackRefusal = "this device was removed from this vault; a copy from before the removal does not bring it back"
-                keyWarnings.append(.rollbackSuspected(reason: rollbackRefusal!))
-                return
+            if case .device(let pair) = credential, memory.removedKey == pair.publicKey, unlocked.removedIn == nil {
+                // This device saw itself removed, and the file no longer
+                // shows it. Only a file that passes the rollback tests and
+                // lists it as a member again (its removal was cut by rule 6)
+                // re-admits it; a rolled-back file does not (Spec/keys.md §7).
+                let isMember = (try? KeyState(unlocked, vaultID: vaultID))?.member(withKey: pair.publicKey) != nil
+                if !isMember || rollbackReason(against: memory) != nil {
+                    rollbackRefusal = "this device was removed from this vault; a copy from before the removal does not bring it back"
+                    keyWarnings.append(.rollbackSuspected(reason: rollbackRefusal!))
+                    return
+                }
             }
             var suspicion = rollbackReason(against: memory)
             if suspicion != nil {
@@ -92,9 +97,10 @@ extension Vault {
         // opened and is not trusted; one this credential cannot open says
         // nothing (Spec/keys.md §7).
         let byID = Dictionary(unlocked.keyrings.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let remembered = Set(memory.keyringHeads)
         let missing = memory.keyringHeads.filter { id in
             guard let ring = byID[id] else { return true }
-            return ring.content != nil && !ring.isTrusted
+            return ring.content != nil && !ring.isTrusted && !removalIsNews(ring, remembered: remembered, byID: byID)
         }
         if !missing.isEmpty {
             return "\(missing.count) keyring\(missing.count == 1 ? "" : "s") this device trusted \(missing.count == 1 ? "is" : "are") missing from it"
@@ -109,6 +115,37 @@ extension Vault {
         return "it lacks records newer than any it holds, which this device saw"
     }
 
+    /// True when remembered head `ring` is untrusted only because rule 6 cut
+    /// it or an ancestor, and every keyring that did the cutting is signed
+    /// by a recovery member or descends from another remembered head that
+    /// is still trusted: the removal is news, not a rollback (`Spec/keys.md
+    /// §7`, test 1).
+    func removalIsNews(_ ring: KeyringInfo, remembered: Set<KeyringID>, byID: [KeyringID: KeyringInfo]) -> Bool {
+        var cutters: [KeyringID] = []
+        var stack = [ring.id]
+        var seen = Set<KeyringID>()
+        while let id = stack.popLast() {
+            guard seen.insert(id).inserted, let r = byID[id], !r.isTrusted else { continue }
+            if r.cutBy.isEmpty { stack.append(contentsOf: r.parents) } else { cutters.append(contentsOf: r.cutBy) }
+        }
+        guard !cutters.isEmpty else { return false }
+        func recoverySigned(_ r: KeyringInfo) -> Bool {
+            let sources = r.parents.isEmpty ? [r] : r.parents.compactMap { byID[$0] }
+            return sources.contains { $0.content?.members.first { $0.role == "recovery" }?.publicKey == r.signer }
+        }
+        func descendsFromRememberedTrusted(_ start: KeyringInfo) -> Bool {
+            var stack = start.parents
+            var seen = Set<KeyringID>()
+            while let id = stack.popLast() {
+                guard seen.insert(id).inserted, let r = byID[id] else { continue }
+                if id != ring.id && remembered.contains(id) && r.isTrusted { return true }
+                stack.append(contentsOf: r.parents)
+            }
+            return false
+        }
+        return cutters.allSatisfy { id in byID[id].map { recoverySigned($0) || descendsFromRememberedTrusted($0) } ?? false }
+    }
+
     /// Writes what this device now knows of the file, unless it equals
     /// `previous` (what the store holds, when the caller read it).
     func rememberHeads(previous stored: VaultMemory?? = .none) throws(VaultError) {
@@ -117,10 +154,24 @@ extension Vault {
         let s = file.structure
         let previous: VaultMemory? = if case .some(let m) = stored { m } else { try? store.memory(of: vaultID, path: path) }
         let known = max(index?.maxClock.rawValue ?? 0, clock.rawValue)
+        // A device remembers finding its own key removed, for good — until a
+        // file that passes the rollback tests lists it as a member again.
+        var removedKey = previous?.removedKey
+        if case .device(let pair) = credential {
+            if unlocked.removedIn != nil {
+                removedKey = pair.publicKey
+            } else if removedKey == pair.publicKey && state.member(withKey: pair.publicKey) != nil {
+                removedKey = nil
+            }
+        }
+        // The heads, and the keyrings this credential is behind: a file that
+        // lost one of them was rolled back.
+        var remembered = state.heads.map(\.id)
+        for newer in unlocked.newerKeyrings where !remembered.contains(newer.id) { remembered.append(newer.id) }
         let memory = VaultMemory(
             vaultID: vaultID, path: path, committedLength: s.committedEnd, chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
-            newestClock: max(previous?.newestClock ?? 0, known), keyringHeads: Array(state.heads.map(\.id).prefix(Limits.maxParentCount)),
-            removed: (previous?.removed ?? false) || unlocked.unreadableNewerEpoch != nil)
+            newestClock: max(previous?.newestClock ?? 0, known), keyringHeads: Array(remembered.prefix(Limits.maxParentCount)),
+            removedKey: removedKey)
         if memory == previous { return }
         do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
     }
@@ -139,7 +190,7 @@ extension Vault {
             let memory = VaultMemory(
                 vaultID: vaultID, path: path, committedLength: s.committedEnd, chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
                 newestClock: (try? loadIndex().maxClock.rawValue) ?? 0, keyringHeads: Array(state.heads.map(\.id).prefix(Limits.maxParentCount)),
-                removed: false)
+                removedKey: nil)
             do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
             keyWarnings.removeAll { $0.code == "rollback_suspected" }
             rollbackRefusal = nil
@@ -201,7 +252,7 @@ extension Vault {
             changingKeys = true
             defer { changingKeys = false }
             do {
-                try commit { tx in
+                try commit(keyChange: change) { tx in
                     let state = try KeyState(self.unlocked, vaultID: self.vaultID)
                     let proposals = try KeyOperations.keyrings(for: change, state: state, signer: signer, now: now, random: self.random)
                     for proposal in proposals {
@@ -269,6 +320,39 @@ extension Vault {
 }
 
 extension Vault {
+    /// Removes the devices called `names` (case-insensitive) in one keyring
+    /// signed by the recovery key: a *lockdown* (`Spec/keys.md §6.3`). Its
+    /// parents leave out what those devices signed last, and rule 6 cuts
+    /// every keyring they signed outside it — whatever they do concurrently
+    /// or from an old copy. It works with a recovery key that a device
+    /// replaced, and removes again a device that is already removed but
+    /// answered its removal from a fork.
+    ///
+    /// - Parameter names: devices of the key state, or devices it lists as
+    ///   removed.
+    /// - Returns: the members the keyring removes.
+    /// - Throws: ``VaultError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
+    ///   when the vault was not opened with the recovery key, or a name
+    ///   matches no device; the errors of ``changeKeys(_:now:)``.
+    @discardableResult
+    public func lockDown(removingDevicesNamed names: [String], now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> [KeyringMember] {
+        guard case .recoveryKey = credential else {
+            throw .keys(.operationRefused(reason: "only the recovery key removes several devices at once; open the vault with --recovery-key-file FILE"))
+        }
+        let state = try keyState()
+        let known = state.devices + state.removed.filter { $0.role == "device" }
+        var keys: [[UInt8]] = []
+        for name in names {
+            guard let member = known.first(where: { $0.name.lowercased() == name.lowercased() }) else {
+                let all = state.devices.map { "\"\($0.name)\"" }.joined(separator: ", ")
+                throw .keys(.operationRefused(reason: "no device is named \"\(name)\"; the devices are \(all.isEmpty ? "none" : all)"))
+            }
+            if !keys.contains(member.publicKey) { keys.append(member.publicKey) }
+        }
+        let written = try changeKeys(.lockdown(publicKeys: keys), now: now)
+        return try keyState().trusted.first { $0.id == written.id }?.content?.removed ?? []
+    }
+
     /// Who can decrypt which records, in plain words (`Spec/keys.md §8`):
     /// `quire keys status`. ``PrivacyStatement/text`` is the printed form.
     ///

@@ -2,6 +2,7 @@ public import QuireCrypto
 public import QuireFormat
 public import QuireKeys
 public import QuireSystem
+import QuireSync
 
 /// How to set up a new vault (`Spec/keys.md §6.1`).
 public struct VaultSetup: Sendable {
@@ -170,11 +171,41 @@ public final class Vault: @unchecked Sendable {
         return try open(at: path, credential: credential, writable: true, random: random, options: options)
     }
 
-    /// The epoch key new records are sealed under, or why there is none.
-    func writableKey() throws(VaultError) {
-        if let newer = unlocked.unreadableNewerEpoch { throw .removedFromVault(newerEpoch: newer) }
+    /// Why this credential may not write now, if it may not: records when
+    /// `change` is nil, otherwise that key change (`Spec/format.md §8.6`,
+    /// `Spec/keys.md §6`).
+    func writableKey(for change: KeyChange? = nil) throws(VaultError) {
+        let isRecovery: Bool
+        if case .recoveryKey = credential { isRecovery = true } else { isRecovery = false }
+        if let removed = unlocked.removedIn {
+            // A replaced recovery key may still remove, from a fork, the
+            // member who replaced it (Spec/keys.md §6.3); nothing else.
+            switch change {
+            case .remove?, .lockdown?: guard isRecovery else { throw .removedFromVault(newerEpoch: removed.epoch) }
+            default: throw .removedFromVault(newerEpoch: removed.epoch)
+            }
+        }
+        if let newest = unlocked.newerKeyrings.max(by: { $0.epoch < $1.epoch }) {
+            // Behind: no records, no key change — except a removal of the
+            // member that made such a keyring, and any removal or
+            // replacement by the recovery key, which is never refused on
+            // this ground.
+            let signers = Set(unlocked.newerKeyrings.compactMap { $0.signer?.publicKey })
+            let allowed: Bool
+            switch change {
+            case .remove(let key)?: allowed = isRecovery || signers.contains(key)
+            case .lockdown?, .replaceRecoveryKey?: allowed = isRecovery
+            default: allowed = false
+            }
+            if !allowed {
+                throw .behindNewerKeyring(newerEpoch: newest.epoch, madeBy: newest.signer.map(PrivacyStatement.phrase(for:)) ?? "a member")
+            }
+        }
         guard file.isWritable else { throw .format(.notWritable(reason: "it was opened read-only")) }
         if let reason = rollbackRefusal { throw .rolledBack(reason: reason) }
+        // A commit altered after later ones were written: refused as for a
+        // rollback, until a merge or a compaction rewrites it (Spec/format.md §9.3).
+        if let g = file.tamperedCommits.first { throw .tampered(file.structure.frames[file.structure.groups[g].commitFrame].location) }
         guard signer != nil else {
             throw .keys(.operationRefused(reason: "a passphrase or an escrow key can read this vault but not write to it; open it with a device or the recovery key"))
         }
@@ -187,11 +218,18 @@ public final class Vault: @unchecked Sendable {
     /// is committed and the file is as it was.
     ///
     /// - Throws: ``VaultError`` for I/O, a damaged tail, a record too large or
-    ///   ``VaultError/removedFromVault(newerEpoch:)``; otherwise whatever
+    ///   ``VaultError/removedFromVault(newerEpoch:)``,
+    ///   ``VaultError/behindNewerKeyring(newerEpoch:madeBy:)``; otherwise whatever
     ///   `build` throws, unchanged.
     public func commit(_ build: (VaultTransaction) throws -> Void) throws {
+        try commit(keyChange: nil, build)
+    }
+
+    /// ``commit(_:)`` for records (`change` nil) or for a key change, which
+    /// the write gate judges on its own (``writableKey(for:)``).
+    func commit(keyChange change: KeyChange?, _ build: (VaultTransaction) throws -> Void) throws {
         try lock.withLock { () throws -> Void in
-            try writableKey()
+            try writableKey(for: change)
             try joinConcurrentKeyrings()
             // A writer that loses a race with a rewrite (a compaction or a
             // merge renamed a new file over the path) or a key change reads
@@ -224,7 +262,7 @@ public final class Vault: @unchecked Sendable {
                         try reload()
                         // The keys may have changed under us: this device may
                         // have been removed, or keyrings may need joining.
-                        try writableKey()
+                        try writableKey(for: change)
                         try joinConcurrentKeyrings()
                         continue
                     }
@@ -253,10 +291,10 @@ public final class Vault: @unchecked Sendable {
     static func unlock(_ file: VaultFile, with credential: Credential) throws(VaultError) -> UnlockedKeys {
         var unlocked: UnlockedKeys
         do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
-        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+        file.verifyCommits(with: unlocked)
         if file.recoveredCommit {
             do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
-            file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+            file.verifyCommits(with: unlocked)
         }
         // An unknown critical kind stops the reader only inside a commit a
         // member attested (Spec/format.md §4.3): decided on verified state.
@@ -294,7 +332,7 @@ public final class VaultTransaction {
     unowned let vault: Vault
     let pending: PendingCommit
     var newRevisions: [(Int, EntryRevision)] = []
-    var newBlobs: [BlobManifest] = []
+    var newBlobs: [(manifest: BlobManifest, frame: Int)] = []
     var newProfile: Profile?
 
     init(vault: Vault, pending: PendingCommit) {
@@ -365,11 +403,19 @@ public final class VaultTransaction {
     ///
     /// - Throws: ``VaultError/format(_:)``.
     public func storeAttachment(from source: any ByteSource, mediaType: String) throws(VaultError) -> StoredBlob {
-        let known = (try? vault.loadIndex().blobs) ?? [:]
-        let fresh = Set(newBlobs.map(\.blob))
+        // Deduplicate only against content a member stored under the write
+        // blob key: a manifest an epoch-key holder planted for a predicted
+        // blob id (or an alias) must not stand in for the upload
+        // (Spec/format.md §7.3).
+        let index = try? vault.loadIndex()
+        let writeBlobKey = pending.key.blobKey
+        let fresh = Set(newBlobs.map(\.manifest.blob))
         do {
-            let stored = try pending.appendBlob(from: source, mediaType: mediaType) { known[$0] != nil || fresh.contains($0) }
-            if case .stored(let m) = stored { newBlobs.append(m) }
+            let stored = try pending.appendBlob(from: source, mediaType: mediaType) {
+                fresh.contains($0) || (index?.holdsAttested($0, blobKey: writeBlobKey) ?? false)
+            }
+            // The manifest is the last frame appended.
+            if case .stored(let m) = stored { newBlobs.append((m, vault.file.structure.frames.count + pending.frameCount - 1)) }
             return stored
         } catch {
             throw .format(error)
@@ -401,9 +447,8 @@ public final class VaultTransaction {
     func finishIndexing() {
         guard vault.index != nil else { return }
         for (frame, rev) in newRevisions { vault.index!.insert(rev, frame: frame, retain: vault.retainsBodies) }
-        for m in newBlobs where vault.index!.blobs[m.blob] == nil {
-            vault.index!.blobs[m.blob] = m
-            vault.index!.blobKeys[m.blob] = pending.key.blobKey
+        for (m, frame) in newBlobs {
+            vault.index!.insert(m, frame: frame, blobKey: pending.key.blobKey, standing: 2)
         }
         if let newProfile { vault.index!.profile = newProfile }
     }

@@ -13,13 +13,29 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     case entryNotFound(EntryID)
     /// No attachment with this id.
     case attachmentNotFound(BlobID)
-    /// This credential can read but no longer write: a newer epoch exists
-    /// that it cannot open (the device was removed).
+    /// This credential's own key is listed as removed in a keyring it
+    /// trusts (`Spec/format.md §8.6`): it can read what it could, and write
+    /// nothing — a recovery key that a device replaced may still remove the
+    /// member who replaced it, from a fork (`Spec/keys.md §6.3`).
     case removedFromVault(newerEpoch: UInt32)
+    /// A current member made a keyring, of epoch `newerEpoch`, that this
+    /// credential cannot open (`Spec/format.md §8.6`): it is *behind* — it
+    /// was removed, or that member left it out. It can read, not write
+    /// records nor change keys, except that it may remove the member who made
+    /// that keyring (the recovery key: any removal or a replacement).
+    /// `madeBy` names that member as the privacy statement does, such as
+    /// `the device "Phone"` or `the recovery key`.
+    case behindNewerKeyring(newerEpoch: UInt32, madeBy: String)
     /// This file is older than the copy this device last saw (a rollback):
     /// writing is refused until the newer copy is merged back or the file is
     /// accepted (`Spec/keys.md §7`).
     case rolledBack(reason: String)
+    /// A commit of this file was altered after later commits were written,
+    /// with no sign of damage (`Spec/format.md §9.3`, [`commit_tampered`]):
+    /// writing is refused until a copy that holds the commit is merged back,
+    /// or the vault is compacted without what cannot be verified
+    /// (``CompactionOptions/dropUnverified``).
+    case tampered(FrameLocation)
     /// This device's key store could not be read or written.
     case deviceStore(DeviceStoreError)
     /// Finding, merging or folding copies failed (`Spec/merge.md`).
@@ -38,7 +54,9 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .entryNotFound: "entry_not_found"
         case .attachmentNotFound: "blob_not_found"
         case .removedFromVault: "removed_from_vault"
+        case .behindNewerKeyring: "behind_newer_keyring"
         case .rolledBack: "rolled_back"
+        case .tampered: "commit_tampered"
         case .deviceStore(let e): e.code
         case .sync(let e): e.code
         case .damagedHeader: "header_damaged"
@@ -53,8 +71,12 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .attachmentNotFound(let id): "no attachment \(id) in this vault"
         case .rolledBack(let reason):
             "this file is older than the copy of this vault this device last saw (\(reason)); nothing was written. Merge the newer copy back (quire merge VAULT NEWER-COPY), or, if you restored this file on purpose, accept it (quire keys accept-rollback VAULT)"
+        case .tampered(let loc):
+            "commit \(loc) of this file was altered after later commits were written, with no sign of damage (records were deleted, replaced or inserted); nothing was written. Merge a copy that holds the commit (quire merge VAULT COPY), or, if none exists, compact the vault without what cannot be verified (quire compact --drop-unverified VAULT), which keeps only what the chain vouches for"
         case .removedFromVault(let epoch):
-            "this key cannot open epoch \(epoch), which a current member made: it was removed from the vault; it can read older records but cannot write or change the keys. Open the vault with an enrolled device or the recovery key"
+            "this key was removed from the vault (in the keyring of epoch \(epoch)): it can read older records but cannot write or change the keys. Open the vault with an enrolled device or the recovery key"
+        case .behindNewerKeyring(let epoch, let madeBy):
+            "this key cannot open epoch \(epoch), which \(madeBy) made: this key was removed, or left out of it. It can read older records but cannot write. Open the vault on a device that can read it (its next write lets this key read again if it is still a member), or, if you do not trust \(madeBy), remove it"
         case .deviceStore(let e): e.description
         case .sync(let e): e.description
         case .damagedHeader(let reason):

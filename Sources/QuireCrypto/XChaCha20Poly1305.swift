@@ -21,6 +21,21 @@ public enum XChaCha20Poly1305 {
     /// Tag length in bytes.
     public static let tagByteCount = 16
 
+    /// The XChaCha20 keystream of `key` and a 24-byte `nonce` from block 0
+    /// (libsodium's `crypto_stream_xchacha20`). Its first 32 bytes are the
+    /// Poly1305 one-time key the AEAD uses with that key and nonce, and the
+    /// AEAD encrypts with the bytes from offset 64 on. Only tests that build
+    /// attacks on the construction need it (`Spec/format.md §5.2`).
+    @_spi(Testing) public static func keystream(byteCount: Int, key: SymmetricKey, nonce: [UInt8]) -> [UInt8] {
+        Sodium.ensure()
+        precondition(nonce.count == nonceByteCount && byteCount >= 0)
+        var out = [UInt8](repeating: 0, count: byteCount)
+        key.withUnsafeBytes { k in
+            _ = crypto_stream_xchacha20(&out, UInt64(byteCount), nonce, k.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
+        return out
+    }
+
     /// Seals `plaintext` into `output`, which must be exactly
     /// `plaintext.count + 16` bytes. `output` may alias `plaintext` (in place).
     ///

@@ -231,8 +231,16 @@ extension VaultFile {
     }
 
     /// Checks that a stream's chunks form the one canonical chunking of
-    /// `manifest` (`Spec/format.md §7.1`): indices 0…n−1, each once, in
+    /// `manifest` (`Spec/format.md §7.1`, §7.4): indices 0…n−1, each once, in
     /// order, only the last one final, n matching the size. Needs no key.
+    ///
+    /// Where several chunk frames carry one index, the stream takes the one
+    /// of the highest standing — a commit a member attested, then another
+    /// verified commit, then a commit that does not verify — and the first
+    /// in file order among those; a second frame of that standing counts
+    /// only if it is byte for byte the same. So a copy of a chunk appended
+    /// after a junk commit, or in an unattested commit, does not break a
+    /// stream.
     ///
     /// - Returns: the chunk frame indices in order.
     /// - Throws: ``FormatError/chunkMissing(stream:index:)``,
@@ -247,10 +255,24 @@ extension VaultFile {
         let s = manifest.stream.description
         // Only chunks the release rules allow count (Spec/format.md §9.3):
         // a stale chunk cannot break or join a stream.
-        let frames = (streamIndexLocked[manifest.stream] ?? []).filter { releaseVerdictLocked(frame: $0) == nil }
+        let releasable = (streamIndexLocked[manifest.stream] ?? []).filter { releaseVerdictLocked(frame: $0) == nil }
+        var chosen: [UInt32: (frame: Int, standing: Int)] = [:]
+        for f in releasable {
+            let index = structure.frames[f].chunk!.index
+            let standing = standingLocked(ofFrame: f)
+            guard let current = chosen[index] else {
+                chosen[index] = (f, standing)
+                continue
+            }
+            if standing > current.standing {
+                chosen[index] = (f, standing)
+            } else if standing == current.standing, !(try sameFrameLocked(current.frame, f)) {
+                throw .chunkDuplicate(stream: s, index: index)
+            }
+        }
+        let frames = chosen.values.map { $0.frame }.sorted()
         let chunks = frames.map { structure.frames[$0].chunk! }
-        var seen = Set<UInt32>()
-        for c in chunks where !seen.insert(c.index).inserted { throw .chunkDuplicate(stream: s, index: c.index) }
+        let seen = Set(chosen.keys)
         // Indices must be exactly 0…n−1: the first gap is the missing chunk.
         var expected: UInt32 = 0
         while seen.contains(expected) { expected += 1 }
@@ -276,13 +298,64 @@ extension VaultFile {
         return frames
     }
 
+    /// How far a commit vouches for frame `index`: 2 when its commit is
+    /// verified and attested by a member, 1 when it is verified, 0 otherwise
+    /// (`Spec/format.md §7.4`).
+    public func standing(ofFrame index: Int) -> Int {
+        lock.withLock { standingLocked(ofFrame: index) }
+    }
+
+    func standingLocked(ofFrame index: Int) -> Int {
+        guard let g = structure.groupIndex(ofFrame: index), g < commits.statuses.count, commits.statuses[g] == .verified else { return 0 }
+        return commits.isAttested(g) ? 2 : 1
+    }
+
+    /// True when frames `a` and `b` are the same bytes.
+    func sameFrameLocked(_ a: Int, _ b: Int) throws(FormatError) -> Bool {
+        let fa = structure.frames[a], fb = structure.frames[b]
+        guard fa.headerBytes == fb.headerBytes, fa.trailer == fb.trailer else { return false }
+        let count = Int(fa.header.bodyLength)
+        let window = FileWindow(file: file, fileSize: structure.fileSize, preferredByteCount: 0)
+        return try window.bytes(fa.bodyOffset, count) == window.bytes(fb.bodyOffset, count)
+    }
+
+    /// Whether chunk frame `index` authenticates under a held key of its key
+    /// id: nil when no such key is held (`Spec/format.md §7.4`). Merge uses
+    /// it to leave out a chunk that does not (`Spec/merge.md §3.2`).
+    public func chunkAuthenticates(frame index: Int) -> Bool? {
+        lock.withLock { () -> Bool? in
+            let f = structure.frames[index]
+            let keys = keys.keys(for: f.header.keyID)
+            guard let chunk = f.chunk, !keys.isEmpty else { return keys.isEmpty ? nil : false }
+            let window = FileWindow(file: file, fileSize: structure.fileSize, preferredByteCount: 0)
+            return (try? window.withBytes(f.bodyOffset, Int(f.header.bodyLength)) { (body: UnsafeRawBufferPointer) throws(FormatError) -> Bool in
+                let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: Limits.chunkByteCount, alignment: 16)
+                defer {
+                    scratch.initializeMemory(as: UInt8.self, repeating: 0)
+                    scratch.deallocate()
+                }
+                _ = try SealedFrame.openChunk(
+                    body: body, header: f.header, chunk: chunk, location: f.location, keys: keys, vaultID: vaultID, into: scratch)
+                return true
+            }) ?? false
+        }
+    }
+
     /// Opens an attachment for reading (`Spec/format.md §7`); `blobKey` is the
     /// blob key of the keyring whose key seals the manifest (nil skips the
-    /// blob id check).
+    /// blob id check). When the content is read through `alias`, one of the
+    /// manifest's `aliases`, reading to the end also checks that `alias` is
+    /// the content's keyed BLAKE2b-256 under one of `aliasBlobKeys` (the blob
+    /// keys of the trusted keyrings, §7.3): an alias nobody can vouch for
+    /// does not substitute content.
     ///
     /// - Throws: the chunk structure errors of ``chunkFrames(for:)``.
-    public func openBlob(_ manifest: BlobManifest, blobKey: SymmetricKey?) throws(FormatError) -> BlobReader {
-        BlobReader(vault: self, manifest: manifest, frames: try chunkFrames(for: manifest), blobKey: blobKey)
+    public func openBlob(
+        _ manifest: BlobManifest, blobKey: SymmetricKey?, alias: BlobID? = nil, aliasBlobKeys: [SymmetricKey] = []
+    ) throws(FormatError) -> BlobReader {
+        BlobReader(
+            vault: self, manifest: manifest, frames: try chunkFrames(for: manifest), blobKey: blobKey,
+            alias: alias.map { ($0, aliasBlobKeys) })
     }
 }
 /// Reads one attachment's content chunk by chunk, checks the padding after
@@ -307,8 +380,12 @@ public final class BlobReader {
     private var streamRead: UInt64 = 0
     private var markerSeen = false
     private var hasher: ParallelHasher?
+    /// The alias the content is read through, and a hasher per blob key it
+    /// may be the content's id under (`Spec/format.md §7.3`).
+    private let alias: BlobID?
+    private var aliasHashers: [ParallelHasher] = []
 
-    init(vault: VaultFile, manifest: BlobManifest, frames: [Int], blobKey: SymmetricKey?) {
+    init(vault: VaultFile, manifest: BlobManifest, frames: [Int], blobKey: SymmetricKey?, alias: (BlobID, [SymmetricKey])? = nil) {
         self.vault = vault
         self.manifest = manifest
         self.frames = frames
@@ -316,6 +393,8 @@ public final class BlobReader {
         body = UnsafeMutableRawBufferPointer.allocate(byteCount: SealedFrame.fullChunkBodyLength, alignment: 16)
         outputs = (0..<2).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: Limits.chunkByteCount, alignment: 16) }
         if let blobKey { hasher = ParallelHasher(key: blobKey) }
+        self.alias = alias?.0
+        aliasHashers = (alias?.1 ?? []).map { ParallelHasher(key: $0) }
     }
 
     deinit {
@@ -323,6 +402,10 @@ public final class BlobReader {
         // before the buffers go.
         hasher?.wait(slot: 0)
         hasher?.wait(slot: 1)
+        for h in aliasHashers {
+            h.wait(slot: 0)
+            h.wait(slot: 1)
+        }
         body.deallocate()
         for o in outputs { o.initializeMemory(as: UInt8.self, repeating: 0); o.deallocate() }
     }
@@ -386,6 +469,7 @@ public final class BlobReader {
             guard nextChunk < frames.count else { return 0 }
             slot = 1 - slot
             hasher?.wait(slot: slot)  // that buffer's previous chunk is hashed
+            for h in aliasHashers { h.wait(slot: slot) }
             let plain = try readChunk(nextChunk, into: outputs[slot])
             nextChunk += 1
             streamRead += UInt64(plain)
@@ -395,6 +479,7 @@ public final class BlobReader {
             bufferCount = content
             bufferOffset = 0
             hasher?.submit(UnsafeRawBufferPointer(rebasing: outputs[slot][0..<content]), slot: slot)
+            for h in aliasHashers { h.submit(UnsafeRawBufferPointer(rebasing: outputs[slot][0..<content]), slot: slot) }
             if nextChunk == frames.count { try finish() }
         }
         let n = min(destination.count, bufferCount - bufferOffset)
@@ -428,6 +513,13 @@ public final class BlobReader {
         if let h = hasher {
             hasher = nil
             guard constantTimeEqual(h.finish(), manifest.blob.bytes) else { throw .blobIDMismatch(blob: manifest.blob.description) }
+        }
+        if let alias {
+            let hashers = aliasHashers
+            aliasHashers = []
+            guard hashers.map({ $0.finish() }).contains(where: { constantTimeEqual($0, alias.bytes) }) else {
+                throw .blobIDMismatch(blob: alias.description)
+            }
         }
     }
 

@@ -13,7 +13,7 @@ public import QuireCrypto
 /// and its body is `h_k (32) ‖ nonce (24) ‖ sealed attestation (96 + 16)`:
 /// the signer's Ed25519 public key and its signature over `D`, or 96 zero
 /// bytes for an unattested commit, sealed under the attestation key with a
-/// synthetic nonce.
+/// synthetic nonce derived under the commit nonce key.
 public enum CommitChain {
     /// Length of a chain head, in bytes.
     public static let headByteCount = 32
@@ -104,16 +104,22 @@ public enum CommitChain {
         head: [UInt8], attestation: [UInt8], key: EpochKey, vaultID: VaultID, commitHeader: FrameHeader
     ) throws(FormatError) -> [UInt8] {
         precondition(head.count == headByteCount && attestation.count == attestationByteCount)
-        let attestationKey: SymmetricKey
-        do { attestationKey = try key.subkey(.attestation) } catch { throw .outOfGuardedMemory }
-        let nonce = syntheticNonce(key: attestationKey, head: head, attestation: attestation)
+        let attestationKey: SymmetricKey, nonceKey: SymmetricKey
+        do {
+            attestationKey = try key.subkey(.attestation)
+            nonceKey = try key.subkey(.commitNonce)
+        } catch {
+            throw .outOfGuardedMemory
+        }
+        let nonce = syntheticNonce(key: nonceKey, head: head, attestation: attestation)
         let ad = vaultID.bytes + commitHeader.fieldBytes + head
         return head + nonce + XChaCha20Poly1305.seal(attestation, key: attestationKey, nonce: nonce, authenticating: ad)
     }
 
-    /// `BLAKE2b-192(key = attestation key, "quire-commit-nonce-v2" ‖ h ‖ A)`:
+    /// `BLAKE2b-192(key = commit nonce key, "quire-commit-nonce-v2" ‖ h ‖ A)`:
     /// one nonce per (head, attestation), so commits are deterministic and
-    /// a nonce never repeats with another plaintext.
+    /// a nonce never repeats with another plaintext. The nonce key is its own
+    /// subkey (KDF id 6), not the attestation key the AEAD uses.
     static func syntheticNonce(key: SymmetricKey, head: [UInt8], attestation: [UInt8]) -> [UInt8] {
         var h = BLAKE2b.Hasher(byteCount: XChaCha20Poly1305.nonceByteCount, key: key)
         h.update(nonceLabel)
@@ -141,7 +147,9 @@ public enum CommitChain {
         body: [UInt8], digest: [UInt8], key: EpochKey, vaultID: VaultID, commitHeader: FrameHeader
     ) -> Attestation {
         guard body.count == bodyByteCount else { return .failed(reason: "the commit body is not \(bodyByteCount) bytes") }
-        guard let attestationKey = try? key.subkey(.attestation) else { return .failed(reason: "out of guarded memory") }
+        guard let attestationKey = try? key.subkey(.attestation), let nonceKey = try? key.subkey(.commitNonce) else {
+            return .failed(reason: "out of guarded memory")
+        }
         let head = Array(body[0..<headByteCount])
         let nonce = Array(body[headByteCount..<(headByteCount + XChaCha20Poly1305.nonceByteCount)])
         let sealed = Array(body[(headByteCount + XChaCha20Poly1305.nonceByteCount)...])
@@ -152,7 +160,7 @@ public enum CommitChain {
         // The nonce is derived from the plaintext for both forms
         // (Spec/format.md §9.4): one commit body per attestation, zeros
         // included, so a nonce that is not derived is a failure first.
-        guard constantTimeEqual(syntheticNonce(key: attestationKey, head: head, attestation: plain), nonce) else {
+        guard constantTimeEqual(syntheticNonce(key: nonceKey, head: head, attestation: plain), nonce) else {
             return .failed(reason: "the attestation's nonce is not derived from it")
         }
         if plain == unattested { return .unattested }

@@ -23,8 +23,11 @@ public final class EpochKey: Sendable, CustomStringConvertible {
         case keyring = 3
         /// Seals a commit's attestation (id 4).
         case attestation = 4
-        /// Computes keyring links (id 5).
+        /// Seals keyring links (id 5).
         case link = 5
+        /// Derives a commit's synthetic attestation nonce (id 6), so that the
+        /// attestation key is used for one purpose only (`Spec/format.md §9.2`).
+        case commitNonce = 6
     }
 
     /// The epoch number (1 … 2³² − 1).

@@ -71,6 +71,10 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     case decompressedSizeMismatch(FrameLocation, declared: UInt64, actual: UInt64)
     /// The record body is not canonical CBOR or breaks its schema.
     case malformedRecord(FrameLocation?, reason: String)
+    /// Two frames carry one revision id with different payloads
+    /// (`Spec/merge.md §5`): the one of higher standing (attested, then
+    /// verified, then the first in file order) is used; this one is not.
+    case revisionConflict(FrameLocation, revision: String)
 
     // MARK: Commits (§9)
     /// A commit's MAC does not verify: records were deleted, reordered,
@@ -78,10 +82,23 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     case commitMismatch(FrameLocation)
     /// A commit is made with a key (by key id) that is not held, so it cannot be checked.
     case commitUnverifiable(FrameLocation, keyID: KeyID)
+    /// A commit's head verifies, but the chain passes it by: the next commit
+    /// whose head verifies does not chain from it, or a later commit chains
+    /// from one before it (an inserted group). Its records are unverified.
+    case commitOrphaned(FrameLocation)
+    /// A commit's head does not verify although a later commit chains from
+    /// its stored head, and nothing in its group is damaged: frames were
+    /// deleted, replaced or inserted after it was written. Writes are refused.
+    case commitTampered(FrameLocation)
     /// A verified commit's attestation does not open, is not the synthetic
     /// nonce's, or its signature or signer does not check
     /// (`Spec/format.md §9.4`); its records are unattested.
     case attestationFailed(FrameLocation, reason: String)
+
+    /// A keyring frame that no reader trusts (its signature, signer or
+    /// parents do not check, or it is malformed), left out of a merge
+    /// (`Spec/merge.md §3.2`).
+    case untrustedKeyring(FrameLocation, reason: String)
 
     // MARK: Attachments (§7)
     /// A blob's chunk `index` is missing.
@@ -152,8 +169,12 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .sizeLimitExceeded: "size_limit_exceeded"
         case .decompressedSizeMismatch: "decompressed_size_mismatch"
         case .malformedRecord: "malformed_record"
+        case .revisionConflict: "revision_conflict"
         case .commitMismatch: "commit_mismatch"
         case .commitUnverifiable: "commit_unverifiable"
+        case .commitOrphaned: "commit_orphaned"
+        case .untrustedKeyring: "keyring_unauthenticated"
+        case .commitTampered: "commit_tampered"
         case .attestationFailed: "attestation_failed"
         case .chunkMissing: "chunk_missing"
         case .chunkDuplicate: "chunk_duplicate"
@@ -181,7 +202,8 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .frameRepaired(let l), .malformedFrame(let l, _), .unknownCriticalKind(let l, _), .authenticationFailed(let l),
             .unknownKey(let l, _), .staleEpoch(let l, _, _), .badPadding(let l), .decompressionFailed(let l, _),
-            .decompressedSizeMismatch(let l, _, _), .commitMismatch(let l), .commitUnverifiable(let l, _), .attestationFailed(let l, _):
+            .decompressedSizeMismatch(let l, _, _), .commitMismatch(let l), .commitUnverifiable(let l, _), .attestationFailed(let l, _),
+            .commitOrphaned(let l), .commitTampered(let l), .untrustedKeyring(let l, _), .revisionConflict(let l, _):
             return l
         case .sizeLimitExceeded(let l, _, _, _), .malformedRecord(let l, _):
             return l
@@ -245,6 +267,14 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(place)is not a valid record body: \(reason)"
         case let .commitMismatch(loc):
             return "commit \(loc) does not verify: records before it were removed, reordered, duplicated, inserted or damaged"
+        case let .revisionConflict(loc, revision):
+            return "\(loc) carries revision \(revision), which another frame carries with other content; the one a member vouches for most is shown, not this one"
+        case let .untrustedKeyring(loc, reason):
+            return "keyring \(loc) is not trusted (\(reason)); it is not carried"
+        case let .commitOrphaned(loc):
+            return "commit \(loc) is not part of the chain: the commit after it does not chain from it (a group was inserted); its records are shown as unverified"
+        case let .commitTampered(loc):
+            return "commit \(loc) was altered after later commits were written, with no sign of damage (records were deleted, replaced or inserted); its records are shown as unverified, and writing is refused until a copy that holds the commit is merged back (quire merge) or the vault is compacted without what cannot be verified"
         case let .commitUnverifiable(loc, id):
             return "commit \(loc) is made with key \(id), which this credential does not hold, so it cannot be checked"
         case let .attestationFailed(loc, reason):

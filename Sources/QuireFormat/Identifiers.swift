@@ -125,6 +125,10 @@ public struct HybridLogicalClock: Sendable, Hashable, Comparable, CustomStringCo
     /// The largest millisecond value a reading holds (2⁴⁸ − 1, in the year 10889).
     public static let maxMilliseconds: UInt64 = 0xffff_ffff_ffff
 
+    /// How far ahead of the wall clock a reading may be for a writer's
+    /// clock to follow it: 24 hours, in milliseconds (`Spec/records.md §3.2`).
+    public static let maxLeadMilliseconds: UInt64 = 86_400_000
+
     /// A reading of `milliseconds` (since the Unix epoch, UTC; clamped to
     /// ``maxMilliseconds``) and `counter`.
     public init(milliseconds: UInt64, counter: UInt16) {
@@ -138,8 +142,9 @@ public struct HybridLogicalClock: Sendable, Hashable, Comparable, CustomStringCo
 
     /// The reading for a new event: later than both `self` (the last reading
     /// this device made or saw) and the wall clock `now` (milliseconds, UTC).
-    /// Never goes backwards: a wall clock past ``maxMilliseconds`` is clamped,
-    /// and at the very last reading the clock stays put.
+    /// Never goes backwards and never traps: a wall clock past
+    /// ``maxMilliseconds`` is clamped, and at the very last reading,
+    /// 2⁶⁴ − 1, the clock saturates (`Spec/records.md §3.2`).
     public func tick(now: UInt64) -> HybridLogicalClock {
         let now = min(now, Self.maxMilliseconds)
         if now > milliseconds { return HybridLogicalClock(milliseconds: now, counter: 0) }

@@ -223,10 +223,13 @@ public struct KeyringPublic: Sendable, Equatable {
     }
 }
 
-/// The vault id a root keyring's signer and salt derive:
-/// `BLAKE2b-128("quire-vault-id-v2" ‖ signer's Ed25519 public key ‖ vaultSalt)`.
-public func rootVaultID(signer publicKey: [UInt8], salt: [UInt8]) -> VaultID {
-    VaultID(unchecked: BLAKE2b.hash(Array("quire-vault-id-v2".utf8) + publicKey + salt, byteCount: 16))
+/// The vault id a root keyring derives from its signer, its key commitment
+/// and its salt (`Spec/format.md §8.4` rule 4):
+/// `BLAKE2b-128("quire-vault-id-v2" ‖ signer's Ed25519 public key (32) ‖ keyCommit (32) ‖ vaultSalt (16))`.
+/// Binding the key commitment leaves one root key per vault: another root
+/// has the same epoch key, so it cannot start the vault at another epoch.
+public func rootVaultID(signer publicKey: [UInt8], keyCommit: [UInt8], salt: [UInt8]) -> VaultID {
+    VaultID(unchecked: BLAKE2b.hash(Array("quire-vault-id-v2".utf8) + publicKey + keyCommit + salt, byteCount: 16))
 }
 
 /// A keyring frame's body, parsed but not opened (`Spec/format.md §8.1`):

@@ -22,8 +22,10 @@ import QuireSystem
 ///
 /// The associated data is `vault id (16) ‖ header fields (12) ‖ public
 /// header` (the chunk header, or nothing). The body hash is the BLAKE2b-256 of
-/// everything before it; the commit chain covers it, so a key holder who
-/// rewrites a record keeping its Poly1305 tag still breaks the chain. A
+/// the sealing key's 32-byte commitment followed by everything before it; the
+/// commit chain covers it, so a key holder who rewrites a record keeping its
+/// Poly1305 tag still breaks the chain, and a body opens under exactly one key
+/// (XChaCha20-Poly1305 alone is not key-committing). A
 /// record's plaintext is the payload, zstd-compressed when the compressed flag
 /// is set, then padded (``Padding``); a chunk's plaintext is its slice of the
 /// padded stream, as it is (`Spec/format.md §7`).
@@ -53,7 +55,27 @@ public enum SealedFrame {
         BLAKE2b.hash(bodyWithoutHash, byteCount: FrameHeader.bodyHashByteCount)
     }
 
-    /// True when `body` ends with the BLAKE2b-256 of the rest of it.
+    /// `BLAKE2b-256(keyCommit ‖ body[0..<count−32])`, the body hash a sealed
+    /// record ends with (`Spec/format.md §5.2`): it names the one key whose
+    /// commitment is `keyCommit`.
+    public static func sealedBodyHash(keyCommitment: [UInt8], _ bodyWithoutHash: UnsafeRawBufferPointer) -> [UInt8] {
+        var h = BLAKE2b.Hasher(byteCount: FrameHeader.bodyHashByteCount)
+        h.update(keyCommitment)
+        h.update(bodyWithoutHash)
+        return h.finalize()
+    }
+
+    /// True when a sealed record `body` ends with its body hash under the key
+    /// whose commitment is `keyCommitment`.
+    public static func sealedBodyHashMatches(_ body: UnsafeRawBufferPointer, keyCommitment: [UInt8]) -> Bool {
+        let n = FrameHeader.bodyHashByteCount
+        guard body.count >= n else { return false }
+        let computed = sealedBodyHash(keyCommitment: keyCommitment, UnsafeRawBufferPointer(rebasing: body[0..<(body.count - n)]))
+        return constantTimeEqual(computed, UnsafeRawBufferPointer(rebasing: body[(body.count - n)...]))
+    }
+
+    /// True when `body` ends with the BLAKE2b-256 of the rest of it (a
+    /// plaintext frame's body hash).
     public static func bodyHashMatches(_ body: UnsafeRawBufferPointer) -> Bool {
         let n = FrameHeader.bodyHashByteCount
         guard body.count >= n else { return false }
@@ -65,7 +87,8 @@ public enum SealedFrame {
     ///
     /// When `compress` is true the payload is zstd-compressed if that makes
     /// it smaller. Then the padding is appended, the plaintext sealed with a
-    /// fresh random nonce, and the body hash appended.
+    /// fresh random nonce, and the body hash (over `key`'s commitment and the
+    /// body) appended.
     ///
     /// - Throws: ``FormatError/recordTooLarge(byteCount:limit:)`` for a
     ///   payload over ``Limits/maxRecordByteCount``;
@@ -99,7 +122,9 @@ public enum SealedFrame {
         frame += nonce
         frame += XChaCha20Poly1305.seal(stored, key: recordKey, nonce: nonce, authenticating: ad)
         wipe(&stored)
-        let hash = frame.withUnsafeBytes { bodyHash(UnsafeRawBufferPointer(rebasing: $0[FrameHeader.byteCount...])) }
+        let hash = frame.withUnsafeBytes {
+            sealedBodyHash(keyCommitment: key.commitment, UnsafeRawBufferPointer(rebasing: $0[FrameHeader.byteCount...]))
+        }
         frame += hash
         return frame
     }
@@ -125,13 +150,18 @@ public enum SealedFrame {
         let fixed = XChaCha20Poly1305.nonceByteCount + XChaCha20Poly1305.tagByteCount + FrameHeader.bodyHashByteCount
         guard body.count > fixed else { throw .malformedFrame(location, reason: "a sealed record body is shorter than its fixed parts") }
         // The body hash first: the chain vouches for it, and a body that does
-        // not match it was altered even if its tag still verifies.
-        guard bodyHashMatches(body) else { throw .authenticationFailed(location) }
+        // not match it was altered even if its tag still verifies. It covers
+        // the sealing key's full commitment, so it also names the one
+        // candidate to try: a body made to open under two keys that share a
+        // key id opens under the one it names (Spec/format.md §5.2).
+        guard let key = keys.first(where: { sealedBodyHashMatches(body, keyCommitment: $0.commitment) }) else {
+            throw .authenticationFailed(location)
+        }
         let sealedEnd = body.count - FrameHeader.bodyHashByteCount
         let plainCount = sealedEnd - XChaCha20Poly1305.nonceByteCount - XChaCha20Poly1305.tagByteCount
         // The AEAD writes every byte, so the buffer need not be zeroed first.
         var plain = [UInt8](unsafeUninitializedCapacity: plainCount) { _, count in count = plainCount }
-        try authenticate(body: UnsafeRawBufferPointer(rebasing: body[0..<sealedEnd]), publicHeaderCount: 0, ad: ad, keys: keys,
+        try authenticate(body: UnsafeRawBufferPointer(rebasing: body[0..<sealedEnd]), publicHeaderCount: 0, ad: ad, keys: [key],
                          into: &plain, location: location)
         let payloadCount = try plain.withBytes { (p: UnsafeRawBufferPointer) throws(FormatError) -> Int in
             guard let n = Padding.payloadCount(in: p) else { throw .badPadding(location) }

@@ -258,10 +258,10 @@ extension VaultFile {
                     // Another writer changed the keys: the key layer must look.
                     throw .vaultChanged(path: path)
                 }
-                let previousStored = verdicts.statuses.isEmpty ? CommitChain.genesisHead : structure.groups[verdicts.statuses.count - 1].storedHead
-                let previousComputed = verdicts.computedHeads.last ?? CommitChain.genesisHead
-                append(group: g, to: &verdicts, previousStored: previousStored, previousComputed: previousComputed)
             }
+            // A new commit can confirm, or pass by, the commits before it
+            // (Spec/format.md §9.3): verify the chain again.
+            if !newGroups.isEmpty { (verdicts, uncheckedAttestations) = chainReport() }
         }
         // A last commit that does not verify stays reported (its records are
         // unverified); the new commit chains to its stored head, so the vault
@@ -319,7 +319,10 @@ extension VaultFile {
         for f in pending.frames { digest.add(header: f.headerBytes, trailer: f.trailer) }
         let d = digest.finalize()
         let header = CommitChain.commitHeader(keyID: pending.key.id)
-        let previous = structure.groups.last?.storedHead ?? CommitChain.genesisHead
+        // The chain tip: commits after it whose heads do not verify (junk, or
+        // damaged) are passed by, so this commit never vouches for them
+        // (Spec/format.md §9.1).
+        let previous = verdicts.tipHead
         let head = try CommitChain.head(key: pending.key, vaultID: vaultID, previousHead: previous, digest: d, commitHeader: header)
         let plainAttestation: [UInt8]
         let recorded: CommitReport.Attestation
@@ -333,7 +336,8 @@ extension VaultFile {
         case .carried(let bytes):
             precondition(bytes.count == CommitChain.attestationByteCount)
             plainAttestation = bytes
-            recorded = bytes == CommitChain.unattested ? .unattested : .attested(signer: Array(bytes[0..<32]))
+            let signer = Array(bytes[0..<32])
+            recorded = bytes == CommitChain.unattested ? .unattested : removedMembers.contains(signer) ? .removedMember(signer: signer) : .attested(signer: signer)
         }
         let body = try CommitChain.body(head: head, attestation: plainAttestation, key: pending.key, vaultID: vaultID, commitHeader: header)
         let commitFrame = header.encoded() + body
@@ -365,9 +369,12 @@ extension VaultFile {
         verdicts.computedHeads.append(head)
         verdicts.epochs.append(pending.key.epoch)
         verdicts.floors.append(verdicts.currentFloor)
+        verdicts.tipHead = head
+        // The floor rises in a commit a member attested (Spec/format.md §9.3).
+        if case .attested = recorded { verdicts.currentFloor = max(verdicts.currentFloor, pending.key.epoch) }
         for (index, epoch) in pending.trustedKeyringEpochs {
             trustedKeyrings[index] = epoch
-            verdicts.currentFloor = max(verdicts.currentFloor, epoch)
+            if case .attested = recorded { verdicts.currentFloor = max(verdicts.currentFloor, epoch) }
         }
         if streamIndexCache != nil {
             for f in pending.frames { if let c = f.chunk { streamIndexCache![c.stream, default: []].append(f.location.index) } }
@@ -375,7 +382,7 @@ extension VaultFile {
     }
 
     /// Forgets the keys and the commit verdicts after a key change, so that
-    /// ``verifyCommits(keys:trustedKeyrings:attestors:)`` can run again.
+    /// ``verifyCommits(keys:trustedKeyrings:attestors:removedMembers:)`` can run again.
     public func rescan() throws(FormatError) {
         try lock.withLock { () throws(FormatError) in try rescanLocked() }
     }

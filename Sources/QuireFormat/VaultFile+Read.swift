@@ -14,6 +14,10 @@ public struct ReadRecord: Sendable {
     /// commit; nil when the commit is unverified or unattested
     /// (`Spec/format.md §9.4`).
     public let attestedBy: [UInt8]?
+    /// The Ed25519 public key of a member a trusted keyring lists as removed
+    /// whose attestation covers the record's commit: shown as attested by a
+    /// removed member, never as a member's (`Spec/format.md §9.4`).
+    public let removedAttestor: [UInt8]?
 }
 
 extension VaultFile {
@@ -55,7 +59,8 @@ extension VaultFile {
                 let g = structure.groupIndex(ofFrame: index)
                 let verified = g.map { $0 < commits.statuses.count && commits.statuses[$0] == .verified } ?? false
                 let signer = g.flatMap { commits.attestor($0) }
-                if !body(ReadRecord(frame: frame, payload: payload, commitVerified: verified, attestedBy: signer)) { break }
+                let removed = g.flatMap { commits.removedAttestor($0) }
+                if !body(ReadRecord(frame: frame, payload: payload, commitVerified: verified, attestedBy: signer, removedAttestor: removed)) { break }
             } catch {
                 issues.append(error)
             }

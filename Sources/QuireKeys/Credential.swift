@@ -24,6 +24,9 @@ public enum Credential: Sendable {
         }
     }
 
+    /// The public key of ``signingKeyPair()``, if any.
+    var signingPublicKey: [UInt8]? { signingKeyPair()?.publicKey }
+
     /// The key pair this credential authorizes keyrings with, if any.
     public func signingKeyPair() -> Ed25519.KeyPair? {
         switch self {

@@ -51,16 +51,21 @@ public struct VaultMemory: Sendable, Equatable {
     /// The greatest hybrid logical clock among the revisions and profiles it
     /// saw (raw value).
     public var newestClock: UInt64
-    /// The keyring heads it trusted (at most 64).
+    /// The keyring heads it trusted, and the keyrings it could not open that
+    /// a current member made (at most 64 in all): a file that lost one was
+    /// rolled back.
     public var keyringHeads: [KeyringID]
-    /// True once this device found itself removed from the vault: a
-    /// rolled-back file does not re-admit it.
-    public var removed: Bool
+    /// The device key this device found listed as removed in a keyring it
+    /// trusted, if any: a rolled-back file does not re-admit it. It does not
+    /// bind another key (a device enrolled again with a new key), and a file
+    /// that passes the rollback tests and lists the key as a member again
+    /// clears it (`Spec/keys.md §7`).
+    public var removedKey: [UInt8]?
 
     /// A memory with the given fields.
     public init(
         vaultID: VaultID, path: String, committedLength: UInt64, chainHead: [UInt8], newestClock: UInt64, keyringHeads: [KeyringID],
-        removed: Bool = false
+        removedKey: [UInt8]? = nil
     ) {
         self.vaultID = vaultID
         self.path = path
@@ -68,7 +73,7 @@ public struct VaultMemory: Sendable, Equatable {
         self.chainHead = chainHead
         self.newestClock = newestClock
         self.keyringHeads = keyringHeads
-        self.removed = removed
+        self.removedKey = removedKey
     }
 
     /// The text the reference file store writes (`Spec/keys.md §3.3`).
@@ -90,7 +95,7 @@ public struct VaultMemory: Sendable, Equatable {
             "clock \(newestClock)",
         ]
         lines += keyringHeads.map { "keyring " + hex($0.bytes) }.sorted().prefix(Limits.maxParentCount)
-        if removed { lines.append("removed yes") }
+        if let removedKey { lines.append("removed " + hex(removedKey)) }
         return Array((lines.joined(separator: "\n") + "\n").utf8)
     }
 
@@ -115,7 +120,7 @@ public struct VaultMemory: Sendable, Equatable {
         guard let text = String(validating: bytes, as: UTF8.self) else { return nil }
         var vault: VaultID?, path: String?, length: UInt64?, head: [UInt8]?, clock: UInt64?
         var heads: [KeyringID] = []
-        var removed = false
+        var removedKey: [UInt8]?
         for line in text.unicodeScalars.split(whereSeparator: { $0 == "\n" }).map(String.init) where !line.hasPrefix("#") {
             guard let space = line.firstIndex(of: " ") else { return nil }
             let key = line[..<space], value = String(line[line.index(after: space)...])
@@ -128,12 +133,18 @@ public struct VaultMemory: Sendable, Equatable {
             case "keyring":
                 guard let id = KeyringID(hex: value) else { return nil }
                 heads.append(id)
-            case "removed": removed = value == "yes"
+            case "removed":
+                // Development versions wrote "removed yes", which names no
+                // key: it is ignored.
+                guard value != "yes" else { continue }
+                guard let key = QuireCrypto.bytes(fromHex: value), key.count == 32 else { return nil }
+                removedKey = key
             default: continue
             }
         }
         guard let vault, let path, let length, let head, let clock, heads.count <= Limits.maxParentCount else { return nil }
-        self.init(vaultID: vault, path: path, committedLength: length, chainHead: head, newestClock: clock, keyringHeads: heads, removed: removed)
+        self.init(
+            vaultID: vault, path: path, committedLength: length, chainHead: head, newestClock: clock, keyringHeads: heads, removedKey: removedKey)
     }
 }
 

@@ -25,6 +25,12 @@ public enum KeyChange: Sendable {
     /// Replace the recovery key with the one whose recovery signing public
     /// key is given; the old recovery key opens no later epoch.
     case replaceRecoveryKey(newRecoveryPublicKey: [UInt8])
+    /// Remove several device members at once, signed by the recovery key
+    /// (a *lockdown*, `Spec/keys.md §6.3`): a new epoch without them, whose
+    /// parents leave out every keyring they signed. The recovery key may
+    /// sign it even after a device replaced it, from a keyring in which it
+    /// is still the recovery member (a fork).
+    case lockdown(publicKeys: [[UInt8]])
 
     /// The `reason` a keyring made by this change records.
     public var reason: String {
@@ -32,6 +38,7 @@ public enum KeyChange: Sendable {
         case .rotate: "rotate"
         case .enroll: "enroll"
         case .remove: "remove"
+        case .lockdown(let keys): keys.count == 1 ? "remove" : "lockdown"
         case .setPassphrase, .changePassphrase, .removePassphrase: "passphrase"
         case .setEscrow: "escrow"
         case .enableEscrowFree: "escrow-free"
@@ -102,7 +109,7 @@ public enum KeyOperations {
         let epochKey = EpochKey(epoch: 1, key: key, blobKey: blobKey)
         let signer = setup.device?.keyPair ?? recoverySigner
         let vaultSalt = random.bytes(16)
-        let vaultID = rootVaultID(signer: signer.publicKey, salt: vaultSalt)
+        let vaultID = rootVaultID(signer: signer.publicKey, keyCommit: epochKey.commitment, salt: vaultSalt)
         var members = [KeyringMember(role: "recovery", publicKey: recoverySigner.publicKey, name: "Recovery key", added: setup.now)]
         if let device = setup.device {
             members.append(KeyringMember(role: "device", publicKey: device.publicKey, name: device.name, added: setup.now))
@@ -138,6 +145,27 @@ public enum KeyOperations {
     public static func keyrings(
         for change: KeyChange, state fullState: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource
     ) throws(KeyError) -> [KeyringProposal] {
+        // A removal by the recovery key chooses its own parents, and may be
+        // signed by a recovery key that a device replaced (Spec/keys.md §6.3).
+        switch change {
+        case .lockdown(let keys):
+            guard fullState.member(withKey: signer.publicKey)?.role != "device" else {
+                throw .operationRefused(reason: "only the recovery key removes several members at once")
+            }
+            return try recoveryRemoval(of: keys, state: fullState, signer: signer, now: now, random: random)
+        case .remove(let key) where fullState.member(withKey: signer.publicKey)?.role != "device":
+            return try recoveryRemoval(of: [key], state: fullState, signer: signer, now: now, random: random)
+        default:
+            return try build(change, state: fullState, signer: signer, now: now, random: random)
+        }
+    }
+
+    /// The keyrings of `change` on `fullState`, whose heads are the parents
+    /// (a device's removal may leave some out).
+    static func build(
+        _ change: KeyChange, state fullState: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource,
+        removingAgain again: [[UInt8]: KeyringMember] = [:]
+    ) throws(KeyError) -> [KeyringProposal] {
         guard let signerMember = fullState.member(withKey: signer.publicKey) else {
             throw .operationRefused(reason: "only an enrolled device or the recovery key can change the keys, and this key is neither")
         }
@@ -150,16 +178,21 @@ public enum KeyOperations {
         if case .remove(let publicKey) = change {
             let kept = fullState.heads.filter { $0.signer != publicKey }
             if !kept.isEmpty && kept.count < fullState.heads.count {
-                let restricted = KeyState(vaultID: fullState.vaultID, heads: kept, trusted: fullState.trusted, keys: fullState.keys)
+                let restricted = KeyState(
+                    vaultID: fullState.vaultID, heads: kept, trusted: fullState.trusted, keys: fullState.keys, keyrings: fullState.keyrings)
                 if fullState.heads.count > Limits.maxParentCount || !restricted.hasAllReaders(of: fullState, except: publicKey) {
                     state = restricted
                 }
             }
         }
-        var members = state.members
-        var removed = state.removed
+        // Members of other roles cannot sign and get no slot: a new keyring
+        // does not carry them, so no list a member padded elsewhere grows.
+        var members = state.members.filter { $0.role == "device" || $0.role == "recovery" }
+        // `removed` and `retired` list only what this keyring removes or
+        // retires (Spec/keys.md §5): readers look for them in every ancestor.
+        var removed: [KeyringMember] = []
         var escrow = state.escrow
-        var retired = state.retired
+        var retired: [[UInt8]] = []
         var passphrases = state.passphrases
         var isEscrowFree = state.isEscrowFree
         var newEpoch = state.heads.count > 1
@@ -167,7 +200,7 @@ public enum KeyOperations {
         var freshPassphrase: (SecureBytes, UInt64, UInt64)?
         var freshBlobKey = false
 
-        func retire(_ key: [UInt8]) { if !retired.contains(key) { retired.append(key) } }
+        func retire(_ key: [UInt8]) { if !state.retired.contains(key) && !retired.contains(key) { retired.append(key) } }
         func passphraseKeys() -> [[UInt8]] { passphrases.compactMap { if case let .passphrase(_, _, _, pk, _) = $0.slot { pk } else { nil } } }
 
         switch change {
@@ -193,6 +226,22 @@ public enum KeyOperations {
             let member = KeyringMember(role: "device", publicKey: publicKey, name: name, added: now)
             members.append(member)
             if !newEpoch, let slot = try memberSlot(member, key: state.heads[0].epochKey!, vaultID: state.vaultID, random: random) { added.append(slot) }
+        case let .lockdown(keys):
+            guard signerMember.role == "recovery" else {
+                throw .operationRefused(reason: "only the recovery key removes several members at once")
+            }
+            for publicKey in keys {
+                if let entry = again[publicKey], state.member(withKey: publicKey) == nil {
+                    removed.append(entry)
+                    continue
+                }
+                guard let member = state.member(withKey: publicKey), member.role == "device" else {
+                    throw .operationRefused(reason: "only enrolled devices can be removed")
+                }
+                members.removeAll { $0.publicKey == publicKey }
+                removed.append(member)
+            }
+            newEpoch = true
         case let .remove(publicKey):
             guard let member = state.member(withKey: publicKey) else {
                 throw .operationRefused(reason: "that device is not enrolled in this vault")
@@ -243,7 +292,7 @@ public enum KeyOperations {
             guard recipient.publicKey.count == X25519.publicKeyByteCount else {
                 throw .operationRefused(reason: "an escrow key is a \(X25519.publicKeyByteCount)-byte X25519 public key; this one has \(recipient.publicKey.count) bytes")
             }
-            guard !retired.contains(recipient.publicKey) else {
+            guard !state.retired.contains(recipient.publicKey) else {
                 throw .operationRefused(reason: "that escrow key was taken out of use in this vault; ask the custodian for a new one")
             }
             if escrow.contains(where: { $0.publicKey == recipient.publicKey }) {
@@ -278,10 +327,12 @@ public enum KeyOperations {
             newEpoch = true
         }
 
+        // What this keyring lists: its members and escrow recipients (the
+        // readers), and only what it removes or retires itself.
         guard members.count <= Limits.maxKeyringListCount, escrow.count <= Limits.maxKeyringListCount,
             removed.count <= Limits.maxKeyringListCount, retired.count <= Limits.maxKeyringListCount
         else {
-            throw .operationRefused(reason: "the keyring would exceed its limits (\(Limits.maxKeyringListCount) list entries)")
+            throw .operationRefused(reason: "the keyring would list more than \(Limits.maxKeyringListCount) members or escrow keys; remove the members you do not know first (the recovery key can remove several at once)")
         }
         let vaultID = state.vaultID
         let signerHead = state.heads.first { $0.content!.members.contains { $0.publicKey == signer.publicKey } } ?? state.writeHead
@@ -327,34 +378,34 @@ public enum KeyOperations {
         var proposals: [KeyringProposal] = []
         var parents = state.heads.map { KeyringBuilder.Parent(id: $0.id, key: $0.epochKey!) }
         var epoch = state.epoch
-        if parents.count > Limits.maxParentCount {
-            // Join in steps, chained (Spec/keys.md §6): the first join takes a
-            // head the signer is a member of and 63 others; each later join
-            // takes the previous join and 63 more; the operation's keyring
-            // then has the last join as its parent.
-            // Joins only join: they carry the key state as it is, and the
-            // operation's change (a removal above all) is made by its own
-            // keyring after them. A join that newly removed a member would
-            // be defied by that member's heads the later joins take in,
-            // and rule 6 would cut the join and everything after it.
-            let joinTemplate = Template(
-                members: state.members, removed: state.removed, escrow: state.escrow, retired: state.retired, passphrases: state.passphrases,
-                isEscrowFree: state.isEscrowFree, required: state.requiredSlotKinds, unknownContent: unknownContent, unknownPublic: unknownPublic, now: now)
-            let anchor = KeyringBuilder.Parent(id: signerHead.id, key: signerHead.epochKey!)
-            var pending = parents.filter { $0.id != anchor.id }
-            var previous = anchor
-            while !pending.isEmpty {
+        // Heads whose recovery members differ (concurrent replacements that
+        // both stood) are joined first, by a join that keeps one and removes
+        // the others (Spec/keys.md §6.9); more than 64 heads are joined in
+        // steps (Spec/keys.md §6).
+        let recoveries = Set(state.heads.compactMap { $0.content!.members.first { $0.role == "recovery" }?.publicKey })
+        if parents.count > Limits.maxParentCount || (parents.count > 1 && recoveries.count > 1) {
+            // Join in steps, chained: the first join takes a head the signer
+            // is a member of and up to 63 others; each later join takes the
+            // previous join and 63 more; the operation's keyring then has the
+            // last join as its parent. Each join holds the key state of its
+            // own parents.
+            var pending = state.heads.filter { $0.id != signerHead.id }
+            var previous = (parent: KeyringBuilder.Parent(id: signerHead.id, key: signerHead.epochKey!), readers: JoinReaders(signerHead))
+            while true {
                 let take = min(Limits.maxParentCount - 1, pending.count)
-                let group = [previous] + pending.prefix(take)
+                let group = Array(pending.prefix(take))
                 pending.removeFirst(take)
                 epoch += 1
+                let readers = group.reduce(previous.readers) { $0.joined(with: JoinReaders($1)) }
+                let joinTemplate = readers.template(state: state, unknownContent: unknownContent, unknownPublic: unknownPublic, now: now)
                 let join = try newEpochKeyring(
-                    epoch: epoch, parents: group, template: joinTemplate, blobKey: blobKey, reason: "join", freshPassphrase: nil,
-                    vaultID: vaultID, signer: signer, random: random)
+                    epoch: epoch, parents: [previous.parent] + group.map { KeyringBuilder.Parent(id: $0.id, key: $0.epochKey!) },
+                    template: joinTemplate, blobKey: blobKey, reason: "join", freshPassphrase: nil, vaultID: vaultID, signer: signer, random: random)
                 proposals.append(join)
-                previous = KeyringBuilder.Parent(id: join.id, key: join.epochKey)
+                previous = (KeyringBuilder.Parent(id: join.id, key: join.epochKey), readers)
+                if pending.isEmpty { break }
             }
-            parents = [previous]
+            parents = [previous.parent]
         }
         var finalBlobKey = blobKey
         if freshBlobKey {
@@ -365,6 +416,144 @@ public enum KeyOperations {
             vaultID: vaultID, signer: signer, random: random)
         proposals.append(last)
         return proposals
+    }
+
+    /// A removal signed by the recovery key, of one member or several (a
+    /// lockdown, `Spec/keys.md §6.3`). Its parents are the latest keyrings
+    /// that passed rules 1–5 in which the signer is still the recovery
+    /// member, whose ancestry was cut, if at all, only by the targets'
+    /// keyrings, and that no target signed (unless the targets signed all of
+    /// them): so it leaves out what a target signed last, and restores
+    /// keyrings a target's removal cut.
+    static func recoveryRemoval(
+        of targets: [[UInt8]], state: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource
+    ) throws(KeyError) -> [KeyringProposal] {
+        guard !targets.isEmpty else { throw .operationRefused(reason: "name at least one device to remove") }
+        let targetSet = Set(targets)
+        guard !targetSet.contains(signer.publicKey) else {
+            throw .operationRefused(reason: "the recovery key cannot remove itself; replace it instead")
+        }
+        let candidates = state.keyrings.filter { $0.passesRules1To5 && $0.content != nil }
+        let graph = KeyGraph(candidates)
+        let signedByTarget = Set(candidates.indices.filter { targetSet.contains(candidates[$0].signer ?? []) })
+        let byID = Dictionary(candidates.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { a, _ in a })
+        // Cut only by a target's keyring: the lockdown makes that cut void.
+        let cutByOthers = Set(candidates.indices.filter { i in
+            candidates[i].cutBy.contains { byID[$0].map { !signedByTarget.contains($0) } ?? true }
+        })
+        // Keys removed in each keyring or its ancestors.
+        func removed(in i: Int) -> Set<[UInt8]> {
+            var out = Set(candidates[i].content!.removed.map(\.publicKey))
+            for a in graph.ancestors[i].elements { out.formUnion(candidates[a].content!.removed.map(\.publicKey)) }
+            return out
+        }
+        let eligible = candidates.indices.filter { i in
+            let c = candidates[i]
+            guard c.content!.members.first(where: { $0.role == "recovery" })?.publicKey == signer.publicKey,
+                  !cutByOthers.contains(i), !graph.ancestors[i].elements.contains(where: { cutByOthers.contains($0) })
+            else { return false }
+            return !removed(in: i).contains(signer.publicKey)
+        }
+        func maximal(_ set: [Int]) -> [Int] { set.filter { i in !set.contains { $0 != i && graph.ancestors[$0].contains(i) } } }
+        // Leave out every keyring a target signed that no other member built
+        // on; when the targets signed every eligible keyring, build on the
+        // latest of them.
+        var parents = maximal(eligible.filter { !signedByTarget.contains($0) })
+        if parents.isEmpty { parents = maximal(eligible) }
+        guard !parents.isEmpty else {
+            throw .operationRefused(reason: "only an enrolled device or the recovery key can change the keys, and this key is neither")
+        }
+        func restrictedState(_ parents: [Int]) -> KeyState {
+            var ancestry = Set<Int>(parents)
+            for p in parents { ancestry.formUnion(graph.ancestors[p].elements) }
+            return KeyState(
+                vaultID: state.vaultID, heads: parents.map { candidates[$0] }, trusted: ancestry.sorted().map { candidates[$0] }, keys: state.keys,
+                keyrings: state.keyrings)
+        }
+        // A target already removed on this side (a device removal it may
+        // have answered from a fork) is removed again: the latest eligible
+        // keyrings in which it is still a member join the parents, so that
+        // every keyring it signed outside this removal's ancestry defies it
+        // (Spec/format.md §8.4, scenario 5).
+        let before = restrictedState(parents)
+        var inAncestry = Set(parents)
+        for p in parents { inAncestry.formUnion(graph.ancestors[p].elements) }
+        let removedBefore = Set(before.removed.map(\.publicKey))
+        var again: [[UInt8]: KeyringMember] = [:]
+        for key in targets where before.member(withKey: key) == nil && removedBefore.contains(key) {
+            // Keyrings that list it, that no target signed, and that bring in
+            // no keyring a target signed beyond those already in the ancestry.
+            let holders = eligible.filter { i in
+                !signedByTarget.contains(i)
+                    && candidates[i].content!.members.contains { $0.publicKey == key && $0.role == "device" } && !removed(in: i).contains(key)
+                    && graph.ancestors[i].elements.allSatisfy { !signedByTarget.contains($0) || inAncestry.contains($0) }
+            }
+            guard let entry = holders.lazy.compactMap({ i in candidates[i].content!.members.first { $0.publicKey == key } }).first else { continue }
+            for h in maximal(holders) where !parents.contains(h) { parents.append(h) }
+            again[key] = entry
+        }
+        parents.sort()
+        let restricted = restrictedState(parents)
+        let present = targets.filter { key in restricted.member(withKey: key) != nil || again[key] != nil }
+        guard !present.isEmpty else {
+            throw .operationRefused(reason: "none of those devices is a member of the keyrings the recovery key can build on; they are already out")
+        }
+        if let notDevice = present.compactMap({ restricted.member(withKey: $0) }).first(where: { $0.role != "device" }) {
+            throw .operationRefused(reason: "\"\(notDevice.name)\" is not a device; the recovery key is replaced, not removed")
+        }
+        return try build(.lockdown(publicKeys: present), state: restricted, signer: signer, now: now, random: random, removingAgain: again)
+    }
+
+    /// The readers a join keyring carries: the union of its own parents'
+    /// (`Spec/keys.md §6`, joining in steps).
+    struct JoinReaders {
+        var members: [KeyringMember] = []
+        var escrow: [EscrowRecipient] = []
+        var passphrases: [StoredSlot] = []
+        var isEscrowFree = false
+        var required: [String] = []
+
+        init(_ head: KeyringInfo) {
+            members = head.content!.members.filter { $0.role == "device" || $0.role == "recovery" }
+            escrow = head.record.publicPart.slots.contains { if case .escrow = $0 { true } else { false } } ? head.content!.escrow : []
+            passphrases = head.record.publicPart.slotEntries.filter { if case .passphrase = $0.slot { true } else { false } }
+            isEscrowFree = head.record.publicPart.isEscrowFree
+            required = head.record.publicPart.requiredSlotKinds
+        }
+
+        func joined(with other: JoinReaders) -> JoinReaders {
+            var out = self
+            for m in other.members where !out.members.contains(where: { $0.publicKey == m.publicKey }) { out.members.append(m) }
+            for e in other.escrow where !out.escrow.contains(where: { $0.publicKey == e.publicKey }) { out.escrow.append(e) }
+            for p in other.passphrases where !out.passphrases.contains(where: { $0.slot.passphraseKey == p.slot.passphraseKey }) {
+                out.passphrases.append(p)
+            }
+            out.isEscrowFree = isEscrowFree || other.isEscrowFree
+            for k in other.required where !out.required.contains(k) { out.required.append(k) }
+            return out
+        }
+
+        /// The join's content: its parents' readers minus what the state
+        /// removed or retired, one recovery member (the first), the others
+        /// listed in `removed`.
+        func template(state: KeyState, unknownContent: CBORMap, unknownPublic: CBORMap, now: Int64) -> Template {
+            let removedKeys = Set(state.removed.map(\.publicKey))
+            var kept = members.filter { !removedKeys.contains($0.publicKey) }
+            // Keep the state's recovery member when this join has it, so the
+            // operation's keyring after the last join has the same one.
+            let recoveries = kept.filter { $0.role == "recovery" }
+            var dropped: [KeyringMember] = []
+            if recoveries.count > 1 {
+                let keep = recoveries.first { $0.publicKey == state.recoveryMember?.publicKey } ?? recoveries[0]
+                dropped = recoveries.filter { $0.publicKey != keep.publicKey }
+                kept.removeAll { m in dropped.contains { $0.publicKey == m.publicKey } }
+            }
+            let retired = Set(state.retired)
+            return Template(
+                members: kept, removed: dropped, escrow: isEscrowFree ? [] : escrow.filter { !retired.contains($0.publicKey) }, retired: [],
+                passphrases: passphrases.filter { !retired.contains($0.slot.passphraseKey ?? []) }, isEscrowFree: isEscrowFree,
+                required: required, unknownContent: unknownContent, unknownPublic: unknownPublic, now: now)
+        }
     }
 
     /// The readers and fields a new keyring carries.
@@ -429,4 +618,9 @@ public enum KeyOperations {
         default: return nil
         }
     }
+}
+
+extension KeySlot {
+    /// The public key of a passphrase slot; nil for other kinds.
+    var passphraseKey: [UInt8]? { if case let .passphrase(_, _, _, pk, _) = self { pk } else { nil } }
 }

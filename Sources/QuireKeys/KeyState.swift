@@ -12,11 +12,12 @@ public struct KeyState: Sendable {
     public let trusted: [KeyringInfo]
     /// Current members: the heads' members (first occurrence kept), minus removed.
     public let members: [KeyringMember]
-    /// Every member removed in any head.
+    /// Every member removed in any trusted keyring, in file order: keyrings
+    /// list only whom they remove, and removal is for good.
     public let removed: [KeyringMember]
     /// Current escrow recipients (none in escrow-free mode), minus retired keys.
     public let escrow: [EscrowRecipient]
-    /// Retired passphrase and escrow public keys.
+    /// Passphrase and escrow public keys retired in any trusted keyring.
     public let retired: [[UInt8]]
     /// The passphrase slots in use, one per public key, minus retired ones.
     public let passphrases: [StoredSlot]
@@ -27,6 +28,10 @@ public struct KeyState: Sendable {
     /// The highest epoch of a head.
     public let epoch: UInt32
     let keys: KeySet
+    /// Every keyring of the file, in file order, trusted or not: a removal
+    /// by the recovery key chooses its parents among those that passed
+    /// rules 1–5 (`Spec/keys.md §6.3`).
+    let keyrings: [KeyringInfo]
 
     /// The state of `unlocked`.
     ///
@@ -38,28 +43,30 @@ public struct KeyState: Sendable {
         }
         var parentIDs = Set<KeyringID>()
         for ring in trusted { parentIDs.formUnion(ring.parents) }
-        self.init(vaultID: vaultID, heads: trusted.filter { !parentIDs.contains($0.id) }, trusted: trusted, keys: unlocked.keys)
+        self.init(
+            vaultID: vaultID, heads: trusted.filter { !parentIDs.contains($0.id) }, trusted: trusted, keys: unlocked.keys,
+            keyrings: unlocked.keyrings)
     }
 
     /// The state as if `heads` were the only heads (a removal leaves out the
     /// removed member's branch).
-    init(vaultID: VaultID, heads: [KeyringInfo], trusted: [KeyringInfo], keys: KeySet) {
+    init(vaultID: VaultID, heads: [KeyringInfo], trusted: [KeyringInfo], keys: KeySet, keyrings: [KeyringInfo]) {
+        self.keyrings = keyrings
         self.vaultID = vaultID
         self.trusted = trusted
         self.heads = heads
         self.keys = keys
         var removed: [KeyringMember] = []
         var retired: [[UInt8]] = []
-        for head in heads {
-            for m in head.content!.removed where !removed.contains(where: { $0.publicKey == m.publicKey }) { removed.append(m) }
-            for k in head.content!.retired where !retired.contains(k) { retired.append(k) }
+        var seenRemoved = Set<[UInt8]>(), seenRetired = Set<[UInt8]>()
+        for ring in trusted {
+            for m in ring.content!.removed where seenRemoved.insert(m.publicKey).inserted { removed.append(m) }
+            for k in ring.content!.retired where seenRetired.insert(k).inserted { retired.append(k) }
         }
         var members: [KeyringMember] = []
+        var seenMembers = seenRemoved
         for head in heads {
-            for m in head.content!.members
-            where !members.contains(where: { $0.publicKey == m.publicKey }) && !removed.contains(where: { $0.publicKey == m.publicKey }) {
-                members.append(m)
-            }
+            for m in head.content!.members where seenMembers.insert(m.publicKey).inserted { members.append(m) }
         }
         // One recovery member: the first head's (concurrent replacements that
         // both stood leave several; a join keeps one).
@@ -70,7 +77,7 @@ public struct KeyState: Sendable {
         var escrow: [EscrowRecipient] = []
         if !isEscrowFree {
             for head in heads {
-                for e in head.content!.escrow where !escrow.contains(where: { $0.publicKey == e.publicKey }) && !retired.contains(e.publicKey) {
+                for e in head.content!.escrow where !escrow.contains(where: { $0.publicKey == e.publicKey }) && !seenRetired.contains(e.publicKey) {
                     escrow.append(e)
                 }
             }
@@ -78,7 +85,7 @@ public struct KeyState: Sendable {
         var passphrases: [StoredSlot] = []
         for head in heads {
             for entry in head.record.publicPart.slotEntries {
-                guard case let .passphrase(_, _, _, publicKey, _) = entry.slot, !retired.contains(publicKey) else { continue }
+                guard case let .passphrase(_, _, _, publicKey, _) = entry.slot, !seenRetired.contains(publicKey) else { continue }
                 let known = passphrases.contains { if case let .passphrase(_, _, _, pk, _) = $0.slot { pk == publicKey } else { false } }
                 if !known { passphrases.append(entry) }
             }

@@ -20,6 +20,11 @@ public struct KeyringInfo: Sendable {
     public internal(set) var isTrusted: Bool
     /// Why it is not trusted, when it is not.
     public internal(set) var problem: KeyError?
+    /// True when it passed rules 1–5 (`Spec/format.md §8.4`): it is in
+    /// `T0`, whether or not rule 6 then cut it or one of its ancestors.
+    public internal(set) var passesRules1To5 = false
+    /// The keyrings whose removals cut it under rule 6; empty unless cut.
+    public internal(set) var cutBy: [KeyringID] = []
 
     /// The epoch it defines.
     public var epoch: UInt32 { record.epoch }
@@ -37,16 +42,58 @@ public struct UnlockedKeys: Sendable {
     public let keyrings: [KeyringInfo]
     /// Problems found (rejected keyrings and the like); none is fatal.
     public let issues: [KeyError]
-    /// The newest epoch of a keyring this credential cannot open although it
-    /// is authenticated under a key the credential holds (a link to a trusted
-    /// parent verifies): the credential was removed (`Spec/format.md §8.6`).
-    public let unreadableNewerEpoch: UInt32?
+    /// The keyrings this credential cannot open although a current member
+    /// of a keyring it trusts made them (their link verifies under a key the
+    /// credential holds, `Spec/format.md §8.6`), in file order. Any makes the
+    /// credential *behind*: it was removed, or a member made a keyring that
+    /// leaves it out. It may read, not write records; it may change keys
+    /// only as §8.6 allows.
+    public let newerKeyrings: [NewerKeyring]
+    /// The trusted keyring, first in file order, that lists this
+    /// credential's own signing key in `removed`, if any (its `signer` is
+    /// nil): the device was removed, or the recovery key replaced.
+    public let removedIn: NewerKeyring?
     /// Ed25519 keys of every member of a trusted keyring: who may attest
     /// commits (`Spec/format.md §9.4`).
     public let attestors: Set<[UInt8]>
 
     /// The newest trusted keyring, whose content describes the vault now.
     public var newestTrusted: KeyringInfo? { keyrings.last(where: \.isTrusted) }
+
+    /// True when a current member made a keyring this credential cannot
+    /// open (``newerKeyrings`` is not empty).
+    public var isBehind: Bool { !newerKeyrings.isEmpty }
+
+    /// Why this credential cannot follow the newest keys, in words an
+    /// application shows, or nil: `this key was removed from the vault
+    /// (epoch 2)`, or `this key was removed, or left out, by the device
+    /// "Laptop" (epoch 2)`, naming the member who made the newest keyring
+    /// it cannot open (`Spec/format.md §8.6`).
+    public var behindReason: String? {
+        if let removedIn { return "this key was removed from the vault (epoch \(removedIn.epoch))" }
+        guard let newest = newerKeyrings.max(by: { $0.epoch < $1.epoch }) else { return nil }
+        return "this key was removed, or left out, by \(newest.signer.map(PrivacyStatement.phrase(for:)) ?? "a member") (epoch \(newest.epoch))"
+    }
+
+    /// The highest epoch this credential cannot follow: that of its newest
+    /// ``newerKeyrings`` entry or of ``removedIn``; nil when neither.
+    public var unreadableNewerEpoch: UInt32? {
+        (newerKeyrings.map(\.epoch) + (removedIn.map { [$0.epoch] } ?? [])).max()
+    }
+}
+
+/// A keyring a credential cannot follow (`Spec/format.md §8.6`).
+public struct NewerKeyring: Sendable, Equatable {
+    /// Where its first intact copy is.
+    public let location: FrameLocation
+    /// Its id.
+    public let id: KeyringID
+    /// The epoch it defines.
+    public let epoch: UInt32
+    /// The member of the trusted parent whose link signed it (whose name
+    /// an application shows); nil for the keyring that removed this
+    /// credential.
+    public let signer: KeyringMember?
 }
 
 /// Finds the keyrings of a vault, reaches the epoch keys a credential can
@@ -91,6 +138,10 @@ struct Evaluation {
     var limitError: KeyError?
     /// Keyrings holding a passphrase slot refused for its cost.
     var overCost = Set<Int>()
+    /// The ancestors of each keyring of T0, once it passed rules 1–5.
+    var ancestors: [Int: Bits] = [:]
+    /// For each removed key, the keyrings of T0 that list it in `removed`.
+    var removers: [[UInt8]: [Int]] = [:]
     var passphraseCache = SlotCrypto.PassphraseCache()
     /// Member keys already found to be usable Ed25519 points.
     var usableMemberKeys = Set<[UInt8]>()
@@ -284,7 +335,7 @@ struct Evaluation {
         rings[i].signer = opened.signer
         var learned: [([UInt8], SymmetricKey)] = []
         for (p, parentKey) in zip(ring.parents, content.parentKeys) {
-            guard let j = byID[p], j < i else { continue }  // rule 5.1 reports a missing or later parent
+            guard let j = byID[p] else { continue }  // rule 5.1 reports a missing parent
             let commit = EpochKey.commitment(of: parentKey)
             guard commit == rings[j].record.publicPart.keyCommit else {
                 rings[i].content = nil
@@ -313,7 +364,13 @@ struct Evaluation {
 
     mutating func decideTrust() {
         var t0 = Set<Int>()
-        for i in rings.indices where rings[i].problem == nil && rings[i].content != nil {
+        ancestors = [:]
+        removers = [:]
+        // Parents before children, whatever their places in the file: a
+        // keyring's trust never depends on where a copy of it stands
+        // (Spec/format.md §8.4, rule 5.1).
+        let order = topologicalOrder()
+        for i in order {
             if let problem = childProblem(i, t0: t0) {
                 rings[i].problem = problem
                 continue
@@ -321,9 +378,11 @@ struct Evaluation {
             t0.insert(i)
         }
         let cut = removalCuts(t0)
-        for i in rings.indices where t0.contains(i) {
-            if let reason = cut[i] {
+        for i in order where t0.contains(i) {
+            rings[i].passesRules1To5 = true
+            if let (reason, by) = cut[i] {
                 rings[i].problem = .keyringUnauthenticated(rings[i].location, reason: reason)
+                rings[i].cutBy = by.map { rings[$0].id }
                 continue
             }
             if rings[i].parents.contains(where: { !(byID[$0].map { rings[$0].isTrusted } ?? false) }) {
@@ -337,53 +396,102 @@ struct Evaluation {
         }
     }
 
+    /// The opened keyrings without a problem, each after all its parents
+    /// (ids are hashes of what names the parents, so the graph has no
+    /// cycle); ties in file order. A keyring whose parents cannot all come
+    /// first (a parent missing, unopened or rejected) comes when the rest
+    /// have, and fails rule 5.1.
+    func topologicalOrder() -> [Int] {
+        let candidates = rings.indices.filter { rings[$0].problem == nil && rings[$0].content != nil }
+        let isCandidate = Set(candidates)
+        var waiting: [Int: Int] = [:]
+        var children: [Int: [Int]] = [:]
+        var ready: [Int] = []
+        for i in candidates {
+            let parents = Set(rings[i].parents.compactMap { byID[$0] }).filter { isCandidate.contains($0) && $0 != i }
+            for j in parents { children[j, default: []].append(i) }
+            if parents.isEmpty { ready.append(i) } else { waiting[i] = parents.count }
+        }
+        var order: [Int] = []
+        order.reserveCapacity(candidates.count)
+        var next = 0
+        while next < ready.count {
+            let i = ready[next]
+            next += 1
+            order.append(i)
+            for c in children[i] ?? [] {
+                waiting[c]! -= 1
+                if waiting[c] == 0 {
+                    waiting[c] = nil
+                    ready.append(c)
+                }
+            }
+        }
+        // Only a hash cycle (out of reach) leaves keyrings waiting.
+        order.append(contentsOf: waiting.keys.sorted())
+        return order
+    }
+
     /// Rules 2 (opened part), 4 and 5 for keyring `i`, given the keyrings
-    /// already in T0 (all earlier in the file).
-    func childProblem(_ i: Int, t0: Set<Int>) -> KeyError? {
+    /// already in T0 (all its parents have been decided). Records the
+    /// ancestors and the removals of a keyring that passes.
+    mutating func childProblem(_ i: Int, t0: Set<Int>) -> KeyError? {
         let ring = rings[i]
         let pub = ring.record.publicPart
         let content = ring.content!
         let signer = ring.signer!
         let loc = ring.location
         func refused(_ reason: String) -> KeyError { .keyringUnauthenticated(loc, reason: reason) }
-        if content.members.contains(where: { m in content.removed.contains { $0.publicKey == m.publicKey } }) {
+        let ownRemoved = Set(content.removed.map(\.publicKey))
+        if content.members.contains(where: { ownRemoved.contains($0.publicKey) }) {
             return .removedDeviceSlot(loc)
         }
+        func accept(_ own: Bits) -> KeyError? {
+            ancestors[i] = own
+            for key in ownRemoved { removers[key, default: []].append(i) }
+            return nil
+        }
         if pub.parents.isEmpty {
-            // A root is bound to the vault id: only its signer could have made
-            // it, wherever it stands in the file.
-            guard let salt = pub.vaultSalt, rootVaultID(signer: signer, salt: salt) == vaultID else {
-                return refused("it has no parent, but its signer and salt do not derive this vault's id")
+            // A root is bound to the vault id, with its key: only its signer
+            // could have made it, wherever it stands in the file, and only at
+            // epoch 1 with the vault's first key.
+            guard ring.epoch == 1 else {
+                return refused("it has no parent, but its epoch is \(ring.epoch), not 1")
+            }
+            guard let salt = pub.vaultSalt, rootVaultID(signer: signer, keyCommit: pub.keyCommit, salt: salt) == vaultID else {
+                return refused("it has no parent, but its signer, key commitment and salt do not derive this vault's id")
             }
             guard content.members.contains(where: { $0.publicKey == signer && $0.isEd25519 && ($0.role == "device" || $0.role == "recovery") }) else {
                 return refused("the root keyring is not signed by one of its own members")
             }
-            return nil
+            // A removed key was a member of a parent (rule 5.10): a root has none.
+            guard content.removed.isEmpty else { return refused("it has no parent, so it can remove nobody") }
+            return accept(Bits(count: rings.count))
         }
         var parents: [KeyringInfo] = []
+        var own = Bits(count: rings.count)
         for p in pub.parents {
-            guard let j = byID[p], j < i, t0.contains(j) else {
-                return refused("a parent keyring is missing, later in the file, or not trusted")
+            guard let j = byID[p], t0.contains(j) else {
+                return refused("a parent keyring is missing or not trusted")
             }
             parents.append(rings[j])
+            own.insert(j)
+            own.formUnion(ancestors[j]!)
         }
+        // Removal is sticky through the whole ancestry: lists are not
+        // carried forward, each keyring lists whom it removes (rule 5.9).
+        func removedByAncestor(_ key: [UInt8]) -> Bool { (removers[key] ?? []).contains { own.contains($0) } }
         func isMember(_ key: [UInt8], of r: KeyringInfo) -> Bool {
             r.content!.members.contains { $0.publicKey == key && $0.isEd25519 && ($0.role == "device" || $0.role == "recovery") }
         }
+        // 5.3
         guard parents.contains(where: { isMember(signer, of: $0) }) else {
             return refused("its signer is not a member of a parent keyring")
         }
-        guard !parents.contains(where: { r in r.content!.removed.contains { $0.publicKey == signer } }) else {
-            return refused("its signer was removed in a parent keyring")
+        guard !removedByAncestor(signer) else {
+            return refused("its signer was removed in an earlier keyring")
         }
-        // Every link opens under its parent's key and carries this
-        // keyring's signer (Spec/format.md §8.4 rule 5.11).
-        for (index, parent) in parents.enumerated() {
-            guard let parentKey = parent.epochKey,
-                  ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID) == signer else {
-                return refused("its link to parent \(index) does not carry its signer's signature")
-            }
-        }
+        // 5.4
         let top = parents.map(\.epoch).max()!
         if ring.epoch == top {
             guard parents.contains(where: { $0.epoch == top && $0.record.publicPart.keyCommit == pub.keyCommit }) else {
@@ -391,7 +499,12 @@ struct Evaluation {
             }
         } else if UInt64(ring.epoch) != UInt64(top) + 1 {
             return refused("its epoch \(ring.epoch) does not follow its parents' epoch \(top)")
+        } else if (byCommit[pub.keyCommit] ?? []).contains(where: { own.contains($0) }) {
+            // A new epoch has a new key: an ancestor's key would open it to
+            // every former holder and make its commits stale.
+            return refused("it starts epoch \(ring.epoch) with the key of an earlier epoch")
         }
+        // 5.5
         if content.reason != "rekey" {
             let sameKey = parents.filter { $0.record.publicPart.keyCommit == pub.keyCommit }
             let allowed = sameKey.isEmpty ? parents : sameKey
@@ -399,29 +512,39 @@ struct Evaluation {
                 return refused("its blob key is not its parents' (only a rekey changes it)")
             }
         }
+        // 5.6
         for p in parents {
             for kind in p.record.publicPart.requiredSlotKinds where !pub.requiredSlotKinds.contains(kind) {
                 return refused("it drops the slot kind \"\(kind)\" its parents require")
             }
         }
-        // Escrow-free mode is for good.
+        // 5.7: escrow-free mode is for good.
         if parents.contains(where: { $0.record.publicPart.isEscrowFree }) && !pub.isEscrowFree { return .escrowForbidden(loc) }
-        let parentRemoved = Set(parents.flatMap { $0.content!.removed.map(\.publicKey) })
-        if content.members.contains(where: { parentRemoved.contains($0.publicKey) }) { return .removedDeviceSlot(loc) }
-        // The recovery member: kept, or replaced by a keyring that removes the old one.
+        // 5.8: the recovery member, kept or replaced by a keyring that
+        // removes the old one.
         let recovery = content.members.first { $0.role == "recovery" }!.publicKey
         let parentRecovery = Set(parents.compactMap { $0.content!.members.first { $0.role == "recovery" }?.publicKey })
-        let ownRemoved = Set(content.removed.map(\.publicKey))
         if !parentRecovery.contains(recovery) {
-            guard content.reason == "recovery", parentRecovery.isSubset(of: ownRemoved) else {
+            guard content.reason == "recovery", parentRecovery.allSatisfy({ ownRemoved.contains($0) || removedByAncestor($0) }) else {
                 return refused("its recovery member is not its parents', and it does not replace theirs")
             }
         }
-        // A removal removes one member and adds no reader.
-        let newlyRemoved = ownRemoved.subtracting(parentRemoved)
-        if !newlyRemoved.isEmpty {
-            guard newlyRemoved.count == 1 else { return refused("it removes \(newlyRemoved.count) members at once; a removal removes one") }
+        // 5.9
+        if content.members.contains(where: { removedByAncestor($0.publicKey) }) { return .removedDeviceSlot(loc) }
+        // 5.10: a removal removes members of its parents — one, or the
+        // recovery members of its parents other than its own (a join after
+        // concurrent replacements) — and adds no reader.
+        if !ownRemoved.isEmpty {
             let parentMembers = Set(parents.flatMap { $0.content!.members.map(\.publicKey) })
+            guard ownRemoved.isSubset(of: parentMembers) else {
+                return refused("it removes a key that is not a member of any of its parents")
+            }
+            // A keyring signed by a recovery member may remove any number
+            // (a lockdown); others remove one, or only extra recovery members.
+            let extraRecovery = parentRecovery.subtracting([recovery])
+            guard ownRemoved.count == 1 || ownRemoved.isSubset(of: extraRecovery) || parentRecovery.contains(signer) else {
+                return refused("it removes \(ownRemoved.count) members at once; only the recovery key removes several")
+            }
             let parentEscrow = Set(parents.flatMap { $0.content!.escrow.map(\.publicKey) })
             let parentPassphrases = Set(parents.flatMap { passphraseKeys($0) })
             let parentKinds = Set(parents.flatMap { $0.record.publicPart.slots.map(\.kind) })
@@ -433,90 +556,133 @@ struct Evaluation {
                 return refused("it removes a member and adds a reader at the same time")
             }
         }
-        return nil
+        // 5.11: every link opens under its parent's key and carries this
+        // keyring's signer.
+        for (index, parent) in parents.enumerated() {
+            guard let parentKey = parent.epochKey,
+                  ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID) == signer else {
+                return refused("its link to parent \(index) does not carry its signer's signature")
+            }
+        }
+        return accept(own)
     }
 
     func passphraseKeys(_ r: KeyringInfo) -> [[UInt8]] {
         r.record.publicPart.slots.compactMap { if case .passphrase(_, _, _, let pk, _) = $0 { pk } else { nil } }
     }
 
-    /// Rule 6: the keyrings of T0 that are cut, with why. Decided from the
-    /// graph alone, so the order of the file does not matter.
-    func removalCuts(_ t0: Set<Int>) -> [Int: String] {
+    /// Rule 6 (`Spec/format.md §8.4`): the keyrings of T0 that are cut,
+    /// with why and by which removals. Decided from the graph alone, in one
+    /// pass — defies, then behind and against, then contested, then cut — so
+    /// the order of the file does not matter.
+    func removalCuts(_ t0: Set<Int>) -> [Int: (reason: String, by: [Int])] {
         let members = t0.sorted()
-        let ancestors = ancestorSets(among: members)
-        var newlyRemoved: [Int: Set<[UInt8]>] = [:]
+        let n = rings.count
+        func isAncestor(_ a: Int, of b: Int) -> Bool { ancestors[b]?.contains(a) ?? false }
+        func concurrent(_ a: Int, _ b: Int) -> Bool { a != b && !isAncestor(a, of: b) && !isAncestor(b, of: a) }
+        var removes: [Int: Set<[UInt8]>] = [:]
         var recoverySigned = Set<Int>()
         var bySigner: [[UInt8]: [Int]] = [:]
+        // The keyrings whose recovery member each key is.
+        var holders: [[UInt8]: [Int]] = [:]
         for i in members {
             let ring = rings[i]
             let parents = ring.parents.compactMap { byID[$0] }
-            let parentRemoved = Set(parents.flatMap { rings[$0].content!.removed.map(\.publicKey) })
-            let removed = Set(ring.content!.removed.map(\.publicKey)).subtracting(parentRemoved)
-            if !removed.isEmpty { newlyRemoved[i] = removed }
+            let removed = Set(ring.content!.removed.map(\.publicKey))
+            if !removed.isEmpty { removes[i] = removed }
             let signer = ring.signer!
-            let signerRole = (parents.isEmpty ? [ring] : parents.map { rings[$0] })
-                .compactMap { r in r.content!.members.first { $0.publicKey == signer }?.role }.first
-            if signerRole == "recovery" { recoverySigned.insert(i) }
+            let sources = parents.isEmpty ? [ring] : parents.map { rings[$0] }
+            if sources.contains(where: { $0.content!.members.first { $0.role == "recovery" }?.publicKey == signer }) {
+                recoverySigned.insert(i)
+            }
+            if let q = ring.content!.members.first(where: { $0.role == "recovery" })?.publicKey { holders[q, default: []].append(i) }
             bySigner[signer, default: []].append(i)
         }
-        // defies[k] = the removals k defies; definers[r] = who defies r.
+        // K defies R when they are concurrent and R removes K's signer, or R
+        // is signed by a recovery member and K removes (replaces) R's signer.
         var defies: [Int: Set<Int>] = [:]
-        var definers: [Int: Set<Int>] = [:]
-        for (r, removedKeys) in newlyRemoved {
-            for m in removedKeys {
-                for k in bySigner[m] ?? [] where k != r && !ancestors[r, default: []].contains(k) {
-                    defies[k, default: []].insert(r)
-                    definers[r, default: []].insert(k)
-                }
+        var definers: [Int: Bits] = [:]
+        var defiers = Bits(count: n)
+        func add(_ k: Int, _ r: Int) {
+            defies[k, default: []].insert(r)
+            definers[r, default: Bits(count: n)].insert(k)
+            defiers.insert(k)
+        }
+        for (r, keys) in removes {
+            for m in keys {
+                for k in bySigner[m] ?? [] where concurrent(k, r) { add(k, r) }
             }
+        }
+        for r in recoverySigned {
+            for k in removers[rings[r].signer!] ?? [] where concurrent(k, r) { add(k, r) }
         }
         func defiesRel(_ k: Int, _ r: Int) -> Bool { defies[k]?.contains(r) ?? false }
         func mutual(_ k: Int, _ r: Int) -> Bool { defiesRel(k, r) && defiesRel(r, k) }
-        // Z is behind R when an ancestor of Z defies R: Z lies on a branch a
-        // member removed by R started.
-        func behind(_ z: Int, _ r: Int) -> Bool { !(definers[r] ?? []).isDisjoint(with: ancestors[z, default: []]) }
-        func contested(_ r: Int) -> Bool {
-            (defies[r] ?? []).contains { x in
-                if recoverySigned.contains(r) && behind(x, r) { return false }
-                return !mutual(r, x) || recoverySigned.contains(x)
-            }
+        // Z is behind R when an ancestor of Z defies R; against R when it
+        // defies R or is behind it.
+        func behind(_ z: Int, _ r: Int) -> Bool {
+            guard let d = definers[r], let a = ancestors[z] else { return false }
+            return a.intersects(d)
         }
-        var cut: [Int: String] = [:]
-        for (k, removals) in defies {
-            for r in removals.sorted() where !contested(r) {
-                if recoverySigned.contains(k) && behind(r, k) { continue }
-                let wins: Bool
-                if recoverySigned.contains(r) {
-                    wins = true
-                } else {
-                    let partners = (defies[r] ?? []).filter { mutual(r, $0) }
-                    wins = !mutual(k, r) && !partners.contains { ancestors[$0, default: []].contains(k) }
-                }
-                if wins {
-                    cut[k] = "it is signed by a member removed in keyring \(rings[r].location)"
-                    break
+        func against(_ z: Int, _ r: Int) -> Bool { defiesRel(z, r) || behind(z, r) }
+        // A is signed by a recovery member, as far as B is concerned, when
+        // that key is the recovery member of some keyring not against B: a
+        // recovery member installed only on a branch that B's removed
+        // member started does not count.
+        var recoveryMemo: [Int: Bool] = [:]
+        func recoveryFor(_ a: Int, _ b: Int) -> Bool {
+            guard recoverySigned.contains(a) else { return false }
+            let key = a &* n &+ b
+            if let known = recoveryMemo[key] { return known }
+            let result = (holders[rings[a].signer!] ?? []).contains { !against($0, b) }
+            recoveryMemo[key] = result
+            return result
+        }
+        var contestedMemo: [Int: Bool] = [:]
+        func contested(_ r: Int) -> Bool {
+            if let known = contestedMemo[r] { return known }
+            let result = (defies[r] ?? []).contains { x in
+                if behind(x, r) { return !recoveryFor(r, x) && recoveryFor(x, r) }
+                return !mutual(x, r) || recoveryFor(x, r)
+            }
+            contestedMemo[r] = result
+            return result
+        }
+        // A keyring behind an uncontested removal cuts nothing, unless it is
+        // signed by a recovery member as far as that removal is concerned.
+        var silencedMemo: [Int: Bool] = [:]
+        func silenced(_ r: Int) -> Bool {
+            if let known = silencedMemo[r] { return known }
+            var result = false
+            if let a = ancestors[r], a.intersects(defiers) {
+                var onBranch = a
+                onBranch.formIntersection(defiers)
+                outer: for x in onBranch.elements {
+                    for r2 in defies[x] ?? [] where !contested(r2) && !recoveryFor(r, r2) {
+                        result = true
+                        break outer
+                    }
                 }
             }
+            silencedMemo[r] = result
+            return result
+        }
+        var cut: [Int: (reason: String, by: [Int])] = [:]
+        for k in defies.keys.sorted() {
+            var by: [Int] = []
+            for r in defies[k]!.sorted() where !contested(r) && !silenced(r) {
+                if behind(r, k) && recoveryFor(k, r) { continue }
+                let wins = recoveryFor(r, k)
+                    || (!mutual(k, r) && !(defies[r] ?? []).contains { mutual($0, r) && isAncestor(k, of: $0) })
+                if wins { by.append(r) }
+            }
+            guard let first = by.first else { continue }
+            let reason = (removes[first] ?? []).contains(rings[k].signer!)
+                ? "it is signed by a member removed in keyring \(rings[first].location)"
+                : "it replaces the recovery key that signed keyring \(rings[first].location), whose keyrings win"
+            cut[k] = (reason, by)
         }
         return cut
-    }
-
-    /// For each keyring among `among` (ascending indices, parents earlier),
-    /// the indices of its ancestors within `among`.
-    func ancestorSets(among: [Int]) -> [Int: Set<Int>] {
-        var result: [Int: Set<Int>] = [:]
-        let members = Set(among)
-        for i in among.sorted() {
-            var set = Set<Int>()
-            for p in rings[i].parents {
-                guard let j = byID[p], j < i, members.contains(j) else { continue }
-                set.insert(j)
-                set.formUnion(result[j] ?? [])
-            }
-            result[i] = set
-        }
-        return result
     }
 
     /// True when `key` may sign in `ring`: a member of role device or
@@ -558,31 +724,107 @@ struct Evaluation {
         // An unopened newer keyring that a trusted parent's key authenticates
         // means this credential was removed — or that a holder of that key
         // forged it. A keyring nobody authenticates stops nobody.
-        let newestTrusted = rings.filter(\.isTrusted).map(\.epoch).max()!
         // Members removed in any trusted keyring: their links count for
         // nothing, whichever older parent they name.
         let removedSigners = Set(rings.filter(\.isTrusted).flatMap { $0.content!.removed.map(\.publicKey) })
-        var unreadable: UInt32?
-        for ring in rings where ring.content == nil && ring.problem == nil && ring.epoch > newestTrusted {
+        // A keyring this credential cannot open, that a current member of a
+        // keyring it trusts made, means it is behind (Spec/format.md §8.6):
+        // removed, or left out by a member. A keyring nobody authenticates
+        // stops nobody.
+        var newer: [NewerKeyring] = []
+        for ring in rings where ring.content == nil && ring.problem == nil {
             for (index, p) in ring.parents.enumerated() {
-                // A current member of that parent made it: a link only
-                // members can sign, readable only by those who hold the
-                // parent's key.
+                // A link only members can sign, readable only by those who
+                // hold the parent's key.
                 guard let j = byID[p], rings[j].isTrusted, let parentKey = rings[j].epochKey,
                       let linker = ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID),
                       isSigningMember(linker, of: rings[j]), !removedSigners.contains(linker)
                 else { continue }
-                unreadable = max(unreadable ?? 0, ring.epoch)
+                let member = rings[j].content!.members.first { $0.publicKey == linker }!
+                newer.append(NewerKeyring(location: ring.location, id: ring.id, epoch: ring.epoch, signer: member))
                 break
             }
         }
-        // A device listed as removed in a keyring it trusts was removed too
-        // (Spec/format.md §8.6).
-        if case .device(let pair) = credential {
-            for ring in rings where ring.isTrusted && ring.content!.removed.contains(where: { $0.publicKey == pair.publicKey }) {
-                unreadable = max(unreadable ?? 0, ring.epoch)
+        // This credential's own signing key listed in `removed` of a keyring
+        // it trusts: it was removed (or, for a recovery key, replaced).
+        var removedIn: KeyringInfo?
+        if let own = credential.signingPublicKey {
+            removedIn = rings.first { $0.isTrusted && $0.content!.removed.contains { $0.publicKey == own } }
+        }
+        return UnlockedKeys(
+            keys: keys, trustedKeyrings: trusted, keyrings: rings, issues: issues, newerKeyrings: newer,
+            removedIn: removedIn.map { NewerKeyring(location: $0.location, id: $0.id, epoch: $0.epoch, signer: nil) }, attestors: attestors)
+    }
+}
+
+/// A set of keyring indices as a bit field: the ancestor sets of rule 6 cost
+/// one bit per keyring, and union and membership are word operations.
+struct Bits: Sendable {
+    private(set) var words: [UInt64]
+
+    init(count: Int) { words = [UInt64](repeating: 0, count: (count + 63) / 64) }
+
+    func contains(_ i: Int) -> Bool { words[i >> 6] & (1 << UInt64(i & 63)) != 0 }
+
+    mutating func insert(_ i: Int) { words[i >> 6] |= 1 << UInt64(i & 63) }
+
+    mutating func formUnion(_ other: Bits) {
+        for w in words.indices { words[w] |= other.words[w] }
+    }
+
+    mutating func formIntersection(_ other: Bits) {
+        for w in words.indices { words[w] &= other.words[w] }
+    }
+
+    func intersects(_ other: Bits) -> Bool {
+        for w in words.indices where words[w] & other.words[w] != 0 { return true }
+        return false
+    }
+
+    /// The members, ascending.
+    var elements: [Int] {
+        var out: [Int] = []
+        for (w, word) in words.enumerated() where word != 0 {
+            var rest = word
+            while rest != 0 {
+                out.append(w << 6 + rest.trailingZeroBitCount)
+                rest &= rest - 1
             }
         }
-        return UnlockedKeys(keys: keys, trustedKeyrings: trusted, keyrings: rings, issues: issues, unreadableNewerEpoch: unreadable, attestors: attestors)
+        return out
+    }
+}
+
+/// The parent graph of some keyrings: each one's ancestors among them, as
+/// bit fields over their indices. Parents outside the list are ignored.
+struct KeyGraph {
+    /// `ancestors[i]`: the indices of the ancestors of keyring `i`.
+    let ancestors: [Bits]
+
+    init(_ rings: [KeyringInfo]) {
+        let byID = Dictionary(rings.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { a, _ in a })
+        let parents = rings.map { ring in Set(ring.parents.compactMap { byID[$0] }) }
+        var children: [[Int]] = Array(repeating: [], count: rings.count)
+        var waiting = parents.map(\.count)
+        var ready: [Int] = []
+        for (i, ps) in parents.enumerated() {
+            for p in ps { children[p].append(i) }
+            if ps.isEmpty { ready.append(i) }
+        }
+        var result = Array(repeating: Bits(count: rings.count), count: rings.count)
+        var next = 0
+        while next < ready.count {
+            let i = ready[next]
+            next += 1
+            for p in parents[i] {
+                result[i].insert(p)
+                result[i].formUnion(result[p])
+            }
+            for c in children[i] {
+                waiting[c] -= 1
+                if waiting[c] == 0 { ready.append(c) }
+            }
+        }
+        ancestors = result
     }
 }

@@ -81,8 +81,9 @@ public struct PrivacyStatement: Sendable {
     public let escrowFreeSince: Int64?
     /// The epoch new records are sealed under.
     public let currentEpoch: UInt32
-    /// A newer epoch the credential cannot open (it was removed), if any:
-    /// the statement then shows only what this credential can see.
+    /// A newer epoch the credential cannot open (it was removed, or is
+    /// behind, `Spec/format.md §8.6`), if any: the statement then shows
+    /// only what this credential can see.
     public let unreadableNewerEpoch: UInt32?
     /// When the current epoch began: milliseconds, UTC.
     public let currentSince: Int64
@@ -241,11 +242,22 @@ public struct PrivacyStatement: Sendable {
             i = j + 1
         }
         self.groups = groups
-        if let newer = unlocked.unreadableNewerEpoch {
-            notes.append("This key cannot open epoch \(newer), which a current member made after the epochs above: this device was removed. This statement shows only what this key can see; ask an enrolled device for the current one.")
+        if let removed = unlocked.removedIn {
+            notes.append("This key is listed as removed in the keyring of epoch \(removed.epoch). This statement shows only what this key can see; ask an enrolled device for the current one.")
+        } else if let newest = unlocked.newerKeyrings.max(by: { $0.epoch < $1.epoch }) {
+            // Name the member who made it (Spec/format.md §8.6): the user
+            // who does not trust that member knows whom to remove.
+            let maker = newest.signer.map(Self.phrase(for:)) ?? "a member"
+            notes.append("This key cannot open epoch \(newest.epoch), which \(maker) made: this key was removed, or left out of it. This statement shows only what this key can see; ask an enrolled device for the current one.")
         }
         for w in warnings where w.code == "rollback_suspected" { notes.append(w.description.prefix(1).uppercased() + w.description.dropFirst() + ".") }
         self.notes = notes
+    }
+
+    /// How a keyring member is named in messages: `the recovery key` or
+    /// `the device "Name"`, its name made ``printable(_:)``.
+    public static func phrase(for member: KeyringMember) -> String {
+        member.role == "recovery" ? "the recovery key" : "the device \"\(printable(member.name))\""
     }
 
     /// A name from the file as it may be printed: any control, format or

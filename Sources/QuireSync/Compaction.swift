@@ -15,12 +15,21 @@ public struct CompactionOptions: Sendable {
     /// current readers get, so that removed devices and former escrow or
     /// passphrase keys open nothing in the new file.
     public var rekey: Bool
+    /// Compact even though some records are damaged or sit in commits that
+    /// do not verify (a mismatch, a tampered or orphaned commit, a stale
+    /// one): they are dropped and listed in ``CompactionReport/dropped``.
+    /// Off by default, when compaction refuses instead
+    /// (``SyncError/damaged(issues:)``). It is the way out of a vault whose
+    /// commit was tampered with and of which no intact copy exists
+    /// (`Spec/merge.md §6`): the result holds only what the chain vouches for.
+    public var dropUnverified: Bool
 
-    /// Heads only, every tombstone, no rekey unless asked.
-    public init(keepHistory: Int = 0, tombstoneHorizonMilliseconds: Int64? = nil, rekey: Bool = false) {
+    /// Heads only, every tombstone, no rekey unless asked, nothing dropped.
+    public init(keepHistory: Int = 0, tombstoneHorizonMilliseconds: Int64? = nil, rekey: Bool = false, dropUnverified: Bool = false) {
         self.keepHistory = keepHistory
         self.tombstoneHorizonMilliseconds = tombstoneHorizonMilliseconds
         self.rekey = rekey
+        self.dropUnverified = dropUnverified
     }
 }
 
@@ -39,6 +48,9 @@ public struct CompactionReport: Sendable {
     public let untrustedKeyringsDropped: Int
     /// The epoch new records are sealed under after a rekey, else nil.
     public let rekeyedEpoch: UInt32?
+    /// What ``CompactionOptions/dropUnverified`` dropped: damaged records,
+    /// and records and commits the chain does not vouch for. Empty otherwise.
+    public let dropped: [FormatError]
 }
 
 /// Rewrites a vault with only what it needs (`Spec/merge.md §6`).
@@ -87,14 +99,15 @@ public enum Compaction {
         guard let signer = credential.signingKeyPair() else {
             throw .keys(.operationRefused(reason: "a passphrase or an escrow key can read this vault but not compact it; compact with a device or the recovery key"))
         }
-        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+        file.verifyCommits(with: unlocked)
         let frames = file.structure.frames
         let committed = 0..<file.structure.committedFrameCount
 
-        // Read every record; refuse when anything is damaged or unverified.
+        // Read every record; refuse when anything is damaged or unverified
+        // (or, when asked, drop it and say so).
         var damage: [FormatError] = file.commitIssues.filter { $0.code != "attestation_failed" }
         var revisions: [(index: Int, revision: EntryRevision)] = []
-        var seenRevisions = Set<RevisionID>()
+        var revisionSlot: [RevisionID: Int] = [:]
         var manifests: [(index: Int, manifest: BlobManifest)] = []
         var profile: (index: Int, clock: HybridLogicalClock)?
         var unknown: [Int] = []
@@ -104,6 +117,12 @@ public enum Compaction {
         for i in committed {
             let f = frames[i]
             if let reason = f.malformation { damage.append(.malformedFrame(f.location, reason: reason)); continue }
+            // With dropUnverified, nothing of a commit that does not verify
+            // is kept but its keyrings, which their signatures vouch for.
+            if options.dropUnverified, f.header.kind != .keyring, let g = file.structure.groupIndex(ofFrame: i),
+               g < file.commits.statuses.count, file.commits.statuses[g] != .verified {
+                continue
+            }
             switch f.header.kind {
             case .commit, .blobChunk:
                 continue
@@ -131,9 +150,17 @@ public enum Compaction {
             do {
                 switch f.header.kind {
                 case .entryRevision:
-                    // One revision id is one revision: the first in file order (merge.md §5).
+                    // One revision id is one revision: the frame of the
+                    // highest standing, then the first in file order
+                    // (merge.md §5) — never a duplicate an epoch-key holder
+                    // appended over an attested one.
                     let r = try EntryRevision(decoding: payload)
-                    if seenRevisions.insert(r.revisionID).inserted { revisions.append((i, r)) }
+                    if let slot = revisionSlot[r.revisionID] {
+                        if file.standing(ofFrame: i) > file.standing(ofFrame: revisions[slot].index) { revisions[slot] = (i, r) }
+                    } else {
+                        revisionSlot[r.revisionID] = revisions.count
+                        revisions.append((i, r))
+                    }
                 case .blobManifest:
                     let m = try BlobManifest(decoding: payload)
                     manifests.append((i, m))
@@ -147,7 +174,7 @@ public enum Compaction {
                 damage.append(error)
             }
         }
-        guard damage.isEmpty else { throw .damaged(issues: damage) }
+        guard damage.isEmpty || options.dropUnverified else { throw .damaged(issues: damage) }
 
         // Which revisions to keep.
         var byEntry: [EntryID: [(index: Int, revision: EntryRevision)]] = [:]
@@ -168,19 +195,30 @@ public enum Compaction {
         // The revision with the greatest clock is always kept, past any
         // horizon: a device remembers it to tell a rewrite from a rollback
         // (Spec/merge.md §6, keys.md §7).
+        // That is the greatest clock a member attested (records.md §3.2);
+        // the greatest of all is kept too, as before.
         if let newest = revisions.max(by: { $0.revision.clock < $1.revision.clock }) { keep.insert(newest.index) }
+        let attestedRevisions = revisions.filter { r in file.structure.groupIndex(ofFrame: r.index).map { file.commits.isAttested($0) } ?? false }
+        if let newest = attestedRevisions.max(by: { $0.revision.clock < $1.revision.clock }) { keep.insert(newest.index) }
         var liveBlobs = Set<BlobID>()
         for r in revisions where keep.contains(r.index) { for a in r.revision.body.attachments { liveBlobs.insert(a.blob) } }
-        // What each kept reference resolves to: the first manifest in file
-        // order whose stream is whole and whose blob id or one of whose
-        // aliases is the reference's (records.md §4), each once. Two
+        // What each kept reference resolves to: of the manifests whose
+        // stream is whole and whose blob id or one of whose aliases is the
+        // reference's, the one of highest standing, then the first in file
+        // order (records.md §4, format.md §7.3), each once. Two
         // manifests can share a blob id and differ in aliases (each side of
         // two concurrent rekeys stored the content again, and a later rekey
         // stored both again): both stay when references need both.
         let whole = manifests.filter { (try? file.chunkFrames(for: $0.manifest)) != nil }
         var resolved: [Int: (index: Int, manifest: BlobManifest)] = [:]
         for blob in liveBlobs {
-            if let m = whole.first(where: { $0.manifest.answers(to: blob) }) { resolved[m.index] = m }
+            let answering = whole.filter { $0.manifest.answers(to: blob) }
+            if let m = answering.max(by: { a, b in
+                let (sa, sb) = (file.standing(ofFrame: a.index), file.standing(ofFrame: b.index))
+                return sa != sb ? sa < sb : a.index > b.index
+            }) {
+                resolved[m.index] = m
+            }
         }
         let keptManifests = resolved.values.sorted { $0.index < $1.index }
         // Records that were released unattested stay unattested: they go in a
@@ -207,7 +245,7 @@ public enum Compaction {
                 keys.writeKey = proposals.last!.epochKey
                 rekeyed = proposals.last!.epoch
             }
-            out.verifyCommits(keys: keys, trustedKeyrings: [:], attestors: unlocked.attestors)
+            out.verifyCommits(keys: keys, trustedKeyrings: [:], attestors: unlocked.attestors, removedMembers: unlocked.removedMembers)
             let noSync = WriteOptions(synchronous: false, lockTimeoutSeconds: writeOptions.lockTimeoutSeconds)
             do {
                 try out.commit(random: random, options: noSync, attestWith: signer) { (tx: PendingCommit) throws(FormatError) in
@@ -257,7 +295,8 @@ public enum Compaction {
         return CompactionReport(
             bytesBefore: file.structure.fileSize, bytesAfter: after, revisionsBefore: revisions.count, revisionsAfter: keep.count,
             attachmentsKept: keptManifests.count, attachmentsDropped: manifests.count - keptManifests.count,
-            untrustedKeyringsDropped: untrustedIDs.subtracting(keptKeyringIDs).count, rekeyedEpoch: rekeyed)
+            untrustedKeyringsDropped: untrustedIDs.subtracting(keptKeyringIDs).count, rekeyedEpoch: rekeyed,
+            dropped: options.dropUnverified ? damage : [])
     }
 }
 

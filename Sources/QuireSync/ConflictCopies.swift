@@ -164,8 +164,9 @@ extension ConflictCopies {
         var keys = inVault.keys
         for k in inCopy?.keys.all ?? [] { keys.add(k) }
         let attestors = inVault.attestors.union(inCopy?.attestors ?? [])
-        vault.file.verifyCommits(keys: keys, trustedKeyrings: inVault.trustedKeyrings, attestors: attestors)
-        copy.file.verifyCommits(keys: keys, trustedKeyrings: inCopy?.trustedKeyrings ?? [:], attestors: attestors)
+        let removed = inVault.removedMembers.union(inCopy?.removedMembers ?? [])
+        vault.file.verifyCommits(keys: keys, trustedKeyrings: inVault.trustedKeyrings, attestors: attestors, removedMembers: removed)
+        copy.file.verifyCommits(keys: keys, trustedKeyrings: inCopy?.trustedKeyrings ?? [:], attestors: attestors, removedMembers: removed)
         var replacements = Set<[UInt8]>()
         for i in 0..<vault.file.structure.committedFrameCount {
             for key in vault.replacementKeys(of: i) { replacements.insert(key) }

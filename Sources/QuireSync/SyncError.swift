@@ -20,6 +20,11 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The vault has damaged or unverified records that a compaction would
     /// drop; it was left as it was.
     case damaged(issues: [FormatError])
+    /// The vault holds records that authenticate but sit in commits that
+    /// do not verify, and the copy does not bring them in a verified commit:
+    /// the merged file could not vouch for them, so the merge would lose
+    /// them (`Spec/merge.md §3.1`). Nothing was changed.
+    case wouldLoseRecords(issues: [FormatError])
     /// The merged file did not open or verify; the vault was left as it was.
     case resultDoesNotVerify(reason: String)
     /// Another process holds the vault's lock.
@@ -38,6 +43,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case .resultDoesNotVerify: "merge_not_verified"
         case .removed: "removed_from_vault"
         case .damaged: "compaction_refused"
+        case .wouldLoseRecords: "merge_refused"
         case .locked: "locked"
         case .folderUnreadable, .io: "io"
         }
@@ -53,6 +59,8 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case .keys(let e): "this key does not open the vault: \(e)"
         case .damaged(let issues):
             "the vault has \(issues.count) damaged or unverified record\(issues.count == 1 ? "" : "s") (first: \(issues.first.map { "\($0)" } ?? "")) that compaction would drop; nothing was changed — fold its copies or keep it as it is"
+        case .wouldLoseRecords(let issues):
+            "the vault holds \(issues.count) record\(issues.count == 1 ? "" : "s") in commits that do not verify (first: \(issues.first.map { "\($0)" } ?? "")), which a merge cannot vouch for and would lose; nothing was changed — merge a copy that holds them intact first, or compact the vault without what cannot be verified (quire compact --drop-unverified) to give them up"
         case .removed(let epoch):
             "this key cannot open epoch \(epoch) of the vault or its copy: a current member removed it, so it cannot merge; merge on an enrolled device or with the recovery key"
         case .resultDoesNotVerify(let reason): "the merged file did not verify (\(reason)); the vault was left as it was"

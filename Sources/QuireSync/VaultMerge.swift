@@ -85,24 +85,27 @@ public enum VaultMerge {
             throw .differentVaults(vault: a.file.vaultID, copy: b.file.vaultID)
         }
         // Keys: the vault must open; the copy may not (a copy from before
-        // this device was enrolled).
+        // this device was enrolled). Trust is decided over the keyrings of
+        // both files at once, as the result will hold them: a keyring one
+        // file alone trusts (a removed device's fork) neither verifies nor
+        // carries anything (Spec/merge.md §3.2).
         let unlockedA: UnlockedKeys
         do { unlockedA = try KeyringEvaluator.unlock(a.file, with: credential) } catch { throw .keys(error) }
-        let unlockedB = try? KeyringEvaluator.unlock(b.file, with: credential)
+        let union = try KeyringUnion([a, b], vaultPath: vaultPath, credential: credential, random: random)
         // A credential that cannot open a newer epoch was removed: its
         // commits would be stale for everyone else, so it does not merge.
-        if let newer = unlockedA.unreadableNewerEpoch ?? unlockedB?.unreadableNewerEpoch { throw .removed(newerEpoch: newer) }
-        var keys = unlockedA.keys
-        for k in unlockedB?.keys.all ?? [] { keys.add(k) }
-        let attestors = unlockedA.attestors.union(unlockedB?.attestors ?? [])
-        a.file.verifyCommits(keys: keys, trustedKeyrings: unlockedA.trustedKeyrings, attestors: attestors)
-        b.file.verifyCommits(keys: keys, trustedKeyrings: unlockedB?.trustedKeyrings ?? [:], attestors: attestors)
+        if let newer = unlockedA.unreadableNewerEpoch ?? union.unlocked.unreadableNewerEpoch { throw .removed(newerEpoch: newer) }
+        let keys = union.unlocked.keys
+        let attestors = union.unlocked.attestors
+        let removedMembers = union.unlocked.removedMembers
+        a.file.verifyCommits(keys: keys, trustedKeyrings: union.trustedKeyrings(in: a), attestors: attestors, removedMembers: removedMembers)
+        b.file.verifyCommits(keys: keys, trustedKeyrings: union.trustedKeyrings(in: b), attestors: attestors, removedMembers: removedMembers)
 
         let prefix = try commonPrefix(a, b)
-        let aTail = try a.blocks(after: prefix.groups)
-        let bTail = try b.blocks(after: prefix.groups)
+        let aTail = try a.blocks(after: prefix.groups, keyrings: union)
+        let bTail = try b.blocks(after: prefix.groups, keyrings: union)
         let leftOut = bTail.leftOut
-        let trustedRings = unlockedA.keyrings.filter(\.isTrusted) + (unlockedB?.keyrings.filter(\.isTrusted) ?? [])
+        let trustedRings = union.unlocked.keyrings.filter(\.isTrusted)
         // A rekey in the result: what is folded in from before it is sealed
         // again, unless the result already holds it sealed again.
         let rekeyFloor = trustedRings.filter { $0.content?.reason == "rekey" }.map(\.epoch).max() ?? 0
@@ -111,6 +114,13 @@ public enum VaultMerge {
         let aIDs = Set(aTail.blocks.flatMap { $0.frames.map(\.identity) }).union(prefixIDs).union(superseded)
         let newFromB = bTail.blocks.flatMap { $0.frames }.filter { !aIDs.contains($0.identity) }
         let aTailSuperseded = aTail.blocks.contains { $0.frames.contains { superseded.contains($0.identity) } }
+        // The vault's own records that authenticate but sit in commits that
+        // do not verify: the result cannot vouch for them, so unless the copy
+        // brings them in a verified commit, a merge would lose them. Refuse
+        // instead (Spec/merge.md §3.1): compaction would refuse them too.
+        let carriedIDs = aIDs.union(bTail.blocks.flatMap { $0.frames.map(\.identity) })
+        let wouldLose = aTail.unverifiedRecords.filter { !carriedIDs.contains($0.identity) }.map(\.issue)
+        if !wouldLose.isEmpty { throw .wouldLoseRecords(issues: wouldLose) }
         guard !newFromB.isEmpty || !aTail.leftOut.isEmpty || aTailSuperseded else {
             return MergeReport(changed: false, commonPrefixByteCount: prefix.bytes, framesAdded: 0, framesCarriedUnopened: 0, framesResealed: 0,
                                commitsWritten: 0, unattestedCommits: 0, leftOut: leftOut, droppedFromVault: [])
@@ -142,7 +152,7 @@ public enum VaultMerge {
             do { out = try VaultFile(path: temp, writable: true) } catch let e as FormatError { throw e.asSyncError } catch { throw .resultDoesNotVerify(reason: "\(error)") }
             var setKeys = keys
             setKeys.writeKey = writeKey
-            out.verifyCommits(keys: setKeys, trustedKeyrings: [:], attestors: attestors)
+            out.verifyCommits(keys: setKeys, trustedKeyrings: [:], attestors: attestors, removedMembers: removedMembers)
             var emitted = prefixIDs
             for block in blocks {
                 let frames = block.frames.filter { !emitted.contains($0.identity) && !superseded.contains($0.identity) }
@@ -150,10 +160,16 @@ public enum VaultMerge {
                 for f in frames { emitted.insert(f.identity) }
                 let reseal = frames.contains { needsReseal($0) }
                 let whole = !reseal && frames.count == block.frames.count && block.isWholeGroup
+                // A block written whole keeps its attestation (a removed
+                // member's stays one: readers report it as such); a partial
+                // block is attested by the merging member only when a current
+                // member attested its source, or when it holds nothing but
+                // keyrings the result trusts (so that they count for the
+                // floor, Spec/format.md §9.3). An attestation is never laundered.
                 let attestation: CommitAttestation = switch block.attestation {
                 case .some(let plain) where whole: .carried(plain)
-                case .some(let plain) where plain != CommitChain.unattested: .sign(signer)
-                default: .none
+                case .some(let plain) where plain != CommitChain.unattested && !block.byRemovedMember: .sign(signer)
+                default: block.onlyTrustedKeyrings ? .sign(signer) : .none
                 }
                 do {
                     try out.commit(random: random, options: WriteOptions(synchronous: false, lockTimeoutSeconds: options.lockTimeoutSeconds), attestation: attestation) {
@@ -225,8 +241,11 @@ public enum VaultMerge {
 
     /// Blocks in canonical order (`Spec/merge.md §3.3`): a block holding a
     /// keyring comes after every block holding one of its parents; among the
-    /// blocks that may come next, the one with the lowest highest epoch, then
-    /// the smallest digest.
+    /// blocks that may come next, first those a current member vouches for
+    /// (an attested source commit, or only trusted keyrings), then the one
+    /// with the lowest highest epoch, then the smallest digest. The author of
+    /// an unattested block can grind its digest, but cannot place it before
+    /// an attested one.
     static func canonicalOrder(_ blocks: [Side.Block], placed: Set<KeyringID>) -> [Side.Block] {
         var remaining = blocks
         var placedIDs = placed
@@ -236,7 +255,8 @@ public enum VaultMerge {
             return b.parentKeyrings.allSatisfy { p in placedIDs.contains(p) || own.contains(p) || !remaining.contains { $0.keyrings.contains(p) } }
         }
         func before(_ x: Side.Block, _ y: Side.Block) -> Bool {
-            x.maxEpoch != y.maxEpoch ? x.maxEpoch < y.maxEpoch : x.digest.lexicographicallyPrecedes(y.digest)
+            if x.vouched != y.vouched { return x.vouched }
+            return x.maxEpoch != y.maxEpoch ? x.maxEpoch < y.maxEpoch : x.digest.lexicographicallyPrecedes(y.digest)
         }
         while !remaining.isEmpty {
             let candidates = remaining.indices.filter { ready(remaining[$0]) }
@@ -304,7 +324,7 @@ public enum VaultMerge {
             do { unlocked = try KeyringEvaluator.unlock(check, with: credential) } catch {
                 throw SyncError.resultDoesNotVerify(reason: "the merged file does not open with this key: \(error)")
             }
-            check.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+            check.verifyCommits(with: unlocked)
             if let first = firstNewGroup {
                 for (i, status) in check.commits.statuses.enumerated() where i >= first && status != .verified {
                     throw SyncError.resultDoesNotVerify(reason: "merged commit \(i) is \(status)")
@@ -485,15 +505,34 @@ final class Side {
         /// The source commit's plaintext attestation (96 bytes; zeros when
         /// unattested); nil when it failed or could not be opened.
         let attestation: [UInt8]?
+        /// True when that attestation is a removed member's.
+        let byRemovedMember: Bool
         /// True when every frame of the source group is carried.
         let isWholeGroup: Bool
+        /// True when every carried frame is a keyring the result trusts.
+        let onlyTrustedKeyrings: Bool
+
+        /// True when a current member vouches for the block: its source
+        /// commit is attested by one, or it holds only trusted keyrings
+        /// (which the merging member attests). Such blocks are placed first.
+        var vouched: Bool { onlyTrustedKeyrings || (attestation.map { $0 != CommitChain.unattested } ?? false) && !byRemovedMember }
     }
 
-    func blocks(after first: Int) throws(SyncError) -> (blocks: [Block], leftOut: [FormatError]) {
+    /// A record of this file that authenticates under the keys held but
+    /// sits in a commit that does not verify: the merge cannot vouch for it.
+    struct Unverified {
+        let identity: [UInt8]
+        let issue: FormatError
+    }
+
+    func blocks(after first: Int, keyrings union: KeyringUnion) throws(SyncError)
+        -> (blocks: [Block], leftOut: [FormatError], unverifiedRecords: [Unverified])
+    {
         var blocks: [Block] = []
         var leftOut: [FormatError] = []
+        var unverified: [Unverified] = []
         let groups = file.structure.groups
-        guard first < groups.count else { return ([], []) }
+        guard first < groups.count else { return ([], [], []) }
         for g in first..<groups.count {
             let status = file.commits.statuses.indices.contains(g) ? file.commits.statuses[g] : .unverifiable
             let commitFrame = file.structure.frames[groups[g].commitFrame]
@@ -504,14 +543,37 @@ final class Side {
                 let f = file.structure.frames[i]
                 if let reason = f.malformation { leftOut.append(.malformedFrame(f.location, reason: reason)); continue }
                 var unopened = false
-                // What the chain does not vouch for is not committed as
-                // vouched for (format.md §9.3). Keyrings are judged by their
-                // body hash and signature, as every reader does.
-                if status != .verified && f.header.kind != .keyring && f.header.kind != .commit {
-                    switch status {
-                    case .mismatch, .verified: leftOut.append(.commitMismatch(f.location))
-                    case .unverifiable: leftOut.append(.commitUnverifiable(f.location, keyID: commitFrame.header.keyID))
-                    case let .stale(epoch, current): leftOut.append(.staleEpoch(f.location, epoch: epoch, currentEpoch: current))
+                let notVouched: FormatError? = switch status {
+                case .verified: nil
+                case .mismatch: .commitMismatch(f.location)
+                case .tampered: .commitTampered(f.location)
+                case .orphaned: .commitOrphaned(f.location)
+                case .unverifiable: .commitUnverifiable(f.location, keyID: commitFrame.header.keyID)
+                case let .stale(epoch, current): .staleEpoch(f.location, epoch: epoch, currentEpoch: current)
+                }
+                // A keyring is carried when the result trusts it, whatever
+                // its commit (its signature decides); one the credential
+                // cannot open only from a verified commit; one it rejects —
+                // a decoy, a forgery — never (Spec/merge.md §3.2).
+                if f.header.kind == .keyring && !f.header.isSealed && f.checksumIntact == true {
+                    switch union.verdict(KeyringID(unchecked: f.trailer)) {
+                    case .trusted: break
+                    case .unopened:
+                        if let notVouched {
+                            leftOut.append(notVouched)
+                            continue
+                        }
+                    case .rejected(let why):
+                        leftOut.append(.untrustedKeyring(f.location, reason: why))
+                        continue
+                    }
+                } else if let notVouched, f.header.kind != .commit {
+                    // What the chain does not vouch for is not committed as
+                    // vouched for (format.md §9.3). A record that would be
+                    // released unverified is noted: dropping it loses it.
+                    leftOut.append(notVouched)
+                    if status.isUnverified, let id = try authenticatedIdentity(of: i) {
+                        unverified.append(Unverified(identity: id, issue: notVouched))
                     }
                     continue
                 }
@@ -521,8 +583,16 @@ final class Side {
                 case (.commit, _):
                     continue
                 case (.blobChunk, _):
-                    // Chunks are judged with their stream when read; carried as they are.
+                    // A chunk under a held key is carried only if it
+                    // authenticates: a copy with altered chunk bytes (its
+                    // commit still verifies, the chain covers only the tag)
+                    // must not add a second version of the chunk
+                    // (Spec/merge.md §3.2). Under no held key, as it is.
                     unopened = held == nil
+                    if !unopened && file.chunkAuthenticates(frame: i) != true {
+                        leftOut.append(.authenticationFailed(f.location))
+                        continue
+                    }
                 case (.keyring, false):
                     guard f.checksumIntact == true, let body = f.plaintextBody else { leftOut.append(.authenticationFailed(f.location)); continue }
                     if let record = try? KeyringRecord(body: body, location: f.location) {
@@ -563,19 +633,47 @@ final class Side {
             var h = BLAKE2b.Hasher(byteCount: 32)
             for c in carried { h.update(c.identity) }
             var attestation: [UInt8]? = nil
-            if status == .verified, case .attested = file.commits.attestations[g] {
+            var byRemovedMember = false
+            switch status == .verified ? file.commits.attestations[g] : .notChecked {
+            case .attested, .removedMember:
                 // With colliding key ids, the key that opens it.
                 attestation = file.keys.keys(for: commitFrame.header.keyID).lazy.compactMap { key in
                     CommitChain.openAttestation(body: groups[g].commitBody, key: key, vaultID: self.file.vaultID, commitHeader: commitFrame.header)
                 }.first
-            } else if status == .verified, case .unattested = file.commits.attestations[g] {
+                if case .removedMember = file.commits.attestations[g] { byRemovedMember = true }
+            case .unattested:
                 attestation = CommitChain.unattested
+            case .notChecked, .failed:
+                break
             }
+            let onlyTrustedKeyrings = carried.allSatisfy { $0.kind == .keyring && union.verdict(KeyringID(unchecked: file.structure.frames[$0.index].trailer)) == .trusted }
             blocks.append(Block(
                 frames: carried, maxEpoch: carried.map(\.epoch).max()!, digest: h.finalize(), keyrings: keyrings, parentKeyrings: parents,
-                attestation: attestation, isWholeGroup: carried.count == groups[g].members.count))
+                attestation: attestation, byRemovedMember: byRemovedMember, isWholeGroup: carried.count == groups[g].members.count,
+                onlyTrustedKeyrings: onlyTrustedKeyrings))
         }
-        return (blocks, leftOut)
+        return (blocks, leftOut, unverified)
+    }
+
+    /// The identity of frame `index` if it is a record the reader would
+    /// release (unverified) from its commit: a sealed record of a known kind
+    /// that opens and decodes, or a chunk that authenticates, under the keys
+    /// held. Nil for anything else (`Spec/merge.md §3.1`).
+    func authenticatedIdentity(of index: Int) throws(SyncError) -> [UInt8]? {
+        let f = file.structure.frames[index]
+        guard f.header.isSealed, f.header.kind.isKnown else { return nil }
+        if f.header.kind == .blobChunk {
+            guard file.releaseVerdict(frame: index) == nil, file.chunkAuthenticates(frame: index) == true else { return nil }
+            return try identity(of: index)
+        }
+        guard let payload = try? file.openRecord(frame: index) else { return nil }
+        let decodes: Bool = switch f.header.kind {
+        case .entryRevision: (try? EntryRevision(decoding: payload)) != nil
+        case .blobManifest: (try? BlobManifest(decoding: payload)) != nil
+        case .profile: (try? Profile(decoding: payload)) != nil
+        default: true
+        }
+        return decodes ? try identity(of: index) : nil
     }
 
     /// Writes a sealed frame of an older epoch again under `tx`'s key

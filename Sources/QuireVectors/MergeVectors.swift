@@ -176,11 +176,13 @@ public enum MergeVectors {
     }
 
     /// The number of commits after the first `prefix` bytes of the vault at
-    /// `path` that are not attested; throws when one does not verify.
+    /// `path` that are not attested by a member (unattested, failed, or
+    /// attested by a removed member, `Spec/format.md §9.4`); throws when
+    /// one does not verify.
     static func unattestedCommits(_ path: String, credential: Credential, prefix: UInt64) throws -> Int {
         let file = try VaultFile(path: path)
         let unlocked = try KeyringEvaluator.unlock(file, with: credential)
-        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+        file.verifyCommits(with: unlocked)
         var count = 0
         for (g, group) in file.structure.groups.enumerated() where file.structure.frames[group.commitFrame].end > prefix {
             guard file.commits.statuses[g] == .verified else { throw VectorFile.ParseError(description: "merged commit \(g) is \(file.commits.statuses[g])") }

@@ -129,16 +129,43 @@ enum Catalog {
                 return try b.vector("success", comment: "three epochs in a chain: the epoch 3 keyring carries the epoch 2 key, whose keyring carries the epoch 1 key (keys by reference to parents)")
             },
             {
-                let b = try VectorBuilder("success-wide-epoch-numbers", rootEpoch: 70_000)
+                // Rule 4 (review of format 2, M1): a root has epoch 1, so an
+                // epoch over the old u16 range is reached one rotation at a
+                // time. The reader still reaches this root through its
+                // recovery slot, whose payload ends in u32(70,000).
+                let b = try VectorBuilder("error-root-wide-epoch", rootEpoch: 70_000)
                 try b.commit([.entry(b.entry("in epoch 70000"))])
-                try b.rotate(to: 70_001)
-                try b.commit([.entry(b.entry("in epoch 70001"))])
-                return try b.vector("success", comment: "epochs are u32 in the keyring's public part: a root of epoch 70,000 (over the old u16 range) and its child 70,001; frame headers carry key ids, not epochs")
+                return try b.vector("error", comment: "the only keyring is a root of epoch 70,000 (over the old u16 range), its vault id derived from its signer, keyCommit and salt: a root must be epoch 1 (rule 4), so it is rejected once reached (its slot carries u32(70,000)) and nothing is trusted",
+                                    error: "keyring_unauthenticated")
             },
             {
-                let b = try VectorBuilder("success-last-epoch-number", rootEpoch: UInt32.max)
-                try b.commit([.entry(b.entry("in epoch 4294967295"))])
-                return try b.vector("success", comment: "a root keyring of epoch 4,294,967,295, the highest epoch (no child can follow it)")
+                // M1: the root's signer signs a second root with the vault's
+                // first key and salt, at the highest epoch. Its vault id
+                // matches; only rule 4's epoch clause rejects it.
+                let b = try VectorBuilder("damaged-keyring-second-root-last-epoch")
+                try b.commit([.entry(b.entry("in epoch 1"))])
+                let root = b.ringKeys[b.rootID]!
+                let salt = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil).publicPart.vaultSalt
+                let last = EpochKey(epoch: UInt32.max, key: root.key, blobKey: b.blobKey)
+                let body = try KeyringBuilder.body(
+                    epochKey: last, vaultID: b.vaultID, parents: [], isEscrowFree: false, slots: try b.memberSlots(for: last), vaultSalt: salt,
+                    content: KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "create"), signer: b.signer, random: b.random)
+                let i = try b.addKeyring(last, body, trust: false)
+                try b.commit([.entry(b.entry("still in epoch 1"))])
+                return try b.vector("damaged", comment: "attack (review of format 2, M1): the root's signer signs a second root of epoch 4,294,967,295 with the vault's salt and first key, so its vault id matches; it would have become everyone's write key, left no room for a new epoch and made every commit of a lower epoch stale. A root must be epoch 1 (rule 4): it is rejected, and the vault reads on in epoch 1",
+                                    issues: [("keyring_unauthenticated", b.offset(i))])
+            },
+            {
+                let b = try VectorBuilder("success-second-root-epoch-one")
+                try b.commit([.entry(b.entry("under the first root"))])
+                let root = b.ringKeys[b.rootID]!
+                let salt = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil).publicPart.vaultSalt
+                let body = try KeyringBuilder.body(
+                    epochKey: root, vaultID: b.vaultID, parents: [], isEscrowFree: false, slots: try b.memberSlots(for: root), vaultSalt: salt,
+                    content: KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now + 1, reason: "create"), signer: b.signer, random: b.random)
+                try b.addKeyring(root, body)
+                try b.commit([.entry(b.entry("after the second root"))])
+                return try b.vector("success", comment: "the root's signer signs a second root with the vault's salt and first key at epoch 1 (another nonce and content, so another keyring id): rule 4 accepts it as a second keyring of epoch 1, a head beside the first, like a child of the root would be")
             },
             {
                 let b = try VectorBuilder("success-passphrase", extraSlots: { key, id, r in
@@ -534,8 +561,8 @@ enum Catalog {
                 let f = b.frame(idx[1]!)
                 for i in 3..<8 { bytes[Int(f.location.offset) + i] ^= 0xa5 }
                 b.lose(frame: idx[1]!)
-                return try b.vector("damaged", comment: "five bytes of a header overwritten: the reader resynchronises at the next frame; only that record is lost, and its commit no longer verifies", body: bytes,
-                                    issues: [("frame_damaged", f.location.offset), ("commit_mismatch", b.commitFrame(of: idx[2]!).location.offset)])
+                return try b.vector("damaged", comment: "five bytes of a header overwritten: the reader resynchronises at the next frame; only that record is lost, and its commit no longer verifies. The next commit links to it by its stored head, and nothing shows what the damaged commit chained from (a damaged region cannot be undone), so the commit before it is orphaned (format.md §9.3): its records are released, as unverified", body: bytes,
+                                    issues: [("commit_orphaned", b.commitFrame(of: 0).location.offset), ("frame_damaged", f.location.offset), ("commit_mismatch", b.commitFrame(of: idx[2]!).location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-zero-run-over-a-frame")
@@ -556,8 +583,8 @@ enum Catalog {
                 Edit.setUInt32(&bytes, at: at + 8, UInt32(bytes.count))
                 Edit.fixCheck(&bytes, frameAt: at)
                 b.lose(frame: idx[1]!)
-                return try b.vector("damaged", comment: "a length (check recomputed) that runs past the end of the file, with committed frames after it: not a torn tail — the scanner resynchronises and only that record is lost", body: bytes,
-                                    issues: [("frame_damaged", UInt64(at)), ("commit_mismatch", b.commitFrame(of: idx[2]!).location.offset)])
+                return try b.vector("damaged", comment: "a length (check recomputed) that runs past the end of the file, with committed frames after it: not a torn tail — the scanner resynchronises and only that record is lost. Its commit does not verify, and as the next commit links to it the commit before it is orphaned (format.md §9.3; its records are released, as unverified)", body: bytes,
+                                    issues: [("commit_orphaned", b.commitFrame(of: 0).location.offset), ("frame_damaged", UInt64(at)), ("commit_mismatch", b.commitFrame(of: idx[2]!).location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-two-headers-intact-between")
@@ -707,8 +734,8 @@ enum Catalog {
                 let ra = b.released.count - 3
                 b.released.swapAt(ra, ra + 1)
                 let secondCommit = UInt64(aStart + second.count - commitLength)
-                return try b.vector("damaged", comment: "two whole commits swapped: each breaks the chain, and so does the commit after them", body: bytes,
-                                    issues: [("commit_mismatch", secondCommit), ("commit_mismatch", UInt64(cEnd - commitLength)), ("commit_mismatch", b.offset(d[0]! + 1))])
+                return try b.vector("damaged", comment: "two whole commits swapped (B before A): B does not chain; A still chains from the commit before both, found among the earlier heads that verified (format.md §9.3 links, step 3), so it verifies; C chained from B, which no longer stands before it, so it does not", body: bytes,
+                                    issues: [("commit_mismatch", secondCommit), ("commit_mismatch", b.offset(d[0]! + 1))])
             },
             {
                 let b = try VectorBuilder("damaged-record-duplicated")
@@ -730,8 +757,20 @@ enum Catalog {
                 let copy = Array(bytes[start...])
                 bytes += copy
                 b.released.append(b.released.last!)
-                return try b.vector("damaged", comment: "the last commit appended again (a replay): the copy does not chain", body: bytes,
-                                    issues: [("commit_mismatch", UInt64(bytes.count - commitLength))])
+                return try b.vector("damaged", comment: "the last commit appended again (a replay): the copy chains from the commit before the original, found among the earlier heads that verified (format.md §9.3 links, step 3), as a writer's commit past a junk one does; the chain passes the original by, so it is orphaned and its record unverified, and the copy verifies. Nothing is lost", body: bytes,
+                                    issues: [("commit_orphaned", b.commitFrame(of: idx[0]!).location.offset)])
+            },
+            {
+                let b = try VectorBuilder("damaged-commit-tampered")
+                let idx = try b.commit([.entry(b.entry("kept")), .entry(b.entry("deleted")), .entry(b.entry("kept too"))])
+                try b.commit([.entry(b.entry("written after"))])
+                var bytes = try b.bytes()
+                let f = b.frame(idx[1]!)
+                bytes.removeSubrange(Int(f.location.offset)..<Int(f.end))
+                b.lose(frame: idx[1]!)
+                let cut = UInt64(f.end - f.location.offset)
+                return try b.vector("damaged", comment: "a committed record cut out of a commit after a later commit was written: the later commit still chains from its stored head, so that commit was intact when the later one was written, and nothing in its group looks damaged: it was tampered with (commit_tampered; writers refuse to write until a merge or a compaction rewrites the file). Nothing shows what it chained from, so the commit before it is orphaned; every remaining record is released, those of the two as unverified",
+                                    body: bytes, issues: [("commit_orphaned", b.commitFrame(of: 0).location.offset), ("commit_tampered", b.offset(idx[2]! + 1) - cut)])
             },
             {
                 let b = try VectorBuilder("damaged-record-deleted")
@@ -775,8 +814,19 @@ enum Catalog {
                 var bytes = try b.bytes()
                 let commit = b.frame(one[0]! + 1)
                 Edit.flipBit(&bytes, byte: Int(commit.location.offset) + 16 + 7, bit: 1)
-                return try b.vector("damaged", comment: "a flipped bit in a commit's stored head: that commit does not verify (its records are released unverified); the next commit verifies against the computed head", body: bytes,
+                return try b.vector("damaged", comment: "a flipped bit in a commit's stored head: that commit does not verify (its records are released unverified); the next commit verifies against the computed head, which shows what the damaged commit chained from, so the commit before it stays on the chain (format.md §9.3, confirms)", body: bytes,
                                     issues: [("commit_mismatch", commit.location.offset)])
+            },
+            {
+                let b = try VectorBuilder("damaged-body-hash-bridged")
+                let one = try b.commit([.entry(b.entry("kept")), .entry(b.entry("its body hash is hit"))])
+                try b.commit([.entry(b.entry("next commit"))])
+                var bytes = try b.bytes()
+                let hit = b.frame(one[1]!)
+                Edit.flipBit(&bytes, byte: Int(hit.end) - 5, bit: 3)
+                b.lose(frame: one[1]!)
+                return try b.vector("damaged", comment: "a flipped bit in a record's body hash, with a commit written after: the record is lost and its commit does not verify, but with the body hash recomputed from the body its head verifies (the repaired digest), so the damage is bridged: the commit before it stays on the chain and nothing is orphaned (format.md §9.3)", body: bytes,
+                                    issues: [("authentication_failed", hit.location.offset), ("commit_mismatch", b.commitFrame(of: one[0]!).location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-commit-unknown-key-id")

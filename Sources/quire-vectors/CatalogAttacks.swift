@@ -101,7 +101,7 @@ extension Catalog {
                 guard let forged = TagForgery.rewrite(ciphertext: ciphertext, plaintext: plaintext, key: key, nonce: nonce, block: j,
                                                       newBlock: Array(forgedPlain[(j * 16)..<(j * 16 + 16)]), candidates: candidates) else { fatalError("no forgery") }
                 bytes.replaceSubrange((bodyStart + 24)..<(sealedEnd - 16), with: forged)
-                Edit.fixBodyHash(&bytes, frameAt: Int(f.location.offset))
+                Edit.fixBodyHash(&bytes, frameAt: Int(f.location.offset), keyCommitment: b.keys.writeKey!.commitment)
                 let ad = SealedFrame.associatedData(vaultID: b.vaultID, header: f.header, publicHeader: [])
                 let opened = try XChaCha20Poly1305.open(Array(bytes[(bodyStart + 24)..<sealedEnd]), key: key, nonce: nonce, authenticating: ad)
                 guard let n = opened.lastIndex(where: { $0 != 0 }) else { fatalError() }
@@ -291,7 +291,7 @@ extension Catalog {
             // A, removed by B, goes on: its next keyring is cut.
             let k3 = try b.freshKey(3)
             let next = try b.keyring(k3, parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: byA), key: kA)], slots: try b.memberSlots(for: k3, members: [recovery, memberA]),
-                                     members: [recovery, memberA], removed: [memberB], signer: a)
+                                     members: [recovery, memberA], signer: a)
             b.writeWith(kA)
             let i3 = try b.addKeyring(k3, next, trust: false)
             b.writeWith(k3)
@@ -319,9 +319,9 @@ extension Catalog {
             let oldMember = b.members[0]
             let members = [newMember, b.members[1]]
             let (k2, body) = try child(b, members: members, removed: [oldMember], reason: "recovery", signer: phone)
-            try b.addKeyring(k2, body, members: members)
+            let replacement = try b.addKeyring(k2, body, members: members)
             b.attestation = .sign(phone)
-            let idx = try b.commit([.entry(b.entry("after the replacement"))], expectReleased: view != .oldCode)
+            let idx = try b.commit([.entry(b.entry("after the replacement"))], expectReleased: view == .newCode)
             var v: (String, VectorFile)
             switch view {
             case .newCode:
@@ -334,9 +334,11 @@ extension Catalog {
                 let root = b.ringKeys[b.rootID]!
                 b.writeWith(root)
                 let (k3, late) = try child(b, members: [oldMember, members[1]], signer: b.signer)
-                let i = try b.addKeyring(k3, late, trust: false)
-                v = try b.vector("damaged", comment: "after the phone replaced the recovery key, the old code signs a keyring of its own from the root: the replacement newly removes the old recovery member, so that keyring defies it and is cut (rule 6), and its commit, under epoch 1 after epoch 2 began, is stale. Opened by the phone; the old code itself, which cannot open the replacement, would trust it — a reader judges only what it opens (rule 7)",
-                                 issues: [("keyring_unauthenticated", b.offset(i)), ("stale_epoch", b.commitFrame(of: i).location.offset)], deviceSeed: phoneSeed)
+                try b.addKeyring(k3, late, trust: false)
+                v = try b.vector("damaged", comment: "attack, and the limit it shows (threat model §3.6): after the phone replaced the recovery key, the old code signs a keyring of its own from the root, concurrent with the replacement. A replacement defies every concurrent keyring of the key it replaces and loses to it (rule 6: the recovery key's keyrings win), so the replacement is cut and the phone's entry under its epoch is unknown_key (its commit unverifiable); the old code's keyring stands, committed after that commit, so the replacement's commit, which the chain passes by, is orphaned. A replacement protects against a holder of the old code who cannot write the file. Opened by the phone",
+                                 issues: [("keyring_unauthenticated", b.offset(replacement)), ("commit_orphaned", b.commitFrame(of: replacement).location.offset),
+                                          ("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1))],
+                                 deviceSeed: phoneSeed)
             }
             v.0 = name
             return v

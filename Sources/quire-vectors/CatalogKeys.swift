@@ -318,9 +318,31 @@ extension Catalog {
                 return (key, try b.keyring(key, parents: [b.parent(b.rootID)], slots: slots, members: members, reason: "recovery"))
             },
             keyringVector("damaged-keyring-removes-two", code: "keyring_unauthenticated",
-                          comment: "a keyring that newly removes two members at once: a removal removes exactly one",
+                          comment: "a keyring signed by a device that removes two members at once: a removal removes exactly one, unless a recovery member signs it (a lockdown, rule 5.10)",
                           builder: { try VectorBuilder($0, deviceSeed: sam, moreDeviceSeeds: [lost, [UInt8](repeating: 0x55, count: 32)]) }) { b in
-                try child(b, members: [b.members[0], b.members[1]], removed: [b.members[2], b.members[3]], reason: "remove")
+                try child(b, members: [b.members[0], b.members[1]], removed: [b.members[2], b.members[3]], reason: "lockdown", signer: try VectorBuilder.device(sam))
+            },
+            {
+                let b = try VectorBuilder("success-lockdown-removes-two", deviceSeed: sam, moreDeviceSeeds: [lost, [UInt8](repeating: 0x55, count: 32)])
+                try b.commit([.entry(b.entry("before the lockdown"))])
+                let kept = [b.members[0], b.members[1]]
+                let (k2, body) = try child(b, members: kept, removed: [b.members[2], b.members[3]], reason: "lockdown")
+                try b.addKeyring(k2, body, members: kept)
+                try b.commit([.entry(b.entry("after the lockdown"))])
+                return try b.vector("success", comment: "a lockdown: the recovery key removes two devices in one keyring of a new epoch (rule 5.10 lets a keyring signed by a recovery member remove several members of its parents); opened by the device that stays",
+                                    deviceSeed: sam)
+            },
+            keyringVector("damaged-keyring-removes-a-non-member", code: "keyring_unauthenticated",
+                          comment: "a keyring (signed by the recovery key) that lists in removed a key that no parent lists as a member: a removed key must be a member of a parent (rule 5.10), so nobody can fill removed with keys that never were members",
+                          builder: { try VectorBuilder($0, deviceSeed: sam) }) { b in
+                let stranger = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                return try child(b, removed: [KeyringMember(role: "device", publicKey: stranger.publicKey, name: "never a member", added: b.now)], reason: "remove")
+            },
+            keyringVector("damaged-keyring-new-epoch-reuses-key", code: "keyring_unauthenticated",
+                          comment: "a keyring of epoch 2 whose key is its parent's (the root's): a new epoch has a new key, never an ancestor's (rule 5.4), or every former holder of the old key would read it") { b in
+                let root = b.ringKeys[b.rootID]!
+                let key = EpochKey(epoch: 2, key: root.key, blobKey: b.blobKey)
+                return (key, try b.keyring(key, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: key), members: b.members))
             },
             keyringVector("damaged-keyring-removal-adds-member", code: "keyring_unauthenticated",
                           comment: "a keyring that removes one device and enrols another in the same step: a removal adds no reader",
@@ -362,16 +384,17 @@ extension Catalog {
                 try child(b, removed: [b.members[2]], reason: "remove")
             },
             {
-                let b = try VectorBuilder("damaged-keyring-parent-later-in-file")
+                let b = try VectorBuilder("success-keyring-parent-later-in-file")
                 try b.commit([.entry(b.entry("epoch 1"))])
                 let (k2, later) = try child(b)
                 let k3 = try b.freshKey(3)
                 let early = try b.keyring(k3, parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: later), key: k2)], slots: try b.memberSlots(for: k3), members: b.members)
-                let first = try b.addKeyring(k3, early, trust: false)
-                try b.addKeyring(k2, later)
-                try b.commit([.entry(b.entry("epoch 2"))])
-                return try b.vector("damaged", comment: "a keyring whose parent comes later in the file is not trusted (a trusted parent comes earlier); the parent itself is trusted",
-                                    issues: [("keyring_unauthenticated", b.offset(first))])
+                // One commit holds the child before its parent.
+                try b.commit([.keyring(k3, early), .keyring(k2, later)])
+                b.adopt(k2, id: KeyringBuilder.id(ofBody: later))
+                b.adopt(k3, id: KeyringBuilder.id(ofBody: early))
+                try b.commit([.entry(b.entry("epoch 3"))])
+                return try b.vector("success", comment: "a keyring whose parent comes later in the file (the child first in its commit): where a keyring stands plays no part in its trust (rule 5.1, a topological order), so both are trusted and epoch 3 reads")
             },
             {
                 let b = try VectorBuilder("damaged-keyring-child-of-untrusted")
@@ -392,6 +415,35 @@ extension Catalog {
                 let i = try b.addKeyring(key, body, trust: false)
                 return try b.vector("damaged", comment: "a second root keyring (no parents) without a vault salt, signed by the recovery key: a root must derive the vault id from its signer and salt",
                                     issues: [("keyring_unauthenticated", b.offset(i))])
+            },
+            {
+                let b = try VectorBuilder("damaged-keyring-signer-removed-by-ancestor", deviceSeed: sam, moreDeviceSeeds: [lost])
+                try b.commit([.entry(b.entry("before the removal"))])
+                let lostKey = try VectorBuilder.device(lost)
+                let kept = [b.members[0], b.members[1]]
+                let (k2, removal) = try child(b, members: kept, removed: [b.members[2]], reason: "remove")
+                try b.addKeyring(k2, removal, members: kept)
+                try b.rotate(to: 3)
+                let k4 = try b.freshKey(4)
+                let body = try b.keyring(k4, parents: [b.parent(b.rootID), b.parent(b.keyringIDs[3]!)], slots: try b.memberSlots(for: k4, members: [recoveryMember(b)]),
+                                         members: [recoveryMember(b)], signer: lostKey)
+                let i = try b.addKeyring(k4, body, trust: false)
+                return try b.vector("damaged", comment: "a keyring signed by a device that a grandparent removed: its parents are the root (where the device is a member) and a rotation after the removal, which does not copy the removal; readers look in every ancestor (rule 5.3), so it is not trusted",
+                                    issues: [("keyring_unauthenticated", b.offset(i))])
+            },
+            {
+                let b = try VectorBuilder("damaged-keyring-member-removed-by-ancestor", deviceSeed: sam, moreDeviceSeeds: [lost])
+                try b.commit([.entry(b.entry("before the removal"))])
+                let kept = [b.members[0], b.members[1]], gone = b.members[2]
+                let (k2, removal) = try child(b, members: kept, removed: [gone], reason: "remove")
+                try b.addKeyring(k2, removal, members: kept)
+                try b.rotate(to: 3)
+                let all = kept + [gone]
+                let (k4, body) = try child(b, epoch: 4, members: all, parents: [b.parent(b.keyringIDs[3]!)])
+                let i = try b.addKeyring(k4, body, trust: false)
+                try b.commit([.entry(b.entry("still in epoch 3"))])
+                return try b.vector("damaged", comment: "a keyring that lists again a device its grandparent removed: removal is sticky through every ancestor, not only the parents, since no keyring copies its parents' removed list (rule 5.9)",
+                                    issues: [("removed_device_slot", b.offset(i))])
             },
             {
                 let b = try VectorBuilder("damaged-keyring-signer-removed-in-parent", deviceSeed: sam, moreDeviceSeeds: [lost])
@@ -583,6 +635,22 @@ extension Catalog {
                                                   attestation: CommitChain.attestation(digest: Edit.digest(of: [frame, frame]), vaultID: b.vaultID, signer: b.signer))
                 return try b.vector("error", comment: "the only keyring, the root, lists a device both as a member and as removed: the one keyring the credential reached is rejected for it",
                                     body: FileHeader(vaultID: b.vaultID).encoded() + frame + frame + commit, error: "removed_device_slot")
+            },
+            {
+                // The root keyring lists in removed a key that is not its member.
+                let b = try VectorBuilder("error-root-removes-a-key", profile: false)
+                let key = b.keys.writeKey!
+                let salt = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil).publicPart.vaultSalt
+                let stranger = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let removed = [KeyringMember(role: "device", publicKey: stranger.publicKey, name: "never a member", added: b.now)]
+                let body = try KeyringBuilder.body(
+                    epochKey: key, vaultID: b.vaultID, parents: [], isEscrowFree: false, slots: try b.memberSlots(for: key), vaultSalt: salt,
+                    content: KeyringContent(members: b.members, removed: removed, blobKey: b.blobKey, created: b.now, reason: "create"), signer: b.signer, random: b.random)
+                let frame = Edit.plaintextFrame(kind: .keyring, keyID: key.id, body: body)
+                let commit = try Edit.commitFrame(over: [frame, frame], previous: CommitChain.genesisHead, key: key, vaultID: b.vaultID,
+                                                  attestation: CommitChain.attestation(digest: Edit.digest(of: [frame, frame]), vaultID: b.vaultID, signer: b.signer))
+                return try b.vector("error", comment: "the only keyring, the root, lists in removed a key that is not one of its members: a root removes nobody (rule 4; a removed key must be a member of a parent, and a root has none)",
+                                    body: FileHeader(vaultID: b.vaultID).encoded() + frame + frame + commit, error: "keyring_unauthenticated")
             },
             simple("wrong-recovery-key", "wrong_recovery_key", "a valid recovery code, for another vault", { _, _ in },
                    key: RecoveryKey(secret: try! SymmetricKey(bytes: [UInt8](repeating: 42, count: 32))).code()),

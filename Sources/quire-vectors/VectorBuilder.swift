@@ -88,9 +88,9 @@ final class VectorBuilder {
         attestation = .sign(signer)
         device = DeviceID(publicKey: signer.publicKey)
         let vaultSalt = random.bytes(16)
-        vaultID = rootVaultID(signer: signer.publicKey, salt: vaultSalt)
         blobKey = try SymmetricKey(bytes: random.bytes(32))
         let epoch1 = EpochKey(epoch: rootEpoch, key: try SymmetricKey(bytes: random.bytes(32)), blobKey: blobKey)
+        vaultID = rootVaultID(signer: signer.publicKey, keyCommit: epoch1.commitment, salt: vaultSalt)
         keys = KeySet(single: epoch1)
         path = Self.directory + "/" + name.replacingOccurrences(of: "/", with: "_") + ".quire"
         try? FileManager.default.removeItem(atPath: path)
@@ -369,11 +369,12 @@ enum Edit {
     }
 
     /// Rewrites the body hash (the last 32 bytes) of the frame at `offset`
-    /// so it matches the rest of its body.
-    static func fixBodyHash(_ bytes: inout [UInt8], frameAt offset: Int) {
+    /// so it matches the rest of its body (a sealed frame's: with the
+    /// commitment of the key that seals it, `Spec/format.md §4.2`).
+    static func fixBodyHash(_ bytes: inout [UInt8], frameAt offset: Int, keyCommitment: [UInt8] = []) {
         let length = Int(loadUInt32LE(bytes, at: offset + 8))
         let body = offset + 16
-        let hash = BLAKE2b.hash(Array(bytes[body..<(body + length - 32)]), byteCount: 32)
+        let hash = BLAKE2b.hash(keyCommitment + Array(bytes[body..<(body + length - 32)]), byteCount: 32)
         for i in 0..<32 { bytes[body + length - 32 + i] = hash[i] }
     }
 
@@ -418,7 +419,7 @@ enum Edit {
         let nonce = random.bytes(24)
         let ad = SealedFrame.associatedData(vaultID: vaultID, header: header, publicHeader: [])
         let body = nonce + XChaCha20Poly1305.seal(plaintext, key: try key.subkey(.record), nonce: nonce, authenticating: ad)
-        return header.encoded() + body + BLAKE2b.hash(body, byteCount: 32)
+        return header.encoded() + body + BLAKE2b.hash(key.commitment + body, byteCount: 32)
     }
 
     /// The padded stream of an attachment: `content ‖ 0x80 ‖ 0x00…` of

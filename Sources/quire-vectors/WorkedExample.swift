@@ -166,27 +166,27 @@ enum WorkedExample {
         let epochKey = EpochKey(epoch: 1, key: try SymmetricKey(bytes: K))
         let vaultID = s.header.vaultID
         try same("slot payload", K + vaultID.bytes + le32(1), devicePayload)
-        let salt = pub.vaultSalt!
-        name(salt, "vault salt (§3)")
-        try same("vault id", BLAKE2b.hash(Array("quire-vault-id-v2".utf8) + deviceKeys.publicKey + salt, byteCount: 16), vaultID.bytes)
         let commitment = BLAKE2b.mac(Array("quire-key-commitment-v2".utf8), key: epochKey.key, byteCount: 32)
         try same("key commitment", commitment, pub.keyCommit)
+        let salt = pub.vaultSalt!
+        name(salt, "vault salt (§3)")
+        try same("vault id", BLAKE2b.hash(Array("quire-vault-id-v2".utf8) + deviceKeys.publicKey + commitment + salt, byteCount: 16), vaultID.bytes)
         var subkeys: [(String, Int, [UInt8])] = []
-        for (label, which) in [("record key", EpochKey.Subkey.record), ("commit key", .commit), ("keyring key", .keyring), ("attestation key", .attestation), ("link key", .link)] {
+        for (label, which) in [("record key", EpochKey.Subkey.record), ("commit key", .commit), ("keyring key", .keyring), ("attestation key", .attestation), ("link key", .link), ("nonce key", .commitNonce)] {
             let k = try KeyDerivation.derive(from: epochKey.key, subkeyID: UInt64(which.rawValue), context: "quire v2").storage.copyBytes()
             try same(label, k, try epochKey.subkey(which).storage.copyBytes())
             subkeys.append((label, which.rawValue, k))
         }
         func sub(_ i: Int) throws -> SymmetricKey { try SymmetricKey(bytes: subkeys[i].2) }
 
-        keysDoc.heading("## 3. The vault id and the epoch key")
-        keysDoc.para("The device creates the vault, so it signs the root keyring, and its key with the salt derives the vault id ([format.md §8.4](format.md#84-which-keyrings-to-trust) rule 4).")
-        keysDoc.value("vault salt (random)", salt)
-        keysDoc.value("vault id = BLAKE2b-128(\"quire-vault-id-v2\" ‖ device public key ‖ salt)", vaultID.bytes)
+        keysDoc.heading("## 3. The epoch key and the vault id")
+        keysDoc.para("The device creates the vault, so it signs the root keyring (epoch 1), and its key with the root's key commitment and the salt derives the vault id ([format.md §8.4](format.md#84-which-keyrings-to-trust) rule 4).")
         keysDoc.value("epoch key K of epoch 1 (random)", K)
         for (label, id, k) in subkeys { keysDoc.value("\(label) = KDF(K, \(id), \"quire v2\")", k) }
         keysDoc.value("key commitment = MAC256(K, \"quire-key-commitment-v2\")", commitment)
         keysDoc.value("key id = commitment[0..<6] (in every frame header below)", epochKey.id.bytes)
+        keysDoc.value("vault salt (random)", salt)
+        keysDoc.value("vault id = BLAKE2b-128(\"quire-vault-id-v2\" ‖ device public key ‖ key commitment ‖ salt)", vaultID.bytes)
 
         // MARK: 4. File header
         var body = Doc()
@@ -274,7 +274,7 @@ enum WorkedExample {
             try same("\(what) stored payload", stored, plain[0..<stored.count])
             Padding.pad(&stored)
             try same("\(what) padded plaintext", stored, plain)
-            try same("\(what) body hash", BLAKE2b.hash(Array(frame[16..<sealedEnd]), byteCount: 32), frame[sealedEnd...])
+            try same("\(what) body hash", BLAKE2b.hash(commitment + Array(frame[16..<sealedEnd]), byteCount: 32), frame[sealedEnd...])
             doc.value("payload (CBOR)", payload)
             let zstd = Compression.compress(payload)
             doc.line("- compression: zstd (level 3, with its content size) gives \(zstd.count) bytes, \(zstd.count < payload.count ? "smaller: the compressed flag is set (flags 03) and the zstd frame is what is padded. Another zstd version or level may give other bytes, which every reader accepts alike; to compare bytes with this file, use these" : "not smaller: the payload is stored as it is (flags 01)")")
@@ -284,7 +284,7 @@ enum WorkedExample {
             doc.value("nonce (random)", nonce)
             doc.value("associated data = vault id ‖ header[0..<12]", ad)
             doc.value("ciphertext ‖ tag = XChaCha20-Poly1305(record key, nonce, plaintext, ad)", Array(frame[40..<sealedEnd]))
-            doc.value("body hash = H256(nonce ‖ ciphertext ‖ tag)", Array(frame[sealedEnd...]))
+            doc.value("body hash = H256(key commitment ‖ nonce ‖ ciphertext ‖ tag)", Array(frame[sealedEnd...]))
         }
 
         body.heading("### 5.3 The profile ([records.md §5](records.md))")
@@ -314,7 +314,7 @@ enum WorkedExample {
             let signed = Array("quire-commit-v2".utf8) + vaultID.bytes + D
             let A = deviceKeys.publicKey + deviceKeys.sign(signed)
             let attestationKey = try sub(3)
-            var nh = BLAKE2b.Hasher(byteCount: 24, key: attestationKey)
+            var nh = BLAKE2b.Hasher(byteCount: 24, key: try sub(5))
             nh.update(Array("quire-commit-nonce-v2".utf8))
             nh.update(h)
             nh.update(A)
@@ -329,7 +329,7 @@ enum WorkedExample {
             doc.value("h\(g + 1) = MAC256(commit key, that)", h)
             doc.value("signed message = \"quire-commit-v2\" ‖ vault id ‖ D\(g + 1)", signed)
             doc.value("A = signer (the device's public key) ‖ Ed25519 signature", A)
-            doc.value("synthetic nonce = BLAKE2b-192(key = attestation key, \"quire-commit-nonce-v2\" ‖ h\(g + 1) ‖ A)", nonce)
+            doc.value("synthetic nonce = BLAKE2b-192(key = nonce key, \"quire-commit-nonce-v2\" ‖ h\(g + 1) ‖ A)", nonce)
             doc.value("associated data = vault id ‖ commit header[0..<12] ‖ h\(g + 1)", cad)
             doc.value("sealed attestation = XChaCha20-Poly1305(attestation key, nonce, A, ad)", sealed)
             doc.value("commit body = h\(g + 1) ‖ nonce ‖ sealed attestation", Array(frame[16...]))

@@ -64,17 +64,23 @@ import Testing
         let v = try box.quire(["verify", "Journal.quire"], env: phone)
         #expect(v.status == 1, "\(v)")
         #expect(!v.stdout.contains("DAMAGED"), "\(v)")
-        #expect(v.stdout.contains("not readable with this key (this device was removed from the vault"), "\(v)")
-        #expect(v.stderr.contains("quire: hint: verify on a device still enrolled, or with --recovery-key-file FILE"), "\(v)")
+        #expect(v.stdout.contains("not readable with this key (this key was removed, or left out, by the device \"Laptop\" (epoch 2): the records sealed since were made without it)"), "\(v)")
+        #expect(v.stderr.contains("quire: hint: verify on a device that can read them, or with --recovery-key-file FILE"), "\(v)")
         let j = try box.quire(["verify", "Journal.quire", "--json"], env: phone).json()
         #expect(j["intact"] as? Bool == true)
         #expect((j["unreadableWithThisKey"] as? Int ?? 0) >= 1)
         let list = try box.quire(["list", "Journal.quire"], env: phone)
         #expect(list.status == 0)
         #expect(list.stdout.contains("one") && !list.stdout.contains("after the phone"))
-        #expect(list.stderr.hasPrefix("quire: warning: newer records exist that this key cannot read (1 entry revision): this device was removed"), "\(list)")
+        #expect(list.stderr.hasPrefix("quire: warning: newer records exist that this key cannot read (1 entry revision): this key was removed, or left out, by the device \"Laptop\" (epoch 2), so what is shown stops there."), "\(list)")
         let search = try box.quire(["search", "Journal.quire", "one"], env: phone)
         #expect(search.stderr.contains("quire: warning: newer records exist that this key cannot read"), "\(search)")
+        // Writing is refused, naming who made the keyring it cannot open
+        // and whom to remove if that member is not trusted.
+        let w = try box.quire(["add", "Journal.quire", "from the removed phone"], env: phone)
+        #expect(w.status != 0, "\(w)")
+        #expect(w.stderr.contains("this key cannot open epoch 2, which the device \"Laptop\" made"), "\(w)")
+        #expect(w.stderr.contains("quire: hint: open it on a device that can read the newer keys; if you do not trust the member named above, remove it with 'quire device remove Journal.quire NAME'"), "\(w)")
         // The laptop, still enrolled, sees no warning.
         #expect(try box.quire(["list", "Journal.quire"]).stderr == "")
     }

@@ -804,10 +804,12 @@ func decodeContent(_ bytes: [UInt8]) -> Result<KeyringContent, FormatError> {
     }
 
     @Test func rootVaultIDDerivation() {
-        // BLAKE2b-128("quire-vault-id-v2" ‖ signer ‖ vaultSalt) (Spec/format.md §8.4 rule 4).
-        let id = rootVaultID(signer: Self.signer.publicKey, salt: counting(16, from: 0x30))
-        #expect(id.bytes == BLAKE2b.hash(Array("quire-vault-id-v2".utf8) + Self.signer.publicKey + counting(16, from: 0x30), byteCount: 16))
-        #expect(id != rootVaultID(signer: Self.signer.publicKey, salt: counting(16, from: 0x31)))
+        // BLAKE2b-128("quire-vault-id-v2" ‖ signer ‖ keyCommit ‖ vaultSalt) (Spec/format.md §8.4 rule 4).
+        let commit = counting(32, from: 0x50)
+        let id = rootVaultID(signer: Self.signer.publicKey, keyCommit: commit, salt: counting(16, from: 0x30))
+        #expect(id.bytes == BLAKE2b.hash(Array("quire-vault-id-v2".utf8) + Self.signer.publicKey + commit + counting(16, from: 0x30), byteCount: 16))
+        #expect(id != rootVaultID(signer: Self.signer.publicKey, keyCommit: commit, salt: counting(16, from: 0x31)))
+        #expect(id != rootVaultID(signer: Self.signer.publicKey, keyCommit: counting(32, from: 0x51), salt: counting(16, from: 0x30)))
     }
 }
 

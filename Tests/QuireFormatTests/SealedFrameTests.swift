@@ -20,11 +20,14 @@ func openFrame(_ frame: [UInt8], keys: [EpochKey], vaultID: VaultID = countingVa
     }
 }
 
-/// `frame` with its last 32 bytes replaced by the BLAKE2b-256 of the body
-/// before them: a body hash that matches whatever the body now holds.
-func withBodyHashRecomputed(_ frame: [UInt8]) -> [UInt8] {
+/// `frame` with its last 32 bytes replaced by its body hash: for a sealed
+/// frame the BLAKE2b-256 of `key`'s commitment and the body before them, for
+/// a plaintext frame of the body alone (`Spec/format.md §4.2`). A body hash
+/// that matches whatever the body now holds.
+func withBodyHashRecomputed(_ frame: [UInt8], key: EpochKey = testEpochKey()) -> [UInt8] {
     let body = Array(frame[16..<(frame.count - 32)])
-    return Array(frame[0..<(frame.count - 32)]) + BLAKE2b.hash(body, byteCount: 32)
+    let sealed = frame[1] & FrameHeader.sealedFlag != 0
+    return Array(frame[0..<(frame.count - 32)]) + BLAKE2b.hash((sealed ? key.commitment : []) + body, byteCount: 32)
 }
 
 /// An Ed25519 key pair from a fixed 32-byte seed.
@@ -47,13 +50,14 @@ func keyPair(seed: [UInt8]) -> Ed25519.KeyPair {
         // 0x10, sealed, key id bd64f74aa85f of key 00…1f, body 78, check) ‖
         // nonce (first 24 bytes of SeededRandom "frame") ‖ XChaCha20-Poly1305
         // under KDF(key, 1, "quire v2"), AD = vault id ‖ header[0..<12], of
-        // "hello" ‖ 0x80 (Padmé(6) = 6) ‖ BLAKE2b-256(nonce ‖ ciphertext ‖ tag).
+        // "hello" ‖ 0x80 (Padmé(6) = 6) ‖ BLAKE2b-256(key commitment ‖ nonce ‖
+        // ciphertext ‖ tag).
         let frame = try SealedFrame.seal(
             kind: .entryRevision, payload: Array("hello".utf8), key: testEpochKey(), vaultID: countingVaultID, compress: false,
             random: SeededRandom(label: "frame"))
         #expect(hex(frame) == """
             1001bd64f74aa85f4e0000005e94f38eeb4560ecbb141f083e5563d0fd86f9d99f798bd2389c26c039acd0b9d31fdec8051420508644342896\
-            793ab08cc15f670d92f52f0be12f37dc6ac7bbe298be27fb3590ffc6a17ba32c663f6b52ac
+            793ab08cc16a1fe3c7b8be909119521caecf90f456e7e4880aa7826f5cff67fa97dc313f10
             """)
         #expect(frame.count == 16 + 78)
         #expect(openFrame(frame, keys: [testEpochKey()]) == .success(Array("hello".utf8)))
@@ -78,8 +82,9 @@ func keyPair(seed: [UInt8]) -> Ed25519.KeyPair {
             #expect(Int(header.bodyLength) == 24 + referencePadme(stored + 1) + 16 + 32)
             #expect(frame.count == 16 + Int(header.bodyLength))
             #expect(Array(frame[16..<40]) == SeededRandom(label: "nonce").bytes(24))
-            // The body ends with the BLAKE2b-256 of everything before it.
-            #expect(Array(frame.suffix(32)) == BLAKE2b.hash(Array(frame[16..<(frame.count - 32)]), byteCount: 32))
+            // The body ends with the BLAKE2b-256 of the key's commitment and
+            // everything before it (Spec/format.md §5.2).
+            #expect(Array(frame.suffix(32)) == BLAKE2b.hash(key.commitment + Array(frame[16..<(frame.count - 32)]), byteCount: 32))
             #expect(openFrame(frame, keys: [key]) == .success(payload), "\(label) \(size)")
         }
         if compress && size >= 100 {
@@ -212,7 +217,7 @@ func keyPair(seed: [UInt8]) -> Ed25519.KeyPair {
         let ad = counting(16) + header[0..<12]
         let recordKey = try! KeyDerivation.derive(from: key.key, subkeyID: 1, context: "quire v2")
         let sealed = nonce + XChaCha20Poly1305.seal(plaintext, key: recordKey, nonce: nonce, authenticating: Array(ad))
-        return header + sealed + BLAKE2b.hash(sealed, byteCount: 32)
+        return header + sealed + BLAKE2b.hash(key.commitment + sealed, byteCount: 32)
     }
 
     @Test func handSealedControl() {
@@ -274,8 +279,8 @@ func keyPair(seed: [UInt8]) -> Ed25519.KeyPair {
     static let rewriteOriginalHex = """
         1001bd64f74aa85fb0000000fe4c523ac8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedfdd9067da3efc7f6d5c465c8fe03e41223f\
         8689c4f1d9e2e389c9546df6376ed0c8a0b030f1ffcdbf59aec2f6666148b5f428c74523aec36752cabe9df69b0c16674f450157887be23990\
-        d1a2a287663e44a2f3270d6150e4fdc22803876b51e1b14a399d5d55dd5c72f565e526b973545991223a8b94216438b1ba071476790528cf8\
-        54279a1b90faac4225424c13094aeaa3d1f601012e0
+        d1a2a287663e44a2f3270d6150e4fdc22803876b51e1b14a399d5d55dd5c72f565e526b973545991223a8b942164cde6cf4e4d8f53b96fe67c\
+        0aa8bffbf8ff8204f9591895ee19317bb88b5eb351
         """
 
     /// A rewrite of that frame by someone who holds the key: ciphertext
@@ -540,8 +545,8 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
 
     @Test func commitBodyKnownAnswers() throws {
         // head ‖ nonce ‖ AEAD(attestation key, nonce, A, vault id ‖ commit
-        // header[0..<12] ‖ head), nonce = BLAKE2b-192 keyed with the
-        // attestation key of "quire-commit-nonce-v2" ‖ head ‖ A; computed
+        // header[0..<12] ‖ head), nonce = BLAKE2b-192 keyed with the nonce
+        // key KDF(key, 6, "quire v2") of "quire-commit-nonce-v2" ‖ head ‖ A; computed
         // independently for A = 0⁹⁶ and for A = signer ‖ Ed25519 signature of
         // "quire-commit-v2" ‖ vault id ‖ D.
         let key = testEpochKey()
@@ -549,18 +554,18 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
         let head = try Self.knownHead()
         let unattested = try CommitChain.body(head: head, attestation: CommitChain.unattested, key: key, vaultID: countingVaultID, commitHeader: header)
         #expect(hex(unattested) == Self.headHex + """
-            4ac13d0e14c22f839a2d82e6a97503752fa9ae23b3c4bdb1e921123369cc2cc74af8f5df26832049474b34f609b67d03df1ccf923a80f6b7\
-            64ce9dc9fba3888664c5d2ca9649fcbdacd2c65fdb9c88d29dc05925c68d03d0badb43839f3d6b2f61840c04ab453a186edcffd9df1c8c18d2\
-            4906d5dccd25dceb786143b88e071ff2e01cce5fbd1805
+            4b1e311a59c84c0332f5043351cba6526aa12112a46e560dcf04c54f943c3425b968df5d0f6279d858b0aa51601cc35c227700609ca6f886\
+            797e8bb5aaa46ad59905a0c46ed854ede87ec2d684c8cf86ed89adac47fbddefefa430dac50b7a72c6e0d6d02b3e570098fb82bc7cce8fc3\
+            22530878eecdf4c65bc03d3175196ca9a6e3b39e9df2300d
             """)
         #expect(hex(Self.signer.publicKey) == "29acbae141bccaf0b22e1a94d34d0bc7361e526d0bfe12c89794bc9322966dd7")
         let a = CommitChain.attestation(digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
         #expect(a.count == 96 && Array(a[0..<32]) == Self.signer.publicKey)
         let attested = try CommitChain.body(head: head, attestation: a, key: key, vaultID: countingVaultID, commitHeader: header)
         #expect(hex(attested) == Self.headHex + """
-            344d140a90fe40b7ab2d37bce486b9878a07f6d7e70c4df66060d49e48055c97186ce766c7d7c53e2b5c9614e70f400f5c0bceff87bcf008\
-            330ee6ee00f3aa1c23567ccf074efa5ac1d26660e922e28a40c03657966ab234cbda33adce2e6067307974d91a40c8672e5bdaa7b7f781c9\
-            06802c16f0a6575e4a5509d2924d1f8d3b73110e6fd35cdc
+            a2b162795f91794dde3db6f6b808359c5b3bd4d422886e52d07431d41a822457ea1d5b9cfa041dad84f6385e0234c7d5ee8d5e7ea1081bbf\
+            ac82f310e6c63ed9226296bcd8f37ba6ca8192de924d768e11913121fc3d2bd36e4343d746012dade0e93e22b72861b6593f0b9b05bb2123\
+            8d0adb361ac86738e81662351716b2a5db340799e5b73c3e
             """)
         #expect(unattested.count == 168 && attested.count == 168)
     }
@@ -732,8 +737,8 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
         let good = try Self.body(signed)
         // Control: the synthetic nonce, sealed by hand, is the library's body.
         let synthetic = Array(good[32..<56])
-        let attestationKey = try KeyDerivation.derive(from: testEpochKey().key, subkeyID: 4, context: "quire v2")
-        #expect(synthetic == BLAKE2b.mac(Array("quire-commit-nonce-v2".utf8) + (try Self.knownHead()) + signed, key: attestationKey, byteCount: 24))
+        let nonceKey = try KeyDerivation.derive(from: testEpochKey().key, subkeyID: 6, context: "quire v2")
+        #expect(synthetic == BLAKE2b.mac(Array("quire-commit-nonce-v2".utf8) + (try Self.knownHead()) + signed, key: nonceKey, byteCount: 24))
         #expect(try Self.bodyWithNonce(synthetic, attestation: signed) == good)
         // Another nonce: the box opens, but the commit is not deterministic.
         let random = try Self.bodyWithNonce(counting(24, from: 9), attestation: signed)
@@ -752,14 +757,15 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
 
 @Suite struct EpochKeyTests {
     @Test func subkeysKnownAnswers() throws {
-        // KDF(00…1f, id, "quire v2") for ids 1…5, computed independently.
+        // KDF(00…1f, id, "quire v2") for ids 1…6, computed independently.
         let k = testEpochKey(epoch: 1)
         #expect(hex(try k.subkey(.record).storage.copyBytes()) == "c1e4e4bf0c9e6de4af42a57f7b5a07a2889c6c6fc9b9b813029ed68496878286")
         #expect(hex(try k.subkey(.commit).storage.copyBytes()) == "566a43084034828a6a1abc90f7b3e71ab3c63253c20ac6838b0487820dc00276")
         #expect(hex(try k.subkey(.keyring).storage.copyBytes()) == "cde5f0b66730076b4273e58cad7f82854b57faad2f09b8848f537284f3c61a32")
         #expect(hex(try k.subkey(.attestation).storage.copyBytes()) == "b7cbb0dbfcd9c2d5806528b03ae64f9e6e463e434e6fa6cfe5007de113d4407e")
         #expect(hex(try k.subkey(.link).storage.copyBytes()) == "845b66940dc89ad2fb9e92bb2fdf33ae6154f098161f088b1d42c59c8b7e4b17")
-        #expect(EpochKey.Subkey.allCases.map(\.rawValue) == [1, 2, 3, 4, 5])
+        #expect(hex(try k.subkey(.commitNonce).storage.copyBytes()) == "bc4533b25648ead24be89300c1fb8113fd691cdca65d4a7376e6c032d0eb1428")
+        #expect(EpochKey.Subkey.allCases.map(\.rawValue) == [1, 2, 3, 4, 5, 6])
         // Cached: asking twice gives the same key.
         #expect(try k.subkey(.record) == (try k.subkey(.record)))
         #expect(k.key == countingKey())

@@ -1332,24 +1332,51 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         #expect(records(try v.open()).0 == [[0], [9]])
     }
 
-    @Test func appendingAfterAFailedCommitChainsToItsStoredHead() throws {
+    @Test func appendingAfterAFailedCommitChainsToTheTip() throws {
+        // A writer chains to the last commit whose head verifies (the tip,
+        // Spec/format.md §9.1), passing by a damaged or junk commit after it:
+        // it never vouches for a commit it could not check.
         let v = RawKeyVault(label: "damaged tail")
         try v.create([[0], [1]])
+        let first = try v.open(writable: true)
+        try first.commit(random: SeededRandom(label: "w"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
+            try tx.appendSealed(kind: .entryRevision, payload: [5], compress: false)
+        }
         let s = try v.open().structure
-        // Damage the body hash of the first record: the only commit no longer verifies.
-        try overwrite(v.path, at: s.frames[0].end - 1, with: [~(try fileBytes(v.path)[Int(s.frames[0].end - 1)])])
+        // Damage the body hash of the second commit's record: that commit no longer verifies.
+        let at = s.frames[s.groups[1].members.lowerBound].end - 1
+        try overwrite(v.path, at: at, with: [~(try fileBytes(v.path)[Int(at)])])
         let vault = try v.open(writable: true)
-        #expect(vault.commits.statuses == [.mismatch])
+        #expect(vault.commits.statuses == [.verified, .mismatch])
         let size = try v.size()
         try vault.commit(random: SeededRandom(label: "x"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
             try tx.appendSealed(kind: .entryRevision, payload: [2], compress: false)
         }
         #expect(try v.size() == size + UInt64(sealedFrameLength(payload: 1) + 184))
-        // The damaged commit stays a mismatch; the new one verifies.
+        // The damaged commit stays a mismatch, not vouched for; the new one
+        // verifies, chained from the first commit's stored head.
+        let reopened = try v.open()
+        #expect(reopened.commits.statuses == [.verified, .mismatch, .verified])
+        #expect(reopened.structure.groups[2].storedHead == (try CommitChain.head(
+            key: v.epochKey, vaultID: v.vaultID, previousHead: reopened.structure.groups[0].storedHead, digest: reopened.structure.groups[2].digest,
+            commitHeader: CommitChain.commitHeader(keyID: v.epochKey.id))))
+        #expect(reopened.commitIssues.map(\.code) == ["commit_mismatch"])
+    }
+
+    @Test func appendingWhenNoCommitVerifiesChainsFromGenesis() throws {
+        let v = RawKeyVault(label: "damaged only commit")
+        try v.create([[0], [1]])
+        let s = try v.open().structure
+        try overwrite(v.path, at: s.frames[0].end - 1, with: [~(try fileBytes(v.path)[Int(s.frames[0].end - 1)])])
+        let vault = try v.open(writable: true)
+        #expect(vault.commits.statuses == [.mismatch])
+        try vault.commit(random: SeededRandom(label: "x"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
+            try tx.appendSealed(kind: .entryRevision, payload: [2], compress: false)
+        }
         let reopened = try v.open()
         #expect(reopened.commits.statuses == [.mismatch, .verified])
         #expect(reopened.structure.groups[1].storedHead == (try CommitChain.head(
-            key: v.epochKey, vaultID: v.vaultID, previousHead: reopened.structure.groups[0].storedHead, digest: reopened.structure.groups[1].digest,
+            key: v.epochKey, vaultID: v.vaultID, previousHead: CommitChain.genesisHead, digest: reopened.structure.groups[1].digest,
             commitHeader: CommitChain.commitHeader(keyID: v.epochKey.id))))
     }
 }

@@ -114,17 +114,21 @@ import Testing
             vaultID: a, path: "/j/Journal.quire", committedLength: 4096, chainHead: counting(32), newestClock: 77, keyringHeads: [h2, h1])
         try store.remember(m)
         let read = try #require(try store.memory(of: a, path: "/j/Journal.quire"))
-        #expect(read.committedLength == 4096 && read.chainHead == counting(32) && read.newestClock == 77 && !read.removed)
+        #expect(read.committedLength == 4096 && read.chainHead == counting(32) && read.newestClock == 77 && read.removedKey == nil)
         #expect(Set(read.keyringHeads) == [h1, h2])
         #expect(try store.memory(of: a, path: "/backup/Journal.quire") == nil)
         #expect(try store.memory(of: b, path: "/j/Journal.quire") == nil)
         // A path with a line break and a backslash comes back exactly.
         var odd = m
         odd.path = "/j/odd\nname\\x\n.quire"
-        odd.removed = true
+        odd.removedKey = counting(32, from: 9)
         try store.remember(odd)
         let back = try #require(try store.memory(of: a, path: odd.path))
-        #expect(back.path == odd.path && back.removed && Set(back.keyringHeads) == Set(odd.keyringHeads))
+        #expect(back.path == odd.path && back.removedKey == counting(32, from: 9) && Set(back.keyringHeads) == Set(odd.keyringHeads))
+        // Development versions wrote "removed yes", which names no key: ignored.
+        var legacy = String(decoding: odd.encoded(), as: UTF8.self)
+        legacy = legacy.replacingOccurrences(of: "removed " + hex(counting(32, from: 9)), with: "removed yes")
+        #expect(VaultMemory(decoding: Array(legacy.utf8))?.removedKey == nil)
         let file = store.memoryPath(a, path: m.path)
         #expect(try FileSystem.permissions(file) == 0o600)
         try Data("vault zz\n".utf8).write(to: URL(fileURLWithPath: file))

@@ -26,7 +26,7 @@ import Testing
         #expect(ring.content?.reason == "test")
         #expect(ring.record.publicPart.parents.isEmpty)
         #expect(ring.record.publicPart.vaultSalt == v.salt)
-        #expect(rootVaultID(signer: v.recoverySigner.publicKey, salt: v.salt) == v.vaultID)
+        #expect(rootVaultID(signer: v.recoverySigner.publicKey, keyCommit: v.epoch1.commitment, salt: v.salt) == v.vaultID)
         #expect(unlocked.trustedKeyrings == [0: 1])
         #expect(unlocked.keys.key(commitment: v.epoch1.commitment) != nil)
         #expect(unlocked.keys.blobKey == v.blobKey)
@@ -185,11 +185,96 @@ import Testing
             return nil
         }
         #expect(reasons == [
-            nil, "its epoch 3 does not follow its parents' epoch 1", "a parent keyring is missing, later in the file, or not trusted",
-            "it has no parent, but its signer and salt do not derive this vault's id", "it reuses epoch 1 with a different key",
+            nil, "its epoch 3 does not follow its parents' epoch 1", "a parent keyring is missing or not trusted",
+            "it has no parent, but its epoch is 2, not 1", "it reuses epoch 1 with a different key",
         ])
         #expect(unlocked.keys.writeKey?.epoch == 1)
         #expect(unlocked.keys.key(commitment: v.epoch1.commitment) != nil)
+    }
+
+    /// The root's signer (here the recovery key) signs more roots: one at
+    /// the last epoch and one at epoch 1 with another key. With the vault id
+    /// bound to the signer and salt alone both were trusted, and the one at
+    /// epoch 2³² − 1 became the write key: every new epoch overflowed and
+    /// commits under lower epochs went stale (review M1). Roots now have
+    /// epoch 1 and the vault id binds the root's key commitment, so both are
+    /// rejected; a root with the vault's own key is only a second keyring of
+    /// epoch 1 (`Spec/format.md §8.4` rule 4).
+    @Test func attackSecondRootAtTheLastEpoch() throws {
+        let v = KeyringVault(label: "second root")
+        let genesis = v.body(v.epoch1)
+        let last = EpochKey(epoch: UInt32.max, key: try SymmetricKey(using: SeededRandom(label: "last epoch")))
+        let other = EpochKey(epoch: 1, key: try SymmetricKey(using: SeededRandom(label: "other first key")))
+        let sameKey = v.body(v.epoch1, reason: "second root, same key")
+        try v.create([(v.epoch1, genesis)])
+        try v.append([(last, v.body(last)), (other, v.body(other)), (v.epoch1, sameKey)])
+        let unlocked = try v.unlock(.recoveryKey(v.recovery))
+        #expect(unlocked.keyrings.map(\.isTrusted) == [true, false, false, true])
+        let reasons = unlocked.keyrings.map { ring -> String? in
+            if case .keyringUnauthenticated(_, let reason)? = ring.problem { return reason }
+            return nil
+        }
+        #expect(reasons == [
+            nil, "it has no parent, but its epoch is 4294967295, not 1",
+            "it has no parent, but its signer, key commitment and salt do not derive this vault's id", nil,
+        ])
+        #expect(unlocked.keys.writeKey?.epoch == 1)
+        #expect(unlocked.keys.key(commitment: last.commitment) == nil)
+    }
+
+    /// A member starts a new epoch with the key of an ancestor: the key's
+    /// epoch would be the lowest, so every later commit would be stale, and
+    /// every former holder of the old key would read the new epoch (review
+    /// L2). Rule 5.4 now rejects it.
+    @Test func attackNewEpochReusesAnAncestorsKey() throws {
+        let v = KeyringVault(label: "reused key")
+        let genesis = v.body(v.epoch1)
+        let second = v.body(v.epoch2, parents: [(KeyringBuilder.id(ofBody: genesis), v.epoch1)])
+        let reused = EpochKey(epoch: 3, key: v.epoch1.key)
+        let third = v.body(reused, parents: [(KeyringBuilder.id(ofBody: second), v.epoch2)])
+        try v.create([(v.epoch1, genesis), (v.epoch2, second), (reused, third)])
+        let unlocked = try v.unlock(.recoveryKey(v.recovery))
+        #expect(unlocked.keyrings.map(\.isTrusted) == [true, true, false])
+        #expect(unlocked.keyrings[2].problem
+            == .keyringUnauthenticated(unlocked.keyrings[2].location, reason: "it starts epoch 3 with the key of an earlier epoch"))
+        #expect(unlocked.keys.writeKey?.epoch == 2)
+    }
+
+    /// A member signs a keyring that "removes" a key that was never a
+    /// member. Rule 5.10 used to ask only for one new entry in `removed`, and
+    /// lists were carried forward: 4,096 such removals, joined, filled every
+    /// later keyring's list to its limit and froze every removal, the
+    /// recovery key's included (review H5). A removed key must now be a
+    /// member of a parent, and lists are no longer carried forward.
+    @Test func attackRemovingAKeyThatWasNeverAMember() throws {
+        let v = KeyringVault(label: "remove a stranger")
+        let genesis = v.body(v.epoch1)
+        let stranger = KeyringMember(role: "device", publicKey: try Ed25519.KeyPair(using: SeededRandom(label: "stranger")).publicKey, name: "X", added: 1)
+        let padding = v.body(v.epoch2, parents: [(KeyringBuilder.id(ofBody: genesis), v.epoch1)], removed: [stranger], reason: "remove")
+        try v.create([(v.epoch1, genesis), (v.epoch2, padding)])
+        let unlocked = try v.unlock(.recoveryKey(v.recovery))
+        #expect(unlocked.keyrings.map(\.isTrusted) == [true, false])
+        #expect(unlocked.keyrings[1].problem
+            == .keyringUnauthenticated(unlocked.keyrings[1].location, reason: "it removes a key that is not a member of any of its parents"))
+    }
+
+    /// Removal is sticky through the whole ancestry, not through lists each
+    /// keyring copies: a grandchild of a removal that lists the removed
+    /// device again is rejected, though its parent does not list it in
+    /// `removed` (`Spec/format.md §8.4` rule 5.9).
+    @Test func removalIsStickyThroughAncestors() throws {
+        let v = KeyringVault(label: "sticky ancestors")
+        let phone = KeyringMember(role: "device", publicKey: try Ed25519.KeyPair(using: SeededRandom(label: "phone")).publicKey, name: "Phone", added: 1)
+        let genesis = v.body(v.epoch1, members: [v.recoveryMember, phone])
+        let removal = v.body(v.epoch2, parents: [(KeyringBuilder.id(ofBody: genesis), v.epoch1)], removed: [phone], reason: "remove")
+        let epoch3 = EpochKey(epoch: 3, key: try SymmetricKey(using: SeededRandom(label: "epoch 3")))
+        let rotation = v.body(epoch3, parents: [(KeyringBuilder.id(ofBody: removal), v.epoch2)], reason: "rotate")
+        let epoch4 = EpochKey(epoch: 4, key: try SymmetricKey(using: SeededRandom(label: "epoch 4")))
+        let readmits = v.body(epoch4, parents: [(KeyringBuilder.id(ofBody: rotation), epoch3)], members: [v.recoveryMember, phone], reason: "enroll")
+        try v.create([(v.epoch1, genesis), (v.epoch2, removal), (epoch3, rotation), (epoch4, readmits)])
+        let unlocked = try v.unlock(.recoveryKey(v.recovery))
+        #expect(unlocked.keyrings.map(\.isTrusted) == [true, true, true, false])
+        #expect(unlocked.keyrings[3].problem == .removedDeviceSlot(unlocked.keyrings[3].location))
     }
 
     @Test func rootSignedByAnotherKeyIsRejected() throws {
@@ -198,7 +283,7 @@ import Testing
         let members = [v.recoveryMember, KeyringMember(role: "device", publicKey: outsider.publicKey, name: "Outsider", added: 1)]
         try v.create([(v.epoch1, v.body(v.epoch1, members: members, signer: outsider))])
         #expect(v.unlockError(.recoveryKey(v.recovery))
-            == .keyringUnauthenticated(Self.genesisLocation, reason: "it has no parent, but its signer and salt do not derive this vault's id"))
+            == .keyringUnauthenticated(Self.genesisLocation, reason: "it has no parent, but its signer, key commitment and salt do not derive this vault's id"))
     }
 
     @Test func rootSignedByANonMemberIsRejected() throws {

@@ -56,7 +56,8 @@ final class KeyringVault {
     let path: String
     let random: SeededRandom
     let vaultID: VaultID
-    /// The root keyring's salt: with the recovery signer it derives the vault id.
+    /// The root keyring's salt: with the recovery signer and `epoch1`'s
+    /// commitment it derives the vault id.
     let salt: [UInt8]
     let recovery: RecoveryKey
     let recoverySigner: Ed25519.KeyPair
@@ -70,10 +71,10 @@ final class KeyringVault {
         recovery = recoveryKey(label)
         recoverySigner = try! recovery.signingKeyPair()
         salt = random.bytes(16)
-        vaultID = rootVaultID(signer: recoverySigner.publicKey, salt: salt)
         blobKey = try! SymmetricKey(using: random)
         epoch1 = EpochKey(epoch: 1, key: try! SymmetricKey(using: random))
         epoch2 = EpochKey(epoch: 2, key: try! SymmetricKey(using: random))
+        vaultID = rootVaultID(signer: recoverySigner.publicKey, keyCommit: epoch1.commitment, salt: salt)
     }
 
     var recoveryMember: KeyringMember {

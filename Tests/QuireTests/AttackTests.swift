@@ -94,7 +94,9 @@ import QuireSystem
         try onLaptop.add(EntryBody(created: Self.t0 + 1, text: "after an epoch-key holder's forgery"))
 
         // 3. A member's keyring the laptop cannot open: the recovery key
-        //    removes the laptop. Now it is removed, and may not write.
+        //    removes the laptop. The laptop cannot read the removal (its
+        //    `removed` list is sealed), so it is behind a member's newer
+        //    keyring (Spec/format.md §8.6), and may not write.
         let reopened = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
         try reopened.removeDevice(named: "Laptop", now: Self.t0 + Self.day)
         onLaptop = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
@@ -103,7 +105,7 @@ import QuireSystem
             try onLaptop.add(EntryBody(created: Self.t0 + 2, text: "refused"))
             Issue.record("a removed device wrote")
         } catch {
-            #expect(error.code == "removed_from_vault")
+            #expect(error.code == "behind_newer_keyring")
         }
     }
 
@@ -214,14 +216,21 @@ import QuireSystem
         let after = try withRecovery.keyState()
         #expect(after.heads.count == 1)
         #expect(after.member(withKey: phone.publicKey) == nil)
-        // Every keyring stands: the joins (chained, 64 parents at most) only
-        // join, and the removal, after them, has every flood keyring as an
-        // ancestor; the phone is removed by the last keyring alone.
-        #expect(withRecovery.unlocked.keyrings.allSatisfy { $0.isTrusted })
-        #expect(withRecovery.unlocked.issues == [])
+        // The removal leaves the phone's branch out of its parents
+        // (Spec/keys.md §6.3): the 70 flood keyrings, signed by the removed
+        // phone and no ancestor of the removal, are cut by rule 6 and said.
+        let cut = withRecovery.unlocked.keyrings.filter { !$0.isTrusted }
+        #expect(cut.count == 70)
+        #expect(withRecovery.unlocked.issues.count == 70)
+        #expect(withRecovery.unlocked.issues.allSatisfy { "\($0)".contains("is not trusted: it is signed by a member removed in") })
         try withRecovery.add(EntryBody(created: Self.t0 + 2 * Self.day, text: "after removing the phone"))
         try withRecovery.rotateKeys(now: Self.t0 + 3 * Self.day)
-        #expect(withRecovery.verify().isIntact)
+        // verify says the same 70 keyrings, and the phone's commit sealed
+        // under a flood key, which nobody can check now: nothing else.
+        let issues = withRecovery.verify().issues.map { "\($0)" }
+        #expect(issues.count == 71)
+        #expect(issues.filter { $0.contains("which this credential does not hold, so it cannot be checked") }.count == 1)
+        #expect(try withRecovery.entries().map(\.body.text) == ["after removing the phone"])
         let phoneView = try Vault.open(at: path, credential: .device(phone.keyPair), writable: false, options: fast)
         #expect(phoneView.unlocked.unreadableNewerEpoch != nil)
         #expect(try phoneView.entries().map(\.body.text) == [])
@@ -303,9 +312,9 @@ import QuireSystem
         let recovery = testRecoveryKey("required kind")
         let signer = try recovery.signingKeyPair()
         let salt = random.bytes(16)
-        let vaultID = rootVaultID(signer: signer.publicKey, salt: salt)
         let blobKey = try SymmetricKey(using: random)
         let key = EpochKey(epoch: 1, key: try SymmetricKey(using: random), blobKey: blobKey)
+        let vaultID = rootVaultID(signer: signer.publicKey, keyCommit: key.commitment, salt: salt)
         let hybrid = KeySlot.unknown(kind: "hybrid-x25519-ml-kem", fields: CBORMap(text: [("box", .bytes(random.bytes(1200))), ("kind", .text("hybrid-x25519-ml-kem"))]))
         let body = try KeyringBuilder.body(
             epochKey: key, vaultID: vaultID, parents: [], isEscrowFree: false, requiredSlotKinds: ["hybrid-x25519-ml-kem"],

@@ -137,6 +137,15 @@ import QuireTestSupport
                 if frame.kind == .blobManifest { attachmentError = .attachmentNotFound(f.blob) } else { texts.removeFirst() }
             }
             if inTrailer && frame.kind != .commit { issues.append(mismatch) }
+            // A chunk's tag cannot be recomputed from its body, so nothing
+            // bridges the damaged commit: the next commit links to it by its
+            // stored head, and the reader cannot tell the commit before it
+            // from an inserted group, so that one is orphaned too
+            // (Spec/format.md §9.3).
+            if inTrailer && frame.kind == .blobChunk {
+                let before = f.layout.frames.last { $0.group == 0 && $0.kind == .commit }!
+                issues.insert(DmgIssue("commit_orphaned", offset: before.offset, frame: before.index, damage: true), at: 0)
+            }
 
             #expect(try dmgTexts(vault) == texts, "\(at)")
             #expect(dmgIssues(vault) == issues, "\(at)")

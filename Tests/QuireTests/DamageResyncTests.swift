@@ -55,6 +55,7 @@ import QuireKeys
     @Test func damagedEntryHeaderLosesOnlyThatEntry() throws {
         let f = try Fixture()
         let (entry, commit) = f.commit(4)
+        let (_, before) = f.commit(3)
         let path = f.damagingLengthField(at: entry.offset, name: "entry.quire")
         let vault = try dmgOpen(path, f.recovery)
         var expectedTexts = f.texts
@@ -62,16 +63,22 @@ import QuireKeys
         #expect(try dmgTexts(vault) == expectedTexts)
         let report = vault.verify()
         // The damaged frame is skipped, so the commit after it is found one index earlier.
+        // The commit before the damaged one is orphaned: the next commit links
+        // to the damaged one by its stored head, and nothing shows what that
+        // one chained from, so the reader cannot tell the commit before it from
+        // an inserted group (Spec/format.md §9.3). Its entry is still released,
+        // as unverified.
         #expect(report.issues.map(DmgIssue.init) == [
+            DmgIssue("commit_orphaned", offset: before.offset, frame: before.index, damage: true),
             DmgIssue("frame_damaged", offset: entry.offset, frame: nil, damage: true),
             DmgIssue("commit_mismatch", offset: commit.offset, frame: commit.index - 1, damage: true),
         ])
-        #expect(report.issues.first?.message
+        #expect(report.issues.first { $0.code == "frame_damaged" }?.message
             == "\(entry.end - entry.offset) damaged bytes at offset \(entry.offset) could not be read as records and were skipped")
         #expect(report.frameCount == f.layout.frames.count - 1)
         #expect(report.commitCount == 11)
         #expect(vault.file.structure.damagedRegions.map { [$0.offset, $0.byteCount] } == [[entry.offset, entry.end - entry.offset]])
-        #expect(vault.file.commits.statuses.enumerated().filter { $0.element != .verified }.map(\.offset) == [5])
+        #expect(vault.file.commits.statuses.enumerated().filter { $0.element != .verified }.map(\.offset) == [4, 5])
 
         // The chain continues after the damaged commit: appending works and
         // the new entry verifies.
@@ -85,13 +92,20 @@ import QuireKeys
         let f = try Fixture()
         let (_, lostCommit) = f.commit(4)
         let (_, nextCommit) = f.commit(5)
+        let (_, before) = f.commit(3)
         let path = f.damagingLengthField(at: lostCommit.offset, name: "commit.quire")
         let vault = try dmgOpen(path, f.recovery)
         // The entry of the lost commit now belongs to the next commit, whose MAC
         // fails; a mismatching commit still releases AEAD-valid records of the
         // current epoch.
         #expect(try dmgTexts(vault) == f.texts)
+        // The commit before the damaged one is orphaned: the next commit links
+        // to the damaged one by its stored head, and nothing shows what that
+        // one chained from, so the reader cannot tell the commit before it from
+        // an inserted group (Spec/format.md §9.3). Its entry is still released,
+        // as unverified.
         #expect(dmgIssues(vault) == [
+            DmgIssue("commit_orphaned", offset: before.offset, frame: before.index, damage: true),
             DmgIssue("frame_damaged", offset: lostCommit.offset, frame: nil, damage: true),
             DmgIssue("commit_mismatch", offset: nextCommit.offset, frame: nextCommit.index - 1, damage: true),
         ])

@@ -93,32 +93,323 @@ import QuireSystem
     /// writing (`Spec/format.md §8.6`); an honest member's link still counts.
     @Test func attackRemovedDeviceLinkStopsNobody() throws {
         let dir = TemporaryDirectory()
-        let (vault, laptop, recovery) = try Self.laptopVault(dir, "removed link")
+        let (vault, laptop, _) = try Self.laptopVault(dir, "removed link")
         let path = dir.file("j.quire")
         let phone = Self.device("Phone")
         try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
         let preHead = try vault.keyState().heads[0]
         try vault.removeDevice(named: "Phone", now: Self.t0 + 2)
-        let random = SeededRandom(label: "removed link")
-        func future(signer: Ed25519.KeyPair) throws -> [UInt8] {
-            let ek = EpochKey(epoch: 50, key: try SymmetricKey(using: random))
-            let slot = try SlotCrypto.deviceSlot(for: ek, devicePublicKey: phone.publicKey, vaultID: vault.vaultID, random: random)
-            let members = [KeyringMember(role: "recovery", publicKey: try recovery.publicKey(), name: "Recovery key", added: 0),
-                           KeyringMember(role: "device", publicKey: signer.publicKey, name: "Phone", added: 0)]
-            return try KeyringBuilder.body(
-                epochKey: ek, vaultID: vault.vaultID, parents: [KeyringBuilder.Parent(id: preHead.id, key: preHead.epochKey!)], isEscrowFree: false,
-                slots: [StoredSlot(slot: slot)],
-                content: KeyringContent(members: members, blobKey: try SymmetricKey(using: random), created: Self.t0 + 3, reason: "forged"),
-                signer: signer, random: random)
+        func future(signer: DeviceIdentity) throws -> [UInt8] {
+            try Self.leavingOthersOut(vault, parent: preHead, epoch: 50, signer: signer, slotFor: phone, label: "removed link " + signer.name)
         }
-        try Self.outsiderAppend(path, [(50, try future(signer: phone.keyPair))])
+        try Self.outsiderAppend(path, [(50, try future(signer: phone))])
         let onLaptop = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
         #expect(onLaptop.unlocked.unreadableNewerEpoch == nil)
         try onLaptop.add(EntryBody(created: Self.t0 + 4, text: "still mine"))
         // The same keyring linked by a current member (the laptop) counts.
-        try Self.outsiderAppend(path, [(50, try future(signer: laptop.keyPair))])
+        try Self.outsiderAppend(path, [(50, try future(signer: laptop))])
         let again = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
         #expect(again.unlocked.unreadableNewerEpoch == 50)
+    }
+
+    // MARK: - A member's keyring that leaves the others out (review C1)
+
+    /// A keyring of a new epoch, child of `parent`, signed by `signer`,
+    /// whose only slot is `slotFor`'s: a member leaving everyone else out.
+    static func leavingOthersOut(
+        _ vault: Vault, parent: KeyringInfo, epoch: UInt32, signer: DeviceIdentity, slotFor: DeviceIdentity, label: String
+    ) throws -> [UInt8] {
+        let random = SeededRandom(label: label)
+        let ek = EpochKey(epoch: epoch, key: try SymmetricKey(using: random))
+        let slot = try SlotCrypto.deviceSlot(for: ek, devicePublicKey: slotFor.publicKey, vaultID: vault.vaultID, random: random)
+        return try KeyringBuilder.body(
+            epochKey: ek, vaultID: vault.vaultID, parents: [KeyringBuilder.Parent(id: parent.id, key: parent.epochKey!)], isEscrowFree: false,
+            slots: [StoredSlot(slot: slot)],
+            content: KeyringContent(members: parent.content!.members, blobKey: try SymmetricKey(using: random), created: Self.t0 + 2, reason: label),
+            signer: signer.keyPair, random: random)
+    }
+
+    /// Review C1: the thief holding the phone appends a child of the head in
+    /// epoch 2 whose only slot is the phone's. Nobody else can open it, and
+    /// a current member made it. Before, every other credential, the
+    /// recovery key included, then counted as removed and could neither
+    /// write nor change keys — so nobody could remove the thief. Now they
+    /// are *behind* (`Spec/format.md §8.6`): no records, no other key
+    /// change; the laptop may remove the member that made the keyring, and
+    /// the recovery key may remove anyone. Afterwards both write again.
+    @Test func attackMemberKeyringLeavingOthersOutFreezesNobody() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, recovery) = try Self.laptopVault(dir, "leave out")
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone"), desktop = Self.device("Desktop")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        try vault.enrollDevice(code: desktop.code, name: "Desktop", now: Self.t0 + 1)
+        let head = try vault.keyState().heads[0]
+        try Self.outsiderAppend(path, [(2, try Self.leavingOthersOut(vault, parent: head, epoch: 2, signer: phone, slotFor: phone, label: "leave out"))])
+
+        let onLaptop = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        #expect(onLaptop.unlocked.newerKeyrings.map(\.epoch) == [2])
+        #expect(onLaptop.unlocked.newerKeyrings.map { $0.signer?.publicKey } == [phone.publicKey])
+        #expect(onLaptop.unlocked.removedIn == nil)
+        let behind = VaultError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Phone\"")
+        #expect(behind.code == "behind_newer_keyring")
+        #expect(throws: behind) { try onLaptop.add(EntryBody(created: Self.t0 + 3, text: "refused")) }
+        #expect(throws: behind) { try onLaptop.rotateKeys(now: Self.t0 + 3) }
+        #expect(throws: behind) { try onLaptop.removeDevice(named: "Desktop", now: Self.t0 + 3) }
+        let statement = try onLaptop.privacyStatement().text
+        #expect(statement.contains("  - This key cannot open epoch 2, which the device \"Phone\" made: this key was removed, or left out of it."))
+
+        // On a copy, the laptop removes the member that made it.
+        let copy = dir.file("copy.quire")
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let laptopOnCopy = try Vault.open(at: copy, credential: .device(laptop.keyPair), options: fast)
+        #expect(try laptopOnCopy.removeDevice(named: "Phone", now: Self.t0 + 4).publicKey == phone.publicKey)
+        try laptopOnCopy.add(EntryBody(created: Self.t0 + 5, text: "laptop after"))
+        #expect(try Self.texts(copy, .device(laptop.keyPair)) == ["laptop after"])
+        #expect(try Self.texts(copy, .device(desktop.keyPair)) == ["laptop after"])
+
+        // On the file, the recovery key removes it; everyone else writes again.
+        let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
+        #expect(withRecovery.unlocked.newerKeyrings.map(\.epoch) == [2])
+        #expect(try withRecovery.removeDevice(named: "Phone", now: Self.t0 + 4).publicKey == phone.publicKey)
+        let onDesktop = try Vault.open(at: path, credential: .device(desktop.keyPair), options: fast)
+        #expect(onDesktop.unlocked.newerKeyrings.isEmpty)
+        try onDesktop.add(EntryBody(created: Self.t0 + 5, text: "desktop after"))
+        #expect(try Self.texts(path, .device(laptop.keyPair)) == ["desktop after"])
+        #expect(try Self.texts(path, .device(phone.keyPair)).isEmpty)
+    }
+
+    /// Review H1 through the vault API: the thief holding the phone
+    /// replaces the recovery key with its own. The user's recovery key
+    /// cannot open that keyring and is not refused for it: it locks down
+    /// the phone and the desktop in one keyring whose parents leave out what
+    /// the phone signed, and the replacement is cut (`Spec/keys.md §6.3`).
+    @Test func replacedRecoveryKeyLocksDownTheThief() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, recovery) = try Self.laptopVault(dir, "lockdown")
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone"), desktop = Self.device("Desktop")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        try vault.enrollDevice(code: desktop.code, name: "Desktop", now: Self.t0 + 1)
+        let thiefRecovery = testRecoveryKey("thief's recovery key")
+        let onPhone = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast)
+        try onPhone.changeKeys(.replaceRecoveryKey(newRecoveryPublicKey: try thiefRecovery.publicKey()), now: Self.t0 + 2)
+        try vault.reload()
+        #expect(try vault.keyState().members.first { $0.role == "recovery" }?.publicKey == (try thiefRecovery.publicKey()))
+
+        // Only the recovery key locks down, and only devices it knows.
+        #expect(throws: VaultError.keys(.operationRefused(reason: "only the recovery key removes several devices at once; open the vault with --recovery-key-file FILE"))) {
+            try vault.lockDown(removingDevicesNamed: ["Phone"], now: Self.t0 + 3)
+        }
+        let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
+        #expect(withRecovery.unlocked.newerKeyrings.map { $0.signer?.publicKey } == [phone.publicKey])
+        #expect(throws: VaultError.keys(.operationRefused(reason: "no device is named \"Tablet\"; the devices are \"Laptop\", \"Phone\", \"Desktop\""))) {
+            try withRecovery.lockDown(removingDevicesNamed: ["Tablet"], now: Self.t0 + 3)
+        }
+        let removed = try withRecovery.lockDown(removingDevicesNamed: ["phone", "Desktop"], now: Self.t0 + 3)
+        #expect(Set(removed.map(\.publicKey)) == [phone.publicKey, desktop.publicKey])
+
+        let onLaptop = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        let state = try onLaptop.keyState()
+        #expect(state.devices.map(\.name) == ["Laptop"])
+        #expect(state.members.first { $0.role == "recovery" }?.publicKey == (try recovery.publicKey()))
+        try onLaptop.add(EntryBody(created: Self.t0 + 4, text: "after the lockdown"))
+        #expect(try Self.texts(path, .recoveryKey(recovery)) == ["after the lockdown"])
+        #expect(try Self.texts(path, .device(phone.keyPair)).isEmpty)
+        #expect(try Self.texts(path, .recoveryKey(thiefRecovery)).isEmpty)
+    }
+
+    /// Review M5: on one copy the laptop enrolls the tablet (same epoch); on
+    /// another, the desktop removes the phone (epoch 2, no slot for the
+    /// tablet). After the copies are folded together the tablet is behind,
+    /// not removed: it does not write and its memory does not mark it
+    /// removed. Before, it marked itself removed for good and never wrote
+    /// again; now, once a member writes the join, it writes again.
+    @Test func concurrentRemovalLeavesANewDeviceBehindNotRemoved() throws {
+        let dir = TemporaryDirectory()
+        let (vault, _, _) = try Self.laptopVault(dir, "behind")
+        let path = dir.file("j.quire"), copy = dir.file("copy.quire")
+        let phone = Self.device("Phone"), desktop = Self.device("Desktop"), tablet = Self.device("Tablet")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        try vault.enrollDevice(code: desktop.code, name: "Desktop", now: Self.t0 + 1)
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        try vault.enrollDevice(code: tablet.code, name: "Tablet", now: Self.t0 + 2)
+        try Vault.open(at: copy, credential: .device(desktop.keyPair), options: fast).removeDevice(named: "Phone", now: Self.t0 + 2)
+        try Self.fold(copy, into: vault)
+
+        let store = InMemoryDeviceKeyStore(identity: tablet)
+        let onTablet = try Vault.open(at: path, store: store, options: fast)
+        #expect(onTablet.unlocked.newerKeyrings.map(\.epoch) == [2])
+        #expect(onTablet.unlocked.removedIn == nil)
+        #expect(throws: VaultError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Desktop\"")) {
+            try onTablet.add(EntryBody(created: Self.t0 + 3, text: "refused"))
+        }
+        let canonical = FileSystem.canonicalPath(path) ?? path
+        #expect(try store.memory(of: vault.vaultID, path: canonical)?.removedKey == nil)
+
+        // The laptop's next write joins both branches, with a slot for the tablet.
+        try vault.add(EntryBody(created: Self.t0 + 4, text: "laptop joins"))
+        let again = try Vault.open(at: path, store: store, options: fast)
+        #expect(again.unlocked.newerKeyrings.isEmpty && again.keyWarnings.isEmpty)
+        try again.add(EntryBody(created: Self.t0 + 5, text: "tablet writes"))
+        #expect(try Self.texts(path, .device(desktop.keyPair)) == ["laptop joins", "tablet writes"])
+        #expect(try Self.texts(path, .device(phone.keyPair)).isEmpty)
+    }
+
+    /// The laptop remembers, as its head, a rotation the thief's phone
+    /// signed. The recovery key removes the phone with the root's child as
+    /// parent, which cuts that head: the removal is news, not a rollback,
+    /// since a recovery member signed it (`Spec/keys.md §7`, test 1).
+    @Test func recoveryRemovalCuttingARememberedHeadIsNotARollback() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, recovery) = try Self.laptopVault(dir, "news")
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        try Vault.open(at: path, credential: .device(phone.keyPair), options: fast).rotateKeys(now: Self.t0 + 2)
+        let store = InMemoryDeviceKeyStore(identity: laptop)
+        let seen = try Vault.open(at: path, store: store, options: fast)
+        let thiefHead = try seen.keyState().heads.map(\.id)
+        #expect(try seen.keyState().epoch == 2)
+        try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast).removeDevice(named: "Phone", now: Self.t0 + 3)
+        let onLaptop = try Vault.open(at: path, store: store, options: fast)
+        #expect(onLaptop.keyWarnings.isEmpty)
+        #expect(try onLaptop.keyState().heads.map(\.id) != thiefHead)
+        #expect(try onLaptop.keyState().devices.map(\.name) == ["Laptop"])
+        try onLaptop.add(EntryBody(created: Self.t0 + 4, text: "after the recovery removal"))
+        #expect(try Self.texts(path, .recoveryKey(recovery)) == ["after the recovery removal"])
+    }
+
+    /// A device left out by a member's keyring is not marked removed in its
+    /// memory (`Spec/keys.md §7`); a removed device remembers the keyring it
+    /// could not open instead, so a copy from before its removal, put
+    /// back, does not let it write.
+    @Test func beingLeftOutIsNotRemembered() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, _) = try Self.laptopVault(dir, "left out memory")
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        let old = Self.bytes(path)
+        let head = try vault.keyState().heads[0]
+        let store = InMemoryDeviceKeyStore(identity: laptop)
+        let canonical = FileSystem.canonicalPath(path) ?? path
+        // The phone leaves the laptop out: the laptop remembers that keyring,
+        // not a removal.
+        try Self.outsiderAppend(path, [(2, try Self.leavingOthersOut(vault, parent: head, epoch: 2, signer: phone, slotFor: phone, label: "left out"))])
+        let onLaptop = try Vault.open(at: path, store: store, options: fast)
+        let newer = try #require(onLaptop.unlocked.newerKeyrings.first)
+        let memory = try #require(try store.memory(of: vault.vaultID, path: canonical))
+        #expect(memory.removedKey == nil)
+        #expect(Set(memory.keyringHeads) == [head.id, newer.id])
+        // Put back without that keyring, the file is a rollback.
+        try Data(old).write(to: URL(fileURLWithPath: path))
+        let rolledBack = try Vault.open(at: path, store: store, options: fast)
+        #expect(rolledBack.keyWarnings == [.rollbackSuspected(reason: "1 keyring this device trusted is missing from it")])
+
+        // The laptop removes the phone; the phone remembers the removal's
+        // keyring, and the older copy does not let it write.
+        try Data(old).write(to: URL(fileURLWithPath: path))
+        let fresh = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        try fresh.removeDevice(named: "Phone", now: Self.t0 + 2)
+        let phoneStore = InMemoryDeviceKeyStore(identity: phone)
+        let onPhone = try Vault.open(at: path, store: phoneStore, options: fast)
+        #expect(onPhone.unlocked.newerKeyrings.map(\.epoch) == [2])
+        let phoneMemory = try #require(try phoneStore.memory(of: vault.vaultID, path: canonical))
+        #expect(phoneMemory.removedKey == nil)
+        #expect(phoneMemory.keyringHeads.contains(onPhone.unlocked.newerKeyrings[0].id))
+        try Data(old).write(to: URL(fileURLWithPath: path))
+        let phoneOnOld = try Vault.open(at: path, store: phoneStore, options: fast)
+        #expect(phoneOnOld.unlocked.newerKeyrings.isEmpty)
+        #expect(throws: VaultError.rolledBack(reason: "1 keyring this device trusted is missing from it")) {
+            try phoneOnOld.add(EntryBody(created: Self.t0 + 3, text: "thief on the old copy"))
+        }
+    }
+
+    // MARK: - Keyring trust does not depend on file position (review H2)
+
+    /// Someone who can write the file but holds no key copies the frame of
+    /// the phone's enrollment keyring to the start of the file, before the
+    /// root it descends from, followed by a commit frame under a key id
+    /// nobody holds (so the original first commit still verifies from the
+    /// zero head). The copy is now the keyring's first intact copy. When
+    /// rule 5.1 required parents earlier in the file, the enrollment and
+    /// everything after it became untrusted, and the phone could no longer
+    /// open the vault at all; trust is now decided parents first, wherever
+    /// the frames stand (`Spec/format.md §8.4`, rule 5.1).
+    @Test func attackKeyringCopyBeforeItsParents() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, recovery) = try Self.laptopVault(dir, "copy before parents")
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        try vault.add(EntryBody(created: Self.t0 + 2, text: "after the phone joined"))
+        let enrollment = try vault.keyState().heads[0].id
+        let raw = Self.bytes(path)
+        let file = try VaultFile(path: path, writable: false)
+        let frame = try #require(file.structure.frames.first { $0.header.kind == .keyring && KeyringID(unchecked: $0.trailer) == enrollment })
+        let copy = Array(raw[Int(frame.location.offset)..<Int(frame.end)])
+        let junkCommit = FrameHeader(kind: .commit, flags: 0, keyID: KeyID(rawValue: 0x0F0F_0F0F_0F0F), bodyLength: UInt32(CommitChain.bodyByteCount))
+            .encoded() + [UInt8](repeating: 0xA5, count: CommitChain.bodyByteCount)
+        let forged = Array(raw[0..<64]) + copy + junkCommit + Array(raw[64...])
+        try Data(forged).write(to: URL(fileURLWithPath: path))
+        for credential: Credential in [.device(phone.keyPair), .device(laptop.keyPair), .recoveryKey(recovery)] {
+            let opened = try Vault.open(at: path, credential: credential, options: fast)
+            #expect(opened.unlocked.keyrings.filter(\.isTrusted).count == 2)
+            #expect(try opened.keyState().heads.map(\.id) == [enrollment])
+            #expect(try opened.keyState().devices.map(\.name).sorted() == ["Laptop", "Phone"])
+        }
+    }
+
+    // MARK: - Inherited list sizes never block a writer (review H5)
+
+    /// A member pads two sibling keyrings with 3,000 members each of a role
+    /// that cannot sign (they need no slot). Writers used to carry every
+    /// head's lists into the join, so the next key change — the recovery
+    /// key's removal of that member included — "would exceed the limits"
+    /// and was refused for good. Writers now carry only members that may
+    /// sign, and `removed` and `retired` list only what a keyring removes or
+    /// retires itself (`Spec/keys.md §5`, §6).
+    @Test func attackPaddedListsDoNotBlockTheNextKeyChange() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, recovery) = try Self.laptopVault(dir, "padded lists")
+        let path = dir.file("j.quire")
+        let mallory = Self.device("Mallory")
+        try vault.enrollDevice(code: mallory.code, name: "Mallory", now: Self.t0 + 1)
+        let head = try vault.keyState().heads[0]
+        let random = SeededRandom(label: "padding")
+        func padded(_ label: String) throws -> [UInt8] {
+            var members = head.content!.members
+            for i in 0..<3_000 {
+                let key = try Ed25519.KeyPair(using: SeededRandom(label: "\(label) \(i)")).publicKey
+                members.append(KeyringMember(role: "observer", publicKey: key, name: "", added: 0))
+            }
+            var content = head.content!
+            content.members = members
+            content.reason = label
+            return try KeyringBuilder.body(
+                epochKey: head.epochKey!, vaultID: vault.vaultID, parents: [KeyringBuilder.Parent(id: head.id, key: head.epochKey!)],
+                isEscrowFree: false, slots: head.record.publicPart.slotEntries, content: content, signer: mallory.keyPair, random: random)
+        }
+        try Self.outsiderAppend(path, [(head.epoch, try padded("padding a")), (head.epoch, try padded("padding b"))])
+        let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
+        #expect(try withRecovery.keyState().heads.count == 2)
+        try withRecovery.removeDevice(named: "Mallory", now: Self.t0 + 2)
+        let state = try withRecovery.keyState()
+        #expect(state.heads.count == 1)
+        #expect(state.devices.map(\.name) == ["Laptop"])
+        #expect(state.removed.map(\.name) == ["Mallory"])
+        // The new keyring lists its own removal and only the members that may sign.
+        #expect(state.heads[0].content!.removed.map(\.name) == ["Mallory"])
+        #expect(state.heads[0].content!.members.count == 2)
+        try withRecovery.rotateKeys(now: Self.t0 + 3)
+        let rotated = try withRecovery.keyState()
+        #expect(rotated.heads[0].content!.removed.isEmpty)
+        #expect(rotated.removed.map(\.name) == ["Mallory"])
+        #expect(throws: VaultError.keys(.operationRefused(reason: "that device key was removed from this vault and cannot come back; on that device, make a new device key and enroll it"))) {
+            try withRecovery.enrollDevice(code: mallory.code, name: "Mallory again", now: Self.t0 + 4)
+        }
+        #expect(try Self.texts(path, .device(laptop.keyPair)).isEmpty)
     }
 
     // MARK: - 4. Work proportional to a hostile keyring graph (no key needed)
@@ -320,7 +611,7 @@ import QuireSystem
         // call epoch 1 "new", and says why.
         #expect(!text.contains("New records"))
         #expect(text.contains("\nThe newest epoch this key can open (epoch 1, since 2026-01-01) can be decrypted with:\n"))
-        #expect(text.hasSuffix("  - This key cannot open epoch 2, which a current member made after the epochs above: this device was removed. This statement shows only what this key can see; ask an enrolled device for the current one.\n"))
+        #expect(text.hasSuffix("  - This key cannot open epoch 2, which the device \"Laptop\" made: this key was removed, or left out of it. This statement shows only what this key can see; ask an enrolled device for the current one.\n"))
     }
 
     /// Two copies: the laptop turns on escrow-free while the (offline)
@@ -722,7 +1013,7 @@ import QuireSystem
         var thrown: VaultError?
         do { try onPhone.add(EntryBody(created: Self.t0 + 3, text: "written by the removed phone")) } catch { thrown = error }
         let after = Self.bytes(path)
-        #expect(thrown == .removedFromVault(newerEpoch: 2))
+        #expect(thrown == .behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Laptop\""))
         let same = after.count == before.count && after == before
         #expect(same, "file changed \(before.count) → \(after.count) bytes")
         #expect(try Self.texts(path, .device(laptop.keyPair)).isEmpty)

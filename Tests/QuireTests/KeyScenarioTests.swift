@@ -55,8 +55,8 @@ import QuireSystem
         // it was removed, but nothing after, and it can no longer write.
         let phoneView = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast)
         #expect(try phoneView.entries().map(\.body.text).sorted() == ["written on the laptop", "written on the phone"])
-        #expect(throws: VaultError.removedFromVault(newerEpoch: 2)) { try phoneView.add(Self.entry("thief", at: Self.t0 + 12 * Self.day)) }
-        #expect(throws: VaultError.removedFromVault(newerEpoch: 2)) {
+        #expect(throws: VaultError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Laptop\"")) { try phoneView.add(Self.entry("thief", at: Self.t0 + 12 * Self.day)) }
+        #expect(throws: VaultError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Laptop\"")) {
             try phoneView.rotateKeys(now: Self.t0 + 12 * Self.day)
         }
         // Removal is for good: the phone's key cannot be enrolled again.
@@ -74,7 +74,7 @@ import QuireSystem
         #expect(phoneStatement.hasSuffix("""
             Notes:
               - 1 entry revision in the file is sealed under keys this key does not hold: this statement cannot say who can decrypt it.
-              - This key cannot open epoch 2, which a current member made after the epochs above: this device was removed. This statement shows only what this key can see; ask an enrolled device for the current one.
+              - This key cannot open epoch 2, which the device "Laptop" made: this key was removed, or left out of it. This statement shows only what this key can see; ask an enrolled device for the current one.
 
             """))
         #expect(vault.verify().issues.isEmpty)
@@ -317,9 +317,46 @@ import QuireSystem
         #expect(state.removed.map(\.name) == ["Phone"])
         try a.add(Self.entry("after the join", at: Self.t0 + 3 * Self.day))
         #expect(try Self.texts(pathA, .device(phone.keyPair)).isEmpty)
-        #expect(throws: VaultError.removedFromVault(newerEpoch: 3)) {
+        #expect(throws: VaultError.behindNewerKeyring(newerEpoch: 3, madeBy: "the device \"Laptop\"")) {
             try Vault.open(at: pathA, credential: .device(phone.keyPair), options: fast).add(Self.entry("x", at: Self.t0 + 4 * Self.day))
         }
+    }
+
+    /// Two devices replace the recovery key at once, on two copies, which
+    /// are then merged: both replacements stand, and the next key change
+    /// first writes a join that keeps one recovery member and removes the
+    /// other — a removed key must be a member of a parent, so the join,
+    /// which has both branches as parents, makes that removal
+    /// (`Spec/keys.md §6.9`).
+    @Test func concurrentRecoveryReplacementsAreJoined() throws {
+        let dir = TemporaryDirectory()
+        let pathA = dir.file("j.quire"), pathB = dir.file("j (conflicted copy).quire")
+        let laptop = Self.device("Laptop"), desktop = Self.device("Desktop")
+        let old = testRecoveryKey("two replacements")
+        let vault = try Vault.create(
+            at: pathA, setup: VaultSetup(name: "Journal", recoveryKey: old, device: laptop, now: Self.t0),
+            random: SeededRandom(label: "two replacements"), options: fast)
+        try vault.enrollDevice(code: desktop.code, name: "Desktop", now: Self.t0 + 1)
+        try FileManager.default.copyItem(atPath: pathA, toPath: pathB)
+        let a = try Vault.open(at: pathA, credential: .device(laptop.keyPair), random: SeededRandom(label: "a"), options: fast)
+        let b = try Vault.open(at: pathB, credential: .device(desktop.keyPair), random: SeededRandom(label: "b"), options: fast)
+        let newA = testRecoveryKey("replacement a"), newB = testRecoveryKey("replacement b")
+        try a.changeKeys(.replaceRecoveryKey(newRecoveryPublicKey: try newA.publicKey()), now: Self.t0 + Self.day)
+        try b.changeKeys(.replaceRecoveryKey(newRecoveryPublicKey: try newB.publicKey()), now: Self.t0 + Self.day)
+        try Self.fold(pathB, into: a)
+        #expect(try a.keyState().heads.count == 2)
+        try a.rotateKeys(now: Self.t0 + 2 * Self.day)
+        let state = try a.keyState()
+        #expect(state.heads.count == 1)
+        #expect(state.epoch == 4)
+        #expect(state.members.filter { $0.role == "recovery" }.map(\.publicKey) == [try newA.publicKey()])
+        #expect(Set(state.removed.map(\.publicKey)) == [try old.publicKey(), try newB.publicKey()])
+        let join = try #require(state.trusted.first { $0.content!.reason == "join" })
+        #expect(join.content!.removed.map(\.publicKey) == [try newB.publicKey()])
+        #expect(join.record.publicPart.parents.count == 2)
+        try a.add(Self.entry("after the join", at: Self.t0 + 3 * Self.day))
+        #expect(try Self.texts(pathA, .recoveryKey(newA)) == ["after the join"])
+        #expect(try Self.texts(pathA, .recoveryKey(newB)).isEmpty)
     }
 
     // MARK: - A file rolled back to an older copy

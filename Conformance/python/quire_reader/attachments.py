@@ -19,6 +19,7 @@ CHUNK_SIZE = 65_536
 class Chunk:
     frame: Frame
     candidates: list             # the keys release step 2 allows it to be tried with
+    standing: int = 1            # its commit's: attested by a member 3, verified 2, else 1
 
     @property
     def stream(self):
@@ -38,12 +39,36 @@ def chunk_count(size: int) -> int:
     return -(-padme(size + 1) // CHUNK_SIZE)
 
 
-def check_stream(at: int, size: int, chunks: list):
+def take(candidates: list):
+    """§7.4: for each index the candidate of the highest standing, then the
+    first in file order. Returns (the stream's chunks in file order,
+    whether another candidate of a taken one's index and standing differs
+    from it)."""
+    best: dict = {}
+    for c in candidates:
+        b = best.get(c.index)
+        if b is None or c.standing > b.standing:
+            best[c.index] = c
+    duplicate = any(c is not best[c.index] and c.standing == best[c.index].standing
+                    and (c.frame.header, c.frame.body)
+                    != (best[c.index].frame.header, best[c.index].frame.body)
+                    for c in candidates)
+    taken = set(map(id, best.values()))
+    return [c for c in candidates if id(c) in taken], duplicate
+
+
+def structure_ok(at: int, value, candidates: list) -> bool:
+    """§7.4 checks 1–6 pass ("reads whole in structure", §7.3)."""
+    return check_stream(at, value.get("size", 0), candidates) is None
+
+
+def check_stream(at: int, size: int, candidates: list):
     """§7.4 checks 1–6, from public headers and lengths alone, in order;
     the first failure, reported at the manifest (offset `at`)."""
+    chunks, duplicate = take(candidates)
     n = len(chunks)
     idx = [c.index for c in chunks]
-    if len(set(idx)) != n:                                           # 1
+    if duplicate:                                                    # 1
         return Issue("chunk_duplicate", at)
     if n == 0 or set(idx) != set(range(n)):                          # 2
         return Issue("chunk_missing", at)
@@ -67,6 +92,7 @@ def read_attachment(at: int, value, chunks: list, vault_id: bytes, blob_key: byt
     problem = check_stream(at, size, chunks)
     if problem:
         return None, problem
+    chunks, _ = take(chunks)
     parts = []
     for c in chunks:
         try:

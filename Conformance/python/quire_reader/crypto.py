@@ -47,6 +47,7 @@ CTX_V2 = b"quire v2"
 CTX_RK = b"quire rk"
 
 SUBKEY_RECORD, SUBKEY_COMMIT, SUBKEY_KEYRING, SUBKEY_ATTESTATION, SUBKEY_LINK = 1, 2, 3, 4, 5
+SUBKEY_NONCE = 6                         # format.md §5.1: a commit's synthetic nonce
 
 
 def subkey(epoch_key: bytes, which: int) -> bytes:

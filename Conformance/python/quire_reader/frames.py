@@ -145,9 +145,11 @@ class Frame:
         """§9.2: the header followed by the body hash, or a chunk's tag."""
         return self.header + (self.body[-TAG:] if self.kind == KIND_CHUNK else self.body[-BODY_HASH:])
 
-    def body_hash_ok(self) -> bool:
-        """§4.2 (not for chunks and commits)."""
-        return h256(self.body[:-BODY_HASH]) == self.body[-BODY_HASH:]
+    def body_hash_ok(self, key_commit: bytes = b"") -> bool:
+        """§4.2 (not for chunks and commits): H256(body without its hash),
+        or for a sealed frame H256(keyCommit ‖ body without its hash) with
+        the commitment of the key that seals it."""
+        return h256(key_commit + self.body[:-BODY_HASH]) == self.body[-BODY_HASH:]
 
 
 @dataclass

@@ -8,9 +8,10 @@
 - _parse_public: §8.4 rule 1 before any key, rule 2 from the public part;
 - _try_slots, _open: §8.5 steps 2 and 3 (keys by commitment; rule 1 once
   opened, rule 2 once opened, rule 3);
-- _rules_1_to_5, _rule_6: §8.4 trust;
+- _parents_first, _rules_1_to_5, _rule_6: §8.4 trust, each keyring after
+  its parents wherever it stands;
 - _raise_fatal: §8.5, the error when the vault cannot be opened;
-- _removed: §8.6 removed-device detection.
+- _removed_or_behind: §8.6 removed-device detection (removed, behind).
 
 Entry point: open_keyrings(frames, opener, vault_id) -> Keys, or raises
 QuireError.
@@ -353,6 +354,7 @@ class Keys:
     keyrings: list                           # every keyring, file order
     issues: list = field(default_factory=list)
     removed: bool = False                    # §8.6: the credential was removed
+    behind: bool = False                     # §8.6: an authenticated newer keyring
 
     def candidates(self, key_id: bytes) -> list:
         """§5.1: the held keys with this key id, ascending key commitment."""
@@ -364,6 +366,10 @@ class Keys:
     def signing_members(self) -> set:
         """§9.4: keys of members that may sign of some trusted keyring."""
         return {m.get("key") for kr in self.trusted for m in kr.members() if _may_sign(m)}
+
+    def removed_members(self) -> set:
+        """§9.4 step 5: keys some trusted keyring lists in `removed`."""
+        return set().union(*(kr.removed_keys() for kr in self.trusted))
 
 
 class _Reach:
@@ -465,8 +471,8 @@ class _Reach:
             return
         kr.content, kr.signer, kr.content_ok = C, signer, True
         for pid, pkey in zip(kr.parents, C.get("parentKeys", [])):
-            parent = self.by_id.get(pid)
-            if parent is None or parent.index >= kr.index:
+            parent = self.by_id.get(pid)         # anywhere in the file
+            if parent is None:
                 continue                         # rule 5.1 will reject the keyring
             c = self.commitment(pkey)
             if c != parent.key_commit:
@@ -493,18 +499,21 @@ def _open_link(kr: Keyring, i: int, parent_key: bytes, vault_id: bytes):
     return pt[:32]
 
 
-def _child_rules(kr: Keyring, by_id: dict, vault_id: bytes):
-    """§8.4 rule 5.1–5.11 in order: None, or (code, detail) of the first failure."""
+def _child_rules(kr: Keyring, by_id: dict, anc: dict, vault_id: bytes):
+    """§8.4 rule 5.1–5.11 in order: None, or (code, detail) of the first
+    failure. `anc` holds the ancestor sets of the keyrings already in T0."""
     parents = []
     for pid in kr.parents:                                               # 5.1
         p = by_id.get(pid)
-        if p is None or p.index >= kr.index or not p.in_t0:
-            return "keyring_unauthenticated", "a parent is missing, later in the file, or not trusted"
+        if p is None or not p.in_t0:
+            return "keyring_unauthenticated", "a parent is missing or not trusted"
         parents.append(p)
     if kr.parent_key_mismatch:                                           # 5.2
         return "malformed_keyring", "a parent key does not match its parent"
+    ancestors = set(parents).union(*(anc[p] for p in parents))
+    ancestor_removed = set().union(*(a.removed_keys() for a in ancestors))
     if not any(kr.signer_may_sign(p) for p in parents) or \
-            any(kr.signer in p.removed_keys() for p in parents):         # 5.3
+            kr.signer in ancestor_removed:                               # 5.3
         return "keyring_unauthenticated", "the signer is not a member of a parent that may sign"
     top = max(p.epoch for p in parents)                                  # 5.4
     if kr.epoch == top:
@@ -512,6 +521,8 @@ def _child_rules(kr: Keyring, by_id: dict, vault_id: bytes):
             return "keyring_unauthenticated", "the same epoch with another key"
     elif kr.epoch != top + 1:
         return "keyring_unauthenticated", "the epoch is not the parents' or one more"
+    elif any(a.key_commit == kr.key_commit for a in ancestors):
+        return "keyring_unauthenticated", "a new epoch with an ancestor's key"
     same = [p for p in parents if p.key_commit == kr.key_commit]         # 5.5
     if same:
         if any(p.blob_key != kr.blob_key for p in same):
@@ -525,14 +536,13 @@ def _child_rules(kr: Keyring, by_id: dict, vault_id: bytes):
         return "escrow_forbidden", "escrow-free is for good"
     rec = kr.recovery_key()                                              # 5.8
     parent_recs = {p.recovery_key() for p in parents}
-    replaces = kr.reason == "recovery" and parent_recs <= kr.removed_keys()
+    replaces = kr.reason == "recovery" and parent_recs <= (kr.removed_keys() | ancestor_removed)
     if rec not in parent_recs and not replaces:
         return "keyring_unauthenticated", "the recovery member is not a parent's"
-    parent_removed = set().union(*(p.removed_keys() for p in parents))   # 5.9
-    if kr.member_keys() & (kr.removed_keys() | parent_removed):
+    if kr.member_keys() & (kr.removed_keys() | ancestor_removed):        # 5.9
         return "removed_device_slot", "a member is listed as removed"
-    newly = kr.removed_keys() - parent_removed                           # 5.10
-    if newly:
+    removes = kr.removed_keys()                                          # 5.10
+    if removes:
         members = set().union(*(p.member_keys() for p in parents))
         escrow = set().union(*(p.escrow_keys() for p in parents))
         phrases = {k for p in parents for k in p.passphrase_keys()}
@@ -540,10 +550,15 @@ def _child_rules(kr: Keyring, by_id: dict, vault_id: bytes):
         new_members = kr.member_keys() - members
         if replaces and rec not in parent_recs:
             new_members.discard(rec)
-        if (len(newly) != 1 or new_members or not kr.escrow_keys() <= escrow
+        if not removes <= members:
+            return "keyring_unauthenticated", "it removes a key that is no parent's member"
+        if not (len(removes) == 1 or removes <= parent_recs - {rec}
+                or kr.signed_by_recovery(by_id)):
+            return "keyring_unauthenticated", "a device's removal removes more than one"
+        if (new_members or not kr.escrow_keys() <= escrow
                 or not set(kr.passphrase_keys()) <= phrases
                 or not {s.get("kind") for s in kr.slots} <= kinds):
-            return "keyring_unauthenticated", "a removal removes more than one or adds a reader"
+            return "keyring_unauthenticated", "a removal adds a reader"
     for i, p in enumerate(parents):                                      # 5.11
         if _open_link(kr, i, p.key, vault_id) != kr.signer:
             return "keyring_unauthenticated", "a link does not open or names another signer"
@@ -551,99 +566,155 @@ def _child_rules(kr: Keyring, by_id: dict, vault_id: bytes):
 
 
 def _root_rules(kr: Keyring, vault_id: bytes):
-    """§8.4 rule 4, then the sticky-removal check of rule 5.9 on the root's
-    own lists (error-root-lists-removed-member applies it to a root)."""
+    """§8.4 rule 4: epoch 1, the vault id from signer ‖ keyCommit ‖ salt, a
+    signer that may sign; then the root's own removed list: none of its
+    members [removed_device_slot], and empty."""
     salt = kr.pub.get("vaultSalt")
+    if kr.epoch != 1:
+        return "keyring_unauthenticated", "a root of an epoch other than 1"
     if salt is None:
         return "keyring_unauthenticated", "a root without vaultSalt"
-    if blake2b(b"quire-vault-id-v2" + kr.signer + salt, 16) != vault_id:
-        return "keyring_unauthenticated", "the signer and salt do not derive the vault id"
+    if blake2b(b"quire-vault-id-v2" + kr.signer + kr.key_commit + salt, 16) != vault_id:
+        return "keyring_unauthenticated", "the signer, keyCommit and salt do not derive the vault id"
     if not kr.signer_may_sign(kr):
         return "keyring_unauthenticated", "the signer is not a member of the root that may sign"
     if kr.member_keys() & kr.removed_keys():
         return "removed_device_slot", "a member is listed as removed"
+    if kr.removed_keys():
+        return "keyring_unauthenticated", "a root removes a key"
     return None
 
 
-def _rules_1_to_5(keyrings: list, by_id: dict, vault_id: bytes) -> list:
-    """§8.4 rules 1–5 in file order over the opened keyrings: T0."""
-    t0 = []
-    for kr in keyrings:
+def _parents_first(keyrings: list, by_id: dict) -> list:
+    """§8.4: an order in which every keyring comes after its parents (the
+    parent graph has no cycle: an id is a hash over the parents' ids);
+    file order among keyrings that do not depend on each other."""
+    order, state = [], {}
+    for root in keyrings:
+        stack = [(root, False)]
+        while stack:
+            kr, done = stack.pop()
+            if done:
+                if state.get(kr) != 2:
+                    state[kr] = 2
+                    order.append(kr)
+                continue
+            if kr in state:
+                continue
+            state[kr] = 1
+            stack.append((kr, True))
+            for pid in reversed(kr.parents):
+                p = by_id.get(pid)
+                if p is not None and p not in state:
+                    stack.append((p, False))
+    return order
+
+
+def _rules_1_to_5(keyrings: list, by_id: dict, vault_id: bytes):
+    """§8.4 rules 1–5 over the opened keyrings, each after its parents,
+    wherever it stands: T0 (file order) and the ancestor sets of T0."""
+    anc: dict = {}
+    for kr in _parents_first(keyrings, by_id):
         if kr.fail is not None or not kr.content_ok:
             continue                                         # rejected, or rule 7
-        failure = _child_rules(kr, by_id, vault_id) if kr.parents else _root_rules(kr, vault_id)
+        failure = (_child_rules(kr, by_id, anc, vault_id) if kr.parents
+                   else _root_rules(kr, vault_id))
         if failure:
             kr.reject(*failure)
         else:
             kr.in_t0 = True
-            t0.append(kr)
-    return t0
+            anc[kr] = set().union(*({by_id[p]} | anc[by_id[p]] for p in kr.parents)) \
+                if kr.parents else set()
+    return [kr for kr in keyrings if kr.in_t0], anc
 
 
-def _rule_6(t0: list, by_id: dict) -> set:
-    """§8.4 rule 6 (order-independent removal). Returns the keyrings that are
-    cut or descend from a cut keyring."""
-    anc: dict = {}
+def _rule_6(t0: list, by_id: dict, anc: dict) -> set:
+    """§8.4 rule 6 (order-independent removal), definition by definition.
+    Returns the keyrings that are cut or descend from a cut keyring."""
+    t0set = set(t0)
 
-    def ancestors(kr):
-        if kr not in anc:
-            s = set()
-            for pid in kr.parents:
-                p = by_id[pid]
-                s.add(p)
-                s |= ancestors(p)
-            anc[kr] = s
-        return anc[kr]
+    def concurrent(a, b):
+        return a is not b and a not in anc[b] and b not in anc[a]
 
-    for kr in t0:                            # parents first: no deep recursion
-        ancestors(kr)
-    newly = {}
+    rec_signed = {kr for kr in t0 if kr.signed_by_recovery(by_id)}
+    by_signer: dict = {}
+    for kr in t0:
+        by_signer.setdefault(kr.signer, []).append(kr)
+    removers: dict = {}                       # key -> keyrings that remove it
+    for kr in t0:
+        for key in kr.removed_keys():
+            removers.setdefault(key, []).append(kr)
+    holders: dict = {}                        # key -> keyrings whose recovery member it is
+    for kr in t0:
+        holders.setdefault(kr.recovery_key(), []).append(kr)
+
+    # K defies R: concurrent, and R removes K's signer, or R is signed by a
+    # recovery member and K removes R's signer.
+    defies: dict = {kr: set() for kr in t0}
+    definers: dict = {kr: set() for kr in t0}
     for r in t0:
-        parent_removed = set().union(*(by_id[p].removed_keys() for p in r.parents)) \
-            if r.parents else set()
-        nr = r.removed_keys() - parent_removed
-        if nr:
-            newly[r] = nr
-    recovery_signed = {kr: kr.signed_by_recovery(by_id) for kr in t0}
-
-    def defies(k, r):
-        return r in newly and k.signer in newly[r] and k is not r and k not in anc[r]
+        pairs = [k for key in r.removed_keys() for k in by_signer.get(key, [])]
+        if r in rec_signed:
+            pairs += removers.get(r.signer, [])
+        for k in pairs:
+            if concurrent(k, r):
+                defies[k].add(r)
+                definers[r].add(k)
 
     def mutual(k, r):
-        return defies(k, r) and defies(r, k)
+        return r in defies[k] and k in defies[r]
 
     def behind(z, r):
-        return any(defies(a, r) for a in anc[z])
+        return not anc[z].isdisjoint(definers[r])
 
-    contested = {}
-    for r in t0:
-        contested[r] = any(
-            defies(r, x) and (not mutual(r, x) or recovery_signed[x])
-            and not (recovery_signed[r] and behind(x, r))
-            for x in newly)
+    def against(z, r):
+        return r in defies[z] or behind(z, r)
 
-    cut = set()
-    for k in t0:
-        for r in newly:
-            if not defies(k, r) or contested[r]:
-                continue
-            if recovery_signed[k] and behind(r, k):
-                continue
-            if recovery_signed[r]:
-                cut.add(k)
-                break
-            if not mutual(k, r) and not any(k in anc[m] for m in t0 if mutual(m, r)):
-                cut.add(k)
-                break
-    out = set(cut)
-    for kr in t0:
-        if anc[kr] & cut:
-            out.add(kr)
+    memo_rsf: dict = {}
+
+    def rsf(z, r):
+        """Z is recovery-signed for R."""
+        if z not in rec_signed:
+            return False
+        if (z, r) not in memo_rsf:
+            memo_rsf[(z, r)] = any(not against(y, r) for y in holders.get(z.signer, []))
+        return memo_rsf[(z, r)]
+
+    memo_contested: dict = {}
+
+    def contested(r):
+        if r not in memo_contested:
+            def counts(x):
+                if behind(x, r):
+                    return rsf(x, r) and not rsf(r, x)
+                return not mutual(r, x) or rsf(x, r)
+            memo_contested[r] = any(counts(x) for x in defies[r])
+        return memo_contested[r]
+
+    def silenced(r):
+        return any(not contested(r2) and not rsf(r, r2)
+                   for a in anc[r] for r2 in defies[a])   # R behind R2
+
+    mutual_with: dict = {r: {m for m in definers[r] if mutual(m, r)} for r in t0}
+
+    def cuts(r, k):
+        if contested(r) or silenced(r):
+            return False
+        if behind(r, k) and rsf(k, r):
+            return False
+        if rsf(r, k):
+            return True
+        return not mutual(k, r) and not any(k in anc[m] for m in mutual_with[r])
+
+    cut = {k for k in t0 if any(cuts(r, k) for r in defies[k])}
+    out = set(cut) | {kr for kr in t0 if not anc[kr].isdisjoint(cut)}
     for kr in t0:
         if kr in cut:
-            kr.reject("keyring_unauthenticated", "signed by a removed member")
+            kr.reject("keyring_unauthenticated", "signed by a removed member, or replaces "
+                      "the recovery key that signed a concurrent keyring")
         elif kr in out:
             kr.reject("keyring_unauthenticated", "a parent is not trusted")
+    assert out <= t0set
     return out
 
 
@@ -678,26 +749,27 @@ def _raise_fatal(keyrings: list, opener: SlotOpener):
     raise QuireError("keyring_unauthenticated", "no keyring is trusted")
 
 
-def _removed(keyrings: list, trusted: list, opener: SlotOpener, vault_id: bytes) -> bool:
-    """§8.6: an authenticated newer keyring, or the credential's own member
-    key listed in `removed` of a trusted keyring."""
-    removed = set().union(*(kr.removed_keys() for kr in trusted))
-    if opener.own_key is not None and opener.own_key in removed:
-        return True
-    top = max(kr.epoch for kr in trusted)
+def _removed_or_behind(keyrings: list, trusted: list, opener: SlotOpener, vault_id: bytes):
+    """§8.6: (removed, behind). Removed: the credential's own signing key is
+    listed in `removed` of a trusted keyring. Behind: an authenticated newer
+    keyring — one it did not open, whatever its epoch, with a link that
+    opens under a trusted parent's key and is signed by a member of that
+    parent that may sign and that no trusted keyring lists as removed."""
+    removed_keys = set().union(*(kr.removed_keys() for kr in trusted))
+    removed = opener.own_key is not None and opener.own_key in removed_keys
     trusted_by_id = {kr.id: kr for kr in trusted}
     for f in keyrings:
-        if not _passes_rule1_public(f) or f.opened or f.epoch <= top:
+        if not _passes_rule1_public(f) or f.opened:
             continue
         for i, pid in enumerate(f.parents):
             p = trusted_by_id.get(pid)
             if p is None:
                 continue
             signer = _open_link(f, i, p.key, vault_id)
-            if signer is not None and signer not in removed and any(
+            if signer is not None and signer not in removed_keys and any(
                     m.get("key") == signer and _may_sign(m) for m in p.members()):
-                return True
-    return False
+                return removed, True
+    return removed, False
 
 
 def open_keyrings(frames: list, opener: SlotOpener, vault_id: bytes) -> Keys:
@@ -717,8 +789,8 @@ def open_keyrings(frames: list, opener: SlotOpener, vault_id: bytes) -> Keys:
     reach = _Reach(keyrings, opener, vault_id)
     reach.slots()
     reach.chain()
-    t0 = _rules_1_to_5(keyrings, reach.by_id, vault_id)
-    out = _rule_6(t0, reach.by_id)
+    t0, anc = _rules_1_to_5(keyrings, reach.by_id, vault_id)
+    out = _rule_6(t0, reach.by_id, anc)
     trusted = [kr for kr in t0 if kr not in out]
     for kr in trusted:
         kr.trusted = True
@@ -741,5 +813,5 @@ def open_keyrings(frames: list, opener: SlotOpener, vault_id: bytes) -> Keys:
             issues.append(Issue(kr.fail, kr.offset))
     # §8.5: passphrase slots refused for their cost, a warning per keyring.
     issues += [Issue("kdf_limits_exceeded", kr.offset) for kr in opener.refused]
-    keys.removed = _removed(keyrings, trusted, opener, vault_id)
+    keys.removed, keys.behind = _removed_or_behind(keyrings, trusted, opener, vault_id)
     return keys

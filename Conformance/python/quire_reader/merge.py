@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import os
 import struct
+
+import zstandard
 from dataclasses import dataclass, field
 
 from . import cbor
 from .commits import (NO_ATTESTATION, ZERO_HEAD, attestation_nonce, chain_head, group_digest,
                       verify_commits)
-from .crypto import (CTX_RK, SUBKEY_ATTESTATION, SUBKEY_RECORD, aead_seal, blake2b,
+from .crypto import (CTX_RK, SUBKEY_ATTESTATION, SUBKEY_NONCE, SUBKEY_RECORD, aead_seal, blake2b,
                      ed25519_from_seed, ed25519_sign, h256, kdf, mac256, subkey)
 from .errors import QuireError
 from .frames import (BODY_HASH, CHUNK_PUBLIC, COMMIT_BODY, HEADER_SIZE, KIND_CHUNK, KIND_COMMIT,
                      KIND_KEYRING, KIND_MANIFEST, KIND_ROWS, MAGIC, NONCE, VERSION, Frame,
                      build_header, is_well_formed, parse_header)
-from .keyrings import Credential, HeldKey, Keyring, SlotOpener, _may_sign, _parse_public
+from .keyrings import (Credential, HeldKey, Keyring, SlotOpener, _may_sign, _parse_public,
+                       open_keyrings)
 from .payload import padme, unpad
 from .reader import STALE, lay_out, open_view, release_keys
 from .attachments import Chunk, read_attachment
@@ -52,23 +55,26 @@ class Side:
 
 @dataclass
 class _FileKeys:
-    """What verify_commits and release_keys need, for one file, with the
-    union of the held keys (merge.md §3.2)."""
-    held: list
-    trusted: list                # objects with .epoch and .commit_index in this file
-    members: set
+    """What verify_commits and release_keys need, for one file: the key
+    layer decided over the keyrings of both files (merge.md §3.2)."""
+    union: object                # keyrings.Keys over V's and C's keyrings
+
+    @property
+    def held(self):
+        return self.union.held
+
+    @property
+    def trusted(self):
+        return self.union.trusted
 
     def candidates(self, key_id):
-        return [h for h in self.held if h.key_id == key_id]
+        return self.union.candidates(key_id)
 
     def signing_members(self):
-        return self.members
+        return self.union.signing_members()
 
-
-@dataclass
-class _Trusted:
-    epoch: int
-    commit_index: int
+    def removed_members(self):
+        return self.union.removed_members()
 
 
 @dataclass
@@ -78,6 +84,7 @@ class Block:
     frames: list                 # carried frames, source order
     keyrings: list = field(default_factory=list)    # Keyring (parsed public part) per keyring frame
     partial: bool = False        # re-sealed frames: the merging member attests it
+    only_trusted_keyrings: bool = False   # every carried frame a keyring the union trusts
 
 
 @dataclass
@@ -97,28 +104,13 @@ def _signing_seed(cred: Credential) -> bytes:
                      "but not write to it; open it with a device or the recovery key")
 
 
-def _union_held(sides) -> list:
-    held = {}
-    for s in sides:
-        if s.keys is None:
-            continue
-        for h in s.keys.held:
-            if h.commit not in held:
-                held[h.commit] = HeldKey(h.key, h.commit, h.epoch, h.blob_key)
-            else:
-                held[h.commit].epoch = min(held[h.commit].epoch, h.epoch)
-    return sorted(held.values(), key=lambda h: h.commit)
-
-
-def _keyring_commit_index(view) -> dict:
-    """id -> commit index of the first intact copy, for a file's committed
-    keyring frames."""
-    out = {}
-    for c in view.commits:
-        for f in c.covered:
-            if f.kind == KIND_KEYRING and is_well_formed(f) and f.body_hash_ok():
-                out.setdefault(f.body[-BODY_HASH:], c.index)
-    return out
+def _union_keys(sides, cred: Credential, vault_id: bytes):
+    """merge.md §3.2: trust decided once over every committed keyring frame
+    of V and of C (one per id, parents before children, wherever they
+    stand), with the keys the credential holds over that union."""
+    frames = [(f, c.index) for s in sides for c in s.view.commits for f in c.covered
+              if f.kind == KIND_KEYRING]
+    return open_keyrings(frames, SlotOpener(cred), vault_id)
 
 
 def _parsed_keyring(f: Frame) -> Keyring:
@@ -127,10 +119,23 @@ def _parsed_keyring(f: Frame) -> Keyring:
     return kr
 
 
-def _classify(side: Side, keys: _FileKeys, vault_id: bytes, skip_groups: int):
+def _body_hash_fails(f: Frame, keys) -> bool:
+    """format.md §4.2, merge.md §3.2: a plaintext frame's body hash; a
+    sealed one's with the commitment of a held key of its key id (under no
+    held key it cannot be checked). Not for a chunk."""
+    if f.kind == KIND_CHUNK:
+        return False
+    if not f.sealed:
+        return not f.body_hash_ok()
+    candidates = keys.candidates(f.key_id)
+    return bool(candidates) and not any(f.body_hash_ok(h.commit) for h in candidates)
+
+
+def _classify(side: Side, keys: _FileKeys, union, vault_id: bytes, skip_groups: int):
     """merge.md §3.2 for each committed group after the prefix: returns
     [Block] and the frames left out [(frame, reason)]."""
     verify_commits(side.view.commits, keys, vault_id, [])
+    by_id = {kr.id: kr for kr in union.keyrings if not kr.damaged}
     blocks, left_out = [], []
     for c in side.view.commits[skip_groups:]:
         carried = []
@@ -138,14 +143,23 @@ def _classify(side: Side, keys: _FileKeys, vault_id: bytes, skip_groups: int):
             reason = None
             if f.malformed:
                 reason = "malformed_frame"
-            elif f.kind != KIND_CHUNK and not f.body_hash_ok():
+            elif _body_hash_fails(f, keys):
                 reason = "authentication_failed"
             elif f.kind == KIND_KEYRING:
-                pass
+                kr = by_id.get(f.body[-BODY_HASH:])
+                if kr is not None and kr.trusted:
+                    pass                                  # whatever its commit
+                elif kr is None or kr.pub is None or kr.opened or kr.fail_public:
+                    reason = "keyring_unauthenticated"    # a decoy, a forgery
+                elif not c.verified:
+                    reason = _commit_reason(c)            # unopened: a verified commit's only
             elif not c.verified:
-                reason = "commit_mismatch" if c.status == "mismatch" else "commit_unverifiable"
-            elif c.stale:
-                reason = "stale_epoch"
+                reason = _commit_reason(c)
+            elif f.kind == KIND_CHUNK and keys.candidates(f.key_id):
+                try:
+                    open_sealed(f, keys.candidates(f.key_id), vault_id)
+                except RecordError:
+                    reason = "authentication_failed"
             elif f.kind in KIND_ROWS and f.kind != KIND_CHUNK and f.sealed \
                     and keys.candidates(f.key_id):
                 allowed = release_keys(c, f, keys)
@@ -159,8 +173,40 @@ def _classify(side: Side, keys: _FileKeys, vault_id: bytes, skip_groups: int):
                 carried.append(f)
         block = Block(side.name, c, carried)
         block.keyrings = [_parsed_keyring(f) for f in carried if f.kind == KIND_KEYRING]
+        block.only_trusted_keyrings = bool(carried) and all(
+            f.kind == KIND_KEYRING and by_id.get(f.body[-BODY_HASH:]) is not None
+            and by_id[f.body[-BODY_HASH:]].trusted for f in carried)
         blocks.append(block)
     return blocks, left_out
+
+
+def _commit_reason(c) -> str:
+    if c.stale:
+        return "stale_epoch"
+    return {"mismatch": "commit_mismatch", "tampered": "commit_tampered",
+            "orphaned": "commit_orphaned"}.get(c.status, "commit_unverifiable")
+
+
+def _unverified_records(side: Side, keys: _FileKeys, vault_id: bytes, skip_groups: int) -> list:
+    """merge.md §3.1: the records of a tail that a reader would release
+    unverified (their commit is a mismatch, tampered, orphaned or
+    unverifiable)."""
+    out = []
+    for c in side.view.commits[skip_groups:]:
+        if c.on_chain:
+            continue
+        for f in c.covered:
+            if f.malformed or f.kind not in KIND_ROWS or f.kind in (KIND_KEYRING, KIND_CHUNK, KIND_COMMIT):
+                continue
+            allowed = release_keys(c, f, keys)
+            if allowed is STALE:
+                continue
+            try:
+                record_payload(f, allowed, vault_id)
+            except RecordError:
+                continue
+            out.append(f)
+    return out
 
 
 def _common_prefix(v: bytes, v_view, c: bytes) -> tuple:
@@ -204,28 +250,31 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
         sc = Side("c", c, lay_out(c), None)
     for s in (sv, sc):
         s.torn = s.view.committed_end < len(s.data)
-        if s.keys is not None and s.keys.removed:
+        if s.keys is not None and (s.keys.removed or s.keys.behind):   # removed or behind
             raise QuireError("removed_from_vault")
 
-    trusted = {}
-    for s in (sv, sc):
-        if s.keys is not None:
-            for kr in s.keys.trusted:
-                trusted.setdefault(kr.id, kr)
-    members = {m.get("key") for kr in trusted.values() for m in kr.members() if _may_sign(m)}
+    union = _union_keys((sv, sc), cred, vault_id)
+    trusted = {kr.id: kr for kr in union.trusted}
+    members = union.signing_members()
     if pk not in members:
         raise QuireError("operation_refused", "the credential is not a member that may sign")
-    held = _union_held((sv, sc))
+    held = union.held
 
     prefix, groups = _common_prefix(sv.data, sv.view, sc.data)
     c_groups = groups                 # the same bytes, so the same groups in C
     sides_blocks, left, fkeys = {}, {}, {}
     for s, skip in ((sv, groups), (sc, c_groups)):
-        index = _keyring_commit_index(s.view)
-        fk = _FileKeys(held, [_Trusted(trusted[i].epoch, ci) for i, ci in index.items()
-                              if i in trusted], members)
+        fk = _FileKeys(union)
         fkeys[s.name] = fk
-        sides_blocks[s.name], left[s.name] = _classify(s, fk, vault_id, skip)
+        sides_blocks[s.name], left[s.name] = _classify(s, fk, union, vault_id, skip)
+
+    # merge.md §3.1: V's unverified records that C does not bring verified
+    c_verified = {identity(f) for cm in sc.view.commits if cm.verified for f in cm.covered}
+    lost = [f for f in _unverified_records(sv, fkeys["v"], vault_id, groups)
+            if identity(f) not in c_verified]
+    if lost:
+        raise QuireError("merge_refused", "V's tail holds %d record(s) a reader releases "
+                         "unverified, which C does not bring verified" % len(lost))
 
     prefix_ids = {identity(f) for cm in sv.view.commits[:groups] for f in cm.covered}
 
@@ -274,6 +323,7 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
                     all_keyring_ids.add(f.body[-BODY_HASH:])
 
     att_key = subkey(wkey, SUBKEY_ATTESTATION)
+    nonce_key = subkey(wkey, SUBKEY_NONCE)
     commit_header = build_header(KIND_COMMIT, 0, write.key_commit[:6], COMMIT_BODY)
     prev = sv.view.commits[groups - 1].stored_head if groups else ZERO_HEAD
 
@@ -285,7 +335,8 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
                 epochs.append(kr.epoch if kr.pub is not None else 0)
             elif f.sealed and f.key_id in epoch_of:
                 epochs.append(epoch_of[f.key_id])
-        return (max(epochs), h256(b"".join(identity(f) for f in b.frames)))
+        vouched = b.commit.attested or b.only_trusted_keyrings
+        return (0 if vouched else 1, max(epochs), h256(b"".join(identity(f) for f in b.frames)))
 
     pending = sides_blocks["v"] + sides_blocks["c"]
     placed_keyrings = set(prefix_keyring_ids)
@@ -323,13 +374,13 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
         digest = group_digest(frames)
         head = chain_head(wkey, vault_id, prev, digest, commit_header[:12])
         src = b.commit
-        if src.attestation != "attested":
-            a = NO_ATTESTATION
-        elif not b.partial and digest == group_digest(src.covered):
-            a = src.signer + _source_signature(src, vault_id)
-        else:
+        if src.attestation in ("attested", "removed") and digest == group_digest(src.covered):
+            a = src.signer + _source_signature(src, vault_id)       # whole and unchanged
+        elif src.attested or b.only_trusted_keyrings:
             a = pk + ed25519_sign(sk, b"quire-commit-v2" + vault_id + digest)
-        nonce = attestation_nonce(att_key, head, a)
+        else:
+            a = NO_ATTESTATION                                       # never laundered
+        nonce = attestation_nonce(nonce_key, head, a)
         sealed = aead_seal(att_key, nonce, a, vault_id + commit_header[:12] + head)
         for f in frames:
             out += f.header + f.body
@@ -419,8 +470,13 @@ class _Resealer:
                 if (f.kind, payload) in self.payloads:
                     continue                         # its replacement is already there
                 self.payloads.add((f.kind, payload))
-                pt, _ = open_sealed(f, allowed, self.vid)
-                out.append(self._seal(f.kind, f.flags, pt))
+                # merge.md §3.4: the payload sealed again as a new record:
+                # compressed again when the frame was (format.md §6.1: one
+                # zstd frame that declares its size), padded again.
+                data = payload
+                if f.compressed:
+                    data = zstandard.ZstdCompressor(level=3, write_content_size=True).compress(payload)
+                out.append(self._seal(f.kind, f.flags, pad(data)))
                 continue
             if value.get("blob") in self.blobs:
                 continue
@@ -450,13 +506,14 @@ class _Resealer:
 
     def _seal(self, kind, flags, padded):
         """A record sealed again: same kind and flags, the write key's id, a
-        fresh nonce, a new body hash (merge.md §3.4)."""
+        fresh nonce, a new body hash over the write key's commitment and the
+        body (merge.md §3.4, format.md §5.2)."""
         length = NONCE + len(padded) + 16 + BODY_HASH
         header = build_header(kind, flags, self.write.key_commit[:6], length)
         nonce = os.urandom(NONCE)
         ct = aead_seal(subkey(self.wkey, SUBKEY_RECORD), nonce, padded, self.vid + header[:12])
         body = nonce + ct
-        return Frame(0, header, body + h256(body))
+        return Frame(0, header, body + h256(self.write.key_commit + body))
 
     def _seal_chunk(self, stream, index, final, part):
         public = stream + struct.pack("<I", index) + bytes([1 if final else 0])

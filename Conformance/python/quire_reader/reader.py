@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .attachments import Chunk, read_attachment
-from .commits import ZERO_HEAD, Commit, chain_head, group_digest, verify_commits
+from .attachments import Chunk, read_attachment, structure_ok
+from .crypto import mac256
+from .commits import ZERO_HEAD, Commit, chain_head, group_digest, tip_head, verify_commits
 from .errors import Issue, QuireError
 from .frames import (COMMIT_BODY, FRAME_HEADER, HEADER_SIZE, KIND_CHUNK, KIND_COMMIT,
-                     KIND_KEYRING, KIND_MANIFEST, KIND_ROWS, Damaged, Frame, build_header,
+                     KIND_KEYRING, KIND_MANIFEST, KIND_REVISION, KIND_ROWS, Damaged, Frame, build_header,
                      is_commit_frame, is_critical, parse_header, scan)
 from .keyrings import Credential, Keys, SlotOpener, open_keyrings
 from .records import RecordError, record_payload
@@ -34,8 +35,12 @@ class Released:
     kind: int
     payload: bytes
     offset: int
-    verified: bool          # False: released from a mismatch or an unverifiable commit
-    attested: bool          # released from a verified commit that is attested
+    verified: bool          # False: released from a commit that is not verified (§9.3)
+    attested: bool          # released from a verified commit attested by a member
+
+    @property
+    def standing(self):
+        return 3 if self.attested else 2 if self.verified else 1
 
 
 @dataclass
@@ -45,18 +50,38 @@ class Result:
     attachments: list = field(default_factory=list)    # [(blob id, content)], once per blob id
     trusted_keyrings: list = field(default_factory=list)
     removed: bool = False                              # §8.6
+    behind: bool = False                               # §8.6
     commits: list = field(default_factory=list)        # [Commit], file order
     manifests: list = field(default_factory=list)      # [(value, content or None)], file order
 
     def resolve(self, blob: bytes):
-        """format.md §7.3: the content of the first released manifest whose
-        stream reads whole and whose blob id or one of whose aliases is
-        `blob`; None when there is none."""
-        for value, content in self.manifests:
-            if content is not None and (value.get("blob") == blob
-                                        or blob in value.get("aliases", [])):
-                return content
-        return None
+        """format.md §7.3: the content `blob` resolves to, or None. Among
+        the released manifests whose stream reads whole in structure (§7.4
+        checks 1–6) and whose `blob` or an alias is `blob`: one whose
+        `blob` it is first, then the highest standing, then file order.
+        Read through an alias, the content must hash to it under the blob
+        key of some trusted keyring."""
+        found = [(m.value.get("blob") != blob, -m.standing, i, m)
+                 for i, m in enumerate(self.manifests)
+                 if m.structure_ok and (m.value.get("blob") == blob
+                                        or blob in m.value.get("aliases", []))]
+        if not found:
+            return None
+        via_alias, _, _, m = min(found, key=lambda t: t[:3])
+        if m.content is None:
+            return None
+        if via_alias and not any(mac256(kr.blob_key, m.content) == blob
+                                 for kr in self.trusted_keyrings):
+            return None
+        return m.content
+
+
+@dataclass
+class Manifest:
+    value: object
+    content: bytes | None                # the content, when it reads whole
+    standing: int                        # its commit's (commits.Commit.standing)
+    structure_ok: bool                   # §7.4 checks 1–6 pass
 
 
 @dataclass
@@ -75,13 +100,14 @@ def lay_out(data: bytes) -> View:
     last = max((i for i, it in enumerate(items) if is_commit_frame(it)), default=-1)
     committed = items[:last + 1]
     committed_end = committed[-1].end if committed else HEADER_SIZE
-    commits, group = [], []
+    commits, group, damaged = [], [], []
     for it in committed:
         if isinstance(it, Damaged):
+            damaged.append(it)
             continue
         if is_commit_frame(it):
-            commits.append(Commit(it, len(commits), group))
-            group = []
+            commits.append(Commit(it, len(commits), group, damaged_regions=damaged))
+            group, damaged = [], []
         else:
             group.append(it)
     return View(items, committed, committed_end, commits, None)
@@ -123,13 +149,17 @@ def _recover_commit(data: bytes, view: View, vault_id: bytes):
         pos = it.end
     if pos != at or not frames:
         return None
-    prev = view.commits[-1].stored_head if view.commits else ZERO_HEAD
+    # h_(k−1): the tip's stored head (§9.1), then the last commit's
+    prevs = [tip_head(view.commits, view.keys, vault_id)]
+    last = view.commits[-1].stored_head if view.commits else ZERO_HEAD
+    if last != prevs[0]:
+        prevs.append(last)
     digest = group_digest(frames)
     stored = data[at + FRAME_HEADER:at + FRAME_HEADER + 32]
     order = sorted(view.keys.held, key=lambda h: (-h.epoch, h.commit))
     for h in order:
         header = build_header(KIND_COMMIT, 0, h.key_id, COMMIT_BODY)
-        if chain_head(h.key, vault_id, prev, digest, header[:12]) == stored:
+        if any(chain_head(h.key, vault_id, p, digest, header[:12]) == stored for p in prevs):
             return at, data[:at] + header + data[at + FRAME_HEADER:]
     return None
 
@@ -157,12 +187,29 @@ def release_keys(c: Commit, f: Frame, keys: Keys):
     """§9.3 release step 2: the candidate keys a sealed frame may be tried
     with (step 3 reports unknown_key when there are none), or STALE."""
     candidates = keys.candidates(f.key_id)
-    if c.verified:
+    if c.on_chain:
         return STALE if c.stale else candidates
     if not f.sealed or not candidates:
         return candidates
     current = [h for h in candidates if h.epoch >= c.floor]
     return current or STALE
+
+
+def _revision_conflicts(records: list) -> list:
+    """merge.md §5: frames of one revision id are one revision, the frame
+    of the highest standing (then the first in file order) used; one with
+    another payload is reported [revision_conflict] at the frame not used."""
+    from . import cbor
+    by_id: dict = {}
+    for r in records:
+        if r.kind == KIND_REVISION:
+            by_id.setdefault(cbor.decode(r.payload).get("revision"), []).append(r)
+    out = []
+    for frames in by_id.values():
+        used = max(frames, key=lambda r: (r.standing, -r.offset))
+        out += [Issue("revision_conflict", r.offset) for r in frames
+                if r is not used and r.payload != used.payload]
+    return out
 
 
 def read_vault(data: bytes, cred: Credential) -> Result:
@@ -179,7 +226,7 @@ def read_vault(data: bytes, cred: Credential) -> Result:
     issues += keys.issues
     verify_commits(view.commits, keys, vault_id, issues)
 
-    for c in view.commits:                               # §4.3
+    for c in view.commits:                               # §4.3: attested by a member
         if c.verified and c.attested:
             for f in c.covered:
                 if f.kind not in KIND_ROWS and is_critical(f.kind):
@@ -187,7 +234,7 @@ def read_vault(data: bytes, cred: Credential) -> Result:
                                      "kind %#04x at %d, in a verified and attested commit"
                                      % (f.kind, f.offset))
 
-    result = Result(trusted_keyrings=keys.trusted, removed=keys.removed, commits=view.commits)
+    result = Result(trusted_keyrings=keys.trusted, removed=keys.removed, behind=keys.behind, commits=view.commits)
     manifests = []                                       # (frame, value, HeldKey)
     streams: dict = {}                                   # stream id -> [Chunk], file order
     for c in view.commits:
@@ -201,7 +248,7 @@ def read_vault(data: bytes, cred: Credential) -> Result:
             allowed = release_keys(c, f, keys)          # step 2
             if f.kind == KIND_CHUNK:
                 if allowed is not STALE:                 # §7.4: a stale chunk is in no stream
-                    chunk = Chunk(f, allowed)
+                    chunk = Chunk(f, allowed, c.standing)
                     streams.setdefault(chunk.stream, []).append(chunk)
                 continue
             if allowed is STALE:
@@ -215,15 +262,18 @@ def read_vault(data: bytes, cred: Credential) -> Result:
             result.records.append(Released(f.kind, payload, f.offset, c.verified,
                                            c.verified and c.attested))
             if f.kind == KIND_MANIFEST:
-                manifests.append((f, value, held))
+                manifests.append((f, value, held, c.standing))
+
+    issues += _revision_conflicts(result.records)
 
     # §7.4: every released manifest, in file order (a stream named by two is
     # checked for each); whole attachments once per blob id.
     whole = set()
-    for f, value, held in manifests:
-        content, problem = read_attachment(f.offset, value, streams.get(value.get("stream"), []),
-                                           vault_id, held.blob_key)
-        result.manifests.append((value, content))
+    for f, value, held, standing in manifests:
+        chunks = streams.get(value.get("stream"), [])
+        content, problem = read_attachment(f.offset, value, chunks, vault_id, held.blob_key)
+        result.manifests.append(Manifest(value, content, standing,
+                                         structure_ok(f.offset, value, chunks)))
         if problem:
             issues.append(problem)
         elif value.get("blob") not in whole:

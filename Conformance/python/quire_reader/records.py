@@ -16,7 +16,8 @@ class RecordError(Exception):
 
 
 def open_sealed(f: Frame, candidates: list, vault_id: bytes):
-    """§5.2 steps 1–3: returns (plaintext, the HeldKey that opened it). The
+    """§5.2 steps 1–3: returns (plaintext, the HeldKey that opened it). A
+    sealed record opens only under the key its body hash names. The
     plaintext is still padded (a chunk's is a slice of its padded stream)."""
     if not candidates:                                               # step 1
         raise RecordError("unknown_key")
@@ -24,8 +25,10 @@ def open_sealed(f: Frame, candidates: list, vault_id: bytes):
     if f.kind == KIND_CHUNK:
         public, sealed = body[NONCE:NONCE + CHUNK_PUBLIC], body[NONCE + CHUNK_PUBLIC:]
     else:
-        if not f.body_hash_ok():                                     # step 2
+        named = body_hash_key(f, candidates)                        # step 2
+        if named is None:
             raise RecordError("authentication_failed", "body hash")
+        candidates = [named]                     # the only one step 3 tries
         public, sealed = b"", body[NONCE:-BODY_HASH]
     ad = vault_id + f.fields + public
     for h in candidates:                                             # step 3
@@ -33,6 +36,12 @@ def open_sealed(f: Frame, candidates: list, vault_id: bytes):
         if pt is not None:
             return pt, h
     raise RecordError("authentication_failed")
+
+
+def body_hash_key(f: Frame, candidates: list):
+    """§5.2 step 2: the candidate whose commitment the sealed frame's body
+    hash names, or None."""
+    return next((h for h in candidates if f.body_hash_ok(h.commit)), None)
 
 
 def record_payload(f: Frame, candidates: list, vault_id: bytes):

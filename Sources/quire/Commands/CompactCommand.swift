@@ -1,7 +1,7 @@
 import Foundation
 import Quire
 
-/// `quire compact [VAULT] [--rekey] [--keep-history N]`.
+/// `quire compact [VAULT] [--rekey] [--keep-history N] [--drop-unverified]`.
 struct CompactCommand: QuireCommand {
     static let configuration = CommandConfiguration(
         name: "compact", abstract: "rewrite without old revisions (--rekey: new keys)",
@@ -14,11 +14,15 @@ struct CompactCommand: QuireCommand {
     @VaultArgument var vault: String
     @Flag(help: "seal everything again under a new epoch: removed devices and old keys read nothing") var rekey: Bool
     @Option(help: "keep N earlier revisions per entry (default 0)") var keepHistory: HistoryDepth?
+    @Flag(
+        help:
+            "go on when records are damaged or in commits that do not verify: drop them and list them (the way out of a tampered vault)"
+    ) var dropUnverified: Bool
     @OptionGroup var unlock: UnlockOptions
     @OptionGroup var output: JSONOption
 
     func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
-        var options = CompactionOptions(rekey: rekey)
+        var options = CompactionOptions(rekey: rekey, dropUnverified: dropUnverified)
         if let keepHistory { options.keepHistory = keepHistory.value }
         let opened = try Unlock.open(vault, unlock, out: c.out)
         let progress = ProgressBar("compacting \(vault)")
@@ -33,6 +37,7 @@ struct CompactCommand: QuireCommand {
         c.out.line(
             "compacted \(vault): \(formatBytes(report.bytesBefore)) → \(formatBytes(report.bytesAfter)); revisions \(report.revisionsBefore) → \(report.revisionsAfter); attachments kept \(report.attachmentsKept), dropped \(report.attachmentsDropped)"
         )
+        for issue in report.dropped { c.out.line("dropped: \(issue)") }
         if let epoch = report.rekeyedEpoch {
             c.out.line(
                 "rekeyed: everything is sealed under epoch \(epoch); removed devices and former keys open nothing in this file (older copies elsewhere are unchanged)"
@@ -42,7 +47,8 @@ struct CompactCommand: QuireCommand {
             CompactJSON(
                 bytesBefore: report.bytesBefore, bytesAfter: report.bytesAfter, revisionsBefore: report.revisionsBefore,
                 revisionsAfter: report.revisionsAfter,
-                attachmentsKept: report.attachmentsKept, attachmentsDropped: report.attachmentsDropped, rekeyedEpoch: report.rekeyedEpoch))
+                attachmentsKept: report.attachmentsKept, attachmentsDropped: report.attachmentsDropped, rekeyedEpoch: report.rekeyedEpoch,
+                dropped: report.dropped.map { "\($0)" }))
         return .success
     }
 }
@@ -57,10 +63,12 @@ struct CompactJSON: JSONShape {
     let attachmentsDropped: Int
     /// Null without --rekey.
     @OrNull var rekeyedEpoch: UInt32?
+    /// What --drop-unverified dropped, one message each (empty without it).
+    let dropped: [String]
 
     static var example: CompactJSON {
         CompactJSON(
             bytesBefore: 0, bytesAfter: 0, revisionsBefore: 0, revisionsAfter: 0, attachmentsKept: 0, attachmentsDropped: 0,
-            rekeyedEpoch: nil)
+            rekeyedEpoch: nil, dropped: [])
     }
 }

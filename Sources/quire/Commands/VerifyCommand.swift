@@ -51,8 +51,8 @@ struct VerifyCommand: QuireCommand {
         let warnings = report.issues.filter { !$0.isDamage }
         let conflicts = ((try? opened.vault.entries()) ?? []).filter { !$0.conflictingHeads.isEmpty }.count
         let removedText =
-            opened.vault.unlocked.unreadableNewerEpoch.map {
-                "this device was removed from the vault: epoch \($0) and the records sealed under it were made without it"
+            opened.vault.unlocked.behindReason.map {
+                "\($0): the records sealed since were made without it"
             } ?? ""
         let counts =
             "\(plural(report.intactRecordCount, "record")) in \(plural(report.commitCount, "commit")), \(formatBytes(report.fileByteCount))."
@@ -94,7 +94,7 @@ struct VerifyCommand: QuireCommand {
             out.failure(
                 CLIFailure(
                     "\(plural(unreadable.count, "record")) could not be checked: not readable with this key (\(removedText))",
-                    hint: "verify on a device still enrolled, or with --recovery-key-file FILE; nothing here points to damage",
+                    hint: "verify on a device that can read them, or with --recovery-key-file FILE; nothing here points to damage",
                     code: "removed_from_vault"))
             return .failure
         }

@@ -57,6 +57,12 @@ struct CLIFailure: Error, Sendable {
         case .deviceStore(.io(let e)): return hint(for: e)
         case .removedFromVault:
             return "open it on a device still enrolled, or with --recovery-key-file FILE"
+        case .behindNewerKeyring:
+            return
+                "open it on a device that can read the newer keys; if you do not trust the member named above, remove it with 'quire device remove \(path) NAME' (here, or with --recovery-key-file FILE)"
+        case .tampered:
+            return
+                "merge a copy that holds the commit ('quire merge \(path) COPY'), or compact without what cannot be verified ('quire compact \(path) --drop-unverified')"
         case .rolledBack: return rollbackHint(path: path)
         case .format(let e): return hint(for: e, path: path)
         case .sync(let e): return hint(for: e, path: path)

@@ -24,8 +24,8 @@ enum Reading {
             let hidden = unread.hiddenEntryRevisions
             out.warning(
                 "newer records exist that this key cannot read\(hidden == 0 ? "" : " (" + plural(hidden, "entry revision") + ")"): "
-                    + "this device was removed from the vault (epoch \(newer)), so what is shown stops there. "
-                    + "Open the vault on a device still enrolled, or with --recovery-key-file FILE")
+                    + "\(vault.unlocked.behindReason ?? "this key was removed from the vault (epoch \(newer))"), so what is shown stops there. "
+                    + "Open the vault on a device that can read them, or with --recovery-key-file FILE")
         }
         // Records of a newer epoch are said above, for a removed device.
         let damaged = unread.damaged

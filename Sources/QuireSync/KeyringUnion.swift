@@ -1,0 +1,116 @@
+import QuireCrypto
+import QuireFormat
+import QuireKeys
+import QuireSystem
+
+/// Trust decided over the keyrings of both sides of a merge at once
+/// (`Spec/merge.md §3.2`): what the result will hold. A keyring trusted in
+/// one file alone — a removed device's fork, trusted in a copy that lacks
+/// the removal — is not trusted here when the other file's keyrings cut it,
+/// so its key neither verifies nor carries anything, nor becomes the key the
+/// merge commits with.
+struct KeyringUnion {
+    /// The credential's keys, keyrings and members over both files.
+    let unlocked: UnlockedKeys
+    /// The epoch of each trusted keyring, by id.
+    let trustedEpochs: [KeyringID: UInt32]
+    /// Ids of keyrings the credential opened (trusted or not).
+    let opened: Set<KeyringID>
+    /// Ids of keyrings it opened or judged from their public part and
+    /// rejected, with why.
+    let rejected: [KeyringID: String]
+
+    /// Writes the first intact copy of every keyring of `sides` — parents
+    /// before children, then in the order of the sides and their files — and
+    /// one commit frame to a hidden temporary file beside `folder`'s vault,
+    /// unlocks it with `credential`, and removes it.
+    ///
+    /// - Throws: ``SyncError/keys(_:)`` when the credential opens no keyring
+    ///   the union trusts; ``SyncError/io(_:)``.
+    init(_ sides: [Side], vaultPath: String, credential: Credential, random: any RandomSource) throws(SyncError) {
+        struct Ring { let id: KeyringID; let frame: [UInt8]; let parents: [KeyringID] }
+        var rings: [Ring] = []
+        var seen = Set<KeyringID>()
+        for side in sides {
+            let s = side.file.structure
+            for f in s.frames[0..<s.committedFrameCount] where f.header.kind == .keyring && f.malformation == nil && f.checksumIntact == true {
+                let id = KeyringID(unchecked: f.trailer)
+                guard seen.insert(id).inserted, let body = f.plaintextBody else { continue }
+                let frame: [UInt8]
+                do { frame = try side.bytes(of: f.location.index) } catch { throw error.asSyncError }
+                let parents = (try? KeyringRecord(body: body, location: nil))?.publicPart.parents ?? []
+                rings.append(Ring(id: id, frame: frame, parents: parents))
+            }
+        }
+        // Parents first (a keyring names its parents by id), otherwise as found.
+        var placed = Set<KeyringID>()
+        var ordered: [Ring] = []
+        var remaining = rings
+        let present = Set(rings.map(\.id))
+        while !remaining.isEmpty {
+            let next = remaining.firstIndex { r in r.parents.allSatisfy { placed.contains($0) || !present.contains($0) } } ?? 0
+            let ring = remaining.remove(at: next)
+            placed.insert(ring.id)
+            ordered.append(ring)
+        }
+        let folder = FileSystem.directory(of: vaultPath)
+        let name = String(vaultPath.split(separator: "/").last ?? "vault")
+        let temp = folder + "/." + name + ".keys-" + hex(random.bytes(6))
+        defer { try? FileSystem.remove(temp) }
+        do {
+            let out = try SystemFile(path: temp, mode: .createExclusive(permissions: 0o600))
+            var bytes = FileHeader(vaultID: sides[0].file.vaultID).encoded()
+            for r in ordered { bytes += r.frame }
+            // One commit frame, so that the keyrings count as committed; the
+            // key layer does not look at its head.
+            bytes += CommitChain.commitHeader(keyID: KeyID(rawValue: 0)).encoded() + [UInt8](repeating: 0, count: CommitChain.bodyByteCount)
+            try out.write(bytes, at: 0)
+        } catch {
+            throw .io(error)
+        }
+        let file: VaultFile
+        do { file = try VaultFile(path: temp) } catch { throw error.asSyncError }
+        do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
+        var trusted: [KeyringID: UInt32] = [:]
+        var opened = Set<KeyringID>()
+        var rejected: [KeyringID: String] = [:]
+        for ring in unlocked.keyrings {
+            if ring.isTrusted { trusted[ring.id] = ring.epoch }
+            if ring.content != nil { opened.insert(ring.id) }
+            if !ring.isTrusted, let problem = ring.problem { rejected[ring.id] = problem.description }
+        }
+        for id in present where !unlocked.keyrings.contains(where: { $0.id == id }) {
+            rejected[id] = "its public part is malformed"
+        }
+        trustedEpochs = trusted
+        self.opened = opened
+        self.rejected = rejected
+    }
+
+    /// The frame index → epoch of every intact copy, in `side`'s file, of a
+    /// keyring the union trusts (what the floor counts, `Spec/format.md §9.3`).
+    func trustedKeyrings(in side: Side) -> [Int: UInt32] {
+        let s = side.file.structure
+        var out: [Int: UInt32] = [:]
+        for f in s.frames[0..<s.committedFrameCount] where f.header.kind == .keyring && f.malformation == nil && f.checksumIntact == true {
+            if let epoch = trustedEpochs[KeyringID(unchecked: f.trailer)] { out[f.location.index] = epoch }
+        }
+        return out
+    }
+
+    /// Whether the keyring frame with id `id` is carried, and if not why
+    /// (`Spec/merge.md §3.2`): a trusted keyring is; a keyring the credential
+    /// did not open is, when its commit verified; a keyring it opened and
+    /// rejected, or whose public part is malformed, is not.
+    func verdict(_ id: KeyringID) -> Verdict {
+        if trustedEpochs[id] != nil { return .trusted }
+        if let why = rejected[id] { return .rejected(why) }
+        return opened.contains(id) ? .rejected("it is not trusted") : .unopened
+    }
+
+    enum Verdict: Equatable {
+        case trusted
+        case unopened
+        case rejected(String)
+    }
+}

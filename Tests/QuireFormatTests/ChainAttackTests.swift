@@ -1,0 +1,190 @@
+import Foundation
+@_spi(Testing) import QuireCrypto
+import QuireFormat
+import QuireSystem
+import Testing
+
+// Findings of the review of format 2 about commits and sealed records
+// (`Spec/threat-model.md §6.4`), each as an attack that failed before its fix.
+@Suite struct ChainAttackTests {
+    /// L5: the attestation key sealed `A` and also keyed the BLAKE2b that
+    /// derives the commit's synthetic nonce. The nonce now comes from its own
+    /// subkey, `KDF(K, 6, "quire v2")` (`Spec/format.md §5.1`, §9.2).
+    @Test func attackAttestationKeyDoublesAsNonceKey() throws {
+        let key = testEpochKey()
+        let header = CommitChain.commitHeader(keyID: key.id)
+        let head = counting(32, from: 40)
+        let signer = try Ed25519.KeyPair(using: SeededRandom(label: "L5 signer"))
+        let attestation = CommitChain.attestation(digest: counting(32, from: 7), vaultID: countingVaultID, signer: signer)
+        for plain in [CommitChain.unattested, attestation] {
+            let body = try CommitChain.body(head: head, attestation: plain, key: key, vaultID: countingVaultID, commitHeader: header)
+            let nonce = Array(body[32..<56])
+            let message = Array("quire-commit-nonce-v2".utf8) + head + plain
+            let nonceKey = try KeyDerivation.derive(from: key.key, subkeyID: 6, context: "quire v2")
+            #expect(nonce == BLAKE2b.mac(message, key: nonceKey, byteCount: 24))
+            #expect(nonce != BLAKE2b.mac(message, key: try key.subkey(.attestation), byteCount: 24))
+        }
+    }
+
+    /// L1: XChaCha20-Poly1305 is not key-committing. A member that grinds two
+    /// epoch keys sharing a key id (here `CollidingKeys`) builds one sealed
+    /// body that authenticates under both, to two payloads: with a body hash
+    /// over the body alone, a reader holding both keys shows one payload and a
+    /// reader holding the other shows the other. The body hash now covers the
+    /// full key commitment (`Spec/format.md §5.2`), so the body opens under
+    /// the one key it names, whatever keys the reader holds.
+    @Test func attackRecordOpensUnderTwoKeys() throws {
+        let k1 = CollidingKeys.first(), k2 = CollidingKeys.second()
+        #expect(k1.id == k2.id)
+        let header = FrameHeader(kind: .entryRevision, flags: FrameHeader.sealedFlag, keyID: k1.id, bodyLength: UInt32(24 + 32 + 16 + 32))
+        let ad = countingVaultID.bytes + header.fieldBytes
+        let rk1 = try k1.subkey(.record), rk2 = try k2.subkey(.record)
+        let made = try #require(TwoKeyCiphertext.make(key1: rk1, key2: rk2, ad: ad, tail: Array("reader one sees".utf8)))
+        // The primitive: one nonce, ciphertext and tag; two keys; two plaintexts.
+        let p1 = try XChaCha20Poly1305.open(made.sealed, key: rk1, nonce: made.nonce, authenticating: ad)
+        let p2 = try XChaCha20Poly1305.open(made.sealed, key: rk2, nonce: made.nonce, authenticating: ad)
+        #expect(p1 != p2 && p1.last == 0x80 && p2.last == 0x80)
+        // The frame as the holder of k1 writes it: the body hash names k1.
+        let sealedPart = made.nonce + made.sealed
+        let body = sealedPart + BLAKE2b.hash(k1.commitment + sealedPart, byteCount: 32)
+        let location = FrameLocation(offset: 64, index: 0)
+        func open(_ keys: [EpochKey]) throws -> [UInt8] {
+            try body.withUnsafeBytes { raw in
+                try SealedFrame.open(body: raw, header: header, location: location, keys: keys, vaultID: countingVaultID, context: DecompressionContext())
+            }
+        }
+        // k2 has the smaller commitment, so a reader holding both tries it first.
+        #expect(try open([k2, k1]) == Array(p1.dropLast()))
+        #expect(try open([k1]) == Array(p1.dropLast()))
+        do {
+            _ = try open([k2])
+            Issue.record("the body opened under a key its body hash does not name")
+        } catch let error as FormatError {
+            #expect(error == .authenticationFailed(location))
+        }
+    }
+
+    // MARK: The chain (Spec/format.md §9.3): inserted, deleted and junk groups
+
+    /// The vault `v` with one more commit of `payloads` inserted after its
+    /// group `after`: what a holder of its key writes into the file's middle,
+    /// chained from the stored head before it.
+    static func insertGroup(_ v: RawKeyVault, after: Int, payloads: [[UInt8]], attestedBy signer: Ed25519.KeyPair?, label: String) throws {
+        let original = try fileBytes(v.path)
+        let s = try v.open().structure
+        let cut = Int(s.frames[s.groups[after].commitFrame].end)
+        let scratch = v.dir.file("prefix-\(label).quire")
+        try Data(original[0..<cut]).write(to: URL(fileURLWithPath: scratch))
+        let prefix = try VaultFile(path: scratch, writable: true)
+        prefix.verifyCommits(keys: v.keys, trustedKeyrings: [:], attestors: [v.member.publicKey])
+        try prefix.commit(random: SeededRandom(label: label), options: fast, attestWith: signer) { (tx: PendingCommit) throws(FormatError) in
+            for p in payloads { try tx.appendSealed(kind: .entryRevision, payload: p, compress: false) }
+        }
+        let inserted = Array(try fileBytes(scratch)[cut...])
+        try Data(Array(original[0..<cut]) + inserted + Array(original[cut...])).write(to: URL(fileURLWithPath: v.path))
+    }
+
+    /// Appends one commit of `payloads` to `v`, attested by its member.
+    static func append(_ v: RawKeyVault, _ payloads: [[UInt8]], label: String) throws {
+        let f = try v.open(writable: true)
+        try f.commit(random: SeededRandom(label: label), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
+            for p in payloads { try tx.appendSealed(kind: .entryRevision, payload: p, compress: false) }
+        }
+    }
+
+    /// H3 at the format level: a group inserted before a later commit and
+    /// chained from the stored head before it verifies by its own head, but
+    /// the commit after it chains from the commit before it. The inserted
+    /// commit is orphaned (its records unverified, its attestation not
+    /// counted), and the genuine commit after it still verifies.
+    @Test func insertedGroupsAreOrphaned() throws {
+        let v = RawKeyVault(label: "inserted group")
+        try v.create([[0]])
+        try Self.append(v, [[1]], label: "second")
+        try Self.append(v, [[2]], label: "third")
+        try Self.insertGroup(v, after: 0, payloads: [[9]], attestedBy: v.member, label: "x1")
+        try Self.insertGroup(v, after: 1, payloads: [[8]], attestedBy: v.member, label: "x2")
+        let vault = try v.open()
+        #expect(vault.commits.statuses == [.verified, .orphaned, .orphaned, .verified, .verified])
+        #expect(vault.commits.attestations[1] == .notChecked && vault.commits.attestations[2] == .notChecked)
+        #expect(vault.commitIssues.map(\.code) == ["commit_orphaned", "commit_orphaned"])
+        let released = releasedRecords(vault)
+        #expect(released.map(\.payload) == [[0], [9], [8], [1], [2]])
+        #expect(released.map(\.commitVerified) == [true, false, false, true, true])
+        #expect(released.map { $0.attestedBy != nil } == [true, false, false, true, true])
+    }
+
+    /// M3 at the format level: the records of a committed group replaced by
+    /// an unknown frame of the same size, its commit frame kept. Its head no
+    /// longer verifies, yet the next commit chains from its stored head and
+    /// no byte of it looks damaged: tampered, not a mismatch.
+    @Test func replacedGroupIsTampered() throws {
+        let v = RawKeyVault(label: "replaced group")
+        try v.create([[0]])
+        try Self.append(v, [[1]], label: "second")
+        try Self.append(v, [[2]], label: "third")
+        let s = try v.open().structure
+        let victim = s.frames[s.groups[1].members.lowerBound]
+        let size = Int(victim.header.bodyLength) - 32
+        let junk = plaintextFrame(kind: 0x9e, keyID: v.epochKey.id.bytes, body: [UInt8](repeating: 0x5a, count: size))
+        #expect(junk.count == Int(victim.end - victim.location.offset))
+        try overwrite(v.path, at: victim.location.offset, with: junk)
+        let vault = try v.open()
+        // The commit before it cannot be told from an inserted one (nothing
+        // that verifies chains from it): its records are unverified too.
+        #expect(vault.commits.statuses == [.orphaned, .tampered, .verified])
+        #expect(vault.commits.tampered == [1])
+        #expect(vault.commitIssues.map(\.code) == ["commit_orphaned", "commit_tampered"])
+        // Damage there instead (a body hash that no longer matches) is a
+        // mismatch: the reader cannot tell it from a bad sector.
+        var damaged = junk
+        damaged[damaged.count - 1] ^= 1
+        try overwrite(v.path, at: victim.location.offset, with: damaged)
+        #expect(try v.open().commits.statuses == [.orphaned, .mismatch, .verified])
+    }
+
+    /// A keyless writer appends a junk commit — with a held key id, even one
+    /// that copies the last stored head. It is a mismatch, never tampering,
+    /// and the next writer passes it by: the vault stays writable and no
+    /// commit is demoted.
+    @Test func junkCommitsAreNotTampering() throws {
+        let v = RawKeyVault(label: "junk commit")
+        try v.create([[0]])
+        for i in 0..<2 {
+            let head = i == 0 ? [UInt8](repeating: 0xa5, count: 32) : try v.open().structure.groups.last!.storedHead
+            let record = plaintextFrame(kind: 0x9f, keyID: v.epochKey.id.bytes, body: [UInt8(i)])
+            let commit = rawFrameHeader(kind: 2, flags: 0, keyID: v.epochKey.id.bytes, length: 168) + head + [UInt8](repeating: 0x33, count: 136)
+            try appendToFile(v.path, record + commit)
+            #expect(try v.open().commits.statuses.last == .mismatch)
+            try Self.append(v, [[UInt8(10 + i)]], label: "after junk \(i)")
+        }
+        let vault = try v.open()
+        #expect(vault.commits.statuses == [.verified, .mismatch, .verified, .mismatch, .verified])
+        #expect(releasedRecords(vault).map(\.commitVerified) == [true, true, true])
+    }
+
+    // MARK: Attachments (Spec/format.md §7.4)
+
+    /// M2: a keyless writer copies a chunk frame of an attachment a member
+    /// stored and appends it with a junk commit. Before, the copy counted (a
+    /// chunk of an unverified commit at or above the floor) and the stream
+    /// failed with `chunk_duplicate` for good; now each index takes the
+    /// chunk of the highest standing, so the copy is passed over.
+    @Test func attackChunkCopyAppendedAfterJunkCommit() throws {
+        let v = RawKeyVault(label: "chunk copy")
+        try v.create([[0]])
+        let f = try v.open(writable: true)
+        var manifest: BlobManifest?
+        try f.commit(random: SeededRandom(label: "blob"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
+            if case .stored(let m) = try tx.appendBlob(from: MemoryByteSource(counting(1000)), mediaType: "text/plain") { manifest = m }
+        }
+        let m = try #require(manifest)
+        let chunk = try #require(try v.open().structure.frames.first { $0.chunk != nil })
+        let copy = Array(try fileBytes(v.path)[Int(chunk.location.offset)..<Int(chunk.end)])
+        let junk = rawFrameHeader(kind: 2, flags: 0, keyID: v.epochKey.id.bytes, length: 168) + [UInt8](repeating: 0x33, count: 168)
+        try appendToFile(v.path, copy + junk)
+        let vault = try v.open()
+        #expect(vault.commits.statuses.last == .mismatch)
+        #expect(try vault.chunkFrames(for: m) == [chunk.location.index])
+    }
+}

@@ -1,0 +1,448 @@
+import QuireCrypto
+import QuireFormat
+import QuireKeys
+import Testing
+
+/// Builds a key graph by hand for rule 6 (`Spec/format.md §8.4`), in the
+/// notation of the worked scenarios: devices `A`, `B`, `C`, `E`, `F`, `G`
+/// and recovery keys `Q`, `Q2`, each an Ed25519 key pair named by a letter.
+/// Every keyring starts a new epoch and wraps its key to a reader, `Z`,
+/// who is no member, and to `Q` (a recovery key): `Z` opens every keyring
+/// built here, so the whole graph is judged; `Q` also opens what a writer
+/// adds.
+final class KeyGraphBuilder {
+    let dir = TemporaryDirectory()
+    let random: SeededRandom
+    private var written = 0
+    let salt: [UInt8]
+    let blobKey: SymmetricKey
+    let reader: Ed25519.KeyPair
+    /// The recovery key whose signing key pair is `Q`.
+    let recovery: RecoveryKey
+    private(set) var vaultID: VaultID?
+    private var pairs: [String: Ed25519.KeyPair] = [:]
+    private var built: [String: (id: KeyringID, key: EpochKey, members: [String: String])] = [:]
+    private var frames: [(key: EpochKey, body: [UInt8])] = []
+    private var rootKey: EpochKey?
+
+    init(_ label: String) {
+        random = SeededRandom(label: "key graph " + label)
+        salt = random.bytes(16)
+        blobKey = try! SymmetricKey(using: random)
+        reader = try! Ed25519.KeyPair(using: SeededRandom(label: "reader Z"))
+        recovery = recoveryKey("graph Q")
+    }
+
+    /// The key pair named `name`.
+    func pair(_ name: String) -> Ed25519.KeyPair {
+        if let p = pairs[name] { return p }
+        let p = name == "Q" ? try! recovery.signingKeyPair() : try! Ed25519.KeyPair(using: SeededRandom(label: "graph member " + name))
+        pairs[name] = p
+        return p
+    }
+
+    /// The members `Q` (recovery), `A`, `B`, `C` (devices).
+    static let base: [String: String] = ["Q": "recovery", "A": "device", "B": "device", "C": "device"]
+
+    /// `members` without `names`, plus `add`.
+    static func without(_ members: [String: String], _ names: String..., add: [String: String] = [:]) -> [String: String] {
+        members.filter { !names.contains($0.key) }.merging(add) { _, new in new }
+    }
+
+    private func member(_ name: String, role: String) -> KeyringMember {
+        KeyringMember(role: role, publicKey: pair(name).publicKey, name: name, added: 1)
+    }
+
+    /// Adds keyring `name`. A root (no parents) has epoch 1 and the vault's
+    /// first key; another keyring starts an epoch one above its parents'.
+    func add(_ name: String, _ parents: [String], signer: String, _ members: [String: String], removes: [String] = [], reason: String = "test") {
+        let parentInfo = parents.map { built[$0]! }
+        let key: EpochKey
+        if parents.isEmpty {
+            if rootKey == nil { rootKey = EpochKey(epoch: 1, key: try! SymmetricKey(using: random)) }
+            key = rootKey!
+            if vaultID == nil { vaultID = rootVaultID(signer: pair(signer).publicKey, keyCommit: key.commitment, salt: salt) }
+        } else {
+            key = EpochKey(epoch: parentInfo.map(\.key.epoch).max()! + 1, key: try! SymmetricKey(using: random))
+        }
+        let removed = removes.map { r in member(r, role: parentInfo.compactMap { $0.members[r] }.first ?? "device") }
+        let content = KeyringContent(
+            members: members.sorted { $0.key < $1.key }.map { member($0.key, role: $0.value) }, removed: removed, blobKey: blobKey, created: 2_000,
+            reason: reason)
+        let slots = [
+            try! SlotCrypto.deviceSlot(for: key, devicePublicKey: reader.publicKey, vaultID: vaultID!, random: random),
+            try! SlotCrypto.recoverySlot(for: key, recovery: recovery, vaultID: vaultID!, random: random),
+        ]
+        let body = try! KeyringBuilder.body(
+            epochKey: key, vaultID: vaultID!, parents: parentInfo.map { KeyringBuilder.Parent(id: $0.id, key: $0.key) }, isEscrowFree: false,
+            slots: slots.map { StoredSlot(slot: $0) }, vaultSalt: parents.isEmpty ? salt : nil, content: content, signer: pair(signer), random: random)
+        built[name] = (KeyringBuilder.id(ofBody: body), key, members)
+        frames.append((key, body))
+    }
+
+    /// The root `root`, signed by `A`, with the base members.
+    static func based(_ label: String) -> KeyGraphBuilder {
+        let g = KeyGraphBuilder(label)
+        g.add("root", [], signer: "A", base)
+        return g
+    }
+
+    /// Writes the vault (keyrings in the order added, or `order`) and
+    /// unlocks it as `Z`, or with `credential`.
+    func unlock(order: [String]? = nil, as credential: Credential? = nil) throws -> UnlockedKeys {
+        let names = built.keys
+        var list = frames
+        if let order {
+            let byName = Dictionary(uniqueKeysWithValues: names.map { n in (n, frames.first { KeyringBuilder.id(ofBody: $0.body) == built[n]!.id }!) })
+            list = order.map { byName[$0]! }
+        }
+        written += 1
+        let path = dir.file("v\(written).quire")
+        _ = try VaultFile.create(
+            at: path, vaultID: vaultID!, keys: KeySet(single: rootKey!.withBlobKey(blobKey)), random: random, options: fast, attestWith: pair("A")
+        ) { (tx: PendingCommit) throws(FormatError) in
+            for k in list { try tx.appendPlaintext(kind: .keyring, keyID: k.key.id, epoch: k.key.epoch, body: k.body) }
+        }
+        return try KeyringEvaluator.unlock(try VaultFile(path: path), with: credential ?? .device(reader))
+    }
+
+    /// The key state as `Z` (who reads every keyring) sees it.
+    func state(as credential: Credential? = nil) throws -> KeyState {
+        try KeyState(try unlock(as: credential), vaultID: vaultID!)
+    }
+
+    /// Appends what a writer proposed, named `names`.
+    func append(_ proposals: [KeyringProposal], names: [String]) {
+        for (p, name) in zip(proposals, names) {
+            built[name] = (p.id, p.epochKey, [:])
+            frames.append((p.epochKey, p.body))
+        }
+    }
+
+    /// The parents of keyring `name`, by name.
+    func parents(of name: String) throws -> [String] {
+        let unlocked = try unlock()
+        let ring = unlocked.keyrings.first { $0.id == built[name]!.id }!
+        return ring.parents.map { id in built.first { $0.value.id == id }!.key }
+    }
+
+    /// The names of the trusted keyrings.
+    func trusted(order: [String]? = nil, as credential: Credential? = nil) throws -> Set<String> {
+        let unlocked = try unlock(order: order, as: credential)
+        let trustedIDs = Set(unlocked.keyrings.filter(\.isTrusted).map(\.id))
+        return Set(built.filter { trustedIDs.contains($0.value.id) }.keys)
+    }
+
+    /// The names of the keyrings that passed rules 1–5.
+    func passing() throws -> Set<String> {
+        let unlocked = try unlock()
+        let ids = Set(unlocked.keyrings.filter(\.passesRules1To5).map(\.id))
+        return Set(built.filter { ids.contains($0.value.id) }.keys)
+    }
+
+    /// Every name, in the order added.
+    var names: [String] { frames.map { f in built.first { $0.value.id == KeyringBuilder.id(ofBody: f.body) }!.key } }
+}
+
+/// Rule 6 (`Spec/format.md §8.4`) on the worked scenarios and on the
+/// attacks of the review of format 2 (C2, H1): each builds the key graph
+/// with real, signed keyrings, checks which are trusted, and checks that
+/// the file order (here reversed: children before parents) changes
+/// nothing.
+@Suite struct RemovalRuleTests {
+    typealias G = KeyGraphBuilder
+    static let m = G.base
+    static let mE = G.base.merging(["E": "device"]) { a, _ in a }
+
+    /// Trusted keyrings, the same in file order and reversed.
+    static func trusted(_ g: G) throws -> Set<String> {
+        let forward = try g.trusted()
+        let backward = try g.trusted(order: g.names.reversed())
+        #expect(forward == backward, "the file order changed the outcome")
+        return forward
+    }
+
+    // MARK: - The worked scenarios (format.md §8.4)
+
+    @Test func scenario1SimpleRemoval() throws {
+        let g = G.based("s1")
+        g.add("R", ["root"], signer: "A", G.without(Self.m, "B"), removes: ["B"])
+        g.add("K", ["root"], signer: "B", Self.m)
+        #expect(try Self.trusted(g) == ["root", "R"])
+    }
+
+    @Test func scenario2TwoDevicesRemoveEachOther() throws {
+        let g = G.based("s2")
+        g.add("RA", ["root"], signer: "A", G.without(Self.m, "B"), removes: ["B"])
+        g.add("RB", ["root"], signer: "B", G.without(Self.m, "A"), removes: ["A"])
+        g.add("afterRA", ["RA"], signer: "A", G.without(Self.m, "B"))
+        #expect(try Self.trusted(g) == ["root", "RA", "RB"])
+    }
+
+    @Test func scenario3RemovedDeviceForksFromFarBack() throws {
+        let enrols = G.based("s3 enrol")
+        enrols.add("R", ["root"], signer: "A", G.without(Self.m, "B"), removes: ["B"])
+        enrols.add("X", ["root"], signer: "B", Self.mE)
+        #expect(try Self.trusted(enrols) == ["root", "R"])
+        let removesC = G.based("s3 remove C")
+        removesC.add("R", ["root"], signer: "A", G.without(Self.m, "B"), removes: ["B"])
+        removesC.add("X", ["root"], signer: "B", G.without(Self.m, "C"), removes: ["C"])
+        #expect(try Self.trusted(removesC) == ["root", "R"])
+        let mutual = G.based("s3 mutual")
+        mutual.add("R", ["root"], signer: "A", G.without(Self.m, "B"), removes: ["B"])
+        mutual.add("EF", ["R"], signer: "A", G.without(Self.m, "B", add: ["F": "device"]))
+        mutual.add("X", ["root"], signer: "B", G.without(Self.m, "A"), removes: ["A"])
+        #expect(try Self.trusted(mutual) == ["root", "R", "X"])
+    }
+
+    @Test func scenario4RecoveryKeyAgainstAThief() throws {
+        let replaces = G.based("s4 replace")
+        replaces.add("RQ", ["root"], signer: "Q", G.without(Self.m, "B"), removes: ["B"])
+        replaces.add("X", ["root"], signer: "B", G.without(Self.m, "Q", add: ["Q2": "recovery"]), removes: ["Q"], reason: "recovery")
+        #expect(try Self.trusted(replaces) == ["root", "RQ"])
+        let removesA = G.based("s4 remove A")
+        removesA.add("RQ", ["root"], signer: "Q", G.without(Self.m, "B"), removes: ["B"])
+        removesA.add("X", ["root"], signer: "B", G.without(Self.m, "A"), removes: ["A"])
+        #expect(try Self.trusted(removesA) == ["root", "RQ"])
+        let puppet = G.based("s4 puppet")
+        puppet.add("RQ", ["root"], signer: "Q", G.without(Self.m, "B"), removes: ["B"])
+        puppet.add("X", ["root"], signer: "B", Self.mE)
+        puppet.add("Y", ["X"], signer: "E", G.without(Self.mE, "Q", add: ["Q2": "recovery"]), removes: ["Q"], reason: "recovery")
+        #expect(try Self.trusted(puppet) == ["root", "RQ"])
+    }
+
+    // MARK: - C2: a removed device's puppet on a fork
+
+    /// The main line: `A` removes `B` (`R`), `C` enrols `F` (`K1`), the
+    /// recovery key enrols `G` (`K2`). `B` forks from the root and enrols a
+    /// key `E` of its own (`X`).
+    static func puppetGraph(_ label: String) -> G {
+        let g = G.based(label)
+        g.add("R", ["root"], signer: "A", G.without(m, "B"), removes: ["B"])
+        g.add("K1", ["R"], signer: "C", G.without(m, "B", add: ["F": "device"]), reason: "enroll")
+        g.add("K2", ["K1"], signer: "Q", G.without(m, "B", add: ["F": "device", "G": "device"]), reason: "enroll")
+        g.add("X", ["root"], signer: "B", mE, reason: "enroll")
+        return g
+    }
+
+    /// `E` removes `A`, the device that removed `B`. The old rule 6 let
+    /// `Y1` cut `R`, so the thief's branch became the key graph (the
+    /// documented "limit"). `Y1` is behind `R` — on a branch `B` started —
+    /// and cuts nothing: `X` is cut, and the main line stands.
+    @Test func attackPuppetRemovesItsRemover() throws {
+        let g = Self.puppetGraph("puppet removes A")
+        g.add("Y1", ["X"], signer: "E", G.without(Self.mE, "A"), removes: ["A"])
+        #expect(try Self.trusted(g) == ["root", "R", "K1", "K2"])
+    }
+
+    /// `E` removes `C`. `Y2` was untrusted (its parent `X` was cut) yet cut
+    /// `K1`, and `K2` with it, because cuts were computed over every
+    /// keyring that passed rules 1–5: records under their epochs became
+    /// unreadable for everyone, and no removal could repair it (review C2).
+    @Test func attackPuppetOnACutBranchRemovesAnotherDevice() throws {
+        let g = Self.puppetGraph("puppet removes C")
+        g.add("Y2", ["X"], signer: "E", G.without(Self.mE, "C"), removes: ["C"])
+        #expect(try Self.trusted(g) == ["root", "R", "K1", "K2"])
+    }
+
+    /// `E` replaces the recovery key with `Q2` on the fork, and `Q2` removes
+    /// `A` (or `C`). `Z` is signed by a recovery member — but one installed
+    /// only on the branch `B` started, so it does not count against `R`.
+    @Test func attackPuppetInstallsItsOwnRecoveryKey() throws {
+        for victim in ["A", "C"] {
+            let g = Self.puppetGraph("puppet recovery key " + victim)
+            g.add("Y", ["X"], signer: "E", G.without(Self.mE, "Q", add: ["Q2": "recovery"]), removes: ["Q"], reason: "recovery")
+            g.add("Z", ["Y"], signer: "Q2", G.without(Self.mE, "Q", victim, add: ["Q2": "recovery"]), removes: [victim])
+            #expect(try Self.trusted(g) == ["root", "R", "K1", "K2"], "victim \(victim)")
+        }
+        // Without a keyring of the real recovery key on the main line.
+        let g = G.based("puppet recovery key, no Q")
+        g.add("R", ["root"], signer: "A", G.without(Self.m, "B"), removes: ["B"])
+        g.add("K1", ["R"], signer: "C", G.without(Self.m, "B", add: ["F": "device"]))
+        g.add("X", ["root"], signer: "B", Self.mE)
+        g.add("Y", ["X"], signer: "E", G.without(Self.mE, "Q", add: ["Q2": "recovery"]), removes: ["Q"], reason: "recovery")
+        g.add("Z", ["Y"], signer: "Q2", G.without(Self.mE, "Q", "A", add: ["Q2": "recovery"]), removes: ["A"])
+        #expect(try Self.trusted(g) == ["root", "R", "K1"])
+    }
+
+    /// The real recovery key, on a branch that passes through `B`'s
+    /// concurrent enrollment of `E`, removes `A` (say `A` was stolen and
+    /// removed `B`): the recovery key still wins.
+    @Test func recoveryKeyBehindADeviceRemovalStillWins() throws {
+        let g = G.based("honest recovery behind")
+        g.add("R", ["root"], signer: "A", G.without(Self.m, "B"), removes: ["B"])
+        g.add("X", ["root"], signer: "B", Self.mE)
+        g.add("Z", ["X"], signer: "Q", G.without(Self.mE, "A"), removes: ["A"])
+        #expect(try Self.trusted(g) == ["root", "X", "Z"])
+        // The same with a recovery key that `C` installed concurrently (not
+        // behind `R`), joined with `B`'s branch.
+        let h = G.based("honest replaced recovery behind")
+        h.add("R", ["root"], signer: "A", G.without(Self.m, "B"), removes: ["B"])
+        h.add("X", ["root"], signer: "B", Self.mE)
+        h.add("Y", ["root"], signer: "C", G.without(Self.m, "Q", add: ["Q2": "recovery"]), removes: ["Q"], reason: "recovery")
+        h.add("J", ["Y", "X"], signer: "C", G.without(Self.mE, "Q", add: ["Q2": "recovery"]), reason: "join")
+        h.add("Z", ["J"], signer: "Q2", G.without(Self.mE, "Q", "A", add: ["Q2": "recovery"]), removes: ["A"])
+        #expect(try Self.trusted(h) == ["root", "X", "Y", "J", "Z"])
+    }
+
+    /// A removed creator signs a second root (same key, epoch 1) naming a
+    /// recovery member of its own: the root defies the removal and is cut.
+    @Test func attackRemovedCreatorSignsASecondRoot() throws {
+        let g = G.based("second root")
+        g.add("R", ["root"], signer: "C", G.without(Self.m, "A"), removes: ["A"])
+        g.add("root2", [], signer: "A", ["Q2": "recovery", "A": "device"])
+        g.add("Z", ["root2"], signer: "Q2", ["Q2": "recovery"])
+        #expect(try Self.trusted(g) == ["root", "R"])
+    }
+
+    // MARK: - H1: the recovery key always wins
+
+    /// The thief holds `B` and enrolled `E` on the main line (`EN`). The
+    /// recovery key removes `B` (`RQ`) while `E` replaces the recovery key
+    /// (`Y`). `RQ` was contested (it defies `Y`), so it was cut: `B` came
+    /// back and the thief held the new recovery key (review H1, NEW-1). A
+    /// replacement of the recovery member now defies every concurrent
+    /// keyring that member signed: `RQ` and `Y` are mutual, `RQ` is signed
+    /// by the recovery key, so `Y` is cut.
+    @Test func attackReplacementConcurrentWithARecoveryRemoval() throws {
+        let g = G.based("new-1")
+        g.add("EN", ["root"], signer: "B", Self.mE, reason: "enroll")
+        g.add("RQ", ["EN"], signer: "Q", G.without(Self.mE, "B"), removes: ["B"])
+        g.add("Y", ["EN"], signer: "E", G.without(Self.mE, "Q", add: ["Q2": "recovery"]), removes: ["Q"], reason: "recovery")
+        #expect(try Self.trusted(g) == ["root", "EN", "RQ"])
+    }
+
+    /// The same, with a lockdown: the recovery key removes `B` and `E` in
+    /// one keyring (rule 5.10 lets a recovery member remove several).
+    @Test func lockdownRemovesSeveralMembersAtOnce() throws {
+        let g = G.based("lockdown")
+        g.add("EN", ["root"], signer: "B", Self.mE, reason: "enroll")
+        g.add("L", ["EN"], signer: "Q", G.without(Self.mE, "B", "E"), removes: ["B", "E"], reason: "lockdown")
+        g.add("Y", ["EN"], signer: "E", G.without(Self.mE, "Q", add: ["Q2": "recovery"]), removes: ["Q"], reason: "recovery")
+        #expect(try Self.trusted(g) == ["root", "EN", "L"])
+        // A device may not.
+        let d = G.based("device lockdown")
+        d.add("L", ["root"], signer: "A", G.without(Self.m, "B", "C"), removes: ["B", "C"])
+        #expect(try d.passing() == ["root"])
+    }
+
+    /// A device replaces the recovery key while the recovery key, unaware,
+    /// rotates: the replacement loses.
+    @Test func attackReplacementConcurrentWithAnyRecoveryKeyring() throws {
+        let g = G.based("replacement vs rotation")
+        g.add("X", ["root"], signer: "A", G.without(Self.m, "Q", add: ["Q2": "recovery"]), removes: ["Q"], reason: "recovery")
+        g.add("K", ["root"], signer: "Q", Self.m, reason: "rotate")
+        #expect(try Self.trusted(g) == ["root", "K"])
+        // After it, not concurrently, a replacement stands.
+        let s = G.based("replacement after removal")
+        s.add("RQ", ["root"], signer: "Q", G.without(Self.m, "B"), removes: ["B"])
+        s.add("X", ["RQ"], signer: "A", G.without(Self.m, "B", "Q", add: ["Q2": "recovery"]), removes: ["Q"], reason: "recovery")
+        #expect(try Self.trusted(s) == ["root", "RQ", "X"])
+    }
+
+    /// The thief's `B` replaced the recovery key (`X`) and its new key
+    /// removed the user's devices (`X2`). The replaced recovery key signs a
+    /// removal of `B` from the root, a keyring in which it is still the
+    /// recovery member: it wins.
+    @Test func replacedRecoveryKeyRemovesTheThiefFromAFork() throws {
+        let g = G.based("replaced recovery from a fork")
+        g.add("X", ["root"], signer: "B", G.without(Self.m, "Q", add: ["Q2": "recovery"]), removes: ["Q"], reason: "recovery")
+        g.add("X2", ["X"], signer: "Q2", G.without(Self.m, "Q", "A", "C", add: ["Q2": "recovery"]), removes: ["A", "C"], reason: "lockdown")
+        g.add("L", ["root"], signer: "Q", G.without(Self.m, "B"), removes: ["B"])
+        #expect(try Self.trusted(g) == ["root", "L"])
+    }
+
+    /// A limit (review H1, NEW-3): `B` answers `A`'s removal mutually from
+    /// an old copy, which cuts what `A` signed after its removal and the
+    /// recovery key's later removal of `C` built on it. The recovery key
+    /// repairs it by removing `B` again from a keyring in which `B` is still
+    /// a member.
+    @Test func mutualAnswerCutsALaterRecoveryRemoval() throws {
+        let g = G.based("new-3")
+        g.add("R", ["root"], signer: "A", G.without(Self.m, "B"), removes: ["B"])
+        g.add("EF", ["R"], signer: "A", G.without(Self.m, "B", add: ["F": "device"]))
+        g.add("RQ", ["EF"], signer: "Q", G.without(Self.m, "B", "C", add: ["F": "device"]), removes: ["C"])
+        g.add("X", ["root"], signer: "B", G.without(Self.m, "A"), removes: ["A"])
+        #expect(try Self.trusted(g) == ["root", "R", "X"])
+        g.add("L", ["RQ", "root"], signer: "Q", G.without(Self.m, "B", "C", add: ["F": "device"]), removes: ["B"])
+        #expect(try Self.trusted(g) == ["root", "R", "EF", "RQ", "L"])
+    }
+
+    // MARK: - The writer's removal by the recovery key (keys.md §6.3)
+
+    /// The recovery key's lockdown of `B` and `E` after the puppet removed
+    /// `C`: its parents leave out every keyring `B` or `E` signed; `B`,
+    /// already out on the main line, is removed again from the root.
+    @Test func recoveryLockdownChoosesParentsOutsideTheTargetsBranches() throws {
+        let g = Self.puppetGraph("writer lockdown")
+        g.add("Y2", ["X"], signer: "E", G.without(Self.mE, "C"), removes: ["C"])
+        let proposals = try KeyOperations.keyrings(
+            for: .lockdown(publicKeys: [g.pair("B").publicKey, g.pair("E").publicKey]), state: try g.state(), signer: g.pair("Q"), now: 3_000,
+            random: g.random)
+        #expect(proposals.count == 1)
+        g.append(proposals, names: ["L"])
+        #expect(try g.parents(of: "L") == ["root", "K2"])
+        let q = Credential.recoveryKey(g.recovery)
+        #expect(try g.trusted(as: q) == ["root", "R", "K1", "K2", "L"])
+        let state = try g.state(as: q)
+        #expect(state.heads.map(\.id) == [proposals[0].id])
+        #expect(state.heads[0].content!.reason == "remove")
+        #expect(state.heads[0].content!.removed.map(\.name) == ["B"])
+    }
+
+    /// The thief's `E` replaced the recovery key on the main line after
+    /// `B` enrolled it. The replaced recovery key locks down `B` and `E`:
+    /// the writer builds on the root, where it is still the recovery
+    /// member, and the thief's branch is cut.
+    @Test func replacedRecoveryKeyLocksDownFromAFork() throws {
+        let g = G.based("writer replaced recovery")
+        g.add("EN", ["root"], signer: "B", Self.mE, reason: "enroll")
+        g.add("Y", ["EN"], signer: "E", G.without(Self.mE, "Q", add: ["Q2": "recovery"]), removes: ["Q"], reason: "recovery")
+        #expect(try g.state().recoveryMember?.name == "Q2")
+        let proposals = try KeyOperations.keyrings(
+            for: .lockdown(publicKeys: [g.pair("B").publicKey, g.pair("E").publicKey]), state: try g.state(), signer: g.pair("Q"), now: 3_000,
+            random: g.random)
+        g.append(proposals, names: ["L"])
+        #expect(try g.parents(of: "L") == ["root"])
+        let q = Credential.recoveryKey(g.recovery)
+        #expect(try g.trusted(as: q) == ["root", "L"])
+        #expect(try g.state(as: q).recoveryMember?.name == "Q")
+        // A device cannot lock down, nor can a key that never was a member.
+        #expect(throws: KeyError.operationRefused(reason: "only the recovery key removes several members at once")) {
+            _ = try KeyOperations.keyrings(
+                for: .lockdown(publicKeys: [g.pair("C").publicKey]), state: try g.state(), signer: g.pair("A"), now: 3_001, random: g.random)
+        }
+    }
+
+    /// Scenario 8 through the writer: asked to remove `B`, which is already
+    /// out on its side, the recovery key removes it again with the root as
+    /// a second parent, and the keyrings `B`'s mutual answer cut come back.
+    @Test func recoveryKeyRemovesAnAnsweringDeviceAgain() throws {
+        let g = G.based("writer new-3")
+        g.add("R", ["root"], signer: "A", G.without(Self.m, "B"), removes: ["B"])
+        g.add("EF", ["R"], signer: "A", G.without(Self.m, "B", add: ["F": "device"]))
+        g.add("RQ", ["EF"], signer: "Q", G.without(Self.m, "B", "C", add: ["F": "device"]), removes: ["C"])
+        g.add("X", ["root"], signer: "B", G.without(Self.m, "A"), removes: ["A"])
+        let q = Credential.recoveryKey(g.recovery)
+        #expect(try g.trusted(as: q) == ["root", "R", "X"])
+        let proposals = try KeyOperations.keyrings(
+            for: .remove(publicKey: g.pair("B").publicKey), state: try g.state(as: q), signer: g.pair("Q"), now: 3_000, random: g.random)
+        g.append(proposals, names: ["L"])
+        #expect(try g.parents(of: "L") == ["root", "RQ"])
+        #expect(try g.trusted(as: q) == ["root", "R", "EF", "RQ", "L"])
+        let state = try g.state(as: q)
+        #expect(Set(state.devices.map(\.name)) == ["A", "F"])
+        #expect(Set(state.removed.map(\.name)) == ["B", "C"])
+    }
+
+    // MARK: - C1: a thief's unopenable keyring, answered by a removal
+
+    @Test func removalOfTheSignerOfAnUnopenableKeyringCutsIt() throws {
+        for remover in ["Q", "A"] {
+            let g = G.based("c1 " + remover)
+            g.add("RT", ["root"], signer: "B", Self.m, reason: "rotate")
+            g.add("L", ["root"], signer: remover, G.without(Self.m, "B"), removes: ["B"])
+            #expect(try Self.trusted(g) == ["root", "L"], "remover \(remover)")
+        }
+    }
+}

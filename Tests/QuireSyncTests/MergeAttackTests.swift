@@ -1,0 +1,189 @@
+import Foundation
+import Quire
+import QuireSystem
+import Testing
+
+/// Findings of the review of format 2 about merge and attachments
+/// (`Spec/threat-model.md §6.4`), each as the attack that worked before its
+/// fix.
+@Suite(.serialized) struct MergeAttackTests {
+    static func write(_ raw: [UInt8], _ path: String) throws { try Data(raw).write(to: URL(fileURLWithPath: path)) }
+
+    /// The vault file at `path` opened with `credential`'s keys, for writing
+    /// frames by hand as a holder of those keys would.
+    static func rawFile(_ path: String, _ credential: Credential) throws -> VaultFile {
+        let f = try VaultFile(path: path, writable: true)
+        let unlocked = try KeyringEvaluator.unlock(f, with: credential)
+        f.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+        return f
+    }
+
+    /// A frame's merge identity: its header and the BLAKE2b-256 of its body
+    /// (`Spec/merge.md §1`).
+    static func identity(_ file: [UInt8], _ f: ScannedFrame) -> [UInt8] {
+        f.headerBytes + BLAKE2b.hash(Array(file[Int(f.bodyOffset)..<Int(f.end)]), byteCount: 32)
+    }
+
+    // MARK: M2 — altered chunks spread by merge
+
+    /// Someone with no key flips a ciphertext byte in every chunk of a
+    /// conflict copy. The copy's commit still verifies (the chain covers a
+    /// chunk's tag only), so merge carried both versions of each chunk, every
+    /// stream reported `chunk_duplicate`, and the photo was lost for good.
+    /// Now merge leaves out a chunk that does not authenticate, and a stream
+    /// takes, of two chunks with one index, the one a member vouches for
+    /// most — so a copy of a chunk appended after a junk commit does not
+    /// break it either (`Spec/merge.md §3.2`, `Spec/format.md §7.4`).
+    @Test func attackAlteredChunksSpreadByMerge() throws {
+        let c = try TwoCopies("altered chunks")
+        let laptop = Credential.device(c.laptop.keyPair)
+        let photo = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) }
+        var stored: StoredBlob?
+        try c.onLaptop(c.a).commit { tx in stored = try tx.storeAttachment(from: MemoryByteSource(photo), mediaType: "image/jpeg") }
+        let blob = try #require(stored?.blob)
+        var altered = bytes(c.a)
+        for f in try VaultFile(path: c.a).structure.frames where f.header.kind == .blobChunk {
+            altered[Int(f.bodyOffset) + 24 + 21 + 10] ^= 0x01
+        }
+        try Self.write(altered, c.b)
+        let report = try Vault.open(at: c.a, credential: laptop, options: fast).foldConflictCopies()
+        #expect(report.copies.first?.merge?.leftOut.allSatisfy { $0.code == "authentication_failed" } == true)
+        #expect(try Vault.open(at: c.a, credential: laptop, options: fast).openAttachment(blob).readAll() == photo)
+
+        // A byte-for-byte copy of the first chunk, appended after a junk commit.
+        let s = try VaultFile(path: c.a).structure
+        let chunk = try #require(s.frames.first { $0.header.kind == .blobChunk })
+        let raw = bytes(c.a)
+        let junk = CommitChain.commitHeader(keyID: chunk.header.keyID).encoded() + [UInt8](repeating: 0x5a, count: CommitChain.bodyByteCount)
+        try SystemFile(path: c.a, mode: .readWrite).write(Array(raw[Int(chunk.location.offset)..<Int(chunk.end)]) + junk, at: UInt64(raw.count))
+        #expect(try Vault.open(at: c.a, credential: laptop, writable: false, options: fast).openAttachment(blob).readAll() == photo)
+    }
+
+    // MARK: H4 — shadowing a revision through the block order
+
+    /// A holder of the epoch key writes, in a conflict copy, a frame that
+    /// reuses the revision id of an attested revision with other content (a
+    /// tombstone), and grinds its nonce until its block sorts first. Before,
+    /// the first frame in file order was the revision: the entry showed as
+    /// deleted, and compaction kept the attacker's frame. Now blocks a member
+    /// vouches for come first, a revision id takes the frame of the highest
+    /// standing, the conflict is reported [`revision_conflict`], and
+    /// compaction keeps the attested frame (`Spec/merge.md §3.3`, §5, §6).
+    @Test func attackRevisionShadowedThroughBlockOrder() throws {
+        let c = try TwoCopies("shadowing")
+        let laptop = Credential.device(c.laptop.keyPair)
+        let genuine = try Vault.open(at: c.a, credential: laptop, random: SeededRandom(label: "shadowing genuine"), options: fast)
+            .add(EntryBody(created: t0 + 5, text: "the real entry"))
+        let vaultBytes = bytes(c.a)
+        let vs = try VaultFile(path: c.a).structure
+        let genuineFrame = vs.frames[vs.groups.last!.members.lowerBound]
+        let genuineDigest = BLAKE2b.hash(Self.identity(vaultBytes, genuineFrame), byteCount: 32)
+        let base = bytes(c.b)
+        var ground = false
+        for attempt in 0..<256 {
+            try Self.write(base, c.b)
+            let f = try Self.rawFile(c.b, laptop)
+            let shadow = EntryRevision(
+                entryID: genuine.entryID, revisionID: genuine.revisionID, clock: genuine.clock, isDeleted: true, body: EntryBody())
+            try f.commit(random: SeededRandom(label: "shadow \(attempt)"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+                try tx.appendSealed(kind: .entryRevision, payload: shadow.encoded())
+            }
+            let cs = try VaultFile(path: c.b).structure
+            let shadowDigest = BLAKE2b.hash(Self.identity(bytes(c.b), cs.frames[cs.groups.last!.members.lowerBound]), byteCount: 32)
+            if shadowDigest.lexicographicallyPrecedes(genuineDigest) {
+                ground = true
+                break
+            }
+        }
+        #expect(ground)
+        _ = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: laptop, options: fast)
+        let merged = try Vault.open(at: c.a, credential: laptop, options: fast)
+        let entry = try #require(try merged.entry(genuine.entryID))
+        #expect(!entry.isDeleted && entry.body.text == "the real entry" && entry.isAttested)
+        _ = try merged.compact(now: t0 + 6)
+        let compacted = try Vault.open(at: c.a, credential: laptop, options: fast)
+        #expect(try compacted.entry(genuine.entryID)?.isDeleted == false)
+    }
+
+    // MARK: M6 — merge loses the vault's own records, carries decoys, fails on fork keys
+
+    /// The vault's own last commit does not verify (its stored head was hit),
+    /// so its entry is released unverified. Before, a merge dropped it — the
+    /// only copy — although compaction would have refused. Now the merge
+    /// refuses [`merge_refused`] and the vault keeps it (`Spec/merge.md §3.1`).
+    @Test func attackMergeLosesTheVaultsOwnUnverifiedRecords() throws {
+        let c = try TwoCopies("own unverified")
+        let laptop = Credential.device(c.laptop.keyPair)
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 5, text: "only here"))
+        try c.onPhone(c.b).add(EntryBody(created: t0 + 6, text: "from the phone"))
+        let s = try VaultFile(path: c.a).structure
+        let head = s.frames[s.groups.last!.commitFrame].bodyOffset
+        var raw = bytes(c.a)
+        raw[Int(head)] ^= 0x80
+        try Self.write(raw, c.a)
+        #expect(try texts(c.a, laptop).contains("only here"))
+        do {
+            _ = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: laptop, options: fast)
+        } catch {
+            #expect(error.code == "merge_refused")
+        }
+        #expect(try texts(c.a, laptop).contains("only here"))
+    }
+
+    /// Someone with no key appends to a conflict copy a keyring nobody can
+    /// open or trust, behind a junk commit. Before, merge carried it into the
+    /// vault. Now a keyring is carried only if the result trusts it, or — one
+    /// the credential cannot open — from a verified commit (`Spec/merge.md §3.2`).
+    @Test func attackDecoyKeyringCarriedByMerge() throws {
+        let c = try TwoCopies("decoy keyring")
+        let laptop = Credential.device(c.laptop.keyPair)
+        try c.onPhone(c.b).add(EntryBody(created: t0 + 6, text: "from the phone"))
+        let r = SeededRandom(label: "decoy")
+        let decoy = KeyringRecord(
+            publicPart: KeyringPublic(epoch: 9, keyCommit: r.bytes(32), parents: [], links: [], isEscrowFree: false, slotEntries: []),
+            nonce: r.bytes(24), sealed: r.bytes(64)
+        ).encodedBody()
+        let keyID = KeyID(commitment: try KeyringRecord(body: decoy, location: nil).publicPart.keyCommit)
+        let frame = FrameHeader(kind: .keyring, flags: 0, keyID: keyID, bodyLength: UInt32(decoy.count + 32)).encoded() + decoy + BLAKE2b.hash(decoy, byteCount: 32)
+        let junk = CommitChain.commitHeader(keyID: keyID).encoded() + [UInt8](repeating: 0x77, count: CommitChain.bodyByteCount)
+        try SystemFile(path: c.b, mode: .readWrite).write(frame + junk, at: UInt64(bytes(c.b).count))
+        let keyringsBefore = try VaultFile(path: c.a).structure.frames.filter { $0.header.kind == .keyring }.count
+        let report = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: laptop, options: fast)
+        #expect(report.changed)
+        #expect(try VaultFile(path: c.a).structure.frames.filter { $0.header.kind == .keyring }.count == keyringsBefore)
+        #expect(try texts(c.a, laptop).contains("from the phone"))
+    }
+
+    /// The laptop removes the phone; on a copy from before, the phone rotates
+    /// the keys (a fork its removal cuts) and writes. That fork is trusted in
+    /// the copy alone. Before, merge took its key from per-file trust, and
+    /// when the fork's key commitment sorted first it became the key the
+    /// merge committed with, which no reader of the result holds: every merge
+    /// failed [`merge_not_verified`]. Now trust is decided over both files'
+    /// keyrings at once: the fork is cut, its key neither verifies nor
+    /// carries anything, and the merge goes through (`Spec/merge.md §3.2`).
+    @Test func attackForkKeysBreakMerge() throws {
+        let c = try TwoCopies("fork keys")
+        let laptop = Credential.device(c.laptop.keyPair)
+        let base = bytes(c.b)
+        let onLaptop = try c.onLaptop(c.a)
+        try onLaptop.removeDevice(named: "Phone", now: t0 + 5)
+        let removal = try Vault.open(at: c.a, credential: laptop, options: fast).keyState().heads[0].record.publicPart.keyCommit
+        var forked = false
+        for attempt in 0..<64 {
+            try Self.write(base, c.b)
+            let phone = try Vault.open(at: c.b, credential: .device(c.phone.keyPair), random: SeededRandom(label: "fork \(attempt)"), options: fast)
+            try phone.rotateKeys(now: t0 + 6)
+            let fork = try phone.keyState().heads[0].record.publicPart.keyCommit
+            if fork.lexicographicallyPrecedes(removal) {
+                try phone.add(EntryBody(created: t0 + 7, text: "on the fork"))
+                forked = true
+                break
+            }
+        }
+        #expect(forked)
+        let report = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: laptop, options: fast)
+        #expect(!report.leftOut.isEmpty)
+        #expect(try texts(c.a, laptop) == ["shared"])
+    }
+}

@@ -1,0 +1,299 @@
+import Foundation
+import Testing
+import Quire
+import QuireCrypto
+import QuireFormat
+import QuireKeys
+import QuireSystem
+
+/// Findings of the review of format 2 about the commit chain, records and
+/// clocks (`Spec/threat-model.md §6.4`), each as the attack that worked
+/// before its fix, on real vaults through the facade.
+@Suite struct RecordAttackTests {
+    static let t0 = KeyTestSupport.t0
+    static let day = KeyTestSupport.day
+
+    static func device(_ name: String) -> DeviceIdentity {
+        try! DeviceIdentity.generate(name: name, now: t0, using: SeededRandom(label: "record attack device " + name))
+    }
+
+    static func bytes(_ path: String) -> [UInt8] { Array((try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()) }
+    static func write(_ bytes: [UInt8], _ path: String) throws { try Data(bytes).write(to: URL(fileURLWithPath: path)) }
+
+    /// A vault with a laptop (its creator) and the recovery key.
+    static func laptopVault(_ dir: TemporaryDirectory, _ label: String) throws -> (Vault, DeviceIdentity) {
+        var laptop = device("Laptop " + label)
+        laptop.name = "Laptop"
+        let vault = try Vault.create(
+            at: dir.file("j.quire"), setup: VaultSetup(name: "Journal", recoveryKey: testRecoveryKey("record attack " + label), device: laptop, now: t0),
+            random: SeededRandom(label: "record attack " + label), options: fast)
+        return (vault, laptop)
+    }
+
+    /// The vault file at `path` opened with `credential`'s keys, for writing
+    /// frames by hand as a holder of those keys would.
+    static func rawFile(_ path: String, _ credential: Credential) throws -> VaultFile {
+        let f = try VaultFile(path: path, writable: true)
+        let unlocked = try KeyringEvaluator.unlock(f, with: credential)
+        f.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+        return f
+    }
+
+    // MARK: H3 — a removed device writes into the past
+
+    /// A phone, removed, takes its copy from before the removal and writes a
+    /// group there — an entry and a frame of a critical kind nobody knows —
+    /// chained from the stored head before the removal, under its old key,
+    /// attested by itself, then splices it into the file just before the
+    /// removal. Before, that group verified and was attested by "a member":
+    /// the entry showed as the phone's, and the unknown critical kind made
+    /// the vault unopenable for everyone. Now the commit after it chains from
+    /// the commit before it, so the group is orphaned: the entry is
+    /// unverified, the frame one per-frame issue, and the removal's commit
+    /// still verifies (`Spec/format.md §9.3`, §9.4). What the phone attested
+    /// while it was a member shows as attested by a removed member.
+    @Test func attackRemovedDeviceInsertsAttestedPast() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop) = try Self.laptopVault(dir, "insert past")
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone insert past")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        try Vault.open(at: path, credential: .device(phone.keyPair), options: fast).add(EntryBody(created: Self.t0 + 2, text: "phone, as a member"))
+        let beforeRemoval = Self.bytes(path)
+        try vault.removeDevice(named: "Phone", now: Self.t0 + 3)
+        try vault.add(EntryBody(created: Self.t0 + 4, text: "after the removal"))
+        let afterRemoval = Self.bytes(path)
+
+        let old = dir.file("old.quire")
+        try Self.write(beforeRemoval, old)
+        let f = try Self.rawFile(old, .device(phone.keyPair))
+        let backdated = EntryRevision(
+            entryID: EntryID(using: SeededRandom(label: "backdated")), revisionID: RevisionID(using: SeededRandom(label: "backdated rev")),
+            clock: HybridLogicalClock(milliseconds: UInt64(Self.t0 + 3), counter: 0), body: EntryBody(created: Self.t0 + 3, text: "back-dated"))
+        try f.commit(random: SeededRandom(label: "insert"), options: fast, attestWith: phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
+            try tx.appendSealed(kind: .entryRevision, payload: backdated.encoded())
+            try tx.appendPlaintext(kind: RecordKind(rawValue: 0x7e), keyID: tx.key.id, body: Array("a kind nobody knows".utf8), trusted: false)
+        }
+        let inserted = Array(Self.bytes(old)[beforeRemoval.count...])
+        try Self.write(beforeRemoval + inserted + Array(afterRemoval[beforeRemoval.count...]), path)
+
+        let reader = try Vault.open(at: path, credential: .device(laptop.keyPair), writable: false, options: fast)
+        let entries = try reader.entries()
+        let forged = try #require(entries.first { $0.body.text == "back-dated" })
+        #expect(!forged.isVerified && forged.attestedBy == nil)
+        let after = try #require(entries.first { $0.body.text == "after the removal" })
+        #expect(after.isVerified && after.attestedBy == laptop.publicKey)
+        let asMember = try #require(entries.first { $0.body.text == "phone, as a member" })
+        #expect(asMember.isVerified && asMember.attestedBy == nil)
+        let codes = reader.file.commitIssues.map(\.code)
+        #expect(codes.contains("commit_orphaned") && !codes.contains("commit_mismatch"))
+        #expect(reader.file.skippedCriticalKinds.map(\.code) == ["unknown_critical_kind"])
+        // Every credential still opens it, and the laptop still writes.
+        let writer = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        try writer.add(EntryBody(created: Self.t0 + 5, text: "still writing"))
+    }
+
+    /// What a member attested before a trusted keyring removed it is shown
+    /// as attested by a removed member, not as a member's: the file cannot
+    /// show it was written before the removal (`Spec/format.md §9.4`).
+    @Test func removedMembersAttestationIsReportedAsSuch() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop) = try Self.laptopVault(dir, "removed attestor")
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone removed attestor")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        try Vault.open(at: path, credential: .device(phone.keyPair), options: fast).add(EntryBody(created: Self.t0 + 2, text: "by the phone"))
+        let before = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        #expect(try before.entries().first?.attestedBy == phone.publicKey)
+        try before.removeDevice(named: "Phone", now: Self.t0 + 3)
+        let after = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        let entry = try #require(try after.entries().first)
+        #expect(entry.isVerified && !entry.isAttested && entry.attestedByRemovedMember == phone.publicKey)
+    }
+
+    // MARK: H2 — an early copy of the newest keyring makes history stale
+
+    /// Someone with no key copies the keyring of a rotation to just after the
+    /// first commit, with a junk commit after it. Before, the floor counted
+    /// the keyring where its first intact copy lay, so every commit of the
+    /// old epoch between there and the real rotation was stale and its
+    /// entries vanished. Now a keyring raises the floor only in a verified
+    /// commit a current member attested (`Spec/format.md §9.3`).
+    @Test func attackEarlyKeyringCopyMakesHistoryStale() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop) = try Self.laptopVault(dir, "early copy")
+        let path = dir.file("j.quire")
+        try vault.add(EntryBody(created: Self.t0 + 1, text: "one"))
+        try vault.add(EntryBody(created: Self.t0 + 2, text: "two"))
+        try vault.rotateKeys(now: Self.t0 + 3)
+        try vault.add(EntryBody(created: Self.t0 + 4, text: "three"))
+        let original = Self.bytes(path)
+        let s = try VaultFile(path: path).structure
+        let rotation = try #require(s.frames.first { f in
+            f.header.kind == .keyring && f.plaintextBody.flatMap { try? KeyringRecord(body: $0, location: nil) }?.epoch == 2
+        })
+        let copy = Array(original[Int(rotation.location.offset)..<Int(rotation.end)])
+        let junk = CommitChain.commitHeader(keyID: KeyID(rawValue: 0x1234_5678_9abc)).encoded() + [UInt8](repeating: 0xa5, count: CommitChain.bodyByteCount)
+        let cut = Int(s.frames[s.groups[0].commitFrame].end)
+        try Self.write(Array(original[0..<cut]) + copy + junk + Array(original[cut...]), path)
+
+        let reader = try Vault.open(at: path, credential: .device(laptop.keyPair), writable: false, options: fast)
+        let entries = try reader.entries()
+        #expect(entries.map(\.body.text).sorted() == ["one", "three", "two"])
+        #expect(entries.allSatisfy { $0.isVerified && $0.attestedBy == laptop.publicKey })
+        #expect(!reader.file.commitIssues.contains { $0.code == "stale_epoch" })
+    }
+
+    // MARK: M3 — a deleted group leaves only a mismatch
+
+    /// Someone with no key replaces the tombstone of an entry with an unknown
+    /// non-critical frame of the same size and keeps the commit frame. Before,
+    /// the commit was one `commit_mismatch`, the entry came back as verified
+    /// and attested, and writes and compaction went on. Now a later commit
+    /// vouches for the commit's stored head and nothing in it is damaged: it
+    /// is `commit_tampered`, writes are refused, compaction refuses, and
+    /// merging a copy that holds the commit puts it back
+    /// (`Spec/format.md §9.3`, `Spec/merge.md §6`).
+    @Test func attackDeletedTombstoneReplacedBySameSizeFrame() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop) = try Self.laptopVault(dir, "deleted group")
+        let path = dir.file("j.quire")
+        let secret = try vault.add(EntryBody(created: Self.t0 + 1, text: "deleted on purpose"))
+        try vault.delete(secret.entryID)
+        try vault.add(EntryBody(created: Self.t0 + 2, text: "later"))
+        let good = dir.file("good.quire")
+        try Self.write(Self.bytes(path), good)
+        let s = try VaultFile(path: path).structure
+        let tombstone = s.frames[s.groups[2].members.lowerBound]
+        #expect(tombstone.header.kind == .entryRevision && s.groups[2].members.count == 1)
+        let body = [UInt8](repeating: 0x42, count: Int(tombstone.header.bodyLength) - 32)
+        let header = FrameHeader(kind: RecordKind(rawValue: 0x9e), flags: 0, keyID: tombstone.header.keyID, bodyLength: tombstone.header.bodyLength)
+        let junk = header.encoded() + body + BLAKE2b.hash(body, byteCount: 32)
+        try SystemFile(path: path, mode: .readWrite).write(junk, at: tombstone.location.offset)
+
+        let tampered = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        #expect(tampered.file.commitIssues.map(\.code).contains("commit_tampered"))
+        do {
+            try tampered.add(EntryBody(created: Self.t0 + 3, text: "refused"))
+            Issue.record("a write went ahead over a tampered commit")
+        } catch {
+            #expect(error.code == "commit_tampered")
+        }
+        do {
+            try tampered.compact(now: Self.t0 + 4)
+            Issue.record("compaction went ahead over a tampered commit")
+        } catch {
+            #expect(error.code == "compaction_refused")
+        }
+        // The way out: merge a copy that holds the commit.
+        _ = try VaultMerge.merge(vaultAt: path, copyAt: good, credential: .device(laptop.keyPair), options: fast)
+        let repaired = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        #expect(!repaired.file.commitIssues.contains { $0.code == "commit_tampered" })
+        #expect(try repaired.entry(secret.entryID)?.isDeleted == true)
+        try repaired.add(EntryBody(created: Self.t0 + 5, text: "writes again"))
+    }
+
+    /// With no intact copy to merge, compacting without what cannot be
+    /// verified is the way out: it keeps only what the chain vouches for and
+    /// says what it dropped.
+    @Test func tamperedVaultCompactsWhenAskedToDropUnverified() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop) = try Self.laptopVault(dir, "drop unverified")
+        let path = dir.file("j.quire")
+        try vault.add(EntryBody(created: Self.t0 + 1, text: "kept"))
+        try vault.add(EntryBody(created: Self.t0 + 2, text: "replaced"))
+        try vault.add(EntryBody(created: Self.t0 + 3, text: "kept too"))
+        let s = try VaultFile(path: path).structure
+        let victim = s.frames[s.groups[2].members.lowerBound]
+        let body = [UInt8](repeating: 0x42, count: Int(victim.header.bodyLength) - 32)
+        let header = FrameHeader(kind: RecordKind(rawValue: 0x9e), flags: 0, keyID: victim.header.keyID, bodyLength: victim.header.bodyLength)
+        try SystemFile(path: path, mode: .readWrite).write(header.encoded() + body + BLAKE2b.hash(body, byteCount: 32), at: victim.location.offset)
+        let tampered = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        let report = try tampered.compact(CompactionOptions(dropUnverified: true), now: Self.t0 + 4)
+        #expect(!report.dropped.isEmpty)
+        let after = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        #expect(after.file.commits.allVerified)
+        #expect(try after.entries().map(\.body.text).contains("kept too"))
+        try after.add(EntryBody(created: Self.t0 + 5, text: "writes again"))
+    }
+
+    // MARK: M4 — clock poisoning
+
+    /// A holder of the epoch key (here an unattested commit) appends a
+    /// revision whose clock is 2⁶⁴ − 1. Before, every device's clock followed
+    /// it and saturated there, and a rolled-back file carrying it passed the
+    /// rollback test on records. Now only clocks a member attested count, and
+    /// a reading more than a day ahead is not followed (`Spec/records.md §3.2`).
+    @Test func attackClockPoisoning() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop) = try Self.laptopVault(dir, "clock")
+        let path = dir.file("j.quire")
+        let store = FileDeviceKeyStore(directory: dir.file("home"))
+        try store.create(laptop)
+        try vault.add(EntryBody(created: Self.t0 + 1, text: "older"))
+        let older = Self.bytes(path)
+        try vault.add(EntryBody(created: Self.t0 + 2, text: "newest"))
+        // This device reads the journal and remembers what it saw, "newest" included.
+        let seen = try Vault.open(at: path, store: store, options: fast)
+        #expect(try seen.entries().count == 2)
+        try seen.remember(in: store)
+
+        func poison(_ label: String) throws {
+            let f = try Self.rawFile(path, .device(laptop.keyPair))
+            let r = EntryRevision(
+                entryID: EntryID(using: SeededRandom(label: label)), revisionID: RevisionID(using: SeededRandom(label: label + " rev")),
+                clock: HybridLogicalClock(rawValue: .max), body: EntryBody(created: Self.t0, text: "poison"))
+            try f.commit(random: SeededRandom(label: label), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+                try tx.appendSealed(kind: .entryRevision, payload: r.encoded())
+            }
+        }
+        // The writer's clock does not follow it.
+        try poison("poison 1")
+        let writer = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        let made = try writer.add(EntryBody(created: Self.t0 + 3, text: "after the poison"))
+        let now = UInt64(ProcessStats.wallClockMilliseconds())
+        #expect(made.clock.rawValue != .max && made.clock.milliseconds <= now + UInt64(Self.day))
+        // A rollback to before "newest", with a poisoned revision appended, is still a rollback.
+        try Self.write(older, path)
+        try poison("poison 2")
+        let rolledBack = try Vault.open(at: path, store: store, options: fast)
+        #expect(rolledBack.keyWarnings.contains { $0.code == "rollback_suspected" })
+        #expect(throws: VaultError.self) { try rolledBack.add(EntryBody(created: Self.t0 + 4, text: "refused")) }
+    }
+
+    // MARK: H4 — aliases nobody checks
+
+    /// A holder of the epoch key (a passphrase, an escrow key) predicts a
+    /// photo the owner will store, computes its blob id X under the blob key,
+    /// and plants a manifest of other content that lists X in `aliases`.
+    /// Before, the owner's upload deduplicated against the alias and the
+    /// attested entry naming X showed the planted content; an alias nobody
+    /// can vouch for also resolved to whatever content its manifest held. Now
+    /// uploads deduplicate only against a blob id a member stored, a
+    /// manifest whose own blob id is X comes before one that only lists it,
+    /// and content read through an alias must hash to it under a trusted
+    /// blob key (`Spec/format.md §7.3`).
+    @Test func attackAliasSubstitutesContent() throws {
+        let dir = TemporaryDirectory()
+        let (_, laptop) = try Self.laptopVault(dir, "alias")
+        let path = dir.file("j.quire")
+        let photo = (0..<150_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        let planted = Array("not the photo".utf8)
+        let f = try Self.rawFile(path, .device(laptop.keyPair))
+        let blobKey = try #require(f.keys.writeKey?.blobKey)
+        let predicted = BlobID(unchecked: BLAKE2b.mac(photo, key: blobKey, byteCount: 32))
+        let unknown = BlobID(unchecked: BLAKE2b.mac(Array("never stored".utf8), key: blobKey, byteCount: 32))
+        try f.commit(random: SeededRandom(label: "plant"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+            _ = try tx.appendBlob(from: MemoryByteSource(planted), mediaType: "image/jpeg", aliases: [predicted, unknown])
+        }
+        let owner = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        var stored: StoredBlob?
+        try owner.commit { tx in stored = try tx.storeAttachment(from: MemoryByteSource(photo), mediaType: "image/jpeg") }
+        #expect(stored?.blob == predicted)
+        let reader = try Vault.open(at: path, credential: .device(laptop.keyPair), writable: false, options: fast)
+        #expect(try reader.openAttachment(predicted).readAll() == photo)
+        // An alias that does not hash to the content under a trusted blob key
+        // resolves, but reading it to the end fails.
+        #expect(throws: FormatError.blobIDMismatch(blob: unknown.description)) { try reader.openAttachment(unknown).readAll() }
+    }
+}
