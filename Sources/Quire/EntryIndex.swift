@@ -148,6 +148,15 @@ extension Vault {
     }
 
     func revision(frame: Int) throws(VaultError) -> EntryRevision {
+        try Self.revision(frame: frame, in: file)
+    }
+
+    /// The entry revision at frame `frame` of `file`.
+    ///
+    /// - Throws: ``VaultError/catalogStale`` when `file` has no such
+    ///   committed frame; ``VaultError/format(_:)``.
+    static func revision(frame: Int, in file: VaultFile) throws(VaultError) -> EntryRevision {
+        guard frame >= 0, frame < file.structure.committedFrameCount else { throw .catalogStale }
         do {
             let payload = try file.openRecord(frame: frame)
             return try EntryRevision(decoding: payload, location: file.structure.frames[frame].location)

@@ -29,6 +29,9 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     /// endings were converted, or frames follow an overwritten start). It is
     /// damage (`header_damaged`), not a foreign file; `reason` says what was found.
     case damagedHeader(reason: String)
+    /// An ``EntryCatalog`` (or another reader a caller kept) names a record
+    /// its file no longer holds where it was: make a new one.
+    case catalogStale
 
     /// The stable, machine-readable name of the error.
     public var code: String {
@@ -42,6 +45,7 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .deviceStore(let e): e.code
         case .sync(let e): e.code
         case .damagedHeader: "header_damaged"
+        case .catalogStale: "catalog_stale"
         }
     }
 
@@ -57,6 +61,8 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
             "this key cannot open epoch \(epoch), which a current member made: it was removed from the vault; it can read older records but cannot write or change the keys. Open the vault with an enrolled device or the recovery key"
         case .deviceStore(let e): e.description
         case .sync(let e): e.description
+        case .catalogStale:
+            "the vault file changed since this list of entries was made, and an entry in it is no longer where it was; make the list again (Vault.entryCatalog(where:)) and repeat the work"
         case .damagedHeader(let reason):
             "this Quire vault is damaged and cannot be opened: \(reason). Restore it from a copy (another device's copy, or a backup)"
         }

@@ -48,3 +48,37 @@ import Testing
         #expect(try vault.entries().count == with.count + 1)
     }
 }
+
+/// A catalog a caller holds while the vault reloads a file another process
+/// compacted (issue 13): every row is still the entry it names.
+@Suite struct EntryCatalogReloadTests {
+    @Test func aCatalogKeptAcrossAReloadOntoACompactedFileReadsItsOwnEntries() throws {
+        let dir = TemporaryDirectory()
+        let (vault, recovery) = try makeVault(dir)
+        var texts: [EntryID: String] = [:]
+        for i in 0..<50 {
+            let r = try vault.add(EntryBody(created: 1_700_000_000_000 + Int64(i) * 60_000, text: "entry \(i)"))
+            texts[r.entryID] = "entry \(i)"
+        }
+        let catalog = try vault.entryCatalog { _ in true }
+        #expect(catalog.count == 50)
+        // Another process deletes, compacts (frames renumbered), then adds
+        // more than there were, so that every old frame index still exists.
+        let other = try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
+        for id in catalog.ids.prefix(10) { try other.delete(id) }
+        _ = try other.compact()
+        for i in 0..<80 { try other.add(EntryBody(created: 1_800_000_000_000 + Int64(i), text: "later \(i)")) }
+        try vault.reload()
+        var wrong = 0
+        for (position, id) in catalog.ids.enumerated() {
+            let row = catalog[position]
+            if row.id != id || row.body.text != texts[id] { wrong += 1 }
+        }
+        if let error = catalog.readError {
+            // A catalog that cannot stay correct says so with a typed error.
+            #expect(error.code == "catalog_stale")
+        } else {
+            #expect(wrong == 0)
+        }
+    }
+}

@@ -63,6 +63,7 @@ struct CLIFailure: Error, Sendable {
         case .entryNotFound: return "see the ids with 'quire list'"
         case .attachmentNotFound: return "see an entry's attachments with 'quire attachments ID'"
         case .deviceStore: return nil
+        case .catalogStale: return "run the command again"
         case .damagedHeader: return "restore it from a copy (another device's copy, or a backup); 'quire verify \(path)' says the same"
         }
     }
