@@ -92,7 +92,7 @@ extension Vault {
     func loadIndex() throws(VaultError) -> EntryIndex {
         if let index { return index }
         var built = EntryIndex()
-        Self.absorb(file: file, into: &built, frames: nil, retain: retainsBodies)
+        Self.absorb(file: file, into: &built, frames: nil, retain: retainsEntryBodies)
         index = built
         observe(built.maxClock)
         return built
@@ -102,7 +102,7 @@ extension Vault {
     /// index is loaded; the next load covers them otherwise.
     func absorb(_ range: Range<Int>) {
         guard index != nil, !range.isEmpty else { return }
-        Self.absorb(file: file, into: &index!, frames: range, retain: retainsBodies)
+        Self.absorb(file: file, into: &index!, frames: range, retain: retainsEntryBodies)
         observe(index!.maxClock)
     }
 

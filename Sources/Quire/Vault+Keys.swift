@@ -17,14 +17,19 @@ extension Vault {
     ///   ``VaultError/keys(_:)`` with
     ///   ``KeyError/wrongDeviceKey`` when this device is not enrolled;
     ///   ``VaultError/format(_:)``.
+    ///
+    /// `options` and `retainsEntryBodies` are as in
+    /// ``open(at:credential:writable:random:options:retainsEntryBodies:)``.
     public static func open(
         at path: String, store: any DeviceKeyStore, writable: Bool = true, random: any RandomSource = SystemRandom(),
-        options: WriteOptions = WriteOptions()
+        options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true
     ) throws(VaultError) -> Vault {
         let identity: DeviceIdentity?
         do { identity = try store.load() } catch { throw .deviceStore(error) }
         guard let identity else { throw .deviceStore(.noKey) }
-        let vault = try open(at: path, credential: .device(identity.keyPair), writable: writable, random: random, options: options)
+        let vault = try open(
+            at: path, credential: .device(identity.keyPair), writable: writable, random: random, options: options,
+            retainsEntryBodies: retainsEntryBodies)
         vault.deviceStore = store
         try vault.checkRememberedHeads()
         return vault

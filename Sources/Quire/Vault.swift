@@ -68,23 +68,14 @@ public final class Vault: @unchecked Sendable {
     /// The device id recorded as the author of new revisions.
     public let author: DeviceID?
     var index: EntryIndex?
-    var retainsBodies = true
-    /// Whether the entry index keeps every revision's decoded body (default
-    /// true: listing and reading entries decrypt each revision once). Set it
-    /// to false for work over a whole large journal that must not hold it
-    /// in memory, such as an import or an export: the index then keeps about
-    /// 100 bytes per revision (ids, parents, clock, frame) and reads a body
-    /// from the file again when it is asked for. Setting it to false drops
-    /// the bodies an index already holds.
-    public var retainsEntryBodies: Bool {
-        get { lock.withLock { retainsBodies } }
-        set {
-            lock.withLock {
-                if retainsBodies, !newValue, index != nil { index = nil }
-                retainsBodies = newValue
-            }
-        }
-    }
+    /// Whether the entry index keeps every revision's decoded body, fixed
+    /// when the vault is opened (default true: listing and reading entries
+    /// decrypt each revision once). False suits work over a whole large
+    /// journal that must not hold it in memory, such as an import or an
+    /// export: the index then keeps about 100 bytes per revision (ids,
+    /// parents, clock, frame) and reads a body from the file again when it
+    /// is asked for.
+    public let retainsEntryBodies: Bool
     /// This device's key store, when the vault was opened through one: it
     /// remembers the keyring heads this device trusted (`Spec/keys.md §7`).
     var deviceStore: (any DeviceKeyStore)?
@@ -105,8 +96,12 @@ public final class Vault: @unchecked Sendable {
     /// multiplication, too much to repeat for every commit.
     let signer: Ed25519.KeyPair?
 
-    init(file: VaultFile, unlocked: UnlockedKeys, credential: Credential, random: any RandomSource, options: WriteOptions) {
+    init(
+        file: VaultFile, unlocked: UnlockedKeys, credential: Credential, random: any RandomSource, options: WriteOptions,
+        retainsEntryBodies: Bool = true
+    ) {
         self.file = file
+        self.retainsEntryBodies = retainsEntryBodies
         self.unlocked = unlocked
         self.credential = credential
         self.random = random
@@ -120,18 +115,23 @@ public final class Vault: @unchecked Sendable {
 
     /// Opens the vault at `path` with `credential`.
     ///
-    /// - Parameter writable: open for appending.
+    /// - Parameters:
+    ///   - writable: open for appending.
+    ///   - options: how appends reach the disk, for the handle's life.
+    ///   - retainsEntryBodies: whether the entry index keeps decoded bodies
+    ///     (``retainsEntryBodies``), for the handle's life.
     /// - Throws: ``VaultError/format(_:)`` for a missing, damaged or foreign
     ///   file; ``VaultError/keys(_:)`` for a wrong credential (always
     ///   distinct from damage).
     public static func open(
         at path: String, credential: Credential, writable: Bool = true, random: any RandomSource = SystemRandom(),
-        options: WriteOptions = WriteOptions()
+        options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true
     ) throws(VaultError) -> Vault {
         let file: VaultFile
         do { file = try VaultFile(path: path, writable: writable) } catch { throw .diagnosing(error, path: path) }
         let unlocked = try unlock(file, with: credential)
-        return Vault(file: file, unlocked: unlocked, credential: credential, random: random, options: options)
+        return Vault(
+            file: file, unlocked: unlocked, credential: credential, random: random, options: options, retainsEntryBodies: retainsEntryBodies)
     }
 
     /// Creates a new vault at `path` (mode 0600) whose first commit holds the
@@ -400,7 +400,7 @@ public final class VaultTransaction {
 
     func finishIndexing() {
         guard vault.index != nil else { return }
-        for (frame, rev) in newRevisions { vault.index!.insert(rev, frame: frame, retain: vault.retainsBodies) }
+        for (frame, rev) in newRevisions { vault.index!.insert(rev, frame: frame, retain: vault.retainsEntryBodies) }
         for m in newBlobs where vault.index!.blobs[m.blob] == nil {
             vault.index!.blobs[m.blob] = m
             vault.index!.blobKeys[m.blob] = pending.key.blobKey

@@ -39,12 +39,14 @@ import Testing
         let dir = TemporaryDirectory()
         let vault = try Self.sample(dir)
         let with = try vault.entries().map(Self.describe)
-        vault.retainsEntryBodies = false
-        #expect(try vault.entries().map(Self.describe) == with)
+        let lean = try Vault.open(
+            at: dir.file("v.quire"), credential: .recoveryKey(testRecoveryKey("vault")), options: fast, retainsEntryBodies: false)
+        #expect(!lean.retainsEntryBodies)
+        #expect(try lean.entries().map(Self.describe) == with)
         // Writing while bodies are not kept: the new revision reads back.
-        let added = try vault.add(EntryBody(created: 1, text: "added without bodies"))
-        #expect(try vault.entry(added.entryID)?.body.text == "added without bodies")
-        vault.retainsEntryBodies = true
+        let added = try lean.add(EntryBody(created: 1, text: "added without bodies"))
+        #expect(try lean.entry(added.entryID)?.body.text == "added without bodies")
+        try vault.reload()
         #expect(try vault.entries().count == with.count + 1)
     }
 }
