@@ -52,14 +52,14 @@ extension Vault {
         let path = FileSystem.canonicalPath(file.path) ?? file.path
         let memory: VaultMemory?
         do { memory = try store.memory(of: vaultID, path: path) } catch { throw .deviceStore(error) }
-        keyWarnings.removeAll { $0.code == "rollback_suspected" }
+        warnings.removeAll { $0.code == "rollback_suspected" }
         rollbackRefusal = nil
         if let memory {
             if memory.removed && unlocked.unreadableNewerEpoch == nil, case .device = credential {
                 // Removed once, removed for good: a rolled-back file does not
                 // re-admit this device.
                 rollbackRefusal = "this device was removed from this vault; a copy from before the removal does not bring it back"
-                keyWarnings.append(.rollbackSuspected(reason: rollbackRefusal!))
+                warnings.append(.rollbackSuspected(reason: rollbackRefusal!))
                 return
             }
             var suspicion = rollbackReason(against: memory)
@@ -72,7 +72,7 @@ extension Vault {
             }
             if let reason = suspicion {
                 rollbackRefusal = reason
-                keyWarnings.append(.rollbackSuspected(reason: reason))
+                warnings.append(.rollbackSuspected(reason: reason))
                 return
             }
         }
@@ -82,8 +82,8 @@ extension Vault {
         // its memory (a full disk), but the user must hear that it is stale.
         do throws(VaultError) { try rememberHeads(previous: memory) } catch {
             if case .deviceStore(let e) = error {
-                keyWarnings.removeAll { $0.code == "device_memory_not_saved" }
-                keyWarnings.append(.deviceMemoryNotSaved(reason: e.description))
+                warnings.removeAll { $0.code == "device_memory_not_saved" }
+                warnings.append(.deviceMemoryNotSaved(reason: e.description))
                 return
             }
             throw error
@@ -146,7 +146,7 @@ extension Vault {
                 newestClock: (try? loadIndex().maxClock.rawValue) ?? 0, keyringHeads: Array(state.heads.map(\.id).prefix(Limits.maxParentCount)),
                 removed: false)
             do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
-            keyWarnings.removeAll { $0.code == "rollback_suspected" }
+            warnings.removeAll { $0.code == "rollback_suspected" }
             rollbackRefusal = nil
         }
     }
@@ -226,11 +226,11 @@ extension Vault {
                 throw .format(.notWritable(reason: "\(error)"))
             }
             try reload()
-            keyWarnings.removeAll { $0.code == "rollback_suspected" }
+            warnings.removeAll { $0.code == "rollback_suspected" }
             // The change is committed: failing to remember the new heads is
             // a warning, not an error.
             do throws(VaultError) { try rememberHeads() } catch {
-                if case .deviceStore(let e) = error { keyWarnings.append(.deviceMemoryNotSaved(reason: e.description)) }
+                if case .deviceStore(let e) = error { warnings.append(.deviceMemoryNotSaved(reason: e.description)) }
             }
             return written!
         }
@@ -285,7 +285,7 @@ extension Vault {
             var thisDevice: [UInt8]?
             if case .device(let pair) = credential { thisDevice = pair.publicKey }
             do throws(KeyError) {
-                return try PrivacyStatement(unlocked: unlocked, structure: file.structure, vaultName: name, thisDevice: thisDevice, warnings: keyWarnings)
+                return try PrivacyStatement(unlocked: unlocked, structure: file.structure, vaultName: name, thisDevice: thisDevice, warnings: warnings)
             } catch {
                 throw .keys(error)
             }

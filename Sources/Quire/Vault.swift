@@ -46,15 +46,24 @@ public struct VaultSetup: Sendable {
 /// ```
 ///
 /// A `Vault` may be shared between threads: every method takes the handle's
-/// lock. Appends from other processes are serialised by the file's advisory
+/// lock, and the state that changes (the file, the keys, the index, the
+/// key warnings) is read and written only under it; the settings chosen at
+/// open (``writeOptions``, ``retainsEntryBodies``, ``author``) are
+/// constants. It is `@unchecked Sendable` because that lock, not the
+/// compiler, guards the mutable state. Appends from other processes are serialised by the file's advisory
 /// lock and picked up before each commit.
 public final class Vault: @unchecked Sendable {
-    /// The container-level file. Replaced by ``reload()`` when a sync tool
-    /// has put a new file at the path.
-    public private(set) var file: VaultFile
+    /// The container-level file, read under the lock. Replaced by
+    /// ``reload()`` when a sync tool has put a new file at the path. For the
+    /// CLI, vectors and benchmarks; not part of the app-facing API.
+    package var file: VaultFile { lock.withLock { currentFile } }
+    /// The file, guarded by ``lock``.
+    private var currentFile: VaultFile
     let lock = RecursiveLock()
-    /// The keys and keyrings the credential reached.
-    public private(set) var unlocked: UnlockedKeys {
+    /// The keys and keyrings the credential reached, read under the lock.
+    package var unlocked: UnlockedKeys { lock.withLock { currentKeys } }
+    /// The keys, guarded by ``lock``.
+    private var currentKeys: UnlockedKeys {
         didSet { keyringsJoined = false }
     }
     /// True once ``joinConcurrentKeyrings()`` found nothing to join for the
@@ -63,8 +72,8 @@ public final class Vault: @unchecked Sendable {
     var keyringsJoined = false
     let credential: Credential
     let random: any RandomSource
-    /// How appends reach the disk.
-    public var writeOptions: WriteOptions
+    /// How appends reach the disk, fixed when the vault is opened.
+    public let writeOptions: WriteOptions
     /// The device id recorded as the author of new revisions.
     public let author: DeviceID?
     var index: EntryIndex?
@@ -82,8 +91,10 @@ public final class Vault: @unchecked Sendable {
     /// True while a key change commits: it joins concurrent keyrings itself.
     var changingKeys = false
     /// Warnings about the keys found when the vault was opened or changed,
-    /// such as ``KeyError/rollbackSuspected(reason:)``.
-    public internal(set) var keyWarnings: [KeyError] = []
+    /// such as ``KeyError/rollbackSuspected(reason:)``; read under the lock.
+    public var keyWarnings: [KeyError] { lock.withLock { warnings } }
+    /// The key warnings, guarded by ``lock``.
+    var warnings: [KeyError] = []
     var clock = HybridLogicalClock(rawValue: 0)
     /// Why writing is refused after a suspected rollback, until the user
     /// merges the newer copy back or accepts this file (`Spec/keys.md §7`).
@@ -100,9 +111,9 @@ public final class Vault: @unchecked Sendable {
         file: VaultFile, unlocked: UnlockedKeys, credential: Credential, random: any RandomSource, options: WriteOptions,
         retainsEntryBodies: Bool = true
     ) {
-        self.file = file
+        currentFile = file
         self.retainsEntryBodies = retainsEntryBodies
-        self.unlocked = unlocked
+        currentKeys = unlocked
         self.credential = credential
         self.random = random
         writeOptions = options
@@ -273,8 +284,8 @@ public final class Vault: @unchecked Sendable {
         try lock.withLock { () throws(VaultError) -> Void in
             let reopened: VaultFile
             do throws(FormatError) { reopened = try VaultFile(path: file.path, writable: file.isWritable) } catch { throw .format(error) }
-            unlocked = try Self.unlock(reopened, with: credential)
-            file = reopened
+            currentKeys = try Self.unlock(reopened, with: credential)
+            currentFile = reopened
             index = nil
         }
     }
