@@ -256,20 +256,54 @@ extension Vault {
         return member
     }
 
-    /// Removes the enrolled device called `name` (case-insensitive): a new
-    /// epoch without it. It keeps what it could read until `compact --rekey`.
+    /// Removes the enrolled device called exactly `name` (names are compared
+    /// as written, not case-insensitively): a new epoch without it. It
+    /// keeps what it could read until `compact --rekey`.
     ///
     /// - Throws: ``VaultError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
-    ///   when no device has that name; the errors of ``changeKeys(_:now:)``.
+    ///   when no device has that name, or when more than one has (devices
+    ///   enrolled on two copies at once): then remove it by key with
+    ///   ``removeDevice(publicKey:now:)``; the errors of ``changeKeys(_:now:)``.
     @discardableResult
     public func removeDevice(named name: String, now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> KeyringMember {
         let state = try keyState()
-        guard let member = state.devices.first(where: { $0.name.lowercased() == name.lowercased() }) else {
+        let matches = state.devices.filter { $0.name == name }
+        guard let member = matches.first else {
             let names = state.devices.map { "\"\($0.name)\"" }.joined(separator: ", ")
             throw .keys(.operationRefused(reason: "no enrolled device is named \"\(name)\"; the devices are \(names.isEmpty ? "none" : names)"))
         }
+        guard matches.count == 1 else {
+            let fingerprints = matches.map { DeviceCode.fingerprint(of: $0.publicKey) }.joined(separator: ", ")
+            throw .keys(.operationRefused(reason: "\(matches.count) enrolled devices are named \"\(name)\" (fingerprints \(fingerprints)); remove one by its key"))
+        }
         try changeKeys(.remove(publicKey: member.publicKey), now: now)
         return member
+    }
+
+    /// Removes the enrolled device whose Ed25519 public key is `publicKey`
+    /// (32 bytes; ``KeyringMember/publicKey``, shown to people as
+    /// ``DeviceCode/fingerprint(of:)``): a new epoch without it. It keeps
+    /// what it could read until `compact --rekey`.
+    ///
+    /// - Throws: ``VaultError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
+    ///   when no enrolled device has that key; the errors of ``changeKeys(_:now:)``.
+    @discardableResult
+    public func removeDevice(publicKey: [UInt8], now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> KeyringMember {
+        guard let member = try keyState().devices.first(where: { $0.publicKey == publicKey }) else {
+            throw .keys(.operationRefused(reason: "no enrolled device has the key with fingerprint \(DeviceCode.fingerprint(of: publicKey))"))
+        }
+        try changeKeys(.remove(publicKey: member.publicKey), now: now)
+        return member
+    }
+
+    /// Whether this credential was removed from the vault: nil while it is
+    /// a member; otherwise ``VaultError/removedFromVault(newerEpoch:)``,
+    /// naming the newer epoch it cannot open. Such a handle opens and reads
+    /// what was written before the removal (nothing after a
+    /// `compact --rekey`) but cannot write; an app should say so rather
+    /// than show a journal that merely looks short or empty.
+    public var removedFromVault: VaultError? {
+        lock.withLock { unlocked.unreadableNewerEpoch.map { VaultError.removedFromVault(newerEpoch: $0) } }
     }
 }
 

@@ -345,7 +345,10 @@ public final class VaultTransaction {
     /// commit: with attachments stored in the same commit, an entry gains
     /// photos atomically.
     ///
-    /// - Throws: ``VaultError/entryNotFound(_:)``, ``VaultError/format(_:)``.
+    /// Sets the body's `modified` to now.
+    ///
+    /// - Throws: ``VaultError/entryNotFound(_:)``, ``VaultError/entryDeleted(_:)``
+    ///   when the revisions replaced are all tombstones, ``VaultError/format(_:)``.
     @discardableResult
     public func edit(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]) throws(VaultError) -> EntryRevision {
         try change(id, body: body, deleted: false, base: base)
@@ -354,7 +357,9 @@ public final class VaultTransaction {
     /// Appends a revision of `id`. Its parents are `base` when given (those
     /// of them the entry holds), else the current heads, read inside the
     /// commit, under the lock, after other writers' commits are indexed.
-    func change(_ id: EntryID, body: EntryBody, deleted: Bool, base: [RevisionID]?) throws(VaultError) -> EntryRevision {
+    /// A revision that is not a tombstone gets `modified` set to now; it may
+    /// replace only tombstones when `restoring`.
+    func change(_ id: EntryID, body: EntryBody, deleted: Bool, base: [RevisionID]?, restoring: Bool = false) throws(VaultError) -> EntryRevision {
         let index = try vault.loadIndex()
         let heads = index.heads(of: id)
         guard !heads.isEmpty else { throw .entryNotFound(id) }
@@ -364,6 +369,15 @@ public final class VaultTransaction {
             parents = Array(Set(base.filter { known.contains($0) }))
             guard !parents.isEmpty else { throw .entryNotFound(id) }
         }
+        // An edit of what the caller sees as deleted would silently bring it
+        // back: that takes an explicit restore. (An edit from a live base
+        // racing a deletion still becomes a conflict, kept and shown.)
+        if !deleted, !restoring {
+            let replaced = (index.revisions[id] ?? []).filter { parents.contains($0.revisionID) }
+            if !replaced.isEmpty, replaced.allSatisfy(\.isDeleted) { throw .entryDeleted(id) }
+        }
+        var body = body
+        if !deleted { body.modified = ProcessStats.wallClockMilliseconds() }
         let revision = EntryRevision(
             entryID: id, revisionID: RevisionID(using: vault.random), parents: parents.sorted(), clock: vault.nextClock(),
             device: vault.author, isDeleted: deleted, body: body)

@@ -11,6 +11,9 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     case keys(KeyError)
     /// No entry with this id.
     case entryNotFound(EntryID)
+    /// The entry is deleted (its winning head is a tombstone): it cannot be
+    /// edited until it is brought back with ``Vault/restore(_:body:replacing:)``.
+    case entryDeleted(EntryID)
     /// No attachment with this id.
     case attachmentNotFound(BlobID)
     /// This credential can read but no longer write: a newer epoch exists
@@ -39,6 +42,7 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .format(let e): e.code
         case .keys(let e): e.code
         case .entryNotFound: "entry_not_found"
+        case .entryDeleted: "entry_deleted"
         case .attachmentNotFound: "blob_not_found"
         case .removedFromVault: "removed_from_vault"
         case .rolledBack: "rolled_back"
@@ -54,6 +58,7 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .format(let e): e.description
         case .keys(let e): e.description
         case .entryNotFound(let id): "no entry \(id) in this vault"
+        case .entryDeleted(let id): "entry \(id) is deleted; restore it first (Vault.restore, quire restore) to change it"
         case .attachmentNotFound(let id): "no attachment \(id) in this vault"
         case .rolledBack(let reason):
             "this file is older than the copy of this vault this device last saw (\(reason)); nothing was written. Merge the newer copy back (quire merge VAULT NEWER-COPY), or, if you restored this file on purpose, accept it (quire keys accept-rollback VAULT)"
