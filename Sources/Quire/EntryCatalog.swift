@@ -22,6 +22,10 @@ public struct EntryCatalog: RandomAccessCollection, Sendable {
     }
 
     let vault: Vault
+    /// The file the catalog was made from. A ``Vault/reload()`` onto a file
+    /// another process compacted renumbers the frames; the catalog keeps
+    /// reading the file (the open descriptor) its frame indices belong to.
+    let file: VaultFile
     let items: [Item]
     let failures: FailureCount
     /// The entry revisions (and damaged regions, and commits that do not
@@ -48,13 +52,17 @@ public struct EntryCatalog: RandomAccessCollection, Sendable {
     public var startIndex: Int { 0 }
     public var endIndex: Int { items.count }
 
-    /// The entry at `position`, read and decrypted from the file now. If it
-    /// cannot be read again (see ``readError``), a snapshot with an empty
-    /// body and the entry's creation time is returned and counted.
+    /// The entry at `position`, read and decrypted now from the file the
+    /// catalog was made from, so it stays the same across a
+    /// ``Vault/reload()``. If it cannot be read again (see ``readError``), a
+    /// snapshot with an empty body and the entry's creation time is
+    /// returned and counted.
     public subscript(position: Int) -> EntrySnapshot {
         let item = items[position]
         do throws(VaultError) {
-            let revision = try vault.lock.withLock { () throws(VaultError) -> EntryRevision in try vault.revision(frame: item.frame) }
+            let revision = try Vault.revision(frame: item.frame, in: file)
+            // The frame must still hold the revision indexed from it.
+            guard revision.entryID == item.id else { throw VaultError.catalogStale }
             return EntrySnapshot(
                 id: item.id, revision: revision, conflictingHeads: item.conflictingHeads, revisionCount: item.revisionCount,
                 isVerified: item.isVerified, attestedBy: item.attestedBy, attestedByRemovedMember: item.removedAttestor)
@@ -73,8 +81,9 @@ public struct EntryCatalog: RandomAccessCollection, Sendable {
     /// point at).
     public var ids: [EntryID] { items.map(\.id) }
 
-    /// The first error met re-reading an entry through the subscript, or
-    /// nil when every access succeeded. Work that wrote what it read should
+    /// The first error met re-reading an entry through the subscript
+    /// (``VaultError/catalogStale`` when the file no longer holds the
+    /// entry), or nil when every access succeeded. Work that wrote what it read should
     /// check it at the end and discard its output when it is not nil.
     public var readError: VaultError? { failures.first }
 }
@@ -117,7 +126,7 @@ extension Vault {
                     revisionCount: list.count, isVerified: winner.isVerified, attestedBy: winner.attestedBy, removedAttestor: winner.removedAttestor))
             }
             items.sort { a, b in a.created != b.created ? a.created < b.created : a.id < b.id }
-            return EntryCatalog(vault: self, items: items, failures: EntryCatalog.FailureCount(), unreadRecords: unread)
+            return EntryCatalog(vault: self, file: file, items: items, failures: EntryCatalog.FailureCount(), unreadRecords: unread)
         }
     }
 }

@@ -172,7 +172,7 @@ extension Vault {
     func loadIndex() throws(VaultError) -> EntryIndex {
         if let index { return index }
         var built = EntryIndex()
-        Self.absorb(file: file, into: &built, frames: nil, retain: retainsBodies)
+        Self.absorb(file: file, into: &built, frames: nil, retain: retainsEntryBodies)
         index = built
         observe(built.maxClock)
         return built
@@ -182,7 +182,7 @@ extension Vault {
     /// index is loaded; the next load covers them otherwise.
     func absorb(_ range: Range<Int>) {
         guard index != nil, !range.isEmpty else { return }
-        Self.absorb(file: file, into: &index!, frames: range, retain: retainsBodies)
+        Self.absorb(file: file, into: &index!, frames: range, retain: retainsEntryBodies)
         observe(index!.maxClock)
     }
 
@@ -237,6 +237,15 @@ extension Vault {
     }
 
     func revision(frame: Int) throws(VaultError) -> EntryRevision {
+        try Self.revision(frame: frame, in: file)
+    }
+
+    /// The entry revision at frame `frame` of `file`.
+    ///
+    /// - Throws: ``VaultError/catalogStale`` when `file` has no such
+    ///   committed frame; ``VaultError/format(_:)``.
+    static func revision(frame: Int, in file: VaultFile) throws(VaultError) -> EntryRevision {
+        guard frame >= 0, frame < file.structure.committedFrameCount else { throw .catalogStale }
         do {
             let payload = try file.openRecord(frame: frame)
             return try EntryRevision(decoding: payload, location: file.structure.frames[frame].location)
@@ -342,9 +351,12 @@ extension Vault {
     }
 
     /// Replaces an entry's content; the new revision names every current
-    /// head as a parent, which also resolves a conflict.
+    /// head as a parent, which also resolves a conflict. The library sets
+    /// the body's `modified` to now (milliseconds since the Unix epoch, UTC).
     ///
-    /// - Throws: ``VaultError/entryNotFound(_:)``, ``VaultError``.
+    /// - Throws: ``VaultError/entryNotFound(_:)``; ``VaultError/entryDeleted(_:)``
+    ///   when the entry is deleted (bring it back with
+    ///   ``restore(_:body:replacing:)``); ``VaultError``.
     @discardableResult
     public func edit(_ id: EntryID, body: EntryBody) throws(VaultError) -> EntryRevision {
         return try lock.withLock { () throws(VaultError) -> EntryRevision in
@@ -361,14 +373,33 @@ extension Vault {
     /// silently superseded. With `base` equal to the current heads this is
     /// ``edit(_:body:)``.
     ///
+    /// The library sets the body's `modified` to now.
+    ///
     /// - Parameter base: revision ids of this entry, usually
     ///   `[snapshot.revision.revisionID] + snapshot.conflictingHeads`.
     /// - Throws: ``VaultError/entryNotFound(_:)`` when the vault holds no
-    ///   revision of the entry or `base` names none of them; ``VaultError``.
+    ///   revision of the entry or `base` names none of them;
+    ///   ``VaultError/entryDeleted(_:)`` when every revision in `base` is a
+    ///   deletion (use ``restore(_:body:replacing:)``); ``VaultError``.
     @discardableResult
     public func edit(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]) throws(VaultError) -> EntryRevision {
         return try lock.withLock { () throws(VaultError) -> EntryRevision in
             try change(id, body: body, deleted: false, base: base)
+        }
+    }
+
+    /// Brings a deleted entry back with `body` (usually the body of its last
+    /// revision before the deletion, from ``revisions(of:)``): a revision
+    /// replacing the tombstone, with `modified` set to now. On an entry that
+    /// is not deleted it is an edit.
+    ///
+    /// - Parameter base: the revisions replaced, as in
+    ///   ``edit(_:body:replacing:)``; nil: the current heads.
+    /// - Throws: ``VaultError/entryNotFound(_:)``, ``VaultError``.
+    @discardableResult
+    public func restore(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]? = nil) throws(VaultError) -> EntryRevision {
+        return try lock.withLock { () throws(VaultError) -> EntryRevision in
+            try change(id, body: body, deleted: false, base: base, restoring: true)
         }
     }
 
@@ -382,10 +413,12 @@ extension Vault {
         }
     }
 
-    private func change(_ id: EntryID, body: EntryBody, deleted: Bool, base: [RevisionID]? = nil) throws(VaultError) -> EntryRevision {
+    private func change(
+        _ id: EntryID, body: EntryBody, deleted: Bool, base: [RevisionID]? = nil, restoring: Bool = false
+    ) throws(VaultError) -> EntryRevision {
         var made: EntryRevision?
         try commitTyped { (tx: VaultTransaction) throws(VaultError) in
-            made = try tx.change(id, body: body, deleted: deleted, base: base)
+            made = try tx.change(id, body: body, deleted: deleted, base: base, restoring: restoring)
         }
         return made!
     }

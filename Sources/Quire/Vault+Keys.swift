@@ -17,14 +17,19 @@ extension Vault {
     ///   ``VaultError/keys(_:)`` with
     ///   ``KeyError/wrongDeviceKey`` when this device is not enrolled;
     ///   ``VaultError/format(_:)``.
+    ///
+    /// `options` and `retainsEntryBodies` are as in
+    /// ``open(at:credential:writable:random:options:retainsEntryBodies:)``.
     public static func open(
         at path: String, store: any DeviceKeyStore, writable: Bool = true, random: any RandomSource = SystemRandom(),
-        options: WriteOptions = WriteOptions()
+        options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true
     ) throws(VaultError) -> Vault {
         let identity: DeviceIdentity?
         do { identity = try store.load() } catch { throw .deviceStore(error) }
         guard let identity else { throw .deviceStore(.noKey) }
-        let vault = try open(at: path, credential: .device(identity.keyPair), writable: writable, random: random, options: options)
+        let vault = try open(
+            at: path, credential: .device(identity.keyPair), writable: writable, random: random, options: options,
+            retainsEntryBodies: retainsEntryBodies)
         vault.deviceStore = store
         try vault.checkRememberedHeads()
         return vault
@@ -47,7 +52,7 @@ extension Vault {
         let path = FileSystem.canonicalPath(file.path) ?? file.path
         let memory: VaultMemory?
         do { memory = try store.memory(of: vaultID, path: path) } catch { throw .deviceStore(error) }
-        keyWarnings.removeAll { $0.code == "rollback_suspected" }
+        warnings.removeAll { $0.code == "rollback_suspected" }
         rollbackRefusal = nil
         if let memory {
             if case .device(let pair) = credential, memory.removedKey == pair.publicKey, unlocked.removedIn == nil {
@@ -58,7 +63,7 @@ extension Vault {
                 let isMember = (try? KeyState(unlocked, vaultID: vaultID))?.member(withKey: pair.publicKey) != nil
                 if !isMember || rollbackReason(against: memory) != nil {
                     rollbackRefusal = "this device was removed from this vault; a copy from before the removal does not bring it back"
-                    keyWarnings.append(.rollbackSuspected(reason: rollbackRefusal!))
+                    warnings.append(.rollbackSuspected(reason: rollbackRefusal!))
                     return
                 }
             }
@@ -72,7 +77,7 @@ extension Vault {
             }
             if let reason = suspicion {
                 rollbackRefusal = reason
-                keyWarnings.append(.rollbackSuspected(reason: reason))
+                warnings.append(.rollbackSuspected(reason: reason))
                 return
             }
         }
@@ -82,8 +87,8 @@ extension Vault {
         // its memory (a full disk), but the user must hear that it is stale.
         do throws(VaultError) { try rememberHeads(previous: memory) } catch {
             if case .deviceStore(let e) = error {
-                keyWarnings.removeAll { $0.code == "device_memory_not_saved" }
-                keyWarnings.append(.deviceMemoryNotSaved(reason: e.description))
+                warnings.removeAll { $0.code == "device_memory_not_saved" }
+                warnings.append(.deviceMemoryNotSaved(reason: e.description))
                 return
             }
             throw error
@@ -192,7 +197,7 @@ extension Vault {
                 newestClock: (try? loadIndex().maxClock.rawValue) ?? 0, keyringHeads: Array(state.heads.map(\.id).prefix(Limits.maxParentCount)),
                 removedKey: nil)
             do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
-            keyWarnings.removeAll { $0.code == "rollback_suspected" }
+            warnings.removeAll { $0.code == "rollback_suspected" }
             rollbackRefusal = nil
         }
     }
@@ -272,11 +277,11 @@ extension Vault {
                 throw .format(.notWritable(reason: "\(error)"))
             }
             try reload()
-            keyWarnings.removeAll { $0.code == "rollback_suspected" }
+            warnings.removeAll { $0.code == "rollback_suspected" }
             // The change is committed: failing to remember the new heads is
             // a warning, not an error.
             do throws(VaultError) { try rememberHeads() } catch {
-                if case .deviceStore(let e) = error { keyWarnings.append(.deviceMemoryNotSaved(reason: e.description)) }
+                if case .deviceStore(let e) = error { warnings.append(.deviceMemoryNotSaved(reason: e.description)) }
             }
             return written!
         }
@@ -302,20 +307,54 @@ extension Vault {
         return member
     }
 
-    /// Removes the enrolled device called `name` (case-insensitive): a new
-    /// epoch without it. It keeps what it could read until `compact --rekey`.
+    /// Removes the enrolled device called exactly `name` (names are compared
+    /// as written, not case-insensitively): a new epoch without it. It
+    /// keeps what it could read until `compact --rekey`.
     ///
     /// - Throws: ``VaultError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
-    ///   when no device has that name; the errors of ``changeKeys(_:now:)``.
+    ///   when no device has that name, or when more than one has (devices
+    ///   enrolled on two copies at once): then remove it by key with
+    ///   ``removeDevice(publicKey:now:)``; the errors of ``changeKeys(_:now:)``.
     @discardableResult
     public func removeDevice(named name: String, now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> KeyringMember {
         let state = try keyState()
-        guard let member = state.devices.first(where: { $0.name.lowercased() == name.lowercased() }) else {
+        let matches = state.devices.filter { $0.name == name }
+        guard let member = matches.first else {
             let names = state.devices.map { "\"\($0.name)\"" }.joined(separator: ", ")
             throw .keys(.operationRefused(reason: "no enrolled device is named \"\(name)\"; the devices are \(names.isEmpty ? "none" : names)"))
         }
+        guard matches.count == 1 else {
+            let fingerprints = matches.map { DeviceCode.fingerprint(of: $0.publicKey) }.joined(separator: ", ")
+            throw .keys(.operationRefused(reason: "\(matches.count) enrolled devices are named \"\(name)\" (fingerprints \(fingerprints)); remove one by its key"))
+        }
         try changeKeys(.remove(publicKey: member.publicKey), now: now)
         return member
+    }
+
+    /// Removes the enrolled device whose Ed25519 public key is `publicKey`
+    /// (32 bytes; ``KeyringMember/publicKey``, shown to people as
+    /// ``DeviceCode/fingerprint(of:)``): a new epoch without it. It keeps
+    /// what it could read until `compact --rekey`.
+    ///
+    /// - Throws: ``VaultError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
+    ///   when no enrolled device has that key; the errors of ``changeKeys(_:now:)``.
+    @discardableResult
+    public func removeDevice(publicKey: [UInt8], now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> KeyringMember {
+        guard let member = try keyState().devices.first(where: { $0.publicKey == publicKey }) else {
+            throw .keys(.operationRefused(reason: "no enrolled device has the key with fingerprint \(DeviceCode.fingerprint(of: publicKey))"))
+        }
+        try changeKeys(.remove(publicKey: member.publicKey), now: now)
+        return member
+    }
+
+    /// Whether this credential was removed from the vault: nil while it is
+    /// a member; otherwise ``VaultError/removedFromVault(newerEpoch:)``,
+    /// naming the newer epoch it cannot open. Such a handle opens and reads
+    /// what was written before the removal (nothing after a
+    /// `compact --rekey`) but cannot write; an app should say so rather
+    /// than show a journal that merely looks short or empty.
+    public var removedFromVault: VaultError? {
+        lock.withLock { unlocked.unreadableNewerEpoch.map { VaultError.removedFromVault(newerEpoch: $0) } }
     }
 }
 
@@ -364,7 +403,7 @@ extension Vault {
             var thisDevice: [UInt8]?
             if case .device(let pair) = credential { thisDevice = pair.publicKey }
             do throws(KeyError) {
-                return try PrivacyStatement(unlocked: unlocked, structure: file.structure, vaultName: name, thisDevice: thisDevice, warnings: keyWarnings)
+                return try PrivacyStatement(unlocked: unlocked, structure: file.structure, vaultName: name, thisDevice: thisDevice, warnings: warnings)
             } catch {
                 throw .keys(error)
             }

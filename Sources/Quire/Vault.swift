@@ -47,15 +47,24 @@ public struct VaultSetup: Sendable {
 /// ```
 ///
 /// A `Vault` may be shared between threads: every method takes the handle's
-/// lock. Appends from other processes are serialised by the file's advisory
+/// lock, and the state that changes (the file, the keys, the index, the
+/// key warnings) is read and written only under it; the settings chosen at
+/// open (``writeOptions``, ``retainsEntryBodies``, ``author``) are
+/// constants. It is `@unchecked Sendable` because that lock, not the
+/// compiler, guards the mutable state. Appends from other processes are serialised by the file's advisory
 /// lock and picked up before each commit.
 public final class Vault: @unchecked Sendable {
-    /// The container-level file. Replaced by ``reload()`` when a sync tool
-    /// has put a new file at the path.
-    public private(set) var file: VaultFile
+    /// The container-level file, read under the lock. Replaced by
+    /// ``reload()`` when a sync tool has put a new file at the path. For the
+    /// CLI, vectors and benchmarks; not part of the app-facing API.
+    package var file: VaultFile { lock.withLock { currentFile } }
+    /// The file, guarded by ``lock``.
+    private var currentFile: VaultFile
     let lock = RecursiveLock()
-    /// The keys and keyrings the credential reached.
-    public private(set) var unlocked: UnlockedKeys {
+    /// The keys and keyrings the credential reached, read under the lock.
+    package var unlocked: UnlockedKeys { lock.withLock { currentKeys } }
+    /// The keys, guarded by ``lock``.
+    private var currentKeys: UnlockedKeys {
         didSet { keyringsJoined = false }
     }
     /// True once ``joinConcurrentKeyrings()`` found nothing to join for the
@@ -64,36 +73,29 @@ public final class Vault: @unchecked Sendable {
     var keyringsJoined = false
     let credential: Credential
     let random: any RandomSource
-    /// How appends reach the disk.
-    public var writeOptions: WriteOptions
+    /// How appends reach the disk, fixed when the vault is opened.
+    public let writeOptions: WriteOptions
     /// The device id recorded as the author of new revisions.
     public let author: DeviceID?
     var index: EntryIndex?
-    var retainsBodies = true
-    /// Whether the entry index keeps every revision's decoded body (default
-    /// true: listing and reading entries decrypt each revision once). Set it
-    /// to false for work over a whole large journal that must not hold it
-    /// in memory, such as an import or an export: the index then keeps about
-    /// 100 bytes per revision (ids, parents, clock, frame) and reads a body
-    /// from the file again when it is asked for. Setting it to false drops
-    /// the bodies an index already holds.
-    public var retainsEntryBodies: Bool {
-        get { lock.withLock { retainsBodies } }
-        set {
-            lock.withLock {
-                if retainsBodies, !newValue, index != nil { index = nil }
-                retainsBodies = newValue
-            }
-        }
-    }
+    /// Whether the entry index keeps every revision's decoded body, fixed
+    /// when the vault is opened (default true: listing and reading entries
+    /// decrypt each revision once). False suits work over a whole large
+    /// journal that must not hold it in memory, such as an import or an
+    /// export: the index then keeps about 100 bytes per revision (ids,
+    /// parents, clock, frame) and reads a body from the file again when it
+    /// is asked for.
+    public let retainsEntryBodies: Bool
     /// This device's key store, when the vault was opened through one: it
     /// remembers the keyring heads this device trusted (`Spec/keys.md §7`).
     var deviceStore: (any DeviceKeyStore)?
     /// True while a key change commits: it joins concurrent keyrings itself.
     var changingKeys = false
     /// Warnings about the keys found when the vault was opened or changed,
-    /// such as ``KeyError/rollbackSuspected(reason:)``.
-    public internal(set) var keyWarnings: [KeyError] = []
+    /// such as ``KeyError/rollbackSuspected(reason:)``; read under the lock.
+    public var keyWarnings: [KeyError] { lock.withLock { warnings } }
+    /// The key warnings, guarded by ``lock``.
+    var warnings: [KeyError] = []
     var clock = HybridLogicalClock(rawValue: 0)
     /// Why writing is refused after a suspected rollback, until the user
     /// merges the newer copy back or accepts this file (`Spec/keys.md §7`).
@@ -106,9 +108,13 @@ public final class Vault: @unchecked Sendable {
     /// multiplication, too much to repeat for every commit.
     let signer: Ed25519.KeyPair?
 
-    init(file: VaultFile, unlocked: UnlockedKeys, credential: Credential, random: any RandomSource, options: WriteOptions) {
-        self.file = file
-        self.unlocked = unlocked
+    init(
+        file: VaultFile, unlocked: UnlockedKeys, credential: Credential, random: any RandomSource, options: WriteOptions,
+        retainsEntryBodies: Bool = true
+    ) {
+        currentFile = file
+        self.retainsEntryBodies = retainsEntryBodies
+        currentKeys = unlocked
         self.credential = credential
         self.random = random
         writeOptions = options
@@ -121,18 +127,23 @@ public final class Vault: @unchecked Sendable {
 
     /// Opens the vault at `path` with `credential`.
     ///
-    /// - Parameter writable: open for appending.
+    /// - Parameters:
+    ///   - writable: open for appending.
+    ///   - options: how appends reach the disk, for the handle's life.
+    ///   - retainsEntryBodies: whether the entry index keeps decoded bodies
+    ///     (``retainsEntryBodies``), for the handle's life.
     /// - Throws: ``VaultError/format(_:)`` for a missing, damaged or foreign
     ///   file; ``VaultError/keys(_:)`` for a wrong credential (always
     ///   distinct from damage).
     public static func open(
         at path: String, credential: Credential, writable: Bool = true, random: any RandomSource = SystemRandom(),
-        options: WriteOptions = WriteOptions()
+        options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true
     ) throws(VaultError) -> Vault {
         let file: VaultFile
         do { file = try VaultFile(path: path, writable: writable) } catch { throw .diagnosing(error, path: path) }
         let unlocked = try unlock(file, with: credential)
-        return Vault(file: file, unlocked: unlocked, credential: credential, random: random, options: options)
+        return Vault(
+            file: file, unlocked: unlocked, credential: credential, random: random, options: options, retainsEntryBodies: retainsEntryBodies)
     }
 
     /// Creates a new vault at `path` (mode 0600) whose first commit holds the
@@ -311,8 +322,8 @@ public final class Vault: @unchecked Sendable {
         try lock.withLock { () throws(VaultError) -> Void in
             let reopened: VaultFile
             do throws(FormatError) { reopened = try VaultFile(path: file.path, writable: file.isWritable) } catch { throw .format(error) }
-            unlocked = try Self.unlock(reopened, with: credential)
-            file = reopened
+            currentKeys = try Self.unlock(reopened, with: credential)
+            currentFile = reopened
             index = nil
         }
     }
@@ -372,7 +383,10 @@ public final class VaultTransaction {
     /// commit: with attachments stored in the same commit, an entry gains
     /// photos atomically.
     ///
-    /// - Throws: ``VaultError/entryNotFound(_:)``, ``VaultError/format(_:)``.
+    /// Sets the body's `modified` to now.
+    ///
+    /// - Throws: ``VaultError/entryNotFound(_:)``, ``VaultError/entryDeleted(_:)``
+    ///   when the revisions replaced are all tombstones, ``VaultError/format(_:)``.
     @discardableResult
     public func edit(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]) throws(VaultError) -> EntryRevision {
         try change(id, body: body, deleted: false, base: base)
@@ -381,7 +395,9 @@ public final class VaultTransaction {
     /// Appends a revision of `id`. Its parents are `base` when given (those
     /// of them the entry holds), else the current heads, read inside the
     /// commit, under the lock, after other writers' commits are indexed.
-    func change(_ id: EntryID, body: EntryBody, deleted: Bool, base: [RevisionID]?) throws(VaultError) -> EntryRevision {
+    /// A revision that is not a tombstone gets `modified` set to now; it may
+    /// replace only tombstones when `restoring`.
+    func change(_ id: EntryID, body: EntryBody, deleted: Bool, base: [RevisionID]?, restoring: Bool = false) throws(VaultError) -> EntryRevision {
         let index = try vault.loadIndex()
         let heads = index.heads(of: id)
         guard !heads.isEmpty else { throw .entryNotFound(id) }
@@ -391,6 +407,15 @@ public final class VaultTransaction {
             parents = Array(Set(base.filter { known.contains($0) }))
             guard !parents.isEmpty else { throw .entryNotFound(id) }
         }
+        // An edit of what the caller sees as deleted would silently bring it
+        // back: that takes an explicit restore. (An edit from a live base
+        // racing a deletion still becomes a conflict, kept and shown.)
+        if !deleted, !restoring {
+            let replaced = (index.revisions[id] ?? []).filter { parents.contains($0.revisionID) }
+            if !replaced.isEmpty, replaced.allSatisfy(\.isDeleted) { throw .entryDeleted(id) }
+        }
+        var body = body
+        if !deleted { body.modified = ProcessStats.wallClockMilliseconds() }
         let revision = EntryRevision(
             entryID: id, revisionID: RevisionID(using: vault.random), parents: parents.sorted(), clock: vault.nextClock(),
             device: vault.author, isDeleted: deleted, body: body)
@@ -446,7 +471,7 @@ public final class VaultTransaction {
 
     func finishIndexing() {
         guard vault.index != nil else { return }
-        for (frame, rev) in newRevisions { vault.index!.insert(rev, frame: frame, retain: vault.retainsBodies) }
+        for (frame, rev) in newRevisions { vault.index!.insert(rev, frame: frame, retain: vault.retainsEntryBodies) }
         for (m, frame) in newBlobs {
             vault.index!.insert(m, frame: frame, blobKey: pending.key.blobKey, standing: 2)
         }

@@ -11,6 +11,9 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     case keys(KeyError)
     /// No entry with this id.
     case entryNotFound(EntryID)
+    /// The entry is deleted (its winning head is a tombstone): it cannot be
+    /// edited until it is brought back with ``Vault/restore(_:body:replacing:)``.
+    case entryDeleted(EntryID)
     /// No attachment with this id.
     case attachmentNotFound(BlobID)
     /// This credential's own key is listed as removed in a keyring it
@@ -45,6 +48,9 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     /// endings were converted, or frames follow an overwritten start). It is
     /// damage (`header_damaged`), not a foreign file; `reason` says what was found.
     case damagedHeader(reason: String)
+    /// An ``EntryCatalog`` (or another reader a caller kept) names a record
+    /// its file no longer holds where it was: make a new one.
+    case catalogStale
 
     /// The stable, machine-readable name of the error.
     public var code: String {
@@ -52,6 +58,7 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .format(let e): e.code
         case .keys(let e): e.code
         case .entryNotFound: "entry_not_found"
+        case .entryDeleted: "entry_deleted"
         case .attachmentNotFound: "blob_not_found"
         case .removedFromVault: "removed_from_vault"
         case .behindNewerKeyring: "behind_newer_keyring"
@@ -60,6 +67,7 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .deviceStore(let e): e.code
         case .sync(let e): e.code
         case .damagedHeader: "header_damaged"
+        case .catalogStale: "catalog_stale"
         }
     }
 
@@ -68,6 +76,7 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .format(let e): e.description
         case .keys(let e): e.description
         case .entryNotFound(let id): "no entry \(id) in this vault"
+        case .entryDeleted(let id): "entry \(id) is deleted; restore it first (Vault.restore, quire restore) to change it"
         case .attachmentNotFound(let id): "no attachment \(id) in this vault"
         case .rolledBack(let reason):
             "this file is older than the copy of this vault this device last saw (\(reason)); nothing was written. Merge the newer copy back (quire merge VAULT NEWER-COPY), or, if you restored this file on purpose, accept it (quire keys accept-rollback VAULT)"
@@ -79,6 +88,8 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
             "this key cannot open epoch \(epoch), which \(madeBy) made: this key was removed, or left out of it. It can read older records but cannot write. Open the vault on a device that can read it (its next write lets this key read again if it is still a member), or, if you do not trust \(madeBy), remove it"
         case .deviceStore(let e): e.description
         case .sync(let e): e.description
+        case .catalogStale:
+            "the vault file changed since this list of entries was made, and an entry in it is no longer where it was; make the list again (Vault.entryCatalog(where:)) and repeat the work"
         case .damagedHeader(let reason):
             "this Quire vault is damaged and cannot be opened: \(reason). Restore it from a copy (another device's copy, or a backup)"
         }

@@ -126,6 +126,11 @@ public struct ExportOptions: Sendable, Equatable {
 /// anywhere else. `progress` is called after every entry (`done` counts
 /// entries written, `total` the entries selected), first with `done == 0`.
 ///
+/// The export reads entries through an ``EntryCatalog`` (no body kept) and
+/// changes no setting of `vault`; open the vault with `retainsEntryBodies:
+/// false` for memory independent of the journal's size
+/// (`Spec/export-json.md §1`).
+///
 /// - Throws: ``ExportError``: ``ExportError/vault(_:)`` when the vault
 ///   cannot be read, ``ExportError/cannotWrite(path:reason:)`` for the
 ///   output, ``ExportError/zip(_:)`` for EPUB and Day One archives.
@@ -143,10 +148,6 @@ public func exportJournal(
     _ vault: Vault, format: ExportFormat, to path: String, filter: ExportFilter = ExportFilter(), options: ExportOptions,
     progress: (ExportProgress) -> Void = { _ in }
 ) throws(ExportError) -> ExportReport {
-    // Memory independent of the journal's size (Spec/export-json.md §1).
-    let retained = vault.retainsEntryBodies
-    vault.retainsEntryBodies = false
-    defer { vault.retainsEntryBodies = retained }
     let entries = try selectEntries(vault, filter: filter)
     progress(ExportProgress(done: 0, total: entries.count))
     let result: Result<ExportReport, ExportError> = withoutActuallyEscaping(progress) { escapable in

@@ -111,6 +111,11 @@ public struct SkippedItem: Sendable, Equatable {
 /// the same export again writes nothing; a changed entry becomes a new
 /// revision of the same entry.
 ///
+/// The import changes no setting of `vault`. Its memory grows with the
+/// vault's text unless the vault was opened with `retainsEntryBodies: false`
+/// (``Vault/open(at:credential:writable:random:options:retainsEntryBodies:)``),
+/// as the CLI opens it (`Spec/import.md §7`).
+///
 /// - Parameter path: for ``ImportFormat/dayOne`` a ZIP archive, its unzipped
 ///   folder, or one `<Journal>.json` file.
 /// - Throws: ``ImportError/unreadableSource(path:reason:)`` when `path`
@@ -122,11 +127,6 @@ public func importJournal(
     options: ImportOptions = ImportOptions(),
     progress: (ImportProgress) -> Void = { _ in }
 ) throws(ImportError) -> ImportReport {
-    // The import's memory must not grow with the vault's text: the entry
-    // index keeps summaries only while it runs (Spec/import.md §7).
-    let retained = vault.retainsEntryBodies
-    vault.retainsEntryBodies = false
-    defer { vault.retainsEntryBodies = retained }
     return try withoutActuallyEscaping(progress) { (progress) throws(ImportError) -> ImportReport in
         let files = try exportFiles(at: path, format: format)
         let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent

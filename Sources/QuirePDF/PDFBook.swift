@@ -98,7 +98,9 @@ public func exportPDFBook(
 ///   PNG its decoded pixels, at most 16 Mpx × 4 bytes) at a time, plus one
 ///   row per month for the contents, and cairo's per-page object table and
 ///   per-glyph font-subset tables; the vault's own entry index is held as
-///   `entries()` returns it. Measured on Pepys (3,413 entries, 4,253 pages,
+///   the vault was opened to hold it (no body with `retainsEntryBodies:
+///   false`, as the CLI opens it; the book never changes that setting).
+///   Measured on Pepys (3,413 entries, 4,253 pages,
 ///   `quire-bench --only pdf`): the resident set stays at 50 MiB from the
 ///   first entry drawn to the 2,560th; the fonts pango loads on demand
 ///   (a fallback face for two symbols) and cairo's font subsetting at the
@@ -117,10 +119,6 @@ public func writePDFBook(
     _ vault: Vault, to path: String, filter: ExportFilter = ExportFilter(), locale: String? = nil,
     progress: (ExportProgress) -> Void = { _ in }
 ) throws(ExportError) -> PDFBookReport {
-    // Memory independent of the journal's size: no entry body is kept.
-    let retained = vault.retainsEntryBodies
-    vault.retainsEntryBodies = false
-    defer { vault.retainsEntryBodies = retained }
     let selected = try selectEntries(vault, filter: filter)
     let profile: Profile?
     do { profile = try vault.profile() } catch { throw .vault(error) }

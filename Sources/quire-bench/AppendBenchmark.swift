@@ -24,7 +24,7 @@ enum AppendBenchmark {
     /// One vault under test, kept open for the whole benchmark.
     final class Subject {
         let path: String
-        let vault: Vault
+        var vault: Vault
         let built: BuiltVault
         var generator: EntryGenerator
         var result: Figures
@@ -82,7 +82,11 @@ enum AppendBenchmark {
         for s in subjects { s.result.prefixUnchanged = try hashPrefix(of: s.path, count: s.result.sizeBefore) == s.prefixBefore }
 
         // The same with fsync on (twice per commit: records, then the commit frame).
-        for s in subjects { s.vault.writeOptions = WriteOptions(synchronous: true) }
+        // Write options are fixed at open: a handle that syncs, its index loaded.
+        for s in subjects {
+            s.vault = try Vault.open(at: s.path, credential: .recoveryKey(s.built.recovery), options: WriteOptions(synchronous: true))
+            _ = try s.vault.profile()
+        }
         for _ in 0..<fsyncCount {
             for s in subjects {
                 let body = s.generator.body()
@@ -91,7 +95,10 @@ enum AppendBenchmark {
                 s.result.fsyncAppends.add(now() - start)
             }
         }
-        for s in subjects { s.vault.writeOptions = Fixtures.noSync }
+        for s in subjects {
+            s.vault = try Vault.open(at: s.path, credential: .recoveryKey(s.built.recovery), options: Fixtures.noSync)
+            _ = try s.vault.profile()
+        }
 
         // Opening the vault (scan, unlock, verify every commit), then one add.
         for _ in 0..<openRepetitions {

@@ -160,3 +160,35 @@ import QuireKeys
         #expect(s.fileSize == s.committedEnd)
     }
 }
+
+/// One handle shared between threads (issue 13): the state a reload
+/// replaces (the file, the keys, the key warnings) is read under the
+/// handle's lock, so readers racing a reload see one file or the other,
+/// whole. Run under `swift test --sanitize=thread` to check for races.
+@Suite struct SharedHandleTests {
+    @Test func readsRacingReloadsSeeWholeState() throws {
+        let dir = TemporaryDirectory()
+        let (vault, _) = try makeVault(dir)
+        let id = vault.vaultID
+        for i in 0..<5 { try vault.add(EntryBody(created: Int64(i), text: "entry \(i)")) }
+        let failures = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            for round in 0..<25 {
+                do {
+                    if worker == 0 {
+                        try vault.reload()
+                        try vault.add(EntryBody(created: Int64(100 + round), text: "more"))
+                    } else {
+                        if vault.vaultID != id || !vault.keyWarnings.isEmpty { failures.withLock { $0 += 1 } }
+                        if try vault.keyState().devices.count != 0 || vault.entries().count < 5 { failures.withLock { $0 += 1 } }
+                    }
+                } catch {
+                    failures.withLock { $0 += 1 }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 } == 0)
+        #expect(try vault.entries().count == 30)
+        #expect(vault.writeOptions.synchronous == false)
+    }
+}

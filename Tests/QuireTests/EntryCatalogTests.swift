@@ -39,12 +39,48 @@ import Testing
         let dir = TemporaryDirectory()
         let vault = try Self.sample(dir)
         let with = try vault.entries().map(Self.describe)
-        vault.retainsEntryBodies = false
-        #expect(try vault.entries().map(Self.describe) == with)
+        let lean = try Vault.open(
+            at: dir.file("v.quire"), credential: .recoveryKey(testRecoveryKey("vault")), options: fast, retainsEntryBodies: false)
+        #expect(!lean.retainsEntryBodies)
+        #expect(try lean.entries().map(Self.describe) == with)
         // Writing while bodies are not kept: the new revision reads back.
-        let added = try vault.add(EntryBody(created: 1, text: "added without bodies"))
-        #expect(try vault.entry(added.entryID)?.body.text == "added without bodies")
-        vault.retainsEntryBodies = true
+        let added = try lean.add(EntryBody(created: 1, text: "added without bodies"))
+        #expect(try lean.entry(added.entryID)?.body.text == "added without bodies")
+        try vault.reload()
         #expect(try vault.entries().count == with.count + 1)
+    }
+}
+
+/// A catalog a caller holds while the vault reloads a file another process
+/// compacted (issue 13): every row is still the entry it names.
+@Suite struct EntryCatalogReloadTests {
+    @Test func aCatalogKeptAcrossAReloadOntoACompactedFileReadsItsOwnEntries() throws {
+        let dir = TemporaryDirectory()
+        let (vault, recovery) = try makeVault(dir)
+        var texts: [EntryID: String] = [:]
+        for i in 0..<50 {
+            let r = try vault.add(EntryBody(created: 1_700_000_000_000 + Int64(i) * 60_000, text: "entry \(i)"))
+            texts[r.entryID] = "entry \(i)"
+        }
+        let catalog = try vault.entryCatalog { _ in true }
+        #expect(catalog.count == 50)
+        // Another process deletes, compacts (frames renumbered), then adds
+        // more than there were, so that every old frame index still exists.
+        let other = try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
+        for id in catalog.ids.prefix(10) { try other.delete(id) }
+        _ = try other.compact()
+        for i in 0..<80 { try other.add(EntryBody(created: 1_800_000_000_000 + Int64(i), text: "later \(i)")) }
+        try vault.reload()
+        var wrong = 0
+        for (position, id) in catalog.ids.enumerated() {
+            let row = catalog[position]
+            if row.id != id || row.body.text != texts[id] { wrong += 1 }
+        }
+        if let error = catalog.readError {
+            // A catalog that cannot stay correct says so with a typed error.
+            #expect(error.code == "catalog_stale")
+        } else {
+            #expect(wrong == 0)
+        }
     }
 }

@@ -22,7 +22,7 @@ import Testing
         // Its last version is still there to restore.
         let before = try vault.revisions(of: a.entryID).last { !$0.isDeleted }
         #expect(before?.body.text == "a")
-        try vault.edit(a.entryID, body: before!.body, replacing: [deleted[1].revision.revisionID])
+        try vault.restore(a.entryID, body: before!.body, replacing: [deleted[1].revision.revisionID])
         #expect(try vault.deletedEntries().map(\.id) == [b.entryID])
         #expect(try vault.entries().map(\.body.text) == ["a", "kept"])
     }

@@ -39,7 +39,7 @@ import QuireSystem
         try vault.add(Self.entry("written on the laptop", at: Self.t0 + 3 * Self.day))
 
         // The phone is lost: remove it (a new epoch without it).
-        let removed = try vault.removeDevice(named: "phone", now: Self.t0 + 10 * Self.day)
+        let removed = try vault.removeDevice(named: "Phone", now: Self.t0 + 10 * Self.day)
         #expect(removed.publicKey == phone.publicKey)
         try vault.add(Self.entry("after the phone was lost", at: Self.t0 + 11 * Self.day))
         let state = try vault.keyState()

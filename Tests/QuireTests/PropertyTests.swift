@@ -128,7 +128,9 @@ import QuireKeys
             var e = model.entries[id]!
             e.text = PropertyTests.randomText(&rng)
             if rng.chance(1, in: 3) { e.attachments = [] }
-            let r = try vault.edit(id, body: dmgBody(e.text, created: e.created, attachments: e.attachments))
+            // A deleted entry comes back only through an explicit restore.
+            let body = dmgBody(e.text, created: e.created, attachments: e.attachments)
+            let r = e.isDeleted ? try vault.restore(id, body: body) : try vault.edit(id, body: body)
             #expect(r.entryID == id, "\(ctx)")
             e.isDeleted = false
             e.revisionCount += 1

@@ -150,7 +150,7 @@ struct DeviceRemoveCommand: QuireCommand {
                 code: "operation_refused")
         }
         do {
-            let removed = try opened.vault.removeDevice(named: member.name)
+            let removed = try opened.vault.removeDevice(publicKey: member.publicKey)
             let epoch = try opened.vault.keyState().epoch
             let fp = DeviceCode.fingerprint(of: removed.publicKey)
             c.out.line("removed \"\(removed.name)\" (fingerprint \(fp)): new records are sealed under epoch \(epoch), which it never gets")

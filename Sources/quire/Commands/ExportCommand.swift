@@ -39,10 +39,10 @@ struct ExportCommand: QuireCommand {
         var filter = ExportFilter(tags: filters.tag, journals: filters.journal)
         filter.since = selection.since
         filter.until = selection.until
-        let opened = try Unlock.open(vault, unlock, out: c.out, writable: false)
+        // Memory independent of the journal's size: the index keeps no body.
+        let opened = try Unlock.open(vault, unlock, out: c.out, writable: false, retainsEntryBodies: false)
         // An export is complete or says it is not: records that cannot be read
         // refuse it (nothing written) unless --partial asks for what can be read.
-        opened.vault.retainsEntryBodies = false
         let unread: UnreadRecords
         do { unread = try opened.vault.unreadRecords() } catch { throw .vault(error, path: vault) }
         if !unread.isEmpty && !partial {

@@ -31,7 +31,8 @@ struct ImportCommand: QuireCommand {
         }
         var options = ImportOptions(journal: journal)
         if let timeZone { options.timeZone = timeZone.identifier }
-        let opened = try Unlock.open(vault, unlock, out: c.out)
+        // The import's memory must not grow with the vault's text (Spec/import.md §7).
+        let opened = try Unlock.open(vault, unlock, out: c.out, retainsEntryBodies: false)
         let progress = ProgressBar("importing \(Paths.lastComponent(of: source))")
         progress.start()
         let report: ImportReport

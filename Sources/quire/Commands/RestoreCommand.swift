@@ -51,7 +51,7 @@ struct RestoreCommand: QuireCommand {
                 code: "not_restorable")
         }
         let revision: EntryRevision
-        do { revision = try opened.vault.edit(e.id, body: body, replacing: EntryChange.base(of: e)) } catch {
+        do { revision = try opened.vault.restore(e.id, body: body, replacing: EntryChange.base(of: e)) } catch {
             throw .vault(error, path: vault)
         }
         c.out.line("restored \(EntryFormat.short(e.id)) (\(EntryFormat.title(body.text, limit: 40)))")

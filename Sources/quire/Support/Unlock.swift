@@ -62,10 +62,13 @@ enum Unlock {
     /// Opens the vault at `path` with the first credential that works, and
     /// warns (stderr) about key changes and conflicted copies waiting
     /// beside it (unless `mentionCopies` is false: `resolve` folds them).
-    static func open(_ path: String, _ options: UnlockOptions, out: Output, writable: Bool = true, mentionCopies: Bool = true)
-        throws(CLIFailure) -> OpenedVault
-    {
-        let opened = try unlock(path, options, out: out, writable: writable)
+    /// `retainsEntryBodies: false` opens it for work over the whole journal
+    /// (import, export) whose memory must not grow with its text.
+    static func open(
+        _ path: String, _ options: UnlockOptions, out: Output, writable: Bool = true, mentionCopies: Bool = true,
+        retainsEntryBodies: Bool = true
+    ) throws(CLIFailure) -> OpenedVault {
+        let opened = try unlock(path, options, out: out, writable: writable, retainsEntryBodies: retainsEntryBodies)
         if mentionCopies { warnAboutConflictCopies(opened.vault, path: path, out: out) }
         return opened
     }
@@ -80,7 +83,7 @@ enum Unlock {
         )
     }
 
-    static func unlock(_ path: String, _ options: UnlockOptions, out: Output, writable: Bool) throws(CLIFailure) -> OpenedVault {
+    static func unlock(_ path: String, _ options: UnlockOptions, out: Output, writable: Bool, retainsEntryBodies: Bool = true) throws(CLIFailure) -> OpenedVault {
         try requireVault(path)
         let s = try store()
         var deviceName: String?
@@ -91,7 +94,7 @@ enum Unlock {
         if let identity {
             deviceName = identity.name
             do {
-                let vault = try Vault.open(at: path, store: s, writable: writable)
+                let vault = try Vault.open(at: path, store: s, writable: writable, retainsEntryBodies: retainsEntryBodies)
                 warn(vault, out: out)
                 return OpenedVault(
                     vault: vault, credential: .device(identity.keyPair), recoveryKey: nil, openedWith: "this device (\"\(identity.name)\")")
@@ -102,7 +105,7 @@ enum Unlock {
         if let file = options.recoveryKeyFile?.path {
             var bytes = try Prompt.secretFile(file, what: "recovery key")
             defer { wipe(&bytes) }
-            return try openWithRecoveryCode(String(decoding: bytes, as: UTF8.self), path: path, writable: writable, out: out)
+            return try openWithRecoveryCode(String(decoding: bytes, as: UTF8.self), path: path, writable: writable, retainsEntryBodies: retainsEntryBodies, out: out)
         }
         if let file = options.passphraseFile?.path {
             var bytes = try Prompt.secretFile(file, what: "passphrase")
@@ -112,7 +115,7 @@ enum Unlock {
                     "the passphrase file \(file) is empty",
                     hint: "write the passphrase in it (one line), or unlock with --recovery-key-file FILE")
             }
-            return try openWithPassphrase(bytes, path: path, writable: writable, out: out)
+            return try openWithPassphrase(bytes, path: path, writable: writable, retainsEntryBodies: retainsEntryBodies, out: out)
         }
         if Prompt.isInteractive {
             let shownPath = TerminalEscape.escape(path, keepingLineBreaks: false)
@@ -127,11 +130,11 @@ enum Unlock {
             // try the recovery key when it parses as one, then the passphrase.
             let shapedLikeACode = looksLikeRecoveryCode(text)
             if shapedLikeACode, let key = try? RecoveryKey(code: text.trimmingCharacters(in: .whitespacesAndNewlines)) {
-                do { return try openWithRecoveryKey(key, path: path, writable: writable, out: out) } catch {
+                do { return try openWithRecoveryKey(key, path: path, writable: writable, retainsEntryBodies: retainsEntryBodies, out: out) } catch {
                     guard error.code == "wrong_recovery_key" else { throw error }
                 }
             }
-            do { return try openWithPassphrase(typed, path: path, writable: writable, out: out) } catch {
+            do { return try openWithPassphrase(typed, path: path, writable: writable, retainsEntryBodies: retainsEntryBodies, out: out) } catch {
                 guard shapedLikeACode, error.code == "wrong_passphrase" else { throw error }
                 // Never quote what was typed: it is one secret or the other.
                 throw CLIFailure(
@@ -170,7 +173,7 @@ enum Unlock {
         return letters.count == 56 && letters.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
     }
 
-    static func openWithRecoveryCode(_ code: String, path: String, writable: Bool, out: Output) throws(CLIFailure) -> OpenedVault {
+    static func openWithRecoveryCode(_ code: String, path: String, writable: Bool, retainsEntryBodies: Bool = true, out: Output) throws(CLIFailure) -> OpenedVault {
         let key: RecoveryKey
         do { key = try RecoveryKey(code: code.trimmingCharacters(in: .whitespacesAndNewlines)) } catch {
             // The library names the offending character; a secret's characters are never printed.
@@ -180,12 +183,12 @@ enum Unlock {
                     "a recovery key is 56 letters and digits in groups of 4; dashes and spaces are optional; copy it without other characters (such as a non-breaking space)",
                 code: error.code)
         }
-        return try openWithRecoveryKey(key, path: path, writable: writable, out: out)
+        return try openWithRecoveryKey(key, path: path, writable: writable, retainsEntryBodies: retainsEntryBodies, out: out)
     }
 
-    static func openWithRecoveryKey(_ key: RecoveryKey, path: String, writable: Bool, out: Output) throws(CLIFailure) -> OpenedVault {
+    static func openWithRecoveryKey(_ key: RecoveryKey, path: String, writable: Bool, retainsEntryBodies: Bool = true, out: Output) throws(CLIFailure) -> OpenedVault {
         do {
-            let vault = try Vault.open(at: path, credential: .recoveryKey(key), writable: writable)
+            let vault = try Vault.open(at: path, credential: .recoveryKey(key), writable: writable, retainsEntryBodies: retainsEntryBodies)
             warn(vault, out: out)
             return OpenedVault(vault: vault, credential: .recoveryKey(key), recoveryKey: key, openedWith: "the recovery key")
         } catch {
@@ -193,10 +196,10 @@ enum Unlock {
         }
     }
 
-    static func openWithPassphrase(_ typed: [UInt8], path: String, writable: Bool, out: Output) throws(CLIFailure) -> OpenedVault {
+    static func openWithPassphrase(_ typed: [UInt8], path: String, writable: Bool, retainsEntryBodies: Bool = true, out: Output) throws(CLIFailure) -> OpenedVault {
         let secret = try Prompt.passphraseBytes(typed)
         do {
-            let vault = try Vault.open(at: path, credential: .passphrase(secret), writable: writable)
+            let vault = try Vault.open(at: path, credential: .passphrase(secret), writable: writable, retainsEntryBodies: retainsEntryBodies)
             warn(vault, out: out)
             return OpenedVault(vault: vault, credential: .passphrase(secret), recoveryKey: nil, openedWith: "the passphrase")
         } catch {

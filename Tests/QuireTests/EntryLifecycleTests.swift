@@ -1,0 +1,77 @@
+import Quire
+import QuireKeys
+import QuireSync
+import QuireSystem
+import Testing
+
+/// Editing, deleting and removing devices as an app does them (issue 13).
+@Suite struct EntryLifecycleTests {
+    /// A vault the laptop made, with the phone enrolled as "Phone".
+    static func laptopAndPhone(at path: String, seed: String) throws -> (Vault, DeviceIdentity) {
+        let laptop = KeyScenarioTests.device("Laptop"), phone = KeyScenarioTests.device("Phone")
+        let vault = try Vault.create(
+            at: path, setup: VaultSetup(name: "Journal", recoveryKey: testRecoveryKey(seed), device: laptop, now: KeyTestSupport.t0),
+            random: SeededRandom(label: seed), options: fast)
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: KeyTestSupport.t0 + 1)
+        return (vault, phone)
+    }
+
+    @Test func editingADeletedEntryIsRefused() throws {
+        let dir = TemporaryDirectory()
+        let (vault, _) = try makeVault(dir)
+        let id = try vault.add(EntryBody(created: 1, text: "first")).entryID
+        try vault.delete(id)
+        #expect(throws: VaultError.entryDeleted(id)) { try vault.edit(id, body: EntryBody(created: 1, text: "edited")) }
+        let snapshot = try #require(try vault.entry(id))
+        #expect(throws: VaultError.entryDeleted(id)) {
+            try vault.edit(id, body: EntryBody(created: 1, text: "edited"), replacing: [snapshot.revision.revisionID])
+        }
+        #expect(try vault.entry(id)?.isDeleted == true)
+        // Bringing it back is explicit.
+        let restored = try vault.restore(id, body: EntryBody(created: 1, text: "first"))
+        #expect(restored.body.modified != nil)
+        #expect(try vault.entry(id)?.isDeleted == false)
+        #expect(try vault.entry(id)?.body.text == "first")
+        #expect(try vault.edit(id, body: EntryBody(created: 1, text: "edited")).body.text == "edited")
+    }
+
+    @Test func editSetsModified() throws {
+        let dir = TemporaryDirectory()
+        let (vault, _) = try makeVault(dir)
+        let id = try vault.add(EntryBody(created: 1, text: "first")).entryID
+        let before = ProcessStats.wallClockMilliseconds()
+        let edited = try vault.edit(id, body: EntryBody(created: 1, text: "edited"))
+        #expect((edited.body.modified ?? 0) >= before)
+        #expect(try vault.entry(id)?.body.modified == edited.body.modified)
+    }
+
+    @Test func removeDeviceMatchesTheNameExactly() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("j.quire")
+        let (vault, phone) = try Self.laptopAndPhone(at: path, seed: "exact")
+        #expect(throws: VaultError.self) { try vault.removeDevice(named: "phone", now: KeyTestSupport.t0 + 2) }
+        #expect(try vault.keyState().devices.map(\.name).sorted() == ["Laptop", "Phone"])
+        // By key: the member, whatever its name.
+        let removed = try vault.removeDevice(publicKey: phone.publicKey, now: KeyTestSupport.t0 + 3)
+        #expect(removed.name == "Phone")
+        #expect(try vault.keyState().devices.map(\.name) == ["Laptop"])
+        #expect(throws: VaultError.self) { try vault.removeDevice(publicKey: phone.publicKey, now: KeyTestSupport.t0 + 4) }
+    }
+
+    @Test func aRemovedDeviceIsToldAfterARekey() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("j.quire")
+        let (vault, phone) = try Self.laptopAndPhone(at: path, seed: "rekey")
+        try vault.add(EntryBody(created: 1, text: "before"))
+        try vault.removeDevice(named: "Phone", now: KeyTestSupport.t0 + 2)
+        _ = try vault.compact(CompactionOptions(rekey: true))
+        #expect(vault.removedFromVault == nil)
+        let onPhone = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast)
+        #expect(try onPhone.entries().isEmpty)
+        // Not a silent "success with 0 entries": the vault says it was removed.
+        #expect(try onPhone.unreadRecords().newerEpoch != nil)
+        let status = try #require(onPhone.removedFromVault)
+        #expect(status.code == "removed_from_vault")
+        #expect(throws: status) { try onPhone.add(EntryBody(created: 2, text: "after")) }
+    }
+}
