@@ -32,6 +32,15 @@ public struct UnreadRecords: Sendable, Equatable {
 
         /// ``message``.
         public var description: String { message }
+
+        /// A record found unreadable outside the entry index, such as an
+        /// attachment chunk that does not authenticate.
+        public init(code: String, offset: UInt64?, frameIndex: Int?, message: String) {
+            self.code = code
+            self.offset = offset
+            self.frameIndex = frameIndex
+            self.message = message
+        }
     }
 
     /// Every record not read, in file order.
@@ -61,6 +70,19 @@ public struct UnreadRecords: Sendable, Equatable {
         records = []
         newerEpoch = nil
         hiddenEntryRevisions = 0
+    }
+
+    /// These records with `more` added (each frame once), in file order.
+    public func adding(_ more: [Record]) -> UnreadRecords {
+        let frames = Set(records.compactMap(\.frameIndex))
+        let added = more.filter { $0.frameIndex.map { !frames.contains($0) } ?? true }
+        return UnreadRecords(records: records + added, newerEpoch: newerEpoch, hiddenEntryRevisions: hiddenEntryRevisions)
+    }
+
+    private init(records: [Record], newerEpoch: UInt32?, hiddenEntryRevisions: Int) {
+        self.records = records.sorted { ($0.offset ?? 0, $0.frameIndex ?? -1) < ($1.offset ?? 0, $1.frameIndex ?? -1) }
+        self.newerEpoch = newerEpoch
+        self.hiddenEntryRevisions = hiddenEntryRevisions
     }
 
     init(recordIssues: [FormatError], structure: VaultStructure, commitIssues: [FormatError], newerEpoch: UInt32?, hiddenEntryRevisions: Int) {

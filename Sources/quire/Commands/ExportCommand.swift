@@ -44,7 +44,12 @@ struct ExportCommand: QuireCommand {
         // refuse it (nothing written) unless --partial asks for what can be read.
         opened.vault.retainsEntryBodies = false
         let unread: UnreadRecords
-        do { unread = try opened.vault.unreadRecords() } catch { throw .vault(error, path: vault) }
+        do { _ = try opened.vault.unreadRecords() } catch { throw .vault(error, path: vault) }
+        // An attachment that cannot be read is an unread record too: a
+        // partial export leaves its bytes out.
+        unread = Reading.records(opened.vault)
+        var options = ExportOptions()
+        options.unreadableAttachments = Set(Reading.damagedAttachments(opened.vault).keys)
         if !unread.isEmpty && !partial {
             throw CLIFailure(
                 "\(Reading.summary(unread.records, path: vault)); nothing was exported",
@@ -59,7 +64,9 @@ struct ExportCommand: QuireCommand {
             if name == "pdf" {
                 report = try exportPDFBook(opened.vault, to: output, filter: filter) { p in progress.update(done: p.done, total: p.total) }
             } else {
-                report = try exportJournal(opened.vault, format: ExportFormat(rawValue: name)!, to: output, filter: filter) { p in
+                report = try exportJournal(
+                    opened.vault, format: ExportFormat(rawValue: name)!, to: output, filter: filter, options: options
+                ) { p in
                     progress.update(done: p.done, total: p.total)
                 }
             }

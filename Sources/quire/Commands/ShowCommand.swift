@@ -33,8 +33,10 @@ struct ShowCommand: QuireCommand {
             b.extra[text: "inferredTimeZone"].map { $0 == .text("location") ? ", inferred from its location" : ", inferred" } ?? ""
         out.line("date:     \(date)\(b.timeZone.isEmpty ? "" : " (written in ")\(b.timeZone)\(b.timeZone.isEmpty ? "" : inferred + ")")")
         EntryDetails.print(b, out)
+        let damaged = Reading.damagedAttachments(opened.vault)
         for ref in b.attachments {
-            let size = (try? opened.vault.attachment(ref.blob).byteCount).map(formatBytes) ?? "missing"
+            var size = (try? opened.vault.attachment(ref.blob).byteCount).map(formatBytes) ?? "missing"
+            if damaged[ref.blob] != nil { size = "DAMAGED (cannot be read; see 'quire verify') " + size }
             out.line(
                 "attached: \(EntryFormat.attachmentID(ref), .id)  \(ref.mediaType)  \(size)\(ref.fileName.isEmpty ? "" : "  ")\(ref.fileName)"
             )

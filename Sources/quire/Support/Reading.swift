@@ -1,5 +1,6 @@
 import Foundation
 import Quire
+import Synchronization
 
 /// Reading entries for the commands that show them.
 enum Reading {
@@ -39,10 +40,57 @@ enum Reading {
     }
 
     /// The vault's unread records (none when its index cannot be read: the
-    /// read that failed says why).
+    /// read that failed says why), with the attachments of its entries whose
+    /// bytes cannot be read (``damagedAttachments(_:)``).
     static func records(_ vault: Vault) -> UnreadRecords {
-        (try? vault.unreadRecords()) ?? UnreadRecords()
+        let unread = (try? vault.unreadRecords()) ?? UnreadRecords()
+        return unread.adding(Array(damagedAttachments(vault).values))
     }
+
+    /// The attachments named by the vault's live entries whose bytes cannot
+    /// be read (a chunk damaged or cut out), each with the record to report:
+    /// every chunk is opened, as 'quire verify' does, once per vault a
+    /// command opens. An attachment the vault does not hold is not damage
+    /// (it is shown as missing).
+    static func damagedAttachments(_ vault: Vault) -> [BlobID: UnreadRecords.Record] {
+        if let known = checkedAttachments.withLock({ $0.first { $0.0 === vault }?.1 }) { return known }
+        var damaged: [BlobID: UnreadRecords.Record] = [:]
+        var seen = Set<BlobID>()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+        defer {
+            buffer.initializeMemory(as: UInt8.self, repeating: 0)
+            buffer.deallocate()
+        }
+        for entry in (try? vault.entries()) ?? [] {
+            for ref in entry.body.attachments where seen.insert(ref.blob).inserted {
+                let failure: (code: String, location: FrameLocation?, message: String)
+                do {
+                    let reader = try vault.openAttachment(ref.blob)
+                    do {
+                        while try reader.read(into: buffer) > 0 {}
+                        continue
+                    } catch {
+                        failure = (error.code, error.location, error.description)
+                    }
+                } catch {
+                    if case .attachmentNotFound = error { continue }
+                    if case .format(let f) = error {
+                        failure = (f.code, f.location, f.description)
+                    } else {
+                        failure = (error.code, nil, error.description)
+                    }
+                }
+                damaged[ref.blob] = UnreadRecords.Record(
+                    code: failure.code, offset: failure.location?.offset, frameIndex: failure.location?.index,
+                    message: "attachment \(EntryFormat.attachmentID(ref)) cannot be read: \(failure.message)")
+            }
+        }
+        checkedAttachments.withLock { $0.append((vault, damaged)) }
+        return damaged
+    }
+
+    /// The vaults this command checked the attachments of.
+    private static let checkedAttachments = Mutex<[(Vault, [BlobID: UnreadRecords.Record])]>([])
 
     /// `2 records in PATH could not be read (frame 8 at byte 2110: authentication_failed; …)`.
     static func summary(_ records: [UnreadRecords.Record], path: String) -> String {

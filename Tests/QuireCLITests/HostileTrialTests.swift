@@ -1,0 +1,61 @@
+import Foundation
+import Quire
+import Testing
+
+/// Findings of the second hostile trial of the CLI: damage every reading
+/// command must say.
+@Suite struct HostileTrialTests {
+    /// A vault of two entries, the second with a 3000-byte attachment whose
+    /// one chunk has a byte of its ciphertext flipped.
+    static func damagedAttachmentVault(_ box: Sandbox) throws -> (plain: String, pictured: String) {
+        try box.makeVault()
+        let plain = try box.add("plain entry")
+        try Data((0..<3000).map { UInt8($0 % 251) }).write(to: URL(fileURLWithPath: box.path("pic.bin")))
+        let pictured = try box.add("with a picture", ["--attach", box.path("pic.bin")])
+        let chunks = try VaultScanner.scan(path: box.path("Journal.quire")).frames.filter { $0.header.kind == .blobChunk }
+        let chunk = try #require(chunks.first)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: box.path("Journal.quire")))
+        bytes[Int(chunk.bodyOffset) + Int(chunk.header.bodyLength) / 2] ^= 0x01
+        try bytes.write(to: URL(fileURLWithPath: box.path("Journal.quire")))
+        return (plain, pictured)
+    }
+
+    @Test func aDamagedAttachmentChunkIsSaidByListShowExportAndExtract() throws {
+        let box = try Sandbox()
+        let (_, pictured) = try Self.damagedAttachmentVault(box)
+        let list = try box.quire(["list", "Journal.quire"])
+        #expect(list.status == 0)
+        #expect(list.stdout.split(separator: "\n").count == 2)
+        #expect(list.stderr.contains("1 record in Journal.quire could not be read (frame "), "\(list)")
+        let listJSON = try box.quire(["list", "Journal.quire", "--json"]).json()
+        #expect(UnreadRecordCommandTests.unread(listJSON).count == 1)
+
+        let show = try box.quire(["show", "Journal.quire", pictured])
+        #expect(show.stderr.contains("1 record in Journal.quire could not be read"), "\(show)")
+        #expect(show.stdout.contains("DAMAGED"), "\(show)")
+        let showJSON = try box.quire(["show", "Journal.quire", pictured, "--json"]).json()
+        let attachment = try #require((showJSON["attachments"] as? [[String: Any]])?.first)
+        #expect(attachment["damaged"] as? Bool == true)
+        #expect(UnreadRecordCommandTests.unread(showJSON).count == 1)
+
+        let refused = try box.quire(["export", "Journal.quire", "--format", "md", "-o", "out"])
+        #expect(refused.status == 1, "\(refused)")
+        #expect(!FileManager.default.fileExists(atPath: box.path("out")))
+        let partial = try box.quire(["export", "Journal.quire", "--format", "md", "-o", "out", "--partial", "--json"])
+        #expect(partial.status == 0, "\(partial)")
+        let partialJSON = try partial.json()
+        #expect(partialJSON["entries"] as? Int == 2)
+        #expect(partialJSON["attachments"] as? Int == 0)
+        #expect(partialJSON["missingAttachments"] as? Int == 0)
+        #expect(partialJSON["partial"] as? Bool == true)
+        #expect(UnreadRecordCommandTests.unread(partialJSON).count == 1)
+        #expect(partial.stderr.contains("partial export: 1 record in Journal.quire could not be read"), "\(partial)")
+
+        let id = try #require(attachment["id"] as? String)
+        let extract = try box.quire(["extract", "Journal.quire", id, "-o", "pic-out.bin"])
+        #expect(extract.status != 0)
+        #expect(extract.stderr.contains("is damaged"), "\(extract)")
+        #expect(extract.stderr.contains("quire verify Journal.quire"), "\(extract)")
+        #expect(!FileManager.default.fileExists(atPath: box.path("pic-out.bin")))
+    }
+}
