@@ -58,4 +58,42 @@ import Testing
         #expect(extract.stderr.contains("quire verify Journal.quire"), "\(extract)")
         #expect(!FileManager.default.fileExists(atPath: box.path("pic-out.bin")))
     }
+
+    @Test func aDamagedAttestationIsSaidAsUntrustedRecordsAndNotBlamedOnAWriter() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        _ = try box.add("first entry")
+        let second = try box.add("second entry")
+        // One byte of the last commit's sealed attestation (after its head
+        // and nonce: Spec/format.md §9.2).
+        let commit = try #require(VaultScanner.scan(path: box.path("Journal.quire")).frames.last { $0.header.kind == .commit })
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: box.path("Journal.quire")))
+        bytes[Int(commit.bodyOffset) + 32 + 24 + 40] ^= 0x01
+        try bytes.write(to: URL(fileURLWithPath: box.path("Journal.quire")))
+        #expect(try box.quire(["verify", "Journal.quire"]).status == 2)
+
+        let list = try box.quire(["list", "Journal.quire"])
+        #expect(list.status == 0)
+        #expect(list.stdout.split(separator: "\n").count == 2)
+        #expect(list.stderr.contains("1 record in Journal.quire could not be trusted (frame "), "\(list)")
+        #expect(list.stderr.contains("attestation_failed"), "\(list)")
+        let listJSON = try box.quire(["list", "Journal.quire", "--json"]).json()
+        #expect(UnreadRecordCommandTests.unread(listJSON).count == 1)
+        #expect(UnreadRecordCommandTests.unread(listJSON).codes == ["attestation_failed"])
+
+        let show = try box.quire(["show", "Journal.quire", second])
+        #expect(show.stdout.contains("attested: no: the attestation of the commit holding this version is damaged"), "\(show)")
+        #expect(!show.stdout.contains("another program wrote it"), "\(show)")
+        let showJSON = try box.quire(["show", "Journal.quire", second, "--json"]).json()
+        #expect(showJSON["attested"] as? Bool == false)
+        #expect(showJSON["attestationFailed"] as? Bool == true)
+
+        let export = try box.quire(["export", "Journal.quire", "-o", "out.json", "--json"])
+        #expect(export.status == 0, "\(export)")
+        #expect(export.stderr.contains("1 record in Journal.quire could not be trusted"), "\(export)")
+        let exportJSON = try export.json()
+        #expect(exportJSON["entries"] as? Int == 2)
+        #expect(exportJSON["partial"] as? Bool == false)
+        #expect(UnreadRecordCommandTests.unread(exportJSON).count == 1)
+    }
 }

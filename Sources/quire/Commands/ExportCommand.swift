@@ -48,11 +48,14 @@ struct ExportCommand: QuireCommand {
         // An attachment that cannot be read is an unread record too: a
         // partial export leaves its bytes out.
         unread = Reading.records(opened.vault)
+        // Records whose commit's attestation failed are read and exported;
+        // they are said, but do not make the export partial.
+        let leftOut = unread.records.filter { $0.code != "attestation_failed" }
         var options = ExportOptions()
         options.unreadableAttachments = Set(Reading.damagedAttachments(opened.vault).keys)
-        if !unread.isEmpty && !partial {
+        if !leftOut.isEmpty && !partial {
             throw CLIFailure(
-                "\(Reading.summary(unread.records, path: vault)); nothing was exported",
+                "\(Reading.summary(leftOut, path: vault)); nothing was exported",
                 hint:
                     "restore them from another copy ('quire merge \(vault) COPY'; 'quire verify \(vault)' lists them), or export what can be read with --partial",
                 code: "records_unreadable")
@@ -75,12 +78,17 @@ struct ExportCommand: QuireCommand {
             throw .exporting(error, path: vault)
         }
         progress.finish()
-        let partText = unread.isEmpty ? "" : ": a PARTIAL export (--partial)"
+        let partText = leftOut.isEmpty ? "" : ": a PARTIAL export (--partial)"
         c.out.line(
             "exported \(plural(report.entries, "entry", "entries")) and \(plural(report.attachments, "attachment")) to \(output) (\(formatBytes(report.bytes)))\(partText)"
         )
-        if !unread.isEmpty {
-            c.out.warning("partial export: \(Reading.summary(unread.records, path: vault)) and are not in \(output)")
+        if !leftOut.isEmpty {
+            c.out.warning("partial export: \(Reading.summary(leftOut, path: vault)) and are not in \(output)")
+        }
+        if !unread.untrusted.isEmpty {
+            c.out.warning(
+                "\(Reading.summary(unread.untrusted, path: vault, what: "trusted")): the attestation of the commit holding them is damaged; "
+                    + "they are in \(output) but no member vouches for them. Run 'quire verify \(vault)'")
         }
         if report.entries == 0 && selection.isFiltering { c.out.warning("no entries match the filters; \(output) holds none") }
         if report.missingAttachments > 0 {
@@ -91,7 +99,7 @@ struct ExportCommand: QuireCommand {
         c.out.emit(
             ExportJSON(
                 format: name, path: output, entries: report.entries, attachments: report.attachments, bytes: report.bytes,
-                missingAttachments: report.missingAttachments, partial: !unread.isEmpty, unreadRecords: UnreadRecordsJSON(unread)))
+                missingAttachments: report.missingAttachments, partial: !leftOut.isEmpty, unreadRecords: UnreadRecordsJSON(unread)))
         return .success
     }
 }

@@ -48,7 +48,12 @@ struct ShowCommand: QuireCommand {
             )
         }
         if !e.isVerified { out.line("verified: no: the commit holding this revision did not verify; see 'quire verify'") }
-        if e.isVerified && !e.isAttested {
+        let attestationFailed = (try? opened.vault.revisionsWithFailedAttestation())?.contains(e.revision.revisionID) ?? false
+        if e.isVerified && !e.isAttested && attestationFailed {
+            out.line(
+                "attested: no: the attestation of the commit holding this version is damaged (it does not check), so no member vouches for it; see 'quire verify'"
+            )
+        } else if e.isVerified && !e.isAttested {
             out.line(
                 "attested: no: no enrolled device or recovery key vouches for this version (a passphrase, an escrow key or another program wrote it)"
             )
@@ -118,6 +123,9 @@ struct EntryJSON: JSONShape {
     let verified: Bool
     /// True when a member attested the version shown (`Spec/format.md §9.4`).
     let attested: Bool
+    /// True when the version's commit carries an attestation that does not
+    /// check (damage: `attestation_failed`); `attested` is then false.
+    let attestationFailed: Bool
     /// The records the entries shown leave out (``UnreadRecordsJSON``).
     let unreadRecords: UnreadRecordsJSON
 
@@ -146,6 +154,7 @@ struct EntryJSON: JSONShape {
         conflictingRevisions = e.conflictingHeads.map(\.description)
         verified = e.isVerified
         attested = e.isAttested
+        attestationFailed = (try? vault.revisionsWithFailedAttestation())?.contains(e.revision.revisionID) ?? false
         unreadRecords = UnreadRecordsJSON(Reading.records(vault))
     }
 
@@ -169,6 +178,7 @@ struct EntryJSON: JSONShape {
         conflictingRevisions = []
         verified = true
         attested = true
+        attestationFailed = false
         unreadRecords = .example
     }
 

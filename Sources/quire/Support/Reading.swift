@@ -29,9 +29,15 @@ enum Reading {
                     + "Open the vault on a device still enrolled, or with --recovery-key-file FILE")
         }
         // Records of a newer epoch are said above, for a removed device.
-        let damaged = unread.damaged
+        let damaged = unread.damaged.filter { $0.code != "attestation_failed" }
         if !damaged.isEmpty {
             out.warning("\(summary(damaged, path: path)); what is shown leaves them out. Run 'quire verify \(path)'")
+        }
+        let untrusted = unread.untrusted
+        if !untrusted.isEmpty {
+            out.warning(
+                "\(summary(untrusted, path: path, what: "trusted")): the attestation of the commit holding them is damaged, "
+                    + "so they are shown as not attested. Run 'quire verify \(path)'")
         }
         let unverified = entries.filter { !$0.isVerified }.count
         if unverified > 0 {
@@ -92,14 +98,15 @@ enum Reading {
     /// The vaults this command checked the attachments of.
     private static let checkedAttachments = Mutex<[(Vault, [BlobID: UnreadRecords.Record])]>([])
 
-    /// `2 records in PATH could not be read (frame 8 at byte 2110: authentication_failed; …)`.
-    static func summary(_ records: [UnreadRecords.Record], path: String) -> String {
+    /// `2 records in PATH could not be read (frame 8 at byte 2110: authentication_failed; …)`
+    /// (`what`: "read", or "trusted").
+    static func summary(_ records: [UnreadRecords.Record], path: String, what: String = "read") -> String {
         let places = records.prefix(5).map { r -> String in
             let place = [r.frameIndex.map { "frame \($0)" }, r.offset.map { "byte \($0)" }].compactMap { $0 }.joined(separator: " at ")
             return "\(place.isEmpty ? "the file" : place): \(r.code)"
         }
         let more = records.count > 5 ? "; and \(records.count - 5) more" : ""
-        return "\(plural(records.count, "record")) in \(path) could not be read (\(places.joined(separator: "; "))\(more))"
+        return "\(plural(records.count, "record")) in \(path) could not be \(what) (\(places.joined(separator: "; "))\(more))"
     }
 
     /// Says on stderr that nothing matched, so an empty result is not silence.
