@@ -95,6 +95,7 @@ extension Vault {
         Self.absorb(file: file, into: &built, frames: nil, retain: retainsBodies)
         index = built
         observe(built.maxClock)
+        rememberIfNotRolledBack()
         return built
     }
 

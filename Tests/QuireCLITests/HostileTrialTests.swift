@@ -96,4 +96,32 @@ import Testing
         #expect(exportJSON["partial"] as? Bool == false)
         #expect(UnreadRecordCommandTests.unread(exportJSON).count == 1)
     }
+
+    @Test func aFileCutBackPastCommitsThisDeviceSawIsSaidByEveryReadingCommand() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        for i in 1...3 { _ = try box.add("entry \(i)") }
+        #expect(try box.quire(["list", "Journal.quire"]).stderr == "")
+        // One byte off the end: the last commit is cut, its records become a tail.
+        let url = URL(fileURLWithPath: box.path("Journal.quire"))
+        let bytes = try Data(contentsOf: url)
+        try bytes.prefix(bytes.count - 1).write(to: url)
+
+        for _ in 1...2 {
+            let list = try box.quire(["list", "Journal.quire"])
+            #expect(list.stdout.split(separator: "\n").count == 2)
+            #expect(list.stderr.contains("quire: warning: this file looks older than the copy this device last saw"), "\(list)")
+            #expect(list.stderr.contains("records committed there were cut off"), "\(list)")
+        }
+        let show = try box.quire(["search", "Journal.quire", "entry"])
+        #expect(show.stderr.contains("records committed there were cut off"), "\(show)")
+        let verify = try box.quire(["verify", "Journal.quire"])
+        #expect(verify.status == 2, "\(verify)")
+        #expect(!verify.stdout.contains("intact"), "\(verify)")
+        #expect(!verify.stdout.contains("are an unfinished write"), "\(verify)")
+        #expect(verify.stdout.contains("RECORDS MISSING"), "\(verify)")
+        let json = try box.quire(["verify", "Journal.quire", "--json"]).json()
+        #expect(json["intact"] as? Bool == false)
+        #expect((json["issues"] as? [[String: Any]])?.first?["code"] as? String == "rollback_suspected")
+    }
 }
