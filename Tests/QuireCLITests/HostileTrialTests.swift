@@ -124,4 +124,21 @@ import Testing
         #expect(json["intact"] as? Bool == false)
         #expect((json["issues"] as? [[String: Any]])?.first?["code"] as? String == "rollback_suspected")
     }
+
+    @Test func aVaultCutInsideItsHeaderIsDamageNotAStranger() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: box.path("Journal.quire")))
+        for length in [63, 8, 3] {
+            try bytes.prefix(length).write(to: URL(fileURLWithPath: box.path("cut.quire")))
+            let list = try box.quire(["list", "cut.quire"])
+            #expect(list.status == 1)
+            #expect(!list.stderr.contains("not a Quire vault"), "\(list)")
+            #expect(list.stderr.contains("damaged: the file is a Quire vault cut off, \(length) bytes"), "\(list)")
+            let verify = try box.quire(["verify", "cut.quire", "--json"])
+            #expect(verify.status == 2, "\(verify)")
+            #expect(!verify.stdout.contains("not a Quire vault"), "\(verify)")
+            #expect((try verify.json()["issues"] as? [[String: Any]])?.first?["code"] as? String == "truncated_header")
+        }
+    }
 }

@@ -44,8 +44,23 @@ struct CLIFailure: Error, Sendable {
     /// A library error, with the hint its case calls for.
     static func vault(_ error: VaultError, path: String? = nil) -> CLIFailure {
         var f = CLIFailure(error.description, hint: hint(for: error, path: path ?? "VAULT"), code: error.code)
+        // A file shorter than the header that starts with the magic is a
+        // vault cut off: damage, said as such (still truncated_header).
+        if case .format(.truncatedHeader(let n)) = error, let path, isCutOffVault(path) {
+            f = CLIFailure(
+                "damaged: the file is a Quire vault cut off, \(n) bytes, shorter than its 64-byte header (it starts with the Quire magic)",
+                hint: "restore it from a copy (another device's copy, or a backup); 'quire verify \(path)' says the same", code: error.code)
+        }
         f.cause = error
         return f
+    }
+
+    /// True when the file at `path` holds a non-empty start of the Quire
+    /// magic bytes, or the whole magic (`Spec/format.md §3`).
+    static func isCutOffVault(_ path: String) -> Bool {
+        guard let data = FileManager.default.contents(atPath: path), !data.isEmpty else { return false }
+        let bytes = [UInt8](data.prefix(FileHeader.magic.count))
+        return bytes.count == FileHeader.magic.count ? bytes == FileHeader.magic : FileHeader.magic.starts(with: bytes)
     }
 
     /// What a person can do about `error`, chosen by its case.
