@@ -141,4 +141,18 @@ import Testing
             #expect((try verify.json()["issues"] as? [[String: Any]])?.first?["code"] as? String == "truncated_header")
         }
     }
+
+    @Test func formerRecoveryKeysAreNamedAsReplaced() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        _ = try box.add("written under the first recovery key")
+        for n in 2...3 {
+            let r = try box.quire(["keys", "recovery-key", "Journal.quire", "--replace", "--new-recovery-key-file", "rk\(n).txt"])
+            #expect(r.status == 0, "\(r)")
+        }
+        let status = try box.quire(["keys", "status", "Journal.quire"])
+        let lines = status.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(lines.filter { $0 == "- the recovery key" }.count == 1, "\(status)")
+        #expect(lines.filter { $0.hasPrefix("- a former recovery key (replaced 20") }.count == 2, "\(status)")
+    }
 }
