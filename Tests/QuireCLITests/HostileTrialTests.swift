@@ -155,4 +155,14 @@ import Testing
         #expect(lines.filter { $0 == "- the recovery key" }.count == 1, "\(status)")
         #expect(lines.filter { $0.hasPrefix("- a former recovery key (replaced 20") }.count == 2, "\(status)")
     }
+
+    @Test func aPassphraseForAVaultWithoutOneIsSaidSo() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        try box.write("pp.txt", "some passphrase\n")
+        let r = try box.quire(["list", "Journal.quire", "--passphrase-file", "pp.txt"], env: ["QUIRE_HOME": box.path("stranger")])
+        #expect(r.status == 1, "\(r)")
+        #expect(r.stderr.contains("this vault has no passphrase"), "\(r)")
+        #expect(!r.stderr.contains("wrong passphrase"), "\(r)")
+    }
 }

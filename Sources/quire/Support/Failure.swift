@@ -88,6 +88,8 @@ struct CLIFailure: Error, Sendable {
             "enroll this device: run 'quire device code' here, then 'quire device add \(path) CODE --name NAME' on an enrolled device; or unlock with --recovery-key-file FILE"
         case .wrongRecoveryKey: "check the recovery key file holds this vault's recovery key (56 characters)"
         case .wrongPassphrase: "check the passphrase; passphrases are compared exactly, including case"
+        case .noPassphrase:
+            "unlock with --recovery-key-file FILE or on an enrolled device; an enrolled device can add a passphrase ('quire keys passphrase')"
         case .recoveryCodeInvalid: "a recovery key is 56 characters in groups of 4; dashes and spaces are optional"
         case .deviceCodeInvalid: "copy the whole code 'quire device code' prints on the new device (56 letters and digits; dashes optional)"
         case .rollbackSuspected: rollbackHint(path: path)
