@@ -165,4 +165,15 @@ import Testing
         #expect(r.stderr.contains("this vault has no passphrase"), "\(r)")
         #expect(!r.stderr.contains("wrong passphrase"), "\(r)")
     }
+
+    @Test func aMarkdownFileNameIsAnsweredWithTheFolderItNeeds() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        _ = try box.add("one")
+        let r = try box.quire(["export", "Journal.quire", "-o", "out.md"])
+        #expect(r.status == 64, "\(r)")
+        #expect(r.stderr.contains("a Markdown export is a folder of files"), "\(r)")
+        #expect(r.stderr.contains("--format md -o FOLDER"), "\(r)")
+        #expect(!FileManager.default.fileExists(atPath: box.path("out.md")))
+    }
 }

@@ -11,7 +11,8 @@ struct ExportCommand: QuireCommand {
         discussion: """
             Decrypted on this device; nothing but OUT is written (mode 0600, or a
             0700 folder for md). Without --format, OUT's extension names it
-            (.pdf, .epub, .html, .json; .zip: dayone). When records cannot be read
+            (.pdf, .epub, .html, .json; .zip: dayone); md is a folder, asked for
+            with --format md. When records cannot be read
             (damage: see 'quire verify'), nothing is exported unless --partial is
             given; the output then says it is partial.
             """,
@@ -28,6 +29,9 @@ struct ExportCommand: QuireCommand {
     func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
         guard let output else { throw c.usage("-o OUT is required: where to write the export") }
         guard !output.isEmpty else { throw c.usage("-o OUT is empty: give the path of the file to write") }
+        if format == nil, ["md", "markdown"].contains(Paths.pathExtension(of: output).lowercased()) {
+            throw c.usage("a Markdown export is a folder of files, not one \(output): give --format md -o FOLDER")
+        }
         guard let name = (format ?? ExportFormatName.forOutput(output))?.name else {
             throw c.usage("--format is required (md, json, dayone, html, epub or pdf): \(output)'s extension names no format")
         }
