@@ -23,12 +23,12 @@ import Testing
     @Test func aDamagedAttachmentChunkIsSaidByListShowExportAndExtract() throws {
         let box = try Sandbox()
         let (_, pictured) = try Self.damagedAttachmentVault(box)
+        // A listing reads no attachment bytes (a photo library must list
+        // fast): both entries, and no attachment read.
         let list = try box.quire(["list", "Journal.quire"])
         #expect(list.status == 0)
         #expect(list.stdout.split(separator: "\n").count == 2)
-        #expect(list.stderr.contains("1 record in Journal.quire could not be read (frame "), "\(list)")
-        let listJSON = try box.quire(["list", "Journal.quire", "--json"]).json()
-        #expect(UnreadRecordCommandTests.unread(listJSON).count == 1)
+        #expect(list.stderr == "", "\(list)")
 
         let show = try box.quire(["show", "Journal.quire", pictured])
         #expect(show.stderr.contains("1 record in Journal.quire could not be read"), "\(show)")

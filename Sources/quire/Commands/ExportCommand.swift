@@ -51,6 +51,7 @@ struct ExportCommand: QuireCommand {
         do { _ = try opened.vault.unreadRecords() } catch { throw .vault(error, path: vault) }
         // An attachment that cannot be read is an unread record too: a
         // partial export leaves its bytes out.
+        Reading.include(((try? opened.vault.entries()) ?? []).flatMap(\.body.attachments))
         unread = Reading.records(opened.vault)
         // Records whose commit's attestation failed are read and exported;
         // they are said, but do not make the export partial.

@@ -33,7 +33,12 @@ struct ShowCommand: QuireCommand {
             b.extra[text: "inferredTimeZone"].map { $0 == .text("location") ? ", inferred from its location" : ", inferred" } ?? ""
         out.line("date:     \(date)\(b.timeZone.isEmpty ? "" : " (written in ")\(b.timeZone)\(b.timeZone.isEmpty ? "" : inferred + ")")")
         EntryDetails.print(b, out)
+        Reading.include(b.attachments)
         let damaged = Reading.damagedAttachments(opened.vault)
+        let damagedHere = b.attachments.compactMap { damaged[$0.blob] }
+        if !damagedHere.isEmpty {
+            out.warning("\(Reading.summary(damagedHere, path: vault)); what is shown leaves them out. Run 'quire verify \(vault)'")
+        }
         for ref in b.attachments {
             var size = (try? opened.vault.attachment(ref.blob).byteCount).map(formatBytes) ?? "missing"
             if damaged[ref.blob] != nil { size = "DAMAGED (cannot be read; see 'quire verify') " + size }

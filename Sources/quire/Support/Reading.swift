@@ -46,57 +46,73 @@ enum Reading {
     }
 
     /// The vault's unread records (none when its index cannot be read: the
-    /// read that failed says why), with the attachments of its entries whose
-    /// bytes cannot be read (``damagedAttachments(_:)``).
+    /// read that failed says why), with the attachments this command shows
+    /// or writes whose bytes cannot be read (``damagedAttachments(_:)``).
     static func records(_ vault: Vault) -> UnreadRecords {
         let unread = (try? vault.unreadRecords()) ?? UnreadRecords()
         return unread.adding(Array(damagedAttachments(vault).values))
     }
 
-    /// The attachments named by the vault's live entries whose bytes cannot
-    /// be read (a chunk damaged or cut out), each with the record to report:
-    /// every chunk is opened, as 'quire verify' does, once per vault a
-    /// command opens. An attachment the vault does not hold is not damage
+    /// Adds attachments whose bytes this command shows or writes (show,
+    /// attachments, extract, export) to those ``damagedAttachments(_:)``
+    /// reads through. A listing or a search adds none: it reads no
+    /// attachment bytes, so a photo library costs nothing to list.
+    static func include(_ refs: [AttachmentReference]) {
+        attachmentScope.withLock { scope in for r in refs where scope[r.blob] == nil { scope[r.blob] = r } }
+    }
+
+    /// Of the attachments this command included (``include(_:)``), those
+    /// whose bytes cannot be read (a chunk damaged or cut out), each with the
+    /// record to report: every chunk is opened, as 'quire verify' does, once
+    /// per attachment. An attachment the vault does not hold is not damage
     /// (it is shown as missing).
     static func damagedAttachments(_ vault: Vault) -> [BlobID: UnreadRecords.Record] {
-        if let known = checkedAttachments.withLock({ $0.first { $0.0 === vault }?.1 }) { return known }
+        let scope = attachmentScope.withLock { $0 }
         var damaged: [BlobID: UnreadRecords.Record] = [:]
-        var seen = Set<BlobID>()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
         defer {
             buffer.initializeMemory(as: UInt8.self, repeating: 0)
             buffer.deallocate()
         }
-        for entry in (try? vault.entries()) ?? [] {
-            for ref in entry.body.attachments where seen.insert(ref.blob).inserted {
-                let failure: (code: String, location: FrameLocation?, message: String)
+        for (blob, ref) in scope {
+            if let known = checkedAttachments.withLock({ $0[blob] }) {
+                if let record = known { damaged[blob] = record }
+                continue
+            }
+            var record: UnreadRecords.Record?
+            let failure: (code: String, location: FrameLocation?, message: String)?
+            do {
+                let reader = try vault.openAttachment(blob)
                 do {
-                    let reader = try vault.openAttachment(ref.blob)
-                    do {
-                        while try reader.read(into: buffer) > 0 {}
-                        continue
-                    } catch {
-                        failure = (error.code, error.location, error.description)
-                    }
+                    while try reader.read(into: buffer) > 0 {}
+                    failure = nil
                 } catch {
-                    if case .attachmentNotFound = error { continue }
-                    if case .format(let f) = error {
-                        failure = (f.code, f.location, f.description)
-                    } else {
-                        failure = (error.code, nil, error.description)
-                    }
+                    failure = (error.code, error.location, error.description)
                 }
-                damaged[ref.blob] = UnreadRecords.Record(
+            } catch {
+                if case .attachmentNotFound = error {
+                    failure = nil
+                } else if case .format(let f) = error {
+                    failure = (f.code, f.location, f.description)
+                } else {
+                    failure = (error.code, nil, error.description)
+                }
+            }
+            if let failure {
+                record = UnreadRecords.Record(
                     code: failure.code, offset: failure.location?.offset, frameIndex: failure.location?.index,
                     message: "attachment \(EntryFormat.attachmentID(ref)) cannot be read: \(failure.message)")
+                damaged[blob] = record
             }
+            checkedAttachments.withLock { $0[blob] = .some(record) }
         }
-        checkedAttachments.withLock { $0.append((vault, damaged)) }
         return damaged
     }
 
-    /// The vaults this command checked the attachments of.
-    private static let checkedAttachments = Mutex<[(Vault, [BlobID: UnreadRecords.Record])]>([])
+    /// The attachments this command reads through.
+    private static let attachmentScope = Mutex<[BlobID: AttachmentReference]>([:])
+    /// Each attachment already read through: the record to report, or nil when it reads whole.
+    private static let checkedAttachments = Mutex<[BlobID: UnreadRecords.Record?]>([:])
 
     /// `2 records in PATH could not be read (frame 8 at byte 2110: authentication_failed; …)`
     /// (`what`: "read", or "trusted").
