@@ -175,6 +175,7 @@ extension Vault {
         Self.absorb(file: file, into: &built, frames: nil, retain: retainsEntryBodies)
         index = built
         observe(built.maxClock)
+        rememberIfNotRolledBack()
         return built
     }
 

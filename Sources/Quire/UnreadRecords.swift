@@ -14,7 +14,11 @@ import QuireSystem
 /// - every damaged region (bytes that are not frames: the records that were
 ///   there cannot be counted, so the region counts as one);
 /// - every commit that does not verify or is stale (records it covered may
-///   have been removed: a deleted record leaves nothing else behind).
+///   have been removed: a deleted record leaves nothing else behind);
+/// - every entry revision, attachment manifest or profile record released
+///   from a verified commit whose attestation failed (`attestation_failed`,
+///   at the record): read, but not to be trusted (``untrusted``) — damage
+///   to the attestation, not a writer that did not attest.
 ///
 /// A torn tail is not counted: nothing in it was ever committed.
 public struct UnreadRecords: Sendable, Equatable {
@@ -32,6 +36,15 @@ public struct UnreadRecords: Sendable, Equatable {
 
         /// ``message``.
         public var description: String { message }
+
+        /// A record found unreadable outside the entry index, such as an
+        /// attachment chunk that does not authenticate.
+        public init(code: String, offset: UInt64?, frameIndex: Int?, message: String) {
+            self.code = code
+            self.offset = offset
+            self.frameIndex = frameIndex
+            self.message = message
+        }
     }
 
     /// Every record not read, in file order.
@@ -55,6 +68,10 @@ public struct UnreadRecords: Sendable, Equatable {
     /// Of ``records``, those that are damage: all of them, but the
     /// `unknown_key` records of a removed device (``newerEpoch`` set).
     public var damaged: [Record] { records.filter { newerEpoch == nil || $0.code != "unknown_key" } }
+    /// Of ``records``, those that were read but cannot be trusted: their
+    /// commit's attestation failed (`attestation_failed`). They are shown
+    /// (as not attested); the rest of ``damaged`` is left out.
+    public var untrusted: [Record] { records.filter { $0.code == "attestation_failed" } }
 
     /// Nothing unread.
     public init() {
@@ -63,7 +80,22 @@ public struct UnreadRecords: Sendable, Equatable {
         hiddenEntryRevisions = 0
     }
 
-    init(recordIssues: [FormatError], structure: VaultStructure, commitIssues: [FormatError], newerEpoch: UInt32?, hiddenEntryRevisions: Int) {
+    /// These records with `more` added (each frame once), in file order.
+    public func adding(_ more: [Record]) -> UnreadRecords {
+        let frames = Set(records.compactMap(\.frameIndex))
+        let added = more.filter { $0.frameIndex.map { !frames.contains($0) } ?? true }
+        return UnreadRecords(records: records + added, newerEpoch: newerEpoch, hiddenEntryRevisions: hiddenEntryRevisions)
+    }
+
+    private init(records: [Record], newerEpoch: UInt32?, hiddenEntryRevisions: Int) {
+        self.records = records.sorted { ($0.offset ?? 0, $0.frameIndex ?? -1) < ($1.offset ?? 0, $1.frameIndex ?? -1) }
+        self.newerEpoch = newerEpoch
+        self.hiddenEntryRevisions = hiddenEntryRevisions
+    }
+
+    init(
+        recordIssues: [FormatError], structure: VaultStructure, commitIssues: [FormatError], newerEpoch: UInt32?, hiddenEntryRevisions: Int
+    ) {
         var found: [Record] = []
         var seen = Set<Int>()
         for e in recordIssues {
@@ -81,10 +113,21 @@ public struct UnreadRecords: Sendable, Equatable {
             switch e {
             case .commitMismatch, .staleEpoch:
                 found.append(Record(code: e.code, offset: e.offset, frameIndex: e.location?.index, message: e.description))
+            case .attestationFailed(let commit, _):
+                // Its records are readable but untrusted: each is counted
+                // (chunks are the manifest's), at the record.
+                guard let group = structure.groups.first(where: { $0.commitFrame == commit.index }) else { break }
+                for i in group.members where !seen.contains(i) {
+                    let frame = structure.frames[i]
+                    guard [.entryRevision, .blobManifest, .profile].contains(frame.header.kind) else { continue }
+                    found.append(
+                        Record(
+                            code: e.code, offset: frame.location.offset, frameIndex: i,
+                            message: "record \(i) at offset \(frame.location.offset) is in commit \(commit.index), whose attestation does not check: it is read but cannot be trusted as written by a member"))
+                }
             default:
                 // An unverifiable commit (no key for it) is reported through
-                // its records' unknown_key; a failed attestation leaves its
-                // records readable (shown as not attested).
+                // its records' unknown_key.
                 break
             }
         }
@@ -104,6 +147,29 @@ extension Vault {
         try lock.withLock { () throws(VaultError) -> UnreadRecords in
             let index = try loadIndex()
             return makeUnreadRecords(index.issues)
+        }
+    }
+
+    /// The revisions released from a verified commit whose attestation
+    /// failed (`attestation_failed`, `Spec/format.md §9.4`): shown as not
+    /// attested because the attestation is damaged, not because their writer
+    /// did not attest.
+    ///
+    /// - Throws: ``VaultError/format(_:)`` for I/O.
+    public func revisionsWithFailedAttestation() throws(VaultError) -> Set<RevisionID> {
+        try lock.withLock { () throws(VaultError) -> Set<RevisionID> in
+            let index = try loadIndex()
+            let s = file.structure
+            var frames = Set<Int>()
+            for case .attestationFailed(let commit, _) in file.commitIssues {
+                if let group = s.groups.first(where: { $0.commitFrame == commit.index }) { frames.formUnion(group.members) }
+            }
+            guard !frames.isEmpty else { return [] }
+            var found = Set<RevisionID>()
+            for list in index.revisions.values {
+                for r in list where frames.contains(r.frame) { found.insert(r.revisionID) }
+            }
+            return found
         }
     }
 

@@ -117,6 +117,10 @@ extension Vault {
         // entry head, and the newest revision is always a head.
         let newest = (try? loadIndex().maxClock.rawValue) ?? 0
         if newest >= memory.newestClock { return nil }
+        if s.committedEnd < memory.committedLength && s.fileSize < memory.committedLength {
+            return "it ends at byte \(s.fileSize), before the end of what this device saw committed (byte \(memory.committedLength)): "
+                + "records committed there were cut off"
+        }
         return "it lacks records newer than any it holds, which this device saw"
     }
 
@@ -149,6 +153,26 @@ extension Vault {
             return false
         }
         return cutters.allSatisfy { id in byID[id].map { recoverySigned($0) || descendsFromRememberedTrusted($0) } ?? false }
+    }
+
+    /// Remembers the file as it is now (its committed end, last head and
+    /// greatest clock) after the index was built or a write committed, when
+    /// the file still extends or keeps what this device remembers; a
+    /// suspected rollback is left for the user (`Spec/keys.md §7`). Without
+    /// this, the remembered clock stayed 0 (the index is not loaded when the
+    /// vault opens) and a file cut back past commits this device saw passed
+    /// the rewrite test unnoticed.
+    func rememberIfNotRolledBack() {
+        guard let store = deviceStore, rollbackRefusal == nil else { return }
+        let path = FileSystem.canonicalPath(file.path) ?? file.path
+        let stored: VaultMemory?
+        do throws(DeviceStoreError) { stored = try store.memory(of: vaultID, path: path) } catch { return }
+        if let memory = stored, rollbackReason(against: memory) != nil { return }
+        do throws(VaultError) { try rememberHeads(previous: .some(stored)) } catch {
+            if case .deviceStore(let e) = error, !warnings.contains(where: { $0.code == "device_memory_not_saved" }) {
+                warnings.append(.deviceMemoryNotSaved(reason: e.description))
+            }
+        }
     }
 
     /// Writes what this device now knows of the file, unless it equals

@@ -265,6 +265,7 @@ public final class Vault: @unchecked Sendable {
                         }
                     }
                     transaction?.finishIndexing()
+                    rememberIfNotRolledBack()
                     return
                 } catch {
                     if let inner { throw inner }

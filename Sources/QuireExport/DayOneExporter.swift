@@ -59,10 +59,7 @@ enum DayOneExporter {
                 let (folder, file) = mapper.mediaFile(r)
                 let p = folder + "/" + file
                 if mediaPaths.contains(p) { continue }
-                guard MediaFiles.exists(context.vault, r.blob) else {
-                    context.report.missingAttachments += 1
-                    continue
-                }
+                guard context.canWrite(r.blob) else { continue }
                 mediaPaths.insert(p)
                 media.append((p, r.blob))
             }

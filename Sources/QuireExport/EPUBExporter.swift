@@ -64,7 +64,7 @@ enum EPUBExporter {
             for r in snapshot.body.attachments where imageTypes.contains(r.mediaType.lowercased()) {
                 let name = MediaFiles.fileName(for: r)
                 if imageNames.contains(name) { continue }
-                guard MediaFiles.exists(context.vault, r.blob) else { continue }
+                guard !context.options.unreadableAttachments.contains(r.blob), MediaFiles.exists(context.vault, r.blob) else { continue }
                 imageNames.insert(name)
                 images.append((name, r.blob, r.mediaType.lowercased()))
             }
@@ -292,7 +292,7 @@ final class ChapterSource: ByteSource {
                 if imageNames.contains(name) {
                     s += "<img src=\"../images/\(name)\" alt=\"\(Markup.escape(alt))\"/>"
                 } else {
-                    shared.context.report.missingAttachments += 1
+                    if !shared.context.options.unreadableAttachments.contains(ref.blob) { shared.context.report.missingAttachments += 1 }
                     s += "<span class=\"attachment\">[" + Markup.escape(alt) + "]</span>"
                 }
             }

@@ -21,6 +21,18 @@ struct ExportContext {
         locale = BookLocale.forVault(vault, option: options.locale)
     }
 
+    /// True when the bytes of `blob` can be written: the vault holds them and
+    /// they are not among ``ExportOptions/unreadableAttachments``. One the
+    /// vault does not hold is counted in ``ExportReport/missingAttachments``.
+    mutating func canWrite(_ blob: BlobID) -> Bool {
+        if options.unreadableAttachments.contains(blob) { return false }
+        guard MediaFiles.exists(vault, blob) else {
+            report.missingAttachments += 1
+            return false
+        }
+        return true
+    }
+
     /// Counts one entry written and reports progress.
     mutating func entryDone() {
         report.entries += 1

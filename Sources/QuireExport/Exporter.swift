@@ -107,6 +107,11 @@ public struct ExportOptions: Sendable, Equatable {
     /// means the profile's `settings["locale"]`, else the system's
     /// (``BookLocale``).
     public var locale: String?
+    /// Attachments whose bytes cannot be read (a damaged chunk): exported
+    /// as missing ones are (their details, not their bytes), but not counted
+    /// in ``ExportReport/missingAttachments`` — the caller reports them as
+    /// records it could not read (a partial export).
+    public var unreadableAttachments: Set<BlobID> = []
 
     /// Options with the given values.
     public init(jsonMedia: Bool = false, title: String? = nil, language: String? = nil, locale: String? = nil) {

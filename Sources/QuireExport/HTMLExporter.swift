@@ -57,8 +57,7 @@ enum HTMLExporter {
                 switch piece {
                 case .markup(let m): try out.write(m)
                 case .image(let ref, let alt):
-                    guard MediaFiles.exists(context.vault, ref.blob) else {
-                        context.report.missingAttachments += 1
+                    guard context.canWrite(ref.blob) else {
                         try out.write("<span class=\"attachment\">[" + Markup.escape(alt) + "]</span>")
                         continue
                     }

@@ -22,7 +22,7 @@ enum JSONExporter {
                     continue
                 }
                 sizes[r.blob] = manifest.byteCount
-                guard let media else { continue }
+                guard let media, !context.options.unreadableAttachments.contains(r.blob) else { continue }
                 let file = MediaFiles.fileName(for: r)
                 if !written.contains(file) {
                     let f = try media.file(file)

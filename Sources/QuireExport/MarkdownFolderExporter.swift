@@ -38,10 +38,7 @@ enum MarkdownFolderExporter {
             for r in body.attachments where paths[r.blob] == nil {
                 let file = MediaFiles.fileName(for: r)
                 if !writtenMedia.contains(file) {
-                    guard MediaFiles.exists(context.vault, r.blob) else {
-                        context.report.missingAttachments += 1
-                        continue
-                    }
+                    guard context.canWrite(r.blob) else { continue }
                     let media = try out.file("media/" + file)
                     _ = try MediaFiles.stream(context.vault, blob: r.blob) { (chunk: UnsafeRawBufferPointer) throws(ExportError) in
                         try media.write(chunk)

@@ -19,6 +19,9 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     case wrongRecoveryKey
     /// The passphrase opens no slot of this vault.
     case wrongPassphrase
+    /// A passphrase was given but no keyring of this vault has a passphrase
+    /// slot (code `wrong_passphrase`, `Spec/format.md §8.5`).
+    case noPassphrase
     /// This device's key opens no slot: it was never enrolled, or was removed.
     case wrongDeviceKey
     /// The raw epoch key given opens nothing.
@@ -68,7 +71,7 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .recoveryCodeInvalid: "recovery_code_invalid"
         case .deviceCodeInvalid: "device_code_invalid"
         case .wrongRecoveryKey: "wrong_recovery_key"
-        case .wrongPassphrase: "wrong_passphrase"
+        case .wrongPassphrase, .noPassphrase: "wrong_passphrase"
         case .wrongDeviceKey: "wrong_device_key"
         case .wrongKey: "wrong_key"
         case .kdfLimitsExceeded, .kdfBudgetExceeded, .kdfLimitsExceededInKeyring: "kdf_limits_exceeded"
@@ -105,7 +108,7 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// "the file is damaged".
     public var isWrongCredential: Bool {
         switch self {
-        case .wrongRecoveryKey, .wrongPassphrase, .wrongDeviceKey, .wrongKey, .recoveryCodeInvalid: true
+        case .wrongRecoveryKey, .wrongPassphrase, .noPassphrase, .wrongDeviceKey, .wrongKey, .recoveryCodeInvalid: true
         default: false
         }
     }
@@ -123,6 +126,8 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
             return "that recovery key does not open this vault (it is a valid key, but for another vault or a replaced one)"
         case .wrongPassphrase:
             return "wrong passphrase"
+        case .noPassphrase:
+            return "this vault has no passphrase: open it with an enrolled device or the recovery key"
         case .wrongDeviceKey:
             return "this device is not enrolled in this vault (or was removed)"
         case .wrongKey:

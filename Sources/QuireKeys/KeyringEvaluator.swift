@@ -276,6 +276,11 @@ struct Evaluation {
                 for issue in issues where issue.isMalformedKeyring { throw issue }
                 for issue in issues where issue.code == "escrow_forbidden" { throw issue }
             }
+            if case .passphrase = credential, !rings.isEmpty,
+                !rings.contains(where: { $0.record.publicPart.slots.contains { if case .passphrase = $0 { true } else { false } } })
+            {
+                throw .noPassphrase
+            }
             throw credential.wrongError
         }
     }

@@ -29,7 +29,7 @@ public struct PrivacyStatement: Sendable {
         /// When the key was taken out of use (device removed, passphrase
         /// replaced or removed, escrow key removed): milliseconds, UTC.
         public let retiredAt: Int64?
-        /// For a retired passphrase: true when it was replaced by another.
+        /// For a retired passphrase or recovery key: true when it was replaced by another.
         public let replaced: Bool
         /// True for the device this statement was made on.
         public let isThisDevice: Bool
@@ -41,14 +41,14 @@ public struct PrivacyStatement: Sendable {
             var s: String
             switch kind {
             case .device: s = "the device \"\(name)\""
-            case .recovery: s = "the recovery key"
+            case .recovery: s = retiredAt == nil ? "the recovery key" : "a former recovery key"
             case .passphrase: s = retiredAt == nil ? "the passphrase" : "a former passphrase"
             case .escrow: s = name.isEmpty ? "an escrow key" : "the escrow key \"\(name)\""
             }
             var notes: [String] = []
             if isThisDevice { notes.append("this device") }
             if let at = retiredAt {
-                let verb = kind == .passphrase && replaced ? "replaced" : "removed"
+                let verb = (kind == .passphrase || kind == .recovery) && replaced ? "replaced" : "removed"
                 notes.append("\(verb) \(PrivacyStatement.date(at))")
             }
             if !notes.isEmpty { s += " (" + notes.joined(separator: ", ") + ")" }
@@ -123,6 +123,15 @@ public struct PrivacyStatement: Sendable {
             for m in c.removed where removedAt[m.publicKey] == nil { removedAt[m.publicKey] = c.created }
             let hasPassphrase = ring.record.publicPart.slots.contains { if case .passphrase = $0 { true } else { false } }
             for k in c.retired where retiredAt[k] == nil { retiredAt[k] = (c.created, hasPassphrase) }
+        }
+        // A recovery key is replaced by the first keyring (oldest first) that
+        // names another recovery key and not it.
+        var recoverySeen: Set<[UInt8]> = []
+        for ring in trusted {
+            let c = ring.content!
+            let listed = Set(c.members.filter { $0.role == "recovery" }.map(\.publicKey))
+            for k in recoverySeen where !listed.contains(k) && !listed.isEmpty && retiredAt[k] == nil { retiredAt[k] = (c.created, true) }
+            recoverySeen.formUnion(listed)
         }
         escrowFreeSince = isEscrowFree ? trusted.filter { $0.record.publicPart.isEscrowFree }.map { $0.content!.created }.min() : nil
 

@@ -151,7 +151,7 @@ func matches(_ text: String, _ pattern: String) -> Bool {
         #expect(e["attachments"] as? Int == 0)
         let s = try box.quire(["show", "Journal.quire", id, "--json"]).json()
         #expect(Set(s.keys) == ["id", "created", "modified", "timeZone", "timeZoneInferred", "allDay", "text", "tags", "journal", "mood", "starred", "pinned",
-                                "location", "weather", "attachments", "revisions", "conflictingRevisions", "verified", "attested", "unreadRecords"])
+                                "location", "weather", "attachments", "revisions", "conflictingRevisions", "verified", "attested", "attestationFailed", "unreadRecords"])
         #expect(s["text"] as? String == "Hello there\nsecond line")
         #expect(s["revisions"] as? Int == 1)
         #expect(s["verified"] as? Bool == true)

@@ -52,7 +52,7 @@ import Testing
         let v = KeyringVault(label: "wrong recovery")
         try v.create([(v.epoch1, v.body(v.epoch1))])
         #expect(v.unlockError(.recoveryKey(recoveryKey("someone else"))) == .wrongRecoveryKey)
-        #expect(v.unlockError(.passphrase(passphrase("guess"))) == .wrongPassphrase)
+        #expect(v.unlockError(.passphrase(passphrase("guess"))) == .noPassphrase)  // it has no passphrase slot
         #expect(v.unlockError(.device(try Ed25519.KeyPair(using: SeededRandom(label: "stranger")))) == .wrongDeviceKey)
         #expect(v.unlockError(.escrow(try X25519.KeyPair(seed: secure(counting(32))))) == .wrongKey)
         #expect(v.unlockError(.epochKey(v.epoch2)) == .wrongKey)

@@ -488,7 +488,7 @@ import QuireSystem
         let pass = openError(.passphrase(Self.secret("guess")))
         let dev = openError(.device(Self.device("stranger").keyPair))
         let rec = openError(.recoveryKey(testRecoveryKey("someone else")))
-        #expect(pass == .keys(.wrongPassphrase))
+        #expect(pass == .keys(.noPassphrase))  // still a wrong credential: the vault has no passphrase
         #expect(dev == .keys(.wrongDeviceKey))
         #expect(rec == .keys(.wrongRecoveryKey))
     }
@@ -509,7 +509,7 @@ import QuireSystem
         try Data(data).write(to: URL(fileURLWithPath: path))
         var err: VaultError?
         do { _ = try Vault.open(at: path, credential: .passphrase(Self.secret("guess")), writable: false, options: fast) } catch { err = error }
-        #expect(err == .keys(.wrongPassphrase))
+        #expect(err == .keys(.noPassphrase))  // still a wrong credential: the vault has no passphrase
     }
 
     /// A passphrase slot with absurd Argon2id parameters appended by an

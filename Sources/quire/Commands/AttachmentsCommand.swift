@@ -20,6 +20,7 @@ struct AttachmentsCommand: QuireCommand {
     func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
         let (opened, entries) = try Reading.entries(vault, unlock, out: c.out)
         let e = try EntryFormat.resolve(id, in: entries)
+        Reading.include(e.body.attachments)
         for ref in e.body.attachments {
             let size = (try? opened.vault.attachment(ref.blob).byteCount).map(formatBytes) ?? "missing"
             c.out.line("\(EntryFormat.attachmentID(ref), .id)  \(ref.mediaType)  \(size)\(ref.fileName.isEmpty ? "" : "  ")\(ref.fileName)")

@@ -11,7 +11,8 @@ struct ExportCommand: QuireCommand {
         discussion: """
             Decrypted on this device; nothing but OUT is written (mode 0600, or a
             0700 folder for md). Without --format, OUT's extension names it
-            (.pdf, .epub, .html, .json; .zip: dayone). When records cannot be read
+            (.pdf, .epub, .html, .json; .zip: dayone); md is a folder, asked for
+            with --format md. When records cannot be read
             (damage: see 'quire verify'), nothing is exported unless --partial is
             given; the output then says it is partial.
             """,
@@ -28,6 +29,9 @@ struct ExportCommand: QuireCommand {
     func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
         guard let output else { throw c.usage("-o OUT is required: where to write the export") }
         guard !output.isEmpty else { throw c.usage("-o OUT is empty: give the path of the file to write") }
+        if format == nil, ["md", "markdown"].contains(Paths.pathExtension(of: output).lowercased()) {
+            throw c.usage("a Markdown export is a folder of files, not one \(output): give --format md -o FOLDER")
+        }
         guard let name = (format ?? ExportFormatName.forOutput(output))?.name else {
             throw c.usage("--format is required (md, json, dayone, html, epub or pdf): \(output)'s extension names no format")
         }
@@ -44,10 +48,19 @@ struct ExportCommand: QuireCommand {
         // An export is complete or says it is not: records that cannot be read
         // refuse it (nothing written) unless --partial asks for what can be read.
         let unread: UnreadRecords
-        do { unread = try opened.vault.unreadRecords() } catch { throw .vault(error, path: vault) }
-        if !unread.isEmpty && !partial {
+        do { _ = try opened.vault.unreadRecords() } catch { throw .vault(error, path: vault) }
+        // An attachment that cannot be read is an unread record too: a
+        // partial export leaves its bytes out.
+        Reading.include(((try? opened.vault.entries()) ?? []).flatMap(\.body.attachments))
+        unread = Reading.records(opened.vault)
+        // Records whose commit's attestation failed are read and exported;
+        // they are said, but do not make the export partial.
+        let leftOut = unread.records.filter { $0.code != "attestation_failed" }
+        var options = ExportOptions()
+        options.unreadableAttachments = Set(Reading.damagedAttachments(opened.vault).keys)
+        if !leftOut.isEmpty && !partial {
             throw CLIFailure(
-                "\(Reading.summary(unread.records, path: vault)); nothing was exported",
+                "\(Reading.summary(leftOut, path: vault)); nothing was exported",
                 hint:
                     "restore them from another copy ('quire merge \(vault) COPY'; 'quire verify \(vault)' lists them), or export what can be read with --partial",
                 code: "records_unreadable")
@@ -59,7 +72,9 @@ struct ExportCommand: QuireCommand {
             if name == "pdf" {
                 report = try exportPDFBook(opened.vault, to: output, filter: filter) { p in progress.update(done: p.done, total: p.total) }
             } else {
-                report = try exportJournal(opened.vault, format: ExportFormat(rawValue: name)!, to: output, filter: filter) { p in
+                report = try exportJournal(
+                    opened.vault, format: ExportFormat(rawValue: name)!, to: output, filter: filter, options: options
+                ) { p in
                     progress.update(done: p.done, total: p.total)
                 }
             }
@@ -68,12 +83,17 @@ struct ExportCommand: QuireCommand {
             throw .exporting(error, path: vault)
         }
         progress.finish()
-        let partText = unread.isEmpty ? "" : ": a PARTIAL export (--partial)"
+        let partText = leftOut.isEmpty ? "" : ": a PARTIAL export (--partial)"
         c.out.line(
             "exported \(plural(report.entries, "entry", "entries")) and \(plural(report.attachments, "attachment")) to \(output) (\(formatBytes(report.bytes)))\(partText)"
         )
-        if !unread.isEmpty {
-            c.out.warning("partial export: \(Reading.summary(unread.records, path: vault)) and are not in \(output)")
+        if !leftOut.isEmpty {
+            c.out.warning("partial export: \(Reading.summary(leftOut, path: vault)) and are not in \(output)")
+        }
+        if !unread.untrusted.isEmpty {
+            c.out.warning(
+                "\(Reading.summary(unread.untrusted, path: vault, what: "trusted")): the attestation of the commit holding them is damaged; "
+                    + "they are in \(output) but no member vouches for them. Run 'quire verify \(vault)'")
         }
         if report.entries == 0 && selection.isFiltering { c.out.warning("no entries match the filters; \(output) holds none") }
         if report.missingAttachments > 0 {
@@ -84,7 +104,7 @@ struct ExportCommand: QuireCommand {
         c.out.emit(
             ExportJSON(
                 format: name, path: output, entries: report.entries, attachments: report.attachments, bytes: report.bytes,
-                missingAttachments: report.missingAttachments, partial: !unread.isEmpty, unreadRecords: UnreadRecordsJSON(unread)))
+                missingAttachments: report.missingAttachments, partial: !leftOut.isEmpty, unreadRecords: UnreadRecordsJSON(unread)))
         return .success
     }
 }

@@ -56,6 +56,13 @@ struct ExtractCommand: QuireCommand {
                 "\(found.count) attachments have ids starting with \(p)", hint: "give more hex digits, or the entry with --entry ID",
                 code: "ambiguous_id", exit: .usage)
         }
+        Reading.include([ref])
+        if let damage = Reading.damagedAttachments(opened.vault)[ref.blob] {
+            throw CLIFailure(
+                "attachment \(EntryFormat.attachmentID(ref)) in \(vault) is damaged and cannot be read (\(damage.code)); nothing was written",
+                hint: "'quire verify \(vault)' lists the damage; restore the attachment from another copy ('quire merge \(vault) COPY')",
+                code: damage.code)
+        }
         let reader: BlobReader
         do { reader = try opened.vault.openAttachment(ref.blob) } catch { throw .vault(error, path: vault) }
         if output == "-" {

@@ -33,8 +33,15 @@ struct ShowCommand: QuireCommand {
             b.extra[text: "inferredTimeZone"].map { $0 == .text("location") ? ", inferred from its location" : ", inferred" } ?? ""
         out.line("date:     \(date)\(b.timeZone.isEmpty ? "" : " (written in ")\(b.timeZone)\(b.timeZone.isEmpty ? "" : inferred + ")")")
         EntryDetails.print(b, out)
+        Reading.include(b.attachments)
+        let damaged = Reading.damagedAttachments(opened.vault)
+        let damagedHere = b.attachments.compactMap { damaged[$0.blob] }
+        if !damagedHere.isEmpty {
+            out.warning("\(Reading.summary(damagedHere, path: vault)); what is shown leaves them out. Run 'quire verify \(vault)'")
+        }
         for ref in b.attachments {
-            let size = (try? opened.vault.attachment(ref.blob).byteCount).map(formatBytes) ?? "missing"
+            var size = (try? opened.vault.attachment(ref.blob).byteCount).map(formatBytes) ?? "missing"
+            if damaged[ref.blob] != nil { size = "DAMAGED (cannot be read; see 'quire verify') " + size }
             out.line(
                 "attached: \(EntryFormat.attachmentID(ref), .id)  \(ref.mediaType)  \(size)\(ref.fileName.isEmpty ? "" : "  ")\(ref.fileName)"
             )
@@ -46,7 +53,12 @@ struct ShowCommand: QuireCommand {
             )
         }
         if !e.isVerified { out.line("verified: no: the commit holding this revision did not verify; see 'quire verify'") }
-        if e.isVerified && !e.isAttested {
+        let attestationFailed = (try? opened.vault.revisionsWithFailedAttestation())?.contains(e.revision.revisionID) ?? false
+        if e.isVerified && !e.isAttested && attestationFailed {
+            out.line(
+                "attested: no: the attestation of the commit holding this version is damaged (it does not check), so no member vouches for it; see 'quire verify'"
+            )
+        } else if e.isVerified && !e.isAttested {
             out.line(
                 "attested: no: no enrolled device or recovery key vouches for this version (a passphrase, an escrow key or another program wrote it)"
             )
@@ -116,6 +128,9 @@ struct EntryJSON: JSONShape {
     let verified: Bool
     /// True when a member attested the version shown (`Spec/format.md §9.4`).
     let attested: Bool
+    /// True when the version's commit carries an attestation that does not
+    /// check (damage: `attestation_failed`); `attested` is then false.
+    let attestationFailed: Bool
     /// The records the entries shown leave out (``UnreadRecordsJSON``).
     let unreadRecords: UnreadRecordsJSON
 
@@ -144,6 +159,7 @@ struct EntryJSON: JSONShape {
         conflictingRevisions = e.conflictingHeads.map(\.description)
         verified = e.isVerified
         attested = e.isAttested
+        attestationFailed = (try? vault.revisionsWithFailedAttestation())?.contains(e.revision.revisionID) ?? false
         unreadRecords = UnreadRecordsJSON(Reading.records(vault))
     }
 
@@ -167,6 +183,7 @@ struct EntryJSON: JSONShape {
         conflictingRevisions = []
         verified = true
         attested = true
+        attestationFailed = false
         unreadRecords = .example
     }
 

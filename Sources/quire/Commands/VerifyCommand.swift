@@ -10,8 +10,9 @@ struct VerifyCommand: QuireCommand {
         name: "verify", abstract: "check every byte; exit 2 when something is lost",
         discussion: """
             Exit 0: intact (warnings allowed); 2: records lost or untrusted,
-            each listed with its frame and offset, or a file too damaged to
-            open; 1: nothing damaged, but newer records are not readable with
+            each listed with its frame and offset, a file too damaged to
+            open, or a file that lacks records this device saw committed (cut
+            off or replaced by an older copy: rollback_suspected); 1: nothing damaged, but newer records are not readable with
             this key (a removed device): verify on an enrolled device. It also
             says how many entries have conflicting versions ('quire versions ID').
             """,
@@ -50,6 +51,9 @@ struct VerifyCommand: QuireCommand {
         let damage = report.issues.filter { $0.isDamage && !vaultHandle.isUnreadableWithThisKey($0) }
         let warnings = report.issues.filter { !$0.isDamage }
         let conflicts = ((try? opened.vault.entries()) ?? []).filter { !$0.conflictingHeads.isEmpty }.count
+        // This device saw more of the vault committed than the file holds
+        // (Spec/keys.md §7): what the file ends with is not an unfinished write.
+        let rollback = opened.vault.keyWarnings.first { $0.code == "rollback_suspected" }
         let removedText =
             opened.vault.unlocked.behindReason.map {
                 "\($0): the records sealed since were made without it"
@@ -57,7 +61,11 @@ struct VerifyCommand: QuireCommand {
         let counts =
             "\(plural(report.intactRecordCount, "record")) in \(plural(report.commitCount, "commit")), \(formatBytes(report.fileByteCount))."
         let conflictText = conflicts == 0 ? "" : ", \(plural(conflicts, "entry", "entries")) with conflicting versions"
-        if damage.isEmpty {
+        if rollback != nil, damage.isEmpty {
+            out.line(
+                "\(vault): RECORDS MISSING: it lacks records this device saw committed (rollback_suspected: see the warning). "
+                    + "No other damage: \(counts)")
+        } else if damage.isEmpty {
             if unreadable.isEmpty {
                 out.line("\(vault): intact\(conflictText). \(counts)")
             } else {
@@ -73,7 +81,16 @@ struct VerifyCommand: QuireCommand {
             out.line("\(plural(unreadable.count, "record is", "records are")) not readable with this key (\(removedText)):")
             for issue in unreadable { out.line("  not readable: \(Self.place(issue)) [\(issue.code)]") }
         }
-        for issue in warnings { out.line("  note: \(Self.place(issue)): \(issue.message) [\(issue.code)]") }
+        for issue in warnings {
+            if rollback != nil && issue.code == "torn_tail" {
+                out.line(
+                    "  note: \(Self.place(issue)): the bytes after the committed end are not committed in this file, but this device saw "
+                        + "more of the vault committed: they are what is left of committed records, not an unfinished write [\(issue.code)]"
+                )
+            } else {
+                out.line("  note: \(Self.place(issue)): \(issue.message) [\(issue.code)]")
+            }
+        }
         if conflicts > 0 && damage.isEmpty {
             out.line("Entries with conflicting versions are marked in 'quire list'; 'quire versions ID' shows each version.")
         }
@@ -82,14 +99,17 @@ struct VerifyCommand: QuireCommand {
         }
         out.emit(
             VerifyJSON(
-                intact: damage.isEmpty, fileBytes: report.fileByteCount, frames: report.frameCount, commits: report.commitCount,
+                intact: damage.isEmpty && rollback == nil, fileBytes: report.fileByteCount, frames: report.frameCount,
+                commits: report.commitCount,
                 intactRecords: report.intactRecordCount, unreadableWithThisKey: unreadable.count, conflictingEntries: conflicts,
-                issues: report.issues.map {
-                    .init(
-                        code: $0.code, message: $0.message, offset: $0.offset, frame: $0.frameIndex,
-                        damage: $0.isDamage && !vaultHandle.isUnreadableWithThisKey($0))
-                }))
-        if !damage.isEmpty { return .damage }
+                issues: (rollback.map { [VerifyJSON.Issue(code: $0.code, message: $0.description, offset: nil, frame: nil, damage: true)] }
+                    ?? [])
+                    + report.issues.map {
+                        .init(
+                            code: $0.code, message: $0.message, offset: $0.offset, frame: $0.frameIndex,
+                            damage: $0.isDamage && !vaultHandle.isUnreadableWithThisKey($0))
+                    }))
+        if !damage.isEmpty || rollback != nil { return .damage }
         if !unreadable.isEmpty {
             out.failure(
                 CLIFailure(

@@ -207,12 +207,16 @@ struct AttachmentJSON: Encodable {
     let fileName: String
     /// Null when the content is missing from the file.
     @OrNull var byteCount: UInt64?
+    /// True when the content is in the file but cannot be read (a damaged
+    /// chunk: ``Reading/damagedAttachments(_:)``).
+    let damaged: Bool
 
     init(_ ref: AttachmentReference, vault: Vault) {
         id = EntryFormat.attachmentID(ref)
         mediaType = ref.mediaType
         fileName = ref.fileName
         byteCount = try? vault.attachment(ref.blob).byteCount
+        damaged = Reading.damagedAttachments(vault)[ref.blob] != nil
     }
 
     init(example: Void) {
@@ -220,5 +224,6 @@ struct AttachmentJSON: Encodable {
         mediaType = ""
         fileName = ""
         byteCount = nil
+        damaged = false
     }
 }

@@ -44,8 +44,23 @@ struct CLIFailure: Error, Sendable {
     /// A library error, with the hint its case calls for.
     static func vault(_ error: VaultError, path: String? = nil) -> CLIFailure {
         var f = CLIFailure(error.description, hint: hint(for: error, path: path ?? "VAULT"), code: error.code)
+        // A file shorter than the header that starts with the magic is a
+        // vault cut off: damage, said as such (still truncated_header).
+        if case .format(.truncatedHeader(let n)) = error, let path, isCutOffVault(path) {
+            f = CLIFailure(
+                "damaged: the file is a Quire vault cut off, \(n) bytes, shorter than its 64-byte header (it starts with the Quire magic)",
+                hint: "restore it from a copy (another device's copy, or a backup); 'quire verify \(path)' says the same", code: error.code)
+        }
         f.cause = error
         return f
+    }
+
+    /// True when the file at `path` holds a non-empty start of the Quire
+    /// magic bytes, or the whole magic (`Spec/format.md §3`).
+    static func isCutOffVault(_ path: String) -> Bool {
+        guard let data = FileManager.default.contents(atPath: path), !data.isEmpty else { return false }
+        let bytes = [UInt8](data.prefix(FileHeader.magic.count))
+        return bytes.count == FileHeader.magic.count ? bytes == FileHeader.magic : FileHeader.magic.starts(with: bytes)
     }
 
     /// What a person can do about `error`, chosen by its case.
@@ -81,6 +96,8 @@ struct CLIFailure: Error, Sendable {
             "enroll this device: run 'quire device code' here, then 'quire device add \(path) CODE --name NAME' on an enrolled device; or unlock with --recovery-key-file FILE"
         case .wrongRecoveryKey: "check the recovery key file holds this vault's recovery key (56 characters)"
         case .wrongPassphrase: "check the passphrase; passphrases are compared exactly, including case"
+        case .noPassphrase:
+            "unlock with --recovery-key-file FILE or on an enrolled device; an enrolled device can add a passphrase ('quire keys passphrase')"
         case .recoveryCodeInvalid: "a recovery key is 56 characters in groups of 4; dashes and spaces are optional"
         case .deviceCodeInvalid: "copy the whole code 'quire device code' prints on the new device (56 letters and digits; dashes optional)"
         case .rollbackSuspected: rollbackHint(path: path)

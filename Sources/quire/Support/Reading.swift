@@ -1,5 +1,6 @@
 import Foundation
 import Quire
+import Synchronization
 
 /// Reading entries for the commands that show them.
 enum Reading {
@@ -28,9 +29,15 @@ enum Reading {
                     + "Open the vault on a device that can read them, or with --recovery-key-file FILE")
         }
         // Records of a newer epoch are said above, for a removed device.
-        let damaged = unread.damaged
+        let damaged = unread.damaged.filter { $0.code != "attestation_failed" }
         if !damaged.isEmpty {
             out.warning("\(summary(damaged, path: path)); what is shown leaves them out. Run 'quire verify \(path)'")
+        }
+        let untrusted = unread.untrusted
+        if !untrusted.isEmpty {
+            out.warning(
+                "\(summary(untrusted, path: path, what: "trusted")): the attestation of the commit holding them is damaged, "
+                    + "so they are shown as not attested. Run 'quire verify \(path)'")
         }
         let unverified = entries.filter { !$0.isVerified }.count
         if unverified > 0 {
@@ -39,19 +46,83 @@ enum Reading {
     }
 
     /// The vault's unread records (none when its index cannot be read: the
-    /// read that failed says why).
+    /// read that failed says why), with the attachments this command shows
+    /// or writes whose bytes cannot be read (``damagedAttachments(_:)``).
     static func records(_ vault: Vault) -> UnreadRecords {
-        (try? vault.unreadRecords()) ?? UnreadRecords()
+        let unread = (try? vault.unreadRecords()) ?? UnreadRecords()
+        return unread.adding(Array(damagedAttachments(vault).values))
     }
 
-    /// `2 records in PATH could not be read (frame 8 at byte 2110: authentication_failed; …)`.
-    static func summary(_ records: [UnreadRecords.Record], path: String) -> String {
+    /// Adds attachments whose bytes this command shows or writes (show,
+    /// attachments, extract, export) to those ``damagedAttachments(_:)``
+    /// reads through. A listing or a search adds none: it reads no
+    /// attachment bytes, so a photo library costs nothing to list.
+    static func include(_ refs: [AttachmentReference]) {
+        attachmentScope.withLock { scope in for r in refs where scope[r.blob] == nil { scope[r.blob] = r } }
+    }
+
+    /// Of the attachments this command included (``include(_:)``), those
+    /// whose bytes cannot be read (a chunk damaged or cut out), each with the
+    /// record to report: every chunk is opened, as 'quire verify' does, once
+    /// per attachment. An attachment the vault does not hold is not damage
+    /// (it is shown as missing).
+    static func damagedAttachments(_ vault: Vault) -> [BlobID: UnreadRecords.Record] {
+        let scope = attachmentScope.withLock { $0 }
+        var damaged: [BlobID: UnreadRecords.Record] = [:]
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+        defer {
+            buffer.initializeMemory(as: UInt8.self, repeating: 0)
+            buffer.deallocate()
+        }
+        for (blob, ref) in scope {
+            if let known = checkedAttachments.withLock({ $0[blob] }) {
+                if let record = known { damaged[blob] = record }
+                continue
+            }
+            var record: UnreadRecords.Record?
+            let failure: (code: String, location: FrameLocation?, message: String)?
+            do {
+                let reader = try vault.openAttachment(blob)
+                do {
+                    while try reader.read(into: buffer) > 0 {}
+                    failure = nil
+                } catch {
+                    failure = (error.code, error.location, error.description)
+                }
+            } catch {
+                if case .attachmentNotFound = error {
+                    failure = nil
+                } else if case .format(let f) = error {
+                    failure = (f.code, f.location, f.description)
+                } else {
+                    failure = (error.code, nil, error.description)
+                }
+            }
+            if let failure {
+                record = UnreadRecords.Record(
+                    code: failure.code, offset: failure.location?.offset, frameIndex: failure.location?.index,
+                    message: "attachment \(EntryFormat.attachmentID(ref)) cannot be read: \(failure.message)")
+                damaged[blob] = record
+            }
+            checkedAttachments.withLock { $0[blob] = .some(record) }
+        }
+        return damaged
+    }
+
+    /// The attachments this command reads through.
+    private static let attachmentScope = Mutex<[BlobID: AttachmentReference]>([:])
+    /// Each attachment already read through: the record to report, or nil when it reads whole.
+    private static let checkedAttachments = Mutex<[BlobID: UnreadRecords.Record?]>([:])
+
+    /// `2 records in PATH could not be read (frame 8 at byte 2110: authentication_failed; …)`
+    /// (`what`: "read", or "trusted").
+    static func summary(_ records: [UnreadRecords.Record], path: String, what: String = "read") -> String {
         let places = records.prefix(5).map { r -> String in
             let place = [r.frameIndex.map { "frame \($0)" }, r.offset.map { "byte \($0)" }].compactMap { $0 }.joined(separator: " at ")
             return "\(place.isEmpty ? "the file" : place): \(r.code)"
         }
         let more = records.count > 5 ? "; and \(records.count - 5) more" : ""
-        return "\(plural(records.count, "record")) in \(path) could not be read (\(places.joined(separator: "; "))\(more))"
+        return "\(plural(records.count, "record")) in \(path) could not be \(what) (\(places.joined(separator: "; "))\(more))"
     }
 
     /// Says on stderr that nothing matched, so an empty result is not silence.
