@@ -111,7 +111,7 @@ public struct UnreadRecords: Sendable, Equatable {
         }
         for e in commitIssues {
             switch e {
-            case .commitMismatch, .staleEpoch:
+            case .commitMismatch, .commitTampered, .commitOrphaned, .staleEpoch:
                 found.append(Record(code: e.code, offset: e.offset, frameIndex: e.location?.index, message: e.description))
             case .attestationFailed(let commit, _):
                 // Its records are readable but untrusted: each is counted

@@ -46,9 +46,14 @@ import Testing
         let vault = try dmgOpen(path, recovery, writable: false)
         #expect(try dmgTexts(vault) == ["entry 1", "entry 3"])
         let unread = try vault.unreadRecords()
-        #expect(unread.records.map(\.code) == ["commit_mismatch"])
-        // The commit that covered it now starts where the revision was.
-        #expect(unread.records.first?.offset == victim.location.offset)
+        // The next commit still links to its stored head, and nothing in its
+        // group looks damaged: it was altered after, so tampered; the commit
+        // before it is then vouched for by nothing that verifies, so
+        // orphaned (Spec/format.md §9.3). Its entry is still shown,
+        // unverified.
+        #expect(unread.records.map(\.code) == ["commit_orphaned", "commit_tampered"])
+        // The tampered commit now starts where the revision was.
+        #expect(unread.records.last?.offset == victim.location.offset)
         #expect(try vault.entryCatalog { _ in true }.unreadRecords == unread)
     }
 
