@@ -371,14 +371,22 @@ extension Vault {
         return member
     }
 
-    /// Whether this credential was removed from the vault: nil while it is
-    /// a member; otherwise ``VaultError/removedFromVault(newerEpoch:)``,
-    /// naming the newer epoch it cannot open. Such a handle opens and reads
-    /// what was written before the removal (nothing after a
-    /// `compact --rekey`) but cannot write; an app should say so rather
-    /// than show a journal that merely looks short or empty.
+    /// Whether this credential was removed from the vault, or is behind a
+    /// newer keyring a current member made that it cannot open: nil while
+    /// it reads the current keys; otherwise the error a write would throw,
+    /// ``VaultError/removedFromVault(newerEpoch:)`` or
+    /// ``VaultError/behindNewerKeyring(newerEpoch:madeBy:)``
+    /// (`Spec/format.md §8.6`). Such a handle opens and reads what was
+    /// written before (nothing after a `compact --rekey`) but cannot write;
+    /// an app should say so rather than show a journal that merely looks
+    /// short or empty.
     public var removedFromVault: VaultError? {
-        lock.withLock { unlocked.unreadableNewerEpoch.map { VaultError.removedFromVault(newerEpoch: $0) } }
+        lock.withLock {
+            if let removed = unlocked.removedIn { return VaultError.removedFromVault(newerEpoch: removed.epoch) }
+            guard let newest = unlocked.newerKeyrings.max(by: { $0.epoch < $1.epoch }) else { return nil }
+            return VaultError.behindNewerKeyring(
+                newerEpoch: newest.epoch, madeBy: newest.signer.map(PrivacyStatement.phrase(for:)) ?? "a member")
+        }
     }
 }
 
