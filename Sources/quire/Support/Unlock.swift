@@ -83,7 +83,9 @@ enum Unlock {
         )
     }
 
-    static func unlock(_ path: String, _ options: UnlockOptions, out: Output, writable: Bool, retainsEntryBodies: Bool = true) throws(CLIFailure) -> OpenedVault {
+    static func unlock(_ path: String, _ options: UnlockOptions, out: Output, writable: Bool, retainsEntryBodies: Bool = true)
+        throws(CLIFailure) -> OpenedVault
+    {
         try requireVault(path)
         let s = try store()
         var deviceName: String?
@@ -105,7 +107,8 @@ enum Unlock {
         if let file = options.recoveryKeyFile?.path {
             var bytes = try Prompt.secretFile(file, what: "recovery key")
             defer { wipe(&bytes) }
-            return try openWithRecoveryCode(String(decoding: bytes, as: UTF8.self), path: path, writable: writable, retainsEntryBodies: retainsEntryBodies, out: out)
+            return try openWithRecoveryCode(
+                String(decoding: bytes, as: UTF8.self), path: path, writable: writable, retainsEntryBodies: retainsEntryBodies, out: out)
         }
         if let file = options.passphraseFile?.path {
             var bytes = try Prompt.secretFile(file, what: "passphrase")
@@ -130,11 +133,15 @@ enum Unlock {
             // try the recovery key when it parses as one, then the passphrase.
             let shapedLikeACode = looksLikeRecoveryCode(text)
             if shapedLikeACode, let key = try? RecoveryKey(code: text.trimmingCharacters(in: .whitespacesAndNewlines)) {
-                do { return try openWithRecoveryKey(key, path: path, writable: writable, retainsEntryBodies: retainsEntryBodies, out: out) } catch {
+                do {
+                    return try openWithRecoveryKey(key, path: path, writable: writable, retainsEntryBodies: retainsEntryBodies, out: out)
+                } catch {
                     guard error.code == "wrong_recovery_key" else { throw error }
                 }
             }
-            do { return try openWithPassphrase(typed, path: path, writable: writable, retainsEntryBodies: retainsEntryBodies, out: out) } catch {
+            do {
+                return try openWithPassphrase(typed, path: path, writable: writable, retainsEntryBodies: retainsEntryBodies, out: out)
+            } catch {
                 guard shapedLikeACode, error.code == "wrong_passphrase" else { throw error }
                 // Never quote what was typed: it is one secret or the other.
                 throw CLIFailure(
@@ -173,7 +180,9 @@ enum Unlock {
         return letters.count == 56 && letters.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
     }
 
-    static func openWithRecoveryCode(_ code: String, path: String, writable: Bool, retainsEntryBodies: Bool = true, out: Output) throws(CLIFailure) -> OpenedVault {
+    static func openWithRecoveryCode(_ code: String, path: String, writable: Bool, retainsEntryBodies: Bool = true, out: Output)
+        throws(CLIFailure) -> OpenedVault
+    {
         let key: RecoveryKey
         do { key = try RecoveryKey(code: code.trimmingCharacters(in: .whitespacesAndNewlines)) } catch {
             // The library names the offending character; a secret's characters are never printed.
@@ -186,7 +195,9 @@ enum Unlock {
         return try openWithRecoveryKey(key, path: path, writable: writable, retainsEntryBodies: retainsEntryBodies, out: out)
     }
 
-    static func openWithRecoveryKey(_ key: RecoveryKey, path: String, writable: Bool, retainsEntryBodies: Bool = true, out: Output) throws(CLIFailure) -> OpenedVault {
+    static func openWithRecoveryKey(_ key: RecoveryKey, path: String, writable: Bool, retainsEntryBodies: Bool = true, out: Output)
+        throws(CLIFailure) -> OpenedVault
+    {
         do {
             let vault = try Vault.open(at: path, credential: .recoveryKey(key), writable: writable, retainsEntryBodies: retainsEntryBodies)
             warn(vault, out: out)
@@ -196,10 +207,13 @@ enum Unlock {
         }
     }
 
-    static func openWithPassphrase(_ typed: [UInt8], path: String, writable: Bool, retainsEntryBodies: Bool = true, out: Output) throws(CLIFailure) -> OpenedVault {
+    static func openWithPassphrase(_ typed: [UInt8], path: String, writable: Bool, retainsEntryBodies: Bool = true, out: Output)
+        throws(CLIFailure) -> OpenedVault
+    {
         let secret = try Prompt.passphraseBytes(typed)
         do {
-            let vault = try Vault.open(at: path, credential: .passphrase(secret), writable: writable, retainsEntryBodies: retainsEntryBodies)
+            let vault = try Vault.open(
+                at: path, credential: .passphrase(secret), writable: writable, retainsEntryBodies: retainsEntryBodies)
             warn(vault, out: out)
             return OpenedVault(vault: vault, credential: .passphrase(secret), recoveryKey: nil, openedWith: "the passphrase")
         } catch {
