@@ -41,10 +41,10 @@ enum Profiling {
         case "rawread":
             let file = try VaultFile(path: path)
             let unlocked = try KeyringEvaluator.unlock(file, with: .recoveryKey(recovery))
-            guard let key = try unlocked.keys.writeKey?.subkey(.record) else { throw BenchError("no key") }
+            guard let writeKey = unlocked.keys.writeKey, let key = try? writeKey.subkey(.record) else { throw BenchError("no key") }
             let frames = try RawFrames(path: path)
             for _ in 0..<n {
-                let r = try frames.openAll(key: key)
+                let r = try frames.openAll(key: key, keyCommitment: writeKey.commitment)
                 print("raw \(r.bytes) bytes in \(fmt(Double(r.ns) / 1e6, 1)) ms")
             }
         default:
