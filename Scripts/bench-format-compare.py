@@ -5,7 +5,7 @@
 #   make bench-compare
 #
 # Builds this tree's release quire-bench (format 2) and the quire-bench of
-# branch `main` (format 1, from `git archive` into a scratch directory under
+# commit b45ed56 (format 1, `main` before format 2 landed; from `git archive` into a scratch directory under
 # /tmp, with Sources/quire-bench/CompareChild.swift copied in and its one
 # dispatch line added to main.swift: nothing is committed or changed on
 # `main`). Each binary builds its own vaults from the same seeds (the same
@@ -123,7 +123,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="small sizes, two rounds (a smoke run)")
     ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 5, quick 2)")
-    ap.add_argument("--v1-ref", default="main", help="git ref of format 1 (default main)")
+    ap.add_argument("--v1-ref", default="b45ed56", help="git ref of format 1 (default b45ed56, main before format 2)")
     ap.add_argument("--scratch", default=tempfile.gettempdir(), help="where the format-1 tree is built (kept between runs)")
     ap.add_argument("--write", help="put the result, as the section \"%s\", into this Markdown file "
                     "(replacing that section, or adding it after the summary)" % SECTION)
