@@ -55,7 +55,10 @@ struct KeyringUnion {
         }
         let folder = FileSystem.directory(of: vaultPath)
         let name = String(vaultPath.split(separator: "/").last ?? "vault")
-        let temp = folder + "/." + name + ".keys-" + hex(random.bytes(6))
+        // Named as a temporary this process owns (`.NAME.keys.tmp-PID-HEX`), so
+        // that the next write removes it if this process is killed before the
+        // `defer` does (``Leftovers``).
+        let temp = Leftovers.temporaryPath(for: folder + "/." + name + ".keys", random: random)
         defer { try? FileSystem.remove(temp) }
         do {
             let out = try SystemFile(path: temp, mode: .createExclusive(permissions: 0o600))
