@@ -27,6 +27,9 @@ struct KeyringUnion {
     ///
     /// - Throws: ``SyncError/keys(_:)`` when the credential opens no keyring
     ///   the union trusts; ``SyncError/io(_:)``.
+    /// The temporary file it could not remove (an I/O error), said by the merge.
+    private(set) var temporariesLeft: [String] = []
+
     init(_ sides: [Side], vaultPath: String, credential: Credential, random: any RandomSource) throws(SyncError) {
         struct Ring { let id: KeyringID; let frame: [UInt8]; let parents: [KeyringID] }
         var rings: [Ring] = []
@@ -56,10 +59,9 @@ struct KeyringUnion {
         let folder = FileSystem.directory(of: vaultPath)
         let name = String(vaultPath.split(separator: "/").last ?? "vault")
         // Named as a temporary this process owns (`.NAME.keys.tmp-PID-HEX`), so
-        // that the next write removes it if this process is killed before the
-        // `defer` does (``Leftovers``).
+        // that the next write removes it if this process is killed before
+        // its name is removed below (``Leftovers``).
         let temp = Leftovers.temporaryPath(for: folder + "/." + name + ".keys", random: random)
-        defer { try? FileSystem.remove(temp) }
         do {
             let out = try SystemFile(path: temp, mode: .createExclusive(permissions: 0o600))
             var bytes = FileHeader(vaultID: sides[0].file.vaultID).encoded()
@@ -69,10 +71,20 @@ struct KeyringUnion {
             bytes += CommitChain.commitHeader(keyID: KeyID(rawValue: 0)).encoded() + [UInt8](repeating: 0, count: CommitChain.bodyByteCount)
             try out.write(bytes, at: 0)
         } catch {
+            try? FileSystem.remove(temp)
             throw .io(error)
         }
         let file: VaultFile
-        do { file = try VaultFile(path: temp) } catch { throw error.asSyncError }
+        do { file = try VaultFile(path: temp) } catch {
+            try? FileSystem.remove(temp)
+            throw error.asSyncError
+        }
+        // The open file stays readable once its name is gone: remove the name
+        // now, twice, then say it (the next write beside the vault removes it).
+        var left: [String] = []
+        if (try? FileSystem.remove(temp)) == nil && FileSystem.nameExists(temp) && (try? FileSystem.remove(temp)) == nil {
+            left.append(temp)
+        }
         do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
         var trusted: [KeyringID: UInt32] = [:]
         var opened = Set<KeyringID>()
@@ -88,6 +100,7 @@ struct KeyringUnion {
         trustedEpochs = trusted
         self.opened = opened
         self.rejected = rejected
+        temporariesLeft = left
     }
 
     /// The frame index → epoch of every intact copy, in `side`'s file, of a

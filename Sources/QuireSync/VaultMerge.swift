@@ -30,6 +30,9 @@ public struct MergeReport: Sendable {
     /// Frames of the vault's own tail that the result does not keep, for
     /// the same reasons (the copy holding them intact brings them back).
     public let droppedFromVault: [FormatError]
+    /// Temporary files the merge made and could not remove (an I/O error):
+    /// the next write beside the vault removes them (`Spec/merge.md §3.5`).
+    public internal(set) var temporariesLeft: [String] = []
 }
 
 /// Merges two copies of one vault (`Spec/merge.md §3`).
@@ -122,8 +125,10 @@ public enum VaultMerge {
         let wouldLose = aTail.unverifiedRecords.filter { !carriedIDs.contains($0.identity) }.map(\.issue)
         if !wouldLose.isEmpty { throw .wouldLoseRecords(issues: wouldLose) }
         guard !newFromB.isEmpty || !aTail.leftOut.isEmpty || aTailSuperseded else {
-            return MergeReport(changed: false, commonPrefixByteCount: prefix.bytes, framesAdded: 0, framesCarriedUnopened: 0, framesResealed: 0,
+            var report = MergeReport(changed: false, commonPrefixByteCount: prefix.bytes, framesAdded: 0, framesCarriedUnopened: 0, framesResealed: 0,
                                commitsWritten: 0, unattestedCommits: 0, leftOut: leftOut, droppedFromVault: [])
+            report.temporariesLeft = union.temporariesLeft
+            return report
         }
         let unopened = newFromB.filter(\.unopened).count
         let needsReseal = { (f: Side.Carried) -> Bool in f.sealedUnder > 0 && f.sealedUnder < rekeyFloor && f.kind != .keyring }
@@ -133,10 +138,12 @@ public enum VaultMerge {
             && b.file.structure.fileSize == b.file.structure.committedEnd && !newFromB.contains(where: { needsReseal($0) }) && superseded.isEmpty {
             try replace(vaultPath, with: { (temp: String) throws(SyncError) in try copyFile(copyPath, to: temp, byteCount: b.file.structure.committedEnd) },
                         credential: credential, firstNewGroup: prefix.groups, random: random, options: options)
-            return MergeReport(changed: true, commonPrefixByteCount: prefix.bytes, framesAdded: newFromB.count, framesCarriedUnopened: unopened,
+            var report = MergeReport(changed: true, commonPrefixByteCount: prefix.bytes, framesAdded: newFromB.count, framesCarriedUnopened: unopened,
                                framesResealed: 0, commitsWritten: b.file.structure.groups.count - prefix.groups,
                                unattestedCommits: b.file.commits.attestations[prefix.groups...].filter { if case .unattested = $0 { true } else { false } }.count,
                                leftOut: leftOut, droppedFromVault: [])
+            report.temporariesLeft = union.temporariesLeft
+            return report
         }
 
         let writeKey = try resultWriteKey(trustedRings, keys: keys)
@@ -192,9 +199,11 @@ public enum VaultMerge {
                 if case .none = attestation { unattested += 1 }
             }
         }, credential: credential, firstNewGroup: prefix.groups, random: random, options: options)
-        return MergeReport(changed: true, commonPrefixByteCount: prefix.bytes, framesAdded: newFromB.count, framesCarriedUnopened: unopened,
+        var report = MergeReport(changed: true, commonPrefixByteCount: prefix.bytes, framesAdded: newFromB.count, framesCarriedUnopened: unopened,
                            framesResealed: resealed, commitsWritten: commits, unattestedCommits: unattested, leftOut: leftOut,
                            droppedFromVault: aTail.leftOut)
+        report.temporariesLeft = union.temporariesLeft
+        return report
     }
 
     /// The identities of the carried frames below the rekey floor whose

@@ -78,6 +78,9 @@ struct MergeCommand: QuireCommand {
         } else if report.changed {
             Rewrites.sayWhenALinkWasFollowed(a, c.out)
         }
+        for left in report.temporariesLeft {
+            c.out.warning("\(left), a temporary file of this merge, could not be removed; the next quire write in its folder removes it")
+        }
         if report.changed {
             var s =
                 "merged \(b) into \(target): \(plural(report.framesAdded, "record")) added in \(plural(report.commitsWritten, "commit"))"

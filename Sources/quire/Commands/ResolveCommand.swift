@@ -45,6 +45,9 @@ struct ResolveCommand: QuireCommand {
         if report.copies.contains(where: { $0.merge?.changed ?? false }) { Rewrites.sayWhenALinkWasFollowed(vault, c.out) }
         var failed = false
         var rows: [ResolveJSON.Copy] = []
+        for left in report.copies.flatMap({ $0.merge?.temporariesLeft ?? [] }) {
+            c.out.warning("\(left), a temporary file of this fold, could not be removed; the next quire write in its folder removes it")
+        }
         for copy in report.copies {
             let name = Paths.lastComponent(of: copy.copy.path)
             let tool = copy.copy.tool?.rawValue ?? "unknown tool"
