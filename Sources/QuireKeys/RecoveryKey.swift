@@ -25,7 +25,12 @@ public struct RecoveryKey: Sendable, CustomStringConvertible {
     public init(secret: SymmetricKey) { self.secret = secret }
 
     static func checksum(_ key: [UInt8]) -> [UInt8] {
-        Array(BLAKE2b.hash(Array("quire-recovery-v1".utf8) + key, byteCount: 16).prefix(3))
+        // The hashed message holds the secret: wipe it.
+        var message = Array("quire-recovery-v1".utf8)
+        message.reserveCapacity(message.count + key.count)
+        message.append(contentsOf: key)
+        defer { wipe(&message) }
+        return Array(BLAKE2b.hash(message, byteCount: 16).prefix(3))
     }
 
     /// The code to show the user once, such as `"7KQ4-…-M2ZD"` (69 characters).
