@@ -231,9 +231,19 @@ enum Unlock {
     }
 
     static func warn(_ vault: Vault, out: Output) {
+        warnIfKeyMemoryIsNotLocked(out: out)
         for w in vault.keyWarnings { out.warning(w.description) }
         printedWarnings.withLock { $0.append((vault, Set(vault.keyWarnings.map(\.description)))) }
     }
+
+    /// Says once per command when the system refused to lock the guarded
+    /// memory that holds keys (`mlock`, such as with RLIMIT_MEMLOCK at 0).
+    static func warnIfKeyMemoryIsNotLocked(out: Output) {
+        guard GuardedMemory.lockWasRefused, !lockRefusalSaid.exchange(true, ordering: .relaxed) else { return }
+        out.warning("the system refused to lock key memory (RLIMIT_MEMLOCK); keys may be swapped to disk")
+    }
+
+    static let lockRefusalSaid = Atomic<Bool>(false)
 
     /// The vaults this command opened, with the warnings already printed.
     static let printedWarnings = Mutex<[(Vault, Set<String>)]>([])
@@ -242,6 +252,7 @@ enum Unlock {
     /// `device_memory_not_saved` when this device could not remember a key
     /// change): every warning reaches the user. Called when a command ends.
     static func warnAboutWhatHappenedSinceOpening(out: Output) {
+        warnIfKeyMemoryIsNotLocked(out: out)
         let pending = printedWarnings.withLock { list -> [String] in
             var lines: [String] = []
             for i in list.indices {
