@@ -110,42 +110,41 @@ func memoryHits(_ text: String) -> (hits: [(index: Int, line: String)], scanned:
 /// be swapped out or dumped: secrets live in guarded memory only
 /// (issue 15, "Secrets in memory and on disk").
 @Suite(.tags(.slow), .skippedByMakeCheck) struct SecretsInMemoryTests {
-    @Test func noSecretOutsideGuardedMemoryAtAPromptAfterUnlocking() throws {
-        let box = try Sandbox()
-        try box.makeVault()
-        _ = try box.add("an entry")
-        // A second device (the one to enroll) and its code.
-        let shown = try box.quire(["device", "code"], env: ["QUIRE_HOME": box.path("phone")])
-        #expect(shown.status == 0, "\(shown)")
-        let words: [String] = shown.stdout.split(whereSeparator: \.isWhitespace).map(String.init)
-        let codes: [String] = words.filter { (w: String) -> Bool in w.count == 69 && w.filter { $0 == "-" }.count == 13 }
-        let deviceCode = try #require(codes.first, "\(shown)")
-        // Rotate a few times so that the newest keyring carries parent keys.
-        for _ in 0..<3 {
-            let r = try box.quire(["keys", "rotate", "Journal.quire"])
-            #expect(r.status == 0, "\(r)")
-        }
-
-        // What the test knows: the code as typed, the recovery secret, every
-        // epoch key and blob key the recovery key reaches.
-        let code = try String(contentsOfFile: box.path("recovery.txt"), encoding: .utf8).trimmingCharacters(in: .newlines)
-        let recovery = try RecoveryKey(code: code)
+    /// The epoch keys and blob keys of `vault`, from its recovery key, as
+    /// (name, bytes) pairs.
+    static func vaultKeys(_ box: Sandbox, recovery: RecoveryKey) throws -> [(String, [UInt8])] {
         let file = try VaultFile(path: box.path("Journal.quire"))
         let unlocked = try KeyringEvaluator.unlock(file, with: .recoveryKey(recovery))
-        var secrets: [(String, [UInt8])] = [("recovery code as typed", Array(code.utf8)), ("recovery code without dashes", Array(code.filter { $0 != "-" }.utf8))]
-        secrets.append(("recovery secret", recovery.secret.storage.copyBytes()))
+        var secrets: [(String, [UInt8])] = [("recovery secret", recovery.secret.storage.copyBytes())]
         for key in unlocked.keys.all {
             secrets.append(("epoch \(key.epoch) key", key.key.storage.copyBytes()))
             if let blob = key.blobKey { secrets.append(("blob key (epoch \(key.epoch))", blob.storage.copyBytes())) }
         }
         #expect(unlocked.keys.all.count >= 4)
+        return secrets
+    }
 
+    /// A new device to enroll, and its code.
+    static func deviceCode(_ box: Sandbox) throws -> String {
+        let shown = try box.quire(["device", "code"], env: ["QUIRE_HOME": box.path("phone")])
+        #expect(shown.status == 0, "\(shown)")
+        let words: [String] = shown.stdout.split(whereSeparator: \.isWhitespace).map(String.init)
+        let codes: [String] = words.filter { (w: String) -> Bool in w.count == 69 && w.filter { $0 == "-" }.count == 13 }
+        return try #require(codes.first, "\(shown)")
+    }
+
+    /// Runs 'quire device add' from a device that is not enrolled, types
+    /// `typed` at the unlock prompt, and records every secret found
+    /// outside guarded memory at the fingerprint question that follows.
+    static func expectNoSecretAtTheQuestion(_ box: Sandbox, typing typed: String, secrets: [(String, [UInt8])]) throws {
+        let deviceCode = try deviceCode(box)
         var env = box.environment
         env["QUIRE_HOME"] = box.path("new-device")
         env["PATH"] = (env["PATH"] ?? "") + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin")
         let hex = secrets.map { $0.1.map { String(format: "%02x", $0) }.joined() }.joined(separator: ",")
         let (status, text) = try python(
-            memoryDumpDriver, [code, hex, "/usr/bin/env", "-C", box.dir, box.binary, "device", "add", "Journal.quire", deviceCode, "--name", "Phone"],
+            memoryDumpDriver,
+            [typed, hex, "/usr/bin/env", "-C", box.dir, box.binary, "device", "add", "Journal.quire", deviceCode, "--name", "Phone"],
             env: env)
         #expect(status == 0, "\(text)")
         if ProcessInfo.processInfo.environment["QUIRE_TEST_VERBOSE"] != nil { print(text) }
@@ -153,6 +152,39 @@ func memoryHits(_ text: String) -> (hits: [(index: Int, line: String)], scanned:
         let (hits, scanned) = memoryHits(text)
         #expect(scanned > 1_000_000, "the memory was not read: \(text)")
         for hit in hits { Issue.record("\(secrets[hit.index].0) is in ordinary memory: \(hit.line)") }
+    }
+
+    @Test func noSecretOutsideGuardedMemoryAtAPromptAfterUnlocking() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        _ = try box.add("an entry")
+        // Rotate a few times so that the newest keyring carries parent keys.
+        for _ in 0..<3 {
+            let r = try box.quire(["keys", "rotate", "Journal.quire"])
+            #expect(r.status == 0, "\(r)")
+        }
+        let code = try String(contentsOfFile: box.path("recovery.txt"), encoding: .utf8).trimmingCharacters(in: .newlines)
+        let secrets =
+            [("recovery code as typed", Array(code.utf8)), ("recovery code without dashes", Array(code.filter { $0 != "-" }.utf8))]
+            + (try Self.vaultKeys(box, recovery: try RecoveryKey(code: code)))
+        try Self.expectNoSecretAtTheQuestion(box, typing: code, secrets: secrets)
+    }
+
+    /// The same after unlocking with a passphrase typed at the prompt.
+    @Test func noPassphraseOutsideGuardedMemoryAtAPromptAfterUnlocking() throws {
+        let box = try Sandbox()
+        let passphrase = "nine quiet otters juggle 47 lanterns"
+        try box.write("pass.txt", passphrase + "\n")
+        let made = try box.quire(["init", "Journal.quire", "--passphrase-file", "pass.txt", "--recovery-key-file", "recovery.txt"])
+        #expect(made.status == 0, "\(made)")
+        for _ in 0..<3 {
+            let r = try box.quire(["keys", "rotate", "Journal.quire"])
+            #expect(r.status == 0, "\(r)")
+        }
+        try FileManager.default.removeItem(atPath: box.path("pass.txt"))
+        let code = try String(contentsOfFile: box.path("recovery.txt"), encoding: .utf8).trimmingCharacters(in: .newlines)
+        let secrets = [("passphrase", Array(passphrase.utf8))] + (try Self.vaultKeys(box, recovery: try RecoveryKey(code: code)))
+        try Self.expectNoSecretAtTheQuestion(box, typing: passphrase, secrets: secrets)
     }
 
     /// Writing keyrings (each rotation seals the parent's epoch key and the
