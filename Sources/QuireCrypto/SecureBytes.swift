@@ -31,6 +31,7 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
             pooled = true
         } else {
             guard let p = sodium_malloc(count) else { throw .outOfSecureMemory(byteCount: count) }
+            GuardedMemory.lock(p, byteCount: count)
             sodium_memzero(p, count)
             pointer = p
             pooled = false
@@ -129,6 +130,28 @@ public func constantTimeEqual(_ a: some Collection<UInt8>, _ b: some Collection<
     }
 }
 
+/// Whether the system locked guarded memory in RAM.
+///
+/// `sodium_malloc` tries to `mlock` what it maps and goes on silently when
+/// the system refuses (such as with `RLIMIT_MEMLOCK` at 0, and no
+/// `CAP_IPC_LOCK`): the keys then work but may be swapped to disk. Each
+/// guarded allocation is locked again with `sodium_mlock`, whose result is
+/// known, so that the refusal can be said.
+public enum GuardedMemory {
+    private static let refused = Atomic<Bool>(false)
+
+    /// True once the system has refused to lock any guarded memory in this
+    /// process (keys may then be written to swap). Tell the user once.
+    public static var lockWasRefused: Bool { refused.load(ordering: .relaxed) }
+
+    /// Locks `byteCount` bytes at `pointer` (already locked by
+    /// `sodium_malloc` when the system allowed; locking twice is harmless)
+    /// and records a refusal.
+    static func lock(_ pointer: UnsafeMutableRawPointer, byteCount: Int) {
+        if sodium_mlock(pointer, byteCount) != 0 { refused.store(true, ordering: .relaxed) }
+    }
+}
+
 /// Guarded memory for small secrets: blocks of 64 KiB from `sodium_malloc`
 /// (guard pages around, `mlock`ed where the system allows), cut into 64-byte
 /// cells. A released cell is wiped before it is reused; blocks live as long
@@ -150,6 +173,7 @@ final class GuardedArena: Sendable {
         let result: UnsafeMutableRawPointer? = state.withLock { s -> UnsafeMutableRawPointer? in
             if s.free.isEmpty {
                 guard let block = sodium_malloc(Self.blockByteCount) else { return nil }
+                GuardedMemory.lock(block, byteCount: Self.blockByteCount)
                 sodium_memzero(block, Self.blockByteCount)
                 s.blocks += 1
                 let cells = Self.blockByteCount / Self.cellByteCount

@@ -419,13 +419,20 @@ public struct KeyringRecord: Sendable, Equatable {
         do { keyringKey = try key.subkey(.keyring) } catch { throw .outOfGuardedMemory }
         let publicBytes = publicPart.encoded()
         let nonce = random.bytes(24)
-        var contentBytes = content.encoded()
-        defer { wipe(&contentBytes) }
+        let contentBytes = content.encoded()
+        // The CBOR tree below shares this buffer: wipe the buffer itself, not
+        // a copy-on-write copy of it.
+        defer { wipeShared(contentBytes) }
         let message = signedMessage(vaultID: vaultID, publicBytes: publicBytes, nonce: nonce, contentHash: BLAKE2b.hash(contentBytes, byteCount: 32))
         let signature = signer.sign(message)
-        var inner = CBOREncoder.encode(.map(CBORMap(text: [
+        let innerTree = CBOR.map(CBORMap(text: [
             ("content", .bytes(contentBytes)), ("signature", .bytes(signature)), ("signer", .bytes(signer.publicKey)),
-        ])))
+        ]))
+        // Reserved at the padded size, so that neither encoding nor padding
+        // grows it and frees a buffer with the content in it.
+        var inner: [UInt8] = []
+        inner.reserveCapacity(Padding.paddedCount(forPayload: contentBytes.count + signature.count + signer.publicKey.count + 64))
+        CBOREncoder.append(innerTree, to: &inner)
         defer { wipe(&inner) }
         Padding.pad(&inner)
         let sealed = XChaCha20Poly1305.seal(inner, key: keyringKey, nonce: nonce, authenticating: associatedData(vaultID: vaultID, publicBytes: publicBytes))
@@ -626,11 +633,25 @@ public struct KeyringContent: Sendable {
             }))
         }
         if !retired.isEmpty { w.set("retired", .array(retired.map { .bytes($0) })) }
-        if !parentKeys.isEmpty { w.set("parentKeys", .array(parentKeys.map { .bytes($0.storage.copyBytes()) })) }
-        w.bytes("blobKey", blobKey.storage.copyBytes())
-        w.int("created", created, default: 0)
-        w.text("reason", reason)
-        return w.encoded
+        // The keys are copied into the tree only for encoding. The output
+        // is reserved at its final size first (the same tree with zero keys
+        // has the same length), so that no grown-out buffer is freed with
+        // key bytes in it; then the tree's own copies are wiped.
+        func tree(_ key: (SymmetricKey) -> [UInt8]) -> CBOR {
+            var t = w
+            if !parentKeys.isEmpty { t.set("parentKeys", .array(parentKeys.map { .bytes(key($0)) })) }
+            t.bytes("blobKey", key(blobKey))
+            t.int("created", created, default: 0)
+            t.text("reason", reason)
+            return t.value
+        }
+        let size = CBOREncoder.encode(tree { _ in [UInt8](repeating: 0, count: SymmetricKey.byteCount) }).count
+        let secretTree = tree { $0.storage.copyBytes() }
+        defer { wipeSecrets(in: secretTree) }
+        var out: [UInt8] = []
+        out.reserveCapacity(size)
+        CBOREncoder.append(secretTree, to: &out)
+        return out
     }
 }
 

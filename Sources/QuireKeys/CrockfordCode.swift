@@ -28,6 +28,7 @@ enum CrockfordCode {
     /// output value are dropped.
     static func repack(_ values: [UInt8], from inBits: Int, to outBits: Int) -> [UInt8] {
         var out: [UInt8] = []
+        out.reserveCapacity(values.count * inBits / outBits + 1)
         var acc: UInt32 = 0
         var bits = 0
         for v in values {
@@ -52,9 +53,32 @@ enum CrockfordCode {
     /// The bytes of a typed code of `characterCount` characters (not
     /// counting what parsing ignores). The caller wipes the result.
     static func decode(_ code: String, characterCount: Int) throws(ParseFailure) -> [UInt8] {
+        try decode(scalars: code.unicodeScalars, characterCount: characterCount)
+    }
+
+    /// The bytes of a code typed as UTF-8 bytes, read without making a
+    /// `String` of them (a secret in a `String` cannot be wiped). The caller
+    /// wipes both arrays.
+    static func decode(utf8 code: [UInt8], characterCount: Int) throws(ParseFailure) -> [UInt8] {
+        var bytes = code.makeIterator()
+        var decoder = Unicode.UTF8()
+        let scalars = AnyIterator<Unicode.Scalar> {
+            switch decoder.decode(&bytes) {
+            case .scalarValue(let s): s
+            case .error: "\u{FFFD}"
+            case .emptyInput: nil
+            }
+        }
+        return try decode(scalars: IteratorSequence(scalars), characterCount: characterCount)
+    }
+
+    private static func decode(scalars: some Sequence<Unicode.Scalar>, characterCount: Int) throws(ParseFailure) -> [UInt8] {
+        // Reserved up front: a growing array would leave freed copies of
+        // the code's values behind, unwiped.
         var values: [UInt8] = []
+        values.reserveCapacity(characterCount + 66)
         defer { wipe(&values) }
-        for scalar in code.unicodeScalars {
+        for scalar in scalars {
             var c = scalar
             if c == " " || c == "-" || c == "\t" || c == "\n" || c == "\r" { continue }
             if ("a"..."z").contains(c) { c = Unicode.Scalar(c.value - 32)! }

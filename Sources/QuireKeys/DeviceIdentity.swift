@@ -140,11 +140,16 @@ public enum DeviceCode {
         } catch {
             throw .deviceCodeInvalid(reason: error.reason(character: "device-code", code: "a device code", characterCount: 56))
         }
+        // What was typed may be a recovery key given by mistake: wipe the
+        // decoded bytes (the owners themselves, not copy-on-write copies)
+        // unless they are a device code, which is public.
         let key = Array(data[0..<32])
         guard constantTimeEqual(checksum(key), data[32..<35]) else {
-            var copy = key
-            defer { wipe(&copy) }
-            if constantTimeEqual(RecoveryKey.checksum(copy), data[32..<35]) {
+            defer {
+                wipeShared(key)
+                wipeShared(data)
+            }
+            if constantTimeEqual(RecoveryKey.checksum(key), data[32..<35]) {
                 throw .deviceCodeInvalid(reason: "this is a recovery key, not a device code: keep it secret, and type the code the new device shows for itself instead")
             }
             throw .deviceCodeInvalid(reason: "its checksum does not match; check for a mistyped character")

@@ -25,7 +25,12 @@ public struct RecoveryKey: Sendable, CustomStringConvertible {
     public init(secret: SymmetricKey) { self.secret = secret }
 
     static func checksum(_ key: [UInt8]) -> [UInt8] {
-        Array(BLAKE2b.hash(Array("quire-recovery-v1".utf8) + key, byteCount: 16).prefix(3))
+        // The hashed message holds the secret: wipe it.
+        var message = Array("quire-recovery-v1".utf8)
+        message.reserveCapacity(message.count + key.count)
+        message.append(contentsOf: key)
+        defer { wipe(&message) }
+        return Array(BLAKE2b.hash(message, byteCount: 16).prefix(3))
     }
 
     /// The code to show the user once, such as `"7KQ4-…-M2ZD"` (69 characters).
@@ -49,6 +54,27 @@ public struct RecoveryKey: Sendable, CustomStringConvertible {
         } catch {
             throw .recoveryCodeInvalid(reason: error.reason(character: "recovery-key", code: "a recovery key", characterCount: 56))
         }
+        try self.init(decoded: &data)
+    }
+
+    /// Parses a code typed or read from a file as UTF-8 bytes, without
+    /// making a `String` of it (a `String` cannot be wiped and lingers in
+    /// freed memory). The caller wipes `codeBytes`. Leading and trailing
+    /// spaces and line breaks are ignored like the dashes.
+    ///
+    /// - Throws: ``KeyError/recoveryCodeInvalid(reason:)`` as ``init(code:)``.
+    public init(codeBytes: [UInt8]) throws(KeyError) {
+        var data: [UInt8]
+        do {
+            data = try CrockfordCode.decode(utf8: codeBytes, characterCount: 56)
+        } catch {
+            throw .recoveryCodeInvalid(reason: error.reason(character: "recovery-key", code: "a recovery key", characterCount: 56))
+        }
+        try self.init(decoded: &data)
+    }
+
+    /// The key in a decoded code (key ‖ checksum); wipes `data`.
+    private init(decoded data: inout [UInt8]) throws(KeyError) {
         defer { wipe(&data) }
         var key = Array(data[0..<32])
         defer { wipe(&key) }

@@ -179,7 +179,10 @@ public enum Terminal {
         }
         let promptBytes = Array(prompt.utf8)
         _ = promptBytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        // Reserved at its limit: a growing line would leave freed copies of
+        // a typed secret behind, unwiped.
         var line: [UInt8] = []
+        line.reserveCapacity(4096)
         var byte: UInt8 = 0
         while line.count < 4096 {
             let n = read(fd, &byte, 1)

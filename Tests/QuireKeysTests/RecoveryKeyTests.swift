@@ -61,6 +61,22 @@ import Testing
         }
     }
 
+    /// The bytes-based parser (used by the CLI, so that a typed code never
+    /// becomes a String) reads every form the String one reads, and fails
+    /// alike, without naming a non-ASCII byte's character wrongly.
+    @Test func codeBytesParseLikeTheString() throws {
+        let bare = Self.countingCode.replacing("-", with: "")
+        for v in [Self.countingCode, Self.countingCode.lowercased(), bare, "  " + Self.countingCode + "\r\n", Self.countingCode.replacing("1", with: "l")] {
+            #expect(try RecoveryKey(codeBytes: Array(v.utf8)).secret == countingRecoveryKey().secret, "\(v)")
+        }
+        for bad in [String(Self.countingCode.dropLast()), Self.countingCode + "Z", Self.countingCode.replacing("0", with: "\u{00E9}")] {
+            var fromBytes = ""
+            do { _ = try RecoveryKey(codeBytes: Array(bad.utf8)) } catch { fromBytes = error.description }
+            #expect(!fromBytes.isEmpty && fromBytes == Self.invalid(bad)?.description, "\(bad)")
+        }
+        #expect(throws: KeyError.self) { try RecoveryKey(codeBytes: [0xff] + Array(bare.utf8.dropFirst())) }
+    }
+
     @Test func confusableLettersAreRead() throws {
         #expect(Self.countingCode.contains("0") && Self.countingCode.contains("1"))
         let variants = [

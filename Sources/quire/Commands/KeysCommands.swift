@@ -180,7 +180,7 @@ struct KeysEscrowFreeCommand: QuireCommand {
             var bytes = try Prompt.secretFile(file, what: "recovery key")
             defer { wipe(&bytes) }
             do {
-                proof = try RecoveryKey(code: String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+                proof = try RecoveryKey(codeBytes: bytes)
             } catch {
                 throw CLIFailure.vault(.keys(error), path: vault)
             }

@@ -79,7 +79,14 @@ enum Prompt {
     }
 
     /// A passphrase in Unicode NFC, in guarded memory; wipes nothing of the caller's.
+    /// ASCII is already in NFC and is copied straight into guarded memory;
+    /// only other text goes through a `String`, which cannot be wiped.
     static func passphraseBytes(_ typed: [UInt8]) throws(CLIFailure) -> SecureBytes {
+        if typed.allSatisfy({ $0 < 0x80 }) {
+            do { return try typed.withUnsafeBytes { raw throws(CryptoError) in try SecureBytes(copying: raw) } } catch {
+                throw CLIFailure("\(error)")
+            }
+        }
         var normalized = Array(String(decoding: typed, as: UTF8.self).precomposedStringWithCanonicalMapping.utf8)
         do { return try SecureBytes(consuming: &normalized) } catch { throw CLIFailure("\(error)") }
     }

@@ -107,8 +107,7 @@ enum Unlock {
         if let file = options.recoveryKeyFile?.path {
             var bytes = try Prompt.secretFile(file, what: "recovery key")
             defer { wipe(&bytes) }
-            return try openWithRecoveryCode(
-                String(decoding: bytes, as: UTF8.self), path: path, writable: writable, retainsEntryBodies: retainsEntryBodies, out: out)
+            return try openWithRecoveryCode(bytes, path: path, writable: writable, retainsEntryBodies: retainsEntryBodies, out: out)
         }
         if let file = options.passphraseFile?.path {
             var bytes = try Prompt.secretFile(file, what: "passphrase")
@@ -128,11 +127,11 @@ enum Unlock {
                 } ?? "This device has no key yet."
             var typed = try Prompt.secret("\(who)\nType the recovery key or the passphrase: ")
             defer { wipe(&typed) }
-            let text = String(decoding: typed, as: UTF8.self)
             // 56 letters and digits may be a recovery key or a passphrase:
             // try the recovery key when it parses as one, then the passphrase.
-            let shapedLikeACode = looksLikeRecoveryCode(text)
-            if shapedLikeACode, let key = try? RecoveryKey(code: text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+            // The typed bytes never become a String (it could not be wiped).
+            let shapedLikeACode = looksLikeRecoveryCode(typed)
+            if shapedLikeACode, let key = try? RecoveryKey(codeBytes: typed) {
                 do {
                     return try openWithRecoveryKey(key, path: path, writable: writable, retainsEntryBodies: retainsEntryBodies, out: out)
                 } catch {
@@ -175,16 +174,26 @@ enum Unlock {
         }
     }
 
-    static func looksLikeRecoveryCode(_ text: String) -> Bool {
-        let letters = text.uppercased().filter { $0 != "-" && $0 != " " }
-        return letters.count == 56 && letters.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+    /// True when `typed` is 56 ASCII letters and digits, not counting
+    /// dashes and spaces. Reads the bytes in place, copying none.
+    static func looksLikeRecoveryCode(_ typed: [UInt8]) -> Bool {
+        var letters = 0
+        for b in typed where b != UInt8(ascii: "-") && b != UInt8(ascii: " ") {
+            let alphanumeric =
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(b)
+                || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(b)
+            guard alphanumeric else { return false }
+            letters += 1
+        }
+        return letters == 56
     }
 
-    static func openWithRecoveryCode(_ code: String, path: String, writable: Bool, retainsEntryBodies: Bool = true, out: Output)
+    /// Opens with a recovery code given as bytes (the caller wipes them).
+    static func openWithRecoveryCode(_ code: [UInt8], path: String, writable: Bool, retainsEntryBodies: Bool = true, out: Output)
         throws(CLIFailure) -> OpenedVault
     {
         let key: RecoveryKey
-        do { key = try RecoveryKey(code: code.trimmingCharacters(in: .whitespacesAndNewlines)) } catch {
+        do { key = try RecoveryKey(codeBytes: code) } catch {
             // The library names the offending character; a secret's characters are never printed.
             throw CLIFailure(
                 "the recovery key is not valid: it has a wrong length, a character a recovery key never has, or a checksum that does not match (none of its characters is shown)",
@@ -222,9 +231,19 @@ enum Unlock {
     }
 
     static func warn(_ vault: Vault, out: Output) {
+        warnIfKeyMemoryIsNotLocked(out: out)
         for w in vault.keyWarnings { out.warning(w.description) }
         printedWarnings.withLock { $0.append((vault, Set(vault.keyWarnings.map(\.description)))) }
     }
+
+    /// Says once per command when the system refused to lock the guarded
+    /// memory that holds keys (`mlock`, such as with RLIMIT_MEMLOCK at 0).
+    static func warnIfKeyMemoryIsNotLocked(out: Output) {
+        guard GuardedMemory.lockWasRefused, !lockRefusalSaid.exchange(true, ordering: .relaxed) else { return }
+        out.warning("the system refused to lock key memory (RLIMIT_MEMLOCK); keys may be swapped to disk")
+    }
+
+    static let lockRefusalSaid = Atomic<Bool>(false)
 
     /// The vaults this command opened, with the warnings already printed.
     static let printedWarnings = Mutex<[(Vault, Set<String>)]>([])
@@ -233,6 +252,7 @@ enum Unlock {
     /// `device_memory_not_saved` when this device could not remember a key
     /// change): every warning reaches the user. Called when a command ends.
     static func warnAboutWhatHappenedSinceOpening(out: Output) {
+        warnIfKeyMemoryIsNotLocked(out: out)
         let pending = printedWarnings.withLock { list -> [String] in
             var lines: [String] = []
             for i in list.indices {
