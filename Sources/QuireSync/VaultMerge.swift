@@ -627,6 +627,11 @@ final class Side {
                     } catch {
                         if case .unknownKey = error {
                             unopened = true
+                        } else if case .io = error {
+                            // The file could not be read: no verdict on the
+                            // frame, so the merge stops (nothing written)
+                            // rather than leave it out as damaged.
+                            throw error.asSyncError
                         } else {
                             leftOut.append(error)
                             continue
