@@ -38,10 +38,18 @@ public enum ConflictCopies {
         var copies: [ConflictCopy] = []
         for name in names where name != vaultName && !name.hasPrefix(".") {
             let path = folder == "/" ? "/" + name : folder + "/" + name
-            guard FileSystem.isRegularFile(path), FileSystem.identity(path) != own,
-                let header = try? readHeader(path), header.vaultID == vaultID
-            else { continue }
-            copies.append(ConflictCopy(path: path, tool: ConflictCopyName.tool(of: name, copyOf: vaultName)))
+            guard FileSystem.isRegularFile(path), FileSystem.identity(path) != own else { continue }
+            let tool = ConflictCopyName.tool(of: name, copyOf: vaultName)
+            let header: FileHeader
+            do { header = try readHeader(path) } catch {
+                // A file named as this vault's conflict copy that cannot be
+                // read (an I/O error) is still listed: folding it then fails
+                // or succeeds and says so, instead of skipping it silently.
+                if case .io = error, tool != nil { copies.append(ConflictCopy(path: path, tool: tool)) }
+                continue
+            }
+            guard header.vaultID == vaultID else { continue }
+            copies.append(ConflictCopy(path: path, tool: tool))
         }
         return copies
     }
