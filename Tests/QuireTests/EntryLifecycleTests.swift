@@ -1,3 +1,4 @@
+import Foundation
 import Quire
 import QuireKeys
 import QuireSync
@@ -75,5 +76,26 @@ import Testing
         // members that stay), so it is behind a newer keyring (format.md §8.6).
         #expect(status.code == "behind_newer_keyring")
         #expect(throws: status) { try onPhone.add(EntryBody(created: 2, text: "after")) }
+    }
+
+    /// Spec/merge.md §6: a device that cannot open the keyring that removed
+    /// it is behind, and compaction (which keeps only the keyrings it trusts)
+    /// must refuse it: otherwise it would drop its own removal.
+    @Test func aBehindDeviceCannotCompactItsRemovalAway() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("j.quire")
+        let (vault, phone) = try Self.laptopAndPhone(at: path, seed: "behind compact")
+        try vault.add(EntryBody(created: 1, text: "before"))
+        try vault.removeDevice(named: "Phone", now: KeyTestSupport.t0 + 2)
+        let before = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let onPhone = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast)
+        #expect(onPhone.removedFromVault?.code == "behind_newer_keyring")
+        do {
+            _ = try onPhone.compact()
+            Issue.record("a device behind its own removal compacted the vault")
+        } catch {
+            #expect(error.code == "removed_from_vault")
+        }
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == before)
     }
 }
