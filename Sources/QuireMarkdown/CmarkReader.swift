@@ -1,4 +1,5 @@
 import CCmarkGFM
+import Synchronization
 
 /// Parses Markdown with libcmark-gfm and turns its node tree into
 /// ``MarkdownDocument`` values; the C tree is freed before returning.
@@ -27,7 +28,18 @@ enum CmarkReader {
     /// usually "about"). No smart punctuation: the text is shown as typed.
     static let options = CMARK_OPT_STRIKETHROUGH_DOUBLE_TILDE
 
+    /// libcmark-gfm turns each attached extension's special characters on in a
+    /// process-wide table when a parse starts and off when it finishes, so
+    /// two parses at once can each see the other's "off" (a `~~x~~` read as
+    /// text, one run in three under parallel tests): parses run one at a
+    /// time.
+    static let parsing = Mutex(())
+
     static func read(_ text: String) -> [Block] {
+        parsing.withLock { _ in readLocked(text) }
+    }
+
+    static func readLocked(_ text: String) -> [Block] {
         guard let parser = cmark_parser_new(options) else { return [.paragraph([.text(text)])] }
         defer { cmark_parser_free(parser) }
         for e in extensions.pointers { cmark_parser_attach_syntax_extension(parser, e) }
