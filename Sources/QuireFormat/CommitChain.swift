@@ -10,10 +10,12 @@ public import QuireCrypto
 /// h_k = BLAKE2b-256(key = commit key, "quire-chain-v2" ‖ vault id ‖ h_(k−1) ‖ D ‖ commit header fields)
 /// ```
 ///
-/// and its body is `h_k (32) ‖ nonce (24) ‖ sealed attestation (96 + 16)`:
-/// the signer's Ed25519 public key and its signature over `D`, or 96 zero
-/// bytes for an unattested commit, sealed under the attestation key with a
-/// synthetic nonce derived under the commit nonce key.
+/// and its body is `h_k (32) ‖ h_(k−1) (32) ‖ nonce (24) ‖ sealed attestation
+/// (96 + 16)`: the head it extends is stored explicitly, so a reader links
+/// commits through a map of stored heads, and the attestation — the signer's
+/// Ed25519 public key and its signature over `vault id ‖ h_(k−1) ‖ D`, or 96
+/// zero bytes for an unattested commit — is sealed under the attestation key
+/// with a synthetic nonce derived under the commit nonce key.
 public enum CommitChain {
     /// Length of a chain head, in bytes.
     public static let headByteCount = 32
@@ -21,9 +23,19 @@ public enum CommitChain {
     public static let digestByteCount = 32
     /// Length of an attestation's plaintext: signer (32) ‖ signature (64).
     public static let attestationByteCount = 96
-    /// Length of a commit body: head ‖ nonce ‖ attestation ‖ tag (168).
-    public static let bodyByteCount = headByteCount + XChaCha20Poly1305.nonceByteCount + attestationByteCount
+    /// Length of a commit body: head ‖ previous head ‖ nonce ‖ attestation ‖ tag (200).
+    public static let bodyByteCount = 2 * headByteCount + XChaCha20Poly1305.nonceByteCount + attestationByteCount
         + XChaCha20Poly1305.tagByteCount
+    /// Where the sealed attestation's nonce starts in a commit body.
+    static let nonceOffset = 2 * headByteCount
+    /// Where the sealed attestation starts in a commit body.
+    static let sealedOffset = nonceOffset + XChaCha20Poly1305.nonceByteCount
+
+    /// The previous head `h_(k−1)` a commit body stores (bytes 32..<64).
+    public static func storedPreviousHead(body: [UInt8]) -> [UInt8] {
+        precondition(body.count == bodyByteCount)
+        return Array(body[headByteCount..<nonceOffset])
+    }
     /// `h_0`: the head before the first commit.
     public static let genesisHead = [UInt8](repeating: 0, count: headByteCount)
 
@@ -84,26 +96,39 @@ public enum CommitChain {
         FrameHeader(kind: .commit, flags: 0, keyID: keyID, bodyLength: UInt32(bodyByteCount))
     }
 
-    /// The message a member signs to attest a group: `"quire-commit-v2" ‖ vault id ‖ D`.
-    public static func signedMessage(vaultID: VaultID, digest: [UInt8]) -> [UInt8] {
-        signatureLabel + vaultID.bytes + digest
+    /// The message a member signs to attest a group at its place in the
+    /// chain: `"quire-commit-v2" ‖ vault id ‖ h_(k−1) ‖ D` (`Spec/format.md
+    /// §9.2`). The previous head is signed so that a group moved, or a chain
+    /// recomputed under an epoch key, cannot keep a member's attestation.
+    public static func signedMessage(vaultID: VaultID, previousHead: [UInt8], digest: [UInt8]) -> [UInt8] {
+        precondition(previousHead.count == headByteCount)
+        return signatureLabel + vaultID.bytes + previousHead + digest
     }
 
-    /// The 96-byte attestation of `digest` by `signer`.
-    public static func attestation(digest: [UInt8], vaultID: VaultID, signer: Ed25519.KeyPair) -> [UInt8] {
-        signer.publicKey + signer.sign(signedMessage(vaultID: vaultID, digest: digest))
+    /// The 96-byte attestation by `signer` of the group `digest` extending `previousHead`.
+    public static func attestation(previousHead: [UInt8], digest: [UInt8], vaultID: VaultID, signer: Ed25519.KeyPair) -> [UInt8] {
+        signer.publicKey + signer.sign(signedMessage(vaultID: vaultID, previousHead: previousHead, digest: digest))
+    }
+
+    /// True when the 96-byte attestation `plain` is a signature over the group
+    /// `digest` extending `previousHead` (merge carries one only there).
+    public static func attestationSigns(_ plain: [UInt8], previousHead: [UInt8], digest: [UInt8], vaultID: VaultID) -> Bool {
+        guard plain.count == attestationByteCount, plain != unattested else { return false }
+        return Ed25519.verify(
+            signature: Array(plain[32..<96]), message: signedMessage(vaultID: vaultID, previousHead: previousHead, digest: digest),
+            publicKey: Array(plain[0..<32]))
     }
 
     /// The 96 zero bytes of an unattested commit.
     public static let unattested = [UInt8](repeating: 0, count: attestationByteCount)
 
-    /// The whole commit body: `head ‖ nonce ‖ AEAD(attestation key, nonce, attestation, ad)`.
+    /// The whole commit body: `head ‖ previous head ‖ nonce ‖ AEAD(attestation key, nonce, attestation, ad)`.
     ///
     /// - Throws: ``FormatError/outOfGuardedMemory``.
     public static func body(
-        head: [UInt8], attestation: [UInt8], key: EpochKey, vaultID: VaultID, commitHeader: FrameHeader
+        head: [UInt8], previousHead: [UInt8], attestation: [UInt8], key: EpochKey, vaultID: VaultID, commitHeader: FrameHeader
     ) throws(FormatError) -> [UInt8] {
-        precondition(head.count == headByteCount && attestation.count == attestationByteCount)
+        precondition(head.count == headByteCount && previousHead.count == headByteCount && attestation.count == attestationByteCount)
         let attestationKey: SymmetricKey, nonceKey: SymmetricKey
         do {
             attestationKey = try key.subkey(.attestation)
@@ -113,7 +138,7 @@ public enum CommitChain {
         }
         let nonce = syntheticNonce(key: nonceKey, head: head, attestation: attestation)
         let ad = vaultID.bytes + commitHeader.fieldBytes + head
-        return head + nonce + XChaCha20Poly1305.seal(attestation, key: attestationKey, nonce: nonce, authenticating: ad)
+        return head + previousHead + nonce + XChaCha20Poly1305.seal(attestation, key: attestationKey, nonce: nonce, authenticating: ad)
     }
 
     /// `BLAKE2b-192(key = commit nonce key, "quire-commit-nonce-v2" ‖ h ‖ A)`:
@@ -141,18 +166,19 @@ public enum CommitChain {
         case failed(reason: String)
     }
 
-    /// Opens and checks the attestation of a commit body (168 bytes) over
-    /// group digest `digest`.
+    /// Opens and checks the attestation of a commit body (200 bytes) over
+    /// group digest `digest` extending `previousHead` (the head the commit's
+    /// head verified from, `Spec/format.md §9.3`).
     public static func checkAttestation(
-        body: [UInt8], digest: [UInt8], key: EpochKey, vaultID: VaultID, commitHeader: FrameHeader
+        body: [UInt8], previousHead: [UInt8], digest: [UInt8], key: EpochKey, vaultID: VaultID, commitHeader: FrameHeader
     ) -> Attestation {
         guard body.count == bodyByteCount else { return .failed(reason: "the commit body is not \(bodyByteCount) bytes") }
         guard let attestationKey = try? key.subkey(.attestation), let nonceKey = try? key.subkey(.commitNonce) else {
             return .failed(reason: "out of guarded memory")
         }
         let head = Array(body[0..<headByteCount])
-        let nonce = Array(body[headByteCount..<(headByteCount + XChaCha20Poly1305.nonceByteCount)])
-        let sealed = Array(body[(headByteCount + XChaCha20Poly1305.nonceByteCount)...])
+        let nonce = Array(body[nonceOffset..<sealedOffset])
+        let sealed = Array(body[sealedOffset...])
         let ad = vaultID.bytes + commitHeader.fieldBytes + head
         guard let plain = try? XChaCha20Poly1305.open(sealed, key: attestationKey, nonce: nonce, authenticating: ad) else {
             return .failed(reason: "the sealed attestation does not open")
@@ -165,7 +191,7 @@ public enum CommitChain {
         }
         if plain == unattested { return .unattested }
         let signer = Array(plain[0..<32]), signature = Array(plain[32..<96])
-        guard Ed25519.verify(signature: signature, message: signedMessage(vaultID: vaultID, digest: digest), publicKey: signer) else {
+        guard Ed25519.verify(signature: signature, message: signedMessage(vaultID: vaultID, previousHead: previousHead, digest: digest), publicKey: signer) else {
             return .failed(reason: "the signature does not verify")
         }
         return .signed(signer: signer)
@@ -176,8 +202,8 @@ public enum CommitChain {
     public static func openAttestation(body: [UInt8], key: EpochKey, vaultID: VaultID, commitHeader: FrameHeader) -> [UInt8]? {
         guard body.count == bodyByteCount, let attestationKey = try? key.subkey(.attestation) else { return nil }
         let head = Array(body[0..<headByteCount])
-        let nonce = Array(body[headByteCount..<(headByteCount + XChaCha20Poly1305.nonceByteCount)])
-        let sealed = Array(body[(headByteCount + XChaCha20Poly1305.nonceByteCount)...])
+        let nonce = Array(body[nonceOffset..<sealedOffset])
+        let sealed = Array(body[sealedOffset...])
         let ad = vaultID.bytes + commitHeader.fieldBytes + head
         return try? XChaCha20Poly1305.open(sealed, key: attestationKey, nonce: nonce, authenticating: ad)
     }

@@ -82,13 +82,16 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     case commitMismatch(FrameLocation)
     /// A commit is made with a key (by key id) that is not held, so it cannot be checked.
     case commitUnverifiable(FrameLocation, keyID: KeyID)
-    /// A commit's head verifies, but the chain passes it by: the next commit
-    /// whose head verifies does not chain from it, or a later commit chains
-    /// from one before it (an inserted group). Its records are unverified.
+    /// A commit's head verifies, but it is not on the chain: a copy of an
+    /// earlier commit, a fork that links past a member's commit, one that
+    /// extends a commit off the chain, or one a later commit passes by (an
+    /// inserted group) (`Spec/format.md §9.3`). Its records are unverified.
     case commitOrphaned(FrameLocation)
     /// A commit's head does not verify although a later commit chains from
     /// its stored head, and nothing in its group is damaged: frames were
-    /// deleted, replaced or inserted after it was written. Writes are refused.
+    /// deleted, replaced or inserted after it was written; or a commit's head
+    /// verifies from a head no commit of the file stores: the commit it
+    /// extends was deleted. Writes are refused.
     case commitTampered(FrameLocation)
     /// A verified commit's attestation does not open, is not the synthetic
     /// nonce's, or its signature or signer does not check

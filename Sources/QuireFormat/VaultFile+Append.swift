@@ -153,7 +153,8 @@ public enum CommitAttestation: Sendable {
     /// A member signs the group digest with this key pair.
     case sign(Ed25519.KeyPair)
     /// An attestation carried from another copy of the same group (merge),
-    /// 96 bytes as it was.
+    /// 96 bytes as it was. It signs the head the group extended there, so
+    /// merge carries it only where the group extends the same head.
     case carried([UInt8])
 }
 
@@ -319,9 +320,9 @@ extension VaultFile {
         for f in pending.frames { digest.add(header: f.headerBytes, trailer: f.trailer) }
         let d = digest.finalize()
         let header = CommitChain.commitHeader(keyID: pending.key.id)
-        // The chain tip: commits after it whose heads do not verify (junk, or
-        // damaged) are passed by, so this commit never vouches for them
-        // (Spec/format.md §9.1).
+        // The chain tip: the last commit on the chain. Commits after it that
+        // are not on it (junk, damaged, a copy, a fork, stale) are passed by,
+        // so this commit never vouches for them (Spec/format.md §9.1).
         let previous = verdicts.tipHead
         let head = try CommitChain.head(key: pending.key, vaultID: vaultID, previousHead: previous, digest: d, commitHeader: header)
         let plainAttestation: [UInt8]
@@ -331,7 +332,7 @@ extension VaultFile {
             plainAttestation = CommitChain.unattested
             recorded = .unattested
         case .sign(let pair):
-            plainAttestation = CommitChain.attestation(digest: d, vaultID: vaultID, signer: pair)
+            plainAttestation = CommitChain.attestation(previousHead: previous, digest: d, vaultID: vaultID, signer: pair)
             recorded = .attested(signer: pair.publicKey)
         case .carried(let bytes):
             precondition(bytes.count == CommitChain.attestationByteCount)
@@ -339,7 +340,8 @@ extension VaultFile {
             let signer = Array(bytes[0..<32])
             recorded = bytes == CommitChain.unattested ? .unattested : removedMembers.contains(signer) ? .removedMember(signer: signer) : .attested(signer: signer)
         }
-        let body = try CommitChain.body(head: head, attestation: plainAttestation, key: pending.key, vaultID: vaultID, commitHeader: header)
+        let body = try CommitChain.body(
+            head: head, previousHead: previous, attestation: plainAttestation, key: pending.key, vaultID: vaultID, commitHeader: header)
         let commitFrame = header.encoded() + body
         let commitOffset = pending.position
         do {
@@ -367,6 +369,7 @@ extension VaultFile {
         verdicts.statuses.append(.verified)
         verdicts.attestations.append(recorded)
         verdicts.computedHeads.append(head)
+        verdicts.previousHeads.append(previous)
         verdicts.epochs.append(pending.key.epoch)
         verdicts.floors.append(verdicts.currentFloor)
         verdicts.tipHead = head

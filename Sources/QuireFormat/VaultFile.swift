@@ -167,25 +167,28 @@ public final class VaultFile: @unchecked Sendable {
 public struct CommitReport: Sendable {
     /// What verification found for one commit.
     public enum Status: Sendable, Equatable {
-        /// The head verifies, the commit is on the chain (the next commit whose
-        /// head verifies chains from it, or none follows), and it is not stale.
+        /// The head verifies and the commit is on the chain (it joined it and
+        /// no later commit passed it by, `Spec/format.md §9.3`).
         case verified
         /// The head does not verify with any held key.
         case mismatch
         /// The head does not verify, yet a later commit chains from its stored
         /// head, and nothing in its group is damaged: its frames were deleted,
-        /// replaced or inserted after it was written (`Spec/format.md §9.3`).
-        /// Writes are refused while the file holds one.
+        /// replaced or inserted after it was written; or the head verifies from
+        /// a head no commit of the file stores: the commit it extends was
+        /// deleted (`Spec/format.md §9.3`). Writes are refused while the file
+        /// holds one.
         case tampered
         /// No key with the commit's key id is held.
         case unverifiable
-        /// The head verifies, but the chain passes it by: the next commit
-        /// whose head verifies does not chain from it, or a later one chains
-        /// from a commit before it. An inserted group, or one followed only by
-        /// commits this reader cannot check; its records are unverified.
+        /// The head verifies, but the commit is not on the chain: a copy of
+        /// an earlier commit, a fork (it links past a commit a current member
+        /// attested), one that extends a commit off the chain, or one a later
+        /// commit passed by (an inserted group). Its records are unverified.
         case orphaned
-        /// The head verifies, but its key's epoch is below a trusted keyring
-        /// before it.
+        /// The head verifies, but its key's epoch is below the floor: a
+        /// trusted keyring a member vouched for before it. It does not join
+        /// the chain.
         case stale(epoch: UInt32, current: UInt32)
 
         /// True for the statuses whose records are released as unverified
@@ -228,9 +231,12 @@ public struct CommitReport: Sendable {
     /// The floor after the last commit.
     public internal(set) var currentFloor: UInt32 = 0
     /// The stored head a writer chains its next commit from: that of the
-    /// last commit whose head verifies (`Spec/format.md §9.1`), or `h_0`
-    /// when none does.
+    /// last commit on the chain (`Spec/format.md §9.1`), or `h_0` when none
+    /// is.
     public internal(set) var tipHead: [UInt8] = CommitChain.genesisHead
+    /// For each commit whose head verifies, the previous head it verified
+    /// from (what its attestation signs); nil for the others.
+    public internal(set) var previousHeads: [[UInt8]?] = []
 
     /// An empty report.
     public init() {}
@@ -261,11 +267,6 @@ public struct CommitReport: Sendable {
 }
 
 extension VaultFile {
-    /// How many earlier commits whose heads verified a commit may chain
-    /// from, past the one before it (`Spec/format.md §9.3`): the bound keeps
-    /// verification linear in the file.
-    public static let chainLookback = 64
-
     /// Verifies every commit with `keys` (`Spec/format.md §9.3`) and checks
     /// the attestation of each verified one against `attestors` (§9.4).
     ///
@@ -289,188 +290,267 @@ extension VaultFile {
         self.attestors = attestors
         self.removedMembers = removedMembers
         var (report, unchecked) = chainReport()
-        if recoverDamagedLastCommit(previousHeads: [report.tipHead, structure.groups.last?.storedHead ?? CommitChain.genesisHead]) {
+        if recoverDamagedLastCommit() {
             (report, unchecked) = chainReport()
         }
         verdicts = report
         uncheckedAttestations = unchecked
     }
 
+    /// Where a commit whose head verified chains from (`Spec/format.md §9.3`).
+    private enum Predecessor {
+        /// `h_0`: before every commit.
+        case start
+        /// A commit whose head verified.
+        case commit(Int)
+        /// A mismatch or unverifiable commit whose content is not shown to
+        /// chain from a commit.
+        case notShown
+        /// A head no commit of the file stores (nor a mismatch's computed
+        /// head): the commit it extends was deleted.
+        case missing
+    }
+
     /// Verifies every commit group (`Spec/format.md §9.3`, §9.4).
     ///
-    /// First, for each commit, the held key and the earlier head its stored
-    /// head is computed from: the stored or computed head of the commit before
-    /// it, or else the stored head of one of the last ``chainLookback``
-    /// commits whose heads verified (or `h_0` within that reach). Then which
-    /// commits the chain passes by (orphaned) and which mismatches a later
-    /// commit vouches for (tampered). Last, in file order, the floor, stale
-    /// commits and attestations. Linear in the number of commits.
+    /// First, for each commit, the held key and the previous head its head
+    /// verifies from (the one it stores, or — a damaged previous-head field —
+    /// the stored head of the commit before it in the file), and where that
+    /// head resolves through a map of stored heads: no window, one lookup per
+    /// commit. Then, in file order, the chain (a stack of the commits on it),
+    /// the floor, stale commits and attestations: a commit joins the chain
+    /// from the commit it links to, passing by the commits on the chain after
+    /// that one — unless one of them is verified and attested by a current
+    /// member, which makes the commit a fork (orphaned). Last, which
+    /// mismatches a later commit vouches for (tampered). Linear in the number
+    /// of commits.
     func chainReport() -> (report: CommitReport, unchecked: [Int: EpochKey]) {
         let groups = structure.groups
         let n = groups.count
         var report = CommitReport()
         var unchecked: [Int: EpochKey] = [:]
-        // 1. Links.
-        var from = [Int?](repeating: nil, count: n)       // chained from commit j (−1: h_0)
-        var fromComputed = [Bool](repeating: false, count: n)
+        // 1. Heads.
         var keyOf = [EpochKey?](repeating: nil, count: n)
+        var verifiedFrom = [[UInt8]?](repeating: nil, count: n)  // the previous head a head verified from
+        var computedFrom = [[UInt8]](repeating: CommitChain.genesisHead, count: n)  // a mismatch: its stored previous head
         var computed: [[UInt8]] = []
         computed.reserveCapacity(n)
-        var matchedOrder: [Int] = []                     // commits whose heads verified, in order
-        var latestWithHead: [[UInt8]: Int] = [:]          // stored head → last such commit
+        var verifiedWithHead: [[UInt8]: Int] = [:]   // stored head → the first commit whose head verified storing it
+        verifiedWithHead.reserveCapacity(n)
+        var otherWithHead: [[UInt8]: Int] = [:]      // stored head → the first mismatch or unverifiable commit storing it
+        var mismatchWithComputedHead: [[UInt8]: Int] = [:]  // a mismatch's computed head (≠ its stored head) → the first such
+        var isCopy = [Bool](repeating: false, count: n)
         var bridge = [[UInt8]?](repeating: nil, count: n)  // a mismatch's previous head, by its repaired digest
         for k in 0..<n {
-            let frame = structure.frames[groups[k].commitFrame]
+            let group = groups[k]
+            let frame = structure.frames[group.commitFrame]
+            let stored = group.storedHead
             let candidates = keys.keys(for: frame.header.keyID)
-            let previousStored = k == 0 ? CommitChain.genesisHead : groups[k - 1].storedHead
             guard let first = candidates.first else {
-                computed.append(previousStored)
+                computed.append(stored)
+                if otherWithHead[stored] == nil { otherWithHead[stored] = k }
                 continue
             }
             keyOf[k] = first
-            var tries: [([UInt8], Int, Bool)] = [(previousStored, k - 1, false)]
-            if k > 0, computed[k - 1] != previousStored { tries.append((computed[k - 1], k - 1, true)) }
-            var found: (EpochKey, Int, Bool, [UInt8])?
-            func attempt(_ tries: [([UInt8], Int, Bool)]) -> (EpochKey, Int, Bool, [UInt8])? {
-                for key in candidates {
-                    for (previous, j, viaComputed) in tries {
-                        guard let head = try? CommitChain.head(key: key, vaultID: vaultID, previousHead: previous, digest: groups[k].digest, commitHeader: frame.header)
-                        else { continue }
-                        if constantTimeEqual(head, groups[k].storedHead) { return (key, j, viaComputed, previous) }
-                    }
-                }
-                return nil
+            let previous = group.storedPreviousHead
+            let before = k == 0 ? CommitChain.genesisHead : groups[k - 1].storedHead
+            func verifies(_ key: EpochKey, from prev: [UInt8], digest: [UInt8]) -> Bool {
+                (try? CommitChain.head(key: key, vaultID: vaultID, previousHead: prev, digest: digest, commitHeader: frame.header))
+                    .map { constantTimeEqual($0, stored) } ?? false
             }
-            found = attempt(tries)
-            if found == nil {
-                // Past an inserted group or a junk commit: the stored heads of
-                // the last commits whose heads verified, newest first.
-                let window = matchedOrder.suffix(Self.chainLookback)
-                var back: [([UInt8], Int, Bool)] = window.reversed().filter { $0 != k - 1 }.map { (groups[$0].storedHead, $0, false) }
-                if k > 0 && matchedOrder.count < Self.chainLookback { back.append((CommitChain.genesisHead, -1, false)) }
-                found = attempt(back)
-            }
-            if let (key, j, viaComputed, previous) = found {
-                // The link goes to the commit whose head that is: h_0, or the
-                // last commit whose head verified with that stored head (so a
-                // junk commit that copies a stored head, or an unverifiable
-                // one whose computed head passes the one before it through,
-                // does not take the link); else the commit it was found at.
-                if previous == CommitChain.genesisHead {
-                    from[k] = -1
-                } else if let known = latestWithHead[previous] {
-                    from[k] = known
-                } else {
-                    from[k] = j
-                    fromComputed[k] = viaComputed
+            // The stored previous head, then — a damaged previous-head field —
+            // the stored head of the commit before it in the file.
+            let tries = previous == before ? [previous] : [previous, before]
+            var found: (EpochKey, [UInt8])?
+            search: for key in candidates {
+                for prev in tries where verifies(key, from: prev, digest: group.digest) {
+                    found = (key, prev)
+                    break search
                 }
+            }
+            if let (key, prev) = found {
                 keyOf[k] = key
-                computed.append(groups[k].storedHead)
-                matchedOrder.append(k)
-                latestWithHead[groups[k].storedHead] = k
+                verifiedFrom[k] = prev
+                computed.append(stored)
+                // A copy stores the head of an earlier commit whose head
+                // verified. (A junk commit that copies a later commit's head
+                // does not verify, so it cannot make that commit a copy.)
+                if verifiedWithHead[stored] != nil { isCopy[k] = true } else { verifiedWithHead[stored] = k }
             } else {
-                let head = (try? CommitChain.head(key: first, vaultID: vaultID, previousHead: previousStored, digest: groups[k].digest, commitHeader: frame.header))
-                    ?? previousStored
+                if otherWithHead[stored] == nil { otherWithHead[stored] = k }
+                let head = (try? CommitChain.head(key: first, vaultID: vaultID, previousHead: previous, digest: group.digest, commitHeader: frame.header))
+                    ?? previous
                 computed.append(head)
+                computedFrom[k] = previous
+                if head != stored, mismatchWithComputedHead[head] == nil { mismatchWithComputedHead[head] = k }
                 // A body hash hit by damage breaks the group digest, not the
                 // chain: with each frame's trailer recomputed from its intact
-                // body, the head may still verify from the commit before, which
-                // the next commit then confirms through this one.
-                if let repaired = repairedDigest(groups[k]) {
-                    var previous = [previousStored]
-                    if k > 0, computed[k - 1] != previousStored { previous.append(computed[k - 1]) }
-                    bridge[k] = previous.first { prev in
-                        candidates.contains { key in
-                            (try? CommitChain.head(key: key, vaultID: vaultID, previousHead: prev, digest: repaired, commitHeader: frame.header))
-                                .map { constantTimeEqual($0, groups[k].storedHead) } ?? false
-                        }
-                    }
+                // body, the head may still verify, which shows what the
+                // mismatch chains from.
+                if let repaired = repairedDigest(group) {
+                    bridge[k] = tries.first { prev in candidates.contains { verifies($0, from: prev, digest: repaired) } }
                 }
             }
         }
-        // Which commit a mismatch's content verifiably chains from: through
-        // its computed head (the next commit chained from it), or through its
-        // repaired digest; nil when nothing shows it.
-        func resolve(_ value: [UInt8], before limit: Int) -> Int? {
-            if value == CommitChain.genesisHead { return -1 }
-            return latestWithHead[value].flatMap { $0 < limit ? $0 : nil }
-        }
-        func realPredecessor(of next: Int) -> Int? {
-            guard let j = from[next] else { return nil }
-            guard j >= 0, from[j] == nil, keyOf[j] != nil else { return fromComputed[next] ? nil : j }
-            if fromComputed[next] { return j > 0 ? resolve(groups[j - 1].storedHead, before: j) : -1 }
-            return bridge[j].flatMap { resolve($0, before: j) }
-        }
-        // 2. The chain: a commit whose head verified is on it when the next
-        // such commit chains from it (or none follows) and no later commit
-        // chains from a commit before it.
-        var onChain = [Bool](repeating: false, count: n)
-        var skipDepth = [Int](repeating: 0, count: n + 1)
-        for k in matchedOrder {
-            guard let j = from[k], j < k - 1 else { continue }
-            skipDepth[j + 1] += 1
-            skipDepth[k] -= 1
-        }
-        var depth = 0
-        var skipped = [Bool](repeating: false, count: n)
-        for k in 0..<n {
-            depth += skipDepth[k]
-            skipped[k] = depth > 0
-        }
-        for (position, k) in matchedOrder.enumerated() {
-            let next = position + 1 < matchedOrder.count ? matchedOrder[position + 1] : nil
-            let confirmed = next.map { from[$0] == k && !fromComputed[$0] || realPredecessor(of: $0) == k } ?? true
-            onChain[k] = confirmed && !skipped[k]
-        }
-        // A mismatch that a later commit chains from by its stored head was
-        // intact when that commit was written.
+        // Where a previous head leads: h_0, the first commit that stores it
+        // (when its head verified), or — through a mismatch — what that
+        // mismatch's content is shown to chain from.
         var vouched = [Bool](repeating: false, count: n)
-        for k in matchedOrder { if let j = from[k], j >= 0, !fromComputed[k], from[j] == nil, keyOf[j] != nil { vouched[j] = true } }
-        // 3. In file order: floor, stale, attestation.
+        func resolveVerified(_ value: [UInt8], before limit: Int) -> Predecessor {
+            if value == CommitChain.genesisHead { return .start }
+            if let j = verifiedWithHead[value], j < limit { return .commit(j) }
+            return .notShown
+        }
+        func predecessor(of k: Int) -> Predecessor {
+            let value = verifiedFrom[k]!
+            if value == CommitChain.genesisHead { return .start }
+            if let j = verifiedWithHead[value], j < k { return .commit(j) }
+            if let j = otherWithHead[value], j < k {
+                guard keyOf[j] != nil else { return .notShown }  // unverifiable
+                // A mismatch a later commit chains from by its stored head was
+                // intact when that commit was written.
+                vouched[j] = true
+                return bridge[j].map { resolveVerified($0, before: j) } ?? .notShown
+            }
+            // Only the mismatch's stored head was hit: its content chains
+            // from its stored previous head.
+            if let j = mismatchWithComputedHead[value], j < k { return resolveVerified(computedFrom[j], before: j) }
+            return .missing
+        }
+        // 2. In file order: the chain, floor, stale, attestation.
+        var statuses = [CommitReport.Status](repeating: .mismatch, count: n)
+        var attestations = [CommitReport.Attestation](repeating: .notChecked, count: n)
+        var chain: [Int] = []                        // the commits on the chain so far
+        var clearBelow: [Int?] = []                  // chain[clearBelow[i]! + 1 ... i] holds no member-attested commit
+        var position = [Int](repeating: -1, count: n)
         var floor: UInt32 = 0
+        func memberAttested(_ j: Int) -> Bool {
+            if case .notChecked = attestations[j], let key = unchecked[j] {
+                attestations[j] = attestation(of: groups[j], previousHead: verifiedFrom[j]!, key: key)
+                unchecked[j] = nil
+            }
+            if case .attested = attestations[j] { return true }
+            return false
+        }
+        // The highest position above `low` on the chain whose commit a
+        // current member attested; positions found clear are remembered, so
+        // each is looked at once however many commits link past it.
+        func lastMemberAttested(above low: Int) -> Int? {
+            var i = chain.count - 1
+            var seen: [Int] = []
+            var hit: Int? = nil
+            while i > low {
+                if let below = clearBelow[i] {
+                    seen.append(i)
+                    i = below
+                    continue
+                }
+                if memberAttested(chain[i]) { hit = i; break }
+                seen.append(i)
+                i -= 1
+            }
+            for s in seen { clearBelow[s] = i }
+            return hit
+        }
         for k in 0..<n {
             let group = groups[k]
             report.floors.append(floor)
             report.computedHeads.append(computed[k])
             report.epochs.append(keyOf[k]?.epoch ?? 0)
-            var status: CommitReport.Status
-            var attestation = CommitReport.Attestation.notChecked
-            if keyOf[k] == nil {
-                status = .unverifiable
-            } else if from[k] == nil {
-                status = vouched[k] && !groupIsDamaged(group) ? .tampered : .mismatch
-            } else if !onChain[k] {
-                status = .orphaned
-            } else if let key = keyOf[k], key.epoch < floor {
-                status = .stale(epoch: key.epoch, current: floor)
-            } else {
-                status = .verified
-                // The attestation decides the floor only where the commit
-                // would raise it; elsewhere it is checked when first asked
-                // for (an Ed25519 check each, most of the cost of opening a
-                // vault written one commit at a time).
-                let key = keyOf[k]!
-                if key.epoch > floor || group.members.contains(where: { (trustedKeyrings[$0] ?? 0) > floor }) {
-                    attestation = self.attestation(of: group, key: key)
-                } else {
-                    unchecked[k] = key
-                }
+            guard let key = keyOf[k] else {
+                statuses[k] = .unverifiable
+                continue
             }
-            report.statuses.append(status)
-            report.attestations.append(attestation)
+            guard verifiedFrom[k] != nil else { continue }  // a mismatch (tampered decided below)
+            // A copy of an earlier commit takes no link.
+            if isCopy[k] {
+                statuses[k] = .orphaned
+                continue
+            }
+            let link = predecessor(of: k)
+            if key.epoch < floor {
+                // Stale: made by a device that missed the rotation, or one
+                // removed by it. It passes nothing by.
+                statuses[k] = .stale(epoch: key.epoch, current: floor)
+                continue
+            }
+            let top = chain.count - 1
+            var target: Int
+            var extendsMissing = false
+            switch link {
+            case .start:
+                target = -1
+            case .commit(let j):
+                guard position[j] >= 0 else {
+                    // It continues what the chain passed by: a fork, a copy,
+                    // a stale or orphaned commit.
+                    statuses[k] = .orphaned
+                    continue
+                }
+                target = position[j]
+            case .notShown, .missing:
+                // The reader cannot tell which commits before it are genuine:
+                // it passes by those after the last a current member attested.
+                target = lastMemberAttested(above: -1) ?? -1
+                if case .missing = link { extendsMissing = true }
+            }
+            if target < top, lastMemberAttested(above: target) != nil {
+                // It links past a commit a current member attested: a fork.
+                statuses[k] = .orphaned
+                continue
+            }
+            for p in stride(from: top, to: target, by: -1) {
+                let j = chain[p]
+                if statuses[j] != .tampered { statuses[j] = .orphaned }
+                attestations[j] = .notChecked
+                unchecked[j] = nil
+                position[j] = -1
+            }
+            chain.removeSubrange((target + 1)...)
+            clearBelow.removeSubrange((target + 1)...)
+            position[k] = chain.count
+            chain.append(k)
+            clearBelow.append(nil)
+            if extendsMissing {
+                // The commit it extends was deleted from the file: tampering.
+                // It holds the chain's place (the commits after it extend it)
+                // but is not verified, and writers refuse to write (§9.1).
+                statuses[k] = .tampered
+                continue
+            }
+            statuses[k] = .verified
+            // The attestation decides the floor only where the commit would
+            // raise it; elsewhere it is checked when first asked for (an
+            // Ed25519 check each, most of the cost of opening a vault written
+            // one commit at a time).
+            if key.epoch > floor || group.members.contains(where: { (trustedKeyrings[$0] ?? 0) > floor }) {
+                attestations[k] = attestation(of: group, previousHead: verifiedFrom[k]!, key: key)
+            } else {
+                unchecked[k] = key
+            }
             // The floor rises only where a current member vouches for it: a
             // verified commit it attested raises it to its own key's epoch
             // and to that of every trusted keyring it holds an intact copy of
-            // (Spec/format.md §9.3). A copy placed elsewhere counts for nothing.
-            if case .attested = attestation {
-                floor = max(floor, keyOf[k]!.epoch)
+            // (Spec/format.md §9.3). A copy placed elsewhere counts for
+            // nothing. (A commit the chain later passes by was not attested
+            // by a member, so it raised nothing.)
+            if case .attested = attestations[k] {
+                floor = max(floor, key.epoch)
                 for index in group.members { if let epoch = trustedKeyrings[index] { floor = max(floor, epoch) } }
             }
         }
+        // 3. A mismatch that a later commit chains from by its stored head,
+        // with nothing in its group damaged, was tampered with.
+        for k in 0..<n where keyOf[k] != nil && verifiedFrom[k] == nil {
+            statuses[k] = vouched[k] && !groupIsDamaged(groups[k]) ? .tampered : .mismatch
+        }
+        report.statuses = statuses
+        report.attestations = attestations
+        report.previousHeads = verifiedFrom
         report.currentFloor = floor
-        // With no commit whose head verifies, a writer chains from h_0: it
-        // then vouches for none of the commits before it.
-        report.tipHead = matchedOrder.last.map { groups[$0].storedHead } ?? CommitChain.genesisHead
+        // A writer chains from the last commit on the chain, or from h_0
+        // when none is: never from a copy, a fork or a stale commit.
+        report.tipHead = chain.last.map { groups[$0].storedHead } ?? CommitChain.genesisHead
         return (report, unchecked)
     }
 
@@ -534,10 +614,12 @@ extension VaultFile {
         return false
     }
 
-    /// The attestation of a verified commit (`Spec/format.md §9.4`).
-    func attestation(of group: CommitGroup, key: EpochKey) -> CommitReport.Attestation {
+    /// The attestation of a verified commit (`Spec/format.md §9.4`) whose
+    /// head verified from `previousHead`.
+    func attestation(of group: CommitGroup, previousHead: [UInt8], key: EpochKey) -> CommitReport.Attestation {
         let header = structure.frames[group.commitFrame].header
-        switch CommitChain.checkAttestation(body: group.commitBody, digest: group.digest, key: key, vaultID: vaultID, commitHeader: header) {
+        switch CommitChain.checkAttestation(
+            body: group.commitBody, previousHead: previousHead, digest: group.digest, key: key, vaultID: vaultID, commitHeader: header) {
         case .unattested: return .unattested
         case .failed(let reason): return .failed(reason: reason)
         case .signed(let signer):
@@ -554,13 +636,14 @@ extension VaultFile {
         guard !jobs.isEmpty else { return }
         var results = [CommitReport.Attestation](repeating: .notChecked, count: jobs.count)
         if jobs.count == 1 {
-            results[0] = attestation(of: structure.groups[jobs[0].group], key: jobs[0].key)
+            results[0] = attestation(of: structure.groups[jobs[0].group], previousHead: verdicts.previousHeads[jobs[0].group]!, key: jobs[0].key)
         } else {
             let groups = structure.groups
+            let previous = verdicts.previousHeads
             results.withUnsafeMutableBufferPointer { out in
                 let slots = UncheckedMutableBuffer(out)
                 DispatchQueue.concurrentPerform(iterations: jobs.count) { i in
-                    slots.buffer[i] = attestation(of: groups[jobs[i].group], key: jobs[i].key)
+                    slots.buffer[i] = attestation(of: groups[jobs[i].group], previousHead: previous[jobs[i].group]!, key: jobs[i].key)
                 }
             }
         }
@@ -585,10 +668,11 @@ extension VaultFile {
 
     /// Commit recovery (`Spec/format.md §10.3`): a tail of whole frames
     /// followed by exactly one commit's worth of bytes whose header is
-    /// damaged but whose head verifies under a held key, chained from one of
-    /// `previousHeads` (the writer's chain tip, or the last stored head).
-    /// Returns true when it recovered the commit.
-    func recoverDamagedLastCommit(previousHeads: [[UInt8]]) -> Bool {
+    /// damaged but whose head verifies under a held key, from the previous
+    /// head it stores or (that field damaged too) the last commit's stored
+    /// head, as in `Spec/format.md §9.3`. Returns true when it recovered the
+    /// commit.
+    func recoverDamagedLastCommit() -> Bool {
         let s = structure
         let commitLength = FrameHeader.byteCount + CommitChain.bodyByteCount
         guard !s.uncommittedFrames.isEmpty, !s.tailHasDamage, let lastFrame = s.frames.last,
@@ -601,8 +685,9 @@ extension VaultFile {
         let d = digest.finalize()
         let body = Array(tail[FrameHeader.byteCount...])
         let stored = Array(body[0..<CommitChain.headByteCount])
-        var previous: [[UInt8]] = []
-        for h in previousHeads where !previous.contains(h) { previous.append(h) }
+        let last = s.groups.last?.storedHead ?? CommitChain.genesisHead
+        let storedPrevious = CommitChain.storedPreviousHead(body: body)
+        let previous = storedPrevious == last ? [storedPrevious] : [storedPrevious, last]
         let ordered = keys.all.sorted { $0.epoch != $1.epoch ? $0.epoch > $1.epoch : $0.commitment.lexicographicallyPrecedes($1.commitment) }
         for key in ordered {
             let header = CommitChain.commitHeader(keyID: key.id)
@@ -668,6 +753,12 @@ extension VaultFile {
     /// The epoch of the key a sealed frame is sealed under, if held.
     func epoch(of frame: ScannedFrame) -> UInt32? {
         keys.keys(for: frame.header.keyID).map(\.epoch).max()
+    }
+
+    /// The stored head the next commit extends: that of the last commit on
+    /// the chain, or `h_0` (`Spec/format.md §9.1`).
+    public var chainTipHead: [UInt8] {
+        lock.withLock { verdicts.tipHead }
     }
 
     /// The commit groups found tampered with (`Spec/format.md §9.3`), in

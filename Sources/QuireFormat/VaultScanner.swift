@@ -23,8 +23,8 @@ public struct ScannedFrame: Sendable {
     /// For plaintext frames other than commits: whether the body hash is the
     /// BLAKE2b-256 of the rest of the body. Nil for sealed frames and commits.
     public let checksumIntact: Bool?
-    /// For a well-formed commit: its whole 168-byte body (head, nonce,
-    /// sealed attestation).
+    /// For a well-formed commit: its whole 200-byte body (head, previous
+    /// head, nonce, sealed attestation).
     public var commitBody: [UInt8]? = nil
     /// Why the frame breaks the rules of its known kind, if it does.
     public let malformation: String?
@@ -47,8 +47,11 @@ public struct CommitGroup: Sendable {
     public let digest: [UInt8]
     /// The head stored in the commit frame (its first 32 bytes).
     public let storedHead: [UInt8]
-    /// The commit frame's whole body (head ‖ nonce ‖ sealed attestation).
+    /// The commit frame's whole body (head ‖ previous head ‖ nonce ‖ sealed attestation).
     public let commitBody: [UInt8]
+    /// The previous head `h_(k−1)` stored in the commit frame (bytes 32..<64):
+    /// the head of the commit it extends, or `h_0` (`Spec/format.md §9.2`).
+    public var storedPreviousHead: [UInt8] { CommitChain.storedPreviousHead(body: commitBody) }
     /// True when damaged bytes lie between the previous commit and this one.
     public let containsDamage: Bool
 }

@@ -147,7 +147,7 @@ public enum VaultMerge {
         }
 
         let writeKey = try resultWriteKey(trustedRings, keys: keys)
-        let blocks = canonicalOrder(aTail.blocks + bTail.blocks, placed: Set(unlockedA.keyrings.map(\.id)).filter { id in
+        let blocks = canonicalOrder(aTail.blocks + bTail.blocks, mergingMember: signer.publicKey, placed: Set(unlockedA.keyrings.map(\.id)).filter { id in
             a.keyringIndex(id).map { $0 < prefix.frames } ?? false
         })
         var commits = 0, unattested = 0, resealed = 0
@@ -166,12 +166,16 @@ public enum VaultMerge {
                 guard !frames.isEmpty else { continue }
                 for f in frames { emitted.insert(f.identity) }
                 let reseal = frames.contains { needsReseal($0) }
+                // The attestation signs the head the group extended: it is
+                // carried only when the block is written whole after that same
+                // head (Spec/format.md §9.2, merge.md §3.3).
                 let whole = !reseal && frames.count == block.frames.count && block.isWholeGroup
-                // A block written whole keeps its attestation (a removed
-                // member's stays one: readers report it as such); a partial
-                // block is attested by the merging member only when a current
-                // member attested its source, or when it holds nothing but
-                // keyrings the result trusts (so that they count for the
+                    && out.chainTipHead == block.previousHead
+                // A block written whole in its place keeps its attestation (a
+                // removed member's stays one: readers report it as such);
+                // another block is attested by the merging member only when a
+                // current member attested its source, or when it holds nothing
+                // but keyrings the result trusts (so that they count for the
                 // floor, Spec/format.md §9.3). An attestation is never laundered.
                 let attestation: CommitAttestation = switch block.attestation {
                 case .some(let plain) where whole: .carried(plain)
@@ -255,7 +259,7 @@ public enum VaultMerge {
     /// with the lowest highest epoch, then the smallest digest. The author of
     /// an unattested block can grind its digest, but cannot place it before
     /// an attested one.
-    static func canonicalOrder(_ blocks: [Side.Block], placed: Set<KeyringID>) -> [Side.Block] {
+    static func canonicalOrder(_ blocks: [Side.Block], mergingMember: [UInt8], placed: Set<KeyringID>) -> [Side.Block] {
         var remaining = blocks
         var placedIDs = placed
         var out: [Side.Block] = []
@@ -263,9 +267,20 @@ public enum VaultMerge {
             let own = Set(b.keyrings)
             return b.parentKeyrings.allSatisfy { p in placedIDs.contains(p) || own.contains(p) || !remaining.contains { $0.keyrings.contains(p) } }
         }
+        // Blocks attested by another member come before the merging
+        // member's own: a block that moves is attested again by the merging
+        // member (its attestation signs the head it extended), which loses
+        // nothing for its own blocks (Spec/merge.md §3.3).
+        func others(_ b: Side.Block) -> Bool {
+            guard let a = b.attestation, a != CommitChain.unattested else { return false }
+            return Array(a[0..<32]) != mergingMember
+        }
         func before(_ x: Side.Block, _ y: Side.Block) -> Bool {
             if x.vouched != y.vouched { return x.vouched }
-            return x.maxEpoch != y.maxEpoch ? x.maxEpoch < y.maxEpoch : x.digest.lexicographicallyPrecedes(y.digest)
+            if x.maxEpoch != y.maxEpoch { return x.maxEpoch < y.maxEpoch }
+            if others(x) != others(y) { return others(x) }
+            if x.sourceCommit != y.sourceCommit { return x.sourceCommit < y.sourceCommit }
+            return x.digest.lexicographicallyPrecedes(y.digest)
         }
         while !remaining.isEmpty {
             let candidates = remaining.indices.filter { ready(remaining[$0]) }
@@ -516,6 +531,11 @@ final class Side {
         let attestation: [UInt8]?
         /// True when that attestation is a removed member's.
         let byRemovedMember: Bool
+        /// The head the source commit extended, which its attestation signs.
+        let previousHead: [UInt8]?
+        /// The index of the source commit in its file: a side's blocks of one
+        /// standing stay in their order, so they stay in place (§3.3).
+        let sourceCommit: Int
         /// True when every frame of the source group is carried.
         let isWholeGroup: Bool
         /// True when every carried frame is a keyring the result trusts.
@@ -663,7 +683,8 @@ final class Side {
             let onlyTrustedKeyrings = carried.allSatisfy { $0.kind == .keyring && union.verdict(KeyringID(unchecked: file.structure.frames[$0.index].trailer)) == .trusted }
             blocks.append(Block(
                 frames: carried, maxEpoch: carried.map(\.epoch).max()!, digest: h.finalize(), keyrings: keyrings, parentKeyrings: parents,
-                attestation: attestation, byRemovedMember: byRemovedMember, isWholeGroup: carried.count == groups[g].members.count,
+                attestation: attestation, byRemovedMember: byRemovedMember,
+                previousHead: g < file.commits.previousHeads.count ? file.commits.previousHeads[g] : nil, sourceCommit: g, isWholeGroup: carried.count == groups[g].members.count,
                 onlyTrustedKeyrings: onlyTrustedKeyrings))
         }
         return (blocks, leftOut, unverified)

@@ -313,7 +313,7 @@ public enum MergeVectors {
             try mutualRemoval("mutual-removal-ba", laptopIsTheVault: false,
                               comment: "the same two removals, the copies swapped: the same keyrings stand and the same entries show"),
             try keyringAndChild(),
-            try build("attestation-carried-and-partial", comment: "the copy has two phone-attested commits: one is carried whole and keeps the phone's attestation (sealed again under the result's key); the other holds a record that does not decode, which the merge leaves out, so that block is partial and the laptop attests it",
+            try build("attestation-carried-and-partial", comment: "the copy has two phone-attested commits. Blocks another member attested come before the merging laptop's own, in their source order, so the first is written whole after the head it extended in the copy: it keeps the phone's attestation (which signs that head, format.md §9.2), sealed again under the result's key. The second holds a record that does not decode, which the merge leaves out, so that block is partial and the laptop attests it; the laptop's own block, which now extends another head, the laptop attests again",
                       a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
                       b: { k in
                           let v = try k.open(k.b, "phone")

@@ -11,11 +11,11 @@ enum Catalog {
 
     static var all: [Make] {
         success + recovered + damaged + compression + padding + records + epochs + chunks + streams + keyrings + keyringRules
-            + removal + attestations + criticalKinds + errors + attacks
+            + removal + attestations + criticalKinds + errors + attacks + chainAttacks
     }
 
     static let english = "I lay long in bed, and then up and to the office, where all the morning, and at noon dined at home."
-    /// Bytes a commit frame takes: header 16, body 168.
+    /// Bytes a commit frame takes: header 16, body 200.
     static let commitLength = FrameHeader.byteCount + CommitChain.bodyByteCount
 
     // MARK: - Success
@@ -108,8 +108,9 @@ enum Catalog {
                 // built by hand, chained to the last commit and attested.
                 let key = b.keys.writeKey!
                 let d = Edit.digest(of: [])
-                let frame = try Edit.commitFrame(over: [], previous: b.vault.structure.groups.last!.storedHead, key: key, vaultID: b.vaultID,
-                                                 attestation: CommitChain.attestation(digest: d, vaultID: b.vaultID, signer: b.signer))
+                let previous = b.vault.structure.groups.last!.storedHead
+                let frame = try Edit.commitFrame(over: [], previous: previous, key: key, vaultID: b.vaultID,
+                                                 attestation: CommitChain.attestation(previousHead: previous, digest: d, vaultID: b.vaultID, signer: b.signer))
                 return try b.vector("success", comment: "a commit that covers no frames (D = BLAKE2b-256 of nothing) is valid: writers do not make them, readers accept them", body: try b.bytes() + frame)
             },
             {
@@ -561,8 +562,8 @@ enum Catalog {
                 let f = b.frame(idx[1]!)
                 for i in 3..<8 { bytes[Int(f.location.offset) + i] ^= 0xa5 }
                 b.lose(frame: idx[1]!)
-                return try b.vector("damaged", comment: "five bytes of a header overwritten: the reader resynchronises at the next frame; only that record is lost, and its commit no longer verifies. The next commit links to it by its stored head, and nothing shows what the damaged commit chained from (a damaged region cannot be undone), so the commit before it is orphaned (format.md §9.3): its records are released, as unverified", body: bytes,
-                                    issues: [("commit_orphaned", b.commitFrame(of: 0).location.offset), ("frame_damaged", f.location.offset), ("commit_mismatch", b.commitFrame(of: idx[2]!).location.offset)])
+                return try b.vector("damaged", comment: "five bytes of a header overwritten: the reader resynchronises at the next frame; only that record is lost, and its commit no longer verifies. The next commit links to it by its stored head, and nothing shows what the damaged commit chained from (a damaged region cannot be undone): the reader passes by only commits after the last one a current member attested, and the commit before it is attested, so it stays verified (format.md §9.3)", body: bytes,
+                                    issues: [("frame_damaged", f.location.offset), ("commit_mismatch", b.commitFrame(of: idx[2]!).location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-zero-run-over-a-frame")
@@ -583,8 +584,8 @@ enum Catalog {
                 Edit.setUInt32(&bytes, at: at + 8, UInt32(bytes.count))
                 Edit.fixCheck(&bytes, frameAt: at)
                 b.lose(frame: idx[1]!)
-                return try b.vector("damaged", comment: "a length (check recomputed) that runs past the end of the file, with committed frames after it: not a torn tail — the scanner resynchronises and only that record is lost. Its commit does not verify, and as the next commit links to it the commit before it is orphaned (format.md §9.3; its records are released, as unverified)", body: bytes,
-                                    issues: [("commit_orphaned", b.commitFrame(of: 0).location.offset), ("frame_damaged", UInt64(at)), ("commit_mismatch", b.commitFrame(of: idx[2]!).location.offset)])
+                return try b.vector("damaged", comment: "a length (check recomputed) that runs past the end of the file, with committed frames after it: not a torn tail — the scanner resynchronises and only that record is lost. Its commit does not verify; the next commit links to it, and the commit before it, attested by a current member, stays verified (format.md §9.3)", body: bytes,
+                                    issues: [("frame_damaged", UInt64(at)), ("commit_mismatch", b.commitFrame(of: idx[2]!).location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-two-headers-intact-between")
@@ -734,8 +735,8 @@ enum Catalog {
                 let ra = b.released.count - 3
                 b.released.swapAt(ra, ra + 1)
                 let secondCommit = UInt64(aStart + second.count - commitLength)
-                return try b.vector("damaged", comment: "two whole commits swapped (B before A): B does not chain; A still chains from the commit before both, found among the earlier heads that verified (format.md §9.3 links, step 3), so it verifies; C chained from B, which no longer stands before it, so it does not", body: bytes,
-                                    issues: [("commit_mismatch", secondCommit), ("commit_mismatch", b.offset(d[0]! + 1))])
+                return try b.vector("damaged", comment: "two whole commits swapped (B before A): B's stored previous head is A's head, which no commit before it stores, so the commit B extends is missing there: B is tampered (writers refuse to write until a merge or a compaction rewrites the file). A links to the commit before both and passes B by, which a current member's attestation does not protect as B is not verified; C extends B, off the chain, so it is orphaned (format.md §9.3)", body: bytes,
+                                    issues: [("commit_tampered", secondCommit), ("commit_orphaned", b.offset(d[0]! + 1))])
             },
             {
                 let b = try VectorBuilder("damaged-record-duplicated")
@@ -757,8 +758,8 @@ enum Catalog {
                 let copy = Array(bytes[start...])
                 bytes += copy
                 b.released.append(b.released.last!)
-                return try b.vector("damaged", comment: "the last commit appended again (a replay): the copy chains from the commit before the original, found among the earlier heads that verified (format.md §9.3 links, step 3), as a writer's commit past a junk one does; the chain passes the original by, so it is orphaned and its record unverified, and the copy verifies. Nothing is lost", body: bytes,
-                                    issues: [("commit_orphaned", b.commitFrame(of: idx[0]!).location.offset)])
+                return try b.vector("damaged", comment: "the last commit appended again (a replay): the copy stores the same head as the original, so it takes no link and is off the chain (orphaned, its record unverified); the original stays verified (format.md §9.3). Nothing is lost", body: bytes,
+                                    issues: [("commit_orphaned", UInt64(bytes.count - commitLength))])
             },
             {
                 let b = try VectorBuilder("damaged-commit-tampered")
@@ -769,8 +770,8 @@ enum Catalog {
                 bytes.removeSubrange(Int(f.location.offset)..<Int(f.end))
                 b.lose(frame: idx[1]!)
                 let cut = UInt64(f.end - f.location.offset)
-                return try b.vector("damaged", comment: "a committed record cut out of a commit after a later commit was written: the later commit still chains from its stored head, so that commit was intact when the later one was written, and nothing in its group looks damaged: it was tampered with (commit_tampered; writers refuse to write until a merge or a compaction rewrites the file). Nothing shows what it chained from, so the commit before it is orphaned; every remaining record is released, those of the two as unverified",
-                                    body: bytes, issues: [("commit_orphaned", b.commitFrame(of: 0).location.offset), ("commit_tampered", b.offset(idx[2]! + 1) - cut)])
+                return try b.vector("damaged", comment: "a committed record cut out of a commit after a later commit was written: the later commit still chains from its stored head, so that commit was intact when the later one was written, and nothing in its group looks damaged: it was tampered with (commit_tampered; writers refuse to write until a merge or a compaction rewrites the file). Nothing shows what it chained from, but the commit before it is attested by a current member, so the chain keeps it (format.md §9.3); every remaining record is released, those of the tampered commit as unverified",
+                                    body: bytes, issues: [("commit_tampered", b.offset(idx[2]! + 1) - cut)])
             },
             {
                 let b = try VectorBuilder("damaged-record-deleted")
@@ -791,8 +792,8 @@ enum Catalog {
                 let start = Int(b.offset(mid[0]!)), end = Int(b.frame(mid[0]! + 1).end)
                 bytes.removeSubrange(start..<end)
                 b.lose(frame: mid[0]!)
-                return try b.vector("damaged", comment: "a whole commit cut out: the next commit does not chain", body: bytes,
-                                    issues: [("commit_mismatch", b.offset(last[0]! + 1) - UInt64(end - start))])
+                return try b.vector("damaged", comment: "a whole commit cut out: the next commit's head verifies, but the previous head it stores is no head of the file: the commit it extends was deleted, so it is tampered (commit_tampered, writers refuse to write; its record is unverified)", body: bytes,
+                                    issues: [("commit_tampered", b.offset(last[0]! + 1) - UInt64(end - start))])
             },
             {
                 let b = try VectorBuilder("damaged-spliced-from-other-vault")
@@ -814,8 +815,17 @@ enum Catalog {
                 var bytes = try b.bytes()
                 let commit = b.frame(one[0]! + 1)
                 Edit.flipBit(&bytes, byte: Int(commit.location.offset) + 16 + 7, bit: 1)
-                return try b.vector("damaged", comment: "a flipped bit in a commit's stored head: that commit does not verify (its records are released unverified); the next commit verifies against the computed head, which shows what the damaged commit chained from, so the commit before it stays on the chain (format.md §9.3, confirms)", body: bytes,
+                return try b.vector("damaged", comment: "a flipped bit in a commit's stored head: that commit does not verify (its records are released unverified); the next commit links to its computed head, which shows what the damaged commit chained from, so the commit before it stays on the chain (format.md §9.3, links)", body: bytes,
                                     issues: [("commit_mismatch", commit.location.offset)])
+            },
+            {
+                let b = try VectorBuilder("damaged-commit-previous-head-flipped")
+                let one = try b.commit([.entry(b.entry("one"))])
+                try b.commit([.entry(b.entry("two"))])
+                var bytes = try b.bytes()
+                let commit = b.frame(one[0]! + 1)
+                Edit.flipBit(&bytes, byte: Int(commit.bodyOffset) + 32 + 5, bit: 0)
+                return try b.vector("success", comment: "a flipped bit in a commit's stored previous head: its head does not verify from it, but does from the stored head of the commit before it in the file, which the reader tries next (format.md §9.3, heads step 2); the attestation is checked against that value, so nothing is lost and nothing is reported", body: bytes)
             },
             {
                 let b = try VectorBuilder("damaged-body-hash-bridged")

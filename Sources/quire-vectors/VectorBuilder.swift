@@ -290,6 +290,14 @@ final class VectorBuilder {
         vault.verifyCommits(keys: keys, trustedKeyrings: trusted, attestors: attestors)
     }
 
+    /// Replaces the file with `bytes` (an attacker's edit) and opens it
+    /// again, so that later commits are written as a writer finds the file.
+    func replaceFile(with bytes: [UInt8]) throws {
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        vault = try VaultFile(path: path, writable: true)
+        vault.verifyCommits(keys: keys, trustedKeyrings: trusted, attestors: attestors)
+    }
+
     /// The current file bytes.
     func bytes() throws -> [UInt8] {
         Array(try Data(contentsOf: URL(fileURLWithPath: path)))
@@ -456,7 +464,7 @@ enum Edit {
         let d = digest.finalize()
         let header = CommitChain.commitHeader(keyID: key.id)
         let head = try CommitChain.head(key: key, vaultID: vaultID, previousHead: previous, digest: d, commitHeader: header)
-        return header.encoded() + (try CommitChain.body(head: head, attestation: attestation, key: key, vaultID: vaultID, commitHeader: header))
+        return header.encoded() + (try CommitChain.body(head: head, previousHead: previous, attestation: attestation, key: key, vaultID: vaultID, commitHeader: header))
     }
 
     /// The group digest `D` of whole frames.

@@ -311,7 +311,8 @@ enum WorkedExample {
             let headInput = Array("quire-chain-v2".utf8) + vaultID.bytes + previous + D + fields
             let h = BLAKE2b.mac(headInput, key: try sub(1), byteCount: 32)
             try same("h\(g + 1)", h, frame[16..<48])
-            let signed = Array("quire-commit-v2".utf8) + vaultID.bytes + D
+            try same("stored h\(g)", previous, frame[48..<80])
+            let signed = Array("quire-commit-v2".utf8) + vaultID.bytes + previous + D
             let A = deviceKeys.publicKey + deviceKeys.sign(signed)
             let attestationKey = try sub(3)
             var nh = BLAKE2b.Hasher(byteCount: 24, key: try sub(5))
@@ -319,20 +320,20 @@ enum WorkedExample {
             nh.update(h)
             nh.update(A)
             let nonce = nh.finalize()
-            try same("commit nonce \(g + 1)", nonce, frame[48..<72])
+            try same("commit nonce \(g + 1)", nonce, frame[80..<104])
             let cad = vaultID.bytes + fields + h
             let sealed = XChaCha20Poly1305.seal(A, key: attestationKey, nonce: nonce, authenticating: cad)
-            try same("sealed attestation \(g + 1)", sealed, frame[72...])
+            try same("sealed attestation \(g + 1)", sealed, frame[104...])
             doc.value("D\(g + 1) = H256(summaries)", D)
-            try header(group.commitFrame, "commit: kind 02, flags 00, key id, length 168", &doc)
+            try header(group.commitFrame, "commit: kind 02, flags 00, key id, length 200", &doc)
             doc.value("h\(g + 1) input = \"quire-chain-v2\" ‖ vault id ‖ h\(g) ‖ D\(g + 1) ‖ commit header[0..<12]", headInput)
             doc.value("h\(g + 1) = MAC256(commit key, that)", h)
-            doc.value("signed message = \"quire-commit-v2\" ‖ vault id ‖ D\(g + 1)", signed)
+            doc.value("signed message = \"quire-commit-v2\" ‖ vault id ‖ h\(g) ‖ D\(g + 1)", signed)
             doc.value("A = signer (the device's public key) ‖ Ed25519 signature", A)
             doc.value("synthetic nonce = BLAKE2b-192(key = nonce key, \"quire-commit-nonce-v2\" ‖ h\(g + 1) ‖ A)", nonce)
             doc.value("associated data = vault id ‖ commit header[0..<12] ‖ h\(g + 1)", cad)
             doc.value("sealed attestation = XChaCha20-Poly1305(attestation key, nonce, A, ad)", sealed)
-            doc.value("commit body = h\(g + 1) ‖ nonce ‖ sealed attestation", Array(frame[16...]))
+            doc.value("commit body = h\(g + 1) ‖ h\(g) ‖ nonce ‖ sealed attestation", Array(frame[16...]))
             return h
         }
         body.heading("### 5.4 The commit frame ([format.md §9.2](format.md#92-the-chain))")

@@ -102,9 +102,9 @@ import Testing
         _ = try box.add("one")
         _ = try box.add("two")
         // Flip a bit in the last commit's stored head: the first 32 of the
-        // commit body's 168 bytes, which end the file (Spec/format.md §9.1).
+        // commit body's 200 bytes, which end the file (Spec/format.md §9.2).
         var bytes = try Data(contentsOf: URL(fileURLWithPath: box.path("Journal.quire")))
-        bytes[bytes.count - 168 + 3] ^= 0x01
+        bytes[bytes.count - 200 + 3] ^= 0x01
         try bytes.write(to: URL(fileURLWithPath: box.path("Journal.quire")))
         let r = try box.quire(["list", "Journal.quire"])
         #expect(r.stderr.contains("run 'quire verify Journal.quire'"), "\(r)")

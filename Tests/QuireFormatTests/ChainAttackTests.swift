@@ -15,10 +15,11 @@ import Testing
         let header = CommitChain.commitHeader(keyID: key.id)
         let head = counting(32, from: 40)
         let signer = try Ed25519.KeyPair(using: SeededRandom(label: "L5 signer"))
-        let attestation = CommitChain.attestation(digest: counting(32, from: 7), vaultID: countingVaultID, signer: signer)
+        let attestation = CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: counting(32, from: 7), vaultID: countingVaultID, signer: signer)
         for plain in [CommitChain.unattested, attestation] {
-            let body = try CommitChain.body(head: head, attestation: plain, key: key, vaultID: countingVaultID, commitHeader: header)
-            let nonce = Array(body[32..<56])
+            let body = try CommitChain.body(
+                head: head, previousHead: CommitChain.genesisHead, attestation: plain, key: key, vaultID: countingVaultID, commitHeader: header)
+            let nonce = Array(body[64..<88])
             let message = Array("quire-commit-nonce-v2".utf8) + head + plain
             let nonceKey = try KeyDerivation.derive(from: key.key, subkeyID: 6, context: "quire v2")
             #expect(nonce == BLAKE2b.mac(message, key: nonceKey, byteCount: 24))
@@ -94,16 +95,18 @@ import Testing
 
     /// H3 at the format level: a group inserted before a later commit and
     /// chained from the stored head before it verifies by its own head, but
-    /// the commit after it chains from the commit before it. The inserted
-    /// commit is orphaned (its records unverified, its attestation not
-    /// counted), and the genuine commit after it still verifies.
+    /// the commit after it links to the commit before it. The inserted
+    /// commit, which no current member attested (here an epoch-key holder
+    /// who is not a member), is orphaned (its records unverified, its
+    /// attestation not counted), and the genuine commit after it still
+    /// verifies.
     @Test func insertedGroupsAreOrphaned() throws {
         let v = RawKeyVault(label: "inserted group")
         try v.create([[0]])
         try Self.append(v, [[1]], label: "second")
         try Self.append(v, [[2]], label: "third")
-        try Self.insertGroup(v, after: 0, payloads: [[9]], attestedBy: v.member, label: "x1")
-        try Self.insertGroup(v, after: 1, payloads: [[8]], attestedBy: v.member, label: "x2")
+        try Self.insertGroup(v, after: 0, payloads: [[9]], attestedBy: nil, label: "x1")
+        try Self.insertGroup(v, after: 1, payloads: [[8]], attestedBy: nil, label: "x2")
         let vault = try v.open()
         #expect(vault.commits.statuses == [.verified, .orphaned, .orphaned, .verified, .verified])
         #expect(vault.commits.attestations[1] == .notChecked && vault.commits.attestations[2] == .notChecked)
@@ -112,6 +115,61 @@ import Testing
         #expect(released.map(\.payload) == [[0], [9], [8], [1], [2]])
         #expect(released.map(\.commitVerified) == [true, false, false, true, true])
         #expect(released.map { $0.attestedBy != nil } == [true, false, false, true, true])
+    }
+
+    /// Third review, item 3: a commit that links past a commit a current
+    /// member attested is the fork, not the member's commit. A group a
+    /// current member inserts stays on the chain; the commit written before
+    /// it, now after it in the file, is orphaned with what extends it.
+    @Test func commitLinkingPastAMembersCommitIsAFork() throws {
+        let v = RawKeyVault(label: "fork")
+        try v.create([[0]])
+        try Self.append(v, [[1]], label: "second")
+        try Self.insertGroup(v, after: 0, payloads: [[9]], attestedBy: v.member, label: "x1")
+        let vault = try v.open()
+        #expect(vault.commits.statuses == [.verified, .verified, .orphaned])
+        #expect(vault.commitIssues.map(\.code) == ["commit_orphaned"])
+        // A writer chains from the last commit on the chain, never from the fork.
+        try Self.append(v, [[2]], label: "after the fork")
+        let after = try v.open()
+        #expect(after.commits.statuses == [.verified, .verified, .orphaned, .verified])
+        #expect(after.structure.groups[3].storedPreviousHead == after.structure.groups[1].storedHead)
+    }
+
+    /// Third review, item 3: a keyless copy of an earlier group and its
+    /// commit frame, appended at the end, is off the chain; before, it
+    /// linked to the commit before the original through the look-back and
+    /// orphaned every commit from the original on, and writers chained
+    /// from it.
+    @Test func attackKeylessCopyOfAnEarlierGroup() throws {
+        let v = RawKeyVault(label: "copy")
+        try v.create([[0]])
+        for i in 1...3 { try Self.append(v, [[UInt8(i)]], label: "commit \(i)") }
+        let s = try v.open().structure
+        let bytes = try fileBytes(v.path)
+        let start = Int(s.frames[s.groups[1].members.lowerBound].location.offset), end = Int(s.frames[s.groups[1].commitFrame].end)
+        try appendToFile(v.path, Array(bytes[start..<end]))
+        let vault = try v.open()
+        #expect(vault.commits.statuses == [.verified, .verified, .verified, .verified, .orphaned])
+        try Self.append(v, [[4]], label: "after the copy")
+        let after = try v.open()
+        #expect(after.commits.statuses == [.verified, .verified, .verified, .verified, .orphaned, .verified])
+        #expect(after.structure.groups[5].storedPreviousHead == after.structure.groups[3].storedHead)
+        #expect(releasedRecords(after).map(\.commitVerified) == [true, true, true, true, false, true])
+    }
+
+    /// Third review, item 4: more inserted commits than any look-back window.
+    /// The genuine commit after 70 inserted ones links to the head it
+    /// extends through the map of stored heads and still verifies.
+    @Test func attackSeventyInsertedCommitsPastTheLookBack() throws {
+        let v = RawKeyVault(label: "seventy")
+        try v.create([[0]])
+        try Self.append(v, [[1]], label: "genuine")
+        try Self.append(v, [[2]], label: "genuine after")
+        for i in 0..<70 { try Self.insertGroup(v, after: i, payloads: [[UInt8(100 + i)]], attestedBy: nil, label: "x\(i)") }
+        let vault = try v.open()
+        #expect(vault.commits.statuses == [.verified] + Array(repeating: .orphaned, count: 70) + [.verified, .verified])
+        #expect(vault.tamperedCommits.isEmpty)
     }
 
     /// M3 at the format level: the records of a committed group replaced by
@@ -130,17 +188,17 @@ import Testing
         #expect(junk.count == Int(victim.end - victim.location.offset))
         try overwrite(v.path, at: victim.location.offset, with: junk)
         let vault = try v.open()
-        // The commit before it cannot be told from an inserted one (nothing
-        // that verifies chains from it): its records are unverified too.
-        #expect(vault.commits.statuses == [.orphaned, .tampered, .verified])
+        // Nothing shows what it chained from, but the commit before it is
+        // attested by a current member: the chain keeps it.
+        #expect(vault.commits.statuses == [.verified, .tampered, .verified])
         #expect(vault.commits.tampered == [1])
-        #expect(vault.commitIssues.map(\.code) == ["commit_orphaned", "commit_tampered"])
+        #expect(vault.commitIssues.map(\.code) == ["commit_tampered"])
         // Damage there instead (a body hash that no longer matches) is a
         // mismatch: the reader cannot tell it from a bad sector.
         var damaged = junk
         damaged[damaged.count - 1] ^= 1
         try overwrite(v.path, at: victim.location.offset, with: damaged)
-        #expect(try v.open().commits.statuses == [.orphaned, .mismatch, .verified])
+        #expect(try v.open().commits.statuses == [.verified, .mismatch, .verified])
     }
 
     /// A keyless writer appends a junk commit — with a held key id, even one
@@ -153,7 +211,7 @@ import Testing
         for i in 0..<2 {
             let head = i == 0 ? [UInt8](repeating: 0xa5, count: 32) : try v.open().structure.groups.last!.storedHead
             let record = plaintextFrame(kind: 0x9f, keyID: v.epochKey.id.bytes, body: [UInt8(i)])
-            let commit = rawFrameHeader(kind: 2, flags: 0, keyID: v.epochKey.id.bytes, length: 168) + head + [UInt8](repeating: 0x33, count: 136)
+            let commit = rawFrameHeader(kind: 2, flags: 0, keyID: v.epochKey.id.bytes, length: 200) + head + [UInt8](repeating: 0x33, count: 168)
             try appendToFile(v.path, record + commit)
             #expect(try v.open().commits.statuses.last == .mismatch)
             try Self.append(v, [[UInt8(10 + i)]], label: "after junk \(i)")
@@ -181,7 +239,7 @@ import Testing
         let m = try #require(manifest)
         let chunk = try #require(try v.open().structure.frames.first { $0.chunk != nil })
         let copy = Array(try fileBytes(v.path)[Int(chunk.location.offset)..<Int(chunk.end)])
-        let junk = rawFrameHeader(kind: 2, flags: 0, keyID: v.epochKey.id.bytes, length: 168) + [UInt8](repeating: 0x33, count: 168)
+        let junk = rawFrameHeader(kind: 2, flags: 0, keyID: v.epochKey.id.bytes, length: 200) + [UInt8](repeating: 0x33, count: 200)
         try appendToFile(v.path, copy + junk)
         let vault = try v.open()
         #expect(vault.commits.statuses.last == .mismatch)

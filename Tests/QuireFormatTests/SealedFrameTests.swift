@@ -516,7 +516,7 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
     /// The digest and head of one summary (header 00…0f, trailer 64…83) under
     /// key 00…1f and vault 00…0f, from an independent computation.
     static let digestHex = "bbb44d5c8acea0fe30ad4e8a59858d9bc1cb20ecf1abd9243ff43eded2678abb"
-    static let headHex = "f8798f9004bbf96065e918278f6d6f743dcd6780c5c2e2b56f0d9e932c265989"
+    static let headHex = "0824d69e815505e2e5a4ce61aee2aefb0ef2be8f4bf56e91ee80309bf8340242"
 
     static func knownDigest() -> [UInt8] {
         var digest = CommitChain.Digest()
@@ -539,35 +539,39 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
         #expect(digest.frameCount == 1)
         let d = digest.finalize()
         #expect(hex(d) == Self.digestHex)
-        #expect(hex(CommitChain.commitHeader(keyID: testEpochKey().id).encoded()) == "0200bd64f74aa85fa8000000" + "6c6b0e1d")
+        #expect(hex(CommitChain.commitHeader(keyID: testEpochKey().id).encoded()) == "0200bd64f74aa85fc8000000" + "31cd3047")
         #expect(hex(try Self.knownHead()) == Self.headHex)
     }
 
     @Test func commitBodyKnownAnswers() throws {
-        // head ‖ nonce ‖ AEAD(attestation key, nonce, A, vault id ‖ commit
-        // header[0..<12] ‖ head), nonce = BLAKE2b-192 keyed with the nonce
-        // key KDF(key, 6, "quire v2") of "quire-commit-nonce-v2" ‖ head ‖ A; computed
-        // independently for A = 0⁹⁶ and for A = signer ‖ Ed25519 signature of
-        // "quire-commit-v2" ‖ vault id ‖ D.
+        // head ‖ previous head ‖ nonce ‖ AEAD(attestation key, nonce, A, vault
+        // id ‖ commit header[0..<12] ‖ head), nonce = BLAKE2b-192 keyed with
+        // the nonce key KDF(key, 6, "quire v2") of "quire-commit-nonce-v2" ‖
+        // head ‖ A; computed independently (PyNaCl, from Spec/format.md §9.2)
+        // for A = 0⁹⁶ and for A = signer ‖ Ed25519 signature of
+        // "quire-commit-v2" ‖ vault id ‖ previous head ‖ D, previous head h_0.
         let key = testEpochKey()
         let header = CommitChain.commitHeader(keyID: key.id)
         let head = try Self.knownHead()
-        let unattested = try CommitChain.body(head: head, attestation: CommitChain.unattested, key: key, vaultID: countingVaultID, commitHeader: header)
-        #expect(hex(unattested) == Self.headHex + """
-            4b1e311a59c84c0332f5043351cba6526aa12112a46e560dcf04c54f943c3425b968df5d0f6279d858b0aa51601cc35c227700609ca6f886\
-            797e8bb5aaa46ad59905a0c46ed854ede87ec2d684c8cf86ed89adac47fbddefefa430dac50b7a72c6e0d6d02b3e570098fb82bc7cce8fc3\
-            22530878eecdf4c65bc03d3175196ca9a6e3b39e9df2300d
+        let previous = CommitChain.genesisHead
+        let unattested = try CommitChain.body(
+            head: head, previousHead: previous, attestation: CommitChain.unattested, key: key, vaultID: countingVaultID, commitHeader: header)
+        #expect(hex(unattested) == Self.headHex + hex(previous) + """
+            6f4993ba8492977402ccc3217d5b9219b10bbc42e81f57f2237f05eaf2de86de6674a71f05e794a5ccf5af4682740c42c8448df0728185c5\
+            e8e89c5668afbb61d2291a9168ea7882d883807f98cc0e0ee8d74cf85cdca1f3ea63f982ec226b526532bca75c1d4ae93c4027053a8d4b72\
+            bda9cfaa5202a09b7dbaddd7a8257fe21ed412eab118dfbc
             """)
         #expect(hex(Self.signer.publicKey) == "29acbae141bccaf0b22e1a94d34d0bc7361e526d0bfe12c89794bc9322966dd7")
-        let a = CommitChain.attestation(digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
+        let a = CommitChain.attestation(previousHead: previous, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
         #expect(a.count == 96 && Array(a[0..<32]) == Self.signer.publicKey)
-        let attested = try CommitChain.body(head: head, attestation: a, key: key, vaultID: countingVaultID, commitHeader: header)
-        #expect(hex(attested) == Self.headHex + """
-            a2b162795f91794dde3db6f6b808359c5b3bd4d422886e52d07431d41a822457ea1d5b9cfa041dad84f6385e0234c7d5ee8d5e7ea1081bbf\
-            ac82f310e6c63ed9226296bcd8f37ba6ca8192de924d768e11913121fc3d2bd36e4343d746012dade0e93e22b72861b6593f0b9b05bb2123\
-            8d0adb361ac86738e81662351716b2a5db340799e5b73c3e
+        let attested = try CommitChain.body(head: head, previousHead: previous, attestation: a, key: key, vaultID: countingVaultID, commitHeader: header)
+        #expect(hex(attested) == Self.headHex + hex(previous) + """
+            1612a3a002269b621b1aaabe44dfb04c0e8a1c93075e5d48271741862a36c1be056e0260072bbfce3d7594ca76a865a5df50dd2323847361\
+            598400e1a8b6268e41f2f14ebbe2f0f99f12acf7e28eefe9f20f6a4f3a160ed551e4d0b387cbbde5d485a2c081088da6d26eb5fb57dc9aaa\
+            23980d27f107f3cb25cb3f086e91f7391b9dca09ebe5d939
             """)
-        #expect(unattested.count == 168 && attested.count == 168)
+        #expect(unattested.count == 200 && attested.count == 200)
+        #expect(CommitChain.storedPreviousHead(body: attested) == previous)
     }
 
     @Test func digestIsTheHashOfTheSummaries() {
@@ -620,8 +624,8 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
             try head(nil, vault: nil, previous: flipped(CommitChain.genesisHead, at: 31), digest: nil, header: nil),
             try head(nil, vault: nil, previous: nil, digest: flipped(d, at: 0), header: nil),
             try head(nil, vault: nil, previous: nil, digest: nil, header: CommitChain.commitHeader(keyID: testEpochKey(from: 1).id)),
-            try head(nil, vault: nil, previous: nil, digest: nil, header: FrameHeader(kind: .commit, flags: 0, keyID: key.id, bodyLength: 169)),
-            try head(nil, vault: nil, previous: nil, digest: nil, header: FrameHeader(kind: .commit, flags: 1, keyID: key.id, bodyLength: 168)),
+            try head(nil, vault: nil, previous: nil, digest: nil, header: FrameHeader(kind: .commit, flags: 0, keyID: key.id, bodyLength: 201)),
+            try head(nil, vault: nil, previous: nil, digest: nil, header: FrameHeader(kind: .commit, flags: 1, keyID: key.id, bodyLength: 200)),
         ]
         for (i, v) in variants.enumerated() { #expect(v != base, "variant \(i)") }
         #expect(Set(variants).count == variants.count)
@@ -644,28 +648,28 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
 
     @Test func constants() {
         let id = testEpochKey().id
-        #expect(CommitChain.commitHeader(keyID: id) == FrameHeader(kind: .commit, flags: 0, keyID: id, bodyLength: 168))
+        #expect(CommitChain.commitHeader(keyID: id) == FrameHeader(kind: .commit, flags: 0, keyID: id, bodyLength: 200))
         #expect(CommitChain.genesisHead == [UInt8](repeating: 0, count: 32))
         #expect(CommitChain.headByteCount == 32 && CommitChain.digestByteCount == 32)
         #expect(CommitChain.attestationByteCount == 96)
-        #expect(CommitChain.bodyByteCount == 32 + 24 + 96 + 16)
+        #expect(CommitChain.bodyByteCount == 32 + 32 + 24 + 96 + 16)
         #expect(CommitChain.unattested == [UInt8](repeating: 0, count: 96))
-        #expect(CommitChain.signedMessage(vaultID: countingVaultID, digest: counting(32, from: 5))
-            == Array("quire-commit-v2".utf8) + counting(16) + counting(32, from: 5))
+        #expect(CommitChain.signedMessage(vaultID: countingVaultID, previousHead: counting(32, from: 40), digest: counting(32, from: 5))
+            == Array("quire-commit-v2".utf8) + counting(16) + counting(32, from: 40) + counting(32, from: 5))
     }
 
     // MARK: Attestation (Spec/format.md §9.2, §9.4)
 
-    static func check(_ body: [UInt8], digest: [UInt8]? = nil, key: EpochKey = testEpochKey(), vaultID: VaultID = countingVaultID,
-                      header: FrameHeader? = nil) -> CommitChain.Attestation {
+    static func check(_ body: [UInt8], previous: [UInt8] = CommitChain.genesisHead, digest: [UInt8]? = nil, key: EpochKey = testEpochKey(),
+                      vaultID: VaultID = countingVaultID, header: FrameHeader? = nil) -> CommitChain.Attestation {
         CommitChain.checkAttestation(
-            body: body, digest: digest ?? knownDigest(), key: key, vaultID: vaultID,
+            body: body, previousHead: previous, digest: digest ?? knownDigest(), key: key, vaultID: vaultID,
             commitHeader: header ?? CommitChain.commitHeader(keyID: key.id))
     }
 
     static func body(_ attestation: [UInt8]) throws -> [UInt8] {
         try CommitChain.body(
-            head: try knownHead(), attestation: attestation, key: testEpochKey(), vaultID: countingVaultID,
+            head: try knownHead(), previousHead: CommitChain.genesisHead, attestation: attestation, key: testEpochKey(), vaultID: countingVaultID,
             commitHeader: CommitChain.commitHeader(keyID: testEpochKey().id))
     }
 
@@ -676,13 +680,13 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
         let head = try knownHead()
         let ad = counting(16) + CommitChain.commitHeader(keyID: key.id).fieldBytes + head
         let attestationKey = try KeyDerivation.derive(from: key.key, subkeyID: 4, context: "quire v2")
-        return head + nonce + XChaCha20Poly1305.seal(attestation, key: attestationKey, nonce: nonce, authenticating: ad)
+        return head + CommitChain.genesisHead + nonce + XChaCha20Poly1305.seal(attestation, key: attestationKey, nonce: nonce, authenticating: ad)
     }
 
     @Test func attestedAndUnattested() throws {
-        let signed = CommitChain.attestation(digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
+        let signed = CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
         #expect(Ed25519.verify(
-            signature: Array(signed[32...]), message: Array("quire-commit-v2".utf8) + counting(16) + Self.knownDigest(),
+            signature: Array(signed[32...]), message: Array("quire-commit-v2".utf8) + counting(16) + CommitChain.genesisHead + Self.knownDigest(),
             publicKey: Self.signer.publicKey))
         #expect(Self.check(try Self.body(signed)) == .signed(signer: Self.signer.publicKey))
         #expect(Self.check(try Self.body(CommitChain.unattested)) == .unattested)
@@ -693,50 +697,59 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
     }
 
     @Test func everyFlippedAttestationByteFails() throws {
-        let signed = try Self.body(CommitChain.attestation(digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer))
-        // Nonce and sealed attestation: the box no longer opens. (The head,
-        // bytes 0..<32, is in the associated data too.)
-        for i in 0..<168 {
+        let signed = try Self.body(CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer))
+        // Head, nonce and sealed attestation: the box no longer opens. (The
+        // head, bytes 0..<32, is in the associated data; the previous head,
+        // 32..<64, is checked by the signature, below.)
+        for i in Array(0..<32) + Array(64..<200) {
             #expect(Self.check(flipped(signed, at: i, bit: i % 8)) == .failed(reason: "the sealed attestation does not open"), "byte \(i)")
         }
         let unattested = try Self.body(CommitChain.unattested)
-        for i in stride(from: 32, to: 168, by: 7) {
+        for i in stride(from: 64, to: 200, by: 7) {
             #expect(Self.check(flipped(unattested, at: i)) == .failed(reason: "the sealed attestation does not open"), "byte \(i)")
         }
     }
 
     @Test func attestationIsBoundToVaultKeyAndHeader() throws {
-        let signed = try Self.body(CommitChain.attestation(digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer))
+        let signed = try Self.body(CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer))
         let fail = CommitChain.Attestation.failed(reason: "the sealed attestation does not open")
         #expect(Self.check(signed, key: testEpochKey(from: 1), header: CommitChain.commitHeader(keyID: testEpochKey().id)) == fail)
         #expect(Self.check(signed, vaultID: try VaultID(bytes: counting(16, from: 1))) == fail)
-        #expect(Self.check(signed, header: FrameHeader(kind: .commit, flags: 0, keyID: KeyID(rawValue: 1), bodyLength: 168)) == fail)
-        #expect(Self.check(Array(signed.dropLast())) == .failed(reason: "the commit body is not 168 bytes"))
+        #expect(Self.check(signed, header: FrameHeader(kind: .commit, flags: 0, keyID: KeyID(rawValue: 1), bodyLength: 200)) == fail)
+        #expect(Self.check(Array(signed.dropLast())) == .failed(reason: "the commit body is not 200 bytes"))
     }
 
     @Test func signatureOverAnotherGroupFails() throws {
         // Signed over another digest (a group the signer never saw), or by a
         // key that is not the one named.
-        let other = CommitChain.attestation(digest: flipped(Self.knownDigest(), at: 3), vaultID: countingVaultID, signer: Self.signer)
+        let other = CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: flipped(Self.knownDigest(), at: 3), vaultID: countingVaultID, signer: Self.signer)
         #expect(Self.check(try Self.body(other)) == .failed(reason: "the signature does not verify"))
+        // The same group checked as extending another head (a group moved,
+        // or heads recomputed after an insertion): the signature covers
+        // h_(k−1) (Spec/format.md §9.2, third review item 4).
+        let here = CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
+        #expect(Self.check(try Self.body(here)) == .signed(signer: Self.signer.publicKey))
+        #expect(Self.check(try Self.body(here), previous: counting(32, from: 1)) == .failed(reason: "the signature does not verify"))
+        #expect(CommitChain.attestationSigns(here, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID))
+        #expect(!CommitChain.attestationSigns(here, previousHead: counting(32, from: 1), digest: Self.knownDigest(), vaultID: countingVaultID))
         let otherSigner = keyPair(seed: counting(32, from: 0x40))
-        var named = CommitChain.attestation(digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
+        var named = CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
         named.replaceSubrange(0..<32, with: otherSigner.publicKey)
         #expect(Self.check(try Self.body(named)) == .failed(reason: "the signature does not verify"))
         // Another vault's signature over the same digest.
-        let elsewhere = CommitChain.attestation(digest: Self.knownDigest(), vaultID: try VaultID(bytes: counting(16, from: 1)), signer: Self.signer)
+        let elsewhere = CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: try VaultID(bytes: counting(16, from: 1)), signer: Self.signer)
         #expect(Self.check(try Self.body(elsewhere)) == .failed(reason: "the signature does not verify"))
         // A different signer that signs properly is a valid signature: who
         // may attest is decided by the reader's member list (VaultFileTests).
-        let byOther = CommitChain.attestation(digest: Self.knownDigest(), vaultID: countingVaultID, signer: otherSigner)
+        let byOther = CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: otherSigner)
         #expect(Self.check(try Self.body(byOther)) == .signed(signer: otherSigner.publicKey))
     }
 
     @Test func nonSyntheticNonceFails() throws {
-        let signed = CommitChain.attestation(digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
+        let signed = CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
         let good = try Self.body(signed)
         // Control: the synthetic nonce, sealed by hand, is the library's body.
-        let synthetic = Array(good[32..<56])
+        let synthetic = Array(good[64..<88])
         let nonceKey = try KeyDerivation.derive(from: testEpochKey().key, subkeyID: 6, context: "quire v2")
         #expect(synthetic == BLAKE2b.mac(Array("quire-commit-nonce-v2".utf8) + (try Self.knownHead()) + signed, key: nonceKey, byteCount: 24))
         #expect(try Self.bodyWithNonce(synthetic, attestation: signed) == good)

@@ -103,7 +103,7 @@ func fileBytes(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] 
         #expect(s.groups[0].members == 0..<4)
         #expect(s.groups[0].commitFrame == 4)
         #expect(!s.groups[0].containsDamage)
-        #expect(s.committedEnd == offset + 184)
+        #expect(s.committedEnd == offset + 216)
         #expect(s.fileSize == s.committedEnd)
         #expect(s.tailByteCount == 0)
         #expect(s.committedFrameCount == 5)
@@ -182,7 +182,7 @@ func fileBytes(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] 
         }
         #expect(location == FrameLocation(offset: before, index: 2))
         #expect(vault.commits.statuses == [.verified, .verified])
-        let grown = UInt64(sealedFrameLength(payload: 3) + sealedFrameLength(payload: 7) + 184)
+        let grown = UInt64(sealedFrameLength(payload: 3) + sealedFrameLength(payload: 7) + 216)
         #expect(try v.size() == before + grown)
         #expect(vault.structure.committedEnd == before + grown)
         #expect(vault.structure.groups.count == 2)
@@ -260,7 +260,7 @@ func fileBytes(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] 
         try vault.commit(random: SeededRandom(label: "after tail"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
             try tx.appendSealed(kind: .entryRevision, payload: Array("next".utf8), compress: false)
         }
-        let expected = committed + UInt64(sealedFrameLength(payload: 4) + 184)
+        let expected = committed + UInt64(sealedFrameLength(payload: 4) + 216)
         #expect(try v.size() == expected)
         #expect(vault.structure.tailByteCount == 0)
         let again = try v.open()
@@ -309,7 +309,7 @@ func fileBytes(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] 
         try torn.commit(random: SeededRandom(label: "c3"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
             try tx.appendSealed(kind: .entryRevision, payload: [3], compress: false)
         }
-        #expect(try v.size() == first + UInt64(sealedFrameLength(payload: 1) + 184))
+        #expect(try v.size() == first + UInt64(sealedFrameLength(payload: 1) + 216))
         #expect(records(try v.open()).0 == [[1], [3]])
     }
 
@@ -636,7 +636,7 @@ func fileBytes(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] 
             #expect(throws: FormatError.malformedFrame(location, reason: reason)) { try tx.appendRaw(frame: Array(good.dropLast())) }
             #expect(throws: FormatError.malformedFrame(location, reason: reason)) { try tx.appendRaw(frame: good + [0]) }
             #expect(throws: FormatError.malformedFrame(location, reason: reason)) { try tx.appendRaw(frame: flipped(good, at: 2)) }
-            let commit = CommitChain.commitHeader(keyID: v.epochKey.id).encoded() + counting(168)
+            let commit = CommitChain.commitHeader(keyID: v.epochKey.id).encoded() + counting(200)
             #expect(throws: FormatError.malformedFrame(location, reason: reason)) { try tx.appendRaw(frame: commit) }
             #expect(try tx.appendRaw(frame: good) == location)
         }
@@ -675,14 +675,14 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         // The sealed attestation is signer ‖ Ed25519 over "quire-commit-v2" ‖
         // vault id ‖ D, under the attestation key.
         let (offset, _) = Self.lastCommitBody(vault)
-        let body = try fileBytes(v.path, at: offset, count: 168)
+        let body = try fileBytes(v.path, at: offset, count: 200)
         let header = CommitChain.commitHeader(keyID: v.epochKey.id)
         let attestationKey = try KeyDerivation.derive(from: v.epochKey.key, subkeyID: 4, context: "quire v2")
         let a = try XChaCha20Poly1305.open(
-            Array(body[56...]), key: attestationKey, nonce: Array(body[32..<56]), authenticating: v.vaultID.bytes + header.fieldBytes + Array(body[0..<32]))
+            Array(body[88...]), key: attestationKey, nonce: Array(body[64..<88]), authenticating: v.vaultID.bytes + header.fieldBytes + Array(body[0..<32]))
         #expect(Array(a[0..<32]) == v.member.publicKey)
         #expect(Ed25519.verify(
-            signature: Array(a[32...]), message: Array("quire-commit-v2".utf8) + v.vaultID.bytes + vault.structure.groups[0].digest,
+            signature: Array(a[32...]), message: Array("quire-commit-v2".utf8) + v.vaultID.bytes + CommitChain.genesisHead + vault.structure.groups[0].digest,
             publicKey: v.member.publicKey))
     }
 
@@ -700,11 +700,11 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         #expect(released[0].commitVerified && released[0].attestedBy == nil)
         // The sealed part holds 96 zero bytes.
         let (offset, _) = Self.lastCommitBody(vault)
-        let body = try fileBytes(v.path, at: offset, count: 168)
+        let body = try fileBytes(v.path, at: offset, count: 200)
         let attestationKey = try KeyDerivation.derive(from: v.epochKey.key, subkeyID: 4, context: "quire v2")
         let header = CommitChain.commitHeader(keyID: v.epochKey.id)
         #expect(try XChaCha20Poly1305.open(
-            Array(body[56...]), key: attestationKey, nonce: Array(body[32..<56]), authenticating: v.vaultID.bytes + header.fieldBytes + Array(body[0..<32]))
+            Array(body[88...]), key: attestationKey, nonce: Array(body[64..<88]), authenticating: v.vaultID.bytes + header.fieldBytes + Array(body[0..<32]))
             == [UInt8](repeating: 0, count: 96))
     }
 
@@ -712,7 +712,7 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         let v = RawKeyVault(label: "flipped attestation")
         try v.create([[1]])
         let (offset, location) = Self.lastCommitBody(try v.open())
-        for i in [32, 55, 56, 100, 167] {
+        for i in [64, 87, 88, 132, 199] {
             let at = offset + UInt64(i)
             let original = try fileBytes(v.path)[Int(at)]
             try overwrite(v.path, at: at, with: [original ^ 0x10])
@@ -756,15 +756,15 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         try v.create([[1]])
         let vault = try v.open()
         let (offset, location) = Self.lastCommitBody(vault)
-        let body = try fileBytes(v.path, at: offset, count: 168)
+        let body = try fileBytes(v.path, at: offset, count: 200)
         // Re-seal the same attestation under another nonce: it opens, but the
         // commit is no longer the deterministic one.
         let header = CommitChain.commitHeader(keyID: v.epochKey.id)
         let attestationKey = try KeyDerivation.derive(from: v.epochKey.key, subkeyID: 4, context: "quire v2")
         let ad = v.vaultID.bytes + header.fieldBytes + Array(body[0..<32])
-        let a = try XChaCha20Poly1305.open(Array(body[56...]), key: attestationKey, nonce: Array(body[32..<56]), authenticating: ad)
+        let a = try XChaCha20Poly1305.open(Array(body[88...]), key: attestationKey, nonce: Array(body[64..<88]), authenticating: ad)
         let nonce = counting(24, from: 0x33)
-        try overwrite(v.path, at: offset + 32, with: nonce + XChaCha20Poly1305.seal(a, key: attestationKey, nonce: nonce, authenticating: ad))
+        try overwrite(v.path, at: offset + 64, with: nonce + XChaCha20Poly1305.seal(a, key: attestationKey, nonce: nonce, authenticating: ad))
         let after = try v.open()
         #expect(after.commits.statuses == [.verified])
         #expect(after.commits.attestations == [.failed(reason: "the attestation's nonce is not derived from it")])
@@ -779,12 +779,12 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         let v = RawKeyVault(label: "unattested nonce")
         try v.create([[1]], attest: false)
         let (offset, _) = Self.lastCommitBody(try v.open())
-        let body = try fileBytes(v.path, at: offset, count: 168)
+        let body = try fileBytes(v.path, at: offset, count: 200)
         let header = CommitChain.commitHeader(keyID: v.epochKey.id)
         let attestationKey = try KeyDerivation.derive(from: v.epochKey.key, subkeyID: 4, context: "quire v2")
         let ad = v.vaultID.bytes + header.fieldBytes + Array(body[0..<32])
         let nonce = counting(24, from: 0x44)
-        try overwrite(v.path, at: offset + 32, with: nonce + XChaCha20Poly1305.seal(CommitChain.unattested, key: attestationKey, nonce: nonce, authenticating: ad))
+        try overwrite(v.path, at: offset + 64, with: nonce + XChaCha20Poly1305.seal(CommitChain.unattested, key: attestationKey, nonce: nonce, authenticating: ad))
         let after = try v.open()
         #expect(after.commits.statuses == [.verified])
         #expect(after.commits.attestations == [.failed(reason: "the attestation's nonce is not derived from it")])
@@ -1054,7 +1054,7 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         #expect(asked == [blob])
         #expect(second == .deduplicated(blob, byteCount: 100_000))
         #expect(second?.byteCount == 100_000)
-        #expect(try v.size() == before + UInt64(2 * sealedFrameLength(payload: 1) + 184))
+        #expect(try v.size() == before + UInt64(2 * sealedFrameLength(payload: 1) + 216))
         #expect(vault.structure.frames.count == framesBefore + 3)
         let again = try v.open()
         #expect(again.commits.allVerified)
@@ -1254,7 +1254,7 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
             try tx.appendSealed(kind: .entryRevision, payload: [2], compress: false)
         }
         #expect(second == .deduplicated(manifest.blob, byteCount: 5 << 20))
-        #expect(try v.size() == before + UInt64(2 * sealedFrameLength(payload: 1) + 184))
+        #expect(try v.size() == before + UInt64(2 * sealedFrameLength(payload: 1) + 216))
         let again = try v.open()
         #expect(again.commits.allVerified)
         #expect(again.structure.tailByteCount == 0)
@@ -1318,7 +1318,7 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         }
         // Same length as b saw, but the last commit's bytes differ (the last
         // byte of its sealed attestation).
-        let last = b.structure.groups[0].commitBody[167]
+        let last = b.structure.groups[0].commitBody[199]
         try SystemFile(path: v.path, mode: .readWrite).truncate(to: b.structure.committedEnd)
         try overwrite(v.path, at: b.structure.committedEnd - 1, with: [last ^ 0xff])
         #expect(throws: FormatError.vaultChanged(path: v.path)) {
@@ -1352,7 +1352,7 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         try vault.commit(random: SeededRandom(label: "x"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
             try tx.appendSealed(kind: .entryRevision, payload: [2], compress: false)
         }
-        #expect(try v.size() == size + UInt64(sealedFrameLength(payload: 1) + 184))
+        #expect(try v.size() == size + UInt64(sealedFrameLength(payload: 1) + 216))
         // The damaged commit stays a mismatch, not vouched for; the new one
         // verifies, chained from the first commit's stored head.
         let reopened = try v.open()

@@ -47,11 +47,10 @@ import Testing
         #expect(try dmgTexts(vault) == ["entry 1", "entry 3"])
         let unread = try vault.unreadRecords()
         // The next commit still links to its stored head, and nothing in its
-        // group looks damaged: it was altered after, so tampered; the commit
-        // before it is then vouched for by nothing that verifies, so
-        // orphaned (Spec/format.md §9.3). Its entry is still shown,
-        // unverified.
-        #expect(unread.records.map(\.code) == ["commit_orphaned", "commit_tampered"])
+        // group looks damaged: it was altered after, so tampered. Nothing
+        // shows what it chained from, but the commit before it is attested
+        // by a member, so the chain keeps it (Spec/format.md §9.3).
+        #expect(unread.records.map(\.code) == ["commit_tampered"])
         // The tampered commit now starts where the revision was.
         #expect(unread.records.last?.offset == victim.location.offset)
         #expect(try vault.entryCatalog { _ in true }.unreadRecords == unread)

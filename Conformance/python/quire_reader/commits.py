@@ -19,7 +19,7 @@ class Commit:
     frame: Frame
     index: int
     covered: list                        # the Frames between the previous commit and this one
-    # chain | orphaned | mismatch | tampered | unverifiable (§9.3)
+    # chain | orphaned | stale | mismatch | tampered | unverifiable (§9.3)
     status: str = ""
     key: object = None                   # the HeldKey its head verifies under
     stale: bool = False
@@ -29,15 +29,20 @@ class Commit:
     signer: bytes = b""
     damaged_regions: list = field(default_factory=list)   # Damaged items in its group
     head_verifies: bool = False
-    prev_used: bytes | None = None       # the head its own was computed from
-    computed: bytes = b""                # c_k
-    link: int | None = None              # index of the commit it links to; -1: h_0
-    via_computed: bool = False           # its head verified from c_(k−1) ≠ s_(k−1)
-    bridge: bytes | None = None          # a mismatch: the head its repaired digest chains from
+    prev_used: bytes | None = None       # the head its own verified from (what A signs)
+    computed: bytes = b""                # c_k, for a mismatch
+    copy: bool = False                   # stores the head of an earlier commit whose head verifies
+    bridge: bytes | None = None          # a mismatch: the head its repaired digest verifies from
+    vouched: bool = False                # a mismatch a later commit links to by its stored head
 
     @property
     def stored_head(self):
         return self.frame.body[:32]
+
+    @property
+    def stored_previous(self):
+        """§9.2: the head it extends, body[32..<64]."""
+        return self.frame.body[32:64]
 
     @property
     def on_chain(self):
@@ -45,8 +50,8 @@ class Commit:
 
     @property
     def verified(self):
-        """§9.3: on the chain and not stale."""
-        return self.status == "chain" and not self.stale
+        """§9.3: on the chain (a stale commit never joins it)."""
+        return self.status == "chain"
 
     @property
     def attested(self):
@@ -76,75 +81,76 @@ def attestation_nonce(nonce_key: bytes, head: bytes, a: bytes) -> bytes:
     return blake2b(b"quire-commit-nonce-v2" + head + a, 24, key=nonce_key)
 
 
-LOOKBACK = 64                            # §9.3 links, step 3
-
-
-def link_commits(commits: list, keys, vault_id: bytes) -> None:
-    """§9.3 "Links": whose head verifies, under which key, from which head,
-    and the commit each links to."""
-    s_prev = c_prev = ZERO_HEAD
-    verified: list = []                  # commits whose heads verified, in order
+def check_heads(commits: list, keys, vault_id: bytes) -> None:
+    """§9.3 "Heads": whose head verifies, under which key and from which
+    value; the computed head and repaired-digest bridge of a mismatch; copies."""
+    verified_heads = set()
     for k, c in enumerate(commits):
         stored = c.stored_head
         digest = group_digest(c.covered)
         fields = c.frame.fields
         candidates = keys.candidates(c.frame.key_id)
-        c.head_verifies, c.prev_used, c.key, c.link = False, None, None, None
-        c.via_computed, c.bridge = False, None
+        c.head_verifies, c.prev_used, c.key = False, None, None
+        c.copy, c.bridge, c.vouched, c.computed = False, None, False, b""
         if not candidates:                                           # 1
             c.status = "unverifiable"
-            c_k = s_prev
-        else:
-            for h in candidates:                                     # 2
-                for prev in (s_prev, c_prev):
-                    if chain_head(h.key, vault_id, prev, digest, fields) == stored:
-                        c.key, c.prev_used = h, prev
-                        break
-                if c.key is not None:
+            continue
+        before = commits[k - 1].stored_head if k > 0 else ZERO_HEAD
+        tries = [c.stored_previous] + ([before] if before != c.stored_previous else [])
+        for h in candidates:                                         # 2
+            for prev in tries:
+                if chain_head(h.key, vault_id, prev, digest, fields) == stored:
+                    c.key, c.prev_used = h, prev
                     break
-            if c.key is None:                                        # 3
-                older = [v.stored_head for v in verified if v.index < k - 1][-LOOKBACK:][::-1]
-                if len(older) < LOOKBACK:
-                    older.append(ZERO_HEAD)
-                for h in candidates:
-                    for prev in older:
-                        if chain_head(h.key, vault_id, prev, digest, fields) == stored:
-                            c.key, c.prev_used = h, prev
-                            break
-                    if c.key is not None:
-                        break
-            if c.key is None:                                        # 4
-                c.status = "mismatch"
-                c_k = chain_head(candidates[0].key, vault_id, s_prev, digest, fields)
-                repaired = repaired_digest(c, keys)
-                if repaired is not None:
-                    c.bridge = next((p for p in dict.fromkeys((s_prev, c_prev))
-                                     if any(chain_head(h.key, vault_id, p, repaired, fields)
-                                            == stored for h in candidates)), None)
-            else:
-                c.head_verifies = True
-                c.via_computed = c.prev_used == c_prev and c_prev != s_prev
-                c_k = stored
-        c.computed = c_k
-        if c.head_verifies:
-            c.link = _link(c, commits[:k], verified)
-            verified.append(c)
-        s_prev, c_prev = stored, c_k
+            if c.key is not None:
+                break
+        if c.key is not None:
+            c.head_verifies = True
+            c.copy = stored in verified_heads
+            verified_heads.add(stored)
+        else:                                                        # 3
+            c.status = "mismatch"
+            c.key = candidates[0]
+            c.computed = chain_head(candidates[0].key, vault_id, c.stored_previous, digest, fields)
+            repaired = repaired_digest(c, keys)
+            if repaired is not None:
+                c.bridge = next((p for p in tries if any(
+                    chain_head(h.key, vault_id, p, repaired, fields) == stored for h in candidates)), None)
 
 
-def _link(c: Commit, before: list, verified: list):
-    """§9.3: h_0 (-1), or the last commit whose head verified with that
-    stored head, or else the commit whose stored or computed head it is."""
-    p = c.prev_used
-    if p == ZERO_HEAD:
-        return -1
-    for v in reversed(verified):
-        if v.stored_head == p:
-            return v.index
-    for b in reversed(before):
-        if b.stored_head == p or b.computed == p:
-            return b.index
-    return None
+def _resolve(c: Commit, before: list):
+    """§9.3 "Links": what the value c's head verified from names. Returns
+    ("start",), ("commit", j), ("none",) (shows nothing) or ("missing",)."""
+    v = c.prev_used
+
+    def verified_with(value, limit):
+        if value == ZERO_HEAD:
+            return ("start",)
+        j = next((b for b in before[:limit] if b.head_verifies and b.stored_head == value), None)
+        return ("commit", j) if j is not None else ("none",)
+
+    if v == ZERO_HEAD:
+        return ("start",)
+    hit = verified_with(v, len(before))
+    if hit[0] == "commit":
+        return hit
+    m = next((b for b in before if not b.head_verifies and b.stored_head == v), None)
+    if m is not None:
+        if m.status == "unverifiable":
+            return ("none",)
+        m.vouched = True
+        return verified_with(m.bridge, m.index) if m.bridge is not None else ("none",)
+    m = next((b for b in before if b.status == "mismatch" and b.computed != b.stored_head
+              and b.computed == v), None)
+    if m is not None:
+        return verified_with(m.stored_previous, m.index)
+    return ("missing",)
+
+
+def tip_head(commits: list, keys, vault_id: bytes) -> bytes:
+    """§9.1: the stored head of the last commit on the chain, or h_0."""
+    verify_commits(commits, keys, vault_id, [])
+    return next((c.stored_head for c in reversed(commits) if c.status == "chain"), ZERO_HEAD)
 
 
 def repaired_digest(c: Commit, keys):
@@ -168,34 +174,6 @@ def repaired_digest(c: Commit, keys):
                 trailer = fixed
         parts.append(f.header + trailer)
     return h256(b"".join(parts)) if changed else None
-
-
-def _predecessor(nxt: Commit, commits: list, heads: list):
-    """The commit `nxt` confirms: the one it links to — or, when that is a
-    mismatch, the commit the mismatch's content chains from, when that
-    shows: through its computed head (`nxt` was computed from it: only its
-    stored head was hit), or through its repaired digest."""
-    j = nxt.link
-    if j is None:
-        return None
-
-    def resolve(value, limit):
-        if value == ZERO_HEAD:
-            return -1
-        return next((h.index for h in reversed(heads)
-                     if h.index < limit and h.stored_head == value), None)
-
-    if j >= 0 and commits[j].status == "mismatch":
-        if nxt.via_computed:
-            return resolve(commits[j - 1].stored_head, j) if j > 0 else -1
-        return resolve(commits[j].bridge, j) if commits[j].bridge is not None else None
-    return None if nxt.via_computed else j
-
-
-def tip_head(commits: list, keys, vault_id: bytes) -> bytes:
-    """§9.1: the stored head of the last commit whose head verifies, or h_0."""
-    link_commits(commits, keys, vault_id)
-    return next((c.stored_head for c in reversed(commits) if c.head_verifies), ZERO_HEAD)
 
 
 def _looks_damaged(c: Commit, keys, vault_id: bytes) -> bool:
@@ -225,47 +203,70 @@ def _looks_damaged(c: Commit, keys, vault_id: bytes) -> bool:
 
 
 def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> None:
-    """§9.3: links, the chain, then floor, stale and attestation."""
-    link_commits(commits, keys, vault_id)
-    heads = [c for c in commits if c.head_verifies]
-    for i, c in enumerate(heads):                                    # the chain
-        nxt = heads[i + 1] if i + 1 < len(heads) else None
-        followed = nxt is None or _predecessor(nxt, commits, heads) == c.index
-        passed = any(m.link is not None and m.link < c.index for m in heads[i + 1:])
-        c.status = "chain" if followed and not passed else "orphaned"
-    tampered = set()
-    for m in heads:
-        if m.link is not None and m.link >= 0:
-            target = commits[m.link]
-            if target.status == "mismatch" and not m.via_computed \
-                    and m.prev_used == target.stored_head \
-                    and not _looks_damaged(target, keys, vault_id):
-                tampered.add(target)
-    for c in tampered:
-        c.status = "tampered"
-    for c in commits:
-        code = {"unverifiable": "commit_unverifiable", "mismatch": "commit_mismatch",
-                "tampered": "commit_tampered", "orphaned": "commit_orphaned"}.get(c.status)
-        if code:
-            issues.append(Issue(code, c.frame.offset))
-
+    """§9.3: heads, links, then in file order the chain, floor, stale and
+    attestation; last, tampered mismatches."""
+    check_heads(commits, keys, vault_id)
     trusted_ids = {kr.id: kr.epoch for kr in keys.trusted}
+    chain: list = []                     # the commits on the chain, in order
     floor = 0
-    for c in commits:                                                # floor, stale, attestation
+    for k, c in enumerate(commits):
         c.floor, c.stale = floor, False
         c.attestation, c.signer = "", b""
-        if not c.on_chain:
+        if not c.head_verifies:
+            continue                                                 # 1
+        if c.copy:
+            c.status = "orphaned"
             continue
-        if c.key.epoch < floor:
-            c.stale = True
-            issues.append(Issue("stale_epoch", c.frame.offset))
+        link = _resolve(c, commits[:k])
+        if c.key.epoch < floor:                                      # 2
+            c.status, c.stale = "stale", True
             continue
-        _attestation(c, group_digest(c.covered), keys, vault_id, issues)
+        if link[0] == "commit":
+            e = link[1]
+            if e.status not in ("chain", "tampered") or e not in chain:   # 3
+                c.status = "orphaned"
+                continue
+            base = chain.index(e) + 1
+        elif link[0] == "start":
+            base = 0
+        else:                                                        # shows nothing
+            base = next((i + 1 for i in range(len(chain) - 1, -1, -1) if _member_attested(chain[i], keys, vault_id)), 0)
+        passed = chain[base:]
+        if any(_member_attested(p, keys, vault_id) for p in passed):  # 4: a fork
+            c.status = "orphaned"
+            continue
+        for p in passed:
+            if p.status != "tampered":
+                p.status = "orphaned"
+            p.attestation, p.signer = "", b""
+        del chain[base:]
+        chain.append(c)
+        if link[0] == "missing":                                     # 5
+            c.status = "tampered"
+            continue
+        c.status = "chain"
+        _attestation(c, group_digest(c.covered), keys, vault_id, None)
         if c.attested:
             floor = max([floor, c.key.epoch] + [
                 trusted_ids[f.body[-BODY_HASH:]] for f in c.covered
                 if f.kind == KIND_KEYRING and f.body[-BODY_HASH:] in trusted_ids
                 and is_well_formed(f) and f.body_hash_ok()])
+    for c in commits:
+        if c.status == "mismatch" and c.vouched and not _looks_damaged(c, keys, vault_id):
+            c.status = "tampered"
+    for c in commits:
+        code = {"unverifiable": "commit_unverifiable", "mismatch": "commit_mismatch",
+                "tampered": "commit_tampered", "orphaned": "commit_orphaned",
+                "stale": "stale_epoch"}.get(c.status)
+        if code:
+            issues.append(Issue(code, c.frame.offset))
+        if c.status == "chain" and c.attestation == "failed":
+            issues.append(Issue("attestation_failed", c.frame.offset))
+
+
+def _member_attested(c: Commit, keys, vault_id: bytes) -> bool:
+    """§9.3: a verified commit on the chain attested by a member."""
+    return c.status == "chain" and c.attested
 
 
 def _attestation(c: Commit, digest: bytes, keys, vault_id: bytes, issues: list) -> None:
@@ -273,7 +274,7 @@ def _attestation(c: Commit, digest: bytes, keys, vault_id: bytes, issues: list) 
     defines the nonce for both forms of A (see README, "What the text did
     not say")."""
     body = c.frame.body
-    head, nonce, sealed = body[:32], body[32:56], body[56:168]
+    head, nonce, sealed = body[:32], body[64:88], body[88:200]
     att_key = subkey(c.key.key, SUBKEY_ATTESTATION)
     nonce_key = subkey(c.key.key, SUBKEY_NONCE)
     a = aead_open(att_key, nonce, sealed, vault_id + c.frame.fields + head)
@@ -283,11 +284,10 @@ def _attestation(c: Commit, digest: bytes, keys, vault_id: bytes, issues: list) 
         return
     if ok:
         signer, sig = a[:32], a[32:]
-        ok = (ed25519_verify(signer, b"quire-commit-v2" + vault_id + digest, sig)
+        ok = (ed25519_verify(signer, b"quire-commit-v2" + vault_id + c.prev_used + digest, sig)
               and signer in keys.signing_members())
     if not ok:
         c.attestation = "failed"
-        issues.append(Issue("attestation_failed", c.frame.offset))
         return
     c.signer = a[:32]
     c.attestation = "removed" if c.signer in keys.removed_members() else "attested"

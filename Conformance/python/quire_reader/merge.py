@@ -193,7 +193,7 @@ def _unverified_records(side: Side, keys: _FileKeys, vault_id: bytes, skip_group
     unverifiable)."""
     out = []
     for c in side.view.commits[skip_groups:]:
-        if c.on_chain:
+        if c.on_chain or c.stale:
             continue
         for f in c.covered:
             if f.malformed or f.kind not in KIND_ROWS or f.kind in (KIND_KEYRING, KIND_CHUNK, KIND_COMMIT):
@@ -325,7 +325,8 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
     att_key = subkey(wkey, SUBKEY_ATTESTATION)
     nonce_key = subkey(wkey, SUBKEY_NONCE)
     commit_header = build_header(KIND_COMMIT, 0, write.key_commit[:6], COMMIT_BODY)
-    prev = sv.view.commits[groups - 1].stored_head if groups else ZERO_HEAD
+    # the result extends the prefix's chain tip (format.md §9.1)
+    prev = next((cm.stored_head for cm in reversed(sv.view.commits[:groups]) if cm.on_chain), ZERO_HEAD)
 
     def block_key(b):
         epochs = [0]
@@ -336,7 +337,9 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
             elif f.sealed and f.key_id in epoch_of:
                 epochs.append(epoch_of[f.key_id])
         vouched = b.commit.attested or b.only_trusted_keyrings
-        return (0 if vouched else 1, max(epochs), h256(b"".join(identity(f) for f in b.frames)))
+        others = b.commit.attestation in ("attested", "removed") and b.commit.signer != pk
+        return (0 if vouched else 1, max(epochs), 0 if others else 1, b.commit.index,
+                h256(b"".join(identity(f) for f in b.frames)))
 
     pending = sides_blocks["v"] + sides_blocks["c"]
     placed_keyrings = set(prefix_keyring_ids)
@@ -374,17 +377,18 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
         digest = group_digest(frames)
         head = chain_head(wkey, vault_id, prev, digest, commit_header[:12])
         src = b.commit
-        if src.attestation in ("attested", "removed") and digest == group_digest(src.covered):
-            a = src.signer + _source_signature(src, vault_id)       # whole and unchanged
+        if src.attestation in ("attested", "removed") and digest == group_digest(src.covered) \
+                and src.prev_used == prev:
+            a = src.signer + _source_signature(src, vault_id)       # whole, unchanged, in place
         elif src.attested or b.only_trusted_keyrings:
-            a = pk + ed25519_sign(sk, b"quire-commit-v2" + vault_id + digest)
+            a = pk + ed25519_sign(sk, b"quire-commit-v2" + vault_id + prev + digest)
         else:
             a = NO_ATTESTATION                                       # never laundered
         nonce = attestation_nonce(nonce_key, head, a)
         sealed = aead_seal(att_key, nonce, a, vault_id + commit_header[:12] + head)
         for f in frames:
             out += f.header + f.body
-        out += commit_header + head + nonce + sealed
+        out += commit_header + head + prev + nonce + sealed
         prev = head
     return Merged(True, bytes(out), prefix, left["v"] + left["c"])
 
@@ -394,7 +398,7 @@ def _source_signature(commit, vault_id: bytes) -> bytes:
     from .crypto import aead_open
     body = commit.frame.body
     att_key = subkey(commit.key.key, SUBKEY_ATTESTATION)
-    a = aead_open(att_key, body[32:56], body[56:168], vault_id + commit.frame.fields + body[:32])
+    a = aead_open(att_key, body[64:88], body[88:200], vault_id + commit.frame.fields + body[:32])
     return a[32:]
 
 

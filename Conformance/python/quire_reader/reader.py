@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from .attachments import Chunk, read_attachment, structure_ok
 from .crypto import mac256
-from .commits import ZERO_HEAD, Commit, chain_head, group_digest, tip_head, verify_commits
+from .commits import ZERO_HEAD, Commit, chain_head, group_digest, verify_commits
 from .errors import Issue, QuireError
 from .frames import (COMMIT_BODY, FRAME_HEADER, HEADER_SIZE, KIND_CHUNK, KIND_COMMIT,
                      KIND_KEYRING, KIND_MANIFEST, KIND_REVISION, KIND_ROWS, Damaged, Frame, build_header,
@@ -27,7 +27,7 @@ from .records import RecordError, record_payload
 
 __all__ = ["Credential", "Result", "Released", "read_vault"]
 
-COMMIT_FRAME = FRAME_HEADER + COMMIT_BODY        # 184
+COMMIT_FRAME = FRAME_HEADER + COMMIT_BODY        # 216
 
 
 @dataclass
@@ -149,8 +149,10 @@ def _recover_commit(data: bytes, view: View, vault_id: bytes):
         pos = it.end
     if pos != at or not frames:
         return None
-    # h_(k−1): the tip's stored head (§9.1), then the last commit's
-    prevs = [tip_head(view.commits, view.keys, vault_id)]
+    # h_(k−1): the body's stored previous head, then the last commit's
+    # stored head (§10.3, as §9.3 step 2)
+    body = data[at + FRAME_HEADER:]
+    prevs = [body[32:64]]
     last = view.commits[-1].stored_head if view.commits else ZERO_HEAD
     if last != prevs[0]:
         prevs.append(last)
@@ -187,8 +189,10 @@ def release_keys(c: Commit, f: Frame, keys: Keys):
     """§9.3 release step 2: the candidate keys a sealed frame may be tried
     with (step 3 reports unknown_key when there are none), or STALE."""
     candidates = keys.candidates(f.key_id)
+    if c.stale:
+        return STALE
     if c.on_chain:
-        return STALE if c.stale else candidates
+        return candidates
     if not f.sealed or not candidates:
         return candidates
     current = [h for h in candidates if h.epoch >= c.floor]

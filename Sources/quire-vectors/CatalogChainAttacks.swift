@@ -1,0 +1,161 @@
+import QuireCrypto
+import QuireVectors
+import QuireFormat
+import QuireKeys
+
+/// The commit-chain attacks of the third review of format 2 (items 3 and 4):
+/// a keyless copy of an earlier commit group, a run of inserted commits past
+/// any look-back window, and a chain recomputed under an old epoch key that
+/// keeps a member's attestation. Each gave another verdict before commit
+/// frames stored the head they extend (`Spec/format.md §9.2`, §9.3).
+extension Catalog {
+    static var chainAttacks: [Make] {
+        [
+            {
+                let b = try VectorBuilder("attack-keyless-copy-appended")
+                for text in ["one", "two", "three", "four"] { try b.commit([.entry(b.entry(text))]) }
+                var bytes = try b.bytes()
+                let (copy, record) = try groupBytes(b, group: 2)
+                bytes += copy
+                b.released.append(record)
+                return try b.vector("damaged", comment: "attack: a keyless writer appends a byte-for-byte copy of an earlier commit group (\"two\") and its commit frame. Before, the copy verified through the 64-commit look-back and linked to the commit before the original, so every commit from the original to the end was orphaned. Now the copy stores a head an earlier commit stores: it takes no link and is off the chain (orphaned, its record unverified); every earlier commit stays verified", body: bytes,
+                                    issues: [("commit_orphaned", UInt64(bytes.count - commitLength))])
+            },
+            {
+                let b = try VectorBuilder("attack-keyless-copy-then-write")
+                for text in ["one", "two", "three", "four"] { try b.commit([.entry(b.entry(text))]) }
+                let copyCommit = try appendCopy(b, group: 2, thenWrite: "written after the copy")
+                return try b.vector("damaged", comment: "attack: as attack-keyless-copy-appended, then a member writes. Before, the writer chained from the copy (the last commit whose head verified), so the copy stayed on the chain. Now a writer chains from the last commit on the chain (\"four\"): the copy stays off the chain (orphaned), and every commit but the copy verifies",
+                                    issues: [("commit_orphaned", copyCommit)])
+            },
+            {
+                let b = try VectorBuilder("attack-keyless-copy-adjacent")
+                try b.commit([.entry(b.entry("one"))])
+                try b.commit([.entry(b.entry("two"))])
+                let copyCommit = try appendCopy(b, group: 2, thenWrite: "three")
+                return try b.vector("damaged", comment: "attack: [j][copy of j]: a keyless writer appends a copy of the last commit group right after it, then a member writes. Before, the copy linked to the commit before j and orphaned j. Now the copy is off the chain (orphaned, its record unverified), j stays verified and the next commit extends j",
+                                    issues: [("commit_orphaned", copyCommit)])
+            },
+            {
+                let b = try VectorBuilder("attack-keyless-copy-of-first-commit")
+                for text in ["one", "two", "three"] { try b.commit([.entry(b.entry(text))]) }
+                var bytes = try b.bytes()
+                let (copy, profile) = try groupBytes(b, group: 0)
+                bytes += copy
+                b.released.append(profile)
+                return try b.vector("damaged", comment: "attack: fewer than 64 commits, and a keyless writer appends a copy of the first commit group (the root keyring twice and the profile, chained from h_0). Before, the copy linked to h_0 and every commit before it was orphaned. Now it stores the first commit's head: off the chain (orphaned); its keyring copies change nothing (the first intact copy decides, format.md §8.1) and its profile copy is released as unverified", body: bytes,
+                                    issues: [("commit_orphaned", UInt64(bytes.count - commitLength))])
+            },
+            {
+                // A phone is removed by the recovery key (R); holding the
+                // epoch-1 key, it then inserts 65 chained commits of its own
+                // before R's group, each attested by itself.
+                let b = try VectorBuilder("attack-removed-device-inserts-65-commits", deviceSeed: phoneSeed)
+                try b.commit([.entry(b.entry("before the removal"))])
+                let insertAt = Int(b.vault.structure.committedEnd)
+                let tip = b.vault.chainTipHead
+                let releasedBefore = b.released.count
+                let phone = try VectorBuilder.device(phoneSeed)
+                let epoch1 = b.ringKeys[b.rootID]!
+                let kept = [recoveryMember(b)]
+                let (k2, removal) = try child(b, members: kept, removed: [b.members[1]], reason: "remove")
+                try b.addKeyring(k2, removal, members: kept)
+                try b.commit([.entry(b.entry("after the removal"))])
+                var bytes = try b.bytes()
+                var inserted: [UInt8] = [], commits: [UInt64] = [], records: [(frame: Int, kind: UInt8, payload: [UInt8])] = []
+                var previous = tip
+                for i in 0..<65 {
+                    let payload = b.entry("inserted \(i)").encoded()
+                    let frame = try SealedFrame.seal(kind: .entryRevision, payload: payload, key: epoch1, vaultID: b.vaultID, compress: true, random: b.random)
+                    let d = Edit.digest(of: [frame])
+                    let commit = try Edit.commitFrame(over: [frame], previous: previous, key: epoch1, vaultID: b.vaultID,
+                                                      attestation: CommitChain.attestation(previousHead: previous, digest: d, vaultID: b.vaultID, signer: phone))
+                    inserted += frame
+                    commits.append(UInt64(insertAt + inserted.count))
+                    inserted += commit
+                    records.append((frame: -1, kind: RecordKind.entryRevision.rawValue, payload: payload))
+                    previous = Array(commit[16..<48])
+                }
+                bytes.insert(contentsOf: inserted, at: insertAt)
+                b.released.insert(contentsOf: records, at: releasedBefore)
+                return try b.vector("damaged", comment: "attack: the recovery key removes a phone; the phone, which still holds the epoch-1 key, inserts 65 chained commits attested by itself before the removal's group. Before, the removal's commit could not reach the head it extends within the 64-commit look-back: a mismatch that the next commit vouched for, so the vault was tampered and every write refused. Now the removal's commit stores the head it extends and links to it through a map of stored heads, with no window: it passes the 65 by (a removed member's attestation protects nothing), so they are orphaned and their records unverified; the removal and the commit after it verify and are attested",
+                                    body: bytes, issues: commits.map { ("commit_orphaned", $0) })
+            },
+            {
+                try recomputedChain("attack-removed-device-recomputes-heads", thenWritten: false)
+            },
+            {
+                try recomputedChain("attack-removed-device-recomputes-heads-written-after", thenWritten: true)
+            },
+        ]
+    }
+
+    /// Appends a copy of commit group `group` and its commit frame to the
+    /// file, as a keyless writer can, then has a member write `text`;
+    /// returns the offset of the copy's commit frame.
+    static func appendCopy(_ b: VectorBuilder, group: Int, thenWrite text: String) throws -> UInt64 {
+        var bytes = try b.bytes()
+        let (copy, record) = try groupBytes(b, group: group)
+        bytes += copy
+        b.released.append(record)
+        try b.replaceFile(with: bytes)
+        try b.commit([.entry(b.entry(text))])
+        return UInt64(bytes.count - commitLength)
+    }
+
+    /// The bytes of commit group `group` (its frames and its commit frame),
+    /// and the first record it releases.
+    static func groupBytes(_ b: VectorBuilder, group: Int) throws -> ([UInt8], (frame: Int, kind: UInt8, payload: [UInt8])) {
+        let g = b.vault.structure.groups[group]
+        let start = Int(b.offset(g.members.lowerBound)), end = Int(b.frame(g.commitFrame).end)
+        let record = b.released.first { g.members.contains($0.frame) }!
+        return (Array(try b.bytes()[start..<end]), (frame: -1, kind: record.kind, payload: record.payload))
+    }
+
+    /// A phone removed by the recovery key (R, committed under epoch 1 and
+    /// attested by the recovery key) inserts a group of its own before R's
+    /// and recomputes R's head from it under the epoch-1 key, sealing R's
+    /// attestation again unchanged. With `thenWritten`, the recovery key
+    /// had written a commit of epoch 2 after R, which the phone cannot
+    /// recompute.
+    static func recomputedChain(_ name: String, thenWritten: Bool) throws -> (String, VectorFile) {
+        let b = try VectorBuilder(name, deviceSeed: phoneSeed)
+        try b.commit([.entry(b.entry("before the removal"))])
+        let insertAt = Int(b.vault.structure.committedEnd)
+        let tip = b.vault.chainTipHead
+        let releasedBefore = b.released.count
+        let phone = try VectorBuilder.device(phoneSeed)
+        let epoch1 = b.ringKeys[b.rootID]!
+        let kept = [recoveryMember(b)]
+        let (k2, removal) = try child(b, members: kept, removed: [b.members[1]], reason: "remove")
+        let r = try b.addKeyring(k2, removal, members: kept)
+        if thenWritten { try b.commit([.entry(b.entry("after the removal"))]) }
+        var bytes = try b.bytes()
+        // The inserted group, chained from the head R extended.
+        let payload = b.entry("inserted by the removed phone").encoded()
+        let frame = try SealedFrame.seal(kind: .entryRevision, payload: payload, key: epoch1, vaultID: b.vaultID, compress: true, random: b.random)
+        let insertedCommit = try Edit.commitFrame(over: [frame], previous: tip, key: epoch1, vaultID: b.vaultID,
+                                                  attestation: CommitChain.attestation(previousHead: tip, digest: Edit.digest(of: [frame]), vaultID: b.vaultID, signer: phone))
+        let insertedHead = Array(insertedCommit[16..<48])
+        // R's commit recomputed from the inserted head, its attestation (the
+        // recovery key's signature) opened and sealed again unchanged.
+        let rGroup = b.vault.structure.groups[b.vault.structure.groupIndex(ofFrame: r)!]
+        let rFrame = b.frame(rGroup.commitFrame)
+        let plain = CommitChain.openAttestation(body: rGroup.commitBody, key: epoch1, vaultID: b.vaultID, commitHeader: rFrame.header)!
+        let head = try CommitChain.head(key: epoch1, vaultID: b.vaultID, previousHead: insertedHead, digest: rGroup.digest, commitHeader: rFrame.header)
+        let body = try CommitChain.body(head: head, previousHead: insertedHead, attestation: plain, key: epoch1, vaultID: b.vaultID, commitHeader: rFrame.header)
+        bytes.replaceSubrange(Int(rFrame.bodyOffset)..<Int(rFrame.end), with: body)
+        let inserted = frame + insertedCommit
+        bytes.insert(contentsOf: inserted, at: insertAt)
+        b.released.insert((frame: -1, kind: RecordKind.entryRevision.rawValue, payload: payload), at: releasedBefore)
+        let shift = UInt64(inserted.count)
+        let insertedAt = UInt64(insertAt + frame.count)
+        if !thenWritten {
+            return try b.vector("damaged", comment: "attack: the recovery key removes a phone (R, committed under epoch 1); the phone inserts a group of its own before R's and recomputes R's head from it under the epoch-1 key, sealing the recovery key's attestation again unchanged. Before, the attestation signed only vault id ‖ D, so R still verified as the recovery key's and the inserted group verified too. Now the attestation signs the head R extends: it no longer verifies (attestation_failed, R's group is unattested); the inserted group is verified but attested only by a removed member, never shown as a member's", body: bytes,
+                                issues: [("attestation_failed", rFrame.location.offset + shift)])
+        }
+        return try b.vector("damaged", comment: "attack: as attack-removed-device-recomputes-heads, but the recovery key had written a commit under epoch 2 after R, whose head the phone cannot recompute. That commit stores R's original head, which no commit of the file stores now: the commit it extends was deleted, so it is tampered (writers refuse to write until a merge or a compaction rewrites the file), and the reader passes by every commit after the last one a current member attested: the inserted group and the recomputed R are orphaned, their records unverified", body: bytes,
+                            issues: [("commit_orphaned", insertedAt), ("commit_orphaned", rFrame.location.offset + shift),
+                                     ("commit_tampered", b.commitFrame(of: b.vault.structure.committedFrameCount - 2).location.offset + shift)])
+    }
+}
