@@ -360,12 +360,16 @@ extension VaultFile {
             }
             // The stored previous head, then — a damaged previous-head field —
             // the stored head of the commit before it in the file.
-            let tries = previous == before ? [previous] : [previous, before]
+            let alsoBefore = previous != before
             var found: (EpochKey, [UInt8])?
-            search: for key in candidates {
-                for prev in tries where verifies(key, from: prev, digest: group.digest) {
-                    found = (key, prev)
-                    break search
+            for key in candidates {
+                if verifies(key, from: previous, digest: group.digest) {
+                    found = (key, previous)
+                    break
+                }
+                if alsoBefore, verifies(key, from: before, digest: group.digest) {
+                    found = (key, before)
+                    break
                 }
             }
             if let (key, prev) = found {
@@ -388,6 +392,7 @@ extension VaultFile {
                 // body, the head may still verify, which shows what the
                 // mismatch chains from.
                 if let repaired = repairedDigest(group) {
+                    let tries = alsoBefore ? [previous, before] : [previous]
                     bridge[k] = tries.first { prev in candidates.contains { verifies($0, from: prev, digest: repaired) } }
                 }
             }

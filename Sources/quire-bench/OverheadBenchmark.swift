@@ -33,7 +33,7 @@ enum OverheadBenchmark {
         s.explanation = [
             "Computed: every entry revision appended on its own is one sealed frame (header \(header) + nonce \(nonce) + "
                 + "padded payload + tag \(tag) + body hash \(bodyHash)) plus one commit frame (header \(FrameHeader.byteCount) + body "
-                + "\(CommitChain.bodyByteCount): chain head \(head), nonce \(nonce), sealed attestation \(attestation) + tag \(tag)), "
+                + "\(CommitChain.bodyByteCount): chain head \(head), previous head \(head), nonce \(nonce), sealed attestation \(attestation) + tag \(tag)), "
                 + "so the fixed cost is \(header) + \(nonce) + \(tag) + \(bodyHash) + \(commit) = \(fixed) bytes, "
                 + "before the padding (at least the 1-byte 0x80 marker, then zeros up to the Padmé length).",
             "Measured: the file-size delta of one `vault.add` minus the stored payload (the entry's CBOR, "
@@ -42,7 +42,9 @@ enum OverheadBenchmark {
             "Format 1 spent 80 bytes (12-byte headers, a 16-byte chain head, no body hash, no attestation), and its goal was "
                 + "≤ 80 bytes. Format 2 spends \(fixed) on purpose, for what issue 12 asks: the 32-byte body hash lets the chain "
                 + "cover each record's whole body (so a key holder cannot rewrite a record that keeps its Poly1305 tag), the "
-                + "32-byte head is a 256-bit collision target, and the sealed 96-byte attestation (the writing member's key and "
+                + "32-byte head is a 256-bit collision target, the stored 32-byte previous head lets a reader link each commit "
+                + "to the one it extends through a map (no look-back window) and the attestation sign it, and the sealed "
+                + "96-byte attestation (the writing member's key and "
                 + "Ed25519 signature, sealed so the file holder cannot tell who wrote) is what lets a reader show a record as "
                 + "written by a member. The commit frame (\(commit) bytes) is paid once per commit, so a batch of records "
                 + "shares it: each further record in the same commit costs \(header + nonce + tag + bodyHash) bytes before padding.",
@@ -52,7 +54,7 @@ enum OverheadBenchmark {
         computed.row("XChaCha20 nonce", "\(nonce)")
         computed.row("Poly1305 tag", "\(tag)")
         computed.row("body hash (BLAKE2b-256)", "\(bodyHash)")
-        computed.row("commit frame (header \(FrameHeader.byteCount) + head \(head) + nonce \(nonce) + attestation \(attestation) + tag \(tag))", "\(commit)")
+        computed.row("commit frame (header \(FrameHeader.byteCount) + head \(head) + previous head \(head) + nonce \(nonce) + attestation \(attestation) + tag \(tag))", "\(commit)")
         computed.row("total before padding", "\(fixed)")
         computed.row("padding marker (minimum padding)", "1")
         computed.row("total with minimum padding", "\(fixed + 1)")

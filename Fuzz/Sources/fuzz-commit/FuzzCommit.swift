@@ -4,7 +4,7 @@
 // The first byte of the input picks what the rest is:
 //
 //   0  a commit body of any length: CommitChain.checkAttestation and
-//      openAttestation over a fixed group digest;
+//      openAttestation over a fixed previous head and group digest;
 //   1  an attestation plaintext A (cut or zero-padded to 96 bytes), which
 //      the harness seals into a commit body with CommitChain.body (the
 //      synthetic nonce) and checks again: 96 zero bytes must be unattested,
@@ -12,7 +12,10 @@
 //      body must open back to A;
 //   2  bytes 0..<32 are a group digest; the harness attests it with a fixed
 //      member key and checks that the body verifies as signed by that key,
-//      and that one flipped bit anywhere in the body makes it fail.
+//      that one flipped bit anywhere in the body but the stored previous
+//      head (bytes 32..<64, which the reader checks through the head, §9.3)
+//      makes it fail, and that the same body checked as extending another
+//      head fails.
 //
 // A crash, a trap or a broken invariant (fatalError) is a bug.
 
@@ -38,6 +41,7 @@ let member: Ed25519.KeyPair = {
 let header = CommitChain.commitHeader(keyID: key.id)
 let digest = [UInt8](repeating: 0xdd, count: 32)
 let head = [UInt8](repeating: 0x4e, count: 32)
+let previous = [UInt8](repeating: 0x5f, count: 32)
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -46,17 +50,18 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let rest = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
     switch mode {
     case 0:
-        let result = CommitChain.checkAttestation(body: rest, digest: digest, key: key, vaultID: vaultID, commitHeader: header)
+        let result = CommitChain.checkAttestation(body: rest, previousHead: previous, digest: digest, key: key, vaultID: vaultID, commitHeader: header)
         Sink.touch("\(result)")
         Sink.touch(CommitChain.openAttestation(body: rest, key: key, vaultID: vaultID, commitHeader: header))
         if case .signed = result, rest.count != CommitChain.bodyByteCount { fatalError("a body of \(rest.count) bytes verified") }
     case 1:
         var a = Array(rest.prefix(CommitChain.attestationByteCount))
         a += [UInt8](repeating: 0, count: CommitChain.attestationByteCount - a.count)
-        guard let body = try? CommitChain.body(head: head, attestation: a, key: key, vaultID: vaultID, commitHeader: header) else { fatalError("no body") }
+        guard let body = try? CommitChain.body(head: head, previousHead: previous, attestation: a, key: key, vaultID: vaultID, commitHeader: header)
+        else { fatalError("no body") }
         guard body.count == CommitChain.bodyByteCount else { fatalError("a commit body of \(body.count) bytes") }
         guard CommitChain.openAttestation(body: body, key: key, vaultID: vaultID, commitHeader: header) == a else { fatalError("the attestation does not open back") }
-        let result = CommitChain.checkAttestation(body: body, digest: digest, key: key, vaultID: vaultID, commitHeader: header)
+        let result = CommitChain.checkAttestation(body: body, previousHead: previous, digest: digest, key: key, vaultID: vaultID, commitHeader: header)
         switch result {
         case .unattested: if a != CommitChain.unattested { fatalError("a non-zero attestation read as unattested") }
         case .signed: fatalError("an attestation the fuzzer made verified as signed")
@@ -64,16 +69,24 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     default:
         let d = Array(rest.prefix(32)) + [UInt8](repeating: 0, count: max(0, 32 - rest.count))
-        let a = CommitChain.attestation(digest: d, vaultID: vaultID, signer: member)
-        guard let body = try? CommitChain.body(head: head, attestation: a, key: key, vaultID: vaultID, commitHeader: header) else { fatalError("no body") }
-        guard CommitChain.checkAttestation(body: body, digest: d, key: key, vaultID: vaultID, commitHeader: header) == .signed(signer: member.publicKey) else {
+        let a = CommitChain.attestation(previousHead: previous, digest: d, vaultID: vaultID, signer: member)
+        guard let body = try? CommitChain.body(head: head, previousHead: previous, attestation: a, key: key, vaultID: vaultID, commitHeader: header)
+        else { fatalError("no body") }
+        guard CommitChain.checkAttestation(body: body, previousHead: previous, digest: d, key: key, vaultID: vaultID, commitHeader: header)
+            == .signed(signer: member.publicKey)
+        else {
             fatalError("a member's attestation does not verify")
+        }
+        if case .signed = CommitChain.checkAttestation(body: body, previousHead: head, digest: d, key: key, vaultID: vaultID, commitHeader: header) {
+            fatalError("a member's attestation verifies after another head")
         }
         if rest.count > 32 {
             var damaged = body
             let bit = Int(rest[32]) | (rest.count > 33 ? Int(rest[33]) << 8 : 0)
-            damaged[(bit / 8) % damaged.count] ^= UInt8(1 << (bit % 8))
-            if case .signed = CommitChain.checkAttestation(body: damaged, digest: d, key: key, vaultID: vaultID, commitHeader: header) {
+            let at = (bit / 8) % damaged.count
+            damaged[at] ^= UInt8(1 << (bit % 8))
+            if !(32..<64).contains(at),
+                case .signed = CommitChain.checkAttestation(body: damaged, previousHead: previous, digest: d, key: key, vaultID: vaultID, commitHeader: header) {
                 fatalError("a commit body with a flipped bit still verifies as signed")
             }
         }

@@ -63,7 +63,7 @@ func check(_ s: VaultStructure) {
         guard f.end <= s.fileSize else { fatalError("frame \(i) ends at \(f.end), past the file size \(s.fileSize)") }
         let trailer = f.header.kind == .commit ? CommitChain.headByteCount : f.header.trailerByteCount
         guard f.trailer.count == trailer else { fatalError("frame \(i) trailer has \(f.trailer.count) bytes") }
-        if f.isCommit, f.commitBody?.count != CommitChain.bodyByteCount { fatalError("commit frame \(i) has no 168-byte body") }
+        if f.isCommit, f.commitBody?.count != CommitChain.bodyByteCount { fatalError("commit frame \(i) has no \(CommitChain.bodyByteCount)-byte body") }
         if let body = f.plaintextBody, body.count != Int(f.header.bodyLength) - FrameHeader.bodyHashByteCount {
             fatalError("frame \(i) plaintext body has \(body.count) bytes for body length \(f.header.bodyLength)")
         }

@@ -95,7 +95,7 @@ struct Seeds {
         return h.encoded() + body + BLAKE2b.hash(body, byteCount: FrameHeader.bodyHashByteCount)
     }
 
-    /// A commit frame whose 168-byte body is `head` repeated (it verifies under no key).
+    /// A commit frame whose body is `head` repeated (it verifies under no key).
     func commitFrame(head: UInt8) -> [UInt8] {
         CommitChain.commitHeader(keyID: Self.keyID).encoded() + [UInt8](repeating: head, count: CommitChain.bodyByteCount)
     }
