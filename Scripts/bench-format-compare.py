@@ -262,7 +262,7 @@ def main():
             "signature and of its check here): adding one entry signs once, and reading a commit's records checks its "
             "signature once — a vault written one entry per commit checks one per entry, a batched one a handful;",
             "- every record ends with a 32-byte BLAKE2b-256 body hash that the chain covers, so a reader hashes every body "
-            "it reads (§2's raw baseline does too), and every commit frame is 184 bytes instead of 28 (§4);",
+            "it reads (§2's raw baseline does too), and every commit frame is 216 bytes instead of 28 (§4);",
             "- opening checks chain heads as before, plus keyring signatures and key commitments; commit attestations are "
             "left until something needs them (reading records, verify, merge), except for commits holding an unknown "
             "critical kind;",
