@@ -664,38 +664,67 @@ def _rule_6(t0: list, by_id: dict, anc: dict) -> set:
     def mutual(k, r):
         return r in defies[k] and k in defies[r]
 
-    def behind(z, r):
+    mutual_with: dict = {r: {m for m in definers[r] if mutual(m, r)} for r in t0}
+
+    def judge(behind, primary):
+        """One pass of rule 6: (contested, silenced, rsf) for a
+        reading of *behind* and of *primary*."""
+        def against(z, r):
+            return r in defies[z] or behind(z, r)
+
+        memo_rsf: dict = {}
+
+        def rsf(z, r):
+            """Z is recovery-signed for R."""
+            if z not in rec_signed:
+                return False
+            if (z, r) not in memo_rsf:
+                memo_rsf[(z, r)] = any(not against(y, r) for y in holders.get(z.signer, []))
+            return memo_rsf[(z, r)]
+
+        memo_contested: dict = {}
+
+        def contested(r):
+            if r not in memo_contested:
+                def counts(x):
+                    if behind(x, r):
+                        return rsf(x, r) and not rsf(r, x)
+                    return rsf(x, r) or (primary(x) and not mutual(r, x))
+                memo_contested[r] = any(counts(x) for x in defies[r])
+            return memo_contested[r]
+
+        memo_silenced: dict = {}
+
+        def silenced(r):
+            if r not in memo_silenced:
+                memo_silenced[r] = any(behind(r, r2) and not contested(r2) and not rsf(r, r2)
+                                       for a in anc[r] for r2 in defies[a])
+            return memo_silenced[r]
+
+        return contested, silenced, rsf
+
+    # First pass: behind0 = an ancestor defies R; every keyring primary.
+    def behind0(z, r):
         return not anc[z].isdisjoint(definers[r])
 
-    def against(z, r):
-        return r in defies[z] or behind(z, r)
+    _, silenced0, _ = judge(behind0, lambda x: True)
+    memo_primary: dict = {}
 
-    memo_rsf: dict = {}
+    def primary(r):
+        if r not in memo_primary:
+            memo_primary[r] = not silenced0(r)
+        return memo_primary[r]
 
-    def rsf(z, r):
-        """Z is recovery-signed for R."""
-        if z not in rec_signed:
-            return False
-        if (z, r) not in memo_rsf:
-            memo_rsf[(z, r)] = any(not against(y, r) for y in holders.get(z.signer, []))
-        return memo_rsf[(z, r)]
+    # Second pass: behind only a primary R, through an ancestor that defies
+    # R without being mutual with it or an ancestor of a keyring mutual with it.
+    starters = {r: {y for y in definers[r]
+                    if y not in mutual_with[r] and not any(y in anc[m] for m in mutual_with[r])}
+                for r in t0}
 
-    memo_contested: dict = {}
+    def behind(z, r):
+        return primary(r) and not anc[z].isdisjoint(starters[r])
 
-    def contested(r):
-        if r not in memo_contested:
-            def counts(x):
-                if behind(x, r):
-                    return rsf(x, r) and not rsf(r, x)
-                return not mutual(r, x) or rsf(x, r)
-            memo_contested[r] = any(counts(x) for x in defies[r])
-        return memo_contested[r]
-
-    def silenced(r):
-        return any(not contested(r2) and not rsf(r, r2)
-                   for a in anc[r] for r2 in defies[a])   # R behind R2
-
-    mutual_with: dict = {r: {m for m in definers[r] if mutual(m, r)} for r in t0}
+    contested, silenced, rsf = judge(behind, primary)
 
     def cuts(r, k):
         if contested(r) or silenced(r):
