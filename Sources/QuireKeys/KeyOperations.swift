@@ -341,7 +341,7 @@ public enum KeyOperations {
         let unknownPublic = signerHead.record.publicPart.unknownFields
         let template = Template(
             members: members, removed: removed, escrow: escrow, retired: retired, passphrases: passphrases, isEscrowFree: isEscrowFree,
-            required: state.requiredSlotKinds, unknownContent: unknownContent, unknownPublic: unknownPublic, now: now)
+            required: state.requiredSlotKinds, unknownContent: unknownContent, unknownPublic: unknownPublic, answers: state.answers, now: now)
 
         if !newEpoch {
             // Same epoch: the one head's key, its slots as stored, plus the new ones.
@@ -552,7 +552,7 @@ public enum KeyOperations {
             return Template(
                 members: kept, removed: dropped, escrow: isEscrowFree ? [] : escrow.filter { !retired.contains($0.publicKey) }, retired: [],
                 passphrases: passphrases.filter { !retired.contains($0.slot.passphraseKey ?? []) }, isEscrowFree: isEscrowFree,
-                required: required, unknownContent: unknownContent, unknownPublic: unknownPublic, now: now)
+                required: required, unknownContent: unknownContent, unknownPublic: unknownPublic, answers: state.answers, now: now)
         }
     }
 
@@ -567,12 +567,14 @@ public enum KeyOperations {
         let required: [String]
         let unknownContent: CBORMap
         let unknownPublic: CBORMap
+        /// The keyrings the signer is behind (`Spec/format.md §8.6`).
+        let answers: [KeyringID]
         let now: Int64
 
         func content(blobKey: SymmetricKey, reason: String) -> KeyringContent {
             KeyringContent(
                 members: members, removed: removed, escrow: escrow, retired: retired, blobKey: blobKey, created: now, reason: reason,
-                unknownFields: unknownContent)
+                answers: answers, unknownFields: unknownContent)
         }
     }
 

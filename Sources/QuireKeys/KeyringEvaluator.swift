@@ -496,6 +496,13 @@ struct Evaluation {
         guard !removedByAncestor(signer) else {
             return refused("its signer was removed in an earlier keyring")
         }
+        // A keyring signed while behind answers the keyrings it lists; one
+        // of them that the reader opened may not remove its signer.
+        for answered in content.answers {
+            if let j = byID[answered], rings[j].content?.removed.contains(where: { $0.publicKey == signer }) == true {
+                return refused("its signer answers keyring \(rings[j].location), which removed it")
+            }
+        }
         // 5.4
         let top = parents.map(\.epoch).max()!
         if ring.epoch == top {

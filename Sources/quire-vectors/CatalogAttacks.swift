@@ -245,6 +245,22 @@ extension Catalog {
                                     issues: [("keyring_unauthenticated", b.offset(iw))])
             },
             {
+                // Third review, item 2: a removed device answers its own removal.
+                let b = try VectorBuilder("attack-removed-device-answers-its-removal", deviceSeed: seedA, moreDeviceSeeds: [seedB])
+                try b.commit([.entry(b.entry("before"))])
+                let a = try VectorBuilder.device(seedA), bb = try VectorBuilder.device(seedB)
+                let m = b.members  // Q, A, B
+                let (kr, r) = try child(b, members: [m[0], m[1]], removed: [m[2]], reason: "remove", signer: a)
+                try b.addKeyring(kr, r, members: [m[0], m[1]])
+                // B cannot open R, so it is behind R and may remove R's
+                // signer (format.md §8.6); its writer lists R in answers.
+                let (kx, x) = try child(b, members: [m[0], m[2]], removed: [m[1]], reason: "remove", signer: bb, answers: [KeyringBuilder.id(ofBody: r)])
+                let ix = try b.addKeyring(kx, x, trust: false)
+                try b.commit([.entry(b.entry("after"))])
+                return try b.vector("damaged", comment: "attack (third review, item 2): A removes the stolen B (R); B, behind R, signs X removing A. X and R defy each other (mutual), so both stood and A was removed too. X lists R in its signed answers, and R removed X's signer: rule 5.3 rejects X (keyring_unauthenticated); A stays a member",
+                                    issues: [("keyring_unauthenticated", b.offset(ix))])
+            },
+            {
                 let b = try VectorBuilder("attack-attachment-size")
                 let small = b.random.bytes(66_000), large = b.random.bytes(67_500)
                 try b.commit([.blob(small, mediaType: "image/jpeg")])

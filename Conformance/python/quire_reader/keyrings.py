@@ -515,6 +515,11 @@ def _child_rules(kr: Keyring, by_id: dict, anc: dict, vault_id: bytes):
     if not any(kr.signer_may_sign(p) for p in parents) or \
             kr.signer in ancestor_removed:                               # 5.3
         return "keyring_unauthenticated", "the signer is not a member of a parent that may sign"
+    for aid in kr.content.get("answers", []):                            # 5.3, answers
+        a = by_id.get(aid)
+        if a is not None and a.content_ok and not a.parent_key_mismatch \
+                and kr.signer in a.removed_keys():
+            return "keyring_unauthenticated", "it answers a keyring that removed its signer"
     top = max(p.epoch for p in parents)                                  # 5.4
     if kr.epoch == top:
         if not any(p.epoch == top and p.key_commit == kr.key_commit for p in parents):
