@@ -357,6 +357,7 @@ public enum KeyOperations {
                 throw .operationRefused(reason: "the keyring would hold more than \(Limits.maxSlotsPerKeyring) slots")
             }
             let content = template.content(blobKey: blobKey, reason: change.reason)
+            try checkReaders(members: content.members, escrow: content.escrow, slots: slots)
             let body = try KeyringBuilder.body(
                 epochKey: epochKey, vaultID: vaultID, parents: [KeyringBuilder.Parent(id: head.id, key: epochKey)], isEscrowFree: isEscrowFree,
                 requiredSlotKinds: template.required, slots: slots, unknownPublicFields: unknownPublic, content: content, signer: signer, random: random)
@@ -604,11 +605,21 @@ public enum KeyOperations {
         guard slots.count <= Limits.maxSlotsPerKeyring else {
             throw .operationRefused(reason: "the keyring would hold more than \(Limits.maxSlotsPerKeyring) slots")
         }
+        try checkReaders(members: template.members, escrow: template.escrow, slots: slots)
         let body = try KeyringBuilder.body(
             epochKey: epochKey, vaultID: vaultID, parents: parents, isEscrowFree: template.isEscrowFree, requiredSlotKinds: template.required,
             slots: slots, unknownPublicFields: template.unknownPublic, content: template.content(blobKey: blobKey, reason: reason),
             signer: signer, random: random)
         return KeyringProposal(epoch: epoch, body: body, epochKey: epochKey, isNewEpoch: true)
+    }
+
+    /// Refuses a keyring with more readers than a new epoch's slots hold
+    /// (`Spec/format.md §8.4` rule 1): readers would reject it.
+    static func checkReaders(members: [KeyringMember], escrow: [EscrowRecipient], slots: [StoredSlot]) throws(KeyError) {
+        let readers = KeyringReaders.count(members: members, escrow: escrow, slots: slots.map(\.slot))
+        guard readers <= Limits.maxReadersPerKeyring else {
+            throw .operationRefused(reason: "the keyring would have \(readers) readers (devices, escrow keys and passphrases); at most \(Limits.maxReadersPerKeyring) fit; remove some first")
+        }
     }
 
     /// The slot that wraps `key` to `member` (none for roles without slots).

@@ -314,6 +314,13 @@ struct Evaluation {
             fail(i, .malformedKeyring(ring.location, reason: "it must list exactly one recovery member"))
             return []
         }
+        // Its readers must fit, with the recovery slot, in the slots of a
+        // new epoch (Spec/format.md §8.4 rule 1).
+        let readers = KeyringReaders.count(members: content.members, escrow: content.escrow, slots: ring.record.publicPart.slots)
+        if readers > Limits.maxReadersPerKeyring {
+            fail(i, .malformedKeyring(ring.location, reason: "it lists \(readers) readers; at most \(Limits.maxReadersPerKeyring) fit in a new epoch's slots"))
+            return []
+        }
         if content.parentKeys.count != ring.parents.count {
             fail(i, .malformedKeyring(ring.location, reason: "it carries \(content.parentKeys.count) parent keys for \(ring.parents.count) parents"))
             return []

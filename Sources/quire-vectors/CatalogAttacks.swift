@@ -261,6 +261,23 @@ extension Catalog {
                                     issues: [("keyring_unauthenticated", b.offset(ix))])
             },
             {
+                // Third review, item 8: more readers than a key change can wrap.
+                let b = try VectorBuilder("attack-readers-exceed-slots", deviceSeed: phoneSeed)
+                try b.commit([.entry(b.entry("before"))])
+                let rootKey = b.ringKeys[b.rootID]!
+                var many = b.members
+                for n in 0..<255 {
+                    let pair = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                    many.append(KeyringMember(role: "device", publicKey: pair.publicKey, name: "Reader \(n)", added: b.now))
+                }
+                // A same-epoch keyring listing 256 devices, with slots for two members only.
+                let body = try b.keyring(rootKey, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: rootKey), members: many, reason: "enroll")
+                let i = try b.addKeyring(rootKey, body, trust: false)
+                try b.commit([.entry(b.entry("after"))])
+                return try b.vector("damaged", comment: "attack (third review, item 8): a same-epoch keyring lists 256 device members (with 2 slots; 4,096 members were allowed). Every new epoch must wrap to each reader, and a keyring holds at most 256 slots, so no device could change the keys again. Now a keyring's device members, escrow recipients and passphrase slots number at most 255 together (rule 1): malformed_keyring",
+                                    issues: [("malformed_keyring", b.offset(i))])
+            },
+            {
                 let b = try VectorBuilder("attack-attachment-size")
                 let small = b.random.bytes(66_000), large = b.random.bytes(67_500)
                 try b.commit([.blob(small, mediaType: "image/jpeg")])

@@ -457,6 +457,11 @@ class _Reach:
         if sum(1 for m in members if _role(m) == "recovery") != 1:
             kr.reject("malformed_keyring", "not exactly one recovery member")
             return
+        readers = (sum(1 for m in members if _role(m) == "device") + len(C.get("escrow", []))
+                   + sum(1 for s in kr.slots if s.get("kind") == "passphrase"))
+        if readers > 255:                                        # rule 1: readers
+            kr.reject("malformed_keyring", "more than 255 readers")
+            return
         if kr.escrow_free:                                       # rule 2, once opened
             kinds = [s.get("kind") for s in kr.slots]
             ppk = [s.get("publicKey") for s in kr.slots if s.get("kind") == "passphrase"]
