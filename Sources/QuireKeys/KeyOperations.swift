@@ -182,6 +182,7 @@ public enum KeyOperations {
                     vaultID: fullState.vaultID, heads: kept, trusted: fullState.trusted, keys: fullState.keys, keyrings: fullState.keyrings)
                 if fullState.heads.count > Limits.maxParentCount || !restricted.hasAllReaders(of: fullState, except: publicKey) {
                     state = restricted
+                    state.answers = fullState.answers
                 }
             }
         }
@@ -467,9 +468,11 @@ public enum KeyOperations {
         func restrictedState(_ parents: [Int]) -> KeyState {
             var ancestry = Set<Int>(parents)
             for p in parents { ancestry.formUnion(graph.ancestors[p].elements) }
-            return KeyState(
+            var restricted = KeyState(
                 vaultID: state.vaultID, heads: parents.map { candidates[$0] }, trusted: ancestry.sorted().map { candidates[$0] }, keys: state.keys,
                 keyrings: state.keyrings)
+            restricted.answers = state.answers
+            return restricted
         }
         // A target already removed on this side (a device removal it may
         // have answered from a fork) is removed again: the latest eligible

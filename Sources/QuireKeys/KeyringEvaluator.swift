@@ -504,8 +504,11 @@ struct Evaluation {
             return refused("its signer was removed in an earlier keyring")
         }
         // A keyring signed while behind answers the keyrings it lists; one
-        // of them that the reader opened may not remove its signer.
-        for answered in content.answers {
+        // of them that the reader opened may not remove its signer — unless
+        // a recovery member of a parent signed it (a replaced recovery key
+        // answers its replacement, scenario 7).
+        let signedByRecovery = parents.contains { $0.content!.members.first { $0.role == "recovery" }?.publicKey == signer }
+        for answered in content.answers where !signedByRecovery {
             if let j = byID[answered], rings[j].content?.removed.contains(where: { $0.publicKey == signer }) == true {
                 return refused("its signer answers keyring \(rings[j].location), which removed it")
             }

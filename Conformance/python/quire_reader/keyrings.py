@@ -520,7 +520,8 @@ def _child_rules(kr: Keyring, by_id: dict, anc: dict, vault_id: bytes):
     if not any(kr.signer_may_sign(p) for p in parents) or \
             kr.signer in ancestor_removed:                               # 5.3
         return "keyring_unauthenticated", "the signer is not a member of a parent that may sign"
-    for aid in kr.content.get("answers", []):                            # 5.3, answers
+    answers = [] if kr.signed_by_recovery(by_id) else kr.content.get("answers", [])
+    for aid in answers:                                                  # 5.3, answers
         a = by_id.get(aid)
         if a is not None and a.content_ok and not a.parent_key_mismatch \
                 and kr.signer in a.removed_keys():
