@@ -483,6 +483,29 @@ final class KeyGraphBuilder {
         #expect(try Self.trusted(g) == ["root", "RA", "RB", "J", "Z"])
     }
 
+    // MARK: - Third review, item 5: a thief's replacement of the recovery key
+
+    /// The thief's `B` replaced the recovery key with `Q2` on the main line
+    /// (`Y`); the user, whose code is lost, removes `B` with device `A`.
+    /// The writer built the removal on the head, `Y`, and the thief's `Q2`
+    /// then locked `A` and `C` out from a fork at `Y` (`L2`): `L2` is
+    /// recovery-signed for the removal, which it defies, so the removal was
+    /// cut. A device's removal of a member that signed a replacement of the
+    /// recovery key now chooses its parents as a lockdown does, leaving out
+    /// the replacement: the replacement defies it and is cut, `L2` with it.
+    @Test func attackThiefReplacementOutvotesADeviceRemoval() throws {
+        let g = G.based("thief replacement vs device removal")
+        g.add("Y", ["root"], signer: "B", G.without(Self.m, "Q", add: ["Q2": "recovery"]), removes: ["Q"], reason: "recovery")
+        let proposals = try KeyOperations.keyrings(
+            for: .remove(publicKey: g.pair("B").publicKey), state: try g.state(), signer: g.pair("A"), now: 3_000, random: g.random)
+        g.append(proposals, names: ["R"])
+        #expect(try g.parents(of: "R") == ["root"])
+        g.add("L2", ["Y"], signer: "Q2", G.without(Self.m, "Q", "A", "C", add: ["Q2": "recovery"]), removes: ["A", "C"], reason: "lockdown")
+        // The recovery key opens every keyring here (the writer wraps R to
+        // members only, so the reader Z does not).
+        #expect(try g.trusted(as: .recoveryKey(g.recovery)) == ["root", "R"])
+    }
+
     // MARK: - C1: a thief's unopenable keyring, answered by a removal
 
     @Test func removalOfTheSignerOfAnUnopenableKeyringCutsIt() throws {
