@@ -278,6 +278,31 @@ extension Catalog {
                                     issues: [("malformed_keyring", b.offset(i))])
             },
             {
+                // Third review, item 5: the verdict the writer's removal relies on.
+                let b = try VectorBuilder("attack-thief-replacement-vs-device-removal", deviceSeed: seedC, moreDeviceSeeds: [seedA, seedB])
+                try b.commit([.entry(b.entry("before the theft"))])
+                let a = try VectorBuilder.device(seedA), thief = try VectorBuilder.device(seedB)
+                let m = b.members  // Q, C, A, B
+                // The thief's B replaces the recovery key with its own Q2 (Y).
+                let q2 = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let q2Member = KeyringMember(role: "recovery", publicKey: q2.publicKey, name: "Recovery key", added: b.now)
+                let yMembers = [q2Member, m[1], m[2], m[3]]
+                let (ky, y) = try child(b, members: yMembers, removed: [m[0]], reason: "recovery", signer: thief)
+                let iy = try b.addKeyring(ky, y, trust: false)
+                // A removes B from before the replacement (R), as the writer does.
+                let kept = [m[0], m[1], m[2]]
+                let (kr, r) = try child(b, members: kept, removed: [m[3]], reason: "remove", signer: a)
+                try b.addKeyring(kr, r, members: kept)
+                // Q2 locks A and C out from a fork at Y (L2).
+                let lMembers = [q2Member, m[3]]
+                let (kl, l) = try child(b, epoch: 3, members: lMembers, removed: [m[1], m[2]], reason: "lockdown", signer: q2,
+                                        parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: y), key: ky)])
+                _ = try b.addKeyring(kl, l, trust: false)
+                try b.commit([.entry(b.entry("after removing the thief"))])
+                return try b.vector("damaged", comment: "attack (third review, item 5): the thief's device B replaces the recovery key with its own (Y); the user, code lost, removes B with device A. Built on Y, that removal was cut by the lockdown of A and C the thief's key signs on a fork at Y (L2, recovery-signed for it). The writer now builds it on the keyrings before the replacement (R): Y defies R and is cut, L2 with it. Opened by C, which cannot open L2 (not reported: not its to judge)",
+                                    issues: [("keyring_unauthenticated", b.offset(iy))], deviceSeed: seedC)
+            },
+            {
                 let b = try VectorBuilder("attack-attachment-size")
                 let small = b.random.bytes(66_000), large = b.random.bytes(67_500)
                 try b.commit([.blob(small, mediaType: "image/jpeg")])
