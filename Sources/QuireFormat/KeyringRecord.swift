@@ -523,13 +523,18 @@ public struct KeyringContent: Sendable {
     public var created: Int64
     /// Why it was made, such as `"create"`, `"rotate"`, `"enroll"`.
     public var reason: String
+    /// The ids of the keyrings its signer was behind when it signed
+    /// (`Spec/format.md §8.6`): rule 5.3 rejects the keyring when one of
+    /// them removed its signer.
+    public var answers: [KeyringID]
     /// Fields this version does not know.
     public var unknownFields: CBORMap
 
     /// Content with the given fields.
     public init(
         members: [KeyringMember], removed: [KeyringMember] = [], escrow: [EscrowRecipient] = [], retired: [[UInt8]] = [],
-        parentKeys: [SymmetricKey] = [], blobKey: SymmetricKey, created: Int64, reason: String, unknownFields: CBORMap = CBORMap()
+        parentKeys: [SymmetricKey] = [], blobKey: SymmetricKey, created: Int64, reason: String, answers: [KeyringID] = [],
+        unknownFields: CBORMap = CBORMap()
     ) {
         self.members = members
         self.removed = removed
@@ -539,6 +544,7 @@ public struct KeyringContent: Sendable {
         self.blobKey = blobKey
         self.created = created
         self.reason = reason
+        self.answers = answers
         self.unknownFields = unknownFields
     }
 
@@ -583,6 +589,12 @@ public struct KeyringContent: Sendable {
         blobKey = try Self.secret(blob, location)
         created = try r.int("created") ?? 0
         reason = try r.text("reason") ?? ""
+        var answers: [KeyringID] = []
+        for item in try Self.list(&r, "answers", location) {
+            guard case .bytes(let id) = item, id.count == KeyringID.byteCount else { throw .malformedRecord(location, reason: "an answered keyring id must be 32 bytes") }
+            answers.append(KeyringID(unchecked: id))
+        }
+        self.answers = answers
         unknownFields = r.unknown
     }
 
@@ -633,6 +645,7 @@ public struct KeyringContent: Sendable {
             }))
         }
         if !retired.isEmpty { w.set("retired", .array(retired.map { .bytes($0) })) }
+        if !answers.isEmpty { w.set("answers", .array(answers.map { .bytes($0.bytes) })) }
         // The keys are copied into the tree only for encoding. The output
         // is reserved at its final size first (the same tree with zero keys
         // has the same length), so that no grown-out buffer is freed with

@@ -18,6 +18,11 @@ public enum Limits {
     public static let maxCBORDepth = 16
     /// Most slots in one keyring.
     public static let maxSlotsPerKeyring = 256
+    /// Readers of a keyring — device members, escrow recipients and
+    /// passphrase slots together — so that a new epoch wrapping to each,
+    /// with the recovery slot, fits in ``maxSlotsPerKeyring``
+    /// (`Spec/format.md §8.4` rule 1, §11).
+    public static let maxReadersPerKeyring = 255
     /// Most members, removed members, escrow recipients or retired keys
     /// listed in one keyring.
     public static let maxKeyringListCount = 4096

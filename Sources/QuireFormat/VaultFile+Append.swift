@@ -23,7 +23,7 @@ public final class PendingCommit {
     /// absorbed under the lock before this commit began. Index them before
     /// deciding anything from the vault's content (an edit's parents).
     public internal(set) var externalFrames: Range<Int> = 0..<0
-    var pendingKeyringCopies: [(KeyID, UInt32, [UInt8])] = []
+    var pendingKeyringCopies: [(KeyID, UInt32, [UInt8], Bool)] = []
     static let flushThreshold = 4 << 20
 
     init(vault: VaultFile, key: EpochKey, random: any RandomSource, start: UInt64) {
@@ -68,13 +68,15 @@ public final class PendingCommit {
     }
 
     /// Appends a keyring frame now and its second copy just before the
-    /// commit frame (`Spec/format.md §8.1`).
+    /// commit frame (`Spec/format.md §8.1`). `trusted` is false for a
+    /// keyring carried unopened (compaction, `Spec/merge.md §6`): it counts
+    /// for no floor.
     ///
     /// - Throws: as ``appendPlaintext(kind:keyID:epoch:body:trusted:)``.
     @discardableResult
-    public func appendKeyring(keyID: KeyID, epoch: UInt32, body: [UInt8]) throws(FormatError) -> FrameLocation {
-        let location = try appendPlaintext(kind: .keyring, keyID: keyID, epoch: epoch, body: body, trusted: true)
-        pendingKeyringCopies.append((keyID, epoch, body))
+    public func appendKeyring(keyID: KeyID, epoch: UInt32, body: [UInt8], trusted: Bool = true) throws(FormatError) -> FrameLocation {
+        let location = try appendPlaintext(kind: .keyring, keyID: keyID, epoch: epoch, body: body, trusted: trusted)
+        pendingKeyringCopies.append((keyID, epoch, body, trusted))
         return location
     }
 
@@ -308,8 +310,8 @@ extension VaultFile {
     /// Writes the keyrings' second copies, flushes, writes the commit frame
     /// and flushes again; then records the commit in the structure.
     func finish(_ pending: PendingCommit, options: WriteOptions, attestation: CommitAttestation) throws(FormatError) {
-        for (keyID, epoch, body) in pending.pendingKeyringCopies {
-            try pending.appendPlaintext(kind: .keyring, keyID: keyID, epoch: epoch, body: body, trusted: true)
+        for (keyID, epoch, body, trusted) in pending.pendingKeyringCopies {
+            try pending.appendPlaintext(kind: .keyring, keyID: keyID, epoch: epoch, body: body, trusted: trusted)
         }
         pending.pendingKeyringCopies = []
         try pending.flush()

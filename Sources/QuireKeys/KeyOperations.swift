@@ -155,6 +155,8 @@ public enum KeyOperations {
             return try recoveryRemoval(of: keys, state: fullState, signer: signer, now: now, random: random)
         case .remove(let key) where fullState.member(withKey: signer.publicKey)?.role != "device":
             return try recoveryRemoval(of: [key], state: fullState, signer: signer, now: now, random: random)
+        case .remove(let key) where signedRecoveryReplacement(key, in: fullState):
+            return try removalOverReplacement(of: key, state: fullState, signer: signer, now: now, random: random)
         default:
             return try build(change, state: fullState, signer: signer, now: now, random: random)
         }
@@ -182,6 +184,7 @@ public enum KeyOperations {
                     vaultID: fullState.vaultID, heads: kept, trusted: fullState.trusted, keys: fullState.keys, keyrings: fullState.keyrings)
                 if fullState.heads.count > Limits.maxParentCount || !restricted.hasAllReaders(of: fullState, except: publicKey) {
                     state = restricted
+                    state.answers = fullState.answers
                 }
             }
         }
@@ -341,7 +344,7 @@ public enum KeyOperations {
         let unknownPublic = signerHead.record.publicPart.unknownFields
         let template = Template(
             members: members, removed: removed, escrow: escrow, retired: retired, passphrases: passphrases, isEscrowFree: isEscrowFree,
-            required: state.requiredSlotKinds, unknownContent: unknownContent, unknownPublic: unknownPublic, now: now)
+            required: state.requiredSlotKinds, unknownContent: unknownContent, unknownPublic: unknownPublic, answers: state.answers, now: now)
 
         if !newEpoch {
             // Same epoch: the one head's key, its slots as stored, plus the new ones.
@@ -357,6 +360,7 @@ public enum KeyOperations {
                 throw .operationRefused(reason: "the keyring would hold more than \(Limits.maxSlotsPerKeyring) slots")
             }
             let content = template.content(blobKey: blobKey, reason: change.reason)
+            try checkReaders(members: content.members, escrow: content.escrow, slots: slots)
             let body = try KeyringBuilder.body(
                 epochKey: epochKey, vaultID: vaultID, parents: [KeyringBuilder.Parent(id: head.id, key: epochKey)], isEscrowFree: isEscrowFree,
                 requiredSlotKinds: template.required, slots: slots, unknownPublicFields: unknownPublic, content: content, signer: signer, random: random)
@@ -466,9 +470,11 @@ public enum KeyOperations {
         func restrictedState(_ parents: [Int]) -> KeyState {
             var ancestry = Set<Int>(parents)
             for p in parents { ancestry.formUnion(graph.ancestors[p].elements) }
-            return KeyState(
+            var restricted = KeyState(
                 vaultID: state.vaultID, heads: parents.map { candidates[$0] }, trusted: ancestry.sorted().map { candidates[$0] }, keys: state.keys,
                 keyrings: state.keyrings)
+            restricted.answers = state.answers
+            return restricted
         }
         // A target already removed on this side (a device removal it may
         // have answered from a fork) is removed again: the latest eligible
@@ -502,6 +508,57 @@ public enum KeyOperations {
             throw .operationRefused(reason: "\"\(notDevice.name)\" is not a device; the recovery key is replaced, not removed")
         }
         return try build(.lockdown(publicKeys: present), state: restricted, signer: signer, now: now, random: random, removingAgain: again)
+    }
+
+    /// True when `key` signed a keyring that passed rules 1–5 and replaced
+    /// the recovery key (`Spec/keys.md §6.3`).
+    static func signedRecoveryReplacement(_ key: [UInt8], in state: KeyState) -> Bool {
+        state.keyrings.contains { $0.passesRules1To5 && $0.signer == key && isReplacement($0) }
+    }
+
+    static func isReplacement(_ ring: KeyringInfo) -> Bool {
+        ring.content?.reason == "recovery" && ring.content!.removed.contains { $0.role == "recovery" }
+    }
+
+    /// A device's removal of a member that replaced the recovery key
+    /// (`Spec/keys.md §6.3`). Built on the head, it would descend from the
+    /// replacement, and the replacing key could lock the remover out from a
+    /// fork there with a keyring that is recovery-signed for the removal.
+    /// So, as a lockdown does, its parents are the latest keyrings that
+    /// passed rules 1–5 in which the signer is a device that may sign, that
+    /// descend from no replacement the target signed, whose ancestry was
+    /// cut, if at all, only by the target's keyrings, and that the target
+    /// did not sign: the replacement then defies the removal and is cut.
+    static func removalOverReplacement(
+        of target: [UInt8], state: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource
+    ) throws(KeyError) -> [KeyringProposal] {
+        let candidates = state.keyrings.filter { $0.passesRules1To5 && $0.content != nil }
+        let graph = KeyGraph(candidates)
+        let byID = Dictionary(candidates.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { a, _ in a })
+        let signedByTarget = Set(candidates.indices.filter { candidates[$0].signer == target })
+        let replacements = signedByTarget.filter { isReplacement(candidates[$0]) }
+        let cutByOthers = Set(candidates.indices.filter { i in
+            candidates[i].cutBy.contains { byID[$0].map { !signedByTarget.contains($0) } ?? true }
+        })
+        let eligible = candidates.indices.filter { i in
+            let ancestry = [i] + graph.ancestors[i].elements
+            guard !signedByTarget.contains(i), ancestry.allSatisfy({ !replacements.contains($0) && !cutByOthers.contains($0) }),
+                candidates[i].content!.members.contains(where: { $0.publicKey == signer.publicKey && $0.role == "device" && $0.isEd25519 }),
+                candidates[i].content!.members.contains(where: { $0.publicKey == target })
+            else { return false }
+            return !ancestry.contains { candidates[$0].content!.removed.contains { $0.publicKey == signer.publicKey || $0.publicKey == target } }
+        }
+        let parents = eligible.filter { i in !eligible.contains { $0 != i && graph.ancestors[$0].contains(i) } }
+        guard !parents.isEmpty, parents.count <= Limits.maxParentCount else {
+            return try build(.remove(publicKey: target), state: state, signer: signer, now: now, random: random)
+        }
+        var ancestry = Set(parents)
+        for p in parents { ancestry.formUnion(graph.ancestors[p].elements) }
+        var restricted = KeyState(
+            vaultID: state.vaultID, heads: parents.map { candidates[$0] }, trusted: ancestry.sorted().map { candidates[$0] }, keys: state.keys,
+            keyrings: state.keyrings)
+        restricted.answers = state.answers
+        return try build(.remove(publicKey: target), state: restricted, signer: signer, now: now, random: random)
     }
 
     /// The readers a join keyring carries: the union of its own parents'
@@ -552,7 +609,7 @@ public enum KeyOperations {
             return Template(
                 members: kept, removed: dropped, escrow: isEscrowFree ? [] : escrow.filter { !retired.contains($0.publicKey) }, retired: [],
                 passphrases: passphrases.filter { !retired.contains($0.slot.passphraseKey ?? []) }, isEscrowFree: isEscrowFree,
-                required: required, unknownContent: unknownContent, unknownPublic: unknownPublic, now: now)
+                required: required, unknownContent: unknownContent, unknownPublic: unknownPublic, answers: state.answers, now: now)
         }
     }
 
@@ -567,12 +624,14 @@ public enum KeyOperations {
         let required: [String]
         let unknownContent: CBORMap
         let unknownPublic: CBORMap
+        /// The keyrings the signer is behind (`Spec/format.md §8.6`).
+        let answers: [KeyringID]
         let now: Int64
 
         func content(blobKey: SymmetricKey, reason: String) -> KeyringContent {
             KeyringContent(
                 members: members, removed: removed, escrow: escrow, retired: retired, blobKey: blobKey, created: now, reason: reason,
-                unknownFields: unknownContent)
+                answers: answers, unknownFields: unknownContent)
         }
     }
 
@@ -602,11 +661,21 @@ public enum KeyOperations {
         guard slots.count <= Limits.maxSlotsPerKeyring else {
             throw .operationRefused(reason: "the keyring would hold more than \(Limits.maxSlotsPerKeyring) slots")
         }
+        try checkReaders(members: template.members, escrow: template.escrow, slots: slots)
         let body = try KeyringBuilder.body(
             epochKey: epochKey, vaultID: vaultID, parents: parents, isEscrowFree: template.isEscrowFree, requiredSlotKinds: template.required,
             slots: slots, unknownPublicFields: template.unknownPublic, content: template.content(blobKey: blobKey, reason: reason),
             signer: signer, random: random)
         return KeyringProposal(epoch: epoch, body: body, epochKey: epochKey, isNewEpoch: true)
+    }
+
+    /// Refuses a keyring with more readers than a new epoch's slots hold
+    /// (`Spec/format.md §8.4` rule 1): readers would reject it.
+    static func checkReaders(members: [KeyringMember], escrow: [EscrowRecipient], slots: [StoredSlot]) throws(KeyError) {
+        let readers = KeyringReaders.count(members: members, escrow: escrow, slots: slots.map(\.slot))
+        guard readers <= Limits.maxReadersPerKeyring else {
+            throw .operationRefused(reason: "the keyring would have \(readers) readers (devices, escrow keys and passphrases); at most \(Limits.maxReadersPerKeyring) fit; remove some first")
+        }
     }
 
     /// The slot that wraps `key` to `member` (none for roles without slots).

@@ -27,6 +27,9 @@ public struct KeyState: Sendable {
     public let requiredSlotKinds: [String]
     /// The highest epoch of a head.
     public let epoch: UInt32
+    /// The keyrings the credential is behind (`Spec/format.md §8.6`): a
+    /// keyring it signs lists them in `answers`.
+    public internal(set) var answers: [KeyringID] = []
     let keys: KeySet
     /// Every keyring of the file, in file order, trusted or not: a removal
     /// by the recovery key chooses its parents among those that passed
@@ -46,6 +49,7 @@ public struct KeyState: Sendable {
         self.init(
             vaultID: vaultID, heads: trusted.filter { !parentIDs.contains($0.id) }, trusted: trusted, keys: unlocked.keys,
             keyrings: unlocked.keyrings)
+        answers = unlocked.newerKeyrings.map(\.id)
     }
 
     /// The state as if `heads` were the only heads (a removal leaves out the

@@ -102,7 +102,7 @@ public struct NewerKeyring: Sendable, Equatable {
 ///
 /// Work is linear in the file: each slot is tried once, each keyring opened
 /// at most once, each parent key hashed once, and the removal rule is decided
-/// in one pass over the trusted graph.
+/// in two passes over the trusted graph.
 public enum KeyringEvaluator {
     /// Unlocks `vault` with `credential`.
     ///
@@ -314,6 +314,13 @@ struct Evaluation {
             fail(i, .malformedKeyring(ring.location, reason: "it must list exactly one recovery member"))
             return []
         }
+        // Its readers must fit, with the recovery slot, in the slots of a
+        // new epoch (Spec/format.md §8.4 rule 1).
+        let readers = KeyringReaders.count(members: content.members, escrow: content.escrow, slots: ring.record.publicPart.slots)
+        if readers > Limits.maxReadersPerKeyring {
+            fail(i, .malformedKeyring(ring.location, reason: "it lists \(readers) readers; at most \(Limits.maxReadersPerKeyring) fit in a new epoch's slots"))
+            return []
+        }
         if content.parentKeys.count != ring.parents.count {
             fail(i, .malformedKeyring(ring.location, reason: "it carries \(content.parentKeys.count) parent keys for \(ring.parents.count) parents"))
             return []
@@ -496,6 +503,16 @@ struct Evaluation {
         guard !removedByAncestor(signer) else {
             return refused("its signer was removed in an earlier keyring")
         }
+        // A keyring signed while behind answers the keyrings it lists; one
+        // of them that the reader opened may not remove its signer — unless
+        // a recovery member of a parent signed it (a replaced recovery key
+        // answers its replacement, scenario 7).
+        let signedByRecovery = parents.contains { $0.content!.members.first { $0.role == "recovery" }?.publicKey == signer }
+        for answered in content.answers where !signedByRecovery {
+            if let j = byID[answered], rings[j].content?.removed.contains(where: { $0.publicKey == signer }) == true {
+                return refused("its signer answers keyring \(rings[j].location), which removed it")
+            }
+        }
         // 5.4
         let top = parents.map(\.epoch).max()!
         if ring.epoch == top {
@@ -577,9 +594,11 @@ struct Evaluation {
     }
 
     /// Rule 6 (`Spec/format.md §8.4`): the keyrings of T0 that are cut,
-    /// with why and by which removals. Decided from the graph alone, in one
-    /// pass — defies, then behind and against, then contested, then cut — so
-    /// the order of the file does not matter.
+    /// with why and by which removals. Decided from the graph alone, in two
+    /// passes — defies, then behind and against, contested and silenced
+    /// with every removal primary; then the same with *behind* only of the
+    /// primary removals (those the first pass did not silence), then cut —
+    /// so the order of the file does not matter.
     func removalCuts(_ t0: Set<Int>) -> [Int: (reason: String, by: [Int])] {
         let members = t0.sorted()
         let n = rings.count
@@ -623,55 +642,97 @@ struct Evaluation {
         }
         func defiesRel(_ k: Int, _ r: Int) -> Bool { defies[k]?.contains(r) ?? false }
         func mutual(_ k: Int, _ r: Int) -> Bool { defiesRel(k, r) && defiesRel(r, k) }
-        // Z is behind R when an ancestor of Z defies R; against R when it
-        // defies R or is behind it.
-        func behind(_ z: Int, _ r: Int) -> Bool {
+
+        /// What follows from a *behind* relation: recovery-signed for,
+        /// contested and silenced, each memoised. Rule 6 judges twice: a
+        /// first pass with the plain relation finds the primary removals,
+        /// the second judges with *behind* restricted to them.
+        final class Judge {
+            var behind: (Int, Int) -> Bool = { _, _ in false }
+            var counts: (Int, Int) -> Bool = { _, _ in true }
+            var recoveryMemo: [Int: Bool] = [:]
+            var contestedMemo: [Int: Bool] = [:]
+            var silencedMemo: [Int: Bool] = [:]
+        }
+        func judge(_ j: Judge) -> (recoveryFor: (Int, Int) -> Bool, contested: (Int) -> Bool, silenced: (Int) -> Bool) {
+            func against(_ z: Int, _ r: Int) -> Bool { defiesRel(z, r) || j.behind(z, r) }
+            // A is signed by a recovery member, as far as B is concerned,
+            // when that key is the recovery member of some keyring not
+            // against B: a recovery member installed only on a branch that
+            // B's removed member started does not count.
+            func recoveryFor(_ a: Int, _ b: Int) -> Bool {
+                guard recoverySigned.contains(a) else { return false }
+                let key = a &* n &+ b
+                if let known = j.recoveryMemo[key] { return known }
+                let result = (holders[rings[a].signer!] ?? []).contains { !against($0, b) }
+                j.recoveryMemo[key] = result
+                return result
+            }
+            func contested(_ r: Int) -> Bool {
+                if let known = j.contestedMemo[r] { return known }
+                let result = (defies[r] ?? []).contains { x in
+                    if j.behind(x, r) { return !recoveryFor(r, x) && recoveryFor(x, r) }
+                    return (!mutual(x, r) || recoveryFor(x, r)) && (j.counts(x, r) || recoveryFor(x, r))
+                }
+                j.contestedMemo[r] = result
+                return result
+            }
+            // A keyring behind an uncontested removal cuts nothing, unless
+            // it is signed by a recovery member as far as that removal is
+            // concerned.
+            func silenced(_ r: Int) -> Bool {
+                if let known = j.silencedMemo[r] { return known }
+                var result = false
+                if let a = ancestors[r], a.intersects(defiers) {
+                    var onBranch = a
+                    onBranch.formIntersection(defiers)
+                    outer: for x in onBranch.elements {
+                        for r2 in defies[x] ?? [] where j.behind(r, r2) && !contested(r2) && !recoveryFor(r, r2) {
+                            result = true
+                            break outer
+                        }
+                    }
+                }
+                j.silencedMemo[r] = result
+                return result
+            }
+            return (recoveryFor, contested, silenced)
+        }
+        // First pass: Z is behind₀ R when an ancestor of Z defies R. A
+        // removal that is not silenced under it is *primary*.
+        let first = Judge()
+        first.behind = { z, r in
             guard let d = definers[r], let a = ancestors[z] else { return false }
             return a.intersects(d)
         }
-        func against(_ z: Int, _ r: Int) -> Bool { defiesRel(z, r) || behind(z, r) }
-        // A is signed by a recovery member, as far as B is concerned, when
-        // that key is the recovery member of some keyring not against B: a
-        // recovery member installed only on a branch that B's removed
-        // member started does not count.
-        var recoveryMemo: [Int: Bool] = [:]
-        func recoveryFor(_ a: Int, _ b: Int) -> Bool {
-            guard recoverySigned.contains(a) else { return false }
-            let key = a &* n &+ b
-            if let known = recoveryMemo[key] { return known }
-            let result = (holders[rings[a].signer!] ?? []).contains { !against($0, b) }
-            recoveryMemo[key] = result
+        let pass1 = judge(first)
+        var primaryMemo: [Int: Bool] = [:]
+        func primary(_ r: Int) -> Bool {
+            if let known = primaryMemo[r] { return known }
+            let result = !pass1.silenced(r)
+            primaryMemo[r] = result
             return result
         }
-        var contestedMemo: [Int: Bool] = [:]
-        func contested(_ r: Int) -> Bool {
-            if let known = contestedMemo[r] { return known }
-            let result = (defies[r] ?? []).contains { x in
-                if behind(x, r) { return !recoveryFor(r, x) && recoveryFor(x, r) }
-                return !mutual(x, r) || recoveryFor(x, r)
-            }
-            contestedMemo[r] = result
-            return result
+        // Second pass: Z is behind R only when R is primary and an ancestor
+        // Y of Z defies R, Y neither mutual with R nor an ancestor of a
+        // keyring mutual with R. A keyring that is not primary counts
+        // towards contesting only when the recovery key signed it.
+        var branchStarters: [Int: Bits] = [:]
+        for (r, d) in definers {
+            let mutuals = d.elements.filter { mutual($0, r) }
+            var starters = Bits(count: n)
+            for y in d.elements where !mutuals.contains(y) && !mutuals.contains(where: { isAncestor(y, of: $0) }) { starters.insert(y) }
+            branchStarters[r] = starters
         }
-        // A keyring behind an uncontested removal cuts nothing, unless it is
-        // signed by a recovery member as far as that removal is concerned.
-        var silencedMemo: [Int: Bool] = [:]
-        func silenced(_ r: Int) -> Bool {
-            if let known = silencedMemo[r] { return known }
-            var result = false
-            if let a = ancestors[r], a.intersects(defiers) {
-                var onBranch = a
-                onBranch.formIntersection(defiers)
-                outer: for x in onBranch.elements {
-                    for r2 in defies[x] ?? [] where !contested(r2) && !recoveryFor(r, r2) {
-                        result = true
-                        break outer
-                    }
-                }
-            }
-            silencedMemo[r] = result
-            return result
+        let second = Judge()
+        second.behind = { z, r in
+            guard primary(r), let d = branchStarters[r], let a = ancestors[z] else { return false }
+            return a.intersects(d)
         }
+        second.counts = { x, _ in primary(x) }
+        let pass2 = judge(second)
+        func behind(_ z: Int, _ r: Int) -> Bool { second.behind(z, r) }
+        let recoveryFor = pass2.recoveryFor, contested = pass2.contested, silenced = pass2.silenced
         var cut: [Int: (reason: String, by: [Int])] = [:]
         for k in defies.keys.sorted() {
             var by: [Int] = []

@@ -44,7 +44,9 @@ public struct CompactionReport: Sendable {
     /// Attachments (manifests) kept, and dropped as no kept revision names them.
     public let attachmentsKept: Int
     public let attachmentsDropped: Int
-    /// Keyrings dropped because no reader trusts them (forged or broken), counted once per keyring.
+    /// Keyrings dropped, counted once per keyring: those the credential
+    /// rejected (forged or broken), and those it could not open outside a
+    /// verified commit (`Spec/merge.md §6`).
     public let untrustedKeyringsDropped: Int
     /// The epoch new records are sealed under after a rekey, else nil.
     public let rekeyedEpoch: UInt32?
@@ -66,7 +68,8 @@ public enum Compaction {
     /// Compacts the vault at `path`: keeps every entry's heads (and
     /// `keepHistory` earlier revisions), tombstones within the horizon, the
     /// attachments kept revisions name, the newest profile, every trusted
-    /// keyring, and records of kinds this version does not know; drops the
+    /// keyring and every keyring it cannot open from a verified commit (byte
+    /// for byte), and records of kinds this version does not know; drops the
     /// rest. With ``CompactionOptions/rekey`` every kept record and
     /// attachment is sealed again under a new epoch (`KeyChange.rekey`).
     ///
@@ -111,9 +114,11 @@ public enum Compaction {
         var manifests: [(index: Int, manifest: BlobManifest)] = []
         var profile: (index: Int, clock: HybridLogicalClock)?
         var unknown: [Int] = []
-        var keyrings: [(keyID: KeyID, epoch: UInt32, body: [UInt8])] = []
+        var keyrings: [(keyID: KeyID, epoch: UInt32, body: [UInt8], trusted: Bool)] = []
         var keptKeyringIDs = Set<KeyringID>()
         var untrustedIDs = Set<KeyringID>()
+        var unopened: [KeyringID: KeyringInfo] = [:]
+        for ring in unlocked.keyrings where ring.content == nil && ring.problem == nil { unopened[ring.id] = ring }
         for i in committed {
             let f = frames[i]
             if let reason = f.malformation { damage.append(.malformedFrame(f.location, reason: reason)); continue }
@@ -133,10 +138,21 @@ public enum Compaction {
                     let id = KeyringBuilder.id(ofBody: body)
                     if !keptKeyringIDs.contains(id) {
                         keptKeyringIDs.insert(id)
-                        keyrings.append((f.header.keyID, epoch, body))
+                        keyrings.append((f.header.keyID, epoch, body, true))
                     }
                 } else if let body = f.plaintextBody, f.checksumIntact == true {
-                    untrustedIDs.insert(KeyringBuilder.id(ofBody: body))
+                    // One the credential did not open (neither trusted nor
+                    // rejected: not its to judge) is carried byte for byte
+                    // from a verified commit, as merge carries it (merge.md
+                    // §3.2, §6): another reader may trust it.
+                    let id = KeyringBuilder.id(ofBody: body)
+                    if let ring = unopened[id], !keptKeyringIDs.contains(id), let g = file.structure.groupIndex(ofFrame: i),
+                        g < file.commits.statuses.count, file.commits.statuses[g] == .verified {
+                        keptKeyringIDs.insert(id)
+                        keyrings.append((f.header.keyID, ring.epoch, body, false))
+                    } else {
+                        untrustedIDs.insert(id)
+                    }
                 }
                 continue
             default:
@@ -250,7 +266,7 @@ public enum Compaction {
             do {
                 try out.commit(random: random, options: noSync, attestWith: signer) { (tx: PendingCommit) throws(FormatError) in
                     // Keyrings first, in file order, each written twice, then the new ones.
-                    for k in keyrings { try tx.appendKeyring(keyID: k.keyID, epoch: k.epoch, body: k.body) }
+                    for k in keyrings { try tx.appendKeyring(keyID: k.keyID, epoch: k.epoch, body: k.body, trusted: k.trusted) }
                     for p in proposals { try tx.appendKeyring(keyID: p.epochKey.id, epoch: p.epoch, body: p.body) }
                     if let profile, attested(profile.index) { try carry(profile.index, tx) }
                     for m in keptManifests where attested(m.index) { try carryBlob(m, tx) }

@@ -10,6 +10,8 @@ import QuireKeys
 /// `Tests/QuireTests/AttackTests.swift`.
 extension Catalog {
     static let phoneSeed = [UInt8](repeating: 0x50, count: 32)
+    static let seedA = [UInt8](repeating: 0xa4, count: 32), seedB = [UInt8](repeating: 0xb4, count: 32)
+    static let seedC = [UInt8](repeating: 0xc4, count: 32), seedD = [UInt8](repeating: 0xd4, count: 32)
 
     static var attacks: [Make] {
         [
@@ -181,6 +183,124 @@ extension Catalog {
                                     issues: [("keyring_unauthenticated", b.offset(ix)), ("stale_epoch", b.commitFrame(of: ix).location.offset),
                                              ("keyring_unauthenticated", b.offset(iy)), ("stale_epoch", b.commitFrame(of: iy).location.offset)],
                                     deviceSeed: sam)
+            },
+            {
+                // Third review, item 1 (a): format.md §8.4 scenario 9.
+                let b = try VectorBuilder("attack-puppet-silences-later-removal", deviceSeed: seedA, moreDeviceSeeds: [seedB, seedC, seedD])
+                try b.commit([.entry(b.entry("before the theft"))])
+                let a = try VectorBuilder.device(seedA), thief = try VectorBuilder.device(seedB), d = try VectorBuilder.device(seedD)
+                let m = b.members  // Q, A, B, C, D
+                let rootKey = b.ringKeys[b.rootID]!
+                // A removes the stolen B (R).
+                let mainLine = [m[0], m[1], m[3], m[4]]
+                let (kr, r) = try child(b, members: mainLine, removed: [m[2]], reason: "remove", signer: a)
+                try b.addKeyring(kr, r, members: mainLine)
+                // B forks from the root and enrols E (X); E removes A (Y).
+                let puppet = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let withE = m + [KeyringMember(role: "device", publicKey: puppet.publicKey, name: "Tablet", added: b.now)]
+                let x = try b.keyring(rootKey, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: rootKey, members: withE), members: withE, signer: thief, reason: "enroll")
+                let ix = try b.addKeyring(rootKey, x, trust: false)
+                let yMembers = withE.filter { $0.publicKey != m[1].publicKey }
+                let ky = try b.freshKey(2)
+                let y = try b.keyring(ky, parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: x), key: rootKey)], slots: try b.memberSlots(for: ky, members: yMembers),
+                                      members: yMembers, removed: [m[1]], signer: puppet, reason: "remove")
+                let iy = try b.addKeyring(ky, y, trust: false)
+                // Later, A removes D (Z2) while D enrols a device of its own (W).
+                let rParent = KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: r), key: kr)
+                let tablet = KeyringMember(role: "device", publicKey: try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random)).publicKey, name: "D's tablet", added: b.now)
+                let (kw, w) = try child(b, epoch: 3, members: mainLine + [tablet], reason: "enroll", signer: d, parents: [rParent])
+                let iw = try b.addKeyring(kw, w, trust: false)
+                let zMembers = [m[0], m[1], m[3]]
+                let (kz, z) = try child(b, epoch: 3, members: zMembers, removed: [m[4]], reason: "remove", signer: a, parents: [rParent])
+                try b.addKeyring(kz, z, members: zMembers)
+                try b.commit([.entry(b.entry("after removing D"))])
+                return try b.vector("damaged", comment: "attack (third review, item 1): A removes the stolen B (R); B forks from the root, enrols E (X), and E removes A (Y), which nobody can contest. Every keyring after R defied Y, so with one pass the main line was behind Y and silenced: A's later removal of D (Z2) cut nothing and D's concurrent enrollment (W) stood. Now Y, itself behind the uncontested R, is not primary: nothing is behind it. X is cut, Y with it, and W is cut by Z2 (format.md §8.4 scenario 9)",
+                                    issues: [("keyring_unauthenticated", b.offset(ix)), ("keyring_unauthenticated", b.offset(iy)), ("keyring_unauthenticated", b.offset(iw))])
+            },
+            {
+                // Third review, item 1 (b): format.md §8.4 scenario 10.
+                let b = try VectorBuilder("attack-mutual-join-silences-later-removal", deviceSeed: seedA, moreDeviceSeeds: [seedB, seedC, seedD])
+                try b.commit([.entry(b.entry("before"))])
+                let a = try VectorBuilder.device(seedA), bb = try VectorBuilder.device(seedB), c = try VectorBuilder.device(seedC), d = try VectorBuilder.device(seedD)
+                let m = b.members  // Q, A, B, C, D
+                let (ka, ra) = try child(b, members: [m[0], m[1], m[3], m[4]], removed: [m[2]], reason: "remove", signer: a)
+                let (kb, rb) = try child(b, members: [m[0], m[2], m[3], m[4]], removed: [m[1]], reason: "remove", signer: bb)
+                try b.commit([.keyring(ka, ra), .keyring(kb, rb)])
+                b.writeWith(ka)
+                // C joins the two removals (keys.md §6.8).
+                let joined = [m[0], m[3], m[4]]
+                let (kj, j) = try child(b, epoch: 3, members: joined, reason: "join", signer: c,
+                                        parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: ra), key: ka), KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: rb), key: kb)])
+                try b.addKeyring(kj, j, members: joined)
+                let jParent = KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: j), key: kj)
+                // D enrols a device of its own (W) while C removes D (Z).
+                let tablet = KeyringMember(role: "device", publicKey: try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random)).publicKey, name: "D's tablet", added: b.now)
+                let (kw, w) = try child(b, epoch: 4, members: joined + [tablet], reason: "enroll", signer: d, parents: [jParent])
+                let iw = try b.addKeyring(kw, w, trust: false)
+                let zMembers = [m[0], m[3]]
+                let (kz, z) = try child(b, epoch: 4, members: zMembers, removed: [m[4]], reason: "remove", signer: c, parents: [jParent])
+                try b.addKeyring(kz, z, members: zMembers)
+                try b.commit([.entry(b.entry("after removing D"))])
+                return try b.vector("damaged", comment: "attack (third review, item 1): A and B remove each other (RA, RB, mutual) and C joins them (J). J has RB as an ancestor, which defies RA, so with one pass J and everything after it were behind RA and silenced: C's removal of D (Z) cut nothing and D's concurrent enrollment (W) stood. A keyring mutual with a removal now starts no branch behind it: W is cut (format.md §8.4 scenario 10)",
+                                    issues: [("keyring_unauthenticated", b.offset(iw))])
+            },
+            {
+                // Third review, item 2: a removed device answers its own removal.
+                let b = try VectorBuilder("attack-removed-device-answers-its-removal", deviceSeed: seedA, moreDeviceSeeds: [seedB])
+                try b.commit([.entry(b.entry("before"))])
+                let a = try VectorBuilder.device(seedA), bb = try VectorBuilder.device(seedB)
+                let m = b.members  // Q, A, B
+                let (kr, r) = try child(b, members: [m[0], m[1]], removed: [m[2]], reason: "remove", signer: a)
+                try b.addKeyring(kr, r, members: [m[0], m[1]])
+                // B cannot open R, so it is behind R and may remove R's
+                // signer (format.md §8.6); its writer lists R in answers.
+                let (kx, x) = try child(b, members: [m[0], m[2]], removed: [m[1]], reason: "remove", signer: bb, answers: [KeyringBuilder.id(ofBody: r)])
+                let ix = try b.addKeyring(kx, x, trust: false)
+                try b.commit([.entry(b.entry("after"))])
+                return try b.vector("damaged", comment: "attack (third review, item 2): A removes the stolen B (R); B, behind R, signs X removing A. X and R defy each other (mutual), so both stood and A was removed too. X lists R in its signed answers, and R removed X's signer: rule 5.3 rejects X (keyring_unauthenticated); A stays a member",
+                                    issues: [("keyring_unauthenticated", b.offset(ix))])
+            },
+            {
+                // Third review, item 8: more readers than a key change can wrap.
+                let b = try VectorBuilder("attack-readers-exceed-slots", deviceSeed: phoneSeed)
+                try b.commit([.entry(b.entry("before"))])
+                let rootKey = b.ringKeys[b.rootID]!
+                var many = b.members
+                for n in 0..<255 {
+                    let pair = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                    many.append(KeyringMember(role: "device", publicKey: pair.publicKey, name: "Reader \(n)", added: b.now))
+                }
+                // A same-epoch keyring listing 256 devices, with slots for two members only.
+                let body = try b.keyring(rootKey, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: rootKey), members: many, reason: "enroll")
+                let i = try b.addKeyring(rootKey, body, trust: false)
+                try b.commit([.entry(b.entry("after"))])
+                return try b.vector("damaged", comment: "attack (third review, item 8): a same-epoch keyring lists 256 device members (with 2 slots; 4,096 members were allowed). Every new epoch must wrap to each reader, and a keyring holds at most 256 slots, so no device could change the keys again. Now a keyring's device members, escrow recipients and passphrase slots number at most 255 together (rule 1): malformed_keyring",
+                                    issues: [("malformed_keyring", b.offset(i))])
+            },
+            {
+                // Third review, item 5: the verdict the writer's removal relies on.
+                let b = try VectorBuilder("attack-thief-replacement-vs-device-removal", deviceSeed: seedC, moreDeviceSeeds: [seedA, seedB])
+                try b.commit([.entry(b.entry("before the theft"))])
+                let a = try VectorBuilder.device(seedA), thief = try VectorBuilder.device(seedB)
+                let m = b.members  // Q, C, A, B
+                // The thief's B replaces the recovery key with its own Q2 (Y).
+                let q2 = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let q2Member = KeyringMember(role: "recovery", publicKey: q2.publicKey, name: "Recovery key", added: b.now)
+                let yMembers = [q2Member, m[1], m[2], m[3]]
+                let (ky, y) = try child(b, members: yMembers, removed: [m[0]], reason: "recovery", signer: thief)
+                let iy = try b.addKeyring(ky, y, trust: false)
+                // A removes B from before the replacement (R), as the writer does.
+                let kept = [m[0], m[1], m[2]]
+                let (kr, r) = try child(b, members: kept, removed: [m[3]], reason: "remove", signer: a)
+                try b.addKeyring(kr, r, members: kept)
+                // Q2 locks A and C out from a fork at Y (L2).
+                let lMembers = [q2Member, m[3]]
+                let (kl, l) = try child(b, epoch: 3, members: lMembers, removed: [m[1], m[2]], reason: "lockdown", signer: q2,
+                                        parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: y), key: ky)])
+                _ = try b.addKeyring(kl, l, trust: false)
+                try b.commit([.entry(b.entry("after removing the thief"))])
+                return try b.vector("damaged", comment: "attack (third review, item 5): the thief's device B replaces the recovery key with its own (Y); the user, code lost, removes B with device A. Built on Y, that removal was cut by the lockdown of A and C the thief's key signs on a fork at Y (L2, recovery-signed for it). The writer now builds it on the keyrings before the replacement (R): Y defies R and is cut, L2 with it. Opened by C, which cannot open L2 (not reported: not its to judge)",
+                                    issues: [("keyring_unauthenticated", b.offset(iy))], deviceSeed: seedC)
             },
             {
                 let b = try VectorBuilder("attack-attachment-size")

@@ -18,12 +18,13 @@ extension Catalog {
     static func child(
         _ b: VectorBuilder, epoch: UInt32 = 2, members: [KeyringMember]? = nil, removed: [KeyringMember] = [], extraSlots: [StoredSlot] = [],
         reason: String = "rotate", escrowFree: Bool = false, signer: Ed25519.KeyPair? = nil, parents: [KeyringBuilder.Parent]? = nil,
-        required: [String] = [], escrow: [EscrowRecipient] = [], blobKey: SymmetricKey? = nil
+        required: [String] = [], escrow: [EscrowRecipient] = [], blobKey: SymmetricKey? = nil, answers: [KeyringID] = []
     ) throws -> (EpochKey, [UInt8]) {
         let key = try b.freshKey(epoch, blobKey: blobKey)
         let list = members ?? b.members
         let body = try b.keyring(key, parents: parents ?? [b.parent(b.rootID)], slots: try b.memberSlots(for: key, members: list) + extraSlots,
-                                 members: list, removed: removed, signer: signer, reason: reason, escrowFree: escrowFree, requiredSlotKinds: required, escrow: escrow)
+                                 members: list, removed: removed, signer: signer, reason: reason, escrowFree: escrowFree, requiredSlotKinds: required, escrow: escrow,
+                                 answers: answers)
         return (key, body)
     }
 

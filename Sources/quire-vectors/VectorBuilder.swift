@@ -253,9 +253,9 @@ final class VectorBuilder {
     func keyring(
         _ key: EpochKey, parents: [KeyringBuilder.Parent], slots: [StoredSlot], members: [KeyringMember], removed: [KeyringMember] = [],
         signer override: Ed25519.KeyPair? = nil, reason: String = "rotate", escrowFree: Bool = false, requiredSlotKinds: [String] = [],
-        escrow: [EscrowRecipient] = [], unknownPublicFields: CBORMap = CBORMap()
+        escrow: [EscrowRecipient] = [], unknownPublicFields: CBORMap = CBORMap(), answers: [KeyringID] = []
     ) throws -> [UInt8] {
-        let content = KeyringContent(members: members, removed: removed, escrow: escrow, blobKey: key.blobKey ?? blobKey, created: now, reason: reason)
+        let content = KeyringContent(members: members, removed: removed, escrow: escrow, blobKey: key.blobKey ?? blobKey, created: now, reason: reason, answers: answers)
         return try KeyringBuilder.body(
             epochKey: key, vaultID: vaultID, parents: parents, isEscrowFree: escrowFree, requiredSlotKinds: requiredSlotKinds, slots: slots,
             unknownPublicFields: unknownPublicFields, content: content, signer: override ?? signer, random: random)

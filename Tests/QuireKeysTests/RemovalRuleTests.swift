@@ -435,6 +435,77 @@ final class KeyGraphBuilder {
         #expect(Set(state.removed.map(\.name)) == ["B", "C"])
     }
 
+    // MARK: - Third review, item 1: only primary removals put keyrings behind
+
+    /// The base members and `D`, in a root signed by `A`.
+    static let mD = G.base.merging(["D": "device"]) { a, _ in a }
+    static func basedWithD(_ label: String) -> G {
+        let g = G(label)
+        g.add("root", [], signer: "A", mD)
+        return g
+    }
+
+    /// Scenario 5, then a device removal at the head. `B`'s puppet `E`
+    /// removes `A` or `C` (`Y`, uncontested: nobody can remove `E`). Every
+    /// keyring after `R` (or `K1`) defied `Y`, so the whole main line was
+    /// behind `Y` and silenced: `A`'s later removal of `D` (`Z2`) cut
+    /// nothing, and `D`'s concurrent enrollment (`W`) stood. `Y` is itself
+    /// behind `R`, an uncontested removal, so it is not primary: nothing is
+    /// behind it, and it counts towards contesting nothing.
+    @Test func attackPuppetSilencesALaterDeviceRemoval() throws {
+        for victim in ["A", "C"] {
+            let g = Self.basedWithD("puppet silences, victim " + victim)
+            let mainLine = G.without(Self.mD, "B", add: ["F": "device", "G": "device"])
+            g.add("R", ["root"], signer: "A", G.without(Self.mD, "B"), removes: ["B"])
+            g.add("K1", ["R"], signer: "C", G.without(Self.mD, "B", add: ["F": "device"]), reason: "enroll")
+            g.add("K2", ["K1"], signer: "Q", mainLine, reason: "enroll")
+            g.add("X", ["root"], signer: "B", Self.mD.merging(["E": "device"]) { a, _ in a }, reason: "enroll")
+            g.add("Y", ["X"], signer: "E", G.without(Self.mD, victim, add: ["E": "device"]), removes: [victim])
+            g.add("Z2", ["K2"], signer: "A", G.without(mainLine, "D"), removes: ["D"])
+            g.add("W", ["K2"], signer: "D", mainLine.merging(["H": "device"]) { a, _ in a }, reason: "enroll")
+            #expect(try Self.trusted(g) == ["root", "R", "K1", "K2", "Z2"], "victim \(victim)")
+        }
+    }
+
+    /// Scenario 2, joined, then a device removal. `A` and `B` removed each
+    /// other (`RA`, `RB`, mutual); `C` joins them (`J`). `J` has `RB` as an
+    /// ancestor, which defies `RA`, so `J` and every keyring after it were
+    /// behind `RA` and silenced: `C`'s removal of `D` (`Z`) cut nothing and
+    /// `D`'s concurrent enrollment (`W`) stood. A keyring mutual with the
+    /// removal starts no branch behind it.
+    @Test func attackJoinAfterMutualRemovalSilencesALaterRemoval() throws {
+        let g = Self.basedWithD("mutual join silences")
+        g.add("RA", ["root"], signer: "A", G.without(Self.mD, "B"), removes: ["B"])
+        g.add("RB", ["root"], signer: "B", G.without(Self.mD, "A"), removes: ["A"])
+        g.add("J", ["RA", "RB"], signer: "C", G.without(Self.mD, "A", "B"), reason: "join")
+        g.add("Z", ["J"], signer: "C", G.without(Self.mD, "A", "B", "D"), removes: ["D"])
+        g.add("W", ["J"], signer: "D", G.without(Self.mD, "A", "B", add: ["H": "device"]), reason: "enroll")
+        #expect(try Self.trusted(g) == ["root", "RA", "RB", "J", "Z"])
+    }
+
+    // MARK: - Third review, item 5: a thief's replacement of the recovery key
+
+    /// The thief's `B` replaced the recovery key with `Q2` on the main line
+    /// (`Y`); the user, whose code is lost, removes `B` with device `A`.
+    /// The writer built the removal on the head, `Y`, and the thief's `Q2`
+    /// then locked `A` and `C` out from a fork at `Y` (`L2`): `L2` is
+    /// recovery-signed for the removal, which it defies, so the removal was
+    /// cut. A device's removal of a member that signed a replacement of the
+    /// recovery key now chooses its parents as a lockdown does, leaving out
+    /// the replacement: the replacement defies it and is cut, `L2` with it.
+    @Test func attackThiefReplacementOutvotesADeviceRemoval() throws {
+        let g = G.based("thief replacement vs device removal")
+        g.add("Y", ["root"], signer: "B", G.without(Self.m, "Q", add: ["Q2": "recovery"]), removes: ["Q"], reason: "recovery")
+        let proposals = try KeyOperations.keyrings(
+            for: .remove(publicKey: g.pair("B").publicKey), state: try g.state(), signer: g.pair("A"), now: 3_000, random: g.random)
+        g.append(proposals, names: ["R"])
+        #expect(try g.parents(of: "R") == ["root"])
+        g.add("L2", ["Y"], signer: "Q2", G.without(Self.m, "Q", "A", "C", add: ["Q2": "recovery"]), removes: ["A", "C"], reason: "lockdown")
+        // The recovery key opens every keyring here (the writer wraps R to
+        // members only, so the reader Z does not).
+        #expect(try g.trusted(as: .recoveryKey(g.recovery)) == ["root", "R"])
+    }
+
     // MARK: - C1: a thief's unopenable keyring, answered by a removal
 
     @Test func removalOfTheSignerOfAnUnopenableKeyringCutsIt() throws {

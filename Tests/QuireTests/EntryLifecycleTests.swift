@@ -1,5 +1,7 @@
 import Foundation
 import Quire
+import QuireCrypto
+import QuireFormat
 import QuireKeys
 import QuireSync
 import QuireSystem
@@ -98,4 +100,40 @@ import Testing
         }
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == before)
     }
+    /// Third review, item 6: compaction kept only the keyrings it trusts,
+    /// so it dropped a keyring it could not open — one another reader may
+    /// trust — that a merge had carried in a verified commit. It now carries
+    /// such a keyring byte for byte, as merge does (Spec/merge.md §6). Here
+    /// the phone, removed by the laptop, made a keyring wrapped only to
+    /// itself; the laptop (not behind: the phone is removed) cannot open it.
+    @Test func compactionCarriesAKeyringItCannotOpen() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("j.quire")
+        let (vault, phone) = try Self.laptopAndPhone(at: path, seed: "compact unopened")
+        try vault.add(EntryBody(created: 1, text: "before"))
+        let head = try vault.keyState().heads[0]
+        try vault.removeDevice(named: "Phone", now: KeyTestSupport.t0 + 2)
+        let body = try KeyAttackTests.leavingOthersOut(vault, parent: head, epoch: 2, signer: phone, slotFor: phone, label: "phone only")
+        let id = KeyringBuilder.id(ofBody: body)
+        // What a merge writes: the keyring, unopened, in a verified commit
+        // the laptop attests.
+        let file = try VaultFile(path: path, writable: true)
+        let laptop = KeyScenarioTests.device("Laptop")
+        let unlocked = try KeyringEvaluator.unlock(file, with: .device(laptop.keyPair))
+        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+        try file.commit(random: SeededRandom(label: "carried"), options: fast, attestWith: laptop.keyPair) { (tx: PendingCommit) throws(FormatError) in
+            let record = try KeyringRecord(body: body, location: nil)
+            try tx.appendPlaintext(kind: .keyring, keyID: KeyID(commitment: record.publicPart.keyCommit), epoch: 2, body: body, trusted: false)
+        }
+        let onLaptop = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        #expect(onLaptop.removedFromVault == nil)
+        #expect(onLaptop.verify().issues.isEmpty)
+        _ = try onLaptop.compact()
+        let after = try KeyringEvaluator.unlock(try VaultFile(path: path), with: .device(laptop.keyPair))
+        #expect(after.keyrings.contains { $0.id == id && $0.content == nil })
+        let onPhone = try KeyringEvaluator.unlock(try VaultFile(path: path), with: .device(phone.keyPair))
+        #expect(onPhone.keyrings.contains { $0.id == id && $0.content != nil })
+        #expect(try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast).verify().issues.isEmpty)
+    }
 }
+

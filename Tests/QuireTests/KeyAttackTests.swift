@@ -179,6 +179,38 @@ import QuireSystem
         #expect(try Self.texts(path, .device(phone.keyPair)).isEmpty)
     }
 
+    /// Third review, item 2: the laptop removes the stolen phone. The
+    /// phone cannot open that removal, so it is behind, and §8.6 lets it
+    /// remove the removal's signer: it signs a removal of the laptop from
+    /// epoch 1. The two removals defied each other (mutual), so both
+    /// stood: the laptop was removed too and could no longer write. The
+    /// phone's writer now lists the removal it answers in `answers`, and
+    /// rule 5.3 rejects a keyring whose signer a keyring it answers removed.
+    @Test func attackRemovedDeviceAnswersItsOwnRemoval() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, recovery) = try Self.laptopVault(dir, "answers")
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone"), desktop = Self.device("Desktop")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        try vault.enrollDevice(code: desktop.code, name: "Desktop", now: Self.t0 + 1)
+        try vault.removeDevice(named: "Phone", now: Self.t0 + 2)
+        let onPhone = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast)
+        #expect(onPhone.removedFromVault?.code == "behind_newer_keyring")
+        let answer = try onPhone.changeKeys(.remove(publicKey: laptop.publicKey), now: Self.t0 + 3)
+        // The desktop and the recovery key open both removals: the phone's
+        // answer is rejected, the laptop stays a member and writes on.
+        for credential in [Credential.device(desktop.keyPair), .recoveryKey(recovery)] {
+            let view = try Vault.open(at: path, credential: credential, options: fast)
+            #expect(view.removedFromVault == nil)
+            #expect(try Set(view.keyState().devices.map(\.name)) == ["Desktop", "Laptop"])
+            #expect(try view.keyState().removed.map(\.name) == ["Phone"])
+            #expect(view.unlocked.keyrings.contains { $0.id == answer.id && !$0.isTrusted })
+        }
+        let onLaptop = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        try onLaptop.add(EntryBody(created: Self.t0 + 4, text: "the laptop writes on"))
+        #expect(try Self.texts(path, .device(desktop.keyPair)) == ["the laptop writes on"])
+    }
+
     /// Review H1 through the vault API: the thief holding the phone
     /// replaces the recovery key with its own. The user's recovery key
     /// cannot open that keyring and is not refused for it: it locks down

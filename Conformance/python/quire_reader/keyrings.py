@@ -457,6 +457,11 @@ class _Reach:
         if sum(1 for m in members if _role(m) == "recovery") != 1:
             kr.reject("malformed_keyring", "not exactly one recovery member")
             return
+        readers = (sum(1 for m in members if _role(m) == "device") + len(C.get("escrow", []))
+                   + sum(1 for s in kr.slots if s.get("kind") == "passphrase"))
+        if readers > 255:                                        # rule 1: readers
+            kr.reject("malformed_keyring", "more than 255 readers")
+            return
         if kr.escrow_free:                                       # rule 2, once opened
             kinds = [s.get("kind") for s in kr.slots]
             ppk = [s.get("publicKey") for s in kr.slots if s.get("kind") == "passphrase"]
@@ -515,6 +520,12 @@ def _child_rules(kr: Keyring, by_id: dict, anc: dict, vault_id: bytes):
     if not any(kr.signer_may_sign(p) for p in parents) or \
             kr.signer in ancestor_removed:                               # 5.3
         return "keyring_unauthenticated", "the signer is not a member of a parent that may sign"
+    answers = [] if kr.signed_by_recovery(by_id) else kr.content.get("answers", [])
+    for aid in answers:                                                  # 5.3, answers
+        a = by_id.get(aid)
+        if a is not None and a.content_ok and not a.parent_key_mismatch \
+                and kr.signer in a.removed_keys():
+            return "keyring_unauthenticated", "it answers a keyring that removed its signer"
     top = max(p.epoch for p in parents)                                  # 5.4
     if kr.epoch == top:
         if not any(p.epoch == top and p.key_commit == kr.key_commit for p in parents):
@@ -664,38 +675,67 @@ def _rule_6(t0: list, by_id: dict, anc: dict) -> set:
     def mutual(k, r):
         return r in defies[k] and k in defies[r]
 
-    def behind(z, r):
+    mutual_with: dict = {r: {m for m in definers[r] if mutual(m, r)} for r in t0}
+
+    def judge(behind, primary):
+        """One pass of rule 6: (contested, silenced, rsf) for a
+        reading of *behind* and of *primary*."""
+        def against(z, r):
+            return r in defies[z] or behind(z, r)
+
+        memo_rsf: dict = {}
+
+        def rsf(z, r):
+            """Z is recovery-signed for R."""
+            if z not in rec_signed:
+                return False
+            if (z, r) not in memo_rsf:
+                memo_rsf[(z, r)] = any(not against(y, r) for y in holders.get(z.signer, []))
+            return memo_rsf[(z, r)]
+
+        memo_contested: dict = {}
+
+        def contested(r):
+            if r not in memo_contested:
+                def counts(x):
+                    if behind(x, r):
+                        return rsf(x, r) and not rsf(r, x)
+                    return rsf(x, r) or (primary(x) and not mutual(r, x))
+                memo_contested[r] = any(counts(x) for x in defies[r])
+            return memo_contested[r]
+
+        memo_silenced: dict = {}
+
+        def silenced(r):
+            if r not in memo_silenced:
+                memo_silenced[r] = any(behind(r, r2) and not contested(r2) and not rsf(r, r2)
+                                       for a in anc[r] for r2 in defies[a])
+            return memo_silenced[r]
+
+        return contested, silenced, rsf
+
+    # First pass: behind0 = an ancestor defies R; every keyring primary.
+    def behind0(z, r):
         return not anc[z].isdisjoint(definers[r])
 
-    def against(z, r):
-        return r in defies[z] or behind(z, r)
+    _, silenced0, _ = judge(behind0, lambda x: True)
+    memo_primary: dict = {}
 
-    memo_rsf: dict = {}
+    def primary(r):
+        if r not in memo_primary:
+            memo_primary[r] = not silenced0(r)
+        return memo_primary[r]
 
-    def rsf(z, r):
-        """Z is recovery-signed for R."""
-        if z not in rec_signed:
-            return False
-        if (z, r) not in memo_rsf:
-            memo_rsf[(z, r)] = any(not against(y, r) for y in holders.get(z.signer, []))
-        return memo_rsf[(z, r)]
+    # Second pass: behind only a primary R, through an ancestor that defies
+    # R without being mutual with it or an ancestor of a keyring mutual with it.
+    starters = {r: {y for y in definers[r]
+                    if y not in mutual_with[r] and not any(y in anc[m] for m in mutual_with[r])}
+                for r in t0}
 
-    memo_contested: dict = {}
+    def behind(z, r):
+        return primary(r) and not anc[z].isdisjoint(starters[r])
 
-    def contested(r):
-        if r not in memo_contested:
-            def counts(x):
-                if behind(x, r):
-                    return rsf(x, r) and not rsf(r, x)
-                return not mutual(r, x) or rsf(x, r)
-            memo_contested[r] = any(counts(x) for x in defies[r])
-        return memo_contested[r]
-
-    def silenced(r):
-        return any(not contested(r2) and not rsf(r, r2)
-                   for a in anc[r] for r2 in defies[a])   # R behind R2
-
-    mutual_with: dict = {r: {m for m in definers[r] if mutual(m, r)} for r in t0}
+    contested, silenced, rsf = judge(behind, primary)
 
     def cuts(r, k):
         if contested(r) or silenced(r):

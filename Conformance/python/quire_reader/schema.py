@@ -201,6 +201,7 @@ CONTENT = {
     "removed": array_of(MEMBER, 4096, "removed"),
     "escrow": array_of(ESCROW, 4096, "escrow"),
     "retired": array_of(bytes_n(32), 4096, "retired"),
+    "answers": array_of(bytes_n(32), 4096, "answers"),
     "parentKeys": array_of(bytes_n(32), 64, "parentKeys"),
     "blobKey": bytes_n(32), "created": is_int, "reason": is_text,
 }
