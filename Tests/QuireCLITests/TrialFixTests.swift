@@ -54,6 +54,23 @@ import Testing
         #expect(latest["epoch"] as? Int == 1, "\(r)")
     }
 
+    /// A device behind a keyring it cannot open may remove that keyring's
+    /// signer (Spec/format.md §8.6); the CLI warns first, as keys.md §6
+    /// asks (third review, item 2).
+    @Test func aBehindDeviceIsWarnedBeforeRemovingWhoLeftItOut() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        let phone = try enrollPhone(box)
+        #expect(try box.quire(["device", "remove", "Journal.quire", "Phone"]).status == 0)
+        let r = try box.quire(["device", "remove", "Journal.quire", "Laptop"], env: phone)
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stderr.contains("quire: warning: this device cannot open a keyring the device \"Laptop\" made"), "\(r)")
+        #expect(r.stderr.contains("prefer the recovery key"), "\(r)")
+        // The laptop removed the phone: readers reject the phone's answer.
+        #expect(try box.quire(["device", "list", "Journal.quire"]).stdout.contains("Laptop"))
+        #expect(try box.add("the laptop writes on").isEmpty == false)
+    }
+
     @Test func aRemovedDeviceIsToldItWasRemovedNotThatTheFileIsDamaged() throws {
         let box = try Sandbox()
         try box.makeVault()

@@ -149,6 +149,14 @@ struct DeviceRemoveCommand: QuireCommand {
                 hint: "run 'quire device remove \(vault) \"\(name)\"' on another enrolled device, or here with --recovery-key-file FILE",
                 code: "operation_refused")
         }
+        if case .behindNewerKeyring(_, let madeBy)? = opened.vault.removedFromVault {
+            // Removing who left this device out undoes that change
+            // (Spec/keys.md §6): say when that is the wrong remedy.
+            c.out.warning(
+                "this device cannot open a keyring \(madeBy) made (it was removed, or left out); removing \"\(member.name)\" undoes that: "
+                    + "if \"\(member.name)\" is trusted, wait for a device that can open it to write again; remove it only if it is hostile, "
+                    + "and prefer the recovery key (--recovery-key-file FILE)")
+        }
         do {
             let removed = try opened.vault.removeDevice(publicKey: member.publicKey)
             let epoch = try opened.vault.keyState().epoch
