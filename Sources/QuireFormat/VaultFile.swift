@@ -297,6 +297,20 @@ extension VaultFile {
         uncheckedAttestations = unchecked
     }
 
+    /// A 32-byte chain head as a dictionary key: four words, hashed at once
+    /// (the map of stored heads takes one lookup per commit).
+    private struct HeadKey: Hashable {
+        let a: UInt64, b: UInt64, c: UInt64, d: UInt64
+
+        init(_ head: [UInt8]) {
+            precondition(head.count == CommitChain.headByteCount)
+            (a, b, c, d) = head.withUnsafeBytes { raw in
+                (raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                 raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+            }
+        }
+    }
+
     /// Where a commit whose head verified chains from (`Spec/format.md §9.3`).
     private enum Predecessor {
         /// `h_0`: before every commit.
@@ -335,10 +349,10 @@ extension VaultFile {
         var computedFrom = [[UInt8]](repeating: CommitChain.genesisHead, count: n)  // a mismatch: its stored previous head
         var computed: [[UInt8]] = []
         computed.reserveCapacity(n)
-        var verifiedWithHead: [[UInt8]: Int] = [:]   // stored head → the first commit whose head verified storing it
+        var verifiedWithHead: [HeadKey: Int] = [:]   // stored head → the first commit whose head verified storing it
         verifiedWithHead.reserveCapacity(n)
-        var otherWithHead: [[UInt8]: Int] = [:]      // stored head → the first mismatch or unverifiable commit storing it
-        var mismatchWithComputedHead: [[UInt8]: Int] = [:]  // a mismatch's computed head (≠ its stored head) → the first such
+        var otherWithHead: [HeadKey: Int] = [:]      // stored head → the first mismatch or unverifiable commit storing it
+        var mismatchWithComputedHead: [HeadKey: Int] = [:]  // a mismatch's computed head (≠ its stored head) → the first such
         var isCopy = [Bool](repeating: false, count: n)
         var bridge = [[UInt8]?](repeating: nil, count: n)  // a mismatch's previous head, by its repaired digest
         for k in 0..<n {
@@ -346,9 +360,10 @@ extension VaultFile {
             let frame = structure.frames[group.commitFrame]
             let stored = group.storedHead
             let candidates = keys.keys(for: frame.header.keyID)
+            let storedKey = HeadKey(stored)
             guard let first = candidates.first else {
                 computed.append(stored)
-                if otherWithHead[stored] == nil { otherWithHead[stored] = k }
+                if otherWithHead[storedKey] == nil { otherWithHead[storedKey] = k }
                 continue
             }
             keyOf[k] = first
@@ -379,14 +394,14 @@ extension VaultFile {
                 // A copy stores the head of an earlier commit whose head
                 // verified. (A junk commit that copies a later commit's head
                 // does not verify, so it cannot make that commit a copy.)
-                if verifiedWithHead[stored] != nil { isCopy[k] = true } else { verifiedWithHead[stored] = k }
+                if verifiedWithHead[storedKey] != nil { isCopy[k] = true } else { verifiedWithHead[storedKey] = k }
             } else {
-                if otherWithHead[stored] == nil { otherWithHead[stored] = k }
+                if otherWithHead[storedKey] == nil { otherWithHead[storedKey] = k }
                 let head = (try? CommitChain.head(key: first, vaultID: vaultID, previousHead: previous, digest: group.digest, commitHeader: frame.header))
                     ?? previous
                 computed.append(head)
                 computedFrom[k] = previous
-                if head != stored, mismatchWithComputedHead[head] == nil { mismatchWithComputedHead[head] = k }
+                if head != stored, mismatchWithComputedHead[HeadKey(head)] == nil { mismatchWithComputedHead[HeadKey(head)] = k }
                 // A body hash hit by damage breaks the group digest, not the
                 // chain: with each frame's trailer recomputed from its intact
                 // body, the head may still verify, which shows what the
@@ -403,14 +418,15 @@ extension VaultFile {
         var vouched = [Bool](repeating: false, count: n)
         func resolveVerified(_ value: [UInt8], before limit: Int) -> Predecessor {
             if value == CommitChain.genesisHead { return .start }
-            if let j = verifiedWithHead[value], j < limit { return .commit(j) }
+            if let j = verifiedWithHead[HeadKey(value)], j < limit { return .commit(j) }
             return .notShown
         }
         func predecessor(of k: Int) -> Predecessor {
             let value = verifiedFrom[k]!
             if value == CommitChain.genesisHead { return .start }
-            if let j = verifiedWithHead[value], j < k { return .commit(j) }
-            if let j = otherWithHead[value], j < k {
+            let key = HeadKey(value)
+            if let j = verifiedWithHead[key], j < k { return .commit(j) }
+            if let j = otherWithHead[key], j < k {
                 guard keyOf[j] != nil else { return .notShown }  // unverifiable
                 // A mismatch a later commit chains from by its stored head was
                 // intact when that commit was written.
@@ -419,7 +435,7 @@ extension VaultFile {
             }
             // Only the mismatch's stored head was hit: its content chains
             // from its stored previous head.
-            if let j = mismatchWithComputedHead[value], j < k { return resolveVerified(computedFrom[j], before: j) }
+            if let j = mismatchWithComputedHead[key], j < k { return resolveVerified(computedFrom[j], before: j) }
             return .missing
         }
         // 2. In file order: the chain, floor, stale, attestation.
