@@ -61,6 +61,11 @@ public final class VaultFile: @unchecked Sendable {
     /// written one commit at a time, and nothing that opening decides needs
     /// them, except for the rare group holding an unknown critical kind.
     var uncheckedAttestations: [Int: EpochKey] = [:]
+    /// How many commit groups' attestations are still unchecked (tests
+    /// count them to show a path checks only what it needs).
+    @_spi(Testing) public var uncheckedAttestationCount: Int {
+        lock.withLock { uncheckedAttestations.count }
+    }
     /// The keys given to ``verifyCommits(keys:trustedKeyrings:attestors:removedMembers:)``.
     public internal(set) var keys: KeySet
     /// Frame index → epoch, for the keyrings the key layer trusts.
