@@ -45,7 +45,9 @@ public final class PendingCommit {
     /// - Throws: ``FormatError/recordTooLarge(byteCount:limit:)``, ``FormatError/io(_:)``.
     @discardableResult
     public func appendSealed(kind: RecordKind, payload: [UInt8], compress: Bool = true) throws(FormatError) -> FrameLocation {
-        let frame = try SealedFrame.seal(kind: kind, payload: payload, key: key, vaultID: vault.vaultID, compress: compress, random: random)
+        let frame = try SealedFrame.seal(
+            kind: kind, payload: payload, key: key, vaultID: vault.vaultID, compress: compress, random: random,
+            context: compress ? vault.recordCompression : nil)
         return try appendFrameBytes(frame, plaintextBody: nil, chunk: nil)
     }
 

@@ -82,6 +82,10 @@ public final class VaultFile: @unchecked Sendable {
     /// typical entry, and compaction, merge and the entry index open records
     /// one at a time.
     lazy var recordDecompression = DecompressionContext()
+    /// The zstd context commits seal records with (under ``lock``, which a
+    /// commit holds throughout): a fresh one per record cost more than
+    /// compressing a typical entry.
+    lazy var recordCompression = CompressionContext()
     /// Serialises this handle's methods: one handle may be shared between
     /// threads. (Read the public properties from one thread at a time.)
     let lock = RecursiveLock()
