@@ -366,6 +366,8 @@ extension VaultFile {
         structure.committedEnd = commitOffset + UInt64(commitFrame.count)
         structure.fileSize = structure.committedEnd
         structure.uncommittedFrames = structure.frames.count..<structure.frames.count
+        // A verified commit adds nothing to the tampered ones.
+        let tampered = tamperedCache
         verdicts.statuses.append(.verified)
         verdicts.attestations.append(recorded)
         verdicts.computedHeads.append(head)
@@ -378,6 +380,7 @@ extension VaultFile {
             trustedKeyrings[index] = epoch
             if case .attested = recorded { verdicts.currentFloor = max(verdicts.currentFloor, epoch) }
         }
+        tamperedCache = tampered
         if streamIndexCache != nil {
             for f in pending.frames { if let c = f.chunk { streamIndexCache![c.stream, default: []].append(f.location.index) } }
         }

@@ -53,7 +53,12 @@ public final class VaultFile: @unchecked Sendable {
     }
     /// The verdicts as they stand: the attestation of each group in
     /// ``uncheckedAttestations`` is still `.notChecked`.
-    var verdicts: CommitReport
+    var verdicts: CommitReport { didSet { tamperedCache = nil } }
+    /// ``CommitReport/tampered`` of ``verdicts``, once asked for: every
+    /// commit asks, and a vault written one entry per commit has as many
+    /// groups as entries. Any change to the verdicts forgets it (an append
+    /// of a verified commit puts it back).
+    var tamperedCache: [Int]?
     /// Verified commit groups whose attestation has not been checked yet,
     /// with the key that verified each. ``verifyCommits(keys:trustedKeyrings:attestors:removedMembers:)``
     /// leaves every attestation for when it is needed: each is an Ed25519
@@ -682,7 +687,12 @@ extension VaultFile {
     /// The commit groups found tampered with (`Spec/format.md §9.3`), in
     /// file order; needs no attestation checked.
     public var tamperedCommits: [Int] {
-        lock.withLock { verdicts.tampered }
+        lock.withLock {
+            if let tamperedCache { return tamperedCache }
+            let tampered = verdicts.tampered
+            tamperedCache = tampered
+            return tampered
+        }
     }
 
     /// Problems with commits, in file order: mismatches, tampered,
