@@ -113,7 +113,14 @@ public enum VaultMerge {
         // again, unless the result already holds it sealed again.
         let rekeyFloor = trustedRings.filter { $0.content?.reason == "rekey" }.map(\.epoch).max() ?? 0
         let superseded = try resealedAlready(a: a, b: b, tails: aTail.blocks + bTail.blocks, floor: rekeyFloor)
-        let prefixIDs = Set(try a.identities(of: 0..<prefix.frames))
+        // Every question put to the prefix's identities is about a tail
+        // frame's (is it in the vault already?). Equal identities are equal
+        // bytes, so equal header and trailer: only the prefix frames that
+        // share both with a tail frame need their bodies read and hashed,
+        // not the whole vault.
+        var tailSummaries = Set((aTail.blocks + bTail.blocks).flatMap { $0.frames.map { $0.side.summary(of: $0.index) } })
+        for u in aTail.unverifiedRecords { tailSummaries.insert(a.summary(of: u.index)) }
+        let prefixIDs = Set(try a.identities(of: 0..<prefix.frames, matching: tailSummaries))
         let aIDs = Set(aTail.blocks.flatMap { $0.frames.map(\.identity) }).union(prefixIDs).union(superseded)
         let newFromB = bTail.blocks.flatMap { $0.frames }.filter { !aIDs.contains($0.identity) }
         let aTailSuperseded = aTail.blocks.contains { $0.frames.contains { superseded.contains($0.identity) } }
@@ -451,9 +458,19 @@ final class Side {
         return f.headerBytes + BLAKE2b.hash(body, byteCount: 32)
     }
 
-    func identities(of range: Range<Int>) throws(SyncError) -> [[UInt8]] {
+    /// A frame's 16-byte header followed by its trailer: equal for two
+    /// frames with equal identities (the trailer is part of the body).
+    func summary(of index: Int) -> [UInt8] {
+        let f = file.structure.frames[index]
+        return f.headerBytes + f.trailer
+    }
+
+    /// The identities of the frames in `range` (commits aside) whose
+    /// ``summary(of:)`` is in `summaries`: the only ones that can equal the
+    /// identity of a frame with one of those summaries.
+    func identities(of range: Range<Int>, matching summaries: Set<[UInt8]>) throws(SyncError) -> [[UInt8]] {
         var out: [[UInt8]] = []
-        for i in range where !file.structure.frames[i].isCommit { out.append(try identity(of: i)) }
+        for i in range where !file.structure.frames[i].isCommit && summaries.contains(summary(of: i)) { out.append(try identity(of: i)) }
         return out
     }
 
@@ -530,6 +547,7 @@ final class Side {
     /// A record of this file that authenticates under the keys held but
     /// sits in a commit that does not verify: the merge cannot vouch for it.
     struct Unverified {
+        let index: Int
         let identity: [UInt8]
         let issue: FormatError
     }
@@ -582,7 +600,7 @@ final class Side {
                     // released unverified is noted: dropping it loses it.
                     leftOut.append(notVouched)
                     if status.isUnverified, let id = try authenticatedIdentity(of: i) {
-                        unverified.append(Unverified(identity: id, issue: notVouched))
+                        unverified.append(Unverified(index: i, identity: id, issue: notVouched))
                     }
                     continue
                 }
