@@ -756,6 +756,23 @@ extension VaultFile {
         }
     }
 
+    /// The status of each commit group (``CommitReport/statuses``), without
+    /// checking any attestation: merge asks about a few groups of files that
+    /// may hold thousands.
+    package var commitStatuses: [CommitReport.Status] {
+        lock.withLock { verdicts.statuses }
+    }
+
+    /// The attestation of commit group `g`, checking it (and no other) if
+    /// it was not checked yet; `.notChecked` past the last group.
+    package func attestation(ofGroup g: Int) -> CommitReport.Attestation {
+        lock.withLock {
+            guard g < verdicts.attestations.count else { return .notChecked }
+            checkAttestations(of: [g])
+            return verdicts.attestations[g]
+        }
+    }
+
     /// Whether the records of commit group `g` are attested, and by whom.
     public func attestation(ofFrame index: Int) -> CommitReport.Attestation {
         lock.withLock {

@@ -147,7 +147,7 @@ public enum VaultMerge {
                         credential: credential, firstNewGroup: prefix.groups, random: random, options: options)
             var report = MergeReport(changed: true, commonPrefixByteCount: prefix.bytes, framesAdded: newFromB.count, framesCarriedUnopened: unopened,
                                framesResealed: 0, commitsWritten: b.file.structure.groups.count - prefix.groups,
-                               unattestedCommits: b.file.commits.attestations[prefix.groups...].filter { if case .unattested = $0 { true } else { false } }.count,
+                               unattestedCommits: (prefix.groups..<b.file.structure.groups.count).filter { if case .unattested = b.file.attestation(ofGroup: $0) { true } else { false } }.count,
                                leftOut: leftOut, droppedFromVault: [])
             report.temporariesLeft = union.temporariesLeft
             return report
@@ -342,7 +342,7 @@ public enum VaultMerge {
             }
             check.verifyCommits(with: unlocked)
             if let first = firstNewGroup {
-                for (i, status) in check.commits.statuses.enumerated() where i >= first && status != .verified {
+                for (i, status) in check.commitStatuses.enumerated() where i >= first && status != .verified {
                     throw SyncError.resultDoesNotVerify(reason: "merged commit \(i) is \(status)")
                 }
             }
@@ -560,8 +560,11 @@ final class Side {
         var unverified: [Unverified] = []
         let groups = file.structure.groups
         guard first < groups.count else { return ([], [], []) }
+        // Statuses only: the attestation of a group is checked when its
+        // block needs it, not every one of the file's.
+        let statuses = file.commitStatuses
         for g in first..<groups.count {
-            let status = file.commits.statuses.indices.contains(g) ? file.commits.statuses[g] : .unverifiable
+            let status = statuses.indices.contains(g) ? statuses[g] : .unverifiable
             let commitFrame = file.structure.frames[groups[g].commitFrame]
             var carried: [Carried] = []
             var keyrings: [KeyringID] = []
@@ -666,13 +669,14 @@ final class Side {
             for c in carried { h.update(c.identity) }
             var attestation: [UInt8]? = nil
             var byRemovedMember = false
-            switch status == .verified ? file.commits.attestations[g] : .notChecked {
+            let checked = status == .verified ? file.attestation(ofGroup: g) : .notChecked
+            switch checked {
             case .attested, .removedMember:
                 // With colliding key ids, the key that opens it.
                 attestation = file.keys.keys(for: commitFrame.header.keyID).lazy.compactMap { key in
                     CommitChain.openAttestation(body: groups[g].commitBody, key: key, vaultID: self.file.vaultID, commitHeader: commitFrame.header)
                 }.first
-                if case .removedMember = file.commits.attestations[g] { byRemovedMember = true }
+                if case .removedMember = checked { byRemovedMember = true }
             case .unattested:
                 attestation = CommitChain.unattested
             case .notChecked, .failed:

@@ -710,6 +710,24 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         #expect(vault.uncheckedAttestationCount == 0)
     }
 
+    @Test func statusesAndOneGroupsAttestationCheckNoOtherAttestation() throws {
+        let v = RawKeyVault(label: "statuses")
+        try v.create([Array("one".utf8)])
+        let writer = try v.open(writable: true)
+        for i in 0..<3 {
+            try writer.commit(random: SeededRandom(label: "statuses \(i)"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
+                try tx.appendSealed(kind: .entryRevision, payload: [UInt8(i)], compress: false)
+            }
+        }
+        let vault = try v.open()
+        #expect(vault.uncheckedAttestationCount == 3)
+        #expect(vault.commitStatuses == [.verified, .verified, .verified, .verified])
+        #expect(vault.uncheckedAttestationCount == 3)
+        #expect(vault.attestation(ofGroup: 3) == .attested(signer: v.member.publicKey))
+        #expect(vault.uncheckedAttestationCount == 2)
+        #expect(vault.attestation(ofGroup: 4) == .notChecked)
+    }
+
     @Test func unattestedIsNotAnIssue() throws {
         let v = RawKeyVault(label: "unattested")
         try v.create([[1]], attest: false)
