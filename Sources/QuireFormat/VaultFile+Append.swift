@@ -313,8 +313,13 @@ extension VaultFile {
             try pending.appendPlaintext(kind: .keyring, keyID: keyID, epoch: epoch, body: body, trusted: true)
         }
         pending.pendingKeyringCopies = []
-        try pending.flush()
+        // With flushes, the records are on the disk before the commit frame
+        // is written (Spec/format.md §9.1). Without, two writes promise no
+        // order either (the kernel writes pages back as it likes): the
+        // records and the commit frame go in one write, a system call less
+        // per commit (merge and compaction write thousands so).
         if options.synchronous {
+            try pending.flush()
             do { try file.sync() } catch { throw .io(error) }
         }
         var digest = CommitChain.Digest()
@@ -344,8 +349,12 @@ extension VaultFile {
         let body = try CommitChain.body(head: head, attestation: plainAttestation, key: pending.key, vaultID: vaultID, commitHeader: header)
         let commitFrame = header.encoded() + body
         let commitOffset = pending.position
+        if !options.synchronous {
+            pending.buffer.append(contentsOf: commitFrame)
+            try pending.flush()
+        }
         do {
-            try file.write(commitFrame, at: commitOffset)
+            if options.synchronous { try file.write(commitFrame, at: commitOffset) }
             let end = commitOffset + UInt64(commitFrame.count)
             if try file.size() > end { try file.truncate(to: end) }
             if options.synchronous { try file.sync() }
