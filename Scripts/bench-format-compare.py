@@ -239,8 +239,8 @@ def main():
             f"## {SECTION}",
             "",
             "Issue 12 asks that adding one entry, opening, reading every record and merging stay within 1.2× of format 1, "
-            "as ratios in the same run. Format 1 exists only on branch `main`, so `make bench-compare` "
-            "(`Scripts/bench-format-compare.py`) builds that branch's `quire-bench` from `git archive` in a scratch directory, "
+            "as ratios in the same run. Format 1 is commit `b45ed56` (`main` before format 2 landed), so `make bench-compare` "
+            "(`Scripts/bench-format-compare.py`) builds that commit's `quire-bench` from `git archive` in a scratch directory, "
             "adds the shared `Sources/quire-bench/CompareChild.swift` (written against the API both libraries share), builds "
             "both in release, lets each build the same vaults from the same seeds (generated entries of 500–2000 bytes, "
             "recovery key, no fsync), and then runs one measurement per child process, format 1 and format 2 interleaved, "

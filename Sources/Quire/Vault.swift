@@ -344,6 +344,9 @@ public final class VaultTransaction {
     unowned let vault: Vault
     let pending: PendingCommit
     var newRevisions: [(Int, EntryRevision)] = []
+    /// The encoded payload of each of ``newRevisions``, for the index's
+    /// payload hash: encoding a revision again cost as much as sealing it.
+    var newPayloads: [[UInt8]] = []
     var newBlobs: [(manifest: BlobManifest, frame: Int)] = []
     var newProfile: Profile?
 
@@ -357,8 +360,10 @@ public final class VaultTransaction {
     /// - Throws: ``VaultError/format(_:)`` (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
     public func append(_ revision: EntryRevision) throws(VaultError) {
         do {
-            let location = try pending.appendSealed(kind: .entryRevision, payload: revision.encoded())
+            let payload = revision.encoded()
+            let location = try pending.appendSealed(kind: .entryRevision, payload: payload)
             newRevisions.append((location.index, revision))
+            newPayloads.append(payload)
             vault.observe(revision.clock)
         } catch {
             throw .format(error)
@@ -472,7 +477,9 @@ public final class VaultTransaction {
 
     func finishIndexing() {
         guard vault.index != nil else { return }
-        for (frame, rev) in newRevisions { vault.index!.insert(rev, frame: frame, retain: vault.retainsEntryBodies) }
+        for ((frame, rev), payload) in zip(newRevisions, newPayloads) {
+            vault.index!.insert(rev, frame: frame, payload: payload, retain: vault.retainsEntryBodies)
+        }
         for (m, frame) in newBlobs {
             vault.index!.insert(m, frame: frame, blobKey: pending.key.blobKey, standing: 2)
         }

@@ -306,8 +306,11 @@ extension VaultFile {
     }
 
     func standingLocked(ofFrame index: Int) -> Int {
-        guard let g = structure.groupIndex(ofFrame: index), g < commits.statuses.count, commits.statuses[g] == .verified else { return 0 }
-        return commits.isAttested(g) ? 2 : 1
+        guard let g = structure.groupIndex(ofFrame: index), g < verdicts.statuses.count, verdicts.statuses[g] == .verified else { return 0 }
+        // Only this group's attestation: reading `commits` would check every
+        // group's, an Ed25519 verification each.
+        checkAttestations(of: [g])
+        return verdicts.isAttested(g) ? 2 : 1
     }
 
     /// True when frames `a` and `b` are the same bytes.

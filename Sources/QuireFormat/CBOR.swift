@@ -118,8 +118,20 @@ public struct CBORMap: Sendable, Hashable, Sequence {
         set {
             entries.removeAll { $0.key == key }
             guard let newValue else { return }
-            let encoded = CBOREncoder.encode(key)
-            let index = entries.firstIndex { CBOREncoder.encode($0.key).lexicographicallyPrecedes(encoded) == false }
+            let index: Int?
+            if case .text(let k) = key {
+                // Text keys, the usual case, compare as their encodings do
+                // without encoding each (length first, then the UTF-8 bytes).
+                let encoded = k.utf8
+                index = entries.firstIndex { e in
+                    guard case .text(let other) = e.key else { return !CBOREncoder.encode(e.key).lexicographicallyPrecedes(CBOREncoder.encode(key)) }
+                    let o = other.utf8
+                    return o.count != encoded.count ? o.count > encoded.count : !o.lexicographicallyPrecedes(encoded)
+                }
+            } else {
+                let encoded = CBOREncoder.encode(key)
+                index = entries.firstIndex { CBOREncoder.encode($0.key).lexicographicallyPrecedes(encoded) == false }
+            }
             entries.insert(Entry(key: key, value: newValue), at: index ?? entries.count)
         }
     }

@@ -11,20 +11,27 @@ public enum Compression {
     public static let level: Int32 = 3
 
     /// Compresses `input` into one zstd frame with the content size declared.
-    public static func compress(_ input: UnsafeRawBufferPointer) -> [UInt8] {
+    /// With `context`, its workspace is reused (the output is the same):
+    /// setting up a fresh one cost more than compressing a typical entry.
+    public static func compress(_ input: UnsafeRawBufferPointer, context: CompressionContext? = nil) -> [UInt8] {
         let bound = ZSTD_compressBound(input.count)
-        var out = [UInt8](repeating: 0, count: bound)
+        // zstd writes the first n bytes; the rest are cut off unread.
+        var out = [UInt8](unsafeUninitializedCapacity: bound) { _, count in count = bound }
         let n = out.withUnsafeMutableBytes { o in
-            ZSTD_compress(o.baseAddress, bound, input.baseAddress, input.count, level)
+            if let context {
+                ZSTD_compressCCtx(context.pointer, o.baseAddress, bound, input.baseAddress, input.count, level)
+            } else {
+                ZSTD_compress(o.baseAddress, bound, input.baseAddress, input.count, level)
+            }
         }
         precondition(ZSTD_isError(n) == 0, "zstd compression cannot fail with a bound-sized buffer")
         out.removeSubrange(n...)
         return out
     }
 
-    /// Compresses `input`.
-    public static func compress(_ input: [UInt8]) -> [UInt8] {
-        input.withUnsafeBytes { compress($0) }
+    /// Compresses `input`, reusing `context` when given.
+    public static func compress(_ input: [UInt8], context: CompressionContext? = nil) -> [UInt8] {
+        input.withUnsafeBytes { compress($0, context: context) }
     }
 
     /// Why a payload does not decompress.
@@ -102,4 +109,17 @@ public final class DecompressionContext: @unchecked Sendable {
     }
 
     deinit { ZSTD_freeDCtx(pointer) }
+}
+
+/// A reusable zstd compression context (one per writing thread; a writer
+/// uses it under its vault's lock).
+public final class CompressionContext: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    /// A fresh context.
+    public init() {
+        pointer = ZSTD_createCCtx()
+    }
+
+    deinit { ZSTD_freeCCtx(pointer) }
 }

@@ -93,9 +93,11 @@ public enum SealedFrame {
     /// - Throws: ``FormatError/recordTooLarge(byteCount:limit:)`` for a
     ///   payload over ``Limits/maxRecordByteCount``;
     ///   ``FormatError/outOfGuardedMemory`` when the record key cannot be derived.
+    ///   `context`, when given, is the zstd context to reuse (its caller's
+    ///   alone while this runs).
     public static func seal(
         kind: RecordKind, payload: [UInt8], key: EpochKey, vaultID: VaultID, compress: Bool,
-        random: any RandomSource
+        random: any RandomSource, context: CompressionContext? = nil
     ) throws(FormatError) -> [UInt8] {
         guard payload.count <= Limits.maxRecordByteCount else {
             throw .recordTooLarge(byteCount: payload.count, limit: Limits.maxRecordByteCount)
@@ -105,7 +107,7 @@ public enum SealedFrame {
         var flags = FrameHeader.sealedFlag
         var stored = payload
         if compress {
-            let packed = Compression.compress(payload)
+            let packed = Compression.compress(payload, context: context)
             if packed.count < payload.count {
                 stored = packed
                 flags |= FrameHeader.compressedFlag

@@ -53,7 +53,12 @@ public final class VaultFile: @unchecked Sendable {
     }
     /// The verdicts as they stand: the attestation of each group in
     /// ``uncheckedAttestations`` is still `.notChecked`.
-    var verdicts: CommitReport
+    var verdicts: CommitReport { didSet { tamperedCache = nil } }
+    /// ``CommitReport/tampered`` of ``verdicts``, once asked for: every
+    /// commit asks, and a vault written one entry per commit has as many
+    /// groups as entries. Any change to the verdicts forgets it (an append
+    /// of a verified commit puts it back).
+    var tamperedCache: [Int]?
     /// Verified commit groups whose attestation has not been checked yet,
     /// with the key that verified each. ``verifyCommits(keys:trustedKeyrings:attestors:removedMembers:)``
     /// leaves every attestation for when it is needed: each is an Ed25519
@@ -61,6 +66,11 @@ public final class VaultFile: @unchecked Sendable {
     /// written one commit at a time, and nothing that opening decides needs
     /// them, except for the rare group holding an unknown critical kind.
     var uncheckedAttestations: [Int: EpochKey] = [:]
+    /// How many commit groups' attestations are still unchecked (tests
+    /// count them to show a path checks only what it needs).
+    @_spi(Testing) public var uncheckedAttestationCount: Int {
+        lock.withLock { uncheckedAttestations.count }
+    }
     /// The keys given to ``verifyCommits(keys:trustedKeyrings:attestors:removedMembers:)``.
     public internal(set) var keys: KeySet
     /// Frame index → epoch, for the keyrings the key layer trusts.
@@ -77,6 +87,10 @@ public final class VaultFile: @unchecked Sendable {
     /// typical entry, and compaction, merge and the entry index open records
     /// one at a time.
     lazy var recordDecompression = DecompressionContext()
+    /// The zstd context commits seal records with (under ``lock``, which a
+    /// commit holds throughout): a fresh one per record cost more than
+    /// compressing a typical entry.
+    lazy var recordCompression = CompressionContext()
     /// Serialises this handle's methods: one handle may be shared between
     /// threads. (Read the public properties from one thread at a time.)
     let lock = RecursiveLock()
@@ -785,7 +799,12 @@ extension VaultFile {
     /// The commit groups found tampered with (`Spec/format.md §9.3`), in
     /// file order; needs no attestation checked.
     public var tamperedCommits: [Int] {
-        lock.withLock { verdicts.tampered }
+        lock.withLock {
+            if let tamperedCache { return tamperedCache }
+            let tampered = verdicts.tampered
+            tamperedCache = tampered
+            return tampered
+        }
     }
 
     /// Problems with commits, in file order: mismatches, tampered,
@@ -846,6 +865,23 @@ extension VaultFile {
                 out.append(.unknownCriticalKind(f.location, kind: f.header.kind.rawValue))
             }
             return out
+        }
+    }
+
+    /// The status of each commit group (``CommitReport/statuses``), without
+    /// checking any attestation: merge asks about a few groups of files that
+    /// may hold thousands.
+    package var commitStatuses: [CommitReport.Status] {
+        lock.withLock { verdicts.statuses }
+    }
+
+    /// The attestation of commit group `g`, checking it (and no other) if
+    /// it was not checked yet; `.notChecked` past the last group.
+    package func attestation(ofGroup g: Int) -> CommitReport.Attestation {
+        lock.withLock {
+            guard g < verdicts.attestations.count else { return .notChecked }
+            checkAttestations(of: [g])
+            return verdicts.attestations[g]
         }
     }
 

@@ -157,10 +157,18 @@ extension ConflictCopies {
     static func holdsEveryFrame(of copyPath: String, vault vaultPath: String, credential: Credential) throws(SyncError) -> Bool {
         let copy = try Side(path: copyPath, role: .copy)
         let vault = try Side(path: vaultPath, role: .vault)
-        let held = Set(try vault.identities(of: 0..<vault.file.structure.committedFrameCount))
         let missing = (0..<copy.file.structure.committedFrameCount).filter { !copy.file.structure.frames[$0].isCommit }
+        // Equal identities are equal bytes, so equal headers and trailers:
+        // only frames whose summaries both files hold need their bodies
+        // read and hashed.
+        let vaultSummaries = Set((0..<vault.file.structure.committedFrameCount).map { vault.summary(of: $0) })
+        let held = Set(try vault.identities(of: 0..<vault.file.structure.committedFrameCount, matching: Set(missing.map { copy.summary(of: $0) })))
+        func isHeld(_ i: Int) throws(SyncError) -> Bool {
+            guard vaultSummaries.contains(copy.summary(of: i)) else { return false }
+            return held.contains(try copy.identity(of: i))
+        }
         var notHeld: [Int] = []
-        for i in missing where !held.contains(try copy.identity(of: i)) { notHeld.append(i) }
+        for i in missing where !(try isHeld(i)) { notHeld.append(i) }
         guard !notHeld.isEmpty else { return true }
         // Replacements are judged by content, with the keys the merge used:
         // those the credential holds in the vault and in the copy. The copy
@@ -188,7 +196,7 @@ extension ConflictCopies {
         var heldStreams = Set<StreamID>()
         for i in 0..<copy.file.structure.committedFrameCount where copy.file.structure.frames[i].header.kind == .blobManifest {
             guard let payload = try? copy.file.openRecord(frame: i), let m = try? BlobManifest(decoding: payload) else { continue }
-            if held.contains(try copy.identity(of: i)) || replaced(i) { heldStreams.insert(m.stream) }
+            if try isHeld(i) || replaced(i) { heldStreams.insert(m.stream) }
         }
         return notHeld.allSatisfy { i in
             let f = copy.file.structure.frames[i]

@@ -113,7 +113,14 @@ public enum VaultMerge {
         // again, unless the result already holds it sealed again.
         let rekeyFloor = trustedRings.filter { $0.content?.reason == "rekey" }.map(\.epoch).max() ?? 0
         let superseded = try resealedAlready(a: a, b: b, tails: aTail.blocks + bTail.blocks, floor: rekeyFloor)
-        let prefixIDs = Set(try a.identities(of: 0..<prefix.frames))
+        // Every question put to the prefix's identities is about a tail
+        // frame's (is it in the vault already?). Equal identities are equal
+        // bytes, so equal header and trailer: only the prefix frames that
+        // share both with a tail frame need their bodies read and hashed,
+        // not the whole vault.
+        var tailSummaries = Set((aTail.blocks + bTail.blocks).flatMap { $0.frames.map { $0.side.summary(of: $0.index) } })
+        for u in aTail.unverifiedRecords { tailSummaries.insert(a.summary(of: u.index)) }
+        let prefixIDs = Set(try a.identities(of: 0..<prefix.frames, matching: tailSummaries))
         let aIDs = Set(aTail.blocks.flatMap { $0.frames.map(\.identity) }).union(prefixIDs).union(superseded)
         let newFromB = bTail.blocks.flatMap { $0.frames }.filter { !aIDs.contains($0.identity) }
         let aTailSuperseded = aTail.blocks.contains { $0.frames.contains { superseded.contains($0.identity) } }
@@ -140,7 +147,7 @@ public enum VaultMerge {
                         credential: credential, firstNewGroup: prefix.groups, random: random, options: options)
             var report = MergeReport(changed: true, commonPrefixByteCount: prefix.bytes, framesAdded: newFromB.count, framesCarriedUnopened: unopened,
                                framesResealed: 0, commitsWritten: b.file.structure.groups.count - prefix.groups,
-                               unattestedCommits: b.file.commits.attestations[prefix.groups...].filter { if case .unattested = $0 { true } else { false } }.count,
+                               unattestedCommits: (prefix.groups..<b.file.structure.groups.count).filter { if case .unattested = b.file.attestation(ofGroup: $0) { true } else { false } }.count,
                                leftOut: leftOut, droppedFromVault: [])
             report.temporariesLeft = union.temporariesLeft
             return report
@@ -350,7 +357,7 @@ public enum VaultMerge {
             }
             check.verifyCommits(with: unlocked)
             if let first = firstNewGroup {
-                for (i, status) in check.commits.statuses.enumerated() where i >= first && status != .verified {
+                for (i, status) in check.commitStatuses.enumerated() where i >= first && status != .verified {
                     throw SyncError.resultDoesNotVerify(reason: "merged commit \(i) is \(status)")
                 }
             }
@@ -466,9 +473,19 @@ final class Side {
         return f.headerBytes + BLAKE2b.hash(body, byteCount: 32)
     }
 
-    func identities(of range: Range<Int>) throws(SyncError) -> [[UInt8]] {
+    /// A frame's 16-byte header followed by its trailer: equal for two
+    /// frames with equal identities (the trailer is part of the body).
+    func summary(of index: Int) -> [UInt8] {
+        let f = file.structure.frames[index]
+        return f.headerBytes + f.trailer
+    }
+
+    /// The identities of the frames in `range` (commits aside) whose
+    /// ``summary(of:)`` is in `summaries`: the only ones that can equal the
+    /// identity of a frame with one of those summaries.
+    func identities(of range: Range<Int>, matching summaries: Set<[UInt8]>) throws(SyncError) -> [[UInt8]] {
         var out: [[UInt8]] = []
-        for i in range where !file.structure.frames[i].isCommit { out.append(try identity(of: i)) }
+        for i in range where !file.structure.frames[i].isCommit && summaries.contains(summary(of: i)) { out.append(try identity(of: i)) }
         return out
     }
 
@@ -550,6 +567,7 @@ final class Side {
     /// A record of this file that authenticates under the keys held but
     /// sits in a commit that does not verify: the merge cannot vouch for it.
     struct Unverified {
+        let index: Int
         let identity: [UInt8]
         let issue: FormatError
     }
@@ -562,8 +580,11 @@ final class Side {
         var unverified: [Unverified] = []
         let groups = file.structure.groups
         guard first < groups.count else { return ([], [], []) }
+        // Statuses only: the attestation of a group is checked when its
+        // block needs it, not every one of the file's.
+        let statuses = file.commitStatuses
         for g in first..<groups.count {
-            let status = file.commits.statuses.indices.contains(g) ? file.commits.statuses[g] : .unverifiable
+            let status = statuses.indices.contains(g) ? statuses[g] : .unverifiable
             let commitFrame = file.structure.frames[groups[g].commitFrame]
             var carried: [Carried] = []
             var keyrings: [KeyringID] = []
@@ -602,7 +623,7 @@ final class Side {
                     // released unverified is noted: dropping it loses it.
                     leftOut.append(notVouched)
                     if status.isUnverified, let id = try authenticatedIdentity(of: i) {
-                        unverified.append(Unverified(identity: id, issue: notVouched))
+                        unverified.append(Unverified(index: i, identity: id, issue: notVouched))
                     }
                     continue
                 }
@@ -668,13 +689,14 @@ final class Side {
             for c in carried { h.update(c.identity) }
             var attestation: [UInt8]? = nil
             var byRemovedMember = false
-            switch status == .verified ? file.commits.attestations[g] : .notChecked {
+            let checked = status == .verified ? file.attestation(ofGroup: g) : .notChecked
+            switch checked {
             case .attested, .removedMember:
                 // With colliding key ids, the key that opens it.
                 attestation = file.keys.keys(for: commitFrame.header.keyID).lazy.compactMap { key in
                     CommitChain.openAttestation(body: groups[g].commitBody, key: key, vaultID: self.file.vaultID, commitHeader: commitFrame.header)
                 }.first
-                if case .removedMember = file.commits.attestations[g] { byRemovedMember = true }
+                if case .removedMember = checked { byRemovedMember = true }
             case .unattested:
                 attestation = CommitChain.unattested
             case .notChecked, .failed:

@@ -64,6 +64,23 @@ import Testing
         #expect(appended == [0xaa] + encoded)
     }
 
+    @Test func mapKeysTakeTheOrderOfTheirEncodings() throws {
+        // Text keys across the length classes of the head (1, 2 and 3 bytes),
+        // the same length with different bytes, non-ASCII, and keys of other
+        // types mixed in, set in a scrambled order.
+        let texts = ["b", "a", "", "aa", "ab", "é", String(repeating: "x", count: 23), String(repeating: "x", count: 24),
+                     String(repeating: "y", count: 24), String(repeating: "z", count: 255), String(repeating: "w", count: 256), "zz", "ä"]
+        let keys: [CBOR] = texts.map { .text($0) } + [.unsigned(0), .unsigned(500), .negative(0), .bytes([1]), .bool(true)]
+        var map = CBORMap()
+        // 7 is prime to the 18 keys: every key once, scrambled.
+        for i in keys.indices { map[keys[(i * 7) % keys.count]] = .unsigned(UInt64(i)) }
+        map[.text("ab")] = .unsigned(99)
+        let order = map.entries.map { CBOREncoder.encode($0.key) }
+        #expect(order == keys.map { CBOREncoder.encode($0) }.sorted { $0.lexicographicallyPrecedes($1) })
+        #expect(map[.text("ab")] == .unsigned(99))
+        #expect(try CBORDecoder.decode(CBOREncoder.encode(.map(map))) == .map(map))
+    }
+
     @Test func twentyFiveElementArrayUsesOneByteLength() throws {
         let value = CBOR.array((1...25).map { .unsigned(UInt64($0)) })
         let encoded = CBOREncoder.encode(value)

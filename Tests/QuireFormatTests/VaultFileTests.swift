@@ -1,5 +1,5 @@
 import QuireCrypto
-import QuireFormat
+@_spi(Testing) import QuireFormat
 import QuireSystem
 import Testing
 
@@ -684,6 +684,48 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         #expect(Ed25519.verify(
             signature: Array(a[32...]), message: Array("quire-commit-v2".utf8) + v.vaultID.bytes + CommitChain.genesisHead + vault.structure.groups[0].digest,
             publicKey: v.member.publicKey))
+    }
+
+    @Test func standingChecksOnlyItsOwnCommitsAttestation() throws {
+        let v = RawKeyVault(label: "standing")
+        try v.create([Array("one".utf8)])
+        let writer = try v.open(writable: true)
+        for i in 0..<3 {
+            try writer.commit(random: SeededRandom(label: "standing \(i)"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
+                try tx.appendSealed(kind: .entryRevision, payload: [UInt8(i)], compress: false)
+            }
+        }
+        let vault = try v.open()
+        #expect(vault.structure.groups.count == 4)
+        // The first commit raises the floor to epoch 1: checked on opening.
+        #expect(vault.uncheckedAttestationCount == 3)
+        // Frame 4 is in the third commit: its standing needs that commit's
+        // attestation and no other.
+        #expect(vault.structure.groupIndex(ofFrame: 4) == 2)
+        #expect(vault.standing(ofFrame: 4) == 2)
+        #expect(vault.uncheckedAttestationCount == 2)
+        #expect(vault.standing(ofFrame: 4) == 2)
+        #expect(vault.uncheckedAttestationCount == 2)
+        #expect(vault.commits.attestations.allSatisfy { $0 == .attested(signer: v.member.publicKey) })
+        #expect(vault.uncheckedAttestationCount == 0)
+    }
+
+    @Test func statusesAndOneGroupsAttestationCheckNoOtherAttestation() throws {
+        let v = RawKeyVault(label: "statuses")
+        try v.create([Array("one".utf8)])
+        let writer = try v.open(writable: true)
+        for i in 0..<3 {
+            try writer.commit(random: SeededRandom(label: "statuses \(i)"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
+                try tx.appendSealed(kind: .entryRevision, payload: [UInt8(i)], compress: false)
+            }
+        }
+        let vault = try v.open()
+        #expect(vault.uncheckedAttestationCount == 3)
+        #expect(vault.commitStatuses == [.verified, .verified, .verified, .verified])
+        #expect(vault.uncheckedAttestationCount == 3)
+        #expect(vault.attestation(ofGroup: 3) == .attested(signer: v.member.publicKey))
+        #expect(vault.uncheckedAttestationCount == 2)
+        #expect(vault.attestation(ofGroup: 4) == .notChecked)
     }
 
     @Test func unattestedIsNotAnIssue() throws {
