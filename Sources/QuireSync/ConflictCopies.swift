@@ -157,8 +157,8 @@ extension ConflictCopies {
     static func holdsEveryFrame(of copyPath: String, vault vaultPath: String, credential: Credential) throws(SyncError) -> Bool {
         let copy = try Side(path: copyPath, role: .copy)
         let vault = try Side(path: vaultPath, role: .vault)
-        let held = Set(try vault.identities(of: 0..<vault.file.structure.committedFrameCount))
         let missing = (0..<copy.file.structure.committedFrameCount).filter { !copy.file.structure.frames[$0].isCommit }
+        let held = try vault.identities(of: 0..<vault.file.structure.committedFrameCount, matching: missing.map { (copy, $0) })
         var notHeld: [Int] = []
         for i in missing where !held.contains(try copy.identity(of: i)) { notHeld.append(i) }
         guard !notHeld.isEmpty else { return true }

@@ -113,7 +113,12 @@ public enum VaultMerge {
         // again, unless the result already holds it sealed again.
         let rekeyFloor = trustedRings.filter { $0.content?.reason == "rekey" }.map(\.epoch).max() ?? 0
         let superseded = try resealedAlready(a: a, b: b, tails: aTail.blocks + bTail.blocks, floor: rekeyFloor)
-        let prefixIDs = Set(try a.identities(of: 0..<prefix.frames))
+        // The prefix's identities are needed only to recognise a tail frame
+        // the prefix holds already: only a frame with the same header and
+        // trailer can be one, so only those are hashed.
+        let tailFrames = (aTail.blocks + bTail.blocks).flatMap { $0.frames.map { ($0.side, $0.index) } }
+            + aTail.unverifiedRecords.map { (a, $0.index) }
+        let prefixIDs = try a.identities(of: 0..<prefix.frames, matching: tailFrames)
         let aIDs = Set(aTail.blocks.flatMap { $0.frames.map(\.identity) }).union(prefixIDs).union(superseded)
         let newFromB = bTail.blocks.flatMap { $0.frames }.filter { !aIDs.contains($0.identity) }
         let aTailSuperseded = aTail.blocks.contains { $0.frames.contains { superseded.contains($0.identity) } }
@@ -140,7 +145,9 @@ public enum VaultMerge {
                         credential: credential, firstNewGroup: prefix.groups, random: random, options: options)
             var report = MergeReport(changed: true, commonPrefixByteCount: prefix.bytes, framesAdded: newFromB.count, framesCarriedUnopened: unopened,
                                framesResealed: 0, commitsWritten: b.file.structure.groups.count - prefix.groups,
-                               unattestedCommits: b.file.commits.attestations[prefix.groups...].filter { if case .unattested = $0 { true } else { false } }.count,
+                               unattestedCommits: b.file.structure.groups[prefix.groups...].filter {
+                                   if case .unattested = b.file.attestation(ofFrame: $0.commitFrame) { true } else { false }
+                               }.count,
                                leftOut: leftOut, droppedFromVault: [])
             report.temporariesLeft = union.temporariesLeft
             return report
@@ -335,7 +342,9 @@ public enum VaultMerge {
             }
             check.verifyCommits(with: unlocked)
             if let first = firstNewGroup {
-                for (i, status) in check.commits.statuses.enumerated() where i >= first && status != .verified {
+                // The statuses only: no attestation is checked here (the
+            // carried ones were checked in the inputs, the new ones signed now).
+            for (i, status) in check.commitStatuses.enumerated() where i >= first && status != .verified {
                     throw SyncError.resultDoesNotVerify(reason: "merged commit \(i) is \(status)")
                 }
             }
@@ -451,9 +460,24 @@ final class Side {
         return f.headerBytes + BLAKE2b.hash(body, byteCount: 32)
     }
 
-    func identities(of range: Range<Int>) throws(SyncError) -> [[UInt8]] {
-        var out: [[UInt8]] = []
-        for i in range where !file.structure.frames[i].isCommit { out.append(try identity(of: i)) }
+    /// The identities of the frames in `range` (commits aside) that may
+    /// equal that of one of `candidates` (frames of either side, by side and
+    /// index). Equal identities mean equal headers and bodies, so equal
+    /// trailers (the trailer ends the body): only frames whose header and
+    /// trailer match a candidate's are read and hashed. A merge's common
+    /// prefix is most of both files; hashing all of it cost more than
+    /// everything else the merge does.
+    func identities(of range: Range<Int>, matching candidates: [(Side, Int)]) throws(SyncError) -> Set<[UInt8]> {
+        var wanted = Set<[UInt8]>()
+        for (side, i) in candidates {
+            let f = side.file.structure.frames[i]
+            wanted.insert(f.headerBytes + f.trailer)
+        }
+        var out = Set<[UInt8]>()
+        for i in range where !file.structure.frames[i].isCommit {
+            let f = file.structure.frames[i]
+            if wanted.contains(f.headerBytes + f.trailer) { out.insert(try identity(of: i)) }
+        }
         return out
     }
 
@@ -530,6 +554,8 @@ final class Side {
     /// A record of this file that authenticates under the keys held but
     /// sits in a commit that does not verify: the merge cannot vouch for it.
     struct Unverified {
+        /// The frame's index in this file.
+        let index: Int
         let identity: [UInt8]
         let issue: FormatError
     }
@@ -542,8 +568,11 @@ final class Side {
         var unverified: [Unverified] = []
         let groups = file.structure.groups
         guard first < groups.count else { return ([], [], []) }
+        // Statuses without attestations: only the carried groups' are
+        // checked, below (the prefix's would be an Ed25519 check each).
+        let statuses = file.commitStatuses
         for g in first..<groups.count {
-            let status = file.commits.statuses.indices.contains(g) ? file.commits.statuses[g] : .unverifiable
+            let status = statuses.indices.contains(g) ? statuses[g] : .unverifiable
             let commitFrame = file.structure.frames[groups[g].commitFrame]
             var carried: [Carried] = []
             var keyrings: [KeyringID] = []
@@ -582,7 +611,7 @@ final class Side {
                     // released unverified is noted: dropping it loses it.
                     leftOut.append(notVouched)
                     if status.isUnverified, let id = try authenticatedIdentity(of: i) {
-                        unverified.append(Unverified(identity: id, issue: notVouched))
+                        unverified.append(Unverified(index: i, identity: id, issue: notVouched))
                     }
                     continue
                 }
@@ -648,13 +677,14 @@ final class Side {
             for c in carried { h.update(c.identity) }
             var attestation: [UInt8]? = nil
             var byRemovedMember = false
-            switch status == .verified ? file.commits.attestations[g] : .notChecked {
+            let attested = status == .verified ? file.attestation(ofFrame: groups[g].commitFrame) : .notChecked
+            switch attested {
             case .attested, .removedMember:
                 // With colliding key ids, the key that opens it.
                 attestation = file.keys.keys(for: commitFrame.header.keyID).lazy.compactMap { key in
                     CommitChain.openAttestation(body: groups[g].commitBody, key: key, vaultID: self.file.vaultID, commitHeader: commitFrame.header)
                 }.first
-                if case .removedMember = file.commits.attestations[g] { byRemovedMember = true }
+                if case .removedMember = attested { byRemovedMember = true }
             case .unattested:
                 attestation = CommitChain.unattested
             case .notChecked, .failed:
