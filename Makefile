@@ -21,17 +21,23 @@ DESTDIR      ?=
 .PHONY: deps build release test check torture torture-quick test-sync vectors vectors-check conformance bench bench-compare bench-peers \
 	bench-smoke fuzz demo clean install install-files uninstall man completions-check lint
 
+# Installs the Debian packages given, those not installed yet (apt-get,
+# through sudo unless root): $(call install-missing,PACKAGES) in a recipe.
+define install-missing
+@missing=""; for p in $(1); do \
+  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+done; \
+if [ -n "$$missing" ]; then \
+  echo "make $@: installing$$missing"; \
+  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+  $$SUDO apt-get install -y --no-install-recommends $$missing >/dev/null 2>&1 || \
+  { $$SUDO apt-get update >/dev/null && $$SUDO apt-get install -y --no-install-recommends $$missing; }; \
+fi
+endef
+
 # Installs the Debian packages Quire links, only when one is missing.
 deps:
-	@missing=""; for p in $(APT_PACKAGES) $(TEST_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "make deps: installing$$missing"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  $$SUDO apt-get install -y --no-install-recommends $$missing >/dev/null 2>&1 || \
-	  { $$SUDO apt-get update >/dev/null && $$SUDO apt-get install -y --no-install-recommends $$missing; }; \
-	fi
+	$(call install-missing,$(APT_PACKAGES) $(TEST_PACKAGES))
 
 build: deps
 	$(SWIFT) build
@@ -145,15 +151,7 @@ bench-compare: release
 # BENCH_PEERS_FLAGS=--quick: 1k/5k entries and 8 MiB, nothing written.
 BENCH_PEERS_FLAGS ?= --write BENCHMARKS.md
 bench-peers: deps
-	@missing=""; for p in $(PEER_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "make bench-peers: installing$$missing"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  $$SUDO apt-get install -y --no-install-recommends $$missing >/dev/null 2>&1 || \
-	  { $$SUDO apt-get update >/dev/null && $$SUDO apt-get install -y --no-install-recommends $$missing; }; \
-	fi
+	$(call install-missing,$(PEER_PACKAGES))
 	$(SWIFT) build -c release --product quire
 	nice -n 5 python3 Scripts/bench-peers.py --quire "$$($(SWIFT) build -c release --show-bin-path)/quire" $(BENCH_PEERS_FLAGS)
 
