@@ -146,7 +146,11 @@ struct ExtractCommand: QuireCommand {
     static func write(_ buffer: [UInt8], count: Int, to file: SystemFile, at offset: UInt64) throws(SystemError) {
         var failure: SystemError?
         buffer.withUnsafeBytes { raw in
-            do throws(SystemError) { try file.write(UnsafeRawBufferPointer(rebasing: raw[0..<count]), at: offset) } catch { failure = error }
+            do throws(SystemError) {
+                try file.write(UnsafeRawBufferPointer(rebasing: raw[0..<count]), at: offset)
+            } catch {
+                failure = error
+            }
         }
         if let failure { throw failure }
     }
