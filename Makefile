@@ -8,26 +8,36 @@ APT_PACKAGES := libsodium-dev libzstd-dev pkg-config libzip-dev libcairo2-dev li
 # (man, groff) and load the completions into (zsh, fish); strace, through which
 # `make torture` kills quire and injects I/O errors.
 TEST_PACKAGES := epubcheck default-jre-headless qpdf poppler-utils python3-nacl python3-zstandard man-db groff-base zsh fish strace
+# What `make bench-peers` compares quire with (keepassxc-cli, age) and
+# times with (hyperfine), and the venv module that jrnl is installed into
+# from PyPI: installed by that target alone, not by `make deps`.
+PEER_PACKAGES := keepassxc age hyperfine python3-venv
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor fuzz-merge fuzz-keyring fuzz-commit
 
 PREFIX       ?= /usr/local
 DESTDIR      ?=
 
-.PHONY: deps build release test check torture torture-quick test-sync vectors vectors-check conformance bench bench-compare \
+.PHONY: deps build release test check torture torture-quick test-sync vectors vectors-check conformance bench bench-compare bench-peers \
 	bench-smoke fuzz demo clean install install-files uninstall man completions-check lint
+
+# Installs the Debian packages given, those not installed yet (apt-get,
+# through sudo unless root): $(call install-missing,PACKAGES) in a recipe.
+define install-missing
+@missing=""; for p in $(1); do \
+  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+done; \
+if [ -n "$$missing" ]; then \
+  echo "make $@: installing$$missing"; \
+  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+  $$SUDO apt-get install -y --no-install-recommends $$missing >/dev/null 2>&1 || \
+  { $$SUDO apt-get update >/dev/null && $$SUDO apt-get install -y --no-install-recommends $$missing; }; \
+fi
+endef
 
 # Installs the Debian packages Quire links, only when one is missing.
 deps:
-	@missing=""; for p in $(APT_PACKAGES) $(TEST_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "make deps: installing$$missing"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  $$SUDO apt-get install -y --no-install-recommends $$missing >/dev/null 2>&1 || \
-	  { $$SUDO apt-get update >/dev/null && $$SUDO apt-get install -y --no-install-recommends $$missing; }; \
-	fi
+	$(call install-missing,$(APT_PACKAGES) $(TEST_PACKAGES))
 
 build: deps
 	$(SWIFT) build
@@ -131,6 +141,19 @@ bench: release
 # in /tmp/quire-v1 (or $$TMPDIR) from `git archive`; nothing on main changes.
 bench-compare: release
 	python3 Scripts/bench-format-compare.py --write BENCHMARKS.md
+
+# Quire beside jrnl, KeePassXC and age on the same synthetic journal and
+# the same 64 MiB file, whole processes timed by hyperfine, in one run
+# (BENCHMARKS.md, "Beside jrnl, KeePassXC and age"; about 20 minutes).
+# Installs keepassxc-cli, age and hyperfine from Debian when missing, and
+# jrnl from PyPI into a venv under ~/.cache/quire/bench-peers. Every tool
+# runs in a scratch HOME and QUIRE_HOME: no real key store is touched.
+# BENCH_PEERS_FLAGS=--quick: 1k/5k entries and 8 MiB, nothing written.
+BENCH_PEERS_FLAGS ?= --write BENCHMARKS.md
+bench-peers: deps
+	$(call install-missing,$(PEER_PACKAGES))
+	$(SWIFT) build -c release --product quire
+	nice -n 5 python3 Scripts/bench-peers.py --quire "$$($(SWIFT) build -c release --show-bin-path)/quire" $(BENCH_PEERS_FLAGS)
 
 # A quick debug run of every benchmark (small sizes, nothing written): keeps
 # the benchmark code working between real runs. Reports, never asserts timings.

@@ -99,12 +99,15 @@ extension PendingCommit {
     /// 64 KiB chunks sealed under this commit's key, then the manifest
     /// (`Spec/format.md §7`).
     ///
-    /// Memory stays bounded (two 64 KiB buffers and one frame) whatever the
-    /// size. The blob id is the keyed BLAKE2b-256 of the content under the
-    /// write key's blob key, hashed on a second thread while the next chunk is
-    /// read. When `isKnown` says the vault already holds that blob id, the
-    /// chunks just written are dropped (they are not committed yet) and
-    /// nothing is appended.
+    /// Memory stays bounded (two batches of ``batchChunkCount`` chunks and one
+    /// frame) whatever the size. The content is read a batch at a time; the
+    /// blob id, the keyed BLAKE2b-256 of the content under the write key's
+    /// blob key, is hashed on a second thread one batch at a time while this
+    /// thread seals that batch's chunks and reads the next. (Handing the
+    /// hashing thread one 64 KiB chunk at a time cost a wake-up per chunk,
+    /// a thousand per 64 MiB.) When `isKnown` says the vault already holds
+    /// that blob id, the chunks just written are dropped (they are not
+    /// committed yet) and nothing is appended.
     ///
     /// - Throws: ``FormatError/sizeLimitExceeded(_:what:size:limit:)`` over
     ///   `maxByteCount` (or ``Limits/maxBlobByteCount``),
@@ -120,11 +123,13 @@ extension PendingCommit {
         let start = mark()
         let stream = StreamID(using: random)
         let chunkSize = Limits.chunkByteCount
+        let batchSize = chunkSize * Self.batchChunkCount
         let limit = min(maxByteCount, Limits.maxBlobByteCount)
-        // Two stream buffers (one is hashed on the second thread while the
-        // next is read) and one frame buffer; nothing is allocated per chunk.
-        let buffers = [UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16),
-                       UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)]
+        // Two batch buffers (one is hashed on the second thread while the
+        // next is read and sealed) and one frame buffer; nothing is
+        // allocated per chunk.
+        let buffers = [UnsafeMutableRawBufferPointer.allocate(byteCount: batchSize, alignment: 16),
+                       UnsafeMutableRawBufferPointer.allocate(byteCount: batchSize, alignment: 16)]
         let frame = UnsafeMutableRawBufferPointer.allocate(byteCount: FrameHeader.byteCount + SealedFrame.fullChunkBodyLength, alignment: 16)
         let hasher = ParallelHasher(key: blobKey)
         defer {
@@ -135,10 +140,10 @@ extension PendingCommit {
         }
         let vaultID = vault.vaultID
         var index: UInt32 = 0
-        func emit(_ buffer: UnsafeMutableRawBufferPointer, _ count: Int, isFinal: Bool) throws(FormatError) {
+        func emit(_ buffer: UnsafeMutableRawBufferPointer, at offset: Int, _ count: Int, isFinal: Bool) throws(FormatError) {
             let chunk = ChunkHeader(stream: stream, index: index, isFinal: isFinal)
             let out = UnsafeMutableRawBufferPointer(rebasing: frame[0..<(FrameHeader.byteCount + SealedFrame.chunkBodyLength(plaintextCount: count))])
-            try SealedFrame.sealChunk(plaintext: UnsafeRawBufferPointer(rebasing: buffer[0..<count]), into: out,
+            try SealedFrame.sealChunk(plaintext: UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)]), into: out,
                                       chunk: chunk, key: key, vaultID: vaultID, random: random)
             _ = try appendFrame(UnsafeRawBufferPointer(out), plaintextBody: nil, chunk: chunk)
             if !isFinal {
@@ -149,43 +154,57 @@ extension PendingCommit {
             }
         }
         var slot = 0
-        var fill = try Self.readFull(source, into: buffers[0], count: chunkSize)
-        var total = UInt64(fill)
+        var total: UInt64 = 0
         do throws(FormatError) {
+            var fill = try Self.readFull(source, into: buffers[0], count: batchSize)
+            total = UInt64(fill)
             guard total <= limit else { throw .sizeLimitExceeded(nil, what: "attachment", size: total, limit: limit) }
-            hasher.submit(UnsafeRawBufferPointer(rebasing: buffers[0][0..<fill]), slot: 0)
-            // Content chunks: a full chunk is emitted once more content is
-            // known to follow it.
-            while fill == chunkSize {
-                hasher.wait(slot: 1 - slot)
-                let next = try Self.readFull(source, into: buffers[1 - slot], count: chunkSize)
-                if next == 0 { break }
-                try emit(buffers[slot], fill, isFinal: false)
-                slot = 1 - slot
-                fill = next
-                total += UInt64(next)
-                guard total <= limit else { throw .sizeLimitExceeded(nil, what: "attachment", size: total, limit: limit) }
+            // Whole batches: padding always follows the content (at least
+            // the 0x80), so a chunk holding 64 KiB of content is never the
+            // final one, and a full batch can be sealed at once.
+            while true {
                 hasher.submit(UnsafeRawBufferPointer(rebasing: buffers[slot][0..<fill]), slot: slot)
+                if fill < batchSize { break }
+                for c in 0..<Self.batchChunkCount { try emit(buffers[slot], at: c * chunkSize, chunkSize, isFinal: false) }
+                slot = 1 - slot
+                hasher.wait(slot: slot)
+                fill = try Self.readFull(source, into: buffers[slot], count: batchSize)
+                total += UInt64(fill)
+                guard total <= limit else { throw .sizeLimitExceeded(nil, what: "attachment", size: total, limit: limit) }
             }
-            // The content has ended: the padding follows it, after the bytes
-            // being hashed (no overlap), up to Padmé(N + 1) bytes in all.
+            // The last batch (being hashed) holds the end of the content:
+            // its full chunks, then the rest of the content followed by the
+            // padding, up to Padmé(N + 1) bytes in all. The padding is
+            // written after the bytes being hashed (no overlap), and chunks
+            // holding padding alone are built in the other buffer.
+            var offset = 0
+            while fill - offset >= chunkSize {
+                try emit(buffers[slot], at: offset, chunkSize, isFinal: false)
+                offset += chunkSize
+            }
             var padding = Padding.streamByteCount(contentByteCount: total) - total
+            var buffer = buffers[slot]
+            var count = fill - offset
             var marker = true
             while true {
-                let take = Int(min(UInt64(chunkSize - fill), padding))
+                let take = Int(min(UInt64(chunkSize - count), padding))
                 if take > 0 {
-                    buffers[slot][fill] = marker ? 0x80 : 0
-                    for i in (fill + 1)..<(fill + take) { buffers[slot][i] = 0 }
+                    buffer[offset + count] = marker ? 0x80 : 0
+                    if take > 1 {
+                        UnsafeMutableRawBufferPointer(rebasing: buffer[(offset + count + 1)..<(offset + count + take)])
+                            .initializeMemory(as: UInt8.self, repeating: 0)
+                    }
                     marker = false
-                    fill += take
+                    count += take
                     padding -= UInt64(take)
                 }
                 let isFinal = padding == 0
-                try emit(buffers[slot], fill, isFinal: isFinal)
+                try emit(buffer, at: offset, count, isFinal: isFinal)
                 if isFinal { break }
-                slot = 1 - slot
-                hasher.wait(slot: slot)
-                fill = 0
+                hasher.wait(slot: 1 - slot)
+                buffer = buffers[1 - slot]
+                offset = 0
+                count = 0
             }
         } catch {
             rollBack(to: start)
@@ -200,6 +219,11 @@ extension PendingCommit {
         try appendSealed(kind: .blobManifest, payload: manifest.encoded(), compress: false)
         return .stored(manifest)
     }
+
+    /// Chunks read, hashed and sealed as one batch when storing an
+    /// attachment (1 MiB): a batch is one read of the source and one job for
+    /// the hashing thread.
+    static let batchChunkCount = 16
 
     /// Reads until `count` bytes are at the start of `buffer` or the source ends.
     static func readFull(_ source: any ByteSource, into buffer: UnsafeMutableRawBufferPointer, count: Int) throws(FormatError) -> Int {
@@ -364,10 +388,12 @@ extension VaultFile {
 /// Reads one attachment's content chunk by chunk, checks the padding after
 /// it, and checks its size and blob id at the end (`Spec/format.md §7.4`).
 ///
-/// Memory stays bounded: one chunk body and two 64 KiB output buffers. The
-/// content is hashed on a second thread while the next chunk is read. Bytes
-/// are handed out before the whole attachment is checked: a caller that
-/// needs certainty reads to the end (``readAll()``) before it trusts them.
+/// Memory stays bounded: one chunk body and two output buffers of
+/// ``PendingCommit/batchChunkCount`` chunks. Chunks are opened a batch at a
+/// time, and each batch's content is hashed on a second thread while the
+/// next batch is opened. Bytes are handed out before the whole attachment
+/// is checked: a caller that needs certainty reads to the end
+/// (``readAll()``) before it trusts them.
 public final class BlobReader {
     let vault: VaultFile
     /// The manifest being read.
@@ -382,6 +408,9 @@ public final class BlobReader {
     private var contentLeft: UInt64
     private var streamRead: UInt64 = 0
     private var markerSeen = false
+    /// An error met after the first chunk of a batch: the chunks before it
+    /// are handed out first, as if read one at a time.
+    private var deferredError: FormatError?
     private var hasher: ParallelHasher?
     /// The alias the content is read through, and a hasher per blob key it
     /// may be the content's id under (`Spec/format.md §7.3`).
@@ -394,7 +423,9 @@ public final class BlobReader {
         self.frames = frames
         contentLeft = manifest.byteCount
         body = UnsafeMutableRawBufferPointer.allocate(byteCount: SealedFrame.fullChunkBodyLength, alignment: 16)
-        outputs = (0..<2).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: Limits.chunkByteCount, alignment: 16) }
+        outputs = (0..<2).map { _ in
+            UnsafeMutableRawBufferPointer.allocate(byteCount: Limits.chunkByteCount * PendingCommit.batchChunkCount, alignment: 16)
+        }
         if let blobKey { hasher = ParallelHasher(key: blobKey) }
         self.alias = alias?.0
         aliasHashers = (alias?.1 ?? []).map { ParallelHasher(key: $0) }
@@ -469,21 +500,39 @@ public final class BlobReader {
     ///   I/O errors.
     public func read(into destination: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
         while bufferOffset == bufferCount {
+            if let deferredError {
+                self.deferredError = nil
+                throw deferredError
+            }
             guard nextChunk < frames.count else { return 0 }
             slot = 1 - slot
-            hasher?.wait(slot: slot)  // that buffer's previous chunk is hashed
+            hasher?.wait(slot: slot)  // that buffer's previous batch is hashed
             for h in aliasHashers { h.wait(slot: slot) }
-            let plain = try readChunk(nextChunk, into: outputs[slot])
-            nextChunk += 1
-            streamRead += UInt64(plain)
-            let content = Int(min(UInt64(plain), contentLeft))
-            contentLeft -= UInt64(content)
-            try checkPadding(UnsafeRawBufferPointer(rebasing: outputs[slot][content..<plain]))
-            bufferCount = content
+            // A batch of chunks, their content one after another (padding
+            // is checked where it lands, then overwritten by the next chunk).
+            var filled = 0
+            for position in 0..<PendingCommit.batchChunkCount {
+                guard nextChunk < frames.count else { break }
+                let target = UnsafeMutableRawBufferPointer(rebasing: outputs[slot][filled..<(filled + Limits.chunkByteCount)])
+                do throws(FormatError) {
+                    let plain = try readChunk(nextChunk, into: target)
+                    let content = Int(min(UInt64(plain), contentLeft))
+                    try checkPadding(UnsafeRawBufferPointer(rebasing: target[content..<plain]))
+                    nextChunk += 1
+                    streamRead += UInt64(plain)
+                    contentLeft -= UInt64(content)
+                    filled += content
+                } catch {
+                    guard position > 0 else { throw error }
+                    deferredError = error
+                    break
+                }
+            }
+            bufferCount = filled
             bufferOffset = 0
-            hasher?.submit(UnsafeRawBufferPointer(rebasing: outputs[slot][0..<content]), slot: slot)
-            for h in aliasHashers { h.submit(UnsafeRawBufferPointer(rebasing: outputs[slot][0..<content]), slot: slot) }
-            if nextChunk == frames.count { try finish() }
+            hasher?.submit(UnsafeRawBufferPointer(rebasing: outputs[slot][0..<filled]), slot: slot)
+            for h in aliasHashers { h.submit(UnsafeRawBufferPointer(rebasing: outputs[slot][0..<filled]), slot: slot) }
+            if deferredError == nil && nextChunk == frames.count { try finish() }
         }
         let n = min(destination.count, bufferCount - bufferOffset)
         destination.baseAddress!.copyMemory(from: outputs[slot].baseAddress!.advanced(by: bufferOffset), byteCount: n)

@@ -66,6 +66,20 @@ public enum VaultMerge {
         vaultAt vaultPath: String, copyAt copyPath: String, credential: Credential,
         random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions()
     ) throws(SyncError) -> MergeReport {
+        try merge(vaultAt: vaultPath, copyAt: copyPath, credential: credential, random: random, options: options, reusing: nil)
+    }
+
+    /// ``merge(vaultAt:copyAt:credential:random:options:)``, reusing
+    /// `scanned`, a handle on the vault the caller has just opened, instead
+    /// of scanning the vault again, when it is still the file at
+    /// `vaultPath` (same device and inode) with the size it had when
+    /// scanned, once the vault's lock is held. Its commit verdicts are
+    /// replaced by the merge's. (A merge of 10k entries scanned the vault
+    /// twice, once for the command that unlocked it.)
+    package static func merge(
+        vaultAt vaultPath: String, copyAt copyPath: String, credential: Credential,
+        random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions(), reusing scanned: VaultFile?
+    ) throws(SyncError) -> MergeReport {
         // The vault ids first, from the headers alone: a copy of another vault
         // (or a huge file) is refused before anything is scanned.
         let vaultHeader: FileHeader, copyHeader: FileHeader
@@ -83,7 +97,7 @@ public enum VaultMerge {
         // Hold the vault's lock so no writer appends while we rewrite.
         let lockHandle = try lockForRewrite(vaultPath, timeoutSeconds: options.lockTimeoutSeconds)
         defer { lockHandle.unlock() }
-        let a = try Side(path: vaultPath, role: .vault)
+        let a = try Side(path: vaultPath, role: .vault, reusing: scanned)
         guard a.file.vaultID == b.file.vaultID else {
             throw .differentVaults(vault: a.file.vaultID, copy: b.file.vaultID)
         }
@@ -438,12 +452,20 @@ final class Side {
     let file: VaultFile
     let handle: SystemFile
 
-    init(path: String, role: Role) throws(SyncError) {
+    /// Scans the file at `path`, or takes `scanned` when it is that same
+    /// file (device and inode) at the size it was scanned at.
+    init(path: String, role: Role, reusing scanned: VaultFile? = nil) throws(SyncError) {
         self.path = path
         self.role = role
         do {
-            file = try VaultFile(path: path)
             handle = try SystemFile(path: path, mode: .readOnly)
+            if let scanned, let identity = scanned.fileIdentity, identity == (try handle.identity()),
+                try handle.size() == scanned.structure.fileSize
+            {
+                file = scanned
+            } else {
+                file = try VaultFile(path: path)
+            }
         } catch let e as FormatError {
             throw role == .vault ? .vaultUnreadable(path: path, e) : .copyUnreadable(path: path, e)
         } catch let e as SystemError {

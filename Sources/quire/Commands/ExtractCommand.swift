@@ -57,16 +57,22 @@ struct ExtractCommand: QuireCommand {
                 code: "ambiguous_id", exit: .usage)
         }
         Reading.include([ref])
-        if let damage = Reading.damagedAttachments(opened.vault)[ref.blob] {
-            throw CLIFailure(
-                "attachment \(EntryFormat.attachmentID(ref)) in \(vault) is damaged and cannot be read (\(damage.code)); nothing was written",
-                hint: "'quire verify \(vault)' lists the damage; restore the attachment from another copy ('quire merge \(vault) COPY')",
-                code: damage.code)
-        }
+        // Standard output cannot take bytes back: the attachment is read
+        // through once (every chunk opened, the blob id checked) before a
+        // byte is written. A file is written under a temporary name and
+        // appears only once that same check has passed while writing it, so
+        // one read is enough: reading it twice cost as much as the rest.
+        if output == "-", let damage = Reading.damagedAttachments(opened.vault)[ref.blob] { throw damaged(ref, code: damage.code) }
         let reader: BlobReader
-        do { reader = try opened.vault.openAttachment(ref.blob) } catch { throw .vault(error, path: vault) }
+        do { reader = try opened.vault.openAttachment(ref.blob) } catch {
+            if case .attachmentNotFound = error { throw .vault(error, path: vault) }
+            let format: FormatError? = if case .format(let f) = error { f } else { nil }
+            let code = format?.code ?? error.code
+            Reading.noteRead(ref, failure: (code, format?.location, format?.description ?? error.description))
+            throw damaged(ref, code: code)
+        }
         if output == "-" {
-            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            var buffer = [UInt8](repeating: 0, count: Self.bufferByteCount)
             defer { wipe(&buffer) }
             do throws(FormatError) {
                 while true {
@@ -95,7 +101,7 @@ struct ExtractCommand: QuireCommand {
         let temp = ".quire-extract-\(FileSystem.processID)-\(UInt32.random(in: 0...UInt32.max))"
         let tempPath = output.map { Paths.parentFolder(of: $0) + "/" + temp } ?? temp
         var written: UInt64 = 0
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var buffer = [UInt8](repeating: 0, count: Self.bufferByteCount)
         defer { wipe(&buffer) }
         do {
             let file = try SystemFile(path: tempPath, mode: .createExclusive(permissions: 0o600))
@@ -103,10 +109,11 @@ struct ExtractCommand: QuireCommand {
             while true {
                 let n = try Self.readChunk(reader, into: &buffer)
                 if n == 0 { break }
-                try file.write(Array(buffer[0..<n]), at: written)
+                try Self.write(buffer, count: n, to: file, at: written)
                 written += UInt64(n)
             }
             try file.sync()
+            Reading.noteRead(ref, failure: nil)
             if let output {
                 try FileSystem.link(tempPath, to: output)
                 return (output, written)
@@ -121,7 +128,9 @@ struct ExtractCommand: QuireCommand {
         } catch let e as CLIFailure {
             throw e
         } catch let e as FormatError {
-            throw .vault(.format(e), path: vault)
+            // Only reading the attachment throws these: it is damaged.
+            Reading.noteRead(ref, failure: (e.code, e.location, e.description))
+            throw damaged(ref, code: e.code)
         } catch let e as SystemError {
             if e.isAlreadyExists, let output {
                 throw CLIFailure("\(output) already exists; nothing was written", hint: "choose another name or remove it first")
@@ -130,6 +139,28 @@ struct ExtractCommand: QuireCommand {
         } catch {
             throw CLIFailure("cannot write \(output ?? "the attachment"): \(error)")
         }
+    }
+
+    /// Writes the first `count` bytes of `buffer` to `file` at `offset`,
+    /// copying nothing.
+    static func write(_ buffer: [UInt8], count: Int, to file: SystemFile, at offset: UInt64) throws(SystemError) {
+        var failure: SystemError?
+        buffer.withUnsafeBytes { raw in
+            do throws(SystemError) {
+                try file.write(UnsafeRawBufferPointer(rebasing: raw[0..<count]), at: offset)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// The failure for an attachment whose bytes cannot be read.
+    func damaged(_ ref: AttachmentReference, code: String) -> CLIFailure {
+        CLIFailure(
+            "attachment \(EntryFormat.attachmentID(ref)) in \(vault) is damaged and cannot be read (\(code)); nothing was written",
+            hint: "'quire verify \(vault)' lists the damage; restore the attachment from another copy ('quire merge \(vault) COPY')",
+            code: code)
     }
 
     /// Links `temp` to `name`; false when `name` is taken.
@@ -160,14 +191,27 @@ struct ExtractCommand: QuireCommand {
         return ext.isEmpty ? (name, "") : (String(name.dropLast(ext.count + 1)), "." + ext)
     }
 
-    /// Reads the next piece of an attachment into `buffer`; 0 at the end.
+    /// Bytes read from the attachment and written to the file at a time
+    /// (1 MiB): each write is a system call.
+    static let bufferByteCount = 1 << 20
+
+    /// Reads the next piece of an attachment into `buffer` (as much as
+    /// fills it, unless the attachment ends first); 0 at the end.
     static func readChunk(_ reader: BlobReader, into buffer: inout [UInt8]) throws(FormatError) -> Int {
         var failure: FormatError?
         let n = buffer.withUnsafeMutableBytes { raw -> Int in
-            do throws(FormatError) { return try reader.read(into: raw) } catch {
-                failure = error
-                return 0
+            var done = 0
+            while done < raw.count {
+                do throws(FormatError) {
+                    let n = try reader.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[done...]))
+                    if n == 0 { break }
+                    done += n
+                } catch {
+                    failure = error
+                    return 0
+                }
             }
+            return done
         }
         if let failure { throw failure }
         return n

@@ -57,7 +57,12 @@ struct MergeCommand: QuireCommand {
         let progress = ProgressBar("merging \(b) into \(target)")
         progress.start()
         let report: MergeReport
-        do { report = try VaultMerge.merge(vaultAt: temporary ?? a, copyAt: b, credential: opened.credential) } catch {
+        do {
+            // The vault as just opened: the merge scans it again only if it
+            // changed meanwhile (or with -o, where it merges into a copy).
+            report = try VaultMerge.merge(
+                vaultAt: temporary ?? a, copyAt: b, credential: opened.credential, reusing: opened.vault.file)
+        } catch {
             progress.finish()
             if let temporary { try? FileSystem.remove(temporary) }
             var f = CLIFailure.vault(.sync(error), path: a)

@@ -79,7 +79,6 @@ enum Reading {
                 if let record = known { damaged[blob] = record }
                 continue
             }
-            var record: UnreadRecords.Record?
             let failure: (code: String, location: FrameLocation?, message: String)?
             do {
                 let reader = try vault.openAttachment(blob)
@@ -98,15 +97,27 @@ enum Reading {
                     failure = (error.code, nil, error.description)
                 }
             }
-            if let failure {
-                record = UnreadRecords.Record(
-                    code: failure.code, offset: failure.location?.offset, frameIndex: failure.location?.index,
-                    message: "attachment \(EntryFormat.attachmentID(ref)) cannot be read: \(failure.message)")
-                damaged[blob] = record
-            }
-            checkedAttachments.withLock { $0[blob] = .some(record) }
+            if let record = noteRead(ref, failure: failure) { damaged[blob] = record }
         }
         return damaged
+    }
+
+    /// Records that attachment `ref` was read through, by this command
+    /// itself (extract) or by ``damagedAttachments(_:)``: `failure` is the
+    /// error that stopped the read, nil when every chunk opened and the blob
+    /// id checked. ``damagedAttachments(_:)`` then reports it without reading
+    /// it again. Returns the record to report, nil when it read.
+    @discardableResult
+    static func noteRead(_ ref: AttachmentReference, failure: (code: String, location: FrameLocation?, message: String)?)
+        -> UnreadRecords.Record?
+    {
+        let record = failure.map {
+            UnreadRecords.Record(
+                code: $0.code, offset: $0.location?.offset, frameIndex: $0.location?.index,
+                message: "attachment \(EntryFormat.attachmentID(ref)) cannot be read: \($0.message)")
+        }
+        checkedAttachments.withLock { $0[ref.blob] = .some(record) }
+        return record
     }
 
     /// The attachments this command reads through.
