@@ -116,13 +116,12 @@ struct EntryIndex: Sendable {
         return blobs[id]?.contains { $0.exact && $0.standing == 2 && $0.blobKey == blobKey } ?? false
     }
 
-    /// The heads of an entry: revisions no other revision names as a parent,
-    /// winner first (greatest clock, then greatest revision id).
+    /// The heads of an entry: revisions no other revision retires (names as a
+    /// parent; one not attested by a member never retires one that is,
+    /// `Spec/merge.md §5`), winner first (greatest clock, then greatest revision id).
     func heads(of entry: EntryID) -> [RevisionSummary] {
         guard let list = revisions[entry] else { return [] }
-        var named = Set<RevisionID>()
-        for r in list { for p in r.parents { named.insert(p) } }
-        return list.filter { !named.contains($0.revisionID) }.sorted { a, b in
+        return EntryRevision.heads(of: list, id: \.revisionID, parents: \.parents, attested: { $0.standing == 2 }).sorted { a, b in
             a.clock != b.clock ? a.clock > b.clock : b.revisionID < a.revisionID
         }
     }

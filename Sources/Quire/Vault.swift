@@ -472,7 +472,10 @@ public final class VaultTransaction {
 
     func finishIndexing() {
         guard vault.index != nil else { return }
-        for (frame, rev) in newRevisions { vault.index!.insert(rev, frame: frame, retain: vault.retainsEntryBodies) }
+        // The commit is attested by this writer (a member: writes are
+        // refused otherwise), so its revisions retire what they name (merge.md §5).
+        let attestor = vault.signer.map { Array($0.publicKey) }
+        for (frame, rev) in newRevisions { vault.index!.insert(rev, frame: frame, attestedBy: attestor, retain: vault.retainsEntryBodies) }
         for (m, frame) in newBlobs {
             vault.index!.insert(m, frame: frame, blobKey: pending.key.blobKey, standing: 2)
         }

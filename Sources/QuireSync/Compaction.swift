@@ -198,8 +198,11 @@ public enum Compaction {
         var keep = Set<Int>()
         let tombstoneCutoff: Int64? = options.tombstoneHorizonMilliseconds.map { cutoff(now: now, horizon: $0) }
         for (_, list) in byEntry {
-            let named = Set(list.flatMap(\.revision.parents))
-            let heads = list.filter { !named.contains($0.revision.revisionID) }
+            // An unattested revision naming an attested one as its parent
+            // does not retire it (merge.md §5): it stays a head and is kept.
+            let heads = EntryRevision.heads(
+                of: list, id: \.revision.revisionID, parents: \.revision.parents,
+                attested: { file.standing(ofFrame: $0.index) == 2 })
             if let cutoff = tombstoneCutoff, heads.allSatisfy({ $0.revision.isDeleted }),
                 heads.allSatisfy({ Int64(clamping: $0.revision.clock.milliseconds) < cutoff }) {
                 continue
