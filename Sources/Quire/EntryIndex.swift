@@ -41,11 +41,11 @@ struct BlobCandidate: Sendable {
     /// True when the id is the manifest's `blob`, false for an alias.
     let exact: Bool
 
-    /// Resolution order: an exact blob id before an alias, then the higher
-    /// standing, then the earlier frame.
+    /// Resolution order: the higher standing, then an exact blob id before
+    /// an alias, then the earlier frame (`Spec/format.md §7.3`).
     func precedes(_ other: BlobCandidate) -> Bool {
-        if exact != other.exact { return exact }
         if standing != other.standing { return standing > other.standing }
+        if exact != other.exact { return exact }
         return frame < other.frame
     }
 }
@@ -103,9 +103,10 @@ struct EntryIndex: Sendable {
         }
     }
 
-    /// The manifest `id` resolves to (`Spec/format.md §7.3`): one whose
-    /// `blob` is `id`, before one that lists it in `aliases`; then the
-    /// highest standing; then the first in file order.
+    /// The manifest `id` resolves to (`Spec/format.md §7.3`): the highest
+    /// standing; then one whose `blob` is `id` before one that lists it in
+    /// `aliases`; then the first in file order. No other candidate is tried
+    /// when its content does not read whole.
     func resolve(_ id: BlobID) -> BlobCandidate? { blobs[id]?.first }
 
     /// True when an upload with blob id `id` under `blobKey` may be

@@ -223,8 +223,9 @@ public enum Compaction {
         for r in revisions where keep.contains(r.index) { for a in r.revision.body.attachments { liveBlobs.insert(a.blob) } }
         // What each kept reference resolves to: of the manifests whose
         // stream is whole and whose blob id or one of whose aliases is the
-        // reference's, the one of highest standing, then the first in file
-        // order (records.md §4, format.md §7.3), each once. Two
+        // reference's, the one of highest standing, then one whose own blob
+        // id it is, then the first in file order (records.md §4, format.md
+        // §7.3), each once. Two
         // manifests can share a blob id and differ in aliases (each side of
         // two concurrent rekeys stored the content again, and a later rekey
         // stored both again): both stay when references need both.
@@ -234,7 +235,9 @@ public enum Compaction {
             let answering = whole.filter { $0.manifest.answers(to: blob) }
             if let m = answering.max(by: { a, b in
                 let (sa, sb) = (file.standing(ofFrame: a.index), file.standing(ofFrame: b.index))
-                return sa != sb ? sa < sb : a.index > b.index
+                if sa != sb { return sa < sb }
+                let (ea, eb) = (a.manifest.blob == blob, b.manifest.blob == blob)
+                return ea != eb ? eb : a.index > b.index
             }) {
                 resolved[m.index] = m
             }

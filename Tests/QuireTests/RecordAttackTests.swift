@@ -332,4 +332,37 @@ import QuireSystem
         // resolves, but reading it to the end fails.
         #expect(throws: FormatError.blobIDMismatch(blob: unknown.description)) { try reader.openAttachment(unknown).readAll() }
     }
+
+    // MARK: Third review, item 10 — an exact blob id before standing
+
+    /// The owner stores a photo (blob id X) and compacts with a rekey: the
+    /// photo is stored again under the new blob key, the attested manifest
+    /// listing X as an alias. A holder of an epoch key then appends, in a
+    /// commit nobody attests, a manifest whose own `blob` is X over a stream
+    /// of junk that is whole in structure. Before, a manifest whose `blob`
+    /// is X came before one that only lists it, whatever its standing: the
+    /// entry naming X read the junk and failed [`blob_id_mismatch`]. Now the
+    /// standing comes first (`Spec/format.md §7.3`): X resolves to the
+    /// attested manifest and reads the photo.
+    @Test func attackExactBlobIDPreemptsAttestedAlias() throws {
+        let dir = TemporaryDirectory()
+        let (owner, laptop) = try Self.laptopVault(dir, "exact")
+        let path = dir.file("j.quire")
+        let photo = (0..<150_000).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 3) }
+        var stored: StoredBlob?
+        try owner.commit { tx in stored = try tx.storeAttachment(from: MemoryByteSource(photo), mediaType: "image/jpeg") }
+        let x = try #require(stored).blob
+        try owner.add(EntryBody(created: Self.t0 + 1, text: "the photo", attachments: [AttachmentReference(id: [1], blob: x, mediaType: "image/jpeg")]))
+        _ = try owner.compact(CompactionOptions(rekey: true), now: Self.t0 + 2)
+        let f = try Self.rawFile(path, .device(laptop.keyPair))
+        try f.commit(random: SeededRandom(label: "exact plant"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+            guard case .stored(let junk) = try tx.appendBlob(from: MemoryByteSource(Array(repeating: 0x4a, count: photo.count)), mediaType: "image/jpeg") else {
+                return
+            }
+            let forged = BlobManifest(blob: x, stream: junk.stream, byteCount: junk.byteCount, mediaType: "image/jpeg")
+            _ = try tx.appendSealed(kind: .blobManifest, payload: forged.encoded())
+        }
+        let reader = try Vault.open(at: path, credential: .device(laptop.keyPair), writable: false, options: fast)
+        #expect(try reader.openAttachment(x).readAll() == photo)
+    }
 }
