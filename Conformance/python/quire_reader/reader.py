@@ -249,7 +249,7 @@ def read_vault(data: bytes, cred: Credential) -> Result:
             allowed = release_keys(c, f, keys)          # step 2
             if f.kind == KIND_CHUNK:
                 if allowed is not STALE:                 # §7.4: a stale chunk is in no stream
-                    chunk = Chunk(f, allowed, c.standing)
+                    chunk = Chunk(f, allowed, c.standing, vault_id)
                     streams.setdefault(chunk.stream, []).append(chunk)
                 continue
             if allowed is STALE:
