@@ -195,11 +195,12 @@ extension Vault {
         }
         // The heads, and the keyrings this credential is behind: a file that
         // lost one of them was rolled back.
-        var remembered = state.heads.map(\.id)
-        for newer in unlocked.newerKeyrings where !remembered.contains(newer.id) { remembered.append(newer.id) }
+        // The most recent 64 in file order (keys.md §7): ids can be ground.
+        let remembered = VaultMemory.remembered(
+            state.heads.map { ($0.id, $0.location) } + unlocked.newerKeyrings.map { ($0.id, $0.location) })
         let memory = VaultMemory(
             vaultID: vaultID, path: path, committedLength: s.committedEnd, chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
-            newestClock: max(previous?.newestClock ?? 0, known), keyringHeads: Array(remembered.prefix(Limits.maxParentCount)),
+            newestClock: max(previous?.newestClock ?? 0, known), keyringHeads: remembered,
             removedKey: removedKey)
         if memory == previous { return }
         do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
@@ -218,7 +219,7 @@ extension Vault {
             let s = file.structure
             let memory = VaultMemory(
                 vaultID: vaultID, path: path, committedLength: s.committedEnd, chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
-                newestClock: (try? loadIndex().maxClock.rawValue) ?? 0, keyringHeads: Array(state.heads.map(\.id).prefix(Limits.maxParentCount)),
+                newestClock: (try? loadIndex().maxClock.rawValue) ?? 0, keyringHeads: VaultMemory.remembered(state.heads.map { ($0.id, $0.location) }),
                 removedKey: nil)
             do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
             warnings.removeAll { $0.code == "rollback_suspected" }
