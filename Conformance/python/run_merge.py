@@ -77,8 +77,12 @@ def entries(result):
             revisions.setdefault(v.get("entry"), {})[v.get("revision")] = v
     out = {}
     for entry, revs in revisions.items():
-        named = {p for v in revs.values() for p in v.get("parents", [])}
-        heads = [v for rid, v in revs.items() if rid not in named]
+        # A revision not released from a commit a current member attested
+        # does not retire (as a parent) one that is.
+        by_attested = {p for rid, v in revs.items() if standing[(entry, rid)] == 3 for p in v.get("parents", [])}
+        by_others = {p for rid, v in revs.items() if standing[(entry, rid)] != 3 for p in v.get("parents", [])}
+        heads = [v for rid, v in revs.items()
+                 if rid not in by_attested and (standing[(entry, rid)] == 3 or rid not in by_others)]
         out[entry] = heads, max(heads, key=lambda v: (v.get("clock", 0), v.get("revision")))
     return out
 

@@ -41,11 +41,11 @@ struct BlobCandidate: Sendable {
     /// True when the id is the manifest's `blob`, false for an alias.
     let exact: Bool
 
-    /// Resolution order: an exact blob id before an alias, then the higher
-    /// standing, then the earlier frame.
+    /// Resolution order: the higher standing, then an exact blob id before
+    /// an alias, then the earlier frame (`Spec/format.md §7.3`).
     func precedes(_ other: BlobCandidate) -> Bool {
-        if exact != other.exact { return exact }
         if standing != other.standing { return standing > other.standing }
+        if exact != other.exact { return exact }
         return frame < other.frame
     }
 }
@@ -103,9 +103,10 @@ struct EntryIndex: Sendable {
         }
     }
 
-    /// The manifest `id` resolves to (`Spec/format.md §7.3`): one whose
-    /// `blob` is `id`, before one that lists it in `aliases`; then the
-    /// highest standing; then the first in file order.
+    /// The manifest `id` resolves to (`Spec/format.md §7.3`): the highest
+    /// standing; then one whose `blob` is `id` before one that lists it in
+    /// `aliases`; then the first in file order. No other candidate is tried
+    /// when its content does not read whole.
     func resolve(_ id: BlobID) -> BlobCandidate? { blobs[id]?.first }
 
     /// True when an upload with blob id `id` under `blobKey` may be
@@ -116,13 +117,12 @@ struct EntryIndex: Sendable {
         return blobs[id]?.contains { $0.exact && $0.standing == 2 && $0.blobKey == blobKey } ?? false
     }
 
-    /// The heads of an entry: revisions no other revision names as a parent,
-    /// winner first (greatest clock, then greatest revision id).
+    /// The heads of an entry: revisions no other revision retires (names as a
+    /// parent; one not attested by a member never retires one that is,
+    /// `Spec/merge.md §5`), winner first (greatest clock, then greatest revision id).
     func heads(of entry: EntryID) -> [RevisionSummary] {
         guard let list = revisions[entry] else { return [] }
-        var named = Set<RevisionID>()
-        for r in list { for p in r.parents { named.insert(p) } }
-        return list.filter { !named.contains($0.revisionID) }.sorted { a, b in
+        return EntryRevision.heads(of: list, id: \.revisionID, parents: \.parents, attested: { $0.standing == 2 }).sorted { a, b in
             a.clock != b.clock ? a.clock > b.clock : b.revisionID < a.revisionID
         }
     }

@@ -103,9 +103,19 @@ extension Vault {
         // nothing (Spec/keys.md §7).
         let byID = Dictionary(unlocked.keyrings.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let remembered = Set(memory.keyringHeads)
+        var answered = 0
         let missing = memory.keyringHeads.filter { id in
             guard let ring = byID[id] else { return true }
-            return ring.content != nil && !ring.isTrusted && !removalIsNews(ring, remembered: remembered, byID: byID)
+            guard ring.content != nil && !ring.isTrusted else { return false }
+            if answersAReplacement(ring, byID: byID) {
+                answered += 1
+                return true
+            }
+            return !removalIsNews(ring, remembered: remembered, byID: byID)
+        }
+        if answered > 0 {
+            return "a keyring signed with a recovery key that a keyring this device trusted had replaced cuts that replacement: "
+                + "whoever holds the old recovery code answered it; accept this only if you did"
         }
         if !missing.isEmpty {
             return "\(missing.count) keyring\(missing.count == 1 ? "" : "s") this device trusted \(missing.count == 1 ? "is" : "are") missing from it"
@@ -122,6 +132,27 @@ extension Vault {
                 + "records committed there were cut off"
         }
         return "it lacks records newer than any it holds, which this device saw"
+    }
+
+    /// True when remembered head `ring` is untrusted because rule 6 cut it
+    /// or an ancestor, and some keyring that did the cutting is signed by a
+    /// recovery key that one of the cut keyrings had replaced: a leaked old
+    /// code answering its replacement is not news, whoever signed it
+    /// (`Spec/keys.md §7`, test 1; third review, item 9).
+    func answersAReplacement(_ ring: KeyringInfo, byID: [KeyringID: KeyringInfo]) -> Bool {
+        func recoveryKey(_ r: KeyringInfo) -> [UInt8]? { r.content?.members.first { $0.role == "recovery" }?.publicKey }
+        var cutters: [KeyringID] = []
+        var replaced = Set<[UInt8]>()
+        var stack = [ring.id]
+        var seen = Set<KeyringID>()
+        while let id = stack.popLast() {
+            guard seen.insert(id).inserted, let r = byID[id], !r.isTrusted else { continue }
+            if let now = recoveryKey(r) {
+                for p in r.parents { if let old = byID[p].flatMap(recoveryKey), old != now { replaced.insert(old) } }
+            }
+            if r.cutBy.isEmpty { stack.append(contentsOf: r.parents) } else { cutters.append(contentsOf: r.cutBy) }
+        }
+        return cutters.contains { id in byID[id]?.signer.map { replaced.contains($0) } ?? false }
     }
 
     /// True when remembered head `ring` is untrusted only because rule 6 cut
@@ -195,11 +226,12 @@ extension Vault {
         }
         // The heads, and the keyrings this credential is behind: a file that
         // lost one of them was rolled back.
-        var remembered = state.heads.map(\.id)
-        for newer in unlocked.newerKeyrings where !remembered.contains(newer.id) { remembered.append(newer.id) }
+        // The most recent 64 in file order (keys.md §7): ids can be ground.
+        let remembered = VaultMemory.remembered(
+            state.heads.map { ($0.id, $0.location) } + unlocked.newerKeyrings.map { ($0.id, $0.location) })
         let memory = VaultMemory(
             vaultID: vaultID, path: path, committedLength: s.committedEnd, chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
-            newestClock: max(previous?.newestClock ?? 0, known), keyringHeads: Array(remembered.prefix(Limits.maxParentCount)),
+            newestClock: max(previous?.newestClock ?? 0, known), keyringHeads: remembered,
             removedKey: removedKey)
         if memory == previous { return }
         do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
@@ -218,7 +250,7 @@ extension Vault {
             let s = file.structure
             let memory = VaultMemory(
                 vaultID: vaultID, path: path, committedLength: s.committedEnd, chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
-                newestClock: (try? loadIndex().maxClock.rawValue) ?? 0, keyringHeads: Array(state.heads.map(\.id).prefix(Limits.maxParentCount)),
+                newestClock: (try? loadIndex().maxClock.rawValue) ?? 0, keyringHeads: VaultMemory.remembered(state.heads.map { ($0.id, $0.location) }),
                 removedKey: nil)
             do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
             warnings.removeAll { $0.code == "rollback_suspected" }

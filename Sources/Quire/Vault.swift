@@ -477,8 +477,11 @@ public final class VaultTransaction {
 
     func finishIndexing() {
         guard vault.index != nil else { return }
+        // The commit is attested by this writer (a member: writes are
+        // refused otherwise), so its revisions retire what they name (merge.md §5).
+        let attestor = vault.signer.map { Array($0.publicKey) }
         for ((frame, rev), payload) in zip(newRevisions, newPayloads) {
-            vault.index!.insert(rev, frame: frame, payload: payload, retain: vault.retainsEntryBodies)
+            vault.index!.insert(rev, frame: frame, payload: payload, attestedBy: attestor, retain: vault.retainsEntryBodies)
         }
         for (m, frame) in newBlobs {
             vault.index!.insert(m, frame: frame, blobKey: pending.key.blobKey, standing: 2)

@@ -258,8 +258,9 @@ extension VaultFile {
     /// `manifest` (`Spec/format.md §7.1`, §7.4): indices 0…n−1, each once, in
     /// order, only the last one final, n matching the size. Needs no key.
     ///
-    /// Where several chunk frames carry one index, the stream takes the one
-    /// of the highest standing — a commit a member attested, then another
+    /// Where several chunk frames carry one index, those that do not open
+    /// under a held key are passed over (unless none opens); of the rest
+    /// the stream takes the one of the highest standing — a commit a member attested, then another
     /// verified commit, then a commit that does not verify — and the first
     /// in file order among those; a second frame of that standing counts
     /// only if it is byte for byte the same. So a copy of a chunk appended
@@ -279,7 +280,18 @@ extension VaultFile {
         let s = manifest.stream.description
         // Only chunks the release rules allow count (Spec/format.md §9.3):
         // a stale chunk cannot break or join a stream.
-        let releasable = (streamIndexLocked[manifest.stream] ?? []).filter { releaseVerdictLocked(frame: $0) == nil }
+        var releasable = (streamIndexLocked[manifest.stream] ?? []).filter { releaseVerdictLocked(frame: $0) == nil }
+        // Of several candidates of one index, those that do not open under a
+        // held key of their key id are passed over, unless none opens: an
+        // altered copy, which anyone can append, neither wins nor counts as
+        // a duplicate (Spec/format.md §7.4).
+        let byIndex = Dictionary(grouping: releasable) { structure.frames[$0].chunk!.index }
+        var dropped = Set<Int>()
+        for (_, frames) in byIndex where frames.count > 1 {
+            let failing = frames.filter { chunkAuthenticatesLocked(frame: $0) == false }
+            if failing.count < frames.count { dropped.formUnion(failing) }
+        }
+        if !dropped.isEmpty { releasable.removeAll { dropped.contains($0) } }
         var chosen: [UInt32: (frame: Int, standing: Int)] = [:]
         for f in releasable {
             let index = structure.frames[f].chunk!.index
@@ -350,22 +362,24 @@ extension VaultFile {
     /// id: nil when no such key is held (`Spec/format.md §7.4`). Merge uses
     /// it to leave out a chunk that does not (`Spec/merge.md §3.2`).
     public func chunkAuthenticates(frame index: Int) -> Bool? {
-        lock.withLock { () -> Bool? in
-            let f = structure.frames[index]
-            let keys = keys.keys(for: f.header.keyID)
-            guard let chunk = f.chunk, !keys.isEmpty else { return keys.isEmpty ? nil : false }
-            let window = FileWindow(file: file, fileSize: structure.fileSize, preferredByteCount: 0)
-            return (try? window.withBytes(f.bodyOffset, Int(f.header.bodyLength)) { (body: UnsafeRawBufferPointer) throws(FormatError) -> Bool in
-                let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: Limits.chunkByteCount, alignment: 16)
-                defer {
-                    scratch.initializeMemory(as: UInt8.self, repeating: 0)
-                    scratch.deallocate()
-                }
-                _ = try SealedFrame.openChunk(
-                    body: body, header: f.header, chunk: chunk, location: f.location, keys: keys, vaultID: vaultID, into: scratch)
-                return true
-            }) ?? false
-        }
+        lock.withLock { chunkAuthenticatesLocked(frame: index) }
+    }
+
+    func chunkAuthenticatesLocked(frame index: Int) -> Bool? {
+        let f = structure.frames[index]
+        let keys = keys.keys(for: f.header.keyID)
+        guard let chunk = f.chunk, !keys.isEmpty else { return keys.isEmpty ? nil : false }
+        let window = FileWindow(file: file, fileSize: structure.fileSize, preferredByteCount: 0)
+        return (try? window.withBytes(f.bodyOffset, Int(f.header.bodyLength)) { (body: UnsafeRawBufferPointer) throws(FormatError) -> Bool in
+            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: Limits.chunkByteCount, alignment: 16)
+            defer {
+                scratch.initializeMemory(as: UInt8.self, repeating: 0)
+                scratch.deallocate()
+            }
+            _ = try SealedFrame.openChunk(
+                body: body, header: f.header, chunk: chunk, location: f.location, keys: keys, vaultID: vaultID, into: scratch)
+            return true
+        }) ?? false
     }
 
     /// Opens an attachment for reading (`Spec/format.md §7`); `blobKey` is the

@@ -78,6 +78,31 @@ public struct EntryRevision: Sendable, Equatable {
         if case .map(let m) = b, m.count > 0 { w.set("body", b) }
         return w.encoded
     }
+
+    /// The heads of one entry's revisions (`Spec/merge.md §5`): those no
+    /// revision of the entry retires. A revision retires the revisions it
+    /// names as parents, except that one not attested by a current member
+    /// does not retire one that is: whoever holds only an epoch key cannot
+    /// make a member's attested content stop being a head (and so be
+    /// dropped by compaction). Order is kept.
+    ///
+    /// - Parameters:
+    ///   - list: the entry's revisions, one per revision id.
+    ///   - id: an element's revision id.
+    ///   - parents: the revision ids an element names as parents.
+    ///   - attested: true when an element was released from a commit a
+    ///     current member attested.
+    public static func heads<T>(
+        of list: [T], id: (T) -> RevisionID, parents: (T) -> [RevisionID], attested: (T) -> Bool
+    ) -> [T] {
+        var byAttested = Set<RevisionID>(), byOthers = Set<RevisionID>()
+        for item in list {
+            if attested(item) { byAttested.formUnion(parents(item)) } else { byOthers.formUnion(parents(item)) }
+        }
+        return list.filter { item in
+            !byAttested.contains(id(item)) && (attested(item) || !byOthers.contains(id(item)))
+        }
+    }
 }
 
 /// The content of an entry (`Spec/records.md §3.3`). Every field has a

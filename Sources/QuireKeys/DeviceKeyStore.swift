@@ -52,8 +52,9 @@ public struct VaultMemory: Sendable, Equatable {
     /// saw (raw value).
     public var newestClock: UInt64
     /// The keyring heads it trusted, and the keyrings it could not open that
-    /// a current member made (at most 64 in all): a file that lost one was
-    /// rolled back.
+    /// a current member made (at most 64 in all, the most recent first:
+    /// ``remembered(_:)``): a file that lost one was rolled back. Only the
+    /// first 64 are written.
     public var keyringHeads: [KeyringID]
     /// The device key this device found listed as removed in a keyring it
     /// trusted, if any: a rolled-back file does not re-admit it. It does not
@@ -76,6 +77,18 @@ public struct VaultMemory: Sendable, Equatable {
         self.removedKey = removedKey
     }
 
+    /// Which keyrings to remember (`Spec/keys.md §7`): of `keyrings` (the
+    /// heads and the keyrings the credential is behind, each with the
+    /// location of its first intact copy), the most recent in file order
+    /// first, at most 64. Ids are chosen by whoever makes a keyring and can
+    /// be ground, so they do not decide; a member who wants a head
+    /// forgotten must append 64 trusted keyrings after it.
+    public static func remembered(_ keyrings: [(id: KeyringID, location: FrameLocation)]) -> [KeyringID] {
+        var seen = Set<KeyringID>()
+        return keyrings.sorted { $0.location.offset > $1.location.offset }.filter { seen.insert($0.id).inserted }
+            .prefix(Limits.maxParentCount).map(\.id)
+    }
+
     /// The text the reference file store writes (`Spec/keys.md §3.3`).
     public func encoded() -> [UInt8] {
         func escape(_ s: String) -> String {
@@ -94,7 +107,9 @@ public struct VaultMemory: Sendable, Equatable {
             "vault " + hex(vaultID.bytes), "path " + escape(path), "length \(committedLength)", "head " + hex(chainHead),
             "clock \(newestClock)",
         ]
-        lines += keyringHeads.map { "keyring " + hex($0.bytes) }.sorted().prefix(Limits.maxParentCount)
+        // The first 64 as given (the caller puts the most recent first,
+        // ``remembered(_:)``), written sorted.
+        lines += keyringHeads.prefix(Limits.maxParentCount).map { "keyring " + hex($0.bytes) }.sorted()
         if let removedKey { lines.append("removed " + hex(removedKey)) }
         return Array((lines.joined(separator: "\n") + "\n").utf8)
     }

@@ -198,8 +198,11 @@ public enum Compaction {
         var keep = Set<Int>()
         let tombstoneCutoff: Int64? = options.tombstoneHorizonMilliseconds.map { cutoff(now: now, horizon: $0) }
         for (_, list) in byEntry {
-            let named = Set(list.flatMap(\.revision.parents))
-            let heads = list.filter { !named.contains($0.revision.revisionID) }
+            // An unattested revision naming an attested one as its parent
+            // does not retire it (merge.md §5): it stays a head and is kept.
+            let heads = EntryRevision.heads(
+                of: list, id: \.revision.revisionID, parents: \.revision.parents,
+                attested: { file.standing(ofFrame: $0.index) == 2 })
             if let cutoff = tombstoneCutoff, heads.allSatisfy({ $0.revision.isDeleted }),
                 heads.allSatisfy({ Int64(clamping: $0.revision.clock.milliseconds) < cutoff }) {
                 continue
@@ -220,8 +223,9 @@ public enum Compaction {
         for r in revisions where keep.contains(r.index) { for a in r.revision.body.attachments { liveBlobs.insert(a.blob) } }
         // What each kept reference resolves to: of the manifests whose
         // stream is whole and whose blob id or one of whose aliases is the
-        // reference's, the one of highest standing, then the first in file
-        // order (records.md §4, format.md §7.3), each once. Two
+        // reference's, the one of highest standing, then one whose own blob
+        // id it is, then the first in file order (records.md §4, format.md
+        // §7.3), each once. Two
         // manifests can share a blob id and differ in aliases (each side of
         // two concurrent rekeys stored the content again, and a later rekey
         // stored both again): both stay when references need both.
@@ -231,7 +235,9 @@ public enum Compaction {
             let answering = whole.filter { $0.manifest.answers(to: blob) }
             if let m = answering.max(by: { a, b in
                 let (sa, sb) = (file.standing(ofFrame: a.index), file.standing(ofFrame: b.index))
-                return sa != sb ? sa < sb : a.index > b.index
+                if sa != sb { return sa < sb }
+                let (ea, eb) = (a.manifest.blob == blob, b.manifest.blob == blob)
+                return ea != eb ? eb : a.index > b.index
             }) {
                 resolved[m.index] = m
             }

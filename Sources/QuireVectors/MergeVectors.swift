@@ -338,6 +338,18 @@ public enum MergeVectors {
                               _ = try tx.appendSealed(kind: .entryRevision, payload: r.encoded())
                           }
                       }),
+            try build("attack-unattested-child-retires-attested", comment: "the copy holds an unattested tombstone (a passphrase holder's) naming the laptop's attested revision of entry 1 as its parent: it does not retire it (merge.md §5), so entry 1 has two heads, and the attested one, with the greater clock, shows",
+                      passphrase: true,
+                      a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
+                      b: { k in
+                          let v = try k.open(k.b, "phone")
+                          let parent = try v.revisions(of: k.ids[0]).map(\.revisionID)
+                          let r = EntryRevision(entryID: k.ids[0], revisionID: RevisionID(using: SeededRandom(label: "retiring revision")), parents: parent,
+                                                clock: HybridLogicalClock(milliseconds: UInt64(c + 5), counter: 0), isDeleted: true)
+                          try v.file.commit(random: SeededRandom(label: "retiring commit"), options: quiet, attestation: .none) { (tx: PendingCommit) throws(FormatError) in
+                              _ = try tx.appendSealed(kind: .entryRevision, payload: r.encoded())
+                          }
+                      }),
         ]
     }
 

@@ -369,6 +369,25 @@ extension Catalog {
                                     issues: [("keyring_unauthenticated", b.offset(i))])
             },
             {
+                let b = try VectorBuilder("attack-altered-chunk-copy")
+                let idx = try b.commit([.blob(b.random.bytes(70_000), mediaType: "image/jpeg")])
+                var bytes = try b.bytes()
+                // The member's commit no longer verifies (its stored head is
+                // damaged): its chunks stand as unverified.
+                let commit = b.commitFrame(of: idx[0]!)
+                bytes[Int(commit.bodyOffset)] ^= 0x01
+                // Anyone appends a copy of chunk 0 with one body byte changed,
+                // then a junk commit: the same standing.
+                let chunk = b.vault.structure.frames.first { $0.chunk != nil }!
+                var copy = Array(bytes[Int(chunk.location.offset)..<Int(chunk.end)])
+                copy[Int(chunk.bodyOffset - chunk.location.offset) + 100] ^= 0x01
+                let junkAt = UInt64(bytes.count + copy.count)
+                let junk = FrameHeader(kind: .commit, flags: 0, keyID: b.keys.writeKey!.id, bodyLength: 168).encoded() + [UInt8](repeating: 0x33, count: 168)
+                bytes += copy + junk
+                return try b.vector("damaged", comment: "attack: a member's attachment whose commit no longer verifies stands as unverified; anyone can append an altered copy of one of its chunks, with a junk commit, at the same standing. Before, two different candidates of one index at one standing were a duplicate, and the stream failed with chunk_duplicate for good. Now, of several candidates of one index, those that do not open are passed over first (format.md §7.4): the attachment reads whole",
+                                    body: bytes, issues: [("commit_mismatch", commit.location.offset), ("commit_mismatch", junkAt)])
+            },
+            {
                 let b = try VectorBuilder("attack-dedup-after-rekey")
                 let photo = b.random.bytes(30_000)
                 let m1 = try b.commit([.blob(photo, mediaType: "image/jpeg")])[0]!

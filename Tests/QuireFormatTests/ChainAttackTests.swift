@@ -223,26 +223,57 @@ import Testing
 
     // MARK: Attachments (Spec/format.md §7.4)
 
-    /// M2: a keyless writer copies a chunk frame of an attachment a member
-    /// stored and appends it with a junk commit. Before, the copy counted (a
-    /// chunk of an unverified commit at or above the floor) and the stream
-    /// failed with `chunk_duplicate` for good; now each index takes the
-    /// chunk of the highest standing, so the copy is passed over.
-    @Test func attackChunkCopyAppendedAfterJunkCommit() throws {
-        let v = RawKeyVault(label: "chunk copy")
+    /// A vault whose second commit, attested by its member, stores a
+    /// 1,000-byte attachment; and that attachment's manifest.
+    static func vaultWithAStoredBlob(_ label: String) throws -> (RawKeyVault, BlobManifest) {
+        let v = RawKeyVault(label: label)
         try v.create([[0]])
         let f = try v.open(writable: true)
         var manifest: BlobManifest?
         try f.commit(random: SeededRandom(label: "blob"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
             if case .stored(let m) = try tx.appendBlob(from: MemoryByteSource(counting(1000)), mediaType: "text/plain") { manifest = m }
         }
-        let m = try #require(manifest)
+        return (v, try #require(manifest))
+    }
+
+    /// M2: a keyless writer copies a chunk frame of an attachment a member
+    /// stored and appends it with a junk commit. Before, the copy counted (a
+    /// chunk of an unverified commit at or above the floor) and the stream
+    /// failed with `chunk_duplicate` for good; now each index takes the
+    /// chunk of the highest standing, so the copy is passed over.
+    @Test func attackChunkCopyAppendedAfterJunkCommit() throws {
+        let (v, m) = try Self.vaultWithAStoredBlob("chunk copy")
         let chunk = try #require(try v.open().structure.frames.first { $0.chunk != nil })
         let copy = Array(try fileBytes(v.path)[Int(chunk.location.offset)..<Int(chunk.end)])
         let junk = rawFrameHeader(kind: 2, flags: 0, keyID: v.epochKey.id.bytes, length: 200) + [UInt8](repeating: 0x33, count: 200)
         try appendToFile(v.path, copy + junk)
         let vault = try v.open()
         #expect(vault.commits.statuses.last == .mismatch)
+        #expect(try vault.chunkFrames(for: m) == [chunk.location.index])
+    }
+
+    /// Third review, item 14: a member's chunk whose commit no longer
+    /// verifies (here its commit frame is damaged) stands as unverified; a
+    /// keyless writer appends a copy of it with one body byte changed, with
+    /// a junk commit, at the same standing. Before, the two differed at one
+    /// standing, so the stream failed with `chunk_duplicate` for good; now
+    /// duplicates are judged only among candidates that open (§7.4), and
+    /// the altered copy does not.
+    @Test func attackAlteredChunkCopyAtTheSameStanding() throws {
+        let (v, m) = try Self.vaultWithAStoredBlob("altered chunk copy")
+        let before = try v.open()
+        let chunk = try #require(before.structure.frames.first { $0.chunk != nil })
+        let commitFrame = try #require(before.structure.frames.last)
+        let byte = try fileBytes(v.path)[Int(commitFrame.bodyOffset)]
+        try overwrite(v.path, at: commitFrame.bodyOffset, with: [byte ^ 0x01])
+        var copy = Array(try fileBytes(v.path)[Int(chunk.location.offset)..<Int(chunk.end)])
+        let inBody = Int(chunk.bodyOffset - chunk.location.offset) + 100
+        copy[inBody] ^= 0x01
+        let junk = rawFrameHeader(kind: 2, flags: 0, keyID: v.epochKey.id.bytes, length: 168) + [UInt8](repeating: 0x33, count: 168)
+        try appendToFile(v.path, copy + junk)
+        let vault = try v.open()
+        #expect(vault.standing(ofFrame: chunk.location.index) == 0)
+        #expect(vault.standing(ofFrame: vault.structure.frames.count - 2) == 0)
         #expect(try vault.chunkFrames(for: m) == [chunk.location.index])
     }
 }

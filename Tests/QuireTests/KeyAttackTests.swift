@@ -251,6 +251,37 @@ import QuireSystem
         #expect(try Self.texts(path, .recoveryKey(thiefRecovery)).isEmpty)
     }
 
+    /// Third review, item 9: the user's laptop replaces a leaked recovery
+    /// key; whoever holds the old code locks the laptop out with it, from
+    /// parents before the replacement, which is cut. Before, a cut by a
+    /// recovery-signed keyring was news: the desktop, which had seen the
+    /// replacement, went on writing under the old recovery key's state
+    /// without a word. Now a remembered replacement cut by a keyring signed
+    /// with the key it replaced is a suspected rollback (keys): the desktop
+    /// warns and refuses to write until the user accepts it
+    /// (`Spec/keys.md §7`, test 1).
+    @Test func attackOldRecoveryCodeAnswersItsReplacementSilently() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, recovery) = try Self.laptopVault(dir, "answer")
+        let path = dir.file("j.quire")
+        let desktop = Self.device("Desktop")
+        try vault.enrollDevice(code: desktop.code, name: "Desktop", now: Self.t0 + 1)
+        let store = InMemoryDeviceKeyStore(identity: desktop)
+        _ = try Vault.open(at: path, store: store, options: fast)
+        let replacement = testRecoveryKey("the user's new recovery key")
+        try vault.changeKeys(.replaceRecoveryKey(newRecoveryPublicKey: try replacement.publicKey()), now: Self.t0 + 2)
+        _ = try Vault.open(at: path, store: store, options: fast)
+        let withOldCode = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
+        _ = try withOldCode.lockDown(removingDevicesNamed: ["Laptop"], now: Self.t0 + 3)
+        let onDesktop = try Vault.open(at: path, store: store, options: fast)
+        #expect(try onDesktop.keyState().devices.map(\.name) == ["Desktop"])
+        #expect(onDesktop.keyWarnings.contains { $0.code == "rollback_suspected" })
+        #expect(throws: VaultError.self) { try onDesktop.add(EntryBody(created: Self.t0 + 4, text: "refused until accepted")) }
+        try onDesktop.acceptRollback()
+        try onDesktop.add(EntryBody(created: Self.t0 + 4, text: "accepted"))
+        _ = laptop
+    }
+
     /// Review M5: on one copy the laptop enrolls the tablet (same epoch); on
     /// another, the desktop removes the phone (epoch 2, no slot for the
     /// tablet). After the copies are folded together the tablet is behind,

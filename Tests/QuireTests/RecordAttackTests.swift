@@ -261,6 +261,42 @@ import QuireSystem
         #expect(throws: VaultError.self) { try rolledBack.add(EntryBody(created: Self.t0 + 4, text: "refused")) }
     }
 
+    // MARK: Third review, item 11 — an unattested child retires an attested revision
+
+    /// A holder of an epoch key (here the laptop's key, written without its
+    /// attestation, as a passphrase or escrow holder would) appends an old
+    /// tombstone naming a member's attested revision as its parent. Before,
+    /// that retired the attested revision: the entry showed deleted, and a
+    /// member's compaction with a horizon dropped it whole (without one, it
+    /// kept only the tombstone). Now a revision no current member attested
+    /// does not retire one a member did (`Spec/merge.md §5`, §6): both are
+    /// heads, the attested one shows, and compaction keeps it.
+    @Test func attackUnattestedChildRetiresAttestedRevision() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop) = try Self.laptopVault(dir, "retire")
+        let path = dir.file("j.quire")
+        let kept = try vault.add(EntryBody(created: Self.t0 + 1, text: "attested"))
+        _ = try vault.add(EntryBody(created: Self.t0 + 2, text: "newer, so that compaction keeps the other only as a head"))
+        let f = try Self.rawFile(path, .device(laptop.keyPair))
+        let tombstone = EntryRevision(
+            entryID: kept.entryID, revisionID: RevisionID(using: SeededRandom(label: "retire tombstone")), parents: [kept.revisionID],
+            clock: HybridLogicalClock(milliseconds: UInt64(Self.t0 + 2), counter: 0), isDeleted: true)
+        try f.commit(random: SeededRandom(label: "retire commit"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+            try tx.appendSealed(kind: .entryRevision, payload: tombstone.encoded())
+        }
+        let reader = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        let shown = try #require(try reader.entry(kept.entryID))
+        #expect(!shown.isDeleted)
+        #expect(shown.revision.revisionID == kept.revisionID)
+        #expect(shown.conflictingHeads == [tombstone.revisionID])
+        // A member's compaction, with a horizon the tombstone is past, keeps the attested revision.
+        _ = try reader.compact(CompactionOptions(tombstoneHorizonMilliseconds: Self.day), now: Self.t0 + 30 * Self.day)
+        let after = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        let still = try #require(try after.entry(kept.entryID))
+        #expect(!still.isDeleted)
+        #expect(still.revision.revisionID == kept.revisionID)
+    }
+
     // MARK: H4 — aliases nobody checks
 
     /// A holder of the epoch key (a passphrase, an escrow key) predicts a
@@ -295,5 +331,38 @@ import QuireSystem
         // An alias that does not hash to the content under a trusted blob key
         // resolves, but reading it to the end fails.
         #expect(throws: FormatError.blobIDMismatch(blob: unknown.description)) { try reader.openAttachment(unknown).readAll() }
+    }
+
+    // MARK: Third review, item 10 — an exact blob id before standing
+
+    /// The owner stores a photo (blob id X) and compacts with a rekey: the
+    /// photo is stored again under the new blob key, the attested manifest
+    /// listing X as an alias. A holder of an epoch key then appends, in a
+    /// commit nobody attests, a manifest whose own `blob` is X over a stream
+    /// of junk that is whole in structure. Before, a manifest whose `blob`
+    /// is X came before one that only lists it, whatever its standing: the
+    /// entry naming X read the junk and failed [`blob_id_mismatch`]. Now the
+    /// standing comes first (`Spec/format.md §7.3`): X resolves to the
+    /// attested manifest and reads the photo.
+    @Test func attackExactBlobIDPreemptsAttestedAlias() throws {
+        let dir = TemporaryDirectory()
+        let (owner, laptop) = try Self.laptopVault(dir, "exact")
+        let path = dir.file("j.quire")
+        let photo = (0..<150_000).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 3) }
+        var stored: StoredBlob?
+        try owner.commit { tx in stored = try tx.storeAttachment(from: MemoryByteSource(photo), mediaType: "image/jpeg") }
+        let x = try #require(stored).blob
+        try owner.add(EntryBody(created: Self.t0 + 1, text: "the photo", attachments: [AttachmentReference(id: [1], blob: x, mediaType: "image/jpeg")]))
+        _ = try owner.compact(CompactionOptions(rekey: true), now: Self.t0 + 2)
+        let f = try Self.rawFile(path, .device(laptop.keyPair))
+        try f.commit(random: SeededRandom(label: "exact plant"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+            guard case .stored(let junk) = try tx.appendBlob(from: MemoryByteSource(Array(repeating: 0x4a, count: photo.count)), mediaType: "image/jpeg") else {
+                return
+            }
+            let forged = BlobManifest(blob: x, stream: junk.stream, byteCount: junk.byteCount, mediaType: "image/jpeg")
+            _ = try tx.appendSealed(kind: .blobManifest, payload: forged.encoded())
+        }
+        let reader = try Vault.open(at: path, credential: .device(laptop.keyPair), writable: false, options: fast)
+        #expect(try reader.openAttachment(x).readAll() == photo)
     }
 }

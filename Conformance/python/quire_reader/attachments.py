@@ -20,6 +20,17 @@ class Chunk:
     frame: Frame
     candidates: list             # the keys release step 2 allows it to be tried with
     standing: int = 1            # its commit's: attested by a member 3, verified 2, else 1
+    vault_id: bytes = b""
+
+    def fails_to_open(self) -> bool:
+        """§7.4: a key is held for it and it does not open (§5.2 step 3)."""
+        if not self.candidates:
+            return False
+        try:
+            open_sealed(self.frame, self.candidates, self.vault_id)
+        except RecordError:
+            return True
+        return False
 
     @property
     def stream(self):
@@ -43,7 +54,18 @@ def take(candidates: list):
     """§7.4: for each index the candidate of the highest standing, then the
     first in file order. Returns (the stream's chunks in file order,
     whether another candidate of a taken one's index and standing differs
-    from it)."""
+    from it). Of several candidates of one index, those that do not open
+    under a held key are passed over first, unless none opens."""
+    by_index: dict = {}
+    for c in candidates:
+        by_index.setdefault(c.index, []).append(c)
+    dropped = set()
+    for group in by_index.values():
+        if len(group) > 1:
+            failing = [c for c in group if c.fails_to_open()]
+            if len(failing) < len(group):
+                dropped.update(map(id, failing))
+    candidates = [c for c in candidates if id(c) not in dropped]
     best: dict = {}
     for c in candidates:
         b = best.get(c.index)
@@ -63,7 +85,8 @@ def structure_ok(at: int, value, candidates: list) -> bool:
 
 
 def check_stream(at: int, size: int, candidates: list):
-    """§7.4 checks 1–6, from public headers and lengths alone, in order;
+    """§7.4 checks 1–6, from public headers and lengths (and, for an index
+    with several candidates, whether each opens), in order;
     the first failure, reported at the manifest (offset `at`)."""
     chunks, duplicate = take(candidates)
     n = len(chunks)

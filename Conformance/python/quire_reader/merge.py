@@ -435,7 +435,7 @@ class _Resealer:
                     allowed = release_keys(c, f, fk)
                     if f.kind == KIND_CHUNK:
                         if allowed is not STALE:
-                            ch = Chunk(f, allowed)
+                            ch = Chunk(f, allowed, vault_id=self.vid)
                             pool.setdefault(ch.stream, []).append(ch)
                         continue
                     if not f.sealed or allowed is STALE or f.kind == KIND_KEYRING:

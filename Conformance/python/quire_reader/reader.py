@@ -57,17 +57,18 @@ class Result:
     def resolve(self, blob: bytes):
         """format.md §7.3: the content `blob` resolves to, or None. Among
         the released manifests whose stream reads whole in structure (§7.4
-        checks 1–6) and whose `blob` or an alias is `blob`: one whose
-        `blob` it is first, then the highest standing, then file order.
-        Read through an alias, the content must hash to it under the blob
-        key of some trusted keyring."""
-        found = [(m.value.get("blob") != blob, -m.standing, i, m)
+        checks 1–6) and whose `blob` or an alias is `blob`: the highest
+        standing first, then one whose `blob` it is, then file order; no
+        other candidate is tried when that one does not read whole. Read
+        through an alias, the content must hash to it under the blob key of
+        some trusted keyring."""
+        found = [(-m.standing, m.value.get("blob") != blob, i, m)
                  for i, m in enumerate(self.manifests)
                  if m.structure_ok and (m.value.get("blob") == blob
                                         or blob in m.value.get("aliases", []))]
         if not found:
             return None
-        via_alias, _, _, m = min(found, key=lambda t: t[:3])
+        _, via_alias, _, m = min(found, key=lambda t: t[:3])
         if m.content is None:
             return None
         if via_alias and not any(mac256(kr.blob_key, m.content) == blob
@@ -252,7 +253,7 @@ def read_vault(data: bytes, cred: Credential) -> Result:
             allowed = release_keys(c, f, keys)          # step 2
             if f.kind == KIND_CHUNK:
                 if allowed is not STALE:                 # §7.4: a stale chunk is in no stream
-                    chunk = Chunk(f, allowed, c.standing)
+                    chunk = Chunk(f, allowed, c.standing, vault_id)
                     streams.setdefault(chunk.stream, []).append(chunk)
                 continue
             if allowed is STALE:
