@@ -382,7 +382,8 @@ extension Catalog {
                 var copy = Array(bytes[Int(chunk.location.offset)..<Int(chunk.end)])
                 copy[Int(chunk.bodyOffset - chunk.location.offset) + 100] ^= 0x01
                 let junkAt = UInt64(bytes.count + copy.count)
-                let junk = FrameHeader(kind: .commit, flags: 0, keyID: b.keys.writeKey!.id, bodyLength: 168).encoded() + [UInt8](repeating: 0x33, count: 168)
+                let junk = FrameHeader(kind: .commit, flags: 0, keyID: b.keys.writeKey!.id, bodyLength: UInt32(CommitChain.bodyByteCount)).encoded()
+                    + [UInt8](repeating: 0x33, count: CommitChain.bodyByteCount)
                 bytes += copy + junk
                 return try b.vector("damaged", comment: "attack: a member's attachment whose commit no longer verifies stands as unverified; anyone can append an altered copy of one of its chunks, with a junk commit, at the same standing. Before, two different candidates of one index at one standing were a duplicate, and the stream failed with chunk_duplicate for good. Now, of several candidates of one index, those that do not open are passed over first (format.md §7.4): the attachment reads whole",
                                     body: bytes, issues: [("commit_mismatch", commit.location.offset), ("commit_mismatch", junkAt)])
