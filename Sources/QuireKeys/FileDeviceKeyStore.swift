@@ -255,11 +255,8 @@ public final class FileDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
         let dir = FileSystem.directory(of: path)
         try checkFolder(directory)
         try checkFolder(dir)
-        do throws(SystemError) { try makeDirectories(dir) } catch { throw .io(error) }
-        // Again: a folder another process made between the check and here.
-        try checkFolder(directory)
-        try checkFolder(dir)
         do throws(SystemError) {
+            try makeDirectories(dir)
             removeStaleTemporaries(in: dir)
             if dir != directory { removeStaleTemporaries(in: directory) }
             let temp = dir + "/.tmp-\(FileSystem.processID)-" + hex(random.bytes(8))
@@ -298,20 +295,12 @@ public final class FileDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
         }
     }
 
-    /// `mkdir -p` with mode 0700 for each directory it creates; a directory
-    /// another process creates at the same moment is not an error.
+    /// `mkdir -p` with mode 0700 for each directory it creates.
     private func makeDirectories(_ path: String) throws(SystemError) {
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             prefix += "/" + component
-            guard !FileSystem.exists(prefix) else { continue }
-            do throws(SystemError) {
-                try FileSystem.makeDirectory(prefix, permissions: 0o700)
-            } catch where error.isAlreadyExists && (try? FileSystem.status(prefix))?.isDirectory == true {
-                // Another process or thread made it between the check and
-                // the mkdir (two first runs at once); writeFile checks it
-                // (checkFolder) before writing into it.
-            }
+            if !FileSystem.exists(prefix) { try FileSystem.makeDirectory(prefix, permissions: 0o700) }
         }
     }
 }

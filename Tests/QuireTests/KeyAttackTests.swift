@@ -916,28 +916,6 @@ import QuireSystem
         }
     }
 
-    /// Two first runs at once: each makes the key store's folders; the one
-    /// that loses the race to `mkdir` must not fail (it did, with EEXIST,
-    /// about once in a few hundred attempts under load).
-    @Test func keyStoreFoldersMadeConcurrently() throws {
-        var failures: [String] = []
-        for round in 0..<40 {
-            let dir = TemporaryDirectory()
-            let deep = dir.file("a/b/c/d/e/f/g/h")
-            let n = 16
-            final class Box: @unchecked Sendable { var errors: [String] = []; let lock = NSLock() }
-            let box = Box()
-            DispatchQueue.concurrentPerform(iterations: n) { i in
-                let store = FileDeviceKeyStore(directory: deep + "/store\(i)")
-                do { try store.create(Self.device("T\(i)")) } catch {
-                    box.lock.lock(); box.errors.append("round \(round), store \(i): \(error)"); box.lock.unlock()
-                }
-            }
-            failures += box.errors
-        }
-        #expect(failures.isEmpty, "\(failures.prefix(3))")
-    }
-
     @Test func keyStoreDamagedMemory() throws {
         let dir = TemporaryDirectory()
         let s = FileDeviceKeyStore(directory: dir.file("home"))
