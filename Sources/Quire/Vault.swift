@@ -63,6 +63,9 @@ public final class Vault: @unchecked Sendable {
     let lock = RecursiveLock()
     /// The keys and keyrings the credential reached, read under the lock.
     package var unlocked: UnlockedKeys { lock.withLock { currentKeys } }
+    /// ``unlocked`` for the fuzz seed generator (`Fuzz/SeedGen`), a package
+    /// of its own that `package` access does not reach. Not for apps.
+    @_spi(Fuzzing) public var unlockedKeys: UnlockedKeys { unlocked }
     /// The keys, guarded by ``lock``.
     private var currentKeys: UnlockedKeys {
         didSet { keyringsJoined = false }

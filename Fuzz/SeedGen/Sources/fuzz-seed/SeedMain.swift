@@ -12,7 +12,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Quire
+@_spi(Fuzzing) import Quire
 import QuireCrypto
 import QuireFormat
 @_spi(Testing) import QuireKeys
@@ -231,7 +231,7 @@ struct Seeds {
                                    options: WriteOptions(synchronous: false))
         try vault.rotateKeys(now: now + 1)
         let reopened = try Vault.open(at: path, credential: .recoveryKey(recoveryKey), writable: false)
-        let rings = reopened.unlocked.keyrings
+        let rings = reopened.unlockedKeys.keyrings
         guard rings.count == 2, let rootKey = rings[0].epochKey, let childKey = rings[1].epochKey else { fatalError("keyring seeds: no child keyring") }
         let vaultID = reopened.vaultID
         let child = rings[1].record
