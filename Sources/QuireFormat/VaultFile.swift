@@ -819,6 +819,11 @@ extension VaultFile {
         for (g, status) in commits.statuses.enumerated() {
             let frame = structure.frames[structure.groups[g].commitFrame]
             let loc = frame.location
+            // The head verified from the commit before it, not from the
+            // stored previous head: that field is damaged (§9.3 step 2).
+            if g < commits.previousHeads.count, let from = commits.previousHeads[g], from != structure.groups[g].storedPreviousHead {
+                out.append(.frameRepaired(loc))
+            }
             switch status {
             case .verified: break
             case .mismatch: out.append(.commitMismatch(loc))

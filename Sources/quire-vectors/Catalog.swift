@@ -825,7 +825,8 @@ enum Catalog {
                 var bytes = try b.bytes()
                 let commit = b.frame(one[0]! + 1)
                 Edit.flipBit(&bytes, byte: Int(commit.bodyOffset) + 32 + 5, bit: 0)
-                return try b.vector("success", comment: "a flipped bit in a commit's stored previous head: its head does not verify from it, but does from the stored head of the commit before it in the file, which the reader tries next (format.md §9.3, heads step 2); the attestation is checked against that value, so nothing is lost and nothing is reported", body: bytes)
+                return try b.vector("recovered", comment: "a flipped bit in a commit's stored previous head: its head does not verify from it, but does from the stored head of the commit before it in the file, which the reader tries next (format.md §9.3, heads step 2); the attestation is checked against that value, so nothing is lost, and the damaged field is reported", body: bytes,
+                                    issues: [("frame_repaired", commit.location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-body-hash-bridged")

@@ -128,6 +128,11 @@ struct BitFlipFixture {
             if offset < frame.offset + UInt64(FrameHeader.byteCount) + 32 {
                 #expect(dmgIssues(vault) == [DmgIssue("commit_mismatch", offset: frame.offset, frame: frame.index, damage: true)], "\(at)")
                 #expect(vault.file.commits.statuses.filter { $0 != .verified }.count == 1, "\(at)")
+            } else if offset < frame.offset + UInt64(FrameHeader.byteCount) + 64 {
+                // The stored previous head: the head verifies from the
+                // commit before it, and the flip is reported (§9.3 step 2).
+                #expect(dmgIssues(vault) == [DmgIssue("frame_repaired", offset: frame.offset, frame: frame.index, damage: false)], "\(at)")
+                #expect(vault.file.commits.statuses.allSatisfy { $0 == .verified }, "\(at)")
             } else {
                 #expect(dmgIssues(vault) == [DmgIssue("attestation_failed", offset: frame.offset, frame: frame.index, damage: true)], "\(at)")
                 #expect(vault.file.commits.statuses.allSatisfy { $0 == .verified }, "\(at)")

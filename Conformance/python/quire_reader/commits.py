@@ -255,6 +255,8 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> None:
         if c.status == "mismatch" and c.vouched and not _looks_damaged(c, keys, vault_id):
             c.status = "tampered"
     for c in commits:
+        if c.prev_used is not None and c.prev_used != c.stored_previous:
+            issues.append(Issue("frame_repaired", c.frame.offset))  # §9.3 step 2
         code = {"unverifiable": "commit_unverifiable", "mismatch": "commit_mismatch",
                 "tampered": "commit_tampered", "orphaned": "commit_orphaned",
                 "stale": "stale_epoch"}.get(c.status)
