@@ -305,6 +305,13 @@ extension Vault {
     ///   ``commit(_:)``.
     @discardableResult
     public func changeKeys(_ change: KeyChange, now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> KeyringProposal {
+        try changeKeys(change, now: now, replacement: .mine)
+    }
+
+    /// ``changeKeys(_:now:)``, saying for a device's removal whose
+    /// replacement of the recovery key the target's was (`Spec/keys.md §6.3`).
+    @discardableResult
+    func changeKeys(_ change: KeyChange, now: Int64, replacement: RecoveryReplacementOwner) throws(VaultError) -> KeyringProposal {
         try lock.withLock { () throws(VaultError) -> KeyringProposal in
             guard let signer else {
                 throw .keys(.operationRefused(reason: "only an enrolled device or the recovery key can change the keys; a passphrase or an escrow key can only read"))
@@ -315,7 +322,8 @@ extension Vault {
             do {
                 try commit(keyChange: change) { tx in
                     let state = try KeyState(self.unlocked, vaultID: self.vaultID)
-                    let proposals = try KeyOperations.keyrings(for: change, state: state, signer: signer, now: now, random: self.random)
+                    let proposals = try KeyOperations.keyrings(
+                        for: change, state: state, signer: signer, now: now, random: self.random, replacement: replacement)
                     for proposal in proposals {
                         do throws(FormatError) {
                             try tx.pending.appendKeyring(keyID: proposal.epochKey.id, epoch: proposal.epoch, body: proposal.body)
@@ -371,8 +379,17 @@ extension Vault {
     ///   when no device has that name, or when more than one has (devices
     ///   enrolled on two copies at once): then remove it by key with
     ///   ``removeDevice(publicKey:now:)``; the errors of ``changeKeys(_:now:)``.
+    /// - Parameter replacement: when the device (or a device it enrolled)
+    ///   replaced the recovery key (``recoveryReplacements(removing:)``),
+    ///   whose replacement it was: `.mine` (the default) keeps it and builds
+    ///   on the current keys; `.notMine` (a thief's) builds on the keys from
+    ///   before it, which cuts it with every later keyring — the previous
+    ///   recovery key comes back, devices enrolled since are gone, and
+    ///   records sealed since become unreadable (`Spec/keys.md §6.3`).
     @discardableResult
-    public func removeDevice(named name: String, now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> KeyringMember {
+    public func removeDevice(
+        named name: String, now: Int64 = ProcessStats.wallClockMilliseconds(), replacement: RecoveryReplacementOwner = .mine
+    ) throws(VaultError) -> KeyringMember {
         let state = try keyState()
         let matches = state.devices.filter { $0.name == name }
         guard let member = matches.first else {
@@ -383,7 +400,7 @@ extension Vault {
             let fingerprints = matches.map { DeviceCode.fingerprint(of: $0.publicKey) }.joined(separator: ", ")
             throw .keys(.operationRefused(reason: "\(matches.count) enrolled devices are named \"\(name)\" (fingerprints \(fingerprints)); remove one by its key"))
         }
-        try changeKeys(.remove(publicKey: member.publicKey), now: now)
+        try changeKeys(.remove(publicKey: member.publicKey), now: now, replacement: replacement)
         return member
     }
 
@@ -394,13 +411,32 @@ extension Vault {
     ///
     /// - Throws: ``VaultError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
     ///   when no enrolled device has that key; the errors of ``changeKeys(_:now:)``.
+    /// - Parameter replacement: when the device (or a device it enrolled)
+    ///   replaced the recovery key (``recoveryReplacements(removing:)``),
+    ///   whose replacement it was: `.mine` (the default) keeps it and builds
+    ///   on the current keys; `.notMine` (a thief's) builds on the keys from
+    ///   before it, which cuts it with every later keyring — the previous
+    ///   recovery key comes back, devices enrolled since are gone, and
+    ///   records sealed since become unreadable (`Spec/keys.md §6.3`).
     @discardableResult
-    public func removeDevice(publicKey: [UInt8], now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> KeyringMember {
+    public func removeDevice(
+        publicKey: [UInt8], now: Int64 = ProcessStats.wallClockMilliseconds(), replacement: RecoveryReplacementOwner = .mine
+    ) throws(VaultError) -> KeyringMember {
         guard let member = try keyState().devices.first(where: { $0.publicKey == publicKey }) else {
             throw .keys(.operationRefused(reason: "no enrolled device has the key with fingerprint \(DeviceCode.fingerprint(of: publicKey))"))
         }
-        try changeKeys(.remove(publicKey: member.publicKey), now: now)
+        try changeKeys(.remove(publicKey: member.publicKey), now: now, replacement: replacement)
         return member
+    }
+
+    /// The replacements of the recovery key signed by the device whose key
+    /// is `publicKey`, or by a device it enrolled (and so on), that passed
+    /// rules 1–5: what a removal of that device with `.notMine` cuts. Ask
+    /// the user whose they were before removing it (`Spec/keys.md §6.3`).
+    ///
+    /// - Throws: the errors of ``keyState()``.
+    public func recoveryReplacements(removing publicKey: [UInt8]) throws(VaultError) -> [RecoveryKeyReplacement] {
+        KeyOperations.recoveryReplacements(by: publicKey, in: try keyState())
     }
 
     /// Whether this credential was removed from the vault, or is behind a

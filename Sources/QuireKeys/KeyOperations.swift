@@ -137,13 +137,20 @@ public enum KeyOperations {
     /// append them: join keyrings first when more than 64 heads must be
     /// joined, then the operation's keyring.
     ///
+    /// - Parameter replacement: for a device's removal (`.remove` signed by
+    ///   a device) of a member that answers for a replacement of the
+    ///   recovery key (``recoveryReplacements(by:in:)``), whose it was:
+    ///   `.mine` (the default) builds on the current heads and keeps it;
+    ///   `.notMine` builds on keyrings from before it, so that it is cut
+    ///   (`Spec/keys.md §6.3`). Ignored by every other change.
     /// - Throws: ``KeyError/operationRefused(reason:)`` for anything keys.md
     ///   §6 refuses (the signer is not a member, a removed or enrolled key,
     ///   the recovery member removed, a required slot kind or key type this
     ///   writer does not know…), ``KeyError/escrowRefused``,
     ///   ``KeyError/kdfLimitsExceeded(opsLimit:memLimitBytes:)``.
     public static func keyrings(
-        for change: KeyChange, state fullState: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource
+        for change: KeyChange, state fullState: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource,
+        replacement: RecoveryReplacementOwner = .mine
     ) throws(KeyError) -> [KeyringProposal] {
         // A removal by the recovery key chooses its own parents, and may be
         // signed by a recovery key that a device replaced (Spec/keys.md §6.3).
@@ -155,7 +162,7 @@ public enum KeyOperations {
             return try recoveryRemoval(of: keys, state: fullState, signer: signer, now: now, random: random)
         case .remove(let key) where fullState.member(withKey: signer.publicKey)?.role != "device":
             return try recoveryRemoval(of: [key], state: fullState, signer: signer, now: now, random: random)
-        case .remove(let key) where signedRecoveryReplacement(key, in: fullState):
+        case .remove(let key) where replacement == .notMine && !recoveryReplacements(by: key, in: fullState).isEmpty:
             return try removalOverReplacement(of: key, state: fullState, signer: signer, now: now, random: random)
         default:
             return try build(change, state: fullState, signer: signer, now: now, random: random)
@@ -510,25 +517,71 @@ public enum KeyOperations {
         return try build(.lockdown(publicKeys: present), state: restricted, signer: signer, now: now, random: random, removingAgain: again)
     }
 
-    /// True when `key` signed a keyring that passed rules 1–5 and replaced
-    /// the recovery key (`Spec/keys.md §6.3`).
-    static func signedRecoveryReplacement(_ key: [UInt8], in state: KeyState) -> Bool {
-        state.keyrings.contains { $0.passesRules1To5 && $0.signer == key && isReplacement($0) }
+    /// The replacements of the recovery key that `target` answers for, in
+    /// file order: keyrings that passed rules 1–5, replaced the recovery
+    /// key, and were signed by `target` or by a device it enrolled (or one
+    /// those enrolled, and so on) — what a device's removal of `target`
+    /// cuts when the caller says they were not the user's
+    /// (`Spec/keys.md §6.3`). Empty when there is none.
+    public static func recoveryReplacements(by target: [UInt8], in state: KeyState) -> [RecoveryKeyReplacement] {
+        let rings = state.keyrings.filter { $0.passesRules1To5 && $0.content != nil }
+        let line = enrolledLine(of: target, in: rings)
+        return rings.filter { ring in ring.signer.map { line.keys.contains($0) } == true && isReplacement(ring) }.map { ring in
+            let signer = ring.signer!
+            let name = ring.content!.members.first { $0.publicKey == signer }?.name ?? ""
+            return RecoveryKeyReplacement(keyringID: ring.id, created: ring.content!.created, signer: signer, signerName: name, enrolledBy: line[signer]!)
+        }
+    }
+
+    /// The trusted keyrings of `state` that replaced the recovery key, in
+    /// file order (``RecoveryKeyReplacement/enrolledBy`` nil). Compared
+    /// before and after a removal, they say which replacement it cut: a
+    /// writer warns of each (`Spec/keys.md §6.3`).
+    public static func trustedRecoveryReplacements(in state: KeyState) -> [RecoveryKeyReplacement] {
+        state.trusted.filter { $0.content != nil && $0.signer != nil && isReplacement($0) }.map { ring in
+            let name = ring.content!.members.first { $0.publicKey == ring.signer! }?.name ?? ""
+            return RecoveryKeyReplacement(keyringID: ring.id, created: ring.content!.created, signer: ring.signer!, signerName: name, enrolledBy: nil)
+        }
+    }
+
+    /// `target` and every device enrolled, in a keyring of `rings`, by
+    /// `target` or by a device already found; each mapped to the key that
+    /// enrolled it (nil for `target`).
+    static func enrolledLine(of target: [UInt8], in rings: [KeyringInfo]) -> [[UInt8]: [UInt8]?] {
+        let byID = Dictionary(rings.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        var line: [[UInt8]: [UInt8]?] = [target: nil]
+        var grew = true
+        while grew {
+            grew = false
+            for ring in rings where ring.content?.reason == "enroll" {
+                guard let signer = ring.signer, line.keys.contains(signer) else { continue }
+                let before = Set(ring.parents.compactMap { byID[$0]?.content?.members.map(\.publicKey) }.joined())
+                for m in ring.content!.members where m.role == "device" && !before.contains(m.publicKey) && !line.keys.contains(m.publicKey) {
+                    line[m.publicKey] = .some(signer)
+                    grew = true
+                }
+            }
+        }
+        return line
     }
 
     static func isReplacement(_ ring: KeyringInfo) -> Bool {
         ring.content?.reason == "recovery" && ring.content!.removed.contains { $0.role == "recovery" }
     }
 
-    /// A device's removal of a member that replaced the recovery key
+    /// A device's removal of a member that answers for a replacement of
+    /// the recovery key the caller says was not the user's
     /// (`Spec/keys.md §6.3`). Built on the head, it would descend from the
     /// replacement, and the replacing key could lock the remover out from a
     /// fork there with a keyring that is recovery-signed for the removal.
     /// So, as a lockdown does, its parents are the latest keyrings that
     /// passed rules 1–5 in which the signer is a device that may sign, that
-    /// descend from no replacement the target signed, whose ancestry was
-    /// cut, if at all, only by the target's keyrings, and that the target
-    /// did not sign: the replacement then defies the removal and is cut.
+    /// descend from no such replacement nor from the enrollment (in the
+    /// target's line) of a device that signed one or enrolled one that did,
+    /// whose ancestry was cut, if at all, only by the target's keyrings, and
+    /// that the target did not sign: the replacement then defies the
+    /// removal, or descends from an enrollment the target signed that does,
+    /// and is cut.
     static func removalOverReplacement(
         of target: [UInt8], state: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource
     ) throws(KeyError) -> [KeyringProposal] {
@@ -536,7 +589,27 @@ public enum KeyOperations {
         let graph = KeyGraph(candidates)
         let byID = Dictionary(candidates.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { a, _ in a })
         let signedByTarget = Set(candidates.indices.filter { candidates[$0].signer == target })
-        let replacements = signedByTarget.filter { isReplacement(candidates[$0]) }
+        // The replacements the target answers for, and the enrollments (in
+        // its line) of the devices that signed them or enrolled those: a
+        // removal descending from any of them would keep a replacement.
+        let line = enrolledLine(of: target, in: candidates)
+        let replacers = Set(candidates.compactMap { ring in isReplacement(ring) ? ring.signer.flatMap { line.keys.contains($0) ? $0 : nil } : nil })
+        var needed = replacers
+        for key in replacers {
+            var k = key
+            while let up = line[k] ?? nil, up != target {
+                needed.insert(up)
+                k = up
+            }
+        }
+        needed.remove(target)
+        let replacements = Set(candidates.indices.filter { i in
+            guard let signer = candidates[i].signer, line.keys.contains(signer) else { return false }
+            if isReplacement(candidates[i]) { return true }
+            guard candidates[i].content!.reason == "enroll" else { return false }
+            let before = Set(candidates[i].parents.compactMap { byID[$0].map { candidates[$0].content!.members.map(\.publicKey) } }.joined())
+            return candidates[i].content!.members.contains { needed.contains($0.publicKey) && !before.contains($0.publicKey) }
+        })
         let cutByOthers = Set(candidates.indices.filter { i in
             candidates[i].cutBy.contains { byID[$0].map { !signedByTarget.contains($0) } ?? true }
         })

@@ -211,6 +211,50 @@ import Testing
         #expect(dir.stderr.hasPrefix("quire: error: cannot attach \(box.dir): it is a folder, not a file\n"), "\(dir)")
     }
 
+    /// Fourth review, K4: removing a phone that replaced the recovery key
+    /// asks whose replacement that was; without a terminal or a flag it
+    /// refuses rather than guess, and `--replacement-mine` keeps the new
+    /// code working (the writer of b792bf0 cut it silently).
+    @Test func removingAReplacerAsksWhoseReplacementItWas() throws {
+        let box = try Self.vaultWhosePhoneReplacedTheRecoveryKey()
+        let unsure = try box.quire(["device", "remove", "Journal.quire", "Phone"])
+        #expect(unsure.status == 64, "\(unsure)")
+        #expect(unsure.stderr.hasPrefix("quire: error: \"Phone\" replaced the recovery key (on "), "\(unsure)")
+        #expect(unsure.stderr.contains("--replacement-not-mine"), "\(unsure)")
+        let both = try box.quire(["device", "remove", "Journal.quire", "Phone", "--replacement-mine", "--replacement-not-mine"])
+        #expect(both.status == 64, "\(both)")
+        let mine = try box.quire(["device", "remove", "Journal.quire", "Phone", "--replacement-mine"])
+        #expect(mine.status == 0, "\(mine)")
+        #expect(!mine.stderr.contains("cut the replacement"), "\(mine)")
+        let list = try box.quire(["device", "list", "Journal.quire", "--recovery-key-file", "q2.txt"])
+        #expect(list.status == 0, "\(list)")
+        #expect(list.stdout.contains("Laptop"), "\(list)")
+    }
+
+    /// K4, the thief's case: told the replacement was not the user's, the
+    /// removal cuts it and says so.
+    @Test func removingAThiefsReplacerCutsItAndWarns() throws {
+        let box = try Self.vaultWhosePhoneReplacedTheRecoveryKey()
+        let cut = try box.quire(["device", "remove", "Journal.quire", "Phone", "--replacement-not-mine"])
+        #expect(cut.status == 0, "\(cut)")
+        #expect(cut.stderr.contains("quire: warning: this removal cut the replacement of the recovery key made on "), "\(cut)")
+        let list = try box.quire(["device", "list", "Journal.quire"])
+        #expect(list.status == 0 && list.stdout.contains("Phone  removed"), "\(list)")
+    }
+
+    /// A vault made on `Laptop`, with `Phone` enrolled, which replaced the
+    /// recovery key (the new one in `q2.txt`).
+    static func vaultWhosePhoneReplacedTheRecoveryKey() throws -> Sandbox {
+        let box = try Sandbox()
+        try box.makeVault()
+        let phone = ["QUIRE_HOME": box.path("phone")]
+        let code = try box.quire(["device", "code", "--device-name", "Phone"], env: phone).stdout.trimmingCharacters(in: .newlines)
+        #expect(try box.quire(["device", "add", "Journal.quire", code, "--name", "Phone"]).status == 0)
+        let replaced = try box.quire(["keys", "recovery-key", "Journal.quire", "--replace", "--new-recovery-key-file", "q2.txt"], env: phone)
+        #expect(replaced.status == 0, "\(replaced)")
+        return box
+    }
+
     @Test func mergeHintsForAnotherVaultOrANonVault() throws {
         let box = try Sandbox()
         try box.makeVault()

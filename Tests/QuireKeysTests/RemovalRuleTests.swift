@@ -36,7 +36,12 @@ final class KeyGraphBuilder {
     /// The key pair named `name`.
     func pair(_ name: String) -> Ed25519.KeyPair {
         if let p = pairs[name] { return p }
-        let p = name == "Q" ? try! recovery.signingKeyPair() : try! Ed25519.KeyPair(using: SeededRandom(label: "graph member " + name))
+        // "Dz" is the reader Z enrolled as a device: it opens what writers
+        // wrap to members only.
+        let p =
+            name == "Q"
+            ? try! recovery.signingKeyPair()
+            : name == "Dz" ? reader : try! Ed25519.KeyPair(using: SeededRandom(label: "graph member " + name))
         pairs[name] = p
         return p
     }
@@ -497,12 +502,62 @@ final class KeyGraphBuilder {
         let g = G.based("thief replacement vs device removal")
         g.add("Y", ["root"], signer: "B", G.without(Self.m, "Q", add: ["Q2": "recovery"]), removes: ["Q"], reason: "recovery")
         let proposals = try KeyOperations.keyrings(
-            for: .remove(publicKey: g.pair("B").publicKey), state: try g.state(), signer: g.pair("A"), now: 3_000, random: g.random)
+            for: .remove(publicKey: g.pair("B").publicKey), state: try g.state(), signer: g.pair("A"), now: 3_000, random: g.random,
+            replacement: .notMine)
         g.append(proposals, names: ["R"])
         #expect(try g.parents(of: "R") == ["root"])
         g.add("L2", ["Y"], signer: "Q2", G.without(Self.m, "Q", "A", "C", add: ["Q2": "recovery"]), removes: ["A", "C"], reason: "lockdown")
         // The recovery key opens every keyring here (the writer wraps R to
         // members only, so the reader Z does not).
+        #expect(try g.trusted(as: .recoveryKey(g.recovery)) == ["root", "R"])
+    }
+
+    /// Fourth review, K4: the user's own replacement. The code `Q` leaked;
+    /// the user replaced it on phone `B` (`Y`, new code `Q2`) and enrolled
+    /// `Dz` after it (`E1`); months later laptop `A` removes the lost `B`.
+    /// By default the removal builds on the current head, `E1`: `Q2` stays
+    /// the recovery key and `Dz` a member. (The writer of b792bf0 built it
+    /// on `root`, which cut `Y` and `E1` and brought the leaked `Q` back.)
+    @Test func removingTheUsersReplacerKeepsTheNewCodeAndLaterDevices() throws {
+        let g = G.based("user's replacement vs device removal")
+        g.add("Y", ["root"], signer: "B", G.without(Self.m, "Q", add: ["Q2": "recovery"]), removes: ["Q"], reason: "recovery")
+        g.add("E1", ["Y"], signer: "A", G.without(Self.m, "Q", add: ["Q2": "recovery", "Dz": "device"]), reason: "enroll")
+        let state = try g.state()
+        #expect(KeyOperations.recoveryReplacements(by: g.pair("B").publicKey, in: state).map(\.signerName) == ["B"])
+        let proposals = try KeyOperations.keyrings(
+            for: .remove(publicKey: g.pair("B").publicKey), state: state, signer: g.pair("A"), now: 3_000, random: g.random)
+        g.append(proposals, names: ["R"])
+        #expect(try g.parents(of: "R") == ["E1"])
+        #expect(try Self.trusted(g) == ["root", "Y", "E1", "R"])
+        let members = Dictionary(uniqueKeysWithValues: try g.state().members.map { ($0.publicKey, $0.role) })
+        #expect(members[g.pair("Q2").publicKey] == "recovery")
+        #expect(members[g.pair("Q").publicKey] == nil)
+        #expect(members[g.pair("Dz").publicKey] == "device")
+        #expect(members[g.pair("B").publicKey] == nil)
+    }
+
+    /// K4, the other way: the thief's `B` enrolled a puppet `E`, `A` built on
+    /// that (`Rot`), and `E` replaced the recovery key (`Y`). `B` signed no
+    /// replacement, so the writer of b792bf0 built the removal on `Y`, and
+    /// the thief's `Q2` locked `A` and `C` out from a fork at `Y`. Told the
+    /// replacement was not the user's, the writer now builds on keyrings
+    /// from before `B` enrolled `E`: the enrollment defies the removal and
+    /// is cut, and `Rot`, `Y` and `L2` with it.
+    @Test func attackPuppetReplacementOutvotesADeviceRemoval() throws {
+        let g = G.based("puppet replacement vs device removal")
+        g.add("EnrE", ["root"], signer: "B", Self.mE, reason: "enroll")
+        g.add("Rot", ["EnrE"], signer: "A", Self.mE, reason: "rotate")
+        g.add("Y", ["Rot"], signer: "E", G.without(Self.mE, "Q", add: ["Q2": "recovery"]), removes: ["Q"], reason: "recovery")
+        let state = try g.state()
+        let found = KeyOperations.recoveryReplacements(by: g.pair("B").publicKey, in: state)
+        #expect(found.map(\.signerName) == ["E"])
+        #expect(found.first?.enrolledBy == g.pair("B").publicKey)
+        let proposals = try KeyOperations.keyrings(
+            for: .remove(publicKey: g.pair("B").publicKey), state: state, signer: g.pair("A"), now: 3_000, random: g.random,
+            replacement: .notMine)
+        g.append(proposals, names: ["R"])
+        #expect(try g.parents(of: "R") == ["root"])
+        g.add("L2", ["Y"], signer: "Q2", G.without(Self.mE, "Q", "A", "C", add: ["Q2": "recovery"]), removes: ["A", "C"], reason: "lockdown")
         #expect(try g.trusted(as: .recoveryKey(g.recovery)) == ["root", "R"])
     }
 

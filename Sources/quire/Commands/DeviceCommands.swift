@@ -123,10 +123,18 @@ struct DeviceRemoveCommand: QuireCommand {
 
     @VaultArgument var vault: String
     @Argument(placeholder: "NAME", help: "the device's name, as 'quire device list' shows it") var name: String
+    @Flag(help: "it replaced the recovery key and that was you: keep the replacement (no question)") var replacementMine: Bool
+    @Flag(help: "it replaced the recovery key and that was not you (a thief): cut the replacement (no question)")
+    var replacementNotMine: Bool
     @OptionGroup var unlock: UnlockOptions
     @OptionGroup var output: JSONOption
 
     func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
+        if replacementMine && replacementNotMine {
+            throw CLIFailure(
+                "--replacement-mine and --replacement-not-mine contradict each other", hint: "give one of them", code: "usage", exit: .usage
+            )
+        }
         let opened = try Unlock.open(vault, unlock, out: c.out)
         let state: KeyState
         do { state = try opened.vault.keyState() } catch { throw .vault(error, path: vault) }
@@ -157,15 +165,56 @@ struct DeviceRemoveCommand: QuireCommand {
                     + "if \"\(member.name)\" is trusted, wait for a device that can open it to write again; remove it only if it is hostile, "
                     + "and prefer the recovery key (--recovery-key-file FILE)")
         }
+        let owner = try replacementOwner(of: member, opened, c)
         do {
-            let removed = try opened.vault.removeDevice(publicKey: member.publicKey)
-            let epoch = try opened.vault.keyState().epoch
+            let before = KeyOperations.trustedRecoveryReplacements(in: state)
+            let removed = try opened.vault.removeDevice(publicKey: member.publicKey, replacement: owner)
+            let after = try opened.vault.keyState()
+            let epoch = after.epoch
+            let kept = Set(KeyOperations.trustedRecoveryReplacements(in: after).map(\.keyringID))
+            for cut in before where !kept.contains(cut.keyringID) {
+                c.out.warning(
+                    "this removal cut the replacement of the recovery key made on \(DateText.local(cut.created)) by \"\(cut.signerName)\": "
+                        + "the recovery key before it is the recovery key again, the one it set no longer opens the vault, "
+                        + "and what was written under the keys made after it is unreadable")
+            }
             let fp = DeviceCode.fingerprint(of: removed.publicKey)
             c.out.line("removed \"\(removed.name)\" (fingerprint \(fp)): new records are sealed under epoch \(epoch), which it never gets")
             c.out.line("it can still read what it could before until 'quire compact --rekey \(vault)'")
             c.out.emit(DeviceChangeJSON(name: removed.name, fingerprint: fp, epoch: epoch))
         } catch { throw .vault(error, path: vault) }
         return .success
+    }
+}
+
+extension DeviceRemoveCommand {
+    /// Whose replacement of the recovery key it was, when the device (or a
+    /// device it enrolled) made one (Spec/keys.md §6.3): the flags, else the
+    /// person at the terminal; never a guess.
+    func replacementOwner(of member: KeyringMember, _ opened: OpenedVault, _ c: CommandContext) throws(CLIFailure)
+        -> RecoveryReplacementOwner
+    {
+        if replacementNotMine { return .notMine }
+        if replacementMine { return .mine }
+        guard case .device = opened.credential else { return .mine }
+        let replacements: [RecoveryKeyReplacement]
+        do { replacements = try opened.vault.recoveryReplacements(removing: member.publicKey) } catch { throw .vault(error, path: vault) }
+        guard !replacements.isEmpty else { return .mine }
+        let made = replacements.map { r in
+            "on \(DateText.local(r.created)) by \"\(r.signerName)\""
+                + (r.enrolledBy == nil ? "" : " (a device \"\(member.name)\" enrolled)")
+        }.joined(separator: ", ")
+        guard Prompt.isInteractive else {
+            throw CLIFailure(
+                "\"\(member.name)\" replaced the recovery key (\(made)); quire will not guess whether that was you",
+                hint: "pass --replacement-mine (you replaced it: keep it) or --replacement-not-mine (a thief did: cut it, "
+                    + "which brings back the recovery key before it), or run it on a terminal to be asked",
+                code: "usage", exit: .usage)
+        }
+        c.out.note("the recovery key was replaced \(made).")
+        c.out.note("if you made that replacement, it stays; if a thief did, this removal cuts it: the recovery key before it")
+        c.out.note("comes back, and the devices enrolled and records written after it are lost.")
+        return try Prompt.confirm("Was that replacement made by someone else (a thief), not by you?") ? .notMine : .mine
     }
 }
 
