@@ -13,7 +13,8 @@ public import QuireCrypto
 /// and its body is `h_k (32) ‖ h_(k−1) (32) ‖ nonce (24) ‖ sealed attestation
 /// (96 + 16)`: the head it extends is stored explicitly, so a reader links
 /// commits through a map of stored heads, and the attestation — the signer's
-/// Ed25519 public key and its signature over `vault id ‖ h_(k−1) ‖ D`, or 96
+/// Ed25519 public key and its signature over `vault id ‖ key commitment ‖
+/// h_(k−1) ‖ D`, or 96
 /// zero bytes for an unattested commit — is sealed under the attestation key
 /// with a synthetic nonce derived under the commit nonce key.
 public enum CommitChain {
@@ -97,25 +98,35 @@ public enum CommitChain {
     }
 
     /// The message a member signs to attest a group at its place in the
-    /// chain: `"quire-commit-v2" ‖ vault id ‖ h_(k−1) ‖ D` (`Spec/format.md
-    /// §9.2`). The previous head is signed so that a group moved, or a chain
-    /// recomputed under an epoch key, cannot keep a member's attestation.
-    public static func signedMessage(vaultID: VaultID, previousHead: [UInt8], digest: [UInt8]) -> [UInt8] {
-        precondition(previousHead.count == headByteCount)
-        return signatureLabel + vaultID.bytes + previousHead + digest
+    /// chain: `"quire-commit-v2" ‖ vault id ‖ key commitment ‖ h_(k−1) ‖ D`
+    /// (`Spec/format.md §9.2`), the key commitment being that of the key the
+    /// commit frame is sealed under. The key is signed so that an epoch-key
+    /// holder cannot re-seal the group's commit under another key it holds
+    /// and keep the attestation; the previous head so that a group moved, or
+    /// a chain recomputed under an epoch key, cannot keep it either.
+    public static func signedMessage(vaultID: VaultID, keyCommitment: [UInt8], previousHead: [UInt8], digest: [UInt8]) -> [UInt8] {
+        precondition(keyCommitment.count == 32 && previousHead.count == headByteCount && digest.count == digestByteCount)
+        return signatureLabel + vaultID.bytes + keyCommitment + previousHead + digest
     }
 
-    /// The 96-byte attestation by `signer` of the group `digest` extending `previousHead`.
-    public static func attestation(previousHead: [UInt8], digest: [UInt8], vaultID: VaultID, signer: Ed25519.KeyPair) -> [UInt8] {
-        signer.publicKey + signer.sign(signedMessage(vaultID: vaultID, previousHead: previousHead, digest: digest))
+    /// The 96-byte attestation by `signer` of the group `digest` extending
+    /// `previousHead` in a commit sealed under the key with commitment `keyCommitment`.
+    public static func attestation(
+        keyCommitment: [UInt8], previousHead: [UInt8], digest: [UInt8], vaultID: VaultID, signer: Ed25519.KeyPair
+    ) -> [UInt8] {
+        signer.publicKey + signer.sign(signedMessage(vaultID: vaultID, keyCommitment: keyCommitment, previousHead: previousHead, digest: digest))
     }
 
     /// True when the 96-byte attestation `plain` is a signature over the group
-    /// `digest` extending `previousHead` (merge carries one only there).
-    public static func attestationSigns(_ plain: [UInt8], previousHead: [UInt8], digest: [UInt8], vaultID: VaultID) -> Bool {
+    /// `digest` extending `previousHead` under the key with commitment
+    /// `keyCommitment` (merge carries one only there).
+    public static func attestationSigns(
+        _ plain: [UInt8], keyCommitment: [UInt8], previousHead: [UInt8], digest: [UInt8], vaultID: VaultID
+    ) -> Bool {
         guard plain.count == attestationByteCount, plain != unattested else { return false }
         return Ed25519.verify(
-            signature: Array(plain[32..<96]), message: signedMessage(vaultID: vaultID, previousHead: previousHead, digest: digest),
+            signature: Array(plain[32..<96]),
+            message: signedMessage(vaultID: vaultID, keyCommitment: keyCommitment, previousHead: previousHead, digest: digest),
             publicKey: Array(plain[0..<32]))
     }
 
@@ -191,7 +202,7 @@ public enum CommitChain {
         }
         if plain == unattested { return .unattested }
         let signer = Array(plain[0..<32]), signature = Array(plain[32..<96])
-        guard Ed25519.verify(signature: signature, message: signedMessage(vaultID: vaultID, previousHead: previousHead, digest: digest), publicKey: signer) else {
+        guard Ed25519.verify(signature: signature, message: signedMessage(vaultID: vaultID, keyCommitment: key.commitment, previousHead: previousHead, digest: digest), publicKey: signer) else {
             return .failed(reason: "the signature does not verify")
         }
         return .signed(signer: signer)

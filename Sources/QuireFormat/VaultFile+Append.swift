@@ -157,8 +157,9 @@ public enum CommitAttestation: Sendable {
     /// A member signs the group digest with this key pair.
     case sign(Ed25519.KeyPair)
     /// An attestation carried from another copy of the same group (merge),
-    /// 96 bytes as it was. It signs the head the group extended there, so
-    /// merge carries it only where the group extends the same head.
+    /// 96 bytes as it was. It signs the key the group was committed under and
+    /// the head it extended there, so merge carries it only where the group
+    /// is committed under the same key and extends the same head.
     case carried([UInt8])
 }
 
@@ -341,7 +342,7 @@ extension VaultFile {
             plainAttestation = CommitChain.unattested
             recorded = .unattested
         case .sign(let pair):
-            plainAttestation = CommitChain.attestation(previousHead: previous, digest: d, vaultID: vaultID, signer: pair)
+            plainAttestation = CommitChain.attestation(keyCommitment: pending.key.commitment, previousHead: previous, digest: d, vaultID: vaultID, signer: pair)
             recorded = .attested(signer: pair.publicKey)
         case .carried(let bytes):
             precondition(bytes.count == CommitChain.attestationByteCount)

@@ -187,11 +187,13 @@ public enum VaultMerge {
                 guard !frames.isEmpty else { continue }
                 for f in frames { emitted.insert(f.identity) }
                 let reseal = frames.contains { needsReseal($0) }
-                // The attestation signs the head the group extended: it is
-                // carried only when the block is written whole after that same
-                // head (Spec/format.md §9.2, merge.md §3.3).
+                // The attestation signs the key the group was committed under
+                // and the head it extended: it is carried only when the block
+                // is written whole, under that same key, after that same head
+                // (Spec/format.md §9.2, merge.md §3.3). Under another key the
+                // block counts as moved.
                 let whole = !reseal && frames.count == block.frames.count && block.isWholeGroup
-                    && out.chainTipHead == block.previousHead
+                    && out.chainTipHead == block.previousHead && block.keyCommitment == writeKey.commitment
                 // A block written whole in its place keeps its attestation (a
                 // removed member's stays one: readers report it as such);
                 // another block is attested by the merging member only when a
@@ -570,6 +572,9 @@ final class Side {
         let attestation: [UInt8]?
         /// True when that attestation is a removed member's.
         let byRemovedMember: Bool
+        /// The key commitment of the key the source commit is sealed under,
+        /// which its attestation signs; nil when it was not opened.
+        let keyCommitment: [UInt8]?
         /// The head the source commit extended, which its attestation signs.
         let previousHead: [UInt8]?
         /// The index of the source commit in its file: a side's blocks of one
@@ -710,14 +715,18 @@ final class Side {
             var h = BLAKE2b.Hasher(byteCount: 32)
             for c in carried { h.update(c.identity) }
             var attestation: [UInt8]? = nil
+            var keyCommitment: [UInt8]? = nil
             var byRemovedMember = false
             let checked = status == .verified ? file.attestation(ofGroup: g) : .notChecked
             switch checked {
             case .attested, .removedMember:
                 // With colliding key ids, the key that opens it.
-                attestation = file.keys.keys(for: commitFrame.header.keyID).lazy.compactMap { key in
+                let opened = file.keys.keys(for: commitFrame.header.keyID).lazy.compactMap { key in
                     CommitChain.openAttestation(body: groups[g].commitBody, key: key, vaultID: self.file.vaultID, commitHeader: commitFrame.header)
+                        .map { (plain: $0, commitment: key.commitment) }
                 }.first
+                attestation = opened?.plain
+                keyCommitment = opened?.commitment
                 if case .removedMember = checked { byRemovedMember = true }
             case .unattested:
                 attestation = CommitChain.unattested
@@ -727,7 +736,7 @@ final class Side {
             let onlyTrustedKeyrings = carried.allSatisfy { $0.kind == .keyring && union.verdict(KeyringID(unchecked: file.structure.frames[$0.index].trailer)) == .trusted }
             blocks.append(Block(
                 frames: carried, maxEpoch: carried.map(\.epoch).max()!, digest: h.finalize(), keyrings: keyrings, parentKeyrings: parents,
-                attestation: attestation, byRemovedMember: byRemovedMember,
+                attestation: attestation, byRemovedMember: byRemovedMember, keyCommitment: keyCommitment,
                 previousHead: g < file.commits.previousHeads.count ? file.commits.previousHeads[g] : nil, sourceCommit: g, isWholeGroup: carried.count == groups[g].members.count,
                 onlyTrustedKeyrings: onlyTrustedKeyrings))
         }

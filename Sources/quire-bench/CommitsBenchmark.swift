@@ -75,10 +75,11 @@ enum CommitsBenchmark {
         }
 
         // Raw libsodium: one Ed25519 signature and one check of the message a
-        // commit attestation signs ("quire-commit-v2" ‖ vault id ‖ digest, 63 bytes).
+        // commit attestation signs ("quire-commit-v2" ‖ vault id ‖ key commitment ‖ h_(k−1) ‖ digest,
+        // 127 bytes).
         var pk = [UInt8](repeating: 0, count: 32), sk = [UInt8](repeating: 0, count: 64)
         crypto_sign_keypair(&pk, &sk)
-        let message = Array("quire-commit-v2".utf8) + SystemRandom().bytes(16 + 32)
+        let message = Array("quire-commit-v2".utf8) + SystemRandom().bytes(16 + 32 + 32 + 32)
         var signature = [UInt8](repeating: 0, count: 64)
         let trials = shared.quick ? 200 : 2_000
         let (_, signNs) = timed { for _ in 0..<trials { crypto_sign_detached(&signature, nil, message, UInt64(message.count), sk) } }

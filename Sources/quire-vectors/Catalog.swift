@@ -110,7 +110,7 @@ enum Catalog {
                 let d = Edit.digest(of: [])
                 let previous = b.vault.structure.groups.last!.storedHead
                 let frame = try Edit.commitFrame(over: [], previous: previous, key: key, vaultID: b.vaultID,
-                                                 attestation: CommitChain.attestation(previousHead: previous, digest: d, vaultID: b.vaultID, signer: b.signer))
+                                                 attestation: CommitChain.attestation(keyCommitment: key.commitment, previousHead: previous, digest: d, vaultID: b.vaultID, signer: b.signer))
                 return try b.vector("success", comment: "a commit that covers no frames (D = BLAKE2b-256 of nothing) is valid: writers do not make them, readers accept them", body: try b.bytes() + frame)
             },
             {

@@ -35,7 +35,7 @@ extension Catalog {
             },
             {
                 let b = try VectorBuilder("damaged-attestation-over-other-digest")
-                let wrong = b.signer.publicKey + b.signer.sign(CommitChain.signedMessage(vaultID: b.vaultID, previousHead: b.vault.chainTipHead, digest: b.random.bytes(32)))
+                let wrong = b.signer.publicKey + b.signer.sign(CommitChain.signedMessage(vaultID: b.vaultID, keyCommitment: b.keys.writeKey!.commitment, previousHead: b.vault.chainTipHead, digest: b.random.bytes(32)))
                 let idx = try b.commit([.entry(b.entry("a signature over another group"))], attest: .carried(wrong))
                 return try b.vector("damaged", comment: "an attestation by the recovery key over another group digest D: the signature does not verify for this group",
                                     issues: [("attestation_failed", b.offset(idx[0]! + 1))])
@@ -45,9 +45,9 @@ extension Catalog {
                 let d = try b.commit([.entry(b.entry("signed for another vault id"))], attest: CommitAttestation.none)
                 var bytes = try b.bytes()
                 let g = b.vault.structure.groups.last!
-                let a = b.signer.publicKey + b.signer.sign(CommitChain.signedMessage(vaultID: VaultID(using: b.random), previousHead: g.storedPreviousHead, digest: g.digest))
+                let a = b.signer.publicKey + b.signer.sign(CommitChain.signedMessage(vaultID: VaultID(using: b.random), keyCommitment: b.keys.writeKey!.commitment, previousHead: g.storedPreviousHead, digest: g.digest))
                 try rewriteCommit(&bytes, b, commit: d[0]! + 1, attestation: a, nonce: syntheticNonce(b, head: g.storedHead, attestation: a))
-                return try b.vector("damaged", comment: "the signed message binds the vault id (\"quire-commit-v2\" ‖ vault id ‖ h_(k−1) ‖ D): a signature made for another vault id does not verify", body: bytes,
+                return try b.vector("damaged", comment: "the signed message binds the vault id (\"quire-commit-v2\" ‖ vault id ‖ key commitment ‖ h_(k−1) ‖ D): a signature made for another vault id does not verify", body: bytes,
                                     issues: [("attestation_failed", b.offset(d[0]! + 1))])
             },
             {
@@ -55,7 +55,7 @@ extension Catalog {
                 let idx = try b.commit([.entry(b.entry("a nonce that is not synthetic"))])
                 var bytes = try b.bytes()
                 let g = b.vault.structure.groups.last!
-                try rewriteCommit(&bytes, b, commit: idx[0]! + 1, attestation: CommitChain.attestation(previousHead: g.storedPreviousHead, digest: g.digest, vaultID: b.vaultID, signer: b.signer), nonce: b.random.bytes(24))
+                try rewriteCommit(&bytes, b, commit: idx[0]! + 1, attestation: CommitChain.attestation(keyCommitment: b.keys.writeKey!.commitment, previousHead: g.storedPreviousHead, digest: g.digest, vaultID: b.vaultID, signer: b.signer), nonce: b.random.bytes(24))
                 return try b.vector("damaged", comment: "a valid attestation sealed under a random nonce: the box opens, but the nonce is not BLAKE2b-192(attestation key, \"quire-commit-nonce-v2\" ‖ h ‖ A)", body: bytes,
                                     issues: [("attestation_failed", b.offset(idx[0]! + 1))])
             },

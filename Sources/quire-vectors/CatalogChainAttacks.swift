@@ -69,7 +69,7 @@ extension Catalog {
                     let frame = try SealedFrame.seal(kind: .entryRevision, payload: payload, key: epoch1, vaultID: b.vaultID, compress: true, random: b.random)
                     let d = Edit.digest(of: [frame])
                     let commit = try Edit.commitFrame(over: [frame], previous: previous, key: epoch1, vaultID: b.vaultID,
-                                                      attestation: CommitChain.attestation(previousHead: previous, digest: d, vaultID: b.vaultID, signer: phone))
+                                                      attestation: CommitChain.attestation(keyCommitment: epoch1.commitment, previousHead: previous, digest: d, vaultID: b.vaultID, signer: phone))
                     inserted += frame
                     commits.append(UInt64(insertAt + inserted.count))
                     inserted += commit
@@ -80,6 +80,35 @@ extension Catalog {
                 b.released.insert(contentsOf: records, at: releasedBefore)
                 return try b.vector("damaged", comment: "attack: the recovery key removes a phone; the phone, which still holds the epoch-1 key, inserts 65 chained commits attested by itself before the removal's group. Before, the removal's commit could not reach the head it extends within the 64-commit look-back: a mismatch that the next commit vouched for, so the vault was tampered and every write refused. Now the removal's commit stores the head it extends and links to it through a map of stored heads, with no window: it passes the 65 by (a removed member's attestation protects nothing), so they are orphaned and their records unverified; the removal and the commit after it verify and are attested",
                                     body: bytes, issues: commits.map { ("commit_orphaned", $0) })
+            },
+            {
+                // C2 of the fourth review: someone who holds the epoch-2 key
+                // (a passphrase, an escrow key, a device removed later)
+                // copies the frames of a commit the recovery key attested
+                // under epoch 1, commits them again under the epoch-2 key
+                // with the same previous head and the recovery key's
+                // attestation, and inserts that group before the original.
+                let b = try VectorBuilder("attack-commit-resealed-under-newer-key")
+                try b.commit([.entry(b.entry("one"))])
+                try b.commit([.entry(b.entry("two, under epoch 1"))])
+                let epoch1 = b.ringKeys[b.rootID]!
+                let (k2, rotation) = try child(b)
+                try b.addKeyring(k2, rotation)
+                try b.commit([.entry(b.entry("three, under epoch 2"))])
+                var bytes = try b.bytes()
+                let g = b.vault.structure.groups[2]
+                let start = Int(b.offset(g.members.lowerBound)), framesEnd = Int(b.frame(g.commitFrame).location.offset)
+                let frames = Array(bytes[start..<framesEnd])
+                let plain = CommitChain.openAttestation(body: g.commitBody, key: epoch1, vaultID: b.vaultID, commitHeader: b.frame(g.commitFrame).header)!
+                let header = CommitChain.commitHeader(keyID: k2.id)
+                let head = try CommitChain.head(key: k2, vaultID: b.vaultID, previousHead: g.storedPreviousHead, digest: g.digest, commitHeader: header)
+                let commit = header.encoded() + (try CommitChain.body(head: head, previousHead: g.storedPreviousHead, attestation: plain, key: k2, vaultID: b.vaultID, commitHeader: header))
+                bytes.insert(contentsOf: frames + commit, at: start)
+                let record = b.released.firstIndex { g.members.contains($0.frame) }!
+                b.released.insert((frame: -1, kind: b.released[record].kind, payload: b.released[record].payload), at: record)
+                let copyCommit = UInt64(start + frames.count)
+                return try b.vector("damaged", comment: "attack (fourth review C2): a holder of the epoch-2 key (a passphrase, an escrow key, a device removed later) copies the frames of a commit the recovery key attested under epoch 1, commits them again under the epoch-2 key with the same previous head and the recovery key's attestation, and inserts the group before the original. Before, the attestation did not sign the commit's key: the copy verified and stayed attested, the floor rose to epoch 2, the original and every later commit under epoch 1 were stale and the commits after them orphaned. Now the attestation signs the key commitment of the commit's key: under the epoch-2 key the copy's signature does not verify, so it is not a member's and raises no floor; the original links to the same head and passes the copy by (orphaned, its record unverified); every genuine commit stays verified and attested, and the vault stays writable", body: bytes,
+                                    issues: [("commit_orphaned", copyCommit)])
             },
             {
                 try recomputedChain("attack-removed-device-recomputes-heads", thenWritten: false)
@@ -135,7 +164,7 @@ extension Catalog {
         let payload = b.entry("inserted by the removed phone").encoded()
         let frame = try SealedFrame.seal(kind: .entryRevision, payload: payload, key: epoch1, vaultID: b.vaultID, compress: true, random: b.random)
         let insertedCommit = try Edit.commitFrame(over: [frame], previous: tip, key: epoch1, vaultID: b.vaultID,
-                                                  attestation: CommitChain.attestation(previousHead: tip, digest: Edit.digest(of: [frame]), vaultID: b.vaultID, signer: phone))
+                                                  attestation: CommitChain.attestation(keyCommitment: epoch1.commitment, previousHead: tip, digest: Edit.digest(of: [frame]), vaultID: b.vaultID, signer: phone))
         let insertedHead = Array(insertedCommit[16..<48])
         // R's commit recomputed from the inserted head, its attestation (the
         // recovery key's signature) opened and sealed again unchanged.

@@ -561,7 +561,7 @@ extension Catalog {
                     signer: attacker, random: b.random)
                 let frame = Edit.plaintextFrame(kind: .keyring, keyID: fake.id, body: body)
                 let commit = try Edit.commitFrame(over: [frame], previous: CommitChain.genesisHead, key: fake, vaultID: b.vaultID,
-                                                  attestation: CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Edit.digest(of: [frame]), vaultID: b.vaultID, signer: attacker))
+                                                  attestation: CommitChain.attestation(keyCommitment: fake.commitment, previousHead: CommitChain.genesisHead, digest: Edit.digest(of: [frame]), vaultID: b.vaultID, signer: attacker))
                 var bytes = try b.bytes()
                 bytes.insert(contentsOf: frame + commit, at: 64)
                 return try b.vector("damaged", comment: "a forged root keyring and its commit inserted before the real root: its signer and salt do not derive the vault id, so it is not trusted and its commit names a key nobody holds; the real first commit then verifies against the computed head (h_0)",
@@ -619,7 +619,7 @@ extension Catalog {
                 let body = try KeyringForge.body(publicBytes: pub.encoded(), content: content.encoded(), key: rootKey, vaultID: b.vaultID, signer: b.signer, random: b.random)
                 let frame = Edit.plaintextFrame(kind: .keyring, keyID: rootKey.id, body: body)
                 let commit = try Edit.commitFrame(over: [frame, frame], previous: CommitChain.genesisHead, key: rootKey, vaultID: b.vaultID,
-                                                  attestation: CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Edit.digest(of: [frame, frame]), vaultID: b.vaultID, signer: b.signer))
+                                                  attestation: CommitChain.attestation(keyCommitment: rootKey.commitment, previousHead: CommitChain.genesisHead, digest: Edit.digest(of: [frame, frame]), vaultID: b.vaultID, signer: b.signer))
                 return try b.vector("error", comment: "the only keyring's recovery slot opens to a key whose commitment is not its keyCommit: the keyring the credential reached is malformed",
                                     body: FileHeader(vaultID: b.vaultID).encoded() + frame + frame + commit, error: "malformed_keyring")
             },
@@ -633,7 +633,7 @@ extension Catalog {
                     content: KeyringContent(members: b.members, removed: [b.members[1]], blobKey: b.blobKey, created: b.now, reason: "create"), signer: b.signer, random: b.random)
                 let frame = Edit.plaintextFrame(kind: .keyring, keyID: key.id, body: body)
                 let commit = try Edit.commitFrame(over: [frame, frame], previous: CommitChain.genesisHead, key: key, vaultID: b.vaultID,
-                                                  attestation: CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Edit.digest(of: [frame, frame]), vaultID: b.vaultID, signer: b.signer))
+                                                  attestation: CommitChain.attestation(keyCommitment: key.commitment, previousHead: CommitChain.genesisHead, digest: Edit.digest(of: [frame, frame]), vaultID: b.vaultID, signer: b.signer))
                 return try b.vector("error", comment: "the only keyring, the root, lists a device both as a member and as removed: the one keyring the credential reached is rejected for it",
                                     body: FileHeader(vaultID: b.vaultID).encoded() + frame + frame + commit, error: "removed_device_slot")
             },
@@ -649,7 +649,7 @@ extension Catalog {
                     content: KeyringContent(members: b.members, removed: removed, blobKey: b.blobKey, created: b.now, reason: "create"), signer: b.signer, random: b.random)
                 let frame = Edit.plaintextFrame(kind: .keyring, keyID: key.id, body: body)
                 let commit = try Edit.commitFrame(over: [frame, frame], previous: CommitChain.genesisHead, key: key, vaultID: b.vaultID,
-                                                  attestation: CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Edit.digest(of: [frame, frame]), vaultID: b.vaultID, signer: b.signer))
+                                                  attestation: CommitChain.attestation(keyCommitment: key.commitment, previousHead: CommitChain.genesisHead, digest: Edit.digest(of: [frame, frame]), vaultID: b.vaultID, signer: b.signer))
                 return try b.vector("error", comment: "the only keyring, the root, lists in removed a key that is not one of its members: a root removes nobody (rule 4; a removed key must be a member of a parent, and a root has none)",
                                     body: FileHeader(vaultID: b.vaultID).encoded() + frame + frame + commit, error: "keyring_unauthenticated")
             },

@@ -312,7 +312,7 @@ enum WorkedExample {
             let h = BLAKE2b.mac(headInput, key: try sub(1), byteCount: 32)
             try same("h\(g + 1)", h, frame[16..<48])
             try same("stored h\(g)", previous, frame[48..<80])
-            let signed = Array("quire-commit-v2".utf8) + vaultID.bytes + previous + D
+            let signed = Array("quire-commit-v2".utf8) + vaultID.bytes + commitment + previous + D
             let A = deviceKeys.publicKey + deviceKeys.sign(signed)
             let attestationKey = try sub(3)
             var nh = BLAKE2b.Hasher(byteCount: 24, key: try sub(5))
@@ -328,7 +328,7 @@ enum WorkedExample {
             try header(group.commitFrame, "commit: kind 02, flags 00, key id, length 200", &doc)
             doc.value("h\(g + 1) input = \"quire-chain-v2\" ‖ vault id ‖ h\(g) ‖ D\(g + 1) ‖ commit header[0..<12]", headInput)
             doc.value("h\(g + 1) = MAC256(commit key, that)", h)
-            doc.value("signed message = \"quire-commit-v2\" ‖ vault id ‖ h\(g) ‖ D\(g + 1)", signed)
+            doc.value("signed message = \"quire-commit-v2\" ‖ vault id ‖ key commitment ‖ h\(g) ‖ D\(g + 1)", signed)
             doc.value("A = signer (the device's public key) ‖ Ed25519 signature", A)
             doc.value("synthetic nonce = BLAKE2b-192(key = nonce key, \"quire-commit-nonce-v2\" ‖ h\(g + 1) ‖ A)", nonce)
             doc.value("associated data = vault id ‖ commit header[0..<12] ‖ h\(g + 1)", cad)

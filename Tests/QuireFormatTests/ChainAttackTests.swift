@@ -15,7 +15,7 @@ import Testing
         let header = CommitChain.commitHeader(keyID: key.id)
         let head = counting(32, from: 40)
         let signer = try Ed25519.KeyPair(using: SeededRandom(label: "L5 signer"))
-        let attestation = CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: counting(32, from: 7), vaultID: countingVaultID, signer: signer)
+        let attestation = CommitChain.attestation(keyCommitment: key.commitment, previousHead: CommitChain.genesisHead, digest: counting(32, from: 7), vaultID: countingVaultID, signer: signer)
         for plain in [CommitChain.unattested, attestation] {
             let body = try CommitChain.body(
                 head: head, previousHead: CommitChain.genesisHead, attestation: plain, key: key, vaultID: countingVaultID, commitHeader: header)

@@ -549,7 +549,8 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
         // the nonce key KDF(key, 6, "quire v2") of "quire-commit-nonce-v2" ‖
         // head ‖ A; computed independently (PyNaCl, from Spec/format.md §9.2)
         // for A = 0⁹⁶ and for A = signer ‖ Ed25519 signature of
-        // "quire-commit-v2" ‖ vault id ‖ previous head ‖ D, previous head h_0.
+        // "quire-commit-v2" ‖ vault id ‖ key commitment ‖ previous head ‖ D,
+        // previous head h_0.
         let key = testEpochKey()
         let header = CommitChain.commitHeader(keyID: key.id)
         let head = try Self.knownHead()
@@ -562,13 +563,13 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
             bda9cfaa5202a09b7dbaddd7a8257fe21ed412eab118dfbc
             """)
         #expect(hex(Self.signer.publicKey) == "29acbae141bccaf0b22e1a94d34d0bc7361e526d0bfe12c89794bc9322966dd7")
-        let a = CommitChain.attestation(previousHead: previous, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
+        let a = CommitChain.attestation(keyCommitment: testEpochKey().commitment, previousHead: previous, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
         #expect(a.count == 96 && Array(a[0..<32]) == Self.signer.publicKey)
         let attested = try CommitChain.body(head: head, previousHead: previous, attestation: a, key: key, vaultID: countingVaultID, commitHeader: header)
         #expect(hex(attested) == Self.headHex + hex(previous) + """
-            1612a3a002269b621b1aaabe44dfb04c0e8a1c93075e5d48271741862a36c1be056e0260072bbfce3d7594ca76a865a5df50dd2323847361\
-            598400e1a8b6268e41f2f14ebbe2f0f99f12acf7e28eefe9f20f6a4f3a160ed551e4d0b387cbbde5d485a2c081088da6d26eb5fb57dc9aaa\
-            23980d27f107f3cb25cb3f086e91f7391b9dca09ebe5d939
+            4442f268d35f32007261dfa95a7b54df554f98b2161aaa4b345bc8806b2799b040acee9fff059b61308fa54dc9bb913d2f73fe1935b476a8\
+            195f99e14dcfc47852a4a7467cf51ee871567ecb608f90cf235563f76f8dd3d905a48194dd2df2ed3a65e292e4a1870a434e6cba8f785a73\
+            696cba2178cd1eb13cf7fcfe8102e692b4c8e67a6d972944
             """)
         #expect(unattested.count == 200 && attested.count == 200)
         #expect(CommitChain.storedPreviousHead(body: attested) == previous)
@@ -654,8 +655,8 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
         #expect(CommitChain.attestationByteCount == 96)
         #expect(CommitChain.bodyByteCount == 32 + 32 + 24 + 96 + 16)
         #expect(CommitChain.unattested == [UInt8](repeating: 0, count: 96))
-        #expect(CommitChain.signedMessage(vaultID: countingVaultID, previousHead: counting(32, from: 40), digest: counting(32, from: 5))
-            == Array("quire-commit-v2".utf8) + counting(16) + counting(32, from: 40) + counting(32, from: 5))
+        #expect(CommitChain.signedMessage(vaultID: countingVaultID, keyCommitment: counting(32, from: 80), previousHead: counting(32, from: 40), digest: counting(32, from: 5))
+            == Array("quire-commit-v2".utf8) + counting(16) + counting(32, from: 80) + counting(32, from: 40) + counting(32, from: 5))
     }
 
     // MARK: Attestation (Spec/format.md §9.2, §9.4)
@@ -684,9 +685,9 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
     }
 
     @Test func attestedAndUnattested() throws {
-        let signed = CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
+        let signed = CommitChain.attestation(keyCommitment: testEpochKey().commitment, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
         #expect(Ed25519.verify(
-            signature: Array(signed[32...]), message: Array("quire-commit-v2".utf8) + counting(16) + CommitChain.genesisHead + Self.knownDigest(),
+            signature: Array(signed[32...]), message: Array("quire-commit-v2".utf8) + counting(16) + testEpochKey().commitment + CommitChain.genesisHead + Self.knownDigest(),
             publicKey: Self.signer.publicKey))
         #expect(Self.check(try Self.body(signed)) == .signed(signer: Self.signer.publicKey))
         #expect(Self.check(try Self.body(CommitChain.unattested)) == .unattested)
@@ -697,7 +698,7 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
     }
 
     @Test func everyFlippedAttestationByteFails() throws {
-        let signed = try Self.body(CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer))
+        let signed = try Self.body(CommitChain.attestation(keyCommitment: testEpochKey().commitment, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer))
         // Head, nonce and sealed attestation: the box no longer opens. (The
         // head, bytes 0..<32, is in the associated data; the previous head,
         // 32..<64, is checked by the signature, below.)
@@ -711,7 +712,7 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
     }
 
     @Test func attestationIsBoundToVaultKeyAndHeader() throws {
-        let signed = try Self.body(CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer))
+        let signed = try Self.body(CommitChain.attestation(keyCommitment: testEpochKey().commitment, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer))
         let fail = CommitChain.Attestation.failed(reason: "the sealed attestation does not open")
         #expect(Self.check(signed, key: testEpochKey(from: 1), header: CommitChain.commitHeader(keyID: testEpochKey().id)) == fail)
         #expect(Self.check(signed, vaultID: try VaultID(bytes: counting(16, from: 1))) == fail)
@@ -722,31 +723,49 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
     @Test func signatureOverAnotherGroupFails() throws {
         // Signed over another digest (a group the signer never saw), or by a
         // key that is not the one named.
-        let other = CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: flipped(Self.knownDigest(), at: 3), vaultID: countingVaultID, signer: Self.signer)
+        let other = CommitChain.attestation(keyCommitment: testEpochKey().commitment, previousHead: CommitChain.genesisHead, digest: flipped(Self.knownDigest(), at: 3), vaultID: countingVaultID, signer: Self.signer)
         #expect(Self.check(try Self.body(other)) == .failed(reason: "the signature does not verify"))
         // The same group checked as extending another head (a group moved,
         // or heads recomputed after an insertion): the signature covers
         // h_(k−1) (Spec/format.md §9.2, third review item 4).
-        let here = CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
+        let here = CommitChain.attestation(keyCommitment: testEpochKey().commitment, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
         #expect(Self.check(try Self.body(here)) == .signed(signer: Self.signer.publicKey))
         #expect(Self.check(try Self.body(here), previous: counting(32, from: 1)) == .failed(reason: "the signature does not verify"))
-        #expect(CommitChain.attestationSigns(here, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID))
-        #expect(!CommitChain.attestationSigns(here, previousHead: counting(32, from: 1), digest: Self.knownDigest(), vaultID: countingVaultID))
+        #expect(CommitChain.attestationSigns(here, keyCommitment: testEpochKey().commitment, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID))
+        #expect(!CommitChain.attestationSigns(here, keyCommitment: testEpochKey().commitment, previousHead: counting(32, from: 1), digest: Self.knownDigest(), vaultID: countingVaultID))
         let otherSigner = keyPair(seed: counting(32, from: 0x40))
-        var named = CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
+        var named = CommitChain.attestation(keyCommitment: testEpochKey().commitment, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
         named.replaceSubrange(0..<32, with: otherSigner.publicKey)
         #expect(Self.check(try Self.body(named)) == .failed(reason: "the signature does not verify"))
         // Another vault's signature over the same digest.
-        let elsewhere = CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: try VaultID(bytes: counting(16, from: 1)), signer: Self.signer)
+        let elsewhere = CommitChain.attestation(keyCommitment: testEpochKey().commitment, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: try VaultID(bytes: counting(16, from: 1)), signer: Self.signer)
         #expect(Self.check(try Self.body(elsewhere)) == .failed(reason: "the signature does not verify"))
         // A different signer that signs properly is a valid signature: who
         // may attest is decided by the reader's member list (VaultFileTests).
-        let byOther = CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: otherSigner)
+        let byOther = CommitChain.attestation(keyCommitment: testEpochKey().commitment, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: otherSigner)
         #expect(Self.check(try Self.body(byOther)) == .signed(signer: otherSigner.publicKey))
     }
 
+    /// Fourth review C2: a member's `A`, sealed again in a commit under
+    /// another key (which an epoch-key holder can compute, with the same
+    /// previous head and digest), no longer verifies: the signature covers
+    /// the key commitment of the commit's key (Spec/format.md §9.2).
+    @Test func attackAttestationResealedUnderAnotherKey() throws {
+        let here = CommitChain.attestation(keyCommitment: testEpochKey().commitment, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
+        let other = testEpochKey(from: 1)
+        let header = CommitChain.commitHeader(keyID: other.id)
+        let head = try CommitChain.head(key: other, vaultID: countingVaultID, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), commitHeader: header)
+        let resealed = try CommitChain.body(head: head, previousHead: CommitChain.genesisHead, attestation: here, key: other, vaultID: countingVaultID, commitHeader: header)
+        #expect(Self.check(resealed, key: other, header: header) == .failed(reason: "the signature does not verify"))
+        #expect(!CommitChain.attestationSigns(here, keyCommitment: other.commitment, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID))
+        // Signed for that key, it verifies.
+        let there = CommitChain.attestation(keyCommitment: other.commitment, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
+        let signed = try CommitChain.body(head: head, previousHead: CommitChain.genesisHead, attestation: there, key: other, vaultID: countingVaultID, commitHeader: header)
+        #expect(Self.check(signed, key: other, header: header) == .signed(signer: Self.signer.publicKey))
+    }
+
     @Test func nonSyntheticNonceFails() throws {
-        let signed = CommitChain.attestation(previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
+        let signed = CommitChain.attestation(keyCommitment: testEpochKey().commitment, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
         let good = try Self.body(signed)
         // Control: the synthetic nonce, sealed by hand, is the library's body.
         let synthetic = Array(good[64..<88])

@@ -673,7 +673,7 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         #expect(released.map(\.payload) == [[1], [2]])
         #expect(released.allSatisfy { $0.commitVerified && $0.attestedBy == v.member.publicKey })
         // The sealed attestation is signer ‖ Ed25519 over "quire-commit-v2" ‖
-        // vault id ‖ D, under the attestation key.
+        // vault id ‖ key commitment ‖ h_0 ‖ D, under the attestation key.
         let (offset, _) = Self.lastCommitBody(vault)
         let body = try fileBytes(v.path, at: offset, count: 200)
         let header = CommitChain.commitHeader(keyID: v.epochKey.id)
@@ -682,7 +682,7 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
             Array(body[88...]), key: attestationKey, nonce: Array(body[64..<88]), authenticating: v.vaultID.bytes + header.fieldBytes + Array(body[0..<32]))
         #expect(Array(a[0..<32]) == v.member.publicKey)
         #expect(Ed25519.verify(
-            signature: Array(a[32...]), message: Array("quire-commit-v2".utf8) + v.vaultID.bytes + CommitChain.genesisHead + vault.structure.groups[0].digest,
+            signature: Array(a[32...]), message: Array("quire-commit-v2".utf8) + v.vaultID.bytes + v.epochKey.commitment + CommitChain.genesisHead + vault.structure.groups[0].digest,
             publicKey: v.member.publicKey))
     }
 

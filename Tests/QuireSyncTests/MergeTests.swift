@@ -181,6 +181,26 @@ import Testing
     /// A device removed in the copy cannot merge it: its commits would be
     /// older than the copy's newest epoch. The phone, still enrolled, can,
     /// and the records the laptop could not read stay readable to it.
+    /// The phone rotates the key while the laptop writes under epoch 1. The
+    /// laptop's block comes first, whole and in its place, but the result
+    /// commits it under the epoch-2 write key; the laptop's attestation
+    /// signs the epoch-1 key (Spec/format.md §9.2), so merge does not carry
+    /// it: the block counts as moved and the merging phone attests it
+    /// (merge.md §3.3, fourth review C2). Before, the laptop's attestation
+    /// was carried under the new key.
+    @Test func mergeDoesNotCarryAnAttestationToAnotherKey() throws {
+        let c = try TwoCopies("another key")
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 10, text: "laptop, under epoch 1"))
+        try c.onPhone(c.b).rotateKeys(now: t0 + 11)
+        let report = try VaultMerge.merge(vaultAt: c.b, copyAt: c.a, credential: .device(c.phone.keyPair), options: fast)
+        #expect(report.changed && report.leftOut.isEmpty && report.unattestedCommits == 0)
+        let vault = try c.onPhone(c.b)
+        #expect(vault.verify().issues.isEmpty)
+        let entry = try #require(try vault.entries().first { $0.revision.body.text == "laptop, under epoch 1" })
+        #expect(entry.isVerified)
+        #expect(try vault.attestations(of: entry.id)[entry.revision.revisionID] == c.phone.keyPair.publicKey)
+    }
+
     @Test func aDeviceRemovedInTheCopyCannotMergeIt() throws {
         let c = try TwoCopies("removed")
         let phone = try c.onPhone(c.b)

@@ -286,7 +286,9 @@ def _attestation(c: Commit, digest: bytes, keys, vault_id: bytes, issues: list) 
         return
     if ok:
         signer, sig = a[:32], a[32:]
-        ok = (ed25519_verify(signer, b"quire-commit-v2" + vault_id + c.prev_used + digest, sig)
+        # §9.2: the signature covers the commitment of the key the commit
+        # frame is sealed under (the key its head verified with).
+        ok = (ed25519_verify(signer, b"quire-commit-v2" + vault_id + c.key.commit + c.prev_used + digest, sig)
               and signer in keys.signing_members())
     if not ok:
         c.attestation = "failed"

@@ -18,7 +18,7 @@ from . import cbor
 from .commits import (NO_ATTESTATION, ZERO_HEAD, attestation_nonce, chain_head, group_digest,
                       verify_commits)
 from .crypto import (CTX_RK, SUBKEY_ATTESTATION, SUBKEY_NONCE, SUBKEY_RECORD, aead_seal, blake2b,
-                     ed25519_from_seed, ed25519_sign, h256, kdf, mac256, subkey)
+                     ed25519_from_seed, ed25519_sign, h256, kdf, key_commitment, mac256, subkey)
 from .errors import QuireError
 from .frames import (BODY_HASH, CHUNK_PUBLIC, COMMIT_BODY, HEADER_SIZE, KIND_CHUNK, KIND_COMMIT,
                      KIND_KEYRING, KIND_MANIFEST, KIND_ROWS, MAGIC, NONCE, VERSION, Frame,
@@ -280,6 +280,7 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
 
     write = trusted[_write_key(trusted).id]
     wkey = write.key
+    wcommit = key_commitment(wkey)
 
     # merge.md §3.4: re-sealing into a rekeyed result
     rekeys = [kr.epoch for kr in trusted.values() if kr.reason == "rekey"]
@@ -377,11 +378,14 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
         digest = group_digest(frames)
         head = chain_head(wkey, vault_id, prev, digest, commit_header[:12])
         src = b.commit
+        # §3.3: carried only whole, after the same head, under the same key
+        # (the signature covers the key commitment, format.md §9.2);
+        # otherwise the block is moved.
         if src.attestation in ("attested", "removed") and digest == group_digest(src.covered) \
-                and src.prev_used == prev:
+                and src.prev_used == prev and src.key.commit == wcommit:
             a = src.signer + _source_signature(src, vault_id)       # whole, unchanged, in place
         elif src.attested or b.only_trusted_keyrings:
-            a = pk + ed25519_sign(sk, b"quire-commit-v2" + vault_id + prev + digest)
+            a = pk + ed25519_sign(sk, b"quire-commit-v2" + vault_id + wcommit + prev + digest)
         else:
             a = NO_ATTESTATION                                       # never laundered
         nonce = attestation_nonce(nonce_key, head, a)
