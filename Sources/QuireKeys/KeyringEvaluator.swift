@@ -102,7 +102,8 @@ public struct NewerKeyring: Sendable, Equatable {
 ///
 /// Work is linear in the file: each slot is tried once, each keyring opened
 /// at most once, each parent key hashed once, and the removal rule is decided
-/// in two passes over the trusted graph.
+/// in a few passes over the trusted graph (as many as removals depend on one
+/// another's standing, plus one: two or three in practice).
 public enum KeyringEvaluator {
     /// Unlocks `vault` with `credential`.
     ///
@@ -594,11 +595,12 @@ struct Evaluation {
     }
 
     /// Rule 6 (`Spec/format.md §8.4`): the keyrings of T0 that are cut,
-    /// with why and by which removals. Decided from the graph alone, in two
+    /// with why and by which removals. Decided from the graph alone, in
     /// passes — defies, then behind and against, contested and silenced
     /// with every removal primary; then the same with *behind* only of the
-    /// primary removals (those the first pass did not silence), then cut —
-    /// so the order of the file does not matter.
+    /// primary removals (those the pass before did not silence), until the
+    /// primary removals are stable; then cut — so the order of the file
+    /// does not matter.
     func removalCuts(_ t0: Set<Int>) -> [Int: (reason: String, by: [Int])] {
         let members = t0.sorted()
         let n = rings.count
@@ -644,9 +646,9 @@ struct Evaluation {
         func mutual(_ k: Int, _ r: Int) -> Bool { defiesRel(k, r) && defiesRel(r, k) }
 
         /// What follows from a *behind* relation: recovery-signed for,
-        /// contested and silenced, each memoised. Rule 6 judges twice: a
-        /// first pass with the plain relation finds the primary removals,
-        /// the second judges with *behind* restricted to them.
+        /// contested and silenced, each memoised. Rule 6 judges in passes,
+        /// each with *behind* restricted to the primary removals the pass
+        /// before found, until they are stable.
         final class Judge {
             var behind: (Int, Int) -> Bool = { _, _ in false }
             var counts: (Int, Int) -> Bool = { _, _ in true }
@@ -698,41 +700,53 @@ struct Evaluation {
             }
             return (recoveryFor, contested, silenced)
         }
-        // First pass: Z is behind₀ R when an ancestor of Z defies R. A
-        // removal that is not silenced under it is *primary*.
-        let first = Judge()
-        first.behind = { z, r in
-            guard let d = definers[r], let a = ancestors[z] else { return false }
-            return a.intersects(d)
-        }
-        let pass1 = judge(first)
-        var primaryMemo: [Int: Bool] = [:]
-        func primary(_ r: Int) -> Bool {
-            if let known = primaryMemo[r] { return known }
-            let result = !pass1.silenced(r)
-            primaryMemo[r] = result
-            return result
-        }
-        // Second pass: Z is behind R only when R is primary and an ancestor
-        // Y of Z defies R, Y neither mutual with R nor an ancestor of a
-        // keyring mutual with R. A keyring that is not primary counts
-        // towards contesting only when the recovery key signed it.
+        // Z is behind R when R is primary and an ancestor Y of Z defies R,
+        // Y neither mutual with R nor an ancestor of a keyring mutual with
+        // R — in every pass. A keyring that is not primary counts towards
+        // contesting only when the recovery key signed it.
         var branchStarters: [Int: Bits] = [:]
+        var relevant = defiers
         for (r, d) in definers {
+            relevant.insert(r)
             let mutuals = d.elements.filter { mutual($0, r) }
             var starters = Bits(count: n)
             for y in d.elements where !mutuals.contains(y) && !mutuals.contains(where: { isAncestor(y, of: $0) }) { starters.insert(y) }
             branchStarters[r] = starters
         }
-        let second = Judge()
-        second.behind = { z, r in
-            guard primary(r), let d = branchStarters[r], let a = ancestors[z] else { return false }
-            return a.intersects(d)
+        func judging(_ primary: Bits) -> Judge {
+            let j = Judge()
+            j.behind = { z, r in
+                guard primary.contains(r), let d = branchStarters[r], let a = ancestors[z] else { return false }
+                return a.intersects(d)
+            }
+            j.counts = { x, _ in primary.contains(x) }
+            return j
         }
-        second.counts = { x, _ in primary(x) }
-        let pass2 = judge(second)
-        func behind(_ z: Int, _ r: Int) -> Bool { second.behind(z, r) }
-        let recoveryFor = pass2.recoveryFor, contested = pass2.contested, silenced = pass2.silenced
+        // Passes: the first takes every keyring as primary; each next takes
+        // as primary what the one before did not silence, until that set is
+        // stable. Primacy at pass i+1 depends only on primacy at pass i of
+        // other removals, so without a cycle of such dependencies it is
+        // stable after at most one pass per keyring that defies or is
+        // defied, plus one; on a cycle it may not be, and then a keyring is
+        // primary when either of the last two passes left it primary.
+        var primary = relevant, older = relevant
+        var pass = judge(judging(primary))
+        var stable = false
+        for _ in 0...relevant.elements.count {
+            var next = Bits(count: n)
+            for i in relevant.elements where !pass.silenced(i) { next.insert(i) }
+            if next == primary { stable = true; break }
+            older = primary
+            primary = next
+            pass = judge(judging(primary))
+        }
+        if !stable {
+            primary.formUnion(older)
+            pass = judge(judging(primary))
+        }
+        let finalJudge = judging(primary)
+        func behind(_ z: Int, _ r: Int) -> Bool { finalJudge.behind(z, r) }
+        let recoveryFor = pass.recoveryFor, contested = pass.contested, silenced = pass.silenced
         var cut: [Int: (reason: String, by: [Int])] = [:]
         for k in defies.keys.sorted() {
             var by: [Int] = []
@@ -825,7 +839,7 @@ struct Evaluation {
 
 /// A set of keyring indices as a bit field: the ancestor sets of rule 6 cost
 /// one bit per keyring, and union and membership are word operations.
-struct Bits: Sendable {
+struct Bits: Sendable, Equatable {
     private(set) var words: [UInt64]
 
     init(count: Int) { words = [UInt64](repeating: 0, count: (count + 63) / 64) }

@@ -303,6 +303,81 @@ extension Catalog {
                                     issues: [("keyring_unauthenticated", b.offset(iy))], deviceSeed: seedC)
             },
             {
+                // Fourth review, K1: format.md §8.4 scenario 9, then the
+                // puppet of the removed D removes A, the remover.
+                let b = try VectorBuilder("attack-puppet-answers-later-removal", deviceSeed: seedA, moreDeviceSeeds: [seedB, seedC, seedD])
+                try b.commit([.entry(b.entry("before the theft"))])
+                let a = try VectorBuilder.device(seedA), thief = try VectorBuilder.device(seedB), d = try VectorBuilder.device(seedD)
+                let m = b.members  // Q, A, B, C, D
+                let rootKey = b.ringKeys[b.rootID]!
+                // A removes the stolen B (R).
+                let mainLine = [m[0], m[1], m[3], m[4]]
+                let (kr, r) = try child(b, members: mainLine, removed: [m[2]], reason: "remove", signer: a)
+                try b.addKeyring(kr, r, members: mainLine)
+                // B forks from the root and enrols E (X); E removes A (Y).
+                let puppet = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let withE = m + [KeyringMember(role: "device", publicKey: puppet.publicKey, name: "Tablet", added: b.now)]
+                let x = try b.keyring(rootKey, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: rootKey, members: withE), members: withE, signer: thief, reason: "enroll")
+                let ix = try b.addKeyring(rootKey, x, trust: false)
+                let yMembers = withE.filter { $0.publicKey != m[1].publicKey }
+                let ky = try b.freshKey(2)
+                let y = try b.keyring(ky, parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: x), key: rootKey)], slots: try b.memberSlots(for: ky, members: yMembers),
+                                      members: yMembers, removed: [m[1]], signer: puppet, reason: "remove")
+                let iy = try b.addKeyring(ky, y, trust: false)
+                // Later, A removes D (Z2) while D enrols a device of its own
+                // (W), and that device removes A (W2), answering Z2.
+                let rParent = KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: r), key: kr)
+                let zMembers = [m[0], m[1], m[3]]
+                let (kz, z) = try child(b, epoch: 3, members: zMembers, removed: [m[4]], reason: "remove", signer: a, parents: [rParent])
+                let tabletPair = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let tablet = KeyringMember(role: "device", publicKey: tabletPair.publicKey, name: "D's tablet", added: b.now)
+                let (kw, w) = try child(b, epoch: 3, members: mainLine + [tablet], reason: "enroll", signer: d, parents: [rParent])
+                let iw = try b.addKeyring(kw, w, trust: false)
+                let w2Members = [m[0], m[3], m[4], tablet]
+                let (kw2, w2) = try child(b, epoch: 4, members: w2Members, removed: [m[1]], reason: "remove", signer: tabletPair,
+                                          parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: w), key: kw)], answers: [KeyringBuilder.id(ofBody: z)])
+                let iw2 = try b.addKeyring(kw2, w2, trust: false)
+                try b.addKeyring(kz, z, members: zMembers)
+                try b.commit([.entry(b.entry("after removing D"))])
+                return try b.vector("damaged", comment: "attack (fourth review, K1): scenario 9 (A removes the stolen B with R; B's puppet E removes A with Y on B's fork X; A removes D with Z2 while D enrols a tablet with W), then D's tablet removes A (W2, answering Z2). With two passes the whole line after R was silenced in the first by Y, so Z2 was not primary, W2 was behind nothing, and W2 cut Z2. Repeated until the primary removals are stable, Y is not primary, Z2 is, and W2 is behind Z2 and silenced: Z2 stands, W is cut and W2 with it (format.md §8.4 scenario 11)",
+                                    issues: [("keyring_unauthenticated", b.offset(ix)), ("keyring_unauthenticated", b.offset(iy)), ("keyring_unauthenticated", b.offset(iw)),
+                                             ("keyring_unauthenticated", b.offset(iw2))])
+            },
+            {
+                // Fourth review, K1: format.md §8.4 scenario 10, then the
+                // puppet of the removed D removes C, the remover.
+                let b = try VectorBuilder("attack-puppet-answers-removal-after-mutual-join", deviceSeed: seedA, moreDeviceSeeds: [seedB, seedC, seedD])
+                try b.commit([.entry(b.entry("before"))])
+                let a = try VectorBuilder.device(seedA), bb = try VectorBuilder.device(seedB), c = try VectorBuilder.device(seedC), d = try VectorBuilder.device(seedD)
+                let m = b.members  // Q, A, B, C, D
+                let (ka, ra) = try child(b, members: [m[0], m[1], m[3], m[4]], removed: [m[2]], reason: "remove", signer: a)
+                let (kb, rb) = try child(b, members: [m[0], m[2], m[3], m[4]], removed: [m[1]], reason: "remove", signer: bb)
+                try b.commit([.keyring(ka, ra), .keyring(kb, rb)])
+                b.writeWith(ka)
+                // C joins the two removals (keys.md §6.8).
+                let joined = [m[0], m[3], m[4]]
+                let (kj, j) = try child(b, epoch: 3, members: joined, reason: "join", signer: c,
+                                        parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: ra), key: ka), KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: rb), key: kb)])
+                try b.addKeyring(kj, j, members: joined)
+                let jParent = KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: j), key: kj)
+                // C removes D (Z) while D enrols a tablet (W), and the tablet
+                // removes C (W2), answering Z.
+                let zMembers = [m[0], m[3]]
+                let (kz, z) = try child(b, epoch: 4, members: zMembers, removed: [m[4]], reason: "remove", signer: c, parents: [jParent])
+                let tabletPair = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let tablet = KeyringMember(role: "device", publicKey: tabletPair.publicKey, name: "D's tablet", added: b.now)
+                let (kw, w) = try child(b, epoch: 4, members: joined + [tablet], reason: "enroll", signer: d, parents: [jParent])
+                let iw = try b.addKeyring(kw, w, trust: false)
+                let w2Members = [m[0], m[4], tablet]
+                let (kw2, w2) = try child(b, epoch: 5, members: w2Members, removed: [m[3]], reason: "remove", signer: tabletPair,
+                                          parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: w), key: kw)], answers: [KeyringBuilder.id(ofBody: z)])
+                let iw2 = try b.addKeyring(kw2, w2, trust: false)
+                try b.addKeyring(kz, z, members: zMembers)
+                try b.commit([.entry(b.entry("after removing D"))])
+                return try b.vector("damaged", comment: "attack (fourth review, K1): scenario 10 (A and B remove each other, C joins them with J, C removes D with Z while D enrols a tablet with W), then D's tablet removes C (W2, answering Z). With two passes J descended from RB, which defied the uncontested RA in the first pass, so Z was not primary, W2 was behind nothing, and W2 cut Z. With the mutual exception in every pass Z is primary and W2 is behind it and silenced: Z stands, W is cut and W2 with it (format.md §8.4 scenario 11)",
+                                    issues: [("keyring_unauthenticated", b.offset(iw)), ("keyring_unauthenticated", b.offset(iw2))])
+            },
+            {
                 let b = try VectorBuilder("attack-attachment-size")
                 let small = b.random.bytes(66_000), large = b.random.bytes(67_500)
                 try b.commit([.blob(small, mediaType: "image/jpeg")])

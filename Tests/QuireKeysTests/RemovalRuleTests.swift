@@ -459,18 +459,25 @@ final class KeyGraphBuilder {
     /// behind it, and it counts towards contesting nothing.
     @Test func attackPuppetSilencesALaterDeviceRemoval() throws {
         for victim in ["A", "C"] {
-            let g = Self.basedWithD("puppet silences, victim " + victim)
-            let mainLine = G.without(Self.mD, "B", add: ["F": "device", "G": "device"])
-            g.add("R", ["root"], signer: "A", G.without(Self.mD, "B"), removes: ["B"])
-            g.add("K1", ["R"], signer: "C", G.without(Self.mD, "B", add: ["F": "device"]), reason: "enroll")
-            g.add("K2", ["K1"], signer: "Q", mainLine, reason: "enroll")
-            g.add("X", ["root"], signer: "B", Self.mD.merging(["E": "device"]) { a, _ in a }, reason: "enroll")
-            g.add("Y", ["X"], signer: "E", G.without(Self.mD, victim, add: ["E": "device"]), removes: [victim])
-            g.add("Z2", ["K2"], signer: "A", G.without(mainLine, "D"), removes: ["D"])
-            g.add("W", ["K2"], signer: "D", mainLine.merging(["H": "device"]) { a, _ in a }, reason: "enroll")
+            let g = Self.scenario9("puppet silences, victim " + victim, victim: victim)
             #expect(try Self.trusted(g) == ["root", "R", "K1", "K2", "Z2"], "victim \(victim)")
         }
     }
+
+    /// Scenario 9 up to `W`: `D` enrols `H` on the main line (`W`) while
+    /// `A` removes `D` (`Z2`), after `B`'s puppet `E` removed `victim`.
+    static func scenario9(_ label: String, victim: String) -> G {
+        let g = Self.basedWithD(label)
+        g.add("R", ["root"], signer: "A", G.without(Self.mD, "B"), removes: ["B"])
+        g.add("K1", ["R"], signer: "C", G.without(Self.mD, "B", add: ["F": "device"]), reason: "enroll")
+        g.add("K2", ["K1"], signer: "Q", mainLine9, reason: "enroll")
+        g.add("X", ["root"], signer: "B", Self.mD.merging(["E": "device"]) { a, _ in a }, reason: "enroll")
+        g.add("Y", ["X"], signer: "E", G.without(Self.mD, victim, add: ["E": "device"]), removes: [victim])
+        g.add("Z2", ["K2"], signer: "A", G.without(mainLine9, "D"), removes: ["D"])
+        g.add("W", ["K2"], signer: "D", mainLine9.merging(["H": "device"]) { a, _ in a }, reason: "enroll")
+        return g
+    }
+    static let mainLine9 = G.without(mD, "B", add: ["F": "device", "G": "device"])
 
     /// Scenario 2, joined, then a device removal. `A` and `B` removed each
     /// other (`RA`, `RB`, mutual); `C` joins them (`J`). `J` has `RB` as an
@@ -486,6 +493,53 @@ final class KeyGraphBuilder {
         g.add("Z", ["J"], signer: "C", G.without(Self.mD, "A", "B", "D"), removes: ["D"])
         g.add("W", ["J"], signer: "D", G.without(Self.mD, "A", "B", add: ["H": "device"]), reason: "enroll")
         #expect(try Self.trusted(g) == ["root", "RA", "RB", "J", "Z"])
+    }
+
+    /// Fourth review, K1: scenario 9, then `D`'s puppet `H` (enrolled by
+    /// `W`) removes `A`, the remover (`W2`). With two passes the whole main
+    /// line after `R` was silenced in the first by the puppet's `Y`, so `Z2`
+    /// was not primary, nothing was behind it, and `W2` cut it. Repeated
+    /// until *primary* is stable, `Y` is not primary, `Z2` is, `W2` is
+    /// behind it and silenced: `Z2` stands, `W` is cut with `W2`.
+    @Test func attackPuppetAnswersALaterDeviceRemoval() throws {
+        for victim in ["A", "C"] {
+            let g = Self.scenario9("puppet answers, victim " + victim, victim: victim)
+            g.add("W2", ["W"], signer: "H", G.without(Self.mainLine9.merging(["H": "device"]) { a, _ in a }, "A"), removes: ["A"])
+            #expect(try Self.trusted(g) == ["root", "R", "K1", "K2", "Z2"], "victim \(victim)")
+        }
+    }
+
+    /// Fourth review, K1: scenario 10, then `D`'s puppet `H` (enrolled by
+    /// `W`) removes `C`, the remover (`W2`). `J` descends from `RB`, which
+    /// defied the uncontested `RA` in the first pass, so `Z` was not primary
+    /// and `W2` cut it. With the mutual exception in every pass, `Z` is
+    /// primary and `W2` is behind it: `Z` stands.
+    @Test func attackPuppetAnswersARemovalAfterAMutualJoin() throws {
+        let g = Self.basedWithD("puppet answers after mutual join")
+        g.add("RA", ["root"], signer: "A", G.without(Self.mD, "B"), removes: ["B"])
+        g.add("RB", ["root"], signer: "B", G.without(Self.mD, "A"), removes: ["A"])
+        g.add("J", ["RA", "RB"], signer: "C", G.without(Self.mD, "A", "B"), reason: "join")
+        g.add("Z", ["J"], signer: "C", G.without(Self.mD, "A", "B", "D"), removes: ["D"])
+        let withH = G.without(Self.mD, "A", "B", add: ["H": "device"])
+        g.add("W", ["J"], signer: "D", withH, reason: "enroll")
+        g.add("W2", ["W"], signer: "H", G.without(withH, "C"), removes: ["C"])
+        #expect(try Self.trusted(g) == ["root", "RA", "RB", "J", "Z"])
+    }
+
+    /// Rule 6's tie-break: two removals, each on a branch the other's
+    /// removed member started, neither mutual. `C` enrols `F` (`a1`) and `A`
+    /// then removes `B` (`RA`); concurrently `B` enrols `G` (`b1`) and then
+    /// removes `C` (`RB`). `RA` is behind `RB` through `a1`, `RB` behind
+    /// `RA` through `b1`: the primary set alternates, and the last pass
+    /// takes both as primary. Both are silenced, nothing is cut, and both
+    /// removals stand, as for two mutual removals.
+    @Test func removalsBehindEachOtherSettleByTheTieBreak() throws {
+        let g = Self.basedWithD("removals behind each other")
+        g.add("a1", ["root"], signer: "C", Self.mD.merging(["F": "device"]) { a, _ in a }, reason: "enroll")
+        g.add("RA", ["a1"], signer: "A", G.without(Self.mD, "B", add: ["F": "device"]), removes: ["B"])
+        g.add("b1", ["root"], signer: "B", Self.mD.merging(["G": "device"]) { a, _ in a }, reason: "enroll")
+        g.add("RB", ["b1"], signer: "B", G.without(Self.mD, "C", add: ["G": "device"]), removes: ["C"])
+        #expect(try Self.trusted(g) == ["root", "a1", "RA", "b1", "RB"])
     }
 
     // MARK: - Third review, item 5: a thief's replacement of the recovery key

@@ -714,28 +714,35 @@ def _rule_6(t0: list, by_id: dict, anc: dict) -> set:
 
         return contested, silenced, rsf
 
-    # First pass: behind0 = an ancestor defies R; every keyring primary.
-    def behind0(z, r):
-        return not anc[z].isdisjoint(definers[r])
-
-    _, silenced0, _ = judge(behind0, lambda x: True)
-    memo_primary: dict = {}
-
-    def primary(r):
-        if r not in memo_primary:
-            memo_primary[r] = not silenced0(r)
-        return memo_primary[r]
-
-    # Second pass: behind only a primary R, through an ancestor that defies
-    # R without being mutual with it or an ancestor of a keyring mutual with it.
+    # Z is behind R when R is primary and an ancestor of Z defies R without
+    # being mutual with it or an ancestor of a keyring mutual with it.
     starters = {r: {y for y in definers[r]
                     if y not in mutual_with[r] and not any(y in anc[m] for m in mutual_with[r])}
                 for r in t0}
+    relevant = {kr for kr in t0 if defies[kr] or definers[kr]}
 
-    def behind(z, r):
-        return primary(r) and not anc[z].isdisjoint(starters[r])
+    def passing(prim):
+        def behind(z, r):
+            return r in prim and not anc[z].isdisjoint(starters[r])
+        return behind, judge(behind, lambda x: x in prim)
 
-    contested, silenced, rsf = judge(behind, primary)
+    # Passes: the first takes every keyring as primary, each next one what
+    # the pass before did not silence, until stable (at most one pass per
+    # relevant keyring, plus one, without a cycle of dependencies); if it is
+    # still changing, primary in either of the last two passes.
+    prim = older = set(relevant)
+    behind, (contested, silenced, rsf) = passing(prim)
+    stable = False
+    for _ in range(len(relevant) + 1):
+        nxt = {r for r in relevant if not silenced(r)}
+        if nxt == prim:
+            stable = True
+            break
+        older, prim = prim, nxt
+        behind, (contested, silenced, rsf) = passing(prim)
+    if not stable:
+        prim = prim | older
+        behind, (contested, silenced, rsf) = passing(prim)
 
     def cuts(r, k):
         if contested(r) or silenced(r):
