@@ -22,8 +22,18 @@ struct RevisionSummary: Sendable {
     /// commit (`Spec/format.md §9.4`); nil otherwise.
     let removedAttestor: [UInt8]?
     /// BLAKE2b-256 of the revision's payload: two frames of one revision id
-    /// must carry the same one (`Spec/merge.md §5`).
-    let payloadHash: [UInt8]
+    /// must carry the same one (`Spec/merge.md §5`). Nil for a revision this
+    /// handle wrote under a fresh random revision id, whose payload is
+    /// `revision.encoded()`: it is hashed only if a second frame of its id
+    /// appears (``payloadDigest``), which almost never happens.
+    let payloadHash: [UInt8]?
+
+    /// The payload hash, computed from the retained revision when it was
+    /// deferred.
+    var payloadDigest: [UInt8] {
+        if let payloadHash { return payloadHash }
+        return BLAKE2b.hash(revision?.encoded() ?? [], byteCount: 32)
+    }
 
     /// 2 attested by a member, 1 verified, 0 unverified.
     var standing: Int { attestedBy != nil ? 2 : isVerified ? 1 : 0 }
@@ -63,24 +73,34 @@ struct EntryIndex: Sendable {
     /// (`Spec/records.md §3.2`). Unattested clocks do not count, so an
     /// epoch-key holder cannot push them to 2⁶⁴ − 1.
     var maxClock = HybridLogicalClock(rawValue: 0)
+    /// Payload hashes computed so far (for tests: a revision this handle
+    /// wrote is hashed only when a second frame of its id appears).
+    var payloadHashes = 0
 
     /// Adds a revision; `retain: false` keeps only its summary (the body is
-    /// read again from `frame` when needed). A second frame of the same
+    /// read again from `frame` when needed). `ownPayload: true` says that
+    /// `payload` is `r.encoded()` as this handle sealed it: with `retain`,
+    /// its hash is left until a second frame of the id needs it (counted by
+    /// ``payloadHashes``). A second frame of the same
     /// revision id replaces the first only when it has a higher standing;
     /// when their payloads differ, the conflict is reported
     /// [`revision_conflict`] (`Spec/merge.md §5`).
     mutating func insert(
         _ r: EntryRevision, frame: Int, location: FrameLocation? = nil, payload: [UInt8]? = nil, verified: Bool = true,
-        attestedBy: [UInt8]? = nil, removedAttestor: [UInt8]? = nil, retain: Bool = true
+        attestedBy: [UInt8]? = nil, removedAttestor: [UInt8]? = nil, retain: Bool = true, ownPayload: Bool = false
     ) {
         var list = revisions[r.entryID, default: []]
+        let deferred = ownPayload && retain
+        if !deferred { payloadHashes += 1 }
         let summary = RevisionSummary(
             frame: frame, revision: retain ? r : nil, revisionID: r.revisionID, parents: r.parents, clock: r.clock,
             isDeleted: r.isDeleted, isVerified: verified, attestedBy: verified ? attestedBy : nil,
-            removedAttestor: verified ? removedAttestor : nil, payloadHash: BLAKE2b.hash(payload ?? r.encoded(), byteCount: 32))
+            removedAttestor: verified ? removedAttestor : nil, payloadHash: deferred ? nil : BLAKE2b.hash(payload ?? r.encoded(), byteCount: 32))
         if let at = list.firstIndex(where: { $0.revisionID == r.revisionID }) {
             let existing = list[at]
-            if existing.payloadHash != summary.payloadHash, let location {
+            if existing.payloadHash == nil { payloadHashes += 1 }
+            if summary.payloadHash == nil { payloadHashes += 1 }
+            if existing.payloadDigest != summary.payloadDigest, let location {
                 issues.append(.revisionConflict(location, revision: r.revisionID.description))
             }
             guard summary.standing > existing.standing else { return }

@@ -332,6 +332,13 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
+    /// The payload hashes the loaded entry index computed (0 when it is not
+    /// loaded), for tests: a revision this handle wrote is hashed only when
+    /// a second frame of its id appears.
+    @_spi(Testing) public var payloadHashCount: Int {
+        lock.withLock { index?.payloadHashes ?? 0 }
+    }
+
     /// The journal profile (the one with the greatest clock), if any.
     ///
     /// - Throws: ``VaultError``.
@@ -484,7 +491,9 @@ public final class VaultTransaction {
         // refused otherwise), so its revisions retire what they name (merge.md §5).
         let attestor = vault.signer.map { Array($0.publicKey) }
         for ((frame, rev), payload) in zip(newRevisions, newPayloads) {
-            vault.index!.insert(rev, frame: frame, payload: payload, attestedBy: attestor, retain: vault.retainsEntryBodies)
+            // A fresh revision id: no other frame carries it, so its payload
+            // hash waits until one does (merge.md §5).
+            vault.index!.insert(rev, frame: frame, payload: payload, attestedBy: attestor, retain: vault.retainsEntryBodies, ownPayload: true)
         }
         for (m, frame) in newBlobs {
             vault.index!.insert(m, frame: frame, blobKey: pending.key.blobKey, standing: 2)

@@ -341,6 +341,15 @@ public struct KeyringRecord: Sendable, Equatable {
     /// The Ed25519 key that signed `links[i]`, if the link opens under the
     /// parent's key and its signature verifies; nil otherwise.
     public func linkSigner(parentIndex i: Int, parentKey: EpochKey, vaultID: VaultID) -> [UInt8]? {
+        guard let link = openLink(parentIndex: i, parentKey: parentKey, vaultID: vaultID) else { return nil }
+        return Ed25519.verify(signature: link.signature, message: linkMessage(vaultID: vaultID), publicKey: link.signer) ? link.signer : nil
+    }
+
+    /// The signer's key and the signature that `links[i]` carries, if the
+    /// link opens under the link key of the parent's epoch key
+    /// (`Spec/format.md §8.2`); the signature is not checked: check it over
+    /// ``linkMessage(vaultID:)``.
+    public func openLink(parentIndex i: Int, parentKey: EpochKey, vaultID: VaultID) -> (signer: [UInt8], signature: [UInt8])? {
         let pub = publicPart
         guard i < pub.parents.count, i < pub.links.count, pub.links[i].count == Self.linkByteCount,
               let linkKey = try? parentKey.subkey(.link) else { return nil }
@@ -348,9 +357,14 @@ public struct KeyringRecord: Sendable, Equatable {
         let ad = Self.linkAssociatedData(vaultID: vaultID, epoch: epoch, keyCommit: pub.keyCommit, parent: pub.parents[i])
         guard let plain = try? XChaCha20Poly1305.open(Array(link[24...]), key: linkKey, nonce: Array(link[0..<24]), authenticating: ad),
               plain.count == 96 else { return nil }
-        let signer = Array(plain[0..<32]), signature = Array(plain[32..<96])
-        let message = Self.linkMessage(vaultID: vaultID, epoch: epoch, keyCommit: pub.keyCommit, parents: pub.parents)
-        return Ed25519.verify(signature: signature, message: message, publicKey: signer) ? signer : nil
+        return (Array(plain[0..<32]), Array(plain[32..<96]))
+    }
+
+    /// The message every link of this keyring signs, whichever parent it
+    /// names (`Spec/format.md §8.2`): a signer's links usually carry one
+    /// signature (Ed25519 is deterministic), checked once.
+    public func linkMessage(vaultID: VaultID) -> [UInt8] {
+        Self.linkMessage(vaultID: vaultID, epoch: epoch, keyCommit: publicPart.keyCommit, parents: publicPart.parents)
     }
 
     /// Opens the sealed part with `key` (whose commitment must be this

@@ -606,6 +606,13 @@ extension VaultFile {
                 digest.add(header: f.headerBytes, trailer: f.trailer)
                 continue
             }
+            // A plaintext frame's body hash was checked when it was scanned:
+            // an intact one needs no second hash (a flood of keyrings is
+            // megabytes of them).
+            if !f.header.isSealed && f.checksumIntact == true {
+                digest.add(header: f.headerBytes, trailer: f.trailer)
+                continue
+            }
             let commitment: [UInt8]? = f.header.isSealed ? keys.keys(for: f.header.keyID).first?.commitment : []
             guard let commitment else {
                 digest.add(header: f.headerBytes, trailer: f.trailer)

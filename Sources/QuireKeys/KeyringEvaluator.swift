@@ -56,6 +56,9 @@ public struct UnlockedKeys: Sendable {
     /// Ed25519 keys of every member of a trusted keyring: who may attest
     /// commits (`Spec/format.md §9.4`).
     public let attestors: Set<[UInt8]>
+    /// The link signatures the evaluation checked (Ed25519 verifications
+    /// of rule 5.11), for tests.
+    @_spi(Testing) public var linkSignatureChecks = 0
 
     /// The newest trusted keyring, whose content describes the vault now.
     public var newestTrusted: KeyringInfo? { keyrings.last(where: \.isTrusted) }
@@ -146,6 +149,8 @@ struct Evaluation {
     var passphraseCache = SlotCrypto.PassphraseCache()
     /// Member keys already found to be usable Ed25519 points.
     var usableMemberKeys = Set<[UInt8]>()
+    /// Link signatures checked (Ed25519 verifications), for tests.
+    var linkSignatureChecks = 0
 
     init(vault: VaultFile, credential: Credential) {
         self.vault = vault
@@ -580,14 +585,31 @@ struct Evaluation {
             }
         }
         // 5.11: every link opens under its parent's key and carries this
-        // keyring's signer.
+        // keyring's signer. Every link signs one message (Spec/format.md
+        // §8.2), so a signature already verified over it is not checked
+        // again: a join of 64 heads carries one signature 64 times.
+        let message = ring.record.linkMessage(vaultID: vaultID)
+        var verified = Set<[UInt8]>()
         for (index, parent) in parents.enumerated() {
             guard let parentKey = parent.epochKey,
-                  ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID) == signer else {
+                  let link = ring.record.openLink(parentIndex: index, parentKey: parentKey, vaultID: vaultID),
+                  link.signer == signer, linkVerifies(link.signature, message: message, signer: signer, verified: &verified)
+            else {
                 return refused("its link to parent \(index) does not carry its signer's signature")
             }
         }
         return accept(own)
+    }
+
+    /// True when `signature` by `signer` verifies over `message`; a
+    /// signature in `verified` (checked over the same message and signer)
+    /// is not checked again.
+    mutating func linkVerifies(_ signature: [UInt8], message: [UInt8], signer: [UInt8], verified: inout Set<[UInt8]>) -> Bool {
+        if verified.contains(signature) { return true }
+        linkSignatureChecks += 1
+        guard Ed25519.verify(signature: signature, message: message, publicKey: signer) else { return false }
+        verified.insert(signature)
+        return true
     }
 
     func passphraseKeys(_ r: KeyringInfo) -> [[UInt8]] {
@@ -833,7 +855,8 @@ struct Evaluation {
         }
         return UnlockedKeys(
             keys: keys, trustedKeyrings: trusted, keyrings: rings, issues: issues, newerKeyrings: newer,
-            removedIn: removedIn.map { NewerKeyring(location: $0.location, id: $0.id, epoch: $0.epoch, signer: nil) }, attestors: attestors)
+            removedIn: removedIn.map { NewerKeyring(location: $0.location, id: $0.id, epoch: $0.epoch, signer: nil) }, attestors: attestors,
+            linkSignatureChecks: linkSignatureChecks)
     }
 }
 
