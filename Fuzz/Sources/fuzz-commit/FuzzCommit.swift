@@ -69,7 +69,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     default:
         let d = Array(rest.prefix(32)) + [UInt8](repeating: 0, count: max(0, 32 - rest.count))
-        let a = CommitChain.attestation(previousHead: previous, digest: d, vaultID: vaultID, signer: member)
+        let a = CommitChain.attestation(keyCommitment: key.commitment, previousHead: previous, digest: d, vaultID: vaultID, signer: member)
         guard let body = try? CommitChain.body(head: head, previousHead: previous, attestation: a, key: key, vaultID: vaultID, commitHeader: header)
         else { fatalError("no body") }
         guard CommitChain.checkAttestation(body: body, previousHead: previous, digest: d, key: key, vaultID: vaultID, commitHeader: header)
