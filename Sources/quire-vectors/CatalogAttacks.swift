@@ -186,25 +186,7 @@ extension Catalog {
             },
             {
                 // Third review, item 1 (a): format.md §8.4 scenario 9.
-                let b = try VectorBuilder("attack-puppet-silences-later-removal", deviceSeed: seedA, moreDeviceSeeds: [seedB, seedC, seedD])
-                try b.commit([.entry(b.entry("before the theft"))])
-                let a = try VectorBuilder.device(seedA), thief = try VectorBuilder.device(seedB), d = try VectorBuilder.device(seedD)
-                let m = b.members  // Q, A, B, C, D
-                let rootKey = b.ringKeys[b.rootID]!
-                // A removes the stolen B (R).
-                let mainLine = [m[0], m[1], m[3], m[4]]
-                let (kr, r) = try child(b, members: mainLine, removed: [m[2]], reason: "remove", signer: a)
-                try b.addKeyring(kr, r, members: mainLine)
-                // B forks from the root and enrols E (X); E removes A (Y).
-                let puppet = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
-                let withE = m + [KeyringMember(role: "device", publicKey: puppet.publicKey, name: "Tablet", added: b.now)]
-                let x = try b.keyring(rootKey, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: rootKey, members: withE), members: withE, signer: thief, reason: "enroll")
-                let ix = try b.addKeyring(rootKey, x, trust: false)
-                let yMembers = withE.filter { $0.publicKey != m[1].publicKey }
-                let ky = try b.freshKey(2)
-                let y = try b.keyring(ky, parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: x), key: rootKey)], slots: try b.memberSlots(for: ky, members: yMembers),
-                                      members: yMembers, removed: [m[1]], signer: puppet, reason: "remove")
-                let iy = try b.addKeyring(ky, y, trust: false)
+                let (b, a, d, m, mainLine, ix, iy, (kr, r)) = try scenarioNineStart("attack-puppet-silences-later-removal")
                 // Later, A removes D (Z2) while D enrols a device of its own (W).
                 let rParent = KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: r), key: kr)
                 let tablet = KeyringMember(role: "device", publicKey: try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random)).publicKey, name: "D's tablet", added: b.now)
@@ -305,25 +287,7 @@ extension Catalog {
             {
                 // Fourth review, K1: format.md §8.4 scenario 9, then the
                 // puppet of the removed D removes A, the remover.
-                let b = try VectorBuilder("attack-puppet-answers-later-removal", deviceSeed: seedA, moreDeviceSeeds: [seedB, seedC, seedD])
-                try b.commit([.entry(b.entry("before the theft"))])
-                let a = try VectorBuilder.device(seedA), thief = try VectorBuilder.device(seedB), d = try VectorBuilder.device(seedD)
-                let m = b.members  // Q, A, B, C, D
-                let rootKey = b.ringKeys[b.rootID]!
-                // A removes the stolen B (R).
-                let mainLine = [m[0], m[1], m[3], m[4]]
-                let (kr, r) = try child(b, members: mainLine, removed: [m[2]], reason: "remove", signer: a)
-                try b.addKeyring(kr, r, members: mainLine)
-                // B forks from the root and enrols E (X); E removes A (Y).
-                let puppet = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
-                let withE = m + [KeyringMember(role: "device", publicKey: puppet.publicKey, name: "Tablet", added: b.now)]
-                let x = try b.keyring(rootKey, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: rootKey, members: withE), members: withE, signer: thief, reason: "enroll")
-                let ix = try b.addKeyring(rootKey, x, trust: false)
-                let yMembers = withE.filter { $0.publicKey != m[1].publicKey }
-                let ky = try b.freshKey(2)
-                let y = try b.keyring(ky, parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: x), key: rootKey)], slots: try b.memberSlots(for: ky, members: yMembers),
-                                      members: yMembers, removed: [m[1]], signer: puppet, reason: "remove")
-                let iy = try b.addKeyring(ky, y, trust: false)
+                let (b, a, d, m, mainLine, ix, iy, (kr, r)) = try scenarioNineStart("attack-puppet-answers-later-removal")
                 // Later, A removes D (Z2) while D enrols a device of its own
                 // (W), and that device removes A (W2), answering Z2.
                 let rParent = KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: r), key: kr)
@@ -480,6 +444,37 @@ extension Catalog {
                 return try b.vector("success", comment: "attack: dedup lets whoever watches the file and can make you store a known file tell whether it was already there, and a former reader keeps the blob key to compute ids of new content. Format 1 kept one blob key for life. Now a rekey keyring has a fresh blob key: the same photo's blob id after the rekey differs from before, the re-stored manifest lists the old id as an alias (so references by it still resolve), and both attachments read whole")
             },
         ]
+    }
+
+    /// The start of format.md §8.4 scenario 9, shared by its vectors: A
+    /// removes the stolen B (R); B forks from the root and enrols E (X);
+    /// E removes A (Y). Returns the builder, A's and D's key pairs, the
+    /// members (Q, A, B, C, D), the main line's members, the indices of X
+    /// and Y, and R with its key.
+    static func scenarioNineStart(_ name: String) throws -> (
+        VectorBuilder, Ed25519.KeyPair, Ed25519.KeyPair, [KeyringMember], [KeyringMember], Int, Int, (EpochKey, [UInt8])
+    ) {
+        let b = try VectorBuilder(name, deviceSeed: seedA, moreDeviceSeeds: [seedB, seedC, seedD])
+        try b.commit([.entry(b.entry("before the theft"))])
+        let a = try VectorBuilder.device(seedA), thief = try VectorBuilder.device(seedB), d = try VectorBuilder.device(seedD)
+        let m = b.members  // Q, A, B, C, D
+        let rootKey = b.ringKeys[b.rootID]!
+        let mainLine = [m[0], m[1], m[3], m[4]]
+        let (kr, r) = try child(b, members: mainLine, removed: [m[2]], reason: "remove", signer: a)
+        try b.addKeyring(kr, r, members: mainLine)
+        let puppet = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+        let withE = m + [KeyringMember(role: "device", publicKey: puppet.publicKey, name: "Tablet", added: b.now)]
+        let x = try b.keyring(
+            rootKey, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: rootKey, members: withE), members: withE, signer: thief,
+            reason: "enroll")
+        let ix = try b.addKeyring(rootKey, x, trust: false)
+        let yMembers = withE.filter { $0.publicKey != m[1].publicKey }
+        let ky = try b.freshKey(2)
+        let y = try b.keyring(
+            ky, parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: x), key: rootKey)], slots: try b.memberSlots(for: ky, members: yMembers),
+            members: yMembers, removed: [m[1]], signer: puppet, reason: "remove")
+        let iy = try b.addKeyring(ky, y, trust: false)
+        return (b, a, d, m, mainLine, ix, iy, (kr, r))
     }
 
     /// Devices A and B remove each other concurrently; A then writes a
