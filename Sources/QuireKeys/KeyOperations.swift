@@ -190,10 +190,17 @@ public enum KeyOperations {
                 let restricted = KeyState(
                     vaultID: fullState.vaultID, heads: kept, trusted: fullState.trusted, keys: fullState.keys, keyrings: fullState.keyrings)
                 if fullState.heads.count > Limits.maxParentCount || !restricted.hasAllReaders(of: fullState, except: publicKey) {
-                    state = restricted
-                    state.answers = fullState.answers
+                    state = restricted.answering(like: fullState)
                 }
             }
+        }
+        // What this keyring (and each join before it) answers: nothing when
+        // the recovery key signs; a device lists the keyrings of the member
+        // it removes first, at most 4,096 (Spec/keys.md §6 "Who").
+        if case .remove(let target) = change {
+            state.answers = state.answers(signer: signerMember, removing: target)
+        } else {
+            state.answers = state.answers(signer: signerMember, removing: nil)
         }
         // Members of other roles cannot sign and get no slot: a new keyring
         // does not carry them, so no list a member padded elsewhere grows.
@@ -477,11 +484,9 @@ public enum KeyOperations {
         func restrictedState(_ parents: [Int]) -> KeyState {
             var ancestry = Set<Int>(parents)
             for p in parents { ancestry.formUnion(graph.ancestors[p].elements) }
-            var restricted = KeyState(
+            return KeyState(
                 vaultID: state.vaultID, heads: parents.map { candidates[$0] }, trusted: ancestry.sorted().map { candidates[$0] }, keys: state.keys,
-                keyrings: state.keyrings)
-            restricted.answers = state.answers
-            return restricted
+                keyrings: state.keyrings).answering(like: state)
         }
         // A target already removed on this side (a device removal it may
         // have answered from a fork) is removed again: the latest eligible
@@ -627,10 +632,9 @@ public enum KeyOperations {
         }
         var ancestry = Set(parents)
         for p in parents { ancestry.formUnion(graph.ancestors[p].elements) }
-        var restricted = KeyState(
+        let restricted = KeyState(
             vaultID: state.vaultID, heads: parents.map { candidates[$0] }, trusted: ancestry.sorted().map { candidates[$0] }, keys: state.keys,
-            keyrings: state.keyrings)
-        restricted.answers = state.answers
+            keyrings: state.keyrings).answering(like: state)
         return try build(.remove(publicKey: target), state: restricted, signer: signer, now: now, random: random)
     }
 

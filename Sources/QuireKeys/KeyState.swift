@@ -27,9 +27,12 @@ public struct KeyState: Sendable {
     public let requiredSlotKinds: [String]
     /// The highest epoch of a head.
     public let epoch: UInt32
-    /// The keyrings the credential is behind (`Spec/format.md §8.6`): a
-    /// keyring it signs lists them in `answers`.
+    /// The keyrings the credential is behind (`Spec/format.md §8.6`), in
+    /// file order: a keyring a device signs lists them in `answers`
+    /// (``answers(signer:removing:)``).
     public internal(set) var answers: [KeyringID] = []
+    /// The member whose link made each keyring of ``answers``.
+    var answerSigners: [KeyringID: [UInt8]] = [:]
     let keys: KeySet
     /// Every keyring of the file, in file order, trusted or not: a removal
     /// by the recovery key chooses its parents among those that passed
@@ -50,6 +53,33 @@ public struct KeyState: Sendable {
             vaultID: vaultID, heads: trusted.filter { !parentIDs.contains($0.id) }, trusted: trusted, keys: unlocked.keys,
             keyrings: unlocked.keyrings)
         answers = unlocked.newerKeyrings.map(\.id)
+        for ring in unlocked.newerKeyrings { answerSigners[ring.id] = ring.signer?.publicKey }
+    }
+
+    /// What a keyring signed by `signer` lists in `answers` (`Spec/keys.md §6`
+    /// "Who"): nothing when a recovery member signs (rule 5.3 does not read
+    /// it, and no flood of keyrings may make its removal too long to
+    /// write); otherwise the keyrings this credential is behind, those
+    /// signed by `target` (the member it removes) first, at most
+    /// ``answersLimit`` (``Limits/maxKeyringListCount``).
+    func answers(signer: KeyringMember, removing target: [UInt8]?) -> [KeyringID] {
+        guard signer.role != "recovery" else { return [] }
+        let first = answers.filter { target != nil && answerSigners[$0] == target }
+        let rest = answers.filter { !(target != nil && answerSigners[$0] == target) }
+        return Array((first + rest).prefix(Self.answersLimit))
+    }
+
+    /// The most ids a writer lists in `answers`: the list's limit,
+    /// ``Limits/maxKeyringListCount``; tests lower it to exercise the cap
+    /// without building 4,097 keyrings.
+    @_spi(Testing) @TaskLocal public static var answersLimit = Limits.maxKeyringListCount
+
+    /// This state with its answers carried over from `other`.
+    func answering(like other: KeyState) -> KeyState {
+        var out = self
+        out.answers = other.answers
+        out.answerSigners = other.answerSigners
+        return out
     }
 
     /// The state as if `heads` were the only heads (a removal leaves out the

@@ -3,8 +3,9 @@ import Testing
 import Quire
 import QuireCrypto
 import QuireFormat
-import QuireKeys
+@_spi(Testing) import QuireKeys
 import QuireSystem
+import QuireTestSupport
 
 /// Hostile input against the key manager (`Spec/keys.md §9`,
 /// `Spec/threat-model.md §3`): files written by someone who holds no key or a
@@ -177,6 +178,95 @@ import QuireSystem
         try onDesktop.add(EntryBody(created: Self.t0 + 5, text: "desktop after"))
         #expect(try Self.texts(path, .device(laptop.keyPair)) == ["desktop after"])
         #expect(try Self.texts(path, .device(phone.keyPair)).isEmpty)
+    }
+
+    /// Fourth review, K2: the thief holding the phone signs 4,097 sibling
+    /// keyrings of epoch 2, children of the head, each wrapping only to the
+    /// phone. Every other credential is behind all of them, and a writer
+    /// listed every keyring it is behind in `answers`: 4,097 ids, over the
+    /// 4,096 a keyring may list, so readers rejected every removal of the
+    /// phone, the recovery key's included, and nobody could remove it. Now a
+    /// keyring the recovery key signs lists none (rule 5.3 exempts it), and
+    /// a device lists first the keyrings signed by the member it removes,
+    /// at most 4,096 (`Spec/keys.md §6` "Who").
+    @Test(.tags(.slow), .skippedByMakeCheck) func attackFloodOfSiblingKeyringsBlocksEveryRemoval() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, recovery) = try Self.laptopVault(dir, "k2 flood")
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone"), desktop = Self.device("Desktop")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        try vault.enrollDevice(code: desktop.code, name: "Desktop", now: Self.t0 + 1)
+        let head = try vault.keyState().heads[0]
+        let flood = Limits.maxKeyringListCount + 1
+        var frames: [(UInt32, [UInt8])] = []
+        for i in 0..<flood {
+            frames.append((2, try Self.leavingOthersOut(vault, parent: head, epoch: 2, signer: phone, slotFor: phone, label: "k2 flood \(i)")))
+        }
+        try Self.outsiderAppend(path, frames)
+        let copy = dir.file("copy.quire")
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+
+        // The recovery key removes the phone; its keyring answers nothing.
+        let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
+        #expect(withRecovery.unlocked.newerKeyrings.count == flood)
+        let removal = try withRecovery.changeKeys(.remove(publicKey: phone.publicKey), now: Self.t0 + 4)
+        for credential in [Credential.device(desktop.keyPair), .device(laptop.keyPair), .recoveryKey(recovery)] {
+            let view = try Vault.open(at: path, credential: credential, options: fast)
+            #expect(view.unlocked.keyrings.contains { $0.id == removal.id && $0.isTrusted })
+            #expect(view.unlocked.newerKeyrings.isEmpty)
+            #expect(try view.keyState().removed.map(\.name) == ["Phone"])
+        }
+        let onDesktop = try Vault.open(at: path, credential: .device(desktop.keyPair), options: fast)
+        try onDesktop.add(EntryBody(created: Self.t0 + 5, text: "desktop after"))
+        #expect(try Self.texts(path, .device(laptop.keyPair)) == ["desktop after"])
+
+        // On the copy, the laptop removes it: it answers 4,096 of them.
+        let laptopOnCopy = try Vault.open(at: copy, credential: .device(laptop.keyPair), options: fast)
+        let answer = try laptopOnCopy.changeKeys(.remove(publicKey: phone.publicKey), now: Self.t0 + 4)
+        let view = try Vault.open(at: copy, credential: .device(desktop.keyPair), options: fast)
+        #expect(view.unlocked.keyrings.contains { $0.id == answer.id && $0.isTrusted })
+        #expect(view.unlocked.newerKeyrings.isEmpty)
+        #expect(try view.keyState().removed.map(\.name) == ["Phone"])
+    }
+
+    /// K2's writer rule at a lowered cap (8 instead of 4,096, the flood
+    /// 10 keyrings): the desktop first signs one keyring leaving the others
+    /// out, then the phone 9. The recovery key's removal of the phone lists
+    /// no answers (before: all 10); the laptop's removal of the phone lists
+    /// the phone's keyrings first, 8 of them (before: all 10, the desktop's
+    /// first, in file order).
+    @Test func attackFloodOfSiblingKeyringsAnswersCapped() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, recovery) = try Self.laptopVault(dir, "k2 capped")
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone"), desktop = Self.device("Desktop")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        try vault.enrollDevice(code: desktop.code, name: "Desktop", now: Self.t0 + 1)
+        let head = try vault.keyState().heads[0]
+        var frames = [(UInt32(2), try Self.leavingOthersOut(vault, parent: head, epoch: 2, signer: desktop, slotFor: desktop, label: "k2 desktop"))]
+        for i in 0..<9 {
+            frames.append((2, try Self.leavingOthersOut(vault, parent: head, epoch: 2, signer: phone, slotFor: phone, label: "k2 capped \(i)")))
+        }
+        try Self.outsiderAppend(path, frames)
+        let copy = dir.file("copy.quire")
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        try KeyState.$answersLimit.withValue(8) {
+            let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
+            let behind = withRecovery.unlocked.newerKeyrings
+            #expect(behind.count == 10)
+            let removal = try withRecovery.changeKeys(.remove(publicKey: phone.publicKey), now: Self.t0 + 4)
+            let view = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+            let ring = try #require(view.unlocked.keyrings.first { $0.id == removal.id })
+            #expect(ring.isTrusted)
+            #expect(ring.content?.answers == [])
+
+            let laptopOnCopy = try Vault.open(at: copy, credential: .device(laptop.keyPair), options: fast)
+            let answer = try laptopOnCopy.changeKeys(.remove(publicKey: phone.publicKey), now: Self.t0 + 4)
+            let phones = behind.filter { $0.signer?.publicKey == phone.publicKey }.map(\.id)
+            let onCopy = try Vault.open(at: copy, credential: .device(laptop.keyPair), options: fast)
+            let answered = try #require(onCopy.unlocked.keyrings.first { $0.id == answer.id })
+            #expect(answered.content?.answers == Array(phones.prefix(8)))
+        }
     }
 
     /// Third review, item 2: the laptop removes the stolen phone. The
