@@ -258,8 +258,8 @@ extension VaultFile {
     /// `manifest` (`Spec/format.md §7.1`, §7.4): indices 0…n−1, each once, in
     /// order, only the last one final, n matching the size. Needs no key.
     ///
-    /// Where several chunk frames carry one index, those that do not open
-    /// under a held key are passed over (unless none opens); of the rest
+    /// Where several chunk frames carry one index and some opens under a
+    /// held key, every one that does not is passed over; of the rest
     /// the stream takes the one of the highest standing — a commit a member attested, then another
     /// verified commit, then a commit that does not verify — and the first
     /// in file order among those; a second frame of that standing counts
@@ -281,14 +281,15 @@ extension VaultFile {
         // Only chunks the release rules allow count (Spec/format.md §9.3):
         // a stale chunk cannot break or join a stream.
         var releasable = (streamIndexLocked[manifest.stream] ?? []).filter { releaseVerdictLocked(frame: $0) == nil }
-        // Of several candidates of one index, those that do not open under a
-        // held key of their key id are passed over, unless none opens: an
-        // altered copy, which anyone can append, neither wins nor counts as
-        // a duplicate (Spec/format.md §7.4).
+        // Of several candidates of one index, when some opens under a held
+        // key of its key id, every one that does not is passed over,
+        // whatever its key id: an altered copy, or one naming a key id no
+        // key has, which anyone can append, neither wins nor counts as a
+        // duplicate (Spec/format.md §7.4).
         let byIndex = Dictionary(grouping: releasable) { structure.frames[$0].chunk!.index }
         var dropped = Set<Int>()
         for (_, frames) in byIndex where frames.count > 1 {
-            let failing = frames.filter { chunkAuthenticatesLocked(frame: $0) == false }
+            let failing = frames.filter { chunkAuthenticatesLocked(frame: $0) != true }
             if failing.count < frames.count { dropped.formUnion(failing) }
         }
         if !dropped.isEmpty { releasable.removeAll { dropped.contains($0) } }

@@ -407,26 +407,24 @@ extension Catalog {
                 return try b.vector("damaged", comment: "attack: the root requires a hybrid post-quantum slot kind (carried under the signature); a member's writer that does not know it makes a new epoch without it, silently downgrading the vault. Format 1 had no such field. Now required ⊇ every parent's required, or the keyring is not trusted",
                                     issues: [("keyring_unauthenticated", b.offset(i))])
             },
-            {
-                let b = try VectorBuilder("attack-altered-chunk-copy")
-                let idx = try b.commit([.blob(b.random.bytes(70_000), mediaType: "image/jpeg")])
-                var bytes = try b.bytes()
-                // The member's commit no longer verifies (its stored head is
-                // damaged): its chunks stand as unverified.
-                let commit = b.commitFrame(of: idx[0]!)
-                bytes[Int(commit.bodyOffset)] ^= 0x01
-                // Anyone appends a copy of chunk 0 with one body byte changed,
-                // then a junk commit: the same standing.
-                let chunk = b.vault.structure.frames.first { $0.chunk != nil }!
-                var copy = Array(bytes[Int(chunk.location.offset)..<Int(chunk.end)])
-                copy[Int(chunk.bodyOffset - chunk.location.offset) + 100] ^= 0x01
-                let junkAt = UInt64(bytes.count + copy.count)
-                let junk = FrameHeader(kind: .commit, flags: 0, keyID: b.keys.writeKey!.id, bodyLength: UInt32(CommitChain.bodyByteCount)).encoded()
-                    + [UInt8](repeating: 0x33, count: CommitChain.bodyByteCount)
-                bytes += copy + junk
-                return try b.vector("damaged", comment: "attack: a member's attachment whose commit no longer verifies stands as unverified; anyone can append an altered copy of one of its chunks, with a junk commit, at the same standing. Before, two different candidates of one index at one standing were a duplicate, and the stream failed with chunk_duplicate for good. Now, of several candidates of one index, those that do not open are passed over first (format.md §7.4): the attachment reads whole",
-                                    body: bytes, issues: [("commit_mismatch", commit.location.offset), ("commit_mismatch", junkAt)])
-            },
+            chunkCopyAtTheSameStanding(
+                "attack-altered-chunk-copy",
+                // A copy of chunk 0 with one body byte changed.
+                copy: { chunk, bytes in
+                    var copy = Array(bytes[Int(chunk.location.offset)..<Int(chunk.end)])
+                    copy[Int(chunk.bodyOffset - chunk.location.offset) + 100] ^= 0x01
+                    return copy
+                },
+                comment: "attack: a member's attachment whose commit no longer verifies stands as unverified; anyone can append an altered copy of one of its chunks, with a junk commit, at the same standing. Before, two different candidates of one index at one standing were a duplicate, and the stream failed with chunk_duplicate for good. Now, of several candidates of one index, those that do not open are passed over first (format.md §7.4): the attachment reads whole"),
+            chunkCopyAtTheSameStanding(
+                "attack-keyless-chunk-unknown-key-id",
+                // A copy of chunk 0 whose public header names a key id no
+                // keyring has.
+                copy: { chunk, bytes in
+                    FrameHeader(kind: chunk.header.kind, flags: chunk.header.flags, keyID: KeyID(rawValue: 0x0000_5a5a_5a5a_5a5a),
+                                bodyLength: chunk.header.bodyLength).encoded() + Array(bytes[Int(chunk.bodyOffset)..<Int(chunk.end)])
+                },
+                comment: "attack (fourth review, item 14): as attack-altered-chunk-copy, but the appended copy of chunk 0 names in its public header a key id that matches no key. Before, a candidate whose key the reader does not hold stayed, and at the genuine chunk's (unverified) standing it was a duplicate: chunk_duplicate for good. Now, when some candidate of an index opens, every candidate that does not is passed over, whatever its key id (format.md §7.4): the attachment reads whole"),
             {
                 let b = try VectorBuilder("attack-dedup-after-rekey")
                 let photo = b.random.bytes(30_000)
@@ -475,6 +473,27 @@ extension Catalog {
             members: yMembers, removed: [m[1]], signer: puppet, reason: "remove")
         let iy = try b.addKeyring(ky, y, trust: false)
         return (b, a, d, m, mainLine, ix, iy, (kr, r))
+    }
+
+    /// A member's attachment whose commit no longer verifies (its stored
+    /// head damaged) stands as unverified; anyone appends `copy` of its
+    /// chunk 0, then a junk commit: a candidate at the same standing
+    /// (`Spec/format.md §7.4`). The attachment must read whole.
+    static func chunkCopyAtTheSameStanding(_ name: String, copy: @escaping (ScannedFrame, [UInt8]) -> [UInt8], comment: String) -> Make {
+        {
+            let b = try VectorBuilder(name)
+            let idx = try b.commit([.blob(b.random.bytes(70_000), mediaType: "image/jpeg")])
+            var bytes = try b.bytes()
+            let commit = b.commitFrame(of: idx[0]!)
+            bytes[Int(commit.bodyOffset)] ^= 0x01
+            let chunk = b.vault.structure.frames.first { $0.chunk != nil }!
+            let copied = copy(chunk, bytes)
+            let junkAt = UInt64(bytes.count + copied.count)
+            let junk = FrameHeader(kind: .commit, flags: 0, keyID: b.keys.writeKey!.id, bodyLength: UInt32(CommitChain.bodyByteCount)).encoded()
+                + [UInt8](repeating: 0x33, count: CommitChain.bodyByteCount)
+            bytes += copied + junk
+            return try b.vector("damaged", comment: comment, body: bytes, issues: [("commit_mismatch", commit.location.offset), ("commit_mismatch", junkAt)])
+        }
     }
 
     /// Devices A and B remove each other concurrently; A then writes a

@@ -22,15 +22,16 @@ class Chunk:
     standing: int = 1            # its commit's: attested by a member 3, verified 2, else 1
     vault_id: bytes = b""
 
-    def fails_to_open(self) -> bool:
-        """§7.4: a key is held for it and it does not open (§5.2 step 3)."""
+    def opens(self) -> bool:
+        """§7.4: it opens under a key held for its key id (§5.2 steps 1
+        and 3); a candidate with no such key does not open."""
         if not self.candidates:
             return False
         try:
             open_sealed(self.frame, self.candidates, self.vault_id)
         except RecordError:
-            return True
-        return False
+            return False
+        return True
 
     @property
     def stream(self):
@@ -54,15 +55,15 @@ def take(candidates: list):
     """§7.4: for each index the candidate of the highest standing, then the
     first in file order. Returns (the stream's chunks in file order,
     whether another candidate of a taken one's index and standing differs
-    from it). Of several candidates of one index, those that do not open
-    under a held key are passed over first, unless none opens."""
+    from it). Of several candidates of one index, when some opens, every
+    one that does not (whatever its key id) is passed over first."""
     by_index: dict = {}
     for c in candidates:
         by_index.setdefault(c.index, []).append(c)
     dropped = set()
     for group in by_index.values():
         if len(group) > 1:
-            failing = [c for c in group if c.fails_to_open()]
+            failing = [c for c in group if not c.opens()]
             if len(failing) < len(group):
                 dropped.update(map(id, failing))
     candidates = [c for c in candidates if id(c) not in dropped]
