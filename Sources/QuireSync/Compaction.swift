@@ -191,6 +191,7 @@ public enum Compaction {
             }
         }
         guard damage.isEmpty || options.dropUnverified else { throw .damaged(issues: damage) }
+        keyrings = Self.parentsFirst(keyrings)
 
         // Which revisions to keep.
         var byEntry: [EntryID: [(index: Int, revision: EntryRevision)]] = [:]
@@ -319,6 +320,32 @@ public enum Compaction {
             attachmentsKept: keptManifests.count, attachmentsDropped: manifests.count - keptManifests.count,
             untrustedKeyringsDropped: untrustedIDs.subtracting(keptKeyringIDs).count, rekeyedEpoch: rekeyed,
             dropped: options.dropUnverified ? damage : [])
+    }
+}
+
+extension Compaction {
+    /// The kept keyrings in topological order, file order among those
+    /// ready (`Spec/merge.md §6`): a keyring comes after every parent that
+    /// is kept. File order of first intact copies is not enough — a keyless
+    /// writer can insert an early copy of a child before its parent.
+    static func parentsFirst<T>(_ keyrings: [(keyID: KeyID, epoch: UInt32, body: [UInt8], trusted: T)]) -> [(keyID: KeyID, epoch: UInt32, body: [UInt8], trusted: T)] {
+        let ids = keyrings.map { KeyringBuilder.id(ofBody: $0.body) }
+        let kept = Set(ids)
+        let parents = keyrings.map { k in
+            ((try? KeyringRecord(body: k.body, location: nil))?.publicPart.parents ?? []).filter { kept.contains($0) }
+        }
+        var written = Set<KeyringID>()
+        var out: [(keyID: KeyID, epoch: UInt32, body: [UInt8], trusted: T)] = []
+        var pending = Array(keyrings.indices)
+        while !pending.isEmpty {
+            // The first pending keyring whose kept parents are all written;
+            // ids are hashes of what names the parents, so one always is.
+            let next = pending.firstIndex { parents[$0].allSatisfy(written.contains) } ?? 0
+            let i = pending.remove(at: next)
+            written.insert(ids[i])
+            out.append(keyrings[i])
+        }
+        return out
     }
 }
 

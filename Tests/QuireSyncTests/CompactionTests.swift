@@ -38,6 +38,44 @@ import Testing
         return (vault, entry)
     }
 
+    /// Fourth review, Part 3: compaction wrote keyrings in file order of
+    /// first intact copies. A keyless writer that puts a copy of a child
+    /// (here the rotation's keyring, child of the enrollment's) in a junk
+    /// commit before its parent made compaction write the child first in
+    /// commit 1, where merge's readiness ("a parent earlier in the same
+    /// block") never holds. Now compaction writes keyrings in topological
+    /// order, file order among those ready (`Spec/merge.md §6`).
+    @Test func attackEarlyChildCopyPutsAKeyringBeforeItsParent() throws {
+        let c = try TwoCopies("keyring order")
+        let vault = try c.onLaptop(c.a)
+        try vault.rotateKeys(now: t0 + 3)
+        var s = try VaultFile(path: c.a).structure
+        let rings = s.frames[0..<s.committedFrameCount].filter { $0.header.kind == .keyring }
+        let child = try #require(rings.last)
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: c.a)))
+        let childFrame = Array(bytes[Int(child.location.offset)..<Int(child.end)])
+        let junk = FrameHeader(kind: .commit, flags: 0, keyID: child.header.keyID, bodyLength: UInt32(CommitChain.bodyByteCount)).encoded()
+            + [UInt8](repeating: 0x33, count: CommitChain.bodyByteCount)
+        let afterRoot = Int(s.frames[s.groups[0].commitFrame].end)
+        bytes.insert(contentsOf: childFrame + junk, at: afterRoot)
+        try Data(bytes).write(to: URL(fileURLWithPath: c.a))
+
+        _ = try Compaction.compact(
+            vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(dropUnverified: true), now: t0 + 100, writeOptions: fast)
+        s = try VaultFile(path: c.a).structure
+        var seen = Set<KeyringID>()
+        var order: [KeyringID] = []
+        for f in s.frames[0..<s.committedFrameCount] where f.header.kind == .keyring {
+            let record = try KeyringRecord(body: try #require(f.plaintextBody), location: f.location)
+            let id = KeyringID(unchecked: f.trailer)
+            guard seen.insert(id).inserted else { continue }
+            #expect(record.publicPart.parents.allSatisfy { order.contains($0) }, "a keyring before its parent at \(f.location)")
+            order.append(id)
+        }
+        #expect(order.count == 3)
+        #expect(try c.onLaptop(c.a).verify().issues.isEmpty)
+    }
+
     @Test func keepsHeadsAndLiveAttachments() throws {
         let c = try TwoCopies("compact")
         let (vault, photoEntry) = try Self.busyVault(c)
