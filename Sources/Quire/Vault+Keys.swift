@@ -206,6 +206,14 @@ extension Vault {
         }
     }
 
+    /// Where device memory ranks `ring` (`Spec/keys.md §7`): its first intact
+    /// copy in a commit that verified and that a member attested — a
+    /// position only a member's commit sets — else its first intact copy.
+    func memoryRank(of ring: KeyringInfo) -> FrameLocation {
+        for i in ring.copyFrames where file.standing(ofFrame: i) == 2 { return file.structure.frames[i].location }
+        return ring.location
+    }
+
     /// Writes what this device now knows of the file, unless it equals
     /// `previous` (what the store holds, when the caller read it).
     func rememberHeads(previous stored: VaultMemory?? = .none) throws(VaultError) {
@@ -226,9 +234,12 @@ extension Vault {
         }
         // The heads, and the keyrings this credential is behind: a file that
         // lost one of them was rolled back.
-        // The most recent 64 in file order (keys.md §7): ids can be ground.
+        // The most recent 64 (keys.md §7): ids can be ground, and the first
+        // intact copy can be moved by a keyless writer inserting a copy, so
+        // each ranks by its first copy in a commit a member attested.
+        let byID = Dictionary(unlocked.keyrings.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let remembered = VaultMemory.remembered(
-            state.heads.map { ($0.id, $0.location) } + unlocked.newerKeyrings.map { ($0.id, $0.location) })
+            (state.heads.map(\.id) + unlocked.newerKeyrings.map(\.id)).compactMap { id in byID[id].map { (id, memoryRank(of: $0)) } })
         let memory = VaultMemory(
             vaultID: vaultID, path: path, committedLength: s.committedEnd, chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
             newestClock: max(previous?.newestClock ?? 0, known), keyringHeads: remembered,
@@ -250,7 +261,7 @@ extension Vault {
             let s = file.structure
             let memory = VaultMemory(
                 vaultID: vaultID, path: path, committedLength: s.committedEnd, chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
-                newestClock: (try? loadIndex().maxClock.rawValue) ?? 0, keyringHeads: VaultMemory.remembered(state.heads.map { ($0.id, $0.location) }),
+                newestClock: (try? loadIndex().maxClock.rawValue) ?? 0, keyringHeads: VaultMemory.remembered(state.heads.map { ($0.id, memoryRank(of: $0)) }),
                 removedKey: nil)
             do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
             warnings.removeAll { $0.code == "rollback_suspected" }

@@ -23,6 +23,10 @@ public struct KeyringInfo: Sendable {
     /// True when it passed rules 1–5 (`Spec/format.md §8.4`): it is in
     /// `T0`, whether or not rule 6 then cut it or one of its ancestors.
     public internal(set) var passesRules1To5 = false
+    /// The frame index of every intact copy, in file order (the first is
+    /// ``location``): device memory ranks a keyring by the first copy in a
+    /// commit a member attested (`Spec/keys.md §7`).
+    public internal(set) var copyFrames: [Int] = []
     /// The keyrings whose removals cut it under rule 6; empty unless cut.
     public internal(set) var cutBy: [KeyringID] = []
 
@@ -183,8 +187,9 @@ struct Evaluation {
                 continue
             }
             let id = KeyringID(unchecked: frame.trailer)
-            if byID[id] != nil {
+            if let known = byID[id] {
                 copies[id, default: []].append(frame.location.index)
+                rings[known].copyFrames.append(frame.location.index)
                 continue
             }
             // Frames with one id are one keyring, reported once, at its first
@@ -199,6 +204,7 @@ struct Evaluation {
                 continue
             }
             var info = KeyringInfo(location: frame.location, id: id, record: record, epochKey: nil, content: nil, signer: nil, isTrusted: false, problem: nil)
+            info.copyFrames = [frame.location.index]
             let pub = record.publicPart
             if frame.header.keyID != KeyID(commitment: pub.keyCommit) {
                 info.problem = .malformedKeyring(frame.location, reason: "its frame header's key id is not its key commitment's")
