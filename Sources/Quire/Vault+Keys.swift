@@ -54,6 +54,7 @@ extension Vault {
         do { memory = try store.memory(of: vaultID, path: path) } catch { throw .deviceStore(error) }
         warnings.removeAll { $0.code == "rollback_suspected" }
         rollbackRefusal = nil
+        if let memory { acceptedTampered.formUnion(memory.acceptedTampered) }
         if let memory {
             if case .device(let pair) = credential, memory.removedKey == pair.publicKey, unlocked.removedIn == nil {
                 // This device saw itself removed, and the file no longer
@@ -243,9 +244,48 @@ extension Vault {
         let memory = VaultMemory(
             vaultID: vaultID, path: path, committedLength: s.committedEnd, chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
             newestClock: max(previous?.newestClock ?? 0, known), keyringHeads: remembered,
-            removedKey: removedKey)
+            removedKey: removedKey, acceptedTampered: acceptedTamperedInFile(previous))
         if memory == previous { return }
         do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
+    }
+
+    /// The accepted tampered commits (this handle's and `previous`'s) that
+    /// the file still holds, in file order: what device memory keeps.
+    func acceptedTamperedInFile(_ previous: VaultMemory?) -> [[UInt8]] {
+        let accepted = acceptedTampered.union(previous?.acceptedTampered ?? [])
+        return file.tamperedCommits.map { file.structure.groups[$0].storedHead }.filter { accepted.contains($0) }
+    }
+
+    /// Accepts the tampered commits this file holds (`Spec/keys.md §7`,
+    /// "Accepting a tampered commit"): writing, refused with
+    /// ``VaultError/tampered(_:)`` while the file holds a tampered commit,
+    /// goes on over these — their records stay unverified, and every reader
+    /// still reports them. Through a key store the device remembers them
+    /// (by stored head) for this file; another commit tampered later is
+    /// refused again. Use it when no copy holding the commits is left to
+    /// merge back and compacting them away is not wanted.
+    ///
+    /// - Returns: how many tampered commits were accepted now (0 when the
+    ///   file holds none, or all were accepted before).
+    /// - Throws: ``VaultError/deviceStore(_:)``.
+    @discardableResult
+    public func acceptTampered() throws(VaultError) -> Int {
+        try lock.withLock { () throws(VaultError) -> Int in
+            let heads = file.tamperedCommits.map { file.structure.groups[$0].storedHead }
+            let fresh = heads.filter { !acceptedTampered.contains($0) }
+            acceptedTampered.formUnion(heads)
+            guard let store = deviceStore else { return fresh.count }
+            let path = FileSystem.canonicalPath(file.path) ?? file.path
+            let previous: VaultMemory?
+            do throws(DeviceStoreError) { previous = try store.memory(of: vaultID, path: path) } catch { throw .deviceStore(error) }
+            if var memory = previous {
+                memory.acceptedTampered = acceptedTamperedInFile(previous)
+                do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
+            } else if rollbackRefusal == nil {
+                try rememberHeads(previous: .some(nil))
+            }
+            return fresh.count
+        }
     }
 
     /// Accepts this file as it is after a suspected rollback: what the device
@@ -262,7 +302,7 @@ extension Vault {
             let memory = VaultMemory(
                 vaultID: vaultID, path: path, committedLength: s.committedEnd, chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
                 newestClock: (try? loadIndex().maxClock.rawValue) ?? 0, keyringHeads: VaultMemory.remembered(state.heads.map { ($0.id, memoryRank(of: $0)) }),
-                removedKey: nil)
+                removedKey: nil, acceptedTampered: acceptedTamperedInFile(try? store.memory(of: vaultID, path: path)))
             do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
             warnings.removeAll { $0.code == "rollback_suspected" }
             rollbackRefusal = nil

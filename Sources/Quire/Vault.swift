@@ -103,6 +103,9 @@ public final class Vault: @unchecked Sendable {
     /// Why writing is refused after a suspected rollback, until the user
     /// merges the newer copy back or accepts this file (`Spec/keys.md §7`).
     var rollbackRefusal: String?
+    /// The stored heads of the tampered commits the user accepted
+    /// (``acceptTampered()``, `Spec/keys.md §7`): writes go on over them.
+    var acceptedTampered = Set<[UInt8]>()
 
     /// The credential's Ed25519 key pair — a device's own, or the one the
     /// recovery key derives — which signs every commit and keyring this
@@ -218,8 +221,11 @@ public final class Vault: @unchecked Sendable {
         guard file.isWritable else { throw .format(.notWritable(reason: "it was opened read-only")) }
         if let reason = rollbackRefusal { throw .rolledBack(reason: reason) }
         // A commit altered after later ones were written: refused as for a
-        // rollback, until a merge or a compaction rewrites it (Spec/format.md §9.3).
-        if let g = file.tamperedCommits.first { throw .tampered(file.structure.frames[file.structure.groups[g].commitFrame].location) }
+        // rollback, until a merge or a compaction rewrites it (Spec/format.md
+        // §9.3), or the user accepts it (Spec/keys.md §7).
+        if let g = file.tamperedCommits.first(where: { !acceptedTampered.contains(file.structure.groups[$0].storedHead) }) {
+            throw .tampered(file.structure.frames[file.structure.groups[g].commitFrame].location)
+        }
         guard signer != nil else {
             throw .keys(.operationRefused(reason: "a passphrase or an escrow key can read this vault but not write to it; open it with a device or the recovery key"))
         }

@@ -37,7 +37,8 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     /// with no sign of damage (`Spec/format.md §9.3`, [`commit_tampered`]):
     /// writing is refused until a copy that holds the commit is merged back,
     /// or the vault is compacted without what cannot be verified
-    /// (``CompactionOptions/dropUnverified``).
+    /// (``CompactionOptions/dropUnverified``), or the user accepts it
+    /// (``Vault/acceptTampered()``, `Spec/keys.md §7`).
     case tampered(FrameLocation)
     /// This device's key store could not be read or written.
     case deviceStore(DeviceStoreError)
@@ -81,7 +82,7 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .rolledBack(let reason):
             "this file is older than the copy of this vault this device last saw (\(reason)); nothing was written. Merge the newer copy back (quire merge VAULT NEWER-COPY), or, if you restored this file on purpose, accept it (quire keys accept-rollback VAULT)"
         case .tampered(let loc):
-            "commit \(loc) of this file was altered after later commits were written, with no sign of damage (records were deleted, replaced or inserted); nothing was written. Merge a copy that holds the commit (quire merge VAULT COPY), or, if none exists, compact the vault without what cannot be verified (quire compact --drop-unverified VAULT), which keeps only what the chain vouches for"
+            "commit \(loc) of this file was altered after later commits were written, with no sign of damage (records were deleted, replaced or inserted); nothing was written. Merge a copy that holds the commit (quire merge VAULT COPY), or, if none exists, compact the vault without what cannot be verified (quire compact --drop-unverified VAULT), which keeps only what the chain vouches for, or accept it and write on, its records staying unverified (quire keys accept-tampered VAULT)"
         case .removedFromVault(let epoch):
             "this key was removed from the vault (in the keyring of epoch \(epoch)): it can read older records but cannot write or change the keys. Open the vault with an enrolled device or the recovery key"
         case .behindNewerKeyring(let epoch, let madeBy):

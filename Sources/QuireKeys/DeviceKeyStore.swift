@@ -62,12 +62,17 @@ public struct VaultMemory: Sendable, Equatable {
     /// that passes the rollback tests and lists the key as a member again
     /// clears it (`Spec/keys.md §7`).
     public var removedKey: [UInt8]?
+    /// The stored heads (32 bytes each) of the tampered commits the user
+    /// accepted (`Spec/keys.md §7`, "Accepting a tampered commit"): writing
+    /// goes on over them, and only over them. At most 64 are written.
+    public var acceptedTampered: [[UInt8]] = []
 
     /// A memory with the given fields.
     public init(
         vaultID: VaultID, path: String, committedLength: UInt64, chainHead: [UInt8], newestClock: UInt64, keyringHeads: [KeyringID],
-        removedKey: [UInt8]? = nil
+        removedKey: [UInt8]? = nil, acceptedTampered: [[UInt8]] = []
     ) {
+        self.acceptedTampered = acceptedTampered
         self.vaultID = vaultID
         self.path = path
         self.committedLength = committedLength
@@ -111,6 +116,7 @@ public struct VaultMemory: Sendable, Equatable {
         // ``remembered(_:)``), written sorted.
         lines += keyringHeads.prefix(Limits.maxParentCount).map { "keyring " + hex($0.bytes) }.sorted()
         if let removedKey { lines.append("removed " + hex(removedKey)) }
+        lines += acceptedTampered.prefix(Limits.maxParentCount).map { "tampered " + hex($0) }.sorted()
         return Array((lines.joined(separator: "\n") + "\n").utf8)
     }
 
@@ -136,6 +142,7 @@ public struct VaultMemory: Sendable, Equatable {
         var vault: VaultID?, path: String?, length: UInt64?, head: [UInt8]?, clock: UInt64?
         var heads: [KeyringID] = []
         var removedKey: [UInt8]?
+        var tampered: [[UInt8]] = []
         for line in text.unicodeScalars.split(whereSeparator: { $0 == "\n" }).map(String.init) where !line.hasPrefix("#") {
             guard let space = line.firstIndex(of: " ") else { return nil }
             let key = line[..<space], value = String(line[line.index(after: space)...])
@@ -154,12 +161,18 @@ public struct VaultMemory: Sendable, Equatable {
                 guard value != "yes" else { continue }
                 guard let key = QuireCrypto.bytes(fromHex: value), key.count == 32 else { return nil }
                 removedKey = key
+            case "tampered":
+                guard let head = QuireCrypto.bytes(fromHex: value), head.count == 32 else { return nil }
+                tampered.append(head)
             default: continue
             }
         }
-        guard let vault, let path, let length, let head, let clock, heads.count <= Limits.maxParentCount else { return nil }
+        guard let vault, let path, let length, let head, let clock, heads.count <= Limits.maxParentCount,
+              tampered.count <= Limits.maxParentCount
+        else { return nil }
         self.init(
-            vaultID: vault, path: path, committedLength: length, chainHead: head, newestClock: clock, keyringHeads: heads, removedKey: removedKey)
+            vaultID: vault, path: path, committedLength: length, chainHead: head, newestClock: clock, keyringHeads: heads, removedKey: removedKey,
+            acceptedTampered: tampered)
     }
 }
 

@@ -403,7 +403,7 @@ import QuireTestSupport
             ("init", []), ("add", []), ("list", []), ("show", ["V"]), ("edit", ["V"]), ("rm", ["V"]), ("search", ["V"]),
             ("attachments", ["V"]), ("extract", ["V"]), ("verify", []), ("info", []), ("merge", ["A"]), ("resolve", []),
             ("compact", []), ("import", ["dayone", "S"]), ("export", []), ("keys status", []), ("keys rotate", []),
-            ("keys escrow-free", []), ("keys passphrase", []), ("keys recovery-key", []), ("keys accept-rollback", []), ("device add", ["V"]), ("device remove", ["V"]), ("device list", []),
+            ("keys escrow-free", []), ("keys passphrase", []), ("keys recovery-key", []), ("keys accept-rollback", []), ("keys accept-tampered", []), ("device add", ["V"]), ("device remove", ["V"]), ("device list", []),
         ]
         for (name, tooFew) in cases {
             let words = name.split(separator: " ").map(String.init)

@@ -52,6 +52,7 @@ Keys and devices:
   keys passphrase [VAULT]       set, change or remove the passphrase
   keys recovery-key [VAULT]     replace the recovery key (--replace)
   keys accept-rollback [VAULT]  accept this file after a rollback warning
+  keys accept-tampered [VAULT]  write on after a tampered-commit error
   device code                   this device's code, to enroll it in a vault
   device add [VAULT] CODE       enroll a device from its code
   device remove [VAULT] NAME    remove a device (lost or sold)
@@ -295,7 +296,7 @@ else, on a terminal, a prompt for the recovery key or the passphrase.
         let box = try Sandbox()
         let names = ["init", "add", "edit", "rm", "restore", "star", "unstar", "attachments", "extract", "list", "show", "versions", "search",
                      "on-this-day", "stats", "verify", "info", "merge", "resolve", "compact", "import", "export", "keys status", "keys rotate",
-                     "keys escrow-free", "keys passphrase", "keys recovery-key", "keys accept-rollback", "device code", "device add", "device remove", "device list", "journals add",
+                     "keys escrow-free", "keys passphrase", "keys recovery-key", "keys accept-rollback", "keys accept-tampered", "device code", "device add", "device remove", "device list", "journals add",
                      "completion"]
         for name in names {
             let r = try box.quire(name.split(separator: " ").map(String.init) + ["--help"])
@@ -317,6 +318,6 @@ else, on a terminal, a prompt for the recovery key or the passphrase.
         #expect(h.stderr == "quire: error: no command 'nope'\nquire: hint: see 'quire help'\n")
         let k = try box.quire(["keys"])
         #expect(k.status == 64)
-        #expect(k.stderr == "quire: error: 'quire keys' needs one of: status, rotate, escrow-free, passphrase, recovery-key, accept-rollback\nquire: hint: see 'quire help keys'\n")
+        #expect(k.stderr == "quire: error: 'quire keys' needs one of: status, rotate, escrow-free, passphrase, recovery-key, accept-rollback, accept-tampered\nquire: hint: see 'quire help keys'\n")
     }
 }

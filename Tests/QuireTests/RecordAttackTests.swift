@@ -217,6 +217,69 @@ import QuireSystem
         try after.add(EntryBody(created: Self.t0 + 5, text: "writes again"))
     }
 
+    /// Third review, item 13: a tampered commit is a write-stop anyone who
+    /// can write the file sets off (replace one record's frame, keep the
+    /// commit frame). Before, the only ways out were a merge of a copy that
+    /// holds the commit or a compaction that drops what cannot be verified:
+    /// with no copy, the user had to rewrite the vault to write again. Now
+    /// the user may accept it (`Spec/keys.md §7`, "Accepting a tampered
+    /// commit"): the refusal names that way out, the device remembers the
+    /// accepted commit by its stored head, writing goes on (and the new
+    /// records verify), the tampered records stay unverified and reported,
+    /// and a commit tampered with later is refused again.
+    @Test func attackTamperedCommitStopsWritingUntilAccepted() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop) = try Self.laptopVault(dir, "accept tampered")
+        let path = dir.file("j.quire")
+        let store = FileDeviceKeyStore(directory: dir.file("home"))
+        try store.create(laptop)
+        for (i, text) in ["one", "replaced", "three", "four", "replaced later", "six"].enumerated() {
+            try vault.add(EntryBody(created: Self.t0 + 1 + Int64(i), text: text))
+        }
+        func tamper(group: Int) throws {
+            let s = try VaultFile(path: path).structure
+            let victim = s.frames[s.groups[group].members.lowerBound]
+            let body = [UInt8](repeating: 0x42, count: Int(victim.header.bodyLength) - 32)
+            let header = FrameHeader(kind: RecordKind(rawValue: 0x9e), flags: 0, keyID: victim.header.keyID, bodyLength: victim.header.bodyLength)
+            try SystemFile(path: path, mode: .readWrite).write(header.encoded() + body + BLAKE2b.hash(body, byteCount: 32), at: victim.location.offset)
+        }
+        try tamper(group: 2)
+        let tampered = try Vault.open(at: path, store: store, options: fast)
+        #expect(tampered.file.tamperedCommits.count == 1)
+        do {
+            try tampered.add(EntryBody(created: Self.t0 + 10, text: "refused"))
+            Issue.record("a write went ahead over a tampered commit")
+        } catch {
+            #expect(error.code == "commit_tampered")
+            #expect(error.description.contains("quire keys accept-tampered"))
+        }
+        #expect(try tampered.acceptTampered() == 1)
+        try tampered.add(EntryBody(created: Self.t0 + 11, text: "after accepting"))
+
+        // Remembered for this file: a new handle writes on; the tampered
+        // commit is still reported, the new record verifies.
+        let again = try Vault.open(at: path, store: store, options: fast)
+        #expect(again.file.commitIssues.map(\.code).contains("commit_tampered"))
+        #expect(try again.acceptTampered() == 0)
+        try again.add(EntryBody(created: Self.t0 + 12, text: "and on"))
+        let reader = try Vault.open(at: path, credential: .device(laptop.keyPair), writable: false, options: fast)
+        let entries = try reader.entries()
+        #expect(entries.filter { ["after accepting", "and on"].contains($0.body.text) }.allSatisfy { $0.isVerified && $0.attestedBy == laptop.publicKey })
+        #expect(entries.contains { $0.body.text == "after accepting" })
+        #expect(!entries.contains { $0.body.text == "replaced" && $0.isVerified })
+
+        // Another commit tampered with later is refused again.
+        try tamper(group: 5)
+        let later = try Vault.open(at: path, store: store, options: fast)
+        #expect(later.file.tamperedCommits.count == 2)
+        do {
+            try later.add(EntryBody(created: Self.t0 + 13, text: "refused again"))
+            Issue.record("a write went ahead over a commit tampered after the acceptance")
+        } catch {
+            #expect(error.code == "commit_tampered")
+        }
+    }
+
     // MARK: M4 — clock poisoning
 
     /// A holder of the epoch key (here an unattested commit) appends a

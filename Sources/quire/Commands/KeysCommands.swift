@@ -8,7 +8,7 @@ struct KeysCommand: QuireCommand {
         name: "keys", abstract: "the vault's keys: who can decrypt what, and changing them",
         subcommands: [
             KeysStatusCommand.self, KeysRotateCommand.self, KeysEscrowFreeCommand.self, KeysPassphraseCommand.self,
-            KeysRecoveryKeyCommand.self, KeysAcceptRollbackCommand.self,
+            KeysRecoveryKeyCommand.self, KeysAcceptRollbackCommand.self, KeysAcceptTamperedCommand.self,
         ],
         section: .keys)
 }
@@ -301,6 +301,48 @@ struct AcceptRollbackJSON: JSONShape {
     let accepted: Bool
 
     static var example: AcceptRollbackJSON { AcceptRollbackJSON(accepted: true) }
+}
+
+/// `quire keys accept-tampered [VAULT]`: writes on over the tampered commits
+/// the file holds (`Spec/keys.md §7`, "Accepting a tampered commit").
+struct KeysAcceptTamperedCommand: QuireCommand {
+    static let configuration = CommandConfiguration(
+        name: "keys accept-tampered", abstract: "write on after a tampered-commit error",
+        discussion: """
+            When a commit of the vault file was altered after later commits were
+            written (commit_tampered: records deleted, replaced or inserted by
+            someone who can write the file), quire refuses to write to it. If a copy
+            that holds the commit exists, merge it back instead ('quire merge VAULT
+            COPY'); or compact without what cannot be verified ('quire compact VAULT
+            --drop-unverified'). This accepts the tampered commits the file holds
+            now: this device writes on, their records stay unverified, and verify
+            still reports them. A commit tampered with later is refused again.
+            """,
+        json: AcceptTamperedJSON.self, unlocks: true)
+
+    @VaultArgument var vault: String
+    @OptionGroup var unlock: UnlockOptions
+    @OptionGroup var output: JSONOption
+
+    func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
+        let opened = try Unlock.open(vault, unlock, out: c.out)
+        let accepted: Int
+        do { accepted = try opened.vault.acceptTampered() } catch { throw .vault(error, path: vault) }
+        c.out.line(
+            accepted > 0
+                ? "accepted \(accepted) tampered commit\(accepted == 1 ? "" : "s"): this device writes to \(vault) again; their records stay unverified"
+                : "\(vault) holds no tampered commit this device has not accepted: nothing to accept")
+        c.out.emit(AcceptTamperedJSON(accepted: accepted))
+        return .success
+    }
+}
+
+/// What `quire keys accept-tampered --json` prints.
+struct AcceptTamperedJSON: JSONShape {
+    /// How many tampered commits were accepted now (0: none to accept).
+    let accepted: Int
+
+    static var example: AcceptTamperedJSON { AcceptTamperedJSON(accepted: 1) }
 }
 
 /// `quire keys recovery-key --replace [VAULT]`: a new recovery key in place

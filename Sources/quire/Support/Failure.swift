@@ -77,7 +77,7 @@ struct CLIFailure: Error, Sendable {
                 "open it on a device that can read the newer keys; if you do not trust the member named above, remove it with 'quire device remove \(path) NAME' (here, or with --recovery-key-file FILE)"
         case .tampered:
             return
-                "merge a copy that holds the commit ('quire merge \(path) COPY'), or compact without what cannot be verified ('quire compact \(path) --drop-unverified')"
+                "merge a copy that holds the commit ('quire merge \(path) COPY'), compact without what cannot be verified ('quire compact \(path) --drop-unverified'), or accept it and write on ('quire keys accept-tampered \(path)')"
         case .rolledBack: return rollbackHint(path: path)
         case .format(let e): return hint(for: e, path: path)
         case .sync(let e): return hint(for: e, path: path)
