@@ -210,7 +210,7 @@ extension Vault {
     /// Where device memory ranks `ring` (`Spec/keys.md §7`): its first intact
     /// copy in a commit that verified and that a member attested — a
     /// position only a member's commit sets — else its first intact copy.
-    func memoryRank(of ring: KeyringInfo) -> FrameLocation {
+    @_spi(Testing) public func memoryRank(of ring: KeyringInfo) -> FrameLocation {
         for i in ring.copyFrames where file.standing(ofFrame: i) == 2 { return file.structure.frames[i].location }
         return ring.location
     }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Quire
+@_spi(Testing) import Quire
 import QuireCrypto
 import QuireFormat
 @_spi(Testing) import QuireKeys
@@ -227,6 +227,33 @@ import QuireTestSupport
         #expect(view.unlocked.keyrings.contains { $0.id == answer.id && $0.isTrusted })
         #expect(view.unlocked.newerKeyrings.isEmpty)
         #expect(try view.keyState().removed.map(\.name) == ["Phone"])
+    }
+
+    /// Fourth review, item 15 residual: device memory ranked a keyring by
+    /// its first intact copy, which a keyless writer moves to the start of
+    /// the file by inserting a copy (in a junk commit): with a member's 64
+    /// heads after the real one, the real head was then forgotten. Now a
+    /// keyring ranks by its first copy in a commit a member attested
+    /// (`Spec/keys.md §7`): the inserted copy does not move it.
+    @Test func attackEarlyCopyMovesARememberedHeadsRank() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, _) = try Self.laptopVault(dir, "rank")
+        let path = dir.file("j.quire")
+        try vault.rotateKeys(now: Self.t0 + 1)
+        let s = try VaultFile(path: path).structure
+        let original = try #require(s.frames[s.groups[1].members].first { $0.header.kind == .keyring })
+        var bytes = Self.bytes(path)
+        let copy = Array(bytes[Int(original.location.offset)..<Int(original.end)])
+        let junk = FrameHeader(kind: .commit, flags: 0, keyID: original.header.keyID, bodyLength: UInt32(CommitChain.bodyByteCount)).encoded()
+            + [UInt8](repeating: 0x33, count: CommitChain.bodyByteCount)
+        bytes.insert(contentsOf: copy + junk, at: Int(s.frames[s.groups[0].commitFrame].end))
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        let reopened = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        let head = try #require(try reopened.keyState().heads.first)
+        let moved = original.location.offset + UInt64(copy.count + junk.count)
+        #expect(head.location.offset < moved)
+        #expect(reopened.memoryRank(of: head).offset == moved)
     }
 
     /// K2's writer rule at a lowered cap (8 instead of 4,096, the flood
