@@ -111,12 +111,15 @@ struct EntrySummaryTable: Sendable {
         return at < order.count && summary(order[at]).key == key ? at : nil
     }
 
-    /// The slots of the rows of one page: those `query` selects and
-    /// `accept` accepts, after `cursor` in the query's order, at most
-    /// `query.limit`; and whether another such row follows.
-    func page(_ query: EntryQuery, after cursor: EntrySortKey?, accept: (Int32) -> Bool) -> (slots: [Int32], more: Bool) {
+    /// The slots of the rows of one page: those in `documents` (when
+    /// given) that `query` selects and `accept` accepts (tested last),
+    /// after `cursor` in the query's order, at most `query.limit`; and
+    /// whether another such row follows.
+    func page(
+        _ query: EntryQuery, after cursor: EntrySortKey?, documents: Bitset? = nil, accept: ((Int32) -> Bool)? = nil
+    ) -> (slots: [Int32], more: Bool) {
         let filter = SummaryFilter(query)
-        guard !filter.isEmptyByConstruction else { return ([], false) }
+        guard !filter.isEmptyByConstruction, !(documents?.isEmpty ?? false) else { return ([], false) }
         // Positions [lo, hi) can hold a selected row.
         var lo = 0
         var hi = order.count
@@ -145,7 +148,9 @@ struct EntrySummaryTable: Sendable {
         var more = false
         func visit(_ position: Int) -> Bool {
             let slot = order[position]
-            guard filter.accepts(summary(slot)), accept(slot) else { return true }
+            if let documents, !documents.contains(slot) { return true }
+            guard filter.accepts(rows[Int(slot)]!) else { return true }
+            if let accept, !accept(slot) { return true }
             if out.count == limit {
                 more = true
                 return false

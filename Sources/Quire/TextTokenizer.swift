@@ -28,14 +28,26 @@ struct TextTokenizer: Sendable {
     /// Calls `onWord` with each folded word (UTF-8) and `onCJK` with each
     /// character of a CJK run (UTF-8, and its index in the run), in order.
     mutating func scan(_ text: String, onWord: (_ word: [UInt8]) -> Void, onCJK: (_ character: [UInt8], _ index: Int) -> Void) {
+        var text = text
+        text.withUTF8 { utf8 in scan(utf8, onWord: onWord, onCJK: onCJK) }
+    }
+
+    /// ``scan(_:onWord:onCJK:)`` over valid UTF-8 (a `String`'s), decoded
+    /// here: ASCII, most of an English or a Russian journal's separators,
+    /// takes the short path.
+    private mutating func scan(
+        _ utf8: UnsafeBufferPointer<UInt8>, onWord: (_ word: [UInt8]) -> Void, onCJK: (_ character: [UInt8], _ index: Int) -> Void
+    ) {
         word.removeAll(keepingCapacity: true)
         var runIndex = 0
         var scratch: [UInt8] = []
-        for scalar in text.unicodeScalars {
-            let v = scalar.value
-            if v < 0x80 {
+        var i = 0
+        let n = utf8.count
+        while i < n {
+            let b = utf8[i]
+            if b < 0x80 {
+                i += 1
                 runIndex = 0
-                let b = UInt8(v)
                 if (b >= 0x61 && b <= 0x7a) || (b >= 0x30 && b <= 0x39) {
                     word.append(b)
                 } else if b >= 0x41 && b <= 0x5a {
@@ -46,22 +58,29 @@ struct TextTokenizer: Sendable {
                 }
                 continue
             }
+            let length = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2
+            guard i + length <= n else { break }  // cannot happen in a String
+            var v = UInt32(b & (length == 4 ? 0x07 : length == 3 ? 0x0F : 0x1F))
+            for k in 1..<length { v = v << 6 | UInt32(utf8[i + k] & 0x3F) }
+            let start = i
+            i += length
             if Self.isCJK(v) {
                 if !word.isEmpty {
                     onWord(word)
                     word.removeAll(keepingCapacity: true)
                 }
                 scratch.removeAll(keepingCapacity: true)
-                if (0xFF66...0xFF9F).contains(v) {
+                if (0xFF66...0xFF9F).contains(v), let scalar = Unicode.Scalar(v) {
                     scratch += fold(scalar).bytes  // half-width Katakana
                 } else {
-                    Self.appendUTF8(v, to: &scratch)
+                    scratch += UnsafeBufferPointer(rebasing: utf8[start..<i])
                 }
                 onCJK(scratch, runIndex)
                 runIndex += 1
                 continue
             }
             runIndex = 0
+            guard let scalar = Unicode.Scalar(v) else { continue }
             let f = fold(scalar)
             if f.inWord {
                 word += f.bytes

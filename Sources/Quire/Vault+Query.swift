@@ -40,7 +40,7 @@ extension Vault {
     public func entries(matching query: EntryQuery, after cursor: EntryCursor? = nil) throws(VaultError) -> EntryPage {
         try lock.withLock { () throws(VaultError) -> EntryPage in
             try prepareQueryIndexes(search: false)
-            let (slots, more) = index!.query!.table.page(query, after: cursor?.key) { _ in true }
+            let (slots, more) = index!.query!.table.page(query, after: cursor?.key)
             return try makePage(slots, more: more)
         }
     }
@@ -68,18 +68,18 @@ extension Vault {
             guard let found = index!.query!.search!.match(text) else { return EntryPage(entries: [], next: nil) }
             let documents = found.documents
             guard !found.needsCheck.isEmpty else {
-                let (slots, more) = index!.query!.table.page(query, after: cursor?.key) { documents.contains($0) }
+                let (slots, more) = index!.query!.table.page(query, after: cursor?.key, documents: documents)
                 return try makePage(slots, more: more)
             }
             // Long CJK runs: check each candidate's text, reading bodies only
             // until the page is full.
             var checkFailure: VaultError?
             let table = index!.query!.table
-            let (slots, more) = table.page(query, after: cursor?.key) { slot in
-                guard documents.contains(slot), checkFailure == nil else { return false }
+            let (slots, more) = table.page(query, after: cursor?.key, documents: documents) { slot in
+                guard checkFailure == nil else { return false }
                 do throws(VaultError) {
-                    let body = try body(of: table.summary(slot))
-                    return index!.query!.search!.contains(found.needsCheck, in: SearchIndex.Document(body))
+                    let body = try self.body(of: table.summary(slot))
+                    return self.index!.query!.search!.contains(found.needsCheck, in: SearchIndex.Document(body))
                 } catch {
                     checkFailure = error
                     return false
@@ -151,22 +151,26 @@ extension Vault {
     /// computed in date order so that time-zone offsets are looked up once
     /// per daylight-saving span.
     private func makeSummaries(of ids: [EntryID]) throws(VaultError) -> [EntrySummary] {
-        var winners: [(id: EntryID, revision: EntryRevision, head: RevisionSummary, heads: Int)] = []
+        var winners: [(key: EntrySortKey, revision: EntryRevision, head: RevisionSummary, heads: Int)] = []
         winners.reserveCapacity(ids.count)
         for id in ids {
             let heads = index!.heads(of: id)
             guard let winner = heads.first else { continue }
             let revision: EntryRevision
             if let cached = winner.revision { revision = cached } else { revision = try self.revision(frame: winner.frame) }
-            winners.append((id, revision, winner, heads.count))
+            winners.append((EntrySortKey(created: revision.body.created, id: id), revision, winner, heads.count))
         }
-        winners.sort { a, b in
-            a.revision.body.created != b.revision.body.created ? a.revision.body.created < b.revision.body.created : a.id < b.id
-        }
+        winners.sort { $0.key < $1.key }
         var offsets = UTCOffsets()
         return winners.map {
-            EntrySummary(id: $0.id, winner: $0.revision, frame: $0.head.frame, headCount: $0.heads, standing: $0.head.standing, offsets: &offsets)
+            EntrySummary(id: $0.key.id, winner: $0.revision, frame: $0.head.frame, headCount: $0.heads, standing: $0.head.standing, offsets: &offsets)
         }
+    }
+
+    /// The search index's size, when built: distinct terms and (term,
+    /// entry) pairs. For benchmarks.
+    package var searchIndexSize: (terms: Int, postings: Int)? {
+        lock.withLock { index?.query?.search.map { ($0.termCount, $0.postingCount) } }
     }
 
     /// The winning body a summary describes.

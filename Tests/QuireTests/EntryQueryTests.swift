@@ -122,6 +122,28 @@ import Testing
         #expect(EntryQuery.Day(instant, in: TimeZone(identifier: "America/New_York")!) == EntryQuery.Day(year: 2024, month: 3, day: 14))
     }
 
+    @Test func aZoneWithoutOffsetFollowsDaylightSavingTime() throws {
+        let dir = TemporaryDirectory()
+        let (vault, _) = try makeVault(dir)
+        // Europe/London: BST (+1) from 31 March 01:00 UTC to 27 October 01:00 UTC 2024.
+        try vault.add(EntryBody(created: Self.ms(2024, 10, 27, 23, 30), timeZone: "Europe/London", text: "27 Oct 23:30 GMT"))
+        try vault.add(EntryBody(created: Self.ms(2024, 3, 30, 23, 30), timeZone: "Europe/London", text: "30 Mar 23:30 GMT"))
+        try vault.add(EntryBody(created: Self.ms(2024, 10, 26, 23, 30), timeZone: "Europe/London", text: "27 Oct 00:30 BST"))
+        func day(_ m: Int, _ d: Int) throws -> [String] {
+            var q = EntryQuery(order: .oldestFirst)
+            q.from = EntryQuery.Day(year: 2024, month: m, day: d)
+            q.through = q.from
+            return Self.texts(try vault.entries(matching: q))
+        }
+        #expect(try day(10, 27) == ["27 Oct 00:30 BST", "27 Oct 23:30 GMT"])
+        #expect(try day(10, 26) == [])
+        #expect(try day(3, 30) == ["30 Mar 23:30 GMT"])
+        // Added after the summaries were built: 23:30 UTC on 31 March is 00:30 BST on 1 April.
+        try vault.add(EntryBody(created: Self.ms(2024, 3, 31, 23, 30), timeZone: "Europe/London", text: "1 Apr 00:30 BST"))
+        #expect(try day(4, 1) == ["1 Apr 00:30 BST"])
+        #expect(try day(3, 31) == [])
+    }
+
     @Test func aCursorSurvivesInsertsAndDeletesBetweenPages() throws {
         let dir = TemporaryDirectory()
         let (vault, _) = try makeVault(dir)
