@@ -84,23 +84,19 @@ struct EntrySummaryTable: Sendable {
     }
 
     /// The first position in ``order`` whose key is not less than `key`.
-    func insertionPoint(_ key: EntrySortKey) -> Int {
-        var lo = 0
-        var hi = order.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if summary(order[mid]).key < key { lo = mid + 1 } else { hi = mid }
-        }
-        return lo
-    }
+    func insertionPoint(_ key: EntrySortKey) -> Int { partitionPoint { $0.key < key } }
 
     /// The first position in ``order`` whose date is at least `created`.
-    func firstPosition(createdAtLeast created: Int64) -> Int {
+    func firstPosition(createdAtLeast created: Int64) -> Int { partitionPoint { $0.created < created } }
+
+    /// The first position in ``order`` whose row `before` rejects; `before`
+    /// accepts a prefix of the order.
+    private func partitionPoint(_ before: (EntrySummary) -> Bool) -> Int {
         var lo = 0
         var hi = order.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if summary(order[mid]).created < created { lo = mid + 1 } else { hi = mid }
+            if before(rows[Int(order[mid])]!) { lo = mid + 1 } else { hi = mid }
         }
         return lo
     }

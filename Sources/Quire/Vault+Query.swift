@@ -151,19 +151,25 @@ extension Vault {
     /// computed in date order so that time-zone offsets are looked up once
     /// per daylight-saving span.
     private func makeSummaries(of ids: [EntryID]) throws(VaultError) -> [EntrySummary] {
-        var winners: [(key: EntrySortKey, revision: EntryRevision, head: RevisionSummary, heads: Int)] = []
+        var winners: [(id: EntryID, revision: EntryRevision, head: RevisionSummary, heads: Int)] = []
+        var created: [(ms: Int64, at: Int)] = []
         winners.reserveCapacity(ids.count)
+        created.reserveCapacity(ids.count)
         for id in ids {
             let heads = index!.heads(of: id)
             guard let winner = heads.first else { continue }
             let revision: EntryRevision
             if let cached = winner.revision { revision = cached } else { revision = try self.revision(frame: winner.frame) }
-            winners.append((EntrySortKey(created: revision.body.created, id: id), revision, winner, heads.count))
+            created.append((revision.body.created, winners.count))
+            winners.append((id, revision, winner, heads.count))
         }
-        winners.sort { $0.key < $1.key }
+        // Sorting small pairs, not the revisions: the order only has to
+        // group instants for UTCOffsets; the table sorts by the full key.
+        created.sort { $0.ms < $1.ms }
         var offsets = UTCOffsets()
-        return winners.map {
-            EntrySummary(id: $0.key.id, winner: $0.revision, frame: $0.head.frame, headCount: $0.heads, standing: $0.head.standing, offsets: &offsets)
+        return created.map {
+            let w = winners[$0.at]
+            return EntrySummary(id: w.id, winner: w.revision, frame: w.head.frame, headCount: w.heads, standing: w.head.standing, offsets: &offsets)
         }
     }
 
