@@ -122,6 +122,55 @@ import Testing
         #expect(EntryQuery.Day(instant, in: TimeZone(identifier: "America/New_York")!) == EntryQuery.Day(year: 2024, month: 3, day: 14))
     }
 
+    @Test func aConflictIsFoundAndItsResolutionSeen() throws {
+        let dir = TemporaryDirectory()
+        let (vault, _) = try makeVault(dir)
+        let a = try vault.add(EntryBody(created: Self.ms(2024, 8, 1), text: "a"))
+        try vault.add(EntryBody(created: Self.ms(2024, 8, 2), text: "b"))
+        var q = EntryQuery()
+        q.hasConflicts = true
+        #expect(try vault.entries(matching: q).entries.isEmpty)
+        // Two edits from the same base: two heads, kept as a conflict.
+        try vault.edit(a.entryID, body: EntryBody(created: Self.ms(2024, 8, 1), text: "a, one way"), replacing: [a.revisionID])
+        try vault.edit(a.entryID, body: EntryBody(created: Self.ms(2024, 8, 1), text: "a, another"), replacing: [a.revisionID])
+        let conflicted = try vault.entries(matching: q)
+        #expect(conflicted.entries.map(\.id) == [a.entryID])
+        #expect(conflicted.entries.first?.conflictingHeads.count == 1)
+        // Resolved by an edit naming both heads.
+        try vault.edit(a.entryID, body: EntryBody(created: Self.ms(2024, 8, 1), text: "a, resolved"))
+        #expect(try vault.entries(matching: q).entries.isEmpty)
+        q.hasConflicts = false
+        #expect(Self.texts(try vault.entries(matching: q)) == ["b", "a, resolved"])
+    }
+
+    @Test func queriesAndSearchesFromManyTasksWhileWriting() async throws {
+        let dir = TemporaryDirectory()
+        let (vault, _) = try makeVault(dir)
+        for i in 0..<40 { try vault.add(EntryBody(created: Int64(i) * 1000, text: "entry \(i) river")) }
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            group.addTask {
+                for i in 40..<80 { try vault.add(EntryBody(created: Int64(i) * 1000, text: "entry \(i) river")) }
+                return 0
+            }
+            for t in 0..<6 {
+                group.addTask {
+                    var seen = 0
+                    for _ in 0..<20 {
+                        let page = t % 2 == 0 ? try vault.search("river", matching: EntryQuery(limit: 10)) : try vault.entries(matching: EntryQuery(limit: 10))
+                        #expect(page.entries.count == 10)
+                        // Newest first, strictly.
+                        #expect(zip(page.entries, page.entries.dropFirst()).allSatisfy { $0.body.created > $1.body.created })
+                        seen += page.entries.count
+                    }
+                    return seen
+                }
+            }
+            for try await _ in group {}
+        }
+        #expect(try vault.search("river", matching: EntryQuery(limit: 100)).entries.count == 80)
+        #expect(try vault.entries(matching: EntryQuery(limit: 100)).entries.count == 80)
+    }
+
     @Test func aZoneWithoutOffsetFollowsDaylightSavingTime() throws {
         let dir = TemporaryDirectory()
         let (vault, _) = try makeVault(dir)
