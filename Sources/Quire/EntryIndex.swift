@@ -76,6 +76,12 @@ struct EntryIndex: Sendable {
     /// Payload hashes computed so far (for tests: a revision this handle
     /// wrote is hashed only when a second frame of its id appears).
     var payloadHashes = 0
+    /// The query summaries and search index, built at the first query
+    /// (`Vault+Query.swift`); dropped with the index on a reload.
+    var query: QueryIndexes?
+    /// Entries that gained a revision since ``query`` was last brought up
+    /// to date.
+    var queryStale: Set<EntryID> = []
 
     /// Adds a revision; `retain: false` keeps only its summary (the body is
     /// read again from `frame` when needed). `ownPayload: true` says that
@@ -109,6 +115,7 @@ struct EntryIndex: Sendable {
             list.append(summary)
         }
         revisions[r.entryID] = list
+        if query != nil { queryStale.insert(r.entryID) }
         if summary.attestedBy != nil && r.clock > maxClock { maxClock = r.clock }
     }
 

@@ -1,0 +1,128 @@
+public import Foundation
+public import QuireFormat
+
+/// Which entries a timeline (``Vault/entries(matching:after:)``) or a search
+/// (``Vault/search(_:matching:after:)``) shows, in what order, and how many
+/// per page. Every filter set must hold (they combine with AND); a filter
+/// left nil or empty does not filter. Deleted entries are never shown.
+///
+/// Dates are those of each entry's own calendar: the calendar date of its
+/// `created` instant at its `utcOffset`, or in its `timeZone` when it has
+/// no offset, or in UTC when it has neither (`Spec/records.md §3.3`). An
+/// entry written at 23:30 at UTC+10 belongs to that local day, wherever the
+/// reader is.
+///
+/// ```swift
+/// var query = EntryQuery(order: .newestFirst, limit: 50)
+/// query.tags = ["travel"]
+/// let first = try vault.entries(matching: query)
+/// let second = try vault.entries(matching: query, after: first.next)
+/// ```
+public struct EntryQuery: Sendable, Hashable {
+    /// The order of rows, by the entry's date (`created`), then by entry id.
+    public enum Order: Sendable, Hashable {
+        /// The latest `created` first.
+        case newestFirst
+        /// The earliest `created` first.
+        case oldestFirst
+    }
+
+    /// A date of the proleptic Gregorian calendar, as an entry's own
+    /// calendar reads it (no time zone of its own).
+    public struct Day: Sendable, Hashable, Comparable {
+        /// The year (astronomical numbering: 0 is 1 BCE).
+        public var year: Int
+        /// The month, 1…12.
+        public var month: Int
+        /// The day of the month, 1…31. A day past the month's end rolls
+        /// over into the next month in date ranges (February 30 is
+        /// March 1 or 2); "on this day" compares month and day as given.
+        public var day: Int
+
+        /// The date `year`-`month`-`day`.
+        public init(year: Int, month: Int, day: Int) {
+            self.year = year
+            self.month = month
+            self.day = day
+        }
+
+        /// The calendar date of the instant `date` in `timeZone`, such as
+        /// today on this device: `EntryQuery.Day(Date(), in: .current)`.
+        public init(_ date: Date, in timeZone: TimeZone = .current) {
+            let seconds = date.timeIntervalSince1970
+            let ms = seconds.isFinite ? Int64(max(-9.2e15, min(9.2e15, (seconds * 1000).rounded(.down)))) : 0
+            let offset = Int64(timeZone.secondsFromGMT(for: date))
+            let d = CivilCalendar.date(fromDays: EntrySummary.localDay(created: ms, offsetSeconds: offset))
+            self.init(year: d.year, month: d.month, day: d.day)
+        }
+
+        /// Days since 1970-01-01.
+        var dayNumber: Int64 { CivilCalendar.days(year: year, month: month, day: day) }
+
+        /// Calendar order.
+        public static func < (a: Day, b: Day) -> Bool { a.dayNumber < b.dayNumber }
+    }
+
+    /// The order of rows; default newest first.
+    public var order: Order
+    /// Rows per page, at least 1 (a smaller value counts as 1); default 50.
+    public var limit: Int
+    /// The earliest day shown (inclusive), in each entry's own calendar.
+    public var from: Day?
+    /// The latest day shown (inclusive), in each entry's own calendar.
+    public var through: Day?
+    /// "On this day": entries whose own calendar date has this month and
+    /// day in an earlier year than this day's.
+    public var onThisDay: Day?
+    /// Entries with at least one of these tags, compared case-insensitively
+    /// (`String.lowercased()`); empty: any.
+    public var tags: Set<String>
+    /// Entries of this journal, compared case-insensitively (`""` is the
+    /// main journal); nil: any.
+    public var journal: String?
+    /// true: starred entries only; false: unstarred only; nil: either.
+    public var isStarred: Bool?
+    /// true: entries with at least one attachment; false: without; nil: either.
+    public var hasAttachments: Bool?
+    /// true: entries with at least one `image/…` attachment; false: without; nil: either.
+    public var hasPhotos: Bool?
+    /// true: entries with conflicting heads to resolve (`Spec/merge.md §5`);
+    /// false: without; nil: either.
+    public var hasConflicts: Bool?
+
+    /// A query with no filter.
+    public init(order: Order = .newestFirst, limit: Int = 50) {
+        self.order = order
+        self.limit = limit
+        tags = []
+    }
+}
+
+/// Where a page ended: the sort key (date, entry id) of its last row. The
+/// next page holds the rows after it in the query's order, so entries added
+/// or deleted between pages are neither skipped nor repeated, and a cursor
+/// stays valid across a ``Vault/reload()`` or a refresh.
+public struct EntryCursor: Sendable, Hashable {
+    let key: EntrySortKey
+
+    init(_ key: EntrySortKey) { self.key = key }
+
+    /// The cursor just after the row with date `date` and id `entryID`.
+    public init(date: Date, entryID: EntryID) {
+        let ms = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        key = EntrySortKey(created: ms.isFinite ? Int64(max(-9.2e18, min(9.2e18, ms))) : 0, id: entryID)
+    }
+
+    /// The last row's date (its `created`, millisecond precision).
+    public var date: Date { Date(timeIntervalSince1970: Double(key.created) / 1000) }
+    /// The last row's entry id.
+    public var entryID: EntryID { key.id }
+}
+
+/// One page of a query or a search.
+public struct EntryPage: Sendable {
+    /// The rows, in the query's order: at most the query's limit.
+    public let entries: [EntrySnapshot]
+    /// The cursor to pass for the next page; nil when no row follows.
+    public let next: EntryCursor?
+}

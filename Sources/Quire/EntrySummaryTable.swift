@@ -1,0 +1,212 @@
+import QuireFormat
+
+/// Every entry's ``EntrySummary`` (deleted ones too), in date order: what
+/// queries scan instead of entry bodies. Each entry has a slot, a number
+/// that stays the same while the entry is in the table, which the search
+/// index uses as its document number.
+struct EntrySummaryTable: Sendable {
+    /// Summaries by slot; nil for a free slot.
+    private(set) var rows: [EntrySummary?] = []
+    /// The slot of each entry.
+    private(set) var slots: [EntryID: Int32] = [:]
+    /// Slots in ascending ``EntrySortKey`` order.
+    private(set) var order: [Int32] = []
+    private var freeSlots: [Int32] = []
+
+    /// A table of `summaries` (one per entry id).
+    init(_ summaries: [EntrySummary]) {
+        rows.reserveCapacity(summaries.count)
+        for s in summaries {
+            slots[s.id] = Int32(rows.count)
+            rows.append(s)
+        }
+        order = (0..<Int32(rows.count)).map { $0 }
+        sortOrder()
+    }
+
+    /// The number of entries (deleted ones included).
+    var count: Int { order.count }
+
+    /// The summary in `slot`.
+    func summary(_ slot: Int32) -> EntrySummary { rows[Int(slot)]! }
+
+    /// Applies new summaries: each entry id gets its summary, or leaves the
+    /// table when it is nil. Returns each entry's slot (the one it left
+    /// when it left; nil when it was not in the table and is still not), in
+    /// the order given, for the search index.
+    @discardableResult
+    mutating func apply(_ changes: [(id: EntryID, summary: EntrySummary?)]) -> [Int32?] {
+        // Many changes: place them, then sort once.
+        let bulk = changes.count > 64 && changes.count * 8 > order.count
+        var out: [Int32?] = []
+        out.reserveCapacity(changes.count)
+        var removedAny = false
+        for (id, new) in changes {
+            if let slot = slots[id] {
+                if !bulk, let at = position(of: summary(slot).key) { order.remove(at: at) }
+                if let new {
+                    rows[Int(slot)] = new
+                    if !bulk { order.insert(slot, at: insertionPoint(new.key)) }
+                    out.append(slot)
+                } else {
+                    rows[Int(slot)] = nil
+                    slots[id] = nil
+                    freeSlots.append(slot)
+                    removedAny = true
+                    out.append(slot)
+                }
+            } else if let new {
+                let slot: Int32
+                if let free = freeSlots.popLast() {
+                    slot = free
+                    rows[Int(slot)] = new
+                } else {
+                    slot = Int32(rows.count)
+                    rows.append(new)
+                }
+                slots[id] = slot
+                if bulk { order.append(slot) } else { order.insert(slot, at: insertionPoint(new.key)) }
+                out.append(slot)
+            } else {
+                out.append(nil)
+            }
+        }
+        if bulk {
+            if removedAny { order.removeAll { rows[Int($0)] == nil } }
+            sortOrder()
+        }
+        return out
+    }
+
+    private mutating func sortOrder() {
+        let rows = self.rows
+        order.sort { a, b in rows[Int(a)]!.key < rows[Int(b)]!.key }
+    }
+
+    /// The first position in ``order`` whose key is not less than `key`.
+    func insertionPoint(_ key: EntrySortKey) -> Int { partitionPoint { $0.key < key } }
+
+    /// The first position in ``order`` whose date is at least `created`.
+    func firstPosition(createdAtLeast created: Int64) -> Int { partitionPoint { $0.created < created } }
+
+    /// The first position in ``order`` whose row `before` rejects; `before`
+    /// accepts a prefix of the order.
+    private func partitionPoint(_ before: (EntrySummary) -> Bool) -> Int {
+        var lo = 0
+        var hi = order.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if before(rows[Int(order[mid])]!) { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    /// The position of `key` in ``order``, if an entry has it.
+    func position(of key: EntrySortKey) -> Int? {
+        let at = insertionPoint(key)
+        return at < order.count && summary(order[at]).key == key ? at : nil
+    }
+
+    /// The slots of the rows of one page: those in `documents` (when
+    /// given) that `query` selects and `accept` accepts (tested last),
+    /// after `cursor` in the query's order, at most `query.limit`; and
+    /// whether another such row follows.
+    func page(
+        _ query: EntryQuery, after cursor: EntrySortKey?, documents: Bitset? = nil, accept: ((Int32) -> Bool)? = nil
+    ) -> (slots: [Int32], more: Bool) {
+        let filter = SummaryFilter(query)
+        guard !filter.isEmptyByConstruction, !(documents?.isEmpty ?? false) else { return ([], false) }
+        // Positions [lo, hi) can hold a selected row.
+        var lo = 0
+        var hi = order.count
+        if let from = filter.fromDay {
+            // An entry's own day starts at most 18 hours (the widest
+            // offset, Spec/records.md §3.3) before the UTC day.
+            let (start, o) = from.multipliedReportingOverflow(by: 86_400_000)
+            if !o { lo = firstPosition(createdAtLeast: start &- (EntryBody.utcOffsetRange.upperBound * 1000 + 1)) }
+        }
+        if let through = filter.throughDay {
+            let (end, o) = (through &+ 1).multipliedReportingOverflow(by: 86_400_000)
+            if !o { hi = firstPosition(createdAtLeast: end &+ (-EntryBody.utcOffsetRange.lowerBound * 1000 + 1)) }
+        }
+        if let cursor {
+            switch query.order {
+            case .newestFirst: hi = min(hi, insertionPoint(cursor))
+            case .oldestFirst:
+                let at = insertionPoint(cursor)
+                lo = max(lo, at < order.count && summary(order[at]).key == cursor ? at + 1 : at)
+            }
+        }
+        let limit = max(1, query.limit)
+        var out: [Int32] = []
+        out.reserveCapacity(min(limit, max(0, hi - lo)))
+        guard lo < hi else { return ([], false) }
+        var more = false
+        func visit(_ position: Int) -> Bool {
+            let slot = order[position]
+            if let documents, !documents.contains(slot) { return true }
+            guard filter.accepts(rows[Int(slot)]!) else { return true }
+            if let accept, !accept(slot) { return true }
+            if out.count == limit {
+                more = true
+                return false
+            }
+            out.append(slot)
+            return true
+        }
+        switch query.order {
+        case .newestFirst:
+            var p = hi - 1
+            while p >= lo, visit(p) { p -= 1 }
+        case .oldestFirst:
+            var p = lo
+            while p < hi, visit(p) { p += 1 }
+        }
+        return (out, more)
+    }
+}
+
+/// An ``EntryQuery``'s filters, prepared for testing summaries.
+struct SummaryFilter {
+    let fromDay: Int64?
+    let throughDay: Int64?
+    let onThisDay: (year: Int, month: Int, day: Int)?
+    let tags: [String]
+    let journal: String?
+    let query: EntryQuery
+
+    init(_ query: EntryQuery) {
+        self.query = query
+        fromDay = query.from?.dayNumber
+        throughDay = query.through?.dayNumber
+        onThisDay = query.onThisDay.map { ($0.year, $0.month, $0.day) }
+        tags = query.tags.map { $0.lowercased() }
+        journal = query.journal?.lowercased()
+    }
+
+    /// True when no entry can match (an empty date range).
+    var isEmptyByConstruction: Bool {
+        if let fromDay, let throughDay, fromDay > throughDay { return true }
+        return false
+    }
+
+    func accepts(_ s: EntrySummary) -> Bool {
+        if s.isDeleted { return false }
+        if let v = query.isStarred, s.isStarred != v { return false }
+        if let v = query.hasAttachments, s.hasAttachments != v { return false }
+        if let v = query.hasPhotos, s.hasPhotos != v { return false }
+        if let v = query.hasConflicts, s.hasConflict != v { return false }
+        if let journal, s.journal != journal { return false }
+        if !tags.isEmpty && !s.tags.contains(where: { tags.contains($0) }) { return false }
+        if fromDay != nil || throughDay != nil || onThisDay != nil {
+            let day = s.localDay
+            if let fromDay, day < fromDay { return false }
+            if let throughDay, day > throughDay { return false }
+            if let onThisDay {
+                let d = CivilCalendar.date(fromDays: day)
+                if d.month != onThisDay.month || d.day != onThisDay.day || d.year >= onThisDay.year { return false }
+            }
+        }
+        return true
+    }
+}

@@ -1,0 +1,307 @@
+/// An in-memory inverted index over entries' text and tags, built on the
+/// device: for each term, the documents holding it. Documents are the
+/// slots of the ``EntrySummaryTable``.
+///
+/// Terms are those of ``TextTokenizer``: folded words, and for CJK runs
+/// every character (unigram) and every pair of adjacent characters
+/// (bigram). A query word matches every indexed word it begins (a prefix,
+/// found by binary search in the sorted term list), so `walk` finds
+/// `walked` but `ring` does not find `spring`. A query's CJK run matches
+/// documents holding each of its bigrams (its unigram when it is one
+/// character); a run of three or more characters is then checked against
+/// the document's text (``SearchMatch/needsCheck``), since its bigrams may
+/// occur apart.
+struct SearchIndex: Sendable {
+    /// What is indexed of one entry.
+    struct Document: Sendable {
+        /// The entry's text.
+        var text: String
+        /// Its tags.
+        var tags: [String]
+
+        /// The document of a body.
+        init(_ body: EntryBody) {
+            text = body.text
+            tags = body.tags
+        }
+
+        init(text: String, tags: [String]) {
+            self.text = text
+            self.tags = tags
+        }
+    }
+
+    /// A term's UTF-8 with its hash computed once.
+    private struct Term: Hashable, Sendable {
+        let bytes: [UInt8]
+        let hash: UInt64
+
+        init(_ bytes: [UInt8]) {
+            self.bytes = bytes
+            var h: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a
+            for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+            hash = h
+        }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+        static func == (a: Term, b: Term) -> Bool { a.hash == b.hash && a.bytes == b.bytes }
+    }
+
+    private var ids: [Term: Int32] = [:]
+    /// Term bytes by term id.
+    private var terms: [[UInt8]] = []
+    /// Documents holding each term, ascending, by term id.
+    private var postings: [[Int32]] = []
+    /// Term ids in ascending bytewise order of their terms.
+    private var sorted: [Int32] = []
+    /// The term ids of each document, by slot (empty for none).
+    private var documentTerms: [[Int32]] = []
+    private var tokenizer = TextTokenizer()
+
+    /// The number of distinct terms.
+    var termCount: Int { terms.count }
+    /// The number of (term, document) pairs.
+    var postingCount: Int { postings.reduce(0) { $0 + $1.count } }
+
+    /// An index of `documents`, given in ascending slot order.
+    init(_ documents: [(slot: Int32, document: Document)]) {
+        var seen: [Int32] = []  // the last document each term was added for
+        var tokenizer = TextTokenizer()
+        for (slot, document) in documents {
+            var mine: [Int32] = []
+            Self.forEachTerm(of: document, using: &tokenizer) { term in
+                let id = self.id(of: term)
+                if Int(id) >= seen.count { seen.append(-1) }
+                guard seen[Int(id)] != slot else { return }
+                seen[Int(id)] = slot
+                mine.append(id)
+                postings[Int(id)].append(slot)
+            }
+            setTerms(mine, of: slot)
+        }
+        self.tokenizer = tokenizer
+        sortTerms()
+    }
+
+    /// Applies changed documents: each slot gets its new document's terms,
+    /// or none when the document is nil (the entry was deleted or left).
+    mutating func apply(_ changes: [(slot: Int32, document: Document?)]) {
+        var added = false
+        var tokenizer = TextTokenizer()
+        swap(&tokenizer, &self.tokenizer)
+        defer { swap(&tokenizer, &self.tokenizer) }
+        for (slot, document) in changes {
+            if Int(slot) < documentTerms.count {
+                for id in documentTerms[Int(slot)] { Self.remove(slot, from: &postings[Int(id)]) }
+                documentTerms[Int(slot)] = []
+            }
+            guard let document else { continue }
+            var mine = Set<Int32>()
+            let before = terms.count
+            Self.forEachTerm(of: document, using: &tokenizer) { term in
+                let id = self.id(of: term)
+                if mine.insert(id).inserted { Self.insert(slot, into: &postings[Int(id)]) }
+            }
+            if terms.count != before { added = true }
+            setTerms(mine.sorted(), of: slot)
+        }
+        if added { sortTerms() }
+    }
+
+    private mutating func setTerms(_ list: [Int32], of slot: Int32) {
+        while documentTerms.count <= Int(slot) { documentTerms.append([]) }
+        documentTerms[Int(slot)] = list
+    }
+
+    private mutating func sortTerms() {
+        let terms = self.terms
+        if sorted.count == terms.count { return }
+        let known = sorted.count
+        // New terms are few after the first build: sort them and merge.
+        var fresh = (Int32(known)..<Int32(terms.count)).map { $0 }
+        fresh.sort { terms[Int($0)].lexicographicallyPrecedes(terms[Int($1)]) }
+        if known == 0 {
+            sorted = fresh
+            return
+        }
+        var merged: [Int32] = []
+        merged.reserveCapacity(terms.count)
+        var i = 0
+        var j = 0
+        while i < sorted.count || j < fresh.count {
+            if j == fresh.count || (i < sorted.count && terms[Int(sorted[i])].lexicographicallyPrecedes(terms[Int(fresh[j])])) {
+                merged.append(sorted[i])
+                i += 1
+            } else {
+                merged.append(fresh[j])
+                j += 1
+            }
+        }
+        sorted = merged
+    }
+
+    private mutating func id(of bytes: [UInt8]) -> Int32 {
+        let term = Term(bytes)
+        if let id = ids[term] { return id }
+        let id = Int32(terms.count)
+        ids[term] = id
+        terms.append(bytes)
+        postings.append([])
+        return id
+    }
+
+    /// Calls `body` with every term of `document` (repeats included).
+    private static func forEachTerm(of document: Document, using tokenizer: inout TextTokenizer, _ body: (_ term: [UInt8]) -> Void) {
+        var previous: [UInt8] = []
+        var pair: [UInt8] = []
+        for text in [document.text] + document.tags {
+            tokenizer.scan(text, onWord: body) { character, index in
+                body(character)
+                if index > 0 {
+                    pair.removeAll(keepingCapacity: true)
+                    pair += previous
+                    pair += character
+                    body(pair)
+                }
+                previous.removeAll(keepingCapacity: true)
+                previous += character
+            }
+        }
+    }
+
+    private static func remove(_ slot: Int32, from list: inout [Int32]) {
+        let at = lowerBound(slot, in: list)
+        if at < list.count && list[at] == slot { list.remove(at: at) }
+    }
+
+    private static func insert(_ slot: Int32, into list: inout [Int32]) {
+        if list.last.map({ $0 < slot }) ?? true {
+            list.append(slot)
+            return
+        }
+        let at = lowerBound(slot, in: list)
+        if at == list.count || list[at] != slot { list.insert(slot, at: at) }
+    }
+
+    private static func lowerBound(_ slot: Int32, in list: [Int32]) -> Int {
+        var lo = 0
+        var hi = list.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if list[mid] < slot { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    /// The documents matching every word and CJK run of `query`; nil when
+    /// the query holds no term (only spaces or punctuation).
+    mutating func match(_ query: String) -> SearchMatch? {
+        var words: [[UInt8]] = []
+        var runs: [[[UInt8]]] = []
+        tokenizer.scan(query, onWord: { words.append($0) }) { character, index in
+            if index == 0 { runs.append([]) }
+            runs[runs.count - 1].append(character)
+        }
+        guard !words.isEmpty || !runs.isEmpty else { return nil }
+        var result: Bitset?
+        func and(_ bits: Bitset) {
+            if result == nil { result = bits } else { result!.formIntersection(bits) }
+        }
+        let size = documentTerms.count
+        for word in Set(words) {
+            var bits = Bitset(count: size)
+            var at = lowerBound(term: word)
+            while at < sorted.count {
+                let id = Int(sorted[at])
+                guard terms[id].starts(with: word) else { break }
+                for slot in postings[id] { bits.insert(slot) }
+                at += 1
+            }
+            and(bits)
+        }
+        var checks: [[UInt8]] = []
+        for run in runs {
+            var grams: [[UInt8]] = []
+            if run.count == 1 {
+                grams = run
+            } else {
+                for i in 1..<run.count { grams.append(run[i - 1] + run[i]) }
+            }
+            for gram in Set(grams) {
+                var bits = Bitset(count: size)
+                if let id = ids[Term(gram)] { for slot in postings[Int(id)] { bits.insert(slot) } }
+                and(bits)
+            }
+            if run.count >= 3 { checks.append(run.flatMap { $0 }) }
+        }
+        return SearchMatch(documents: result ?? Bitset(count: size), needsCheck: checks)
+    }
+
+    /// The first position in ``sorted`` whose term is not before `term`.
+    private func lowerBound(term: [UInt8]) -> Int {
+        var lo = 0
+        var hi = sorted.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if terms[Int(sorted[mid])].lexicographicallyPrecedes(term) { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    /// True when `document` holds each of `runs` (folded CJK runs, UTF-8)
+    /// as consecutive characters of one of its CJK runs.
+    mutating func contains(_ runs: [[UInt8]], in document: Document) -> Bool {
+        var have: [UInt8] = []
+        for text in [document.text] + document.tags {
+            tokenizer.scan(text, onWord: { _ in }) { character, index in
+                if index == 0 { have.append(0) }
+                have += character
+            }
+        }
+        return runs.allSatisfy { run in Self.find(run, in: have) }
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {
+        guard !needle.isEmpty, haystack.count >= needle.count else { return needle.isEmpty }
+        var i = 0
+        let last = haystack.count - needle.count
+        while i <= last {
+            if haystack[i] == needle[0] && haystack[i..<(i + needle.count)].elementsEqual(needle) { return true }
+            i += 1
+        }
+        return false
+    }
+}
+
+/// The documents a search matched.
+struct SearchMatch: Sendable {
+    /// Matching slots.
+    let documents: Bitset
+    /// CJK runs (folded UTF-8) each matching document's text must hold
+    /// whole: its bigrams were found, perhaps apart.
+    let needsCheck: [[UInt8]]
+}
+
+/// A set of small non-negative integers as bits.
+struct Bitset: Sendable {
+    private var words: [UInt64]
+
+    init(count: Int) { words = Array(repeating: 0, count: (count + 63) / 64) }
+
+    mutating func insert(_ i: Int32) {
+        let w = Int(i) >> 6
+        if w >= words.count { words += Array(repeating: 0, count: w - words.count + 1) }
+        words[w] |= 1 << UInt64(i & 63)
+    }
+
+    func contains(_ i: Int32) -> Bool {
+        let w = Int(i) >> 6
+        return w < words.count && words[w] & (1 << UInt64(i & 63)) != 0
+    }
+
+    mutating func formIntersection(_ other: Bitset) {
+        for i in words.indices { words[i] &= i < other.words.count ? other.words[i] : 0 }
+    }
+
+    var isEmpty: Bool { words.allSatisfy { $0 == 0 } }
+}

@@ -1,0 +1,187 @@
+import QuireFormat
+import QuireSystem
+
+/// What queries and searches work from, kept with the ``EntryIndex`` it
+/// reflects: the entry summaries in date order, and the search index once a
+/// search asked for it. Both follow changes through the `apply` methods.
+struct QueryIndexes: Sendable {
+    var table: EntrySummaryTable
+    var search: SearchIndex?
+
+    /// Applies changed entries: each id's new summary (nil when the entry
+    /// left the vault) and, when the search index is built, its new
+    /// document from `documents` (none for a deleted entry or one that left).
+    mutating func apply(_ changes: [(id: EntryID, summary: EntrySummary?)], documents: [EntryID: SearchIndex.Document]) {
+        let slots = table.apply(changes)
+        guard search != nil else { return }
+        var docs: [(slot: Int32, document: SearchIndex.Document?)] = []
+        for (change, slot) in zip(changes, slots) {
+            // A slot freed by an entry that left is cleared too.
+            guard let slot else { continue }
+            docs.append((slot, change.summary?.isDeleted == false ? documents[change.id] : nil))
+        }
+        search!.apply(docs)
+    }
+}
+
+extension Vault {
+    /// One page of the live entries `query` selects, in its order, after
+    /// `cursor` (from the previous page's ``EntryPage/next``; nil for the
+    /// first page).
+    ///
+    /// The first call builds a summary of every entry (date, calendar,
+    /// tags, journal, flags) from the entry index; later calls scan the
+    /// summaries and read only the bodies of the page's rows. Entries this
+    /// handle writes, and those other writers committed that it has read,
+    /// are reflected at the next call.
+    ///
+    /// - Throws: ``VaultError/format(_:)`` for I/O or a record that no
+    ///   longer reads.
+    public func entries(matching query: EntryQuery, after cursor: EntryCursor? = nil) throws(VaultError) -> EntryPage {
+        try lock.withLock { () throws(VaultError) -> EntryPage in
+            try prepareQueryIndexes(search: false)
+            let (slots, more) = index!.query!.table.page(query, after: cursor?.key)
+            return try makePage(slots, more: more)
+        }
+    }
+
+    /// One page of the live entries whose text or tags hold every word of
+    /// `text`, among those `query` selects, in its order, after `cursor`.
+    ///
+    /// Matching ignores case and diacritics (`cafe` finds `Café`, `елка`
+    /// finds `Ёлка`), and full-width forms. Each word of `text` matches the
+    /// words of an entry it begins: `walk` finds `walked`, but `ring` does
+    /// not find `spring`. Chinese, Japanese and Korean text, written without
+    /// spaces, matches as consecutive characters: `日记` finds `鲁迅日记`.
+    /// Punctuation is ignored; a `text` of no letters, digits or CJK
+    /// characters matches nothing.
+    ///
+    /// The first search builds an index of every live entry's text on this
+    /// device (it stays in memory, follows changes, and is never written);
+    /// later searches read only the bodies of the page's rows.
+    ///
+    /// - Throws: ``VaultError/format(_:)`` for I/O or a record that no
+    ///   longer reads.
+    public func search(_ text: String, matching query: EntryQuery = EntryQuery(), after cursor: EntryCursor? = nil) throws(VaultError) -> EntryPage {
+        try lock.withLock { () throws(VaultError) -> EntryPage in
+            try prepareQueryIndexes(search: true)
+            guard let found = index!.query!.search!.match(text) else { return EntryPage(entries: [], next: nil) }
+            let documents = found.documents
+            guard !found.needsCheck.isEmpty else {
+                let (slots, more) = index!.query!.table.page(query, after: cursor?.key, documents: documents)
+                return try makePage(slots, more: more)
+            }
+            // Long CJK runs: check each candidate's text, reading bodies only
+            // until the page is full.
+            var checkFailure: VaultError?
+            let table = index!.query!.table
+            let (slots, more) = table.page(query, after: cursor?.key, documents: documents) { slot in
+                guard checkFailure == nil else { return false }
+                do throws(VaultError) {
+                    let body = try self.body(of: table.summary(slot))
+                    return self.index!.query!.search!.contains(found.needsCheck, in: SearchIndex.Document(body))
+                } catch {
+                    checkFailure = error
+                    return false
+                }
+            }
+            if let checkFailure { throw checkFailure }
+            return try makePage(slots, more: more)
+        }
+    }
+
+    /// The page of rows in `slots`, read now.
+    private func makePage(_ slots: [Int32], more: Bool) throws(VaultError) -> EntryPage {
+        let table = index!.query!.table
+        var rows: [EntrySnapshot] = []
+        rows.reserveCapacity(slots.count)
+        for slot in slots {
+            let id = table.summary(slot).id
+            guard let s = try snapshot(id, index: index!) else { throw .format(.malformedRecord(nil, reason: "entry \(id) left the index")) }
+            rows.append(s)
+        }
+        let next = more ? slots.last.map { EntryCursor(table.summary($0).key) } : nil
+        return EntryPage(entries: rows, next: next)
+    }
+
+    /// Loads the entry index, and builds the query summaries (and with
+    /// `search` the search index) when missing, or brings them up to date
+    /// with the entries the index changed since (``EntryIndex/queryStale``).
+    /// Under the lock.
+    func prepareQueryIndexes(search: Bool) throws(VaultError) {
+        _ = try loadIndex()
+        if index!.query == nil {
+            index!.query = QueryIndexes(table: EntrySummaryTable(try makeSummaries(of: Array(index!.revisions.keys))), search: nil)
+            index!.queryStale = []
+        } else if !index!.queryStale.isEmpty {
+            let ids = Array(index!.queryStale)
+            index!.queryStale = []
+            try updateQueryIndexes(for: ids)
+        }
+        if search && index!.query!.search == nil {
+            let table = index!.query!.table
+            var documents: [(slot: Int32, document: SearchIndex.Document)] = []
+            documents.reserveCapacity(table.count)
+            for slot in 0..<Int32(table.rows.count) {
+                guard let s = table.rows[Int(slot)], !s.isDeleted else { continue }
+                documents.append((slot, SearchIndex.Document(try body(of: s))))
+            }
+            index!.query!.search = SearchIndex(documents)
+        }
+    }
+
+    /// Recomputes the summaries (and search documents) of entries `ids`
+    /// from the entry index and applies them: what a refresh calls with the
+    /// entries it found changed. Does nothing before the first query.
+    /// Under the lock.
+    func updateQueryIndexes(for ids: [EntryID]) throws(VaultError) {
+        guard index?.query != nil, !ids.isEmpty else { return }
+        let summaries = try makeSummaries(of: ids)
+        var byID: [EntryID: EntrySummary] = [:]
+        for s in summaries { byID[s.id] = s }
+        let changes = ids.map { (id: $0, summary: byID[$0]) }
+        var documents: [EntryID: SearchIndex.Document] = [:]
+        if index!.query!.search != nil {
+            for s in summaries where !s.isDeleted { documents[s.id] = SearchIndex.Document(try body(of: s)) }
+        }
+        index!.query!.apply(changes, documents: documents)
+    }
+
+    /// The summaries of entries `ids` (those the index has a head for),
+    /// computed in date order so that time-zone offsets are looked up once
+    /// per daylight-saving span.
+    private func makeSummaries(of ids: [EntryID]) throws(VaultError) -> [EntrySummary] {
+        var winners: [(id: EntryID, revision: EntryRevision, head: RevisionSummary, heads: Int)] = []
+        var created: [(ms: Int64, at: Int)] = []
+        winners.reserveCapacity(ids.count)
+        created.reserveCapacity(ids.count)
+        for id in ids {
+            let heads = index!.heads(of: id)
+            guard let winner = heads.first else { continue }
+            let revision: EntryRevision
+            if let cached = winner.revision { revision = cached } else { revision = try self.revision(frame: winner.frame) }
+            created.append((revision.body.created, winners.count))
+            winners.append((id, revision, winner, heads.count))
+        }
+        // Sorting small pairs, not the revisions: the order only has to
+        // group instants for UTCOffsets; the table sorts by the full key.
+        created.sort { $0.ms < $1.ms }
+        var offsets = UTCOffsets()
+        return created.map {
+            let w = winners[$0.at]
+            return EntrySummary(id: w.id, winner: w.revision, frame: w.head.frame, headCount: w.heads, standing: w.head.standing, offsets: &offsets)
+        }
+    }
+
+    /// The search index's size, when built: distinct terms and (term,
+    /// entry) pairs. For benchmarks.
+    package var searchIndexSize: (terms: Int, postings: Int)? {
+        lock.withLock { index?.query?.search.map { ($0.termCount, $0.postingCount) } }
+    }
+
+    /// The winning body a summary describes.
+    private func body(of s: EntrySummary) throws(VaultError) -> EntryBody {
+        if let cached = index!.revisions[s.id]?.first(where: { $0.frame == s.frame })?.revision { return cached.body }
+        return try revision(frame: s.frame).body
+    }
+}
