@@ -1,10 +1,65 @@
 import Foundation
+import Quire
 import Testing
+
+@testable import quire
 
 /// Issue 14: `list`, `search` and `show` print the same bytes as before
 /// while making their dates, lines and JSON without ICU formatters or
 /// JSONEncoder per entry.
 @Suite struct ListingOutputTests {
+    /// Instants from 1550 to 10050 (seeded), and every 15 minutes across
+    /// the 2026 clock changes of the zones below.
+    static let instants: [Int64] = {
+        var out: [Int64] = [0, -1, 1, -11_676_096_000_001, 253_402_300_799_999, 253_402_300_800_000, -12_000_000_000_000]
+        var state: UInt64 = 14
+        for _ in 0..<3000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            // 1550-01-01 … 10050-01-01, in milliseconds.
+            out.append(-13_254_000_000_000 + Int64(state >> 20) % 268_260_000_000_000)
+        }
+        // 2026-03-29 (EU), 2026-03-08 (US), 2026-04-05 (Lord Howe), 2026-10-25 (EU), 2026-11-01 (US), 2026-10-04 (Lord Howe).
+        for day: Int64 in [1_774_742_400_000, 1_772_928_000_000, 1_775_347_200_000, 1_792_886_400_000, 1_793_491_200_000, 1_790_985_600_000] {
+            for quarter in Int64(-8)..<Int64(8 * 4 + 8) { out.append(day + quarter * 900_000 + 59_999) }
+        }
+        return out
+    }()
+
+    static let zones = [
+        "UTC", "Europe/London", "Europe/Dublin", "America/New_York", "America/St_Johns", "Asia/Kathmandu", "Asia/Kolkata",
+        "Australia/Lord_Howe", "Pacific/Chatham", "Africa/Monrovia", "America/Sao_Paulo", "", "Not/AZone",
+    ]
+
+    @Test func entryDatesAreWhatTheFormattersPrint() {
+        for zone in Self.zones {
+            let tz = TimeZone(identifier: zone) ?? TimeZone(identifier: "UTC")!
+            for ms in Self.instants {
+                #expect(DateText.day(ms, zoneName: zone) == DateText.formatted(ms, "yyyy-MM-dd", tz), "\(zone) \(ms)")
+                #expect(DateText.iso(ms, zoneName: zone) == DateText.isoFormatted(ms, zoneName: zone), "\(zone) \(ms)")
+            }
+        }
+    }
+
+    @Test func localDatesAreWhatTheFormattersPrint() {
+        for ms in Self.instants {
+            #expect(DateText.local(ms) == DateText.formatted(ms, "yyyy-MM-dd HH:mm", .current), "\(ms)")
+            #expect(DateText.localDay(ms) == DateText.formatted(ms, "yyyy-MM-dd", .current), "\(ms)")
+            #expect(DateText.localTime(ms) == DateText.formatted(ms, "HH:mm", .current), "\(ms)")
+        }
+    }
+
+    @Test func theCalendarArithmeticKnowsLeapDays() throws {
+        // 2024-02-29 23:59:59.999 UTC, and the next millisecond.
+        let leap = try #require(CivilTime(1_709_251_199_999, zone: TimeZone(identifier: "UTC")!))
+        #expect([leap.year, leap.month, leap.day, leap.hour, leap.minute, leap.second] as [Int] == [2024, 2, 29, 23, 59, 59])
+        let march = try #require(CivilTime(1_709_251_200_000, zone: TimeZone(identifier: "UTC")!))
+        #expect([march.year, march.month, march.day, march.hour] as [Int] == [2024, 3, 1, 0])
+        // 1900 was not a leap year. Before 1600 the formatters answer.
+        let y1900 = try #require(CivilTime(-2_203_891_200_000, zone: TimeZone(identifier: "UTC")!))
+        #expect([y1900.year, y1900.month, y1900.day] as [Int] == [1900, 3, 1])
+        #expect(CivilTime(-12_000_000_000_000, zone: TimeZone(identifier: "UTC")!) == nil)
+    }
+
     /// The nine real Day One exports of `Tests/Fixtures/import/dayone/`
     /// imported into one vault (ids come from the exports' UUIDs), listed
     /// and searched in New York time: the bytes are those the listing
