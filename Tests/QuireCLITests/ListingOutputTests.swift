@@ -60,6 +60,34 @@ import Testing
         #expect(CivilTime(-12_000_000_000_000, zone: TimeZone(identifier: "UTC")!) == nil)
     }
 
+    @Test func anEntryLineHasItsIdDateTitleTagsAndMarks() {
+        let body = EntryBody(
+            created: 1_772_353_800_000, text: "\n  First line  \nsecond", tags: ["walk", "river"], mood: 4, isStarred: true,
+            attachments: [
+                AttachmentReference(id: [1], blob: BlobID(unchecked: Array(repeating: 1, count: BlobID.byteCount)), mediaType: "image/jpeg"),
+                AttachmentReference(id: [2], blob: BlobID(unchecked: Array(repeating: 2, count: BlobID.byteCount)), mediaType: "audio/mpeg"),
+            ])
+        let id = EntryID(unchecked: [0xa1, 0xb2, 0xc3, 0xd4] + Array(repeating: 0, count: 12))
+        let line = EntryFormat.line(id: id, body: body, conflict: true)
+        let expected = "a1b2c3d4  \(DateText.local(1_772_353_800_000))  First line  #walk #river  (starred, mood 4, 1 photo, conflict)"
+        #expect(line.rendered(escaping: false, colour: false) == expected)
+        #expect(
+            line.rendered(escaping: true, colour: true)
+                == "\u{1b}[33ma1b2c3d4\u{1b}[0m  \(DateText.local(1_772_353_800_000))  First line  \u{1b}[36m#walk\u{1b}[0m \u{1b}[36m#river\u{1b}[0m  (starred, mood 4, 1 photo, conflict)"
+        )
+        #expect(EntryFormat.short(id) == "a1b2c3d4")
+    }
+
+    @Test func idPrefixesMatchTheHexDigits() {
+        let bytes: [UInt8] = [0x0a, 0xf3, 0x90] + Array(repeating: 0xff, count: 13)
+        #expect(EntryFormat.hasHexPrefix(bytes, "0af3"))
+        #expect(EntryFormat.hasHexPrefix(bytes, "0af39"))
+        #expect(EntryFormat.hasHexPrefix(bytes, EntryFormat.hex(bytes)))
+        #expect(!EntryFormat.hasHexPrefix(bytes, "0af4"))
+        #expect(!EntryFormat.hasHexPrefix(bytes, "af39"))
+        #expect(!EntryFormat.hasHexPrefix(bytes, EntryFormat.hex(bytes) + "f"))
+    }
+
     /// The nine real Day One exports of `Tests/Fixtures/import/dayone/`
     /// imported into one vault (ids come from the exports' UUIDs), listed
     /// and searched in New York time: the bytes are those the listing

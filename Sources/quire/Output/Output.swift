@@ -41,7 +41,8 @@ final class Output {
     /// Prints a line on stdout (nothing in JSON mode).
     func line(_ text: ShownText = "") {
         guard !json else { return }
-        buffer += Array((text.rendered(escaping: stdoutIsTerminal, colour: colourOut) + "\n").utf8)
+        text.render(into: &buffer, escaping: stdoutIsTerminal, colour: colourOut)
+        buffer.append(0x0a)
         if !paging && buffer.count >= 64 * 1024 { flush() }
     }
 

@@ -39,7 +39,7 @@ enum Reading {
                 "\(summary(untrusted, path: path, what: "trusted")): the attestation of the commit holding them is damaged, "
                     + "so they are shown as not attested. Run 'quire verify \(path)'")
         }
-        let unverified = entries.filter { !$0.isVerified }.count
+        let unverified = entries.reduce(0) { $0 + ($1.isVerified ? 0 : 1) }
         if unverified > 0 {
             out.warning("\(plural(unverified, "entry", "entries")) shown could not be verified; run 'quire verify \(path)'")
         }
