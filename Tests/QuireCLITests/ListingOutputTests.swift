@@ -60,6 +60,38 @@ import Testing
         #expect(CivilTime(-12_000_000_000_000, zone: TimeZone(identifier: "UTC")!) == nil)
     }
 
+    /// Summaries holding every character class the encoder escapes.
+    static func tricky() -> EntryListJSON {
+        var text = "Title \"quoted\" \\ back/slash\ttab\u{8}\u{c}\r\n"
+        for c in 0..<0x20 { text += String(UnicodeScalar(UInt8(c))) }
+        text += "\u{7f} \u{85} \u{2028} \u{202e} é 日本 👩‍👩‍👧"
+        var summaries: [EntrySummaryJSON] = []
+        for i in 0..<4 {
+            let body = EntryBody(
+                created: 1_772_353_800_000 + Int64(i) * 86_400_000, timeZone: i == 1 ? "Asia/Kathmandu" : "Europe/London",
+                isAllDay: i == 2, text: i == 3 ? "" : text, tags: i == 0 ? [] : ["a/b", "Café", "q\"uote"], mood: i == 1 ? 4 : nil,
+                isStarred: i == 1, journal: i == 2 ? "Work/\u{1b}" : "")
+            summaries.append(EntrySummaryJSON(id: EntryID(unchecked: Array(repeating: UInt8(i * 37), count: 16)), body: body, conflict: i == 3))
+        }
+        var unread = UnreadRecordsJSON(UnreadRecords())
+        unread.count = 2
+        unread.records = [
+            .init(code: "authentication_failed", offset: 6_475_330, frame: 5042, message: "frame 5042: \"bad\"\n"),
+            .init(code: "damaged", offset: nil, frame: nil, message: ""),
+        ]
+        return EntryListJSON(count: summaries.count, entries: summaries, unreadRecords: unread)
+    }
+
+    @Test func entryListsWriteWhatJSONEncoderWrites() {
+        let full = Self.tricky()
+        #expect(PrettyJSON.encode(full) == Output.encodedByJSONEncoder(full))
+        let empty = EntryListJSON(count: 0, entries: [], unreadRecords: UnreadRecordsJSON(UnreadRecords()))
+        #expect(PrettyJSON.encode(empty) == Output.encodedByJSONEncoder(empty))
+        #expect(String(decoding: PrettyJSON.encode(empty), as: UTF8.self).contains("\"entries\" : [\n\n  ],"))
+        // Output.encode takes the written path for these.
+        #expect(Output.encode(full) == String(decoding: Output.encodedByJSONEncoder(full), as: UTF8.self))
+    }
+
     @Test func anEntryLineHasItsIdDateTitleTagsAndMarks() {
         let body = EntryBody(
             created: 1_772_353_800_000, text: "\n  First line  \nsecond", tags: ["walk", "river"], mood: 4, isStarred: true,

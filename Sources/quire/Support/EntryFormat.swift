@@ -180,7 +180,7 @@ enum EntryFormat {
 }
 
 /// One entry in `list`, `search` and `on-this-day` (`Spec/cli-json.md §3.2`).
-struct EntrySummaryJSON: Encodable {
+struct EntrySummaryJSON: PrettyJSONWritable {
     let id: String
     let created: String
     let timeZone: String
@@ -222,14 +222,52 @@ struct EntrySummaryJSON: Encodable {
         attachments = 0
         conflict = false
     }
+
+    func write(to json: inout PrettyJSON) {
+        json.object { j in
+            j.key("allDay")
+            j.bool(allDay)
+            j.key("attachments")
+            j.number(attachments)
+            j.key("conflict")
+            j.bool(conflict)
+            j.key("created")
+            j.string(created)
+            j.key("id")
+            j.string(id)
+            j.key("journal")
+            j.string(journal)
+            j.key("mood")
+            j.number(orNull: mood)
+            j.key("starred")
+            j.bool(starred)
+            j.key("tags")
+            j.strings(tags)
+            j.key("timeZone")
+            j.string(timeZone)
+            j.key("title")
+            j.string(title)
+        }
+    }
 }
 
 /// `{"count", "entries": [entry]}`: what `list`, `search` and `on-this-day` print.
-struct EntryListJSON: JSONShape {
+struct EntryListJSON: JSONShape, PrettyJSONWritable {
     let count: Int
     let entries: [EntrySummaryJSON]
     /// The records the entries shown leave out (``UnreadRecordsJSON``).
     let unreadRecords: UnreadRecordsJSON
+
+    func write(to json: inout PrettyJSON) {
+        json.object { j in
+            j.key("count")
+            j.number(count)
+            j.key("entries")
+            j.array(entries) { $1.write(to: &$0) }
+            j.key("unreadRecords")
+            unreadRecords.write(to: &j)
+        }
+    }
 
     static var example: EntryListJSON {
         EntryListJSON(count: 0, entries: [EntrySummaryJSON(example: ())], unreadRecords: .example)
