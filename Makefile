@@ -18,7 +18,7 @@ FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor fuzz-merge fuzz-key
 PREFIX       ?= /usr/local
 DESTDIR      ?=
 
-.PHONY: deps build release test check torture torture-quick test-sync vectors vectors-check conformance bench bench-compare bench-peers \
+.PHONY: deps build release test check torture torture-quick test-sync vectors vectors-check conformance bench bench-compare bench-peers bench-listing \
 	bench-smoke fuzz demo clean install install-files uninstall man completions-check lint
 
 # Installs the Debian packages given, those not installed yet (apt-get,
@@ -154,6 +154,14 @@ bench-peers: deps
 	$(call install-missing,$(PEER_PACKAGES))
 	$(SWIFT) build -c release --product quire
 	nice -n 5 python3 Scripts/bench-peers.py --quire "$$($(SWIFT) build -c release --show-bin-path)/quire" $(BENCH_PEERS_FLAGS)
+
+# list, list --json, a page (-n 20), search, show and verify as whole
+# processes at 1k, 10k and 50k entries (issue 14), with hyperfine from
+# Debian. BENCH_LISTING_FLAGS: e.g. --before OLD-QUIRE --write BENCHMARKS.md.
+bench-listing: deps
+	$(call install-missing,hyperfine)
+	$(SWIFT) build -c release --product quire
+	nice -n 5 python3 Scripts/bench-listing.py --quire "$$($(SWIFT) build -c release --show-bin-path)/quire" $(BENCH_LISTING_FLAGS)
 
 # A quick debug run of every benchmark (small sizes, nothing written): keeps
 # the benchmark code working between real runs. Reports, never asserts timings.

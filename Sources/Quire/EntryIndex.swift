@@ -289,12 +289,15 @@ extension Vault {
         return try lock.withLock { () throws(VaultError) -> [EntrySnapshot] in
             let index = try loadIndex()
             var out: [EntrySnapshot] = []
+            out.reserveCapacity(index.revisions.count)
             for id in index.revisions.keys {
                 if let s = try snapshot(id, index: index), !s.isDeleted { out.append(s) }
             }
-            return out.sorted { a, b in
+            // In place: `sorted` would copy (retain) every snapshot first.
+            out.sort { a, b in
                 a.body.created != b.body.created ? a.body.created < b.body.created : a.id < b.id
             }
+            return out
         }
     }
 

@@ -37,13 +37,14 @@ struct ListCommand: QuireCommand {
 enum Listing {
     static func print(_ entries: [EntrySnapshot], _ out: Output, pager: Bool, vault: Vault) {
         out.usePager(pager)
-        for e in entries { out.line(EntryFormat.line(e)) }
-        // The summaries are made only when they are printed.
+        // Lines are made only for text, summaries only for JSON.
         if out.json {
             out.emit(
                 EntryListJSON(
                     count: entries.count, entries: entries.map(EntrySummaryJSON.init),
                     unreadRecords: UnreadRecordsJSON(Reading.records(vault))))
+        } else {
+            for e in entries { out.line(EntryFormat.line(e)) }
         }
     }
 }

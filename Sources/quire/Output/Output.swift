@@ -41,7 +41,8 @@ final class Output {
     /// Prints a line on stdout (nothing in JSON mode).
     func line(_ text: ShownText = "") {
         guard !json else { return }
-        buffer += Array((text.rendered(escaping: stdoutIsTerminal, colour: colourOut) + "\n").utf8)
+        text.render(into: &buffer, escaping: stdoutIsTerminal, colour: colourOut)
+        buffer.append(0x0a)
         if !paging && buffer.count >= 64 * 1024 { flush() }
     }
 
@@ -70,16 +71,29 @@ final class Output {
     func emit(_ value: some Encodable) {
         guard json else { return }
         emitted = true
-        buffer += Array((Self.encode(value) + "\n").utf8)
+        buffer.append(contentsOf: Self.encodedBytes(value))
+        buffer.append(0x0a)
         flush()
     }
 
     /// `value` as pretty JSON with sorted keys and unescaped slashes.
     static func encode(_ value: some Encodable) -> String {
+        String(decoding: encodedBytes(value), as: UTF8.self)
+    }
+
+    /// The UTF-8 of ``encode(_:)``: written by the value itself when it is
+    /// ``PrettyJSONWritable`` (the same bytes), else by JSONEncoder.
+    static func encodedBytes(_ value: some Encodable) -> [UInt8] {
+        if let writable = value as? any PrettyJSONWritable { return PrettyJSON.encode(writable) }
+        return encodedByJSONEncoder(value)
+    }
+
+    /// `value` encoded by JSONEncoder (pretty, sorted keys, slashes unescaped).
+    static func encodedByJSONEncoder(_ value: some Encodable) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(value) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
+        guard let data = try? encoder.encode(value) else { return Array("{}".utf8) }
+        return Array(data)
     }
 
     /// Writes what is buffered: through the pager when paging and it is

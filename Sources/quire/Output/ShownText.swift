@@ -57,21 +57,29 @@ struct ShownText: ExpressibleByStringInterpolation, Sendable {
 
     /// The text to print: values escaped when `escaping`, styled when `colour`.
     func rendered(escaping: Bool, colour: Bool) -> String {
-        var out = ""
+        var bytes: [UInt8] = []
+        render(into: &bytes, escaping: escaping, colour: colour)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the UTF-8 of ``rendered(escaping:colour:)`` to `out`, with no
+    /// string in between (`list` renders a line for every entry).
+    func render(into out: inout [UInt8], escaping: Bool, colour: Bool) {
         for part in parts {
             switch part {
             case .literal(let s):
-                out += s
+                out.append(contentsOf: s.utf8)
             case .value(let s, let multiline, let style):
                 let safe = escaping ? TerminalEscape.escape(s, keepingLineBreaks: multiline) : s
                 if let style, colour {
-                    out += "\u{1b}[\(style.code)m" + safe + "\u{1b}[0m"
+                    out.append(contentsOf: "\u{1b}[\(style.code)m".utf8)
+                    out.append(contentsOf: safe.utf8)
+                    out.append(contentsOf: "\u{1b}[0m".utf8)
                 } else {
-                    out += safe
+                    out.append(contentsOf: safe.utf8)
                 }
             }
         }
-        return out
     }
 
     /// Joins `items` with `separator` (a literal).

@@ -336,37 +336,161 @@ enum NaturalDate {
 }
 
 /// Formats instants for people (local time) and for JSON (ISO 8601).
+///
+/// `local`, `localDay`, `localTime`, `day` and `iso` work the calendar out
+/// with integer arithmetic (``CivilTime``) from the zone's offset at the
+/// instant: `list` formats a date for every entry, and ICU's formatter cost
+/// more per entry than reading the entry did. They print what the
+/// formatters print (``formatted(_:_:_:)``, ``isoFormatted(_:zoneName:)``);
+/// instants the arithmetic does not cover — years outside 1600–9999, a zone
+/// offset that is not whole minutes (local mean time before 1900) — go
+/// through the formatters.
 enum DateText {
     static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
 
     /// `2026-03-01 08:30` in the local zone (`TZ`).
-    static func local(_ ms: Int64) -> String { formatter("yyyy-MM-dd HH:mm", .current).string(from: date(ms)) }
+    static func local(_ ms: Int64) -> String {
+        guard let t = CivilTime(ms, zone: ZoneCache.local) else { return formatted(ms, "yyyy-MM-dd HH:mm", .current) }
+        return t.text(date: true, time: .minutes)
+    }
 
     /// `2026-03-01` in the local zone.
-    static func localDay(_ ms: Int64) -> String { formatter("yyyy-MM-dd", .current).string(from: date(ms)) }
+    static func localDay(_ ms: Int64) -> String {
+        guard let t = CivilTime(ms, zone: ZoneCache.local) else { return formatted(ms, "yyyy-MM-dd", .current) }
+        return t.text(date: true, time: nil)
+    }
 
     /// `08:30` in the local zone.
-    static func localTime(_ ms: Int64) -> String { formatter("HH:mm", .current).string(from: date(ms)) }
+    static func localTime(_ ms: Int64) -> String {
+        guard let t = CivilTime(ms, zone: ZoneCache.local) else { return formatted(ms, "HH:mm", .current) }
+        return t.text(date: false, time: .minutes)
+    }
 
     /// `Monday` in the local zone.
-    static func weekday(_ ms: Int64) -> String { formatter("EEEE", .current).string(from: date(ms)) }
+    static func weekday(_ ms: Int64) -> String { formatted(ms, "EEEE", .current) }
 
     /// `2026-03-01` in UTC.
-    static func utcDay(_ ms: Int64) -> String { formatter("yyyy-MM-dd", TimeZone(identifier: "UTC")!).string(from: date(ms)) }
+    static func utcDay(_ ms: Int64) -> String { formatted(ms, "yyyy-MM-dd", TimeZone(identifier: "UTC")!) }
 
     /// `2026-03-01` in the zone `zoneName` (the entry's own), else UTC.
     static func day(_ ms: Int64, zoneName: String) -> String {
-        formatter("yyyy-MM-dd", TimeZone(identifier: zoneName) ?? TimeZone(identifier: "UTC")!).string(from: date(ms))
+        let zone = ZoneCache.shared.zone(zoneName)
+        guard let t = CivilTime(ms, zone: zone) else { return formatted(ms, "yyyy-MM-dd", zone) }
+        return t.text(date: true, time: nil)
     }
 
     /// ISO 8601 with the offset of `zoneName` (an IANA name), or UTC (`Z`)
     /// when the name is empty or unknown: `2026-03-01T08:30:00+01:00`.
     static func iso(_ ms: Int64, zoneName: String = "UTC") -> String {
-        FormatterCache.shared.iso(zoneName).string(from: date(ms))
+        guard let t = CivilTime(ms, zone: ZoneCache.shared.zone(zoneName)) else { return isoFormatted(ms, zoneName: zoneName) }
+        var s = t.text(date: true, time: .seconds, separator: "T")
+        if t.offsetSeconds == 0 {
+            s += "Z"
+        } else {
+            let m = abs(t.offsetSeconds) / 60
+            s += (t.offsetSeconds < 0 ? "-" : "+") + CivilTime.twoDigits(m / 60) + ":" + CivilTime.twoDigits(m % 60)
+        }
+        return s
     }
 
-    private static func formatter(_ pattern: String, _ zone: TimeZone) -> DateFormatter {
-        FormatterCache.shared.formatter(pattern, zone)
+    /// `ms` formatted by a `DateFormatter` with `pattern` (en_US_POSIX,
+    /// Gregorian) in `zone`.
+    static func formatted(_ ms: Int64, _ pattern: String, _ zone: TimeZone) -> String {
+        FormatterCache.shared.formatter(pattern, zone).string(from: date(ms))
+    }
+
+    /// ``iso(_:zoneName:)`` by an `ISO8601DateFormatter`.
+    static func isoFormatted(_ ms: Int64, zoneName: String) -> String {
+        FormatterCache.shared.iso(zoneName).string(from: date(ms))
+    }
+}
+
+/// The calendar fields of an instant in a zone (proleptic Gregorian), by
+/// integer arithmetic: the days-to-civil conversion over 400-year eras.
+struct CivilTime {
+    var year = 0
+    var month = 0
+    var day = 0
+    var hour = 0
+    var minute = 0
+    var second = 0
+    /// The zone's offset from UTC at the instant.
+    var offsetSeconds = 0
+
+    enum Precision {
+        case minutes
+        case seconds
+    }
+
+    /// The fields of `ms` (milliseconds since 1970) in `zone`; nil outside
+    /// the years 1600–9999 or when the zone's offset there is not whole
+    /// minutes, where the formatters' rules (the Julian calendar before
+    /// 1582, eras, offsets with seconds) are left to the formatters.
+    init?(_ ms: Int64, zone: TimeZone) {
+        // Roughly 1600-01-01 to 10000-01-01: no offset arithmetic overflows.
+        guard ms > -11_676_096_000_000, ms < 253_402_300_800_000 else { return nil }
+        let offset = zone.secondsFromGMT(for: DateText.date(ms))
+        guard offset % 60 == 0 else { return nil }
+        let seconds = Self.floorDivide(ms, 1000) + Int64(offset)
+        let days = Self.floorDivide(seconds, 86_400)
+        let inDay = Int(seconds - days * 86_400)
+        let z = days + 719_468
+        let era = Self.floorDivide(z, 146_097)
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shifted = (5 * dayOfYear + 2) / 153
+        day = Int(dayOfYear - (153 * shifted + 2) / 5 + 1)
+        month = Int(shifted < 10 ? shifted + 3 : shifted - 9)
+        year = Int(yearOfEra + era * 400) + (month <= 2 ? 1 : 0)
+        guard (1600...9999).contains(year) else { return nil }
+        hour = inDay / 3600
+        minute = inDay / 60 % 60
+        second = inDay % 60
+        offsetSeconds = offset
+    }
+
+    /// `2026-03-01`, `2026-03-01 08:30`, `2026-03-01T08:30:15`, `08:30`.
+    func text(date: Bool, time: Precision?, separator: String = " ") -> String {
+        var s = ""
+        s.reserveCapacity(19)
+        if date {
+            s += String(year) + "-" + Self.twoDigits(month) + "-" + Self.twoDigits(day)
+            if time != nil { s += separator }
+        }
+        if let time {
+            s += Self.twoDigits(hour) + ":" + Self.twoDigits(minute)
+            if time == .seconds { s += ":" + Self.twoDigits(second) }
+        }
+        return s
+    }
+
+    static func twoDigits(_ n: Int) -> String { n < 10 ? "0" + String(n) : String(n) }
+
+    static func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
+        let q = a / b
+        return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q
+    }
+}
+
+/// Time zones by name, looked up once each (an entry names its own zone;
+/// a journal has few). An unknown or empty name is UTC, as in
+/// ``DateText/day(_:zoneName:)``. At most 1,000 are kept.
+private final class ZoneCache: @unchecked Sendable {
+    static let shared = ZoneCache()
+    /// This process's zone (`TZ`), read once.
+    static let local = TimeZone.current
+    private let lock = NSLock()
+    private var zones: [String: TimeZone] = [:]
+    private let utc = TimeZone(identifier: "UTC")!
+
+    func zone(_ name: String) -> TimeZone {
+        lock.lock()
+        defer { lock.unlock() }
+        if let z = zones[name] { return z }
+        let z = TimeZone(identifier: name) ?? utc
+        if zones.count < 1000 { zones[name] = z }
+        return z
     }
 }
 

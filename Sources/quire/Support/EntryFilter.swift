@@ -68,8 +68,17 @@ struct EntryFilter {
     }
 
     /// `entries` (oldest first) filtered, then limited to the newest N.
-    func apply(_ entries: [EntrySnapshot], extra: (EntrySnapshot) -> Bool = { _ in true }) -> [EntrySnapshot] {
-        let selected = entries.filter { includes($0) && extra($0) }
+    func apply(_ entries: [EntrySnapshot], extra: (EntrySnapshot) -> Bool) -> [EntrySnapshot] {
+        limited(entries.filter { includes($0) && extra($0) })
+    }
+
+    /// `entries` (oldest first) filtered, then limited to the newest N;
+    /// without filters, `entries` themselves (no copy of every entry).
+    func apply(_ entries: [EntrySnapshot]) -> [EntrySnapshot] {
+        limited(isFiltering ? entries.filter(includes) : entries)
+    }
+
+    private func limited(_ selected: [EntrySnapshot]) -> [EntrySnapshot] {
         guard let limit else { return selected }
         return Array(selected.suffix(limit).reversed())
     }

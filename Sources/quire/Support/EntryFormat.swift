@@ -3,15 +3,16 @@ import Quire
 
 /// Entry ids, lines and JSON objects as the commands print them.
 enum EntryFormat {
-    /// The first 8 hex digits of an id.
-    static func short(_ id: some ByteIdentifier) -> String { String(id.description.prefix(8)) }
+    /// The first 8 hex digits of an id (of its first 4 bytes alone: `list`
+    /// shows one for every entry).
+    static func short(_ id: some ByteIdentifier) -> String { hex(Array(id.bytes.prefix(4))) }
 
     /// The entry whose id starts with `prefix` (unique).
     ///
     /// - Throws: ``CLIFailure`` (`entry_not_found`, or `ambiguous_id` with exit 64).
     static func resolve(_ prefix: EntryIDPrefix, in entries: [EntrySnapshot], deleted: Bool = false) throws(CLIFailure) -> EntrySnapshot {
         let p = prefix.prefix
-        let matches = entries.filter { $0.id.description.hasPrefix(p) }
+        let matches = entries.filter { hasHexPrefix($0.id.bytes, p) }
         if matches.count == 1 { return matches[0] }
         if matches.isEmpty {
             throw CLIFailure(
@@ -23,6 +24,20 @@ enum EntryFormat {
         throw CLIFailure(
             "\(matches.count) entries have ids starting with \(p) (\(some))", hint: "give more hex digits", code: "ambiguous_id",
             exit: .usage)
+    }
+
+    /// True when the lower-case hex digits of `bytes` start with `prefix`
+    /// (lower-case hex digits), without writing them all out.
+    static func hasHexPrefix(_ bytes: [UInt8], _ prefix: String) -> Bool {
+        let digits = Array("0123456789abcdef".utf8)
+        var i = 0
+        for c in prefix.utf8 {
+            guard i / 2 < bytes.count else { return false }
+            let b = bytes[i / 2]
+            guard c == digits[Int(i % 2 == 0 ? b >> 4 : b & 15)] else { return false }
+            i += 1
+        }
+        return true
     }
 
     /// The first non-empty line of `text`, at most `limit` characters.
@@ -56,7 +71,11 @@ enum EntryFormat {
     }
 
     /// The number of photos (image attachments) of an entry.
-    static func photoCount(_ b: EntryBody) -> Int { b.attachments.filter { $0.mediaType.hasPrefix("image/") }.count }
+    static func photoCount(_ b: EntryBody) -> Int {
+        var n = 0
+        for a in b.attachments where a.mediaType.hasPrefix("image/") { n += 1 }
+        return n
+    }
 
     /// `2026-03-01 08:30`, or the day alone (padded) for an all-day entry.
     static func date(_ b: EntryBody) -> String {
@@ -67,17 +86,35 @@ enum EntryFormat {
     static func line(_ e: EntrySnapshot) -> ShownText { line(id: e.id, body: e.body, conflict: !e.conflictingHeads.isEmpty) }
 
     /// The line of entry `id` with content `b`.
+    ///
+    /// Its parts are appended in place (`list` makes one for every entry);
+    /// the text is the same as
+    /// `"\(short(id), .id)  \(date(b))  \(title(b.text))"`, then
+    /// `"  #tag #other"` (tags styled) and `"  (marks)"` when there are any.
     static func line(id: EntryID, body b: EntryBody, conflict: Bool) -> ShownText {
-        var s: ShownText = "\(short(id), .id)  \(date(b))  \(title(b.text))"
-        if !b.tags.isEmpty { s = s + "  " + ShownText.joined(b.tags.map { "\("#" + $0, .tag)" }, separator: " ") }
+        var parts: [ShownText.Part] = []
+        parts.reserveCapacity(8 + 2 * b.tags.count)
+        parts.append(.value(short(id), multiline: false, style: .id))
+        parts.append(.literal("  "))
+        parts.append(.value(date(b), multiline: false, style: nil))
+        parts.append(.literal("  "))
+        parts.append(.value(title(b.text), multiline: false, style: nil))
+        for (i, tag) in b.tags.enumerated() {
+            parts.append(.literal(i == 0 ? "  " : " "))
+            parts.append(.value("#" + tag, multiline: false, style: .tag))
+        }
         var marks: [String] = []
         if b.isStarred { marks.append("starred") }
         if let m = b.mood { marks.append("mood \(m)") }
         let photos = photoCount(b)
         if photos > 0 { marks.append(plural(photos, "photo")) }
         if conflict { marks.append("conflict") }
-        if !marks.isEmpty { s = s + "  (\(marks.joined(separator: ", ")))" }
-        return s
+        if !marks.isEmpty {
+            parts.append(.literal("  ("))
+            parts.append(.value(marks.joined(separator: ", "), multiline: false, style: nil))
+            parts.append(.literal(")"))
+        }
+        return ShownText(parts: parts)
     }
 
     /// The id an attachment is known by everywhere: the id the entry's text
@@ -143,7 +180,7 @@ enum EntryFormat {
 }
 
 /// One entry in `list`, `search` and `on-this-day` (`Spec/cli-json.md §3.2`).
-struct EntrySummaryJSON: Encodable {
+struct EntrySummaryJSON: PrettyJSONWritable {
     let id: String
     let created: String
     let timeZone: String
@@ -185,14 +222,52 @@ struct EntrySummaryJSON: Encodable {
         attachments = 0
         conflict = false
     }
+
+    func write(to json: inout PrettyJSON) {
+        json.object { j in
+            j.key("allDay")
+            j.bool(allDay)
+            j.key("attachments")
+            j.number(attachments)
+            j.key("conflict")
+            j.bool(conflict)
+            j.key("created")
+            j.string(created)
+            j.key("id")
+            j.string(id)
+            j.key("journal")
+            j.string(journal)
+            j.key("mood")
+            j.number(orNull: mood)
+            j.key("starred")
+            j.bool(starred)
+            j.key("tags")
+            j.strings(tags)
+            j.key("timeZone")
+            j.string(timeZone)
+            j.key("title")
+            j.string(title)
+        }
+    }
 }
 
 /// `{"count", "entries": [entry]}`: what `list`, `search` and `on-this-day` print.
-struct EntryListJSON: JSONShape {
+struct EntryListJSON: JSONShape, PrettyJSONWritable {
     let count: Int
     let entries: [EntrySummaryJSON]
     /// The records the entries shown leave out (``UnreadRecordsJSON``).
     let unreadRecords: UnreadRecordsJSON
+
+    func write(to json: inout PrettyJSON) {
+        json.object { j in
+            j.key("count")
+            j.number(count)
+            j.key("entries")
+            j.array(entries) { $1.write(to: &$0) }
+            j.key("unreadRecords")
+            unreadRecords.write(to: &j)
+        }
+    }
 
     static var example: EntryListJSON {
         EntryListJSON(count: 0, entries: [EntrySummaryJSON(example: ())], unreadRecords: .example)

@@ -39,7 +39,7 @@ enum Reading {
                 "\(summary(untrusted, path: path, what: "trusted")): the attestation of the commit holding them is damaged, "
                     + "so they are shown as not attested. Run 'quire verify \(path)'")
         }
-        let unverified = entries.filter { !$0.isVerified }.count
+        let unverified = entries.reduce(0) { $0 + ($1.isVerified ? 0 : 1) }
         if unverified > 0 {
             out.warning("\(plural(unverified, "entry", "entries")) shown could not be verified; run 'quire verify \(path)'")
         }
@@ -152,7 +152,7 @@ enum Reading {
 /// The records the entries shown leave out, in every command that reads
 /// entries: `{"count", "records": [{"code", "offset", "frame", "message"}]}`
 /// (`Spec/cli-json.md §3.2`).
-struct UnreadRecordsJSON: Encodable {
+struct UnreadRecordsJSON: PrettyJSONWritable {
     struct Record: Encodable {
         let code: String
         @OrNull var offset: UInt64?
@@ -166,6 +166,26 @@ struct UnreadRecordsJSON: Encodable {
     init(_ unread: UnreadRecords) {
         count = unread.count
         records = unread.records.map { Record(code: $0.code, offset: $0.offset, frame: $0.frameIndex, message: $0.message) }
+    }
+
+    func write(to json: inout PrettyJSON) {
+        json.object { j in
+            j.key("count")
+            j.number(count)
+            j.key("records")
+            j.array(records) { j, r in
+                j.object { j in
+                    j.key("code")
+                    j.string(r.code)
+                    j.key("frame")
+                    j.number(orNull: r.frame)
+                    j.key("message")
+                    j.string(r.message)
+                    j.key("offset")
+                    j.number(orNull: r.offset)
+                }
+            }
+        }
     }
 
     /// For the JSON outlines of `help`: one record.
