@@ -3,7 +3,7 @@
 //
 //   quire-bench [--quick] [--only NAME[,NAME…]] [--write PATH]
 //
-// NAME is one of: overhead, attachment, append, read, keys, sync, flood, commits, import, export, pdf.
+// NAME is one of: overhead, attachment, append, read, keys, sync, flood, commits, import, export, pdf, refresh.
 
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +21,7 @@ struct Options {
     var writePath: String?
     var only: Set<String>?
 
-    static let benchmarks = ["overhead", "attachment", "append", "read", "keys", "sync", "flood", "commits", "import", "export", "pdf"]
+    static let benchmarks = ["overhead", "attachment", "append", "read", "keys", "sync", "flood", "commits", "import", "export", "pdf", "refresh"]
 
     static func parse(_ args: [String]) throws -> Options {
         var o = Options()
@@ -120,6 +120,7 @@ func mainEntry() -> Int32 {
             case "import": section = try ImportBenchmark.run(shared)
             case "export": section = try ExportBenchmark.run(shared)
             case "pdf": section = try PDFBenchmark.run(shared)
+            case "refresh": section = try RefreshBenchmark.run(shared)
             default: continue
             }
             print(section.text())
