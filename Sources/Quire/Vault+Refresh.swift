@@ -156,14 +156,7 @@ extension Vault {
         for i in range { if let g = s.groupIndex(ofFrame: i), groups.last != g { groups.append(g) } }
         for g in groups {
             guard case .failed = file.attestation(ofGroup: g) else { continue }
-            let commit = s.frames[s.groups[g].commitFrame].location
-            let e = FormatError.attestationFailed(commit, reason: "")
-            for i in s.groups[g].members where [.entryRevision, .blobManifest, .profile].contains(s.frames[i].header.kind) {
-                let f = s.frames[i]
-                out.append(UnreadRecords.Record(
-                    code: e.code, offset: f.location.offset, frameIndex: i,
-                    message: "record \(i) at offset \(f.location.offset) is in commit \(commit.index), whose attestation does not check: it is read but cannot be trusted as written by a member"))
-            }
+            out += UnreadRecords.Record.untrusted(inCommit: s.groups[g], structure: s)
         }
         return sayOnce(out)
     }

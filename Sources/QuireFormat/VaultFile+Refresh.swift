@@ -95,14 +95,7 @@ extension VaultFile {
             } else {
                 uncheckedAttestations[k] = key
             }
-            verdicts.statuses.append(.verified)
-            verdicts.attestations.append(attestation)
-            verdicts.computedHeads.append(stored)
-            verdicts.previousHeads.append(before)
-            verdicts.epochs.append(key.epoch)
-            verdicts.floors.append(floor)
-            verdicts.tipHead = stored
-            if case .attested = attestation { verdicts.currentFloor = max(floor, key.epoch) }
+            verdicts.appendVerified(head: stored, previousHead: before, epoch: key.epoch, attestation: attestation)
         }
         return nil
     }
@@ -115,5 +108,23 @@ extension VaultFile {
             let s = structure
             return s.fileSize > s.committedEnd ? (s.committedEnd, s.fileSize - s.committedEnd) : nil
         }
+    }
+}
+
+extension CommitReport {
+    /// Records a commit that joined the chain at its tip, verified from
+    /// `previousHead` under a key of `epoch` (a commit this handle wrote, or
+    /// one another writer appended at the tip): it becomes the tip, and the
+    /// floor rises to its epoch when a member attested it
+    /// (`Spec/format.md §9.3`).
+    mutating func appendVerified(head: [UInt8], previousHead: [UInt8], epoch: UInt32, attestation: Attestation) {
+        statuses.append(.verified)
+        attestations.append(attestation)
+        computedHeads.append(head)
+        previousHeads.append(previousHead)
+        epochs.append(epoch)
+        floors.append(currentFloor)
+        tipHead = head
+        if case .attested = attestation { currentFloor = max(currentFloor, epoch) }
     }
 }

@@ -53,6 +53,32 @@ import Testing
         #expect(try reader.refresh().isEmpty)
     }
 
+    /// The verdicts refresh appends for new commits are those a full
+    /// verification of the file gives (`Spec/format.md §9.3`).
+    @Test func appendedVerdictsMatchAFullVerification() throws {
+        let dir = TemporaryDirectory()
+        let (writer, recovery, ids, _) = try Self.setUp(dir)
+        let reader = try Self.open(dir, recovery)
+        #expect(try reader.refresh().isEmpty)
+        try writer.add(EntryBody(created: 1, text: "one"))
+        try writer.commit { tx in
+            try tx.add(EntryBody(created: 2, text: "two"))
+            try tx.add(EntryBody(created: 3, text: "three"))
+        }
+        try writer.delete(ids[0])
+        #expect(try reader.refresh().entries.count == 4)
+        let fresh = try Self.open(dir, recovery)
+        let (a, b) = (reader.file.commits, fresh.file.commits)
+        #expect(a.statuses == b.statuses && a.statuses.allSatisfy { $0 == .verified })
+        #expect(a.attestations == b.attestations)
+        #expect(a.tipHead == b.tipHead && a.computedHeads == b.computedHeads && a.previousHeads == b.previousHeads)
+        #expect(a.floors == b.floors && a.epochs == b.epochs && a.currentFloor == b.currentFloor)
+        // The reader writes on the tip the others reached.
+        let mine = try reader.add(EntryBody(created: 4, text: "mine"))
+        #expect(try Self.open(dir, recovery).file.commits.allVerified)
+        #expect(try fresh.refresh().ids(.added) == [mine.entryID])
+    }
+
     @Test func theFirstRefreshReportsWhatChangedSinceOpening() throws {
         let dir = TemporaryDirectory()
         let (writer, recovery, _, _) = try Self.setUp(dir)
@@ -226,6 +252,30 @@ import Testing
         #expect(try reader.unreadRecords().count == 1)
         // Said once.
         #expect(try reader.refresh().isEmpty)
+    }
+
+    /// A commit whose attestation does not check: its entry is shown, and
+    /// its record is said as untrusted, as `unreadRecords()` says it.
+    @Test func aFailedAttestationIsSaid() throws {
+        let dir = TemporaryDirectory()
+        let (writer, recovery, _, _) = try Self.setUp(dir)
+        let reader = try Self.open(dir, recovery)
+        #expect(try reader.refresh().isEmpty)
+        let path = dir.file("v.quire")
+        let added = try writer.add(EntryBody(created: 1_800_000_000_000, text: "attested?"))
+        let structure = writer.file.structure
+        let commit = structure.frames[try #require(structure.groups.last).commitFrame]
+        let record = try #require(structure.frames.last { $0.header.kind == .entryRevision })
+        var bytes = dmgRead(path)
+        bytes[Int(commit.location.offset) + FrameHeader.byteCount + 2 * CommitChain.headByteCount + 24 + 10] ^= 0x01
+        dmgWrite(path, bytes)
+        let changes = try reader.refresh()
+        #expect(changes.entries == [EntryChange(id: added.entryID, before: nil, after: Self.live(added))])
+        #expect(changes.unreadRecords.map(\.code) == ["attestation_failed"])
+        #expect(changes.unreadRecords.first?.frameIndex == record.location.index)
+        #expect(!changes.fileReplaced)
+        #expect(try reader.unreadRecords().records == changes.unreadRecords)
+        #expect(try reader.entry(added.entryID)?.isAttested == false)
     }
 
     @Test func aDeviceAddedThenRemoved() throws {
