@@ -95,6 +95,11 @@ extension Vault {
     /// read while committing are. ``EntryCatalog``s made before stay
     /// correct: they read the file they were made from.
     ///
+    /// Each change is reported once per handle: a ``VaultObserver`` (or
+    /// ``changes(coalescing:)``) on this handle and a direct call share the
+    /// changes between them. Use one observer per handle, or a second
+    /// handle for a second observer.
+    ///
     /// Thread-safe; it takes the handle's lock for as long as it reads.
     ///
     /// - Returns: the changes; ``VaultChangeSet/isEmpty`` when there are none.

@@ -21,7 +21,9 @@ import QuireSystem
 /// observer.cancel()
 /// ```
 ///
-/// For Swift concurrency use ``Vault/changes(coalescing:)``. It is
+/// Each change is delivered once per handle (``Vault/refresh()`` consumes
+/// it): one observer per handle. For Swift concurrency use
+/// ``Vault/changes(coalescing:)``. It is
 /// `@unchecked Sendable` because its mutable state (whether a refresh is
 /// scheduled) is touched only on its serial queue, which the compiler
 /// cannot check.
