@@ -273,10 +273,12 @@ extension Vault {
     /// - Throws: ``VaultError/catalogStale`` when `file` has no such
     ///   committed frame; ``VaultError/format(_:)``.
     static func revision(frame: Int, in file: VaultFile) throws(VaultError) -> EntryRevision {
-        guard frame >= 0, frame < file.structure.committedFrameCount else { throw .catalogStale }
+        // Under the file's lock: an observer's refresh may extend the
+        // structure of the file a catalog reads, from another thread.
+        guard let location = file.committedFrameLocation(frame) else { throw .catalogStale }
         do {
             let payload = try file.openRecord(frame: frame)
-            return try EntryRevision(decoding: payload, location: file.structure.frames[frame].location)
+            return try EntryRevision(decoding: payload, location: location)
         } catch {
             throw .format(error)
         }

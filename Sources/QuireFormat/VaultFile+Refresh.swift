@@ -100,6 +100,13 @@ extension VaultFile {
         return nil
     }
 
+    /// Where committed frame `index` is, read under the handle's lock (a
+    /// refresh may extend the structure from another thread meanwhile);
+    /// nil when the file has no such committed frame.
+    package func committedFrameLocation(_ index: Int) -> FrameLocation? {
+        lock.withLock { index >= 0 && index < structure.committedFrameCount ? structure.frames[index].location : nil }
+    }
+
     /// The bytes after the last commit (a commit being written, or a torn
     /// or damaged tail, `Spec/format.md §10.3`): where they start and how
     /// many there are, or nil when the file ends at its last commit.

@@ -163,6 +163,30 @@ import Testing
         #expect(after.entries.isEmpty && after.fileReplaced)
     }
 
+    /// A catalog read on one thread while an observer's refresh extends
+    /// the same file on another: every row is its entry (and, under
+    /// ThreadSanitizer, no race on the file's structure).
+    @Test func aCatalogReadsWhileAnotherThreadRefreshes() async throws {
+        let dir = TemporaryDirectory()
+        let (writer, recovery, _, _) = try Self.setUp(dir)
+        let reader = try Self.open(dir, recovery)
+        let catalog = try reader.entryCatalog { _ in true }
+        let refreshing = Task.detached {
+            var added = 0
+            for i in 0..<20 {
+                try writer.add(EntryBody(created: 1_800_000_000_000 + Int64(i), text: "more \(i)"))
+                added += try reader.refresh().ids(.added).count
+            }
+            return added
+        }
+        var rows = 0
+        while rows < 3 * 200 {
+            for row in catalog { #expect(row.body.text.hasPrefix("entry ")); rows += 1 }
+        }
+        #expect(try await refreshing.value == 20)
+        #expect(catalog.readError == nil)
+    }
+
     /// A sync tool writes the other device's copy beside the vault and
     /// renames it over the path.
     @Test func aRenameReplaceAsASyncToolDoes() throws {
