@@ -171,7 +171,9 @@ import Testing
         let (writer, recovery, _, _) = try Self.setUp(dir)
         let reader = try Self.open(dir, recovery)
         let catalog = try reader.entryCatalog { _ in true }
+        let done = Flag()
         let refreshing = Task.detached {
+            defer { done.set() }
             var added = 0
             for i in 0..<20 {
                 try writer.add(EntryBody(created: 1_800_000_000_000 + Int64(i), text: "more \(i)"))
@@ -179,8 +181,9 @@ import Testing
             }
             return added
         }
+        // Read rows for as long as the other task appends and refreshes.
         var rows = 0
-        while rows < 3 * 200 {
+        while !done.isSet || rows < 600 {
             for row in catalog { #expect(row.body.text.hasPrefix("entry ")); rows += 1 }
         }
         #expect(try await refreshing.value == 20)
@@ -352,4 +355,12 @@ import Testing
         try reader.add(EntryBody(created: 1_800_000_000_001, text: "mine"))
         #expect(try reader.refresh() == VaultChangeSet(entries: [EntryChange(id: theirs.entryID, before: nil, after: Self.live(theirs))]))
     }
+}
+
+/// A flag set by one task and read by another.
+final class Flag: @unchecked Sendable {  // guarded by `lock`
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
 }
