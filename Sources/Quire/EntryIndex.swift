@@ -210,16 +210,23 @@ extension Vault {
     /// index is loaded; the next load covers them otherwise.
     func absorb(_ range: Range<Int>) {
         guard index != nil, !range.isEmpty else { return }
-        Self.absorb(file: file, into: &index!, frames: range, retain: retainsEntryBodies)
+        Self.absorb(file: file, into: &index!, frames: range, retain: retainsEntryBodies) { id, index in self.noteBeforeAbsorbing(id, in: index) }
         observe(index!.maxClock)
     }
 
-    static func absorb(file: VaultFile, into built: inout EntryIndex, frames: Range<Int>?, retain: Bool = true) {
+    /// Indexes the records of `frames` (all when nil) into `built`;
+    /// `willInsert` sees each entry revision's id and the index just before
+    /// it is inserted (``refresh()`` notes what changed).
+    static func absorb(
+        file: VaultFile, into built: inout EntryIndex, frames: Range<Int>?, retain: Bool = true,
+        willInsert: ((EntryID, EntryIndex) -> Void)? = nil
+    ) {
         let issues = file.forEachRecord(kinds: [.entryRevision, .blobManifest, .profile], in: frames) { record in
             do throws(FormatError) {
                 switch record.frame.header.kind {
                 case .entryRevision:
                     let r = try EntryRevision(decoding: record.payload, location: record.frame.location)
+                    willInsert?(r.entryID, built)
                     built.insert(
                         r, frame: record.frame.location.index, location: record.frame.location, payload: record.payload,
                         verified: record.commitVerified, attestedBy: record.attestedBy, removedAttestor: record.removedAttestor, retain: retain)
@@ -273,10 +280,12 @@ extension Vault {
     /// - Throws: ``VaultError/catalogStale`` when `file` has no such
     ///   committed frame; ``VaultError/format(_:)``.
     static func revision(frame: Int, in file: VaultFile) throws(VaultError) -> EntryRevision {
-        guard frame >= 0, frame < file.structure.committedFrameCount else { throw .catalogStale }
+        // Under the file's lock: an observer's refresh may extend the
+        // structure of the file a catalog reads, from another thread.
+        guard let location = file.committedFrameLocation(frame) else { throw .catalogStale }
         do {
             let payload = try file.openRecord(frame: frame)
-            return try EntryRevision(decoding: payload, location: file.structure.frames[frame].location)
+            return try EntryRevision(decoding: payload, location: location)
         } catch {
             throw .format(error)
         }

@@ -117,14 +117,7 @@ public struct UnreadRecords: Sendable, Equatable {
                 // Its records are readable but untrusted: each is counted
                 // (chunks are the manifest's), at the record.
                 guard let group = structure.groups.first(where: { $0.commitFrame == commit.index }) else { break }
-                for i in group.members where !seen.contains(i) {
-                    let frame = structure.frames[i]
-                    guard [.entryRevision, .blobManifest, .profile].contains(frame.header.kind) else { continue }
-                    found.append(
-                        Record(
-                            code: e.code, offset: frame.location.offset, frameIndex: i,
-                            message: "record \(i) at offset \(frame.location.offset) is in commit \(commit.index), whose attestation does not check: it is read but cannot be trusted as written by a member"))
-                }
+                found += Record.untrusted(inCommit: group, structure: structure).filter { !seen.contains($0.frameIndex ?? -1) }
             default:
                 // An unverifiable commit (no key for it) is reported through
                 // its records' unknown_key.
@@ -134,6 +127,23 @@ public struct UnreadRecords: Sendable, Equatable {
         records = found.sorted { ($0.offset ?? 0, $0.frameIndex ?? -1) < ($1.offset ?? 0, $1.frameIndex ?? -1) }
         self.newerEpoch = newerEpoch
         self.hiddenEntryRevisions = hiddenEntryRevisions
+    }
+}
+
+extension UnreadRecords.Record {
+    /// One `attestation_failed` record for each entry revision, manifest or
+    /// profile of commit `group`, whose attestation does not check: read,
+    /// but not to be trusted as a member's (`Spec/format.md §9.4`).
+    static func untrusted(inCommit group: CommitGroup, structure: VaultStructure) -> [UnreadRecords.Record] {
+        let commit = structure.frames[group.commitFrame].location
+        let code = FormatError.attestationFailed(commit, reason: "").code
+        return group.members.compactMap { i -> UnreadRecords.Record? in
+            let frame = structure.frames[i]
+            guard [.entryRevision, .blobManifest, .profile].contains(frame.header.kind) else { return nil }
+            return UnreadRecords.Record(
+                code: code, offset: frame.location.offset, frameIndex: i,
+                message: "record \(i) at offset \(frame.location.offset) is in commit \(commit.index), whose attestation does not check: it is read but cannot be trusted as written by a member")
+        }
     }
 }
 

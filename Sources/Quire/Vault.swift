@@ -100,6 +100,8 @@ public final class Vault: @unchecked Sendable {
     /// The key warnings, guarded by ``lock``.
     var warnings: [KeyError] = []
     var clock = HybridLogicalClock(rawValue: 0)
+    /// What ``refresh()`` compares against, guarded by ``lock``.
+    var refreshLog = RefreshLog()
     /// Why writing is refused after a suspected rollback, until the user
     /// merges the newer copy back or accepts this file (`Spec/keys.md §7`).
     var rollbackRefusal: String?
@@ -332,7 +334,9 @@ public final class Vault: @unchecked Sendable {
         try lock.withLock { () throws(VaultError) -> Void in
             let reopened: VaultFile
             do throws(FormatError) { reopened = try VaultFile(path: file.path, writable: file.isWritable) } catch { throw .format(error) }
-            currentKeys = try Self.unlock(reopened, with: credential)
+            let keys = try Self.unlock(reopened, with: credential)
+            noteReloading(onto: reopened)
+            currentKeys = keys
             currentFile = reopened
             index = nil
         }

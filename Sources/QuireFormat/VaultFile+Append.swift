@@ -382,15 +382,7 @@ extension VaultFile {
         structure.uncommittedFrames = structure.frames.count..<structure.frames.count
         // A verified commit adds nothing to the tampered ones.
         let tampered = tamperedCache
-        verdicts.statuses.append(.verified)
-        verdicts.attestations.append(recorded)
-        verdicts.computedHeads.append(head)
-        verdicts.previousHeads.append(previous)
-        verdicts.epochs.append(pending.key.epoch)
-        verdicts.floors.append(verdicts.currentFloor)
-        verdicts.tipHead = head
-        // The floor rises in a commit a member attested (Spec/format.md §9.3).
-        if case .attested = recorded { verdicts.currentFloor = max(verdicts.currentFloor, pending.key.epoch) }
+        verdicts.appendVerified(head: head, previousHead: previous, epoch: pending.key.epoch, attestation: recorded)
         for (index, epoch) in pending.trustedKeyringEpochs {
             trustedKeyrings[index] = epoch
             if case .attested = recorded { verdicts.currentFloor = max(verdicts.currentFloor, epoch) }

@@ -3,7 +3,7 @@
 //
 //   quire-bench [--quick] [--only NAME[,NAME…]] [--write PATH]
 //
-// NAME is one of: overhead, attachment, append, read, keys, sync, flood, commits, import, export, pdf, query.
+// NAME is one of: overhead, attachment, append, read, keys, sync, flood, commits, import, export, pdf, query, refresh.
 
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +21,9 @@ struct Options {
     var writePath: String?
     var only: Set<String>?
 
-    static let benchmarks = ["overhead", "attachment", "append", "read", "keys", "sync", "flood", "commits", "import", "export", "pdf", "query"]
+    static let benchmarks = [
+        "overhead", "attachment", "append", "read", "keys", "sync", "flood", "commits", "import", "export", "pdf", "query", "refresh",
+    ]
 
     static func parse(_ args: [String]) throws -> Options {
         var o = Options()
@@ -121,6 +123,7 @@ func mainEntry() -> Int32 {
             case "export": section = try ExportBenchmark.run(shared)
             case "pdf": section = try PDFBenchmark.run(shared)
             case "query": section = try QueryBenchmark.run(shared)
+            case "refresh": section = try RefreshBenchmark.run(shared)
             default: continue
             }
             print(section.text())

@@ -1,0 +1,225 @@
+import QuireFormat
+import QuireKeys
+import QuireSystem
+
+/// What a handle remembers between two ``Vault/refresh()`` calls, to say
+/// exactly what changed (guarded by the vault's lock).
+struct RefreshLog: Sendable {
+    /// True once a refresh set the baseline (or the index was built).
+    var started = false
+    /// The state, before the handle absorbed other writers' records (at a
+    /// commit, or a refresh), of each entry those records touched since the
+    /// last refresh; `.some(nil)`: the entry was unknown.
+    var before: [EntryID: EntryChange.State?] = [:]
+    /// Every entry's state at the last refresh, kept when a reload dropped
+    /// the index since (with ``before`` folded in); nil otherwise.
+    var baseline: [EntryID: EntryChange.State]?
+    /// The profile's clock at the last refresh.
+    var profile: HybridLogicalClock?
+    /// How many issues the index held, and how many frames were committed,
+    /// at the last refresh: what came after is new.
+    var issues = 0
+    var frames = 0
+    /// The keys before the first reload since the last refresh.
+    var keysBefore: KeySummary?
+    /// The unread records said so far, by code and offset.
+    var saidUnread: Set<UnreadKey> = []
+    /// The uncommitted tail said by the last change set.
+    var saidTail: UncommittedTail?
+    /// True when the file was replaced since the last refresh.
+    var replaced = false
+
+    struct UnreadKey: Hashable, Sendable {
+        let code: String
+        let offset: UInt64?
+        init(_ r: UnreadRecords.Record) {
+            code = r.code
+            offset = r.offset
+        }
+    }
+}
+
+/// The parts of the keys a ``KeysChange`` compares.
+struct KeySummary: Sendable, Equatable {
+    let epoch: UInt32
+    let heads: [KeyringID]
+    let members: [KeyringMember]
+    let removed: Bool
+
+    init(_ unlocked: UnlockedKeys, vaultID: VaultID) {
+        let state = try? KeyState(unlocked, vaultID: vaultID)
+        epoch = state?.epoch ?? 0
+        heads = (state?.heads.map(\.id) ?? []).sorted()
+        members = state?.members ?? []
+        removed = unlocked.removedIn != nil || unlocked.isBehind
+    }
+}
+
+extension EntryChange.State {
+    /// The state of entry `id` in `index`; nil when it holds no revision.
+    init?(_ id: EntryID, in index: EntryIndex) {
+        let heads = index.heads(of: id)
+        guard let winner = heads.first else { return nil }
+        self.init(winner: winner.revisionID, isDeleted: winner.isDeleted, conflictingHeads: heads.dropFirst().map(\.revisionID))
+    }
+}
+
+extension EntryIndex {
+    /// Every entry's state.
+    var states: [EntryID: EntryChange.State] {
+        var out: [EntryID: EntryChange.State] = [:]
+        out.reserveCapacity(revisions.count)
+        for id in revisions.keys { if let s = EntryChange.State(id, in: self) { out[id] = s } }
+        return out
+    }
+}
+
+extension Vault {
+    /// Reads what other processes appended to the vault since this handle
+    /// last read it, and says exactly what changed (``VaultChangeSet``).
+    ///
+    /// Between compactions a vault file only grows (`Spec/format.md §9.1`):
+    /// refresh reads the bytes after the last commit it knows, verifies the
+    /// new commits against the chain tip and decrypts only their records,
+    /// so its cost follows what was appended, not the size of the journal.
+    /// When the path names another file — a sync tool renamed a copy over
+    /// it, another process compacted or merged it, it shrank, or its last
+    /// known commit is gone — or when the new commits change the keys (or do
+    /// not simply extend the chain), it opens the path again like
+    /// ``reload()`` and compares every entry's heads before and after: the
+    /// change set is the same as if the appends had been read one by one.
+    ///
+    /// Baseline: the first call reports what changed since the handle opened
+    /// (or last reloaded); each later call, since the previous one. Changes
+    /// this handle wrote itself are not reported; other writers' records it
+    /// read while committing are. ``EntryCatalog``s made before stay
+    /// correct: they read the file they were made from.
+    ///
+    /// Each change is reported once per handle: a ``VaultObserver`` (or
+    /// ``changes(coalescing:)``) on this handle and a direct call share the
+    /// changes between them. Use one observer per handle, or a second
+    /// handle for a second observer.
+    ///
+    /// Thread-safe; it takes the handle's lock for as long as it reads.
+    ///
+    /// - Returns: the changes; ``VaultChangeSet/isEmpty`` when there are none.
+    /// - Throws: ``VaultError/format(_:)`` for I/O, or when the file at the
+    ///   path is missing or no vault; ``VaultError/keys(_:)`` when the
+    ///   credential no longer opens a replaced file. The handle then keeps
+    ///   the state it had, and a later call tries again.
+    public func refresh() throws(VaultError) -> VaultChangeSet {
+        try lock.withLock { () throws(VaultError) -> VaultChangeSet in
+            if !refreshLog.started {
+                // The baseline: the file as the handle opened or reloaded it.
+                _ = try loadIndex()
+                refreshLog.saidUnread = Set(makeUnreadRecords(index?.issues ?? []).records.map(RefreshLog.UnreadKey.init))
+                refreshLog.profile = index?.profile?.clock
+                refreshLog.issues = index?.issues.count ?? 0
+                refreshLog.frames = file.structure.committedFrameCount
+                refreshLog.started = true
+            }
+            let found: AppendedFrames
+            do throws(FormatError) { found = try file.readAppended() } catch { throw .format(error) }
+            switch found {
+            case .appended(let range): absorb(range)
+            case .reopen: try reload()
+            }
+            return changeSet()
+        }
+    }
+
+    /// Notes, before other writers' records are indexed, the state of the
+    /// entry they touch (``refresh()`` reports it).
+    func noteBeforeAbsorbing(_ id: EntryID, in index: EntryIndex) {
+        guard refreshLog.started, refreshLog.before.index(forKey: id) == nil else { return }
+        refreshLog.before[id] = .some(EntryChange.State(id, in: index))
+    }
+
+    /// Keeps what a refresh compares against before ``reload()`` drops the
+    /// index and the keys (the caller holds the lock).
+    func noteReloading(onto reopened: VaultFile) {
+        guard refreshLog.started else { return }
+        if refreshLog.keysBefore == nil { refreshLog.keysBefore = KeySummary(unlocked, vaultID: vaultID) }
+        if let identity = file.fileIdentity, identity != reopened.fileIdentity { refreshLog.replaced = true }
+        if file.structure.committedEnd > reopened.structure.fileSize { refreshLog.replaced = true }
+        guard refreshLog.baseline == nil, let index else { return }
+        var baseline = index.states
+        for (id, state) in refreshLog.before { baseline[id] = state }
+        refreshLog.baseline = baseline
+        refreshLog.before = [:]
+    }
+
+    /// The unread records among `issues` (met reading frames `range`) and
+    /// the failed attestations of the commits that hold them, not said yet.
+    private func newlyUnread(issues: [FormatError], groupsOf range: Range<Int>) -> [UnreadRecords.Record] {
+        var out: [UnreadRecords.Record] = []
+        for e in issues {
+            out.append(UnreadRecords.Record(code: e.code, offset: e.offset, frameIndex: e.location?.index, message: e.description))
+        }
+        let s = file.structure
+        var groups: [Int] = []
+        for i in range { if let g = s.groupIndex(ofFrame: i), groups.last != g { groups.append(g) } }
+        for g in groups {
+            guard case .failed = file.attestation(ofGroup: g) else { continue }
+            out += UnreadRecords.Record.untrusted(inCommit: s.groups[g], structure: s)
+        }
+        return sayOnce(out)
+    }
+
+    /// `records` not said before, in file order; remembers them.
+    private func sayOnce(_ records: [UnreadRecords.Record]) -> [UnreadRecords.Record] {
+        var out: [UnreadRecords.Record] = []
+        for r in records.sorted(by: { ($0.offset ?? 0, $0.frameIndex ?? -1) < ($1.offset ?? 0, $1.frameIndex ?? -1) })
+        where refreshLog.saidUnread.insert(RefreshLog.UnreadKey(r)).inserted {
+            out.append(r)
+        }
+        return out
+    }
+
+    /// The change set since the last refresh, and a fresh log (the caller
+    /// holds the lock; the index is brought up to date here).
+    private func changeSet() -> VaultChangeSet {
+        let log = refreshLog
+        refreshLog = RefreshLog(started: true, saidUnread: log.saidUnread)
+        var changes: [EntryChange] = []
+        let unread: [UnreadRecords.Record]
+        guard let index = try? loadIndex() else { return VaultChangeSet() }
+        if let baseline = log.baseline {
+            // Reloaded since: compare every entry.
+            let now = index.states
+            for (id, after) in now where baseline[id] != after { changes.append(EntryChange(id: id, before: baseline[id], after: after)) }
+            for (id, before) in baseline where now[id] == nil { changes.append(EntryChange(id: id, before: before, after: nil)) }
+            unread = sayOnce(makeUnreadRecords(index.issues).records)
+        } else {
+            for (id, before) in log.before {
+                let after = EntryChange.State(id, in: index)
+                if before != after { changes.append(EntryChange(id: id, before: before, after: after)) }
+            }
+            let frames = file.structure.committedFrameCount
+            unread = newlyUnread(issues: Array(index.issues[min(log.issues, index.issues.count)...]), groupsOf: min(log.frames, frames)..<frames)
+        }
+        let profileChanged = log.profile != index.profile?.clock
+        refreshLog.profile = index.profile?.clock
+        refreshLog.issues = index.issues.count
+        refreshLog.frames = file.structure.committedFrameCount
+        var keys: KeysChange?
+        if let old = log.keysBefore {
+            let new = KeySummary(unlocked, vaultID: vaultID)
+            if old != new {
+                let oldKeys = Set(old.members.map(\.publicKey)), newKeys = Set(new.members.map(\.publicKey))
+                keys = KeysChange(
+                    epochBefore: old.epoch, epochAfter: new.epoch, headsBefore: old.heads, headsAfter: new.heads,
+                    membersAdded: new.members.filter { !oldKeys.contains($0.publicKey) },
+                    membersRemoved: old.members.filter { !newKeys.contains($0.publicKey) }, thisCredentialRemoved: new.removed && !old.removed)
+            }
+        }
+        var tail: UncommittedTail?
+        if let t = file.uncommittedTail { tail = UncommittedTail(offset: t.offset, byteCount: t.byteCount) }
+        refreshLog.saidTail = tail
+        if tail == log.saidTail { tail = nil }
+        rememberIfNotRolledBack()
+        return VaultChangeSet(
+            entries: changes, keys: keys, profileChanged: profileChanged, unreadRecords: unread, uncommittedTail: tail,
+            fileReplaced: log.replaced)
+    }
+}

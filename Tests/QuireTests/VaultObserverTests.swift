@@ -1,0 +1,110 @@
+import Foundation
+import Quire
+import QuireSystem
+import Testing
+
+/// Watching a vault (issue 13, need 1): another handle writes, the
+/// observer and `vault.changes()` deliver the change set; cancelling ends
+/// the watch and closes its descriptor. Serialized: the descriptor count
+/// is per process.
+@Suite(.serialized) struct VaultObserverTests {
+    /// The inotify descriptors this process holds (Linux), or nil.
+    static func watchDescriptors() -> Int? {
+        #if os(Linux)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return nil }
+        return names.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) == "anon_inode:inotify" }.count
+        #else
+        return nil
+        #endif
+    }
+
+    /// Waits up to `seconds` for `condition`.
+    static func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return condition()
+    }
+
+    /// Collects what an observer delivers.
+    final class Inbox: @unchecked Sendable {  // guarded by `lock`
+        private let lock = NSLock()
+        private var items: [VaultObserver.Delivery] = []
+        func add(_ d: VaultObserver.Delivery) { lock.withLock { items.append(d) } }
+        var all: [VaultObserver.Delivery] { lock.withLock { items } }
+        var changes: [VaultChangeSet] { all.compactMap { try? $0.get() } }
+    }
+
+    @Test func theAsyncSequenceYieldsAnotherHandlesWriteAndStopsWhenCancelled() async throws {
+        let dir = TemporaryDirectory()
+        let (writer, recovery) = try makeVault(dir)
+        let reader = try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
+        let before = Self.watchDescriptors()
+        let received = Inbox()
+        let task = Task {
+            for try await changes in reader.changes(coalescing: .milliseconds(20)) { received.add(.success(changes)) }
+        }
+        // Let the watch start, then write from the other handle.
+        #expect(await Self.eventually { Self.watchDescriptors().map { $0 == (before ?? 0) + 1 } ?? true })
+        try await Task.sleep(for: .milliseconds(50))
+        let added = try writer.add(EntryBody(created: 1_800_000_000_000, text: "from another handle"))
+        #expect(await Self.eventually { !received.changes.isEmpty })
+        #expect(received.changes.first == VaultChangeSet(entries: [
+            EntryChange(id: added.entryID, before: nil, after: EntryChange.State(winner: added.revisionID, isDeleted: false)),
+        ]))
+        // A burst of writes is coalesced into fewer change sets, none lost.
+        var burst: [EntryID] = []
+        for i in 0..<10 { burst.append(try writer.add(EntryBody(created: 1_800_000_000_001 + Int64(i), text: "burst \(i)")).entryID) }
+        #expect(await Self.eventually { received.changes.flatMap(\.entries).count == 11 })
+        #expect(Set(received.changes.dropFirst().flatMap { $0.ids(.added) }) == Set(burst))
+        #expect(received.changes.count < 11)
+        // Cancelling the task ends the iteration and closes the descriptor.
+        task.cancel()
+        _ = try await task.value
+        if let before { #expect(await Self.eventually { Self.watchDescriptors() == before }) }
+        let count = received.changes.count
+        try writer.add(EntryBody(created: 1_900_000_000_000, text: "not seen"))
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(received.changes.count == count)
+    }
+
+    @Test func anObserverSeesARenameReplaceAndStopsOnCancel() async throws {
+        let dir = TemporaryDirectory()
+        let (_, recovery) = try makeVault(dir)
+        let reader = try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
+        let inbox = Inbox()
+        let observer = try VaultObserver(vault: reader, coalescing: .milliseconds(20)) { inbox.add($0) }
+        #expect(observer.isWatching)
+        try await Task.sleep(for: .milliseconds(50))
+        // A sync tool writes the new copy beside the vault and renames it over.
+        try FileManager.default.copyItem(atPath: dir.file("v.quire"), toPath: dir.file(".sync-tmp"))
+        let elsewhere = try Vault.open(at: dir.file(".sync-tmp"), credential: .recoveryKey(recovery), options: fast)
+        let added = try elsewhere.add(EntryBody(created: 1_800_000_000_000, text: "synced"))
+        #expect(rename(dir.file(".sync-tmp"), dir.file("v.quire")) == 0)
+        #expect(await Self.eventually { !inbox.changes.isEmpty })
+        #expect(inbox.changes.first?.ids(.added) == [added.entryID])
+        #expect(inbox.changes.first?.fileReplaced == true)
+        #expect(inbox.all.count == inbox.changes.count)
+        observer.cancel()
+        #expect(!observer.isWatching)
+        let count = inbox.all.count
+        let writer = try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
+        try writer.add(EntryBody(created: 1, text: "after cancelling"))
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(inbox.all.count == count)
+    }
+
+    /// The vault's own writes are not delivered (the handle made them).
+    @Test func ownWritesAreNotDelivered() async throws {
+        let dir = TemporaryDirectory()
+        let (vault, _) = try makeVault(dir)
+        let inbox = Inbox()
+        let observer = try VaultObserver(vault: vault, coalescing: .milliseconds(10)) { inbox.add($0) }
+        defer { observer.cancel() }
+        for i in 0..<3 { try vault.add(EntryBody(created: Int64(i), text: "own \(i)")) }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(inbox.all.isEmpty)
+    }
+}
