@@ -343,15 +343,20 @@ extension VaultFile {
     ///
     /// First, for each commit, the held key and the previous head its head
     /// verifies from (the one it stores, or — a damaged previous-head field —
-    /// the stored head of the commit before it in the file), and where that
-    /// head resolves through a map of stored heads: no window, one lookup per
-    /// commit. Then, in file order, the chain (a stack of the commits on it),
-    /// the floor, stale commits and attestations: a commit joins the chain
-    /// from the commit it links to, passing by the commits on the chain after
-    /// that one — unless one of them is verified and attested by a current
-    /// member, which makes the commit a fork (orphaned). Last, which
-    /// mismatches a later commit vouches for (tampered). Linear in the number
-    /// of commits.
+    /// the stored head of the commit before it in the file). Of the commits
+    /// whose heads verify and store one head, one is the original: the first
+    /// in file order whose head verifies from `h_0` or from a head that a
+    /// commit before it in the file holds, else the first; the others are
+    /// copies. Each other commit links to what its previous head names,
+    /// forward too, through maps of stored heads: no window, one lookup per
+    /// commit. Then, in *link order* — file order, except that a commit
+    /// whose link names a commit not visited yet is visited right after it —
+    /// the chain (a stack of the commits on it), the floor, stale commits
+    /// and attestations: a commit joins the chain from the commit it links
+    /// to, passing by the commits on the chain after that one — unless one
+    /// of them is verified and attested by a current member, which makes the
+    /// commit a fork (orphaned). Last, which mismatches a commit vouches for
+    /// (tampered). Linear in the number of commits.
     func chainReport() -> (report: CommitReport, unchecked: [Int: EpochKey]) {
         let groups = structure.groups
         let n = groups.count
@@ -363,11 +368,10 @@ extension VaultFile {
         var computedFrom = [[UInt8]](repeating: CommitChain.genesisHead, count: n)  // a mismatch: its stored previous head
         var computed: [[UInt8]] = []
         computed.reserveCapacity(n)
-        var verifiedWithHead: [HeadKey: Int] = [:]   // stored head → the first commit whose head verified storing it
-        verifiedWithHead.reserveCapacity(n)
+        var firstHolding: [HeadKey: Int] = [:]       // a stored head (or a mismatch's computed head) → the first commit holding it
+        firstHolding.reserveCapacity(n)
         var otherWithHead: [HeadKey: Int] = [:]      // stored head → the first mismatch or unverifiable commit storing it
         var mismatchWithComputedHead: [HeadKey: Int] = [:]  // a mismatch's computed head (≠ its stored head) → the first such
-        var isCopy = [Bool](repeating: false, count: n)
         var bridge = [[UInt8]?](repeating: nil, count: n)  // a mismatch's previous head, by its repaired digest
         for k in 0..<n {
             let group = groups[k]
@@ -375,6 +379,7 @@ extension VaultFile {
             let stored = group.storedHead
             let candidates = keys.keys(for: frame.header.keyID)
             let storedKey = HeadKey(stored)
+            if firstHolding[storedKey] == nil { firstHolding[storedKey] = k }
             guard let first = candidates.first else {
                 computed.append(stored)
                 if otherWithHead[storedKey] == nil { otherWithHead[storedKey] = k }
@@ -405,17 +410,17 @@ extension VaultFile {
                 keyOf[k] = key
                 verifiedFrom[k] = prev
                 computed.append(stored)
-                // A copy stores the head of an earlier commit whose head
-                // verified. (A junk commit that copies a later commit's head
-                // does not verify, so it cannot make that commit a copy.)
-                if verifiedWithHead[storedKey] != nil { isCopy[k] = true } else { verifiedWithHead[storedKey] = k }
             } else {
                 if otherWithHead[storedKey] == nil { otherWithHead[storedKey] = k }
                 let head = (try? CommitChain.head(key: first, vaultID: vaultID, previousHead: previous, digest: group.digest, commitHeader: frame.header))
                     ?? previous
                 computed.append(head)
                 computedFrom[k] = previous
-                if head != stored, mismatchWithComputedHead[HeadKey(head)] == nil { mismatchWithComputedHead[HeadKey(head)] = k }
+                if head != stored {
+                    let headKey = HeadKey(head)
+                    if mismatchWithComputedHead[headKey] == nil { mismatchWithComputedHead[headKey] = k }
+                    if firstHolding[headKey] == nil { firstHolding[headKey] = k }
+                }
                 // A body hash hit by damage breaks the group digest, not the
                 // chain: with each frame's trailer recomputed from its intact
                 // body, the head may still verify, which shows what the
@@ -426,35 +431,63 @@ extension VaultFile {
                 }
             }
         }
-        // Where a previous head leads: h_0, the first commit that stores it
-        // (when its head verified), or — through a mismatch — what that
+        // Originals and copies. Of the commits whose heads verify and store
+        // one head, the original is the first in file order whose head
+        // verifies from h_0 or from a head a commit before it holds — it
+        // stands in its place — else the first; the others are copies. So
+        // a byte copy placed before its original is the copy, and a group
+        // moved before the one it extends (two groups swapped) is still the
+        // original. (A junk commit that copies a commit's head does not
+        // verify, so it cannot make that commit a copy.)
+        func inPlace(_ k: Int) -> Bool {
+            let value = verifiedFrom[k]!
+            return value == CommitChain.genesisHead || firstHolding[HeadKey(value)].map { $0 < k } ?? false
+        }
+        var original: [HeadKey: (index: Int, inPlace: Bool)] = [:]  // stored head → its original
+        original.reserveCapacity(n)
+        for k in 0..<n where verifiedFrom[k] != nil {
+            let key = HeadKey(groups[k].storedHead)
+            if let o = original[key] {
+                if !o.inPlace && inPlace(k) { original[key] = (k, true) }
+            } else {
+                original[key] = (k, inPlace(k))
+            }
+        }
+        var isCopy = [Bool](repeating: false, count: n)
+        for k in 0..<n where verifiedFrom[k] != nil { isCopy[k] = original[HeadKey(groups[k].storedHead)]!.index != k }
+        // Where a previous head leads: h_0, the original that stores it
+        // (anywhere in the file), or — through a mismatch — what that
         // mismatch's content is shown to chain from.
         var vouched = [Bool](repeating: false, count: n)
-        func resolveVerified(_ value: [UInt8], before limit: Int) -> Predecessor {
+        func resolveVerified(_ value: [UInt8]) -> Predecessor {
             if value == CommitChain.genesisHead { return .start }
-            if let j = verifiedWithHead[HeadKey(value)], j < limit { return .commit(j) }
+            if let o = original[HeadKey(value)] { return .commit(o.index) }
             return .notShown
         }
         func predecessor(of k: Int) -> Predecessor {
             let value = verifiedFrom[k]!
             if value == CommitChain.genesisHead { return .start }
             let key = HeadKey(value)
-            if let j = verifiedWithHead[key], j < k { return .commit(j) }
-            if let j = otherWithHead[key], j < k {
+            if let o = original[key] { return .commit(o.index) }
+            if let j = otherWithHead[key] {
                 guard keyOf[j] != nil else { return .notShown }  // unverifiable
-                // A mismatch a later commit chains from by its stored head was
+                // A mismatch a commit chains from by its stored head was
                 // intact when that commit was written.
                 vouched[j] = true
-                return bridge[j].map { resolveVerified($0, before: j) } ?? .notShown
+                return bridge[j].map { resolveVerified($0) } ?? .notShown
             }
             // Only the mismatch's stored head was hit: its content chains
             // from its stored previous head.
-            if let j = mismatchWithComputedHead[key], j < k { return resolveVerified(computedFrom[j], before: j) }
+            if let j = mismatchWithComputedHead[key] { return resolveVerified(computedFrom[j]) }
             return .missing
         }
-        // 2. In file order: the chain, floor, stale, attestation.
+        // A copy takes no link; every other commit whose head verifies links.
+        var links = [Predecessor?](repeating: nil, count: n)
+        for k in 0..<n where verifiedFrom[k] != nil && !isCopy[k] { links[k] = predecessor(of: k) }
+        // 2. In link order: the chain, floor, stale, attestation.
         var statuses = [CommitReport.Status](repeating: .mismatch, count: n)
         var attestations = [CommitReport.Attestation](repeating: .notChecked, count: n)
+        var floors = [UInt32](repeating: 0, count: n)
         var chain: [Int] = []                        // the commits on the chain so far
         var clearBelow: [Int?] = []                  // chain[clearBelow[i]! + 1 ... i] holds no member-attested commit
         var position = [Int](repeating: -1, count: n)
@@ -487,27 +520,24 @@ extension VaultFile {
             for s in seen { clearBelow[s] = i }
             return hit
         }
-        for k in 0..<n {
+        func visit(_ k: Int) {
             let group = groups[k]
-            report.floors.append(floor)
-            report.computedHeads.append(computed[k])
-            report.epochs.append(keyOf[k]?.epoch ?? 0)
+            floors[k] = floor
             guard let key = keyOf[k] else {
                 statuses[k] = .unverifiable
-                continue
+                return
             }
-            guard verifiedFrom[k] != nil else { continue }  // a mismatch (tampered decided below)
-            // A copy of an earlier commit takes no link.
-            if isCopy[k] {
+            guard verifiedFrom[k] != nil else { return }  // a mismatch (tampered decided below)
+            // A copy takes no link.
+            guard let link = links[k] else {
                 statuses[k] = .orphaned
-                continue
+                return
             }
-            let link = predecessor(of: k)
             if key.epoch < floor {
                 // Stale: made by a device that missed the rotation, or one
                 // removed by it. It passes nothing by.
                 statuses[k] = .stale(epoch: key.epoch, current: floor)
-                continue
+                return
             }
             let top = chain.count - 1
             var target: Int
@@ -520,7 +550,7 @@ extension VaultFile {
                     // It continues what the chain passed by: a fork, a copy,
                     // a stale or orphaned commit.
                     statuses[k] = .orphaned
-                    continue
+                    return
                 }
                 target = position[j]
             case .notShown, .missing:
@@ -532,7 +562,7 @@ extension VaultFile {
             if target < top, lastMemberAttested(above: target) != nil {
                 // It links past a commit a current member attested: a fork.
                 statuses[k] = .orphaned
-                continue
+                return
             }
             for p in stride(from: top, to: target, by: -1) {
                 let j = chain[p]
@@ -547,11 +577,12 @@ extension VaultFile {
             chain.append(k)
             clearBelow.append(nil)
             if extendsMissing {
-                // The commit it extends was deleted from the file: tampering.
-                // It holds the chain's place (the commits after it extend it)
-                // but is not verified, and writers refuse to write (§9.1).
+                // No commit of the file stores the head it extends: that
+                // commit was deleted. It holds the chain's place (the
+                // commits after it extend it) but is not verified, and
+                // writers refuse to write (§9.1).
                 statuses[k] = .tampered
-                continue
+                return
             }
             statuses[k] = .verified
             // The attestation decides the floor only where the commit would
@@ -574,17 +605,44 @@ extension VaultFile {
                 for index in group.members { if let epoch = trustedKeyrings[index] { floor = max(floor, epoch) } }
             }
         }
-        // 3. A mismatch that a later commit chains from by its stored head,
-        // with nothing in its group damaged, was tampered with.
+        // Link order: file order, except that a commit whose link names a
+        // commit not visited yet (later in the file, or itself waiting)
+        // waits for it and is visited right after it, before the next
+        // commit in file order; commits waiting for one commit go in file
+        // order, each followed by those waiting for it. A stack, no
+        // recursion: a file of reversed groups is as deep as it is long.
+        var visited = [Bool](repeating: false, count: n)
+        var waiting: [Int: [Int]] = [:]
+        for k in 0..<n {
+            if case .commit(let j)? = links[k], !visited[j] {
+                waiting[j, default: []].append(k)
+                continue
+            }
+            var pending = [k]
+            while let c = pending.popLast() {
+                visit(c)
+                visited[c] = true
+                if let w = waiting.removeValue(forKey: c) { pending.append(contentsOf: w.reversed()) }
+            }
+        }
+        // Commits still waiting link in a cycle (a head that chains to
+        // itself: no key holder can make one): none joins the chain.
+        for k in 0..<n where !visited[k] { visit(k) }
+        // 3. A mismatch that a commit chains from by its stored head, with
+        // nothing in its group damaged, was tampered with.
         for k in 0..<n where keyOf[k] != nil && verifiedFrom[k] == nil {
             statuses[k] = vouched[k] && !groupIsDamaged(groups[k]) ? .tampered : .mismatch
         }
         report.statuses = statuses
         report.attestations = attestations
+        report.floors = floors
+        report.computedHeads = computed
+        report.epochs = keyOf.map { $0?.epoch ?? 0 }
         report.previousHeads = verifiedFrom
         report.currentFloor = floor
-        // A writer chains from the last commit on the chain, or from h_0
-        // when none is: never from a copy, a fork or a stale commit.
+        // A writer chains from the last commit the walk put on the chain (in
+        // link order), or from h_0 when none is: never from a copy, a fork
+        // or a stale commit.
         report.tipHead = chain.last.map { groups[$0].storedHead } ?? CommitChain.genesisHead
         return (report, unchecked)
     }

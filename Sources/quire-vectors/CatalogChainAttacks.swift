@@ -47,6 +47,36 @@ extension Catalog {
                                     issues: [("commit_orphaned", UInt64(bytes.count - commitLength))])
             },
             {
+                // C1 of the fourth review (a): a keyless writer inserts a
+                // byte copy of group "four" (its frames and commit frame)
+                // right after group "one", before the commit it extends.
+                let b = try VectorBuilder("attack-keyless-copy-before-original")
+                for text in ["one", "two", "three", "four", "five"] { try b.commit([.entry(b.entry(text))]) }
+                var bytes = try b.bytes()
+                let (copy, record) = try groupBytes(b, group: 4)
+                let at = Int(b.frame(b.vault.structure.groups[1].commitFrame).end)
+                bytes.insert(contentsOf: copy, at: at)
+                let firstOfTwo = b.released.firstIndex { b.vault.structure.groups[2].members.contains($0.frame) }!
+                b.released.insert(record, at: firstOfTwo)
+                return try b.vector("damaged", comment: "attack (fourth review C1 a): a keyless writer inserts a byte copy of group \"four\" (frames and commit frame) right after group \"one\", before the commit \"three\" it extends. Before, links resolved only to earlier commits and the walk went in file order: the copy named a head stored only later (\"missing\"), so it was tampered and held the chain's place; the original \"four\" was the copy (same stored head, later) and \"five\", linking to the first commit storing that head, extended a commit off the chain: orphaned, and so was every commit after it; the vault was tampered and writes refused. Now links resolve to any commit of the file, the walk follows links, and of the commits storing one head the original is the first whose head verifies from a head stored before it: the inserted copy is the copy (orphaned, its record unverified); every genuine commit verifies and is attested, and the vault stays writable", body: bytes,
+                                    issues: [("commit_orphaned", UInt64(at + copy.count - commitLength))])
+            },
+            {
+                // C1 of the fourth review (b): a keyless writer swaps two
+                // adjacent commit groups, "two" and "three".
+                let b = try VectorBuilder("attack-keyless-swap-groups")
+                for text in ["one", "two", "three", "four"] { try b.commit([.entry(b.entry(text))]) }
+                var bytes = try b.bytes()
+                let groups = b.vault.structure.groups
+                let start = Int(b.offset(groups[2].members.lowerBound)), middle = Int(b.frame(groups[2].commitFrame).end)
+                let end = Int(b.frame(groups[3].commitFrame).end)
+                bytes.replaceSubrange(start..<end, with: Array(bytes[middle..<end]) + Array(bytes[start..<middle]))
+                let two = b.released.firstIndex { groups[2].members.contains($0.frame) }!
+                let three = b.released.firstIndex { groups[3].members.contains($0.frame) }!
+                b.released.swapAt(two, three)
+                return try b.vector("success", comment: "attack (fourth review C1 b): a keyless writer swaps two adjacent commit groups (\"two\" and \"three\", frames and commit frames); it replaces the vector damaged-commits-reordered, which pinned the old verdict. Before, \"three\", now first, named a head stored only later (\"missing\"): tampered, on the chain; \"two\" passed it by, and \"four\", linking to \"three\", extended a commit off the chain: orphaned, with every commit after it; the vault was tampered and writes refused. Now \"three\" links forward to \"two\" and the walk visits it right after \"two\": every commit verifies and is attested, nothing is reported (the records are released in file order), and writers chain from \"four\", the last commit of the walk", body: bytes)
+            },
+            {
                 // A phone is removed by the recovery key (R); holding the
                 // epoch-1 key, it then inserts 65 chained commits of its own
                 // before R's group, each attested by itself.

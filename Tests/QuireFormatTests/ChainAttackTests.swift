@@ -158,6 +158,56 @@ import Testing
         #expect(releasedRecords(after).map(\.commitVerified) == [true, true, true, true, false, true])
     }
 
+    /// Fourth review, C1 (b): a keyless writer swaps the last two commit
+    /// groups, then a member writes. Before, the first of the swapped pair
+    /// named a head stored only after it (tampered, writes refused), and a
+    /// writer took its tip in file order. Now links resolve forward and the
+    /// walk follows them: every commit verifies, and the tip is the last
+    /// commit of the walk (the genuine last commit, now second to last in
+    /// the file), so the writer's commit extends it and passes nothing by.
+    @Test func attackKeylessSwapOfTheLastTwoGroupsThenWrite() throws {
+        let v = RawKeyVault(label: "swap")
+        try v.create([[0]])
+        for i in 1...3 { try Self.append(v, [[UInt8(i)]], label: "commit \(i)") }
+        let s = try v.open().structure
+        let lastHead = s.groups[3].storedHead
+        var bytes = try fileBytes(v.path)
+        let start = Int(s.frames[s.groups[2].members.lowerBound].location.offset)
+        let middle = Int(s.frames[s.groups[2].commitFrame].end), end = Int(s.frames[s.groups[3].commitFrame].end)
+        bytes.replaceSubrange(start..<end, with: Array(bytes[middle..<end]) + Array(bytes[start..<middle]))
+        try Data(bytes).write(to: URL(fileURLWithPath: v.path))
+        let vault = try v.open()
+        #expect(vault.commits.statuses == [.verified, .verified, .verified, .verified])
+        #expect(vault.commitIssues.isEmpty)
+        #expect(vault.chainTipHead == lastHead)
+        #expect(releasedRecords(vault).map(\.payload) == [[0], [1], [3], [2]])
+        try Self.append(v, [[4]], label: "after the swap")
+        let after = try v.open()
+        #expect(after.commits.statuses == Array(repeating: .verified, count: 5))
+        #expect(after.structure.groups[4].storedPreviousHead == lastHead)
+        #expect((0..<5).allSatisfy { after.commits.isAttested($0) })
+    }
+
+    /// Fourth review, C1 (a): a keyless byte copy of a group placed before
+    /// the commit it extends. Before, the copy named a head stored only
+    /// later (tampered) and the original, a copy of it, was orphaned with
+    /// every commit after. Now the original is the commit that stands in
+    /// its place: only the inserted copy is orphaned.
+    @Test func attackKeylessCopyBeforeItsOriginal() throws {
+        let v = RawKeyVault(label: "copy before")
+        try v.create([[0]])
+        for i in 1...4 { try Self.append(v, [[UInt8(i)]], label: "commit \(i)") }
+        let s = try v.open().structure
+        var bytes = try fileBytes(v.path)
+        let start = Int(s.frames[s.groups[3].members.lowerBound].location.offset), end = Int(s.frames[s.groups[3].commitFrame].end)
+        bytes.insert(contentsOf: Array(bytes[start..<end]), at: Int(s.frames[s.groups[0].commitFrame].end))
+        try Data(bytes).write(to: URL(fileURLWithPath: v.path))
+        let vault = try v.open()
+        #expect(vault.commits.statuses == [.verified, .orphaned, .verified, .verified, .verified, .verified])
+        #expect(vault.tamperedCommits.isEmpty)
+        #expect(releasedRecords(vault).map(\.commitVerified) == [true, false, true, true, true, true])
+    }
+
     /// Third review, item 4: more inserted commits than any look-back window.
     /// The genuine commit after 70 inserted ones links to the head it
     /// extends through the map of stored heads and still verifies.
