@@ -244,9 +244,14 @@ public struct CommitReport: Sendable {
     public internal(set) var floors: [UInt32] = []
     /// The floor after the last commit.
     public internal(set) var currentFloor: UInt32 = 0
+    /// The commits a current member attested that are verified although
+    /// they link past a commit a current member attested, or extend a
+    /// commit off the chain: a member's fork (`Spec/format.md §9.3`),
+    /// reported as a warning.
+    public internal(set) var forks: Set<Int> = []
     /// The stored head a writer chains its next commit from: that of the
-    /// last commit on the chain (`Spec/format.md §9.1`), or `h_0` when none
-    /// is.
+    /// last commit the walk put on the chain (`Spec/format.md §9.1`), or
+    /// `h_0` when none is.
     public internal(set) var tipHead: [UInt8] = CommitChain.genesisHead
     /// For each commit whose head verifies, the previous head it verified
     /// from (what its attestation signs); nil for the others.
@@ -491,6 +496,8 @@ extension VaultFile {
         var chain: [Int] = []                        // the commits on the chain so far
         var clearBelow: [Int?] = []                  // chain[clearBelow[i]! + 1 ... i] holds no member-attested commit
         var position = [Int](repeating: -1, count: n)
+        var visited = [Bool](repeating: false, count: n)
+        var forks: Set<Int> = []
         var floor: UInt32 = 0
         func memberAttested(_ j: Int) -> Bool {
             if case .notChecked = attestations[j], let key = unchecked[j] {
@@ -520,6 +527,36 @@ extension VaultFile {
             for s in seen { clearBelow[s] = i }
             return hit
         }
+        // Commit k, verified, joins the chain as its tip; its attestation
+        // and the floor.
+        func join(_ k: Int, key: EpochKey) {
+            let group = groups[k]
+            position[k] = chain.count
+            chain.append(k)
+            clearBelow.append(nil)
+            statuses[k] = .verified
+            // The attestation decides the floor only where the commit would
+            // raise it; elsewhere it is checked when first asked for (an
+            // Ed25519 check each, most of the cost of opening a vault written
+            // one commit at a time).
+            if case .notChecked = attestations[k] {
+                if key.epoch > floor || group.members.contains(where: { (trustedKeyrings[$0] ?? 0) > floor }) {
+                    attestations[k] = attestation(of: group, previousHead: verifiedFrom[k]!, key: key)
+                } else {
+                    unchecked[k] = key
+                }
+            }
+            // The floor rises only where a current member vouches for it: a
+            // verified commit it attested raises it to its own key's epoch
+            // and to that of every trusted keyring it holds an intact copy of
+            // (Spec/format.md §9.3). A copy placed elsewhere counts for
+            // nothing. (A commit the chain later passes by was not attested
+            // by a member, so it raised nothing.)
+            if case .attested = attestations[k] {
+                floor = max(floor, key.epoch)
+                for index in group.members { if let epoch = trustedKeyrings[index] { floor = max(floor, epoch) } }
+            }
+        }
         func visit(_ k: Int) {
             let group = groups[k]
             floors[k] = floor
@@ -542,14 +579,37 @@ extension VaultFile {
             let top = chain.count - 1
             var target: Int
             var extendsMissing = false
+            // A commit a current member attested that links to a commit
+            // whose head verifies is verified wherever that commit stands:
+            // its signature vouches for its group and the head it extends.
+            // Its attestation is checked here, where it would be orphaned.
+            func memberFork(_ k: Int) -> Bool {
+                attestations[k] = attestation(of: group, previousHead: verifiedFrom[k]!, key: key)
+                guard case .attested = attestations[k] else {
+                    attestations[k] = .notChecked
+                    return false
+                }
+                forks.insert(k)
+                return true
+            }
             switch link {
             case .start:
                 target = -1
             case .commit(let j):
                 guard position[j] >= 0 else {
-                    // It continues what the chain passed by: a fork, a copy,
-                    // a stale or orphaned commit.
-                    statuses[k] = .orphaned
+                    // It continues what the chain passed by or left: a fork,
+                    // a stale or orphaned commit, or another line. Orphaned,
+                    // unless a current member attested it: then the chain
+                    // goes on from it alone, the commits on it keeping their
+                    // verdicts.
+                    guard visited[j], memberFork(k) else {
+                        statuses[k] = .orphaned
+                        return
+                    }
+                    for j in chain { position[j] = -1 }
+                    chain.removeAll()
+                    clearBelow.removeAll()
+                    join(k, key: key)
                     return
                 }
                 target = position[j]
@@ -560,8 +620,18 @@ extension VaultFile {
                 if case .missing = link { extendsMissing = true }
             }
             if target < top, lastMemberAttested(above: target) != nil {
-                // It links past a commit a current member attested: a fork.
-                statuses[k] = .orphaned
+                // It links past a commit a current member attested: a fork,
+                // orphaned unless a current member attested it too. Then
+                // both lines stay verified: the commits it links past leave
+                // the chain, which goes on from it, but keep their verdicts.
+                guard memberFork(k) else {
+                    statuses[k] = .orphaned
+                    return
+                }
+                for p in stride(from: top, to: target, by: -1) { position[chain[p]] = -1 }
+                chain.removeSubrange((target + 1)...)
+                clearBelow.removeSubrange((target + 1)...)
+                join(k, key: key)
                 return
             }
             for p in stride(from: top, to: target, by: -1) {
@@ -573,37 +643,18 @@ extension VaultFile {
             }
             chain.removeSubrange((target + 1)...)
             clearBelow.removeSubrange((target + 1)...)
-            position[k] = chain.count
-            chain.append(k)
-            clearBelow.append(nil)
             if extendsMissing {
                 // No commit of the file stores the head it extends: that
                 // commit was deleted. It holds the chain's place (the
                 // commits after it extend it) but is not verified, and
                 // writers refuse to write (§9.1).
+                position[k] = chain.count
+                chain.append(k)
+                clearBelow.append(nil)
                 statuses[k] = .tampered
                 return
             }
-            statuses[k] = .verified
-            // The attestation decides the floor only where the commit would
-            // raise it; elsewhere it is checked when first asked for (an
-            // Ed25519 check each, most of the cost of opening a vault written
-            // one commit at a time).
-            if key.epoch > floor || group.members.contains(where: { (trustedKeyrings[$0] ?? 0) > floor }) {
-                attestations[k] = attestation(of: group, previousHead: verifiedFrom[k]!, key: key)
-            } else {
-                unchecked[k] = key
-            }
-            // The floor rises only where a current member vouches for it: a
-            // verified commit it attested raises it to its own key's epoch
-            // and to that of every trusted keyring it holds an intact copy of
-            // (Spec/format.md §9.3). A copy placed elsewhere counts for
-            // nothing. (A commit the chain later passes by was not attested
-            // by a member, so it raised nothing.)
-            if case .attested = attestations[k] {
-                floor = max(floor, key.epoch)
-                for index in group.members { if let epoch = trustedKeyrings[index] { floor = max(floor, epoch) } }
-            }
+            join(k, key: key)
         }
         // Link order: file order, except that a commit whose link names a
         // commit not visited yet (later in the file, or itself waiting)
@@ -611,7 +662,6 @@ extension VaultFile {
         // commit in file order; commits waiting for one commit go in file
         // order, each followed by those waiting for it. A stack, no
         // recursion: a file of reversed groups is as deep as it is long.
-        var visited = [Bool](repeating: false, count: n)
         var waiting: [Int: [Int]] = [:]
         for k in 0..<n {
             if case .commit(let j)? = links[k], !visited[j] {
@@ -639,6 +689,7 @@ extension VaultFile {
         report.computedHeads = computed
         report.epochs = keyOf.map { $0?.epoch ?? 0 }
         report.previousHeads = verifiedFrom
+        report.forks = forks
         report.currentFloor = floor
         // A writer chains from the last commit the walk put on the chain (in
         // link order), or from h_0 when none is: never from a copy, a fork
@@ -890,7 +941,7 @@ extension VaultFile {
                 out.append(.frameRepaired(loc))
             }
             switch status {
-            case .verified: break
+            case .verified: if commits.forks.contains(g) { out.append(.commitFork(loc)) }
             case .mismatch: out.append(.commitMismatch(loc))
             case .tampered: out.append(.commitTampered(loc))
             case .orphaned: out.append(.commitOrphaned(loc))

@@ -117,23 +117,66 @@ import Testing
         #expect(released.map { $0.attestedBy != nil } == [true, false, false, true, true])
     }
 
-    /// Third review, item 3: a commit that links past a commit a current
-    /// member attested is the fork, not the member's commit. A group a
-    /// current member inserts stays on the chain; the commit written before
-    /// it, now after it in the file, is orphaned with what extends it.
+    /// Third review, item 3, and fourth review, C3: a commit that links past
+    /// a commit a current member attested is a fork. When a current member
+    /// attested it too, both lines stay verified (`commit_fork`, a warning)
+    /// and the chain goes on from the later one in the walk; before, the
+    /// genuine commit written before the inserted group, now after it in
+    /// the file, was orphaned with what extends it, and writers chained
+    /// from the inserted group.
     @Test func commitLinkingPastAMembersCommitIsAFork() throws {
         let v = RawKeyVault(label: "fork")
         try v.create([[0]])
         try Self.append(v, [[1]], label: "second")
         try Self.insertGroup(v, after: 0, payloads: [[9]], attestedBy: v.member, label: "x1")
         let vault = try v.open()
-        #expect(vault.commits.statuses == [.verified, .verified, .orphaned])
-        #expect(vault.commitIssues.map(\.code) == ["commit_orphaned"])
-        // A writer chains from the last commit on the chain, never from the fork.
+        #expect(vault.commits.statuses == [.verified, .verified, .verified])
+        #expect(vault.commitIssues.map(\.code) == ["commit_fork"])
+        #expect(vault.commits.forks == [2])
+        // A writer chains from the last commit the walk put on the chain.
         try Self.append(v, [[2]], label: "after the fork")
         let after = try v.open()
-        #expect(after.commits.statuses == [.verified, .verified, .orphaned, .verified])
-        #expect(after.structure.groups[3].storedPreviousHead == after.structure.groups[1].storedHead)
+        #expect(after.commits.statuses == [.verified, .verified, .verified, .verified])
+        #expect(after.structure.groups[3].storedPreviousHead == after.structure.groups[2].storedHead)
+    }
+
+    /// Fourth review, C3: a stolen device (a current member) inserts a group
+    /// X after the first commit; writers that took X as their tip (as every
+    /// writer did before, when the genuine commit after X was the orphaned
+    /// fork) chain from it; then the device is removed. X is now attested
+    /// by a removed member, so the genuine commit passes it by, and the
+    /// commits chained from X extend a commit off the chain. Before, they
+    /// were orphaned for good; now a commit a current member attested that
+    /// extends a commit whose head verifies is verified (`commit_fork`).
+    @Test func attackMemberInsertThenRemoved() throws {
+        let v = RawKeyVault(label: "member insert")
+        try v.create([[0]])
+        try Self.append(v, [[1]], label: "genuine")
+        let thief = try Ed25519.KeyPair(using: SeededRandom(label: "stolen device"))
+        try Self.insertGroup(v, after: 0, payloads: [[9]], attestedBy: thief, label: "x")
+        // A member's commit chained from X, moved to the end of the file
+        // (links do not depend on where a group lies), then one more.
+        try Self.insertGroup(v, after: 1, payloads: [[2]], attestedBy: v.member, label: "from x")
+        var bytes = try fileBytes(v.path)
+        let w = try v.open().structure
+        let start = Int(w.frames[w.groups[2].members.lowerBound].location.offset), end = Int(w.frames[w.groups[2].commitFrame].end)
+        let moved = Array(bytes[start..<end])
+        bytes.removeSubrange(start..<end)
+        try Data(bytes + moved).write(to: URL(fileURLWithPath: v.path))
+        try Self.append(v, [[3]], label: "after that")
+        let s = try v.open().structure
+        #expect(s.groups[3].storedPreviousHead == s.groups[1].storedHead)
+        let f = try VaultFile(path: v.path)
+        f.verifyCommits(keys: v.keys, trustedKeyrings: [:], attestors: [v.member.publicKey, thief.publicKey], removedMembers: [thief.publicKey])
+        #expect(f.commits.statuses == [.verified, .orphaned, .verified, .verified, .verified])
+        #expect(f.commitIssues.map(\.code) == ["commit_orphaned", "commit_fork"])
+        #expect(f.commits.forks == [3])
+        #expect(f.chainTipHead == s.groups[4].storedHead)
+        // Before its removal, the device's group is a member's: the genuine
+        // commit after it is the member's fork, and so is the line from X.
+        f.verifyCommits(keys: v.keys, trustedKeyrings: [:], attestors: [v.member.publicKey, thief.publicKey])
+        #expect(f.commits.statuses == [.verified, .verified, .verified, .verified, .verified])
+        #expect(f.commits.forks == [2, 3])
     }
 
     /// Third review, item 3: a keyless copy of an earlier group and its

@@ -34,6 +34,7 @@ class Commit:
     copy: bool = False                   # stores the head of an earlier commit whose head verifies
     bridge: bytes | None = None          # a mismatch: the head its repaired digest verifies from
     vouched: bool = False                # a mismatch a later commit links to by its stored head
+    fork: bool = False                   # a member's fork: verified off the old line (§9.3)
 
     @property
     def stored_head(self):
@@ -247,8 +248,20 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
     chain: list = []                     # the commits on the chain, in order
     floor = 0
     links = {c.index: _resolve(c, commits) for c in commits if c.head_verifies and not c.copy}
+    visited = set()
+
+    def member_fork(c):
+        """§9.3 "A member's fork": attested by a current member."""
+        _attestation(c, group_digest(c.covered), keys, vault_id, None)
+        if c.attested:
+            c.fork = True
+            return True
+        c.attestation, c.signer = "", b""
+        return False
+
     for c in _link_order(commits, links):
-        c.floor, c.stale = floor, False
+        visited.add(c.index)
+        c.floor, c.stale, c.fork = floor, False, False
         c.attestation, c.signer = "", b""
         if not c.head_verifies:
             continue                                                 # 1
@@ -259,20 +272,28 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
         if c.key.epoch < floor:                                      # 2
             c.status, c.stale = "stale", True
             continue
+        fork_base = None
         if link[0] == "commit":
             e = link[1]
             if e.status not in ("chain", "tampered") or e not in chain:   # 3 (a cycle: e not visited)
-                c.status = "orphaned"
-                continue
-            base = chain.index(e) + 1
+                if e.index not in visited or not member_fork(c):
+                    c.status = "orphaned"
+                    continue
+                fork_base = 0                    # the chain goes on from c alone
+            base = chain.index(e) + 1 if fork_base is None else 0
         elif link[0] == "start":
             base = 0
         else:                                                        # shows nothing
             base = next((i + 1 for i in range(len(chain) - 1, -1, -1) if _member_attested(chain[i], keys, vault_id)), 0)
         passed = chain[base:]
-        if any(_member_attested(p, keys, vault_id) for p in passed):  # 4: a fork
-            c.status = "orphaned"
-            continue
+        if fork_base is None and any(_member_attested(p, keys, vault_id) for p in passed):  # 4: a fork
+            if not member_fork(c):
+                c.status = "orphaned"
+                continue
+            fork_base = base
+        if fork_base is not None:                # a member's fork: the others keep their verdicts
+            del chain[fork_base:]
+            passed = []
         for p in passed:
             if p.status != "tampered":
                 p.status = "orphaned"
@@ -283,7 +304,8 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
             c.status = "tampered"
             continue
         c.status = "chain"
-        _attestation(c, group_digest(c.covered), keys, vault_id, None)
+        if not c.fork:
+            _attestation(c, group_digest(c.covered), keys, vault_id, None)
         if c.attested:
             floor = max([floor, c.key.epoch] + [
                 trusted_ids[f.body[-BODY_HASH:]] for f in c.covered
@@ -300,6 +322,8 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
                 "stale": "stale_epoch"}.get(c.status)
         if code:
             issues.append(Issue(code, c.frame.offset))
+        if c.status == "chain" and c.fork:
+            issues.append(Issue("commit_fork", c.frame.offset))
         if c.status == "chain" and c.attestation == "failed":
             issues.append(Issue("attestation_failed", c.frame.offset))
     return chain
