@@ -378,13 +378,17 @@ extension VaultFile {
         var otherWithHead: [HeadKey: Int] = [:]      // stored head → the first mismatch or unverifiable commit storing it
         var mismatchWithComputedHead: [HeadKey: Int] = [:]  // a mismatch's computed head (≠ its stored head) → the first such
         var bridge = [[UInt8]?](repeating: nil, count: n)  // a mismatch's previous head, by its repaired digest
+        var storedKeys: [HeadKey] = []                // each commit's stored head, as a map key
+        storedKeys.reserveCapacity(n)
+        var fromKeys = [HeadKey?](repeating: nil, count: n)  // a verified head's previous head, as a map key (nil for h_0)
         for k in 0..<n {
             let group = groups[k]
             let frame = structure.frames[group.commitFrame]
             let stored = group.storedHead
             let candidates = keys.keys(for: frame.header.keyID)
             let storedKey = HeadKey(stored)
-            if firstHolding[storedKey] == nil { firstHolding[storedKey] = k }
+            storedKeys.append(storedKey)
+            firstHolding[storedKey, default: k] += 0  // inserts k only when absent: one lookup
             guard let first = candidates.first else {
                 computed.append(stored)
                 if otherWithHead[storedKey] == nil { otherWithHead[storedKey] = k }
@@ -414,6 +418,7 @@ extension VaultFile {
             if let (key, prev) = found {
                 keyOf[k] = key
                 verifiedFrom[k] = prev
+                if prev != CommitChain.genesisHead { fromKeys[k] = HeadKey(prev) }
                 computed.append(stored)
             } else {
                 if otherWithHead[storedKey] == nil { otherWithHead[storedKey] = k }
@@ -424,7 +429,7 @@ extension VaultFile {
                 if head != stored {
                     let headKey = HeadKey(head)
                     if mismatchWithComputedHead[headKey] == nil { mismatchWithComputedHead[headKey] = k }
-                    if firstHolding[headKey] == nil { firstHolding[headKey] = k }
+                    firstHolding[headKey, default: k] += 0
                 }
                 // A body hash hit by damage breaks the group digest, not the
                 // chain: with each frame's trailer recomputed from its intact
@@ -444,36 +449,39 @@ extension VaultFile {
         // moved before the one it extends (two groups swapped) is still the
         // original. (A junk commit that copies a commit's head does not
         // verify, so it cannot make that commit a copy.)
+        let headVerifies = verifiedFrom.map { $0 != nil }
+        // (The usual commit extends the one just before it in the file: no
+        // lookup then.)
         func inPlace(_ k: Int) -> Bool {
-            let value = verifiedFrom[k]!
-            return value == CommitChain.genesisHead || firstHolding[HeadKey(value)].map { $0 < k } ?? false
+            guard let from = fromKeys[k] else { return true }  // h_0
+            if k > 0 && from == storedKeys[k - 1] { return true }
+            return firstHolding[from].map { $0 < k } ?? false
         }
-        var original: [HeadKey: (index: Int, inPlace: Bool)] = [:]  // stored head → its original
+        var original: [HeadKey: Int] = [:]  // stored head → its original (negative, −1 − k, while not in place)
         original.reserveCapacity(n)
-        for k in 0..<n where verifiedFrom[k] != nil {
-            let key = HeadKey(groups[k].storedHead)
-            if let o = original[key] {
-                if !o.inPlace && inPlace(k) { original[key] = (k, true) }
-            } else {
-                original[key] = (k, inPlace(k))
-            }
+        for k in 0..<n where headVerifies[k] {
+            let mine = inPlace(k) ? k : -1 - k
+            // One lookup in the usual case (a head stored once).
+            guard let o = original.updateValue(mine, forKey: storedKeys[k]) else { continue }
+            if o >= 0 || mine < 0 { original[storedKeys[k]] = o }  // the earlier one stays the original
         }
-        var isCopy = [Bool](repeating: false, count: n)
-        for k in 0..<n where verifiedFrom[k] != nil { isCopy[k] = original[HeadKey(groups[k].storedHead)]!.index != k }
+        func originalIndex(_ key: HeadKey) -> Int? { original[key].map { $0 < 0 ? -1 - $0 : $0 } }
+        var isCopy = headVerifies
+        for o in original.values { isCopy[o < 0 ? -1 - o : o] = false }
         // Where a previous head leads: h_0, the original that stores it
         // (anywhere in the file), or — through a mismatch — what that
         // mismatch's content is shown to chain from.
         var vouched = [Bool](repeating: false, count: n)
         func resolveVerified(_ value: [UInt8]) -> Predecessor {
             if value == CommitChain.genesisHead { return .start }
-            if let o = original[HeadKey(value)] { return .commit(o.index) }
+            if let o = originalIndex(HeadKey(value)) { return .commit(o) }
             return .notShown
         }
         func predecessor(of k: Int) -> Predecessor {
-            let value = verifiedFrom[k]!
-            if value == CommitChain.genesisHead { return .start }
-            let key = HeadKey(value)
-            if let o = original[key] { return .commit(o.index) }
+            guard let key = fromKeys[k] else { return .start }
+            // The usual case: it extends the commit just before it, an original.
+            if k > 0 && headVerifies[k - 1] && !isCopy[k - 1] && key == storedKeys[k - 1] { return .commit(k - 1) }
+            if let o = originalIndex(key) { return .commit(o) }
             if let j = otherWithHead[key] {
                 guard keyOf[j] != nil else { return .notShown }  // unverifiable
                 // A mismatch a commit chains from by its stored head was
@@ -488,7 +496,7 @@ extension VaultFile {
         }
         // A copy takes no link; every other commit whose head verifies links.
         var links = [Predecessor?](repeating: nil, count: n)
-        for k in 0..<n where verifiedFrom[k] != nil && !isCopy[k] { links[k] = predecessor(of: k) }
+        for k in 0..<n where headVerifies[k] && !isCopy[k] { links[k] = predecessor(of: k) }
         // 2. In link order: the chain, floor, stale, attestation.
         var statuses = [CommitReport.Status](repeating: .mismatch, count: n)
         var attestations = [CommitReport.Attestation](repeating: .notChecked, count: n)
@@ -564,7 +572,7 @@ extension VaultFile {
                 statuses[k] = .unverifiable
                 return
             }
-            guard verifiedFrom[k] != nil else { return }  // a mismatch (tampered decided below)
+            guard headVerifies[k] else { return }  // a mismatch (tampered decided below)
             // A copy takes no link.
             guard let link = links[k] else {
                 statuses[k] = .orphaned
@@ -668,7 +676,10 @@ extension VaultFile {
                 waiting[j, default: []].append(k)
                 continue
             }
-            var pending = [k]
+            visit(k)
+            visited[k] = true
+            guard !waiting.isEmpty, let first = waiting.removeValue(forKey: k) else { continue }
+            var pending = Array(first.reversed())
             while let c = pending.popLast() {
                 visit(c)
                 visited[c] = true
@@ -680,7 +691,7 @@ extension VaultFile {
         for k in 0..<n where !visited[k] { visit(k) }
         // 3. A mismatch that a commit chains from by its stored head, with
         // nothing in its group damaged, was tampered with.
-        for k in 0..<n where keyOf[k] != nil && verifiedFrom[k] == nil {
+        for k in 0..<n where keyOf[k] != nil && !headVerifies[k] {
             statuses[k] = vouched[k] && !groupIsDamaged(groups[k]) ? .tampered : .mismatch
         }
         report.statuses = statuses
