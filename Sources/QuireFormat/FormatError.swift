@@ -87,6 +87,13 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     /// extends a commit off the chain, or one a later commit passes by (an
     /// inserted group) (`Spec/format.md §9.3`). Its records are unverified.
     case commitOrphaned(FrameLocation)
+    /// A commit a current member attested is verified although it links
+    /// past a commit a current member attested, or extends a commit off the
+    /// chain: two lines a member vouched for both stay verified, and the
+    /// chain goes on from this one (`Spec/format.md §9.3`). A warning:
+    /// nothing is lost, but a member wrote it from another place in the
+    /// chain than the commits before it.
+    case commitFork(FrameLocation)
     /// A commit's head does not verify although a later commit chains from
     /// its stored head, and nothing in its group is damaged: frames were
     /// deleted, replaced or inserted after it was written; or a commit's head
@@ -176,6 +183,7 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .commitMismatch: "commit_mismatch"
         case .commitUnverifiable: "commit_unverifiable"
         case .commitOrphaned: "commit_orphaned"
+        case .commitFork: "commit_fork"
         case .untrustedKeyring: "keyring_unauthenticated"
         case .commitTampered: "commit_tampered"
         case .attestationFailed: "attestation_failed"
@@ -206,7 +214,7 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .frameRepaired(let l), .malformedFrame(let l, _), .unknownCriticalKind(let l, _), .authenticationFailed(let l),
             .unknownKey(let l, _), .staleEpoch(let l, _, _), .badPadding(let l), .decompressionFailed(let l, _),
             .decompressedSizeMismatch(let l, _, _), .commitMismatch(let l), .commitUnverifiable(let l, _), .attestationFailed(let l, _),
-            .commitOrphaned(let l), .commitTampered(let l), .untrustedKeyring(let l, _), .revisionConflict(let l, _):
+            .commitOrphaned(let l), .commitFork(let l), .commitTampered(let l), .untrustedKeyring(let l, _), .revisionConflict(let l, _):
             return l
         case .sizeLimitExceeded(let l, _, _, _), .malformedRecord(let l, _):
             return l
@@ -276,6 +284,8 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
             return "keyring \(loc) is not trusted (\(reason)); it is not carried"
         case let .commitOrphaned(loc):
             return "commit \(loc) is not part of the chain: the commit after it does not chain from it (a group was inserted); its records are shown as unverified"
+        case let .commitFork(loc):
+            return "commit \(loc) was attested by a member but extends a commit the chain left or links past another member's commit (a fork, such as a group a stolen device inserted); both lines stay verified, and new commits extend this one"
         case let .commitTampered(loc):
             return "commit \(loc) was altered after later commits were written, with no sign of damage (records were deleted, replaced or inserted); its records are shown as unverified, and writing is refused until a copy that holds the commit is merged back (quire merge) or the vault is compacted without what cannot be verified"
         case let .commitUnverifiable(loc, id):

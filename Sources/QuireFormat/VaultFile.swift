@@ -244,9 +244,14 @@ public struct CommitReport: Sendable {
     public internal(set) var floors: [UInt32] = []
     /// The floor after the last commit.
     public internal(set) var currentFloor: UInt32 = 0
+    /// The commits a current member attested that are verified although
+    /// they link past a commit a current member attested, or extend a
+    /// commit off the chain: a member's fork (`Spec/format.md §9.3`),
+    /// reported as a warning.
+    public internal(set) var forks: Set<Int> = []
     /// The stored head a writer chains its next commit from: that of the
-    /// last commit on the chain (`Spec/format.md §9.1`), or `h_0` when none
-    /// is.
+    /// last commit the walk put on the chain (`Spec/format.md §9.1`), or
+    /// `h_0` when none is.
     public internal(set) var tipHead: [UInt8] = CommitChain.genesisHead
     /// For each commit whose head verifies, the previous head it verified
     /// from (what its attestation signs); nil for the others.
@@ -343,15 +348,20 @@ extension VaultFile {
     ///
     /// First, for each commit, the held key and the previous head its head
     /// verifies from (the one it stores, or — a damaged previous-head field —
-    /// the stored head of the commit before it in the file), and where that
-    /// head resolves through a map of stored heads: no window, one lookup per
-    /// commit. Then, in file order, the chain (a stack of the commits on it),
-    /// the floor, stale commits and attestations: a commit joins the chain
-    /// from the commit it links to, passing by the commits on the chain after
-    /// that one — unless one of them is verified and attested by a current
-    /// member, which makes the commit a fork (orphaned). Last, which
-    /// mismatches a later commit vouches for (tampered). Linear in the number
-    /// of commits.
+    /// the stored head of the commit before it in the file). Of the commits
+    /// whose heads verify and store one head, one is the original: the first
+    /// in file order whose head verifies from `h_0` or from a head that a
+    /// commit before it in the file holds, else the first; the others are
+    /// copies. Each other commit links to what its previous head names,
+    /// forward too, through maps of stored heads: no window, one lookup per
+    /// commit. Then, in *link order* — file order, except that a commit
+    /// whose link names a commit not visited yet is visited right after it —
+    /// the chain (a stack of the commits on it), the floor, stale commits
+    /// and attestations: a commit joins the chain from the commit it links
+    /// to, passing by the commits on the chain after that one — unless one
+    /// of them is verified and attested by a current member, which makes the
+    /// commit a fork (orphaned). Last, which mismatches a commit vouches for
+    /// (tampered). Linear in the number of commits.
     func chainReport() -> (report: CommitReport, unchecked: [Int: EpochKey]) {
         let groups = structure.groups
         let n = groups.count
@@ -363,18 +373,22 @@ extension VaultFile {
         var computedFrom = [[UInt8]](repeating: CommitChain.genesisHead, count: n)  // a mismatch: its stored previous head
         var computed: [[UInt8]] = []
         computed.reserveCapacity(n)
-        var verifiedWithHead: [HeadKey: Int] = [:]   // stored head → the first commit whose head verified storing it
-        verifiedWithHead.reserveCapacity(n)
+        var firstHolding: [HeadKey: Int] = [:]       // a stored head (or a mismatch's computed head) → the first commit holding it
+        firstHolding.reserveCapacity(n)
         var otherWithHead: [HeadKey: Int] = [:]      // stored head → the first mismatch or unverifiable commit storing it
         var mismatchWithComputedHead: [HeadKey: Int] = [:]  // a mismatch's computed head (≠ its stored head) → the first such
-        var isCopy = [Bool](repeating: false, count: n)
         var bridge = [[UInt8]?](repeating: nil, count: n)  // a mismatch's previous head, by its repaired digest
+        var storedKeys: [HeadKey] = []                // each commit's stored head, as a map key
+        storedKeys.reserveCapacity(n)
+        var fromKeys = [HeadKey?](repeating: nil, count: n)  // a verified head's previous head, as a map key (nil for h_0)
         for k in 0..<n {
             let group = groups[k]
             let frame = structure.frames[group.commitFrame]
             let stored = group.storedHead
             let candidates = keys.keys(for: frame.header.keyID)
             let storedKey = HeadKey(stored)
+            storedKeys.append(storedKey)
+            firstHolding[storedKey, default: k] += 0  // inserts k only when absent: one lookup
             guard let first = candidates.first else {
                 computed.append(stored)
                 if otherWithHead[storedKey] == nil { otherWithHead[storedKey] = k }
@@ -404,18 +418,19 @@ extension VaultFile {
             if let (key, prev) = found {
                 keyOf[k] = key
                 verifiedFrom[k] = prev
+                if prev != CommitChain.genesisHead { fromKeys[k] = HeadKey(prev) }
                 computed.append(stored)
-                // A copy stores the head of an earlier commit whose head
-                // verified. (A junk commit that copies a later commit's head
-                // does not verify, so it cannot make that commit a copy.)
-                if verifiedWithHead[storedKey] != nil { isCopy[k] = true } else { verifiedWithHead[storedKey] = k }
             } else {
                 if otherWithHead[storedKey] == nil { otherWithHead[storedKey] = k }
                 let head = (try? CommitChain.head(key: first, vaultID: vaultID, previousHead: previous, digest: group.digest, commitHeader: frame.header))
                     ?? previous
                 computed.append(head)
                 computedFrom[k] = previous
-                if head != stored, mismatchWithComputedHead[HeadKey(head)] == nil { mismatchWithComputedHead[HeadKey(head)] = k }
+                if head != stored {
+                    let headKey = HeadKey(head)
+                    if mismatchWithComputedHead[headKey] == nil { mismatchWithComputedHead[headKey] = k }
+                    firstHolding[headKey, default: k] += 0
+                }
                 // A body hash hit by damage breaks the group digest, not the
                 // chain: with each frame's trailer recomputed from its intact
                 // body, the head may still verify, which shows what the
@@ -426,38 +441,71 @@ extension VaultFile {
                 }
             }
         }
-        // Where a previous head leads: h_0, the first commit that stores it
-        // (when its head verified), or — through a mismatch — what that
+        // Originals and copies. Of the commits whose heads verify and store
+        // one head, the original is the first in file order whose head
+        // verifies from h_0 or from a head a commit before it holds — it
+        // stands in its place — else the first; the others are copies. So
+        // a byte copy placed before its original is the copy, and a group
+        // moved before the one it extends (two groups swapped) is still the
+        // original. (A junk commit that copies a commit's head does not
+        // verify, so it cannot make that commit a copy.)
+        let headVerifies = verifiedFrom.map { $0 != nil }
+        // (The usual commit extends the one just before it in the file: no
+        // lookup then.)
+        func inPlace(_ k: Int) -> Bool {
+            guard let from = fromKeys[k] else { return true }  // h_0
+            if k > 0 && from == storedKeys[k - 1] { return true }
+            return firstHolding[from].map { $0 < k } ?? false
+        }
+        var original: [HeadKey: Int] = [:]  // stored head → its original (negative, −1 − k, while not in place)
+        original.reserveCapacity(n)
+        for k in 0..<n where headVerifies[k] {
+            let mine = inPlace(k) ? k : -1 - k
+            // One lookup in the usual case (a head stored once).
+            guard let o = original.updateValue(mine, forKey: storedKeys[k]) else { continue }
+            if o >= 0 || mine < 0 { original[storedKeys[k]] = o }  // the earlier one stays the original
+        }
+        func originalIndex(_ key: HeadKey) -> Int? { original[key].map { $0 < 0 ? -1 - $0 : $0 } }
+        var isCopy = headVerifies
+        for o in original.values { isCopy[o < 0 ? -1 - o : o] = false }
+        // Where a previous head leads: h_0, the original that stores it
+        // (anywhere in the file), or — through a mismatch — what that
         // mismatch's content is shown to chain from.
         var vouched = [Bool](repeating: false, count: n)
-        func resolveVerified(_ value: [UInt8], before limit: Int) -> Predecessor {
+        func resolveVerified(_ value: [UInt8]) -> Predecessor {
             if value == CommitChain.genesisHead { return .start }
-            if let j = verifiedWithHead[HeadKey(value)], j < limit { return .commit(j) }
+            if let o = originalIndex(HeadKey(value)) { return .commit(o) }
             return .notShown
         }
         func predecessor(of k: Int) -> Predecessor {
-            let value = verifiedFrom[k]!
-            if value == CommitChain.genesisHead { return .start }
-            let key = HeadKey(value)
-            if let j = verifiedWithHead[key], j < k { return .commit(j) }
-            if let j = otherWithHead[key], j < k {
+            guard let key = fromKeys[k] else { return .start }
+            // The usual case: it extends the commit just before it, an original.
+            if k > 0 && headVerifies[k - 1] && !isCopy[k - 1] && key == storedKeys[k - 1] { return .commit(k - 1) }
+            if let o = originalIndex(key) { return .commit(o) }
+            if let j = otherWithHead[key] {
                 guard keyOf[j] != nil else { return .notShown }  // unverifiable
-                // A mismatch a later commit chains from by its stored head was
+                // A mismatch a commit chains from by its stored head was
                 // intact when that commit was written.
                 vouched[j] = true
-                return bridge[j].map { resolveVerified($0, before: j) } ?? .notShown
+                return bridge[j].map { resolveVerified($0) } ?? .notShown
             }
             // Only the mismatch's stored head was hit: its content chains
             // from its stored previous head.
-            if let j = mismatchWithComputedHead[key], j < k { return resolveVerified(computedFrom[j], before: j) }
+            if let j = mismatchWithComputedHead[key] { return resolveVerified(computedFrom[j]) }
             return .missing
         }
-        // 2. In file order: the chain, floor, stale, attestation.
+        // A copy takes no link; every other commit whose head verifies links.
+        var links = [Predecessor?](repeating: nil, count: n)
+        for k in 0..<n where headVerifies[k] && !isCopy[k] { links[k] = predecessor(of: k) }
+        // 2. In link order: the chain, floor, stale, attestation.
         var statuses = [CommitReport.Status](repeating: .mismatch, count: n)
         var attestations = [CommitReport.Attestation](repeating: .notChecked, count: n)
+        var floors = [UInt32](repeating: 0, count: n)
         var chain: [Int] = []                        // the commits on the chain so far
         var clearBelow: [Int?] = []                  // chain[clearBelow[i]! + 1 ... i] holds no member-attested commit
         var position = [Int](repeating: -1, count: n)
+        var visited = [Bool](repeating: false, count: n)
+        var forks: Set<Int> = []
         var floor: UInt32 = 0
         func memberAttested(_ j: Int) -> Bool {
             if case .notChecked = attestations[j], let key = unchecked[j] {
@@ -487,81 +535,24 @@ extension VaultFile {
             for s in seen { clearBelow[s] = i }
             return hit
         }
-        for k in 0..<n {
+        // Commit k, verified, joins the chain as its tip; its attestation
+        // and the floor.
+        func join(_ k: Int, key: EpochKey) {
             let group = groups[k]
-            report.floors.append(floor)
-            report.computedHeads.append(computed[k])
-            report.epochs.append(keyOf[k]?.epoch ?? 0)
-            guard let key = keyOf[k] else {
-                statuses[k] = .unverifiable
-                continue
-            }
-            guard verifiedFrom[k] != nil else { continue }  // a mismatch (tampered decided below)
-            // A copy of an earlier commit takes no link.
-            if isCopy[k] {
-                statuses[k] = .orphaned
-                continue
-            }
-            let link = predecessor(of: k)
-            if key.epoch < floor {
-                // Stale: made by a device that missed the rotation, or one
-                // removed by it. It passes nothing by.
-                statuses[k] = .stale(epoch: key.epoch, current: floor)
-                continue
-            }
-            let top = chain.count - 1
-            var target: Int
-            var extendsMissing = false
-            switch link {
-            case .start:
-                target = -1
-            case .commit(let j):
-                guard position[j] >= 0 else {
-                    // It continues what the chain passed by: a fork, a copy,
-                    // a stale or orphaned commit.
-                    statuses[k] = .orphaned
-                    continue
-                }
-                target = position[j]
-            case .notShown, .missing:
-                // The reader cannot tell which commits before it are genuine:
-                // it passes by those after the last a current member attested.
-                target = lastMemberAttested(above: -1) ?? -1
-                if case .missing = link { extendsMissing = true }
-            }
-            if target < top, lastMemberAttested(above: target) != nil {
-                // It links past a commit a current member attested: a fork.
-                statuses[k] = .orphaned
-                continue
-            }
-            for p in stride(from: top, to: target, by: -1) {
-                let j = chain[p]
-                if statuses[j] != .tampered { statuses[j] = .orphaned }
-                attestations[j] = .notChecked
-                unchecked[j] = nil
-                position[j] = -1
-            }
-            chain.removeSubrange((target + 1)...)
-            clearBelow.removeSubrange((target + 1)...)
             position[k] = chain.count
             chain.append(k)
             clearBelow.append(nil)
-            if extendsMissing {
-                // The commit it extends was deleted from the file: tampering.
-                // It holds the chain's place (the commits after it extend it)
-                // but is not verified, and writers refuse to write (§9.1).
-                statuses[k] = .tampered
-                continue
-            }
             statuses[k] = .verified
             // The attestation decides the floor only where the commit would
             // raise it; elsewhere it is checked when first asked for (an
             // Ed25519 check each, most of the cost of opening a vault written
             // one commit at a time).
-            if key.epoch > floor || group.members.contains(where: { (trustedKeyrings[$0] ?? 0) > floor }) {
-                attestations[k] = attestation(of: group, previousHead: verifiedFrom[k]!, key: key)
-            } else {
-                unchecked[k] = key
+            if case .notChecked = attestations[k] {
+                if key.epoch > floor || group.members.contains(where: { (trustedKeyrings[$0] ?? 0) > floor }) {
+                    attestations[k] = attestation(of: group, previousHead: verifiedFrom[k]!, key: key)
+                } else {
+                    unchecked[k] = key
+                }
             }
             // The floor rises only where a current member vouches for it: a
             // verified commit it attested raises it to its own key's epoch
@@ -574,17 +565,146 @@ extension VaultFile {
                 for index in group.members { if let epoch = trustedKeyrings[index] { floor = max(floor, epoch) } }
             }
         }
-        // 3. A mismatch that a later commit chains from by its stored head,
-        // with nothing in its group damaged, was tampered with.
-        for k in 0..<n where keyOf[k] != nil && verifiedFrom[k] == nil {
+        func visit(_ k: Int) {
+            let group = groups[k]
+            floors[k] = floor
+            guard let key = keyOf[k] else {
+                statuses[k] = .unverifiable
+                return
+            }
+            guard headVerifies[k] else { return }  // a mismatch (tampered decided below)
+            // A copy takes no link.
+            guard let link = links[k] else {
+                statuses[k] = .orphaned
+                return
+            }
+            if key.epoch < floor {
+                // Stale: made by a device that missed the rotation, or one
+                // removed by it. It passes nothing by.
+                statuses[k] = .stale(epoch: key.epoch, current: floor)
+                return
+            }
+            let top = chain.count - 1
+            var target: Int
+            var extendsMissing = false
+            // A commit a current member attested that links to a commit
+            // whose head verifies is verified wherever that commit stands:
+            // its signature vouches for its group and the head it extends.
+            // Its attestation is checked here, where it would be orphaned.
+            func memberFork(_ k: Int) -> Bool {
+                attestations[k] = attestation(of: group, previousHead: verifiedFrom[k]!, key: key)
+                guard case .attested = attestations[k] else {
+                    attestations[k] = .notChecked
+                    return false
+                }
+                forks.insert(k)
+                return true
+            }
+            switch link {
+            case .start:
+                target = -1
+            case .commit(let j):
+                guard position[j] >= 0 else {
+                    // It continues what the chain passed by or left: a fork,
+                    // a stale or orphaned commit, or another line. Orphaned,
+                    // unless a current member attested it: then the chain
+                    // goes on from it alone, the commits on it keeping their
+                    // verdicts.
+                    guard visited[j], memberFork(k) else {
+                        statuses[k] = .orphaned
+                        return
+                    }
+                    for j in chain { position[j] = -1 }
+                    chain.removeAll()
+                    clearBelow.removeAll()
+                    join(k, key: key)
+                    return
+                }
+                target = position[j]
+            case .notShown, .missing:
+                // The reader cannot tell which commits before it are genuine:
+                // it passes by those after the last a current member attested.
+                target = lastMemberAttested(above: -1) ?? -1
+                if case .missing = link { extendsMissing = true }
+            }
+            if target < top, lastMemberAttested(above: target) != nil {
+                // It links past a commit a current member attested: a fork,
+                // orphaned unless a current member attested it too. Then
+                // both lines stay verified: the commits it links past leave
+                // the chain, which goes on from it, but keep their verdicts.
+                guard memberFork(k) else {
+                    statuses[k] = .orphaned
+                    return
+                }
+                for p in stride(from: top, to: target, by: -1) { position[chain[p]] = -1 }
+                chain.removeSubrange((target + 1)...)
+                clearBelow.removeSubrange((target + 1)...)
+                join(k, key: key)
+                return
+            }
+            for p in stride(from: top, to: target, by: -1) {
+                let j = chain[p]
+                if statuses[j] != .tampered { statuses[j] = .orphaned }
+                attestations[j] = .notChecked
+                unchecked[j] = nil
+                position[j] = -1
+            }
+            chain.removeSubrange((target + 1)...)
+            clearBelow.removeSubrange((target + 1)...)
+            if extendsMissing {
+                // No commit of the file stores the head it extends: that
+                // commit was deleted. It holds the chain's place (the
+                // commits after it extend it) but is not verified, and
+                // writers refuse to write (§9.1).
+                position[k] = chain.count
+                chain.append(k)
+                clearBelow.append(nil)
+                statuses[k] = .tampered
+                return
+            }
+            join(k, key: key)
+        }
+        // Link order: file order, except that a commit whose link names a
+        // commit not visited yet (later in the file, or itself waiting)
+        // waits for it and is visited right after it, before the next
+        // commit in file order; commits waiting for one commit go in file
+        // order, each followed by those waiting for it. A stack, no
+        // recursion: a file of reversed groups is as deep as it is long.
+        var waiting: [Int: [Int]] = [:]
+        for k in 0..<n {
+            if case .commit(let j)? = links[k], !visited[j] {
+                waiting[j, default: []].append(k)
+                continue
+            }
+            visit(k)
+            visited[k] = true
+            guard !waiting.isEmpty, let first = waiting.removeValue(forKey: k) else { continue }
+            var pending = Array(first.reversed())
+            while let c = pending.popLast() {
+                visit(c)
+                visited[c] = true
+                if let w = waiting.removeValue(forKey: c) { pending.append(contentsOf: w.reversed()) }
+            }
+        }
+        // Commits still waiting link in a cycle (a head that chains to
+        // itself: no key holder can make one): none joins the chain.
+        for k in 0..<n where !visited[k] { visit(k) }
+        // 3. A mismatch that a commit chains from by its stored head, with
+        // nothing in its group damaged, was tampered with.
+        for k in 0..<n where keyOf[k] != nil && !headVerifies[k] {
             statuses[k] = vouched[k] && !groupIsDamaged(groups[k]) ? .tampered : .mismatch
         }
         report.statuses = statuses
         report.attestations = attestations
+        report.floors = floors
+        report.computedHeads = computed
+        report.epochs = keyOf.map { $0?.epoch ?? 0 }
         report.previousHeads = verifiedFrom
+        report.forks = forks
         report.currentFloor = floor
-        // A writer chains from the last commit on the chain, or from h_0
-        // when none is: never from a copy, a fork or a stale commit.
+        // A writer chains from the last commit the walk put on the chain (in
+        // link order), or from h_0 when none is: never from a copy, a fork
+        // or a stale commit.
         report.tipHead = chain.last.map { groups[$0].storedHead } ?? CommitChain.genesisHead
         return (report, unchecked)
     }
@@ -832,7 +952,7 @@ extension VaultFile {
                 out.append(.frameRepaired(loc))
             }
             switch status {
-            case .verified: break
+            case .verified: if commits.forks.contains(g) { out.append(.commitFork(loc)) }
             case .mismatch: out.append(.commitMismatch(loc))
             case .tampered: out.append(.commitTampered(loc))
             case .orphaned: out.append(.commitOrphaned(loc))

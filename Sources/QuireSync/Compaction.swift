@@ -108,7 +108,8 @@ public enum Compaction {
 
         // Read every record; refuse when anything is damaged or unverified
         // (or, when asked, drop it and say so).
-        var damage: [FormatError] = file.commitIssues.filter { $0.code != "attestation_failed" }
+        // A member's fork (commit_fork) loses nothing: both lines are verified.
+        var damage: [FormatError] = file.commitIssues.filter { $0.code != "attestation_failed" && $0.code != "commit_fork" }
         var revisions: [(index: Int, revision: EntryRevision)] = []
         var revisionSlot: [RevisionID: Int] = [:]
         var manifests: [(index: Int, manifest: BlobManifest)] = []

@@ -723,22 +723,6 @@ enum Catalog {
                                     issues: [("commit_mismatch", b.commitFrame(of: idx[2]!).location.offset)])
             },
             {
-                let b = try VectorBuilder("damaged-commits-reordered")
-                let a = try b.commit([.entry(b.entry("A"))])
-                let c = try b.commit([.entry(b.entry("B"))])
-                let d = try b.commit([.entry(b.entry("C"))])
-                var bytes = try b.bytes()
-                let aStart = Int(b.offset(a[0]!)), aEnd = Int(b.frame(a[0]! + 1).end)
-                let cEnd = Int(b.frame(c[0]! + 1).end)
-                let first = Array(bytes[aStart..<aEnd]), second = Array(bytes[aEnd..<cEnd])
-                bytes.replaceSubrange(aStart..<cEnd, with: second + first)
-                let ra = b.released.count - 3
-                b.released.swapAt(ra, ra + 1)
-                let secondCommit = UInt64(aStart + second.count - commitLength)
-                return try b.vector("damaged", comment: "two whole commits swapped (B before A): B's stored previous head is A's head, which no commit before it stores, so the commit B extends is missing there: B is tampered (writers refuse to write until a merge or a compaction rewrites the file). A links to the commit before both and passes B by, which a current member's attestation does not protect as B is not verified; C extends B, off the chain, so it is orphaned (format.md §9.3)", body: bytes,
-                                    issues: [("commit_tampered", secondCommit), ("commit_orphaned", b.offset(d[0]! + 1))])
-            },
-            {
                 let b = try VectorBuilder("damaged-record-duplicated")
                 let idx = try b.commit([.entry(b.entry("one")), .entry(b.entry("twice"))])
                 var bytes = try b.bytes()

@@ -47,6 +47,70 @@ extension Catalog {
                                     issues: [("commit_orphaned", UInt64(bytes.count - commitLength))])
             },
             {
+                // C1 of the fourth review (a): a keyless writer inserts a
+                // byte copy of group "four" (its frames and commit frame)
+                // right after group "one", before the commit it extends.
+                let b = try VectorBuilder("attack-keyless-copy-before-original")
+                for text in ["one", "two", "three", "four", "five"] { try b.commit([.entry(b.entry(text))]) }
+                var bytes = try b.bytes()
+                let (copy, record) = try groupBytes(b, group: 4)
+                let at = Int(b.frame(b.vault.structure.groups[1].commitFrame).end)
+                bytes.insert(contentsOf: copy, at: at)
+                let firstOfTwo = b.released.firstIndex { b.vault.structure.groups[2].members.contains($0.frame) }!
+                b.released.insert(record, at: firstOfTwo)
+                return try b.vector("damaged", comment: "attack (fourth review C1 a): a keyless writer inserts a byte copy of group \"four\" (frames and commit frame) right after group \"one\", before the commit \"three\" it extends. Before, links resolved only to earlier commits and the walk went in file order: the copy named a head stored only later (\"missing\"), so it was tampered and held the chain's place; the original \"four\" was the copy (same stored head, later) and \"five\", linking to the first commit storing that head, extended a commit off the chain: orphaned, and so was every commit after it; the vault was tampered and writes refused. Now links resolve to any commit of the file, the walk follows links, and of the commits storing one head the original is the first whose head verifies from a head stored before it: the inserted copy is the copy (orphaned, its record unverified); every genuine commit verifies and is attested, and the vault stays writable", body: bytes,
+                                    issues: [("commit_orphaned", UInt64(at + copy.count - commitLength))])
+            },
+            {
+                // C1 of the fourth review (b): a keyless writer swaps two
+                // adjacent commit groups, "two" and "three".
+                let b = try VectorBuilder("attack-keyless-swap-groups")
+                for text in ["one", "two", "three", "four"] { try b.commit([.entry(b.entry(text))]) }
+                var bytes = try b.bytes()
+                let groups = b.vault.structure.groups
+                let start = Int(b.offset(groups[2].members.lowerBound)), middle = Int(b.frame(groups[2].commitFrame).end)
+                let end = Int(b.frame(groups[3].commitFrame).end)
+                bytes.replaceSubrange(start..<end, with: Array(bytes[middle..<end]) + Array(bytes[start..<middle]))
+                let two = b.released.firstIndex { groups[2].members.contains($0.frame) }!
+                let three = b.released.firstIndex { groups[3].members.contains($0.frame) }!
+                b.released.swapAt(two, three)
+                return try b.vector("success", comment: "attack (fourth review C1 b): a keyless writer swaps two adjacent commit groups (\"two\" and \"three\", frames and commit frames); it replaces the vector damaged-commits-reordered, which pinned the old verdict. Before, \"three\", now first, named a head stored only later (\"missing\"): tampered, on the chain; \"two\" passed it by, and \"four\", linking to \"three\", extended a commit off the chain: orphaned, with every commit after it; the vault was tampered and writes refused. Now \"three\" links forward to \"two\" and the walk visits it right after \"two\": every commit verifies and is attested, nothing is reported (the records are released in file order), and writers chain from \"four\", the last commit of the walk", body: bytes)
+            },
+            {
+                // C3 of the fourth review: a stolen phone (a current member)
+                // inserts a group X after "one"; writers that took X as
+                // their tip (every writer did, when the genuine "two" was
+                // the orphaned fork) chain from it; then the recovery key
+                // removes the phone.
+                let b = try VectorBuilder("attack-member-insert-then-removed", deviceSeed: phoneSeed)
+                try b.commit([.entry(b.entry("one"))])
+                let afterOne = Int(b.vault.structure.committedEnd)
+                let tipOne = b.vault.chainTipHead
+                let twoIndex = try b.commit([.entry(b.entry("two"))])[0]!
+                let bytes = try b.bytes()
+                let (two, twoRecord) = try groupBytes(b, group: 2)
+                b.lose(from: twoIndex)
+                let phone = try VectorBuilder.device(phoneSeed)
+                let epoch1 = b.ringKeys[b.rootID]!
+                let payload = b.entry("inserted by the stolen phone").encoded()
+                let frame = try SealedFrame.seal(kind: .entryRevision, payload: payload, key: epoch1, vaultID: b.vaultID, compress: true, random: b.random)
+                let x = frame + (try Edit.commitFrame(over: [frame], previous: tipOne, key: epoch1, vaultID: b.vaultID,
+                                                       attestation: CommitChain.attestation(keyCommitment: epoch1.commitment, previousHead: tipOne, digest: Edit.digest(of: [frame]), vaultID: b.vaultID, signer: phone)))
+                b.released.append((frame: -1, kind: RecordKind.entryRevision.rawValue, payload: payload))
+                try b.replaceFile(with: Array(bytes[0..<afterOne]) + x)
+                let w = try b.commit([.entry(b.entry("written after X"))])[0]!
+                let wCommit = b.commitFrame(of: w).location.offset
+                let kept = [recoveryMember(b)]
+                let (k2, removal) = try child(b, members: kept, removed: [b.members[1]], reason: "remove")
+                try b.addKeyring(k2, removal, members: kept)
+                try b.commit([.entry(b.entry("three, under epoch 2"))])
+                var final = try b.bytes()
+                final.insert(contentsOf: two, at: afterOne + x.count)
+                b.released.insert(twoRecord, at: b.released.firstIndex { $0.frame == -1 }! + 1)
+                return try b.vector("damaged", comment: "attack (fourth review C3): a stolen phone, a current member, inserts a group X after \"one\", chained from it and attested by itself; writers that took X as their tip (every writer did while the genuine \"two\", now after X, was the orphaned fork) commit after it; then the recovery key removes the phone and writes under epoch 2. X is now a removed member's, so \"two\" passes it by (orphaned). Before, the commit chained from X extended a commit off the chain, so it was orphaned, and so were the removal and every commit after it, for good. Now a commit a current member attested that extends a commit whose head verifies is a member's fork: verified (commit_fork, a warning), the chain goes on from it, and the removal and the epoch-2 commit verify and are attested", body: final,
+                                    issues: [("commit_orphaned", UInt64(afterOne + x.count - commitLength)), ("commit_fork", wCommit + UInt64(two.count))])
+            },
+            {
                 // A phone is removed by the recovery key (R); holding the
                 // epoch-1 key, it then inserts 65 chained commits of its own
                 // before R's group, each attested by itself.

@@ -117,23 +117,66 @@ import Testing
         #expect(released.map { $0.attestedBy != nil } == [true, false, false, true, true])
     }
 
-    /// Third review, item 3: a commit that links past a commit a current
-    /// member attested is the fork, not the member's commit. A group a
-    /// current member inserts stays on the chain; the commit written before
-    /// it, now after it in the file, is orphaned with what extends it.
+    /// Third review, item 3, and fourth review, C3: a commit that links past
+    /// a commit a current member attested is a fork. When a current member
+    /// attested it too, both lines stay verified (`commit_fork`, a warning)
+    /// and the chain goes on from the later one in the walk; before, the
+    /// genuine commit written before the inserted group, now after it in
+    /// the file, was orphaned with what extends it, and writers chained
+    /// from the inserted group.
     @Test func commitLinkingPastAMembersCommitIsAFork() throws {
         let v = RawKeyVault(label: "fork")
         try v.create([[0]])
         try Self.append(v, [[1]], label: "second")
         try Self.insertGroup(v, after: 0, payloads: [[9]], attestedBy: v.member, label: "x1")
         let vault = try v.open()
-        #expect(vault.commits.statuses == [.verified, .verified, .orphaned])
-        #expect(vault.commitIssues.map(\.code) == ["commit_orphaned"])
-        // A writer chains from the last commit on the chain, never from the fork.
+        #expect(vault.commits.statuses == [.verified, .verified, .verified])
+        #expect(vault.commitIssues.map(\.code) == ["commit_fork"])
+        #expect(vault.commits.forks == [2])
+        // A writer chains from the last commit the walk put on the chain.
         try Self.append(v, [[2]], label: "after the fork")
         let after = try v.open()
-        #expect(after.commits.statuses == [.verified, .verified, .orphaned, .verified])
-        #expect(after.structure.groups[3].storedPreviousHead == after.structure.groups[1].storedHead)
+        #expect(after.commits.statuses == [.verified, .verified, .verified, .verified])
+        #expect(after.structure.groups[3].storedPreviousHead == after.structure.groups[2].storedHead)
+    }
+
+    /// Fourth review, C3: a stolen device (a current member) inserts a group
+    /// X after the first commit; writers that took X as their tip (as every
+    /// writer did before, when the genuine commit after X was the orphaned
+    /// fork) chain from it; then the device is removed. X is now attested
+    /// by a removed member, so the genuine commit passes it by, and the
+    /// commits chained from X extend a commit off the chain. Before, they
+    /// were orphaned for good; now a commit a current member attested that
+    /// extends a commit whose head verifies is verified (`commit_fork`).
+    @Test func attackMemberInsertThenRemoved() throws {
+        let v = RawKeyVault(label: "member insert")
+        try v.create([[0]])
+        try Self.append(v, [[1]], label: "genuine")
+        let thief = try Ed25519.KeyPair(using: SeededRandom(label: "stolen device"))
+        try Self.insertGroup(v, after: 0, payloads: [[9]], attestedBy: thief, label: "x")
+        // A member's commit chained from X, moved to the end of the file
+        // (links do not depend on where a group lies), then one more.
+        try Self.insertGroup(v, after: 1, payloads: [[2]], attestedBy: v.member, label: "from x")
+        var bytes = try fileBytes(v.path)
+        let w = try v.open().structure
+        let start = Int(w.frames[w.groups[2].members.lowerBound].location.offset), end = Int(w.frames[w.groups[2].commitFrame].end)
+        let moved = Array(bytes[start..<end])
+        bytes.removeSubrange(start..<end)
+        try Data(bytes + moved).write(to: URL(fileURLWithPath: v.path))
+        try Self.append(v, [[3]], label: "after that")
+        let s = try v.open().structure
+        #expect(s.groups[3].storedPreviousHead == s.groups[1].storedHead)
+        let f = try VaultFile(path: v.path)
+        f.verifyCommits(keys: v.keys, trustedKeyrings: [:], attestors: [v.member.publicKey, thief.publicKey], removedMembers: [thief.publicKey])
+        #expect(f.commits.statuses == [.verified, .orphaned, .verified, .verified, .verified])
+        #expect(f.commitIssues.map(\.code) == ["commit_orphaned", "commit_fork"])
+        #expect(f.commits.forks == [3])
+        #expect(f.chainTipHead == s.groups[4].storedHead)
+        // Before its removal, the device's group is a member's: the genuine
+        // commit after it is the member's fork, and so is the line from X.
+        f.verifyCommits(keys: v.keys, trustedKeyrings: [:], attestors: [v.member.publicKey, thief.publicKey])
+        #expect(f.commits.statuses == [.verified, .verified, .verified, .verified, .verified])
+        #expect(f.commits.forks == [2, 3])
     }
 
     /// Third review, item 3: a keyless copy of an earlier group and its
@@ -156,6 +199,56 @@ import Testing
         #expect(after.commits.statuses == [.verified, .verified, .verified, .verified, .orphaned, .verified])
         #expect(after.structure.groups[5].storedPreviousHead == after.structure.groups[3].storedHead)
         #expect(releasedRecords(after).map(\.commitVerified) == [true, true, true, true, false, true])
+    }
+
+    /// Fourth review, C1 (b): a keyless writer swaps the last two commit
+    /// groups, then a member writes. Before, the first of the swapped pair
+    /// named a head stored only after it (tampered, writes refused), and a
+    /// writer took its tip in file order. Now links resolve forward and the
+    /// walk follows them: every commit verifies, and the tip is the last
+    /// commit of the walk (the genuine last commit, now second to last in
+    /// the file), so the writer's commit extends it and passes nothing by.
+    @Test func attackKeylessSwapOfTheLastTwoGroupsThenWrite() throws {
+        let v = RawKeyVault(label: "swap")
+        try v.create([[0]])
+        for i in 1...3 { try Self.append(v, [[UInt8(i)]], label: "commit \(i)") }
+        let s = try v.open().structure
+        let lastHead = s.groups[3].storedHead
+        var bytes = try fileBytes(v.path)
+        let start = Int(s.frames[s.groups[2].members.lowerBound].location.offset)
+        let middle = Int(s.frames[s.groups[2].commitFrame].end), end = Int(s.frames[s.groups[3].commitFrame].end)
+        bytes.replaceSubrange(start..<end, with: Array(bytes[middle..<end]) + Array(bytes[start..<middle]))
+        try Data(bytes).write(to: URL(fileURLWithPath: v.path))
+        let vault = try v.open()
+        #expect(vault.commits.statuses == [.verified, .verified, .verified, .verified])
+        #expect(vault.commitIssues.isEmpty)
+        #expect(vault.chainTipHead == lastHead)
+        #expect(releasedRecords(vault).map(\.payload) == [[0], [1], [3], [2]])
+        try Self.append(v, [[4]], label: "after the swap")
+        let after = try v.open()
+        #expect(after.commits.statuses == Array(repeating: .verified, count: 5))
+        #expect(after.structure.groups[4].storedPreviousHead == lastHead)
+        #expect((0..<5).allSatisfy { after.commits.isAttested($0) })
+    }
+
+    /// Fourth review, C1 (a): a keyless byte copy of a group placed before
+    /// the commit it extends. Before, the copy named a head stored only
+    /// later (tampered) and the original, a copy of it, was orphaned with
+    /// every commit after. Now the original is the commit that stands in
+    /// its place: only the inserted copy is orphaned.
+    @Test func attackKeylessCopyBeforeItsOriginal() throws {
+        let v = RawKeyVault(label: "copy before")
+        try v.create([[0]])
+        for i in 1...4 { try Self.append(v, [[UInt8(i)]], label: "commit \(i)") }
+        let s = try v.open().structure
+        var bytes = try fileBytes(v.path)
+        let start = Int(s.frames[s.groups[3].members.lowerBound].location.offset), end = Int(s.frames[s.groups[3].commitFrame].end)
+        bytes.insert(contentsOf: Array(bytes[start..<end]), at: Int(s.frames[s.groups[0].commitFrame].end))
+        try Data(bytes).write(to: URL(fileURLWithPath: v.path))
+        let vault = try v.open()
+        #expect(vault.commits.statuses == [.verified, .orphaned, .verified, .verified, .verified, .verified])
+        #expect(vault.tamperedCommits.isEmpty)
+        #expect(releasedRecords(vault).map(\.commitVerified) == [true, false, true, true, true, true])
     }
 
     /// Third review, item 4: more inserted commits than any look-back window.

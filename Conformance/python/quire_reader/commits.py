@@ -34,6 +34,7 @@ class Commit:
     copy: bool = False                   # stores the head of an earlier commit whose head verifies
     bridge: bytes | None = None          # a mismatch: the head its repaired digest verifies from
     vouched: bool = False                # a mismatch a later commit links to by its stored head
+    fork: bool = False                   # a member's fork: verified off the old line (§9.3)
 
     @property
     def stored_head(self):
@@ -84,7 +85,6 @@ def attestation_nonce(nonce_key: bytes, head: bytes, a: bytes) -> bytes:
 def check_heads(commits: list, keys, vault_id: bytes) -> None:
     """§9.3 "Heads": whose head verifies, under which key and from which
     value; the computed head and repaired-digest bridge of a mismatch; copies."""
-    verified_heads = set()
     for k, c in enumerate(commits):
         stored = c.stored_head
         digest = group_digest(c.covered)
@@ -106,8 +106,6 @@ def check_heads(commits: list, keys, vault_id: bytes) -> None:
                 break
         if c.key is not None:
             c.head_verifies = True
-            c.copy = stored in verified_heads
-            verified_heads.add(stored)
         else:                                                        # 3
             c.status = "mismatch"
             c.key = candidates[0]
@@ -116,41 +114,81 @@ def check_heads(commits: list, keys, vault_id: bytes) -> None:
             if repaired is not None:
                 c.bridge = next((p for p in tries if any(
                     chain_head(h.key, vault_id, p, repaired, fields) == stored for h in candidates)), None)
+    # §9.3 "copy": of the commits whose heads verify and store one head, the
+    # original is the first in file order that stands in its place — its
+    # head verifies from h_0 or from a head that a commit before it in the
+    # file stores (or, a mismatch, computes) — else the first.
+    def held_before(value, k):
+        return value == ZERO_HEAD or any(
+            b.stored_head == value or (b.computed and b.computed == value) for b in commits[:k])
+    originals = {}
+    for k, c in enumerate(commits):
+        if not c.head_verifies:
+            continue
+        o = originals.get(c.stored_head)
+        if o is None or (not held_before(o.prev_used, o.index) and held_before(c.prev_used, k)):
+            originals[c.stored_head] = c
+    for c in commits:
+        c.copy = c.head_verifies and originals[c.stored_head] is not c
 
 
-def _resolve(c: Commit, before: list):
-    """§9.3 "Links": what the value c's head verified from names. Returns
-    ("start",), ("commit", j), ("none",) (shows nothing) or ("missing",)."""
+def _resolve(c: Commit, commits: list):
+    """§9.3 "Links": what the value c's head verified from names, anywhere
+    in the file (forward too). Returns ("start",), ("commit", j) (j the
+    original that stores it), ("none",) (shows nothing) or ("missing",)."""
     v = c.prev_used
 
-    def verified_with(value, limit):
+    def verified_with(value):
         if value == ZERO_HEAD:
             return ("start",)
-        j = next((b for b in before[:limit] if b.head_verifies and b.stored_head == value), None)
+        j = next((b for b in commits if b.head_verifies and not b.copy and b.stored_head == value), None)
         return ("commit", j) if j is not None else ("none",)
 
     if v == ZERO_HEAD:
         return ("start",)
-    hit = verified_with(v, len(before))
+    hit = verified_with(v)
     if hit[0] == "commit":
         return hit
-    m = next((b for b in before if not b.head_verifies and b.stored_head == v), None)
+    m = next((b for b in commits if not b.head_verifies and b.stored_head == v), None)
     if m is not None:
         if m.status == "unverifiable":
             return ("none",)
         m.vouched = True
-        return verified_with(m.bridge, m.index) if m.bridge is not None else ("none",)
-    m = next((b for b in before if b.status == "mismatch" and b.computed != b.stored_head
+        return verified_with(m.bridge) if m.bridge is not None else ("none",)
+    m = next((b for b in commits if b.status == "mismatch" and b.computed != b.stored_head
               and b.computed == v), None)
     if m is not None:
-        return verified_with(m.stored_previous, m.index)
+        return verified_with(m.stored_previous)
     return ("missing",)
 
 
+def _link_order(commits: list, links: dict) -> list:
+    """§9.3 "link order": file order, except that a commit whose link names
+    a commit not visited yet waits for it and is visited right after it
+    (those waiting for one commit in file order, each followed by those
+    waiting for it). Commits left waiting (a cycle) come last, in file order."""
+    order, seen, waiting = [], set(), {}
+
+    def visit(c):
+        order.append(c)
+        seen.add(c.index)
+        for w in waiting.pop(c.index, []):
+            visit(w)
+
+    for c in commits:
+        link = links.get(c.index)
+        if link is not None and link[0] == "commit" and link[1].index not in seen:
+            waiting.setdefault(link[1].index, []).append(c)
+            continue
+        visit(c)
+    return order + [c for c in commits if c.index not in seen]
+
+
 def tip_head(commits: list, keys, vault_id: bytes) -> bytes:
-    """§9.1: the stored head of the last commit on the chain, or h_0."""
-    verify_commits(commits, keys, vault_id, [])
-    return next((c.stored_head for c in reversed(commits) if c.status == "chain"), ZERO_HEAD)
+    """§9.1: the stored head of the last commit on the chain (in link
+    order), or h_0."""
+    chain = verify_commits(commits, keys, vault_id, [])
+    return chain[-1].stored_head if chain else ZERO_HEAD
 
 
 def repaired_digest(c: Commit, keys):
@@ -202,39 +240,60 @@ def _looks_damaged(c: Commit, keys, vault_id: bytes) -> bool:
     return False
 
 
-def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> None:
-    """§9.3: heads, links, then in file order the chain, floor, stale and
-    attestation; last, tampered mismatches."""
+def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
+    """§9.3: heads, links, then in link order the chain, floor, stale and
+    attestation; last, tampered mismatches. Returns the chain."""
     check_heads(commits, keys, vault_id)
     trusted_ids = {kr.id: kr.epoch for kr in keys.trusted}
     chain: list = []                     # the commits on the chain, in order
     floor = 0
-    for k, c in enumerate(commits):
-        c.floor, c.stale = floor, False
+    links = {c.index: _resolve(c, commits) for c in commits if c.head_verifies and not c.copy}
+    visited = set()
+
+    def member_fork(c):
+        """§9.3 "A member's fork": attested by a current member."""
+        _attestation(c, group_digest(c.covered), keys, vault_id, None)
+        if c.attested:
+            c.fork = True
+            return True
+        c.attestation, c.signer = "", b""
+        return False
+
+    for c in _link_order(commits, links):
+        visited.add(c.index)
+        c.floor, c.stale, c.fork = floor, False, False
         c.attestation, c.signer = "", b""
         if not c.head_verifies:
             continue                                                 # 1
         if c.copy:
             c.status = "orphaned"
             continue
-        link = _resolve(c, commits[:k])
+        link = links[c.index]
         if c.key.epoch < floor:                                      # 2
             c.status, c.stale = "stale", True
             continue
+        fork_base = None
         if link[0] == "commit":
             e = link[1]
-            if e.status not in ("chain", "tampered") or e not in chain:   # 3
-                c.status = "orphaned"
-                continue
-            base = chain.index(e) + 1
+            if e.status not in ("chain", "tampered") or e not in chain:   # 3 (a cycle: e not visited)
+                if e.index not in visited or not member_fork(c):
+                    c.status = "orphaned"
+                    continue
+                fork_base = 0                    # the chain goes on from c alone
+            base = chain.index(e) + 1 if fork_base is None else 0
         elif link[0] == "start":
             base = 0
         else:                                                        # shows nothing
             base = next((i + 1 for i in range(len(chain) - 1, -1, -1) if _member_attested(chain[i], keys, vault_id)), 0)
         passed = chain[base:]
-        if any(_member_attested(p, keys, vault_id) for p in passed):  # 4: a fork
-            c.status = "orphaned"
-            continue
+        if fork_base is None and any(_member_attested(p, keys, vault_id) for p in passed):  # 4: a fork
+            if not member_fork(c):
+                c.status = "orphaned"
+                continue
+            fork_base = base
+        if fork_base is not None:                # a member's fork: the others keep their verdicts
+            del chain[fork_base:]
+            passed = []
         for p in passed:
             if p.status != "tampered":
                 p.status = "orphaned"
@@ -245,7 +304,8 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> None:
             c.status = "tampered"
             continue
         c.status = "chain"
-        _attestation(c, group_digest(c.covered), keys, vault_id, None)
+        if not c.fork:
+            _attestation(c, group_digest(c.covered), keys, vault_id, None)
         if c.attested:
             floor = max([floor, c.key.epoch] + [
                 trusted_ids[f.body[-BODY_HASH:]] for f in c.covered
@@ -262,8 +322,11 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> None:
                 "stale": "stale_epoch"}.get(c.status)
         if code:
             issues.append(Issue(code, c.frame.offset))
+        if c.status == "chain" and c.fork:
+            issues.append(Issue("commit_fork", c.frame.offset))
         if c.status == "chain" and c.attestation == "failed":
             issues.append(Issue("attestation_failed", c.frame.offset))
+    return chain
 
 
 def _member_attested(c: Commit, keys, vault_id: bytes) -> bool:

@@ -8,6 +8,7 @@ the length of the common prefix.
 
 from __future__ import annotations
 
+import copy
 import os
 import struct
 
@@ -15,7 +16,7 @@ import zstandard
 from dataclasses import dataclass, field
 
 from . import cbor
-from .commits import (NO_ATTESTATION, ZERO_HEAD, attestation_nonce, chain_head, group_digest,
+from .commits import (NO_ATTESTATION, ZERO_HEAD, attestation_nonce, chain_head, group_digest, tip_head,
                       verify_commits)
 from .crypto import (CTX_RK, SUBKEY_ATTESTATION, SUBKEY_NONCE, SUBKEY_RECORD, aead_seal, blake2b,
                      ed25519_from_seed, ed25519_sign, h256, kdf, key_commitment, mac256, subkey)
@@ -326,8 +327,10 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
     att_key = subkey(wkey, SUBKEY_ATTESTATION)
     nonce_key = subkey(wkey, SUBKEY_NONCE)
     commit_header = build_header(KIND_COMMIT, 0, write.key_commit[:6], COMMIT_BODY)
-    # the result extends the prefix's chain tip (format.md §9.1)
-    prev = next((cm.stored_head for cm in reversed(sv.view.commits[:groups]) if cm.on_chain), ZERO_HEAD)
+    # the result extends the prefix's chain tip (format.md §9.1): the last
+    # commit of the prefix's own walk (§9.3), judged on copies so that the
+    # verdicts on V's commits stay those of the whole file
+    prev = tip_head([copy.copy(cm) for cm in sv.view.commits[:groups]], fkeys["v"], vault_id)
 
     def block_key(b):
         epochs = [0]
