@@ -1,8 +1,8 @@
 import QuireFormat
 
-/// The plaintexts of the index cache (`Spec/index-cache.md §4`): a header
-/// (vault id and file identity) and a body (entries and search index), each
-/// one deterministic CBOR map. The body's columns are byte strings of
+/// The plaintexts of the index cache (`Spec/index-cache.md §1`): a header
+/// (vault id and file identity), the summaries and the search index, each
+/// one deterministic CBOR map. The columns are byte strings of
 /// fixed-width little-endian numbers or LEB128 varints, so that 50,000
 /// entries cost a few dozen CBOR items, not millions.
 extension IndexCache {
@@ -51,9 +51,9 @@ extension IndexCache {
         static let all: UInt8 = 31
     }
 
-    /// The body: entries as columns, tags and journals through a table of
-    /// distinct strings, and the search index when stored.
-    static func encodeBody(_ contents: Contents) -> [UInt8] {
+    /// The summaries: entries as columns, tags and journals through a
+    /// table of distinct strings.
+    static func encodeSummaries(_ contents: Contents) -> [UInt8] {
         let entries = contents.entries
         let n = entries.count
         var ids: [UInt8] = [], revisions: [UInt8] = [], created: [UInt8] = [], offsets: [UInt8] = []
@@ -94,14 +94,20 @@ extension IndexCache {
             appendVarint(UInt64(s.tags.count), to: &tags)
             for t in s.tags { appendVarint(index(of: t), to: &tags) }
         }
-        var pairs: [(String, CBOR)] = [
+        let pairs: [(String, CBOR)] = [
             ("count", .unsigned(UInt64(n))),
             ("ids", .bytes(ids)), ("revisions", .bytes(revisions)), ("created", .bytes(created)),
             ("offsets", .bytes(offsets)), ("flags", .bytes(flags)), ("standing", .bytes(standing)),
             ("frames", .bytes(frames)), ("frameOffsets", .bytes(frameOffsets)),
             ("strings", .array(strings.map { .text($0) })), ("journals", .bytes(journals)), ("tags", .bytes(tags)),
         ]
-        if let search = contents.search {
+        return CBOREncoder.encode(.map(CBORMap(text: pairs)))
+    }
+
+    /// The search index: `{}` when none is stored.
+    static func encodeSearch(_ search: StoredSearch?) -> [UInt8] {
+        var pairs: [(String, CBOR)] = []
+        if let search {
             var termBytes: [UInt8] = []
             var termLengths: [UInt8] = []
             var postings: [UInt8] = []
@@ -123,10 +129,9 @@ extension IndexCache {
         return CBOREncoder.encode(.map(CBORMap(text: pairs)))
     }
 
-    /// The entries and search index of a body; nil when anything in it is
-    /// malformed or inconsistent. With `search: false` the search index is
-    /// not decoded (it reads as absent).
-    static func decodeBody(_ bytes: UnsafeRawBufferPointer, search decodeSearch: Bool = true) -> (entries: [Entry], search: StoredSearch?)? {
+    /// The entries of encoded summaries; nil when anything in them is
+    /// malformed or inconsistent.
+    static func decodeSummaries(_ bytes: UnsafeRawBufferPointer) -> [Entry]? {
         guard case .map(let m)? = try? CBORDecoder.decode(bytes), case .unsigned(let count)? = m[text: "count"],
             count <= UInt64(bytes.count)
         else { return nil }
@@ -182,9 +187,15 @@ extension IndexCache {
                     frameOffset: loadLE(UInt64.self, frameOffsets, at: 8 * i)))
         }
         guard journalReader.atEnd, tagReader.atEnd else { return nil }
-        guard decodeSearch, case .unsigned(let termCount)? = m[text: "termCount"] else {
-            return m[text: "termCount"] == nil || !decodeSearch ? (entries, nil) : nil
-        }
+        return entries
+    }
+
+    /// The search index of an encoded one over `n` entries: `.some(nil)`
+    /// for `{}`, nil when malformed or inconsistent.
+    static func decodeSearch(_ bytes: UnsafeRawBufferPointer, entryCount n: Int) -> StoredSearch?? {
+        guard case .map(let m)? = try? CBORDecoder.decode(bytes) else { return nil }
+        if m.count == 0 { return .some(nil) }
+        guard case .unsigned(let termCount)? = m[text: "termCount"] else { return nil }
         guard case .bytes(let termBytes)? = m[text: "terms"], case .bytes(let termLengths)? = m[text: "termLengths"],
             case .bytes(let postingBytes)? = m[text: "postings"], termCount <= UInt64(termLengths.count)
         else { return nil }
@@ -213,7 +224,7 @@ extension IndexCache {
             postings.append(list)
         }
         guard at == termBytes.count, lengths.atEnd, postingReader.atEnd else { return nil }
-        return (entries, StoredSearch(terms: terms, postings: postings))
+        return .some(StoredSearch(terms: terms, postings: postings))
     }
 
     // MARK: numbers

@@ -48,7 +48,13 @@ extension IndexCache {
             guard status.isRegularFile else { return .discarded(.unreadable) }
             guard status.owner == FileSystem.currentUserID(), status.permissions & 0o077 == 0 else { return .discarded(.notPrivate) }
             guard status.size <= UInt64(maxFileBytes) else { return .discarded(.tooLarge) }
-            bytes = try file.read(count: Int(status.size), at: 0)
+            // Without the search index, only the parts before it are read.
+            var count = Int(status.size)
+            if !search, status.size >= UInt64(prefixByteCount) {
+                let prefix = try file.read(count: prefixByteCount, at: 0)
+                if let end = searchStart(prefix: prefix), end <= count { count = end }
+            }
+            bytes = try file.read(count: count, at: 0)
         } catch {
             return .discarded(error.isNotFound ? .missing : .unreadable)
         }

@@ -16,8 +16,9 @@ package enum IndexCache {
     package static let formatVersion: UInt8 = 1
     /// The first bytes of every cache file.
     package static let magic: [UInt8] = Array("QUIRE-IC".utf8)
-    /// Magic, version and the sealed header's length (`Spec/index-cache.md §4`).
-    package static let prefixByteCount = 13
+    /// Magic, version and the sealed header's and summaries' lengths
+    /// (`Spec/index-cache.md §4`).
+    package static let prefixByteCount = 21
     /// A cache file larger than this is discarded unread.
     package static let maxFileBytes = 1 << 30
     /// The name's extension.
@@ -153,10 +154,15 @@ package enum IndexCache {
             return (0..<Int32(entries.count)).filter { found.documents.contains($0) }
         }
 
+        /// Builds the summary table of ``entries`` as an open would and
+        /// returns its row count; nil when two entries share an id. For
+        /// benchmarks and tests.
+        package func tableRowCount() -> Int? { makeTable()?.count }
+
         /// The summary table of ``entries``: slot `i` is `entries[i]`. Nil
         /// when two entries share an id.
         func makeTable() -> EntrySummaryTable? {
-            let table = EntrySummaryTable(entries.map(\.summary))
+            let table = EntrySummaryTable(inOrder: entries.map(\.summary))
             return table.slots.count == entries.count ? table : nil
         }
 

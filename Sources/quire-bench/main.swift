@@ -21,7 +21,7 @@ struct Options {
     var writePath: String?
     var only: Set<String>?
 
-    static let benchmarks = ["overhead", "attachment", "append", "read", "keys", "sync", "flood", "commits", "import", "export", "pdf", "query"]
+    static let benchmarks = ["overhead", "attachment", "append", "read", "keys", "sync", "flood", "commits", "import", "export", "pdf", "query", "cache"]
 
     static func parse(_ args: [String]) throws -> Options {
         var o = Options()
@@ -121,6 +121,7 @@ func mainEntry() -> Int32 {
             case "export": section = try ExportBenchmark.run(shared)
             case "pdf": section = try PDFBenchmark.run(shared)
             case "query": section = try QueryBenchmark.run(shared)
+            case "cache": section = try IndexCacheBenchmark.run(shared)
             default: continue
             }
             print(section.text())

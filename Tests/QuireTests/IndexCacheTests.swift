@@ -91,6 +91,28 @@ import Testing
         #expect(light.search == nil)
     }
 
+    /// Without the search index, only the header and summaries are read:
+    /// the file may end where the search part starts, and damage there is
+    /// found only by a load that wants the index.
+    @Test func summariesAloneDoNotNeedTheSearchPart() {
+        let original = Self.contents()
+        let bytes = IndexCache.seal(original, key: Self.key())
+        let sealedHeader = bytes[9..<13].reduce(0) { $0 << 8 | Int($1) }
+        let sealedSummaries = bytes[13..<21].reduce(0) { $0 << 8 | Int($1) }
+        let searchStart = 21 + 3 * 24 + sealedHeader + sealedSummaries
+        guard case .loaded(let cut) = IndexCache.open(Array(bytes[..<searchStart]), key: Self.key(), vaultID: Self.vault, search: false, check: Self.accept) else {
+            Issue.record("discarded")
+            return
+        }
+        #expect(cut.entries == original.entries)
+        #expect(cut.search == nil)
+        #expect(Self.discard(IndexCache.open(Array(bytes[..<(searchStart - 1)]), key: Self.key(), vaultID: Self.vault, search: false, check: Self.accept)) != nil)
+        var damaged = bytes
+        damaged[searchStart + 5] ^= 0x10
+        #expect(Self.discard(IndexCache.open(damaged, key: Self.key(), vaultID: Self.vault, check: Self.accept)) == .notAuthentic)
+        #expect(Self.discard(IndexCache.open(damaged, key: Self.key(), vaultID: Self.vault, search: false, check: Self.accept)) == nil)
+    }
+
     @Test func emptyVaultRoundTrips() {
         let empty = IndexCache.Contents(vaultID: Self.vault, identity: Self.identity, entries: [], search: nil)
         let bytes = IndexCache.seal(empty, key: Self.key())
@@ -232,12 +254,13 @@ import Testing
     @Test func sizeIsPadded() {
         for extra in [nil, "x", String(repeating: "длинный тег ", count: 300)] {
             let bytes = IndexCache.seal(Self.contents(extraTag: extra), key: Self.key())
-            let sealedHeader = Int(bytes[9]) << 24 | Int(bytes[10]) << 16 | Int(bytes[11]) << 8 | Int(bytes[12])
-            let paddedBody = bytes.count - 13 - 24 - sealedHeader - 24 - 16
-            let paddedHeader = sealedHeader - 16
-            #expect(paddedBody > 100)
-            #expect(paddedBody == Padding.padme(paddedBody))
-            #expect(paddedHeader == Padding.padme(paddedHeader))
+            let sealedHeader = bytes[9..<13].reduce(0) { $0 << 8 | Int($1) }
+            let sealedSummaries = bytes[13..<21].reduce(0) { $0 << 8 | Int($1) }
+            let sealedSearch = bytes.count - 21 - 3 * 24 - sealedHeader - sealedSummaries
+            for padded in [sealedHeader - 16, sealedSummaries - 16, sealedSearch - 16] {
+                #expect(padded > 50)
+                #expect(padded == Padding.padme(padded))
+            }
         }
         // Two sizes in one Padmé bucket seal to the same length.
         let a = IndexCache.seal(Self.contents(extraTag: String(repeating: "a", count: 3000)), key: Self.key())
