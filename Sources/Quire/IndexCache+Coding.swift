@@ -58,7 +58,8 @@ extension IndexCache {
         let n = entries.count
         var ids: [UInt8] = [], revisions: [UInt8] = [], created: [UInt8] = [], offsets: [UInt8] = []
         var flags: [UInt8] = [], standing: [UInt8] = [], frames: [UInt8] = [], frameOffsets: [UInt8] = []
-        var journals: [UInt8] = [], tags: [UInt8] = []
+        var journals: [UInt8] = [], tags: [UInt8] = [], clocks: [UInt8] = [], heads: [UInt8] = []
+        clocks.reserveCapacity(8 * n)
         ids.reserveCapacity(16 * n)
         revisions.reserveCapacity(16 * n)
         created.reserveCapacity(8 * n)
@@ -91,6 +92,15 @@ extension IndexCache {
             appendLE(UInt64(s.frame), to: &frames)
             appendLE(e.frameOffset, to: &frameOffsets)
             appendVarint(index(of: s.journal), to: &journals)
+            appendLE(e.clock, to: &clocks)
+            appendVarint(UInt64(e.otherHeads.count), to: &heads)
+            for h in e.otherHeads {
+                heads += h.revision.bytes
+                appendLE(h.clock, to: &heads)
+                heads.append(h.standing)
+                appendVarint(UInt64(h.frame), to: &heads)
+                appendVarint(h.frameOffset, to: &heads)
+            }
             appendVarint(UInt64(s.tags.count), to: &tags)
             for t in s.tags { appendVarint(index(of: t), to: &tags) }
         }
@@ -99,6 +109,7 @@ extension IndexCache {
             ("ids", .bytes(ids)), ("revisions", .bytes(revisions)), ("created", .bytes(created)),
             ("offsets", .bytes(offsets)), ("flags", .bytes(flags)), ("standing", .bytes(standing)),
             ("frames", .bytes(frames)), ("frameOffsets", .bytes(frameOffsets)),
+            ("clocks", .bytes(clocks)), ("heads", .bytes(heads)),
             ("strings", .array(strings.map { .text($0) })), ("journals", .bytes(journals)), ("tags", .bytes(tags)),
         ]
         return CBOREncoder.encode(.map(CBORMap(text: pairs)))
@@ -144,6 +155,7 @@ extension IndexCache {
             let created = column("created", width: 8), let offsets = column("offsets", width: 4),
             let flags = column("flags", width: 1), let standing = column("standing", width: 1),
             let frames = column("frames", width: 8), let frameOffsets = column("frameOffsets", width: 8),
+            let clocks = column("clocks", width: 8), case .bytes(let heads)? = m[text: "heads"],
             case .array(let stringItems)? = m[text: "strings"], case .bytes(let journals)? = m[text: "journals"],
             case .bytes(let tags)? = m[text: "tags"]
         else { return nil }
@@ -155,6 +167,7 @@ extension IndexCache {
         }
         var journalReader = VarintReader(journals)
         var tagReader = VarintReader(tags)
+        var headReader = VarintReader(heads)
         func string(_ reader: inout VarintReader) -> String? {
             guard let i = reader.next(), i < UInt64(strings.count) else { return nil }
             return strings[Int(i)]
@@ -174,6 +187,17 @@ extension IndexCache {
             }
             let frame = loadLE(UInt64.self, frames, at: 8 * i)
             guard frame <= UInt64(Int32.max) else { return nil }
+            guard let headCount = headReader.next(), (headCount > 0) == (f & Flag.conflict != 0), headCount <= UInt64(heads.count) else { return nil }
+            var otherHeads: [Head] = []
+            for _ in 0..<Int(headCount) {
+                guard let fixed = headReader.take(25), fixed[24] <= 2, let headFrame = headReader.next(), headFrame <= UInt64(Int32.max),
+                    let headOffset = headReader.next()
+                else { return nil }
+                otherHeads.append(
+                    Head(
+                        revision: RevisionID(unchecked: Array(fixed[0..<16])), clock: loadLE(UInt64.self, fixed, at: 16), standing: fixed[24],
+                        frame: Int(headFrame), frameOffset: headOffset))
+            }
             let summary = EntrySummary(
                 id: EntryID(unchecked: Array(ids[(16 * i)..<(16 * i + 16)])),
                 created: Int64(bitPattern: loadLE(UInt64.self, created, at: 8 * i)),
@@ -184,9 +208,10 @@ extension IndexCache {
             entries.append(
                 Entry(
                     summary: summary, revision: RevisionID(unchecked: Array(revisions[(16 * i)..<(16 * i + 16)])),
-                    frameOffset: loadLE(UInt64.self, frameOffsets, at: 8 * i)))
+                    frameOffset: loadLE(UInt64.self, frameOffsets, at: 8 * i), clock: loadLE(UInt64.self, clocks, at: 8 * i),
+                    otherHeads: otherHeads))
         }
-        guard journalReader.atEnd, tagReader.atEnd else { return nil }
+        guard journalReader.atEnd, tagReader.atEnd, headReader.atEnd else { return nil }
         return entries
     }
 
@@ -256,6 +281,13 @@ extension IndexCache {
         init(_ bytes: [UInt8]) { self.bytes = bytes }
 
         var atEnd: Bool { position == bytes.count }
+
+        /// The next `count` bytes; nil when fewer are left.
+        mutating func take(_ count: Int) -> [UInt8]? {
+            guard bytes.count - position >= count else { return nil }
+            defer { position += count }
+            return Array(bytes[position..<(position + count)])
+        }
 
         /// The next varint; nil at the end or for a malformed one.
         mutating func next() -> UInt64? {

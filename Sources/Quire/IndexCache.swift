@@ -70,17 +70,46 @@ package enum IndexCache {
         }
     }
 
-    /// One entry as cached: its summary, and where its winning revision is.
+    /// One entry as cached: its summary, its winning head (id, clock and
+    /// where it is), and its other heads when it is in conflict: what a
+    /// revision read from the tail is merged with (`Spec/merge.md §5`).
     package struct Entry: Sendable, Equatable {
         package var summary: EntrySummary
         /// The winning revision's id.
         package var revision: RevisionID
         /// The byte offset of the frame holding it (frame `summary.frame`).
         package var frameOffset: UInt64
+        /// The winning revision's hybrid logical clock (raw value).
+        package var clock: UInt64
+        /// The entry's other heads, winner excluded (empty unless
+        /// `summary.hasConflict`).
+        package var otherHeads: [Head]
 
-        package init(summary: EntrySummary, revision: RevisionID, frameOffset: UInt64) {
+        package init(summary: EntrySummary, revision: RevisionID, frameOffset: UInt64, clock: UInt64, otherHeads: [Head] = []) {
             self.summary = summary
             self.revision = revision
+            self.frameOffset = frameOffset
+            self.clock = clock
+            self.otherHeads = otherHeads
+        }
+    }
+
+    /// A head of an entry other than its winner.
+    package struct Head: Sendable, Equatable {
+        package var revision: RevisionID
+        /// Hybrid logical clock (raw value).
+        package var clock: UInt64
+        /// 2 attested by a member, 1 verified, 0 unverified.
+        package var standing: UInt8
+        /// The frame holding it: index and byte offset.
+        package var frame: Int
+        package var frameOffset: UInt64
+
+        package init(revision: RevisionID, clock: UInt64, standing: UInt8, frame: Int, frameOffset: UInt64) {
+            self.revision = revision
+            self.clock = clock
+            self.standing = standing
+            self.frame = frame
             self.frameOffset = frameOffset
         }
     }
@@ -111,11 +140,12 @@ package enum IndexCache {
 
         /// The contents of live query indexes: `table`'s rows in date order,
         /// `winner` saying where each one's winning revision is (a row it
-        /// answers nil for is left out, and so are its postings), and
+        /// answers nil for is left out, and so are its postings; it gives the
+        /// winner's id, frame offset and clock and the other heads), and
         /// `search` renumbered to match.
         init(
             vaultID: VaultID, identity: Identity, table: EntrySummaryTable, search: SearchIndex?,
-            winner: (EntrySummary) -> (revision: RevisionID, frameOffset: UInt64)?
+            winner: (EntrySummary) -> (revision: RevisionID, frameOffset: UInt64, clock: UInt64, otherHeads: [Head])?
         ) {
             var entries: [Entry] = []
             entries.reserveCapacity(table.count)
@@ -124,7 +154,7 @@ package enum IndexCache {
                 let s = table.summary(slot)
                 guard let w = winner(s) else { continue }
                 position[Int(slot)] = Int32(entries.count)
-                entries.append(Entry(summary: s, revision: w.revision, frameOffset: w.frameOffset))
+                entries.append(Entry(summary: s, revision: w.revision, frameOffset: w.frameOffset, clock: w.clock, otherHeads: w.otherHeads))
             }
             let stored = search.map { index in
                 let (terms, postings) = index.storedTerms { slot in

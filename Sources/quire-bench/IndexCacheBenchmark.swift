@@ -117,7 +117,8 @@ enum IndexCacheBenchmark {
                 id: EntryID(unchecked: ids.bytes(16)), created: body.created, utcOffsetSeconds: offset,
                 tags: body.tags.map { $0.lowercased() }, journal: "", isStarred: i % 17 == 0, hasAttachments: i % 9 == 0,
                 hasPhotos: i % 9 == 0, isDeleted: i % 50 == 0, hasConflict: false, standing: 2, frame: 2 * i + 3)
-            entries.append(IndexCache.Entry(summary: summary, revision: RevisionID(unchecked: ids.bytes(16)), frameOffset: UInt64(i) * 1400 + 4096))
+            entries.append(IndexCache.Entry(summary: summary, revision: RevisionID(unchecked: ids.bytes(16)), frameOffset: UInt64(i) * 1400 + 4096,
+                clock: UInt64(body.created) << 16))
             if !summary.isDeleted { documents.append((Int32(i), body.text, body.tags)) }
         }
         let identity = IndexCache.Identity(

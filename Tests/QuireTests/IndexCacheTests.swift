@@ -41,7 +41,11 @@ import Testing
                 id: id("entry", i), created: 1_600_000_000_000 + Int64(i) * 86_400_000, utcOffsetSeconds: Int32(i * 3600 - 7200),
                 tags: row.tags, journal: row.journal, isStarred: i == 1, hasAttachments: i == 2, hasPhotos: i == 2,
                 isDeleted: row.text == nil, hasConflict: i == 0, standing: UInt8(i % 3), frame: 3 + 2 * i)
-            entries.append(IndexCache.Entry(summary: summary, revision: id("revision", i), frameOffset: 1000 + UInt64(i) * 777))
+            let otherHeads = i == 0 ? [IndexCache.Head(revision: id("other head", i), clock: 77 << 16, standing: 1, frame: 2, frameOffset: 900)] : []
+            entries.append(
+                IndexCache.Entry(
+                    summary: summary, revision: id("revision", i), frameOffset: 1000 + UInt64(i) * 777, clock: UInt64(1_600_000_000_000 + i) << 16,
+                    otherHeads: otherHeads))
             if let text = row.text { documents.append((Int32(i), text, row.tags)) }
         }
         return IndexCache.Contents(vaultID: vault, identity: identity, entries: entries, documents: documents)
@@ -73,6 +77,8 @@ import Testing
         #expect(loaded.entries[2].summary.hasPhotos && !loaded.entries[1].summary.hasPhotos)
         #expect(loaded.entries[3].summary.isDeleted)
         #expect(loaded.entries[0].summary.utcOffsetSeconds == -7200)
+        #expect(loaded.entries[0].otherHeads.map(\.frameOffset) == [900])
+        #expect(loaded.entries[3].clock == UInt64(1_600_000_000_003) << 16)
         #expect(loaded.search == original.search)
         #expect((loaded.search?.terms.count ?? 0) > 10)
         // Searches in three scripts find the same entries as before.
