@@ -119,6 +119,17 @@ import Testing
         #expect(Self.discard(IndexCache.open(damaged, key: Self.key(), vaultID: Self.vault, search: false, check: Self.accept)) == nil)
     }
 
+    /// An entry flagged in conflict with no other head, or one with heads
+    /// but no flag, cannot be merged with: the whole cache is discarded.
+    @Test func headsThatDisagreeWithTheConflictFlagAreDiscarded() {
+        var noHeads = Self.contents()
+        noHeads.entries[0].otherHeads = []
+        #expect(Self.discard(IndexCache.open(IndexCache.seal(noHeads, key: Self.key()), key: Self.key(), vaultID: Self.vault, check: Self.accept)) == .malformed)
+        var unflagged = Self.contents()
+        unflagged.entries[1].otherHeads = unflagged.entries[0].otherHeads
+        #expect(Self.discard(IndexCache.open(IndexCache.seal(unflagged, key: Self.key()), key: Self.key(), vaultID: Self.vault, check: Self.accept)) == .malformed)
+    }
+
     @Test func emptyVaultRoundTrips() {
         let empty = IndexCache.Contents(vaultID: Self.vault, identity: Self.identity, entries: [], search: nil)
         let bytes = IndexCache.seal(empty, key: Self.key())
