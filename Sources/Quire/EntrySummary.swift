@@ -9,34 +9,34 @@ import QuireFormat
 ///
 /// Tags and journal are kept lowercased (`String.lowercased()`), the form
 /// the filters compare; the entry's own spelling is in its body.
-struct EntrySummary: Sendable, Equatable {
+package struct EntrySummary: Sendable, Equatable {
     /// The entry.
-    var id: EntryID
+    package var id: EntryID
     /// The winning head's `created`: milliseconds since the Unix epoch, UTC.
-    var created: Int64
+    package var created: Int64
     /// The offset from UTC of the entry's own calendar at `created`, in
     /// seconds east: the body's `utcOffset` when present, else its
     /// `timeZone`'s offset at that instant, else 0 (UTC).
-    var utcOffsetSeconds: Int32
+    package var utcOffsetSeconds: Int32
     /// The winning head's tags, lowercased, in the writer's order.
-    var tags: [String]
+    package var tags: [String]
     /// The winning head's journal, lowercased (`""` is the main one).
-    var journal: String
+    package var journal: String
     /// Starred.
-    var isStarred: Bool
+    package var isStarred: Bool
     /// At least one attachment.
-    var hasAttachments: Bool
+    package var hasAttachments: Bool
     /// At least one attachment whose media type is `image/…`.
-    var hasPhotos: Bool
+    package var hasPhotos: Bool
     /// The winning head is a tombstone.
-    var isDeleted: Bool
+    package var isDeleted: Bool
     /// The entry has more than one head (a conflict to resolve).
-    var hasConflict: Bool
+    package var hasConflict: Bool
     /// The winning head's standing: 2 attested by a member, 1 verified, 0
     /// unverified (`Spec/format.md §9.4`).
-    var standing: UInt8
+    package var standing: UInt8
     /// The frame holding the winning revision, where its body is read.
-    var frame: Int
+    package var frame: Int
 
     /// The summary of an entry whose winning head is `winner`.
     init(id: EntryID, winner: EntryRevision, frame: Int, headCount: Int, standing: Int, offsets: inout UTCOffsets) {

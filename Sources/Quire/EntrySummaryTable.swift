@@ -24,6 +24,22 @@ struct EntrySummaryTable: Sendable {
         sortOrder()
     }
 
+    /// A table of `summaries` (one per entry id) given in ascending
+    /// ``EntrySortKey`` order, as the index cache stores them: the order is
+    /// checked in one pass instead of sorted (and sorted when it does not hold).
+    init(inOrder summaries: [EntrySummary]) {
+        rows = summaries
+        slots.reserveCapacity(summaries.count)
+        for (i, s) in summaries.enumerated() { slots[s.id] = Int32(i) }
+        order = (0..<Int32(summaries.count)).map { $0 }
+        var ascending = true
+        for i in summaries.indices.dropFirst() where !(summaries[i - 1].key < summaries[i].key) {
+            ascending = false
+            break
+        }
+        if !ascending { sortOrder() }
+    }
+
     /// The number of entries (deleted ones included).
     var count: Int { order.count }
 

@@ -193,6 +193,50 @@ struct SearchIndex: Sendable {
         return lo
     }
 
+    /// Every term in ascending bytewise order with the documents holding
+    /// it, each renumbered by `document` (a term's documents that it maps
+    /// to nil are left out): what the device-local index cache stores
+    /// (`Spec/index-cache.md §3`).
+    func storedTerms(renumbering document: (Int32) -> Int32?) -> (terms: [[UInt8]], postings: [[Int32]]) {
+        var outTerms: [[UInt8]] = []
+        var outPostings: [[Int32]] = []
+        outTerms.reserveCapacity(sorted.count)
+        outPostings.reserveCapacity(sorted.count)
+        for id in sorted {
+            var list = postings[Int(id)].compactMap(document)
+            guard !list.isEmpty else { continue }
+            list.sort()
+            outTerms.append(terms[Int(id)])
+            outPostings.append(list)
+        }
+        return (outTerms, outPostings)
+    }
+
+    /// The index of stored terms: `terms` in strictly ascending bytewise
+    /// order, each with its documents (`postings`, strictly ascending, each
+    /// below `documentCount`). Nil when the input breaks those rules.
+    init?(storedTerms terms: [[UInt8]], postings: [[Int32]], documentCount: Int) {
+        guard terms.count == postings.count, documentCount >= 0, terms.count < Int(Int32.max) else { return nil }
+        var documentTerms = [[Int32]](repeating: [], count: documentCount)
+        var ids: [Term: Int32] = [:]
+        ids.reserveCapacity(terms.count)
+        for (i, term) in terms.enumerated() {
+            if i > 0 && !terms[i - 1].lexicographicallyPrecedes(term) { return nil }
+            ids[Term(term)] = Int32(i)
+            var previous: Int32 = -1
+            for d in postings[i] {
+                guard d > previous, Int(d) < documentCount else { return nil }
+                documentTerms[Int(d)].append(Int32(i))
+                previous = d
+            }
+        }
+        self.ids = ids
+        self.terms = terms
+        self.postings = postings
+        self.sorted = (0..<Int32(terms.count)).map { $0 }
+        self.documentTerms = documentTerms
+    }
+
     /// The documents matching every word and CJK run of `query`; nil when
     /// the query holds no term (only spaces or punctuation).
     mutating func match(_ query: String) -> SearchMatch? {

@@ -3,7 +3,7 @@
 //
 //   quire-bench [--quick] [--only NAME[,NAME…]] [--write PATH]
 //
-// NAME is one of: overhead, attachment, append, read, keys, sync, flood, commits, import, export, pdf, query, refresh.
+// NAME is one of: overhead, attachment, append, read, keys, sync, flood, commits, import, export, pdf, query, refresh, cache.
 
 #if canImport(Glibc)
 import Glibc
@@ -22,7 +22,7 @@ struct Options {
     var only: Set<String>?
 
     static let benchmarks = [
-        "overhead", "attachment", "append", "read", "keys", "sync", "flood", "commits", "import", "export", "pdf", "query", "refresh",
+        "overhead", "attachment", "append", "read", "keys", "sync", "flood", "commits", "import", "export", "pdf", "query", "refresh", "cache",
     ]
 
     static func parse(_ args: [String]) throws -> Options {
@@ -124,6 +124,7 @@ func mainEntry() -> Int32 {
             case "pdf": section = try PDFBenchmark.run(shared)
             case "query": section = try QueryBenchmark.run(shared)
             case "refresh": section = try RefreshBenchmark.run(shared)
+            case "cache": section = try IndexCacheBenchmark.run(shared)
             default: continue
             }
             print(section.text())

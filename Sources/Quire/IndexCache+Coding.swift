@@ -1,0 +1,331 @@
+import QuireFormat
+
+/// The plaintexts of the index cache (`Spec/index-cache.md §1`): a header
+/// (vault id and file identity), the summaries and the search index, each
+/// one deterministic CBOR map. The columns are byte strings of
+/// fixed-width little-endian numbers or LEB128 varints, so that 50,000
+/// entries cost a few dozen CBOR items, not millions.
+extension IndexCache {
+    // MARK: header
+
+    /// The header: `{"frames": uint, "head": bstr(32), "keyrings": [bstr(32)…],
+    /// "length": uint, "vault": bstr(16)}`.
+    static func encodeHeader(vaultID: VaultID, identity: Identity) -> [UInt8] {
+        CBOREncoder.encode(
+            .map(
+                CBORMap(text: [
+                    ("vault", .bytes(vaultID.bytes)),
+                    ("length", .unsigned(identity.committedLength)),
+                    ("frames", .unsigned(UInt64(identity.frameCount))),
+                    ("head", .bytes(identity.chainHead)),
+                    ("keyrings", .array(identity.keyringHeads.map { .bytes($0.bytes) })),
+                ])))
+    }
+
+    /// The vault id and identity in a header; nil when malformed.
+    static func decodeHeader(_ bytes: [UInt8]) -> (vaultID: VaultID, identity: Identity)? {
+        guard case .map(let m)? = try? CBORDecoder.decode(bytes), m.count == 5,
+            case .bytes(let vault)? = m[text: "vault"], vault.count == VaultID.byteCount,
+            case .unsigned(let length)? = m[text: "length"],
+            case .unsigned(let frames)? = m[text: "frames"], frames <= UInt64(Int32.max),
+            case .bytes(let head)? = m[text: "head"], head.count == 32,
+            case .array(let rings)? = m[text: "keyrings"]
+        else { return nil }
+        var heads: [KeyringID] = []
+        for r in rings {
+            guard case .bytes(let b) = r, b.count == KeyringID.byteCount else { return nil }
+            heads.append(KeyringID(unchecked: b))
+        }
+        guard heads == heads.sorted() else { return nil }
+        return (VaultID(unchecked: vault), Identity(committedLength: length, frameCount: Int(frames), chainHead: head, keyringHeads: heads))
+    }
+
+    // MARK: body
+
+    private enum Flag {
+        static let starred: UInt8 = 1
+        static let attachments: UInt8 = 2
+        static let photos: UInt8 = 4
+        static let deleted: UInt8 = 8
+        static let conflict: UInt8 = 16
+        static let all: UInt8 = 31
+    }
+
+    /// The summaries: entries as columns, tags and journals through a
+    /// table of distinct strings.
+    static func encodeSummaries(_ contents: Contents) -> [UInt8] {
+        let entries = contents.entries
+        let n = entries.count
+        var ids: [UInt8] = [], revisions: [UInt8] = [], created: [UInt8] = [], offsets: [UInt8] = []
+        var flags: [UInt8] = [], standing: [UInt8] = [], frames: [UInt8] = [], frameOffsets: [UInt8] = []
+        var journals: [UInt8] = [], tags: [UInt8] = [], clocks: [UInt8] = [], heads: [UInt8] = []
+        clocks.reserveCapacity(8 * n)
+        ids.reserveCapacity(16 * n)
+        revisions.reserveCapacity(16 * n)
+        created.reserveCapacity(8 * n)
+        offsets.reserveCapacity(4 * n)
+        frames.reserveCapacity(8 * n)
+        frameOffsets.reserveCapacity(8 * n)
+        var strings: [String] = []
+        var stringIndex: [String: UInt64] = [:]
+        func index(of s: String) -> UInt64 {
+            if let i = stringIndex[s] { return i }
+            let i = UInt64(strings.count)
+            strings.append(s)
+            stringIndex[s] = i
+            return i
+        }
+        for e in entries {
+            let s = e.summary
+            ids += s.id.bytes
+            revisions += e.revision.bytes
+            appendLE(UInt64(bitPattern: s.created), to: &created)
+            appendLE(UInt32(bitPattern: s.utcOffsetSeconds), to: &offsets)
+            var f: UInt8 = 0
+            if s.isStarred { f |= Flag.starred }
+            if s.hasAttachments { f |= Flag.attachments }
+            if s.hasPhotos { f |= Flag.photos }
+            if s.isDeleted { f |= Flag.deleted }
+            if s.hasConflict { f |= Flag.conflict }
+            flags.append(f)
+            standing.append(s.standing)
+            appendLE(UInt64(s.frame), to: &frames)
+            appendLE(e.frameOffset, to: &frameOffsets)
+            appendVarint(index(of: s.journal), to: &journals)
+            appendLE(e.clock, to: &clocks)
+            appendVarint(UInt64(e.otherHeads.count), to: &heads)
+            for h in e.otherHeads {
+                heads += h.revision.bytes
+                appendLE(h.clock, to: &heads)
+                heads.append(h.standing)
+                appendVarint(UInt64(h.frame), to: &heads)
+                appendVarint(h.frameOffset, to: &heads)
+            }
+            appendVarint(UInt64(s.tags.count), to: &tags)
+            for t in s.tags { appendVarint(index(of: t), to: &tags) }
+        }
+        let pairs: [(String, CBOR)] = [
+            ("count", .unsigned(UInt64(n))),
+            ("ids", .bytes(ids)), ("revisions", .bytes(revisions)), ("created", .bytes(created)),
+            ("offsets", .bytes(offsets)), ("flags", .bytes(flags)), ("standing", .bytes(standing)),
+            ("frames", .bytes(frames)), ("frameOffsets", .bytes(frameOffsets)),
+            ("clocks", .bytes(clocks)), ("heads", .bytes(heads)),
+            ("strings", .array(strings.map { .text($0) })), ("journals", .bytes(journals)), ("tags", .bytes(tags)),
+        ]
+        return CBOREncoder.encode(.map(CBORMap(text: pairs)))
+    }
+
+    /// The search index: `{}` when none is stored.
+    static func encodeSearch(_ search: StoredSearch?) -> [UInt8] {
+        var pairs: [(String, CBOR)] = []
+        if let search {
+            var termBytes: [UInt8] = []
+            var termLengths: [UInt8] = []
+            var postings: [UInt8] = []
+            for (term, list) in zip(search.terms, search.postings) {
+                appendVarint(UInt64(term.count), to: &termLengths)
+                termBytes += term
+                appendVarint(UInt64(list.count), to: &postings)
+                var previous: Int64 = -1
+                for d in list {
+                    appendVarint(UInt64(Int64(d) - previous - 1), to: &postings)
+                    previous = Int64(d)
+                }
+            }
+            pairs += [
+                ("termCount", .unsigned(UInt64(search.terms.count))), ("terms", .bytes(termBytes)),
+                ("termLengths", .bytes(termLengths)), ("postings", .bytes(postings)),
+            ]
+        }
+        return CBOREncoder.encode(.map(CBORMap(text: pairs)))
+    }
+
+    /// The entries of encoded summaries; nil when anything in them is
+    /// malformed or inconsistent.
+    static func decodeSummaries(_ bytes: UnsafeRawBufferPointer) -> [Entry]? {
+        guard case .map(let m)? = try? CBORDecoder.decode(bytes), case .unsigned(let count)? = m[text: "count"],
+            count <= UInt64(bytes.count)
+        else { return nil }
+        let n = Int(count)
+        func column(_ name: String, width: Int) -> [UInt8]? {
+            guard case .bytes(let b)? = m[text: name], b.count == width * n else { return nil }
+            return b
+        }
+        guard let ids = column("ids", width: 16), let revisions = column("revisions", width: 16),
+            let created = column("created", width: 8), let offsets = column("offsets", width: 4),
+            let flags = column("flags", width: 1), let standing = column("standing", width: 1),
+            let frames = column("frames", width: 8), let frameOffsets = column("frameOffsets", width: 8),
+            let clocks = column("clocks", width: 8), case .bytes(let heads)? = m[text: "heads"],
+            case .array(let stringItems)? = m[text: "strings"], case .bytes(let journals)? = m[text: "journals"],
+            case .bytes(let tags)? = m[text: "tags"]
+        else { return nil }
+        var strings: [String] = []
+        strings.reserveCapacity(stringItems.count)
+        for item in stringItems {
+            guard case .text(let s) = item else { return nil }
+            strings.append(s)
+        }
+        var journalReader = VarintReader(journals)
+        var tagReader = VarintReader(tags)
+        var headReader = VarintReader(heads)
+        func string(_ reader: inout VarintReader) -> String? {
+            guard let i = reader.next(), i < UInt64(strings.count) else { return nil }
+            return strings[Int(i)]
+        }
+        var entries: [Entry] = []
+        entries.reserveCapacity(n)
+        for i in 0..<n {
+            let f = flags[i]
+            guard f & ~Flag.all == 0, standing[i] <= 2, let journal = string(&journalReader),
+                let tagCount = tagReader.next(), tagCount <= UInt64(tags.count)
+            else { return nil }
+            var entryTags: [String] = []
+            entryTags.reserveCapacity(Int(tagCount))
+            for _ in 0..<Int(tagCount) {
+                guard let t = string(&tagReader) else { return nil }
+                entryTags.append(t)
+            }
+            let frame = loadLE(UInt64.self, frames, at: 8 * i)
+            guard frame <= UInt64(Int32.max) else { return nil }
+            guard let headCount = headReader.next(), (headCount > 0) == (f & Flag.conflict != 0), headCount <= UInt64(heads.count) else { return nil }
+            var otherHeads: [Head] = []
+            for _ in 0..<Int(headCount) {
+                guard let fixed = headReader.take(25), fixed[24] <= 2, let headFrame = headReader.next(), headFrame <= UInt64(Int32.max),
+                    let headOffset = headReader.next()
+                else { return nil }
+                otherHeads.append(
+                    Head(
+                        revision: RevisionID(unchecked: Array(fixed[0..<16])), clock: loadLE(UInt64.self, fixed, at: 16), standing: fixed[24],
+                        frame: Int(headFrame), frameOffset: headOffset))
+            }
+            let summary = EntrySummary(
+                id: EntryID(unchecked: Array(ids[(16 * i)..<(16 * i + 16)])),
+                created: Int64(bitPattern: loadLE(UInt64.self, created, at: 8 * i)),
+                utcOffsetSeconds: Int32(bitPattern: loadLE(UInt32.self, offsets, at: 4 * i)),
+                tags: entryTags, journal: journal,
+                isStarred: f & Flag.starred != 0, hasAttachments: f & Flag.attachments != 0, hasPhotos: f & Flag.photos != 0,
+                isDeleted: f & Flag.deleted != 0, hasConflict: f & Flag.conflict != 0, standing: standing[i], frame: Int(frame))
+            entries.append(
+                Entry(
+                    summary: summary, revision: RevisionID(unchecked: Array(revisions[(16 * i)..<(16 * i + 16)])),
+                    frameOffset: loadLE(UInt64.self, frameOffsets, at: 8 * i), clock: loadLE(UInt64.self, clocks, at: 8 * i),
+                    otherHeads: otherHeads))
+        }
+        guard journalReader.atEnd, tagReader.atEnd, headReader.atEnd else { return nil }
+        return entries
+    }
+
+    /// The search index of an encoded one over `n` entries: `.some(nil)`
+    /// for `{}`, nil when malformed or inconsistent.
+    static func decodeSearch(_ bytes: UnsafeRawBufferPointer, entryCount n: Int) -> StoredSearch?? {
+        guard case .map(let m)? = try? CBORDecoder.decode(bytes) else { return nil }
+        if m.count == 0 { return .some(nil) }
+        guard case .unsigned(let termCount)? = m[text: "termCount"] else { return nil }
+        guard case .bytes(let termBytes)? = m[text: "terms"], case .bytes(let termLengths)? = m[text: "termLengths"],
+            case .bytes(let postingBytes)? = m[text: "postings"], termCount <= UInt64(termLengths.count)
+        else { return nil }
+        var lengths = VarintReader(termLengths)
+        var postingReader = VarintReader(postingBytes)
+        var terms: [[UInt8]] = []
+        var postings: [[Int32]] = []
+        terms.reserveCapacity(Int(termCount))
+        postings.reserveCapacity(Int(termCount))
+        var at = 0
+        for _ in 0..<Int(termCount) {
+            guard let length = lengths.next(), length <= UInt64(termBytes.count - at),
+                let listCount = postingReader.next(), listCount <= UInt64(n)
+            else { return nil }
+            terms.append(Array(termBytes[at..<(at + Int(length))]))
+            at += Int(length)
+            var list: [Int32] = []
+            list.reserveCapacity(Int(listCount))
+            var previous: Int64 = -1
+            for _ in 0..<Int(listCount) {
+                guard let gap = postingReader.next(), gap < UInt64(n) else { return nil }
+                previous += Int64(gap) + 1
+                guard previous < Int64(n) else { return nil }
+                list.append(Int32(previous))
+            }
+            postings.append(list)
+        }
+        guard at == termBytes.count, lengths.atEnd, postingReader.atEnd else { return nil }
+        return .some(StoredSearch(terms: terms, postings: postings))
+    }
+
+    // MARK: numbers
+
+    static func appendLE<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
+    }
+
+    /// The little-endian `T` at `offset` of `bytes` (the caller checked the length).
+    static func loadLE<T: FixedWidthInteger>(_: T.Type, _ bytes: [UInt8], at offset: Int) -> T {
+        bytes.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
+    }
+
+    /// Appends `value` as an unsigned LEB128 varint.
+    static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
+        var v = value
+        while v >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        out.append(UInt8(v))
+    }
+
+    /// Reads unsigned LEB128 varints, refusing overlong or over-64-bit ones.
+    struct VarintReader {
+        private let bytes: [UInt8]
+        private var position = 0
+
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+        var atEnd: Bool { position == bytes.count }
+
+        /// The next `count` bytes; nil when fewer are left.
+        mutating func take(_ count: Int) -> [UInt8]? {
+            guard bytes.count - position >= count else { return nil }
+            defer { position += count }
+            return Array(bytes[position..<(position + count)])
+        }
+
+        /// The next varint; nil at the end or for a malformed one.
+        mutating func next() -> UInt64? {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            while position < bytes.count {
+                let b = bytes[position]
+                position += 1
+                guard shift < 64, shift < 63 || b <= 1 else { return nil }
+                value |= UInt64(b & 0x7f) << shift
+                if b & 0x80 == 0 {
+                    // The shortest form only: no trailing zero group.
+                    return b == 0 && shift > 0 ? nil : value
+                }
+                shift += 7
+            }
+            return nil
+        }
+    }
+}
+
+extension EntrySummary {
+    /// A summary of the given fields (as the index cache stores them).
+    package init(
+        id: EntryID, created: Int64, utcOffsetSeconds: Int32, tags: [String], journal: String, isStarred: Bool,
+        hasAttachments: Bool, hasPhotos: Bool, isDeleted: Bool, hasConflict: Bool, standing: UInt8, frame: Int
+    ) {
+        self.id = id
+        self.created = created
+        self.utcOffsetSeconds = utcOffsetSeconds
+        self.tags = tags
+        self.journal = journal
+        self.isStarred = isStarred
+        self.hasAttachments = hasAttachments
+        self.hasPhotos = hasPhotos
+        self.isDeleted = isDeleted
+        self.hasConflict = hasConflict
+        self.standing = standing
+        self.frame = frame
+    }
+}

@@ -1,0 +1,69 @@
+package import QuireCrypto
+package import QuireFormat
+package import QuireSystem
+
+/// The cache file on disk (`Spec/index-cache.md §5`): written whole through
+/// a 0600 temporary file in the same folder, fsync, rename and a folder
+/// fsync; read only when it is a regular file of this user that no one
+/// else may read.
+extension IndexCache {
+    /// The folder of caches in a key store folder: `<store>/caches`.
+    package static func folder(inKeyStore directory: String) -> String { directory + "/caches" }
+
+    /// Seals `contents` and replaces the cache file `key` names in `folder`
+    /// (made 0700 when missing) atomically: a reader sees the old file or the
+    /// new one, never part of one.
+    ///
+    /// - Throws: ``SystemError`` for I/O; nothing is left behind then.
+    package static func write(_ contents: Contents, key: IndexCacheKey, folder: String, random: any RandomSource = SystemRandom()) throws(SystemError) {
+        let bytes = seal(contents, key: key, random: random)
+        if !FileSystem.exists(folder) {
+            do { try FileSystem.makeDirectory(folder, permissions: 0o700) } catch where error.isAlreadyExists {}
+        }
+        let path = folder + "/" + key.fileName
+        let temp = Leftovers.temporaryPath(for: path, random: random)
+        let file = try SystemFile(path: temp, mode: .createExclusive(permissions: 0o600))
+        do throws(SystemError) {
+            try file.write(bytes, at: 0)
+            try file.sync()
+            try FileSystem.rename(temp, to: path)
+        } catch {
+            try? FileSystem.remove(temp)
+            throw error
+        }
+        try FileSystem.syncDirectory(folder)
+    }
+
+    /// Loads the cache file `key` names in `folder`, sealed for `vaultID`,
+    /// if `check` accepts its file identity (see ``open(_:key:vaultID:search:check:)``).
+    /// Every failure, I/O included, is a ``Load/discarded(_:)``.
+    package static func load(
+        folder: String, key: IndexCacheKey, vaultID: VaultID, search: Bool = true, check: (Identity) -> Discard?
+    ) -> Load {
+        let path = folder + "/" + key.fileName
+        let bytes: [UInt8]
+        do throws(SystemError) {
+            let file = try SystemFile(path: path, mode: .readOnly, allowNonRegular: true, noFollow: true)
+            let status = try file.status()
+            guard status.isRegularFile else { return .discarded(.unreadable) }
+            guard status.owner == FileSystem.currentUserID(), status.permissions & 0o077 == 0 else { return .discarded(.notPrivate) }
+            guard status.size <= UInt64(maxFileBytes) else { return .discarded(.tooLarge) }
+            // Without the search index, only the parts before it are read.
+            var count = Int(status.size)
+            if !search, status.size >= UInt64(prefixByteCount) {
+                let prefix = try file.read(count: prefixByteCount, at: 0)
+                if let end = searchStart(prefix: prefix), end <= count { count = end }
+            }
+            bytes = try file.read(count: count, at: 0)
+        } catch {
+            return .discarded(error.isNotFound ? .missing : .unreadable)
+        }
+        return open(bytes, key: key, vaultID: vaultID, search: search, check: check)
+    }
+
+    /// Removes the cache file `key` names in `folder`, if any (after a
+    /// discard, or when the device leaves the vault). Best effort.
+    package static func remove(folder: String, key: IndexCacheKey) {
+        try? FileSystem.remove(folder + "/" + key.fileName)
+    }
+}

@@ -1,0 +1,269 @@
+package import QuireCrypto
+package import QuireFormat
+package import QuireKeys
+
+/// The device-local index cache (`Spec/index-cache.md`): a sealed file, one
+/// per vault, holding the entry summaries and the search index of a prefix
+/// of the vault file, so that a cold open reads only what was appended
+/// after it. Nothing in it is trusted before its tag verifies and its file
+/// identity matches the vault file; anything else is discarded
+/// (``Load/discarded(_:)``) and the caller rebuilds from the file.
+///
+/// Not yet used by `Vault.open`; this is the component it will load.
+package enum IndexCache {
+    /// The format version, in the clear and in the associated data: a
+    /// reader discards any other.
+    package static let formatVersion: UInt8 = 1
+    /// The first bytes of every cache file.
+    package static let magic: [UInt8] = Array("QUIRE-IC".utf8)
+    /// Magic, version and the sealed header's and summaries' lengths
+    /// (`Spec/index-cache.md §4`).
+    package static let prefixByteCount = 21
+    /// A cache file larger than this is discarded unread.
+    package static let maxFileBytes = 1 << 30
+    /// The name's extension.
+    package static let fileExtension = "qic"
+
+    /// The part of the vault file a cache reflects (`Spec/index-cache.md §2`).
+    package struct Identity: Sendable, Equatable {
+        /// The committed end the cache covers: the end of the commit frame
+        /// whose stored head is ``chainHead``.
+        package var committedLength: UInt64
+        /// The frames the cache covers (`0..<frameCount`); the tail after it
+        /// starts at this frame index.
+        package var frameCount: Int
+        /// The stored head `h_k` of that commit (32 bytes).
+        package var chainHead: [UInt8]
+        /// The keyring heads the summaries were built under, sorted.
+        package var keyringHeads: [KeyringID]
+
+        /// An identity; `keyringHeads` are kept sorted.
+        package init(committedLength: UInt64, frameCount: Int, chainHead: [UInt8], keyringHeads: [KeyringID]) {
+            self.committedLength = committedLength
+            self.frameCount = frameCount
+            self.chainHead = chainHead
+            self.keyringHeads = keyringHeads.sorted()
+        }
+
+        /// The identity of everything committed in `structure`.
+        package init(committedIn structure: VaultStructure, keyringHeads: [KeyringID]) {
+            self.init(
+                committedLength: structure.committedEnd, frameCount: structure.committedFrameCount,
+                chainHead: structure.groups.last?.storedHead ?? CommitChain.genesisHead, keyringHeads: keyringHeads)
+        }
+
+        /// Nil when a cache of this identity still describes a prefix of the
+        /// file `structure` scanned, unlocked under `keyringHeads`: a commit
+        /// of the file ends at ``committedLength`` as frame
+        /// ``frameCount`` − 1 with the stored head ``chainHead``, and the
+        /// keyring heads are the same. Otherwise why it is discarded.
+        package func check(against structure: VaultStructure, keyringHeads: [KeyringID]) -> Discard? {
+            guard keyringHeads.sorted() == self.keyringHeads else { return .keyringsChanged }
+            guard committedLength <= structure.committedEnd else { return .staleFile }
+            if frameCount == 0 {
+                return committedLength == UInt64(FileHeader.byteCount) && chainHead == CommitChain.genesisHead ? nil : .staleFile
+            }
+            let covers = structure.groups.contains { g in
+                g.commitFrame == frameCount - 1 && structure.frames[g.commitFrame].end == committedLength && g.storedHead == chainHead
+            }
+            return covers ? nil : .staleFile
+        }
+    }
+
+    /// One entry as cached: its summary, its winning head (id, clock and
+    /// where it is), and its other heads when it is in conflict: what a
+    /// revision read from the tail is merged with (`Spec/merge.md §5`).
+    package struct Entry: Sendable, Equatable {
+        package var summary: EntrySummary
+        /// The winning revision's id.
+        package var revision: RevisionID
+        /// The byte offset of the frame holding it (frame `summary.frame`).
+        package var frameOffset: UInt64
+        /// The winning revision's hybrid logical clock (raw value).
+        package var clock: UInt64
+        /// The entry's other heads, winner excluded (empty unless
+        /// `summary.hasConflict`).
+        package var otherHeads: [Head]
+
+        package init(summary: EntrySummary, revision: RevisionID, frameOffset: UInt64, clock: UInt64, otherHeads: [Head] = []) {
+            self.summary = summary
+            self.revision = revision
+            self.frameOffset = frameOffset
+            self.clock = clock
+            self.otherHeads = otherHeads
+        }
+    }
+
+    /// A head of an entry other than its winner.
+    package struct Head: Sendable, Equatable {
+        package var revision: RevisionID
+        /// Hybrid logical clock (raw value).
+        package var clock: UInt64
+        /// 2 attested by a member, 1 verified, 0 unverified.
+        package var standing: UInt8
+        /// The frame holding it: index and byte offset.
+        package var frame: Int
+        package var frameOffset: UInt64
+
+        package init(revision: RevisionID, clock: UInt64, standing: UInt8, frame: Int, frameOffset: UInt64) {
+            self.revision = revision
+            self.clock = clock
+            self.standing = standing
+            self.frame = frame
+            self.frameOffset = frameOffset
+        }
+    }
+
+    /// The search index as stored: terms in strictly ascending bytewise
+    /// order, each with the positions in ``Contents/entries`` of the
+    /// documents holding it, strictly ascending.
+    package struct StoredSearch: Sendable, Equatable {
+        package var terms: [[UInt8]]
+        package var postings: [[Int32]]
+    }
+
+    /// What a cache holds.
+    package struct Contents: Sendable {
+        package var vaultID: VaultID
+        package var identity: Identity
+        /// Every entry (deleted ones too), in date order.
+        package var entries: [Entry]
+        /// The search index over ``entries``, when it was built.
+        package var search: StoredSearch?
+
+        package init(vaultID: VaultID, identity: Identity, entries: [Entry], search: StoredSearch?) {
+            self.vaultID = vaultID
+            self.identity = identity
+            self.entries = entries
+            self.search = search
+        }
+
+        /// The contents of live query indexes: `table`'s rows in date order,
+        /// `winner` saying where each one's winning revision is (a row it
+        /// answers nil for is left out, and so are its postings; it gives the
+        /// winner's id, frame offset and clock and the other heads), and
+        /// `search` renumbered to match.
+        init(
+            vaultID: VaultID, identity: Identity, table: EntrySummaryTable, search: SearchIndex?,
+            winner: (EntrySummary) -> (revision: RevisionID, frameOffset: UInt64, clock: UInt64, otherHeads: [Head])?
+        ) {
+            var entries: [Entry] = []
+            entries.reserveCapacity(table.count)
+            var position = [Int32](repeating: -1, count: table.rows.count)
+            for slot in table.order {
+                let s = table.summary(slot)
+                guard let w = winner(s) else { continue }
+                position[Int(slot)] = Int32(entries.count)
+                entries.append(Entry(summary: s, revision: w.revision, frameOffset: w.frameOffset, clock: w.clock, otherHeads: w.otherHeads))
+            }
+            let stored = search.map { index in
+                let (terms, postings) = index.storedTerms { slot in
+                    Int(slot) < position.count && position[Int(slot)] >= 0 ? position[Int(slot)] : nil
+                }
+                return StoredSearch(terms: terms, postings: postings)
+            }
+            self.init(vaultID: vaultID, identity: identity, entries: entries, search: stored)
+        }
+
+        /// Contents whose search index is built from `documents` (the text
+        /// and tags of each live entry, by position in `entries`), as the
+        /// vault builds it; for benchmarks and tests.
+        package init(vaultID: VaultID, identity: Identity, entries: [Entry], documents: [(position: Int32, text: String, tags: [String])]) {
+            let index = SearchIndex(documents.map { ($0.position, SearchIndex.Document(text: $0.text, tags: $0.tags)) })
+            let (terms, postings) = index.storedTerms { $0 }
+            self.init(vaultID: vaultID, identity: identity, entries: entries, search: StoredSearch(terms: terms, postings: postings))
+        }
+
+        /// The positions in ``entries`` of the documents whose text or
+        /// tags hold every word of `text` (prefix matching, CJK bigrams, as
+        /// `Vault.search`; long CJK runs unchecked), ascending; nil when no
+        /// search index is stored or it is inconsistent.
+        package func positions(matching text: String) -> [Int32]? {
+            guard var index = makeSearchIndex() else { return nil }
+            guard let found = index.match(text) else { return [] }
+            return (0..<Int32(entries.count)).filter { found.documents.contains($0) }
+        }
+
+        /// Builds the summary table of ``entries`` as an open would and
+        /// returns its row count; nil when two entries share an id. For
+        /// benchmarks and tests.
+        package func tableRowCount() -> Int? { makeTable()?.count }
+
+        /// The summary table of ``entries``: slot `i` is `entries[i]`. Nil
+        /// when two entries share an id.
+        func makeTable() -> EntrySummaryTable? {
+            let table = EntrySummaryTable(inOrder: entries.map(\.summary))
+            return table.slots.count == entries.count ? table : nil
+        }
+
+        /// The search index over the table ``makeTable()`` returns; nil when
+        /// none is stored or it is inconsistent.
+        func makeSearchIndex() -> SearchIndex? {
+            guard let search else { return nil }
+            return SearchIndex(storedTerms: search.terms, postings: search.postings, documentCount: entries.count)
+        }
+    }
+
+    /// Why a cache was not used. Every one means the same to a caller: build
+    /// from the vault file and write a new cache.
+    package enum Discard: Error, Sendable, Equatable {
+        /// No cache file.
+        case missing
+        /// It could not be read (I/O), or is not a regular file.
+        case unreadable
+        /// Another user owns it or others may read it.
+        case notPrivate
+        /// Larger than ``maxFileBytes``.
+        case tooLarge
+        /// It is not a cache file of a known version, or too short.
+        case unknownFormat
+        /// A tag did not verify: damaged, another device's, another vault's.
+        case notAuthentic
+        /// Sealed for this vault and device but not decodable (a writer bug).
+        case malformed
+        /// It was written for another vault id.
+        case otherVault
+        /// Its file identity is not a prefix of the vault file: compacted,
+        /// replaced or rolled back.
+        case staleFile
+        /// The keyring heads changed (a rekey, a device added or removed).
+        case keyringsChanged
+    }
+
+    /// The result of loading a cache: whole and checked, or discarded.
+    package enum Load: Sendable {
+        case loaded(Contents)
+        case discarded(Discard)
+    }
+}
+
+/// The keys of one vault's cache on one device (`Spec/index-cache.md §3`),
+/// derived from the device's Ed25519 seed so that no new secret is stored:
+///
+/// ```
+/// key  = BLAKE2b-256(key: seed, "quire-index-cache-key-v1" ‖ vault id)
+/// name = hex(BLAKE2b-128(key: seed, "quire-index-cache-name-v1" ‖ vault id)) + ".qic"
+/// ```
+package struct IndexCacheKey: Sendable {
+    /// The AEAD key, in guarded memory.
+    package let sealing: SymmetricKey
+    /// The cache file's name (no folder).
+    package let fileName: String
+
+    /// The keys of `vaultID`'s cache for the device `device`.
+    ///
+    /// - Throws: ``CryptoError/outOfSecureMemory(byteCount:)``.
+    package init(device: DeviceIdentity, vaultID: VaultID) throws(CryptoError) {
+        let seed = SymmetricKey(storage: try device.keyPair.seed())
+        var key = Self.derive(seed, label: "quire-index-cache-key-v1", vaultID: vaultID, byteCount: 32)
+        sealing = SymmetricKey(storage: try SecureBytes(consuming: &key))
+        fileName = hex(Self.derive(seed, label: "quire-index-cache-name-v1", vaultID: vaultID, byteCount: 16)) + "." + IndexCache.fileExtension
+    }
+
+    private static func derive(_ seed: SymmetricKey, label: String, vaultID: VaultID, byteCount: Int) -> [UInt8] {
+        var hasher = BLAKE2b.Hasher(byteCount: byteCount, key: seed)
+        hasher.update(Array(label.utf8))
+        hasher.update(vaultID.bytes)
+        return hasher.finalize()
+    }
+}
