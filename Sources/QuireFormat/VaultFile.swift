@@ -349,10 +349,11 @@ extension VaultFile {
     /// First, for each commit, the held key and the previous head its head
     /// verifies from (the one it stores, or — a damaged previous-head field —
     /// the stored head of the commit before it in the file). Of the commits
-    /// whose heads verify and store one head, one is the original: the first
-    /// in file order whose head verifies from `h_0` or from a head that a
-    /// commit before it in the file holds, else the first; the others are
-    /// copies. Each other commit links to what its previous head names,
+    /// whose heads verify and store one head, one is the original: chosen
+    /// among those a current member attested if any (their attestations are
+    /// checked only where heads are shared), the first in file order whose
+    /// head verifies from `h_0` or from a head that a commit before it in
+    /// the file holds, else the first; the others are copies. Each other commit links to what its previous head names,
     /// forward too, through maps of stored heads: no window, one lookup per
     /// commit. Then, in *link order* — file order, except that a commit
     /// whose link names a commit not visited yet is visited right after it —
@@ -459,11 +460,25 @@ extension VaultFile {
         }
         var original: [HeadKey: Int] = [:]  // stored head → its original (negative, −1 − k, while not in place)
         original.reserveCapacity(n)
+        var shared: [HeadKey: [Int]] = [:]   // a head more than one verified head stores → those commits, in file order
         for k in 0..<n where headVerifies[k] {
             let mine = inPlace(k) ? k : -1 - k
             // One lookup in the usual case (a head stored once).
             guard let o = original.updateValue(mine, forKey: storedKeys[k]) else { continue }
             if o >= 0 || mine < 0 { original[storedKeys[k]] = o }  // the earlier one stays the original
+            shared[storedKeys[k], default: [o < 0 ? -1 - o : o]].append(k)
+        }
+        // The head does not cover the attestation bytes: a commit frame
+        // with the same head and another `nonce ‖ sealed A` (random bytes,
+        // or an unattested re-seal) is a commit that stores the same head.
+        // So where heads are shared — never in an honest file — the original
+        // is chosen first among those a current member attested, then by
+        // the rule above (fifth review F1).
+        for (head, ks) in shared {
+            let results = ks.map { attestation(of: groups[$0], previousHead: verifiedFrom[$0]!, key: keyOf[$0]!) }
+            let attested = ks.indices.filter { if case .attested = results[$0] { return true } else { return false } }
+            guard let chosen = attested.first(where: { inPlace(ks[$0]) }) ?? attested.first else { continue }
+            original[head] = ks[chosen]
         }
         func originalIndex(_ key: HeadKey) -> Int? { original[key].map { $0 < 0 ? -1 - $0 : $0 } }
         var isCopy = headVerifies

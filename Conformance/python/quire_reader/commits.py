@@ -121,13 +121,24 @@ def check_heads(commits: list, keys, vault_id: bytes) -> None:
     def held_before(value, k):
         return value == ZERO_HEAD or any(
             b.stored_head == value or (b.computed and b.computed == value) for b in commits[:k])
+    # The head does not cover the attestation bytes, so where commits store
+    # one head the original is chosen first among those a current member
+    # attested (§9.4), then by the rule above (fifth review F1).
+    sharing = {}
+    for c in commits:
+        if c.head_verifies:
+            sharing.setdefault(c.stored_head, []).append(c)
     originals = {}
-    for k, c in enumerate(commits):
-        if not c.head_verifies:
-            continue
-        o = originals.get(c.stored_head)
-        if o is None or (not held_before(o.prev_used, o.index) and held_before(c.prev_used, k)):
-            originals[c.stored_head] = c
+    for head, cs in sharing.items():
+        if len(cs) > 1:
+            attested = []
+            for c in cs:
+                _attestation(c, group_digest(c.covered), keys, vault_id, None)
+                if c.attested:
+                    attested.append(c)
+                c.attestation, c.signer = "", b""
+            cs = attested or cs
+        originals[head] = next((c for c in cs if held_before(c.prev_used, c.index)), cs[0])
     for c in commits:
         c.copy = c.head_verifies and originals[c.stored_head] is not c
 
