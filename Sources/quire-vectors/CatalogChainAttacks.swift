@@ -220,6 +220,33 @@ extension Catalog {
                                     issues: [("commit_orphaned", copyCommit), ("commit_orphaned", zCommit)])
             },
             {
+                // F2 of the fifth review: a current member (a stolen phone)
+                // signs a rotation keyring of epoch 2 and inserts it, in a
+                // group it commits under epoch 1 and attests, right after
+                // "one", chained from it.
+                let b = try VectorBuilder("attack-member-early-rotation-stales-history", deviceSeed: phoneSeed)
+                try b.commit([.entry(b.entry("one"))])
+                let afterOne = Int(b.vault.structure.committedEnd)
+                let tipOne = b.vault.chainTipHead
+                try b.commit([.entry(b.entry("two"))])
+                try b.commit([.entry(b.entry("three"))])
+                let history = try b.bytes()
+                let twoCommit = b.frame(b.vault.structure.groups[2].commitFrame).location.offset
+                let phone = try VectorBuilder.device(phoneSeed)
+                let epoch1 = b.ringKeys[b.rootID]!
+                let (k2, rotation) = try child(b, signer: phone)
+                try b.addKeyring(k2, rotation)
+                let all = try b.bytes()
+                let g = b.vault.structure.groups.last!
+                let frames = g.members.map { Array(all[Int(b.offset($0))..<Int(b.frame($0).end)]) }
+                let x = Array(frames.joined()) + (try Edit.commitFrame(over: frames, previous: tipOne, key: epoch1, vaultID: b.vaultID,
+                    attestation: CommitChain.attestation(keyCommitment: epoch1.commitment, previousHead: tipOne, digest: Edit.digest(of: frames), vaultID: b.vaultID, signer: phone)))
+                var bytes = history
+                bytes.insert(contentsOf: x, at: afterOne)
+                return try b.vector("recovered", comment: "attack (fifth review F2): a stolen phone, a current member, signs a rotation keyring of epoch 2 (same members) and inserts it right after \"one\", in a group it commits under epoch 1, chained from \"one\" and attested by itself. Before, the floor was taken over the walk: the inserted group raised it to 2, so \"two\" and \"three\" (epoch 1) were stale and nothing in them was released. Now staleness is judged by the floor along the commit's own line (the member-attested commits it links to, transitively): \"two\" links to \"one\", whose line is at epoch 1, so it is not stale; it links past the phone's commit, and a current member attested it, so it is a member's fork (commit_fork, a warning); \"two\" and \"three\" verify and their records are released", body: bytes,
+                                    issues: [("commit_fork", twoCommit + UInt64(x.count))])
+            },
+            {
                 try recomputedChain("attack-removed-device-recomputes-heads", thenWritten: false)
             },
             {

@@ -309,6 +309,41 @@ import Testing
         #expect(released.map { $0.attestedBy == v.member.publicKey } == [true, false, true, true])
     }
 
+    /// Fifth review, F2: a current member inserts, right after the first
+    /// commit and chained from it, a commit it attests under a newer epoch.
+    /// Before, the floor was taken over the walk: it rose to that epoch, so
+    /// every later commit of the older epoch was stale and nothing in it
+    /// released. Now staleness is judged along each commit's own line: the
+    /// genuine commit after the insertion links to the first commit, is not
+    /// stale, and links past the member's commit: a member's fork, verified.
+    @Test func attackMemberCommitOfANewerEpochInsertedEarly() throws {
+        let v = RawKeyVault(label: "early epoch")
+        try v.create([[0]])
+        for i in 1...2 { try Self.append(v, [[UInt8(i)]], label: "commit \(i)") }
+        var both = v.keys
+        let newer = EpochKey(epoch: 2, key: try SymmetricKey(using: SeededRandom(label: "epoch 2")), blobKey: nil)
+        both.add(newer)
+        both.writeKey = newer
+        let original = try fileBytes(v.path)
+        let s = try v.open().structure
+        let cut = Int(s.frames[s.groups[0].commitFrame].end)
+        let scratch = v.dir.file("prefix-newer.quire")
+        try Data(original[0..<cut]).write(to: URL(fileURLWithPath: scratch))
+        let prefix = try VaultFile(path: scratch, writable: true)
+        prefix.verifyCommits(keys: both, trustedKeyrings: [:], attestors: [v.member.publicKey])
+        try prefix.commit(random: SeededRandom(label: "newer"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
+            try tx.appendSealed(kind: .entryRevision, payload: [9], compress: false)
+        }
+        let inserted = Array(try fileBytes(scratch)[cut...])
+        try Data(Array(original[0..<cut]) + inserted + Array(original[cut...])).write(to: URL(fileURLWithPath: v.path))
+        let vault = try v.open(keys: both)
+        #expect(vault.commits.statuses == [.verified, .verified, .verified, .verified])
+        #expect(vault.commits.forks == [2])
+        let released = releasedRecords(vault)
+        #expect(released.map(\.payload) == [[0], [9], [1], [2]])
+        #expect(released.map(\.commitVerified) == [true, true, true, true])
+    }
+
     /// Third review, item 4: more inserted commits than any look-back window.
     /// The genuine commit after 70 inserted ones links to the head it
     /// extends through the map of stored heads and still verifies.
