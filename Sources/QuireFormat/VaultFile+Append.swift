@@ -385,7 +385,10 @@ extension VaultFile {
         verdicts.appendVerified(head: head, previousHead: previous, epoch: pending.key.epoch, attestation: recorded)
         for (index, epoch) in pending.trustedKeyringEpochs {
             trustedKeyrings[index] = epoch
-            if case .attested = recorded { verdicts.currentFloor = max(verdicts.currentFloor, epoch) }
+            if case .attested = recorded {
+                verdicts.currentFloor = max(verdicts.currentFloor, epoch)
+                verdicts.tipLineFloor = max(verdicts.tipLineFloor, epoch)
+            }
         }
         tamperedCache = tampered
         if streamIndexCache != nil {

@@ -85,7 +85,7 @@ extension VaultFile {
                     .map { constantTimeEqual($0, stored) } ?? false
             }
             guard let key else { return "a new commit does not verify with a held key" }
-            let floor = verdicts.currentFloor
+            let floor = verdicts.tipLineFloor  // it extends the tip: the floor along the tip's line
             guard key.epoch >= floor else { return "a new commit is sealed under a stale epoch" }
             // As chainReport: the attestation decides the floor only where
             // the commit would raise it; elsewhere it is checked when asked.
@@ -132,6 +132,9 @@ extension CommitReport {
         epochs.append(epoch)
         floors.append(currentFloor)
         tipHead = head
-        if case .attested = attestation { currentFloor = max(currentFloor, epoch) }
+        if case .attested = attestation {
+            currentFloor = max(currentFloor, epoch)
+            tipLineFloor = max(tipLineFloor, epoch)
+        }
     }
 }

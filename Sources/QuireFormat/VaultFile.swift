@@ -244,6 +244,11 @@ public struct CommitReport: Sendable {
     public internal(set) var floors: [UInt32] = []
     /// The floor after the last commit.
     public internal(set) var currentFloor: UInt32 = 0
+    /// The floor along the tip's own line, the tip included: the highest
+    /// epoch a verified commit that a current member attested raised it to
+    /// among the tip and the commits it links to, transitively. A commit
+    /// that extends the tip is stale below it (`Spec/format.md §9.3`).
+    public internal(set) var tipLineFloor: UInt32 = 0
     /// The commits a current member attested that are verified although
     /// they link past a commit a current member attested, or extend a
     /// commit off the chain: a member's fork (`Spec/format.md §9.3`),
@@ -349,10 +354,11 @@ extension VaultFile {
     /// First, for each commit, the held key and the previous head its head
     /// verifies from (the one it stores, or — a damaged previous-head field —
     /// the stored head of the commit before it in the file). Of the commits
-    /// whose heads verify and store one head, one is the original: the first
-    /// in file order whose head verifies from `h_0` or from a head that a
-    /// commit before it in the file holds, else the first; the others are
-    /// copies. Each other commit links to what its previous head names,
+    /// whose heads verify and store one head, one is the original: chosen
+    /// among those a current member attested if any (their attestations are
+    /// checked only where heads are shared), the first in file order whose
+    /// head verifies from `h_0` or from a head that a commit before it in
+    /// the file holds, else the first; the others are copies. Each other commit links to what its previous head names,
     /// forward too, through maps of stored heads: no window, one lookup per
     /// commit. Then, in *link order* — file order, except that a commit
     /// whose link names a commit not visited yet is visited right after it —
@@ -459,11 +465,25 @@ extension VaultFile {
         }
         var original: [HeadKey: Int] = [:]  // stored head → its original (negative, −1 − k, while not in place)
         original.reserveCapacity(n)
+        var shared: [HeadKey: [Int]] = [:]   // a head more than one verified head stores → those commits, in file order
         for k in 0..<n where headVerifies[k] {
             let mine = inPlace(k) ? k : -1 - k
             // One lookup in the usual case (a head stored once).
             guard let o = original.updateValue(mine, forKey: storedKeys[k]) else { continue }
             if o >= 0 || mine < 0 { original[storedKeys[k]] = o }  // the earlier one stays the original
+            shared[storedKeys[k], default: [o < 0 ? -1 - o : o]].append(k)
+        }
+        // The head does not cover the attestation bytes: a commit frame
+        // with the same head and another `nonce ‖ sealed A` (random bytes,
+        // or an unattested re-seal) is a commit that stores the same head.
+        // So where heads are shared — never in an honest file — the original
+        // is chosen first among those a current member attested, then by
+        // the rule above (fifth review F1).
+        for (head, ks) in shared {
+            let results = ks.map { attestation(of: groups[$0], previousHead: verifiedFrom[$0]!, key: keyOf[$0]!) }
+            let attested = ks.indices.filter { if case .attested = results[$0] { return true } else { return false } }
+            guard let chosen = attested.first(where: { inPlace(ks[$0]) }) ?? attested.first else { continue }
+            original[head] = ks[chosen]
         }
         func originalIndex(_ key: HeadKey) -> Int? { original[key].map { $0 < 0 ? -1 - $0 : $0 } }
         var isCopy = headVerifies
@@ -501,6 +521,13 @@ extension VaultFile {
         var statuses = [CommitReport.Status](repeating: .mismatch, count: n)
         var attestations = [CommitReport.Attestation](repeating: .notChecked, count: n)
         var floors = [UInt32](repeating: 0, count: n)
+        // The floor along each commit's own line: what the member-attested
+        // verified commits it links to, transitively, raised it to (before
+        // it, then with it). Staleness is judged by it, so a commit the
+        // walk visited that is not on this commit's line raises nothing for
+        // it (fifth review F2).
+        var lineFloor = [UInt32](repeating: 0, count: n)
+        var lineAfter = [UInt32](repeating: 0, count: n)
         var chain: [Int] = []                        // the commits on the chain so far
         var clearBelow: [Int?] = []                  // chain[clearBelow[i]! + 1 ... i] holds no member-attested commit
         var position = [Int](repeating: -1, count: n)
@@ -539,6 +566,7 @@ extension VaultFile {
         // and the floor.
         func join(_ k: Int, key: EpochKey) {
             let group = groups[k]
+            let line = lineFloor[k]
             position[k] = chain.count
             chain.append(k)
             clearBelow.append(nil)
@@ -548,7 +576,7 @@ extension VaultFile {
             // Ed25519 check each, most of the cost of opening a vault written
             // one commit at a time).
             if case .notChecked = attestations[k] {
-                if key.epoch > floor || group.members.contains(where: { (trustedKeyrings[$0] ?? 0) > floor }) {
+                if key.epoch > line || group.members.contains(where: { (trustedKeyrings[$0] ?? 0) > line }) {
                     attestations[k] = attestation(of: group, previousHead: verifiedFrom[k]!, key: key)
                 } else {
                     unchecked[k] = key
@@ -561,8 +589,10 @@ extension VaultFile {
             // nothing. (A commit the chain later passes by was not attested
             // by a member, so it raised nothing.)
             if case .attested = attestations[k] {
-                floor = max(floor, key.epoch)
-                for index in group.members { if let epoch = trustedKeyrings[index] { floor = max(floor, epoch) } }
+                var raised = key.epoch
+                for index in group.members { if let epoch = trustedKeyrings[index] { raised = max(raised, epoch) } }
+                floor = max(floor, raised)
+                lineAfter[k] = max(line, raised)
             }
         }
         func visit(_ k: Int) {
@@ -578,10 +608,19 @@ extension VaultFile {
                 statuses[k] = .orphaned
                 return
             }
-            if key.epoch < floor {
+            // The floor along its own line: through the commit it links to
+            // (when its link shows nothing, the last commit on the chain a
+            // current member attested).
+            switch link {
+            case .start: lineFloor[k] = 0
+            case .commit(let j): lineFloor[k] = lineAfter[j]
+            case .notShown, .missing: lineFloor[k] = lastMemberAttested(above: -1).map { lineAfter[chain[$0]] } ?? 0
+            }
+            lineAfter[k] = lineFloor[k]
+            if key.epoch < lineFloor[k] {
                 // Stale: made by a device that missed the rotation, or one
                 // removed by it. It passes nothing by.
-                statuses[k] = .stale(epoch: key.epoch, current: floor)
+                statuses[k] = .stale(epoch: key.epoch, current: lineFloor[k])
                 return
             }
             let top = chain.count - 1
@@ -702,6 +741,7 @@ extension VaultFile {
         report.previousHeads = verifiedFrom
         report.forks = forks
         report.currentFloor = floor
+        report.tipLineFloor = chain.last.map { lineAfter[$0] } ?? 0
         // A writer chains from the last commit the walk put on the chain (in
         // link order), or from h_0 when none is: never from a copy, a fork
         // or a stale commit.

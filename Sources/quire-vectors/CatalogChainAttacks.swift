@@ -175,6 +175,78 @@ extension Catalog {
                                     issues: [("commit_orphaned", copyCommit)])
             },
             {
+                // F1 of the fifth review (1a): the head does not cover the
+                // attestation bytes. A keyless writer copies group "two"
+                // (frames and commit frame), overwrites bytes 64..<200 of
+                // the copy's commit body (nonce and sealed A), and inserts
+                // it right after "one", before the original.
+                let b = try VectorBuilder("attack-keyless-copy-attestation-randomised")
+                for text in ["one", "two", "three"] { try b.commit([.entry(b.entry(text))]) }
+                var bytes = try b.bytes()
+                let (original, record) = try groupBytes(b, group: 2)
+                var copy = original
+                let body = copy.count - commitLength + FrameHeader.byteCount
+                for i in (body + 64)..<copy.count { copy[i] = UInt8(truncatingIfNeeded: (i - body) &* 37 &+ 11) }
+                let at = Int(b.frame(b.vault.structure.groups[1].commitFrame).end)
+                bytes.insert(contentsOf: copy, at: at)
+                let firstOfTwo = b.released.firstIndex { b.vault.structure.groups[2].members.contains($0.frame) }!
+                b.released.insert(record, at: firstOfTwo)
+                return try b.vector("damaged", comment: "attack (fifth review F1, 1a): a keyless writer copies group \"two\" (frames and commit frame), overwrites the nonce and sealed attestation of the copy's commit body (bytes 64..<200; the head covers neither) and inserts it right after \"one\", before the original. Before, of the commits storing one head the original was the first that stands in its place: the altered copy, whose attestation fails (treated as unattested); the genuine \"two\" was the copy (orphaned) and \"three\" linked to the altered copy: \"two\"'s record read as verified but unattested, reported attestation_failed and commit_orphaned. Now, where commits store one head, the original is chosen first among those a current member attested: the genuine \"two\" is the original, verified and attested; the altered copy is the copy (orphaned, its record unverified)", body: bytes,
+                                    issues: [("commit_orphaned", UInt64(at + copy.count - commitLength))])
+            },
+            {
+                // F1 of the fifth review (1b): an epoch-key holder (here the
+                // root epoch key: a passphrase or escrow custodian holds it)
+                // seals group "two"'s commit again with no attestation
+                // (same key, same head), inserts it right after "one", and
+                // appends an empty commit Z after it chained from "one".
+                let b = try VectorBuilder("attack-epoch-key-copy-unattested-then-empty-commit")
+                for text in ["one", "two", "three"] { try b.commit([.entry(b.entry(text))]) }
+                var bytes = try b.bytes()
+                let epoch1 = b.ringKeys[b.rootID]!
+                let g = b.vault.structure.groups[2]
+                let (copy, record) = try groupBytes(b, group: 2)
+                let header = CommitChain.commitHeader(keyID: epoch1.id)
+                let unattested = [UInt8](repeating: 0, count: CommitChain.attestationByteCount)
+                let resealed = header.encoded() + (try CommitChain.body(head: g.storedHead, previousHead: g.storedPreviousHead, attestation: unattested, key: epoch1, vaultID: b.vaultID, commitHeader: header))
+                let z = try Edit.commitFrame(over: [], previous: g.storedPreviousHead, key: epoch1, vaultID: b.vaultID, attestation: unattested)
+                let inserted = Array(copy.dropLast(commitLength)) + resealed + z
+                let at = Int(b.frame(b.vault.structure.groups[1].commitFrame).end)
+                bytes.insert(contentsOf: inserted, at: at)
+                let firstOfTwo = b.released.firstIndex { g.members.contains($0.frame) }!
+                b.released.insert(record, at: firstOfTwo)
+                let copyCommit = UInt64(at + copy.count - commitLength), zCommit = UInt64(at + inserted.count - commitLength)
+                return try b.vector("damaged", comment: "attack (fifth review F1, 1b): a holder of the epoch key \"two\" was committed under (a passphrase, an escrow custodian, a removed device) seals \"two\"'s commit again under that key with no attestation — same head, same previous head, same frames — inserts that group right after \"one\", before the original, and appends an empty commit Z after it chained from \"one\". Before, the unattested copy was the original (the first that stands in its place), the genuine \"two\" a copy; Z passed the unattested copy by, and \"three\", linking to it, was a member's fork: every record of \"two\", a commit the recovery key attested, was unverified. Now, where commits store one head, the original is chosen first among those a current member attested: the genuine \"two\" is the original and passes Z by; the re-sealed copy and Z are orphaned (the copy's record unverified); \"two\" and \"three\" stay verified and attested, and the vault stays writable", body: bytes,
+                                    issues: [("commit_orphaned", copyCommit), ("commit_orphaned", zCommit)])
+            },
+            {
+                // F2 of the fifth review: a current member (a stolen phone)
+                // signs a rotation keyring of epoch 2 and inserts it, in a
+                // group it commits under epoch 1 and attests, right after
+                // "one", chained from it.
+                let b = try VectorBuilder("attack-member-early-rotation-stales-history", deviceSeed: phoneSeed)
+                try b.commit([.entry(b.entry("one"))])
+                let afterOne = Int(b.vault.structure.committedEnd)
+                let tipOne = b.vault.chainTipHead
+                try b.commit([.entry(b.entry("two"))])
+                try b.commit([.entry(b.entry("three"))])
+                let history = try b.bytes()
+                let twoCommit = b.frame(b.vault.structure.groups[2].commitFrame).location.offset
+                let phone = try VectorBuilder.device(phoneSeed)
+                let epoch1 = b.ringKeys[b.rootID]!
+                let (k2, rotation) = try child(b, signer: phone)
+                try b.addKeyring(k2, rotation)
+                let all = try b.bytes()
+                let g = b.vault.structure.groups.last!
+                let frames = g.members.map { Array(all[Int(b.offset($0))..<Int(b.frame($0).end)]) }
+                let x = Array(frames.joined()) + (try Edit.commitFrame(over: frames, previous: tipOne, key: epoch1, vaultID: b.vaultID,
+                    attestation: CommitChain.attestation(keyCommitment: epoch1.commitment, previousHead: tipOne, digest: Edit.digest(of: frames), vaultID: b.vaultID, signer: phone)))
+                var bytes = history
+                bytes.insert(contentsOf: x, at: afterOne)
+                return try b.vector("recovered", comment: "attack (fifth review F2): a stolen phone, a current member, signs a rotation keyring of epoch 2 (same members) and inserts it right after \"one\", in a group it commits under epoch 1, chained from \"one\" and attested by itself. Before, the floor was taken over the walk: the inserted group raised it to 2, so \"two\" and \"three\" (epoch 1) were stale and nothing in them was released. Now staleness is judged by the floor along the commit's own line (the member-attested commits it links to, transitively): \"two\" links to \"one\", whose line is at epoch 1, so it is not stale; it links past the phone's commit, and a current member attested it, so it is a member's fork (commit_fork, a warning); \"two\" and \"three\" verify and their records are released", body: bytes,
+                                    issues: [("commit_fork", twoCommit + UInt64(x.count))])
+            },
+            {
                 try recomputedChain("attack-removed-device-recomputes-heads", thenWritten: false)
             },
             {

@@ -251,6 +251,99 @@ import Testing
         #expect(releasedRecords(vault).map(\.commitVerified) == [true, false, true, true, true, true])
     }
 
+    /// Fifth review, F1 (1a): the head does not cover the commit body's
+    /// bytes 64..<200. A keyless copy of a member's group with those bytes
+    /// randomised, inserted right after the commit it extends, stood in
+    /// its place first, so it was the original (its attestation failed,
+    /// treated as unattested) and the member's commit the copy: the
+    /// member's record read as unattested. Now the original is chosen first
+    /// among the commits a current member attested.
+    @Test func attackKeylessCopyWithRandomisedAttestation() throws {
+        let v = RawKeyVault(label: "copy randomised")
+        try v.create([[0]])
+        for i in 1...2 { try Self.append(v, [[UInt8(i)]], label: "commit \(i)") }
+        let s = try v.open().structure
+        var bytes = try fileBytes(v.path)
+        let start = Int(s.frames[s.groups[1].members.lowerBound].location.offset), end = Int(s.frames[s.groups[1].commitFrame].end)
+        var copy = Array(bytes[start..<end])
+        for i in (copy.count - 136)..<copy.count { copy[i] = UInt8(truncatingIfNeeded: i &* 29 &+ 3) }
+        bytes.insert(contentsOf: copy, at: Int(s.frames[s.groups[0].commitFrame].end))
+        try Data(bytes).write(to: URL(fileURLWithPath: v.path))
+        let vault = try v.open()
+        #expect(vault.commits.statuses == [.verified, .orphaned, .verified, .verified])
+        let released = releasedRecords(vault)
+        #expect(released.map(\.payload) == [[0], [1], [1], [2]])
+        #expect(released.map(\.commitVerified) == [true, false, true, true])
+        #expect(released.map { $0.attestedBy == v.member.publicKey } == [true, false, true, true])
+        #expect(!vault.commitIssues.contains { if case .attestationFailed = $0 { return true } else { return false } })
+    }
+
+    /// Fifth review, F1 (1b): a holder of the commit key seals a member's
+    /// commit again as unattested (same head, previous head and group),
+    /// inserts that group before the original and an empty commit after it
+    /// chained from the commit before. The re-seal was the original, the
+    /// empty commit passed it by, the member's commit was a copy and the
+    /// commit after it a member's fork: the member's record unverified. Now
+    /// the member's commit is the original and passes the empty one by.
+    @Test func attackEpochKeyUnattestedCopyThenEmptyCommit() throws {
+        let v = RawKeyVault(label: "copy resealed")
+        try v.create([[0]])
+        for i in 1...2 { try Self.append(v, [[UInt8(i)]], label: "commit \(i)") }
+        let s = try v.open().structure
+        var bytes = try fileBytes(v.path)
+        let g = s.groups[1]
+        let start = Int(s.frames[g.members.lowerBound].location.offset), framesEnd = Int(s.frames[g.commitFrame].location.offset)
+        let header = CommitChain.commitHeader(keyID: v.epochKey.id)
+        let resealed = header.encoded() + (try CommitChain.body(head: g.storedHead, previousHead: g.storedPreviousHead, attestation: CommitChain.unattested, key: v.epochKey, vaultID: v.vaultID, commitHeader: header))
+        let empty = CommitChain.Digest().finalize()
+        let zHead = try CommitChain.head(key: v.epochKey, vaultID: v.vaultID, previousHead: g.storedPreviousHead, digest: empty, commitHeader: header)
+        let z = header.encoded() + (try CommitChain.body(head: zHead, previousHead: g.storedPreviousHead, attestation: CommitChain.unattested, key: v.epochKey, vaultID: v.vaultID, commitHeader: header))
+        bytes.insert(contentsOf: Array(bytes[start..<framesEnd]) + resealed + z, at: Int(s.frames[s.groups[0].commitFrame].end))
+        try Data(bytes).write(to: URL(fileURLWithPath: v.path))
+        let vault = try v.open()
+        #expect(vault.commits.statuses == [.verified, .orphaned, .orphaned, .verified, .verified])
+        #expect(vault.commits.forks.isEmpty)
+        let released = releasedRecords(vault)
+        #expect(released.map(\.payload) == [[0], [1], [1], [2]])
+        #expect(released.map(\.commitVerified) == [true, false, true, true])
+        #expect(released.map { $0.attestedBy == v.member.publicKey } == [true, false, true, true])
+    }
+
+    /// Fifth review, F2: a current member inserts, right after the first
+    /// commit and chained from it, a commit it attests under a newer epoch.
+    /// Before, the floor was taken over the walk: it rose to that epoch, so
+    /// every later commit of the older epoch was stale and nothing in it
+    /// released. Now staleness is judged along each commit's own line: the
+    /// genuine commit after the insertion links to the first commit, is not
+    /// stale, and links past the member's commit: a member's fork, verified.
+    @Test func attackMemberCommitOfANewerEpochInsertedEarly() throws {
+        let v = RawKeyVault(label: "early epoch")
+        try v.create([[0]])
+        for i in 1...2 { try Self.append(v, [[UInt8(i)]], label: "commit \(i)") }
+        var both = v.keys
+        let newer = EpochKey(epoch: 2, key: try SymmetricKey(using: SeededRandom(label: "epoch 2")), blobKey: nil)
+        both.add(newer)
+        both.writeKey = newer
+        let original = try fileBytes(v.path)
+        let s = try v.open().structure
+        let cut = Int(s.frames[s.groups[0].commitFrame].end)
+        let scratch = v.dir.file("prefix-newer.quire")
+        try Data(original[0..<cut]).write(to: URL(fileURLWithPath: scratch))
+        let prefix = try VaultFile(path: scratch, writable: true)
+        prefix.verifyCommits(keys: both, trustedKeyrings: [:], attestors: [v.member.publicKey])
+        try prefix.commit(random: SeededRandom(label: "newer"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
+            try tx.appendSealed(kind: .entryRevision, payload: [9], compress: false)
+        }
+        let inserted = Array(try fileBytes(scratch)[cut...])
+        try Data(Array(original[0..<cut]) + inserted + Array(original[cut...])).write(to: URL(fileURLWithPath: v.path))
+        let vault = try v.open(keys: both)
+        #expect(vault.commits.statuses == [.verified, .verified, .verified, .verified])
+        #expect(vault.commits.forks == [2])
+        let released = releasedRecords(vault)
+        #expect(released.map(\.payload) == [[0], [9], [1], [2]])
+        #expect(released.map(\.commitVerified) == [true, true, true, true])
+    }
+
     /// Third review, item 4: more inserted commits than any look-back window.
     /// The genuine commit after 70 inserted ones links to the head it
     /// extends through the map of stored heads and still verifies.

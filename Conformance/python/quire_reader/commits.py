@@ -35,6 +35,8 @@ class Commit:
     bridge: bytes | None = None          # a mismatch: the head its repaired digest verifies from
     vouched: bool = False                # a mismatch a later commit links to by its stored head
     fork: bool = False                   # a member's fork: verified off the old line (§9.3)
+    line_floor: int = 0                  # the floor along its own line, before it (§9.3)
+    line_after: int = 0                  # the same, with it
 
     @property
     def stored_head(self):
@@ -121,13 +123,24 @@ def check_heads(commits: list, keys, vault_id: bytes) -> None:
     def held_before(value, k):
         return value == ZERO_HEAD or any(
             b.stored_head == value or (b.computed and b.computed == value) for b in commits[:k])
+    # The head does not cover the attestation bytes, so where commits store
+    # one head the original is chosen first among those a current member
+    # attested (§9.4), then by the rule above (fifth review F1).
+    sharing = {}
+    for c in commits:
+        if c.head_verifies:
+            sharing.setdefault(c.stored_head, []).append(c)
     originals = {}
-    for k, c in enumerate(commits):
-        if not c.head_verifies:
-            continue
-        o = originals.get(c.stored_head)
-        if o is None or (not held_before(o.prev_used, o.index) and held_before(c.prev_used, k)):
-            originals[c.stored_head] = c
+    for head, cs in sharing.items():
+        if len(cs) > 1:
+            attested = []
+            for c in cs:
+                _attestation(c, group_digest(c.covered), keys, vault_id, None)
+                if c.attested:
+                    attested.append(c)
+                c.attestation, c.signer = "", b""
+            cs = attested or cs
+        originals[head] = next((c for c in cs if held_before(c.prev_used, c.index)), cs[0])
     for c in commits:
         c.copy = c.head_verifies and originals[c.stored_head] is not c
 
@@ -269,7 +282,16 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
             c.status = "orphaned"
             continue
         link = links[c.index]
-        if c.key.epoch < floor:                                      # 2
+        # §9.3: the floor along its own line, through the commit it links
+        # to (showing nothing: the last commit on the chain a member attested).
+        if link[0] == "commit":
+            c.line_floor = link[1].line_after
+        elif link[0] == "start":
+            c.line_floor = 0
+        else:
+            c.line_floor = next((p.line_after for p in reversed(chain) if _member_attested(p, keys, vault_id)), 0)
+        c.line_after = c.line_floor
+        if c.key.epoch < c.line_floor:                               # 2
             c.status, c.stale = "stale", True
             continue
         fork_base = None
@@ -307,10 +329,12 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
         if not c.fork:
             _attestation(c, group_digest(c.covered), keys, vault_id, None)
         if c.attested:
-            floor = max([floor, c.key.epoch] + [
+            raised = max([c.key.epoch] + [
                 trusted_ids[f.body[-BODY_HASH:]] for f in c.covered
                 if f.kind == KIND_KEYRING and f.body[-BODY_HASH:] in trusted_ids
                 and is_well_formed(f) and f.body_hash_ok()])
+            floor = max(floor, raised)
+            c.line_after = max(c.line_floor, raised)
     for c in commits:
         if c.status == "mismatch" and c.vouched and not _looks_damaged(c, keys, vault_id):
             c.status = "tampered"
