@@ -44,7 +44,9 @@ import Testing
         let before = Self.watchDescriptors()
         let received = Inbox()
         let task = Task {
-            for try await changes in reader.changes(coalescing: .milliseconds(20)) { received.add(.success(changes)) }
+            // A wide window: under load the ten adds below take more than 20 ms each, and each
+            // would then arrive alone, each in its own change set.
+            for try await changes in reader.changes(coalescing: .milliseconds(250)) { received.add(.success(changes)) }
         }
         // Let the watch start, then write from the other handle.
         #expect(await Self.eventually { Self.watchDescriptors().map { $0 == (before ?? 0) + 1 } ?? true })
