@@ -83,6 +83,7 @@ class Instance:
     <localAnnounceEnabled>false</localAnnounceEnabled>
     <relaysEnabled>false</relaysEnabled>
     <natEnabled>false</natEnabled>
+    <reconnectionIntervalS>5</reconnectionIntervalS>
     <urAccepted>-1</urAccepted>
     <urSeen>3</urSeen>
     <autoUpgradeIntervalH>0</autoUpgradeIntervalH>
