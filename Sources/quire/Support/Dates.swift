@@ -1,4 +1,5 @@
 import Foundation
+import Quire
 
 /// A date given on the command line (`--date`, `--since`, `--until`), as
 /// ``NaturalDate`` reads it, relative to the moment quire started.
@@ -406,7 +407,7 @@ enum DateText {
 }
 
 /// The calendar fields of an instant in a zone (proleptic Gregorian), by
-/// integer arithmetic: the days-to-civil conversion over 400-year eras.
+/// integer arithmetic (``CivilCalendar``, the project's one days-to-civil conversion).
 struct CivilTime {
     var year = 0
     var month = 0
@@ -431,22 +432,13 @@ struct CivilTime {
         guard ms > -11_676_096_000_000, ms < 253_402_300_800_000 else { return nil }
         let offset = zone.secondsFromGMT(for: DateText.date(ms))
         guard offset % 60 == 0 else { return nil }
-        let seconds = Self.floorDivide(ms, 1000) + Int64(offset)
-        let days = Self.floorDivide(seconds, 86_400)
-        let inDay = Int(seconds - days * 86_400)
-        let z = days + 719_468
-        let era = Self.floorDivide(z, 146_097)
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shifted = (5 * dayOfYear + 2) / 153
-        day = Int(dayOfYear - (153 * shifted + 2) / 5 + 1)
-        month = Int(shifted < 10 ? shifted + 3 : shifted - 9)
-        year = Int(yearOfEra + era * 400) + (month <= 2 ? 1 : 0)
+        let seconds = CivilCalendar.floorDivide(ms, 1000).quotient + Int64(offset)
+        let (days, inDay) = CivilCalendar.floorDivide(seconds, 86_400)
+        (year, month, day) = CivilCalendar.date(fromDays: days)
         guard (1600...9999).contains(year) else { return nil }
-        hour = inDay / 3600
-        minute = inDay / 60 % 60
-        second = inDay % 60
+        hour = Int(inDay / 3600)
+        minute = Int(inDay / 60 % 60)
+        second = Int(inDay % 60)
         offsetSeconds = offset
     }
 
@@ -466,11 +458,6 @@ struct CivilTime {
     }
 
     static func twoDigits(_ n: Int) -> String { n < 10 ? "0" + String(n) : String(n) }
-
-    static func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
-        let q = a / b
-        return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q
-    }
 }
 
 /// Time zones by name, looked up once each (an entry names its own zone;
