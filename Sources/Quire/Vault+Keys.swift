@@ -54,7 +54,7 @@ extension Vault {
         do { memory = try store.memory(of: vaultID, path: path) } catch { throw .deviceStore(error) }
         warnings.removeAll { $0.code == "rollback_suspected" }
         rollbackRefusal = nil
-        if let memory { acceptedTampered.formUnion(memory.acceptedTampered) }
+        if acceptedTampered == nil, let kept = memory?.acceptedTampered, holdsAcceptance(kept) { acceptedTampered = kept }
         if let memory {
             if case .device(let pair) = credential, memory.removedKey == pair.publicKey, unlocked.removedIn == nil {
                 // This device saw itself removed, and the file no longer
@@ -207,12 +207,59 @@ extension Vault {
         }
     }
 
-    /// Where device memory ranks `ring` (`Spec/keys.md §7`): its first intact
-    /// copy in a commit that verified and that a member attested — a
-    /// position only a member's commit sets — else its first intact copy.
-    @_spi(Testing) public func memoryRank(of ring: KeyringInfo) -> FrameLocation {
-        for i in ring.copyFrames where file.standing(ofFrame: i) == 2 { return file.structure.frames[i].location }
-        return ring.location
+    /// Where device memory ranks `ring` (`Spec/keys.md §7`): its epoch and
+    /// its depth in the key graph, both fixed by signed content (fifth
+    /// review, F7: a file position, even that of a copy in a member's
+    /// attested commit, is one a keyless writer moves by moving groups).
+    @_spi(Testing) public func memoryRank(of ring: KeyringInfo) -> VaultMemory.KeyringRank {
+        let byID = Dictionary(unlocked.keyrings.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        return VaultMemory.KeyringRank(epoch: ring.epoch, depth: Self.keyGraphDepths(byID)[ring.id] ?? 0)
+    }
+
+    /// The depth of every keyring of `byID`: the length of its longest chain
+    /// of parents in the file (iterative: a chain of thousands of keyrings
+    /// must not exhaust the stack).
+    static func keyGraphDepths(_ byID: [KeyringID: KeyringInfo]) -> [KeyringID: Int] {
+        var depth: [KeyringID: Int] = [:]
+        var onPath = Set<KeyringID>()
+        for start in byID.keys where depth[start] == nil {
+            var stack: [(KeyringID, Bool)] = [(start, false)]
+            while let (id, expanded) = stack.popLast() {
+                if depth[id] != nil { continue }
+                let parents = byID[id]?.parents.filter { byID[$0] != nil } ?? []
+                if expanded {
+                    onPath.remove(id)
+                    depth[id] = parents.map { depth[$0].map { $0 + 1 } ?? 0 }.max() ?? 0
+                } else {
+                    onPath.insert(id)
+                    stack.append((id, true))
+                    // A parent on the path would be a cycle, which ids that
+                    // hash their parents rule out: it counts as depth 0.
+                    for p in parents where depth[p] == nil && !onPath.contains(p) { stack.append((p, false)) }
+                }
+            }
+        }
+        return depth
+    }
+
+    /// The keyrings device memory keeps of this file, the first ranked
+    /// first (`Spec/keys.md §7`): the trusted heads and the keyrings this
+    /// credential is behind — a file that lost one of them was rolled back —
+    /// at most 64.
+    @_spi(Testing) public func rememberedKeyrings() -> [KeyringID] {
+        guard let state = try? KeyState(unlocked, vaultID: vaultID) else { return [] }
+        return rememberedKeyrings(state)
+    }
+
+    func rememberedKeyrings(_ state: KeyState) -> [KeyringID] {
+        // The 64 ranked latest (keys.md §7): by epoch, then depth in the key
+        // graph, then id — no file position, which a keyless writer moves.
+        let byID = Dictionary(unlocked.keyrings.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let depths = Self.keyGraphDepths(byID)
+        return VaultMemory.remembered(
+            (state.heads.map(\.id) + unlocked.newerKeyrings.map(\.id)).compactMap { id in
+                byID[id].map { (id, VaultMemory.KeyringRank(epoch: $0.epoch, depth: depths[id] ?? 0)) }
+            })
     }
 
     /// Writes what this device now knows of the file, unless it equals
@@ -233,37 +280,52 @@ extension Vault {
                 removedKey = nil
             }
         }
-        // The heads, and the keyrings this credential is behind: a file that
-        // lost one of them was rolled back.
-        // The most recent 64 (keys.md §7): ids can be ground, and the first
-        // intact copy can be moved by a keyless writer inserting a copy, so
-        // each ranks by its first copy in a commit a member attested.
-        let byID = Dictionary(unlocked.keyrings.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        let remembered = VaultMemory.remembered(
-            (state.heads.map(\.id) + unlocked.newerKeyrings.map(\.id)).compactMap { id in byID[id].map { (id, memoryRank(of: $0)) } })
         let memory = VaultMemory(
             vaultID: vaultID, path: path, committedLength: s.committedEnd, chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
-            newestClock: max(previous?.newestClock ?? 0, known), keyringHeads: remembered,
+            newestClock: max(previous?.newestClock ?? 0, known), keyringHeads: rememberedKeyrings(state),
             removedKey: removedKey, acceptedTampered: acceptedTamperedInFile(previous))
         if memory == previous { return }
         do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
     }
 
-    /// The accepted tampered commits (this handle's and `previous`'s) that
-    /// the file still holds, in file order: what device memory keeps.
-    func acceptedTamperedInFile(_ previous: VaultMemory?) -> [[UInt8]] {
-        let accepted = acceptedTampered.union(previous?.acceptedTampered ?? [])
-        return file.tamperedCommits.map { file.structure.groups[$0].storedHead }.filter { accepted.contains($0) }
+    /// The acceptance of tampered commits (this handle's, else
+    /// `previous`'s) while the file still extends it: what device memory
+    /// keeps (`Spec/keys.md §7`).
+    func acceptedTamperedInFile(_ previous: VaultMemory?) -> VaultMemory.TamperedAcceptance? {
+        guard let accepted = acceptedTampered ?? previous?.acceptedTampered, holdsAcceptance(accepted) else { return nil }
+        return accepted
+    }
+
+    /// True when the file still has a commit frame ending at `accepted`'s
+    /// committed end with its stored head: the file extends the state the
+    /// user accepted.
+    func holdsAcceptance(_ accepted: VaultMemory.TamperedAcceptance) -> Bool {
+        let s = file.structure
+        return s.groups.contains { s.frames[$0.commitFrame].end == accepted.committedLength && $0.storedHead == accepted.chainHead }
+    }
+
+    /// True when tampered commit group `g` is covered by the user's
+    /// acceptance (`Spec/keys.md §7`, "Accepting a tampered commit"): it
+    /// ends at or before the accepted committed end, the file still extends
+    /// the state accepted, and no more tampered commits end there than then.
+    func isAcceptedTampered(_ g: Int) -> Bool {
+        guard let accepted = acceptedTampered, holdsAcceptance(accepted) else { return false }
+        let s = file.structure
+        let covered = file.tamperedCommits.filter { s.frames[s.groups[$0].commitFrame].end <= accepted.committedLength }
+        return s.frames[s.groups[g].commitFrame].end <= accepted.committedLength && UInt64(covered.count) <= accepted.count
     }
 
     /// Accepts the tampered commits this file holds (`Spec/keys.md §7`,
     /// "Accepting a tampered commit"): writing, refused with
     /// ``VaultError/tampered(_:)`` while the file holds a tampered commit,
     /// goes on over these — their records stay unverified, and every reader
-    /// still reports them. Through a key store the device remembers them
-    /// (by stored head) for this file; another commit tampered later is
-    /// refused again. Use it when no copy holding the commits is left to
-    /// merge back and compacting them away is not wanted.
+    /// still reports them. Through a key store the device remembers the
+    /// acceptance for this file as a watermark (the committed end, its
+    /// stored head, how many tampered commits end there), however many
+    /// commits it covers; a commit tampered later (after the watermark, or
+    /// one more before it) is refused again. Use it when no copy holding
+    /// the commits is left to merge back and compacting them away is not
+    /// wanted.
     ///
     /// - Returns: how many tampered commits were accepted now (0 when the
     ///   file holds none, or all were accepted before).
@@ -271,9 +333,12 @@ extension Vault {
     @discardableResult
     public func acceptTampered() throws(VaultError) -> Int {
         try lock.withLock { () throws(VaultError) -> Int in
-            let heads = file.tamperedCommits.map { file.structure.groups[$0].storedHead }
-            let fresh = heads.filter { !acceptedTampered.contains($0) }
-            acceptedTampered.formUnion(heads)
+            let fresh = file.tamperedCommits.filter { !isAcceptedTampered($0) }
+            let s = file.structure
+            if !fresh.isEmpty, let last = s.groups.last {
+                acceptedTampered = VaultMemory.TamperedAcceptance(
+                    committedLength: s.frames[last.commitFrame].end, chainHead: last.storedHead, count: UInt64(file.tamperedCommits.count))
+            }
             guard let store = deviceStore else { return fresh.count }
             let path = FileSystem.canonicalPath(file.path) ?? file.path
             let previous: VaultMemory?
@@ -301,7 +366,7 @@ extension Vault {
             let s = file.structure
             let memory = VaultMemory(
                 vaultID: vaultID, path: path, committedLength: s.committedEnd, chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
-                newestClock: (try? loadIndex().maxClock.rawValue) ?? 0, keyringHeads: VaultMemory.remembered(state.heads.map { ($0.id, memoryRank(of: $0)) }),
+                newestClock: (try? loadIndex().maxClock.rawValue) ?? 0, keyringHeads: rememberedKeyrings(state),
                 removedKey: nil, acceptedTampered: acceptedTamperedInFile(try? store.memory(of: vaultID, path: path)))
             do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
             warnings.removeAll { $0.code == "rollback_suspected" }

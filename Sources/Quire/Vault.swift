@@ -105,9 +105,9 @@ public final class Vault: @unchecked Sendable {
     /// Why writing is refused after a suspected rollback, until the user
     /// merges the newer copy back or accepts this file (`Spec/keys.md §7`).
     var rollbackRefusal: String?
-    /// The stored heads of the tampered commits the user accepted
-    /// (``acceptTampered()``, `Spec/keys.md §7`): writes go on over them.
-    var acceptedTampered = Set<[UInt8]>()
+    /// Where the user accepted the tampered commits (``acceptTampered()``,
+    /// `Spec/keys.md §7`): writes go on over those it covers.
+    var acceptedTampered: VaultMemory.TamperedAcceptance?
 
     /// The credential's Ed25519 key pair — a device's own, or the one the
     /// recovery key derives — which signs every commit and keyring this
@@ -225,7 +225,7 @@ public final class Vault: @unchecked Sendable {
         // A commit altered after later ones were written: refused as for a
         // rollback, until a merge or a compaction rewrites it (Spec/format.md
         // §9.3), or the user accepts it (Spec/keys.md §7).
-        if let g = file.tamperedCommits.first(where: { !acceptedTampered.contains(file.structure.groups[$0].storedHead) }) {
+        if let g = file.tamperedCommits.first(where: { !isAcceptedTampered($0) }) {
             throw .tampered(file.structure.frames[file.structure.groups[g].commitFrame].location)
         }
         guard signer != nil else {

@@ -62,15 +62,37 @@ public struct VaultMemory: Sendable, Equatable {
     /// that passes the rollback tests and lists the key as a member again
     /// clears it (`Spec/keys.md §7`).
     public var removedKey: [UInt8]?
-    /// The stored heads (32 bytes each) of the tampered commits the user
-    /// accepted (`Spec/keys.md §7`, "Accepting a tampered commit"): writing
-    /// goes on over them, and only over them. At most 64 are written.
-    public var acceptedTampered: [[UInt8]] = []
+    /// Where the user accepted the tampered commits the file held
+    /// (`Spec/keys.md §7`, "Accepting a tampered commit"), if they did:
+    /// writing goes on over tampered commits that end at or before it, while
+    /// the file still extends it and holds no more of them than then.
+    public var acceptedTampered: TamperedAcceptance?
+
+    /// An acceptance of tampered commits by watermark (`Spec/keys.md §7`,
+    /// fifth review F5): one line of the memory file however many commits
+    /// it covers, so a keyless writer who tampers with more commits than
+    /// any list would hold cannot take this way out away.
+    public struct TamperedAcceptance: Sendable, Equatable {
+        /// The committed end of the file when the user accepted, in bytes.
+        public var committedLength: UInt64
+        /// The stored head of the commit ending there (32 bytes).
+        public var chainHead: [UInt8]
+        /// How many tampered commits ended at or before `committedLength`
+        /// then: a file that holds more there was tampered with again.
+        public var count: UInt64
+
+        /// An acceptance with the given fields.
+        public init(committedLength: UInt64, chainHead: [UInt8], count: UInt64) {
+            self.committedLength = committedLength
+            self.chainHead = chainHead
+            self.count = count
+        }
+    }
 
     /// A memory with the given fields.
     public init(
         vaultID: VaultID, path: String, committedLength: UInt64, chainHead: [UInt8], newestClock: UInt64, keyringHeads: [KeyringID],
-        removedKey: [UInt8]? = nil, acceptedTampered: [[UInt8]] = []
+        removedKey: [UInt8]? = nil, acceptedTampered: TamperedAcceptance? = nil
     ) {
         self.acceptedTampered = acceptedTampered
         self.vaultID = vaultID
@@ -82,16 +104,38 @@ public struct VaultMemory: Sendable, Equatable {
         self.removedKey = removedKey
     }
 
+    /// Where device memory ranks a keyring (`Spec/keys.md §7`): by what
+    /// its signed content fixes — its epoch, then its depth in the key
+    /// graph — never by a file position, which a keyless writer moves for
+    /// free (fifth review, F7).
+    public struct KeyringRank: Sendable, Equatable {
+        /// The keyring's epoch.
+        public var epoch: UInt32
+        /// The length of the longest chain of parents from it to a root
+        /// (0 for a root, or for a keyring none of whose parents is in the
+        /// file).
+        public var depth: Int
+
+        /// A rank with the given fields.
+        public init(epoch: UInt32, depth: Int) {
+            self.epoch = epoch
+            self.depth = depth
+        }
+    }
+
     /// Which keyrings to remember (`Spec/keys.md §7`): of `keyrings` (the
-    /// heads and the keyrings the credential is behind, each with the
-    /// location of its first intact copy), the most recent in file order
-    /// first, at most 64. Ids are chosen by whoever makes a keyring and can
-    /// be ground, so they do not decide; a member who wants a head
-    /// forgotten must append 64 trusted keyrings after it.
-    public static func remembered(_ keyrings: [(id: KeyringID, location: FrameLocation)]) -> [KeyringID] {
+    /// heads and the keyrings the credential is behind, each with its
+    /// rank), the highest epoch first, then the greatest depth, then the
+    /// smallest id, at most 64. Nothing here is a position in the file: a
+    /// keyless writer cannot change which are kept; a member who wants a
+    /// head forgotten must make 64 trusted keyrings that rank above it.
+    public static func remembered(_ keyrings: [(id: KeyringID, rank: KeyringRank)]) -> [KeyringID] {
         var seen = Set<KeyringID>()
-        return keyrings.sorted { $0.location.offset > $1.location.offset }.filter { seen.insert($0.id).inserted }
-            .prefix(Limits.maxParentCount).map(\.id)
+        return keyrings.sorted { x, y in
+            if x.rank.epoch != y.rank.epoch { return x.rank.epoch > y.rank.epoch }
+            if x.rank.depth != y.rank.depth { return x.rank.depth > y.rank.depth }
+            return x.id.bytes.lexicographicallyPrecedes(y.id.bytes)
+        }.filter { seen.insert($0.id).inserted }.prefix(Limits.maxParentCount).map(\.id)
     }
 
     /// The text the reference file store writes (`Spec/keys.md §3.3`).
@@ -116,7 +160,7 @@ public struct VaultMemory: Sendable, Equatable {
         // ``remembered(_:)``), written sorted.
         lines += keyringHeads.prefix(Limits.maxParentCount).map { "keyring " + hex($0.bytes) }.sorted()
         if let removedKey { lines.append("removed " + hex(removedKey)) }
-        lines += acceptedTampered.prefix(Limits.maxParentCount).map { "tampered " + hex($0) }.sorted()
+        if let a = acceptedTampered { lines.append("accepted-tampered \(a.committedLength) \(hex(a.chainHead)) \(a.count)") }
         return Array((lines.joined(separator: "\n") + "\n").utf8)
     }
 
@@ -142,7 +186,7 @@ public struct VaultMemory: Sendable, Equatable {
         var vault: VaultID?, path: String?, length: UInt64?, head: [UInt8]?, clock: UInt64?
         var heads: [KeyringID] = []
         var removedKey: [UInt8]?
-        var tampered: [[UInt8]] = []
+        var tampered: TamperedAcceptance?
         for line in text.unicodeScalars.split(whereSeparator: { $0 == "\n" }).map(String.init) where !line.hasPrefix("#") {
             guard let space = line.firstIndex(of: " ") else { return nil }
             let key = line[..<space], value = String(line[line.index(after: space)...])
@@ -161,15 +205,18 @@ public struct VaultMemory: Sendable, Equatable {
                 guard value != "yes" else { continue }
                 guard let key = QuireCrypto.bytes(fromHex: value), key.count == 32 else { return nil }
                 removedKey = key
-            case "tampered":
-                guard let head = QuireCrypto.bytes(fromHex: value), head.count == 32 else { return nil }
-                tampered.append(head)
+            case "accepted-tampered":
+                // "<length> <head> <count>" (Spec/keys.md §3.3). Development
+                // versions wrote "tampered <head>" lines, which are ignored.
+                let parts = value.split(separator: " ", omittingEmptySubsequences: false)
+                guard parts.count == 3, let length = UInt64(parts[0]), let count = UInt64(parts[2]),
+                      let head = QuireCrypto.bytes(fromHex: String(parts[1])), head.count == 32
+                else { return nil }
+                tampered = TamperedAcceptance(committedLength: length, chainHead: head, count: count)
             default: continue
             }
         }
-        guard let vault, let path, let length, let head, let clock, heads.count <= Limits.maxParentCount,
-              tampered.count <= Limits.maxParentCount
-        else { return nil }
+        guard let vault, let path, let length, let head, let clock, heads.count <= Limits.maxParentCount else { return nil }
         self.init(
             vaultID: vault, path: path, committedLength: length, chainHead: head, newestClock: clock, keyringHeads: heads, removedKey: removedKey,
             acceptedTampered: tampered)

@@ -141,13 +141,16 @@ import Testing
     /// Third review, item 15: a member grinds keyring ids below a real
     /// head's and makes 64 heads of them. Before, the memory kept the 64
     /// smallest ids, so the real head was forgotten and a file without it
-    /// passed rollback test 1. Now the caller's order decides (the most
-    /// recent in file order first, `Spec/keys.md §7`), not the ids.
+    /// passed rollback test 1. Now the rank decides — epoch, then depth in
+    /// the key graph (`Spec/keys.md §7`) — and ids only break ties: 64
+    /// ground keyrings of an older epoch, or of the same epoch but less
+    /// deep, push nothing out.
     @Test func attackGroundKeyringIDsPushOutARememberedHead() throws {
         let real = KeyringID(unchecked: [UInt8](repeating: 0xff, count: 32))
         let ground = (0..<64).map { i in KeyringID(unchecked: [0, 0, UInt8(i)] + [UInt8](repeating: 0x11, count: 29)) }
         let order = VaultMemory.remembered(
-            [(real, FrameLocation(offset: 9000, index: 90))] + ground.enumerated().map { ($1, FrameLocation(offset: UInt64(100 + $0), index: $0)) })
+            [(real, VaultMemory.KeyringRank(epoch: 3, depth: 3))]
+                + ground.enumerated().map { ($1, VaultMemory.KeyringRank(epoch: $0 % 2 == 0 ? 2 : 3, depth: $0 % 2 == 0 ? 9 : 2)) })
         #expect(order.count == 64 && order.first == real)
         let m = VaultMemory(
             vaultID: VaultID(using: SeededRandom(label: "ground")), path: "/j/Journal.quire", committedLength: 1, chainHead: counting(32),

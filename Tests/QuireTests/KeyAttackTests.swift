@@ -233,7 +233,7 @@ import QuireTestSupport
     /// its first intact copy, which a keyless writer moves to the start of
     /// the file by inserting a copy (in a junk commit): with a member's 64
     /// heads after the real one, the real head was then forgotten. Now a
-    /// keyring ranks by its first copy in a commit a member attested
+    /// keyring ranks by its epoch and depth in the key graph
     /// (`Spec/keys.md §7`): the inserted copy does not move it.
     @Test func attackEarlyCopyMovesARememberedHeadsRank() throws {
         let dir = TemporaryDirectory()
@@ -253,7 +253,52 @@ import QuireTestSupport
         let head = try #require(try reopened.keyState().heads.first)
         let moved = original.location.offset + UInt64(copy.count + junk.count)
         #expect(head.location.offset < moved)
-        #expect(reopened.memoryRank(of: head).offset == moved)
+        #expect(reopened.memoryRank(of: head) == VaultMemory.KeyringRank(epoch: 2, depth: 1))
+    }
+
+    /// Fifth review, F7: device memory ranked a keyring by the file position
+    /// of its first copy in a commit a member attested, and a keyless writer
+    /// moves whole groups for free (the walk visits a moved group where its
+    /// link says, so no verdict changes). Two heads — the laptop's epoch-3
+    /// rotation and the desktop's concurrent epoch-2 rotation, merged —
+    /// swapped rank when the laptop's group was moved to the end: with 64
+    /// more heads, the one a keyless writer chose was forgotten. Now the
+    /// rank is the keyring's epoch, then its depth in the key graph (signed
+    /// content a keyless writer cannot move), then its id (`Spec/keys.md §7`).
+    @Test func attackMovedGroupChangesRememberedHeadsRank() throws {
+        let dir = TemporaryDirectory()
+        let pathA = dir.file("j.quire"), pathB = dir.file("j (copy).quire")
+        let laptop = Self.device("Laptop rank move"), desktop = Self.device("Desktop rank move")
+        let vault = try Vault.create(
+            at: pathA, setup: VaultSetup(name: "Journal", recoveryKey: testRecoveryKey("rank move"), device: laptop, now: Self.t0),
+            random: SeededRandom(label: "rank move"), options: fast)
+        try vault.enrollDevice(code: desktop.code, name: "Desktop", now: Self.t0 + 1)
+        try FileManager.default.copyItem(atPath: pathA, toPath: pathB)
+        let a = try Vault.open(at: pathA, credential: .device(laptop.keyPair), random: SeededRandom(label: "rank a"), options: fast)
+        try a.rotateKeys(now: Self.t0 + 2)
+        try a.rotateKeys(now: Self.t0 + 3)
+        let b = try Vault.open(at: pathB, credential: .device(desktop.keyPair), random: SeededRandom(label: "rank b"), options: fast)
+        try b.rotateKeys(now: Self.t0 + 2)
+        try Self.fold(pathB, into: a)
+        let merged = try Vault.open(at: pathA, credential: .device(laptop.keyPair), options: fast)
+        let heads = try merged.keyState().heads
+        #expect(heads.count == 2)
+        let newest = try #require(heads.max { $0.epoch < $1.epoch })
+        let before = merged.rememberedKeyrings()
+        #expect(before.first == newest.id)
+
+        // A keyless writer moves the group holding the epoch-3 keyring to the end.
+        let s = merged.file.structure
+        let g = try #require(s.groups.firstIndex { g in s.frames[g.members].contains { $0.location.offset == newest.location.offset } })
+        var bytes = Self.bytes(pathA)
+        let start = Int(s.frames[s.groups[g].members.lowerBound].location.offset), end = Int(s.frames[s.groups[g].commitFrame].end)
+        let group = Array(bytes[start..<end])
+        bytes.removeSubrange(start..<end)
+        bytes.insert(contentsOf: group, at: Int(s.committedEnd) - group.count)
+        try Data(bytes).write(to: URL(fileURLWithPath: pathA))
+        let moved = try Vault.open(at: pathA, credential: .device(laptop.keyPair), options: fast)
+        #expect(moved.file.commits.allVerified)
+        #expect(moved.rememberedKeyrings() == before)
     }
 
     /// K2's writer rule at a lowered cap (8 instead of 4,096, the flood

@@ -280,6 +280,50 @@ import QuireSystem
         }
     }
 
+    /// Fifth review, F5: a keyless writer tampers with 65 commits (one
+    /// frame each in every other commit, nothing looks damaged). Before, accepting remembered the
+    /// stored head of each tampered commit, at most 64 of them: the 65th
+    /// was forgotten, and the next handle refused to write again — the last
+    /// way out was gone. Now the device remembers one watermark (the
+    /// committed end, its head, how many tampered commits end there), so
+    /// any number is accepted; one more tampered with before the watermark
+    /// is still refused (`Spec/keys.md §7`).
+    @Test func attackSixtyFiveTamperedCommitsDefeatAccepting() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop) = try Self.laptopVault(dir, "accept 65 tampered")
+        let path = dir.file("j.quire")
+        let store = FileDeviceKeyStore(directory: dir.file("home"))
+        try store.create(laptop)
+        for i in 0..<132 { try vault.add(EntryBody(created: Self.t0 + 1 + Int64(i), text: "entry \(i)")) }
+        let s = try VaultFile(path: path).structure
+        let handle = try SystemFile(path: path, mode: .readWrite)
+        // Every other commit: a tampered commit is one a later commit that
+        // verifies chains from.
+        for group in stride(from: 1, through: 129, by: 2) {
+            let victim = s.frames[s.groups[group].members.lowerBound]
+            let body = [UInt8](repeating: 0x42, count: Int(victim.header.bodyLength) - 32)
+            let header = FrameHeader(kind: RecordKind(rawValue: 0x9e), flags: 0, keyID: victim.header.keyID, bodyLength: victim.header.bodyLength)
+            try handle.write(header.encoded() + body + BLAKE2b.hash(body, byteCount: 32), at: victim.location.offset)
+        }
+        let tampered = try Vault.open(at: path, store: store, options: fast)
+        #expect(tampered.file.tamperedCommits.count == 65)
+        #expect(try tampered.acceptTampered() == 65)
+        try tampered.add(EntryBody(created: Self.t0 + 100, text: "after accepting"))
+
+        let again = try Vault.open(at: path, store: store, options: fast)
+        try again.add(EntryBody(created: Self.t0 + 101, text: "and on"))
+        #expect(try again.acceptTampered() == 0)
+
+        // One more commit before the watermark tampered with: refused again.
+        let victim = s.frames[s.groups[131].members.lowerBound]
+        let body = [UInt8](repeating: 0x43, count: Int(victim.header.bodyLength) - 32)
+        let header = FrameHeader(kind: RecordKind(rawValue: 0x9e), flags: 0, keyID: victim.header.keyID, bodyLength: victim.header.bodyLength)
+        try SystemFile(path: path, mode: .readWrite).write(header.encoded() + body + BLAKE2b.hash(body, byteCount: 32), at: victim.location.offset)
+        let later = try Vault.open(at: path, store: store, options: fast)
+        #expect(later.file.tamperedCommits.count == 66)
+        #expect(throws: (any Error).self) { try later.add(EntryBody(created: Self.t0 + 102, text: "refused")) }
+    }
+
     // MARK: M4 — clock poisoning
 
     /// A holder of the epoch key (here an unattested commit) appends a
