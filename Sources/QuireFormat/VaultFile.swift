@@ -1047,6 +1047,13 @@ extension VaultFile {
         lock.withLock { verdicts.statuses }
     }
 
+    /// The head each commit group's head verified from
+    /// (``CommitReport/previousHeads``), without checking any attestation:
+    /// merge orders its blocks by them (`Spec/merge.md §3.3`).
+    package var commitPreviousHeads: [[UInt8]?] {
+        lock.withLock { verdicts.previousHeads }
+    }
+
     /// The attestation of commit group `g`, checking it (and no other) if
     /// it was not checked yet; `.notChecked` past the last group.
     package func attestation(ofGroup g: Int) -> CommitReport.Attestation {

@@ -302,7 +302,7 @@ public enum VaultMerge {
             if x.vouched != y.vouched { return x.vouched }
             if x.maxEpoch != y.maxEpoch { return x.maxEpoch < y.maxEpoch }
             if others(x) != others(y) { return others(x) }
-            if x.sourceCommit != y.sourceCommit { return x.sourceCommit < y.sourceCommit }
+            if x.linkPosition != y.linkPosition { return x.linkPosition < y.linkPosition }
             return x.digest.lexicographicallyPrecedes(y.digest)
         }
         while !remaining.isEmpty {
@@ -577,9 +577,13 @@ final class Side {
         let keyCommitment: [UInt8]?
         /// The head the source commit extended, which its attestation signs.
         let previousHead: [UInt8]?
-        /// The index of the source commit in its file: a side's blocks of one
-        /// standing stay in their order, so they stay in place (§3.3).
+        /// The index of the source commit in its file.
         let sourceCommit: Int
+        /// The position of the source commit in its file's link order
+        /// (``Side/linkOrder``): a side's blocks of one standing keep that
+        /// order, so they stay in place, and a keyless writer who moved
+        /// whole groups in the file moves no block (§3.3, fifth review F8).
+        let linkPosition: Int
         /// True when every frame of the source group is carried.
         let isWholeGroup: Bool
         /// True when every carried frame is a keyring the result trusts.
@@ -599,6 +603,42 @@ final class Side {
         let issue: FormatError
     }
 
+    /// Each commit group's position in the file's *link order*
+    /// (`Spec/merge.md §3.3`): file order, except that a commit whose head
+    /// verified from the stored head of a commit later in the file comes
+    /// right after that commit (commits waiting for one commit in file
+    /// order, each followed by those waiting for it) — the order of the
+    /// walk of format.md §9.3, which moving whole groups does not change.
+    /// Iterative: a file in reverse link order must not exhaust the stack.
+    func linkOrder() -> [Int] {
+        let groups = file.structure.groups
+        let previous = file.commitPreviousHeads
+        var firstByHead: [[UInt8]: Int] = [:]
+        for (g, group) in groups.enumerated() where firstByHead[group.storedHead] == nil { firstByHead[group.storedHead] = g }
+        var position = [Int](repeating: -1, count: groups.count)
+        var waiting: [Int: [Int]] = [:]
+        var next = 0
+        func place(_ k: Int) {
+            var stack = [k]
+            while let x = stack.popLast() {
+                guard position[x] < 0 else { continue }
+                position[x] = next
+                next += 1
+                stack.append(contentsOf: (waiting[x] ?? []).reversed())
+            }
+        }
+        for k in groups.indices where position[k] < 0 {
+            if k < previous.count, let p = previous[k], let j = firstByHead[p], j > k, position[j] < 0 {
+                waiting[j, default: []].append(k)
+            } else {
+                place(k)
+            }
+        }
+        // Left waiting (only a cycle, which heads rule out): file order.
+        for k in groups.indices where position[k] < 0 { place(k) }
+        return position
+    }
+
     func blocks(after first: Int, keyrings union: KeyringUnion) throws(SyncError)
         -> (blocks: [Block], leftOut: [FormatError], unverifiedRecords: [Unverified])
     {
@@ -610,6 +650,8 @@ final class Side {
         // Statuses only: the attestation of a group is checked when its
         // block needs it, not every one of the file's.
         let statuses = file.commitStatuses
+        let linkPositions = linkOrder()
+        let previousHeads = file.commitPreviousHeads
         for g in first..<groups.count {
             let status = statuses.indices.contains(g) ? statuses[g] : .unverifiable
             let commitFrame = file.structure.frames[groups[g].commitFrame]
@@ -737,7 +779,7 @@ final class Side {
             blocks.append(Block(
                 frames: carried, maxEpoch: carried.map(\.epoch).max()!, digest: h.finalize(), keyrings: keyrings, parentKeyrings: parents,
                 attestation: attestation, byRemovedMember: byRemovedMember, keyCommitment: keyCommitment,
-                previousHead: g < file.commits.previousHeads.count ? file.commits.previousHeads[g] : nil, sourceCommit: g, isWholeGroup: carried.count == groups[g].members.count,
+                previousHead: g < previousHeads.count ? previousHeads[g] : nil, sourceCommit: g, linkPosition: linkPositions[g], isWholeGroup: carried.count == groups[g].members.count,
                 onlyTrustedKeyrings: onlyTrustedKeyrings))
         }
         return (blocks, leftOut, unverified)

@@ -350,6 +350,21 @@ public enum MergeVectors {
                               _ = try tx.appendSealed(kind: .entryRevision, payload: r.encoded())
                           }
                       }),
+            try build("attack-swapped-groups-not-reattested", comment: "fifth review, F8: the phone writes two entries on the copy and a keyless writer swaps their commit groups (readers accept it: the walk follows links). Blocks are placed in link order, not file order (merge.md §3.3): each extends the head it extended in its source and keeps the phone's attestation, so the laptop, merging, attests neither of them (unattested-commits: 0, and the merged bytes hold the phone's signatures)",
+                      a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
+                      b: { k in
+                          let v = try k.open(k.b, "phone")
+                          try k.write(v, text: "phone two", clock: c + 101)
+                          try k.write(v, text: "phone three", clock: c + 102)
+                          let s = try VaultFile(path: k.b).structure
+                          let n = s.groups.count
+                          var raw = Array(try Data(contentsOf: URL(fileURLWithPath: k.b)))
+                          let start2 = Int(s.frames[s.groups[n - 2].members.lowerBound].location.offset)
+                          let start3 = Int(s.frames[s.groups[n - 1].members.lowerBound].location.offset)
+                          let end3 = Int(s.frames[s.groups[n - 1].commitFrame].end)
+                          raw = Array(raw[..<start2]) + Array(raw[start3..<end3]) + Array(raw[start2..<start3]) + Array(raw[end3...])
+                          try Data(raw).write(to: URL(fileURLWithPath: k.b))
+                      }),
         ]
     }
 

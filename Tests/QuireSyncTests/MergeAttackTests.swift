@@ -24,6 +24,43 @@ import Testing
         f.headerBytes + BLAKE2b.hash(Array(file[Int(f.bodyOffset)..<Int(f.end)]), byteCount: 32)
     }
 
+    // MARK: Fifth review, F8 — a keyless reordering re-attested by merge
+
+    /// A keyless writer swaps the laptop's last two commit groups in its
+    /// copy; readers accept that (the walk follows links). Before, merge
+    /// placed the blocks by file position, so the later entry's block came
+    /// first, extended another head than in its source, and was re-attested
+    /// by the phone, which merged: the laptop's entry was shown as the
+    /// phone's. Now blocks are placed by link order (`Spec/merge.md §3.3`):
+    /// each extends the head it extended in its source and keeps its
+    /// author's attestation.
+    @Test func attackSwappedGroupsReattestedByMerge() throws {
+        let c = try TwoCopies("swapped groups")
+        try c.onPhone(c.b).add(EntryBody(created: t0 + 3, text: "phone"))
+        let laptopVault = try c.onLaptop(c.a)
+        try laptopVault.add(EntryBody(created: t0 + 4, text: "two"))
+        try laptopVault.add(EntryBody(created: t0 + 5, text: "three"))
+        let s = try VaultFile(path: c.a).structure
+        let n = s.groups.count
+        var raw = bytes(c.a)
+        let start2 = Int(s.frames[s.groups[n - 2].members.lowerBound].location.offset)
+        let start3 = Int(s.frames[s.groups[n - 1].members.lowerBound].location.offset)
+        let end3 = Int(s.frames[s.groups[n - 1].commitFrame].end)
+        raw = Array(raw[..<start2]) + Array(raw[start3..<end3]) + Array(raw[start2..<start3]) + Array(raw[end3...])
+        try Self.write(raw, c.a)
+        let swapped = try c.onLaptop(c.a)
+        #expect(swapped.file.commits.allVerified)
+        #expect(try swapped.entries().filter { $0.attestedBy == c.laptop.publicKey }.count == 3)
+
+        _ = try VaultMerge.merge(vaultAt: c.b, copyAt: c.a, credential: .device(c.phone.keyPair), options: fast)
+        let merged = try c.onPhone(c.b).entries()
+        for text in ["two", "three"] {
+            let e = try #require(merged.first { $0.body.text == text })
+            #expect(e.attestedBy == c.laptop.publicKey, "\(text)")
+        }
+        #expect(merged.first { $0.body.text == "phone" }?.attestedBy == c.phone.publicKey)
+    }
+
     // MARK: M2 — altered chunks spread by merge
 
     /// Someone with no key flips a ciphertext byte in every chunk of a

@@ -86,6 +86,7 @@ class Block:
     keyrings: list = field(default_factory=list)    # Keyring (parsed public part) per keyring frame
     partial: bool = False        # re-sealed frames: the merging member attests it
     only_trusted_keyrings: bool = False   # every carried frame a keyring the union trusts
+    link_position: int = 0       # its source commit's place in link order (§3.3)
 
 
 @dataclass
@@ -181,6 +182,41 @@ def _classify(side: Side, keys: _FileKeys, union, vault_id: bytes, skip_groups: 
     return blocks, left_out
 
 
+def link_positions(commits) -> dict:
+    """merge.md §3.3: each commit's position in its file's link order —
+    file order, except that a commit whose head verified from the stored
+    head of a commit later in the file comes right after that commit (those
+    waiting for one commit in file order, each followed by its own waiters).
+    Moving whole groups does not change it (fifth review, F8). Keyed by
+    commit index."""
+    first_by_head = {}
+    for c in commits:
+        first_by_head.setdefault(bytes(c.stored_head), c.index)
+    position, waiting = {}, {}
+
+    def place(k):
+        stack = [k]
+        while stack:
+            x = stack.pop()
+            if x in position:
+                continue
+            position[x] = len(position)
+            stack.extend(reversed(waiting.get(x, [])))
+
+    for c in commits:
+        if c.index in position:
+            continue
+        j = first_by_head.get(bytes(c.prev_used)) if c.prev_used is not None else None
+        if j is not None and j > c.index and j not in position:
+            waiting.setdefault(j, []).append(c.index)
+        else:
+            place(c.index)
+    for c in commits:
+        if c.index not in position:
+            place(c.index)
+    return position
+
+
 def _commit_reason(c) -> str:
     if c.stale:
         return "stale_epoch"
@@ -268,6 +304,9 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
         fk = _FileKeys(union)
         fkeys[s.name] = fk
         sides_blocks[s.name], left[s.name] = _classify(s, fk, union, vault_id, skip)
+        linked = link_positions(s.view.commits)
+        for b in sides_blocks[s.name]:
+            b.link_position = linked[b.commit.index]
 
     # merge.md §3.1: V's unverified records that C does not bring verified
     c_verified = {identity(f) for cm in sc.view.commits if cm.verified for f in cm.covered}
@@ -342,7 +381,7 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
                 epochs.append(epoch_of[f.key_id])
         vouched = b.commit.attested or b.only_trusted_keyrings
         others = b.commit.attestation in ("attested", "removed") and b.commit.signer != pk
-        return (0 if vouched else 1, max(epochs), 0 if others else 1, b.commit.index,
+        return (0 if vouched else 1, max(epochs), 0 if others else 1, b.link_position,
                 h256(b"".join(identity(f) for f in b.frames)))
 
     pending = sides_blocks["v"] + sides_blocks["c"]
