@@ -13,7 +13,7 @@ TEST_PACKAGES := epubcheck default-jre-headless qpdf poppler-utils python3-nacl 
 # from PyPI: installed by that target alone, not by `make deps`.
 PEER_PACKAGES := keepassxc age hyperfine python3-venv
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor fuzz-merge fuzz-keyring fuzz-commit
+FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor fuzz-merge fuzz-keyring fuzz-commit fuzz-memory
 
 PREFIX       ?= /usr/local
 DESTDIR      ?=

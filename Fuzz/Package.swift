@@ -51,5 +51,6 @@ let package = Package(
         .executableTarget(name: "fuzz-merge", dependencies: ["FuzzSupport"] + quire, swiftSettings: settings),
         .executableTarget(name: "fuzz-keyring", dependencies: ["FuzzSupport"] + quire, swiftSettings: settings),
         .executableTarget(name: "fuzz-commit", dependencies: ["FuzzSupport"] + quire, swiftSettings: settings),
+        .executableTarget(name: "fuzz-memory", dependencies: ["FuzzSupport"] + quire, swiftSettings: settings),
     ]
 )

@@ -206,6 +206,7 @@ struct Seeds {
         }
         try keyringSeeds(withSlots)
         try commitSeeds(withEntries)
+        try memorySeeds()
     }
 
     /// The frames of a vault's bytes, scanned from a scratch copy.
@@ -259,5 +260,23 @@ struct Seeds {
         try write([1] + [UInt8](repeating: 0, count: CommitChain.attestationByteCount), "fuzz-commit", "unattested.bin")
         try write([1] + Array(body[56..<152]), "fuzz-commit", "sealed-bytes.bin")
         try write([2] + s.groups.last!.digest + [7, 1], "fuzz-commit", "digest.bin")
+    }
+
+    /// Seeds of fuzz-memory: device memory files (Spec/keys.md §3.3) — a
+    /// plain one, one with every optional line, one with an odd path.
+    func memorySeeds() throws {
+        let random = SeededRandom(label: "memory seeds")
+        let vault = VaultID(using: random)
+        let heads = (0..<3).map { _ in KeyringID(using: random) }
+        var m = VaultMemory(
+            vaultID: vault, path: "/home/sam/Journal.quire", committedLength: 4096, chainHead: random.bytes(32), newestClock: 1 << 40,
+            keyringHeads: heads)
+        try write(m.encoded(), "fuzz-memory", "plain.memory")
+        m.removedKey = random.bytes(32)
+        m.acceptedTampered = VaultMemory.TamperedAcceptance(committedLength: 2048, chainHead: random.bytes(32), count: 65)
+        try write(m.encoded(), "fuzz-memory", "full.memory")
+        m.path = "/j/odd\nname\\x\n.quire"
+        m.keyringHeads = (0..<64).map { _ in KeyringID(using: random) }
+        try write(m.encoded(), "fuzz-memory", "odd-path-64-heads.memory")
     }
 }
