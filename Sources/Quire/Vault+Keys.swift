@@ -353,6 +353,34 @@ extension Vault {
         }
     }
 
+    /// The recovery keys that concurrent replacements left among the keyring
+    /// heads, when there is more than one (`Spec/keys.md §6.9`); empty
+    /// otherwise. The next change that starts an epoch — a key change, or
+    /// the join before writing records — keeps one and removes the others,
+    /// and refuses with ``KeyError/recoveryKeyChoiceNeeded(_:)`` until
+    /// ``keepRecoveryKey(_:)`` says which: show these to the user (who made
+    /// each, and when) and ask which recovery code they hold.
+    ///
+    /// - Throws: ``VaultError/keys(_:)`` when no keyring is trusted.
+    public func recoveryKeyChoices() throws(VaultError) -> [RecoveryKeyChoice] {
+        KeyOperations.recoveryKeyChoices(in: try keyState())
+    }
+
+    /// Says which recovery key to keep when a change joins concurrent
+    /// replacements of the recovery key (one of ``recoveryKeyChoices()``, by
+    /// its public key; `Spec/keys.md §6.9`). Kept for this handle.
+    ///
+    /// - Throws: ``VaultError/keys(_:)`` with
+    ///   ``KeyError/operationRefused(reason:)`` when `publicKey` is none of
+    ///   the choices.
+    public func keepRecoveryKey(_ publicKey: [UInt8]) throws(VaultError) {
+        let choices = try recoveryKeyChoices()
+        guard choices.contains(where: { $0.publicKey == publicKey }) else {
+            throw .keys(.operationRefused(reason: "that recovery key is not one of those the concurrent replacements left"))
+        }
+        lock.withLock { keptRecoveryKey = publicKey }
+    }
+
     /// Accepts this file as it is after a suspected rollback: what the device
     /// remembers is replaced by what the file holds now, and writing is
     /// allowed again (`Spec/keys.md §7`). Use it only for a file restored on
@@ -398,7 +426,7 @@ extension Vault {
         guard let state = try? KeyState(unlocked, vaultID: vaultID), state.heads.count > 1,
             let write = unlocked.keys.writeKey,
             let ring = state.heads.first(where: { $0.record.publicPart.keyCommit == write.commitment }),
-            !state.wrapsExactly(ring)
+            !state.wrapsExactly(ring) || !KeyOperations.recoveryKeyChoices(in: state).isEmpty
         else {
             keyringsJoined = true
             return
@@ -428,7 +456,14 @@ extension Vault {
     /// replacement of the recovery key the target's was (`Spec/keys.md §6.3`).
     @discardableResult
     func changeKeys(_ change: KeyChange, now: Int64, replacement: RecoveryReplacementOwner) throws(VaultError) -> KeyringProposal {
-        try lock.withLock { () throws(VaultError) -> KeyringProposal in
+        // A change other than a rotation, over concurrent replacements of the
+        // recovery key the user chose between, first joins them keeping the
+        // chosen one (a rotation), so that the change — a replacement of that
+        // key, say — starts from a state with one recovery member.
+        if case .rotate = change {} else if keptRecoveryKey != nil, !(try recoveryKeyChoices()).isEmpty {
+            try changeKeys(.rotate, now: now, replacement: .mine)
+        }
+        return try lock.withLock { () throws(VaultError) -> KeyringProposal in
             guard let signer else {
                 throw .keys(.operationRefused(reason: "only an enrolled device or the recovery key can change the keys; a passphrase or an escrow key can only read"))
             }
@@ -439,7 +474,8 @@ extension Vault {
                 try commit(keyChange: change) { tx in
                     let state = try KeyState(self.unlocked, vaultID: self.vaultID)
                     let proposals = try KeyOperations.keyrings(
-                        for: change, state: state, signer: signer, now: now, random: self.random, replacement: replacement)
+                        for: change, state: state, signer: signer, now: now, random: self.random, replacement: replacement,
+                        keepRecoveryKey: self.keptRecoveryKey)
                     for proposal in proposals {
                         do throws(FormatError) {
                             try tx.pending.appendKeyring(keyID: proposal.epochKey.id, epoch: proposal.epoch, body: proposal.body)

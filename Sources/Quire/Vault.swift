@@ -105,6 +105,9 @@ public final class Vault: @unchecked Sendable {
     /// Why writing is refused after a suspected rollback, until the user
     /// merges the newer copy back or accepts this file (`Spec/keys.md §7`).
     var rollbackRefusal: String?
+    /// The recovery key the user said they hold, which a join of concurrent
+    /// replacements keeps (``keepRecoveryKey(_:)``, `Spec/keys.md §6.9`).
+    var keptRecoveryKey: [UInt8]?
     /// Where the user accepted the tampered commits (``acceptTampered()``,
     /// `Spec/keys.md §7`): writes go on over those it covers.
     var acceptedTampered: VaultMemory.TamperedAcceptance?

@@ -61,6 +61,10 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     case deviceMemoryNotSaved(reason: String)
     /// A key operation cannot be done as asked; the reason says why and what to do.
     case operationRefused(reason: String)
+    /// A key change must join concurrent replacements of the recovery key
+    /// and keep one of them, and the caller did not say which code the user
+    /// holds (`Spec/keys.md §6.9`): the recovery keys to choose from.
+    case recoveryKeyChoiceNeeded([RecoveryKeyChoice])
     /// An error of the container layer.
     case format(FormatError)
 
@@ -84,6 +88,7 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .rollbackSuspected: "rollback_suspected"
         case .deviceMemoryNotSaved: "device_memory_not_saved"
         case .operationRefused: "operation_refused"
+        case .recoveryKeyChoiceNeeded: "recovery_key_choice_needed"
         case .format(let e): e.code
         }
     }
@@ -160,6 +165,13 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the key change was saved in the vault, but this device could not remember it (\(reason)); rollback detection for this vault is weaker until it can"
         case .operationRefused(let reason):
             return reason
+        case .recoveryKeyChoiceNeeded(let choices):
+            let listed = choices.enumerated().map { i, c in
+                "\(i + 1): made " + (c.madeBy.isEmpty ? "" : "by \"\(c.madeBy)\" ") + "on " + PrivacyStatement.date(c.created)
+            }.joined(separator: "; ")
+            return "the recovery key was replaced on two copies of this vault at the same time (\(listed)), and this change must keep "
+                + "one of them: the other code will open nothing written after it. Say which recovery code you hold: "
+                + "quire keys recovery-key --keep N (N as listed), then write again"
         case .format(let e):
             return e.description
         }

@@ -148,9 +148,14 @@ public enum KeyOperations {
     ///   the recovery member removed, a required slot kind or key type this
     ///   writer does not know…), ``KeyError/escrowRefused``,
     ///   ``KeyError/kdfLimitsExceeded(opsLimit:memLimitBytes:)``.
+    /// - Parameter keepRecoveryKey: when the heads hold several recovery
+    ///   members (concurrent replacements, `Spec/keys.md §6.9`), the public
+    ///   key of the one the user holds, which the join keeps; without it
+    ///   (or with a key that is none of them) a change that starts an epoch
+    ///   throws ``KeyError/recoveryKeyChoiceNeeded(_:)`` listing them.
     public static func keyrings(
         for change: KeyChange, state fullState: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource,
-        replacement: RecoveryReplacementOwner = .mine
+        replacement: RecoveryReplacementOwner = .mine, keepRecoveryKey: [UInt8]? = nil
     ) throws(KeyError) -> [KeyringProposal] {
         // A removal by the recovery key chooses its own parents, and may be
         // signed by a recovery key that a device replaced (Spec/keys.md §6.3).
@@ -165,15 +170,32 @@ public enum KeyOperations {
         case .remove(let key) where replacement == .notMine && !recoveryReplacements(by: key, in: fullState).isEmpty:
             return try removalOverReplacement(of: key, state: fullState, signer: signer, now: now, random: random)
         default:
-            return try build(change, state: fullState, signer: signer, now: now, random: random)
+            return try build(change, state: fullState, signer: signer, now: now, random: random, keepRecoveryKey: keepRecoveryKey)
         }
+    }
+
+    /// The recovery members of `state`'s heads when there is more than one
+    /// (concurrent replacements that both stood), in head order, each with
+    /// the trusted replacement that installed it; empty otherwise
+    /// (`Spec/keys.md §6.9`).
+    public static func recoveryKeyChoices(in state: KeyState) -> [RecoveryKeyChoice] {
+        let replacements = trustedRecoveryReplacements(in: state)
+        let byID = Dictionary(state.trusted.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        var seen = Set<[UInt8]>()
+        var out: [RecoveryKeyChoice] = []
+        for head in state.heads {
+            guard let m = head.content?.members.first(where: { $0.role == "recovery" }), seen.insert(m.publicKey).inserted else { continue }
+            let made = replacements.first { r in byID[r.keyringID]?.content?.members.first { $0.role == "recovery" }?.publicKey == m.publicKey }
+            out.append(RecoveryKeyChoice(publicKey: m.publicKey, created: made?.created ?? m.added, madeBy: made?.signerName ?? ""))
+        }
+        return out.count > 1 ? out : []
     }
 
     /// The keyrings of `change` on `fullState`, whose heads are the parents
     /// (a device's removal may leave some out).
     static func build(
         _ change: KeyChange, state fullState: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource,
-        removingAgain again: [[UInt8]: KeyringMember] = [:]
+        removingAgain again: [[UInt8]: KeyringMember] = [:], keepRecoveryKey: [UInt8]? = nil
     ) throws(KeyError) -> [KeyringProposal] {
         guard let signerMember = fullState.member(withKey: signer.publicKey) else {
             throw .operationRefused(reason: "only an enrolled device or the recovery key can change the keys, and this key is neither")
@@ -356,6 +378,18 @@ public enum KeyOperations {
         let blobKey = signerHead.content!.blobKey
         let unknownContent = signerHead.content!.unknownFields
         let unknownPublic = signerHead.record.publicPart.unknownFields
+        // Which recovery key a join of concurrent replacements keeps is the
+        // user's to say: only they know which code they hold (third review,
+        // item 7; Spec/keys.md §6.9). The operation's keyring carries it too.
+        let headRecoveries = Set(state.heads.compactMap { $0.content!.members.first { $0.role == "recovery" }?.publicKey })
+        var keptRecovery: KeyringMember?
+        if state.heads.count > 1 && headRecoveries.count > 1 {
+            guard let keep = keepRecoveryKey, headRecoveries.contains(keep),
+                  let member = state.heads.lazy.compactMap({ $0.content!.members.first { $0.role == "recovery" && $0.publicKey == keep } }).first
+            else { throw .recoveryKeyChoiceNeeded(recoveryKeyChoices(in: state)) }
+            keptRecovery = member
+            if let i = members.firstIndex(where: { $0.role == "recovery" }), headRecoveries.contains(members[i].publicKey) { members[i] = member }
+        }
         let template = Template(
             members: members, removed: removed, escrow: escrow, retired: retired, passphrases: passphrases, isEscrowFree: isEscrowFree,
             required: state.requiredSlotKinds, unknownContent: unknownContent, unknownPublic: unknownPublic, answers: state.answers, now: now)
@@ -415,7 +449,8 @@ public enum KeyOperations {
                 pending.removeFirst(take)
                 epoch += 1
                 let readers = group.reduce(previous.readers) { $0.joined(with: JoinReaders($1)) }
-                let joinTemplate = readers.template(state: state, unknownContent: unknownContent, unknownPublic: unknownPublic, now: now)
+                let joinTemplate = readers.template(
+                    state: state, keep: keptRecovery?.publicKey, unknownContent: unknownContent, unknownPublic: unknownPublic, now: now)
                 let join = try newEpochKeyring(
                     epoch: epoch, parents: [previous.parent] + group.map { KeyringBuilder.Parent(id: $0.id, key: $0.epochKey!) },
                     template: joinTemplate, blobKey: blobKey, reason: "join", freshPassphrase: nil, vaultID: vaultID, signer: signer, random: random)
@@ -670,7 +705,7 @@ public enum KeyOperations {
         /// The join's content: its parents' readers minus what the state
         /// removed or retired, one recovery member (the first), the others
         /// listed in `removed`.
-        func template(state: KeyState, unknownContent: CBORMap, unknownPublic: CBORMap, now: Int64) -> Template {
+        func template(state: KeyState, keep chosen: [UInt8]?, unknownContent: CBORMap, unknownPublic: CBORMap, now: Int64) -> Template {
             let removedKeys = Set(state.removed.map(\.publicKey))
             var kept = members.filter { !removedKeys.contains($0.publicKey) }
             // Keep the state's recovery member when this join has it, so the
@@ -678,7 +713,7 @@ public enum KeyOperations {
             let recoveries = kept.filter { $0.role == "recovery" }
             var dropped: [KeyringMember] = []
             if recoveries.count > 1 {
-                let keep = recoveries.first { $0.publicKey == state.recoveryMember?.publicKey } ?? recoveries[0]
+                let keep = recoveries.first { $0.publicKey == (chosen ?? state.recoveryMember?.publicKey) } ?? recoveries[0]
                 dropped = recoveries.filter { $0.publicKey != keep.publicKey }
                 kept.removeAll { m in dropped.contains { $0.publicKey == m.publicKey } }
             }

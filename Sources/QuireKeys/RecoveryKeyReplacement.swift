@@ -32,3 +32,27 @@ public struct RecoveryKeyReplacement: Sendable, Equatable {
     /// one of theirs); nil when the target signed it.
     public let enrolledBy: [UInt8]?
 }
+
+/// One of the recovery keys that concurrent replacements left among the
+/// keyring heads (`Spec/keys.md §6.9`): a join keeps one of them and removes
+/// the others, and only the user knows which code they hold, so a writer
+/// asks (``KeyError/recoveryKeyChoiceNeeded(_:)``) instead of choosing.
+public struct RecoveryKeyChoice: Sendable, Equatable {
+    /// The recovery member's Ed25519 public key (32 bytes), which its code
+    /// derives (`Spec/keys.md §4`).
+    public let publicKey: [UInt8]
+    /// When the keyring that installed it was signed: milliseconds since
+    /// 1970, UTC, as its signer wrote it (the member's `added` when no
+    /// trusted replacement installed it).
+    public let created: Int64
+    /// The name of the device that installed it, "" when unknown (the key
+    /// the vault was created with).
+    public let madeBy: String
+
+    /// A choice with the given fields.
+    public init(publicKey: [UInt8], created: Int64, madeBy: String) {
+        self.publicKey = publicKey
+        self.created = created
+        self.madeBy = madeBy
+    }
+}

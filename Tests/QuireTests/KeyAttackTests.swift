@@ -256,6 +256,53 @@ import QuireTestSupport
         #expect(reopened.memoryRank(of: head) == VaultMemory.KeyringRank(epoch: 2, depth: 1))
     }
 
+    /// Third review, item 7: two devices replace the recovery key at once on
+    /// two copies, which are merged. Before, the next key change (or the
+    /// next record, which joins first) silently kept the first replacement
+    /// in state order and removed the other: a user who held the other code
+    /// lost recovery without being asked. Now the writer refuses until it is
+    /// told which code to keep (`Spec/keys.md §6.9`): the error lists both.
+    @Test func attackConcurrentRecoveryReplacementsJoinedWithoutAsking() throws {
+        let dir = TemporaryDirectory()
+        let pathA = dir.file("j.quire"), pathB = dir.file("j (copy).quire")
+        let laptop = Self.device("Laptop ask"), desktop = Self.device("Desktop ask")
+        let vault = try Vault.create(
+            at: pathA, setup: VaultSetup(name: "Journal", recoveryKey: testRecoveryKey("ask which code"), device: laptop, now: Self.t0),
+            random: SeededRandom(label: "ask which code"), options: fast)
+        try vault.enrollDevice(code: desktop.code, name: "Desktop", now: Self.t0 + 1)
+        try FileManager.default.copyItem(atPath: pathA, toPath: pathB)
+        let a = try Vault.open(at: pathA, credential: .device(laptop.keyPair), random: SeededRandom(label: "ask a"), options: fast)
+        let b = try Vault.open(at: pathB, credential: .device(desktop.keyPair), random: SeededRandom(label: "ask b"), options: fast)
+        try a.changeKeys(.replaceRecoveryKey(newRecoveryPublicKey: try testRecoveryKey("ask a").publicKey()), now: Self.t0 + 2)
+        try b.changeKeys(.replaceRecoveryKey(newRecoveryPublicKey: try testRecoveryKey("ask b").publicKey()), now: Self.t0 + 2)
+        try Self.fold(pathB, into: a)
+        let before = Self.bytes(pathA)
+        do {
+            try a.rotateKeys(now: Self.t0 + 3)
+            Issue.record("a join of two recovery-key replacements kept one without asking")
+        } catch {
+            #expect(error.code == "recovery_key_choice_needed")
+        }
+        do {
+            try a.add(EntryBody(created: Self.t0 + 4, text: "needs a join first"))
+            Issue.record("a record was written after a join that kept a recovery key without asking")
+        } catch {
+            #expect(error.code == "recovery_key_choice_needed")
+        }
+        let unchanged = Self.bytes(pathA) == before
+        #expect(unchanged)
+
+        // Told that the user holds the desktop's code, the join keeps it.
+        let choices = try a.recoveryKeyChoices()
+        #expect(Set(choices.map(\.madeBy)) == ["Laptop ask", "Desktop"])
+        let desktops = try #require(choices.first { $0.madeBy == "Desktop" })
+        try a.keepRecoveryKey(desktops.publicKey)
+        try a.add(EntryBody(created: Self.t0 + 4, text: "after the join"))
+        #expect(try a.keyState().recoveryMember?.publicKey == desktops.publicKey)
+        #expect(try Self.texts(pathA, .recoveryKey(testRecoveryKey("ask b"))) == ["after the join"])
+        #expect(try Self.texts(pathA, .recoveryKey(testRecoveryKey("ask a"))).isEmpty)
+    }
+
     /// Fifth review, F7: device memory ranked a keyring by the file position
     /// of its first copy in a commit a member attested, and a keyless writer
     /// moves whole groups for free (the walk visits a moved group where its

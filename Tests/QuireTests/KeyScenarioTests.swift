@@ -345,6 +345,9 @@ import QuireSystem
         try b.changeKeys(.replaceRecoveryKey(newRecoveryPublicKey: try newB.publicKey()), now: Self.t0 + Self.day)
         try Self.fold(pathB, into: a)
         #expect(try a.keyState().heads.count == 2)
+        // The writer asks which code the user holds (third review, item 7).
+        #expect(try a.recoveryKeyChoices().map(\.publicKey) == [try newA.publicKey(), try newB.publicKey()])
+        try a.keepRecoveryKey(try newA.publicKey())
         try a.rotateKeys(now: Self.t0 + 2 * Self.day)
         let state = try a.keyState()
         #expect(state.heads.count == 1)

@@ -356,18 +356,55 @@ struct KeysRecoveryKeyCommand: QuireCommand {
             opens no later epoch: it still reads the records written before,
             until 'quire compact --rekey'. Any enrolled device, or the old
             recovery key itself, can do this.
+
+            With --keep N, when two devices replaced the recovery key at the
+            same time on two copies that were then merged, says which of the
+            new codes you hold (N as the error of the next write lists them)
+            and joins the copies' keys keeping that one; the other code
+            opens nothing written after it.
             """,
         json: RecoveryKeyJSON.self, jsonNote: "(\"recoveryKey\" is null when it was written to a file.)", unlocks: true)
 
     @VaultArgument var vault: String
     @Flag(help: "make a new recovery key; the old one opens no later epoch") var replace: Bool
     @Option(help: "write the new recovery key to FILE (new, mode 0600) instead of printing it") var newRecoveryKeyFile: FilePath?
+    @Option(help: "keep recovery key N of two made at the same time on merged copies (the one whose code you hold)") var keep: Int?
     @OptionGroup var unlock: UnlockOptions
     @OptionGroup var output: JSONOption
 
     func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
-        guard replace else { throw c.usage("say --replace to make a new recovery key in place of the old one") }
+        guard replace || keep != nil else {
+            throw c.usage("say --replace to make a new recovery key in place of the old one, or --keep N to keep one of two made at once")
+        }
         try Unlock.requireVault(vault)
+        if let keep, !replace {
+            let opened = try Unlock.open(vault, unlock, out: c.out)
+            let epoch: UInt32
+            let kept: RecoveryKeyChoice
+            do {
+                let choices = try opened.vault.recoveryKeyChoices()
+                guard !choices.isEmpty else {
+                    throw CLIFailure("this vault has one recovery key; there is nothing to choose, and nothing was changed")
+                }
+                guard choices.indices.contains(keep - 1) else {
+                    throw CLIFailure("--keep takes 1 to \(choices.count) (the recovery keys the error listed); nothing was changed")
+                }
+                kept = choices[keep - 1]
+                try opened.vault.keepRecoveryKey(kept.publicKey)
+                try opened.vault.rotateKeys()
+                epoch = try opened.vault.keyState().epoch
+            } catch let e as CLIFailure {
+                throw e
+            } catch let e as VaultError {
+                throw .vault(e, path: vault)
+            } catch {
+                throw CLIFailure("\(error)")
+            }
+            c.out.line("kept recovery key \(keep)" + (kept.madeBy.isEmpty ? "" : " (made by \"\(kept.madeBy)\")")
+                + ": from epoch \(epoch) only its code opens \(vault)")
+            c.out.emit(RecoveryKeyJSON(epoch: epoch, recoveryKey: nil, recoveryKeyFile: nil))
+            return .success
+        }
         let file = newRecoveryKeyFile?.path
         if let file { try Paths.requireParentFolder(file, nothing: "nothing was changed") }
         let opened = try Unlock.open(vault, unlock, out: c.out)
@@ -380,7 +417,14 @@ struct KeysRecoveryKeyCommand: QuireCommand {
         // The file first (new, 0600): if it cannot be written, the keys stay as they are.
         if let file { try RecoveryKeyFile.write(recovery, to: file, nothing: "nothing was changed") }
         let epoch: UInt32
-        do {
+        do throws(VaultError) {
+            if let keep {
+                let choices = try opened.vault.recoveryKeyChoices()
+                guard choices.isEmpty || choices.indices.contains(keep - 1) else {
+                    throw .keys(.operationRefused(reason: "--keep takes 1 to \(choices.count) (the recovery keys the error listed); nothing was changed"))
+                }
+                if !choices.isEmpty { try opened.vault.keepRecoveryKey(choices[keep - 1].publicKey) }
+            }
             try opened.vault.changeKeys(.replaceRecoveryKey(newRecoveryPublicKey: publicKey))
             epoch = try opened.vault.keyState().epoch
         } catch {

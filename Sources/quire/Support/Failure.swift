@@ -101,6 +101,8 @@ struct CLIFailure: Error, Sendable {
         case .recoveryCodeInvalid: "a recovery key is 56 characters in groups of 4; dashes and spaces are optional"
         case .deviceCodeInvalid: "copy the whole code 'quire device code' prints on the new device (56 letters and digits; dashes optional)"
         case .rollbackSuspected: rollbackHint(path: path)
+        case .recoveryKeyChoiceNeeded:
+            "say which recovery code you hold: 'quire keys recovery-key \(path) --keep N' (N as listed above); if you hold neither, keep either and replace it afterwards with 'quire keys recovery-key \(path) --replace'"
         case .format(let e): hint(for: e, path: path)
         default: nil
         }
