@@ -250,6 +250,38 @@ import QuireTestSupport
         #expect(late.status == 1, "\(late)")
     }
 
+    /// Third review, item 7 (Spec/keys.md §6.9): the recovery key replaced
+    /// on two copies at once, then merged. A write must join the two and
+    /// keep one; the CLI refuses, names the choices and the flag, and
+    /// `keys recovery-key --keep N` keeps the code the user holds.
+    @Test func concurrentRecoveryReplacementsAskWhichCodeToKeep() throws {
+        let box = try Sandbox()
+        _ = try box.makeVault()
+        _ = try box.add("before")
+        try FileManager.default.copyItem(atPath: box.path("Journal.quire"), toPath: box.path("Copy.quire"))
+        let a = try box.quire(["keys", "recovery-key", "Journal.quire", "--replace", "--new-recovery-key-file", "a.txt"])
+        #expect(a.status == 0, "\(a)")
+        let b = try box.quire(["keys", "recovery-key", "Copy.quire", "--replace", "--new-recovery-key-file", "b.txt"])
+        #expect(b.status == 0, "\(b)")
+        let merged = try box.quire(["merge", "Journal.quire", "Copy.quire"])
+        #expect(merged.status == 0, "\(merged)")
+        let refused = try box.quire(["add", "Journal.quire", "after", "--json"])
+        #expect(refused.status != 0, "\(refused)")
+        #expect(refused.stdout.contains("recovery_key_choice_needed"), "\(refused)")
+        #expect(refused.stdout.contains("--keep N"), "\(refused)")
+        let badKeep = try box.quire(["keys", "recovery-key", "Journal.quire", "--keep", "3"])
+        #expect(badKeep.status != 0, "\(badKeep)")
+        let kept = try box.quire(["keys", "recovery-key", "Journal.quire", "--keep", "1"])
+        #expect(kept.status == 0, "\(kept)")
+        #expect(kept.stdout.hasPrefix("kept recovery key 1"), "\(kept)")
+        _ = try box.add("after")
+        let stranger = ["QUIRE_HOME": box.path("stranger")]
+        let seen = try ["a.txt", "b.txt"].map { file in
+            try box.quire(["list", "Journal.quire", "--recovery-key-file", file], env: stranger).stdout.contains("after")
+        }
+        #expect(seen.filter { $0 }.count == 1, "\(seen)")
+    }
+
     /// Spec/keys.md §6.9: the new code opens the vault; the old one reads only
     /// what was written before, and writes nothing.
     @Test func recoveryKeyReplaceLocksTheOldCodeOutOfNewEpochs() throws {
