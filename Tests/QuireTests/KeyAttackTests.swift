@@ -256,6 +256,22 @@ import QuireTestSupport
         #expect(reopened.memoryRank(of: head) == VaultMemory.KeyringRank(epoch: 2, depth: 1))
     }
 
+    /// A vault made by a laptop ("Laptop <label>") with a desktop enrolled
+    /// ("Desktop"), copied: the laptop's handle on the vault and the
+    /// desktop's on the copy, as two synced devices before a merge.
+    static func laptopAndDesktopCopies(_ dir: TemporaryDirectory, _ label: String) throws -> (String, String, Vault, Vault) {
+        let pathA = dir.file("j.quire"), pathB = dir.file("j (copy).quire")
+        let laptop = Self.device("Laptop " + label), desktop = Self.device("Desktop " + label)
+        let vault = try Vault.create(
+            at: pathA, setup: VaultSetup(name: "Journal", recoveryKey: testRecoveryKey(label), device: laptop, now: Self.t0),
+            random: SeededRandom(label: label), options: fast)
+        try vault.enrollDevice(code: desktop.code, name: "Desktop", now: Self.t0 + 1)
+        try FileManager.default.copyItem(atPath: pathA, toPath: pathB)
+        let a = try Vault.open(at: pathA, credential: .device(laptop.keyPair), random: SeededRandom(label: label + " a"), options: fast)
+        let b = try Vault.open(at: pathB, credential: .device(desktop.keyPair), random: SeededRandom(label: label + " b"), options: fast)
+        return (pathA, pathB, a, b)
+    }
+
     /// Third review, item 7: two devices replace the recovery key at once on
     /// two copies, which are merged. Before, the next key change (or the
     /// next record, which joins first) silently kept the first replacement
@@ -264,15 +280,7 @@ import QuireTestSupport
     /// told which code to keep (`Spec/keys.md §6.9`): the error lists both.
     @Test func attackConcurrentRecoveryReplacementsJoinedWithoutAsking() throws {
         let dir = TemporaryDirectory()
-        let pathA = dir.file("j.quire"), pathB = dir.file("j (copy).quire")
-        let laptop = Self.device("Laptop ask"), desktop = Self.device("Desktop ask")
-        let vault = try Vault.create(
-            at: pathA, setup: VaultSetup(name: "Journal", recoveryKey: testRecoveryKey("ask which code"), device: laptop, now: Self.t0),
-            random: SeededRandom(label: "ask which code"), options: fast)
-        try vault.enrollDevice(code: desktop.code, name: "Desktop", now: Self.t0 + 1)
-        try FileManager.default.copyItem(atPath: pathA, toPath: pathB)
-        let a = try Vault.open(at: pathA, credential: .device(laptop.keyPair), random: SeededRandom(label: "ask a"), options: fast)
-        let b = try Vault.open(at: pathB, credential: .device(desktop.keyPair), random: SeededRandom(label: "ask b"), options: fast)
+        let (pathA, pathB, a, b) = try Self.laptopAndDesktopCopies(dir, "ask")
         try a.changeKeys(.replaceRecoveryKey(newRecoveryPublicKey: try testRecoveryKey("ask a").publicKey()), now: Self.t0 + 2)
         try b.changeKeys(.replaceRecoveryKey(newRecoveryPublicKey: try testRecoveryKey("ask b").publicKey()), now: Self.t0 + 2)
         try Self.fold(pathB, into: a)
@@ -314,17 +322,10 @@ import QuireTestSupport
     /// content a keyless writer cannot move), then its id (`Spec/keys.md §7`).
     @Test func attackMovedGroupChangesRememberedHeadsRank() throws {
         let dir = TemporaryDirectory()
-        let pathA = dir.file("j.quire"), pathB = dir.file("j (copy).quire")
-        let laptop = Self.device("Laptop rank move"), desktop = Self.device("Desktop rank move")
-        let vault = try Vault.create(
-            at: pathA, setup: VaultSetup(name: "Journal", recoveryKey: testRecoveryKey("rank move"), device: laptop, now: Self.t0),
-            random: SeededRandom(label: "rank move"), options: fast)
-        try vault.enrollDevice(code: desktop.code, name: "Desktop", now: Self.t0 + 1)
-        try FileManager.default.copyItem(atPath: pathA, toPath: pathB)
-        let a = try Vault.open(at: pathA, credential: .device(laptop.keyPair), random: SeededRandom(label: "rank a"), options: fast)
+        let (pathA, pathB, a, b) = try Self.laptopAndDesktopCopies(dir, "rank move")
+        let laptop = Self.device("Laptop rank move")
         try a.rotateKeys(now: Self.t0 + 2)
         try a.rotateKeys(now: Self.t0 + 3)
-        let b = try Vault.open(at: pathB, credential: .device(desktop.keyPair), random: SeededRandom(label: "rank b"), options: fast)
         try b.rotateKeys(now: Self.t0 + 2)
         try Self.fold(pathB, into: a)
         let merged = try Vault.open(at: pathA, credential: .device(laptop.keyPair), options: fast)

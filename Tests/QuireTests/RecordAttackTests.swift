@@ -20,6 +20,18 @@ import QuireSystem
     static func bytes(_ path: String) -> [UInt8] { Array((try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()) }
     static func write(_ bytes: [UInt8], _ path: String) throws { try Data(bytes).write(to: URL(fileURLWithPath: path)) }
 
+    /// Overwrites the first frame of commit group `group` of the file at
+    /// `path` with a frame of the same size, of a kind nobody knows, whose
+    /// unkeyed checks hold: what a keyless writer can do, and the commit is
+    /// then tampered (nothing looks damaged) when a later commit verifies.
+    static func replaceFirstFrame(of group: Int, in path: String) throws {
+        let s = try VaultFile(path: path).structure
+        let victim = s.frames[s.groups[group].members.lowerBound]
+        let body = [UInt8](repeating: 0x42, count: Int(victim.header.bodyLength) - 32)
+        let header = FrameHeader(kind: RecordKind(rawValue: 0x9e), flags: 0, keyID: victim.header.keyID, bodyLength: victim.header.bodyLength)
+        try SystemFile(path: path, mode: .readWrite).write(header.encoded() + body + BLAKE2b.hash(body, byteCount: 32), at: victim.location.offset)
+    }
+
     /// A vault with a laptop (its creator) and the recovery key.
     static func laptopVault(_ dir: TemporaryDirectory, _ label: String) throws -> (Vault, DeviceIdentity) {
         var laptop = device("Laptop " + label)
@@ -236,13 +248,7 @@ import QuireSystem
         for (i, text) in ["one", "replaced", "three", "four", "replaced later", "six"].enumerated() {
             try vault.add(EntryBody(created: Self.t0 + 1 + Int64(i), text: text))
         }
-        func tamper(group: Int) throws {
-            let s = try VaultFile(path: path).structure
-            let victim = s.frames[s.groups[group].members.lowerBound]
-            let body = [UInt8](repeating: 0x42, count: Int(victim.header.bodyLength) - 32)
-            let header = FrameHeader(kind: RecordKind(rawValue: 0x9e), flags: 0, keyID: victim.header.keyID, bodyLength: victim.header.bodyLength)
-            try SystemFile(path: path, mode: .readWrite).write(header.encoded() + body + BLAKE2b.hash(body, byteCount: 32), at: victim.location.offset)
-        }
+        func tamper(group: Int) throws { try Self.replaceFirstFrame(of: group, in: path) }
         try tamper(group: 2)
         let tampered = try Vault.open(at: path, store: store, options: fast)
         #expect(tampered.file.tamperedCommits.count == 1)
@@ -295,16 +301,9 @@ import QuireSystem
         let store = FileDeviceKeyStore(directory: dir.file("home"))
         try store.create(laptop)
         for i in 0..<132 { try vault.add(EntryBody(created: Self.t0 + 1 + Int64(i), text: "entry \(i)")) }
-        let s = try VaultFile(path: path).structure
-        let handle = try SystemFile(path: path, mode: .readWrite)
         // Every other commit: a tampered commit is one a later commit that
         // verifies chains from.
-        for group in stride(from: 1, through: 129, by: 2) {
-            let victim = s.frames[s.groups[group].members.lowerBound]
-            let body = [UInt8](repeating: 0x42, count: Int(victim.header.bodyLength) - 32)
-            let header = FrameHeader(kind: RecordKind(rawValue: 0x9e), flags: 0, keyID: victim.header.keyID, bodyLength: victim.header.bodyLength)
-            try handle.write(header.encoded() + body + BLAKE2b.hash(body, byteCount: 32), at: victim.location.offset)
-        }
+        for group in stride(from: 1, through: 129, by: 2) { try Self.replaceFirstFrame(of: group, in: path) }
         let tampered = try Vault.open(at: path, store: store, options: fast)
         #expect(tampered.file.tamperedCommits.count == 65)
         #expect(try tampered.acceptTampered() == 65)
@@ -315,10 +314,7 @@ import QuireSystem
         #expect(try again.acceptTampered() == 0)
 
         // One more commit before the watermark tampered with: refused again.
-        let victim = s.frames[s.groups[131].members.lowerBound]
-        let body = [UInt8](repeating: 0x43, count: Int(victim.header.bodyLength) - 32)
-        let header = FrameHeader(kind: RecordKind(rawValue: 0x9e), flags: 0, keyID: victim.header.keyID, bodyLength: victim.header.bodyLength)
-        try SystemFile(path: path, mode: .readWrite).write(header.encoded() + body + BLAKE2b.hash(body, byteCount: 32), at: victim.location.offset)
+        try Self.replaceFirstFrame(of: 131, in: path)
         let later = try Vault.open(at: path, store: store, options: fast)
         #expect(later.file.tamperedCommits.count == 66)
         #expect(throws: (any Error).self) { try later.add(EntryBody(created: Self.t0 + 102, text: "refused")) }
