@@ -81,6 +81,9 @@ public final class Vault: @unchecked Sendable {
     /// The device id recorded as the author of new revisions.
     public let author: DeviceID?
     var index: EntryIndex?
+    /// This device's index cache of the vault, when it was opened through
+    /// a key store that keeps one (`Spec/index-cache.md`); guarded by ``lock``.
+    var indexCache: IndexCacheBinding?
     /// Whether the entry index keeps every revision's decoded body, fixed
     /// when the vault is opened (default true: listing and reading entries
     /// decrypt each revision once). False suits work over a whole large
@@ -276,6 +279,7 @@ public final class Vault: @unchecked Sendable {
                         }
                     }
                     transaction?.finishIndexing()
+                    advanceCachedView()
                     rememberIfNotRolledBack()
                     return
                 } catch {
@@ -339,6 +343,7 @@ public final class Vault: @unchecked Sendable {
             currentKeys = keys
             currentFile = reopened
             index = nil
+            dropCachedView()
         }
     }
 
