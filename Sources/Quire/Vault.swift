@@ -59,7 +59,7 @@ public final class Vault: @unchecked Sendable {
     /// CLI, vectors and benchmarks; not part of the app-facing API.
     package var file: VaultFile { lock.withLock { currentFile } }
     /// The file, guarded by ``lock``.
-    private var currentFile: VaultFile
+    var currentFile: VaultFile
     let lock = RecursiveLock()
     /// The keys and keyrings the credential reached, read under the lock.
     package var unlocked: UnlockedKeys { lock.withLock { currentKeys } }
@@ -67,7 +67,7 @@ public final class Vault: @unchecked Sendable {
     /// of its own that `package` access does not reach. Not for apps.
     @_spi(Fuzzing) public var unlockedKeys: UnlockedKeys { unlocked }
     /// The keys, guarded by ``lock``.
-    private var currentKeys: UnlockedKeys {
+    var currentKeys: UnlockedKeys {
         didSet { keyringsJoined = false }
     }
     /// True once ``joinConcurrentKeyrings()`` found nothing to join for the
