@@ -15,6 +15,10 @@ struct IndexCacheBinding: Sendable {
     var currentHasSearch = false
     /// What queries answer from while the entry index is not loaded.
     var view: CachedEntries?
+    /// True once the cache file was loaded (or found unusable): it is
+    /// loaded at the first query, so that an open that only writes or
+    /// reads everything anyway does not pay for it.
+    var loadAttempted = false
 }
 
 /// The entries as a loaded cache and the records read after it describe
@@ -40,9 +44,9 @@ struct CachedEntries: Sendable {
 }
 
 extension Vault {
-    /// Sets up this device's index cache of the vault in `folder` and loads
-    /// it: queries then answer from it until something needs every
-    /// revision. A device this vault removed, or that a newer epoch left
+    /// Sets up this device's index cache of the vault in `folder`; the
+    /// first query loads it, and queries then answer from it until
+    /// something needs every revision. A device this vault removed, or that a newer epoch left
     /// out (it cannot read it: rekeyed away), deletes its cache instead.
     /// Stale temporary files a killed writer left are removed. At open,
     /// before the handle is shared.
@@ -55,8 +59,14 @@ extension Vault {
                 return
             }
             indexCache = IndexCacheBinding(key: key, folder: folder)
-            loadIndexCache()
         }
+    }
+
+    /// Loads the cache at the first query that can use it (under the lock).
+    private func loadIndexCacheIfNotTried() {
+        guard index == nil, let binding = indexCache, !binding.loadAttempted else { return }
+        indexCache!.loadAttempted = true
+        loadIndexCache()
     }
 
     /// The keyring heads the cache is keyed to (`Spec/index-cache.md §5` step 4).
@@ -176,7 +186,10 @@ extension Vault {
     /// True while queries answer from the cache (no entry index loaded).
     /// For tests and benchmarks.
     package var answersFromIndexCache: Bool {
-        lock.withLock { index == nil && indexCache?.view != nil }
+        lock.withLock {
+            loadIndexCacheIfNotTried()
+            return index == nil && indexCache?.view != nil
+        }
     }
 
     /// The ids of the live entries `matches` accepts, oldest first (as
@@ -184,6 +197,7 @@ extension Vault {
     /// handle does not answer from the cache. For the CLI's id prefixes.
     package func cachedLiveEntryIDs(where matches: (EntryID) -> Bool) -> [EntryID]? {
         lock.withLock { () -> [EntryID]? in
+            loadIndexCacheIfNotTried()
             guard index == nil, let view = indexCache?.view else { return nil }
             var out: [EntryID] = []
             for slot in view.table.order {
@@ -200,6 +214,7 @@ extension Vault {
     /// dropped: read it through ``entries()``).
     package func cachedSnapshot(of id: EntryID) -> EntrySnapshot? {
         lock.withLock { () -> EntrySnapshot? in
+            loadIndexCacheIfNotTried()
             guard index == nil, let view = indexCache?.view, let slot = view.table.slot(of: id) else { return nil }
             guard let snapshot = cachedSnapshot(view.entries[Int(slot)]) else {
                 dropCachedView()
@@ -214,6 +229,7 @@ extension Vault {
     /// when a record it names does not read as it describes (it is then
     /// dropped, and the caller reads the entry index). Under the lock.
     func cachedPage(_ query: EntryQuery, after cursor: EntryCursor?, searching text: String?) -> EntryPage? {
+        loadIndexCacheIfNotTried()
         guard index == nil, var view = indexCache?.view else { return nil }
         indexCache!.view = nil
         var documents: Bitset?
