@@ -95,7 +95,7 @@ extension Vault {
         let load = IndexCache.load(folder: binding.folder, key: binding.key, vaultID: vaultID, search: false) {
             $0.check(against: structure, keyringHeads: heads)
         }
-        let contents: IndexCache.Contents
+        var contents: IndexCache.Contents
         switch load {
         case .loaded(let c): contents = c
         case .discarded(let why):
@@ -108,9 +108,11 @@ extension Vault {
         }
         binding.current = contents.identity
         binding.currentHasSearch = false
+        // Moved, not shared: entries the tail adds must not copy them all.
+        var entries: [IndexCache.Entry] = []
+        swap(&entries, &contents.entries)
         var view = CachedEntries(
-            identity: contents.identity, cachedCount: contents.entries.count, frameCount: contents.identity.frameCount,
-            entries: contents.entries, table: table)
+            identity: contents.identity, cachedCount: entries.count, frameCount: contents.identity.frameCount, entries: entries, table: table)
         guard advance(&view) else {
             indexCache = binding
             return
