@@ -19,7 +19,9 @@ enum Reading {
     /// answers from this device's index cache, only that entry's record is
     /// read (every commit then verified, so the warnings are those of a full
     /// read: `Spec/index-cache.md §5`); otherwise every entry is.
-    static func entry(_ path: String, _ unlock: UnlockOptions, _ prefix: EntryIDPrefix, out: Output) throws(CLIFailure) -> (OpenedVault, EntrySnapshot) {
+    static func entry(
+        _ path: String, _ unlock: UnlockOptions, _ prefix: EntryIDPrefix, out: Output
+    ) throws(CLIFailure) -> (OpenedVault, EntrySnapshot) {
         let opened = try Unlock.open(path, unlock, out: out, writable: false)
         let vault = opened.vault
         if let ids = vault.cachedLiveEntryIDs(where: { EntryFormat.hasHexPrefix($0.bytes, prefix.prefix) }) {
