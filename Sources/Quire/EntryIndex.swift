@@ -198,6 +198,8 @@ public struct EntrySnapshot: Sendable {
 extension Vault {
     func loadIndex() throws(VaultError) -> EntryIndex {
         if let index { return index }
+        // Everything is read now: the cached view is not needed any more.
+        dropCachedView()
         var built = EntryIndex()
         Self.absorb(file: file, into: &built, frames: nil, retain: retainsEntryBodies)
         index = built

@@ -7,8 +7,10 @@ import QuireFormat
 struct EntrySummaryTable: Sendable {
     /// Summaries by slot; nil for a free slot.
     private(set) var rows: [EntrySummary?] = []
-    /// The slot of each entry.
-    private(set) var slots: [EntryID: Int32] = [:]
+    /// The slot of each entry, by its id as a fixed-size key (no heap
+    /// allocation per key: building it for 50,000 entries keyed by
+    /// ``EntryID``'s byte arrays cost more than decoding them).
+    private var slots: [IDKey: Int32] = [:]
     /// Slots in ascending ``EntrySortKey`` order.
     private(set) var order: [Int32] = []
     private var freeSlots: [Int32] = []
@@ -17,7 +19,7 @@ struct EntrySummaryTable: Sendable {
     init(_ summaries: [EntrySummary]) {
         rows.reserveCapacity(summaries.count)
         for s in summaries {
-            slots[s.id] = Int32(rows.count)
+            slots[IDKey(s.id)] = Int32(rows.count)
             rows.append(s)
         }
         order = (0..<Int32(rows.count)).map { $0 }
@@ -30,7 +32,7 @@ struct EntrySummaryTable: Sendable {
     init(inOrder summaries: [EntrySummary]) {
         rows = summaries
         slots.reserveCapacity(summaries.count)
-        for (i, s) in summaries.enumerated() { slots[s.id] = Int32(i) }
+        for (i, s) in summaries.enumerated() { slots[IDKey(s.id)] = Int32(i) }
         order = (0..<Int32(summaries.count)).map { $0 }
         var ascending = true
         for i in summaries.indices.dropFirst() where !(summaries[i - 1].key < summaries[i].key) {
@@ -42,6 +44,13 @@ struct EntrySummaryTable: Sendable {
 
     /// The number of entries (deleted ones included).
     var count: Int { order.count }
+
+    /// The number of distinct entry ids: ``count`` unless two summaries
+    /// given to ``init(inOrder:)`` shared an id.
+    var distinctCount: Int { slots.count }
+
+    /// The slot of entry `id`, if it is in the table.
+    func slot(of id: EntryID) -> Int32? { slots[IDKey(id)] }
 
     /// The summary in `slot`.
     func summary(_ slot: Int32) -> EntrySummary { rows[Int(slot)]! }
@@ -58,7 +67,8 @@ struct EntrySummaryTable: Sendable {
         out.reserveCapacity(changes.count)
         var removedAny = false
         for (id, new) in changes {
-            if let slot = slots[id] {
+            let key = IDKey(id)
+            if let slot = slots[key] {
                 if !bulk, let at = position(of: summary(slot).key) { order.remove(at: at) }
                 if let new {
                     rows[Int(slot)] = new
@@ -66,7 +76,7 @@ struct EntrySummaryTable: Sendable {
                     out.append(slot)
                 } else {
                     rows[Int(slot)] = nil
-                    slots[id] = nil
+                    slots[key] = nil
                     freeSlots.append(slot)
                     removedAny = true
                     out.append(slot)
@@ -80,7 +90,7 @@ struct EntrySummaryTable: Sendable {
                     slot = Int32(rows.count)
                     rows.append(new)
                 }
-                slots[id] = slot
+                slots[key] = slot
                 if bulk { order.append(slot) } else { order.insert(slot, at: insertionPoint(new.key)) }
                 out.append(slot)
             } else {
@@ -179,6 +189,26 @@ struct EntrySummaryTable: Sendable {
             while p < hi, visit(p) { p += 1 }
         }
         return (out, more)
+    }
+}
+
+/// A 16-byte entry id as two words: a dictionary key that hashes and
+/// compares without following a pointer.
+struct IDKey: Hashable, Sendable {
+    let high: UInt64
+    let low: UInt64
+
+    init(_ id: EntryID) {
+        var h: UInt64 = 0
+        var l: UInt64 = 0
+        let b = id.bytes
+        for i in 0..<min(8, b.count) { h = h << 8 | UInt64(b[i]) }
+        for i in 8..<max(8, min(16, b.count)) { l = l << 8 | UInt64(b[i]) }
+        high = h
+        // Ids are 16 bytes (decoding checks it); the length is mixed in
+        // for any other, so that distinct ids never share a key.
+        low = b.count == 16 ? l : l ^ (UInt64(b.count) << 56) ^ 0x5A5A
+
     }
 }
 

@@ -58,7 +58,7 @@ extension IndexCache {
         let n = entries.count
         var ids: [UInt8] = [], revisions: [UInt8] = [], created: [UInt8] = [], offsets: [UInt8] = []
         var flags: [UInt8] = [], standing: [UInt8] = [], frames: [UInt8] = [], frameOffsets: [UInt8] = []
-        var journals: [UInt8] = [], tags: [UInt8] = [], clocks: [UInt8] = [], heads: [UInt8] = []
+        var journals: [UInt8] = [], tags: [UInt8] = [], clocks: [UInt8] = [], heads: [UInt8] = [], counts: [UInt8] = []
         clocks.reserveCapacity(8 * n)
         ids.reserveCapacity(16 * n)
         revisions.reserveCapacity(16 * n)
@@ -103,6 +103,7 @@ extension IndexCache {
             }
             appendVarint(UInt64(s.tags.count), to: &tags)
             for t in s.tags { appendVarint(index(of: t), to: &tags) }
+            appendVarint(UInt64(e.revisionCount), to: &counts)
         }
         let pairs: [(String, CBOR)] = [
             ("count", .unsigned(UInt64(n))),
@@ -111,6 +112,7 @@ extension IndexCache {
             ("frames", .bytes(frames)), ("frameOffsets", .bytes(frameOffsets)),
             ("clocks", .bytes(clocks)), ("heads", .bytes(heads)),
             ("strings", .array(strings.map { .text($0) })), ("journals", .bytes(journals)), ("tags", .bytes(tags)),
+            ("revisionCounts", .bytes(counts)),
         ]
         return CBOREncoder.encode(.map(CBORMap(text: pairs)))
     }
@@ -157,7 +159,7 @@ extension IndexCache {
             let frames = column("frames", width: 8), let frameOffsets = column("frameOffsets", width: 8),
             let clocks = column("clocks", width: 8), case .bytes(let heads)? = m[text: "heads"],
             case .array(let stringItems)? = m[text: "strings"], case .bytes(let journals)? = m[text: "journals"],
-            case .bytes(let tags)? = m[text: "tags"]
+            case .bytes(let tags)? = m[text: "tags"], case .bytes(let counts)? = m[text: "revisionCounts"]
         else { return nil }
         var strings: [String] = []
         strings.reserveCapacity(stringItems.count)
@@ -168,6 +170,7 @@ extension IndexCache {
         var journalReader = VarintReader(journals)
         var tagReader = VarintReader(tags)
         var headReader = VarintReader(heads)
+        var countReader = VarintReader(counts)
         func string(_ reader: inout VarintReader) -> String? {
             guard let i = reader.next(), i < UInt64(strings.count) else { return nil }
             return strings[Int(i)]
@@ -187,7 +190,9 @@ extension IndexCache {
             }
             let frame = loadLE(UInt64.self, frames, at: 8 * i)
             guard frame <= UInt64(Int32.max) else { return nil }
-            guard let headCount = headReader.next(), (headCount > 0) == (f & Flag.conflict != 0), headCount <= UInt64(heads.count) else { return nil }
+            guard let headCount = headReader.next(), (headCount > 0) == (f & Flag.conflict != 0), headCount <= UInt64(heads.count),
+                let revisionCount = countReader.next(), revisionCount > headCount, revisionCount <= UInt64(Int32.max)
+            else { return nil }
             var otherHeads: [Head] = []
             for _ in 0..<Int(headCount) {
                 guard let fixed = headReader.take(25), fixed[24] <= 2, let headFrame = headReader.next(), headFrame <= UInt64(Int32.max),
@@ -209,9 +214,9 @@ extension IndexCache {
                 Entry(
                     summary: summary, revision: RevisionID(unchecked: Array(revisions[(16 * i)..<(16 * i + 16)])),
                     frameOffset: loadLE(UInt64.self, frameOffsets, at: 8 * i), clock: loadLE(UInt64.self, clocks, at: 8 * i),
-                    otherHeads: otherHeads))
+                    otherHeads: otherHeads, revisionCount: Int(revisionCount)))
         }
-        guard journalReader.atEnd, tagReader.atEnd, headReader.atEnd else { return nil }
+        guard journalReader.atEnd, tagReader.atEnd, headReader.atEnd, countReader.atEnd else { return nil }
         return entries
     }
 

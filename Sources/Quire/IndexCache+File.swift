@@ -61,6 +61,20 @@ extension IndexCache {
         return open(bytes, key: key, vaultID: vaultID, search: search, check: check)
     }
 
+    /// Removes the temporary files (`<name>.tmp-PID-HEX`) of the cache
+    /// `key` names in `folder` whose writing process is gone: a writer
+    /// killed between creating one and renaming it. Best effort; a
+    /// temporary file of a live process is left alone.
+    package static func removeStaleTemporaries(folder: String, key: IndexCacheKey) {
+        guard let names = try? FileSystem.listDirectory(folder) else { return }
+        let prefix = key.fileName + ".tmp-"
+        for name in names where name.hasPrefix(prefix) {
+            let parts = name.dropFirst(prefix.count).split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 2, let pid = Int32(parts[0]), pid > 0, !FileSystem.processExists(pid) else { continue }
+            try? FileSystem.remove(folder + "/" + name)
+        }
+    }
+
     /// Removes the cache file `key` names in `folder`, if any (after a
     /// discard, or when the device leaves the vault). Best effort.
     package static func remove(folder: String, key: IndexCacheKey) {

@@ -13,7 +13,7 @@ package import QuireKeys
 package enum IndexCache {
     /// The format version, in the clear and in the associated data: a
     /// reader discards any other.
-    package static let formatVersion: UInt8 = 1
+    package static let formatVersion: UInt8 = 2
     /// The first bytes of every cache file.
     package static let magic: [UInt8] = Array("QUIRE-IC".utf8)
     /// Magic, version and the sealed header's and summaries' lengths
@@ -84,13 +84,19 @@ package enum IndexCache {
         /// The entry's other heads, winner excluded (empty unless
         /// `summary.hasConflict`).
         package var otherHeads: [Head]
+        /// How many revisions the vault holds for the entry (more than its
+        /// other heads; by default one more): what ``EntrySnapshot/revisionCount`` says.
+        package var revisionCount: Int
 
-        package init(summary: EntrySummary, revision: RevisionID, frameOffset: UInt64, clock: UInt64, otherHeads: [Head] = []) {
+        package init(
+            summary: EntrySummary, revision: RevisionID, frameOffset: UInt64, clock: UInt64, otherHeads: [Head] = [], revisionCount: Int? = nil
+        ) {
             self.summary = summary
             self.revision = revision
             self.frameOffset = frameOffset
             self.clock = clock
             self.otherHeads = otherHeads
+            self.revisionCount = revisionCount ?? otherHeads.count + 1
         }
     }
 
@@ -145,7 +151,7 @@ package enum IndexCache {
         /// `search` renumbered to match.
         init(
             vaultID: VaultID, identity: Identity, table: EntrySummaryTable, search: SearchIndex?,
-            winner: (EntrySummary) -> (revision: RevisionID, frameOffset: UInt64, clock: UInt64, otherHeads: [Head])?
+            winner: (EntrySummary) -> (revision: RevisionID, frameOffset: UInt64, clock: UInt64, otherHeads: [Head], revisionCount: Int)?
         ) {
             var entries: [Entry] = []
             entries.reserveCapacity(table.count)
@@ -154,7 +160,8 @@ package enum IndexCache {
                 let s = table.summary(slot)
                 guard let w = winner(s) else { continue }
                 position[Int(slot)] = Int32(entries.count)
-                entries.append(Entry(summary: s, revision: w.revision, frameOffset: w.frameOffset, clock: w.clock, otherHeads: w.otherHeads))
+                entries.append(
+                    Entry(summary: s, revision: w.revision, frameOffset: w.frameOffset, clock: w.clock, otherHeads: w.otherHeads, revisionCount: w.revisionCount))
             }
             let stored = search.map { index in
                 let (terms, postings) = index.storedTerms { slot in
@@ -193,7 +200,7 @@ package enum IndexCache {
         /// when two entries share an id.
         func makeTable() -> EntrySummaryTable? {
             let table = EntrySummaryTable(inOrder: entries.map(\.summary))
-            return table.slots.count == entries.count ? table : nil
+            return table.distinctCount == entries.count ? table : nil
         }
 
         /// The search index over the table ``makeTable()`` returns; nil when

@@ -155,6 +155,12 @@ extension Vault {
     /// - Throws: ``VaultError/format(_:)`` for I/O.
     public func unreadRecords() throws(VaultError) -> UnreadRecords {
         try lock.withLock { () throws(VaultError) -> UnreadRecords in
+            // The cache is used only when every commit verified and no
+            // record failed to read, in the file it reflects and the tail
+            // after it (Spec/index-cache.md §5): nothing to say.
+            if index == nil, indexCache?.view != nil {
+                return UnreadRecords(recordIssues: [], structure: file.structure, commitIssues: [], newerEpoch: nil, hiddenEntryRevisions: 0)
+            }
             let index = try loadIndex()
             return makeUnreadRecords(index.issues)
         }
@@ -168,6 +174,8 @@ extension Vault {
     /// - Throws: ``VaultError/format(_:)`` for I/O.
     public func revisionsWithFailedAttestation() throws(VaultError) -> Set<RevisionID> {
         try lock.withLock { () throws(VaultError) -> Set<RevisionID> in
+            // A cache is used only when no attestation failed (Spec/index-cache.md §5).
+            if index == nil, indexCache?.view != nil { return [] }
             let index = try loadIndex()
             let s = file.structure
             var frames = Set<Int>()

@@ -32,6 +32,7 @@ extension Vault {
             retainsEntryBodies: retainsEntryBodies)
         vault.deviceStore = store
         try vault.checkRememberedHeads()
+        if let folder = store.indexCacheFolder { vault.attachIndexCache(device: identity, folder: folder) }
         return vault
     }
 

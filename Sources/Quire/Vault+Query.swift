@@ -39,6 +39,7 @@ extension Vault {
     ///   longer reads.
     public func entries(matching query: EntryQuery, after cursor: EntryCursor? = nil) throws(VaultError) -> EntryPage {
         try lock.withLock { () throws(VaultError) -> EntryPage in
+            if let page = cachedPage(query, after: cursor, searching: nil) { return page }
             try prepareQueryIndexes(search: false)
             let (slots, more) = index!.query!.table.page(query, after: cursor?.key)
             return try makePage(slots, more: more)
@@ -64,6 +65,7 @@ extension Vault {
     ///   longer reads.
     public func search(_ text: String, matching query: EntryQuery = EntryQuery(), after cursor: EntryCursor? = nil) throws(VaultError) -> EntryPage {
         try lock.withLock { () throws(VaultError) -> EntryPage in
+            if let page = cachedPage(query, after: cursor, searching: text) { return page }
             try prepareQueryIndexes(search: true)
             guard let found = index!.query!.search!.match(text) else { return EntryPage(entries: [], next: nil) }
             let documents = found.documents
@@ -128,6 +130,7 @@ extension Vault {
             }
             index!.query!.search = SearchIndex(documents)
         }
+        writeIndexCacheIfAdvanced()
     }
 
     /// Recomputes the summaries (and search documents) of entries `ids`

@@ -82,10 +82,14 @@ extension Vault {
     /// refresh reads the bytes after the last commit it knows, verifies the
     /// new commits against the chain tip and decrypts only their records,
     /// so its cost follows what was appended, not the size of the journal.
-    /// When the path names another file — a sync tool renamed a copy over
-    /// it, another process compacted or merged it, it shrank, or its last
-    /// known commit is gone — or when the new commits change the keys (or do
-    /// not simply extend the chain), it opens the path again like
+    /// When a sync tool renamed over the path a copy that starts with every
+    /// byte this handle read (another device appended to it) and adds no
+    /// keyring, it switches to that file and reads only its tail too (the
+    /// new file is scanned and its commits verified, as an open does, but
+    /// nothing already read is decrypted again). When the path names another
+    /// file otherwise — another process compacted or merged it, it shrank,
+    /// or its last known commit is gone — or when the new commits change the
+    /// keys (or do not simply extend the chain), it opens the path again like
     /// ``reload()`` and compares every entry's heads before and after: the
     /// change set is the same as if the appends had been read one by one.
     ///
@@ -122,10 +126,53 @@ extension Vault {
             do throws(FormatError) { found = try file.readAppended() } catch { throw .format(error) }
             switch found {
             case .appended(let range): absorb(range)
-            case .reopen: try reload()
+            case .reopen: if try !adoptReplacement() { try reload() }
             }
             return changeSet()
         }
+    }
+
+    /// When the path names a new file that starts with every byte this
+    /// handle committed-read (a sync tool's rename of a copy that only grew,
+    /// the usual way another device's change arrives), and holds no new
+    /// keyring: switches to it and reads only the frames after them, with
+    /// the refresh's change set noting the replacement. The new file is
+    /// scanned and its commits verified as an open does, and the old
+    /// commits must keep their verdicts; false (nothing changed) for
+    /// anything else, which ``reload()`` handles. Under the lock.
+    func adoptReplacement() throws(VaultError) -> Bool {
+        guard index != nil else { return false }
+        let old = file
+        let before = old.structure
+        let reopened: VaultFile
+        do throws(FormatError) { reopened = try VaultFile(path: old.path, writable: old.isWritable) } catch { throw .format(error) }
+        // Only another file at the path: the one read may have been
+        // extended in place by readAppended (new keys, a fork) already.
+        guard let oldIdentity = old.fileIdentity, let newIdentity = reopened.fileIdentity, oldIdentity != newIdentity else { return false }
+        let after = reopened.structure
+        guard after.header.vaultID == before.header.vaultID, after.committedEnd >= before.committedEnd,
+            after.committedFrameCount >= before.committedFrameCount, after.groups.count >= before.groups.count
+        else { return false }
+        let tail = before.committedFrameCount..<after.committedFrameCount
+        guard !tail.contains(where: { after.frames[$0].header.kind == .keyring }) else { return false }
+        do throws(FormatError) {
+            guard try old.hasSamePrefix(as: reopened, byteCount: before.committedEnd) else { return false }
+        } catch {
+            throw .format(error)
+        }
+        let keys = try Self.unlock(reopened, with: credential)
+        // The same bytes and keys give the old commits the same verdicts,
+        // unless a later commit changed them (one chaining from a commit
+        // that did not verify makes it tampered).
+        let oldStatuses = old.commitStatuses
+        guard reopened.commitStatuses.prefix(oldStatuses.count).elementsEqual(oldStatuses) else { return false }
+        if refreshLog.keysBefore == nil { refreshLog.keysBefore = KeySummary(unlocked, vaultID: vaultID) }
+        refreshLog.replaced = true
+        currentKeys = keys
+        currentFile = reopened
+        absorb(tail)
+        advanceCachedView()
+        return true
     }
 
     /// Notes, before other writers' records are indexed, the state of the

@@ -59,7 +59,7 @@ public final class Vault: @unchecked Sendable {
     /// CLI, vectors and benchmarks; not part of the app-facing API.
     package var file: VaultFile { lock.withLock { currentFile } }
     /// The file, guarded by ``lock``.
-    private var currentFile: VaultFile
+    var currentFile: VaultFile
     let lock = RecursiveLock()
     /// The keys and keyrings the credential reached, read under the lock.
     package var unlocked: UnlockedKeys { lock.withLock { currentKeys } }
@@ -67,7 +67,7 @@ public final class Vault: @unchecked Sendable {
     /// of its own that `package` access does not reach. Not for apps.
     @_spi(Fuzzing) public var unlockedKeys: UnlockedKeys { unlocked }
     /// The keys, guarded by ``lock``.
-    private var currentKeys: UnlockedKeys {
+    var currentKeys: UnlockedKeys {
         didSet { keyringsJoined = false }
     }
     /// True once ``joinConcurrentKeyrings()`` found nothing to join for the
@@ -81,6 +81,9 @@ public final class Vault: @unchecked Sendable {
     /// The device id recorded as the author of new revisions.
     public let author: DeviceID?
     var index: EntryIndex?
+    /// This device's index cache of the vault, when it was opened through
+    /// a key store that keeps one (`Spec/index-cache.md`); guarded by ``lock``.
+    var indexCache: IndexCacheBinding?
     /// Whether the entry index keeps every revision's decoded body, fixed
     /// when the vault is opened (default true: listing and reading entries
     /// decrypt each revision once). False suits work over a whole large
@@ -279,6 +282,7 @@ public final class Vault: @unchecked Sendable {
                         }
                     }
                     transaction?.finishIndexing()
+                    advanceCachedView()
                     rememberIfNotRolledBack()
                     return
                 } catch {
@@ -342,6 +346,7 @@ public final class Vault: @unchecked Sendable {
             currentKeys = keys
             currentFile = reopened
             index = nil
+            dropCachedView()
         }
     }
 

@@ -33,6 +33,16 @@ public protocol DeviceKeyStore: Sendable {
     ///
     /// - Throws: ``DeviceStoreError``.
     func remember(_ memory: VaultMemory) throws(DeviceStoreError)
+
+    /// The folder where this device keeps its index caches of the vaults it
+    /// opens (`Spec/index-cache.md §2`), or nil for none: each open then
+    /// reads the whole vault. Default nil.
+    var indexCacheFolder: String? { get }
+}
+
+extension DeviceKeyStore {
+    /// No index cache (the default).
+    public var indexCacheFolder: String? { nil }
 }
 
 /// What a device remembers of one vault file (`Spec/keys.md §7`): enough to

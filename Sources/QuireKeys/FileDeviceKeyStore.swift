@@ -33,6 +33,8 @@ public final class FileDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
     public let directory: String
     /// The key file's path: `directory/device.key`.
     public var keyPath: String { directory + "/device.key" }
+    /// The index caches' folder: `directory/caches` (`Spec/index-cache.md §2`).
+    public var indexCacheFolder: String? { directory + "/caches" }
     private let random: any RandomSource
 
     static let magic = Array("QUIREDEV".utf8)

@@ -22,7 +22,7 @@ struct Options {
     var only: Set<String>?
 
     static let benchmarks = [
-        "overhead", "attachment", "append", "read", "keys", "sync", "flood", "commits", "import", "export", "pdf", "query", "refresh", "cache",
+        "overhead", "attachment", "append", "read", "keys", "sync", "flood", "commits", "import", "export", "pdf", "query", "refresh", "cache", "open",
     ]
 
     static func parse(_ args: [String]) throws -> Options {
@@ -73,6 +73,7 @@ func mainEntry() -> Int32 {
     if args.first == "--child" {
         do {
             if try ExportBenchmark.child(Array(args.dropFirst())) { return 0 }
+            if try OpenBenchmark.child(Array(args.dropFirst())) { return 0 }
             try Child.run(Array(args.dropFirst()))
             return 0
         } catch {
@@ -125,6 +126,7 @@ func mainEntry() -> Int32 {
             case "query": section = try QueryBenchmark.run(shared)
             case "refresh": section = try RefreshBenchmark.run(shared)
             case "cache": section = try IndexCacheBenchmark.run(shared)
+            case "open": section = try OpenBenchmark.run(shared)
             default: continue
             }
             print(section.text())

@@ -143,9 +143,57 @@ import Testing
             ("dayone-search-pizza-5.json", ["search", "Journal.quire", "pizza", "--json", "-n", "5"]),
         ] {
             let expected = try String(contentsOfFile: repositoryRoot + "/Tests/Fixtures/listing/" + file, encoding: .utf8)
-            let r = try box.quire(args, env: zone)
-            #expect(r.status == 0 && r.stderr == "", "\(r)")
-            #expect(r.stdout == expected, "\(args.joined(separator: " ")) differs from \(file)")
+            // Twice: the second `list -n` answers from the index cache the first wrote.
+            for _ in 0..<2 {
+                let r = try box.quire(args, env: zone)
+                #expect(r.status == 0 && r.stderr == "", "\(r)")
+                #expect(r.stdout == expected, "\(args.joined(separator: " ")) differs from \(file)")
+            }
         }
+        #expect(try Self.cacheFiles(box).count == 1)
+    }
+
+    /// The index cache files in the sandbox's key store.
+    static func cacheFiles(_ box: Sandbox) throws -> [String] {
+        let folder = box.path("home/caches")
+        guard FileManager.default.fileExists(atPath: folder) else { return [] }
+        return try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".qic") }
+    }
+
+    /// `list -n N` (newest first) and `show ID` through the device's index
+    /// cache print what the full listing prints: the newest N lines of
+    /// `list`, reversed; the same `show` before and after the cache exists,
+    /// and after another entry was added (read from the tail).
+    @Test func aPageFromTheCachePrintsWhatTheFullListingPrints() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        var ids: [String] = []
+        for i in 0..<12 {
+            ids.append(try box.add("Entry \(i) of the page test\nsecond line", ["--date", "2024-03-\(10 + i)T09:30", "--tag", i % 2 == 0 ? "even" : "odd"]))
+        }
+        let full = try box.quire(["list", "Journal.quire"])
+        #expect(full.status == 0 && full.stderr == "", "\(full)")
+        let newestFive = full.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast().suffix(5).reversed().map { $0 + "\n" }.joined()
+        let showFirst = try box.quire(["show", "Journal.quire", ids[3]])
+        #expect(showFirst.status == 0, "\(showFirst)")
+        for round in 0..<2 {
+            let page = try box.quire(["list", "Journal.quire", "-n", "5"])
+            #expect(page.status == 0 && page.stderr == "", "\(page)")
+            #expect(page.stdout == newestFive, "round \(round)")
+            let json = try box.quire(["list", "Journal.quire", "-n", "5", "--json"])
+            let fullJSON = try box.quire(["list", "Journal.quire", "--json"])
+            let pageEntries = try #require(try json.json()["entries"] as? [[String: Any]])
+            let fullEntries = try #require(try fullJSON.json()["entries"] as? [[String: Any]])
+            #expect(pageEntries.map { $0["id"] as? String } == fullEntries.suffix(5).reversed().map { $0["id"] as? String })
+            let show = try box.quire(["show", "Journal.quire", ids[3]])
+            #expect(show.stdout == showFirst.stdout && show.stderr == showFirst.stderr, "round \(round)")
+        }
+        #expect(try Self.cacheFiles(box).count == 1)
+        // Another entry: read from the tail after the cache.
+        let newest = try box.add("The newest entry", ["--date", "2024-04-01T08:00"])
+        let page = try box.quire(["list", "Journal.quire", "-n", "1"])
+        #expect(page.stdout.hasPrefix(String(newest.prefix(8))), "\(page)")
+        let missing = try box.quire(["show", "Journal.quire", "ffffffff"])
+        #expect(missing.status != 0 && missing.stderr.contains("no entry has an id starting with ffffffff"), "\(missing)")
     }
 }

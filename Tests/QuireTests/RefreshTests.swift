@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Testing) import Quire
 import QuireCrypto
 import QuireFormat
 import QuireKeys
@@ -211,6 +211,52 @@ import Testing
         #expect(changes.keys == nil && changes.unreadRecords.isEmpty)
         #expect(try reader.entry(added.entryID)?.body.text == "from the phone")
         // The reader writes on the new file.
+        let mine = try reader.add(EntryBody(created: 2, text: "mine"))
+        #expect(try Self.open(dir, recovery).entry(mine.entryID) != nil)
+        #expect(try reader.refresh().isEmpty)
+    }
+
+    /// A sync tool's rename of a copy that only grew: the reader switches
+    /// to the new file and reads only its tail (the iOS review's finding:
+    /// this is how another device's change usually arrives), and the change
+    /// set is exactly the one reading the whole new file gives.
+    @Test func aReplacementThatOnlyGrewIsReadFromItsTail() throws {
+        let dir = TemporaryDirectory()
+        let (_, recovery, ids, _) = try Self.setUp(dir)
+        let reader = try Self.open(dir, recovery)
+        // Revisions this handle wrote are hashed only if needed (merge.md §5):
+        // a full read of the file would hash them, a tail read does not.
+        #expect(try reader.refresh().isEmpty)
+        for i in 0..<5 { try reader.add(EntryBody(created: 1_750_000_000_000 + Int64(i), text: "own \(i)")) }
+        #expect(try reader.refresh().isEmpty)
+        #expect(reader.payloadHashCount == 3)
+        let full = try Self.open(dir, recovery)
+        #expect(try full.refresh().isEmpty)
+        let hashed = reader.payloadHashCount
+        try FileManager.default.copyItem(atPath: dir.file("v.quire"), toPath: dir.file("incoming.quire"))
+        let elsewhere = try Self.open(dir, recovery, name: "incoming.quire")
+        let added = try elsewhere.add(EntryBody(created: 1_800_000_000_000, text: "from the phone"))
+        let edited = try elsewhere.edit(ids[1], body: EntryBody(created: 1, text: "edited on the phone"))
+        let deleted = try elsewhere.delete(ids[2])
+        #expect(rename(dir.file("incoming.quire"), dir.file("v.quire")) == 0)
+        let changes = try reader.refresh()
+        #expect(changes.fileReplaced)
+        #expect(reader.payloadHashCount == hashed + 3)
+        // The full path: open the new file whole and compare every entry.
+        try full.reload()
+        let expected = try full.refresh()
+        #expect(expected.fileReplaced)
+        func sorted(_ c: VaultChangeSet) -> [String] { c.entries.map { "\($0)" }.sorted() }
+        #expect(sorted(changes) == sorted(expected))
+        #expect(changes.entries.count == 3)
+        #expect(changes.keys == expected.keys && changes.profileChanged == expected.profileChanged)
+        #expect(changes.unreadRecords == expected.unreadRecords && changes.uncommittedTail == expected.uncommittedTail)
+        #expect(try reader.entry(added.entryID)?.body.text == "from the phone")
+        #expect(try reader.entry(ids[1])?.revision.revisionID == edited.revisionID)
+        #expect(try reader.entry(ids[2])?.revision.revisionID == deleted.revisionID)
+        #expect(try reader.entries().map(\.id) == (try full.entries().map(\.id)))
+        // The reader writes on the new file, and another replacement that
+        // does not extend it (another history) is read whole.
         let mine = try reader.add(EntryBody(created: 2, text: "mine"))
         #expect(try Self.open(dir, recovery).entry(mine.entryID) != nil)
         #expect(try reader.refresh().isEmpty)

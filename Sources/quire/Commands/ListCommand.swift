@@ -25,10 +25,33 @@ struct ListCommand: QuireCommand {
 
     func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
         let filter = try EntryFilter(filters, browse, out: c.out, command: c.command)
+        if let limit = filter.limit, !filter.isFiltering { return try newest(limit, c) }
         let (opened, entries) = try Reading.entries(vault, unlock, out: c.out)
         let shown = filter.apply(entries)
         Listing.print(shown, c.out, pager: !pager.noPager, vault: opened.vault)
         Reading.sayNothingMatched(shown.count, total: entries.count, filtered: filter.isFiltering, out: c.out)
+        return .success
+    }
+
+    /// `--limit N` alone: the newest N through the library's query, which
+    /// reads only their records when it answers from this device's index
+    /// cache. The output is the full listing's newest N, newest first.
+    private func newest(_ limit: Int, _ c: CommandContext) throws(CLIFailure) -> ExitCode {
+        let opened = try Unlock.open(vault, unlock, out: c.out, writable: false)
+        let v = opened.vault
+        let page: EntryPage
+        do { page = try v.entries(matching: EntryQuery(limit: limit)) } catch { throw .vault(error, path: vault) }
+        // From the cache every commit verified: the warnings about all
+        // entries are those about the page (Spec/index-cache.md §5).
+        let all: [EntrySnapshot]
+        if v.answersFromIndexCache {
+            all = page.entries
+        } else {
+            do { all = try v.entries() } catch { throw .vault(error, path: vault) }
+        }
+        Reading.warnAboutUnreadRecords(v, entries: all, path: vault, out: c.out)
+        Listing.print(page.entries, c.out, pager: !pager.noPager, vault: v)
+        Reading.sayNothingMatched(page.entries.count, total: all.count, filtered: false, out: c.out)
         return .success
     }
 }

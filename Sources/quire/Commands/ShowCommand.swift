@@ -20,8 +20,7 @@ struct ShowCommand: QuireCommand {
     @OptionGroup var output: JSONOption
 
     func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
-        let (opened, entries) = try Reading.entries(vault, unlock, out: c.out)
-        let e = try EntryFormat.resolve(id, in: entries)
+        let (opened, e) = try Reading.entry(vault, unlock, id, out: c.out)
         c.out.usePager(!pager.noPager)
         if allVersions { return try VersionsCommand.show(e, opened: opened, path: vault, c.out) }
         let b = e.body

@@ -11,16 +11,31 @@ enum EntryFormat {
     ///
     /// - Throws: ``CLIFailure`` (`entry_not_found`, or `ambiguous_id` with exit 64).
     static func resolve(_ prefix: EntryIDPrefix, in entries: [EntrySnapshot], deleted: Bool = false) throws(CLIFailure) -> EntrySnapshot {
-        let p = prefix.prefix
-        let matches = entries.filter { hasHexPrefix($0.id.bytes, p) }
+        let matches = entries.filter { hasHexPrefix($0.id.bytes, prefix.prefix) }
         if matches.count == 1 { return matches[0] }
+        try refuse(prefix, matches: matches.map(\.id), deleted: deleted)
+        return matches[0]
+    }
+
+    /// The one id of `ids` (those whose hex starts with `prefix`, in
+    /// listing order) when there is one; otherwise the error
+    /// ``resolve(_:in:deleted:)`` throws.
+    static func resolve(_ prefix: EntryIDPrefix, matching ids: [EntryID]) throws(CLIFailure) -> EntryID {
+        if ids.count == 1 { return ids[0] }
+        try refuse(prefix, matches: ids, deleted: false)
+        return ids[0]
+    }
+
+    /// Throws why `matches` (not one id) do not name an entry.
+    private static func refuse(_ prefix: EntryIDPrefix, matches: [EntryID], deleted: Bool) throws(CLIFailure) {
+        let p = prefix.prefix
         if matches.isEmpty {
             throw CLIFailure(
                 deleted ? "no deleted entry has an id starting with \(p)" : "no entry has an id starting with \(p)",
                 hint: deleted ? "'quire restore --list' shows the deleted entries" : "see the ids with 'quire list'",
                 code: "entry_not_found")
         }
-        let some = matches.prefix(5).map { short($0.id) + "…" }.joined(separator: ", ")
+        let some = matches.prefix(5).map { short($0) + "…" }.joined(separator: ", ")
         throw CLIFailure(
             "\(matches.count) entries have ids starting with \(p) (\(some))", hint: "give more hex digits", code: "ambiguous_id",
             exit: .usage)

@@ -14,6 +14,31 @@ enum Reading {
         return (opened, entries)
     }
 
+    /// Opens the vault read-only and returns the live entry `prefix` names,
+    /// with the warnings ``entries(_:_:out:)`` gives. When the library
+    /// answers from this device's index cache, only that entry's record is
+    /// read (every commit then verified, so the warnings are those of a full
+    /// read: `Spec/index-cache.md §5`); otherwise every entry is.
+    static func entry(
+        _ path: String, _ unlock: UnlockOptions, _ prefix: EntryIDPrefix, out: Output
+    ) throws(CLIFailure) -> (OpenedVault, EntrySnapshot) {
+        let opened = try Unlock.open(path, unlock, out: out, writable: false)
+        let vault = opened.vault
+        if let ids = vault.cachedLiveEntryIDs(where: { EntryFormat.hasHexPrefix($0.bytes, prefix.prefix) }) {
+            warnAboutUnreadRecords(vault, entries: [], path: path, out: out)
+            let id = try EntryFormat.resolve(prefix, matching: ids)
+            if let e = vault.cachedSnapshot(of: id) { return (opened, e) }
+            // The record does not read as the cache says: read everything.
+            let entries: [EntrySnapshot]
+            do { entries = try vault.entries() } catch { throw .vault(error, path: path) }
+            return (opened, try EntryFormat.resolve(prefix, in: entries))
+        }
+        let entries: [EntrySnapshot]
+        do { entries = try vault.entries() } catch { throw .vault(error, path: path) }
+        warnAboutUnreadRecords(vault, entries: entries, path: path, out: out)
+        return (opened, try EntryFormat.resolve(prefix, in: entries))
+    }
+
     /// `quire: warning:` lines for records the entries shown leave out:
     /// newer records this key cannot read (a removed device), every record
     /// that could not be read (damaged, altered, or cut out:

@@ -1,0 +1,354 @@
+import QuireCrypto
+import QuireFormat
+import QuireKeys
+import QuireSystem
+
+/// The device-local index cache as an open handle uses it
+/// (`Spec/index-cache.md §5`); guarded by the vault's lock.
+struct IndexCacheBinding: Sendable {
+    let key: IndexCacheKey
+    let folder: String
+    /// The identity of the cache file as this handle last loaded or wrote
+    /// it, and whether that file holds the search index: a cache of the
+    /// same state is not written again.
+    var current: IndexCache.Identity?
+    var currentHasSearch = false
+    /// What queries answer from while the entry index is not loaded.
+    var view: CachedEntries?
+    /// True once the cache file was loaded (or found unusable): it is
+    /// loaded at the first query, so that an open that only writes or
+    /// reads everything anyway does not pay for it.
+    var loadAttempted = false
+}
+
+/// The entries as a loaded cache and the records read after it describe
+/// them: what ``Vault/entries(matching:after:)`` and ``Vault/search(_:matching:after:)``
+/// answer from before anything loads the entry index.
+struct CachedEntries: Sendable {
+    /// The identity of the cache file it was loaded from (its search part
+    /// is loaded from the same file, when a search asks for it).
+    let identity: IndexCache.Identity
+    /// How many entries that file held: slots `0..<cachedCount` are its
+    /// rows, in its order; later slots were added from the tail.
+    let cachedCount: Int
+    /// The frames it reflects: `0..<frameCount`.
+    var frameCount: Int
+    /// By slot of ``table``.
+    var entries: [IndexCache.Entry]
+    var table: EntrySummaryTable
+    /// Loaded at the first search.
+    var search: SearchIndex?
+    /// The search documents of the live entries added from the tail, by
+    /// slot, until ``search`` is loaded.
+    var tailDocuments: [(slot: Int32, document: SearchIndex.Document)] = []
+}
+
+extension Vault {
+    /// Sets up this device's index cache of the vault in `folder`; the
+    /// first query loads it, and queries then answer from it until
+    /// something needs every revision. A device this vault removed, or that a newer epoch left
+    /// out (it cannot read it: rekeyed away), deletes its cache instead.
+    /// Stale temporary files a killed writer left are removed. At open,
+    /// before the handle is shared.
+    func attachIndexCache(device: DeviceIdentity, folder: String) {
+        lock.withLock {
+            guard let key = try? IndexCacheKey(device: device, vaultID: vaultID) else { return }
+            IndexCache.removeStaleTemporaries(folder: folder, key: key)
+            if unlocked.removedIn != nil || unlocked.isBehind || unlocked.unreadableNewerEpoch != nil {
+                IndexCache.remove(folder: folder, key: key)
+                return
+            }
+            indexCache = IndexCacheBinding(key: key, folder: folder)
+        }
+    }
+
+    /// Loads the cache at the first query that can use it (under the lock).
+    private func loadIndexCacheIfNotTried() {
+        guard index == nil, let binding = indexCache, !binding.loadAttempted else { return }
+        indexCache!.loadAttempted = true
+        loadIndexCache()
+    }
+
+    /// The keyring heads the cache is keyed to (`Spec/index-cache.md §5` step 4).
+    private var cacheKeyringHeads: [KeyringID]? {
+        (try? KeyState(unlocked, vaultID: vaultID))?.heads.map(\.id)
+    }
+
+    /// True when the cache may be used or written: this credential reads
+    /// every epoch, nothing suspects a rollback, and every commit verified
+    /// (a file with anything to report is read whole, so that every
+    /// verdict comes from the file).
+    private var cacheable: Bool {
+        unlocked.removedIn == nil && !unlocked.isBehind && unlocked.unreadableNewerEpoch == nil && rollbackRefusal == nil
+            && file.everyCommitVerified
+    }
+
+    /// Loads the cache file and reads the tail after it into
+    /// ``IndexCacheBinding/view``; on any discard, removes the file (the
+    /// next full read writes a new one) and leaves no view. Under the lock.
+    private func loadIndexCache() {
+        guard var binding = indexCache, index == nil else { return }
+        binding.view = nil
+        indexCache = binding
+        guard cacheable, let heads = cacheKeyringHeads else { return }
+        let structure = file.structure
+        let load = IndexCache.load(folder: binding.folder, key: binding.key, vaultID: vaultID, search: false) {
+            $0.check(against: structure, keyringHeads: heads)
+        }
+        var contents: IndexCache.Contents
+        switch load {
+        case .loaded(let c): contents = c
+        case .discarded(let why):
+            if why != .missing { IndexCache.remove(folder: binding.folder, key: binding.key) }
+            return
+        }
+        guard let table = contents.makeTable() else {
+            IndexCache.remove(folder: binding.folder, key: binding.key)
+            return
+        }
+        binding.current = contents.identity
+        binding.currentHasSearch = false
+        // Moved, not shared: entries the tail adds must not copy them all.
+        var entries: [IndexCache.Entry] = []
+        swap(&entries, &contents.entries)
+        var view = CachedEntries(
+            identity: contents.identity, cachedCount: entries.count, frameCount: contents.identity.frameCount, entries: entries, table: table)
+        guard advance(&view) else {
+            indexCache = binding
+            return
+        }
+        binding.view = view
+        indexCache = binding
+    }
+
+    /// Reads the committed frames after those `view` reflects into it.
+    /// Only entries new to the view are taken from them; false (the view is
+    /// then unusable) when they change an entry the view holds, when a
+    /// record does not read, or when a commit does not verify or its
+    /// attestation fails: the entry index, read whole, says those.
+    private func advance(_ view: inout CachedEntries) -> Bool {
+        let s = file.structure
+        let frames = view.frameCount..<s.committedFrameCount
+        guard !frames.isEmpty else { return true }
+        guard cacheable else { return false }
+        var tail = EntryIndex()
+        Self.absorb(file: file, into: &tail, frames: frames, retain: true)
+        guard tail.issues.isEmpty else { return false }
+        var groups: [Int] = []
+        for i in frames { if let g = s.groupIndex(ofFrame: i), groups.last != g { groups.append(g) } }
+        for g in groups { if case .failed = file.attestation(ofGroup: g) { return false } }
+        var changes: [(id: EntryID, summary: EntrySummary?)] = []
+        var added: [(entry: IndexCache.Entry, document: SearchIndex.Document?)] = []
+        var offsets = UTCOffsets()
+        for (id, list) in tail.revisions {
+            guard view.table.slot(of: id) == nil else { return false }
+            let heads = tail.heads(of: id)
+            guard let w = heads.first, let revision = w.revision else { return false }
+            let summary = EntrySummary(id: id, winner: revision, frame: w.frame, headCount: heads.count, standing: w.standing, offsets: &offsets)
+            changes.append((id, summary))
+            let entry = IndexCache.Entry(
+                summary: summary, revision: w.revisionID, frameOffset: s.frames[w.frame].location.offset, clock: w.clock.rawValue,
+                otherHeads: heads.dropFirst().map { Self.cacheHead($0, structure: s) }, revisionCount: list.count)
+            added.append((entry, revision.isDeleted ? nil : SearchIndex.Document(revision.body)))
+        }
+        let slots = view.table.apply(changes)
+        for (slot, new) in zip(slots, added) {
+            guard let slot, Int(slot) == view.entries.count else { return false }
+            view.entries.append(new.entry)
+            if let document = new.document {
+                if view.search != nil { view.search!.apply([(slot, document)]) } else { view.tailDocuments.append((slot, document)) }
+            }
+        }
+        view.frameCount = s.committedFrameCount
+        observe(tail.maxClock)
+        return true
+    }
+
+    /// A head as the cache stores it.
+    private static func cacheHead(_ h: RevisionSummary, structure s: VaultStructure) -> IndexCache.Head {
+        IndexCache.Head(
+            revision: h.revisionID, clock: h.clock.rawValue, standing: UInt8(h.standing), frame: h.frame,
+            frameOffset: s.frames[h.frame].location.offset)
+    }
+
+    /// Brings the cached view up to the file after this handle committed
+    /// (or read other writers' commits); drops it when it cannot follow.
+    /// Under the lock.
+    func advanceCachedView() {
+        guard index == nil, var view = indexCache?.view else { return }
+        indexCache!.view = nil
+        if advance(&view) { indexCache!.view = view }
+    }
+
+    /// Drops the cached view: the entry index, read whole, answers from now on.
+    func dropCachedView() {
+        indexCache?.view = nil
+    }
+
+    /// True while queries answer from the cache (no entry index loaded).
+    /// For tests and benchmarks.
+    package var answersFromIndexCache: Bool {
+        lock.withLock {
+            loadIndexCacheIfNotTried()
+            return index == nil && indexCache?.view != nil
+        }
+    }
+
+    /// The ids of the live entries `matches` accepts, oldest first (as
+    /// ``entries()`` orders them), from the cached view; nil when the
+    /// handle does not answer from the cache. For the CLI's id prefixes.
+    package func cachedLiveEntryIDs(where matches: (EntryID) -> Bool) -> [EntryID]? {
+        lock.withLock { () -> [EntryID]? in
+            loadIndexCacheIfNotTried()
+            guard index == nil, let view = indexCache?.view else { return nil }
+            var out: [EntryID] = []
+            for slot in view.table.order {
+                let s = view.table.summary(slot)
+                if !s.isDeleted && matches(s.id) { out.append(s.id) }
+            }
+            return out
+        }
+    }
+
+    /// Entry `id` as it stands, read through the cached view; nil when the
+    /// handle does not answer from the cache, the entry is not in it, or
+    /// its record does not read as the cache says (the view is then
+    /// dropped: read it through ``entries()``).
+    package func cachedSnapshot(of id: EntryID) -> EntrySnapshot? {
+        lock.withLock { () -> EntrySnapshot? in
+            loadIndexCacheIfNotTried()
+            guard index == nil, let view = indexCache?.view, let slot = view.table.slot(of: id) else { return nil }
+            guard let snapshot = cachedSnapshot(view.entries[Int(slot)]) else {
+                dropCachedView()
+                return nil
+            }
+            return snapshot
+        }
+    }
+
+    /// One page of `query` (of the entries whose text holds `text`, when
+    /// given) answered from the cached view; nil when there is none, or
+    /// when a record it names does not read as it describes (it is then
+    /// dropped, and the caller reads the entry index). Under the lock.
+    func cachedPage(_ query: EntryQuery, after cursor: EntryCursor?, searching text: String?) -> EntryPage? {
+        loadIndexCacheIfNotTried()
+        guard index == nil, var view = indexCache?.view else { return nil }
+        indexCache!.view = nil
+        var documents: Bitset?
+        var needsCheck: [[UInt8]] = []
+        if let text {
+            if view.search == nil {
+                guard let search = loadCachedSearch(view) else { return nil }
+                view.search = search
+                view.tailDocuments = []
+            }
+            guard let found = view.search!.match(text) else {
+                indexCache!.view = view
+                return EntryPage(entries: [], next: nil)
+            }
+            documents = found.documents
+            needsCheck = found.needsCheck
+        }
+        var failed = false
+        var checked: [Int32: EntrySnapshot] = [:]
+        let (slots, more): ([Int32], Bool)
+        if needsCheck.isEmpty {
+            (slots, more) = view.table.page(query, after: cursor?.key, documents: documents)
+        } else {
+            // Long CJK runs: check each candidate's text, reading bodies
+            // only until the page is full.
+            var search = view.search!
+            (slots, more) = view.table.page(query, after: cursor?.key, documents: documents) { slot in
+                guard !failed, let snapshot = self.cachedSnapshot(view.entries[Int(slot)]) else {
+                    failed = true
+                    return false
+                }
+                checked[slot] = snapshot
+                return search.contains(needsCheck, in: SearchIndex.Document(snapshot.body))
+            }
+            view.search = search
+        }
+        guard !failed else { return nil }
+        var rows: [EntrySnapshot] = []
+        rows.reserveCapacity(slots.count)
+        for slot in slots {
+            guard let snapshot = checked[slot] ?? cachedSnapshot(view.entries[Int(slot)]) else { return nil }
+            rows.append(snapshot)
+        }
+        let next = more ? slots.last.map { EntryCursor(view.table.summary($0).key) } : nil
+        indexCache!.view = view
+        return EntryPage(entries: rows, next: next)
+    }
+
+    /// The search index of the cache file the view was loaded from, with
+    /// the tail's documents added; nil when the file no longer is that
+    /// cache or holds no search index.
+    private func loadCachedSearch(_ view: CachedEntries) -> SearchIndex? {
+        guard let binding = indexCache else { return nil }
+        let want = view.identity
+        guard case .loaded(let c) = IndexCache.load(folder: binding.folder, key: binding.key, vaultID: vaultID, search: true, check: { $0 == want ? nil : .staleFile }),
+            c.entries.count == view.cachedCount, var search = c.makeSearchIndex()
+        else { return nil }
+        for i in stride(from: 0, to: c.entries.count, by: max(1, c.entries.count / 64)) where c.entries[i].summary.id != view.entries[i].summary.id {
+            return nil
+        }
+        if !view.tailDocuments.isEmpty { search.apply(view.tailDocuments.map { ($0.slot, $0.document) }) }
+        return search
+    }
+
+    /// The snapshot of a cached entry, its winning revision read from the
+    /// file now; nil when that record does not read as the cache describes
+    /// it (another record, another revision, another standing).
+    private func cachedSnapshot(_ e: IndexCache.Entry) -> EntrySnapshot? {
+        let frame = e.summary.frame
+        var found: ReadRecord?
+        let issues = file.forEachRecord(kinds: [.entryRevision], in: frame..<(frame + 1)) { record in
+            found = record
+            return false
+        }
+        guard issues.isEmpty, let record = found, record.frame.location.offset == e.frameOffset,
+            let revision = try? EntryRevision(decoding: record.payload, location: record.frame.location),
+            revision.entryID == e.summary.id, revision.revisionID == e.revision, revision.clock.rawValue == e.clock
+        else { return nil }
+        let verified = record.commitVerified
+        let attestedBy = verified ? record.attestedBy : nil
+        let standing: UInt8 = attestedBy != nil ? 2 : verified ? 1 : 0
+        guard standing == e.summary.standing else { return nil }
+        // The order EntryIndex.heads(of:) gives: greatest clock first, then
+        // the greater revision id.
+        let others = e.otherHeads.sorted { a, b in a.clock != b.clock ? a.clock > b.clock : b.revision < a.revision }
+        return EntrySnapshot(
+            id: e.summary.id, revision: revision, conflictingHeads: others.map(\.revision), revisionCount: e.revisionCount,
+            isVerified: verified, attestedBy: attestedBy, attestedByRemovedMember: verified ? record.removedAttestor : nil)
+    }
+
+    /// Writes the cache of the entry index's query summaries (and search
+    /// index, when built) when they reflect another state of the file than
+    /// the cache this handle last loaded or wrote, and nothing in the file
+    /// is to be reported. Best effort: a cache that cannot be written costs
+    /// time at the next open, nothing else. Under the lock.
+    func writeIndexCacheIfAdvanced() {
+        guard var binding = indexCache, let index, let query = index.query, index.queryStale.isEmpty, index.issues.isEmpty, cacheable,
+            let heads = cacheKeyringHeads
+        else { return }
+        let s = file.structure
+        let identity = IndexCache.Identity(committedIn: s, keyringHeads: heads)
+        let hasSearch = query.search != nil
+        guard binding.current != identity || (hasSearch && !binding.currentHasSearch) else { return }
+        // Failed attestations are reported from the file; the cache keeps
+        // none (every attestation is checked once, here, before it is written).
+        guard file.commitIssues.isEmpty else { return }
+        let contents = IndexCache.Contents(vaultID: vaultID, identity: identity, table: query.table, search: query.search) { summary in
+            let heads = index.heads(of: summary.id)
+            guard let w = heads.first else { return nil }
+            return (
+                w.revisionID, s.frames[w.frame].location.offset, w.clock.rawValue, heads.dropFirst().map { Self.cacheHead($0, structure: s) },
+                index.revisions[summary.id]?.count ?? 1
+            )
+        }
+        guard (try? IndexCache.write(contents, key: binding.key, folder: binding.folder, random: random)) != nil else { return }
+        binding.current = identity
+        binding.currentHasSearch = hasSearch
+        indexCache = binding
+    }
+}

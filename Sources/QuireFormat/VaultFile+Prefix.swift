@@ -1,0 +1,47 @@
+import QuireSystem
+
+/// What the layers above ask to reuse what they read from a file: the
+/// device-local index cache (`Spec/index-cache.md §5`), used only on a
+/// file with nothing to report about its commits, and a refresh that
+/// finds the path replaced by a file starting with the same bytes.
+extension VaultFile {
+    /// True when every commit group verified and is on the chain, no member
+    /// forked it and no stored previous head was repaired: no commit issue
+    /// but a failed attestation, which this does not check (checking every
+    /// attestation costs an Ed25519 verification per commit).
+    package var everyCommitVerified: Bool {
+        lock.withLock {
+            let v = verdicts
+            let groups = structure.groups
+            guard v.statuses.count == groups.count, v.allVerified, v.forks.isEmpty else { return false }
+            for g in groups.indices where g < v.previousHeads.count {
+                if let from = v.previousHeads[g], from != groups[g].storedPreviousHead { return false }
+            }
+            return true
+        }
+    }
+
+    /// True when this file and `other` both hold at least `byteCount`
+    /// bytes and their first `byteCount` bytes are equal, read 1 MiB at a
+    /// time (stopping at the first difference).
+    ///
+    /// - Throws: ``FormatError/io(_:)``.
+    package func hasSamePrefix(as other: VaultFile, byteCount: UInt64) throws(FormatError) -> Bool {
+        let piece: UInt64 = 1 << 20
+        var at: UInt64 = 0
+        while at < byteCount {
+            let n = Int(min(piece, byteCount - at))
+            let mine: [UInt8]
+            let theirs: [UInt8]
+            do throws(SystemError) {
+                mine = try lock.withLock { () throws(SystemError) -> [UInt8] in try file.read(count: n, at: at) }
+                theirs = try other.lock.withLock { () throws(SystemError) -> [UInt8] in try other.file.read(count: n, at: at) }
+            } catch {
+                throw .io(error)
+            }
+            guard mine.count == n, mine == theirs else { return false }
+            at += UInt64(n)
+        }
+        return true
+    }
+}
