@@ -536,6 +536,12 @@ extension VaultFile {
         var statuses = [CommitReport.Status](repeating: .mismatch, count: n)
         var attestations = [CommitReport.Attestation](repeating: .notChecked, count: n)
         var raisedTo = [UInt32](repeating: 0, count: n)  // what a verified commit a current member attested raises the floor to
+        // The highest epoch of a trusted keyring with an intact copy in each
+        // group: found from the few trusted keyrings, not from every frame.
+        var keyringEpochIn: [Int: UInt32] = [:]
+        for (index, epoch) in trustedKeyrings {
+            if let g = structure.groupIndex(ofFrame: index) { keyringEpochIn[g] = max(keyringEpochIn[g] ?? 0, epoch) }
+        }
         // The floor along each commit's own line: what the member-attested
         // verified commits it links to, transitively, raised it to (before
         // it, then with it). Staleness is judged by it, so a commit the
@@ -591,7 +597,7 @@ extension VaultFile {
             // Ed25519 check each, most of the cost of opening a vault written
             // one commit at a time).
             if case .notChecked = attestations[k] {
-                if key.epoch > line || group.members.contains(where: { (trustedKeyrings[$0] ?? 0) > line }) {
+                if key.epoch > line || (keyringEpochIn[k] ?? 0) > line {
                     attestations[k] = attestation(of: group, previousHead: verifiedFrom[k]!, key: key)
                 } else {
                     unchecked[k] = key
@@ -604,8 +610,7 @@ extension VaultFile {
             // nothing. (A commit the chain later passes by was not attested
             // by a member, so it raised nothing.)
             if case .attested = attestations[k] {
-                var raised = key.epoch
-                for index in group.members { if let epoch = trustedKeyrings[index] { raised = max(raised, epoch) } }
+                let raised = max(key.epoch, keyringEpochIn[k] ?? 0)
                 raisedTo[k] = raised
                 lineAfter[k] = max(line, raised)
             }
@@ -804,8 +809,7 @@ extension VaultFile {
             floors[k] = floor
             guard statuses[k] == .verified, let key = keyOf[k] else { continue }
             if case .notChecked = attestations[k], unchecked[k] != nil {
-                var raised = key.epoch
-                for index in groups[k].members { if let epoch = trustedKeyrings[index] { raised = max(raised, epoch) } }
+                let raised = max(key.epoch, keyringEpochIn[k] ?? 0)
                 guard raised > floor, memberAttested(k) else { continue }
                 raisedTo[k] = raised
             }
