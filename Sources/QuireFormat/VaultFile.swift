@@ -239,8 +239,10 @@ public struct CommitReport: Sendable {
     public internal(set) var computedHeads: [[UInt8]] = []
     /// The epoch of the key each commit was made with (0 when unknown).
     public internal(set) var epochs: [UInt32] = []
-    /// floor_k for each commit: the highest epoch of a trusted keyring that
-    /// counts in a commit before it (`Spec/format.md §9.3`).
+    /// floor_k for each commit: the highest epoch a verified commit that a
+    /// current member attested, before it in the file, raised the floor to
+    /// (`Spec/format.md §9.3`); it decides which keys open the records of a
+    /// commit that is not verified.
     public internal(set) var floors: [UInt32] = []
     /// The floor after the last commit.
     public internal(set) var currentFloor: UInt32 = 0
@@ -254,6 +256,12 @@ public struct CommitReport: Sendable {
     /// commit off the chain: a member's fork (`Spec/format.md §9.3`),
     /// reported as a warning.
     public internal(set) var forks: Set<Int> = []
+    /// The verified commits a current member attested whose link names a
+    /// head no commit of the file stores (the commit they extend was
+    /// deleted): tampered at vault level — reported
+    /// [`commit_tampered`], writes refused — but their records are released
+    /// verified and attested (`Spec/format.md §9.3` step 5, fifth review F4).
+    public internal(set) var attestedOverDeletion: Set<Int> = []
     /// The stored head a writer chains its next commit from: that of the
     /// last commit the walk put on the chain (`Spec/format.md §9.1`), or
     /// `h_0` when none is.
@@ -265,11 +273,12 @@ public struct CommitReport: Sendable {
     /// An empty report.
     public init() {}
 
-    /// True when every commit verified.
-    public var allVerified: Bool { statuses.allSatisfy { $0 == .verified } }
+    /// True when every commit verified and none extends a deleted commit.
+    public var allVerified: Bool { statuses.allSatisfy { $0 == .verified } && attestedOverDeletion.isEmpty }
 
-    /// The groups whose commit was tampered with, in file order.
-    public var tampered: [Int] { statuses.indices.filter { statuses[$0] == .tampered } }
+    /// The groups whose commit was tampered with, in file order: those of
+    /// status ``Status/tampered`` and those in ``attestedOverDeletion``.
+    public var tampered: [Int] { statuses.indices.filter { statuses[$0] == .tampered || attestedOverDeletion.contains($0) } }
 
     /// True when commit group `g` is verified and attested by a member.
     public func isAttested(_ g: Int) -> Bool {
@@ -360,14 +369,16 @@ extension VaultFile {
     /// head verifies from `h_0` or from a head that a commit before it in
     /// the file holds, else the first; the others are copies. Each other commit links to what its previous head names,
     /// forward too, through maps of stored heads: no window, one lookup per
-    /// commit. Then, in *link order* — file order, except that a commit
-    /// whose link names a commit not visited yet is visited right after it —
-    /// the chain (a stack of the commits on it), the floor, stale commits
-    /// and attestations: a commit joins the chain from the commit it links
-    /// to, passing by the commits on the chain after that one — unless one
-    /// of them is verified and attested by a current member, which makes the
-    /// commit a fork (orphaned). Last, which mismatches a commit vouches for
-    /// (tampered). Linear in the number of commits.
+    /// commit. Then, in walk order — depth first over the link tree, siblings
+    /// by stored head, then the commits that link to no commit in file
+    /// order, with an explicit stack — the chain (a stack of the commits on
+    /// it), stale commits and attestations: a commit joins the chain from the
+    /// commit it links to, passing by the commits on the chain after that
+    /// one — unless one of them is verified and attested by a current
+    /// member, which makes the commit a fork (orphaned, or a member's fork).
+    /// Then the floor of each commit, in file order. Last, which mismatches
+    /// a commit vouches for (tampered). Linear in the number of commits
+    /// (siblings, sorted, exist only where something is off).
     func chainReport() -> (report: CommitReport, unchecked: [Int: EpochKey]) {
         let groups = structure.groups
         let n = groups.count
@@ -394,7 +405,6 @@ extension VaultFile {
             let candidates = keys.keys(for: frame.header.keyID)
             let storedKey = HeadKey(stored)
             storedKeys.append(storedKey)
-            firstHolding[storedKey, default: k] += 0  // inserts k only when absent: one lookup
             guard let first = candidates.first else {
                 computed.append(stored)
                 if otherWithHead[storedKey] == nil { otherWithHead[storedKey] = k }
@@ -424,6 +434,10 @@ extension VaultFile {
             if let (key, prev) = found {
                 keyOf[k] = key
                 verifiedFrom[k] = prev
+                // Only a head that verifies (or a mismatch's computed head)
+                // is held for "stands in its place": a junk commit that
+                // stores a head places nothing (fifth review F6).
+                firstHolding[storedKey, default: k] += 0  // inserts k only when absent: one lookup
                 if prev != CommitChain.genesisHead { fromKeys[k] = HeadKey(prev) }
                 computed.append(stored)
             } else {
@@ -449,7 +463,8 @@ extension VaultFile {
         }
         // Originals and copies. Of the commits whose heads verify and store
         // one head, the original is the first in file order whose head
-        // verifies from h_0 or from a head a commit before it holds — it
+        // verifies from h_0 or from a head a commit before it holds (a head
+        // that verifies, or a mismatch's computed head) — it
         // stands in its place — else the first; the others are copies. So
         // a byte copy placed before its original is the copy, and a group
         // moved before the one it extends (two groups swapped) is still the
@@ -460,7 +475,7 @@ extension VaultFile {
         // lookup then.)
         func inPlace(_ k: Int) -> Bool {
             guard let from = fromKeys[k] else { return true }  // h_0
-            if k > 0 && from == storedKeys[k - 1] { return true }
+            if k > 0 && headVerifies[k - 1] && from == storedKeys[k - 1] { return true }
             return firstHolding[from].map { $0 < k } ?? false
         }
         var original: [HeadKey: Int] = [:]  // stored head → its original (negative, −1 − k, while not in place)
@@ -517,10 +532,16 @@ extension VaultFile {
         // A copy takes no link; every other commit whose head verifies links.
         var links = [Predecessor?](repeating: nil, count: n)
         for k in 0..<n where headVerifies[k] && !isCopy[k] { links[k] = predecessor(of: k) }
-        // 2. In link order: the chain, floor, stale, attestation.
+        // 2. In walk order: the chain, stale, attestation.
         var statuses = [CommitReport.Status](repeating: .mismatch, count: n)
         var attestations = [CommitReport.Attestation](repeating: .notChecked, count: n)
-        var floors = [UInt32](repeating: 0, count: n)
+        var raisedTo = [UInt32](repeating: 0, count: n)  // what a verified commit a current member attested raises the floor to
+        // The highest epoch of a trusted keyring with an intact copy in each
+        // group: found from the few trusted keyrings, not from every frame.
+        var keyringEpochIn: [Int: UInt32] = [:]
+        for (index, epoch) in trustedKeyrings {
+            if let g = structure.groupIndex(ofFrame: index) { keyringEpochIn[g] = max(keyringEpochIn[g] ?? 0, epoch) }
+        }
         // The floor along each commit's own line: what the member-attested
         // verified commits it links to, transitively, raised it to (before
         // it, then with it). Staleness is judged by it, so a commit the
@@ -533,7 +554,7 @@ extension VaultFile {
         var position = [Int](repeating: -1, count: n)
         var visited = [Bool](repeating: false, count: n)
         var forks: Set<Int> = []
-        var floor: UInt32 = 0
+        var overDeletion: Set<Int> = []
         func memberAttested(_ j: Int) -> Bool {
             if case .notChecked = attestations[j], let key = unchecked[j] {
                 attestations[j] = attestation(of: groups[j], previousHead: verifiedFrom[j]!, key: key)
@@ -576,7 +597,7 @@ extension VaultFile {
             // Ed25519 check each, most of the cost of opening a vault written
             // one commit at a time).
             if case .notChecked = attestations[k] {
-                if key.epoch > line || group.members.contains(where: { (trustedKeyrings[$0] ?? 0) > line }) {
+                if key.epoch > line || (keyringEpochIn[k] ?? 0) > line {
                     attestations[k] = attestation(of: group, previousHead: verifiedFrom[k]!, key: key)
                 } else {
                     unchecked[k] = key
@@ -589,15 +610,13 @@ extension VaultFile {
             // nothing. (A commit the chain later passes by was not attested
             // by a member, so it raised nothing.)
             if case .attested = attestations[k] {
-                var raised = key.epoch
-                for index in group.members { if let epoch = trustedKeyrings[index] { raised = max(raised, epoch) } }
-                floor = max(floor, raised)
+                let raised = max(key.epoch, keyringEpochIn[k] ?? 0)
+                raisedTo[k] = raised
                 lineAfter[k] = max(line, raised)
             }
         }
         func visit(_ k: Int) {
             let group = groups[k]
-            floors[k] = floor
             guard let key = keyOf[k] else {
                 statuses[k] = .unverifiable
                 return
@@ -648,8 +667,8 @@ extension VaultFile {
                     // a stale or orphaned commit, or another line. Orphaned,
                     // unless a current member attested it: then the chain
                     // goes on from it alone, the commits on it keeping their
-                    // verdicts.
-                    guard visited[j], memberFork(k) else {
+                    // verdicts. (The walk reached j before k: it links to it.)
+                    guard memberFork(k) else {
                         statuses[k] = .orphaned
                         return
                     }
@@ -692,9 +711,20 @@ extension VaultFile {
             clearBelow.removeSubrange((target + 1)...)
             if extendsMissing {
                 // No commit of the file stores the head it extends: that
-                // commit was deleted. It holds the chain's place (the
-                // commits after it extend it) but is not verified, and
-                // writers refuse to write (§9.1).
+                // commit was deleted, and writers refuse to write (§9.1).
+                // A current member's signature still vouches for its own
+                // group and the head it extends: it is verified and
+                // attested, tampered only at vault level (fifth review F4).
+                // Its attestation is checked here, where something is off.
+                attestations[k] = attestation(of: group, previousHead: verifiedFrom[k]!, key: key)
+                if case .attested = attestations[k] {
+                    overDeletion.insert(k)
+                    join(k, key: key)
+                    return
+                }
+                attestations[k] = .notChecked
+                // Otherwise it holds the chain's place (the commits after
+                // it extend it) but is not verified.
                 position[k] = chain.count
                 chain.append(k)
                 clearBelow.append(nil)
@@ -703,31 +733,88 @@ extension VaultFile {
             }
             join(k, key: key)
         }
-        // Link order: file order, except that a commit whose link names a
-        // commit not visited yet (later in the file, or itself waiting)
-        // waits for it and is visited right after it, before the next
-        // commit in file order; commits waiting for one commit go in file
-        // order, each followed by those waiting for it. A stack, no
-        // recursion: a file of reversed groups is as deep as it is long.
-        var waiting: [Int: [Int]] = [:]
+        // The walk (Spec/format.md §9.3): depth first over the link tree,
+        // each commit followed by its subtree; the children of a commit
+        // (and of the start) in ascending stored-head order, so moving whole
+        // groups changes nothing (fifth review F3). First the start's
+        // subtree, then, in file order, each commit that links to no
+        // commit (its link shows nothing or names a missing head; a copy,
+        // a mismatch, an unverifiable commit) with its subtree. An explicit
+        // stack, no recursion: a file of reversed groups is as deep as it
+        // is long (F11). Children are kept as one flat array by parent.
+        var childStart = [Int32](repeating: 0, count: n + 2)  // parent p's children: childStart[p]..<childStart[p + 1]; p = n is the start
         for k in 0..<n {
-            if case .commit(let j)? = links[k], !visited[j] {
-                waiting[j, default: []].append(k)
-                continue
-            }
-            visit(k)
-            visited[k] = true
-            guard !waiting.isEmpty, let first = waiting.removeValue(forKey: k) else { continue }
-            var pending = Array(first.reversed())
-            while let c = pending.popLast() {
-                visit(c)
-                visited[c] = true
-                if let w = waiting.removeValue(forKey: c) { pending.append(contentsOf: w.reversed()) }
+            switch links[k] {
+            case .commit(let j)?: childStart[j + 1] += 1
+            case .start?: childStart[n + 1] += 1
+            default: break
             }
         }
-        // Commits still waiting link in a cycle (a head that chains to
-        // itself: no key holder can make one): none joins the chain.
-        for k in 0..<n where !visited[k] { visit(k) }
+        for p in 0..<(n + 1) { childStart[p + 1] += childStart[p] }
+        var children = [Int32](repeating: 0, count: Int(childStart[n + 1]))
+        var fill = childStart
+        for k in 0..<n {
+            let parent: Int
+            switch links[k] {
+            case .commit(let j)?: parent = j
+            case .start?: parent = n
+            default: continue
+            }
+            children[Int(fill[parent])] = Int32(k)
+            fill[parent] += 1
+        }
+        for p in 0...n where childStart[p + 1] - childStart[p] > 1 {
+            // Siblings exist only where something is off: sort them by stored head.
+            let range = Int(childStart[p])..<Int(childStart[p + 1])
+            children[range].sort { groups[Int($0)].storedHead.lexicographicallyPrecedes(groups[Int($1)].storedHead) }
+        }
+        var stack: [Int] = []
+        func descend(from root: Int) {
+            // The root (n: the start) and then its subtree, children in order.
+            stack.append(root)
+            while let c = stack.popLast() {
+                if c < n {
+                    visit(c)
+                    visited[c] = true
+                }
+                var i = Int(childStart[c + 1])
+                let low = Int(childStart[c])
+                while i > low {
+                    i -= 1
+                    stack.append(Int(children[i]))
+                }
+            }
+        }
+        descend(from: n)
+        for k in 0..<n where !visited[k] {
+            switch links[k] {
+            case .commit?, .start?: continue  // reached through its link, or never (a cycle, below)
+            default: descend(from: k)
+            }
+        }
+        // A commit still not visited links into a cycle (a head that chains
+        // to itself through links: no key holder can compute one, so this is
+        // only defensive): it is orphaned.
+        for k in 0..<n where !visited[k] { statuses[k] = .orphaned }
+        // floor_k: the highest epoch a verified commit that a current member
+        // attested raised the floor to, over the commits before k in the
+        // file. It decides only which keys open the records of a commit that
+        // is not verified (staleness goes by the line floor). A verified
+        // commit whose attestation was left unchecked raised nothing on its
+        // own line; it is checked here only where it would raise this floor
+        // (never in a file whose groups were never moved).
+        var floors = [UInt32](repeating: 0, count: n)
+        var floor: UInt32 = 0
+        for k in 0..<n {
+            floors[k] = floor
+            guard statuses[k] == .verified, let key = keyOf[k] else { continue }
+            if case .notChecked = attestations[k], unchecked[k] != nil {
+                let raised = max(key.epoch, keyringEpochIn[k] ?? 0)
+                guard raised > floor, memberAttested(k) else { continue }
+                raisedTo[k] = raised
+            }
+            if case .attested = attestations[k] { floor = max(floor, raisedTo[k]) }
+        }
         // 3. A mismatch that a commit chains from by its stored head, with
         // nothing in its group damaged, was tampered with.
         for k in 0..<n where keyOf[k] != nil && !headVerifies[k] {
@@ -740,6 +827,7 @@ extension VaultFile {
         report.epochs = keyOf.map { $0?.epoch ?? 0 }
         report.previousHeads = verifiedFrom
         report.forks = forks
+        report.attestedOverDeletion = overDeletion
         report.currentFloor = floor
         report.tipLineFloor = chain.last.map { lineAfter[$0] } ?? 0
         // A writer chains from the last commit the walk put on the chain (in
@@ -992,7 +1080,9 @@ extension VaultFile {
                 out.append(.frameRepaired(loc))
             }
             switch status {
-            case .verified: if commits.forks.contains(g) { out.append(.commitFork(loc)) }
+            case .verified:
+                if commits.forks.contains(g) { out.append(.commitFork(loc)) }
+                if commits.attestedOverDeletion.contains(g) { out.append(.commitTampered(loc)) }
             case .mismatch: out.append(.commitMismatch(loc))
             case .tampered: out.append(.commitTampered(loc))
             case .orphaned: out.append(.commitOrphaned(loc))

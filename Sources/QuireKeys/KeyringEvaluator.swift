@@ -109,8 +109,8 @@ public struct NewerKeyring: Sendable, Equatable {
 ///
 /// Work is linear in the file: each slot is tried once, each keyring opened
 /// at most once, each parent key hashed once, and the removal rule is decided
-/// in a few passes over the trusted graph (as many as removals depend on one
-/// another's standing, plus one: two or three in practice).
+/// in at most six passes over the trusted graph (rule 6: a fixpoint within
+/// a constant number of passes, two or three in practice).
 public enum KeyringEvaluator {
     /// Unlocks `vault` with `credential`.
     ///
@@ -622,6 +622,31 @@ struct Evaluation {
         r.record.publicPart.slots.compactMap { if case .passphrase(_, _, _, let pk, _) = $0 { pk } else { nil } }
     }
 
+    /// Rule 6's passes after the first (`Spec/format.md §8.4`
+    /// "Termination"): a constant, so the rule's cost is a constant number
+    /// of passes whatever the graph (fifth review F9). Every scenario of
+    /// §8.4 settles within two.
+    static let removalPassLimit = 4
+
+    /// Rule 6's primary set (`Spec/format.md §8.4` "Passes"): the first pass
+    /// takes every relevant keyring as primary; each next pass takes what
+    /// `unsilenced` leaves of the one before; the passes stop at a fixpoint,
+    /// or after ``removalPassLimit`` passes after the first, and then a
+    /// keyring is primary when either of the last two passes left it
+    /// primary. `unsilenced` is called at most ``removalPassLimit`` + 1
+    /// times.
+    static func settlePrimary(_ relevant: Bits, count n: Int, unsilenced: (Bits) -> Bits) -> Bits {
+        var primary = relevant, older = relevant
+        for _ in 0...removalPassLimit {
+            let next = unsilenced(primary)
+            if next == primary { return primary }
+            older = primary
+            primary = next
+        }
+        primary.formUnion(older)
+        return primary
+    }
+
     /// Rule 6 (`Spec/format.md §8.4`): the keyrings of T0 that are cut,
     /// with why and by which removals. Decided from the graph alone, in
     /// passes — defies, then behind and against, contested and silenced
@@ -757,21 +782,14 @@ struct Evaluation {
         // stable after at most one pass per keyring that defies or is
         // defied, plus one; on a cycle it may not be, and then a keyring is
         // primary when either of the last two passes left it primary.
-        var primary = relevant, older = relevant
-        var pass = judge(judging(primary))
-        var stable = false
-        for _ in 0...relevant.elements.count {
+        var pass = judge(judging(relevant))
+        let primary = Evaluation.settlePrimary(relevant, count: n) { primary in
+            pass = judge(judging(primary))
             var next = Bits(count: n)
             for i in relevant.elements where !pass.silenced(i) { next.insert(i) }
-            if next == primary { stable = true; break }
-            older = primary
-            primary = next
-            pass = judge(judging(primary))
+            return next
         }
-        if !stable {
-            primary.formUnion(older)
-            pass = judge(judging(primary))
-        }
+        pass = judge(judging(primary))
         let finalJudge = judging(primary)
         func behind(_ z: Int, _ r: Int) -> Bool { finalJudge.behind(z, r) }
         let recoveryFor = pass.recoveryFor, contested = pass.contested, silenced = pass.silenced

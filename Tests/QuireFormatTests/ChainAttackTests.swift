@@ -132,12 +132,16 @@ import Testing
         let vault = try v.open()
         #expect(vault.commits.statuses == [.verified, .verified, .verified])
         #expect(vault.commitIssues.map(\.code) == ["commit_fork"])
-        #expect(vault.commits.forks == [2])
+        // Siblings are walked by stored head (fifth review F3): the one
+        // visited second is the member's fork and the chain's tip.
+        let groups = vault.structure.groups
+        let insertedFirst = groups[1].storedHead.lexicographicallyPrecedes(groups[2].storedHead)
+        #expect(vault.commits.forks == [insertedFirst ? 2 : 1])
         // A writer chains from the last commit the walk put on the chain.
         try Self.append(v, [[2]], label: "after the fork")
         let after = try v.open()
         #expect(after.commits.statuses == [.verified, .verified, .verified, .verified])
-        #expect(after.structure.groups[3].storedPreviousHead == after.structure.groups[2].storedHead)
+        #expect(after.structure.groups[3].storedPreviousHead == after.structure.groups[insertedFirst ? 2 : 1].storedHead)
     }
 
     /// Fourth review, C3: a stolen device (a current member) inserts a group
@@ -168,15 +172,28 @@ import Testing
         #expect(s.groups[3].storedPreviousHead == s.groups[1].storedHead)
         let f = try VaultFile(path: v.path)
         f.verifyCommits(keys: v.keys, trustedKeyrings: [:], attestors: [v.member.publicKey, thief.publicKey], removedMembers: [thief.publicKey])
-        #expect(f.commits.statuses == [.verified, .orphaned, .verified, .verified, .verified])
-        #expect(f.commitIssues.map(\.code) == ["commit_orphaned", "commit_fork"])
-        #expect(f.commits.forks == [3])
+        // X and the genuine commit are siblings, walked by stored head
+        // (fifth review F3). X first: X and the member's commit from it join,
+        // and the genuine commit, linking past that member's commit, is the
+        // member's fork (X keeps its verdict, attested by a removed member).
+        // The genuine commit first: X, linking past it, is a fork no current
+        // member attested (orphaned), and the commit from X a member's fork.
+        let xFirst = s.groups[1].storedHead.lexicographicallyPrecedes(s.groups[2].storedHead)
+        if xFirst {
+            #expect(f.commits.statuses == [.verified, .verified, .verified, .verified, .verified])
+            #expect(f.commitIssues.map(\.code) == ["commit_fork"])
+            #expect(f.commits.forks == [2])
+        } else {
+            #expect(f.commits.statuses == [.verified, .orphaned, .verified, .verified, .verified])
+            #expect(f.commitIssues.map(\.code) == ["commit_orphaned", "commit_fork"])
+            #expect(f.commits.forks == [3])
+        }
         #expect(f.chainTipHead == s.groups[4].storedHead)
-        // Before its removal, the device's group is a member's: the genuine
-        // commit after it is the member's fork, and so is the line from X.
+        // Before its removal, the device's group is a member's: whichever
+        // sibling the walk visits second is the member's fork.
         f.verifyCommits(keys: v.keys, trustedKeyrings: [:], attestors: [v.member.publicKey, thief.publicKey])
         #expect(f.commits.statuses == [.verified, .verified, .verified, .verified, .verified])
-        #expect(f.commits.forks == [2, 3])
+        #expect(f.commits.forks == [xFirst ? 2 : 1])
     }
 
     /// Third review, item 3: a keyless copy of an earlier group and its
@@ -338,7 +355,10 @@ import Testing
         try Data(Array(original[0..<cut]) + inserted + Array(original[cut...])).write(to: URL(fileURLWithPath: v.path))
         let vault = try v.open(keys: both)
         #expect(vault.commits.statuses == [.verified, .verified, .verified, .verified])
-        #expect(vault.commits.forks == [2])
+        // Siblings by stored head (F3): whichever is visited second is the
+        // member's fork; neither line is stale.
+        let g = vault.structure.groups
+        #expect(vault.commits.forks == [g[1].storedHead.lexicographicallyPrecedes(g[2].storedHead) ? 2 : 1])
         let released = releasedRecords(vault)
         #expect(released.map(\.payload) == [[0], [9], [1], [2]])
         #expect(released.map(\.commitVerified) == [true, true, true, true])

@@ -35,8 +35,10 @@ class Commit:
     bridge: bytes | None = None          # a mismatch: the head its repaired digest verifies from
     vouched: bool = False                # a mismatch a later commit links to by its stored head
     fork: bool = False                   # a member's fork: verified off the old line (§9.3)
+    over_deletion: bool = False          # §9.3 step 5: a current member's, its link missing: tampered, yet verified
     line_floor: int = 0                  # the floor along its own line, before it (§9.3)
     line_after: int = 0                  # the same, with it
+    raised: int = 0                      # what it raises the floor to, when verified and attested
 
     @property
     def stored_head(self):
@@ -119,10 +121,12 @@ def check_heads(commits: list, keys, vault_id: bytes) -> None:
     # §9.3 "copy": of the commits whose heads verify and store one head, the
     # original is the first in file order that stands in its place — its
     # head verifies from h_0 or from a head that a commit before it in the
-    # file stores (or, a mismatch, computes) — else the first.
+    # file holds: the stored head of a commit whose head verifies, or a
+    # mismatch's computed head (a junk commit's stored head counts for
+    # nothing: fifth review F6) — else the first.
     def held_before(value, k):
         return value == ZERO_HEAD or any(
-            b.stored_head == value or (b.computed and b.computed == value) for b in commits[:k])
+            (b.head_verifies and b.stored_head == value) or (b.computed and b.computed == value) for b in commits[:k])
     # The head does not cover the attestation bytes, so where commits store
     # one head the original is chosen first among those a current member
     # attested (§9.4), then by the rule above (fifth review F1).
@@ -176,25 +180,38 @@ def _resolve(c: Commit, commits: list):
 
 
 def _link_order(commits: list, links: dict) -> list:
-    """§9.3 "link order": file order, except that a commit whose link names
-    a commit not visited yet waits for it and is visited right after it
-    (those waiting for one commit in file order, each followed by those
-    waiting for it). Commits left waiting (a cycle) come last, in file order."""
-    order, seen, waiting = [], set(), {}
-
-    def visit(c):
-        order.append(c)
-        seen.add(c.index)
-        for w in waiting.pop(c.index, []):
-            visit(w)
-
+    """§9.3 "The walk": depth first over the link tree, each commit followed
+    by its subtree, the children of a commit (and of the start) in ascending
+    stored-head order: first the start's subtree, then each commit that
+    links to no commit (its link shows nothing or is missing; a copy, a
+    mismatch, an unverifiable commit), in file order, with its subtree.
+    Iterative (an explicit stack): the depth is hostile input. Commits never
+    reached (a cycle, which no key holder can make) are left out: orphaned."""
+    children = {}
     for c in commits:
         link = links.get(c.index)
-        if link is not None and link[0] == "commit" and link[1].index not in seen:
-            waiting.setdefault(link[1].index, []).append(c)
+        if link is not None and link[0] in ("commit", "start"):
+            parent = link[1].index if link[0] == "commit" else "start"
+            children.setdefault(parent, []).append(c)
+    for kids in children.values():
+        kids.sort(key=lambda c: c.stored_head)
+    order, seen = [], set()
+
+    def descend(root, node):
+        stack = [node] if root is None else list(reversed(children.get(root, [])))
+        while stack:
+            c = stack.pop()
+            order.append(c)
+            seen.add(c.index)
+            stack.extend(reversed(children.get(c.index, [])))
+
+    descend("start", None)
+    for c in commits:
+        link = links.get(c.index)
+        if c.index in seen or (link is not None and link[0] in ("commit", "start")):
             continue
-        visit(c)
-    return order + [c for c in commits if c.index not in seen]
+        descend(None, c)
+    return order
 
 
 def tip_head(commits: list, keys, vault_id: bytes) -> bytes:
@@ -272,9 +289,13 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
         c.attestation, c.signer = "", b""
         return False
 
+    for c in commits:
+        c.stale, c.fork, c.over_deletion = False, False, False
+        c.attestation, c.signer = "", b""
+        if c.head_verifies and not c.copy and links[c.index][0] == "commit":
+            c.status = "orphaned"                # reached only through a cycle (§9.3)
     for c in _link_order(commits, links):
         visited.add(c.index)
-        c.floor, c.stale, c.fork = floor, False, False
         c.attestation, c.signer = "", b""
         if not c.head_verifies:
             continue                                                 # 1
@@ -297,8 +318,8 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
         fork_base = None
         if link[0] == "commit":
             e = link[1]
-            if e.status not in ("chain", "tampered") or e not in chain:   # 3 (a cycle: e not visited)
-                if e.index not in visited or not member_fork(c):
+            if e.status not in ("chain", "tampered") or e not in chain:   # 3
+                if not member_fork(c):           # the walk reached e first
                     c.status = "orphaned"
                     continue
                 fork_base = 0                    # the chain goes on from c alone
@@ -323,18 +344,30 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
         del chain[base:]
         chain.append(c)
         if link[0] == "missing":                                     # 5
-            c.status = "tampered"
-            continue
+            # A current member's commit keeps its group and its signature:
+            # tampered (vault level), yet verified and attested (fifth review F4).
+            _attestation(c, group_digest(c.covered), keys, vault_id, None)
+            if not c.attested:
+                c.attestation, c.signer = "", b""
+                c.status = "tampered"
+                continue
+            c.over_deletion = True
         c.status = "chain"
-        if not c.fork:
+        if not c.fork and not c.over_deletion:
             _attestation(c, group_digest(c.covered), keys, vault_id, None)
         if c.attested:
-            raised = max([c.key.epoch] + [
+            c.raised = max([c.key.epoch] + [
                 trusted_ids[f.body[-BODY_HASH:]] for f in c.covered
                 if f.kind == KIND_KEYRING and f.body[-BODY_HASH:] in trusted_ids
                 and is_well_formed(f) and f.body_hash_ok()])
-            floor = max(floor, raised)
-            c.line_after = max(c.line_floor, raised)
+            c.line_after = max(c.line_floor, c.raised)
+    # floor_k: over the commits before k in the file that are verified and
+    # attested by a current member; it decides which keys open the records
+    # of a commit that is not verified.
+    for c in commits:
+        c.floor = floor
+        if c.status == "chain" and c.attested:
+            floor = max(floor, c.raised)
     for c in commits:
         if c.status == "mismatch" and c.vouched and not _looks_damaged(c, keys, vault_id):
             c.status = "tampered"
@@ -346,6 +379,8 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
                 "stale": "stale_epoch"}.get(c.status)
         if code:
             issues.append(Issue(code, c.frame.offset))
+        if c.status == "chain" and c.over_deletion:
+            issues.append(Issue("commit_tampered", c.frame.offset))
         if c.status == "chain" and c.fork:
             issues.append(Issue("commit_fork", c.frame.offset))
         if c.status == "chain" and c.attestation == "failed":

@@ -1,0 +1,109 @@
+import QuireCrypto
+import QuireVectors
+import QuireFormat
+import QuireKeys
+
+/// The reader-rule findings of the fifth review of format 2 on the walk
+/// (`Spec/format.md §9.3`): F3 (with two member-attested lines, moving whole
+/// groups decided which line writers extend and could orphan an unattested
+/// commit), F4 (a keyless deletion demoted the next member-attested commit's
+/// records), F6 (a junk commit's stored head placed a copy) and F11 (the
+/// walk's waits as deep as the file is long).
+extension Catalog {
+    static var walkAttacks: [Make] {
+        [
+            { try memberLinesMoved("attack-keyless-move-member-fork-to-end", orphaning: false) },
+            { try memberLinesMoved("attack-keyless-move-member-fork-orphans-unattested", orphaning: true) },
+            {
+                // F4: a keyless writer cuts out group "two" (its frames and
+                // commit frame); "three", which the recovery key attested,
+                // names a head no commit stores.
+                let b = try VectorBuilder("attack-keyless-deletion-demotes-next-commit")
+                try b.commit([.entry(b.entry("one"))])
+                let two = try b.commit([.entry(b.entry("two, cut out"))])[0]!
+                let three = try b.commit([.entry(b.entry("three, attested"))])[0]!
+                try b.commit([.entry(b.entry("four, unattested"))], attest: CommitAttestation.none)
+                var bytes = try b.bytes()
+                let start = Int(b.offset(two)), end = Int(b.frame(two + 1).end)
+                bytes.removeSubrange(start..<end)
+                b.lose(frame: two)
+                let threeCommit = b.offset(three + 1) - UInt64(end - start)
+                return try b.vector("damaged", comment: "attack (fifth review F4): a keyless writer cuts group \"two\" (its frames and commit frame) out of one, two, three, four; \"three\" is attested by the recovery key, \"four\" is unattested and extends \"three\". \"three\" names a head no commit stores: the commit it extends was deleted. Before, \"three\" was tampered and its records unverified, although its group is intact and its signature vouches for it and for the head it extends; compaction then kept them only with --drop-unverified. Now a commit a current member attested whose link names a missing head is tampered at vault level (commit_tampered, writers refuse to write) but verified and attested: \"three\"'s record is released as attested, and \"four\" extends it, verified and unattested", body: bytes,
+                                    issues: [("commit_tampered", threeCommit)])
+            },
+            {
+                // F6: a keyless writer writes a junk commit frame J storing
+                // the head of "two" (s_F) under epoch 1's key id, right after
+                // "one", then a byte copy of group "three" after it: before
+                // "two", the commit the copy's original extends.
+                let b = try VectorBuilder("attack-junk-head-places-copy")
+                for text in ["one", "two", "three", "four"] { try b.commit([.entry(b.entry(text))]) }
+                var bytes = try b.bytes()
+                let groups = b.vault.structure.groups
+                let epoch1 = b.ringKeys[b.rootID]!
+                let junk = CommitChain.commitHeader(keyID: epoch1.id).encoded() + groups[2].storedHead + b.random.bytes(CommitChain.bodyByteCount - 32)
+                let (copy, record) = try groupBytes(b, group: 3)
+                let at = Int(b.frame(groups[1].commitFrame).end)
+                bytes.insert(contentsOf: junk + copy, at: at)
+                let firstOfTwo = b.released.firstIndex { groups[2].members.contains($0.frame) }!
+                b.released.insert(record, at: firstOfTwo)
+                return try b.vector("damaged", comment: "attack (fifth review F6): a keyless writer writes a junk commit frame J that stores the head of \"two\" (under epoch 1's key id, the rest random) right after \"one\", then a byte copy of group \"three\" (frames and commit frame) after J: before \"two\", the commit \"three\" extends. Before, \"stands in its place\" counted any stored head, J's included, so the copy stood in its place and, first in file order, was the original; the genuine \"three\" was the copy (orphaned). Now only the stored head of a commit whose head verifies (or a mismatch's computed head) counts: the copy does not stand in its place and is the one orphaned (its record unverified), the genuine \"three\" stays the original; J is a mismatch", body: bytes,
+                                    issues: [("commit_mismatch", UInt64(at)), ("commit_orphaned", UInt64(at + junk.count + copy.count - commitLength))])
+            },
+            {
+                // F11: 1,100 unattested empty commits, each extending the one
+                // before, placed in reverse: each links to the next group in
+                // the file.
+                let b = try VectorBuilder("attack-keyless-reversed-groups")
+                try b.commit([.entry(b.entry("one"))])
+                var bytes = try b.bytes()
+                let key = b.ringKeys[b.rootID]!
+                let none = [UInt8](repeating: 0, count: CommitChain.attestationByteCount)
+                var previous = b.vault.chainTipHead
+                var commits: [[UInt8]] = []
+                for _ in 0..<1100 {
+                    let c = try Edit.commitFrame(over: [], previous: previous, key: key, vaultID: b.vaultID, attestation: none)
+                    commits.append(c)
+                    previous = Array(c[16..<48])
+                }
+                bytes += commits.reversed().joined()
+                return try b.vector("success", comment: "attack (fifth review F11): 1,100 empty unattested commits, each chained from the one before (as any epoch-key holder can write them), placed in reverse order: every commit links to the next one in the file, so the walk nests 1,100 deep. The walk MUST be iterative (an explicit stack): a reader that recursed per waiting commit (the conformance reader did) ran out of stack. Every commit verifies; nothing is reported", body: bytes)
+            },
+        ]
+    }
+
+    /// F3: a stolen phone (a current member) inserts X, chained from "one"
+    /// and attested by itself; the genuine line is "two" (the recovery key's)
+    /// and "three" (unattested, extending "two"). X is ground so that its
+    /// stored head is below "two"'s: the walk visits it first, and "two" is
+    /// the member's fork wherever the groups stand. Placed after "three"
+    /// (the move of the review), or between "two" and "three" (`orphaning`).
+    static func memberLinesMoved(_ name: String, orphaning: Bool) throws -> (String, VectorFile) {
+        let b = try VectorBuilder(name, deviceSeed: phoneSeed)
+        try b.commit([.entry(b.entry("one"))])
+        let tipOne = b.vault.chainTipHead
+        let twoIndex = try b.commit([.entry(b.entry("two"))])[0]!
+        let twoHead = b.vault.chainTipHead
+        try b.commit([.entry(b.entry("three, unattested"))], attest: CommitAttestation.none)
+        var bytes = try b.bytes()
+        let phone = try VectorBuilder.device(phoneSeed)
+        let epoch1 = b.ringKeys[b.rootID]!
+        let payload = b.entry("inserted by the stolen phone").encoded()
+        var x: [UInt8] = []
+        repeat {
+            let frame = try SealedFrame.seal(kind: .entryRevision, payload: payload, key: epoch1, vaultID: b.vaultID, compress: true, random: b.random)
+            x = frame + (try Edit.commitFrame(over: [frame], previous: tipOne, key: epoch1, vaultID: b.vaultID,
+                                               attestation: CommitChain.attestation(keyCommitment: epoch1.commitment, previousHead: tipOne, digest: Edit.digest(of: [frame]), vaultID: b.vaultID, signer: phone)))
+        } while !x[(x.count - commitLength + FrameHeader.byteCount)...].prefix(32).lexicographicallyPrecedes(twoHead)
+        let record = (frame: -1, kind: RecordKind.entryRevision.rawValue, payload: payload)
+        let twoCommit = b.frame(twoIndex + 1)
+        let at = orphaning ? Int(twoCommit.end) : bytes.count
+        bytes.insert(contentsOf: x, at: at)
+        b.released.insert(record, at: orphaning ? b.released.firstIndex { $0.frame == twoIndex }! + 1 : b.released.count)
+        let before = orphaning
+            ? "Before, the walk went in file order: \"two\" joined, X (linking to \"one\", past \"two\") was the member's fork and the chain's tip, and \"three\", extending \"two\" off the chain, was orphaned (its record unverified)"
+            : "Before, the walk went in file order: \"two\" and \"three\" joined, then X, linking to \"one\" past \"two\", was the member's fork: writers extended the phone's line, where with X placed before \"two\" they extended the genuine one"
+        return try b.vector("recovered", comment: "attack (fifth review F3): a stolen phone, a current member, inserts a group X chained from \"one\" and attested by itself; the genuine line is \"two\" (attested by the recovery key) and \"three\" (unattested, extending \"two\"). A keyless writer moves X \(orphaning ? "between \"two\" and \"three\"" : "after \"three\""). \(before). Now the walk is depth first over the link tree, the children of a commit in ascending stored-head order, whatever the file order: X's head is below \"two\"'s, so X is visited first and \"two\" is the member's fork (commit_fork), \"three\" extends it (verified, unattested), and writers extend \"three\" wherever the groups stand; X stays verified and attested (the phone is a member)", body: bytes,
+                            issues: [("commit_fork", twoCommit.location.offset)])
+    }
+}

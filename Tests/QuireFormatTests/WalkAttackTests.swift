@@ -1,0 +1,108 @@
+import Foundation
+@_spi(Testing) import QuireCrypto
+import QuireFormat
+import QuireSystem
+import Testing
+
+// The reader-rule findings of the fifth review on the walk
+// (`Spec/format.md §9.3`, `Spec/threat-model.md §6.7`), each as an attack
+// that gave another verdict before its fix.
+@Suite struct WalkAttackTests {
+    /// Appends one unattested commit of `payloads` to `v` (what any holder
+    /// of the epoch key writes: a merge's unattested block, a compaction's
+    /// commit 2).
+    static func appendUnattested(_ v: RawKeyVault, _ payloads: [[UInt8]], label: String) throws {
+        let f = try v.open(writable: true)
+        try f.commit(random: SeededRandom(label: label), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+            for p in payloads { try tx.appendSealed(kind: .entryRevision, payload: p, compress: false) }
+        }
+    }
+
+    /// The bytes of `v`'s file before group `first`, and each group from
+    /// `first` on (its frames and its commit frame).
+    static func split(_ v: RawKeyVault, from first: Int) throws -> (prefix: [UInt8], groups: [[UInt8]]) {
+        let bytes = try fileBytes(v.path)
+        let s = try v.open().structure
+        var cut = Int(s.frames[s.groups[first - 1].commitFrame].end)
+        let prefix = Array(bytes[0..<cut])
+        var groups: [[UInt8]] = []
+        for g in s.groups[first...] {
+            let end = Int(s.frames[g.commitFrame].end)
+            groups.append(Array(bytes[cut..<end]))
+            cut = end
+        }
+        return (prefix, groups)
+    }
+
+    /// Fifth review F3: a current member's group X inserted after the first
+    /// commit, and the genuine line G (attested) then U (unattested,
+    /// extending G). Before, the walk went in file order with waits, so
+    /// whichever member line came second in the file was the member's fork
+    /// and the chain's tip: a keyless writer moving whole groups chose the
+    /// line writers extend (X after U: X), and placing X between G and U
+    /// orphaned U. Now the walk is depth first with siblings by stored
+    /// head: every arrangement gives the same verdicts and the same tip.
+    @Test func attackKeylessMoveOfWholeGroupsChoosesTheMemberLine() throws {
+        let v = RawKeyVault(label: "moved member lines")
+        try v.create([[0]])
+        try ChainAttackTests.append(v, [[1]], label: "genuine")
+        try Self.appendUnattested(v, [[2]], label: "unattested after genuine")
+        try ChainAttackTests.insertGroup(v, after: 0, payloads: [[9]], attestedBy: v.member, label: "member insert")
+        let (prefix, groups) = try Self.split(v, from: 1)  // X, G, U
+        #expect(groups.count == 3)
+        var outcomes: [(tip: [UInt8], verdicts: [[UInt8]: String])] = []
+        for order in [[0, 1, 2], [1, 2, 0], [1, 0, 2], [2, 1, 0]] {
+            try Data(prefix + order.flatMap { groups[$0] }).write(to: URL(fileURLWithPath: v.path))
+            let vault = try v.open()
+            var verdicts: [[UInt8]: String] = [:]
+            for (g, group) in vault.structure.groups.enumerated() {
+                verdicts[group.storedHead] = "\(vault.commits.statuses[g]) fork=\(vault.commits.forks.contains(g)) attested=\(vault.commits.isAttested(g))"
+            }
+            #expect(!vault.commits.statuses.contains(.orphaned), "order \(order): \(vault.commits.statuses)")
+            outcomes.append((vault.chainTipHead, verdicts))
+        }
+        for o in outcomes.dropFirst() {
+            #expect(o.tip == outcomes[0].tip)
+            #expect(o.verdicts == outcomes[0].verdicts)
+        }
+    }
+
+    /// Fifth review F4: a keyless writer cuts a whole group out of the
+    /// middle. The next commit names a head no commit stores. Before, it was
+    /// tampered and its records unverified, although its group is intact
+    /// and a current member's signature vouches for it; now it is tampered
+    /// at vault level (reported, writes refused) but verified and attested,
+    /// and the unattested commit after it extends it, verified.
+    @Test func attackKeylessDeletionKeepsTheNextMembersCommitAttested() throws {
+        let v = RawKeyVault(label: "deletion before a member's commit")
+        try v.create([[0]])
+        try ChainAttackTests.append(v, [[1]], label: "cut out")
+        try ChainAttackTests.append(v, [[2]], label: "attested after the cut")
+        try Self.appendUnattested(v, [[3]], label: "unattested after")
+        let (prefix, groups) = try Self.split(v, from: 1)
+        try Data(prefix + groups[1...].joined()).write(to: URL(fileURLWithPath: v.path))
+        let vault = try v.open()
+        #expect(vault.commits.statuses == [.verified, .verified, .verified])
+        #expect(vault.tamperedCommits == [1])
+        #expect(vault.commitIssues.map(\.code) == ["commit_tampered"])
+        let released = releasedRecords(vault)
+        #expect(released.map(\.payload) == [[0], [2], [3]])
+        #expect(released.map(\.commitVerified) == [true, true, true])
+        #expect(released.map { $0.attestedBy != nil } == [true, true, false])
+    }
+
+    /// The same deletion before an unattested commit: nothing vouches for
+    /// its group, so it stays tampered with its records unverified.
+    @Test func deletionBeforeAnUnattestedCommitStaysUnverified() throws {
+        let v = RawKeyVault(label: "deletion before an unattested commit")
+        try v.create([[0]])
+        try ChainAttackTests.append(v, [[1]], label: "cut out")
+        try Self.appendUnattested(v, [[2]], label: "unattested after the cut")
+        let (prefix, groups) = try Self.split(v, from: 1)
+        try Data(prefix + groups[1]).write(to: URL(fileURLWithPath: v.path))
+        let vault = try v.open()
+        #expect(vault.commits.statuses == [.verified, .tampered])
+        #expect(vault.tamperedCommits == [1])
+        #expect(releasedRecords(vault).map(\.commitVerified) == [true, false])
+    }
+}
