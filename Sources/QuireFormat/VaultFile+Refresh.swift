@@ -129,6 +129,7 @@ extension CommitReport {
         attestations.append(attestation)
         computedHeads.append(head)
         previousHeads.append(previousHead)
+        walkPositions.append(walkPositions.count)
         epochs.append(epoch)
         floors.append(currentFloor)
         tipHead = head

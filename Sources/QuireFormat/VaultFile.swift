@@ -269,6 +269,11 @@ public struct CommitReport: Sendable {
     /// For each commit whose head verifies, the previous head it verified
     /// from (what its attestation signs); nil for the others.
     public internal(set) var previousHeads: [[UInt8]?] = []
+    /// Each commit's place in the walk (`Spec/format.md §9.3`: depth first
+    /// over the link tree, siblings by stored head, then the commits that
+    /// link to no commit in file order; a commit never reached last): the
+    /// *link order* merge places its blocks in (`Spec/merge.md §3.3`).
+    package internal(set) var walkPositions: [Int] = []
 
     /// An empty report.
     public init() {}
@@ -553,6 +558,8 @@ extension VaultFile {
         var clearBelow: [Int?] = []                  // chain[clearBelow[i]! + 1 ... i] holds no member-attested commit
         var position = [Int](repeating: -1, count: n)
         var visited = [Bool](repeating: false, count: n)
+        var walkPositions = [Int](repeating: -1, count: n)  // each commit's place in the walk
+        var walked = 0
         var forks: Set<Int> = []
         var overDeletion: Set<Int> = []
         func memberAttested(_ j: Int) -> Bool {
@@ -776,6 +783,8 @@ extension VaultFile {
                 if c < n {
                     visit(c)
                     visited[c] = true
+                    walkPositions[c] = walked
+                    walked += 1
                 }
                 var i = Int(childStart[c + 1])
                 let low = Int(childStart[c])
@@ -795,7 +804,11 @@ extension VaultFile {
         // A commit still not visited links into a cycle (a head that chains
         // to itself through links: no key holder can compute one, so this is
         // only defensive): it is orphaned.
-        for k in 0..<n where !visited[k] { statuses[k] = .orphaned }
+        for k in 0..<n where !visited[k] {
+            statuses[k] = .orphaned
+            walkPositions[k] = walked
+            walked += 1
+        }
         // floor_k: the highest epoch a verified commit that a current member
         // attested raised the floor to, over the commits before k in the
         // file. It decides only which keys open the records of a commit that
@@ -826,6 +839,7 @@ extension VaultFile {
         report.computedHeads = computed
         report.epochs = keyOf.map { $0?.epoch ?? 0 }
         report.previousHeads = verifiedFrom
+        report.walkPositions = walkPositions
         report.forks = forks
         report.attestedOverDeletion = overDeletion
         report.currentFloor = floor
@@ -1142,6 +1156,12 @@ extension VaultFile {
     /// merge orders its blocks by them (`Spec/merge.md §3.3`).
     package var commitPreviousHeads: [[UInt8]?] {
         lock.withLock { verdicts.previousHeads }
+    }
+
+    /// Each commit group's place in the walk (``CommitReport/walkPositions``):
+    /// merge places its blocks in this order (`Spec/merge.md §3.3`).
+    package var commitWalkPositions: [Int] {
+        lock.withLock { verdicts.walkPositions }
     }
 
     /// The attestation of commit group `g`, checking it (and no other) if

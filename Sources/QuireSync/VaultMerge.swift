@@ -604,39 +604,11 @@ final class Side {
     }
 
     /// Each commit group's position in the file's *link order*
-    /// (`Spec/merge.md §3.3`): file order, except that a commit whose head
-    /// verified from the stored head of a commit later in the file comes
-    /// right after that commit (commits waiting for one commit in file
-    /// order, each followed by those waiting for it) — the order of the
-    /// walk of format.md §9.3, which moving whole groups does not change.
-    /// Iterative: a file in reverse link order must not exhaust the stack.
+    /// (`Spec/merge.md §3.3`): the order of the reader's walk
+    /// (format.md §9.3: depth first over the link tree, siblings by stored
+    /// head), which moving whole groups does not change.
     func linkOrder() -> [Int] {
-        let groups = file.structure.groups
-        let previous = file.commitPreviousHeads
-        var firstByHead: [[UInt8]: Int] = [:]
-        for (g, group) in groups.enumerated() where firstByHead[group.storedHead] == nil { firstByHead[group.storedHead] = g }
-        var position = [Int](repeating: -1, count: groups.count)
-        var waiting: [Int: [Int]] = [:]
-        var next = 0
-        func place(_ k: Int) {
-            var stack = [k]
-            while let x = stack.popLast() {
-                guard position[x] < 0 else { continue }
-                position[x] = next
-                next += 1
-                stack.append(contentsOf: (waiting[x] ?? []).reversed())
-            }
-        }
-        for k in groups.indices where position[k] < 0 {
-            if k < previous.count, let p = previous[k], let j = firstByHead[p], j > k, position[j] < 0 {
-                waiting[j, default: []].append(k)
-            } else {
-                place(k)
-            }
-        }
-        // Left waiting (only a cycle, which heads rule out): file order.
-        for k in groups.indices where position[k] < 0 { place(k) }
-        return position
+        file.commitWalkPositions
     }
 
     func blocks(after first: Int, keyrings union: KeyringUnion) throws(SyncError)
@@ -779,7 +751,7 @@ final class Side {
             blocks.append(Block(
                 frames: carried, maxEpoch: carried.map(\.epoch).max()!, digest: h.finalize(), keyrings: keyrings, parentKeyrings: parents,
                 attestation: attestation, byRemovedMember: byRemovedMember, keyCommitment: keyCommitment,
-                previousHead: g < previousHeads.count ? previousHeads[g] : nil, sourceCommit: g, linkPosition: linkPositions[g], isWholeGroup: carried.count == groups[g].members.count,
+                previousHead: g < previousHeads.count ? previousHeads[g] : nil, sourceCommit: g, linkPosition: g < linkPositions.count ? linkPositions[g] : linkPositions.count + g, isWholeGroup: carried.count == groups[g].members.count,
                 onlyTrustedKeyrings: onlyTrustedKeyrings))
         }
         return (blocks, leftOut, unverified)

@@ -39,6 +39,7 @@ class Commit:
     line_floor: int = 0                  # the floor along its own line, before it (§9.3)
     line_after: int = 0                  # the same, with it
     raised: int = 0                      # what it raises the floor to, when verified and attested
+    walk_position: int = 0               # its place in the walk (§9.3); merge orders blocks by it
 
     @property
     def stored_head(self):
@@ -294,7 +295,15 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
         c.attestation, c.signer = "", b""
         if c.head_verifies and not c.copy and links[c.index][0] == "commit":
             c.status = "orphaned"                # reached only through a cycle (§9.3)
-    for c in _link_order(commits, links):
+    walk = _link_order(commits, links)
+    for i, c in enumerate(walk):
+        c.walk_position = i
+    reached = {c.index for c in walk}
+    for c in commits:                    # never reached (a cycle): after the walk, in file order
+        if c.index not in reached:
+            c.walk_position = len(reached)
+            reached.add(c.index)
+    for c in walk:
         visited.add(c.index)
         c.attestation, c.signer = "", b""
         if not c.head_verifies:

@@ -183,38 +183,13 @@ def _classify(side: Side, keys: _FileKeys, union, vault_id: bytes, skip_groups: 
 
 
 def link_positions(commits) -> dict:
-    """merge.md §3.3: each commit's position in its file's link order —
-    file order, except that a commit whose head verified from the stored
-    head of a commit later in the file comes right after that commit (those
-    waiting for one commit in file order, each followed by its own waiters).
-    Moving whole groups does not change it (fifth review, F8). Keyed by
-    commit index."""
-    first_by_head = {}
-    for c in commits:
-        first_by_head.setdefault(bytes(c.stored_head), c.index)
-    position, waiting = {}, {}
-
-    def place(k):
-        stack = [k]
-        while stack:
-            x = stack.pop()
-            if x in position:
-                continue
-            position[x] = len(position)
-            stack.extend(reversed(waiting.get(x, [])))
-
-    for c in commits:
-        if c.index in position:
-            continue
-        j = first_by_head.get(bytes(c.prev_used)) if c.prev_used is not None else None
-        if j is not None and j > c.index and j not in position:
-            waiting.setdefault(j, []).append(c.index)
-        else:
-            place(c.index)
-    for c in commits:
-        if c.index not in position:
-            place(c.index)
-    return position
+    """merge.md §3.3: each commit's position in its file's link order — the
+    order of the walk of format.md §9.3 (depth first over the link tree,
+    siblings by stored head; the commits that link to no commit after, in
+    file order), which moving whole groups does not change (fifth review,
+    F3 and F8). Keyed by commit index; the commits must have been verified
+    (verify_commits sets each one's walk position)."""
+    return {c.index: c.walk_position for c in commits}
 
 
 def _commit_reason(c) -> str:
