@@ -40,7 +40,7 @@ import Testing
     @Test func theAsyncSequenceYieldsAnotherHandlesWriteAndStopsWhenCancelled() async throws {
         let dir = TemporaryDirectory()
         let (writer, recovery) = try makeVault(dir)
-        let reader = try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
+        let reader = try await Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
         let before = Self.watchDescriptors()
         let received = Inbox()
         let task = Task {
@@ -75,14 +75,14 @@ import Testing
     @Test func anObserverSeesARenameReplaceAndStopsOnCancel() async throws {
         let dir = TemporaryDirectory()
         let (_, recovery) = try makeVault(dir)
-        let reader = try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
+        let reader = try await Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
         let inbox = Inbox()
         let observer = try VaultObserver(vault: reader, coalescing: .milliseconds(20)) { inbox.add($0) }
         #expect(observer.isWatching)
         try await Task.sleep(for: .milliseconds(50))
         // A sync tool writes the new copy beside the vault and renames it over.
         try FileManager.default.copyItem(atPath: dir.file("v.quire"), toPath: dir.file(".sync-tmp"))
-        let elsewhere = try Vault.open(at: dir.file(".sync-tmp"), credential: .recoveryKey(recovery), options: fast)
+        let elsewhere = try await Vault.open(at: dir.file(".sync-tmp"), credential: .recoveryKey(recovery), options: fast)
         let added = try elsewhere.add(EntryBody(created: 1_800_000_000_000, text: "synced"))
         #expect(rename(dir.file(".sync-tmp"), dir.file("v.quire")) == 0)
         #expect(await Self.eventually { !inbox.changes.isEmpty })
@@ -92,7 +92,7 @@ import Testing
         observer.cancel()
         #expect(!observer.isWatching)
         let count = inbox.all.count
-        let writer = try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
+        let writer = try await Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
         try writer.add(EntryBody(created: 1, text: "after cancelling"))
         try await Task.sleep(for: .milliseconds(200))
         #expect(inbox.all.count == count)
