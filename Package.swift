@@ -86,7 +86,7 @@ let package = Package(
         .target(name: "QuireSystem", swiftSettings: strict),
 
         // Safe wrappers over libsodium: guarded keys, AEAD, KDF, BLAKE2b, signatures.
-        .target(name: "QuireCrypto", dependencies: ["CSodium"], swiftSettings: strict),
+        .target(name: "QuireCrypto", dependencies: ["CSodium", "QuireSystem"], swiftSettings: strict),
 
         // Bytes on disk: header, frames, records, commits, compression, padding.
         .target(
