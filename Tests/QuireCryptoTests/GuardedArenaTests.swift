@@ -11,7 +11,7 @@ import QuireCrypto
 /// is not. In any run, no cell is handed out twice.
 @Suite struct GuardedArenaTests {
     @Test func keysOnManyThreadsGetDistinctCellsAndKeepTheirBytes() throws {
-        let threads = 8, rounds = 200
+        let threads = 8, rounds = 4000
         let failures = Failures()
         DispatchQueue.concurrentPerform(iterations: threads) { t in
             for r in 0..<rounds {
