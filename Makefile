@@ -18,7 +18,7 @@ FUZZ_TARGETS := fuzz-header fuzz-frames fuzz-vault fuzz-cbor fuzz-merge fuzz-key
 PREFIX       ?= /usr/local
 DESTDIR      ?=
 
-.PHONY: deps build release test check torture torture-quick test-sync vectors vectors-check conformance bench bench-compare bench-peers bench-listing \
+.PHONY: deps build release test check example torture torture-quick test-sync vectors vectors-check conformance bench bench-compare bench-peers bench-listing \
 	bench-smoke fuzz demo clean install install-files uninstall man completions-check lint
 
 # Installs the Debian packages given, those not installed yet (apt-get,
@@ -48,15 +48,17 @@ release: deps
 # Everything: every test (slow ones included), the vectors, and a quick
 # torture run. Each step says what it does; tests print as they finish.
 test: deps
-	@echo "make test: 1/4 building the package and its tests"
+	@echo "make test: 1/5 building the package and its tests"
 	$(SWIFT) build --build-tests
 	@failed=""; i=0; for t in $(TEST_TARGETS); do i=$$((i + 1)); \
-	  echo "make test: 2/4 every test, slow ones too: target $$i of $(words $(TEST_TARGETS)), $$t"; \
+	  echo "make test: 2/5 every test, slow ones too: target $$i of $(words $(TEST_TARGETS)), $$t"; \
 	  set -o pipefail; $(SWIFT) test --skip-build --filter "^$$t\." 2>&1 | $(TEST_PROGRESS) || failed="$$failed $$t"; \
 	done; if [ -n "$$failed" ]; then echo "make test: tests failed in:$$failed"; exit 1; fi
-	@echo "make test: 3/4 the vectors"
+	@echo "make test: 3/5 the vectors"
 	$(MAKE) --no-print-directory vectors-check
-	@echo "make test: 4/4 a quick torture run"
+	@echo "make test: 4/5 the data-layer example"
+	$(MAKE) --no-print-directory example
+	@echo "make test: 5/5 a quick torture run"
 	$(MAKE) --no-print-directory torture-quick
 
 # The tests without those tagged .slow (QUIRE_SKIP_SLOW_TESTS=1, read by
@@ -65,6 +67,15 @@ test: deps
 check: deps
 	$(SWIFT) build --build-tests
 	set -o pipefail; QUIRE_SKIP_SLOW_TESTS=1 $(SWIFT) test --skip-build 2>&1 | $(TEST_PROGRESS)
+	$(MAKE) --no-print-directory example
+
+# The data-layer example (Sources/quire-example-app, issue 13): a diary
+# app's timeline, a photo, search, a second process appending, a conflict
+# shown and resolved, observation; it checks every value and exits non-zero
+# on a mismatch. Seconds; a temporary QUIRE_HOME; no network.
+example: deps
+	$(SWIFT) build --product quire-example-app
+	@home=$$(mktemp -d); QUIRE_HOME="$$home" "$$($(SWIFT) build --show-bin-path)/quire-example-app"; status=$$?; rm -rf "$$home"; exit $$status
 
 # swift format (.swift-format, 140 columns) over the modules already
 # reshaped to it; a module joins this list the first time it is reshaped.

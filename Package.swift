@@ -51,6 +51,7 @@ let package = Package(
         .executable(name: "quire-bench", targets: ["quire-bench"]),
         .executable(name: "quire-demo", targets: ["quire-demo"]),
         .executable(name: "quire-sync-helper", targets: ["quire-sync-helper"]),
+        .executable(name: "quire-example-app", targets: ["quire-example-app"]),
     ],
     targets: [
         // C libraries from the system, through pkg-config.
@@ -85,7 +86,7 @@ let package = Package(
         .target(name: "QuireSystem", swiftSettings: strict),
 
         // Safe wrappers over libsodium: guarded keys, AEAD, KDF, BLAKE2b, signatures.
-        .target(name: "QuireCrypto", dependencies: ["CSodium"], swiftSettings: strict),
+        .target(name: "QuireCrypto", dependencies: ["CSodium", "QuireSystem"], swiftSettings: strict),
 
         // Bytes on disk: header, frames, records, commits, compression, padding.
         .target(
@@ -175,6 +176,13 @@ let package = Package(
         .executableTarget(
             name: "quire-demo",
             dependencies: ["Quire", "QuireCrypto", "QuireFormat", "QuireKeys", "QuireSystem"],
+            swiftSettings: strict
+        ),
+        // A diary app's data layer on `import Quire` alone (issue 13, need 8):
+        // run by `make example` (from `make test` and `make check`).
+        .executableTarget(
+            name: "quire-example-app",
+            dependencies: ["Quire"],
             swiftSettings: strict
         ),
         .executableTarget(

@@ -35,6 +35,7 @@ public struct EntryCatalog: RandomAccessCollection, Sendable {
 
     /// Counts entries that could not be read again after the catalog was
     /// made (an I/O error, or the file changed under the vault).
+    // @unchecked Sendable: `value` and `firstError` are read and written under `lock` only.
     final class FailureCount: @unchecked Sendable {
         private let lock = RecursiveLock()
         private var value = 0

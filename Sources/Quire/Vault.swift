@@ -61,6 +61,9 @@ public final class Vault: @unchecked Sendable {
     /// The file, guarded by ``lock``.
     var currentFile: VaultFile
     let lock = RecursiveLock()
+    /// The worker `async` calls run on and the listeners of this handle's
+    /// own commits (`Vault+Async.swift`, ``VaultObserver``).
+    let concurrency = VaultConcurrency()
     /// The keys and keyrings the credential reached, read under the lock.
     package var unlocked: UnlockedKeys { lock.withLock { currentKeys } }
     /// ``unlocked`` for the fuzz seed generator (`Fuzz/SeedGen`), a package
@@ -283,6 +286,7 @@ public final class Vault: @unchecked Sendable {
                     }
                     transaction?.finishIndexing()
                     advanceCachedView()
+                    transaction?.reportLocalChanges()
                     rememberIfNotRolledBack()
                     return
                 } catch {
@@ -377,16 +381,26 @@ public final class VaultTransaction {
     var newPayloads: [[UInt8]] = []
     var newBlobs: [(manifest: BlobManifest, frame: Int)] = []
     var newProfile: Profile?
+    /// True when an observer wants this handle's own commits
+    /// (``VaultObserver``): each entry's state before this commit is kept.
+    let reportsLocalChanges: Bool
+    /// The state before this commit of each entry it touches (nil inner:
+    /// unknown to the vault), when ``reportsLocalChanges``.
+    var statesBefore: [EntryID: EntryChange.State?] = [:]
 
     init(vault: Vault, pending: PendingCommit) {
         self.vault = vault
         self.pending = pending
+        reportsLocalChanges = vault.concurrency.hasListeners
     }
 
     /// Appends an entry revision.
     ///
     /// - Throws: ``VaultError/format(_:)`` (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
     public func append(_ revision: EntryRevision) throws(VaultError) {
+        if reportsLocalChanges, statesBefore.index(forKey: revision.entryID) == nil {
+            statesBefore[revision.entryID] = .some(EntryChange.State(revision.entryID, in: try vault.loadIndex()))
+        }
         do {
             let payload = revision.encoded()
             let location = try pending.appendSealed(kind: .entryRevision, payload: payload)
@@ -517,5 +531,18 @@ public final class VaultTransaction {
             vault.index!.insert(m, frame: frame, blobKey: pending.key.blobKey, standing: 2)
         }
         if let newProfile { vault.index!.profile = newProfile }
+    }
+
+    /// Tells the handle's observers what this commit changed, once it
+    /// landed and was indexed (``VaultObserver`` reports local writes too;
+    /// ``Vault/refresh()`` does not report them again).
+    func reportLocalChanges() {
+        guard reportsLocalChanges, let index = vault.index else { return }
+        var changes: [EntryChange] = []
+        for (id, before) in statesBefore {
+            let after = EntryChange.State(id, in: index)
+            if before != after { changes.append(EntryChange(id: id, before: before, after: after)) }
+        }
+        vault.concurrency.tell(VaultChangeSet(entries: changes, profileChanged: newProfile != nil))
     }
 }

@@ -52,6 +52,12 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An ``EntryCatalog`` (or another reader a caller kept) names a record
     /// its file no longer holds where it was: make a new one.
     case catalogStale
+    /// The caller cancelled the operation (its `Task`, or a progress handler
+    /// that answered ``ProgressReply/cancel``) before it finished. A write
+    /// cancelled this way committed nothing: the vault is as it was
+    /// (an import keeps the batches it had committed; running it again
+    /// goes on from there).
+    case cancelled
 
     /// The stable, machine-readable name of the error.
     public var code: String {
@@ -69,6 +75,7 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .sync(let e): e.code
         case .damagedHeader: "header_damaged"
         case .catalogStale: "catalog_stale"
+        case .cancelled: "cancelled"
         }
     }
 
@@ -91,6 +98,8 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .sync(let e): e.description
         case .catalogStale:
             "the vault file changed since this list of entries was made, and an entry in it is no longer where it was; make the list again (Vault.entryCatalog(where:)) and repeat the work"
+        case .cancelled:
+            "the operation was cancelled before it finished; nothing of it was written — run it again to complete it"
         case .damagedHeader(let reason):
             "this Quire vault is damaged and cannot be opened: \(reason). Restore it from a copy (another device's copy, or a backup)"
         }

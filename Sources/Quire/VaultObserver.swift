@@ -10,8 +10,11 @@ import QuireSystem
 /// (``FileWatcher``: inotify on Linux, a dispatch source elsewhere), so a
 /// sync tool that renames a new copy over the path is seen too. Events
 /// are coalesced: the first starts a quiet period (`coalescing`) and one
-/// refresh reads everything that arrived in it. Empty change sets (this
-/// handle's own writes, an unrelated file in the folder) are not delivered.
+/// refresh reads everything that arrived in it. Empty change sets (an
+/// unrelated file in the folder) are not delivered; this handle's own
+/// writes are delivered as they commit by the ``VaultEvent`` form
+/// (``init(vault:coalescing:onEvent:)``, ``Vault/events(coalescing:)``),
+/// which also survives failed refreshes and reports conflict copies.
 ///
 /// ```swift
 /// let observer = try VaultObserver(vault: vault) { result in
@@ -23,10 +26,11 @@ import QuireSystem
 ///
 /// Each change is delivered once per handle (``Vault/refresh()`` consumes
 /// it): one observer per handle. For Swift concurrency use
-/// ``Vault/changes(coalescing:)``. It is
+/// ``Vault/changes(coalescing:)`` or ``Vault/events(coalescing:)``. It is
 /// `@unchecked Sendable` because its mutable state (whether a refresh is
-/// scheduled) is touched only on its serial queue, which the compiler
-/// cannot check.
+/// scheduled, the copies reported) is touched only on its serial queue,
+/// and `watcher` and `listener` are set once in `init` before the object
+/// is shared, which the compiler cannot check.
 public final class VaultObserver: @unchecked Sendable {
     /// What a delivery carries: the changes, or why refresh failed (the
     /// watch goes on; the next change tries again).
@@ -35,11 +39,18 @@ public final class VaultObserver: @unchecked Sendable {
     let vault: Vault
     let queue: DispatchQueue
     let coalescing: DispatchTimeInterval
-    let deliver: @Sendable (Delivery) -> Void
+    let deliver: @Sendable (VaultEvent) -> Void
+    /// Whether this handle's own commits and conflict copies are reported
+    /// (the ``init(vault:coalescing:onEvent:)`` form).
+    let reportsEverything: Bool
     /// Set once the watcher exists (on init).
     private var watcher: FileWatcher?
+    /// The token of this observer's listener of local commits, if any.
+    private var listener: Int?
     /// True while a refresh is scheduled (on ``queue`` only).
     private var scheduled = false
+    /// The conflict copies already reported (on ``queue`` only).
+    private var knownCopies: Set<String> = []
 
     /// Starts watching `vault`'s file, and refreshes once at once (a change
     /// since the handle's baseline is delivered straight away).
@@ -48,34 +59,74 @@ public final class VaultObserver: @unchecked Sendable {
     ///   - coalescing: how long to gather events before one refresh;
     ///     default 50 ms.
     ///   - onChange: called on a private serial queue with each non-empty
-    ///     change set, or with the error a refresh threw
-    ///     (``VaultError/format(_:)`` for I/O or a missing file,
-    ///     ``VaultError/keys(_:)``).
+    ///     change set another process wrote, or with the error a refresh
+    ///     threw (``VaultError/format(_:)`` for I/O or a missing file,
+    ///     ``VaultError/keys(_:)``). This handle's own writes are not
+    ///     delivered; ``init(vault:coalescing:onEvent:)`` delivers them too.
     /// - Throws: ``VaultError/format(_:)`` (``FormatError/io(_:)``) when the
     ///   system refuses the watch.
-    public init(vault: Vault, coalescing: Duration = .milliseconds(50), onChange: @escaping @Sendable (Delivery) -> Void) throws(VaultError) {
+    public convenience init(vault: Vault, coalescing: Duration = .milliseconds(50), onChange: @escaping @Sendable (Delivery) -> Void) throws(VaultError) {
+        try self.init(vault: vault, coalescing: coalescing, everything: false) { event in
+            switch event {
+            case .changed(let changes, _): onChange(.success(changes))
+            case .refreshFailed(let error): onChange(.failure(error))
+            case .conflictCopiesAppeared: break
+            }
+        }
+    }
+
+    /// Starts watching `vault`'s file and its folder, and delivers every
+    /// ``VaultEvent``: what other processes wrote, what this handle wrote
+    /// (``VaultEvent/Origin/thisHandle``, at once, with the exact change
+    /// set), a refresh that failed (the watch goes on), and conflict copies
+    /// a sync tool put beside the vault (those there already are reported
+    /// first).
+    ///
+    /// - Parameters:
+    ///   - coalescing: how long to gather file events before one refresh;
+    ///     default 50 ms.
+    ///   - onEvent: called on a private serial queue, one event at a time.
+    /// - Throws: ``VaultError/format(_:)`` (``FormatError/io(_:)``) when the
+    ///   system refuses the watch.
+    public convenience init(vault: Vault, coalescing: Duration = .milliseconds(50), onEvent: @escaping @Sendable (VaultEvent) -> Void) throws(VaultError) {
+        try self.init(vault: vault, coalescing: coalescing, everything: true, deliver: onEvent)
+    }
+
+    init(vault: Vault, coalescing: Duration, everything: Bool, deliver: @escaping @Sendable (VaultEvent) -> Void) throws(VaultError) {
         self.vault = vault
         queue = DispatchQueue(label: "quire.vault-observer")
         let (seconds, attoseconds) = coalescing.components
         self.coalescing = .nanoseconds(Int(max(0, seconds) * 1_000_000_000 + attoseconds / 1_000_000_000))
-        deliver = onChange
+        self.deliver = deliver
+        reportsEverything = everything
         let path = vault.file.path
         do {
-            watcher = try FileWatcher(path: path, queue: queue) { [weak self] in self?.changed() }
+            watcher = try FileWatcher(path: path, queue: queue, includingSiblings: everything) { [weak self] in self?.changed() }
         } catch {
             throw .format(.io(error))
+        }
+        if everything {
+            // Registered before the first refresh: a commit from now on is
+            // reported by its writer (here), never by a refresh.
+            listener = vault.concurrency.addListener { [weak self] changes in
+                guard let self else { return }
+                self.queue.async { self.send(.changed(changes, origin: .thisHandle)) }
+            }
         }
         queue.async { [weak self] in self?.refreshNow() }
     }
 
-    deinit { watcher?.cancel() }
+    deinit { cancel() }
 
     /// True until ``cancel()``.
     public var isWatching: Bool { watcher?.isWatching ?? false }
 
     /// Stops watching and releases the watch's descriptors. No change is
     /// delivered after the refresh running now, if any.
-    public func cancel() { watcher?.cancel() }
+    public func cancel() {
+        watcher?.cancel()
+        if let listener { vault.concurrency.removeListener(listener) }
+    }
 
     /// An event: refresh after the quiet period, once per burst (on ``queue``).
     private func changed() {
@@ -88,14 +139,81 @@ public final class VaultObserver: @unchecked Sendable {
         }
     }
 
-    /// Refreshes and delivers what changed (on ``queue``).
+    /// Delivers `event` unless cancelled (on ``queue``).
+    private func send(_ event: VaultEvent) {
+        guard isWatching else { return }
+        deliver(event)
+    }
+
+    /// Refreshes and delivers what changed (on ``queue``); then, in the
+    /// full form, the conflict copies that appeared.
     private func refreshNow() {
         guard isWatching else { return }
-        let result: Delivery
-        do throws(VaultError) { result = .success(try vault.refresh()) } catch { result = .failure(error) }
-        if case .success(let changes) = result, changes.isEmpty { return }
-        guard isWatching else { return }
-        deliver(result)
+        do throws(VaultError) {
+            let changes = try vault.refresh()
+            if !changes.isEmpty { send(.changed(changes, origin: .otherWriter)) }
+        } catch {
+            // A transient failure (a file briefly missing while a sync tool
+            // replaces it, an I/O error): said, and the watch goes on.
+            send(.refreshFailed(error))
+        }
+        guard reportsEverything else { return }
+        let copies = Set(vault.waitingConflictCopies())
+        let appeared = copies.subtracting(knownCopies)
+        knownCopies = copies
+        if !appeared.isEmpty { send(.conflictCopiesAppeared(appeared.sorted())) }
+    }
+}
+
+/// What a ``VaultObserver`` (or ``Vault/events(coalescing:)``) delivers.
+public enum VaultEvent: Sendable, Equatable {
+    /// Who wrote a change.
+    public enum Origin: Sendable, Equatable {
+        /// Another process or handle (read by a refresh).
+        case otherWriter
+        /// This handle, through any of its writes (reported as it commits).
+        case thisHandle
+    }
+
+    /// Entries, keys or the profile changed (never an empty change set).
+    case changed(VaultChangeSet, origin: Origin)
+    /// A refresh failed: ``VaultError/format(_:)`` for I/O or a file
+    /// missing (a sync tool replacing it), ``VaultError/keys(_:)`` when a
+    /// replaced file no longer opens with this credential. The watch goes
+    /// on, and the next change to the file tries again.
+    case refreshFailed(VaultError)
+    /// Conflict copies of this vault appeared beside it (a sync tool's
+    /// "conflicted copy" files; their paths, sorted bytewise): merge them
+    /// with ``Vault/foldConflictCopies()``.
+    case conflictCopiesAppeared([String])
+}
+
+/// Every ``VaultEvent`` of a vault as an `AsyncSequence` (see
+/// ``Vault/events(coalescing:)``). It never throws: a failed refresh is an
+/// event and the watch goes on; it ends when the iterating task is
+/// cancelled or the loop is left.
+public struct VaultEvents: AsyncSequence, Sendable {
+    /// An event.
+    public typealias Element = VaultEvent
+    /// The iterator.
+    public typealias AsyncIterator = AsyncStream<VaultEvent>.Iterator
+
+    let vault: Vault
+    let coalescing: Duration
+
+    /// Starts a watch (a ``VaultObserver``) that lives as long as the
+    /// iteration. When the system refuses the watch, the sequence yields
+    /// that ``VaultEvent/refreshFailed(_:)`` and ends.
+    public func makeAsyncIterator() -> AsyncIterator {
+        let (stream, continuation) = AsyncStream.makeStream(of: VaultEvent.self)
+        do throws(VaultError) {
+            let observer = try VaultObserver(vault: vault, coalescing: coalescing, onEvent: { continuation.yield($0) })
+            continuation.onTermination = { _ in observer.cancel() }
+        } catch {
+            continuation.yield(.refreshFailed(error))
+            continuation.finish()
+        }
+        return stream.makeAsyncIterator()
     }
 }
 
@@ -150,5 +268,27 @@ extension Vault {
     /// this credential) or of a watch the system refuses.
     public func changes(coalescing: Duration = .milliseconds(50)) -> VaultChanges {
         VaultChanges(vault: self, coalescing: coalescing)
+    }
+
+    /// Everything that happens to this vault, as it happens: an
+    /// `AsyncSequence` of ``VaultEvent``s — other writers' changes, this
+    /// handle's own writes, refreshes that failed (the watch goes on) and
+    /// conflict copies appearing beside the file.
+    ///
+    /// ```swift
+    /// for await event in vault.events() {
+    ///     switch event {
+    ///     case .changed(let changes, _): timeline.apply(changes)
+    ///     case .refreshFailed(let error): banner = .retrying(error)
+    ///     case .conflictCopiesAppeared: try await vault.foldConflictCopies()
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Use it instead of ``changes(coalescing:)`` on a handle, not beside it
+    /// (both consume the refresh log: see ``refresh()``). The iteration ends
+    /// when its task is cancelled.
+    public func events(coalescing: Duration = .milliseconds(50)) -> VaultEvents {
+        VaultEvents(vault: self, coalescing: coalescing)
     }
 }

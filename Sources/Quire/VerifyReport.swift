@@ -85,7 +85,17 @@ extension Vault {
     /// Intact records stay readable whatever else is damaged; the report
     /// names each one that is not, with its offset and frame index.
     public func verify() -> VerifyReport {
-        return lock.withLock { () -> VerifyReport in
+        // Never throws when not cancellable.
+        (try? verifyReport(cancellable: false)) ?? VerifyReport(fileByteCount: 0, frameCount: 0, commitCount: 0, intactRecordCount: 0, issues: [])
+    }
+
+    /// ``verify()``; when `cancellable`, stops at the next record or chunk
+    /// once the task is cancelled (``VaultCancellation``).
+    ///
+    /// - Throws: ``VaultError/cancelled``, only when `cancellable`.
+    func verifyReport(cancellable: Bool) throws(VaultError) -> VerifyReport {
+        func cancelled() -> Bool { cancellable && VaultCancellation.isRequested }
+        return try lock.withLock { () throws(VaultError) -> VerifyReport in
             let s = file.structure
             var issues: [VerifyReport.Issue] = []
             if case .copyDamaged(let i) = s.headerDamage {
@@ -122,7 +132,12 @@ extension Vault {
             // an unknown critical kind is reported above.
             let kinds = Set(s.frames[0..<s.committedFrameCount].map(\.header.kind).filter(\.isKnown)).subtracting([.commit, .blobChunk, .keyring])
             intact += unlocked.keyrings.filter(\.isTrusted).count
+            var stopped = false
             let recordIssues = file.forEachRecord(kinds: kinds) { record in
+                if cancelled() {
+                    stopped = true
+                    return false
+                }
                 let loc = record.frame.location
                 do throws(FormatError) {
                     switch record.frame.header.kind {
@@ -139,11 +154,13 @@ extension Vault {
                 }
                 return true
             }
+            if stopped { throw .cancelled }
             for e in recordIssues { found.append((e.offset ?? 0, VaultReportBuilder.issue(e))) }
             // Attachments: every released manifest, its stream's structure, every
             // chunk, the size and the id. A stream's problems are reported at the
             // manifest, a chunk's at the chunk (Spec/format.md §7.4, §12).
             for (m, loc, blobKey) in manifests {
+                if cancelled() { throw .cancelled }
                 do throws(FormatError) {
                     let reader = try file.openBlob(m, blobKey: blobKey)
                     var sink = [UInt8](repeating: 0, count: Limits.chunkByteCount)

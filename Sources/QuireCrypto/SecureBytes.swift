@@ -1,4 +1,5 @@
 internal import CSodium
+import QuireSystem
 import Synchronization
 
 /// Bytes in guarded memory: allocated with `sodium_malloc` (guard pages,
@@ -8,6 +9,8 @@ import Synchronization
 /// The bytes are reachable only through ``withUnsafeBytes(_:)``; the type
 /// prints as `SecureBytes(32 bytes)` and never shows its contents.
 /// Equality is constant-time (`sodium_memcmp`).
+// @unchecked Sendable: the pointer and count never change; the bytes are written only while
+// the secret is made (before it is shared) and read afterwards, and freed in deinit alone.
 public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConvertible {
     private let pointer: UnsafeMutableRawPointer
     /// True when the bytes live in a cell of ``GuardedArena`` rather than in a
@@ -167,7 +170,11 @@ final class GuardedArena: Sendable {
         var blocks = 0
     }
 
-    private let state = Mutex(State())
+    /// A pthread mutex rather than `Synchronization.Mutex`: every key made
+    /// from any thread passes here, and ThreadSanitizer cannot see a
+    /// contended `Mutex` being taken on Linux (its slow path is outside
+    /// instrumented code), so it reported each access as a race (``Locked``).
+    private let state = Locked(State())
 
     func allocate() throws(CryptoError) -> UnsafeMutableRawPointer {
         let result: UnsafeMutableRawPointer? = state.withLock { s -> UnsafeMutableRawPointer? in

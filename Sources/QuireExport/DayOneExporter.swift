@@ -168,7 +168,9 @@ final class JournalSource: ByteSource {
         while offset == pending.count {
             pending.removeAll(keepingCapacity: true)
             offset = 0
-            if next < entries.count {
+            // A cancelled export stops adding entries; the archive is then
+            // discarded before it is renamed into place (commitArchive).
+            if next < entries.count, !VaultCancellation.isRequested {
                 let s = shared.context.entries[entries[next]]
                 pending = Array(((next == 0 ? "\n" : ",\n") + mapper.entryJSON(s.id, s.body, escaped)).utf8)
                 next += 1

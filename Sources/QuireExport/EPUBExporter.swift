@@ -219,6 +219,7 @@ enum EPUBExporter {
 
     /// Renames the finished archive into place and records its size.
     static func commitArchive(_ temporary: String, to path: String, context: inout ExportContext) throws(ExportError) {
+        try ExportContext.checkCancelled()
         do {
             context.report.bytes = try FileSystem.size(temporary)
             try FileSystem.rename(temporary, to: path)
@@ -262,7 +263,9 @@ final class ChapterSource: ByteSource {
         while offset == pending.count {
             pending.removeAll(keepingCapacity: true)
             offset = 0
-            if next < chapter.entries.count {
+            // A cancelled export stops adding entries; the archive is then
+            // discarded before it is renamed into place (commitArchive).
+            if next < chapter.entries.count, !VaultCancellation.isRequested {
                 pending = Array(render(shared.context.entries[chapter.entries[next]]).utf8)
                 next += 1
                 shared.context.entryDone()

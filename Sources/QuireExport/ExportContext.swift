@@ -39,6 +39,16 @@ struct ExportContext {
         progress(ExportProgress(done: report.entries, total: entries.count))
     }
 
+    /// Throws when the export was cancelled (its `Task`, or a progress
+    /// handler that answered ``ProgressReply/cancel``): checked after each
+    /// entry and before the output is renamed into place, so a cancelled
+    /// export leaves nothing at its path.
+    ///
+    /// - Throws: ``ExportError/vault(_:)`` with ``VaultError/cancelled``.
+    static func checkCancelled() throws(ExportError) {
+        if VaultCancellation.isRequested { throw .vault(.cancelled) }
+    }
+
     /// The book title: the option, else the profile name, else "Journal".
     func title() -> String {
         if let t = options.title, !t.isEmpty { return t }

@@ -78,6 +78,7 @@ enum HTMLExporter {
             }
             try out.write("</article>\n")
             context.entryDone()
+            try ExportContext.checkCancelled()
         }
         try out.write("</body>\n</html>\n")
         try out.commit()

@@ -39,6 +39,7 @@ enum JSONExporter {
             try out.write(n == 0 ? "\n" : ",\n")
             try out.write(entryObject(snapshot, sizes: sizes, paths: paths))
             context.entryDone()
+            try ExportContext.checkCancelled()
         }
         try out.write(context.entries.isEmpty ? "]}\n" : "\n]}\n")
         if let media {

@@ -56,6 +56,7 @@ enum MarkdownFolderExporter {
             try file.close()
             bytes += file.byteCount
             context.entryDone()
+            try ExportContext.checkCancelled()
         }
         try out.commit()
         context.report.bytes = bytes

@@ -61,6 +61,7 @@ final class OutputFile {
     ///
     /// - Throws: ``ExportError/cannotWrite(path:reason:)``.
     func commit() throws(ExportError) {
+        try ExportContext.checkCancelled()
         try flush()
         do {
             try file.sync()
@@ -123,6 +124,7 @@ final class OutputDirectory {
     ///
     /// - Throws: ``ExportError/cannotWrite(path:reason:)``.
     func commit() throws(ExportError) {
+        try ExportContext.checkCancelled()
         do { try FileSystem.rename(temporaryPath, to: destination) } catch {
             throw .cannotWrite(path: destination, reason: "\(error)")
         }

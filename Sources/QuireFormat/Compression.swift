@@ -100,6 +100,8 @@ public enum Compression {
 }
 
 /// A reusable zstd decompression context (one per reading thread).
+// @unchecked Sendable: a zstd context pointer, used by one thread at a time (each reader
+// makes its own); the type crosses threads only to be freed.
 public final class DecompressionContext: @unchecked Sendable {
     let pointer: OpaquePointer
 

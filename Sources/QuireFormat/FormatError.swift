@@ -155,6 +155,10 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     case io(SystemError)
     /// Guarded memory for keys ran out: reported as itself, never as damage.
     case outOfGuardedMemory
+    /// The operation was cancelled (its `Task`, or its progress handler)
+    /// before it finished: nothing of it was committed, and the file is as
+    /// it was (``OperationCancellation``).
+    case cancelled
 
     /// The stable, machine-readable name of this error, used as the
     /// `expect:` class in `Vectors/` and in `quire verify --json`.
@@ -205,6 +209,7 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .alreadyExists: "already_exists"
         case .io: "io"
         case .outOfGuardedMemory: "out_of_guarded_memory"
+        case .cancelled: "cancelled"
         }
     }
 
@@ -328,6 +333,8 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
             return error.description
         case .outOfGuardedMemory:
             return "out of guarded memory for keys: the system refused to lock more memory (raise RLIMIT_MEMLOCK or close other vaults)"
+        case .cancelled:
+            return "the operation was cancelled before it finished; nothing of it was written — run it again to complete it"
         }
     }
 }

@@ -9,6 +9,8 @@ import QuireCrypto
 /// a buffer again until ``wait(slot:)`` for the same slot returns; chunks
 /// are hashed in the order they are submitted. Two slots let the caller
 /// fill one buffer while the other is hashed.
+// @unchecked Sendable: `hasher` and `pending` are touched by the hashing queue only between a
+// submit(_:slot:) and the matching wait(slot:), whose semaphores order those accesses.
 final class ParallelHasher: @unchecked Sendable {
     private var hasher: BLAKE2b.Hasher
     private let queue = DispatchQueue(label: "quire.blob-hash")

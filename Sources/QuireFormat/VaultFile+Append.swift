@@ -108,6 +108,10 @@ public final class PendingCommit {
     }
 
     func appendFrame(_ raw: UnsafeRawBufferPointer, plaintextBody: [UInt8]?, chunk: ChunkHeader?) throws(FormatError) -> FrameLocation {
+        // Each record, copied frame and attachment chunk: a cancelled task
+        // (or a progress handler that said stop) abandons the commit here,
+        // before its commit frame, so the file stays as it was.
+        try OperationCancellation.check()
         let header = FrameHeader.unchecked(raw, at: 0)
         let location = FrameLocation(offset: position, index: vault.structure.frames.count + frames.count)
         let trailer = Array(raw[(raw.count - header.trailerByteCount)...])

@@ -35,6 +35,9 @@ public struct WriteOptions: Sendable {
 /// or append. A reader never modifies the file. A writer serializes with other
 /// writers through an advisory lock (`flock`), appends only, and never
 /// rewrites a committed byte.
+// @unchecked Sendable: its caches and verdicts are guarded by its `lock`; `structure` changes
+// only on append and refresh, which the owning Vault runs under the handle's lock; the file is
+// read with positioned reads only. Do not append to one VaultFile from two threads outside a Vault.
 public final class VaultFile: @unchecked Sendable {
     /// The path the vault was opened at.
     public let path: String

@@ -323,6 +323,7 @@ public enum DeviceStoreError: Error, Sendable, Equatable, CustomStringConvertibl
 }
 
 /// A device key store in memory, for tests and previews. Nothing touches the disk.
+// @unchecked Sendable: `identity` and `memories` are read and written under `lock` only.
 public final class InMemoryDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
     private let lock = RecursiveLock()
     private var identity: DeviceIdentity?

@@ -28,7 +28,7 @@ public import QuireSystem
 /// "QUIREDEV" (8) ‖ CBOR { "created": uint (ms, UTC), "name": text, "seed": bytes(32), "version": 1 }
 ///                ‖ BLAKE2b-128(everything before)
 /// ```
-public final class FileDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
+public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
     /// The store's directory.
     public let directory: String
     /// The key file's path: `directory/device.key`.

@@ -35,7 +35,12 @@ final class BookRenderer {
             t.counts = false
             bodyLineHeight = measureBodyLine(t)
             for _ in 0..<firstBodyPage { t.newPage() }
-            for i in plan.entries.indices { entry(i, t, drawing: false) }
+            for i in plan.entries.indices {
+                // Cancelled (its Task, or a progress handler): the output is
+                // discarded and nothing is left at the path.
+                if VaultCancellation.isRequested { throw .cancelled }
+                entry(i, t, drawing: false)
+            }
         }
         // Pass 2: draw.
         let closure = Unmanaged.passUnretained(output).toOpaque()
@@ -62,6 +67,7 @@ final class BookRenderer {
         for i in plan.entries.indices {
             withExtendedLifetime(output) { entry(i, t, drawing: true) }
             progress(ExportProgress(done: i + 1, total: plan.entries.count))
+            if VaultCancellation.isRequested { throw .cancelled }
             if let failure = output.failure { throw .system(failure) }
             let status = cairo_status(cr)
             if status != CAIRO_STATUS_SUCCESS { throw .cairo(String(cString: cairo_status_to_string(status))) }

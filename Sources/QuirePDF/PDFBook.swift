@@ -43,11 +43,14 @@ enum PDFBookError: Error {
     case system(SystemError)
     /// cairo reported an error status (its message).
     case cairo(String)
+    /// The caller cancelled the book (``VaultError/cancelled``).
+    case cancelled
 
     var reason: String {
         switch self {
         case .system(let e): e.description
         case .cairo(let message): "cairo: \(message)"
+        case .cancelled: VaultError.cancelled.description
         }
     }
 }
@@ -131,6 +134,7 @@ public func writePDFBook(
         report = try BookRenderer(plan: plan, vault: vault).render(into: output, progress: progress)
     } catch {
         output.discard()
+        if case .cancelled = error { throw .vault(.cancelled) }
         throw .cannotWrite(path: path, reason: error.reason)
     }
     // An entry that could not be read again would be missing from the book.

@@ -33,6 +33,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case folderUnreadable(path: String, SystemError)
     /// Reading or writing failed.
     case io(SystemError)
+    /// The caller cancelled the operation (its `Task`); the vault was left
+    /// as it was and the temporary file removed.
+    case cancelled
 
     /// A stable code for scripts and logs.
     public var code: String {
@@ -46,6 +49,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case .wouldLoseRecords: "merge_refused"
         case .locked: "locked"
         case .folderUnreadable, .io: "io"
+        case .cancelled: "cancelled"
         }
     }
 
@@ -67,6 +71,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case .locked(let path): "\(path) is locked by another Quire process; try again when it is done"
         case let .folderUnreadable(path, e): "the folder \(path) cannot be listed: \(e)"
         case .io(let e): e.description
+        case .cancelled: "the operation was cancelled; the vault was left as it was — run it again to complete it"
         }
     }
 }

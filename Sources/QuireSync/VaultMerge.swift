@@ -802,6 +802,7 @@ final class Side {
 extension FormatError {
     var asSyncError: SyncError {
         if case .io(let e) = self { return .io(e) }
+        if case .cancelled = self { return .cancelled }
         return .resultDoesNotVerify(reason: description)
     }
 }

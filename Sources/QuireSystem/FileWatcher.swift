@@ -36,6 +36,8 @@ public final class FileWatcher: @unchecked Sendable {
     public let path: String
     let queue: DispatchQueue
     let handler: @Sendable () -> Void
+    /// True when events about other names in the folder are delivered too.
+    let includesSiblings: Bool
     let lock = RecursiveLock()
     var cancelled = false
     var sources: [any DispatchSourceProtocol] = []
@@ -47,13 +49,17 @@ public final class FileWatcher: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - queue: a serial queue the handler runs on.
+    ///   - includingSiblings: also call the handler for events about other
+    ///     names in the folder (a sync tool's conflict copy appearing beside
+    ///     the file); default false.
     ///   - handler: called after each batch of events about the file.
     /// - Throws: ``SystemError`` when the system refuses the watch (no
     ///   such folder, too many watches: `inotify_add_watch`, `open`).
-    public init(path: String, queue: DispatchQueue, handler: @escaping @Sendable () -> Void) throws(SystemError) {
+    public init(path: String, queue: DispatchQueue, includingSiblings: Bool = false, handler: @escaping @Sendable () -> Void) throws(SystemError) {
         self.path = path
         self.queue = queue
         self.handler = handler
+        includesSiblings = includingSiblings
         try start()
     }
 
@@ -104,8 +110,9 @@ public final class FileWatcher: @unchecked Sendable {
             throw SystemError(operation: "inotify_add_watch", path: folder, code: code)
         }
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        let watched: String? = includesSiblings ? nil : name
         source.setEventHandler { [weak self] in
-            if Self.drain(fd, name: name) { self?.fire() }
+            if Self.drain(fd, name: watched) { self?.fire() }
         }
         source.setCancelHandler { close(fd) }
         sources = [source]
@@ -113,8 +120,9 @@ public final class FileWatcher: @unchecked Sendable {
     }
 
     /// Reads every pending inotify event from `fd`; true when one is about
-    /// the file `name` (or the queue overflowed, so one may have been).
-    private static func drain(_ fd: Int32, name: String) -> Bool {
+    /// the file `name` (any name when nil), or the queue overflowed, so one
+    /// may have been.
+    private static func drain(_ fd: Int32, name: String?) -> Bool {
         let header = MemoryLayout<inotify_event>.size
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var relevant = false
@@ -129,7 +137,9 @@ public final class FileWatcher: @unchecked Sendable {
                 }
                 if mask & UInt32(IN_Q_OVERFLOW) != 0 {
                     relevant = true
-                } else if length > 0, at + header + length <= n {
+                } else if name == nil {
+                    relevant = true
+                } else if let name, length > 0, at + header + length <= n {
                     let bytes = buffer[(at + header)..<(at + header + length)]
                     let nameBytes = bytes.prefix { $0 != 0 }
                     if nameBytes.elementsEqual(name.utf8) { relevant = true }

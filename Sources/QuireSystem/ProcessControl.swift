@@ -54,6 +54,8 @@ private func recordSignal(_ number: Int32) {
 /// flag; the code that waits (``ChildProcess/wait(until:)``) decides what to
 /// do, in ordinary context (wiping a file, ending a child, then dying of the
 /// same signal with ``SignalTrap/die(of:)``).
+// @unchecked Sendable: `previous` is set when the trap is installed and read by restore(), both
+// on the thread that owns the trap; the signal handler only sets an atomic flag.
 public final class SignalTrap: @unchecked Sendable {
     private var previous: [(Int32, sigaction)] = []
     private let signals: [ProcessSignal]
@@ -162,6 +164,8 @@ private func resetToDefault(_ number: Int32) -> Int32 {
 /// pager can read the terminal and is stopped and continued with quire
 /// (Ctrl-Z, `fg`). Its signal actions are reset to their defaults and its
 /// signal mask is empty, as a shell leaves them for a command it starts.
+// @unchecked Sendable: `finished` is written only by the wait methods, which the one thread that
+// started the child calls; nothing else writes it.
 public final class ChildProcess: @unchecked Sendable {
     /// The child's process id.
     public let processID: Int32

@@ -7,6 +7,8 @@ import QuireSystem
 
 /// A random source that records every request, so that the worked example
 /// can list the random bytes the writer drew, in order, and name each.
+// @unchecked Sendable: RandomSource must be Sendable, but the generator writes the worked
+// example on one thread, so `draws` is never touched concurrently.
 final class RecordingRandom: RandomSource, @unchecked Sendable {
     let inner: SeededRandom
     private(set) var draws: [[UInt8]] = []

@@ -167,8 +167,8 @@ import Testing
             }
             for try await _ in group {}
         }
-        #expect(try vault.search("river", matching: EntryQuery(limit: 100)).entries.count == 80)
-        #expect(try vault.entries(matching: EntryQuery(limit: 100)).entries.count == 80)
+        #expect(try await vault.search("river", matching: EntryQuery(limit: 100)).entries.count == 80)
+        #expect(try await vault.entries(matching: EntryQuery(limit: 100)).entries.count == 80)
     }
 
     @Test func aZoneWithoutOffsetFollowsDaylightSavingTime() throws {

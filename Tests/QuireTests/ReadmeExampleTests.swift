@@ -48,3 +48,63 @@ import Quire  // alone, as the README says
         #expect(try Vault.open(at: journal, credential: .device(phone.keyPair)).entries().count == 2)
     }
 }
+
+extension VaultObserverTests {
+    /// The README's "With Swift concurrency" block, run as written (the
+    /// store in a temporary folder rather than QUIRE_HOME, which
+    /// `libraryInTenLines` sets). In the observer suite, which is
+    /// serialized: its watch would change the descriptor counts the other
+    /// observer tests check.
+    @Test func libraryWithSwiftConcurrency() async throws {
+        let dir = TemporaryDirectory()
+        let journal = dir.file("Journal.quire")
+        let store = FileDeviceKeyStore(directory: dir.file("home"))
+        let now: Int64 = 1_767_225_600_000
+        let (laptop, _) = try store.loadOrCreate(name: "Laptop", now: now, using: SystemRandom())
+        _ = try await Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: RecoveryKey(using: SystemRandom()), device: laptop))
+        let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF] + SeededRandom(label: "readme jpeg").bytes(3000)
+        let seen = Seen()
+
+        let vault = try await Vault.open(at: journal, store: store)
+        let watch = Task {
+            for await event in vault.events() {
+                switch event {
+                case .changed(let changes, let origin): seen.add("\(origin) \(changes.ids(.added).count) \(changes.conflictsAppeared.count)")
+                case .refreshFailed(let error): seen.add("will retry: \(error)")
+                case .conflictCopiesAppeared(let copies): seen.add("sync conflict: \(copies)")
+                }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))  // (not in the README: lets the watch start before the commit)
+        let page = try await vault.entries(matching: EntryQuery(order: .newestFirst, limit: 50))
+        let id = try await vault.commit { tx in
+            let photo = try tx.storeAttachment(from: MemoryByteSource(jpeg), mediaType: "image/jpeg")
+            let ref = AttachmentReference(id: [1], blob: photo.blob, mediaType: "image/jpeg")
+            return try tx.add(EntryBody(created: now, timeZone: "Europe/London", text: "Sunset", attachments: [ref])).entryID
+        }
+        let photo = try await vault.attachmentBytes(vault.entry(id)!.body.attachments[0].blob)
+        try await vault.foldConflictCopies()
+        let compaction = Task { try await vault.compact() }
+        compaction.cancel()
+
+        #expect(page.entries.isEmpty)
+        #expect(photo == jpeg)
+        let compacted = await compaction.result
+        if case .failure(let error) = compacted { #expect(error as? VaultError == .cancelled) }
+        #expect(try await vault.verify().issues.isEmpty)
+        #expect(try await vault.entry(id)?.body.text == "Sunset")
+        let deadline = Date().addingTimeInterval(10)
+        while !seen.all.contains("thisHandle 1 0"), Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(seen.all.contains("thisHandle 1 0"))
+        watch.cancel()
+        await watch.value
+    }
+
+    /// What the watch printed.
+    final class Seen: @unchecked Sendable {  // guarded by `lock`
+        private let lock = NSLock()
+        private var lines: [String] = []
+        func add(_ line: String) { lock.withLock { lines.append(line) } }
+        var all: [String] { lock.withLock { lines } }
+    }
+}

@@ -40,7 +40,7 @@ import Testing
     @Test func theAsyncSequenceYieldsAnotherHandlesWriteAndStopsWhenCancelled() async throws {
         let dir = TemporaryDirectory()
         let (writer, recovery) = try makeVault(dir)
-        let reader = try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
+        let reader = try await Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
         let before = Self.watchDescriptors()
         let received = Inbox()
         let task = Task {
@@ -75,14 +75,14 @@ import Testing
     @Test func anObserverSeesARenameReplaceAndStopsOnCancel() async throws {
         let dir = TemporaryDirectory()
         let (_, recovery) = try makeVault(dir)
-        let reader = try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
+        let reader = try await Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
         let inbox = Inbox()
         let observer = try VaultObserver(vault: reader, coalescing: .milliseconds(20)) { inbox.add($0) }
         #expect(observer.isWatching)
         try await Task.sleep(for: .milliseconds(50))
         // A sync tool writes the new copy beside the vault and renames it over.
         try FileManager.default.copyItem(atPath: dir.file("v.quire"), toPath: dir.file(".sync-tmp"))
-        let elsewhere = try Vault.open(at: dir.file(".sync-tmp"), credential: .recoveryKey(recovery), options: fast)
+        let elsewhere = try await Vault.open(at: dir.file(".sync-tmp"), credential: .recoveryKey(recovery), options: fast)
         let added = try elsewhere.add(EntryBody(created: 1_800_000_000_000, text: "synced"))
         #expect(rename(dir.file(".sync-tmp"), dir.file("v.quire")) == 0)
         #expect(await Self.eventually { !inbox.changes.isEmpty })
@@ -92,7 +92,7 @@ import Testing
         observer.cancel()
         #expect(!observer.isWatching)
         let count = inbox.all.count
-        let writer = try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
+        let writer = try await Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
         try writer.add(EntryBody(created: 1, text: "after cancelling"))
         try await Task.sleep(for: .milliseconds(200))
         #expect(inbox.all.count == count)
@@ -108,5 +108,49 @@ import Testing
         for i in 0..<3 { try vault.add(EntryBody(created: Int64(i), text: "own \(i)")) }
         try await Task.sleep(for: .milliseconds(200))
         #expect(inbox.all.isEmpty)
+    }
+    /// Collects events.
+    final class EventInbox: @unchecked Sendable {  // guarded by `lock`
+        private let lock = NSLock()
+        private var items: [VaultEvent] = []
+        func add(_ e: VaultEvent) { lock.withLock { items.append(e) } }
+        var all: [VaultEvent] { lock.withLock { items } }
+        func changes(_ origin: VaultEvent.Origin) -> [VaultChangeSet] {
+            all.compactMap { if case .changed(let c, let o) = $0, o == origin { c } else { nil } }
+        }
+        var failures: [VaultError] { all.compactMap { if case .refreshFailed(let e) = $0 { e } else { nil } } }
+        var copies: [[String]] { all.compactMap { if case .conflictCopiesAppeared(let p) = $0 { p } else { nil } } }
+    }
+
+    /// Review round 2, (4): `events()` reports this handle's own writes,
+    /// keeps watching after a refresh fails (the file gone while a sync tool
+    /// replaces it), and says when a conflict copy appears beside the vault.
+    @Test func eventsReportOwnWritesSurviveFailuresAndSeeConflictCopies() async throws {
+        let dir = TemporaryDirectory()
+        let (vault, recovery) = try makeVault(dir)
+        let writer = try await Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
+        let inbox = EventInbox()
+        let task = Task { for await event in vault.events(coalescing: .milliseconds(20)) { inbox.add(event) } }
+        try await Task.sleep(for: .milliseconds(100))
+        // This handle's own write, with its exact change set.
+        let own = try await vault.commit { tx in try tx.add(EntryBody(created: 1, text: "own")) }
+        #expect(await Self.eventually { !inbox.changes(.thisHandle).isEmpty })
+        #expect(inbox.changes(.thisHandle) == [VaultChangeSet(entries: [
+            EntryChange(id: own.entryID, before: nil, after: EntryChange.State(winner: own.revisionID, isDeleted: false)),
+        ])])
+        // The file is gone for a moment: the refresh fails, the watch goes on.
+        #expect(rename(dir.file("v.quire"), dir.file("v.hold")) == 0)
+        #expect(await Self.eventually { !inbox.failures.isEmpty })
+        #expect(rename(dir.file("v.hold"), dir.file("v.quire")) == 0)
+        let theirs = try writer.add(EntryBody(created: 2, text: "from another handle"))
+        #expect(await Self.eventually { inbox.changes(.otherWriter).flatMap { $0.ids(.added) }.contains(theirs.entryID) })
+        #expect(!inbox.changes(.otherWriter).flatMap { $0.ids(.added) }.contains(own.entryID))
+        // A sync tool's conflict copy appears beside the vault.
+        let copy = dir.file("v.sync-conflict-20261202-040000-ABCDEF1.quire")
+        try FileManager.default.copyItem(atPath: dir.file("v.quire"), toPath: copy)
+        #expect(await Self.eventually { !inbox.copies.isEmpty })
+        #expect(inbox.copies.first == [copy])
+        task.cancel()
+        await task.value
     }
 }

@@ -463,6 +463,7 @@ struct CivilTime {
 /// Time zones by name, looked up once each (an entry names its own zone;
 /// a journal has few). An unknown or empty name is UTC, as in
 /// ``DateText/day(_:zoneName:)``. At most 1,000 are kept.
+// @unchecked Sendable: `zones` is read and written under `lock` only.
 private final class ZoneCache: @unchecked Sendable {
     static let shared = ZoneCache()
     /// This process's zone (`TZ`), read once.
@@ -484,6 +485,7 @@ private final class ZoneCache: @unchecked Sendable {
 /// Date formatters by pattern and zone, made once each: making one costs
 /// far more than formatting (listing 3,414 entries spent seconds making
 /// them). At most 1,000 of each kind are kept.
+// @unchecked Sendable: the formatter tables, and each formatter's use, are under `lock` only.
 private final class FormatterCache: @unchecked Sendable {
     static let shared = FormatterCache()
     private let lock = NSLock()

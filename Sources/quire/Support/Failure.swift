@@ -85,7 +85,7 @@ struct CLIFailure: Error, Sendable {
         case .entryDeleted: return "bring it back first with 'quire restore \(path) ID'"
         case .attachmentNotFound: return "see an entry's attachments with 'quire attachments ID'"
         case .deviceStore: return nil
-        case .catalogStale: return "run the command again"
+        case .catalogStale, .cancelled: return "run the command again"
         case .damagedHeader: return "restore it from a copy (another device's copy, or a backup); 'quire verify \(path)' says the same"
         }
     }

@@ -105,6 +105,8 @@ struct SearchQuery: Sendable {
     /// Folds text into bytes: ASCII letters lowered in place, every run of
     /// other characters folded by Foundation (case, diacritics, width) and
     /// remembered, since the same few runs (é, ’, —) recur in a journal.
+    // @unchecked Sendable: each search makes its own Folder and uses it on one thread at a time;
+    // it is passed to the matcher's closure, which the compiler cannot see runs serially.
     final class Folder: @unchecked Sendable {
         private var runs: [Substring: [UInt8]] = [:]
 

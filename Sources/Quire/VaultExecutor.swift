@@ -1,0 +1,110 @@
+import Dispatch
+import QuireFormat
+import Synchronization
+
+/// A serial executor over a `DispatchQueue` of its own: what a vault's
+/// `async` calls run on, so that blocking file and crypto work never
+/// occupies a thread of Swift's cooperative pool (which has only as many
+/// threads as cores) nor the caller's actor.
+///
+/// Checked `Sendable`: its one stored property is a `DispatchQueue`.
+final class VaultExecutor: SerialExecutor {
+    let queue: DispatchQueue
+
+    /// An executor on a new serial queue named `label`.
+    init(label: String) {
+        queue = DispatchQueue(label: label, qos: .userInitiated)
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedSerialExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+}
+
+/// Runs one vault's blocking work, one call at a time, on the vault's own
+/// ``VaultExecutor``. The work runs in the calling task (so `Task.isCancelled`
+/// and task-local values reach the record loops inside it: see
+/// ``OperationCancellation``), on the executor's thread.
+actor VaultWorker {
+    private let executor: VaultExecutor
+
+    /// A worker on a new serial queue named `label`.
+    init(label: String) {
+        executor = VaultExecutor(label: label)
+    }
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// Runs `work` on the worker's queue; throws ``VaultError/cancelled``
+    /// without starting it when the task is already cancelled, and in place
+    /// of whatever `work` threw when it was cancelled while running.
+    func run<T: Sendable>(_ work: @Sendable () throws(VaultError) -> T) throws(VaultError) -> T {
+        if OperationCancellation.isRequested { throw .cancelled }
+        do {
+            return try work()
+        } catch {
+            // A cancellation surfaces wrapped at whatever layer met it
+            // (a FormatError inside a SyncError inside a VaultError…): say
+            // it as itself.
+            if OperationCancellation.isRequested { throw .cancelled }
+            throw error
+        }
+    }
+
+    /// ``run(_:)`` for work that throws another error type `E`; `cancelled`
+    /// makes the `E` that says the operation was cancelled.
+    func run<T: Sendable, E: Error>(
+        _ work: @Sendable () throws(E) -> T, cancelled: @Sendable () -> E
+    ) throws(E) -> T {
+        if OperationCancellation.isRequested { throw cancelled() }
+        do {
+            return try work()
+        } catch {
+            if OperationCancellation.isRequested { throw cancelled() }
+            throw error
+        }
+    }
+}
+
+/// What a ``Vault`` keeps for Swift concurrency and observation: the worker
+/// its `async` calls run on, and the listeners told of this handle's own
+/// commits (``VaultObserver``).
+///
+/// Checked `Sendable`: the worker is an actor and the listeners sit in a
+/// `Mutex`.
+final class VaultConcurrency: Sendable {
+    /// The serial worker of this handle's `async` calls.
+    let worker = VaultWorker(label: "quire.vault")
+    private let listeners = Mutex<[Int: @Sendable (VaultChangeSet) -> Void]>([:])
+    private let nextListener = Atomic<Int>(0)
+
+    /// True when a listener wants this handle's own commits (the commit
+    /// then computes their change set).
+    var hasListeners: Bool { listeners.withLock { !$0.isEmpty } }
+
+    /// Adds `listener`; returns the token ``removeListener(_:)`` takes.
+    func addListener(_ listener: @escaping @Sendable (VaultChangeSet) -> Void) -> Int {
+        let token = nextListener.add(1, ordering: .relaxed).newValue
+        listeners.withLock { $0[token] = listener }
+        return token
+    }
+
+    /// Removes the listener of `token`.
+    func removeListener(_ token: Int) {
+        _ = listeners.withLock { $0.removeValue(forKey: token) }
+    }
+
+    /// Tells every listener about a commit of this handle (called under the
+    /// vault's lock, so that listeners see commits in order).
+    func tell(_ changes: VaultChangeSet) {
+        guard !changes.isEmpty else { return }
+        let all = listeners.withLock { Array($0.values) }
+        for l in all { l(changes) }
+    }
+}

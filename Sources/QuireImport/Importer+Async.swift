@@ -1,0 +1,28 @@
+public import Quire
+
+/// Imports `format` from `path` into `vault`, on the vault's own serial
+/// executor: ``importJournal(_:from:into:options:progress:)`` in `async`
+/// form, cancellable.
+///
+/// Entries are committed in batches; cancelling the task, or answering
+/// ``ProgressReply/cancel`` from `progress`, stops at the next record: the
+/// batch being written is not committed, the batches committed before it
+/// stay, and running the same import again writes only what is missing
+/// (`Spec/import.md §6`: an import is idempotent).
+///
+/// - Parameter progress: called on the vault's executor after each batch
+///   (entries done, of a total when known); its answer goes on or stops.
+/// - Throws: as the synchronous form; ``ImportError/vault(_:)`` with
+///   ``VaultError/cancelled`` when cancelled.
+public func importJournal(
+    _ format: ImportFormat, from path: String, into vault: Vault,
+    options: ImportOptions = ImportOptions(),
+    progress: @escaping @Sendable (ImportProgress) -> ProgressReply = { _ in .proceed }
+) async throws(ImportError) -> ImportReport {
+    try await VaultCancellation.withProgress { (reply) async throws(ImportError) -> ImportReport in
+        try await vault.perform(
+            { () throws(ImportError) -> ImportReport in
+                try importJournal(format, from: path, into: vault, options: options) { reply(progress($0)) }
+            }, cancelled: { .vault(.cancelled) })
+    }
+}
