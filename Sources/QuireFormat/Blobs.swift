@@ -101,11 +101,13 @@ extension PendingCommit {
     ///
     /// Memory stays bounded (two batches of ``batchChunkCount`` chunks and one
     /// frame) whatever the size. The content is read a batch at a time; the
-    /// blob id, the keyed BLAKE2b-256 of the content under the write key's
-    /// blob key, is hashed on a second thread one batch at a time while this
-    /// thread seals that batch's chunks and reads the next. (Handing the
-    /// hashing thread one 64 KiB chunk at a time cost a wake-up per chunk,
-    /// a thousand per 64 MiB.) When `isKnown` says the vault already holds
+    /// blob id, the keyed hash tree of the content under the write key's
+    /// blob key (a leaf per 64 KiB chunk, `Spec/format.md §7.3`), is
+    /// computed on a second thread one batch at a time while this thread
+    /// seals that batch's chunks and reads the next; when this thread is
+    /// ahead it computes leaves too, so both cores share the hashing.
+    /// (Handing the hashing thread one 64 KiB chunk at a time cost a wake-up
+    /// per chunk, a thousand per 64 MiB.) When `isKnown` says the vault already holds
     /// that blob id, the chunks just written are dropped (they are not
     /// committed yet) and nothing is appended.
     ///
@@ -387,7 +389,7 @@ extension VaultFile {
     /// blob key of the keyring whose key seals the manifest (nil skips the
     /// blob id check). When the content is read through `alias`, one of the
     /// manifest's `aliases`, reading to the end also checks that `alias` is
-    /// the content's keyed BLAKE2b-256 under one of `aliasBlobKeys` (the blob
+    /// the content's blob id (§7.3) under one of `aliasBlobKeys` (the blob
     /// keys of the trusted keyrings, §7.3): an alias nobody can vouch for
     /// does not substitute content.
     ///
@@ -405,8 +407,11 @@ extension VaultFile {
 ///
 /// Memory stays bounded: one chunk body and two output buffers of
 /// ``PendingCommit/batchChunkCount`` chunks. Chunks are opened a batch at a
-/// time, and each batch's content is hashed on a second thread while the
-/// next batch is opened. Bytes are handed out before the whole attachment
+/// time, and the leaves of each batch's content (`Spec/format.md §7.3`) are
+/// computed on a second thread while the next batch is opened, and by this
+/// thread too when it would otherwise wait. A chunk that does not open is
+/// named on its own (the chunks before it in its batch are handed out
+/// first); the blob id, the root over every leaf, is checked at the end. Bytes are handed out before the whole attachment
 /// is checked: a caller that needs certainty reads to the end
 /// (``readAll()``) before it trusts them.
 public final class BlobReader {
