@@ -80,9 +80,16 @@ final class ParallelHasher: @unchecked Sendable {
 
     /// Queues `bytes` (whole chunks of content; only the last buffer that is
     /// not empty may end with a shorter one) for hashing. `slot` (0 or 1) names the buffer; it must not be pending.
-    func submit(_ bytes: UnsafeRawBufferPointer, slot: Int) {
+    ///
+    /// With `work`, the buffer is `units` chunks of work (at least one per
+    /// leaf): whichever thread claims chunk `i` runs `work(i)` and then
+    /// computes leaf `i` (if the buffer has one), so the caller's per-chunk
+    /// work (sealing or opening the chunk) is shared by both cores with the
+    /// hashing. `work` must touch only chunk `i`'s own memory; its effects
+    /// are visible to the caller once ``wait(slot:)`` returns.
+    func submit(_ bytes: UnsafeRawBufferPointer, slot: Int, units: Int = 0, work: ((Int) -> Void)? = nil) {
         precondition(jobs[slot] == nil && (bytes.isEmpty || !sawPartialChunk))
-        let job = Job(bytes: bytes, slot: slot, firstLeaf: leafCount, key: key)
+        let job = Job(bytes: bytes, slot: slot, firstLeaf: leafCount, key: key, units: units, work: work)
         leafCount += UInt64(job.leafCount)
         byteCount += UInt64(bytes.count)
         if bytes.count % Limits.chunkByteCount != 0 { sawPartialChunk = true }
@@ -123,35 +130,42 @@ final class ParallelHasher: @unchecked Sendable {
         for slot in [0, 1] where jobs[slot] != nil { done[slot].wait() }
     }
 
-    /// The leaves of one buffer, claimed one at a time by whichever thread
+    /// The chunks of one buffer (work and leaf), claimed one at a time by whichever thread
     /// gets there first.
     private final class Job: @unchecked Sendable {
         let bytes: UnsafeRawBufferPointer
         let slot: Int
         let firstLeaf: UInt64
         let leafCount: Int
+        let unitCount: Int
+        let work: ((Int) -> Void)?
         let key: SymmetricKey
         /// 32 bytes per leaf, each written by the thread that claimed it.
         let results: UnsafeMutableRawBufferPointer
         let next = Atomic<Int>(0)
         var isDone = false
 
-        init(bytes: UnsafeRawBufferPointer, slot: Int, firstLeaf: UInt64, key: SymmetricKey) {
+        init(bytes: UnsafeRawBufferPointer, slot: Int, firstLeaf: UInt64, key: SymmetricKey, units: Int, work: ((Int) -> Void)?) {
             self.bytes = bytes
             self.slot = slot
             self.firstLeaf = firstLeaf
             self.key = key
             leafCount = (bytes.count + Limits.chunkByteCount - 1) / Limits.chunkByteCount
+            unitCount = max(leafCount, units)
+            self.work = work
             results = .allocate(byteCount: max(1, leafCount * BlobID.byteCount), alignment: 8)
         }
 
         deinit { results.deallocate() }
 
-        /// Computes unclaimed leaves until none is left.
+        /// Runs unclaimed chunks of work, each followed by its leaf, until
+        /// none is left.
         func run() {
             while true {
                 let i = next.wrappingAdd(1, ordering: .relaxed).oldValue
-                guard i < leafCount else { return }
+                guard i < unitCount else { return }
+                work?(i)
+                guard i < leafCount else { continue }
                 let start = i * Limits.chunkByteCount
                 let end = min(start + Limits.chunkByteCount, bytes.count)
                 let leaf = BlobID.leaf(index: firstLeaf + UInt64(i), UnsafeRawBufferPointer(rebasing: bytes[start..<end]), blobKey: key)

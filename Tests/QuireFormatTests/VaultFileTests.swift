@@ -975,9 +975,11 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
     // one (content and marker fill one chunk exactly), one chunk (the
     // padding spills into a second chunk), one more, the spec's 70,000
     // (two chunks of 65,536 and 6,144), three chunks (the padding spills into
-    // a fourth), and 4,259,830 bytes (the marker ends chunk 64; chunk 65 is
-    // all padding).
-    @Test(arguments: [(0, 1), (1, 1), (65535, 1), (65536, 2), (65537, 2), (70000, 2), (3 * 65536, 4), (3 * 65536 + 1, 4), (4_259_830, 66)])
+    // a fourth), 4,259,830 bytes (the marker ends chunk 64; chunk 65 is
+    // all padding), and sizes around the 1 MiB batches that are sealed by
+    // two threads at once (a last batch that is full, empty, or short).
+    @Test(arguments: [(0, 1), (1, 1), (65535, 1), (65536, 2), (65537, 2), (70000, 2), (3 * 65536, 4), (3 * 65536 + 1, 4), (4_259_830, 66),
+                     (1_048_575, 16), (1_048_576, 17), (2_097_155, 33)])
     func writeAndRead(size: Int, chunks: Int) throws {
         let v = RawKeyVault(label: "blob \(size)")
         try v.create([[0]])
