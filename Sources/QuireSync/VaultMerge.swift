@@ -93,7 +93,10 @@ public enum VaultMerge {
         }
         // The copy is scanned before the vault's lock is taken, so a large
         // copy does not keep writers waiting.
-        let b = try Side(path: copyPath, role: .copy)
+        // Where the caller's scan of the vault is at hand, the copy's frames
+        // up to where the two files part are taken from it: only the rest
+        // of the copy is scanned.
+        let b = try Side(path: copyPath, role: .copy, sharingPrefixWith: scanned)
         // Hold the vault's lock so no writer appends while we rewrite.
         let lockHandle = try lockForRewrite(vaultPath, timeoutSeconds: options.lockTimeoutSeconds)
         defer { lockHandle.unlock() }
@@ -467,7 +470,10 @@ final class Side {
 
     /// Scans the file at `path`, or takes `scanned` when it is that same
     /// file (device and inode) at the size it was scanned at.
-    init(path: String, role: Role, reusing scanned: VaultFile? = nil) throws(SyncError) {
+    /// With `known` (another copy, already scanned), the frames both files
+    /// hold byte for byte at their start are taken from its scan
+    /// (``VaultFile/sharedPrefix(withFileAt:)``) and only the rest is scanned.
+    init(path: String, role: Role, reusing scanned: VaultFile? = nil, sharingPrefixWith known: VaultFile? = nil) throws(SyncError) {
         self.path = path
         self.role = role
         do {
@@ -476,6 +482,8 @@ final class Side {
                 try handle.size() == scanned.structure.fileSize
             {
                 file = scanned
+            } else if let known, let prefix = try known.sharedPrefix(withFileAt: path) {
+                file = try VaultFile(path: path, copiedPrefix: prefix)
             } else {
                 file = try VaultFile(path: path)
             }

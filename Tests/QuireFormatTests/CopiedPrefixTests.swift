@@ -47,4 +47,40 @@ import Testing
         #expect(quick.commits.allVerified)
         #expect(records(quick).0 == [Array("one".utf8), Array("three".utf8)])
     }
+
+    /// Two copies that part after their second commit: the shared prefix
+    /// is those two commit groups, and the copy opened from it is what a
+    /// full scan finds.
+    @Test func sharedPrefixOfTwoCopies() throws {
+        let v = RawKeyVault(label: "shared prefix")
+        try v.create([Array("one".utf8)])
+        let vault = try v.open(writable: true)
+        try vault.commit(random: SeededRandom(label: "two"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
+            try tx.appendSealed(kind: .entryRevision, payload: Array("two".utf8), compress: false)
+        }
+        let copy = v.dir.file("copy.quire")
+        try SystemFile(path: copy, mode: .createExclusive(permissions: 0o600)).write(try fileBytes(v.path), at: 0)
+        for (path, label) in [(v.path, "mine"), (copy, "theirs")] {
+            let w = try VaultFile(path: path, writable: true)
+            w.keys = v.keys
+            try w.commit(random: SeededRandom(label: label), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
+                try tx.appendSealed(kind: .entryRevision, payload: Array(label.utf8), compress: false)
+            }
+        }
+        let mine = try VaultFile(path: v.path)
+        let shared = try #require(try mine.sharedPrefix(withFileAt: copy))
+        #expect(shared.groups.count == 2)
+        let quick = try VaultFile(path: copy, copiedPrefix: shared)
+        let full = try VaultFile(path: copy)
+        #expect(quick.structure.frames.map(\.location) == full.structure.frames.map(\.location))
+        #expect(quick.structure.frames.map(\.trailer) == full.structure.frames.map(\.trailer))
+        #expect(quick.structure.groups.map(\.storedHead) == full.structure.groups.map(\.storedHead))
+        #expect(quick.structure.committedEnd == full.structure.committedEnd)
+        quick.verifyCommits(keys: v.keys, trustedKeyrings: [:], attestors: [v.member.publicKey])
+        #expect(records(quick).0 == [Array("one".utf8), Array("two".utf8), Array("theirs".utf8)])
+        // A file that shares nothing but the header: no prefix.
+        let other = RawKeyVault(label: "another vault")
+        try other.create([Array("x".utf8)])
+        #expect(try mine.sharedPrefix(withFileAt: other.path) == nil)
+    }
 }
