@@ -99,13 +99,15 @@ extension PendingCommit {
     /// 64 KiB chunks sealed under this commit's key, then the manifest
     /// (`Spec/format.md §7`).
     ///
-    /// Memory stays bounded (two batches of ``batchChunkCount`` chunks and one
-    /// frame) whatever the size. The content is read a batch at a time; the
-    /// blob id, the keyed BLAKE2b-256 of the content under the write key's
-    /// blob key, is hashed on a second thread one batch at a time while this
-    /// thread seals that batch's chunks and reads the next. (Handing the
-    /// hashing thread one 64 KiB chunk at a time cost a wake-up per chunk,
-    /// a thousand per 64 MiB.) When `isKnown` says the vault already holds
+    /// Memory stays bounded (two batches of ``batchChunkCount`` chunks read,
+    /// two batches of their sealed frames, and one frame) whatever the size.
+    /// The content is read a batch at a time and goes through a pipeline:
+    /// while this thread writes batch k − 1 and reads batch k + 1, the
+    /// chunks of batch k are sealed and the leaves of the blob id (the keyed
+    /// hash tree of the content under the write key's blob key,
+    /// `Spec/format.md §7.3`) computed, each chunk by whichever of two
+    /// threads claims it first, so both cores share the AEAD and the
+    /// hashing. Nonces are drawn on this thread in chunk order. When `isKnown` says the vault already holds
     /// that blob id, the chunks just written are dropped (they are not
     /// committed yet) and nothing is appended.
     ///
@@ -130,12 +132,17 @@ extension PendingCommit {
         // allocated per chunk.
         let buffers = [UnsafeMutableRawBufferPointer.allocate(byteCount: batchSize, alignment: 16),
                        UnsafeMutableRawBufferPointer.allocate(byteCount: batchSize, alignment: 16)]
-        let frame = UnsafeMutableRawBufferPointer.allocate(byteCount: FrameHeader.byteCount + SealedFrame.fullChunkBodyLength, alignment: 16)
+        let frameLength = FrameHeader.byteCount + SealedFrame.fullChunkBodyLength
+        let frame = UnsafeMutableRawBufferPointer.allocate(byteCount: frameLength, alignment: 16)
+        // A whole batch's frames, sealed by both threads, written at once.
+        let sealed = [UnsafeMutableRawBufferPointer.allocate(byteCount: frameLength * Self.batchChunkCount, alignment: 16),
+                      UnsafeMutableRawBufferPointer.allocate(byteCount: frameLength * Self.batchChunkCount, alignment: 16)]
         let hasher = ParallelHasher(key: blobKey)
         defer {
             hasher.wait(slot: 0)
             hasher.wait(slot: 1)
             for b in buffers { b.initializeMemory(as: UInt8.self, repeating: 0); b.deallocate() }
+            for b in sealed { b.deallocate() }
             frame.deallocate()
         }
         let vaultID = vault.vaultID
@@ -153,6 +160,38 @@ extension PendingCommit {
                 index += 1
             }
         }
+        // The chunk headers of the batch sealed in each slot.
+        var batchChunks: [[ChunkHeader]] = [[], []]
+        /// Queues the full batch in `buffers[s]`: its nonces are drawn here,
+        /// in chunk order (the same draws as one chunk at a time), then
+        /// both threads seal its chunks into `sealed[s]` and hash its leaves.
+        func submitBatch(_ s: Int) throws(FormatError) {
+            let recordKey: SymmetricKey
+            do { recordKey = try key.subkey(.record) } catch { throw .outOfGuardedMemory }
+            var headers: [ChunkHeader] = []
+            for c in 0..<Self.batchChunkCount {
+                headers.append(ChunkHeader(stream: stream, index: index, isFinal: false))
+                guard index < UInt32.max else {
+                    throw .sizeLimitExceeded(nil, what: "attachment chunk count", size: UInt64(index), limit: UInt64(UInt32.max))
+                }
+                index += 1
+                let nonce = c * frameLength + FrameHeader.byteCount
+                random.fill(UnsafeMutableRawBufferPointer(rebasing: sealed[s][nonce..<(nonce + XChaCha20Poly1305.nonceByteCount)]))
+            }
+            batchChunks[s] = headers
+            let input = UnsafeRawBufferPointer(buffers[s]), output = sealed[s], keyID = key.id
+            hasher.submit(input, slot: s, units: Self.batchChunkCount) { c in
+                SealedFrame.sealChunk(
+                    plaintext: UnsafeRawBufferPointer(rebasing: input[(c * chunkSize)..<((c + 1) * chunkSize)]),
+                    into: UnsafeMutableRawBufferPointer(rebasing: output[(c * frameLength)..<((c + 1) * frameLength)]),
+                    chunk: headers[c], keyID: keyID, recordKey: recordKey, vaultID: vaultID)
+            }
+        }
+        /// Waits for the batch in slot `s` (helping) and writes its frames.
+        func writeBatch(_ s: Int) throws(FormatError) {
+            hasher.wait(slot: s)
+            try appendChunkFrames(UnsafeRawBufferPointer(sealed[s]), frameLength: frameLength, chunks: batchChunks[s])
+        }
         var slot = 0
         var total: UInt64 = 0
         do throws(FormatError) {
@@ -161,17 +200,21 @@ extension PendingCommit {
             guard total <= limit else { throw .sizeLimitExceeded(nil, what: "attachment", size: total, limit: limit) }
             // Whole batches: padding always follows the content (at least
             // the 0x80), so a chunk holding 64 KiB of content is never the
-            // final one, and a full batch can be sealed at once.
-            while true {
-                hasher.submit(UnsafeRawBufferPointer(rebasing: buffers[slot][0..<fill]), slot: slot)
-                if fill < batchSize { break }
-                for c in 0..<Self.batchChunkCount { try emit(buffers[slot], at: c * chunkSize, chunkSize, isFinal: false) }
+            // final one, and a full batch can be sealed at once. A pipeline:
+            // batch k is sealed and hashed (by both threads) while this
+            // thread writes batch k − 1 and reads batch k + 1.
+            var previous: Int?
+            while fill == batchSize {
+                try submitBatch(slot)
+                if let p = previous { try writeBatch(p) }
+                previous = slot
                 slot = 1 - slot
-                hasher.wait(slot: slot)
                 fill = try Self.readFull(source, into: buffers[slot], count: batchSize)
                 total += UInt64(fill)
                 guard total <= limit else { throw .sizeLimitExceeded(nil, what: "attachment", size: total, limit: limit) }
             }
+            if let p = previous { try writeBatch(p) }
+            hasher.submit(UnsafeRawBufferPointer(rebasing: buffers[slot][0..<fill]), slot: slot)
             // The last batch (being hashed) holds the end of the content:
             // its full chunks, then the rest of the content followed by the
             // padding, up to Padmé(N + 1) bytes in all. The padding is
@@ -387,7 +430,7 @@ extension VaultFile {
     /// blob key of the keyring whose key seals the manifest (nil skips the
     /// blob id check). When the content is read through `alias`, one of the
     /// manifest's `aliases`, reading to the end also checks that `alias` is
-    /// the content's keyed BLAKE2b-256 under one of `aliasBlobKeys` (the blob
+    /// the content's blob id (§7.3) under one of `aliasBlobKeys` (the blob
     /// keys of the trusted keyrings, §7.3): an alias nobody can vouch for
     /// does not substitute content.
     ///
@@ -403,41 +446,81 @@ extension VaultFile {
 /// Reads one attachment's content chunk by chunk, checks the padding after
 /// it, and checks its size and blob id at the end (`Spec/format.md §7.4`).
 ///
-/// Memory stays bounded: one chunk body and two output buffers of
-/// ``PendingCommit/batchChunkCount`` chunks. Chunks are opened a batch at a
-/// time, and each batch's content is hashed on a second thread while the
-/// next batch is opened. Bytes are handed out before the whole attachment
-/// is checked: a caller that needs certainty reads to the end
-/// (``readAll()``) before it trusts them.
+/// Memory stays bounded: two batches of ``PendingCommit/batchChunkCount``
+/// chunk bodies and two output buffers of as many chunks. A pipeline: while
+/// the caller takes one batch's content, the next batch's chunks are read
+/// and then opened, with the leaves of their content (`Spec/format.md §7.3`)
+/// computed beside, by a second thread, and by this thread too when it
+/// would otherwise wait. A chunk that does not open is named on its own
+/// (the chunks before it are handed out first), and every later read
+/// throws the same error; the blob id, the root over every leaf, is checked
+/// at the end. Bytes are handed out before the whole attachment is checked:
+/// a caller that needs certainty reads to the end (``readAll()``) before it
+/// trusts them.
 public final class BlobReader {
     let vault: VaultFile
     /// The manifest being read.
     public let manifest: BlobManifest
     let frames: [Int]
-    private let body: UnsafeMutableRawBufferPointer
+    private let bodies: [UnsafeMutableRawBufferPointer]
     private let outputs: [UnsafeMutableRawBufferPointer]
-    private var slot = 0
+    /// The batch read and submitted in each slot, not yet handed out.
+    private var batches: [Batch?] = [nil, nil]
+    /// The slot whose content is handed out.
+    private var slot = 1
     private var bufferCount = 0
     private var bufferOffset = 0
+    /// The first chunk not yet read into a batch.
+    private var nextLaunch = 0
+    /// Chunks handed out (their content) so far.
     private var nextChunk = 0
     private var contentLeft: UInt64
     private var streamRead: UInt64 = 0
     private var markerSeen = false
-    /// An error met after the first chunk of a batch: the chunks before it
-    /// are handed out first, as if read one at a time.
-    private var deferredError: FormatError?
+    /// The first error met: the chunks before it are handed out first, and
+    /// then every read throws it.
+    private var failure: FormatError?
+    private var failurePending = false
     private var hasher: ParallelHasher?
     /// The alias the content is read through, and a hasher per blob key it
     /// may be the content's id under (`Spec/format.md §7.3`).
     private let alias: BlobID?
     private var aliasHashers: [ParallelHasher] = []
 
+    /// One batch of chunks: bodies read, then opened (by either thread).
+    // @unchecked Sendable: each chunk of a batch is opened by the one thread that claimed it, into its own memory;
+    // the reading thread touches the batch again only after the hasher's wait(slot:) for it.
+    private final class Batch: @unchecked Sendable {
+        let first: Int
+        /// Chunks read; an error at chunk `first + count` ends the batch.
+        let count: Int
+        let stopError: FormatError?
+        /// Per chunk: stream bytes opened, or why it did not open; each
+        /// written by the thread that opened the chunk.
+        let outcomes: UnsafeMutableBufferPointer<Result<Int, FormatError>>
+
+        init(first: Int, count: Int, stopError: FormatError?) {
+            self.first = first
+            self.count = count
+            self.stopError = stopError
+            outcomes = .allocate(capacity: max(1, count))
+            outcomes.initialize(repeating: .success(0))
+        }
+
+        deinit {
+            outcomes.deinitialize()
+            outcomes.deallocate()
+        }
+    }
+
     init(vault: VaultFile, manifest: BlobManifest, frames: [Int], blobKey: SymmetricKey?, alias: (BlobID, [SymmetricKey])? = nil) {
         self.vault = vault
         self.manifest = manifest
         self.frames = frames
         contentLeft = manifest.byteCount
-        body = UnsafeMutableRawBufferPointer.allocate(byteCount: SealedFrame.fullChunkBodyLength, alignment: 16)
+        bodies = (0..<2).map { _ in
+            UnsafeMutableRawBufferPointer.allocate(byteCount: SealedFrame.fullChunkBodyLength * PendingCommit.batchChunkCount, alignment: 16)
+        }
         outputs = (0..<2).map { _ in
             UnsafeMutableRawBufferPointer.allocate(byteCount: Limits.chunkByteCount * PendingCommit.batchChunkCount, alignment: 16)
         }
@@ -447,15 +530,13 @@ public final class BlobReader {
     }
 
     deinit {
-        // A hashing job may still be reading an output buffer: wait for it
-        // before the buffers go.
-        hasher?.wait(slot: 0)
-        hasher?.wait(slot: 1)
-        for h in aliasHashers {
-            h.wait(slot: 0)
-            h.wait(slot: 1)
+        // A job may still be opening or hashing a batch: wait for it before
+        // the buffers go.
+        for s in [0, 1] {
+            hasher?.wait(slot: s)
+            for h in aliasHashers { h.wait(slot: s) }
         }
-        body.deallocate()
+        for b in bodies { b.deallocate() }
         for o in outputs { o.initializeMemory(as: UInt8.self, repeating: 0); o.deallocate() }
     }
 
@@ -473,36 +554,81 @@ public final class BlobReader {
     /// - Throws: as ``read(into:)`` for one chunk.
     public func chunk(_ index: Int) throws(FormatError) -> [UInt8] {
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: Limits.chunkByteCount, alignment: 16)
+        let body = UnsafeMutableRawBufferPointer.allocate(byteCount: SealedFrame.fullChunkBodyLength, alignment: 16)
         defer {
             scratch.initializeMemory(as: UInt8.self, repeating: 0)
             scratch.deallocate()
+            body.deallocate()
         }
-        let n = try readChunk(index, into: scratch)
+        let n = try vault.lock.withLock { () throws(FormatError) -> Int in
+            let (frame, keys) = try readBodyLocked(index, into: body)
+            return try SealedFrame.openChunk(
+                body: UnsafeRawBufferPointer(rebasing: body[0..<Int(frame.header.bodyLength)]), header: frame.header, chunk: frame.chunk!,
+                location: frame.location, keys: keys, vaultID: vault.vaultID, into: scratch)
+        }
         let start = UInt64(index) * UInt64(Limits.chunkByteCount)
         let content = manifest.byteCount > start ? Int(min(UInt64(n), manifest.byteCount - start)) : 0
         return Array(scratch[0..<content])
     }
 
-    func readChunk(_ index: Int, into output: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
-        try vault.lock.withLock { () throws(FormatError) -> Int in try readChunkLocked(index, into: output) }
-    }
-
-    func readChunkLocked(_ index: Int, into output: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
+    /// Reads chunk `index`'s body into the start of `body` (at least one
+    /// full chunk body) after the checks that need the vault: the release
+    /// rules, a key for its key id, its length. Returns the frame and the
+    /// keys to open it with.
+    private func readBodyLocked(_ index: Int, into body: UnsafeMutableRawBufferPointer) throws(FormatError) -> (ScannedFrame, [EpochKey]) {
         let frame = vault.structure.frames[frames[index]]
         if let verdict = vault.releaseVerdictLocked(frame: frame.location.index) { throw verdict }
         let keys = vault.candidateKeysLocked(for: frame)
         guard !keys.isEmpty else { throw .unknownKey(frame.location, keyID: frame.header.keyID) }
         let length = Int(frame.header.bodyLength)
-        guard length <= body.count else {
+        guard length <= SealedFrame.fullChunkBodyLength else {
             throw .chunkNoncanonical(stream: frame.chunk!.stream.description, index: frame.chunk!.index, reason: "holds more than one chunk of content")
         }
         let target = UnsafeMutableRawBufferPointer(rebasing: body[0..<length])
         let got: Int
         do { got = try vault.file.read(into: target, at: frame.bodyOffset) } catch { throw .io(error) }
         guard got == length else { throw .io(SystemError(operation: "pread", path: vault.path, code: 5)) }
-        return try SealedFrame.openChunk(
-            body: UnsafeRawBufferPointer(target), header: frame.header, chunk: frame.chunk!, location: frame.location, keys: keys,
-            vaultID: vault.vaultID, into: output)
+        return (frame, keys)
+    }
+
+    /// Reads the next batch of chunk bodies into slot `s` and hands their
+    /// opening and hashing to both threads.
+    private func launch(_ s: Int) {
+        for h in aliasHashers { h.wait(slot: s) }  // done with outputs[s]
+        let first = nextLaunch
+        var reads: [(ScannedFrame, [EpochKey])] = []
+        var stop: FormatError?
+        vault.lock.withLock {
+            for position in 0..<PendingCommit.batchChunkCount where first + position < frames.count {
+                let body = UnsafeMutableRawBufferPointer(
+                    rebasing: bodies[s][(position * SealedFrame.fullChunkBodyLength)..<((position + 1) * SealedFrame.fullChunkBodyLength)])
+                do throws(FormatError) { reads.append(try readBodyLocked(first + position, into: body)) } catch {
+                    stop = error
+                    return
+                }
+            }
+        }
+        let batch = Batch(first: first, count: reads.count, stopError: stop)
+        nextLaunch = stop == nil ? first + reads.count : frames.count
+        batches[s] = batch
+        // The content these chunks hold when whole: every chunk but the
+        // last holding content is full, so it lies at the start of outputs[s].
+        let start = UInt64(first) * UInt64(Limits.chunkByteCount)
+        let expected = manifest.byteCount > start ? Int(min(UInt64(reads.count * Limits.chunkByteCount), manifest.byteCount - start)) : 0
+        let input = bodies[s], output = outputs[s], vaultID = vault.vaultID
+        let work = { (p: Int) in
+            let (frame, keys) = reads[p]
+            let body = UnsafeRawBufferPointer(rebasing: input[(p * SealedFrame.fullChunkBodyLength)..<(p * SealedFrame.fullChunkBodyLength + Int(frame.header.bodyLength))])
+            let target = UnsafeMutableRawBufferPointer(rebasing: output[(p * Limits.chunkByteCount)..<((p + 1) * Limits.chunkByteCount)])
+            batch.outcomes[p] = Result { () throws(FormatError) -> Int in
+                try SealedFrame.openChunk(body: body, header: frame.header, chunk: frame.chunk!, location: frame.location, keys: keys, vaultID: vaultID, into: target)
+            }
+        }
+        if let hasher {
+            hasher.submit(UnsafeRawBufferPointer(rebasing: output[0..<expected]), slot: s, units: reads.count, work: work)
+        } else {
+            for p in 0..<reads.count { work(p) }
+        }
     }
 
     /// Copies up to `destination.count` content bytes and returns how many;
@@ -515,39 +641,60 @@ public final class BlobReader {
     ///   I/O errors.
     public func read(into destination: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
         while bufferOffset == bufferCount {
-            if let deferredError {
-                self.deferredError = nil
-                throw deferredError
+            if let failure, failurePending { throw failure }
+            let s = 1 - slot
+            if batches[s] == nil {
+                guard nextLaunch < frames.count else { return 0 }
+                launch(s)
             }
-            guard nextChunk < frames.count else { return 0 }
-            slot = 1 - slot
-            hasher?.wait(slot: slot)  // that buffer's previous batch is hashed
-            for h in aliasHashers { h.wait(slot: slot) }
-            // A batch of chunks, their content one after another (padding
-            // is checked where it lands, then overwritten by the next chunk).
+            let batch = batches[s]!
+            batches[s] = nil
+            hasher?.wait(slot: s)
+            slot = s
+            // In order: the content of each chunk that opened, its padding
+            // checked where it lands (then overwritten by the next chunk's
+            // content, which is where it starts).
             var filled = 0
-            for position in 0..<PendingCommit.batchChunkCount {
-                guard nextChunk < frames.count else { break }
-                let target = UnsafeMutableRawBufferPointer(rebasing: outputs[slot][filled..<(filled + Limits.chunkByteCount)])
-                do throws(FormatError) {
-                    let plain = try readChunk(nextChunk, into: target)
-                    let content = Int(min(UInt64(plain), contentLeft))
-                    try checkPadding(UnsafeRawBufferPointer(rebasing: target[content..<plain]))
-                    nextChunk += 1
-                    streamRead += UInt64(plain)
-                    contentLeft -= UInt64(content)
-                    filled += content
-                } catch {
-                    guard position > 0 else { throw error }
-                    deferredError = error
+            var error = batch.stopError
+            for p in 0..<batch.count {
+                guard case .success(let plain) = batch.outcomes[p] else {
+                    if case .failure(let e) = batch.outcomes[p] { error = e }
                     break
                 }
+                let content = Int(min(UInt64(plain), contentLeft))
+                let target = outputs[s][(p * Limits.chunkByteCount)..<(p * Limits.chunkByteCount + plain)]
+                do throws(FormatError) {
+                    try checkPadding(UnsafeRawBufferPointer(rebasing: target[(target.startIndex + content)...]))
+                } catch let e {
+                    error = e
+                    break
+                }
+                if filled != p * Limits.chunkByteCount {
+                    // Content after a short chunk: moved up to follow it.
+                    UnsafeMutableRawBufferPointer(rebasing: outputs[s][filled..<(filled + content)])
+                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: target[target.startIndex..<(target.startIndex + content)]))
+                }
+                nextChunk += 1
+                streamRead += UInt64(plain)
+                contentLeft -= UInt64(content)
+                filled += content
             }
             bufferCount = filled
             bufferOffset = 0
-            hasher?.submit(UnsafeRawBufferPointer(rebasing: outputs[slot][0..<filled]), slot: slot)
-            for h in aliasHashers { h.submit(UnsafeRawBufferPointer(rebasing: outputs[slot][0..<filled]), slot: slot) }
-            if deferredError == nil && nextChunk == frames.count { try finish() }
+            if let error {
+                failure = error
+                failurePending = true
+                nextLaunch = frames.count
+                if filled == 0 { throw error }
+                break
+            }
+            for h in aliasHashers { h.submit(UnsafeRawBufferPointer(rebasing: outputs[s][0..<filled]), slot: s) }
+            if nextChunk == frames.count {
+                try finish()
+            } else if nextLaunch < frames.count {
+                // The next batch is read and opened while the caller takes this one.
+                launch(1 - s)
+            }
         }
         let n = min(destination.count, bufferCount - bufferOffset)
         destination.baseAddress!.copyMemory(from: outputs[slot].baseAddress!.advanced(by: bufferOffset), byteCount: n)

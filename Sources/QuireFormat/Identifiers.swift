@@ -93,8 +93,9 @@ public struct StreamID: ByteIdentifier {
     public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
 }
 
-/// The 32-byte id of an attachment's content: keyed BLAKE2b-256 of the
-/// content under the vault's blob key. Reveals nothing about the content to
+/// The 32-byte id of an attachment's content: a keyed BLAKE2b-256 hash tree
+/// of the content under the vault's blob key (``init(content:blobKey:)``,
+/// `Spec/format.md §7.3`). Reveals nothing about the content to
 /// anyone without the key; equal content has equal ids within a vault.
 public struct BlobID: ByteIdentifier {
     public static let byteCount = 32

@@ -1,65 +1,181 @@
 import Dispatch
-import QuireCrypto
+public import QuireCrypto
+import Synchronization
 
-/// Keyed BLAKE2b-256 of an attachment's content, computed on a second thread
-/// while the calling thread seals or opens the chunks, so that the blob id
-/// costs no extra time on a machine with two cores (`Spec/format.md §7.3`).
+/// The blob id of an attachment's content, the keyed hash tree of
+/// `Spec/format.md §7.3`: a leaf per 64 KiB of content,
 ///
-/// The caller hands over buffers with ``submit(_:slot:)`` and must not touch
-/// a buffer again until ``wait(slot:)`` for the same slot returns; chunks
-/// are hashed in the order they are submitted. Two slots let the caller
-/// fill one buffer while the other is hashed.
-// @unchecked Sendable: `hasher` and `pending` are touched by the hashing queue only between a
-// submit(_:slot:) and the matching wait(slot:), whose semaphores order those accesses.
-final class ParallelHasher: @unchecked Sendable {
-    private var hasher: BLAKE2b.Hasher
-    private let queue = DispatchQueue(label: "quire.blob-hash")
-    private let done = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
-    private var pending = [false, false]
+///     leaf_i  = MAC256(blob key, "quire-blob-leaf" ‖ u64(i) ‖ content[65,536·i ..< min(65,536·(i+1), N)])
+///     blob id = MAC256(blob key, "quire-blob-root" ‖ leaf_0 ‖ … ‖ leaf_(c−1) ‖ u64(N) ‖ u64(c))
+///
+/// with `c = ⌈N / 65,536⌉` leaves (none for empty content). Leaves are
+/// independent, so they are computed on two threads at once.
+extension BlobID {
+    static let leafLabel = Array("quire-blob-leaf".utf8)
+    static let rootLabel = Array("quire-blob-root".utf8)
 
-    /// A hasher keyed with `key` (the blob key), 32-byte output.
-    init(key: SymmetricKey) {
-        hasher = BLAKE2b.Hasher(byteCount: BlobID.byteCount, key: key)
+    /// The blob id of `content` under `blobKey` (`Spec/format.md §7.3`),
+    /// computed on the calling thread.
+    public init(content: [UInt8], blobKey: SymmetricKey) {
+        var root = BLAKE2b.Hasher(byteCount: Self.byteCount, key: blobKey)
+        root.update(Self.rootLabel)
+        let chunk = Limits.chunkByteCount
+        var count: UInt64 = 0
+        content.withUnsafeBytes { all in
+            var offset = 0
+            while offset < all.count {
+                let end = min(offset + chunk, all.count)
+                root.update(Self.leaf(index: count, UnsafeRawBufferPointer(rebasing: all[offset..<end]), blobKey: blobKey))
+                count += 1
+                offset = end
+            }
+        }
+        root.update(Self.littleEndian(UInt64(content.count)) + Self.littleEndian(count))
+        self.init(unchecked: root.finalize())
     }
 
-    /// Queues `bytes` for hashing. `slot` (0 or 1) names the buffer; it must
-    /// not be pending already.
-    func submit(_ bytes: UnsafeRawBufferPointer, slot: Int) {
-        precondition(!pending[slot])
-        pending[slot] = true
-        let box = UncheckedBuffer(bytes)
+    /// `leaf_index` over one chunk's content (at most 64 KiB).
+    static func leaf(index: UInt64, _ content: UnsafeRawBufferPointer, blobKey: SymmetricKey) -> [UInt8] {
+        var h = BLAKE2b.Hasher(byteCount: byteCount, key: blobKey)
+        h.update(leafLabel)
+        h.update(littleEndian(index))
+        h.update(content)
+        return h.finalize()
+    }
+
+    static func littleEndian(_ value: UInt64) -> [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
+    }
+}
+
+/// The blob id (``BlobID/init(content:blobKey:)``) of content handed over a
+/// batch at a time, its leaves computed on a second thread while the
+/// calling thread seals or opens the chunks, and by the calling thread too
+/// once it has nothing else to do (``wait(slot:)``): the work is shared by
+/// both cores (`Spec/format.md §7.3`).
+///
+/// The caller hands over buffers with ``submit(_:slot:)`` and must not touch
+/// a buffer again until ``wait(slot:)`` for the same slot returns. Every
+/// buffer but the last holds whole 64 KiB chunks of content, one after
+/// another. Two slots let the caller fill one buffer while the other is
+/// hashed.
+// @unchecked Sendable: the root hasher, `jobs`, `order` and the counters are touched by the caller's thread
+// only; each Job's state is handed to the hashing queue by submit(_:slot:) and back by the matching
+// wait(slot:), whose semaphores order those accesses.
+final class ParallelHasher: @unchecked Sendable {
+    private let key: SymmetricKey
+    private var root: BLAKE2b.Hasher
+    private let queue = DispatchQueue(label: "quire.blob-hash")
+    private let done = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
+    private var jobs: [Job?] = [nil, nil]
+    /// Jobs in the order submitted, not yet folded into the root.
+    private var order: [Job] = []
+    private var leafCount: UInt64 = 0
+    private var byteCount: UInt64 = 0
+    private var sawPartialChunk = false
+
+    /// A hasher keyed with `key` (the blob key).
+    init(key: SymmetricKey) {
+        self.key = key
+        root = BLAKE2b.Hasher(byteCount: BlobID.byteCount, key: key)
+        root.update(BlobID.rootLabel)
+    }
+
+    /// Queues `bytes` (whole chunks of content; only the last buffer that is
+    /// not empty may end with a shorter one) for hashing. `slot` (0 or 1) names the buffer; it must not be pending.
+    ///
+    /// With `work`, the buffer is `units` chunks of work (at least one per
+    /// leaf): whichever thread claims chunk `i` runs `work(i)` and then
+    /// computes leaf `i` (if the buffer has one), so the caller's per-chunk
+    /// work (sealing or opening the chunk) is shared by both cores with the
+    /// hashing. `work` must touch only chunk `i`'s own memory; its effects
+    /// are visible to the caller once ``wait(slot:)`` returns.
+    func submit(_ bytes: UnsafeRawBufferPointer, slot: Int, units: Int = 0, work: ((Int) -> Void)? = nil) {
+        precondition(jobs[slot] == nil && (bytes.isEmpty || !sawPartialChunk))
+        let job = Job(bytes: bytes, slot: slot, firstLeaf: leafCount, key: key, units: units, work: work)
+        leafCount += UInt64(job.leafCount)
+        byteCount += UInt64(bytes.count)
+        if bytes.count % Limits.chunkByteCount != 0 { sawPartialChunk = true }
+        jobs[slot] = job
+        order.append(job)
         let signal = done[slot]
-        queue.async { [self] in
-            hasher.update(box.buffer)
+        queue.async {
+            job.run()
             signal.signal()
         }
     }
 
-    /// Waits until the buffer in `slot` has been hashed (returns at once
-    /// when nothing is pending there).
+    /// Computes what is left of the buffer in `slot` on this thread, then
+    /// waits until the second thread is done with it (returns at once when
+    /// nothing is pending there).
     func wait(slot: Int) {
-        guard pending[slot] else { return }
+        guard let job = jobs[slot] else { return }
+        job.run()
         done[slot].wait()
-        pending[slot] = false
+        jobs[slot] = nil
+        job.isDone = true
+        while let first = order.first, first.isDone {
+            root.update(UnsafeRawBufferPointer(rebasing: first.results[0..<(first.leafCount * BlobID.byteCount)]))
+            order.removeFirst()
+        }
     }
 
-    /// Waits for everything and returns the 32-byte digest. Call once.
+    /// Waits for everything and returns the 32-byte blob id. Call once.
     func finish() -> [UInt8] {
-        wait(slot: 0)
-        wait(slot: 1)
-        return queue.sync { hasher.finalize() }
+        // In the order submitted, so that the leaves reach the root in order.
+        while let first = order.first { wait(slot: first.slot) }
+        root.update(BlobID.littleEndian(byteCount) + BlobID.littleEndian(leafCount))
+        return root.finalize()
     }
 
     deinit {
         // Never leave a job reading a buffer the caller is about to free.
-        if pending[0] { done[0].wait() }
-        if pending[1] { done[1].wait() }
+        for slot in [0, 1] where jobs[slot] != nil { done[slot].wait() }
     }
-}
 
-/// A buffer pointer handed to the hashing thread; the protocol above keeps
-/// the memory alive and unmodified until the job signals.
-private struct UncheckedBuffer: @unchecked Sendable {
-    let buffer: UnsafeRawBufferPointer
-    init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
+    /// The chunks of one buffer (work and leaf), claimed one at a time by whichever thread
+    /// gets there first.
+    // @unchecked Sendable: each chunk index is claimed by one thread through the atomic `next`, which then writes
+    // only that chunk's memory and its own 32 bytes of `results`; the caller reads them after wait(slot:).
+    private final class Job: @unchecked Sendable {
+        let bytes: UnsafeRawBufferPointer
+        let slot: Int
+        let firstLeaf: UInt64
+        let leafCount: Int
+        let unitCount: Int
+        let work: ((Int) -> Void)?
+        let key: SymmetricKey
+        /// 32 bytes per leaf, each written by the thread that claimed it.
+        let results: UnsafeMutableRawBufferPointer
+        let next = Atomic<Int>(0)
+        var isDone = false
+
+        init(bytes: UnsafeRawBufferPointer, slot: Int, firstLeaf: UInt64, key: SymmetricKey, units: Int, work: ((Int) -> Void)?) {
+            self.bytes = bytes
+            self.slot = slot
+            self.firstLeaf = firstLeaf
+            self.key = key
+            leafCount = (bytes.count + Limits.chunkByteCount - 1) / Limits.chunkByteCount
+            unitCount = max(leafCount, units)
+            self.work = work
+            results = .allocate(byteCount: max(1, leafCount * BlobID.byteCount), alignment: 8)
+        }
+
+        deinit { results.deallocate() }
+
+        /// Runs unclaimed chunks of work, each followed by its leaf, until
+        /// none is left.
+        func run() {
+            while true {
+                let i = next.wrappingAdd(1, ordering: .relaxed).oldValue
+                guard i < unitCount else { return }
+                work?(i)
+                guard i < leafCount else { continue }
+                let start = i * Limits.chunkByteCount
+                let end = min(start + Limits.chunkByteCount, bytes.count)
+                let leaf = BlobID.leaf(index: firstLeaf + UInt64(i), UnsafeRawBufferPointer(rebasing: bytes[start..<end]), blobKey: key)
+                leaf.withUnsafeBytes { results.baseAddress!.advanced(by: i * BlobID.byteCount).copyMemory(from: $0.baseAddress!, byteCount: BlobID.byteCount) }
+            }
+        }
+    }
 }

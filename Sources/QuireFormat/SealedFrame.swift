@@ -246,14 +246,26 @@ public enum SealedFrame {
         let recordKey: SymmetricKey
         do { recordKey = try key.subkey(.record) } catch { throw .outOfGuardedMemory }
         let h = FrameHeader.byteCount, n = XChaCha20Poly1305.nonceByteCount
+        random.fill(UnsafeMutableRawBufferPointer(rebasing: frame[h..<(h + n)]))
+        sealChunk(plaintext: plaintext, into: frame, chunk: chunk, keyID: key.id, recordKey: recordKey, vaultID: vaultID)
+    }
+
+    /// ``sealChunk(plaintext:into:chunk:key:vaultID:random:)`` with the
+    /// nonce already in place (`frame[16..<40]`) and the record subkey of
+    /// the key whose id is `keyID`. Touches nothing but `frame`, so several
+    /// threads seal different chunks at once.
+    static func sealChunk(
+        plaintext: UnsafeRawBufferPointer, into frame: UnsafeMutableRawBufferPointer, chunk: ChunkHeader, keyID: KeyID,
+        recordKey: SymmetricKey, vaultID: VaultID
+    ) {
+        let h = FrameHeader.byteCount, n = XChaCha20Poly1305.nonceByteCount
         let plainStart = h + n + ChunkHeader.byteCount
         let bodyLength = chunkBodyLength(plaintextCount: plaintext.count)
         precondition(frame.count == h + bodyLength)
-        let header = FrameHeader(kind: .blobChunk, flags: FrameHeader.sealedFlag, keyID: key.id, bodyLength: UInt32(bodyLength))
+        let header = FrameHeader(kind: .blobChunk, flags: FrameHeader.sealedFlag, keyID: keyID, bodyLength: UInt32(bodyLength))
         let chunkBytes = chunk.encoded()
         UnsafeMutableRawBufferPointer(rebasing: frame[0..<h]).copyBytes(from: header.encoded())
         let nonceSlot = UnsafeMutableRawBufferPointer(rebasing: frame[h..<(h + n)])
-        random.fill(nonceSlot)
         UnsafeMutableRawBufferPointer(rebasing: frame[(h + n)..<plainStart]).copyBytes(from: chunkBytes)
         let ad = associatedData(vaultID: vaultID, header: header, publicHeader: chunkBytes)
         let out = UnsafeMutableRawBufferPointer(rebasing: frame[plainStart..<(plainStart + plaintext.count + XChaCha20Poly1305.tagByteCount)])

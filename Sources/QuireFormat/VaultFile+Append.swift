@@ -112,6 +112,30 @@ public final class PendingCommit {
         // (or a progress handler that said stop) abandons the commit here,
         // before its commit frame, so the file stays as it was.
         try OperationCancellation.check()
+        let location = note(raw, plaintextBody: plaintextBody, chunk: chunk)
+        buffer.append(contentsOf: raw)
+        if buffer.count >= Self.flushThreshold { try flush() }
+        return location
+    }
+
+    /// Appends chunk frames of `frameLength` bytes each, one after another
+    /// in `raw`, written straight from `raw` (after what is buffered)
+    /// rather than copied into the buffer: an attachment batch is already
+    /// one large write.
+    func appendChunkFrames(_ raw: UnsafeRawBufferPointer, frameLength: Int, chunks: [ChunkHeader]) throws(FormatError) {
+        precondition(raw.count == frameLength * chunks.count)
+        try OperationCancellation.check()
+        try flush()
+        let start = position
+        for (i, chunk) in chunks.enumerated() {
+            _ = note(UnsafeRawBufferPointer(rebasing: raw[(i * frameLength)..<((i + 1) * frameLength)]), plaintextBody: nil, chunk: chunk)
+        }
+        do { try vault.file.write(raw, at: start) } catch { throw .io(error) }
+        bufferStart = position
+    }
+
+    /// Records the frame `raw` at the current position and moves past it.
+    private func note(_ raw: UnsafeRawBufferPointer, plaintextBody: [UInt8]?, chunk: ChunkHeader?) -> FrameLocation {
         let header = FrameHeader.unchecked(raw, at: 0)
         let location = FrameLocation(offset: position, index: vault.structure.frames.count + frames.count)
         let trailer = Array(raw[(raw.count - header.trailerByteCount)...])
@@ -120,9 +144,7 @@ public final class PendingCommit {
         frames.append(ScannedFrame(
             location: location, header: header, headerBytes: Array(raw[0..<FrameHeader.byteCount]), trailer: trailer, repaired: false, chunk: chunk,
             plaintextBody: plaintextBody, checksumIntact: checksum, malformation: VaultScanner.malformation(of: header)))
-        buffer.append(contentsOf: raw)
         position += UInt64(raw.count)
-        if buffer.count >= Self.flushThreshold { try flush() }
         return location
     }
 

@@ -135,6 +135,24 @@ public enum VaultScanner {
         return structure
     }
 
+    /// What a scan finds in the first `groups` commit groups of the file
+    /// `structure` was scanned from: the frames and groups up to the end of
+    /// group `groups − 1`, nothing after. Nil when the header or a region
+    /// before that end was damaged (a scan of those bytes alone is then
+    /// left to ``scan(file:)``). A writer that copies those bytes into a new
+    /// file continues from this with ``rescanTail(_:file:)`` instead of
+    /// scanning them again.
+    public static func prefix(of structure: VaultStructure, groups: Int) -> VaultStructure? {
+        guard groups > 0, groups <= structure.groups.count, structure.headerDamage == .none else { return nil }
+        let commitFrame = structure.groups[groups - 1].commitFrame
+        let end = structure.frames[commitFrame].end
+        guard !structure.damagedRegions.contains(where: { $0.offset < end }) else { return nil }
+        let frameCount = commitFrame + 1
+        return VaultStructure(
+            header: structure.header, headerDamage: .none, fileSize: end, frames: Array(structure.frames[0..<frameCount]),
+            groups: Array(structure.groups[0..<groups]), damagedRegions: [], committedEnd: end, uncommittedFrames: frameCount..<frameCount)
+    }
+
     /// Rescans `structure` from its committed end to the current end of
     /// `file`, replacing its tail; used by a writer to follow appends made by
     /// other processes. Earlier frames are kept as they are.

@@ -93,7 +93,10 @@ public enum VaultMerge {
         }
         // The copy is scanned before the vault's lock is taken, so a large
         // copy does not keep writers waiting.
-        let b = try Side(path: copyPath, role: .copy)
+        // Where the caller's scan of the vault is at hand, the copy's frames
+        // up to where the two files part are taken from it: only the rest
+        // of the copy is scanned.
+        let b = try Side(path: copyPath, role: .copy, sharingPrefixWith: scanned)
         // Hold the vault's lock so no writer appends while we rewrite.
         let lockHandle = try lockForRewrite(vaultPath, timeoutSeconds: options.lockTimeoutSeconds)
         defer { lockHandle.unlock() }
@@ -158,7 +161,8 @@ public enum VaultMerge {
         if aTail.blocks.isEmpty && aTail.leftOut.isEmpty && bTail.leftOut.isEmpty && prefix.groups == a.file.structure.groups.count
             && b.file.structure.fileSize == b.file.structure.committedEnd && !newFromB.contains(where: { needsReseal($0) }) && superseded.isEmpty {
             try replace(vaultPath, with: { (temp: String) throws(SyncError) in try copyFile(copyPath, to: temp, byteCount: b.file.structure.committedEnd) },
-                        credential: credential, firstNewGroup: prefix.groups, random: random, options: options)
+                        credential: credential, firstNewGroup: prefix.groups, random: random, options: options,
+                        copied: VaultScanner.prefix(of: b.file.structure, groups: b.file.structure.groups.count))
             var report = MergeReport(changed: true, commonPrefixByteCount: prefix.bytes, framesAdded: newFromB.count, framesCarriedUnopened: unopened,
                                framesResealed: 0, commitsWritten: b.file.structure.groups.count - prefix.groups,
                                unattestedCommits: (prefix.groups..<b.file.structure.groups.count).filter { if case .unattested = b.file.attestation(ofGroup: $0) { true } else { false } }.count,
@@ -172,12 +176,18 @@ public enum VaultMerge {
             a.keyringIndex(id).map { $0 < prefix.frames } ?? false
         })
         var commits = 0, unattested = 0, resealed = 0
+        // The result starts with the common prefix, copied from the vault:
+        // its frames are known from the vault's scan, not scanned again.
+        let copiedPrefix = VaultScanner.prefix(of: a.file.structure, groups: prefix.groups)
         try replace(vaultPath, with: { (temp: String) throws(SyncError) in
             try copyFile(vaultPath, to: temp, byteCount: prefix.bytes)
             // No common prefix (a header copy differs): a clean header.
             if prefix.bytes == 0 { try writeHeader(vaultHeader, to: temp) }
             let out: VaultFile
-            do { out = try VaultFile(path: temp, writable: true) } catch let e as FormatError { throw e.asSyncError } catch { throw .resultDoesNotVerify(reason: "\(error)") }
+            do {
+                out = try copiedPrefix.map { (known: VaultStructure) throws(FormatError) in try VaultFile(path: temp, writable: true, copiedPrefix: known) }
+                    ?? VaultFile(path: temp, writable: true)
+            } catch let e as FormatError { throw e.asSyncError } catch { throw .resultDoesNotVerify(reason: "\(error)") }
             var setKeys = keys
             setKeys.writeKey = writeKey
             out.verifyCommits(keys: setKeys, trustedKeyrings: [:], attestors: attestors, removedMembers: removedMembers)
@@ -225,7 +235,7 @@ public enum VaultMerge {
                 commits += 1
                 if case .none = attestation { unattested += 1 }
             }
-        }, credential: credential, firstNewGroup: prefix.groups, random: random, options: options)
+        }, credential: credential, firstNewGroup: prefix.groups, random: random, options: options, copied: copiedPrefix)
         var report = MergeReport(changed: true, commonPrefixByteCount: prefix.bytes, framesAdded: newFromB.count, framesCarriedUnopened: unopened,
                            framesResealed: resealed, commitsWritten: commits, unattestedCommits: unattested, leftOut: leftOut,
                            droppedFromVault: aTail.leftOut)
@@ -346,10 +356,12 @@ public enum VaultMerge {
     /// checks it opens with `credential` and that every commit from group
     /// `firstNewGroup` on verifies, then renames it over `path` and flushes
     /// the folder. On any failure the temporary file is removed and `path`
-    /// is untouched.
+    /// is untouched. `copied` describes the bytes `write` copied to the start
+    /// of the file from a file already scanned (``VaultScanner/prefix(of:groups:)``):
+    /// the check scans only what follows them.
     static func replace(
         _ path: String, with write: (String) throws(SyncError) -> Void, credential: Credential, firstNewGroup: Int?,
-        random: any RandomSource, options: WriteOptions
+        random: any RandomSource, options: WriteOptions, copied: VaultStructure? = nil
     ) throws(SyncError) {
         // Through a symbolic link, the file it points to is replaced and the
         // link kept: renaming over the link would fork the vault.
@@ -366,7 +378,9 @@ public enum VaultMerge {
                 throw SyncError.io(error)
             }
             let check: VaultFile
-            do { check = try VaultFile(path: temp) } catch { throw SyncError.resultDoesNotVerify(reason: "\(error)") }
+            do {
+                check = try copied.map { (known: VaultStructure) throws(FormatError) in try VaultFile(path: temp, copiedPrefix: known) } ?? VaultFile(path: temp)
+            } catch { throw SyncError.resultDoesNotVerify(reason: "\(error)") }
             let unlocked: UnlockedKeys
             do { unlocked = try KeyringEvaluator.unlock(check, with: credential) } catch {
                 throw SyncError.resultDoesNotVerify(reason: "the merged file does not open with this key: \(error)")
@@ -456,7 +470,10 @@ final class Side {
 
     /// Scans the file at `path`, or takes `scanned` when it is that same
     /// file (device and inode) at the size it was scanned at.
-    init(path: String, role: Role, reusing scanned: VaultFile? = nil) throws(SyncError) {
+    /// With `known` (another copy, already scanned), the frames both files
+    /// hold byte for byte at their start are taken from its scan
+    /// (``VaultFile/sharedPrefix(withFileAt:)``) and only the rest is scanned.
+    init(path: String, role: Role, reusing scanned: VaultFile? = nil, sharingPrefixWith known: VaultFile? = nil) throws(SyncError) {
         self.path = path
         self.role = role
         do {
@@ -465,6 +482,8 @@ final class Side {
                 try handle.size() == scanned.structure.fileSize
             {
                 file = scanned
+            } else if let known, let prefix = try known.sharedPrefix(withFileAt: path) {
+                file = try VaultFile(path: path, copiedPrefix: prefix)
             } else {
                 file = try VaultFile(path: path)
             }

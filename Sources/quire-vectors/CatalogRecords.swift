@@ -295,7 +295,7 @@ extension Catalog {
             for (index, isFinal, range) in plan(s) {
                 items.append(.raw(try Edit.chunkFrame(stream: stream, index: index, isFinal: isFinal, plaintext: Array(s[range]), key: b.keys.writeKey!, vaultID: b.vaultID, random: b.random), release: nil))
             }
-            var id = BlobID(unchecked: BLAKE2b.mac(data, key: b.blobKey, byteCount: 32))
+            var id = BlobID(content: data, blobKey: b.blobKey)
             if let blobID { id = blobID(id) }
             let manifest = BlobManifest(blob: id, stream: stream, byteCount: manifestSize?(data.count) ?? UInt64(data.count), mediaType: "image/jpeg")
             items.append(.sealed(.blobManifest, manifest.encoded(), compress: false))
@@ -392,7 +392,7 @@ extension Catalog {
                 var frame = try Edit.chunkFrame(stream: stream, index: 0, isFinal: true, plaintext: Edit.stream(data), key: b.keys.writeKey!, vaultID: b.vaultID, random: b.random)
                 frame[1] = 0x03
                 Edit.fixCheck(&frame, frameAt: 0)
-                let manifest = BlobManifest(blob: BlobID(unchecked: BLAKE2b.mac(data, key: b.blobKey, byteCount: 32)), stream: stream, byteCount: 1000)
+                let manifest = BlobManifest(blob: BlobID(content: data, blobKey: b.blobKey), stream: stream, byteCount: 1000)
                 let idx = try b.commit([.raw(frame, release: nil), .sealed(.blobManifest, manifest.encoded(), compress: false)])
                 return try b.vector("damaged", comment: "attachment chunks are never compressed: a chunk frame with the compressed flag is malformed, so its stream lacks chunk 0",
                                     issues: [("malformed_frame", b.offset(idx[0]!)), ("chunk_missing", b.offset(idx[1]!))])
@@ -403,7 +403,7 @@ extension Catalog {
                 let stream = StreamID(using: b.random)
                 var frame = try Edit.chunkFrame(stream: stream, index: 0, isFinal: true, plaintext: Edit.stream(data), key: b.keys.writeKey!, vaultID: b.vaultID, random: b.random)
                 frame[16 + 24 + 20] = 2
-                let manifest = BlobManifest(blob: BlobID(unchecked: BLAKE2b.mac(data, key: b.blobKey, byteCount: 32)), stream: stream, byteCount: 1000)
+                let manifest = BlobManifest(blob: BlobID(content: data, blobKey: b.blobKey), stream: stream, byteCount: 1000)
                 let idx = try b.commit([.raw(frame, release: nil), .sealed(.blobManifest, manifest.encoded(), compress: false)])
                 return try b.vector("damaged", comment: "a chunk header whose final byte is 2 (only 0 or 1 are allowed) is malformed, so its stream lacks chunk 0",
                                     issues: [("malformed_frame", b.offset(idx[0]!)), ("chunk_missing", b.offset(idx[1]!))])
@@ -414,7 +414,7 @@ extension Catalog {
                 let stream = StreamID(using: b.random)
                 let stranger = try b.freshKey(9)
                 let frame = try Edit.chunkFrame(stream: stream, index: 0, isFinal: true, plaintext: Edit.stream(data), key: stranger, vaultID: b.vaultID, random: b.random)
-                let manifest = BlobManifest(blob: BlobID(unchecked: BLAKE2b.mac(data, key: b.blobKey, byteCount: 32)), stream: stream, byteCount: 1000)
+                let manifest = BlobManifest(blob: BlobID(content: data, blobKey: b.blobKey), stream: stream, byteCount: 1000)
                 let idx = try b.commit([.raw(frame, release: nil), .sealed(.blobManifest, manifest.encoded(), compress: false)])
                 return try b.vector("damaged", comment: "a chunk sealed under a key the reader does not hold: the stream's structure is fine, the chunk is reported at the chunk",
                                     issues: [("unknown_key", b.offset(idx[0]!))])
@@ -425,7 +425,7 @@ extension Catalog {
                 let stream = StreamID(using: b.random), other = StreamID(using: b.random)
                 var frame = try Edit.chunkFrame(stream: other, index: 0, isFinal: true, plaintext: Edit.stream(data), key: b.keys.writeKey!, vaultID: b.vaultID, random: b.random)
                 for (i, v) in stream.bytes.enumerated() { frame[16 + 24 + i] = v }
-                let manifest = BlobManifest(blob: BlobID(unchecked: BLAKE2b.mac(data, key: b.blobKey, byteCount: 32)), stream: stream, byteCount: 1000)
+                let manifest = BlobManifest(blob: BlobID(content: data, blobKey: b.blobKey), stream: stream, byteCount: 1000)
                 let idx = try b.commit([.raw(frame, release: nil), .sealed(.blobManifest, manifest.encoded(), compress: false)])
                 return try b.vector("damaged", comment: "a chunk sealed for another stream id and relabelled: the chunk header is associated data, so it does not authenticate",
                                     issues: [("authentication_failed", b.offset(idx[0]!))])

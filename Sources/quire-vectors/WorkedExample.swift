@@ -350,14 +350,25 @@ enum WorkedExample {
         let N = UInt64(attachmentSize)
         let streamLength = Int(Padding.streamByteCount(contentByteCount: N))
         let stream = content + [0x80] + [UInt8](repeating: 0, count: streamLength - attachmentSize - 1)
-        let blobID = BLAKE2b.mac(content, key: try SymmetricKey(bytes: blobKey), byteCount: 32)
+        // The blob id from the primitives (format.md §7.3): a leaf per 64 KiB
+        // of content, then the root over the leaves, the size and the count.
+        let bk = try SymmetricKey(bytes: blobKey)
+        func le64(_ v: Int) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: UInt64(v) >> (8 * $0)) } }
+        let leaves = stride(from: 0, to: attachmentSize, by: 65_536).enumerated().map { (i, start) in
+            BLAKE2b.mac(Array("quire-blob-leaf".utf8) + le64(i) + Array(content[start..<min(start + 65_536, attachmentSize)]), key: bk, byteCount: 32)
+        }
+        let blobID = BLAKE2b.mac(Array("quire-blob-root".utf8) + leaves.flatMap { $0 } + le64(attachmentSize) + le64(leaves.count), key: bk, byteCount: 32)
         try same("blob id", blobID, manifest.blob.bytes)
         name(manifest.stream.bytes, "stream id (§6.1)")
         body.heading("### 6.1 The attachment's stream and chunks ([format.md §7](format.md#7-attachments))")
         body.line("- content: N = \(N) bytes, byte `i` = `i mod 256`")
         body.line("- stream S = content ‖ 80 ‖ 00 × \(streamLength - attachmentSize - 1): |S| = Padmé(N + 1) = \(streamLength) bytes, ⌈\(streamLength) / 65,536⌉ = 2 chunks (65,536 and \(streamLength - 65_536) bytes)")
         body.value("S[\(attachmentSize - 16)..<\(attachmentSize + 48)] (the end of the content, the marker, the first zeros)", Array(stream[(attachmentSize - 16)..<(attachmentSize + 48)]))
-        body.value("blob id = MAC256(blob key, content)", blobID)
+        for (i, leaf) in leaves.enumerated() {
+            let end = min((i + 1) * 65_536, attachmentSize)
+            body.value("leaf_\(i) = MAC256(blob key, \"quire-blob-leaf\" ‖ u64(\(i)) ‖ content[\(i * 65_536)..<\(end)])", leaf)
+        }
+        body.value("blob id = MAC256(blob key, \"quire-blob-root\" ‖ \((0..<leaves.count).map { "leaf_\($0)" }.joined(separator: " ‖ ")) ‖ u64(\(attachmentSize)) ‖ u64(\(leaves.count)))", blobID)
         body.value("stream id (random)", manifest.stream.bytes)
         for (n, i) in [(0, 4), (1, 5)] {
             let f = s.frames[i]

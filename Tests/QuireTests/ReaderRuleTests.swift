@@ -78,7 +78,7 @@ extension ReaderRuleTests {
                 try SealedFrame.sealChunk(plaintext: p, into: raw, chunk: ChunkHeader(stream: streamID, index: 0, isFinal: true), key: key, vaultID: file.vaultID, random: random)
             }
         }
-        let manifest = BlobManifest(blob: BlobID(unchecked: BLAKE2b.mac(content, key: key.blobKey!, byteCount: 32)), stream: streamID, byteCount: 65_000)
+        let manifest = BlobManifest(blob: BlobID(content: content, blobKey: key.blobKey!), stream: streamID, byteCount: 65_000)
         #expect(manifest.chunkCount == 1)
         var at: FrameLocation?
         try file.commit(random: random, options: fast, attestWith: try recovery.signingKeyPair()) { (tx: PendingCommit) throws(FormatError) in

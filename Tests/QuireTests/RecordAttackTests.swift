@@ -420,8 +420,8 @@ import QuireSystem
         let planted = Array("not the photo".utf8)
         let f = try Self.rawFile(path, .device(laptop.keyPair))
         let blobKey = try #require(f.keys.writeKey?.blobKey)
-        let predicted = BlobID(unchecked: BLAKE2b.mac(photo, key: blobKey, byteCount: 32))
-        let unknown = BlobID(unchecked: BLAKE2b.mac(Array("never stored".utf8), key: blobKey, byteCount: 32))
+        let predicted = BlobID(content: photo, blobKey: blobKey)
+        let unknown = BlobID(content: Array("never stored".utf8), blobKey: blobKey)
         try f.commit(random: SeededRandom(label: "plant"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
             _ = try tx.appendBlob(from: MemoryByteSource(planted), mediaType: "image/jpeg", aliases: [predicted, unknown])
         }

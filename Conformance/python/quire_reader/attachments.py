@@ -15,6 +15,18 @@ from .records import RecordError, open_sealed
 CHUNK_SIZE = 65_536
 
 
+def blob_id(blob_key: bytes, content: bytes) -> bytes:
+    """The blob id (format.md §7.3): a leaf per 65,536 bytes of content,
+    MAC256(bk, "quire-blob-leaf" ‖ u64(i) ‖ chunk i's content), then
+    MAC256(bk, "quire-blob-root" ‖ leaves ‖ u64(N) ‖ u64(c)); no leaf for
+    empty content."""
+    leaves = [mac256(blob_key, b"quire-blob-leaf" + struct.pack("<Q", i // CHUNK_SIZE)
+                     + content[i:i + CHUNK_SIZE])
+              for i in range(0, len(content), CHUNK_SIZE)]
+    return mac256(blob_key, b"quire-blob-root" + b"".join(leaves)
+                  + struct.pack("<QQ", len(content), len(leaves)))
+
+
 @dataclass
 class Chunk:
     frame: Frame
@@ -128,6 +140,6 @@ def read_attachment(at: int, value, chunks: list, vault_id: bytes, blob_key: byt
     if len(s) != padme(size + 1) or s[size] != 0x80 or any(s[size + 1:]):   # 7
         return None, Issue("bad_padding", at)
     content = s[:size]
-    if mac256(blob_key, content) != value.get("blob"):               # 8
+    if blob_id(blob_key, content) != value.get("blob"):             # 8
         return None, Issue("blob_id_mismatch", at)
     return content, None

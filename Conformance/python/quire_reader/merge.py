@@ -19,7 +19,7 @@ from . import cbor
 from .commits import (NO_ATTESTATION, ZERO_HEAD, attestation_nonce, chain_head, group_digest, tip_head,
                       verify_commits)
 from .crypto import (CTX_RK, SUBKEY_ATTESTATION, SUBKEY_NONCE, SUBKEY_RECORD, aead_seal, blake2b,
-                     ed25519_from_seed, ed25519_sign, h256, kdf, key_commitment, mac256, subkey)
+                     ed25519_from_seed, ed25519_sign, h256, kdf, key_commitment, subkey)
 from .errors import QuireError
 from .frames import (BODY_HASH, CHUNK_PUBLIC, COMMIT_BODY, HEADER_SIZE, KIND_CHUNK, KIND_COMMIT,
                      KIND_KEYRING, KIND_MANIFEST, KIND_ROWS, MAGIC, NONCE, VERSION, Frame,
@@ -28,7 +28,7 @@ from .keyrings import (Credential, HeldKey, Keyring, SlotOpener, _may_sign, _par
                        open_keyrings)
 from .payload import padme, unpad
 from .reader import STALE, lay_out, open_view, release_keys
-from .attachments import Chunk, read_attachment
+from .attachments import Chunk, blob_id, read_attachment
 from .records import RecordError, open_sealed, record_payload
 from .recovery import parse_recovery_code
 
@@ -510,7 +510,7 @@ class _Resealer:
             if problem:
                 dropped.append((f, problem.code))
                 continue
-            blob = mac256(self.wblob, content)
+            blob = blob_id(self.wblob, content)
             self.blobs.add(value.get("blob"))
             if blob in self.whole:
                 stream = self.whole[blob][1].get("stream")

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .attachments import Chunk, read_attachment, structure_ok
-from .crypto import mac256
+from .attachments import Chunk, blob_id, read_attachment, structure_ok
 from .commits import ZERO_HEAD, Commit, chain_head, group_digest, verify_commits
 from .errors import Issue, QuireError
 from .frames import (COMMIT_BODY, FRAME_HEADER, HEADER_SIZE, KIND_CHUNK, KIND_COMMIT,
@@ -71,7 +70,7 @@ class Result:
         _, via_alias, _, m = min(found, key=lambda t: t[:3])
         if m.content is None:
             return None
-        if via_alias and not any(mac256(kr.blob_key, m.content) == blob
+        if via_alias and not any(blob_id(kr.blob_key, m.content) == blob
                                  for kr in self.trusted_keyrings):
             return None
         return m.content
