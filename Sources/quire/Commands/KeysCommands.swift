@@ -400,8 +400,9 @@ struct KeysRecoveryKeyCommand: QuireCommand {
             } catch {
                 throw CLIFailure("\(error)")
             }
-            c.out.line("kept recovery key \(keep)" + (kept.madeBy.isEmpty ? "" : " (made by \"\(kept.madeBy)\")")
-                + ": from epoch \(epoch) only its code opens \(vault)")
+            c.out.line(
+                "kept recovery key \(keep)" + (kept.madeBy.isEmpty ? "" : " (made by \"\(kept.madeBy)\")")
+                    + ": from epoch \(epoch) only its code opens \(vault)")
             c.out.emit(RecoveryKeyJSON(epoch: epoch, recoveryKey: nil, recoveryKeyFile: nil))
             return .success
         }
@@ -421,7 +422,9 @@ struct KeysRecoveryKeyCommand: QuireCommand {
             if let keep {
                 let choices = try opened.vault.recoveryKeyChoices()
                 guard choices.isEmpty || choices.indices.contains(keep - 1) else {
-                    throw .keys(.operationRefused(reason: "--keep takes 1 to \(choices.count) (the recovery keys the error listed); nothing was changed"))
+                    throw .keys(
+                        .operationRefused(
+                            reason: "--keep takes 1 to \(choices.count) (the recovery keys the error listed); nothing was changed"))
                 }
                 if !choices.isEmpty { try opened.vault.keepRecoveryKey(choices[keep - 1].publicKey) }
             }
