@@ -694,11 +694,24 @@ extension VaultFile {
             }
             // The floor along its own line: through the commit it links to
             // (when its link shows nothing, the last commit on the chain a
-            // current member attested).
+            // current member attested). A commit a current member attested
+            // whose link shows nothing or names a missing head is never
+            // judged through that commit: the file order of linkless commits
+            // places it anywhere (sixth review R6-2). Its line starts from
+            // its own contribution, which `join` adds.
             switch link {
             case .start: lineFloor[k] = 0
             case .commit(let j): lineFloor[k] = lineAfter[j]
             case .notShown, .missing: lineFloor[k] = lastMemberAttested(above: -1).map { lineAfter[chain[$0]] } ?? 0
+            }
+            switch link {
+            case .notShown, .missing:
+                // Checked only where the commit would be stale: elsewhere its
+                // own contribution is at least the line through `e`.
+                guard key.epoch < lineFloor[k] else { break }
+                attestations[k] = attestation(of: group, previousHead: verifiedFrom[k]!, key: key)
+                if case .attested = attestations[k] { lineFloor[k] = 0 } else { attestations[k] = .notChecked }
+            case .start, .commit: break
             }
             lineAfter[k] = lineFloor[k]
             if key.epoch < lineFloor[k] {

@@ -8,7 +8,8 @@ import QuireKeys
 /// groups decided which line writers extend and could orphan an unattested
 /// commit), F4 (a keyless deletion demoted the next member-attested commit's
 /// records), F6 (a junk commit's stored head placed a copy) and F11 (the
-/// walk's waits as deep as the file is long).
+/// walk's waits as deep as the file is long); and of the sixth review, R6-2
+/// (a linkless member-attested commit judged stale through `e`).
 extension Catalog {
     static var walkAttacks: [Make] {
         [
@@ -30,6 +31,31 @@ extension Catalog {
                 let threeCommit = b.offset(three + 1) - UInt64(end - start)
                 return try b.vector("damaged", comment: "attack (fifth review F4): a keyless writer cuts group \"two\" (its frames and commit frame) out of one, two, three, four; \"three\" is attested by the recovery key, \"four\" is unattested and extends \"three\". \"three\" names a head no commit stores: the commit it extends was deleted. Before, \"three\" was tampered and its records unverified, although its group is intact and its signature vouches for it and for the head it extends; compaction then kept them only with --drop-unverified. Now a commit a current member attested whose link names a missing head is tampered at vault level (commit_tampered, writers refuse to write) but verified and attested: \"three\"'s record is released as attested, and \"four\" extends it, verified and unattested", body: bytes,
                                     issues: [("commit_tampered", threeCommit)])
+            },
+            {
+                // R6-2: E1 ... E10, E6 the rotation to epoch 2. A keyless
+                // writer deletes groups E3 and E7 and moves E8 E9 E10 to
+                // just after E2: E1 E2 E8 E9 E10 E4 E5 E6.
+                let b = try VectorBuilder("attack-keyless-two-deletions-and-a-move-stale-history")
+                for i in 1...5 { try b.commit([.entry(b.entry("E\(i), epoch 1"))]) }
+                try b.rotate(to: 2)
+                for i in 7...10 { try b.commit([.entry(b.entry("E\(i), epoch 2"))]) }
+                let old = try b.bytes()
+                let groups = b.vault.structure.groups
+                func range(_ g: Int) -> Range<Int> { Int(b.frame(groups[g - 1].commitFrame).end)..<Int(b.frame(groups[g].commitFrame).end) }
+                let order = [8, 9, 10, 4, 5, 6]
+                var bytes = Array(old[..<range(2).upperBound])
+                var tampered: [(String, UInt64)] = []
+                for g in order {
+                    bytes += old[range(g)]
+                    if g == 8 || g == 4 { tampered.append(("commit_tampered", UInt64(bytes.count - commitLength))) }
+                }
+                let group = { (frame: Int) in b.vault.structure.groupIndex(ofFrame: frame)! }
+                let rank = [0: 0, 1: 1, 2: 2, 8: 3, 9: 4, 10: 5, 4: 6, 5: 7, 6: 8]
+                b.released = b.released.filter { rank[group($0.frame)] != nil }
+                b.released.sort { rank[group($0.frame)]! < rank[group($1.frame)]! }
+                return try b.vector("damaged", comment: "attack (sixth review R6-2): E1 ... E10 attested by the recovery key, E6 the rotation keyring to epoch 2, E7 ... E10 under epoch 2. A keyless writer deletes groups E3 and E7 and moves E8 E9 E10 to just after E2: E1 E2 E8 E9 E10 E4 E5 E6. E8 and E4 name missing heads: the walk visits them in file order after the start's subtree (E1, E2). E8 joins over the deletion (tampered, verified and attested), E9 and E10 extend it. Before, E4's line was taken through e, the last member-attested commit of the chain so far (E10, epoch 2): E4 (epoch 1) was stale, E5 and E6 with it, and none of their records was released although they are genuine, intact and member-attested. Now a commit a current member attested whose link shows nothing or names a missing head is never judged stale through e: its line starts from its own contribution. E4 is tampered at vault level (commit_tampered) but verified and attested, E5 and E6 extend it, and every remaining record is released as attested", body: bytes,
+                                    issues: tampered)
             },
             {
                 // F6: a keyless writer writes a junk commit frame J storing

@@ -337,6 +337,25 @@ import Testing
         let v = RawKeyVault(label: "early epoch")
         try v.create([[0]])
         for i in 1...2 { try Self.append(v, [[UInt8(i)]], label: "commit \(i)") }
+        let (both, original, inserted, cut) = try Self.newerEpochGroup(v, payload: [9])
+        try Data(Array(original[0..<cut]) + inserted + Array(original[cut...])).write(to: URL(fileURLWithPath: v.path))
+        let vault = try v.open(keys: both)
+        #expect(vault.commits.statuses == [.verified, .verified, .verified, .verified])
+        // Siblings by stored head (F3): whichever is visited second is the
+        // member's fork; neither line is stale.
+        let g = vault.structure.groups
+        #expect(vault.commits.forks == [g[1].storedHead.lexicographicallyPrecedes(g[2].storedHead) ? 2 : 1])
+        let released = releasedRecords(vault)
+        #expect(released.map(\.payload) == [[0], [9], [1], [2]])
+        #expect(released.map(\.commitVerified) == [true, true, true, true])
+    }
+
+    /// A group holding one record (`payload`) that `v`'s member commits
+    /// under a new epoch-2 key, chained from the first commit and attested
+    /// by itself (what a stolen device writes), not yet in the file. Returns
+    /// `v`'s keys with the epoch-2 key added, the file's bytes, the group's
+    /// bytes, and the offset after the first commit's group.
+    static func newerEpochGroup(_ v: RawKeyVault, payload: [UInt8]) throws -> (keys: KeySet, original: [UInt8], inserted: [UInt8], cut: Int) {
         var both = v.keys
         let newer = EpochKey(epoch: 2, key: try SymmetricKey(using: SeededRandom(label: "epoch 2")), blobKey: nil)
         both.add(newer)
@@ -349,19 +368,9 @@ import Testing
         let prefix = try VaultFile(path: scratch, writable: true)
         prefix.verifyCommits(keys: both, trustedKeyrings: [:], attestors: [v.member.publicKey])
         try prefix.commit(random: SeededRandom(label: "newer"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
-            try tx.appendSealed(kind: .entryRevision, payload: [9], compress: false)
+            try tx.appendSealed(kind: .entryRevision, payload: payload, compress: false)
         }
-        let inserted = Array(try fileBytes(scratch)[cut...])
-        try Data(Array(original[0..<cut]) + inserted + Array(original[cut...])).write(to: URL(fileURLWithPath: v.path))
-        let vault = try v.open(keys: both)
-        #expect(vault.commits.statuses == [.verified, .verified, .verified, .verified])
-        // Siblings by stored head (F3): whichever is visited second is the
-        // member's fork; neither line is stale.
-        let g = vault.structure.groups
-        #expect(vault.commits.forks == [g[1].storedHead.lexicographicallyPrecedes(g[2].storedHead) ? 2 : 1])
-        let released = releasedRecords(vault)
-        #expect(released.map(\.payload) == [[0], [9], [1], [2]])
-        #expect(released.map(\.commitVerified) == [true, true, true, true])
+        return (both, original, Array(try fileBytes(scratch)[cut...]), cut)
     }
 
     /// Third review, item 4: more inserted commits than any look-back window.

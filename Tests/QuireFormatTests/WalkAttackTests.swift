@@ -4,7 +4,7 @@ import QuireFormat
 import QuireSystem
 import Testing
 
-// The reader-rule findings of the fifth review on the walk
+// The reader-rule findings of the fifth review (and the sixth's R6-2) on the walk
 // (`Spec/format.md §9.3`, `Spec/threat-model.md §6.7`), each as an attack
 // that gave another verdict before its fix.
 @Suite struct WalkAttackTests {
@@ -89,6 +89,31 @@ import Testing
         #expect(released.map(\.payload) == [[0], [2], [3]])
         #expect(released.map(\.commitVerified) == [true, true, true])
         #expect(released.map { $0.attestedBy != nil } == [true, true, false])
+    }
+
+    /// Sixth review R6-2, variant: a stolen device (a current member)
+    /// inserts X, chained from the first commit and attested by itself
+    /// under a newer epoch, then deletes the genuine second commit. The
+    /// third names a missing head, and the walk visits it after X: before,
+    /// its line was taken through X (epoch 2), so it was stale and nothing
+    /// in it released. Now a commit a current member attested is never
+    /// stale through `e`: it is tampered, yet verified and attested.
+    @Test func attackMemberInsertAndOneDeletionStalesHistory() throws {
+        let v = RawKeyVault(label: "member insert and one deletion")
+        try v.create([[0]])
+        for i in 1...2 { try ChainAttackTests.append(v, [[UInt8(i)]], label: "commit \(i)") }
+        let (both, original, inserted, cut) = try ChainAttackTests.newerEpochGroup(v, payload: [9])
+        let s = try v.open().structure
+        let second = Int(s.frames[s.groups[1].commitFrame].end)
+        try Data(Array(original[0..<cut]) + inserted + Array(original[second...])).write(to: URL(fileURLWithPath: v.path))
+        let vault = try v.open(keys: both)
+        #expect(vault.commits.statuses == [.verified, .verified, .verified])
+        #expect(vault.tamperedCommits == [2])
+        #expect(vault.commitIssues.map(\.code) == ["commit_tampered"])
+        let released = releasedRecords(vault)
+        #expect(released.map(\.payload) == [[0], [9], [2]])
+        #expect(released.map(\.commitVerified) == [true, true, true])
+        #expect(released.map { $0.attestedBy != nil } == [true, true, true])
     }
 
     /// The same deletion before an unattested commit: nothing vouches for

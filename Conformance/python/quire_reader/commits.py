@@ -320,6 +320,15 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
             c.line_floor = 0
         else:
             c.line_floor = next((p.line_after for p in reversed(chain) if _member_attested(p, keys, vault_id)), 0)
+            if c.key.epoch < c.line_floor:
+                # A commit a current member attested is never judged stale
+                # through e (sixth review R6-2): its line starts from its
+                # own contribution, added when it joins.
+                _attestation(c, group_digest(c.covered), keys, vault_id, None)
+                if c.attested:
+                    c.line_floor = 0
+                else:
+                    c.attestation, c.signer = "", b""
         c.line_after = c.line_floor
         if c.key.epoch < c.line_floor:                               # 2
             c.status, c.stale = "stale", True
