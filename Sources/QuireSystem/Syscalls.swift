@@ -44,6 +44,24 @@ public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// True when the error means the path does not exist (`ENOENT`).
     public var isNotFound: Bool { code == ENOENT }
+    /// True when the storage is full: no space left on the device
+    /// (`ENOSPC`) or the user's disk quota is used up (`EDQUOT`).
+    public var isOutOfSpace: Bool { code == ENOSPC || code == EDQUOT }
+    /// True when the call may succeed if tried again later: the resource is
+    /// busy or locked (`EAGAIN`, `EWOULDBLOCK`, `EBUSY`, `ETXTBSY`) or a
+    /// signal interrupted it (`EINTR`).
+    public var isBusy: Bool {
+        code == EAGAIN || code == EWOULDBLOCK || code == EBUSY || code == ETXTBSY || code == EINTR
+    }
+    /// True when the file system is mounted read-only (`EROFS`).
+    public var isReadOnlyFileSystem: Bool { code == EROFS }
+    /// True when the call was given something it cannot take: an invalid
+    /// argument or descriptor, a name too long, a directory or symbolic link
+    /// where a file was wanted, or a path that exists (`EINVAL`, `EBADF`,
+    /// `ENAMETOOLONG`, `EISDIR`, `ELOOP`, `EEXIST`).
+    public var isInvalidArgument: Bool {
+        [EINVAL, EBADF, ENAMETOOLONG, EISDIR, ELOOP, EEXIST].contains(code)
+    }
     /// True when the error means the path already exists (`EEXIST`).
     public var isAlreadyExists: Bool { code == EEXIST }
     /// True when an open refused a symbolic link (`ELOOP` with `O_NOFOLLOW`).
