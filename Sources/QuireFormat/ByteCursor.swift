@@ -141,3 +141,7 @@ func littleEndianBytes(_ v: UInt16) -> [UInt8] { [UInt8(truncatingIfNeeded: v), 
 /// Little-endian encoding of a `UInt32`.
 @inline(__always)
 func littleEndianBytes(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * UInt32($0))) } }
+
+/// Little-endian encoding of a `UInt64`.
+@inline(__always)
+func littleEndianBytes(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) } }

@@ -30,7 +30,7 @@ extension BlobID {
                 offset = end
             }
         }
-        root.update(Self.littleEndian(UInt64(content.count)) + Self.littleEndian(count))
+        root.update(littleEndianBytes(UInt64(content.count)) + littleEndianBytes(count))
         self.init(unchecked: root.finalize())
     }
 
@@ -38,13 +38,9 @@ extension BlobID {
     static func leaf(index: UInt64, _ content: UnsafeRawBufferPointer, blobKey: SymmetricKey) -> [UInt8] {
         var h = BLAKE2b.Hasher(byteCount: byteCount, key: blobKey)
         h.update(leafLabel)
-        h.update(littleEndian(index))
+        h.update(littleEndianBytes(index))
         h.update(content)
         return h.finalize()
-    }
-
-    static func littleEndian(_ value: UInt64) -> [UInt8] {
-        (0..<8).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
     }
 }
 
@@ -124,7 +120,7 @@ final class ParallelHasher: @unchecked Sendable {
     func finish() -> [UInt8] {
         // In the order submitted, so that the leaves reach the root in order.
         while let first = order.first { wait(slot: first.slot) }
-        root.update(BlobID.littleEndian(byteCount) + BlobID.littleEndian(leafCount))
+        root.update(littleEndianBytes(byteCount) + littleEndianBytes(leafCount))
         return root.finalize()
     }
 
