@@ -4,19 +4,19 @@ public import QuireCrypto
 ///
 /// Each commit covers the frames since the previous one. Its *group digest*
 /// `D` is the BLAKE2b-256 of their summaries (header ‖ body hash, or header ‖
-/// tag for an attachment chunk); its *head* is
+/// tag for an attachment chunk). Its body is `h_k (32) ‖ h_(k−1) (32) ‖
+/// nonce (24) ‖ sealed attestation (96 + 16)`: the head it extends is stored
+/// explicitly, so a reader links commits through a map of stored heads, and
+/// the attestation — the signer's Ed25519 public key and its signature over
+/// `vault id ‖ key commitment ‖ h_(k−1) ‖ D`, or 96 zero bytes for an
+/// unattested commit — is sealed under the attestation key, with
+/// `ad = vault id ‖ commit header fields ‖ h_(k−1) ‖ D` and a synthetic nonce
+/// derived under the commit nonce key from that `ad` and the attestation.
+/// The head covers those 136 stored bytes (sixth review R6-1):
 ///
 /// ```
-/// h_k = BLAKE2b-256(key = commit key, "quire-chain-v2" ‖ vault id ‖ h_(k−1) ‖ D ‖ commit header fields)
+/// h_k = BLAKE2b-256(key = commit key, "quire-chain-v3" ‖ vault id ‖ h_(k−1) ‖ D ‖ commit header fields ‖ body[64..<200])
 /// ```
-///
-/// and its body is `h_k (32) ‖ h_(k−1) (32) ‖ nonce (24) ‖ sealed attestation
-/// (96 + 16)`: the head it extends is stored explicitly, so a reader links
-/// commits through a map of stored heads, and the attestation — the signer's
-/// Ed25519 public key and its signature over `vault id ‖ key commitment ‖
-/// h_(k−1) ‖ D`, or 96
-/// zero bytes for an unattested commit — is sealed under the attestation key
-/// with a synthetic nonce derived under the commit nonce key.
 public enum CommitChain {
     /// Length of a chain head, in bytes.
     public static let headByteCount = 32
@@ -31,6 +31,15 @@ public enum CommitChain {
     static let nonceOffset = 2 * headByteCount
     /// Where the sealed attestation starts in a commit body.
     static let sealedOffset = nonceOffset + XChaCha20Poly1305.nonceByteCount
+    /// Length of a commit body's stored attestation: nonce ‖ sealed attestation (136).
+    package static let storedAttestationByteCount = bodyByteCount - nonceOffset
+
+    /// The stored attestation a commit body holds (bytes 64..<200: the nonce
+    /// and the sealed attestation), which its head covers.
+    package static func storedAttestation(body: [UInt8]) -> [UInt8] {
+        precondition(body.count == bodyByteCount)
+        return Array(body[nonceOffset...])
+    }
 
     /// The previous head `h_(k−1)` a commit body stores (bytes 32..<64).
     public static func storedPreviousHead(body: [UInt8]) -> [UInt8] {
@@ -40,8 +49,8 @@ public enum CommitChain {
     /// `h_0`: the head before the first commit.
     public static let genesisHead = [UInt8](repeating: 0, count: headByteCount)
 
-    static let chainLabel = Array("quire-chain-v2".utf8)
-    static let nonceLabel = Array("quire-commit-nonce-v2".utf8)
+    static let chainLabel = Array("quire-chain-v3".utf8)
+    static let nonceLabel = Array("quire-commit-nonce-v3".utf8)
     static let signatureLabel = Array("quire-commit-v2".utf8)
 
     /// Builds a group digest from frame summaries.
@@ -75,12 +84,14 @@ public enum CommitChain {
         }
     }
 
-    /// The head `h_k` of a commit.
+    /// The head `h_k` of a commit, over its stored attestation
+    /// (`nonce ‖ sealed`, 136 bytes: ``storedAttestation(body:)``).
     ///
     /// - Throws: ``FormatError/outOfGuardedMemory``.
     public static func head(
-        key: EpochKey, vaultID: VaultID, previousHead: [UInt8], digest: [UInt8], commitHeader: FrameHeader
+        key: EpochKey, vaultID: VaultID, previousHead: [UInt8], digest: [UInt8], commitHeader: FrameHeader, storedAttestation: [UInt8]
     ) throws(FormatError) -> [UInt8] {
+        precondition(storedAttestation.count == storedAttestationByteCount)
         let commitKey: SymmetricKey
         do { commitKey = try key.subkey(.commit) } catch { throw .outOfGuardedMemory }
         var mac = BLAKE2b.Hasher(byteCount: headByteCount, key: commitKey)
@@ -89,7 +100,19 @@ public enum CommitChain {
         mac.update(previousHead)
         mac.update(digest)
         mac.update(commitHeader.fieldBytes)
+        mac.update(storedAttestation)
         return mac.finalize()
+    }
+
+    /// The head `h_k` a commit `body` (200 bytes) should store, computed from
+    /// `previousHead` over `digest` and the body's stored attestation.
+    ///
+    /// - Throws: ``FormatError/outOfGuardedMemory``.
+    package static func head(
+        key: EpochKey, vaultID: VaultID, previousHead: [UInt8], digest: [UInt8], commitHeader: FrameHeader, body: [UInt8]
+    ) throws(FormatError) -> [UInt8] {
+        try head(key: key, vaultID: vaultID, previousHead: previousHead, digest: digest, commitHeader: commitHeader,
+                 storedAttestation: storedAttestation(body: body))
     }
 
     /// The header of a commit made with `keyID`.
@@ -133,13 +156,20 @@ public enum CommitChain {
     /// The 96 zero bytes of an unattested commit.
     public static let unattested = [UInt8](repeating: 0, count: attestationByteCount)
 
-    /// The whole commit body: `head ‖ previous head ‖ nonce ‖ AEAD(attestation key, nonce, attestation, ad)`.
+    /// The associated data of a commit's sealed attestation:
+    /// `vault id ‖ header fields ‖ h_(k−1) ‖ D` (`Spec/format.md §9.2`).
+    static func attestationAD(vaultID: VaultID, commitHeader: FrameHeader, previousHead: [UInt8], digest: [UInt8]) -> [UInt8] {
+        vaultID.bytes + commitHeader.fieldBytes + previousHead + digest
+    }
+
+    /// The stored attestation `nonce ‖ AEAD(attestation key, nonce, attestation, ad)`
+    /// (136 bytes) of a commit extending `previousHead` over `digest`.
     ///
     /// - Throws: ``FormatError/outOfGuardedMemory``.
-    public static func body(
-        head: [UInt8], previousHead: [UInt8], attestation: [UInt8], key: EpochKey, vaultID: VaultID, commitHeader: FrameHeader
+    package static func sealAttestation(
+        _ attestation: [UInt8], previousHead: [UInt8], digest: [UInt8], key: EpochKey, vaultID: VaultID, commitHeader: FrameHeader
     ) throws(FormatError) -> [UInt8] {
-        precondition(head.count == headByteCount && previousHead.count == headByteCount && attestation.count == attestationByteCount)
+        precondition(previousHead.count == headByteCount && digest.count == digestByteCount && attestation.count == attestationByteCount)
         let attestationKey: SymmetricKey, nonceKey: SymmetricKey
         do {
             attestationKey = try key.subkey(.attestation)
@@ -147,19 +177,33 @@ public enum CommitChain {
         } catch {
             throw .outOfGuardedMemory
         }
-        let nonce = syntheticNonce(key: nonceKey, head: head, attestation: attestation)
-        let ad = vaultID.bytes + commitHeader.fieldBytes + head
-        return head + previousHead + nonce + XChaCha20Poly1305.seal(attestation, key: attestationKey, nonce: nonce, authenticating: ad)
+        let ad = attestationAD(vaultID: vaultID, commitHeader: commitHeader, previousHead: previousHead, digest: digest)
+        let nonce = syntheticNonce(key: nonceKey, ad: ad, attestation: attestation)
+        return nonce + XChaCha20Poly1305.seal(attestation, key: attestationKey, nonce: nonce, authenticating: ad)
     }
 
-    /// `BLAKE2b-192(key = commit nonce key, "quire-commit-nonce-v2" ‖ h ‖ A)`:
-    /// one nonce per (head, attestation), so commits are deterministic and
-    /// a nonce never repeats with another plaintext. The nonce key is its own
-    /// subkey (KDF id 6), not the attestation key the AEAD uses.
-    static func syntheticNonce(key: SymmetricKey, head: [UInt8], attestation: [UInt8]) -> [UInt8] {
+    /// The whole commit body: `h_k ‖ h_(k−1) ‖ nonce ‖ sealed attestation`,
+    /// the attestation sealed first and the head computed over it
+    /// (`Spec/format.md §9.2`).
+    ///
+    /// - Throws: ``FormatError/outOfGuardedMemory``.
+    public static func body(
+        previousHead: [UInt8], digest: [UInt8], attestation: [UInt8], key: EpochKey, vaultID: VaultID, commitHeader: FrameHeader
+    ) throws(FormatError) -> [UInt8] {
+        let stored = try sealAttestation(attestation, previousHead: previousHead, digest: digest, key: key, vaultID: vaultID, commitHeader: commitHeader)
+        let head = try head(key: key, vaultID: vaultID, previousHead: previousHead, digest: digest, commitHeader: commitHeader, storedAttestation: stored)
+        return head + previousHead + stored
+    }
+
+    /// `BLAKE2b-192(key = commit nonce key, "quire-commit-nonce-v3" ‖ ad ‖ A)`:
+    /// one nonce per (associated data, attestation), so commits are
+    /// deterministic and a nonce never repeats with another plaintext or
+    /// other associated data. The nonce key is its own subkey (KDF id 6),
+    /// not the attestation key the AEAD uses.
+    static func syntheticNonce(key: SymmetricKey, ad: [UInt8], attestation: [UInt8]) -> [UInt8] {
         var h = BLAKE2b.Hasher(byteCount: XChaCha20Poly1305.nonceByteCount, key: key)
         h.update(nonceLabel)
-        h.update(head)
+        h.update(ad)
         h.update(attestation)
         return h.finalize()
     }
@@ -187,17 +231,16 @@ public enum CommitChain {
         guard let attestationKey = try? key.subkey(.attestation), let nonceKey = try? key.subkey(.commitNonce) else {
             return .failed(reason: "out of guarded memory")
         }
-        let head = Array(body[0..<headByteCount])
         let nonce = Array(body[nonceOffset..<sealedOffset])
         let sealed = Array(body[sealedOffset...])
-        let ad = vaultID.bytes + commitHeader.fieldBytes + head
+        let ad = attestationAD(vaultID: vaultID, commitHeader: commitHeader, previousHead: previousHead, digest: digest)
         guard let plain = try? XChaCha20Poly1305.open(sealed, key: attestationKey, nonce: nonce, authenticating: ad) else {
             return .failed(reason: "the sealed attestation does not open")
         }
         // The nonce is derived from the plaintext for both forms
         // (Spec/format.md §9.4): one commit body per attestation, zeros
         // included, so a nonce that is not derived is a failure first.
-        guard constantTimeEqual(syntheticNonce(key: nonceKey, head: head, attestation: plain), nonce) else {
+        guard constantTimeEqual(syntheticNonce(key: nonceKey, ad: ad, attestation: plain), nonce) else {
             return .failed(reason: "the attestation's nonce is not derived from it")
         }
         if plain == unattested { return .unattested }
@@ -208,14 +251,16 @@ public enum CommitChain {
         return .signed(signer: signer)
     }
 
-    /// The plaintext attestation (96 bytes) of a commit body, if it opens
-    /// under `key` (used by merge and compaction to carry it).
-    public static func openAttestation(body: [UInt8], key: EpochKey, vaultID: VaultID, commitHeader: FrameHeader) -> [UInt8]? {
+    /// The plaintext attestation (96 bytes) of a commit body extending
+    /// `previousHead` over `digest`, if it opens under `key` (used by merge
+    /// and compaction to carry it).
+    public static func openAttestation(
+        body: [UInt8], previousHead: [UInt8], digest: [UInt8], key: EpochKey, vaultID: VaultID, commitHeader: FrameHeader
+    ) -> [UInt8]? {
         guard body.count == bodyByteCount, let attestationKey = try? key.subkey(.attestation) else { return nil }
-        let head = Array(body[0..<headByteCount])
         let nonce = Array(body[nonceOffset..<sealedOffset])
         let sealed = Array(body[sealedOffset...])
-        let ad = vaultID.bytes + commitHeader.fieldBytes + head
+        let ad = attestationAD(vaultID: vaultID, commitHeader: commitHeader, previousHead: previousHead, digest: digest)
         return try? XChaCha20Poly1305.open(sealed, key: attestationKey, nonce: nonce, authenticating: ad)
     }
 }

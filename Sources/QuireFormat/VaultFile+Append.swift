@@ -360,7 +360,6 @@ extension VaultFile {
         // are not on it (junk, damaged, a copy, a fork, stale) are passed by,
         // so this commit never vouches for them (Spec/format.md §9.1).
         let previous = verdicts.tipHead
-        let head = try CommitChain.head(key: pending.key, vaultID: vaultID, previousHead: previous, digest: d, commitHeader: header)
         let plainAttestation: [UInt8]
         let recorded: CommitReport.Attestation
         switch attestation {
@@ -376,8 +375,10 @@ extension VaultFile {
             let signer = Array(bytes[0..<32])
             recorded = bytes == CommitChain.unattested ? .unattested : removedMembers.contains(signer) ? .removedMember(signer: signer) : .attested(signer: signer)
         }
+        // The attestation is sealed first; the head covers it (Spec/format.md §9.2).
         let body = try CommitChain.body(
-            head: head, previousHead: previous, attestation: plainAttestation, key: pending.key, vaultID: vaultID, commitHeader: header)
+            previousHead: previous, digest: d, attestation: plainAttestation, key: pending.key, vaultID: vaultID, commitHeader: header)
+        let head = Array(body[0..<CommitChain.headByteCount])
         let commitFrame = header.encoded() + body
         let commitOffset = pending.position
         if !options.synchronous {

@@ -81,7 +81,7 @@ extension VaultFile {
             if group.members.contains(where: { structure.frames[$0].header.kind == .keyring }) { return "a new commit changes the keys" }
             let stored = group.storedHead
             let key = keys.keys(for: frame.header.keyID).first { key in
-                (try? CommitChain.head(key: key, vaultID: vaultID, previousHead: before, digest: group.digest, commitHeader: frame.header))
+                (try? CommitChain.head(key: key, vaultID: vaultID, previousHead: before, digest: group.digest, commitHeader: frame.header, body: group.commitBody))
                     .map { constantTimeEqual($0, stored) } ?? false
             }
             guard let key else { return "a new commit does not verify with a held key" }

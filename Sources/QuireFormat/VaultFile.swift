@@ -476,8 +476,13 @@ extension VaultFile {
             keyOf[k] = first
             let previous = group.storedPreviousHead
             let before = k == 0 ? CommitChain.genesisHead : groups[k - 1].storedHead
+            // The head covers the stored attestation (body 64..<200, sixth
+            // review R6-1): it is verified with the rest, before any
+            // attestation is opened.
+            let storedAttestation = CommitChain.storedAttestation(body: group.commitBody)
             func verifies(_ key: EpochKey, from prev: [UInt8], digest: [UInt8]) -> Bool {
-                (try? CommitChain.head(key: key, vaultID: vaultID, previousHead: prev, digest: digest, commitHeader: frame.header))
+                (try? CommitChain.head(key: key, vaultID: vaultID, previousHead: prev, digest: digest, commitHeader: frame.header,
+                                       storedAttestation: storedAttestation))
                     .map { constantTimeEqual($0, stored) } ?? false
             }
             // The stored previous head, then — a damaged previous-head field —
@@ -505,7 +510,8 @@ extension VaultFile {
                 computed.append(stored)
             } else {
                 if otherWithHead[storedKey] == nil { otherWithHead[storedKey] = k }
-                let head = (try? CommitChain.head(key: first, vaultID: vaultID, previousHead: previous, digest: group.digest, commitHeader: frame.header))
+                let head = (try? CommitChain.head(key: first, vaultID: vaultID, previousHead: previous, digest: group.digest, commitHeader: frame.header,
+                                                  storedAttestation: storedAttestation))
                     ?? previous
                 computed.append(head)
                 computedFrom[k] = previous
@@ -551,12 +557,13 @@ extension VaultFile {
             if o >= 0 || mine < 0 { original[storedKeys[k]] = o }  // the earlier one stays the original
             shared[storedKeys[k], default: [o < 0 ? -1 - o : o]].append(k)
         }
-        // The head does not cover the attestation bytes: a commit frame
-        // with the same head and another `nonce ‖ sealed A` (random bytes,
-        // or an unattested re-seal) is a commit that stores the same head.
-        // So where heads are shared — never in an honest file — the original
+        // Where heads are shared — never in an honest file — the original
         // is chosen first among those a current member attested, then by
-        // the rule above (fifth review F1).
+        // the rule above (fifth review F1, when the head did not cover the
+        // attestation bytes). The head now covers them (sixth review R6-1),
+        // so commits sharing a verified head carry one attestation and this
+        // changes no choice (Spec/format.md §9.3 "Copies": a reader MAY skip
+        // it); it stays as a guard, run only where heads are shared.
         for (head, ks) in shared {
             let results = ks.map { attestation(of: groups[$0], previousHead: verifiedFrom[$0]!, key: keyOf[$0]!) }
             let attested = ks.indices.filter { if case .attested = results[$0] { return true } else { return false } }
@@ -1067,7 +1074,8 @@ extension VaultFile {
         for key in ordered {
             let header = CommitChain.commitHeader(keyID: key.id)
             guard previous.contains(where: { prev in
-                (try? CommitChain.head(key: key, vaultID: vaultID, previousHead: prev, digest: d, commitHeader: header)).map { constantTimeEqual($0, stored) } ?? false
+                (try? CommitChain.head(key: key, vaultID: vaultID, previousHead: prev, digest: d, commitHeader: header, body: body))
+                    .map { constantTimeEqual($0, stored) } ?? false
             }) else { continue }
             let index = s.frames.count
             var frame = ScannedFrame(

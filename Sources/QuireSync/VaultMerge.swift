@@ -754,8 +754,12 @@ final class Side {
             switch checked {
             case .attested, .removedMember:
                 // With colliding key ids, the key that opens it.
+                // It is sealed over the head the commit verified from (format.md §9.2).
+                let from = (g < previousHeads.count ? previousHeads[g] : nil) ?? groups[g].storedPreviousHead
                 let opened = file.keys.keys(for: commitFrame.header.keyID).lazy.compactMap { key in
-                    CommitChain.openAttestation(body: groups[g].commitBody, key: key, vaultID: self.file.vaultID, commitHeader: commitFrame.header)
+                    CommitChain.openAttestation(
+                        body: groups[g].commitBody, previousHead: from, digest: groups[g].digest, key: key, vaultID: self.file.vaultID,
+                        commitHeader: commitFrame.header)
                         .map { (plain: $0, commitment: key.commitment) }
                 }.first
                 attestation = opened?.plain

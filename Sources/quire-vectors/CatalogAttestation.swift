@@ -6,16 +6,27 @@ import QuireKeys
 /// Commit attestations (`Spec/format.md §9.4`) and unknown critical kinds
 /// (§4.3: fatal only inside verified and attested commits).
 extension Catalog {
-    /// Replaces the body of the commit frame at `index` in `bytes` with
-    /// `head ‖ nonce ‖ AEAD(attestation key, nonce, attestation, ad)`.
+    /// Replaces the body of the last commit frame, at `index` in `bytes`,
+    /// with `h ‖ previous head ‖ nonce ‖ AEAD(attestation key, nonce,
+    /// attestation, ad)`, its head `h` computed over that stored attestation
+    /// (`Spec/format.md §9.2`), so the head verifies and only the attestation
+    /// is judged.
     static func rewriteCommit(_ bytes: inout [UInt8], _ b: VectorBuilder, commit index: Int, attestation: [UInt8], nonce: [UInt8]) throws {
         let f = b.frame(index)
         let key = b.keys.writeKey!
-        let head = f.trailer
-        let previous = CommitChain.storedPreviousHead(body: f.commitBody!)
-        let ad = b.vaultID.bytes + f.header.fieldBytes + head
-        let body = head + previous + nonce + XChaCha20Poly1305.seal(attestation, key: try key.subkey(.attestation), nonce: nonce, authenticating: ad)
-        bytes.replaceSubrange(Int(f.bodyOffset)..<Int(f.end), with: body)
+        let g = b.vault.structure.groups.first { $0.commitFrame == index }!
+        precondition(g.commitFrame == b.vault.structure.groups.last!.commitFrame, "only the last commit's head can be recomputed")
+        let previous = g.storedPreviousHead
+        let ad = attestationAD(b, group: g)
+        let stored = nonce + XChaCha20Poly1305.seal(attestation, key: try key.subkey(.attestation), nonce: nonce, authenticating: ad)
+        let head = try CommitChain.head(key: key, vaultID: b.vaultID, previousHead: previous, digest: g.digest, commitHeader: f.header, storedAttestation: stored)
+        bytes.replaceSubrange(Int(f.bodyOffset)..<Int(f.end), with: head + previous + stored)
+    }
+
+    /// `vault id ‖ commit header fields ‖ h_(k−1) ‖ D`: the associated data
+    /// of group `g`'s sealed attestation (`Spec/format.md §9.2`).
+    static func attestationAD(_ b: VectorBuilder, group g: CommitGroup) -> [UInt8] {
+        b.vaultID.bytes + b.frame(g.commitFrame).header.fieldBytes + g.storedPreviousHead + g.digest
     }
 
     static var attestations: [Make] {
@@ -46,7 +57,7 @@ extension Catalog {
                 var bytes = try b.bytes()
                 let g = b.vault.structure.groups.last!
                 let a = b.signer.publicKey + b.signer.sign(CommitChain.signedMessage(vaultID: VaultID(using: b.random), keyCommitment: b.keys.writeKey!.commitment, previousHead: g.storedPreviousHead, digest: g.digest))
-                try rewriteCommit(&bytes, b, commit: d[0]! + 1, attestation: a, nonce: syntheticNonce(b, head: g.storedHead, attestation: a))
+                try rewriteCommit(&bytes, b, commit: d[0]! + 1, attestation: a, nonce: syntheticNonce(b, group: g, attestation: a))
                 return try b.vector("damaged", comment: "the signed message binds the vault id (\"quire-commit-v2\" ‖ vault id ‖ key commitment ‖ h_(k−1) ‖ D): a signature made for another vault id does not verify", body: bytes,
                                     issues: [("attestation_failed", b.offset(d[0]! + 1))])
             },
@@ -56,7 +67,7 @@ extension Catalog {
                 var bytes = try b.bytes()
                 let g = b.vault.structure.groups.last!
                 try rewriteCommit(&bytes, b, commit: idx[0]! + 1, attestation: CommitChain.attestation(keyCommitment: b.keys.writeKey!.commitment, previousHead: g.storedPreviousHead, digest: g.digest, vaultID: b.vaultID, signer: b.signer), nonce: b.random.bytes(24))
-                return try b.vector("damaged", comment: "a valid attestation sealed under a random nonce: the box opens, but the nonce is not BLAKE2b-192(attestation key, \"quire-commit-nonce-v2\" ‖ h ‖ A)", body: bytes,
+                return try b.vector("damaged", comment: "a valid attestation sealed under a random nonce: the box opens, but the nonce is not BLAKE2b-192(nonce key, \"quire-commit-nonce-v3\" ‖ ad ‖ A)", body: bytes,
                                     issues: [("attestation_failed", b.offset(idx[0]! + 1))])
             },
             {
@@ -74,8 +85,8 @@ extension Catalog {
                 var bytes = try b.bytes()
                 let commit = b.frame(idx[0]! + 1)
                 Edit.flipBit(&bytes, byte: Int(commit.bodyOffset) + 32 + 24 + 40, bit: 3)
-                return try b.vector("damaged", comment: "a flipped bit in a commit's sealed attestation: the head still verifies (records verified), the attestation does not open (records unattested); the next commit is unaffected", body: bytes,
-                                    issues: [("attestation_failed", commit.location.offset)])
+                return try b.vector("damaged", comment: "a flipped bit in a commit's sealed attestation, which the head covers (format.md §9.2; sixth review R6-1: before, the head still verified and the commit read as verified but unattested, attestation_failed, which merge then dropped). Its head no longer verifies; the next commit links to its stored head, and nothing in its group looks damaged, so it is tampered (commit_tampered, its record unverified, writes refused until a merge or a compaction); the next commit's link shows nothing, and it joins the chain verified and attested", body: bytes,
+                                    issues: [("commit_tampered", commit.location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-attestation-nonce-flipped")
@@ -83,8 +94,8 @@ extension Catalog {
                 var bytes = try b.bytes()
                 let commit = b.frame(idx[0]! + 1)
                 Edit.flipBit(&bytes, byte: Int(commit.bodyOffset) + 64 + 5, bit: 0)
-                return try b.vector("damaged", comment: "a flipped bit in a commit's nonce: the attestation does not open", body: bytes,
-                                    issues: [("attestation_failed", commit.location.offset)])
+                return try b.vector("damaged", comment: "a flipped bit in the last commit's nonce, which the head covers (format.md §9.2; sixth review R6-1: before, the head still verified and the attestation failed): a mismatch, its record unverified", body: bytes,
+                                    issues: [("commit_mismatch", commit.location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-attestation-by-member-of-untrusted-keyring")
@@ -120,10 +131,11 @@ extension Catalog {
         ]
     }
 
-    static func syntheticNonce(_ b: VectorBuilder, head: [UInt8], attestation: [UInt8]) throws -> [UInt8] {
+    /// `BLAKE2b-192(key = nonce key, "quire-commit-nonce-v3" ‖ ad ‖ A)` for group `g`.
+    static func syntheticNonce(_ b: VectorBuilder, group g: CommitGroup, attestation: [UInt8]) throws -> [UInt8] {
         var h = BLAKE2b.Hasher(byteCount: 24, key: try b.keys.writeKey!.subkey(.commitNonce))
-        h.update(Array("quire-commit-nonce-v2".utf8))
-        h.update(head)
+        h.update(Array("quire-commit-nonce-v3".utf8))
+        h.update(attestationAD(b, group: g))
         h.update(attestation)
         return h.finalize()
     }

@@ -93,9 +93,16 @@ extension Catalog {
                 let phone = try VectorBuilder.device(phoneSeed)
                 let epoch1 = b.ringKeys[b.rootID]!
                 let payload = b.entry("inserted by the stolen phone").encoded()
-                let frame = try SealedFrame.seal(kind: .entryRevision, payload: payload, key: epoch1, vaultID: b.vaultID, compress: true, random: b.random)
-                let x = frame + (try Edit.commitFrame(over: [frame], previous: tipOne, key: epoch1, vaultID: b.vaultID,
+                // The walk visits the siblings "two" and X in stored-head
+                // order; the phone grinds X's head (its record's nonce) to
+                // sort after "two"'s, the order this vector pins.
+                let twoHead = Array(two[(two.count - commitLength + FrameHeader.byteCount)...].prefix(32))
+                var x: [UInt8] = []
+                repeat {
+                    let frame = try SealedFrame.seal(kind: .entryRevision, payload: payload, key: epoch1, vaultID: b.vaultID, compress: true, random: b.random)
+                    x = frame + (try Edit.commitFrame(over: [frame], previous: tipOne, key: epoch1, vaultID: b.vaultID,
                                                        attestation: CommitChain.attestation(keyCommitment: epoch1.commitment, previousHead: tipOne, digest: Edit.digest(of: [frame]), vaultID: b.vaultID, signer: phone)))
+                } while !twoHead.lexicographicallyPrecedes(x[(x.count - commitLength + FrameHeader.byteCount)...].prefix(32))
                 b.released.append((frame: -1, kind: RecordKind.entryRevision.rawValue, payload: payload))
                 try b.replaceFile(with: Array(bytes[0..<afterOne]) + x)
                 let w = try b.commit([.entry(b.entry("written after X"))])[0]!
@@ -163,10 +170,9 @@ extension Catalog {
                 let g = b.vault.structure.groups[2]
                 let start = Int(b.offset(g.members.lowerBound)), framesEnd = Int(b.frame(g.commitFrame).location.offset)
                 let frames = Array(bytes[start..<framesEnd])
-                let plain = CommitChain.openAttestation(body: g.commitBody, key: epoch1, vaultID: b.vaultID, commitHeader: b.frame(g.commitFrame).header)!
+                let plain = CommitChain.openAttestation(body: g.commitBody, previousHead: g.storedPreviousHead, digest: g.digest, key: epoch1, vaultID: b.vaultID, commitHeader: b.frame(g.commitFrame).header)!
                 let header = CommitChain.commitHeader(keyID: k2.id)
-                let head = try CommitChain.head(key: k2, vaultID: b.vaultID, previousHead: g.storedPreviousHead, digest: g.digest, commitHeader: header)
-                let commit = header.encoded() + (try CommitChain.body(head: head, previousHead: g.storedPreviousHead, attestation: plain, key: k2, vaultID: b.vaultID, commitHeader: header))
+                let commit = header.encoded() + (try CommitChain.body(previousHead: g.storedPreviousHead, digest: g.digest, attestation: plain, key: k2, vaultID: b.vaultID, commitHeader: header))
                 bytes.insert(contentsOf: frames + commit, at: start)
                 let record = b.released.firstIndex { g.members.contains($0.frame) }!
                 b.released.insert((frame: -1, kind: b.released[record].kind, payload: b.released[record].payload), at: record)
@@ -175,8 +181,8 @@ extension Catalog {
                                     issues: [("commit_orphaned", copyCommit)])
             },
             {
-                // F1 of the fifth review (1a): the head does not cover the
-                // attestation bytes. A keyless writer copies group "two"
+                // F1 of the fifth review (1a), when the head did not cover
+                // the attestation bytes. A keyless writer copies group "two"
                 // (frames and commit frame), overwrites bytes 64..<200 of
                 // the copy's commit body (nonce and sealed A), and inserts
                 // it right after "one", before the original.
@@ -191,8 +197,8 @@ extension Catalog {
                 bytes.insert(contentsOf: copy, at: at)
                 let firstOfTwo = b.released.firstIndex { b.vault.structure.groups[2].members.contains($0.frame) }!
                 b.released.insert(record, at: firstOfTwo)
-                return try b.vector("damaged", comment: "attack (fifth review F1, 1a): a keyless writer copies group \"two\" (frames and commit frame), overwrites the nonce and sealed attestation of the copy's commit body (bytes 64..<200; the head covers neither) and inserts it right after \"one\", before the original. Before, of the commits storing one head the original was the first that stands in its place: the altered copy, whose attestation fails (treated as unattested); the genuine \"two\" was the copy (orphaned) and \"three\" linked to the altered copy: \"two\"'s record read as verified but unattested, reported attestation_failed and commit_orphaned. Now, where commits store one head, the original is chosen first among those a current member attested: the genuine \"two\" is the original, verified and attested; the altered copy is the copy (orphaned, its record unverified)", body: bytes,
-                                    issues: [("commit_orphaned", UInt64(at + copy.count - commitLength))])
+                return try b.vector("damaged", comment: "attack (fifth review F1, 1a): a keyless writer copies group \"two\" (frames and commit frame), overwrites the nonce and sealed attestation of the copy's commit body (bytes 64..<200) and inserts it right after \"one\", before the original. Before, the head covered neither, and of the commits storing one head the original was the first that stands in its place: the altered copy, whose attestation fails (treated as unattested); the genuine \"two\" was the copy (orphaned) and \"three\" linked to the altered copy: \"two\"'s record read as verified but unattested, reported attestation_failed and commit_orphaned. Now the head covers those bytes (sixth review R6-1): the altered copy's head does not verify, so it is a mismatch (commit_mismatch, its record unverified) that places and displaces nothing; the genuine \"two\" is verified and attested, and \"three\" links to it", body: bytes,
+                                    issues: [("commit_mismatch", UInt64(at + copy.count - commitLength))])
             },
             {
                 // F1 of the fifth review (1b): an epoch-key holder (here the
@@ -208,7 +214,7 @@ extension Catalog {
                 let (copy, record) = try groupBytes(b, group: 2)
                 let header = CommitChain.commitHeader(keyID: epoch1.id)
                 let unattested = [UInt8](repeating: 0, count: CommitChain.attestationByteCount)
-                let resealed = header.encoded() + (try CommitChain.body(head: g.storedHead, previousHead: g.storedPreviousHead, attestation: unattested, key: epoch1, vaultID: b.vaultID, commitHeader: header))
+                let resealed = header.encoded() + (try CommitChain.body(previousHead: g.storedPreviousHead, digest: g.digest, attestation: unattested, key: epoch1, vaultID: b.vaultID, commitHeader: header))
                 let z = try Edit.commitFrame(over: [], previous: g.storedPreviousHead, key: epoch1, vaultID: b.vaultID, attestation: unattested)
                 let inserted = Array(copy.dropLast(commitLength)) + resealed + z
                 let at = Int(b.frame(b.vault.structure.groups[1].commitFrame).end)
@@ -231,7 +237,6 @@ extension Catalog {
                 try b.commit([.entry(b.entry("two"))])
                 try b.commit([.entry(b.entry("three"))])
                 let history = try b.bytes()
-                let twoCommit = b.frame(b.vault.structure.groups[2].commitFrame).location.offset
                 let phone = try VectorBuilder.device(phoneSeed)
                 let epoch1 = b.ringKeys[b.rootID]!
                 let (k2, rotation) = try child(b, signer: phone)
@@ -243,8 +248,8 @@ extension Catalog {
                     attestation: CommitChain.attestation(keyCommitment: epoch1.commitment, previousHead: tipOne, digest: Edit.digest(of: frames), vaultID: b.vaultID, signer: phone)))
                 var bytes = history
                 bytes.insert(contentsOf: x, at: afterOne)
-                return try b.vector("recovered", comment: "attack (fifth review F2): a stolen phone, a current member, signs a rotation keyring of epoch 2 (same members) and inserts it right after \"one\", in a group it commits under epoch 1, chained from \"one\" and attested by itself. Before, the floor was taken over the walk: the inserted group raised it to 2, so \"two\" and \"three\" (epoch 1) were stale and nothing in them was released. Now staleness is judged by the floor along the commit's own line (the member-attested commits it links to, transitively): \"two\" links to \"one\", whose line is at epoch 1, so it is not stale; it links past the phone's commit, and a current member attested it, so it is a member's fork (commit_fork, a warning); \"two\" and \"three\" verify and their records are released", body: bytes,
-                                    issues: [("commit_fork", twoCommit + UInt64(x.count))])
+                return try b.vector("recovered", comment: "attack (fifth review F2): a stolen phone, a current member, signs a rotation keyring of epoch 2 (same members) and inserts it right after \"one\", in a group it commits under epoch 1, chained from \"one\" and attested by itself. Before, the floor was taken over the walk: the inserted group raised it to 2, so \"two\" and \"three\" (epoch 1) were stale and nothing in them was released. Now staleness is judged by the floor along the commit's own line (the member-attested commits it links to, transitively): \"two\" links to \"one\", whose line is at epoch 1, so it is not stale. The phone's commit and \"two\" both link to \"one\"; here \"two\"'s stored head sorts first, so the walk visits \"two\" and \"three\" first and the phone's commit, which links past them and a current member attested, is the member's fork (commit_fork, a warning: the phone could grind its head to sort first, and \"two\" would be the fork instead); either way \"two\" and \"three\" verify and their records are released", body: bytes,
+                                    issues: [("commit_fork", UInt64(afterOne + x.count - commitLength))])
             },
             {
                 try recomputedChain("attack-removed-device-recomputes-heads", thenWritten: false)
@@ -306,9 +311,8 @@ extension Catalog {
         // recovery key's signature) opened and sealed again unchanged.
         let rGroup = b.vault.structure.groups[b.vault.structure.groupIndex(ofFrame: r)!]
         let rFrame = b.frame(rGroup.commitFrame)
-        let plain = CommitChain.openAttestation(body: rGroup.commitBody, key: epoch1, vaultID: b.vaultID, commitHeader: rFrame.header)!
-        let head = try CommitChain.head(key: epoch1, vaultID: b.vaultID, previousHead: insertedHead, digest: rGroup.digest, commitHeader: rFrame.header)
-        let body = try CommitChain.body(head: head, previousHead: insertedHead, attestation: plain, key: epoch1, vaultID: b.vaultID, commitHeader: rFrame.header)
+        let plain = CommitChain.openAttestation(body: rGroup.commitBody, previousHead: rGroup.storedPreviousHead, digest: rGroup.digest, key: epoch1, vaultID: b.vaultID, commitHeader: rFrame.header)!
+        let body = try CommitChain.body(previousHead: insertedHead, digest: rGroup.digest, attestation: plain, key: epoch1, vaultID: b.vaultID, commitHeader: rFrame.header)
         bytes.replaceSubrange(Int(rFrame.bodyOffset)..<Int(rFrame.end), with: body)
         let inserted = frame + insertedCommit
         bytes.insert(contentsOf: inserted, at: insertAt)

@@ -463,8 +463,7 @@ enum Edit {
         }
         let d = digest.finalize()
         let header = CommitChain.commitHeader(keyID: key.id)
-        let head = try CommitChain.head(key: key, vaultID: vaultID, previousHead: previous, digest: d, commitHeader: header)
-        return header.encoded() + (try CommitChain.body(head: head, previousHead: previous, attestation: attestation, key: key, vaultID: vaultID, commitHeader: header))
+        return header.encoded() + (try CommitChain.body(previousHead: previous, digest: d, attestation: attestation, key: key, vaultID: vaultID, commitHeader: header))
     }
 
     /// The group digest `D` of whole frames.

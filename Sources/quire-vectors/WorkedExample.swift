@@ -310,31 +310,31 @@ enum WorkedExample {
             let cf = s.frames[group.commitFrame]
             let frame = Array(file[Int(cf.location.offset)..<Int(cf.end)])
             let fields = Array(frame[0..<12])
-            let headInput = Array("quire-chain-v2".utf8) + vaultID.bytes + previous + D + fields
-            let h = BLAKE2b.mac(headInput, key: try sub(1), byteCount: 32)
-            try same("h\(g + 1)", h, frame[16..<48])
-            try same("stored h\(g)", previous, frame[48..<80])
             let signed = Array("quire-commit-v2".utf8) + vaultID.bytes + commitment + previous + D
             let A = deviceKeys.publicKey + deviceKeys.sign(signed)
             let attestationKey = try sub(3)
+            let cad = vaultID.bytes + fields + previous + D
             var nh = BLAKE2b.Hasher(byteCount: 24, key: try sub(5))
-            nh.update(Array("quire-commit-nonce-v2".utf8))
-            nh.update(h)
+            nh.update(Array("quire-commit-nonce-v3".utf8))
+            nh.update(cad)
             nh.update(A)
             let nonce = nh.finalize()
             try same("commit nonce \(g + 1)", nonce, frame[80..<104])
-            let cad = vaultID.bytes + fields + h
             let sealed = XChaCha20Poly1305.seal(A, key: attestationKey, nonce: nonce, authenticating: cad)
             try same("sealed attestation \(g + 1)", sealed, frame[104...])
+            let headInput = Array("quire-chain-v3".utf8) + vaultID.bytes + previous + D + fields + nonce + sealed
+            let h = BLAKE2b.mac(headInput, key: try sub(1), byteCount: 32)
+            try same("h\(g + 1)", h, frame[16..<48])
+            try same("stored h\(g)", previous, frame[48..<80])
             doc.value("D\(g + 1) = H256(summaries)", D)
             try header(group.commitFrame, "commit: kind 02, flags 00, key id, length 200", &doc)
-            doc.value("h\(g + 1) input = \"quire-chain-v2\" ‖ vault id ‖ h\(g) ‖ D\(g + 1) ‖ commit header[0..<12]", headInput)
-            doc.value("h\(g + 1) = MAC256(commit key, that)", h)
             doc.value("signed message = \"quire-commit-v2\" ‖ vault id ‖ key commitment ‖ h\(g) ‖ D\(g + 1)", signed)
             doc.value("A = signer (the device's public key) ‖ Ed25519 signature", A)
-            doc.value("synthetic nonce = BLAKE2b-192(key = nonce key, \"quire-commit-nonce-v2\" ‖ h\(g + 1) ‖ A)", nonce)
-            doc.value("associated data = vault id ‖ commit header[0..<12] ‖ h\(g + 1)", cad)
+            doc.value("associated data = vault id ‖ commit header[0..<12] ‖ h\(g) ‖ D\(g + 1)", cad)
+            doc.value("synthetic nonce = BLAKE2b-192(key = nonce key, \"quire-commit-nonce-v3\" ‖ associated data ‖ A)", nonce)
             doc.value("sealed attestation = XChaCha20-Poly1305(attestation key, nonce, A, ad)", sealed)
+            doc.value("h\(g + 1) input = \"quire-chain-v3\" ‖ vault id ‖ h\(g) ‖ D\(g + 1) ‖ commit header[0..<12] ‖ nonce ‖ sealed attestation", headInput)
+            doc.value("h\(g + 1) = MAC256(commit key, that)", h)
             doc.value("commit body = h\(g + 1) ‖ h\(g) ‖ nonce ‖ sealed attestation", Array(frame[16...]))
             return h
         }

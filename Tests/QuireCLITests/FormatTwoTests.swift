@@ -79,8 +79,9 @@ import Testing
         #expect(before["device"] as? String == "the device \"Laptop\"")
         #expect(before["attested"] as? Bool == true)
         // The last 16 bytes of the file are the tag of the last commit's
-        // sealed attestation (Spec/format.md §9.1): flipped, the box does not
-        // open, the commit is attestation_failed and its revision unattested.
+        // sealed attestation (Spec/format.md §9.2), which its head covers
+        // (sixth review R6-1): flipped, the commit no longer verifies, and
+        // its revision is neither verified nor a member's.
         var bytes = try Data(contentsOf: URL(fileURLWithPath: box.path("Journal.quire")))
         bytes[bytes.count - 3] ^= 0x01
         try bytes.write(to: URL(fileURLWithPath: box.path("Journal.quire")))
@@ -95,9 +96,10 @@ import Testing
         #expect(version["attested"] as? Bool == false)
         let show = try box.quire(["show", "Journal.quire", id])
         // Damage, said as such: not blamed on a passphrase or another program.
-        #expect(show.stdout.contains("\nattested: no: the attestation of the commit holding this version is damaged"), "\(show)")
+        #expect(show.stdout.contains("\nverified: no: the commit holding this revision did not verify"), "\(show)")
+        #expect(!show.stdout.contains("another program"), "\(show)")
         let shown = try box.quire(["show", "Journal.quire", id, "--json"]).json()
-        #expect(shown["verified"] as? Bool == true)
+        #expect(shown["verified"] as? Bool == false)
         #expect(shown["attested"] as? Bool == false)
     }
 }

@@ -13,14 +13,15 @@ import Testing
     @Test func attackAttestationKeyDoublesAsNonceKey() throws {
         let key = testEpochKey()
         let header = CommitChain.commitHeader(keyID: key.id)
-        let head = counting(32, from: 40)
+        let digest = counting(32, from: 7)
         let signer = try Ed25519.KeyPair(using: SeededRandom(label: "L5 signer"))
-        let attestation = CommitChain.attestation(keyCommitment: key.commitment, previousHead: CommitChain.genesisHead, digest: counting(32, from: 7), vaultID: countingVaultID, signer: signer)
+        let attestation = CommitChain.attestation(keyCommitment: key.commitment, previousHead: CommitChain.genesisHead, digest: digest, vaultID: countingVaultID, signer: signer)
         for plain in [CommitChain.unattested, attestation] {
             let body = try CommitChain.body(
-                head: head, previousHead: CommitChain.genesisHead, attestation: plain, key: key, vaultID: countingVaultID, commitHeader: header)
+                previousHead: CommitChain.genesisHead, digest: digest, attestation: plain, key: key, vaultID: countingVaultID, commitHeader: header)
             let nonce = Array(body[64..<88])
-            let message = Array("quire-commit-nonce-v2".utf8) + head + plain
+            let ad = countingVaultID.bytes + header.fieldBytes + CommitChain.genesisHead + digest
+            let message = Array("quire-commit-nonce-v3".utf8) + ad + plain
             let nonceKey = try KeyDerivation.derive(from: key.key, subkeyID: 6, context: "quire v2")
             #expect(nonce == BLAKE2b.mac(message, key: nonceKey, byteCount: 24))
             #expect(nonce != BLAKE2b.mac(message, key: try key.subkey(.attestation), byteCount: 24))
@@ -268,13 +269,14 @@ import Testing
         #expect(releasedRecords(vault).map(\.commitVerified) == [true, false, true, true, true, true])
     }
 
-    /// Fifth review, F1 (1a): the head does not cover the commit body's
+    /// Fifth review, F1 (1a): the head did not cover the commit body's
     /// bytes 64..<200. A keyless copy of a member's group with those bytes
     /// randomised, inserted right after the commit it extends, stood in
     /// its place first, so it was the original (its attestation failed,
     /// treated as unattested) and the member's commit the copy: the
-    /// member's record read as unattested. Now the original is chosen first
-    /// among the commits a current member attested.
+    /// member's record read as unattested. Now the head covers those bytes
+    /// (sixth review R6-1): the altered copy's head does not verify, so it
+    /// is a mismatch that displaces nothing.
     @Test func attackKeylessCopyWithRandomisedAttestation() throws {
         let v = RawKeyVault(label: "copy randomised")
         try v.create([[0]])
@@ -287,7 +289,7 @@ import Testing
         bytes.insert(contentsOf: copy, at: Int(s.frames[s.groups[0].commitFrame].end))
         try Data(bytes).write(to: URL(fileURLWithPath: v.path))
         let vault = try v.open()
-        #expect(vault.commits.statuses == [.verified, .orphaned, .verified, .verified])
+        #expect(vault.commits.statuses == [.verified, .mismatch, .verified, .verified])
         let released = releasedRecords(vault)
         #expect(released.map(\.payload) == [[0], [1], [1], [2]])
         #expect(released.map(\.commitVerified) == [true, false, true, true])
@@ -296,7 +298,8 @@ import Testing
     }
 
     /// Fifth review, F1 (1b): a holder of the commit key seals a member's
-    /// commit again as unattested (same head, previous head and group),
+    /// commit again as unattested (same previous head and group; since the
+    /// head covers the attestation, sixth review R6-1, a head of its own),
     /// inserts that group before the original and an empty commit after it
     /// chained from the commit before. The re-seal was the original, the
     /// empty commit passed it by, the member's commit was a copy and the
@@ -311,10 +314,11 @@ import Testing
         let g = s.groups[1]
         let start = Int(s.frames[g.members.lowerBound].location.offset), framesEnd = Int(s.frames[g.commitFrame].location.offset)
         let header = CommitChain.commitHeader(keyID: v.epochKey.id)
-        let resealed = header.encoded() + (try CommitChain.body(head: g.storedHead, previousHead: g.storedPreviousHead, attestation: CommitChain.unattested, key: v.epochKey, vaultID: v.vaultID, commitHeader: header))
+        // The head covers the attestation (sixth review R6-1): the re-seal
+        // has a head of its own, a sibling of the member's commit.
+        let resealed = header.encoded() + (try CommitChain.body(previousHead: g.storedPreviousHead, digest: g.digest, attestation: CommitChain.unattested, key: v.epochKey, vaultID: v.vaultID, commitHeader: header))
         let empty = CommitChain.Digest().finalize()
-        let zHead = try CommitChain.head(key: v.epochKey, vaultID: v.vaultID, previousHead: g.storedPreviousHead, digest: empty, commitHeader: header)
-        let z = header.encoded() + (try CommitChain.body(head: zHead, previousHead: g.storedPreviousHead, attestation: CommitChain.unattested, key: v.epochKey, vaultID: v.vaultID, commitHeader: header))
+        let z = header.encoded() + (try CommitChain.body(previousHead: g.storedPreviousHead, digest: empty, attestation: CommitChain.unattested, key: v.epochKey, vaultID: v.vaultID, commitHeader: header))
         bytes.insert(contentsOf: Array(bytes[start..<framesEnd]) + resealed + z, at: Int(s.frames[s.groups[0].commitFrame].end))
         try Data(bytes).write(to: URL(fileURLWithPath: v.path))
         let vault = try v.open()

@@ -513,10 +513,14 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
     /// Key pair of seed 20…3f; public key 29acbae1… (computed independently).
     static let signer = keyPair(seed: counting(32, from: 0x20))
 
-    /// The digest and head of one summary (header 00…0f, trailer 64…83) under
-    /// key 00…1f and vault 00…0f, from an independent computation.
+    /// The digest of one summary (header 00…0f, trailer 64…83), and the head
+    /// of the unattested commit over it extending h_0, under key 00…1f and
+    /// vault 00…0f, from an independent computation (PyNaCl, from
+    /// Spec/format.md §9.2).
     static let digestHex = "bbb44d5c8acea0fe30ad4e8a59858d9bc1cb20ecf1abd9243ff43eded2678abb"
-    static let headHex = "0824d69e815505e2e5a4ce61aee2aefb0ef2be8f4bf56e91ee80309bf8340242"
+    static let headHex = "f210be9225e41b97ec802fa73bbbd8d7b6a5f0c4f299ca939e1d21487255565e"
+    /// The head of the commit over the same group attested by ``signer``.
+    static let attestedHeadHex = "cc917eaf6546b4038af46a268fe5dc54e6182472fb8ef0b682e7a946fa315273"
 
     static func knownDigest() -> [UInt8] {
         var digest = CommitChain.Digest()
@@ -524,16 +528,16 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
         return digest.finalize()
     }
 
+    /// The head of the unattested commit over ``knownDigest()`` extending h_0.
     static func knownHead() throws -> [UInt8] {
-        try CommitChain.head(
-            key: testEpochKey(), vaultID: countingVaultID, previousHead: CommitChain.genesisHead, digest: knownDigest(),
-            commitHeader: CommitChain.commitHeader(keyID: testEpochKey().id))
+        Array(try body(CommitChain.unattested)[0..<32])
     }
 
     @Test func knownAnswer() throws {
         // D = BLAKE2b-256(00…0f ‖ 64…83); h = BLAKE2b-256 keyed with
-        // KDF(key, 2, "quire v2") over "quire-chain-v2" ‖ vault id ‖ 0³² ‖ D ‖
-        // commit header[0..<12] (kind 2, flags 0, key id, length 168).
+        // KDF(key, 2, "quire v2") over "quire-chain-v3" ‖ vault id ‖ 0³² ‖ D ‖
+        // commit header[0..<12] (kind 2, flags 0, key id, length 200) ‖ the
+        // stored attestation (nonce ‖ sealed 0⁹⁶, below).
         var digest = CommitChain.Digest()
         digest.add(header: counting(16), trailer: counting(32, from: 100))
         #expect(digest.frameCount == 1)
@@ -544,32 +548,32 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
     }
 
     @Test func commitBodyKnownAnswers() throws {
-        // head ‖ previous head ‖ nonce ‖ AEAD(attestation key, nonce, A, vault
-        // id ‖ commit header[0..<12] ‖ head), nonce = BLAKE2b-192 keyed with
-        // the nonce key KDF(key, 6, "quire v2") of "quire-commit-nonce-v2" ‖
-        // head ‖ A; computed independently (PyNaCl, from Spec/format.md §9.2)
-        // for A = 0⁹⁶ and for A = signer ‖ Ed25519 signature of
-        // "quire-commit-v2" ‖ vault id ‖ key commitment ‖ previous head ‖ D,
-        // previous head h_0.
+        // head ‖ previous head ‖ nonce ‖ AEAD(attestation key, nonce, A, ad),
+        // ad = vault id ‖ commit header[0..<12] ‖ previous head ‖ D, nonce =
+        // BLAKE2b-192 keyed with the nonce key KDF(key, 6, "quire v2") of
+        // "quire-commit-nonce-v3" ‖ ad ‖ A, and the head over nonce ‖ sealed
+        // (sixth review R6-1); computed independently (PyNaCl, from
+        // Spec/format.md §9.2) for A = 0⁹⁶ and for A = signer ‖ Ed25519
+        // signature of "quire-commit-v2" ‖ vault id ‖ key commitment ‖
+        // previous head ‖ D, previous head h_0.
         let key = testEpochKey()
         let header = CommitChain.commitHeader(keyID: key.id)
-        let head = try Self.knownHead()
         let previous = CommitChain.genesisHead
         let unattested = try CommitChain.body(
-            head: head, previousHead: previous, attestation: CommitChain.unattested, key: key, vaultID: countingVaultID, commitHeader: header)
+            previousHead: previous, digest: Self.knownDigest(), attestation: CommitChain.unattested, key: key, vaultID: countingVaultID, commitHeader: header)
         #expect(hex(unattested) == Self.headHex + hex(previous) + """
-            6f4993ba8492977402ccc3217d5b9219b10bbc42e81f57f2237f05eaf2de86de6674a71f05e794a5ccf5af4682740c42c8448df0728185c5\
-            e8e89c5668afbb61d2291a9168ea7882d883807f98cc0e0ee8d74cf85cdca1f3ea63f982ec226b526532bca75c1d4ae93c4027053a8d4b72\
-            bda9cfaa5202a09b7dbaddd7a8257fe21ed412eab118dfbc
+            0864751901427e9de1ea5104a0ad22dad4d1ea2d4effce38b03ae3c49fed991e9b30dcb0a602ede364245d7af158f3a93fb92e4bf839936e\
+            9455186012f635e88d5ef14eb2499a9315fc0c2bc99946c2065319b86ab22b07de0c7ff329f5a7c8b8d7b92882ea3a23dc8f32c6648fa181\
+            6e7d8a5bc5d3941d34f24705692bdc734b6c83e8a0d1be1e
             """)
         #expect(hex(Self.signer.publicKey) == "29acbae141bccaf0b22e1a94d34d0bc7361e526d0bfe12c89794bc9322966dd7")
         let a = CommitChain.attestation(keyCommitment: testEpochKey().commitment, previousHead: previous, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
         #expect(a.count == 96 && Array(a[0..<32]) == Self.signer.publicKey)
-        let attested = try CommitChain.body(head: head, previousHead: previous, attestation: a, key: key, vaultID: countingVaultID, commitHeader: header)
-        #expect(hex(attested) == Self.headHex + hex(previous) + """
-            4442f268d35f32007261dfa95a7b54df554f98b2161aaa4b345bc8806b2799b040acee9fff059b61308fa54dc9bb913d2f73fe1935b476a8\
-            195f99e14dcfc47852a4a7467cf51ee871567ecb608f90cf235563f76f8dd3d905a48194dd2df2ed3a65e292e4a1870a434e6cba8f785a73\
-            696cba2178cd1eb13cf7fcfe8102e692b4c8e67a6d972944
+        let attested = try CommitChain.body(previousHead: previous, digest: Self.knownDigest(), attestation: a, key: key, vaultID: countingVaultID, commitHeader: header)
+        #expect(hex(attested) == Self.attestedHeadHex + hex(previous) + """
+            5bc51e927ac80145ad5655fd01b591c3b041e7593df01622491861ec6cbe38923bb0710671e6082f096cfb1ec7c48d41b80254c5b4574387\
+            c39533cf53fe63fc5e180d9eacf24e976445a922d37c9ad4c1c620afd3b55ca4703d10f59632b72faa4852d1f1563523bdb98bb44a2e2496\
+            42989ddd12f5bde8a2feffd67b004a6e0375643a3c75df3e
             """)
         #expect(unattested.count == 200 && attested.count == 200)
         #expect(CommitChain.storedPreviousHead(body: attested) == previous)
@@ -600,8 +604,9 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
         let d = BLAKE2b.hash(counting(10), byteCount: 32)
         let previous = counting(32, from: 77)
         let header = CommitChain.commitHeader(keyID: key.id)
-        let head = try CommitChain.head(key: key, vaultID: countingVaultID, previousHead: previous, digest: d, commitHeader: header)
-        let message = Array("quire-chain-v2".utf8) + counting(16) + previous + d + header.fieldBytes
+        let stored = counting(136, from: 9)
+        let head = try CommitChain.head(key: key, vaultID: countingVaultID, previousHead: previous, digest: d, commitHeader: header, storedAttestation: stored)
+        let message = Array("quire-chain-v3".utf8) + counting(16) + previous + d + header.fieldBytes + stored
         let commitKey = try KeyDerivation.derive(from: key.key, subkeyID: 2, context: "quire v2")
         #expect(head == BLAKE2b.mac(message, key: commitKey, byteCount: 32))
         let recordKey = try KeyDerivation.derive(from: key.key, subkeyID: 1, context: "quire v2")
@@ -612,10 +617,11 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
         let key = testEpochKey()
         let d = BLAKE2b.hash(counting(10), byteCount: 32)
         let h1 = CommitChain.commitHeader(keyID: key.id)
-        func head(_ k: EpochKey?, vault: VaultID?, previous: [UInt8]?, digest: [UInt8]?, header: FrameHeader?) throws -> [UInt8] {
+        let stored = counting(136, from: 3)
+        func head(_ k: EpochKey?, vault: VaultID?, previous: [UInt8]?, digest: [UInt8]?, header: FrameHeader?, attestation: [UInt8]? = nil) throws -> [UInt8] {
             try CommitChain.head(
                 key: k ?? key, vaultID: vault ?? countingVaultID, previousHead: previous ?? CommitChain.genesisHead, digest: digest ?? d,
-                commitHeader: header ?? h1)
+                commitHeader: header ?? h1, storedAttestation: attestation ?? stored)
         }
         let base = try head(nil, vault: nil, previous: nil, digest: nil, header: nil)
         #expect(base.count == 32)
@@ -627,6 +633,10 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
             try head(nil, vault: nil, previous: nil, digest: nil, header: CommitChain.commitHeader(keyID: testEpochKey(from: 1).id)),
             try head(nil, vault: nil, previous: nil, digest: nil, header: FrameHeader(kind: .commit, flags: 0, keyID: key.id, bodyLength: 201)),
             try head(nil, vault: nil, previous: nil, digest: nil, header: FrameHeader(kind: .commit, flags: 1, keyID: key.id, bodyLength: 200)),
+            // The stored attestation (body 64..<200): its first and last byte
+            // (sixth review R6-1: it was covered by nothing).
+            try head(nil, vault: nil, previous: nil, digest: nil, header: nil, attestation: flipped(stored, at: 0)),
+            try head(nil, vault: nil, previous: nil, digest: nil, header: nil, attestation: flipped(stored, at: 135)),
         ]
         for (i, v) in variants.enumerated() { #expect(v != base, "variant \(i)") }
         #expect(Set(variants).count == variants.count)
@@ -670,7 +680,7 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
 
     static func body(_ attestation: [UInt8]) throws -> [UInt8] {
         try CommitChain.body(
-            head: try knownHead(), previousHead: CommitChain.genesisHead, attestation: attestation, key: testEpochKey(), vaultID: countingVaultID,
+            previousHead: CommitChain.genesisHead, digest: knownDigest(), attestation: attestation, key: testEpochKey(), vaultID: countingVaultID,
             commitHeader: CommitChain.commitHeader(keyID: testEpochKey().id))
     }
 
@@ -678,10 +688,13 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
     /// the synthetic nonce.
     static func bodyWithNonce(_ nonce: [UInt8], attestation: [UInt8]) throws -> [UInt8] {
         let key = testEpochKey()
-        let head = try knownHead()
-        let ad = counting(16) + CommitChain.commitHeader(keyID: key.id).fieldBytes + head
+        let header = CommitChain.commitHeader(keyID: key.id)
+        let ad = counting(16) + header.fieldBytes + CommitChain.genesisHead + knownDigest()
         let attestationKey = try KeyDerivation.derive(from: key.key, subkeyID: 4, context: "quire v2")
-        return head + CommitChain.genesisHead + nonce + XChaCha20Poly1305.seal(attestation, key: attestationKey, nonce: nonce, authenticating: ad)
+        let stored = nonce + XChaCha20Poly1305.seal(attestation, key: attestationKey, nonce: nonce, authenticating: ad)
+        let head = try CommitChain.head(
+            key: key, vaultID: countingVaultID, previousHead: CommitChain.genesisHead, digest: knownDigest(), commitHeader: header, storedAttestation: stored)
+        return head + CommitChain.genesisHead + stored
     }
 
     @Test func attestedAndUnattested() throws {
@@ -693,16 +706,18 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
         #expect(Self.check(try Self.body(CommitChain.unattested)) == .unattested)
         // What merge carries: the plaintext attestation.
         let header = CommitChain.commitHeader(keyID: testEpochKey().id)
-        #expect(CommitChain.openAttestation(body: try Self.body(signed), key: testEpochKey(), vaultID: countingVaultID, commitHeader: header) == signed)
-        #expect(CommitChain.openAttestation(body: try Self.body(signed), key: testEpochKey(from: 1), vaultID: countingVaultID, commitHeader: header) == nil)
+        let h0 = CommitChain.genesisHead, d = Self.knownDigest()
+        #expect(CommitChain.openAttestation(body: try Self.body(signed), previousHead: h0, digest: d, key: testEpochKey(), vaultID: countingVaultID, commitHeader: header) == signed)
+        #expect(CommitChain.openAttestation(body: try Self.body(signed), previousHead: h0, digest: d, key: testEpochKey(from: 1), vaultID: countingVaultID, commitHeader: header) == nil)
+        #expect(CommitChain.openAttestation(body: try Self.body(signed), previousHead: counting(32), digest: d, key: testEpochKey(), vaultID: countingVaultID, commitHeader: header) == nil)
     }
 
     @Test func everyFlippedAttestationByteFails() throws {
         let signed = try Self.body(CommitChain.attestation(keyCommitment: testEpochKey().commitment, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer))
-        // Head, nonce and sealed attestation: the box no longer opens. (The
-        // head, bytes 0..<32, is in the associated data; the previous head,
-        // 32..<64, is checked by the signature, below.)
-        for i in Array(0..<32) + Array(64..<200) {
+        // Nonce and sealed attestation: the box no longer opens. (The box's
+        // associated data holds the previous head and the digest the reader
+        // passes, not the stored head: the stored head covers the box, §9.2.)
+        for i in 64..<200 {
             #expect(Self.check(flipped(signed, at: i, bit: i % 8)) == .failed(reason: "the sealed attestation does not open"), "byte \(i)")
         }
         let unattested = try Self.body(CommitChain.unattested)
@@ -730,7 +745,7 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
         // h_(k−1) (Spec/format.md §9.2, third review item 4).
         let here = CommitChain.attestation(keyCommitment: testEpochKey().commitment, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
         #expect(Self.check(try Self.body(here)) == .signed(signer: Self.signer.publicKey))
-        #expect(Self.check(try Self.body(here), previous: counting(32, from: 1)) == .failed(reason: "the signature does not verify"))
+        #expect(Self.check(try Self.body(here), previous: counting(32, from: 1)) == .failed(reason: "the sealed attestation does not open"))
         #expect(CommitChain.attestationSigns(here, keyCommitment: testEpochKey().commitment, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID))
         #expect(!CommitChain.attestationSigns(here, keyCommitment: testEpochKey().commitment, previousHead: counting(32, from: 1), digest: Self.knownDigest(), vaultID: countingVaultID))
         let otherSigner = keyPair(seed: counting(32, from: 0x40))
@@ -754,13 +769,12 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
         let here = CommitChain.attestation(keyCommitment: testEpochKey().commitment, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
         let other = testEpochKey(from: 1)
         let header = CommitChain.commitHeader(keyID: other.id)
-        let head = try CommitChain.head(key: other, vaultID: countingVaultID, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), commitHeader: header)
-        let resealed = try CommitChain.body(head: head, previousHead: CommitChain.genesisHead, attestation: here, key: other, vaultID: countingVaultID, commitHeader: header)
+        let resealed = try CommitChain.body(previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), attestation: here, key: other, vaultID: countingVaultID, commitHeader: header)
         #expect(Self.check(resealed, key: other, header: header) == .failed(reason: "the signature does not verify"))
         #expect(!CommitChain.attestationSigns(here, keyCommitment: other.commitment, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID))
         // Signed for that key, it verifies.
         let there = CommitChain.attestation(keyCommitment: other.commitment, previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), vaultID: countingVaultID, signer: Self.signer)
-        let signed = try CommitChain.body(head: head, previousHead: CommitChain.genesisHead, attestation: there, key: other, vaultID: countingVaultID, commitHeader: header)
+        let signed = try CommitChain.body(previousHead: CommitChain.genesisHead, digest: Self.knownDigest(), attestation: there, key: other, vaultID: countingVaultID, commitHeader: header)
         #expect(Self.check(signed, key: other, header: header) == .signed(signer: Self.signer.publicKey))
     }
 
@@ -770,7 +784,8 @@ func padded(_ bytes: [UInt8]) -> [UInt8] {
         // Control: the synthetic nonce, sealed by hand, is the library's body.
         let synthetic = Array(good[64..<88])
         let nonceKey = try KeyDerivation.derive(from: testEpochKey().key, subkeyID: 6, context: "quire v2")
-        #expect(synthetic == BLAKE2b.mac(Array("quire-commit-nonce-v2".utf8) + (try Self.knownHead()) + signed, key: nonceKey, byteCount: 24))
+        let ad = counting(16) + CommitChain.commitHeader(keyID: testEpochKey().id).fieldBytes + CommitChain.genesisHead + Self.knownDigest()
+        #expect(synthetic == BLAKE2b.mac(Array("quire-commit-nonce-v3".utf8) + ad + signed, key: nonceKey, byteCount: 24))
         #expect(try Self.bodyWithNonce(synthetic, attestation: signed) == good)
         // Another nonce: the box opens, but the commit is not deterministic.
         let random = try Self.bodyWithNonce(counting(24, from: 9), attestation: signed)

@@ -123,7 +123,9 @@ func fileBytes(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] 
         #expect(s.groups[0].digest == d)
         let commitKey = try KeyDerivation.derive(from: v.epochKey.key, subkeyID: 2, context: "quire v2")
         let commitFields = Array(bytes[Int(offset)..<Int(offset + 12)])
-        let head = BLAKE2b.mac(Array("quire-chain-v2".utf8) + v.vaultID.bytes + [UInt8](repeating: 0, count: 32) + d + commitFields,
+        // The head covers the stored attestation, body 64..<200 (sixth review R6-1).
+        let storedAttestation = Array(bytes[Int(offset + 16 + 64)..<Int(offset + 216)])
+        let head = BLAKE2b.mac(Array("quire-chain-v3".utf8) + v.vaultID.bytes + [UInt8](repeating: 0, count: 32) + d + commitFields + storedAttestation,
                                key: commitKey, byteCount: 32)
         #expect(s.groups[0].storedHead == head)
         #expect(Array(bytes[Int(offset + 16)..<Int(offset + 48)]) == head)
@@ -200,7 +202,7 @@ func fileBytes(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] 
         let d = digest.finalize()
         #expect(s.groups[1].storedHead == (try CommitChain.head(
             key: v.epochKey, vaultID: v.vaultID, previousHead: s.groups[0].storedHead, digest: d,
-            commitHeader: CommitChain.commitHeader(keyID: v.epochKey.id))))
+            commitHeader: CommitChain.commitHeader(keyID: v.epochKey.id), body: s.groups[1].commitBody)))
     }
 
     @Test func commitNeedsAWriteKey() throws {
@@ -381,7 +383,7 @@ func fileBytes(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] 
             #expect(vault.commits.epochs == [2])
             #expect(vault.commits.computedHeads == [try CommitChain.head(
                 key: second, vaultID: v.vaultID, previousHead: CommitChain.genesisHead, digest: group.digest,
-                commitHeader: CommitChain.commitHeader(keyID: CollidingKeys.id))])
+                commitHeader: CommitChain.commitHeader(keyID: CollidingKeys.id), body: group.commitBody)])
         }
     }
 
@@ -679,7 +681,8 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         let header = CommitChain.commitHeader(keyID: v.epochKey.id)
         let attestationKey = try KeyDerivation.derive(from: v.epochKey.key, subkeyID: 4, context: "quire v2")
         let a = try XChaCha20Poly1305.open(
-            Array(body[88...]), key: attestationKey, nonce: Array(body[64..<88]), authenticating: v.vaultID.bytes + header.fieldBytes + Array(body[0..<32]))
+            Array(body[88...]), key: attestationKey, nonce: Array(body[64..<88]),
+            authenticating: v.vaultID.bytes + header.fieldBytes + CommitChain.genesisHead + vault.structure.groups[0].digest)
         #expect(Array(a[0..<32]) == v.member.publicKey)
         #expect(Ed25519.verify(
             signature: Array(a[32...]), message: Array("quire-commit-v2".utf8) + v.vaultID.bytes + v.epochKey.commitment + CommitChain.genesisHead + vault.structure.groups[0].digest,
@@ -746,30 +749,48 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         let attestationKey = try KeyDerivation.derive(from: v.epochKey.key, subkeyID: 4, context: "quire v2")
         let header = CommitChain.commitHeader(keyID: v.epochKey.id)
         #expect(try XChaCha20Poly1305.open(
-            Array(body[88...]), key: attestationKey, nonce: Array(body[64..<88]), authenticating: v.vaultID.bytes + header.fieldBytes + Array(body[0..<32]))
+            Array(body[88...]), key: attestationKey, nonce: Array(body[64..<88]),
+            authenticating: v.vaultID.bytes + header.fieldBytes + CommitChain.genesisHead + vault.structure.groups[0].digest)
             == [UInt8](repeating: 0, count: 96))
     }
 
-    @Test func flippedAttestationByteFails() throws {
+    /// Sixth review R6-1: the head covers the stored attestation (body
+    /// 64..<200). Before, a flipped byte there left the head verifying and
+    /// the commit read as verified but unattested (`attestation_failed`),
+    /// which anyone could cause in place; now the commit's head does not
+    /// verify, and its records are unverified.
+    @Test func flippedAttestationByteBreaksTheHead() throws {
         let v = RawKeyVault(label: "flipped attestation")
         try v.create([[1]])
-        let (offset, location) = Self.lastCommitBody(try v.open())
+        let (offset, _) = Self.lastCommitBody(try v.open())
         for i in [64, 87, 88, 132, 199] {
             let at = offset + UInt64(i)
             let original = try fileBytes(v.path)[Int(at)]
             try overwrite(v.path, at: at, with: [original ^ 0x10])
             let vault = try v.open()
-            // The head (bytes 0..<32) is intact: the commit verifies.
-            #expect(vault.commits.statuses == [.verified], "byte \(i)")
-            #expect(vault.commits.attestations == [.failed(reason: "the sealed attestation does not open")], "byte \(i)")
-            #expect(vault.commitIssues == [.attestationFailed(location, reason: "the sealed attestation does not open")], "byte \(i)")
-            // Its records are released as verified and unattested.
+            #expect(vault.commits.statuses == [.mismatch], "byte \(i)")
+            #expect(vault.commits.attestations == [.notChecked], "byte \(i)")
+            #expect(vault.commitIssues.map(\.code) == ["commit_mismatch"], "byte \(i)")
             let released = releasedRecords(vault)
             #expect(released.map(\.payload) == [[1]])
-            #expect(released[0].commitVerified && released[0].attestedBy == nil)
+            #expect(!released[0].commitVerified && released[0].attestedBy == nil)
             try overwrite(v.path, at: at, with: [original])
         }
         #expect(try v.open().commits.attestations == [.attested(signer: v.member.publicKey)])
+    }
+
+    /// Replaces the stored attestation of the vault's only commit with
+    /// `stored` (136 bytes) and its head with the head computed over it, as
+    /// a holder of the epoch key can: the head verifies, and only the
+    /// attestation is judged.
+    static func rewriteOnlyCommit(_ v: RawKeyVault, stored: [UInt8]) throws {
+        let vault = try v.open()
+        let (offset, _) = lastCommitBody(vault)
+        let head = try CommitChain.head(
+            key: v.epochKey, vaultID: v.vaultID, previousHead: CommitChain.genesisHead, digest: vault.structure.groups[0].digest,
+            commitHeader: CommitChain.commitHeader(keyID: v.epochKey.id), storedAttestation: stored)
+        try overwrite(v.path, at: offset, with: head)
+        try overwrite(v.path, at: offset + 64, with: stored)
     }
 
     @Test func signerWhoIsNotAMemberFails() throws {
@@ -803,10 +824,10 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         // commit is no longer the deterministic one.
         let header = CommitChain.commitHeader(keyID: v.epochKey.id)
         let attestationKey = try KeyDerivation.derive(from: v.epochKey.key, subkeyID: 4, context: "quire v2")
-        let ad = v.vaultID.bytes + header.fieldBytes + Array(body[0..<32])
+        let ad = v.vaultID.bytes + header.fieldBytes + CommitChain.genesisHead + vault.structure.groups[0].digest
         let a = try XChaCha20Poly1305.open(Array(body[88...]), key: attestationKey, nonce: Array(body[64..<88]), authenticating: ad)
         let nonce = counting(24, from: 0x33)
-        try overwrite(v.path, at: offset + 64, with: nonce + XChaCha20Poly1305.seal(a, key: attestationKey, nonce: nonce, authenticating: ad))
+        try Self.rewriteOnlyCommit(v, stored: nonce + XChaCha20Poly1305.seal(a, key: attestationKey, nonce: nonce, authenticating: ad))
         let after = try v.open()
         #expect(after.commits.statuses == [.verified])
         #expect(after.commits.attestations == [.failed(reason: "the attestation's nonce is not derived from it")])
@@ -820,13 +841,11 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         // records are released as verified and unattested either way.
         let v = RawKeyVault(label: "unattested nonce")
         try v.create([[1]], attest: false)
-        let (offset, _) = Self.lastCommitBody(try v.open())
-        let body = try fileBytes(v.path, at: offset, count: 200)
         let header = CommitChain.commitHeader(keyID: v.epochKey.id)
         let attestationKey = try KeyDerivation.derive(from: v.epochKey.key, subkeyID: 4, context: "quire v2")
-        let ad = v.vaultID.bytes + header.fieldBytes + Array(body[0..<32])
+        let ad = v.vaultID.bytes + header.fieldBytes + CommitChain.genesisHead + (try v.open()).structure.groups[0].digest
         let nonce = counting(24, from: 0x44)
-        try overwrite(v.path, at: offset + 64, with: nonce + XChaCha20Poly1305.seal(CommitChain.unattested, key: attestationKey, nonce: nonce, authenticating: ad))
+        try Self.rewriteOnlyCommit(v, stored: nonce + XChaCha20Poly1305.seal(CommitChain.unattested, key: attestationKey, nonce: nonce, authenticating: ad))
         let after = try v.open()
         #expect(after.commits.statuses == [.verified])
         #expect(after.commits.attestations == [.failed(reason: "the attestation's nonce is not derived from it")])
@@ -1403,7 +1422,7 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         #expect(reopened.commits.statuses == [.verified, .mismatch, .verified])
         #expect(reopened.structure.groups[2].storedHead == (try CommitChain.head(
             key: v.epochKey, vaultID: v.vaultID, previousHead: reopened.structure.groups[0].storedHead, digest: reopened.structure.groups[2].digest,
-            commitHeader: CommitChain.commitHeader(keyID: v.epochKey.id))))
+            commitHeader: CommitChain.commitHeader(keyID: v.epochKey.id), body: reopened.structure.groups[2].commitBody)))
         #expect(reopened.commitIssues.map(\.code) == ["commit_mismatch"])
     }
 
@@ -1421,6 +1440,6 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         #expect(reopened.commits.statuses == [.mismatch, .verified])
         #expect(reopened.structure.groups[1].storedHead == (try CommitChain.head(
             key: v.epochKey, vaultID: v.vaultID, previousHead: CommitChain.genesisHead, digest: reopened.structure.groups[1].digest,
-            commitHeader: CommitChain.commitHeader(keyID: v.epochKey.id))))
+            commitHeader: CommitChain.commitHeader(keyID: v.epochKey.id), body: reopened.structure.groups[1].commitBody)))
     }
 }

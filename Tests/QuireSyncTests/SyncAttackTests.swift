@@ -1,6 +1,8 @@
 import Foundation
 import Quire
 import QuireSystem
+import QuireFormat
+import QuireKeys
 import Testing
 import QuireTestSupport
 
@@ -665,13 +667,22 @@ private func crossMerge(_ dir: TemporaryDirectory, laptopFile: String, phoneFile
     /// A commit whose attestation fails still verifies: its records are
     /// released unattested, and compaction keeps them, unattested, in its
     /// second commit (Spec/merge.md §6) — nothing is dropped or vouched for.
+    /// The head covers the attestation (sixth review R6-1), so such a commit
+    /// comes from a holder of the epoch key (here a handle that attests with
+    /// a key that is no member's); a flipped byte there breaks the head.
     @Test func compactionKeepsRecordsOfAFailedAttestationUnattested() throws {
         let c = try TwoCopies("breaker compact attestation")
-        let v = try c.onLaptop(c.a)
-        try v.add(EntryBody(created: t0 + 10, text: "one"))
-        var raw = bytes(c.a)
-        raw[raw.count - 3] ^= 0x10 // the last commit's sealed attestation
-        try write(raw, c.a)
+        let file = try VaultFile(path: c.a, writable: true)
+        let unlocked = try KeyringEvaluator.unlock(file, with: .device(c.laptop.keyPair))
+        file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+        let random = SeededRandom(label: "failed attestation")
+        let revision = EntryRevision(
+            entryID: EntryID(using: random), revisionID: RevisionID(using: random),
+            clock: HybridLogicalClock(milliseconds: UInt64(t0 + 10), counter: 0), body: EntryBody(created: t0 + 10, text: "one"))
+        try file.commit(options: fast, attestWith: device("Stranger").keyPair) { (tx: PendingCommit) throws(FormatError) in
+            _ = try tx.appendSealed(kind: .entryRevision, payload: revision.encoded())
+        }
+        #expect(try c.onLaptop(c.a).verify().issues.map(\.code) == ["attestation_failed"])
         #expect(try c.onLaptop(c.a).entries().first { $0.body.text == "one" }?.isAttested == false)
         let r = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), now: t0 + 20, writeOptions: fast)
         #expect(r.revisionsAfter == 2)

@@ -103,12 +103,15 @@ import QuireTestSupport
                 issues = [DmgIssue("frame_repaired", offset: frame.offset, frame: frame.index, damage: false)]
             } else if frame.kind == .commit {
                 // The head breaks the chain; the stored previous head is
-                // repaired from the commit before it (§9.3 step 2); the sealed
-                // attestation after it only fails the attestation (the records
-                // stay, unattested).
+                // repaired from the commit before it (§9.3 step 2); the
+                // stored attestation after it is covered by the head (sixth
+                // review R6-1): the commit no longer verifies — a mismatch,
+                // tampered when a later commit chains from it (the records
+                // stay, unverified).
+                let chainedFrom = f.layout.frames.contains { $0.kind == .commit && $0.offset > commit.offset }
                 issues = rel < 16 + 32 ? [mismatch]
                     : rel < 16 + 64 ? [DmgIssue("frame_repaired", offset: commit.offset, frame: commit.index, damage: false)]
-                    : [DmgIssue("attestation_failed", offset: commit.offset, frame: commit.index, damage: true)]
+                    : [chainedFrom ? DmgIssue("commit_tampered", offset: commit.offset, frame: commit.index, damage: true) : mismatch]
             } else if frame.kind == .blobChunk && (40..<61).contains(rel) {
                 // The public chunk header: the stream's structure breaks
                 // (reported at the manifest) and the attachment is not indexed.

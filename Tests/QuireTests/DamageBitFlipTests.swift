@@ -62,8 +62,10 @@ struct BitFlipFixture {
     ///   commit chain covers) also `commit_mismatch` at the covering commit;
     /// - a commit's head (its first 32 bytes): `commit_mismatch` at that commit,
     ///   every entry still readable;
-    /// - a commit's attestation (nonce and sealed signature): `attestation_failed`
-    ///   at that commit, the chain still verified and every entry readable;
+    /// - a commit's attestation (nonce and sealed signature), which its head
+    ///   covers (sixth review R6-1): `commit_mismatch` at that commit, or
+    ///   `commit_tampered` when a later commit chains from it; every entry
+    ///   still readable;
     /// - the body or trailer of one keyring copy: writers store every keyring
     ///   twice (`Spec/format.md` §8.1), so the other copy is used:
     ///   `keyring_copy_damaged` warning, nothing lost (plus `commit_mismatch`
@@ -134,8 +136,9 @@ struct BitFlipFixture {
                 #expect(dmgIssues(vault) == [DmgIssue("frame_repaired", offset: frame.offset, frame: frame.index, damage: false)], "\(at)")
                 #expect(vault.file.commits.statuses.allSatisfy { $0 == .verified }, "\(at)")
             } else {
-                #expect(dmgIssues(vault) == [DmgIssue("attestation_failed", offset: frame.offset, frame: frame.index, damage: true)], "\(at)")
-                #expect(vault.file.commits.statuses.allSatisfy { $0 == .verified }, "\(at)")
+                let chainedFrom = f.layout.frames.contains { $0.kind == .commit && $0.offset > frame.offset }
+                #expect(dmgIssues(vault) == [DmgIssue(chainedFrom ? "commit_tampered" : "commit_mismatch", offset: frame.offset, frame: frame.index, damage: true)], "\(at)")
+                #expect(vault.file.commits.statuses.filter { $0 != .verified }.count == 1, "\(at)")
             }
         default:
             #expect(frame.isSealed, "\(at)")

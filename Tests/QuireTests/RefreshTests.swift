@@ -327,9 +327,10 @@ import Testing
         #expect(try reader.refresh().isEmpty)
     }
 
-    /// A commit whose attestation does not check: its entry is shown, and
-    /// its record is said as untrusted, as `unreadRecords()` says it.
-    @Test func aFailedAttestationIsSaid() throws {
+    /// A commit whose attestation was damaged: the head covers it (sixth
+    /// review R6-1), so the commit no longer verifies; its entry is shown,
+    /// and the commit is said, as `unreadRecords()` says it.
+    @Test func aDamagedAttestationIsSaid() throws {
         let dir = TemporaryDirectory()
         let (writer, recovery, _, _) = try Self.setUp(dir)
         let reader = try Self.open(dir, recovery)
@@ -344,8 +345,9 @@ import Testing
         dmgWrite(path, bytes)
         let changes = try reader.refresh()
         #expect(changes.entries == [EntryChange(id: added.entryID, before: nil, after: Self.live(added))])
-        #expect(changes.unreadRecords.map(\.code) == ["attestation_failed"])
-        #expect(changes.unreadRecords.first?.frameIndex == record.location.index)
+        #expect(changes.unreadRecords.map(\.code) == ["commit_mismatch"])
+        #expect(changes.unreadRecords.first?.frameIndex == commit.location.index)
+        #expect(record.location.index < commit.location.index)
         #expect(!changes.fileReplaced)
         #expect(try reader.unreadRecords().records == changes.unreadRecords)
         #expect(try reader.entry(added.entryID)?.isAttested == false)

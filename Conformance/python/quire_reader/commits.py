@@ -76,15 +76,23 @@ def group_digest(frames: list) -> bytes:
     return h256(b"".join(f.summary for f in frames))
 
 
-def chain_head(key: bytes, vault_id: bytes, prev: bytes, digest: bytes, commit_fields: bytes) -> bytes:
-    """§9.2: h_k = MAC256(commit key, "quire-chain-v2" ‖ vault id ‖ h_(k−1) ‖ D_k ‖ fields)."""
+def chain_head(key: bytes, vault_id: bytes, prev: bytes, digest: bytes, commit_fields: bytes,
+               stored_attestation: bytes) -> bytes:
+    """§9.2: h_k = MAC256(commit key, "quire-chain-v3" ‖ vault id ‖ h_(k−1) ‖ D_k ‖
+    fields ‖ nonce ‖ sealed), the last two the commit body's bytes 64..<200."""
+    assert len(stored_attestation) == 136
     return mac256(subkey(key, SUBKEY_COMMIT),
-                  b"quire-chain-v2" + vault_id + prev + digest + commit_fields)
+                  b"quire-chain-v3" + vault_id + prev + digest + commit_fields + stored_attestation)
 
 
-def attestation_nonce(nonce_key: bytes, head: bytes, a: bytes) -> bytes:
-    """§9.2: BLAKE2b-192(key = nonce key, "quire-commit-nonce-v2" ‖ h_k ‖ A)."""
-    return blake2b(b"quire-commit-nonce-v2" + head + a, 24, key=nonce_key)
+def attestation_ad(vault_id: bytes, commit_fields: bytes, prev: bytes, digest: bytes) -> bytes:
+    """§9.2: the sealed attestation's ad = vault id ‖ fields ‖ h_(k−1) ‖ D_k."""
+    return vault_id + commit_fields + prev + digest
+
+
+def attestation_nonce(nonce_key: bytes, ad: bytes, a: bytes) -> bytes:
+    """§9.2: BLAKE2b-192(key = nonce key, "quire-commit-nonce-v3" ‖ ad ‖ A)."""
+    return blake2b(b"quire-commit-nonce-v3" + ad + a, 24, key=nonce_key)
 
 
 def check_heads(commits: list, keys, vault_id: bytes) -> None:
@@ -94,6 +102,7 @@ def check_heads(commits: list, keys, vault_id: bytes) -> None:
         stored = c.stored_head
         digest = group_digest(c.covered)
         fields = c.frame.fields
+        stored_a = c.frame.body[64:200]                              # §9.2: the head covers it
         candidates = keys.candidates(c.frame.key_id)
         c.head_verifies, c.prev_used, c.key = False, None, None
         c.copy, c.bridge, c.vouched, c.computed = False, None, False, b""
@@ -104,7 +113,7 @@ def check_heads(commits: list, keys, vault_id: bytes) -> None:
         tries = [c.stored_previous] + ([before] if before != c.stored_previous else [])
         for h in candidates:                                         # 2
             for prev in tries:
-                if chain_head(h.key, vault_id, prev, digest, fields) == stored:
+                if chain_head(h.key, vault_id, prev, digest, fields, stored_a) == stored:
                     c.key, c.prev_used = h, prev
                     break
             if c.key is not None:
@@ -114,11 +123,11 @@ def check_heads(commits: list, keys, vault_id: bytes) -> None:
         else:                                                        # 3
             c.status = "mismatch"
             c.key = candidates[0]
-            c.computed = chain_head(candidates[0].key, vault_id, c.stored_previous, digest, fields)
+            c.computed = chain_head(candidates[0].key, vault_id, c.stored_previous, digest, fields, stored_a)
             repaired = repaired_digest(c, keys)
             if repaired is not None:
                 c.bridge = next((p for p in tries if any(
-                    chain_head(h.key, vault_id, p, repaired, fields) == stored for h in candidates)), None)
+                    chain_head(h.key, vault_id, p, repaired, fields, stored_a) == stored for h in candidates)), None)
     # §9.3 "copy": of the commits whose heads verify and store one head, the
     # original is the first in file order that stands in its place — its
     # head verifies from h_0 or from a head that a commit before it in the
@@ -128,9 +137,11 @@ def check_heads(commits: list, keys, vault_id: bytes) -> None:
     def held_before(value, k):
         return value == ZERO_HEAD or any(
             (b.head_verifies and b.stored_head == value) or (b.computed and b.computed == value) for b in commits[:k])
-    # The head does not cover the attestation bytes, so where commits store
-    # one head the original is chosen first among those a current member
-    # attested (§9.4), then by the rule above (fifth review F1).
+    # Where commits store one head the original is chosen first among those
+    # a current member attested (§9.4), then by the rule above (fifth review
+    # F1). Since the head covers the attestation bytes (sixth review R6-1)
+    # such commits carry one attestation, so this changes no choice (§9.3
+    # "Copies": a reader MAY skip it).
     sharing = {}
     for c in commits:
         if c.head_verifies:
@@ -416,11 +427,14 @@ def _attestation(c: Commit, digest: bytes, keys, vault_id: bytes, issues: list) 
     defines the nonce for both forms of A (see README, "What the text did
     not say")."""
     body = c.frame.body
-    head, nonce, sealed = body[:32], body[64:88], body[88:200]
+    nonce, sealed = body[64:88], body[88:200]
     att_key = subkey(c.key.key, SUBKEY_ATTESTATION)
     nonce_key = subkey(c.key.key, SUBKEY_NONCE)
-    a = aead_open(att_key, nonce, sealed, vault_id + c.frame.fields + head)
-    ok = a is not None and len(a) == 96 and nonce == attestation_nonce(nonce_key, head, a)
+    # §9.2: the box is sealed over the head the commit extends (the value its
+    # head verified from) and the group digest; the head covers the box.
+    ad = attestation_ad(vault_id, c.frame.fields, c.prev_used, digest)
+    a = aead_open(att_key, nonce, sealed, ad)
+    ok = a is not None and len(a) == 96 and nonce == attestation_nonce(nonce_key, ad, a)
     if ok and a == NO_ATTESTATION:
         c.attestation = "unattested"
         return

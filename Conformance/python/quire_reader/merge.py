@@ -16,7 +16,7 @@ import zstandard
 from dataclasses import dataclass, field
 
 from . import cbor
-from .commits import (NO_ATTESTATION, ZERO_HEAD, attestation_nonce, chain_head, group_digest, tip_head,
+from .commits import (NO_ATTESTATION, ZERO_HEAD, attestation_ad, attestation_nonce, chain_head, group_digest, tip_head,
                       verify_commits)
 from .crypto import (CTX_RK, SUBKEY_ATTESTATION, SUBKEY_NONCE, SUBKEY_RECORD, aead_seal, blake2b,
                      ed25519_from_seed, ed25519_sign, h256, kdf, key_commitment, subkey)
@@ -393,7 +393,6 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
             continue
         frames += second
         digest = group_digest(frames)
-        head = chain_head(wkey, vault_id, prev, digest, commit_header[:12])
         src = b.commit
         # §3.3: carried only whole, after the same head, under the same key
         # (the signature covers the key commitment, format.md §9.2);
@@ -405,8 +404,12 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
             a = pk + ed25519_sign(sk, b"quire-commit-v2" + vault_id + wcommit + prev + digest)
         else:
             a = NO_ATTESTATION                                       # never laundered
-        nonce = attestation_nonce(nonce_key, head, a)
-        sealed = aead_seal(att_key, nonce, a, vault_id + commit_header[:12] + head)
+        # §9.2: A is sealed first, over the head the commit extends and D;
+        # the head then covers nonce ‖ sealed.
+        ad = attestation_ad(vault_id, commit_header[:12], prev, digest)
+        nonce = attestation_nonce(nonce_key, ad, a)
+        sealed = aead_seal(att_key, nonce, a, ad)
+        head = chain_head(wkey, vault_id, prev, digest, commit_header[:12], nonce + sealed)
         for f in frames:
             out += f.header + f.body
         out += commit_header + head + prev + nonce + sealed
@@ -419,7 +422,8 @@ def _source_signature(commit, vault_id: bytes) -> bytes:
     from .crypto import aead_open
     body = commit.frame.body
     att_key = subkey(commit.key.key, SUBKEY_ATTESTATION)
-    a = aead_open(att_key, body[64:88], body[88:200], vault_id + commit.frame.fields + body[:32])
+    ad = attestation_ad(vault_id, commit.frame.fields, commit.prev_used, group_digest(commit.covered))
+    a = aead_open(att_key, body[64:88], body[88:200], ad)
     return a[32:]
 
 

@@ -161,7 +161,7 @@ def _recover_commit(data: bytes, view: View, vault_id: bytes):
     order = sorted(view.keys.held, key=lambda h: (-h.epoch, h.commit))
     for h in order:
         header = build_header(KIND_COMMIT, 0, h.key_id, COMMIT_BODY)
-        if any(chain_head(h.key, vault_id, p, digest, header[:12]) == stored for p in prevs):
+        if any(chain_head(h.key, vault_id, p, digest, header[:12], body[64:200]) == stored for p in prevs):
             return at, data[:at] + header + data[at + FRAME_HEADER:]
     return None
 
