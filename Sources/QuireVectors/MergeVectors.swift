@@ -365,6 +365,19 @@ public enum MergeVectors {
                           raw = Array(raw[..<start2]) + Array(raw[start3..<end3]) + Array(raw[start2..<start3]) + Array(raw[end3...])
                           try Data(raw).write(to: URL(fileURLWithPath: k.b))
                       }),
+            try build("attack-keyless-overwritten-attestation-not-laundered", comment: "sixth review R6-1, scenario d: the phone writes two entries on the copy and a keyless writer overwrites the nonce and sealed attestation (body 64..<200) of the first one's commit with random bytes. Before, the head did not cover them: that commit verified with attestation_failed, merge carried its block unattested (unattested-commits: 1, \"phone two\" shown), and the report was gone for good. Now the head covers them: the commit is tampered, so merge leaves its frames out [commit_tampered] and does not launder them into an unattested block (\"phone two\" is not in the result, unattested-commits: 0); the phone's next commit, attested by a current member, is carried (moved: the laptop attests it again)",
+                      a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
+                      b: { k in
+                          let v = try k.open(k.b, "phone")
+                          try k.write(v, text: "phone two", clock: c + 101)
+                          try k.write(v, text: "phone three", clock: c + 102)
+                          let s = try VaultFile(path: k.b).structure
+                          let commit = s.frames[s.groups[s.groups.count - 2].commitFrame]
+                          var raw = Array(try Data(contentsOf: URL(fileURLWithPath: k.b)))
+                          let from = Int(commit.bodyOffset) + 64
+                          raw.replaceSubrange(from..<Int(commit.end), with: SeededRandom(label: "overwritten attestation").bytes(Int(commit.end) - from))
+                          try Data(raw).write(to: URL(fileURLWithPath: k.b))
+                      }),
         ]
     }
 

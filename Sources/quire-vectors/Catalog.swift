@@ -12,7 +12,7 @@ enum Catalog {
     static var all: [Make] {
         success + recovered + damaged + compression + padding + records + epochs + chunks + streams + keyrings + keyringRules
             + removal + attestations + criticalKinds + errors + attacks + chainAttacks + memoryAttacks
-            + walkAttacks
+            + walkAttacks + attestationInPlace
     }
 
     static let english = "I lay long in bed, and then up and to the office, where all the morning, and at noon dined at home."
