@@ -116,6 +116,30 @@ import Testing
         #expect(released.map { $0.attestedBy != nil } == [true, true, true])
     }
 
+    /// What the R6-2 rule leaves (`Spec/threat-model.md §3.3`, §6.7 rows F2
+    /// and R6-2): the same insertion and deletion, but the commit after the
+    /// deleted one is unattested (a compaction's commit 2, a merge's
+    /// unattested block). No current member vouches for it, so its line is
+    /// taken through `e` (X, epoch 2) and it is stale; the member-attested
+    /// epoch-1 commit that extends it takes its line from it and is stale
+    /// too, nothing in either released. Pinned as a stated limit: a rule
+    /// that exempts every current member's commit from step 2 flips it.
+    @Test func limitMembersCommitAfterAnUnattestedLinklessCommitIsStale() throws {
+        let v = RawKeyVault(label: "member insert, deletion, unattested next")
+        try v.create([[0]])
+        try ChainAttackTests.append(v, [[1]], label: "commit 1")
+        try Self.appendUnattested(v, [[2]], label: "unattested 2")
+        try ChainAttackTests.append(v, [[3]], label: "commit 3")
+        let (both, original, inserted, cut) = try ChainAttackTests.newerEpochGroup(v, payload: [9])
+        let s = try v.open().structure
+        let second = Int(s.frames[s.groups[1].commitFrame].end)
+        try Data(Array(original[0..<cut]) + inserted + Array(original[second...])).write(to: URL(fileURLWithPath: v.path))
+        let vault = try v.open(keys: both)
+        #expect(vault.commits.statuses == [.verified, .verified, .stale(epoch: 1, current: 2), .stale(epoch: 1, current: 2)])
+        #expect(vault.commits.isAttested(1))
+        #expect(releasedRecords(vault).map(\.payload) == [[0], [9]])
+    }
+
     /// The same deletion before an unattested commit: nothing vouches for
     /// its group, so it stays tampered with its records unverified.
     @Test func deletionBeforeAnUnattestedCommitStaysUnverified() throws {
