@@ -616,9 +616,14 @@ extension VaultFile {
         // verified commits it links to, transitively, raised it to (before
         // it, then with it). Staleness is judged by it, so a commit the
         // walk visited that is not on this commit's line raises nothing for
-        // it (fifth review F2).
+        // it (fifth review F2). Where a commit's link shows nothing or names
+        // a missing head, its line is taken through `e`. The linked line is
+        // the same with nothing taken through `e`: a commit a current member
+        // attested is judged by it (sixth review R6-2, Part 2 item 4).
         var lineFloor = [UInt32](repeating: 0, count: n)
         var lineAfter = [UInt32](repeating: 0, count: n)
+        var linkedFloor = [UInt32](repeating: 0, count: n)
+        var linkedAfter = [UInt32](repeating: 0, count: n)
         var chain: [Int] = []                        // the commits on the chain so far
         var clearBelow: [Int?] = []                  // chain[clearBelow[i]! + 1 ... i] holds no member-attested commit
         var position = [Int](repeating: -1, count: n)
@@ -685,6 +690,7 @@ extension VaultFile {
                 let raised = max(key.epoch, keyringEpochIn[k] ?? 0)
                 raisedTo[k] = raised
                 lineAfter[k] = max(line, raised)
+                linkedAfter[k] = max(linkedFloor[k], raised)
             }
         }
         func visit(_ k: Int) {
@@ -701,31 +707,41 @@ extension VaultFile {
             }
             // The floor along its own line: through the commit it links to
             // (when its link shows nothing, the last commit on the chain a
-            // current member attested). A commit a current member attested
-            // whose link shows nothing or names a missing head is never
-            // judged through that commit: the file order of linkless commits
-            // places it anywhere (sixth review R6-2). Its line starts from
-            // its own contribution, which `join` adds.
+            // current member attested, `e`), and its linked line: the same
+            // with nothing taken through `e`.
             switch link {
-            case .start: lineFloor[k] = 0
-            case .commit(let j): lineFloor[k] = lineAfter[j]
-            case .notShown, .missing: lineFloor[k] = lastMemberAttested(above: -1).map { lineAfter[chain[$0]] } ?? 0
-            }
-            switch link {
+            case .start:
+                lineFloor[k] = 0
+                linkedFloor[k] = 0
+            case .commit(let j):
+                lineFloor[k] = lineAfter[j]
+                linkedFloor[k] = linkedAfter[j]
             case .notShown, .missing:
-                // Checked only where the commit would be stale: elsewhere its
-                // own contribution is at least the line through `e`.
-                guard key.epoch < lineFloor[k] else { break }
-                attestations[k] = attestation(of: group, previousHead: verifiedFrom[k]!, key: key)
-                if case .attested = attestations[k] { lineFloor[k] = 0 } else { attestations[k] = .notChecked }
-            case .start, .commit: break
+                lineFloor[k] = lastMemberAttested(above: -1).map { lineAfter[chain[$0]] } ?? 0
+                linkedFloor[k] = 0
             }
             lineAfter[k] = lineFloor[k]
+            linkedAfter[k] = linkedFloor[k]
+            // Stale below its line: made by a device that missed the
+            // rotation, or one removed by it. A commit a current member
+            // attested is stale only below its linked line: the file order
+            // of linkless commits places `e` anywhere, and a removed device
+            // cannot make a current member's attestation (sixth review R6-2,
+            // Part 2 item 4); the commits after it still take the line
+            // through `e`. Its attestation is checked only where the two
+            // lines judge it differently (never in a file whose commits all
+            // link to a commit).
             if key.epoch < lineFloor[k] {
-                // Stale: made by a device that missed the rotation, or one
-                // removed by it. It passes nothing by.
-                statuses[k] = .stale(epoch: key.epoch, current: lineFloor[k])
-                return
+                var member = false
+                if key.epoch >= linkedFloor[k] {
+                    attestations[k] = attestation(of: group, previousHead: verifiedFrom[k]!, key: key)
+                    if case .attested = attestations[k] { member = true } else { attestations[k] = .notChecked }
+                }
+                if !member {
+                    // It passes nothing by.
+                    statuses[k] = .stale(epoch: key.epoch, current: lineFloor[k])
+                    return
+                }
             }
             let top = chain.count - 1
             var target: Int

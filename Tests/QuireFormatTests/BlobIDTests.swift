@@ -20,6 +20,39 @@ import Testing
         #expect(BlobID(content: Self.content(size), blobKey: Self.key).bytes == hexBytes(hex))
     }
 
+    /// The known-answer test of `Spec/format.md §7.5`: blob key 0x00…0x1f,
+    /// content byte `i` = `i mod 251`, every leaf and the root, computed apart
+    /// from the library (Python's hashlib.blake2b, from the §7.3 text).
+    @Test(arguments: [
+        (0, [String](), "9d8ea5943a98e466f8aa5acc65b4de01c31b4f9af93999395889156a0b3effed"),
+        (1, ["346a7610cec1d652b34ded15b68399083d54fc89ec27fe580fc5fbe538759579"],
+         "c37843af8251b7eb3c39160c67672895ba2fb396824b10a30b1238962396cb18"),
+        (65_536, ["a00496329a9eb51958243d74e77c48fc4d45f7ccded78253b6754355989c7c05"],
+         "733556a9741968e3d1fd0fa88238b0c7dd4d591911028ce16d4e6f3876b5eb37"),
+        (65_537, ["a00496329a9eb51958243d74e77c48fc4d45f7ccded78253b6754355989c7c05",
+                  "d4fe9e0ca5b703f94a4cb425e2fb349b0d66dfa1ad08e093749b83887df5469e"],
+         "4ef668e8cfca5a0fbfe892f7d9ee829a3741b7a414eb92d243b7355356f4ccad"),
+    ])
+    func specKnownAnswers(size: Int, leaves: [String], root: String) {
+        let c = (0..<size).map { UInt8($0 % 251) }
+        let chunk = Limits.chunkByteCount
+        let computed = c.withUnsafeBytes { all in
+            stride(from: 0, to: size, by: chunk).map { start in
+                BlobID.leaf(index: UInt64(start / chunk), UnsafeRawBufferPointer(rebasing: all[start..<min(start + chunk, size)]),
+                            blobKey: Self.key)
+            }
+        }
+        #expect(computed == leaves.map(hexBytes))
+        #expect(BlobID(content: c, blobKey: Self.key).bytes == hexBytes(root))
+        // The two-thread hasher, as a writer and a reader use it, agrees.
+        let hasher = ParallelHasher(key: Self.key)
+        let whole = c.withUnsafeBytes { all in
+            hasher.submit(all, slot: 0)
+            return hasher.finish()
+        }
+        #expect(whole == hexBytes(root))
+    }
+
     /// From the primitives: the root over the leaves, and never one MAC
     /// over the content (format 2's first blob id) nor a leaf.
     @Test func isTheRootOverTheLeaves() {

@@ -116,6 +116,80 @@ import Testing
         #expect(released.map { $0.attestedBy != nil } == [true, true, true])
     }
 
+    /// Sixth review, Part 2 item 4 (what the first R6-2 rule left): the
+    /// same insertion and deletion, but the commit after the deleted one is
+    /// unattested (a compaction's commit 2, a merge's unattested block). No
+    /// current member vouches for it, so its line is taken through `e` (X,
+    /// epoch 2) and it is stale. Before, the member-attested epoch-1 commit
+    /// that extends it took its line from it and was stale too, nothing in
+    /// it released. Now a commit a current member attested is judged by its
+    /// linked line (nothing through `e`): it is a member's fork, verified
+    /// and attested, its record released.
+    @Test func attackMembersCommitAfterAnUnattestedLinklessCommitIsReleased() throws {
+        let v = RawKeyVault(label: "member insert, deletion, unattested next")
+        try v.create([[0]])
+        try ChainAttackTests.append(v, [[1]], label: "commit 1")
+        try Self.appendUnattested(v, [[2]], label: "unattested 2")
+        try ChainAttackTests.append(v, [[3]], label: "commit 3")
+        let (both, original, inserted, cut) = try ChainAttackTests.newerEpochGroup(v, payload: [9])
+        let s = try v.open().structure
+        let second = Int(s.frames[s.groups[1].commitFrame].end)
+        try Data(Array(original[0..<cut]) + inserted + Array(original[second...])).write(to: URL(fileURLWithPath: v.path))
+        let vault = try v.open(keys: both)
+        #expect(vault.commits.statuses == [.verified, .verified, .stale(epoch: 1, current: 2), .verified])
+        #expect(vault.commits.forks == [3])
+        #expect(vault.commits.isAttested(1) && vault.commits.isAttested(3))
+        #expect(vault.commitIssues.map(\.code) == ["stale_epoch", "commit_fork"])
+        let released = releasedRecords(vault)
+        #expect(released.map(\.payload) == [[0], [9], [3]])
+        #expect(released.map { $0.attestedBy != nil } == [true, true, true])
+    }
+
+    /// What the first R6-2 rule opened: a member's linkless commit's line
+    /// started from its own contribution, so the commits extending it lost
+    /// the line taken through `e`. C0 … C3 attested, C4 attested under
+    /// epoch 2 (the rotation's side); Z, unattested under epoch 1 and
+    /// extending C2 (what a device removed by the rotation still makes),
+    /// is appended. A keyless writer deletes C1 and C3 and places C4 first:
+    /// C0 C4 C2 Z. C4 and C2 join over their deletions (verified, attested),
+    /// C2 not stale although its line through `e` (C4) is 2. Before, Z took
+    /// C2's restarted line (1) and joined the chain verified, its record
+    /// released as verified after the rotation. Now the line after a
+    /// member's commit keeps what came through `e`: Z is stale.
+    @Test func attackOldEpochCommitExtendingAMembersLinklessCommitIsStale() throws {
+        let v = RawKeyVault(label: "old epoch after a member's linkless commit")
+        try v.create([[0]])
+        for i in 1...3 { try ChainAttackTests.append(v, [[UInt8(i)]], label: "commit \(i)") }
+        var both = v.keys
+        let newer = EpochKey(epoch: 2, key: try SymmetricKey(using: SeededRandom(label: "epoch 2")), blobKey: nil)
+        both.add(newer)
+        both.writeKey = newer
+        let c4 = try Self.group(v, after: 3, keys: both, attestWith: v.member, payload: [4], label: "epoch 2")
+        let z = try Self.group(v, after: 2, keys: v.keys, attestWith: nil, payload: [7], label: "old epoch")
+        let (prefix, groups) = try Self.split(v, from: 1)  // C1, C2, C3
+        try Data(prefix + c4 + groups[1] + z).write(to: URL(fileURLWithPath: v.path))
+        let vault = try v.open(keys: both)
+        #expect(vault.commits.statuses == [.verified, .verified, .verified, .stale(epoch: 1, current: 2)])
+        #expect(vault.tamperedCommits == [1, 2])
+        #expect(releasedRecords(vault).map(\.payload) == [[0], [4], [2]])
+    }
+
+    /// The group holding `payload` that a writer with `keys` (attesting
+    /// with `signer`, or unattested) commits after group `g` of `v`: its
+    /// bytes, frames and commit frame, to splice into `v`'s file.
+    static func group(_ v: RawKeyVault, after g: Int, keys: KeySet, attestWith signer: Ed25519.KeyPair?, payload: [UInt8], label: String) throws -> [UInt8] {
+        let s = try v.open().structure
+        let cut = Int(s.frames[s.groups[g].commitFrame].end)
+        let scratch = v.dir.file("scratch-\(label).quire")
+        try Data(try fileBytes(v.path)[0..<cut]).write(to: URL(fileURLWithPath: scratch))
+        let prefix = try VaultFile(path: scratch, writable: true)
+        prefix.verifyCommits(keys: keys, trustedKeyrings: [:], attestors: [v.member.publicKey])
+        try prefix.commit(random: SeededRandom(label: label), options: fast, attestWith: signer) { (tx: PendingCommit) throws(FormatError) in
+            try tx.appendSealed(kind: .entryRevision, payload: payload, compress: false)
+        }
+        return Array(try fileBytes(scratch)[cut...])
+    }
+
     /// The same deletion before an unattested commit: nothing vouches for
     /// its group, so it stays tampered with its records unverified.
     @Test func deletionBeforeAnUnattestedCommitStaysUnverified() throws {

@@ -38,6 +38,8 @@ class Commit:
     over_deletion: bool = False          # §9.3 step 5: a current member's, its link missing: tampered, yet verified
     line_floor: int = 0                  # the floor along its own line, before it (§9.3)
     line_after: int = 0                  # the same, with it
+    linked_floor: int = 0                # its linked line: nothing taken through e (§9.3 step 2)
+    linked_after: int = 0                # the same, with it
     raised: int = 0                      # what it raises the floor to, when verified and attested
     walk_position: int = 0               # its place in the walk (§9.3); merge orders blocks by it
 
@@ -324,26 +326,28 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
             continue
         link = links[c.index]
         # §9.3: the floor along its own line, through the commit it links
-        # to (showing nothing: the last commit on the chain a member attested).
+        # to (showing nothing: the last commit on the chain a member
+        # attested, e), and its linked line: the same, nothing through e.
         if link[0] == "commit":
-            c.line_floor = link[1].line_after
+            c.line_floor, c.linked_floor = link[1].line_after, link[1].linked_after
         elif link[0] == "start":
-            c.line_floor = 0
+            c.line_floor, c.linked_floor = 0, 0
         else:
             c.line_floor = next((p.line_after for p in reversed(chain) if _member_attested(p, keys, vault_id)), 0)
-            if c.key.epoch < c.line_floor:
-                # A commit a current member attested is never judged stale
-                # through e (sixth review R6-2): its line starts from its
-                # own contribution, added when it joins.
-                _attestation(c, group_digest(c.covered), keys, vault_id, None)
-                if c.attested:
-                    c.line_floor = 0
-                else:
-                    c.attestation, c.signer = "", b""
-        c.line_after = c.line_floor
+            c.linked_floor = 0
+        c.line_after, c.linked_after = c.line_floor, c.linked_floor
         if c.key.epoch < c.line_floor:                               # 2
-            c.status, c.stale = "stale", True
-            continue
+            # A commit a current member attested is stale only below its
+            # linked line (sixth review R6-2, Part 2 item 4).
+            member = False
+            if c.key.epoch >= c.linked_floor:
+                _attestation(c, group_digest(c.covered), keys, vault_id, None)
+                member = c.attested
+                if not member:
+                    c.attestation, c.signer = "", b""
+            if not member:
+                c.status, c.stale = "stale", True
+                continue
         fork_base = None
         if link[0] == "commit":
             e = link[1]
@@ -390,6 +394,7 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
                 if f.kind == KIND_KEYRING and f.body[-BODY_HASH:] in trusted_ids
                 and is_well_formed(f) and f.body_hash_ok()])
             c.line_after = max(c.line_floor, c.raised)
+            c.linked_after = max(c.linked_floor, c.raised)
     # floor_k: over the commits before k in the file that are verified and
     # attested by a current member; it decides which keys open the records
     # of a commit that is not verified.
