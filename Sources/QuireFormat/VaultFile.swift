@@ -327,11 +327,17 @@ public struct CommitReport: Sendable {
     /// For each commit whose head verifies, the previous head it verified
     /// from (what its attestation signs); nil for the others.
     public internal(set) var previousHeads: [[UInt8]?] = []
-    /// Each commit's place in the walk (`Spec/format.md §9.3`: depth first
-    /// over the link tree, siblings by stored head, then the commits that
-    /// link to no commit in file order; a commit never reached last): the
-    /// *link order* merge places its blocks in (`Spec/merge.md §3.3`).
+    /// Each commit's place in the *link order* merge places its blocks in
+    /// (`Spec/merge.md §3.3`): the walk of `Spec/format.md §9.3` (depth
+    /// first over the link tree, siblings by stored head, then the commits
+    /// that link to no commit in file order; a commit never reached last),
+    /// except that of the children of one commit, the one whose subtree
+    /// holds the chain's tip comes first (sixth review R6-5).
     package internal(set) var walkPositions: [Int] = []
+    /// The link-order position of the chain's tip (``walkPositions``), or
+    /// -1 when the chain is empty: a commit appended at the tip comes
+    /// right after it.
+    package internal(set) var tipPosition = -1
 
     /// An empty report.
     public init() {}
@@ -880,6 +886,69 @@ extension VaultFile {
             walkPositions[k] = walked
             walked += 1
         }
+        // Merge's link order (Spec/merge.md §3.3): the walk again, but of
+        // the children of one commit, the one on the line to the chain's tip
+        // first, so that merge keeps in place the line writers extend and
+        // moves (and attests again) the other (sixth review R6-5). Only a
+        // file with siblings differs from the walk.
+        if let tip = chain.last {
+            var onTipLine = [Bool](repeating: false, count: n + 1)
+            var c = tip
+            var hasSiblings = false
+            while true {
+                onTipLine[c] = true
+                let parent: Int
+                switch links[c] {
+                case .commit(let j)?: parent = j
+                case .start?: parent = n
+                default: parent = -1
+                }
+                guard parent >= 0, !onTipLine[parent] else { break }
+                if childStart[parent + 1] - childStart[parent] > 1 {
+                    hasSiblings = true
+                    let range = Int(childStart[parent])..<Int(childStart[parent + 1])
+                    if var i = range.first(where: { Int(children[$0]) == c }) {
+                        while i > range.lowerBound {
+                            children.swapAt(i, i - 1)
+                            i -= 1
+                        }
+                    }
+                }
+                if parent == n { break }
+                c = parent
+            }
+            if hasSiblings {
+                walked = 0
+                visited = [Bool](repeating: false, count: n)
+                func order(from root: Int) {
+                    stack.append(root)
+                    while let c = stack.popLast() {
+                        if c < n {
+                            visited[c] = true
+                            walkPositions[c] = walked
+                            walked += 1
+                        }
+                        var i = Int(childStart[c + 1])
+                        let low = Int(childStart[c])
+                        while i > low {
+                            i -= 1
+                            stack.append(Int(children[i]))
+                        }
+                    }
+                }
+                order(from: n)
+                for k in 0..<n where !visited[k] {
+                    switch links[k] {
+                    case .commit?, .start?: continue
+                    default: order(from: k)
+                    }
+                }
+                for k in 0..<n where !visited[k] {
+                    walkPositions[k] = walked
+                    walked += 1
+                }
+            }
+        }
         // floor_k: the highest epoch a verified commit that a current member
         // attested raised the floor to, over the commits before k in the
         // file. It decides only which keys open the records of a commit that
@@ -911,6 +980,7 @@ extension VaultFile {
         report.epochs = keyOf.map { $0?.epoch ?? 0 }
         report.previousHeads = verifiedFrom
         report.walkPositions = walkPositions
+        report.tipPosition = chain.last.map { walkPositions[$0] } ?? -1
         report.forks = forks
         report.attestedOverDeletion = overDeletion
         report.currentFloor = floor
