@@ -621,7 +621,6 @@ extension VaultFile {
         var chain: [Int] = []                        // the commits on the chain so far
         var clearBelow: [Int?] = []                  // chain[clearBelow[i]! + 1 ... i] holds no member-attested commit
         var position = [Int](repeating: -1, count: n)
-        var visited = [Bool](repeating: false, count: n)
         var walkPositions = [Int](repeating: -1, count: n)  // each commit's place in the walk
         var walked = 0
         var forks: Set<Int> = []
@@ -853,39 +852,50 @@ extension VaultFile {
             children[range].sort { groups[Int($0)].storedHead.lexicographicallyPrecedes(groups[Int($1)].storedHead) }
         }
         var stack: [Int] = []
-        func descend(from root: Int) {
-            // The root (n: the start) and then its subtree, children in order.
-            stack.append(root)
-            while let c = stack.popLast() {
-                if c < n {
-                    visit(c)
-                    visited[c] = true
-                    walkPositions[c] = walked
-                    walked += 1
-                }
-                var i = Int(childStart[c + 1])
-                let low = Int(childStart[c])
-                while i > low {
-                    i -= 1
-                    stack.append(Int(children[i]))
+        // Each commit once, in link order, to `body`: the start's subtree,
+        // then in file order each commit that links to no commit (its link
+        // shows nothing or names a missing head; a copy, a mismatch, an
+        // unverifiable commit) with its subtree, children in the order of
+        // `children`; then each commit never reached to `unreached`.
+        func inLinkOrder(_ body: (Int) -> Void, unreached: (Int) -> Void) {
+            var seen = [Bool](repeating: false, count: n)
+            func descend(from root: Int) {
+                // The root (n: the start) and then its subtree, children in order.
+                stack.append(root)
+                while let c = stack.popLast() {
+                    if c < n {
+                        body(c)
+                        seen[c] = true
+                    }
+                    var i = Int(childStart[c + 1])
+                    let low = Int(childStart[c])
+                    while i > low {
+                        i -= 1
+                        stack.append(Int(children[i]))
+                    }
                 }
             }
-        }
-        descend(from: n)
-        for k in 0..<n where !visited[k] {
-            switch links[k] {
-            case .commit?, .start?: continue  // reached through its link, or never (a cycle, below)
-            default: descend(from: k)
+            descend(from: n)
+            for k in 0..<n where !seen[k] {
+                switch links[k] {
+                case .commit?, .start?: continue  // reached through its link, or never (a cycle, below)
+                default: descend(from: k)
+                }
             }
+            for k in 0..<n where !seen[k] { unreached(k) }
         }
-        // A commit still not visited links into a cycle (a head that chains
-        // to itself through links: no key holder can compute one, so this is
+        // A commit never reached links into a cycle (a head that chains to
+        // itself through links: no key holder can compute one, so this is
         // only defensive): it is orphaned.
-        for k in 0..<n where !visited[k] {
+        inLinkOrder({ c in
+            visit(c)
+            walkPositions[c] = walked
+            walked += 1
+        }, unreached: { k in
             statuses[k] = .orphaned
             walkPositions[k] = walked
             walked += 1
-        }
+        })
         // Merge's link order (Spec/merge.md §3.3): the walk again, but of
         // the children of one commit, the one on the line to the chain's tip
         // first, so that merge keeps in place the line writers extend and
@@ -919,34 +929,11 @@ extension VaultFile {
             }
             if hasSiblings {
                 walked = 0
-                visited = [Bool](repeating: false, count: n)
-                func order(from root: Int) {
-                    stack.append(root)
-                    while let c = stack.popLast() {
-                        if c < n {
-                            visited[c] = true
-                            walkPositions[c] = walked
-                            walked += 1
-                        }
-                        var i = Int(childStart[c + 1])
-                        let low = Int(childStart[c])
-                        while i > low {
-                            i -= 1
-                            stack.append(Int(children[i]))
-                        }
-                    }
-                }
-                order(from: n)
-                for k in 0..<n where !visited[k] {
-                    switch links[k] {
-                    case .commit?, .start?: continue
-                    default: order(from: k)
-                    }
-                }
-                for k in 0..<n where !visited[k] {
-                    walkPositions[k] = walked
+                func place(_ c: Int) {
+                    walkPositions[c] = walked
                     walked += 1
                 }
+                inLinkOrder(place, unreached: place)
             }
         }
         // floor_k: the highest epoch a verified commit that a current member
