@@ -31,6 +31,7 @@ from quire_reader import cbor                                    # noqa: E402
 from quire_reader.crypto import blake2b                          # noqa: E402
 from quire_reader.errors import QuireError                       # noqa: E402
 from quire_reader.merge import merge                             # noqa: E402
+from quire_reader.keyrings import SlotOpener                      # noqa: E402
 from quire_reader.reader import Credential, read_vault           # noqa: E402
 
 
@@ -146,6 +147,13 @@ def check(path):
     if str(unattested) != lines["unattested-commits"]:
         diffs.append("unattested-commits: expected %s, got %d"
                      % (lines["unattested-commits"], unattested))
+    if "kept-attestations" in lines:
+        # Read as: the commits after the common prefix whose attestation is
+        # a current member's other than the merging one's (kept in place).
+        merger = SlotOpener(cred).own_key
+        kept = sum(1 for c in after if c.verified and c.attested and c.signer != merger)
+        if str(kept) != lines["kept-attestations"]:
+            diffs.append("kept-attestations: expected %s, got %d" % (lines["kept-attestations"], kept))
     have = entry_lines(res)
     diffs += ["missing entry %s" % e for e in entries if e not in have]
     diffs += ["unexpected entry %s" % e for e in have if e not in entries]

@@ -103,7 +103,7 @@ extension KeyError {
             .wrongDeviceKey, .wrongKey, .kdfBudgetExceeded:
             .wrongCredential
         case .noKeyring, .kdfLimitsExceeded, .kdfLimitsExceededInKeyring, .keyringUnauthenticated, .escrowForbidden,
-            .removedDeviceSlot, .malformedKeyring, .keyringCopyDamaged:
+            .removedDeviceSlot, .malformedKeyring, .keyringCopyDamaged, .removalTie:
             .damaged
         case .escrowRefused: .programmerError
         case .rollbackSuspected, .recoveryKeyChoiceNeeded: .needsMerge

@@ -65,6 +65,11 @@ extension VaultReportBuilder {
             index = l.index
             warning = true
         }
+        if case .removalTie(let l) = e {
+            offset = l.offset
+            index = l.index
+            warning = true
+        }
         if case .kdfLimitsExceededInKeyring(let l, _, _) = e {
             offset = l.offset
             index = l.index

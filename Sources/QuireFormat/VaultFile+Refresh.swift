@@ -129,7 +129,14 @@ extension CommitReport {
         attestations.append(attestation)
         computedHeads.append(head)
         previousHeads.append(previousHead)
-        walkPositions.append(walkPositions.count)
+        // Right after the tip in link order (Spec/merge.md §3.3); only a
+        // file whose tip line is not the last of its siblings shifts others.
+        let position = tipPosition + 1
+        if position < walkPositions.count {
+            for i in walkPositions.indices where walkPositions[i] >= position { walkPositions[i] += 1 }
+        }
+        walkPositions.append(position)
+        tipPosition = position
         epochs.append(epoch)
         floors.append(currentFloor)
         tipHead = head

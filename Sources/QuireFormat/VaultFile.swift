@@ -327,11 +327,17 @@ public struct CommitReport: Sendable {
     /// For each commit whose head verifies, the previous head it verified
     /// from (what its attestation signs); nil for the others.
     public internal(set) var previousHeads: [[UInt8]?] = []
-    /// Each commit's place in the walk (`Spec/format.md §9.3`: depth first
-    /// over the link tree, siblings by stored head, then the commits that
-    /// link to no commit in file order; a commit never reached last): the
-    /// *link order* merge places its blocks in (`Spec/merge.md §3.3`).
+    /// Each commit's place in the *link order* merge places its blocks in
+    /// (`Spec/merge.md §3.3`): the walk of `Spec/format.md §9.3` (depth
+    /// first over the link tree, siblings by stored head, then the commits
+    /// that link to no commit in file order; a commit never reached last),
+    /// except that of the children of one commit, the one whose subtree
+    /// holds the chain's tip comes first (sixth review R6-5).
     package internal(set) var walkPositions: [Int] = []
+    /// The link-order position of the chain's tip (``walkPositions``), or
+    /// -1 when the chain is empty: a commit appended at the tip comes
+    /// right after it.
+    package internal(set) var tipPosition = -1
 
     /// An empty report.
     public init() {}
@@ -627,7 +633,6 @@ extension VaultFile {
         var chain: [Int] = []                        // the commits on the chain so far
         var clearBelow: [Int?] = []                  // chain[clearBelow[i]! + 1 ... i] holds no member-attested commit
         var position = [Int](repeating: -1, count: n)
-        var visited = [Bool](repeating: false, count: n)
         var walkPositions = [Int](repeating: -1, count: n)  // each commit's place in the walk
         var walked = 0
         var forks: Set<Int> = []
@@ -870,38 +875,89 @@ extension VaultFile {
             children[range].sort { groups[Int($0)].storedHead.lexicographicallyPrecedes(groups[Int($1)].storedHead) }
         }
         var stack: [Int] = []
-        func descend(from root: Int) {
-            // The root (n: the start) and then its subtree, children in order.
-            stack.append(root)
-            while let c = stack.popLast() {
-                if c < n {
-                    visit(c)
-                    visited[c] = true
-                    walkPositions[c] = walked
-                    walked += 1
-                }
-                var i = Int(childStart[c + 1])
-                let low = Int(childStart[c])
-                while i > low {
-                    i -= 1
-                    stack.append(Int(children[i]))
+        // Each commit once, in link order, to `body`: the start's subtree,
+        // then in file order each commit that links to no commit (its link
+        // shows nothing or names a missing head; a copy, a mismatch, an
+        // unverifiable commit) with its subtree, children in the order of
+        // `children`; then each commit never reached to `unreached`.
+        func inLinkOrder(_ body: (Int) -> Void, unreached: (Int) -> Void) {
+            var seen = [Bool](repeating: false, count: n)
+            func descend(from root: Int) {
+                // The root (n: the start) and then its subtree, children in order.
+                stack.append(root)
+                while let c = stack.popLast() {
+                    if c < n {
+                        body(c)
+                        seen[c] = true
+                    }
+                    var i = Int(childStart[c + 1])
+                    let low = Int(childStart[c])
+                    while i > low {
+                        i -= 1
+                        stack.append(Int(children[i]))
+                    }
                 }
             }
-        }
-        descend(from: n)
-        for k in 0..<n where !visited[k] {
-            switch links[k] {
-            case .commit?, .start?: continue  // reached through its link, or never (a cycle, below)
-            default: descend(from: k)
+            descend(from: n)
+            for k in 0..<n where !seen[k] {
+                switch links[k] {
+                case .commit?, .start?: continue  // reached through its link, or never (a cycle, below)
+                default: descend(from: k)
+                }
             }
+            for k in 0..<n where !seen[k] { unreached(k) }
         }
-        // A commit still not visited links into a cycle (a head that chains
-        // to itself through links: no key holder can compute one, so this is
+        // A commit never reached links into a cycle (a head that chains to
+        // itself through links: no key holder can compute one, so this is
         // only defensive): it is orphaned.
-        for k in 0..<n where !visited[k] {
+        inLinkOrder({ c in
+            visit(c)
+            walkPositions[c] = walked
+            walked += 1
+        }, unreached: { k in
             statuses[k] = .orphaned
             walkPositions[k] = walked
             walked += 1
+        })
+        // Merge's link order (Spec/merge.md §3.3): the walk again, but of
+        // the children of one commit, the one on the line to the chain's tip
+        // first, so that merge keeps in place the line writers extend and
+        // moves (and attests again) the other (sixth review R6-5). Only a
+        // file with siblings differs from the walk.
+        if let tip = chain.last {
+            var onTipLine = [Bool](repeating: false, count: n + 1)
+            var c = tip
+            var hasSiblings = false
+            while true {
+                onTipLine[c] = true
+                let parent: Int
+                switch links[c] {
+                case .commit(let j)?: parent = j
+                case .start?: parent = n
+                default: parent = -1
+                }
+                guard parent >= 0, !onTipLine[parent] else { break }
+                if childStart[parent + 1] - childStart[parent] > 1 {
+                    hasSiblings = true
+                    let range = Int(childStart[parent])..<Int(childStart[parent + 1])
+                    if var i = range.first(where: { Int(children[$0]) == c }) {
+                        while i > range.lowerBound {
+                            children.swapAt(i, i - 1)
+                            i -= 1
+                        }
+                    }
+                }
+                if parent == n { break }
+                c = parent
+            }
+            if hasSiblings {
+                walked = 0
+                func place(_ c: Int) {
+                    walkPositions[c] = walked
+                    walked += 1
+                }
+                inLinkOrder(place, unreached: place)
+            }
         }
         // floor_k: the highest epoch a verified commit that a current member
         // attested raised the floor to, over the commits before k in the
@@ -934,6 +990,7 @@ extension VaultFile {
         report.epochs = keyOf.map { $0?.epoch ?? 0 }
         report.previousHeads = verifiedFrom
         report.walkPositions = walkPositions
+        report.tipPosition = chain.last.map { walkPositions[$0] } ?? -1
         report.forks = forks
         report.attestedOverDeletion = overDeletion
         report.currentFloor = floor

@@ -52,6 +52,13 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// One of the two copies of a keyring is damaged; the other was used.
     /// A warning: nothing is lost.
     case keyringCopyDamaged(FrameLocation)
+    /// Warning: the keyring at `location` removes a member, and rule 6 could
+    /// not settle it (`Spec/format.md §8.4` "Termination"): it and another
+    /// removal each lie on a branch that the other's removed member started,
+    /// and both stand, as two mutual removals do. Someone may have answered
+    /// a removal from an old copy: remove the members involved (and any key
+    /// they enrolled) with the recovery key. Code `removal_tie`.
+    case removalTie(FrameLocation)
     /// The file looks older than what this device last saw of it: a keyring
     /// it trusted is missing, or records it saw are (`Spec/keys.md §7`). A
     /// warning; the library refuses to write until the user acts.
@@ -85,6 +92,7 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .removedDeviceSlot: "removed_device_slot"
         case .malformedKeyring: "malformed_keyring"
         case .keyringCopyDamaged: "keyring_copy_damaged"
+        case .removalTie: "removal_tie"
         case .rollbackSuspected: "rollback_suspected"
         case .deviceMemoryNotSaved: "device_memory_not_saved"
         case .operationRefused: "operation_refused"
@@ -104,7 +112,7 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// True for warnings: the error cost nothing (``keyringCopyDamaged(_:)``).
     public var isWarning: Bool {
         switch self {
-        case .keyringCopyDamaged, .rollbackSuspected, .deviceMemoryNotSaved, .kdfLimitsExceededInKeyring: true
+        case .keyringCopyDamaged, .rollbackSuspected, .deviceMemoryNotSaved, .kdfLimitsExceededInKeyring, .removalTie: true
         default: false
         }
     }
@@ -159,6 +167,8 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
             return "keyring \(loc) is malformed: \(reason)"
         case .keyringCopyDamaged(let loc):
             return "keyring \(loc) is damaged, but it is a copy of an intact keyring, which was used"
+        case .removalTie(let loc):
+            return "keyring \(loc) removes a member while another removal removed one who started its branch, and that removal lies on a branch its own removed member started; both removals stand, as if the two members had removed each other. Someone may have answered a removal from an old copy: check the members, and remove the ones involved, and any key they enrolled, with the recovery key"
         case .rollbackSuspected(let reason):
             return "this file looks older than the copy this device last saw: \(reason). It may have been replaced by an older copy, which can undo a device removal or lose entries; writing is refused until you merge the newer copy back (quire merge), or accept this file if you restored it on purpose (quire keys accept-rollback)"
         case .deviceMemoryNotSaved(let reason):

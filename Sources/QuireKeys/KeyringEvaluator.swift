@@ -401,7 +401,8 @@ struct Evaluation {
             }
             t0.insert(i)
         }
-        let cut = removalCuts(t0)
+        let (cut, tied) = removalCuts(t0)
+        for i in tied { issues.append(.removalTie(rings[i].location)) }
         for i in order where t0.contains(i) {
             rings[i].passesRules1To5 = true
             if let (reason, by) = cut[i] {
@@ -624,8 +625,9 @@ struct Evaluation {
 
     /// Rule 6's passes after the first (`Spec/format.md §8.4`
     /// "Termination"): a constant, so the rule's cost is a constant number
-    /// of passes whatever the graph (fifth review F9). Every scenario of
-    /// §8.4 settles within two.
+    /// of passes whatever the graph (fifth review F9): at most five passes,
+    /// then, when the fifth is not a fixpoint, one last pass — six in all.
+    /// Every scenario of §8.4 but the tie (scenario 12) settles within three.
     static let removalPassLimit = 4
 
     /// Rule 6's primary set (`Spec/format.md §8.4` "Passes"): the first pass
@@ -634,17 +636,20 @@ struct Evaluation {
     /// or after ``removalPassLimit`` passes after the first, and then a
     /// keyring is primary when either of the last two passes left it
     /// primary. `unsilenced` is called at most ``removalPassLimit`` + 1
-    /// times.
-    static func settlePrimary(_ relevant: Bits, count n: Int, unsilenced: (Bits) -> Bits) -> Bits {
+    /// times. `alternating` holds the keyrings that the last two passes
+    /// left primary in one and not the other: empty at a fixpoint.
+    static func settlePrimary(_ relevant: Bits, count n: Int, unsilenced: (Bits) -> Bits) -> (primary: Bits, alternating: Bits) {
         var primary = relevant, older = relevant
         for _ in 0...removalPassLimit {
             let next = unsilenced(primary)
-            if next == primary { return primary }
+            if next == primary { return (primary, Bits(count: n)) }
             older = primary
             primary = next
         }
+        var alternating = Bits(count: n)
+        for i in relevant.elements where primary.contains(i) != older.contains(i) { alternating.insert(i) }
         primary.formUnion(older)
-        return primary
+        return (primary, alternating)
     }
 
     /// Rule 6 (`Spec/format.md §8.4`): the keyrings of T0 that are cut,
@@ -653,8 +658,10 @@ struct Evaluation {
     /// with every removal primary; then the same with *behind* only of the
     /// primary removals (those the pass before did not silence), until the
     /// primary removals are stable; then cut — so the order of the file
-    /// does not matter.
-    func removalCuts(_ t0: Set<Int>) -> [Int: (reason: String, by: [Int])] {
+    /// does not matter. `tied` lists the removals the last pass had to
+    /// settle (the passes reached no fixpoint), each reported
+    /// [`removal_tie`].
+    func removalCuts(_ t0: Set<Int>) -> (cuts: [Int: (reason: String, by: [Int])], tied: [Int]) {
         let members = t0.sorted()
         let n = rings.count
         func isAncestor(_ a: Int, of b: Int) -> Bool { ancestors[b]?.contains(a) ?? false }
@@ -696,7 +703,11 @@ struct Evaluation {
             for k in removers[rings[r].signer!] ?? [] where concurrent(k, r) { add(k, r) }
         }
         func defiesRel(_ k: Int, _ r: Int) -> Bool { defies[k]?.contains(r) ?? false }
-        func mutual(_ k: Int, _ r: Int) -> Bool { defiesRel(k, r) && defiesRel(r, k) }
+        // Two removals the last pass treats as mutual (a tie, below): each
+        // lies on a branch the other's removed member started, and the
+        // passes alternated on both.
+        var tiedWith: [Int: Set<Int>] = [:]
+        func mutual(_ k: Int, _ r: Int) -> Bool { defiesRel(k, r) && defiesRel(r, k) || tiedWith[r]?.contains(k) == true }
 
         /// What follows from a *behind* relation: recovery-signed for,
         /// contested and silenced, each memoised. Rule 6 judges in passes,
@@ -759,12 +770,21 @@ struct Evaluation {
         // contesting only when the recovery key signed it.
         var branchStarters: [Int: Bits] = [:]
         var relevant = defiers
-        for (r, d) in definers {
-            relevant.insert(r)
-            let mutuals = d.elements.filter { mutual($0, r) }
-            var starters = Bits(count: n)
-            for y in d.elements where !mutuals.contains(y) && !mutuals.contains(where: { isAncestor(y, of: $0) }) { starters.insert(y) }
-            branchStarters[r] = starters
+        func findStarters() {
+            for (r, d) in definers {
+                relevant.insert(r)
+                let mutuals = d.elements.filter { mutual($0, r) } + (tiedWith[r] ?? [])
+                var starters = Bits(count: n)
+                for y in d.elements where !mutuals.contains(y) && !mutuals.contains(where: { isAncestor(y, of: $0) }) { starters.insert(y) }
+                branchStarters[r] = starters
+            }
+        }
+        findStarters()
+        // Z lies on a branch that R's removed member started, whether or
+        // not R is primary.
+        func onBranchAgainst(_ z: Int, _ r: Int) -> Bool {
+            guard let d = branchStarters[r], let a = ancestors[z] else { return false }
+            return a.intersects(d)
         }
         func judging(_ primary: Bits) -> Judge {
             let j = Judge()
@@ -783,12 +803,25 @@ struct Evaluation {
         // defied, plus one; on a cycle it may not be, and then a keyring is
         // primary when either of the last two passes left it primary.
         var pass = judge(judging(relevant))
-        let primary = Evaluation.settlePrimary(relevant, count: n) { primary in
+        let (primary, alternating) = Evaluation.settlePrimary(relevant, count: n) { primary in
             pass = judge(judging(primary))
             var next = Bits(count: n)
             for i in relevant.elements where !pass.silenced(i) { next.insert(i) }
             return next
         }
+        // No fixpoint: the last pass treats as mutual every two removals the
+        // last two passes alternated on, each on a branch the other's removed
+        // member started (a tie, scenario 12). Both stand, neither is
+        // silenced by the other, and each cuts what the other's removed
+        // member signs after it, as in scenario 2. Each removal the passes
+        // alternated on is reported.
+        let tied = alternating.elements.filter { removes[$0] != nil }
+        for r in tied {
+            for r2 in tied where r2 != r && onBranchAgainst(r, r2) && onBranchAgainst(r2, r) {
+                tiedWith[r, default: []].insert(r2)
+            }
+        }
+        if !tiedWith.isEmpty { findStarters() }
         pass = judge(judging(primary))
         let finalJudge = judging(primary)
         func behind(_ z: Int, _ r: Int) -> Bool { finalJudge.behind(z, r) }
@@ -799,7 +832,8 @@ struct Evaluation {
             for r in defies[k]!.sorted() where !contested(r) && !silenced(r) {
                 if behind(r, k) && recoveryFor(k, r) { continue }
                 let wins = recoveryFor(r, k)
-                    || (!mutual(k, r) && !(defies[r] ?? []).contains { mutual($0, r) && isAncestor(k, of: $0) })
+                    || (!mutual(k, r) && !(defies[r] ?? []).contains { mutual($0, r) && isAncestor(k, of: $0) }
+                        && !(tiedWith[r] ?? []).contains { isAncestor(k, of: $0) })
                 if wins { by.append(r) }
             }
             guard let first = by.first else { continue }
@@ -808,7 +842,7 @@ struct Evaluation {
                 : "it replaces the recovery key that signed keyring \(rings[first].location), whose keyrings win"
             cut[k] = (reason, by)
         }
-        return cut
+        return (cut, tied)
     }
 
     /// True when `key` may sign in `ring`: a member of role device or

@@ -20,6 +20,7 @@ import QuireSync
 /// changed: yes|no
 /// merged: <BLAKE2b-256 of merged.quire, hex>|resealed
 /// unattested-commits: <unattested commits of the result after the common prefix>
+/// kept-attestations: <of those, the commits attested by a member other than the merging one> (optional)
 /// entry: <entry id hex> live|deleted heads=<n> text=<the winner's text, JSON string>
 /// attachment: <blob id a revision names, hex> size=<bytes> content=<BLAKE2b-256 of the content, hex>
 /// comment: <what it covers>
@@ -121,7 +122,7 @@ public enum MergeVectors {
     /// a copy of it; `a` changes the vault, `b` changes the copy; then the
     /// merger merges `b.quire` into `a.quire`.
     static func build(
-        _ name: String, comment: String, entries: Int = 1, passphrase: Bool = false, merger: Merger = .laptop,
+        _ name: String, comment: String, entries: Int = 1, passphrase: Bool = false, merger: Merger = .laptop, countKept: Bool = false,
         a: (Case) throws -> Void, b: (Case) throws -> Void
     ) throws -> Vector {
         try SlotCrypto.$allowsWeakPassphraseCost.withValue(true) { () throws -> Vector in
@@ -167,6 +168,7 @@ public enum MergeVectors {
                 "merged: " + (resealed ? "resealed" : hex(BLAKE2b.hash(merged, byteCount: 32))),
                 "unattested-commits: \(try unattestedCommits(pm, credential: credential, prefix: report.commonPrefixByteCount))",
             ]
+            if countKept { lines.append("kept-attestations: \(try keptAttestations(pm, credential: credential, prefix: report.commonPrefixByteCount))") }
             lines += try contentLines(pm, credential: credential, ids: c.ids)
             lines.append("comment: " + comment)
             return Vector(
@@ -187,6 +189,26 @@ public enum MergeVectors {
         for (g, group) in file.structure.groups.enumerated() where file.structure.frames[group.commitFrame].end > prefix {
             guard file.commits.statuses[g] == .verified else { throw VectorFile.ParseError(description: "merged commit \(g) is \(file.commits.statuses[g])") }
             if !file.commits.isAttested(g) { count += 1 }
+        }
+        return count
+    }
+
+    /// The number of commits after the first `prefix` bytes of the vault at
+    /// `path` attested by a current member other than the one `credential`
+    /// signs with: blocks written whole and in place keep their author's
+    /// attestation (`Spec/merge.md §3.3`).
+    static func keptAttestations(_ path: String, credential: Credential, prefix: UInt64) throws -> Int {
+        let file = try VaultFile(path: path)
+        let unlocked = try KeyringEvaluator.unlock(file, with: credential)
+        file.verifyCommits(with: unlocked)
+        let merger: [UInt8]? = switch credential {
+        case .device(let pair): pair.publicKey
+        case .recoveryKey(let key): try? key.signingKeyPair().publicKey
+        default: nil
+        }
+        var count = 0
+        for (g, group) in file.structure.groups.enumerated() where file.structure.frames[group.commitFrame].end > prefix {
+            if let signer = file.commits.attestor(g), signer != merger { count += 1 }
         }
         return count
     }
@@ -378,6 +400,36 @@ public enum MergeVectors {
                           raw.replaceSubrange(from..<Int(commit.end), with: SeededRandom(label: "overwritten attestation").bytes(Int(commit.end) - from))
                           try Data(raw).write(to: URL(fileURLWithPath: k.b))
                       }),
+            try build("attack-fork-tip-line-kept-in-place", comment: "sixth review, R6-5: on the copy the phone writes G and H after entry 1, and a thief holding the phone's key inserts X, also after entry 1, its head ground to sort below G's. Readers visit X first and G second, so G is a member's fork and the chain goes on from G and H (format.md §9.3). Merge placed blocks in the walk's order, X then G, H: X stayed in place with its attestation and the genuine G and H moved, attested again by the laptop. Merge's link order now puts first the child on the line to the chain's tip (merge.md §3.3): G and H are written in place and keep the phone's attestation (kept-attestations: 2), and X moves after them, attested by the laptop",
+                      countKept: true,
+                      a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
+                      b: { k in
+                          let older = k.b + ".older"
+                          try? FileManager.default.removeItem(atPath: older)
+                          try FileManager.default.copyItem(atPath: k.b, toPath: older)
+                          defer { try? FileManager.default.removeItem(atPath: older) }
+                          let v = try k.open(k.b, "phone")
+                          try k.write(v, text: "phone, genuine", clock: c + 101)
+                          try k.write(v, text: "phone, after it", clock: c + 102)
+                          let s = try VaultFile(path: k.b).structure
+                          let g = s.groups[s.groups.count - 2].storedHead
+                          for attempt in 0..<256 {
+                              let t = older + "-\(attempt)"
+                              try? FileManager.default.removeItem(atPath: t)
+                              try FileManager.default.copyItem(atPath: older, toPath: t)
+                              defer { try? FileManager.default.removeItem(atPath: t) }
+                              try k.write(try k.open(t, "phone"), text: "the thief's, try \(attempt)", clock: c + 150)
+                              let ts = try VaultFile(path: t).structure
+                              let x = ts.groups[ts.groups.count - 1]
+                              guard x.storedHead.lexicographicallyPrecedes(g) else { continue }
+                              let raw = Array(try Data(contentsOf: URL(fileURLWithPath: t)))
+                              let start = Int(ts.frames[x.members.lowerBound].location.offset), end = Int(ts.frames[x.commitFrame].end)
+                              let copy = Array(try Data(contentsOf: URL(fileURLWithPath: k.b)))
+                              try Data(copy + raw[start..<end]).write(to: URL(fileURLWithPath: k.b))
+                              return
+                          }
+                          fatalError("no head below G's in 256 tries")
+                      }),
         ]
     }
 
@@ -513,6 +565,10 @@ public enum MergeVectors {
                 }
                 let unattested = try unattestedCommits(scratch + "/a.quire", credential: credential, prefix: report.commonPrefixByteCount)
                 if !lines.contains("unattested-commits: \(unattested)") { failures.append("\(name): \(unattested) unattested commits") }
+                if lines.contains(where: { $0.hasPrefix("kept-attestations: ") }) {
+                    let kept = try keptAttestations(scratch + "/a.quire", credential: credential, prefix: report.commonPrefixByteCount)
+                    if !lines.contains("kept-attestations: \(kept)") { failures.append("\(name): \(kept) commits keep another member's attestation") }
+                }
                 let expected = lines.filter { $0.hasPrefix("entry: ") || $0.hasPrefix("attachment: ") }
                 let ids = expected.filter { $0.hasPrefix("entry: ") }.compactMap { l in bytes(fromHex: String(l.split(separator: " ")[1])).map { EntryID(unchecked: $0) } }
                 let got = try contentLines(scratch + "/a.quire", credential: credential, ids: ids)

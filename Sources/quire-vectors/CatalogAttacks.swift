@@ -342,6 +342,45 @@ extension Catalog {
                                     issues: [("keyring_unauthenticated", b.offset(iw)), ("keyring_unauthenticated", b.offset(iw2))])
             },
             {
+                // Sixth review, R6-3: the cycle of format.md §8.4
+                // "Termination" (scenario 12), with the removed device's
+                // puppets. C signs Y1 and A then removes the stolen B (R0);
+                // B forks from the root, enrols its puppet P (KB), P
+                // removes C (R2), and B, removed, enrols a second puppet P2
+                // (K3) and writes under K3's key.
+                let b = try VectorBuilder("attack-removed-device-tie-puppet", deviceSeed: seedA, moreDeviceSeeds: [seedB, seedC, seedD])
+                try b.commit([.entry(b.entry("before the theft"))])
+                let a = try VectorBuilder.device(seedA), thief = try VectorBuilder.device(seedB), c = try VectorBuilder.device(seedC)
+                let m = b.members  // Q, A, B, C, D
+                let (ky, y1) = try child(b, members: m, reason: "rotate", signer: c)
+                try b.addKeyring(ky, y1, members: m)
+                let mainLine = [m[0], m[1], m[3], m[4]]
+                let (kr, r0) = try child(b, epoch: 3, members: mainLine, removed: [m[2]], reason: "remove", signer: a,
+                                         parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: y1), key: ky)])
+                let ir0 = try b.addKeyring(kr, r0, members: mainLine)
+                let puppet = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let withP = m + [KeyringMember(role: "device", publicKey: puppet.publicKey, name: "Tablet", added: b.now)]
+                let (kb, kbBody) = try child(b, members: withP, reason: "enroll", signer: thief)
+                // The thief's keyrings, in commits it attests (as B, removed).
+                _ = try b.commit([.keyring(kb, kbBody)], attest: .sign(thief))
+                let r2Members = withP.filter { $0.publicKey != m[3].publicKey }
+                let (k2, r2) = try child(b, epoch: 3, members: r2Members, removed: [m[3]], reason: "remove", signer: puppet,
+                                         parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: kbBody), key: kb)])
+                let ir2 = try b.commit([.keyring(k2, r2)], attest: .sign(thief))[0]!
+                let second = KeyringMember(role: "device", publicKey: try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random)).publicKey,
+                                           name: "Second tablet", added: b.now)
+                let (k3, k3Body) = try child(b, epoch: 4, members: r2Members + [second], reason: "enroll", signer: thief,
+                                             parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: r2), key: k2)])
+                let ik3 = try b.commit([.keyring(k3, k3Body)], attest: .sign(thief))[0]!
+                b.writeWith(kr)
+                try b.commit([.entry(b.entry("after removing B"))], attest: .sign(a))
+                b.writeWith(k3)
+                let idx = try b.commit([.entry(b.entry("B under its second puppet's epoch"))], expectReleased: false, attest: .sign(thief))
+                return try b.vector("damaged", comment: "attack (sixth review, R6-3): C signs Y1 and A then removes the stolen B (R0); B forks from the root, enrols its puppet P (KB), P removes C (R2), then B enrols a second puppet (K3) and writes under K3's key. R0 lies on C's branch and R2 on B's, neither mutual: the passes alternate (format.md §8.4 scenario 12). The last pass took both as primary, so both were silenced and cut nothing: K3 stood, the second puppet was a current member, and B's record was released. The last pass now treats the two removals as mutual: both stand (B and C removed) and both are reported (removal_tie), and R0 cuts K3, so B's record is under a key no reader holds. P, enrolled before R2, stays a member, as a key enrolled before a mutual answer does (§8.4 limits): the warning says to remove it with the recovery key",
+                                    issues: [("removal_tie", b.offset(ir0)), ("removal_tie", b.offset(ir2)), ("keyring_unauthenticated", b.offset(ik3)),
+                                             ("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1))])
+            },
+            {
                 let b = try VectorBuilder("attack-attachment-size")
                 let small = b.random.bytes(66_000), large = b.random.bytes(67_500)
                 try b.commit([.blob(small, mediaType: "image/jpeg")])

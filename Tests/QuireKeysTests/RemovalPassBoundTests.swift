@@ -14,7 +14,7 @@ import Testing
         var all = Bits(count: m)
         for i in 0..<m { all.insert(i) }
         var calls = 0
-        let primary = Evaluation.settlePrimary(all, count: m) { p in
+        let (primary, alternating) = Evaluation.settlePrimary(all, count: m) { p in
             calls += 1
             var next = Bits(count: m)
             next.insert(0)
@@ -25,6 +25,9 @@ import Testing
         #expect(calls == Evaluation.removalPassLimit + 1, "passes: \(calls)")
         // 0 primary; 1 not (0 is); from 2 on, either of the last two passes.
         #expect(primary.contains(0) && !primary.contains(1) && primary.contains(2) && primary.contains(m - 1))
+        // The last two passes differ on keyrings 5 and up (those settled
+        // by pass 5 agree): the removals among them are reported.
+        #expect(!alternating.contains(4) && alternating.contains(5) && alternating.contains(m - 1))
     }
 
     /// A fixpoint reached early stops the passes there.
@@ -32,11 +35,12 @@ import Testing
         var all = Bits(count: 3)
         for i in 0..<3 { all.insert(i) }
         var calls = 0
-        let primary = Evaluation.settlePrimary(all, count: 3) { p in
+        let (primary, alternating) = Evaluation.settlePrimary(all, count: 3) { p in
             calls += 1
             return p
         }
         #expect(calls == 1)
         #expect(primary == all)
+        #expect(alternating.elements.isEmpty)
     }
 }

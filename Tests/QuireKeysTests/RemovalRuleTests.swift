@@ -138,6 +138,19 @@ final class KeyGraphBuilder {
         return Set(built.filter { trustedIDs.contains($0.value.id) }.keys)
     }
 
+    /// The names of the keyrings reported with `code` when unlocked as `Z`
+    /// (or with `credential`).
+    func reported(_ code: String, as credential: Credential? = nil) throws -> Set<String> {
+        let unlocked = try unlock(as: credential)
+        let ids = Set(unlocked.issues.filter { $0.code == code }.compactMap { issue in
+            unlocked.keyrings.first { ring in
+                if case .removalTie(let l) = issue { return ring.location == l }
+                return false
+            }?.id
+        })
+        return Set(built.filter { ids.contains($0.value.id) }.keys)
+    }
+
     /// The names of the keyrings that passed rules 1–5.
     func passing() throws -> Set<String> {
         let unlocked = try unlock()
@@ -531,8 +544,8 @@ final class KeyGraphBuilder {
     /// then removes `B` (`RA`); concurrently `B` enrols `G` (`b1`) and then
     /// removes `C` (`RB`). `RA` is behind `RB` through `a1`, `RB` behind
     /// `RA` through `b1`: the primary set alternates, and the last pass
-    /// takes both as primary. Both are silenced, nothing is cut, and both
-    /// removals stand, as for two mutual removals.
+    /// treats the two as mutual (scenario 12): neither is silenced, nothing
+    /// before them is cut, both removals stand, and both are reported.
     @Test func removalsBehindEachOtherSettleByTheTieBreak() throws {
         let g = Self.basedWithD("removals behind each other")
         g.add("a1", ["root"], signer: "C", Self.mD.merging(["F": "device"]) { a, _ in a }, reason: "enroll")
@@ -540,6 +553,72 @@ final class KeyGraphBuilder {
         g.add("b1", ["root"], signer: "B", Self.mD.merging(["G": "device"]) { a, _ in a }, reason: "enroll")
         g.add("RB", ["b1"], signer: "B", G.without(Self.mD, "C", add: ["G": "device"]), removes: ["C"])
         #expect(try Self.trusted(g) == ["root", "a1", "RA", "b1", "RB"])
+        #expect(try g.reported("removal_tie") == ["RA", "RB"])
+    }
+
+    // MARK: - Sixth review, R6-3: a removed device's puppet in a tie
+
+    /// `M` is a member of the root; `M` signs `Y1` and `A` then removes `B`
+    /// (`R0`). `B` forks from the root and enrols its puppet `P` (`KB`),
+    /// and `P` removes `M` (`R2`): `R0` lies on `M`'s branch, `R2` on `B`'s,
+    /// neither mutual — the cycle of format.md §8.4 "Termination".
+    static let mM = G.base.merging(["M": "device"]) { a, _ in a }
+    static func tie(_ label: String) -> G {
+        let g = G(label)
+        g.add("root", [], signer: "A", mM)
+        g.add("Y1", ["root"], signer: "M", mM, reason: "rotate")
+        g.add("R0", ["Y1"], signer: "A", G.without(mM, "B"), removes: ["B"])
+        let withP = mM.merging(["P": "device"]) { a, _ in a }
+        g.add("KB", ["root"], signer: "B", withP, reason: "enroll")
+        g.add("R2", ["KB"], signer: "P", G.without(withP, "M"), removes: ["M"])
+        return g
+    }
+
+    /// Then `B`, removed, goes on signing on its branch: it enrols a second
+    /// puppet `P2` (`K3`, parent `R2`). With the union of the last two
+    /// passes both removals were silenced, so neither cut anything: `K3`
+    /// stood and `P2` was a current member. Treated as mutual, `R0` is not
+    /// silenced and cuts `K3`, which is not before `R2`; `B` and `M` stay
+    /// removed. `P`, enrolled before `R2`, stays a member, as a key enrolled
+    /// before a mutual answer does (the limit of §8.4 and threat model §7).
+    @Test func attackRemovedDeviceGoesOnSigningInATie() throws {
+        let g = Self.tie("tie, B goes on")
+        let withP = Self.mM.merging(["P": "device"]) { a, _ in a }
+        g.add("K3", ["R2"], signer: "B", G.without(withP, "M", add: ["P2": "device"]), reason: "enroll")
+        #expect(try Self.trusted(g) == ["root", "Y1", "R0", "KB", "R2"])
+        #expect(try g.reported("removal_tie") == ["R0", "R2"])
+        let state = try g.state()
+        #expect(Set(state.removed.map(\.name)) == ["B", "M"])
+        #expect(Set(state.members.map(\.name)) == ["Q", "A", "C", "P"])
+    }
+
+    /// What the other removed member signs after the tie is cut too, as in
+    /// scenario 2: `M` enrols `N` after `R0` (`YM`).
+    @Test func tieCutsWhatEitherRemovedMemberSignsAfter() throws {
+        let g = Self.tie("tie, M goes on")
+        g.add("YM", ["R0"], signer: "M", G.without(Self.mM, "B", add: ["N": "device"]), reason: "enroll")
+        #expect(try Self.trusted(g) == ["root", "Y1", "R0", "KB", "R2"])
+        #expect(try g.reported("removal_tie") == ["R0", "R2"])
+    }
+
+    /// The recovery key still wins after a tie: it locks down `B` and its
+    /// puppet `P`; the writer leaves out every keyring they signed, so
+    /// `KB` defies the lockdown and is cut, `R2` with it: `M` is a member
+    /// again, and nothing is tied any more.
+    @Test func recoveryKeyLocksDownAfterATie() throws {
+        let g = Self.tie("tie, recovery lockdown")
+        let proposals = try KeyOperations.keyrings(
+            for: .lockdown(publicKeys: [g.pair("B").publicKey, g.pair("P").publicKey]), state: try g.state(), signer: g.pair("Q"), now: 3_000,
+            random: g.random)
+        g.append(proposals, names: ["L"])
+        let q = Credential.recoveryKey(g.recovery)
+        #expect(try g.trusted(as: q) == ["root", "Y1", "R0", "L"])
+        let state = try g.state(as: q)
+        #expect(Set(state.members.map(\.name)) == ["Q", "A", "C", "M"])
+        #expect(try g.reported("removal_tie", as: q).isEmpty)
+        // Z, who cannot open the lockdown (the writer wraps it to members
+        // only), still sees the tie.
+        #expect(try g.reported("removal_tie") == ["R0", "R2"])
     }
 
     // MARK: - Third review, item 5: a thief's replacement of the recovery key

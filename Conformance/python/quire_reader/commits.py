@@ -193,14 +193,16 @@ def _resolve(c: Commit, commits: list):
     return ("missing",)
 
 
-def _link_order(commits: list, links: dict) -> list:
+def _link_order(commits: list, links: dict, tip_line=frozenset()) -> list:
     """§9.3 "The walk": depth first over the link tree, each commit followed
     by its subtree, the children of a commit (and of the start) in ascending
     stored-head order: first the start's subtree, then each commit that
     links to no commit (its link shows nothing or is missing; a copy, a
     mismatch, an unverifiable commit), in file order, with its subtree.
     Iterative (an explicit stack): the depth is hostile input. Commits never
-    reached (a cycle, which no key holder can make) are left out: orphaned."""
+    reached (a cycle, which no key holder can make) are left out: orphaned.
+    With `tip_line` (commit indices), merge.md §3.3's link order: of the
+    children of one commit, the one in `tip_line` comes first."""
     children = {}
     for c in commits:
         link = links.get(c.index)
@@ -208,7 +210,7 @@ def _link_order(commits: list, links: dict) -> list:
             parent = link[1].index if link[0] == "commit" else "start"
             children.setdefault(parent, []).append(c)
     for kids in children.values():
-        kids.sort(key=lambda c: c.stored_head)
+        kids.sort(key=lambda c: (c.index not in tip_line, c.stored_head))
     order, seen = [], set()
 
     def descend(root, node):
@@ -309,13 +311,7 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
         if c.head_verifies and not c.copy and links[c.index][0] == "commit":
             c.status = "orphaned"                # reached only through a cycle (§9.3)
     walk = _link_order(commits, links)
-    for i, c in enumerate(walk):
-        c.walk_position = i
-    reached = {c.index for c in walk}
-    for c in commits:                    # never reached (a cycle): after the walk, in file order
-        if c.index not in reached:
-            c.walk_position = len(reached)
-            reached.add(c.index)
+    _set_positions(commits, walk)
     for c in walk:
         visited.add(c.index)
         c.attestation, c.signer = "", b""
@@ -419,7 +415,29 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
             issues.append(Issue("commit_fork", c.frame.offset))
         if c.status == "chain" and c.attestation == "failed":
             issues.append(Issue("attestation_failed", c.frame.offset))
+    if chain:
+        # merge.md §3.3: merge's link order puts first, of the children of
+        # one commit, the one on the line to the chain's tip (sixth review
+        # R6-5), so the line writers extend stays in place.
+        tip_line, c = set(), chain[-1]
+        while c is not None and c.index not in tip_line:
+            tip_line.add(c.index)
+            link = links.get(c.index)
+            c = link[1] if link is not None and link[0] == "commit" else None
+        _set_positions(commits, _link_order(commits, links, frozenset(tip_line)))
     return chain
+
+
+def _set_positions(commits: list, walk: list) -> None:
+    """Each commit's walk_position: its place in `walk`; the commits never
+    reached (a cycle) after it, in file order."""
+    for i, c in enumerate(walk):
+        c.walk_position = i
+    reached = {c.index for c in walk}
+    for c in commits:
+        if c.index not in reached:
+            c.walk_position = len(reached)
+            reached.add(c.index)
 
 
 def _member_attested(c: Commit, keys, vault_id: bytes) -> bool:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 # format.md §12, "Warnings: nothing is lost" (the ones a file can show;
 # rollback_suspected and device_memory_not_saved need device memory).
 WARNINGS = frozenset({"header_copy_damaged", "frame_repaired", "torn_tail",
-                      "keyring_copy_damaged", "kdf_limits_exceeded", "commit_fork"})
+                      "keyring_copy_damaged", "kdf_limits_exceeded", "commit_fork",
+                      "removal_tie"})
 
 
 class QuireError(Exception):

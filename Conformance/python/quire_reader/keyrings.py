@@ -639,9 +639,14 @@ def _rules_1_to_5(keyrings: list, by_id: dict, vault_id: bytes):
     return [kr for kr in keyrings if kr.in_t0], anc
 
 
-def _rule_6(t0: list, by_id: dict, anc: dict) -> set:
+# §8.4 "Termination": passes after the first, at most.
+PASS_LIMIT = 4
+
+
+def _rule_6(t0: list, by_id: dict, anc: dict, ties: list) -> set:
     """§8.4 rule 6 (order-independent removal), definition by definition.
-    Returns the keyrings that are cut or descend from a cut keyring."""
+    Returns the keyrings that are cut or descend from a cut keyring; appends
+    to `ties` the removals the last pass settled as a tie (removal_tie)."""
     t0set = set(t0)
 
     def concurrent(a, b):
@@ -727,22 +732,45 @@ def _rule_6(t0: list, by_id: dict, anc: dict) -> set:
         return behind, judge(behind, lambda x: x in prim)
 
     # Passes: the first takes every keyring as primary, each next one what
-    # the pass before did not silence, until stable (at most one pass per
-    # relevant keyring, plus one, without a cycle of dependencies); if it is
-    # still changing, primary in either of the last two passes.
-    prim = older = set(relevant)
+    # the pass before did not silence, until stable — at most five passes
+    # (4 after the first). If the fifth is not a fixpoint, one last pass
+    # (six in all): primary in either of the last two passes, and every
+    # two removals the last two passes alternated on, each on a branch the
+    # other's removed member started, are treated as mutual (a tie,
+    # scenario 12); each removal alternated on is reported (removal_tie).
+    prim = set(relevant)
     behind, (contested, silenced, rsf) = passing(prim)
     stable = False
-    for _ in range(len(relevant) + 1):
+    older = prim
+    for _ in range(PASS_LIMIT + 1):
         nxt = {r for r in relevant if not silenced(r)}
         if nxt == prim:
             stable = True
             break
         older, prim = prim, nxt
         behind, (contested, silenced, rsf) = passing(prim)
+    tied: list = []
     if not stable:
+        tied = [r for r in t0 if r in relevant and (r in prim) != (r in older) and r.removed_keys()]
+
+        def on_branch_against(z, r):
+            return not anc[z].isdisjoint(starters[r])
+        tie_pairs = {(r, r2) for r in tied for r2 in tied
+                     if r is not r2 and on_branch_against(r, r2) and on_branch_against(r2, r)}
+        if tie_pairs:
+            for (r, r2) in tie_pairs:
+                mutual_with[r] = mutual_with[r] | {r2}
+            starters = {r: {y for y in definers[r]
+                            if y not in mutual_with[r] and not any(y in anc[m] for m in mutual_with[r])}
+                        for r in t0}
+            plain_mutual = mutual
+
+            def mutual(k, r):
+                return plain_mutual(k, r) or (k, r) in tie_pairs
         prim = prim | older
         behind, (contested, silenced, rsf) = passing(prim)
+    for r in tied:
+        ties.append(r)
 
     def cuts(r, k):
         if contested(r) or silenced(r):
@@ -837,7 +865,8 @@ def open_keyrings(frames: list, opener: SlotOpener, vault_id: bytes) -> Keys:
     reach.slots()
     reach.chain()
     t0, anc = _rules_1_to_5(keyrings, reach.by_id, vault_id)
-    out = _rule_6(t0, reach.by_id, anc)
+    ties: list = []
+    out = _rule_6(t0, reach.by_id, anc, ties)
     trusted = [kr for kr in t0 if kr not in out]
     for kr in trusted:
         kr.trusted = True
@@ -860,5 +889,6 @@ def open_keyrings(frames: list, opener: SlotOpener, vault_id: bytes) -> Keys:
             issues.append(Issue(kr.fail, kr.offset))
     # §8.5: passphrase slots refused for their cost, a warning per keyring.
     issues += [Issue("kdf_limits_exceeded", kr.offset) for kr in opener.refused]
+    issues += [Issue("removal_tie", kr.offset) for kr in ties]
     keys.removed, keys.behind = _removed_or_behind(keyrings, trusted, opener, vault_id)
     return keys
