@@ -567,6 +567,9 @@ public enum ProcessStats {
         #endif
     }
 
+    /// The processors online now (`sysconf(_SC_NPROCESSORS_ONLN)`), at least 1.
+    public static var processorCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+
     /// A monotonic clock reading in nanoseconds, for measuring intervals.
     public static func monotonicNanoseconds() -> UInt64 {
         var spec = timespec()
