@@ -159,7 +159,10 @@ bench-compare: release
 # Installs keepassxc-cli, age and hyperfine from Debian when missing, and
 # jrnl from PyPI into a venv under ~/.cache/quire/bench-peers. Every tool
 # runs in a scratch HOME and QUIRE_HOME: no real key store is touched.
-# BENCH_PEERS_FLAGS=--quick: 1k/5k entries and 8 MiB, nothing written.
+# BENCH_PEERS_FLAGS=--quick: 1k/5k entries and 8 MiB, nothing written;
+# '--sizes 10000 --write BENCHMARKS.md': the 10k journal only (a loaded
+# machine); '--before OLD-QUIRE' times an older build beside it. The
+# attachments run interleaved with age, round by round (--rounds N).
 BENCH_PEERS_FLAGS ?= --write BENCHMARKS.md
 bench-peers: deps
 	$(call install-missing,$(PEER_PACKAGES))
