@@ -79,7 +79,7 @@ example: deps
 
 # swift format (.swift-format, 140 columns) over the modules already
 # reshaped to it; a module joins this list the first time it is reshaped.
-LINT_PATHS := Sources/quire Sources/QuireDayOne Sources/QuireMarkdown
+LINT_PATHS := Sources/quire Sources/quire-book Sources/QuireCommandLine Sources/QuireDayOne Sources/QuireMarkdown
 lint:
 	$(SWIFT) format lint --strict -r $(LINT_PATHS)
 
@@ -159,7 +159,10 @@ bench-compare: release
 # Installs keepassxc-cli, age and hyperfine from Debian when missing, and
 # jrnl from PyPI into a venv under ~/.cache/quire/bench-peers. Every tool
 # runs in a scratch HOME and QUIRE_HOME: no real key store is touched.
-# BENCH_PEERS_FLAGS=--quick: 1k/5k entries and 8 MiB, nothing written.
+# BENCH_PEERS_FLAGS=--quick: 1k/5k entries and 8 MiB, nothing written;
+# '--sizes 10000 --write BENCHMARKS.md': the 10k journal only (a loaded
+# machine); '--before OLD-QUIRE' times an older build beside it. The
+# attachments run interleaved with age, round by round (--rounds N).
 BENCH_PEERS_FLAGS ?= --write BENCHMARKS.md
 bench-peers: deps
 	$(call install-missing,$(PEER_PACKAGES))
@@ -198,6 +201,7 @@ fuzz: deps
 # temporary folders with their own key stores.
 demo: deps
 	$(SWIFT) build -c release --product quire
+	$(SWIFT) build -c release --product quire-book
 	$(SWIFT) build -c release --product quire-demo
 	bash Scripts/demo.sh "$$($(SWIFT) build -c release --show-bin-path)/quire"
 	$(SWIFT) run -c release --skip-build quire-demo Tests/Fixtures
@@ -218,21 +222,24 @@ completions-check: deps
 install: release
 	$(MAKE) install-files QUIRE_BIN="$$($(SWIFT) build -c release --show-bin-path)/quire"
 
-# The files of `make install` from an already built binary QUIRE_BIN.
+# The files of `make install` from an already built binary QUIRE_BIN (and
+# the quire-book helper built beside it).
 install-files:
 	@test -x "$(QUIRE_BIN)" || { echo "make install-files: set QUIRE_BIN to a built quire binary" >&2; exit 1; }
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" \
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
 	install -m 0755 "$(QUIRE_BIN)" "$(DESTDIR)$(PREFIX)/bin/quire"
+	install -d "$(DESTDIR)$(PREFIX)/libexec/quire"
+	install -m 0755 "$$(dirname "$(QUIRE_BIN)")/quire-book" "$(DESTDIR)$(PREFIX)/libexec/quire/quire-book"
 	"$(QUIRE_BIN)" generate-manual > "$(DESTDIR)$(PREFIX)/share/man/man1/quire.1"
 	"$(QUIRE_BIN)" completion bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/quire"
 	"$(QUIRE_BIN)" completion zsh > "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_quire"
 	"$(QUIRE_BIN)" completion fish > "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/quire.fish"
-	@echo "installed quire, its man page and its bash, zsh and fish completions under $(DESTDIR)$(PREFIX)"
+	@echo "installed quire, its quire-book helper (PDF books), its man page and its bash, zsh and fish completions under $(DESTDIR)$(PREFIX)"
 
 uninstall:
-	rm -f "$(DESTDIR)$(PREFIX)/bin/quire" "$(DESTDIR)$(PREFIX)/share/man/man1/quire.1" \
+	rm -f "$(DESTDIR)$(PREFIX)/bin/quire" "$(DESTDIR)$(PREFIX)/libexec/quire/quire-book" "$(DESTDIR)$(PREFIX)/share/man/man1/quire.1" \
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/quire" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_quire" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/quire.fish"
 

@@ -5,7 +5,8 @@
 //
 // Dependencies point one way (a module imports only what is right of it):
 //
-//   quire (CLI)   ─▶ QuirePDF, QuireExport, QuireImport, Quire
+//   quire (CLI)   ─▶ QuireCommandLine (quire-book: QuireCommandLine, QuirePDF)
+//   QuireCommandLine ─▶ QuireExport, QuireImport, Quire
 //   QuirePDF      ─▶ QuireExport, QuireMarkdown, Quire, CPangoCairo
 //   QuireExport   ─▶ QuireDayOne, QuireMarkdown, QuireZip, Quire
 //   QuireImport   ─▶ QuireDayOne, QuireMarkdown, QuireZip, Quire
@@ -20,7 +21,8 @@
 // the vector generator imports CSodium for one forged Poly1305 tag).
 // Only QuireZip imports libzip, only QuireMarkdown imports cmark-gfm and only
 // QuirePDF imports cairo and pango: an app that stores entries links
-// libsodium and zstd alone. QuireImport and
+// libsodium and zstd alone, and `quire` links no PDF stack (its
+// `export --format pdf` runs the quire-book helper, which does). QuireImport and
 // QuireExport never import each other: the Day One mapping both need (the
 // import run backwards is the Day One variant of the export) lives in
 // QuireDayOne, so the two cannot drift apart.
@@ -47,6 +49,7 @@ let package = Package(
         .library(name: "QuireExport", targets: ["QuireExport"]),
         .library(name: "QuirePDF", targets: ["QuirePDF"]),
         .executable(name: "quire", targets: ["quire"]),
+        .executable(name: "quire-book", targets: ["quire-book"]),
         .executable(name: "quire-vectors", targets: ["quire-vectors"]),
         .executable(name: "quire-bench", targets: ["quire-bench"]),
         .executable(name: "quire-demo", targets: ["quire-demo"]),
@@ -153,10 +156,20 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        // The command-line tool.
+        // The command-line tool: its commands, and two programs running them.
+        // `quire` links no PDF stack, so no command pays for loading cairo,
+        // pango and the libraries under them at start-up; `quire-book`
+        // (installed in libexec) adds QuirePDF, and `quire export --format
+        // pdf` replaces its process with it.
+        .target(
+            name: "QuireCommandLine",
+            dependencies: ["Quire", "QuireImport", "QuireExport", "QuireSystem"],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "quire", dependencies: ["QuireCommandLine", "QuireSystem"], swiftSettings: strict),
         .executableTarget(
-            name: "quire",
-            dependencies: ["Quire", "QuireImport", "QuireExport", "QuirePDF", "QuireSystem"],
+            name: "quire-book",
+            dependencies: ["QuireCommandLine", "QuirePDF", "QuireExport", "QuireSystem"],
             swiftSettings: strict
         ),
 
@@ -236,6 +249,8 @@ let package = Package(
         .testTarget(name: "QuireMarkdownTests", dependencies: ["QuireMarkdown"], swiftSettings: strict),
         .testTarget(name: "QuirePDFTests", dependencies: ["QuirePDF", "QuireExport", "Quire", "QuireTestSupport"], swiftSettings: strict),
         // Runs the built `quire` binary (a test dependency so `swift build --build-tests` builds it).
-        .testTarget(name: "QuireCLITests", dependencies: ["quire", "Quire", "QuireSystem", "QuireTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "QuireCLITests", dependencies: ["quire", "quire-book", "QuireCommandLine", "Quire", "QuireSystem", "QuireTestSupport"],
+            swiftSettings: strict),
     ]
 )

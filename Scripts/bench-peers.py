@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Quire beside its peers, same machine, same run (issue 14, "Everyday speed").
 #
-#   python3 Scripts/bench-peers.py [--quire PATH] [--quick] [--write BENCHMARKS.md]
+#   python3 Scripts/bench-peers.py [--quire PATH] [--quick | --sizes N,M] [--before OLD-QUIRE] [--write BENCHMARKS.md]
 #   make bench-peers
 #
 # Builds one synthetic journal (seeded: the same entries every run) three
@@ -12,7 +12,11 @@
 # runs, no shell for jrnl, age and quire; KeePassXC reads its password from
 # standard input, so its commands run under `sh -c "printf … | …"`) and
 # prints the table of issue 14 with the ratios peer ÷ quire (above 1: quire
-# is faster).
+# is faster). The attachments are timed differently: quire and age (and an
+# older quire given with --before) run in turn, round by round, the order
+# rotated each round, each process's CPU time taken from wait4, so that the
+# ratio to age is one of the same moment's runs (a shared machine's load
+# moves by more than the difference being measured).
 #
 # What it installs when missing: jrnl (pinned) from PyPI into a virtual
 # environment under $XDG_CACHE_HOME/quire/bench-peers (default ~/.cache);
@@ -290,6 +294,42 @@ def hyperfine(world, name, command, runs, prepare=None, shell=False, warmup=0):
     return median
 
 
+def interleaved(world, cases, rounds):
+    """Whole-process runs of several commands in turn, A B C A B C …, the
+    order rotated every round, so that the machine's load moves them alike.
+    `cases` are (name, argv, prepare shell line or None). Returns, per name,
+    the median wall time and the median CPU time (user + system, from
+    wait4) in ms, and every round's wall times."""
+    walls = {name: [] for name, _, _ in cases}
+    cpus = {name: [] for name, _, _ in cases}
+    for r in range(rounds + 1):  # round 0 warms up and is not counted
+        order = cases[r % len(cases):] + cases[:r % len(cases)]
+        for name, argv, prepare in order:
+            if prepare:
+                subprocess.run(["sh", "-c", prepare], env=world.env, cwd=world.dir, check=True)
+            t = time.monotonic()
+            p = subprocess.Popen(argv, env=world.env, cwd=world.dir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            _, status, usage = os.wait4(p.pid, 0)
+            took = (time.monotonic() - t) * 1000
+            p.returncode = os.waitstatus_to_exitcode(status)
+            if p.returncode != 0:
+                raise SystemExit(f"failed ({p.returncode}): {' '.join(argv)}")
+            if r > 0:
+                walls[name].append(took)
+                cpus[name].append((usage.ru_utime + usage.ru_stime) * 1000)
+    out = {}
+    for name, _, _ in cases:
+        out[name] = (statistics.median(walls[name]), statistics.median(cpus[name]), walls[name])
+        log(f"  {name}: median {out[name][0]:,.0f} ms over {rounds} interleaved runs (CPU {out[name][1]:,.0f} ms)")
+    return out
+
+
+def paired_ratio(a, b):
+    """The median over rounds of b ÷ a (peer ÷ quire), and its min and max."""
+    ratios = sorted(y / x for x, y in zip(a, b))
+    return statistics.median(ratios), ratios[0], ratios[-1]
+
+
 def runs_for(world, command, shell, budget_s, lo=3, hi=15, prepare=None):
     """How many runs fit `budget_s`, from one probe run."""
     if prepare:
@@ -314,6 +354,8 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder")
     ap.add_argument("--before", metavar="PATH", help="another quire binary (an older build) timed beside it for attachments and merge")
     ap.add_argument("--budget", type=float, default=20.0, help="seconds of runs per measurement (each has 3 to 15 runs)")
+    ap.add_argument("--sizes", help="journal sizes, comma-separated (default 10000,50000; --quick 1000,5000); merge uses the first")
+    ap.add_argument("--rounds", type=int, default=15, help="interleaved rounds of the attachment runs (quire, age, before)")
     args = ap.parse_args()
 
     ensure_debian_tools()
@@ -325,7 +367,8 @@ def main():
         quire = os.path.join(run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT).strip(), "quire")
     quire = os.path.abspath(quire)
     before = os.path.abspath(args.before) if args.before else None
-    small, large = (1000, 5000) if args.quick else (10_000, 50_000)
+    sizes_n = [int(x) for x in args.sizes.split(",")] if args.sizes else ([1000, 5000] if args.quick else [10_000, 50_000])
+    small = sizes_n[0]
     mib = 8 if args.quick else 64
     started = time.monotonic()
     load_start = loadavg()
@@ -348,7 +391,7 @@ def main():
         run([quire, "init", world.path("tiny.quire"), "--recovery-key-file", world.path("recovery.txt"), "--device-name", "bench"], env=world.env)
 
         sizes = {}
-        for n in (small, large):
+        for n in sizes_n:
             log(f"building the {n:,}-entry journal (jrnl, KeePassXC, quire) …")
             items = entries(n, SEED)
             journal = world.path(f"j{n}.txt")
@@ -417,7 +460,7 @@ def main():
         shutil.copytree(qh, qh_snapshot, symlinks=True)
         log(f"measuring (load average {loadavg()}) …")
 
-        for n in (small, large):
+        for n in sizes_n:
             journal = world.path(f"j{n}.txt")
             config = world.jrnl_config(journal)
             jr = " ".join(world.jrnl_cmd(config))
@@ -444,26 +487,29 @@ def main():
             c = q(world, "verify", vault)
             results[("verify", n, "quire")] = hyperfine(world, f"quire-verify-{n}", c, runs_for(world, c, False, B), warmup=1)
 
-        # attachments: in (a fresh small vault each run, or the second run
-        # would find the content already held) and out
+        # attachments, in (a fresh small vault each run, or the second run
+        # would find the content already held) and out, interleaved with age
+        # (and the older quire) round by round: the ratios are per round.
         out = world.path("extracted.bin")
-        prep = restore((tiny + ".orig", tiny))
-        c = q(world, "add", tiny, "photo", "--attach", blob)
-        results[("attach-in", mib, "quire")] = hyperfine(world, "quire-attach-in", c, runs_for(world, c, False, B, prepare=prep), prepare=prep, warmup=1)
+        age_out = world.path("age-out.age")
+        prep_in = restore((tiny + ".orig", tiny))
+        cases = [("quire", [quire, "add", tiny, "photo", "--attach", blob], prep_in),
+                 ("age", ["age", "-r", recipient, "-o", age_out, blob], f"rm -f {age_out}")]
         if before:
-            c = c.replace(quire, before, 1)
-            results[("attach-in", mib, "before")] = hyperfine(world, "before-attach-in", c, runs_for(world, c, False, B, prepare=prep), prepare=prep, warmup=1)
-        prep_age = f"rm -f {world.path('age-out.age')}"
-        c = f"age -r {recipient} -o {world.path('age-out.age')} {blob}"
-        results[("attach-in", mib, "age")] = hyperfine(world, "age-encrypt", c, runs_for(world, c, False, B), prepare=prep_age, warmup=1)
-        prep = f"rm -f {out}"
-        c = q(world, "extract", attached, attachment, "-o", out)
-        results[("attach-out", mib, "quire")] = hyperfine(world, "quire-attach-out", c, runs_for(world, c, False, B, prepare=prep), prepare=prep, warmup=1)
+            cases.append(("before", [before, "add", tiny, "photo", "--attach", blob], prep_in))
+        log(f"attachment in, {args.rounds} interleaved rounds …")
+        r_in = interleaved(world, cases, args.rounds)
+        cases = [("quire", [quire, "extract", attached, attachment, "-o", out], f"rm -f {out}"),
+                 ("age", ["age", "-d", "-i", world.path("age.key"), "-o", out, world.path("attachment.age")], f"rm -f {out}")]
         if before:
-            c = c.replace(quire, before, 1)
-            results[("attach-out", mib, "before")] = hyperfine(world, "before-attach-out", c, runs_for(world, c, False, B, prepare=prep), prepare=prep, warmup=1)
-        c = f"age -d -i {world.path('age.key')} -o {out} {world.path('attachment.age')}"
-        results[("attach-out", mib, "age")] = hyperfine(world, "age-decrypt", c, runs_for(world, c, False, B, prepare=prep), prepare=prep, warmup=1)
+            cases.append(("before", [before, "extract", attached, attachment, "-o", out], f"rm -f {out}"))
+        log(f"attachment out, {args.rounds} interleaved rounds …")
+        r_out = interleaved(world, cases, args.rounds)
+        for key, r in (("attach-in", r_in), ("attach-out", r_out)):
+            for who in r:
+                results[(key, mib, who)] = r[who][0]
+                results[(key + "-cpu", mib, who)] = r[who][1]
+            results[(key + "-ratio", mib, "age")] = paired_ratio(r["quire"][2], r["age"][2])
 
         # merge: into a fresh copy of A each run
         shutil.copy(world.path("merge-a.quire"), world.path("merge-a.quire.orig"))
@@ -481,7 +527,7 @@ def main():
 
         load_end = loadavg()
         elapsed = time.monotonic() - started
-        text = report(results, sizes, small, large, mib, quire, stamp, load_start, load_end, elapsed, args)
+        text = report(results, sizes, sizes_n, mib, quire, stamp, load_start, load_end, elapsed, args)
         print(text)
         if args.write:
             write_section(args.write, text)
@@ -510,36 +556,46 @@ def ms(x):
     return f"{x:,.0f} ms" if x is not None else "–"
 
 
-def report(r, sizes, small, large, mib, quire, stamp, load_start, load_end, elapsed, args):
+def report(r, sizes, sizes_n, mib, quire, stamp, load_start, load_end, elapsed, args):
+    small = sizes_n[0]
     def g(*k):
         return r.get(k)
 
     k = lambda n: f"{n // 1000}k"
     rows = []
-    for n in (small, large):
+    for n in sizes_n:
         rows.append((f"add one entry, {k(n)} entries", g("add", n, "jrnl"), g("add", n, "kp"), None, g("add", n, "quire"), ""))
-    for n in (small, large):
+    for n in sizes_n:
         rows.append((f"list all, {k(n)}", g("list", n, "jrnl"), g("list", n, "kp"), None, g("list", n, "quire"),
                      f"`--json`: {ms(g('list-json', n, 'quire'))}"))
-    for n in (small, large):
+    for n in sizes_n:
         rows.append((f"search, {k(n)}", None, None, None, g("search", n, "quire"), ""))
-    for n in (small, large):
+    for n in sizes_n:
         rows.append((f"verify (reads and checks everything), {k(n)}", None, None, None, g("verify", n, "quire"), ""))
     def was(key):
         b = g(key, mib if key != "merge" else small, "before")
         return f"before: {ms(b)}" if b else ""
 
-    rows.append((f"attachment in, {mib} MiB", None, None, g("attach-in", mib, "age"), g("attach-in", mib, "quire"), was("attach-in")))
-    rows.append((f"attachment out, {mib} MiB", None, None, g("attach-out", mib, "age"), g("attach-out", mib, "quire"), was("attach-out")))
+    def attach(key):
+        m, lo, hi = g(key + "-ratio", mib, "age")
+        cpu = f"CPU: age {ms(g(key + '-cpu', mib, 'age'))}, quire {ms(g(key + '-cpu', mib, 'quire'))}"
+        if g(key + "-cpu", mib, "before"):
+            cpu += f", before {ms(g(key + '-cpu', mib, 'before'))}"
+        return f"{was(key)}{'; ' if was(key) else ''}age ÷ quire per round {lo:.2f}–{hi:.2f} (median {m:.2f}); {cpu}"
+
+    rows.append((f"attachment in, {mib} MiB", None, None, g("attach-in", mib, "age"), g("attach-in", mib, "quire"), attach("attach-in")))
+    rows.append((f"attachment out, {mib} MiB", None, None, g("attach-out", mib, "age"), g("attach-out", mib, "quire"), attach("attach-out")))
     rows.append((f"merge {k(small)} + 100 / + 100", None, g("merge", small, "kp"), None, g("merge", small, "quire"), was("merge")))
 
     lines = [
         f"## {SECTION}",
         "",
         "Issue 14's table, rerun with `make bench-peers` (`Scripts/bench-peers.py`): the same seeded synthetic journal "
-        f"({small:,} and {large:,} entries of 300–900 bytes, 5 hours apart, a tag on 3 in 10) as an encrypted jrnl {JRNL_VERSION} journal, "
+        f"({' and '.join(f'{n:,}' for n in sizes_n)} entries of 300–900 bytes, 5 hours apart, a tag on 3 in 10) as an encrypted jrnl {JRNL_VERSION} journal, "
         "a KeePassXC database (one entry per journal entry: title, notes, tags, time; imported from KeePass XML) and a Quire vault "
-        "imported from jrnl's own `--export json`. Whole processes, hyperfine medians (3–15 runs each, fitted to a time budget); "
+        "imported from jrnl's own `--export json`. Whole processes, hyperfine medians (3–15 runs each, fitted to a time budget), "
+        "except the attachments: quire and age (and an older quire with `--before`) run in turn, round by round, their order "
+        f"rotated each round ({args.rounds} rounds after one warm-up), medians of wall and CPU time (user + system) and of the per-round ratio; "
         "jrnl, age and quire run without a shell, KeePassXC under `sh -c` because it reads its password from standard input. "
         "Ratios are peer ÷ quire: above 1, quire is faster. Every tool ran with a scratch HOME and QUIRE_HOME.",
         "",
@@ -549,7 +605,7 @@ def report(r, sizes, small, large, mib, quire, stamp, load_start, load_end, elap
         "`extract VAULT ID -o OUT`, `merge A B` (A restored before each run; A and B each got 100 entries, one commit each, from "
         "two devices). The attachment is random bytes (incompressible, as photos and video are).",
         "",
-        f"Command: `python3 Scripts/bench-peers.py{' --quick' if args.quick else ''}{' --before ' + args.before if args.before else ''}"
+        f"Command: `python3 Scripts/bench-peers.py{' --quick' if args.quick else ''}{' --sizes ' + args.sizes if args.sizes else ''}{' --before ' + args.before if args.before else ''}"
         f"{' --write ' + args.write if args.write else ''}`; "
         f"{stamp}; {elapsed / 60:.0f} min; `nproc` = {os.cpu_count()}; load average (1/5/15 min) at start {load_start}, at end {load_end}.",
         "",

@@ -1,5 +1,5 @@
 # Rewrites the golden help texts in HelpTests.swift from the built binary,
-# whose help is written from the command declarations (Sources/quire/Commands):
+# whose help is written from the command declarations (Sources/QuireCommandLine/Commands):
 #   python3 Scripts/regenerate-help-goldens.py .build/debug/quire
 # Review the diff: a change to the help is a change to what users read.
 import subprocess, sys

@@ -105,9 +105,9 @@ extension PendingCommit {
     /// while this thread writes batch k − 1 and reads batch k + 1, the
     /// chunks of batch k are sealed and the leaves of the blob id (the keyed
     /// hash tree of the content under the write key's blob key,
-    /// `Spec/format.md §7.3`) computed, each chunk by whichever of two
-    /// threads claims it first, so both cores share the AEAD and the
-    /// hashing. Nonces are drawn on this thread in chunk order. When `isKnown` says the vault already holds
+    /// `Spec/format.md §7.3`) computed, each chunk by whichever thread
+    /// claims it first (a worker per processor, and this one when it would
+    /// wait), so every core shares the AEAD and the hashing. Nonces are drawn on this thread in chunk order. When `isKnown` says the vault already holds
     /// that blob id, the chunks just written are dropped (they are not
     /// committed yet) and nothing is appended.
     ///
@@ -127,14 +127,14 @@ extension PendingCommit {
         let chunkSize = Limits.chunkByteCount
         let batchSize = chunkSize * Self.batchChunkCount
         let limit = min(maxByteCount, Limits.maxBlobByteCount)
-        // Two batch buffers (one is hashed on the second thread while the
+        // Two batch buffers (one is hashed by the workers while the
         // next is read and sealed) and one frame buffer; nothing is
         // allocated per chunk.
         let buffers = [UnsafeMutableRawBufferPointer.allocate(byteCount: batchSize, alignment: 16),
                        UnsafeMutableRawBufferPointer.allocate(byteCount: batchSize, alignment: 16)]
         let frameLength = FrameHeader.byteCount + SealedFrame.fullChunkBodyLength
         let frame = UnsafeMutableRawBufferPointer.allocate(byteCount: frameLength, alignment: 16)
-        // A whole batch's frames, sealed by both threads, written at once.
+        // A whole batch's frames, sealed by the workers, written at once.
         let sealed = [UnsafeMutableRawBufferPointer.allocate(byteCount: frameLength * Self.batchChunkCount, alignment: 16),
                       UnsafeMutableRawBufferPointer.allocate(byteCount: frameLength * Self.batchChunkCount, alignment: 16)]
         let hasher = ParallelHasher(key: blobKey)
@@ -164,7 +164,7 @@ extension PendingCommit {
         var batchChunks: [[ChunkHeader]] = [[], []]
         /// Queues the full batch in `buffers[s]`: its nonces are drawn here,
         /// in chunk order (the same draws as one chunk at a time), then
-        /// both threads seal its chunks into `sealed[s]` and hash its leaves.
+        /// the workers (and this thread) seal its chunks into `sealed[s]` and hash its leaves.
         func submitBatch(_ s: Int) throws(FormatError) {
             let recordKey: SymmetricKey
             do { recordKey = try key.subkey(.record) } catch { throw .outOfGuardedMemory }
@@ -201,7 +201,7 @@ extension PendingCommit {
             // Whole batches: padding always follows the content (at least
             // the 0x80), so a chunk holding 64 KiB of content is never the
             // final one, and a full batch can be sealed at once. A pipeline:
-            // batch k is sealed and hashed (by both threads) while this
+            // batch k is sealed and hashed (by the workers) while this
             // thread writes batch k − 1 and reads batch k + 1.
             var previous: Int?
             while fill == batchSize {
@@ -450,7 +450,7 @@ extension VaultFile {
 /// chunk bodies and two output buffers of as many chunks. A pipeline: while
 /// the caller takes one batch's content, the next batch's chunks are read
 /// and then opened, with the leaves of their content (`Spec/format.md §7.3`)
-/// computed beside, by a second thread, and by this thread too when it
+/// computed beside, by a worker thread per processor, and by this thread too when it
 /// would otherwise wait. A chunk that does not open is named on its own
 /// (the chunks before it are handed out first), and every later read
 /// throws the same error; the blob id, the root over every leaf, is checked
@@ -592,7 +592,7 @@ public final class BlobReader {
     }
 
     /// Reads the next batch of chunk bodies into slot `s` and hands their
-    /// opening and hashing to both threads.
+    /// opening and hashing to the workers.
     private func launch(_ s: Int) {
         for h in aliasHashers { h.wait(slot: s) }  // done with outputs[s]
         let first = nextLaunch
@@ -647,6 +647,10 @@ public final class BlobReader {
                 guard nextLaunch < frames.count else { return 0 }
                 launch(s)
             }
+            // The batch after it is read and handed to the workers into the
+            // slot just handed out, before this one is waited for: the
+            // workers never wait for this thread's reads.
+            if batches[slot] == nil && nextLaunch < frames.count { launch(slot) }
             let batch = batches[s]!
             batches[s] = nil
             hasher?.wait(slot: s)
@@ -689,12 +693,7 @@ public final class BlobReader {
                 break
             }
             for h in aliasHashers { h.submit(UnsafeRawBufferPointer(rebasing: outputs[s][0..<filled]), slot: s) }
-            if nextChunk == frames.count {
-                try finish()
-            } else if nextLaunch < frames.count {
-                // The next batch is read and opened while the caller takes this one.
-                launch(1 - s)
-            }
+            if nextChunk == frames.count { try finish() }
         }
         let n = min(destination.count, bufferCount - bufferOffset)
         destination.baseAddress!.copyMemory(from: outputs[slot].baseAddress!.advanced(by: bufferOffset), byteCount: n)

@@ -1,5 +1,6 @@
 import Dispatch
 public import QuireCrypto
+import QuireSystem
 import Synchronization
 
 /// The blob id of an attachment's content, the keyed hash tree of
@@ -9,7 +10,7 @@ import Synchronization
 ///     blob id = MAC256(blob key, "quire-blob-root" ‖ leaf_0 ‖ … ‖ leaf_(c−1) ‖ u64(N) ‖ u64(c))
 ///
 /// with `c = ⌈N / 65,536⌉` leaves (none for empty content). Leaves are
-/// independent, so they are computed on two threads at once.
+/// independent, so they are computed on several threads at once.
 extension BlobID {
     static let leafLabel = Array("quire-blob-leaf".utf8)
     static let rootLabel = Array("quire-blob-root".utf8)
@@ -45,10 +46,10 @@ extension BlobID {
 }
 
 /// The blob id (``BlobID/init(content:blobKey:)``) of content handed over a
-/// batch at a time, its leaves computed on a second thread while the
-/// calling thread seals or opens the chunks, and by the calling thread too
-/// once it has nothing else to do (``wait(slot:)``): the work is shared by
-/// both cores (`Spec/format.md §7.3`).
+/// batch at a time, its leaves computed (and the caller's per-chunk work
+/// done) by one worker thread per processor while the calling thread reads
+/// and writes, and by the calling thread too once it has nothing else to do
+/// (``wait(slot:)``): the work is shared by every core (`Spec/format.md §7.3`).
 ///
 /// The caller hands over buffers with ``submit(_:slot:)`` and must not touch
 /// a buffer again until ``wait(slot:)`` for the same slot returns. Every
@@ -61,7 +62,10 @@ extension BlobID {
 final class ParallelHasher: @unchecked Sendable {
     private let key: SymmetricKey
     private var root: BLAKE2b.Hasher
-    private let queue = DispatchQueue(label: "quire.blob-hash")
+    private let queue = DispatchQueue(label: "quire.blob-hash", attributes: .concurrent)
+    /// Worker threads that take a buffer's chunks beside the caller: one per
+    /// processor (the caller mostly reads and writes).
+    private let workers = min(8, ProcessStats.processorCount)
     private let done = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
     private var jobs: [Job?] = [nil, nil]
     /// Jobs in the order submitted, not yet folded into the root.
@@ -83,26 +87,29 @@ final class ParallelHasher: @unchecked Sendable {
     /// With `work`, the buffer is `units` chunks of work (at least one per
     /// leaf): whichever thread claims chunk `i` runs `work(i)` and then
     /// computes leaf `i` (if the buffer has one), so the caller's per-chunk
-    /// work (sealing or opening the chunk) is shared by both cores with the
+    /// work (sealing or opening the chunk) is shared by every core with the
     /// hashing. `work` must touch only chunk `i`'s own memory; its effects
     /// are visible to the caller once ``wait(slot:)`` returns.
     func submit(_ bytes: UnsafeRawBufferPointer, slot: Int, units: Int = 0, work: ((Int) -> Void)? = nil) {
         precondition(jobs[slot] == nil && (bytes.isEmpty || !sawPartialChunk))
-        let job = Job(bytes: bytes, slot: slot, firstLeaf: leafCount, key: key, units: units, work: work)
+        let job = Job(bytes: bytes, slot: slot, firstLeaf: leafCount, key: key, units: units, work: work, workers: workers)
         leafCount += UInt64(job.leafCount)
         byteCount += UInt64(bytes.count)
         if bytes.count % Limits.chunkByteCount != 0 { sawPartialChunk = true }
         jobs[slot] = job
         order.append(job)
         let signal = done[slot]
-        queue.async {
-            job.run()
-            signal.signal()
+        for _ in 0..<workers {
+            queue.async {
+                job.run()
+                // The last worker out says the buffer is done.
+                if job.running.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { signal.signal() }
+            }
         }
     }
 
     /// Computes what is left of the buffer in `slot` on this thread, then
-    /// waits until the second thread is done with it (returns at once when
+    /// waits until the workers are done with it (returns at once when
     /// nothing is pending there).
     func wait(slot: Int) {
         guard let job = jobs[slot] else { return }
@@ -144,9 +151,12 @@ final class ParallelHasher: @unchecked Sendable {
         /// 32 bytes per leaf, each written by the thread that claimed it.
         let results: UnsafeMutableRawBufferPointer
         let next = Atomic<Int>(0)
+        /// Workers that have not yet run out of chunks.
+        let running: Atomic<Int>
         var isDone = false
 
-        init(bytes: UnsafeRawBufferPointer, slot: Int, firstLeaf: UInt64, key: SymmetricKey, units: Int, work: ((Int) -> Void)?) {
+        init(bytes: UnsafeRawBufferPointer, slot: Int, firstLeaf: UInt64, key: SymmetricKey, units: Int, work: ((Int) -> Void)?, workers: Int) {
+            running = Atomic(workers)
             self.bytes = bytes
             self.slot = slot
             self.firstLeaf = firstLeaf

@@ -131,6 +131,9 @@ public final class PendingCommit {
             _ = note(UnsafeRawBufferPointer(rebasing: raw[(i * frameLength)..<((i + 1) * frameLength)]), plaintextBody: nil, chunk: chunk)
         }
         do { try vault.file.write(raw, at: start) } catch { throw .io(error) }
+        // The disk writes a large attachment while the next chunks are
+        // sealed, not all of it in the commit's fsync.
+        vault.file.startWriteback(from: start, count: raw.count)
         bufferStart = position
     }
 

@@ -341,4 +341,40 @@ public enum ProcessControl {
     public static func closeDescriptor(_ descriptor: Int32) {
         _ = close(descriptor)
     }
+
+    /// The path of this process's program file, symbolic links resolved by
+    /// the system (`/proc/self/exe` on Linux, `_NSGetExecutablePath` on Apple
+    /// platforms); nil when the system does not say.
+    public static func executablePath() -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        #if canImport(Darwin)
+        var size = UInt32(buffer.count)
+        guard _NSGetExecutablePath(&buffer, &size) == 0 else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        #else
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        #endif
+    }
+
+    /// True when `path` names a file this process may execute (`access(2)`, `X_OK`).
+    public static func isExecutable(_ path: String) -> Bool {
+        access(path, X_OK) == 0 && FileSystem.isRegularFile(path)
+    }
+
+    /// Replaces this process with the program at `path` (`execv(3)`), run
+    /// with `arguments` (its `argv`, the program's name first) and this
+    /// process's environment, descriptors and terminal. Returns only by
+    /// throwing.
+    ///
+    /// - Throws: ``SystemError`` from `execv(3)`, such as `ENOENT` or `EACCES`.
+    public static func replaceProcess(with path: String, arguments: [String]) throws(SystemError) -> Never {
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
+        argv.append(nil)
+        _ = execv(path, argv)
+        let code = errno
+        for p in argv { free(p) }
+        throw SystemError(operation: "execv", path: path, code: code)
+    }
 }

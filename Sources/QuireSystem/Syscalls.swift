@@ -283,6 +283,27 @@ public final class SystemFile: @unchecked Sendable {
         }
     }
 
+    /// Starts writing the `count` bytes from `offset` back to the disk
+    /// without waiting for them (`sync_file_range(SYNC_FILE_RANGE_WRITE)` on
+    /// Linux; nothing elsewhere), so that a later ``sync()`` after a large
+    /// write waits for its last part only. A hint: what fails is left to
+    /// ``sync()`` to report.
+    public func startWriteback(from offset: UInt64, count: Int) {
+        #if os(Linux)
+        guard let call = Self.syncFileRange else { return }
+        _ = call(descriptor, Int64(offset), Int64(count), 2)  // SYNC_FILE_RANGE_WRITE
+        #endif
+    }
+
+    #if os(Linux)
+    private typealias SyncFileRange = @convention(c) (Int32, Int64, Int64, UInt32) -> Int32
+    /// glibc's `sync_file_range`, which its Swift module does not declare
+    /// (the C header declares it for `_GNU_SOURCE` only).
+    private static let syncFileRange: SyncFileRange? = dlsym(nil, "sync_file_range").map {
+        unsafeBitCast($0, to: SyncFileRange.self)
+    }
+    #endif
+
     /// Cuts the file to `size` bytes (`ftruncate`).
     ///
     /// - Throws: ``SystemError`` from `ftruncate(2)`.
@@ -545,6 +566,9 @@ public enum ProcessStats {
         return UInt64(usage.ru_maxrss) * 1024
         #endif
     }
+
+    /// The processors online now (`sysconf(_SC_NPROCESSORS_ONLN)`), at least 1.
+    public static var processorCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
     /// A monotonic clock reading in nanoseconds, for measuring intervals.
     public static func monotonicNanoseconds() -> UInt64 {

@@ -1,7 +1,9 @@
 // quire: the command-line tool. `quire help` lists the commands; the
-// command layer is in Core/, the commands in Commands/.
+// commands are in the QuireCommandLine module. This program links no PDF
+// stack: `quire export --format pdf` runs the quire-book helper instead.
 
 import Foundation
+import QuireCommandLine
 import QuireSystem
 
 // Decrypted entries and keys are in this process's memory: never in a core dump.

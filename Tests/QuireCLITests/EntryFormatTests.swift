@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import quire
+@testable import QuireCommandLine
 
 /// `EntryFormat.title`: the first non-empty line, cut to a limit.
 @Suite struct EntryFormatTests {

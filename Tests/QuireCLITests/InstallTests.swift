@@ -35,11 +35,18 @@ import Testing
         let prefix = box.path("prefix")
         let r = try box.run("/usr/bin/make", ["-s", "-C", repositoryRoot, "install-files", "PREFIX=\(prefix)", "QUIRE_BIN=\(box.binary)"], stdin: nil, env: [:])
         #expect(r.status == 0, "\(r)")
-        for file in ["bin/quire", "share/man/man1/quire.1", "share/bash-completion/completions/quire", "share/zsh/site-functions/_quire",
+        for file in ["bin/quire", "libexec/quire/quire-book", "share/man/man1/quire.1", "share/bash-completion/completions/quire", "share/zsh/site-functions/_quire",
                      "share/fish/vendor_completions.d/quire.fish"] {
             #expect(FileManager.default.fileExists(atPath: prefix + "/" + file), "\(file)")
         }
         let version = try box.run(prefix + "/bin/quire", ["--version"], stdin: nil, env: [:])
         #expect(version.stdout == "quire 0.1 (format version 2)\n")
+        // The installed quire finds its PDF helper in ../libexec/quire.
+        try box.makeVault()
+        _ = try box.add("An entry for the book")
+        let book = try box.run(prefix + "/bin/quire", ["export", "Journal.quire", "-o", "book.pdf", "--json"], stdin: nil, env: [:])
+        #expect(book.status == 0, "\(book)")
+        #expect(try book.json()["entries"] as? Int == 1, "\(book)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: box.path("book.pdf"))).prefix(5) == Data("%PDF-".utf8))
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Quire
 import Testing
 
-@testable import quire
+@testable import QuireCommandLine
 
 /// Issue 14: `list`, `search` and `show` print the same bytes as before
 /// while making their dates, lines and JSON without ICU formatters or

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import quire
+@testable import QuireCommandLine
 
 /// `NaturalDate`: the dates `--date`, `--since` and `--until` take, read
 /// relative to a fixed moment (Tuesday 2026-12-01 15:30 UTC).

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import quire
+@testable import QuireCommandLine
 
 /// `SearchQuery`'s folding and phrases, below the command line.
 @Suite struct SearchQueryTests {

@@ -1,7 +1,6 @@
 import Foundation
 import Quire
 import QuireExport
-import QuirePDF
 import QuireSystem
 
 /// `quire export [VAULT] -o OUT [--format F] [filters]`.
@@ -34,6 +33,13 @@ struct ExportCommand: QuireCommand {
         }
         guard let name = (format ?? ExportFormatName.forOutput(output))?.name else {
             throw c.usage("--format is required (md, json, dayone, html, epub or pdf): \(output)'s extension names no format")
+        }
+        // The PDF stack is linked into the quire-book helper only: it takes
+        // over this process, with the same arguments, before anything is read.
+        var book: BookRenderer?
+        if name == "pdf" {
+            guard let renderer = c.book else { try BookHelper.run() }
+            book = renderer
         }
         guard !FileSystem.nameExists(output) else {
             throw CLIFailure("\(output) already exists; nothing was written", hint: "choose a new name for -o")
@@ -69,8 +75,8 @@ struct ExportCommand: QuireCommand {
         progress.start()
         let report: ExportReport
         do {
-            if name == "pdf" {
-                report = try exportPDFBook(opened.vault, to: output, filter: filter) { p in progress.update(done: p.done, total: p.total) }
+            if let book {
+                report = try book(opened.vault, output, filter) { p in progress.update(done: p.done, total: p.total) }
             } else {
                 report = try exportJournal(
                     opened.vault, format: ExportFormat(rawValue: name)!, to: output, filter: filter, options: options

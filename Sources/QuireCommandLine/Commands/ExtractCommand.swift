@@ -110,6 +110,8 @@ struct ExtractCommand: QuireCommand {
                 let n = try Self.readChunk(reader, into: &buffer)
                 if n == 0 { break }
                 try Self.write(buffer, count: n, to: file, at: written)
+                // Written back while the next bytes are opened, not all in the fsync.
+                file.startWriteback(from: written, count: n)
                 written += UInt64(n)
             }
             try file.sync()

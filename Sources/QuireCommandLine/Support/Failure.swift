@@ -5,7 +5,7 @@ import QuireImport
 import QuireSystem
 
 /// The exit codes `quire` uses (`Spec/cli-json.md §1`).
-enum ExitCode: Int32, Sendable {
+package enum ExitCode: Int32, Sendable {
     /// Success.
     case success = 0
     /// The command failed.

@@ -10,13 +10,16 @@ struct CommandContext {
     let locator: VaultLocator
     /// The command's full name (`keys status`).
     let command: String
+    /// Writes the PDF book, in the `quire-book` helper only (nil in `quire`,
+    /// which runs that helper for `export --format pdf`: ``BookRenderer``).
+    var book: BookRenderer? = nil
 
     /// A usage error (exit 64) pointing at this command's help.
     func usage(_ message: String) -> CLIFailure { .usage(message, command: command) }
 }
 
 /// The `quire` command: its commands, and how a command line reaches one.
-enum QuireCLI {
+package enum QuireCLI {
     /// The version line `quire --version` prints: the format version is the
     /// one the library reads and writes.
     static let version = "quire 0.1 (format version \(FileHeader.currentVersion))"
@@ -75,11 +78,12 @@ enum QuireCLI {
         return .command(type, rest: rest)
     }
 
-    /// Runs one command line; returns the exit code.
-    static func run(_ arguments: [String]) -> ExitCode {
+    /// Runs one command line; returns the exit code. `book` writes the PDF
+    /// book: given by the `quire-book` helper, nil in `quire` (``BookRenderer``).
+    package static func run(_ arguments: [String], book: BookRenderer? = nil) -> ExitCode {
         let out = Output(json: arguments.contains("--json"))
         do throws(CLIFailure) {
-            let code = try dispatch(arguments, out: out)
+            let code = try dispatch(arguments, out: out, book: book)
             // Warnings raised during a write (after opening) reach the user too.
             Unlock.warnAboutWhatHappenedSinceOpening(out: out)
             out.finish()
@@ -92,7 +96,7 @@ enum QuireCLI {
         }
     }
 
-    static func dispatch(_ arguments: [String], out: Output) throws(CLIFailure) -> ExitCode {
+    static func dispatch(_ arguments: [String], out: Output, book: BookRenderer? = nil) throws(CLIFailure) -> ExitCode {
         guard let first = arguments.first else {
             out.json = false
             Terminal.writeStandardError(HelpText.overview())
@@ -127,12 +131,14 @@ enum QuireCLI {
             throw CLIFailure.usage(
                 "'quire \(type.configuration.name)' needs one of: \(names.joined(separator: ", "))", command: type.configuration.name)
         case .command(let type, let rest):
-            return try run(type, rest, out: out)
+            return try run(type, rest, out: out, book: book)
         }
     }
 
     /// Parses `tokens` into a fresh `type` and runs it.
-    static func run(_ type: any QuireCommand.Type, _ tokens: [String], out: Output) throws(CLIFailure) -> ExitCode {
+    static func run(
+        _ type: any QuireCommand.Type, _ tokens: [String], out: Output, book: BookRenderer? = nil
+    ) throws(CLIFailure) -> ExitCode {
         let name = type.configuration.name
         if CommandLineParser.wantsHelp(tokens) {
             out.json = false
@@ -146,7 +152,7 @@ enum QuireCLI {
         out.json = specs.contains { $0.name == "json" && $0.isSet() }
         // Editing sessions a killed quire left behind are wiped first.
         EditorScratch.sweep()
-        return try command.run(CommandContext(out: out, locator: locator, command: name))
+        return try command.run(CommandContext(out: out, locator: locator, command: name, book: book))
     }
 
     /// `quire help [WORDS…]`.
