@@ -1,4 +1,4 @@
-public import QuireCrypto
+@_spi(Crypto) public import QuireCrypto
 
 /// The commit chain and commit attestations (`Spec/format.md §9`).
 ///
@@ -17,7 +17,7 @@ public import QuireCrypto
 /// h_(k−1) ‖ D`, or 96
 /// zero bytes for an unattested commit — is sealed under the attestation key
 /// with a synthetic nonce derived under the commit nonce key.
-public enum CommitChain {
+@_spi(Format) public enum CommitChain {
     /// Length of a chain head, in bytes.
     public static let headByteCount = 32
     /// Length of a group digest, in bytes.
