@@ -1,6 +1,6 @@
 import QuireCrypto
 import QuireVectors
-import QuireFormat
+@_spi(Format) import QuireFormat
 import QuireKeys
 
 /// The reader-rule findings of the fifth review of format 2 on the walk
