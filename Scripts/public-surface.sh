@@ -9,7 +9,9 @@
 # or function, or a member (property, method, initializer, subscript, enum
 # case, operator) of a public type, each counted once. Compiler-made
 # members a declaration asks for (init(rawValue:) of a raw-value enum, the
-# `$x` of a property wrapper) count too: the app sees them.
+# `$x` of a property wrapper) count too: the app sees them. It also says
+# how many distinct base names there are (`open` once however many
+# types have an `open`; `add` for `add(_:)`).
 #
 #   Scripts/public-surface.sh                 the count: total, top level, by module
 #   Scripts/public-surface.sh --list          and every name: module, kind, path
@@ -65,7 +67,8 @@ rows = sorted(((module(s), s["kind"]["identifier"].removeprefix("swift."), ".".j
 total = len(rows)
 top = sum(1 for r in rows if "." not in r[2])
 by_module = collections.Counter(r[0] for r in rows)
-print(f"public names through `import Quire`: {total} ({top} top-level)")
+distinct = len({r[2].split(".")[-1].split("(")[0] for r in rows})
+print(f"public names through `import Quire`: {total} ({top} top-level; {distinct} distinct base names)")
 print("  by module: " + ", ".join(f"{m} {n}" for m, n in sorted(by_module.items())))
 if os.environ["LIST"] == "1":
     for m, kind, path, _ in rows:
