@@ -1,4 +1,4 @@
-public import QuireFormat
+@_spi(Format) public import QuireFormat
 import QuireSystem
 
 /// Tells a damaged vault from a file that never was one, when neither

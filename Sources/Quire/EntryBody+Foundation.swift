@@ -1,5 +1,5 @@
 public import Foundation
-public import QuireFormat
+@_spi(Format) public import QuireFormat
 
 // Foundation views of an entry body's wire fields (`Spec/records.md §3.3`):
 // the body keeps milliseconds, a zone name and an integer mood on the wire;

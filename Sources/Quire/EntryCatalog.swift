@@ -1,4 +1,4 @@
-public import QuireFormat
+@_spi(Format) package import QuireFormat
 import QuireSystem
 
 /// The live entries a predicate selects, in creation order, holding no
@@ -9,7 +9,7 @@ import QuireSystem
 /// Memory: about 100 bytes per revision in the vault (ids, parents, clock,
 /// frame index) while the catalog is made, and one `(id, frame)` pair per
 /// selected entry after; one entry body at a time when iterating.
-public struct EntryCatalog: RandomAccessCollection, Sendable {
+package struct EntryCatalog: RandomAccessCollection, Sendable {
     struct Item: Sendable {
         let id: EntryID
         let frame: Int
@@ -97,7 +97,7 @@ extension Vault {
     /// each selected entry again when it is accessed.
     ///
     /// - Throws: ``VaultError`` for I/O.
-    public func entryCatalog(where include: (EntryBody) -> Bool) throws(VaultError) -> EntryCatalog {
+    package func entryCatalog(where include: (EntryBody) -> Bool) throws(VaultError) -> EntryCatalog {
         return lock.withLock { () -> EntryCatalog in
             var summaries = EntryIndex()
             var created: [Int: Int64] = [:]

@@ -1,6 +1,7 @@
-public import QuireFormat
-import QuireCrypto
+@_spi(Format) public import QuireFormat
+@_spi(Crypto) import QuireCrypto
 import QuireSystem
+@_spi(Format) import QuireKeys
 
 /// What the index keeps of one revision; the body is read on demand.
 struct RevisionSummary: Sendable {
@@ -357,7 +358,7 @@ extension Vault {
     /// must not be shown as written by a member (`Spec/format.md §9.4`).
     ///
     /// - Throws: ``VaultError``.
-    public func attestations(of id: EntryID) throws(VaultError) -> [RevisionID: [UInt8]] {
+    package func attestations(of id: EntryID) throws(VaultError) -> [RevisionID: [UInt8]] {
         return try lock.withLock { () throws(VaultError) -> [RevisionID: [UInt8]] in
             var out: [RevisionID: [UInt8]] = [:]
             for s in try loadIndex().revisions[id] ?? [] { if let key = s.attestedBy { out[s.revisionID] = key } }

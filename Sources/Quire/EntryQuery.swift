@@ -1,5 +1,5 @@
 public import Foundation
-public import QuireFormat
+@_spi(Format) public import QuireFormat
 
 /// Which entries a timeline (``Vault/entries(matching:after:)``) or a search
 /// (``Vault/search(_:matching:after:)``) shows, in what order, and how many

@@ -1,5 +1,5 @@
 import Foundation
-import QuireFormat
+@_spi(Format) import QuireFormat
 
 /// What queries need to know of one entry without its body: the winning
 /// head's date, calendar, tags, journal and flags (`Spec/records.md §3.3`,

@@ -1,4 +1,4 @@
-import QuireFormat
+@_spi(Format) import QuireFormat
 
 /// Every entry's ``EntrySummary`` (deleted ones too), in date order: what
 /// queries scan instead of entry bodies. Each entry has a slot, a number

@@ -1,4 +1,4 @@
-import QuireFormat
+@_spi(Format) import QuireFormat
 
 /// The plaintexts of the index cache (`Spec/index-cache.md §1`): a header
 /// (vault id and file identity), the summaries and the search index, each

@@ -1,5 +1,5 @@
 package import QuireCrypto
-package import QuireFormat
+@_spi(Format) package import QuireFormat
 package import QuireSystem
 
 /// The cache file on disk (`Spec/index-cache.md §5`): written whole through

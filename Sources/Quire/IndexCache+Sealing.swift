@@ -1,5 +1,5 @@
-package import QuireCrypto
-package import QuireFormat
+@_spi(Crypto) package import QuireCrypto
+@_spi(Format) package import QuireFormat
 
 /// Sealing and opening the cache file's bytes (`Spec/index-cache.md §4`):
 ///

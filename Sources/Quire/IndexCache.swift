@@ -1,6 +1,6 @@
-package import QuireCrypto
-package import QuireFormat
-package import QuireKeys
+@_spi(Crypto) package import QuireCrypto
+@_spi(Format) package import QuireFormat
+@_spi(Format) package import QuireKeys
 
 /// The device-local index cache (`Spec/index-cache.md`): a sealed file, one
 /// per vault, holding the entry summaries and the search index of a prefix

@@ -1,5 +1,6 @@
-import QuireFormat
+@_spi(Format) import QuireFormat
 import QuireSystem
+@_spi(Format) import QuireKeys
 
 /// The records a read of the vault's entries could not give back, and where
 /// they are (`Spec/format.md §9.3`, §10.2, §12): what a list, a search or an
@@ -172,7 +173,7 @@ extension Vault {
     /// did not attest.
     ///
     /// - Throws: ``VaultError/format(_:)`` for I/O.
-    public func revisionsWithFailedAttestation() throws(VaultError) -> Set<RevisionID> {
+    package func revisionsWithFailedAttestation() throws(VaultError) -> Set<RevisionID> {
         try lock.withLock { () throws(VaultError) -> Set<RevisionID> in
             // A cache is used only when no attestation failed (Spec/index-cache.md §5).
             if index == nil, indexCache?.view != nil { return [] }

@@ -1,4 +1,4 @@
-public import QuireFormat
+@_spi(Format) public import QuireFormat
 public import QuireKeys
 public import QuireSync
 public import QuireSystem

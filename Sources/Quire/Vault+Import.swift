@@ -1,4 +1,4 @@
-public import QuireFormat
+@_spi(Format) package import QuireFormat
 
 // What an importer needs inside one commit: an entry's current state, and a
 // revision of an entry whose id the importer chose (`Spec/import.md §6`).
@@ -9,7 +9,7 @@ extension VaultTransaction {
     /// else the vault's winning head; nil when the vault has no revision of it.
     ///
     /// - Throws: ``VaultError/format(_:)`` for I/O.
-    public func currentRevision(of id: EntryID) throws(VaultError) -> EntryRevision? {
+    package func currentRevision(of id: EntryID) throws(VaultError) -> EntryRevision? {
         if let mine = newRevisions.last(where: { $0.1.entryID == id }) { return mine.1 }
         return try vault.snapshot(id, index: vault.loadIndex())?.revision
     }
@@ -23,7 +23,7 @@ extension VaultTransaction {
     ///
     /// - Throws: ``VaultError/format(_:)`` (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
     @discardableResult
-    public func put(_ body: EntryBody, id: EntryID) throws(VaultError) -> EntryRevision {
+    package func put(_ body: EntryBody, id: EntryID) throws(VaultError) -> EntryRevision {
         let parents: [RevisionID]
         if let mine = newRevisions.last(where: { $0.1.entryID == id }) {
             parents = [mine.1.revisionID]

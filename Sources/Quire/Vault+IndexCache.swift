@@ -1,6 +1,6 @@
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import QuireSystem
 
 /// The device-local index cache as an open handle uses it

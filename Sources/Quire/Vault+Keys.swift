@@ -1,6 +1,6 @@
-public import QuireCrypto
-public import QuireFormat
-public import QuireKeys
+@_spi(Crypto) public import QuireCrypto
+@_spi(Format) public import QuireFormat
+@_spi(Format) public import QuireKeys
 public import QuireSystem
 
 /// Key operations on an open vault (`Spec/keys.md §6`). Each appends one
@@ -449,7 +449,7 @@ extension Vault {
     ///   change is not possible, ``KeyError/escrowRefused``); the errors of
     ///   ``commit(_:)``.
     @discardableResult
-    public func changeKeys(_ change: KeyChange, now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> KeyringProposal {
+    package func changeKeys(_ change: KeyChange, now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> KeyringProposal {
         try changeKeys(change, now: now, replacement: .mine)
     }
 

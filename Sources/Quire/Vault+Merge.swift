@@ -1,5 +1,6 @@
-public import QuireSync
+@_spi(Format) public import QuireSync
 import QuireSystem
+@_spi(Format) import QuireFormat
 
 extension Vault {
     /// Merges the copy at `copyPath` — a sync tool's conflict copy, an

@@ -1,5 +1,5 @@
-import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import QuireSystem
 
 extension Vault {
@@ -7,7 +7,7 @@ extension Vault {
     /// this credential does not hold (`unknown_key`, `commit_unverifiable`)
     /// while its device was removed: records written without it, not damage
     /// (`Spec/keys.md §6.3`).
-    public func isUnreadableWithThisKey(_ issue: VerifyReport.Issue) -> Bool {
+    package func isUnreadableWithThisKey(_ issue: VerifyReport.Issue) -> Bool {
         lock.withLock { () -> Bool in
             let structure = file.structure
             guard unlocked.unreadableNewerEpoch != nil, let f = issue.frameIndex, f < structure.frames.count,

@@ -1,5 +1,5 @@
-import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import QuireSystem
 
 /// What a handle remembers between two ``Vault/refresh()`` calls, to say

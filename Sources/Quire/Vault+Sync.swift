@@ -1,5 +1,5 @@
-public import QuireSync
-import QuireFormat
+@_spi(Format) public import QuireSync
+@_spi(Format) import QuireFormat
 public import QuireSystem
 import QuireKeys
 

@@ -1,8 +1,8 @@
-public import QuireCrypto
-public import QuireFormat
-public import QuireKeys
+@_spi(Crypto) public import QuireCrypto
+@_spi(Format) public import QuireFormat
+@_spi(Format) public import QuireKeys
 public import QuireSystem
-import QuireSync
+@_spi(Format) import QuireSync
 
 /// How to set up a new vault (`Spec/keys.md §6.1`).
 public struct VaultSetup: Sendable {
@@ -68,7 +68,7 @@ public final class Vault: @unchecked Sendable {
     package var unlocked: UnlockedKeys { lock.withLock { currentKeys } }
     /// ``unlocked`` for the fuzz seed generator (`Fuzz/SeedGen`), a package
     /// of its own that `package` access does not reach. Not for apps.
-    @_spi(Fuzzing) public var unlockedKeys: UnlockedKeys { unlocked }
+    @_spi(Format) public var unlockedKeys: UnlockedKeys { unlocked }
     /// The keys, guarded by ``lock``.
     var currentKeys: UnlockedKeys {
         didSet { keyringsJoined = false }
@@ -397,7 +397,7 @@ public final class VaultTransaction {
     /// Appends an entry revision.
     ///
     /// - Throws: ``VaultError/format(_:)`` (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
-    public func append(_ revision: EntryRevision) throws(VaultError) {
+    @_spi(Format) public func append(_ revision: EntryRevision) throws(VaultError) {
         if reportsLocalChanges, statesBefore.index(forKey: revision.entryID) == nil {
             statesBefore[revision.entryID] = .some(EntryChange.State(revision.entryID, in: try vault.loadIndex()))
         }

@@ -1,5 +1,6 @@
 import Dispatch
 import QuireSystem
+@_spi(Format) import QuireFormat
 
 /// Watches a vault's file and delivers what other processes change in it
 /// as ``VaultChangeSet``s: an app keeps its timeline current without

@@ -1,6 +1,6 @@
-import QuireFormat
-import QuireKeys
-import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
+@_spi(Crypto) import QuireCrypto
 import QuireSystem
 
 /// What `verify` found (`Spec/format.md §10`, §12): every damaged, altered

@@ -5,7 +5,7 @@ internal import CSodium
 /// the work is proportional to them.
 public enum Argon2id {
     /// Salt length in bytes.
-    public static let saltByteCount = 16
+    @_spi(Crypto) public static let saltByteCount = 16
     /// libsodium's "moderate" operations limit (3 passes).
     public static let moderateOpsLimit: UInt64 = 3
     /// libsodium's "moderate" memory limit (256 MiB).
@@ -17,7 +17,7 @@ public enum Argon2id {
     ///   - opsLimit: passes over memory (1 or more).
     ///   - memLimitBytes: memory in bytes (8192 or more).
     /// - Throws: ``CryptoError/passwordHashFailed(opsLimit:memLimitBytes:)``.
-    public static func deriveKey(
+    @_spi(Crypto) public static func deriveKey(
         passphrase: SecureBytes, salt: [UInt8], opsLimit: UInt64, memLimitBytes: UInt64
     ) throws(CryptoError) -> SymmetricKey {
         Sodium.ensure()

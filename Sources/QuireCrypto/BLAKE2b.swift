@@ -4,7 +4,7 @@ internal import CSodium
 /// checksum or digest, keyed as a MAC.
 ///
 /// Output lengths are 16 to 64 bytes; keys, when given, 16 to 64 bytes.
-public enum BLAKE2b {
+@_spi(Crypto) public enum BLAKE2b {
     /// Smallest output length libsodium allows, in bytes.
     public static let minimumByteCount = 16
     /// Largest output length, in bytes.

@@ -2,7 +2,7 @@ internal import CSodium
 
 /// Ed25519 signatures (`crypto_sign`), used to authenticate keyrings
 /// (`Spec/format.md §8`).
-public enum Ed25519 {
+@_spi(Crypto) public enum Ed25519 {
     /// Public key length in bytes.
     public static let publicKeyByteCount = 32
     /// Seed length in bytes.
@@ -139,7 +139,7 @@ public enum Ed25519 {
 }
 
 /// Lowercase hexadecimal of `bytes`.
-public func hex(_ bytes: some Sequence<UInt8>) -> String {
+package func hex(_ bytes: some Sequence<UInt8>) -> String {
     let digits: [Character] = Array("0123456789abcdef")
     var s = ""
     for b in bytes {
@@ -150,7 +150,7 @@ public func hex(_ bytes: some Sequence<UInt8>) -> String {
 }
 
 /// Bytes from a hexadecimal string (either case), or nil if it is not hex.
-public func bytes(fromHex text: some StringProtocol) -> [UInt8]? {
+@_spi(Crypto) public func bytes(fromHex text: some StringProtocol) -> [UInt8]? {
     let chars = Array(text.utf8)
     guard chars.count % 2 == 0 else { return nil }
     func nibble(_ c: UInt8) -> UInt8? {

@@ -3,7 +3,7 @@ internal import CSodium
 /// Subkey derivation with libsodium's `crypto_kdf_derive_from_key`
 /// (BLAKE2b with the subkey id as salt and an 8-byte context as
 /// personalization), as `Spec/format.md §1` prescribes.
-public enum KeyDerivation {
+package enum KeyDerivation {
     /// Length of a context string, in bytes.
     public static let contextByteCount = 8
 

@@ -35,7 +35,7 @@ public struct SystemRandom: RandomSource {
 /// Call `n` (0, 1, 2 …) returns `randombytes_buf_deterministic` output keyed
 /// by `crypto_kdf_derive_from_key(seed, subkey id n, context "quirerng")`, so
 /// the stream depends only on the seed and the sequence of requests.
-public final class SeededRandom: RandomSource {
+@_spi(Crypto) public final class SeededRandom: RandomSource {
     private let seed: [UInt8]
     private let counter = Mutex<UInt64>(0)
 

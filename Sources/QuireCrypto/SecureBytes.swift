@@ -42,6 +42,9 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
         self.count = count
     }
 
+    /// Guarded memory holding a copy of `bytes` (the caller wipes its own copy).
+    ///
+    /// - Throws: ``CryptoError/outOfSecureMemory(byteCount:)``.
     public convenience init(copying bytes: UnsafeRawBufferPointer) throws(CryptoError) {
         try self.init(zeroedCount: bytes.count)
         if let base = bytes.baseAddress, bytes.count > 0 {
@@ -106,7 +109,7 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
 }
 
 /// Overwrites `bytes` with zeros in a way the compiler cannot remove.
-public func wipe(_ bytes: inout [UInt8]) {
+package func wipe(_ bytes: inout [UInt8]) {
     bytes.withUnsafeMutableBytes { raw in
         if let base = raw.baseAddress, raw.count > 0 { sodium_memzero(base, raw.count) }
     }
@@ -116,7 +119,7 @@ public func wipe(_ bytes: inout [UInt8]) {
 /// the same array — such as a byte string inside a decoded CBOR tree that
 /// held a secret — without the copy-on-write a `var` would trigger. Use it
 /// only on storage nobody reads afterwards.
-public func wipeShared(_ bytes: [UInt8]) {
+package func wipeShared(_ bytes: [UInt8]) {
     bytes.withUnsafeBytes { raw in
         if let base = raw.baseAddress, raw.count > 0 { sodium_memzero(UnsafeMutableRawPointer(mutating: base), raw.count) }
     }
@@ -124,7 +127,7 @@ public func wipeShared(_ bytes: [UInt8]) {
 
 /// Constant-time comparison of two byte strings of equal length; false when
 /// the lengths differ.
-public func constantTimeEqual(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Bool {
+package func constantTimeEqual(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Bool {
     let x = Array(a), y = Array(b)
     guard x.count == y.count else { return false }
     if x.isEmpty { return true }
@@ -140,7 +143,7 @@ public func constantTimeEqual(_ a: some Collection<UInt8>, _ b: some Collection<
 /// `CAP_IPC_LOCK`): the keys then work but may be swapped to disk. Each
 /// guarded allocation is locked again with `sodium_mlock`, whose result is
 /// known, so that the refusal can be said.
-public enum GuardedMemory {
+package enum GuardedMemory {
     private static let refused = Atomic<Bool>(false)
 
     /// True once the system has refused to lock any guarded memory in this

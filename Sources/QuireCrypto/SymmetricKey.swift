@@ -2,7 +2,7 @@
 ///
 /// `init(using:)` makes a fresh random key; `init(bytes:)` validates and
 /// copies. The key never prints its bytes.
-public struct SymmetricKey: Sendable, Equatable, CustomStringConvertible {
+@_spi(Crypto) public struct SymmetricKey: Sendable, Equatable, CustomStringConvertible {
     /// Length of every Quire symmetric key, in bytes.
     public static let byteCount = 32
 

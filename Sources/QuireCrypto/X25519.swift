@@ -14,7 +14,7 @@ internal import CSodium
 /// with nonce = BLAKE2b-192(ephemeral pk ‖ recipient pk). ``seal(_:to:using:)``
 /// draws the ephemeral key from an injectable ``RandomSource`` so vectors are
 /// repeatable; its output opens with libsodium's `crypto_box_seal_open`.
-public enum X25519 {
+@_spi(Crypto) public enum X25519 {
     /// Public key length in bytes.
     public static let publicKeyByteCount = 32
     /// Secret key length in bytes.

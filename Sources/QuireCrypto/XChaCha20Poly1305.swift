@@ -13,7 +13,7 @@ internal import CSodium
 ///
 /// The 24-byte nonce is stored by the caller (Quire stores it in front of the
 /// ciphertext). Random 192-bit nonces never repeat in practice.
-public enum XChaCha20Poly1305 {
+@_spi(Crypto) public enum XChaCha20Poly1305 {
     /// Key length in bytes.
     public static let keyByteCount = 32
     /// Nonce length in bytes.

@@ -1,4 +1,4 @@
-public import Quire
+@_spi(Crypto) public import Quire
 import QuireMarkdown
 
 /// The mapping between a Day One JSON entry and a Quire entry, both ways

@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 
 /// Instants and calendar dates as importers read and write them
 /// (`Spec/import.md §4`). Calendar arithmetic is the proleptic Gregorian

@@ -29,7 +29,7 @@ extension ExportFilter {
 /// Shared with `QuirePDF`.
 ///
 /// - Throws: ``ExportError/vault(_:)`` when the vault cannot be read.
-public func selectEntries(_ vault: Vault, filter: ExportFilter) throws(ExportError) -> EntryCatalog {
+package func selectEntries(_ vault: Vault, filter: ExportFilter) throws(ExportError) -> EntryCatalog {
     do { return try vault.entryCatalog(where: filter.accepts) } catch { throw .vault(error) }
 }
 
@@ -38,7 +38,7 @@ public func selectEntries(_ vault: Vault, filter: ExportFilter) throws(ExportErr
 /// a file with an entry missing.
 ///
 /// - Throws: ``ExportError/vault(_:)``.
-public func checkReadBack(_ entries: EntryCatalog, output: String) throws(ExportError) {
+package func checkReadBack(_ entries: EntryCatalog, output: String) throws(ExportError) {
     guard let error = entries.readError else { return }
     try? FileManager.default.removeItem(atPath: output)
     throw .vault(error)

@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-public import Quire
+@_spi(Format) public import Quire
 
 /// A wall-clock reading in an entry's own time zone.
 public struct LocalTime: Sendable, Equatable {

@@ -5,7 +5,7 @@ public struct BlobManifest: Sendable, Equatable {
     /// The content's id.
     public var blob: BlobID
     /// The stream whose chunks hold the content.
-    public var stream: StreamID
+    @_spi(Format) public var stream: StreamID
     /// The content's length in bytes.
     public var byteCount: UInt64
     /// The media type. Default `"application/octet-stream"`.
@@ -18,7 +18,7 @@ public struct BlobManifest: Sendable, Equatable {
     public var unknownFields: CBORMap
 
     /// A manifest with the given fields.
-    public init(
+    @_spi(Format) public init(
         blob: BlobID, stream: StreamID, byteCount: UInt64, mediaType: String = "application/octet-stream", aliases: [BlobID] = [],
         unknownFields: CBORMap = CBORMap()
     ) {
@@ -35,14 +35,14 @@ public struct BlobManifest: Sendable, Equatable {
     public var chunkCount: UInt64 { Padding.chunkCount(contentByteCount: byteCount) }
 
     /// True when `id` is this content's blob id or one of its aliases.
-    public func answers(to id: BlobID) -> Bool { blob == id || aliases.contains(id) }
+    package func answers(to id: BlobID) -> Bool { blob == id || aliases.contains(id) }
 
     /// Decodes a manifest body.
     ///
     /// - Throws: ``FormatError/malformedRecord(_:reason:)``, or
     ///   ``FormatError/sizeLimitExceeded(_:what:size:limit:)`` when the size is
     ///   over ``Limits/maxBlobByteCount``.
-    public init(decoding bytes: [UInt8], location: FrameLocation? = nil) throws(FormatError) {
+    @_spi(Format) public init(decoding bytes: [UInt8], location: FrameLocation? = nil) throws(FormatError) {
         var r = try FieldReader(decodeBody(bytes, location: location), context: "attachment manifest", location: location)
         guard let blob = try r.id("blob", as: BlobID.self), let stream = try r.id("stream", as: StreamID.self) else {
             throw .malformedRecord(location, reason: "attachment manifest needs \"blob\" and \"stream\"")
@@ -59,7 +59,7 @@ public struct BlobManifest: Sendable, Equatable {
     }
 
     /// The canonical CBOR encoding.
-    public func encoded() -> [UInt8] {
+    @_spi(Format) public func encoded() -> [UInt8] {
         var w = FieldWriter(unknown: unknownFields)
         w.id("blob", blob)
         w.id("stream", stream)

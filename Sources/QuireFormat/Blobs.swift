@@ -1,4 +1,4 @@
-public import QuireCrypto
+@_spi(Crypto) public import QuireCrypto
 import QuireSystem
 
 /// Where attachment content comes from when it is stored.
@@ -15,7 +15,7 @@ public protocol ByteSource: AnyObject {
 /// opened, it changed while being read and ``FormatError/sourceChanged(path:)``
 /// is thrown, so a half-written file is never stored as complete. A pipe or
 /// device is read until its end (while the vault's write lock is held).
-public final class FileByteSource: ByteSource {
+package final class FileByteSource: ByteSource {
     private let file: SystemFile
     private var offset: UInt64 = 0
     private let sizeAtOpen: UInt64?

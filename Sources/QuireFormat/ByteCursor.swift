@@ -2,7 +2,7 @@
 ///
 /// `read*` consumes; `peek*` does not. Short input throws
 /// ``ByteCursorError/shortInput(needed:available:)``; nothing traps.
-public struct ByteReader: Sendable {
+package struct ByteReader: Sendable {
     /// The bytes being read.
     public let bytes: [UInt8]
     /// Index of the next byte to read.
@@ -87,13 +87,13 @@ public struct ByteReader: Sendable {
 }
 
 /// A read past the end of the input.
-public enum ByteCursorError: Error, Sendable, Equatable {
+package enum ByteCursorError: Error, Sendable, Equatable {
     /// `needed` bytes were asked for but only `available` remained.
     case shortInput(needed: Int, available: Int)
 }
 
 /// Appends little-endian integers and byte runs to a growing buffer.
-public struct ByteWriter: Sendable {
+package struct ByteWriter: Sendable {
     /// The bytes written so far.
     public private(set) var bytes: [UInt8]
 

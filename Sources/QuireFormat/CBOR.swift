@@ -146,7 +146,7 @@ public struct CBORMap: Sendable, Hashable, Sequence {
 }
 
 /// Encodes ``CBOR`` values deterministically.
-public enum CBOREncoder {
+@_spi(Format) public enum CBOREncoder {
     /// The one canonical encoding of `value`.
     public static func encode(_ value: CBOR) -> [UInt8] {
         var out: [UInt8] = []
@@ -204,7 +204,7 @@ public enum CBOREncoder {
 }
 
 /// Why a byte string is not a CBOR item in Quire's deterministic profile.
-public struct CBORError: Error, Sendable, Equatable, CustomStringConvertible {
+@_spi(Format) public struct CBORError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Byte offset within the input where decoding stopped.
     public let offset: Int
     /// What was wrong.
@@ -218,7 +218,7 @@ public struct CBORError: Error, Sendable, Equatable, CustomStringConvertible {
 /// Work is bounded by the input: every count is checked against the bytes
 /// left before anything is allocated, and nesting is limited to
 /// ``Limits/maxCBORDepth``.
-public struct CBORDecoder {
+@_spi(Format) public struct CBORDecoder {
     // Valid only for the call that made the decoder: the initialiser is
     // private and every decoder lives inside one `decode` call.
     private let bytes: UnsafeRawBufferPointer

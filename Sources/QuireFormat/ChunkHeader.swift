@@ -10,7 +10,7 @@ import QuireCrypto
 /// | stream id (16)     | chunk index u32  | final |
 /// +--------------------+------------------+-------+
 /// ```
-public struct ChunkHeader: Sendable, Hashable {
+@_spi(Format) public struct ChunkHeader: Sendable, Hashable {
     /// Length in bytes.
     public static let byteCount = 21
 

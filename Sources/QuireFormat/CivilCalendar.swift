@@ -4,7 +4,7 @@
 /// in `Spec/records.md §3.3`, the privacy statement's UTC dates, import and
 /// export dates, the PDF book's headings). Valid for every `Int64` day count
 /// a vault can hold, including years before 1583 and before 1 CE.
-public enum CivilCalendar {
+package enum CivilCalendar {
     /// `a` divided by `b` (b > 0) rounded towards −∞, and the remainder in
     /// `0..<b`, so instants before 1970 land on the right day.
     public static func floorDivide(_ a: Int64, _ b: Int64) -> (quotient: Int64, remainder: Int64) {

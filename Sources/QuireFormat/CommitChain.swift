@@ -1,4 +1,4 @@
-public import QuireCrypto
+@_spi(Crypto) public import QuireCrypto
 
 /// The commit chain and commit attestations (`Spec/format.md §9`).
 ///
@@ -17,7 +17,7 @@ public import QuireCrypto
 /// ```
 /// h_k = BLAKE2b-256(key = commit key, "quire-chain-v3" ‖ vault id ‖ h_(k−1) ‖ D ‖ commit header fields ‖ body[64..<200])
 /// ```
-public enum CommitChain {
+@_spi(Format) public enum CommitChain {
     /// Length of a chain head, in bytes.
     public static let headByteCount = 32
     /// Length of a group digest, in bytes.

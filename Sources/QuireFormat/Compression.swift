@@ -6,7 +6,7 @@ internal import CZstd
 /// its decompressed size in the frame header. Readers check the declared
 /// size against the limit before decompressing and then check that the
 /// frame produced exactly that many bytes and nothing followed it.
-public enum Compression {
+package enum Compression {
     /// The zstd level writers use.
     public static let level: Int32 = 3
 
@@ -102,7 +102,7 @@ public enum Compression {
 /// A reusable zstd decompression context (one per reading thread).
 // @unchecked Sendable: a zstd context pointer, used by one thread at a time (each reader
 // makes its own); the type crosses threads only to be freed.
-public final class DecompressionContext: @unchecked Sendable {
+package final class DecompressionContext: @unchecked Sendable {
     let pointer: OpaquePointer
 
     /// A fresh context.
@@ -115,7 +115,7 @@ public final class DecompressionContext: @unchecked Sendable {
 
 /// A reusable zstd compression context (one per writing thread; a writer
 /// uses it under its vault's lock).
-public final class CompressionContext: @unchecked Sendable {
+package final class CompressionContext: @unchecked Sendable {
     let pointer: OpaquePointer
 
     /// A fresh context.

@@ -13,7 +13,7 @@ public struct EntryRevision: Sendable, Equatable {
     /// The revisions this one replaces; empty for an entry's first revision.
     public var parents: [RevisionID]
     /// When the revision was made, as a hybrid logical clock reading.
-    public var clock: HybridLogicalClock
+    package var clock: HybridLogicalClock
     /// The device (or recovery key) that made the revision, if recorded.
     public var device: DeviceID?
     /// True for a tombstone: the entry is deleted as of this revision.
@@ -24,7 +24,7 @@ public struct EntryRevision: Sendable, Equatable {
     public var unknownFields: CBORMap
 
     /// A revision with the given fields.
-    public init(
+    @_spi(Format) public init(
         entryID: EntryID, revisionID: RevisionID, parents: [RevisionID] = [], clock: HybridLogicalClock,
         device: DeviceID? = nil, isDeleted: Bool = false, body: EntryBody = EntryBody(), unknownFields: CBORMap = CBORMap()
     ) {
@@ -43,7 +43,7 @@ public struct EntryRevision: Sendable, Equatable {
     /// - Throws: ``FormatError/malformedRecord(_:reason:)`` for bytes that
     ///   are not canonical CBOR, a missing `entry` or `revision`, or a field
     ///   of the wrong type.
-    public init(decoding bytes: [UInt8], location: FrameLocation? = nil) throws(FormatError) {
+    @_spi(Format) public init(decoding bytes: [UInt8], location: FrameLocation? = nil) throws(FormatError) {
         var r = try FieldReader(decodeBody(bytes, location: location), context: "entry revision", location: location)
         guard let entry = try r.id("entry", as: EntryID.self) else {
             throw .malformedRecord(location, reason: "entry revision has no \"entry\" id")
@@ -66,7 +66,7 @@ public struct EntryRevision: Sendable, Equatable {
     }
 
     /// The canonical CBOR encoding.
-    public func encoded() -> [UInt8] {
+    @_spi(Format) public func encoded() -> [UInt8] {
         var w = FieldWriter(unknown: unknownFields)
         w.id("entry", entryID)
         w.id("revision", revisionID)
@@ -92,7 +92,7 @@ public struct EntryRevision: Sendable, Equatable {
     ///   - parents: the revision ids an element names as parents.
     ///   - attested: true when an element was released from a commit a
     ///     current member attested.
-    public static func heads<T>(
+    package static func heads<T>(
         of list: [T], id: (T) -> RevisionID, parents: (T) -> [RevisionID], attested: (T) -> Bool
     ) -> [T] {
         var byAttested = Set<RevisionID>(), byOthers = Set<RevisionID>()

@@ -1,4 +1,4 @@
-public import QuireCrypto
+@_spi(Crypto) public import QuireCrypto
 import Synchronization
 
 /// One epoch key and everything derived from it (`Spec/format.md §5.1`).
@@ -7,7 +7,7 @@ import Synchronization
 /// use and kept with it; its 32-byte *key commitment* (a keyed BLAKE2b of a
 /// fixed label) is public and names the key: the first six bytes are the
 /// ``KeyID`` frame headers carry.
-public final class EpochKey: Sendable, CustomStringConvertible {
+@_spi(Format) public final class EpochKey: Sendable, CustomStringConvertible {
     /// The KDF context of format version 2 (8 bytes).
     public static let context = "quire v2"
     /// The label whose keyed hash is the key commitment.
@@ -82,7 +82,7 @@ public final class EpochKey: Sendable, CustomStringConvertible {
 
 /// The epoch keys a reader holds, found by key id (`Spec/format.md §5.1`),
 /// and the key new records are sealed under.
-public struct KeySet: Sendable {
+@_spi(Format) public struct KeySet: Sendable {
     /// Held keys by id; several only when ids collide, in ascending order of
     /// key commitment.
     public private(set) var byID: [KeyID: [EpochKey]] = [:]

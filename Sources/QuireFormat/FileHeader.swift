@@ -1,4 +1,4 @@
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 
 /// The 64-byte file header: two identical 32-byte copies, so that damage to
 /// one leaves the vault readable (`Spec/format.md §3`).
@@ -15,7 +15,7 @@ import QuireCrypto
 /// ```
 ///
 /// `check` is the first 4 bytes of BLAKE2b-128 over bytes 0..<28 of the copy.
-public struct FileHeader: Sendable, Equatable {
+@_spi(Format) public struct FileHeader: Sendable, Equatable {
     /// The magic bytes: `0x89 "QUIRE" CR LF`. The high byte catches 7-bit
     /// transfers; CR LF catches line-ending conversion.
     public static let magic: [UInt8] = [0x89, 0x51, 0x55, 0x49, 0x52, 0x45, 0x0d, 0x0a]

@@ -1,11 +1,11 @@
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 
 /// The kind of record a frame holds (`Spec/format.md §4.3`).
 ///
 /// Kinds below `0x80` are *critical*: a reader that does not know one must
 /// stop. Kinds from `0x80` up are *non-critical*: a reader that does not know
 /// one skips it, and merge and compaction carry it through byte for byte.
-public struct RecordKind: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+@_spi(Format) public struct RecordKind: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     /// The kind byte.
     public let rawValue: UInt8
     /// Wraps a kind byte.
@@ -91,7 +91,7 @@ public struct KeyID: Sendable, Hashable, Comparable, CustomStringConvertible {
 /// ```
 /// The first twelve bytes are the *header fields* bound into a sealed frame's
 /// associated data and into the commit chain.
-public struct FrameHeader: Sendable, Hashable {
+@_spi(Format) public struct FrameHeader: Sendable, Hashable {
     /// Encoded length of a header, in bytes.
     public static let byteCount = 16
     /// Length of the header fields (everything but the check), in bytes.

@@ -1,4 +1,4 @@
-public import QuireCrypto
+@_spi(Crypto) public import QuireCrypto
 
 /// A fixed-length identifier made of bytes: vault, entry, revision, device,
 /// stream and blob ids (`Spec/records.md §2`).
@@ -86,7 +86,7 @@ public struct DeviceID: ByteIdentifier {
 
 /// The 16-byte random id of one upload of an attachment's content; its
 /// chunks carry it in their public chunk header.
-public struct StreamID: ByteIdentifier {
+@_spi(Format) public struct StreamID: ByteIdentifier {
     public static let byteCount = 16
     public static let name = "stream id"
     public let bytes: [UInt8]
@@ -116,7 +116,7 @@ public struct KeyringID: ByteIdentifier {
 /// A hybrid logical clock reading (`Spec/records.md §3.2`): milliseconds
 /// since the Unix epoch (UTC) in the high 48 bits and a counter in the low 16
 /// bits, so readings order by time and then by counter.
-public struct HybridLogicalClock: Sendable, Hashable, Comparable, CustomStringConvertible {
+@_spi(Format) public struct HybridLogicalClock: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The packed 64-bit value.
     public let rawValue: UInt64
 

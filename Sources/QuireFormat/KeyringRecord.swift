@@ -1,8 +1,8 @@
-public import QuireCrypto
+@_spi(Crypto) public import QuireCrypto
 
 /// One key slot: the epoch key wrapped for one way of opening the vault
 /// (`Spec/format.md §8.3`).
-public enum KeySlot: Sendable, Equatable {
+@_spi(Format) public enum KeySlot: Sendable, Equatable {
     /// Sealed box (X25519) to an enrolled device's key: 100 bytes sealing
     /// `epoch key (32) ‖ vault id (16) ‖ epoch (u32 LE)`.
     case device(box: [UInt8])
@@ -98,7 +98,7 @@ public enum KeySlot: Sendable, Equatable {
 
 /// A key slot as stored, with the fields its kind does not define
 /// (`Spec/records.md §1.2`: kept and written back).
-public struct StoredSlot: Sendable, Equatable {
+@_spi(Format) public struct StoredSlot: Sendable, Equatable {
     /// The slot.
     public var slot: KeySlot
     /// Fields of the slot map that its kind does not define.
@@ -111,7 +111,7 @@ public struct StoredSlot: Sendable, Equatable {
     }
 }
 /// The public part of a keyring, readable without a key (`Spec/format.md §8.2`).
-public struct KeyringPublic: Sendable, Equatable {
+@_spi(Format) public struct KeyringPublic: Sendable, Equatable {
     /// The epoch this keyring defines (1 … 2³² − 1).
     public var epoch: UInt32
     /// The commitment of its epoch key (`Spec/format.md §5.1`).
@@ -228,7 +228,7 @@ public struct KeyringPublic: Sendable, Equatable {
 /// `BLAKE2b-128("quire-vault-id-v2" ‖ signer's Ed25519 public key (32) ‖ keyCommit (32) ‖ vaultSalt (16))`.
 /// Binding the key commitment leaves one root key per vault: another root
 /// has the same epoch key, so it cannot start the vault at another epoch.
-public func rootVaultID(signer publicKey: [UInt8], keyCommit: [UInt8], salt: [UInt8]) -> VaultID {
+package func rootVaultID(signer publicKey: [UInt8], keyCommit: [UInt8], salt: [UInt8]) -> VaultID {
     VaultID(unchecked: BLAKE2b.hash(Array("quire-vault-id-v2".utf8) + publicKey + keyCommit + salt, byteCount: 16))
 }
 
@@ -241,7 +241,7 @@ public func rootVaultID(signer publicKey: [UInt8], keyCommit: [UInt8], salt: [UI
 /// I    = { "content": bstr(C), "signature": bytes(64), "signer": bytes(32) }
 /// signature = Ed25519(signer, "quire-keyring-v2" ‖ vault id ‖ H256(P) ‖ nonce ‖ H256(C))
 /// ```
-public struct KeyringRecord: Sendable, Equatable {
+@_spi(Format) public struct KeyringRecord: Sendable, Equatable {
     /// The decoded public part.
     public let publicPart: KeyringPublic
     /// The public part's exact bytes (the associated data of the sealed part).
@@ -456,7 +456,7 @@ public struct KeyringRecord: Sendable, Equatable {
 
 /// A keyring's inner part after opening: its content, who signed it and
 /// whether the signature verifies.
-public struct OpenedKeyring: Sendable {
+@_spi(Format) public struct OpenedKeyring: Sendable {
     /// The decoded content.
     public let content: KeyringContent
     /// The Ed25519 public key that signed it.
@@ -483,7 +483,7 @@ public struct KeyringMember: Sendable, Equatable {
     public var unknownFields: CBORMap
 
     /// A member with the given fields.
-    public init(role: String, publicKey: [UInt8], keyType: String = "ed25519", name: String, added: Int64, unknownFields: CBORMap = CBORMap()) {
+    @_spi(Format) public init(role: String, publicKey: [UInt8], keyType: String = "ed25519", name: String, added: Int64, unknownFields: CBORMap = CBORMap()) {
         self.role = role
         self.publicKey = publicKey
         self.keyType = keyType
@@ -517,7 +517,7 @@ public struct EscrowRecipient: Sendable, Equatable {
 }
 
 /// The content map of a keyring's inner part (`Spec/records.md §6.3`).
-public struct KeyringContent: Sendable {
+@_spi(Format) public struct KeyringContent: Sendable {
     /// Who may sign the next keyring and attest commits.
     public var members: [KeyringMember]
     /// Members removed so far (carried forward, so removal is sticky).

@@ -1,4 +1,4 @@
-public import QuireCrypto
+package import QuireCrypto
 import QuireSystem
 
 /// The temporary files writers make beside a vault, and the removal of
@@ -20,7 +20,7 @@ import QuireSystem
 /// (or are shorter than a header: killed before writing one), and on which
 /// no one holds an advisory lock, are removed. Nothing else is touched,
 /// whatever its name.
-public enum Leftovers {
+package enum Leftovers {
     /// A temporary name for a new file at `path`, owned by this process:
     /// `path.tmp-PID-HEX`.
     public static func temporaryPath(for path: String, random: any RandomSource) -> String {

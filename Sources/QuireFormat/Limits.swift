@@ -1,6 +1,6 @@
 /// The limits every reader checks before it uses a length, count or size
 /// (`Spec/format.md §11`). Writers never produce anything larger.
-public enum Limits {
+@_spi(Format) public enum Limits {
     /// Largest frame body, in bytes (17 MiB): a 16 MiB payload with its
     /// padding, nonce, tag and body hash fits.
     public static let maxFrameBodyByteCount = (1 << 24) + (1 << 20)

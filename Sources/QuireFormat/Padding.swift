@@ -7,7 +7,7 @@
 /// ⌊log₂ ⌊log₂ L⌋⌋ + 1 bits after the leading one may be non-zero; it leaks
 /// O(log log L) bits of the length and costs at most about 12 % (much less
 /// for large payloads).
-public enum Padding {
+@_spi(Format) public enum Padding {
     /// The Padmé length for `length` bytes: `length` itself below 2.
     public static func padme(_ length: Int) -> Int {
         precondition(length >= 0)

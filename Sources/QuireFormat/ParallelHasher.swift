@@ -1,5 +1,5 @@
 import Dispatch
-public import QuireCrypto
+@_spi(Crypto) package import QuireCrypto
 import QuireSystem
 import Synchronization
 
@@ -17,7 +17,7 @@ extension BlobID {
 
     /// The blob id of `content` under `blobKey` (`Spec/format.md §7.3`),
     /// computed on the calling thread.
-    public init(content: [UInt8], blobKey: SymmetricKey) {
+    package init(content: [UInt8], blobKey: SymmetricKey) {
         var root = BLAKE2b.Hasher(byteCount: Self.byteCount, key: blobKey)
         root.update(Self.rootLabel)
         let chunk = Limits.chunkByteCount

@@ -8,14 +8,14 @@ public struct Profile: Sendable, Equatable {
     /// Application settings, free-form. Default empty.
     public var settings: CBORMap
     /// When the profile was written.
-    public var clock: HybridLogicalClock
+    package var clock: HybridLogicalClock
     /// Who wrote it.
     public var device: DeviceID?
     /// Fields this version does not know.
     public var unknownFields: CBORMap
 
     /// A profile with the given fields.
-    public init(name: String, about: String = "", settings: CBORMap = CBORMap(), clock: HybridLogicalClock, device: DeviceID? = nil, unknownFields: CBORMap = CBORMap()) {
+    @_spi(Format) public init(name: String, about: String = "", settings: CBORMap = CBORMap(), clock: HybridLogicalClock, device: DeviceID? = nil, unknownFields: CBORMap = CBORMap()) {
         self.name = name
         self.about = about
         self.settings = settings
@@ -27,7 +27,7 @@ public struct Profile: Sendable, Equatable {
     /// Decodes a profile body.
     ///
     /// - Throws: ``FormatError/malformedRecord(_:reason:)``.
-    public init(decoding bytes: [UInt8], location: FrameLocation? = nil) throws(FormatError) {
+    @_spi(Format) public init(decoding bytes: [UInt8], location: FrameLocation? = nil) throws(FormatError) {
         var r = try FieldReader(decodeBody(bytes, location: location), context: "profile", location: location)
         name = try r.text("name") ?? ""
         about = try r.text("about") ?? ""
@@ -38,7 +38,7 @@ public struct Profile: Sendable, Equatable {
     }
 
     /// The canonical CBOR encoding.
-    public func encoded() -> [UInt8] {
+    @_spi(Format) public func encoded() -> [UInt8] {
         var w = FieldWriter(unknown: unknownFields)
         w.text("name", name)
         w.text("about", about)

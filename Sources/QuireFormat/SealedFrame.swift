@@ -1,4 +1,4 @@
-public import QuireCrypto
+@_spi(Crypto) package import QuireCrypto
 import QuireSystem
 
 /// Seals record payloads into frames and opens them again
@@ -29,7 +29,7 @@ import QuireSystem
 /// record's plaintext is the payload, zstd-compressed when the compressed flag
 /// is set, then padded (``Padding``); a chunk's plaintext is its slice of the
 /// padded stream, as it is (`Spec/format.md §7`).
-public enum SealedFrame {
+package enum SealedFrame {
     /// Bytes a sealed record adds around its padded plaintext: header, nonce,
     /// tag and body hash (88).
     public static let overheadByteCount = FrameHeader.byteCount + XChaCha20Poly1305.nonceByteCount

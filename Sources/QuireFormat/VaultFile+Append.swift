@@ -1,4 +1,4 @@
-public import QuireCrypto
+@_spi(Crypto) public import QuireCrypto
 import QuireSystem
 
 /// The records of one commit being written (`Spec/format.md §9.1`).
@@ -8,7 +8,7 @@ import QuireSystem
 /// ``VaultFile/commit(random:options:_:)`` returns and the commit frame is
 /// written and flushed. If the closure throws, every byte it wrote is cut
 /// off again and the file is as it was.
-public final class PendingCommit {
+@_spi(Format) public final class PendingCommit {
     unowned let vault: VaultFile
     /// The key records are sealed under.
     public let key: EpochKey
@@ -180,7 +180,7 @@ public final class PendingCommit {
 }
 
 /// Who vouches for a commit's group (`Spec/format.md §9.4`).
-public enum CommitAttestation: Sendable {
+@_spi(Format) public enum CommitAttestation: Sendable {
     /// Nobody: an unattested commit (96 zero bytes).
     case none
     /// A member signs the group digest with this key pair.

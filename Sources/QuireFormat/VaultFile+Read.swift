@@ -1,8 +1,8 @@
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 import QuireSystem
 
 /// A record a reader released: its frame and its verified content.
-public struct ReadRecord: Sendable {
+@_spi(Format) public struct ReadRecord: Sendable {
     /// The frame.
     public let frame: ScannedFrame
     /// The record body: decrypted, decompressed and unpadded for a sealed

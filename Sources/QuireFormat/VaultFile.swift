@@ -1,4 +1,4 @@
-public import QuireCrypto
+@_spi(Crypto) public import QuireCrypto
 import Dispatch
 import QuireSystem
 
@@ -38,7 +38,7 @@ public struct WriteOptions: Sendable {
 // @unchecked Sendable: its caches and verdicts are guarded by its `lock`; `structure` changes
 // only on append and refresh, which the owning Vault runs under the handle's lock; the file is
 // read with positioned reads only. Do not append to one VaultFile from two threads outside a Vault.
-public final class VaultFile: @unchecked Sendable {
+@_spi(Format) public final class VaultFile: @unchecked Sendable {
     /// The path the vault was opened at.
     public let path: String
     let file: SystemFile
@@ -236,7 +236,7 @@ public final class VaultFile: @unchecked Sendable {
 }
 
 /// The verdict on each commit group of a vault (`Spec/format.md §9.3`, §9.4).
-public struct CommitReport: Sendable {
+@_spi(Format) public struct CommitReport: Sendable {
     /// What verification found for one commit.
     public enum Status: Sendable, Equatable {
         /// The head verifies and the commit is on the chain (it joined it and

@@ -1,8 +1,8 @@
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 public import QuireSystem
 
 /// One frame found by the scanner, with what can be learned without a key.
-public struct ScannedFrame: Sendable {
+@_spi(Format) public struct ScannedFrame: Sendable {
     /// Where the frame is.
     public let location: FrameLocation
     /// Its header (after single-bit repair, if there was one).
@@ -38,7 +38,7 @@ public struct ScannedFrame: Sendable {
 }
 
 /// The frames between two commits and the commit that closes them.
-public struct CommitGroup: Sendable {
+@_spi(Format) public struct CommitGroup: Sendable {
     /// Index of the commit frame.
     public let commitFrame: Int
     /// Indices of the frames the commit covers (those since the previous commit).
@@ -57,7 +57,7 @@ public struct CommitGroup: Sendable {
 }
 
 /// A run of bytes that could not be read as frames.
-public struct DamagedRegion: Sendable, Hashable {
+@_spi(Format) public struct DamagedRegion: Sendable, Hashable {
     /// Offset of the first damaged byte.
     public let offset: UInt64
     /// Number of bytes skipped.
@@ -67,7 +67,7 @@ public struct DamagedRegion: Sendable, Hashable {
 /// The layout of a vault file as a keyless scan sees it
 /// (`Spec/format.md §10`): the header, every frame, the commit groups, the
 /// damaged regions and the torn tail.
-public struct VaultStructure: Sendable {
+@_spi(Format) public struct VaultStructure: Sendable {
     /// The file header.
     public let header: FileHeader
     /// Whether one header copy was damaged.
@@ -107,7 +107,7 @@ public struct VaultStructure: Sendable {
 }
 
 /// Finds the frames of a vault file without any key (`Spec/format.md §10`).
-public enum VaultScanner {
+@_spi(Format) public enum VaultScanner {
     /// Scans the whole file at `path`.
     ///
     /// - Throws: the header errors of ``FileHeader/parse(_:)`` and

@@ -1,6 +1,6 @@
 import Foundation
 import Quire
-import QuireFormat
+@_spi(Format) import QuireFormat
 import QuireSystem
 import QuireZip
 

@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Crypto) import Quire
 import QuireDayOne
 import QuireMarkdown
 

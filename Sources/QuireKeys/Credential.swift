@@ -1,5 +1,5 @@
-public import QuireCrypto
-public import QuireFormat
+@_spi(Crypto) public import QuireCrypto
+@_spi(Format) public import QuireFormat
 
 /// Something that can open a vault (`Spec/keys.md §2`).
 public enum Credential: Sendable {
@@ -8,11 +8,11 @@ public enum Credential: Sendable {
     /// A passphrase, as UTF-8 bytes in guarded memory.
     case passphrase(SecureBytes)
     /// An enrolled device's Ed25519 key pair.
-    case device(Ed25519.KeyPair)
+    @_spi(Format) case device(Ed25519.KeyPair)
     /// An escrow custodian's X25519 key pair.
-    case escrow(X25519.KeyPair)
+    @_spi(Format) case escrow(X25519.KeyPair)
     /// A raw epoch key (and optionally the blob key), for tests and vectors.
-    case epochKey(EpochKey)
+    @_spi(Format) case epochKey(EpochKey)
 
     /// The error for "this credential opens nothing".
     var wrongError: KeyError {
@@ -28,7 +28,7 @@ public enum Credential: Sendable {
     var signingPublicKey: [UInt8]? { signingKeyPair()?.publicKey }
 
     /// The key pair this credential authorizes keyrings with, if any.
-    public func signingKeyPair() -> Ed25519.KeyPair? {
+    package func signingKeyPair() -> Ed25519.KeyPair? {
         switch self {
         case .recoveryKey(let r): try? r.signingKeyPair()
         case .device(let d): d

@@ -1,4 +1,4 @@
-public import QuireCrypto
+@_spi(Crypto) public import QuireCrypto
 public import QuireFormat
 
 /// This device's identity: an Ed25519 key pair generated on the device and
@@ -11,7 +11,7 @@ public import QuireFormat
 /// vault; only the public key does, in the members of a keyring.
 public struct DeviceIdentity: Sendable, CustomStringConvertible {
     /// The device's key pair; the secret half is in guarded memory.
-    public let keyPair: Ed25519.KeyPair
+    @_spi(Format) public let keyPair: Ed25519.KeyPair
     /// The name the device gives itself, such as `"Sam's laptop"`.
     public var name: String
     /// When the key was generated: milliseconds since the Unix epoch, UTC.
@@ -21,7 +21,7 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
     ///
     /// - Throws: ``KeyError/operationRefused(reason:)`` for a name that
     ///   ``DeviceIdentity/validateName(_:)`` rejects.
-    public init(keyPair: Ed25519.KeyPair, name: String, created: Int64) throws(KeyError) {
+    @_spi(Format) public init(keyPair: Ed25519.KeyPair, name: String, created: Int64) throws(KeyError) {
         try Self.validateName(name)
         self.keyPair = keyPair
         self.name = name

@@ -1,5 +1,5 @@
-public import QuireCrypto
-public import QuireFormat
+@_spi(Crypto) public import QuireCrypto
+@_spi(Format) public import QuireFormat
 public import QuireSystem
 
 /// Where a device keeps its own key pair and what it remembers of each vault
@@ -324,7 +324,7 @@ public enum DeviceStoreError: Error, Sendable, Equatable, CustomStringConvertibl
 
 /// A device key store in memory, for tests and previews. Nothing touches the disk.
 // @unchecked Sendable: `identity` and `memories` are read and written under `lock` only.
-public final class InMemoryDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
+package final class InMemoryDeviceKeyStore: DeviceKeyStore, @unchecked Sendable {
     private let lock = RecursiveLock()
     private var identity: DeviceIdentity?
     private var memories: [String: VaultMemory] = [:]

@@ -1,5 +1,5 @@
-public import QuireCrypto
-public import QuireFormat
+@_spi(Crypto) public import QuireCrypto
+@_spi(Format) public import QuireFormat
 public import QuireSystem
 
 /// The device key store in files (`Spec/keys.md §3.3`): one key file,

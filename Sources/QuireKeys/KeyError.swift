@@ -1,4 +1,4 @@
-public import QuireFormat
+@_spi(Format) public import QuireFormat
 
 /// What can go wrong with keys, slots and keyrings (`Spec/format.md §12`,
 /// the key rows of the error table).

@@ -1,8 +1,8 @@
-public import QuireCrypto
-public import QuireFormat
+@_spi(Crypto) public import QuireCrypto
+@_spi(Format) public import QuireFormat
 
 /// A change to who holds the vault's keys (`Spec/keys.md §6`).
-public enum KeyChange: Sendable {
+@_spi(Format) public enum KeyChange: Sendable {
     /// A new epoch for the same readers (also joins concurrent heads).
     case rotate
     /// Enroll a device by its Ed25519 public key, under a name.
@@ -50,7 +50,7 @@ public enum KeyChange: Sendable {
 
 /// One keyring an operation writes: its body, its epoch key, whether it
 /// starts a new epoch.
-public struct KeyringProposal: Sendable {
+package struct KeyringProposal: Sendable {
     /// The epoch it defines.
     public let epoch: UInt32
     /// Its body without the body hash.
@@ -64,7 +64,7 @@ public struct KeyringProposal: Sendable {
 }
 
 /// Builds the keyrings of the key operations (`Spec/keys.md §6`).
-public enum KeyOperations {
+package enum KeyOperations {
     /// What a new vault starts with (`Spec/keys.md §6.1`).
     public struct RootSetup: Sendable {
         /// The new recovery key.

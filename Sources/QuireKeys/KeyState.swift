@@ -1,5 +1,5 @@
 import QuireCrypto
-public import QuireFormat
+@_spi(Format) public import QuireFormat
 
 /// The key state a keyring operation starts from (`Spec/keys.md §5`),
 /// computed from the keyrings the reader trusts.
@@ -7,9 +7,9 @@ public struct KeyState: Sendable {
     /// The vault id.
     public let vaultID: VaultID
     /// The trusted keyrings no trusted keyring names as a parent, in file order.
-    public let heads: [KeyringInfo]
+    package let heads: [KeyringInfo]
     /// Every trusted keyring, in file order.
-    public let trusted: [KeyringInfo]
+    package let trusted: [KeyringInfo]
     /// Current members: the heads' members (first occurrence kept), minus removed.
     public let members: [KeyringMember]
     /// Every member removed in any trusted keyring, in file order: keyrings
@@ -20,7 +20,7 @@ public struct KeyState: Sendable {
     /// Passphrase and escrow public keys retired in any trusted keyring.
     public let retired: [[UInt8]]
     /// The passphrase slots in use, one per public key, minus retired ones.
-    public let passphrases: [StoredSlot]
+    package let passphrases: [StoredSlot]
     /// True when any head is escrow-free.
     public let isEscrowFree: Bool
     /// Slot kinds some head requires.
@@ -42,7 +42,7 @@ public struct KeyState: Sendable {
     /// The state of `unlocked`.
     ///
     /// - Throws: ``KeyError/operationRefused(reason:)`` when nothing is trusted.
-    public init(_ unlocked: UnlockedKeys, vaultID: VaultID) throws(KeyError) {
+    package init(_ unlocked: UnlockedKeys, vaultID: VaultID) throws(KeyError) {
         let trusted = unlocked.keyrings.filter { $0.isTrusted && $0.content != nil }
         guard !trusted.isEmpty else {
             throw .operationRefused(reason: "no trusted keyring: the vault's keys cannot be changed")
@@ -72,7 +72,7 @@ public struct KeyState: Sendable {
     /// The most ids a writer lists in `answers`: the list's limit,
     /// ``Limits/maxKeyringListCount``; tests lower it to exercise the cap
     /// without building 4,097 keyrings.
-    @_spi(Testing) @TaskLocal public static var answersLimit = Limits.maxKeyringListCount
+    @TaskLocal package static var answersLimit = Limits.maxKeyringListCount
 
     /// This state with its answers carried over from `other`.
     func answering(like other: KeyState) -> KeyState {
@@ -150,13 +150,13 @@ public struct KeyState: Sendable {
 
     /// The head new records are sealed under: the newest head of the highest
     /// epoch (ties: the smallest key commitment).
-    public var writeHead: KeyringInfo {
+    package var writeHead: KeyringInfo {
         heads.filter { $0.epoch == epoch }.min { $0.record.publicPart.keyCommit.lexicographicallyPrecedes($1.record.publicPart.keyCommit) }!
     }
 
     /// True when `ring` wraps to exactly the readers of this state
     /// (`Spec/keys.md §6.8`).
-    public func wrapsExactly(_ ring: KeyringInfo) -> Bool {
+    package func wrapsExactly(_ ring: KeyringInfo) -> Bool {
         guard let c = ring.content else { return false }
         let slots = ring.record.publicPart.slots
         let passphraseKeys = Set(slots.compactMap { if case .passphrase(_, _, _, let pk, _) = $0 { pk } else { nil } })

@@ -1,10 +1,10 @@
-public import QuireCrypto
-public import QuireFormat
+@_spi(Crypto) package import QuireCrypto
+@_spi(Format) package import QuireFormat
 
 /// Builds keyring bodies (`Spec/format.md §8.1`): links to the parents under
 /// their keys, the signature over public part, nonce and content, the sealed
 /// and padded inner part.
-public enum KeyringBuilder {
+package enum KeyringBuilder {
     /// One parent of a keyring being built: its id and its epoch key.
     public struct Parent: Sendable {
         /// The parent keyring's id.

@@ -1,8 +1,8 @@
-import QuireCrypto
-public import QuireFormat
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) public import QuireFormat
 
 /// One keyring of a vault as the key layer sees it.
-public struct KeyringInfo: Sendable {
+@_spi(Format) public struct KeyringInfo: Sendable {
     /// Where its (first intact) frame is.
     public let location: FrameLocation
     /// Its id: the BLAKE2b-256 of its body (the frame's trailer).
@@ -37,7 +37,7 @@ public struct KeyringInfo: Sendable {
 }
 
 /// The keys a credential unlocked and what was learned about the keyrings.
-public struct UnlockedKeys: Sendable {
+@_spi(Format) public struct UnlockedKeys: Sendable {
     /// The keys to read and write with.
     public let keys: KeySet
     /// Frame index → epoch of each trusted keyring (both copies).
@@ -90,7 +90,7 @@ public struct UnlockedKeys: Sendable {
 }
 
 /// A keyring a credential cannot follow (`Spec/format.md §8.6`).
-public struct NewerKeyring: Sendable, Equatable {
+@_spi(Format) public struct NewerKeyring: Sendable, Equatable {
     /// Where its first intact copy is.
     public let location: FrameLocation
     /// Its id.
@@ -111,7 +111,7 @@ public struct NewerKeyring: Sendable, Equatable {
 /// at most once, each parent key hashed once, and the removal rule is decided
 /// in at most six passes over the trusted graph (rule 6: a fixpoint within
 /// a constant number of passes, two or three in practice).
-public enum KeyringEvaluator {
+@_spi(Format) public enum KeyringEvaluator {
     /// Unlocks `vault` with `credential`.
     ///
     /// - Throws: ``KeyError/noKeyring``, the credential's wrong-credential

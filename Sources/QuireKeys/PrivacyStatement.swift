@@ -1,5 +1,5 @@
-import QuireCrypto
-public import QuireFormat
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) public import QuireFormat
 
 /// Who can decrypt which records of a vault, derived from the file alone
 /// (`Spec/keys.md §8`): what `quire keys status` prints.
@@ -16,6 +16,7 @@ public struct PrivacyStatement: Sendable {
     public struct Reader: Sendable, Hashable {
         /// What kind of key.
         public enum Kind: Int, Sendable, Hashable, Comparable {
+            /// An enrolled device, the recovery key, a passphrase or an escrow recipient.
             case device, recovery, passphrase, escrow
             public static func < (a: Kind, b: Kind) -> Bool { a.rawValue < b.rawValue }
         }
@@ -105,7 +106,7 @@ public struct PrivacyStatement: Sendable {
     ///   - thisDevice: this device's Ed25519 public key, to mark it.
     ///   - warnings: key warnings to repeat, such as a suspected rollback.
     /// - Throws: ``KeyError/operationRefused(reason:)`` when no keyring is trusted.
-    public init(
+    package init(
         unlocked: UnlockedKeys, structure: VaultStructure, vaultName: String, thisDevice: [UInt8]?, warnings: [KeyError] = []
     ) throws(KeyError) {
         let vaultID = structure.header.vaultID

@@ -1,4 +1,4 @@
-public import QuireCrypto
+@_spi(Crypto) public import QuireCrypto
 import QuireFormat
 
 /// The recovery key: 256 random bits that open the vault on any device,
@@ -12,7 +12,7 @@ import QuireFormat
 /// (a random typo slips through with probability 2⁻²⁴).
 public struct RecoveryKey: Sendable, CustomStringConvertible {
     /// The 32-byte secret.
-    public let secret: SymmetricKey
+    @_spi(Format) public let secret: SymmetricKey
 
     /// A fresh random recovery key.
     ///
@@ -22,7 +22,7 @@ public struct RecoveryKey: Sendable, CustomStringConvertible {
     }
 
     /// Wraps a secret.
-    public init(secret: SymmetricKey) { self.secret = secret }
+    @_spi(Format) public init(secret: SymmetricKey) { self.secret = secret }
 
     static func checksum(_ key: [UInt8]) -> [UInt8] {
         // The hashed message holds the secret: wipe it.
@@ -89,7 +89,7 @@ public struct RecoveryKey: Sendable, CustomStringConvertible {
 
     /// The Ed25519 key pair with which the recovery key authorizes keyrings:
     /// seed `crypto_kdf_derive_from_key(32, 2, "quire rk", secret)`.
-    public func signingKeyPair() throws(CryptoError) -> Ed25519.KeyPair {
+    @_spi(Format) public func signingKeyPair() throws(CryptoError) -> Ed25519.KeyPair {
         let seed = try KeyDerivation.derive(from: secret, subkeyID: 2, context: "quire rk")
         return try Ed25519.KeyPair(seed: seed.storage)
     }

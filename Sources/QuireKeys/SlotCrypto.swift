@@ -1,5 +1,5 @@
-public import QuireCrypto
-public import QuireFormat
+@_spi(Crypto) public import QuireCrypto
+@_spi(Format) public import QuireFormat
 
 /// Wrapping and unwrapping epoch keys in key slots (`Spec/format.md §8.3`,
 /// `Spec/keys.md §2`).
@@ -22,7 +22,7 @@ public import QuireFormat
 /// Because every recipient is a public key, any member can wrap a new epoch
 /// to all of them — a device that rotates needs neither the recovery key nor
 /// the passphrase.
-public enum SlotCrypto {
+@_spi(Format) public enum SlotCrypto {
     /// The 50-byte payload sealed in every slot, in guarded memory.
     /// A slot's plaintext: `epoch key (32) ‖ vault id (16) ‖ u32(epoch)`.
     static let payloadByteCount = 52

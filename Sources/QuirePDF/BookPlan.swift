@@ -1,4 +1,4 @@
-import Quire
+@_spi(Format) import Quire
 import QuireExport
 
 /// What the book holds, decided before anything is laid out: the selected

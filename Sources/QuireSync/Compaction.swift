@@ -1,6 +1,6 @@
-public import QuireCrypto
-public import QuireFormat
-public import QuireKeys
+package import QuireCrypto
+@_spi(Format) public import QuireFormat
+@_spi(Format) package import QuireKeys
 import QuireSystem
 
 /// What to keep when compacting (`Spec/merge.md §6`).
@@ -37,12 +37,15 @@ public struct CompactionOptions: Sendable {
 public struct CompactionReport: Sendable {
     /// File size before and after, in bytes.
     public let bytesBefore: UInt64
+    /// File size after, in bytes.
     public let bytesAfter: UInt64
     /// Entry revisions before and after.
     public let revisionsBefore: Int
+    /// Entry revisions after.
     public let revisionsAfter: Int
     /// Attachments (manifests) kept, and dropped as no kept revision names them.
     public let attachmentsKept: Int
+    /// Attachments dropped.
     public let attachmentsDropped: Int
     /// Keyrings dropped, counted once per keyring: those the credential
     /// rejected (forged or broken), and those it could not open outside a
@@ -56,7 +59,7 @@ public struct CompactionReport: Sendable {
 }
 
 /// Rewrites a vault with only what it needs (`Spec/merge.md §6`).
-public enum Compaction {
+package enum Compaction {
     /// `now − horizon`, saturated: options are input, and extreme ones
     /// (`now` = `Int64.min`, horizon = `Int64.max`) must not trap.
     static func cutoff(now: Int64, horizon: Int64) -> Int64 {

@@ -1,7 +1,7 @@
-public import QuireFormat
+@_spi(Format) package import QuireFormat
 import QuireSystem
-public import QuireCrypto
-public import QuireKeys
+package import QuireCrypto
+@_spi(Format) package import QuireKeys
 
 /// A file beside a vault that holds a copy of the same vault
 /// (`Spec/merge.md §2`).
@@ -14,7 +14,7 @@ public struct ConflictCopy: Sendable, Equatable {
 }
 
 /// Finds conflict copies of a vault in its folder (`Spec/merge.md §2`).
-public enum ConflictCopies {
+package enum ConflictCopies {
     /// Every regular file in the vault's folder, other than the vault
     /// itself, whose header names the same vault id, sorted by path. Names
     /// are hints only (``ConflictCopy/tool``): a file with a conflict-copy

@@ -35,7 +35,7 @@ public enum SyncTool: String, Sendable, CaseIterable {
 
 /// Reads conflict-copy names (`Spec/merge.md §2`): which tool's pattern a
 /// file name follows, for the vault file name it is a copy of.
-public enum ConflictCopyName {
+package enum ConflictCopyName {
     /// The tool whose conflict-copy pattern `name` follows as a copy of
     /// `vaultName` (both bare file names, no directory), or nil.
     ///

@@ -1,6 +1,6 @@
 import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import QuireSystem
 
 /// Trust decided over the keyrings of both sides of a merge at once

@@ -1,6 +1,6 @@
-public import QuireCrypto
-public import QuireFormat
-public import QuireKeys
+@_spi(Crypto) public import QuireCrypto
+@_spi(Format) public import QuireFormat
+@_spi(Format) public import QuireKeys
 import QuireSystem
 
 /// What a merge did (`Spec/merge.md §3`).
@@ -43,7 +43,7 @@ public struct MergeReport: Sendable {
 /// commit, ordered by the highest epoch among their frames, then by a
 /// digest of their identities — each block committed anew. Two devices that
 /// merge the same two copies hold the same keys and write the same bytes.
-public enum VaultMerge {
+@_spi(Format) public enum VaultMerge {
     /// Merges the copy at `copyPath` into the vault at `vaultPath`
     /// (`Spec/merge.md §3`).
     ///

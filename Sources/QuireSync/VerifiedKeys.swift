@@ -1,5 +1,5 @@
-package import QuireFormat
-package import QuireKeys
+@_spi(Format) package import QuireFormat
+@_spi(Format) package import QuireKeys
 
 extension UnlockedKeys {
     /// The Ed25519 public keys that a trusted keyring lists as removed: their

@@ -1,8 +1,8 @@
 import Foundation
-import Quire
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Format) @_spi(Crypto) import Quire
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 
 /// Runs the reference library on a vector and compares every field of the
 /// outcome with the vector's header (`Vectors/README.md`).

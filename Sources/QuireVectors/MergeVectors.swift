@@ -1,9 +1,9 @@
 import Foundation
-import Quire
-import QuireCrypto
-import QuireFormat
-@_spi(Testing) import QuireKeys
-import QuireSync
+@_spi(Format) @_spi(Crypto) import Quire
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Testing) @_spi(Format) import QuireKeys
+@_spi(Format) import QuireSync
 
 /// Merge vectors (`Vectors/README.md`, "Merge vectors"; `Spec/merge.md §3`,
 /// §5, §7): two copies of one vault, what merging them writes, and what

@@ -1,4 +1,4 @@
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 
 /// One test vector file (`Vectors/README.md`): a small text header of
 /// `key: value` lines, an empty line, then the vault's bytes.

@@ -2,7 +2,7 @@
 
 import CSodium
 import Quire
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 import QuireFormat
 import QuireSystem
 

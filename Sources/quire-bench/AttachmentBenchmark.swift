@@ -16,8 +16,8 @@ import Glibc
 #endif
 import CSodium
 import Quire
-import QuireCrypto
-import QuireFormat
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
 import QuireKeys
 import QuireSystem
 

@@ -5,10 +5,10 @@
 // against the same entries in batched commits, and against raw libsodium.
 
 import CSodium
-import Quire
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Format) @_spi(Crypto) import Quire
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import QuireSystem
 
 enum CommitsBenchmark {

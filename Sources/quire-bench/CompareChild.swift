@@ -22,9 +22,9 @@ import Glibc
 #endif
 import Quire
 import QuireCrypto
-import QuireFormat
+@_spi(Format) import QuireFormat
 import QuireKeys
-import QuireSync
+@_spi(Format) import QuireSync
 import QuireSystem
 
 enum CompareChild {

@@ -1,7 +1,7 @@
 // Deterministic, English-like journal entries for the benchmarks.
 
-import QuireCrypto
-import QuireFormat
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
 
 /// SplitMix64: a small seeded generator, so every run writes the same text.
 struct SplitMix64 {

@@ -5,7 +5,7 @@
 // index, as every export does first) gives the floor.
 
 import Foundation
-import Quire
+@_spi(Format) import Quire
 import QuireExport
 import QuireSystem
 

@@ -1,10 +1,10 @@
 // Vaults the benchmarks share: creation with a recovery key, bulk filling
 // with batched commits, and the large vault the read benchmark reuses.
 
-import Quire
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Format) @_spi(Crypto) import Quire
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import QuireSystem
 
 /// A vault file the benchmarks built, with the key that opens it.

@@ -8,10 +8,10 @@
 
 import CSodium
 import Quire
-import QuireCrypto
-import QuireFormat
-import QuireKeys
-import QuireSync
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
+@_spi(Format) import QuireSync
 import QuireSystem
 
 enum FloodBenchmark {

@@ -7,7 +7,7 @@
 // the container's own write path on the same entries in the same run.
 
 import Foundation
-import Quire
+@_spi(Format) import Quire
 import QuireImport
 import QuireSystem
 

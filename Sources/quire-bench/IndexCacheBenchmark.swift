@@ -3,7 +3,7 @@
 // and loading them back, as a cold open would before reading the tail.
 
 import Quire
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 import QuireFormat
 import QuireKeys
 import QuireSystem

@@ -3,9 +3,9 @@
 // operation costs, against the raw primitives in the same run.
 
 import Quire
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import QuireSystem
 
 enum KeyBenchmark {

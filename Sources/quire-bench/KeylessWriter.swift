@@ -4,8 +4,8 @@
 // opens — committed by a commit frame whose head is random bytes. The
 // decoy and flood benchmarks measure what such frames cost a reader.
 
-import QuireCrypto
-import QuireFormat
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
 import QuireSystem
 
 enum KeylessWriter {

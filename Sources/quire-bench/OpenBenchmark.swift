@@ -7,9 +7,9 @@
 
 import Foundation
 import Quire
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import QuireSystem
 
 enum OpenBenchmark {

@@ -1,8 +1,8 @@
 // Benchmark 4: the fixed overhead of a small entry.
 
 import Quire
-import QuireCrypto
-import QuireFormat
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
 import QuireSystem
 
 enum OverheadBenchmark {

@@ -4,7 +4,7 @@
 // the same vault (which holds the entry whose ✓ and ∴ need a fallback
 // font): the PDF writer's memory should not grow with the journal.
 
-import Quire
+@_spi(Format) import Quire
 import QuireExport
 import QuirePDF
 import QuireSystem

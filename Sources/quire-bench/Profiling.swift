@@ -9,8 +9,8 @@
 
 import Quire
 import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import QuireSystem
 
 enum Profiling {

@@ -4,7 +4,7 @@
 
 import Foundation
 import Quire
-import QuireFormat
+@_spi(Format) import QuireFormat
 import QuireSystem
 
 enum QueryBenchmark {

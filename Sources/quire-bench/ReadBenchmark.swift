@@ -4,9 +4,9 @@
 import CSodium
 import CZstd
 import Quire
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import QuireSystem
 
 enum ReadBenchmark {

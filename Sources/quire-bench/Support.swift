@@ -11,7 +11,7 @@ import Darwin
 #endif
 import CSodium
 import CZstd
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 import QuireSystem
 
 /// A failure of the benchmark harness itself (not a measurement).

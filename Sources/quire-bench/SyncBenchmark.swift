@@ -4,7 +4,7 @@
 import Quire
 import QuireCrypto
 import QuireFormat
-import QuireSync
+@_spi(Format) import QuireSync
 import QuireSystem
 
 enum SyncBenchmark {

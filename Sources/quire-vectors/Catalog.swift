@@ -1,7 +1,7 @@
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 import QuireVectors
-import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 
 /// Every vector, by name. Each builds its vault from a random stream seeded
 /// with its own name, so generation is deterministic and one vector's change

@@ -1,7 +1,7 @@
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 import QuireVectors
-import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 
 /// One vector per attack of issue 12, named `attack-…`. Each is a file
 /// that format 1 read the attacker's way; its comment says what the attack

@@ -1,6 +1,6 @@
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 import QuireVectors
-import QuireFormat
+@_spi(Format) import QuireFormat
 import QuireKeys
 
 /// Commit attestations (`Spec/format.md §9.4`) and unknown critical kinds

@@ -1,7 +1,7 @@
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 import QuireVectors
-import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 
 /// Sixth review R6-1: a commit's stored attestation (body 64..<200, the
 /// nonce and the sealed `A`) was covered by nothing, so it could be

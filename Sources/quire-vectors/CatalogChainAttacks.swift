@@ -1,6 +1,6 @@
 import QuireCrypto
 import QuireVectors
-import QuireFormat
+@_spi(Format) import QuireFormat
 import QuireKeys
 
 /// The commit-chain attacks of the third review of format 2 (items 3 and 4):

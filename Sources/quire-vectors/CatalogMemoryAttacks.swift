@@ -1,7 +1,7 @@
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 import QuireVectors
-import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 
 /// Vectors for the fifth review's key findings that a file can show (F10).
 /// Its device-memory and merge findings (F5, F7, F8) are tests named

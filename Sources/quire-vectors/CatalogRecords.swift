@@ -1,6 +1,6 @@
 import QuireCrypto
 import QuireVectors
-import QuireFormat
+@_spi(Format) import QuireFormat
 import QuireKeys
 
 /// Record payloads (compression, padding, CBOR), epochs and attachments.

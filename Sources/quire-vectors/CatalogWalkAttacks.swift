@@ -1,7 +1,7 @@
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 import QuireVectors
-import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 
 /// The reader-rule findings of the fifth review of format 2 on the walk
 /// (`Spec/format.md §9.3`): F3 (with two member-attested lines, moving whole

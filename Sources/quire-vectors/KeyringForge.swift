@@ -1,6 +1,6 @@
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 
 /// Keyring bodies built part by part (`Spec/format.md §8.1`), for vectors
 /// whose keyrings break one rule: a public part, content or inner part

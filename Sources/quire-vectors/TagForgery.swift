@@ -1,5 +1,5 @@
 import CSodium
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 
 /// What a holder of a record key can do to a sealed record in format 1:
 /// change its plaintext and keep its Poly1305 tag (issue 12 §2).

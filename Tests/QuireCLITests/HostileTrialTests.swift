@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 import Testing
 
 /// Findings of the second hostile trial of the CLI: damage every reading

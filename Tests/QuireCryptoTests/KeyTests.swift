@@ -1,4 +1,4 @@
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 import Testing
 
 @Suite struct SecureBytesAndKeyTests {

@@ -1,4 +1,4 @@
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 import Testing
 
 /// Bytes from a hex literal in a test; traps on a typo in the literal.

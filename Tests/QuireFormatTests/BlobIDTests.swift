@@ -1,5 +1,5 @@
-import QuireCrypto
-@testable import QuireFormat
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) @testable import QuireFormat
 import Testing
 
 /// The blob id is a keyed hash tree over the content (`Spec/format.md

@@ -1,5 +1,5 @@
-import QuireCrypto
-import QuireFormat
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
 import Testing
 
 @Suite struct CBORTests {

@@ -1,5 +1,5 @@
-import QuireCrypto
-@testable import QuireFormat
+@_spi(Crypto) import QuireCrypto
+@testable @_spi(Format) import QuireFormat
 import QuireSystem
 import Testing
 

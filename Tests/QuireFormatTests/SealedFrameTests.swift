@@ -1,5 +1,5 @@
-import QuireCrypto
-import QuireFormat
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
 import Testing
 
 /// Opens a whole sealed frame (header and body) with `keys`.

@@ -1,6 +1,6 @@
 import Foundation
-import QuireCrypto
-import QuireFormat
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
 import QuireSystem
 import Testing
 

@@ -1,4 +1,4 @@
-@_spi(Testing) import QuireCrypto
+@_spi(Testing) @_spi(Crypto) import QuireCrypto
 
 /// Builds one XChaCha20-Poly1305 ciphertext that authenticates under two
 /// chosen keys (an "invisible salamander"): the review's L1 finding

@@ -1,5 +1,5 @@
-import QuireCrypto
-@_spi(Testing) import QuireFormat
+@_spi(Crypto) import QuireCrypto
+@_spi(Testing) @_spi(Format) import QuireFormat
 import QuireSystem
 import Testing
 

@@ -1,6 +1,6 @@
 import Foundation
-@_spi(Testing) import QuireCrypto
-import QuireFormat
+@_spi(Testing) @_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
 import QuireSystem
 import Testing
 

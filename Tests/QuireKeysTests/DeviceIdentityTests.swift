@@ -1,7 +1,7 @@
 import Foundation
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireKeys
 import Testing
 
 /// Device codes, fingerprints and names (`Spec/keys.md §3.1`, §3.2).

@@ -1,7 +1,7 @@
 import Foundation
-import QuireCrypto
-import QuireFormat
-@testable import QuireKeys
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@testable @_spi(Format) import QuireKeys
 import QuireSystem
 import Testing
 

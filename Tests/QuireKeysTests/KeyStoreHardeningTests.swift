@@ -1,5 +1,5 @@
 import Foundation
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 import QuireFormat
 import QuireKeys
 import QuireSystem

@@ -1,6 +1,6 @@
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import Testing
 
 /// The privacy statement's defences against a hostile file (`Spec/keys.md §8`).

@@ -1,5 +1,5 @@
-import QuireCrypto
-import QuireKeys
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireKeys
 import Testing
 
 @Suite struct RecoveryKeyTests {

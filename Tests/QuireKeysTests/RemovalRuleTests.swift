@@ -1,6 +1,6 @@
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import Testing
 
 /// Builds a key graph by hand for rule 6 (`Spec/format.md §8.4`), in the

@@ -1,6 +1,6 @@
-import QuireCrypto
-import QuireFormat
-@testable import QuireKeys
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@testable @_spi(Format) import QuireKeys
 import Testing
 
 @Suite struct SlotCryptoTests {

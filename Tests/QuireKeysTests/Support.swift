@@ -1,7 +1,7 @@
 import Foundation
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import Testing
 
 func hexBytes(_ text: String) -> [UInt8] {

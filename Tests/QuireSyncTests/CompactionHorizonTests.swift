@@ -1,6 +1,6 @@
 import Foundation
-import Quire
-import QuireSync
+@_spi(Format) import Quire
+@_spi(Format) import QuireSync
 import Testing
 
 @Suite struct CompactionHorizonTests {

@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 import Testing
 
 /// Conflict-copy names, discovery by header, and folding (`Spec/merge.md §2`, §4).

@@ -1,8 +1,8 @@
 import Foundation
-import Quire
-import QuireCrypto
-import QuireFormat
-import QuireSync
+@_spi(Format) import Quire
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireSync
 import Testing
 
 @Suite struct MergeIdentityTests {

@@ -1,7 +1,7 @@
 import Testing
-@_spi(Testing) import QuireKeys
+@_spi(Testing) @_spi(Format) import QuireKeys
 import Foundation
-import Quire
+@_spi(Crypto) import Quire
 
 final class TemporaryDirectory {
     let path: String

@@ -1,7 +1,7 @@
 import Testing
 import Quire
-import QuireCrypto
-import QuireFormat
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
 import QuireTestSupport
 
 /// Attachments are read, hashed and sealed 16 chunks (1 MiB) at a time and

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 import Quire
-import QuireCrypto
-import QuireFormat
-@_spi(Testing) import QuireKeys
-import QuireSync
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Testing) @_spi(Format) import QuireKeys
+@_spi(Format) import QuireSync
 import QuireSystem
 
 /// The attacks of issue 12 that only the library can show — what a device

@@ -1,10 +1,10 @@
 import Foundation
 import Synchronization
 import Testing
-import Quire
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Format) @_spi(Crypto) import Quire
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 
 /// Several handles on one file, in one process. Each handle has its own file
 /// descriptor, so the writers serialize through `flock` exactly as separate

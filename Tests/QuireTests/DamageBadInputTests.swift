@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 import Quire
-import QuireCrypto
-import QuireFormat
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
 import QuireKeys
 import QuireSystem
 

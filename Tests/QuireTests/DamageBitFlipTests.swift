@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import Quire
 import QuireCrypto
-import QuireFormat
+@_spi(Format) import QuireFormat
 import QuireKeys
 import QuireTestSupport
 

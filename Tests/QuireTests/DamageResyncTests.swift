@@ -1,9 +1,9 @@
 import Foundation
 import Testing
-import Quire
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Format) @_spi(Crypto) import Quire
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 
 /// Multi-bit damage to a frame header cannot be repaired: the reader skips to
 /// the next checked header that is confirmed by the one after it (or EOF).

@@ -1,7 +1,7 @@
 import Foundation
 import Quire
 import QuireCrypto
-import QuireFormat
+@_spi(Format) import QuireFormat
 import QuireKeys
 
 // Helpers shared by the Damage*, Truncation*, Property* and Concurrency*

@@ -1,8 +1,8 @@
 import Foundation
 import Quire
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import QuireSync
 import QuireSystem
 import Testing

@@ -1,6 +1,6 @@
 import Foundation
 import Quire
-import QuireFormat
+@_spi(Format) import QuireFormat
 import Testing
 
 /// `Vault.entries(matching:after:)`: order, each filter, "on this day" in

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 import Quire
-import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import QuireVectors
 
 /// Inputs the fuzzers found that once crashed the library. Each must now

@@ -1,7 +1,7 @@
 import Foundation
 import Quire
-import QuireCrypto
-import QuireFormat
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
 import QuireKeys
 import QuireSystem
 import Testing

@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 @_spi(Testing) import Quire
-import QuireCrypto
-import QuireFormat
-@_spi(Testing) import QuireKeys
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Testing) @_spi(Format) import QuireKeys
 import QuireSystem
 import QuireTestSupport
 

@@ -1,9 +1,9 @@
 import Testing
 import Foundation
 import Quire
-import QuireCrypto
-import QuireFormat
-@_spi(Testing) import QuireKeys
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Testing) @_spi(Format) import QuireKeys
 
 /// Helpers shared by the key tests (`KeyScenarioTests`, `KeyAttackTests`).
 enum KeyTestSupport {

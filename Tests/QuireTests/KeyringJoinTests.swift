@@ -1,7 +1,7 @@
 import Foundation
 import Quire
 import QuireFormat
-@_spi(Testing) import QuireKeys
+@_spi(Testing) @_spi(Format) import QuireKeys
 import Testing
 
 /// Opening a vault whose keyring joins several heads (`Spec/format.md §8.4`

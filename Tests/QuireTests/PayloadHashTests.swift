@@ -1,7 +1,7 @@
 import Foundation
-@_spi(Testing) import Quire
-import QuireFormat
-import QuireKeys
+@_spi(Testing) @_spi(Crypto) import Quire
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import Testing
 
 /// The entry index hashes a revision's payload to tell two frames of one

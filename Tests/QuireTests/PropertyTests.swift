@@ -1,9 +1,9 @@
 import Foundation
 import Testing
-import Quire
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Format) @_spi(Crypto) import Quire
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 
 /// Random sequences of operations checked against a model. Each seed is one
 /// test case; every expectation message names the seed and the step, so a

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-import Quire  // alone, as the README says
+@_spi(Format) import Quire  // alone, as the README says
+@_spi(Crypto) import QuireCrypto  // SeededRandom: repeatable test data, not for an app
 
 /// The README's "library in ten lines", run as written (paths made
 /// temporary, `QUIRE_HOME` pointed at a temporary folder).

@@ -1,9 +1,9 @@
 import Foundation
 import Testing
-import Quire
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Format) import Quire
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import QuireSystem
 
 /// Findings of the review of format 2 about the commit chain, records and

@@ -1,8 +1,8 @@
 import Foundation
-@_spi(Testing) import Quire
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Testing) @_spi(Format) @_spi(Crypto) import Quire
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import QuireSystem
 import Testing
 

@@ -1,6 +1,6 @@
 import Foundation
 import Quire
-import QuireKeys
+@_spi(Format) import QuireKeys
 import QuireSystem
 import Testing
 

@@ -1,6 +1,6 @@
 import Foundation
 import Quire
-import QuireFormat
+@_spi(Format) import QuireFormat
 import Testing
 
 /// `Vault.search(_:matching:after:)` over real lines of the three corpus

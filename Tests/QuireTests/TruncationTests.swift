@@ -1,9 +1,9 @@
 import Foundation
 import Testing
-import Quire
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Format) @_spi(Crypto) import Quire
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import QuireTestSupport
 
 /// A vault whose last two commits are cut at every byte offset.

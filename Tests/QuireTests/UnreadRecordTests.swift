@@ -1,6 +1,6 @@
 import Foundation
 import Quire
-import QuireFormat
+@_spi(Format) import QuireFormat
 import Testing
 
 /// Nothing is dropped silently (issue 15, item 2): a record the entries leave

@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 import Quire
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 
 @Suite struct VaultSmokeTests {
     @Test func createAddReopenRead() throws {

@@ -1,5 +1,5 @@
-import QuireCrypto
-import QuireFormat
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
 
 /// Recomputes the unkeyed check values of a vault image in place, so that a
 /// mutated input still gets past them and reaches the parsers behind them.

@@ -1,5 +1,5 @@
 import CFuzzerHooks
-import QuireFormat
+@_spi(Format) import QuireFormat
 
 /// The custom mutator shared by fuzz-frames and fuzz-vault.
 ///

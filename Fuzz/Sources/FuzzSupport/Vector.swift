@@ -1,5 +1,5 @@
-import QuireCrypto
-import QuireKeys
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireKeys
 
 /// Inputs in the `.qv` test vector format (`Vectors/README.md`): a text
 /// header of `key: value` lines, an empty line, then the vault's bytes.

@@ -11,7 +11,7 @@
 // A record that decodes must survive encode → decode unchanged.
 
 import FuzzSupport
-import QuireFormat
+@_spi(Format) import QuireFormat
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -11,8 +11,8 @@
 // inside the file, groups and tail consistent), checked below.
 
 import FuzzSupport
-import QuireCrypto
-import QuireFormat
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
 
 let validHeader: [UInt8] = {
     do { return FileHeader(vaultID: try VaultID(bytes: Array(repeating: 7, count: 16))).encoded() } catch { fatalError("\(error)") }

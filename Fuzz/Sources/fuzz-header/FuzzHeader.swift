@@ -6,7 +6,7 @@
 // copy of itself.
 
 import FuzzSupport
-import QuireFormat
+@_spi(Format) import QuireFormat
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

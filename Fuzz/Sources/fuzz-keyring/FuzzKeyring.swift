@@ -22,8 +22,8 @@
 // Errors are fine; a crash, a trap or a broken invariant (fatalError) is a bug.
 
 import FuzzSupport
-import QuireCrypto
-import QuireFormat
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
 
 let vaultID: VaultID = {
     do { return try VaultID(bytes: [UInt8](repeating: 7, count: 16)) } catch { fatalError("\(error)") }

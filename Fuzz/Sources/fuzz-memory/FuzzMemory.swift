@@ -8,7 +8,7 @@
 // (fatalError) is a bug.
 
 import FuzzSupport
-import QuireKeys
+@_spi(Format) import QuireKeys
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -10,10 +10,10 @@
 // a merge that succeeded but whose result no longer opens with the key.
 
 import FuzzSupport
-import QuireCrypto
-import QuireFormat
-import QuireKeys
-import QuireSync
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
+@_spi(Format) import QuireSync
 import QuireSystem
 
 let recoveryKey: RecoveryKey = {

@@ -14,9 +14,9 @@
 // and attachments are read too.
 
 import FuzzSupport
-import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import QuireSystem
 
 /// Set QUIRE_FUZZ_VERBOSE=1 to print how far each input got (for triage:

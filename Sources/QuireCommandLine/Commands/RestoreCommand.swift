@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) @_spi(Crypto) import Quire
 
 /// `quire restore [VAULT] ID`, `quire restore --list`.
 struct RestoreCommand: QuireCommand {

@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) @_spi(Crypto) import Quire
 import QuireSystem
 
 /// `quire verify [VAULT]`: exit 2 when anything was lost or cannot be

@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) @_spi(Crypto) import Quire
 
 /// `quire versions [VAULT] ID`: every version of an entry with a conflict.
 struct VersionsCommand: QuireCommand {

@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 
 /// A date given on the command line (`--date`, `--since`, `--until`), as
 /// ``NaturalDate`` reads it, relative to the moment quire started.

@@ -12,10 +12,10 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-@_spi(Fuzzing) import Quire
-import QuireCrypto
-import QuireFormat
-@_spi(Testing) import QuireKeys
+@_spi(Format) @_spi(Crypto) import Quire
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Testing) @_spi(Format) import QuireKeys
 import QuireSystem
 
 @main
