@@ -332,7 +332,7 @@ extension Vault {
             let heads = cacheKeyringHeads
         else { return }
         let s = file.structure
-        let identity = IndexCache.Identity(committedIn: s, keyringHeads: heads)
+        guard let identity = IndexCache.Identity(committedIn: s, keyringHeads: heads) else { return }
         let hasSearch = query.search != nil
         guard binding.current != identity || (hasSearch && !binding.currentHasSearch) else { return }
         // Failed attestations are reported from the file; the cache keeps
