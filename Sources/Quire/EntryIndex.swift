@@ -199,6 +199,7 @@ public struct EntrySnapshot: Sendable, Identifiable {
 extension Vault {
     func loadIndex() throws(VaultError) -> EntryIndex {
         if let index { return index }
+        fullIndexLoadCount += 1
         // Everything is read now: the cached view is not needed any more.
         dropCachedView()
         var built = EntryIndex()
@@ -335,7 +336,13 @@ extension Vault {
     /// - Throws: ``VaultError/format(_:)``.
     public func entry(_ id: EntryID) throws(VaultError) -> EntrySnapshot? {
         return try lock.withLock { () throws(VaultError) -> EntrySnapshot? in
-            try snapshot(id, index: loadIndex())
+            // Through the index cache when queries answer from it: one
+            // record read, checked against the cache (`Spec/index-cache.md §5`).
+            switch cachedLookup(id) {
+            case .found(let snapshot): return snapshot
+            case .absent: return nil
+            case .unavailable: return try snapshot(id, index: loadIndex())
+            }
         }
     }
 
