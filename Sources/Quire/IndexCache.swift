@@ -8,8 +8,7 @@ package import QuireKeys
 /// after it. Nothing in it is trusted before its tag verifies and its file
 /// identity matches the vault file; anything else is discarded
 /// (``Load/discarded(_:)``) and the caller rebuilds from the file.
-///
-/// Not yet used by `Vault.open`; this is the component it will load.
+/// `Vault.open(at:store:)` loads it at the first query (`Vault+IndexCache.swift`).
 package enum IndexCache {
     /// The format version, in the clear and in the associated data: a
     /// reader discards any other.
