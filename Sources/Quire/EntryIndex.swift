@@ -223,9 +223,9 @@ extension Vault {
     /// it is inserted (``refresh()`` notes what changed).
     static func absorb(
         file: VaultFile, into built: inout EntryIndex, frames: Range<Int>?, retain: Bool = true,
-        willInsert: ((EntryID, EntryIndex) -> Void)? = nil
+        kinds: Set<RecordKind> = [.entryRevision, .blobManifest, .profile], willInsert: ((EntryID, EntryIndex) -> Void)? = nil
     ) {
-        let issues = file.forEachRecord(kinds: [.entryRevision, .blobManifest, .profile], in: frames) { record in
+        let issues = file.forEachRecord(kinds: kinds, in: frames) { record in
             do throws(FormatError) {
                 switch record.frame.header.kind {
                 case .entryRevision:

@@ -525,7 +525,16 @@ public final class VaultTransaction {
         // blob key: a manifest an epoch-key holder planted for a predicted
         // blob id (or an alias) must not stand in for the upload
         // (Spec/format.md §7.3).
-        let index = try? vault.loadIndex()
+        // While queries answer from the index cache, only the manifests
+        // are read (decrypting those frames alone), not every record.
+        let index: EntryIndex?
+        if vault.index == nil, vault.indexCache?.view != nil {
+            var manifests = EntryIndex()
+            Vault.absorb(file: vault.file, into: &manifests, frames: nil, retain: false, kinds: [.blobManifest])
+            index = manifests
+        } else {
+            index = try? vault.loadIndex()
+        }
         let writeBlobKey = pending.key.blobKey
         let fresh = Set(newBlobs.map(\.manifest.blob))
         do {

@@ -182,7 +182,20 @@ import Testing
         body.text = "Edited from the timeline"
         let edited = try vault.edit(shown.id, body: body, replacing: [shown.revision.revisionID])
         try vault.delete(page.entries[3].id)
-        #expect(await Self.eventually { inbox.changes(.thisHandle).flatMap(\.entries).count >= 3 })
+        // A photo: stored (deduplicated against the manifests alone) and
+        // named by a new entry in the same commit.
+        let photo = Array("not really a jpeg".utf8)
+        var withPhoto: EntryRevision?
+        for _ in 0..<2 {
+            withPhoto = try await vault.commit { tx in
+                let stored = try tx.storeAttachment(from: MemoryByteSource(photo), mediaType: "image/jpeg")
+                var b = EntryBody(created: IndexCacheOpenTests.t0 + 9_100_000_000, text: "With a photo")
+                b.attachments = [AttachmentReference(id: [7], blob: stored.blob, mediaType: "image/jpeg", fileName: "p.jpg")]
+                return try tx.add(b)
+            }
+        }
+        #expect(await Self.eventually { inbox.changes(.thisHandle).flatMap(\.entries).count >= 5 })
+        #expect(inbox.changes(.thisHandle).flatMap(\.entries).contains { $0.id == withPhoto?.entryID })
         let own = inbox.changes(.thisHandle).flatMap(\.entries)
         #expect(own.first { $0.id == added.entryID }?.before == nil)
         #expect(own.first { $0.id == shown.id }?.before == EntryChange.State(winner: shown.revision.revisionID, isDeleted: false))
