@@ -282,11 +282,11 @@ public final class Vault: @unchecked Sendable {
                     try file.commit(random: random, options: writeOptions, attestWith: signer) { (pending: PendingCommit) throws(FormatError) in
                         // Index what other writers committed since we looked
                         // (or follow it with the cached view, noting what it
-                        // changed for refresh()).
+                        // changed for refresh(); when the view cannot follow,
+                        // the index is read whole and refresh() compares
+                        // every entry with the view as it was).
                         if self.index == nil, self.indexCache?.view != nil {
-                            var before = self.refreshLog.before
-                            self.advanceCachedView(changed: &before)
-                            if self.refreshLog.started { self.refreshLog.before = before }
+                            try? self.followWithCachedView()
                         } else {
                             self.absorb(pending.externalFrames)
                         }
@@ -302,6 +302,7 @@ public final class Vault: @unchecked Sendable {
                     transaction?.finishIndexing()
                     advanceCachedView()
                     transaction?.reportLocalChanges()
+                    transaction?.settleRefreshBaseline()
                     rememberIfNotRolledBack()
                     return
                 } catch {
@@ -585,6 +586,19 @@ public final class VaultTransaction {
             vault.index!.insert(m, frame: frame, blobKey: pending.key.blobKey, standing: 2)
         }
         if let newProfile { vault.index!.profile = newProfile }
+    }
+
+    /// When refresh() will compare every entry with a baseline (the
+    /// cached view could not follow other writers' frames), records this
+    /// commit's entries there as they stand now: refresh() does not report
+    /// the handle's own writes.
+    func settleRefreshBaseline() {
+        guard vault.refreshLog.baseline != nil else { return }
+        let view = vault.index == nil ? vault.indexCache?.view : nil
+        for (_, revision) in newRevisions {
+            let id = revision.entryID
+            vault.refreshLog.baseline![id] = view.map { $0.state(of: id) } ?? vault.index.flatMap { EntryChange.State(id, in: $0) }
+        }
     }
 
     /// Tells the handle's observers what this commit changed, once it
