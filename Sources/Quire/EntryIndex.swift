@@ -200,6 +200,7 @@ public struct EntrySnapshot: Sendable, Identifiable {
 extension Vault {
     func loadIndex() throws(VaultError) -> EntryIndex {
         if let index { return index }
+        fullIndexLoadCount += 1
         // Everything is read now: the cached view is not needed any more.
         dropCachedView()
         var built = EntryIndex()
@@ -223,9 +224,9 @@ extension Vault {
     /// it is inserted (``refresh()`` notes what changed).
     static func absorb(
         file: VaultFile, into built: inout EntryIndex, frames: Range<Int>?, retain: Bool = true,
-        willInsert: ((EntryID, EntryIndex) -> Void)? = nil
+        kinds: Set<RecordKind> = [.entryRevision, .blobManifest, .profile], willInsert: ((EntryID, EntryIndex) -> Void)? = nil
     ) {
-        let issues = file.forEachRecord(kinds: [.entryRevision, .blobManifest, .profile], in: frames) { record in
+        let issues = file.forEachRecord(kinds: kinds, in: frames) { record in
             do throws(FormatError) {
                 switch record.frame.header.kind {
                 case .entryRevision:
@@ -336,7 +337,13 @@ extension Vault {
     /// - Throws: ``VaultError/format(_:)``.
     public func entry(_ id: EntryID) throws(VaultError) -> EntrySnapshot? {
         return try lock.withLock { () throws(VaultError) -> EntrySnapshot? in
-            try snapshot(id, index: loadIndex())
+            // Through the index cache when queries answer from it: one
+            // record read, checked against the cache (`Spec/index-cache.md §5`).
+            switch cachedLookup(id) {
+            case .found(let snapshot): return snapshot
+            case .absent: return nil
+            case .unavailable: return try snapshot(id, index: loadIndex())
+            }
         }
     }
 

@@ -8,8 +8,8 @@
 extension IndexCache {
     // MARK: header
 
-    /// The header: `{"frames": uint, "head": bstr(32), "keyrings": [bstr(32)…],
-    /// "length": uint, "vault": bstr(16)}`.
+    /// The header: `{"commits": bstr(32), "frames": uint, "head": bstr(32),
+    /// "keyrings": [bstr(32)…], "length": uint, "vault": bstr(16)}`.
     static func encodeHeader(vaultID: VaultID, identity: Identity) -> [UInt8] {
         CBOREncoder.encode(
             .map(
@@ -19,17 +19,19 @@ extension IndexCache {
                     ("frames", .unsigned(UInt64(identity.frameCount))),
                     ("head", .bytes(identity.chainHead)),
                     ("keyrings", .array(identity.keyringHeads.map { .bytes($0.bytes) })),
+                    ("commits", .bytes(identity.commitsDigest)),
                 ])))
     }
 
     /// The vault id and identity in a header; nil when malformed.
     static func decodeHeader(_ bytes: [UInt8]) -> (vaultID: VaultID, identity: Identity)? {
-        guard case .map(let m)? = try? CBORDecoder.decode(bytes), m.count == 5,
+        guard case .map(let m)? = try? CBORDecoder.decode(bytes), m.count == 6,
             case .bytes(let vault)? = m[text: "vault"], vault.count == VaultID.byteCount,
             case .unsigned(let length)? = m[text: "length"],
             case .unsigned(let frames)? = m[text: "frames"], frames <= UInt64(Int32.max),
             case .bytes(let head)? = m[text: "head"], head.count == 32,
-            case .array(let rings)? = m[text: "keyrings"]
+            case .array(let rings)? = m[text: "keyrings"],
+            case .bytes(let commits)? = m[text: "commits"], commits.count == 32
         else { return nil }
         var heads: [KeyringID] = []
         for r in rings {
@@ -37,7 +39,8 @@ extension IndexCache {
             heads.append(KeyringID(unchecked: b))
         }
         guard heads == heads.sorted() else { return nil }
-        return (VaultID(unchecked: vault), Identity(committedLength: length, frameCount: Int(frames), chainHead: head, keyringHeads: heads))
+        return (VaultID(unchecked: vault), Identity(
+            committedLength: length, frameCount: Int(frames), chainHead: head, keyringHeads: heads, commitsDigest: commits))
     }
 
     // MARK: body

@@ -8,12 +8,11 @@
 /// after it. Nothing in it is trusted before its tag verifies and its file
 /// identity matches the vault file; anything else is discarded
 /// (``Load/discarded(_:)``) and the caller rebuilds from the file.
-///
-/// Not yet used by `Vault.open`; this is the component it will load.
+/// `Vault.open(at:store:)` loads it at the first query (`Vault+IndexCache.swift`).
 package enum IndexCache {
     /// The format version, in the clear and in the associated data: a
     /// reader discards any other.
-    package static let formatVersion: UInt8 = 2
+    package static let formatVersion: UInt8 = 3
     /// The first bytes of every cache file.
     package static let magic: [UInt8] = Array("QUIRE-IC".utf8)
     /// Magic, version and the sealed header's and summaries' lengths
@@ -36,26 +35,57 @@ package enum IndexCache {
         package var chainHead: [UInt8]
         /// The keyring heads the summaries were built under, sorted.
         package var keyringHeads: [KeyringID]
+        /// BLAKE2b-256 over the stored bytes of every commit frame among
+        /// the frames covered, in file order (``commitsDigest(of:frameCount:)``):
+        /// a commit frame overwritten in place keeps its head but not this.
+        package var commitsDigest: [UInt8]
 
         /// An identity; `keyringHeads` are kept sorted.
-        package init(committedLength: UInt64, frameCount: Int, chainHead: [UInt8], keyringHeads: [KeyringID]) {
+        package init(
+            committedLength: UInt64, frameCount: Int, chainHead: [UInt8], keyringHeads: [KeyringID],
+            commitsDigest: [UInt8] = [UInt8](repeating: 0, count: 32)
+        ) {
             self.committedLength = committedLength
             self.frameCount = frameCount
             self.chainHead = chainHead
             self.keyringHeads = keyringHeads.sorted()
+            self.commitsDigest = commitsDigest
         }
 
-        /// The identity of everything committed in `structure`.
-        package init(committedIn structure: VaultStructure, keyringHeads: [KeyringID]) {
+        /// The identity of everything committed in `structure`; nil when
+        /// a commit frame's header was repaired (its stored bytes are not
+        /// those the scan kept, so no digest of them can be made).
+        package init?(committedIn structure: VaultStructure, keyringHeads: [KeyringID]) {
+            guard let digest = Self.commitsDigest(of: structure, frameCount: structure.committedFrameCount) else { return nil }
             self.init(
                 committedLength: structure.committedEnd, frameCount: structure.committedFrameCount,
-                chainHead: structure.groups.last?.storedHead ?? CommitChain.genesisHead, keyringHeads: keyringHeads)
+                chainHead: structure.groups.last?.storedHead ?? CommitChain.genesisHead, keyringHeads: keyringHeads,
+                commitsDigest: digest)
+        }
+
+        /// BLAKE2b-256 over the stored bytes — the 16-byte header and the
+        /// 200-byte body, 216 bytes each — of every commit frame among the
+        /// first `frameCount` frames of `structure`, in file order
+        /// (`Spec/index-cache.md §1`); nil when one of those headers was
+        /// repaired by the scan (one flipped bit corrected). The scan kept
+        /// every commit frame's bytes, so this reads nothing.
+        package static func commitsDigest(of structure: VaultStructure, frameCount: Int) -> [UInt8]? {
+            var hasher = BLAKE2b.Hasher(byteCount: 32)
+            for g in structure.groups {
+                guard g.commitFrame < frameCount else { break }
+                let frame = structure.frames[g.commitFrame]
+                guard !frame.repaired, g.commitBody.count == CommitChain.bodyByteCount else { return nil }
+                hasher.update(frame.headerBytes)
+                hasher.update(g.commitBody)
+            }
+            return hasher.finalize()
         }
 
         /// Nil when a cache of this identity still describes a prefix of the
         /// file `structure` scanned, unlocked under `keyringHeads`: a commit
         /// of the file ends at ``committedLength`` as frame
-        /// ``frameCount`` − 1 with the stored head ``chainHead``, and the
+        /// ``frameCount`` − 1 with the stored head ``chainHead``, the
+        /// commit frames before it hash to ``commitsDigest``, and the
         /// keyring heads are the same. Otherwise why it is discarded.
         package func check(against structure: VaultStructure, keyringHeads: [KeyringID]) -> Discard? {
             guard keyringHeads.sorted() == self.keyringHeads else { return .keyringsChanged }
@@ -66,7 +96,11 @@ package enum IndexCache {
             let covers = structure.groups.contains { g in
                 g.commitFrame == frameCount - 1 && structure.frames[g.commitFrame].end == committedLength && g.storedHead == chainHead
             }
-            return covers ? nil : .staleFile
+            guard covers else { return .staleFile }
+            // The heads alone do not show a commit frame overwritten in
+            // place after its head (its attestation, R6-4): the digest of
+            // every prefix commit frame's bytes does.
+            return Self.commitsDigest(of: structure, frameCount: frameCount) == commitsDigest ? nil : .commitsChanged
         }
     }
 
@@ -235,6 +269,10 @@ package enum IndexCache {
         case staleFile
         /// The keyring heads changed (a rekey, a device added or removed).
         case keyringsChanged
+        /// A commit frame it covers was changed in place (its stored
+        /// bytes no longer give the recorded digest): something a full read
+        /// reports, such as a failed attestation, may be there.
+        case commitsChanged
     }
 
     /// The result of loading a cache: whole and checked, or discarded.

@@ -38,9 +38,31 @@ struct CachedEntries: Sendable {
     var table: EntrySummaryTable
     /// Loaded at the first search.
     var search: SearchIndex?
-    /// The search documents of the live entries added from the tail, by
-    /// slot, until ``search`` is loaded.
-    var tailDocuments: [(slot: Int32, document: SearchIndex.Document)] = []
+    /// The search documents of the entries the tail added or changed, by
+    /// slot (nil: deleted), until ``search`` is loaded.
+    var tailDocuments: [(slot: Int32, document: SearchIndex.Document?)] = []
+
+    /// Every entry's state.
+    var states: [EntryID: EntryChange.State] {
+        var out: [EntryID: EntryChange.State] = [:]
+        out.reserveCapacity(entries.count)
+        for slot in table.order {
+            let id = table.summary(slot).id
+            if let s = state(of: id) { out[id] = s }
+        }
+        return out
+    }
+
+    /// The state of entry `id` (``EntryChange/State``); nil when the view
+    /// does not hold it (the vault has no revision of it).
+    func state(of id: EntryID) -> EntryChange.State? {
+        guard let slot = table.slot(of: id) else { return nil }
+        let e = entries[Int(slot)]
+        // The order EntryIndex.heads(of:) gives: greatest clock first, then
+        // the greater revision id.
+        let others = e.otherHeads.sorted { a, b in a.clock != b.clock ? a.clock > b.clock : b.revision < a.revision }
+        return EntryChange.State(winner: e.revision, isDeleted: e.summary.isDeleted, conflictingHeads: others.map(\.revision))
+    }
 }
 
 extension Vault {
@@ -113,7 +135,8 @@ extension Vault {
         swap(&entries, &contents.entries)
         var view = CachedEntries(
             identity: contents.identity, cachedCount: entries.count, frameCount: contents.identity.frameCount, entries: entries, table: table)
-        guard advance(&view) else {
+        var ignored: [EntryID: EntryChange.State?] = [:]
+        guard advance(&view, changed: &ignored) else {
             indexCache = binding
             return
         }
@@ -122,11 +145,15 @@ extension Vault {
     }
 
     /// Reads the committed frames after those `view` reflects into it.
-    /// Only entries new to the view are taken from them; false (the view is
-    /// then unusable) when they change an entry the view holds, when a
-    /// record does not read, or when a commit does not verify or its
-    /// attestation fails: the entry index, read whole, says those.
-    private func advance(_ view: inout CachedEntries) -> Bool {
+    /// New entries are added; an entry the view holds is changed when the
+    /// tail holds one revision of it whose parents are exactly the heads
+    /// the view holds (an edit or deletion of what was shown: it becomes
+    /// the single head). False (the view is then unusable) for any other
+    /// change to an entry the view holds (a conflict, a revision from an
+    /// older base), when a record does not read, or when a commit does not
+    /// verify or its attestation fails: the entry index, read whole, says
+    /// those. `changed` gets each touched entry's state before.
+    private func advance(_ view: inout CachedEntries, changed: inout [EntryID: EntryChange.State?]) -> Bool {
         let s = file.structure
         let frames = view.frameCount..<s.committedFrameCount
         guard !frames.isEmpty else { return true }
@@ -138,27 +165,45 @@ extension Vault {
         for i in frames { if let g = s.groupIndex(ofFrame: i), groups.last != g { groups.append(g) } }
         for g in groups { if case .failed = file.attestation(ofGroup: g) { return false } }
         var changes: [(id: EntryID, summary: EntrySummary?)] = []
-        var added: [(entry: IndexCache.Entry, document: SearchIndex.Document?)] = []
+        var added: [(entry: IndexCache.Entry, document: SearchIndex.Document?, existing: Int32?)] = []
+        var before: [(EntryID, EntryChange.State?)] = []
         var offsets = UTCOffsets()
         for (id, list) in tail.revisions {
-            guard view.table.slot(of: id) == nil else { return false }
             let heads = tail.heads(of: id)
             guard let w = heads.first, let revision = w.revision else { return false }
+            let existing = view.table.slot(of: id)
+            var revisionCount = list.count
+            if let existing {
+                let old = view.entries[Int(existing)]
+                let held = Set([old.revision] + old.otherHeads.map(\.revision))
+                guard list.count == 1, !held.contains(w.revisionID), Set(revision.parents) == held, revision.parents.count == held.count else {
+                    return false
+                }
+                revisionCount = old.revisionCount + 1
+            }
+            before.append((id, view.state(of: id)))
             let summary = EntrySummary(id: id, winner: revision, frame: w.frame, headCount: heads.count, standing: w.standing, offsets: &offsets)
             changes.append((id, summary))
             let entry = IndexCache.Entry(
                 summary: summary, revision: w.revisionID, frameOffset: s.frames[w.frame].location.offset, clock: w.clock.rawValue,
-                otherHeads: heads.dropFirst().map { Self.cacheHead($0, structure: s) }, revisionCount: list.count)
-            added.append((entry, revision.isDeleted ? nil : SearchIndex.Document(revision.body)))
+                otherHeads: heads.dropFirst().map { Self.cacheHead($0, structure: s) }, revisionCount: revisionCount)
+            added.append((entry, revision.isDeleted ? nil : SearchIndex.Document(revision.body), existing))
         }
         let slots = view.table.apply(changes)
         for (slot, new) in zip(slots, added) {
-            guard let slot, Int(slot) == view.entries.count else { return false }
-            view.entries.append(new.entry)
-            if let document = new.document {
-                if view.search != nil { view.search!.apply([(slot, document)]) } else { view.tailDocuments.append((slot, document)) }
+            guard let slot else { return false }
+            if let existing = new.existing {
+                guard slot == existing else { return false }
+                view.entries[Int(slot)] = new.entry
+            } else {
+                guard Int(slot) == view.entries.count else { return false }
+                view.entries.append(new.entry)
+                // A new entry that is deleted has no document to add.
+                if new.document == nil { continue }
             }
+            if view.search != nil { view.search!.apply([(slot, new.document)]) } else { view.tailDocuments.append((slot, new.document)) }
         }
+        for (id, state) in before where changed.index(forKey: id) == nil { changed[id] = .some(state) }
         view.frameCount = s.committedFrameCount
         observe(tail.maxClock)
         return true
@@ -175,9 +220,28 @@ extension Vault {
     /// (or read other writers' commits); drops it when it cannot follow.
     /// Under the lock.
     func advanceCachedView() {
-        guard index == nil, var view = indexCache?.view else { return }
+        var ignored: [EntryID: EntryChange.State?] = [:]
+        advanceCachedView(changed: &ignored)
+    }
+
+    /// ``advanceCachedView()``, noting in `changed` the state before of
+    /// each entry the new frames touched (kept when already noted); false
+    /// when there is no view after it. Under the lock.
+    @discardableResult
+    func advanceCachedView(changed: inout [EntryID: EntryChange.State?]) -> Bool {
+        guard index == nil, var view = indexCache?.view else { return false }
         indexCache!.view = nil
-        if advance(&view) { indexCache!.view = view }
+        guard advance(&view, changed: &changed) else { return false }
+        indexCache!.view = view
+        return true
+    }
+
+    /// The cached view when queries answer from it (no entry index
+    /// loaded), after loading the cache if no query did yet. Under the lock.
+    func currentCachedView() -> CachedEntries? {
+        loadIndexCacheIfNotTried()
+        guard index == nil else { return nil }
+        return indexCache?.view
     }
 
     /// Drops the cached view: the entry index, read whole, answers from now on.
@@ -216,14 +280,32 @@ extension Vault {
     /// dropped: read it through ``entries()``).
     package func cachedSnapshot(of id: EntryID) -> EntrySnapshot? {
         lock.withLock { () -> EntrySnapshot? in
-            loadIndexCacheIfNotTried()
-            guard index == nil, let view = indexCache?.view, let slot = view.table.slot(of: id) else { return nil }
-            guard let snapshot = cachedSnapshot(view.entries[Int(slot)]) else {
-                dropCachedView()
-                return nil
-            }
-            return snapshot
+            if case .found(let snapshot) = cachedLookup(id) { return snapshot }
+            return nil
         }
+    }
+
+    /// What the cached view says of entry `id`.
+    enum CachedLookup {
+        /// The handle does not answer from the cache (or the record did
+        /// not read as the cache says: the view is dropped).
+        case unavailable
+        /// The vault has no revision of it.
+        case absent
+        case found(EntrySnapshot)
+    }
+
+    /// Entry `id` read through the cached view (``cachedSnapshot(of:)``),
+    /// telling an entry the vault does not hold from a view that cannot
+    /// answer. Under the lock.
+    func cachedLookup(_ id: EntryID) -> CachedLookup {
+        guard let view = currentCachedView() else { return .unavailable }
+        guard let slot = view.table.slot(of: id) else { return .absent }
+        guard let snapshot = cachedSnapshot(view.entries[Int(slot)]) else {
+            dropCachedView()
+            return .unavailable
+        }
+        return .found(snapshot)
     }
 
     /// One page of `query` (of the entries whose text holds `text`, when
@@ -332,7 +414,7 @@ extension Vault {
             let heads = cacheKeyringHeads
         else { return }
         let s = file.structure
-        let identity = IndexCache.Identity(committedIn: s, keyringHeads: heads)
+        guard let identity = IndexCache.Identity(committedIn: s, keyringHeads: heads) else { return }
         let hasSearch = query.search != nil
         guard binding.current != identity || (hasSearch && !binding.currentHasSearch) else { return }
         // Failed attestations are reported from the file; the cache keeps

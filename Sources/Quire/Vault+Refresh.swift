@@ -114,10 +114,12 @@ extension Vault {
     public func refresh() throws(VaultError) -> VaultChangeSet {
         try lock.withLock { () throws(VaultError) -> VaultChangeSet in
             if !refreshLog.started {
-                // The baseline: the file as the handle opened or reloaded it.
-                _ = try loadIndex()
+                // The baseline: the file as the handle opened or reloaded it
+                // — the cached view when queries answer from the index
+                // cache (`Spec/index-cache.md §5`), else the entry index.
+                if currentCachedView() == nil { _ = try loadIndex() }
                 refreshLog.saidUnread = Set(makeUnreadRecords(index?.issues ?? []).records.map(RefreshLog.UnreadKey.init))
-                refreshLog.profile = index?.profile?.clock
+                refreshLog.profile = currentProfileClock()
                 refreshLog.issues = index?.issues.count ?? 0
                 refreshLog.frames = file.structure.committedFrameCount
                 refreshLog.started = true
@@ -125,11 +127,46 @@ extension Vault {
             let found: AppendedFrames
             do throws(FormatError) { found = try file.readAppended() } catch { throw .format(error) }
             switch found {
-            case .appended(let range): absorb(range)
+            case .appended(let range):
+                if index == nil, indexCache?.view != nil { try followWithCachedView() } else { absorb(range) }
             case .reopen: if try !adoptReplacement() { try reload() }
             }
             return changeSet()
         }
+    }
+
+    /// Reads the frames other writers committed into the cached view,
+    /// noting each touched entry's state before; when the view cannot
+    /// follow them (a conflict, an unreadable record), keeps every entry's
+    /// state as the view had it as the baseline and reads the entry index
+    /// whole. Under the lock, with a cached view and no index.
+    func followWithCachedView() throws(VaultError) {
+        guard let view = indexCache?.view else { return }
+        var before = refreshLog.before
+        if advanceCachedView(changed: &before) {
+            if refreshLog.started { refreshLog.before = before }
+            return
+        }
+        if refreshLog.started && refreshLog.baseline == nil {
+            var baseline = view.states
+            for (id, state) in refreshLog.before { baseline[id] = state }
+            refreshLog.baseline = baseline
+            refreshLog.before = [:]
+        }
+        _ = try loadIndex()
+    }
+
+    /// The journal profile's clock: from the entry index when it is
+    /// loaded, else from the profile records alone (a cached view holds
+    /// none). Under the lock.
+    func currentProfileClock() -> HybridLogicalClock? {
+        if let index { return index.profile?.clock }
+        var best: HybridLogicalClock?
+        _ = file.forEachRecord(kinds: [.profile], in: nil) { record in
+            if let p = try? Profile(decoding: record.payload, location: record.frame.location), best.map({ p.clock >= $0 }) ?? true { best = p.clock }
+            return true
+        }
+        return best
     }
 
     /// When the path names a new file that starts with every byte this
@@ -141,7 +178,7 @@ extension Vault {
     /// commits must keep their verdicts; false (nothing changed) for
     /// anything else, which ``reload()`` handles. Under the lock.
     func adoptReplacement() throws(VaultError) -> Bool {
-        guard index != nil else { return false }
+        guard index != nil || indexCache?.view != nil else { return false }
         let old = file
         let before = old.structure
         let reopened: VaultFile
@@ -170,8 +207,7 @@ extension Vault {
         refreshLog.replaced = true
         currentKeys = keys
         currentFile = reopened
-        absorb(tail)
-        advanceCachedView()
+        if index == nil { try followWithCachedView() } else { absorb(tail) }
         return true
     }
 
@@ -189,8 +225,9 @@ extension Vault {
         if refreshLog.keysBefore == nil { refreshLog.keysBefore = KeySummary(unlocked, vaultID: vaultID) }
         if let identity = file.fileIdentity, identity != reopened.fileIdentity { refreshLog.replaced = true }
         if file.structure.committedEnd > reopened.structure.fileSize { refreshLog.replaced = true }
-        guard refreshLog.baseline == nil, let index else { return }
-        var baseline = index.states
+        guard refreshLog.baseline == nil else { return }
+        var baseline: [EntryID: EntryChange.State]
+        if let index { baseline = index.states } else if let view = indexCache?.view { baseline = view.states } else { return }
         for (id, state) in refreshLog.before { baseline[id] = state }
         refreshLog.baseline = baseline
         refreshLog.before = [:]
@@ -230,6 +267,20 @@ extension Vault {
         refreshLog = RefreshLog(started: true, saidUnread: log.saidUnread)
         var changes: [EntryChange] = []
         let unread: [UnreadRecords.Record]
+        if index == nil, log.baseline == nil, let view = indexCache?.view {
+            // Answered from the cached view: what the tail changed.
+            for (id, before) in log.before {
+                let after = view.state(of: id)
+                if before != after { changes.append(EntryChange(id: id, before: before, after: after)) }
+            }
+            let frames = file.structure.committedFrameCount
+            unread = newlyUnread(issues: [], groupsOf: min(log.frames, frames)..<frames)
+            let profile = currentProfileClock()
+            refreshLog.profile = profile
+            refreshLog.issues = 0
+            refreshLog.frames = frames
+            return finishChangeSet(log: log, changes: changes, unread: unread, profileChanged: log.profile != profile)
+        }
         guard let index = try? loadIndex() else { return VaultChangeSet() }
         if let baseline = log.baseline {
             // Reloaded since: compare every entry.
@@ -249,6 +300,14 @@ extension Vault {
         refreshLog.profile = index.profile?.clock
         refreshLog.issues = index.issues.count
         refreshLog.frames = file.structure.committedFrameCount
+        return finishChangeSet(log: log, changes: changes, unread: unread, profileChanged: profileChanged)
+    }
+
+    /// The change set of `changes` and `unread`, with the keys and the
+    /// uncommitted tail compared against `log` (the caller holds the lock).
+    private func finishChangeSet(
+        log: RefreshLog, changes: [EntryChange], unread: [UnreadRecords.Record], profileChanged: Bool
+    ) -> VaultChangeSet {
         var keys: KeysChange?
         if let old = log.keysBefore {
             let new = KeySummary(unlocked, vaultID: vaultID)

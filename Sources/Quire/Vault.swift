@@ -84,6 +84,13 @@ public final class Vault: @unchecked Sendable {
     /// The device id recorded as the author of new revisions.
     public let author: DeviceID?
     var index: EntryIndex?
+    /// How many times the entry index was read whole (``loadIndex()``);
+    /// guarded by ``lock``.
+    var fullIndexLoadCount = 0
+    /// How many times this handle read the entry index whole: what the
+    /// index cache spares (`Spec/index-cache.md §5`). For tests and
+    /// benchmarks.
+    package var fullIndexLoads: Int { lock.withLock { fullIndexLoadCount } }
     /// This device's index cache of the vault, when it was opened through
     /// a key store that keeps one (`Spec/index-cache.md`); guarded by ``lock``.
     var indexCache: IndexCacheBinding?
@@ -273,8 +280,16 @@ public final class Vault: @unchecked Sendable {
                 var transaction: VaultTransaction?
                 do throws(FormatError) {
                     try file.commit(random: random, options: writeOptions, attestWith: signer) { (pending: PendingCommit) throws(FormatError) in
-                        // Index what other writers committed since we looked.
-                        self.absorb(pending.externalFrames)
+                        // Index what other writers committed since we looked
+                        // (or follow it with the cached view, noting what it
+                        // changed for refresh(); when the view cannot follow,
+                        // the index is read whole and refresh() compares
+                        // every entry with the view as it was).
+                        if self.index == nil, self.indexCache?.view != nil {
+                            try? self.followWithCachedView()
+                        } else {
+                            self.absorb(pending.externalFrames)
+                        }
                         let tx = VaultTransaction(vault: self, pending: pending)
                         transaction = tx
                         do {
@@ -287,6 +302,7 @@ public final class Vault: @unchecked Sendable {
                     transaction?.finishIndexing()
                     advanceCachedView()
                     transaction?.reportLocalChanges()
+                    transaction?.settleRefreshBaseline()
                     rememberIfNotRolledBack()
                     return
                 } catch {
@@ -399,7 +415,13 @@ public final class VaultTransaction {
     /// - Throws: ``VaultError/format(_:)`` (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
     @_spi(Format) public func append(_ revision: EntryRevision) throws(VaultError) {
         if reportsLocalChanges, statesBefore.index(forKey: revision.entryID) == nil {
-            statesBefore[revision.entryID] = .some(EntryChange.State(revision.entryID, in: try vault.loadIndex()))
+            // From the cached view when queries answer from it: no full
+            // read under the file lock.
+            if let view = vault.indexCache?.view, vault.index == nil {
+                statesBefore[revision.entryID] = .some(view.state(of: revision.entryID))
+            } else {
+                statesBefore[revision.entryID] = .some(EntryChange.State(revision.entryID, in: try vault.loadIndex()))
+            }
         }
         do {
             let payload = revision.encoded()
@@ -446,6 +468,9 @@ public final class VaultTransaction {
     /// A revision that is not a tombstone gets `modified` set to now; it may
     /// replace only tombstones when `restoring`.
     func change(_ id: EntryID, body: EntryBody, deleted: Bool, base: [RevisionID]?, restoring: Bool = false) throws(VaultError) -> EntryRevision {
+        if let parents = try parentsFromCachedView(id, deleted: deleted, base: base, restoring: restoring) {
+            return try appendChange(id, body: body, deleted: deleted, parents: parents)
+        }
         let index = try vault.loadIndex()
         let heads = index.heads(of: id)
         guard !heads.isEmpty else { throw .entryNotFound(id) }
@@ -462,6 +487,27 @@ public final class VaultTransaction {
             let replaced = (index.revisions[id] ?? []).filter { parents.contains($0.revisionID) }
             if !replaced.isEmpty, replaced.allSatisfy(\.isDeleted) { throw .entryDeleted(id) }
         }
+        return try appendChange(id, body: body, deleted: deleted, parents: parents)
+    }
+
+    /// The parents of a change of `id` (as ``change(_:body:deleted:base:restoring:)``
+    /// chooses them) from the cached view, without reading every revision:
+    /// when the entry has one head and `base` is nil or that head. Nil when
+    /// the view cannot say (no view, a conflict, an older base): the entry
+    /// index decides.
+    ///
+    /// - Throws: ``VaultError/entryNotFound(_:)``, ``VaultError/entryDeleted(_:)``.
+    private func parentsFromCachedView(_ id: EntryID, deleted: Bool, base: [RevisionID]?, restoring: Bool) throws(VaultError) -> [RevisionID]? {
+        guard vault.index == nil, let view = vault.indexCache?.view else { return nil }
+        guard let state = view.state(of: id) else { throw .entryNotFound(id) }
+        guard state.conflictingHeads.isEmpty, base.map({ Set($0) == [state.winner] }) ?? true else { return nil }
+        if !deleted, !restoring, state.isDeleted { throw .entryDeleted(id) }
+        return [state.winner]
+    }
+
+    /// Appends a revision of `id` with `parents` (a tombstone when
+    /// `deleted`), `modified` set to now unless deleted.
+    private func appendChange(_ id: EntryID, body: EntryBody, deleted: Bool, parents: [RevisionID]) throws(VaultError) -> EntryRevision {
         var body = body
         if !deleted { body.modified = ProcessStats.wallClockMilliseconds() }
         let revision = EntryRevision(
@@ -480,7 +526,16 @@ public final class VaultTransaction {
         // blob key: a manifest an epoch-key holder planted for a predicted
         // blob id (or an alias) must not stand in for the upload
         // (Spec/format.md §7.3).
-        let index = try? vault.loadIndex()
+        // While queries answer from the index cache, only the manifests
+        // are read (decrypting those frames alone), not every record.
+        let index: EntryIndex?
+        if vault.index == nil, vault.indexCache?.view != nil {
+            var manifests = EntryIndex()
+            Vault.absorb(file: vault.file, into: &manifests, frames: nil, retain: false, kinds: [.blobManifest])
+            index = manifests
+        } else {
+            index = try? vault.loadIndex()
+        }
         let writeBlobKey = pending.key.blobKey
         let fresh = Set(newBlobs.map(\.manifest.blob))
         do {
@@ -533,14 +588,32 @@ public final class VaultTransaction {
         if let newProfile { vault.index!.profile = newProfile }
     }
 
+    /// When refresh() will compare every entry with a baseline (the
+    /// cached view could not follow other writers' frames), records this
+    /// commit's entries there as they stand now: refresh() does not report
+    /// the handle's own writes.
+    func settleRefreshBaseline() {
+        guard vault.refreshLog.baseline != nil else { return }
+        let view = vault.index == nil ? vault.indexCache?.view : nil
+        for (_, revision) in newRevisions {
+            let id = revision.entryID
+            vault.refreshLog.baseline![id] = view.map { $0.state(of: id) } ?? vault.index.flatMap { EntryChange.State(id, in: $0) }
+        }
+    }
+
     /// Tells the handle's observers what this commit changed, once it
     /// landed and was indexed (``VaultObserver`` reports local writes too;
     /// ``Vault/refresh()`` does not report them again).
     func reportLocalChanges() {
-        guard reportsLocalChanges, let index = vault.index else { return }
+        guard reportsLocalChanges else { return }
+        // After the commit (outside the file lock): the cached view, when
+        // it followed the commit, or the entry index.
+        let view = vault.index == nil ? vault.indexCache?.view : nil
+        let index = view == nil ? try? vault.loadIndex() : nil
+        guard view != nil || index != nil else { return }
         var changes: [EntryChange] = []
         for (id, before) in statesBefore {
-            let after = EntryChange.State(id, in: index)
+            let after = view.map { $0.state(of: id) } ?? index.flatMap { EntryChange.State(id, in: $0) }
             if before != after { changes.append(EntryChange(id: id, before: before, after: after)) }
         }
         vault.concurrency.tell(VaultChangeSet(entries: changes, profileChanged: newProfile != nil))

@@ -190,7 +190,7 @@ import Testing
         let (vault, _) = try makeVault(dir)
         try vault.add(EntryBody(created: 1_700_000_000_000, text: "first"))
         let heads = [KeyringID(unchecked: Array(repeating: 1, count: 32))]
-        let before = IndexCache.Identity(committedIn: vault.file.structure, keyringHeads: heads)
+        let before = IndexCache.Identity(committedIn: vault.file.structure, keyringHeads: heads)!
         #expect(before.check(against: vault.file.structure, keyringHeads: heads) == nil)
         try vault.add(EntryBody(created: 1_700_000_100_000, text: "second"))
         let after = vault.file.structure
@@ -205,7 +205,7 @@ import Testing
         var otherFrames = before
         otherFrames.frameCount -= 1
         #expect(otherFrames.check(against: after, keyringHeads: heads) == .staleFile)
-        var longer = IndexCache.Identity(committedIn: after, keyringHeads: heads)
+        var longer = IndexCache.Identity(committedIn: after, keyringHeads: heads)!
         longer.committedLength += 4096
         #expect(longer.check(against: after, keyringHeads: heads) == .staleFile)
         #expect(before.check(against: after, keyringHeads: heads + [KeyringID(unchecked: Array(repeating: 2, count: 32))]) == .keyringsChanged)

@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 import QuireSystem
 import Testing
 
@@ -152,5 +152,68 @@ import Testing
         #expect(inbox.copies.first == [copy])
         task.cancel()
         await task.value
+    }
+
+    /// App review round 3, §2.1: the index cache stays in use on an app's
+    /// ordinary paths — observing with `events()`, reading an entry by id,
+    /// adding while observed, editing and deleting what the timeline shows,
+    /// another device's edit — and none of them reads every record (no
+    /// full index load, under the file lock or elsewhere). Each answer
+    /// equals a full open's.
+    @Test func ordinaryAppPathsKeepTheIndexCache() async throws {
+        let f = try IndexCacheOpenTests.fixture("app paths")
+        _ = try IndexCacheOpenTests.answers(try f.cached())  // writes the cache
+        let vault = try f.cached()
+        let page = try await vault.entries(matching: EntryQuery(limit: 5))
+        #expect(vault.answersFromIndexCache)
+        let inbox = EventInbox()
+        let task = Task { for await event in vault.events(coalescing: .milliseconds(20)) { inbox.add(event) } }
+        try await Task.sleep(for: .milliseconds(150))
+        // Reading by id: a shown entry, and an id the vault does not hold.
+        let shown = page.entries[2]
+        let read = try #require(try await vault.entry(shown.id))
+        let fullRead = try await f.full().entry(shown.id)
+        #expect(read.revision.revisionID == shown.revision.revisionID && read.body.text == fullRead?.body.text)
+        let missing = try await vault.entry(EntryID(unchecked: Array(repeating: 0xEE, count: 16)))
+        #expect(missing == nil)
+        // Adding while observed, then editing and deleting shown entries.
+        let added = try vault.add(EntryBody(created: IndexCacheOpenTests.t0 + 9_000_000_000, text: "Added while observed"))
+        var body = shown.body
+        body.text = "Edited from the timeline"
+        let edited = try vault.edit(shown.id, body: body, replacing: [shown.revision.revisionID])
+        try vault.delete(page.entries[3].id)
+        // A photo: stored (deduplicated against the manifests alone) and
+        // named by a new entry in the same commit.
+        let photo = Array("not really a jpeg".utf8)
+        var withPhoto: EntryRevision?
+        for _ in 0..<2 {
+            withPhoto = try await vault.commit { tx in
+                let stored = try tx.storeAttachment(from: MemoryByteSource(photo), mediaType: "image/jpeg")
+                var b = EntryBody(created: IndexCacheOpenTests.t0 + 9_100_000_000, text: "With a photo")
+                b.attachments = [AttachmentReference(id: [7], blob: stored.blob, mediaType: "image/jpeg", fileName: "p.jpg")]
+                return try tx.add(b)
+            }
+        }
+        #expect(await Self.eventually { inbox.changes(.thisHandle).flatMap(\.entries).count >= 5 })
+        #expect(inbox.changes(.thisHandle).flatMap(\.entries).contains { $0.id == withPhoto?.entryID })
+        let own = inbox.changes(.thisHandle).flatMap(\.entries)
+        #expect(own.first { $0.id == added.entryID }?.before == nil)
+        #expect(own.first { $0.id == shown.id }?.before == EntryChange.State(winner: shown.revision.revisionID, isDeleted: false))
+        #expect(own.first { $0.id == shown.id }?.after == EntryChange.State(winner: edited.revisionID, isDeleted: false))
+        #expect(own.first { $0.id == page.entries[3].id }?.after?.isDeleted == true)
+        // Another device edits what it saw: delivered, from the cached view.
+        let other = try await Vault.open(at: f.path, credential: .device(f.device.keyPair), options: fast)
+        let target = page.entries[4]
+        var theirs = target.body
+        theirs.text = "Edited on the phone"
+        let remote = try other.edit(target.id, body: theirs, replacing: [target.revision.revisionID])
+        #expect(await Self.eventually { inbox.changes(.otherWriter).flatMap(\.entries).contains { $0.id == target.id } })
+        #expect(inbox.changes(.otherWriter).flatMap(\.entries).first { $0.id == target.id }?.after?.winner == remote.revisionID)
+        task.cancel()
+        await task.value
+        #expect(vault.answersFromIndexCache)
+        #expect(vault.fullIndexLoads == 0)
+        #expect(try IndexCacheOpenTests.answers(vault) == (try IndexCacheOpenTests.answers(try f.full())))
+        #expect(vault.fullIndexLoads == 0)
     }
 }
