@@ -47,7 +47,9 @@ enum DamagedHeader {
                 if let header = FrameHeader.parseChecked(raw, at: p) {
                     let end = UInt64(p) + UInt64(FrameHeader.byteCount) + UInt64(header.bodyLength)
                     if end == fileSize { return p }
-                    if end + UInt64(FrameHeader.byteCount) <= UInt64(raw.count), FrameHeader.parseChecked(raw, at: Int(end)) != nil { return p }
+                    if end + UInt64(FrameHeader.byteCount) <= UInt64(raw.count), FrameHeader.parseChecked(raw, at: Int(end)) != nil {
+                        return p
+                    }
                 }
                 p += 1
             }

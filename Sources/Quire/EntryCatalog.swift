@@ -72,8 +72,10 @@ package struct EntryCatalog: RandomAccessCollection, Sendable {
             let placeholder = EntryRevision(
                 entryID: item.id, revisionID: RevisionID(unchecked: Array(repeating: 0, count: RevisionID.byteCount)), parents: [],
                 clock: HybridLogicalClock(rawValue: 0), device: nil, body: EntryBody(created: item.created))
-            return EntrySnapshot(id: item.id, revision: placeholder, conflictingHeads: [], revisionCount: item.revisionCount, isVerified: false, attestedBy: nil,
-                                 attestedByRemovedMember: nil)
+            return EntrySnapshot(
+                id: item.id, revision: placeholder, conflictingHeads: [], revisionCount: item.revisionCount, isVerified: false,
+                attestedBy: nil,
+                attestedByRemovedMember: nil)
         }
     }
 
@@ -111,7 +113,8 @@ extension Vault {
                 }
                 let frame = record.frame.location.index
                 summaries.insert(
-                    r, frame: frame, verified: record.commitVerified, attestedBy: record.attestedBy, removedAttestor: record.removedAttestor, retain: false)
+                    r, frame: frame, verified: record.commitVerified, attestedBy: record.attestedBy,
+                    removedAttestor: record.removedAttestor, retain: false)
                 created[frame] = r.body.created
                 if !r.isDeleted, include(r.body) { accepted.insert(frame) }
                 return true
@@ -122,9 +125,12 @@ extension Vault {
             for (id, list) in summaries.revisions {
                 let heads = summaries.heads(of: id)
                 guard let winner = heads.first, !winner.isDeleted, accepted.contains(winner.frame) else { continue }
-                items.append(EntryCatalog.Item(
-                    id: id, frame: winner.frame, created: created[winner.frame] ?? 0, conflictingHeads: heads.dropFirst().map(\.revisionID),
-                    revisionCount: list.count, isVerified: winner.isVerified, attestedBy: winner.attestedBy, removedAttestor: winner.removedAttestor))
+                items.append(
+                    EntryCatalog.Item(
+                        id: id, frame: winner.frame, created: created[winner.frame] ?? 0,
+                        conflictingHeads: heads.dropFirst().map(\.revisionID),
+                        revisionCount: list.count, isVerified: winner.isVerified, attestedBy: winner.attestedBy,
+                        removedAttestor: winner.removedAttestor))
             }
             items.sort { a, b in a.created != b.created ? a.created < b.created : a.id < b.id }
             return EntryCatalog(vault: self, file: file, items: items, failures: EntryCatalog.FailureCount(), unreadRecords: unread)

@@ -1,7 +1,7 @@
-@_spi(Format) public import QuireFormat
 @_spi(Crypto) import QuireCrypto
-import QuireSystem
+@_spi(Format) public import QuireFormat
 @_spi(Format) import QuireKeys
+import QuireSystem
 
 /// What the index keeps of one revision; the body is read on demand.
 struct RevisionSummary: Sendable {
@@ -102,7 +102,8 @@ struct EntryIndex: Sendable {
         let summary = RevisionSummary(
             frame: frame, revision: retain ? r : nil, revisionID: r.revisionID, parents: r.parents, clock: r.clock,
             isDeleted: r.isDeleted, isVerified: verified, attestedBy: verified ? attestedBy : nil,
-            removedAttestor: verified ? removedAttestor : nil, payloadHash: deferred ? nil : BLAKE2b.hash(payload ?? r.encoded(), byteCount: 32))
+            removedAttestor: verified ? removedAttestor : nil,
+            payloadHash: deferred ? nil : BLAKE2b.hash(payload ?? r.encoded(), byteCount: 32))
         if let at = list.firstIndex(where: { $0.revisionID == r.revisionID }) {
             let existing = list[at]
             if existing.payloadHash == nil { payloadHashes += 1 }
@@ -215,7 +216,9 @@ extension Vault {
     /// index is loaded; the next load covers them otherwise.
     func absorb(_ range: Range<Int>) {
         guard index != nil, !range.isEmpty else { return }
-        Self.absorb(file: file, into: &index!, frames: range, retain: retainsEntryBodies) { id, index in self.noteBeforeAbsorbing(id, in: index) }
+        Self.absorb(file: file, into: &index!, frames: range, retain: retainsEntryBodies) { id, index in
+            self.noteBeforeAbsorbing(id, in: index)
+        }
         observe(index!.maxClock)
     }
 
@@ -234,7 +237,8 @@ extension Vault {
                     willInsert?(r.entryID, built)
                     built.insert(
                         r, frame: record.frame.location.index, location: record.frame.location, payload: record.payload,
-                        verified: record.commitVerified, attestedBy: record.attestedBy, removedAttestor: record.removedAttestor, retain: retain)
+                        verified: record.commitVerified, attestedBy: record.attestedBy, removedAttestor: record.removedAttestor,
+                        retain: retain)
                 case .blobManifest:
                     let m = try BlobManifest(decoding: record.payload, location: record.frame.location)
                     if (try? file.chunkFrames(for: m)) != nil {

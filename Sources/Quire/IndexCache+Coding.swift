@@ -39,8 +39,11 @@ extension IndexCache {
             heads.append(KeyringID(unchecked: b))
         }
         guard heads == heads.sorted() else { return nil }
-        return (VaultID(unchecked: vault), Identity(
-            committedLength: length, frameCount: Int(frames), chainHead: head, keyringHeads: heads, commitsDigest: commits))
+        return (
+            VaultID(unchecked: vault),
+            Identity(
+                committedLength: length, frameCount: Int(frames), chainHead: head, keyringHeads: heads, commitsDigest: commits)
+        )
     }
 
     // MARK: body
@@ -59,9 +62,19 @@ extension IndexCache {
     static func encodeSummaries(_ contents: Contents) -> [UInt8] {
         let entries = contents.entries
         let n = entries.count
-        var ids: [UInt8] = [], revisions: [UInt8] = [], created: [UInt8] = [], offsets: [UInt8] = []
-        var flags: [UInt8] = [], standing: [UInt8] = [], frames: [UInt8] = [], frameOffsets: [UInt8] = []
-        var journals: [UInt8] = [], tags: [UInt8] = [], clocks: [UInt8] = [], heads: [UInt8] = [], counts: [UInt8] = []
+        var ids: [UInt8] = []
+        var revisions: [UInt8] = []
+        var created: [UInt8] = []
+        var offsets: [UInt8] = []
+        var flags: [UInt8] = []
+        var standing: [UInt8] = []
+        var frames: [UInt8] = []
+        var frameOffsets: [UInt8] = []
+        var journals: [UInt8] = []
+        var tags: [UInt8] = []
+        var clocks: [UInt8] = []
+        var heads: [UInt8] = []
+        var counts: [UInt8] = []
         clocks.reserveCapacity(8 * n)
         ids.reserveCapacity(16 * n)
         revisions.reserveCapacity(16 * n)
@@ -203,7 +216,8 @@ extension IndexCache {
                 else { return nil }
                 otherHeads.append(
                     Head(
-                        revision: RevisionID(unchecked: Array(fixed[0..<16])), clock: loadLE(UInt64.self, fixed, at: 16), standing: fixed[24],
+                        revision: RevisionID(unchecked: Array(fixed[0..<16])), clock: loadLE(UInt64.self, fixed, at: 16),
+                        standing: fixed[24],
                         frame: Int(headFrame), frameOffset: headOffset))
             }
             let summary = EntrySummary(

@@ -15,10 +15,12 @@ extension IndexCache {
     /// new one, never part of one.
     ///
     /// - Throws: ``SystemError`` for I/O; nothing is left behind then.
-    package static func write(_ contents: Contents, key: IndexCacheKey, folder: String, random: any RandomSource = SystemRandom()) throws(SystemError) {
+    package static func write(_ contents: Contents, key: IndexCacheKey, folder: String, random: any RandomSource = SystemRandom())
+        throws(SystemError)
+    {
         let bytes = seal(contents, key: key, random: random)
         if !FileSystem.exists(folder) {
-            do { try FileSystem.makeDirectory(folder, permissions: 0o700) } catch where error.isAlreadyExists {}
+            do { try FileSystem.makeDirectory(folder, permissions: 0o700) } catch  where error.isAlreadyExists {}
         }
         let path = folder + "/" + key.fileName
         let temp = Leftovers.temporaryPath(for: path, random: random)

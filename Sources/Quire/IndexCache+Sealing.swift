@@ -42,7 +42,9 @@ extension IndexCache {
                 nonce.withUnsafeBytes { n in
                     ad.withUnsafeBytes { a in
                         out.withUnsafeMutableBytes { o in
-                            XChaCha20Poly1305.seal(p, into: UnsafeMutableRawBufferPointer(rebasing: o[at..<end]), key: key.sealing, nonce: n, authenticating: a)
+                            XChaCha20Poly1305.seal(
+                                p, into: UnsafeMutableRawBufferPointer(rebasing: o[at..<end]), key: key.sealing, nonce: n, authenticating: a
+                            )
                         }
                     }
                 }
@@ -103,7 +105,8 @@ extension IndexCache {
                     plain.withUnsafeMutableBytes { o in
                         (try? XChaCha20Poly1305.open(
                             UnsafeRawBufferPointer(rebasing: raw[range]), into: o, key: key.sealing,
-                            nonce: UnsafeRawBufferPointer(rebasing: raw[(range.lowerBound - nonce)..<range.lowerBound]), authenticating: a)) != nil
+                            nonce: UnsafeRawBufferPointer(rebasing: raw[(range.lowerBound - nonce)..<range.lowerBound]), authenticating: a))
+                            != nil
                     }
                 }
             }
@@ -119,13 +122,17 @@ extension IndexCache {
             return .some(plain)
         }
 
-        guard let openedHeader = openPart(0, headerStart..<(headerStart + headerCount), header: []) else { return .discarded(.notAuthentic) }
+        guard let openedHeader = openPart(0, headerStart..<(headerStart + headerCount), header: []) else {
+            return .discarded(.notAuthentic)
+        }
         guard let header = openedHeader, let (foundVault, identity) = decodeHeader(header) else { return .discarded(.malformed) }
         // The tag already binds the vault id; a mismatch is a writer bug.
         guard foundVault == vaultID else { return .discarded(.otherVault) }
         if let reason = check(identity) { return .discarded(reason) }
 
-        guard let openedSummaries = openPart(1, summariesStart..<(summariesStart + summariesCount), header: header) else { return .discarded(.notAuthentic) }
+        guard let openedSummaries = openPart(1, summariesStart..<(summariesStart + summariesCount), header: header) else {
+            return .discarded(.notAuthentic)
+        }
         guard var summaries = openedSummaries else { return .discarded(.malformed) }
         defer { wipe(&summaries) }
         guard let entries = summaries.withUnsafeBytes({ decodeSummaries($0) }) else { return .discarded(.malformed) }
@@ -134,7 +141,9 @@ extension IndexCache {
             guard let openedSearch = openPart(2, searchStart..<bytes.count, header: header) else { return .discarded(.notAuthentic) }
             guard var searchBytes = openedSearch else { return .discarded(.malformed) }
             defer { wipe(&searchBytes) }
-            guard let decoded = searchBytes.withUnsafeBytes({ decodeSearch($0, entryCount: entries.count) }) else { return .discarded(.malformed) }
+            guard let decoded = searchBytes.withUnsafeBytes({ decodeSearch($0, entryCount: entries.count) }) else {
+                return .discarded(.malformed)
+            }
             stored = decoded
         }
         return .loaded(Contents(vaultID: vaultID, identity: identity, entries: entries, search: stored))

@@ -123,7 +123,8 @@ package enum IndexCache {
         package var revisionCount: Int
 
         package init(
-            summary: EntrySummary, revision: RevisionID, frameOffset: UInt64, clock: UInt64, otherHeads: [Head] = [], revisionCount: Int? = nil
+            summary: EntrySummary, revision: RevisionID, frameOffset: UInt64, clock: UInt64, otherHeads: [Head] = [],
+            revisionCount: Int? = nil
         ) {
             self.summary = summary
             self.revision = revision
@@ -195,7 +196,9 @@ package enum IndexCache {
                 guard let w = winner(s) else { continue }
                 position[Int(slot)] = Int32(entries.count)
                 entries.append(
-                    Entry(summary: s, revision: w.revision, frameOffset: w.frameOffset, clock: w.clock, otherHeads: w.otherHeads, revisionCount: w.revisionCount))
+                    Entry(
+                        summary: s, revision: w.revision, frameOffset: w.frameOffset, clock: w.clock, otherHeads: w.otherHeads,
+                        revisionCount: w.revisionCount))
             }
             let stored = search.map { index in
                 let (terms, postings) = index.storedTerms { slot in
@@ -302,7 +305,8 @@ package struct IndexCacheKey: Sendable {
         let seed = SymmetricKey(storage: try device.keyPair.seed())
         var key = Self.derive(seed, label: "quire-index-cache-key-v1", vaultID: vaultID, byteCount: 32)
         sealing = SymmetricKey(storage: try SecureBytes(consuming: &key))
-        fileName = hex(Self.derive(seed, label: "quire-index-cache-name-v1", vaultID: vaultID, byteCount: 16)) + "." + IndexCache.fileExtension
+        fileName =
+            hex(Self.derive(seed, label: "quire-index-cache-name-v1", vaultID: vaultID, byteCount: 16)) + "." + IndexCache.fileExtension
     }
 
     private static func derive(_ seed: SymmetricKey, label: String, vaultID: VaultID, byteCount: Int) -> [UInt8] {

@@ -242,10 +242,13 @@ struct SearchIndex: Sendable {
     mutating func match(_ query: String) -> SearchMatch? {
         var words: [[UInt8]] = []
         var runs: [[[UInt8]]] = []
-        tokenizer.scan(query, onWord: { words.append($0) }) { character, index in
-            if index == 0 { runs.append([]) }
-            runs[runs.count - 1].append(character)
-        }
+        tokenizer.scan(
+            query,
+            onWord: { words.append($0) },
+            onCJK: { character, index in
+                if index == 0 { runs.append([]) }
+                runs[runs.count - 1].append(character)
+            })
         guard !words.isEmpty || !runs.isEmpty else { return nil }
         var result: Bitset?
         func and(_ bits: Bitset) {
@@ -297,10 +300,13 @@ struct SearchIndex: Sendable {
     mutating func contains(_ runs: [[UInt8]], in document: Document) -> Bool {
         var have: [UInt8] = []
         for text in [document.text] + document.tags {
-            tokenizer.scan(text, onWord: { _ in }) { character, index in
-                if index == 0 { have.append(0) }
-                have += character
-            }
+            tokenizer.scan(
+                text,
+                onWord: { _ in },
+                onCJK: { character, index in
+                    if index == 0 { have.append(0) }
+                    have += character
+                })
         }
         return runs.allSatisfy { run in Self.find(run, in: have) }
     }

@@ -1,6 +1,6 @@
 @_spi(Format) import QuireFormat
-import QuireSystem
 @_spi(Format) import QuireKeys
+import QuireSystem
 
 /// The records a read of the vault's entries could not give back, and where
 /// they are (`Spec/format.md §9.3`, §10.2, §12): what a list, a search or an
@@ -143,7 +143,9 @@ extension UnreadRecords.Record {
             guard [.entryRevision, .blobManifest, .profile].contains(frame.header.kind) else { return nil }
             return UnreadRecords.Record(
                 code: code, offset: frame.location.offset, frameIndex: i,
-                message: "record \(i) at offset \(frame.location.offset) is in commit \(commit.index), whose attestation does not check: it is read but cannot be trusted as written by a member")
+                message:
+                    "record \(i) at offset \(frame.location.offset) is in commit \(commit.index), whose attestation does not check: it is read but cannot be trusted as written by a member"
+            )
         }
     }
 }
@@ -160,7 +162,8 @@ extension Vault {
             // record failed to read, in the file it reflects and the tail
             // after it (Spec/index-cache.md §5): nothing to say.
             if index == nil, indexCache?.view != nil {
-                return UnreadRecords(recordIssues: [], structure: file.structure, commitIssues: [], newerEpoch: nil, hiddenEntryRevisions: 0)
+                return UnreadRecords(
+                    recordIssues: [], structure: file.structure, commitIssues: [], newerEpoch: nil, hiddenEntryRevisions: 0)
             }
             let index = try loadIndex()
             return makeUnreadRecords(index.issues)
@@ -198,9 +201,10 @@ extension Vault {
         let s = file.structure
         var hidden = 0
         if unlocked.unreadableNewerEpoch != nil {
-            hidden = s.frames[0..<s.committedFrameCount].filter {
-                $0.header.kind == .entryRevision && unlocked.keys.keys(for: $0.header.keyID).isEmpty
-            }.count
+            hidden =
+                s.frames[0..<s.committedFrameCount].filter {
+                    $0.header.kind == .entryRevision && unlocked.keys.keys(for: $0.header.keyID).isEmpty
+                }.count
         }
         return UnreadRecords(
             recordIssues: recordIssues, structure: s, commitIssues: file.commitIssues, newerEpoch: unlocked.unreadableNewerEpoch,

@@ -77,7 +77,9 @@ extension Vault {
         options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true
     ) async throws(VaultError) -> Vault {
         try await VaultWorker(label: "quire.open").run { () throws(VaultError) -> Vault in
-            try open(at: path, credential: credential, writable: writable, random: random, options: options, retainsEntryBodies: retainsEntryBodies)
+            try open(
+                at: path, credential: credential, writable: writable, random: random, options: options,
+                retainsEntryBodies: retainsEntryBodies)
         }
     }
 
@@ -166,7 +168,9 @@ extension Vault {
     /// ``search(_:matching:after:)`` in `async` form.
     ///
     /// - Throws: as the synchronous form; ``VaultError/cancelled``.
-    public func search(_ text: String, matching query: EntryQuery = EntryQuery(), after cursor: EntryCursor? = nil) async throws(VaultError) -> EntryPage {
+    public func search(_ text: String, matching query: EntryQuery = EntryQuery(), after cursor: EntryCursor? = nil) async throws(VaultError)
+        -> EntryPage
+    {
         try await perform { () throws(VaultError) -> EntryPage in try self.search(text, matching: query, after: cursor) }
     }
 
@@ -194,7 +198,9 @@ extension Vault {
                 if VaultCancellation.isRequested { throw .cancelled }
                 let n: Int
                 do throws(FormatError) {
-                    n = try buffer.withMutableBytes { (raw: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int in try reader.read(into: raw) }
+                    n = try buffer.withMutableBytes { (raw: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int in
+                        try reader.read(into: raw)
+                    }
                 } catch {
                     throw .format(error)
                 }
@@ -238,7 +244,8 @@ extension Vault {
     /// - Parameter now: milliseconds since the Unix epoch, UTC.
     /// - Throws: as ``compact(_:now:)``; ``VaultError/cancelled``.
     @discardableResult
-    public func compact(_ options: CompactionOptions = CompactionOptions(), now: Int64 = ProcessStats.wallClockMilliseconds()) async throws(VaultError)
+    public func compact(_ options: CompactionOptions = CompactionOptions(), now: Int64 = ProcessStats.wallClockMilliseconds())
+        async throws(VaultError)
         -> CompactionReport
     {
         try await perform { () throws(VaultError) -> CompactionReport in try self.compact(options, now: now) }

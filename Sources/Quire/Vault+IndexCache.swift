@@ -134,7 +134,8 @@ extension Vault {
         var entries: [IndexCache.Entry] = []
         swap(&entries, &contents.entries)
         var view = CachedEntries(
-            identity: contents.identity, cachedCount: entries.count, frameCount: contents.identity.frameCount, entries: entries, table: table)
+            identity: contents.identity, cachedCount: entries.count, frameCount: contents.identity.frameCount, entries: entries,
+            table: table)
         var ignored: [EntryID: EntryChange.State?] = [:]
         guard advance(&view, changed: &ignored) else {
             indexCache = binding
@@ -176,13 +177,15 @@ extension Vault {
             if let existing {
                 let old = view.entries[Int(existing)]
                 let held = Set([old.revision] + old.otherHeads.map(\.revision))
-                guard list.count == 1, !held.contains(w.revisionID), Set(revision.parents) == held, revision.parents.count == held.count else {
+                guard list.count == 1, !held.contains(w.revisionID), Set(revision.parents) == held, revision.parents.count == held.count
+                else {
                     return false
                 }
                 revisionCount = old.revisionCount + 1
             }
             before.append((id, view.state(of: id)))
-            let summary = EntrySummary(id: id, winner: revision, frame: w.frame, headCount: heads.count, standing: w.standing, offsets: &offsets)
+            let summary = EntrySummary(
+                id: id, winner: revision, frame: w.frame, headCount: heads.count, standing: w.standing, offsets: &offsets)
             changes.append((id, summary))
             let entry = IndexCache.Entry(
                 summary: summary, revision: w.revisionID, frameOffset: s.frames[w.frame].location.offset, clock: w.clock.rawValue,
@@ -368,10 +371,13 @@ extension Vault {
     private func loadCachedSearch(_ view: CachedEntries) -> SearchIndex? {
         guard let binding = indexCache else { return nil }
         let want = view.identity
-        guard case .loaded(let c) = IndexCache.load(folder: binding.folder, key: binding.key, vaultID: vaultID, search: true, check: { $0 == want ? nil : .staleFile }),
+        guard
+            case .loaded(let c) = IndexCache.load(
+                folder: binding.folder, key: binding.key, vaultID: vaultID, search: true, check: { $0 == want ? nil : .staleFile }),
             c.entries.count == view.cachedCount, var search = c.makeSearchIndex()
         else { return nil }
-        for i in stride(from: 0, to: c.entries.count, by: max(1, c.entries.count / 64)) where c.entries[i].summary.id != view.entries[i].summary.id {
+        for i in stride(from: 0, to: c.entries.count, by: max(1, c.entries.count / 64))
+        where c.entries[i].summary.id != view.entries[i].summary.id {
             return nil
         }
         if !view.tailDocuments.isEmpty { search.apply(view.tailDocuments.map { ($0.slot, $0.document) }) }
@@ -424,7 +430,8 @@ extension Vault {
             let heads = index.heads(of: summary.id)
             guard let w = heads.first else { return nil }
             return (
-                w.revisionID, s.frames[w.frame].location.offset, w.clock.rawValue, heads.dropFirst().map { Self.cacheHead($0, structure: s) },
+                w.revisionID, s.frames[w.frame].location.offset, w.clock.rawValue,
+                heads.dropFirst().map { Self.cacheHead($0, structure: s) },
                 index.revisions[summary.id]?.count ?? 1
             )
         }

@@ -120,7 +120,8 @@ extension Vault {
                 + "whoever holds the old recovery code answered it; accept this only if you did"
         }
         if !missing.isEmpty {
-            return "\(missing.count) keyring\(missing.count == 1 ? "" : "s") this device trusted \(missing.count == 1 ? "is" : "are") missing from it"
+            return
+                "\(missing.count) keyring\(missing.count == 1 ? "" : "s") this device trusted \(missing.count == 1 ? "is" : "are") missing from it"
         }
         let s = file.structure
         let extends = s.groups.contains { g in s.frames[g.commitFrame].end == memory.committedLength && g.storedHead == memory.chainHead }
@@ -394,7 +395,8 @@ extension Vault {
             let path = FileSystem.canonicalPath(file.path) ?? file.path
             let s = file.structure
             let memory = VaultMemory(
-                vaultID: vaultID, path: path, committedLength: s.committedEnd, chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
+                vaultID: vaultID, path: path, committedLength: s.committedEnd,
+                chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
                 newestClock: (try? loadIndex().maxClock.rawValue) ?? 0, keyringHeads: rememberedKeyrings(state),
                 removedKey: nil, acceptedTampered: acceptedTamperedInFile(try? store.memory(of: vaultID, path: path)))
             do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
@@ -402,7 +404,6 @@ extension Vault {
             rollbackRefusal = nil
         }
     }
-
 
     /// Who holds keys now, as the trusted keyrings say.
     ///
@@ -433,7 +434,11 @@ extension Vault {
             return
         }
         guard signer != nil else {
-            throw .keys(.operationRefused(reason: "the keys were changed on two devices at once and must be joined before anything is written; open the vault with an enrolled device or the recovery key once"))
+            throw .keys(
+                .operationRefused(
+                    reason:
+                        "the keys were changed on two devices at once and must be joined before anything is written; open the vault with an enrolled device or the recovery key once"
+                ))
         }
         try changeKeys(.rotate)
     }
@@ -461,12 +466,16 @@ extension Vault {
         // recovery key the user chose between, first joins them keeping the
         // chosen one (a rotation), so that the change — a replacement of that
         // key, say — starts from a state with one recovery member.
-        if case .rotate = change {} else if keptRecoveryKey != nil, !(try recoveryKeyChoices()).isEmpty {
+        if case .rotate = change {
+        } else if keptRecoveryKey != nil, !(try recoveryKeyChoices()).isEmpty {
             try changeKeys(.rotate, now: now, replacement: .mine)
         }
         return try lock.withLock { () throws(VaultError) -> KeyringProposal in
             guard let signer else {
-                throw .keys(.operationRefused(reason: "only an enrolled device or the recovery key can change the keys; a passphrase or an escrow key can only read"))
+                throw .keys(
+                    .operationRefused(
+                        reason:
+                            "only an enrolled device or the recovery key can change the keys; a passphrase or an escrow key can only read"))
             }
             var written: KeyringProposal?
             changingKeys = true
@@ -514,7 +523,9 @@ extension Vault {
     /// - Throws: ``VaultError/keys(_:)`` with ``KeyError/deviceCodeInvalid(reason:)``
     ///   or ``KeyError/operationRefused(reason:)``; the errors of ``changeKeys(_:now:)``.
     @discardableResult
-    public func enrollDevice(code: String, name: String, now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> KeyringMember {
+    public func enrollDevice(code: String, name: String, now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError)
+        -> KeyringMember
+    {
         let publicKey: [UInt8]
         do { publicKey = try DeviceCode.parse(code) } catch { throw .keys(error) }
         try changeKeys(.enroll(publicKey: publicKey, name: name), now: now)
@@ -547,11 +558,15 @@ extension Vault {
         let matches = state.devices.filter { $0.name == name }
         guard let member = matches.first else {
             let names = state.devices.map { "\"\($0.name)\"" }.joined(separator: ", ")
-            throw .keys(.operationRefused(reason: "no enrolled device is named \"\(name)\"; the devices are \(names.isEmpty ? "none" : names)"))
+            throw .keys(
+                .operationRefused(reason: "no enrolled device is named \"\(name)\"; the devices are \(names.isEmpty ? "none" : names)"))
         }
         guard matches.count == 1 else {
             let fingerprints = matches.map { DeviceCode.fingerprint(of: $0.publicKey) }.joined(separator: ", ")
-            throw .keys(.operationRefused(reason: "\(matches.count) enrolled devices are named \"\(name)\" (fingerprints \(fingerprints)); remove one by its key"))
+            throw .keys(
+                .operationRefused(
+                    reason: "\(matches.count) enrolled devices are named \"\(name)\" (fingerprints \(fingerprints)); remove one by its key")
+            )
         }
         try changeKeys(.remove(publicKey: member.publicKey), now: now, replacement: replacement)
         return member
@@ -576,7 +591,8 @@ extension Vault {
         publicKey: [UInt8], now: Int64 = ProcessStats.wallClockMilliseconds(), replacement: RecoveryReplacementOwner = .mine
     ) throws(VaultError) -> KeyringMember {
         guard let member = try keyState().devices.first(where: { $0.publicKey == publicKey }) else {
-            throw .keys(.operationRefused(reason: "no enrolled device has the key with fingerprint \(DeviceCode.fingerprint(of: publicKey))"))
+            throw .keys(
+                .operationRefused(reason: "no enrolled device has the key with fingerprint \(DeviceCode.fingerprint(of: publicKey))"))
         }
         try changeKeys(.remove(publicKey: member.publicKey), now: now, replacement: replacement)
         return member
@@ -627,9 +643,13 @@ extension Vault {
     ///   when the vault was not opened with the recovery key, or a name
     ///   matches no device; the errors of ``changeKeys(_:now:)``.
     @discardableResult
-    public func lockDown(removingDevicesNamed names: [String], now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> [KeyringMember] {
+    public func lockDown(removingDevicesNamed names: [String], now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError)
+        -> [KeyringMember]
+    {
         guard case .recoveryKey = credential else {
-            throw .keys(.operationRefused(reason: "only the recovery key removes several devices at once; open the vault with --recovery-key-file FILE"))
+            throw .keys(
+                .operationRefused(
+                    reason: "only the recovery key removes several devices at once; open the vault with --recovery-key-file FILE"))
         }
         let state = try keyState()
         let known = state.devices + state.removed.filter { $0.role == "device" }
@@ -656,7 +676,8 @@ extension Vault {
             var thisDevice: [UInt8]?
             if case .device(let pair) = credential { thisDevice = pair.publicKey }
             do throws(KeyError) {
-                return try PrivacyStatement(unlocked: unlocked, structure: file.structure, vaultName: name, thisDevice: thisDevice, warnings: warnings)
+                return try PrivacyStatement(
+                    unlocked: unlocked, structure: file.structure, vaultName: name, thisDevice: thisDevice, warnings: warnings)
             } catch {
                 throw .keys(error)
             }

@@ -1,6 +1,6 @@
+@_spi(Format) import QuireFormat
 @_spi(Format) public import QuireSync
 import QuireSystem
-@_spi(Format) import QuireFormat
 
 extension Vault {
     /// Merges the copy at `copyPath` — a sync tool's conflict copy, an

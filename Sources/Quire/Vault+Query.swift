@@ -63,7 +63,9 @@ extension Vault {
     ///
     /// - Throws: ``VaultError/format(_:)`` for I/O or a record that no
     ///   longer reads.
-    public func search(_ text: String, matching query: EntryQuery = EntryQuery(), after cursor: EntryCursor? = nil) throws(VaultError) -> EntryPage {
+    public func search(_ text: String, matching query: EntryQuery = EntryQuery(), after cursor: EntryCursor? = nil) throws(VaultError)
+        -> EntryPage
+    {
         try lock.withLock { () throws(VaultError) -> EntryPage in
             if let page = cachedPage(query, after: cursor, searching: text) { return page }
             try prepareQueryIndexes(search: true)
@@ -99,7 +101,9 @@ extension Vault {
         rows.reserveCapacity(slots.count)
         for slot in slots {
             let id = table.summary(slot).id
-            guard let s = try snapshot(id, index: index!) else { throw .format(.malformedRecord(nil, reason: "entry \(id) left the index")) }
+            guard let s = try snapshot(id, index: index!) else {
+                throw .format(.malformedRecord(nil, reason: "entry \(id) left the index"))
+            }
             rows.append(s)
         }
         let next = more ? slots.last.map { EntryCursor(table.summary($0).key) } : nil
@@ -172,7 +176,8 @@ extension Vault {
         var offsets = UTCOffsets()
         return created.map {
             let w = winners[$0.at]
-            return EntrySummary(id: w.id, winner: w.revision, frame: w.head.frame, headCount: w.heads, standing: w.head.standing, offsets: &offsets)
+            return EntrySummary(
+                id: w.id, winner: w.revision, frame: w.head.frame, headCount: w.heads, standing: w.head.standing, offsets: &offsets)
         }
     }
 

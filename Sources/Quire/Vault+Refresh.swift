@@ -163,7 +163,9 @@ extension Vault {
         if let index { return index.profile?.clock }
         var best: HybridLogicalClock?
         _ = file.forEachRecord(kinds: [.profile], in: nil) { record in
-            if let p = try? Profile(decoding: record.payload, location: record.frame.location), best.map({ p.clock >= $0 }) ?? true { best = p.clock }
+            if let p = try? Profile(decoding: record.payload, location: record.frame.location), best.map({ p.clock >= $0 }) ?? true {
+                best = p.clock
+            }
             return true
         }
         return best
@@ -294,7 +296,8 @@ extension Vault {
                 if before != after { changes.append(EntryChange(id: id, before: before, after: after)) }
             }
             let frames = file.structure.committedFrameCount
-            unread = newlyUnread(issues: Array(index.issues[min(log.issues, index.issues.count)...]), groupsOf: min(log.frames, frames)..<frames)
+            unread = newlyUnread(
+                issues: Array(index.issues[min(log.issues, index.issues.count)...]), groupsOf: min(log.frames, frames)..<frames)
         }
         let profileChanged = log.profile != index.profile?.clock
         refreshLog.profile = index.profile?.clock
@@ -312,11 +315,13 @@ extension Vault {
         if let old = log.keysBefore {
             let new = KeySummary(unlocked, vaultID: vaultID)
             if old != new {
-                let oldKeys = Set(old.members.map(\.publicKey)), newKeys = Set(new.members.map(\.publicKey))
+                let oldKeys = Set(old.members.map(\.publicKey))
+                let newKeys = Set(new.members.map(\.publicKey))
                 keys = KeysChange(
                     epochBefore: old.epoch, epochAfter: new.epoch, headsBefore: old.heads, headsAfter: new.heads,
                     membersAdded: new.members.filter { !oldKeys.contains($0.publicKey) },
-                    membersRemoved: old.members.filter { !newKeys.contains($0.publicKey) }, thisCredentialRemoved: new.removed && !old.removed)
+                    membersRemoved: old.members.filter { !newKeys.contains($0.publicKey) },
+                    thisCredentialRemoved: new.removed && !old.removed)
             }
         }
         var tail: UncommittedTail?

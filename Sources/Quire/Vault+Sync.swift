@@ -1,7 +1,7 @@
-@_spi(Format) public import QuireSync
 @_spi(Format) import QuireFormat
-public import QuireSystem
 import QuireKeys
+@_spi(Format) public import QuireSync
+public import QuireSystem
 
 /// Copies of the vault left by sync tools (`Spec/merge.md`).
 extension Vault {
@@ -29,7 +29,8 @@ extension Vault {
         for name in names where name != vaultName && !name.hasPrefix(".") {
             guard ConflictCopyName.tool(of: name, copyOf: vaultName) != nil else { continue }
             let copyPath = folder == "/" ? "/" + name : folder + "/" + name
-            guard let file = try? SystemFile(path: copyPath, mode: .readOnly), let bytes = try? file.read(count: FileHeader.byteCount, at: 0),
+            guard let file = try? SystemFile(path: copyPath, mode: .readOnly),
+                let bytes = try? file.read(count: FileHeader.byteCount, at: 0),
                 let header = try? FileHeader.parse(bytes).0, header.vaultID == vaultID
             else { continue }
             copies.append(copyPath)
@@ -48,7 +49,9 @@ extension Vault {
     public func foldConflictCopies() throws(VaultError) -> FoldReport {
         try lock.withLock { () throws(VaultError) -> FoldReport in
             let report: FoldReport
-            do throws(SyncError) { report = try ConflictCopies.fold(into: file.path, credential: credential, random: random, options: writeOptions) } catch {
+            do throws(SyncError) {
+                report = try ConflictCopies.fold(into: file.path, credential: credential, random: random, options: writeOptions)
+            } catch {
                 throw .sync(error)
             }
             try reload()
@@ -71,11 +74,14 @@ extension Vault {
     ///   records would be lost, and the other errors of
     ///   ``Compaction/compact(vaultAt:credential:options:now:random:writeOptions:)``).
     @discardableResult
-    public func compact(_ options: CompactionOptions = CompactionOptions(), now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> CompactionReport {
+    public func compact(_ options: CompactionOptions = CompactionOptions(), now: Int64 = ProcessStats.wallClockMilliseconds())
+        throws(VaultError) -> CompactionReport
+    {
         try lock.withLock { () throws(VaultError) -> CompactionReport in
             let report: CompactionReport
             do throws(SyncError) {
-                report = try Compaction.compact(vaultAt: file.path, credential: credential, options: options, now: now, random: random, writeOptions: writeOptions)
+                report = try Compaction.compact(
+                    vaultAt: file.path, credential: credential, options: options, now: now, random: random, writeOptions: writeOptions)
             } catch {
                 throw .sync(error)
             }

@@ -1,8 +1,8 @@
 @_spi(Crypto) public import QuireCrypto
 @_spi(Format) public import QuireFormat
 @_spi(Format) public import QuireKeys
-public import QuireSystem
 @_spi(Format) import QuireSync
+public import QuireSystem
 
 /// How to set up a new vault (`Spec/keys.md §6.1`).
 public struct VaultSetup: Sendable {
@@ -167,7 +167,8 @@ public final class Vault: @unchecked Sendable {
         do { file = try VaultFile(path: path, writable: writable) } catch { throw .diagnosing(error, path: path) }
         let unlocked = try unlock(file, with: credential)
         return Vault(
-            file: file, unlocked: unlocked, credential: credential, random: random, options: options, retainsEntryBodies: retainsEntryBodies)
+            file: file, unlocked: unlocked, credential: credential, random: random, options: options, retainsEntryBodies: retainsEntryBodies
+        )
     }
 
     /// Creates a new vault at `path` (mode 0600) whose first commit holds the
@@ -187,14 +188,18 @@ public final class Vault: @unchecked Sendable {
         do { (vaultID, keyring) = try KeyOperations.root(root, random: random) } catch { throw .keys(error) }
         let epochKey = keyring.epochKey
         let signer: Ed25519.KeyPair
-        if let device = setup.device { signer = device.keyPair } else {
+        if let device = setup.device {
+            signer = device.keyPair
+        } else {
             do { signer = try setup.recoveryKey.signingKeyPair() } catch { throw .keys(.operationRefused(reason: "\(error)")) }
         }
         let authorID = DeviceID(publicKey: signer.publicKey)
         let clock = HybridLogicalClock(rawValue: 0).tick(now: UInt64(max(0, setup.now)))
         let profile = Profile(name: setup.name, clock: clock, device: authorID)
         do {
-            _ = try VaultFile.create(at: path, vaultID: vaultID, keys: KeySet(single: epochKey), random: random, options: options, attestWith: signer) {
+            _ = try VaultFile.create(
+                at: path, vaultID: vaultID, keys: KeySet(single: epochKey), random: random, options: options, attestWith: signer
+            ) {
                 (tx: PendingCommit) throws(FormatError) in
                 try tx.appendKeyring(keyID: epochKey.id, epoch: 1, body: keyring.body)
                 try tx.appendSealed(kind: .profile, payload: profile.encoded())
@@ -245,7 +250,10 @@ public final class Vault: @unchecked Sendable {
             throw .tampered(file.structure.frames[file.structure.groups[g].commitFrame].location)
         }
         guard signer != nil else {
-            throw .keys(.operationRefused(reason: "a passphrase or an escrow key can read this vault but not write to it; open it with a device or the recovery key"))
+            throw .keys(
+                .operationRefused(
+                    reason:
+                        "a passphrase or an escrow key can read this vault but not write to it; open it with a device or the recovery key"))
         }
     }
 
@@ -279,7 +287,8 @@ public final class Vault: @unchecked Sendable {
                 var inner: (any Error)?
                 var transaction: VaultTransaction?
                 do throws(FormatError) {
-                    try file.commit(random: random, options: writeOptions, attestWith: signer) { (pending: PendingCommit) throws(FormatError) in
+                    try file.commit(random: random, options: writeOptions, attestWith: signer) {
+                        (pending: PendingCommit) throws(FormatError) in
                         // Index what other writers committed since we looked
                         // (or follow it with the cached view, noting what it
                         // changed for refresh(); when the view cannot follow,
@@ -467,7 +476,9 @@ public final class VaultTransaction {
     /// commit, under the lock, after other writers' commits are indexed.
     /// A revision that is not a tombstone gets `modified` set to now; it may
     /// replace only tombstones when `restoring`.
-    func change(_ id: EntryID, body: EntryBody, deleted: Bool, base: [RevisionID]?, restoring: Bool = false) throws(VaultError) -> EntryRevision {
+    func change(_ id: EntryID, body: EntryBody, deleted: Bool, base: [RevisionID]?, restoring: Bool = false) throws(VaultError)
+        -> EntryRevision
+    {
         if let parents = try parentsFromCachedView(id, deleted: deleted, base: base, restoring: restoring) {
             return try appendChange(id, body: body, deleted: deleted, parents: parents)
         }
@@ -497,7 +508,9 @@ public final class VaultTransaction {
     /// index decides.
     ///
     /// - Throws: ``VaultError/entryNotFound(_:)``, ``VaultError/entryDeleted(_:)``.
-    private func parentsFromCachedView(_ id: EntryID, deleted: Bool, base: [RevisionID]?, restoring: Bool) throws(VaultError) -> [RevisionID]? {
+    private func parentsFromCachedView(_ id: EntryID, deleted: Bool, base: [RevisionID]?, restoring: Bool) throws(VaultError)
+        -> [RevisionID]?
+    {
         guard vault.index == nil, let view = vault.indexCache?.view else { return nil }
         guard let state = view.state(of: id) else { throw .entryNotFound(id) }
         guard state.conflictingHeads.isEmpty, base.map({ Set($0) == [state.winner] }) ?? true else { return nil }
@@ -580,7 +593,8 @@ public final class VaultTransaction {
         for ((frame, rev), payload) in zip(newRevisions, newPayloads) {
             // A fresh revision id: no other frame carries it, so its payload
             // hash waits until one does (merge.md §5).
-            vault.index!.insert(rev, frame: frame, payload: payload, attestedBy: attestor, retain: vault.retainsEntryBodies, ownPayload: true)
+            vault.index!.insert(
+                rev, frame: frame, payload: payload, attestedBy: attestor, retain: vault.retainsEntryBodies, ownPayload: true)
         }
         for (m, frame) in newBlobs {
             vault.index!.insert(m, frame: frame, blobKey: pending.key.blobKey, standing: 2)

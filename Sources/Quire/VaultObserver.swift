@@ -1,6 +1,6 @@
 import Dispatch
-import QuireSystem
 @_spi(Format) import QuireFormat
+import QuireSystem
 
 /// Watches a vault's file and delivers what other processes change in it
 /// as ``VaultChangeSet``s: an app keeps its timeline current without
@@ -66,7 +66,9 @@ public final class VaultObserver: @unchecked Sendable {
     ///     delivered; ``init(vault:coalescing:onEvent:)`` delivers them too.
     /// - Throws: ``VaultError/format(_:)`` (``FormatError/io(_:)``) when the
     ///   system refuses the watch.
-    public convenience init(vault: Vault, coalescing: Duration = .milliseconds(50), onChange: @escaping @Sendable (Delivery) -> Void) throws(VaultError) {
+    public convenience init(vault: Vault, coalescing: Duration = .milliseconds(50), onChange: @escaping @Sendable (Delivery) -> Void)
+        throws(VaultError)
+    {
         try self.init(vault: vault, coalescing: coalescing, everything: false) { event in
             switch event {
             case .changed(let changes, _): onChange(.success(changes))
@@ -89,7 +91,9 @@ public final class VaultObserver: @unchecked Sendable {
     ///   - onEvent: called on a private serial queue, one event at a time.
     /// - Throws: ``VaultError/format(_:)`` (``FormatError/io(_:)``) when the
     ///   system refuses the watch.
-    public convenience init(vault: Vault, coalescing: Duration = .milliseconds(50), onEvent: @escaping @Sendable (VaultEvent) -> Void) throws(VaultError) {
+    public convenience init(vault: Vault, coalescing: Duration = .milliseconds(50), onEvent: @escaping @Sendable (VaultEvent) -> Void)
+        throws(VaultError)
+    {
         try self.init(vault: vault, coalescing: coalescing, everything: true, deliver: onEvent)
     }
 

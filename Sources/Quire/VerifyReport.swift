@@ -1,6 +1,6 @@
+@_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
 @_spi(Format) import QuireKeys
-@_spi(Crypto) import QuireCrypto
 import QuireSystem
 
 /// What `verify` found (`Spec/format.md §10`, §12): every damaged, altered
@@ -91,7 +91,8 @@ extension Vault {
     /// names each one that is not, with its offset and frame index.
     public func verify() -> VerifyReport {
         // Never throws when not cancellable.
-        (try? verifyReport(cancellable: false)) ?? VerifyReport(fileByteCount: 0, frameCount: 0, commitCount: 0, intactRecordCount: 0, issues: [])
+        (try? verifyReport(cancellable: false))
+            ?? VerifyReport(fileByteCount: 0, frameCount: 0, commitCount: 0, intactRecordCount: 0, issues: [])
     }
 
     /// ``verify()``; when `cancellable`, stops at the next record or chunk
@@ -104,9 +105,10 @@ extension Vault {
             let s = file.structure
             var issues: [VerifyReport.Issue] = []
             if case .copyDamaged(let i) = s.headerDamage {
-                issues.append(VerifyReport.Issue(
-                    code: "header_copy_damaged", offset: UInt64(i * 32), frameIndex: nil,
-                    message: "header copy \(i + 1) of 2 is damaged; the other copy was used", isDamage: false))
+                issues.append(
+                    VerifyReport.Issue(
+                        code: "header_copy_damaged", offset: UInt64(i * 32), frameIndex: nil,
+                        message: "header copy \(i + 1) of 2 is damaged; the other copy was used", isDamage: false))
             }
             var found: [(UInt64, VerifyReport.Issue)] = []
             for region in s.damagedRegions {
@@ -119,7 +121,11 @@ extension Vault {
                     found.append((frame.location.offset, VaultReportBuilder.issue(.malformedFrame(frame.location, reason: reason))))
                 }
                 if !frame.header.kind.isKnown && frame.header.kind.isCritical {
-                    found.append((frame.location.offset, VaultReportBuilder.issue(.unknownCriticalKind(frame.location, kind: frame.header.kind.rawValue))))
+                    found.append(
+                        (
+                            frame.location.offset,
+                            VaultReportBuilder.issue(.unknownCriticalKind(frame.location, kind: frame.header.kind.rawValue))
+                        ))
                 }
             }
             for e in file.commitIssues { found.append((e.offset ?? 0, VaultReportBuilder.issue(e))) }
@@ -135,7 +141,9 @@ extension Vault {
             // checking their body hash or their commit's epoch: they are
             // never released, so never reported (Spec/format.md §4.2, §9.3);
             // an unknown critical kind is reported above.
-            let kinds = Set(s.frames[0..<s.committedFrameCount].map(\.header.kind).filter(\.isKnown)).subtracting([.commit, .blobChunk, .keyring])
+            let kinds = Set(s.frames[0..<s.committedFrameCount].map(\.header.kind).filter(\.isKnown)).subtracting([
+                .commit, .blobChunk, .keyring,
+            ])
             intact += unlocked.keyrings.filter(\.isTrusted).count
             var stopped = false
             let recordIssues = file.forEachRecord(kinds: kinds) { record in
@@ -169,23 +177,35 @@ extension Vault {
                 do throws(FormatError) {
                     let reader = try file.openBlob(m, blobKey: blobKey)
                     var sink = [UInt8](repeating: 0, count: Limits.chunkByteCount)
-                    while try sink.withMutableBytes({ (raw: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int in try reader.read(into: raw) }) > 0 {}
+                    while try sink.withMutableBytes({ (raw: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int in
+                        try reader.read(into: raw)
+                    }) > 0 {}
                     intact += reader.chunkCount
                 } catch {
                     // A damaged chunk is reported where it is; a broken chunk
                     // structure (no single frame to blame) at the manifest.
                     let at = error.location ?? loc
                     let i = VaultReportBuilder.issue(error)
-                    found.append((at.offset, VerifyReport.Issue(code: i.code, offset: at.offset, frameIndex: at.index, message: i.message, isDamage: true)))
+                    found.append(
+                        (
+                            at.offset,
+                            VerifyReport.Issue(code: i.code, offset: at.offset, frameIndex: at.index, message: i.message, isDamage: true)
+                        ))
                 }
             }
             if s.tailByteCount > 0 {
-                found.append((s.committedEnd, VaultReportBuilder.issue(.tornTail(
-                    offset: s.committedEnd, byteCount: s.tailByteCount, uncommittedFrameCount: s.uncommittedFrames.count))))
+                found.append(
+                    (
+                        s.committedEnd,
+                        VaultReportBuilder.issue(
+                            .tornTail(
+                                offset: s.committedEnd, byteCount: s.tailByteCount, uncommittedFrameCount: s.uncommittedFrames.count))
+                    ))
             }
             issues += found.sorted { $0.0 < $1.0 }.map(\.1)
             return VerifyReport(
-                fileByteCount: s.fileSize, frameCount: s.frames.count, commitCount: s.groups.count, intactRecordCount: intact, issues: issues)
+                fileByteCount: s.fileSize, frameCount: s.frames.count, commitCount: s.groups.count, intactRecordCount: intact,
+                issues: issues)
         }
     }
 }

@@ -24,13 +24,13 @@ public enum CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
             return "authentication failed: wrong key or altered data"
         case .badSignature:
             return "signature does not verify"
-        case let .wrongLength(what, expected, actual):
+        case .wrongLength(let what, let expected, let actual):
             return "\(what) must be \(expected) bytes, got \(actual)"
         case .invalidPublicKey:
             return "public key is not a valid curve point"
-        case let .passwordHashFailed(ops, mem):
+        case .passwordHashFailed(let ops, let mem):
             return "Argon2id failed with opslimit \(ops) and memlimit \(mem) bytes"
-        case let .outOfSecureMemory(count):
+        case .outOfSecureMemory(let count):
             return "could not allocate \(count) bytes of guarded memory"
         }
     }

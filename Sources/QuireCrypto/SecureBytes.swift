@@ -128,7 +128,8 @@ package func wipeShared(_ bytes: [UInt8]) {
 /// Constant-time comparison of two byte strings of equal length; false when
 /// the lengths differ.
 package func constantTimeEqual(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Bool {
-    let x = Array(a), y = Array(b)
+    let x = Array(a)
+    let y = Array(b)
     guard x.count == y.count else { return false }
     if x.isEmpty { return true }
     return x.withUnsafeBytes { xr in

@@ -86,7 +86,8 @@ internal import CSodium
         var written: UInt64 = 0
         let rc = key.withUnsafeBytes { k in
             crypto_aead_xchacha20poly1305_ietf_decrypt(
-                output.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafeMutablePointer(mutating: nonce.baseAddress!.assumingMemoryBound(to: UInt8.self)),
+                output.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                    ?? UnsafeMutablePointer(mutating: nonce.baseAddress!.assumingMemoryBound(to: UInt8.self)),
                 &written, nil,
                 sealed.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(sealed.count),
                 associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count),

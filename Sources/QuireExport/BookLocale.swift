@@ -175,12 +175,20 @@ public struct BookLocale: Sendable, Equatable {
             while i < chars.count {
                 let c = chars[i]
                 if c == "'" {
-                    if i + 1 < chars.count, chars[i + 1] == "'" { literal("'"); i += 2; continue }
+                    if i + 1 < chars.count, chars[i + 1] == "'" {
+                        literal("'")
+                        i += 2
+                        continue
+                    }
                     var j = i + 1
                     var s = ""
                     while j < chars.count {
                         if chars[j] == "'" {
-                            if j + 1 < chars.count, chars[j + 1] == "'" { s.append("'"); j += 2; continue }
+                            if j + 1 < chars.count, chars[j + 1] == "'" {
+                                s.append("'")
+                                j += 2
+                                continue
+                            }
                             break
                         }
                         s.append(chars[j])
@@ -225,7 +233,8 @@ public struct BookLocale: Sendable, Equatable {
             switch plural {
             case .oneOther(let one, let other): return "\(written) \(n == 1 ? one : other)"
             case .slavic(let one, let few, let many):
-                let m10 = abs(n) % 10, m100 = abs(n) % 100
+                let m10 = abs(n) % 10
+                let m100 = abs(n) % 100
                 let word = m10 == 1 && m100 != 11 ? one : (2...4).contains(m10) && !(12...14).contains(m100) ? few : many
                 return "\(written) \(word)"
             case .invariant(let word): return "\(written) \(word)"
@@ -233,19 +242,28 @@ public struct BookLocale: Sendable, Equatable {
         }
 
         static let table: [String: Words] = [
-            "en": Words(contents: "Contents", noEntries: "No entries.", mood: "mood", inferred: "(inferred)",
+            "en": Words(
+                contents: "Contents", noEntries: "No entries.", mood: "mood", inferred: "(inferred)",
                 attachmentNotShown: "Attachment not shown: ", linkedEntry: "linked entry", plural: .oneOther("entry", "entries")),
-            "ru": Words(contents: "Содержание", noEntries: "Записей нет.", mood: "настроение", inferred: "(предположительно)",
-                attachmentNotShown: "Вложение не показано: ", linkedEntry: "связанная запись", plural: .slavic("запись", "записи", "записей")),
-            "zh": Words(contents: "目录", noEntries: "没有日记。", mood: "心情", inferred: "（推定）",
+            "ru": Words(
+                contents: "Содержание", noEntries: "Записей нет.", mood: "настроение", inferred: "(предположительно)",
+                attachmentNotShown: "Вложение не показано: ", linkedEntry: "связанная запись",
+                plural: .slavic("запись", "записи", "записей")),
+            "zh": Words(
+                contents: "目录", noEntries: "没有日记。", mood: "心情", inferred: "（推定）",
                 attachmentNotShown: "未显示的附件：", linkedEntry: "相关日记", plural: .invariant("篇")),
-            "ja": Words(contents: "目次", noEntries: "記録はありません。", mood: "気分", inferred: "（推定）",
+            "ja": Words(
+                contents: "目次", noEntries: "記録はありません。", mood: "気分", inferred: "（推定）",
                 attachmentNotShown: "表示されない添付ファイル：", linkedEntry: "関連する記録", plural: .invariant("件")),
-            "de": Words(contents: "Inhalt", noEntries: "Keine Einträge.", mood: "Stimmung", inferred: "(vermutet)",
-                attachmentNotShown: "Anhang nicht angezeigt: ", linkedEntry: "verknüpfter Eintrag", plural: .oneOther("Eintrag", "Einträge")),
-            "fr": Words(contents: "Table des matières", noEntries: "Aucune entrée.", mood: "humeur", inferred: "(supposé)",
+            "de": Words(
+                contents: "Inhalt", noEntries: "Keine Einträge.", mood: "Stimmung", inferred: "(vermutet)",
+                attachmentNotShown: "Anhang nicht angezeigt: ", linkedEntry: "verknüpfter Eintrag", plural: .oneOther("Eintrag", "Einträge")
+            ),
+            "fr": Words(
+                contents: "Table des matières", noEntries: "Aucune entrée.", mood: "humeur", inferred: "(supposé)",
                 attachmentNotShown: "Pièce jointe non affichée : ", linkedEntry: "entrée liée", plural: .oneOther("entrée", "entrées")),
-            "es": Words(contents: "Índice", noEntries: "No hay entradas.", mood: "ánimo", inferred: "(supuesto)",
+            "es": Words(
+                contents: "Índice", noEntries: "No hay entradas.", mood: "ánimo", inferred: "(supuesto)",
                 attachmentNotShown: "Adjunto no mostrado: ", linkedEntry: "entrada enlazada", plural: .oneOther("entrada", "entradas")),
         ]
     }

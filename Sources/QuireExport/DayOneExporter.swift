@@ -51,7 +51,9 @@ enum DayOneExporter {
         for (i, s) in context.entries.enumerated() {
             let name = s.body.journal.isEmpty ? context.title() : s.body.journal
             let item = (i, s.id, DayOneMapping.previousUUID(s.body).map(DayOneMapping.entryID(forUUID:)))
-            if let k = byName[name] { journals[k].entries.append(item) } else {
+            if let k = byName[name] {
+                journals[k].entries.append(item)
+            } else {
                 byName[name] = journals.count
                 journals.append((name, [item]))
             }
@@ -137,9 +139,12 @@ enum DayOneExporter {
     /// A journal name as a file name: `/`, `\`, `:`, controls and NUL become
     /// `_`; an empty name or one of dots becomes `Journal`; at most 100 characters.
     static func safeFileName(_ name: String) -> String {
-        var out = String(String.UnicodeScalarView(name.unicodeScalars.map { u -> Unicode.Scalar in
-            u.value < 0x20 || u.value == 0x7F || u == "/" || u == "\\" || u == ":" ? "_" : u
-        }).prefix(100))
+        var out = String(
+            String.UnicodeScalarView(
+                name.unicodeScalars.map { u -> Unicode.Scalar in
+                    u.value < 0x20 || u.value == 0x7F || u == "/" || u == "\\" || u == ":" ? "_" : u
+                }
+            ).prefix(100))
         if out.allSatisfy({ $0 == "." }) { out = "Journal" }
         return out
     }

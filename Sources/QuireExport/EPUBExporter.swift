@@ -57,9 +57,12 @@ enum EPUBExporter {
             let t = LocalTime(of: snapshot.body)
             let key = t.year * 12 + t.month - 1
             chapterFiles[snapshot.id] = Chapter.id(year: t.year, month: t.month) + ".xhtml"
-            if let c = byKey[key] { chapters[c].entries.append(i) } else {
+            if let c = byKey[key] {
+                chapters[c].entries.append(i)
+            } else {
                 byKey[key] = chapters.count
-                chapters.append(Chapter(year: t.year, month: t.month, entries: [i], title: context.locale.monthAndYear(year: t.year, month: t.month)))
+                chapters.append(
+                    Chapter(year: t.year, month: t.month, entries: [i], title: context.locale.monthAndYear(year: t.year, month: t.month)))
             }
             for r in snapshot.body.attachments where imageTypes.contains(r.mediaType.lowercased()) {
                 let name = MediaFiles.fileName(for: r)
@@ -79,13 +82,17 @@ enum EPUBExporter {
             try zip.add(
                 "OEBPS/content.opf", compressed: true,
                 bytes: Array(packageDocument(shared.context, title: title, language: language, chapters: chapters, images: images).utf8))
-            try zip.add("OEBPS/nav.xhtml", compressed: true, bytes: Array(navigation(title: title, language: language, chapters: chapters, locale: shared.context.locale).utf8))
-            try zip.add("OEBPS/title.xhtml", compressed: true, bytes: Array(titlePage(shared.context, title: title, language: language).utf8))
+            try zip.add(
+                "OEBPS/nav.xhtml", compressed: true,
+                bytes: Array(navigation(title: title, language: language, chapters: chapters, locale: shared.context.locale).utf8))
+            try zip.add(
+                "OEBPS/title.xhtml", compressed: true, bytes: Array(titlePage(shared.context, title: title, language: language).utf8))
             try zip.add("OEBPS/style.css", compressed: true, bytes: Array(style.utf8))
             for chapter in chapters {
                 try zip.add(
                     "OEBPS/" + chapter.href, compressed: true,
-                    source: ChapterSource(chapter: chapter, language: language, shared: shared, imageNames: imageNames, entryFiles: chapterFiles))
+                    source: ChapterSource(
+                        chapter: chapter, language: language, shared: shared, imageNames: imageNames, entryFiles: chapterFiles))
             }
             for image in images {
                 let source = AttachmentSource(vault: shared.context.vault, blob: image.blob)
@@ -123,7 +130,9 @@ enum EPUBExporter {
         _ context: ExportContext, title: String, language: String, chapters: [Chapter], images: [(name: String, blob: BlobID, type: String)]
     ) -> String {
         let id = context.vault.vaultID.bytes.map { String($0, radix: 16) }.map { $0.count == 1 ? "0" + $0 : $0 }
-        let uuid = id[0..<4].joined() + "-" + id[4..<6].joined() + "-" + id[6..<8].joined() + "-" + id[8..<10].joined() + "-" + id[10..<16].joined()
+        let uuid =
+            id[0..<4].joined() + "-" + id[4..<6].joined() + "-" + id[6..<8].joined() + "-" + id[8..<10].joined() + "-"
+            + id[10..<16].joined()
         // The book changes only when its entries do: the latest modification.
         let latest = context.entries.map { $0.body.modified ?? $0.body.created }.max()
         let modified = latest.map { LocalTime.utcString(max(0, $0)) } ?? "1980-01-01T00:00:00Z"
@@ -284,7 +293,8 @@ final class ChapterSource: ByteSource {
 
     func render(_ snapshot: EntrySnapshot) -> String {
         let body = snapshot.body
-        var s = "<article id=\"e\(hex(snapshot.id.bytes))\">\n<h2>\(Markup.escape(EntryRenderer.headingText(body, locale: shared.context.locale)))</h2>\n"
+        var s =
+            "<article id=\"e\(hex(snapshot.id.bytes))\">\n<h2>\(Markup.escape(EntryRenderer.headingText(body, locale: shared.context.locale)))</h2>\n"
         let meta = EntryRenderer.metaLine(body, locale: shared.context.locale)
         if !meta.isEmpty { s += "<p class=\"meta\">\(meta)</p>\n" }
         for piece in renderer.render(body) {

@@ -81,7 +81,9 @@ enum EscapeBytes {
             case 0xE2 where i + 2 < n && src[i + 1] == 0x80 && (src[i + 2] == 0xA8 || src[i + 2] == 0xA9):
                 appendUnicodeEscape(src[i + 2] == 0xA8 ? 0x2028 : 0x2029, prefix: "\\u", digits: 4, lower: false, to: &out)
                 i += 2
-            case 0xEF where i + 2 < n && ((src[i + 1] == 0xBB && src[i + 2] == 0xBF) || (src[i + 1] == 0xBF && (src[i + 2] == 0xBE || src[i + 2] == 0xBF))):
+            case 0xEF
+            where i + 2 < n
+                && ((src[i + 1] == 0xBB && src[i + 2] == 0xBF) || (src[i + 1] == 0xBF && (src[i + 2] == 0xBE || src[i + 2] == 0xBF))):
                 let v: UInt32 = src[i + 1] == 0xBB ? 0xFEFF : (src[i + 2] == 0xBE ? 0xFFFE : 0xFFFF)
                 appendUnicodeEscape(v, prefix: "\\u", digits: 4, lower: false, to: &out)
                 i += 2
@@ -92,7 +94,9 @@ enum EscapeBytes {
     }
 
     /// Runs `body` over the UTF-8 of `s` and returns the bytes as a string.
-    static func transform(_ s: String, prefix: UInt8? = nil, suffix: UInt8? = nil, _ body: (UnsafeBufferPointer<UInt8>, inout [UInt8]) -> Void) -> String {
+    static func transform(
+        _ s: String, prefix: UInt8? = nil, suffix: UInt8? = nil, _ body: (UnsafeBufferPointer<UInt8>, inout [UInt8]) -> Void
+    ) -> String {
         var s = s
         return s.withUTF8 { src -> String in
             var out: [UInt8] = []

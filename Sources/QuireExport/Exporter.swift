@@ -27,7 +27,10 @@ public struct ExportFilter: Sendable, Equatable {
     public var journals: [String]
     /// A filter; the defaults take every entry.
     public init(since: Int64? = nil, until: Int64? = nil, tags: [String] = [], journals: [String] = []) {
-        self.since = since; self.until = until; self.tags = tags; self.journals = journals
+        self.since = since
+        self.until = until
+        self.tags = tags
+        self.journals = journals
     }
 }
 
@@ -38,7 +41,10 @@ public struct ExportProgress: Sendable, Equatable {
     /// Entries in total.
     public var total: Int
     /// Progress of `done` entries out of `total`.
-    public init(done: Int, total: Int) { self.done = done; self.total = total }
+    public init(done: Int, total: Int) {
+        self.done = done
+        self.total = total
+    }
 }
 
 /// What an export wrote.

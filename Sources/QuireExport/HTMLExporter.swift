@@ -19,7 +19,8 @@ enum HTMLExporter {
     static func export(_ context: inout ExportContext, to path: String) throws(ExportError) {
         let out = try OutputFile(destination: path)
         let title = Markup.escape(context.title())
-        try out.write("""
+        try out.write(
+            """
             <!DOCTYPE html>
             <html lang="\(Markup.escape(context.language()))">
             <head>
@@ -48,9 +49,12 @@ enum HTMLExporter {
             let key = "\(local.year)-\(local.month)"
             if key != month {
                 month = key
-                try out.write("<h2 class=\"month\">\(Markup.escape(context.locale.monthAndYear(year: local.year, month: local.month)))</h2>\n")
+                try out.write(
+                    "<h2 class=\"month\">\(Markup.escape(context.locale.monthAndYear(year: local.year, month: local.month)))</h2>\n")
             }
-            try out.write("<article id=\"e\(hex(snapshot.id.bytes))\">\n<h3>\(Markup.escape(EntryRenderer.headingText(body, locale: context.locale)))</h3>\n")
+            try out.write(
+                "<article id=\"e\(hex(snapshot.id.bytes))\">\n<h3>\(Markup.escape(EntryRenderer.headingText(body, locale: context.locale)))</h3>\n"
+            )
             let meta = EntryRenderer.metaLine(body, locale: context.locale)
             if !meta.isEmpty { try out.write("<p class=\"meta\">\(meta)</p>\n") }
             for piece in renderer.render(body) {

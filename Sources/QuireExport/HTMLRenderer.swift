@@ -46,7 +46,10 @@ struct EntryRenderer {
         var pieces: [RenderedPiece] = []
         var buffer = ""
         func image(_ ref: AttachmentReference, alt: String) {
-            if !buffer.isEmpty { pieces.append(.markup(buffer)); buffer = "" }
+            if !buffer.isEmpty {
+                pieces.append(.markup(buffer))
+                buffer = ""
+            }
             pieces.append(.image(ref, alt: alt))
         }
         var refs: [String: AttachmentReference] = [:]
@@ -131,7 +134,8 @@ struct EntryRenderer {
                 case .list(let list):
                     let tag = list.isOrdered ? "ol" : "ul"
                     let tasks = list.items.contains { $0.task != nil }
-                    buffer += "<\(tag)\(list.isOrdered && list.start != 1 ? " start=\"\(list.start)\"" : "")\(tasks ? " class=\"tasks\"" : "")>\n"
+                    buffer +=
+                        "<\(tag)\(list.isOrdered && list.start != 1 ? " start=\"\(list.start)\"" : "")\(tasks ? " class=\"tasks\"" : "")>\n"
                     for item in list.items {
                         buffer += "<li>"
                         if let done = item.task { buffer += done ? "☑ " : "☐ " }

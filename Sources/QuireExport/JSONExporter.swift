@@ -64,7 +64,9 @@ enum JSONExporter {
         if let v = b.modified { m.append(("modified", String(v))) }
         m.append(("timeZone", JSONWriter.string(b.timeZone)))
         // An importer inferred the zone (the entry had none): say how.
-        if case .text(let how)? = b.extra[text: DayOneMapping.inferredTimeZoneKey] { m.append(("timeZoneInferred", JSONWriter.string(how))) }
+        if case .text(let how)? = b.extra[text: DayOneMapping.inferredTimeZoneKey] {
+            m.append(("timeZoneInferred", JSONWriter.string(how)))
+        }
         if let v = b.utcOffsetSeconds { m.append(("utcOffset", String(v))) }
         m.append(("allDay", String(b.isAllDay)))
         m.append(("text", JSONWriter.string(b.text)))

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 @_spi(Format) public import Quire
+import Synchronization
 
 /// A wall-clock reading in an entry's own time zone.
 public struct LocalTime: Sendable, Equatable {

@@ -50,7 +50,8 @@ enum MarkdownFolderExporter {
                 }
                 paths[r.blob] = "../../media/" + file
             }
-            let document = MarkdownEntryFile.render(snapshot, local: local, mediaPath: { paths[$0.blob] }, entryPath: { nameOf[$0].map { "../../" + $0 } })
+            let document = MarkdownEntryFile.render(
+                snapshot, local: local, mediaPath: { paths[$0.blob] }, entryPath: { nameOf[$0].map { "../../" + $0 } })
             let file = try out.file(name)
             try file.write(document)
             try file.close()
@@ -122,7 +123,9 @@ public enum MarkdownEntryFile {
         if let v = l.latitude { f.append(("latitude", .double(v))) }
         if let v = l.longitude { f.append(("longitude", .double(v))) }
         if let v = l.altitude { f.append(("altitude", .double(v))) }
-        f += [("placeName", .text(l.placeName)), ("locality", .text(l.locality)), ("region", .text(l.region)), ("country", .text(l.country))]
+        f += [
+            ("placeName", .text(l.placeName)), ("locality", .text(l.locality)), ("region", .text(l.region)), ("country", .text(l.country)),
+        ]
         f.append(("extra", .map(l.extra)))
         if l.unknownFields.count > 0 { f.append(("unknownFields", .map(l.unknownFields))) }
         return orderedFlow(f)

@@ -17,7 +17,10 @@ public enum Slug {
         var words: [String] = []
         var current = ""
         func endWord() {
-            if !current.isEmpty { words.append(current); current = "" }
+            if !current.isEmpty {
+                words.append(current)
+                current = ""
+            }
         }
         outer: for ch in folded.unicodeScalars {
             let mapped: String

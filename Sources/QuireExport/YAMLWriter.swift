@@ -76,7 +76,6 @@ func hexDigits(_ v: UInt32, _ width: Int) -> String {
     return String(repeating: "0", count: max(0, width - s.count)) + s
 }
 
-
 /// RFC 4648 base64 with padding, incrementally: feed bytes, take text.
 public struct Base64: Sendable {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)

@@ -130,18 +130,25 @@ extension PendingCommit {
         // Two batch buffers (one is hashed by the workers while the
         // next is read and sealed) and one frame buffer; nothing is
         // allocated per chunk.
-        let buffers = [UnsafeMutableRawBufferPointer.allocate(byteCount: batchSize, alignment: 16),
-                       UnsafeMutableRawBufferPointer.allocate(byteCount: batchSize, alignment: 16)]
+        let buffers = [
+            UnsafeMutableRawBufferPointer.allocate(byteCount: batchSize, alignment: 16),
+            UnsafeMutableRawBufferPointer.allocate(byteCount: batchSize, alignment: 16),
+        ]
         let frameLength = FrameHeader.byteCount + SealedFrame.fullChunkBodyLength
         let frame = UnsafeMutableRawBufferPointer.allocate(byteCount: frameLength, alignment: 16)
         // A whole batch's frames, sealed by the workers, written at once.
-        let sealed = [UnsafeMutableRawBufferPointer.allocate(byteCount: frameLength * Self.batchChunkCount, alignment: 16),
-                      UnsafeMutableRawBufferPointer.allocate(byteCount: frameLength * Self.batchChunkCount, alignment: 16)]
+        let sealed = [
+            UnsafeMutableRawBufferPointer.allocate(byteCount: frameLength * Self.batchChunkCount, alignment: 16),
+            UnsafeMutableRawBufferPointer.allocate(byteCount: frameLength * Self.batchChunkCount, alignment: 16),
+        ]
         let hasher = ParallelHasher(key: blobKey)
         defer {
             hasher.wait(slot: 0)
             hasher.wait(slot: 1)
-            for b in buffers { b.initializeMemory(as: UInt8.self, repeating: 0); b.deallocate() }
+            for b in buffers {
+                b.initializeMemory(as: UInt8.self, repeating: 0)
+                b.deallocate()
+            }
             for b in sealed { b.deallocate() }
             frame.deallocate()
         }
@@ -149,9 +156,11 @@ extension PendingCommit {
         var index: UInt32 = 0
         func emit(_ buffer: UnsafeMutableRawBufferPointer, at offset: Int, _ count: Int, isFinal: Bool) throws(FormatError) {
             let chunk = ChunkHeader(stream: stream, index: index, isFinal: isFinal)
-            let out = UnsafeMutableRawBufferPointer(rebasing: frame[0..<(FrameHeader.byteCount + SealedFrame.chunkBodyLength(plaintextCount: count))])
-            try SealedFrame.sealChunk(plaintext: UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)]), into: out,
-                                      chunk: chunk, key: key, vaultID: vaultID, random: random)
+            let out = UnsafeMutableRawBufferPointer(
+                rebasing: frame[0..<(FrameHeader.byteCount + SealedFrame.chunkBodyLength(plaintextCount: count))])
+            try SealedFrame.sealChunk(
+                plaintext: UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)]), into: out,
+                chunk: chunk, key: key, vaultID: vaultID, random: random)
             _ = try appendFrame(UnsafeRawBufferPointer(out), plaintextBody: nil, chunk: chunk)
             if !isFinal {
                 guard index < UInt32.max else {
@@ -179,7 +188,9 @@ extension PendingCommit {
                 random.fill(UnsafeMutableRawBufferPointer(rebasing: sealed[s][nonce..<(nonce + XChaCha20Poly1305.nonceByteCount)]))
             }
             batchChunks[s] = headers
-            let input = UnsafeRawBufferPointer(buffers[s]), output = sealed[s], keyID = key.id
+            let input = UnsafeRawBufferPointer(buffers[s])
+            let output = sealed[s]
+            let keyID = key.id
             hasher.submit(input, slot: s, units: Self.batchChunkCount) { c in
                 SealedFrame.sealChunk(
                     plaintext: UnsafeRawBufferPointer(rebasing: input[(c * chunkSize)..<((c + 1) * chunkSize)]),
@@ -258,7 +269,9 @@ extension PendingCommit {
             rollBack(to: start)
             return .deduplicated(blob, byteCount: total)
         }
-        let manifest = BlobManifest(blob: blob, stream: stream, byteCount: total, mediaType: mediaType, aliases: Array(aliases.filter { $0 != blob }.prefix(Limits.maxAliasCount)))
+        let manifest = BlobManifest(
+            blob: blob, stream: stream, byteCount: total, mediaType: mediaType,
+            aliases: Array(aliases.filter { $0 != blob }.prefix(Limits.maxAliasCount)))
         try appendSealed(kind: .blobManifest, payload: manifest.encoded(), compress: false)
         return .stored(manifest)
     }
@@ -364,16 +377,19 @@ extension VaultFile {
         // The one canonical chunking, visible from frame lengths alone: every
         // chunk flagged non-final holds exactly 64 KiB of the stream.
         for (i, frame) in frames.enumerated() {
-            let c = chunks[i], length = structure.frames[frame].header.bodyLength
+            let c = chunks[i]
+            let length = structure.frames[frame].header.bodyLength
             if !c.isFinal && length != UInt32(SealedFrame.fullChunkBodyLength) {
-                throw .chunkNoncanonical(stream: s, index: c.index, reason: "a non-final chunk must hold exactly \(Limits.chunkByteCount) bytes")
+                throw .chunkNoncanonical(
+                    stream: s, index: c.index, reason: "a non-final chunk must hold exactly \(Limits.chunkByteCount) bytes")
             }
         }
         for c in chunks.dropLast() where c.isFinal { throw .chunkFinalRepeated(stream: s, index: c.index) }
         if !chunks.last!.isFinal { throw .chunkFinalMissing(stream: s) }
         if UInt64(frames.count) != manifest.chunkCount {
             let capacity = UInt64(frames.count) * UInt64(Limits.chunkByteCount)
-            throw .blobSizeMismatch(blob: manifest.blob.description, expected: manifest.byteCount, actual: min(capacity, manifest.byteCount))
+            throw .blobSizeMismatch(
+                blob: manifest.blob.description, expected: manifest.byteCount, actual: min(capacity, manifest.byteCount))
         }
         return frames
     }
@@ -395,7 +411,8 @@ extension VaultFile {
 
     /// True when frames `a` and `b` are the same bytes.
     func sameFrameLocked(_ a: Int, _ b: Int) throws(FormatError) -> Bool {
-        let fa = structure.frames[a], fb = structure.frames[b]
+        let fa = structure.frames[a]
+        let fb = structure.frames[b]
         guard fa.headerBytes == fb.headerBytes, fa.trailer == fb.trailer else { return false }
         let count = Int(fa.header.bodyLength)
         let window = FileWindow(file: file, fileSize: structure.fileSize, preferredByteCount: 0)
@@ -414,16 +431,17 @@ extension VaultFile {
         let keys = keys.keys(for: f.header.keyID)
         guard let chunk = f.chunk, !keys.isEmpty else { return keys.isEmpty ? nil : false }
         let window = FileWindow(file: file, fileSize: structure.fileSize, preferredByteCount: 0)
-        return (try? window.withBytes(f.bodyOffset, Int(f.header.bodyLength)) { (body: UnsafeRawBufferPointer) throws(FormatError) -> Bool in
-            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: Limits.chunkByteCount, alignment: 16)
-            defer {
-                scratch.initializeMemory(as: UInt8.self, repeating: 0)
-                scratch.deallocate()
-            }
-            _ = try SealedFrame.openChunk(
-                body: body, header: f.header, chunk: chunk, location: f.location, keys: keys, vaultID: vaultID, into: scratch)
-            return true
-        }) ?? false
+        return
+            (try? window.withBytes(f.bodyOffset, Int(f.header.bodyLength)) { (body: UnsafeRawBufferPointer) throws(FormatError) -> Bool in
+                let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: Limits.chunkByteCount, alignment: 16)
+                defer {
+                    scratch.initializeMemory(as: UInt8.self, repeating: 0)
+                    scratch.deallocate()
+                }
+                _ = try SealedFrame.openChunk(
+                    body: body, header: f.header, chunk: chunk, location: f.location, keys: keys, vaultID: vaultID, into: scratch)
+                return true
+            }) ?? false
     }
 
     /// Opens an attachment for reading (`Spec/format.md §7`); `blobKey` is the
@@ -519,7 +537,8 @@ public final class BlobReader {
         self.frames = frames
         contentLeft = manifest.byteCount
         bodies = (0..<2).map { _ in
-            UnsafeMutableRawBufferPointer.allocate(byteCount: SealedFrame.fullChunkBodyLength * PendingCommit.batchChunkCount, alignment: 16)
+            UnsafeMutableRawBufferPointer.allocate(
+                byteCount: SealedFrame.fullChunkBodyLength * PendingCommit.batchChunkCount, alignment: 16)
         }
         outputs = (0..<2).map { _ in
             UnsafeMutableRawBufferPointer.allocate(byteCount: Limits.chunkByteCount * PendingCommit.batchChunkCount, alignment: 16)
@@ -537,7 +556,10 @@ public final class BlobReader {
             for h in aliasHashers { h.wait(slot: s) }
         }
         for b in bodies { b.deallocate() }
-        for o in outputs { o.initializeMemory(as: UInt8.self, repeating: 0); o.deallocate() }
+        for o in outputs {
+            o.initializeMemory(as: UInt8.self, repeating: 0)
+            o.deallocate()
+        }
     }
 
     /// How many chunks the stream has, padding included: the last ones may
@@ -582,7 +604,8 @@ public final class BlobReader {
         guard !keys.isEmpty else { throw .unknownKey(frame.location, keyID: frame.header.keyID) }
         let length = Int(frame.header.bodyLength)
         guard length <= SealedFrame.fullChunkBodyLength else {
-            throw .chunkNoncanonical(stream: frame.chunk!.stream.description, index: frame.chunk!.index, reason: "holds more than one chunk of content")
+            throw .chunkNoncanonical(
+                stream: frame.chunk!.stream.description, index: frame.chunk!.index, reason: "holds more than one chunk of content")
         }
         let target = UnsafeMutableRawBufferPointer(rebasing: body[0..<length])
         let got: Int
@@ -615,13 +638,19 @@ public final class BlobReader {
         // last holding content is full, so it lies at the start of outputs[s].
         let start = UInt64(first) * UInt64(Limits.chunkByteCount)
         let expected = manifest.byteCount > start ? Int(min(UInt64(reads.count * Limits.chunkByteCount), manifest.byteCount - start)) : 0
-        let input = bodies[s], output = outputs[s], vaultID = vault.vaultID
+        let input = bodies[s]
+        let output = outputs[s]
+        let vaultID = vault.vaultID
         let work = { (p: Int) in
             let (frame, keys) = reads[p]
-            let body = UnsafeRawBufferPointer(rebasing: input[(p * SealedFrame.fullChunkBodyLength)..<(p * SealedFrame.fullChunkBodyLength + Int(frame.header.bodyLength))])
+            let body = UnsafeRawBufferPointer(
+                rebasing: input[
+                    (p * SealedFrame.fullChunkBodyLength)..<(p * SealedFrame.fullChunkBodyLength + Int(frame.header.bodyLength))])
             let target = UnsafeMutableRawBufferPointer(rebasing: output[(p * Limits.chunkByteCount)..<((p + 1) * Limits.chunkByteCount)])
             batch.outcomes[p] = Result { () throws(FormatError) -> Int in
-                try SealedFrame.openChunk(body: body, header: frame.header, chunk: frame.chunk!, location: frame.location, keys: keys, vaultID: vaultID, into: target)
+                try SealedFrame.openChunk(
+                    body: body, header: frame.header, chunk: frame.chunk!, location: frame.location, keys: keys, vaultID: vaultID,
+                    into: target)
             }
         }
         if let hasher {

@@ -1,4 +1,5 @@
 import QuireSystem
+
 /// A CBOR data item (RFC 8949) in Quire's deterministic profile
 /// (`Spec/records.md §1`).
 ///
@@ -41,15 +42,15 @@ public indirect enum CBOR: Sendable, Hashable {
     /// Equality of CBOR items: text by UTF-8 bytes, floats by bit pattern.
     public static func == (lhs: CBOR, rhs: CBOR) -> Bool {
         switch (lhs, rhs) {
-        case let (.unsigned(a), .unsigned(b)): return a == b
-        case let (.negative(a), .negative(b)): return a == b
-        case let (.bytes(a), .bytes(b)): return a == b
-        case let (.text(a), .text(b)): return a.utf8.elementsEqual(b.utf8)
-        case let (.array(a), .array(b)): return a == b
-        case let (.map(a), .map(b)): return a == b
-        case let (.bool(a), .bool(b)): return a == b
+        case (.unsigned(let a), .unsigned(let b)): return a == b
+        case (.negative(let a), .negative(let b)): return a == b
+        case (.bytes(let a), .bytes(let b)): return a == b
+        case (.text(let a), .text(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.array(let a), .array(let b)): return a == b
+        case (.map(let a), .map(let b)): return a == b
+        case (.bool(let a), .bool(let b)): return a == b
         case (.null, .null): return true
-        case let (.double(a), .double(b)): return a.bitPattern == b.bitPattern
+        case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern
         default: return false
         }
     }
@@ -57,15 +58,31 @@ public indirect enum CBOR: Sendable, Hashable {
     /// Hashes consistently with ``==(_:_:)``.
     public func hash(into hasher: inout Hasher) {
         switch self {
-        case .unsigned(let v): hasher.combine(0); hasher.combine(v)
-        case .negative(let v): hasher.combine(1); hasher.combine(v)
-        case .bytes(let b): hasher.combine(2); hasher.combine(b)
-        case .text(let s): hasher.combine(3); for u in s.utf8 { hasher.combine(u) }
-        case .array(let a): hasher.combine(4); hasher.combine(a)
-        case .map(let m): hasher.combine(5); hasher.combine(m)
-        case .bool(let b): hasher.combine(6); hasher.combine(b)
+        case .unsigned(let v):
+            hasher.combine(0)
+            hasher.combine(v)
+        case .negative(let v):
+            hasher.combine(1)
+            hasher.combine(v)
+        case .bytes(let b):
+            hasher.combine(2)
+            hasher.combine(b)
+        case .text(let s):
+            hasher.combine(3)
+            for u in s.utf8 { hasher.combine(u) }
+        case .array(let a):
+            hasher.combine(4)
+            hasher.combine(a)
+        case .map(let m):
+            hasher.combine(5)
+            hasher.combine(m)
+        case .bool(let b):
+            hasher.combine(6)
+            hasher.combine(b)
         case .null: hasher.combine(7)
-        case .double(let d): hasher.combine(8); hasher.combine(d.bitPattern)
+        case .double(let d):
+            hasher.combine(8)
+            hasher.combine(d.bitPattern)
         }
     }
 
@@ -124,7 +141,9 @@ public struct CBORMap: Sendable, Hashable, Sequence {
                 // without encoding each (length first, then the UTF-8 bytes).
                 let encoded = k.utf8
                 index = entries.firstIndex { e in
-                    guard case .text(let other) = e.key else { return !CBOREncoder.encode(e.key).lexicographicallyPrecedes(CBOREncoder.encode(key)) }
+                    guard case .text(let other) = e.key else {
+                        return !CBOREncoder.encode(e.key).lexicographicallyPrecedes(CBOREncoder.encode(key))
+                    }
                     let o = other.utf8
                     return o.count != encoded.count ? o.count > encoded.count : !o.lexicographicallyPrecedes(encoded)
                 }
@@ -189,10 +208,13 @@ public struct CBORMap: Sendable, Hashable, Sequence {
         let m = major << 5
         switch v {
         case 0..<24: out.append(m | UInt8(v))
-        case 24..<0x100: out.append(m | 24); out.append(UInt8(v))
+        case 24..<0x100:
+            out.append(m | 24)
+            out.append(UInt8(v))
         case 0x100..<0x1_0000:
             out.append(m | 25)
-            out.append(UInt8(v >> 8)); out.append(UInt8(truncatingIfNeeded: v))
+            out.append(UInt8(v >> 8))
+            out.append(UInt8(truncatingIfNeeded: v))
         case 0x1_0000..<0x1_0000_0000:
             out.append(m | 26)
             for i in (0..<4).reversed() { out.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) }
@@ -311,13 +333,17 @@ public struct CBORMap: Sendable, Hashable, Sequence {
         }
         guard bytes.count - position >= width else { throw fail("unexpected end of input") }
         var v: UInt64 = 0
-        for _ in 0..<width { v = v << 8 | UInt64(bytes[position]); position += 1 }
-        let minimum: UInt64 = switch width {
-        case 1: 24
-        case 2: 0x100
-        case 4: 0x1_0000
-        default: 0x1_0000_0000
+        for _ in 0..<width {
+            v = v << 8 | UInt64(bytes[position])
+            position += 1
         }
+        let minimum: UInt64 =
+            switch width {
+            case 1: 24
+            case 2: 0x100
+            case 4: 0x1_0000
+            default: 0x1_0000_0000
+            }
         guard v >= minimum else { throw fail("integer or length not in its shortest form") }
         return v
     }
@@ -388,7 +414,10 @@ public struct CBORMap: Sendable, Hashable, Sequence {
             case 27:
                 guard bytes.count - position >= 8 else { throw fail("unexpected end of input") }
                 var bits: UInt64 = 0
-                for _ in 0..<8 { bits = bits << 8 | UInt64(bytes[position]); position += 1 }
+                for _ in 0..<8 {
+                    bits = bits << 8 | UInt64(bytes[position])
+                    position += 1
+                }
                 let d = Double(bitPattern: bits)
                 guard d.isFinite else { throw fail("NaN and infinity are not allowed") }
                 return .double(d)

@@ -25,7 +25,8 @@
     /// Length of an attestation's plaintext: signer (32) ‖ signature (64).
     public static let attestationByteCount = 96
     /// Length of a commit body: head ‖ previous head ‖ nonce ‖ attestation ‖ tag (200).
-    public static let bodyByteCount = 2 * headByteCount + XChaCha20Poly1305.nonceByteCount + attestationByteCount
+    public static let bodyByteCount =
+        2 * headByteCount + XChaCha20Poly1305.nonceByteCount + attestationByteCount
         + XChaCha20Poly1305.tagByteCount
     /// Where the sealed attestation's nonce starts in a commit body.
     static let nonceOffset = 2 * headByteCount
@@ -111,8 +112,9 @@
     package static func head(
         key: EpochKey, vaultID: VaultID, previousHead: [UInt8], digest: [UInt8], commitHeader: FrameHeader, body: [UInt8]
     ) throws(FormatError) -> [UInt8] {
-        try head(key: key, vaultID: vaultID, previousHead: previousHead, digest: digest, commitHeader: commitHeader,
-                 storedAttestation: storedAttestation(body: body))
+        try head(
+            key: key, vaultID: vaultID, previousHead: previousHead, digest: digest, commitHeader: commitHeader,
+            storedAttestation: storedAttestation(body: body))
     }
 
     /// The header of a commit made with `keyID`.
@@ -137,7 +139,8 @@
     public static func attestation(
         keyCommitment: [UInt8], previousHead: [UInt8], digest: [UInt8], vaultID: VaultID, signer: Ed25519.KeyPair
     ) -> [UInt8] {
-        signer.publicKey + signer.sign(signedMessage(vaultID: vaultID, keyCommitment: keyCommitment, previousHead: previousHead, digest: digest))
+        signer.publicKey
+            + signer.sign(signedMessage(vaultID: vaultID, keyCommitment: keyCommitment, previousHead: previousHead, digest: digest))
     }
 
     /// True when the 96-byte attestation `plain` is a signature over the group
@@ -170,7 +173,8 @@
         _ attestation: [UInt8], previousHead: [UInt8], digest: [UInt8], key: EpochKey, vaultID: VaultID, commitHeader: FrameHeader
     ) throws(FormatError) -> [UInt8] {
         precondition(previousHead.count == headByteCount && digest.count == digestByteCount && attestation.count == attestationByteCount)
-        let attestationKey: SymmetricKey, nonceKey: SymmetricKey
+        let attestationKey: SymmetricKey
+        let nonceKey: SymmetricKey
         do {
             attestationKey = try key.subkey(.attestation)
             nonceKey = try key.subkey(.commitNonce)
@@ -190,8 +194,10 @@
     public static func body(
         previousHead: [UInt8], digest: [UInt8], attestation: [UInt8], key: EpochKey, vaultID: VaultID, commitHeader: FrameHeader
     ) throws(FormatError) -> [UInt8] {
-        let stored = try sealAttestation(attestation, previousHead: previousHead, digest: digest, key: key, vaultID: vaultID, commitHeader: commitHeader)
-        let head = try head(key: key, vaultID: vaultID, previousHead: previousHead, digest: digest, commitHeader: commitHeader, storedAttestation: stored)
+        let stored = try sealAttestation(
+            attestation, previousHead: previousHead, digest: digest, key: key, vaultID: vaultID, commitHeader: commitHeader)
+        let head = try head(
+            key: key, vaultID: vaultID, previousHead: previousHead, digest: digest, commitHeader: commitHeader, storedAttestation: stored)
         return head + previousHead + stored
     }
 
@@ -244,8 +250,14 @@
             return .failed(reason: "the attestation's nonce is not derived from it")
         }
         if plain == unattested { return .unattested }
-        let signer = Array(plain[0..<32]), signature = Array(plain[32..<96])
-        guard Ed25519.verify(signature: signature, message: signedMessage(vaultID: vaultID, keyCommitment: key.commitment, previousHead: previousHead, digest: digest), publicKey: signer) else {
+        let signer = Array(plain[0..<32])
+        let signature = Array(plain[32..<96])
+        guard
+            Ed25519.verify(
+                signature: signature,
+                message: signedMessage(vaultID: vaultID, keyCommitment: key.commitment, previousHead: previousHead, digest: digest),
+                publicKey: signer)
+        else {
             return .failed(reason: "the signature does not verify")
         }
         return .signed(signer: signer)

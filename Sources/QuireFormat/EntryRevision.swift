@@ -95,7 +95,8 @@ public struct EntryRevision: Sendable, Equatable {
     package static func heads<T>(
         of list: [T], id: (T) -> RevisionID, parents: (T) -> [RevisionID], attested: (T) -> Bool
     ) -> [T] {
-        var byAttested = Set<RevisionID>(), byOthers = Set<RevisionID>()
+        var byAttested = Set<RevisionID>()
+        var byOthers = Set<RevisionID>()
         for item in list {
             if attested(item) { byAttested.formUnion(parents(item)) } else { byOthers.formUnion(parents(item)) }
         }
@@ -298,7 +299,8 @@ public struct Weather: Sendable, Equatable {
     public var unknownFields: CBORMap
 
     /// Weather with the given fields.
-    public init(temperatureCelsius: Double? = nil, conditions: String = "", extra: CBORMap = CBORMap(), unknownFields: CBORMap = CBORMap()) {
+    public init(temperatureCelsius: Double? = nil, conditions: String = "", extra: CBORMap = CBORMap(), unknownFields: CBORMap = CBORMap())
+    {
         self.temperatureCelsius = temperatureCelsius
         self.conditions = conditions
         self.extra = extra

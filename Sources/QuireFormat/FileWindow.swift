@@ -44,7 +44,8 @@ final class FileWindow {
         start = offset
         count = got
         guard got >= n else {
-            throw .io(SystemError(operation: "pread", path: file.path, code: 5 /* EIO: the file shrank */))
+            // EIO (5): the file shrank under the read.
+            throw .io(SystemError(operation: "pread", path: file.path, code: 5))
         }
         return 0
     }
@@ -56,7 +57,9 @@ final class FileWindow {
     }
 
     /// Calls `body` with a view of `n` bytes at `offset`.
-    func withBytes<R>(_ offset: UInt64, _ n: Int, readAhead: Int? = nil, _ body: (UnsafeRawBufferPointer) throws(FormatError) -> R) throws(FormatError) -> R {
+    func withBytes<R>(_ offset: UInt64, _ n: Int, readAhead: Int? = nil, _ body: (UnsafeRawBufferPointer) throws(FormatError) -> R)
+        throws(FormatError) -> R
+    {
         let i = try load(offset, n, readAhead: readAhead)
         return try buffer.withBytes { (raw: UnsafeRawBufferPointer) throws(FormatError) -> R in
             try body(UnsafeRawBufferPointer(rebasing: raw[i..<i + n]))

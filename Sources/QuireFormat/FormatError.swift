@@ -244,7 +244,8 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
             return "not a Quire vault: the file does not start with the Quire magic bytes"
         case .unsupportedVersion(let v):
             if v == 1 {
-                return "vault format version 1 is a development version that this Quire no longer reads (it reads version 2); no vault of version 1 exists outside Quire's own history"
+                return
+                    "vault format version 1 is a development version that this Quire no longer reads (it reads version 2); no vault of version 1 exists outside Quire's own history"
             }
             return "vault format version \(v) is not supported by this reader (it reads version 2); update Quire"
         case .unsupportedFeature(let flags):
@@ -253,83 +254,88 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
             return "both copies of the vault header are damaged; the vault id cannot be recovered"
         case .headerCopiesDiffer:
             return "the two copies of the vault header are each intact but differ: the file was tampered with"
-        case let .frameDamaged(offset, count):
+        case .frameDamaged(let offset, let count):
             return "\(count) damaged bytes at offset \(offset) could not be read as records and were skipped"
-        case let .frameRepaired(loc):
+        case .frameRepaired(let loc):
             return "\(loc) had one flipped bit in its header, which was corrected"
-        case let .malformedFrame(loc, reason):
+        case .malformedFrame(let loc, let reason):
             return "\(loc) is malformed: \(reason)"
-        case let .unknownCriticalKind(loc, kind):
+        case .unknownCriticalKind(let loc, let kind):
             return "\(loc) has record kind 0x\(String(kind, radix: 16)), which this reader does not know and may not skip; update Quire"
-        case let .tornTail(offset, count, frames):
+        case .tornTail(let offset, let count, let frames):
             return "\(count) bytes after offset \(offset) (\(frames) uncommitted records) are an unfinished write and are ignored"
-        case let .authenticationFailed(loc):
+        case .authenticationFailed(let loc):
             return "\(loc) does not authenticate: it is damaged, was altered, or comes from another vault"
-        case let .unknownKey(loc, id):
+        case .unknownKey(let loc, let id):
             return "\(loc) is sealed under key \(id), which this credential does not hold"
-        case let .staleEpoch(loc, epoch, current):
-            return "\(loc) is sealed under epoch \(epoch) after epoch \(current) began and no current commit vouches for it; it is not trusted"
-        case let .badPadding(loc):
+        case .staleEpoch(let loc, let epoch, let current):
+            return
+                "\(loc) is sealed under epoch \(epoch) after epoch \(current) began and no current commit vouches for it; it is not trusted"
+        case .badPadding(let loc):
             return "\(loc) has invalid padding"
-        case let .decompressionFailed(loc, reason):
+        case .decompressionFailed(let loc, let reason):
             return "\(loc) does not decompress: \(reason)"
-        case let .sizeLimitExceeded(loc, what, size, limit):
+        case .sizeLimitExceeded(let loc, let what, let size, let limit):
             let place = loc.map { "\($0): " } ?? ""
             return "\(place)\(what) is \(size) bytes, over the limit of \(limit)"
-        case let .decompressedSizeMismatch(loc, declared, actual):
+        case .decompressedSizeMismatch(let loc, let declared, let actual):
             return "\(loc) declares \(declared) decompressed bytes but holds \(actual)"
-        case let .malformedRecord(loc, reason):
+        case .malformedRecord(let loc, let reason):
             let place = loc.map { "\($0) " } ?? "record "
             return "\(place)is not a valid record body: \(reason)"
-        case let .commitMismatch(loc):
+        case .commitMismatch(let loc):
             return "commit \(loc) does not verify: records before it were removed, reordered, duplicated, inserted or damaged"
-        case let .revisionConflict(loc, revision):
-            return "\(loc) carries revision \(revision), which another frame carries with other content; the one a member vouches for most is shown, not this one"
-        case let .untrustedKeyring(loc, reason):
+        case .revisionConflict(let loc, let revision):
+            return
+                "\(loc) carries revision \(revision), which another frame carries with other content; the one a member vouches for most is shown, not this one"
+        case .untrustedKeyring(let loc, let reason):
             return "keyring \(loc) is not trusted (\(reason)); it is not carried"
-        case let .commitOrphaned(loc):
-            return "commit \(loc) is not part of the chain: the commit after it does not chain from it (a group was inserted); its records are shown as unverified"
-        case let .commitFork(loc):
-            return "commit \(loc) was attested by a member but extends a commit the chain left or links past another member's commit (a fork, such as a group a stolen device inserted); both lines stay verified, and new commits extend this one"
-        case let .commitTampered(loc):
-            return "commit \(loc) was altered after later commits were written, with no sign of damage (records were deleted, replaced or inserted); its records are shown as unverified, and writing is refused until a copy that holds the commit is merged back (quire merge) or the vault is compacted without what cannot be verified"
-        case let .commitUnverifiable(loc, id):
+        case .commitOrphaned(let loc):
+            return
+                "commit \(loc) is not part of the chain: the commit after it does not chain from it (a group was inserted); its records are shown as unverified"
+        case .commitFork(let loc):
+            return
+                "commit \(loc) was attested by a member but extends a commit the chain left or links past another member's commit (a fork, such as a group a stolen device inserted); both lines stay verified, and new commits extend this one"
+        case .commitTampered(let loc):
+            return
+                "commit \(loc) was altered after later commits were written, with no sign of damage (records were deleted, replaced or inserted); its records are shown as unverified, and writing is refused until a copy that holds the commit is merged back (quire merge) or the vault is compacted without what cannot be verified"
+        case .commitUnverifiable(let loc, let id):
             return "commit \(loc) is made with key \(id), which this credential does not hold, so it cannot be checked"
-        case let .attestationFailed(loc, reason):
+        case .attestationFailed(let loc, let reason):
             return "commit \(loc) carries an attestation that does not check (\(reason)); its records are shown as unattested"
-        case let .chunkMissing(stream, index):
+        case .chunkMissing(let stream, let index):
             return "attachment stream \(stream) is missing chunk \(index)"
-        case let .chunkDuplicate(stream, index):
+        case .chunkDuplicate(let stream, let index):
             return "attachment stream \(stream) has chunk \(index) more than once"
-        case let .chunkOutOfOrder(stream, index):
+        case .chunkOutOfOrder(let stream, let index):
             return "attachment stream \(stream) has chunk \(index) out of order"
-        case let .chunkFinalMissing(stream):
+        case .chunkFinalMissing(let stream):
             return "attachment stream \(stream) has no final chunk: it was cut short"
-        case let .chunkFinalRepeated(stream, index):
+        case .chunkFinalRepeated(let stream, let index):
             return "attachment stream \(stream) marks chunk \(index) final but more chunks follow"
-        case let .chunkNoncanonical(stream, index, reason):
+        case .chunkNoncanonical(let stream, let index, let reason):
             return "attachment stream \(stream) chunk \(index) is not canonical: \(reason)"
-        case let .blobSizeMismatch(blob, expected, actual):
+        case .blobSizeMismatch(let blob, let expected, let actual):
             return "attachment \(blob) should be \(expected) bytes but its chunks hold \(actual)"
-        case let .blobPaddingInvalid(blob):
+        case .blobPaddingInvalid(let blob):
             return "attachment \(blob) has invalid padding after its content"
-        case let .blobIDMismatch(blob):
+        case .blobIDMismatch(let blob):
             return "attachment \(blob) does not match its content hash"
-        case let .blobNotFound(blob):
+        case .blobNotFound(let blob):
             return "no intact attachment \(blob) in this vault"
-        case let .recordTooLarge(count, limit):
+        case .recordTooLarge(let count, let limit):
             return "record of \(count) bytes is over the \(limit)-byte limit; store large content as an attachment"
-        case let .vaultChanged(path):
+        case .vaultChanged(let path):
             return "\(path) changed on disk since it was opened (replaced or rewritten); open it again"
-        case let .locked(path, seconds):
+        case .locked(let path, let seconds):
             return "\(path) is locked by another writer (waited \(Int(seconds)) s); try again when it has finished"
-        case let .sourceChanged(path):
+        case .sourceChanged(let path):
             return "\(path) changed while it was being read; nothing was stored — store it again when it is complete"
-        case let .notWritable(reason):
+        case .notWritable(let reason):
             return "cannot write to this vault: \(reason)"
-        case let .alreadyExists(path):
+        case .alreadyExists(let path):
             return "\(path) already exists; choose another path or remove it first"
-        case let .io(error):
+        case .io(let error):
             return error.description
         case .outOfGuardedMemory:
             return "out of guarded memory for keys: the system refused to lock more memory (raise RLIMIT_MEMLOCK or close other vaults)"

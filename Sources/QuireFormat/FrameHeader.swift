@@ -52,7 +52,6 @@
     }
 }
 
-
 /// The 48-bit id of an epoch key, carried in frame headers: the first six
 /// bytes of the key's commitment (`Spec/format.md §5.1`). Equal ids do not
 /// prove equal keys; a reader tries each held key with the id.
@@ -186,7 +185,8 @@ public struct KeyID: Sendable, Hashable, Comparable, CustomStringConvertible {
         let flags = bytes[offset + 1]
         var key: UInt64 = 0
         for i in 0..<KeyID.byteCount { key |= UInt64(bytes[offset + 2 + i]) << (8 * UInt64(i)) }
-        let length = UInt32(bytes[offset + 8]) | UInt32(bytes[offset + 9]) << 8
+        let length =
+            UInt32(bytes[offset + 8]) | UInt32(bytes[offset + 9]) << 8
             | UInt32(bytes[offset + 10]) << 16 | UInt32(bytes[offset + 11]) << 24
         return FrameHeader(kind: kind, flags: flags, keyID: KeyID(rawValue: key), bodyLength: length)
     }

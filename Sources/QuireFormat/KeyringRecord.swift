@@ -45,12 +45,14 @@
     /// The fields of a slot map other than those its kind defines.
     static func unknownFields(of value: CBOR) -> CBORMap {
         guard case .map(let m) = value, case .text(let kind)? = m[text: "kind"] else { return CBORMap() }
-        let known: Set<String> = switch kind {
-        case "device", "escrow", "recovery": ["kind", "box"]
-        case "passphrase": ["kind", "salt", "opsLimit", "memLimit", "publicKey", "box"]
-        default: Set(m.entries.compactMap { if case .text(let k) = $0.key { k } else { nil } })
-        }
-        return CBORMap(m.entries.filter { e in if case .text(let k) = e.key { !known.contains(k) } else { true } }.map { ($0.key, $0.value) })
+        let known: Set<String> =
+            switch kind {
+            case "device", "escrow", "recovery": ["kind", "box"]
+            case "passphrase": ["kind", "salt", "opsLimit", "memLimit", "publicKey", "box"]
+            default: Set(m.entries.compactMap { if case .text(let k) = $0.key { k } else { nil } })
+            }
+        return CBORMap(
+            m.entries.filter { e in if case .text(let k) = e.key { !known.contains(k) } else { true } }.map { ($0.key, $0.value) })
     }
 
     init(_ value: CBOR, location: FrameLocation?) throws(FormatError) {
@@ -207,7 +209,8 @@
         isEscrowFree = try r.bool("escrowFree") ?? false
         let required = try r.texts("required") ?? []
         guard required.count <= Limits.maxRequiredSlotKinds else {
-            throw .sizeLimitExceeded(location, what: "required slot kind count", size: UInt64(required.count), limit: UInt64(Limits.maxRequiredSlotKinds))
+            throw .sizeLimitExceeded(
+                location, what: "required slot kind count", size: UInt64(required.count), limit: UInt64(Limits.maxRequiredSlotKinds))
         }
         requiredSlotKinds = required
         let items = try r.array("slots") ?? []
@@ -274,7 +277,9 @@ package func rootVaultID(signer publicKey: [UInt8], keyCommit: [UInt8], salt: [U
         guard sealed.count >= 16 + 1 else { throw .malformedRecord(location, reason: "keyring sealed part is too short") }
         // Exactly these three fields: anything else would give one keyring
         // several ids (Spec/format.md §8.1).
-        guard r.unknown.count == 0 else { throw .malformedRecord(location, reason: "keyring body has fields besides nonce, public and sealed") }
+        guard r.unknown.count == 0 else {
+            throw .malformedRecord(location, reason: "keyring body has fields besides nonce, public and sealed")
+        }
         publicPart = try KeyringPublic(decoding: pub, location: location)
         publicBytes = pub
         self.nonce = nonce
@@ -352,11 +357,13 @@ package func rootVaultID(signer publicKey: [UInt8], keyCommit: [UInt8], salt: [U
     public func openLink(parentIndex i: Int, parentKey: EpochKey, vaultID: VaultID) -> (signer: [UInt8], signature: [UInt8])? {
         let pub = publicPart
         guard i < pub.parents.count, i < pub.links.count, pub.links[i].count == Self.linkByteCount,
-              let linkKey = try? parentKey.subkey(.link) else { return nil }
+            let linkKey = try? parentKey.subkey(.link)
+        else { return nil }
         let link = pub.links[i]
         let ad = Self.linkAssociatedData(vaultID: vaultID, epoch: epoch, keyCommit: pub.keyCommit, parent: pub.parents[i])
         guard let plain = try? XChaCha20Poly1305.open(Array(link[24...]), key: linkKey, nonce: Array(link[0..<24]), authenticating: ad),
-              plain.count == 96 else { return nil }
+            plain.count == 96
+        else { return nil }
         return (Array(plain[0..<32]), Array(plain[32..<96]))
     }
 
@@ -390,7 +397,8 @@ package func rootVaultID(signer publicKey: [UInt8], keyCommit: [UInt8], salt: [U
         let opened = plain.withUnsafeMutableBytes { p in
             sealed.withUnsafeBytes { c in
                 nonce.withUnsafeBytes { n in
-                    ad.withUnsafeBytes { a in (try? XChaCha20Poly1305.open(c, into: p, key: keyringKey, nonce: n, authenticating: a)) != nil }
+                    ad.withUnsafeBytes { a in (try? XChaCha20Poly1305.open(c, into: p, key: keyringKey, nonce: n, authenticating: a)) != nil
+                    }
                 }
             }
         }
@@ -405,9 +413,10 @@ package func rootVaultID(signer publicKey: [UInt8], keyCommit: [UInt8], salt: [U
                 throw .malformedRecord(location, reason: "keyring inner part is not a map of byte strings")
             }
             guard fields.count == 3, let c = fields["content"], let sg = fields["signature"], let sr = fields["signer"],
-                  sg.count == 64, sr.count == 32
+                sg.count == 64, sr.count == 32
             else {
-                throw .malformedRecord(location, reason: "keyring inner part needs exactly content, a 64-byte signature and a 32-byte signer")
+                throw .malformedRecord(
+                    location, reason: "keyring inner part needs exactly content, a 64-byte signature and a 32-byte signer")
             }
             let contentBytes = UnsafeRawBufferPointer(rebasing: inner[c])
             let signer = Array(UnsafeRawBufferPointer(rebasing: inner[sr]))
@@ -437,11 +446,13 @@ package func rootVaultID(signer publicKey: [UInt8], keyCommit: [UInt8], salt: [U
         // The CBOR tree below shares this buffer: wipe the buffer itself, not
         // a copy-on-write copy of it.
         defer { wipeShared(contentBytes) }
-        let message = signedMessage(vaultID: vaultID, publicBytes: publicBytes, nonce: nonce, contentHash: BLAKE2b.hash(contentBytes, byteCount: 32))
+        let message = signedMessage(
+            vaultID: vaultID, publicBytes: publicBytes, nonce: nonce, contentHash: BLAKE2b.hash(contentBytes, byteCount: 32))
         let signature = signer.sign(message)
-        let innerTree = CBOR.map(CBORMap(text: [
-            ("content", .bytes(contentBytes)), ("signature", .bytes(signature)), ("signer", .bytes(signer.publicKey)),
-        ]))
+        let innerTree = CBOR.map(
+            CBORMap(text: [
+                ("content", .bytes(contentBytes)), ("signature", .bytes(signature)), ("signer", .bytes(signer.publicKey)),
+            ]))
         // Reserved at the padded size, so that neither encoding nor padding
         // grows it and frees a buffer with the content in it.
         var inner: [UInt8] = []
@@ -449,7 +460,8 @@ package func rootVaultID(signer publicKey: [UInt8], keyCommit: [UInt8], salt: [U
         CBOREncoder.append(innerTree, to: &inner)
         defer { wipe(&inner) }
         Padding.pad(&inner)
-        let sealed = XChaCha20Poly1305.seal(inner, key: keyringKey, nonce: nonce, authenticating: associatedData(vaultID: vaultID, publicBytes: publicBytes))
+        let sealed = XChaCha20Poly1305.seal(
+            inner, key: keyringKey, nonce: nonce, authenticating: associatedData(vaultID: vaultID, publicBytes: publicBytes))
         return KeyringRecord(publicPart: publicPart, nonce: nonce, sealed: sealed)
     }
 }
@@ -483,7 +495,9 @@ public struct KeyringMember: Sendable, Equatable {
     public var unknownFields: CBORMap
 
     /// A member with the given fields.
-    @_spi(Format) public init(role: String, publicKey: [UInt8], keyType: String = "ed25519", name: String, added: Int64, unknownFields: CBORMap = CBORMap()) {
+    @_spi(Format) public init(
+        role: String, publicKey: [UInt8], keyType: String = "ed25519", name: String, added: Int64, unknownFields: CBORMap = CBORMap()
+    ) {
         self.role = role
         self.publicKey = publicKey
         self.keyType = keyType
@@ -571,7 +585,9 @@ public struct EscrowRecipient: Sendable, Equatable {
     ///   ``FormatError/outOfGuardedMemory``.
     public init(decoding bytes: UnsafeRawBufferPointer, location: FrameLocation?) throws(FormatError) {
         let tree: CBOR
-        do { tree = try CBORDecoder.decode(bytes) } catch { throw .malformedRecord(location, reason: "keyring content: \(error.description)") }
+        do { tree = try CBORDecoder.decode(bytes) } catch {
+            throw .malformedRecord(location, reason: "keyring content: \(error.description)")
+        }
         defer { wipeSecrets(in: tree) }
         var r = try FieldReader(tree, context: "keyring content", location: location)
         members = try Self.memberList(&r, "members", location)
@@ -579,33 +595,44 @@ public struct EscrowRecipient: Sendable, Equatable {
         var escrow: [EscrowRecipient] = []
         for item in try Self.list(&r, "escrow", location) {
             var f = try FieldReader(item, context: "escrow recipient", location: location)
-            guard let key = try f.bytes("key", count: 32) else { throw .malformedRecord(location, reason: "escrow recipient needs a 32-byte key") }
+            guard let key = try f.bytes("key", count: 32) else {
+                throw .malformedRecord(location, reason: "escrow recipient needs a 32-byte key")
+            }
             escrow.append(EscrowRecipient(publicKey: key, label: try f.text("label") ?? "", unknownFields: f.unknown))
         }
         self.escrow = escrow
         var retired: [[UInt8]] = []
         for item in try Self.list(&r, "retired", location) {
-            guard case .bytes(let key) = item, key.count == 32 else { throw .malformedRecord(location, reason: "a retired key must be 32 bytes") }
+            guard case .bytes(let key) = item, key.count == 32 else {
+                throw .malformedRecord(location, reason: "a retired key must be 32 bytes")
+            }
             retired.append(key)
         }
         self.retired = retired
         let parentItems = try r.array("parentKeys") ?? []
         guard parentItems.count <= Limits.maxParentCount else {
-            throw .sizeLimitExceeded(location, what: "parent key count", size: UInt64(parentItems.count), limit: UInt64(Limits.maxParentCount))
+            throw .sizeLimitExceeded(
+                location, what: "parent key count", size: UInt64(parentItems.count), limit: UInt64(Limits.maxParentCount))
         }
         var parentKeys: [SymmetricKey] = []
         for item in parentItems {
-            guard case .bytes(let key) = item, key.count == 32 else { throw .malformedRecord(location, reason: "a parent key must be 32 bytes") }
+            guard case .bytes(let key) = item, key.count == 32 else {
+                throw .malformedRecord(location, reason: "a parent key must be 32 bytes")
+            }
             parentKeys.append(try Self.secret(key, location))
         }
         self.parentKeys = parentKeys
-        guard let blob = try r.bytes("blobKey", count: 32) else { throw .malformedRecord(location, reason: "keyring content has no 32-byte blobKey") }
+        guard let blob = try r.bytes("blobKey", count: 32) else {
+            throw .malformedRecord(location, reason: "keyring content has no 32-byte blobKey")
+        }
         blobKey = try Self.secret(blob, location)
         created = try r.int("created") ?? 0
         reason = try r.text("reason") ?? ""
         var answers: [KeyringID] = []
         for item in try Self.list(&r, "answers", location) {
-            guard case .bytes(let id) = item, id.count == KeyringID.byteCount else { throw .malformedRecord(location, reason: "an answered keyring id must be 32 bytes") }
+            guard case .bytes(let id) = item, id.count == KeyringID.byteCount else {
+                throw .malformedRecord(location, reason: "an answered keyring id must be 32 bytes")
+            }
             answers.append(KeyringID(unchecked: id))
         }
         self.answers = answers
@@ -619,19 +646,25 @@ public struct EscrowRecipient: Sendable, Equatable {
     private static func list(_ r: inout FieldReader, _ key: String, _ location: FrameLocation?) throws(FormatError) -> [CBOR] {
         let items = try r.array(key) ?? []
         guard items.count <= Limits.maxKeyringListCount else {
-            throw .sizeLimitExceeded(location, what: "keyring \(key) count", size: UInt64(items.count), limit: UInt64(Limits.maxKeyringListCount))
+            throw .sizeLimitExceeded(
+                location, what: "keyring \(key) count", size: UInt64(items.count), limit: UInt64(Limits.maxKeyringListCount))
         }
         return items
     }
 
-    private static func memberList(_ r: inout FieldReader, _ key: String, _ location: FrameLocation?) throws(FormatError) -> [KeyringMember] {
+    private static func memberList(_ r: inout FieldReader, _ key: String, _ location: FrameLocation?) throws(FormatError) -> [KeyringMember]
+    {
         var out: [KeyringMember] = []
         for item in try list(&r, key, location) {
             var f = try FieldReader(item, context: "keyring member", location: location)
-            guard let pk = try f.bytes("key", count: 32) else { throw .malformedRecord(location, reason: "keyring member needs a 32-byte key") }
-            out.append(KeyringMember(
-                role: try f.text("role") ?? "device", publicKey: pk, keyType: try f.text("keyType") ?? "ed25519", name: try f.text("name") ?? "",
-                added: try f.int("added") ?? 0, unknownFields: f.unknown))
+            guard let pk = try f.bytes("key", count: 32) else {
+                throw .malformedRecord(location, reason: "keyring member needs a 32-byte key")
+            }
+            out.append(
+                KeyringMember(
+                    role: try f.text("role") ?? "device", publicKey: pk, keyType: try f.text("keyType") ?? "ed25519",
+                    name: try f.text("name") ?? "",
+                    added: try f.int("added") ?? 0, unknownFields: f.unknown))
         }
         return out
     }
@@ -651,12 +684,15 @@ public struct EscrowRecipient: Sendable, Equatable {
         w.set("members", .array(members.map(member)))
         if !removed.isEmpty { w.set("removed", .array(removed.map(member))) }
         if !escrow.isEmpty {
-            w.set("escrow", .array(escrow.map { e in
-                var f = FieldWriter(unknown: e.unknownFields)
-                f.bytes("key", e.publicKey)
-                f.text("label", e.label)
-                return f.value
-            }))
+            w.set(
+                "escrow",
+                .array(
+                    escrow.map { e in
+                        var f = FieldWriter(unknown: e.unknownFields)
+                        f.bytes("key", e.publicKey)
+                        f.text("label", e.label)
+                        return f.value
+                    }))
         }
         if !retired.isEmpty { w.set("retired", .array(retired.map { .bytes($0) })) }
         if !answers.isEmpty { w.set("answers", .array(answers.map { .bytes($0.bytes) })) }

@@ -73,7 +73,8 @@ package enum Leftovers {
 
     /// `name` cut around the last occurrence of `marker`.
     static func split(_ name: String, atLast marker: String) -> (String, String)? {
-        let bytes = Array(name.utf8), m = Array(marker.utf8)
+        let bytes = Array(name.utf8)
+        let m = Array(marker.utf8)
         guard bytes.count >= m.count else { return nil }
         for start in stride(from: bytes.count - m.count, through: 0, by: -1) where Array(bytes[start..<(start + m.count)]) == m {
             return (String(decoding: bytes[..<start], as: UTF8.self), String(decoding: bytes[(start + m.count)...], as: UTF8.self))

@@ -13,7 +13,7 @@
         precondition(length >= 0)
         guard length >= 2 else { return length }
         let e = Int.bitWidth - 1 - length.leadingZeroBitCount  // ⌊log₂ L⌋
-        let s = Int.bitWidth - e.leadingZeroBitCount            // ⌊log₂ E⌋ + 1
+        let s = Int.bitWidth - e.leadingZeroBitCount  // ⌊log₂ E⌋ + 1
         let lastBits = e - s
         let mask = (1 << lastBits) - 1
         return (length + mask) & ~mask
@@ -47,7 +47,7 @@
     public static func padme(_ length: UInt64) -> UInt64 {
         guard length >= 2 else { return length }
         let e = UInt64.bitWidth - 1 - length.leadingZeroBitCount  // ⌊log₂ L⌋
-        let s = Int.bitWidth - e.leadingZeroBitCount            // ⌊log₂ E⌋ + 1
+        let s = Int.bitWidth - e.leadingZeroBitCount  // ⌊log₂ E⌋ + 1
         let mask: UInt64 = (1 << UInt64(e - s)) - 1
         return (length + mask) & ~mask
     }

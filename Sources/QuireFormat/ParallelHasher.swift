@@ -155,7 +155,9 @@ final class ParallelHasher: @unchecked Sendable {
         let running: Atomic<Int>
         var isDone = false
 
-        init(bytes: UnsafeRawBufferPointer, slot: Int, firstLeaf: UInt64, key: SymmetricKey, units: Int, work: ((Int) -> Void)?, workers: Int) {
+        init(
+            bytes: UnsafeRawBufferPointer, slot: Int, firstLeaf: UInt64, key: SymmetricKey, units: Int, work: ((Int) -> Void)?, workers: Int
+        ) {
             running = Atomic(workers)
             self.bytes = bytes
             self.slot = slot
@@ -180,7 +182,9 @@ final class ParallelHasher: @unchecked Sendable {
                 let start = i * Limits.chunkByteCount
                 let end = min(start + Limits.chunkByteCount, bytes.count)
                 let leaf = BlobID.leaf(index: firstLeaf + UInt64(i), UnsafeRawBufferPointer(rebasing: bytes[start..<end]), blobKey: key)
-                leaf.withUnsafeBytes { results.baseAddress!.advanced(by: i * BlobID.byteCount).copyMemory(from: $0.baseAddress!, byteCount: BlobID.byteCount) }
+                leaf.withUnsafeBytes {
+                    results.baseAddress!.advanced(by: i * BlobID.byteCount).copyMemory(from: $0.baseAddress!, byteCount: BlobID.byteCount)
+                }
             }
         }
     }

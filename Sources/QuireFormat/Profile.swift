@@ -15,7 +15,10 @@ public struct Profile: Sendable, Equatable {
     public var unknownFields: CBORMap
 
     /// A profile with the given fields.
-    @_spi(Format) public init(name: String, about: String = "", settings: CBORMap = CBORMap(), clock: HybridLogicalClock, device: DeviceID? = nil, unknownFields: CBORMap = CBORMap()) {
+    @_spi(Format) public init(
+        name: String, about: String = "", settings: CBORMap = CBORMap(), clock: HybridLogicalClock, device: DeviceID? = nil,
+        unknownFields: CBORMap = CBORMap()
+    ) {
         self.name = name
         self.about = about
         self.settings = settings

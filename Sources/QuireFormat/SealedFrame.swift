@@ -32,11 +32,13 @@ import QuireSystem
 package enum SealedFrame {
     /// Bytes a sealed record adds around its padded plaintext: header, nonce,
     /// tag and body hash (88).
-    public static let overheadByteCount = FrameHeader.byteCount + XChaCha20Poly1305.nonceByteCount
+    public static let overheadByteCount =
+        FrameHeader.byteCount + XChaCha20Poly1305.nonceByteCount
         + XChaCha20Poly1305.tagByteCount + FrameHeader.bodyHashByteCount
 
     /// Bytes a chunk body adds around its plaintext: nonce, chunk header, tag (61).
-    public static let chunkOverheadByteCount = XChaCha20Poly1305.nonceByteCount + ChunkHeader.byteCount
+    public static let chunkOverheadByteCount =
+        XChaCha20Poly1305.nonceByteCount + ChunkHeader.byteCount
         + XChaCha20Poly1305.tagByteCount
 
     /// The body length of a chunk holding `plaintextCount` bytes of the stream.
@@ -141,8 +143,9 @@ package enum SealedFrame {
         body: UnsafeRawBufferPointer, header: FrameHeader, location: FrameLocation, keys: [EpochKey],
         vaultID: VaultID, context: DecompressionContext
     ) throws(FormatError) -> [UInt8] {
-        try open(body: body, header: header, associatedData: associatedData(vaultID: vaultID, header: header, publicHeader: []),
-                 location: location, keys: keys, context: context)
+        try open(
+            body: body, header: header, associatedData: associatedData(vaultID: vaultID, header: header, publicHeader: []),
+            location: location, keys: keys, context: context)
     }
 
     static func open(
@@ -163,8 +166,9 @@ package enum SealedFrame {
         let plainCount = sealedEnd - XChaCha20Poly1305.nonceByteCount - XChaCha20Poly1305.tagByteCount
         // The AEAD writes every byte, so the buffer need not be zeroed first.
         var plain = [UInt8](unsafeUninitializedCapacity: plainCount) { _, count in count = plainCount }
-        try authenticate(body: UnsafeRawBufferPointer(rebasing: body[0..<sealedEnd]), publicHeaderCount: 0, ad: ad, keys: [key],
-                         into: &plain, location: location)
+        try authenticate(
+            body: UnsafeRawBufferPointer(rebasing: body[0..<sealedEnd]), publicHeaderCount: 0, ad: ad, keys: [key],
+            into: &plain, location: location)
         let payloadCount = try plain.withBytes { (p: UnsafeRawBufferPointer) throws(FormatError) -> Int in
             guard let n = Padding.payloadCount(in: p) else { throw .badPadding(location) }
             return n
@@ -245,7 +249,8 @@ package enum SealedFrame {
     ) throws(FormatError) {
         let recordKey: SymmetricKey
         do { recordKey = try key.subkey(.record) } catch { throw .outOfGuardedMemory }
-        let h = FrameHeader.byteCount, n = XChaCha20Poly1305.nonceByteCount
+        let h = FrameHeader.byteCount
+        let n = XChaCha20Poly1305.nonceByteCount
         random.fill(UnsafeMutableRawBufferPointer(rebasing: frame[h..<(h + n)]))
         sealChunk(plaintext: plaintext, into: frame, chunk: chunk, keyID: key.id, recordKey: recordKey, vaultID: vaultID)
     }
@@ -258,7 +263,8 @@ package enum SealedFrame {
         plaintext: UnsafeRawBufferPointer, into frame: UnsafeMutableRawBufferPointer, chunk: ChunkHeader, keyID: KeyID,
         recordKey: SymmetricKey, vaultID: VaultID
     ) {
-        let h = FrameHeader.byteCount, n = XChaCha20Poly1305.nonceByteCount
+        let h = FrameHeader.byteCount
+        let n = XChaCha20Poly1305.nonceByteCount
         let plainStart = h + n + ChunkHeader.byteCount
         let bodyLength = chunkBodyLength(plaintextCount: plaintext.count)
         precondition(frame.count == h + bodyLength)
@@ -268,7 +274,8 @@ package enum SealedFrame {
         let nonceSlot = UnsafeMutableRawBufferPointer(rebasing: frame[h..<(h + n)])
         UnsafeMutableRawBufferPointer(rebasing: frame[(h + n)..<plainStart]).copyBytes(from: chunkBytes)
         let ad = associatedData(vaultID: vaultID, header: header, publicHeader: chunkBytes)
-        let out = UnsafeMutableRawBufferPointer(rebasing: frame[plainStart..<(plainStart + plaintext.count + XChaCha20Poly1305.tagByteCount)])
+        let out = UnsafeMutableRawBufferPointer(
+            rebasing: frame[plainStart..<(plainStart + plaintext.count + XChaCha20Poly1305.tagByteCount)])
         ad.withUnsafeBytes { a in
             XChaCha20Poly1305.seal(plaintext, into: out, key: recordKey, nonce: UnsafeRawBufferPointer(nonceSlot), authenticating: a)
         }
@@ -283,14 +290,17 @@ package enum SealedFrame {
         body: UnsafeRawBufferPointer, header: FrameHeader, chunk: ChunkHeader, location: FrameLocation, keys: [EpochKey],
         vaultID: VaultID, into output: UnsafeMutableRawBufferPointer
     ) throws(FormatError) -> Int {
-        guard body.count > chunkOverheadByteCount else { throw .malformedFrame(location, reason: "chunk body shorter than its fixed parts") }
+        guard body.count > chunkOverheadByteCount else {
+            throw .malformedFrame(location, reason: "chunk body shorter than its fixed parts")
+        }
         let plainCount = body.count - chunkOverheadByteCount
         guard plainCount <= Limits.chunkByteCount else {
             throw .chunkNoncanonical(stream: chunk.stream.description, index: chunk.index, reason: "holds more than one chunk of content")
         }
         if !chunk.isFinal && plainCount != Limits.chunkByteCount {
-            throw .chunkNoncanonical(stream: chunk.stream.description, index: chunk.index,
-                                     reason: "a non-final chunk must hold exactly \(Limits.chunkByteCount) bytes, it holds \(plainCount)")
+            throw .chunkNoncanonical(
+                stream: chunk.stream.description, index: chunk.index,
+                reason: "a non-final chunk must hold exactly \(Limits.chunkByteCount) bytes, it holds \(plainCount)")
         }
         precondition(output.count >= plainCount)
         let ad = associatedData(vaultID: vaultID, header: header, publicHeader: chunk.encoded())

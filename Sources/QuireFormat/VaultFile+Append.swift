@@ -58,7 +58,9 @@ import QuireSystem
     ///
     /// - Throws: ``FormatError/recordTooLarge(byteCount:limit:)``, I/O errors.
     @discardableResult
-    public func appendPlaintext(kind: RecordKind, keyID: KeyID, epoch: UInt32 = 0, body: [UInt8], trusted: Bool = true) throws(FormatError) -> FrameLocation {
+    public func appendPlaintext(kind: RecordKind, keyID: KeyID, epoch: UInt32 = 0, body: [UInt8], trusted: Bool = true) throws(FormatError)
+        -> FrameLocation
+    {
         let limit = Limits.maxFrameBodyByteCount - FrameHeader.bodyHashByteCount
         guard body.count <= limit else { throw .recordTooLarge(byteCount: body.count, limit: limit) }
         let header = FrameHeader(kind: kind, flags: 0, keyID: keyID, bodyLength: UInt32(body.count + FrameHeader.bodyHashByteCount))
@@ -144,9 +146,11 @@ import QuireSystem
         let trailer = Array(raw[(raw.count - header.trailerByteCount)...])
         var checksum: Bool? = nil
         if !header.isSealed && header.kind != .commit { checksum = true }
-        frames.append(ScannedFrame(
-            location: location, header: header, headerBytes: Array(raw[0..<FrameHeader.byteCount]), trailer: trailer, repaired: false, chunk: chunk,
-            plaintextBody: plaintextBody, checksumIntact: checksum, malformation: VaultScanner.malformation(of: header)))
+        frames.append(
+            ScannedFrame(
+                location: location, header: header, headerBytes: Array(raw[0..<FrameHeader.byteCount]), trailer: trailer, repaired: false,
+                chunk: chunk,
+                plaintextBody: plaintextBody, checksumIntact: checksum, malformation: VaultScanner.malformation(of: header)))
         position += UInt64(raw.count)
         return location
     }
@@ -159,7 +163,11 @@ import QuireSystem
     }
 
     /// A point to roll back to with ``rollBack(to:)``.
-    struct Mark { let position: UInt64; let frameCount: Int; let keyrings: [Int: UInt32] }
+    struct Mark {
+        let position: UInt64
+        let frameCount: Int
+        let keyrings: [Int: UInt32]
+    }
 
     func mark() -> Mark { Mark(position: position, frameCount: frames.count, keyrings: trustedKeyringEpochs) }
 
@@ -224,7 +232,8 @@ extension VaultFile {
     }
 
     func commitLocked(
-        random: any RandomSource, options: WriteOptions, attestation: CommitAttestation, _ build: (PendingCommit) throws(FormatError) -> Void
+        random: any RandomSource, options: WriteOptions, attestation: CommitAttestation,
+        _ build: (PendingCommit) throws(FormatError) -> Void
     ) throws(FormatError) {
         guard isWritable else { throw .notWritable(reason: "it was opened read-only") }
         guard let key = keys.writeKey else { throw .notWritable(reason: "no epoch key to write with is unlocked") }
@@ -238,7 +247,8 @@ extension VaultFile {
         // into it in place (Spec/format.md §10.3).
         let deadline = ProcessStats.monotonicNanoseconds() + UInt64(max(0, options.lockTimeoutSeconds) * 1e9)
         while structure.fileSize > structure.committedEnd {
-            if try tailStayedUnchanged(quietSeconds: options.tornTailQuietSeconds, deadline: deadline, seconds: options.lockTimeoutSeconds) {
+            if try tailStayedUnchanged(quietSeconds: options.tornTailQuietSeconds, deadline: deadline, seconds: options.lockTimeoutSeconds)
+            {
                 try cutTailLocked()
                 break
             }
@@ -280,7 +290,9 @@ extension VaultFile {
         let framesBefore = structure.committedFrameCount
         if let g = structure.groups.last {
             let onDisk: [UInt8]
-            do { onDisk = try file.read(count: CommitChain.bodyByteCount, at: end - UInt64(CommitChain.bodyByteCount)) } catch { throw .io(error) }
+            do { onDisk = try file.read(count: CommitChain.bodyByteCount, at: end - UInt64(CommitChain.bodyByteCount)) } catch {
+                throw .io(error)
+            }
             guard onDisk == g.commitBody else { throw .vaultChanged(path: path) }
         }
         if size > end {
@@ -370,13 +382,16 @@ extension VaultFile {
             plainAttestation = CommitChain.unattested
             recorded = .unattested
         case .sign(let pair):
-            plainAttestation = CommitChain.attestation(keyCommitment: pending.key.commitment, previousHead: previous, digest: d, vaultID: vaultID, signer: pair)
+            plainAttestation = CommitChain.attestation(
+                keyCommitment: pending.key.commitment, previousHead: previous, digest: d, vaultID: vaultID, signer: pair)
             recorded = .attested(signer: pair.publicKey)
         case .carried(let bytes):
             precondition(bytes.count == CommitChain.attestationByteCount)
             plainAttestation = bytes
             let signer = Array(bytes[0..<32])
-            recorded = bytes == CommitChain.unattested ? .unattested : removedMembers.contains(signer) ? .removedMember(signer: signer) : .attested(signer: signer)
+            recorded =
+                bytes == CommitChain.unattested
+                ? .unattested : removedMembers.contains(signer) ? .removedMember(signer: signer) : .attested(signer: signer)
         }
         // The attestation is sealed first; the head covers it (Spec/format.md §9.2).
         let body = try CommitChain.body(
@@ -405,8 +420,10 @@ extension VaultFile {
             repaired: false, chunk: nil, plaintextBody: nil, checksumIntact: nil, malformation: nil)
         frame.commitBody = body
         structure.frames.append(frame)
-        structure.groups.append(CommitGroup(
-            commitFrame: commitIndex, members: firstMember..<commitIndex, digest: d, storedHead: head, commitBody: body, containsDamage: false))
+        structure.groups.append(
+            CommitGroup(
+                commitFrame: commitIndex, members: firstMember..<commitIndex, digest: d, storedHead: head, commitBody: body,
+                containsDamage: false))
         structure.committedEnd = commitOffset + UInt64(commitFrame.count)
         structure.fileSize = structure.committedEnd
         structure.uncommittedFrames = structure.frames.count..<structure.frames.count

@@ -60,7 +60,10 @@ extension VaultFile {
                 let verified = g.map { $0 < commits.statuses.count && commits.statuses[$0] == .verified } ?? false
                 let signer = g.flatMap { commits.attestor($0) }
                 let removed = g.flatMap { commits.removedAttestor($0) }
-                if !body(ReadRecord(frame: frame, payload: payload, commitVerified: verified, attestedBy: signer, removedAttestor: removed)) { break }
+                if !body(ReadRecord(frame: frame, payload: payload, commitVerified: verified, attestedBy: signer, removedAttestor: removed))
+                {
+                    break
+                }
             } catch {
                 issues.append(error)
             }
@@ -94,8 +97,9 @@ extension VaultFile {
             let ad = vaultID.bytes + frame.headerBytes[0..<FrameHeader.fieldByteCount]
             return candidates.first { key in
                 (try? window.withBytes(frame.bodyOffset, Int(frame.header.bodyLength)) { body throws(FormatError) in
-                    try SealedFrame.open(body: body, header: frame.header, associatedData: ad, location: frame.location, keys: [key],
-                                         context: DecompressionContext())
+                    try SealedFrame.open(
+                        body: body, header: frame.header, associatedData: ad, location: frame.location, keys: [key],
+                        context: DecompressionContext())
                 }) != nil
             }
         }
@@ -119,7 +123,8 @@ extension VaultFile {
         guard !candidates.isEmpty else { throw .unknownKey(frame.location, keyID: frame.header.keyID) }
         let ad = vaultID.bytes + frame.headerBytes[0..<FrameHeader.fieldByteCount]
         return try window.withBytes(frame.bodyOffset, Int(frame.header.bodyLength)) { body throws(FormatError) in
-            try SealedFrame.open(body: body, header: frame.header, associatedData: ad, location: frame.location, keys: candidates, context: context)
+            try SealedFrame.open(
+                body: body, header: frame.header, associatedData: ad, location: frame.location, keys: candidates, context: context)
         }
     }
 }

@@ -46,7 +46,9 @@ extension VaultFile {
         guard size >= end else { return .reopen(reason: "the file is shorter than its committed end") }
         if let g = structure.groups.last {
             let onDisk: [UInt8]
-            do { onDisk = try file.read(count: CommitChain.bodyByteCount, at: end - UInt64(CommitChain.bodyByteCount)) } catch { throw .io(error) }
+            do { onDisk = try file.read(count: CommitChain.bodyByteCount, at: end - UInt64(CommitChain.bodyByteCount)) } catch {
+                throw .io(error)
+            }
             guard onDisk == g.commitBody else { return .reopen(reason: "the last commit this handle read is no longer at its offset") }
         }
         let framesBefore = structure.committedFrameCount
@@ -81,7 +83,9 @@ extension VaultFile {
             if group.members.contains(where: { structure.frames[$0].header.kind == .keyring }) { return "a new commit changes the keys" }
             let stored = group.storedHead
             let key = keys.keys(for: frame.header.keyID).first { key in
-                (try? CommitChain.head(key: key, vaultID: vaultID, previousHead: before, digest: group.digest, commitHeader: frame.header, body: group.commitBody))
+                (try? CommitChain.head(
+                    key: key, vaultID: vaultID, previousHead: before, digest: group.digest, commitHeader: frame.header,
+                    body: group.commitBody))
                     .map { constantTimeEqual($0, stored) } ?? false
             }
             guard let key else { return "a new commit does not verify with a held key" }

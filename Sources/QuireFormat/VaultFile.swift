@@ -1,5 +1,5 @@
-@_spi(Crypto) public import QuireCrypto
 import Dispatch
+@_spi(Crypto) public import QuireCrypto
 import QuireSystem
 
 /// How appends reach the disk.
@@ -175,7 +175,8 @@ public struct WriteOptions: Sendable {
                 var same: UInt64 = 0
                 while same < limit {
                     let n = Int(min(UInt64(1 << 20), limit - same))
-                    let mine = try file.read(count: n, at: same), theirs = try other.read(count: n, at: same)
+                    let mine = try file.read(count: n, at: same)
+                    let theirs = try other.read(count: n, at: same)
                     if mine != theirs {
                         same += UInt64(zip(mine, theirs).prefix { $0 == $1 }.count)
                         break
@@ -407,8 +408,10 @@ extension VaultFile {
         init(_ head: [UInt8]) {
             precondition(head.count == CommitChain.headByteCount)
             (a, b, c, d) = head.withUnsafeBytes { raw in
-                (raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
-                 raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+                (
+                    raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                    raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self)
+                )
             }
         }
     }
@@ -459,12 +462,12 @@ extension VaultFile {
         var computedFrom = [[UInt8]](repeating: CommitChain.genesisHead, count: n)  // a mismatch: its stored previous head
         var computed: [[UInt8]] = []
         computed.reserveCapacity(n)
-        var firstHolding: [HeadKey: Int] = [:]       // a stored head (or a mismatch's computed head) → the first commit holding it
+        var firstHolding: [HeadKey: Int] = [:]  // a stored head (or a mismatch's computed head) → the first commit holding it
         firstHolding.reserveCapacity(n)
-        var otherWithHead: [HeadKey: Int] = [:]      // stored head → the first mismatch or unverifiable commit storing it
+        var otherWithHead: [HeadKey: Int] = [:]  // stored head → the first mismatch or unverifiable commit storing it
         var mismatchWithComputedHead: [HeadKey: Int] = [:]  // a mismatch's computed head (≠ its stored head) → the first such
         var bridge = [[UInt8]?](repeating: nil, count: n)  // a mismatch's previous head, by its repaired digest
-        var storedKeys: [HeadKey] = []                // each commit's stored head, as a map key
+        var storedKeys: [HeadKey] = []  // each commit's stored head, as a map key
         storedKeys.reserveCapacity(n)
         var fromKeys = [HeadKey?](repeating: nil, count: n)  // a verified head's previous head, as a map key (nil for h_0)
         for k in 0..<n {
@@ -487,8 +490,9 @@ extension VaultFile {
             // attestation is opened.
             let storedAttestation = CommitChain.storedAttestation(body: group.commitBody)
             func verifies(_ key: EpochKey, from prev: [UInt8], digest: [UInt8]) -> Bool {
-                (try? CommitChain.head(key: key, vaultID: vaultID, previousHead: prev, digest: digest, commitHeader: frame.header,
-                                       storedAttestation: storedAttestation))
+                (try? CommitChain.head(
+                    key: key, vaultID: vaultID, previousHead: prev, digest: digest, commitHeader: frame.header,
+                    storedAttestation: storedAttestation))
                     .map { constantTimeEqual($0, stored) } ?? false
             }
             // The stored previous head, then — a damaged previous-head field —
@@ -516,8 +520,10 @@ extension VaultFile {
                 computed.append(stored)
             } else {
                 if otherWithHead[storedKey] == nil { otherWithHead[storedKey] = k }
-                let head = (try? CommitChain.head(key: first, vaultID: vaultID, previousHead: previous, digest: group.digest, commitHeader: frame.header,
-                                                  storedAttestation: storedAttestation))
+                let head =
+                    (try? CommitChain.head(
+                        key: first, vaultID: vaultID, previousHead: previous, digest: group.digest, commitHeader: frame.header,
+                        storedAttestation: storedAttestation))
                     ?? previous
                 computed.append(head)
                 computedFrom[k] = previous
@@ -555,7 +561,7 @@ extension VaultFile {
         }
         var original: [HeadKey: Int] = [:]  // stored head → its original (negative, −1 − k, while not in place)
         original.reserveCapacity(n)
-        var shared: [HeadKey: [Int]] = [:]   // a head more than one verified head stores → those commits, in file order
+        var shared: [HeadKey: [Int]] = [:]  // a head more than one verified head stores → those commits, in file order
         for k in 0..<n where headVerifies[k] {
             let mine = inPlace(k) ? k : -1 - k
             // One lookup in the usual case (a head stored once).
@@ -630,8 +636,8 @@ extension VaultFile {
         var lineAfter = [UInt32](repeating: 0, count: n)
         var linkedFloor = [UInt32](repeating: 0, count: n)
         var linkedAfter = [UInt32](repeating: 0, count: n)
-        var chain: [Int] = []                        // the commits on the chain so far
-        var clearBelow: [Int?] = []                  // chain[clearBelow[i]! + 1 ... i] holds no member-attested commit
+        var chain: [Int] = []  // the commits on the chain so far
+        var clearBelow: [Int?] = []  // chain[clearBelow[i]! + 1 ... i] holds no member-attested commit
         var position = [Int](repeating: -1, count: n)
         var walkPositions = [Int](repeating: -1, count: n)  // each commit's place in the walk
         var walked = 0
@@ -658,7 +664,10 @@ extension VaultFile {
                     i = below
                     continue
                 }
-                if memberAttested(chain[i]) { hit = i; break }
+                if memberAttested(chain[i]) {
+                    hit = i
+                    break
+                }
                 seen.append(i)
                 i -= 1
             }
@@ -910,15 +919,17 @@ extension VaultFile {
         // A commit never reached links into a cycle (a head that chains to
         // itself through links: no key holder can compute one, so this is
         // only defensive): it is orphaned.
-        inLinkOrder({ c in
-            visit(c)
-            walkPositions[c] = walked
-            walked += 1
-        }, unreached: { k in
-            statuses[k] = .orphaned
-            walkPositions[k] = walked
-            walked += 1
-        })
+        inLinkOrder(
+            { c in
+                visit(c)
+                walkPositions[c] = walked
+                walked += 1
+            },
+            unreached: { k in
+                statuses[k] = .orphaned
+                walkPositions[k] = walked
+                walked += 1
+            })
         // Merge's link order (Spec/merge.md §3.3): the walk again, but of
         // the children of one commit, the one on the line to the chain's tip
         // first, so that merge keeps in place the line writers extend and
@@ -1031,10 +1042,15 @@ extension VaultFile {
                 digest.add(header: f.headerBytes, trailer: f.trailer)
                 continue
             }
-            guard let hash = try? window.withBytes(f.bodyOffset, Int(f.header.bodyLength), { (body: UnsafeRawBufferPointer) throws(FormatError) -> [UInt8] in
-                let content = UnsafeRawBufferPointer(rebasing: body[0..<(body.count - FrameHeader.bodyHashByteCount)])
-                return f.header.isSealed ? SealedFrame.sealedBodyHash(keyCommitment: commitment, content) : SealedFrame.bodyHash(content)
-            }) else { return nil }
+            guard
+                let hash = try? window.withBytes(
+                    f.bodyOffset, Int(f.header.bodyLength),
+                    { (body: UnsafeRawBufferPointer) throws(FormatError) -> [UInt8] in
+                        let content = UnsafeRawBufferPointer(rebasing: body[0..<(body.count - FrameHeader.bodyHashByteCount)])
+                        return f.header.isSealed
+                            ? SealedFrame.sealedBodyHash(keyCommitment: commitment, content) : SealedFrame.bodyHash(content)
+                    })
+            else { return nil }
             if hash != f.trailer { changed = true }
             digest.add(header: f.headerBytes, trailer: hash)
         }
@@ -1061,9 +1077,11 @@ extension VaultFile {
                 if chunkAuthenticates(frame: i) == false { return true }
                 continue
             }
-            let intact = (try? window.withBytes(f.bodyOffset, Int(f.header.bodyLength)) { (body: UnsafeRawBufferPointer) throws(FormatError) -> Bool in
-                candidates.contains { SealedFrame.sealedBodyHashMatches(body, keyCommitment: $0.commitment) }
-            }) ?? false
+            let intact =
+                (try? window.withBytes(f.bodyOffset, Int(f.header.bodyLength)) {
+                    (body: UnsafeRawBufferPointer) throws(FormatError) -> Bool in
+                    candidates.contains { SealedFrame.sealedBodyHashMatches(body, keyCommitment: $0.commitment) }
+                }) ?? false
             if !intact { return true }
         }
         return false
@@ -1074,7 +1092,8 @@ extension VaultFile {
     func attestation(of group: CommitGroup, previousHead: [UInt8], key: EpochKey) -> CommitReport.Attestation {
         let header = structure.frames[group.commitFrame].header
         switch CommitChain.checkAttestation(
-            body: group.commitBody, previousHead: previousHead, digest: group.digest, key: key, vaultID: vaultID, commitHeader: header) {
+            body: group.commitBody, previousHead: previousHead, digest: group.digest, key: key, vaultID: vaultID, commitHeader: header)
+        {
         case .unattested: return .unattested
         case .failed(let reason): return .failed(reason: reason)
         case .signed(let signer):
@@ -1091,7 +1110,8 @@ extension VaultFile {
         guard !jobs.isEmpty else { return }
         var results = [CommitReport.Attestation](repeating: .notChecked, count: jobs.count)
         if jobs.count == 1 {
-            results[0] = attestation(of: structure.groups[jobs[0].group], previousHead: verdicts.previousHeads[jobs[0].group]!, key: jobs[0].key)
+            results[0] = attestation(
+                of: structure.groups[jobs[0].group], previousHead: verdicts.previousHeads[jobs[0].group]!, key: jobs[0].key)
         } else {
             let groups = structure.groups
             let previous = verdicts.previousHeads
@@ -1131,9 +1151,9 @@ extension VaultFile {
         let s = structure
         let commitLength = FrameHeader.byteCount + CommitChain.bodyByteCount
         guard !s.uncommittedFrames.isEmpty, !s.tailHasDamage, let lastFrame = s.frames.last,
-              s.fileSize == lastFrame.end + UInt64(commitLength),
-              let tail = try? file.read(count: commitLength, at: lastFrame.end),
-              tail.count == commitLength
+            s.fileSize == lastFrame.end + UInt64(commitLength),
+            let tail = try? file.read(count: commitLength, at: lastFrame.end),
+            tail.count == commitLength
         else { return false }
         var digest = CommitChain.Digest()
         for f in s.frames[s.uncommittedFrames] { digest.add(header: f.headerBytes, trailer: f.trailer) }
@@ -1143,21 +1163,27 @@ extension VaultFile {
         let last = s.groups.last?.storedHead ?? CommitChain.genesisHead
         let storedPrevious = CommitChain.storedPreviousHead(body: body)
         let previous = storedPrevious == last ? [storedPrevious] : [storedPrevious, last]
-        let ordered = keys.all.sorted { $0.epoch != $1.epoch ? $0.epoch > $1.epoch : $0.commitment.lexicographicallyPrecedes($1.commitment) }
+        let ordered = keys.all.sorted {
+            $0.epoch != $1.epoch ? $0.epoch > $1.epoch : $0.commitment.lexicographicallyPrecedes($1.commitment)
+        }
         for key in ordered {
             let header = CommitChain.commitHeader(keyID: key.id)
-            guard previous.contains(where: { prev in
-                (try? CommitChain.head(key: key, vaultID: vaultID, previousHead: prev, digest: d, commitHeader: header, body: body))
-                    .map { constantTimeEqual($0, stored) } ?? false
-            }) else { continue }
+            guard
+                previous.contains(where: { prev in
+                    (try? CommitChain.head(key: key, vaultID: vaultID, previousHead: prev, digest: d, commitHeader: header, body: body))
+                        .map { constantTimeEqual($0, stored) } ?? false
+                })
+            else { continue }
             let index = s.frames.count
             var frame = ScannedFrame(
                 location: FrameLocation(offset: lastFrame.end, index: index), header: header, headerBytes: header.encoded(),
                 trailer: stored, repaired: true, chunk: nil, plaintextBody: nil, checksumIntact: nil, malformation: nil)
             frame.commitBody = body
             structure.frames.append(frame)
-            structure.groups.append(CommitGroup(
-                commitFrame: index, members: s.uncommittedFrames, digest: d, storedHead: stored, commitBody: body, containsDamage: false))
+            structure.groups.append(
+                CommitGroup(
+                    commitFrame: index, members: s.uncommittedFrames, digest: d, storedHead: stored, commitBody: body, containsDamage: false
+                ))
             structure.committedEnd = s.fileSize
             structure.uncommittedFrames = structure.frames.count..<structure.frames.count
             streamIndexCache = nil
@@ -1177,7 +1203,9 @@ extension VaultFile {
     func releaseVerdictLocked(frame index: Int) -> FormatError? {
         let frame = structure.frames[index]
         guard let g = structure.groupIndex(ofFrame: index), g < verdicts.statuses.count else {
-            return .tornTail(offset: structure.committedEnd, byteCount: structure.tailByteCount, uncommittedFrameCount: structure.uncommittedFrames.count)
+            return .tornTail(
+                offset: structure.committedEnd, byteCount: structure.tailByteCount, uncommittedFrameCount: structure.uncommittedFrames.count
+            )
         }
         switch verdicts.statuses[g] {
         case .verified:
@@ -1273,7 +1301,9 @@ extension VaultFile {
                 guard commits.statuses[g] == .verified, commits.isAttested(g) else { continue }
                 for i in group.members {
                     let f = structure.frames[i]
-                    if !f.header.kind.isKnown && f.header.kind.isCritical { return .unknownCriticalKind(f.location, kind: f.header.kind.rawValue) }
+                    if !f.header.kind.isKnown && f.header.kind.isCritical {
+                        return .unknownCriticalKind(f.location, kind: f.header.kind.rawValue)
+                    }
                 }
             }
             return nil
@@ -1289,7 +1319,10 @@ extension VaultFile {
             var out: [FormatError] = []
             for f in structure.frames[0..<structure.committedFrameCount] where !f.header.kind.isKnown && f.header.kind.isCritical {
                 if let g = structure.groupIndex(ofFrame: f.location.index), g < commits.statuses.count,
-                   commits.statuses[g] == .verified, commits.isAttested(g) { continue }
+                    commits.statuses[g] == .verified, commits.isAttested(g)
+                {
+                    continue
+                }
                 out.append(.unknownCriticalKind(f.location, kind: f.header.kind.rawValue))
             }
             return out

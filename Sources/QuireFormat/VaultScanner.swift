@@ -96,7 +96,8 @@ public import QuireSystem
 
     /// The group a committed frame belongs to, by frame index.
     public func groupIndex(ofFrame index: Int) -> Int? {
-        var lo = 0, hi = groups.count - 1
+        var lo = 0
+        var hi = groups.count - 1
         while lo <= hi {
             let mid = (lo + hi) / 2
             let g = groups[mid]
@@ -188,9 +189,10 @@ public import QuireSystem
                 at: offset, header: h, headerBytes: headerBytes, repaired: repaired, index: s.frames.count, window: window, sparse: sparse)
             s.frames.append(frame)
             if frame.isCommit {
-                s.groups.append(CommitGroup(
-                    commitFrame: frame.location.index, members: groupStart..<frame.location.index,
-                    digest: digest.take(), storedHead: frame.trailer, commitBody: frame.commitBody ?? [], containsDamage: groupDamaged))
+                s.groups.append(
+                    CommitGroup(
+                        commitFrame: frame.location.index, members: groupStart..<frame.location.index,
+                        digest: digest.take(), storedHead: frame.trailer, commitBody: frame.commitBody ?? [], containsDamage: groupDamaged))
                 groupStart = s.frames.count
                 groupDamaged = false
                 s.damagedRegions += pendingDamage
@@ -266,7 +268,9 @@ public import QuireSystem
     private static func commitFollows(from offset: UInt64, window: FileWindow) throws(FormatError) -> Bool {
         var q = offset
         while window.fileSize - q >= UInt64(FrameHeader.byteCount) {
-            guard let h = try window.withBytes(q, FrameHeader.byteCount, readAhead: 4096, { FrameHeader.parseChecked($0, at: 0) }) else { return false }
+            guard let h = try window.withBytes(q, FrameHeader.byteCount, readAhead: 4096, { FrameHeader.parseChecked($0, at: 0) }) else {
+                return false
+            }
             let end = q + UInt64(FrameHeader.byteCount) + UInt64(h.bodyLength)
             guard end <= window.fileSize else { return false }
             if h.kind == .commit && malformation(of: h) == nil { return true }
@@ -380,7 +384,9 @@ public import QuireSystem
     /// header starts. Runs of zero bytes (a file system's zero fill, a
     /// sparse hole) are skipped a word at a time: a header whose length
     /// field is all zeros is never plausible.
-    private static func nextCheckedHeader(from: UInt64, before limit: UInt64, window: FileWindow) throws(FormatError) -> (UInt64, FrameHeader)? {
+    private static func nextCheckedHeader(from: UInt64, before limit: UInt64, window: FileWindow) throws(FormatError) -> (
+        UInt64, FrameHeader
+    )? {
         var q = from
         while q + UInt64(FrameHeader.byteCount) <= limit {
             let span = Int(min(UInt64(1 << 20), limit - q))

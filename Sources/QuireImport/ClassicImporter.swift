@@ -16,7 +16,8 @@ enum ClassicImporter {
     /// Throws ``ImportError/unreadableSource(path:reason:)`` when `source`
     /// holds no `.doentry` file that reads as an entry (nothing written).
     static func run(
-        source: String, files: any ExportFiles, journal: String, defaultTimeZone: String, vault: Vault, progress: @escaping (ImportProgress) -> Void
+        source: String, files: any ExportFiles, journal: String, defaultTimeZone: String, vault: Vault,
+        progress: @escaping (ImportProgress) -> Void
     ) throws(ImportError) -> ImportReport {
         var report = ImportReport()
         var entryFiles = 0
@@ -35,7 +36,8 @@ enum ClassicImporter {
                 report.skipped.append(SkippedItem(item: path, reason: "cannot be read: \(error)"))
                 continue
             }
-            guard let plist = try? PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil) as? [String: Any] else {
+            guard let plist = try? PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil) as? [String: Any]
+            else {
                 report.skipped.append(SkippedItem(item: path, reason: "not a property list dictionary; a Day One Classic entry is one"))
                 continue
             }
@@ -74,10 +76,12 @@ enum ClassicImporter {
                 if !had.isEmpty { rest[text: "Time Zone"] = .text(had) }
                 body.timeZone = defaultTimeZone
                 body.extra[text: DayOneMapping.inferredTimeZoneKey] = .text("import")
-                report.notes.append(SkippedItem(
-                    item: "\(path): Time Zone",
-                    reason: (had.isEmpty ? "the entry has no time zone" : "\(had.debugDescription) is not an IANA time zone (kept in extra)")
-                        + ": shown in \(defaultTimeZone), the import's time zone (inferred)"))
+                report.notes.append(
+                    SkippedItem(
+                        item: "\(path): Time Zone",
+                        reason: (had.isEmpty
+                            ? "the entry has no time zone" : "\(had.debugDescription) is not an IANA time zone (kept in extra)")
+                            + ": shown in \(defaultTimeZone), the import's time zone (inferred)"))
             }
             body.utcOffsetSeconds = ImportDates.utcOffsetSeconds(timeZone: body.timeZone, at: ms)
             body.extra[text: extraKey] = .map(rest)
@@ -114,7 +118,9 @@ enum ClassicImporter {
             let n = try stream.read(into: buffer)
             if n == 0 { return out }
             out += UnsafeRawBufferPointer(rebasing: buffer[0..<n])
-            guard UInt64(out.count) <= maxEntryByteCount else { throw ImportError.unreadableSource(path: path, reason: "larger than \(maxEntryByteCount) bytes") }
+            guard UInt64(out.count) <= maxEntryByteCount else {
+                throw ImportError.unreadableSource(path: path, reason: "larger than \(maxEntryByteCount) bytes")
+            }
         }
     }
 

@@ -133,8 +133,16 @@ final class DayOneImporter {
         }
         if singleFile, let p = problems.first { throw .unreadableSource(path: source, reason: p.reason) }
         if good.isEmpty {
-            let seen = problems.isEmpty ? "" : " (" + problems.prefix(3).map { "\($0.item): \($0.reason)" }.joined(separator: "; ") + (problems.count > 3 ? "; …" : "") + ")"
-            throw .unreadableSource(path: source, reason: "no Day One journal JSON found in \(source): expected a Day One export (a ZIP or its folder) with <Journal>.json files holding an \"entries\" array at its top level\(seen)")
+            let seen =
+                problems.isEmpty
+                ? ""
+                : " (" + problems.prefix(3).map { "\($0.item): \($0.reason)" }.joined(separator: "; ") + (problems.count > 3 ? "; …" : "")
+                    + ")"
+            throw .unreadableSource(
+                path: source,
+                reason:
+                    "no Day One journal JSON found in \(source): expected a Day One export (a ZIP or its folder) with <Journal>.json files holding an \"entries\" array at its top level\(seen)"
+            )
         }
         report.skipped += problems
         for path in good {
@@ -214,7 +222,8 @@ final class DayOneImporter {
         let profile: Profile?
         do { profile = try vault.profile() } catch { throw .vault(error) }
         var settings = profile?.settings ?? CBORMap()
-        var dayOne = CBORMap(), journals = CBORMap()
+        var dayOne = CBORMap()
+        var journals = CBORMap()
         if case .map(let d) = settings[text: DayOneMapping.profileKey] { dayOne = d }
         if case .map(let j) = dayOne[text: "journals"] { journals = j }
         let text = CBOR.text(metadata.serialized)
@@ -241,14 +250,20 @@ final class DayOneImporter {
         var best: [String: (index: Int, modified: String)] = [:]
         for (i, read) in batch.enumerated() {
             guard let o = read.value.objectValue, let uuid = o["uuid"]?.stringValue else { continue }
-            let modified = o["modifiedDate"]?.stringValue.flatMap(ImportDates.milliseconds(iso:)).map { String(format: "%020lld", $0 + (1 << 62)) } ?? ""
-            if let b = best[uuid], b.modified > modified { report.duplicatesMerged += 1; continue }
+            let modified =
+                o["modifiedDate"]?.stringValue.flatMap(ImportDates.milliseconds(iso:)).map { String(format: "%020lld", $0 + (1 << 62)) }
+                ?? ""
+            if let b = best[uuid], b.modified > modified {
+                report.duplicatesMerged += 1
+                continue
+            }
             if best[uuid] != nil { report.duplicatesMerged += 1 }
             best[uuid] = (i, modified)
         }
         if best.count < batch.count {
             let keep = Set(best.values.map(\.index))
-            batch = batch.enumerated().filter { $0.element.value.objectValue?["uuid"]?.stringValue == nil || keep.contains($0.offset) }.map(\.element)
+            batch = batch.enumerated().filter { $0.element.value.objectValue?["uuid"]?.stringValue == nil || keep.contains($0.offset) }.map(
+                \.element)
         }
         var next = 0
         while next < batch.count {
@@ -323,10 +338,19 @@ final class DayOneImporter {
             // A zone once inferred from the import's zone stays: importing
             // again on a machine in another zone changes nothing.
             let key = DayOneMapping.inferredTimeZoneKey
-            if draft.body.extra[text: key] == .text("import"), current.body.extra[text: key] == .text("import"), !current.body.timeZone.isEmpty {
+            if draft.body.extra[text: key] == .text("import"), current.body.extra[text: key] == .text("import"),
+                !current.body.timeZone.isEmpty
+            {
                 draft.body.timeZone = current.body.timeZone
                 draft.body.utcOffsetSeconds = ImportDates.utcOffsetSeconds(timeZone: current.body.timeZone, at: draft.body.created)
-                draft.remarks = draft.remarks.map { ($0.field, $0.field == "timeZone" ? "the entry has no time zone of its own: shown in \(current.body.timeZone), as when it was first imported (inferred)" : $0.reason) }
+                draft.remarks = draft.remarks.map {
+                    (
+                        $0.field,
+                        $0.field == "timeZone"
+                            ? "the entry has no time zone of its own: shown in \(current.body.timeZone), as when it was first imported (inferred)"
+                            : $0.reason
+                    )
+                }
             }
         }
         for remark in draft.remarks { pending.notes.append(SkippedItem(item: "\(label): \(remark.field)", reason: remark.reason)) }
@@ -363,7 +387,9 @@ final class DayOneImporter {
             guard let path = found else {
                 pending.attachmentsMissing += 1
                 let expected = item.md5.map { "\(item.kind.folder)/\($0).*" } ?? "(the item has no md5)"
-                pending.missingMedia.append(SkippedItem(item: "\(label): \(name)", reason: "no file \(expected) in the export; the entry keeps the item's metadata"))
+                pending.missingMedia.append(
+                    SkippedItem(item: "\(label): \(name)", reason: "no file \(expected) in the export; the entry keeps the item's metadata")
+                )
                 continue
             }
             if badMedia[path] != nil { continue }
@@ -374,10 +400,16 @@ final class DayOneImporter {
         let listed = Set(draft.media.compactMap(\.identifier))
         var linked: [DayOneMapping.Linked] = []
         var linkedSeen = Set<String>()
-        for link in MomentLink.find(in: draft.body.text) where !listed.contains(link.identifier) && linkedSeen.insert(link.identifier).inserted {
-            guard let item = mediaByIdentifier[link.identifier], let md5 = item.md5, let path = resolve(item), badMedia[path] == nil else { continue }
+        for link in MomentLink.find(in: draft.body.text)
+        where !listed.contains(link.identifier) && linkedSeen.insert(link.identifier).inserted {
+            guard let item = mediaByIdentifier[link.identifier], let md5 = item.md5, let path = resolve(item), badMedia[path] == nil else {
+                continue
+            }
             let file = try store(path, fallbackExtension: item.kind.fallbackExtension(type: item.type))
-            linked.append(.init(kind: link.kind, identifier: link.identifier, md5: md5, blob: file.blob, mediaType: file.mediaType, fileName: file.fileName))
+            linked.append(
+                .init(
+                    kind: link.kind, identifier: link.identifier, md5: md5, blob: file.blob, mediaType: file.mediaType,
+                    fileName: file.fileName))
         }
         // Links to entries: in the export, or already in the vault.
         let target = { (uuid: String) -> EntryID? in
@@ -385,12 +417,21 @@ final class DayOneImporter {
             if self.uuids.contains(uuid) { return id }
             return (try? tx.currentRevision(of: id))??.isDeleted == false ? id : nil
         }
-        let (body, unresolved) = DayOneMapping.finish(draft, attached: attached, linked: linked, entryTarget: target, previous: read.previous, escaped: escaped)
+        let (body, unresolved) = DayOneMapping.finish(
+            draft, attached: attached, linked: linked, entryTarget: target, previous: read.previous, escaped: escaped)
         for ident in unresolved.media where !listed.contains(ident) {
-            pending.skipped.append(SkippedItem(item: "\(label): link \(ident)", reason: "the text links to media no entry of the export lists; the link is kept as it was"))
+            pending.skipped.append(
+                SkippedItem(
+                    item: "\(label): link \(ident)",
+                    reason: "the text links to media no entry of the export lists; the link is kept as it was"))
         }
         for url in unresolved.entries {
-            pending.notes.append(SkippedItem(item: "\(label): link \(url)", reason: "links to an entry that is not in the export or the vault (another journal not exported?); the link is kept as it was"))
+            pending.notes.append(
+                SkippedItem(
+                    item: "\(label): link \(url)",
+                    reason:
+                        "links to an entry that is not in the export or the vault (another journal not exported?); the link is kept as it was"
+                ))
         }
         let linkedIdentifiers = Set(MomentLink.find(in: draft.body.text).map(\.identifier))
         pending.unreferencedAttachments += attached.filter { !linkedIdentifiers.contains($0.item.identifier ?? "") }.count

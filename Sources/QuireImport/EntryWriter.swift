@@ -71,7 +71,9 @@ final class EntryWriter {
         }
     }
 
-    private func writeOne(_ e: PreparedEntry, tx: VaultTransaction, pending: inout ImportReport, pendingBlobs: inout [String: BlobID]) throws -> Int {
+    private func writeOne(_ e: PreparedEntry, tx: VaultTransaction, pending: inout ImportReport, pendingBlobs: inout [String: BlobID])
+        throws -> Int
+    {
         let current = try tx.currentRevision(of: e.id)
         if let current, current.isDeleted || (current.body.modified ?? current.body.created) > (e.body.modified ?? e.body.created) {
             pending.entriesNotNewer += 1
@@ -80,7 +82,9 @@ final class EntryWriter {
         var body = e.body
         // A zone once inferred from the import's zone stays (importing again elsewhere changes nothing).
         let key = DayOneMapping.inferredTimeZoneKey
-        if let current, body.extra[text: key] == .text("import"), current.body.extra[text: key] == .text("import"), !current.body.timeZone.isEmpty {
+        if let current, body.extra[text: key] == .text("import"), current.body.extra[text: key] == .text("import"),
+            !current.body.timeZone.isEmpty
+        {
             body.timeZone = current.body.timeZone
             body.utcOffsetSeconds = ImportDates.utcOffsetSeconds(timeZone: body.timeZone, at: body.created)
         }

@@ -20,7 +20,9 @@ struct FrontMatterParser {
         var p = FrontMatterParser(text)
         let v = try p.node(depth: 0)
         p.space()
-        guard p.i == p.b.count else { throw Failure(reason: "unexpected text after a value: \(String(decoding: p.b[p.i...], as: UTF8.self).prefix(40))") }
+        guard p.i == p.b.count else {
+            throw Failure(reason: "unexpected text after a value: \(String(decoding: p.b[p.i...], as: UTF8.self).prefix(40))")
+        }
         return v
     }
 
@@ -36,12 +38,18 @@ struct FrontMatterParser {
             i += 1
             var items: [CBOR] = []
             space()
-            if i < b.count, b[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+            if i < b.count, b[i] == UInt8(ascii: "]") {
+                i += 1
+                return .array(items)
+            }
             while true {
                 items.append(try node(depth: depth + 1))
                 space()
                 guard i < b.count else { throw Failure(reason: "unterminated [") }
-                if b[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+                if b[i] == UInt8(ascii: "]") {
+                    i += 1
+                    return .array(items)
+                }
                 guard b[i] == UInt8(ascii: ",") else { throw Failure(reason: "expected , or ]") }
                 i += 1
             }
@@ -49,7 +57,10 @@ struct FrontMatterParser {
             i += 1
             var pairs: [(CBOR, CBOR)] = []
             space()
-            if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return .map(CBORMap(pairs)) }
+            if i < b.count, b[i] == UInt8(ascii: "}") {
+                i += 1
+                return .map(CBORMap(pairs))
+            }
             while true {
                 space()
                 let key: CBOR
@@ -66,7 +77,10 @@ struct FrontMatterParser {
                 pairs.append((key, try node(depth: depth + 1)))
                 space()
                 guard i < b.count else { throw Failure(reason: "unterminated {") }
-                if b[i] == UInt8(ascii: "}") { i += 1; return .map(CBORMap(pairs)) }
+                if b[i] == UInt8(ascii: "}") {
+                    i += 1
+                    return .map(CBORMap(pairs))
+                }
                 guard b[i] == UInt8(ascii: ",") else { throw Failure(reason: "expected , or }") }
                 i += 1
             }
@@ -80,7 +94,9 @@ struct FrontMatterParser {
             return .bytes(bytes)
         default:
             let s = i
-            while i < b.count, ![UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: ":"), 0x20, 0x09].contains(b[i]) { i += 1 }
+            while i < b.count, ![UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: ":"), 0x20, 0x09].contains(b[i]) {
+                i += 1
+            }
             let word = String(decoding: b[s..<i], as: UTF8.self)
             switch word {
             case "true": return .bool(true)
@@ -105,7 +121,8 @@ struct FrontMatterParser {
     }
 
     private func isPlainKeyByte(_ c: UInt8) -> Bool {
-        (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || c == UInt8(ascii: "_") || c == UInt8(ascii: "$")
+        (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || c == UInt8(ascii: "_")
+            || c == UInt8(ascii: "$")
     }
 
     private mutating func quoted() throws(Failure) -> String {
@@ -116,7 +133,10 @@ struct FrontMatterParser {
             let c = b[i]
             i += 1
             if c == UInt8(ascii: "\"") { break }
-            if c != UInt8(ascii: "\\") { out.append(c); continue }
+            if c != UInt8(ascii: "\\") {
+                out.append(c)
+                continue
+            }
             guard i < b.count else { throw Failure(reason: "unterminated escape") }
             let e = b[i]
             i += 1

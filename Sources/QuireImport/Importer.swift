@@ -1,6 +1,6 @@
+import Foundation
 public import Quire
 import QuireDayOne
-import Foundation
 import QuireSystem
 import QuireZip
 
@@ -22,7 +22,10 @@ public struct ImportProgress: Sendable, Equatable {
     public var done: Int
     /// Items in total, when known.
     public var total: Int?
-    public init(done: Int, total: Int?) { self.done = done; self.total = total }
+    public init(done: Int, total: Int?) {
+        self.done = done
+        self.total = total
+    }
 }
 
 /// Errors that stop an import before it changes anything. One bad entry or
@@ -101,7 +104,10 @@ public struct SkippedItem: Sendable, Equatable {
     public var item: String
     /// Why, in words a person can act on.
     public var reason: String
-    public init(item: String, reason: String) { self.item = item; self.reason = reason }
+    public init(item: String, reason: String) {
+        self.item = item
+        self.reason = reason
+    }
 }
 
 /// Imports `format` from `path` into `vault` (`Spec/import.md`).
@@ -133,7 +139,8 @@ public func importJournal(
         switch format {
         case .dayOne:
             let zone = options.timeZone ?? TimeZone.current.identifier
-            return try DayOneImporter(vault: vault, files: files, defaultTimeZone: zone, progress: progress).run(source: path, singleFile: files.isSingleFile)
+            return try DayOneImporter(vault: vault, files: files, defaultTimeZone: zone, progress: progress).run(
+                source: path, singleFile: files.isSingleFile)
         case .dayOneClassic:
             var journal = options.journal ?? "Journal"
             if options.journal == nil {
@@ -144,10 +151,12 @@ public func importJournal(
                 }
             }
             let zone = options.timeZone ?? TimeZone.current.identifier
-            return try ClassicImporter.run(source: path, files: files, journal: journal, defaultTimeZone: zone, vault: vault, progress: progress)
+            return try ClassicImporter.run(
+                source: path, files: files, journal: journal, defaultTimeZone: zone, vault: vault, progress: progress)
         case .jrnl:
             let zone = options.timeZone ?? TimeZone.current.identifier
-            return try JrnlImporter.run(source: path, files: files, journal: options.journal ?? name, timeZone: zone, vault: vault, progress: progress)
+            return try JrnlImporter.run(
+                source: path, files: files, journal: options.journal ?? name, timeZone: zone, vault: vault, progress: progress)
         case .markdown:
             return try MarkdownImporter.run(source: path, files: files, vault: vault, progress: progress)
         }

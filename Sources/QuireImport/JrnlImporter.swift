@@ -19,7 +19,10 @@ enum JrnlImporter {
 
     /// Throws ``ImportError/unreadableSource(path:reason:)`` when `source`
     /// is not a jrnl JSON export (nothing written).
-    static func run(source: String, files: any ExportFiles, journal: String, timeZone: String, vault: Vault, progress: @escaping (ImportProgress) -> Void) throws(ImportError) -> ImportReport {
+    static func run(
+        source: String, files: any ExportFiles, journal: String, timeZone: String, vault: Vault,
+        progress: @escaping (ImportProgress) -> Void
+    ) throws(ImportError) -> ImportReport {
         var report = ImportReport()
         let expected = "not a jrnl JSON export (expected the JSON file jrnl --export json writes, {\"tags\": {…}, \"entries\": […]})"
         guard let path = files.isSingleFile ? files.files.first : files.files.first(where: { $0.lowercased().hasSuffix(".json") }) else {
@@ -37,10 +40,16 @@ enum JrnlImporter {
             let reader = JSONReader { try stream.read(into: $0) }
             try reader.skipByteOrderMark()
             try reader.members { (key: String) throws -> Void in
-                guard key == "entries" else { try reader.skipValue(); return }
+                guard key == "entries" else {
+                    try reader.skipValue()
+                    return
+                }
                 try reader.elements { (value: JSONValue) throws -> Void in
                     number += 1
-                    if let entry = prepare(value, number: number, path: path, journal: journal, timeZone: timeZone, occurrences: &occurrences, report: &writer.report) {
+                    if let entry = prepare(
+                        value, number: number, path: path, journal: journal, timeZone: timeZone, occurrences: &occurrences,
+                        report: &writer.report)
+                    {
                         batch.append(entry)
                     }
                     if batch.count >= DayOneImporter.batchEntryCount {

@@ -13,7 +13,9 @@ enum MarkdownImporter {
 
     /// Throws ``ImportError/unreadableSource(path:reason:)`` when `source`
     /// holds no `.md` file that is a Quire Markdown entry (nothing written).
-    static func run(source: String, files: any ExportFiles, vault: Vault, progress: @escaping (ImportProgress) -> Void) throws(ImportError) -> ImportReport {
+    static func run(source: String, files: any ExportFiles, vault: Vault, progress: @escaping (ImportProgress) -> Void) throws(ImportError)
+        -> ImportReport
+    {
         var report = ImportReport()
         var markdownFiles = 0
         report.skipped += files.refused
@@ -42,7 +44,9 @@ enum MarkdownImporter {
                     if let resolved = resolve(relative, from: path), present.contains(resolved) {
                         entry.prepared.files.append((index, resolved, false))
                     } else {
-                        report.skipped.append(SkippedItem(item: "\(path): \(relative)", reason: "the attachment file is not in the folder; the reference is kept"))
+                        report.skipped.append(
+                            SkippedItem(
+                                item: "\(path): \(relative)", reason: "the attachment file is not in the folder; the reference is kept"))
                     }
                 }
                 if !entry.prepared.body.journal.isEmpty, !report.journals.contains(entry.prepared.body.journal) {
@@ -53,11 +57,13 @@ enum MarkdownImporter {
                 report.skipped.append(SkippedItem(item: path, reason: "\(error)"))
             }
         }
-        let expected = "not a Quire Markdown export (expected a folder of .md files with YAML front matter, as quire export markdown writes)"
+        let expected =
+            "not a Quire Markdown export (expected a folder of .md files with YAML front matter, as quire export markdown writes)"
         if markdownFiles == 0 { throw .unreadableSource(path: source, reason: "\(expected): no .md file in it") }
         if prepared.isEmpty {
             let first = report.skipped.first { $0.item.lowercased().hasSuffix(".md") }.map { "; \($0.item): \($0.reason)" } ?? ""
-            throw .unreadableSource(path: source, reason: "\(expected): none of its \(markdownFiles) .md files is a Quire Markdown entry\(first)")
+            throw .unreadableSource(
+                path: source, reason: "\(expected): none of its \(markdownFiles) .md files is a Quire Markdown entry\(first)")
         }
         // Links between entries: the export wrote each `quire-entry://` link
         // as the relative path of that entry's file; read them back.
@@ -81,7 +87,10 @@ enum MarkdownImporter {
         var at = 0
         var i = 0
         while i + start.count <= b.count {
-            guard b[i] == start[0], b[i..<i + start.count].elementsEqual(start), i == 0 || !isPathByte(b[i - 1]) else { i += 1; continue }
+            guard b[i] == start[0], b[i..<i + start.count].elementsEqual(start), i == 0 || !isPathByte(b[i - 1]) else {
+                i += 1
+                continue
+            }
             var j = i
             while j < b.count, isPathByte(b[j]) { j += 1 }
             let relative = String(decoding: b[i..<j], as: UTF8.self)
@@ -111,7 +120,12 @@ enum MarkdownImporter {
         guard ZipPathCheck.isRelative(relative) else { return nil }
         var parts = file.split(separator: "/").dropLast().map(String.init)
         for c in relative.split(separator: "/") {
-            if c == ".." { guard !parts.isEmpty else { return nil }; parts.removeLast() } else if c != "." { parts.append(String(c)) }
+            if c == ".." {
+                guard !parts.isEmpty else { return nil }
+                parts.removeLast()
+            } else if c != "." {
+                parts.append(String(c))
+            }
         }
         return parts.joined(separator: "/")
     }
@@ -120,7 +134,9 @@ enum MarkdownImporter {
     static func parse(_ source: String, path: String) throws -> Parsed {
         guard source.hasPrefix("---\n") else { throw Problem(description: "no front matter (a Quire Markdown file starts with ---)") }
         let afterOpen = source.index(source.startIndex, offsetBy: 4)
-        guard let close = source.range(of: "\n---\n", range: afterOpen..<source.endIndex) ?? (source[afterOpen...].hasPrefix("---\n") ? afterOpen..<source.index(afterOpen, offsetBy: 4) : nil)
+        guard
+            let close = source.range(of: "\n---\n", range: afterOpen..<source.endIndex)
+                ?? (source[afterOpen...].hasPrefix("---\n") ? afterOpen..<source.index(afterOpen, offsetBy: 4) : nil)
         else { throw Problem(description: "the front matter does not end with ---") }
         let yaml = close.lowerBound == afterOpen ? "" : source[afterOpen..<close.lowerBound]
         let bodyText = String(source[close.upperBound...])
@@ -133,10 +149,15 @@ enum MarkdownImporter {
                 continue
             }
             inAttachments = false
-            guard let colon = line.firstIndex(of: ":") else { throw Problem(description: "front matter line without a key: \(line.prefix(40))") }
+            guard let colon = line.firstIndex(of: ":") else {
+                throw Problem(description: "front matter line without a key: \(line.prefix(40))")
+            }
             let key = String(line[..<colon])
             let rest = line[line.index(after: colon)...].drop { $0 == " " }
-            if key == "attachments", rest.isEmpty { inAttachments = true; continue }
+            if key == "attachments", rest.isEmpty {
+                inAttachments = true
+                continue
+            }
             fields[key] = try FrontMatterParser.value(rest)
         }
         guard fields["quire"] != nil else { throw Problem(description: "the front matter has no quire key: not a Quire Markdown export") }
@@ -165,8 +186,9 @@ enum MarkdownImporter {
                 country: string(l[text: "country"]), extra: map(l[text: "extra"]), unknownFields: map(l[text: "unknownFields"]))
         }
         if case .map(let w) = fields["weather"] {
-            body.weather = Weather(temperatureCelsius: double(w[text: "temperatureC"]), conditions: string(w[text: "conditions"]),
-                                   extra: map(w[text: "extra"]), unknownFields: map(w[text: "unknownFields"]))
+            body.weather = Weather(
+                temperatureCelsius: double(w[text: "temperatureC"]), conditions: string(w[text: "conditions"]),
+                extra: map(w[text: "extra"]), unknownFields: map(w[text: "unknownFields"]))
         }
         body.extra = map(fields["extra"])
         body.unknownFields = map(fields["unknownFields"])
@@ -178,7 +200,8 @@ enum MarkdownImporter {
                 throw Problem(description: "an attachment has no blob id")
             }
             let ref = AttachmentReference(
-                id: id, blob: BlobID(unchecked: blobBytes), mediaType: string(a[text: "type"]).isEmpty ? "application/octet-stream" : string(a[text: "type"]),
+                id: id, blob: BlobID(unchecked: blobBytes),
+                mediaType: string(a[text: "type"]).isEmpty ? "application/octet-stream" : string(a[text: "type"]),
                 fileName: string(a[text: "name"]), extra: map(a[text: "extra"]), unknownFields: map(a[text: "unknownFields"]))
             let p = a[text: "path"].flatMap { if case .text(let s) = $0 { s } else { nil } }
             // The export wrote the media path in place of each link; put the link back.
@@ -187,7 +210,9 @@ enum MarkdownImporter {
         }
         body.text = textOut
         let id: EntryID
-        if let hex = text("id"), let e = EntryID(hex: hex) { id = e } else {
+        if let hex = text("id"), let e = EntryID(hex: hex) {
+            id = e
+        } else {
             id = EntryID(unchecked: BLAKE2b.hash(Array("quire.import.markdown\u{0}\(path)".utf8), byteCount: 16))
         }
         return Parsed(prepared: PreparedEntry(label: path, id: id, body: body), references: refs)

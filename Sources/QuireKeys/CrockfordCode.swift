@@ -105,7 +105,7 @@ extension CrockfordCode.ParseFailure {
     /// `character` ("recovery-key") and which as a whole is `code` ("a recovery key").
     func reason(character: String, code: String, characterCount: Int) -> String {
         switch self {
-        case let .badCharacter(scalar, codePoint):
+        case .badCharacter(let scalar, let codePoint):
             "\"\(scalar)\" (\(codePoint)) is not a \(character) character"
         case .wrongLength(let n):
             "it has \(n) characters; \(code) has \(characterCount) (not counting dashes)"

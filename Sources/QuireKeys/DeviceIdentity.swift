@@ -63,7 +63,10 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
         }
         for s in name.unicodeScalars where isLineBreaking(s) {
             let hexDigits = String(s.value, radix: 16, uppercase: true)
-            throw .operationRefused(reason: "a device name cannot contain the invisible or control character U+\(String(repeating: "0", count: max(0, 4 - hexDigits.count)) + hexDigits)")
+            throw .operationRefused(
+                reason:
+                    "a device name cannot contain the invisible or control character U+\(String(repeating: "0", count: max(0, 4 - hexDigits.count)) + hexDigits)"
+            )
         }
         guard name.unicodeScalars.contains(where: { !isBlank($0) }) else {
             throw .operationRefused(reason: "a device name needs at least one visible character")
@@ -150,7 +153,10 @@ public enum DeviceCode {
                 wipeShared(data)
             }
             if constantTimeEqual(RecoveryKey.checksum(key), data[32..<35]) {
-                throw .deviceCodeInvalid(reason: "this is a recovery key, not a device code: keep it secret, and type the code the new device shows for itself instead")
+                throw .deviceCodeInvalid(
+                    reason:
+                        "this is a recovery key, not a device code: keep it secret, and type the code the new device shows for itself instead"
+                )
             }
             throw .deviceCodeInvalid(reason: "its checksum does not match; check for a mistyped character")
         }

@@ -193,13 +193,18 @@ public struct VaultMemory: Sendable, Equatable {
     /// Parses ``encoded()``; nil for anything else.
     public init?(decoding bytes: [UInt8]) {
         guard let text = String(validating: bytes, as: UTF8.self) else { return nil }
-        var vault: VaultID?, path: String?, length: UInt64?, head: [UInt8]?, clock: UInt64?
+        var vault: VaultID?
+        var path: String?
+        var length: UInt64?
+        var head: [UInt8]?
+        var clock: UInt64?
         var heads: [KeyringID] = []
         var removedKey: [UInt8]?
         var tampered: TamperedAcceptance?
         for line in text.unicodeScalars.split(whereSeparator: { $0 == "\n" }).map(String.init) where !line.hasPrefix("#") {
             guard let space = line.firstIndex(of: " ") else { return nil }
-            let key = line[..<space], value = String(line[line.index(after: space)...])
+            let key = line[..<space]
+            let value = String(line[line.index(after: space)...])
             switch key {
             case "vault": vault = VaultID(hex: value)
             case "path": path = Self.unescape(value)
@@ -220,7 +225,7 @@ public struct VaultMemory: Sendable, Equatable {
                 // versions wrote "tampered <head>" lines, which are ignored.
                 let parts = value.split(separator: " ", omittingEmptySubsequences: false)
                 guard parts.count == 3, let length = UInt64(parts[0]), let count = UInt64(parts[2]),
-                      let head = QuireCrypto.bytes(fromHex: String(parts[1])), head.count == 32
+                    let head = QuireCrypto.bytes(fromHex: String(parts[1])), head.count == 32
                 else { return nil }
                 tampered = TamperedAcceptance(committedLength: length, chainHead: head, count: count)
             default: continue
@@ -228,7 +233,8 @@ public struct VaultMemory: Sendable, Equatable {
         }
         guard let vault, let path, let length, let head, let clock, heads.count <= Limits.maxParentCount else { return nil }
         self.init(
-            vaultID: vault, path: path, committedLength: length, chainHead: head, newestClock: clock, keyringHeads: heads, removedKey: removedKey,
+            vaultID: vault, path: path, committedLength: length, chainHead: head, newestClock: clock, keyringHeads: heads,
+            removedKey: removedKey,
             acceptedTampered: tampered)
     }
 }
@@ -242,7 +248,9 @@ extension DeviceKeyStore {
     ///   - now: milliseconds since the Unix epoch, UTC.
     /// - Returns: the identity, and whether it was created by this call.
     /// - Throws: ``DeviceStoreError``; ``DeviceStoreError/invalid(reason:)`` for a bad name.
-    public func loadOrCreate(name: String, now: Int64, using random: any RandomSource) throws(DeviceStoreError) -> (DeviceIdentity, created: Bool) {
+    public func loadOrCreate(name: String, now: Int64, using random: any RandomSource) throws(DeviceStoreError) -> (
+        DeviceIdentity, created: Bool
+    ) {
         if let existing = try load() { return (existing, false) }
         let identity: DeviceIdentity
         do { identity = try DeviceIdentity.generate(name: name, now: now, using: random) } catch {
@@ -298,20 +306,25 @@ public enum DeviceStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         switch self {
         case .alreadyExists(let path):
             return "a device key already exists at \(path); it is kept (it may be enrolled in vaults)"
-        case let .permissionsTooOpen(path, mode) where (try? FileSystem.status(path))?.isDirectory == true:
-            return "the key store folder \(path) has mode \(String(mode, radix: 8)), so other users may add, swap or remove its files; it is not used. Run `chmod 700 \(path)`, check the files in it, and consider the device key exposed"
-        case let .permissionsTooOpen(path, mode):
-            return "the device key \(path) has mode \(String(mode, radix: 8)), so other users may read it; run `chmod 600 \(path)` and consider the key exposed"
-        case let .notOwned(path, owner):
-            return "\(path) belongs to another user (uid \(owner)), who could have written it; it is not used. Check it, then make it yours (`chown`), or remove it"
-        case let .damaged(path, reason) where path.hasSuffix(".memory") && reason.hasPrefix(FileDeviceKeyStore.missingMemoryReason):
+        case .permissionsTooOpen(let path, let mode) where (try? FileSystem.status(path))?.isDirectory == true:
+            return
+                "the key store folder \(path) has mode \(String(mode, radix: 8)), so other users may add, swap or remove its files; it is not used. Run `chmod 700 \(path)`, check the files in it, and consider the device key exposed"
+        case .permissionsTooOpen(let path, let mode):
+            return
+                "the device key \(path) has mode \(String(mode, radix: 8)), so other users may read it; run `chmod 600 \(path)` and consider the key exposed"
+        case .notOwned(let path, let owner):
+            return
+                "\(path) belongs to another user (uid \(owner)), who could have written it; it is not used. Check it, then make it yours (`chown`), or remove it"
+        case .damaged(let path, let reason) where path.hasSuffix(".memory") && reason.hasPrefix(FileDeviceKeyStore.missingMemoryReason):
             return "this device's memory of a vault file, \(path), \(reason)"
-        case let .damaged(path, reason) where path.hasSuffix(".memory"):
-            return "this device's memory of a vault file, \(path), cannot be read: \(reason); remove the file and its line in vaults/recorded beside it (the next open writes both again, without the rollback check for that open)"
-        case let .damaged(path, reason):
+        case .damaged(let path, let reason) where path.hasSuffix(".memory"):
+            return
+                "this device's memory of a vault file, \(path), cannot be read: \(reason); remove the file and its line in vaults/recorded beside it (the next open writes both again, without the rollback check for that open)"
+        case .damaged(let path, let reason):
             return "the device key \(path) cannot be read: \(reason); restore it from a backup, or remove it and enroll this device again"
         case .noKey:
-            return "this device has no device key yet: make one (DeviceKeyStore.loadOrCreate), show its device code, and enroll it from a device of the vault or with the recovery key"
+            return
+                "this device has no device key yet: make one (DeviceKeyStore.loadOrCreate), show its device code, and enroll it from a device of the vault or with the recovery key"
         case .noDirectory:
             return "no place for the device key: set QUIRE_HOME (or XDG_DATA_HOME or HOME)"
         case .invalid(let reason):

@@ -155,13 +155,19 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
         let recorded = try recordedMemories()
         guard FileSystem.nameExists(file) else {
             if recorded.contains(name) {
-                throw .damaged(path: file, reason: Self.missingMemoryReason + " although this device remembered this vault file before (\(recordedPath) lists it): it was deleted, so a rolled-back copy of the vault cannot be noticed now. If you removed it yourself, remove its line from \(recordedPath) to accept the vault as it is")
+                throw .damaged(
+                    path: file,
+                    reason: Self.missingMemoryReason
+                        + " although this device remembered this vault file before (\(recordedPath) lists it): it was deleted, so a rolled-back copy of the vault cannot be noticed now. If you removed it yourself, remove its line from \(recordedPath) to accept the vault as it is"
+                )
             }
             return nil
         }
         // A memory written before the list existed: list it now (best effort).
         if !recorded.contains(name) { try? record(name, in: recorded) }
-        guard let memory = VaultMemory(decoding: try readPrivateFile(file, limit: Self.maxMemoryFileBytes)), memory.vaultID == vaultID, memory.path == path else {
+        guard let memory = VaultMemory(decoding: try readPrivateFile(file, limit: Self.maxMemoryFileBytes)), memory.vaultID == vaultID,
+            memory.path == path
+        else {
             throw .damaged(path: file, reason: "it is not a Quire device memory file for this vault")
         }
         return memory
@@ -206,7 +212,8 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
 
     /// Adds the memory `name` to `vaults/recorded`.
     func record(_ name: String, in recorded: Set<String>) throws(DeviceStoreError) {
-        let lines = ["# vault files this device remembers (a missing .memory file of one of them is noticed)"] + recorded.union([name]).sorted()
+        let lines =
+            ["# vault files this device remembers (a missing .memory file of one of them is noticed)"] + recorded.union([name]).sorted()
         try writeFile(Array((lines.joined(separator: "\n") + "\n").utf8), to: recordedPath, replacing: true)
     }
 
@@ -232,7 +239,10 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
             let file: SystemFile
             do { file = try SystemFile(path: path, mode: .readOnly, allowNonRegular: true, noFollow: true) } catch {
                 if error.isSymbolicLinkRefused || FileSystem.isSymbolicLink(path) {
-                    throw DeviceStoreError.damaged(path: path, reason: "it is a symbolic link, which the key store never follows (whoever can change the link could choose the key)")
+                    throw DeviceStoreError.damaged(
+                        path: path,
+                        reason:
+                            "it is a symbolic link, which the key store never follows (whoever can change the link could choose the key)")
                 }
                 throw error
             }
@@ -240,7 +250,9 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
             guard status.isRegularFile else { throw DeviceStoreError.damaged(path: path, reason: "it is not a regular file") }
             guard status.owner == FileSystem.currentUserID() else { throw DeviceStoreError.notOwned(path: path, owner: status.owner) }
             guard status.permissions & 0o077 == 0 else { throw DeviceStoreError.permissionsTooOpen(path: path, mode: status.permissions) }
-            guard status.size <= UInt64(limit) else { throw DeviceStoreError.damaged(path: path, reason: "it is \(status.size) bytes, larger than any Quire device file") }
+            guard status.size <= UInt64(limit) else {
+                throw DeviceStoreError.damaged(path: path, reason: "it is \(status.size) bytes, larger than any Quire device file")
+            }
             return try file.read(count: Int(status.size), at: 0)
         } catch let e as DeviceStoreError {
             throw e
@@ -290,7 +302,8 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
         guard let names = try? FileSystem.listDirectory(folder) else { return }
         for name in names where name.hasPrefix(".tmp-") {
             let parts = name.dropFirst(5).split(separator: "-", omittingEmptySubsequences: false)
-            guard parts.count == 2, let pid = Int32(parts[0]), parts[1].utf8.count == 16, QuireCrypto.bytes(fromHex: String(parts[1])) != nil,
+            guard parts.count == 2, let pid = Int32(parts[0]), parts[1].utf8.count == 16,
+                QuireCrypto.bytes(fromHex: String(parts[1])) != nil,
                 !FileSystem.processExists(pid)
             else { continue }
             Leftovers.removeAbandoned(folder + "/" + name, vaultBytes: false)

@@ -145,34 +145,43 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
             return "this device is not enrolled in this vault (or was removed)"
         case .wrongKey:
             return "that key does not open this vault"
-        case let .kdfLimitsExceeded(ops, mem):
-            let within = ops >= 1 && ops <= Limits.maxArgon2OpsLimit && mem >= Limits.minArgon2MemLimitBytes && mem <= Limits.maxArgon2MemLimitBytes
+        case .kdfLimitsExceeded(let ops, let mem):
+            let within =
+                ops >= 1 && ops <= Limits.maxArgon2OpsLimit && mem >= Limits.minArgon2MemLimitBytes && mem <= Limits.maxArgon2MemLimitBytes
             if within {
-                return "a passphrase cost of \(ops) passes over \(mem) bytes is below the floor for new passphrases (at least \(Limits.writerMinArgon2OpsLimit) passes over 64 MiB); choose a higher cost"
+                return
+                    "a passphrase cost of \(ops) passes over \(mem) bytes is below the floor for new passphrases (at least \(Limits.writerMinArgon2OpsLimit) passes over 64 MiB); choose a higher cost"
             }
-            return "a passphrase slot asks for Argon2id with opslimit \(ops) and \(mem) bytes of memory, outside the limits (opslimit 1–8, memory 8 KiB–256 MiB); it was not run"
-        case let .kdfLimitsExceededInKeyring(loc, ops, mem):
-            return "keyring \(loc) holds a passphrase slot asking for Argon2id with opslimit \(ops) and \(mem) bytes of memory, outside the limits (opslimit 1–8, memory 8 KiB–256 MiB); it was skipped"
-        case let .kdfBudgetExceeded(untried):
-            return "the passphrase opened none of the \(Limits.maxPassphraseDerivations) newest passphrase slots, and \(untried) more with other parameters were not tried (each costs a full Argon2id run); it may be an old passphrase, or someone may have added decoy slots: open with a device or the recovery key"
-        case let .keyringUnauthenticated(loc, reason):
+            return
+                "a passphrase slot asks for Argon2id with opslimit \(ops) and \(mem) bytes of memory, outside the limits (opslimit 1–8, memory 8 KiB–256 MiB); it was not run"
+        case .kdfLimitsExceededInKeyring(let loc, let ops, let mem):
+            return
+                "keyring \(loc) holds a passphrase slot asking for Argon2id with opslimit \(ops) and \(mem) bytes of memory, outside the limits (opslimit 1–8, memory 8 KiB–256 MiB); it was skipped"
+        case .kdfBudgetExceeded(let untried):
+            return
+                "the passphrase opened none of the \(Limits.maxPassphraseDerivations) newest passphrase slots, and \(untried) more with other parameters were not tried (each costs a full Argon2id run); it may be an old passphrase, or someone may have added decoy slots: open with a device or the recovery key"
+        case .keyringUnauthenticated(let loc, let reason):
             return "keyring \(loc) is not trusted: \(reason)"
         case .escrowForbidden(let loc):
-            return "keyring \(loc) breaks escrow-free mode (it holds an escrow slot, or turns the mode off after an escrow-free keyring); the keyring is rejected"
+            return
+                "keyring \(loc) breaks escrow-free mode (it holds an escrow slot, or turns the mode off after an escrow-free keyring); the keyring is rejected"
         case .escrowRefused:
             return "this vault is escrow-free: no escrow key can be added to it, now or later"
         case .removedDeviceSlot(let loc):
             return "keyring \(loc) wraps a key to a device that was removed; the keyring is rejected"
-        case let .malformedKeyring(loc, reason):
+        case .malformedKeyring(let loc, let reason):
             return "keyring \(loc) is malformed: \(reason)"
         case .keyringCopyDamaged(let loc):
             return "keyring \(loc) is damaged, but it is a copy of an intact keyring, which was used"
         case .removalTie(let loc):
-            return "keyring \(loc) removes a member while another removal removed one who started its branch, and that removal lies on a branch its own removed member started; both removals stand, as if the two members had removed each other. Someone may have answered a removal from an old copy: check the members, and remove the ones involved, and any key they enrolled, with the recovery key"
+            return
+                "keyring \(loc) removes a member while another removal removed one who started its branch, and that removal lies on a branch its own removed member started; both removals stand, as if the two members had removed each other. Someone may have answered a removal from an old copy: check the members, and remove the ones involved, and any key they enrolled, with the recovery key"
         case .rollbackSuspected(let reason):
-            return "this file looks older than the copy this device last saw: \(reason). It may have been replaced by an older copy, which can undo a device removal or lose entries; writing is refused until you merge the newer copy back (quire merge), or accept this file if you restored it on purpose (quire keys accept-rollback)"
+            return
+                "this file looks older than the copy this device last saw: \(reason). It may have been replaced by an older copy, which can undo a device removal or lose entries; writing is refused until you merge the newer copy back (quire merge), or accept this file if you restored it on purpose (quire keys accept-rollback)"
         case .deviceMemoryNotSaved(let reason):
-            return "the key change was saved in the vault, but this device could not remember it (\(reason)); rollback detection for this vault is weaker until it can"
+            return
+                "the key change was saved in the vault, but this device could not remember it (\(reason)); rollback detection for this vault is weaker until it can"
         case .operationRefused(let reason):
             return reason
         case .recoveryKeyChoiceNeeded(let choices):

@@ -98,7 +98,9 @@ package enum KeyOperations {
     ///   ``KeyError/operationRefused(reason:)``.
     public static func root(_ setup: RootSetup, random: any RandomSource) throws(KeyError) -> (vaultID: VaultID, keyring: KeyringProposal) {
         if setup.isEscrowFree && setup.escrow != nil { throw .escrowRefused }
-        let key: SymmetricKey, blobKey: SymmetricKey, recoverySigner: Ed25519.KeyPair
+        let key: SymmetricKey
+        let blobKey: SymmetricKey
+        let recoverySigner: Ed25519.KeyPair
         do {
             key = try SymmetricKey(using: random)
             blobKey = try SymmetricKey(using: random)
@@ -120,13 +122,18 @@ package enum KeyOperations {
         }
         if let (passphrase, ops, mem) = setup.passphrase {
             try SlotCrypto.checkWriterCost(opsLimit: ops, memLimitBytes: mem)
-            slots.append(StoredSlot(slot: try SlotCrypto.passphraseSlot(
-                for: epochKey, passphrase: passphrase, opsLimit: ops, memLimitBytes: mem, vaultID: vaultID, random: random)))
+            slots.append(
+                StoredSlot(
+                    slot: try SlotCrypto.passphraseSlot(
+                        for: epochKey, passphrase: passphrase, opsLimit: ops, memLimitBytes: mem, vaultID: vaultID, random: random)))
         }
         if let escrow = setup.escrow {
-            slots.append(StoredSlot(slot: try SlotCrypto.escrowSlot(for: epochKey, escrowPublicKey: escrow.publicKey, vaultID: vaultID, random: random)))
+            slots.append(
+                StoredSlot(
+                    slot: try SlotCrypto.escrowSlot(for: epochKey, escrowPublicKey: escrow.publicKey, vaultID: vaultID, random: random)))
         }
-        let content = KeyringContent(members: members, escrow: setup.escrow.map { [$0] } ?? [], blobKey: blobKey, created: setup.now, reason: "create")
+        let content = KeyringContent(
+            members: members, escrow: setup.escrow.map { [$0] } ?? [], blobKey: blobKey, created: setup.now, reason: "create")
         let body = try KeyringBuilder.body(
             epochKey: epochKey, vaultID: vaultID, parents: [], isEscrowFree: setup.isEscrowFree, slots: slots, vaultSalt: vaultSalt,
             content: content, signer: signer, random: random)
@@ -185,7 +192,9 @@ package enum KeyOperations {
         var out: [RecoveryKeyChoice] = []
         for head in state.heads {
             guard let m = head.content?.members.first(where: { $0.role == "recovery" }), seen.insert(m.publicKey).inserted else { continue }
-            let made = replacements.first { r in byID[r.keyringID]?.content?.members.first { $0.role == "recovery" }?.publicKey == m.publicKey }
+            let made = replacements.first { r in
+                byID[r.keyringID]?.content?.members.first { $0.role == "recovery" }?.publicKey == m.publicKey
+            }
             out.append(RecoveryKeyChoice(publicKey: m.publicKey, created: made?.created ?? m.added, madeBy: made?.signerName ?? ""))
         }
         return out.count > 1 ? out : []
@@ -240,7 +249,9 @@ package enum KeyOperations {
         var freshBlobKey = false
 
         func retire(_ key: [UInt8]) { if !state.retired.contains(key) && !retired.contains(key) { retired.append(key) } }
-        func passphraseKeys() -> [[UInt8]] { passphrases.compactMap { if case let .passphrase(_, _, _, pk, _) = $0.slot { pk } else { nil } } }
+        func passphraseKeys() -> [[UInt8]] {
+            passphrases.compactMap { if case .passphrase(_, _, _, let pk, _) = $0.slot { pk } else { nil } }
+        }
 
         switch change {
         case .rotate:
@@ -248,7 +259,7 @@ package enum KeyOperations {
         case .rekey:
             newEpoch = true
             freshBlobKey = true
-        case let .enroll(publicKey, name):
+        case .enroll(let publicKey, let name):
             try DeviceIdentity.validateName(name)
             guard (try? Ed25519.agreementPublicKey(from: publicKey)) != nil else {
                 throw .operationRefused(reason: "that device key is not a valid public key")
@@ -257,15 +268,20 @@ package enum KeyOperations {
                 throw .operationRefused(reason: "that device is already enrolled, as \"\(existing.name)\"")
             }
             if state.removed.contains(where: { $0.publicKey == publicKey }) {
-                throw .operationRefused(reason: "that device key was removed from this vault and cannot come back; on that device, make a new device key and enroll it")
+                throw .operationRefused(
+                    reason:
+                        "that device key was removed from this vault and cannot come back; on that device, make a new device key and enroll it"
+                )
             }
             if let clash = members.first(where: { $0.name.lowercased() == name.lowercased() }) {
                 throw .operationRefused(reason: "a member is already named \"\(clash.name)\"; choose another name")
             }
             let member = KeyringMember(role: "device", publicKey: publicKey, name: name, added: now)
             members.append(member)
-            if !newEpoch, let slot = try memberSlot(member, key: state.heads[0].epochKey!, vaultID: state.vaultID, random: random) { added.append(slot) }
-        case let .lockdown(keys):
+            if !newEpoch, let slot = try memberSlot(member, key: state.heads[0].epochKey!, vaultID: state.vaultID, random: random) {
+                added.append(slot)
+            }
+        case .lockdown(let keys):
             guard signerMember.role == "recovery" else {
                 throw .operationRefused(reason: "only the recovery key removes several members at once")
             }
@@ -281,7 +297,7 @@ package enum KeyOperations {
                 removed.append(member)
             }
             newEpoch = true
-        case let .remove(publicKey):
+        case .remove(let publicKey):
             guard let member = state.member(withKey: publicKey) else {
                 throw .operationRefused(reason: "that device is not enrolled in this vault")
             }
@@ -292,23 +308,24 @@ package enum KeyOperations {
             members.removeAll { $0.publicKey == publicKey }
             removed.append(member)
             newEpoch = true
-        case let .replaceRecoveryKey(newKey):
+        case .replaceRecoveryKey(let newKey):
             guard (try? Ed25519.agreementPublicKey(from: newKey)) != nil else {
                 throw .operationRefused(reason: "the new recovery key is not a valid public key")
             }
             guard let old = state.recoveryMember else { throw .operationRefused(reason: "the vault lists no recovery member") }
-            guard old.publicKey != newKey, !state.removed.contains(where: { $0.publicKey == newKey }), state.member(withKey: newKey) == nil else {
+            guard old.publicKey != newKey, !state.removed.contains(where: { $0.publicKey == newKey }), state.member(withKey: newKey) == nil
+            else {
                 throw .operationRefused(reason: "that recovery key is already, or was once, a member of this vault")
             }
             members.removeAll { $0.publicKey == old.publicKey }
             removed.append(old)
             members.insert(KeyringMember(role: "recovery", publicKey: newKey, name: "Recovery key", added: now), at: 0)
             newEpoch = true
-        case let .setPassphrase(passphrase, ops, mem):
+        case .setPassphrase(let passphrase, let ops, let mem):
             guard passphrases.isEmpty else { throw .operationRefused(reason: "a passphrase is already set; change it instead") }
             try SlotCrypto.checkWriterCost(opsLimit: ops, memLimitBytes: mem)
             freshPassphrase = (passphrase, ops, mem)
-        case let .changePassphrase(passphrase, ops, mem):
+        case .changePassphrase(let passphrase, let ops, let mem):
             guard !passphrases.isEmpty else { throw .operationRefused(reason: "no passphrase is set; set one first") }
             try SlotCrypto.checkWriterCost(opsLimit: ops, memLimitBytes: mem)
             for k in passphraseKeys() { retire(k) }
@@ -320,16 +337,20 @@ package enum KeyOperations {
             for k in passphraseKeys() { retire(k) }
             passphrases = []
             newEpoch = true
-        case let .setEscrow(recipient):
+        case .setEscrow(let recipient):
             guard !isEscrowFree else { throw .escrowRefused }
             if !recipient.label.isEmpty {
                 do throws(KeyError) { try DeviceIdentity.validateName(recipient.label) } catch {
-                    let d = error.description, p = "a device name "
+                    let d = error.description
+                    let p = "a device name "
                     throw .operationRefused(reason: "an escrow label " + (d.hasPrefix(p) ? String(d.dropFirst(p.count)) : d))
                 }
             }
             guard recipient.publicKey.count == X25519.publicKeyByteCount else {
-                throw .operationRefused(reason: "an escrow key is a \(X25519.publicKeyByteCount)-byte X25519 public key; this one has \(recipient.publicKey.count) bytes")
+                throw .operationRefused(
+                    reason:
+                        "an escrow key is a \(X25519.publicKeyByteCount)-byte X25519 public key; this one has \(recipient.publicKey.count) bytes"
+                )
             }
             guard !state.retired.contains(recipient.publicKey) else {
                 throw .operationRefused(reason: "that escrow key was taken out of use in this vault; ask the custodian for a new one")
@@ -344,21 +365,28 @@ package enum KeyOperations {
             }
             escrow.append(recipient)
             if !newEpoch {
-                added.append(try SlotCrypto.escrowSlot(for: state.heads[0].epochKey!, escrowPublicKey: recipient.publicKey, vaultID: state.vaultID, random: random))
+                added.append(
+                    try SlotCrypto.escrowSlot(
+                        for: state.heads[0].epochKey!, escrowPublicKey: recipient.publicKey, vaultID: state.vaultID, random: random))
             }
-        case let .enableEscrowFree(proof):
+        case .enableEscrowFree(let proof):
             guard !isEscrowFree else { throw .operationRefused(reason: "the vault is already escrow-free") }
             let recovery = state.recoveryMember
             var holdsRecovery = signerMember.role == "recovery"
             if let proof {
                 let proofKey = try proof.publicKey()
                 guard let recovery, proofKey == recovery.publicKey else {
-                    throw .operationRefused(reason: "that recovery key is not this vault's; escrow-free mode needs the vault's own recovery key or a second device")
+                    throw .operationRefused(
+                        reason:
+                            "that recovery key is not this vault's; escrow-free mode needs the vault's own recovery key or a second device")
                 }
                 holdsRecovery = true
             }
             guard holdsRecovery || state.devices.count >= 2 else {
-                throw .operationRefused(reason: "escrow-free mode removes the escrow key, so you need a way back in that you hold: confirm the recovery key, or enroll a second device first")
+                throw .operationRefused(
+                    reason:
+                        "escrow-free mode removes the escrow key, so you need a way back in that you hold: confirm the recovery key, or enroll a second device first"
+                )
             }
             for e in escrow { retire(e.publicKey) }
             escrow = []
@@ -371,7 +399,10 @@ package enum KeyOperations {
         guard members.count <= Limits.maxKeyringListCount, escrow.count <= Limits.maxKeyringListCount,
             removed.count <= Limits.maxKeyringListCount, retired.count <= Limits.maxKeyringListCount
         else {
-            throw .operationRefused(reason: "the keyring would list more than \(Limits.maxKeyringListCount) members or escrow keys; remove the members you do not know first (the recovery key can remove several at once)")
+            throw .operationRefused(
+                reason:
+                    "the keyring would list more than \(Limits.maxKeyringListCount) members or escrow keys; remove the members you do not know first (the recovery key can remove several at once)"
+            )
         }
         let vaultID = state.vaultID
         let signerHead = state.heads.first { $0.content!.members.contains { $0.publicKey == signer.publicKey } } ?? state.writeHead
@@ -385,14 +416,18 @@ package enum KeyOperations {
         var keptRecovery: KeyringMember?
         if state.heads.count > 1 && headRecoveries.count > 1 {
             guard let keep = keepRecoveryKey, headRecoveries.contains(keep),
-                  let member = state.heads.lazy.compactMap({ $0.content!.members.first { $0.role == "recovery" && $0.publicKey == keep } }).first
+                let member = state.heads.lazy.compactMap({ $0.content!.members.first { $0.role == "recovery" && $0.publicKey == keep } })
+                    .first
             else { throw .recoveryKeyChoiceNeeded(recoveryKeyChoices(in: state)) }
             keptRecovery = member
-            if let i = members.firstIndex(where: { $0.role == "recovery" }), headRecoveries.contains(members[i].publicKey) { members[i] = member }
+            if let i = members.firstIndex(where: { $0.role == "recovery" }), headRecoveries.contains(members[i].publicKey) {
+                members[i] = member
+            }
         }
         let template = Template(
             members: members, removed: removed, escrow: escrow, retired: retired, passphrases: passphrases, isEscrowFree: isEscrowFree,
-            required: state.requiredSlotKinds, unknownContent: unknownContent, unknownPublic: unknownPublic, answers: state.answers, now: now)
+            required: state.requiredSlotKinds, unknownContent: unknownContent, unknownPublic: unknownPublic, answers: state.answers,
+            now: now)
 
         if !newEpoch {
             // Same epoch: the one head's key, its slots as stored, plus the new ones.
@@ -401,8 +436,10 @@ package enum KeyOperations {
             var slots = head.record.publicPart.slotEntries
             for s in added { slots.append(StoredSlot(slot: s)) }
             if let (passphrase, ops, mem) = freshPassphrase {
-                slots.append(StoredSlot(slot: try SlotCrypto.passphraseSlot(
-                    for: epochKey, passphrase: passphrase, opsLimit: ops, memLimitBytes: mem, vaultID: vaultID, random: random)))
+                slots.append(
+                    StoredSlot(
+                        slot: try SlotCrypto.passphraseSlot(
+                            for: epochKey, passphrase: passphrase, opsLimit: ops, memLimitBytes: mem, vaultID: vaultID, random: random)))
             }
             guard slots.count <= Limits.maxSlotsPerKeyring else {
                 throw .operationRefused(reason: "the keyring would hold more than \(Limits.maxSlotsPerKeyring) slots")
@@ -410,8 +447,10 @@ package enum KeyOperations {
             let content = template.content(blobKey: blobKey, reason: change.reason)
             try checkReaders(members: content.members, escrow: content.escrow, slots: slots)
             let body = try KeyringBuilder.body(
-                epochKey: epochKey, vaultID: vaultID, parents: [KeyringBuilder.Parent(id: head.id, key: epochKey)], isEscrowFree: isEscrowFree,
-                requiredSlotKinds: template.required, slots: slots, unknownPublicFields: unknownPublic, content: content, signer: signer, random: random)
+                epochKey: epochKey, vaultID: vaultID, parents: [KeyringBuilder.Parent(id: head.id, key: epochKey)],
+                isEscrowFree: isEscrowFree,
+                requiredSlotKinds: template.required, slots: slots, unknownPublicFields: unknownPublic, content: content, signer: signer,
+                random: random)
             return [KeyringProposal(epoch: epochKey.epoch, body: body, epochKey: epochKey, isNewEpoch: false)]
         }
 
@@ -419,10 +458,12 @@ package enum KeyOperations {
         // required slot kind or a member's key type would drop it: refuse.
         let known: Set<String> = ["device", "recovery", "passphrase", "escrow"]
         if let unknown = template.required.first(where: { !known.contains($0) }) {
-            throw .operationRefused(reason: "this vault requires \"\(unknown)\" key slots, which this version of Quire cannot make; update Quire")
+            throw .operationRefused(
+                reason: "this vault requires \"\(unknown)\" key slots, which this version of Quire cannot make; update Quire")
         }
         if let odd = members.first(where: { !$0.isEd25519 }) {
-            throw .operationRefused(reason: "member \"\(odd.name)\" has a \(odd.keyType) key, which this version of Quire cannot wrap to; update Quire")
+            throw .operationRefused(
+                reason: "member \"\(odd.name)\" has a \(odd.keyType) key, which this version of Quire cannot wrap to; update Quire")
         }
         guard UInt64(state.epoch) + UInt64(state.heads.count / (Limits.maxParentCount - 1) + 2) < UInt64(Limits.maxEpoch) else {
             throw .operationRefused(reason: "the vault has used every epoch number; create a new vault")
@@ -453,7 +494,8 @@ package enum KeyOperations {
                     state: state, keep: keptRecovery?.publicKey, unknownContent: unknownContent, unknownPublic: unknownPublic, now: now)
                 let join = try newEpochKeyring(
                     epoch: epoch, parents: [previous.parent] + group.map { KeyringBuilder.Parent(id: $0.id, key: $0.epochKey!) },
-                    template: joinTemplate, blobKey: blobKey, reason: "join", freshPassphrase: nil, vaultID: vaultID, signer: signer, random: random)
+                    template: joinTemplate, blobKey: blobKey, reason: "join", freshPassphrase: nil, vaultID: vaultID, signer: signer,
+                    random: random)
                 proposals.append(join)
                 previous = (KeyringBuilder.Parent(id: join.id, key: join.epochKey), readers)
                 if pending.isEmpty { break }
@@ -465,7 +507,8 @@ package enum KeyOperations {
             do { finalBlobKey = try SymmetricKey(using: random) } catch { throw .operationRefused(reason: "\(error)") }
         }
         let last = try newEpochKeyring(
-            epoch: epoch + 1, parents: parents, template: template, blobKey: finalBlobKey, reason: change.reason, freshPassphrase: freshPassphrase,
+            epoch: epoch + 1, parents: parents, template: template, blobKey: finalBlobKey, reason: change.reason,
+            freshPassphrase: freshPassphrase,
             vaultID: vaultID, signer: signer, random: random)
         proposals.append(last)
         return proposals
@@ -491,9 +534,10 @@ package enum KeyOperations {
         let signedByTarget = Set(candidates.indices.filter { targetSet.contains(candidates[$0].signer ?? []) })
         let byID = Dictionary(candidates.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { a, _ in a })
         // Cut only by a target's keyring: the lockdown makes that cut void.
-        let cutByOthers = Set(candidates.indices.filter { i in
-            candidates[i].cutBy.contains { byID[$0].map { !signedByTarget.contains($0) } ?? true }
-        })
+        let cutByOthers = Set(
+            candidates.indices.filter { i in
+                candidates[i].cutBy.contains { byID[$0].map { !signedByTarget.contains($0) } ?? true }
+            })
         // Keys removed in each keyring or its ancestors.
         func removed(in i: Int) -> Set<[UInt8]> {
             var out = Set(candidates[i].content!.removed.map(\.publicKey))
@@ -503,7 +547,7 @@ package enum KeyOperations {
         let eligible = candidates.indices.filter { i in
             let c = candidates[i]
             guard c.content!.members.first(where: { $0.role == "recovery" })?.publicKey == signer.publicKey,
-                  !cutByOthers.contains(i), !graph.ancestors[i].elements.contains(where: { cutByOthers.contains($0) })
+                !cutByOthers.contains(i), !graph.ancestors[i].elements.contains(where: { cutByOthers.contains($0) })
             else { return false }
             return !removed(in: i).contains(signer.publicKey)
         }
@@ -520,8 +564,10 @@ package enum KeyOperations {
             var ancestry = Set<Int>(parents)
             for p in parents { ancestry.formUnion(graph.ancestors[p].elements) }
             return KeyState(
-                vaultID: state.vaultID, heads: parents.map { candidates[$0] }, trusted: ancestry.sorted().map { candidates[$0] }, keys: state.keys,
-                keyrings: state.keyrings).answering(like: state)
+                vaultID: state.vaultID, heads: parents.map { candidates[$0] }, trusted: ancestry.sorted().map { candidates[$0] },
+                keys: state.keys,
+                keyrings: state.keyrings
+            ).answering(like: state)
         }
         // A target already removed on this side (a device removal it may
         // have answered from a fork) is removed again: the latest eligible
@@ -538,10 +584,13 @@ package enum KeyOperations {
             // no keyring a target signed beyond those already in the ancestry.
             let holders = eligible.filter { i in
                 !signedByTarget.contains(i)
-                    && candidates[i].content!.members.contains { $0.publicKey == key && $0.role == "device" } && !removed(in: i).contains(key)
+                    && candidates[i].content!.members.contains { $0.publicKey == key && $0.role == "device" }
+                    && !removed(in: i).contains(key)
                     && graph.ancestors[i].elements.allSatisfy { !signedByTarget.contains($0) || inAncestry.contains($0) }
             }
-            guard let entry = holders.lazy.compactMap({ i in candidates[i].content!.members.first { $0.publicKey == key } }).first else { continue }
+            guard let entry = holders.lazy.compactMap({ i in candidates[i].content!.members.first { $0.publicKey == key } }).first else {
+                continue
+            }
             for h in maximal(holders) where !parents.contains(h) { parents.append(h) }
             again[key] = entry
         }
@@ -549,7 +598,8 @@ package enum KeyOperations {
         let restricted = restrictedState(parents)
         let present = targets.filter { key in restricted.member(withKey: key) != nil || again[key] != nil }
         guard !present.isEmpty else {
-            throw .operationRefused(reason: "none of those devices is a member of the keyrings the recovery key can build on; they are already out")
+            throw .operationRefused(
+                reason: "none of those devices is a member of the keyrings the recovery key can build on; they are already out")
         }
         if let notDevice = present.compactMap({ restricted.member(withKey: $0) }).first(where: { $0.role != "device" }) {
             throw .operationRefused(reason: "\"\(notDevice.name)\" is not a device; the recovery key is replaced, not removed")
@@ -569,7 +619,8 @@ package enum KeyOperations {
         return rings.filter { ring in ring.signer.map { line.keys.contains($0) } == true && isReplacement(ring) }.map { ring in
             let signer = ring.signer!
             let name = ring.content!.members.first { $0.publicKey == signer }?.name ?? ""
-            return RecoveryKeyReplacement(keyringID: ring.id, created: ring.content!.created, signer: signer, signerName: name, enrolledBy: line[signer]!)
+            return RecoveryKeyReplacement(
+                keyringID: ring.id, created: ring.content!.created, signer: signer, signerName: name, enrolledBy: line[signer]!)
         }
     }
 
@@ -580,7 +631,8 @@ package enum KeyOperations {
     public static func trustedRecoveryReplacements(in state: KeyState) -> [RecoveryKeyReplacement] {
         state.trusted.filter { $0.content != nil && $0.signer != nil && isReplacement($0) }.map { ring in
             let name = ring.content!.members.first { $0.publicKey == ring.signer! }?.name ?? ""
-            return RecoveryKeyReplacement(keyringID: ring.id, created: ring.content!.created, signer: ring.signer!, signerName: name, enrolledBy: nil)
+            return RecoveryKeyReplacement(
+                keyringID: ring.id, created: ring.content!.created, signer: ring.signer!, signerName: name, enrolledBy: nil)
         }
     }
 
@@ -596,7 +648,8 @@ package enum KeyOperations {
             for ring in rings where ring.content?.reason == "enroll" {
                 guard let signer = ring.signer, line.keys.contains(signer) else { continue }
                 let before = Set(ring.parents.compactMap { byID[$0]?.content?.members.map(\.publicKey) }.joined())
-                for m in ring.content!.members where m.role == "device" && !before.contains(m.publicKey) && !line.keys.contains(m.publicKey) {
+                for m in ring.content!.members where m.role == "device" && !before.contains(m.publicKey) && !line.keys.contains(m.publicKey)
+                {
                     line[m.publicKey] = .some(signer)
                     grew = true
                 }
@@ -633,7 +686,8 @@ package enum KeyOperations {
         // its line) of the devices that signed them or enrolled those: a
         // removal descending from any of them would keep a replacement.
         let line = enrolledLine(of: target, in: candidates)
-        let replacers = Set(candidates.compactMap { ring in isReplacement(ring) ? ring.signer.flatMap { line.keys.contains($0) ? $0 : nil } : nil })
+        let replacers = Set(
+            candidates.compactMap { ring in isReplacement(ring) ? ring.signer.flatMap { line.keys.contains($0) ? $0 : nil } : nil })
         var needed = replacers
         for key in replacers {
             var k = key
@@ -643,23 +697,28 @@ package enum KeyOperations {
             }
         }
         needed.remove(target)
-        let replacements = Set(candidates.indices.filter { i in
-            guard let signer = candidates[i].signer, line.keys.contains(signer) else { return false }
-            if isReplacement(candidates[i]) { return true }
-            guard candidates[i].content!.reason == "enroll" else { return false }
-            let before = Set(candidates[i].parents.compactMap { byID[$0].map { candidates[$0].content!.members.map(\.publicKey) } }.joined())
-            return candidates[i].content!.members.contains { needed.contains($0.publicKey) && !before.contains($0.publicKey) }
-        })
-        let cutByOthers = Set(candidates.indices.filter { i in
-            candidates[i].cutBy.contains { byID[$0].map { !signedByTarget.contains($0) } ?? true }
-        })
+        let replacements = Set(
+            candidates.indices.filter { i in
+                guard let signer = candidates[i].signer, line.keys.contains(signer) else { return false }
+                if isReplacement(candidates[i]) { return true }
+                guard candidates[i].content!.reason == "enroll" else { return false }
+                let before = Set(
+                    candidates[i].parents.compactMap { byID[$0].map { candidates[$0].content!.members.map(\.publicKey) } }.joined())
+                return candidates[i].content!.members.contains { needed.contains($0.publicKey) && !before.contains($0.publicKey) }
+            })
+        let cutByOthers = Set(
+            candidates.indices.filter { i in
+                candidates[i].cutBy.contains { byID[$0].map { !signedByTarget.contains($0) } ?? true }
+            })
         let eligible = candidates.indices.filter { i in
             let ancestry = [i] + graph.ancestors[i].elements
             guard !signedByTarget.contains(i), ancestry.allSatisfy({ !replacements.contains($0) && !cutByOthers.contains($0) }),
                 candidates[i].content!.members.contains(where: { $0.publicKey == signer.publicKey && $0.role == "device" && $0.isEd25519 }),
                 candidates[i].content!.members.contains(where: { $0.publicKey == target })
             else { return false }
-            return !ancestry.contains { candidates[$0].content!.removed.contains { $0.publicKey == signer.publicKey || $0.publicKey == target } }
+            return !ancestry.contains {
+                candidates[$0].content!.removed.contains { $0.publicKey == signer.publicKey || $0.publicKey == target }
+            }
         }
         let parents = eligible.filter { i in !eligible.contains { $0 != i && graph.ancestors[$0].contains(i) } }
         guard !parents.isEmpty, parents.count <= Limits.maxParentCount else {
@@ -668,8 +727,10 @@ package enum KeyOperations {
         var ancestry = Set(parents)
         for p in parents { ancestry.formUnion(graph.ancestors[p].elements) }
         let restricted = KeyState(
-            vaultID: state.vaultID, heads: parents.map { candidates[$0] }, trusted: ancestry.sorted().map { candidates[$0] }, keys: state.keys,
-            keyrings: state.keyrings).answering(like: state)
+            vaultID: state.vaultID, heads: parents.map { candidates[$0] }, trusted: ancestry.sorted().map { candidates[$0] },
+            keys: state.keys,
+            keyrings: state.keyrings
+        ).answering(like: state)
         return try build(.remove(publicKey: target), state: restricted, signer: signer, now: now, random: random)
     }
 
@@ -761,21 +822,28 @@ package enum KeyOperations {
             if let slot = try memberSlot(m, key: epochKey, vaultID: vaultID, random: random) { slots.append(StoredSlot(slot: slot)) }
         }
         for p in template.passphrases {
-            slots.append(StoredSlot(slot: try SlotCrypto.passphraseSlot(for: epochKey, rewrapping: p.slot, vaultID: vaultID, random: random), unknownFields: p.unknownFields))
+            slots.append(
+                StoredSlot(
+                    slot: try SlotCrypto.passphraseSlot(for: epochKey, rewrapping: p.slot, vaultID: vaultID, random: random),
+                    unknownFields: p.unknownFields))
         }
         for e in template.escrow {
-            slots.append(StoredSlot(slot: try SlotCrypto.escrowSlot(for: epochKey, escrowPublicKey: e.publicKey, vaultID: vaultID, random: random)))
+            slots.append(
+                StoredSlot(slot: try SlotCrypto.escrowSlot(for: epochKey, escrowPublicKey: e.publicKey, vaultID: vaultID, random: random)))
         }
         if let (passphrase, ops, mem) = freshPassphrase {
-            slots.append(StoredSlot(slot: try SlotCrypto.passphraseSlot(
-                for: epochKey, passphrase: passphrase, opsLimit: ops, memLimitBytes: mem, vaultID: vaultID, random: random)))
+            slots.append(
+                StoredSlot(
+                    slot: try SlotCrypto.passphraseSlot(
+                        for: epochKey, passphrase: passphrase, opsLimit: ops, memLimitBytes: mem, vaultID: vaultID, random: random)))
         }
         guard slots.count <= Limits.maxSlotsPerKeyring else {
             throw .operationRefused(reason: "the keyring would hold more than \(Limits.maxSlotsPerKeyring) slots")
         }
         try checkReaders(members: template.members, escrow: template.escrow, slots: slots)
         let body = try KeyringBuilder.body(
-            epochKey: epochKey, vaultID: vaultID, parents: parents, isEscrowFree: template.isEscrowFree, requiredSlotKinds: template.required,
+            epochKey: epochKey, vaultID: vaultID, parents: parents, isEscrowFree: template.isEscrowFree,
+            requiredSlotKinds: template.required,
             slots: slots, unknownPublicFields: template.unknownPublic, content: template.content(blobKey: blobKey, reason: reason),
             signer: signer, random: random)
         return KeyringProposal(epoch: epoch, body: body, epochKey: epochKey, isNewEpoch: true)
@@ -786,12 +854,16 @@ package enum KeyOperations {
     static func checkReaders(members: [KeyringMember], escrow: [EscrowRecipient], slots: [StoredSlot]) throws(KeyError) {
         let readers = KeyringReaders.count(members: members, escrow: escrow, slots: slots.map(\.slot))
         guard readers <= Limits.maxReadersPerKeyring else {
-            throw .operationRefused(reason: "the keyring would have \(readers) readers (devices, escrow keys and passphrases); at most \(Limits.maxReadersPerKeyring) fit; remove some first")
+            throw .operationRefused(
+                reason:
+                    "the keyring would have \(readers) readers (devices, escrow keys and passphrases); at most \(Limits.maxReadersPerKeyring) fit; remove some first"
+            )
         }
     }
 
     /// The slot that wraps `key` to `member` (none for roles without slots).
-    static func memberSlot(_ member: KeyringMember, key: EpochKey, vaultID: VaultID, random: any RandomSource) throws(KeyError) -> KeySlot? {
+    static func memberSlot(_ member: KeyringMember, key: EpochKey, vaultID: VaultID, random: any RandomSource) throws(KeyError) -> KeySlot?
+    {
         guard member.isEd25519 else { return nil }
         switch member.role {
         case "recovery": return try SlotCrypto.recoverySlot(for: key, recoveryPublicKey: member.publicKey, vaultID: vaultID, random: random)
@@ -803,5 +875,5 @@ package enum KeyOperations {
 
 extension KeySlot {
     /// The public key of a passphrase slot; nil for other kinds.
-    var passphraseKey: [UInt8]? { if case let .passphrase(_, _, _, pk, _) = self { pk } else { nil } }
+    var passphraseKey: [UInt8]? { if case .passphrase(_, _, _, let pk, _) = self { pk } else { nil } }
 }

@@ -92,7 +92,8 @@ public struct KeyState: Sendable {
         self.keys = keys
         var removed: [KeyringMember] = []
         var retired: [[UInt8]] = []
-        var seenRemoved = Set<[UInt8]>(), seenRetired = Set<[UInt8]>()
+        var seenRemoved = Set<[UInt8]>()
+        var seenRetired = Set<[UInt8]>()
         for ring in trusted {
             for m in ring.content!.removed where seenRemoved.insert(m.publicKey).inserted { removed.append(m) }
             for k in ring.content!.retired where seenRetired.insert(k).inserted { retired.append(k) }
@@ -111,7 +112,8 @@ public struct KeyState: Sendable {
         var escrow: [EscrowRecipient] = []
         if !isEscrowFree {
             for head in heads {
-                for e in head.content!.escrow where !escrow.contains(where: { $0.publicKey == e.publicKey }) && !seenRetired.contains(e.publicKey) {
+                for e in head.content!.escrow
+                where !escrow.contains(where: { $0.publicKey == e.publicKey }) && !seenRetired.contains(e.publicKey) {
                     escrow.append(e)
                 }
             }
@@ -119,8 +121,8 @@ public struct KeyState: Sendable {
         var passphrases: [StoredSlot] = []
         for head in heads {
             for entry in head.record.publicPart.slotEntries {
-                guard case let .passphrase(_, _, _, publicKey, _) = entry.slot, !seenRetired.contains(publicKey) else { continue }
-                let known = passphrases.contains { if case let .passphrase(_, _, _, pk, _) = $0.slot { pk == publicKey } else { false } }
+                guard case .passphrase(_, _, _, let publicKey, _) = entry.slot, !seenRetired.contains(publicKey) else { continue }
+                let known = passphrases.contains { if case .passphrase(_, _, _, let pk, _) = $0.slot { pk == publicKey } else { false } }
                 if !known { passphrases.append(entry) }
             }
         }
@@ -176,6 +178,6 @@ public struct KeyState: Sendable {
     }
 
     var passphraseKeys: [[UInt8]] {
-        passphrases.compactMap { if case let .passphrase(_, _, _, pk, _) = $0.slot { pk } else { nil } }
+        passphrases.compactMap { if case .passphrase(_, _, _, let pk, _) = $0.slot { pk } else { nil } }
     }
 }

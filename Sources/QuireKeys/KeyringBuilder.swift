@@ -41,8 +41,10 @@ package enum KeyringBuilder {
             epoch: epochKey.epoch, keyCommit: epochKey.commitment, parents: parents.map(\.id), links: links, isEscrowFree: isEscrowFree,
             requiredSlotKinds: requiredSlotKinds, slotEntries: slots, vaultSalt: vaultSalt, unknownFields: unknownPublicFields)
         do {
-            return try KeyringRecord.seal(content: content, signer: signer, key: epochKey, vaultID: vaultID, publicPart: publicPart, random: random)
-                .encodedBody()
+            return try KeyringRecord.seal(
+                content: content, signer: signer, key: epochKey, vaultID: vaultID, publicPart: publicPart, random: random
+            )
+            .encodedBody()
         } catch {
             throw .format(error)
         }

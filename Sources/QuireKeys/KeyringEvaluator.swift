@@ -79,7 +79,8 @@
     public var behindReason: String? {
         if let removedIn { return "this key was removed from the vault (epoch \(removedIn.epoch))" }
         guard let newest = newerKeyrings.max(by: { $0.epoch < $1.epoch }) else { return nil }
-        return "this key was removed, or left out, by \(newest.signer.map(PrivacyStatement.phrase(for:)) ?? "a member") (epoch \(newest.epoch))"
+        return
+            "this key was removed, or left out, by \(newest.signer.map(PrivacyStatement.phrase(for:)) ?? "a member") (epoch \(newest.epoch))"
     }
 
     /// The highest epoch this credential cannot follow: that of its newest
@@ -203,7 +204,8 @@ struct Evaluation {
                 issues.append(.malformedKeyring(frame.location, reason: error.description))
                 continue
             }
-            var info = KeyringInfo(location: frame.location, id: id, record: record, epochKey: nil, content: nil, signer: nil, isTrusted: false, problem: nil)
+            var info = KeyringInfo(
+                location: frame.location, id: id, record: record, epochKey: nil, content: nil, signer: nil, isTrusted: false, problem: nil)
             info.copyFrames = [frame.location.index]
             let pub = record.publicPart
             if frame.header.keyID != KeyID(commitment: pub.keyCommit) {
@@ -249,7 +251,7 @@ struct Evaluation {
                         limitError = error
                         // Reported once per keyring, where it is: a warning if
                         // the vault opens anyway (Spec/format.md §8.5).
-                        if case let .kdfLimitsExceeded(ops, mem) = error, !overCost.contains(i) {
+                        if case .kdfLimitsExceeded(let ops, let mem) = error, !overCost.contains(i) {
                             overCost.insert(i)
                             issues.append(.kdfLimitsExceededInKeyring(rings[i].location, opsLimit: ops, memLimitBytes: mem))
                         }
@@ -259,7 +261,10 @@ struct Evaluation {
                     openedBySlot.insert(i)
                     // Key commitment: the slot must carry this keyring's key.
                     guard EpochKey.commitment(of: key) == pub.keyCommit else {
-                        setProblem(i, .malformedKeyring(rings[i].location, reason: "a slot opened a key that is not the one its key commitment names"))
+                        setProblem(
+                            i,
+                            .malformedKeyring(rings[i].location, reason: "a slot opened a key that is not the one its key commitment names")
+                        )
                         break
                     }
                     _ = learn(pub.keyCommit, key)
@@ -330,11 +335,18 @@ struct Evaluation {
         // new epoch (Spec/format.md §8.4 rule 1).
         let readers = KeyringReaders.count(members: content.members, escrow: content.escrow, slots: ring.record.publicPart.slots)
         if readers > Limits.maxReadersPerKeyring {
-            fail(i, .malformedKeyring(ring.location, reason: "it lists \(readers) readers; at most \(Limits.maxReadersPerKeyring) fit in a new epoch's slots"))
+            fail(
+                i,
+                .malformedKeyring(
+                    ring.location, reason: "it lists \(readers) readers; at most \(Limits.maxReadersPerKeyring) fit in a new epoch's slots")
+            )
             return []
         }
         if content.parentKeys.count != ring.parents.count {
-            fail(i, .malformedKeyring(ring.location, reason: "it carries \(content.parentKeys.count) parent keys for \(ring.parents.count) parents"))
+            fail(
+                i,
+                .malformedKeyring(
+                    ring.location, reason: "it carries \(content.parentKeys.count) parent keys for \(ring.parents.count) parents"))
             return []
         }
         let pub = ring.record.publicPart
@@ -486,7 +498,10 @@ struct Evaluation {
             guard let salt = pub.vaultSalt, rootVaultID(signer: signer, keyCommit: pub.keyCommit, salt: salt) == vaultID else {
                 return refused("it has no parent, but its signer, key commitment and salt do not derive this vault's id")
             }
-            guard content.members.contains(where: { $0.publicKey == signer && $0.isEd25519 && ($0.role == "device" || $0.role == "recovery") }) else {
+            guard
+                content.members.contains(where: { $0.publicKey == signer && $0.isEd25519 && ($0.role == "device" || $0.role == "recovery") }
+                )
+            else {
                 return refused("the root keyring is not signed by one of its own members")
             }
             // A removed key was a member of a parent (rule 5.10): a root has none.
@@ -583,7 +598,9 @@ struct Evaluation {
             let parentEscrow = Set(parents.flatMap { $0.content!.escrow.map(\.publicKey) })
             let parentPassphrases = Set(parents.flatMap { passphraseKeys($0) })
             let parentKinds = Set(parents.flatMap { $0.record.publicPart.slots.map(\.kind) })
-            let addsMember = content.members.contains { !parentMembers.contains($0.publicKey) && !($0.role == "recovery" && content.reason == "recovery") }
+            let addsMember = content.members.contains {
+                !parentMembers.contains($0.publicKey) && !($0.role == "recovery" && content.reason == "recovery")
+            }
             let addsEscrow = content.escrow.contains { !parentEscrow.contains($0.publicKey) }
             let addsPassphrase = passphraseKeys(ring).contains { !parentPassphrases.contains($0) }
             let addsKind = pub.slots.contains { !parentKinds.contains($0.kind) && !($0.kind == "recovery") }
@@ -599,8 +616,8 @@ struct Evaluation {
         var verified = Set<[UInt8]>()
         for (index, parent) in parents.enumerated() {
             guard let parentKey = parent.epochKey,
-                  let link = ring.record.openLink(parentIndex: index, parentKey: parentKey, vaultID: vaultID),
-                  link.signer == signer, linkVerifies(link.signature, message: message, signer: signer, verified: &verified)
+                let link = ring.record.openLink(parentIndex: index, parentKey: parentKey, vaultID: vaultID),
+                link.signer == signer, linkVerifies(link.signature, message: message, signer: signer, verified: &verified)
             else {
                 return refused("its link to parent \(index) does not carry its signer's signature")
             }
@@ -639,7 +656,8 @@ struct Evaluation {
     /// times. `alternating` holds the keyrings that the last two passes
     /// left primary in one and not the other: empty at a fixpoint.
     static func settlePrimary(_ relevant: Bits, count n: Int, unsilenced: (Bits) -> Bits) -> (primary: Bits, alternating: Bits) {
-        var primary = relevant, older = relevant
+        var primary = relevant
+        var older = relevant
         for _ in 0...removalPassLimit {
             let next = unsilenced(primary)
             if next == primary { return (primary, Bits(count: n)) }
@@ -825,19 +843,23 @@ struct Evaluation {
         pass = judge(judging(primary))
         let finalJudge = judging(primary)
         func behind(_ z: Int, _ r: Int) -> Bool { finalJudge.behind(z, r) }
-        let recoveryFor = pass.recoveryFor, contested = pass.contested, silenced = pass.silenced
+        let recoveryFor = pass.recoveryFor
+        let contested = pass.contested
+        let silenced = pass.silenced
         var cut: [Int: (reason: String, by: [Int])] = [:]
         for k in defies.keys.sorted() {
             var by: [Int] = []
             for r in defies[k]!.sorted() where !contested(r) && !silenced(r) {
                 if behind(r, k) && recoveryFor(k, r) { continue }
-                let wins = recoveryFor(r, k)
+                let wins =
+                    recoveryFor(r, k)
                     || (!mutual(k, r) && !(defies[r] ?? []).contains { mutual($0, r) && isAncestor(k, of: $0) }
                         && !(tiedWith[r] ?? []).contains { isAncestor(k, of: $0) })
                 if wins { by.append(r) }
             }
             guard let first = by.first else { continue }
-            let reason = (removes[first] ?? []).contains(rings[k].signer!)
+            let reason =
+                (removes[first] ?? []).contains(rings[k].signer!)
                 ? "it is signed by a member removed in keyring \(rings[first].location)"
                 : "it replaces the recovery key that signed keyring \(rings[first].location), whose keyrings win"
             cut[k] = (reason, by)
@@ -871,15 +893,21 @@ struct Evaluation {
             keys.add(ring.epochKey!)
             trusted[ring.location.index] = ring.epoch
             for copy in copies[ring.id] ?? [] { trusted[copy] = ring.epoch }
-            for m in ring.content!.members where m.isEd25519 && (m.role == "device" || m.role == "recovery") { attestors.insert(m.publicKey) }
-            for m in ring.content!.removed where m.isEd25519 && (m.role == "device" || m.role == "recovery") { attestors.insert(m.publicKey) }
+            for m in ring.content!.members where m.isEd25519 && (m.role == "device" || m.role == "recovery") {
+                attestors.insert(m.publicKey)
+            }
+            for m in ring.content!.removed where m.isEd25519 && (m.role == "device" || m.role == "recovery") {
+                attestors.insert(m.publicKey)
+            }
             childOf.formUnion(ring.parents)
         }
         // The write key: the newest head of the highest epoch (ties: the
         // smallest key commitment), Spec/keys.md §5.
         let heads = rings.filter { $0.isTrusted && !childOf.contains($0.id) }
         let top = heads.map(\.epoch).max()!
-        let write = heads.filter { $0.epoch == top }.min { $0.record.publicPart.keyCommit.lexicographicallyPrecedes($1.record.publicPart.keyCommit) }!
+        let write = heads.filter { $0.epoch == top }.min {
+            $0.record.publicPart.keyCommit.lexicographicallyPrecedes($1.record.publicPart.keyCommit)
+        }!
         keys.writeKey = write.epochKey
         // An unopened newer keyring that a trusted parent's key authenticates
         // means this credential was removed — or that a holder of that key
@@ -897,8 +925,8 @@ struct Evaluation {
                 // A link only members can sign, readable only by those who
                 // hold the parent's key.
                 guard let j = byID[p], rings[j].isTrusted, let parentKey = rings[j].epochKey,
-                      let linker = ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID),
-                      isSigningMember(linker, of: rings[j]), !removedSigners.contains(linker)
+                    let linker = ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID),
+                    isSigningMember(linker, of: rings[j]), !removedSigners.contains(linker)
                 else { continue }
                 let member = rings[j].content!.members.first { $0.publicKey == linker }!
                 newer.append(NewerKeyring(location: ring.location, id: ring.id, epoch: ring.epoch, signer: member))

@@ -6,6 +6,7 @@
 package enum KeyringReaders {
     /// How many readers `members`, `escrow` and `slots` make.
     public static func count(members: [KeyringMember], escrow: [EscrowRecipient], slots: [KeySlot]) -> Int {
-        members.filter { $0.role == "device" }.count + escrow.count + slots.filter { if case .passphrase = $0 { true } else { false } }.count
+        members.filter { $0.role == "device" }.count + escrow.count
+            + slots.filter { if case .passphrase = $0 { true } else { false } }.count
     }
 }

@@ -152,8 +152,9 @@ public struct PrivacyStatement: Sendable {
             let id = "\(kind.rawValue):" + hex(key)
             if let r = known[id] { return r }
             let retired: (Int64, replaced: Bool)? = kind == .device ? removedAt[key].map { ($0, false) } : retiredAt[key]
-            let r = Reader(kind: kind, publicKey: key, name: name, retiredAt: retired?.0, replaced: retired?.replaced ?? false,
-                           isThisDevice: kind == .device && key == thisDevice, order: order)
+            let r = Reader(
+                kind: kind, publicKey: key, name: name, retiredAt: retired?.0, replaced: retired?.replaced ?? false,
+                isThisDevice: kind == .device && key == thisDevice, order: order)
             order += 1
             known[id] = r
             return r
@@ -176,25 +177,33 @@ public struct PrivacyStatement: Sendable {
                 default: break
                 }
             }
-            var deviceSlots = 0, recoverySlots = 0, escrowSlots = 0
+            var deviceSlots = 0
+            var recoverySlots = 0
+            var escrowSlots = 0
             for slot in ring.record.publicPart.slots {
                 switch slot {
                 case .device: deviceSlots += 1
                 case .recovery: recoverySlots += 1
                 case .escrow: escrowSlots += 1
-                case let .passphrase(_, _, _, publicKey, _): readers.append(reader(.passphrase, publicKey, ""))
+                case .passphrase(_, _, _, let publicKey, _): readers.append(reader(.passphrase, publicKey, ""))
                 case .unknown: break
                 }
             }
-            for e in c.escrow where escrowSlots > 0 { readers.append(reader(.escrow, e.publicKey, names[e.publicKey] ?? Self.printable(e.label))) }
+            for e in c.escrow where escrowSlots > 0 {
+                readers.append(reader(.escrow, e.publicKey, names[e.publicKey] ?? Self.printable(e.label)))
+            }
             let deviceMembers = c.members.filter { $0.role == "device" }.count
             let recoveryMembers = c.members.filter { $0.role == "recovery" }.count
             if deviceSlots > deviceMembers || recoverySlots > recoveryMembers || escrowSlots > c.escrow.count {
-                notes.append("The keyring of epoch \(ring.epoch) made \(Self.date(c.created)) has more key slots than the keys it names (\(deviceSlots) device, \(recoverySlots) recovery, \(escrowSlots) escrow slots for \(deviceMembers) devices, \(recoveryMembers) recovery keys, \(c.escrow.count) escrow keys): someone not listed here may be able to decrypt epoch \(ring.epoch) and earlier.")
+                notes.append(
+                    "The keyring of epoch \(ring.epoch) made \(Self.date(c.created)) has more key slots than the keys it names (\(deviceSlots) device, \(recoverySlots) recovery, \(escrowSlots) escrow slots for \(deviceMembers) devices, \(recoveryMembers) recovery keys, \(c.escrow.count) escrow keys): someone not listed here may be able to decrypt epoch \(ring.epoch) and earlier."
+                )
             }
             let unknownSlots = ring.record.publicPart.slots.filter { if case .unknown = $0 { true } else { false } }.count
             if unknownSlots > 0 {
-                notes.append("The keyring of epoch \(ring.epoch) has \(unknownSlots) key slot\(unknownSlots == 1 ? "" : "s") of a kind this version does not know; whoever holds \(unknownSlots == 1 ? "it" : "them") can decrypt epoch \(ring.epoch) and earlier.")
+                notes.append(
+                    "The keyring of epoch \(ring.epoch) has \(unknownSlots) key slot\(unknownSlots == 1 ? "" : "s") of a kind this version does not know; whoever holds \(unknownSlots == 1 ? "it" : "them") can decrypt epoch \(ring.epoch) and earlier."
+                )
             }
             // A keyring reaches its own epoch and, through the parent keys it
             // carries, every epoch of its ancestors.
@@ -209,8 +218,10 @@ public struct PrivacyStatement: Sendable {
         currentReaders = current.sorted(by: Self.listOrder)
 
         // Records by epoch, from the frame headers.
-        var revisions: [UInt32: Int] = [:], attachments: [UInt32: Int] = [:]
-        var unheldRevisions = 0, unheldAttachments = 0
+        var revisions: [UInt32: Int] = [:]
+        var attachments: [UInt32: Int] = [:]
+        var unheldRevisions = 0
+        var unheldAttachments = 0
         for frame in structure.frames[0..<structure.committedFrameCount] where frame.malformation == nil && frame.header.isSealed {
             guard let epoch = unlocked.keys.keys(for: frame.header.keyID).map(\.epoch).max() else {
                 // Sealed under a key this credential does not hold: counted,
@@ -226,7 +237,9 @@ public struct PrivacyStatement: Sendable {
             var what: [String] = []
             if unheldRevisions > 0 { what.append("\(unheldRevisions) entry revision\(unheldRevisions == 1 ? "" : "s")") }
             if unheldAttachments > 0 { what.append("\(unheldAttachments) attachment\(unheldAttachments == 1 ? "" : "s")") }
-            notes.append("\(what.joined(separator: " and ")) in the file \(unheldRevisions + unheldAttachments == 1 ? "is" : "are") sealed under keys this key does not hold: this statement cannot say who can decrypt \(unheldRevisions + unheldAttachments == 1 ? "it" : "them").")
+            notes.append(
+                "\(what.joined(separator: " and ")) in the file \(unheldRevisions + unheldAttachments == 1 ? "is" : "are") sealed under keys this key does not hold: this statement cannot say who can decrypt \(unheldRevisions + unheldAttachments == 1 ? "it" : "them")."
+            )
         }
         var started: [UInt32: Int64] = [:]
         for ring in trusted { started[ring.epoch] = min(started[ring.epoch] ?? .max, ring.content!.created) }
@@ -246,21 +259,29 @@ public struct PrivacyStatement: Sendable {
                 let rev = run.reduce(0) { $0 + (revisions[$1] ?? 0) }
                 let att = run.reduce(0) { $0 + (attachments[$1] ?? 0) }
                 let above = epochs.filter { $0 > high }.min()
-                groups.append(Group(epochs: run, from: started[low] ?? 0, until: high >= state.epoch ? nil : above.flatMap { started[$0] },
-                                    entryRevisions: rev, attachments: att, extraReaders: extra.sorted(by: Self.listOrder)))
+                groups.append(
+                    Group(
+                        epochs: run, from: started[low] ?? 0, until: high >= state.epoch ? nil : above.flatMap { started[$0] },
+                        entryRevisions: rev, attachments: att, extraReaders: extra.sorted(by: Self.listOrder)))
             }
             i = j + 1
         }
         self.groups = groups
         if let removed = unlocked.removedIn {
-            notes.append("This key is listed as removed in the keyring of epoch \(removed.epoch). This statement shows only what this key can see; ask an enrolled device for the current one.")
+            notes.append(
+                "This key is listed as removed in the keyring of epoch \(removed.epoch). This statement shows only what this key can see; ask an enrolled device for the current one."
+            )
         } else if let newest = unlocked.newerKeyrings.max(by: { $0.epoch < $1.epoch }) {
             // Name the member who made it (Spec/format.md §8.6): the user
             // who does not trust that member knows whom to remove.
             let maker = newest.signer.map(Self.phrase(for:)) ?? "a member"
-            notes.append("This key cannot open epoch \(newest.epoch), which \(maker) made: this key was removed, or left out of it. This statement shows only what this key can see; ask an enrolled device for the current one.")
+            notes.append(
+                "This key cannot open epoch \(newest.epoch), which \(maker) made: this key was removed, or left out of it. This statement shows only what this key can see; ask an enrolled device for the current one."
+            )
         }
-        for w in warnings where w.code == "rollback_suspected" { notes.append(w.description.prefix(1).uppercased() + w.description.dropFirst() + ".") }
+        for w in warnings where w.code == "rollback_suspected" {
+            notes.append(w.description.prefix(1).uppercased() + w.description.dropFirst() + ".")
+        }
         self.notes = notes
     }
 
@@ -277,7 +298,10 @@ public struct PrivacyStatement: Sendable {
     static func printable(_ name: String) -> String {
         var out = ""
         for (i, s) in name.unicodeScalars.enumerated() {
-            if i == 64 { out += "…"; break }
+            if i == 64 {
+                out += "…"
+                break
+            }
             if DeviceIdentity.isLineBreaking(s) {
                 out += "\\u{" + String(s.value, radix: 16, uppercase: true) + "}"
             } else {
@@ -296,7 +320,10 @@ public struct PrivacyStatement: Sendable {
     /// A UTC date such as `2026-11-29`.
     static func date(_ milliseconds: Int64) -> String {
         let (y, m, d) = CivilCalendar.date(fromDays: CivilCalendar.floorDivide(milliseconds, 86_400_000).quotient)
-        func pad(_ v: Int, _ n: Int) -> String { let s = String(v); return String(repeating: "0", count: max(0, n - s.count)) + s }
+        func pad(_ v: Int, _ n: Int) -> String {
+            let s = String(v)
+            return String(repeating: "0", count: max(0, n - s.count)) + s
+        }
         return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))"
     }
 
@@ -315,16 +342,18 @@ public struct PrivacyStatement: Sendable {
         let title = vaultName.isEmpty ? "This vault" : "\"\(Self.printable(vaultName))\""
         lines.append("\(title) (vault \(hex(vaultID.bytes))): who can decrypt it. Dates are UTC.")
         if let since = escrowFreeSince {
-            lines.append("Escrow-free since \(Self.date(since)): no escrow key can decrypt what is written from then on, and none can be added.")
+            lines.append(
+                "Escrow-free since \(Self.date(since)): no escrow key can decrypt what is written from then on, and none can be added.")
         } else {
-            lines.append("Standard mode: an enrolled device or the recovery key may add an escrow key. None is set." )
+            lines.append("Standard mode: an enrolled device or the recovery key may add an escrow key. None is set.")
             if let escrow = currentReaders.first(where: { $0.kind == .escrow }) {
                 lines[lines.count - 1] = "Standard mode: \(escrow.phrase) can decrypt everything listed below as readable by it."
             }
         }
         lines.append("")
         if unreadableNewerEpoch != nil {
-            lines.append("The newest epoch this key can open (epoch \(currentEpoch), since \(Self.date(currentSince))) can be decrypted with:")
+            lines.append(
+                "The newest epoch this key can open (epoch \(currentEpoch), since \(Self.date(currentSince))) can be decrypted with:")
         } else {
             lines.append("New records (epoch \(currentEpoch), since \(Self.date(currentSince))) can be decrypted with:")
         }
@@ -336,16 +365,19 @@ public struct PrivacyStatement: Sendable {
             lines.append("Records already in the file:")
             for g in groups {
                 let epochs = g.epochs.count == 1 ? "epoch \(g.epochs.lowerBound)" : "epochs \(g.epochs.lowerBound)–\(g.epochs.upperBound)"
-                let span = g.until.map { until in
-                    Self.date(g.from) == Self.date(until) ? " (\(Self.date(g.from)))" : " (\(Self.date(g.from)) to \(Self.date(until)))"
-                } ?? (g.epochs.count > 1 ? " (since \(Self.date(g.from)))" : "")
+                let span =
+                    g.until.map { until in
+                        Self.date(g.from) == Self.date(until) ? " (\(Self.date(g.from)))" : " (\(Self.date(g.from)) to \(Self.date(until)))"
+                    } ?? (g.epochs.count > 1 ? " (since \(Self.date(g.from)))" : "")
                 let what = Self.records(g.entryRevisions, g.attachments)
                 if g.extraReaders.isEmpty {
                     lines.append("  - \(what) in \(epochs)\(span): the same keys as new records.")
                 } else {
                     lines.append("  - \(what) in \(epochs)\(span): the same keys as new records, and also:")
                     for r in g.extraReaders { lines.append("      - \(r.phrase)") }
-                    lines.append("    \(g.extraReaders.count == 1 ? "This key" : "These keys") can read \(g.entryRevisions + g.attachments == 1 ? "that record" : "those records") until the vault is compacted with a rekey.")
+                    lines.append(
+                        "    \(g.extraReaders.count == 1 ? "This key" : "These keys") can read \(g.entryRevisions + g.attachments == 1 ? "that record" : "those records") until the vault is compacted with a rekey."
+                    )
                 }
             }
         }

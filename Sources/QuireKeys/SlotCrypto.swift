@@ -38,7 +38,9 @@
     }
 
     /// Seals `key` to an X25519 public key.
-    static func seal(_ key: EpochKey, to recipient: [UInt8], vaultID: VaultID, random: any RandomSource, what: String) throws(KeyError) -> [UInt8] {
+    static func seal(_ key: EpochKey, to recipient: [UInt8], vaultID: VaultID, random: any RandomSource, what: String) throws(KeyError)
+        -> [UInt8]
+    {
         do {
             return try X25519.seal(boxPayload(key, vaultID: vaultID), to: recipient, using: random)
         } catch {
@@ -47,7 +49,9 @@
     }
 
     /// Seals `key` to the X25519 form of an Ed25519 public key.
-    static func seal(_ key: EpochKey, toSigningKey publicKey: [UInt8], vaultID: VaultID, random: any RandomSource, what: String) throws(KeyError) -> [UInt8] {
+    static func seal(_ key: EpochKey, toSigningKey publicKey: [UInt8], vaultID: VaultID, random: any RandomSource, what: String)
+        throws(KeyError) -> [UInt8]
+    {
         let agreement: [UInt8]
         do { agreement = try Ed25519.agreementPublicKey(from: publicKey) } catch {
             throw .operationRefused(reason: "the \(what) is not a valid public key")
@@ -60,14 +64,18 @@
     /// that rotates finds that key in the keyring's members.
     ///
     /// - Throws: ``KeyError/operationRefused(reason:)`` for a key that is not a valid point.
-    public static func recoverySlot(for key: EpochKey, recoveryPublicKey: [UInt8], vaultID: VaultID, random: any RandomSource) throws(KeyError) -> KeySlot {
+    public static func recoverySlot(for key: EpochKey, recoveryPublicKey: [UInt8], vaultID: VaultID, random: any RandomSource)
+        throws(KeyError) -> KeySlot
+    {
         .recovery(box: try seal(key, toSigningKey: recoveryPublicKey, vaultID: vaultID, random: random, what: "recovery key"))
     }
 
     /// A recovery slot for `key`, from the recovery key itself.
     ///
     /// - Throws: ``KeyError/operationRefused(reason:)`` when the key pair cannot be derived (out of secure memory).
-    public static func recoverySlot(for key: EpochKey, recovery: RecoveryKey, vaultID: VaultID, random: any RandomSource) throws(KeyError) -> KeySlot {
+    public static func recoverySlot(for key: EpochKey, recovery: RecoveryKey, vaultID: VaultID, random: any RandomSource) throws(KeyError)
+        -> KeySlot
+    {
         try recoverySlot(for: key, recoveryPublicKey: recovery.publicKey(), vaultID: vaultID, random: random)
     }
 
@@ -111,8 +119,10 @@
     ///
     /// - Throws: ``KeyError/operationRefused(reason:)`` when `existing` is not
     ///   a passphrase slot or its public key is not a valid point.
-    public static func passphraseSlot(for key: EpochKey, rewrapping existing: KeySlot, vaultID: VaultID, random: any RandomSource) throws(KeyError) -> KeySlot {
-        guard case let .passphrase(salt, ops, mem, publicKey, _) = existing else {
+    public static func passphraseSlot(for key: EpochKey, rewrapping existing: KeySlot, vaultID: VaultID, random: any RandomSource)
+        throws(KeyError) -> KeySlot
+    {
+        guard case .passphrase(let salt, let ops, let mem, let publicKey, _) = existing else {
             throw .operationRefused(reason: "not a passphrase slot")
         }
         let box = try seal(key, to: publicKey, vaultID: vaultID, random: random, what: "passphrase key")
@@ -124,14 +134,18 @@
     ///
     /// - Throws: ``KeyError/operationRefused(reason:)`` for a public key that
     ///   is not a valid point.
-    public static func deviceSlot(for key: EpochKey, devicePublicKey: [UInt8], vaultID: VaultID, random: any RandomSource) throws(KeyError) -> KeySlot {
+    public static func deviceSlot(for key: EpochKey, devicePublicKey: [UInt8], vaultID: VaultID, random: any RandomSource) throws(KeyError)
+        -> KeySlot
+    {
         .device(box: try seal(key, toSigningKey: devicePublicKey, vaultID: vaultID, random: random, what: "device key"))
     }
 
     /// An escrow slot for `key`, sealed to an X25519 public key.
     ///
     /// - Throws: ``KeyError/operationRefused(reason:)`` for an invalid key.
-    public static func escrowSlot(for key: EpochKey, escrowPublicKey: [UInt8], vaultID: VaultID, random: any RandomSource) throws(KeyError) -> KeySlot {
+    public static func escrowSlot(for key: EpochKey, escrowPublicKey: [UInt8], vaultID: VaultID, random: any RandomSource) throws(KeyError)
+        -> KeySlot
+    {
         .escrow(box: try seal(key, to: escrowPublicKey, vaultID: vaultID, random: random, what: "escrow key"))
     }
 
@@ -197,11 +211,11 @@
         _ slot: KeySlot, with credential: Credential, vaultID: VaultID, epoch: UInt32, cache: inout PassphraseCache
     ) throws(KeyError) -> SymmetricKey? {
         switch (slot, credential) {
-        case let (.recovery(box), .recoveryKey(recovery)):
+        case (.recovery(let box), .recoveryKey(let recovery)):
             guard let pair = cache.agreementPair ?? (try? recovery.signingKeyPair().agreementKeyPair()) else { return nil }
             cache.agreementPair = pair
             return openBox(box, with: pair, vaultID: vaultID, epoch: epoch)
-        case let (.passphrase(salt, ops, mem, publicKey, box), .passphrase(passphrase)):
+        case (.passphrase(let salt, let ops, let mem, let publicKey, let box), .passphrase(let passphrase)):
             try checkLimits(opsLimit: ops, memLimitBytes: mem)
             let cacheKey = salt + littleEndian(ops) + littleEndian(mem)
             let pair: X25519.KeyPair
@@ -221,11 +235,11 @@
             let key = openBox(box, with: pair, vaultID: vaultID, epoch: epoch)
             if key != nil { cache.opened = true }
             return key
-        case let (.device(box), .device(pair)):
+        case (.device(let box), .device(let pair)):
             guard let agreement = cache.agreementPair ?? (try? pair.agreementKeyPair()) else { return nil }
             cache.agreementPair = agreement
             return openBox(box, with: agreement, vaultID: vaultID, epoch: epoch)
-        case let (.escrow(box), .escrow(pair)):
+        case (.escrow(let box), .escrow(let pair)):
             return openBox(box, with: pair, vaultID: vaultID, epoch: epoch)
         default:
             return nil

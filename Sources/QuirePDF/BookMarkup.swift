@@ -102,11 +102,13 @@ enum BookMarkup {
                     // The marker goes on the item's first text; an item
                     // without text gets a line of its own.
                     if let first = itemBlocks.firstIndex(where: { if case .text = $0 { true } else { false } }), first == 0,
-                        case .text(var t) = itemBlocks[0] {
+                        case .text(var t) = itemBlocks[0]
+                    {
                         t.marker = escapeMarkup(marker)
                         itemBlocks[0] = .text(t)
                     } else {
-                        itemBlocks.insert(.text(BookText(markup: "", indent: indent + indentStep, marker: escapeMarkup(marker), quoted: quoted)), at: 0)
+                        itemBlocks.insert(
+                            .text(BookText(markup: "", indent: indent + indentStep, marker: escapeMarkup(marker), quoted: quoted)), at: 0)
                     }
                     out += itemBlocks
                 }
@@ -210,7 +212,9 @@ enum BookMarkup {
         var clean = true
         var previous: UInt8 = 0
         for b in text.utf8 {
-            if (b < 0x20 && !(keepNewlines && b == 0x0A)) || b == 0x7F || (previous == 0xC2 && b < 0xA0 && b >= 0x80) || (previous == 0xEF && b == 0xBF) {
+            if (b < 0x20 && !(keepNewlines && b == 0x0A)) || b == 0x7F || (previous == 0xC2 && b < 0xA0 && b >= 0x80)
+                || (previous == 0xEF && b == 0xBF)
+            {
                 clean = false
                 break
             }

@@ -43,7 +43,10 @@ struct BookPlan {
     /// The rows of the table of contents, split into pages. The first page
     /// starts below the "Contents" title. A year row is never the last row
     /// of a page.
-    enum ContentsRow: Equatable { case year(Int), month(Int) }
+    enum ContentsRow: Equatable {
+        case year(Int)
+        case month(Int)
+    }
     static let contentsTitleHeight = 44.0
     static let yearRowHeight = 22.0
     static let monthRowHeight = 15.0
@@ -52,7 +55,10 @@ struct BookPlan {
         var rows: [ContentsRow] = []
         var lastYear: Int?
         for key in months {
-            if key / 100 != lastYear { rows.append(.year(key / 100)); lastYear = key / 100 }
+            if key / 100 != lastYear {
+                rows.append(.year(key / 100))
+                lastYear = key / 100
+            }
             rows.append(.month(key))
         }
         var pages: [[ContentsRow]] = [[]]
@@ -74,7 +80,6 @@ struct BookPlan {
         if case .year = row { yearRowHeight } else { monthRowHeight }
     }
 }
-
 
 /// Formats milliseconds since 1970 UTC as a PDF metadata date, `YYYY-MM-DDThh:mm:ssZ`.
 func pdfMetadataDate(milliseconds: Int64) -> String {

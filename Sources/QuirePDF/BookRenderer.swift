@@ -167,16 +167,19 @@ final class BookRenderer {
 
     /// The PDF outline (bookmarks): contents, then years with their months.
     private func outline(_ surface: OpaquePointer) {
-        _ = cairo_pdf_surface_add_outline(surface, Int32(CAIRO_PDF_OUTLINE_ROOT), plan.locale.contents, "page=2", cairo_pdf_outline_flags_t(0))
+        _ = cairo_pdf_surface_add_outline(
+            surface, Int32(CAIRO_PDF_OUTLINE_ROOT), plan.locale.contents, "page=2", cairo_pdf_outline_flags_t(0))
         var yearID: Int32 = 0
         var lastYear: Int?
         for key in plan.months {
             let page = monthPages[key] ?? firstBodyPage
             if key / 100 != lastYear {
                 lastYear = key / 100
-                yearID = cairo_pdf_surface_add_outline(surface, Int32(CAIRO_PDF_OUTLINE_ROOT), "\(key / 100)", "page=\(page)", cairo_pdf_outline_flags_t(0))
+                yearID = cairo_pdf_surface_add_outline(
+                    surface, Int32(CAIRO_PDF_OUTLINE_ROOT), "\(key / 100)", "page=\(page)", cairo_pdf_outline_flags_t(0))
             }
-            _ = cairo_pdf_surface_add_outline(surface, yearID, plan.locale.monthName(key % 100), "page=\(page)", cairo_pdf_outline_flags_t(0))
+            _ = cairo_pdf_surface_add_outline(
+                surface, yearID, plan.locale.monthName(key % 100), "page=\(page)", cairo_pdf_outline_flags_t(0))
         }
     }
 
@@ -300,7 +303,8 @@ final class BookRenderer {
                 case .right: align = PANGO_ALIGN_RIGHT
                 default: align = PANGO_ALIGN_LEFT
                 }
-                return t.layout(markup: i < row.count ? row[i].markup : "", font: BookFont.tableCell, width: columnWidth - 2 * pad, alignment: align)
+                return t.layout(
+                    markup: i < row.count ? row[i].markup : "", font: BookFont.tableCell, width: columnWidth - 2 * pad, alignment: align)
             }
             let height = (layouts.map { t.height($0) }.max() ?? 0) + 2 * pad
             t.ensureSpace(height)
@@ -335,7 +339,11 @@ final class BookRenderer {
             parts.append(body.timeZone)
         } else {
             let offset = LocalTime.offset(of: body)
-            parts.append(offset == 0 ? "UTC" : "UTC" + (offset < 0 ? "−" : "+") + "\(abs(offset) / 3600)" + (abs(offset) % 3600 == 0 ? "" : ":\(abs(offset) % 3600 / 60)"))
+            parts.append(
+                offset == 0
+                    ? "UTC"
+                    : "UTC" + (offset < 0 ? "−" : "+") + "\(abs(offset) / 3600)"
+                        + (abs(offset) % 3600 == 0 ? "" : ":\(abs(offset) % 3600 / 60)"))
         }
         if let location = body.location {
             let place = EntryDisplay.place(location)
@@ -349,7 +357,8 @@ final class BookRenderer {
     private func attachment(_ reference: AttachmentReference, _ t: Typesetter, drawing: Bool) {
         guard Photo.kind(of: reference) != nil, let photo = Photo.load(reference, from: vault) else {
             let what = reference.fileName.isEmpty ? reference.mediaType : "\(reference.fileName) (\(reference.mediaType))"
-            let l = t.layout(markup: escapeMarkup(BookMarkup.sanitized(plan.locale.attachmentNotShown(what), keepNewlines: false)), font: BookFont.meta)
+            let l = t.layout(
+                markup: escapeMarkup(BookMarkup.sanitized(plan.locale.attachmentNotShown(what), keepNewlines: false)), font: BookFont.meta)
             t.place(l, gray: 0.35)
             t.release(l)
             t.skip(4)
@@ -365,7 +374,8 @@ final class BookRenderer {
                 cairo_save(cr)
                 cairo_translate(cr, x, t.y)
                 cairo_scale(cr, w / Double(photo.header.displayWidth), h / Double(photo.header.displayHeight))
-                var m = Photo.orientationMatrix(photo.header.orientation, width: Double(photo.header.width), height: Double(photo.header.height))
+                var m = Photo.orientationMatrix(
+                    photo.header.orientation, width: Double(photo.header.width), height: Double(photo.header.height))
                 cairo_transform(cr, &m)
                 cairo_set_source_surface(cr, surface, 0, 0)
                 cairo_paint(cr)
@@ -384,5 +394,3 @@ final class BookRenderer {
         t.skip(h + 6)
     }
 }
-
-

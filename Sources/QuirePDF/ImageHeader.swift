@@ -111,7 +111,8 @@ struct ImageHeader: Sendable, Equatable {
         }
         guard Array(b[0..<8]) == signature, Array(b[12..<16]) == Array("IHDR".utf8) else { return .invalid }
         func u32(_ o: Int) -> Int { Int(b[o]) << 24 | Int(b[o + 1]) << 16 | Int(b[o + 2]) << 8 | Int(b[o + 3]) }
-        let width = u32(16), height = u32(20)
+        let width = u32(16)
+        let height = u32(20)
         guard width > 0, height > 0 else { return .invalid }
         return .header(ImageHeader(kind: .png, width: width, height: height))
     }

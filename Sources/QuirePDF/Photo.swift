@@ -56,9 +56,16 @@ struct Photo {
     var size: (width: Double, height: Double) {
         var w = Double(header.displayWidth) * 72 / 150
         var h = Double(header.displayHeight) * 72 / 150
-        let maxW = Page.textWidth, maxH = Page.textHeight * 0.6
-        if w > maxW { h *= maxW / w; w = maxW }
-        if h > maxH { w *= maxH / h; h = maxH }
+        let maxW = Page.textWidth
+        let maxH = Page.textHeight * 0.6
+        if w > maxW {
+            h *= maxW / w
+            w = maxW
+        }
+        if h > maxH {
+            w *= maxH / h
+            h = maxH
+        }
         return (max(w, 1), max(h, 1))
     }
 
@@ -108,20 +115,29 @@ struct Photo {
     private func imageSurface(_ bytes: [UInt8]) -> OpaquePointer? {
         switch header.kind {
         case .jpeg:
-            guard let surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, Int32(header.width), Int32(header.height)) else { return nil }
-            guard cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS else { cairo_surface_destroy(surface); return nil }
+            guard let surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, Int32(header.width), Int32(header.height)) else {
+                return nil
+            }
+            guard cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS else {
+                cairo_surface_destroy(surface)
+                return nil
+            }
             return attach(CAIRO_MIME_TYPE_JPEG, bytes, to: surface)
         case .png:
             let source = PNGSource(bytes)
             let surface = withExtendedLifetime(source) {
-                cairo_image_surface_create_from_png_stream({ closure, data, length in
-                    guard let closure, let data else { return CAIRO_STATUS_READ_ERROR }
-                    let source = Unmanaged<PNGSource>.fromOpaque(closure).takeUnretainedValue()
-                    return source.read(into: data, count: Int(length)) ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_READ_ERROR
-                }, Unmanaged.passUnretained(source).toOpaque())
+                cairo_image_surface_create_from_png_stream(
+                    { closure, data, length in
+                        guard let closure, let data else { return CAIRO_STATUS_READ_ERROR }
+                        let source = Unmanaged<PNGSource>.fromOpaque(closure).takeUnretainedValue()
+                        return source.read(into: data, count: Int(length)) ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_READ_ERROR
+                    }, Unmanaged.passUnretained(source).toOpaque())
             }
             guard let surface else { return nil }
-            guard cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS else { cairo_surface_destroy(surface); return nil }
+            guard cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS else {
+                cairo_surface_destroy(surface)
+                return nil
+            }
             return surface
         }
     }
@@ -129,7 +145,8 @@ struct Photo {
     /// The EXIF orientation as a cairo matrix from stored pixels to shown
     /// pixels (`width`×`height` stored).
     static func orientationMatrix(_ orientation: Int, width: Double, height w2: Double) -> cairo_matrix_t {
-        let w = width, h = w2
+        let w = width
+        let h = w2
         var m = cairo_matrix_t()
         switch orientation {
         case 2: cairo_matrix_init(&m, -1, 0, 0, 1, w, 0)  // mirror horizontally

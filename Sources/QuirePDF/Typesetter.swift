@@ -127,7 +127,12 @@ final class Typesetter {
                 var replaced = String.UnicodeScalarView()
                 var count = 0
                 for c in markup.unicodeScalars {
-                    if missing.contains(c.value) { replaced.append("\u{3013}"); count += 1 } else { replaced.append(c) }
+                    if missing.contains(c.value) {
+                        replaced.append("\u{3013}")
+                        count += 1
+                    } else {
+                        replaced.append(c)
+                    }
                 }
                 setMarkup(layout, String(replaced))
                 if counts { substitutedCharacters += count }
@@ -182,14 +187,16 @@ final class Typesetter {
 
     /// Height of a layout in points.
     func height(_ layout: OpaquePointer) -> Double {
-        var w: Int32 = 0, h: Int32 = 0
+        var w: Int32 = 0
+        var h: Int32 = 0
         pango_layout_get_size(layout, &w, &h)
         return Double(h) / Double(PANGO_SCALE)
     }
 
     /// Width of a layout's ink-free logical extent in points.
     func width(_ layout: OpaquePointer) -> Double {
-        var w: Int32 = 0, h: Int32 = 0
+        var w: Int32 = 0
+        var h: Int32 = 0
         pango_layout_get_size(layout, &w, &h)
         return Double(w) / Double(PANGO_SCALE)
     }
@@ -198,7 +205,8 @@ final class Typesetter {
     func firstLineHeight(_ layout: OpaquePointer) -> Double {
         let iter = pango_layout_get_iter(layout)!
         defer { pango_layout_iter_free(iter) }
-        var y0: Int32 = 0, y1: Int32 = 0
+        var y0: Int32 = 0
+        var y1: Int32 = 0
         pango_layout_iter_get_line_yrange(iter, &y0, &y1)
         return Double(y1 - y0) / Double(PANGO_SCALE)
     }
@@ -305,7 +313,8 @@ final class Typesetter {
         var offset: Int32 = 0
         var bottom = y
         repeat {
-            var y0: Int32 = 0, y1: Int32 = 0
+            var y0: Int32 = 0
+            var y1: Int32 = 0
             pango_layout_iter_get_line_yrange(iter, &y0, &y1)
             if pageTop + Double(y1 - offset) / scale > Page.textBottom, pageTop + Double(y0 - offset) / scale > Page.marginTop {
                 newPage()
@@ -320,7 +329,8 @@ final class Typesetter {
                 cairo_move_to(cr, x + Double(logical.x) / scale, pageTop + Double(baseline - offset) / scale)
                 pango_cairo_show_layout_line(cr, line)
                 if !links.isEmpty {
-                    tagLinks(links, line: line, x: x + Double(logical.x) / scale, top: pageTop + Double(y0 - offset) / scale,
+                    tagLinks(
+                        links, line: line, x: x + Double(logical.x) / scale, top: pageTop + Double(y0 - offset) / scale,
                         height: Double(y1 - y0) / scale)
                 }
             }

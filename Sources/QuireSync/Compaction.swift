@@ -103,7 +103,10 @@ package enum Compaction {
         do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
         if let newer = unlocked.unreadableNewerEpoch { throw .removed(newerEpoch: newer) }
         guard let signer = credential.signingKeyPair() else {
-            throw .keys(.operationRefused(reason: "a passphrase or an escrow key can read this vault but not compact it; compact with a device or the recovery key"))
+            throw .keys(
+                .operationRefused(
+                    reason:
+                        "a passphrase or an escrow key can read this vault but not compact it; compact with a device or the recovery key"))
         }
         file.verifyCommits(with: unlocked)
         let frames = file.structure.frames
@@ -125,11 +128,15 @@ package enum Compaction {
         for ring in unlocked.keyrings where ring.content == nil && ring.problem == nil { unopened[ring.id] = ring }
         for i in committed {
             let f = frames[i]
-            if let reason = f.malformation { damage.append(.malformedFrame(f.location, reason: reason)); continue }
+            if let reason = f.malformation {
+                damage.append(.malformedFrame(f.location, reason: reason))
+                continue
+            }
             // With dropUnverified, nothing of a commit that does not verify
             // is kept but its keyrings, which their signatures vouch for.
             if options.dropUnverified, f.header.kind != .keyring, let g = file.structure.groupIndex(ofFrame: i),
-               g < file.commits.statuses.count, file.commits.statuses[g] != .verified {
+                g < file.commits.statuses.count, file.commits.statuses[g] != .verified
+            {
                 continue
             }
             switch f.header.kind {
@@ -151,7 +158,8 @@ package enum Compaction {
                     // §3.2, §6): another reader may trust it.
                     let id = KeyringBuilder.id(ofBody: body)
                     if let ring = unopened[id], !keptKeyringIDs.contains(id), let g = file.structure.groupIndex(ofFrame: i),
-                        g < file.commits.statuses.count, file.commits.statuses[g] == .verified {
+                        g < file.commits.statuses.count, file.commits.statuses[g] == .verified
+                    {
                         keptKeyringIDs.insert(id)
                         keyrings.append((f.header.keyID, ring.epoch, body, false))
                     } else {
@@ -209,7 +217,8 @@ package enum Compaction {
                 of: list, id: \.revision.revisionID, parents: \.revision.parents,
                 attested: { file.standing(ofFrame: $0.index) == 2 })
             if let cutoff = tombstoneCutoff, heads.allSatisfy({ $0.revision.isDeleted }),
-                heads.allSatisfy({ Int64(clamping: $0.revision.clock.milliseconds) < cutoff }) {
+                heads.allSatisfy({ Int64(clamping: $0.revision.clock.milliseconds) < cutoff })
+            {
                 continue
             }
             for h in heads { keep.insert(h.index) }
@@ -222,7 +231,9 @@ package enum Compaction {
         // That is the greatest clock a member attested (records.md §3.2);
         // the greatest of all is kept too, as before.
         if let newest = revisions.max(by: { $0.revision.clock < $1.revision.clock }) { keep.insert(newest.index) }
-        let attestedRevisions = revisions.filter { r in file.structure.groupIndex(ofFrame: r.index).map { file.commits.isAttested($0) } ?? false }
+        let attestedRevisions = revisions.filter { r in
+            file.structure.groupIndex(ofFrame: r.index).map { file.commits.isAttested($0) } ?? false
+        }
         if let newest = attestedRevisions.max(by: { $0.revision.clock < $1.revision.clock }) { keep.insert(newest.index) }
         var liveBlobs = Set<BlobID>()
         for r in revisions where keep.contains(r.index) { for a in r.revision.body.attachments { liveBlobs.insert(a.blob) } }
@@ -253,70 +264,74 @@ package enum Compaction {
         func attested(_ i: Int) -> Bool { if case .attested = file.attestation(ofFrame: i) { true } else { false } }
 
         var rekeyed: UInt32?
-        try VaultMerge.replace(path, with: { (temp: String) throws(SyncError) in
-            // A clean header (both copies intact), whatever the old one's state.
-            try VaultMerge.copyFile(path, to: temp, byteCount: 0)
-            try VaultMerge.writeHeader(FileHeader(vaultID: file.vaultID), to: temp)
-            let out: VaultFile
-            do throws(FormatError) { out = try VaultFile(path: temp, writable: true) } catch { throw error.asSyncError }
-            var keys = unlocked.keys
-            var proposals: [KeyringProposal] = []
-            if options.rekey {
-                do throws(KeyError) {
-                    let state = try KeyState(unlocked, vaultID: file.vaultID)
-                    proposals = try KeyOperations.keyrings(for: .rekey, state: state, signer: signer, now: now, random: random)
-                } catch {
-                    throw .keys(error)
-                }
-                for p in proposals { keys.add(p.epochKey) }
-                keys.writeKey = proposals.last!.epochKey
-                rekeyed = proposals.last!.epoch
-            }
-            out.verifyCommits(keys: keys, trustedKeyrings: [:], attestors: unlocked.attestors, removedMembers: unlocked.removedMembers)
-            let noSync = WriteOptions(synchronous: false, lockTimeoutSeconds: writeOptions.lockTimeoutSeconds)
-            do {
-                try out.commit(random: random, options: noSync, attestWith: signer) { (tx: PendingCommit) throws(FormatError) in
-                    // Keyrings first, in file order, each written twice, then the new ones.
-                    for k in keyrings { try tx.appendKeyring(keyID: k.keyID, epoch: k.epoch, body: k.body, trusted: k.trusted) }
-                    for p in proposals { try tx.appendKeyring(keyID: p.epochKey.id, epoch: p.epoch, body: p.body) }
-                    if let profile, attested(profile.index) { try carry(profile.index, tx) }
-                    for m in keptManifests where attested(m.index) { try carryBlob(m, tx) }
-                    for r in revisions where keep.contains(r.index) && attested(r.index) { try carry(r.index, tx) }
-                    for i in unknown where attested(i) { try carry(i, tx) }
-                }
-                try out.commit(random: random, options: noSync, attestation: .none) { (tx: PendingCommit) throws(FormatError) in
-                    if let profile, !attested(profile.index) { try carry(profile.index, tx) }
-                    for m in keptManifests where !attested(m.index) { try carryBlob(m, tx) }
-                    for r in revisions where keep.contains(r.index) && !attested(r.index) { try carry(r.index, tx) }
-                    for i in unknown where !attested(i) { try carry(i, tx) }
-                }
-            } catch let e as FormatError {
-                throw e.asSyncError
-            } catch {
-                throw .resultDoesNotVerify(reason: "\(error)")
-            }
-
-            func carryBlob(_ m: (index: Int, manifest: BlobManifest), _ tx: PendingCommit) throws(FormatError) {
+        try VaultMerge.replace(
+            path,
+            with: { (temp: String) throws(SyncError) in
+                // A clean header (both copies intact), whatever the old one's state.
+                try VaultMerge.copyFile(path, to: temp, byteCount: 0)
+                try VaultMerge.writeHeader(FileHeader(vaultID: file.vaultID), to: temp)
+                let out: VaultFile
+                do throws(FormatError) { out = try VaultFile(path: temp, writable: true) } catch { throw error.asSyncError }
+                var keys = unlocked.keys
+                var proposals: [KeyringProposal] = []
                 if options.rekey {
-                    // Stored again under the new blob key; the old id stays an alias.
-                    let blobKey = file.openingKey(frame: m.index)?.blobKey
-                    let reader = try file.openBlob(m.manifest, blobKey: blobKey)
-                    _ = try tx.appendBlob(from: BlobSource(reader), mediaType: m.manifest.mediaType, aliases: [m.manifest.blob] + m.manifest.aliases)
-                } else {
-                    for c in try file.chunkFrames(for: m.manifest) { try tx.appendRaw(frame: try side.bytes(of: c)) }
-                    try tx.appendRaw(frame: try side.bytes(of: m.index))
+                    do throws(KeyError) {
+                        let state = try KeyState(unlocked, vaultID: file.vaultID)
+                        proposals = try KeyOperations.keyrings(for: .rekey, state: state, signer: signer, now: now, random: random)
+                    } catch {
+                        throw .keys(error)
+                    }
+                    for p in proposals { keys.add(p.epochKey) }
+                    keys.writeKey = proposals.last!.epochKey
+                    rekeyed = proposals.last!.epoch
                 }
-            }
+                out.verifyCommits(keys: keys, trustedKeyrings: [:], attestors: unlocked.attestors, removedMembers: unlocked.removedMembers)
+                let noSync = WriteOptions(synchronous: false, lockTimeoutSeconds: writeOptions.lockTimeoutSeconds)
+                do {
+                    try out.commit(random: random, options: noSync, attestWith: signer) { (tx: PendingCommit) throws(FormatError) in
+                        // Keyrings first, in file order, each written twice, then the new ones.
+                        for k in keyrings { try tx.appendKeyring(keyID: k.keyID, epoch: k.epoch, body: k.body, trusted: k.trusted) }
+                        for p in proposals { try tx.appendKeyring(keyID: p.epochKey.id, epoch: p.epoch, body: p.body) }
+                        if let profile, attested(profile.index) { try carry(profile.index, tx) }
+                        for m in keptManifests where attested(m.index) { try carryBlob(m, tx) }
+                        for r in revisions where keep.contains(r.index) && attested(r.index) { try carry(r.index, tx) }
+                        for i in unknown where attested(i) { try carry(i, tx) }
+                    }
+                    try out.commit(random: random, options: noSync, attestation: .none) { (tx: PendingCommit) throws(FormatError) in
+                        if let profile, !attested(profile.index) { try carry(profile.index, tx) }
+                        for m in keptManifests where !attested(m.index) { try carryBlob(m, tx) }
+                        for r in revisions where keep.contains(r.index) && !attested(r.index) { try carry(r.index, tx) }
+                        for i in unknown where !attested(i) { try carry(i, tx) }
+                    }
+                } catch let e as FormatError {
+                    throw e.asSyncError
+                } catch {
+                    throw .resultDoesNotVerify(reason: "\(error)")
+                }
 
-            func carry(_ index: Int, _ tx: PendingCommit) throws(FormatError) {
-                let f = frames[index]
-                if options.rekey && f.header.isSealed {
-                    _ = try tx.appendSealed(kind: f.header.kind, payload: try file.openRecord(frame: index), compress: f.header.isCompressed)
-                } else {
-                    try tx.appendRaw(frame: try side.bytes(of: index))
+                func carryBlob(_ m: (index: Int, manifest: BlobManifest), _ tx: PendingCommit) throws(FormatError) {
+                    if options.rekey {
+                        // Stored again under the new blob key; the old id stays an alias.
+                        let blobKey = file.openingKey(frame: m.index)?.blobKey
+                        let reader = try file.openBlob(m.manifest, blobKey: blobKey)
+                        _ = try tx.appendBlob(
+                            from: BlobSource(reader), mediaType: m.manifest.mediaType, aliases: [m.manifest.blob] + m.manifest.aliases)
+                    } else {
+                        for c in try file.chunkFrames(for: m.manifest) { try tx.appendRaw(frame: try side.bytes(of: c)) }
+                        try tx.appendRaw(frame: try side.bytes(of: m.index))
+                    }
                 }
-            }
-        }, credential: credential, firstNewGroup: 0, random: random, options: writeOptions)
+
+                func carry(_ index: Int, _ tx: PendingCommit) throws(FormatError) {
+                    let f = frames[index]
+                    if options.rekey && f.header.isSealed {
+                        _ = try tx.appendSealed(
+                            kind: f.header.kind, payload: try file.openRecord(frame: index), compress: f.header.isCompressed)
+                    } else {
+                        try tx.appendRaw(frame: try side.bytes(of: index))
+                    }
+                }
+            }, credential: credential, firstNewGroup: 0, random: random, options: writeOptions)
 
         let after = (try? FileSystem.size(path)) ?? 0
         return CompactionReport(
@@ -332,7 +347,9 @@ extension Compaction {
     /// ready (`Spec/merge.md §6`): a keyring comes after every parent that
     /// is kept. File order of first intact copies is not enough — a keyless
     /// writer can insert an early copy of a child before its parent.
-    static func parentsFirst<T>(_ keyrings: [(keyID: KeyID, epoch: UInt32, body: [UInt8], trusted: T)]) -> [(keyID: KeyID, epoch: UInt32, body: [UInt8], trusted: T)] {
+    static func parentsFirst<T>(_ keyrings: [(keyID: KeyID, epoch: UInt32, body: [UInt8], trusted: T)]) -> [(
+        keyID: KeyID, epoch: UInt32, body: [UInt8], trusted: T
+    )] {
         let ids = keyrings.map { KeyringBuilder.id(ofBody: $0.body) }
         let kept = Set(ids)
         let parents = keyrings.map { k in

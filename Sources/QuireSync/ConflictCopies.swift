@@ -1,7 +1,7 @@
-@_spi(Format) package import QuireFormat
-import QuireSystem
 package import QuireCrypto
+@_spi(Format) package import QuireFormat
 @_spi(Format) package import QuireKeys
+import QuireSystem
 
 /// A file beside a vault that holds a copy of the same vault
 /// (`Spec/merge.md §2`).
@@ -122,7 +122,8 @@ extension ConflictCopies {
         var results: [FoldReport.Copy] = []
         for copy in try find(for: vaultPath) {
             do {
-                let report = try VaultMerge.merge(vaultAt: vaultPath, copyAt: copy.path, credential: credential, random: random, options: options)
+                let report = try VaultMerge.merge(
+                    vaultAt: vaultPath, copyAt: copy.path, credential: credential, random: random, options: options)
                 var deleted = false
                 var kept: FoldReport.KeptReason?
                 var held = report.leftOut.isEmpty
@@ -162,7 +163,8 @@ extension ConflictCopies {
         // only frames whose summaries both files hold need their bodies
         // read and hashed.
         let vaultSummaries = Set((0..<vault.file.structure.committedFrameCount).map { vault.summary(of: $0) })
-        let held = Set(try vault.identities(of: 0..<vault.file.structure.committedFrameCount, matching: Set(missing.map { copy.summary(of: $0) })))
+        let held = Set(
+            try vault.identities(of: 0..<vault.file.structure.committedFrameCount, matching: Set(missing.map { copy.summary(of: $0) })))
         func isHeld(_ i: Int) throws(SyncError) -> Bool {
             guard vaultSummaries.contains(copy.summary(of: i)) else { return false }
             return held.contains(try copy.identity(of: i))

@@ -54,7 +54,8 @@ package enum ConflictCopyName {
         if m.hasPrefix(".sync-conflict-") {
             let rest = Array(m.dropFirst(".sync-conflict-".count))
             if rest.count >= 17, digits(rest[0..<8]), rest[8] == "-", digits(rest[9..<15]), rest[15] == "-",
-                rest[16...].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) {
+                rest[16...].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+            {
                 return .syncthing
             }
             return nil
@@ -78,7 +79,8 @@ package enum ConflictCopyName {
         if m.hasPrefix(" "), m.count > 1, m.dropFirst().allSatisfy({ $0.isASCII && $0.isNumber }) { return .iCloudDrive }
         // OneDrive: "-COMPUTERNAME"
         if m.hasPrefix("-"), m.count > 1,
-            m.dropFirst().allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) {
+            m.dropFirst().allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+        {
             return .onedrive
         }
         return nil

@@ -31,12 +31,17 @@ struct KeyringUnion {
     private(set) var temporariesLeft: [String] = []
 
     init(_ sides: [Side], vaultPath: String, credential: Credential, random: any RandomSource) throws(SyncError) {
-        struct Ring { let id: KeyringID; let frame: [UInt8]; let parents: [KeyringID] }
+        struct Ring {
+            let id: KeyringID
+            let frame: [UInt8]
+            let parents: [KeyringID]
+        }
         var rings: [Ring] = []
         var seen = Set<KeyringID>()
         for side in sides {
             let s = side.file.structure
-            for f in s.frames[0..<s.committedFrameCount] where f.header.kind == .keyring && f.malformation == nil && f.checksumIntact == true {
+            for f in s.frames[0..<s.committedFrameCount]
+            where f.header.kind == .keyring && f.malformation == nil && f.checksumIntact == true {
                 let id = KeyringID(unchecked: f.trailer)
                 guard seen.insert(id).inserted, let body = f.plaintextBody else { continue }
                 let frame: [UInt8]

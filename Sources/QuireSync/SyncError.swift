@@ -56,9 +56,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The error in words a person can act on.
     public var description: String {
         switch self {
-        case let .vaultUnreadable(path, e): "\(path) cannot be read as a vault: \(e)"
-        case let .copyUnreadable(path, e): "\(path) cannot be merged: \(e); nothing was changed"
-        case let .differentVaults(vault, copy):
+        case .vaultUnreadable(let path, let e): "\(path) cannot be read as a vault: \(e)"
+        case .copyUnreadable(let path, let e): "\(path) cannot be merged: \(e); nothing was changed"
+        case .differentVaults(let vault, let copy):
             "the copy is of another vault (\(hex(copy.bytes)), not \(hex(vault.bytes))); nothing was changed — merge only copies of the same vault"
         case .keys(let e): "this key does not open the vault: \(e)"
         case .damaged(let issues):
@@ -69,7 +69,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
             "this key cannot open epoch \(epoch) of the vault or its copy: a current member removed it, so it cannot merge; merge on an enrolled device or with the recovery key"
         case .resultDoesNotVerify(let reason): "the merged file did not verify (\(reason)); the vault was left as it was"
         case .locked(let path): "\(path) is locked by another Quire process; try again when it is done"
-        case let .folderUnreadable(path, e): "the folder \(path) cannot be listed: \(e)"
+        case .folderUnreadable(let path, let e): "the folder \(path) cannot be listed: \(e)"
         case .io(let e): e.description
         case .cancelled: "the operation was cancelled; the vault was left as it was — run it again to complete it"
         }

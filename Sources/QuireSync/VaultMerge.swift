@@ -82,14 +82,18 @@ public struct MergeReport: Sendable {
     ) throws(SyncError) -> MergeReport {
         // The vault ids first, from the headers alone: a copy of another vault
         // (or a huge file) is refused before anything is scanned.
-        let vaultHeader: FileHeader, copyHeader: FileHeader
+        let vaultHeader: FileHeader
+        let copyHeader: FileHeader
         do { vaultHeader = try ConflictCopies.readHeader(vaultPath) } catch { throw .vaultUnreadable(path: vaultPath, error) }
         do { copyHeader = try ConflictCopies.readHeader(copyPath) } catch { throw .copyUnreadable(path: copyPath, error) }
         guard vaultHeader.vaultID == copyHeader.vaultID else {
             throw .differentVaults(vault: vaultHeader.vaultID, copy: copyHeader.vaultID)
         }
         guard let signer = credential.signingKeyPair() else {
-            throw .keys(.operationRefused(reason: "a passphrase or an escrow key can read this vault but not merge into it; merge with a device or the recovery key"))
+            throw .keys(
+                .operationRefused(
+                    reason:
+                        "a passphrase or an escrow key can read this vault but not merge into it; merge with a device or the recovery key"))
         }
         // The copy is scanned before the vault's lock is taken, so a large
         // copy does not keep writers waiting.
@@ -118,8 +122,10 @@ public struct MergeReport: Sendable {
         let keys = union.unlocked.keys
         let attestors = union.unlocked.attestors
         let removedMembers = union.unlocked.removedMembers
-        a.file.verifyCommits(keys: keys, trustedKeyrings: union.trustedKeyrings(in: a), attestors: attestors, removedMembers: removedMembers)
-        b.file.verifyCommits(keys: keys, trustedKeyrings: union.trustedKeyrings(in: b), attestors: attestors, removedMembers: removedMembers)
+        a.file.verifyCommits(
+            keys: keys, trustedKeyrings: union.trustedKeyrings(in: a), attestors: attestors, removedMembers: removedMembers)
+        b.file.verifyCommits(
+            keys: keys, trustedKeyrings: union.trustedKeyrings(in: b), attestors: attestors, removedMembers: removedMembers)
 
         let prefix = try commonPrefix(a, b)
         let aTail = try a.blocks(after: prefix.groups, keyrings: union)
@@ -149,8 +155,9 @@ public struct MergeReport: Sendable {
         let wouldLose = aTail.unverifiedRecords.filter { !carriedIDs.contains($0.identity) }.map(\.issue)
         if !wouldLose.isEmpty { throw .wouldLoseRecords(issues: wouldLose) }
         guard !newFromB.isEmpty || !aTail.leftOut.isEmpty || aTailSuperseded else {
-            var report = MergeReport(changed: false, commonPrefixByteCount: prefix.bytes, framesAdded: 0, framesCarriedUnopened: 0, framesResealed: 0,
-                               commitsWritten: 0, unattestedCommits: 0, leftOut: leftOut, droppedFromVault: [])
+            var report = MergeReport(
+                changed: false, commonPrefixByteCount: prefix.bytes, framesAdded: 0, framesCarriedUnopened: 0, framesResealed: 0,
+                commitsWritten: 0, unattestedCommits: 0, leftOut: leftOut, droppedFromVault: [])
             report.temporariesLeft = union.temporariesLeft
             return report
         }
@@ -159,86 +166,108 @@ public struct MergeReport: Sendable {
 
         // The vault is a prefix of an intact copy: the result is the copy.
         if aTail.blocks.isEmpty && aTail.leftOut.isEmpty && bTail.leftOut.isEmpty && prefix.groups == a.file.structure.groups.count
-            && b.file.structure.fileSize == b.file.structure.committedEnd && !newFromB.contains(where: { needsReseal($0) }) && superseded.isEmpty {
-            try replace(vaultPath, with: { (temp: String) throws(SyncError) in try copyFile(copyPath, to: temp, byteCount: b.file.structure.committedEnd) },
-                        credential: credential, firstNewGroup: prefix.groups, random: random, options: options,
-                        copied: VaultScanner.prefix(of: b.file.structure, groups: b.file.structure.groups.count))
-            var report = MergeReport(changed: true, commonPrefixByteCount: prefix.bytes, framesAdded: newFromB.count, framesCarriedUnopened: unopened,
-                               framesResealed: 0, commitsWritten: b.file.structure.groups.count - prefix.groups,
-                               unattestedCommits: (prefix.groups..<b.file.structure.groups.count).filter { if case .unattested = b.file.attestation(ofGroup: $0) { true } else { false } }.count,
-                               leftOut: leftOut, droppedFromVault: [])
+            && b.file.structure.fileSize == b.file.structure.committedEnd && !newFromB.contains(where: { needsReseal($0) })
+            && superseded.isEmpty
+        {
+            try replace(
+                vaultPath,
+                with: { (temp: String) throws(SyncError) in try copyFile(copyPath, to: temp, byteCount: b.file.structure.committedEnd) },
+                credential: credential, firstNewGroup: prefix.groups, random: random, options: options,
+                copied: VaultScanner.prefix(of: b.file.structure, groups: b.file.structure.groups.count))
+            var report = MergeReport(
+                changed: true, commonPrefixByteCount: prefix.bytes, framesAdded: newFromB.count, framesCarriedUnopened: unopened,
+                framesResealed: 0, commitsWritten: b.file.structure.groups.count - prefix.groups,
+                unattestedCommits: (prefix.groups..<b.file.structure.groups.count).filter {
+                    if case .unattested = b.file.attestation(ofGroup: $0) { true } else { false }
+                }.count,
+                leftOut: leftOut, droppedFromVault: [])
             report.temporariesLeft = union.temporariesLeft
             return report
         }
 
         let writeKey = try resultWriteKey(trustedRings, keys: keys)
-        let blocks = canonicalOrder(aTail.blocks + bTail.blocks, mergingMember: signer.publicKey, placed: Set(unlockedA.keyrings.map(\.id)).filter { id in
-            a.keyringIndex(id).map { $0 < prefix.frames } ?? false
-        })
-        var commits = 0, unattested = 0, resealed = 0
+        let blocks = canonicalOrder(
+            aTail.blocks + bTail.blocks, mergingMember: signer.publicKey,
+            placed: Set(unlockedA.keyrings.map(\.id)).filter { id in
+                a.keyringIndex(id).map { $0 < prefix.frames } ?? false
+            })
+        var commits = 0
+        var unattested = 0
+        var resealed = 0
         // The result starts with the common prefix, copied from the vault:
         // its frames are known from the vault's scan, not scanned again.
         let copiedPrefix = VaultScanner.prefix(of: a.file.structure, groups: prefix.groups)
-        try replace(vaultPath, with: { (temp: String) throws(SyncError) in
-            try copyFile(vaultPath, to: temp, byteCount: prefix.bytes)
-            // No common prefix (a header copy differs): a clean header.
-            if prefix.bytes == 0 { try writeHeader(vaultHeader, to: temp) }
-            let out: VaultFile
-            do {
-                out = try copiedPrefix.map { (known: VaultStructure) throws(FormatError) in try VaultFile(path: temp, writable: true, copiedPrefix: known) }
-                    ?? VaultFile(path: temp, writable: true)
-            } catch let e as FormatError { throw e.asSyncError } catch { throw .resultDoesNotVerify(reason: "\(error)") }
-            var setKeys = keys
-            setKeys.writeKey = writeKey
-            out.verifyCommits(keys: setKeys, trustedKeyrings: [:], attestors: attestors, removedMembers: removedMembers)
-            var emitted = prefixIDs
-            for block in blocks {
-                let frames = block.frames.filter { !emitted.contains($0.identity) && !superseded.contains($0.identity) }
-                guard !frames.isEmpty else { continue }
-                for f in frames { emitted.insert(f.identity) }
-                let reseal = frames.contains { needsReseal($0) }
-                // The attestation signs the key the group was committed under
-                // and the head it extended: it is carried only when the block
-                // is written whole, under that same key, after that same head
-                // (Spec/format.md §9.2, merge.md §3.3). Under another key the
-                // block counts as moved.
-                let whole = !reseal && frames.count == block.frames.count && block.isWholeGroup
-                    && out.chainTipHead == block.previousHead && block.keyCommitment == writeKey.commitment
-                // A block written whole in its place keeps its attestation (a
-                // removed member's stays one: readers report it as such);
-                // another block is attested by the merging member only when a
-                // current member attested its source, or when it holds nothing
-                // but keyrings the result trusts (so that they count for the
-                // floor, Spec/format.md §9.3). An attestation is never laundered.
-                let attestation: CommitAttestation = switch block.attestation {
-                case .some(let plain) where whole: .carried(plain)
-                case .some(let plain) where plain != CommitChain.unattested && !block.byRemovedMember: .sign(signer)
-                default: block.onlyTrustedKeyrings ? .sign(signer) : .none
-                }
+        try replace(
+            vaultPath,
+            with: { (temp: String) throws(SyncError) in
+                try copyFile(vaultPath, to: temp, byteCount: prefix.bytes)
+                // No common prefix (a header copy differs): a clean header.
+                if prefix.bytes == 0 { try writeHeader(vaultHeader, to: temp) }
+                let out: VaultFile
                 do {
-                    try out.commit(random: random, options: WriteOptions(synchronous: false, lockTimeoutSeconds: options.lockTimeoutSeconds), attestation: attestation) {
-                        (tx: PendingCommit) throws(FormatError) in
-                        for f in frames {
-                            if needsReseal(f) {
-                                try f.side.reseal(f, into: tx)
-                                if f.kind != .blobChunk { resealed += 1 }
-                            } else {
-                                try tx.appendRaw(frame: try f.side.bytes(of: f.index))
+                    out =
+                        try copiedPrefix.map { (known: VaultStructure) throws(FormatError) in
+                            try VaultFile(path: temp, writable: true, copiedPrefix: known)
+                        }
+                        ?? VaultFile(path: temp, writable: true)
+                } catch let e as FormatError { throw e.asSyncError } catch { throw .resultDoesNotVerify(reason: "\(error)") }
+                var setKeys = keys
+                setKeys.writeKey = writeKey
+                out.verifyCommits(keys: setKeys, trustedKeyrings: [:], attestors: attestors, removedMembers: removedMembers)
+                var emitted = prefixIDs
+                for block in blocks {
+                    let frames = block.frames.filter { !emitted.contains($0.identity) && !superseded.contains($0.identity) }
+                    guard !frames.isEmpty else { continue }
+                    for f in frames { emitted.insert(f.identity) }
+                    let reseal = frames.contains { needsReseal($0) }
+                    // The attestation signs the key the group was committed under
+                    // and the head it extended: it is carried only when the block
+                    // is written whole, under that same key, after that same head
+                    // (Spec/format.md §9.2, merge.md §3.3). Under another key the
+                    // block counts as moved.
+                    let whole =
+                        !reseal && frames.count == block.frames.count && block.isWholeGroup
+                        && out.chainTipHead == block.previousHead && block.keyCommitment == writeKey.commitment
+                    // A block written whole in its place keeps its attestation (a
+                    // removed member's stays one: readers report it as such);
+                    // another block is attested by the merging member only when a
+                    // current member attested its source, or when it holds nothing
+                    // but keyrings the result trusts (so that they count for the
+                    // floor, Spec/format.md §9.3). An attestation is never laundered.
+                    let attestation: CommitAttestation =
+                        switch block.attestation {
+                        case .some(let plain) where whole: .carried(plain)
+                        case .some(let plain) where plain != CommitChain.unattested && !block.byRemovedMember: .sign(signer)
+                        default: block.onlyTrustedKeyrings ? .sign(signer) : .none
+                        }
+                    do {
+                        try out.commit(
+                            random: random, options: WriteOptions(synchronous: false, lockTimeoutSeconds: options.lockTimeoutSeconds),
+                            attestation: attestation
+                        ) {
+                            (tx: PendingCommit) throws(FormatError) in
+                            for f in frames {
+                                if needsReseal(f) {
+                                    try f.side.reseal(f, into: tx)
+                                    if f.kind != .blobChunk { resealed += 1 }
+                                } else {
+                                    try tx.appendRaw(frame: try f.side.bytes(of: f.index))
+                                }
                             }
                         }
+                    } catch let e as FormatError {
+                        throw e.asSyncError
+                    } catch {
+                        throw .resultDoesNotVerify(reason: "\(error)")
                     }
-                } catch let e as FormatError {
-                    throw e.asSyncError
-                } catch {
-                    throw .resultDoesNotVerify(reason: "\(error)")
+                    commits += 1
+                    if case .none = attestation { unattested += 1 }
                 }
-                commits += 1
-                if case .none = attestation { unattested += 1 }
-            }
-        }, credential: credential, firstNewGroup: prefix.groups, random: random, options: options, copied: copiedPrefix)
-        var report = MergeReport(changed: true, commonPrefixByteCount: prefix.bytes, framesAdded: newFromB.count, framesCarriedUnopened: unopened,
-                           framesResealed: resealed, commitsWritten: commits, unattestedCommits: unattested, leftOut: leftOut,
-                           droppedFromVault: aTail.leftOut)
+            }, credential: credential, firstNewGroup: prefix.groups, random: random, options: options, copied: copiedPrefix)
+        var report = MergeReport(
+            changed: true, commonPrefixByteCount: prefix.bytes, framesAdded: newFromB.count, framesCarriedUnopened: unopened,
+            framesResealed: resealed, commitsWritten: commits, unattestedCommits: unattested, leftOut: leftOut,
+            droppedFromVault: aTail.leftOut)
         report.temporariesLeft = union.temporariesLeft
         return report
     }
@@ -279,8 +308,10 @@ public struct MergeReport: Sendable {
         let parents = Set(trusted.flatMap(\.parents))
         let heads = trusted.filter { !parents.contains($0.id) }
         guard let top = heads.map(\.epoch).max(),
-              let head = heads.filter({ $0.epoch == top }).min(by: { $0.record.publicPart.keyCommit.lexicographicallyPrecedes($1.record.publicPart.keyCommit) }),
-              let key = keys.key(commitment: head.record.publicPart.keyCommit)
+            let head = heads.filter({ $0.epoch == top }).min(by: {
+                $0.record.publicPart.keyCommit.lexicographicallyPrecedes($1.record.publicPart.keyCommit)
+            }),
+            let key = keys.key(commitment: head.record.publicPart.keyCommit)
         else { throw .resultDoesNotVerify(reason: "no epoch key to commit with") }
         return key
     }
@@ -298,7 +329,9 @@ public struct MergeReport: Sendable {
         var out: [Side.Block] = []
         func ready(_ b: Side.Block) -> Bool {
             let own = Set(b.keyrings)
-            return b.parentKeyrings.allSatisfy { p in placedIDs.contains(p) || own.contains(p) || !remaining.contains { $0.keyrings.contains(p) } }
+            return b.parentKeyrings.allSatisfy { p in
+                placedIDs.contains(p) || own.contains(p) || !remaining.contains { $0.keyrings.contains(p) }
+            }
         }
         // Blocks attested by another member come before the merging
         // member's own: a block that moves is attested again by the merging
@@ -379,7 +412,9 @@ public struct MergeReport: Sendable {
             }
             let check: VaultFile
             do {
-                check = try copied.map { (known: VaultStructure) throws(FormatError) in try VaultFile(path: temp, copiedPrefix: known) } ?? VaultFile(path: temp)
+                check =
+                    try copied.map { (known: VaultStructure) throws(FormatError) in try VaultFile(path: temp, copiedPrefix: known) }
+                    ?? VaultFile(path: temp)
             } catch { throw SyncError.resultDoesNotVerify(reason: "\(error)") }
             let unlocked: UnlockedKeys
             do { unlocked = try KeyringEvaluator.unlock(check, with: credential) } catch {
@@ -437,7 +472,8 @@ public struct MergeReport: Sendable {
         var bytes = UInt64(FileHeader.byteCount)
         var frames = 0
         guard try a.read(0, FileHeader.byteCount) == b.read(0, FileHeader.byteCount) else { return (0, 0, 0) }
-        let ga = a.file.structure.groups, gb = b.file.structure.groups
+        let ga = a.file.structure.groups
+        let gb = b.file.structure.groups
         var groups = 0
         while groups < ga.count && groups < gb.count {
             let endA = a.file.structure.frames[ga[groups].commitFrame].end
@@ -448,7 +484,10 @@ public struct MergeReport: Sendable {
             var same = true
             while offset < endA {
                 let n = Int(min(UInt64(1 << 20), endA - offset))
-                if try a.read(offset, n) != b.read(offset, n) { same = false; break }
+                if try a.read(offset, n) != b.read(offset, n) {
+                    same = false
+                    break
+                }
                 offset += UInt64(n)
             }
             guard same else { break }
@@ -553,7 +592,7 @@ final class Side {
     func replacementKeys(of index: Int) -> [[UInt8]] {
         let f = file.structure.frames[index]
         guard f.header.isSealed, f.header.kind != .keyring, f.header.kind != .blobChunk, !f.isCommit,
-              let payload = try? file.openRecord(frame: index)
+            let payload = try? file.openRecord(frame: index)
         else { return [] }
         if f.header.kind == .blobManifest {
             guard let m = try? BlobManifest(decoding: payload) else { return [] }
@@ -651,16 +690,20 @@ final class Side {
             var parents: [KeyringID] = []
             for i in groups[g].members {
                 let f = file.structure.frames[i]
-                if let reason = f.malformation { leftOut.append(.malformedFrame(f.location, reason: reason)); continue }
-                var unopened = false
-                let notVouched: FormatError? = switch status {
-                case .verified: nil
-                case .mismatch: .commitMismatch(f.location)
-                case .tampered: .commitTampered(f.location)
-                case .orphaned: .commitOrphaned(f.location)
-                case .unverifiable: .commitUnverifiable(f.location, keyID: commitFrame.header.keyID)
-                case let .stale(epoch, current): .staleEpoch(f.location, epoch: epoch, currentEpoch: current)
+                if let reason = f.malformation {
+                    leftOut.append(.malformedFrame(f.location, reason: reason))
+                    continue
                 }
+                var unopened = false
+                let notVouched: FormatError? =
+                    switch status {
+                    case .verified: nil
+                    case .mismatch: .commitMismatch(f.location)
+                    case .tampered: .commitTampered(f.location)
+                    case .orphaned: .commitOrphaned(f.location)
+                    case .unverifiable: .commitUnverifiable(f.location, keyID: commitFrame.header.keyID)
+                    case .stale(let epoch, let current): .staleEpoch(f.location, epoch: epoch, currentEpoch: current)
+                    }
                 // A keyring is carried when the result trusts it, whatever
                 // its commit (its signature decides); one the credential
                 // cannot open only from a verified commit; one it rejects —
@@ -704,14 +747,20 @@ final class Side {
                         continue
                     }
                 case (.keyring, false):
-                    guard f.checksumIntact == true, let body = f.plaintextBody else { leftOut.append(.authenticationFailed(f.location)); continue }
+                    guard f.checksumIntact == true, let body = f.plaintextBody else {
+                        leftOut.append(.authenticationFailed(f.location))
+                        continue
+                    }
                     if let record = try? KeyringRecord(body: body, location: f.location) {
                         epoch = record.epoch
                         keyrings.append(KeyringID(unchecked: f.trailer))
                         parents += record.publicPart.parents
                     }
                 case (_, false):
-                    guard f.checksumIntact == true else { leftOut.append(.authenticationFailed(f.location)); continue }
+                    guard f.checksumIntact == true else {
+                        leftOut.append(.authenticationFailed(f.location))
+                        continue
+                    }
                     unopened = !f.header.kind.isKnown
                 case (_, true):
                     do {
@@ -740,9 +789,10 @@ final class Side {
                     }
                     if !f.header.kind.isKnown { unopened = true }
                 }
-                carried.append(Carried(
-                    side: self, index: i, identity: try identity(of: i), kind: f.header.kind, epoch: epoch,
-                    sealedUnder: f.header.isSealed ? held ?? 0 : 0, unopened: unopened))
+                carried.append(
+                    Carried(
+                        side: self, index: i, identity: try identity(of: i), kind: f.header.kind, epoch: epoch,
+                        sealedUnder: f.header.isSealed ? held ?? 0 : 0, unopened: unopened))
             }
             guard !carried.isEmpty else { continue }
             var h = BLAKE2b.Hasher(byteCount: 32)
@@ -759,8 +809,9 @@ final class Side {
                 let opened = file.keys.keys(for: commitFrame.header.keyID).lazy.compactMap { key in
                     CommitChain.openAttestation(
                         body: groups[g].commitBody, previousHead: from, digest: groups[g].digest, key: key, vaultID: self.file.vaultID,
-                        commitHeader: commitFrame.header)
-                        .map { (plain: $0, commitment: key.commitment) }
+                        commitHeader: commitFrame.header
+                    )
+                    .map { (plain: $0, commitment: key.commitment) }
                 }.first
                 attestation = opened?.plain
                 keyCommitment = opened?.commitment
@@ -770,12 +821,18 @@ final class Side {
             case .notChecked, .failed:
                 break
             }
-            let onlyTrustedKeyrings = carried.allSatisfy { $0.kind == .keyring && union.verdict(KeyringID(unchecked: file.structure.frames[$0.index].trailer)) == .trusted }
-            blocks.append(Block(
-                frames: carried, maxEpoch: carried.map(\.epoch).max()!, digest: h.finalize(), keyrings: keyrings, parentKeyrings: parents,
-                attestation: attestation, byRemovedMember: byRemovedMember, keyCommitment: keyCommitment,
-                previousHead: g < previousHeads.count ? previousHeads[g] : nil, sourceCommit: g, linkPosition: g < linkPositions.count ? linkPositions[g] : linkPositions.count + g, isWholeGroup: carried.count == groups[g].members.count,
-                onlyTrustedKeyrings: onlyTrustedKeyrings))
+            let onlyTrustedKeyrings = carried.allSatisfy {
+                $0.kind == .keyring && union.verdict(KeyringID(unchecked: file.structure.frames[$0.index].trailer)) == .trusted
+            }
+            blocks.append(
+                Block(
+                    frames: carried, maxEpoch: carried.map(\.epoch).max()!, digest: h.finalize(), keyrings: keyrings,
+                    parentKeyrings: parents,
+                    attestation: attestation, byRemovedMember: byRemovedMember, keyCommitment: keyCommitment,
+                    previousHead: g < previousHeads.count ? previousHeads[g] : nil, sourceCommit: g,
+                    linkPosition: g < linkPositions.count ? linkPositions[g] : linkPositions.count + g,
+                    isWholeGroup: carried.count == groups[g].members.count,
+                    onlyTrustedKeyrings: onlyTrustedKeyrings))
         }
         return (blocks, leftOut, unverified)
     }
@@ -792,12 +849,13 @@ final class Side {
             return try identity(of: index)
         }
         guard let payload = try? file.openRecord(frame: index) else { return nil }
-        let decodes: Bool = switch f.header.kind {
-        case .entryRevision: (try? EntryRevision(decoding: payload)) != nil
-        case .blobManifest: (try? BlobManifest(decoding: payload)) != nil
-        case .profile: (try? Profile(decoding: payload)) != nil
-        default: true
-        }
+        let decodes: Bool =
+            switch f.header.kind {
+            case .entryRevision: (try? EntryRevision(decoding: payload)) != nil
+            case .blobManifest: (try? BlobManifest(decoding: payload)) != nil
+            case .profile: (try? Profile(decoding: payload)) != nil
+            default: true
+            }
         return decodes ? try identity(of: index) : nil
     }
 
@@ -817,7 +875,8 @@ final class Side {
             let reader = try file.openBlob(manifest, blobKey: blobKey)
             _ = try tx.appendBlob(from: BlobSource(reader), mediaType: manifest.mediaType, aliases: [manifest.blob] + manifest.aliases)
         default:
-            _ = try tx.appendSealed(kind: frame.header.kind, payload: try file.openRecord(frame: f.index), compress: frame.header.isCompressed)
+            _ = try tx.appendSealed(
+                kind: frame.header.kind, payload: try file.openRecord(frame: f.index), compress: frame.header.isCompressed)
         }
     }
 }

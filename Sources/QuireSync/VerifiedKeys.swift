@@ -15,6 +15,8 @@ extension VaultFile {
     /// keyrings (for the floor), its members (who may attest) and the
     /// members its trusted keyrings removed (`Spec/format.md §9.3`, §9.4).
     package func verifyCommits(with unlocked: UnlockedKeys) {
-        verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors, removedMembers: unlocked.removedMembers)
+        verifyCommits(
+            keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors,
+            removedMembers: unlocked.removedMembers)
     }
 }

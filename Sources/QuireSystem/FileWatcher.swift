@@ -3,12 +3,13 @@
 // these calls.
 
 public import Dispatch
+
 #if canImport(Glibc)
-internal import Glibc
+    internal import Glibc
 #elseif canImport(Musl)
-internal import Musl
+    internal import Musl
 #elseif canImport(Darwin)
-internal import Darwin
+    internal import Darwin
 #endif
 
 /// Watches one file, and the folder that holds it, and calls a handler on a
@@ -42,7 +43,7 @@ public final class FileWatcher: @unchecked Sendable {
     var cancelled = false
     var sources: [any DispatchSourceProtocol] = []
     #if canImport(Darwin)
-    var fileSource: (any DispatchSourceFileSystemObject)?
+        var fileSource: (any DispatchSourceFileSystemObject)?
     #endif
 
     /// Starts watching `path` (whose folder must exist; the file need not).
@@ -55,7 +56,9 @@ public final class FileWatcher: @unchecked Sendable {
     ///   - handler: called after each batch of events about the file.
     /// - Throws: ``SystemError`` when the system refuses the watch (no
     ///   such folder, too many watches: `inotify_add_watch`, `open`).
-    public init(path: String, queue: DispatchQueue, includingSiblings: Bool = false, handler: @escaping @Sendable () -> Void) throws(SystemError) {
+    public init(path: String, queue: DispatchQueue, includingSiblings: Bool = false, handler: @escaping @Sendable () -> Void)
+        throws(SystemError)
+    {
         self.path = path
         self.queue = queue
         self.handler = handler
@@ -76,8 +79,8 @@ public final class FileWatcher: @unchecked Sendable {
             cancelled = true
             var all = sources
             #if canImport(Darwin)
-            if let f = fileSource { all.append(f) }
-            fileSource = nil
+                if let f = fileSource { all.append(f) }
+                fileSource = nil
             #endif
             sources = []
             return all
@@ -99,93 +102,94 @@ public final class FileWatcher: @unchecked Sendable {
     }
 
     #if canImport(Glibc) || canImport(Musl)
-    private func start() throws(SystemError) {
-        let (folder, name) = Self.split(path)
-        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { throw SystemError(operation: "inotify_init1", path: path, code: errno) }
-        let mask = UInt32(IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)
-        guard inotify_add_watch(fd, folder, mask) >= 0 else {
-            let code = errno
-            close(fd)
-            throw SystemError(operation: "inotify_add_watch", path: folder, code: code)
-        }
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        let watched: String? = includesSiblings ? nil : name
-        source.setEventHandler { [weak self] in
-            if Self.drain(fd, name: watched) { self?.fire() }
-        }
-        source.setCancelHandler { close(fd) }
-        sources = [source]
-        source.resume()
-    }
-
-    /// Reads every pending inotify event from `fd`; true when one is about
-    /// the file `name` (any name when nil), or the queue overflowed, so one
-    /// may have been.
-    private static func drain(_ fd: Int32, name: String?) -> Bool {
-        let header = MemoryLayout<inotify_event>.size
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        var relevant = false
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            guard n > 0 else { break }
-            var at = 0
-            while at + header <= n {
-                let (mask, length) = buffer.withUnsafeBytes { raw -> (UInt32, Int) in
-                    let e = raw.loadUnaligned(fromByteOffset: at, as: inotify_event.self)
-                    return (e.mask, Int(e.len))
-                }
-                if mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                    relevant = true
-                } else if name == nil {
-                    relevant = true
-                } else if let name, length > 0, at + header + length <= n {
-                    let bytes = buffer[(at + header)..<(at + header + length)]
-                    let nameBytes = bytes.prefix { $0 != 0 }
-                    if nameBytes.elementsEqual(name.utf8) { relevant = true }
-                }
-                at += header + length
+        private func start() throws(SystemError) {
+            let (folder, name) = Self.split(path)
+            let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+            guard fd >= 0 else { throw SystemError(operation: "inotify_init1", path: path, code: errno) }
+            let mask = UInt32(IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)
+            guard inotify_add_watch(fd, folder, mask) >= 0 else {
+                let code = errno
+                close(fd)
+                throw SystemError(operation: "inotify_add_watch", path: folder, code: code)
             }
-        }
-        return relevant
-    }
-    #elseif canImport(Darwin)
-    private func start() throws(SystemError) {
-        let (folder, _) = Self.split(path)
-        let fd = open(folder, O_EVTONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw SystemError(operation: "open", path: folder, code: errno) }
-        let source = DispatchSource.makeFileSystemObjectSource(fileDescriptor: fd, eventMask: [.write, .link, .rename, .delete], queue: queue)
-        source.setEventHandler { [weak self] in
-            // An entry was added, removed or renamed in the folder: the
-            // file may have been replaced; watch whatever is at the path now.
-            self?.watchFile()
-            self?.fire()
-        }
-        source.setCancelHandler { close(fd) }
-        sources = [source]
-        source.resume()
-        watchFile()
-    }
-
-    /// Watches the file now at the path (again), if there is one.
-    private func watchFile() {
-        lock.withLock {
-            guard !cancelled else { return }
-            fileSource?.cancel()
-            fileSource = nil
-            let fd = open(path, O_EVTONLY | O_CLOEXEC)
-            guard fd >= 0 else { return }
-            let source = DispatchSource.makeFileSystemObjectSource(
-                fileDescriptor: fd, eventMask: [.write, .extend, .attrib, .delete, .rename, .revoke], queue: queue)
-            source.setEventHandler { [weak self, weak source] in
-                guard let self else { return }
-                if let source, !source.data.isDisjoint(with: [.delete, .rename, .revoke]) { self.watchFile() }
-                self.fire()
+            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+            let watched: String? = includesSiblings ? nil : name
+            source.setEventHandler { [weak self] in
+                if Self.drain(fd, name: watched) { self?.fire() }
             }
             source.setCancelHandler { close(fd) }
-            fileSource = source
+            sources = [source]
             source.resume()
         }
-    }
+
+        /// Reads every pending inotify event from `fd`; true when one is about
+        /// the file `name` (any name when nil), or the queue overflowed, so one
+        /// may have been.
+        private static func drain(_ fd: Int32, name: String?) -> Bool {
+            let header = MemoryLayout<inotify_event>.size
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            var relevant = false
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                guard n > 0 else { break }
+                var at = 0
+                while at + header <= n {
+                    let (mask, length) = buffer.withUnsafeBytes { raw -> (UInt32, Int) in
+                        let e = raw.loadUnaligned(fromByteOffset: at, as: inotify_event.self)
+                        return (e.mask, Int(e.len))
+                    }
+                    if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                        relevant = true
+                    } else if name == nil {
+                        relevant = true
+                    } else if let name, length > 0, at + header + length <= n {
+                        let bytes = buffer[(at + header)..<(at + header + length)]
+                        let nameBytes = bytes.prefix { $0 != 0 }
+                        if nameBytes.elementsEqual(name.utf8) { relevant = true }
+                    }
+                    at += header + length
+                }
+            }
+            return relevant
+        }
+    #elseif canImport(Darwin)
+        private func start() throws(SystemError) {
+            let (folder, _) = Self.split(path)
+            let fd = open(folder, O_EVTONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw SystemError(operation: "open", path: folder, code: errno) }
+            let source = DispatchSource.makeFileSystemObjectSource(
+                fileDescriptor: fd, eventMask: [.write, .link, .rename, .delete], queue: queue)
+            source.setEventHandler { [weak self] in
+                // An entry was added, removed or renamed in the folder: the
+                // file may have been replaced; watch whatever is at the path now.
+                self?.watchFile()
+                self?.fire()
+            }
+            source.setCancelHandler { close(fd) }
+            sources = [source]
+            source.resume()
+            watchFile()
+        }
+
+        /// Watches the file now at the path (again), if there is one.
+        private func watchFile() {
+            lock.withLock {
+                guard !cancelled else { return }
+                fileSource?.cancel()
+                fileSource = nil
+                let fd = open(path, O_EVTONLY | O_CLOEXEC)
+                guard fd >= 0 else { return }
+                let source = DispatchSource.makeFileSystemObjectSource(
+                    fileDescriptor: fd, eventMask: [.write, .extend, .attrib, .delete, .rename, .revoke], queue: queue)
+                source.setEventHandler { [weak self, weak source] in
+                    guard let self else { return }
+                    if let source, !source.data.isDisjoint(with: [.delete, .rename, .revoke]) { self.watchFile() }
+                    self.fire()
+                }
+                source.setCancelHandler { close(fd) }
+                fileSource = source
+                source.resume()
+            }
+        }
     #endif
 }

@@ -3,13 +3,13 @@
 // emptied folder; overwriting a file before unlinking it.
 
 #if canImport(Glibc)
-internal import Glibc
+    internal import Glibc
 #elseif canImport(Musl)
-internal import Musl
+    internal import Musl
 #elseif canImport(Darwin)
-internal import Darwin
+    internal import Darwin
 #else
-#error("Quire needs a POSIX platform")
+    #error("Quire needs a POSIX platform")
 #endif
 
 /// What `lstat(2)` says about a path: the link itself, never its target.

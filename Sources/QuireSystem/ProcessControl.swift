@@ -2,16 +2,17 @@
 // editor, the pager), and signals caught the way a shell waiting for one
 // handles them. Part of the platform shim: every call here is POSIX.
 
-#if canImport(Glibc)
-internal import Glibc
-#elseif canImport(Musl)
-internal import Musl
-#elseif canImport(Darwin)
-internal import Darwin
-#else
-#error("Quire needs a POSIX platform")
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    internal import Glibc
+#elseif canImport(Musl)
+    internal import Musl
+#elseif canImport(Darwin)
+    internal import Darwin
+#else
+    #error("Quire needs a POSIX platform")
+#endif
 
 /// The signals quire handles itself. The raw values are the POSIX numbers,
 /// which are the same on Linux and Apple platforms.
@@ -69,9 +70,9 @@ public final class SignalTrap: @unchecked Sendable {
         for s in signals where s != .kill {
             var action = sigaction()
             #if canImport(Darwin)
-            action.__sigaction_u.__sa_handler = { recordSignal($0) }
+                action.__sigaction_u.__sa_handler = { recordSignal($0) }
             #else
-            action.__sigaction_handler.sa_handler = { recordSignal($0) }
+                action.__sigaction_handler.sa_handler = { recordSignal($0) }
             #endif
             sigemptyset(&action.sa_mask)
             action.sa_flags = 0
@@ -124,9 +125,9 @@ public final class SignalTrap: @unchecked Sendable {
         for s in signals where s != .kill {
             var action = sigaction()
             #if canImport(Darwin)
-            action.__sigaction_u.__sa_handler = SIG_IGN
+                action.__sigaction_u.__sa_handler = SIG_IGN
             #else
-            action.__sigaction_handler.sa_handler = SIG_IGN
+                action.__sigaction_handler.sa_handler = SIG_IGN
             #endif
             sigemptyset(&action.sa_mask)
             var old = sigaction()
@@ -151,9 +152,9 @@ private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int)
 private func resetToDefault(_ number: Int32) -> Int32 {
     var action = sigaction()
     #if canImport(Darwin)
-    action.__sigaction_u.__sa_handler = SIG_DFL
+        action.__sigaction_u.__sa_handler = SIG_DFL
     #else
-    action.__sigaction_handler.sa_handler = SIG_DFL
+        action.__sigaction_handler.sa_handler = SIG_DFL
     #endif
     sigemptyset(&action.sa_mask)
     return sigaction(number, &action, nil)
@@ -185,14 +186,16 @@ public final class ChildProcess: @unchecked Sendable {
     ///     quire's own output is a pipe.
     /// - Throws: ``SystemError`` from `posix_spawnp(3)` (for example
     ///   `ENOENT` when the program is not found) or from opening `terminalPath`.
-    public static func spawn(_ arguments: [String], standardInput: Int32? = nil, terminalPath: String? = nil) throws(SystemError) -> ChildProcess {
+    public static func spawn(_ arguments: [String], standardInput: Int32? = nil, terminalPath: String? = nil) throws(SystemError)
+        -> ChildProcess
+    {
         precondition(!arguments.isEmpty, "spawn needs a program")
         #if canImport(Darwin)
-        var actions: posix_spawn_file_actions_t? = nil
-        var attributes: posix_spawnattr_t? = nil
+            var actions: posix_spawn_file_actions_t? = nil
+            var attributes: posix_spawnattr_t? = nil
         #else
-        var actions = posix_spawn_file_actions_t()
-        var attributes = posix_spawnattr_t()
+            var actions = posix_spawn_file_actions_t()
+            var attributes = posix_spawnattr_t()
         #endif
         posix_spawn_file_actions_init(&actions)
         posix_spawnattr_init(&attributes)
@@ -348,13 +351,13 @@ public enum ProcessControl {
     public static func executablePath() -> String? {
         var buffer = [CChar](repeating: 0, count: 4096)
         #if canImport(Darwin)
-        var size = UInt32(buffer.count)
-        guard _NSGetExecutablePath(&buffer, &size) == 0 else { return nil }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            var size = UInt32(buffer.count)
+            guard _NSGetExecutablePath(&buffer, &size) == 0 else { return nil }
+            return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         #else
-        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard n > 0 else { return nil }
-        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+            guard n > 0 else { return nil }
+            return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         #endif
     }
 

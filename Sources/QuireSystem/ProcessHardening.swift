@@ -2,11 +2,11 @@
 // and keys in memory: no core dump may write them to disk.
 
 #if canImport(Glibc)
-internal import Glibc
+    internal import Glibc
 #elseif canImport(Musl)
-internal import Musl
+    internal import Musl
 #elseif canImport(Darwin)
-internal import Darwin
+    internal import Darwin
 #endif
 
 /// Settings a process that handles secrets applies once, at start.
@@ -23,12 +23,12 @@ public enum ProcessHardening {
     public static func disableCoreDumps() -> Bool {
         var limit = rlimit(rlim_cur: 0, rlim_max: 0)
         #if canImport(Glibc)
-        var ok = setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &limit) == 0
+            var ok = setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &limit) == 0
         #else
-        var ok = setrlimit(RLIMIT_CORE, &limit) == 0
+            var ok = setrlimit(RLIMIT_CORE, &limit) == 0
         #endif
         #if os(Linux)
-        ok = (prctl(option: prSetDumpable, 0) == 0) && ok
+            ok = (prctl(option: prSetDumpable, 0) == 0) && ok
         #endif
         return ok
     }
@@ -38,29 +38,29 @@ public enum ProcessHardening {
     public static var coreDumpsDisabled: Bool {
         var limit = rlimit()
         #if canImport(Glibc)
-        guard getrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &limit) == 0 else { return false }
+            guard getrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &limit) == 0 else { return false }
         #else
-        guard getrlimit(RLIMIT_CORE, &limit) == 0 else { return false }
+            guard getrlimit(RLIMIT_CORE, &limit) == 0 else { return false }
         #endif
         guard limit.rlim_cur == 0 && limit.rlim_max == 0 else { return false }
         #if os(Linux)
-        return prctl(option: prGetDumpable, 0) == 0
+            return prctl(option: prGetDumpable, 0) == 0
         #else
-        return true
+            return true
         #endif
     }
 }
 
 #if os(Linux)
-/// `PR_GET_DUMPABLE` and `PR_SET_DUMPABLE` from `<linux/prctl.h>`.
-private let prGetDumpable: Int32 = 3
-private let prSetDumpable: Int32 = 4
+    /// `PR_GET_DUMPABLE` and `PR_SET_DUMPABLE` from `<linux/prctl.h>`.
+    private let prGetDumpable: Int32 = 3
+    private let prSetDumpable: Int32 = 4
 
-/// `prctl(2)`, which the Glibc module does not import (its header is not in
-/// the module map): found in the C library at run time; -1 when it is not.
-private func prctl(option: Int32, _ argument: UInt) -> Int32 {
-    typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
-    guard let library = dlopen(nil, RTLD_NOW), let symbol = dlsym(library, "prctl") else { return -1 }
-    return unsafeBitCast(symbol, to: Prctl.self)(option, argument, 0, 0, 0)
-}
+    /// `prctl(2)`, which the Glibc module does not import (its header is not in
+    /// the module map): found in the C library at run time; -1 when it is not.
+    private func prctl(option: Int32, _ argument: UInt) -> Int32 {
+        typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
+        guard let library = dlopen(nil, RTLD_NOW), let symbol = dlsym(library, "prctl") else { return -1 }
+        return unsafeBitCast(symbol, to: Prctl.self)(option, argument, 0, 0, 0)
+    }
 #endif

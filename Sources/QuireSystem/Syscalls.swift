@@ -2,13 +2,13 @@
 // Everything that differs between Linux and Apple platforms lives here.
 
 #if canImport(Glibc)
-internal import Glibc
+    internal import Glibc
 #elseif canImport(Musl)
-internal import Musl
+    internal import Musl
 #elseif canImport(Darwin)
-internal import Darwin
+    internal import Darwin
 #else
-#error("Quire needs a POSIX platform")
+    #error("Quire needs a POSIX platform")
 #endif
 
 /// A failed system call: the operation, the path it was about, and `errno`.
@@ -106,9 +106,9 @@ public struct FileStatus: Sendable, Equatable {
         isSymbolicLink = (info.st_mode & S_IFMT) == S_IFLNK
         size = UInt64(info.st_size)
         #if canImport(Darwin)
-        modifiedNanoseconds = Int64(info.st_mtimespec.tv_sec) * 1_000_000_000 + Int64(info.st_mtimespec.tv_nsec)
+            modifiedNanoseconds = Int64(info.st_mtimespec.tv_sec) * 1_000_000_000 + Int64(info.st_mtimespec.tv_nsec)
         #else
-        modifiedNanoseconds = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+            modifiedNanoseconds = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
         #endif
     }
 }
@@ -276,7 +276,7 @@ public final class SystemFile: @unchecked Sendable {
     /// - Throws: ``SystemError`` from `fsync(2)` or `fcntl(2)`.
     public func sync() throws(SystemError) {
         #if canImport(Darwin)
-        if fcntl(descriptor, F_FULLFSYNC) == 0 { return }
+            if fcntl(descriptor, F_FULLFSYNC) == 0 { return }
         #endif
         guard retryOnInterrupt({ fsync(descriptor) }) == 0 else {
             throw SystemError(operation: "fsync", path: path, code: errno)
@@ -290,18 +290,18 @@ public final class SystemFile: @unchecked Sendable {
     /// ``sync()`` to report.
     public func startWriteback(from offset: UInt64, count: Int) {
         #if os(Linux)
-        guard let call = Self.syncFileRange else { return }
-        _ = call(descriptor, Int64(offset), Int64(count), 2)  // SYNC_FILE_RANGE_WRITE
+            guard let call = Self.syncFileRange else { return }
+            _ = call(descriptor, Int64(offset), Int64(count), 2)  // SYNC_FILE_RANGE_WRITE
         #endif
     }
 
     #if os(Linux)
-    private typealias SyncFileRange = @convention(c) (Int32, Int64, Int64, UInt32) -> Int32
-    /// glibc's `sync_file_range`, which its Swift module does not declare
-    /// (the C header declares it for `_GNU_SOURCE` only).
-    private static let syncFileRange: SyncFileRange? = dlsym(nil, "sync_file_range").map {
-        unsafeBitCast($0, to: SyncFileRange.self)
-    }
+        private typealias SyncFileRange = @convention(c) (Int32, Int64, Int64, UInt32) -> Int32
+        /// glibc's `sync_file_range`, which its Swift module does not declare
+        /// (the C header declares it for `_GNU_SOURCE` only).
+        private static let syncFileRange: SyncFileRange? = dlsym(nil, "sync_file_range").map {
+            unsafeBitCast($0, to: SyncFileRange.self)
+        }
     #endif
 
     /// Cuts the file to `size` bytes (`ftruncate`).
@@ -360,9 +360,9 @@ public enum FileSystem {
     /// - Throws: ``SystemError`` from `rename(2)`.
     public static func rename(_ from: String, to: String) throws(SystemError) {
         #if canImport(Glibc) || canImport(Musl)
-        let result = Glibc.rename(from, to)
+            let result = Glibc.rename(from, to)
         #else
-        let result = Darwin.rename(from, to)
+            let result = Darwin.rename(from, to)
         #endif
         guard result == 0 else { throw SystemError(operation: "rename", path: from, code: errno) }
     }
@@ -373,9 +373,9 @@ public enum FileSystem {
     /// - Throws: ``SystemError`` from `link(2)`.
     public static func link(_ from: String, to: String) throws(SystemError) {
         #if canImport(Glibc) || canImport(Musl)
-        let result = Glibc.link(from, to)
+            let result = Glibc.link(from, to)
         #else
-        let result = Darwin.link(from, to)
+            let result = Darwin.link(from, to)
         #endif
         guard result == 0 else { throw SystemError(operation: "link", path: to, code: errno) }
     }
@@ -556,14 +556,14 @@ public enum ProcessStats {
     public static func peakResidentBytes() -> UInt64 {
         var usage = rusage()
         #if canImport(Glibc)
-        _ = getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+            _ = getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
         #else
-        _ = getrusage(RUSAGE_SELF, &usage)
+            _ = getrusage(RUSAGE_SELF, &usage)
         #endif
         #if canImport(Darwin)
-        return UInt64(usage.ru_maxrss)
+            return UInt64(usage.ru_maxrss)
         #else
-        return UInt64(usage.ru_maxrss) * 1024
+            return UInt64(usage.ru_maxrss) * 1024
         #endif
     }
 

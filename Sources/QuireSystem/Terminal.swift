@@ -3,23 +3,23 @@
 // (restoring the terminal on Ctrl-C), and writing to standard error.
 
 #if canImport(Glibc)
-internal import Glibc
+    internal import Glibc
 #elseif canImport(Musl)
-internal import Musl
+    internal import Musl
 #elseif canImport(Darwin)
-internal import Darwin
+    internal import Darwin
 #else
-#error("Quire needs a POSIX platform")
+    #error("Quire needs a POSIX platform")
 #endif
 
 /// The terminal settings to put back if a signal arrives while echo is off.
 /// Written only while no handler is installed; read by the handler.
 #if canImport(Darwin)
-private typealias SignalHandler = sig_t
+    private typealias SignalHandler = sig_t
 #elseif canImport(Glibc)
-private typealias SignalHandler = __sighandler_t
+    private typealias SignalHandler = __sighandler_t
 #else
-private typealias SignalHandler = @convention(c) (Int32) -> Void
+    private typealias SignalHandler = @convention(c) (Int32) -> Void
 #endif
 
 nonisolated(unsafe) private var savedTerminal = termios()
@@ -96,7 +96,10 @@ public enum Terminal {
         var done = 0
         while done < bytes.count {
             let n = bytes[done...].withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; return }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
+            }
             done += n
         }
         wipe(&bytes)
@@ -191,7 +194,10 @@ public enum Terminal {
                 wipe(&line)
                 throw SystemError(operation: "read", path: "/dev/tty", code: errno)
             }
-            if n == 0 { if line.isEmpty { return nil }; break }
+            if n == 0 {
+                if line.isEmpty { return nil }
+                break
+            }
             if byte == 0x0a { break }
             line.append(byte)
         }

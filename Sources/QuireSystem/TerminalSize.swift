@@ -1,13 +1,13 @@
 // The terminal's size, for deciding whether output needs a pager.
 
 #if canImport(Glibc)
-internal import Glibc
+    internal import Glibc
 #elseif canImport(Musl)
-internal import Musl
+    internal import Musl
 #elseif canImport(Darwin)
-internal import Darwin
+    internal import Darwin
 #else
-#error("Quire needs a POSIX platform")
+    #error("Quire needs a POSIX platform")
 #endif
 
 /// The size of the terminal window.

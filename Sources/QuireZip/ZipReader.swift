@@ -227,7 +227,8 @@ public final class ZipMemberReader: ByteSource {
             failure = failure ?? error
             switch error {
             case .tooLarge(let name, let limit):
-                throw .sizeLimitExceeded(nil, what: name.isEmpty ? "ZIP archive \(reader.path)" : "ZIP member \(name)", size: bytesRead, limit: limit)
+                throw .sizeLimitExceeded(
+                    nil, what: name.isEmpty ? "ZIP archive \(reader.path)" : "ZIP member \(name)", size: bytesRead, limit: limit)
             default:
                 throw .io(SystemError(operation: "read ZIP member \(member.name) (\(error.description))", path: reader.path, code: 5))
             }

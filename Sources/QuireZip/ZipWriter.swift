@@ -61,7 +61,8 @@ public final class ZipWriter {
         archive = za
         let y = min(2107, max(1980, modified.year))
         dosDate = UInt16((y - 1980) << 9 | min(12, max(1, modified.month)) << 5 | min(31, max(1, modified.day)))
-        dosTime = UInt16(min(23, max(0, modified.hour)) << 11 | min(59, max(0, modified.minute)) << 5 | min(59, max(0, modified.second)) / 2)
+        dosTime = UInt16(
+            min(23, max(0, modified.hour)) << 11 | min(59, max(0, modified.minute)) << 5 | min(59, max(0, modified.second)) / 2)
     }
 
     deinit { discard() }
@@ -173,12 +174,16 @@ private final class SourceBox {
 }
 
 private let supportedCommands: zip_int64_t = {
-    let commands = [ZIP_SOURCE_OPEN, ZIP_SOURCE_READ, ZIP_SOURCE_CLOSE, ZIP_SOURCE_STAT, ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE, ZIP_SOURCE_SUPPORTS]
+    let commands = [
+        ZIP_SOURCE_OPEN, ZIP_SOURCE_READ, ZIP_SOURCE_CLOSE, ZIP_SOURCE_STAT, ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE, ZIP_SOURCE_SUPPORTS,
+    ]
     return commands.reduce(0) { $0 | (zip_int64_t(1) << zip_int64_t($1.rawValue)) }
 }()
 
 /// libzip's source callback (`zip_source_function(3)`).
-private func sourceCallback(_ user: UnsafeMutableRawPointer?, _ data: UnsafeMutableRawPointer?, _ length: zip_uint64_t, _ command: zip_source_cmd_t) -> zip_int64_t {
+private func sourceCallback(
+    _ user: UnsafeMutableRawPointer?, _ data: UnsafeMutableRawPointer?, _ length: zip_uint64_t, _ command: zip_source_cmd_t
+) -> zip_int64_t {
     guard let user else { return -1 }
     let box = Unmanaged<SourceBox>.fromOpaque(user).takeUnretainedValue()
     switch command {
