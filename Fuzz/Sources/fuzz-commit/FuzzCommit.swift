@@ -52,15 +52,15 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case 0:
         let result = CommitChain.checkAttestation(body: rest, previousHead: previous, digest: digest, key: key, vaultID: vaultID, commitHeader: header)
         Sink.touch("\(result)")
-        Sink.touch(CommitChain.openAttestation(body: rest, key: key, vaultID: vaultID, commitHeader: header))
+        Sink.touch(CommitChain.openAttestation(body: rest, previousHead: previous, digest: digest, key: key, vaultID: vaultID, commitHeader: header))
         if case .signed = result, rest.count != CommitChain.bodyByteCount { fatalError("a body of \(rest.count) bytes verified") }
     case 1:
         var a = Array(rest.prefix(CommitChain.attestationByteCount))
         a += [UInt8](repeating: 0, count: CommitChain.attestationByteCount - a.count)
-        guard let body = try? CommitChain.body(head: head, previousHead: previous, attestation: a, key: key, vaultID: vaultID, commitHeader: header)
+        guard let body = try? CommitChain.body(previousHead: previous, digest: digest, attestation: a, key: key, vaultID: vaultID, commitHeader: header)
         else { fatalError("no body") }
         guard body.count == CommitChain.bodyByteCount else { fatalError("a commit body of \(body.count) bytes") }
-        guard CommitChain.openAttestation(body: body, key: key, vaultID: vaultID, commitHeader: header) == a else { fatalError("the attestation does not open back") }
+        guard CommitChain.openAttestation(body: body, previousHead: previous, digest: digest, key: key, vaultID: vaultID, commitHeader: header) == a else { fatalError("the attestation does not open back") }
         let result = CommitChain.checkAttestation(body: body, previousHead: previous, digest: digest, key: key, vaultID: vaultID, commitHeader: header)
         switch result {
         case .unattested: if a != CommitChain.unattested { fatalError("a non-zero attestation read as unattested") }
@@ -70,7 +70,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     default:
         let d = Array(rest.prefix(32)) + [UInt8](repeating: 0, count: max(0, 32 - rest.count))
         let a = CommitChain.attestation(keyCommitment: key.commitment, previousHead: previous, digest: d, vaultID: vaultID, signer: member)
-        guard let body = try? CommitChain.body(head: head, previousHead: previous, attestation: a, key: key, vaultID: vaultID, commitHeader: header)
+        guard let body = try? CommitChain.body(previousHead: previous, digest: d, attestation: a, key: key, vaultID: vaultID, commitHeader: header)
         else { fatalError("no body") }
         guard CommitChain.checkAttestation(body: body, previousHead: previous, digest: d, key: key, vaultID: vaultID, commitHeader: header)
             == .signed(signer: member.publicKey)
@@ -85,9 +85,22 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             let bit = Int(rest[32]) | (rest.count > 33 ? Int(rest[33]) << 8 : 0)
             let at = (bit / 8) % damaged.count
             damaged[at] ^= UInt8(1 << (bit % 8))
-            if !(32..<64).contains(at),
+            // The attestation's associated data holds h_(k−1) and D, not the
+            // stored heads (bytes 0..<64): a flip there leaves it signed, and
+            // the head check below catches it instead (Spec/format.md §9.2).
+            if at >= 2 * CommitChain.headByteCount,
                 case .signed = CommitChain.checkAttestation(body: damaged, previousHead: previous, digest: d, key: key, vaultID: vaultID, commitHeader: header) {
                 fatalError("a commit body with a flipped bit still verifies as signed")
+            }
+            // The head covers the stored attestation (R6-1): a flip in the
+            // stored head or in bytes 64..<200 makes them disagree.
+            if !(32..<64).contains(at) {
+                let computed = try? CommitChain.head(
+                    key: key, vaultID: vaultID, previousHead: previous, digest: d, commitHeader: header,
+                    storedAttestation: Array(damaged[(2 * CommitChain.headByteCount)...]))
+                if computed == Array(damaged[0..<CommitChain.headByteCount]) {
+                    fatalError("a commit body with a flipped bit still matches its head")
+                }
             }
         }
     }
