@@ -109,7 +109,8 @@ public enum Checker {
         if o.error != vector.error { problems.append("error \(vector.error ?? "none"), got \(o.error ?? "none")") }
         if vector.expect != "error" {
             if o.records != vector.records || o.recordsHash != vector.recordsHash {
-                problems.append("records \(vector.records ?? -1) \(vector.recordsHash ?? ""), got \(o.records ?? -1) \(o.recordsHash ?? "")")
+                problems.append(
+                    "records \(vector.records ?? -1) \(vector.recordsHash ?? ""), got \(o.records ?? -1) \(o.recordsHash ?? "")")
             }
             if o.unverified != vector.unverified {
                 problems.append("unverified \(vector.unverified ?? -1), got \(o.unverified ?? -1)")

@@ -81,18 +81,22 @@ public enum MergeVectors {
         /// seeded randomness.
         func open(_ path: String, _ who: String) throws -> Vault {
             counter += 1
-            let credential: Credential = switch who {
-            case "laptop": .device(laptop.keyPair)
-            case "phone": .device(phone.keyPair)
-            default: .recoveryKey(recovery)
-            }
-            return try Vault.open(at: path, credential: credential, random: SeededRandom(label: "\(name) \(who) \(counter)"), options: quiet)
+            let credential: Credential =
+                switch who {
+                case "laptop": .device(laptop.keyPair)
+                case "phone": .device(phone.keyPair)
+                default: .recoveryKey(recovery)
+                }
+            return try Vault.open(
+                at: path, credential: credential, random: SeededRandom(label: "\(name) \(who) \(counter)"), options: quiet)
         }
 
         /// Writes a revision of entry `id` (or a new entry) with an explicit
         /// clock, naming the current heads as parents; returns its entry id.
         @discardableResult
-        func write(_ v: Vault, id: EntryID? = nil, text: String, clock: Int64, deleted: Bool = false, attachments: [AttachmentReference] = []) throws -> EntryID {
+        func write(
+            _ v: Vault, id: EntryID? = nil, text: String, clock: Int64, deleted: Bool = false, attachments: [AttachmentReference] = []
+        ) throws -> EntryID {
             counter += 1
             let random = SeededRandom(label: "\(name) revision \(counter)")
             let entry = id ?? EntryID(using: random)
@@ -113,7 +117,9 @@ public enum MergeVectors {
             var stored: StoredBlob?
             try v.commit { tx in stored = try tx.storeAttachment(from: MemoryByteSource(content), mediaType: "image/jpeg") }
             blobs.append(stored!.blob)
-            try write(v, text: "with a photo", clock: clock, attachments: [AttachmentReference(id: [UInt8(blobs.count)], blob: stored!.blob, mediaType: "image/jpeg")])
+            try write(
+                v, text: "with a photo", clock: clock,
+                attachments: [AttachmentReference(id: [UInt8(blobs.count)], blob: stored!.blob, mediaType: "image/jpeg")])
         }
     }
 
@@ -130,7 +136,9 @@ public enum MergeVectors {
             try? FileManager.default.removeItem(atPath: dir)
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let pa = dir + "/a.quire", pb = dir + "/b.quire", pm = dir + "/merged.quire"
+            let pa = dir + "/a.quire"
+            let pb = dir + "/b.quire"
+            let pm = dir + "/merged.quire"
             let laptop = try DeviceIdentity(keyPair: keyPair(laptopSeed), name: "Laptop", created: t0)
             let phone = try DeviceIdentity(keyPair: keyPair(phoneSeed), name: "Phone", created: t0)
             let recovery = try RecoveryKey(using: SeededRandom(label: "merge vector recovery " + name))
@@ -155,7 +163,8 @@ public enum MergeVectors {
             func merge(_ label: String) throws -> (MergeReport, [UInt8]) {
                 try? FileManager.default.removeItem(atPath: pm)
                 try FileManager.default.copyItem(atPath: pa, toPath: pm)
-                let report = try VaultMerge.merge(vaultAt: pm, copyAt: pb, credential: credential, random: SeededRandom(label: label), options: quiet)
+                let report = try VaultMerge.merge(
+                    vaultAt: pm, copyAt: pb, credential: credential, random: SeededRandom(label: label), options: quiet)
                 return (report, Array(try Data(contentsOf: URL(fileURLWithPath: pm))))
             }
             let (_, other) = try merge("merge vector " + name + " other")
@@ -168,11 +177,14 @@ public enum MergeVectors {
                 "merged: " + (resealed ? "resealed" : hex(BLAKE2b.hash(merged, byteCount: 32))),
                 "unattested-commits: \(try unattestedCommits(pm, credential: credential, prefix: report.commonPrefixByteCount))",
             ]
-            if countKept { lines.append("kept-attestations: \(try keptAttestations(pm, credential: credential, prefix: report.commonPrefixByteCount))") }
+            if countKept {
+                lines.append("kept-attestations: \(try keptAttestations(pm, credential: credential, prefix: report.commonPrefixByteCount))")
+            }
             lines += try contentLines(pm, credential: credential, ids: c.ids)
             lines.append("comment: " + comment)
             return Vector(
-                name: name, a: Array(try Data(contentsOf: URL(fileURLWithPath: pa))), b: Array(try Data(contentsOf: URL(fileURLWithPath: pb))),
+                name: name, a: Array(try Data(contentsOf: URL(fileURLWithPath: pa))),
+                b: Array(try Data(contentsOf: URL(fileURLWithPath: pb))),
                 merged: merged, expect: lines.joined(separator: "\n") + "\n")
         }
     }
@@ -187,7 +199,9 @@ public enum MergeVectors {
         file.verifyCommits(with: unlocked)
         var count = 0
         for (g, group) in file.structure.groups.enumerated() where file.structure.frames[group.commitFrame].end > prefix {
-            guard file.commits.statuses[g] == .verified else { throw VectorFile.ParseError(description: "merged commit \(g) is \(file.commits.statuses[g])") }
+            guard file.commits.statuses[g] == .verified else {
+                throw VectorFile.ParseError(description: "merged commit \(g) is \(file.commits.statuses[g])")
+            }
             if !file.commits.isAttested(g) { count += 1 }
         }
         return count
@@ -201,11 +215,12 @@ public enum MergeVectors {
         let file = try VaultFile(path: path)
         let unlocked = try KeyringEvaluator.unlock(file, with: credential)
         file.verifyCommits(with: unlocked)
-        let merger: [UInt8]? = switch credential {
-        case .device(let pair): pair.publicKey
-        case .recoveryKey(let key): try? key.signingKeyPair().publicKey
-        default: nil
-        }
+        let merger: [UInt8]? =
+            switch credential {
+            case .device(let pair): pair.publicKey
+            case .recoveryKey(let key): try? key.signingKeyPair().publicKey
+            default: nil
+            }
         var count = 0
         for (g, group) in file.structure.groups.enumerated() where file.structure.frames[group.commitFrame].end > prefix {
             if let signer = file.commits.attestor(g), signer != merger { count += 1 }
@@ -237,199 +252,261 @@ public enum MergeVectors {
     public static func all() throws -> [Vector] {
         let c = t0
         return [
-            try build("concurrent-edits", comment: "both sides edit the same entry; the later clock (the copy's) shows, the other head is listed",
-                      a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[0], text: "edited on the laptop", clock: c + 100) },
-                      b: { k in try k.write(try k.open(k.b, "phone"), id: k.ids[0], text: "edited on the phone", clock: c + 200) }),
-            try build("edit-versus-delete", comment: "the vault edits, the copy deletes earlier: the edit shows, the tombstone is a listed head",
-                      a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[0], text: "kept", clock: c + 300) },
-                      b: { k in try k.write(try k.open(k.b, "phone"), id: k.ids[0], text: "", clock: c + 200, deleted: true) }),
-            try build("delete-versus-delete", comment: "both sides delete the entry: deleted, two tombstone heads",
-                      a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[0], text: "", clock: c + 100, deleted: true) },
-                      b: { k in try k.write(try k.open(k.b, "phone"), id: k.ids[0], text: "", clock: c + 200, deleted: true) }),
-            try build("keyring-epoch-each-side", comment: "each side rotates to its own epoch 2 and writes under it; the result holds both epoch-2 heads, each block committed under the result's write key (the head with the smaller key commitment)",
-                      a: { k in
-                          let v = try k.open(k.a, "laptop")
-                          try v.rotateKeys(now: c + 50)
-                          try k.write(v, text: "laptop, epoch 2", clock: c + 60)
-                      },
-                      b: { k in
-                          let v = try k.open(k.b, "phone")
-                          try v.rotateKeys(now: c + 51)
-                          try k.write(v, text: "phone, epoch 2", clock: c + 61)
-                      }),
-            try build("unknown-record-kind", comment: "the copy holds a plaintext record of kind 0x9a, unknown to version 2: carried byte for byte",
-                      a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
-                      b: { k in
-                          let v = try k.open(k.b, "phone")
-                          try k.write(v, text: "phone", clock: c + 101)
-                          try v.file.commit(random: SeededRandom(label: "unknown kind"), options: quiet, attestWith: k.phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
-                              _ = try tx.appendPlaintext(kind: RecordKind(rawValue: 0x9a), keyID: tx.key.id, body: Array("from a newer version".utf8), trusted: false)
-                          }
-                      }),
-            try build("stale-copy", comment: "the copy is an older state of the vault: nothing to add, the vault is unchanged",
-                      a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[0], text: "newer", clock: c + 100) },
-                      b: { _ in }),
-            try build("copy-into-compaction", comment: "the laptop compacts (no rekey) while the phone, on the older copy, writes; folding the copy into the compaction: no common prefix, every block whole, nothing lost",
-                      entries: 2,
-                      a: { k in
-                          let v = try k.open(k.a, "laptop")
-                          try k.write(v, id: k.ids[0], text: "edited before compacting", clock: c + 100)
-                          try v.compact(CompactionOptions(), now: c + 110)
-                      },
-                      b: { k in try k.write(try k.open(k.b, "phone"), id: k.ids[1], text: "edited on the older copy", clock: c + 120) }),
-            try build("compaction-into-copy", comment: "the other direction: the older copy, edited, is the vault and the compaction is folded into it",
-                      entries: 2,
-                      a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[1], text: "edited on the older copy", clock: c + 120) },
-                      b: { k in
-                          let v = try k.open(k.b, "phone")
-                          try k.write(v, id: k.ids[0], text: "edited before compacting", clock: c + 100)
-                          try v.compact(CompactionOptions(), now: c + 110)
-                      }),
-            try build("copy-into-rekeyed-compaction", comment: "the laptop compacts with --rekey (new epoch, fresh blob key) while the phone writes on the older copy; folded in, the copy's records and attachment are sealed again under the rekeyed key (the attachment re-stored, its old blob id an alias)",
-                      entries: 2,
-                      a: { k in
-                          let v = try k.open(k.a, "laptop")
-                          try k.attach(v, count: 70_000, clock: c + 90)
-                          try v.compact(CompactionOptions(rekey: true), now: c + 110)
-                      },
-                      b: { k in
-                          let v = try k.open(k.b, "phone")
-                          try k.write(v, id: k.ids[1], text: "edited on the older copy", clock: c + 120)
-                          try k.attach(v, count: 3_000, clock: c + 130)
-                      }),
-            try build("rekeyed-compaction-into-copy", comment: "the other direction: the rekeyed compaction folded into the older, edited copy; everything older than the rekey is sealed again",
-                      entries: 2,
-                      a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[1], text: "edited on the older copy", clock: c + 120) },
-                      b: { k in
-                          let v = try k.open(k.b, "phone")
-                          try k.write(v, id: k.ids[0], text: "edited before compacting", clock: c + 100)
-                          try v.compact(CompactionOptions(rekey: true), now: c + 110)
-                      }),
-            try build("rotation-then-compaction", comment: "the laptop rotates, writes and compacts; the phone's older copy (epoch 1) is folded in: its records are released from verified commits of the result, not stale",
-                      a: { k in
-                          let v = try k.open(k.a, "laptop")
-                          try v.rotateKeys(now: c + 50)
-                          try k.write(v, text: "laptop, epoch 2", clock: c + 60)
-                          try v.compact(CompactionOptions(), now: c + 70)
-                      },
-                      b: { k in try k.write(try k.open(k.b, "phone"), id: k.ids[0], text: "phone, epoch 1", clock: c + 80) }),
-            try build("rotation-then-compaction-reverse", comment: "the other direction: the rotated, compacted copy folded into the older vault",
-                      a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[0], text: "laptop, epoch 1", clock: c + 80) },
-                      b: { k in
-                          let v = try k.open(k.b, "phone")
-                          try v.rotateKeys(now: c + 50)
-                          try k.write(v, text: "phone, epoch 2", clock: c + 60)
-                          try v.compact(CompactionOptions(), now: c + 70)
-                      }),
-            try build("passphrase-change-then-compaction", comment: "with a passphrase set, the laptop changes it (a new epoch) and compacts; the phone's older copy is folded in",
-                      passphrase: true,
-                      a: { k in
-                          let v = try k.open(k.a, "laptop")
-                          var p = Array("a new passphrase".utf8)
-                          try v.setPassphrase(try SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, now: c + 50)
-                          try v.compact(CompactionOptions(), now: c + 70)
-                      },
-                      b: { k in try k.write(try k.open(k.b, "phone"), id: k.ids[0], text: "phone, before the change", clock: c + 80) }),
-            try mutualRemoval("mutual-removal-ab", laptopIsTheVault: true,
-                              comment: "the laptop removes the phone while the phone removes the laptop; merged by the recovery key: both removals stand, both sides' records are kept (format.md §8.4 rule 6, attack-mutual-removal-order)"),
-            try mutualRemoval("mutual-removal-ba", laptopIsTheVault: false,
-                              comment: "the same two removals, the copies swapped: the same keyrings stand and the same entries show"),
+            try build(
+                "concurrent-edits", comment: "both sides edit the same entry; the later clock (the copy's) shows, the other head is listed",
+                a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[0], text: "edited on the laptop", clock: c + 100) },
+                b: { k in try k.write(try k.open(k.b, "phone"), id: k.ids[0], text: "edited on the phone", clock: c + 200) }),
+            try build(
+                "edit-versus-delete", comment: "the vault edits, the copy deletes earlier: the edit shows, the tombstone is a listed head",
+                a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[0], text: "kept", clock: c + 300) },
+                b: { k in try k.write(try k.open(k.b, "phone"), id: k.ids[0], text: "", clock: c + 200, deleted: true) }),
+            try build(
+                "delete-versus-delete", comment: "both sides delete the entry: deleted, two tombstone heads",
+                a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[0], text: "", clock: c + 100, deleted: true) },
+                b: { k in try k.write(try k.open(k.b, "phone"), id: k.ids[0], text: "", clock: c + 200, deleted: true) }),
+            try build(
+                "keyring-epoch-each-side",
+                comment:
+                    "each side rotates to its own epoch 2 and writes under it; the result holds both epoch-2 heads, each block committed under the result's write key (the head with the smaller key commitment)",
+                a: { k in
+                    let v = try k.open(k.a, "laptop")
+                    try v.rotateKeys(now: c + 50)
+                    try k.write(v, text: "laptop, epoch 2", clock: c + 60)
+                },
+                b: { k in
+                    let v = try k.open(k.b, "phone")
+                    try v.rotateKeys(now: c + 51)
+                    try k.write(v, text: "phone, epoch 2", clock: c + 61)
+                }),
+            try build(
+                "unknown-record-kind",
+                comment: "the copy holds a plaintext record of kind 0x9a, unknown to version 2: carried byte for byte",
+                a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
+                b: { k in
+                    let v = try k.open(k.b, "phone")
+                    try k.write(v, text: "phone", clock: c + 101)
+                    try v.file.commit(random: SeededRandom(label: "unknown kind"), options: quiet, attestWith: k.phone.keyPair) {
+                        (tx: PendingCommit) throws(FormatError) in
+                        _ = try tx.appendPlaintext(
+                            kind: RecordKind(rawValue: 0x9a), keyID: tx.key.id, body: Array("from a newer version".utf8), trusted: false)
+                    }
+                }),
+            try build(
+                "stale-copy", comment: "the copy is an older state of the vault: nothing to add, the vault is unchanged",
+                a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[0], text: "newer", clock: c + 100) },
+                b: { _ in }),
+            try build(
+                "copy-into-compaction",
+                comment:
+                    "the laptop compacts (no rekey) while the phone, on the older copy, writes; folding the copy into the compaction: no common prefix, every block whole, nothing lost",
+                entries: 2,
+                a: { k in
+                    let v = try k.open(k.a, "laptop")
+                    try k.write(v, id: k.ids[0], text: "edited before compacting", clock: c + 100)
+                    try v.compact(CompactionOptions(), now: c + 110)
+                },
+                b: { k in try k.write(try k.open(k.b, "phone"), id: k.ids[1], text: "edited on the older copy", clock: c + 120) }),
+            try build(
+                "compaction-into-copy",
+                comment: "the other direction: the older copy, edited, is the vault and the compaction is folded into it",
+                entries: 2,
+                a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[1], text: "edited on the older copy", clock: c + 120) },
+                b: { k in
+                    let v = try k.open(k.b, "phone")
+                    try k.write(v, id: k.ids[0], text: "edited before compacting", clock: c + 100)
+                    try v.compact(CompactionOptions(), now: c + 110)
+                }),
+            try build(
+                "copy-into-rekeyed-compaction",
+                comment:
+                    "the laptop compacts with --rekey (new epoch, fresh blob key) while the phone writes on the older copy; folded in, the copy's records and attachment are sealed again under the rekeyed key (the attachment re-stored, its old blob id an alias)",
+                entries: 2,
+                a: { k in
+                    let v = try k.open(k.a, "laptop")
+                    try k.attach(v, count: 70_000, clock: c + 90)
+                    try v.compact(CompactionOptions(rekey: true), now: c + 110)
+                },
+                b: { k in
+                    let v = try k.open(k.b, "phone")
+                    try k.write(v, id: k.ids[1], text: "edited on the older copy", clock: c + 120)
+                    try k.attach(v, count: 3_000, clock: c + 130)
+                }),
+            try build(
+                "rekeyed-compaction-into-copy",
+                comment:
+                    "the other direction: the rekeyed compaction folded into the older, edited copy; everything older than the rekey is sealed again",
+                entries: 2,
+                a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[1], text: "edited on the older copy", clock: c + 120) },
+                b: { k in
+                    let v = try k.open(k.b, "phone")
+                    try k.write(v, id: k.ids[0], text: "edited before compacting", clock: c + 100)
+                    try v.compact(CompactionOptions(rekey: true), now: c + 110)
+                }),
+            try build(
+                "rotation-then-compaction",
+                comment:
+                    "the laptop rotates, writes and compacts; the phone's older copy (epoch 1) is folded in: its records are released from verified commits of the result, not stale",
+                a: { k in
+                    let v = try k.open(k.a, "laptop")
+                    try v.rotateKeys(now: c + 50)
+                    try k.write(v, text: "laptop, epoch 2", clock: c + 60)
+                    try v.compact(CompactionOptions(), now: c + 70)
+                },
+                b: { k in try k.write(try k.open(k.b, "phone"), id: k.ids[0], text: "phone, epoch 1", clock: c + 80) }),
+            try build(
+                "rotation-then-compaction-reverse", comment: "the other direction: the rotated, compacted copy folded into the older vault",
+                a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[0], text: "laptop, epoch 1", clock: c + 80) },
+                b: { k in
+                    let v = try k.open(k.b, "phone")
+                    try v.rotateKeys(now: c + 50)
+                    try k.write(v, text: "phone, epoch 2", clock: c + 60)
+                    try v.compact(CompactionOptions(), now: c + 70)
+                }),
+            try build(
+                "passphrase-change-then-compaction",
+                comment: "with a passphrase set, the laptop changes it (a new epoch) and compacts; the phone's older copy is folded in",
+                passphrase: true,
+                a: { k in
+                    let v = try k.open(k.a, "laptop")
+                    var p = Array("a new passphrase".utf8)
+                    try v.setPassphrase(try SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, now: c + 50)
+                    try v.compact(CompactionOptions(), now: c + 70)
+                },
+                b: { k in try k.write(try k.open(k.b, "phone"), id: k.ids[0], text: "phone, before the change", clock: c + 80) }),
+            try mutualRemoval(
+                "mutual-removal-ab", laptopIsTheVault: true,
+                comment:
+                    "the laptop removes the phone while the phone removes the laptop; merged by the recovery key: both removals stand, both sides' records are kept (format.md §8.4 rule 6, attack-mutual-removal-order)"
+            ),
+            try mutualRemoval(
+                "mutual-removal-ba", laptopIsTheVault: false,
+                comment: "the same two removals, the copies swapped: the same keyrings stand and the same entries show"),
             try keyringAndChild(),
-            try build("attestation-carried-and-partial", comment: "the copy has two phone-attested commits. Blocks another member attested come before the merging laptop's own, in their source order, so the first is written whole after the head it extended in the copy: it keeps the phone's attestation (which signs that head, format.md §9.2), sealed again under the result's key. The second holds a record that does not decode, which the merge leaves out, so that block is partial and the laptop attests it; the laptop's own block, which now extends another head, the laptop attests again",
-                      a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
-                      b: { k in
-                          let v = try k.open(k.b, "phone")
-                          try k.write(v, text: "phone, whole block", clock: c + 110)
-                          let good = EntryRevision(entryID: EntryID(using: SeededRandom(label: "partial entry")), revisionID: RevisionID(using: SeededRandom(label: "partial revision")),
-                                                   clock: HybridLogicalClock(milliseconds: UInt64(c + 120), counter: 0), device: v.author, body: EntryBody(created: c, text: "phone, partial block"))
-                          k.ids.append(good.entryID)
-                          try v.file.commit(random: SeededRandom(label: "partial commit"), options: quiet, attestWith: k.phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
-                              _ = try tx.appendSealed(kind: .entryRevision, payload: good.encoded())
-                              _ = try tx.appendSealed(kind: .entryRevision, payload: [0xa1, 0x61, 0x78], compress: false)
-                          }
-                      }),
-            try build("unattested-block-stays-unattested", comment: "the copy holds a commit nobody attested (a passphrase holder's): its block stays unattested in the result (unattested-commits: 1), never laundered",
-                      passphrase: true,
-                      a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
-                      b: { k in
-                          let v = try k.open(k.b, "phone")
-                          let r = EntryRevision(entryID: EntryID(using: SeededRandom(label: "unattested entry")), revisionID: RevisionID(using: SeededRandom(label: "unattested revision")),
-                                                clock: HybridLogicalClock(milliseconds: UInt64(c + 101), counter: 0), body: EntryBody(created: c, text: "written with the passphrase"))
-                          k.ids.append(r.entryID)
-                          try v.file.commit(random: SeededRandom(label: "unattested commit"), options: quiet, attestation: .none) { (tx: PendingCommit) throws(FormatError) in
-                              _ = try tx.appendSealed(kind: .entryRevision, payload: r.encoded())
-                          }
-                      }),
-            try build("attack-unattested-child-retires-attested", comment: "the copy holds an unattested tombstone (a passphrase holder's) naming the laptop's attested revision of entry 1 as its parent: it does not retire it (merge.md §5), so entry 1 has two heads, and the attested one, with the greater clock, shows",
-                      passphrase: true,
-                      a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
-                      b: { k in
-                          let v = try k.open(k.b, "phone")
-                          let parent = try v.revisions(of: k.ids[0]).map(\.revisionID)
-                          let r = EntryRevision(entryID: k.ids[0], revisionID: RevisionID(using: SeededRandom(label: "retiring revision")), parents: parent,
-                                                clock: HybridLogicalClock(milliseconds: UInt64(c + 5), counter: 0), isDeleted: true)
-                          try v.file.commit(random: SeededRandom(label: "retiring commit"), options: quiet, attestation: .none) { (tx: PendingCommit) throws(FormatError) in
-                              _ = try tx.appendSealed(kind: .entryRevision, payload: r.encoded())
-                          }
-                      }),
-            try build("attack-swapped-groups-not-reattested", comment: "fifth review, F8: the phone writes two entries on the copy and a keyless writer swaps their commit groups (readers accept it: the walk follows links). Blocks are placed in link order, not file order (merge.md §3.3): each extends the head it extended in its source and keeps the phone's attestation, so the laptop, merging, attests neither of them (unattested-commits: 0, and the merged bytes hold the phone's signatures)",
-                      a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
-                      b: { k in
-                          let v = try k.open(k.b, "phone")
-                          try k.write(v, text: "phone two", clock: c + 101)
-                          try k.write(v, text: "phone three", clock: c + 102)
-                          let s = try VaultFile(path: k.b).structure
-                          let n = s.groups.count
-                          var raw = Array(try Data(contentsOf: URL(fileURLWithPath: k.b)))
-                          let start2 = Int(s.frames[s.groups[n - 2].members.lowerBound].location.offset)
-                          let start3 = Int(s.frames[s.groups[n - 1].members.lowerBound].location.offset)
-                          let end3 = Int(s.frames[s.groups[n - 1].commitFrame].end)
-                          raw = Array(raw[..<start2]) + Array(raw[start3..<end3]) + Array(raw[start2..<start3]) + Array(raw[end3...])
-                          try Data(raw).write(to: URL(fileURLWithPath: k.b))
-                      }),
-            try build("attack-keyless-overwritten-attestation-not-laundered", comment: "sixth review R6-1, scenario d: the phone writes two entries on the copy and a keyless writer overwrites the nonce and sealed attestation (body 64..<200) of the first one's commit with random bytes. Before, the head did not cover them: that commit verified with attestation_failed, merge carried its block unattested (unattested-commits: 1, \"phone two\" shown), and the report was gone for good. Now the head covers them: the commit is tampered, so merge leaves its frames out [commit_tampered] and does not launder them into an unattested block (\"phone two\" is not in the result, unattested-commits: 0); the phone's next commit, attested by a current member, is carried (moved: the laptop attests it again)",
-                      a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
-                      b: { k in
-                          let v = try k.open(k.b, "phone")
-                          try k.write(v, text: "phone two", clock: c + 101)
-                          try k.write(v, text: "phone three", clock: c + 102)
-                          let s = try VaultFile(path: k.b).structure
-                          let commit = s.frames[s.groups[s.groups.count - 2].commitFrame]
-                          var raw = Array(try Data(contentsOf: URL(fileURLWithPath: k.b)))
-                          let from = Int(commit.bodyOffset) + 64
-                          raw.replaceSubrange(from..<Int(commit.end), with: SeededRandom(label: "overwritten attestation").bytes(Int(commit.end) - from))
-                          try Data(raw).write(to: URL(fileURLWithPath: k.b))
-                      }),
-            try build("attack-fork-tip-line-kept-in-place", comment: "sixth review, R6-5: on the copy the phone writes G and H after entry 1, and a thief holding the phone's key inserts X, also after entry 1, its head ground to sort below G's. Readers visit X first and G second, so G is a member's fork and the chain goes on from G and H (format.md §9.3). Merge placed blocks in the walk's order, X then G, H: X stayed in place with its attestation and the genuine G and H moved, attested again by the laptop. Merge's link order now puts first the child on the line to the chain's tip (merge.md §3.3): G and H are written in place and keep the phone's attestation (kept-attestations: 2), and X moves after them, attested by the laptop",
-                      countKept: true,
-                      a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
-                      b: { k in
-                          let older = k.b + ".older"
-                          try? FileManager.default.removeItem(atPath: older)
-                          try FileManager.default.copyItem(atPath: k.b, toPath: older)
-                          defer { try? FileManager.default.removeItem(atPath: older) }
-                          let v = try k.open(k.b, "phone")
-                          try k.write(v, text: "phone, genuine", clock: c + 101)
-                          try k.write(v, text: "phone, after it", clock: c + 102)
-                          let s = try VaultFile(path: k.b).structure
-                          let g = s.groups[s.groups.count - 2].storedHead
-                          for attempt in 0..<256 {
-                              let t = older + "-\(attempt)"
-                              try? FileManager.default.removeItem(atPath: t)
-                              try FileManager.default.copyItem(atPath: older, toPath: t)
-                              defer { try? FileManager.default.removeItem(atPath: t) }
-                              try k.write(try k.open(t, "phone"), text: "the thief's, try \(attempt)", clock: c + 150)
-                              let ts = try VaultFile(path: t).structure
-                              let x = ts.groups[ts.groups.count - 1]
-                              guard x.storedHead.lexicographicallyPrecedes(g) else { continue }
-                              let raw = Array(try Data(contentsOf: URL(fileURLWithPath: t)))
-                              let start = Int(ts.frames[x.members.lowerBound].location.offset), end = Int(ts.frames[x.commitFrame].end)
-                              let copy = Array(try Data(contentsOf: URL(fileURLWithPath: k.b)))
-                              try Data(copy + raw[start..<end]).write(to: URL(fileURLWithPath: k.b))
-                              return
-                          }
-                          fatalError("no head below G's in 256 tries")
-                      }),
+            try build(
+                "attestation-carried-and-partial",
+                comment:
+                    "the copy has two phone-attested commits. Blocks another member attested come before the merging laptop's own, in their source order, so the first is written whole after the head it extended in the copy: it keeps the phone's attestation (which signs that head, format.md §9.2), sealed again under the result's key. The second holds a record that does not decode, which the merge leaves out, so that block is partial and the laptop attests it; the laptop's own block, which now extends another head, the laptop attests again",
+                a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
+                b: { k in
+                    let v = try k.open(k.b, "phone")
+                    try k.write(v, text: "phone, whole block", clock: c + 110)
+                    let good = EntryRevision(
+                        entryID: EntryID(using: SeededRandom(label: "partial entry")),
+                        revisionID: RevisionID(using: SeededRandom(label: "partial revision")),
+                        clock: HybridLogicalClock(milliseconds: UInt64(c + 120), counter: 0), device: v.author,
+                        body: EntryBody(created: c, text: "phone, partial block"))
+                    k.ids.append(good.entryID)
+                    try v.file.commit(random: SeededRandom(label: "partial commit"), options: quiet, attestWith: k.phone.keyPair) {
+                        (tx: PendingCommit) throws(FormatError) in
+                        _ = try tx.appendSealed(kind: .entryRevision, payload: good.encoded())
+                        _ = try tx.appendSealed(kind: .entryRevision, payload: [0xa1, 0x61, 0x78], compress: false)
+                    }
+                }),
+            try build(
+                "unattested-block-stays-unattested",
+                comment:
+                    "the copy holds a commit nobody attested (a passphrase holder's): its block stays unattested in the result (unattested-commits: 1), never laundered",
+                passphrase: true,
+                a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
+                b: { k in
+                    let v = try k.open(k.b, "phone")
+                    let r = EntryRevision(
+                        entryID: EntryID(using: SeededRandom(label: "unattested entry")),
+                        revisionID: RevisionID(using: SeededRandom(label: "unattested revision")),
+                        clock: HybridLogicalClock(milliseconds: UInt64(c + 101), counter: 0),
+                        body: EntryBody(created: c, text: "written with the passphrase"))
+                    k.ids.append(r.entryID)
+                    try v.file.commit(random: SeededRandom(label: "unattested commit"), options: quiet, attestation: .none) {
+                        (tx: PendingCommit) throws(FormatError) in
+                        _ = try tx.appendSealed(kind: .entryRevision, payload: r.encoded())
+                    }
+                }),
+            try build(
+                "attack-unattested-child-retires-attested",
+                comment:
+                    "the copy holds an unattested tombstone (a passphrase holder's) naming the laptop's attested revision of entry 1 as its parent: it does not retire it (merge.md §5), so entry 1 has two heads, and the attested one, with the greater clock, shows",
+                passphrase: true,
+                a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
+                b: { k in
+                    let v = try k.open(k.b, "phone")
+                    let parent = try v.revisions(of: k.ids[0]).map(\.revisionID)
+                    let r = EntryRevision(
+                        entryID: k.ids[0], revisionID: RevisionID(using: SeededRandom(label: "retiring revision")), parents: parent,
+                        clock: HybridLogicalClock(milliseconds: UInt64(c + 5), counter: 0), isDeleted: true)
+                    try v.file.commit(random: SeededRandom(label: "retiring commit"), options: quiet, attestation: .none) {
+                        (tx: PendingCommit) throws(FormatError) in
+                        _ = try tx.appendSealed(kind: .entryRevision, payload: r.encoded())
+                    }
+                }),
+            try build(
+                "attack-swapped-groups-not-reattested",
+                comment:
+                    "fifth review, F8: the phone writes two entries on the copy and a keyless writer swaps their commit groups (readers accept it: the walk follows links). Blocks are placed in link order, not file order (merge.md §3.3): each extends the head it extended in its source and keeps the phone's attestation, so the laptop, merging, attests neither of them (unattested-commits: 0, and the merged bytes hold the phone's signatures)",
+                a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
+                b: { k in
+                    let v = try k.open(k.b, "phone")
+                    try k.write(v, text: "phone two", clock: c + 101)
+                    try k.write(v, text: "phone three", clock: c + 102)
+                    let s = try VaultFile(path: k.b).structure
+                    let n = s.groups.count
+                    var raw = Array(try Data(contentsOf: URL(fileURLWithPath: k.b)))
+                    let start2 = Int(s.frames[s.groups[n - 2].members.lowerBound].location.offset)
+                    let start3 = Int(s.frames[s.groups[n - 1].members.lowerBound].location.offset)
+                    let end3 = Int(s.frames[s.groups[n - 1].commitFrame].end)
+                    raw = Array(raw[..<start2]) + Array(raw[start3..<end3]) + Array(raw[start2..<start3]) + Array(raw[end3...])
+                    try Data(raw).write(to: URL(fileURLWithPath: k.b))
+                }),
+            try build(
+                "attack-keyless-overwritten-attestation-not-laundered",
+                comment:
+                    "sixth review R6-1, scenario d: the phone writes two entries on the copy and a keyless writer overwrites the nonce and sealed attestation (body 64..<200) of the first one's commit with random bytes. Before, the head did not cover them: that commit verified with attestation_failed, merge carried its block unattested (unattested-commits: 1, \"phone two\" shown), and the report was gone for good. Now the head covers them: the commit is tampered, so merge leaves its frames out [commit_tampered] and does not launder them into an unattested block (\"phone two\" is not in the result, unattested-commits: 0); the phone's next commit, attested by a current member, is carried (moved: the laptop attests it again)",
+                a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
+                b: { k in
+                    let v = try k.open(k.b, "phone")
+                    try k.write(v, text: "phone two", clock: c + 101)
+                    try k.write(v, text: "phone three", clock: c + 102)
+                    let s = try VaultFile(path: k.b).structure
+                    let commit = s.frames[s.groups[s.groups.count - 2].commitFrame]
+                    var raw = Array(try Data(contentsOf: URL(fileURLWithPath: k.b)))
+                    let from = Int(commit.bodyOffset) + 64
+                    raw.replaceSubrange(
+                        from..<Int(commit.end), with: SeededRandom(label: "overwritten attestation").bytes(Int(commit.end) - from))
+                    try Data(raw).write(to: URL(fileURLWithPath: k.b))
+                }),
+            try build(
+                "attack-fork-tip-line-kept-in-place",
+                comment:
+                    "sixth review, R6-5: on the copy the phone writes G and H after entry 1, and a thief holding the phone's key inserts X, also after entry 1, its head ground to sort below G's. Readers visit X first and G second, so G is a member's fork and the chain goes on from G and H (format.md §9.3). Merge placed blocks in the walk's order, X then G, H: X stayed in place with its attestation and the genuine G and H moved, attested again by the laptop. Merge's link order now puts first the child on the line to the chain's tip (merge.md §3.3): G and H are written in place and keep the phone's attestation (kept-attestations: 2), and X moves after them, attested by the laptop",
+                countKept: true,
+                a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
+                b: { k in
+                    let older = k.b + ".older"
+                    try? FileManager.default.removeItem(atPath: older)
+                    try FileManager.default.copyItem(atPath: k.b, toPath: older)
+                    defer { try? FileManager.default.removeItem(atPath: older) }
+                    let v = try k.open(k.b, "phone")
+                    try k.write(v, text: "phone, genuine", clock: c + 101)
+                    try k.write(v, text: "phone, after it", clock: c + 102)
+                    let s = try VaultFile(path: k.b).structure
+                    let g = s.groups[s.groups.count - 2].storedHead
+                    for attempt in 0..<256 {
+                        let t = older + "-\(attempt)"
+                        try? FileManager.default.removeItem(atPath: t)
+                        try FileManager.default.copyItem(atPath: older, toPath: t)
+                        defer { try? FileManager.default.removeItem(atPath: t) }
+                        try k.write(try k.open(t, "phone"), text: "the thief's, try \(attempt)", clock: c + 150)
+                        let ts = try VaultFile(path: t).structure
+                        let x = ts.groups[ts.groups.count - 1]
+                        guard x.storedHead.lexicographicallyPrecedes(g) else { continue }
+                        let raw = Array(try Data(contentsOf: URL(fileURLWithPath: t)))
+                        let start = Int(ts.frames[x.members.lowerBound].location.offset)
+                        let end = Int(ts.frames[x.commitFrame].end)
+                        let copy = Array(try Data(contentsOf: URL(fileURLWithPath: k.b)))
+                        try Data(copy + raw[start..<end]).write(to: URL(fileURLWithPath: k.b))
+                        return
+                    }
+                    fatalError("no head below G's in 256 tries")
+                }),
         ]
     }
 
@@ -446,9 +523,10 @@ public enum MergeVectors {
             try v.removeDevice(named: "Laptop", now: t0 + 51)
             try k.write(v, text: "phone after removing the laptop", clock: t0 + 61)
         }
-        return try build(name, comment: comment, merger: .recovery,
-                         a: { k in try laptopIsTheVault ? laptopSide(k, k.a) : phoneSide(k, k.a) },
-                         b: { k in try laptopIsTheVault ? phoneSide(k, k.b) : laptopSide(k, k.b) })
+        return try build(
+            name, comment: comment, merger: .recovery,
+            a: { k in try laptopIsTheVault ? laptopSide(k, k.a) : phoneSide(k, k.a) },
+            b: { k in try laptopIsTheVault ? phoneSide(k, k.b) : laptopSide(k, k.b) })
     }
 
     /// The copy's one commit holds a keyring and its child (a rotation and
@@ -456,34 +534,42 @@ public enum MergeVectors {
     /// of the same epoch: the keyring block is placed after its parents
     /// whatever the digests (topological order, `Spec/merge.md §3.3`).
     static func keyringAndChild() throws -> Vector {
-        try build("keyring-and-child-in-one-block", comment: "the copy's one commit holds an epoch-2 keyring and its same-epoch child (an enrolment) after it: a block is ready when every parent of its keyrings is placed or earlier in the same block",
-                  a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop, epoch 1", clock: t0 + 100) },
-                  b: { k in
-                      let v = try k.open(k.b, "phone")
-                      let state = try v.keyState()
-                      let random = SeededRandom(label: "keyring and child")
-                      let rotate = try KeyOperations.keyrings(for: .rotate, state: state, signer: k.phone.keyPair, now: t0 + 50, random: random)[0]
-                      // The child: the same epoch and key, enrolling a tablet, signed by the phone.
-                      let tablet = try Ed25519.KeyPair(using: random)
-                      let members = state.members + [KeyringMember(role: "device", publicKey: tablet.publicKey, name: "Tablet", added: t0 + 51)]
-                      var slots: [StoredSlot] = []
-                      for m in members {
-                          let slot: KeySlot = m.role == "recovery"
-                              ? try SlotCrypto.recoverySlot(for: rotate.epochKey, recoveryPublicKey: m.publicKey, vaultID: v.vaultID, random: random)
-                              : try SlotCrypto.deviceSlot(for: rotate.epochKey, devicePublicKey: m.publicKey, vaultID: v.vaultID, random: random)
-                          slots.append(StoredSlot(slot: slot))
-                      }
-                      let child = try KeyringBuilder.body(
-                          epochKey: rotate.epochKey, vaultID: v.vaultID, parents: [KeyringBuilder.Parent(id: rotate.id, key: rotate.epochKey)], isEscrowFree: false,
-                          slots: slots, content: KeyringContent(members: members, blobKey: rotate.epochKey.blobKey!, created: t0 + 51, reason: "enroll"),
-                          signer: k.phone.keyPair, random: random)
-                      try v.file.commit(random: random, options: quiet, attestWith: k.phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
-                          try tx.appendKeyring(keyID: rotate.epochKey.id, epoch: 2, body: rotate.body)
-                          try tx.appendKeyring(keyID: rotate.epochKey.id, epoch: 2, body: child)
-                      }
-                      let after = try k.open(k.b, "phone")
-                      try k.write(after, text: "phone, epoch 2", clock: t0 + 60)
-                  })
+        try build(
+            "keyring-and-child-in-one-block",
+            comment:
+                "the copy's one commit holds an epoch-2 keyring and its same-epoch child (an enrolment) after it: a block is ready when every parent of its keyrings is placed or earlier in the same block",
+            a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop, epoch 1", clock: t0 + 100) },
+            b: { k in
+                let v = try k.open(k.b, "phone")
+                let state = try v.keyState()
+                let random = SeededRandom(label: "keyring and child")
+                let rotate = try KeyOperations.keyrings(for: .rotate, state: state, signer: k.phone.keyPair, now: t0 + 50, random: random)[
+                    0]
+                // The child: the same epoch and key, enrolling a tablet, signed by the phone.
+                let tablet = try Ed25519.KeyPair(using: random)
+                let members = state.members + [KeyringMember(role: "device", publicKey: tablet.publicKey, name: "Tablet", added: t0 + 51)]
+                var slots: [StoredSlot] = []
+                for m in members {
+                    let slot: KeySlot =
+                        m.role == "recovery"
+                        ? try SlotCrypto.recoverySlot(
+                            for: rotate.epochKey, recoveryPublicKey: m.publicKey, vaultID: v.vaultID, random: random)
+                        : try SlotCrypto.deviceSlot(for: rotate.epochKey, devicePublicKey: m.publicKey, vaultID: v.vaultID, random: random)
+                    slots.append(StoredSlot(slot: slot))
+                }
+                let child = try KeyringBuilder.body(
+                    epochKey: rotate.epochKey, vaultID: v.vaultID, parents: [KeyringBuilder.Parent(id: rotate.id, key: rotate.epochKey)],
+                    isEscrowFree: false,
+                    slots: slots,
+                    content: KeyringContent(members: members, blobKey: rotate.epochKey.blobKey!, created: t0 + 51, reason: "enroll"),
+                    signer: k.phone.keyPair, random: random)
+                try v.file.commit(random: random, options: quiet, attestWith: k.phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
+                    try tx.appendKeyring(keyID: rotate.epochKey.id, epoch: 2, body: rotate.body)
+                    try tx.appendKeyring(keyID: rotate.epochKey.id, epoch: 2, body: child)
+                }
+                let after = try k.open(k.b, "phone")
+                try k.write(after, text: "phone, epoch 2", clock: t0 + 60)
+            })
     }
 
     /// Writes every vector under `dir/merge/`.
@@ -510,7 +596,8 @@ public enum MergeVectors {
         var changed: [String] = []
         for v in vectors {
             let d = root + "/" + v.name
-            let same = (try? Data(contentsOf: URL(fileURLWithPath: d + "/a.quire"))) == Data(v.a)
+            let same =
+                (try? Data(contentsOf: URL(fileURLWithPath: d + "/a.quire"))) == Data(v.a)
                 && (try? Data(contentsOf: URL(fileURLWithPath: d + "/b.quire"))) == Data(v.b)
                 && (try? Data(contentsOf: URL(fileURLWithPath: d + "/merged.quire"))) == Data(v.merged)
                 && (try? Data(contentsOf: URL(fileURLWithPath: d + "/expect.txt"))) == Data(v.expect.utf8)
@@ -545,32 +632,45 @@ public enum MergeVectors {
                 continue
             }
             let credential: Credential
-            if let line = lines.first(where: { $0.hasPrefix("credential: device ") }), let seed = bytes(fromHex: String(line.dropFirst("credential: device ".count))) {
+            if let line = lines.first(where: { $0.hasPrefix("credential: device ") }),
+                let seed = bytes(fromHex: String(line.dropFirst("credential: device ".count)))
+            {
                 credential = .device(try keyPair(seed))
-            } else if let line = lines.first(where: { $0.hasPrefix("credential: recovery-key ") }), let key = try? RecoveryKey(code: String(line.dropFirst("credential: recovery-key ".count))) {
+            } else if let line = lines.first(where: { $0.hasPrefix("credential: recovery-key ") }),
+                let key = try? RecoveryKey(code: String(line.dropFirst("credential: recovery-key ".count)))
+            {
                 credential = .recoveryKey(key)
             } else {
                 failures.append("\(name): no credential line")
                 continue
             }
             do {
-                let report = try VaultMerge.merge(vaultAt: scratch + "/a.quire", copyAt: scratch + "/b.quire", credential: credential, options: quiet)
+                let report = try VaultMerge.merge(
+                    vaultAt: scratch + "/a.quire", copyAt: scratch + "/b.quire", credential: credential, options: quiet)
                 let merged = Array(try Data(contentsOf: URL(fileURLWithPath: scratch + "/a.quire")))
-                if !lines.contains("changed: " + (report.changed ? "yes" : "no")) { failures.append("\(name): changed is \(report.changed)") }
+                if !lines.contains("changed: " + (report.changed ? "yes" : "no")) {
+                    failures.append("\(name): changed is \(report.changed)")
+                }
                 if !lines.contains("merged: resealed") {
                     if merged != Array(try Data(contentsOf: URL(fileURLWithPath: d + "/merged.quire"))) {
                         failures.append("\(name): the merge wrote other bytes than merged.quire")
                     }
-                    if !lines.contains("merged: " + hex(BLAKE2b.hash(merged, byteCount: 32))) { failures.append("\(name): merged digest differs") }
+                    if !lines.contains("merged: " + hex(BLAKE2b.hash(merged, byteCount: 32))) {
+                        failures.append("\(name): merged digest differs")
+                    }
                 }
                 let unattested = try unattestedCommits(scratch + "/a.quire", credential: credential, prefix: report.commonPrefixByteCount)
                 if !lines.contains("unattested-commits: \(unattested)") { failures.append("\(name): \(unattested) unattested commits") }
                 if lines.contains(where: { $0.hasPrefix("kept-attestations: ") }) {
                     let kept = try keptAttestations(scratch + "/a.quire", credential: credential, prefix: report.commonPrefixByteCount)
-                    if !lines.contains("kept-attestations: \(kept)") { failures.append("\(name): \(kept) commits keep another member's attestation") }
+                    if !lines.contains("kept-attestations: \(kept)") {
+                        failures.append("\(name): \(kept) commits keep another member's attestation")
+                    }
                 }
                 let expected = lines.filter { $0.hasPrefix("entry: ") || $0.hasPrefix("attachment: ") }
-                let ids = expected.filter { $0.hasPrefix("entry: ") }.compactMap { l in bytes(fromHex: String(l.split(separator: " ")[1])).map { EntryID(unchecked: $0) } }
+                let ids = expected.filter { $0.hasPrefix("entry: ") }.compactMap { l in
+                    bytes(fromHex: String(l.split(separator: " ")[1])).map { EntryID(unchecked: $0) }
+                }
                 let got = try contentLines(scratch + "/a.quire", credential: credential, ids: ids)
                 if got != expected { failures.append("\(name): content \(got) ≠ \(expected)") }
             } catch {

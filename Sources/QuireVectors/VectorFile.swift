@@ -143,7 +143,10 @@ public enum VectorDigest {
         for (kind, payload) in list {
             h.update([kind])
             let n = UInt32(payload.count)
-            h.update([UInt8(truncatingIfNeeded: n), UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 24)])
+            h.update([
+                UInt8(truncatingIfNeeded: n), UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n >> 16),
+                UInt8(truncatingIfNeeded: n >> 24),
+            ])
             h.update(payload)
         }
         return hex(h.finalize())

@@ -161,24 +161,29 @@ enum AppendBenchmark {
         s.tables.append(("", t))
 
         // The floor format 2 adds to every commit: one Ed25519 signature.
-        var pk = [UInt8](repeating: 0, count: 32), sk = [UInt8](repeating: 0, count: 64), signature = [UInt8](repeating: 0, count: 64)
+        var pk = [UInt8](repeating: 0, count: 32)
+        var sk = [UInt8](repeating: 0, count: 64)
+        var signature = [UInt8](repeating: 0, count: 64)
         crypto_sign_keypair(&pk, &sk)
         let message = [UInt8](repeating: 0x51, count: 63)
         let trials = shared.quick ? 200 : 2_000
         let (_, signNs) = timed { for _ in 0..<trials { crypto_sign_detached(&signature, nil, message, UInt64(message.count), sk) } }
-        s.notes.append("Each append is one commit, and format 2 signs every commit: raw libsodium `crypto_sign_detached` of the "
-            + "63-byte attestation message takes \(fmt(Double(signNs) / Double(trials) / 1e3, 1)) µs here, included in every figure above "
-            + "(format 1 had no signature). Batching entries into one commit pays it once.")
+        s.notes.append(
+            "Each append is one commit, and format 2 signs every commit: raw libsodium `crypto_sign_detached` of the "
+                + "63-byte attestation message takes \(fmt(Double(signNs) / Double(trials) / 1e3, 1)) µs here, included in every figure above "
+                + "(format 1 had no signature). Batching entries into one commit pays it once.")
         if let first = results.first, let last = results.last {
             let growth = last.appends.median / first.appends.median
             let judged = !shared.quick && first.entries == 1_000 && last.entries == 100_000
-            s.targets.append(Target(
-                what: "append@\(grouped(last.entries)) / append@\(grouped(first.entries)) (median, no fsync)",
-                target: "≤ 1.5×", measured: ratio(growth), met: judged ? growth <= 1.5 : nil))
+            s.targets.append(
+                Target(
+                    what: "append@\(grouped(last.entries)) / append@\(grouped(first.entries)) (median, no fsync)",
+                    target: "≤ 1.5×", measured: ratio(growth), met: judged ? growth <= 1.5 : nil))
             let untouched = results.allSatisfy(\.prefixUnchanged)
-            s.targets.append(Target(
-                what: "earlier bytes untouched by appends", target: "identical prefix hash",
-                measured: untouched ? "identical at every size" : "CHANGED", met: untouched))
+            s.targets.append(
+                Target(
+                    what: "earlier bytes untouched by appends", target: "identical prefix hash",
+                    measured: untouched ? "identical at every size" : "CHANGED", met: untouched))
         }
         return s
     }

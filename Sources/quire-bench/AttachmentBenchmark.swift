@@ -11,15 +11,16 @@
 // VmHWM from /proc/self/status, the high-water mark of its own address
 // space only.
 
-#if canImport(Glibc)
-import Glibc
-#endif
 import CSodium
 import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
 import QuireKeys
 import QuireSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 enum AttachmentBenchmark {
     static let chunk = Limits.chunkByteCount
@@ -71,7 +72,8 @@ enum AttachmentBenchmark {
         print("  child: ingest again (into a second vault)…")
         let ingest2: [String: String]
         do {
-            let path2 = dir.file("attachment-2.quire"), key2 = dir.file("attachment-2.key")
+            let path2 = dir.file("attachment-2.quire")
+            let key2 = dir.file("attachment-2.key")
             defer { for p in [path2, key2] { try? FileSystem.remove(p) } }
             let (_, recovery2) = try Fixtures.create(at: path2)
             let f = try SystemFile(path: key2, mode: .createExclusive(permissions: 0o600))
@@ -89,7 +91,8 @@ enum AttachmentBenchmark {
         print("  child: raw pipeline, ingest and extract (twice)…")
         let rawFile = dir.file("raw-pipeline.bin")
         defer { try? FileSystem.remove(rawFile) }
-        var rawIngestNs = UInt64.max, rawExtractNs = UInt64.max
+        var rawIngestNs = UInt64.max
+        var rawExtractNs = UInt64.max
         for _ in 0..<2 {
             try? FileSystem.remove(rawFile)
             rawIngestNs = min(rawIngestNs, try runChild(["raw-ingest", source, rawFile]).number("ns"))
@@ -101,7 +104,10 @@ enum AttachmentBenchmark {
         print("  raw primitives over the same bytes in memory (best of 2)…")
         let content = try readWholeFile(source)
         let raw = RawChunks(content: content)
-        var encrypt = UInt64.max, decrypt = UInt64.max, hash = UInt64.max, write = UInt64.max
+        var encrypt = UInt64.max
+        var decrypt = UInt64.max
+        var hash = UInt64.max
+        var write = UInt64.max
         for _ in 0..<2 {
             encrypt = min(encrypt, raw.encrypt())
             decrypt = min(decrypt, raw.decrypt())
@@ -152,16 +158,25 @@ enum AttachmentBenchmark {
         ]
         var t = Table(["", "time (ms)", "MB/s", "library ÷ this"])
         t.row("library ingest (storeAttachment, commit)", fmt(ingestNs / 1e6, 0), fmt(ingestRate, 0), "")
-        t.row("raw pipeline: read file, pad, encrypt, write file", fmt(Double(rawIngestNs) / 1e6, 0), fmt(rawIngestRate, 0), ratio(ingestRate / rawIngestRate))
+        t.row(
+            "raw pipeline: read file, pad, encrypt, write file", fmt(Double(rawIngestNs) / 1e6, 0), fmt(rawIngestRate, 0),
+            ratio(ingestRate / rawIngestRate))
         t.row("raw XChaCha20-Poly1305 encrypt", fmt(Double(encrypt) / 1e6, 0), fmt(encRate, 0), ratio(ingestRate / encRate))
         t.row("raw blob id (keyed BLAKE2b-256 tree, one thread)", fmt(Double(hash) / 1e6, 0), fmt(hashRate, 0), "")
         t.row("raw encrypt + keyed BLAKE2b-256", fmt(Double(encrypt + hash) / 1e6, 0), fmt(encHashRate, 0), ratio(ingestRate / encHashRate))
-        t.row("raw pwrite to a new file, 4 MiB writes (no fsync)", fmt(Double(write) / 1e6, 0), fmt(writeRate, 0), ratio(ingestRate / writeRate))
-        t.row("sum: raw encrypt + keyed BLAKE2b + pwrite", fmt(Double(encrypt + hash + write) / 1e6, 0), fmt(serialRate, 0), ratio(ingestRate / serialRate))
+        t.row(
+            "raw pwrite to a new file, 4 MiB writes (no fsync)", fmt(Double(write) / 1e6, 0), fmt(writeRate, 0),
+            ratio(ingestRate / writeRate))
+        t.row(
+            "sum: raw encrypt + keyed BLAKE2b + pwrite", fmt(Double(encrypt + hash + write) / 1e6, 0), fmt(serialRate, 0),
+            ratio(ingestRate / serialRate))
         t.row("library extract (openAttachment, read(into:))", fmt(extractNs / 1e6, 0), fmt(extractRate, 0), "")
-        t.row("raw pipeline: pread records, decrypt, write /dev/null", fmt(Double(rawExtractNs) / 1e6, 0), fmt(rawExtractRate, 0), ratio(extractRate / rawExtractRate))
+        t.row(
+            "raw pipeline: pread records, decrypt, write /dev/null", fmt(Double(rawExtractNs) / 1e6, 0), fmt(rawExtractRate, 0),
+            ratio(extractRate / rawExtractRate))
         t.row("raw XChaCha20-Poly1305 decrypt", fmt(Double(decrypt) / 1e6, 0), fmt(decRate, 0), ratio(extractRate / decRate))
-        t.row("raw decrypt + keyed BLAKE2b-256", fmt(Double(decrypt + hash) / 1e6, 0), fmt(decHashRate, 0), ratio(extractRate / decHashRate))
+        t.row(
+            "raw decrypt + keyed BLAKE2b-256", fmt(Double(decrypt + hash) / 1e6, 0), fmt(decHashRate, 0), ratio(extractRate / decHashRate))
         s.tables.append(("Throughput (MB = 10⁶ bytes of attachment content per second)", t))
 
         var m = Table(["child process", "peak RSS (getrusage)", "VmHWM", "Vault.open (ms)"])
@@ -178,30 +193,46 @@ enum AttachmentBenchmark {
         f.row("attachment content", grouped(size))
         f.row("vault growth (chunks, manifest, commit)", grouped(vaultSize - sizeBefore))
         f.row("padded stream (Padmé of content + 1)", grouped(streamBytes))
-        f.row("overhead", "\(grouped(vaultSize - sizeBefore - UInt64(size))) (\(fmt(Double(vaultSize - sizeBefore - UInt64(size)) * 100 / Double(size), 3)) %)")
+        f.row(
+            "overhead",
+            "\(grouped(vaultSize - sizeBefore - UInt64(size))) (\(fmt(Double(vaultSize - sizeBefore - UInt64(size)) * 100 / Double(size), 3)) %)"
+        )
         f.row("  of which padding", grouped(streamBytes - bytes))
         s.tables.append(("Size", f))
 
         let ingestPeak = max(try ingest.number("peakRSS"), try ingest2.number("peakRSS"))
         let extractPeak = max(try extract.number("peakRSS"), try extract2.number("peakRSS"))
         let judged = !shared.quick
-        s.targets.append(Target(what: "peak RSS, ingest \(sizeName(size))", target: "≤ 64 MiB",
-                                measured: mebibytes(ingestPeak) + " MiB", met: judged ? ingestPeak <= 64 << 20 : nil))
-        s.targets.append(Target(what: "peak RSS, extract \(sizeName(size))", target: "≤ 64 MiB",
-                                measured: mebibytes(extractPeak) + " MiB", met: judged ? extractPeak <= 64 << 20 : nil))
-        s.targets.append(Target(what: "ingest ÷ raw pipeline with the same I/O (read, AEAD, write)", target: "≥ 0.70",
-                                measured: ratio(ingestRate / rawIngestRate), met: judged ? ingestRate / rawIngestRate >= 0.70 : nil))
-        s.targets.append(Target(what: "extract ÷ raw pipeline with the same I/O (pread, AEAD, write)", target: "≥ 0.70",
-                                measured: ratio(extractRate / rawExtractRate), met: judged ? extractRate / rawExtractRate >= 0.70 : nil))
-        s.targets.append(Target(what: "ingest ÷ raw AEAD in memory (no file I/O)", target: "≥ 0.70",
-                                measured: ratio(ingestRate / encRate), met: judged ? ingestRate / encRate >= 0.70 : nil))
-        s.targets.append(Target(what: "extract ÷ raw AEAD in memory (no file I/O)", target: "≥ 0.70",
-                                measured: ratio(extractRate / decRate), met: judged ? extractRate / decRate >= 0.70 : nil))
-        s.notes.append("The issue asks for ≥ 70 % of raw libsodium. Measured against the same pipeline built from the raw primitives "
-            + "with the same file I/O, the library meets it or not as the first two rows say. Against the primitives alone in memory "
-            + "(no file at all) it does not: it reads and writes the file (writing \(sizeName(size)) to a new file alone runs at "
-            + "\(fmt(writeRate, 0)) MB/s here, the AEAD alone at \(fmt(encRate, 0)) MB/s), computes the blob id (keyed BLAKE2b, on a "
-            + "second thread, \(fmt(hashRate, 0)) MB/s alone) and seals the stream's padding.")
+        s.targets.append(
+            Target(
+                what: "peak RSS, ingest \(sizeName(size))", target: "≤ 64 MiB",
+                measured: mebibytes(ingestPeak) + " MiB", met: judged ? ingestPeak <= 64 << 20 : nil))
+        s.targets.append(
+            Target(
+                what: "peak RSS, extract \(sizeName(size))", target: "≤ 64 MiB",
+                measured: mebibytes(extractPeak) + " MiB", met: judged ? extractPeak <= 64 << 20 : nil))
+        s.targets.append(
+            Target(
+                what: "ingest ÷ raw pipeline with the same I/O (read, AEAD, write)", target: "≥ 0.70",
+                measured: ratio(ingestRate / rawIngestRate), met: judged ? ingestRate / rawIngestRate >= 0.70 : nil))
+        s.targets.append(
+            Target(
+                what: "extract ÷ raw pipeline with the same I/O (pread, AEAD, write)", target: "≥ 0.70",
+                measured: ratio(extractRate / rawExtractRate), met: judged ? extractRate / rawExtractRate >= 0.70 : nil))
+        s.targets.append(
+            Target(
+                what: "ingest ÷ raw AEAD in memory (no file I/O)", target: "≥ 0.70",
+                measured: ratio(ingestRate / encRate), met: judged ? ingestRate / encRate >= 0.70 : nil))
+        s.targets.append(
+            Target(
+                what: "extract ÷ raw AEAD in memory (no file I/O)", target: "≥ 0.70",
+                measured: ratio(extractRate / decRate), met: judged ? extractRate / decRate >= 0.70 : nil))
+        s.notes.append(
+            "The issue asks for ≥ 70 % of raw libsodium. Measured against the same pipeline built from the raw primitives "
+                + "with the same file I/O, the library meets it or not as the first two rows say. Against the primitives alone in memory "
+                + "(no file at all) it does not: it reads and writes the file (writing \(sizeName(size)) to a new file alone runs at "
+                + "\(fmt(writeRate, 0)) MB/s here, the AEAD alone at \(fmt(encRate, 0)) MB/s), computes the blob id (keyed BLAKE2b, on a "
+                + "second thread, \(fmt(hashRate, 0)) MB/s alone) and seals the stream's padding.")
         return s
     }
 }
@@ -227,7 +258,7 @@ struct RawChunks {
         ad = SystemRandom().bytes(45)
         stride = Limits.chunkByteCount + 16
         let chunks = (content.count + Limits.chunkByteCount - 1) / Limits.chunkByteCount
-        sealed = Storage(count: chunks * stride)   // zero-filled: its pages are touched before timing
+        sealed = Storage(count: chunks * stride)  // zero-filled: its pages are touched before timing
     }
 
     var chunkCount: Int { (content.count + chunk - 1) / chunk }
@@ -246,7 +277,9 @@ struct RawChunks {
                 var nonce = [UInt8](repeating: 0, count: 24)
                 for i in 0..<chunkCount {
                     let n = min(chunk, c.count - i * chunk)
-                    nonce[0] = UInt8(truncatingIfNeeded: i); nonce[1] = UInt8(truncatingIfNeeded: i >> 8); nonce[2] = UInt8(truncatingIfNeeded: i >> 16)
+                    nonce[0] = UInt8(truncatingIfNeeded: i)
+                    nonce[1] = UInt8(truncatingIfNeeded: i >> 8)
+                    nonce[2] = UInt8(truncatingIfNeeded: i >> 16)
                     var written: UInt64 = 0
                     _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
                         s.baseAddress! + i * stride, &written, c.baseAddress! + i * chunk, UInt64(n), ad, UInt64(ad.count),
@@ -267,11 +300,16 @@ struct RawChunks {
                 var nonce = [UInt8](repeating: 0, count: 24)
                 for i in 0..<chunkCount {
                     let n = min(chunk, content.count - i * chunk)
-                    nonce[0] = UInt8(truncatingIfNeeded: i); nonce[1] = UInt8(truncatingIfNeeded: i >> 8); nonce[2] = UInt8(truncatingIfNeeded: i >> 16)
+                    nonce[0] = UInt8(truncatingIfNeeded: i)
+                    nonce[1] = UInt8(truncatingIfNeeded: i >> 8)
+                    nonce[2] = UInt8(truncatingIfNeeded: i >> 16)
                     var written: UInt64 = 0
                     if crypto_aead_xchacha20poly1305_ietf_decrypt(
                         o.baseAddress!, &written, nil, s.baseAddress! + i * stride, UInt64(n + 16), ad, UInt64(ad.count),
-                        nonce, key) != 0 { failures += 1 }
+                        nonce, key) != 0
+                    {
+                        failures += 1
+                    }
                 }
             }
         }
@@ -316,8 +354,10 @@ enum Child {
         guard let mode = args.first, args.count >= 3 else { throw BenchError("usage: --child MODE VAULT KEYFILE …") }
         if try Profiling.run(mode, Array(args.dropFirst())) { return }
         if mode == "raw-ingest" || mode == "raw-extract" {
-            let ns = mode == "raw-ingest" ? try RawPipeline.ingest(source: args[1], destination: args[2])
-                                          : try RawPipeline.extract(source: args[1])
+            let ns =
+                mode == "raw-ingest"
+                ? try RawPipeline.ingest(source: args[1], destination: args[2])
+                : try RawPipeline.extract(source: args[1])
             print("ns=\(ns)")
             print("peakRSS=\(ProcessStats.peakResidentBytes())")
             if let hwm = vmHighWaterMark() { print("hwm=\(hwm)") }
@@ -372,7 +412,6 @@ enum Child {
     }
 }
 
-
 /// The attachment pipeline built from the raw primitives, with the same I/O
 /// as the library: the baseline for ingest and extract.
 enum RawPipeline {
@@ -392,7 +431,9 @@ enum RawPipeline {
         pending.reserveCapacity(4 << 20 + chunk + 64)
         var sealed = [UInt8](repeating: 0, count: chunk + 16)
         var nonce = [UInt8](repeating: 0, count: 24)
-        var readAt: UInt64 = 0, writeAt: UInt64 = 0, i = 0
+        var readAt: UInt64 = 0
+        var writeAt: UInt64 = 0
+        var i = 0
         let start = now()
         let contentCount = try input.size()
         let streamCount = Padding.streamByteCount(contentByteCount: contentCount)
@@ -401,7 +442,9 @@ enum RawPipeline {
             let want = Int(min(UInt64(chunk), streamCount - streamAt))
             var n = 0
             if readAt < contentCount {
-                n = try piece.withUnsafeMutableBytes { try input.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want]), at: readAt) }
+                n = try piece.withUnsafeMutableBytes {
+                    try input.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want]), at: readAt)
+                }
                 readAt += UInt64(n)
             }
             if n < want {
@@ -409,11 +452,16 @@ enum RawPipeline {
                 for j in n..<want { piece[j] = streamAt + UInt64(j) == contentCount ? 0x80 : 0 }
             }
             streamAt += UInt64(want)
-            nonce[0] = UInt8(truncatingIfNeeded: i); nonce[1] = UInt8(truncatingIfNeeded: i >> 8); nonce[2] = UInt8(truncatingIfNeeded: i >> 16)
+            nonce[0] = UInt8(truncatingIfNeeded: i)
+            nonce[1] = UInt8(truncatingIfNeeded: i >> 8)
+            nonce[2] = UInt8(truncatingIfNeeded: i >> 16)
             var written: UInt64 = 0
             _ = crypto_aead_xchacha20poly1305_ietf_encrypt(&sealed, &written, piece, UInt64(want), ad, UInt64(ad.count), nil, nonce, key)
             let length = UInt32(written)
-            pending.append(contentsOf: [UInt8(truncatingIfNeeded: length), UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length >> 16), UInt8(truncatingIfNeeded: length >> 24)])
+            pending.append(contentsOf: [
+                UInt8(truncatingIfNeeded: length), UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length >> 16),
+                UInt8(truncatingIfNeeded: length >> 24),
+            ])
             pending.append(contentsOf: sealed[0..<Int(written)])
             if pending.count >= 4 << 20 {
                 try output.write(pending, at: writeAt)
@@ -437,16 +485,27 @@ enum RawPipeline {
         var record = [UInt8](repeating: 0, count: chunk + 16)
         var out = [UInt8](repeating: 0, count: chunk)
         var nonce = [UInt8](repeating: 0, count: 24)
-        var at: UInt64 = 0, i = 0, sinkAt: UInt64 = 0, failures = 0
+        var at: UInt64 = 0
+        var i = 0
+        var sinkAt: UInt64 = 0
+        var failures = 0
         let start = now()
         while at < size {
             let header = try input.read(count: 4, at: at)
             let length = Int(header[0]) | Int(header[1]) << 8 | Int(header[2]) << 16 | Int(header[3]) << 24
-            _ = try record.withUnsafeMutableBytes { try input.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<length]), at: at + 4) }
+            _ = try record.withUnsafeMutableBytes {
+                try input.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<length]), at: at + 4)
+            }
             at += 4 + UInt64(length)
-            nonce[0] = UInt8(truncatingIfNeeded: i); nonce[1] = UInt8(truncatingIfNeeded: i >> 8); nonce[2] = UInt8(truncatingIfNeeded: i >> 16)
+            nonce[0] = UInt8(truncatingIfNeeded: i)
+            nonce[1] = UInt8(truncatingIfNeeded: i >> 8)
+            nonce[2] = UInt8(truncatingIfNeeded: i >> 16)
             var written: UInt64 = 0
-            if crypto_aead_xchacha20poly1305_ietf_decrypt(&out, &written, nil, record, UInt64(length), ad, UInt64(ad.count), nonce, key) != 0 { failures += 1 }
+            if crypto_aead_xchacha20poly1305_ietf_decrypt(&out, &written, nil, record, UInt64(length), ad, UInt64(ad.count), nonce, key)
+                != 0
+            {
+                failures += 1
+            }
             var n = Int(written)
             if at >= size {
                 // The last record ends with the padding: drop it.

@@ -61,7 +61,10 @@ enum CommitsBenchmark {
                 file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
                 let t3 = now()
                 var records = 0
-                _ = file.forEachRecord(kinds: [.entryRevision]) { _ in records += 1; return true }
+                _ = file.forEachRecord(kinds: [.entryRevision]) { _ in
+                    records += 1
+                    return true
+                }
                 let t4 = now()
                 guard records == count else { throw BenchError("read \(records) of \(count) entries") }
                 runs[i].scan.add(t1 - t0)
@@ -77,7 +80,8 @@ enum CommitsBenchmark {
         // Raw libsodium: one Ed25519 signature and one check of the message a
         // commit attestation signs ("quire-commit-v2" ‖ vault id ‖ key commitment ‖ h_(k−1) ‖ digest,
         // 127 bytes).
-        var pk = [UInt8](repeating: 0, count: 32), sk = [UInt8](repeating: 0, count: 64)
+        var pk = [UInt8](repeating: 0, count: 32)
+        var sk = [UInt8](repeating: 0, count: 64)
         crypto_sign_keypair(&pk, &sk)
         let message = Array("quire-commit-v2".utf8) + SystemRandom().bytes(16 + 32 + 32 + 32)
         var signature = [UInt8](repeating: 0, count: 64)
@@ -88,7 +92,8 @@ enum CommitsBenchmark {
             for _ in 0..<trials where crypto_sign_verify_detached(signature, message, UInt64(message.count), pk) != 0 { bad += 1 }
         }
         guard bad == 0 else { throw BenchError("raw Ed25519 verification failed") }
-        let sign = Double(signNs) / Double(trials), verify = Double(verifyNs) / Double(trials)
+        let sign = Double(signNs) / Double(trials)
+        let verify = Double(verifyNs) / Double(trials)
 
         var s = Section(name: "commits", title: "8. Many small commits: what attestation costs a reader")
         s.explanation = [
@@ -102,7 +107,7 @@ enum CommitsBenchmark {
                 + "and `vault.commit` batches of 100 and 5,000, recovery key, no fsync), then scanned, unlocked (recovery key), "
                 + "verified and read (`forEachRecord`, which includes the attestation checks), medians of \(repetitions) runs "
                 + "interleaved across the three. Raw libsodium signs and checks the 63-byte message of an attestation "
-                + "(`crypto_sign_detached`, `crypto_sign_verify_detached`), \(grouped(trials)) times each.",
+                + "(`crypto_sign_detached`, `crypto_sign_verify_detached`), \(grouped(trials)) times each."
         ]
         var t = Table(["", layouts[0].name, layouts[1].name, layouts[2].name])
         func row(_ name: String, _ f: (Int) -> String) { t.row([name] + layouts.indices.map(f)) }

@@ -17,15 +17,16 @@
 //   --compare-child read VAULT KEYFILE REPS            Vault.open, then every entry revision read, REPS times
 //   --compare-child sync VAULT KEYFILE DIVERGE SEED    two copies diverge by DIVERGE entries each; merge; compact
 
-#if canImport(Glibc)
-import Glibc
-#endif
 import Quire
 import QuireCrypto
 @_spi(Format) import QuireFormat
 import QuireKeys
 @_spi(Format) import QuireSync
 import QuireSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 enum CompareChild {
     static func main(_ args: [String]) -> Int32 {
@@ -42,7 +43,9 @@ enum CompareChild {
         guard args.count >= 4, let n = Int(args[3]) else {
             throw BenchError("usage: --compare-child MODE VAULT KEYFILE N [SEED]")
         }
-        let mode = args[0], path = args[1], keyFile = args[2]
+        let mode = args[0]
+        let path = args[1]
+        let keyFile = args[2]
         print("format=\(FileHeader.currentVersion)")
         switch mode {
         case "build", "build-single":
@@ -69,14 +72,16 @@ enum CompareChild {
             let path = try workingCopy(of: path)
             defer { try? FileSystem.remove(path) }
             let vault = try Fixtures.open(path, recovery)
-            _ = try vault.profile()   // the entry index, as an app showing the journal has it
+            _ = try vault.profile()  // the entry index, as an app showing the journal has it
             var generator = EntryGenerator(seed: 0xADD + UInt64(n))
             for _ in 0..<10 { try vault.add(generator.body()) }
-            var samples = Samples(), cpu = Samples()
+            var samples = Samples()
+            var cpu = Samples()
             let before = try FileSystem.size(path)
             for _ in 0..<n {
                 let body = generator.body()
-                let start = now(), c = processCPU()
+                let start = now()
+                let c = processCPU()
                 try vault.add(body)
                 samples.add(now() - start)
                 cpu.add(processCPU() - c)
@@ -90,10 +95,14 @@ enum CompareChild {
             let path = try workingCopy(of: path)
             defer { try? FileSystem.remove(path) }
             var generator = EntryGenerator(seed: 0x0BE + UInt64(n))
-            var open = Samples(), add = Samples(), both = Samples(), cpu = Samples()
+            var open = Samples()
+            var add = Samples()
+            var both = Samples()
+            var cpu = Samples()
             for _ in 0..<n {
                 let body = generator.body()
-                let t0 = now(), c = processCPU()
+                let t0 = now()
+                let c = processCPU()
                 let vault = try Fixtures.open(path, recovery)
                 let t1 = now()
                 try vault.add(body)
@@ -108,9 +117,11 @@ enum CompareChild {
             print("open=\(UInt64(open.median))")
             print("add=\(UInt64(add.median))")
         case "open":
-            var samples = Samples(), cpu = Samples()
+            var samples = Samples()
+            var cpu = Samples()
             for _ in 0..<n {
-                let start = now(), c = processCPU()
+                let start = now()
+                let c = processCPU()
                 _ = try Vault.open(at: path, credential: credential, writable: false)
                 samples.add(now() - start)
                 cpu.add(processCPU() - c)
@@ -119,18 +130,23 @@ enum CompareChild {
             print("cpu=\(UInt64(cpu.median))")
             print("min=\(UInt64(samples.minimum))")
         case "read":
-            var samples = Samples(), cpu = Samples()
-            var records = 0, bytes = 0, issues = 0
+            var samples = Samples()
+            var cpu = Samples()
+            var records = 0
+            var bytes = 0
+            var issues = 0
             for _ in 0..<n {
                 records = 0
                 bytes = 0
-                let start = now(), c = processCPU()
+                let start = now()
+                let c = processCPU()
                 let vault = try Vault.open(at: path, credential: credential, writable: false)
-                issues = vault.file.forEachRecord(kinds: [.entryRevision]) { record in
-                    records += 1
-                    bytes += record.payload.count
-                    return true
-                }.count
+                issues =
+                    vault.file.forEachRecord(kinds: [.entryRevision]) { record in
+                        records += 1
+                        bytes += record.payload.count
+                        return true
+                    }.count
                 samples.add(now() - start)
                 cpu.add(processCPU() - c)
             }
@@ -140,24 +156,33 @@ enum CompareChild {
             print("records=\(records)")
             print("bytes=\(bytes)")
         case "sync":
-            guard args.count == 5, let seed = UInt64(args[4]) else { throw BenchError("usage: --compare-child sync VAULT KEYFILE DIVERGE SEED") }
-            let a = path + ".a", b = path + ".b"
+            guard args.count == 5, let seed = UInt64(args[4]) else {
+                throw BenchError("usage: --compare-child sync VAULT KEYFILE DIVERGE SEED")
+            }
+            let a = path + ".a"
+            let b = path + ".b"
             defer {
                 try? FileSystem.remove(a)
                 try? FileSystem.remove(b)
             }
             try KeyBenchmark.copyFileReplacing(path, to: a)
             try KeyBenchmark.copyFileReplacing(path, to: b)
-            var ga = EntryGenerator(seed: 600 + seed), gb = EntryGenerator(seed: 700 + seed)
+            var ga = EntryGenerator(seed: 600 + seed)
+            var gb = EntryGenerator(seed: 700 + seed)
             try Fixtures.fill(Fixtures.open(a, recovery), count: n, generator: &ga)
             try Fixtures.fill(Fixtures.open(b, recovery), count: n, generator: &gb)
-            let t0 = now(), c0 = processCPU()
+            let t0 = now()
+            let c0 = processCPU()
             for p in [a, b] { _ = try Vault.open(at: p, credential: credential, writable: false).verify() }
-            let t1 = now(), c1 = processCPU()
+            let t1 = now()
+            let c1 = processCPU()
             _ = try VaultMerge.merge(vaultAt: a, copyAt: b, credential: credential, options: Fixtures.noSync)
-            let t2 = now(), c2 = processCPU()
-            _ = try Compaction.compact(vaultAt: a, credential: credential, now: ProcessStats.wallClockMilliseconds(), writeOptions: Fixtures.noSync)
-            let t3 = now(), c3 = processCPU()
+            let t2 = now()
+            let c2 = processCPU()
+            _ = try Compaction.compact(
+                vaultAt: a, credential: credential, now: ProcessStats.wallClockMilliseconds(), writeOptions: Fixtures.noSync)
+            let t3 = now()
+            let c3 = processCPU()
             print("verify=\(t1 - t0)")
             print("merge=\(t2 - t1)")
             print("compact=\(t3 - t2)")

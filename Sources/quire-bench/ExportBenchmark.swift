@@ -10,10 +10,13 @@ import QuireExport
 import QuireSystem
 
 enum ExportBenchmark {
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static let fixtures =
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path + "/Tests/Fixtures"
 
-    static let formats: [(ExportFormat, String)] = [(.markdown, "pepys-md"), (.json, "pepys.json"), (.html, "pepys.html"), (.epub, "pepys.epub"), (.dayOne, "pepys-dayone.zip")]
+    static let formats: [(ExportFormat, String)] = [
+        (.markdown, "pepys-md"), (.json, "pepys.json"), (.html, "pepys.html"), (.epub, "pepys.epub"), (.dayOne, "pepys-dayone.zip"),
+    ]
 
     static func run(_ shared: SharedFixtures) throws -> Section {
         var section = Section(name: "export", title: "Export Pepys to each format")
@@ -66,7 +69,9 @@ enum ExportBenchmark {
             let parts = date.split(separator: "-").compactMap { Int($0) }
             guard parts.count == 3 else { throw BenchError("bad date \(date)") }
             let days = daysFromCivil(parts[0], parts[1], parts[2])
-            var body = EntryBody(created: (days * 86_400 + 22 * 3600) * 1000 + Int64(bodies.count % 60) * 1000, timeZone: "Europe/London", text: text, tags: [String(parts[0])], journal: "Pepys Diary")
+            var body = EntryBody(
+                created: (days * 86_400 + 22 * 3600) * 1000 + Int64(bodies.count % 60) * 1000, timeZone: "Europe/London", text: text,
+                tags: [String(parts[0])], journal: "Pepys Diary")
             if body.tags[0] != lastYear {
                 lastYear = body.tags[0]
                 body.text += "\n\n![](quire-attachment://0909)"
@@ -106,7 +111,9 @@ enum ExportBenchmark {
             _ = try vault.entries()
             print("ns=\(now() - start)")
         } else {
-            guard args.count == 5, let format = ExportFormat(rawValue: args[3]) else { throw BenchError("usage: export-run VAULT KEYFILE FORMAT OUT") }
+            guard args.count == 5, let format = ExportFormat(rawValue: args[3]) else {
+                throw BenchError("usage: export-run VAULT KEYFILE FORMAT OUT")
+            }
             let report = try exportJournal(vault, format: format, to: args[4])
             print("ns=\(now() - start)")
             print("bytes=\(report.bytes)")

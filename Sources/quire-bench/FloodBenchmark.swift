@@ -84,7 +84,7 @@ enum FloodBenchmark {
             }
             try? FileSystem.remove(root)
             let vault = try Vault.open(at: basePath, credential: device, options: Fixtures.noSync)
-            try vault.rotateKeys(now: t0 + 100)   // a new epoch whose parents are every head
+            try vault.rotateKeys(now: t0 + 100)  // a new epoch whose parents are every head
             var generator = EntryGenerator(seed: 7)
             try Fixtures.fill(vault, count: entries, generator: &generator)
         }
@@ -120,20 +120,28 @@ enum FloodBenchmark {
                 frames.append(KeylessWriter.keyringFrame(epoch: view.newest.epoch + 1, parents: parents, slots: s, random: random))
             }
             try KeylessWriter.append(frames, commitKeyID: view.commitKeyID, to: path, random: random)
-            return Subject(name: name, path: path, keyrings: floodKeyrings, slotsPerKeyring: perKeyring, parentsPerKeyring: parents.count,
-                           bytes: try fileSize(path) - before)
+            return Subject(
+                name: name, path: path, keyrings: floodKeyrings, slotsPerKeyring: perKeyring, parentsPerKeyring: parents.count,
+                bytes: try fileSize(path) - before)
         }
         print("  appending the keyless floods…")
         let subjects: [Subject] = [
             Subject(name: "clean vault (one keyring)", path: cleanPath),
             Subject(name: "\(heads)-parent join, no keyless flood", path: basePath),
-            try flood("issue-sized flood: 1 parent, 1 passphrase + 1 device slot each", file: "flood-small.quire", parents: [view.newestID]) {
-                try KeylessWriter.copiedPassphraseSlots(1, like: genuinePassphrase, random: random) + KeylessWriter.deviceSlots(1, random: random)
+            try flood("issue-sized flood: 1 parent, 1 passphrase + 1 device slot each", file: "flood-small.quire", parents: [view.newestID])
+            {
+                try KeylessWriter.copiedPassphraseSlots(1, like: genuinePassphrase, random: random)
+                    + KeylessWriter.deviceSlots(1, random: random)
             },
-            try flood("passphrase flood: \(parents.count) parents, \(fullSlots) copied passphrase slots each", file: "flood-passphrase.quire", parents: parents) {
+            try flood(
+                "passphrase flood: \(parents.count) parents, \(fullSlots) copied passphrase slots each", file: "flood-passphrase.quire",
+                parents: parents
+            ) {
                 try KeylessWriter.copiedPassphraseSlots(fullSlots, like: genuinePassphrase, random: random)
             },
-            try flood("device flood: \(parents.count) parents, \(fullSlots) device slots each", file: "flood-device.quire", parents: parents) {
+            try flood(
+                "device flood: \(parents.count) parents, \(fullSlots) device slots each", file: "flood-device.quire", parents: parents
+            ) {
                 KeylessWriter.deviceSlots(fullSlots, random: random)
             },
         ]
@@ -166,7 +174,8 @@ enum FloodBenchmark {
         // The raw cost of a slot that does not open: libsodium's
         // crypto_box_seal_open of a 100-byte box under the wrong key (one
         // X25519 agreement, then a failing Poly1305 check).
-        var pk = [UInt8](repeating: 0, count: 32), sk = [UInt8](repeating: 0, count: 32)
+        var pk = [UInt8](repeating: 0, count: 32)
+        var sk = [UInt8](repeating: 0, count: 32)
         crypto_box_keypair(&pk, &sk)
         let junk = random.bytes(KeySlot.boxByteCount)
         var plain = [UInt8](repeating: 0, count: KeySlot.boxByteCount - 48)
@@ -194,8 +203,10 @@ enum FloodBenchmark {
         ]
         var sizes = Table(["vault", "keyless keyrings × slots (parents)", "appended (KiB)", "file (MB)"])
         for subject in subjects {
-            sizes.row(subject.name, subject.keyrings == 0 ? "" : "\(subject.keyrings) × \(subject.slotsPerKeyring) (\(subject.parentsPerKeyring))",
-                      subject.keyrings == 0 ? "" : fmt(Double(subject.bytes) / 1024, 0), megabytes(try fileSize(subject.path)))
+            sizes.row(
+                subject.name,
+                subject.keyrings == 0 ? "" : "\(subject.keyrings) × \(subject.slotsPerKeyring) (\(subject.parentsPerKeyring))",
+                subject.keyrings == 0 ? "" : fmt(Double(subject.bytes) / 1024, 0), megabytes(try fileSize(subject.path)))
         }
         s.tables.append(("Vaults", sizes))
         var t = Table(["vault"] + credentials.flatMap { ["\($0.0) (ms)", "÷ clean"] })
@@ -211,30 +222,36 @@ enum FloodBenchmark {
         var o = Table(["vault"] + credentials.map(\.0))
         for (i, subject) in subjects.enumerated() { o.row([subject.name] + outcomes[i]) }
         s.tables.append(("Outcome", o))
-        s.notes.append("one slot that does not open (crypto_box_seal_open, X25519): \(fmt(perBox / 1e3, 1)) µs; "
-            + "building the \(heads) rotations, merges and the join: \(fmt(Double(buildNs) / 1e9, 1)) s")
+        s.notes.append(
+            "one slot that does not open (crypto_box_seal_open, X25519): \(fmt(perBox / 1e3, 1)) µs; "
+                + "building the \(heads) rotations, merges and the join: \(fmt(Double(buildNs) / 1e9, 1)) s")
         // What each flood slot cost the credential that must try it: the
         // full floods against the same vault without them.
         func perSlot(_ vault: Int, _ credential: Int) -> Double {
-            (samples[vault][credential].median - samples[1][credential].median) / Double(max(1, subjects[vault].keyrings * subjects[vault].slotsPerKeyring))
+            (samples[vault][credential].median - samples[1][credential].median)
+                / Double(max(1, subjects[vault].keyrings * subjects[vault].slotsPerKeyring))
         }
-        let deviceSlot = perSlot(4, 0), passphraseSlot = perSlot(3, 1)
+        let deviceSlot = perSlot(4, 0)
+        let passphraseSlot = perSlot(3, 1)
         let perMB = deviceSlot * 1e6 / (Double(subjects[4].bytes) / Double(subjects[4].keyrings * subjects[4].slotsPerKeyring))
-        s.notes.append("Each made-up slot a credential must try cost it \(fmt(deviceSlot / 1e3, 1)) µs (device slots, device key) and "
-            + "\(fmt(passphraseSlot / 1e3, 1)) µs (copied passphrase slots, the passphrase), against \(fmt(perBox / 1e3, 1)) µs for the "
-            + "raw box: one X25519 agreement each. A reader tries every slot of its kind in every keyring whose key it has not "
-            + "reached, newest first (`Spec/format.md §8.5`), and cannot tell a made-up keyring from a genuine one before a "
-            + "slot of it opens. Opening stays linear in the file, about \(fmt(perMB / 1e6, 0)) ms per MB of such slots, but a keyless "
-            + "writer can append as many as it likes: \"within 2× of a clean vault\" holds while the flood is small against the vault "
-            + "and cannot hold for floods of any size. Closing that needs a rule in the spec, not code: for example a device that "
-            + "remembers its trusted keyring heads (`Spec/keys.md §7` memory) could try first the slots of keyrings whose link "
-            + "verifies under a key it already holds, which a keyless writer cannot forge.")
+        s.notes.append(
+            "Each made-up slot a credential must try cost it \(fmt(deviceSlot / 1e3, 1)) µs (device slots, device key) and "
+                + "\(fmt(passphraseSlot / 1e3, 1)) µs (copied passphrase slots, the passphrase), against \(fmt(perBox / 1e3, 1)) µs for the "
+                + "raw box: one X25519 agreement each. A reader tries every slot of its kind in every keyring whose key it has not "
+                + "reached, newest first (`Spec/format.md §8.5`), and cannot tell a made-up keyring from a genuine one before a "
+                + "slot of it opens. Opening stays linear in the file, about \(fmt(perMB / 1e6, 0)) ms per MB of such slots, but a keyless "
+                + "writer can append as many as it likes: \"within 2× of a clean vault\" holds while the flood is small against the vault "
+                + "and cannot hold for floods of any size. Closing that needs a rule in the spec, not code: for example a device that "
+                + "remembers its trusted keyring heads (`Spec/keys.md §7` memory) could try first the slots of keyrings whose link "
+                + "verifies under a key it already holds, which a keyless writer cannot forge.")
         let judged = !quick
         for (i, subject) in subjects.enumerated() where subject.keyrings > 0 {
             for (j, credential) in credentials.enumerated() where credential.0 != "recovery key" {
                 let r = samples[i][j].median / samples[0][j].median
-                s.targets.append(Target(what: "open with the \(credential.0), \(subject.name)", target: "≤ 2× the clean vault",
-                                        measured: ratio(r), met: judged ? r <= 2 : nil))
+                s.targets.append(
+                    Target(
+                        what: "open with the \(credential.0), \(subject.name)", target: "≤ 2× the clean vault",
+                        measured: ratio(r), met: judged ? r <= 2 : nil))
             }
         }
         return s

@@ -12,7 +12,8 @@ import QuireImport
 import QuireSystem
 
 enum ImportBenchmark {
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static let fixtures =
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path + "/Tests/Fixtures"
 
     static let journals = [("Pepys", "pepys-dayone.zip"), ("Lu Xun", "luxun-dayone.zip")]
@@ -37,8 +38,11 @@ enum ImportBenchmark {
             let entries = try r.number("entries")
             let seconds = Double(try r.number("ns")) / 1e9
             let rawSeconds = Double(try r.number("rawNs")) / 1e9
-            let rate = Double(entries) / seconds, rawRate = Double(entries) / rawSeconds
-            table.row(name, grouped(entries), fmt(seconds, 2), grouped(Int(rate)), grouped(Int(rawRate)), fmt(rate / rawRate, 2), mebibytes(try r.number("peakRSS")))
+            let rate = Double(entries) / seconds
+            let rawRate = Double(entries) / rawSeconds
+            table.row(
+                name, grouped(entries), fmt(seconds, 2), grouped(Int(rate)), grouped(Int(rawRate)), fmt(rate / rawRate, 2),
+                mebibytes(try r.number("peakRSS")))
         }
         section.tables.append(("", table))
         return section
@@ -85,7 +89,10 @@ enum ImportBenchmark {
             let slice = bodies[i..<min(i + 256, bodies.count)]
             try raw.commit { (tx: VaultTransaction) throws(VaultError) in
                 for b in slice {
-                    try tx.append(EntryRevision(entryID: EntryID(using: random), revisionID: RevisionID(using: random), clock: HybridLogicalClock(rawValue: 0), body: b))
+                    try tx.append(
+                        EntryRevision(
+                            entryID: EntryID(using: random), revisionID: RevisionID(using: random), clock: HybridLogicalClock(rawValue: 0),
+                            body: b))
                 }
             }
             i += 256

@@ -19,7 +19,7 @@ enum IndexCacheBenchmark {
                 + "*Seal* encodes and seals them (XChaCha20-Poly1305, Padmé); *write* adds the 0600 temporary file, fsync and rename. "
                 + "*Load summaries* reads the file, checks the header, opens the body and decodes the summaries (search index "
                 + "left encoded); *+ table* also builds the date-ordered summary table queries scan. *Load with search* also "
-                + "decodes the postings and rebuilds the in-memory search index. Medians of \(repetitions) runs.",
+                + "decodes the postings and rebuilds the in-memory search index. Medians of \(repetitions) runs."
         ]
         let sizes = shared.quick ? [2_000, 10_000] : [10_000, 50_000]
         var table = Table(["measure"] + sizes.map { "\(grouped($0)) entries" })
@@ -62,7 +62,9 @@ enum IndexCacheBenchmark {
                 lightTable.add(ns + ns2)
                 tableOnly.add(ns2)
                 let (withSearch, ns3) = timed {
-                    guard case .loaded(let c) = IndexCache.load(folder: folder, key: key, vaultID: vaultID, check: { _ in nil }) else { return [Int32]?.none }
+                    guard case .loaded(let c) = IndexCache.load(folder: folder, key: key, vaultID: vaultID, check: { _ in nil }) else {
+                        return [Int32]?.none
+                    }
                     return c.positions(matching: "bridge")
                 }
                 guard let hits = withSearch, !hits.isEmpty else { throw BenchError("search after load found nothing") }
@@ -74,8 +76,9 @@ enum IndexCacheBenchmark {
             m["load with search + first search"] = full.median / 1e6
             columns.append(m)
             if let s = contents.search {
-                notes.append("\(grouped(n)) entries: \(grouped(sealedCount)) bytes sealed, \(grouped(s.terms.count)) terms, "
-                    + "\(grouped(s.postings.reduce(0) { $0 + $1.count })) postings")
+                notes.append(
+                    "\(grouped(n)) entries: \(grouped(sealedCount)) bytes sealed, \(grouped(s.terms.count)) terms, "
+                        + "\(grouped(s.postings.reduce(0) { $0 + $1.count })) postings")
             }
         }
         let order = [
@@ -89,9 +92,10 @@ enum IndexCacheBenchmark {
         section.tables.append(("", table))
         let big = columns.last!
         let load = big["load summaries + table"] ?? .nan
-        section.targets.append(Target(
-            what: "load \(grouped(sizes.last!)) summaries from the cache and build the table", target: "≤ 50 ms",
-            measured: fmt(load, 1) + " ms", met: shared.quick ? nil : load <= 50))
+        section.targets.append(
+            Target(
+                what: "load \(grouped(sizes.last!)) summaries from the cache and build the table", target: "≤ 50 ms",
+                measured: fmt(load, 1) + " ms", met: shared.quick ? nil : load <= 50))
         if let small = columns.first?["load summaries + table"] {
             section.notes.append("load summaries + table, \(grouped(sizes.last!)) vs \(grouped(sizes[0])): \(ratio(load / small))")
         }
@@ -117,8 +121,10 @@ enum IndexCacheBenchmark {
                 id: EntryID(unchecked: ids.bytes(16)), created: body.created, utcOffsetSeconds: offset,
                 tags: body.tags.map { $0.lowercased() }, journal: "", isStarred: i % 17 == 0, hasAttachments: i % 9 == 0,
                 hasPhotos: i % 9 == 0, isDeleted: i % 50 == 0, hasConflict: false, standing: 2, frame: 2 * i + 3)
-            entries.append(IndexCache.Entry(summary: summary, revision: RevisionID(unchecked: ids.bytes(16)), frameOffset: UInt64(i) * 1400 + 4096,
-                clock: UInt64(body.created) << 16))
+            entries.append(
+                IndexCache.Entry(
+                    summary: summary, revision: RevisionID(unchecked: ids.bytes(16)), frameOffset: UInt64(i) * 1400 + 4096,
+                    clock: UInt64(body.created) << 16))
             if !summary.isDeleted { documents.append((Int32(i), body.text, body.tags)) }
         }
         let identity = IndexCache.Identity(

@@ -46,9 +46,10 @@ enum KeyBenchmark {
         try Fixtures.fill(vault, count: entries - entries / 2, generator: &generator)
         let state = try vault.keyState()
         let epochKey = try require2(vault.unlocked.keys.writeKey, "no write key")
-        let maxDeviceSlots = state.trusted.map { ring in
-            ring.record.publicPart.slots.filter { if case .device = $0 { true } else { false } }.count
-        }.max() ?? 0
+        let maxDeviceSlots =
+            state.trusted.map { ring in
+                ring.record.publicPart.slots.filter { if case .device = $0 { true } else { false } }.count
+            }.max() ?? 0
 
         func median(_ count: Int = repetitions, _ body: () throws -> Void) rethrows -> Double {
             var s = Samples()
@@ -95,8 +96,10 @@ enum KeyBenchmark {
         unlock.row("one Argon2id run (raw libsodium)", fmt(argon / 1e6, 1), "", "1.00×")
         s.tables.append(("Unlocking", unlock))
 
-        var decoys = Table(["decoy slots", "wrong passphrase (ms)", "Argon2id runs, (time − raw open) / one run", "result",
-                            "right passphrase (ms)", "result"])
+        var decoys = Table([
+            "decoy slots", "wrong passphrase (ms)", "Argon2id runs, (time − raw open) / one run", "result",
+            "right passphrase (ms)", "result",
+        ])
         var worst = 0.0
         for n in quick ? [1, 8] : [1, 4, 16, 64] {
             let copy = shared.workspace.file("decoys-\(n).quire")
@@ -143,12 +146,16 @@ enum KeyBenchmark {
         try op("privacy statement") { _ = try vault.privacyStatement() }
         s.tables.append(("Key operations (each one commit, keyring written twice)", operations))
 
-        s.targets.append(Target(what: "unlock with a passphrase", target: "≈ one Argon2id run (≤ 1.2× plus the raw open)",
-                                measured: fmt(passphraseOpen / (argon + rawOpen), 2) + "× of (Argon2id + raw open)",
-                                met: quick ? nil : passphraseOpen <= 1.2 * (argon + rawOpen)))
-        s.targets.append(Target(what: "wrong passphrase against any number of decoys", target: "≤ 4 Argon2id runs (budget)",
-                                measured: fmt(worst, 2) + " runs at worst",
-                                met: quick ? nil : worst <= 4.5))
+        s.targets.append(
+            Target(
+                what: "unlock with a passphrase", target: "≈ one Argon2id run (≤ 1.2× plus the raw open)",
+                measured: fmt(passphraseOpen / (argon + rawOpen), 2) + "× of (Argon2id + raw open)",
+                met: quick ? nil : passphraseOpen <= 1.2 * (argon + rawOpen)))
+        s.targets.append(
+            Target(
+                what: "wrong passphrase against any number of decoys", target: "≤ 4 Argon2id runs (budget)",
+                measured: fmt(worst, 2) + " runs at worst",
+                met: quick ? nil : worst <= 4.5))
         _ = others
         return s
     }
@@ -184,7 +191,9 @@ enum KeyBenchmark {
         let random = SystemRandom()
         let view = try KeylessWriter.publicView(of: path)
         let slots: [KeySlot] = (0..<count).map { _ in
-            .passphrase(salt: random.bytes(16), opsLimit: ops, memLimitBytes: mem, publicKey: random.bytes(32), box: random.bytes(KeySlot.boxByteCount))
+            .passphrase(
+                salt: random.bytes(16), opsLimit: ops, memLimitBytes: mem, publicKey: random.bytes(32),
+                box: random.bytes(KeySlot.boxByteCount))
         }
         let frame = KeylessWriter.keyringFrame(epoch: view.newest.epoch + 1, parents: [view.newestID], slots: slots, random: random)
         try KeylessWriter.append([frame], commitKeyID: view.commitKeyID, to: path, random: random)

@@ -31,8 +31,8 @@ enum KeylessWriter {
         let structure = try VaultScanner.scan(path: path)
         let committed = structure.frames[0..<structure.committedFrameCount]
         guard let frame = committed.last(where: { $0.header.kind == .keyring && $0.checksumIntact == true }),
-              let body = frame.plaintextBody,
-              let commit = committed.last(where: { $0.isCommit })
+            let body = frame.plaintextBody,
+            let commit = committed.last(where: { $0.isCommit })
         else { throw BenchError("no keyring or commit in \(path)") }
         let record = try KeyringRecord(body: body, location: frame.location)
         return PublicView(newestID: KeyringID(unchecked: frame.trailer), newest: record.publicPart, commitKeyID: commit.header.keyID)
@@ -74,7 +74,7 @@ enum KeylessWriter {
     /// cost, public key) with random boxes: a reader's Argon2id result
     /// matches them, so it must open each box (one X25519 agreement each).
     static func copiedPassphraseSlots(_ count: Int, like genuine: KeySlot, random: any RandomSource) throws -> [KeySlot] {
-        guard case let .passphrase(salt, ops, mem, publicKey, _) = genuine else { throw BenchError("not a passphrase slot") }
+        guard case .passphrase(let salt, let ops, let mem, let publicKey, _) = genuine else { throw BenchError("not a passphrase slot") }
         return (0..<count).map { _ in
             .passphrase(salt: salt, opsLimit: ops, memLimitBytes: mem, publicKey: publicKey, box: random.bytes(KeySlot.boxByteCount))
         }

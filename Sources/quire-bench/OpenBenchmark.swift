@@ -29,7 +29,7 @@ enum OpenBenchmark {
                 + "loaded; a copy of the file gets one entry and is renamed over it; `refresh()` reads only the tail, against "
                 + "`reload()` + `refresh()` (the path before: reopen and compare every entry). *One commit per entry*: the same "
                 + "entries written by the same device one commit each (as an app that saves each entry), cache present: the open "
-                + "checks the digest of every prefix commit frame (`Spec/index-cache.md §5` step 4). Medians of \(repetitions) runs.",
+                + "checks the digest of every prefix commit frame (`Spec/index-cache.md §5` step 4). Medians of \(repetitions) runs."
         ]
         let sizes = shared.quick ? [1_000, 2_000] : [1_000, 10_000, 50_000]
         var table = Table(["measure"] + sizes.map { "\(grouped($0)) entries" })
@@ -47,7 +47,8 @@ enum OpenBenchmark {
             let path = folder + "/v.quire"
             do {
                 let vault = try Vault.create(
-                    at: path, setup: VaultSetup(name: "Open benchmark", recoveryKey: try RecoveryKey(using: SystemRandom()), device: device),
+                    at: path,
+                    setup: VaultSetup(name: "Open benchmark", recoveryKey: try RecoveryKey(using: SystemRandom()), device: device),
                     options: Fixtures.noSync)
                 var generator = EntryGenerator(seed: 31)
                 try Fixtures.fill(vault, count: n, generator: &generator)
@@ -56,7 +57,8 @@ enum OpenBenchmark {
             do {
                 print("  building a vault of \(grouped(n)) entries, one commit each…")
                 let one = try Vault.create(
-                    at: single, setup: VaultSetup(name: "Open benchmark", recoveryKey: try RecoveryKey(using: SystemRandom()), device: device),
+                    at: single,
+                    setup: VaultSetup(name: "Open benchmark", recoveryKey: try RecoveryKey(using: SystemRandom()), device: device),
                     options: Fixtures.noSync)
                 var generator = EntryGenerator(seed: 31)
                 for _ in 0..<n {
@@ -113,23 +115,28 @@ enum OpenBenchmark {
         for name in order { table.row([name] + columns.map { $0[name] ?? "–" }) }
         section.tables.append(("", table))
         let big = cachedMs.last ?? .nan
-        section.targets.append(Target(
-            what: "cold open + first page of 50, cache present, \(grouped(sizes.last!)) entries", target: "≤ 50 ms",
-            measured: fmt(big, 1) + " ms", met: shared.quick ? nil : big <= 50))
+        section.targets.append(
+            Target(
+                what: "cold open + first page of 50, cache present, \(grouped(sizes.last!)) entries", target: "≤ 50 ms",
+                measured: fmt(big, 1) + " ms", met: shared.quick ? nil : big <= 50))
         let flat = big / (cachedMs.first ?? .nan)
-        section.targets.append(Target(
-            what: "the same, \(grouped(sizes.last!)) vs \(grouped(sizes[0])) entries", target: "≤ 1.5×", measured: ratio(flat),
-            met: shared.quick ? nil : flat <= 1.5))
+        section.targets.append(
+            Target(
+                what: "the same, \(grouped(sizes.last!)) vs \(grouped(sizes[0])) entries", target: "≤ 1.5×", measured: ratio(flat),
+                met: shared.quick ? nil : flat <= 1.5))
         let memory = Double(cachedHWM.last ?? 0) / 1_048_576
-        section.targets.append(Target(
-            what: "peak resident memory, vault open from the cache at \(grouped(sizes.last!))", target: "≤ 64 MiB",
-            measured: fmt(memory, 1) + " MiB", met: shared.quick ? nil : memory <= 64))
+        section.targets.append(
+            Target(
+                what: "peak resident memory, vault open from the cache at \(grouped(sizes.last!))", target: "≤ 64 MiB",
+                measured: fmt(memory, 1) + " MiB", met: shared.quick ? nil : memory <= 64))
         return section
     }
 
     /// Medians of `refresh()` after a copy that gained one entry was renamed
     /// over the vault: reading the tail, and `reload()` + `refresh()`.
-    static func refreshAfterReplace(path: String, store: FileDeviceKeyStore, device: DeviceIdentity, folder: String) throws -> (Double, Double) {
+    static func refreshAfterReplace(path: String, store: FileDeviceKeyStore, device: DeviceIdentity, folder: String) throws -> (
+        Double, Double
+    ) {
         var tail = Samples()
         var reopen = Samples()
         var round = 0
@@ -172,7 +179,9 @@ enum OpenBenchmark {
     /// The `--child open-…` and `add-…` modes: VAULT HOME. Prints `ns`,
     /// `hwm` and `cached`.
     static func child(_ args: [String]) throws -> Bool {
-        guard let mode = args.first, ["open-full", "open-nocache", "open-cached", "add-store", "add-credential"].contains(mode), args.count == 3 else {
+        guard let mode = args.first, ["open-full", "open-nocache", "open-cached", "add-store", "add-credential"].contains(mode),
+            args.count == 3
+        else {
             return false
         }
         let path = args[1]

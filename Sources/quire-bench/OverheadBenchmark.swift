@@ -17,7 +17,10 @@ enum OverheadBenchmark {
         var generator = EntryGenerator(seed: 4)
         let cases: [(String, EntryBody)] = [
             ("100-byte text", EntryBody(created: 1_700_000_000_000, timeZone: "Europe/London", text: text)),
-            ("100-byte text, 2 tags, mood", EntryBody(created: 1_700_000_000_000, timeZone: "Europe/London", text: text, tags: ["work", "navy"], mood: 4)),
+            (
+                "100-byte text, 2 tags, mood",
+                EntryBody(created: 1_700_000_000_000, timeZone: "Europe/London", text: text, tags: ["work", "navy"], mood: 4)
+            ),
             ("generated entry (500–2000 bytes)", generator.body()),
         ]
 
@@ -27,7 +30,8 @@ enum OverheadBenchmark {
         let bodyHash = FrameHeader.bodyHashByteCount
         let commit = FrameHeader.byteCount + CommitChain.bodyByteCount
         let fixed = header + nonce + tag + bodyHash + commit
-        let head = CommitChain.headByteCount, attestation = CommitChain.attestationByteCount
+        let head = CommitChain.headByteCount
+        let attestation = CommitChain.attestationByteCount
 
         var s = Section(name: "overhead", title: "4. Fixed overhead of a small entry")
         s.explanation = [
@@ -54,7 +58,9 @@ enum OverheadBenchmark {
         computed.row("XChaCha20 nonce", "\(nonce)")
         computed.row("Poly1305 tag", "\(tag)")
         computed.row("body hash (BLAKE2b-256)", "\(bodyHash)")
-        computed.row("commit frame (header \(FrameHeader.byteCount) + head \(head) + previous head \(head) + nonce \(nonce) + attestation \(attestation) + tag \(tag))", "\(commit)")
+        computed.row(
+            "commit frame (header \(FrameHeader.byteCount) + head \(head) + previous head \(head) + nonce \(nonce) + attestation \(attestation) + tag \(tag))",
+            "\(commit)")
         computed.row("total before padding", "\(fixed)")
         computed.row("padding marker (minimum padding)", "1")
         computed.row("total with minimum padding", "\(fixed + 1)")
@@ -81,13 +87,16 @@ enum OverheadBenchmark {
             let padding = padded - stored
             let overhead = delta - stored - padding
             if smallOverhead < 0 { smallOverhead = overhead }
-            measured.row(name, "\(cbor.count)", "\(zstd)", "\(stored) (\(zstd < cbor.count ? "zstd" : "CBOR"))", "\(padding)",
-                         "\(delta)", "\(overhead)", "\(overhead + padding)")
+            measured.row(
+                name, "\(cbor.count)", "\(zstd)", "\(stored) (\(zstd < cbor.count ? "zstd" : "CBOR"))", "\(padding)",
+                "\(delta)", "\(overhead)", "\(overhead + padding)")
         }
         s.tables.append(("Measured (bytes)", measured))
-        s.targets.append(Target(what: "fixed overhead of a 100-byte entry in its own commit, before padding",
-                                target: "= \(fixed) bytes (the format-2 layout; format 1's ≤ 80 no longer applies)",
-                                measured: "\(smallOverhead) bytes (computed \(fixed))", met: smallOverhead == fixed))
+        s.targets.append(
+            Target(
+                what: "fixed overhead of a 100-byte entry in its own commit, before padding",
+                target: "= \(fixed) bytes (the format-2 layout; format 1's ≤ 80 no longer applies)",
+                measured: "\(smallOverhead) bytes (computed \(fixed))", met: smallOverhead == fixed))
         return s
     }
 }

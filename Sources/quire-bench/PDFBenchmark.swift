@@ -34,10 +34,14 @@ enum PDFBenchmark {
                 var blob: BlobID?
                 for n in start..<end {
                     let (date, text) = entries[n]
-                    var body = EntryBody(created: try civilMilliseconds(date, hour: 22), timeZone: "Europe/London", utcOffsetSeconds: 0, text: text)
+                    var body = EntryBody(
+                        created: try civilMilliseconds(date, hour: 22), timeZone: "Europe/London", utcOffsetSeconds: 0, text: text)
                     if n % photoEvery == 0 {
                         if blob == nil { blob = try tx.storeAttachment(from: MemoryByteSource(photo), mediaType: "image/jpeg").blob }
-                        body.attachments = [AttachmentReference(id: [UInt8(n & 0xFF), UInt8(n >> 8 & 0xFF)], blob: blob!, mediaType: "image/jpeg", fileName: "photo.jpg")]
+                        body.attachments = [
+                            AttachmentReference(
+                                id: [UInt8(n & 0xFF), UInt8(n >> 8 & 0xFF)], blob: blob!, mediaType: "image/jpeg", fileName: "photo.jpg")
+                        ]
                         photos += 1
                     }
                     textBytes += UInt64(text.utf8.count)
@@ -66,14 +70,20 @@ enum PDFBenchmark {
             "CPU seconds are the exporting thread's own (the machine may be shared; wall-clock seconds include waiting for a core).",
             "Peak memory is the child's peak resident set; \"after loading\" is its resident set once the vault is open and `entries()` has decoded every entry, so the difference is what the PDF writer adds.",
         ]
-        var t = Table(["export", "entries", "pages", "PDF MB", "seconds", "CPU seconds", "MB/s of text (CPU)", "peak RSS MiB", "RSS after loading MiB", "added by the PDF writer MiB"])
+        var t = Table([
+            "export", "entries", "pages", "PDF MB", "seconds", "CPU seconds", "MB/s of text (CPU)", "peak RSS MiB", "RSS after loading MiB",
+            "added by the PDF writer MiB",
+        ])
         for (label, r) in [("whole journal", full), ("last quarter", quarter), ("whole journal, again", again)] {
             let seconds = Double(try r.number("ns")) / 1e9
             let cpu = Double(try r.number("cpuNs")) / 1e9
-            let peak = try r.number("peakRSS"), loaded = try r.number("loadedRSS")
+            let peak = try r.number("peakRSS")
+            let loaded = try r.number("loadedRSS")
             t.row(
-                label, grouped(try r.number("entries")), grouped(try r.number("pages")), megabytes(try r.number("bytes")), fmt(seconds, 2), fmt(cpu, 2),
-                fmt(Double(try r.number("textBytes")) / 1e6 / seconds, 2) + " (" + fmt(Double(try r.number("textBytes")) / 1e6 / cpu, 2) + ")", mebibytes(peak), mebibytes(loaded), mebibytes(peak > loaded ? peak - loaded : 0))
+                label, grouped(try r.number("entries")), grouped(try r.number("pages")), megabytes(try r.number("bytes")), fmt(seconds, 2),
+                fmt(cpu, 2),
+                fmt(Double(try r.number("textBytes")) / 1e6 / seconds, 2) + " (" + fmt(Double(try r.number("textBytes")) / 1e6 / cpu, 2)
+                    + ")", mebibytes(peak), mebibytes(loaded), mebibytes(peak > loaded ? peak - loaded : 0))
         }
         section.tables.append(("", t))
         section.notes = [
@@ -186,7 +196,10 @@ enum JSONLines {
             i += 1
             var scalars = String.UnicodeScalarView()
             var raw: [UInt8] = []
-            func flushRaw() { scalars.append(contentsOf: String(decoding: raw, as: UTF8.self).unicodeScalars); raw.removeAll() }
+            func flushRaw() {
+                scalars.append(contentsOf: String(decoding: raw, as: UTF8.self).unicodeScalars)
+                raw.removeAll()
+            }
             var pendingHigh: UInt32?
             while i < b.count, b[i] != 0x22 {
                 if b[i] == 0x5C {
@@ -201,9 +214,14 @@ enum JSONLines {
                     case 0x62: scalars.append("\u{8}")
                     case 0x66: scalars.append("\u{C}")
                     case 0x75:
-                        guard i + 4 <= b.count, let v = UInt32(String(decoding: b[i..<(i + 4)], as: UTF8.self), radix: 16) else { throw BenchError("bad \\u") }
+                        guard i + 4 <= b.count, let v = UInt32(String(decoding: b[i..<(i + 4)], as: UTF8.self), radix: 16) else {
+                            throw BenchError("bad \\u")
+                        }
                         i += 4
-                        if (0xD800..<0xDC00).contains(v) { pendingHigh = v; continue }
+                        if (0xD800..<0xDC00).contains(v) {
+                            pendingHigh = v
+                            continue
+                        }
                         if (0xDC00..<0xE000).contains(v), let high = pendingHigh {
                             scalars.append(Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (v - 0xDC00))!)
                         } else if let s = Unicode.Scalar(v) {
@@ -234,7 +252,10 @@ enum JSONLines {
             skipSpace()
             fields[key] = try string()
             skipSpace()
-            if i < b.count, b[i] == 0x2C { i += 1; continue }
+            if i < b.count, b[i] == 0x2C {
+                i += 1
+                continue
+            }
             break
         }
         return fields

@@ -18,7 +18,8 @@ enum Profiling {
     static func run(_ mode: String, _ args: [String]) throws -> Bool {
         guard ["build", "read", "rawread", "append", "append-cold"].contains(mode) else { return false }
         guard args.count == 3, let n = Int(args[2]) else { throw BenchError("usage: --child \(mode) VAULT KEYFILE N") }
-        let path = args[0], keyFile = args[1]
+        let path = args[0]
+        let keyFile = args[1]
         if mode == "build" {
             let (_, built, seconds) = try Fixtures.build(at: path, count: n, seed: UInt64(n))
             let f = try SystemFile(path: keyFile, mode: .createExclusive(permissions: 0o600))
@@ -35,7 +36,10 @@ enum Profiling {
                 let unlocked = try KeyringEvaluator.unlock(file, with: .recoveryKey(recovery))
                 file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
                 var bytes = 0
-                _ = file.forEachRecord(kinds: [.entryRevision]) { bytes += $0.payload.count; return true }
+                _ = file.forEachRecord(kinds: [.entryRevision]) {
+                    bytes += $0.payload.count
+                    return true
+                }
                 print("read \(bytes) bytes in \(fmt(Double(now() - start) / 1e6, 1)) ms")
             }
         case "rawread":
@@ -58,7 +62,9 @@ enum Profiling {
                 try vault.add(body)
                 samples.add(now() - start)
             }
-            print("append median \(fmt(samples.median / 1e3, 1)) µs, mean \(fmt(samples.mean / 1e3, 1)) µs, max \(fmt(Double(samples.sorted.last ?? 0) / 1e3, 1)) µs")
+            print(
+                "append median \(fmt(samples.median / 1e3, 1)) µs, mean \(fmt(samples.mean / 1e3, 1)) µs, max \(fmt(Double(samples.sorted.last ?? 0) / 1e3, 1)) µs"
+            )
         }
         return true
     }

@@ -19,7 +19,7 @@ enum QueryBenchmark {
                 + "of the 50 newest: it loads the entry index (every revision decrypted, as today) and builds the summaries. "
                 + "*Index build* is the first `search`: it builds the in-memory inverted index. The other rows are warm "
                 + "medians of \(repetitions) runs, each returning the first page of at most 50 rows (bodies of those rows read). "
-                + "*Scan* is today's way: `entries()` then a case-insensitive substring test of every body (warm).",
+                + "*Scan* is today's way: `entries()` then a case-insensitive substring test of every body (warm)."
         ]
         let sizes = shared.quick ? [2_000, 10_000] : [10_000, 50_000]
         var table = Table(["measure", "\(grouped(sizes[0])) entries", "\(grouped(sizes[1])) entries", "Pepys (3,413, real text)"])
@@ -48,8 +48,9 @@ enum QueryBenchmark {
             let (_, buildNs) = try timed { try vault.search("river") }
             m["index build (first search)"] = ms(buildNs)
             if let size = vault.searchIndexSize {
-                extra.append("search index at \(label): \(grouped(size.terms)) terms, \(grouped(size.postings)) postings "
-                    + "(≈ \(mebibytes(UInt64(size.postings) * 8)) MiB of postings and per-entry term lists)")
+                extra.append(
+                    "search index at \(label): \(grouped(size.terms)) terms, \(grouped(size.postings)) postings "
+                        + "(≈ \(mebibytes(UInt64(size.postings) * 8)) MiB of postings and per-entry term lists)")
             }
 
             func median(_ name: String, _ body: () throws -> EntryPage) throws {
@@ -103,7 +104,8 @@ enum QueryBenchmark {
             columns.append(m)
         }
         let order = [
-            "entry index load (every revision decrypted, as today)", "first query after it: summaries + page of 50", "index build (first search)", "first page of 50 newest (warm)", "next page (cursor)",
+            "entry index load (every revision decrypted, as today)", "first query after it: summaries + page of 50",
+            "index build (first search)", "first page of 50 newest (warm)", "next page (cursor)",
             "filter: tag", "filter: 2 tags, oldest first", "filter: one month", "filter: on this day", "filter: starred (none match)",
             "search: rare word (bridge)", "search: common word (the)", "search: prefix (walk)", "search: two words (river town)",
             "search: one letter prefix (t)", "search: no match (zzz)", "search + tag filter (river, #plague)",
@@ -120,12 +122,14 @@ enum QueryBenchmark {
         let judged: Bool? = shared.quick ? nil : true
         let worstSearch = searches.max() ?? .nan
         let worstFilter = filters.max() ?? .nan
-        section.targets.append(Target(
-            what: "warm text search at \(grouped(sizes[1])), worst query", target: "≤ 20 ms", measured: fmt(worstSearch, 2) + " ms",
-            met: judged.map { _ in worstSearch <= 20 }))
-        section.targets.append(Target(
-            what: "tag / date / on-this-day at \(grouped(sizes[1])), worst", target: "≤ 5 ms", measured: fmt(worstFilter, 2) + " ms",
-            met: judged.map { _ in worstFilter <= 5 }))
+        section.targets.append(
+            Target(
+                what: "warm text search at \(grouped(sizes[1])), worst query", target: "≤ 20 ms", measured: fmt(worstSearch, 2) + " ms",
+                met: judged.map { _ in worstSearch <= 20 }))
+        section.targets.append(
+            Target(
+                what: "tag / date / on-this-day at \(grouped(sizes[1])), worst", target: "≤ 5 ms", measured: fmt(worstFilter, 2) + " ms",
+                met: judged.map { _ in worstFilter <= 5 }))
         if let scanMs = big["scan: entries() + substring (bridge)"], let rare = big["search: rare word (bridge)"] {
             section.notes.append("search vs scan at \(grouped(sizes[1])) (bridge): \(ratio(scanMs / rare)) faster")
         }

@@ -115,15 +115,17 @@ enum ReadBenchmark {
         t.row("  forEachRecord (ms)", fmt(Double(lib.recordsNs) / 1e6, 1), "")
         t.row("plaintext throughput (MB/s)", fmt(libRate, 1), fmt(rawRate, 1))
         t.row("  forEachRecord alone (MB/s)", fmt(recordsOnlyRate, 1), "")
-        t.row("µs per record", fmt(Double(lib.totalNs) / 1e3 / Double(max(1, lib.records)), 2),
-              fmt(Double(base.ns) / 1e3 / Double(max(1, base.records)), 2))
+        t.row(
+            "µs per record", fmt(Double(lib.totalNs) / 1e3 / Double(max(1, lib.records)), 2),
+            fmt(Double(base.ns) / 1e3 / Double(max(1, base.records)), 2))
         let libCPU = library.map(\.cpuNs).sorted()[repetitions / 2]
         let baseCPU = rawCPU.sorted()[repetitions / 2]
         t.row("CPU time of the thread, median (ms)", fmt(Double(libCPU) / 1e6, 1), fmt(Double(baseCPU) / 1e6, 1))
         t.row("library ÷ raw throughput by CPU time", fmt(Double(baseCPU) / Double(libCPU), 2), "")
         let pairs = zip(library, raw).map { Double($0.1.ns) / Double($0.0.totalNs) }.sorted()
-        t.row("library ÷ raw throughput per alternating pair (min / median / max)",
-              "\(fmt(pairs.first ?? .nan, 2)) / \(fmt(pairs[pairs.count / 2], 2)) / \(fmt(pairs.last ?? .nan, 2))", "")
+        t.row(
+            "library ÷ raw throughput per alternating pair (min / median / max)",
+            "\(fmt(pairs.first ?? .nan, 2)) / \(fmt(pairs[pairs.count / 2], 2)) / \(fmt(pairs.last ?? .nan, 2))", "")
         t.row("records failing / commits verified", "\(lib.issues) / \(lib.allVerified ? "all" : "NOT all")", "")
         s.tables.append(("", t))
         if lib.plaintextBytes != base.bytes || lib.records != base.records {
@@ -198,7 +200,10 @@ struct RawFrames {
                         hasher.update(keyCommitment)
                         hasher.update(UnsafeRawBufferPointer(start: body, count: sealedEnd))
                         hash = hasher.finalize()
-                        if sodium_memcmp(hash, body + sealedEnd, 32) != 0 { failures += 1; continue }
+                        if sodium_memcmp(hash, body + sealedEnd, 32) != 0 {
+                            failures += 1
+                            continue
+                        }
                         let nonce = body
                         let sealed = body + 24
                         var plainCount: UInt64 = 0
@@ -207,9 +212,12 @@ struct RawFrames {
                                 p.baseAddress!, &plainCount, nil, sealed, UInt64(sealedEnd - 24), ad.baseAddress! + adCount * i,
                                 UInt64(adCount), nonce, k.baseAddress!)
                         }
-                        if rc != 0 { failures += 1; continue }
+                        if rc != 0 {
+                            failures += 1
+                            continue
+                        }
                         var n = Int(plainCount) - 1
-                        while n >= 0 && plain[n] == 0 { n -= 1 }   // strip 0x80 0x00…
+                        while n >= 0 && plain[n] == 0 { n -= 1 }  // strip 0x80 0x00…
                         if !b.compressed {
                             total += UInt64(max(0, n))
                             continue

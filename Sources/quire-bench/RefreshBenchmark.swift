@@ -66,23 +66,27 @@ enum RefreshBenchmark {
                 + "against the chain tip and decrypts only the new record, then compares that entry's heads "
                 + "(median of \(appends) appends; each change set is checked to be exactly the one added entry). "
                 + "\"Nothing appended\" is a second refresh right after. Before `refresh()` an app reloaded and listed the vault "
-                + "again (`reload()` + `entries()`, median of \(reloads)).",
+                + "again (`reload()` + `entries()`, median of \(reloads))."
         ]
-        var t = Table(["", ] + results.map { "\(grouped($0.entries)) entries" })
+        var t = Table([""] + results.map { "\(grouped($0.entries)) entries" })
         t.row(["refresh after one append (ms, median)"] + results.map { fmt($0.refresh.median / 1e6, 2) })
         t.row(["  p90 (ms)"] + results.map { fmt($0.refresh.percentile(0.9) / 1e6, 2) })
         t.row(["refresh, nothing appended (ms, median)"] + results.map { fmt($0.idle.median / 1e6, 3) })
         t.row(["reload + entries() (ms, median)"] + results.map { fmt($0.reload.median / 1e6, 1) })
         t.row(["  ÷ refresh"] + results.map { ratio($0.reload.median / $0.refresh.median) })
         if let first = results.first, let last = results.last, results.count > 1 {
-            t.row(["refresh@\(grouped(last.entries)) ÷ refresh@\(grouped(first.entries))", "", ratio(last.refresh.median / first.refresh.median)])
+            t.row([
+                "refresh@\(grouped(last.entries)) ÷ refresh@\(grouped(first.entries))", "",
+                ratio(last.refresh.median / first.refresh.median),
+            ])
         }
         s.tables.append(("", t))
         if let last = results.last {
             let judged = !shared.quick && last.entries == 50_000
-            s.targets.append(Target(
-                what: "refresh after another writer appended one entry, \(grouped(last.entries)) entries (median)",
-                target: "≤ 5 ms", measured: fmt(last.refresh.median / 1e6, 2) + " ms", met: judged ? last.refresh.median <= 5e6 : nil))
+            s.targets.append(
+                Target(
+                    what: "refresh after another writer appended one entry, \(grouped(last.entries)) entries (median)",
+                    target: "≤ 5 ms", measured: fmt(last.refresh.median / 1e6, 2) + " ms", met: judged ? last.refresh.median <= 5e6 : nil))
         }
         return s
     }

@@ -75,7 +75,7 @@ struct Target {
 
 /// One benchmark's results.
 struct Section {
-    let name: String          // the --only name
+    let name: String  // the --only name
     let title: String
     var explanation: [String] = []
     var tables: [(caption: String, table: Table)] = []
@@ -105,9 +105,15 @@ struct Section {
 
     func markdown() -> String {
         var out = ["## \(title)", ""]
-        for p in explanation { out.append(p); out.append("") }
+        for p in explanation {
+            out.append(p)
+            out.append("")
+        }
         for (caption, table) in tables {
-            if !caption.isEmpty { out.append("**\(caption)**"); out.append("") }
+            if !caption.isEmpty {
+                out.append("**\(caption)**")
+                out.append("")
+            }
             out.append(table.markdown())
             out.append("")
         }
@@ -157,10 +163,11 @@ struct Report {
         var out: [String] = []
         out.append("# Quire benchmarks")
         out.append("")
-        out.append("Figures from one run of `quire-bench`\(quick ? " **in `--quick` mode (smoke run: reduced sizes, targets not judged)**" : ""). "
-            + "Regenerate them with `make bench`, which runs `swift run -c release quire-bench --write BENCHMARKS.md` "
-            + "(it keeps the section \"Format 2 against format 1\", which `make bench-compare` writes). "
-            + "The benchmark only measures and reports; it never fails because of a timing.")
+        out.append(
+            "Figures from one run of `quire-bench`\(quick ? " **in `--quick` mode (smoke run: reduced sizes, targets not judged)**" : ""). "
+                + "Regenerate them with `make bench`, which runs `swift run -c release quire-bench --write BENCHMARKS.md` "
+                + "(it keeps the section \"Format 2 against format 1\", which `make bench-compare` writes). "
+                + "The benchmark only measures and reports; it never fails because of a timing.")
         out.append("")
         var m = Table(["Machine", ""])
         m.allLeft = true
@@ -176,16 +183,17 @@ struct Report {
         m.row("Load average (1/5/15 min) at start / end", "\(machine.loadAtStart) / \(loadAtEnd)")
         out.append(m.markdown())
         out.append("")
-        out.append("Timings use `ProcessStats.monotonicNanoseconds()` (CLOCK_MONOTONIC). MB means 10⁶ bytes, MiB 2²⁰. "
-            + "Each library figure is compared with the raw primitives (libsodium XChaCha20-Poly1305, zstd) measured in the same run "
-            + "on the same bytes. Files live in a private directory under /tmp that is removed at the end; "
-            + "they stay in the page cache, so reads are served from memory, not from the disk. "
-            + "The machine may be shared with other work (see the load average), so timings carry noise; where sizes or "
-            + "paths are compared, their runs are interleaved so that the noise falls on both sides alike.")
+        out.append(
+            "Timings use `ProcessStats.monotonicNanoseconds()` (CLOCK_MONOTONIC). MB means 10⁶ bytes, MiB 2²⁰. "
+                + "Each library figure is compared with the raw primitives (libsodium XChaCha20-Poly1305, zstd) measured in the same run "
+                + "on the same bytes. Files live in a private directory under /tmp that is removed at the end; "
+                + "they stay in the page cache, so reads are served from memory, not from the disk. "
+                + "The machine may be shared with other work (see the load average), so timings carry noise; where sizes or "
+                + "paths are compared, their runs are interleaved so that the noise falls on both sides alike.")
         out.append("")
         var summary = Table(["Benchmark", "Target", "Goal", "Measured", "Verdict"])
         summary.allLeft = true
-        let ordered = sections.sorted { $0.title < $1.title }   // "1. …" to "4. …", the issue's order
+        let ordered = sections.sorted { $0.title < $1.title }  // "1. …" to "4. …", the issue's order
         for s in ordered {
             for t in s.targets { summary.row(s.title, t.what, t.target, t.measured, t.met == false ? "**" + t.verdict + "**" : t.verdict) }
         }
@@ -193,7 +201,10 @@ struct Report {
         out.append("")
         out.append(summary.markdown())
         out.append("")
-        for c in carried { out.append(c); out.append("") }
+        for c in carried {
+            out.append(c)
+            out.append("")
+        }
         for s in ordered { out.append(s.markdown()) }
         return out.joined(separator: "\n")
     }

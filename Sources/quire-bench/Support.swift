@@ -2,17 +2,18 @@
 // directories, whole-file hashing, child processes and machine information.
 // Nothing here asserts anything about time; it only measures and reports.
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import CSodium
 import CZstd
 @_spi(Crypto) import QuireCrypto
 import QuireSystem
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A failure of the benchmark harness itself (not a measurement).
 struct BenchError: Error, CustomStringConvertible {
@@ -222,7 +223,8 @@ func selfExecutablePath() -> String {
 func runProcess(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
     var fds: [Int32] = [0, 0]
     guard pipe(&fds) == 0 else { throw BenchError("pipe failed (errno \(errno))") }
-    let readEnd = fds[0], writeEnd = fds[1]
+    let readEnd = fds[0]
+    let writeEnd = fds[1]
 
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
@@ -322,15 +324,16 @@ struct MachineInfo {
             m.kernel = "\(sys) \(rel) \(machine)"
         }
         if let result = try? runProcess("/bin/sh", ["sh", "-c", "swift --version 2>/dev/null | head -n 1"]),
-           result.status == 0 {
+            result.status == 0
+        {
             let line = result.output.trimmingSpaces()
             if !line.isEmpty { m.swiftVersion = line }
         }
         if m.swiftVersion == "unknown" {
             #if compiler(>=6.3)
-            m.swiftVersion = "compiled with Swift 6.3 or later"
+                m.swiftVersion = "compiled with Swift 6.3 or later"
             #else
-            m.swiftVersion = "compiled with Swift before 6.3"
+                m.swiftVersion = "compiled with Swift before 6.3"
             #endif
         }
         m.sodiumVersion = String(cString: sodium_version_string())

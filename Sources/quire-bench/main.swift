@@ -5,15 +5,16 @@
 //
 // NAME is one of: overhead, attachment, append, read, keys, sync, flood, commits, import, export, pdf, query, refresh, cache.
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import CSodium
 import QuireSystem
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Command-line options.
 struct Options {
@@ -22,7 +23,8 @@ struct Options {
     var only: Set<String>?
 
     static let benchmarks = [
-        "overhead", "attachment", "append", "read", "keys", "sync", "flood", "commits", "import", "export", "pdf", "query", "refresh", "cache", "open",
+        "overhead", "attachment", "append", "read", "keys", "sync", "flood", "commits", "import", "export", "pdf", "query", "refresh",
+        "cache", "open",
     ]
 
     static func parse(_ args: [String]) throws -> Options {
@@ -45,7 +47,8 @@ struct Options {
                 }
                 o.only = (o.only ?? []).union(names)
             case "--help", "-h":
-                print("""
+                print(
+                    """
                     usage: quire-bench [--quick] [--only NAME[,NAME…]] [--write PATH]
                       --quick       smaller sizes (a smoke run); every benchmark still runs
                       --only NAME   run only these: \(benchmarks.joined(separator: ", "))
@@ -66,7 +69,13 @@ struct Options {
 func mainEntry() -> Int32 {
     let args = Array(CommandLine.arguments.dropFirst())
     if args.first == "--import-child" {
-        do { try ImportBenchmark.childMain(Array(args.dropFirst())); return 0 } catch { FileHandleStderr.write("quire-bench import child: \(error)\n"); return 1 }
+        do {
+            try ImportBenchmark.childMain(Array(args.dropFirst()))
+            return 0
+        } catch {
+            FileHandleStderr.write("quire-bench import child: \(error)\n")
+            return 1
+        }
     }
     if args.first == "--pdf-child" { return PDFBenchmark.runChild(Array(args.dropFirst())) }
     if args.first == "--compare-child" { return CompareChild.main(Array(args.dropFirst())) }
@@ -94,7 +103,9 @@ func mainEntry() -> Int32 {
     var command = "quire-bench"
     if !args.isEmpty { command += " " + args.joined(separator: " ") }
     var report = Report(machine: MachineInfo.collect(), quick: options.quick, command: command)
-    print("quire-bench\(options.quick ? " (quick)" : ""): \(report.machine.cpuModel), nproc \(report.machine.processors), \(report.machine.swiftVersion)")
+    print(
+        "quire-bench\(options.quick ? " (quick)" : ""): \(report.machine.cpuModel), nproc \(report.machine.processors), \(report.machine.swiftVersion)"
+    )
 
     let workspace: TempDirectory
     do { workspace = try TempDirectory(prefix: "quire-bench") } catch {

@@ -12,7 +12,10 @@ import QuireSystem
 
 let fixtures = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "Tests/Fixtures"
 guard FileManager.default.fileExists(atPath: fixtures + "/pepys.jsonl") else {
-    FileHandle.standardError.write(Data("quire-demo: error: no pepys.jsonl in \(fixtures)\nquire-demo: hint: run it from the repository root, or give the fixtures folder: quire-demo Tests/Fixtures\n".utf8))
+    FileHandle.standardError.write(
+        Data(
+            "quire-demo: error: no pepys.jsonl in \(fixtures)\nquire-demo: hint: run it from the repository root, or give the fixtures folder: quire-demo Tests/Fixtures\n"
+                .utf8))
     exit(1)
 }
 let work = NSTemporaryDirectory() + "quire-demo-\(getpid())"
@@ -40,11 +43,15 @@ try step {
     let (laptop, _) = try laptopStore.loadOrCreate(name: "Laptop", now: ProcessStats.wallClockMilliseconds(), using: SystemRandom())
     _ = try Vault.create(at: path, setup: VaultSetup(name: "The Diary of Samuel Pepys", recoveryKey: recovery, device: laptop))
     vault = try Vault.open(at: path, store: laptopStore)
-    return "made this device's key (\(laptop.name), fingerprint \(laptop.fingerprint)) and Journal.quire; recovery key (shown once): \(recovery.code())"
+    return
+        "made this device's key (\(laptop.name), fingerprint \(laptop.fingerprint)) and Journal.quire; recovery key (shown once): \(recovery.code())"
 }
 
 // 2. Every diary entry, from the bundled JSON lines, in commits of 500.
-struct Line: Decodable { let date: String; let text: String }
+struct Line: Decodable {
+    let date: String
+    let text: String
+}
 let lines = try String(contentsOfFile: fixtures + "/pepys.jsonl", encoding: .utf8).split(separator: "\n")
 let london = TimeZone(identifier: "Europe/London")!
 var calendar = Calendar(identifier: .gregorian)
@@ -58,8 +65,11 @@ try step {
         let author = vault.author
         try vault.commit { (tx: VaultTransaction) throws(VaultError) in
             for body in bodies {
-                try tx.append(EntryRevision(entryID: EntryID(using: SystemRandom()), revisionID: RevisionID(using: SystemRandom()),
-                                            clock: HybridLogicalClock(milliseconds: UInt64(ProcessStats.wallClockMilliseconds()), counter: 0), device: author, body: body))
+                try tx.append(
+                    EntryRevision(
+                        entryID: EntryID(using: SystemRandom()), revisionID: RevisionID(using: SystemRandom()),
+                        clock: HybridLogicalClock(milliseconds: UInt64(ProcessStats.wallClockMilliseconds()), counter: 0), device: author,
+                        body: body))
             }
         }
         batch = []
@@ -68,7 +78,10 @@ try step {
         let entry = try JSONDecoder().decode(Line.self, from: Data(line.utf8))
         let parts = entry.date.split(separator: "-").compactMap { Int($0) }
         let date = calendar.date(from: DateComponents(year: parts[0], month: parts[1], day: parts[2], hour: 22))!
-        batch.append(EntryBody(created: Int64(date.timeIntervalSince1970 * 1000), timeZone: "Europe/London", isAllDay: true, text: entry.text, tags: ["pepys"], journal: "Diary"))
+        batch.append(
+            EntryBody(
+                created: Int64(date.timeIntervalSince1970 * 1000), timeZone: "Europe/London", isAllDay: true, text: entry.text,
+                tags: ["pepys"], journal: "Diary"))
         count += 1
         bytes += entry.text.utf8.count
         if batch.count == 500 { try flush() }
@@ -85,10 +98,13 @@ try step {
     try vault.commit { (tx: VaultTransaction) throws(VaultError) in
         stored = try tx.storeAttachment(from: source, mediaType: "image/jpeg")
         let ref = AttachmentReference(id: Array("photo-1".utf8), blob: stored!.blob, mediaType: "image/jpeg", fileName: "photo.jpg")
-        try tx.append(EntryRevision(
-            entryID: EntryID(using: SystemRandom()), revisionID: RevisionID(using: SystemRandom()),
-            clock: HybridLogicalClock(milliseconds: UInt64(ProcessStats.wallClockMilliseconds()), counter: 1), device: author,
-            body: EntryBody(created: ProcessStats.wallClockMilliseconds(), timeZone: "Europe/London", text: "Read Pepys all evening. ![](quire-attachment://70686f746f2d31)", tags: ["today"], attachments: [ref])))
+        try tx.append(
+            EntryRevision(
+                entryID: EntryID(using: SystemRandom()), revisionID: RevisionID(using: SystemRandom()),
+                clock: HybridLogicalClock(milliseconds: UInt64(ProcessStats.wallClockMilliseconds()), counter: 1), device: author,
+                body: EntryBody(
+                    created: ProcessStats.wallClockMilliseconds(), timeZone: "Europe/London",
+                    text: "Read Pepys all evening. ![](quire-attachment://70686f746f2d31)", tags: ["today"], attachments: [ref])))
     }
     let size = (try? FileSystem.size(path)) ?? 0
     return "added today's entry with a \(stored!.byteCount)-byte photo; the vault is \(size / 1024) KiB"
@@ -120,7 +136,8 @@ try step {
     for f in s.frames { kinds[f.header.kind.description, default: 0] += 1 }
     // "entry revision" → "entry revisions" for counts other than one.
     let list = kinds.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)\($0.value == 1 ? "" : "s")" }.joined(separator: ", ")
-    return "without a key the file shows: vault id \(s.header.vaultID.description.prefix(8))…, \(list) (each keyring is stored twice); no text, dates, names or tags"
+    return
+        "without a key the file shows: vault id \(s.header.vaultID.description.prefix(8))…, \(list) (each keyring is stored twice); no text, dates, names or tags"
 }
 
 // 7. Damage: flip one bit in the middle of the file.
@@ -133,7 +150,8 @@ try step {
     let report = v.verify()
     let lost = report.issues.filter(\.isDamage).map { "\($0.code) at offset \($0.offset ?? 0)" }.joined(separator: "; ")
     defer { try? FileManager.default.removeItem(atPath: damaged) }  // not a conflicted copy: step 12 must not find it
-    return "a flipped bit in a copy (Damaged.quire): \(try v.entries().count) of \(lines.count + 1) entries still read; verify names the damage: \(lost)"
+    return
+        "a flipped bit in a copy (Damaged.quire): \(try v.entries().count) of \(lines.count + 1) entries still read; verify names the damage: \(lost)"
 }
 
 // 8. A crash in the middle of an append.
@@ -149,7 +167,8 @@ try step {
     try v.add(EntryBody(created: ProcessStats.wallClockMilliseconds(), text: "Written after the crash."))
     let after = try Vault.open(at: torn, credential: .recoveryKey(recovery), writable: false)
     defer { try? FileManager.default.removeItem(atPath: torn) }
-    return "a torn write at the end of a copy (Torn.quire): \(before) entries survive; the next append cuts the tail off; now \(try after.entries().count), verify: \(after.verify().issues.count) issues"
+    return
+        "a torn write at the end of a copy (Torn.quire): \(before) entries survive; the next append cuts the tail off; now \(try after.entries().count), verify: \(after.verify().issues.count) issues"
 }
 
 // 9. A second device: it shows its code, the laptop enrolls it after the
@@ -161,7 +180,8 @@ try step {
     let onPhone = try Vault.open(at: path, store: phoneStore)
     try onPhone.add(EntryBody(created: ProcessStats.wallClockMilliseconds(), text: "Written on the phone."))
     try vault.reload()
-    return "enrolled \"\(member.name)\" in Journal.quire from its device code (fingerprint \(DeviceCode.fingerprint(of: member.publicKey)) on both screens); it wrote an entry; the laptop reads \(try vault.entries().count) entries"
+    return
+        "enrolled \"\(member.name)\" in Journal.quire from its device code (fingerprint \(DeviceCode.fingerprint(of: member.publicKey)) on both screens); it wrote an entry; the laptop reads \(try vault.entries().count) entries"
 }
 
 // 10. The phone is lost: remove it. New records are sealed under a new
@@ -171,7 +191,8 @@ try step {
     try vault.add(EntryBody(created: ProcessStats.wallClockMilliseconds(), text: "Written after the phone was lost."))
     let phone = try phoneStore.load()!
     let phoneView = try Vault.open(at: path, credential: .device(phone.keyPair), writable: false)
-    return "removed the phone (epoch \(try vault.keyState().epoch)) and wrote one more entry: the laptop reads \(try vault.entries().count) entries, the lost phone still \(try phoneView.entries().count), none written after its removal"
+    return
+        "removed the phone (epoch \(try vault.keyState().epoch)) and wrote one more entry: the laptop reads \(try vault.entries().count) entries, the lost phone still \(try phoneView.entries().count), none written after its removal"
 }
 
 // 11. Who can decrypt what, derived from the file.
@@ -188,11 +209,13 @@ try step {
     let conflict = work + "/" + name
     try FileManager.default.copyItem(atPath: path, toPath: conflict)
     let laptop = try laptopStore.load()!
-    try Vault.open(at: conflict, credential: .device(laptop.keyPair)).add(EntryBody(created: ProcessStats.wallClockMilliseconds(), text: "Written in the other copy."))
+    try Vault.open(at: conflict, credential: .device(laptop.keyPair)).add(
+        EntryBody(created: ProcessStats.wallClockMilliseconds(), text: "Written in the other copy."))
     try vault.add(EntryBody(created: ProcessStats.wallClockMilliseconds(), text: "Written here at the same time."))
     let report = try vault.foldConflictCopies()
     let copy = report.copies[0]
-    return "a sync tool kept a conflicted copy (\(name), \(copy.copy.tool.map(\.rawValue) ?? "unknown tool")); folding it added \(copy.merge?.framesAdded ?? 0) record\(copy.merge?.framesAdded == 1 ? "" : "s") and kept the first \(copy.merge?.commonPrefixByteCount ?? 0) bytes as they were; the copy was \(copy.deleted ? "deleted" : "kept"); the vault reads \(try vault.entries().count) entries"
+    return
+        "a sync tool kept a conflicted copy (\(name), \(copy.copy.tool.map(\.rawValue) ?? "unknown tool")); folding it added \(copy.merge?.framesAdded ?? 0) record\(copy.merge?.framesAdded == 1 ? "" : "s") and kept the first \(copy.merge?.commonPrefixByteCount ?? 0) bytes as they were; the copy was \(copy.deleted ? "deleted" : "kept"); the vault reads \(try vault.entries().count) entries"
 }
 
 // 13. Compact with a rekey: the lost phone now opens nothing.
@@ -200,6 +223,7 @@ try step {
     let report = try vault.compact(CompactionOptions(rekey: true))
     let phone = try phoneStore.load()!
     let phoneReads = try Vault.open(at: path, credential: .device(phone.keyPair), writable: false).entries().count
-    return "compacted with a rekey (epoch \(report.rekeyedEpoch ?? 0)): \(report.bytesBefore / 1024) KiB → \(report.bytesAfter / 1024) KiB, \(report.revisionsAfter) entries sealed again; the laptop reads \(try vault.entries().count), the lost phone \(phoneReads)"
+    return
+        "compacted with a rekey (epoch \(report.rekeyedEpoch ?? 0)): \(report.bytesBefore / 1024) KiB → \(report.bytesAfter / 1024) KiB, \(report.revisionsAfter) entries sealed again; the laptop reads \(try vault.entries().count), the lost phone \(phoneReads)"
 }
 print("demo finished")

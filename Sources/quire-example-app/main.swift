@@ -242,7 +242,8 @@ let start: Int64 = 1_735_689_600_000
     guard let conflict = try await vault.entry(target) else { throw ExampleFailure(what: "entry \(target) is missing after the fold") }
     Checks.expect(conflict.conflictingHeads.count, 1, "the entry shows a conflict of two versions")
     Checks.expect(
-        await eventually { await log.changes(.otherWriter).flatMap(\.conflictsAppeared).contains(target) }, "the conflict observed as appeared")
+        await eventually { await log.changes(.otherWriter).flatMap(\.conflictsAppeared).contains(target) },
+        "the conflict observed as appeared")
 
     // 10. Resolve: keep the laptop's text and the phone's words, replacing both heads.
     var resolved = conflict.body

@@ -31,7 +31,8 @@ do {
         print(device.code)
     case ("create", 3):
         let (device, _) = try store.loadOrCreate(name: args[2], now: now, using: SystemRandom())
-        _ = try Vault.create(at: args[1], setup: VaultSetup(name: "Synced journal", recoveryKey: try RecoveryKey(using: SystemRandom()), device: device))
+        _ = try Vault.create(
+            at: args[1], setup: VaultSetup(name: "Synced journal", recoveryKey: try RecoveryKey(using: SystemRandom()), device: device))
         print("created \(args[1])")
     case ("enroll", 4):
         try Vault.open(at: args[1], store: store).enrollDevice(code: args[2], name: args[3])
@@ -49,7 +50,9 @@ do {
             if let e = c.error {
                 print("\(name): failed: \(e)")
             } else {
-                print("\(name): \(c.copy.tool?.rawValue ?? "unknown tool"), \(c.merge?.framesAdded ?? 0) frames added, \(c.deleted ? "deleted" : "kept")")
+                print(
+                    "\(name): \(c.copy.tool?.rawValue ?? "unknown tool"), \(c.merge?.framesAdded ?? 0) frames added, \(c.deleted ? "deleted" : "kept")"
+                )
             }
         }
         if report.copies.isEmpty { print("no conflict copies") }

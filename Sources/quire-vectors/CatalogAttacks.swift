@@ -1,7 +1,7 @@
 @_spi(Crypto) import QuireCrypto
-import QuireVectors
 @_spi(Format) import QuireFormat
 @_spi(Format) import QuireKeys
+import QuireVectors
 
 /// One vector per attack of issue 12, named `attack-…`. Each is a file
 /// that format 1 read the attacker's way; its comment says what the attack
@@ -24,11 +24,16 @@ extension Catalog {
                 // Anyone holding the epoch-2 key (a passphrase holder, an
                 // escrow custodian) re-seals the keyring under fresh nonces.
                 var copies: [Item] = []
-                for _ in 0..<8 { copies.append(.plaintext(.keyring, try KeyringForge.reseal(body, key: k2, vaultID: b.vaultID, random: b.random))) }
+                for _ in 0..<8 {
+                    copies.append(.plaintext(.keyring, try KeyringForge.reseal(body, key: k2, vaultID: b.vaultID, random: b.random)))
+                }
                 let idx = try b.commit(copies, attest: CommitAttestation.none)
                 try b.commit([.entry(b.entry("after"))])
-                return try b.vector("damaged", comment: "attack: a holder of the epoch key (not of the signer's key) re-seals a trusted keyring under 8 fresh nonces. Format 1 signed neither nonce nor key, so each copy got a new id and became a trusted head (65 froze every new epoch). Now the signature covers the nonce: each copy is keyring_unauthenticated, no extra head appears",
-                                    issues: idx.map { ("keyring_unauthenticated", b.offset($0!)) })
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack: a holder of the epoch key (not of the signer's key) re-seals a trusted keyring under 8 fresh nonces. Format 1 signed neither nonce nor key, so each copy got a new id and became a trusted head (65 froze every new epoch). Now the signature covers the nonce: each copy is keyring_unauthenticated, no extra head appears",
+                    issues: idx.map { ("keyring_unauthenticated", b.offset($0!)) })
             },
             {
                 let b = try VectorBuilder("attack-member-flood-heads", deviceSeed: phoneSeed)
@@ -37,7 +42,11 @@ extension Catalog {
                 var flood: [Item] = []
                 for _ in 0..<70 {
                     let k = try b.freshKey(2)
-                    flood.append(.plaintext(.keyring, try b.keyring(k, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: k), members: b.members, signer: phone)))
+                    flood.append(
+                        .plaintext(
+                            .keyring,
+                            try b.keyring(
+                                k, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: k), members: b.members, signer: phone)))
                 }
                 let idx = try b.commit(flood, attest: .sign(phone))
                 // The recovery key removes the phone, with a parent that
@@ -46,27 +55,45 @@ extension Catalog {
                 let (k2, removal) = try child(b, members: kept, removed: [b.members[1]], reason: "remove")
                 try b.addKeyring(k2, removal, members: kept)
                 try b.commit([.entry(b.entry("after the removal"))])
-                return try b.vector("damaged", comment: "attack: an enrolled phone writes 70 sibling epoch-2 keyrings, 70 trusted heads. Format 1 then refused every new-epoch operation over 64 heads, so the phone could not be removed. Now a removal chooses its parents (here the root, leaving the phone's branch out) and the recovery key's removal always wins: all 70 are cut (rule 6), one head remains",
-                                    issues: idx.map { ("keyring_unauthenticated", b.offset($0!)) })
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack: an enrolled phone writes 70 sibling epoch-2 keyrings, 70 trusted heads. Format 1 then refused every new-epoch operation over 64 heads, so the phone could not be removed. Now a removal chooses its parents (here the root, leaving the phone's branch out) and the recovery key's removal always wins: all 70 are cut (rule 6), one head remains",
+                    issues: idx.map { ("keyring_unauthenticated", b.offset($0!)) })
             },
             {
-                let b = try VectorBuilder("attack-history-flood", extraSlots: { key, id, r in
-                    var p = Array("correct horse battery staple".utf8)
-                    return [StoredSlot(slot: try SlotCrypto.passphraseSlot(for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id, random: r))]
-                })
+                let b = try VectorBuilder(
+                    "attack-history-flood",
+                    extraSlots: { key, id, r in
+                        var p = Array("correct horse battery staple".utf8)
+                        return [
+                            StoredSlot(
+                                slot: try SlotCrypto.passphraseSlot(
+                                    for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id,
+                                    random: r))
+                        ]
+                    })
                 try b.commit([.entry(b.entry("the journal"))])
                 let root = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil)
-                guard case let .passphrase(salt, ops, mem, pk, _) = root.publicPart.slots.last! else { fatalError() }
+                guard case .passphrase(let salt, let ops, let mem, let pk, _) = root.publicPart.slots.last! else { fatalError() }
                 // Built from public data only: the root's id, its passphrase
                 // slot's salt and cost, random keys and boxes.
                 var frames: [[UInt8]] = []
-                let huge = KeyringPublic(epoch: 2, keyCommit: b.random.bytes(32), parents: (0..<100).map { _ in KeyringID(unchecked: b.random.bytes(32)) },
-                                         links: (0..<100).map { _ in b.random.bytes(KeyringRecord.linkByteCount) }, isEscrowFree: false, slotEntries: [])
+                let huge = KeyringPublic(
+                    epoch: 2, keyCommit: b.random.bytes(32), parents: (0..<100).map { _ in KeyringID(unchecked: b.random.bytes(32)) },
+                    links: (0..<100).map { _ in b.random.bytes(KeyringRecord.linkByteCount) }, isEscrowFree: false, slotEntries: [])
                 let hugeBody = KeyringForge.assemble(publicBytes: huge.encoded(), nonce: b.random.bytes(24), sealed: b.random.bytes(64))
                 frames.append(Edit.plaintextFrame(kind: .keyring, keyID: KeyID(commitment: huge.keyCommit), body: hugeBody))
                 for _ in 0..<300 {
-                    let pub = KeyringPublic(epoch: 2, keyCommit: b.random.bytes(32), parents: [b.rootID], links: [b.random.bytes(KeyringRecord.linkByteCount)], isEscrowFree: false,
-                                            slotEntries: [StoredSlot(slot: .passphrase(salt: salt, opsLimit: ops, memLimitBytes: mem, publicKey: pk, box: b.random.bytes(KeySlot.boxByteCount)))])
+                    let pub = KeyringPublic(
+                        epoch: 2, keyCommit: b.random.bytes(32), parents: [b.rootID], links: [b.random.bytes(KeyringRecord.linkByteCount)],
+                        isEscrowFree: false,
+                        slotEntries: [
+                            StoredSlot(
+                                slot: .passphrase(
+                                    salt: salt, opsLimit: ops, memLimitBytes: mem, publicKey: pk, box: b.random.bytes(KeySlot.boxByteCount))
+                            )
+                        ])
                     let body = KeyringForge.assemble(publicBytes: pub.encoded(), nonce: b.random.bytes(24), sealed: b.random.bytes(17))
                     frames.append(Edit.plaintextFrame(kind: .keyring, keyID: KeyID(commitment: pub.keyCommit), body: body))
                 }
@@ -75,14 +102,20 @@ extension Catalog {
                 for f in frames { bytes += f }
                 let commitAt = UInt64(bytes.count)
                 bytes += CommitChain.commitHeader(keyID: b.keys.writeKey!.id).encoded() + b.random.bytes(CommitChain.bodyByteCount)
-                return try b.vector("damaged", comment: "attack: from public data alone, a keyring naming 100 parents and 300 unopenable keyrings whose passphrase slots copy the real slot's salt and cost. Format 1 tried every history key of every keyring by trial decryption (minutes with a passphrase). Now keys are found by commitment: the 100-parent keyring is malformed (over 64), the 300 are never opened (neither trusted nor rejected), each of their slots costs one sealed-box open and no Argon2id run; the vault opens, with issues", body: bytes,
-                                    issues: [("malformed_keyring", start), ("commit_mismatch", commitAt)], passphrase: "correct horse battery staple")
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack: from public data alone, a keyring naming 100 parents and 300 unopenable keyrings whose passphrase slots copy the real slot's salt and cost. Format 1 tried every history key of every keyring by trial decryption (minutes with a passphrase). Now keys are found by commitment: the 100-parent keyring is malformed (over 64), the 300 are never opened (neither trusted nor rejected), each of their slots costs one sealed-box open and no Argon2id run; the vault opens, with issues",
+                    body: bytes,
+                    issues: [("malformed_keyring", start), ("commit_mismatch", commitAt)], passphrase: "correct horse battery staple")
             },
             {
                 let b = try VectorBuilder("attack-rewrite-body-keep-tag")
                 var r = b.entry("Paid the builder 10 pounds for the roof.")
                 r.body.extra = CBORMap(text: [("noise", .bytes(b.random.bytes(160)))])
-                let idx = try b.commit([.sealed(.entryRevision, r.encoded(), compress: false), .entry(b.entry("a neighbour in the same commit"))])
+                let idx = try b.commit([
+                    .sealed(.entryRevision, r.encoded(), compress: false), .entry(b.entry("a neighbour in the same commit")),
+                ])
                 var bytes = try b.bytes()
                 let f = b.frame(idx[0]!)
                 // A holder of the record key rewrites "10" as "90" and keeps
@@ -100,30 +133,54 @@ extension Catalog {
                 let noiseAt = find(Array("noise".utf8), in: plaintext)! + 5 + 2
                 let j = textAt / 16
                 let candidates = Array(((noiseAt + 15) / 16)..<((noiseAt + 160) / 16))
-                guard let forged = TagForgery.rewrite(ciphertext: ciphertext, plaintext: plaintext, key: key, nonce: nonce, block: j,
-                                                      newBlock: Array(forgedPlain[(j * 16)..<(j * 16 + 16)]), candidates: candidates) else { fatalError("no forgery") }
+                guard
+                    let forged = TagForgery.rewrite(
+                        ciphertext: ciphertext, plaintext: plaintext, key: key, nonce: nonce, block: j,
+                        newBlock: Array(forgedPlain[(j * 16)..<(j * 16 + 16)]), candidates: candidates)
+                else { fatalError("no forgery") }
                 bytes.replaceSubrange((bodyStart + 24)..<(sealedEnd - 16), with: forged)
                 Edit.fixBodyHash(&bytes, frameAt: Int(f.location.offset), keyCommitment: b.keys.writeKey!.commitment)
                 let ad = SealedFrame.associatedData(vaultID: b.vaultID, header: f.header, publicHeader: [])
-                let opened = try XChaCha20Poly1305.open(Array(bytes[(bodyStart + 24)..<sealedEnd]), key: key, nonce: nonce, authenticating: ad)
+                let opened = try XChaCha20Poly1305.open(
+                    Array(bytes[(bodyStart + 24)..<sealedEnd]), key: key, nonce: nonce, authenticating: ad)
                 guard let n = opened.lastIndex(where: { $0 != 0 }) else { fatalError() }
                 let payload = Array(opened[0..<n])
-                guard let rewritten = try? EntryRevision(decoding: payload), rewritten.body.text.contains("90 pounds") else { fatalError("the forged record does not decode") }
-                b.released[b.released.firstIndex { $0.frame == idx[0]! }!] = (frame: idx[0]!, kind: RecordKind.entryRevision.rawValue, payload: payload)
-                return try b.vector("damaged", comment: "attack: a key holder rewrites a record (\"10 pounds\" becomes \"90 pounds\", a noise field absorbs the difference) so that it keeps its Poly1305 tag, and recomputes the body hash. Format 1's chain covered header and tag only, so the forgery stayed verified. Now the chain covers the body hash: the commit does not verify, and the rewritten record and its neighbour are released unverified", body: bytes,
-                                    issues: [("commit_mismatch", b.commitFrame(of: idx[0]!).location.offset)])
+                guard let rewritten = try? EntryRevision(decoding: payload), rewritten.body.text.contains("90 pounds") else {
+                    fatalError("the forged record does not decode")
+                }
+                b.released[b.released.firstIndex { $0.frame == idx[0]! }!] = (
+                    frame: idx[0]!, kind: RecordKind.entryRevision.rawValue, payload: payload
+                )
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack: a key holder rewrites a record (\"10 pounds\" becomes \"90 pounds\", a noise field absorbs the difference) so that it keeps its Poly1305 tag, and recomputes the body hash. Format 1's chain covered header and tag only, so the forgery stayed verified. Now the chain covers the body hash: the commit does not verify, and the rewritten record and its neighbour are released unverified",
+                    body: bytes,
+                    issues: [("commit_mismatch", b.commitFrame(of: idx[0]!).location.offset)])
             },
             {
-                let b = try VectorBuilder("attack-passphrase-writes-unattested", extraSlots: { key, id, r in
-                    var p = Array("correct horse battery staple".utf8)
-                    return [StoredSlot(slot: try SlotCrypto.passphraseSlot(for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id, random: r))]
-                })
+                let b = try VectorBuilder(
+                    "attack-passphrase-writes-unattested",
+                    extraSlots: { key, id, r in
+                        var p = Array("correct horse battery staple".utf8)
+                        return [
+                            StoredSlot(
+                                slot: try SlotCrypto.passphraseSlot(
+                                    for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id,
+                                    random: r))
+                        ]
+                    })
                 try b.commit([.entry(b.entry("written by a member"))])
                 // The passphrase holder (who can read) appends an entry that
                 // claims to come from the recovery key's device id, in a
                 // commit whose head is valid but which no member attests.
-                try b.commit([.entry(b.entry("written by the passphrase holder, claiming to be the owner"))], attest: CommitAttestation.none)
-                return try b.vector("success", comment: "attack: a passphrase holder (read-only in the README) appends an entry with any device field. Format 1 released it verified, as if a device wrote it. Now every member signs its commits inside the sealed part: this commit verifies but is not attested, so its record is released unattested (unattested: 1) and must not be shown as written by a member")
+                try b.commit(
+                    [.entry(b.entry("written by the passphrase holder, claiming to be the owner"))], attest: CommitAttestation.none)
+                return try b.vector(
+                    "success",
+                    comment:
+                        "attack: a passphrase holder (read-only in the README) appends an entry with any device field. Format 1 released it verified, as if a device wrote it. Now every member signs its commits inside the sealed part: this commit verifies but is not attested, so its record is released unattested (unattested: 1) and must not be shown as written by a member"
+                )
             },
             {
                 let b = try VectorBuilder("attack-keyless-critical-kind")
@@ -134,23 +191,35 @@ extension Catalog {
                 bytes += frame
                 let commitAt = UInt64(bytes.count)
                 bytes += CommitChain.commitHeader(keyID: b.keys.writeKey!.id).encoded() + b.random.bytes(CommitChain.bodyByteCount)
-                return try b.vector("damaged", comment: "attack: a writer holding no key appends a 48-byte frame of unknown critical kind 0x21 and a junk commit (232 bytes). Format 1 refused to open the vault with every credential (\"update Quire\"). Now a critical kind stops a reader only inside a verified, attested commit: here it is a per-frame issue and the vault opens", body: bytes,
-                                    issues: [("unknown_critical_kind", at), ("commit_mismatch", commitAt)])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack: a writer holding no key appends a 48-byte frame of unknown critical kind 0x21 and a junk commit (232 bytes). Format 1 refused to open the vault with every credential (\"update Quire\"). Now a critical kind stops a reader only inside a verified, attested commit: here it is a per-frame issue and the vault opens",
+                    body: bytes,
+                    issues: [("unknown_critical_kind", at), ("commit_mismatch", commitAt)])
             },
             {
                 let b = try VectorBuilder("attack-forged-newer-keyring", deviceSeed: phoneSeed)
                 try b.commit([.entry(b.entry("the journal"))])
                 // A keyless writer forges an epoch-2 keyring naming the root
                 // as parent, with a slot for the phone and a random link.
-                let pub = KeyringPublic(epoch: 2, keyCommit: b.random.bytes(32), parents: [b.rootID], links: [b.random.bytes(KeyringRecord.linkByteCount)], isEscrowFree: false,
-                                        slotEntries: [StoredSlot(slot: .device(box: b.random.bytes(KeySlot.boxByteCount)))])
-                let frame = Edit.plaintextFrame(kind: .keyring, keyID: KeyID(commitment: pub.keyCommit), body: KeyringForge.assemble(publicBytes: pub.encoded(), nonce: b.random.bytes(24), sealed: b.random.bytes(300)))
+                let pub = KeyringPublic(
+                    epoch: 2, keyCommit: b.random.bytes(32), parents: [b.rootID], links: [b.random.bytes(KeyringRecord.linkByteCount)],
+                    isEscrowFree: false,
+                    slotEntries: [StoredSlot(slot: .device(box: b.random.bytes(KeySlot.boxByteCount)))])
+                let frame = Edit.plaintextFrame(
+                    kind: .keyring, keyID: KeyID(commitment: pub.keyCommit),
+                    body: KeyringForge.assemble(publicBytes: pub.encoded(), nonce: b.random.bytes(24), sealed: b.random.bytes(300)))
                 var bytes = try b.bytes()
                 bytes += frame
                 let commitAt = UInt64(bytes.count)
                 bytes += CommitChain.commitHeader(keyID: b.keys.writeKey!.id).encoded() + b.random.bytes(CommitChain.bodyByteCount)
-                return try b.vector("damaged", comment: "attack: a keyless writer appends an epoch-2 keyring nobody can open. Format 1 took any newer unreadable keyring as this device's removal and stopped every device from writing. Now only a keyring whose link to a trusted parent verifies under that parent's link key counts (test attackForgedNewerKeyring…): this one is neither trusted nor rejected and the vault opens", body: bytes,
-                                    issues: [("commit_mismatch", commitAt)], deviceSeed: phoneSeed)
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack: a keyless writer appends an epoch-2 keyring nobody can open. Format 1 took any newer unreadable keyring as this device's removal and stopped every device from writing. Now only a keyring whose link to a trusted parent verifies under that parent's link key counts (test attackForgedNewerKeyring…): this one is neither trusted nor rejected and the vault opens",
+                    body: bytes,
+                    issues: [("commit_mismatch", commitAt)], deviceSeed: phoneSeed)
             },
             mutualRemoval("attack-mutual-removal-order-ab", aFirst: true),
             mutualRemoval("attack-mutual-removal-order-ba", aFirst: false),
@@ -169,41 +238,64 @@ extension Catalog {
                 // From before the removal, B enrols a key E of its own (same epoch)…
                 let puppet = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
                 let withE = m + [KeyringMember(role: "device", publicKey: puppet.publicKey, name: "Tablet", added: b.now)]
-                let x = try b.keyring(rootKey, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: rootKey, members: withE), members: withE, signer: thief, reason: "enroll")
+                let x = try b.keyring(
+                    rootKey, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: rootKey, members: withE), members: withE,
+                    signer: thief, reason: "enroll")
                 b.writeWith(rootKey)
                 let ix = try b.addKeyring(rootKey, x, trust: false)
                 // …and E replaces the recovery key with the thief's own.
                 let thiefRecovery = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
-                let yMembers = [KeyringMember(role: "recovery", publicKey: thiefRecovery.publicKey, name: "Recovery key", added: b.now)] + Array(withE.dropFirst())
+                let yMembers =
+                    [KeyringMember(role: "recovery", publicKey: thiefRecovery.publicKey, name: "Recovery key", added: b.now)]
+                    + Array(withE.dropFirst())
                 let ky = try b.freshKey(2)
-                let y = try b.keyring(ky, parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: x), key: rootKey)], slots: try b.memberSlots(for: ky, members: yMembers),
-                                      members: yMembers, removed: [m[0]], signer: puppet, reason: "recovery")
+                let y = try b.keyring(
+                    ky, parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: x), key: rootKey)],
+                    slots: try b.memberSlots(for: ky, members: yMembers),
+                    members: yMembers, removed: [m[0]], signer: puppet, reason: "recovery")
                 let iy = try b.addKeyring(ky, y, trust: false)
-                return try b.vector("damaged", comment: "attack (proposed in threat-model §6.3): a thief holding device B, removed by the recovery key, forks from before the removal, enrols a key E of its own, and has E replace the recovery key. E's keyring is behind the removal (its ancestor, B's, defies it), so it neither contests nor cuts the recovery key's removal; B's keyring is cut, and E's with it. Opened by the remaining device; the thief's commits are stale",
-                                    issues: [("keyring_unauthenticated", b.offset(ix)), ("stale_epoch", b.commitFrame(of: ix).location.offset),
-                                             ("keyring_unauthenticated", b.offset(iy)), ("stale_epoch", b.commitFrame(of: iy).location.offset)],
-                                    deviceSeed: sam)
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (proposed in threat-model §6.3): a thief holding device B, removed by the recovery key, forks from before the removal, enrols a key E of its own, and has E replace the recovery key. E's keyring is behind the removal (its ancestor, B's, defies it), so it neither contests nor cuts the recovery key's removal; B's keyring is cut, and E's with it. Opened by the remaining device; the thief's commits are stale",
+                    issues: [
+                        ("keyring_unauthenticated", b.offset(ix)), ("stale_epoch", b.commitFrame(of: ix).location.offset),
+                        ("keyring_unauthenticated", b.offset(iy)), ("stale_epoch", b.commitFrame(of: iy).location.offset),
+                    ],
+                    deviceSeed: sam)
             },
             {
                 // Third review, item 1 (a): format.md §8.4 scenario 9.
                 let (b, a, d, m, mainLine, ix, iy, (kr, r)) = try scenarioNineStart("attack-puppet-silences-later-removal")
                 // Later, A removes D (Z2) while D enrols a device of its own (W).
                 let rParent = KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: r), key: kr)
-                let tablet = KeyringMember(role: "device", publicKey: try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random)).publicKey, name: "D's tablet", added: b.now)
+                let tablet = KeyringMember(
+                    role: "device", publicKey: try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random)).publicKey,
+                    name: "D's tablet", added: b.now)
                 let (kw, w) = try child(b, epoch: 3, members: mainLine + [tablet], reason: "enroll", signer: d, parents: [rParent])
                 let iw = try b.addKeyring(kw, w, trust: false)
                 let zMembers = [m[0], m[1], m[3]]
                 let (kz, z) = try child(b, epoch: 3, members: zMembers, removed: [m[4]], reason: "remove", signer: a, parents: [rParent])
                 try b.addKeyring(kz, z, members: zMembers)
                 try b.commit([.entry(b.entry("after removing D"))])
-                return try b.vector("damaged", comment: "attack (third review, item 1): A removes the stolen B (R); B forks from the root, enrols E (X), and E removes A (Y), which nobody can contest. Every keyring after R defied Y, so with one pass the main line was behind Y and silenced: A's later removal of D (Z2) cut nothing and D's concurrent enrollment (W) stood. Now Y, itself behind the uncontested R, is not primary: nothing is behind it. X is cut, Y with it, and W is cut by Z2 (format.md §8.4 scenario 9)",
-                                    issues: [("keyring_unauthenticated", b.offset(ix)), ("keyring_unauthenticated", b.offset(iy)), ("keyring_unauthenticated", b.offset(iw))])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (third review, item 1): A removes the stolen B (R); B forks from the root, enrols E (X), and E removes A (Y), which nobody can contest. Every keyring after R defied Y, so with one pass the main line was behind Y and silenced: A's later removal of D (Z2) cut nothing and D's concurrent enrollment (W) stood. Now Y, itself behind the uncontested R, is not primary: nothing is behind it. X is cut, Y with it, and W is cut by Z2 (format.md §8.4 scenario 9)",
+                    issues: [
+                        ("keyring_unauthenticated", b.offset(ix)), ("keyring_unauthenticated", b.offset(iy)),
+                        ("keyring_unauthenticated", b.offset(iw)),
+                    ])
             },
             {
                 // Third review, item 1 (b): format.md §8.4 scenario 10.
-                let b = try VectorBuilder("attack-mutual-join-silences-later-removal", deviceSeed: seedA, moreDeviceSeeds: [seedB, seedC, seedD])
+                let b = try VectorBuilder(
+                    "attack-mutual-join-silences-later-removal", deviceSeed: seedA, moreDeviceSeeds: [seedB, seedC, seedD])
                 try b.commit([.entry(b.entry("before"))])
-                let a = try VectorBuilder.device(seedA), bb = try VectorBuilder.device(seedB), c = try VectorBuilder.device(seedC), d = try VectorBuilder.device(seedD)
+                let a = try VectorBuilder.device(seedA)
+                let bb = try VectorBuilder.device(seedB)
+                let c = try VectorBuilder.device(seedC)
+                let d = try VectorBuilder.device(seedD)
                 let m = b.members  // Q, A, B, C, D
                 let (ka, ra) = try child(b, members: [m[0], m[1], m[3], m[4]], removed: [m[2]], reason: "remove", signer: a)
                 let (kb, rb) = try child(b, members: [m[0], m[2], m[3], m[4]], removed: [m[1]], reason: "remove", signer: bb)
@@ -211,36 +303,50 @@ extension Catalog {
                 b.writeWith(ka)
                 // C joins the two removals (keys.md §6.8).
                 let joined = [m[0], m[3], m[4]]
-                let (kj, j) = try child(b, epoch: 3, members: joined, reason: "join", signer: c,
-                                        parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: ra), key: ka), KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: rb), key: kb)])
+                let (kj, j) = try child(
+                    b, epoch: 3, members: joined, reason: "join", signer: c,
+                    parents: [
+                        KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: ra), key: ka),
+                        KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: rb), key: kb),
+                    ])
                 try b.addKeyring(kj, j, members: joined)
                 let jParent = KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: j), key: kj)
                 // D enrols a device of its own (W) while C removes D (Z).
-                let tablet = KeyringMember(role: "device", publicKey: try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random)).publicKey, name: "D's tablet", added: b.now)
+                let tablet = KeyringMember(
+                    role: "device", publicKey: try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random)).publicKey,
+                    name: "D's tablet", added: b.now)
                 let (kw, w) = try child(b, epoch: 4, members: joined + [tablet], reason: "enroll", signer: d, parents: [jParent])
                 let iw = try b.addKeyring(kw, w, trust: false)
                 let zMembers = [m[0], m[3]]
                 let (kz, z) = try child(b, epoch: 4, members: zMembers, removed: [m[4]], reason: "remove", signer: c, parents: [jParent])
                 try b.addKeyring(kz, z, members: zMembers)
                 try b.commit([.entry(b.entry("after removing D"))])
-                return try b.vector("damaged", comment: "attack (third review, item 1): A and B remove each other (RA, RB, mutual) and C joins them (J). J has RB as an ancestor, which defies RA, so with one pass J and everything after it were behind RA and silenced: C's removal of D (Z) cut nothing and D's concurrent enrollment (W) stood. A keyring mutual with a removal now starts no branch behind it: W is cut (format.md §8.4 scenario 10)",
-                                    issues: [("keyring_unauthenticated", b.offset(iw))])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (third review, item 1): A and B remove each other (RA, RB, mutual) and C joins them (J). J has RB as an ancestor, which defies RA, so with one pass J and everything after it were behind RA and silenced: C's removal of D (Z) cut nothing and D's concurrent enrollment (W) stood. A keyring mutual with a removal now starts no branch behind it: W is cut (format.md §8.4 scenario 10)",
+                    issues: [("keyring_unauthenticated", b.offset(iw))])
             },
             {
                 // Third review, item 2: a removed device answers its own removal.
                 let b = try VectorBuilder("attack-removed-device-answers-its-removal", deviceSeed: seedA, moreDeviceSeeds: [seedB])
                 try b.commit([.entry(b.entry("before"))])
-                let a = try VectorBuilder.device(seedA), bb = try VectorBuilder.device(seedB)
+                let a = try VectorBuilder.device(seedA)
+                let bb = try VectorBuilder.device(seedB)
                 let m = b.members  // Q, A, B
                 let (kr, r) = try child(b, members: [m[0], m[1]], removed: [m[2]], reason: "remove", signer: a)
                 try b.addKeyring(kr, r, members: [m[0], m[1]])
                 // B cannot open R, so it is behind R and may remove R's
                 // signer (format.md §8.6); its writer lists R in answers.
-                let (kx, x) = try child(b, members: [m[0], m[2]], removed: [m[1]], reason: "remove", signer: bb, answers: [KeyringBuilder.id(ofBody: r)])
+                let (kx, x) = try child(
+                    b, members: [m[0], m[2]], removed: [m[1]], reason: "remove", signer: bb, answers: [KeyringBuilder.id(ofBody: r)])
                 let ix = try b.addKeyring(kx, x, trust: false)
                 try b.commit([.entry(b.entry("after"))])
-                return try b.vector("damaged", comment: "attack (third review, item 2): A removes the stolen B (R); B, behind R, signs X removing A. X and R defy each other (mutual), so both stood and A was removed too. X lists R in its signed answers, and R removed X's signer: rule 5.3 rejects X (keyring_unauthenticated); A stays a member",
-                                    issues: [("keyring_unauthenticated", b.offset(ix))])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (third review, item 2): A removes the stolen B (R); B, behind R, signs X removing A. X and R defy each other (mutual), so both stood and A was removed too. X lists R in its signed answers, and R removed X's signer: rule 5.3 rejects X (keyring_unauthenticated); A stays a member",
+                    issues: [("keyring_unauthenticated", b.offset(ix))])
             },
             {
                 // Third review, item 8: more readers than a key change can wrap.
@@ -253,17 +359,22 @@ extension Catalog {
                     many.append(KeyringMember(role: "device", publicKey: pair.publicKey, name: "Reader \(n)", added: b.now))
                 }
                 // A same-epoch keyring listing 256 devices, with slots for two members only.
-                let body = try b.keyring(rootKey, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: rootKey), members: many, reason: "enroll")
+                let body = try b.keyring(
+                    rootKey, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: rootKey), members: many, reason: "enroll")
                 let i = try b.addKeyring(rootKey, body, trust: false)
                 try b.commit([.entry(b.entry("after"))])
-                return try b.vector("damaged", comment: "attack (third review, item 8): a same-epoch keyring lists 256 device members (with 2 slots; 4,096 members were allowed). Every new epoch must wrap to each reader, and a keyring holds at most 256 slots, so no device could change the keys again. Now a keyring's device members, escrow recipients and passphrase slots number at most 255 together (rule 1): malformed_keyring",
-                                    issues: [("malformed_keyring", b.offset(i))])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (third review, item 8): a same-epoch keyring lists 256 device members (with 2 slots; 4,096 members were allowed). Every new epoch must wrap to each reader, and a keyring holds at most 256 slots, so no device could change the keys again. Now a keyring's device members, escrow recipients and passphrase slots number at most 255 together (rule 1): malformed_keyring",
+                    issues: [("malformed_keyring", b.offset(i))])
             },
             {
                 // Third review, item 5: the verdict the writer's removal relies on.
                 let b = try VectorBuilder("attack-thief-replacement-vs-device-removal", deviceSeed: seedC, moreDeviceSeeds: [seedA, seedB])
                 try b.commit([.entry(b.entry("before the theft"))])
-                let a = try VectorBuilder.device(seedA), thief = try VectorBuilder.device(seedB)
+                let a = try VectorBuilder.device(seedA)
+                let thief = try VectorBuilder.device(seedB)
                 let m = b.members  // Q, C, A, B
                 // The thief's B replaces the recovery key with its own Q2 (Y).
                 let q2 = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
@@ -277,12 +388,16 @@ extension Catalog {
                 try b.addKeyring(kr, r, members: kept)
                 // Q2 locks A and C out from a fork at Y (L2).
                 let lMembers = [q2Member, m[3]]
-                let (kl, l) = try child(b, epoch: 3, members: lMembers, removed: [m[1], m[2]], reason: "lockdown", signer: q2,
-                                        parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: y), key: ky)])
+                let (kl, l) = try child(
+                    b, epoch: 3, members: lMembers, removed: [m[1], m[2]], reason: "lockdown", signer: q2,
+                    parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: y), key: ky)])
                 _ = try b.addKeyring(kl, l, trust: false)
                 try b.commit([.entry(b.entry("after removing the thief"))])
-                return try b.vector("damaged", comment: "attack (third review, item 5): the thief's device B replaces the recovery key with its own (Y); the user, code lost, removes B with device A. Built on Y, that removal was cut by the lockdown of A and C the thief's key signs on a fork at Y (L2, recovery-signed for it). The writer now builds it on the keyrings before the replacement (R): Y defies R and is cut, L2 with it. Opened by C, which cannot open L2 (not reported: not its to judge)",
-                                    issues: [("keyring_unauthenticated", b.offset(iy))], deviceSeed: seedC)
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (third review, item 5): the thief's device B replaces the recovery key with its own (Y); the user, code lost, removes B with device A. Built on Y, that removal was cut by the lockdown of A and C the thief's key signs on a fork at Y (L2, recovery-signed for it). The writer now builds it on the keyrings before the replacement (R): Y defies R and is cut, L2 with it. Opened by C, which cannot open L2 (not reported: not its to judge)",
+                    issues: [("keyring_unauthenticated", b.offset(iy))], deviceSeed: seedC)
             },
             {
                 // Fourth review, K1: format.md §8.4 scenario 9, then the
@@ -298,21 +413,32 @@ extension Catalog {
                 let (kw, w) = try child(b, epoch: 3, members: mainLine + [tablet], reason: "enroll", signer: d, parents: [rParent])
                 let iw = try b.addKeyring(kw, w, trust: false)
                 let w2Members = [m[0], m[3], m[4], tablet]
-                let (kw2, w2) = try child(b, epoch: 4, members: w2Members, removed: [m[1]], reason: "remove", signer: tabletPair,
-                                          parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: w), key: kw)], answers: [KeyringBuilder.id(ofBody: z)])
+                let (kw2, w2) = try child(
+                    b, epoch: 4, members: w2Members, removed: [m[1]], reason: "remove", signer: tabletPair,
+                    parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: w), key: kw)], answers: [KeyringBuilder.id(ofBody: z)])
                 let iw2 = try b.addKeyring(kw2, w2, trust: false)
                 try b.addKeyring(kz, z, members: zMembers)
                 try b.commit([.entry(b.entry("after removing D"))])
-                return try b.vector("damaged", comment: "attack (fourth review, K1): scenario 9 (A removes the stolen B with R; B's puppet E removes A with Y on B's fork X; A removes D with Z2 while D enrols a tablet with W), then D's tablet removes A (W2, answering Z2). With two passes the whole line after R was silenced in the first by Y, so Z2 was not primary, W2 was behind nothing, and W2 cut Z2. Repeated until the primary removals are stable, Y is not primary, Z2 is, and W2 is behind Z2 and silenced: Z2 stands, W is cut and W2 with it (format.md §8.4 scenario 11)",
-                                    issues: [("keyring_unauthenticated", b.offset(ix)), ("keyring_unauthenticated", b.offset(iy)), ("keyring_unauthenticated", b.offset(iw)),
-                                             ("keyring_unauthenticated", b.offset(iw2))])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (fourth review, K1): scenario 9 (A removes the stolen B with R; B's puppet E removes A with Y on B's fork X; A removes D with Z2 while D enrols a tablet with W), then D's tablet removes A (W2, answering Z2). With two passes the whole line after R was silenced in the first by Y, so Z2 was not primary, W2 was behind nothing, and W2 cut Z2. Repeated until the primary removals are stable, Y is not primary, Z2 is, and W2 is behind Z2 and silenced: Z2 stands, W is cut and W2 with it (format.md §8.4 scenario 11)",
+                    issues: [
+                        ("keyring_unauthenticated", b.offset(ix)), ("keyring_unauthenticated", b.offset(iy)),
+                        ("keyring_unauthenticated", b.offset(iw)),
+                        ("keyring_unauthenticated", b.offset(iw2)),
+                    ])
             },
             {
                 // Fourth review, K1: format.md §8.4 scenario 10, then the
                 // puppet of the removed D removes C, the remover.
-                let b = try VectorBuilder("attack-puppet-answers-removal-after-mutual-join", deviceSeed: seedA, moreDeviceSeeds: [seedB, seedC, seedD])
+                let b = try VectorBuilder(
+                    "attack-puppet-answers-removal-after-mutual-join", deviceSeed: seedA, moreDeviceSeeds: [seedB, seedC, seedD])
                 try b.commit([.entry(b.entry("before"))])
-                let a = try VectorBuilder.device(seedA), bb = try VectorBuilder.device(seedB), c = try VectorBuilder.device(seedC), d = try VectorBuilder.device(seedD)
+                let a = try VectorBuilder.device(seedA)
+                let bb = try VectorBuilder.device(seedB)
+                let c = try VectorBuilder.device(seedC)
+                let d = try VectorBuilder.device(seedD)
                 let m = b.members  // Q, A, B, C, D
                 let (ka, ra) = try child(b, members: [m[0], m[1], m[3], m[4]], removed: [m[2]], reason: "remove", signer: a)
                 let (kb, rb) = try child(b, members: [m[0], m[2], m[3], m[4]], removed: [m[1]], reason: "remove", signer: bb)
@@ -320,8 +446,12 @@ extension Catalog {
                 b.writeWith(ka)
                 // C joins the two removals (keys.md §6.8).
                 let joined = [m[0], m[3], m[4]]
-                let (kj, j) = try child(b, epoch: 3, members: joined, reason: "join", signer: c,
-                                        parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: ra), key: ka), KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: rb), key: kb)])
+                let (kj, j) = try child(
+                    b, epoch: 3, members: joined, reason: "join", signer: c,
+                    parents: [
+                        KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: ra), key: ka),
+                        KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: rb), key: kb),
+                    ])
                 try b.addKeyring(kj, j, members: joined)
                 let jParent = KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: j), key: kj)
                 // C removes D (Z) while D enrols a tablet (W), and the tablet
@@ -333,13 +463,17 @@ extension Catalog {
                 let (kw, w) = try child(b, epoch: 4, members: joined + [tablet], reason: "enroll", signer: d, parents: [jParent])
                 let iw = try b.addKeyring(kw, w, trust: false)
                 let w2Members = [m[0], m[4], tablet]
-                let (kw2, w2) = try child(b, epoch: 5, members: w2Members, removed: [m[3]], reason: "remove", signer: tabletPair,
-                                          parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: w), key: kw)], answers: [KeyringBuilder.id(ofBody: z)])
+                let (kw2, w2) = try child(
+                    b, epoch: 5, members: w2Members, removed: [m[3]], reason: "remove", signer: tabletPair,
+                    parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: w), key: kw)], answers: [KeyringBuilder.id(ofBody: z)])
                 let iw2 = try b.addKeyring(kw2, w2, trust: false)
                 try b.addKeyring(kz, z, members: zMembers)
                 try b.commit([.entry(b.entry("after removing D"))])
-                return try b.vector("damaged", comment: "attack (fourth review, K1): scenario 10 (A and B remove each other, C joins them with J, C removes D with Z while D enrols a tablet with W), then D's tablet removes C (W2, answering Z). With two passes J descended from RB, which defied the uncontested RA in the first pass, so Z was not primary, W2 was behind nothing, and W2 cut Z. With the mutual exception in every pass Z is primary and W2 is behind it and silenced: Z stands, W is cut and W2 with it (format.md §8.4 scenario 11)",
-                                    issues: [("keyring_unauthenticated", b.offset(iw)), ("keyring_unauthenticated", b.offset(iw2))])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (fourth review, K1): scenario 10 (A and B remove each other, C joins them with J, C removes D with Z while D enrols a tablet with W), then D's tablet removes C (W2, answering Z). With two passes J descended from RB, which defied the uncontested RA in the first pass, so Z was not primary, W2 was behind nothing, and W2 cut Z. With the mutual exception in every pass Z is primary and W2 is behind it and silenced: Z stands, W is cut and W2 with it (format.md §8.4 scenario 11)",
+                    issues: [("keyring_unauthenticated", b.offset(iw)), ("keyring_unauthenticated", b.offset(iw2))])
             },
             {
                 // Sixth review, R6-3: the cycle of format.md §8.4
@@ -350,13 +484,16 @@ extension Catalog {
                 // (K3) and writes under K3's key.
                 let b = try VectorBuilder("attack-removed-device-tie-puppet", deviceSeed: seedA, moreDeviceSeeds: [seedB, seedC, seedD])
                 try b.commit([.entry(b.entry("before the theft"))])
-                let a = try VectorBuilder.device(seedA), thief = try VectorBuilder.device(seedB), c = try VectorBuilder.device(seedC)
+                let a = try VectorBuilder.device(seedA)
+                let thief = try VectorBuilder.device(seedB)
+                let c = try VectorBuilder.device(seedC)
                 let m = b.members  // Q, A, B, C, D
                 let (ky, y1) = try child(b, members: m, reason: "rotate", signer: c)
                 try b.addKeyring(ky, y1, members: m)
                 let mainLine = [m[0], m[1], m[3], m[4]]
-                let (kr, r0) = try child(b, epoch: 3, members: mainLine, removed: [m[2]], reason: "remove", signer: a,
-                                         parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: y1), key: ky)])
+                let (kr, r0) = try child(
+                    b, epoch: 3, members: mainLine, removed: [m[2]], reason: "remove", signer: a,
+                    parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: y1), key: ky)])
                 let ir0 = try b.addKeyring(kr, r0, members: mainLine)
                 let puppet = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
                 let withP = m + [KeyringMember(role: "device", publicKey: puppet.publicKey, name: "Tablet", added: b.now)]
@@ -364,87 +501,145 @@ extension Catalog {
                 // The thief's keyrings, in commits it attests (as B, removed).
                 _ = try b.commit([.keyring(kb, kbBody)], attest: .sign(thief))
                 let r2Members = withP.filter { $0.publicKey != m[3].publicKey }
-                let (k2, r2) = try child(b, epoch: 3, members: r2Members, removed: [m[3]], reason: "remove", signer: puppet,
-                                         parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: kbBody), key: kb)])
+                let (k2, r2) = try child(
+                    b, epoch: 3, members: r2Members, removed: [m[3]], reason: "remove", signer: puppet,
+                    parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: kbBody), key: kb)])
                 let ir2 = try b.commit([.keyring(k2, r2)], attest: .sign(thief))[0]!
-                let second = KeyringMember(role: "device", publicKey: try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random)).publicKey,
-                                           name: "Second tablet", added: b.now)
-                let (k3, k3Body) = try child(b, epoch: 4, members: r2Members + [second], reason: "enroll", signer: thief,
-                                             parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: r2), key: k2)])
+                let second = KeyringMember(
+                    role: "device", publicKey: try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random)).publicKey,
+                    name: "Second tablet", added: b.now)
+                let (k3, k3Body) = try child(
+                    b, epoch: 4, members: r2Members + [second], reason: "enroll", signer: thief,
+                    parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: r2), key: k2)])
                 let ik3 = try b.commit([.keyring(k3, k3Body)], attest: .sign(thief))[0]!
                 b.writeWith(kr)
                 try b.commit([.entry(b.entry("after removing B"))], attest: .sign(a))
                 b.writeWith(k3)
                 let idx = try b.commit([.entry(b.entry("B under its second puppet's epoch"))], expectReleased: false, attest: .sign(thief))
-                return try b.vector("damaged", comment: "attack (sixth review, R6-3): C signs Y1 and A then removes the stolen B (R0); B forks from the root, enrols its puppet P (KB), P removes C (R2), then B enrols a second puppet (K3) and writes under K3's key. R0 lies on C's branch and R2 on B's, neither mutual: the passes alternate (format.md §8.4 scenario 12). The last pass took both as primary, so both were silenced and cut nothing: K3 stood, the second puppet was a current member, and B's record was released. The last pass now treats the two removals as mutual: both stand (B and C removed) and both are reported (removal_tie), and R0 cuts K3, so B's record is under a key no reader holds. P, enrolled before R2, stays a member, as a key enrolled before a mutual answer does (§8.4 limits): the warning says to remove it with the recovery key",
-                                    issues: [("removal_tie", b.offset(ir0)), ("removal_tie", b.offset(ir2)), ("keyring_unauthenticated", b.offset(ik3)),
-                                             ("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1))])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (sixth review, R6-3): C signs Y1 and A then removes the stolen B (R0); B forks from the root, enrols its puppet P (KB), P removes C (R2), then B enrols a second puppet (K3) and writes under K3's key. R0 lies on C's branch and R2 on B's, neither mutual: the passes alternate (format.md §8.4 scenario 12). The last pass took both as primary, so both were silenced and cut nothing: K3 stood, the second puppet was a current member, and B's record was released. The last pass now treats the two removals as mutual: both stand (B and C removed) and both are reported (removal_tie), and R0 cuts K3, so B's record is under a key no reader holds. P, enrolled before R2, stays a member, as a key enrolled before a mutual answer does (§8.4 limits): the warning says to remove it with the recovery key",
+                    issues: [
+                        ("removal_tie", b.offset(ir0)), ("removal_tie", b.offset(ir2)), ("keyring_unauthenticated", b.offset(ik3)),
+                        ("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1)),
+                    ])
             },
             {
                 let b = try VectorBuilder("attack-attachment-size")
-                let small = b.random.bytes(66_000), large = b.random.bytes(67_500)
+                let small = b.random.bytes(66_000)
+                let large = b.random.bytes(67_500)
                 try b.commit([.blob(small, mediaType: "image/jpeg")])
                 try b.commit([.blob(large, mediaType: "image/jpeg")])
-                return try b.vector("success", comment: "attack: an observer reads attachment sizes from chunk lengths. Format 1 padded only the final chunk, so a 10 MB photo's size showed to within 2 KiB. Now the whole stream is padded to Padmé(N + 1): 66,000 and 67,500 bytes both become a 67,584-byte stream, a full chunk and a final chunk of 2,048 bytes, frame for frame the same lengths")
+                return try b.vector(
+                    "success",
+                    comment:
+                        "attack: an observer reads attachment sizes from chunk lengths. Format 1 padded only the final chunk, so a 10 MB photo's size showed to within 2 KiB. Now the whole stream is padded to Padmé(N + 1): 66,000 and 67,500 bytes both become a 67,584-byte stream, a full chunk and a final chunk of 2,048 bytes, frame for frame the same lengths"
+                )
             },
             {
                 let b = try VectorBuilder("attack-escrow-free-unknown-slot", escrowFree: true, deviceSeed: phoneSeed)
                 try b.commit([.entry(b.entry("escrow-free"))])
                 let phone = try VectorBuilder.device(phoneSeed)
-                let future = StoredSlot(slot: .unknown(kind: "escrow-v9", fields: CBORMap(text: [("box", .bytes(b.random.bytes(100))), ("kind", .text("escrow-v9"))])))
+                let future = StoredSlot(
+                    slot: .unknown(
+                        kind: "escrow-v9", fields: CBORMap(text: [("box", .bytes(b.random.bytes(100))), ("kind", .text("escrow-v9"))])))
                 let (k2, body) = try child(b, extraSlots: [future], escrowFree: true, signer: phone)
                 let i = try b.addKeyring(k2, body, trust: false)
-                return try b.vector("damaged", comment: "attack: a member of an escrow-free vault wraps the key in a slot of a kind readers do not know (an escrow in disguise). Format 1 skipped unknown kinds. Now an escrow-free keyring may hold no slot of a kind the reader does not know: escrow_forbidden from its public part",
-                                    issues: [("escrow_forbidden", b.offset(i))])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack: a member of an escrow-free vault wraps the key in a slot of a kind readers do not know (an escrow in disguise). Format 1 skipped unknown kinds. Now an escrow-free keyring may hold no slot of a kind the reader does not know: escrow_forbidden from its public part",
+                    issues: [("escrow_forbidden", b.offset(i))])
             },
             {
                 let b = try VectorBuilder("attack-escrow-free-extra-device-slot", escrowFree: true, deviceSeed: phoneSeed)
                 try b.commit([.entry(b.entry("escrow-free"))])
                 let phone = try VectorBuilder.device(phoneSeed)
                 let custodian = try VectorBuilder.device([UInt8](repeating: 0x57, count: 32))
-                let extra = StoredSlot(slot: try SlotCrypto.deviceSlot(for: try b.freshKey(2), devicePublicKey: custodian.publicKey, vaultID: b.vaultID, random: b.random))
+                let extra = StoredSlot(
+                    slot: try SlotCrypto.deviceSlot(
+                        for: try b.freshKey(2), devicePublicKey: custodian.publicKey, vaultID: b.vaultID, random: b.random))
                 let k2 = try b.freshKey(2)
-                let slots = try b.memberSlots(for: k2) + [StoredSlot(slot: try SlotCrypto.deviceSlot(for: k2, devicePublicKey: custodian.publicKey, vaultID: b.vaultID, random: b.random))]
+                let slots =
+                    try b.memberSlots(for: k2) + [
+                        StoredSlot(
+                            slot: try SlotCrypto.deviceSlot(
+                                for: k2, devicePublicKey: custodian.publicKey, vaultID: b.vaultID, random: b.random))
+                    ]
                 _ = extra
-                let body = try b.keyring(k2, parents: [b.parent(b.rootID)], slots: slots, members: b.members, signer: phone, escrowFree: true)
+                let body = try b.keyring(
+                    k2, parents: [b.parent(b.rootID)], slots: slots, members: b.members, signer: phone, escrowFree: true)
                 let i = try b.addKeyring(k2, body, trust: false)
-                return try b.vector("damaged", comment: "attack: a member of an escrow-free vault adds a device slot for a custodian who is not a listed member. Format 1 did not count device slots. Now an escrow-free keyring's device slots number exactly its device members: escrow_forbidden",
-                                    issues: [("escrow_forbidden", b.offset(i))])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack: a member of an escrow-free vault adds a device slot for a custodian who is not a listed member. Format 1 did not count device slots. Now an escrow-free keyring's device slots number exactly its device members: escrow_forbidden",
+                    issues: [("escrow_forbidden", b.offset(i))])
             },
             recoveryReplaced("attack-recovery-key-replaced", .oldCode),
             recoveryReplaced("attack-recovery-key-replaced-old-code-signs", .oldCodeSigns),
             recoveryReplaced("success-recovery-key-replaced", .newCode),
             {
                 let b = try passphraseBuilder(1, Limits.maxArgon2MemLimitBytes * 2)("attack-passphrase-cost")
-                return try b.vector("error", comment: "attack: a slot asks Argon2id for 512 MiB, which a phone cannot give. Format 1 allowed up to 1 GiB. Now readers run Argon2id only up to 256 MiB and 8 passes (writers use at least 64 MiB and 2 passes): kdf_limits_exceeded before any work",
-                                    error: "kdf_limits_exceeded", passphrase: "hunter2")
+                return try b.vector(
+                    "error",
+                    comment:
+                        "attack: a slot asks Argon2id for 512 MiB, which a phone cannot give. Format 1 allowed up to 1 GiB. Now readers run Argon2id only up to 256 MiB and 8 passes (writers use at least 64 MiB and 2 passes): kdf_limits_exceeded before any work",
+                    error: "kdf_limits_exceeded", passphrase: "hunter2")
             },
             {
-                let b = try VectorBuilder("recovered-passphrase-slot-over-cap", extraSlots: { key, id, r in
-                    var p = Array("hunter2".utf8)
-                    return [StoredSlot(slot: try SlotCrypto.passphraseSlot(for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id, random: r))]
-                })
+                let b = try VectorBuilder(
+                    "recovered-passphrase-slot-over-cap",
+                    extraSlots: { key, id, r in
+                        var p = Array("hunter2".utf8)
+                        return [
+                            StoredSlot(
+                                slot: try SlotCrypto.passphraseSlot(
+                                    for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id,
+                                    random: r))
+                        ]
+                    })
                 try b.commit([.entry(b.entry("epoch 1"))])
                 let root = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil)
                 let k2 = try b.freshKey(2)
-                let overCap = StoredSlot(slot: .passphrase(salt: b.random.bytes(16), opsLimit: 3, memLimitBytes: 1 << 30, publicKey: b.random.bytes(32), box: b.random.bytes(KeySlot.boxByteCount)))
-                let good = StoredSlot(slot: try SlotCrypto.passphraseSlot(for: k2, rewrapping: root.publicPart.slots.last!, vaultID: b.vaultID, random: b.random))
-                let body = try b.keyring(k2, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: k2) + [overCap, good], members: b.members)
+                let overCap = StoredSlot(
+                    slot: .passphrase(
+                        salt: b.random.bytes(16), opsLimit: 3, memLimitBytes: 1 << 30, publicKey: b.random.bytes(32),
+                        box: b.random.bytes(KeySlot.boxByteCount)))
+                let good = StoredSlot(
+                    slot: try SlotCrypto.passphraseSlot(
+                        for: k2, rewrapping: root.publicPart.slots.last!, vaultID: b.vaultID, random: b.random))
+                let body = try b.keyring(
+                    k2, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: k2) + [overCap, good], members: b.members)
                 let i = try b.addKeyring(k2, body)
                 try b.commit([.entry(b.entry("epoch 2"))])
-                return try b.vector("recovered", comment: "a keyring holds a passphrase slot over the reader bounds (1 GiB) before the real one: that slot is refused for its cost, a warning at the keyring, and the passphrase opens the next slot; nothing is lost",
-                                    issues: [("kdf_limits_exceeded", b.offset(i))], passphrase: "hunter2")
+                return try b.vector(
+                    "recovered",
+                    comment:
+                        "a keyring holds a passphrase slot over the reader bounds (1 GiB) before the real one: that slot is refused for its cost, a warning at the keyring, and the passphrase opens the next slot; nothing is lost",
+                    issues: [("kdf_limits_exceeded", b.offset(i))], passphrase: "hunter2")
             },
             {
-                let b = try VectorBuilder("attack-required-kind-dropped", requiredSlotKinds: ["hybrid-x25519-ml-kem"], extraSlots: { _, _, r in
-                    [StoredSlot(slot: .unknown(kind: "hybrid-x25519-ml-kem", fields: CBORMap(text: [("box", .bytes(r.bytes(1200))), ("kind", .text("hybrid-x25519-ml-kem"))])))]
-                }, deviceSeed: phoneSeed)
+                let b = try VectorBuilder(
+                    "attack-required-kind-dropped", requiredSlotKinds: ["hybrid-x25519-ml-kem"],
+                    extraSlots: { _, _, r in
+                        [
+                            StoredSlot(
+                                slot: .unknown(
+                                    kind: "hybrid-x25519-ml-kem",
+                                    fields: CBORMap(text: [("box", .bytes(r.bytes(1200))), ("kind", .text("hybrid-x25519-ml-kem"))])))
+                        ]
+                    }, deviceSeed: phoneSeed)
                 try b.commit([.entry(b.entry("protected by a post-quantum slot"))])
                 let phone = try VectorBuilder.device(phoneSeed)
                 let (k2, body) = try child(b, signer: phone)
                 let i = try b.addKeyring(k2, body, trust: false)
-                return try b.vector("damaged", comment: "attack: the root requires a hybrid post-quantum slot kind (carried under the signature); a member's writer that does not know it makes a new epoch without it, silently downgrading the vault. Format 1 had no such field. Now required ⊇ every parent's required, or the keyring is not trusted",
-                                    issues: [("keyring_unauthenticated", b.offset(i))])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack: the root requires a hybrid post-quantum slot kind (carried under the signature); a member's writer that does not know it makes a new epoch without it, silently downgrading the vault. Format 1 had no such field. Now required ⊇ every parent's required, or the keyring is not trusted",
+                    issues: [("keyring_unauthenticated", b.offset(i))])
             },
             chunkCopyAtTheSameStanding(
                 "attack-altered-chunk-copy",
@@ -454,16 +649,22 @@ extension Catalog {
                     copy[Int(chunk.bodyOffset - chunk.location.offset) + 100] ^= 0x01
                     return copy
                 },
-                comment: "attack: a member's attachment whose commit no longer verifies stands as unverified; anyone can append an altered copy of one of its chunks, with a junk commit, at the same standing. Before, two different candidates of one index at one standing were a duplicate, and the stream failed with chunk_duplicate for good. Now, of several candidates of one index, those that do not open are passed over first (format.md §7.4): the attachment reads whole"),
+                comment:
+                    "attack: a member's attachment whose commit no longer verifies stands as unverified; anyone can append an altered copy of one of its chunks, with a junk commit, at the same standing. Before, two different candidates of one index at one standing were a duplicate, and the stream failed with chunk_duplicate for good. Now, of several candidates of one index, those that do not open are passed over first (format.md §7.4): the attachment reads whole"
+            ),
             chunkCopyAtTheSameStanding(
                 "attack-keyless-chunk-unknown-key-id",
                 // A copy of chunk 0 whose public header names a key id no
                 // keyring has.
                 copy: { chunk, bytes in
-                    FrameHeader(kind: chunk.header.kind, flags: chunk.header.flags, keyID: KeyID(rawValue: 0x0000_5a5a_5a5a_5a5a),
-                                bodyLength: chunk.header.bodyLength).encoded() + Array(bytes[Int(chunk.bodyOffset)..<Int(chunk.end)])
+                    FrameHeader(
+                        kind: chunk.header.kind, flags: chunk.header.flags, keyID: KeyID(rawValue: 0x0000_5a5a_5a5a_5a5a),
+                        bodyLength: chunk.header.bodyLength
+                    ).encoded() + Array(bytes[Int(chunk.bodyOffset)..<Int(chunk.end)])
                 },
-                comment: "attack (fourth review, item 14): as attack-altered-chunk-copy, but the appended copy of chunk 0 names in its public header a key id that matches no key. Before, a candidate whose key the reader does not hold stayed, and at the genuine chunk's (unverified) standing it was a duplicate: chunk_duplicate for good. Now, when some candidate of an index opens, every candidate that does not is passed over, whatever its key id (format.md §7.4): the attachment reads whole"),
+                comment:
+                    "attack (fourth review, item 14): as attack-altered-chunk-copy, but the appended copy of chunk 0 names in its public header a key id that matches no key. Before, a candidate whose key the reader does not hold stayed, and at the genuine chunk's (unverified) standing it was a duplicate: chunk_duplicate for good. Now, when some candidate of an index opens, every candidate that does not is passed over, whatever its key id (format.md §7.4): the attachment reads whole"
+            ),
             {
                 let b = try VectorBuilder("attack-dedup-after-rekey")
                 let photo = b.random.bytes(30_000)
@@ -478,7 +679,11 @@ extension Catalog {
                 var r = b.entry("the photo, by its old id")
                 r.body.attachments = [AttachmentReference(id: [9], blob: oldID, mediaType: "image/jpeg")]
                 try b.commit([.entry(r)])
-                return try b.vector("success", comment: "attack: dedup lets whoever watches the file and can make you store a known file tell whether it was already there, and a former reader keeps the blob key to compute ids of new content. Format 1 kept one blob key for life. Now a rekey keyring has a fresh blob key: the same photo's blob id after the rekey differs from before, the re-stored manifest lists the old id as an alias (so references by it still resolve), and both attachments read whole")
+                return try b.vector(
+                    "success",
+                    comment:
+                        "attack: dedup lets whoever watches the file and can make you store a known file tell whether it was already there, and a former reader keeps the blob key to compute ids of new content. Format 1 kept one blob key for life. Now a rekey keyring has a fresh blob key: the same photo's blob id after the rekey differs from before, the re-stored manifest lists the old id as an alias (so references by it still resolve), and both attachments read whole"
+                )
             },
         ]
     }
@@ -493,7 +698,9 @@ extension Catalog {
     ) {
         let b = try VectorBuilder(name, deviceSeed: seedA, moreDeviceSeeds: [seedB, seedC, seedD])
         try b.commit([.entry(b.entry("before the theft"))])
-        let a = try VectorBuilder.device(seedA), thief = try VectorBuilder.device(seedB), d = try VectorBuilder.device(seedD)
+        let a = try VectorBuilder.device(seedA)
+        let thief = try VectorBuilder.device(seedB)
+        let d = try VectorBuilder.device(seedD)
         let m = b.members  // Q, A, B, C, D
         let rootKey = b.ringKeys[b.rootID]!
         let mainLine = [m[0], m[1], m[3], m[4]]
@@ -508,7 +715,8 @@ extension Catalog {
         let yMembers = withE.filter { $0.publicKey != m[1].publicKey }
         let ky = try b.freshKey(2)
         let y = try b.keyring(
-            ky, parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: x), key: rootKey)], slots: try b.memberSlots(for: ky, members: yMembers),
+            ky, parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: x), key: rootKey)],
+            slots: try b.memberSlots(for: ky, members: yMembers),
             members: yMembers, removed: [m[1]], signer: puppet, reason: "remove")
         let iy = try b.addKeyring(ky, y, trust: false)
         return (b, a, d, m, mainLine, ix, iy, (kr, r))
@@ -528,10 +736,13 @@ extension Catalog {
             let chunk = b.vault.structure.frames.first { $0.chunk != nil }!
             let copied = copy(chunk, bytes)
             let junkAt = UInt64(bytes.count + copied.count)
-            let junk = FrameHeader(kind: .commit, flags: 0, keyID: b.keys.writeKey!.id, bodyLength: UInt32(CommitChain.bodyByteCount)).encoded()
+            let junk =
+                FrameHeader(kind: .commit, flags: 0, keyID: b.keys.writeKey!.id, bodyLength: UInt32(CommitChain.bodyByteCount)).encoded()
                 + [UInt8](repeating: 0x33, count: CommitChain.bodyByteCount)
             bytes += copied + junk
-            return try b.vector("damaged", comment: comment, body: bytes, issues: [("commit_mismatch", commit.location.offset), ("commit_mismatch", junkAt)])
+            return try b.vector(
+                "damaged", comment: comment, body: bytes,
+                issues: [("commit_mismatch", commit.location.offset), ("commit_mismatch", junkAt)])
         }
     }
 
@@ -539,18 +750,22 @@ extension Catalog {
     /// keyring of its own. `aFirst` says which removal comes first in the file.
     static func mutualRemoval(_ name: String, aFirst: Bool) -> Make {
         {
-            let seedA = [UInt8](repeating: 0xa1, count: 32), seedB = [UInt8](repeating: 0xb1, count: 32)
+            let seedA = [UInt8](repeating: 0xa1, count: 32)
+            let seedB = [UInt8](repeating: 0xb1, count: 32)
             // Both orders share one random stream, so both files hold the same keyrings.
             let b = try VectorBuilder("attack-mutual-removal-order", deviceSeed: seedA, moreDeviceSeeds: [seedB])
-            let a = try VectorBuilder.device(seedA), bb = try VectorBuilder.device(seedB)
+            let a = try VectorBuilder.device(seedA)
+            let bb = try VectorBuilder.device(seedB)
             try b.commit([.entry(b.entry("before"))])
             let recovery = recoveryMember(b)
-            let memberA = b.members[1].withName("Device A"), memberB = b.members[2].withName("Device B")
+            let memberA = b.members[1].withName("Device A")
+            let memberB = b.members[2].withName("Device B")
             let (kA, byA) = try child(b, members: [recovery, memberA], removed: [memberB], reason: "remove", signer: a)
             let (kB, byB) = try child(b, members: [recovery, memberB], removed: [memberA], reason: "remove", signer: bb)
             // Both removals in one commit (as a merge writes concurrent
             // keyrings), in either order.
-            let first = aFirst ? (kA, byA) : (kB, byB), second = aFirst ? (kB, byB) : (kA, byA)
+            let first = aFirst ? (kA, byA) : (kB, byB)
+            let second = aFirst ? (kB, byB) : (kA, byA)
             try b.commit([.keyring(first.0, first.1), .keyring(second.0, second.1)])
             b.writeWith(kA)
             try b.commit([.entry(b.entry("A writes under its epoch 2"))], attest: .sign(a))
@@ -558,14 +773,22 @@ extension Catalog {
             try b.commit([.entry(b.entry("B writes under its epoch 2"))], attest: .sign(bb))
             // A, removed by B, goes on: its next keyring is cut.
             let k3 = try b.freshKey(3)
-            let next = try b.keyring(k3, parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: byA), key: kA)], slots: try b.memberSlots(for: k3, members: [recovery, memberA]),
-                                     members: [recovery, memberA], signer: a)
+            let next = try b.keyring(
+                k3, parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: byA), key: kA)],
+                slots: try b.memberSlots(for: k3, members: [recovery, memberA]),
+                members: [recovery, memberA], signer: a)
             b.writeWith(kA)
             let i3 = try b.addKeyring(k3, next, trust: false)
             b.writeWith(k3)
             let idx = try b.commit([.entry(b.entry("A under its cut epoch 3"))], expectReleased: false, attest: .sign(a))
-            var v = try b.vector("damaged", comment: "attack: devices A and B remove each other at the same time (\(aFirst ? "A's removal first in the file" : "B's removal first in the file")). Format 1 decided by file order, which a thief can grind and a keyless writer can reorder. Now rule 6 decides from the keyrings alone: both removals stand (mutual), records written under either epoch 2 are read, and A's later keyring is cut; the other vector of the pair has the keyrings in the other order and the same records, issues and offsets",
-                                 issues: [("keyring_unauthenticated", b.offset(i3)), ("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1))])
+            var v = try b.vector(
+                "damaged",
+                comment:
+                    "attack: devices A and B remove each other at the same time (\(aFirst ? "A's removal first in the file" : "B's removal first in the file")). Format 1 decided by file order, which a thief can grind and a keyless writer can reorder. Now rule 6 decides from the keyrings alone: both removals stand (mutual), records written under either epoch 2 are read, and A's later keyring is cut; the other vector of the pair has the keyrings in the other order and the same records, issues and offsets",
+                issues: [
+                    ("keyring_unauthenticated", b.offset(i3)), ("unknown_key", b.offset(idx[0]!)),
+                    ("commit_unverifiable", b.offset(idx[0]! + 1)),
+                ])
             v.0 = name
             return v
         }
@@ -593,20 +816,32 @@ extension Catalog {
             var v: (String, VectorFile)
             switch view {
             case .newCode:
-                v = try b.vector("success", comment: "the phone replaced the recovery key (reason \"recovery\": a new recovery member, the old one removed, a new epoch); the new recovery code opens both epochs", key: newRecovery.code())
+                v = try b.vector(
+                    "success",
+                    comment:
+                        "the phone replaced the recovery key (reason \"recovery\": a new recovery member, the old one removed, a new epoch); the new recovery code opens both epochs",
+                    key: newRecovery.code())
             case .oldCode:
-                v = try b.vector("damaged", comment: "attack: a recovery code that leaked (or was lost) can never be replaced in format 1. Now a member replaces it: the old code still reads epoch 1 but opens no later epoch (its slot is gone and it is listed as removed); what it signs afterwards is cut for every current member (attack-recovery-key-replaced-old-code-signs)",
-                                 issues: [("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1))])
+                v = try b.vector(
+                    "damaged",
+                    comment:
+                        "attack: a recovery code that leaked (or was lost) can never be replaced in format 1. Now a member replaces it: the old code still reads epoch 1 but opens no later epoch (its slot is gone and it is listed as removed); what it signs afterwards is cut for every current member (attack-recovery-key-replaced-old-code-signs)",
+                    issues: [("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1))])
             case .oldCodeSigns:
                 // The old code, holding only epoch 1, signs a keyring of its own.
                 let root = b.ringKeys[b.rootID]!
                 b.writeWith(root)
                 let (k3, late) = try child(b, members: [oldMember, members[1]], signer: b.signer)
                 try b.addKeyring(k3, late, trust: false)
-                v = try b.vector("damaged", comment: "attack, and the limit it shows (threat model §3.6): after the phone replaced the recovery key, the old code signs a keyring of its own from the root, concurrent with the replacement. A replacement defies every concurrent keyring of the key it replaces and loses to it (rule 6: the recovery key's keyrings win), so the replacement is cut and the phone's entry under its epoch is unknown_key (its commit unverifiable); the old code's keyring stands, committed after that commit. It extends the unverifiable commit, so nothing shows what it chains from: the reader passes by only commits after the last one a current member attested, and the replacement's commit was attested by the old recovery key, still a member here, so it stays verified (format.md §9.3). A replacement protects against a holder of the old code who cannot write the file. Opened by the phone",
-                                 issues: [("keyring_unauthenticated", b.offset(replacement)),
-                                          ("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1))],
-                                 deviceSeed: phoneSeed)
+                v = try b.vector(
+                    "damaged",
+                    comment:
+                        "attack, and the limit it shows (threat model §3.6): after the phone replaced the recovery key, the old code signs a keyring of its own from the root, concurrent with the replacement. A replacement defies every concurrent keyring of the key it replaces and loses to it (rule 6: the recovery key's keyrings win), so the replacement is cut and the phone's entry under its epoch is unknown_key (its commit unverifiable); the old code's keyring stands, committed after that commit. It extends the unverifiable commit, so nothing shows what it chains from: the reader passes by only commits after the last one a current member attested, and the replacement's commit was attested by the old recovery key, still a member here, so it stays verified (format.md §9.3). A replacement protects against a holder of the old code who cannot write the file. Opened by the phone",
+                    issues: [
+                        ("keyring_unauthenticated", b.offset(replacement)),
+                        ("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1)),
+                    ],
+                    deviceSeed: phoneSeed)
             }
             v.0 = name
             return v

@@ -1,7 +1,7 @@
 @_spi(Crypto) import QuireCrypto
-import QuireVectors
 @_spi(Format) import QuireFormat
 @_spi(Format) import QuireKeys
+import QuireVectors
 
 /// Sixth review R6-1: a commit's stored attestation (body 64..<200, the
 /// nonce and the sealed `A`) was covered by nothing, so it could be
@@ -21,11 +21,16 @@ extension Catalog {
                 var bytes = try b.bytes()
                 let (two, frame) = (b.vault.structure.groups[2], b.frame(b.vault.structure.groups[2].commitFrame))
                 let stored = try CommitChain.sealAttestation(
-                    CommitChain.unattested, previousHead: two.storedPreviousHead, digest: two.digest, key: b.ringKeys[b.rootID]!, vaultID: b.vaultID,
+                    CommitChain.unattested, previousHead: two.storedPreviousHead, digest: two.digest, key: b.ringKeys[b.rootID]!,
+                    vaultID: b.vaultID,
                     commitHeader: frame.header)
                 bytes.replaceSubrange(Int(frame.bodyOffset) + 64..<Int(frame.end), with: stored)
-                return try b.vector("damaged", comment: "attack (sixth review R6-1, scenario a): a holder of the epoch key (a passphrase, an escrow custodian, a removed device) seals the attestation of \"two\", a commit the recovery key attested, again as 96 zero bytes with the synthetic nonce, in place: same stored head, same frames. Before, the head did not cover body 64..<200: \"two\" verified, read as unattested, and nothing was reported (its record silently no longer the member's; a merge then wrote it unattested for good). Now the head covers the stored attestation: \"two\"'s head no longer verifies; \"three\" links to its stored head and nothing in its group looks damaged, so \"two\" is tampered (commit_tampered: writes refused until a merge of an intact copy, a compaction or accepting it; its record unverified, never shown as unattested-but-verified), and \"three\" joins the chain verified and attested", body: bytes,
-                                    issues: [("commit_tampered", frame.location.offset)])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (sixth review R6-1, scenario a): a holder of the epoch key (a passphrase, an escrow custodian, a removed device) seals the attestation of \"two\", a commit the recovery key attested, again as 96 zero bytes with the synthetic nonce, in place: same stored head, same frames. Before, the head did not cover body 64..<200: \"two\" verified, read as unattested, and nothing was reported (its record silently no longer the member's; a merge then wrote it unattested for good). Now the head covers the stored attestation: \"two\"'s head no longer verifies; \"three\" links to its stored head and nothing in its group looks damaged, so \"two\" is tampered (commit_tampered: writes refused until a merge of an intact copy, a compaction or accepting it; its record unverified, never shown as unattested-but-verified), and \"three\" joins the chain verified and attested",
+                    body: bytes,
+                    issues: [("commit_tampered", frame.location.offset)])
             },
             {
                 // Scenario a, the holder recomputing "two"'s head over its
@@ -36,12 +41,17 @@ extension Catalog {
                 var bytes = try b.bytes()
                 let (two, frame) = (b.vault.structure.groups[2], b.frame(b.vault.structure.groups[2].commitFrame))
                 let body = try CommitChain.body(
-                    previousHead: two.storedPreviousHead, digest: two.digest, attestation: CommitChain.unattested, key: b.ringKeys[b.rootID]!,
+                    previousHead: two.storedPreviousHead, digest: two.digest, attestation: CommitChain.unattested,
+                    key: b.ringKeys[b.rootID]!,
                     vaultID: b.vaultID, commitHeader: frame.header)
                 bytes.replaceSubrange(Int(frame.bodyOffset)..<Int(frame.end), with: body)
                 let three = b.frame(b.vault.structure.groups[3].commitFrame).location.offset
-                return try b.vector("damaged", comment: "attack (sixth review R6-1, scenario a): as attack-epoch-key-reseals-attestation-in-place, but the holder also recomputes \"two\"'s head over the re-sealed attestation, so that it verifies. Before, it had no need to (the head did not cover the attestation): nothing was reported. Now \"three\" stores the old head, which no commit of the file holds: the commit it extends is missing, so \"three\" is tampered (commit_tampered, writes refused), yet verified and attested, since a current member attested it (format.md §9.3 step 5); it passes the unattested \"two\" by (commit_orphaned, its record unverified). Hiding the rewrite needs every later commit rewritten too, under keys the holder holds", body: bytes,
-                                    issues: [("commit_orphaned", frame.location.offset), ("commit_tampered", three)])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (sixth review R6-1, scenario a): as attack-epoch-key-reseals-attestation-in-place, but the holder also recomputes \"two\"'s head over the re-sealed attestation, so that it verifies. Before, it had no need to (the head did not cover the attestation): nothing was reported. Now \"three\" stores the old head, which no commit of the file holds: the commit it extends is missing, so \"three\" is tampered (commit_tampered, writes refused), yet verified and attested, since a current member attested it (format.md §9.3 step 5); it passes the unattested \"two\" by (commit_orphaned, its record unverified). Hiding the rewrite needs every later commit rewritten too, under keys the holder holds",
+                    body: bytes,
+                    issues: [("commit_orphaned", frame.location.offset), ("commit_tampered", three)])
             },
             {
                 // Scenario d: a keyless writer overwrites "two"'s stored
@@ -50,9 +60,14 @@ extension Catalog {
                 for text in ["one", "two", "three"] { try b.commit([.entry(b.entry(text))]) }
                 var bytes = try b.bytes()
                 let frame = b.frame(b.vault.structure.groups[2].commitFrame)
-                bytes.replaceSubrange(Int(frame.bodyOffset) + 64..<Int(frame.end), with: b.random.bytes(CommitChain.storedAttestationByteCount))
-                return try b.vector("damaged", comment: "attack (sixth review R6-1, scenario d): a keyless writer overwrites the nonce and sealed attestation of \"two\" (body 64..<200), in place, with random bytes. Before, the head did not cover them: \"two\" verified with attestation_failed, treated as unattested (its record verified but unattested), and a merge then wrote the block unattested, so the report disappeared and the demotion stayed. Now the head covers them: \"two\" is a mismatch that \"three\" links to by its stored head with nothing in its group damaged, so it is tampered (commit_tampered, loud: writes refused, its record unverified, and merge leaves it out rather than carrying it, merge vector attack-keyless-overwritten-attestation-not-laundered); \"three\" joins verified and attested", body: bytes,
-                                    issues: [("commit_tampered", frame.location.offset)])
+                bytes.replaceSubrange(
+                    Int(frame.bodyOffset) + 64..<Int(frame.end), with: b.random.bytes(CommitChain.storedAttestationByteCount))
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (sixth review R6-1, scenario d): a keyless writer overwrites the nonce and sealed attestation of \"two\" (body 64..<200), in place, with random bytes. Before, the head did not cover them: \"two\" verified with attestation_failed, treated as unattested (its record verified but unattested), and a merge then wrote the block unattested, so the report disappeared and the demotion stayed. Now the head covers them: \"two\" is a mismatch that \"three\" links to by its stored head with nothing in its group damaged, so it is tampered (commit_tampered, loud: writes refused, its record unverified, and merge leaves it out rather than carrying it, merge vector attack-keyless-overwritten-attestation-not-laundered); \"three\" joins verified and attested",
+                    body: bytes,
+                    issues: [("commit_tampered", frame.location.offset)])
             },
             {
                 try removedDeviceRotationAtTip("attack-removed-device-reseals-rotation-commit", recomputesHead: false)
@@ -85,19 +100,31 @@ extension Catalog {
             previousHead: r.storedPreviousHead, digest: r.digest, attestation: CommitChain.unattested, key: epoch1, vaultID: b.vaultID,
             commitHeader: rFrame.header)
         let zPrevious = recomputesHead ? Array(body[0..<32]) : r.storedHead
-        bytes.replaceSubrange(Int(rFrame.bodyOffset) + (recomputesHead ? 0 : 64)..<Int(rFrame.end), with: recomputesHead ? body : Array(body[64...]))
+        bytes.replaceSubrange(
+            Int(rFrame.bodyOffset) + (recomputesHead ? 0 : 64)..<Int(rFrame.end), with: recomputesHead ? body : Array(body[64...]))
         let phone = try VectorBuilder.device(phoneSeed)
         let payload = b.entry("written by the removed phone after its removal").encoded()
-        let frame = try SealedFrame.seal(kind: .entryRevision, payload: payload, key: epoch1, vaultID: b.vaultID, compress: true, random: b.random)
+        let frame = try SealedFrame.seal(
+            kind: .entryRevision, payload: payload, key: epoch1, vaultID: b.vaultID, compress: true, random: b.random)
         let z = try Edit.commitFrame(
             over: [frame], previous: zPrevious, key: epoch1, vaultID: b.vaultID,
-            attestation: CommitChain.attestation(keyCommitment: epoch1.commitment, previousHead: zPrevious, digest: Edit.digest(of: [frame]), vaultID: b.vaultID, signer: phone))
+            attestation: CommitChain.attestation(
+                keyCommitment: epoch1.commitment, previousHead: zPrevious, digest: Edit.digest(of: [frame]), vaultID: b.vaultID,
+                signer: phone))
         bytes += frame + z
         b.released.append((frame: -1, kind: RecordKind.entryRevision.rawValue, payload: payload))
         if !recomputesHead {
-            return try b.vector("damaged", comment: "attack (sixth review R6-1, scenario c, in place): the recovery key removes a phone (R, committed under epoch 1, the last commit); while R is the last commit, the phone, which holds the epoch-1 key, seals R's attestation again as zero bytes in place and appends a commit Z under epoch 1 chained from R's stored head, attested by itself. Before, R verified unattested, so it raised neither the floor nor the line, and Z joined the chain verified with nothing reported. Now the head covers R's attestation: R's head no longer verifies, Z links to its stored head and nothing in R's group looks damaged, so R is tampered (commit_tampered: reported, writes refused until a merge of an intact copy or a compaction). What still holds for Z: its link shows nothing, its line goes through the commit before R (epoch 1), so it is not stale and joins the chain verified; its record is released as verified, attested by a removed member (unattested: 1), never as a member's (threat-model §3.4, §7)", body: bytes,
-                                issues: [("commit_tampered", rFrame.location.offset)])
+            return try b.vector(
+                "damaged",
+                comment:
+                    "attack (sixth review R6-1, scenario c, in place): the recovery key removes a phone (R, committed under epoch 1, the last commit); while R is the last commit, the phone, which holds the epoch-1 key, seals R's attestation again as zero bytes in place and appends a commit Z under epoch 1 chained from R's stored head, attested by itself. Before, R verified unattested, so it raised neither the floor nor the line, and Z joined the chain verified with nothing reported. Now the head covers R's attestation: R's head no longer verifies, Z links to its stored head and nothing in R's group looks damaged, so R is tampered (commit_tampered: reported, writes refused until a merge of an intact copy or a compaction). What still holds for Z: its link shows nothing, its line goes through the commit before R (epoch 1), so it is not stale and joins the chain verified; its record is released as verified, attested by a removed member (unattested: 1), never as a member's (threat-model §3.4, §7)",
+                body: bytes,
+                issues: [("commit_tampered", rFrame.location.offset)])
         }
-        return try b.vector("success", comment: "a limit (sixth review R6-1, scenario c, with R's head recomputed; threat-model §3.4, §7): as attack-removed-device-reseals-rotation-commit, but the phone also recomputes R's head over the re-sealed attestation and chains Z from the new head. R is the last commit, so no commit names its old head: R verifies, unattested, so it raises neither the floor nor the line, and Z (epoch 1) joins the chain verified, attested by a removed member (unattested: 1). Nothing is reported: rewriting the last commit is a rewrite of the file's end, as a rollback is; device memory notices it only through its clock (keys.md §7 test 3), not here, since R holds no record. It is possible only while the removal's commit is the last: a commit of the new epoch after it names R's head, and the phone cannot recompute it (attack-epoch-key-reseals-attestation-recomputes-head)", body: bytes)
+        return try b.vector(
+            "success",
+            comment:
+                "a limit (sixth review R6-1, scenario c, with R's head recomputed; threat-model §3.4, §7): as attack-removed-device-reseals-rotation-commit, but the phone also recomputes R's head over the re-sealed attestation and chains Z from the new head. R is the last commit, so no commit names its old head: R verifies, unattested, so it raises neither the floor nor the line, and Z (epoch 1) joins the chain verified, attested by a removed member (unattested: 1). Nothing is reported: rewriting the last commit is a rewrite of the file's end, as a rollback is; device memory notices it only through its clock (keys.md §7 test 3), not here, since R holds no record. It is possible only while the removal's commit is the last: a commit of the new epoch after it names R's head, and the phone cannot recompute it (attack-epoch-key-reseals-attestation-recomputes-head)",
+            body: bytes)
     }
 }

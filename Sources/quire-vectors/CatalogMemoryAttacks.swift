@@ -1,7 +1,7 @@
 @_spi(Crypto) import QuireCrypto
-import QuireVectors
 @_spi(Format) import QuireFormat
 @_spi(Format) import QuireKeys
+import QuireVectors
 
 /// Vectors for the fifth review's key findings that a file can show (F10).
 /// Its device-memory and merge findings (F5, F7, F8) are tests named
@@ -32,9 +32,12 @@ extension Catalog {
                 let (kx, x) = try child(b, members: [m[0], m[1]], reason: "rotate", answers: [KeyringBuilder.id(ofBody: r), unknown])
                 try b.addKeyring(kx, x, members: [m[0], m[1]])
                 try b.commit([.entry(b.entry("after"))])
-                return try b.vector("damaged", comment: "attack (fifth review, F10, A13): the recovery key Q signs X, a rotation concurrent with A's replacement R of Q, and lists in X's signed answers R (which removes Q) and an id no keyring has. A recovery-signed keyring's answers are ignored, not malformed (records.md §6.3): writers leave them empty, readers do not read them (rule 5.3 reads answers only for keyrings a recovery member of a parent did not sign). X is trusted; rule 6 cuts R (the recovery key's keyring X defies it, format.md §8.4 scenario 7), and reported keyring_unauthenticated; Q is still the recovery key. Opened by A, which can open both (the old code Q cannot open R, so it judges R not at all)",
-                                    issues: [("keyring_unauthenticated", b.offset(ir))], deviceSeed: seedA)
-            },
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (fifth review, F10, A13): the recovery key Q signs X, a rotation concurrent with A's replacement R of Q, and lists in X's signed answers R (which removes Q) and an id no keyring has. A recovery-signed keyring's answers are ignored, not malformed (records.md §6.3): writers leave them empty, readers do not read them (rule 5.3 reads answers only for keyrings a recovery member of a parent did not sign). X is trusted; rule 6 cuts R (the recovery key's keyring X defies it, format.md §8.4 scenario 7), and reported keyring_unauthenticated; Q is still the recovery key. Opened by A, which can open both (the old code Q cannot open R, so it judges R not at all)",
+                    issues: [("keyring_unauthenticated", b.offset(ir))], deviceSeed: seedA)
+            }
         ]
     }
 }

@@ -14,19 +14,23 @@ enum KeyringForge {
 
     /// `I = {"content", "signature", "signer"}`.
     static func inner(content: [UInt8], signer: [UInt8], signature: [UInt8]) -> [UInt8] {
-        CBOREncoder.encode(.map(CBORMap(text: [("content", .bytes(content)), ("signature", .bytes(signature)), ("signer", .bytes(signer))])))
+        CBOREncoder.encode(
+            .map(CBORMap(text: [("content", .bytes(content)), ("signature", .bytes(signature)), ("signer", .bytes(signer))])))
     }
 
     /// The signature a keyring's signer makes over its public part, nonce and content.
     static func sign(_ signer: Ed25519.KeyPair, vaultID: VaultID, publicBytes: [UInt8], nonce: [UInt8], content: [UInt8]) -> [UInt8] {
-        signer.sign(KeyringRecord.signedMessage(vaultID: vaultID, publicBytes: publicBytes, nonce: nonce, contentHash: BLAKE2b.hash(content, byteCount: 32)))
+        signer.sign(
+            KeyringRecord.signedMessage(
+                vaultID: vaultID, publicBytes: publicBytes, nonce: nonce, contentHash: BLAKE2b.hash(content, byteCount: 32)))
     }
 
     /// Seals `innerPadded` (already padded, or not, as the vector wants)
     /// under `key`'s keyring key with `nonce`, associated data `vault id ‖ P`.
     static func seal(innerPadded: [UInt8], key: EpochKey, vaultID: VaultID, publicBytes: [UInt8], nonce: [UInt8]) throws -> [UInt8] {
-        XChaCha20Poly1305.seal(innerPadded, key: try key.subkey(.keyring), nonce: nonce,
-                               authenticating: KeyringRecord.associatedData(vaultID: vaultID, publicBytes: publicBytes))
+        XChaCha20Poly1305.seal(
+            innerPadded, key: try key.subkey(.keyring), nonce: nonce,
+            authenticating: KeyringRecord.associatedData(vaultID: vaultID, publicBytes: publicBytes))
     }
 
     /// A whole keyring body from a public part and content given as bytes:
@@ -41,19 +45,25 @@ enum KeyringForge {
         var i = inner(content: content, signer: signer.publicKey, signature: sig)
         if let transformInner { i = transformInner(i) }
         if pad { Padding.pad(&i) }
-        return assemble(publicBytes: publicBytes, nonce: nonce, sealed: try seal(innerPadded: i, key: key, vaultID: vaultID, publicBytes: publicBytes, nonce: nonce))
+        return assemble(
+            publicBytes: publicBytes, nonce: nonce,
+            sealed: try seal(innerPadded: i, key: key, vaultID: vaultID, publicBytes: publicBytes, nonce: nonce))
     }
 
     /// The public part of a keyring of `key` with `parents`: links signed by
     /// `signer` and sealed under the parents' keys unless `links` is given.
     static func publicPart(
-        key: EpochKey, parents: [KeyringBuilder.Parent], vaultID: VaultID, slots: [StoredSlot], signer: Ed25519.KeyPair, random: any RandomSource,
+        key: EpochKey, parents: [KeyringBuilder.Parent], vaultID: VaultID, slots: [StoredSlot], signer: Ed25519.KeyPair,
+        random: any RandomSource,
         links: [[UInt8]]? = nil, escrowFree: Bool = false, required: [String] = [], vaultSalt: [UInt8]? = nil, epoch: UInt32? = nil,
         keyCommit: [UInt8]? = nil, unknown: CBORMap = CBORMap()
     ) throws -> KeyringPublic {
         let e = epoch ?? key.epoch
         let commit = keyCommit ?? key.commitment
-        let l = try links ?? KeyringRecord.links(parents: parents.map { ($0.id, $0.key) }, signer: signer, vaultID: vaultID, epoch: e, keyCommit: commit, random: random)
+        let l =
+            try links
+            ?? KeyringRecord.links(
+                parents: parents.map { ($0.id, $0.key) }, signer: signer, vaultID: vaultID, epoch: e, keyCommit: commit, random: random)
         return KeyringPublic(
             epoch: e, keyCommit: commit, parents: parents.map(\.id), links: l, isEscrowFree: escrowFree, requiredSlotKinds: required,
             slotEntries: slots, vaultSalt: vaultSalt, unknownFields: unknown)
@@ -68,8 +78,9 @@ enum KeyringForge {
     /// The padded inner part of an existing body, opened with `key`.
     static func openInner(_ body: [UInt8], key: EpochKey, vaultID: VaultID) throws -> [UInt8] {
         let p = try parts(of: body)
-        return try XChaCha20Poly1305.open(p.sealed, key: try key.subkey(.keyring), nonce: p.nonce,
-                                          authenticating: KeyringRecord.associatedData(vaultID: vaultID, publicBytes: p.publicBytes))
+        return try XChaCha20Poly1305.open(
+            p.sealed, key: try key.subkey(.keyring), nonce: p.nonce,
+            authenticating: KeyringRecord.associatedData(vaultID: vaultID, publicBytes: p.publicBytes))
     }
 
     /// The same keyring's inner part sealed again under a fresh nonce with
@@ -80,6 +91,8 @@ enum KeyringForge {
         let p = try parts(of: body)
         let inner = try openInner(body, key: key, vaultID: vaultID)
         let nonce = random.bytes(24)
-        return assemble(publicBytes: p.publicBytes, nonce: nonce, sealed: try seal(innerPadded: inner, key: key, vaultID: vaultID, publicBytes: p.publicBytes, nonce: nonce))
+        return assemble(
+            publicBytes: p.publicBytes, nonce: nonce,
+            sealed: try seal(innerPadded: inner, key: key, vaultID: vaultID, publicBytes: p.publicBytes, nonce: nonce))
     }
 }

@@ -66,7 +66,8 @@ enum TagForgery {
         }
 
         static func * (a: Element, b: Element) -> Element {
-            let h = a.limbs, r = b.limbs
+            let h = a.limbs
+            let r = b.limbs
             let s = r.map { $0 * 5 }
             let d0 = h[0] * r[0] + h[1] * s[4] + h[2] * s[3] + h[3] * s[2] + h[4] * s[1]
             let d1 = h[0] * r[1] + h[1] * r[0] + h[2] * s[4] + h[3] * s[3] + h[4] * s[2]

@@ -1,9 +1,9 @@
 import Foundation
 @_spi(Crypto) import QuireCrypto
-import QuireVectors
 @_spi(Format) import QuireFormat
 @_spi(Format) import QuireKeys
 import QuireSystem
+import QuireVectors
 
 /// What one item of a commit is.
 enum Item {
@@ -97,7 +97,8 @@ final class VectorBuilder {
         members = [KeyringMember(role: "recovery", publicKey: signer.publicKey, name: "Recovery key", added: now)]
         for (n, seed) in ((deviceSeed.map { [$0] } ?? []) + moreDeviceSeeds).enumerated() {
             let pair = try Self.device(seed)
-            members.append(KeyringMember(role: "device", publicKey: pair.publicKey, name: n == 0 ? "Sam's phone" : "Sam's laptop \(n)", added: now))
+            members.append(
+                KeyringMember(role: "device", publicKey: pair.publicKey, name: n == 0 ? "Sam's phone" : "Sam's laptop \(n)", added: now))
         }
         var slots = try memberSlots(for: epoch1)
         slots += try extraSlots(epoch1, vaultID, random)
@@ -127,8 +128,13 @@ final class VectorBuilder {
         var slots: [StoredSlot] = []
         for m in list ?? members {
             switch m.role {
-            case "recovery": slots.append(StoredSlot(slot: try SlotCrypto.recoverySlot(for: key, recoveryPublicKey: m.publicKey, vaultID: vaultID, random: random)))
-            case "device": slots.append(StoredSlot(slot: try SlotCrypto.deviceSlot(for: key, devicePublicKey: m.publicKey, vaultID: vaultID, random: random)))
+            case "recovery":
+                slots.append(
+                    StoredSlot(
+                        slot: try SlotCrypto.recoverySlot(for: key, recoveryPublicKey: m.publicKey, vaultID: vaultID, random: random)))
+            case "device":
+                slots.append(
+                    StoredSlot(slot: try SlotCrypto.deviceSlot(for: key, devicePublicKey: m.publicKey, vaultID: vaultID, random: random)))
             default: break
             }
         }
@@ -146,7 +152,10 @@ final class VectorBuilder {
     }
 
     /// A new entry revision with deterministic ids and clock.
-    func entry(_ text: String, tags: [String] = [], created: Int64? = nil, parents: [RevisionID] = [], entryID: EntryID? = nil, deleted: Bool = false) -> EntryRevision {
+    func entry(
+        _ text: String, tags: [String] = [], created: Int64? = nil, parents: [RevisionID] = [], entryID: EntryID? = nil,
+        deleted: Bool = false
+    ) -> EntryRevision {
         clock = clock.tick(now: clock.milliseconds + 1000)
         let body = EntryBody(created: created ?? Int64(clock.milliseconds), timeZone: "Europe/London", text: text, tags: tags)
         return EntryRevision(
@@ -165,7 +174,8 @@ final class VectorBuilder {
         var keyringItems: [(Int, EpochKey)] = []
         let blobKnown = Set(blobs.map { $0.id })
         let base = vault.structure.frames.count
-        try vault.commit(random: random, options: Self.quiet, attestation: attest ?? attestation) { (tx: PendingCommit) throws(FormatError) in
+        try vault.commit(random: random, options: Self.quiet, attestation: attest ?? attestation) {
+            (tx: PendingCommit) throws(FormatError) in
             for item in items {
                 switch item {
                 case .entry(let r):
@@ -176,8 +186,10 @@ final class VectorBuilder {
                     let loc = try tx.appendSealed(kind: .profile, payload: p.encoded())
                     pendingRelease.append((loc.index, RecordKind.profile.rawValue, p.encoded()))
                     out.append(loc.index)
-                case let .blob(content, mediaType, aliases):
-                    let stored = try tx.appendBlob(from: MemoryByteSource(content), mediaType: mediaType, aliases: aliases) { blobKnown.contains($0.bytes) }
+                case .blob(let content, let mediaType, let aliases):
+                    let stored = try tx.appendBlob(from: MemoryByteSource(content), mediaType: mediaType, aliases: aliases) {
+                        blobKnown.contains($0.bytes)
+                    }
                     if case .stored(let m) = stored {
                         let index = tx.frameCount - 1 + base
                         pendingRelease.append((index, RecordKind.blobManifest.rawValue, m.encoded()))
@@ -186,21 +198,23 @@ final class VectorBuilder {
                     } else {
                         out.append(nil)
                     }
-                case let .sealed(kind, payload, compress):
+                case .sealed(let kind, let payload, let compress):
                     let loc = try tx.appendSealed(kind: kind, payload: payload, compress: compress)
                     if kind.isKnown && kind != .keyring { pendingRelease.append((loc.index, kind.rawValue, payload)) }
                     out.append(loc.index)
-                case let .plaintext(kind, body):
+                case .plaintext(let kind, let body):
                     // A keyring frame carries its own key's id; other kinds the write key's.
                     var keyID = tx.key.id
-                    if kind == .keyring, let record = try? KeyringRecord(body: body, location: nil) { keyID = KeyID(commitment: record.publicPart.keyCommit) }
+                    if kind == .keyring, let record = try? KeyringRecord(body: body, location: nil) {
+                        keyID = KeyID(commitment: record.publicPart.keyCommit)
+                    }
                     let loc = try tx.appendPlaintext(kind: kind, keyID: keyID, epoch: 0, body: body, trusted: false)
                     out.append(loc.index)
-                case let .keyring(key, body):
+                case .keyring(let key, let body):
                     let loc = try tx.appendKeyring(keyID: key.id, epoch: key.epoch, body: body)
                     keyringItems.append((loc.index, key))
                     out.append(loc.index)
-                case let .raw(frame, release):
+                case .raw(let frame, let release):
                     let loc = try tx.appendRaw(frame: frame)
                     if let release { pendingRelease.append((loc.index, release.0, release.1)) }
                     out.append(loc.index)
@@ -244,8 +258,9 @@ final class VectorBuilder {
     ) throws -> Int {
         let key = try freshKey(epoch, blobKey: newBlobKey)
         let parentList = parents ?? [parent(keyringIDs[epoch - 1] ?? rootID)]
-        let body = try keyring(key, parents: parentList, slots: memberSlots(for: key), members: members, signer: override, reason: reason,
-                               escrowFree: escrowFree, requiredSlotKinds: requiredSlotKinds)
+        let body = try keyring(
+            key, parents: parentList, slots: memberSlots(for: key), members: members, signer: override, reason: reason,
+            escrowFree: escrowFree, requiredSlotKinds: requiredSlotKinds)
         return try addKeyring(key, body, trust: trust)
     }
 
@@ -255,7 +270,9 @@ final class VectorBuilder {
         signer override: Ed25519.KeyPair? = nil, reason: String = "rotate", escrowFree: Bool = false, requiredSlotKinds: [String] = [],
         escrow: [EscrowRecipient] = [], unknownPublicFields: CBORMap = CBORMap(), answers: [KeyringID] = []
     ) throws -> [UInt8] {
-        let content = KeyringContent(members: members, removed: removed, escrow: escrow, blobKey: key.blobKey ?? blobKey, created: now, reason: reason, answers: answers)
+        let content = KeyringContent(
+            members: members, removed: removed, escrow: escrow, blobKey: key.blobKey ?? blobKey, created: now, reason: reason,
+            answers: answers)
         return try KeyringBuilder.body(
             epochKey: key, vaultID: vaultID, parents: parents, isEscrowFree: escrowFree, requiredSlotKinds: requiredSlotKinds, slots: slots,
             unknownPublicFields: unknownPublicFields, content: content, signer: override ?? signer, random: random)
@@ -345,7 +362,8 @@ final class VectorBuilder {
         for b in blobs where seen.insert(b.id).inserted { attachments.append((b.id, b.content)) }
         let isError = expect == "error"
         var v = VectorFile(
-            expect: expect, error: error, recoveryKey: passphrase == nil && deviceSeed == nil ? (key ?? recovery.code()) : nil, passphrase: passphrase,
+            expect: expect, error: error, recoveryKey: passphrase == nil && deviceSeed == nil ? (key ?? recovery.code()) : nil,
+            passphrase: passphrase,
             deviceSeed: deviceSeed.map { hex($0) },
             records: isError ? nil : released.count,
             recordsHash: isError ? nil : VectorDigest.records(released.map { ($0.kind, $0.payload) }),
@@ -421,7 +439,9 @@ enum Edit {
     /// A whole sealed frame with an arbitrary plaintext (for padding and
     /// compression vectors): header, nonce, AEAD(plaintext) with the standard
     /// associated data, body hash.
-    static func sealedFrame(kind: RecordKind, flags: UInt8, key: EpochKey, vaultID: VaultID, plaintext: [UInt8], random: any RandomSource) throws -> [UInt8] {
+    static func sealedFrame(kind: RecordKind, flags: UInt8, key: EpochKey, vaultID: VaultID, plaintext: [UInt8], random: any RandomSource)
+        throws -> [UInt8]
+    {
         let bodyLength = 24 + plaintext.count + 16 + 32
         let header = FrameHeader(kind: kind, flags: flags, keyID: key.id, bodyLength: UInt32(bodyLength))
         let nonce = random.bytes(24)
@@ -441,11 +461,15 @@ enum Edit {
 
     /// A whole chunk frame holding `plaintext` (a slice of a padded stream)
     /// with the given chunk header fields.
-    static func chunkFrame(stream: StreamID, index: UInt32, isFinal: Bool, plaintext: [UInt8], key: EpochKey, vaultID: VaultID, random: any RandomSource) throws -> [UInt8] {
+    static func chunkFrame(
+        stream: StreamID, index: UInt32, isFinal: Bool, plaintext: [UInt8], key: EpochKey, vaultID: VaultID, random: any RandomSource
+    ) throws -> [UInt8] {
         var frame = [UInt8](repeating: 0, count: FrameHeader.byteCount + SealedFrame.chunkBodyLength(plaintextCount: plaintext.count))
         try plaintext.withUnsafeBytes { p in
             try frame.withUnsafeMutableBytes { raw in
-                try SealedFrame.sealChunk(plaintext: p, into: raw, chunk: ChunkHeader(stream: stream, index: index, isFinal: isFinal), key: key, vaultID: vaultID, random: random)
+                try SealedFrame.sealChunk(
+                    plaintext: p, into: raw, chunk: ChunkHeader(stream: stream, index: index, isFinal: isFinal), key: key, vaultID: vaultID,
+                    random: random)
             }
         }
         return frame
@@ -453,7 +477,9 @@ enum Edit {
 
     /// A commit frame over `frames` (whole frames as bytes) chained to
     /// `previous`, made with `key` and attested as `attestation` (96 bytes).
-    static func commitFrame(over frames: [[UInt8]], previous: [UInt8], key: EpochKey, vaultID: VaultID, attestation: [UInt8]) throws -> [UInt8] {
+    static func commitFrame(over frames: [[UInt8]], previous: [UInt8], key: EpochKey, vaultID: VaultID, attestation: [UInt8]) throws
+        -> [UInt8]
+    {
         var digest = CommitChain.Digest()
         for f in frames {
             let h = FrameHeader.byteCount
@@ -463,7 +489,9 @@ enum Edit {
         }
         let d = digest.finalize()
         let header = CommitChain.commitHeader(keyID: key.id)
-        return header.encoded() + (try CommitChain.body(previousHead: previous, digest: d, attestation: attestation, key: key, vaultID: vaultID, commitHeader: header))
+        return header.encoded()
+            + (try CommitChain.body(
+                previousHead: previous, digest: d, attestation: attestation, key: key, vaultID: vaultID, commitHeader: header))
     }
 
     /// The group digest `D` of whole frames.

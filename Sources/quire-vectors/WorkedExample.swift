@@ -28,7 +28,7 @@ enum WorkedExample {
     static let deviceSeed = (0..<32).map { UInt8($0) }
     static let recoverySecret = (0..<32).map { UInt8(0x20 + $0) }
     static let randomSeed = (0..<32).map { UInt8(0x40 + $0) }
-    static let now: Int64 = 1_767_225_600_000          // 2026-01-01T00:00:00Z
+    static let now: Int64 = 1_767_225_600_000  // 2026-01-01T00:00:00Z
     static let attachmentSize = 70_000
 
     struct Mismatch: Error, CustomStringConvertible {
@@ -37,15 +37,24 @@ enum WorkedExample {
 
     /// Fails generation when a recomputed value differs from the file.
     static func same(_ what: String, _ a: [UInt8], _ b: some Collection<UInt8>) throws {
-        guard a == Array(b) else { throw Mismatch(description: "worked example: \(what) recomputed as \(hex(a)), the file has \(hex(Array(b)))") }
+        guard a == Array(b) else {
+            throw Mismatch(description: "worked example: \(what) recomputed as \(hex(a)), the file has \(hex(Array(b)))")
+        }
     }
 
     /// The Markdown, built section by section.
     struct Doc {
         var text = ""
         mutating func line(_ s: String = "") { text += s + "\n" }
-        mutating func heading(_ s: String) { line(); line(s); line() }
-        mutating func para(_ s: String) { line(s); line() }
+        mutating func heading(_ s: String) {
+            line()
+            line(s)
+            line()
+        }
+        mutating func para(_ s: String) {
+            line(s)
+            line()
+        }
         /// A named value: inline up to 48 bytes, else a block of 32 bytes per line.
         mutating func value(_ name: String, _ bytes: [UInt8], note: String = "") {
             let suffix = note.isEmpty ? "" : " — " + note
@@ -62,7 +71,9 @@ enum WorkedExample {
         }
         /// A long value shown by its digest, length and ends.
         mutating func digest(_ name: String, _ bytes: [UInt8], where location: String) {
-            line("- \(name) (\(bytes.count) bytes, \(location)): BLAKE2b-256 `\(hex(BLAKE2b.hash(bytes, byteCount: 32)))`, first 32 bytes `\(hex(bytes.prefix(32)))`, last 32 bytes `\(hex(bytes.suffix(32)))`")
+            line(
+                "- \(name) (\(bytes.count) bytes, \(location)): BLAKE2b-256 `\(hex(BLAKE2b.hash(bytes, byteCount: 32)))`, first 32 bytes `\(hex(bytes.prefix(32)))`, last 32 bytes `\(hex(bytes.suffix(32)))`"
+            )
         }
         mutating func text(_ name: String, _ s: String) { line("- \(name): `\(s)`") }
     }
@@ -92,7 +103,8 @@ enum WorkedExample {
         let recovery = RecoveryKey(secret: try SymmetricKey(bytes: recoverySecret))
         let options = WriteOptions(synchronous: false)
         let vault = try Vault.create(
-            at: path, setup: VaultSetup(name: "Worked example", recoveryKey: recovery, device: device, now: now), random: random, options: options)
+            at: path, setup: VaultSetup(name: "Worked example", recoveryKey: recovery, device: device, now: now), random: random,
+            options: options)
         let drawsAfterCreate = random.draws.count
         let content = (0..<attachmentSize).map { UInt8(truncatingIfNeeded: $0) }
         let entryID = EntryID(unchecked: (0..<16).map { UInt8(0x60 + $0) })
@@ -103,15 +115,19 @@ enum WorkedExample {
             stored = try tx.storeAttachment(from: MemoryByteSource(content), mediaType: "image/jpeg")
             let body = EntryBody(
                 created: now + 60_000, timeZone: "Europe/London", text: String(repeating: "It rained all day. ", count: 12),
-                tags: ["weather"], attachments: [AttachmentReference(id: [1], blob: stored!.blob, mediaType: "image/jpeg", fileName: "rain.jpg")])
-            let r = EntryRevision(entryID: entryID, revisionID: revisionID, clock: HybridLogicalClock(milliseconds: UInt64(now + 60_000), counter: 0),
-                                  device: device.id, body: body)
+                tags: ["weather"],
+                attachments: [AttachmentReference(id: [1], blob: stored!.blob, mediaType: "image/jpeg", fileName: "rain.jpg")])
+            let r = EntryRevision(
+                entryID: entryID, revisionID: revisionID, clock: HybridLogicalClock(milliseconds: UInt64(now + 60_000), counter: 0),
+                device: device.id, body: body)
             revision = r
             try tx.append(r)
         }
         let file = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         let s = try VaultScanner.scan(path: path)
-        guard s.groups.count == 2, s.frames.count == 9 else { throw Mismatch(description: "worked example: unexpected layout \(s.frames.map(\.header.kind))") }
+        guard s.groups.count == 2, s.frames.count == 9 else {
+            throw Mismatch(description: "worked example: unexpected layout \(s.frames.map(\.header.kind))")
+        }
 
         // Names for the random draws, found by matching below.
         var drawNames = [String](repeating: "", count: random.draws.count)
@@ -122,20 +138,29 @@ enum WorkedExample {
         var d = Doc()
         d.line("# Worked example: one tiny vault, every value")
         d.line()
-        d.para("Generated by `quire-vectors worked-example Spec/worked-example.md` from the reference library; do not edit. `make vectors-check` fails when regenerating it would change a byte. The vault was written by the library with the inputs of §1; every value below was then recomputed from the primitives of [format.md](format.md), [keys.md](keys.md) and [records.md](records.md) and checked against the file's bytes, so a writer built from the spec can be checked byte by byte against it.")
-        d.para("Notation as [format.md §1](format.md#1-conventions): bytes in lowercase hex, `‖` concatenation, `u32(x)` 4 bytes little-endian, `H256` unkeyed BLAKE2b-256, `MAC256(k, m)` BLAKE2b-256 keyed with `k`, `KDF(K, id, ctx)` libsodium's `crypto_kdf_derive_from_key` (32 bytes, 8-byte context). CBOR is shown as its encoding.")
+        d.para(
+            "Generated by `quire-vectors worked-example Spec/worked-example.md` from the reference library; do not edit. `make vectors-check` fails when regenerating it would change a byte. The vault was written by the library with the inputs of §1; every value below was then recomputed from the primitives of [format.md](format.md), [keys.md](keys.md) and [records.md](records.md) and checked against the file's bytes, so a writer built from the spec can be checked byte by byte against it."
+        )
+        d.para(
+            "Notation as [format.md §1](format.md#1-conventions): bytes in lowercase hex, `‖` concatenation, `u32(x)` 4 bytes little-endian, `H256` unkeyed BLAKE2b-256, `MAC256(k, m)` BLAKE2b-256 keyed with `k`, `KDF(K, id, ctx)` libsodium's `crypto_kdf_derive_from_key` (32 bytes, 8-byte context). CBOR is shown as its encoding."
+        )
 
         // MARK: 1. Inputs
         d.heading("## 1. Inputs")
         d.value("device seed (Ed25519, `crypto_sign_seed_keypair`)", deviceSeed)
         d.value("recovery key R", recoverySecret)
-        d.value("seed of the writer's random stream", randomSeed,
-                note: "request n (0, 1, 2 …) returns `randombytes_buf_deterministic(len, KDF(seed, n, \"quirerng\"))`; only the values matter: §1.1 lists each")
+        d.value(
+            "seed of the writer's random stream", randomSeed,
+            note:
+                "request n (0, 1, 2 …) returns `randombytes_buf_deterministic(len, KDF(seed, n, \"quirerng\"))`; only the values matter: §1.1 lists each"
+        )
         d.text("time (`now`, ms since 1970, UTC)", "\(now)")
         d.text("vault name", "Worked example")
         d.text("device name", "Phone")
         d.line("- attachment: \(attachmentSize) bytes, byte `i` = `i mod 256`, media type `image/jpeg`")
-        d.line("- entry: id `\(hex(entryID.bytes))`, revision `\(hex(revisionID.bytes))`, clock \(now + 60_000) ms counter 0, created \(now + 60_000), zone `Europe/London`, tag `weather`, text `It rained all day. ` twelve times, one attachment reference (id `01`, the attachment's blob id, `image/jpeg`, `rain.jpg`)")
+        d.line(
+            "- entry: id `\(hex(entryID.bytes))`, revision `\(hex(revisionID.bytes))`, clock \(now + 60_000) ms counter 0, created \(now + 60_000), zone `Europe/London`, tag `weather`, text `It rained all day. ` twelve times, one attachment reference (id `01`, the attachment's blob id, `image/jpeg`, `rain.jpg`)"
+        )
 
         // MARK: 2. Credentials
         let deviceX = try deviceKeys.agreementKeyPair()
@@ -159,22 +184,28 @@ enum WorkedExample {
         let record = try KeyringRecord(body: rootBody, location: nil)
         let pub = record.publicPart
         guard case .recovery(let recoveryBox)? = pub.slots.first(where: { $0.kind == "recovery" }),
-              case .device(let deviceBox)? = pub.slots.first(where: { $0.kind == "device" }) else { throw Mismatch(description: "worked example: slots") }
+            case .device(let deviceBox)? = pub.slots.first(where: { $0.kind == "device" })
+        else { throw Mismatch(description: "worked example: slots") }
         let devicePayload = try deviceX.open(deviceBox).copyBytes()
         let recoveryPayload = try recoveryX.open(recoveryBox).copyBytes()
-        let K = Array(devicePayload[0..<32])
-        try same("recovery slot key", K, recoveryPayload[0..<32])
-        name(K, "epoch key K (§3)")
-        let epochKey = EpochKey(epoch: 1, key: try SymmetricKey(bytes: K))
+        let epochKeyBytes = Array(devicePayload[0..<32])
+        try same("recovery slot key", epochKeyBytes, recoveryPayload[0..<32])
+        name(epochKeyBytes, "epoch key K (§3)")
+        let epochKey = EpochKey(epoch: 1, key: try SymmetricKey(bytes: epochKeyBytes))
         let vaultID = s.header.vaultID
-        try same("slot payload", K + vaultID.bytes + le32(1), devicePayload)
+        try same("slot payload", epochKeyBytes + vaultID.bytes + le32(1), devicePayload)
         let commitment = BLAKE2b.mac(Array("quire-key-commitment-v2".utf8), key: epochKey.key, byteCount: 32)
         try same("key commitment", commitment, pub.keyCommit)
         let salt = pub.vaultSalt!
         name(salt, "vault salt (§3)")
-        try same("vault id", BLAKE2b.hash(Array("quire-vault-id-v2".utf8) + deviceKeys.publicKey + commitment + salt, byteCount: 16), vaultID.bytes)
+        try same(
+            "vault id", BLAKE2b.hash(Array("quire-vault-id-v2".utf8) + deviceKeys.publicKey + commitment + salt, byteCount: 16),
+            vaultID.bytes)
         var subkeys: [(String, Int, [UInt8])] = []
-        for (label, which) in [("record key", EpochKey.Subkey.record), ("commit key", .commit), ("keyring key", .keyring), ("attestation key", .attestation), ("link key", .link), ("nonce key", .commitNonce)] {
+        for (label, which) in [
+            ("record key", EpochKey.Subkey.record), ("commit key", .commit), ("keyring key", .keyring), ("attestation key", .attestation),
+            ("link key", .link), ("nonce key", .commitNonce),
+        ] {
             let k = try KeyDerivation.derive(from: epochKey.key, subkeyID: UInt64(which.rawValue), context: "quire v2").storage.copyBytes()
             try same(label, k, try epochKey.subkey(which).storage.copyBytes())
             subkeys.append((label, which.rawValue, k))
@@ -182,8 +213,10 @@ enum WorkedExample {
         func sub(_ i: Int) throws -> SymmetricKey { try SymmetricKey(bytes: subkeys[i].2) }
 
         keysDoc.heading("## 3. The epoch key and the vault id")
-        keysDoc.para("The device creates the vault, so it signs the root keyring (epoch 1), and its key with the root's key commitment and the salt derives the vault id ([format.md §8.4](format.md#84-which-keyrings-to-trust) rule 4).")
-        keysDoc.value("epoch key K of epoch 1 (random)", K)
+        keysDoc.para(
+            "The device creates the vault, so it signs the root keyring (epoch 1), and its key with the root's key commitment and the salt derives the vault id ([format.md §8.4](format.md#84-which-keyrings-to-trust) rule 4)."
+        )
+        keysDoc.value("epoch key K of epoch 1 (random)", epochKeyBytes)
         for (label, id, k) in subkeys { keysDoc.value("\(label) = KDF(K, \(id), \"quire v2\")", k) }
         keysDoc.value("key commitment = MAC256(K, \"quire-key-commitment-v2\")", commitment)
         keysDoc.value("key id = commitment[0..<6] (in every frame header below)", epochKey.id.bytes)
@@ -203,17 +236,23 @@ enum WorkedExample {
 
         // MARK: 5. Commit 1
         body.heading("## 5. Commit 1: the root keyring and the profile")
-        body.para("Frames 0 to 3: the root keyring, the profile, the keyring's second copy, the commit frame ([format.md §8.1](format.md#81-layout), §9).")
+        body.para(
+            "Frames 0 to 3: the root keyring, the profile, the keyring's second copy, the commit frame ([format.md §8.1](format.md#81-layout), §9)."
+        )
         body.heading("### 5.1 Key slots ([format.md §8.3](format.md#83-key-slots))")
         body.value("slot payload = K ‖ vault id ‖ u32(1), the same in every slot", devicePayload)
         for (label, box, recipient) in [("device", deviceBox, deviceX.publicKey), ("recovery", recoveryBox, recoveryX.publicKey)] {
             let ephemeralPK = Array(box[0..<32])
-            if let i = random.draws.indices.first(where: { random.draws[$0].count == 32 && drawNames[$0].isEmpty && x25519PublicKey(seed: random.draws[$0]) == ephemeralPK }) {
+            if let i = random.draws.indices.first(where: {
+                random.draws[$0].count == 32 && drawNames[$0].isEmpty && x25519PublicKey(seed: random.draws[$0]) == ephemeralPK
+            }) {
                 drawNames[i] = "\(label) slot: ephemeral X25519 seed (§5.1)"
                 body.value("\(label) slot: ephemeral seed (random; `crypto_box_seed_keypair`)", random.draws[i])
             }
             body.value("\(label) slot: recipient X25519 public key", recipient)
-            body.value("\(label) slot: box = `crypto_box_seal` (ephemeral public key ‖ ciphertext ‖ tag, nonce = BLAKE2b-192(ephemeral pk ‖ recipient pk))", box)
+            body.value(
+                "\(label) slot: box = `crypto_box_seal` (ephemeral public key ‖ ciphertext ‖ tag, nonce = BLAKE2b-192(ephemeral pk ‖ recipient pk))",
+                box)
         }
 
         body.heading("### 5.2 The root keyring ([format.md §8.1](format.md#81-layout))")
@@ -227,21 +266,26 @@ enum WorkedExample {
         }
         let inner = Array(padded[0..<innerCount])
         let fields = try inner.withUnsafeBytes { try CBORDecoder.byteStringFields($0) }
-        let C = Array(inner[fields["content"]!]), signer = Array(inner[fields["signer"]!]), signature = Array(inner[fields["signature"]!])
+        let contentBytes = Array(inner[fields["content"]!])
+        let signer = Array(inner[fields["signer"]!])
+        let signature = Array(inner[fields["signature"]!])
         try same("keyring signer", deviceKeys.publicKey, signer)
-        let message = Array("quire-keyring-v2".utf8) + vaultID.bytes + BLAKE2b.hash(record.publicBytes, byteCount: 32) + record.nonce + BLAKE2b.hash(C, byteCount: 32)
+        let message =
+            Array("quire-keyring-v2".utf8) + vaultID.bytes + BLAKE2b.hash(record.publicBytes, byteCount: 32) + record.nonce
+            + BLAKE2b.hash(contentBytes, byteCount: 32)
         try same("keyring signature", deviceKeys.sign(message), signature)
-        try same("pad(I)", inner + [0x80] + [UInt8](repeating: 0, count: Padding.paddedCount(forPayload: inner.count) - inner.count - 1), padded)
+        try same(
+            "pad(I)", inner + [0x80] + [UInt8](repeating: 0, count: Padding.paddedCount(forPayload: inner.count) - inner.count - 1), padded)
         try same("S", XChaCha20Poly1305.seal(padded, key: keyringKey, nonce: record.nonce, authenticating: ad), record.sealed)
-        let Kmap = record.encodedBody()
-        try same("K", Kmap, rootBody)
-        let keyringID = BLAKE2b.hash(Kmap, byteCount: 32)
+        let keyringMap = record.encodedBody()
+        try same("K", keyringMap, rootBody)
+        let keyringID = BLAKE2b.hash(keyringMap, byteCount: 32)
         try same("keyring id", keyringID, root.trailer)
-        let keyringContent = try C.withUnsafeBytes { try KeyringContent(decoding: $0, location: nil) }
+        let keyringContent = try contentBytes.withUnsafeBytes { try KeyringContent(decoding: $0, location: nil) }
         let blobKey = keyringContent.blobKey.storage.copyBytes()
         name(blobKey, "blob key (§5.2)")
         body.value("P, the public part (CBOR)", record.publicBytes)
-        body.value("C, the content (CBOR: members — the recovery key and the phone —, blobKey, created, reason \"create\")", C)
+        body.value("C, the content (CBOR: members — the recovery key and the phone —, blobKey, created, reason \"create\")", contentBytes)
         body.value("blob key (random; inside C)", blobKey)
         body.value("signed message = \"quire-keyring-v2\" ‖ vault id ‖ H256(P) ‖ nonce ‖ H256(C)", message)
         body.value("signature (Ed25519, by the device)", signature)
@@ -250,7 +294,7 @@ enum WorkedExample {
         body.value("nonce (random)", record.nonce)
         body.value("associated data = vault id ‖ P", ad)
         body.value("S = XChaCha20-Poly1305(keyring key, nonce, pad(I), ad): ciphertext ‖ tag", record.sealed)
-        body.value("K = {nonce, public, sealed} (CBOR)", Kmap)
+        body.value("K = {nonce, public, sealed} (CBOR)", keyringMap)
         body.value("keyring id = H256(K), the body hash", keyringID)
 
         // Frame headers and records.
@@ -258,7 +302,9 @@ enum WorkedExample {
             let f = s.frames[i]
             let h = Array(file[Int(f.location.offset)..<Int(f.location.offset) + 16])
             try same("check of frame \(i)", Array(BLAKE2b.hash(Array(h[0..<12]), byteCount: 16).prefix(4)), h[12..<16])
-            doc.value("frame \(i) (\(what)) at offset \(f.location.offset): header = kind ‖ flags ‖ key id ‖ u32(length \(f.header.bodyLength)) ‖ check, check = BLAKE2b-128(header[0..<12])[0..<4]", h)
+            doc.value(
+                "frame \(i) (\(what)) at offset \(f.location.offset): header = kind ‖ flags ‖ key id ‖ u32(length \(f.header.bodyLength)) ‖ check, check = BLAKE2b-128(header[0..<12])[0..<4]",
+                h)
         }
         try header(0, "keyring, first copy", &body)
         try header(2, "keyring, second copy: the same 16 + \(root.header.bodyLength) bytes", &body)
@@ -279,7 +325,9 @@ enum WorkedExample {
             try same("\(what) body hash", BLAKE2b.hash(commitment + Array(frame[16..<sealedEnd]), byteCount: 32), frame[sealedEnd...])
             doc.value("payload (CBOR)", payload)
             let zstd = Compression.compress(payload)
-            doc.line("- compression: zstd (level 3, with its content size) gives \(zstd.count) bytes, \(zstd.count < payload.count ? "smaller: the compressed flag is set (flags 03) and the zstd frame is what is padded. Another zstd version or level may give other bytes, which every reader accepts alike; to compare bytes with this file, use these" : "not smaller: the payload is stored as it is (flags 01)")")
+            doc.line(
+                "- compression: zstd (level 3, with its content size) gives \(zstd.count) bytes, \(zstd.count < payload.count ? "smaller: the compressed flag is set (flags 03) and the zstd frame is what is padded. Another zstd version or level may give other bytes, which every reader accepts alike; to compare bytes with this file, use these" : "not smaller: the payload is stored as it is (flags 01)")"
+            )
             if compressed { doc.value("zstd frame (declares the payload's size)", zstd) }
             doc.value("plaintext after padding: \(compressed ? "zstd frame" : "payload") ‖ 80 ‖ 00… to Padmé(n + 1)", plain)
             try header(i, what, &doc)
@@ -305,35 +353,37 @@ enum WorkedExample {
                 summaries += summary
                 doc.value("summary of frame \(i) = header ‖ \(f.header.kind == .blobChunk ? "tag" : "body hash")", summary)
             }
-            let D = BLAKE2b.hash(summaries, byteCount: 32)
-            try same("D\(g + 1)", D, group.digest)
+            let groupDigest = BLAKE2b.hash(summaries, byteCount: 32)
+            try same("D\(g + 1)", groupDigest, group.digest)
             let cf = s.frames[group.commitFrame]
             let frame = Array(file[Int(cf.location.offset)..<Int(cf.end)])
             let fields = Array(frame[0..<12])
-            let signed = Array("quire-commit-v2".utf8) + vaultID.bytes + commitment + previous + D
-            let A = deviceKeys.publicKey + deviceKeys.sign(signed)
+            let signed = Array("quire-commit-v2".utf8) + vaultID.bytes + commitment + previous + groupDigest
+            let attestationPlain = deviceKeys.publicKey + deviceKeys.sign(signed)
             let attestationKey = try sub(3)
-            let cad = vaultID.bytes + fields + previous + D
+            let cad = vaultID.bytes + fields + previous + groupDigest
             var nh = BLAKE2b.Hasher(byteCount: 24, key: try sub(5))
             nh.update(Array("quire-commit-nonce-v3".utf8))
             nh.update(cad)
-            nh.update(A)
+            nh.update(attestationPlain)
             let nonce = nh.finalize()
             try same("commit nonce \(g + 1)", nonce, frame[80..<104])
-            let sealed = XChaCha20Poly1305.seal(A, key: attestationKey, nonce: nonce, authenticating: cad)
+            let sealed = XChaCha20Poly1305.seal(attestationPlain, key: attestationKey, nonce: nonce, authenticating: cad)
             try same("sealed attestation \(g + 1)", sealed, frame[104...])
-            let headInput = Array("quire-chain-v3".utf8) + vaultID.bytes + previous + D + fields + nonce + sealed
+            let headInput = Array("quire-chain-v3".utf8) + vaultID.bytes + previous + groupDigest + fields + nonce + sealed
             let h = BLAKE2b.mac(headInput, key: try sub(1), byteCount: 32)
             try same("h\(g + 1)", h, frame[16..<48])
             try same("stored h\(g)", previous, frame[48..<80])
-            doc.value("D\(g + 1) = H256(summaries)", D)
+            doc.value("D\(g + 1) = H256(summaries)", groupDigest)
             try header(group.commitFrame, "commit: kind 02, flags 00, key id, length 200", &doc)
             doc.value("signed message = \"quire-commit-v2\" ‖ vault id ‖ key commitment ‖ h\(g) ‖ D\(g + 1)", signed)
-            doc.value("A = signer (the device's public key) ‖ Ed25519 signature", A)
+            doc.value("A = signer (the device's public key) ‖ Ed25519 signature", attestationPlain)
             doc.value("associated data = vault id ‖ commit header[0..<12] ‖ h\(g) ‖ D\(g + 1)", cad)
             doc.value("synthetic nonce = BLAKE2b-192(key = nonce key, \"quire-commit-nonce-v3\" ‖ associated data ‖ A)", nonce)
             doc.value("sealed attestation = XChaCha20-Poly1305(attestation key, nonce, A, ad)", sealed)
-            doc.value("h\(g + 1) input = \"quire-chain-v3\" ‖ vault id ‖ h\(g) ‖ D\(g + 1) ‖ commit header[0..<12] ‖ nonce ‖ sealed attestation", headInput)
+            doc.value(
+                "h\(g + 1) input = \"quire-chain-v3\" ‖ vault id ‖ h\(g) ‖ D\(g + 1) ‖ commit header[0..<12] ‖ nonce ‖ sealed attestation",
+                headInput)
             doc.value("h\(g + 1) = MAC256(commit key, that)", h)
             doc.value("commit body = h\(g + 1) ‖ h\(g) ‖ nonce ‖ sealed attestation", Array(frame[16...]))
             return h
@@ -344,31 +394,42 @@ enum WorkedExample {
 
         // MARK: 6. Commit 2
         body.heading("## 6. Commit 2: the attachment and the entry")
-        body.para("Frames 4 to 8: chunk 0, chunk 1, the manifest and the entry revision, then the commit frame (a writer stores an attachment's chunks, then its manifest, before the revision that names it).")
+        body.para(
+            "Frames 4 to 8: chunk 0, chunk 1, the manifest and the entry revision, then the commit frame (a writer stores an attachment's chunks, then its manifest, before the revision that names it)."
+        )
         let m = stored!
         guard case .stored(let manifest) = m else { throw Mismatch(description: "worked example: attachment deduplicated") }
-        let N = UInt64(attachmentSize)
-        let streamLength = Int(Padding.streamByteCount(contentByteCount: N))
+        let contentLength = UInt64(attachmentSize)
+        let streamLength = Int(Padding.streamByteCount(contentByteCount: contentLength))
         let stream = content + [0x80] + [UInt8](repeating: 0, count: streamLength - attachmentSize - 1)
         // The blob id from the primitives (format.md §7.3): a leaf per 64 KiB
         // of content, then the root over the leaves, the size and the count.
         let bk = try SymmetricKey(bytes: blobKey)
         func le64(_ v: Int) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: UInt64(v) >> (8 * $0)) } }
         let leaves = stride(from: 0, to: attachmentSize, by: 65_536).enumerated().map { (i, start) in
-            BLAKE2b.mac(Array("quire-blob-leaf".utf8) + le64(i) + Array(content[start..<min(start + 65_536, attachmentSize)]), key: bk, byteCount: 32)
+            BLAKE2b.mac(
+                Array("quire-blob-leaf".utf8) + le64(i) + Array(content[start..<min(start + 65_536, attachmentSize)]), key: bk,
+                byteCount: 32)
         }
-        let blobID = BLAKE2b.mac(Array("quire-blob-root".utf8) + leaves.flatMap { $0 } + le64(attachmentSize) + le64(leaves.count), key: bk, byteCount: 32)
+        let blobID = BLAKE2b.mac(
+            Array("quire-blob-root".utf8) + leaves.flatMap { $0 } + le64(attachmentSize) + le64(leaves.count), key: bk, byteCount: 32)
         try same("blob id", blobID, manifest.blob.bytes)
         name(manifest.stream.bytes, "stream id (§6.1)")
         body.heading("### 6.1 The attachment's stream and chunks ([format.md §7](format.md#7-attachments))")
-        body.line("- content: N = \(N) bytes, byte `i` = `i mod 256`")
-        body.line("- stream S = content ‖ 80 ‖ 00 × \(streamLength - attachmentSize - 1): |S| = Padmé(N + 1) = \(streamLength) bytes, ⌈\(streamLength) / 65,536⌉ = 2 chunks (65,536 and \(streamLength - 65_536) bytes)")
-        body.value("S[\(attachmentSize - 16)..<\(attachmentSize + 48)] (the end of the content, the marker, the first zeros)", Array(stream[(attachmentSize - 16)..<(attachmentSize + 48)]))
+        body.line("- content: N = \(contentLength) bytes, byte `i` = `i mod 256`")
+        body.line(
+            "- stream S = content ‖ 80 ‖ 00 × \(streamLength - attachmentSize - 1): |S| = Padmé(N + 1) = \(streamLength) bytes, ⌈\(streamLength) / 65,536⌉ = 2 chunks (65,536 and \(streamLength - 65_536) bytes)"
+        )
+        body.value(
+            "S[\(attachmentSize - 16)..<\(attachmentSize + 48)] (the end of the content, the marker, the first zeros)",
+            Array(stream[(attachmentSize - 16)..<(attachmentSize + 48)]))
         for (i, leaf) in leaves.enumerated() {
             let end = min((i + 1) * 65_536, attachmentSize)
             body.value("leaf_\(i) = MAC256(blob key, \"quire-blob-leaf\" ‖ u64(\(i)) ‖ content[\(i * 65_536)..<\(end)])", leaf)
         }
-        body.value("blob id = MAC256(blob key, \"quire-blob-root\" ‖ \((0..<leaves.count).map { "leaf_\($0)" }.joined(separator: " ‖ ")) ‖ u64(\(attachmentSize)) ‖ u64(\(leaves.count)))", blobID)
+        body.value(
+            "blob id = MAC256(blob key, \"quire-blob-root\" ‖ \((0..<leaves.count).map { "leaf_\($0)" }.joined(separator: " ‖ ")) ‖ u64(\(attachmentSize)) ‖ u64(\(leaves.count)))",
+            blobID)
         body.value("stream id (random)", manifest.stream.bytes)
         for (n, i) in [(0, 4), (1, 5)] {
             let f = s.frames[i]
@@ -381,12 +442,16 @@ enum WorkedExample {
             let cad = vaultID.bytes + Array(frame[0..<12]) + chunkHeader
             let sealed = XChaCha20Poly1305.seal(plain, key: try sub(0), nonce: nonce, authenticating: cad)
             try same("chunk \(n) ciphertext", sealed, frame[61...])
-            body.line("- chunk \(n): S[\(n * 65_536)..<\(n * 65_536 + plain.count)], \(plain.count) bytes, body = nonce ‖ chunk header ‖ ciphertext ‖ tag = \(frame.count - 16) bytes")
+            body.line(
+                "- chunk \(n): S[\(n * 65_536)..<\(n * 65_536 + plain.count)], \(plain.count) bytes, body = nonce ‖ chunk header ‖ ciphertext ‖ tag = \(frame.count - 16) bytes"
+            )
             try header(i, "chunk \(n)", &body)
             body.value("chunk \(n): nonce (random)", nonce)
             body.value("chunk \(n): chunk header = stream id ‖ u32(index) ‖ final", chunkHeader)
             body.value("chunk \(n): associated data = vault id ‖ header[0..<12] ‖ chunk header", cad)
-            body.digest("chunk \(n): ciphertext", Array(sealed.dropLast(16)), where: "file bytes \(Int(f.location.offset) + 61)..<\(Int(f.end) - 16)")
+            body.digest(
+                "chunk \(n): ciphertext", Array(sealed.dropLast(16)),
+                where: "file bytes \(Int(f.location.offset) + 61)..<\(Int(f.end) - 16)")
             body.value("chunk \(n): tag (its summary in the chain)", Array(sealed.suffix(16)))
         }
         body.heading("### 6.2 The manifest ([records.md §4](records.md))")
@@ -404,21 +469,27 @@ enum WorkedExample {
         body.line()
         body.line("```")
         for i in stride(from: 0, to: file.count, by: 32) {
-            body.line(String(repeating: "0", count: max(0, 6 - String(i, radix: 16).count)) + String(i, radix: 16) + "  " + hex(file[i..<min(i + 32, file.count)]))
+            body.line(
+                String(repeating: "0", count: max(0, 6 - String(i, radix: 16).count)) + String(i, radix: 16) + "  "
+                    + hex(file[i..<min(i + 32, file.count)]))
         }
         body.line("```")
 
         // MARK: 1.1 The random draws, now named.
         var draws = Doc()
         draws.heading("### 1.1 The random bytes the writer drew, in order")
-        draws.para("A writer checked against this file uses these bytes where it would draw random ones (`Vault.create` drew the first \(drawsAfterCreate), the commit of §6 the rest). The draw left unnamed is the writer's temporary file name, which is not in the vault.")
+        draws.para(
+            "A writer checked against this file uses these bytes where it would draw random ones (`Vault.create` drew the first \(drawsAfterCreate), the commit of §6 the rest). The draw left unnamed is the writer's temporary file name, which is not in the vault."
+        )
         draws.line("| # | bytes | used as | value |")
         draws.line("|---|---|---|---|")
         for (i, draw) in random.draws.enumerated() {
             draws.line("| \(i) | \(draw.count) | \(drawNames[i].isEmpty ? "—" : drawNames[i]) | `\(hex(draw))` |")
         }
         guard drawNames.filter(\.isEmpty).count == 1 else {
-            throw Mismatch(description: "worked example: random draws not accounted for: \(drawNames.enumerated().filter { $0.element.isEmpty }.map(\.offset))")
+            throw Mismatch(
+                description:
+                    "worked example: random draws not accounted for: \(drawNames.enumerated().filter { $0.element.isEmpty }.map(\.offset))")
         }
         return d.text + draws.text + keysDoc.text + body.text
     }
