@@ -70,6 +70,11 @@ extension VaultReportBuilder {
             index = l.index
             warning = true
         }
+        if case .removalMutual(let l) = e {
+            offset = l.offset
+            index = l.index
+            warning = true
+        }
         if case .kdfLimitsExceededInKeyring(let l, _, _) = e {
             offset = l.offset
             index = l.index

@@ -59,6 +59,12 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// a removal from an old copy: remove the members involved (and any key
     /// they enrolled) with the recovery key. Code `removal_tie`.
     case removalTie(FrameLocation)
+    /// Warning: the keyring at `location` removes a member and stands, and
+    /// so does a keyring that member (or a key it enrolled) signed outside
+    /// its ancestors — an answer the file cannot tell from a concurrent
+    /// removal (`Spec/format.md §8.4` rule 6, scenarios 2 and 3): both
+    /// removed members stay removed. Code `removal_mutual`.
+    case removalMutual(FrameLocation)
     /// The file looks older than what this device last saw of it: a keyring
     /// it trusted is missing, or records it saw are (`Spec/keys.md §7`). A
     /// warning; the library refuses to write until the user acts.
@@ -93,6 +99,7 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .malformedKeyring: "malformed_keyring"
         case .keyringCopyDamaged: "keyring_copy_damaged"
         case .removalTie: "removal_tie"
+        case .removalMutual: "removal_mutual"
         case .rollbackSuspected: "rollback_suspected"
         case .deviceMemoryNotSaved: "device_memory_not_saved"
         case .operationRefused: "operation_refused"
@@ -112,7 +119,7 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// True for warnings: the error cost nothing (``keyringCopyDamaged(_:)``).
     public var isWarning: Bool {
         switch self {
-        case .keyringCopyDamaged, .rollbackSuspected, .deviceMemoryNotSaved, .kdfLimitsExceededInKeyring, .removalTie: true
+        case .keyringCopyDamaged, .rollbackSuspected, .deviceMemoryNotSaved, .kdfLimitsExceededInKeyring, .removalTie, .removalMutual: true
         default: false
         }
     }
@@ -176,6 +183,9 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .removalTie(let loc):
             return
                 "keyring \(loc) removes a member while another removal removed one who started its branch, and that removal lies on a branch its own removed member started; both removals stand, as if the two members had removed each other. Someone may have answered a removal from an old copy: check the members, and remove the ones involved, and any key they enrolled, with the recovery key"
+        case .removalMutual(let loc):
+            return
+                "keyring \(loc) removes a member, and a keyring that member (or a key it enrolled) signed without seeing that removal also stands and removes someone: both removed members stay removed. Someone may have answered a removal from an old copy: check the members, and remove the one who answered with the recovery key"
         case .rollbackSuspected(let reason):
             return
                 "this file looks older than the copy this device last saw: \(reason). It may have been replaced by an older copy, which can undo a device removal or lose entries; writing is refused until you merge the newer copy back (quire merge), or accept this file if you restored it on purpose (quire keys accept-rollback)"

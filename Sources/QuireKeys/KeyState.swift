@@ -94,8 +94,14 @@ public struct KeyState: Sendable {
         var retired: [[UInt8]] = []
         var seenRemoved = Set<[UInt8]>()
         var seenRetired = Set<[UInt8]>()
+        let trustedMembers = Set(trusted.flatMap { $0.content!.members.map(\.publicKey) })
         for ring in trusted {
             for m in ring.content!.removed where seenRemoved.insert(m.publicKey).inserted { removed.append(m) }
+            // A removal's puppets that a trusted keyring lists leave with it
+            // (Spec/format.md §8.4 rule 6, Spec/keys.md §5).
+            for m in ring.removedPuppets where trustedMembers.contains(m.publicKey) && seenRemoved.insert(m.publicKey).inserted {
+                removed.append(m)
+            }
             for k in ring.content!.retired where seenRetired.insert(k).inserted { retired.append(k) }
         }
         var members: [KeyringMember] = []

@@ -29,6 +29,11 @@
     public internal(set) var copyFrames: [Int] = []
     /// The keyrings whose removals cut it under rule 6; empty unless cut.
     public internal(set) var cutBy: [KeyringID] = []
+    /// The puppets this keyring's removal removes besides its `removed`
+    /// list: keys first listed by a keyring that a member it removes (or
+    /// such a puppet) signed, outside its ancestors (`Spec/format.md §8.4`
+    /// rule 6). Empty unless it removes someone.
+    public internal(set) var removedPuppets: [KeyringMember] = []
 
     /// The epoch it defines.
     public var epoch: UInt32 { record.epoch }
@@ -413,8 +418,10 @@ struct Evaluation {
             }
             t0.insert(i)
         }
-        let (cut, tied) = removalCuts(t0)
+        let (cut, tied, mutual, puppets) = removalCuts(t0)
         for i in tied { issues.append(.removalTie(rings[i].location)) }
+        for i in mutual { issues.append(.removalMutual(rings[i].location)) }
+        for (i, keys) in puppets { rings[i].removedPuppets = keys }
         for i in order where t0.contains(i) {
             rings[i].passesRules1To5 = true
             if let (reason, by) = cut[i] {
@@ -679,7 +686,9 @@ struct Evaluation {
     /// does not matter. `tied` lists the removals the last pass had to
     /// settle (the passes reached no fixpoint), each reported
     /// [`removal_tie`].
-    func removalCuts(_ t0: Set<Int>) -> (cuts: [Int: (reason: String, by: [Int])], tied: [Int]) {
+    func removalCuts(_ t0: Set<Int>) -> (
+        cuts: [Int: (reason: String, by: [Int])], tied: [Int], mutual: [Int], puppets: [Int: [KeyringMember]]
+    ) {
         let members = t0.sorted()
         let n = rings.count
         func isAncestor(_ a: Int, of b: Int) -> Bool { ancestors[b]?.contains(a) ?? false }
@@ -712,6 +721,26 @@ struct Evaluation {
             definers[r, default: Bits(count: n)].insert(k)
             defiers.insert(k)
         }
+        // What each removal removes: the keys it lists and their puppets —
+        // every key first listed by a keyring that is neither the removal
+        // nor an ancestor of it and that a key it removes signed, and so on
+        // (seventh review R7-2: a key a removed member enrolled on its
+        // branch is that member's, wherever it signs). One sweep per
+        // removal, parents first: a puppet signs only after its enrolment.
+        let topo = members.sorted { (ancestors[$0]?.count ?? 0, $0) < (ancestors[$1]?.count ?? 0, $1) }
+        var firstListed: [Int: [KeyringMember]] = [:]
+        for i in members where !rings[i].parents.isEmpty {
+            let parentKeys = Set(rings[i].parents.compactMap { byID[$0] }.flatMap { rings[$0].content!.members.map(\.publicKey) })
+            let new = rings[i].content!.members.filter { !parentKeys.contains($0.publicKey) }
+            if !new.isEmpty { firstListed[i] = new }
+        }
+        var puppets: [Int: [KeyringMember]] = [:]
+        for (r, keys) in removes {
+            var all = keys
+            for k in topo where k != r && !isAncestor(k, of: r) && all.contains(rings[k].signer!) {
+                for m in firstListed[k] ?? [] where all.insert(m.publicKey).inserted { puppets[r, default: []].append(m) }
+            }
+        }
         for (r, keys) in removes {
             for m in keys {
                 for k in bySigner[m] ?? [] where concurrent(k, r) { add(k, r) }
@@ -721,6 +750,24 @@ struct Evaluation {
             for k in removers[rings[r].signer!] ?? [] where concurrent(k, r) { add(k, r) }
         }
         func defiesRel(_ k: Int, _ r: Int) -> Bool { defies[k]?.contains(r) ?? false }
+        // K opposes R when K defies R, or a puppet of R signed K and K is
+        // neither R nor an ancestor of R (concurrent, or after R: rule 5.3
+        // does not know puppets). Opposing puts a keyring on a branch
+        // against R and lets R cut it; *mutual* and *contested* stay with
+        // *defies*.
+        var opposes = defies
+        var opposers = definers
+        var opposing = defiers
+        for (r, list) in puppets {
+            for m in list {
+                for k in bySigner[m.publicKey] ?? [] where k != r && !isAncestor(k, of: r) {
+                    opposes[k, default: []].insert(r)
+                    opposers[r, default: Bits(count: n)].insert(k)
+                    opposing.insert(k)
+                }
+            }
+        }
+        func opposesRel(_ k: Int, _ r: Int) -> Bool { opposes[k]?.contains(r) ?? false }
         // Two removals the last pass treats as mutual (a tie, below): each
         // lies on a branch the other's removed member started, and the
         // passes alternated on both.
@@ -739,7 +786,7 @@ struct Evaluation {
             var silencedMemo: [Int: Bool] = [:]
         }
         func judge(_ j: Judge) -> (recoveryFor: (Int, Int) -> Bool, contested: (Int) -> Bool, silenced: (Int) -> Bool) {
-            func against(_ z: Int, _ r: Int) -> Bool { defiesRel(z, r) || j.behind(z, r) }
+            func against(_ z: Int, _ r: Int) -> Bool { opposesRel(z, r) || j.behind(z, r) }
             // A is signed by a recovery member, as far as B is concerned,
             // when that key is the recovery member of some keyring not
             // against B: a recovery member installed only on a branch that
@@ -767,11 +814,12 @@ struct Evaluation {
             func silenced(_ r: Int) -> Bool {
                 if let known = j.silencedMemo[r] { return known }
                 var result = false
-                if let a = ancestors[r], a.intersects(defiers) {
-                    var onBranch = a
-                    onBranch.formIntersection(defiers)
+                if var onBranch = ancestors[r] {
+                    // The keyring itself and its ancestors (seventh review R7-1).
+                    onBranch.insert(r)
+                    onBranch.formIntersection(opposing)
                     outer: for x in onBranch.elements {
-                        for r2 in defies[x] ?? [] where j.behind(r, r2) && !contested(r2) && !recoveryFor(r, r2) {
+                        for r2 in opposes[x] ?? [] where j.behind(r, r2) && !contested(r2) && !recoveryFor(r, r2) {
                             result = true
                             break outer
                         }
@@ -787,9 +835,9 @@ struct Evaluation {
         // R — in every pass. A keyring that is not primary counts towards
         // contesting only when the recovery key signed it.
         var branchStarters: [Int: Bits] = [:]
-        var relevant = defiers
+        var relevant = opposing
         func findStarters() {
-            for (r, d) in definers {
+            for (r, d) in opposers {
                 relevant.insert(r)
                 let mutuals = d.elements.filter { mutual($0, r) } + (tiedWith[r] ?? [])
                 var starters = Bits(count: n)
@@ -799,17 +847,17 @@ struct Evaluation {
         }
         findStarters()
         // Z lies on a branch that R's removed member started, whether or
-        // not R is primary.
+        // not R is primary: a starter is an ancestor of Z, or Z itself while
+        // R does not oppose Z (seventh review R7-1: a removed member's own
+        // keyring lies on its branch; a removal that a puppet's keyring
+        // answers does not lie on the puppet's).
         func onBranchAgainst(_ z: Int, _ r: Int) -> Bool {
             guard let d = branchStarters[r], let a = ancestors[z] else { return false }
-            return a.intersects(d)
+            return a.intersects(d) || (d.contains(z) && !opposesRel(r, z))
         }
         func judging(_ primary: Bits) -> Judge {
             let j = Judge()
-            j.behind = { z, r in
-                guard primary.contains(r), let d = branchStarters[r], let a = ancestors[z] else { return false }
-                return a.intersects(d)
-            }
+            j.behind = { z, r in primary.contains(r) && onBranchAgainst(z, r) }
             j.counts = { x, _ in primary.contains(x) }
             return j
         }
@@ -847,9 +895,9 @@ struct Evaluation {
         let contested = pass.contested
         let silenced = pass.silenced
         var cut: [Int: (reason: String, by: [Int])] = [:]
-        for k in defies.keys.sorted() {
+        for k in opposes.keys.sorted() {
             var by: [Int] = []
-            for r in defies[k]!.sorted() where !contested(r) && !silenced(r) {
+            for r in opposes[k]!.sorted() where !contested(r) && !silenced(r) {
                 if behind(r, k) && recoveryFor(k, r) { continue }
                 let wins =
                     recoveryFor(r, k)
@@ -861,10 +909,22 @@ struct Evaluation {
             let reason =
                 (removes[first] ?? []).contains(rings[k].signer!)
                 ? "it is signed by a member removed in keyring \(rings[first].location)"
-                : "it replaces the recovery key that signed keyring \(rings[first].location), whose keyrings win"
+                : (puppets[first] ?? []).contains { $0.publicKey == rings[k].signer! }
+                    ? "it is signed by a key that a member removed in keyring \(rings[first].location) enrolled (a puppet)"
+                    : "it replaces the recovery key that signed keyring \(rings[first].location), whose keyrings win"
             cut[k] = (reason, by)
         }
-        return (cut, tied)
+        // A removal that stands while a keyring its removed member (or a
+        // puppet) signed outside its ancestors also stands: an answer the
+        // file cannot tell from a concurrent removal (scenarios 2 and 3),
+        // reported [`removal_mutual`] unless it is a tie.
+        var cutBits = Bits(count: n)
+        for k in cut.keys { cutBits.insert(k) }
+        func untrusted(_ i: Int) -> Bool { cutBits.contains(i) || (ancestors[i]?.intersects(cutBits) ?? false) }
+        let mutualRemovals = removes.keys.sorted().filter { r in
+            !untrusted(r) && !tied.contains(r) && (opposers[r]?.elements ?? []).contains { !untrusted($0) }
+        }
+        return (cut, tied, mutualRemovals, puppets)
     }
 
     /// True when `key` may sign in `ring`: a member of role device or
@@ -914,7 +974,7 @@ struct Evaluation {
         // forged it. A keyring nobody authenticates stops nobody.
         // Members removed in any trusted keyring: their links count for
         // nothing, whichever older parent they name.
-        let removedSigners = Set(rings.filter(\.isTrusted).flatMap { $0.content!.removed.map(\.publicKey) })
+        let removedSigners = Set(rings.filter(\.isTrusted).flatMap { ($0.content!.removed + $0.removedPuppets).map(\.publicKey) })
         // A keyring this credential cannot open, that a current member of a
         // keyring it trusts made, means it is behind (Spec/format.md §8.6):
         // removed, or left out by a member. A keyring nobody authenticates
@@ -954,6 +1014,9 @@ struct Bits: Sendable, Equatable {
     init(count: Int) { words = [UInt64](repeating: 0, count: (count + 63) / 64) }
 
     func contains(_ i: Int) -> Bool { words[i >> 6] & (1 << UInt64(i & 63)) != 0 }
+
+    /// The number of members.
+    var count: Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
 
     mutating func insert(_ i: Int) { words[i >> 6] |= 1 << UInt64(i & 63) }
 

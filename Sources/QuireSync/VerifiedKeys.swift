@@ -6,7 +6,8 @@ extension UnlockedKeys {
     /// attestations are reported as a removed member's, never counted as a
     /// member's (`Spec/format.md §9.4`).
     package var removedMembers: Set<[UInt8]> {
-        Set(keyrings.filter(\.isTrusted).flatMap { $0.content?.removed.map(\.publicKey) ?? [] })
+        // A removal's puppets count as removed (Spec/format.md §8.4 rule 6).
+        Set(keyrings.filter(\.isTrusted).flatMap { ($0.content?.removed ?? []) + $0.removedPuppets }.map(\.publicKey))
     }
 }
 

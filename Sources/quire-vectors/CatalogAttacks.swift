@@ -299,7 +299,7 @@ extension Catalog {
                 let m = b.members  // Q, A, B, C, D
                 let (ka, ra) = try child(b, members: [m[0], m[1], m[3], m[4]], removed: [m[2]], reason: "remove", signer: a)
                 let (kb, rb) = try child(b, members: [m[0], m[2], m[3], m[4]], removed: [m[1]], reason: "remove", signer: bb)
-                try b.commit([.keyring(ka, ra), .keyring(kb, rb)])
+                let iab = try b.commit([.keyring(ka, ra), .keyring(kb, rb)])
                 b.writeWith(ka)
                 // C joins the two removals (keys.md §6.8).
                 let joined = [m[0], m[3], m[4]]
@@ -325,7 +325,10 @@ extension Catalog {
                     "damaged",
                     comment:
                         "attack (third review, item 1): A and B remove each other (RA, RB, mutual) and C joins them (J). J has RB as an ancestor, which defies RA, so with one pass J and everything after it were behind RA and silenced: C's removal of D (Z) cut nothing and D's concurrent enrollment (W) stood. A keyring mutual with a removal now starts no branch behind it: W is cut (format.md §8.4 scenario 10)",
-                    issues: [("keyring_unauthenticated", b.offset(iw))])
+                    issues: [
+                        ("removal_mutual", b.offset(iab[0]!)), ("removal_mutual", b.offset(iab[1]!)),
+                        ("keyring_unauthenticated", b.offset(iw)),
+                    ])
             },
             {
                 // Third review, item 2: a removed device answers its own removal.
@@ -442,7 +445,7 @@ extension Catalog {
                 let m = b.members  // Q, A, B, C, D
                 let (ka, ra) = try child(b, members: [m[0], m[1], m[3], m[4]], removed: [m[2]], reason: "remove", signer: a)
                 let (kb, rb) = try child(b, members: [m[0], m[2], m[3], m[4]], removed: [m[1]], reason: "remove", signer: bb)
-                try b.commit([.keyring(ka, ra), .keyring(kb, rb)])
+                let iab = try b.commit([.keyring(ka, ra), .keyring(kb, rb)])
                 b.writeWith(ka)
                 // C joins the two removals (keys.md §6.8).
                 let joined = [m[0], m[3], m[4]]
@@ -473,7 +476,11 @@ extension Catalog {
                     "damaged",
                     comment:
                         "attack (fourth review, K1): scenario 10 (A and B remove each other, C joins them with J, C removes D with Z while D enrols a tablet with W), then D's tablet removes C (W2, answering Z). With two passes J descended from RB, which defied the uncontested RA in the first pass, so Z was not primary, W2 was behind nothing, and W2 cut Z. With the mutual exception in every pass Z is primary and W2 is behind it and silenced: Z stands, W is cut and W2 with it (format.md §8.4 scenario 11)",
-                    issues: [("keyring_unauthenticated", b.offset(iw)), ("keyring_unauthenticated", b.offset(iw2))])
+                    issues: [
+                        ("removal_mutual", b.offset(iab[0]!)), ("removal_mutual", b.offset(iab[1]!)),
+                        ("keyring_unauthenticated", b.offset(iw)),
+                        ("keyring_unauthenticated", b.offset(iw2)),
+                    ])
             },
             {
                 // Sixth review, R6-3: the cycle of format.md §8.4
@@ -519,9 +526,84 @@ extension Catalog {
                 return try b.vector(
                     "damaged",
                     comment:
-                        "attack (sixth review, R6-3): C signs Y1 and A then removes the stolen B (R0); B forks from the root, enrols its puppet P (KB), P removes C (R2), then B enrols a second puppet (K3) and writes under K3's key. R0 lies on C's branch and R2 on B's, neither mutual: the passes alternate (format.md §8.4 scenario 12). The last pass took both as primary, so both were silenced and cut nothing: K3 stood, the second puppet was a current member, and B's record was released. The last pass now treats the two removals as mutual: both stand (B and C removed) and both are reported (removal_tie), and R0 cuts K3, so B's record is under a key no reader holds. P, enrolled before R2, stays a member, as a key enrolled before a mutual answer does (§8.4 limits): the warning says to remove it with the recovery key",
+                        "attack (sixth review, R6-3): C signs Y1 and A then removes the stolen B (R0); B forks from the root, enrols its puppet P (KB), P removes C (R2), then B enrols a second puppet (K3) and writes under K3's key. R0 lies on C's branch and R2 on B's, neither mutual: the passes alternate (format.md §8.4 scenario 12). The last pass took both as primary, so both were silenced and cut nothing: K3 stood, the second puppet was a current member, and B's record was released. The last pass now treats the two removals as mutual: both stand (B and C removed) and both are reported (removal_tie), and R0 cuts K3, so B's record is under a key no reader holds. P, enrolled before R2, is B's puppet, removed with it (seventh review R7-2)",
                     issues: [
                         ("removal_tie", b.offset(ir0)), ("removal_tie", b.offset(ir2)), ("keyring_unauthenticated", b.offset(ik3)),
+                        ("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1)),
+                    ])
+            },
+            {
+                // Seventh review, R7-1 (format.md §8.4 scenario 13): C signs
+                // Y1 and A then removes the stolen B (R); B answers from an
+                // old copy with one keyring, X, removing C.
+                let b = try VectorBuilder(
+                    "attack-removed-device-one-keyring-answer", deviceSeed: seedA, moreDeviceSeeds: [seedB, seedC, seedD])
+                try b.commit([.entry(b.entry("before the theft"))])
+                let a = try VectorBuilder.device(seedA)
+                let thief = try VectorBuilder.device(seedB)
+                let c = try VectorBuilder.device(seedC)
+                let m = b.members  // Q, A, B, C, D
+                let (ky, y1) = try child(b, members: m, reason: "rotate", signer: c)
+                try b.addKeyring(ky, y1, members: m)
+                let mainLine = [m[0], m[1], m[3], m[4]]
+                let (kr, r) = try child(
+                    b, epoch: 3, members: mainLine, removed: [m[2]], reason: "remove", signer: a,
+                    parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: y1), key: ky)])
+                let ir = try b.addKeyring(kr, r, members: mainLine)
+                let (kx, x) = try child(
+                    b, members: m.filter { $0.publicKey != m[3].publicKey }, removed: [m[3]], reason: "remove", signer: thief)
+                let ix = try b.commit([.keyring(kx, x)], attest: .sign(thief))[0]!
+                b.writeWith(kr)
+                try b.commit([.entry(b.entry("after removing B"))], attest: .sign(a))
+                return try b.vector(
+                    "recovered",
+                    comment:
+                        "attack (seventh review, R7-1): C signs Y1 and A then removes the stolen B (R); B, from an old copy, answers with one keyring, X, removing C (format.md §8.4 scenario 13, scenario 5 mirrored). Only ancestors counted for behind: X lay on no branch against R, R lay on C's branch against X and was silenced, X cut Y1 and R went with it: B was a current member again and A's record after R was under a key no reader held. The keyring itself now counts: each removal lies on the other's removed member's branch, a tie; both stand (B and C removed), both are reported (removal_tie), and A's record is released",
+                    issues: [("removal_tie", b.offset(ir)), ("removal_tie", b.offset(ix))])
+            },
+            {
+                // Seventh review, R7-2: the tie of scenario 12; the puppet P,
+                // which B enrolled on its fork before its answer, enrols a
+                // key of its own after the tie (K4) and writes under it.
+                let b = try VectorBuilder("attack-tie-shelters-puppet", deviceSeed: seedA, moreDeviceSeeds: [seedB, seedC, seedD])
+                try b.commit([.entry(b.entry("before the theft"))])
+                let a = try VectorBuilder.device(seedA)
+                let thief = try VectorBuilder.device(seedB)
+                let c = try VectorBuilder.device(seedC)
+                let m = b.members  // Q, A, B, C, D
+                let (ky, y1) = try child(b, members: m, reason: "rotate", signer: c)
+                try b.addKeyring(ky, y1, members: m)
+                let mainLine = [m[0], m[1], m[3], m[4]]
+                let (kr, r0) = try child(
+                    b, epoch: 3, members: mainLine, removed: [m[2]], reason: "remove", signer: a,
+                    parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: y1), key: ky)])
+                let ir0 = try b.addKeyring(kr, r0, members: mainLine)
+                let puppet = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let withP = m + [KeyringMember(role: "device", publicKey: puppet.publicKey, name: "Tablet", added: b.now)]
+                let (kb, kbBody) = try child(b, members: withP, reason: "enroll", signer: thief)
+                _ = try b.commit([.keyring(kb, kbBody)], attest: .sign(thief))
+                let r2Members = withP.filter { $0.publicKey != m[3].publicKey }
+                let (k2, r2) = try child(
+                    b, epoch: 3, members: r2Members, removed: [m[3]], reason: "remove", signer: puppet,
+                    parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: kbBody), key: kb)])
+                let ir2 = try b.commit([.keyring(k2, r2)], attest: .sign(thief))[0]!
+                let third = KeyringMember(
+                    role: "device", publicKey: try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random)).publicKey,
+                    name: "Phone", added: b.now)
+                let (k4, k4Body) = try child(
+                    b, epoch: 4, members: r2Members + [third], reason: "enroll", signer: puppet,
+                    parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: r2), key: k2)])
+                let ik4 = try b.commit([.keyring(k4, k4Body)], attest: .sign(puppet))[0]!
+                b.writeWith(kr)
+                try b.commit([.entry(b.entry("after removing B"))], attest: .sign(a))
+                b.writeWith(k4)
+                let idx = try b.commit([.entry(b.entry("the puppet under its own key"))], expectReleased: false, attest: .sign(puppet))
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (seventh review, R7-2): the tie of format.md §8.4 scenario 12 (C signs Y1, A removes the stolen B with R0; B enrols its puppet P on a fork, KB, and P removes C, R2); then P enrols a key of its own (K4) and writes under K4's key. P, enrolled before the answer, stayed a current member, so K4 stood and P's record was released. A removal now removes its removed member's puppets (keys it enrolled where the removal did not see them): R0 removes P, K4 defies R0 and is cut, and P's record is under a key no reader holds",
+                    issues: [
+                        ("removal_tie", b.offset(ir0)), ("removal_tie", b.offset(ir2)), ("keyring_unauthenticated", b.offset(ik4)),
                         ("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1)),
                     ])
             },
@@ -766,7 +848,7 @@ extension Catalog {
             // keyrings), in either order.
             let first = aFirst ? (kA, byA) : (kB, byB)
             let second = aFirst ? (kB, byB) : (kA, byA)
-            try b.commit([.keyring(first.0, first.1), .keyring(second.0, second.1)])
+            let pair = try b.commit([.keyring(first.0, first.1), .keyring(second.0, second.1)])
             b.writeWith(kA)
             try b.commit([.entry(b.entry("A writes under its epoch 2"))], attest: .sign(a))
             b.writeWith(kB)
@@ -784,8 +866,9 @@ extension Catalog {
             var v = try b.vector(
                 "damaged",
                 comment:
-                    "attack: devices A and B remove each other at the same time (\(aFirst ? "A's removal first in the file" : "B's removal first in the file")). Format 1 decided by file order, which a thief can grind and a keyless writer can reorder. Now rule 6 decides from the keyrings alone: both removals stand (mutual), records written under either epoch 2 are read, and A's later keyring is cut; the other vector of the pair has the keyrings in the other order and the same records, issues and offsets",
+                    "attack: devices A and B remove each other at the same time (\(aFirst ? "A's removal first in the file" : "B's removal first in the file")). Format 1 decided by file order, which a thief can grind and a keyless writer can reorder. Now rule 6 decides from the keyrings alone: both removals stand (mutual, each reported removal_mutual), records written under either epoch 2 are read, and A's later keyring is cut; the other vector of the pair has the keyrings in the other order and the same records, issues and offsets",
                 issues: [
+                    ("removal_mutual", b.offset(pair[0]!)), ("removal_mutual", b.offset(pair[1]!)),
                     ("keyring_unauthenticated", b.offset(i3)), ("unknown_key", b.offset(idx[0]!)),
                     ("commit_unverifiable", b.offset(idx[0]! + 1)),
                 ])

@@ -145,6 +145,7 @@ final class KeyGraphBuilder {
         let ids = Set(unlocked.issues.filter { $0.code == code }.compactMap { issue in
             unlocked.keyrings.first { ring in
                 if case .removalTie(let l) = issue { return ring.location == l }
+                if case .removalMutual(let l) = issue { return ring.location == l }
                 return false
             }?.id
         })
@@ -579,8 +580,8 @@ final class KeyGraphBuilder {
     /// passes both removals were silenced, so neither cut anything: `K3`
     /// stood and `P2` was a current member. Treated as mutual, `R0` is not
     /// silenced and cuts `K3`, which is not before `R2`; `B` and `M` stay
-    /// removed. `P`, enrolled before `R2`, stays a member, as a key enrolled
-    /// before a mutual answer does (the limit of §8.4 and threat model §7).
+    /// removed. `P`, enrolled before `R2`, is a puppet of `R0` and leaves
+    /// the key state (seventh review R7-2; before, it stayed a member).
     @Test func attackRemovedDeviceGoesOnSigningInATie() throws {
         let g = Self.tie("tie, B goes on")
         let withP = Self.mM.merging(["P": "device"]) { a, _ in a }
@@ -588,8 +589,8 @@ final class KeyGraphBuilder {
         #expect(try Self.trusted(g) == ["root", "Y1", "R0", "KB", "R2"])
         #expect(try g.reported("removal_tie") == ["R0", "R2"])
         let state = try g.state()
-        #expect(Set(state.removed.map(\.name)) == ["B", "M"])
-        #expect(Set(state.members.map(\.name)) == ["Q", "A", "C", "P"])
+        #expect(Set(state.removed.map(\.name)) == ["B", "M", "P"])
+        #expect(Set(state.members.map(\.name)) == ["Q", "A", "C"])
     }
 
     /// What the other removed member signs after the tie is cut too, as in
@@ -619,6 +620,60 @@ final class KeyGraphBuilder {
         // Z, who cannot open the lockdown (the writer wraps it to members
         // only), still sees the tie.
         #expect(try g.reported("removal_tie") == ["R0", "R2"])
+    }
+
+    // MARK: - Seventh review, R7-1 and R7-2
+
+    /// R7-1, scenario 5 mirrored: `C` signs `Y1` and `A` then removes the
+    /// stolen `B` (`R`); `B` answers with one keyring from an old copy,
+    /// removing `C` (`X`, parent the root). `X` defied `R` directly but lay
+    /// on no branch against it (only a keyring's ancestors counted), while
+    /// `R` lay on `C`'s branch against `X`: `R` was silenced, `X` cut `Y1`,
+    /// and `B` was a current member again. The keyring itself now counts:
+    /// each removal lies on the other's removed member's branch, a tie —
+    /// both stand, `B` and `C` are removed, both are reported.
+    @Test func attackRemovedDeviceComesBackWithOneKeyring() throws {
+        let g = G.based("R7-1")
+        g.add("Y1", ["root"], signer: "C", Self.m, reason: "rotate")
+        g.add("R", ["Y1"], signer: "A", G.without(Self.m, "B"), removes: ["B"])
+        g.add("X", ["root"], signer: "B", G.without(Self.m, "C"), removes: ["C"])
+        #expect(try Self.trusted(g) == ["root", "Y1", "R", "X"])
+        #expect(try g.reported("removal_tie") == ["R", "X"])
+        let state = try g.state()
+        #expect(Set(state.removed.map(\.name)) == ["B", "C"])
+        #expect(Set(state.members.map(\.name)) == ["Q", "A"])
+    }
+
+    /// R7-2: in the tie of scenario 12, `P`, the key `B` enrolled on its
+    /// fork before its answer, stayed a current member. A key that a
+    /// removed member enrolled outside the removal's ancestors is that
+    /// member's puppet: the removal removes it too (format.md §8.4 rule 6,
+    /// *removes*), so `P` is out of the key state and what it signs after
+    /// is cut.
+    @Test func attackTieSheltersAPuppet() throws {
+        let g = Self.tie("R7-2")
+        #expect(try Self.trusted(g) == ["root", "Y1", "R0", "KB", "R2"])
+        #expect(try g.reported("removal_tie") == ["R0", "R2"])
+        let state = try g.state()
+        #expect(Set(state.removed.map(\.name)) == ["B", "M", "P"])
+        #expect(Set(state.members.map(\.name)) == ["Q", "A", "C"])
+        let withP = Self.mM.merging(["P": "device"]) { a, _ in a }
+        g.add("K4", ["R2"], signer: "P", G.without(withP, "M", add: ["P2": "device"]), reason: "enroll")
+        #expect(try Self.trusted(g) == ["root", "Y1", "R0", "KB", "R2"])
+    }
+
+    /// A direct answer (scenario 3) is reported, and the key the answering
+    /// device enrolled on its fork before answering goes with it.
+    @Test func mutualAnswerIsReportedAndRemovesItsPuppets() throws {
+        let g = G.based("mutual puppet")
+        g.add("R", ["root"], signer: "A", G.without(Self.m, "B"), removes: ["B"])
+        g.add("X", ["root"], signer: "B", Self.mE, reason: "enroll")
+        g.add("Y", ["X"], signer: "B", G.without(Self.mE, "A"), removes: ["A"])
+        #expect(try Self.trusted(g) == ["root", "R", "X", "Y"])
+        #expect(try g.reported("removal_mutual") == ["R", "Y"])
+        let state = try g.state()
+        #expect(Set(state.removed.map(\.name)) == ["A", "B", "E"])
+        #expect(Set(state.members.map(\.name)) == ["Q", "C"])
     }
 
     // MARK: - Third review, item 5: a thief's replacement of the recovery key

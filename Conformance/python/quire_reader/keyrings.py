@@ -206,6 +206,7 @@ class Keyring:
     # trust
     in_t0: bool = False
     trusted: bool = False
+    puppets: set = field(default_factory=set)   # rule 6: keys removed besides `removed`
 
     @property
     def offset(self):
@@ -369,7 +370,7 @@ class Keys:
 
     def removed_members(self) -> set:
         """§9.4 step 5: keys some trusted keyring lists in `removed`."""
-        return set().union(*(kr.removed_keys() for kr in self.trusted))
+        return set().union(*(kr.removed_keys() | kr.puppets for kr in self.trusted))
 
 
 class _Reach:
@@ -643,11 +644,17 @@ def _rules_1_to_5(keyrings: list, by_id: dict, vault_id: bytes):
 PASS_LIMIT = 4
 
 
-def _rule_6(t0: list, by_id: dict, anc: dict, ties: list) -> set:
+def _rule_6(t0: list, by_id: dict, anc: dict, ties: list, mutuals: list = None) -> set:
     """§8.4 rule 6 (order-independent removal), definition by definition.
     Returns the keyrings that are cut or descend from a cut keyring; appends
-    to `ties` the removals the last pass settled as a tie (removal_tie)."""
+    to `ties` the removals the last pass settled as a tie (removal_tie), to
+    `mutuals` the removals that stand beside an answer (removal_mutual), and
+    sets each removal's `puppets` (keys it removes besides its list)."""
+    if mutuals is None:
+        mutuals = []
     t0set = set(t0)
+    # A keyring and its ancestors: *behind* looks at both (seventh review R7-1).
+    aos = {k: anc[k] | {k} for k in t0}
 
     def concurrent(a, b):
         return a is not b and a not in anc[b] and b not in anc[a]
@@ -664,6 +671,29 @@ def _rule_6(t0: list, by_id: dict, anc: dict, ties: list) -> set:
     for kr in t0:
         holders.setdefault(kr.recovery_key(), []).append(kr)
 
+    # What R removes: the keys it lists, and their puppets -- every key first
+    # listed by a keyring that is neither R nor an ancestor of R and that a
+    # key R removes signed, transitively (seventh review R7-2). Parents first.
+    topo = sorted(t0, key=lambda k: len(anc[k]))
+    added = {}
+    for kr in t0:
+        if kr.parents:
+            parent_keys = set().union(*(by_id[p].member_keys() for p in kr.parents))
+            added[kr] = [key for key in kr.member_keys() if key not in parent_keys]
+        else:
+            added[kr] = []
+    removes: dict = {}
+    for r in t0:
+        r.puppets = set()
+        if not r.removed_keys():
+            continue
+        eff = set(r.removed_keys())
+        for k in topo:
+            if k is not r and k not in anc[r] and k.signer in eff:
+                eff |= set(added[k])
+        removes[r] = eff
+        r.puppets = eff - set(r.removed_keys())
+
     # K defies R: concurrent, and R removes K's signer, or R is signed by a
     # recovery member and K removes R's signer.
     defies: dict = {kr: set() for kr in t0}
@@ -676,6 +706,17 @@ def _rule_6(t0: list, by_id: dict, anc: dict, ties: list) -> set:
             if concurrent(k, r):
                 defies[k].add(r)
                 definers[r].add(k)
+    # K opposes R: K defies R, or a puppet of R's signed K, which is neither
+    # R nor an ancestor of R (concurrent, or after R: rule 5.3 does not
+    # know puppets).
+    opposes: dict = {kr: set(defies[kr]) for kr in t0}
+    opposers: dict = {kr: set(definers[kr]) for kr in t0}
+    for r in t0:
+        for key in r.puppets:
+            for k in by_signer.get(key, []):
+                if k is not r and k not in anc[r]:
+                    opposes[k].add(r)
+                    opposers[r].add(k)
 
     def mutual(k, r):
         return r in defies[k] and k in defies[r]
@@ -686,7 +727,7 @@ def _rule_6(t0: list, by_id: dict, anc: dict, ties: list) -> set:
         """One pass of rule 6: (contested, silenced, rsf) for a
         reading of *behind* and of *primary*."""
         def against(z, r):
-            return r in defies[z] or behind(z, r)
+            return r in opposes[z] or behind(z, r)
 
         memo_rsf: dict = {}
 
@@ -714,21 +755,28 @@ def _rule_6(t0: list, by_id: dict, anc: dict, ties: list) -> set:
         def silenced(r):
             if r not in memo_silenced:
                 memo_silenced[r] = any(behind(r, r2) and not contested(r2) and not rsf(r, r2)
-                                       for a in anc[r] for r2 in defies[a])
+                                       for a in aos[r] for r2 in opposes[a])
             return memo_silenced[r]
 
         return contested, silenced, rsf
 
-    # Z is behind R when R is primary and an ancestor of Z defies R without
-    # being mutual with it or an ancestor of a keyring mutual with it.
-    starters = {r: {y for y in definers[r]
-                    if y not in mutual_with[r] and not any(y in anc[m] for m in mutual_with[r])}
-                for r in t0}
-    relevant = {kr for kr in t0 if defies[kr] or definers[kr]}
+    # Z is behind R when R is primary and a keyring that opposes R without
+    # being mutual with it or an ancestor of a keyring mutual with it (a
+    # starter) is an ancestor of Z, or is Z itself while R opposes Z not
+    # (seventh review R7-1: a removed member's own keyring lies on its
+    # branch; a removal that a puppet's keyring answers does not).
+    def starters_of(r):
+        return {y for y in opposers[r]
+                if y not in mutual_with[r] and not any(y in anc[m] for m in mutual_with[r])}
+    starters = {r: starters_of(r) for r in t0}
+    relevant = {kr for kr in t0 if opposes[kr] or opposers[kr]}
+
+    def on_branch_against(z, r):
+        return not anc[z].isdisjoint(starters[r]) or (z in starters[r] and z not in opposes[r])
 
     def passing(prim):
         def behind(z, r):
-            return r in prim and not anc[z].isdisjoint(starters[r])
+            return r in prim and on_branch_against(z, r)
         return behind, judge(behind, lambda x: x in prim)
 
     # Passes: the first takes every keyring as primary, each next one what
@@ -753,16 +801,12 @@ def _rule_6(t0: list, by_id: dict, anc: dict, ties: list) -> set:
     if not stable:
         tied = [r for r in t0 if r in relevant and (r in prim) != (r in older) and r.removed_keys()]
 
-        def on_branch_against(z, r):
-            return not anc[z].isdisjoint(starters[r])
         tie_pairs = {(r, r2) for r in tied for r2 in tied
                      if r is not r2 and on_branch_against(r, r2) and on_branch_against(r2, r)}
         if tie_pairs:
             for (r, r2) in tie_pairs:
                 mutual_with[r] = mutual_with[r] | {r2}
-            starters = {r: {y for y in definers[r]
-                            if y not in mutual_with[r] and not any(y in anc[m] for m in mutual_with[r])}
-                        for r in t0}
+            starters = {r: starters_of(r) for r in t0}
             plain_mutual = mutual
 
             def mutual(k, r):
@@ -781,8 +825,12 @@ def _rule_6(t0: list, by_id: dict, anc: dict, ties: list) -> set:
             return True
         return not mutual(k, r) and not any(k in anc[m] for m in mutual_with[r])
 
-    cut = {k for k in t0 if any(cuts(r, k) for r in defies[k])}
+    cut = {k for k in t0 if any(cuts(r, k) for r in opposes[k])}
     out = set(cut) | {kr for kr in t0 if not anc[kr].isdisjoint(cut)}
+    # A removal that stands beside an answer that stands (removal_mutual).
+    for r in t0:
+        if r in removes and r not in out and r not in tied and any(k not in out for k in opposers[r]):
+            mutuals.append(r)
     for kr in t0:
         if kr in cut:
             kr.reject("keyring_unauthenticated", "signed by a removed member, or replaces "
@@ -830,7 +878,7 @@ def _removed_or_behind(keyrings: list, trusted: list, opener: SlotOpener, vault_
     keyring — one it did not open, whatever its epoch, with a link that
     opens under a trusted parent's key and is signed by a member of that
     parent that may sign and that no trusted keyring lists as removed."""
-    removed_keys = set().union(*(kr.removed_keys() for kr in trusted))
+    removed_keys = set().union(*(kr.removed_keys() | kr.puppets for kr in trusted))
     removed = opener.own_key is not None and opener.own_key in removed_keys
     trusted_by_id = {kr.id: kr for kr in trusted}
     for f in keyrings:
@@ -866,7 +914,8 @@ def open_keyrings(frames: list, opener: SlotOpener, vault_id: bytes) -> Keys:
     reach.chain()
     t0, anc = _rules_1_to_5(keyrings, reach.by_id, vault_id)
     ties: list = []
-    out = _rule_6(t0, reach.by_id, anc, ties)
+    mutuals: list = []
+    out = _rule_6(t0, reach.by_id, anc, ties, mutuals)
     trusted = [kr for kr in t0 if kr not in out]
     for kr in trusted:
         kr.trusted = True
@@ -890,5 +939,6 @@ def open_keyrings(frames: list, opener: SlotOpener, vault_id: bytes) -> Keys:
     # §8.5: passphrase slots refused for their cost, a warning per keyring.
     issues += [Issue("kdf_limits_exceeded", kr.offset) for kr in opener.refused]
     issues += [Issue("removal_tie", kr.offset) for kr in ties]
+    issues += [Issue("removal_mutual", kr.offset) for kr in mutuals]
     keys.removed, keys.behind = _removed_or_behind(keyrings, trusted, opener, vault_id)
     return keys

@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""Exhaustive small-graph checker for format.md §8.4 rule 6 (removal).
+
+Enumerates every key graph up to a size: the root H (signed by A; devices
+A, B, C and the recovery key Q), then up to N-1 further keyrings, each with
+one parent or a join of two concurrent keyrings, a signer among the keys
+current on its parents' side (puppets included: a key enrolled anywhere may
+sign where it is a member), and one action: rotate, remove one device,
+enrol a new key, replace the recovery key (a device), or lock down two or
+more devices (the recovery key). It drives this reader's own rule 6
+(quire_reader.keyrings._rule_6) with model keyrings, and checks:
+
+  P1  a device removed by a removal that stands (not cut, and no ancestor
+      cut by a keyring off its removed member's side) is not a current
+      member, and no keyring that member -- or a key it enrolled on its side
+      (a puppet) -- signed concurrently with the removal is trusted, unless
+      the recovery key signed on top of it; the one residual (P1w): such a
+      keyring leads to a standing answer (a removal on that side), and then
+      the removal is reported (removal_mutual or removal_tie);
+  P2  no puppet of a standing removal is a current member (no residual);
+  P3  a removal the recovery key Q signed, which no recovery-signed keyring
+      defies, is not cut (unless an ancestor is);
+  P4  a keyring whose line (itself and its ancestors) only members never
+      removed signed, and which replaces no recovery key, is trusted;
+  P5  the outcome (cut, warnings, puppets) does not depend on file order.
+
+Usage: python3 check_removal_rule.py [N]      (N = 4: H and 3 more, 80,389
+       python3 check_removal_rule.py -COUNT   graphs; -COUNT: random graphs
+                                              of 5 to 7 keyrings, seed 7)
+Exit status 1 when a property fails. The seventh review's findings R7-1 and
+R7-2 fail P1/P2 on the rule before the seventh review.
+"""
+import collections
+import itertools
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from quire_reader import keyrings as K  # noqa: E402
+
+
+
+class Node:
+    """A keyring as rule 6 sees it: parents, signer, members, recovery
+    member, what it removes and what it first lists."""
+    __slots__ = ('puppets', 'name', 'parents', 'signer', 'members', 'recovery', 'removed', 'added', 'action', 'fail', 'ix', 'mutual_warn')
+    def __init__(self, name, parents, signer, members, recovery, removed, added, action, ix):
+        self.name, self.parents, self.signer = name, parents, signer
+        self.members, self.recovery, self.removed, self.added = members, recovery, removed, added
+        self.action, self.fail, self.ix = action, None, ix
+        self.puppets = set()
+    @property
+    def id(self): return self.name
+    def removed_keys(self): return set(self.removed)
+    def member_keys(self): return self.members
+    def recovery_key(self): return self.recovery
+    def signed_by_recovery(self, by_id):
+        srcs = [by_id[p] for p in self.parents] or [self]
+        return any(s.recovery == self.signer for s in srcs)
+    def reject(self, code, detail=''):
+        self.fail = 'cut' if detail.startswith('signed by') else 'parent'
+    def __repr__(self): return self.name
+    def describe(self):
+        p = ','.join(self.parents) or '-'
+        return f"{self.name}({p}) by {self.signer}: {self.action}"
+
+
+def candidates(graph, anc):
+    n = len(graph)
+    name = 'K%d' % n
+    psets = [(p,) for p in graph]
+    for a, b in itertools.combinations(graph, 2):
+        if a not in anc[b] and b not in anc[a]:
+            psets.append((a, b))
+    for ps in psets:
+        A = set(ps).union(*(anc[p] for p in ps))
+        removed_anc = set().union(*(p_.removed_keys() for p_ in A))
+        pmembers = set().union(*(p.members for p in ps))
+        current = sorted(m for m in pmembers if m not in removed_anc)
+        precs = sorted({p.recovery for p in ps})
+        for signer in current:
+            rec = ps[0].recovery if ps[0].recovery not in removed_anc else None
+            if rec is None:
+                cands = [r for r in precs if r not in removed_anc]
+                if not cands:
+                    continue
+                rec = cands[0]
+            base = {m for m in current if m == rec or m not in precs}
+            devices = sorted(m for m in base if m != rec)
+            is_rec = signer in precs
+            actions = [('rotate', (), ())]
+            for m in devices:
+                if m != signer:
+                    actions.append(('remove ' + m, (m,), ()))
+            actions.append(('enrol', (), ('E%d' % n,)))
+            if not is_rec:
+                actions.append(('replace recovery', tuple(r for r in precs if r not in removed_anc), ('Q%d' % n,)))
+            else:
+                for k in range(2, len(devices) + 1):
+                    for sub in itertools.combinations(devices, k):
+                        actions.append(('lockdown ' + '+'.join(sub), sub, ()))
+            for act, rem, add in actions:
+                if act == 'replace recovery':
+                    if not rem:
+                        continue
+                    mem = (base - {rec}) | set(add)
+                    newrec = add[0]
+                else:
+                    mem = (base - set(rem)) | set(add)
+                    newrec = rec
+                node = Node(name, tuple(p.name for p in ps), signer, frozenset(mem), newrec, tuple(rem), tuple(add), act, n)
+                yield node, set(ps).union(*(anc[p] for p in ps))
+
+
+def extend(graph, anc, counter, max_nodes, out):
+    out(graph, anc)
+    if len(graph) >= max_nodes:
+        return
+    for node, node_anc in list(candidates(graph, anc)):
+        anc[node] = node_anc
+        graph.append(node)
+        extend(graph, anc, counter, max_nodes, out)
+        graph.pop()
+        del anc[node]
+
+
+def evaluate(graph, anc, rule6=None):
+    by_id = {g.name: g for g in graph}
+    for g in graph:
+        g.fail = None
+    for g in graph:
+        g.puppets = set()
+    ties = []
+    mut = []
+    try:
+        out = (rule6 or K._rule_6)(list(graph), by_id, {g: anc[g] for g in graph}, ties, mut)
+    except TypeError:
+        out = (rule6 or K._rule_6)(list(graph), by_id, {g: anc[g] for g in graph}, ties)
+    return out, ties + mut
+
+def root():
+    return Node('H', (), 'A', frozenset(['A', 'B', 'C', 'Q']), 'Q', (), ('A', 'B', 'C', 'Q'), 'root', 0)
+
+
+def properties(graph, anc, out, ties, warned):
+    """Returns the list of (property, detail) that fail."""
+    fails = []
+    T = [g for g in graph if g not in out]
+    Tset = set(T)
+    by = {g.name: g for g in graph}
+    children = {g: [] for g in graph}
+    for g in graph:
+        for p in g.parents:
+            children[by[p]].append(g)
+    heads = [g for g in T if not any(c in Tset for c in children[g])]
+    removed_T = set().union(*(g.removed_keys() | g.puppets for g in T))
+    members = set().union(*(h.members for h in heads)) - removed_T
+    def conc(a, b): return a is not b and a not in anc[b] and b not in anc[a]
+    def rsigned(z):
+        srcs = [by[p] for p in z.parents] or [z]
+        return any(s.recovery == z.signer for s in srcs)
+    all_removed = set().union(*(g.removed_keys() for g in graph))
+    # P1/P2 per standing device removal
+    direct = {g for g in graph if g.fail == 'cut'}
+    for R in graph:
+        devs = [m for m in R.removed if not m.startswith('Q')]
+        if not devs or R in direct:
+            continue
+        side, puppets = set(), set()
+        grow = True
+        while grow:
+            grow = False
+            for K in graph:
+                if K not in side and conc(K, R) and (K.signer in devs or K.signer in puppets):
+                    side.add(K); puppets |= set(K.added); grow = True
+        def exempt_rec(K):
+            return any(z in Tset and rsigned(z) and z.signer not in puppets and (K is z or K in anc[z]) for z in graph)
+        def exempt_mut(K):
+            # the residual: K leads to an answer -- a standing removal on R's
+            # removed member's side -- and R is reported
+            return any(R2 in Tset and R2.removed and R2 in side and (K is R2 or K in anc[R2]) for R2 in graph) \
+                or any(R2 in Tset and R2.removed and (K is R2 or K in anc[R2]) and any(Y in side for Y in [R2] + list(anc[R2])) for R2 in graph)
+        # R stands unless an ancestor is cut by a removal off R's removed member's side
+        def cutters(Y):
+            return [X for X in graph if conc(X, Y) and (Y.signer in X.removed or (rsigned(X) and X.signer in Y.removed))]
+        if any(Y in direct and any(X not in side for X in cutters(Y)) for Y in anc[R]):
+            continue
+        for m in devs:
+            if m in members:
+                fails.append(('P1', f'{m}, removed by {R.name}, is a current member'))
+        for K in side:
+            if K in Tset and not exempt_rec(K):
+                if exempt_mut(K):
+                    if R not in warned:
+                        fails.append(('P1w', f'{K.name} stands as an answer to {R.name}, no warning'))
+                else:
+                    fails.append(('P1', f'{K.name} (on {R.name}\'s removed member\'s side) is trusted'))
+        for p in puppets & members:
+            src = [K for K in side if p in K.added][0]
+            if not exempt_rec(src):
+                fails.append(('P2', f'puppet {p} (enrolled by {src.name}) stays a member'))
+    # P3: a removal signed by the original recovery key, no recovery-signed keyring defies it
+    for R in graph:
+        if R.removed and rsigned(R) and R.signer == 'Q' and R in out and not (anc[R] & out):
+            defied = any(conc(K, R) and rsigned(K) and (K.signer in R.removed or R.signer in K.removed) for K in graph)
+            # a replacement concurrent with R that removes Q (K removes R's signer) counts only when recovery-signed
+            if not defied:
+                fails.append(('P3', f'recovery removal {R.name} is cut'))
+    # P4: the honest line survives
+    for K in graph:
+        line = [K] + [a for a in anc[K] if a.parents]
+        if all(x.signer not in all_removed for x in line) and all(x.action != 'replace recovery' for x in line) and K in out:
+            fails.append(('P4', f'honest {K.name} is cut'))
+    return fails
+
+def run(max_nodes, rule6=None, show=5, stop_after=None):
+    count = 0
+    failing = collections.Counter()
+    examples = collections.defaultdict(list)
+    def visit(graph, anc):
+        nonlocal count
+        count += 1
+        out, ties = evaluate(graph, anc, rule6)
+        warned = set(ties) | set(getattr(out, 'warned', ()))
+        fl = properties(graph, anc, out, ties, warned)
+        # P5: order independence
+        saved = [set(g.puppets) for g in graph]
+        rev = list(reversed(graph))
+        by_id = {g.name: g for g in graph}
+        for g in graph: g.puppets = set()
+        t2 = []
+        try:
+            out2 = (rule6 or K._rule_6)(rev, by_id, {g: anc[g] for g in graph}, t2, t2)
+        except TypeError:
+            out2 = (rule6 or K._rule_6)(rev, by_id, {g: anc[g] for g in graph}, t2)
+        if set(out2) != set(out) or set(t2) != set(ties) or any(g.puppets != pp for g, pp in zip(graph, saved)):
+            fl.append(('P5', 'order changes the outcome'))
+        seen = set()
+        for p, d in fl:
+            if p in seen: continue
+            seen.add(p)
+            failing[p] += 1
+            if len(examples[p]) < show:
+                examples[p].append(('; '.join(g.describe() for g in graph[1:]), d, sorted(x.name for x in out), [t.name for t in ties]))
+    h = root()
+    if max_nodes > 0:
+        extend([h], {h: set()}, None, max_nodes, visit)
+    else:
+        import random
+        rng = random.Random(7)
+        for _ in range(-max_nodes):
+            graph, anc = [h], {h: set()}
+            size = rng.choice([5, 6, 6, 7])
+            while len(graph) < size:
+                node, na = rng.choice(list(candidates(graph, anc)))
+                anc[node] = na
+                graph.append(node)
+            visit(graph, anc)
+    return count, failing, examples
+
+if __name__ == '__main__':
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+    count, failing, ex = run(n)
+    print('configurations', count)
+    for p in sorted(failing):
+        print(p, failing[p])
+        for e in ex[p]:
+            print('   ', e)
+    sys.exit(1 if failing else 0)
