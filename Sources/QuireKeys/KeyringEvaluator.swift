@@ -721,24 +721,35 @@ struct Evaluation {
             definers[r, default: Bits(count: n)].insert(k)
             defiers.insert(k)
         }
-        // What each removal removes: the keys it lists and their puppets —
-        // every key first listed by a keyring that is neither the removal
-        // nor an ancestor of it and that a key it removes signed, and so on
-        // (seventh review R7-2: a key a removed member enrolled on its
-        // branch is that member's, wherever it signs). One sweep per
-        // removal, parents first: a puppet signs only after its enrolment.
-        let topo = members.sorted { (ancestors[$0]?.count ?? 0, $0) < (ancestors[$1]?.count ?? 0, $1) }
-        var firstListed: [Int: [KeyringMember]] = [:]
-        for i in members where !rings[i].parents.isEmpty {
+        // Each removal's puppets: every key enrolled (listed by no parent)
+        // by a keyring that is neither the removal nor an ancestor of it and
+        // whose signer it removes or is one of its puppets — a fixpoint from
+        // the keys it lists, over the keyrings those keys signed (seventh
+        // review R7-2: a key a removed member enrolled where the removal did
+        // not see it is that member's, wherever it signs).
+        var enrolled: [Int: [KeyringMember]] = [:]
+        func enrols(_ i: Int) -> [KeyringMember] {
+            if let known = enrolled[i] { return known }
             let parentKeys = Set(rings[i].parents.compactMap { byID[$0] }.flatMap { rings[$0].content!.members.map(\.publicKey) })
-            let new = rings[i].content!.members.filter { !parentKeys.contains($0.publicKey) }
-            if !new.isEmpty { firstListed[i] = new }
+            let new = rings[i].parents.isEmpty ? [] : rings[i].content!.members.filter { !parentKeys.contains($0.publicKey) }
+            enrolled[i] = new
+            return new
         }
         var puppets: [Int: [KeyringMember]] = [:]
         for (r, keys) in removes {
             var all = keys
-            for k in topo where k != r && !isAncestor(k, of: r) && all.contains(rings[k].signer!) {
-                for m in firstListed[k] ?? [] where all.insert(m.publicKey).inserted { puppets[r, default: []].append(m) }
+            var todo = Array(keys)
+            var signedBy = Set<Int>()
+            while let key = todo.popLast() {
+                for k in bySigner[key] ?? [] where k != r && !isAncestor(k, of: r) {
+                    signedBy.insert(k)
+                    for m in enrols(k) where all.insert(m.publicKey).inserted { todo.append(m.publicKey) }
+                }
+            }
+            // In keyring order, each once: the key state lists them in order.
+            var seen = keys
+            for k in signedBy.sorted() {
+                for m in enrols(k) where seen.insert(m.publicKey).inserted { puppets[r, default: []].append(m) }
             }
         }
         for (r, keys) in removes {
@@ -1014,9 +1025,6 @@ struct Bits: Sendable, Equatable {
     init(count: Int) { words = [UInt64](repeating: 0, count: (count + 63) / 64) }
 
     func contains(_ i: Int) -> Bool { words[i >> 6] & (1 << UInt64(i & 63)) != 0 }
-
-    /// The number of members.
-    var count: Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
 
     mutating func insert(_ i: Int) { words[i >> 6] |= 1 << UInt64(i & 63) }
 

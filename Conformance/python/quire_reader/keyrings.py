@@ -671,10 +671,9 @@ def _rule_6(t0: list, by_id: dict, anc: dict, ties: list, mutuals: list = None) 
     for kr in t0:
         holders.setdefault(kr.recovery_key(), []).append(kr)
 
-    # What R removes: the keys it lists, and their puppets -- every key first
-    # listed by a keyring that is neither R nor an ancestor of R and that a
-    # key R removes signed, transitively (seventh review R7-2). Parents first.
-    topo = sorted(t0, key=lambda k: len(anc[k]))
+    # R's puppets: every key enrolled (listed by no parent) by a keyring that
+    # is neither R nor an ancestor of R and whose signer R removes or is a
+    # puppet of R -- a fixpoint, from the keys R lists (seventh review R7-2).
     added = {}
     for kr in t0:
         if kr.parents:
@@ -688,9 +687,14 @@ def _rule_6(t0: list, by_id: dict, anc: dict, ties: list, mutuals: list = None) 
         if not r.removed_keys():
             continue
         eff = set(r.removed_keys())
-        for k in topo:
-            if k is not r and k not in anc[r] and k.signer in eff:
-                eff |= set(added[k])
+        todo = list(eff)
+        while todo:
+            for k in by_signer.get(todo.pop(), []):
+                if k is not r and k not in anc[r]:
+                    for key in added[k]:
+                        if key not in eff:
+                            eff.add(key)
+                            todo.append(key)
         removes[r] = eff
         r.puppets = eff - set(r.removed_keys())
 
