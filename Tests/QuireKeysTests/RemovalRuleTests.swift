@@ -152,6 +152,23 @@ final class KeyGraphBuilder {
         return Set(built.filter { ids.contains($0.value.id) }.keys)
     }
 
+    /// One unlock as `Z`: the trusted keyrings, and the keyrings reported
+    /// `removal_tie` and `removal_mutual`, by name.
+    func outcome() throws -> (trusted: Set<String>, tie: Set<String>, mutual: Set<String>) {
+        let unlocked = try unlock()
+        func names(_ ids: Set<KeyringID>) -> Set<String> { Set(built.filter { ids.contains($0.value.id) }.keys) }
+        func reported(_ code: String) -> Set<String> {
+            let locations = unlocked.issues.compactMap { issue -> FrameLocation? in
+                guard issue.code == code else { return nil }
+                if case .removalTie(let l) = issue { return l }
+                if case .removalMutual(let l) = issue { return l }
+                return nil
+            }
+            return names(Set(unlocked.keyrings.filter { ring in locations.contains { $0 == ring.location } }.map(\.id)))
+        }
+        return (names(Set(unlocked.keyrings.filter(\.isTrusted).map(\.id))), reported("removal_tie"), reported("removal_mutual"))
+    }
+
     /// The names of the keyrings that passed rules 1–5.
     func passing() throws -> Set<String> {
         let unlocked = try unlock()
