@@ -90,7 +90,9 @@ lint: api-surface
 # `package`, or @_spi(Format) (format, keys and sync internals) and
 # @_spi(Crypto) (the primitives). Lower the ceiling when the surface
 # shrinks; raise it only with a reason. `--list` shows every name.
-API_SURFACE_MAX := 772
+# 773: AttachmentReference(_:mediaType:fileName:), the reference whose id the
+# library makes (issue 13: callers no longer invent ids).
+API_SURFACE_MAX := 773
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 
