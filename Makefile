@@ -90,9 +90,10 @@ lint: api-surface
 # `package`, or @_spi(Format) (format, keys and sync internals) and
 # @_spi(Crypto) (the primitives). Lower the ceiling when the surface
 # shrinks; raise it only with a reason. `--list` shows every name.
-# 773: AttachmentReference(_:mediaType:fileName:), the reference whose id the
-# library makes (issue 13: callers no longer invent ids).
-API_SURFACE_MAX := 773
+# 775: AttachmentReference(_:mediaType:fileName:), the reference whose id the
+# library makes (issue 13: callers no longer invent ids); DeviceIdentity(seed:
+# name:created:) and secretSeed(), so an app can keep the key in its keychain.
+API_SURFACE_MAX := 775
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 
