@@ -41,6 +41,37 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
         return try DeviceIdentity(keyPair: pair, name: name, created: now)
     }
 
+    /// An identity rebuilt from the 32-byte secret seed that
+    /// ``secretSeed()`` gave: for a ``DeviceKeyStore`` an app supplies,
+    /// such as one in the platform keychain (`Spec/keys.md §3.3`). The
+    /// same seed gives the same key pair, device code and fingerprint.
+    ///
+    /// - Parameters:
+    ///   - seed: exactly 32 bytes, in guarded memory (copy them in with
+    ///     `SecureBytes(copying:)` and wipe the platform's copy).
+    ///   - name: 1–64 characters (``validateName(_:)``).
+    ///   - created: milliseconds since the Unix epoch, UTC, as first stored.
+    /// - Throws: ``KeyError/operationRefused(reason:)`` for a seed that is
+    ///   not 32 bytes long, a bad name, or when guarded memory runs out.
+    public init(seed: SecureBytes, name: String, created: Int64) throws(KeyError) {
+        let pair: Ed25519.KeyPair
+        do { pair = try Ed25519.KeyPair(seed: seed) } catch { throw .operationRefused(reason: "\(error)") }
+        try self.init(keyPair: pair, name: name, created: created)
+    }
+
+    /// The 32-byte Ed25519 seed this identity's key pair derives from, in
+    /// guarded memory: what a ``DeviceKeyStore`` backed by the platform
+    /// keychain stores, and ``init(seed:name:created:)`` takes back. It is
+    /// the device's whole secret: keep it only where the platform protects
+    /// secrets (never in a file others can read, a log or a backup that
+    /// leaves the device), and wipe any copy made of it.
+    ///
+    /// - Throws: ``KeyError/operationRefused(reason:)`` when guarded memory
+    ///   runs out.
+    public func secretSeed() throws(KeyError) -> SecureBytes {
+        do { return try keyPair.seed() } catch { throw .operationRefused(reason: "\(error)") }
+    }
+
     /// The 32-byte Ed25519 public key.
     public var publicKey: [UInt8] { keyPair.publicKey }
     /// The device id: the first 16 bytes of BLAKE2b-256 of the public key.

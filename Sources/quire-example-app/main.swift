@@ -174,7 +174,7 @@ let start: Int64 = 1_735_689_600_000
         let stored = try tx.storeAttachment(from: MemoryByteSource(photo), mediaType: "image/jpeg")
         let body = EntryBody(
             created: start + 100 * day, timeZone: "Europe/London", text: "Sunset over the river, photo attached.", tags: ["walk"],
-            attachments: [AttachmentReference(id: [1], blob: stored.blob, mediaType: "image/jpeg", fileName: "sunset.jpg")])
+            attachments: [AttachmentReference(stored, mediaType: "image/jpeg", fileName: "sunset.jpg")])
         return try tx.add(body)
     }
     let shown = try await vault.entry(withPhoto.entryID)

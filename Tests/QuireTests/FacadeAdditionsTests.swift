@@ -44,6 +44,27 @@ import Testing
         #expect(try vault.attachment(e.body.attachments[0].blob).byteCount == 3)
     }
 
+    /// Issue 13: the caller no longer invents an attachment reference's id.
+    /// Two references to the same stored content get distinct 16-byte ids,
+    /// and both resolve to the content.
+    @Test func theLibraryMakesAttachmentReferenceIDs() throws {
+        let dir = TemporaryDirectory()
+        let (vault, _) = try makeVault(dir)
+        var added: EntryID?
+        try vault.commit { tx in
+            let photo = try tx.storeAttachment(from: MemoryByteSource([9, 8, 7]), mediaType: "image/png")
+            let again = try tx.storeAttachment(from: MemoryByteSource([9, 8, 7]), mediaType: "image/png")
+            let refs = [AttachmentReference(photo, mediaType: "image/png", fileName: "a.png"), AttachmentReference(again, mediaType: "image/png")]
+            added = try tx.add(EntryBody(created: 1, text: "two", attachments: refs)).entryID
+        }
+        let entryID = try #require(added)
+        let refs = try #require(try vault.entry(entryID)).body.attachments
+        #expect(refs.map(\.id.count) == [16, 16])
+        #expect(refs[0].id != refs[1].id)
+        #expect(refs.map(\.fileName) == ["a.png", ""])
+        #expect(try refs.map { try vault.openAttachment($0.blob).readAll() } == [[9, 8, 7], [9, 8, 7]])
+    }
+
     @Test func waitingCopiesAreTheSyncNamedCopiesOfThisVault() throws {
         let dir = TemporaryDirectory()
         let (vault, _) = try makeVault(dir)

@@ -27,7 +27,7 @@ import Testing
         let first = try vault.add(EntryBody(created: now, timeZone: "Europe/London", text: "Up betimes."))
         try vault.commit { tx in
             let photo = try tx.storeAttachment(fromFile: photoPath, mediaType: "image/jpeg")
-            try tx.add(EntryBody(created: now + 1, text: "A photo", attachments: [AttachmentReference(id: [1], blob: photo.blob)]))
+            try tx.add(EntryBody(created: now + 1, text: "A photo", attachments: [AttachmentReference(photo, mediaType: "image/jpeg")]))
         }
         let shown = try DeviceCode.fingerprint(ofCode: phoneCode)
         try vault.enrollDevice(code: phoneCode, name: "Phone")
@@ -42,7 +42,9 @@ import Testing
         #expect(try store.load()?.publicKey == laptop.publicKey)
         #expect(texts == ["Up betimes.", "A photo"])
         #expect(try again.entry(first.entryID)?.body.timeZone == "Europe/London")
-        let blob = try #require(try again.entries().last?.body.attachments.first?.blob)
+        let reference = try #require(try again.entries().last?.body.attachments.first)
+        let blob = reference.blob
+        #expect(reference.id.count == 16 && reference.mediaType == "image/jpeg")
         #expect(try again.openAttachment(blob).readAll() == photoBytes)
         #expect(again.verify().isIntact)
         #expect(statement.contains("can be decrypted with:\n  - the device \"Laptop\" (this device)\n  - the device \"Phone\"\n  - the recovery key\n\n"))
@@ -80,7 +82,7 @@ extension VaultObserverTests {
         let page = try await vault.entries(matching: EntryQuery(order: .newestFirst, limit: 50))
         let id = try await vault.commit { tx in
             let photo = try tx.storeAttachment(from: MemoryByteSource(jpeg), mediaType: "image/jpeg")
-            let ref = AttachmentReference(id: [1], blob: photo.blob, mediaType: "image/jpeg")
+            let ref = AttachmentReference(photo, mediaType: "image/jpeg")
             return try tx.add(EntryBody(created: now, timeZone: "Europe/London", text: "Sunset", attachments: [ref])).entryID
         }
         let photo = try await vault.attachmentBytes(vault.entry(id)!.body.attachments[0].blob)

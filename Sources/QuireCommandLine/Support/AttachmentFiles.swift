@@ -35,9 +35,7 @@ enum AttachmentFiles {
         for file in files.map(\.path) {
             let type = EntryFormat.mediaType(forFile: file)
             let stored = try tx.storeAttachment(fromFile: file, mediaType: type)
-            refs.append(
-                AttachmentReference(
-                    id: SystemRandom().bytes(16), blob: stored.blob, mediaType: type, fileName: Paths.lastComponent(of: file)))
+            refs.append(AttachmentReference(stored, mediaType: type, fileName: Paths.lastComponent(of: file)))
         }
         return refs
     }

@@ -1,0 +1,75 @@
+import Foundation
+import Quire
+import Testing
+
+/// Issue 13: an app can keep this device's key in a store of its own (the
+/// platform keychain on Apple systems) with the public API alone — this
+/// file imports `Quire` without any `@_spi`.
+@Suite struct AppKeyStoreTests {
+    /// Stands in for the keychain: items are byte arrays under a service
+    /// name, as `SecItemAdd` stores `Data`.
+    final class KeychainLikeStore: DeviceKeyStore, @unchecked Sendable {  // every field is guarded by `lock`
+        private let lock = NSLock()
+        private var items: [String: [UInt8]] = [:]
+        private var name = ""
+        private var created: Int64 = 0
+
+        func load() throws(DeviceStoreError) -> DeviceIdentity? {
+            lock.lock()
+            defer { lock.unlock() }
+            guard var seed = items["device-seed"] else { return nil }
+            defer { for i in seed.indices { seed[i] = 0 } }
+            do {
+                let secret = try seed.withUnsafeBytes { raw in try SecureBytes(copying: raw) }
+                return try DeviceIdentity(seed: secret, name: name, created: created)
+            } catch { throw .invalid(reason: "\(error)") }
+        }
+
+        func create(_ identity: DeviceIdentity) throws(DeviceStoreError) {
+            lock.lock()
+            defer { lock.unlock() }
+            guard items["device-seed"] == nil else { throw .alreadyExists(path: "keychain") }
+            do { items["device-seed"] = try identity.secretSeed().copyBytes() } catch { throw .invalid(reason: "\(error)") }
+            name = identity.name
+            created = identity.created
+        }
+
+        func memory(of vaultID: VaultID, path: String) throws(DeviceStoreError) -> VaultMemory? {
+            lock.withLock { items["memory " + path].flatMap(VaultMemory.init(decoding:)).flatMap { $0.vaultID == vaultID ? $0 : nil } }
+        }
+
+        func remember(_ memory: VaultMemory) throws(DeviceStoreError) {
+            lock.withLock { items["memory " + memory.path] = memory.encoded() }
+        }
+
+        var storedSeed: [UInt8]? { lock.withLock { items["device-seed"] } }
+    }
+
+    @Test func aVaultOpensThroughAKeychainLikeStore() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("Journal.quire")
+        let store = KeychainLikeStore()
+        let (device, created) = try store.loadOrCreate(name: "Phone", now: 1_767_225_600_000, using: SystemRandom())
+        #expect(created)
+        #expect(store.storedSeed?.count == 32)
+
+        // The same seed gives the same identity back.
+        let reloaded = try #require(try store.load())
+        #expect(reloaded.publicKey == device.publicKey)
+        #expect(reloaded.fingerprint == device.fingerprint && reloaded.name == "Phone")
+        #expect(try reloaded.secretSeed().copyBytes() == store.storedSeed)
+        #expect(!"\(reloaded)".contains(store.storedSeed!.map { String(format: "%02x", $0) }.joined()))
+
+        _ = try Vault.create(at: path, setup: VaultSetup(name: "Journal", recoveryKey: RecoveryKey(using: SystemRandom()), device: device))
+        let vault = try Vault.open(at: path, store: store)
+        _ = try vault.add(EntryBody(text: "Written with the key from the keychain"))
+        let again = try Vault.open(at: path, store: store)
+        #expect(try again.entries().map(\.body.text) == ["Written with the key from the keychain"])
+        #expect(try again.entries().allSatisfy(\.isVerified))
+    }
+
+    @Test func aSeedOfTheWrongLengthIsRefused() throws {
+        let short = try SecureBytes(zeroedCount: 31)
+        #expect(throws: KeyError.self) { try DeviceIdentity(seed: short, name: "Phone", created: 0) }
+    }
+}
