@@ -68,6 +68,10 @@
     /// The link signatures the evaluation checked (Ed25519 verifications
     /// of rule 5.11), for tests.
     @_spi(Testing) public var linkSignatureChecks = 0
+    /// The slots of the credential's own kind that the evaluation tried
+    /// (`Spec/format.md §8.5` step 2: one sealed box each, after Argon2id
+    /// for a passphrase), for tests.
+    @_spi(Testing) public var slotTrials = 0
 
     /// The newest trusted keyring, whose content describes the vault now.
     public var newestTrusted: KeyringInfo? { keyrings.last(where: \.isTrusted) }
@@ -161,6 +165,8 @@ struct Evaluation {
     var usableMemberKeys = Set<[UInt8]>()
     /// Link signatures checked (Ed25519 verifications), for tests.
     var linkSignatureChecks = 0
+    /// Slots of the credential's own kind tried (§8.5 step 2), for tests.
+    var slotTrials = 0
 
     init(vault: VaultFile, credential: Credential) {
         self.vault = vault
@@ -242,13 +248,31 @@ struct Evaluation {
             queue.append(commit)
             return true
         }
+        // Step 3: opens every keyring of each reached key, once, and follows
+        // its parent keys, until nothing new is reached.
+        func followChain() {
+            while !queue.isEmpty {
+                let commit = queue.removeFirst()
+                guard let key = reached[commit] else { continue }
+                for i in byCommit[commit] ?? [] where rings[i].content == nil && !failed.contains(i) {
+                    for (c, k) in open(i, key: key) { _ = learn(c, k) }
+                }
+            }
+        }
         if case .epochKey(let key) = credential {
             _ = learn(key.commitment, key.key)
         } else {
+            // Step 2, interleaved with step 3 (Spec/format.md §8.5): a key a
+            // slot reaches is followed down its chain before the next, older,
+            // keyring's slots are tried, so a keyring whose key the chain
+            // already reached (the heads a join names, their ancestors) costs
+            // no slot trial.
             for i in rings.indices.reversed() {
+                followChain()
                 let pub = rings[i].record.publicPart
                 guard reached[pub.keyCommit] == nil else { continue }
                 for slot in pub.slots {
+                    if SlotCrypto.isOwnKind(slot, of: credential) { slotTrials += 1 }
                     let key: SymmetricKey?
                     do throws(KeyError) {
                         key = try SlotCrypto.open(slot, with: credential, vaultID: vaultID, epoch: pub.epoch, cache: &passphraseCache)
@@ -277,13 +301,7 @@ struct Evaluation {
                 }
             }
         }
-        while !queue.isEmpty {
-            let commit = queue.removeFirst()
-            guard let key = reached[commit] else { continue }
-            for i in byCommit[commit] ?? [] where rings[i].content == nil && !failed.contains(i) {
-                for (c, k) in open(i, key: key) { _ = learn(c, k) }
-            }
-        }
+        followChain()
         guard rings.contains(where: { $0.content != nil }) else {
             if let limitError { throw limitError }
             if passphraseCache.skipped > 0 { throw .kdfBudgetExceeded(untried: passphraseCache.skipped) }
@@ -1013,7 +1031,7 @@ struct Evaluation {
         return UnlockedKeys(
             keys: keys, trustedKeyrings: trusted, keyrings: rings, issues: issues, newerKeyrings: newer,
             removedIn: removedIn.map { NewerKeyring(location: $0.location, id: $0.id, epoch: $0.epoch, signer: nil) }, attestors: attestors,
-            linkSignatureChecks: linkSignatureChecks)
+            linkSignatureChecks: linkSignatureChecks, slotTrials: slotTrials)
     }
 }
 

@@ -248,6 +248,17 @@
 
     private static func littleEndian(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) } }
 
+    /// True when `slot` is of the kind `credential` tries (`Spec/format.md
+    /// §8.5` step 2): a device key on device slots, the recovery key on the
+    /// recovery slot, a passphrase on passphrase slots, an escrow key on
+    /// escrow slots.
+    static func isOwnKind(_ slot: KeySlot, of credential: Credential) -> Bool {
+        switch (slot, credential) {
+        case (.recovery, .recoveryKey), (.passphrase, .passphrase), (.device, .device), (.escrow, .escrow): true
+        default: false
+        }
+    }
+
     /// Opens a slot's box and checks that it names this vault and epoch.
     static func openBox(_ box: [UInt8], with pair: X25519.KeyPair, vaultID: VaultID, epoch: UInt32) -> SymmetricKey? {
         guard let payload = try? pair.open(box), payload.count == payloadByteCount else { return nil }

@@ -44,7 +44,8 @@ enum KeylessWriter {
     static func keyringFrame(epoch: UInt32, parents: [KeyringID], slots: [KeySlot], random: any RandomSource) -> [UInt8] {
         let commitment = random.bytes(32)
         let publicPart = KeyringPublic(
-            epoch: epoch, keyCommit: commitment, parents: parents, links: parents.map { _ in random.bytes(32) }, isEscrowFree: false,
+            epoch: epoch, keyCommit: commitment, parents: parents, links: parents.map { _ in random.bytes(KeyringRecord.linkByteCount) },
+            isEscrowFree: false,
             slotEntries: slots.map { StoredSlot(slot: $0) })
         let record = KeyringRecord(publicPart: publicPart, nonce: random.bytes(24), sealed: random.bytes(sealedByteCount))
         let body = record.encodedBody()

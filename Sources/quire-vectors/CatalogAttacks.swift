@@ -703,6 +703,38 @@ extension Catalog {
                     issues: [("kdf_limits_exceeded", b.offset(i))], passphrase: "hunter2")
             },
             {
+                // The over-cost slot is in the root, and the passphrase's slot
+                // in its child: the child is newest, its slot reaches its key,
+                // and its parentKeys reach the root's before the root's turn
+                // (Spec/format.md §8.5 step 2), so the root's slots are never
+                // tried and nothing is refused. Before: the root's slots were
+                // tried, and the refused slot was a warning at the root.
+                let overCap: (EpochKey, VaultID, SeededRandom) throws -> [StoredSlot] = { _, _, r in
+                    [
+                        StoredSlot(
+                            slot: .passphrase(
+                                salt: r.bytes(16), opsLimit: 3, memLimitBytes: 1 << 30, publicKey: r.bytes(32),
+                                box: r.bytes(KeySlot.boxByteCount)))
+                    ]
+                }
+                let b = try VectorBuilder("recovered-over-cap-slot-behind-the-chain", extraSlots: overCap)
+                try b.commit([.entry(b.entry("epoch 1"))])
+                let k2 = try b.freshKey(2)
+                var p = Array("hunter2".utf8)
+                let good = StoredSlot(
+                    slot: try SlotCrypto.passphraseSlot(
+                        for: k2, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: b.vaultID,
+                        random: b.random))
+                let body = try b.keyring(k2, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: k2) + [good], members: b.members)
+                _ = try b.addKeyring(k2, body)
+                try b.commit([.entry(b.entry("epoch 2"))])
+                return try b.vector(
+                    "success",
+                    comment:
+                        "the root holds a passphrase slot over the reader bounds (1 GiB), and its child the passphrase's slot: the child's slot opens and its parentKeys reach the root's key before the root's turn (format.md §8.5 step 2), so the root's slots are not tried and nothing is reported; both epochs are read",
+                    passphrase: "hunter2")
+            },
+            {
                 let b = try VectorBuilder(
                     "attack-required-kind-dropped", requiredSlotKinds: ["hybrid-x25519-ml-kem"],
                     extraSlots: { _, _, r in

@@ -400,8 +400,12 @@ class _Reach:
             self._queue.append(commit)
 
     def slots(self) -> None:
-        """Step 2: the credential's slots, newest keyring first."""
+        """Step 2: the credential's slots, newest keyring first, interleaved
+        with step 3: every key reached is followed down its chain before the
+        next keyring's slots are tried, so a keyring whose key the chain
+        reached is skipped."""
         for kr in reversed(self.indexed):
+            self.chain()
             if kr.key_commit in self.reached:
                 continue
             for slot in kr.slots:
