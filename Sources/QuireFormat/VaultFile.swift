@@ -165,21 +165,20 @@ public struct WriteOptions: Sendable {
         trustedKeyrings = [:]
     }
 
-    /// Opens `file` whose committed prefix `prefix` describes, checked
-    /// by the caller against the file: only the bytes after it are scanned.
-    init(file: SystemFile, writable: Bool, cachedPrefix prefix: VaultStructure) throws(FormatError) {
+    /// A handle on `file` whose `structure` was taken, for its first
+    /// `cachedPrefixFrames` frames, from a cached prefix the caller checked
+    /// against the file, and scanned from `scanStart` on.
+    init(file: SystemFile, writable: Bool, cachedPrefixFrames: Int, scanStart: UInt64, structure: VaultStructure) {
         self.file = file
         path = file.path
         identity = try? file.identity()
         isWritable = writable
-        var structure = prefix
-        try VaultScanner.rescanTail(&structure, file: file)
         self.structure = structure
         verdicts = CommitReport()
         keys = KeySet()
         trustedKeyrings = [:]
-        cachedPrefixFrameCount = prefix.committedFrameCount
-        scanStartOffset = prefix.committedEnd
+        cachedPrefixFrameCount = cachedPrefixFrames
+        scanStartOffset = scanStart
     }
 
     /// The commit groups at the start of this file that the file at
