@@ -133,6 +133,26 @@ extension IndexCache {
         return CBOREncoder.encode(.map(CBORMap(text: pairs)))
     }
 
+    // MARK: frame table
+
+    /// The frame table of the prefix (``PrefixFrameTable``):
+    /// `{"digests": bstr, "frames": bstr}`, or `{}` when none is stored.
+    static func encodeFrameTable(_ table: PrefixFrameTable?) -> [UInt8] {
+        guard let table else { return CBOREncoder.encode(.map(CBORMap(text: []))) }
+        return CBOREncoder.encode(.map(CBORMap(text: [("frames", .bytes(table.frames)), ("digests", .bytes(table.digests))])))
+    }
+
+    /// The frame table in an encoded one: `.some(nil)` for `{}`, nil when
+    /// malformed. Its frames are checked when an open uses it.
+    static func decodeFrameTable(_ bytes: [UInt8]) -> PrefixFrameTable?? {
+        guard case .map(let m)? = try? CBORDecoder.decode(bytes) else { return nil }
+        if m.count == 0 { return .some(nil) }
+        guard m.count == 2, case .bytes(let frames)? = m[text: "frames"], case .bytes(let digests)? = m[text: "digests"] else { return nil }
+        return .some(PrefixFrameTable(frames: frames, digests: digests))
+    }
+
+    // MARK: search
+
     /// The search index: `{}` when none is stored.
     static func encodeSearch(_ search: StoredSearch?) -> [UInt8] {
         var pairs: [(String, CBOR)] = []

@@ -63,6 +63,33 @@ extension IndexCache {
         return open(bytes, key: key, vaultID: vaultID, search: search, check: check)
     }
 
+    /// The file identity and frame table of the cache file `key` names in
+    /// `folder`, sealed for `vaultID`: what an open reads before it scans
+    /// the vault file (`Spec/index-cache.md §5`). Only the bytes before the
+    /// summaries are read; the same checks as ``load(folder:key:vaultID:search:check:)``
+    /// apply, and every failure is a ``Discard``.
+    package static func loadFrameTable(folder: String, key: IndexCacheKey, vaultID: VaultID) -> Result<
+        (identity: Identity, table: PrefixFrameTable?), Discard
+    > {
+        let path = folder + "/" + key.fileName
+        let bytes: [UInt8]
+        do throws(SystemError) {
+            let file = try SystemFile(path: path, mode: .readOnly, allowNonRegular: true, noFollow: true)
+            let status = try file.status()
+            guard status.isRegularFile else { return .failure(.unreadable) }
+            guard status.owner == FileSystem.currentUserID(), status.permissions & 0o077 == 0 else { return .failure(.notPrivate) }
+            guard status.size <= UInt64(maxFileBytes), status.size >= UInt64(prefixByteCount) else {
+                return .failure(status.size < UInt64(prefixByteCount) ? .unknownFormat : .tooLarge)
+            }
+            let prefix = try file.read(count: prefixByteCount, at: 0)
+            guard let end = summariesStart(prefix: prefix), UInt64(end) <= status.size else { return .failure(.unknownFormat) }
+            bytes = try file.read(count: end, at: 0)
+        } catch {
+            return .failure(error.isNotFound ? .missing : .unreadable)
+        }
+        return openFrameTable(bytes, key: key, vaultID: vaultID)
+    }
+
     /// Removes the temporary files (`<name>.tmp-PID-HEX`) of the cache
     /// `key` names in `folder` whose writing process is gone: a writer
     /// killed between creating one and renaming it. Best effort; a

@@ -12,12 +12,12 @@
 package enum IndexCache {
     /// The format version, in the clear and in the associated data: a
     /// reader discards any other.
-    package static let formatVersion: UInt8 = 3
+    package static let formatVersion: UInt8 = 4
     /// The first bytes of every cache file.
     package static let magic: [UInt8] = Array("QUIRE-IC".utf8)
-    /// Magic, version and the sealed header's and summaries' lengths
-    /// (`Spec/index-cache.md §4`).
-    package static let prefixByteCount = 21
+    /// Magic, version and the sealed header's, frame table's and
+    /// summaries' lengths (`Spec/index-cache.md §4`).
+    package static let prefixByteCount = 29
     /// A cache file larger than this is discarded unread.
     package static let maxFileBytes = 1 << 30
     /// The name's extension.
@@ -171,12 +171,17 @@ package enum IndexCache {
         package var entries: [Entry]
         /// The search index over ``entries``, when it was built.
         package var search: StoredSearch?
+        /// The structure of the vault file's prefix the cache covers, so
+        /// that an open scans only the bytes after it (`Spec/index-cache.md §5`);
+        /// nil when none is stored (written empty) or it was not loaded.
+        package var frameTable: PrefixFrameTable?
 
-        package init(vaultID: VaultID, identity: Identity, entries: [Entry], search: StoredSearch?) {
+        package init(vaultID: VaultID, identity: Identity, entries: [Entry], search: StoredSearch?, frameTable: PrefixFrameTable? = nil) {
             self.vaultID = vaultID
             self.identity = identity
             self.entries = entries
             self.search = search
+            self.frameTable = frameTable
         }
 
         /// The contents of live query indexes: `table`'s rows in date order,

@@ -84,6 +84,34 @@ extension Vault {
         }
     }
 
+    /// The vault file at `path` opened from the frame table of this
+    /// device's index cache in `folder`, scanning only the bytes after the
+    /// prefix it covers (`Spec/index-cache.md §5`, ``VaultFile/open(path:writable:cachedPrefix:frameCount:committedLength:chainHead:commitsDigest:)``
+    /// says what is checked); nil when there is no cache, it holds no frame
+    /// table, or the file does not extend it: the caller scans the file whole.
+    static func openFromIndexCache(path: String, writable: Bool, device: DeviceIdentity, folder: String) -> VaultFile? {
+        guard let raw = try? SystemFile(path: path, mode: .readOnly).read(count: FileHeader.byteCount, at: 0),
+            raw.count == FileHeader.byteCount, let (header, damage) = try? FileHeader.parse(raw), damage == .none,
+            let key = try? IndexCacheKey(device: device, vaultID: header.vaultID),
+            case .success(let found) = IndexCache.loadFrameTable(folder: folder, key: key, vaultID: header.vaultID),
+            let table = found.table
+        else { return nil }
+        let id = found.identity
+        let opened = VaultFile.open(
+            path: path, writable: writable, cachedPrefix: table, frameCount: id.frameCount, committedLength: id.committedLength,
+            chainHead: id.chainHead, commitsDigest: id.commitsDigest)
+        guard case .opened(let file) = opened, file.vaultID == header.vaultID else { return nil }
+        return file
+    }
+
+    /// Scans the vault file whole when this handle's file was opened from
+    /// a cached prefix structure: for a path that checks or copies every
+    /// byte (verify, merge). Under the lock.
+    func scanWholeFileIfCachedPrefix() throws(VaultError) {
+        guard currentFile.cachedPrefixFrameCount > 0 else { return }
+        try reload()
+    }
+
     /// Loads the cache at the first query that can use it (under the lock).
     private func loadIndexCacheIfNotTried() {
         guard index == nil, let binding = indexCache, !binding.loadAttempted else { return }
@@ -426,7 +454,7 @@ extension Vault {
         // Failed attestations are reported from the file; the cache keeps
         // none (every attestation is checked once, here, before it is written).
         guard file.commitIssues.isEmpty else { return }
-        let contents = IndexCache.Contents(vaultID: vaultID, identity: identity, table: query.table, search: query.search) { summary in
+        var contents = IndexCache.Contents(vaultID: vaultID, identity: identity, table: query.table, search: query.search) { summary in
             let heads = index.heads(of: summary.id)
             guard let w = heads.first else { return nil }
             return (
@@ -435,6 +463,7 @@ extension Vault {
                 index.revisions[summary.id]?.count ?? 1
             )
         }
+        contents.frameTable = PrefixFrameTable(of: s, frameCount: identity.frameCount)
         guard (try? IndexCache.write(contents, key: binding.key, folder: binding.folder, random: random)) != nil else { return }
         binding.current = identity
         binding.currentHasSearch = hasSearch

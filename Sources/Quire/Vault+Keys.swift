@@ -27,9 +27,17 @@ extension Vault {
         let identity: DeviceIdentity?
         do { identity = try store.load() } catch { throw .deviceStore(error) }
         guard let identity else { throw .deviceStore(.noKey) }
-        let vault = try open(
-            at: path, credential: .device(identity.keyPair), writable: writable, random: random, options: options,
-            retainsEntryBodies: retainsEntryBodies)
+        let vault: Vault
+        if let folder = store.indexCacheFolder,
+            let file = openFromIndexCache(path: path, writable: writable, device: identity, folder: folder)
+        {
+            vault = try open(
+                file: file, credential: .device(identity.keyPair), random: random, options: options, retainsEntryBodies: retainsEntryBodies)
+        } else {
+            vault = try open(
+                at: path, credential: .device(identity.keyPair), writable: writable, random: random, options: options,
+                retainsEntryBodies: retainsEntryBodies)
+        }
         vault.deviceStore = store
         try vault.checkRememberedHeads()
         if let folder = store.indexCacheFolder { vault.attachIndexCache(device: identity, folder: folder) }

@@ -165,6 +165,15 @@ public final class Vault: @unchecked Sendable {
     ) throws(VaultError) -> Vault {
         let file: VaultFile
         do { file = try VaultFile(path: path, writable: writable) } catch { throw .diagnosing(error, path: path) }
+        return try open(
+            file: file, credential: credential, random: random, options: options, retainsEntryBodies: retainsEntryBodies)
+    }
+
+    /// Unlocks the opened `file` with `credential` (see
+    /// ``open(at:credential:writable:random:options:retainsEntryBodies:)``).
+    static func open(
+        file: VaultFile, credential: Credential, random: any RandomSource, options: WriteOptions, retainsEntryBodies: Bool
+    ) throws(VaultError) -> Vault {
         let unlocked = try unlock(file, with: credential)
         return Vault(
             file: file, unlocked: unlocked, credential: credential, random: random, options: options, retainsEntryBodies: retainsEntryBodies

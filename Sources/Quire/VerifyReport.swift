@@ -107,6 +107,11 @@ extension Vault {
     func verifyReport(cancellable: Bool) throws(VaultError) -> VerifyReport {
         func cancelled() -> Bool { cancellable && VaultCancellation.isRequested }
         return try lock.withLock { () throws(VaultError) -> VerifyReport in
+            // Every byte is checked: a file opened from the index cache's
+            // prefix structure is scanned whole first (Spec/index-cache.md §5).
+            // Should that fail, the records are still read at the offsets
+            // the cache gave and each is checked by its tag.
+            try? scanWholeFileIfCachedPrefix()
             let s = file.structure
             var issues: [VerifyReport.Issue] = []
             if case .copyDamaged(let i) = s.headerDamage {

@@ -451,6 +451,8 @@ extension VaultFile {
 
     func rescanLocked() throws(FormatError) {
         structure = try VaultScanner.scan(file: file)
+        cachedPrefixFrameCount = 0
+        scanStartOffset = UInt64(FileHeader.byteCount)
         streamIndexCache = nil
         verdicts = CommitReport()
         uncheckedAttestations = [:]

@@ -108,6 +108,16 @@ public struct WriteOptions: Sendable {
     /// temporary files beside the vault (``Leftovers``).
     var leftoversChecked = false
 
+    /// How many frames at the start of the file were taken from a cached
+    /// prefix structure rather than scanned (``open(path:writable:cachedPrefix:frameCount:committedLength:chainHead:commitsDigest:)``);
+    /// 0 after a scan of the whole file. A path that needs every byte of the
+    /// file checked (verify, merge) opens it again when this is not 0.
+    package internal(set) var cachedPrefixFrameCount = 0
+    /// The offset the last scan of this handle started at when it was
+    /// opened: 64 for a whole file, the cached committed length otherwise.
+    /// For tests.
+    package internal(set) var scanStartOffset = UInt64(FileHeader.byteCount)
+
     /// The vault id from the header.
     public var vaultID: VaultID { structure.header.vaultID }
 
@@ -153,6 +163,22 @@ public struct WriteOptions: Sendable {
         verdicts = CommitReport()
         keys = KeySet()
         trustedKeyrings = [:]
+    }
+
+    /// A handle on `file` whose `structure` was taken, for its first
+    /// `cachedPrefixFrames` frames, from a cached prefix the caller checked
+    /// against the file, and scanned from `scanStart` on.
+    init(file: SystemFile, writable: Bool, cachedPrefixFrames: Int, scanStart: UInt64, structure: VaultStructure) {
+        self.file = file
+        path = file.path
+        identity = try? file.identity()
+        isWritable = writable
+        self.structure = structure
+        verdicts = CommitReport()
+        keys = KeySet()
+        trustedKeyrings = [:]
+        cachedPrefixFrameCount = cachedPrefixFrames
+        scanStartOffset = scanStart
     }
 
     /// The commit groups at the start of this file that the file at

@@ -517,7 +517,9 @@ final class Side {
         self.role = role
         do {
             handle = try SystemFile(path: path, mode: .readOnly)
-            if let scanned, let identity = scanned.fileIdentity, identity == (try handle.identity()),
+            // A file opened from a cached prefix structure was not scanned
+            // whole: merge copies frames, so it scans them itself.
+            if let scanned, scanned.cachedPrefixFrameCount == 0, let identity = scanned.fileIdentity, identity == (try handle.identity()),
                 try handle.size() == scanned.structure.fileSize
             {
                 file = scanned

@@ -104,8 +104,9 @@ import Testing
         let original = Self.contents()
         let bytes = IndexCache.seal(original, key: Self.key())
         let sealedHeader = bytes[9..<13].reduce(0) { $0 << 8 | Int($1) }
-        let sealedSummaries = bytes[13..<21].reduce(0) { $0 << 8 | Int($1) }
-        let searchStart = 21 + 3 * 24 + sealedHeader + sealedSummaries
+        let sealedTable = bytes[13..<21].reduce(0) { $0 << 8 | Int($1) }
+        let sealedSummaries = bytes[21..<29].reduce(0) { $0 << 8 | Int($1) }
+        let searchStart = 29 + 4 * 24 + sealedHeader + sealedTable + sealedSummaries
         guard case .loaded(let cut) = IndexCache.open(Array(bytes[..<searchStart]), key: Self.key(), vaultID: Self.vault, search: false, check: Self.accept) else {
             Issue.record("discarded")
             return
@@ -148,7 +149,13 @@ import Testing
             for bit in [0, 7 - i % 7] {
                 var damaged = bytes
                 damaged[i] ^= 1 << UInt8(bit)
-                if Self.discard(IndexCache.open(damaged, key: Self.key(), vaultID: Self.vault, check: Self.accept)) == nil { kept.append(i) }
+                // The frame table is authenticated by the load that reads
+                // it (at open), the summaries and search by the other.
+                let table: Bool
+                if case .success = IndexCache.openFrameTable(damaged, key: Self.key(), vaultID: Self.vault) { table = true } else { table = false }
+                if table, Self.discard(IndexCache.open(damaged, key: Self.key(), vaultID: Self.vault, check: Self.accept)) == nil {
+                    kept.append(i)
+                }
             }
         }
         #expect(kept == [])
@@ -272,8 +279,11 @@ import Testing
         for extra in [nil, "x", String(repeating: "длинный тег ", count: 300)] {
             let bytes = IndexCache.seal(Self.contents(extraTag: extra), key: Self.key())
             let sealedHeader = bytes[9..<13].reduce(0) { $0 << 8 | Int($1) }
-            let sealedSummaries = bytes[13..<21].reduce(0) { $0 << 8 | Int($1) }
-            let sealedSearch = bytes.count - 21 - 3 * 24 - sealedHeader - sealedSummaries
+            let sealedTable = bytes[13..<21].reduce(0) { $0 << 8 | Int($1) }
+            let sealedSummaries = bytes[21..<29].reduce(0) { $0 << 8 | Int($1) }
+            let sealedSearch = bytes.count - 29 - 4 * 24 - sealedHeader - sealedTable - sealedSummaries
+            // No frame table here: `{}`, padded.
+            #expect(sealedTable - 16 == Padding.padme(sealedTable - 16))
             for padded in [sealedHeader - 16, sealedSummaries - 16, sealedSearch - 16] {
                 #expect(padded > 50)
                 #expect(padded == Padding.padme(padded))
