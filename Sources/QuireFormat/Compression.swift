@@ -1,4 +1,5 @@
 internal import CZstd
+@_spi(Crypto) import QuireCrypto
 
 /// zstd compression of record payloads (`Spec/format.md §6.1`).
 ///
@@ -104,13 +105,42 @@ package enum Compression {
 // makes its own); the type crosses threads only to be freed.
 package final class DecompressionContext: @unchecked Sendable {
     let pointer: OpaquePointer
+    /// Where a compressed record's plaintext is opened, reused from record
+    /// to record (``withScratch(_:_:)``).
+    private var scratch: UnsafeMutableRawBufferPointer?
 
     /// A fresh context.
     public init() {
         pointer = ZSTD_createDCtx()
     }
 
-    deinit { ZSTD_freeDCtx(pointer) }
+    deinit {
+        ZSTD_freeDCtx(pointer)
+        scratch?.deallocate()
+    }
+
+    /// Calls `body` with `count` bytes of this context's buffer (grown when
+    /// needed), then wipes them: the plaintext a record is opened into
+    /// before it is decompressed.
+    /// Over 1 MiB the buffer is not kept (a context lives as long as its
+    /// vault handle).
+    func withScratch<R, E: Error>(_ count: Int, _ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        if count > 1 << 20 {
+            let once = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 16)
+            defer {
+                wipe(once)
+                once.deallocate()
+            }
+            return try body(once)
+        }
+        if (scratch?.count ?? 0) < count {
+            scratch?.deallocate()
+            scratch = .allocate(byteCount: max(count, 4096), alignment: 16)
+        }
+        let part = UnsafeMutableRawBufferPointer(rebasing: scratch![0..<count])
+        defer { wipe(part) }
+        return try body(part)
+    }
 }
 
 /// A reusable zstd compression context (one per writing thread; a writer
