@@ -8,10 +8,23 @@ internal import CZstd
 /// size against the limit before decompressing and then check that the
 /// frame produced exactly that many bytes and nothing followed it.
 package enum Compression {
-    /// The zstd level writers use.
+    /// The zstd level writers use for a payload of more than
+    /// ``shortByteCount`` bytes.
     public static let level: Int32 = 3
+    /// The zstd level writers use for a payload of at most
+    /// ``shortByteCount`` bytes, such as most entries: level 1 compresses
+    /// them within half a percent of level 3's size in about three quarters
+    /// of the time (`BENCHMARKS.md`, "Format 2 against format 1"), and
+    /// decompresses them as fast.
+    public static let shortLevel: Int32 = 1
+    /// The largest payload compressed at ``shortLevel``, in bytes.
+    public static let shortByteCount = 16_384
 
-    /// Compresses `input` into one zstd frame with the content size declared.
+    /// The level writers use for `byteCount` bytes of payload.
+    public static func level(forByteCount byteCount: Int) -> Int32 { byteCount <= shortByteCount ? shortLevel : level }
+
+    /// Compresses `input` into one zstd frame with the content size declared,
+    /// at ``level(forByteCount:)``.
     /// With `context`, its workspace is reused (the output is the same):
     /// setting up a fresh one cost more than compressing a typical entry.
     public static func compress(_ input: UnsafeRawBufferPointer, context: CompressionContext? = nil) -> [UInt8] {
@@ -20,9 +33,9 @@ package enum Compression {
         var out = [UInt8](unsafeUninitializedCapacity: bound) { _, count in count = bound }
         let n = out.withUnsafeMutableBytes { o in
             if let context {
-                ZSTD_compressCCtx(context.pointer, o.baseAddress, bound, input.baseAddress, input.count, level)
+                ZSTD_compressCCtx(context.pointer, o.baseAddress, bound, input.baseAddress, input.count, level(forByteCount: input.count))
             } else {
-                ZSTD_compress(o.baseAddress, bound, input.baseAddress, input.count, level)
+                ZSTD_compress(o.baseAddress, bound, input.baseAddress, input.count, level(forByteCount: input.count))
             }
         }
         precondition(ZSTD_isError(n) == 0, "zstd compression cannot fail with a bound-sized buffer")
