@@ -206,6 +206,8 @@ extension Vault {
     /// the rewrite test unnoticed.
     func rememberIfNotRolledBack() {
         guard let store = deviceStore, rollbackRefusal == nil else { return }
+        // Inside a commit: its own write, after it, covers this one.
+        if deviceMemoryWriteDeferred { return }
         let path = FileSystem.canonicalPath(file.path) ?? file.path
         let stored: VaultMemory?
         do throws(DeviceStoreError) { stored = try store.memory(of: vaultID, path: path) } catch { return }

@@ -107,6 +107,9 @@ public final class Vault: @unchecked Sendable {
     var deviceStore: (any DeviceKeyStore)?
     /// True while a key change commits: it joins concurrent keyrings itself.
     var changingKeys = false
+    /// True while a commit runs: device memory is written once, after it
+    /// (`Spec/keys.md §7`), not also when the commit builds the index.
+    var deviceMemoryWriteDeferred = false
     /// Warnings about the keys found when the vault was opened or changed,
     /// such as ``KeyError/rollbackSuspected(reason:)``; read under the lock.
     public var keyWarnings: [KeyError] { lock.withLock { warnings } }
@@ -284,6 +287,21 @@ public final class Vault: @unchecked Sendable {
     /// the write gate judges on its own (``writableKey(for:)``).
     func commit(keyChange change: KeyChange?, _ build: (VaultTransaction) throws -> Void) throws {
         try lock.withLock { () throws -> Void in
+            // Device memory is written once, after the commit is in the file
+            // (two fsyncs, of the memory file and its folder), not also when
+            // the commit builds the index: the write after the commit covers
+            // what the index showed. A commit that fails writes nothing: the
+            // clock it read for its revisions was never committed, and the
+            // memory as it was is one the file extends.
+            let outer = !deviceMemoryWriteDeferred
+            deviceMemoryWriteDeferred = true
+            var committed = false
+            defer {
+                if outer {
+                    deviceMemoryWriteDeferred = false
+                    if committed { rememberIfNotRolledBack() }
+                }
+            }
             try writableKey(for: change)
             try joinConcurrentKeyrings()
             // A writer that loses a race with a rewrite (a compaction or a
@@ -321,7 +339,7 @@ public final class Vault: @unchecked Sendable {
                     advanceCachedView()
                     transaction?.reportLocalChanges()
                     transaction?.settleRefreshBaseline()
-                    rememberIfNotRolledBack()
+                    committed = true
                     return
                 } catch {
                     if let inner { throw inner }

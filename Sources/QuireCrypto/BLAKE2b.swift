@@ -28,6 +28,27 @@ internal import CSodium
         data.withUnsafeBytes { hash($0, byteCount: byteCount) }
     }
 
+    /// The BLAKE2b digest of `first ‖ second`, written to `out`, whose
+    /// length is the digest length (16…64). The state lives on the stack
+    /// and is wiped: no heap block per hash (a reader hashes every record).
+    public static func hash(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
+        Sodium.ensure()
+        precondition((minimumByteCount...maximumByteCount).contains(out.count))
+        let stateByteCount = crypto_generichash_statebytes()
+        withUnsafeTemporaryAllocation(byteCount: stateByteCount, alignment: 64) { state in
+            let s = OpaquePointer(state.baseAddress!)
+            _ = crypto_generichash_init(s, nil, 0, out.count)
+            if first.count > 0 {
+                _ = crypto_generichash_update(s, first.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(first.count))
+            }
+            if second.count > 0 {
+                _ = crypto_generichash_update(s, second.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(second.count))
+            }
+            _ = crypto_generichash_final(s, out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count)
+            sodium_memzero(state.baseAddress!, stateByteCount)
+        }
+    }
+
     /// Keyed BLAKE2b (a MAC) of `data` under `key`, `byteCount` bytes long.
     public static func mac(_ data: [UInt8], key: SymmetricKey, byteCount: Int) -> [UInt8] {
         var hasher = Hasher(byteCount: byteCount, key: key)

@@ -115,6 +115,11 @@ package func wipe(_ bytes: inout [UInt8]) {
     }
 }
 
+/// Overwrites the bytes at `bytes` with zeros in a way the compiler cannot remove.
+package func wipe(_ bytes: UnsafeMutableRawBufferPointer) {
+    if let base = bytes.baseAddress, bytes.count > 0 { sodium_memzero(base, bytes.count) }
+}
+
 /// Overwrites with zeros the storage `bytes` shares with other copies of
 /// the same array — such as a byte string inside a decoded CBOR tree that
 /// held a secret — without the copy-on-write a `var` would trigger. Use it
@@ -123,6 +128,14 @@ package func wipeShared(_ bytes: [UInt8]) {
     bytes.withUnsafeBytes { raw in
         if let base = raw.baseAddress, raw.count > 0 { sodium_memzero(UnsafeMutableRawPointer(mutating: base), raw.count) }
     }
+}
+
+/// Constant-time comparison of two byte strings of equal length; false when
+/// the lengths differ. Copies nothing (a reader compares a hash per record).
+package func constantTimeEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    guard a.count == b.count else { return false }
+    if a.isEmpty { return true }
+    return sodium_memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
 }
 
 /// Constant-time comparison of two byte strings of equal length; false when

@@ -162,6 +162,10 @@ public struct CBORMap: Sendable, Hashable, Sequence {
     }
 
     public func makeIterator() -> IndexingIterator<[Entry]> { entries.makeIterator() }
+
+    /// Makes room for `count` entries (a record's writer knows about how
+    /// many fields it sets: no regrowing as they are added).
+    mutating func reserveCapacity(_ count: Int) { entries.reserveCapacity(count) }
 }
 
 /// Encodes ``CBOR`` values deterministically.
@@ -169,9 +173,42 @@ public struct CBORMap: Sendable, Hashable, Sequence {
     /// The one canonical encoding of `value`.
     public static func encode(_ value: CBOR) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(64)
+        // The exact size: a record of a few KiB is not copied as it grows.
+        out.reserveCapacity(encodedByteCount(value))
         append(value, to: &out)
         return out
+    }
+
+    /// The length of the canonical encoding of `value`, in bytes.
+    static func encodedByteCount(_ value: CBOR) -> Int {
+        switch value {
+        case .unsigned(let v), .negative(let v): return headByteCount(v)
+        case .bytes(let b): return headByteCount(UInt64(b.count)) + b.count
+        case .text(let s):
+            let n = s.utf8.count
+            return headByteCount(UInt64(n)) + n
+        case .array(let items):
+            var n = headByteCount(UInt64(items.count))
+            for item in items { n += encodedByteCount(item) }
+            return n
+        case .map(let m):
+            var n = headByteCount(UInt64(m.count))
+            for e in m.entries { n += encodedByteCount(e.key) + encodedByteCount(e.value) }
+            return n
+        case .bool, .null: return 1
+        case .double: return 9
+        }
+    }
+
+    /// The length of the head ``head(_:_:_:)`` writes for argument `v`.
+    private static func headByteCount(_ v: UInt64) -> Int {
+        switch v {
+        case 0..<24: 1
+        case 24..<0x100: 2
+        case 0x100..<0x1_0000: 3
+        case 0x1_0000..<0x1_0000_0000: 5
+        default: 9
+        }
     }
 
     /// Appends the canonical encoding of `value` to `out`.

@@ -1,4 +1,5 @@
 internal import CZstd
+@_spi(Crypto) import QuireCrypto
 
 /// zstd compression of record payloads (`Spec/format.md §6.1`).
 ///
@@ -7,10 +8,23 @@ internal import CZstd
 /// size against the limit before decompressing and then check that the
 /// frame produced exactly that many bytes and nothing followed it.
 package enum Compression {
-    /// The zstd level writers use.
+    /// The zstd level writers use for a payload of more than
+    /// ``shortByteCount`` bytes.
     public static let level: Int32 = 3
+    /// The zstd level writers use for a payload of at most
+    /// ``shortByteCount`` bytes, such as most entries: level 1 compresses
+    /// them within half a percent of level 3's size in about three quarters
+    /// of the time (`BENCHMARKS.md`, "Format 2 against format 1"), and
+    /// decompresses them as fast.
+    public static let shortLevel: Int32 = 1
+    /// The largest payload compressed at ``shortLevel``, in bytes.
+    public static let shortByteCount = 16_384
 
-    /// Compresses `input` into one zstd frame with the content size declared.
+    /// The level writers use for `byteCount` bytes of payload.
+    public static func level(forByteCount byteCount: Int) -> Int32 { byteCount <= shortByteCount ? shortLevel : level }
+
+    /// Compresses `input` into one zstd frame with the content size declared,
+    /// at ``level(forByteCount:)``.
     /// With `context`, its workspace is reused (the output is the same):
     /// setting up a fresh one cost more than compressing a typical entry.
     public static func compress(_ input: UnsafeRawBufferPointer, context: CompressionContext? = nil) -> [UInt8] {
@@ -19,9 +33,9 @@ package enum Compression {
         var out = [UInt8](unsafeUninitializedCapacity: bound) { _, count in count = bound }
         let n = out.withUnsafeMutableBytes { o in
             if let context {
-                ZSTD_compressCCtx(context.pointer, o.baseAddress, bound, input.baseAddress, input.count, level)
+                ZSTD_compressCCtx(context.pointer, o.baseAddress, bound, input.baseAddress, input.count, level(forByteCount: input.count))
             } else {
-                ZSTD_compress(o.baseAddress, bound, input.baseAddress, input.count, level)
+                ZSTD_compress(o.baseAddress, bound, input.baseAddress, input.count, level(forByteCount: input.count))
             }
         }
         precondition(ZSTD_isError(n) == 0, "zstd compression cannot fail with a bound-sized buffer")
@@ -104,13 +118,42 @@ package enum Compression {
 // makes its own); the type crosses threads only to be freed.
 package final class DecompressionContext: @unchecked Sendable {
     let pointer: OpaquePointer
+    /// Where a compressed record's plaintext is opened, reused from record
+    /// to record (``withScratch(_:_:)``).
+    private var scratch: UnsafeMutableRawBufferPointer?
 
     /// A fresh context.
     public init() {
         pointer = ZSTD_createDCtx()
     }
 
-    deinit { ZSTD_freeDCtx(pointer) }
+    deinit {
+        ZSTD_freeDCtx(pointer)
+        scratch?.deallocate()
+    }
+
+    /// Calls `body` with `count` bytes of this context's buffer (grown when
+    /// needed), then wipes them: the plaintext a record is opened into
+    /// before it is decompressed.
+    /// Over 1 MiB the buffer is not kept (a context lives as long as its
+    /// vault handle).
+    func withScratch<R, E: Error>(_ count: Int, _ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        if count > 1 << 20 {
+            let once = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 16)
+            defer {
+                wipe(once)
+                once.deallocate()
+            }
+            return try body(once)
+        }
+        if (scratch?.count ?? 0) < count {
+            scratch?.deallocate()
+            scratch = .allocate(byteCount: max(count, 4096), alignment: 16)
+        }
+        let part = UnsafeMutableRawBufferPointer(rebasing: scratch![0..<count])
+        defer { wipe(part) }
+        return try body(part)
+    }
 }
 
 /// A reusable zstd compression context (one per writing thread; a writer

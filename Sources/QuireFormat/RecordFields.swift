@@ -129,7 +129,11 @@ struct FieldReader {
 struct FieldWriter {
     private(set) var map: CBORMap
 
-    init(unknown: CBORMap = CBORMap()) { map = unknown }
+    init(unknown: CBORMap = CBORMap()) {
+        map = unknown
+        // An entry body sets up to 15 fields: room for them all at once.
+        map.reserveCapacity(unknown.count + 16)
+    }
 
     mutating func set(_ key: String, _ value: CBOR?) { if let value { map[text: key] = value } }
     mutating func bytes(_ key: String, _ b: [UInt8]?) { if let b { map[text: key] = .bytes(b) } }

@@ -61,10 +61,10 @@ package enum SealedFrame {
     /// record ends with (`Spec/format.md §5.2`): it names the one key whose
     /// commitment is `keyCommit`.
     public static func sealedBodyHash(keyCommitment: [UInt8], _ bodyWithoutHash: UnsafeRawBufferPointer) -> [UInt8] {
-        var h = BLAKE2b.Hasher(byteCount: FrameHeader.bodyHashByteCount)
-        h.update(keyCommitment)
-        h.update(bodyWithoutHash)
-        return h.finalize()
+        [UInt8](unsafeUninitializedCapacity: FrameHeader.bodyHashByteCount) { out, count in
+            keyCommitment.withUnsafeBytes { k in BLAKE2b.hash(k, bodyWithoutHash, into: UnsafeMutableRawBufferPointer(out)) }
+            count = FrameHeader.bodyHashByteCount
+        }
     }
 
     /// True when a sealed record `body` ends with its body hash under the key
@@ -72,8 +72,13 @@ package enum SealedFrame {
     public static func sealedBodyHashMatches(_ body: UnsafeRawBufferPointer, keyCommitment: [UInt8]) -> Bool {
         let n = FrameHeader.bodyHashByteCount
         guard body.count >= n else { return false }
-        let computed = sealedBodyHash(keyCommitment: keyCommitment, UnsafeRawBufferPointer(rebasing: body[0..<(body.count - n)]))
-        return constantTimeEqual(computed, UnsafeRawBufferPointer(rebasing: body[(body.count - n)...]))
+        // On the stack: a reader checks one per record.
+        return withUnsafeTemporaryAllocation(byteCount: n, alignment: 1) { computed in
+            keyCommitment.withUnsafeBytes { k in
+                BLAKE2b.hash(k, UnsafeRawBufferPointer(rebasing: body[0..<(body.count - n)]), into: computed)
+            }
+            return constantTimeEqual(UnsafeRawBufferPointer(computed), UnsafeRawBufferPointer(rebasing: body[(body.count - n)...]))
+        }
     }
 
     /// True when `body` ends with the BLAKE2b-256 of the rest of it (a
@@ -107,30 +112,51 @@ package enum SealedFrame {
         let recordKey: SymmetricKey
         do { recordKey = try key.subkey(.record) } catch { throw .outOfGuardedMemory }
         var flags = FrameHeader.sealedFlag
-        var stored = payload
+        var packed: [UInt8] = []
+        defer { wipe(&packed) }
         if compress {
-            let packed = Compression.compress(payload, context: context)
-            if packed.count < payload.count {
-                stored = packed
-                flags |= FrameHeader.compressedFlag
-            }
+            packed = Compression.compress(payload, context: context)
+            if packed.count < payload.count { flags |= FrameHeader.compressedFlag }
         }
-        Padding.pad(&stored)
-        let bodyLength = XChaCha20Poly1305.nonceByteCount + stored.count + XChaCha20Poly1305.tagByteCount + FrameHeader.bodyHashByteCount
+        let storedCount = flags & FrameHeader.compressedFlag != 0 ? packed.count : payload.count
+        let paddedCount = Padding.paddedCount(forPayload: storedCount)
+        let nonceCount = XChaCha20Poly1305.nonceByteCount
+        let hashCount = FrameHeader.bodyHashByteCount
+        let bodyLength = nonceCount + paddedCount + XChaCha20Poly1305.tagByteCount + hashCount
         precondition(bodyLength <= Limits.maxFrameBodyByteCount, "a 16 MiB payload always fits a frame")
         let header = FrameHeader(kind: kind, flags: flags, keyID: key.id, bodyLength: UInt32(bodyLength))
-        let nonce = random.bytes(XChaCha20Poly1305.nonceByteCount)
+        let nonce = random.bytes(nonceCount)
         let ad = associatedData(vaultID: vaultID, header: header, publicHeader: [])
-        var frame = header.encoded()
-        frame.reserveCapacity(FrameHeader.byteCount + bodyLength)
-        frame += nonce
-        frame += XChaCha20Poly1305.seal(stored, key: recordKey, nonce: nonce, authenticating: ad)
-        wipe(&stored)
-        let hash = frame.withUnsafeBytes {
-            sealedBodyHash(keyCommitment: key.commitment, UnsafeRawBufferPointer(rebasing: $0[FrameHeader.byteCount...]))
+        let headerBytes = header.encoded()
+        let h = headerBytes.count
+        let total = h + bodyLength
+        // The frame is written in one buffer of its final size: the padded
+        // plaintext is put where its ciphertext goes and sealed in place, so
+        // no other copy of it is made (nor left to wipe).
+        return [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+            let frame = UnsafeMutableRawBufferPointer(buffer)
+            frame.copyBytes(from: headerBytes)
+            UnsafeMutableRawBufferPointer(rebasing: frame[h..<(h + nonceCount)]).copyBytes(from: nonce)
+            let plain = h + nonceCount
+            if flags & FrameHeader.compressedFlag != 0 {
+                UnsafeMutableRawBufferPointer(rebasing: frame[plain..<(plain + storedCount)]).copyBytes(from: packed)
+            } else {
+                UnsafeMutableRawBufferPointer(rebasing: frame[plain..<(plain + storedCount)]).copyBytes(from: payload)
+            }
+            frame[plain + storedCount] = 0x80
+            let zeros = (plain + storedCount + 1)..<(plain + paddedCount)
+            if !zeros.isEmpty { UnsafeMutableRawBufferPointer(rebasing: frame[zeros]).initializeMemory(as: UInt8.self, repeating: 0) }
+            let sealedEnd = plain + paddedCount + XChaCha20Poly1305.tagByteCount
+            ad.withUnsafeBytes { a in
+                XChaCha20Poly1305.seal(
+                    UnsafeRawBufferPointer(rebasing: frame[plain..<(plain + paddedCount)]),
+                    into: UnsafeMutableRawBufferPointer(rebasing: frame[plain..<sealedEnd]), key: recordKey,
+                    nonce: UnsafeRawBufferPointer(rebasing: frame[h..<(h + nonceCount)]), authenticating: a)
+            }
+            let hash = sealedBodyHash(keyCommitment: key.commitment, UnsafeRawBufferPointer(rebasing: frame[h..<sealedEnd]))
+            UnsafeMutableRawBufferPointer(rebasing: frame[sealedEnd..<total]).copyBytes(from: hash)
+            count = total
         }
-        frame += hash
-        return frame
     }
 
     /// Opens a sealed record body, removes its padding and decompresses it.
@@ -164,6 +190,17 @@ package enum SealedFrame {
         }
         let sealedEnd = body.count - FrameHeader.bodyHashByteCount
         let plainCount = sealedEnd - XChaCha20Poly1305.nonceByteCount - XChaCha20Poly1305.tagByteCount
+        if header.isCompressed {
+            // Opened into the context's buffer, reused from record to record
+            // and wiped after each: only the decompressed payload is new.
+            return try context.withScratch(plainCount) { (p: UnsafeMutableRawBufferPointer) throws(FormatError) -> [UInt8] in
+                guard
+                    openAny(body: UnsafeRawBufferPointer(rebasing: body[0..<sealedEnd]), publicHeaderCount: 0, ad: ad, keys: [key], into: p)
+                else { throw .authenticationFailed(location) }
+                guard let payloadCount = Padding.payloadCount(in: UnsafeRawBufferPointer(p)) else { throw .badPadding(location) }
+                return try decompress(UnsafeRawBufferPointer(rebasing: p[0..<payloadCount]), location: location, context: context)
+            }
+        }
         // The AEAD writes every byte, so the buffer need not be zeroed first.
         var plain = [UInt8](unsafeUninitializedCapacity: plainCount) { _, count in count = plainCount }
         try authenticate(
@@ -172,12 +209,6 @@ package enum SealedFrame {
         let payloadCount = try plain.withBytes { (p: UnsafeRawBufferPointer) throws(FormatError) -> Int in
             guard let n = Padding.payloadCount(in: p) else { throw .badPadding(location) }
             return n
-        }
-        if header.isCompressed {
-            defer { wipe(&plain) }
-            return try plain.withBytes { (p: UnsafeRawBufferPointer) throws(FormatError) -> [UInt8] in
-                try decompress(UnsafeRawBufferPointer(rebasing: p[0..<payloadCount]), location: location, context: context)
-            }
         }
         // Padding is zeros: dropping it leaves only the payload, no copy.
         plain.removeSubrange(payloadCount...)

@@ -326,7 +326,7 @@ enum WorkedExample {
             doc.value("payload (CBOR)", payload)
             let zstd = Compression.compress(payload)
             doc.line(
-                "- compression: zstd (level 3, with its content size) gives \(zstd.count) bytes, \(zstd.count < payload.count ? "smaller: the compressed flag is set (flags 03) and the zstd frame is what is padded. Another zstd version or level may give other bytes, which every reader accepts alike; to compare bytes with this file, use these" : "not smaller: the payload is stored as it is (flags 01)")"
+                "- compression: zstd (level \(Compression.level(forByteCount: payload.count)), with its content size) gives \(zstd.count) bytes, \(zstd.count < payload.count ? "smaller: the compressed flag is set (flags 03) and the zstd frame is what is padded. Another zstd version or level may give other bytes, which every reader accepts alike; to compare bytes with this file, use these" : "not smaller: the payload is stored as it is (flags 01)")"
             )
             if compressed { doc.value("zstd frame (declares the payload's size)", zstd) }
             doc.value("plaintext after padding: \(compressed ? "zstd frame" : "payload") ‖ 80 ‖ 00… to Padmé(n + 1)", plain)

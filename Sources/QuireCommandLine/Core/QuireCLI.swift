@@ -84,11 +84,14 @@ package enum QuireCLI {
         let out = Output(json: arguments.contains("--json"))
         do throws(CLIFailure) {
             let code = try dispatch(arguments, out: out, book: book)
+            // Device memory once, after every commit of the command.
+            Unlock.saveDeviceMemory(out: out)
             // Warnings raised during a write (after opening) reach the user too.
             Unlock.warnAboutWhatHappenedSinceOpening(out: out)
             out.finish()
             return code
         } catch {
+            Unlock.saveDeviceMemory(out: out)
             Unlock.warnAboutWhatHappenedSinceOpening(out: out)
             out.finish()
             out.failure(error)

@@ -96,7 +96,8 @@ enum Unlock {
         if let identity {
             deviceName = identity.name
             do {
-                let vault = try Vault.open(at: path, store: s, writable: writable, retainsEntryBodies: retainsEntryBodies)
+                let vault = try Vault.open(
+                    at: path, store: commandStore(s), writable: writable, retainsEntryBodies: retainsEntryBodies)
                 warn(vault, out: out)
                 return OpenedVault(
                     vault: vault, credential: .device(identity.keyPair), recoveryKey: nil, openedWith: "this device (\"\(identity.name)\")")
@@ -251,6 +252,31 @@ enum Unlock {
     /// Prints the warnings raised after opening (during a write, such as
     /// `device_memory_not_saved` when this device could not remember a key
     /// change): every warning reaches the user. Called when a command ends.
+    /// The stores this command's vaults were opened with (one per store
+    /// folder): their device memory is written when the command ends.
+    static let commandStores = Mutex<[CommandDeviceKeyStore]>([])
+
+    /// The store to open vaults with in this command, over `base`.
+    static func commandStore(_ base: FileDeviceKeyStore) -> CommandDeviceKeyStore {
+        commandStores.withLock { stores in
+            if let held = stores.first(where: { $0.base.directory == base.directory }) { return held }
+            let made = CommandDeviceKeyStore(base: base)
+            stores.append(made)
+            return made
+        }
+    }
+
+    /// Writes the device memory this command's vaults asked to remember,
+    /// once each, after all their commits (``CommandDeviceKeyStore``); a
+    /// failure is a warning, as when a vault writes it itself.
+    static func saveDeviceMemory(out: Output) {
+        for store in commandStores.withLock({ $0 }) {
+            for (path, error) in store.flush() {
+                out.warning(KeyError.deviceMemoryNotSaved(reason: "\(path): \(error.description)").description)
+            }
+        }
+    }
+
     static func warnAboutWhatHappenedSinceOpening(out: Output) {
         warnIfKeyMemoryIsNotLocked(out: out)
         let pending = printedWarnings.withLock { list -> [String] in
