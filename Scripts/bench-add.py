@@ -40,16 +40,8 @@ peers = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(peers)
 
 
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
-
-
-def run(cmd, env):
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if r.returncode != 0:
-        log(r.stdout[-2000:] + r.stderr[-2000:])
-        raise SystemExit(f"failed ({r.returncode}): {' '.join(cmd)}")
-    return r.stdout
+log = peers.log
+run = peers.run
 
 
 def timed(env, argv, prepare=None):
