@@ -191,7 +191,7 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
                 "this file looks older than the copy this device last saw: \(reason). It may have been replaced by an older copy, which can undo a device removal or lose entries; writing is refused until you merge the newer copy back (quire merge), or accept this file if you restored it on purpose (quire keys accept-rollback)"
         case .deviceMemoryNotSaved(let reason):
             return
-                "the key change was saved in the vault, but this device could not remember it (\(reason)); rollback detection for this vault is weaker until it can"
+                "this device could not update its memory of the vault (\(reason)); whatever this command wrote is saved in the vault, but until this device can remember it, it may not notice the file being replaced by an older copy: check the free space and permissions of the key store folder"
         case .operationRefused(let reason):
             return reason
         case .recoveryKeyChoiceNeeded(let choices):
