@@ -6,8 +6,10 @@ A, B, C and the recovery key Q), then up to N-1 further keyrings, each with
 one parent or a join of two concurrent keyrings, a signer among the keys
 current on its parents' side (puppets included: a key enrolled anywhere may
 sign where it is a member), and one action: rotate, remove one device,
-enrol a new key, replace the recovery key (a device), or lock down two or
-more devices (the recovery key). It drives this reader's own rule 6
+enrol a new key, enrol an existing key (one listed anywhere in the graph but
+not on the parents' side: a removed device knows the others' public keys --
+eighth review R8-1), replace the recovery key (a device), or lock down two
+or more devices (the recovery key). It drives this reader's own rule 6
 (quire_reader.keyrings._rule_6) with model keyrings, and checks:
 
   P1  a device removed by a removal that stands (not cut, and no ancestor
@@ -22,15 +24,23 @@ more devices (the recovery key). It drives this reader's own rule 6
       defies, is not cut (unless an ancestor is);
   P4  a keyring whose line (itself and its ancestors) only members never
       removed signed, and which replaces no recovery key, is trusted;
-  P5  the outcome (cut, warnings, puppets) does not depend on file order.
+  P5  the outcome (cut, warnings, puppets) does not depend on file order;
+  P6  a device removal whose line (itself and its ancestors) holds no
+      keyring whose signer a concurrent keyring removes, and whose
+      ancestors are trusted, is not cut (eighth review R8-1: an honest,
+      undefied removal stands);
+  P7  no key that a removal R or an ancestor of R lists is a puppet of R
+      (eighth review R8-1: a key R saw is not its removed member's).
 
-Usage: python3 check_removal_rule.py [N]      (N = 4: H and 3 more, 80,389
+Usage: python3 check_removal_rule.py [N]      (N = 4: H and 3 more, 88,763
        python3 check_removal_rule.py -COUNT   graphs; -COUNT: random graphs
                                               of 5 to 7 keyrings, seed 7)
        python3 check_removal_rule.py --emit removal-rule-graphs.txt
            (the graphs the Swift evaluator replays, with this reader's outcome)
 Exit status 1 when a property fails. The seventh review's findings R7-1 and
-R7-2 fail P1/P2 on the rule before the seventh review.
+R7-2 fail P1/P2 on the rule before the seventh review; the eighth review's
+R8-1 fails P4/P6/P7 on the rule before the eighth review (size 4 and the
+random mode).
 """
 import collections
 import itertools
@@ -95,6 +105,11 @@ def candidates(graph, anc):
                 if m != signer:
                     actions.append(('remove ' + m, (m,), ()))
             actions.append(('enrol', (), ('E%d' % n,)))
+            # R8-1: enrolling needs only a public key; any key of the graph
+            # not on this side may be enrolled (by anyone, the removed too).
+            known = set().union(*(g.members for g in graph))
+            for k in sorted(known - pmembers - removed_anc):
+                actions.append(('enrol existing ' + k, (), (k,)))
             if not is_rec:
                 actions.append(('replace recovery', tuple(r for r in precs if r not in removed_anc), ('Q%d' % n,)))
             else:
@@ -169,12 +184,31 @@ def properties(graph, anc, out, ties, warned):
         if not devs or R in direct:
             continue
         side, puppets = set(), set()
+        # R8-1: a key R saw (listed by R, an ancestor or a clean descendant:
+        # parents R, ancestors or clean, signer a member R keeps or a key a
+        # clean descendant enrolled) is never its removed member's.
+        seen_by_R = set().union(*(x.members for x in anc[R] | {R}))
+        legit, clean = set(R.members) - set(R.removed), set()
+        for d in sorted((x for x in graph if R in anc[x]), key=lambda x: len(anc[x])):
+            if d.signer in legit and all(by[q] is R or by[q] in anc[R] or by[q] in clean for q in d.parents):
+                clean.add(d)
+                legit |= set(d.added)
+                seen_by_R |= set(d.members)
+        # ... nor one that a keyring outside R's ancestors, signed by a key
+        # neither R's removed member nor a puppet, enrols too.
+        def honest(k):
+            return any(E is not R and E not in anc[R] and k in E.added and E.signer not in devs and E.signer not in puppets
+                       for E in graph)
         grow = True
         while grow:
             grow = False
             for K in graph:
                 if K not in side and conc(K, R) and (K.signer in devs or K.signer in puppets):
-                    side.add(K); puppets |= set(K.added); grow = True
+                    side.add(K); grow = True
+            for K in list(side):
+                for k in K.added:
+                    if k not in puppets and k not in seen_by_R and not honest(k):
+                        puppets.add(k); grow = True
         def exempt_rec(K):
             return any(z in Tset and rsigned(z) and z.signer not in puppets and (K is z or K in anc[z]) for z in graph)
         def exempt_mut(K):
@@ -213,6 +247,22 @@ def properties(graph, anc, out, ties, warned):
         line = [K] + [a for a in anc[K] if a.parents]
         if all(x.signer not in all_removed for x in line) and all(x.action != 'replace recovery' for x in line) and K in out:
             fails.append(('P4', f'honest {K.name} is cut'))
+    # P6: a device removal whose line (itself and its ancestors) holds no
+    # contested keyring -- none whose signer a concurrent keyring removes --
+    # and whose ancestors are trusted, stands (a replacement of the
+    # recovery key loses to every concurrent keyring by design: keys.md
+    # §6.3)
+    def contested(x):
+        return any(conc(y, x) and x.signer in y.removed for y in graph)
+    for R in graph:
+        if R.removed and R.action != 'replace recovery' and R in out and not (anc[R] & out):
+            if not any(contested(x) for x in [R] + [a for a in anc[R] if a.parents]):
+                fails.append(('P6', f'honest removal {R.name} is cut'))
+    # P7: a key R saw is not a puppet of R
+    for R in graph:
+        saw = R.puppets & set().union(*(x.members for x in anc[R] | {R}))
+        if saw:
+            fails.append(('P7', f'{",".join(sorted(saw))}, listed where {R.name} saw it, is its puppet'))
     return fails
 
 def run(max_nodes, rule6=None, show=5, stop_after=None):
@@ -260,24 +310,92 @@ def run(max_nodes, rule6=None, show=5, stop_after=None):
             visit(graph, anc)
     return count, failing, examples
 
+def scenario(specs, root_signer='A', root_members=('A', 'B', 'C', 'Q')):
+    """A graph given keyring by keyring: (name, parents, signer, members,
+    recovery, removed, action), after a root H."""
+    h = Node('H', (), root_signer, frozenset(root_members), 'Q', (), tuple(root_members), 'root', 0)
+    graph, anc, by = [h], {h: set()}, {'H': h}
+    for i, (name, parents, signer, members, rec, removed, action) in enumerate(specs, 1):
+        ps = [by[q] for q in parents]
+        pmembers = set().union(*(q.members for q in ps))
+        node = Node(name, tuple(parents), signer, frozenset(members), rec, tuple(removed),
+                    tuple(sorted(set(members) - pmembers)), action, i)
+        anc[node] = set(ps).union(*(anc[q] for q in ps))
+        graph.append(node)
+        by[name] = node
+    return graph, anc
+
+
+def r8_scenarios():
+    """format.md §8.4 scenario 14 (eighth review R8-1): a removed device
+    enrols honest keys on its fork -- (a) a device enrolled after its fork
+    point, (b) its remover, (c) a new recovery key, (d) both removers of two
+    concurrent removals, (e) a device enrolled concurrently with the
+    removal."""
+    M, MD = {'A', 'B', 'C', 'Q'}, {'A', 'B', 'C', 'D', 'Q'}
+    return [
+        scenario([('EN', ['H'], 'C', MD, 'Q', (), 'enrol'),
+                  ('R', ['EN'], 'A', MD - {'B'}, 'Q', ('B',), 'remove B'),
+                  ('X', ['H'], 'B', MD, 'Q', (), 'enrol existing D'),
+                  ('K2', ['R'], 'D', MD - {'B'}, 'Q', (), 'rotate')]),
+        scenario([('EN', ['H'], 'A', M, 'Q', (), 'enrol'),
+                  ('R', ['EN'], 'C', M - {'B'}, 'Q', ('B',), 'remove B'),
+                  ('X', ['H'], 'B', M, 'Q', (), 'enrol existing C'),
+                  ('K2', ['R'], 'C', M - {'B'}, 'Q', (), 'rotate'),
+                  ('K3', ['K2'], 'A', M - {'B'}, 'Q', (), 'rotate')], root_members=('A', 'B', 'Q')),
+        scenario([('RP', ['H'], 'A', {'A', 'B', 'C', 'Q2'}, 'Q2', ('Q',), 'replace recovery'),
+                  ('R', ['RP'], 'A', {'A', 'C', 'Q2'}, 'Q2', ('B',), 'remove B'),
+                  ('X', ['H'], 'B', M | {'Q2'}, 'Q', (), 'enrol existing Q2'),
+                  ('K2', ['R'], 'Q2', {'A', 'C', 'Q2'}, 'Q2', (), 'rotate')]),
+        scenario([('EN', ['H'], 'B', M, 'Q', (), 'enrol'),
+                  ('R1', ['EN'], 'A', M - {'B'}, 'Q', ('B',), 'remove B'),
+                  ('R2', ['EN'], 'C', M - {'B'}, 'Q', ('B',), 'remove B'),
+                  ('X', ['H'], 'B', M, 'Q', (), 'enrol existing A+C')], root_signer='B', root_members=('B', 'Q')),
+        scenario([('R', ['H'], 'A', M - {'B'}, 'Q', ('B',), 'remove B'),
+                  ('EN', ['H'], 'C', MD, 'Q', (), 'enrol'),
+                  ('X', ['H'], 'B', MD, 'Q', (), 'enrol existing D'),
+                  ('J', ['R', 'EN'], 'A', MD - {'B'}, 'Q', (), 'rotate'),
+                  ('K2', ['J'], 'D', MD - {'B'}, 'Q', (), 'rotate')]),
+    ]
+
+
+def enrols_a_key_the_removal_saw(graph, anc):
+    """A keyring signed by a key removal R removes, outside R's ancestors,
+    enrols a key R or an ancestor lists (what R8-1 exploited)."""
+    for R in graph:
+        if R.removed:
+            saw = set().union(*(x.members for x in anc[R] | {R}))
+            if any(K is not R and K not in anc[R] and K.signer in R.removed and set(K.added) & saw for K in graph):
+                return True
+    return False
+
+
 def emit(path):
     """Writes the graphs the Swift evaluator replays (RemovalRuleReplayTests):
-    every graph of up to three keyrings, and every graph of four that ends
-    with a warning (a tie or a mutual answer), with this reader's outcome.
+    every graph of up to three keyrings, every graph of four that ends
+    with a warning (a tie or a mutual answer), every fifth graph of four in
+    which a removed member's keyring enrols a key the removal saw (eighth
+    review R8-1), and the graphs of format.md §8.4 scenario 14, with this
+    reader's outcome.
     One line per graph: its keyrings (name/parents/signer/members/recovery/
     removed/reason, `;` between keyrings), then `=>` the trusted keyrings,
     `|` the removals reported as a tie, `|` those reported as mutual."""
     lines = []
+    saw_count = [0]
 
-    def visit(graph, anc):
+    def visit(graph, anc, always=False):
         by_id = {g.name: g for g in graph}
         for g in graph:
             g.fail = None
             g.puppets = set()
         ties, mutuals = [], []
         out = K._rule_6(list(graph), by_id, {g: anc[g] for g in graph}, ties, mutuals)
-        if len(graph) == 4 and not ties and not mutuals:
-            return
+        if len(graph) == 4 and not ties and not mutuals and not always:
+            if not enrols_a_key_the_removal_saw(graph, anc):
+                return
+            saw_count[0] += 1
+            if saw_count[0] % 5:
+                return
         rings = ';'.join('/'.join([g.name, ','.join(g.parents), g.signer, ','.join(sorted(g.members)), g.recovery,
                                    ','.join(g.removed), 'recovery' if g.action == 'replace recovery' else 'test'])
                          for g in graph)
@@ -285,6 +403,8 @@ def emit(path):
         lines.append('%s => %s | %s | %s' % (rings, names(g for g in graph if g not in out), names(ties), names(mutuals)))
     h = root()
     extend([h], {h: set()}, None, 4, visit)
+    for graph, anc in r8_scenarios():
+        visit(graph, anc, always=True)
     with open(path, 'w') as f:
         f.write('# Generated by check_removal_rule.py --emit (format.md §8.4 rule 6); '
                 'replayed by Tests/QuireKeysTests/RemovalRuleReplayTests.swift.\n')

@@ -744,7 +744,10 @@ struct Evaluation {
         // whose signer it removes or is one of its puppets — a fixpoint from
         // the keys it lists, over the keyrings those keys signed (seventh
         // review R7-2: a key a removed member enrolled where the removal did
-        // not see it is that member's, wherever it signs).
+        // not see it is that member's, wherever it signs) — except the keys
+        // the removal saw and the keys someone else enrolled too (eighth
+        // review R8-1: enrolling needs only a public key, so a removed
+        // member can enrol anyone's on its fork).
         var enrolled: [Int: [KeyringMember]] = [:]
         func enrols(_ i: Int) -> [KeyringMember] {
             if let known = enrolled[i] { return known }
@@ -753,21 +756,66 @@ struct Evaluation {
             enrolled[i] = new
             return new
         }
+        // The keys removal `r` saw, never its puppets: those listed by `r`,
+        // an ancestor of `r`, or a clean descendant of `r` — all of whose
+        // parents are `r`, ancestors of `r` or clean, signed by a member `r`
+        // keeps or by a key a clean descendant enrolled (a scan in ancestor
+        // order, independent of the puppets).
+        func seenBy(_ r: Int, removing keys: Set<[UInt8]>) -> Set<[UInt8]> {
+            func listed(_ i: Int) -> [[UInt8]] { rings[i].content!.members.map(\.publicKey) }
+            let before = Set(ancestors[r]?.elements ?? []).union([r])
+            var seen = Set(before.flatMap(listed))
+            var legit = Set(listed(r)).subtracting(keys)
+            var clean = Set<Int>()
+            let depth = Dictionary(uniqueKeysWithValues: members.map { ($0, ancestors[$0]?.elements.count ?? 0) })
+            let after = members.filter { isAncestor(r, of: $0) }.sorted { (depth[$0]!, $0) < (depth[$1]!, $1) }
+            for d in after where legit.contains(rings[d].signer!) {
+                guard rings[d].parents.allSatisfy({ p in byID[p].map { before.contains($0) || clean.contains($0) } ?? false })
+                else { continue }
+                clean.insert(d)
+                legit.formUnion(enrols(d).map(\.publicKey))
+                seen.formUnion(listed(d))
+            }
+            return seen
+        }
+        // The keyrings that enrol each key.
+        var enrolers: [[UInt8]: [Int]] = [:]
+        for i in members {
+            for m in enrols(i) { enrolers[m.publicKey, default: []].append(i) }
+        }
         var puppets: [Int: [KeyringMember]] = [:]
         for (r, keys) in removes {
-            var all = keys
-            var todo = Array(keys)
-            var signedBy = Set<Int>()
-            while let key = todo.popLast() {
-                for k in bySigner[key] ?? [] where k != r && !isAncestor(k, of: r) {
-                    signedBy.insert(k)
-                    for m in enrols(k) where all.insert(m.publicKey).inserted { todo.append(m.publicKey) }
+            let seenByR = seenBy(r, removing: keys)
+            func outside(_ k: Int) -> Bool { k != r && !isAncestor(k, of: r) }
+            // A least fixpoint: a new puppet only makes more keys eligible
+            // (more signers are the removed member's, fewer enrolers are
+            // not), so the order of the passes does not matter. A key that a
+            // keyring outside `r`'s ancestors enrols, signed by a key that is
+            // neither removed by `r` nor a puppet, is not a puppet.
+            var removed = keys
+            var grew = true
+            while grew {
+                grew = false
+                for signer in Array(removed) {
+                    for k in bySigner[signer] ?? [] where outside(k) {
+                        for m in enrols(k) where !removed.contains(m.publicKey) && !seenByR.contains(m.publicKey) {
+                            let otherEnroler = (enrolers[m.publicKey] ?? []).contains { e in
+                                outside(e) && !removed.contains(rings[e].signer!)
+                            }
+                            if !otherEnroler {
+                                removed.insert(m.publicKey)
+                                grew = true
+                            }
+                        }
+                    }
                 }
             }
             // In keyring order, each once: the key state lists them in order.
-            var seen = keys
-            for k in signedBy.sorted() {
-                for m in enrols(k) where seen.insert(m.publicKey).inserted { puppets[r, default: []].append(m) }
+            var listed = keys
+            for k in members where outside(k) && removed.contains(rings[k].signer!) {
+                for m in enrols(k) where removed.contains(m.publicKey) && listed.insert(m.publicKey).inserted {
+                    puppets[r, default: []].append(m)
+                }
             }
         }
         for (r, keys) in removes {

@@ -608,6 +608,85 @@ extension Catalog {
                     ])
             },
             {
+                // Eighth review, R8-1 (a) (format.md §8.4 scenario 14): C
+                // enrols D (EN); A removes the stolen B (R); B, from an old
+                // copy, enrols D's public key on a fork (X); D rotates (K2).
+                let b = try VectorBuilder(
+                    "attack-removed-device-enrols-honest-device", deviceSeed: seedA, moreDeviceSeeds: [seedB, seedC])
+                try b.commit([.entry(b.entry("before the theft"))])
+                let a = try VectorBuilder.device(seedA)
+                let thief = try VectorBuilder.device(seedB)
+                let c = try VectorBuilder.device(seedC)
+                let d = try VectorBuilder.device(seedD)
+                let rootKey = b.ringKeys[b.rootID]!
+                let m = b.members  // Q, A, B, C
+                let withD = m + [KeyringMember(role: "device", publicKey: d.publicKey, name: "Sam's tablet", added: b.now)]
+                let en = try b.keyring(
+                    rootKey, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: rootKey, members: withD), members: withD,
+                    signer: c, reason: "enroll")
+                try b.addKeyring(rootKey, en, members: withD)
+                let mainLine = withD.filter { $0.publicKey != m[2].publicKey }
+                let (kr, r) = try child(
+                    b, members: mainLine, removed: [m[2]], reason: "remove", signer: a,
+                    parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: en), key: rootKey)])
+                try b.addKeyring(kr, r, members: mainLine)
+                try b.commit([.entry(b.entry("after removing B"))], attest: .sign(a))
+                let x = try b.keyring(
+                    rootKey, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: rootKey, members: withD), members: withD,
+                    signer: thief, reason: "enroll")
+                let ix = try b.commit([.keyring(rootKey, x)], attest: .sign(thief))[0]!
+                let (k2, k2Body) = try child(
+                    b, epoch: 3, members: mainLine, reason: "rotate", signer: d,
+                    parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: r), key: kr)])
+                try b.addKeyring(k2, k2Body, members: mainLine)
+                try b.commit([.entry(b.entry("after D's rotation"))], attest: .sign(d))
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (eighth review, R8-1 (a)): C enrols D (EN); A removes the stolen B (R, after EN); B, from an old copy, forks from the root and enrols D's public key (X) — enrolling needs only a public key. A removal's puppets were every key enrolled by a keyring its removed member signed outside its ancestors, so D became B's puppet: out of the key state, and D's rotation (K2) cut with every record after it, with no warning. A key the removal saw (listed by R, an ancestor, or a clean descendant) is now never its puppet: only X is cut (format.md §8.4 scenario 14)",
+                    issues: [("keyring_unauthenticated", b.offset(ix))], deviceSeed: seedA)
+            },
+            {
+                // Eighth review, R8-1 (d) (format.md §8.4 scenario 14): the
+                // vault's first device B enrols A and C (EN); B is stolen; A
+                // and C both remove it, concurrently (R1, R2); B, from an
+                // old copy, enrols A and C on a fork from the root (X).
+                let b = try VectorBuilder("attack-removed-device-enrols-both-removers", deviceSeed: seedB)
+                try b.commit([.entry(b.entry("before the theft"))])
+                let a = try VectorBuilder.device(seedA)
+                let thief = try VectorBuilder.device(seedB)
+                let c = try VectorBuilder.device(seedC)
+                let rootKey = b.ringKeys[b.rootID]!
+                let m = b.members  // Q, B
+                let all =
+                    m + [
+                        KeyringMember(role: "device", publicKey: a.publicKey, name: "Sam's laptop", added: b.now),
+                        KeyringMember(role: "device", publicKey: c.publicKey, name: "Sam's tablet", added: b.now),
+                    ]
+                let en = try b.keyring(
+                    rootKey, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: rootKey, members: all), members: all,
+                    signer: thief, reason: "enroll")
+                try b.addKeyring(rootKey, en, members: all)
+                try b.commit([.entry(b.entry("three devices"))], attest: .sign(thief))
+                let kept = all.filter { $0.publicKey != thief.publicKey }
+                let enParent = KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: en), key: rootKey)
+                let (k1, r1) = try child(b, members: kept, removed: [m[1]], reason: "remove", signer: a, parents: [enParent])
+                try b.addKeyring(k1, r1, members: kept)
+                try b.commit([.entry(b.entry("A removed B"))], attest: .sign(a))
+                let (k2, r2) = try child(b, members: kept, removed: [m[1]], reason: "remove", signer: c, parents: [enParent])
+                try b.addKeyring(k2, r2, members: kept)
+                try b.commit([.entry(b.entry("C removed B too"))], attest: .sign(c))
+                let x = try b.keyring(
+                    rootKey, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: rootKey, members: all), members: all,
+                    signer: thief, reason: "enroll")
+                let ix = try b.commit([.keyring(rootKey, x)], attest: .sign(thief))[0]!
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (eighth review, R8-1 (d)): the vault's first device B enrols A and C (EN); B is stolen, and A and C both remove it before they sync (R1, R2, concurrent); B, from an old copy, forks from the root and enrols A's and C's public keys (X). A and C were puppets of each other's removal, so R1 and R2 were both cut, with no warning: the trusted heads were EN and B a current member again, holding the write key. A key the removal saw (listed by R, an ancestor, or a clean descendant) is now never its puppet: both removals stand and only X is cut (format.md §8.4 scenario 14)",
+                    issues: [("keyring_unauthenticated", b.offset(ix))], deviceSeed: seedA)
+            },
+            {
                 let b = try VectorBuilder("attack-attachment-size")
                 let small = b.random.bytes(66_000)
                 let large = b.random.bytes(67_500)

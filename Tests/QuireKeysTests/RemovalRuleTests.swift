@@ -693,6 +693,99 @@ final class KeyGraphBuilder {
         #expect(Set(state.members.map(\.name)) == ["Q", "C"])
     }
 
+    // MARK: - Eighth review, R8-1
+
+    /// R8-1 (a), scenario 14: `C` enrols `D` (`EN`); `A` removes the stolen
+    /// `B` (`R`, after `EN`); `B`, from an old copy, enrols `D`'s public key
+    /// on a fork (`X`) — enrolling needs only a public key. `D` was a puppet
+    /// of `R`: out of the key state, and its rotation `K2` was cut, with no
+    /// warning. A key `R` saw is never its puppet: only `X` is cut.
+    @Test func attackRemovedDeviceEnrolsAnHonestDevice() throws {
+        let g = G.based("R8-1 a")
+        let withD = Self.m.merging(["D": "device"]) { a, _ in a }
+        g.add("EN", ["root"], signer: "C", withD, reason: "enroll")
+        g.add("R", ["EN"], signer: "A", G.without(withD, "B"), removes: ["B"])
+        g.add("X", ["root"], signer: "B", withD, reason: "enroll")
+        g.add("K2", ["R"], signer: "D", G.without(withD, "B"), reason: "rotate")
+        #expect(try Self.trusted(g) == ["root", "EN", "R", "K2"])
+        #expect(try g.reported("removal_mutual").isEmpty)
+        let state = try g.state()
+        #expect(Set(state.removed.map(\.name)) == ["B"])
+        #expect(Set(state.members.map(\.name)) == ["Q", "A", "C", "D"])
+    }
+
+    /// R8-1 (b): `A` enrols `C` (`EN`), `C` removes the stolen `B` (`R`);
+    /// `B` enrols its remover on a fork (`X`). `C` was a puppet of its own
+    /// removal, and the whole line after it — `A`'s keyrings too — was cut.
+    @Test func attackRemovedDeviceEnrolsItsRemover() throws {
+        let g = G("R8-1 b")
+        let first: [String: String] = ["Q": "recovery", "A": "device", "B": "device"]
+        g.add("root", [], signer: "A", first)
+        g.add("EN", ["root"], signer: "A", Self.m, reason: "enroll")
+        g.add("R", ["EN"], signer: "C", G.without(Self.m, "B"), removes: ["B"])
+        g.add("X", ["root"], signer: "B", Self.m, reason: "enroll")
+        g.add("K2", ["R"], signer: "C", G.without(Self.m, "B"), reason: "rotate")
+        g.add("K3", ["K2"], signer: "A", G.without(Self.m, "B"), reason: "rotate")
+        #expect(try Self.trusted(g) == ["root", "EN", "R", "K2", "K3"])
+        #expect(Set(try g.state().members.map(\.name)) == ["Q", "A", "C"])
+    }
+
+    /// R8-1 (c): `A` replaces the leaked recovery key `Q` by `Q2` (`RP`) and
+    /// removes `B` (`R`); `B` enrols `Q2` as a device on a fork (`X`). The
+    /// vault's recovery key was a puppet: out of the key state, its
+    /// keyrings cut.
+    @Test func attackRemovedDeviceEnrolsTheNewRecoveryKey() throws {
+        let g = G.based("R8-1 c")
+        let replaced = G.without(Self.m, "Q", add: ["Q2": "recovery"])
+        g.add("RP", ["root"], signer: "A", replaced, removes: ["Q"], reason: "recovery")
+        g.add("R", ["RP"], signer: "A", G.without(replaced, "B"), removes: ["B"])
+        g.add("X", ["root"], signer: "B", Self.m.merging(["Q2": "device"]) { a, _ in a }, reason: "enroll")
+        g.add("K2", ["R"], signer: "Q2", G.without(replaced, "B"), reason: "rotate")
+        #expect(try Self.trusted(g) == ["root", "RP", "R", "K2"])
+        let state = try g.state()
+        #expect(Set(state.removed.map(\.name)) == ["Q", "B"])
+        #expect(state.members.first { $0.role == "recovery" }?.name == "Q2")
+    }
+
+    /// R8-1 (d), scenario 14: the vault's first device `B` enrols `A` and
+    /// `C` (`EN`); `B` is stolen, and `A` and `C` both remove it before they
+    /// sync (`R1`, `R2`); `B`, from an old copy, enrols `A` and `C` on a
+    /// fork (`X`). Each remover was a puppet of the other's removal: both
+    /// removals were cut, silently, and `B` was a current member again. Now
+    /// both stand and only `X` is cut.
+    @Test func attackRemovedDeviceEnrolsBothRemovers() throws {
+        let g = G("R8-1 d")
+        g.add("root", [], signer: "B", ["Q": "recovery", "B": "device"])
+        g.add("EN", ["root"], signer: "B", Self.m, reason: "enroll")
+        g.add("R1", ["EN"], signer: "A", G.without(Self.m, "B"), removes: ["B"])
+        g.add("R2", ["EN"], signer: "C", G.without(Self.m, "B"), removes: ["B"])
+        g.add("X", ["root"], signer: "B", Self.m, reason: "enroll")
+        let outcome = try g.outcome()
+        #expect(outcome.trusted == ["root", "EN", "R1", "R2"])
+        #expect(outcome.tie.isEmpty && outcome.mutual.isEmpty)
+        #expect(try Self.trusted(g) == ["root", "EN", "R1", "R2"])
+        let state = try g.state()
+        #expect(Set(state.removed.map(\.name)) == ["B"])
+        #expect(Set(state.members.map(\.name)) == ["Q", "A", "C"])
+    }
+
+    /// R8-1 (e), scenario 14: `A` removes the stolen `B` (`R`) while `C`
+    /// enrols `D` concurrently (`EN`, in the epoch `B` holds, so `B` reads
+    /// `D`'s key); `B` enrols `D` on its fork (`X`); `A` joins (`J`) and `D`
+    /// rotates (`K2`). `R` never saw `D`, but `C`, whom `R` does not remove,
+    /// enrolled it too: `D` is no puppet, and `K2` stands.
+    @Test func attackRemovedDeviceEnrolsAConcurrentlyEnrolledDevice() throws {
+        let g = G.based("R8-1 e")
+        let withD = Self.m.merging(["D": "device"]) { a, _ in a }
+        g.add("R", ["root"], signer: "A", G.without(Self.m, "B"), removes: ["B"])
+        g.add("EN", ["root"], signer: "C", withD, reason: "enroll")
+        g.add("X", ["root"], signer: "B", withD, reason: "enroll")
+        g.add("J", ["R", "EN"], signer: "A", G.without(withD, "B"), reason: "rotate")
+        g.add("K2", ["J"], signer: "D", G.without(withD, "B"), reason: "rotate")
+        #expect(try Self.trusted(g) == ["root", "R", "EN", "J", "K2"])
+        #expect(Set(try g.state().members.map(\.name)) == ["Q", "A", "C", "D"])
+    }
+
     // MARK: - Third review, item 5: a thief's replacement of the recovery key
 
     /// The thief's `B` replaced the recovery key with `Q2` on the main line

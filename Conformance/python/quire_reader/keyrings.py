@@ -648,6 +648,23 @@ def _rules_1_to_5(keyrings: list, by_id: dict, vault_id: bytes):
 PASS_LIMIT = 4
 
 
+def _seen_by(r, t0: list, by_id: dict, anc: dict, aos: dict, added: dict) -> set:
+    """§8.4 rule 6: the keys removal `r` saw, which are never its puppets --
+    those listed in `members` of `r`, of an ancestor of `r`, or of a *clean*
+    descendant of `r`: one whose parents are all `r`, ancestors of `r` or
+    clean, signed by a member `r` keeps or by a key a clean descendant
+    enrolled (a scan in ancestor order, independent of the puppets)."""
+    seen = set().union(*(x.member_keys() for x in aos[r]))
+    legit = set(r.member_keys()) - set(r.removed_keys())
+    clean = set()
+    for d in sorted((x for x in t0 if r in anc[x]), key=lambda x: len(anc[x])):
+        if d.signer in legit and all(by_id[p] in aos[r] or by_id[p] in clean for p in d.parents):
+            clean.add(d)
+            legit |= set(added[d])
+            seen |= set(d.member_keys())
+    return seen
+
+
 def _rule_6(t0: list, by_id: dict, anc: dict, ties: list, mutuals: list = None) -> set:
     """§8.4 rule 6 (order-independent removal), definition by definition.
     Returns the keyrings that are cut or descend from a cut keyring; appends
@@ -677,7 +694,12 @@ def _rule_6(t0: list, by_id: dict, anc: dict, ties: list, mutuals: list = None) 
 
     # R's puppets: every key enrolled (listed by no parent) by a keyring that
     # is neither R nor an ancestor of R and whose signer R removes or is a
-    # puppet of R -- a fixpoint, from the keys R lists (seventh review R7-2).
+    # puppet of R -- a fixpoint, from the keys R lists (seventh review R7-2)
+    # -- except a key R *saw* (listed in `members` of R, of an ancestor of
+    # R, or of a clean descendant of R) and a key that a keyring outside R's
+    # ancestors signed by a key neither R removes nor a puppet of R enrols
+    # too (eighth review R8-1: enrolling needs only a public key, so a
+    # removed member can enrol anyone's).
     added = {}
     for kr in t0:
         if kr.parents:
@@ -685,20 +707,33 @@ def _rule_6(t0: list, by_id: dict, anc: dict, ties: list, mutuals: list = None) 
             added[kr] = [key for key in kr.member_keys() if key not in parent_keys]
         else:
             added[kr] = []
+    enrolers: dict = {}                       # key -> keyrings that enrol it
+    for kr in t0:
+        for key in added[kr]:
+            enrolers.setdefault(key, []).append(kr)
     removes: dict = {}
     for r in t0:
         r.puppets = set()
         if not r.removed_keys():
             continue
         eff = set(r.removed_keys())
-        todo = list(eff)
-        while todo:
-            for k in by_signer.get(todo.pop(), []):
-                if k is not r and k not in anc[r]:
-                    for key in added[k]:
-                        if key not in eff:
-                            eff.add(key)
-                            todo.append(key)
+        seen = _seen_by(r, t0, by_id, anc, aos, added)
+        # The least fixpoint: adding a puppet only makes more keys eligible
+        # (more signers are R's, fewer enrolers are not), so the order of
+        # the passes does not matter.
+        grew = True
+        while grew:
+            grew = False
+            for k in t0:
+                if k is r or k in anc[r] or k.signer not in eff:
+                    continue
+                for key in added[k]:
+                    if key in eff or key in seen:
+                        continue
+                    if any(e.signer not in eff for e in enrolers[key] if e is not r and e not in anc[r]):
+                        continue                     # someone else enrolled it too
+                    eff.add(key)
+                    grew = True
         removes[r] = eff
         r.puppets = eff - set(r.removed_keys())
 
