@@ -1074,7 +1074,8 @@ struct Evaluation {
         // it trusts: it was removed (or, for a recovery key, replaced).
         var removedIn: KeyringInfo?
         if let own = credential.signingPublicKey {
-            removedIn = rings.first { $0.isTrusted && $0.content!.removed.contains { $0.publicKey == own } }
+            // Puppets included: the removed keys of `Spec/keys.md §5`.
+            removedIn = rings.first { $0.isTrusted && ($0.content!.removed + $0.removedPuppets).contains { $0.publicKey == own } }
         }
         return UnlockedKeys(
             keys: keys, trustedKeyrings: trusted, keyrings: rings, issues: issues, newerKeyrings: newer,

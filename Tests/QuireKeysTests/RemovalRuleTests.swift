@@ -693,7 +693,7 @@ final class KeyGraphBuilder {
         #expect(Set(state.members.map(\.name)) == ["Q", "C"])
     }
 
-    // MARK: - Eighth review, R8-1
+    // MARK: - Eighth review, R8-1 and R8-5
 
     /// R8-1 (a), scenario 14: `C` enrols `D` (`EN`); `A` removes the stolen
     /// `B` (`R`, after `EN`); `B`, from an old copy, enrols `D`'s public key
@@ -784,6 +784,19 @@ final class KeyGraphBuilder {
         g.add("K2", ["J"], signer: "D", G.without(withD, "B"), reason: "rotate")
         #expect(try Self.trusted(g) == ["root", "R", "EN", "J", "K2"])
         #expect(Set(try g.state().members.map(\.name)) == ["Q", "A", "C", "D"])
+    }
+
+    /// R8-5: a puppet — here the reader's own key, `Dz`, which the removed
+    /// `B` enrolled on its fork — is one of the removed keys (keys.md §5):
+    /// a credential holding it is told it was removed (format.md §8.6), as
+    /// the independent reader says. Before, only `removed` lists counted.
+    @Test func puppetCredentialIsToldItWasRemoved() throws {
+        let g = G.based("R8-5")
+        g.add("R", ["root"], signer: "A", G.without(Self.m, "B"), removes: ["B"])
+        g.add("X", ["root"], signer: "B", Self.m.merging(["Dz": "device"]) { a, _ in a }, reason: "enroll")
+        let unlocked = try g.unlock()
+        #expect(unlocked.removedIn?.epoch == 2)
+        #expect(try Self.trusted(g) == ["root", "R"])
     }
 
     // MARK: - Third review, item 5: a thief's replacement of the recovery key
