@@ -35,6 +35,8 @@ or more devices (the recovery key). It drives this reader's own rule 6
 Usage: python3 check_removal_rule.py [N]      (N = 4: H and 3 more, 88,763
        python3 check_removal_rule.py -COUNT   graphs; -COUNT: random graphs
                                               of 5 to 7 keyrings, seed 7)
+       python3 check_removal_rule.py -COUNT --expect P1=8,P1w=1
+           (exit 0 only if the failures are exactly those counts)
        python3 check_removal_rule.py --emit removal-rule-graphs.txt
            (the graphs the Swift evaluator replays, with this reader's outcome)
 Exit status 1 when a property fails. The seventh review's findings R7-1 and
@@ -417,10 +419,22 @@ if __name__ == '__main__':
         emit(sys.argv[2])
         sys.exit(0)
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+    # --expect P1=8,P1w=1: the failures the random mode is known to find
+    # (the residual classes of format.md §8.4 Limits), pinned so that a new
+    # class shows up as a difference (eighth review R8-4).
+    expect = None
+    if len(sys.argv) > 3 and sys.argv[2] == '--expect':
+        expect = {k: int(v) for k, v in (x.split('=') for x in sys.argv[3].split(',') if x)}
     count, failing, ex = run(n)
     print('configurations', count)
     for p in sorted(failing):
         print(p, failing[p])
         for e in ex[p]:
             print('   ', e)
+    if expect is not None:
+        if dict(failing) != expect:
+            print('expected', expect, 'found', dict(failing))
+            sys.exit(1)
+        print('as expected (format.md §8.4 Limits)')
+        sys.exit(0)
     sys.exit(1 if failing else 0)
