@@ -167,6 +167,22 @@ struct Evaluation {
     var linkSignatureChecks = 0
     /// Slots of the credential's own kind tried (§8.5 step 2), for tests.
     var slotTrials = 0
+    /// Keyrings whose slots were tried (§8.5 step 2: each at most once).
+    var tried = Set<Int>()
+    /// Keyrings *linked* now (§8.5 step 2): a link of theirs opens under
+    /// the key of its parent, reached, and none under a reached parent's key
+    /// fails.
+    var linked = Set<Int>()
+    /// Keyrings a link of which does not open under its parent's reached
+    /// key: never linked again.
+    var unlinkable = Set<Int>()
+    /// For each key commitment, the keyrings (and the index among their
+    /// parents) that name a parent with it: their links are checked when
+    /// that key is reached.
+    var linkWaiters: [[UInt8]: [(Int, Int)]] = [:]
+    /// True once a root whose signer, key commitment and salt derive the
+    /// vault id was opened (§8.5 step 2: the bootstrap ends).
+    var rootReached = false
 
     init(vault: VaultFile, credential: Credential) {
         self.vault = vault
@@ -246,6 +262,20 @@ struct Evaluation {
             guard reached[commit] == nil else { return false }
             reached[commit] = key
             queue.append(commit)
+            // A keyring is linked once a link of it opens under a reached
+            // parent's key, and for good unless one under another reached
+            // parent's key does not (it can then never pass rule 5.11): one
+            // AEAD per keyring a keyless writer makes.
+            for (i, index) in linkWaiters[commit] ?? [] where !unlinkable.contains(i) {
+                let parent = rings[byID[rings[i].parents[index]]!]
+                let parentKey = EpochKey(epoch: parent.epoch, key: key)
+                if rings[i].record.openLink(parentIndex: index, parentKey: parentKey, vaultID: vaultID) != nil {
+                    linked.insert(i)
+                } else {
+                    unlinkable.insert(i)
+                    linked.remove(i)
+                }
+            }
             return true
         }
         // Step 3: opens every keyring of each reached key, once, and follows
@@ -259,46 +289,75 @@ struct Evaluation {
                 }
             }
         }
+        // Tries keyring `i`'s slots, unless they were tried or its key is
+        // reached; stops at the first slot that opens.
+        func trySlots(_ i: Int) {
+            followChain()
+            let pub = rings[i].record.publicPart
+            guard reached[pub.keyCommit] == nil, tried.insert(i).inserted else { return }
+            for slot in pub.slots {
+                if SlotCrypto.isOwnKind(slot, of: credential) { slotTrials += 1 }
+                let key: SymmetricKey?
+                do throws(KeyError) {
+                    key = try SlotCrypto.open(slot, with: credential, vaultID: vaultID, epoch: pub.epoch, cache: &passphraseCache)
+                } catch {
+                    limitError = error
+                    // Reported once per keyring, where it is: a warning if
+                    // the vault opens anyway (Spec/format.md §8.5).
+                    if case .kdfLimitsExceeded(let ops, let mem) = error, !overCost.contains(i) {
+                        overCost.insert(i)
+                        issues.append(.kdfLimitsExceededInKeyring(rings[i].location, opsLimit: ops, memLimitBytes: mem))
+                    }
+                    continue
+                }
+                guard let key else { continue }
+                openedBySlot.insert(i)
+                // Key commitment: the slot must carry this keyring's key.
+                guard EpochKey.commitment(of: key) == pub.keyCommit else {
+                    setProblem(
+                        i,
+                        .malformedKeyring(rings[i].location, reason: "a slot opened a key that is not the one its key commitment names")
+                    )
+                    break
+                }
+                _ = learn(pub.keyCommit, key)
+                break
+            }
+        }
         if case .epochKey(let key) = credential {
             _ = learn(key.commitment, key.key)
         } else {
             // Step 2, interleaved with step 3 (Spec/format.md §8.5): a key a
-            // slot reaches is followed down its chain before the next, older,
-            // keyring's slots are tried, so a keyring whose key the chain
-            // already reached (the heads a join names, their ancestors) costs
-            // no slot trial.
-            for i in rings.indices.reversed() {
-                followChain()
-                let pub = rings[i].record.publicPart
-                guard reached[pub.keyCommit] == nil else { continue }
-                for slot in pub.slots {
-                    if SlotCrypto.isOwnKind(slot, of: credential) { slotTrials += 1 }
-                    let key: SymmetricKey?
-                    do throws(KeyError) {
-                        key = try SlotCrypto.open(slot, with: credential, vaultID: vaultID, epoch: pub.epoch, cache: &passphraseCache)
-                    } catch {
-                        limitError = error
-                        // Reported once per keyring, where it is: a warning if
-                        // the vault opens anyway (Spec/format.md §8.5).
-                        if case .kdfLimitsExceeded(let ops, let mem) = error, !overCost.contains(i) {
-                            overCost.insert(i)
-                            issues.append(.kdfLimitsExceededInKeyring(rings[i].location, opsLimit: ops, memLimitBytes: mem))
-                        }
-                        continue
-                    }
-                    guard let key else { continue }
-                    openedBySlot.insert(i)
-                    // Key commitment: the slot must carry this keyring's key.
-                    guard EpochKey.commitment(of: key) == pub.keyCommit else {
-                        setProblem(
-                            i,
-                            .malformedKeyring(rings[i].location, reason: "a slot opened a key that is not the one its key commitment names")
-                        )
-                        break
-                    }
-                    _ = learn(pub.keyCommit, key)
-                    break
+            // slot reaches is followed down its chain before the next
+            // keyring's slots are tried. Whose slots are tried goes in three
+            // phases: the bootstrap, in file order, until the root key is
+            // reached; then only keyrings *linked* under a key already
+            // reached (a keyless writer cannot make a link that opens),
+            // newest first; then, only if a linked keyring's key is still
+            // unreached, every other keyring, newest first.
+            for (i, ring) in rings.enumerated() {
+                for (index, parent) in ring.parents.enumerated() {
+                    if let p = byID[parent] { linkWaiters[rings[p].record.publicPart.keyCommit, default: []].append((i, index)) }
                 }
+            }
+            for i in rings.indices {
+                followChain()
+                if rootReached { break }
+                trySlots(i)
+            }
+            var pending: [Int] = []  // linked, ascending file order
+            var queued = Set<Int>()
+            while true {
+                followChain()
+                for i in linked.subtracting(queued) {
+                    queued.insert(i)
+                    pending.insert(i, at: pending.firstIndex(where: { $0 > i }) ?? pending.endIndex)
+                }
+                guard let i = pending.popLast() else { break }
+                if linked.contains(i) { trySlots(i) }
+            }
+            if linked.contains(where: { reached[rings[$0].record.publicPart.keyCommit] == nil }) {
+                for i in rings.indices.reversed() { trySlots(i) }
             }
         }
         followChain()
@@ -392,6 +451,13 @@ struct Evaluation {
         rings[i].epochKey = epochKey.withBlobKey(content.blobKey)
         rings[i].content = content
         rings[i].signer = opened.signer
+        // The root key (§8.5 step 2): every root that derives the vault id
+        // has this key commitment, so the bootstrap can end here.
+        if ring.parents.isEmpty, ring.epoch == 1, let salt = ring.record.publicPart.vaultSalt,
+            rootVaultID(signer: opened.signer, keyCommit: ring.record.publicPart.keyCommit, salt: salt) == vaultID
+        {
+            rootReached = true
+        }
         var learned: [([UInt8], SymmetricKey)] = []
         for (p, parentKey) in zip(ring.parents, content.parentKeys) {
             guard let j = byID[p] else { continue }  // rule 5.1 reports a missing parent

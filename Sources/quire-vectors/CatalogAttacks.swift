@@ -221,6 +221,9 @@ extension Catalog {
                     body: bytes,
                     issues: [("commit_mismatch", commitAt)], deviceSeed: phoneSeed)
             },
+            gatedSlot("attack-keyless-slot-that-opens", behind: false),
+            gatedSlot("attack-keyless-costly-slot", behind: false),
+            gatedSlot("attack-keyless-costly-slot-behind", behind: true),
             mutualRemoval("attack-mutual-removal-order-ab", aFirst: true),
             mutualRemoval("attack-mutual-removal-order-ba", aFirst: false),
             {
@@ -808,10 +811,10 @@ extension Catalog {
                 _ = try b.addKeyring(k2, body)
                 try b.commit([.entry(b.entry("epoch 2"))])
                 return try b.vector(
-                    "success",
+                    "recovered",
                     comment:
-                        "the root holds a passphrase slot over the reader bounds (1 GiB), and its child the passphrase's slot: the child's slot opens and its parentKeys reach the root's key before the root's turn (format.md §8.5 step 2), so the root's slots are not tried and nothing is reported; both epochs are read",
-                    passphrase: "hunter2")
+                        "the root holds a passphrase slot over the reader bounds (1 GiB), and its child the passphrase's slot. The bootstrap goes in file order (format.md §8.5 step 2), so the root's slots are tried first: the over-cap slot is refused and reported as a warning; the child is linked under nothing yet, so the bootstrap goes on to it, its slot opens and its parentKeys reach the root's key; both epochs are read (before the gate, newest first: the child first, the root skipped, nothing reported)",
+                    issues: [("kdf_limits_exceeded", b.offset(0))], passphrase: "hunter2")
             },
             {
                 let b = try VectorBuilder(
@@ -1047,5 +1050,72 @@ extension Catalog {
         guard needle.count <= haystack.count else { return nil }
         for i in 0...(haystack.count - needle.count) where Array(haystack[i..<(i + needle.count)]) == needle { return i }
         return nil
+    }
+
+    /// `Spec/format.md §8.5` step 2, the gate: a keyless writer appends a
+    /// keyring, naming the root as parent with a random link, holding one
+    /// passphrase slot — a real box to the real slot's public key (what
+    /// anyone can seal: it wraps the writer's own key, whose sealed part is
+    /// random), or a slot asking for an absurd Argon2id cost. Before the
+    /// gate the passphrase tried it: `malformed_keyring` (its key does not
+    /// open its sealed part) or `kdf_limits_exceeded` (a warning). Now it is
+    /// not linked and goes untried, unless the fallback runs: with
+    /// `behind`, a member first adds a keyring without a passphrase slot
+    /// (linked, and the passphrase cannot open it), so every slot is tried.
+    static func gatedSlot(_ name: String, behind: Bool) -> Make {
+        {
+            let b = try VectorBuilder(
+                name,
+                extraSlots: { key, id, r in
+                    var p = Array("correct horse battery staple".utf8)
+                    return [
+                        StoredSlot(
+                            slot: try SlotCrypto.passphraseSlot(
+                                for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id, random: r))
+                    ]
+                })
+            try b.commit([.entry(b.entry("the journal"))])
+            if behind {
+                let (key, body) = try child(b)
+                _ = try b.addKeyring(key, body, trust: false)
+                try b.commit([.entry(b.entry("after a keyring the passphrase cannot open"))])
+            }
+            let root = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil)
+            let real = root.publicPart.slots.last!
+            let junk = try b.freshKey(2)
+            let slot: KeySlot =
+                name.hasSuffix("opens")
+                ? try SlotCrypto.passphraseSlot(for: junk, rewrapping: real, vaultID: b.vaultID, random: b.random)
+                : .passphrase(
+                    salt: b.random.bytes(16), opsLimit: 1_000, memLimitBytes: 1 << 40, publicKey: b.random.bytes(32),
+                    box: b.random.bytes(KeySlot.boxByteCount))
+            let pub = KeyringPublic(
+                epoch: 2, keyCommit: EpochKey.commitment(of: junk.key), parents: [b.rootID],
+                links: [b.random.bytes(KeyringRecord.linkByteCount)], isEscrowFree: false, slotEntries: [StoredSlot(slot: slot)])
+            var bytes = try b.bytes()
+            let at = UInt64(bytes.count)
+            bytes += Edit.plaintextFrame(
+                kind: .keyring, keyID: KeyID(commitment: pub.keyCommit),
+                body: KeyringForge.assemble(publicBytes: pub.encoded(), nonce: b.random.bytes(24), sealed: b.random.bytes(80)))
+            let commitAt = UInt64(bytes.count)
+            bytes += CommitChain.commitHeader(keyID: b.keys.writeKey!.id).encoded() + b.random.bytes(CommitChain.bodyByteCount)
+            let what =
+                name.hasSuffix("opens")
+                ? "a passphrase slot that opens (a box sealed to the real slot's public key, wrapping the writer's own key)"
+                : "a passphrase slot asking for an absurd Argon2id cost"
+            if behind {
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "gate (format.md §8.5 step 2): a member adds a keyring without a passphrase slot, then a keyless writer appends a keyring naming the root with a random link and \(what). The member's keyring is linked and the passphrase cannot open it, so after the gate the fallback tries every keyring: the costly slot is refused and reported",
+                    body: bytes, issues: [("kdf_limits_exceeded", at), ("commit_mismatch", commitAt)],
+                    passphrase: "correct horse battery staple")
+            }
+            return try b.vector(
+                "damaged",
+                comment:
+                    "attack: a keyless writer appends a keyring naming the root with a random link and \(what). Before the gate (format.md §8.5 step 2) the passphrase tried it and reported it (\(name.hasSuffix("opens") ? "malformed_keyring: its key does not open its sealed part" : "kdf_limits_exceeded, a warning")); now it is not linked, so it is never tried and nothing is reported about it",
+                body: bytes, issues: [("commit_mismatch", commitAt)], passphrase: "correct horse battery staple")
+        }
     }
 }

@@ -56,15 +56,19 @@ import Testing
         try vault.rotateKeys(now: KeyTestSupport.t0 + 10)
         for credential in [Credential.device(laptop.keyPair), .recoveryKey(recovery)] {
             let opened = try Vault.open(at: path, credential: credential, writable: false, options: fast)
-            #expect(opened.unlocked.slotTrials == 1)
+            // The root's slot (the bootstrap ends at the root key), the
+            // newest rotation's (linked under the root), then the join's
+            // (linked under that rotation), whose chain reaches the other
+            // rotations: 3 (before the gate: 1, the join's, then by chain).
+            #expect(opened.unlocked.slotTrials == 3)
             #expect(opened.unlocked.keyrings.count == heads + 2)
             #expect(opened.unlocked.keyrings.allSatisfy { $0.isTrusted })
             #expect(opened.unlocked.issues.isEmpty)
         }
         // A keyless flood after the join: four made-up keyrings, two device
-        // slots each, naming the join as parent. Nothing tells them apart
-        // before a slot opens, so the device tries all eight slots, then the
-        // join's one; the heads and the root still cost none (before: 8 + 5).
+        // slots each, naming the join as parent with random links. Their
+        // links do not open under the join's key, so none of their slots is
+        // tried (Spec/format.md §8.5 step 2, the gate; before: 8 + 1).
         let head = try vault.keyState().heads[0].id
         try KeyAttackTests.outsiderAppend(
             path,
@@ -74,7 +78,67 @@ import Testing
                 return (20, KeyAttackTests.opaqueKeyring(parents: [head], slots: slots, epoch: 20, label: "flood \(n)"))
             })
         let flooded = try Vault.open(at: path, credential: .device(laptop.keyPair), writable: false, options: fast)
-        #expect(flooded.unlocked.slotTrials == 4 * 2 + 1)
+        #expect(flooded.unlocked.slotTrials == 3)
         #expect(flooded.unlocked.keyrings.filter { $0.isTrusted }.count == heads + 2)
+    }
+
+    /// Issue 12's flood, in small (`Spec/format.md §8.5` step 2, the gate):
+    /// a writer who holds no key appends keyrings full of made-up slots of
+    /// each credential's kind — copied passphrase slots (the real salt,
+    /// parameters and public key, a random box), device and recovery slots
+    /// — whose links are random. Before the gate each made-up slot of the
+    /// credential's kind was one sealed box; now none is tried, whatever the
+    /// shape: the slot trials are those of the clean vault.
+    @Test(.weakPassphraseCost) func floodSlotTrialsAreThoseOfTheCleanVault() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, recovery) = try KeyAttackTests.laptopVault(dir, "gate")
+        let path = dir.file("j.quire")
+        try vault.setPassphrase(KeyTestSupport.secret("gate"), opsLimit: 1, memLimitBytes: 8192, now: KeyTestSupport.t0 + 1)
+        let credentials: [(String, Credential)] = [
+            ("device", .device(laptop.keyPair)), ("recovery", .recoveryKey(recovery)), ("passphrase", .passphrase(KeyTestSupport.secret("gate"))),
+        ]
+        func trials(_ file: String) throws -> [String: Int] {
+            var out: [String: Int] = [:]
+            for (name, credential) in credentials {
+                let opened = try Vault.open(at: file, credential: credential, writable: false, options: fast)
+                #expect(opened.unlocked.keyrings.filter(\.isTrusted).count == 2, "\(name) in \(file)")
+                out[name] = opened.unlocked.slotTrials
+            }
+            return out
+        }
+        let clean = try trials(path)
+        // The root holds a device and a recovery slot, the passphrase's
+        // keyring a passphrase slot: one box each, for each credential.
+        #expect(clean == ["device": 1, "recovery": 1, "passphrase": 1])
+        let unlocked = try Vault.open(at: path, credential: .device(laptop.keyPair), writable: false, options: fast).unlocked
+        let ids = unlocked.keyrings.map(\.id)
+        let copied = try #require(unlocked.keyrings.last?.record.publicPart.slots.first { $0.kind == "passphrase" })
+        guard case .passphrase(let salt, let ops, let mem, let pk, _) = copied else { throw CancellationError() }
+        let shapes: [(String, [KeyringID], Int, (SeededRandom) -> KeySlot)] = [
+            ("issue-sized", [ids[1]], 1, { _ in .device(box: []) }),
+            ("passphrase", Array(ids.reversed()), 32, { r in .passphrase(salt: salt, opsLimit: ops, memLimitBytes: mem, publicKey: pk, box: r.bytes(KeySlot.boxByteCount)) }),
+            ("device", Array(ids.reversed()), 32, { r in .device(box: r.bytes(KeySlot.boxByteCount)) }),
+            ("recovery", [ids[0]], 32, { r in .recovery(box: r.bytes(KeySlot.boxByteCount)) }),
+        ]
+        for (shape, parents, count, make) in shapes {
+            let file = dir.file("flood-\(shape).quire")
+            try FileManager.default.copyItem(atPath: path, toPath: file)
+            let frames: [(UInt32, [UInt8])] = (0..<12).map { n in
+                let r = SeededRandom(label: "gate \(shape) \(n)")
+                let slots: [KeySlot] =
+                    shape == "issue-sized"
+                    ? [
+                        .passphrase(salt: salt, opsLimit: ops, memLimitBytes: mem, publicKey: pk, box: r.bytes(KeySlot.boxByteCount)),
+                        .device(box: r.bytes(KeySlot.boxByteCount)), .recovery(box: r.bytes(KeySlot.boxByteCount)),
+                    ]
+                    : (0..<count).map { _ in make(r) }
+                return (2, KeyAttackTests.opaqueKeyring(parents: parents, slots: slots, epoch: 2, label: "gate \(shape) \(n)"))
+            }
+            try KeyAttackTests.outsiderAppend(file, frames)
+            // Before the gate: 12 keyrings × the made-up slots of each
+            // credential's kind more (12 × 1 in the issue-sized flood, 12 ×
+            // 32 in the others for the credential of the flood's kind).
+            #expect(try trials(file) == clean, "\(shape)")
+        }
     }
 }

@@ -388,6 +388,9 @@ class _Reach:
         self.reached: dict = {}              # key commitment -> epoch key
         self._commits: dict = {}             # epoch key -> commitment (each hashed once)
         self._queue: list = []
+        self._links: dict = {}               # (keyring index, parent index) -> link opens
+        self.root_reached = False            # a root passing rule 4's vault id check opened
+        self.trials = 0                      # keyrings whose slots were tried
 
     def commitment(self, key: bytes) -> bytes:
         if key not in self._commits:
@@ -400,14 +403,21 @@ class _Reach:
             self._queue.append(commit)
 
     def slots(self) -> None:
-        """Step 2: the credential's slots, newest keyring first, interleaved
-        with step 3: every key reached is followed down its chain before the
-        next keyring's slots are tried, so a keyring whose key the chain
-        reached is skipped."""
-        for kr in reversed(self.indexed):
+        """Step 2 (§8.5), interleaved with step 3: whose slots are tried,
+        in three phases. Bootstrap: keyrings in file order until the root
+        key is reached. Gate: the newest untried keyring that is linked
+        (its first parent's key is reached and its first link opens under
+        it), again and again. Fallback, only if a linked keyring's key is
+        still unreached: every other keyring, newest first. Each keyring is
+        tried at most once, and not once its key is reached."""
+        tried = set()
+
+        def turn(kr) -> None:
             self.chain()
-            if kr.key_commit in self.reached:
-                continue
+            if kr.index in tried or kr.key_commit in self.reached:
+                return
+            tried.add(kr.index)
+            self.trials += 1
             for slot in kr.slots:
                 got = self.opener.try_slot(slot, kr, self.vault_id)
                 if got is None:
@@ -419,6 +429,46 @@ class _Reach:
                 elif kr.fail != "escrow_forbidden":
                     self.reach(got[1], kr.key_commit)
                 break
+
+        for kr in self.indexed:                                  # bootstrap
+            self.chain()
+            if self.root_reached:
+                break
+            turn(kr)
+        while True:                                              # gate
+            self.chain()
+            linked = [kr for kr in self.indexed if kr.index not in tried
+                      and kr.key_commit not in self.reached and self.linked(kr)]
+            if not linked:
+                break
+            turn(linked[-1])
+        if any(kr.key_commit not in self.reached and self.linked(kr)
+               for kr in self.indexed):                          # fallback
+            for kr in reversed(self.indexed):
+                turn(kr)
+        self.chain()
+
+    def linked(self, kr: Keyring) -> bool:
+        """§8.5 step 2: a link of the keyring opens under the key of its
+        parent, reached (the link key, ad_i, 96 bytes), and no link under a
+        reached parent's key fails to. Only someone holding a parent's key
+        can make a link that opens: a keyless writer cannot."""
+        some = False
+        for i, pid in enumerate(kr.parents):
+            parent = self.by_id.get(pid)
+            if parent is None or parent.key_commit not in self.reached:
+                continue
+            if (kr.index, i) not in self._links:         # each link opened once
+                key = self.reached[parent.key_commit]
+                ad = (b"quire-keyring-link-v2" + self.vault_id + u32(kr.epoch) + kr.key_commit
+                      + pid)
+                link = kr.links[i]
+                pt = aead_open(subkey(key, SUBKEY_LINK), link[:24], link[24:], ad)
+                self._links[(kr.index, i)] = pt is not None and len(pt) == 96
+            if not self._links[(kr.index, i)]:
+                return False
+            some = True
+        return some
 
     def chain(self) -> None:
         """Step 3: every keyring of each reached key is opened, once; its
@@ -480,6 +530,10 @@ class _Reach:
             kr.reject("keyring_unauthenticated", "the signature does not verify")
             return
         kr.content, kr.signer, kr.content_ok = C, signer, True
+        salt = kr.pub.get("vaultSalt")
+        if (not kr.parents and kr.epoch == 1 and salt is not None
+                and blake2b(b"quire-vault-id-v2" + signer + kr.key_commit + salt, 16) == vid):
+            self.root_reached = True             # step 2: the bootstrap ends
         for pid, pkey in zip(kr.parents, C.get("parentKeys", [])):
             parent = self.by_id.get(pid)         # anywhere in the file
             if parent is None:
