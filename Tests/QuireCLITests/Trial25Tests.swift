@@ -1,0 +1,88 @@
+import Foundation
+@_spi(Format) import Quire
+import QuireSystem
+import Synchronization
+import Testing
+
+@testable import QuireCommandLine
+
+/// Findings of the 25th trial (a hostile CLI trial): bad input never
+/// crashes, and nothing is dropped silently.
+@Suite struct Trial25Tests {
+    /// A Markdown-folder entry (`Spec/import.md §10`) created at `created`.
+    static func markdownEntry(id: String, created: String, allDay: Bool = false, text: String) -> String {
+        """
+        ---
+        quire: 1
+        id: "\(id)"
+        date: "2026-03-01T08:30:00+00:00"
+        created: \(created)
+        modified: null
+        timeZone: "Etc/UTC"
+        utcOffset: 0
+        allDay: \(allDay)
+        tags: []
+        starred: false
+        pinned: false
+        journal: ""
+        attachments:
+        extra: {}
+        ---
+        \(text)
+
+        """
+    }
+
+    /// F1: `created` at either end of `Int64` (a normal Markdown import, or
+    /// any holder of an epoch key) trapped `stats`, and the EPUB and HTML
+    /// exports; `show` printed no date and `list --json` a wrong year.
+    @Test func anInstantAtEitherEndOfInt64IsShownAndCrashesNothing() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        _ = try box.add("an ordinary entry", ["--date", "2026-03-01"])
+        try FileManager.default.createDirectory(atPath: box.path("md/2026/03"), withIntermediateDirectories: true)
+        try box.write(
+            "md/2026/03/a.md", Self.markdownEntry(id: String(repeating: "5", count: 32), created: "9223372036854775807", text: "far future")
+        )
+        try box.write(
+            "md/2026/03/b.md", Self.markdownEntry(id: String(repeating: "6", count: 32), created: "-9223372036854775808", text: "far past"))
+        try box.write(
+            "md/2026/03/c.md",
+            Self.markdownEntry(
+                id: String(repeating: "7", count: 32), created: "-9223372036854775807", allDay: true, text: "all day, far past"))
+        let imported = try box.quire(["import", "markdown", "md", "Journal.quire"])
+        #expect(imported.status == 0, "\(imported)")
+        #expect(imported.stdout.contains("entries: 3 added"), "\(imported)")
+
+        let stats = try box.quire(["stats", "Journal.quire"])
+        #expect(stats.status == 0, "\(stats)")
+        #expect(stats.stdout.contains("entries:  4, from -292275055-05-16 to 292278994-08-17\n"), "\(stats)")
+        #expect(stats.stdout.contains("\n-292275055 "), "\(stats)")
+        #expect(stats.stdout.contains("\n292278994 "), "\(stats)")
+        let statsJSON = try box.quire(["stats", "Journal.quire", "--json"])
+        #expect(statsJSON.status == 0, "\(statsJSON)")
+        let json = try statsJSON.json()
+        #expect(json["first"] as? String == "-292275055-05-16T16:47:04Z")
+        #expect(json["last"] as? String == "292278994-08-17T07:12:55Z")
+        #expect((json["years"] as? [[String: Any]])?.compactMap { $0["year"] as? Int } == [-292_275_055, 2026, 292_278_994])
+
+        let show = try box.quire(["show", "Journal.quire", String(repeating: "5", count: 32)])
+        #expect(show.stdout.contains("date:     292278994-08-17 07:12 (written in Etc/UTC)\n"), "\(show)")
+        let allDay = try box.quire(["show", "Journal.quire", String(repeating: "7", count: 32)])
+        #expect(allDay.stdout.contains("date:     -292275055-05-16 (all day)"), "\(allDay)")
+        let list = try box.quire(["list", "Journal.quire", "--json"]).json()
+        let created = (list["entries"] as? [[String: Any]])?.compactMap { $0["created"] as? String }
+        #expect(
+            created == ["-292275055-05-16T16:47:04Z", "-292275055-05-16T16:47:04Z", "2026-03-01T00:00:00Z", "292278994-08-17T07:12:55Z"])
+
+        for format in ["epub", "html", "json", "md", "pdf"] {
+            let r = try box.quire(["export", "Journal.quire", "--format", format, "-o", "out-\(format)"])
+            #expect(r.status == 0, "\(format): \(r)")
+        }
+        let html = try String(contentsOfFile: box.path("out-html"), encoding: .utf8)
+        #expect(html.contains("May -292275055"))
+        #expect(html.contains("August 292278994"))
+        let left = try FileManager.default.contentsOfDirectory(atPath: box.dir).filter { $0.hasSuffix(".tmp") }
+        #expect(left.isEmpty, "\(left)")
+    }
+}
