@@ -85,4 +85,28 @@ import Testing
         let left = try FileManager.default.contentsOfDirectory(atPath: box.dir).filter { $0.hasSuffix(".tmp") }
         #expect(left.isEmpty, "\(left)")
     }
+
+    /// F2: `compact` copied a damaged attachment chunk into its new attested
+    /// commit and reported success; `--rekey` refused with "the merged file
+    /// did not verify". Both refuse as for a damaged entry (merge.md §6).
+    @Test func compactionRefusesADamagedAttachmentChunk() throws {
+        let box = try Sandbox()
+        _ = try HostileTrialTests.damagedAttachmentVault(box)
+        let before = try Data(contentsOf: URL(fileURLWithPath: box.path("Journal.quire")))
+        for extra in [[], ["--rekey"]] {
+            let r = try box.quire(["compact", "Journal.quire"] + extra)
+            #expect(r.status != 0, "\(extra): \(r)")
+            #expect(r.stderr.contains("the vault has 1 damaged or unverified record"), "\(extra): \(r)")
+            #expect(r.stderr.contains("does not authenticate"), "\(extra): \(r)")
+            #expect(!r.stderr.contains("did not verify"), "\(extra): \(r)")
+            let json = try box.quire(["compact", "Journal.quire", "--json"] + extra).json()
+            #expect((json["error"] as? [String: Any])?["code"] as? String == "compaction_refused", "\(json)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: box.path("Journal.quire"))) == before)
+        // Asked to, it drops the attachment (and says so); what is left verifies.
+        let dropped = try box.quire(["compact", "Journal.quire", "--drop-unverified"])
+        #expect(dropped.status == 0, "\(dropped)")
+        let verify = try box.quire(["verify", "Journal.quire"])
+        #expect(verify.status == 0, "\(verify)")
+    }
 }
