@@ -109,4 +109,19 @@ import Testing
         let verify = try box.quire(["verify", "Journal.quire"])
         #expect(verify.status == 0, "\(verify)")
     }
+
+    /// F3: in text mode `attachments` showed a damaged attachment as healthy
+    /// and warned nothing (its JSON said `"damaged": true`).
+    @Test func attachmentsSaysADamagedAttachmentInText() throws {
+        let box = try Sandbox()
+        let (_, pictured) = try HostileTrialTests.damagedAttachmentVault(box)
+        let r = try box.quire(["attachments", "Journal.quire", pictured])
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stdout.contains("DAMAGED (cannot be read; see 'quire verify')"), "\(r)")
+        #expect(r.stderr.contains("1 record in Journal.quire could not be read"), "\(r)")
+        #expect(r.stderr.components(separatedBy: "could not be read").count == 2, "one warning: \(r)")
+        let json = try box.quire(["attachments", "Journal.quire", pictured, "--json"])
+        #expect((try json.json()["attachments"] as? [[String: Any]])?.first?["damaged"] as? Bool == true)
+        #expect(json.stderr.components(separatedBy: "could not be read").count == 2, "one warning: \(json)")
+    }
 }
