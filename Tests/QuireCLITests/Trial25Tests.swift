@@ -124,4 +124,35 @@ import Testing
         #expect((try json.json()["attachments"] as? [[String: Any]])?.first?["damaged"] as? Bool == true)
         #expect(json.stderr.components(separatedBy: "could not be read").count == 2, "one warning: \(json)")
     }
+
+    /// F4: `show` and `attachments` read every attachment reference's damage
+    /// once for each reference (4,000 references: 30 s). Counted, not timed:
+    /// the attachments looked at grow with the references.
+    @Test func anEntrysAttachmentsAreLookedAtOnceEach() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        let code = try String(contentsOfFile: box.path("recovery.txt"), encoding: .utf8).trimmingCharacters(in: .newlines)
+        let vault = try Vault.open(at: box.path("Journal.quire"), credential: .recoveryKey(try RecoveryKey(code: code)))
+        let n = 2000
+        var refs: [AttachmentReference] = []
+        for i in 0..<n {
+            let low = UInt8(i % 256)
+            let high = UInt8(i / 256)
+            var id = [UInt8](repeating: low, count: 16)
+            id[15] = high
+            var blob = [UInt8](repeating: 0x7e, count: 32)
+            blob[30] = low
+            blob[31] = high
+            refs.append(AttachmentReference(id: id, blob: BlobID(unchecked: blob), fileName: "f\(i).jpg"))
+        }
+        Reading.include(refs)
+        let before = Reading.attachmentsVisited.load(ordering: .relaxed)
+        let list = AttachmentJSON.list(refs, vault: vault)
+        let visited = Reading.attachmentsVisited.load(ordering: .relaxed) - before
+        #expect(list.count == n)
+        #expect(list.allSatisfy { $0.byteCount == nil && !$0.damaged })
+        // Once each (other tests may include a few of their own); asking for
+        // each reference looked at n² = 4,000,000.
+        #expect(visited >= n && visited < 2 * n, "\(visited)")
+    }
 }

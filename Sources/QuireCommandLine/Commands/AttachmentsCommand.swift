@@ -36,7 +36,7 @@ struct AttachmentsCommand: QuireCommand {
         if e.body.attachments.isEmpty && !c.out.json { c.out.note("entry \(EntryFormat.short(e.id)) has no attachments") }
         c.out.emit(
             AttachmentsJSON(
-                entry: e.id.description, attachments: e.body.attachments.map { AttachmentJSON($0, vault: opened.vault) },
+                entry: e.id.description, attachments: AttachmentJSON.list(e.body.attachments, vault: opened.vault),
                 unreadRecords: UnreadRecordsJSON(Reading.records(opened.vault))))
         return .success
     }

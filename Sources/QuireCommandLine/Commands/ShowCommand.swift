@@ -153,7 +153,7 @@ struct EntryJSON: JSONShape {
                 longitude: $0.longitude, altitude: $0.altitude)
         }
         weather = b.weather.map { Weather(conditions: $0.conditions, temperatureCelsius: $0.temperatureCelsius) }
-        attachments = b.attachments.map { AttachmentJSON($0, vault: vault) }
+        attachments = AttachmentJSON.list(b.attachments, vault: vault)
         revisions = e.revisionCount
         conflictingRevisions = e.conflictingHeads.map(\.description)
         verified = e.isVerified
