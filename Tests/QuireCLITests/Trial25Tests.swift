@@ -155,4 +155,28 @@ import Testing
         // each reference looked at n² = 4,000,000.
         #expect(visited >= n && visited < 2 * n, "\(visited)")
     }
+
+    /// F5: a rollback this device detects was only a stderr warning: the
+    /// JSON of `list` and `export` said nothing was missing.
+    @Test func aSuspectedRollbackIsInTheJSON() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        _ = try box.add("one")
+        _ = try box.add("two")
+        // Cut the last byte: the last commit is a torn tail, and this device
+        // remembers the file going further.
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: box.path("Journal.quire")))
+        try bytes.prefix(bytes.count - 1).write(to: URL(fileURLWithPath: box.path("Journal.quire")))
+        for args in [["list", "Journal.quire", "--json"], ["export", "Journal.quire", "--format", "json", "-o", "out.json", "--json"]] {
+            let r = try box.quire(args)
+            #expect(r.status == 0, "\(args): \(r)")
+            #expect(r.stderr.contains("older than"), "\(args): \(r)")
+            let unread = UnreadRecordCommandTests.unread(try r.json())
+            #expect(unread.count == 1, "\(args): \(r)")
+            #expect(unread.codes.first == "rollback_suspected", "\(args): \(r)")
+        }
+        // In text, the warning is said once, not again as an unread record.
+        let list = try box.quire(["list", "Journal.quire"])
+        #expect(!list.stderr.contains("could not be read"), "\(list)")
+    }
 }

@@ -37,7 +37,7 @@ struct AttachmentsCommand: QuireCommand {
         c.out.emit(
             AttachmentsJSON(
                 entry: e.id.description, attachments: AttachmentJSON.list(e.body.attachments, vault: opened.vault),
-                unreadRecords: UnreadRecordsJSON(Reading.records(opened.vault))))
+                unreadRecords: UnreadRecordsJSON(Reading.records(opened.vault), vault: opened.vault)))
         return .success
     }
 }

@@ -159,7 +159,7 @@ struct EntryJSON: JSONShape {
         verified = e.isVerified
         attested = e.isAttested
         attestationFailed = (try? vault.revisionsWithFailedAttestation())?.contains(e.revision.revisionID) ?? false
-        unreadRecords = UnreadRecordsJSON(Reading.records(vault))
+        unreadRecords = UnreadRecordsJSON(Reading.records(vault), vault: vault)
     }
 
     private init() {

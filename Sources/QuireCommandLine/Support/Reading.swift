@@ -204,6 +204,19 @@ struct UnreadRecordsJSON: PrettyJSONWritable {
         records = unread.records.map { Record(code: $0.code, offset: $0.offset, frame: $0.frameIndex, message: $0.message) }
     }
 
+    /// ``init(_:)``, and first, when this device saw records committed that
+    /// `vault` no longer holds (`rollback_suspected`, `Spec/keys.md §7`),
+    /// one record saying so (no offset, no frame: what was cut off is not
+    /// known record by record), so JSON alone tells that records are
+    /// missing (`Spec/cli-json.md §3`; trial 25 F5).
+    init(_ unread: UnreadRecords, vault: Vault) {
+        self.init(unread)
+        if let rollback = vault.keyWarnings.first(where: { $0.code == "rollback_suspected" }) {
+            records.insert(Record(code: rollback.code, offset: nil, frame: nil, message: rollback.description), at: 0)
+            count += 1
+        }
+    }
+
     func write(to json: inout PrettyJSON) {
         json.object { j in
             j.key("count")
