@@ -28,8 +28,17 @@ public struct LocalTime: Sendable, Equatable {
 
     /// The wall-clock reading at `milliseconds` (since 1970, UTC) shifted by
     /// `offsetSeconds` east.
+    /// Every `Int64` instant has a reading (years −292,275,055 to
+    /// 292,278,994, proleptic Gregorian): the arithmetic works in seconds
+    /// and days, which cannot overflow for an offset within ±18 hours.
     public init(milliseconds: Int64, offsetSeconds: Int) {
-        let seconds = Self.floorDiv(milliseconds, 1000) + Int64(offsetSeconds)
+        self.init(seconds: Self.floorDiv(milliseconds, 1000), offsetSeconds: offsetSeconds)
+    }
+
+    /// The wall-clock reading at `seconds` since 1970 (UTC) shifted by
+    /// `offsetSeconds` east (within ±18 hours: ``offset(of:)``).
+    init(seconds utcSeconds: Int64, offsetSeconds: Int) {
+        let seconds = utcSeconds + Int64(offsetSeconds)
         let days = Self.floorDiv(seconds, 86_400)
         let secs = Int(seconds - days * 86_400)
         (year, month, day) = Self.civil(fromDays: days)
@@ -39,9 +48,12 @@ public struct LocalTime: Sendable, Equatable {
         self.offsetSeconds = offsetSeconds
     }
 
-    /// Midnight of a calendar date, at offset 0 (for naming months and days).
+    /// Midnight of a calendar date, at offset 0 (for naming months and days):
+    /// from its day count, never through milliseconds, which overflow for the
+    /// first month of an instant near `Int64.min`.
     init(year: Int, month: Int, day: Int) {
-        self.init(milliseconds: Self.days(fromCivil: year, month, day) * 86_400_000, offsetSeconds: 0)
+        self.init(seconds: 0, offsetSeconds: 0)
+        (self.year, self.month, self.day) = Self.civil(fromDays: Self.days(fromCivil: year, month, day))
     }
 
     /// The day of the week: 0 = Sunday … 6 = Saturday.
@@ -51,7 +63,8 @@ public struct LocalTime: Sendable, Equatable {
     public static func offset(of body: EntryBody) -> Int {
         if let o = body.utcOffsetSeconds, abs(o) <= 18 * 3600 { return Int(o) }
         guard !body.timeZone.isEmpty, let zone = zone(named: body.timeZone) else { return 0 }
-        return zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(body.created) / 1000))
+        let offset = zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(body.created) / 1000))
+        return abs(offset) <= 18 * 3600 ? offset : 0
     }
 
     /// Time zones by IANA name, made once each (at most 1,000 names kept).
@@ -79,7 +92,7 @@ public struct LocalTime: Sendable, Equatable {
             // Back to the instant: days since 1970 of the local date, plus the
             // local time of day, minus the offset.
             let local = Self.days(fromCivil: year, month, day) * 86_400 + Int64(hour * 3600 + minute * 60 + second)
-            let utc = LocalTime(milliseconds: (local - Int64(offsetSeconds)) * 1000, offsetSeconds: 0)
+            let utc = LocalTime(seconds: local - Int64(offsetSeconds), offsetSeconds: 0)
             return "\(utc.dateString)T\(pad(utc.hour, 2)):\(pad(utc.minute, 2)):\(pad(utc.second, 2))Z"
         }
         let sign = offsetSeconds < 0 ? "-" : "+"

@@ -121,6 +121,7 @@ package enum Compaction {
         var manifests: [(index: Int, manifest: BlobManifest)] = []
         var profile: (index: Int, clock: HybridLogicalClock)?
         var unknown: [Int] = []
+        var damagedChunks = Set<Int>()
         var keyrings: [(keyID: KeyID, epoch: UInt32, body: [UInt8], trusted: Bool)] = []
         var keptKeyringIDs = Set<KeyringID>()
         var untrustedIDs = Set<KeyringID>()
@@ -140,7 +141,16 @@ package enum Compaction {
                 continue
             }
             switch f.header.kind {
-            case .commit, .blobChunk:
+            case .commit:
+                continue
+            case .blobChunk:
+                // A chunk never passes the record reader: its tag is checked
+                // here, so a damaged attachment is refused as a damaged entry
+                // is (merge.md §6), never copied into the new commit.
+                if file.chunkAuthenticates(frame: i) == false {
+                    damage.append(.authenticationFailed(f.location))
+                    damagedChunks.insert(i)
+                }
                 continue
             case .keyring:
                 // One body per trusted keyring (its first intact copy); both
@@ -202,6 +212,19 @@ package enum Compaction {
                 damage.append(error)
             }
         }
+        // An attachment whose chunks are missing or damaged cannot be read
+        // whole: damage too (its manifest is dropped with dropUnverified).
+        var whole: [(index: Int, manifest: BlobManifest)] = []
+        for m in manifests {
+            do throws(FormatError) {
+                if let bad = try file.chunkFrames(for: m.manifest).first(where: damagedChunks.contains) {
+                    throw .authenticationFailed(frames[bad].location)
+                }
+                whole.append(m)
+            } catch {
+                if !damage.contains(error) { damage.append(error) }
+            }
+        }
         guard damage.isEmpty || options.dropUnverified else { throw .damaged(issues: damage) }
         keyrings = Self.parentsFirst(keyrings)
 
@@ -245,7 +268,6 @@ package enum Compaction {
         // manifests can share a blob id and differ in aliases (each side of
         // two concurrent rekeys stored the content again, and a later rekey
         // stored both again): both stay when references need both.
-        let whole = manifests.filter { (try? file.chunkFrames(for: $0.manifest)) != nil }
         var resolved: [Int: (index: Int, manifest: BlobManifest)] = [:]
         for blob in liveBlobs {
             let answering = whole.filter { $0.manifest.answers(to: blob) }

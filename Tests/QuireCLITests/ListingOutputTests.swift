@@ -19,7 +19,9 @@ import Testing
             out.append(-13_254_000_000_000 + Int64(state >> 20) % 268_260_000_000_000)
         }
         // 2026-03-29 (EU), 2026-03-08 (US), 2026-04-05 (Lord Howe), 2026-10-25 (EU), 2026-11-01 (US), 2026-10-04 (Lord Howe).
-        for day: Int64 in [1_774_742_400_000, 1_772_928_000_000, 1_775_347_200_000, 1_792_886_400_000, 1_793_491_200_000, 1_790_985_600_000] {
+        for day: Int64 in [
+            1_774_742_400_000, 1_772_928_000_000, 1_775_347_200_000, 1_792_886_400_000, 1_793_491_200_000, 1_790_985_600_000,
+        ] {
             for quarter in Int64(-8)..<Int64(8 * 4 + 8) { out.append(day + quarter * 900_000 + 59_999) }
         }
         return out
@@ -30,10 +32,14 @@ import Testing
         "Australia/Lord_Howe", "Pacific/Chatham", "Africa/Monrovia", "America/Sao_Paulo", "", "Not/AZone",
     ]
 
+    /// 1583-01-02 UTC: from here on ICU's calendar is the proleptic
+    /// Gregorian one the arithmetic follows (before, ICU switches to Julian).
+    static let gregorianInICU: Int64 = -12_212_467_200_000
+
     @Test func entryDatesAreWhatTheFormattersPrint() {
         for zone in Self.zones {
             let tz = TimeZone(identifier: zone) ?? TimeZone(identifier: "UTC")!
-            for ms in Self.instants {
+            for ms in Self.instants where ms >= Self.gregorianInICU {
                 #expect(DateText.day(ms, zoneName: zone) == DateText.formatted(ms, "yyyy-MM-dd", tz), "\(zone) \(ms)")
                 #expect(DateText.iso(ms, zoneName: zone) == DateText.isoFormatted(ms, zoneName: zone), "\(zone) \(ms)")
             }
@@ -41,7 +47,7 @@ import Testing
     }
 
     @Test func localDatesAreWhatTheFormattersPrint() {
-        for ms in Self.instants {
+        for ms in Self.instants where ms >= Self.gregorianInICU {
             #expect(DateText.local(ms) == DateText.formatted(ms, "yyyy-MM-dd HH:mm", .current), "\(ms)")
             #expect(DateText.localDay(ms) == DateText.formatted(ms, "yyyy-MM-dd", .current), "\(ms)")
             #expect(DateText.localTime(ms) == DateText.formatted(ms, "HH:mm", .current), "\(ms)")
@@ -50,14 +56,32 @@ import Testing
 
     @Test func theCalendarArithmeticKnowsLeapDays() throws {
         // 2024-02-29 23:59:59.999 UTC, and the next millisecond.
-        let leap = try #require(CivilTime(1_709_251_199_999, zone: TimeZone(identifier: "UTC")!))
+        let leap = CivilTime(1_709_251_199_999, zone: TimeZone(identifier: "UTC")!)
         #expect([leap.year, leap.month, leap.day, leap.hour, leap.minute, leap.second] as [Int] == [2024, 2, 29, 23, 59, 59])
-        let march = try #require(CivilTime(1_709_251_200_000, zone: TimeZone(identifier: "UTC")!))
+        let march = CivilTime(1_709_251_200_000, zone: TimeZone(identifier: "UTC")!)
         #expect([march.year, march.month, march.day, march.hour] as [Int] == [2024, 3, 1, 0])
-        // 1900 was not a leap year. Before 1600 the formatters answer.
-        let y1900 = try #require(CivilTime(-2_203_891_200_000, zone: TimeZone(identifier: "UTC")!))
+        // 1900 was not a leap year.
+        let y1900 = CivilTime(-2_203_891_200_000, zone: TimeZone(identifier: "UTC")!)
         #expect([y1900.year, y1900.month, y1900.day] as [Int] == [1900, 3, 1])
-        #expect(CivilTime(-12_000_000_000_000, zone: TimeZone(identifier: "UTC")!) == nil)
+    }
+
+    /// Trial 25, F1: every `Int64` instant is shown as its proleptic
+    /// Gregorian date (the formatters clamp at about ±5.8 million years,
+    /// print nothing beyond, and switch to the Julian calendar before 1582).
+    @Test func everyInt64InstantIsShownProlepticGregorian() {
+        #expect(DateText.iso(.max) == "292278994-08-17T07:12:55Z")
+        #expect(DateText.iso(.min) == "-292275055-05-16T16:47:04Z")
+        #expect(DateText.iso(.max, zoneName: "Asia/Tokyo") == "292278994-08-17T16:12:55+09:00")
+        #expect(DateText.day(.min, zoneName: "Europe/London") == "-292275055-05-16")
+        #expect(DateText.day(-62_135_596_800_001, zoneName: "UTC") == "0000-12-31")
+        #expect(DateText.day(-62_135_596_800_000, zoneName: "UTC") == "0001-01-01")
+        #expect(DateText.day(-12_000_000_000_000, zoneName: "UTC") == "1589-09-26")
+        #expect(DateText.day(-15_000_000_000_000, zoneName: "UTC") == "1494-09-01")
+        #expect(DateText.day(253_402_300_800_000, zoneName: "UTC") == "10000-01-01")
+        #expect(DateText.iso(-9_600_000_000_000, zoneName: "Europe/London") == "1665-10-14T21:18:45-00:01:15")
+        #expect(DateText.dayNumber(.max, zoneName: "UTC") == 106_751_991_167)
+        #expect(DateText.day(number: -106_751_991_168) == "-292275055-05-16")
+        #expect(EntryFilter.monthDay(.max, zoneName: "UTC") == "08-17")
     }
 
     /// Summaries holding every character class the encoder escapes.
@@ -71,7 +95,8 @@ import Testing
                 created: 1_772_353_800_000 + Int64(i) * 86_400_000, timeZone: i == 1 ? "Asia/Kathmandu" : "Europe/London",
                 isAllDay: i == 2, text: i == 3 ? "" : text, tags: i == 0 ? [] : ["a/b", "Café", "q\"uote"], mood: i == 1 ? 4 : nil,
                 isStarred: i == 1, journal: i == 2 ? "Work/\u{1b}" : "")
-            summaries.append(EntrySummaryJSON(id: EntryID(unchecked: Array(repeating: UInt8(i * 37), count: 16)), body: body, conflict: i == 3))
+            summaries.append(
+                EntrySummaryJSON(id: EntryID(unchecked: Array(repeating: UInt8(i * 37), count: 16)), body: body, conflict: i == 3))
         }
         var unread = UnreadRecordsJSON(UnreadRecords())
         unread.count = 2
@@ -96,8 +121,10 @@ import Testing
         let body = EntryBody(
             created: 1_772_353_800_000, text: "\n  First line  \nsecond", tags: ["walk", "river"], mood: 4, isStarred: true,
             attachments: [
-                AttachmentReference(id: [1], blob: BlobID(unchecked: Array(repeating: 1, count: BlobID.byteCount)), mediaType: "image/jpeg"),
-                AttachmentReference(id: [2], blob: BlobID(unchecked: Array(repeating: 2, count: BlobID.byteCount)), mediaType: "audio/mpeg"),
+                AttachmentReference(
+                    id: [1], blob: BlobID(unchecked: Array(repeating: 1, count: BlobID.byteCount)), mediaType: "image/jpeg"),
+                AttachmentReference(
+                    id: [2], blob: BlobID(unchecked: Array(repeating: 2, count: BlobID.byteCount)), mediaType: "audio/mpeg"),
             ])
         let id = EntryID(unchecked: [0xa1, 0xb2, 0xc3, 0xd4] + Array(repeating: 0, count: 12))
         let line = EntryFormat.line(id: id, body: body, conflict: true)
@@ -169,11 +196,16 @@ import Testing
         try box.makeVault()
         var ids: [String] = []
         for i in 0..<12 {
-            ids.append(try box.add("Entry \(i) of the page test\nsecond line", ["--date", "2024-03-\(10 + i)T09:30", "--tag", i % 2 == 0 ? "even" : "odd"]))
+            ids.append(
+                try box.add(
+                    "Entry \(i) of the page test\nsecond line", ["--date", "2024-03-\(10 + i)T09:30", "--tag", i % 2 == 0 ? "even" : "odd"])
+            )
         }
         let full = try box.quire(["list", "Journal.quire"])
         #expect(full.status == 0 && full.stderr == "", "\(full)")
-        let newestFive = full.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast().suffix(5).reversed().map { $0 + "\n" }.joined()
+        let newestFive = full.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast().suffix(5).reversed().map {
+            $0 + "\n"
+        }.joined()
         let showFirst = try box.quire(["show", "Journal.quire", ids[3]])
         #expect(showFirst.status == 0, "\(showFirst)")
         for round in 0..<2 {

@@ -22,4 +22,27 @@ import Testing
         #expect(LocalTime.utcString(-1) == "1969-12-31T23:59:59Z")
         #expect(LocalTime(of: EntryBody(created: 0, timeZone: "Not/AZone")).iso8601 == "1970-01-01T00:00:00+00:00")
     }
+
+    /// Trial 25, F1: any `Int64` instant has a reading; the EPUB and HTML
+    /// exporters trapped on `created = Int64.min` (naming its month went
+    /// through milliseconds, which overflow) and on an offset with seconds
+    /// at `Int64.max`.
+    @Test func everyInt64InstantHasAReading() {
+        let latest = LocalTime(milliseconds: .max, offsetSeconds: 0)
+        #expect(latest.dateString == "292278994-08-17")
+        #expect(latest.iso8601 == "292278994-08-17T07:12:55+00:00")
+        let earliest = LocalTime(milliseconds: .min, offsetSeconds: 0)
+        #expect(earliest.dateString == "-292275055-05-16")
+        #expect((earliest.hour, earliest.minute, earliest.second) == (16, 47, 4))
+        // An offset of one second is written as UTC: back to the instant
+        // without going through milliseconds.
+        #expect(LocalTime(milliseconds: .max, offsetSeconds: 1).iso8601 == "292278994-08-17T07:12:55Z")
+        #expect(LocalTime(milliseconds: .min, offsetSeconds: -1).iso8601 == "-292275055-05-16T16:47:04Z")
+        #expect(LocalTime(milliseconds: -62_135_596_800_001, offsetSeconds: 0).dateString == "0000-12-31")
+        let locale = BookLocale(identifier: "en")
+        #expect(locale.monthAndYear(year: earliest.year, month: earliest.month) == "May -292275055")
+        #expect(locale.monthAndYear(year: latest.year, month: latest.month) == "August 292278994")
+        let body = EntryBody(created: .min, timeZone: "Europe/London")
+        #expect(LocalTime(of: body).dateString.hasPrefix("-292275055-05-16"))
+    }
 }

@@ -21,15 +21,23 @@ struct AttachmentsCommand: QuireCommand {
         let (opened, entries) = try Reading.entries(vault, unlock, out: c.out)
         let e = try EntryFormat.resolve(id, in: entries)
         Reading.include(e.body.attachments)
+        // An attachment that cannot be read is said, as 'show' says it
+        // (Spec/cli-json.md §2): a warning, and DAMAGED on its line.
+        let damaged = Reading.damagedAttachments(opened.vault)
+        let damagedHere = e.body.attachments.compactMap { damaged[$0.blob] }
+        if !damagedHere.isEmpty {
+            c.out.warning("\(Reading.summary(damagedHere, path: vault)); what is shown leaves them out. Run 'quire verify \(vault)'")
+        }
         for ref in e.body.attachments {
-            let size = (try? opened.vault.attachment(ref.blob).byteCount).map(formatBytes) ?? "missing"
+            var size = (try? opened.vault.attachment(ref.blob).byteCount).map(formatBytes) ?? "missing"
+            if damaged[ref.blob] != nil { size = "DAMAGED (cannot be read; see 'quire verify') " + size }
             c.out.line("\(EntryFormat.attachmentID(ref), .id)  \(ref.mediaType)  \(size)\(ref.fileName.isEmpty ? "" : "  ")\(ref.fileName)")
         }
         if e.body.attachments.isEmpty && !c.out.json { c.out.note("entry \(EntryFormat.short(e.id)) has no attachments") }
         c.out.emit(
             AttachmentsJSON(
-                entry: e.id.description, attachments: e.body.attachments.map { AttachmentJSON($0, vault: opened.vault) },
-                unreadRecords: UnreadRecordsJSON(Reading.records(opened.vault))))
+                entry: e.id.description, attachments: AttachmentJSON.list(e.body.attachments, vault: opened.vault),
+                unreadRecords: UnreadRecordsJSON(Reading.records(opened.vault), vault: opened.vault)))
         return .success
     }
 }

@@ -110,7 +110,8 @@ struct ExportCommand: QuireCommand {
         c.out.emit(
             ExportJSON(
                 format: name, path: output, entries: report.entries, attachments: report.attachments, bytes: report.bytes,
-                missingAttachments: report.missingAttachments, partial: !leftOut.isEmpty, unreadRecords: UnreadRecordsJSON(unread)))
+                missingAttachments: report.missingAttachments, partial: !leftOut.isEmpty,
+                unreadRecords: UnreadRecordsJSON(unread, vault: opened.vault)))
         return .success
     }
 }

@@ -90,7 +90,7 @@ struct ExtractCommand: QuireCommand {
         c.out.emit(
             ExtractJSON(
                 id: EntryFormat.attachmentID(ref), path: path, byteCount: written, mediaType: ref.mediaType,
-                unreadRecords: UnreadRecordsJSON(Reading.records(opened.vault))))
+                unreadRecords: UnreadRecordsJSON(Reading.records(opened.vault), vault: opened.vault)))
         return .success
     }
 

@@ -65,7 +65,7 @@ enum Listing {
             out.emit(
                 EntryListJSON(
                     count: entries.count, entries: entries.map(EntrySummaryJSON.init),
-                    unreadRecords: UnreadRecordsJSON(Reading.records(vault))))
+                    unreadRecords: UnreadRecordsJSON(Reading.records(vault), vault: vault)))
         } else {
             for e in entries { out.line(EntryFormat.line(e)) }
         }

@@ -43,7 +43,7 @@ struct OnThisDayCommand: QuireCommand {
             c.out.emit(
                 EntryListJSON(
                     count: found.count, entries: found.map(EntrySummaryJSON.init),
-                    unreadRecords: UnreadRecordsJSON(Reading.records(opened.vault))))
+                    unreadRecords: UnreadRecordsJSON(Reading.records(opened.vault), vault: opened.vault)))
         }
         if found.isEmpty && !c.out.json { c.out.note("no entries were written on \(DateText.localDay(day).dropFirst(5)) in any year") }
         return .success

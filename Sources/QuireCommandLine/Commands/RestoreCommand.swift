@@ -40,7 +40,10 @@ struct RestoreCommand: QuireCommand {
                 )
             }
             if shown.isEmpty && !c.out.json { c.out.note("no deleted entry can be restored") }
-            c.out.emit(EntryListJSON(count: shown.count, entries: shown, unreadRecords: UnreadRecordsJSON(Reading.records(opened.vault))))
+            c.out.emit(
+                EntryListJSON(
+                    count: shown.count, entries: shown, unreadRecords: UnreadRecordsJSON(Reading.records(opened.vault), vault: opened.vault)
+                ))
             return .success
         }
         let e = try EntryFormat.resolve(id!, in: deleted, deleted: true)

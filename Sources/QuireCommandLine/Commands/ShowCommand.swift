@@ -153,13 +153,13 @@ struct EntryJSON: JSONShape {
                 longitude: $0.longitude, altitude: $0.altitude)
         }
         weather = b.weather.map { Weather(conditions: $0.conditions, temperatureCelsius: $0.temperatureCelsius) }
-        attachments = b.attachments.map { AttachmentJSON($0, vault: vault) }
+        attachments = AttachmentJSON.list(b.attachments, vault: vault)
         revisions = e.revisionCount
         conflictingRevisions = e.conflictingHeads.map(\.description)
         verified = e.isVerified
         attested = e.isAttested
         attestationFailed = (try? vault.revisionsWithFailedAttestation())?.contains(e.revision.revisionID) ?? false
-        unreadRecords = UnreadRecordsJSON(Reading.records(vault))
+        unreadRecords = UnreadRecordsJSON(Reading.records(vault), vault: vault)
     }
 
     private init() {

@@ -23,7 +23,7 @@ struct StatsCommand: QuireCommand {
     func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
         let filter = try EntryFilter(filters, out: c.out, command: c.command)
         let (_, entries) = try Reading.entries(vault, unlock, out: c.out)
-        let stats = JournalStats(filter.apply(entries), today: DateText.localDay(NaturalDate.now))
+        let stats = JournalStats(filter.apply(entries), today: DateText.localDayNumber(NaturalDate.now))
         c.out.usePager(!pager.noPager)
         stats.print(c.out)
         c.out.emit(stats.json)
@@ -46,8 +46,12 @@ struct JournalStats {
     var longest: (days: Int, from: String, until: String) = (0, "", "")
     var current: (days: Int, from: String, until: String) = (0, "", "")
 
-    init(_ list: [EntrySnapshot], today: String) {
-        var days = Set<String>()
+    /// The numbers of `list`; `today` is the local date as days since
+    /// 1970-01-01 (``DateText/localDayNumber(_:)``). Days are counted as
+    /// numbers, not parsed back from text, so any `created` a record can
+    /// hold (`Int64`) is counted on its proleptic Gregorian day.
+    init(_ list: [EntrySnapshot], today: Int64) {
+        var days = Set<Int64>()
         for e in list {
             let b = e.body
             entries += 1
@@ -56,12 +60,10 @@ struct JournalStats {
             if EntryFormat.photoCount(b) > 0 { withPhotos += 1 }
             first = min(first ?? b.created, b.created)
             last = max(last ?? b.created, b.created)
-            let day = DateText.day(b.created, zoneName: b.timeZone)
+            let day = DateText.dayNumber(b.created, zoneName: b.timeZone)
             days.insert(day)
-            if let year = Int(day.prefix(day.count - 6)), let month = Int(day.dropFirst(day.count - 5).prefix(2)), (1...12).contains(month)
-            {
-                months[year, default: Array(repeating: 0, count: 12)][month - 1] += 1
-            }
+            let (year, month, _) = CivilCalendar.date(fromDays: day)
+            months[year, default: Array(repeating: 0, count: 12)][month - 1] += 1
             for t in b.tags { tags[t, default: 0] += 1 }
             if let m = b.mood { moods[m, default: 0] += 1 }
         }
@@ -69,38 +71,15 @@ struct JournalStats {
         let sorted = days.sorted()
         var runStart = 0
         for i in sorted.indices {
-            if i > 0 && Self.nextDay(sorted[i - 1]) != sorted[i] { runStart = i }
+            if i > 0 && sorted[i - 1] + 1 != sorted[i] { runStart = i }
             let length = i - runStart + 1
-            if length > longest.days { longest = (length, sorted[runStart], sorted[i]) }
+            if length > longest.days { longest = (length, DateText.day(number: sorted[runStart]), DateText.day(number: sorted[i])) }
         }
-        if let lastDay = sorted.last, lastDay == today || Self.nextDay(lastDay) == today {
+        if let lastDay = sorted.last, lastDay == today || lastDay + 1 == today {
             var start = sorted.count - 1
-            while start > 0 && Self.nextDay(sorted[start - 1]) == sorted[start] { start -= 1 }
-            current = (sorted.count - start, sorted[start], lastDay)
+            while start > 0 && sorted[start - 1] + 1 == sorted[start] { start -= 1 }
+            current = (sorted.count - start, DateText.day(number: sorted[start]), DateText.day(number: lastDay))
         }
-    }
-
-    /// The day after `day` (`yyyy-MM-dd`, proleptic Gregorian).
-    static func nextDay(_ day: String) -> String {
-        let parts = day.split(separator: "-")
-        guard parts.count >= 3, let y = Int(parts[parts.count - 3]), let m = Int(parts[parts.count - 2]),
-            let d = Int(parts[parts.count - 1])
-        else {
-            return ""
-        }
-        let year = day.hasPrefix("-") ? -y : y
-        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        let lengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-        var (ny, nm, nd) = (year, m, d + 1)
-        if nd > lengths[max(0, min(11, m - 1))] {
-            nd = 1
-            nm += 1
-            if nm > 12 {
-                nm = 1
-                ny += 1
-            }
-        }
-        return String(format: "%04d-%02d-%02d", ny, nm, nd)
     }
 
     /// Words: runs of letters and digits; each Han, kana or Hangul
@@ -147,7 +126,9 @@ struct JournalStats {
         for year in months.keys.sorted() {
             let counts = months[year]!
             let cells = counts.map { ($0 == 0 ? "·" : String($0)).padding(toLength: 5, withPad: " ", startingAt: 0) }.joined()
-            out.line("\(String(year).padding(toLength: 7, withPad: " ", startingAt: 0) + cells + String(counts.reduce(0, +)))")
+            // A year of more than six characters (`-292275055`) is not cut.
+            let name = String(year)
+            out.line("\(name + String(repeating: " ", count: max(1, 7 - name.count)) + cells + String(counts.reduce(0, +)))")
         }
         if !tags.isEmpty {
             out.line()

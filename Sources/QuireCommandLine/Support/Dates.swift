@@ -338,69 +338,78 @@ enum NaturalDate {
 
 /// Formats instants for people (local time) and for JSON (ISO 8601).
 ///
-/// `local`, `localDay`, `localTime`, `day` and `iso` work the calendar out
-/// with integer arithmetic (``CivilTime``) from the zone's offset at the
-/// instant: `list` formats a date for every entry, and ICU's formatter cost
-/// more per entry than reading the entry did. They print what the
-/// formatters print (``formatted(_:_:_:)``, ``isoFormatted(_:zoneName:)``);
-/// instants the arithmetic does not cover — years outside 1600–9999, a zone
-/// offset that is not whole minutes (local mean time before 1900) — go
-/// through the formatters.
+/// Every function works the calendar out with integer arithmetic
+/// (``CivilTime``) from the zone's offset at the instant, for every `Int64`
+/// instant a record can hold (years −292,275,055 to 292,278,994): `list`
+/// formats a date for every entry, and ICU's formatters cost more per entry
+/// than reading the entry did. Dates are proleptic Gregorian, as in the
+/// exports (`Spec/export-json.md §1`), with no Julian switch; a year is
+/// written with at least four digits, a year before 1 as `0000`, `-0001`…
+/// (astronomical numbering), one after 9999 with more digits
+/// (`Spec/records.md §3.3`). Between 1600 and 9999 this is what
+/// ``formatted(_:_:_:)`` and ``isoFormatted(_:zoneName:)`` print; outside
+/// ICU's range (about ±5.8 million years) those clamp or print nothing.
 enum DateText {
     static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
 
     /// `2026-03-01 08:30` in the local zone (`TZ`).
-    static func local(_ ms: Int64) -> String {
-        guard let t = CivilTime(ms, zone: ZoneCache.local) else { return formatted(ms, "yyyy-MM-dd HH:mm", .current) }
-        return t.text(date: true, time: .minutes)
-    }
+    static func local(_ ms: Int64) -> String { CivilTime(ms, zone: ZoneCache.local).text(date: true, time: .minutes) }
 
     /// `2026-03-01` in the local zone.
-    static func localDay(_ ms: Int64) -> String {
-        guard let t = CivilTime(ms, zone: ZoneCache.local) else { return formatted(ms, "yyyy-MM-dd", .current) }
-        return t.text(date: true, time: nil)
-    }
+    static func localDay(_ ms: Int64) -> String { CivilTime(ms, zone: ZoneCache.local).text(date: true, time: nil) }
 
     /// `08:30` in the local zone.
-    static func localTime(_ ms: Int64) -> String {
-        guard let t = CivilTime(ms, zone: ZoneCache.local) else { return formatted(ms, "HH:mm", .current) }
-        return t.text(date: false, time: .minutes)
-    }
+    static func localTime(_ ms: Int64) -> String { CivilTime(ms, zone: ZoneCache.local).text(date: false, time: .minutes) }
 
     /// `Monday` in the local zone.
-    static func weekday(_ ms: Int64) -> String { formatted(ms, "EEEE", .current) }
-
-    /// `2026-03-01` in UTC.
-    static func utcDay(_ ms: Int64) -> String { formatted(ms, "yyyy-MM-dd", TimeZone(identifier: "UTC")!) }
+    static func weekday(_ ms: Int64) -> String {
+        ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"][
+            CivilCalendar.weekday(fromDays: CivilTime(ms, zone: ZoneCache.local).days)]
+    }
 
     /// `2026-03-01` in the zone `zoneName` (the entry's own), else UTC.
     static func day(_ ms: Int64, zoneName: String) -> String {
-        let zone = ZoneCache.shared.zone(zoneName)
-        guard let t = CivilTime(ms, zone: zone) else { return formatted(ms, "yyyy-MM-dd", zone) }
-        return t.text(date: true, time: nil)
+        CivilTime(ms, zone: ZoneCache.shared.zone(zoneName)).text(date: true, time: nil)
+    }
+
+    /// The calendar date of `ms` in the zone `zoneName` (else UTC), as days
+    /// since 1970-01-01: the day ``day(_:zoneName:)`` prints.
+    static func dayNumber(_ ms: Int64, zoneName: String) -> Int64 { CivilTime(ms, zone: ZoneCache.shared.zone(zoneName)).days }
+
+    /// The calendar date of `ms` in the local zone, as days since 1970-01-01.
+    static func localDayNumber(_ ms: Int64) -> Int64 { CivilTime(ms, zone: ZoneCache.local).days }
+
+    /// `2026-03-01` for a day count since 1970-01-01.
+    static func day(number days: Int64) -> String {
+        let (y, m, d) = CivilCalendar.date(fromDays: days)
+        return CivilTime.year(y) + "-" + CivilTime.twoDigits(m) + "-" + CivilTime.twoDigits(d)
     }
 
     /// ISO 8601 with the offset of `zoneName` (an IANA name), or UTC (`Z`)
-    /// when the name is empty or unknown: `2026-03-01T08:30:00+01:00`.
+    /// when the name is empty or unknown: `2026-03-01T08:30:00+01:00`; an
+    /// offset that is not whole minutes (local mean time) with its seconds,
+    /// `1660-01-11T22:00:00-00:01:15`, as `ISO8601DateFormatter` writes it.
     static func iso(_ ms: Int64, zoneName: String = "UTC") -> String {
-        guard let t = CivilTime(ms, zone: ZoneCache.shared.zone(zoneName)) else { return isoFormatted(ms, zoneName: zoneName) }
+        let t = CivilTime(ms, zone: ZoneCache.shared.zone(zoneName))
         var s = t.text(date: true, time: .seconds, separator: "T")
         if t.offsetSeconds == 0 {
             s += "Z"
         } else {
-            let m = abs(t.offsetSeconds) / 60
-            s += (t.offsetSeconds < 0 ? "-" : "+") + CivilTime.twoDigits(m / 60) + ":" + CivilTime.twoDigits(m % 60)
+            let o = abs(t.offsetSeconds)
+            s += (t.offsetSeconds < 0 ? "-" : "+") + CivilTime.twoDigits(o / 3600) + ":" + CivilTime.twoDigits(o / 60 % 60)
+            if o % 60 != 0 { s += ":" + CivilTime.twoDigits(o % 60) }
         }
         return s
     }
 
     /// `ms` formatted by a `DateFormatter` with `pattern` (en_US_POSIX,
-    /// Gregorian) in `zone`.
+    /// Gregorian) in `zone`: the reference the arithmetic is tested against.
     static func formatted(_ ms: Int64, _ pattern: String, _ zone: TimeZone) -> String {
         FormatterCache.shared.formatter(pattern, zone).string(from: date(ms))
     }
 
-    /// ``iso(_:zoneName:)`` by an `ISO8601DateFormatter`.
+    /// ``iso(_:zoneName:)`` by an `ISO8601DateFormatter`: the reference the
+    /// arithmetic is tested against.
     static func isoFormatted(_ ms: Int64, zoneName: String) -> String {
         FormatterCache.shared.iso(zoneName).string(from: date(ms))
     }
@@ -415,6 +424,8 @@ struct CivilTime {
     var hour = 0
     var minute = 0
     var second = 0
+    /// The local date as days since 1970-01-01.
+    var days: Int64 = 0
     /// The zone's offset from UTC at the instant.
     var offsetSeconds = 0
 
@@ -423,23 +434,20 @@ struct CivilTime {
         case seconds
     }
 
-    /// The fields of `ms` (milliseconds since 1970) in `zone`; nil outside
-    /// the years 1600–9999 or when the zone's offset there is not whole
-    /// minutes, where the formatters' rules (the Julian calendar before
-    /// 1582, eras, offsets with seconds) are left to the formatters.
-    init?(_ ms: Int64, zone: TimeZone) {
-        // Roughly 1600-01-01 to 10000-01-01: no offset arithmetic overflows.
-        guard ms > -11_676_096_000_000, ms < 253_402_300_800_000 else { return nil }
+    /// The fields of `ms` (milliseconds since 1970) in `zone`, for every
+    /// `Int64`: no step overflows (`ms / 1000` plus an offset of at most
+    /// 18 hours; a zone claiming more is read as UTC, as `utcOffset` is in
+    /// `Spec/records.md §3.3`).
+    init(_ ms: Int64, zone: TimeZone) {
         let offset = zone.secondsFromGMT(for: DateText.date(ms))
-        guard offset % 60 == 0 else { return nil }
-        let seconds = CivilCalendar.floorDivide(ms, 1000).quotient + Int64(offset)
+        offsetSeconds = abs(offset) <= 64_800 ? offset : 0
+        let seconds = CivilCalendar.floorDivide(ms, 1000).quotient + Int64(offsetSeconds)
         let (days, inDay) = CivilCalendar.floorDivide(seconds, 86_400)
+        self.days = days
         (year, month, day) = CivilCalendar.date(fromDays: days)
-        guard (1600...9999).contains(year) else { return nil }
         hour = Int(inDay / 3600)
         minute = Int(inDay / 60 % 60)
         second = Int(inDay % 60)
-        offsetSeconds = offset
     }
 
     /// `2026-03-01`, `2026-03-01 08:30`, `2026-03-01T08:30:15`, `08:30`.
@@ -447,7 +455,7 @@ struct CivilTime {
         var s = ""
         s.reserveCapacity(19)
         if date {
-            s += String(year) + "-" + Self.twoDigits(month) + "-" + Self.twoDigits(day)
+            s += Self.year(year) + "-" + Self.twoDigits(month) + "-" + Self.twoDigits(day)
             if time != nil { s += separator }
         }
         if let time {
@@ -458,6 +466,13 @@ struct CivilTime {
     }
 
     static func twoDigits(_ n: Int) -> String { n < 10 ? "0" + String(n) : String(n) }
+
+    /// At least four digits, `-` before a year before 1 (`0000`, `-0001`, `10000`).
+    static func year(_ y: Int) -> String {
+        if (1000...9999).contains(y) { return String(y) }
+        let digits = String(y.magnitude)
+        return (y < 0 ? "-" : "") + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
 }
 
 /// Time zones by name, looked up once each (an entry names its own zone;

@@ -49,9 +49,10 @@ struct EntryFilter {
         since != nil || until != nil || !tags.isEmpty || !journals.isEmpty || starred || moods != nil || hasPhotos || dayOfYear != nil
     }
 
-    /// `MM-dd` of `ms` in the zone `zoneName` (UTC when unknown).
+    /// `MM-dd` of `ms` in the zone `zoneName` (UTC when unknown): the last
+    /// five characters, as a year may have more than four digits or a sign.
     static func monthDay(_ ms: Int64, zoneName: String) -> String {
-        String(DateText.day(ms, zoneName: zoneName).dropFirst(5))
+        String(DateText.day(ms, zoneName: zoneName).suffix(5))
     }
 
     func includes(_ e: EntrySnapshot) -> Bool {

@@ -301,12 +301,22 @@ struct AttachmentJSON: Encodable {
     /// chunk: ``Reading/damagedAttachments(_:)``).
     let damaged: Bool
 
-    init(_ ref: AttachmentReference, vault: Vault) {
+    /// `ref`, with its size from `vault` and `damaged` when `damaged`
+    /// (``Reading/damagedAttachments(_:)``, asked once for all of an
+    /// entry's references: asking it for each made an entry of 4,000
+    /// references take 30 s, trial 25 F4) holds its blob.
+    init(_ ref: AttachmentReference, vault: Vault, damaged: [BlobID: UnreadRecords.Record]) {
         id = EntryFormat.attachmentID(ref)
         mediaType = ref.mediaType
         fileName = ref.fileName
         byteCount = try? vault.attachment(ref.blob).byteCount
-        damaged = Reading.damagedAttachments(vault)[ref.blob] != nil
+        self.damaged = damaged[ref.blob] != nil
+    }
+
+    /// Each of `refs`, in order: the damaged attachments are read once.
+    static func list(_ refs: [AttachmentReference], vault: Vault) -> [AttachmentJSON] {
+        let damaged = Reading.damagedAttachments(vault)
+        return refs.map { AttachmentJSON($0, vault: vault, damaged: damaged) }
     }
 
     init(example: Void) {

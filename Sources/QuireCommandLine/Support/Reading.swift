@@ -93,17 +93,24 @@ enum Reading {
     /// (it is shown as missing).
     static func damagedAttachments(_ vault: Vault) -> [BlobID: UnreadRecords.Record] {
         let scope = attachmentScope.withLock { $0 }
+        let checked = checkedAttachments.withLock { $0 }
+        attachmentsVisited.add(scope.count, ordering: .relaxed)
         var damaged: [BlobID: UnreadRecords.Record] = [:]
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+        // Made only when an attachment is read here (most calls read none).
+        var scratch: UnsafeMutableRawBufferPointer?
         defer {
-            buffer.initializeMemory(as: UInt8.self, repeating: 0)
-            buffer.deallocate()
+            if let scratch {
+                scratch.initializeMemory(as: UInt8.self, repeating: 0)
+                scratch.deallocate()
+            }
         }
         for (blob, ref) in scope {
-            if let known = checkedAttachments.withLock({ $0[blob] }) {
+            if let known = checked[blob] {
                 if let record = known { damaged[blob] = record }
                 continue
             }
+            let buffer = scratch ?? UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+            scratch = buffer
             let failure: (code: String, location: FrameLocation?, message: String)?
             do {
                 let reader = try vault.openAttachment(blob)
@@ -149,6 +156,10 @@ enum Reading {
     private static let attachmentScope = Mutex<[BlobID: AttachmentReference]>([:])
     /// Each attachment already read through: the record to report, or nil when it reads whole.
     private static let checkedAttachments = Mutex<[BlobID: UnreadRecords.Record?]>([:])
+    /// How many attachments ``damagedAttachments(_:)`` has looked at, in all
+    /// its calls: a test's count that the work grows with the references, not
+    /// with their square.
+    static let attachmentsVisited = Atomic<Int>(0)
 
     /// `2 records in PATH could not be read (frame 8 at byte 2110: authentication_failed; …)`
     /// (`what`: "read", or "trusted").
@@ -191,6 +202,19 @@ struct UnreadRecordsJSON: PrettyJSONWritable {
     init(_ unread: UnreadRecords) {
         count = unread.count
         records = unread.records.map { Record(code: $0.code, offset: $0.offset, frame: $0.frameIndex, message: $0.message) }
+    }
+
+    /// ``init(_:)``, and first, when this device saw records committed that
+    /// `vault` no longer holds (`rollback_suspected`, `Spec/keys.md §7`),
+    /// one record saying so (no offset, no frame: what was cut off is not
+    /// known record by record), so JSON alone tells that records are
+    /// missing (`Spec/cli-json.md §3`; trial 25 F5).
+    init(_ unread: UnreadRecords, vault: Vault) {
+        self.init(unread)
+        if let rollback = vault.keyWarnings.first(where: { $0.code == "rollback_suspected" }) {
+            records.insert(Record(code: rollback.code, offset: nil, frame: nil, message: rollback.description), at: 0)
+            count += 1
+        }
     }
 
     func write(to json: inout PrettyJSON) {
