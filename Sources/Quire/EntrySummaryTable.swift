@@ -29,16 +29,21 @@ struct EntrySummaryTable: Sendable {
     /// A table of `summaries` (one per entry id) given in ascending
     /// ``EntrySortKey`` order, as the index cache stores them: the order is
     /// checked in one pass instead of sorted (and sorted when it does not hold).
-    init(inOrder summaries: [EntrySummary]) {
-        rows = summaries
+    /// The rows are built in one pass (`summaries` may be a lazy view):
+    /// no intermediate array of 50,000 summaries is made and converted.
+    init<S: Collection>(inOrder summaries: S) where S.Element == EntrySummary {
+        rows.reserveCapacity(summaries.count)
         slots.reserveCapacity(summaries.count)
-        for (i, s) in summaries.enumerated() { slots[IDKey(s.id)] = Int32(i) }
-        order = (0..<Int32(summaries.count)).map { $0 }
         var ascending = true
-        for i in summaries.indices.dropFirst() where !(summaries[i - 1].key < summaries[i].key) {
-            ascending = false
-            break
+        var previous: EntrySortKey?
+        for s in summaries {
+            slots[IDKey(s.id)] = Int32(rows.count)
+            let key = s.key
+            if ascending, let previous, !(previous < key) { ascending = false }
+            previous = key
+            rows.append(s)
         }
+        order = (0..<Int32(rows.count)).map { $0 }
         if !ascending { sortOrder() }
     }
 

@@ -43,24 +43,26 @@ extension IndexCache {
         folder: String, key: IndexCacheKey, vaultID: VaultID, search: Bool = true, check: (Identity) -> Discard?
     ) -> Load {
         let path = folder + "/" + key.fileName
-        let bytes: [UInt8]
+        let file: SystemFile
+        let size: UInt64
         do throws(SystemError) {
-            let file = try SystemFile(path: path, mode: .readOnly, allowNonRegular: true, noFollow: true)
+            file = try SystemFile(path: path, mode: .readOnly, allowNonRegular: true, noFollow: true)
             let status = try file.status()
             guard status.isRegularFile else { return .discarded(.unreadable) }
             guard status.owner == FileSystem.currentUserID(), status.permissions & 0o077 == 0 else { return .discarded(.notPrivate) }
             guard status.size <= UInt64(maxFileBytes) else { return .discarded(.tooLarge) }
-            // Without the search index, only the parts before it are read.
-            var count = Int(status.size)
-            if !search, status.size >= UInt64(prefixByteCount) {
-                let prefix = try file.read(count: prefixByteCount, at: 0)
-                if let end = searchStart(prefix: prefix), end <= count { count = end }
-            }
-            bytes = try file.read(count: count, at: 0)
+            size = status.size
         } catch {
             return .discarded(error.isNotFound ? .missing : .unreadable)
         }
-        return open(bytes, key: key, vaultID: vaultID, search: search, check: check)
+        // Each part is read when it is needed (the frame table not at all,
+        // the search index only when wanted), from this one open file.
+        return open(byteCount: Int(size), key: key, vaultID: vaultID, search: search, check: check) { range in
+            guard let bytes = try? file.read(count: range.count, at: UInt64(range.lowerBound)), bytes.count == range.count else {
+                return nil
+            }
+            return bytes
+        }
     }
 
     /// The file identity and frame table of the cache file `key` names in

@@ -106,43 +106,62 @@ extension IndexCache {
     package static func open(
         _ bytes: [UInt8], key: IndexCacheKey, vaultID: VaultID, search: Bool = true, check: (Identity) -> Discard?
     ) -> Load {
+        open(byteCount: bytes.count, key: key, vaultID: vaultID, search: search, check: check) { range in
+            range.upperBound <= bytes.count ? Array(bytes[range]) : nil
+        }
+    }
+
+    /// ``open(_:key:vaultID:search:check:)`` over a file of `byteCount`
+    /// bytes whose parts `read` gives (nil: it could not be read). Each part
+    /// is read when it is needed and its sealed bytes dropped once opened,
+    /// and the summaries' plaintext once parsed: the frame table is not
+    /// read at all, and a 50,000-entry cache never holds its ciphertext,
+    /// plaintext and decoded entries at once.
+    static func open(
+        byteCount: Int, key: IndexCacheKey, vaultID: VaultID, search: Bool, check: (Identity) -> Discard?,
+        read: (Range<Int>) -> [UInt8]?
+    ) -> Load {
         let nonce = XChaCha20Poly1305.nonceByteCount
         let tag = XChaCha20Poly1305.tagByteCount
-        guard bytes.count >= prefixByteCount, bytes.starts(with: magic), bytes[magic.count] == formatVersion else {
-            return .discarded(.unknownFormat)
-        }
-        guard let searchStart = searchStart(prefix: Array(bytes[0..<prefixByteCount])),
-            search ? bytes.count > searchStart + tag : bytes.count >= searchStart
+        guard byteCount >= prefixByteCount else { return .discarded(.unknownFormat) }
+        guard let prefix = read(0..<prefixByteCount) else { return .discarded(.unreadable) }
+        guard prefix.starts(with: magic), prefix[magic.count] == formatVersion else { return .discarded(.unknownFormat) }
+        guard let searchStart = searchStart(prefix: prefix), search ? byteCount > searchStart + tag : byteCount >= searchStart,
+            let lengths = partLengths(prefix: prefix)
         else { return .discarded(.unknownFormat) }
-        let prefix = Array(bytes[0..<prefixByteCount])
-        guard let lengths = partLengths(prefix: prefix) else { return .discarded(.unknownFormat) }
-        let headerCount = lengths.header
-        let summariesCount = lengths.summaries
         let headerStart = prefixByteCount + nonce
-        let tableStart = headerStart + headerCount + nonce
+        let tableStart = headerStart + lengths.header + nonce
         let summariesStart = tableStart + lengths.frameTable + nonce
 
+        var readFailed = false
+        /// The part sealed in `range` (its nonce just before it), read now.
         func openPart(_ part: Int, _ range: Range<Int>, header: [UInt8]) -> [UInt8]?? {
-            Self.openPart(bytes, prefix: prefix, part: part, range: range, key: key, vaultID: vaultID, header: header)
+            guard range.lowerBound >= nonce, let sealed = read((range.lowerBound - nonce)..<range.upperBound) else {
+                readFailed = true
+                return .none
+            }
+            return Self.openPart(
+                sealed, prefix: prefix, part: part, range: nonce..<sealed.count, key: key, vaultID: vaultID, header: header)
         }
 
-        guard let openedHeader = openPart(0, headerStart..<(headerStart + headerCount), header: []) else {
-            return .discarded(.notAuthentic)
+        guard let openedHeader = openPart(0, headerStart..<(headerStart + lengths.header), header: []) else {
+            return .discarded(readFailed ? .unreadable : .notAuthentic)
         }
         guard let header = openedHeader, let (foundVault, identity) = decodeHeader(header) else { return .discarded(.malformed) }
         // The tag already binds the vault id; a mismatch is a writer bug.
         guard foundVault == vaultID else { return .discarded(.otherVault) }
         if let reason = check(identity) { return .discarded(reason) }
 
-        guard let openedSummaries = openPart(1, summariesStart..<(summariesStart + summariesCount), header: header) else {
-            return .discarded(.notAuthentic)
+        guard let openedSummaries = openPart(1, summariesStart..<(summariesStart + lengths.summaries), header: header) else {
+            return .discarded(readFailed ? .unreadable : .notAuthentic)
         }
         guard var summaries = openedSummaries else { return .discarded(.malformed) }
-        defer { wipe(&summaries) }
-        guard let entries = summaries.withUnsafeBytes({ decodeSummaries($0) }) else { return .discarded(.malformed) }
+        guard let entries = decodeSummaries(consuming: &summaries) else { return .discarded(.malformed) }
         var stored: StoredSearch?
         if search {
-            guard let openedSearch = openPart(2, searchStart..<bytes.count, header: header) else { return .discarded(.notAuthentic) }
+            guard let openedSearch = openPart(2, searchStart..<byteCount, header: header) else {
+                return .discarded(readFailed ? .unreadable : .notAuthentic)
+            }
             guard var searchBytes = openedSearch else { return .discarded(.malformed) }
             defer { wipe(&searchBytes) }
             guard let decoded = searchBytes.withUnsafeBytes({ decodeSearch($0, entryCount: entries.count) }) else {

@@ -22,6 +22,10 @@ package enum IndexCache {
     package static let maxFileBytes = 1 << 30
     /// The name's extension.
     package static let fileExtension = "qic"
+    /// A query that loads the cache and reads at least this many committed
+    /// frames after it rewrites the cache (`Spec/index-cache.md §8`): about
+    /// 128 `quire add`s, so the tail every open scans stays short.
+    package static let tailFramesBeforeRewrite = 256
 
     /// The part of the vault file a cache reflects (`Spec/index-cache.md §2`).
     package struct Identity: Sendable, Equatable {
@@ -241,7 +245,7 @@ package enum IndexCache {
         /// The summary table of ``entries``: slot `i` is `entries[i]`. Nil
         /// when two entries share an id.
         func makeTable() -> EntrySummaryTable? {
-            let table = EntrySummaryTable(inOrder: entries.map(\.summary))
+            let table = EntrySummaryTable(inOrder: entries.lazy.map(\.summary))
             return table.distinctCount == entries.count ? table : nil
         }
 

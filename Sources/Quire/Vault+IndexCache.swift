@@ -171,6 +171,43 @@ extension Vault {
         }
         binding.view = view
         indexCache = binding
+        rewriteIndexCacheIfTailLong()
+    }
+
+    /// Rewrites the cache file from the cached view when the tail read
+    /// after it holds at least ``IndexCache/tailFramesBeforeRewrite``
+    /// frames (`Spec/index-cache.md §8`): writers (`quire add`) never load
+    /// the view and never pay for it; the first query after many of them
+    /// folds their tail into the cache, so that later opens scan and read
+    /// a short tail again. The search part is carried over from the file
+    /// the view was loaded from, with the tail's documents added. Best
+    /// effort, under the lock, only when the file has nothing to report.
+    private func rewriteIndexCacheIfTailLong() {
+        guard var binding = indexCache, var view = binding.view, index == nil, cacheable else { return }
+        let s = file.structure
+        guard s.committedFrameCount - view.identity.frameCount >= IndexCache.tailFramesBeforeRewrite, file.commitIssues.isEmpty,
+            let heads = cacheKeyringHeads, let identity = IndexCache.Identity(committedIn: s, keyringHeads: heads),
+            binding.current != identity
+        else { return }
+        if view.search == nil {
+            guard let search = loadCachedSearch(view) else { return }
+            view.search = search
+            view.tailDocuments = []
+            binding.view = view
+            indexCache = binding
+        }
+        let entries = view.entries
+        let table = view.table
+        var contents = IndexCache.Contents(vaultID: vaultID, identity: identity, table: table, search: view.search) { summary in
+            guard let slot = table.slot(of: summary.id) else { return nil }
+            let e = entries[Int(slot)]
+            return (e.revision, e.frameOffset, e.clock, e.otherHeads, e.revisionCount)
+        }
+        contents.frameTable = PrefixFrameTable(of: s, frameCount: identity.frameCount)
+        guard (try? IndexCache.write(contents, key: binding.key, folder: binding.folder, random: random)) != nil else { return }
+        binding.current = identity
+        binding.currentHasSearch = true
+        indexCache = binding
     }
 
     /// Reads the committed frames after those `view` reflects into it.

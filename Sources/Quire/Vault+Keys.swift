@@ -24,11 +24,26 @@ extension Vault {
         at path: String, store: any DeviceKeyStore, writable: Bool = true, random: any RandomSource = SystemRandom(),
         options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true
     ) throws(VaultError) -> Vault {
+        try open(
+            at: path, store: store, writable: writable, random: random, options: options, retainsEntryBodies: retainsEntryBodies,
+            usesFrameTable: true)
+    }
+
+    /// ``open(at:store:writable:random:options:retainsEntryBodies:)``;
+    /// with `usesFrameTable` false the file is scanned whole even when the
+    /// index cache holds a frame table of its prefix (`Spec/index-cache.md §5`):
+    /// for a caller that checks every byte next (`quire verify`), which
+    /// would otherwise open from the table and then scan the file again.
+    /// The cache still answers queries.
+    package static func open(
+        at path: String, store: any DeviceKeyStore, writable: Bool = true, random: any RandomSource = SystemRandom(),
+        options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true, usesFrameTable: Bool
+    ) throws(VaultError) -> Vault {
         let identity: DeviceIdentity?
         do { identity = try store.load() } catch { throw .deviceStore(error) }
         guard let identity else { throw .deviceStore(.noKey) }
         let vault: Vault
-        if let folder = store.indexCacheFolder,
+        if usesFrameTable, let folder = store.indexCacheFolder,
             let file = openFromIndexCache(path: path, writable: writable, device: identity, folder: folder)
         {
             vault = try open(

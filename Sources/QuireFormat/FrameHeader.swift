@@ -31,8 +31,14 @@
     /// The kinds version 2 defines.
     public static let known: Set<RecordKind> = [.keyring, .commit, .entryRevision, .blobManifest, .blobChunk, .profile]
 
-    /// True when version 2 defines this kind.
-    public var isKnown: Bool { Self.known.contains(self) }
+    /// True when version 2 defines this kind (``known``, without hashing:
+    /// every scanned frame asks).
+    public var isKnown: Bool {
+        switch rawValue {
+        case 0x01, 0x02, 0x10, 0x11, 0x12, 0x80: true
+        default: false
+        }
+    }
 
     /// Whether frames of this (known) kind are sealed with the AEAD.
     public var isSealedKind: Bool {

@@ -197,7 +197,11 @@ struct Evaluation {
         // Writers store every keyring twice (Spec/format.md §8.1): an intact
         // copy stands for both, and a damaged copy of an intact keyring costs
         // nothing.
-        let keyringFrames = structure.frames[0..<structure.committedFrameCount].filter { $0.header.kind == .keyring }
+        // By index: iterating the frames themselves copies every frame
+        // (tens of thousands) to keep a few.
+        let keyringFrames = (0..<structure.committedFrameCount).filter { structure.frames[$0].header.kind == .keyring }.map {
+            structure.frames[$0]
+        }
         var intactIDs = Set<KeyringID>()
         var unparsed = Set<KeyringID>()
         for frame in keyringFrames where frame.malformation == nil && frame.checksumIntact == true {

@@ -157,6 +157,18 @@ import Testing
         #expect(v.file.cachedPrefixFrameCount == 0)
     }
 
+    /// A caller that checks every byte next (`quire verify`) opens without
+    /// the frame table: the file is scanned whole once, not taken from the
+    /// table and then scanned again; the cache still answers queries.
+    @Test func anOpenWithoutTheFrameTableScansTheWholeFile() throws {
+        let (f, _, _) = try Self.fixture("whole")
+        let v = try Vault.open(at: f.path, store: f.store, writable: false, options: fast, usesFrameTable: false)
+        #expect(v.file.cachedPrefixFrameCount == 0)
+        #expect(v.file.scanStartOffset == 64)
+        #expect(v.answersFromIndexCache)
+        #expect(try f.cached().file.cachedPrefixFrameCount > 0)
+    }
+
     /// The frame table is written only for a prefix a scan reports nothing
     /// about, and round-trips through the sealed file.
     @Test func theFrameTableRoundTrips() throws {

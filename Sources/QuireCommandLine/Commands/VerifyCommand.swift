@@ -25,7 +25,7 @@ struct VerifyCommand: QuireCommand {
     func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
         let out = c.out
         let opened: OpenedVault
-        do { opened = try Unlock.open(vault, unlock, out: out, writable: false) } catch {
+        do { opened = try Unlock.open(vault, unlock, out: out, writable: false, scansWholeFile: true) } catch {
             // A file too damaged to unlock is damage, not a failure to run.
             guard let cause = error.cause, Unlock.isDamage(cause) else { throw error }
             out.line("\(vault): DAMAGED. \(error.message)")

@@ -64,11 +64,14 @@ enum Unlock {
     /// beside it (unless `mentionCopies` is false: `resolve` folds them).
     /// `retainsEntryBodies: false` opens it for work over the whole journal
     /// (import, export) whose memory must not grow with its text.
+    /// `scansWholeFile` opens it without the index cache's frame table
+    /// (`verify`, which checks every byte: it would scan it again).
     static func open(
         _ path: String, _ options: UnlockOptions, out: Output, writable: Bool = true, mentionCopies: Bool = true,
-        retainsEntryBodies: Bool = true
+        retainsEntryBodies: Bool = true, scansWholeFile: Bool = false
     ) throws(CLIFailure) -> OpenedVault {
-        let opened = try unlock(path, options, out: out, writable: writable, retainsEntryBodies: retainsEntryBodies)
+        let opened = try unlock(
+            path, options, out: out, writable: writable, retainsEntryBodies: retainsEntryBodies, scansWholeFile: scansWholeFile)
         if mentionCopies { warnAboutConflictCopies(opened.vault, path: path, out: out) }
         return opened
     }
@@ -83,9 +86,9 @@ enum Unlock {
         )
     }
 
-    static func unlock(_ path: String, _ options: UnlockOptions, out: Output, writable: Bool, retainsEntryBodies: Bool = true)
-        throws(CLIFailure) -> OpenedVault
-    {
+    static func unlock(
+        _ path: String, _ options: UnlockOptions, out: Output, writable: Bool, retainsEntryBodies: Bool = true, scansWholeFile: Bool = false
+    ) throws(CLIFailure) -> OpenedVault {
         try requireVault(path)
         let s = try store()
         var deviceName: String?
@@ -97,7 +100,8 @@ enum Unlock {
             deviceName = identity.name
             do {
                 let vault = try Vault.open(
-                    at: path, store: commandStore(s), writable: writable, retainsEntryBodies: retainsEntryBodies)
+                    at: path, store: commandStore(s), writable: writable, retainsEntryBodies: retainsEntryBodies,
+                    usesFrameTable: !scansWholeFile)
                 warn(vault, out: out)
                 return OpenedVault(
                     vault: vault, credential: .device(identity.keyPair), recoveryKey: nil, openedWith: "this device (\"\(identity.name)\")")
