@@ -12,6 +12,11 @@ import QuireSystem
     unowned let vault: VaultFile
     /// The key records are sealed under.
     public let key: EpochKey
+    /// The key the commit frame is computed, sealed and attested under when
+    /// it is not ``key``: the key of a keyring in this commit that starts a
+    /// new epoch — the write key of the key state the commit makes
+    /// (`Spec/format.md §9.2`, seventh review R7-3). Nil: ``key``.
+    public var commitKey: EpochKey?
     let random: any RandomSource
     let start: UInt64
     var position: UInt64
@@ -370,7 +375,10 @@ extension VaultFile {
         var digest = CommitChain.Digest()
         for f in pending.frames { digest.add(header: f.headerBytes, trailer: f.trailer) }
         let d = digest.finalize()
-        let header = CommitChain.commitHeader(keyID: pending.key.id)
+        // A commit that starts a new epoch is made under the new key
+        // (Spec/format.md §9.2, seventh review R7-3).
+        let commitKey = pending.commitKey ?? pending.key
+        let header = CommitChain.commitHeader(keyID: commitKey.id)
         // The chain tip: the last commit on the chain. Commits after it that
         // are not on it (junk, damaged, a copy, a fork, stale) are passed by,
         // so this commit never vouches for them (Spec/format.md §9.1).
@@ -383,7 +391,7 @@ extension VaultFile {
             recorded = .unattested
         case .sign(let pair):
             plainAttestation = CommitChain.attestation(
-                keyCommitment: pending.key.commitment, previousHead: previous, digest: d, vaultID: vaultID, signer: pair)
+                keyCommitment: commitKey.commitment, previousHead: previous, digest: d, vaultID: vaultID, signer: pair)
             recorded = .attested(signer: pair.publicKey)
         case .carried(let bytes):
             precondition(bytes.count == CommitChain.attestationByteCount)
@@ -395,7 +403,7 @@ extension VaultFile {
         }
         // The attestation is sealed first; the head covers it (Spec/format.md §9.2).
         let body = try CommitChain.body(
-            previousHead: previous, digest: d, attestation: plainAttestation, key: pending.key, vaultID: vaultID, commitHeader: header)
+            previousHead: previous, digest: d, attestation: plainAttestation, key: commitKey, vaultID: vaultID, commitHeader: header)
         let head = Array(body[0..<CommitChain.headByteCount])
         let commitFrame = header.encoded() + body
         let commitOffset = pending.position
@@ -429,7 +437,7 @@ extension VaultFile {
         structure.uncommittedFrames = structure.frames.count..<structure.frames.count
         // A verified commit adds nothing to the tampered ones.
         let tampered = tamperedCache
-        verdicts.appendVerified(head: head, previousHead: previous, epoch: pending.key.epoch, attestation: recorded)
+        verdicts.appendVerified(head: head, previousHead: previous, epoch: commitKey.epoch, attestation: recorded)
         for (index, epoch) in pending.trustedKeyringEpochs {
             trustedKeyrings[index] = epoch
             if case .attested = recorded {

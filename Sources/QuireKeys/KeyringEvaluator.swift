@@ -132,7 +132,16 @@
     ///   and ``KeyError/keyringUnauthenticated(_:reason:)`` when keys were
     ///   reached but no keyring is trusted.
     public static func unlock(_ vault: VaultFile, with credential: Credential) throws(KeyError) -> UnlockedKeys {
+        try unlock(vault, with: credential, includingTail: false)
+    }
+
+    /// ``unlock(_:with:)``; with `includingTail`, the keyring frames of the
+    /// tail count as committed: for commit recovery only, whose damaged
+    /// commit may be made under the key of a keyring it holds
+    /// (`Spec/format.md §10.3`, §9.2).
+    package static func unlock(_ vault: VaultFile, with credential: Credential, includingTail: Bool) throws(KeyError) -> UnlockedKeys {
         var e = Evaluation(vault: vault, credential: credential)
+        e.includingTail = includingTail
         try e.collect()
         try e.reach()
         e.decideTrust()
@@ -167,6 +176,8 @@ struct Evaluation {
     var linkSignatureChecks = 0
     /// Slots of the credential's own kind tried (§8.5 step 2), for tests.
     var slotTrials = 0
+    /// The tail's keyring frames count as committed (commit recovery).
+    var includingTail = false
 
     init(vault: VaultFile, credential: Credential) {
         self.vault = vault
@@ -181,7 +192,8 @@ struct Evaluation {
         // Writers store every keyring twice (Spec/format.md §8.1): an intact
         // copy stands for both, and a damaged copy of an intact keyring costs
         // nothing.
-        let keyringFrames = structure.frames[0..<structure.committedFrameCount].filter { $0.header.kind == .keyring }
+        let end = includingTail ? structure.frames.count : structure.committedFrameCount
+        let keyringFrames = structure.frames[0..<end].filter { $0.header.kind == .keyring }
         var intactIDs = Set<KeyringID>()
         var unparsed = Set<KeyringID>()
         for frame in keyringFrames where frame.malformation == nil && frame.checksumIntact == true {

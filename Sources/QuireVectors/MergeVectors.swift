@@ -566,6 +566,9 @@ public enum MergeVectors {
                 try v.file.commit(random: random, options: quiet, attestWith: k.phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
                     try tx.appendKeyring(keyID: rotate.epochKey.id, epoch: 2, body: rotate.body)
                     try tx.appendKeyring(keyID: rotate.epochKey.id, epoch: 2, body: child)
+                    // A commit that starts an epoch is made under its key
+                    // (Spec/format.md §9.2, seventh review R7-3).
+                    tx.commitKey = rotate.epochKey
                 }
                 let after = try k.open(k.b, "phone")
                 try k.write(after, text: "phone, epoch 2", clock: t0 + 60)

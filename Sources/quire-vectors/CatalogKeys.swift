@@ -319,10 +319,11 @@ extension Catalog {
                 return try b.vector(
                     "damaged",
                     comment:
-                        "both copies of the epoch-2 keyring damaged: their body hashes fail and neither names an intact keyring, so epoch 2 cannot be unlocked; epoch-1 records still read",
+                        "both copies of the epoch-2 keyring damaged: their body hashes fail and neither names an intact keyring, so epoch 2 cannot be unlocked; epoch-1 records still read. The keyring's own commit is made under the epoch-2 key it starts (format.md §9.2), so it is unverifiable too",
                     body: bytes,
                     issues: [
                         ("malformed_keyring", b.offset(copies[0])), ("malformed_keyring", b.offset(copies[1])),
+                        ("commit_unverifiable", b.offset(k + 2)),
                         ("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1)),
                     ])
             },
@@ -591,7 +592,7 @@ extension Catalog {
                     k3, parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: later), key: k2)], slots: try b.memberSlots(for: k3),
                     members: b.members)
                 // One commit holds the child before its parent.
-                try b.commit([.keyring(k3, early), .keyring(k2, later)])
+                try b.commit([.keyring(k3, early), .keyring(k2, later)], commitKey: k3)
                 b.adopt(k2, id: KeyringBuilder.id(ofBody: later))
                 b.adopt(k3, id: KeyringBuilder.id(ofBody: early))
                 try b.commit([.entry(b.entry("epoch 3"))])
