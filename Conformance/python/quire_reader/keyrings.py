@@ -903,6 +903,25 @@ def _removed_or_behind(keyrings: list, trusted: list, opener: SlotOpener, vault_
     return removed, False
 
 
+def member_made(kr: Keyring, trusted: list, vault_id: bytes) -> bool:
+    """merge.md §3.2 (eighth review R8-3): a keyring the credential did not
+    open that a member made — one of its links opens under a trusted
+    parent's key and carries the signature of a member of that parent that
+    may sign, whether a later keyring removed it or not (the check of
+    format.md §8.6)."""
+    if not _passes_rule1_public(kr) or kr.opened or kr.fail:
+        return False
+    trusted_by_id = {t.id: t for t in trusted}
+    for i, pid in enumerate(kr.parents):
+        p = trusted_by_id.get(pid)
+        if p is None:
+            continue
+        signer = _open_link(kr, i, p.key, vault_id)
+        if signer is not None and any(m.get("key") == signer and _may_sign(m) for m in p.members()):
+            return True
+    return False
+
+
 def open_keyrings(frames: list, opener: SlotOpener, vault_id: bytes) -> Keys:
     """§8.4 and §8.5 over the committed keyring frames: [(frame, commit
     index)] in file order."""
