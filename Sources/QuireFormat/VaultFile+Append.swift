@@ -378,6 +378,16 @@ extension VaultFile {
         // A commit that starts a new epoch is made under the new key
         // (Spec/format.md §9.2, seventh review R7-3).
         let commitKey = pending.commitKey ?? pending.key
+        // Its records would be sealed under the old key, which a member the
+        // new keyring removes still holds: no writer puts records there
+        // (§9.2, eighth review R8-2 item 3). Nothing is committed.
+        if commitKey.epoch > pending.key.epoch, pending.frames.contains(where: { $0.header.isSealed && $0.header.keyID == pending.key.id })
+        {
+            throw .notWritable(
+                reason:
+                    "a commit that starts epoch \(commitKey.epoch) holds records sealed under epoch \(pending.key.epoch); write them in a commit of their own after the key change"
+            )
+        }
         let header = CommitChain.commitHeader(keyID: commitKey.id)
         // The chain tip: the last commit on the chain. Commits after it that
         // are not on it (junk, damaged, a copy, a fork, stale) are passed by,
