@@ -626,6 +626,12 @@ struct Evaluation {
             guard ownRemoved.isSubset(of: parentMembers) else {
                 return refused("it removes a key that is not a member of any of its parents")
             }
+            // A removal starts a new epoch: at its parents' epoch it would
+            // keep their key, which the member it removes holds (eighth
+            // review R8-2 item 4).
+            guard ring.epoch > parents.map(\.epoch).max()! else {
+                return refused("it removes a member without starting a new epoch")
+            }
             // A keyring signed by a recovery member may remove any number
             // (a lockdown); others remove one, or only extra recovery members.
             let extraRecovery = parentRecovery.subtracting([recovery])

@@ -510,6 +510,22 @@ extension Catalog {
                 return (key, try b.keyring(key, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: key), members: b.members))
             },
             keyringVector(
+                "damaged-keyring-removal-keeps-the-epoch", code: "keyring_unauthenticated",
+                comment:
+                    "a keyring that removes a device but keeps its parent's epoch and key (epoch 1, the root's key): a removal starts a new epoch (rule 5.10), or the member it removes would keep the key of every commit and record after it (eighth review R8-2 item 4)",
+                builder: { try VectorBuilder($0, deviceSeed: sam, moreDeviceSeeds: [lost]) },
+                make: { b in
+                    let root = b.ringKeys[b.rootID]!
+                    let key = EpochKey(epoch: 1, key: root.key, blobKey: b.blobKey)
+                    let kept = [b.members[0], b.members[1]]
+                    return (
+                        key,
+                        try b.keyring(
+                            key, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: key, members: kept), members: kept,
+                            removed: [b.members[2]], reason: "remove")
+                    )
+                }),
+            keyringVector(
                 "damaged-keyring-removal-adds-member", code: "keyring_unauthenticated",
                 comment: "a keyring that removes one device and enrols another in the same step: a removal adds no reader",
                 builder: { try VectorBuilder($0, deviceSeed: sam, moreDeviceSeeds: [lost]) },

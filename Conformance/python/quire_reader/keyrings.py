@@ -568,6 +568,8 @@ def _child_rules(kr: Keyring, by_id: dict, anc: dict, vault_id: bytes):
             new_members.discard(rec)
         if not removes <= members:
             return "keyring_unauthenticated", "it removes a key that is no parent's member"
+        if kr.epoch <= top:
+            return "keyring_unauthenticated", "a removal keeps its parents' epoch"
         if not (len(removes) == 1 or removes <= parent_recs - {rec}
                 or kr.signed_by_recovery(by_id)):
             return "keyring_unauthenticated", "a device's removal removes more than one"
