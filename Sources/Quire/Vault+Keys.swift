@@ -518,6 +518,11 @@ extension Vault {
                             throw VaultError.format(error)
                         }
                     }
+                    // A change that starts a new epoch is committed under
+                    // the new epoch's key, the write key of the state it
+                    // makes (Spec/format.md §9.2, seventh review R7-3): a
+                    // member it removes cannot recompute that commit.
+                    tx.pending.commitKey = KeyOperations.commitKey(for: proposals, writeKey: tx.pending.key)
                     written = proposals.last
                 }
             } catch let e as VaultError {

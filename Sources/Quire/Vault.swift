@@ -377,6 +377,12 @@ public final class Vault: @unchecked Sendable {
     static func unlock(_ file: VaultFile, with credential: Credential) throws(VaultError) -> UnlockedKeys {
         var unlocked: UnlockedKeys
         do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
+        // A damaged last commit that starts a new epoch is made under the
+        // new key (Spec/format.md §9.2): recovery also tries the keys of
+        // the tail's keyrings, read as if they were committed (§10.3).
+        if file.recoverableTailHoldsKeyring {
+            file.recoveryKeys = (try? KeyringEvaluator.unlock(file, with: credential, includingTail: true))?.keys.all ?? []
+        }
         file.verifyCommits(with: unlocked)
         if file.recoveredCommit {
             do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }

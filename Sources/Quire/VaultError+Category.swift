@@ -121,7 +121,7 @@ extension SyncError {
         case .vaultUnreadable(_, let e), .copyUnreadable(_, let e): e.category
         case .differentVaults: .programmerError
         case .keys(let e): e.category
-        case .removed: .readOnly
+        case .removed, .behindNewerKeyring: .readOnly
         case .damaged, .wouldLoseRecords, .resultDoesNotVerify: .damaged
         case .locked: .busy
         case .folderUnreadable(_, let e), .io(let e): e.category

@@ -12,6 +12,11 @@ import QuireSystem
     unowned let vault: VaultFile
     /// The key records are sealed under.
     public let key: EpochKey
+    /// The key the commit frame is computed, sealed and attested under when
+    /// it is not ``key``: the key of a keyring in this commit that starts a
+    /// new epoch — the write key of the key state the commit makes
+    /// (`Spec/format.md §9.2`, seventh review R7-3). Nil: ``key``.
+    public var commitKey: EpochKey?
     let random: any RandomSource
     let start: UInt64
     var position: UInt64
@@ -370,7 +375,20 @@ extension VaultFile {
         var digest = CommitChain.Digest()
         for f in pending.frames { digest.add(header: f.headerBytes, trailer: f.trailer) }
         let d = digest.finalize()
-        let header = CommitChain.commitHeader(keyID: pending.key.id)
+        // A commit that starts a new epoch is made under the new key
+        // (Spec/format.md §9.2, seventh review R7-3).
+        let commitKey = pending.commitKey ?? pending.key
+        // Its records would be sealed under the old key, which a member the
+        // new keyring removes still holds: no writer puts records there
+        // (§9.2, eighth review R8-2 item 3). Nothing is committed.
+        if commitKey.epoch > pending.key.epoch, pending.frames.contains(where: { $0.header.isSealed && $0.header.keyID == pending.key.id })
+        {
+            throw .notWritable(
+                reason:
+                    "a commit that starts epoch \(commitKey.epoch) holds records sealed under epoch \(pending.key.epoch); write them in a commit of their own after the key change"
+            )
+        }
+        let header = CommitChain.commitHeader(keyID: commitKey.id)
         // The chain tip: the last commit on the chain. Commits after it that
         // are not on it (junk, damaged, a copy, a fork, stale) are passed by,
         // so this commit never vouches for them (Spec/format.md §9.1).
@@ -383,7 +401,7 @@ extension VaultFile {
             recorded = .unattested
         case .sign(let pair):
             plainAttestation = CommitChain.attestation(
-                keyCommitment: pending.key.commitment, previousHead: previous, digest: d, vaultID: vaultID, signer: pair)
+                keyCommitment: commitKey.commitment, previousHead: previous, digest: d, vaultID: vaultID, signer: pair)
             recorded = .attested(signer: pair.publicKey)
         case .carried(let bytes):
             precondition(bytes.count == CommitChain.attestationByteCount)
@@ -395,7 +413,7 @@ extension VaultFile {
         }
         // The attestation is sealed first; the head covers it (Spec/format.md §9.2).
         let body = try CommitChain.body(
-            previousHead: previous, digest: d, attestation: plainAttestation, key: pending.key, vaultID: vaultID, commitHeader: header)
+            previousHead: previous, digest: d, attestation: plainAttestation, key: commitKey, vaultID: vaultID, commitHeader: header)
         let head = Array(body[0..<CommitChain.headByteCount])
         let commitFrame = header.encoded() + body
         let commitOffset = pending.position
@@ -429,7 +447,7 @@ extension VaultFile {
         structure.uncommittedFrames = structure.frames.count..<structure.frames.count
         // A verified commit adds nothing to the tampered ones.
         let tampered = tamperedCache
-        verdicts.appendVerified(head: head, previousHead: previous, epoch: pending.key.epoch, attestation: recorded)
+        verdicts.appendVerified(head: head, previousHead: previous, epoch: commitKey.epoch, attestation: recorded)
         for (index, epoch) in pending.trustedKeyringEpochs {
             trustedKeyrings[index] = epoch
             if case .attested = recorded {

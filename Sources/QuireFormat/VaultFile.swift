@@ -104,6 +104,23 @@ public struct WriteOptions: Sendable {
     /// the last commit's header (`Spec/format.md §10.3`); the key layer should
     /// look again, as the recovered commit may hold a keyring.
     public internal(set) var recoveredCommit = false
+    /// Keys commit recovery tries besides the held ones: those of the
+    /// tail's keyrings, which a damaged last commit that starts a new epoch
+    /// is made under (`Spec/format.md §10.3`, §9.2).
+    package var recoveryKeys: [EpochKey] = []
+
+    /// True when the tail has the shape commit recovery looks at (frames
+    /// from the committed end with no damaged region, then 216 bytes ending
+    /// the file) and holds a keyring frame (`Spec/format.md §10.3`).
+    package var recoverableTailHoldsKeyring: Bool {
+        lock.withLock {
+            let s = structure
+            guard !s.uncommittedFrames.isEmpty, !s.tailHasDamage, let last = s.frames.last,
+                s.fileSize == last.end + UInt64(FrameHeader.byteCount + CommitChain.bodyByteCount)
+            else { return false }
+            return s.frames[s.uncommittedFrames].contains { $0.header.kind == .keyring }
+        }
+    }
     /// True once a commit through this handle looked for a killed writer's
     /// temporary files beside the vault (``Leftovers``).
     var leftoversChecked = false
@@ -762,6 +779,15 @@ extension VaultFile {
             }
             lineAfter[k] = lineFloor[k]
             linkedAfter[k] = linkedFloor[k]
+            // Stale below its own group: a commit holding a trusted keyring
+            // is made under a key of at least that keyring's epoch — a new
+            // epoch's commit under the new key (seventh review R7-3) — so
+            // one under an older key was made again by a holder of that key
+            // (a member the keyring removes, say). No attestation exempts it.
+            if let own = keyringEpochIn[k], key.epoch < own {
+                statuses[k] = .stale(epoch: key.epoch, current: own)
+                return
+            }
             // Stale below its line: made by a device that missed the
             // rotation, or one removed by it. A commit a current member
             // attested is stale only below its linked line: the file order
@@ -1189,7 +1215,9 @@ extension VaultFile {
         let last = s.groups.last?.storedHead ?? CommitChain.genesisHead
         let storedPrevious = CommitChain.storedPreviousHead(body: body)
         let previous = storedPrevious == last ? [storedPrevious] : [storedPrevious, last]
-        let ordered = keys.all.sorted {
+        var candidates = keys.all
+        for key in recoveryKeys where !candidates.contains(where: { $0.commitment == key.commitment }) { candidates.append(key) }
+        let ordered = candidates.sorted {
             $0.epoch != $1.epoch ? $0.epoch > $1.epoch : $0.commitment.lexicographicallyPrecedes($1.commitment)
         }
         for key in ordered {

@@ -181,6 +181,18 @@ package enum KeyOperations {
         }
     }
 
+    /// The key a commit holding `proposals` is made under (`Spec/format.md
+    /// §9.2`, seventh review R7-3): the write key of the state they make —
+    /// of the proposals that start an epoch above `writeKey`'s, the key of
+    /// the highest epoch (the smallest key commitment among equals) — or nil
+    /// when none does (the commit keeps `writeKey`).
+    public static func commitKey(for proposals: [KeyringProposal], writeKey: EpochKey) -> EpochKey? {
+        let newer = proposals.map(\.epochKey).filter { $0.epoch > writeKey.epoch }
+        return newer.min { a, b in
+            a.epoch != b.epoch ? a.epoch > b.epoch : a.commitment.lexicographicallyPrecedes(b.commitment)
+        }
+    }
+
     /// The recovery members of `state`'s heads when there is more than one
     /// (concurrent replacements that both stood), in head order, each with
     /// the trusted replacement that installed it; empty otherwise

@@ -132,7 +132,16 @@
     ///   and ``KeyError/keyringUnauthenticated(_:reason:)`` when keys were
     ///   reached but no keyring is trusted.
     public static func unlock(_ vault: VaultFile, with credential: Credential) throws(KeyError) -> UnlockedKeys {
+        try unlock(vault, with: credential, includingTail: false)
+    }
+
+    /// ``unlock(_:with:)``; with `includingTail`, the keyring frames of the
+    /// tail count as committed: for commit recovery only, whose damaged
+    /// commit may be made under the key of a keyring it holds
+    /// (`Spec/format.md §10.3`, §9.2).
+    package static func unlock(_ vault: VaultFile, with credential: Credential, includingTail: Bool) throws(KeyError) -> UnlockedKeys {
         var e = Evaluation(vault: vault, credential: credential)
+        e.includingTail = includingTail
         try e.collect()
         try e.reach()
         e.decideTrust()
@@ -183,6 +192,8 @@ struct Evaluation {
     /// True once a root whose signer, key commitment and salt derive the
     /// vault id was opened (§8.5 step 2: the bootstrap ends).
     var rootReached = false
+    /// The tail's keyring frames count as committed (commit recovery).
+    var includingTail = false
 
     init(vault: VaultFile, credential: Credential) {
         self.vault = vault
@@ -199,9 +210,8 @@ struct Evaluation {
         // nothing.
         // By index: iterating the frames themselves copies every frame
         // (tens of thousands) to keep a few.
-        let keyringFrames = (0..<structure.committedFrameCount).filter { structure.frames[$0].header.kind == .keyring }.map {
-            structure.frames[$0]
-        }
+        let end = includingTail ? structure.frames.count : structure.committedFrameCount
+        let keyringFrames = (0..<end).filter { structure.frames[$0].header.kind == .keyring }.map { structure.frames[$0] }
         var intactIDs = Set<KeyringID>()
         var unparsed = Set<KeyringID>()
         for frame in keyringFrames where frame.malformation == nil && frame.checksumIntact == true {
@@ -683,6 +693,12 @@ struct Evaluation {
             let parentMembers = Set(parents.flatMap { $0.content!.members.map(\.publicKey) })
             guard ownRemoved.isSubset(of: parentMembers) else {
                 return refused("it removes a key that is not a member of any of its parents")
+            }
+            // A removal starts a new epoch: at its parents' epoch it would
+            // keep their key, which the member it removes holds (eighth
+            // review R8-2 item 4).
+            guard ring.epoch > parents.map(\.epoch).max()! else {
+                return refused("it removes a member without starting a new epoch")
             }
             // A keyring signed by a recovery member may remove any number
             // (a lockdown); others remove one, or only extra recovery members.

@@ -164,11 +164,18 @@ package enum Compaction {
                 } else if let body = f.plaintextBody, f.checksumIntact == true {
                     // One the credential did not open (neither trusted nor
                     // rejected: not its to judge) is carried byte for byte
-                    // from a verified commit, as merge carries it (merge.md
-                    // §3.2, §6): another reader may trust it.
+                    // from a verified commit, or from an unverifiable one
+                    // under its own key when a member made it, as merge
+                    // carries it (merge.md §3.2, §6): another reader may
+                    // trust it.
                     let id = KeyringBuilder.id(ofBody: body)
                     if let ring = unopened[id], !keptKeyringIDs.contains(id), let g = file.structure.groupIndex(ofFrame: i),
-                        g < file.commits.statuses.count, file.commits.statuses[g] == .verified
+                        g < file.commits.statuses.count,
+                        file.commits.statuses[g] == .verified
+                            || (file.commits.statuses[g] == .unverifiable
+                                && file.structure.frames[file.structure.groups[g].commitFrame].header.keyID
+                                    == KeyID(commitment: ring.record.publicPart.keyCommit)
+                                && unlocked.memberMade(ring, vaultID: file.vaultID))
                     {
                         keptKeyringIDs.insert(id)
                         keyrings.append((f.header.keyID, ring.epoch, body, false))
@@ -227,6 +234,14 @@ package enum Compaction {
         }
         guard damage.isEmpty || options.dropUnverified else { throw .damaged(issues: damage) }
         keyrings = Self.parentsFirst(keyrings)
+        // A keyring kept unopened above the write key's epoch would sit in a
+        // commit under an older key than its own, stale for every reader
+        // that trusts it (Spec/format.md §9.3 step 2): refuse instead.
+        if let writeEpoch = unlocked.keys.writeKey?.epoch,
+            let newest = keyrings.filter({ !$0.trusted && $0.epoch > writeEpoch }).map(\.epoch).max()
+        {
+            throw .behindNewerKeyring(newerEpoch: newest)
+        }
 
         // Which revisions to keep.
         var byEntry: [EntryID: [(index: Int, revision: EntryRevision)]] = [:]

@@ -19,6 +19,13 @@ struct KeyringUnion {
     /// Ids of keyrings it opened or judged from their public part and
     /// rejected, with why.
     let rejected: [KeyringID: String]
+    /// The epoch of each keyring the credential did not open that a member
+    /// made: one of its links opens under the key of a trusted parent and
+    /// carries the signature of a member of that parent, removed or not
+    /// (the check of `Spec/format.md §8.6`). Merge carries such a keyring
+    /// from a commit it cannot verify when that commit is under the
+    /// keyring's own key (`Spec/merge.md §3.2`, eighth review R8-3).
+    let memberMade: [KeyringID: UInt32]
 
     /// Writes the first intact copy of every keyring of `sides` — parents
     /// before children, then in the order of the sides and their files — and
@@ -102,6 +109,10 @@ struct KeyringUnion {
         for id in present where !unlocked.keyrings.contains(where: { $0.id == id }) {
             rejected[id] = "its public part is malformed"
         }
+        let vaultID = sides[0].file.vaultID
+        var memberMade: [KeyringID: UInt32] = [:]
+        for ring in unlocked.keyrings where unlocked.memberMade(ring, vaultID: vaultID) { memberMade[ring.id] = ring.epoch }
+        self.memberMade = memberMade
         trustedEpochs = trusted
         self.opened = opened
         self.rejected = rejected
@@ -121,8 +132,9 @@ struct KeyringUnion {
 
     /// Whether the keyring frame with id `id` is carried, and if not why
     /// (`Spec/merge.md §3.2`): a trusted keyring is; a keyring the credential
-    /// did not open is, when its commit verified; a keyring it opened and
-    /// rejected, or whose public part is malformed, is not.
+    /// did not open is, when its commit verified, or when a member made it
+    /// (``memberMade``) and its commit is under its own key; a keyring it
+    /// opened and rejected, or whose public part is malformed, is not.
     func verdict(_ id: KeyringID) -> Verdict {
         if trustedEpochs[id] != nil { return .trusted }
         if let why = rejected[id] { return .rejected(why) }

@@ -17,6 +17,11 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// This credential cannot open epoch `newerEpoch` of the vault or the
     /// copy: it was removed, so it cannot write a merge.
     case removed(newerEpoch: UInt32)
+    /// The merge would have to commit a keyring of epoch `newerEpoch` that
+    /// this credential cannot open, above the epoch of every key it holds:
+    /// other readers would find that commit stale (`Spec/merge.md §3.3`).
+    /// Nothing was changed.
+    case behindNewerKeyring(newerEpoch: UInt32)
     /// The vault has damaged or unverified records that a compaction would
     /// drop; it was left as it was.
     case damaged(issues: [FormatError])
@@ -45,6 +50,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case .keys(let e): e.code
         case .resultDoesNotVerify: "merge_not_verified"
         case .removed: "removed_from_vault"
+        case .behindNewerKeyring: "behind_newer_keyring"
         case .damaged: "compaction_refused"
         case .wouldLoseRecords: "merge_refused"
         case .locked: "locked"
@@ -67,6 +73,8 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
             "the vault holds \(issues.count) record\(issues.count == 1 ? "" : "s") in commits that do not verify (first: \(issues.first.map { "\($0)" } ?? "")), which a merge cannot vouch for and would lose; nothing was changed — merge a copy that holds them intact first, or compact the vault without what cannot be verified (quire compact --drop-unverified) to give them up"
         case .removed(let epoch):
             "this key cannot open epoch \(epoch) of the vault or its copy: a current member removed it, so it cannot merge; merge on an enrolled device or with the recovery key"
+        case .behindNewerKeyring(let epoch):
+            "the copy holds a keyring of epoch \(epoch) that this key cannot open, above every epoch it holds; nothing was changed — merge with the recovery key or on a device that opens it"
         case .resultDoesNotVerify(let reason): "the merged file did not verify (\(reason)); the vault was left as it was"
         case .locked(let path): "\(path) is locked by another Quire process; try again when it is done"
         case .folderUnreadable(let path, let e): "the folder \(path) cannot be listed: \(e)"

@@ -186,6 +186,25 @@ public struct MergeReport: Sendable {
         }
 
         let writeKey = try resultWriteKey(trustedRings, keys: keys)
+        // A keyring carried unopened above the write key's epoch would be
+        // committed under an older key than its own: stale for every reader
+        // that trusts it (Spec/format.md §9.3 step 2). Refuse instead.
+        let unopenedAbove = (aTail.blocks + bTail.blocks).flatMap(\.frames).filter {
+            $0.kind == .keyring && $0.epoch > writeKey.epoch
+                && union.verdict(KeyringID(unchecked: $0.side.file.structure.frames[$0.index].trailer)) == .unopened
+        }
+        if let newest = unopenedAbove.map(\.epoch).max() { throw .behindNewerKeyring(newerEpoch: newest) }
+        // The key of each trusted keyring that starts the write key's epoch
+        // (its epoch above its parents'), when held: a block carrying one is
+        // committed under it (Spec/merge.md §3.3, eighth review R8-3).
+        let ringByID = Dictionary(union.unlocked.keyrings.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        func startsWriteEpoch(_ f: Side.Carried) -> EpochKey? {
+            guard f.kind == .keyring, let ring = ringByID[KeyringID(unchecked: f.side.file.structure.frames[f.index].trailer)],
+                ring.isTrusted, ring.epoch == writeKey.epoch,
+                ring.parents.allSatisfy({ (ringByID[$0]?.epoch ?? 0) < ring.epoch })
+            else { return nil }
+            return keys.key(commitment: ring.record.publicPart.keyCommit)
+        }
         let blocks = canonicalOrder(
             aTail.blocks + bTail.blocks, mergingMember: signer.publicKey,
             placed: Set(unlockedA.keyrings.map(\.id)).filter { id in
@@ -220,6 +239,13 @@ public struct MergeReport: Sendable {
                     guard !frames.isEmpty else { continue }
                     for f in frames { emitted.insert(f.identity) }
                     let reseal = frames.contains { needsReseal($0) }
+                    // Under the key of a keyring it carries that starts the
+                    // write key's epoch (the smallest key commitment among
+                    // several), so that a member that keyring removes, which
+                    // may hold the write key through a concurrent rotation,
+                    // cannot recompute the commit; otherwise the write key.
+                    let blockKey =
+                        frames.compactMap(startsWriteEpoch).min { $0.commitment.lexicographicallyPrecedes($1.commitment) } ?? writeKey
                     // The attestation signs the key the group was committed under
                     // and the head it extended: it is carried only when the block
                     // is written whole, under that same key, after that same head
@@ -227,7 +253,7 @@ public struct MergeReport: Sendable {
                     // block counts as moved.
                     let whole =
                         !reseal && frames.count == block.frames.count && block.isWholeGroup
-                        && out.chainTipHead == block.previousHead && block.keyCommitment == writeKey.commitment
+                        && out.chainTipHead == block.previousHead && block.keyCommitment == blockKey.commitment
                     // A block written whole in its place keeps its attestation (a
                     // removed member's stays one: readers report it as such);
                     // another block is attested by the merging member only when a
@@ -246,6 +272,7 @@ public struct MergeReport: Sendable {
                             attestation: attestation
                         ) {
                             (tx: PendingCommit) throws(FormatError) in
+                            if blockKey.commitment != writeKey.commitment { tx.commitKey = blockKey }
                             for f in frames {
                                 if needsReseal(f) {
                                     try f.side.reseal(f, into: tx)
@@ -708,13 +735,19 @@ final class Side {
                     }
                 // A keyring is carried when the result trusts it, whatever
                 // its commit (its signature decides); one the credential
-                // cannot open only from a verified commit; one it rejects —
-                // a decoy, a forgery — never (Spec/merge.md §3.2).
+                // cannot open from a verified commit, or from an unverifiable
+                // one under its own key when a member made it (a removal
+                // this credential cannot open is committed under its new
+                // key, eighth review R8-3); one it rejects — a decoy, a
+                // forgery — never (Spec/merge.md §3.2).
                 if f.header.kind == .keyring && !f.header.isSealed && f.checksumIntact == true {
-                    switch union.verdict(KeyringID(unchecked: f.trailer)) {
+                    let id = KeyringID(unchecked: f.trailer)
+                    switch union.verdict(id) {
                     case .trusted: break
                     case .unopened:
-                        if let notVouched {
+                        if let notVouched,
+                            !(status == .unverifiable && union.memberMade[id] != nil && ownKeyCommit(f) == commitFrame.header.keyID)
+                        {
                             leftOut.append(notVouched)
                             continue
                         }
@@ -837,6 +870,13 @@ final class Side {
                     onlyTrustedKeyrings: onlyTrustedKeyrings))
         }
         return (blocks, leftOut, unverified)
+    }
+
+    /// The key id of the key a keyring frame defines (`keyCommit[0..<6]`,
+    /// `Spec/format.md §5.1`); nil when its public part does not decode.
+    func ownKeyCommit(_ f: ScannedFrame) -> KeyID? {
+        guard let body = f.plaintextBody, let record = try? KeyringRecord(body: body, location: f.location) else { return nil }
+        return KeyID(commitment: record.publicPart.keyCommit)
     }
 
     /// The identity of frame `index` if it is a record the reader would

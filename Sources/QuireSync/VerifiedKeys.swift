@@ -11,6 +11,29 @@ extension UnlockedKeys {
     }
 }
 
+extension UnlockedKeys {
+    /// True when `ring`, a keyring this credential did not open, was made
+    /// by a member: one of its links opens under the key of a trusted
+    /// parent and carries the signature of a member of that parent, removed
+    /// since or not — the check of `Spec/format.md §8.6`, which only a
+    /// member's key passes (`Spec/merge.md §3.2`, eighth review R8-3).
+    package func memberMade(_ ring: KeyringInfo, vaultID: VaultID) -> Bool {
+        guard ring.content == nil, ring.problem == nil else { return false }
+        for (index, p) in ring.parents.enumerated() {
+            guard let parent = keyrings.first(where: { $0.id == p }), parent.isTrusted, let parentKey = parent.epochKey,
+                let content = parent.content,
+                let linker = ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID)
+            else { continue }
+            // A member of the parent, whether a later keyring removed it or not.
+            if content.members.contains(where: { $0.publicKey == linker && $0.isEd25519 && ($0.role == "device" || $0.role == "recovery") })
+            {
+                return true
+            }
+        }
+        return false
+    }
+}
+
 extension VaultFile {
     /// Verifies the commits with what `unlocked` holds: its keys, its trusted
     /// keyrings (for the floor), its members (who may attest) and the

@@ -267,7 +267,7 @@ public enum MergeVectors {
             try build(
                 "keyring-epoch-each-side",
                 comment:
-                    "each side rotates to its own epoch 2 and writes under it; the result holds both epoch-2 heads, each block committed under the result's write key (the head with the smaller key commitment)",
+                    "each side rotates to its own epoch 2 and writes under it; the result holds both epoch-2 heads: each rotation's block is committed under its own keyring's key, every other block under the result's write key (the head with the smaller key commitment, merge.md §3.3)",
                 a: { k in
                     let v = try k.open(k.a, "laptop")
                     try v.rotateKeys(now: c + 50)
@@ -381,6 +381,11 @@ public enum MergeVectors {
             try mutualRemoval(
                 "mutual-removal-ba", laptopIsTheVault: false,
                 comment: "the same two removals, the copies swapped: the same keyrings stand and the same entries show"),
+            try mutualRemoval(
+                "mutual-removal-by-device", laptopIsTheVault: true, merger: .laptop,
+                comment:
+                    "the same two removals merged by the laptop, which cannot open the phone's removal nor verify its commit (made under the removal's own key, format.md §9.2): the removal is carried all the same, since its commit is under its own key and a member of its parent signed its link (merge.md §3.2, eighth review R8-3), so both removals stand for every reader; the phone's entry, sealed under a key the laptop does not hold in an unverifiable commit, is left out"
+            ),
             try keyringAndChild(),
             try build(
                 "attestation-carried-and-partial",
@@ -512,7 +517,7 @@ public enum MergeVectors {
 
     /// The laptop removes the phone on one copy while the phone removes the
     /// laptop on the other; the recovery key merges.
-    static func mutualRemoval(_ name: String, laptopIsTheVault: Bool, comment: String) throws -> Vector {
+    static func mutualRemoval(_ name: String, laptopIsTheVault: Bool, merger: Merger = .recovery, comment: String) throws -> Vector {
         func laptopSide(_ k: Case, _ path: String) throws {
             let v = try k.open(path, "laptop")
             try v.removeDevice(named: "Phone", now: t0 + 50)
@@ -524,7 +529,7 @@ public enum MergeVectors {
             try k.write(v, text: "phone after removing the laptop", clock: t0 + 61)
         }
         return try build(
-            name, comment: comment, merger: .recovery,
+            name, comment: comment, merger: merger,
             a: { k in try laptopIsTheVault ? laptopSide(k, k.a) : phoneSide(k, k.a) },
             b: { k in try laptopIsTheVault ? phoneSide(k, k.b) : laptopSide(k, k.b) })
     }
@@ -566,6 +571,9 @@ public enum MergeVectors {
                 try v.file.commit(random: random, options: quiet, attestWith: k.phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
                     try tx.appendKeyring(keyID: rotate.epochKey.id, epoch: 2, body: rotate.body)
                     try tx.appendKeyring(keyID: rotate.epochKey.id, epoch: 2, body: child)
+                    // A commit that starts an epoch is made under its key
+                    // (Spec/format.md §9.2, seventh review R7-3).
+                    tx.commitKey = rotate.epochKey
                 }
                 let after = try k.open(k.b, "phone")
                 try k.write(after, text: "phone, epoch 2", clock: t0 + 60)

@@ -448,7 +448,10 @@ enum Catalog {
                     items.append(.keyring(k, body))
                     parents.append(KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: body), key: k))
                 }
-                try b.commit(items)
+                // Made under the write key of the state it makes: of the
+                // epoch-2 heads, the smallest key commitment (format.md §9.2).
+                let write = parents.map(\.key).min { $0.commitment.lexicographicallyPrecedes($1.commitment) }!
+                try b.commit(items, commitKey: write)
                 for p in parents { b.adopt(p.key, id: p.id) }
                 let e3 = try b.freshKey(3)
                 try b.addKeyring(

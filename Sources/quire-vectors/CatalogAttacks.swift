@@ -302,7 +302,7 @@ extension Catalog {
                 let m = b.members  // Q, A, B, C, D
                 let (ka, ra) = try child(b, members: [m[0], m[1], m[3], m[4]], removed: [m[2]], reason: "remove", signer: a)
                 let (kb, rb) = try child(b, members: [m[0], m[2], m[3], m[4]], removed: [m[1]], reason: "remove", signer: bb)
-                let iab = try b.commit([.keyring(ka, ra), .keyring(kb, rb)])
+                let iab = try b.commit([.keyring(ka, ra), .keyring(kb, rb)], commitKey: VectorBuilder.writeKey(of: [ka, kb]))
                 b.writeWith(ka)
                 // C joins the two removals (keys.md §6.8).
                 let joined = [m[0], m[3], m[4]]
@@ -448,7 +448,7 @@ extension Catalog {
                 let m = b.members  // Q, A, B, C, D
                 let (ka, ra) = try child(b, members: [m[0], m[1], m[3], m[4]], removed: [m[2]], reason: "remove", signer: a)
                 let (kb, rb) = try child(b, members: [m[0], m[2], m[3], m[4]], removed: [m[1]], reason: "remove", signer: bb)
-                let iab = try b.commit([.keyring(ka, ra), .keyring(kb, rb)])
+                let iab = try b.commit([.keyring(ka, ra), .keyring(kb, rb)], commitKey: VectorBuilder.writeKey(of: [ka, kb]))
                 b.writeWith(ka)
                 // C joins the two removals (keys.md §6.8).
                 let joined = [m[0], m[3], m[4]]
@@ -799,7 +799,7 @@ extension Catalog {
                                 box: r.bytes(KeySlot.boxByteCount)))
                     ]
                 }
-                let b = try VectorBuilder("recovered-over-cap-slot-behind-the-chain", extraSlots: overCap)
+                let b = try VectorBuilder("success-over-cap-root-slot-reached-by-chain", extraSlots: overCap)
                 try b.commit([.entry(b.entry("epoch 1"))])
                 let k2 = try b.freshKey(2)
                 var p = Array("hunter2".utf8)
@@ -962,7 +962,8 @@ extension Catalog {
             // keyrings), in either order.
             let first = aFirst ? (kA, byA) : (kB, byB)
             let second = aFirst ? (kB, byB) : (kA, byA)
-            let pair = try b.commit([.keyring(first.0, first.1), .keyring(second.0, second.1)])
+            let pair = try b.commit(
+                [.keyring(first.0, first.1), .keyring(second.0, second.1)], commitKey: VectorBuilder.writeKey(of: [kA, kB]))
             b.writeWith(kA)
             try b.commit([.entry(b.entry("A writes under its epoch 2"))], attest: .sign(a))
             b.writeWith(kB)
@@ -1023,19 +1024,24 @@ extension Catalog {
                     "damaged",
                     comment:
                         "attack: a recovery code that leaked (or was lost) can never be replaced in format 1. Now a member replaces it: the old code still reads epoch 1 but opens no later epoch (its slot is gone and it is listed as removed); what it signs afterwards is cut for every current member (attack-recovery-key-replaced-old-code-signs)",
-                    issues: [("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1))])
+                    issues: [
+                        ("commit_unverifiable", b.offset(replacement + 2)), ("unknown_key", b.offset(idx[0]!)),
+                        ("commit_unverifiable", b.offset(idx[0]! + 1)),
+                    ])
             case .oldCodeSigns:
                 // The old code, holding only epoch 1, signs a keyring of its own.
                 let root = b.ringKeys[b.rootID]!
                 b.writeWith(root)
                 let (k3, late) = try child(b, members: [oldMember, members[1]], signer: b.signer)
-                try b.addKeyring(k3, late, trust: false)
+                // Committed under its own key, as a writer starting an epoch
+                // does (format.md §9.2, seventh review R7-3).
+                try b.commit([.keyring(k3, late)], commitKey: k3)
                 v = try b.vector(
                     "damaged",
                     comment:
                         "attack, and the limit it shows (threat model §3.6): after the phone replaced the recovery key, the old code signs a keyring of its own from the root, concurrent with the replacement. A replacement defies every concurrent keyring of the key it replaces and loses to it (rule 6: the recovery key's keyrings win), so the replacement is cut and the phone's entry under its epoch is unknown_key (its commit unverifiable); the old code's keyring stands, committed after that commit. It extends the unverifiable commit, so nothing shows what it chains from: the reader passes by only commits after the last one a current member attested, and the replacement's commit was attested by the old recovery key, still a member here, so it stays verified (format.md §9.3). A replacement protects against a holder of the old code who cannot write the file. Opened by the phone",
                     issues: [
-                        ("keyring_unauthenticated", b.offset(replacement)),
+                        ("keyring_unauthenticated", b.offset(replacement)), ("commit_unverifiable", b.offset(replacement + 2)),
                         ("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1)),
                     ],
                     deviceSeed: phoneSeed)

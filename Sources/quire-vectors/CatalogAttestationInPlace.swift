@@ -95,13 +95,22 @@ extension Catalog {
         let epoch1 = b.ringKeys[b.rootID]!
         let r = b.vault.structure.groups.last!
         let rFrame = b.frame(r.commitFrame)
-        precondition(rFrame.header.keyID == epoch1.id)
+        // R starts epoch 2, so it is made under the epoch-2 key (format.md
+        // §9.2, seventh review R7-3), which the phone does not hold: it
+        // seals with the epoch-1 key — under R's header in place, or with a
+        // commit frame of its own under epoch 1 (its header names the
+        // epoch-1 key) over R's group, replacing R.
+        precondition(rFrame.header.keyID == k2.id)
+        let header = recomputesHead ? CommitChain.commitHeader(keyID: epoch1.id) : rFrame.header
         let body = try CommitChain.body(
             previousHead: r.storedPreviousHead, digest: r.digest, attestation: CommitChain.unattested, key: epoch1, vaultID: b.vaultID,
-            commitHeader: rFrame.header)
+            commitHeader: header)
         let zPrevious = recomputesHead ? Array(body[0..<32]) : r.storedHead
-        bytes.replaceSubrange(
-            Int(rFrame.bodyOffset) + (recomputesHead ? 0 : 64)..<Int(rFrame.end), with: recomputesHead ? body : Array(body[64...]))
+        if recomputesHead {
+            bytes.replaceSubrange(Int(rFrame.location.offset)..<Int(rFrame.end), with: header.encoded() + body)
+        } else {
+            bytes.replaceSubrange(Int(rFrame.bodyOffset) + 64..<Int(rFrame.end), with: Array(body[64...]))
+        }
         let phone = try VectorBuilder.device(phoneSeed)
         let payload = b.entry("written by the removed phone after its removal").encoded()
         let frame = try SealedFrame.seal(
@@ -117,14 +126,16 @@ extension Catalog {
             return try b.vector(
                 "damaged",
                 comment:
-                    "attack (sixth review R6-1, scenario c, in place): the recovery key removes a phone (R, committed under epoch 1, the last commit); while R is the last commit, the phone, which holds the epoch-1 key, seals R's attestation again as zero bytes in place and appends a commit Z under epoch 1 chained from R's stored head, attested by itself. Before, R verified unattested, so it raised neither the floor nor the line, and Z joined the chain verified with nothing reported. Now the head covers R's attestation: R's head no longer verifies, Z links to its stored head and nothing in R's group looks damaged, so R is tampered (commit_tampered: reported, writes refused until a merge of an intact copy or a compaction). What still holds for Z: its link shows nothing, its line goes through the commit before R (epoch 1), so it is not stale and joins the chain verified; its record is released as verified, attested by a removed member (unattested: 1), never as a member's (threat-model §3.4, §7)",
+                    "attack (sixth review R6-1, scenario c, in place): the recovery key removes a phone (R, the last commit, made under the epoch-2 key it starts: format.md §9.2, seventh review R7-3); while R is the last commit, the phone, which holds only the epoch-1 key, seals R's attestation again as zero bytes with that key in place and appends a commit Z under epoch 1 chained from R's stored head, attested by itself. Before R6-1, R verified unattested, so it raised neither the floor nor the line, and Z joined the chain verified with nothing reported. Now the head covers R's attestation (and R is under a key the phone does not hold): R's head no longer verifies, Z links to its stored head and nothing in R's group looks damaged, so R is tampered (commit_tampered: reported, writes refused until a merge of an intact copy or a compaction). What still holds for Z: its link shows nothing, its line goes through the commit before R (epoch 1), so it is not stale and joins the chain verified; its record is released as verified, attested by a removed member (unattested: 1), never as a member's (threat-model §3.4, §7)",
                 body: bytes,
                 issues: [("commit_tampered", rFrame.location.offset)])
         }
+        let zOffset = UInt64(bytes.count - 216)
         return try b.vector(
-            "success",
+            "damaged",
             comment:
-                "a limit (sixth review R6-1, scenario c, with R's head recomputed; threat-model §3.4, §7): as attack-removed-device-reseals-rotation-commit, but the phone also recomputes R's head over the re-sealed attestation and chains Z from the new head. R is the last commit, so no commit names its old head: R verifies, unattested, so it raises neither the floor nor the line, and Z (epoch 1) joins the chain verified, attested by a removed member (unattested: 1). Nothing is reported: rewriting the last commit is a rewrite of the file's end, as a rollback is; device memory notices it only through its clock (keys.md §7 test 3), not here, since R holds no record. It is possible only while the removal's commit is the last: a commit of the new epoch after it names R's head, and the phone cannot recompute it (attack-epoch-key-reseals-attestation-recomputes-head)",
-            body: bytes)
+                "attack (seventh review R7-3; sixth review R6-1, scenario c): the recovery key removes a phone (R, the last commit); while R is the last commit, the phone, which holds the epoch-1 key, replaces R's commit frame by one of its own under epoch 1 over R's group (the removal keyring), unattested, and appends a commit Z under epoch 1 chained from it, attested by itself. Before R7-3, R was made under epoch 1 (the epoch before the one it starts), so the phone's R verified, unattested, raising neither the floor nor the line, and Z joined the chain verified (attested by a removed member) with nothing reported: the removed member could recompute the commit covering its removal. Now a commit holding a trusted keyring is made under a key of at least that keyring's epoch (format.md §9.2, §9.3 step 2): the phone's R is stale (stale_epoch: its key's epoch 1 is below its own group's keyring, epoch 2; its keyring is still trusted, so the phone stays removed), and Z, which links to it, is orphaned (commit_orphaned; its record released only as unverified)",
+            body: bytes,
+            issues: [("stale_epoch", rFrame.location.offset), ("commit_orphaned", zOffset)])
     }
 }

@@ -294,8 +294,9 @@ extension Catalog {
             {
                 // F2 of the fifth review: a current member (a stolen phone)
                 // signs a rotation keyring of epoch 2 and inserts it, in a
-                // group it commits under epoch 1 and attests, right after
-                // "one", chained from it.
+                // group it commits under epoch 2 (the key a commit starting
+                // an epoch is made under, format.md §9.2) and attests, right
+                // after "one", chained from it.
                 let b = try VectorBuilder("attack-member-early-rotation-stales-history", deviceSeed: phoneSeed)
                 try b.commit([.entry(b.entry("one"))])
                 let afterOne = Int(b.vault.structure.committedEnd)
@@ -304,7 +305,6 @@ extension Catalog {
                 try b.commit([.entry(b.entry("three"))])
                 let history = try b.bytes()
                 let phone = try VectorBuilder.device(phoneSeed)
-                let epoch1 = b.ringKeys[b.rootID]!
                 let (k2, rotation) = try child(b, signer: phone)
                 try b.addKeyring(k2, rotation)
                 let all = try b.bytes()
@@ -313,16 +313,16 @@ extension Catalog {
                 let x =
                     Array(frames.joined())
                     + (try Edit.commitFrame(
-                        over: frames, previous: tipOne, key: epoch1, vaultID: b.vaultID,
+                        over: frames, previous: tipOne, key: k2, vaultID: b.vaultID,
                         attestation: CommitChain.attestation(
-                            keyCommitment: epoch1.commitment, previousHead: tipOne, digest: Edit.digest(of: frames), vaultID: b.vaultID,
+                            keyCommitment: k2.commitment, previousHead: tipOne, digest: Edit.digest(of: frames), vaultID: b.vaultID,
                             signer: phone)))
                 var bytes = history
                 bytes.insert(contentsOf: x, at: afterOne)
                 return try b.vector(
                     "recovered",
                     comment:
-                        "attack (fifth review F2): a stolen phone, a current member, signs a rotation keyring of epoch 2 (same members) and inserts it right after \"one\", in a group it commits under epoch 1, chained from \"one\" and attested by itself. Before, the floor was taken over the walk: the inserted group raised it to 2, so \"two\" and \"three\" (epoch 1) were stale and nothing in them was released. Now staleness is judged by the floor along the commit's own line (the member-attested commits it links to, transitively): \"two\" links to \"one\", whose line is at epoch 1, so it is not stale. The phone's commit and \"two\" both link to \"one\"; here \"two\"'s stored head sorts first, so the walk visits \"two\" and \"three\" first and the phone's commit, which links past them and a current member attested, is the member's fork (commit_fork, a warning: the phone could grind its head to sort first, and \"two\" would be the fork instead); either way \"two\" and \"three\" verify and their records are released",
+                        "attack (fifth review F2): a stolen phone, a current member, signs a rotation keyring of epoch 2 (same members) and inserts it right after \"one\", in a group it commits under epoch 2 (the key a commit that starts an epoch is made under, format.md §9.2; under epoch 1 the group would be stale, seventh review R7-3), chained from \"one\" and attested by itself. Before, the floor was taken over the walk: the inserted group raised it to 2, so \"two\" and \"three\" (epoch 1) were stale and nothing in them was released. Now staleness is judged by the floor along the commit's own line (the member-attested commits it links to, transitively): \"two\" links to \"one\", whose line is at epoch 1, so it is not stale. The phone's commit and \"two\" both link to \"one\"; here \"two\"'s stored head sorts first, so the walk visits \"two\" and \"three\" first and the phone's commit, which links past them and a current member attested, is the member's fork (commit_fork, a warning: the phone could grind its head to sort first, and \"two\" would be the fork instead); either way \"two\" and \"three\" verify and their records are released",
                     body: bytes,
                     issues: [("commit_fork", UInt64(afterOne + x.count - commitLength))])
             },
@@ -386,17 +386,24 @@ extension Catalog {
             attestation: CommitChain.attestation(
                 keyCommitment: epoch1.commitment, previousHead: tip, digest: Edit.digest(of: [frame]), vaultID: b.vaultID, signer: phone))
         let insertedHead = Array(insertedCommit[16..<48])
-        // R's commit recomputed from the inserted head, its attestation (the
-        // recovery key's signature) opened and sealed again unchanged.
+        // R is made under the epoch-2 key it starts (format.md §9.2,
+        // seventh review R7-3), which the phone does not hold: it cannot
+        // recompute R, nor open R's attestation. It replaces R's commit
+        // frame by one of its own under epoch 1 over R's group, chained from
+        // the inserted head and attested by itself.
         let rGroup = b.vault.structure.groups[b.vault.structure.groupIndex(ofFrame: r)!]
         let rFrame = b.frame(rGroup.commitFrame)
-        let plain = CommitChain.openAttestation(
-            body: rGroup.commitBody, previousHead: rGroup.storedPreviousHead, digest: rGroup.digest, key: epoch1, vaultID: b.vaultID,
-            commitHeader: rFrame.header)!
-        let body = try CommitChain.body(
-            previousHead: insertedHead, digest: rGroup.digest, attestation: plain, key: epoch1, vaultID: b.vaultID,
-            commitHeader: rFrame.header)
-        bytes.replaceSubrange(Int(rFrame.bodyOffset)..<Int(rFrame.end), with: body)
+        precondition(rFrame.header.keyID == k2.id)
+        let header = CommitChain.commitHeader(keyID: epoch1.id)
+        let replaced =
+            header.encoded()
+            + (try CommitChain.body(
+                previousHead: insertedHead, digest: rGroup.digest,
+                attestation: CommitChain.attestation(
+                    keyCommitment: epoch1.commitment, previousHead: insertedHead, digest: rGroup.digest, vaultID: b.vaultID,
+                    signer: phone),
+                key: epoch1, vaultID: b.vaultID, commitHeader: header))
+        bytes.replaceSubrange(Int(rFrame.location.offset)..<Int(rFrame.end), with: replaced)
         let inserted = frame + insertedCommit
         bytes.insert(contentsOf: inserted, at: insertAt)
         b.released.insert((frame: -1, kind: RecordKind.entryRevision.rawValue, payload: payload), at: releasedBefore)
@@ -408,7 +415,7 @@ extension Catalog {
                 comment:
                     "attack: the recovery key removes a phone (R, committed under epoch 1); the phone inserts a group of its own before R's and recomputes R's head from it under the epoch-1 key, sealing the recovery key's attestation again unchanged. Before, the attestation signed only vault id ‖ D, so R still verified as the recovery key's and the inserted group verified too. Now the attestation signs the head R extends: it no longer verifies (attestation_failed, R's group is unattested); the inserted group is verified but attested only by a removed member, never shown as a member's",
                 body: bytes,
-                issues: [("attestation_failed", rFrame.location.offset + shift)])
+                issues: [("stale_epoch", rFrame.location.offset + shift)])
         }
         return try b.vector(
             "damaged",
@@ -416,7 +423,7 @@ extension Catalog {
                 "attack: as attack-removed-device-recomputes-heads, but the recovery key had written a commit under epoch 2 after R, whose head the phone cannot recompute. That commit stores R's original head, which no commit of the file stores now: the commit it extends was deleted, so it is tampered (writers refuse to write until a merge or a compaction rewrites the file), and the reader passes by every commit after the last one a current member attested: the inserted group and the recomputed R are orphaned, their records unverified",
             body: bytes,
             issues: [
-                ("commit_orphaned", insertedAt), ("commit_orphaned", rFrame.location.offset + shift),
+                ("commit_orphaned", insertedAt), ("stale_epoch", rFrame.location.offset + shift),
                 ("commit_tampered", b.commitFrame(of: b.vault.structure.committedFrameCount - 2).location.offset + shift),
             ])
     }

@@ -321,10 +321,11 @@ extension Catalog {
                 return try b.vector(
                     "damaged",
                     comment:
-                        "both copies of the epoch-2 keyring damaged: their body hashes fail and neither names an intact keyring, so epoch 2 cannot be unlocked; epoch-1 records still read",
+                        "both copies of the epoch-2 keyring damaged: their body hashes fail and neither names an intact keyring, so epoch 2 cannot be unlocked; epoch-1 records still read. The keyring's own commit is made under the epoch-2 key it starts (format.md §9.2), so it is unverifiable too",
                     body: bytes,
                     issues: [
                         ("malformed_keyring", b.offset(copies[0])), ("malformed_keyring", b.offset(copies[1])),
+                        ("commit_unverifiable", b.offset(k + 2)),
                         ("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1)),
                     ])
             },
@@ -516,6 +517,22 @@ extension Catalog {
                 return (key, try b.keyring(key, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: key), members: b.members))
             },
             keyringVector(
+                "damaged-keyring-removal-keeps-the-epoch", code: "keyring_unauthenticated",
+                comment:
+                    "a keyring that removes a device but keeps its parent's epoch and key (epoch 1, the root's key): a removal starts a new epoch (rule 5.10), or the member it removes would keep the key of every commit and record after it (eighth review R8-2 item 4)",
+                builder: { try VectorBuilder($0, deviceSeed: sam, moreDeviceSeeds: [lost]) },
+                make: { b in
+                    let root = b.ringKeys[b.rootID]!
+                    let key = EpochKey(epoch: 1, key: root.key, blobKey: b.blobKey)
+                    let kept = [b.members[0], b.members[1]]
+                    return (
+                        key,
+                        try b.keyring(
+                            key, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: key, members: kept), members: kept,
+                            removed: [b.members[2]], reason: "remove")
+                    )
+                }),
+            keyringVector(
                 "damaged-keyring-removal-adds-member", code: "keyring_unauthenticated",
                 comment: "a keyring that removes one device and enrols another in the same step: a removal adds no reader",
                 builder: { try VectorBuilder($0, deviceSeed: sam, moreDeviceSeeds: [lost]) },
@@ -598,7 +615,7 @@ extension Catalog {
                     k3, parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: later), key: k2)], slots: try b.memberSlots(for: k3),
                     members: b.members)
                 // One commit holds the child before its parent.
-                try b.commit([.keyring(k3, early), .keyring(k2, later)])
+                try b.commit([.keyring(k3, early), .keyring(k2, later)], commitKey: k3)
                 b.adopt(k2, id: KeyringBuilder.id(ofBody: later))
                 b.adopt(k3, id: KeyringBuilder.id(ofBody: early))
                 try b.commit([.entry(b.entry("epoch 3"))])

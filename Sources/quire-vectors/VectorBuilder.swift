@@ -166,8 +166,14 @@ final class VectorBuilder {
     /// Appends one commit of `items` (attested as ``attestation`` says, or
     /// as `attest` overrides); returns the frame index of each item (for a
     /// blob: its manifest, or nil when deduplicated).
+    ///
+    /// `commitKey` is the key the commit frame is made under when it is not
+    /// the write key: a commit holding a keyring that starts a new epoch is
+    /// made under that keyring's key (`Spec/format.md §9.2`, R7-3).
     @discardableResult
-    func commit(_ items: [Item], expectReleased: Bool = true, attest: CommitAttestation? = nil) throws -> [Int?] {
+    func commit(_ items: [Item], expectReleased: Bool = true, attest: CommitAttestation? = nil, commitKey: EpochKey? = nil) throws
+        -> [Int?]
+    {
         var out: [Int?] = []
         var pendingRelease: [(Int, UInt8, [UInt8])] = []
         var pendingBlobs: [(Int, [UInt8], [UInt8])] = []
@@ -176,6 +182,7 @@ final class VectorBuilder {
         let base = vault.structure.frames.count
         try vault.commit(random: random, options: Self.quiet, attestation: attest ?? attestation) {
             (tx: PendingCommit) throws(FormatError) in
+            tx.commitKey = commitKey
             for item in items {
                 switch item {
                 case .entry(let r):
@@ -225,6 +232,8 @@ final class VectorBuilder {
             let id = KeyringID(unchecked: frame(index).trailer)
             ringKeys[id] = key
         }
+        // The writer holds the key it made the commit under.
+        if let commitKey { keys.add(commitKey) }
         if expectReleased {
             released += pendingRelease.map { (frame: $0.0, kind: $0.1, payload: $0.2) }
             blobs += pendingBlobs.map { (frame: $0.0, id: $0.1, content: $0.2) }
@@ -232,11 +241,21 @@ final class VectorBuilder {
         return out
     }
 
+    /// The write key of heads with `keys` (`Spec/keys.md §5`): of the
+    /// highest epoch, the smallest key commitment — the key a commit holding
+    /// keyrings that start those epochs is made under (format.md §9.2).
+    static func writeKey(of keys: [EpochKey]) -> EpochKey {
+        keys.min { a, b in a.epoch != b.epoch ? a.epoch > b.epoch : a.commitment.lexicographicallyPrecedes(b.commitment) }!
+    }
+
     /// Appends a keyring body as its own commit (both copies) and returns
     /// the first copy's frame index; `trust` makes its key the write key.
     @discardableResult
     func addKeyring(_ key: EpochKey, _ body: [UInt8], trust: Bool = true, members newMembers: [KeyringMember]? = nil) throws -> Int {
-        let index = try commit([.keyring(key, body)])[0]!
+        // A trusted keyring that starts a new epoch is committed under its
+        // own key, as a writer does (Spec/format.md §9.2, R7-3).
+        let starts = trust && key.epoch > (keys.writeKey?.epoch ?? 0)
+        let index = try commit([.keyring(key, body)], commitKey: starts ? key : nil)[0]!
         let id = KeyringBuilder.id(ofBody: body)
         ringKeys[id] = key
         if trust {

@@ -377,6 +377,30 @@ import Testing
         return (both, original, Array(try fileBytes(scratch)[cut...]), cut)
     }
 
+    /// Eighth review, R8-2 item 3: a commit made under a new epoch's key
+    /// (one that carries a keyring starting it, format.md §9.2) with a
+    /// record sealed under the old key, which a member the keyring removes
+    /// still holds. The writer refuses it with a typed error, and nothing is
+    /// written.
+    @Test func recordsUnderTheOldKeyInAKeyChangeCommitAreRefused() throws {
+        let v = RawKeyVault(label: "record in key change")
+        try v.create([[0]])
+        let before = try fileBytes(v.path)
+        let file = try v.open(writable: true)
+        let newer = EpochKey(epoch: 2, key: try SymmetricKey(using: SeededRandom(label: "epoch 2 commit")), blobKey: nil)
+        var refused = false
+        do {
+            try file.commit(random: SeededRandom(label: "mixed"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
+                try tx.appendSealed(kind: .entryRevision, payload: [1], compress: false)
+                tx.commitKey = newer
+            }
+        } catch {
+            if case .notWritable = error { refused = true }
+        }
+        #expect(refused)
+        #expect(try fileBytes(v.path) == before)
+    }
+
     /// Third review, item 4: more inserted commits than any look-back window.
     /// The genuine commit after 70 inserted ones links to the head it
     /// extends through the map of stored heads and still verifies.

@@ -397,6 +397,8 @@ func fileBytes(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] 
         _ = try VaultFile.create(at: v.path, vaultID: v.vaultID, keys: v.keys, random: SeededRandom(label: "floor create"), options: fast,
                              attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
             _ = try tx.appendPlaintext(kind: .keyring, keyID: CollidingKeys.id, epoch: 2, body: Array("a keyring".utf8))
+            // A commit that starts an epoch is made under its key (§9.2).
+            tx.commitKey = CollidingKeys.second(epoch: 2)
         }
         try v.open(writable: true).commit(random: SeededRandom(label: "floor commit"), options: fast, attestWith: v.member) {
             (tx: PendingCommit) throws(FormatError) in
@@ -942,14 +944,19 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         try v.create([[1]])
         let writer = try v.open(writable: true)
         var keyring = 0
+        // The keyring's commit is made under its epoch-2 key (§9.2).
+        let epoch2 = CollidingKeys.second(epoch: 2)
         try writer.commit(random: SeededRandom(label: "keyring"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
-            keyring = try tx.appendPlaintext(kind: .keyring, keyID: tx.key.id, epoch: 2, body: counting(40), trusted: true).index
+            keyring = try tx.appendPlaintext(kind: .keyring, keyID: epoch2.id, epoch: 2, body: counting(40), trusted: true).index
+            tx.commitKey = epoch2
         }
         var location: FrameLocation?
         try writer.commit(random: SeededRandom(label: "stale"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
             location = try tx.appendRaw(frame: plaintextFrame(kind: 0x7f, keyID: v.epochKey.id.bytes, body: counting(40)))
         }
-        let vault = try v.open(trustedKeyrings: [keyring: 2])
+        var keys = v.keys
+        keys.add(epoch2)
+        let vault = try v.open(keys: keys, trustedKeyrings: [keyring: 2])
         #expect(vault.commits.statuses == [.verified, .verified, .stale(epoch: 1, current: 2)])
         #expect(vault.commits.attestations[2] == .notChecked)
         #expect(vault.fatalCriticalKind == nil)

@@ -130,7 +130,7 @@ import Testing
         let genesis = v.body(v.epoch1)
         let next = v.body(v.epoch2, parents: [(KeyringBuilder.id(ofBody: genesis), v.epoch1)])
         try v.create([(v.epoch1, genesis)])
-        try v.append([(v.epoch2, next)])
+        try v.append([(v.epoch2, next)], commitKey: v.epoch2)
         let unlocked = try v.unlock(.recoveryKey(v.recovery))
         #expect(unlocked.keyrings.map(\.isTrusted) == [true, true])
         #expect(unlocked.trustedKeyrings == [0: 1, 2: 2])

@@ -114,11 +114,15 @@ final class KeyringVault {
     }
 
     /// Appends a commit with more keyrings, written with `epoch1`.
-    func append(_ keyrings: [(key: EpochKey, body: [UInt8])]) throws {
+    /// Appends `keyrings` in one commit, made under the epoch-1 key or
+    /// `commitKey` (a writer makes a commit that starts an epoch under the
+    /// new key, `Spec/format.md §9.2`).
+    func append(_ keyrings: [(key: EpochKey, body: [UInt8])], commitKey: EpochKey? = nil) throws {
         let vault = try VaultFile(path: path, writable: true)
         vault.verifyCommits(keys: KeySet(single: epoch1.withBlobKey(blobKey)), trustedKeyrings: [:], attestors: [recoverySigner.publicKey])
         try vault.commit(random: random, options: fast, attestWith: recoverySigner) { (tx: PendingCommit) throws(FormatError) in
             for k in keyrings { try tx.appendPlaintext(kind: .keyring, keyID: k.key.id, epoch: k.key.epoch, body: k.body) }
+            tx.commitKey = commitKey
         }
     }
 

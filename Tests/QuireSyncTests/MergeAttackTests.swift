@@ -223,4 +223,83 @@ import Testing
         #expect(!report.leftOut.isEmpty)
         #expect(try texts(c.a, laptop) == ["shared"])
     }
+
+    // MARK: Eighth review, R8-3 — a mutual removal's outcome set by who merges last
+
+    /// The keyring frame ids (trailers) of the file at `path`.
+    static func keyringIDs(_ path: String) throws -> Set<[UInt8]> {
+        let f = try VaultFile(path: path)
+        return Set(f.structure.frames.filter { $0.header.kind == .keyring }.map(\.trailer))
+    }
+
+    /// The laptop removes the phone (`RA`) while the phone removes the
+    /// laptop (`RB`), each in its own copy (format.md §8.4 scenario 2); each
+    /// then merges the other's copy. Since a removal is committed under its
+    /// own new key (R7-3), neither can verify the other's removal commit.
+    /// Before, merge carried a keyring the credential cannot open only from
+    /// a verified commit: each side dropped the other's removal, and which
+    /// removal stood depended on who merged last. Now it is carried when the
+    /// commit is under that keyring's own key and a member of its parent
+    /// signed its link (`Spec/merge.md §3.2`): both results hold both
+    /// removals, report them as mutual, and both merge orders agree.
+    @Test func attackMutualRemovalDecidedByWhoMergesLast() throws {
+        let c = try TwoCopies("mutual removal merge")
+        let laptop = Credential.device(c.laptop.keyPair)
+        let phone = Credential.device(c.phone.keyPair)
+        try c.onLaptop(c.a).removeDevice(named: "Phone", now: t0 + 5)
+        try c.onPhone(c.b).removeDevice(named: "Laptop", now: t0 + 6)
+        let both = try Self.keyringIDs(c.a).union(try Self.keyringIDs(c.b))
+        let aByLaptop = c.dir.file("a-laptop.quire")
+        let bByPhone = c.dir.file("b-phone.quire")
+        copy(c.a, aByLaptop)
+        copy(c.b, bByPhone)
+        let aCopy = c.dir.file("a-copy.quire")
+        let bCopy = c.dir.file("b-copy.quire")
+        copy(c.a, aCopy)
+        copy(c.b, bCopy)
+        _ = try VaultMerge.merge(vaultAt: aByLaptop, copyAt: bCopy, credential: laptop, options: fast)
+        _ = try VaultMerge.merge(vaultAt: bByPhone, copyAt: aCopy, credential: phone, options: fast)
+        #expect(try Self.keyringIDs(aByLaptop) == both)
+        #expect(try Self.keyringIDs(bByPhone) == both)
+        // A device cannot open the other's removal, so only a reader that
+        // opens both (the recovery key) sees them as mutual.
+        let recovery = Credential.recoveryKey(c.recovery)
+        for path in [aByLaptop, bByPhone] {
+            let unlocked = try KeyringEvaluator.unlock(try VaultFile(path: path), with: recovery)
+            #expect(unlocked.issues.filter { $0.code == "removal_mutual" }.count == 2)
+            #expect(unlocked.keyrings.filter(\.isTrusted).count == 4)  // the root, the enrolment, RA, RB
+        }
+        // The recovery key opens both: merging either way gives one file.
+        let ab = c.dir.file("ab.quire")
+        let ba = c.dir.file("ba.quire")
+        copy(c.a, ab)
+        copy(c.b, ba)
+        _ = try VaultMerge.merge(vaultAt: ab, copyAt: bCopy, credential: recovery, options: fast)
+        _ = try VaultMerge.merge(vaultAt: ba, copyAt: aCopy, credential: recovery, options: fast)
+        #expect(bytes(ab) == bytes(ba))
+        #expect(try Self.keyringIDs(ab) == both)
+        // Each device merging the other's result loses no removal either.
+        _ = try VaultMerge.merge(vaultAt: aByLaptop, copyAt: bByPhone, credential: laptop, options: fast)
+        #expect(try Self.keyringIDs(aByLaptop) == both)
+    }
+
+    /// The same in compaction: the laptop's vault with the phone's removal
+    /// group appended as the phone wrote it (under the removal's own key,
+    /// which the laptop does not hold). Before, compaction kept an unopened
+    /// keyring only from a verified commit and dropped the removal; now it
+    /// keeps it, as merge carries it (`Spec/merge.md §6`).
+    @Test func attackCompactionDropsTheOtherSidesRemoval() throws {
+        let c = try TwoCopies("mutual removal compaction")
+        let laptop = Credential.device(c.laptop.keyPair)
+        let prefix = bytes(c.a).count
+        try c.onLaptop(c.a).removeDevice(named: "Phone", now: t0 + 5)
+        try c.onPhone(c.b).removeDevice(named: "Laptop", now: t0 + 6)
+        let both = try Self.keyringIDs(c.a).union(try Self.keyringIDs(c.b))
+        try Self.write(bytes(c.a) + bytes(c.b)[prefix...], c.a)
+        _ = try Compaction.compact(
+            vaultAt: c.a, credential: laptop, options: CompactionOptions(dropUnverified: true), now: t0 + 10, writeOptions: fast)
+        #expect(try Self.keyringIDs(c.a) == both)
+        let unlocked = try KeyringEvaluator.unlock(try VaultFile(path: c.a), with: .recoveryKey(c.recovery))
+        #expect(unlocked.issues.filter { $0.code == "removal_mutual" }.count == 2)
+    }
 }

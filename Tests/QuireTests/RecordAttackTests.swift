@@ -105,6 +105,64 @@ import QuireSystem
         try writer.add(EntryBody(created: Self.t0 + 5, text: "still writing"))
     }
 
+    // MARK: R7-3 — the removed device re-commits the commit that removes it
+
+    /// The laptop removes the phone; the removal's commit is the file's
+    /// last. The phone, which holds only the epoch-1 key, replaces that
+    /// commit frame by one of its own under epoch 1 over the same group
+    /// (unattested) and appends an entry in a commit chained from it,
+    /// attested by itself. Before (seventh review R7-3), the removal's commit
+    /// was made under epoch 1: the phone's copy verified, unattested, raising
+    /// no floor, and its entry was released as verified with nothing
+    /// reported. Now the removal's commit is made under the epoch-2 key
+    /// (`Spec/format.md §9.2`); the copy under epoch 1 is stale (below its
+    /// own group's keyring, §9.3 step 2) and the phone's commit, chained
+    /// from it, is orphaned: its entry is unverified.
+    @Test func attackRemovedDeviceRecommitsItsRemoval() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop) = try Self.laptopVault(dir, "recommits removal")
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone recommits removal")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        try vault.add(EntryBody(created: Self.t0 + 2, text: "before the removal"))
+        try vault.removeDevice(named: "Phone", now: Self.t0 + 3)
+
+        // The phone's view: the removal keyring does not open, epoch 1 does.
+        let seen = try Self.rawFile(path, .device(phone.keyPair))
+        let epoch1 = try #require(seen.keys.writeKey)
+        #expect(epoch1.epoch == 1)
+        let removal = try #require(seen.structure.groups.last)
+        let commitFrame = seen.structure.frames[removal.commitFrame]
+        // The library made the removal's commit under the new epoch's key.
+        #expect(commitFrame.header.keyID != epoch1.id)
+        let header = CommitChain.commitHeader(keyID: epoch1.id)
+        let body = try CommitChain.body(
+            previousHead: removal.storedPreviousHead, digest: removal.digest, attestation: CommitChain.unattested, key: epoch1,
+            vaultID: seen.vaultID, commitHeader: header)
+        var bytes = Self.bytes(path)
+        #expect(UInt64(bytes.count) == commitFrame.location.offset + UInt64(header.encoded().count + body.count))
+        bytes.replaceSubrange(Int(commitFrame.location.offset)..<bytes.count, with: header.encoded() + body)
+        try Self.write(bytes, path)
+        let f = try Self.rawFile(path, .device(phone.keyPair))
+        let forgedRevision = EntryRevision(
+            entryID: EntryID(using: SeededRandom(label: "recommit")), revisionID: RevisionID(using: SeededRandom(label: "recommit rev")),
+            clock: HybridLogicalClock(milliseconds: UInt64(Self.t0 + 4), counter: 0),
+            body: EntryBody(created: Self.t0 + 4, text: "by the removed phone"))
+        try f.commit(random: SeededRandom(label: "recommit"), options: fast, attestWith: phone.keyPair) {
+            (tx: PendingCommit) throws(FormatError) in
+            try tx.appendSealed(kind: .entryRevision, payload: forgedRevision.encoded())
+        }
+
+        let reader = try Vault.open(at: path, credential: .device(laptop.keyPair), writable: false, options: fast)
+        let entries = try reader.entries()
+        let forged = try #require(entries.first { $0.body.text == "by the removed phone" })
+        #expect(!forged.isVerified && forged.attestedBy == nil)
+        let codes = reader.file.commitIssues.map(\.code)
+        #expect(codes.contains("stale_epoch") && codes.contains("commit_orphaned"))
+        // The removal stands: its keyring is trusted whatever its commit.
+        #expect(try reader.keyState().removed.contains { $0.publicKey == phone.publicKey })
+    }
+
     /// What a member attested before a trusted keyring removed it is shown
     /// as attested by a removed member, not as a member's: the file cannot
     /// show it was written before the removal (`Spec/format.md §9.4`).

@@ -286,6 +286,15 @@ def _looks_damaged(c: Commit, keys, vault_id: bytes) -> bool:
     return False
 
 
+def _own_keyring_epoch(c, trusted_ids) -> int:
+    """§9.3: the highest epoch of a trusted keyring with an intact copy in
+    c's group (0 when none)."""
+    return max([0] + [
+        trusted_ids[f.body[-BODY_HASH:]] for f in c.covered
+        if f.kind == KIND_KEYRING and f.body[-BODY_HASH:] in trusted_ids
+        and is_well_formed(f) and f.body_hash_ok()])
+
+
 def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
     """§9.3: heads, links, then in link order the chain, floor, stale and
     attestation; last, tampered mismatches. Returns the chain."""
@@ -332,6 +341,12 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
             c.line_floor = next((p.line_after for p in reversed(chain) if _member_attested(p, keys, vault_id)), 0)
             c.linked_floor = 0
         c.line_after, c.linked_after = c.line_floor, c.linked_floor
+        # 2, its own group: a commit holding a trusted keyring is made under
+        # a key of at least that keyring's epoch (seventh review R7-3); no
+        # attestation exempts one under an older key.
+        if c.key.epoch < _own_keyring_epoch(c, trusted_ids):
+            c.status, c.stale = "stale", True
+            continue
         if c.key.epoch < c.line_floor:                               # 2
             # A commit a current member attested is stale only below its
             # linked line (sixth review R6-2, Part 2 item 4).
@@ -385,10 +400,7 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
         if not c.fork and not c.over_deletion:
             _attestation(c, group_digest(c.covered), keys, vault_id, None)
         if c.attested:
-            c.raised = max([c.key.epoch] + [
-                trusted_ids[f.body[-BODY_HASH:]] for f in c.covered
-                if f.kind == KIND_KEYRING and f.body[-BODY_HASH:] in trusted_ids
-                and is_well_formed(f) and f.body_hash_ok()])
+            c.raised = max(c.key.epoch, _own_keyring_epoch(c, trusted_ids))
             c.line_after = max(c.line_floor, c.raised)
             c.linked_after = max(c.linked_floor, c.raised)
     # floor_k: over the commits before k in the file that are verified and

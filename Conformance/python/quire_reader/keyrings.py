@@ -622,6 +622,8 @@ def _child_rules(kr: Keyring, by_id: dict, anc: dict, vault_id: bytes):
             new_members.discard(rec)
         if not removes <= members:
             return "keyring_unauthenticated", "it removes a key that is no parent's member"
+        if kr.epoch <= top:
+            return "keyring_unauthenticated", "a removal keeps its parents' epoch"
         if not (len(removes) == 1 or removes <= parent_recs - {rec}
                 or kr.signed_by_recovery(by_id)):
             return "keyring_unauthenticated", "a device's removal removes more than one"
@@ -990,6 +992,25 @@ def _removed_or_behind(keyrings: list, trusted: list, opener: SlotOpener, vault_
                     m.get("key") == signer and _may_sign(m) for m in p.members()):
                 return removed, True
     return removed, False
+
+
+def member_made(kr: Keyring, trusted: list, vault_id: bytes) -> bool:
+    """merge.md §3.2 (eighth review R8-3): a keyring the credential did not
+    open that a member made — one of its links opens under a trusted
+    parent's key and carries the signature of a member of that parent that
+    may sign, whether a later keyring removed it or not (the check of
+    format.md §8.6)."""
+    if not _passes_rule1_public(kr) or kr.opened or kr.fail:
+        return False
+    trusted_by_id = {t.id: t for t in trusted}
+    for i, pid in enumerate(kr.parents):
+        p = trusted_by_id.get(pid)
+        if p is None:
+            continue
+        signer = _open_link(kr, i, p.key, vault_id)
+        if signer is not None and any(m.get("key") == signer and _may_sign(m) for m in p.members()):
+            return True
+    return False
 
 
 def open_keyrings(frames: list, opener: SlotOpener, vault_id: bytes) -> Keys:

@@ -24,7 +24,7 @@ from .errors import QuireError
 from .frames import (BODY_HASH, CHUNK_PUBLIC, COMMIT_BODY, HEADER_SIZE, KIND_CHUNK, KIND_COMMIT,
                      KIND_KEYRING, KIND_MANIFEST, KIND_ROWS, MAGIC, NONCE, VERSION, Frame,
                      build_header, is_well_formed, parse_header)
-from .keyrings import (Credential, HeldKey, Keyring, SlotOpener, _may_sign, _parse_public,
+from .keyrings import (Credential, HeldKey, Keyring, SlotOpener, _may_sign, _parse_public, member_made,
                        open_keyrings)
 from .payload import padme, unpad
 from .reader import STALE, lay_out, open_view, release_keys
@@ -153,8 +153,13 @@ def _classify(side: Side, keys: _FileKeys, union, vault_id: bytes, skip_groups: 
                     pass                                  # whatever its commit
                 elif kr is None or kr.pub is None or kr.opened or kr.fail_public:
                     reason = "keyring_unauthenticated"    # a decoy, a forgery
-                elif not c.verified:
-                    reason = _commit_reason(c)            # unopened: a verified commit's only
+                elif not c.verified and not (c.status == "unverifiable" and not c.stale
+                                             and c.frame.key_id == kr.key_commit[:6]
+                                             and member_made(kr, union.trusted, vault_id)):
+                    # unopened: from a verified commit, or from an
+                    # unverifiable one under its own key that a member
+                    # made (eighth review R8-3)
+                    reason = _commit_reason(c)
             elif not c.verified:
                 reason = _commit_reason(c)
             elif f.kind == KIND_CHUNK and keys.candidates(f.key_id):
@@ -262,10 +267,14 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
         sc = Side("c", c, lay_out(c), None)
     for s in (sv, sc):
         s.torn = s.view.committed_end < len(s.data)
-        if s.keys is not None and (s.keys.removed or s.keys.behind):   # removed or behind
-            raise QuireError("removed_from_vault")
+    # §3.1: removed or behind in V over V's keyrings alone, in C over the
+    # keyrings of both files together (third review A8)
+    if sv.keys.removed or sv.keys.behind:
+        raise QuireError("removed_from_vault")
 
     union = _union_keys((sv, sc), cred, vault_id)
+    if union.removed or union.behind:
+        raise QuireError("removed_from_vault")
     trusted = {kr.id: kr for kr in union.trusted}
     members = union.signing_members()
     if pk not in members:
@@ -295,7 +304,13 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
 
     write = trusted[_write_key(trusted).id]
     wkey = write.key
-    wcommit = key_commitment(wkey)
+
+    # §3.3: a keyring carried unopened above the write key's epoch would be
+    # committed under an older key than its own (stale, format.md §9.3)
+    above = [kr.epoch for side in ("v", "c") for b in sides_blocks[side] for kr in b.keyrings
+             if kr.pub is not None and kr.id not in trusted and kr.epoch > write.epoch]
+    if above:
+        raise QuireError("behind_newer_keyring", "an unopened keyring of epoch %d" % max(above))
 
     # merge.md §3.4: re-sealing into a rekeyed result
     rekeys = [kr.epoch for kr in trusted.values() if kr.reason == "rekey"]
@@ -338,9 +353,7 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
                 if f.kind == KIND_KEYRING:
                     all_keyring_ids.add(f.body[-BODY_HASH:])
 
-    att_key = subkey(wkey, SUBKEY_ATTESTATION)
-    nonce_key = subkey(wkey, SUBKEY_NONCE)
-    commit_header = build_header(KIND_COMMIT, 0, write.key_commit[:6], COMMIT_BODY)
+    ring_epoch = {kr.id: kr.epoch for kr in union.keyrings if kr.pub is not None}
     # the result extends the prefix's chain tip (format.md §9.1): the last
     # commit of the prefix's own walk (§9.3), judged on copies so that the
     # verdicts on V's commits stay those of the whole file
@@ -394,14 +407,26 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
         frames += second
         digest = group_digest(frames)
         src = b.commit
+        # §3.3: under the key of a keyring it writes that starts the write
+        # key's epoch (the smallest key commitment among several), when
+        # held; otherwise under the write key (eighth review R8-3)
+        starting = [trusted[f.body[-BODY_HASH:]] for f in frames if f.kind == KIND_KEYRING
+                    and f.body[-BODY_HASH:] in trusted]
+        starting = [kr for kr in starting if kr.epoch == write.epoch and kr.key is not None
+                    and all(ring_epoch.get(p, 0) < kr.epoch for p in kr.parents)]
+        bkr = min(starting, key=lambda kr: kr.key_commit) if starting else write
+        bkey, bcommit = bkr.key, bkr.key_commit
+        att_key = subkey(bkey, SUBKEY_ATTESTATION)
+        nonce_key = subkey(bkey, SUBKEY_NONCE)
+        commit_header = build_header(KIND_COMMIT, 0, bcommit[:6], COMMIT_BODY)
         # §3.3: carried only whole, after the same head, under the same key
         # (the signature covers the key commitment, format.md §9.2);
         # otherwise the block is moved.
         if src.attestation in ("attested", "removed") and digest == group_digest(src.covered) \
-                and src.prev_used == prev and src.key.commit == wcommit:
+                and src.prev_used == prev and src.key.commit == bcommit:
             a = src.signer + _source_signature(src, vault_id)       # whole, unchanged, in place
         elif src.attested or b.only_trusted_keyrings:
-            a = pk + ed25519_sign(sk, b"quire-commit-v2" + vault_id + wcommit + prev + digest)
+            a = pk + ed25519_sign(sk, b"quire-commit-v2" + vault_id + bcommit + prev + digest)
         else:
             a = NO_ATTESTATION                                       # never laundered
         # §9.2: A is sealed first, over the head the commit extends and D;
@@ -409,7 +434,7 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
         ad = attestation_ad(vault_id, commit_header[:12], prev, digest)
         nonce = attestation_nonce(nonce_key, ad, a)
         sealed = aead_seal(att_key, nonce, a, ad)
-        head = chain_head(wkey, vault_id, prev, digest, commit_header[:12], nonce + sealed)
+        head = chain_head(bkey, vault_id, prev, digest, commit_header[:12], nonce + sealed)
         for f in frames:
             out += f.header + f.body
         out += commit_header + head + prev + nonce + sealed

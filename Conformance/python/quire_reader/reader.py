@@ -126,14 +126,14 @@ def open_view(data: bytes, opener: SlotOpener, vault_id: bytes):
     Returns (view, the file as read, the offset of a rebuilt commit header
     or None)."""
     view = _look(data, opener, vault_id)
-    recovered = _recover_commit(data, view, vault_id)
+    recovered = _recover_commit(data, view, vault_id, opener)
     if recovered is None:
         return view, data, None
     at, data = recovered
     return _look(data, opener, vault_id), data, at
 
 
-def _recover_commit(data: bytes, view: View, vault_id: bytes):
+def _recover_commit(data: bytes, view: View, vault_id: bytes, opener: SlotOpener):
     """§10.3 commit recovery: returns the offset of the rebuilt commit header
     and the file with it in place, or None."""
     at = len(data) - COMMIT_FRAME
@@ -158,7 +158,19 @@ def _recover_commit(data: bytes, view: View, vault_id: bytes):
         prevs.append(last)
     digest = group_digest(frames)
     stored = data[at + FRAME_HEADER:at + FRAME_HEADER + 32]
-    order = sorted(view.keys.held, key=lambda h: (-h.epoch, h.commit))
+    # The held keys, and the keys of the tail's keyrings that the key layer
+    # trusts once they count as committed: a commit that starts a new epoch
+    # is made under the new key (§9.2, seventh review R7-3).
+    held = {h.commit: h for h in view.keys.held}
+    tail_rings = [(f, len(view.commits)) for f in frames if f.kind == KIND_KEYRING]
+    if tail_rings:
+        rings = [(f, c.index) for c in view.commits for f in c.covered if f.kind == KIND_KEYRING]
+        try:
+            for h in open_keyrings(rings + tail_rings, opener, vault_id).held:
+                held.setdefault(h.commit, h)
+        except QuireError:
+            pass
+    order = sorted(held.values(), key=lambda h: (-h.epoch, h.commit))
     for h in order:
         header = build_header(KIND_COMMIT, 0, h.key_id, COMMIT_BODY)
         if any(chain_head(h.key, vault_id, p, digest, header[:12], body[64:200]) == stored for p in prevs):
