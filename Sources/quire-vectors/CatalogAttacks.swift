@@ -786,11 +786,10 @@ extension Catalog {
             },
             {
                 // The over-cost slot is in the root, and the passphrase's slot
-                // in its child: the child is newest, its slot reaches its key,
-                // and its parentKeys reach the root's before the root's turn
-                // (Spec/format.md §8.5 step 2), so the root's slots are never
-                // tried and nothing is refused. Before: the root's slots were
-                // tried, and the refused slot was a warning at the root.
+                // in its child. The bootstrap goes in file order (Spec/format.md
+                // §8.5 step 2), so the root's slots are tried first and the
+                // over-cost one is refused, a warning at the root; the child's
+                // slot then opens and its parentKeys reach the root's key.
                 let overCap: (EpochKey, VaultID, SeededRandom) throws -> [StoredSlot] = { _, _, r in
                     [
                         StoredSlot(
@@ -799,7 +798,7 @@ extension Catalog {
                                 box: r.bytes(KeySlot.boxByteCount)))
                     ]
                 }
-                let b = try VectorBuilder("success-over-cap-root-slot-reached-by-chain", extraSlots: overCap)
+                let b = try VectorBuilder("recovered-over-cap-root-slot-tried-first", extraSlots: overCap)
                 try b.commit([.entry(b.entry("epoch 1"))])
                 let k2 = try b.freshKey(2)
                 var p = Array("hunter2".utf8)
