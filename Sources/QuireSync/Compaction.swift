@@ -164,18 +164,18 @@ package enum Compaction {
                 } else if let body = f.plaintextBody, f.checksumIntact == true {
                     // One the credential did not open (neither trusted nor
                     // rejected: not its to judge) is carried byte for byte
-                    // from a verified commit, or from an unverifiable one
-                    // under its own key when a member made it, as merge
-                    // carries it (merge.md §3.2, §6): another reader may
-                    // trust it.
+                    // when a member made it with an epoch at most one above
+                    // its trusted parents' (ninth review R9-2), from a
+                    // verified commit or from an unverifiable one under its
+                    // own key, as merge carries it (merge.md §3.2, §6):
+                    // another reader may trust it.
                     let id = KeyringBuilder.id(ofBody: body)
                     if let ring = unopened[id], !keptKeyringIDs.contains(id), let g = file.structure.groupIndex(ofFrame: i),
-                        g < file.commits.statuses.count,
+                        g < file.commits.statuses.count, unlocked.memberMade(ring, vaultID: file.vaultID),
                         file.commits.statuses[g] == .verified
                             || (file.commits.statuses[g] == .unverifiable
                                 && file.structure.frames[file.structure.groups[g].commitFrame].header.keyID
-                                    == KeyID(commitment: ring.record.publicPart.keyCommit)
-                                && unlocked.memberMade(ring, vaultID: file.vaultID))
+                                    == KeyID(commitment: ring.record.publicPart.keyCommit))
                     {
                         keptKeyringIDs.insert(id)
                         keyrings.append((f.header.keyID, ring.epoch, body, false))

@@ -22,9 +22,11 @@ struct KeyringUnion {
     /// The epoch of each keyring the credential did not open that a member
     /// made: one of its links opens under the key of a trusted parent and
     /// carries the signature of a member of that parent, removed or not
-    /// (the check of `Spec/format.md §8.6`). Merge carries such a keyring
-    /// from a commit it cannot verify when that commit is under the
-    /// keyring's own key (`Spec/merge.md §3.2`, eighth review R8-3).
+    /// (the check of `Spec/format.md §8.6`), with an epoch at most one above
+    /// its trusted parents'. Merge carries no other unopened keyring (ninth
+    /// review R9-2), and such a keyring also from a commit it cannot verify
+    /// when that commit is under the keyring's own key (`Spec/merge.md
+    /// §3.2`, eighth review R8-3).
     let memberMade: [KeyringID: UInt32]
 
     /// Writes the first intact copy of every keyring of `sides` — parents
@@ -132,9 +134,10 @@ struct KeyringUnion {
 
     /// Whether the keyring frame with id `id` is carried, and if not why
     /// (`Spec/merge.md §3.2`): a trusted keyring is; a keyring the credential
-    /// did not open is, when its commit verified, or when a member made it
-    /// (``memberMade``) and its commit is under its own key; a keyring it
-    /// opened and rejected, or whose public part is malformed, is not.
+    /// did not open is when a member made it within one epoch of its trusted
+    /// parents (``memberMade``, ninth review R9-2) and its commit verified or
+    /// is under its own key; a keyring it opened and rejected, or whose
+    /// public part is malformed, is not.
     func verdict(_ id: KeyringID) -> Verdict {
         if trustedEpochs[id] != nil { return .trusted }
         if let why = rejected[id] { return .rejected(why) }

@@ -735,19 +735,23 @@ final class Side {
                     }
                 // A keyring is carried when the result trusts it, whatever
                 // its commit (its signature decides); one the credential
-                // cannot open from a verified commit, or from an unverifiable
-                // one under its own key when a member made it (a removal
-                // this credential cannot open is committed under its new
-                // key, eighth review R8-3); one it rejects — a decoy, a
-                // forgery — never (Spec/merge.md §3.2).
+                // cannot open only when a member made it with an epoch at
+                // most one above its trusted parents' (ninth review R9-2),
+                // from a verified commit or from an unverifiable one under
+                // its own key (a removal this credential cannot open is
+                // committed under its new key, eighth review R8-3); one it
+                // rejects — a decoy, a forgery — never (Spec/merge.md §3.2).
                 if f.header.kind == .keyring && !f.header.isSealed && f.checksumIntact == true {
                     let id = KeyringID(unchecked: f.trailer)
                     switch union.verdict(id) {
                     case .trusted: break
                     case .unopened:
-                        if let notVouched,
-                            !(status == .unverifiable && union.memberMade[id] != nil && ownKeyCommit(f) == commitFrame.header.keyID)
-                        {
+                        if union.memberMade[id] == nil {
+                            leftOut.append(
+                                .untrustedKeyring(f.location, reason: "no member made it, or its epoch is out of reach of its parents"))
+                            continue
+                        }
+                        if let notVouched, !(status == .unverifiable && ownKeyCommit(f) == commitFrame.header.keyID) {
                             leftOut.append(notVouched)
                             continue
                         }

@@ -16,9 +16,15 @@ extension UnlockedKeys {
     /// by a member: one of its links opens under the key of a trusted
     /// parent and carries the signature of a member of that parent, removed
     /// since or not — the check of `Spec/format.md §8.6`, which only a
-    /// member's key passes (`Spec/merge.md §3.2`, eighth review R8-3).
+    /// member's key passes (`Spec/merge.md §3.2`, eighth review R8-3) —
+    /// and its public epoch is at most one above its highest trusted
+    /// parent's (rule 5.4 from the public part): a made-up epoch would make
+    /// every later merge and compaction refuse [`behind_newer_keyring`]
+    /// (ninth review R9-2).
     package func memberMade(_ ring: KeyringInfo, vaultID: VaultID) -> Bool {
         guard ring.content == nil, ring.problem == nil else { return false }
+        let parentEpochs = ring.parents.compactMap { p in keyrings.first(where: { $0.id == p && $0.isTrusted })?.epoch }
+        guard let top = parentEpochs.max(), UInt64(ring.epoch) <= UInt64(top) + 1 else { return false }
         for (index, p) in ring.parents.enumerated() {
             guard let parent = keyrings.first(where: { $0.id == p }), parent.isTrusted, let parentKey = parent.epochKey,
                 let content = parent.content,

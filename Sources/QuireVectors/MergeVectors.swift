@@ -386,6 +386,30 @@ public enum MergeVectors {
                 comment:
                     "the same two removals merged by the laptop, which cannot open the phone's removal nor verify its commit (made under the removal's own key, format.md §9.2): the removal is carried all the same, since its commit is under its own key and a member of its parent signed its link (merge.md §3.2, eighth review R8-3), so both removals stand for every reader; the phone's entry, sealed under a key the laptop does not hold in an unverifiable commit, is left out"
             ),
+            try build(
+                "attack-made-up-epoch-keyring-left-out",
+                comment:
+                    "attack (ninth review R9-2): a holder of the epoch key with no signing key (a passphrase or escrow holder) appends to the copy a keyring nobody can open, of public epoch 99, child of the last trusted keyring with a random link, in a verified commit nobody attested. Before, merge carried it (an unopened keyring from a verified commit) and then refused, since it sat above the write key's epoch [behind_newer_keyring]: every merge and compaction, for every credential, for good. Now an unopened keyring is carried only when a member made it (format.md §8.6) and its epoch is at most one above its trusted parents' (merge.md §3.2): it is left out [keyring_unauthenticated], and the copy's entry comes in",
+                a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
+                b: { k in
+                    let v = try k.open(k.b, "phone")
+                    try k.write(v, text: "phone", clock: c + 110)
+                    let unlocked = try KeyringEvaluator.unlock(v.file, with: .device(k.phone.keyPair))
+                    guard let parent = unlocked.keyrings.last(where: \.isTrusted) else {
+                        throw VectorFile.ParseError(description: "no trusted keyring")
+                    }
+                    let r = SeededRandom(label: "made-up epoch keyring")
+                    let keyCommit = r.bytes(32)
+                    let body = KeyringRecord(
+                        publicPart: KeyringPublic(
+                            epoch: 99, keyCommit: keyCommit, parents: [parent.id], links: [r.bytes(KeyringRecord.linkByteCount)],
+                            isEscrowFree: false, slotEntries: []),
+                        nonce: r.bytes(24), sealed: r.bytes(64)
+                    ).encodedBody()
+                    try v.file.commit(random: r, options: quiet, attestation: .none) { (tx: PendingCommit) throws(FormatError) in
+                        try tx.appendKeyring(keyID: KeyID(commitment: keyCommit), epoch: 99, body: body, trusted: false)
+                    }
+                }),
             try keyringAndChild(),
             try build(
                 "attestation-carried-and-partial",

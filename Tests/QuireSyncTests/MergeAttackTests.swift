@@ -302,4 +302,98 @@ import Testing
         let unlocked = try KeyringEvaluator.unlock(try VaultFile(path: c.a), with: .recoveryKey(c.recovery))
         #expect(unlocked.issues.filter { $0.code == "removal_mutual" }.count == 2)
     }
+
+    // MARK: Ninth review, R9-2 — an unopened keyring's made-up epoch stops every merge
+
+    /// Appends to `path`, as a holder of `credential`'s keys, a keyring
+    /// nobody can open (no slot) of public epoch `epoch`, child of the last
+    /// trusted keyring. With `signer`, its link carries that key's signature
+    /// and its commit is made under its own key (what a member, removed
+    /// since or not, can write); without, its link is random bytes and its
+    /// commit a verified, unattested one under the current key (what a
+    /// passphrase or escrow holder can write). Returns its frame trailer.
+    static func appendUnopenedKeyring(
+        _ path: String, _ credential: Credential, epoch: UInt32, signer: Ed25519.KeyPair?, label: String
+    ) throws -> [UInt8] {
+        let f = try rawFile(path, credential)
+        let parent = try #require(try KeyringEvaluator.unlock(f, with: credential).keyrings.last(where: \.isTrusted))
+        let parentKey = try #require(parent.epochKey)
+        let r = SeededRandom(label: label)
+        let key = EpochKey(epoch: epoch, key: try SymmetricKey(bytes: r.bytes(32)))
+        let links =
+            try signer.map {
+                try KeyringRecord.links(
+                    parents: [(parent.id, parentKey)], signer: $0, vaultID: f.vaultID, epoch: epoch, keyCommit: key.commitment, random: r)
+            } ?? [r.bytes(KeyringRecord.linkByteCount)]
+        let body = KeyringRecord(
+            publicPart: KeyringPublic(
+                epoch: epoch, keyCommit: key.commitment, parents: [parent.id], links: links, isEscrowFree: false, slotEntries: []),
+            nonce: r.bytes(24), sealed: r.bytes(64)
+        ).encodedBody()
+        let ownKey = signer != nil
+        try f.commit(random: r, options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+            try tx.appendKeyring(keyID: key.id, epoch: epoch, body: body, trusted: false)
+            if ownKey { tx.commitKey = key }
+        }
+        return BLAKE2b.hash(body, byteCount: 32)
+    }
+
+    /// A passphrase or escrow holder (an epoch key, no signing key) appends
+    /// a keyring nobody can open, of public epoch 99, in a verified,
+    /// unattested commit. Before, merge carried it (an unopened keyring from
+    /// a verified commit) and then refused, as did compaction, because it
+    /// sat above the write key's epoch [`behind_newer_keyring`]: every merge
+    /// and compaction of the vault, for every credential, for good. Now an
+    /// unopened keyring is carried only when a member made it and its epoch
+    /// is at most one above its trusted parents' (`Spec/merge.md §3.2`):
+    /// this one is left out [`keyring_unauthenticated`], and both go through.
+    @Test func attackMadeUpEpochStopsEveryMerge() throws {
+        let c = try TwoCopies("made-up epoch")
+        let laptop = Credential.device(c.laptop.keyPair)
+        try c.onPhone(c.b).add(EntryBody(created: t0 + 6, text: "from the phone"))
+        let clean = try Self.keyringIDs(c.a)
+        let junk = try Self.appendUnopenedKeyring(c.a, laptop, epoch: 99, signer: nil, label: "made-up epoch")
+        #expect(try Self.keyringIDs(c.a).contains(junk))
+        #expect(try Vault.open(at: c.a, credential: laptop, options: fast).file.commits.allVerified)
+        let withJunk = c.dir.file("with-junk.quire")
+        let other = c.dir.file("other.quire")
+        let compacted = c.dir.file("compacted.quire")
+        copy(c.a, withJunk)
+        copy(c.b, other)
+        copy(c.a, compacted)
+        // In the copy: left out.
+        let report = try VaultMerge.merge(vaultAt: other, copyAt: withJunk, credential: laptop, options: fast)
+        #expect(report.leftOut.map(\.code).contains("keyring_unauthenticated"))
+        #expect(try Self.keyringIDs(other) == clean)
+        // In the vault: dropped.
+        _ = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: laptop, options: fast)
+        #expect(try Self.keyringIDs(c.a) == clean)
+        #expect(try texts(c.a, laptop).contains("from the phone"))
+        // Compaction does not keep it either.
+        _ = try Compaction.compact(vaultAt: compacted, credential: laptop, options: CompactionOptions(), now: t0 + 10, writeOptions: fast)
+        #expect(try Self.keyringIDs(compacted) == clean)
+    }
+
+    /// The same by a removed device: the phone, removed by the laptop, links
+    /// a keyring of public epoch 99 to one it was a member of, signs the link
+    /// and commits it under the keyring's own key (readers see only
+    /// `commit_unverifiable`). A member made it, but its epoch is out of
+    /// reach of its parent's: merge leaves it out and compaction drops it.
+    @Test func attackRemovedDeviceMadeUpEpochStopsEveryMerge() throws {
+        let c = try TwoCopies("removed made-up epoch")
+        let laptop = Credential.device(c.laptop.keyPair)
+        let prefix = bytes(c.a).count
+        try c.onLaptop(c.a).removeDevice(named: "Phone", now: t0 + 5)
+        let clean = try Self.keyringIDs(c.a)
+        let before = bytes(c.a)
+        let junk = try Self.appendUnopenedKeyring(c.b, .device(c.phone.keyPair), epoch: 99, signer: c.phone.keyPair, label: "removed epoch")
+        #expect(try Self.keyringIDs(c.b).contains(junk))
+        let report = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: laptop, options: fast)
+        #expect(report.leftOut.map(\.code).contains("keyring_unauthenticated"))
+        #expect(try Self.keyringIDs(c.a) == clean)
+        try Self.write(before + bytes(c.b)[prefix...], c.a)
+        _ = try Compaction.compact(
+            vaultAt: c.a, credential: laptop, options: CompactionOptions(dropUnverified: true), now: t0 + 10, writeOptions: fast)
+        #expect(try Self.keyringIDs(c.a) == clean)
+    }
 }

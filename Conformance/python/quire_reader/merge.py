@@ -133,6 +133,17 @@ def _body_hash_fails(f: Frame, keys) -> bool:
     return bool(candidates) and not any(f.body_hash_ok(h.commit) for h in candidates)
 
 
+def _carry_unopened(kr, union, vault_id):
+    # R9: an unopened keyring is carried only when a member made it (the
+    # §8.6 link check, removed or not) and its public epoch is at most one
+    # above its highest trusted parent's (rule 5.4 from the public part).
+    if not member_made(kr, union.trusted, vault_id):
+        return False
+    tr = {t.id: t for t in union.trusted}
+    top = max((tr[p].epoch for p in kr.parents if p in tr), default=0)
+    return kr.epoch <= top + 1
+
+
 def _classify(side: Side, keys: _FileKeys, union, vault_id: bytes, skip_groups: int):
     """merge.md §3.2 for each committed group after the prefix: returns
     [Block] and the frames left out [(frame, reason)]."""
@@ -153,9 +164,10 @@ def _classify(side: Side, keys: _FileKeys, union, vault_id: bytes, skip_groups: 
                     pass                                  # whatever its commit
                 elif kr is None or kr.pub is None or kr.opened or kr.fail_public:
                     reason = "keyring_unauthenticated"    # a decoy, a forgery
+                elif not _carry_unopened(kr, union, vault_id):
+                    reason = "keyring_unauthenticated"    # R9: no member made it, or an impossible epoch
                 elif not c.verified and not (c.status == "unverifiable" and not c.stale
-                                             and c.frame.key_id == kr.key_commit[:6]
-                                             and member_made(kr, union.trusted, vault_id)):
+                                             and c.frame.key_id == kr.key_commit[:6]):
                     # unopened: from a verified commit, or from an
                     # unverifiable one under its own key that a member
                     # made (eighth review R8-3)
