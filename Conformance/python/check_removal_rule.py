@@ -20,6 +20,11 @@ or more devices (the recovery key). It drives this reader's own rule 6
       keyring leads to a standing answer (a removal on that side), and then
       the removal is reported (removal_mutual or removal_tie);
   P2  no puppet of a standing removal is a current member (no residual);
+      the oracle's puppets are computed here, not with the reader's
+      *vouched for*: a key that a removed member or puppet enrolled and
+      whose every enrolment outside R and its ancestors traces back,
+      through the enrolers' signers, only to keys R removes (ninth review
+      R9-1);
   P3  a removal the recovery key Q signed, which no recovery-signed keyring
       defies, is not cut (unless an ancestor is);
   P4  a keyring whose line (itself and its ancestors) only members never
@@ -37,12 +42,16 @@ Usage: python3 check_removal_rule.py [N]      (N = 4: H and 3 more, 88,763
                                               of 5 to 7 keyrings, seed 7)
        python3 check_removal_rule.py -COUNT --expect P1=8,P1w=1
            (exit 0 only if the failures are exactly those counts)
+       python3 check_removal_rule.py --scenarios
+           (the properties on the graphs of format.md §8.4 scenarios 14
+           and 15, which neither the size-4 run nor the random mode reach)
        python3 check_removal_rule.py --emit removal-rule-graphs.txt
            (the graphs the Swift evaluator replays, with this reader's outcome)
 Exit status 1 when a property fails. The seventh review's findings R7-1 and
 R7-2 fail P1/P2 on the rule before the seventh review; the eighth review's
 R8-1 fails P4/P6/P7 on the rule before the eighth review (size 4 and the
-random mode).
+random mode); the ninth review's R9-1 fails P2 on the rule before the ninth
+review (--scenarios: six failures on the three graphs of scenario 15).
 """
 import collections
 import itertools
@@ -196,11 +205,29 @@ def properties(graph, anc, out, ties, warned):
                 clean.add(d)
                 legit |= set(d.added)
                 seen_by_R |= set(d.members)
-        # ... nor one that a keyring outside R's ancestors, signed by a key
-        # neither R's removed member nor a puppet, enrols too.
+        # ... nor one that a key R does not remove brought in (ninth review
+        # R9-1). Computed here from the other end, independently of the
+        # reader's *vouched for* passes: the keys whose every enrolment
+        # outside R and its ancestors traces back, through the enrolers'
+        # signers, only to keys R removes -- the greatest set, found by
+        # striking out, from every key R did not see, each key that a
+        # keyring outside R's ancestors signed by a key not (or no longer)
+        # in the set enrols, until none is struck. A key outside that set
+        # is honest: a cycle of keys that enrol each other, all brought in
+        # by R's removed member, stays in it (the least fixpoint of the
+        # eighth review's rule never took them).
+        traced = set(devs) | {k for E in graph for k in E.added if k not in seen_by_R}
+        struck = True
+        while struck:
+            struck = False
+            for E in graph:
+                if E is R or E in anc[R] or E.signer in traced:
+                    continue
+                for k in E.added:
+                    if k in traced and k not in devs:
+                        traced.discard(k); struck = True
         def honest(k):
-            return any(E is not R and E not in anc[R] and k in E.added and E.signer not in devs and E.signer not in puppets
-                       for E in graph)
+            return k not in traced
         grow = True
         while grow:
             grow = False
@@ -361,6 +388,44 @@ def r8_scenarios():
     ]
 
 
+def r9_scenarios():
+    """format.md §8.4 scenario 15 (ninth review R9-1): a removed device
+    enrols two keys on its fork, each of which then enrols the other, and
+    answers -- (a) a mutual answer, (b) the same, then an honest join and a
+    rotation by one of the keys, (c) a tie (scenario 12)."""
+    M = {'A', 'B', 'C', 'Q'}
+    S = M | {'P1', 'P2'}
+    cycle = [('X1', ['H'], 'B', M | {'P1'}, 'Q', (), 'enrol P1'),
+             ('X2', ['H'], 'B', M | {'P2'}, 'Q', (), 'enrol P2'),
+             ('X3', ['X1'], 'P1', S, 'Q', (), 'enrol existing P2'),
+             ('X4', ['X2'], 'P2', S, 'Q', (), 'enrol existing P1')]
+    answer = [('R', ['H'], 'A', M - {'B'}, 'Q', ('B',), 'remove B')] + cycle + [
+        ('X', ['X3', 'X4'], 'B', S - {'A'}, 'Q', ('A',), 'remove A')]
+    return [
+        scenario(answer),
+        scenario(answer + [('J', ['R', 'X'], 'C', {'C', 'Q', 'P1', 'P2'}, 'Q', (), 'join'),
+                           ('K', ['J'], 'P1', {'C', 'Q', 'P1', 'P2'}, 'Q', (), 'rotate')]),
+        scenario([('Y1', ['H'], 'C', M, 'Q', (), 'rotate'),
+                  ('R0', ['Y1'], 'A', M - {'B'}, 'Q', ('B',), 'remove B')] + cycle + [
+                  ('R2', ['X3', 'X4'], 'P1', S - {'C'}, 'Q', ('C',), 'remove C')]),
+    ]
+
+
+def check_scenarios():
+    """The properties on the graphs of scenarios 14 and 15, which the
+    exhaustive size (four keyrings) and the random mode do not reach (the
+    cycle of scenario 15 takes seven). Returns the failures."""
+    fails = []
+    for i, (graph, anc) in enumerate(r8_scenarios() + r9_scenarios()):
+        for g in graph:
+            g.fail = None
+            g.puppets = set()
+        out, ties = evaluate(graph, anc)
+        warned = set(ties) | set(getattr(out, 'warned', ()))
+        fails += [(p, 'scenario graph %d: %s' % (i, d)) for p, d in properties(graph, anc, out, ties, warned)]
+    return fails
+
+
 def enrols_a_key_the_removal_saw(graph, anc):
     """A keyring signed by a key removal R removes, outside R's ancestors,
     enrols a key R or an ancestor lists (what R8-1 exploited)."""
@@ -405,7 +470,7 @@ def emit(path):
         lines.append('%s => %s | %s | %s' % (rings, names(g for g in graph if g not in out), names(ties), names(mutuals)))
     h = root()
     extend([h], {h: set()}, None, 4, visit)
-    for graph, anc in r8_scenarios():
+    for graph, anc in r8_scenarios() + r9_scenarios():
         visit(graph, anc, always=True)
     with open(path, 'w') as f:
         f.write('# Generated by check_removal_rule.py --emit (format.md §8.4 rule 6); '
@@ -418,6 +483,12 @@ if __name__ == '__main__':
     if len(sys.argv) > 2 and sys.argv[1] == '--emit':
         emit(sys.argv[2])
         sys.exit(0)
+    if len(sys.argv) > 1 and sys.argv[1] == '--scenarios':
+        failed = check_scenarios()
+        print('scenario graphs', len(r8_scenarios()) + len(r9_scenarios()), 'failures', len(failed))
+        for f in failed:
+            print('   ', f)
+        sys.exit(1 if failed else 0)
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 4
     # --expect P1=8,P1w=1: the failures the random mode is known to find
     # (the residual classes of format.md §8.4 Limits), pinned so that a new

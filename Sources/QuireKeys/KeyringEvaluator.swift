@@ -831,9 +831,12 @@ struct Evaluation {
         // the keys it lists, over the keyrings those keys signed (seventh
         // review R7-2: a key a removed member enrolled where the removal did
         // not see it is that member's, wherever it signs) — except the keys
-        // the removal saw and the keys someone else enrolled too (eighth
-        // review R8-1: enrolling needs only a public key, so a removed
-        // member can enrol anyone's on its fork).
+        // vouched for against the removal: those it saw and does not remove,
+        // and those a keyring outside its ancestors signed by a vouched-for
+        // key enrols (eighth review R8-1: enrolling needs only a public key,
+        // so a removed member can enrol anyone's on its fork; ninth review
+        // R9-1: found from the keys the removal saw, never from the puppets,
+        // so keys the removed member made enrol each other are puppets).
         var enrolled: [Int: [KeyringMember]] = [:]
         func enrols(_ i: Int) -> [KeyringMember] {
             if let known = enrolled[i] { return known }
@@ -864,34 +867,34 @@ struct Evaluation {
             }
             return seen
         }
-        // The keyrings that enrol each key.
-        var enrolers: [[UInt8]: [Int]] = [:]
-        for i in members {
-            for m in enrols(i) { enrolers[m.publicKey, default: []].append(i) }
-        }
         var puppets: [Int: [KeyringMember]] = [:]
         for (r, keys) in removes {
-            let seenByR = seenBy(r, removing: keys)
             func outside(_ k: Int) -> Bool { k != r && !isAncestor(k, of: r) }
-            // A least fixpoint: a new puppet only makes more keys eligible
-            // (more signers are the removed member's, fewer enrolers are
-            // not), so the order of the passes does not matter. A key that a
-            // keyring outside `r`'s ancestors enrols, signed by a key that is
-            // neither removed by `r` nor a puppet, is not a puppet.
-            var removed = keys
+            // Vouched for against `r`: a least fixpoint from the keys `r` saw
+            // and does not remove, through the keyrings outside `r`'s
+            // ancestors that a vouched-for key signed. It never looks at
+            // the puppets, so the order of the passes does not matter.
+            var vouched = seenBy(r, removing: keys).subtracting(keys)
             var grew = true
+            while grew {
+                grew = false
+                for k in members where outside(k) && vouched.contains(rings[k].signer!) {
+                    for m in enrols(k) where !keys.contains(m.publicKey) && vouched.insert(m.publicKey).inserted {
+                        grew = true
+                    }
+                }
+            }
+            // The puppets: a least fixpoint from the keys `r` removes, over
+            // the keyrings outside `r`'s ancestors they signed, of the keys
+            // those enrol that are not vouched for.
+            var removed = keys
+            grew = true
             while grew {
                 grew = false
                 for signer in Array(removed) {
                     for k in bySigner[signer] ?? [] where outside(k) {
-                        for m in enrols(k) where !removed.contains(m.publicKey) && !seenByR.contains(m.publicKey) {
-                            let otherEnroler = (enrolers[m.publicKey] ?? []).contains { e in
-                                outside(e) && !removed.contains(rings[e].signer!)
-                            }
-                            if !otherEnroler {
-                                removed.insert(m.publicKey)
-                                grew = true
-                            }
+                        for m in enrols(k) where !vouched.contains(m.publicKey) && removed.insert(m.publicKey).inserted {
+                            grew = true
                         }
                     }
                 }

@@ -690,6 +690,71 @@ extension Catalog {
                     issues: [("keyring_unauthenticated", b.offset(ix))], deviceSeed: seedA)
             },
             {
+                // Ninth review, R9-1 (format.md §8.4 scenario 15): A removes
+                // the stolen B (R); B, from an old copy, enrols P1 (X1) and
+                // P2 (X2) on forks from the root, P1 enrols P2 (X3), P2
+                // enrols P1 (X4), and B answers, removing A (X, a join of X3
+                // and X4). C joins R and X listing P1 and P2 (J, the key
+                // state before the fix), and P1 rotates (K) and writes.
+                let b = try VectorBuilder(
+                    "attack-removed-device-puppets-enrol-each-other", deviceSeed: seedA, moreDeviceSeeds: [seedB, seedC])
+                try b.commit([.entry(b.entry("before the theft"))])
+                let a = try VectorBuilder.device(seedA)
+                let thief = try VectorBuilder.device(seedB)
+                let c = try VectorBuilder.device(seedC)
+                let rootKey = b.ringKeys[b.rootID]!
+                let m = b.members  // Q, A, B, C
+                let mainLine = m.filter { $0.publicKey != thief.publicKey }
+                let (kr, r) = try child(b, members: mainLine, removed: [m[2]], reason: "remove", signer: a)
+                let ir = try b.addKeyring(kr, r, members: mainLine)
+                try b.commit([.entry(b.entry("after removing B"))], attest: .sign(a))
+                let p1 = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let p2 = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let mp1 = KeyringMember(role: "device", publicKey: p1.publicKey, name: "Tablet", added: b.now)
+                let mp2 = KeyringMember(role: "device", publicKey: p2.publicKey, name: "Phone", added: b.now)
+                func fork(_ members: [KeyringMember], after parent: KeyringBuilder.Parent, signer: Ed25519.KeyPair) throws
+                    -> KeyringBuilder.Parent
+                {
+                    let body = try b.keyring(
+                        rootKey, parents: [parent],
+                        slots: try b.memberSlots(for: rootKey, members: members), members: members, signer: signer, reason: "enroll")
+                    _ = try b.commit([.keyring(rootKey, body)], attest: .sign(thief))
+                    return KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: body), key: rootKey)
+                }
+                let x1 = try fork(m + [mp1], after: b.parent(b.rootID), signer: thief)
+                let x2 = try fork(m + [mp2], after: b.parent(b.rootID), signer: thief)
+                let both = m + [mp1, mp2]
+                let x3 = try fork(both, after: x1, signer: p1)
+                let x4 = try fork(both, after: x2, signer: p2)
+                let answer = both.filter { $0.publicKey != a.publicKey }
+                let (kx, x) = try child(b, members: answer, removed: [m[1]], reason: "remove", signer: thief, parents: [x3, x4])
+                let ix = try b.commit([.keyring(kx, x)], attest: .sign(thief))[0]!
+                let joined = [m[0], m[3], mp1, mp2]
+                let (kj, j) = try child(
+                    b, epoch: 3, members: joined, reason: "rotate", signer: c,
+                    parents: [
+                        KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: r), key: kr),
+                        KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: x), key: kx),
+                    ])
+                try b.addKeyring(kj, j, members: joined)
+                try b.commit([.entry(b.entry("after C's join"))], attest: .sign(c))
+                let (kk, k) = try child(
+                    b, epoch: 4, members: joined, reason: "rotate", signer: p1,
+                    parents: [KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: j), key: kj)])
+                let ik = try b.commit([.keyring(kk, k)], attest: .sign(p1))[0]!
+                b.writeWith(kk)
+                let idx = try b.commit([.entry(b.entry("the puppet under its own key"))], expectReleased: false, attest: .sign(p1))
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (ninth review, R9-1): A removes the stolen B (R); B, from an old copy, enrols P1 (X1) and P2 (X2) on forks from the root, P1 enrols P2 (X3) and P2 enrols P1 (X4), and B answers, removing A (X, a join of X3 and X4); C joins R and X listing P1 and P2 (J) and P1 rotates (K) and writes under K's key. The puppets were the smallest set of keys whose every enrolment outside R's ancestors a removed key or a puppet signed: X4 kept P1 out until P2 was in, and X3 the reverse, so neither was a puppet: both stayed current members, K stood and P1's record was released. A key is now a puppet unless a key R keeps vouches for it: P1 and P2 are removed, K is cut, and P1's record is under a key no reader holds (format.md §8.4 scenario 15)",
+                    issues: [
+                        ("removal_mutual", b.offset(ir)), ("removal_mutual", b.offset(ix)), ("keyring_unauthenticated", b.offset(ik)),
+                        ("unknown_key", b.offset(idx[0]!)), ("commit_unverifiable", b.offset(idx[0]! + 1)),
+                    ],
+                    deviceSeed: seedC)
+            },
+            {
                 let b = try VectorBuilder("attack-attachment-size")
                 let small = b.random.bytes(66_000)
                 let large = b.random.bytes(67_500)

@@ -714,6 +714,54 @@ final class KeyGraphBuilder {
         #expect(Set(state.members.map(\.name)) == ["Q", "A", "C", "D"])
     }
 
+    /// R9-1, scenario 15: `A` removes the stolen `B` (`R`); `B`, from an
+    /// old copy, enrols `P1` (`X1`) and `P2` (`X2`) on parallel branches,
+    /// `P1` enrols `P2` (`X3`) and `P2` enrols `P1` (`X4`), and `B` answers
+    /// (`X`, joining both). Each of `P1`, `P2` had an enroler signed by a
+    /// key that was "not a puppet yet", so the least fixpoint never took
+    /// either: both stayed current members, and an honest join after the
+    /// mutual removal (scenario 10, `J`) carried them on — `P1` signed `K`.
+    /// In the tie of scenario 12 (`R2`, signed by `P1`, removes `C`) the
+    /// same. The puppets are now the keys `B` brought in that no key `R`
+    /// keeps vouches for.
+    @Test func attackRemovedDeviceSheltersPuppetsInACycle() throws {
+        let both = Self.m.merging(["P1": "device", "P2": "device"]) { a, _ in a }
+        func cycle(_ g: G) {
+            g.add("X1", ["root"], signer: "B", Self.m.merging(["P1": "device"]) { a, _ in a }, reason: "enroll")
+            g.add("X2", ["root"], signer: "B", Self.m.merging(["P2": "device"]) { a, _ in a }, reason: "enroll")
+            g.add("X3", ["X1"], signer: "P1", both, reason: "enroll")
+            g.add("X4", ["X2"], signer: "P2", both, reason: "enroll")
+        }
+        let g = G.based("R9-1 mutual")
+        g.add("R", ["root"], signer: "A", G.without(Self.m, "B"), removes: ["B"])
+        cycle(g)
+        g.add("X", ["X3", "X4"], signer: "B", G.without(both, "A"), removes: ["A"])
+        #expect(try Self.trusted(g) == ["root", "R", "X1", "X2", "X3", "X4", "X"])
+        #expect(try g.reported("removal_mutual") == ["R", "X"])
+        var state = try g.state()
+        #expect(Set(state.removed.map(\.name)) == ["A", "B", "P1", "P2"])
+        #expect(Set(state.members.map(\.name)) == ["Q", "C"])
+
+        // `C` joins both sides with the key state's members (keys.md §6.8).
+        let joined = G.without(both, "A", "B")
+        g.add("J", ["R", "X"], signer: "C", joined, reason: "rotate")
+        g.add("K", ["J"], signer: "P1", joined, reason: "rotate")
+        #expect(try Self.trusted(g) == ["root", "R", "X1", "X2", "X3", "X4", "X", "J"])
+        state = try g.state()
+        #expect(Set(state.members.map(\.name)) == ["Q", "C"])
+
+        let t = G.based("R9-1 tie")
+        t.add("Y1", ["root"], signer: "C", Self.m, reason: "rotate")
+        t.add("R0", ["Y1"], signer: "A", G.without(Self.m, "B"), removes: ["B"])
+        cycle(t)
+        t.add("R2", ["X3", "X4"], signer: "P1", G.without(both, "C"), removes: ["C"])
+        #expect(try Self.trusted(t) == ["root", "Y1", "R0", "X1", "X2", "X3", "X4", "R2"])
+        #expect(try t.reported("removal_tie") == ["R0", "R2"])
+        state = try t.state()
+        #expect(Set(state.removed.map(\.name)) == ["B", "C", "P1", "P2"])
+        #expect(Set(state.members.map(\.name)) == ["Q", "A"])
+    }
+
     /// R8-1 (b): `A` enrols `C` (`EN`), `C` removes the stolen `B` (`R`);
     /// `B` enrols its remover on a fork (`X`). `C` was a puppet of its own
     /// removal, and the whole line after it — `A`'s keyrings too — was cut.

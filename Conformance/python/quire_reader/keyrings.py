@@ -751,11 +751,13 @@ def _rule_6(t0: list, by_id: dict, anc: dict, ties: list, mutuals: list = None) 
     # R's puppets: every key enrolled (listed by no parent) by a keyring that
     # is neither R nor an ancestor of R and whose signer R removes or is a
     # puppet of R -- a fixpoint, from the keys R lists (seventh review R7-2)
-    # -- except a key R *saw* (listed in `members` of R, of an ancestor of
-    # R, or of a clean descendant of R) and a key that a keyring outside R's
-    # ancestors signed by a key neither R removes nor a puppet of R enrols
-    # too (eighth review R8-1: enrolling needs only a public key, so a
-    # removed member can enrol anyone's).
+    # -- except a key *vouched for* against R: one R *saw* (listed in
+    # `members` of R, of an ancestor of R, or of a clean descendant of R)
+    # and does not remove, or one that a keyring outside R's ancestors
+    # signed by a vouched-for key enrols (eighth review R8-1: enrolling
+    # needs only a public key, so a removed member can enrol anyone's;
+    # ninth review R9-1: vouching starts from the keys R keeps, never from
+    # puppets, so keys a removed member made enrol each other are puppets).
     added = {}
     for kr in t0:
         if kr.parents:
@@ -763,10 +765,6 @@ def _rule_6(t0: list, by_id: dict, anc: dict, ties: list, mutuals: list = None) 
             added[kr] = [key for key in kr.member_keys() if key not in parent_keys]
         else:
             added[kr] = []
-    enrolers: dict = {}                       # key -> keyrings that enrol it
-    for kr in t0:
-        for key in added[kr]:
-            enrolers.setdefault(key, []).append(kr)
     removes: dict = {}
     for r in t0:
         r.puppets = set()
@@ -774,9 +772,23 @@ def _rule_6(t0: list, by_id: dict, anc: dict, ties: list, mutuals: list = None) 
             continue
         eff = set(r.removed_keys())
         seen = _seen_by(r, t0, by_id, anc, aos, added)
-        # The least fixpoint: adding a puppet only makes more keys eligible
-        # (more signers are R's, fewer enrolers are not), so the order of
-        # the passes does not matter.
+        # Vouched for (a least fixpoint that does not look at puppets, so
+        # the order of the passes does not matter): the keys R saw that it
+        # does not remove, and every key that a keyring outside R and its
+        # ancestors, signed by a vouched-for key, enrols. The puppets: the
+        # keys a keyring outside R and its ancestors enrols, signed by a key
+        # R removes or a puppet, that are not vouched for.
+        vouched = set(seen) - eff
+        grew = True
+        while grew:
+            grew = False
+            for k in t0:
+                if k is r or k in anc[r] or k.signer not in vouched:
+                    continue
+                for key in added[k]:
+                    if key not in vouched and key not in eff:
+                        vouched.add(key)
+                        grew = True
         grew = True
         while grew:
             grew = False
@@ -784,12 +796,9 @@ def _rule_6(t0: list, by_id: dict, anc: dict, ties: list, mutuals: list = None) 
                 if k is r or k in anc[r] or k.signer not in eff:
                     continue
                 for key in added[k]:
-                    if key in eff or key in seen:
-                        continue
-                    if any(e.signer not in eff for e in enrolers[key] if e is not r and e not in anc[r]):
-                        continue                     # someone else enrolled it too
-                    eff.add(key)
-                    grew = True
+                    if key not in eff and key not in vouched:
+                        eff.add(key)
+                        grew = True
         removes[r] = eff
         r.puppets = eff - set(r.removed_keys())
 
