@@ -778,27 +778,23 @@ def _rule_6(t0: list, by_id: dict, anc: dict, ties: list, mutuals: list = None) 
         # ancestors, signed by a vouched-for key, enrols. The puppets: the
         # keys a keyring outside R and its ancestors enrols, signed by a key
         # R removes or a puppet, that are not vouched for.
+        def close(keys, other):
+            # Adds to `keys` every key a keyring outside R and its ancestors,
+            # signed by one of `keys`, enrols, unless it is in `other`.
+            grew = True
+            while grew:
+                grew = False
+                for k in t0:
+                    if k is r or k in anc[r] or k.signer not in keys:
+                        continue
+                    for key in added[k]:
+                        if key not in keys and key not in other:
+                            keys.add(key)
+                            grew = True
+
         vouched = set(seen) - eff
-        grew = True
-        while grew:
-            grew = False
-            for k in t0:
-                if k is r or k in anc[r] or k.signer not in vouched:
-                    continue
-                for key in added[k]:
-                    if key not in vouched and key not in eff:
-                        vouched.add(key)
-                        grew = True
-        grew = True
-        while grew:
-            grew = False
-            for k in t0:
-                if k is r or k in anc[r] or k.signer not in eff:
-                    continue
-                for key in added[k]:
-                    if key not in eff and key not in vouched:
-                        eff.add(key)
-                        grew = True
+        close(vouched, eff)
+        close(eff, vouched)
         removes[r] = eff
         r.puppets = eff - set(r.removed_keys())
 
