@@ -30,9 +30,14 @@
     /// The keyrings whose removals cut it under rule 6; empty unless cut.
     public internal(set) var cutBy: [KeyringID] = []
     /// The puppets this keyring's removal removes besides its `removed`
-    /// list: keys first listed by a keyring that a member it removes (or
-    /// such a puppet) signed, outside its ancestors (`Spec/format.md §8.4`
-    /// rule 6). Empty unless it removes someone.
+    /// list (`Spec/format.md §8.4` rule 6): the keys that a keyring outside
+    /// its ancestors, signed by a member it removes or by such a puppet,
+    /// enrols (lists where no parent does), and that are not *vouched for*
+    /// against it — a key it saw and does not remove, or one that a keyring
+    /// outside its ancestors signed by a vouched-for key enrols. Vouching
+    /// starts from the keys it keeps, never from the puppets, so keys its
+    /// removed member brought in that enrol each other are puppets too
+    /// (ninth review R9-1). Empty unless it removes someone.
     public internal(set) var removedPuppets: [KeyringMember] = []
 
     /// The epoch it defines.
