@@ -157,11 +157,14 @@ vectors-check: deps
 # through the Python reader's removal rule: the properties of its header;
 # then 3,000 random graphs of five to seven, whose known failures (the
 # residual classes of format.md §8.4 Limits) are pinned, so that a new
-# class shows up as a difference (eighth review R8-4); then the named graphs
-# of format.md §8.4 scenarios 14 and 15, which neither reaches (R9-1).
+# class shows up as a difference (eighth review R8-4); then 1,000 random
+# graphs in which a removed device's fork keys enrol each other, their known
+# failures pinned too (R9-5); then the named graphs of format.md §8.4
+# scenarios 14 and 15, which neither random mode need reach (R9-1).
 removal-check: deps
 	@cd Conformance/python && python3 check_removal_rule.py 3 && python3 check_removal_rule.py 4 \
-	  && python3 check_removal_rule.py -3000 --expect P1=8,P1w=1 && python3 check_removal_rule.py --scenarios
+	  && python3 check_removal_rule.py -3000 --expect P1=8,P1w=1 \
+	  && python3 check_removal_rule.py -1000 --cycles --expect P1=9 && python3 check_removal_rule.py --scenarios
 
 # The independent Python reader and merge (written from Spec/ alone) against
 # every vector; PyNaCl and zstandard come from Debian (make deps). Prints the

@@ -42,6 +42,9 @@ Usage: python3 check_removal_rule.py [N]      (N = 4: H and 3 more, 88,763
                                               of 5 to 7 keyrings, seed 7)
        python3 check_removal_rule.py -COUNT --expect P1=8,P1w=1
            (exit 0 only if the failures are exactly those counts)
+       python3 check_removal_rule.py -COUNT --cycles [--expect P1=9]
+           (COUNT random graphs in which a removed device's fork keys
+           enrol each other -- cycle_graph, seed 9; ninth review R9-5)
        python3 check_removal_rule.py --scenarios
            (the properties on the graphs of format.md §8.4 scenarios 14
            and 15, which neither the size-4 run nor the random mode reach)
@@ -51,7 +54,9 @@ Exit status 1 when a property fails. The seventh review's findings R7-1 and
 R7-2 fail P1/P2 on the rule before the seventh review; the eighth review's
 R8-1 fails P4/P6/P7 on the rule before the eighth review (size 4 and the
 random mode); the ninth review's R9-1 fails P2 on the rule before the ninth
-review (--scenarios: six failures on the three graphs of scenario 15).
+review (--scenarios: six failures on the three graphs of scenario 15;
+-1000 --cycles: P2 fails on 77 graphs, P1 on 55 and P1w on 3, where the
+rule since fails only the nine pinned P1 graphs, format.md §8.4 Limits).
 """
 import collections
 import itertools
@@ -294,7 +299,64 @@ def properties(graph, anc, out, ties, warned):
             fails.append(('P7', f'{",".join(sorted(saw))}, listed where {R.name} saw it, is its puppet'))
     return fails
 
-def run(max_nodes, rule6=None, show=5, stop_after=None):
+def cycle_graph(rng):
+    """A random graph in which a removed device's fork keys enrol each
+    other (ninth review R9-5): after an optional honest keyring, a removal
+    R of a device V; then, outside R's descendants, V enrols new keys
+    P1, P2 (sometimes P3; sometimes P1 enrols the next instead of V); then
+    each fork key enrols another that is not yet a member on its side -- a
+    cycle P1 -> P2 -> ... -> P1, sometimes with a link left out, sometimes
+    on a join; then an answer (V or a fork key removes R's signer, or
+    another member), or none; then up to two random keyrings (a join, a
+    rotation by a fork key, an honest enrolment of a fork key...).
+    Returns (graph, anc), or None when a step found no keyring to add."""
+    h = root()
+    graph, anc = [h], {h: set()}
+
+    def add(pred):
+        cs = [(n, a) for n, a in candidates(graph, anc) if pred(n, a)]
+        if not cs:
+            return None
+        node, na = rng.choice(cs)
+        anc[node] = na
+        graph.append(node)
+        return node
+
+    for _ in range(rng.choice([0, 0, 1])):
+        add(lambda n, a: n.action in ('rotate', 'enrol'))
+    R = add(lambda n, a: n.action.startswith('remove '))
+    if R is None:
+        return None
+    V = R.removed[0]
+
+    def off(a):                      # not R, not a descendant of R
+        return R not in a
+
+    keys = []
+    for i in range(rng.choice([2, 2, 2, 3])):
+        signers = [V] + (keys[-1:] if rng.random() < 0.3 else [])
+        node = add(lambda n, a: n.signer in signers and n.action == 'enrol' and off(a))
+        if node is None:
+            return None
+        keys.append(node.added[0])
+    order = keys[:]
+    for i, k in enumerate(order):
+        if rng.random() < 0.15:      # a link of the cycle left out
+            continue
+        target = order[(i + 1) % len(order)] if rng.random() < 0.8 else rng.choice([x for x in order if x != k])
+        add(lambda n, a: n.signer == k and n.action == 'enrol existing ' + target and off(a))
+    answer = rng.random()
+    signers = [V] + keys
+    if answer < 0.45:                # a mutual answer: remove R's signer
+        add(lambda n, a: n.signer in signers and n.removed == (R.signer,) and off(a))
+    elif answer < 0.75:              # an answer removing another member
+        add(lambda n, a: n.signer in signers and n.action.startswith('remove ') and off(a))
+    for _ in range(rng.choice([0, 1, 2])):
+        add(lambda n, a: True)
+    return graph, anc
+
+
+def run(max_nodes, rule6=None, show=5, stop_after=None, cycles=False):
     count = 0
     failing = collections.Counter()
     examples = collections.defaultdict(list)
@@ -324,7 +386,16 @@ def run(max_nodes, rule6=None, show=5, stop_after=None):
             if len(examples[p]) < show:
                 examples[p].append(('; '.join(g.describe() for g in graph[1:]), d, sorted(x.name for x in out), [t.name for t in ties]))
     h = root()
-    if max_nodes > 0:
+    if cycles:
+        import random
+        rng = random.Random(9)
+        made = 0
+        while made < -max_nodes:
+            got = cycle_graph(rng)
+            if got is not None:
+                made += 1
+                visit(*got)
+    elif max_nodes > 0:
         extend([h], {h: set()}, None, max_nodes, visit)
     else:
         import random
@@ -489,14 +560,21 @@ if __name__ == '__main__':
         for f in failed:
             print('   ', f)
         sys.exit(1 if failed else 0)
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+    args = sys.argv[1:]
+    # --cycles (with -COUNT): random graphs in which a removed device's
+    # fork keys enrol each other (cycle_graph, ninth review R9-5).
+    cycles = '--cycles' in args
+    args = [a for a in args if a != '--cycles']
+    n = int(args[0]) if args else 4
     # --expect P1=8,P1w=1: the failures the random mode is known to find
     # (the residual classes of format.md §8.4 Limits), pinned so that a new
     # class shows up as a difference (eighth review R8-4).
     expect = None
-    if len(sys.argv) > 3 and sys.argv[2] == '--expect':
-        expect = {k: int(v) for k, v in (x.split('=') for x in sys.argv[3].split(',') if x)}
-    count, failing, ex = run(n)
+    if len(args) > 2 and args[1] == '--expect':
+        expect = {k: int(v) for k, v in (x.split('=') for x in args[2].split(',') if x)}
+    if cycles and n >= 0:
+        sys.exit('--cycles takes -COUNT')
+    count, failing, ex = run(n, cycles=cycles)
     print('configurations', count)
     for p in sorted(failing):
         print(p, failing[p])
