@@ -224,6 +224,9 @@ extension Catalog {
             gatedSlot("attack-keyless-slot-that-opens", behind: false),
             gatedSlot("attack-keyless-costly-slot", behind: false),
             gatedSlot("attack-keyless-costly-slot-behind", behind: true),
+            insertedSlotFlood("attack-inserted-slot-flood", credential: .device),
+            insertedSlotFlood("attack-inserted-slot-flood-recovery-key", credential: .recoveryKey),
+            insertedSlotFlood("attack-inserted-slot-flood-passphrase", credential: .passphrase),
             mutualRemoval("attack-mutual-removal-order-ab", aFirst: true),
             mutualRemoval("attack-mutual-removal-order-ba", aFirst: false),
             {
@@ -1186,6 +1189,73 @@ extension Catalog {
                 comment:
                     "attack: a keyless writer appends a keyring naming the root with a random link and \(what). Before the gate (format.md §8.5 step 2) the passphrase tried it and reported it (\(name.hasSuffix("opens") ? "malformed_keyring: its key does not open its sealed part" : "kdf_limits_exceeded, a warning")); now it is not linked, so it is never tried and nothing is reported about it",
                 body: bytes, issues: [("commit_mismatch", commitAt)], passphrase: "correct horse battery staple")
+        }
+    }
+
+    /// The credential an inserted-flood vector opens with.
+    enum FloodCredential { case device, recoveryKey, passphrase }
+
+    /// Ninth review R9-3: a keyless writer inserts, right after the file
+    /// header, four made-up keyrings (random key commitments, no parents,
+    /// 8 device slots, 8 recovery slots and 8 passphrase slots copying the
+    /// real slot's salt, cost and public key, all with random boxes) and a
+    /// junk commit of random bytes under a random key id. The bootstrap
+    /// goes in file order (`Spec/format.md §8.5` step 2), so every
+    /// credential tries each made-up slot of its kind (32 more sealed
+    /// boxes) before it reaches the root; the vault opens with all three,
+    /// and nothing is reported but the junk commit.
+    static func insertedSlotFlood(_ name: String, credential: FloodCredential) -> Make {
+        {
+            let passphrase = "correct horse battery staple"
+            let b = try VectorBuilder(
+                name,
+                extraSlots: { key, id, r in
+                    var p = Array(passphrase.utf8)
+                    return [
+                        StoredSlot(
+                            slot: try SlotCrypto.passphraseSlot(
+                                for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id, random: r))
+                    ]
+                }, deviceSeed: phoneSeed)
+            try b.commit([.entry(b.entry("the journal"))])
+            let root = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil)
+            guard case .passphrase(let salt, let ops, let mem, let pk, _) = root.publicPart.slots.last! else { fatalError() }
+            var flood: [UInt8] = []
+            for _ in 0..<4 {
+                var slots: [KeySlot] = []
+                for _ in 0..<8 {
+                    slots.append(.device(box: b.random.bytes(KeySlot.boxByteCount)))
+                    slots.append(.recovery(box: b.random.bytes(KeySlot.boxByteCount)))
+                    slots.append(
+                        .passphrase(salt: salt, opsLimit: ops, memLimitBytes: mem, publicKey: pk, box: b.random.bytes(KeySlot.boxByteCount))
+                    )
+                }
+                let pub = KeyringPublic(
+                    epoch: 1, keyCommit: b.random.bytes(32), parents: [], links: [], isEscrowFree: false,
+                    slotEntries: slots.map { StoredSlot(slot: $0) })
+                flood += Edit.plaintextFrame(
+                    kind: .keyring, keyID: KeyID(commitment: pub.keyCommit),
+                    body: KeyringForge.assemble(publicBytes: pub.encoded(), nonce: b.random.bytes(24), sealed: b.random.bytes(64)))
+            }
+            let commitAt = UInt64(FileHeader.byteCount + flood.count)
+            flood +=
+                CommitChain.commitHeader(keyID: KeyID(commitment: b.random.bytes(6))).encoded() + b.random.bytes(CommitChain.bodyByteCount)
+            let clean = try b.bytes()
+            let bytes = Array(clean[..<FileHeader.byteCount]) + flood + Array(clean[FileHeader.byteCount...])
+            let kind: String
+            switch credential {
+            case .device: kind = "device"
+            case .recoveryKey: kind = "recovery"
+            case .passphrase: kind = "passphrase"
+            }
+            let comment =
+                "attack (ninth review R9-3): a keyless writer inserts, right after the file header, four made-up keyrings of 8 device, 8 recovery and 8 copied passphrase slots (random boxes) and a junk commit under a random key id. The bootstrap tries keyrings in file order until the root key (format.md §8.5 step 2), so the \(kind) credential tries each of the 32 made-up slots of its kind, one sealed box each, before the root: the gate bounds what is placed after the first keyring that opens, not what is inserted before it. The vault opens as before, with every credential; the only report is the junk commit"
+            let issues = [("commit_unverifiable", commitAt)]
+            switch credential {
+            case .device: return try b.vector("damaged", comment: comment, body: bytes, issues: issues, deviceSeed: phoneSeed)
+            case .recoveryKey: return try b.vector("damaged", comment: comment, body: bytes, issues: issues)
+            case .passphrase: return try b.vector("damaged", comment: comment, body: bytes, issues: issues, passphrase: passphrase)
+            }
         }
     }
 }

@@ -141,4 +141,68 @@ import Testing
             #expect(try trials(file) == clean, "\(shape)")
         }
     }
+
+    /// Ninth review R9-3: the gate bounds what stands after the first
+    /// keyring that opens for a credential, not what a keyless writer
+    /// inserts before it. Made-up keyrings (no parents, random key
+    /// commitments and boxes) and a junk commit inserted right after the
+    /// file header are tried in the bootstrap, which goes in file order
+    /// (`Spec/format.md §8.5` step 2): each made-up slot of the
+    /// credential's kind costs one sealed box — exactly one, whatever the
+    /// shape, so the cost is linear in the file — and the vault opens as
+    /// before with every credential.
+    @Test(.weakPassphraseCost) func insertedFloodCostsOneTrialPerMadeUpSlot() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop, recovery) = try KeyAttackTests.laptopVault(dir, "inserted")
+        let path = dir.file("j.quire")
+        try vault.setPassphrase(KeyTestSupport.secret("gate"), opsLimit: 1, memLimitBytes: 8192, now: KeyTestSupport.t0 + 1)
+        let credentials: [(String, Credential)] = [
+            ("device", .device(laptop.keyPair)), ("recovery", .recoveryKey(recovery)), ("passphrase", .passphrase(KeyTestSupport.secret("gate"))),
+        ]
+        func trials(_ file: String) throws -> [String: Int] {
+            var out: [String: Int] = [:]
+            for (name, credential) in credentials {
+                let opened = try Vault.open(at: file, credential: credential, writable: false, options: fast)
+                #expect(opened.unlocked.keyrings.filter(\.isTrusted).count == 2, "\(name) in \(file)")
+                #expect(opened.unlocked.issues.isEmpty, "\(name) in \(file)")
+                out[name] = opened.unlocked.slotTrials
+            }
+            return out
+        }
+        let clean = try trials(path)
+        #expect(clean == ["device": 1, "recovery": 1, "passphrase": 1])
+        let unlocked = try Vault.open(at: path, credential: .device(laptop.keyPair), writable: false, options: fast).unlocked
+        let copied = try #require(unlocked.keyrings.last?.record.publicPart.slots.first { $0.kind == "passphrase" })
+        guard case .passphrase(let salt, let ops, let mem, let pk, _) = copied else { throw CancellationError() }
+        let shapes: [(String, (SeededRandom) -> KeySlot)] = [
+            ("device", { r in .device(box: r.bytes(KeySlot.boxByteCount)) }),
+            ("recovery", { r in .recovery(box: r.bytes(KeySlot.boxByteCount)) }),
+            ("passphrase", { r in .passphrase(salt: salt, opsLimit: ops, memLimitBytes: mem, publicKey: pk, box: r.bytes(KeySlot.boxByteCount)) }),
+        ]
+        let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let keyrings = 12, perKeyring = 16
+        for (shape, make) in shapes {
+            var flood: [UInt8] = []
+            for n in 0..<keyrings {
+                let r = SeededRandom(label: "inserted slots \(shape) \(n)")
+                let body = KeyAttackTests.opaqueKeyring(
+                    parents: [], slots: (0..<perKeyring).map { _ in make(r) }, epoch: 1, label: "inserted \(shape) \(n)")
+                let keyCommit = try KeyringRecord(body: body, location: nil).publicPart.keyCommit
+                flood +=
+                    FrameHeader(kind: .keyring, flags: 0, keyID: KeyID(commitment: keyCommit), bodyLength: UInt32(body.count + 32)).encoded()
+                    + body + BLAKE2b.hash(body, byteCount: 32)
+            }
+            let r = SeededRandom(label: "inserted \(shape) commit")
+            flood += CommitChain.commitHeader(keyID: KeyID(commitment: r.bytes(6))).encoded() + r.bytes(CommitChain.bodyByteCount)
+            let file = dir.file("inserted-\(shape).quire")
+            let bytes = Array(original[..<FileHeader.byteCount]) + flood + Array(original[FileHeader.byteCount...])
+            try Data(bytes).write(to: URL(fileURLWithPath: file))
+            // Before the gate, and after it for what is inserted: 12 × 16
+            // more boxes for the credential of the flood's kind, none for
+            // the others.
+            var expected = clean
+            expected[shape, default: 0] += keyrings * perKeyring
+            #expect(try trials(file) == expected, "\(shape)")
+        }
+    }
 }

@@ -405,9 +405,12 @@ class _Reach:
     def slots(self) -> None:
         """Step 2 (§8.5), interleaved with step 3: whose slots are tried,
         in three phases. Bootstrap: keyrings in file order until the root
-        key is reached. Gate: the newest untried keyring that is linked
-        (its first parent's key is reached and its first link opens under
-        it), again and again. Fallback, only if a linked keyring's key is
+        key is reached (a keyless writer's keyrings placed before the
+        first one that opens for the credential are tried: position in
+        the file, not time, ninth review R9-3). Gate: the newest untried
+        keyring that is linked (some parent's key is reached, and every
+        link whose parent's key is reached opens under it), again and
+        again. Fallback, only if a linked keyring's key is
         still unreached: every other keyring, newest first. Each keyring is
         tried at most once, and not once its key is reached."""
         tried = set()
