@@ -106,4 +106,45 @@ import Testing
         #expect(m.stdout.contains("already holds everything in \(Self.conflictName).damaged that can be read"), "\(m)")
         #expect(m.stdout.contains("1 record of \(Self.conflictName).damaged cannot be taken in (damaged or unverified)"), "\(m)")
     }
+
+    /// F9 and F10: entries a removed device wrote looked like any other in
+    /// `list` and had no `attested` in its JSON; after a compaction with a
+    /// rekey the removed device was told of a rollback and to write one.
+    @Test func aRemovedDevicesEntriesAreMarkedAndItIsToldItWasRemoved() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        _ = try box.add("written by the laptop")
+        let phone = try enrollPhone(box)
+        #expect(try box.quire(["list", "Journal.quire"], env: phone).status == 0)
+        try FileManager.default.copyItem(atPath: box.path("Journal.quire"), toPath: box.path("before-remove.quire"))
+        #expect(try box.quire(["device", "remove", "Journal.quire", "Phone"]).status == 0)
+        // The removed phone writes to its old copy, which a sync tool then leaves beside the vault.
+        let evil = try box.quire(["add", "before-remove.quire", "EVIL from removed phone"], env: phone)
+        #expect(evil.status == 0, "\(evil)")
+        try FileManager.default.moveItem(atPath: box.path("before-remove.quire"), toPath: box.path(Self.conflictName))
+        #expect(try box.quire(["resolve", "Journal.quire"]).status == 0)
+
+        let list = try box.quire(["list", "Journal.quire"])
+        let lines = list.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.contains("EVIL from removed phone") && $0.hasSuffix("(unattested)") }, "\(list)")
+        #expect(lines.contains { $0.contains("written by the laptop") && !$0.contains("unattested") }, "\(list)")
+        let j = try box.quire(["list", "Journal.quire", "--json"]).json()
+        let entries = try #require(j["entries"] as? [[String: Any]])
+        #expect(entries.count == 2)
+        for e in entries {
+            #expect(e["attested"] as? Bool == !((e["title"] as? String ?? "").hasPrefix("EVIL")), "\(e)")
+        }
+
+        // F10: a compaction with a rekey, then the removed phone lists.
+        _ = try box.add("after the removal")
+        #expect(try box.quire(["compact", "Journal.quire", "--rekey"]).status == 0)
+        let p = try box.quire(["list", "Journal.quire"], env: phone)
+        #expect(p.status == 0, "\(p)")
+        #expect(!p.stderr.contains("looks older"), "\(p)")
+        #expect(
+            p.stderr.contains("this key was removed from the vault, or left out of its newest keys, by the device \"Laptop\""), "\(p)")
+        #expect(p.stderr.contains("writing with this key is refused"), "\(p)")
+        #expect(!p.stderr.contains("write one with 'quire add'"), "\(p)")
+        #expect(p.stderr.contains("no entries this key can read"), "\(p)")
+    }
 }
