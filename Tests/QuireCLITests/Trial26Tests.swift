@@ -147,4 +147,17 @@ import Testing
         #expect(!p.stderr.contains("write one with 'quire add'"), "\(p)")
         #expect(p.stderr.contains("no entries this key can read"), "\(p)")
     }
+
+    /// F11: a damaged `vaults/recorded` was blamed on the device key.
+    @Test func aDamagedRecordedListIsNotCalledTheDeviceKey() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        _ = try box.add("one")
+        #expect(FileManager.default.fileExists(atPath: box.path("home/vaults/recorded")))
+        try box.write("home/vaults/recorded", "APP0-XXXX-garbage\n")
+        let r = try box.quire(["list", "Journal.quire"])
+        #expect(!r.stderr.contains("the device key /"), "\(r)")
+        #expect(!r.stderr.contains("enroll this device again"), "\(r)")
+        #expect(r.stderr.contains("this device's list of the vault files it remembers"), "\(r)")
+    }
 }
