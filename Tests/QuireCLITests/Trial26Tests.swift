@@ -160,4 +160,17 @@ import Testing
         #expect(!r.stderr.contains("enroll this device again"), "\(r)")
         #expect(r.stderr.contains("this device's list of the vault files it remembers"), "\(r)")
     }
+
+    /// F11: the PDF book left out an image it could not draw without a word.
+    @Test func thePDFBookSaysWhatItCouldNotDraw() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        try box.write("fake.jpg", "this is not a JPEG")
+        _ = try box.add("an entry with a photo that is not one", ["--attach", "fake.jpg"])
+        let r = try box.quire(["export", "Journal.quire", "-o", "book.pdf"])
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stderr.contains("quire: warning: 1 attachment could not be drawn in book.pdf and is only named there"), "\(r)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: box.dir)
+        #expect(!names.contains { $0.contains("quire-tmp") || $0.contains("quire-export") }, "\(names)")
+    }
 }
