@@ -173,4 +173,16 @@ import Testing
         let names = try FileManager.default.contentsOfDirectory(atPath: box.dir)
         #expect(!names.contains { $0.contains("quire-tmp") || $0.contains("quire-export") }, "\(names)")
     }
+
+    /// F11: `verify` of an empty file said "damaged: not a Quire vault".
+    @Test func verifyOfAnEmptyFileSaysItIsEmpty() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        try box.write("empty.quire", "")
+        let r = try box.quire(["verify", "empty.quire"])
+        #expect(r.status == 2, "\(r)")
+        #expect(r.stdout.hasPrefix("empty.quire: EMPTY. The file is 0 bytes long"), "\(r)")
+        #expect(!r.stdout.contains("DAMAGED") && !r.stderr.contains("damaged"), "\(r)")
+        #expect(r.stderr.contains("empty.quire is an empty file (0 bytes)"), "\(r)")
+    }
 }
