@@ -185,4 +185,20 @@ import Testing
         #expect(!r.stdout.contains("DAMAGED") && !r.stderr.contains("damaged"), "\(r)")
         #expect(r.stderr.contains("empty.quire is an empty file (0 bytes)"), "\(r)")
     }
+
+    /// F11: a one-character passphrase was taken without a word.
+    @Test func aShortPassphraseIsWarnedAbout() throws {
+        let box = try Sandbox()
+        try box.write("a.txt", "a\n")
+        let r = try box.quire([
+            "init", "J.quire", "--name", "J", "--device-name", "Laptop", "--recovery-key-file", "r.txt", "--passphrase-file", "a.txt",
+        ])
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stderr.contains("quire: warning: this passphrase has only 1 character:"), "\(r)")
+        try box.write("long.txt", "four random words here\n")
+        let ok = try box.quire(["keys", "passphrase", "J.quire", "--new-passphrase-file", "long.txt"])
+        #expect(ok.status == 0 && !ok.stderr.contains("passphrase has only"), "\(ok)")
+        let short = try box.quire(["keys", "passphrase", "J.quire", "--new-passphrase-file", "a.txt"])
+        #expect(short.stderr.contains("this passphrase has only 1 character"), "\(short)")
+    }
 }
