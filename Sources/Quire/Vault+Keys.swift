@@ -150,7 +150,12 @@ extension Vault {
         let extends = s.groups.contains { g in s.frames[g.commitFrame].end == memory.committedLength && g.storedHead == memory.chainHead }
         if extends || memory.committedLength == UInt64(FileHeader.byteCount) { return nil }
         // Rewritten (compaction, merge) or replaced: a rewrite keeps every
-        // entry head, and the newest revision is always a head.
+        // entry head, and the newest revision is always a head. A credential
+        // behind the file (removed, or left out of its newest keys) cannot
+        // open what a rewrite sealed under the epochs it is behind, so its
+        // count says nothing: it is told it is behind instead, and it cannot
+        // write (Spec/keys.md §7, test 3; trial 25, F10).
+        if unlocked.unreadableNewerEpoch != nil { return nil }
         let newest = (try? loadIndex().maxClock.rawValue) ?? 0
         if newest >= memory.newestClock { return nil }
         if s.committedEnd < memory.committedLength && s.fileSize < memory.committedLength {

@@ -12,11 +12,14 @@ extension Vault {
         do { return try ConflictCopies.find(for: file.path) } catch { throw .sync(error) }
     }
 
-    /// The conflict copies beside this vault whose names a sync tool gave
-    /// them (``ConflictCopyName``) and whose header names this vault: the
-    /// cheap check every command can make to say copies are waiting. Only
-    /// the folder is listed and only such names' 64-byte headers are read;
-    /// ``conflictCopies()`` also finds copies by header alone. Nothing is
+    /// The conflict copies beside this vault that ``foldConflictCopies()``
+    /// would merge: regular files (never symbolic links) whose names follow
+    /// a distinctive sync-tool conflict-copy pattern
+    /// (``SyncTool/nameIsDistinctive``) and whose header names this vault —
+    /// the cheap check every command can make to say copies are waiting.
+    /// Only the folder is listed and only such names' 64-byte headers are
+    /// read; ``conflictCopies()`` also finds copies by header alone. A copy
+    /// folding set aside (renamed `….damaged`) no longer matches. Nothing is
     /// thrown: a folder that cannot be listed has none to mention.
     ///
     /// - Returns: the copies' paths, sorted bytewise.
@@ -27,9 +30,9 @@ extension Vault {
         guard let names = try? FileSystem.listDirectory(folder) else { return [] }
         var copies: [String] = []
         for name in names where name != vaultName && !name.hasPrefix(".") {
-            guard ConflictCopyName.tool(of: name, copyOf: vaultName) != nil else { continue }
+            guard ConflictCopyName.tool(of: name, copyOf: vaultName)?.nameIsDistinctive == true else { continue }
             let copyPath = folder == "/" ? "/" + name : folder + "/" + name
-            guard let file = try? SystemFile(path: copyPath, mode: .readOnly),
+            guard FileSystem.linkStatus(copyPath)?.isRegularFile == true, let file = try? SystemFile(path: copyPath, mode: .readOnly),
                 let bytes = try? file.read(count: FileHeader.byteCount, at: 0),
                 let header = try? FileHeader.parse(bytes).0, header.vaultID == vaultID
             else { continue }
@@ -38,9 +41,11 @@ extension Vault {
         return copies
     }
 
-    /// Merges every conflict copy into this vault with this vault's
-    /// credential, deletes each copy the vault then holds entirely, and
-    /// reads the vault again (`Spec/merge.md §4`).
+    /// Merges every conflict copy a sync tool made into this vault with
+    /// this vault's credential, deletes each the vault then holds entirely,
+    /// sets aside each that can never be taken in whole, leaves every other
+    /// copy of the vault (backups) unmerged, and reads the vault again
+    /// (`Spec/merge.md §4`).
     ///
     /// - Returns: what became of each copy.
     /// - Throws: ``VaultError/sync(_:)`` when the copies cannot be listed;

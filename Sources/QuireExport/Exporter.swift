@@ -59,6 +59,10 @@ public struct ExportReport: Sendable, Equatable {
     /// damaged or partial copy): their metadata is exported, their bytes
     /// cannot be.
     public var missingAttachments = 0
+    /// Attachments the PDF book names instead of drawing them: other media
+    /// types, and images that are damaged, not the JPEG or PNG their type
+    /// says, or over the size limits. 0 for every other format.
+    public var attachmentsNotShown = 0
     /// An empty report.
     public init() {}
 }

@@ -320,6 +320,9 @@ public enum DeviceStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         case .damaged(let path, let reason) where path.hasSuffix(".memory"):
             return
                 "this device's memory of a vault file, \(path), cannot be read: \(reason); remove the file and its line in vaults/recorded beside it (the next open writes both again, without the rollback check for that open)"
+        case .damaged(let path, let reason) where path.hasSuffix("/vaults/recorded"):
+            return
+                "this device's list of the vault files it remembers, \(path), cannot be read: \(reason); the device key is not affected. Remove the lines that are not a vault id and a path hash, or the whole file (the next open writes it again; until then a deleted memory file of a vault goes unnoticed)"
         case .damaged(let path, let reason):
             return "the device key \(path) cannot be read: \(reason); restore it from a backup, or remove it and enroll this device again"
         case .noKey:

@@ -87,14 +87,14 @@
 
     /// Why this credential cannot follow the newest keys, in words an
     /// application shows, or nil: `this key was removed from the vault
-    /// (epoch 2)`, or `this key was removed, or left out, by the device
-    /// "Laptop" (epoch 2)`, naming the member who made the newest keyring
+    /// (epoch 2)`, or `this key was removed from the vault, or left out of
+    /// its newest keys, by the device "Laptop" (epoch 2)`, naming the member who made the newest keyring
     /// it cannot open (`Spec/format.md §8.6`).
     public var behindReason: String? {
         if let removedIn { return "this key was removed from the vault (epoch \(removedIn.epoch))" }
         guard let newest = newerKeyrings.max(by: { $0.epoch < $1.epoch }) else { return nil }
         return
-            "this key was removed, or left out, by \(newest.signer.map(PrivacyStatement.phrase(for:)) ?? "a member") (epoch \(newest.epoch))"
+            "this key was removed from the vault, or left out of its newest keys, by \(newest.signer.map(PrivacyStatement.phrase(for:)) ?? "a member") (epoch \(newest.epoch))"
     }
 
     /// The highest epoch this credential cannot follow: that of its newest

@@ -80,6 +80,7 @@ public func exportPDFBook(
     report.entries = book.entries
     report.attachments = book.distinctPhotos
     report.bytes = book.bytes
+    report.attachmentsNotShown = book.attachmentsNotShown
     return report
 }
 
@@ -109,7 +110,7 @@ public func exportPDFBook(
 ///   (a fallback face for two symbols) and cairo's font subsetting at the
 ///   end add about 58 MiB, the same for the last quarter of the journal
 ///   alone as for all of it.
-/// - Files: the PDF streams into `.<name>.quire-tmp-<pid>` beside `path`
+/// - Files: the PDF streams into `.<name>.quire-export-<pid>.tmp` beside `path`
 ///   (mode 0600), is fsynced and renamed to `path`; on failure it is removed.
 ///
 /// - Progress: `done` 0 before the measuring pass, then each entry drawn.

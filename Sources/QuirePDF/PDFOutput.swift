@@ -2,7 +2,8 @@ import CPangoCairo
 import QuireSystem
 
 /// The file the PDF is streamed into: a temporary name beside the output
-/// (`.<name>.quire-tmp-<pid>`, mode 0600), buffered 64 KiB at a time,
+/// (`.<name>.quire-export-<pid>.tmp`, mode 0600, named like the other
+/// exports' temporary files), buffered 64 KiB at a time,
 /// fsynced and renamed over `path` by ``commit()``, removed by ``discard()``.
 final class PDFOutput {
     let path: String
@@ -19,7 +20,7 @@ final class PDFOutput {
         self.path = path
         let directory = FileSystem.directory(of: path)
         let name = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? path
-        temporaryPath = (directory.isEmpty ? "" : directory + "/") + "." + name + ".quire-tmp-\(FileSystem.processID)"
+        temporaryPath = (directory.isEmpty ? "" : directory + "/") + "." + name + ".quire-export-\(FileSystem.processID).tmp"
         try? FileSystem.remove(temporaryPath)  // a leftover of a crashed run of this process id
         file = try SystemFile(path: temporaryPath, mode: .createExclusive(permissions: 0o600))
         buffer.reserveCapacity(Self.bufferSize)

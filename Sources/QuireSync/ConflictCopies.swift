@@ -15,8 +15,9 @@ public struct ConflictCopy: Sendable, Equatable {
 
 /// Finds conflict copies of a vault in its folder (`Spec/merge.md §2`).
 package enum ConflictCopies {
-    /// Every regular file in the vault's folder, other than the vault
-    /// itself, whose header names the same vault id, sorted by path. Names
+    /// Every regular file in the vault's folder (never a symbolic link),
+    /// other than the vault itself, whose header names the same vault id,
+    /// sorted by path. Names
     /// are hints only (``ConflictCopy/tool``): a file with a conflict-copy
     /// name but another vault id, or none, is not a copy; a copy with an
     /// unfamiliar name is still found. Only the 64-byte header of each file
@@ -38,7 +39,8 @@ package enum ConflictCopies {
         var copies: [ConflictCopy] = []
         for name in names where name != vaultName && !name.hasPrefix(".") {
             let path = folder == "/" ? "/" + name : folder + "/" + name
-            guard FileSystem.isRegularFile(path), FileSystem.identity(path) != own else { continue }
+            // lstat: a symbolic link is never a copy, whatever it points to.
+            guard FileSystem.linkStatus(path)?.isRegularFile == true, FileSystem.identity(path) != own else { continue }
             let tool = ConflictCopyName.tool(of: name, copyOf: vaultName)
             let header: FileHeader
             do { header = try readHeader(path) } catch {
@@ -85,6 +87,12 @@ public struct FoldReport: Sendable {
         public let deleted: Bool
         /// Why the copy was kept; nil when it was deleted.
         public let keptBecause: KeptReason?
+        /// The new path of a copy that was set aside because folding can
+        /// never take it in whole (damaged or unverified records, or a file
+        /// that does not read as a vault): renamed to `path ‖ ".damaged"`
+        /// (then `.damaged-2`, …), a name no conflict-copy pattern matches,
+        /// so commands stop pointing at it (`Spec/merge.md §4`). Nil otherwise.
+        public let setAsideAs: String?
     }
     /// Why folding kept a copy (`Spec/merge.md §4`).
     public enum KeptReason: String, Sendable, Equatable {
@@ -99,19 +107,29 @@ public struct FoldReport: Sendable {
         case nameNotDistinctive = "name_not_distinctive"
         /// Deleting it failed (permissions); its content is in the vault.
         case removeFailed = "remove_failed"
+        /// It holds records the vault lacks, but its name is not a
+        /// distinctive conflict-copy name: it may be a backup, and folding a
+        /// backup brings back what the vault dropped on purpose (compacted
+        /// history, deleted text). It was not merged; only a merge the
+        /// person asks for by naming the file takes it in.
+        case notAConflictCopy = "not_a_conflict_copy"
     }
     /// Every copy found, in path order.
     public let copies: [Copy]
 }
 
 extension ConflictCopies {
-    /// Finds the vault's conflict copies and merges each into it
-    /// (``VaultMerge/merge(vaultAt:copyAt:credential:random:options:)``).
-    /// A copy is deleted only when the merged vault, opened again, holds
-    /// every committed frame of it and its name is a distinctive sync-tool
-    /// conflict-copy name (`Spec/merge.md §4`); a copy with damaged or
-    /// unverified records, one that failed to merge, or one named like a
-    /// backup (``SyncTool/nameIsDistinctive``) is kept, with the reason.
+    /// Finds the vault's conflict copies and folds those a sync tool made
+    /// (`Spec/merge.md §4`). A copy with a distinctive sync-tool
+    /// conflict-copy name (``SyncTool/nameIsDistinctive``) is merged
+    /// (``VaultMerge/merge(vaultAt:copyAt:credential:random:options:)``) and
+    /// deleted when the merged vault, opened again, holds every committed
+    /// frame of it; one that can never be taken in whole (damaged or
+    /// unverified records, or not readable as a vault) is set aside
+    /// (``FoldReport/Copy/setAsideAs``). Any other copy (a OneDrive-, iCloud-
+    /// or Google-Drive-like name, a backup, a file renamed by hand) is never
+    /// merged: it is reported as already held (``FoldReport/KeptReason/nameNotDistinctive``)
+    /// or as holding records the vault lacks (``FoldReport/KeptReason/notAConflictCopy``).
     ///
     /// - Returns: what became of each copy.
     /// - Throws: the errors of ``find(for:)``. A failure on one copy is
@@ -121,17 +139,26 @@ extension ConflictCopies {
     ) throws(SyncError) -> FoldReport {
         var results: [FoldReport.Copy] = []
         for copy in try find(for: vaultPath) {
+            guard copy.tool?.nameIsDistinctive == true else {
+                // Not merged: a backup would bring back what the vault dropped.
+                let held = (try? holdsEveryFrame(of: copy.path, vault: vaultPath, credential: credential)) ?? false
+                results.append(
+                    FoldReport.Copy(
+                        copy: copy, merge: nil, error: nil, deleted: false, keptBecause: held ? .nameNotDistinctive : .notAConflictCopy,
+                        setAsideAs: nil))
+                continue
+            }
             do {
                 let report = try VaultMerge.merge(
                     vaultAt: vaultPath, copyAt: copy.path, credential: credential, random: random, options: options)
                 var deleted = false
                 var kept: FoldReport.KeptReason?
+                var setAside: String?
                 var held = report.leftOut.isEmpty
                 if held { held = try holdsEveryFrame(of: copy.path, vault: vaultPath, credential: credential) }
                 if !held {
                     kept = .notAllTakenIn
-                } else if copy.tool?.nameIsDistinctive != true {
-                    kept = .nameNotDistinctive
+                    setAside = setAsideCopy(copy.path)
                 } else {
                     do {
                         try FileSystem.remove(copy.path)
@@ -142,12 +169,42 @@ extension ConflictCopies {
                     }
                     if !deleted { kept = .removeFailed }
                 }
-                results.append(FoldReport.Copy(copy: copy, merge: report, error: nil, deleted: deleted, keptBecause: kept))
+                results.append(
+                    FoldReport.Copy(copy: copy, merge: report, error: nil, deleted: deleted, keptBecause: kept, setAsideAs: setAside))
             } catch {
-                results.append(FoldReport.Copy(copy: copy, merge: nil, error: error, deleted: false, keptBecause: .mergeFailed))
+                // A copy that does not read as a vault never will: set it
+                // aside. A vault-side, key or I/O failure leaves it in place.
+                var setAside: String?
+                if case .copyUnreadable(_, let why) = error, !why.isIO { setAside = setAsideCopy(copy.path) }
+                results.append(
+                    FoldReport.Copy(copy: copy, merge: nil, error: error, deleted: false, keptBecause: .mergeFailed, setAsideAs: setAside))
             }
         }
         return FoldReport(copies: results)
+    }
+
+    /// Renames the copy at `path` to `path ‖ ".damaged"` (or `.damaged-2`,
+    /// … when taken), never replacing a file; nil when that fails.
+    static func setAsideCopy(_ path: String) -> String? {
+        for n in 1...99 {
+            let target = path + (n == 1 ? ".damaged" : ".damaged-\(n)")
+            guard !FileSystem.nameExists(target) else { continue }
+            do {
+                try FileSystem.link(path, to: target)
+            } catch {
+                if FileSystem.nameExists(target) { continue }
+                return nil
+            }
+            do {
+                try FileSystem.remove(path)
+                try? FileSystem.syncDirectory(FileSystem.directory(of: path))
+                return target
+            } catch {
+                try? FileSystem.remove(target)
+                return nil
+            }
+        }
+        return nil
     }
 
     /// True when every committed, non-commit frame of the copy is in the
@@ -206,4 +263,9 @@ extension ConflictCopies {
             return replaced(i)
         }
     }
+}
+
+extension FormatError {
+    /// True for a read or write failure, which may pass (not damage).
+    fileprivate var isIO: Bool { if case .io = self { true } else { false } }
 }

@@ -142,7 +142,7 @@ func matches(_ text: String, _ pattern: String) -> Bool {
         let j = try box.quire(["list", "Journal.quire", "--json"]).json()
         #expect(j["count"] as? Int == 1)
         let e = try #require((j["entries"] as? [[String: Any]])?.first)
-        #expect(Set(e.keys) == ["id", "created", "timeZone", "allDay", "title", "tags", "journal", "mood", "starred", "attachments", "conflict"])
+        #expect(Set(e.keys) == ["id", "created", "timeZone", "allDay", "title", "tags", "journal", "mood", "starred", "attachments", "attested", "conflict"])
         #expect(e["id"] as? String == id)
         #expect(e["created"] as? String == "2026-03-01T07:30:00Z")
         #expect(e["title"] as? String == "Hello there")

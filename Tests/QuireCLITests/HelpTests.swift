@@ -198,16 +198,19 @@ Options:
 
 Oldest first; with --limit N, the newest N, newest first. Dates are
 local (TZ); an all-day entry shows its day alone. Marks say when an
-entry is starred, has a mood or photos, or has conflicting versions
-('quire versions ID'). Ids are shown by their first 8 hex digits;
-every command that takes an entry id accepts any unique prefix of 4
-or more. DATE takes the forms --date does ('quire help add'). On a
-terminal, output longer than the screen goes through the pager.
+entry is starred, has a mood or photos, has conflicting versions
+('quire versions ID'), or shows a version no member vouches for
+('unattested': a removed device, a passphrase or another program
+wrote it; 'unverified': its commit did not verify). Ids are shown
+by their first 8 hex digits; every command that takes an entry id
+accepts any unique prefix of 4 or more. DATE takes the forms --date
+does ('quire help add'). On a terminal, output longer than the
+screen goes through the pager.
 
 JSON: {"count", "entries": [{"id", "created", "timeZone", "allDay",
 "title", "tags", "journal", "mood", "starred", "attachments",
-"conflict"}], "unreadRecords": {"count", "records": [{"code", "offset",
-"frame", "message"}]}}
+"conflict", "attested"}], "unreadRecords": {"count", "records":
+[{"code", "offset", "frame", "message"}]}}
 
 Unlocking: this device's key; else --recovery-key-file or --passphrase-file;
 else, on a terminal, a prompt for the recovery key or the passphrase.
@@ -255,8 +258,8 @@ users of this computer in the process list (ps) while quire runs.
 
 JSON: {"count", "entries": [{"id", "created", "timeZone", "allDay",
 "title", "tags", "journal", "mood", "starred", "attachments",
-"conflict"}], "unreadRecords": {"count", "records": [{"code", "offset",
-"frame", "message"}]}}
+"conflict", "attested"}], "unreadRecords": {"count", "records":
+[{"code", "offset", "frame", "message"}]}}
 
 Unlocking: this device's key; else --recovery-key-file or --passphrase-file;
 else, on a terminal, a prompt for the recovery key or the passphrase.

@@ -96,7 +96,7 @@ import Testing
                 isAllDay: i == 2, text: i == 3 ? "" : text, tags: i == 0 ? [] : ["a/b", "Café", "q\"uote"], mood: i == 1 ? 4 : nil,
                 isStarred: i == 1, journal: i == 2 ? "Work/\u{1b}" : "")
             summaries.append(
-                EntrySummaryJSON(id: EntryID(unchecked: Array(repeating: UInt8(i * 37), count: 16)), body: body, conflict: i == 3))
+                EntrySummaryJSON(id: EntryID(unchecked: Array(repeating: UInt8(i * 37), count: 16)), body: body, conflict: i == 3, attested: i != 2))
         }
         var unread = UnreadRecordsJSON(UnreadRecords())
         unread.count = 2

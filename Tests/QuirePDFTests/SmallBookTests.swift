@@ -97,7 +97,7 @@ import Testing
         // Byte-identical on a second run; nothing else left in the directory.
         _ = try writePDFBook(vault, to: dir.file("again.pdf"))
         #expect(try fileBytes(dir.file("again.pdf")) == pdf)
-        #expect(dir.listing.filter { $0.contains("quire-tmp") }.isEmpty)
+        #expect(dir.listing.filter { $0.contains("quire-export") }.isEmpty)
     }
 
     @Test func exportPDFBookReportsTheSameCounts() throws {

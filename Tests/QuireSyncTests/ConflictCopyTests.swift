@@ -72,12 +72,19 @@ import Testing
         #expect(byName["Journal (Sam's conflicted copy 2026-11-29).quire"]?.deleted == false)
         #expect(byName["Journal (Sam's conflicted copy 2026-11-29).quire"]?.merge?.leftOut.map(\.code) == ["authentication_failed"])
         #expect(!FileManager.default.fileExists(atPath: c.b))
-        #expect(FileManager.default.fileExists(atPath: second))
+        // The damaged copy is set aside under a name no pattern matches
+        // (trial 25, F7: every command pointed at it forever).
+        #expect(!FileManager.default.fileExists(atPath: second))
+        #expect(FileManager.default.fileExists(atPath: second + ".damaged"))
+        #expect(byName["Journal (Sam's conflicted copy 2026-11-29).quire"]?.setAsideAs == second + ".damaged")
+        #expect(byName["Journal.sync-conflict-20261129-101530-ABCDEF1.quire"]?.setAsideAs == nil)
         #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["laptop", "phone", "second copy 1", "shared"])
         #expect(try c.onLaptop(c.a).verify().issues.isEmpty)
-        // Folding again: the damaged copy adds nothing and stays.
+        #expect(try Vault.open(at: c.a, credential: .device(c.laptop.keyPair), options: fast).waitingConflictCopies().isEmpty)
+        // Folding again: the set-aside copy is not merged, and stays.
         let again = try ConflictCopies.fold(into: c.a, credential: .device(c.laptop.keyPair), options: fast)
-        #expect(again.copies.count == 1 && again.copies[0].merge?.changed == false && !again.copies[0].deleted)
+        #expect(again.copies.count == 1 && again.copies[0].merge == nil && !again.copies[0].deleted)
+        #expect(again.copies[0].keptBecause == .notAConflictCopy)
     }
 
     /// A device enrolled after the copy was made cannot open the copy, but
@@ -98,11 +105,12 @@ import Testing
         #expect(try texts(c.a, .device(tablet.keyPair)) == ["phone", "shared"])
     }
 
-    /// Folding takes in the content of every copy but deletes only a copy
-    /// whose name is a sync tool's distinctive conflict-copy pattern: a
-    /// backup named like a OneDrive copy, an iCloud- or Google-Drive-like
-    /// " 2" / " (1)", or a file renamed by hand is kept (found by a new-user
-    /// trial: `quire resolve` deleted the user's own backup).
+    /// Folding merges and deletes only a copy whose name is a sync tool's
+    /// distinctive conflict-copy pattern: a backup named like a OneDrive
+    /// copy, an iCloud- or Google-Drive-like " 2" / " (1)", or a file
+    /// renamed by hand is kept (found by a new-user trial: `quire resolve`
+    /// deleted the user's own backup), and never merged (trial 25, F6: a
+    /// backup brought back what a compaction dropped).
     @Test func foldingKeepsCopiesWithoutADistinctiveName() throws {
         let c = try TwoCopies("keep")
         try c.onPhone(c.b).add(EntryBody(created: t0 + 10, text: "phone"))
@@ -120,5 +128,27 @@ import Testing
         }
         #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["phone", "shared"])
         #expect(SyncTool.allCases.filter(\.nameIsDistinctive) == [.syncthing, .dropbox, .nextcloud, .unison])
+    }
+
+    /// A backup that holds what the vault dropped (a compacted-away
+    /// revision), named like an iCloud copy or not at all, is not merged by
+    /// a fold; a symbolic link named like a conflict copy is not a copy
+    /// (trial 25, F6).
+    @Test func foldingNeverMergesABackupNorFollowsALink() throws {
+        let c = try TwoCopies("backup")
+        try FileManager.default.removeItem(atPath: c.b)
+        let laptop = try c.onLaptop(c.a)
+        let gone = try laptop.add(EntryBody(created: t0 + 10, text: "PRIVATE"))
+        for name in ["Journal 2.quire", "my backup.quire"] { copy(c.a, c.dir.file(name)) }
+        try laptop.delete(gone.entryID)
+        _ = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), now: t0 + 20, writeOptions: fast)
+        let compacted = bytes(c.a)
+        try FileManager.default.createSymbolicLink(atPath: c.b, withDestinationPath: c.dir.file("my backup.quire"))
+        let report = try ConflictCopies.fold(into: c.a, credential: .device(c.laptop.keyPair), options: fast)
+        #expect(report.copies.map { String($0.copy.path.split(separator: "/").last!) } == ["Journal 2.quire", "my backup.quire"])
+        #expect(report.copies.allSatisfy { $0.merge == nil && !$0.deleted && $0.keptBecause == .notAConflictCopy })
+        #expect(bytes(c.a) == compacted)
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: c.b)) == c.dir.file("my backup.quire"))
+        #expect(try Vault.open(at: c.a, credential: .device(c.laptop.keyPair), options: fast).waitingConflictCopies().isEmpty)
     }
 }

@@ -587,14 +587,14 @@ private func crossMerge(_ dir: TemporaryDirectory, laptopFile: String, phoneFile
         #expect(!names.contains("Journal (Sam's conflicted copy 2026-11-29).quire"))
         #expect(names.contains("zz backup of my diary"))
         #expect(bytes(impostor) == impostorBytes)
-        // Its content is folded in, but a file without a distinctive
-        // conflict-copy name is kept (it may be a backup).
+        // A file without a distinctive conflict-copy name is neither merged
+        // nor deleted (it may be a backup: trial 25, F6).
         #expect(FileManager.default.fileExists(atPath: odd))
-        #expect(report.copies.first { $0.copy.path == odd }?.keptBecause == .nameNotDistinctive)
+        #expect(report.copies.first { $0.copy.path == odd }?.keptBecause == .notAConflictCopy)
         #expect(FileManager.default.fileExists(atPath: damaged))
-        #expect(report.copies.first { $0.copy.path == damaged }?.keptBecause == .notAllTakenIn)
+        #expect(report.copies.first { $0.copy.path == damaged }?.keptBecause == .notAConflictCopy)
         #expect(!FileManager.default.fileExists(atPath: c.b))
-        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["odd", "phone", "shared"])
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["phone", "shared"])
     }
 
     /// A copy that this device cannot open (written with keys of an epoch it

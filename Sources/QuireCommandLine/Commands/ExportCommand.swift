@@ -101,6 +101,11 @@ struct ExportCommand: QuireCommand {
                 "\(Reading.summary(unread.untrusted, path: vault, what: "trusted")): the attestation of the commit holding them is damaged; "
                     + "they are in \(output) but no member vouches for them. Run 'quire verify \(vault)'")
         }
+        if report.attachmentsNotShown > 0 {
+            c.out.warning(
+                "\(plural(report.attachmentsNotShown, "attachment")) could not be drawn in \(output) and \(report.attachmentsNotShown == 1 ? "is" : "are") only named there: the book draws JPEG and PNG images that can be read; other files, damaged images and files whose content is not the image their type says are not drawn (EPUB, HTML and the other formats keep them)"
+            )
+        }
         if report.entries == 0 && selection.isFiltering { c.out.warning("no entries match the filters; \(output) holds none") }
         if report.missingAttachments > 0 {
             c.out.warning(

@@ -47,6 +47,7 @@ struct InitCommand: QuireCommand {
         } else if passphrase {
             secret = try Prompt.newPassphrase(option: "--passphrase-file")
         }
+        if let secret { Prompt.warnIfShort(secret, out: c.out) }
         let journalName = name ?? Paths.deletingExtension(of: Paths.lastComponent(of: path))
         let (device, created) = try Unlock.loadOrCreateDevice(named: deviceName?.name)
         let recovery: RecoveryKey

@@ -238,6 +238,7 @@ struct KeysPassphraseCommand: QuireCommand {
         }
         let opened = try Unlock.open(vault, unlock, out: c.out)
         if !remove && new == nil { new = try Prompt.newPassphrase(option: "--new-passphrase-file") }
+        if let secret = new { Prompt.warnIfShort(secret, out: c.out) }
         do {
             let had = try !opened.vault.keyState().passphrases.isEmpty
             if remove && !had {

@@ -8,11 +8,14 @@ struct ListCommand: QuireCommand {
         discussion: """
             Oldest first; with --limit N, the newest N, newest first. Dates are
             local (TZ); an all-day entry shows its day alone. Marks say when an
-            entry is starred, has a mood or photos, or has conflicting versions
-            ('quire versions ID'). Ids are shown by their first 8 hex digits;
-            every command that takes an entry id accepts any unique prefix of 4
-            or more. DATE takes the forms --date does ('quire help add'). On a
-            terminal, output longer than the screen goes through the pager.
+            entry is starred, has a mood or photos, has conflicting versions
+            ('quire versions ID'), or shows a version no member vouches for
+            ('unattested': a removed device, a passphrase or another program
+            wrote it; 'unverified': its commit did not verify). Ids are shown
+            by their first 8 hex digits; every command that takes an entry id
+            accepts any unique prefix of 4 or more. DATE takes the forms --date
+            does ('quire help add'). On a terminal, output longer than the
+            screen goes through the pager.
             """,
         json: EntryListJSON.self, section: .browse, unlocks: true)
 
@@ -29,7 +32,7 @@ struct ListCommand: QuireCommand {
         let (opened, entries) = try Reading.entries(vault, unlock, out: c.out)
         let shown = filter.apply(entries)
         Listing.print(shown, c.out, pager: !pager.noPager, vault: opened.vault)
-        Reading.sayNothingMatched(shown.count, total: entries.count, filtered: filter.isFiltering, out: c.out)
+        Reading.sayNothingMatched(shown.count, total: entries.count, filtered: filter.isFiltering, vault: opened.vault, out: c.out)
         return .success
     }
 
@@ -51,7 +54,7 @@ struct ListCommand: QuireCommand {
         }
         Reading.warnAboutUnreadRecords(v, entries: all, path: vault, out: c.out)
         Listing.print(page.entries, c.out, pager: !pager.noPager, vault: v)
-        Reading.sayNothingMatched(page.entries.count, total: all.count, filtered: false, out: c.out)
+        Reading.sayNothingMatched(page.entries.count, total: all.count, filtered: false, vault: v, out: c.out)
         return .success
     }
 }

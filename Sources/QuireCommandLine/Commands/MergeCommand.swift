@@ -95,8 +95,12 @@ struct MergeCommand: QuireCommand {
                 s += "; \(plural(report.unattestedCommits, "commit")) unattested, as in \(b) (no member vouches for them)"
             }
             c.out.line("\(s)")
-        } else {
+        } else if report.leftOut.isEmpty {
             c.out.line("\(target) already holds everything in \(b); nothing was written")
+        } else {
+            c.out.line(
+                "\(target) already holds everything in \(b) that can be read; nothing was written. \(plural(report.leftOut.count, "record")) of \(b) cannot be taken in (damaged or unverified): delete \(b) if you do not need them, or keep it under another name"
+            )
         }
         for e in report.leftOut { c.out.line("  left out of \(b): \(e.description)") }
         for e in report.droppedFromVault { c.out.line("  dropped from \(target): \(e.description)") }

@@ -25,18 +25,23 @@ struct RestoreCommand: QuireCommand {
         let deleted: [EntrySnapshot]
         do { deleted = try opened.vault.deletedEntries() } catch { throw .vault(error, path: vault) }
         var lastBodies: [EntryID: EntryBody] = [:]
+        var lastAttested: [EntryID: Bool] = [:]
         for e in deleted {
             let revisions: [EntryRevision]
             do { revisions = try opened.vault.revisions(of: e.id) } catch { throw .vault(error, path: vault) }
-            if let last = revisions.last(where: { !$0.isDeleted }) { lastBodies[e.id] = last.body }
+            if let last = revisions.last(where: { !$0.isDeleted }) {
+                lastBodies[e.id] = last.body
+                if list { lastAttested[e.id] = ((try? opened.vault.attestations(of: e.id)) ?? [:])[last.revisionID] != nil }
+            }
         }
         if list {
             var shown: [EntrySummaryJSON] = []
             for e in deleted {
                 guard let body = lastBodies[e.id] else { continue }
-                shown.append(EntrySummaryJSON(id: e.id, body: body, conflict: false))
+                let attested = lastAttested[e.id] ?? false
+                shown.append(EntrySummaryJSON(id: e.id, body: body, conflict: false, attested: attested))
                 c.out.line(
-                    "\(EntryFormat.line(id: e.id, body: body, conflict: false))  (deleted \(DateText.local(Int64(e.revision.clock.milliseconds))))"
+                    "\(EntryFormat.line(id: e.id, body: body, conflict: false, standing: attested ? nil : "unattested"))  (deleted \(DateText.local(Int64(e.revision.clock.milliseconds))))"
                 )
             }
             if shown.isEmpty && !c.out.json { c.out.note("no deleted entry can be restored") }

@@ -28,8 +28,15 @@ struct VerifyCommand: QuireCommand {
         do { opened = try Unlock.open(vault, unlock, out: out, writable: false, scansWholeFile: true) } catch {
             // A file too damaged to unlock is damage, not a failure to run.
             guard let cause = error.cause, Unlock.isDamage(cause) else { throw error }
-            out.line("\(vault): DAMAGED. \(error.message)")
-            out.line("Nothing in it can be opened. Restore it from a copy (a backup, or another device's copy of the vault).")
+            // An empty file is not "damaged: not a vault" (trial 25, F11): say what it is.
+            let empty = (try? FileSystem.size(vault)) == 0
+            if empty {
+                out.line("\(vault): EMPTY. The file is 0 bytes long: no vault is left in it.")
+                out.line("If it held a vault, restore it from a copy (a backup, or another device's copy of the vault).")
+            } else {
+                out.line("\(vault): DAMAGED. \(error.message)")
+                out.line("Nothing in it can be opened. Restore it from a copy (a backup, or another device's copy of the vault).")
+            }
             out.emit(
                 VerifyJSON(
                     intact: false, fileBytes: (try? FileSystem.size(vault)) ?? 0, frames: 0, commits: 0, intactRecords: 0,
@@ -38,7 +45,10 @@ struct VerifyCommand: QuireCommand {
             )
             out.failure(
                 CLIFailure(
-                    "\(vault) is damaged: \(error.message)", hint: "restore it from a backup or another device's copy of the vault",
+                    empty
+                        ? "\(vault) is an empty file (0 bytes): there is no vault in it to verify"
+                        : "\(vault) is damaged: \(error.message)",
+                    hint: "restore it from a backup or another device's copy of the vault",
                     code: error.code, exit: .damage))
             return .damage
         }

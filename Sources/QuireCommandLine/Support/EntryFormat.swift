@@ -97,8 +97,18 @@ enum EntryFormat {
         b.isAllDay ? DateText.day(b.created, zoneName: b.timeZone) + "      " : DateText.local(b.created)
     }
 
-    /// `a1b2c3d4  2026-03-01 08:30  First line…  #tag #other  (starred, mood 4, 2 photos, conflict)`.
-    static func line(_ e: EntrySnapshot) -> ShownText { line(id: e.id, body: e.body, conflict: !e.conflictingHeads.isEmpty) }
+    /// `a1b2c3d4  2026-03-01 08:30  First line…  #tag #other  (starred, mood 4, 2 photos, conflict, unattested)`.
+    static func line(_ e: EntrySnapshot) -> ShownText {
+        line(id: e.id, body: e.body, conflict: !e.conflictingHeads.isEmpty, standing: standing(e))
+    }
+
+    /// How far the version shown is vouched for, as a mark: nil when a
+    /// member attested it, `"unverified"` when its commit did not verify,
+    /// `"unattested"` otherwise — a removed device, a passphrase, an escrow
+    /// key or another program wrote it (`Spec/format.md §9.4`).
+    static func standing(_ e: EntrySnapshot) -> String? {
+        e.isAttested ? nil : e.isVerified ? "unattested" : "unverified"
+    }
 
     /// The line of entry `id` with content `b`.
     ///
@@ -106,7 +116,7 @@ enum EntryFormat {
     /// the text is the same as
     /// `"\(short(id), .id)  \(date(b))  \(title(b.text))"`, then
     /// `"  #tag #other"` (tags styled) and `"  (marks)"` when there are any.
-    static func line(id: EntryID, body b: EntryBody, conflict: Bool) -> ShownText {
+    static func line(id: EntryID, body b: EntryBody, conflict: Bool, standing: String? = nil) -> ShownText {
         var parts: [ShownText.Part] = []
         parts.reserveCapacity(8 + 2 * b.tags.count)
         parts.append(.value(short(id), multiline: false, style: .id))
@@ -124,6 +134,7 @@ enum EntryFormat {
         let photos = photoCount(b)
         if photos > 0 { marks.append(plural(photos, "photo")) }
         if conflict { marks.append("conflict") }
+        if let standing { marks.append(standing) }
         if !marks.isEmpty {
             parts.append(.literal("  ("))
             parts.append(.value(marks.joined(separator: ", "), multiline: false, style: nil))
@@ -207,10 +218,12 @@ struct EntrySummaryJSON: PrettyJSONWritable {
     let starred: Bool
     let attachments: Int
     let conflict: Bool
+    /// True when a member attested the version shown (`Spec/format.md §9.4`).
+    let attested: Bool
 
-    init(_ e: EntrySnapshot) { self.init(id: e.id, body: e.body, conflict: !e.conflictingHeads.isEmpty) }
+    init(_ e: EntrySnapshot) { self.init(id: e.id, body: e.body, conflict: !e.conflictingHeads.isEmpty, attested: e.isAttested) }
 
-    init(id entryID: EntryID, body b: EntryBody, conflict isConflicted: Bool) {
+    init(id entryID: EntryID, body b: EntryBody, conflict isConflicted: Bool, attested isAttested: Bool) {
         id = entryID.description
         created = DateText.iso(b.created, zoneName: b.timeZone)
         timeZone = b.timeZone
@@ -222,6 +235,7 @@ struct EntrySummaryJSON: PrettyJSONWritable {
         starred = b.isStarred
         attachments = b.attachments.count
         conflict = isConflicted
+        attested = isAttested
     }
 
     init(example: Void) {
@@ -236,6 +250,7 @@ struct EntrySummaryJSON: PrettyJSONWritable {
         starred = false
         attachments = 0
         conflict = false
+        attested = false
     }
 
     func write(to json: inout PrettyJSON) {
@@ -244,6 +259,8 @@ struct EntrySummaryJSON: PrettyJSONWritable {
             j.bool(allDay)
             j.key("attachments")
             j.number(attachments)
+            j.key("attested")
+            j.bool(attested)
             j.key("conflict")
             j.bool(conflict)
             j.key("created")

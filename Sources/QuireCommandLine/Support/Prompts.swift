@@ -78,6 +78,23 @@ enum Prompt {
         return bytes
     }
 
+    /// The fewest characters a new passphrase should have. A shorter one is
+    /// accepted, with a warning (README, "Passphrase"): the passphrase is
+    /// the user's choice, but a short one falls to offline guessing by
+    /// anyone holding a copy of the file, Argon2id or not.
+    static let recommendedPassphraseCharacters = 12
+
+    /// Warns on stderr when a new passphrase has fewer than
+    /// ``recommendedPassphraseCharacters`` characters (Unicode scalars,
+    /// counted in place: the passphrase is never copied).
+    static func warnIfShort(_ passphrase: SecureBytes, out: Output) {
+        let characters = passphrase.withUnsafeBytes { raw in raw.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) } }
+        guard characters < recommendedPassphraseCharacters else { return }
+        out.warning(
+            "this passphrase has only \(plural(characters, "character")): anyone with a copy of the vault can try passphrases on their own computer, and a short one is found quickly; it was accepted, but use \(recommendedPassphraseCharacters) characters or more (four or five random words) unless you know what you do"
+        )
+    }
+
     /// A passphrase in Unicode NFC, in guarded memory; wipes nothing of the caller's.
     /// ASCII is already in NFC and is copied straight into guarded memory;
     /// only other text goes through a `String`, which cannot be wiped.

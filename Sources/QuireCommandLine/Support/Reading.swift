@@ -50,7 +50,8 @@ enum Reading {
             let hidden = unread.hiddenEntryRevisions
             out.warning(
                 "newer records exist that this key cannot read\(hidden == 0 ? "" : " (" + plural(hidden, "entry revision") + ")"): "
-                    + "\(vault.unlocked.behindReason ?? "this key was removed from the vault (epoch \(newer))"), so what is shown stops there. "
+                    + "\(vault.unlocked.behindReason ?? "this key was removed from the vault (epoch \(newer))"), so what is shown stops there "
+                    + "and writing with this key is refused. "
                     + "Open the vault on a device that can read them, or with --recovery-key-file FILE")
         }
         // Records of a newer epoch are said above, for a removed device.
@@ -173,9 +174,13 @@ enum Reading {
     }
 
     /// Says on stderr that nothing matched, so an empty result is not silence.
-    static func sayNothingMatched(_ count: Int, total: Int, filtered: Bool, what: String? = nil, out: Output) {
+    /// `vault`, when given, tells a key that is behind (removed): it is
+    /// not told to write one.
+    static func sayNothingMatched(_ count: Int, total: Int, filtered: Bool, what: String? = nil, vault: Vault? = nil, out: Output) {
         guard count == 0, !out.json else { return }
-        if total == 0 && !filtered && what == nil {
+        if total == 0 && !filtered && what == nil, vault?.unlocked.unreadableNewerEpoch != nil {
+            out.note("no entries this key can read")
+        } else if total == 0 && !filtered && what == nil {
             out.note("no entries yet: write one with 'quire add'")
         } else if let what {
             out.note("no entries match \(what)")
