@@ -103,7 +103,7 @@ extension KeyError {
             .wrongDeviceKey, .wrongKey, .kdfBudgetExceeded:
             .wrongCredential
         case .noKeyring, .kdfLimitsExceeded, .kdfLimitsExceededInKeyring, .keyringUnauthenticated, .escrowForbidden,
-            .removedDeviceSlot, .malformedKeyring, .keyringCopyDamaged, .removalTie, .removalMutual:
+            .removedDeviceSlot, .malformedKeyring, .keyringCopyDamaged, .removalTie, .removalMutual, .keyEpochClaimedTwice:
             .damaged
         case .escrowRefused: .programmerError
         case .rollbackSuspected, .recoveryKeyChoiceNeeded: .needsMerge

@@ -75,6 +75,11 @@ extension VaultReportBuilder {
             index = l.index
             warning = true
         }
+        if case .keyEpochClaimedTwice(let l, _, _, _) = e {
+            offset = l.offset
+            index = l.index
+            warning = true
+        }
         if case .kdfLimitsExceededInKeyring(let l, _, _) = e {
             offset = l.offset
             index = l.index

@@ -664,8 +664,26 @@ extension VaultFile {
         // The highest epoch of a trusted keyring with an intact copy in each
         // group: found from the few trusted keyrings, not from every frame.
         var keyringEpochIn: [Int: UInt32] = [:]
+        // The epoch of each commit's key (Spec/format.md §9.3, ninth review
+        // R9-4): that of a trusted keyring of that key in its own group, else
+        // the one the commit it links to under the same key took (set in the
+        // walk), else the key's own (§5.1: the highest a trusted keyring
+        // claims). So a member that claims a current key at a lower epoch
+        // elsewhere, or an old one at a higher, changes no commit's epoch on
+        // a line that holds the key's keyring.
+        var keyEpoch = keyOf.map { $0?.epoch ?? 0 }
+        var ownKeyEpoch: [Int: UInt32] = [:]
         for (index, epoch) in trustedKeyrings {
-            if let g = structure.groupIndex(ofFrame: index) { keyringEpochIn[g] = max(keyringEpochIn[g] ?? 0, epoch) }
+            guard let g = structure.groupIndex(ofFrame: index) else { continue }
+            keyringEpochIn[g] = max(keyringEpochIn[g] ?? 0, epoch)
+            let frame = structure.frames[index]
+            guard let key = keyOf[g], frame.header.keyID == key.id else { continue }
+            if let body = frame.plaintextBody, let record = try? KeyringRecord(body: body, location: nil),
+                record.publicPart.keyCommit != key.commitment
+            {
+                continue
+            }
+            ownKeyEpoch[g] = max(ownKeyEpoch[g] ?? 0, epoch)
         }
         // The floor along each commit's own line: what the member-attested
         // verified commits it links to, transitively, raised it to (before
@@ -722,6 +740,7 @@ extension VaultFile {
         func join(_ k: Int, key: EpochKey) {
             let group = groups[k]
             let line = lineFloor[k]
+            let epoch = keyEpoch[k]
             position[k] = chain.count
             chain.append(k)
             clearBelow.append(nil)
@@ -731,7 +750,7 @@ extension VaultFile {
             // Ed25519 check each, most of the cost of opening a vault written
             // one commit at a time).
             if case .notChecked = attestations[k] {
-                if key.epoch > line || (keyringEpochIn[k] ?? 0) > line {
+                if epoch > line || (keyringEpochIn[k] ?? 0) > line {
                     attestations[k] = attestation(of: group, previousHead: verifiedFrom[k]!, key: key)
                 } else {
                     unchecked[k] = key
@@ -744,7 +763,7 @@ extension VaultFile {
             // nothing. (A commit the chain later passes by was not attested
             // by a member, so it raised nothing.)
             if case .attested = attestations[k] {
-                let raised = max(key.epoch, keyringEpochIn[k] ?? 0)
+                let raised = max(epoch, keyringEpochIn[k] ?? 0)
                 raisedTo[k] = raised
                 lineAfter[k] = max(line, raised)
                 linkedAfter[k] = max(linkedFloor[k], raised)
@@ -779,13 +798,19 @@ extension VaultFile {
             }
             lineAfter[k] = lineFloor[k]
             linkedAfter[k] = linkedFloor[k]
+            if let own = ownKeyEpoch[k] {
+                keyEpoch[k] = own
+            } else if case .commit(let j) = link, let before = keyOf[j], before.commitment == key.commitment {
+                keyEpoch[k] = keyEpoch[j]
+            }
+            let epoch = keyEpoch[k]
             // Stale below its own group: a commit holding a trusted keyring
             // is made under a key of at least that keyring's epoch — a new
             // epoch's commit under the new key (seventh review R7-3) — so
             // one under an older key was made again by a holder of that key
             // (a member the keyring removes, say). No attestation exempts it.
-            if let own = keyringEpochIn[k], key.epoch < own {
-                statuses[k] = .stale(epoch: key.epoch, current: own)
+            if let own = keyringEpochIn[k], epoch < own {
+                statuses[k] = .stale(epoch: epoch, current: own)
                 return
             }
             // Stale below its line: made by a device that missed the
@@ -797,15 +822,15 @@ extension VaultFile {
             // through `e`. Its attestation is checked only where the two
             // lines judge it differently (never in a file whose commits all
             // link to a commit).
-            if key.epoch < lineFloor[k] {
+            if epoch < lineFloor[k] {
                 var member = false
-                if key.epoch >= linkedFloor[k] {
+                if epoch >= linkedFloor[k] {
                     attestations[k] = attestation(of: group, previousHead: verifiedFrom[k]!, key: key)
                     if case .attested = attestations[k] { member = true } else { attestations[k] = .notChecked }
                 }
                 if !member {
                     // It passes nothing by.
-                    statuses[k] = .stale(epoch: key.epoch, current: lineFloor[k])
+                    statuses[k] = .stale(epoch: epoch, current: lineFloor[k])
                     return
                 }
             }
@@ -1033,9 +1058,9 @@ extension VaultFile {
         var floor: UInt32 = 0
         for k in 0..<n {
             floors[k] = floor
-            guard statuses[k] == .verified, let key = keyOf[k] else { continue }
+            guard statuses[k] == .verified, keyOf[k] != nil else { continue }
             if case .notChecked = attestations[k], unchecked[k] != nil {
-                let raised = max(key.epoch, keyringEpochIn[k] ?? 0)
+                let raised = max(keyEpoch[k], keyringEpochIn[k] ?? 0)
                 guard raised > floor, memberAttested(k) else { continue }
                 raisedTo[k] = raised
             }
@@ -1050,7 +1075,7 @@ extension VaultFile {
         report.attestations = attestations
         report.floors = floors
         report.computedHeads = computed
-        report.epochs = keyOf.map { $0?.epoch ?? 0 }
+        report.epochs = zip(keyOf, keyEpoch).map { $0.0 == nil ? 0 : $0.1 }
         report.previousHeads = verifiedFrom
         report.walkPositions = walkPositions
         report.tipPosition = chain.last.map { walkPositions[$0] } ?? -1

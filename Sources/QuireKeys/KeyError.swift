@@ -65,6 +65,13 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// removal (`Spec/format.md §8.4` rule 6, scenarios 2 and 3): both
     /// removed members stay removed. Code `removal_mutual`.
     case removalMutual(FrameLocation)
+    /// Warning: the trusted keyring at `location` starts a key at `epoch`
+    /// that other trusted keyrings start at `otherEpochs`: only a member
+    /// reusing a key (a stolen device, say) makes that. `signer` names the
+    /// member who signed this keyring, as messages do. The key's epoch is
+    /// the highest claimed, and a commit's is judged by the keyring on its
+    /// own line (`Spec/format.md §5.1`, §9.3). Code `key_epoch_claimed_twice`.
+    case keyEpochClaimedTwice(FrameLocation, epoch: UInt32, otherEpochs: [UInt32], signer: String)
     /// The file looks older than what this device last saw of it: a keyring
     /// it trusted is missing, or records it saw are (`Spec/keys.md §7`). A
     /// warning; the library refuses to write until the user acts.
@@ -100,6 +107,7 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .keyringCopyDamaged: "keyring_copy_damaged"
         case .removalTie: "removal_tie"
         case .removalMutual: "removal_mutual"
+        case .keyEpochClaimedTwice: "key_epoch_claimed_twice"
         case .rollbackSuspected: "rollback_suspected"
         case .deviceMemoryNotSaved: "device_memory_not_saved"
         case .operationRefused: "operation_refused"
@@ -119,7 +127,9 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// True for warnings: the error cost nothing (``keyringCopyDamaged(_:)``).
     public var isWarning: Bool {
         switch self {
-        case .keyringCopyDamaged, .rollbackSuspected, .deviceMemoryNotSaved, .kdfLimitsExceededInKeyring, .removalTie, .removalMutual: true
+        case .keyringCopyDamaged, .rollbackSuspected, .deviceMemoryNotSaved, .kdfLimitsExceededInKeyring, .removalTie, .removalMutual,
+            .keyEpochClaimedTwice:
+            true
         default: false
         }
     }
@@ -186,6 +196,10 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .removalMutual(let loc):
             return
                 "keyring \(loc) removes a member, and a keyring that member (or a key it enrolled) signed without seeing that removal also stands and removes someone: both removed members stay removed. Someone may have answered a removal from an old copy: check the members, and remove the one who answered with the recovery key"
+        case .keyEpochClaimedTwice(let loc, let epoch, let others, let signer):
+            let list = others.map(String.init).joined(separator: ", ")
+            return
+                "keyring \(loc), signed by \(signer), gives its key epoch \(epoch), while another keyring gives the same key epoch \(list): only a member reusing a key does that. Commits under it are judged by the keyring of that key on their own line. Check the members, and remove the one who should not have signed (a stolen device, say) with the recovery key"
         case .rollbackSuspected(let reason):
             return
                 "this file looks older than the copy this device last saw: \(reason). It may have been replaced by an older copy, which can undo a device removal or lose entries; writing is refused until you merge the newer copy back (quire merge), or accept this file if you restored it on purpose (quire keys accept-rollback)"

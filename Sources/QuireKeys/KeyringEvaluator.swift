@@ -1108,6 +1108,33 @@ struct Evaluation {
 
     // MARK: 4. Result
 
+    /// A warning at each trusted keyring that starts a key (no parent has its
+    /// key commitment) that another trusted keyring starts at another epoch,
+    /// naming its signer (`Spec/format.md §5.1`, ninth review R9-4): only a
+    /// member reusing a key makes one, and one of the two signers is the
+    /// device to remove. In file order.
+    func keyClaimedTwice() -> [KeyError] {
+        var epochs: [[UInt8]: Set<UInt32>] = [:]
+        for ring in rings where ring.isTrusted { epochs[ring.record.publicPart.keyCommit, default: []].insert(ring.epoch) }
+        var out: [KeyError] = []
+        for ring in rings where ring.isTrusted {
+            let commit = ring.record.publicPart.keyCommit
+            guard let claimed = epochs[commit], claimed.count > 1 else { continue }
+            let starts = !ring.parents.contains { byID[$0].map { rings[$0].record.publicPart.keyCommit == commit } ?? false }
+            guard starts, let signer = ring.signer else { continue }
+            let member =
+                (ring.content?.members ?? []).first { $0.publicKey == signer }
+                ?? ring.parents.lazy.compactMap {
+                    self.byID[$0].flatMap { self.rings[$0].content?.members.first { $0.publicKey == signer } }
+                }.first
+            out.append(
+                .keyEpochClaimedTwice(
+                    ring.location, epoch: ring.epoch, otherEpochs: claimed.subtracting([ring.epoch]).sorted(),
+                    signer: member.map(PrivacyStatement.phrase(for:)) ?? "a member"))
+        }
+        return out
+    }
+
     func result() throws(KeyError) -> UnlockedKeys {
         guard rings.contains(where: \.isTrusted) else {
             // The credential reached keys, but every keyring it reached was
@@ -1120,8 +1147,21 @@ struct Evaluation {
         var trusted: [Int: UInt32] = [:]
         var attestors = Set<[UInt8]>()
         var childOf = Set<KeyringID>()
+        // A key's epoch is the highest a trusted keyring claims for it
+        // (Spec/format.md §5.1; a commit's is judged by its own line, §9.3);
+        // its blob key that of the first in file order (§7.3).
+        var highest: [[UInt8]: UInt32] = [:]
         for ring in rings where ring.isTrusted {
-            keys.add(ring.epochKey!)
+            highest[ring.record.publicPart.keyCommit] = max(highest[ring.record.publicPart.keyCommit] ?? 0, ring.epoch)
+        }
+        for ring in rings where ring.isTrusted {
+            let key = ring.epochKey!
+            let epoch = highest[ring.record.publicPart.keyCommit]!
+            keys.add(epoch == key.epoch ? key : EpochKey(epoch: epoch, key: key.key, blobKey: key.blobKey))
+        }
+        var issues = self.issues
+        issues += keyClaimedTwice()
+        for ring in rings where ring.isTrusted {
             trusted[ring.location.index] = ring.epoch
             for copy in copies[ring.id] ?? [] { trusted[copy] = ring.epoch }
             for m in ring.content!.members where m.isEd25519 && (m.role == "device" || m.role == "recovery") {

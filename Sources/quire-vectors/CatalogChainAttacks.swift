@@ -327,6 +327,60 @@ extension Catalog {
                     issues: [("commit_fork", UInt64(afterOne + x.count - commitLength))])
             },
             {
+                // R9-4 of the ninth review (R8-6 of the eighth): a stolen
+                // phone, a current member, signs on a branch from the root a
+                // keyring of epoch 2 whose key is the current epoch-3 key
+                // (rule 5.4 allows it: no ancestor has that key), commits it
+                // under that key (format.md §9.2) and inserts the group
+                // right after "one", chained from it and attested by itself.
+                let b = try VectorBuilder("attack-stolen-device-claims-current-key-at-old-epoch", deviceSeed: phoneSeed)
+                try b.commit([.entry(b.entry("one"))])
+                let afterOne = Int(b.vault.structure.committedEnd)
+                let tipOne = b.vault.chainTipHead
+                try b.rotate(to: 2)
+                try b.commit([.entry(b.entry("two"))])
+                let i3 = try b.rotate(to: 3)
+                let r2Commit = b.commitFrame(
+                    of: b.keyringIDs[2].flatMap { id in b.vault.structure.frames.firstIndex { $0.trailer == id.bytes } }!)
+                try b.commit([.entry(b.entry("three"))])
+                let history = try b.bytes()
+                let phone = try VectorBuilder.device(phoneSeed)
+                let current = b.keys.writeKey!
+                let claimed = EpochKey(epoch: 2, key: current.key, blobKey: current.blobKey)
+                let claim = try b.keyring(
+                    claimed, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: claimed), members: b.members, signer: phone)
+                try b.addKeyring(claimed, claim, trust: false)
+                let all = try b.bytes()
+                let g = b.vault.structure.groups.last!
+                let frames = g.members.map { Array(all[Int(b.offset($0))..<Int(b.frame($0).end)]) }
+                let x =
+                    Array(frames.joined())
+                    + (try Edit.commitFrame(
+                        over: frames, previous: tipOne, key: current, vaultID: b.vaultID,
+                        attestation: CommitChain.attestation(
+                            keyCommitment: current.commitment, previousHead: tipOne, digest: Edit.digest(of: frames), vaultID: b.vaultID,
+                            signer: phone)))
+                var bytes = history
+                bytes.insert(contentsOf: x, at: afterOne)
+                // The phone's commit and the epoch-2 rotation's both link to
+                // "one": the one whose stored head sorts second links past a
+                // commit a current member attested, a member's fork.
+                let xHead = Array(x[(x.count - commitLength + FrameHeader.byteCount)...].prefix(32))
+                let r2Head = b.vault.structure.groups.first { $0.commitFrame == r2Commit.location.index }!.storedHead
+                let fork =
+                    xHead.lexicographicallyPrecedes(r2Head)
+                    ? r2Commit.location.offset + UInt64(x.count) : UInt64(afterOne + x.count - commitLength)
+                return try b.vector(
+                    "recovered",
+                    comment:
+                        "attack (ninth review R9-4, eighth review R8-6): a stolen phone, a current member, signs on a branch from the root a keyring of epoch 2 whose key is the current epoch-3 key (rule 5.4 allows it: no ancestor has that key), commits it under that key and inserts the group right after \"one\", chained from it and attested by itself. Before, a key claimed at two epochs took the lowest (this reader took the first in the file): the epoch-3 key had epoch 2, so the epoch-3 rotation's own commit was stale (below its own group's keyring, format.md §9.3 step 2) and \"three\" after it orphaned, until the phone was removed. Now a commit's key epoch is that of the trusted keyring of its key in its own group, else the one the commit it links to under the same key took, else the highest claim (format.md §5.1, §9.3): the rotation's commit and \"three\" are at epoch 3 and verify, and both keyrings that start the key are reported (key_epoch_claimed_twice, a warning naming each signer: one of them reused a key). The phone's commit and the epoch-2 rotation's both link to \"one\"; the one whose stored head sorts second is the member's fork (commit_fork, a warning)",
+                    body: bytes,
+                    issues: [
+                        ("key_epoch_claimed_twice", UInt64(afterOne)), ("key_epoch_claimed_twice", b.offset(i3) + UInt64(x.count)),
+                        ("commit_fork", fork),
+                    ])
+            },
+            {
                 try recomputedChain("attack-removed-device-recomputes-heads", thenWritten: false)
             },
             {

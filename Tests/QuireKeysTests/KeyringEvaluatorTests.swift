@@ -252,6 +252,70 @@ import Testing
         #expect(unlocked.keys.writeKey?.epoch == 2)
     }
 
+    /// A stolen phone, still a member, signs on a branch from the root a
+    /// keyring of epoch 2 whose key is the current epoch-3 key (rule 5.4
+    /// allows it: no ancestor has that key) and commits it, under that key,
+    /// before the genuine epoch-2 and epoch-3 keyrings in the file. Before
+    /// (ninth review R9-4, eighth review R8-6), the epoch-3 key took epoch 2
+    /// (the Python reader took the lowest claim, this one the first in the
+    /// file): the rotation's own commit was stale (below its own group's
+    /// keyring) and the commit after it orphaned, until the phone was
+    /// removed. A commit's key epoch is now that of the keyring of its key in
+    /// its own group, else the one its line took, else the highest claim
+    /// (`Spec/format.md §5.1`, §9.3), and both claims are reported
+    /// [`key_epoch_claimed_twice`], naming their signers.
+    @Test func attackStolenDeviceClaimsCurrentKeyAtOldEpoch() throws {
+        let v = KeyringVault(label: "claims current key")
+        let stolen = try Ed25519.KeyPair(using: SeededRandom(label: "stolen phone"))
+        let phone = KeyringMember(role: "device", publicKey: stolen.publicKey, name: "Phone", added: 1)
+        let members = [v.recoveryMember, phone]
+        let genesis = v.body(v.epoch1, members: members)
+        let rootID = KeyringBuilder.id(ofBody: genesis)
+        let second = v.body(v.epoch2, parents: [(rootID, v.epoch1)], members: members)
+        let epoch3 = EpochKey(epoch: 3, key: try SymmetricKey(using: SeededRandom(label: "current key")))
+        let third = v.body(epoch3, parents: [(KeyringBuilder.id(ofBody: second), v.epoch2)], members: members)
+        let claimed = EpochKey(epoch: 2, key: epoch3.key)
+        let claim = v.body(claimed, parents: [(rootID, v.epoch1)], members: members, signer: stolen)
+        try v.create([(v.epoch1, genesis)])
+        // Every commit under the key of the keyring it holds (format.md
+        // §9.2), chained in file order; the last holds no keyring.
+        var writer = KeySet()
+        for k in [v.epoch1, v.epoch2, epoch3] { writer.add(EpochKey(epoch: 1, key: k.key)) }
+        writer.writeKey = EpochKey(epoch: 1, key: v.epoch1.key)
+        for (key, body, signer) in [(claimed, claim, stolen), (v.epoch2, second, v.recoverySigner), (epoch3, third, v.recoverySigner)]
+            + [(epoch3, [UInt8](), v.recoverySigner)]
+        {
+            let f = try VaultFile(path: v.path, writable: true)
+            if body.isEmpty { writer.writeKey = EpochKey(epoch: 1, key: key.key) }
+            f.verifyCommits(keys: writer, trustedKeyrings: [:], attestors: [])
+            try f.commit(random: v.random, options: fast, attestWith: signer) { (tx: PendingCommit) throws(FormatError) in
+                if body.isEmpty {
+                    _ = try tx.appendSealed(kind: .entryRevision, payload: Array("after the rotation".utf8))
+                } else {
+                    try tx.appendPlaintext(kind: .keyring, keyID: key.id, epoch: key.epoch, body: body)
+                    tx.commitKey = EpochKey(epoch: 1, key: key.key)
+                }
+            }
+        }
+        let unlocked = try v.unlock(.recoveryKey(v.recovery))
+        #expect(unlocked.keyrings.map(\.isTrusted) == [true, true, true, true])
+        #expect(unlocked.keys.key(commitment: epoch3.commitment)?.epoch == 3)
+        #expect(unlocked.keys.writeKey?.commitment == epoch3.commitment)
+        let claims = unlocked.issues.compactMap { issue -> (UInt64, UInt32, String)? in
+            if case .keyEpochClaimedTwice(let l, let epoch, let others, let signer) = issue, others.count == 1 { return (l.offset, epoch, signer) }
+            return nil
+        }
+        #expect(claims.map(\.1) == [2, 3])
+        #expect(claims.map(\.2) == ["the device \"Phone\"", "the recovery key"])
+        #expect(claims.map(\.0) == [unlocked.keyrings[1].location.offset, unlocked.keyrings[3].location.offset])
+        #expect(unlocked.issues.allSatisfy { $0.isWarning })
+        let f = try VaultFile(path: v.path)
+        f.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+        #expect(f.commits.statuses == [.verified, .verified, .verified, .verified, .verified])
+        #expect(f.commitIssues.isEmpty)
+        #expect(f.commits.epochs == [1, 2, 2, 3, 3])
+    }
+
     /// A member signs a keyring that "removes" a key that was never a
     /// member. Rule 5.10 used to ask only for one new entry in `removed`, and
     /// lists were carried forward: 4,096 such removals, joined, filled every

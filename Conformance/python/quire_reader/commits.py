@@ -295,11 +295,22 @@ def _own_keyring_epoch(c, trusted_ids) -> int:
         and is_well_formed(f) and f.body_hash_ok()])
 
 
+def _own_key_epoch(c, trusted_keys):
+    """§9.3 "The epoch of a commit's key": the highest epoch of a trusted
+    keyring of c's own key with an intact copy in c's group, or None."""
+    found = [trusted_keys[f.body[-BODY_HASH:]][0] for f in c.covered
+             if f.kind == KIND_KEYRING and f.body[-BODY_HASH:] in trusted_keys
+             and trusted_keys[f.body[-BODY_HASH:]][1] == c.key.commit
+             and is_well_formed(f) and f.body_hash_ok()]
+    return max(found) if found else None
+
+
 def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
     """§9.3: heads, links, then in link order the chain, floor, stale and
     attestation; last, tampered mismatches. Returns the chain."""
     check_heads(commits, keys, vault_id)
     trusted_ids = {kr.id: kr.epoch for kr in keys.trusted}
+    trusted_keys = {kr.id: (kr.epoch, kr.key_commit) for kr in keys.trusted}
     chain: list = []                     # the commits on the chain, in order
     floor = 0
     links = {c.index: _resolve(c, commits) for c in commits if c.head_verifies and not c.copy}
@@ -341,17 +352,27 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
             c.line_floor = next((p.line_after for p in reversed(chain) if _member_attested(p, keys, vault_id)), 0)
             c.linked_floor = 0
         c.line_after, c.linked_after = c.line_floor, c.linked_floor
+        # §9.3 "The epoch of a commit's key" (ninth review R9-4): that of a
+        # trusted keyring of its key in its own group, else the one the
+        # commit it links to under the same key took, else the key's (§5.1).
+        own = _own_key_epoch(c, trusted_keys)
+        if own is not None:
+            c.key_epoch = own
+        elif link[0] == "commit" and link[1].key.commit == c.key.commit:
+            c.key_epoch = link[1].key_epoch
+        else:
+            c.key_epoch = c.key.epoch
         # 2, its own group: a commit holding a trusted keyring is made under
         # a key of at least that keyring's epoch (seventh review R7-3); no
         # attestation exempts one under an older key.
-        if c.key.epoch < _own_keyring_epoch(c, trusted_ids):
+        if c.key_epoch < _own_keyring_epoch(c, trusted_ids):
             c.status, c.stale = "stale", True
             continue
-        if c.key.epoch < c.line_floor:                               # 2
+        if c.key_epoch < c.line_floor:                               # 2
             # A commit a current member attested is stale only below its
             # linked line (sixth review R6-2, Part 2 item 4).
             member = False
-            if c.key.epoch >= c.linked_floor:
+            if c.key_epoch >= c.linked_floor:
                 _attestation(c, group_digest(c.covered), keys, vault_id, None)
                 member = c.attested
                 if not member:
@@ -400,7 +421,7 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
         if not c.fork and not c.over_deletion:
             _attestation(c, group_digest(c.covered), keys, vault_id, None)
         if c.attested:
-            c.raised = max(c.key.epoch, _own_keyring_epoch(c, trusted_ids))
+            c.raised = max(c.key_epoch, _own_keyring_epoch(c, trusted_ids))
             c.line_after = max(c.line_floor, c.raised)
             c.linked_after = max(c.linked_floor, c.raised)
     # floor_k: over the commits before k in the file that are verified and

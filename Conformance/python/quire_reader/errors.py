@@ -8,7 +8,7 @@ from dataclasses import dataclass
 # rollback_suspected and device_memory_not_saved need device memory).
 WARNINGS = frozenset({"header_copy_damaged", "frame_repaired", "torn_tail",
                       "keyring_copy_damaged", "kdf_limits_exceeded", "commit_fork",
-                      "removal_tie", "removal_mutual"})
+                      "removal_tie", "removal_mutual", "key_epoch_claimed_twice"})
 
 
 class QuireError(Exception):

@@ -340,7 +340,7 @@ def _passes_rule1_public(kr: Keyring) -> bool:
 class HeldKey:
     key: bytes
     commit: bytes
-    epoch: int               # §5.1: the lowest epoch of the trusted keyrings with it
+    epoch: int               # §5.1: the highest epoch of the trusted keyrings with it
     blob_key: bytes          # §7.3: the blob key of the trusted keyrings with it
 
     @property
@@ -1021,6 +1021,19 @@ def member_made(kr: Keyring, trusted: list, vault_id: bytes) -> bool:
     return False
 
 
+def _claimed_twice(trusted: list, by_id: dict) -> list:
+    """§5.1: a warning at each trusted keyring that starts a key (no parent
+    carries its commitment) that another trusted keyring starts at another
+    epoch; only a member reusing a key does that."""
+    epochs: dict = {}
+    for kr in trusted:
+        epochs.setdefault(kr.key_commit, set()).add(kr.epoch)
+    return [Issue("key_epoch_claimed_twice", kr.offset) for kr in trusted
+            if len(epochs[kr.key_commit]) > 1
+            and not any(getattr(by_id.get(p), "key_commit", None) == kr.key_commit
+                            for p in kr.parents)]
+
+
 def open_keyrings(frames: list, opener: SlotOpener, vault_id: bytes) -> Keys:
     """§8.4 and §8.5 over the committed keyring frames: [(frame, commit
     index)] in file order."""
@@ -1048,13 +1061,16 @@ def open_keyrings(frames: list, opener: SlotOpener, vault_id: bytes) -> Keys:
     if not trusted:
         _raise_fatal(keyrings, opener)
 
+    # §5.1: a key's epoch is the highest a trusted keyring claims for it (a
+    # commit's is judged by the keyring of its key on its own line, §9.3);
+    # its blob key that of the first in file order (§7.3).
     held = {}
     for kr in trusted:
         h = held.get(kr.key_commit)
         if h is None:
             held[kr.key_commit] = HeldKey(kr.key, kr.key_commit, kr.epoch, kr.blob_key)
         else:
-            h.epoch = min(h.epoch, kr.epoch)
+            h.epoch = max(h.epoch, kr.epoch)
     keys = Keys(sorted(held.values(), key=lambda h: h.commit), trusted, keyrings, issues)
 
     # §8.4 "Which issues are reported": public failures always, the others
@@ -1066,5 +1082,6 @@ def open_keyrings(frames: list, opener: SlotOpener, vault_id: bytes) -> Keys:
     issues += [Issue("kdf_limits_exceeded", kr.offset) for kr in opener.refused]
     issues += [Issue("removal_tie", kr.offset) for kr in ties]
     issues += [Issue("removal_mutual", kr.offset) for kr in mutuals]
+    issues += _claimed_twice(trusted, reach.by_id)
     keys.removed, keys.behind = _removed_or_behind(keyrings, trusted, opener, vault_id)
     return keys
