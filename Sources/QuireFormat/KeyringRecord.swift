@@ -492,7 +492,7 @@ public struct KeyringMember: Sendable, Equatable {
     /// When the member was added: milliseconds since the Unix epoch, UTC.
     public var added: Int64
     /// Fields this version does not know.
-    public var unknownFields: CBORMap
+    @_spi(Format) public var unknownFields: CBORMap
 
     /// A member with the given fields.
     @_spi(Format) public init(
@@ -514,7 +514,7 @@ public struct KeyringMember: Sendable, Equatable {
 }
 
 /// An escrow recipient: a custodian's X25519 public key and a label.
-public struct EscrowRecipient: Sendable, Equatable {
+@_spi(Format) public struct EscrowRecipient: Sendable, Equatable {
     /// The custodian's X25519 public key.
     public var publicKey: [UInt8]
     /// A label, such as `"Employer IT"`.

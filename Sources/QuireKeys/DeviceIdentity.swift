@@ -1,5 +1,5 @@
 @_spi(Crypto) public import QuireCrypto
-public import QuireFormat
+@_spi(Format) public import QuireFormat
 
 /// This device's identity: an Ed25519 key pair generated on the device and
 /// a human name (`Spec/keys.md §3`).

@@ -16,7 +16,7 @@ public struct KeyState: Sendable {
     /// list only whom they remove, and removal is for good.
     public let removed: [KeyringMember]
     /// Current escrow recipients (none in escrow-free mode), minus retired keys.
-    public let escrow: [EscrowRecipient]
+    @_spi(Format) public let escrow: [EscrowRecipient]
     /// Passphrase and escrow public keys retired in any trusted keyring.
     public let retired: [[UInt8]]
     /// The passphrase slots in use, one per public key, minus retired ones.
