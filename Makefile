@@ -102,7 +102,10 @@ lint: api-surface
 # D): CBOR, CBORMap and every raw extra/unknownFields field, the ids' bytes,
 # byte counts and unchecked inits, KeyID's value, UncommittedTail,
 # EscrowRecipient.
-API_SURFACE_MAX := 676
+# 643 (from 676): CLI-only names behind @_spi(Format) (group C): SyncTool,
+# VaultObserver, DeviceCode's raw forms, FileDeviceKeyStore's paths,
+# KeyState's detail.
+API_SURFACE_MAX := 643
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

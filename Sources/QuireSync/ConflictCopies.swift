@@ -10,7 +10,7 @@ public struct ConflictCopy: Sendable, Equatable {
     public let path: String
     /// The sync tool whose conflict-copy name it has, or nil when only its
     /// header shows it is a copy (renamed by hand, an unknown tool).
-    public let tool: SyncTool?
+    @_spi(Format) public let tool: SyncTool?
 }
 
 /// Finds conflict copies of a vault in its folder (`Spec/merge.md §2`).
