@@ -105,7 +105,10 @@ lint: api-surface
 # 643 (from 676): CLI-only names behind @_spi(Format) (group C): SyncTool,
 # VaultObserver, DeviceCode's raw forms, FileDeviceKeyStore's paths,
 # KeyState's detail.
-API_SURFACE_MAX := 643
+# 595 (from 643): key-layer detail behind SPI (group F): the
+# PrivacyStatement model (text stays), KeysChange's epochs and heads,
+# KeyringMember's raw fields, the raw forms of SecureBytes and RecoveryKey.
+API_SURFACE_MAX := 595
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

@@ -153,13 +153,13 @@ public struct EntryChange: Sendable, Equatable {
 /// How the keys changed between two reads (`Spec/keys.md`).
 public struct KeysChange: Sendable, Equatable {
     /// The write epoch before and after (the highest trusted keyring head).
-    public let epochBefore: UInt32
+    @_spi(Format) public let epochBefore: UInt32
     /// The write epoch now.
-    public let epochAfter: UInt32
+    @_spi(Format) public let epochAfter: UInt32
     /// The ids of the trusted keyring heads before, in byte order.
-    public let headsBefore: [KeyringID]
+    @_spi(Format) public let headsBefore: [KeyringID]
     /// The ids of the trusted keyring heads now, in byte order.
-    public let headsAfter: [KeyringID]
+    @_spi(Format) public let headsAfter: [KeyringID]
     /// Members (devices, the recovery key) added, in the new head's order.
     public let membersAdded: [KeyringMember]
     /// Members no longer listed, in the old heads' order.
@@ -170,7 +170,7 @@ public struct KeysChange: Sendable, Equatable {
     public let thisCredentialRemoved: Bool
 
     /// A keys change of these parts.
-    public init(
+    @_spi(Format) public init(
         epochBefore: UInt32, epochAfter: UInt32, headsBefore: [KeyringID], headsAfter: [KeyringID], membersAdded: [KeyringMember],
         membersRemoved: [KeyringMember], thisCredentialRemoved: Bool
     ) {

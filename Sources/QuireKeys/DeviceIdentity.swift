@@ -87,7 +87,7 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
     /// at least one visible character.
     ///
     /// - Throws: ``KeyError/operationRefused(reason:)``.
-    public static func validateName(_ name: String) throws(KeyError) {
+    @_spi(Format) public static func validateName(_ name: String) throws(KeyError) {
         let count = name.unicodeScalars.count
         guard count >= 1, count <= 64 else {
             throw .operationRefused(reason: "a device name must be 1 to 64 characters long (this one has \(count))")
