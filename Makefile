@@ -108,7 +108,10 @@ lint: api-surface
 # 595 (from 643): key-layer detail behind SPI (group F): the
 # PrivacyStatement model (text stays), KeysChange's epochs and heads,
 # KeyringMember's raw fields, the raw forms of SecureBytes and RecoveryKey.
-API_SURFACE_MAX := 595
+# 555 (from 595): report detail behind @_spi(Format) (group H): frame
+# counts, offsets and per-step counters of verify, unread records, merge,
+# fold and compaction.
+API_SURFACE_MAX := 555
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

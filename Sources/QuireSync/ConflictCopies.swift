@@ -77,17 +77,17 @@ public struct FoldReport: Sendable {
         /// The copy found.
         public let copy: ConflictCopy
         /// The merge of it, or nil when it failed.
-        public let merge: MergeReport?
+        @_spi(Format) public let merge: MergeReport?
         /// Why it failed, when it did.
         public let error: SyncError?
         /// True when the copy was deleted: the vault holds every one of its
         /// committed frames and its name is a distinctive conflict-copy name.
         public let deleted: Bool
         /// Why the copy was kept; nil when it was deleted.
-        public let keptBecause: KeptReason?
+        @_spi(Format) public let keptBecause: KeptReason?
     }
     /// Why folding kept a copy (`Spec/merge.md §4`).
-    public enum KeptReason: String, Sendable, Equatable {
+    @_spi(Format) public enum KeptReason: String, Sendable, Equatable {
         /// The merge failed (see ``Copy/error``).
         case mergeFailed = "merge_failed"
         /// The merge left frames out (damaged, unverified, stale), or the
