@@ -1,5 +1,5 @@
 @_spi(Crypto) import QuireCrypto
-public import QuireFormat
+@_spi(Format) public import QuireFormat
 
 extension AttachmentReference {
     /// A reference to attachment content stored in this commit (or already

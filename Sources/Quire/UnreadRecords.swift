@@ -29,9 +29,9 @@ public struct UnreadRecords: Sendable, Equatable {
         /// `authentication_failed`, `frame_damaged` or `commit_mismatch`.
         public let code: String
         /// The byte offset in the file.
-        public let offset: UInt64?
+        @_spi(Format) public let offset: UInt64?
         /// The frame index, when the problem is one frame.
-        public let frameIndex: Int?
+        @_spi(Format) public let frameIndex: Int?
         /// A sentence a person can act on (it names places, never content).
         public let message: String
 
@@ -40,7 +40,7 @@ public struct UnreadRecords: Sendable, Equatable {
 
         /// A record found unreadable outside the entry index, such as an
         /// attachment chunk that does not authenticate.
-        public init(code: String, offset: UInt64?, frameIndex: Int?, message: String) {
+        @_spi(Format) public init(code: String, offset: UInt64?, frameIndex: Int?, message: String) {
             self.code = code
             self.offset = offset
             self.frameIndex = frameIndex
@@ -49,14 +49,14 @@ public struct UnreadRecords: Sendable, Equatable {
     }
 
     /// Every record not read, in file order.
-    public let records: [Record]
+    @_spi(Format) public let records: [Record]
     /// The newest epoch this credential cannot open because its device was
     /// removed from the vault; nil when there is none.
-    public let newerEpoch: UInt32?
+    @_spi(Format) public let newerEpoch: UInt32?
     /// Committed entry revisions sealed under a key this credential does not
     /// hold, counted when ``newerEpoch`` is set: written after the removal
     /// (`Spec/format.md §5.1`).
-    public let hiddenEntryRevisions: Int
+    @_spi(Format) public let hiddenEntryRevisions: Int
 
     /// How many records (regions, commits) could not be read.
     public var count: Int { records.count }
@@ -68,21 +68,21 @@ public struct UnreadRecords: Sendable, Equatable {
     public var notReadableWithThisKey: Int { records.filter { $0.code == "unknown_key" }.count }
     /// Of ``records``, those that are damage: all of them, but the
     /// `unknown_key` records of a removed device (``newerEpoch`` set).
-    public var damaged: [Record] { records.filter { newerEpoch == nil || $0.code != "unknown_key" } }
+    @_spi(Format) public var damaged: [Record] { records.filter { newerEpoch == nil || $0.code != "unknown_key" } }
     /// Of ``records``, those that were read but cannot be trusted: their
     /// commit's attestation failed (`attestation_failed`). They are shown
     /// (as not attested); the rest of ``damaged`` is left out.
-    public var untrusted: [Record] { records.filter { $0.code == "attestation_failed" } }
+    @_spi(Format) public var untrusted: [Record] { records.filter { $0.code == "attestation_failed" } }
 
     /// Nothing unread.
-    public init() {
+    @_spi(Format) public init() {
         records = []
         newerEpoch = nil
         hiddenEntryRevisions = 0
     }
 
     /// These records with `more` added (each frame once), in file order.
-    public func adding(_ more: [Record]) -> UnreadRecords {
+    @_spi(Format) public func adding(_ more: [Record]) -> UnreadRecords {
         let frames = Set(records.compactMap(\.frameIndex))
         let added = more.filter { $0.frameIndex.map { !frames.contains($0) } ?? true }
         return UnreadRecords(records: records + added, newerEpoch: newerEpoch, hiddenEntryRevisions: hiddenEntryRevisions)

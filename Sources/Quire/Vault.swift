@@ -21,9 +21,9 @@ public struct VaultSetup: Sendable {
     /// Argon2id memory for the passphrase slot, in bytes (8 KiB…1 GiB).
     public var passphraseMemLimitBytes: UInt64 = Argon2id.moderateMemLimitBytes
     /// An escrow custodian, in standard mode.
-    public var escrow: EscrowRecipient?
+    @_spi(Format) public var escrow: EscrowRecipient?
     /// Escrow-free mode: no escrow slot may ever be added.
-    public var isEscrowFree: Bool = false
+    @_spi(Format) public var isEscrowFree: Bool = false
     /// The creation time: milliseconds since the Unix epoch, UTC.
     public var now: Int64
 
@@ -609,7 +609,7 @@ public final class VaultTransaction {
     /// Appends a new profile.
     ///
     /// - Throws: ``VaultError/format(_:)``.
-    public func setProfile(name: String, about: String = "", settings: CBORMap = CBORMap()) throws(VaultError) {
+    @_spi(Format) public func setProfile(name: String, about: String = "", settings: CBORMap = CBORMap()) throws(VaultError) {
         let profile = Profile(name: name, about: about, settings: settings, clock: vault.nextClock(), device: vault.author)
         do { try pending.appendSealed(kind: .profile, payload: profile.encoded()) } catch { throw .format(error) }
         // Indexed when the commit lands (finishIndexing), not now: an

@@ -26,7 +26,7 @@ public struct VaultChangeSet: Sendable, Equatable {
     /// process is still writing, or a torn or damaged tail
     /// (`Spec/format.md §10.3`). Nothing in them is committed; a later
     /// refresh reads the commit when it lands.
-    public let uncommittedTail: UncommittedTail?
+    @_spi(Format) public let uncommittedTail: UncommittedTail?
     /// True when the path named another file than the one this handle read
     /// (a sync tool renamed a copy over it, another process compacted or
     /// merged it, or it shrank), and the handle opened it again. The change
@@ -48,7 +48,7 @@ public struct VaultChangeSet: Sendable, Equatable {
     public var conflictsResolved: [EntryID] { entries.filter { $0.conflict == .resolved }.map(\.id) }
 
     /// A change set of these parts (tests and apps that merge several).
-    public init(
+    @_spi(Format) public init(
         entries: [EntryChange] = [], keys: KeysChange? = nil, profileChanged: Bool = false, unreadRecords: [UnreadRecords.Record] = [],
         uncommittedTail: UncommittedTail? = nil, fileReplaced: Bool = false
     ) {
@@ -62,7 +62,7 @@ public struct VaultChangeSet: Sendable, Equatable {
 }
 
 /// Bytes after a vault's last commit (`Spec/format.md §10.3`).
-public struct UncommittedTail: Sendable, Equatable {
+@_spi(Format) public struct UncommittedTail: Sendable, Equatable {
     /// Where they start: the committed end, in bytes from the file's start.
     public let offset: UInt64
     /// How many bytes there are.
@@ -153,13 +153,13 @@ public struct EntryChange: Sendable, Equatable {
 /// How the keys changed between two reads (`Spec/keys.md`).
 public struct KeysChange: Sendable, Equatable {
     /// The write epoch before and after (the highest trusted keyring head).
-    public let epochBefore: UInt32
+    @_spi(Format) public let epochBefore: UInt32
     /// The write epoch now.
-    public let epochAfter: UInt32
+    @_spi(Format) public let epochAfter: UInt32
     /// The ids of the trusted keyring heads before, in byte order.
-    public let headsBefore: [KeyringID]
+    @_spi(Format) public let headsBefore: [KeyringID]
     /// The ids of the trusted keyring heads now, in byte order.
-    public let headsAfter: [KeyringID]
+    @_spi(Format) public let headsAfter: [KeyringID]
     /// Members (devices, the recovery key) added, in the new head's order.
     public let membersAdded: [KeyringMember]
     /// Members no longer listed, in the old heads' order.
@@ -170,7 +170,7 @@ public struct KeysChange: Sendable, Equatable {
     public let thisCredentialRemoved: Bool
 
     /// A keys change of these parts.
-    public init(
+    @_spi(Format) public init(
         epochBefore: UInt32, epochAfter: UInt32, headsBefore: [KeyringID], headsAfter: [KeyringID], membersAdded: [KeyringMember],
         membersRemoved: [KeyringMember], thisCredentialRemoved: Bool
     ) {

@@ -32,7 +32,7 @@ import QuireSystem
 /// scheduled, the copies reported) is touched only on its serial queue,
 /// and `watcher` and `listener` are set once in `init` before the object
 /// is shared, which the compiler cannot check.
-public final class VaultObserver: @unchecked Sendable {
+@_spi(Format) public final class VaultObserver: @unchecked Sendable {
     /// What a delivery carries: the changes, or why refresh failed (the
     /// watch goes on; the next change tries again).
     public typealias Delivery = Result<VaultChangeSet, VaultError>

@@ -11,9 +11,9 @@ public struct VerifyReport: Sendable {
         /// The stable error code (`Spec/format.md §12`).
         public let code: String
         /// Byte offset in the file, when the issue is about a place.
-        public let offset: UInt64?
+        @_spi(Format) public let offset: UInt64?
         /// Frame index, when the issue is about one frame.
-        public let frameIndex: Int?
+        @_spi(Format) public let frameIndex: Int?
         /// A sentence a person can act on.
         public let message: String
         /// True for issues that lose or distrust data; false for warnings
@@ -24,20 +24,20 @@ public struct VerifyReport: Sendable {
     }
 
     /// The file size in bytes.
-    public let fileByteCount: UInt64
+    @_spi(Format) public let fileByteCount: UInt64
     /// Frames found, including commits.
-    public let frameCount: Int
+    @_spi(Format) public let frameCount: Int
     /// Commits found.
-    public let commitCount: Int
+    @_spi(Format) public let commitCount: Int
     /// Records that verified and were readable (every kind but commits).
-    public let intactRecordCount: Int
+    @_spi(Format) public let intactRecordCount: Int
     /// Every problem, in file order.
     public let issues: [Issue]
 
     /// True when nothing was lost or distrusted (warnings allowed).
     public var isIntact: Bool { !issues.contains(where: \.isDamage) }
     /// The frame indices of records that were lost or distrusted.
-    public var damagedFrames: [Int] { issues.filter(\.isDamage).compactMap(\.frameIndex) }
+    @_spi(Format) public var damagedFrames: [Int] { issues.filter(\.isDamage).compactMap(\.frameIndex) }
 }
 
 extension VaultReportBuilder {

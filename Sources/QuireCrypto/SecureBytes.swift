@@ -22,7 +22,7 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
     /// Allocates `count` zero bytes of guarded memory.
     ///
     /// - Throws: ``CryptoError/outOfSecureMemory(byteCount:)``.
-    public init(zeroedCount count: Int) throws(CryptoError) {
+    @_spi(Crypto) public init(zeroedCount count: Int) throws(CryptoError) {
         Sodium.ensure()
         precondition(count >= 0)
         if count <= GuardedArena.cellByteCount {
@@ -68,7 +68,7 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
     /// Fills `count` bytes of guarded memory from `random`.
     ///
     /// - Throws: ``CryptoError/outOfSecureMemory(byteCount:)``.
-    public convenience init(randomCount count: Int, using random: any RandomSource) throws(CryptoError) {
+    @_spi(Crypto) public convenience init(randomCount count: Int, using random: any RandomSource) throws(CryptoError) {
         try self.init(zeroedCount: count)
         random.fill(UnsafeMutableRawBufferPointer(start: pointer, count: count))
     }
@@ -89,7 +89,7 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
     }
 
     /// Calls `body` with a writable view of the bytes.
-    public func withUnsafeMutableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    @_spi(Crypto) public func withUnsafeMutableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try body(UnsafeMutableRawBufferPointer(start: pointer, count: count))
     }
 

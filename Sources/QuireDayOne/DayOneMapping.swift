@@ -1,4 +1,4 @@
-@_spi(Crypto) public import Quire
+@_spi(Format) @_spi(Crypto) public import Quire
 import QuireMarkdown
 
 /// The mapping between a Day One JSON entry and a Quire entry, both ways

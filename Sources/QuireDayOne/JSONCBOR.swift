@@ -1,4 +1,4 @@
-public import QuireFormat
+@_spi(Format) package import QuireFormat
 
 /// Converting between JSON values and the CBOR kept in an entry's `extra`
 /// (`Spec/import.md §3.3`).
@@ -13,7 +13,7 @@ public enum JSONCBOR {
     public static let jsonTextKey = "$json"
 
     /// The CBOR form of `value`, nesting at most `depthBudget` levels below it.
-    public static func cbor(_ value: JSONValue, depthBudget: Int) -> CBOR {
+    package static func cbor(_ value: JSONValue, depthBudget: Int) -> CBOR {
         if depthBudget <= 0, value.isContainer {
             return .map(CBORMap(text: [(jsonTextKey, .text(value.serialized))]))
         }
@@ -32,7 +32,7 @@ public enum JSONCBOR {
     /// The JSON form of `value`: integers that fit in `Int64` as integers,
     /// larger ones as doubles, byte strings as lowercase hex strings, map
     /// keys that are not text as their description.
-    public static func json(_ value: CBOR) -> JSONValue {
+    package static func json(_ value: CBOR) -> JSONValue {
         switch value {
         case .null: return .null
         case .bool(let b): return .bool(b)

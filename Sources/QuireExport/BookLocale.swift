@@ -1,5 +1,5 @@
 import Foundation
-public import Quire
+@_spi(Format) public import Quire
 
 /// The language books are printed in: the words around the entries
 /// (contents, entry counts, mood) and the way dates are written

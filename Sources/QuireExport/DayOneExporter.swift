@@ -1,4 +1,4 @@
-public import Quire
+@_spi(Format) public import Quire
 import QuireDayOne
 import QuireSystem
 import QuireZip

@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 import QuireMarkdown
 
 /// What every exporter works from: the selected entries, the options, the

@@ -1,4 +1,4 @@
-import Quire
+@_spi(Format) import Quire
 
 /// The single-file HTML export (`Spec/export-json.md §5`): readable offline,
 /// no outside resource (a Content-Security-Policy forbids any), images

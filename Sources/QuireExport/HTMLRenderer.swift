@@ -1,4 +1,4 @@
-import Quire
+@_spi(Format) import Quire
 import QuireMarkdown
 
 /// Markup, escaped for HTML and XHTML alike.

@@ -1,4 +1,4 @@
-public import Quire
+@_spi(Format) package import Quire
 
 /// JSON text building blocks (RFC 8259), deterministic: the same values give
 /// the same bytes (`Spec/export-json.md §4`).
@@ -17,7 +17,7 @@ public enum JSONWriter {
     /// `{"$bytes": "<base64>"}`; maps whose keys are all text not starting
     /// with `$` → object in canonical key order, other maps →
     /// `{"$map": [[key, value], …]}`; arrays, booleans and null as themselves.
-    public static func value(_ v: CBOR) -> String {
+    package static func value(_ v: CBOR) -> String {
         var out = ""
         write(v, to: &out)
         return out

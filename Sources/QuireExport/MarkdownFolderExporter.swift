@@ -1,4 +1,4 @@
-public import Quire
+@_spi(Format) public import Quire
 
 /// The Markdown folder export (`Spec/export-json.md §3`): one file per
 /// entry at `YYYY/MM/YYYY-MM-DD-<slug>.md` (the date in the entry's own

@@ -1,4 +1,4 @@
-public import Quire
+@_spi(Format) package import Quire
 
 /// Writes CBOR values as YAML 1.2 flow nodes, faithfully
 /// (`Spec/export-json.md §3.3`):
@@ -15,14 +15,14 @@ public import Quire
 ///   (keys may be any of the above).
 public enum YAMLWriter {
     /// The flow YAML text of `value`.
-    public static func flow(_ value: CBOR) -> String {
+    package static func flow(_ value: CBOR) -> String {
         var out = ""
         write(value, to: &out)
         return out
     }
 
     /// The flow YAML text of `map`.
-    public static func flow(_ map: CBORMap) -> String { flow(.map(map)) }
+    package static func flow(_ map: CBORMap) -> String { flow(.map(map)) }
 
     static func write(_ value: CBOR, to out: inout String) {
         switch value {

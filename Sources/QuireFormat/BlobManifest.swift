@@ -13,9 +13,9 @@ public struct BlobManifest: Sendable, Equatable {
     /// Earlier blob ids of the same content, written when a rekey stored it
     /// again under a new blob key (`Spec/records.md §4`); at most
     /// ``Limits/maxAliasCount``.
-    public var aliases: [BlobID]
+    @_spi(Format) public var aliases: [BlobID]
     /// Fields this version does not know.
-    public var unknownFields: CBORMap
+    @_spi(Format) public var unknownFields: CBORMap
 
     /// A manifest with the given fields.
     @_spi(Format) public init(
@@ -32,7 +32,7 @@ public struct BlobManifest: Sendable, Equatable {
 
     /// The number of chunks the padded stream takes: ⌈Padmé(size + 1) /
     /// 64 KiB⌉, so 1 for empty content (`Spec/format.md §7.1`).
-    public var chunkCount: UInt64 { Padding.chunkCount(contentByteCount: byteCount) }
+    @_spi(Format) public var chunkCount: UInt64 { Padding.chunkCount(contentByteCount: byteCount) }
 
     /// True when `id` is this content's blob id or one of its aliases.
     package func answers(to id: BlobID) -> Bool { blob == id || aliases.contains(id) }

@@ -564,7 +564,7 @@ public final class BlobReader {
 
     /// How many chunks the stream has, padding included: the last ones may
     /// hold only padding.
-    public var chunkCount: Int { frames.count }
+    @_spi(Format) public var chunkCount: Int { frames.count }
 
     /// The content bytes of chunk `index`, opened alone: at most 64 KiB, the
     /// content from byte `index × 65,536` on. The padding that ends the stream
@@ -574,7 +574,7 @@ public final class BlobReader {
     /// id are checked only by reading it to the end (``readAll()``).
     ///
     /// - Throws: as ``read(into:)`` for one chunk.
-    public func chunk(_ index: Int) throws(FormatError) -> [UInt8] {
+    @_spi(Format) public func chunk(_ index: Int) throws(FormatError) -> [UInt8] {
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: Limits.chunkByteCount, alignment: 16)
         let body = UnsafeMutableRawBufferPointer.allocate(byteCount: SealedFrame.fullChunkBodyLength, alignment: 16)
         defer {

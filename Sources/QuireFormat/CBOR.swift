@@ -14,7 +14,7 @@ import QuireSystem
 /// Equality and hashing compare text by its UTF-8 bytes, not by Unicode
 /// canonical equivalence as `String` does: `"é"` precomposed and decomposed
 /// are different CBOR items with different encodings.
-public indirect enum CBOR: Sendable, Hashable {
+@_spi(Format) public indirect enum CBOR: Sendable, Hashable {
     /// A non-negative integer (major type 0).
     case unsigned(UInt64)
     /// A negative integer −1 − n (major type 1), holding n.
@@ -98,7 +98,7 @@ public indirect enum CBOR: Sendable, Hashable {
 
 /// A CBOR map whose entries are kept in canonical order (sorted by the
 /// bytewise order of the encoded keys, no duplicates).
-public struct CBORMap: Sendable, Hashable, Sequence {
+@_spi(Format) public struct CBORMap: Sendable, Hashable, Sequence {
     /// One key–value pair.
     public struct Entry: Sendable, Hashable {
         /// The key.

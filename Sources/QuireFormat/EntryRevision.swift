@@ -11,17 +11,17 @@ public struct EntryRevision: Sendable, Equatable {
     /// This revision's own id.
     public var revisionID: RevisionID
     /// The revisions this one replaces; empty for an entry's first revision.
-    public var parents: [RevisionID]
+    @_spi(Format) public var parents: [RevisionID]
     /// When the revision was made, as a hybrid logical clock reading.
     package var clock: HybridLogicalClock
     /// The device (or recovery key) that made the revision, if recorded.
-    public var device: DeviceID?
+    @_spi(Format) public var device: DeviceID?
     /// True for a tombstone: the entry is deleted as of this revision.
     public var isDeleted: Bool
     /// The entry's content as of this revision (empty for a tombstone).
     public var body: EntryBody
     /// Fields of the revision map this version does not know.
-    public var unknownFields: CBORMap
+    @_spi(Format) public var unknownFields: CBORMap
 
     /// A revision with the given fields.
     @_spi(Format) public init(
@@ -123,7 +123,7 @@ public struct EntryBody: Sendable, Equatable {
     public var utcOffsetSeconds: Int64?
     /// The offsets a reader accepts, in seconds: ±18 hours (`Spec/records.md
     /// §3.3`); a `utcOffset` outside it is read as absent.
-    public static let utcOffsetRange: ClosedRange<Int64> = -64_800...64_800
+    @_spi(Format) public static let utcOffsetRange: ClosedRange<Int64> = -64_800...64_800
     /// True when the entry is for a whole day: its date is the calendar date
     /// of `created` in `timeZone`, and the time of day is meaningless.
     public var isAllDay: Bool
@@ -147,16 +147,33 @@ public struct EntryBody: Sendable, Equatable {
     public var attachments: [AttachmentReference]
     /// Fields an importer could not map, kept so that the import is
     /// lossless (for example Day One's `"richText"`). Default empty.
-    public var extra: CBORMap
+    @_spi(Format) public var extra: CBORMap
     /// Fields of the body map this version does not know.
-    public var unknownFields: CBORMap
+    @_spi(Format) public var unknownFields: CBORMap
 
-    /// An empty body.
+    /// A body with the given fields; every one has a default, so `EntryBody()`
+    /// is an empty body. `created` and `modified` are milliseconds since 1970
+    /// (UTC), `utcOffsetSeconds` the writer's offset from UTC, `mood` the raw
+    /// mood value (`Spec/records.md §3.3`).
     public init(
         created: Int64 = 0, modified: Int64? = nil, timeZone: String = "", utcOffsetSeconds: Int64? = nil,
         isAllDay: Bool = false, text: String = "", tags: [String] = [], mood: Int64? = nil, isStarred: Bool = false,
         isPinned: Bool = false, journal: String = "", location: Location? = nil, weather: Weather? = nil,
-        attachments: [AttachmentReference] = [], extra: CBORMap = CBORMap(), unknownFields: CBORMap = CBORMap()
+        attachments: [AttachmentReference] = []
+    ) {
+        self.init(
+            created: created, modified: modified, timeZone: timeZone, utcOffsetSeconds: utcOffsetSeconds, isAllDay: isAllDay,
+            text: text, tags: tags, mood: mood, isStarred: isStarred, isPinned: isPinned, journal: journal, location: location,
+            weather: weather, attachments: attachments, extra: CBORMap())
+    }
+
+    /// A body with the given fields and the importer's `extra` fields
+    /// (and, when re-encoding a body read from a file, its unknown fields).
+    @_spi(Format) public init(
+        created: Int64 = 0, modified: Int64? = nil, timeZone: String = "", utcOffsetSeconds: Int64? = nil,
+        isAllDay: Bool = false, text: String = "", tags: [String] = [], mood: Int64? = nil, isStarred: Bool = false,
+        isPinned: Bool = false, journal: String = "", location: Location? = nil, weather: Weather? = nil,
+        attachments: [AttachmentReference] = [], extra: CBORMap, unknownFields: CBORMap = CBORMap()
     ) {
         self.created = created
         self.modified = modified
@@ -239,14 +256,24 @@ public struct Location: Sendable, Equatable {
     /// Country.
     public var country: String
     /// Fields an importer could not map.
-    public var extra: CBORMap
+    @_spi(Format) public var extra: CBORMap
     /// Fields this version does not know.
-    public var unknownFields: CBORMap
+    @_spi(Format) public var unknownFields: CBORMap
 
-    /// A location with the given fields.
+    /// A location with the given fields: degrees (WGS 84), metres, names.
     public init(
         latitude: Double? = nil, longitude: Double? = nil, altitude: Double? = nil, placeName: String = "",
-        locality: String = "", region: String = "", country: String = "", extra: CBORMap = CBORMap(),
+        locality: String = "", region: String = "", country: String = ""
+    ) {
+        self.init(
+            latitude: latitude, longitude: longitude, altitude: altitude, placeName: placeName, locality: locality, region: region,
+            country: country, extra: CBORMap())
+    }
+
+    /// A location with the given fields and the importer's `extra` fields.
+    @_spi(Format) public init(
+        latitude: Double? = nil, longitude: Double? = nil, altitude: Double? = nil, placeName: String = "",
+        locality: String = "", region: String = "", country: String = "", extra: CBORMap,
         unknownFields: CBORMap = CBORMap()
     ) {
         self.latitude = latitude
@@ -294,13 +321,19 @@ public struct Weather: Sendable, Equatable {
     /// A description, such as `"Light rain"`.
     public var conditions: String
     /// Fields an importer could not map (for example a provider's code).
-    public var extra: CBORMap
+    @_spi(Format) public var extra: CBORMap
     /// Fields this version does not know.
-    public var unknownFields: CBORMap
+    @_spi(Format) public var unknownFields: CBORMap
 
-    /// Weather with the given fields.
-    public init(temperatureCelsius: Double? = nil, conditions: String = "", extra: CBORMap = CBORMap(), unknownFields: CBORMap = CBORMap())
-    {
+    /// Weather with the given fields: degrees Celsius, a description.
+    public init(temperatureCelsius: Double? = nil, conditions: String = "") {
+        self.init(temperatureCelsius: temperatureCelsius, conditions: conditions, extra: CBORMap())
+    }
+
+    /// Weather with the given fields and the importer's `extra` fields.
+    @_spi(Format) public init(
+        temperatureCelsius: Double? = nil, conditions: String = "", extra: CBORMap, unknownFields: CBORMap = CBORMap()
+    ) {
         self.temperatureCelsius = temperatureCelsius
         self.conditions = conditions
         self.extra = extra
@@ -336,12 +369,12 @@ public struct AttachmentReference: Sendable, Equatable {
     /// The original file name. Default `""`.
     public var fileName: String
     /// Fields an importer could not map (for example Day One's photo metadata).
-    public var extra: CBORMap
+    @_spi(Format) public var extra: CBORMap
     /// Fields this version does not know.
-    public var unknownFields: CBORMap
+    @_spi(Format) public var unknownFields: CBORMap
 
     /// A reference with the given fields.
-    public init(
+    @_spi(Format) public init(
         id: [UInt8], blob: BlobID, mediaType: String = "application/octet-stream", fileName: String = "",
         extra: CBORMap = CBORMap(), unknownFields: CBORMap = CBORMap()
     ) {

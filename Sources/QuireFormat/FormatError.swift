@@ -9,7 +9,7 @@ public struct FrameLocation: Sendable, Hashable, CustomStringConvertible {
     public let index: Int
 
     /// A location at `offset`, frame `index`.
-    public init(offset: UInt64, index: Int) {
+    @_spi(Format) public init(offset: UInt64, index: Int) {
         self.offset = offset
         self.index = index
     }

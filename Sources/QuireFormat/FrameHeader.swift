@@ -63,27 +63,27 @@
 /// prove equal keys; a reader tries each held key with the id.
 public struct KeyID: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Six bytes.
-    public static let byteCount = 6
+    @_spi(Format) public static let byteCount = 6
     /// The id as a little-endian 48-bit integer.
-    public let rawValue: UInt64
+    @_spi(Format) public let rawValue: UInt64
 
     /// Wraps a 48-bit value (higher bits must be zero).
-    public init(rawValue: UInt64) {
+    @_spi(Format) public init(rawValue: UInt64) {
         precondition(rawValue >> 48 == 0)
         self.rawValue = rawValue
     }
 
     /// The id of a key commitment (its first six bytes, little-endian).
-    public init(commitment: some Collection<UInt8>) {
+    @_spi(Format) public init(commitment: some Collection<UInt8>) {
         var v: UInt64 = 0
         for (i, b) in commitment.prefix(Self.byteCount).enumerated() { v |= UInt64(b) << (8 * UInt64(i)) }
         rawValue = v
     }
 
     /// The six bytes as they appear in a frame header.
-    public var bytes: [UInt8] { (0..<Self.byteCount).map { UInt8(truncatingIfNeeded: rawValue >> (8 * UInt64($0))) } }
+    @_spi(Format) public var bytes: [UInt8] { (0..<Self.byteCount).map { UInt8(truncatingIfNeeded: rawValue >> (8 * UInt64($0))) } }
 
-    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+    @_spi(Format) public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 
     /// Twelve lowercase hex digits, in header byte order.
     public var description: String { hex(bytes) }

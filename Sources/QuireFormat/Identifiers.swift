@@ -7,20 +7,20 @@
 /// length. Ids compare bytewise and print as lowercase hex.
 public protocol ByteIdentifier: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Length in bytes.
-    static var byteCount: Int { get }
+    @_spi(Format) static var byteCount: Int { get }
     /// A short name for messages, such as `"entry id"`.
-    static var name: String { get }
+    @_spi(Format) static var name: String { get }
     /// The bytes.
-    var bytes: [UInt8] { get }
+    @_spi(Format) var bytes: [UInt8] { get }
     /// Wraps bytes of the right length without checking.
-    init(unchecked bytes: [UInt8])
+    @_spi(Format) init(unchecked bytes: [UInt8])
 }
 
 extension ByteIdentifier {
     /// Validates the length and wraps `bytes`.
     ///
     /// - Throws: ``FormatError/malformedRecord(_:reason:)`` for another length.
-    public init(bytes: [UInt8]) throws(FormatError) {
+    @_spi(Format) public init(bytes: [UInt8]) throws(FormatError) {
         guard bytes.count == Self.byteCount else {
             throw .malformedRecord(nil, reason: "\(Self.name) must be \(Self.byteCount) bytes, got \(bytes.count)")
         }
@@ -28,7 +28,7 @@ extension ByteIdentifier {
     }
 
     /// A fresh random id.
-    public init(using random: any RandomSource) {
+    @_spi(Format) public init(using random: any RandomSource) {
         self.init(unchecked: random.bytes(Self.byteCount))
     }
 
@@ -48,38 +48,38 @@ extension ByteIdentifier {
 /// The 16-byte random id of a vault, in the file header and bound into every
 /// sealed record.
 public struct VaultID: ByteIdentifier {
-    public static let byteCount = 16
-    public static let name = "vault id"
-    public let bytes: [UInt8]
-    public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+    @_spi(Format) public static let byteCount = 16
+    @_spi(Format) public static let name = "vault id"
+    @_spi(Format) public let bytes: [UInt8]
+    @_spi(Format) public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
 }
 
 /// The 16-byte id of a journal entry, shared by all its revisions.
 public struct EntryID: ByteIdentifier {
-    public static let byteCount = 16
-    public static let name = "entry id"
-    public let bytes: [UInt8]
-    public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+    @_spi(Format) public static let byteCount = 16
+    @_spi(Format) public static let name = "entry id"
+    @_spi(Format) public let bytes: [UInt8]
+    @_spi(Format) public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
 }
 
 /// The 16-byte random id of one revision of an entry.
 public struct RevisionID: ByteIdentifier {
-    public static let byteCount = 16
-    public static let name = "revision id"
-    public let bytes: [UInt8]
-    public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+    @_spi(Format) public static let byteCount = 16
+    @_spi(Format) public static let name = "revision id"
+    @_spi(Format) public let bytes: [UInt8]
+    @_spi(Format) public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
 }
 
 /// The 16-byte id of a device (or of the recovery key acting as an author):
 /// the first 16 bytes of BLAKE2b-256 of its Ed25519 public key.
 public struct DeviceID: ByteIdentifier {
-    public static let byteCount = 16
-    public static let name = "device id"
-    public let bytes: [UInt8]
-    public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+    @_spi(Format) public static let byteCount = 16
+    @_spi(Format) public static let name = "device id"
+    @_spi(Format) public let bytes: [UInt8]
+    @_spi(Format) public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
 
     /// The id of the holder of the Ed25519 public key `publicKey`.
-    public init(publicKey: [UInt8]) {
+    @_spi(Format) public init(publicKey: [UInt8]) {
         bytes = Array(BLAKE2b.hash(publicKey, byteCount: 32).prefix(Self.byteCount))
     }
 }
@@ -87,10 +87,10 @@ public struct DeviceID: ByteIdentifier {
 /// The 16-byte random id of one upload of an attachment's content; its
 /// chunks carry it in their public chunk header.
 @_spi(Format) public struct StreamID: ByteIdentifier {
-    public static let byteCount = 16
-    public static let name = "stream id"
-    public let bytes: [UInt8]
-    public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+    @_spi(Format) public static let byteCount = 16
+    @_spi(Format) public static let name = "stream id"
+    @_spi(Format) public let bytes: [UInt8]
+    @_spi(Format) public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
 }
 
 /// The 32-byte id of an attachment's content: a keyed BLAKE2b-256 hash tree
@@ -98,19 +98,19 @@ public struct DeviceID: ByteIdentifier {
 /// `Spec/format.md §7.3`). Reveals nothing about the content to
 /// anyone without the key; equal content has equal ids within a vault.
 public struct BlobID: ByteIdentifier {
-    public static let byteCount = 32
-    public static let name = "blob id"
-    public let bytes: [UInt8]
-    public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+    @_spi(Format) public static let byteCount = 32
+    @_spi(Format) public static let name = "blob id"
+    @_spi(Format) public let bytes: [UInt8]
+    @_spi(Format) public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
 }
 
 /// The 32-byte id of a keyring: its frame's trailer, the BLAKE2b-256 of its
 /// body.
 public struct KeyringID: ByteIdentifier {
-    public static let byteCount = 32
-    public static let name = "keyring id"
-    public let bytes: [UInt8]
-    public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+    @_spi(Format) public static let byteCount = 32
+    @_spi(Format) public static let name = "keyring id"
+    @_spi(Format) public let bytes: [UInt8]
+    @_spi(Format) public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
 }
 
 /// A hybrid logical clock reading (`Spec/records.md §3.2`): milliseconds

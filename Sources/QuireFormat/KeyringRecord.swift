@@ -481,18 +481,18 @@ package func rootVaultID(signer publicKey: [UInt8], keyCommit: [UInt8], salt: [U
 /// the recovery key (`Spec/records.md §6.3`).
 public struct KeyringMember: Sendable, Equatable {
     /// `"device"` or `"recovery"`.
-    public var role: String
+    @_spi(Format) public var role: String
     /// The member's public key.
     public var publicKey: [UInt8]
     /// The key's type; `"ed25519"` is the only one version 2 defines (a
     /// reserved hook for post-quantum member keys).
-    public var keyType: String
+    @_spi(Format) public var keyType: String
     /// A human name, such as `"Sam's phone"`.
     public var name: String
     /// When the member was added: milliseconds since the Unix epoch, UTC.
     public var added: Int64
     /// Fields this version does not know.
-    public var unknownFields: CBORMap
+    @_spi(Format) public var unknownFields: CBORMap
 
     /// A member with the given fields.
     @_spi(Format) public init(
@@ -507,14 +507,14 @@ public struct KeyringMember: Sendable, Equatable {
     }
 
     /// The member's device id.
-    public var deviceID: DeviceID { DeviceID(publicKey: publicKey) }
+    @_spi(Format) public var deviceID: DeviceID { DeviceID(publicKey: publicKey) }
 
     /// True for a member whose key this version can use to sign and to wrap.
-    public var isEd25519: Bool { keyType == "ed25519" }
+    @_spi(Format) public var isEd25519: Bool { keyType == "ed25519" }
 }
 
 /// An escrow recipient: a custodian's X25519 public key and a label.
-public struct EscrowRecipient: Sendable, Equatable {
+@_spi(Format) public struct EscrowRecipient: Sendable, Equatable {
     /// The custodian's X25519 public key.
     public var publicKey: [UInt8]
     /// A label, such as `"Employer IT"`.

@@ -6,13 +6,13 @@ public struct Profile: Sendable, Equatable {
     /// A longer description. Default `""`.
     public var about: String
     /// Application settings, free-form. Default empty.
-    public var settings: CBORMap
+    @_spi(Format) public var settings: CBORMap
     /// When the profile was written.
     package var clock: HybridLogicalClock
     /// Who wrote it.
-    public var device: DeviceID?
+    @_spi(Format) public var device: DeviceID?
     /// Fields this version does not know.
-    public var unknownFields: CBORMap
+    @_spi(Format) public var unknownFields: CBORMap
 
     /// A profile with the given fields.
     @_spi(Format) public init(

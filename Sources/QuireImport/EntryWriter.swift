@@ -1,6 +1,6 @@
-import Quire
+@_spi(Format) import Quire
 import QuireDayOne
-import QuireFormat
+@_spi(Format) import QuireFormat
 
 /// One entry ready to write, from an importer that needs no per-format
 /// logic at commit time (Day One Classic, jrnl, Markdown folders).

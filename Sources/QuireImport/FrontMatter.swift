@@ -1,4 +1,4 @@
-import Quire
+@_spi(Format) import Quire
 
 /// Reads the YAML the Markdown export writes in front matter
 /// (`Spec/export-json.md §3.4`): flow nodes only — double-quoted strings,

@@ -1,5 +1,5 @@
 @_spi(Crypto) public import QuireCrypto
-public import QuireFormat
+@_spi(Format) public import QuireFormat
 
 /// This device's identity: an Ed25519 key pair generated on the device and
 /// a human name (`Spec/keys.md §3`).
@@ -87,7 +87,7 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
     /// at least one visible character.
     ///
     /// - Throws: ``KeyError/operationRefused(reason:)``.
-    public static func validateName(_ name: String) throws(KeyError) {
+    @_spi(Format) public static func validateName(_ name: String) throws(KeyError) {
         let count = name.unicodeScalars.count
         guard count >= 1, count <= 64 else {
             throw .operationRefused(reason: "a device name must be 1 to 64 characters long (this one has \(count))")
@@ -144,12 +144,12 @@ public enum DeviceCode {
     }
 
     /// The code for an Ed25519 public key, such as `"3J8K-…-Q0ZT"` (69 characters).
-    public static func encode(publicKey: [UInt8]) -> String {
+    @_spi(Format) public static func encode(publicKey: [UInt8]) -> String {
         CrockfordCode.encode(publicKey + checksum(publicKey))
     }
 
     /// The 16-character fingerprint of a public key, such as `"7Q2M-X0KD-4HNB-91VC"`.
-    public static func fingerprint(of publicKey: [UInt8]) -> String {
+    @_spi(Format) public static func fingerprint(of publicKey: [UInt8]) -> String {
         CrockfordCode.encode(Array(BLAKE2b.hash(Array("quire-device-fingerprint-v1".utf8) + publicKey, byteCount: 32).prefix(10)))
     }
 
@@ -167,7 +167,7 @@ public enum DeviceCode {
     /// - Throws: ``KeyError/deviceCodeInvalid(reason:)`` for a wrong length,
     ///   a bad character, a checksum mismatch (naming a recovery key given by
     ///   mistake) or a key that is not a valid Ed25519 point.
-    public static func parse(_ code: String) throws(KeyError) -> [UInt8] {
+    @_spi(Format) public static func parse(_ code: String) throws(KeyError) -> [UInt8] {
         let data: [UInt8]
         do {
             data = try CrockfordCode.decode(code, characterCount: 56)

@@ -30,9 +30,9 @@ public import QuireSystem
 /// ```
 public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
     /// The store's directory.
-    public let directory: String
+    @_spi(Format) public let directory: String
     /// The key file's path: `directory/device.key`.
-    public var keyPath: String { directory + "/device.key" }
+    @_spi(Format) public var keyPath: String { directory + "/device.key" }
     /// The index caches' folder: `directory/caches` (`Spec/index-cache.md §2`).
     public var indexCacheFolder: String? { directory + "/caches" }
     private let random: any RandomSource
@@ -43,7 +43,7 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
     static let maxMemoryFileBytes = 16_384
 
     /// A store in `directory` (created with mode 0700 on first write).
-    public init(directory: String, random: any RandomSource = SystemRandom()) {
+    @_spi(Format) public init(directory: String, random: any RandomSource = SystemRandom()) {
         self.directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         self.random = random
     }
@@ -53,7 +53,9 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
     ///
     /// - Parameter environment: looks up a variable (the process environment by default).
     /// - Throws: ``DeviceStoreError/noDirectory`` when none is set.
-    public static func defaultDirectory(environment: (String) -> String? = FileSystem.environment) throws(DeviceStoreError) -> String {
+    @_spi(Format) public static func defaultDirectory(environment: (String) -> String? = FileSystem.environment) throws(DeviceStoreError)
+        -> String
+    {
         func value(_ name: String) -> String? { environment(name).flatMap { $0.isEmpty ? nil : $0 } }
         if let home = value("QUIRE_HOME") { return home }
         if let xdg = value("XDG_DATA_HOME") { return xdg + "/quire" }
@@ -134,7 +136,7 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
 
     /// The memory file of one vault file: `vaults/<vault id>-<16 bytes of
     /// BLAKE2b-256(path) in hex>.memory` (`Spec/keys.md §3.3`).
-    public func memoryPath(_ vaultID: VaultID, path: String) -> String {
+    @_spi(Format) public func memoryPath(_ vaultID: VaultID, path: String) -> String {
         directory + "/vaults/" + memoryName(vaultID, path: path) + ".memory"
     }
 

@@ -5,7 +5,7 @@ import QuireCrypto
 /// computed from the keyrings the reader trusts.
 public struct KeyState: Sendable {
     /// The vault id.
-    public let vaultID: VaultID
+    @_spi(Format) public let vaultID: VaultID
     /// The trusted keyrings no trusted keyring names as a parent, in file order.
     package let heads: [KeyringInfo]
     /// Every trusted keyring, in file order.
@@ -16,21 +16,21 @@ public struct KeyState: Sendable {
     /// list only whom they remove, and removal is for good.
     public let removed: [KeyringMember]
     /// Current escrow recipients (none in escrow-free mode), minus retired keys.
-    public let escrow: [EscrowRecipient]
+    @_spi(Format) public let escrow: [EscrowRecipient]
     /// Passphrase and escrow public keys retired in any trusted keyring.
-    public let retired: [[UInt8]]
+    @_spi(Format) public let retired: [[UInt8]]
     /// The passphrase slots in use, one per public key, minus retired ones.
     package let passphrases: [StoredSlot]
     /// True when any head is escrow-free.
-    public let isEscrowFree: Bool
+    @_spi(Format) public let isEscrowFree: Bool
     /// Slot kinds some head requires.
-    public let requiredSlotKinds: [String]
+    @_spi(Format) public let requiredSlotKinds: [String]
     /// The highest epoch of a head.
-    public let epoch: UInt32
+    @_spi(Format) public let epoch: UInt32
     /// The keyrings the credential is behind (`Spec/format.md §8.6`), in
     /// file order: a keyring a device signs lists them in `answers`
     /// (``answers(signer:removing:)``).
-    public internal(set) var answers: [KeyringID] = []
+    @_spi(Format) public internal(set) var answers: [KeyringID] = []
     /// The member whose link made each keyring of ``answers``.
     var answerSigners: [KeyringID: [UInt8]] = [:]
     let keys: KeySet
@@ -146,7 +146,7 @@ public struct KeyState: Sendable {
     }
 
     /// The current member with this public key, if any.
-    public func member(withKey publicKey: [UInt8]) -> KeyringMember? {
+    @_spi(Format) public func member(withKey publicKey: [UInt8]) -> KeyringMember? {
         members.first { $0.publicKey == publicKey }
     }
 
@@ -154,7 +154,7 @@ public struct KeyState: Sendable {
     public var devices: [KeyringMember] { members.filter { $0.role == "device" } }
 
     /// The recovery member.
-    public var recoveryMember: KeyringMember? { members.first { $0.role == "recovery" } }
+    @_spi(Format) public var recoveryMember: KeyringMember? { members.first { $0.role == "recovery" } }
 
     /// The head new records are sealed under: the newest head of the highest
     /// epoch (ties: the smallest key commitment).

@@ -13,7 +13,7 @@
 /// `quire compact --rekey` re-encrypts them, and the statement says so.
 public struct PrivacyStatement: Sendable {
     /// A key that can decrypt something.
-    public struct Reader: Sendable, Hashable {
+    @_spi(Format) public struct Reader: Sendable, Hashable {
         /// What kind of key.
         public enum Kind: Int, Sendable, Hashable, Comparable {
             /// An enrolled device, the recovery key, a passphrase or an escrow recipient.
@@ -58,7 +58,7 @@ public struct PrivacyStatement: Sendable {
     }
 
     /// Records of a run of epochs that the same extra keys can read.
-    public struct Group: Sendable {
+    @_spi(Format) public struct Group: Sendable {
         /// The epochs, lowest to highest.
         public let epochs: ClosedRange<UInt32>
         /// When the first of them began, and when the one after the last
@@ -73,28 +73,28 @@ public struct PrivacyStatement: Sendable {
     }
 
     /// The journal's name (from the profile), or empty.
-    public let vaultName: String
+    @_spi(Format) public let vaultName: String
     /// The vault id.
-    public let vaultID: VaultID
+    @_spi(Format) public let vaultID: VaultID
     /// True when the vault is escrow-free.
-    public let isEscrowFree: Bool
+    @_spi(Format) public let isEscrowFree: Bool
     /// When escrow-free mode began: milliseconds, UTC (nil when not escrow-free).
-    public let escrowFreeSince: Int64?
+    @_spi(Format) public let escrowFreeSince: Int64?
     /// The epoch new records are sealed under.
-    public let currentEpoch: UInt32
+    @_spi(Format) public let currentEpoch: UInt32
     /// A newer epoch the credential cannot open (it was removed, or is
     /// behind, `Spec/format.md §8.6`), if any: the statement then shows
     /// only what this credential can see.
-    public let unreadableNewerEpoch: UInt32?
+    @_spi(Format) public let unreadableNewerEpoch: UInt32?
     /// When the current epoch began: milliseconds, UTC.
-    public let currentSince: Int64
+    @_spi(Format) public let currentSince: Int64
     /// The keys that can decrypt new records.
-    public let currentReaders: [Reader]
+    @_spi(Format) public let currentReaders: [Reader]
     /// Records already in the file, grouped by the extra keys that can read them.
-    public let groups: [Group]
+    @_spi(Format) public let groups: [Group]
     /// Things that weaken the statement, in plain words (a slot for a key the
     /// keyring does not name, a suspected rollback).
-    public let notes: [String]
+    @_spi(Format) public let notes: [String]
 
     /// Derives the statement.
     ///
@@ -287,7 +287,7 @@ public struct PrivacyStatement: Sendable {
 
     /// How a keyring member is named in messages: `the recovery key` or
     /// `the device "Name"`, its name made ``printable(_:)``.
-    public static func phrase(for member: KeyringMember) -> String {
+    @_spi(Format) public static func phrase(for member: KeyringMember) -> String {
         member.role == "recovery" ? "the recovery key" : "the device \"\(printable(member.name))\""
     }
 

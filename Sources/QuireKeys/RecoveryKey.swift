@@ -63,7 +63,7 @@ public struct RecoveryKey: Sendable, CustomStringConvertible {
     /// spaces and line breaks are ignored like the dashes.
     ///
     /// - Throws: ``KeyError/recoveryCodeInvalid(reason:)`` as ``init(code:)``.
-    public init(codeBytes: [UInt8]) throws(KeyError) {
+    @_spi(Format) public init(codeBytes: [UInt8]) throws(KeyError) {
         var data: [UInt8]
         do {
             data = try CrockfordCode.decode(utf8: codeBytes, characterCount: 56)
@@ -98,7 +98,7 @@ public struct RecoveryKey: Sendable, CustomStringConvertible {
     /// ``signingKeyPair()``. Recovery slots are sealed to its X25519 form.
     ///
     /// - Throws: ``KeyError/operationRefused(reason:)`` when guarded memory runs out.
-    public func publicKey() throws(KeyError) -> [UInt8] {
+    @_spi(Format) public func publicKey() throws(KeyError) -> [UInt8] {
         do { return try signingKeyPair().publicKey } catch { throw .operationRefused(reason: "\(error)") }
     }
 

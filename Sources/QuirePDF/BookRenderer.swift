@@ -1,5 +1,5 @@
 import CPangoCairo
-import Quire
+@_spi(Format) import Quire
 import QuireExport
 import QuireMarkdown
 

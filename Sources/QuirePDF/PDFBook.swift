@@ -1,5 +1,5 @@
 import CPangoCairo
-public import Quire
+@_spi(Format) public import Quire
 public import QuireExport
 import QuireSystem
 

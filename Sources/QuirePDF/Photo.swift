@@ -1,5 +1,5 @@
 import CPangoCairo
-import Quire
+@_spi(Format) import Quire
 
 /// A photo attachment placed in the book: its header (size, orientation)
 /// read in the measuring pass, its bytes read again in the drawing pass.

@@ -40,22 +40,22 @@ public struct CompactionReport: Sendable {
     /// File size after, in bytes.
     public let bytesAfter: UInt64
     /// Entry revisions before and after.
-    public let revisionsBefore: Int
+    @_spi(Format) public let revisionsBefore: Int
     /// Entry revisions after.
-    public let revisionsAfter: Int
+    @_spi(Format) public let revisionsAfter: Int
     /// Attachments (manifests) kept, and dropped as no kept revision names them.
-    public let attachmentsKept: Int
+    @_spi(Format) public let attachmentsKept: Int
     /// Attachments dropped.
-    public let attachmentsDropped: Int
+    @_spi(Format) public let attachmentsDropped: Int
     /// Keyrings dropped, counted once per keyring: those the credential
     /// rejected (forged or broken), and those it could not open outside a
     /// verified commit (`Spec/merge.md §6`).
-    public let untrustedKeyringsDropped: Int
+    @_spi(Format) public let untrustedKeyringsDropped: Int
     /// The epoch new records are sealed under after a rekey, else nil.
     public let rekeyedEpoch: UInt32?
     /// What ``CompactionOptions/dropUnverified`` dropped: damaged records,
     /// and records and commits the chain does not vouch for. Empty otherwise.
-    public let dropped: [FormatError]
+    @_spi(Format) public let dropped: [FormatError]
 }
 
 /// Rewrites a vault with only what it needs (`Spec/merge.md §6`).

@@ -10,7 +10,7 @@ public struct ConflictCopy: Sendable, Equatable {
     public let path: String
     /// The sync tool whose conflict-copy name it has, or nil when only its
     /// header shows it is a copy (renamed by hand, an unknown tool).
-    public let tool: SyncTool?
+    @_spi(Format) public let tool: SyncTool?
 }
 
 /// Finds conflict copies of a vault in its folder (`Spec/merge.md §2`).
@@ -79,14 +79,14 @@ public struct FoldReport: Sendable {
         /// The copy found.
         public let copy: ConflictCopy
         /// The merge of it, or nil when it failed.
-        public let merge: MergeReport?
+        @_spi(Format) public let merge: MergeReport?
         /// Why it failed, when it did.
         public let error: SyncError?
         /// True when the copy was deleted: the vault holds every one of its
         /// committed frames and its name is a distinctive conflict-copy name.
         public let deleted: Bool
         /// Why the copy was kept; nil when it was deleted.
-        public let keptBecause: KeptReason?
+        @_spi(Format) public let keptBecause: KeptReason?
         /// The new path of a copy that was set aside because folding can
         /// never take it in whole (damaged or unverified records, or a file
         /// that does not read as a vault): renamed to `path ‖ ".damaged"`
@@ -95,7 +95,7 @@ public struct FoldReport: Sendable {
         public let setAsideAs: String?
     }
     /// Why folding kept a copy (`Spec/merge.md §4`).
-    public enum KeptReason: String, Sendable, Equatable {
+    @_spi(Format) public enum KeptReason: String, Sendable, Equatable {
         /// The merge failed (see ``Copy/error``).
         case mergeFailed = "merge_failed"
         /// The merge left frames out (damaged, unverified, stale), or the

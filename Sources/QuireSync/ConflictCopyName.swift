@@ -1,7 +1,7 @@
 /// The sync tools whose conflict-copy names Quire recognises
 /// (`Spec/merge.md §2`). A name is only a hint: a copy is a copy because its
 /// header names the same vault id.
-public enum SyncTool: String, Sendable, CaseIterable {
+@_spi(Format) public enum SyncTool: String, Sendable, CaseIterable {
     /// `Journal.sync-conflict-20261129-101530-ABCDEF1.quire`
     case syncthing
     /// `Journal (Sam's conflicted copy 2026-11-29).quire` and localized forms

@@ -65,7 +65,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case .vaultUnreadable(let path, let e): "\(path) cannot be read as a vault: \(e)"
         case .copyUnreadable(let path, let e): "\(path) cannot be merged: \(e); nothing was changed"
         case .differentVaults(let vault, let copy):
-            "the copy is of another vault (\(hex(copy.bytes)), not \(hex(vault.bytes))); nothing was changed — merge only copies of the same vault"
+            "the copy is of another vault (\(copy), not \(vault)); nothing was changed — merge only copies of the same vault"
         case .keys(let e): "this key does not open the vault: \(e)"
         case .damaged(let issues):
             "the vault has \(issues.count) damaged or unverified record\(issues.count == 1 ? "" : "s") (first: \(issues.first.map { "\($0)" } ?? "")) that compaction would drop; nothing was changed — fold its copies or keep it as it is"

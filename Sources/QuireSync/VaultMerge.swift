@@ -8,31 +8,31 @@ public struct MergeReport: Sendable {
     /// True when the vault file was replaced by the merged one.
     public let changed: Bool
     /// Bytes at the start that both copies share and the result keeps as they were.
-    public let commonPrefixByteCount: UInt64
+    @_spi(Format) public let commonPrefixByteCount: UInt64
     /// Frames of the copy that the vault did not hold and now does.
-    public let framesAdded: Int
+    @_spi(Format) public let framesAdded: Int
     /// Of those, frames this credential cannot open or read (an epoch it
     /// never had, or a record kind this version does not know), carried
     /// byte for byte.
-    public let framesCarriedUnopened: Int
+    @_spi(Format) public let framesCarriedUnopened: Int
     /// Of those, frames sealed again under the current key because the
     /// result holds a rekey they predate (`Spec/merge.md §3.4`); a chunk is
     /// not counted, its attachment's manifest is.
-    public let framesResealed: Int
+    @_spi(Format) public let framesResealed: Int
     /// Commits written for them.
-    public let commitsWritten: Int
+    @_spi(Format) public let commitsWritten: Int
     /// Of those, commits written unattested: their source commit was.
-    public let unattestedCommits: Int
+    @_spi(Format) public let unattestedCommits: Int
     /// Frames of the copy left out, each with why: damaged, malformed,
     /// stale, or unverified (a commit that does not vouch for it). A copy
     /// with any of these is not complete in the result.
-    public let leftOut: [FormatError]
+    @_spi(Format) public let leftOut: [FormatError]
     /// Frames of the vault's own tail that the result does not keep, for
     /// the same reasons (the copy holding them intact brings them back).
-    public let droppedFromVault: [FormatError]
+    @_spi(Format) public let droppedFromVault: [FormatError]
     /// Temporary files the merge made and could not remove (an I/O error):
     /// the next write beside the vault removes them (`Spec/merge.md §3.5`).
-    public internal(set) var temporariesLeft: [String] = []
+    @_spi(Format) public internal(set) var temporariesLeft: [String] = []
 }
 
 /// Merges two copies of one vault (`Spec/merge.md §3`).

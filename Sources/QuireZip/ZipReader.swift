@@ -1,5 +1,5 @@
 import CZip
-public import QuireFormat
+@_spi(Format) public import QuireFormat
 import QuireSystem
 
 /// Reads a ZIP archive through libzip, with limits, for importing

@@ -1,5 +1,5 @@
 import CZip
-public import QuireFormat
+@_spi(Format) public import QuireFormat
 import QuireSystem
 
 /// Writes a ZIP archive through libzip (PKWARE APPNOTE), member by member

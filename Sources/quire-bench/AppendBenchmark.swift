@@ -1,9 +1,9 @@
 // Benchmark 1: appending one entry to vaults of 1k, 10k and 100k entries.
 
 import CSodium
-import Quire
+@_spi(Format) import Quire
 @_spi(Crypto) import QuireCrypto
-import QuireFormat
+@_spi(Format) import QuireFormat
 import QuireSystem
 
 enum AppendBenchmark {

@@ -12,10 +12,10 @@
 // space only.
 
 import CSodium
-import Quire
+@_spi(Format) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireKeys
 import QuireSystem
 
 #if canImport(Glibc)

@@ -2,10 +2,10 @@
 // sealing and writing the summaries and search index of a synthetic vault,
 // and loading them back, as a cold open would before reading the tail.
 
-import Quire
+@_spi(Format) import Quire
 @_spi(Crypto) import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import QuireSystem
 
 enum IndexCacheBenchmark {

@@ -1,6 +1,6 @@
 // Benchmark 4: the fixed overhead of a small entry.
 
-import Quire
+@_spi(Format) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
 import QuireSystem

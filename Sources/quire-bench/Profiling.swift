@@ -7,7 +7,7 @@
 //   quire-bench --child append VAULT KEYFILE COUNT     COUNT single-entry appends on one handle
 //   quire-bench --child append-cold VAULT KEYFILE COUNT  the same without loading the entry index first
 
-import Quire
+@_spi(Format) import Quire
 import QuireCrypto
 @_spi(Format) import QuireFormat
 @_spi(Format) import QuireKeys

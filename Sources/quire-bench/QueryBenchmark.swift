@@ -3,7 +3,7 @@
 // of doing them (entries(), then a linear scan of every body).
 
 import Foundation
-import Quire
+@_spi(Format) import Quire
 @_spi(Format) import QuireFormat
 import QuireSystem
 

@@ -3,7 +3,7 @@
 
 import CSodium
 import CZstd
-import Quire
+@_spi(Format) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
 @_spi(Format) import QuireKeys

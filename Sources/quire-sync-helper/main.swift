@@ -12,7 +12,7 @@
 //   quire-sync-helper list VAULT           the entries' texts, sorted, one per line
 
 import Foundation
-import Quire
+@_spi(Format) import Quire
 import QuireSystem
 
 func fail(_ message: String) -> Never {

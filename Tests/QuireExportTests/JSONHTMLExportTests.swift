@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
-import Quire
+@_spi(Format) import Quire
 import QuireExport
 import Testing
 import QuireTestSupport

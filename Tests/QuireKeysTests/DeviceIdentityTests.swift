@@ -1,6 +1,6 @@
 import Foundation
 @_spi(Crypto) import QuireCrypto
-import QuireFormat
+@_spi(Format) import QuireFormat
 @_spi(Format) import QuireKeys
 import Testing
 

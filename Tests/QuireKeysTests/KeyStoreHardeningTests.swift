@@ -1,7 +1,7 @@
 import Foundation
 @_spi(Crypto) import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import QuireSystem
 import Testing
 

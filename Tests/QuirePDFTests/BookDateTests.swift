@@ -1,4 +1,4 @@
-import Quire
+@_spi(Format) import Quire
 import QuireExport
 import Testing
 @testable import QuirePDF

@@ -69,7 +69,8 @@ import Testing
     }
 
     @Test func aSeedOfTheWrongLengthIsRefused() throws {
-        let short = try SecureBytes(zeroedCount: 31)
+        var bytes = [UInt8](repeating: 0, count: 31)
+        let short = try SecureBytes(consuming: &bytes)
         #expect(throws: KeyError.self) { try DeviceIdentity(seed: short, name: "Phone", created: 0) }
     }
 }

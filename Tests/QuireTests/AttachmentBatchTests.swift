@@ -1,5 +1,5 @@
 import Testing
-import Quire
+@_spi(Format) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
 import QuireTestSupport

@@ -1,9 +1,9 @@
 import Foundation
 import Testing
-import Quire
+@_spi(Format) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireKeys
 import QuireSystem
 
 /// Opening something that is not a (healthy) vault fails with a typed error

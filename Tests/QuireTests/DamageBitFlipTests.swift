@@ -1,9 +1,9 @@
 import Foundation
 import Testing
-import Quire
+@_spi(Format) import Quire
 import QuireCrypto
 @_spi(Format) import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireKeys
 import QuireTestSupport
 
 /// A small vault: header, genesis commit (keyring, profile, commit) and three

@@ -1,8 +1,8 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 import QuireCrypto
 @_spi(Format) import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireKeys
 
 // Helpers shared by the Damage*, Truncation*, Property* and Concurrency*
 // suites. Names carry a `dmg` prefix so they never clash with TestSupport.swift.

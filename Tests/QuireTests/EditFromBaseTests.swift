@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 import Testing
 
 /// `Vault.edit(_:body:replacing:)`: an edit names the revisions it was made

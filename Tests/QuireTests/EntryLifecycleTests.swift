@@ -1,9 +1,9 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
 @_spi(Format) import QuireKeys
-import QuireSync
+@_spi(Format) import QuireSync
 import QuireSystem
 import Testing
 

@@ -1,6 +1,6 @@
 import Foundation
-import Quire
-import QuireFormat
+@_spi(Format) import Quire
+@_spi(Format) import QuireFormat
 import Testing
 
 /// Ids encode as the hex string they print, so that an app can keep them in

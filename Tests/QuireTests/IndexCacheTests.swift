@@ -1,8 +1,8 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireKeys
 import QuireSystem
 import Testing
 

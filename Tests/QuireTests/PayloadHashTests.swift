@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Testing) @_spi(Crypto) import Quire
+@_spi(Format) @_spi(Testing) @_spi(Crypto) import Quire
 @_spi(Format) import QuireFormat
 @_spi(Format) import QuireKeys
 import Testing

@@ -1,4 +1,4 @@
-import Quire
+@_spi(Format) import Quire
 import Testing
 
 /// A profile set inside a commit shows only once the commit lands, whatever

@@ -4,10 +4,10 @@ import Glibc
 import Darwin
 #endif
 import Foundation
-import Quire
-import QuireFormat
-import QuireKeys
-import QuireSync
+@_spi(Format) import Quire
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
+@_spi(Format) import QuireSync
 import QuireSystem
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 
 /// `quire compact [VAULT] [--rekey] [--keep-history N] [--drop-unverified]`.
 struct CompactCommand: QuireCommand {

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Crypto) import Quire
+@_spi(Format) @_spi(Crypto) import Quire
 import QuireSystem
 
 /// `quire init VAULT`: a new vault, and this device's key if it has none.

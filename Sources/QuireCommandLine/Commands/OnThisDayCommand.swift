@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 
 /// `quire on-this-day [VAULT]`.
 struct OnThisDayCommand: QuireCommand {

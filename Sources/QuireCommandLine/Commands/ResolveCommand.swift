@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 
 /// `quire resolve [VAULT]`: folds the conflicted copies beside it.
 struct ResolveCommand: QuireCommand {

@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 
 /// `quire search [VAULT] QUERY...`.
 struct SearchCommand: QuireCommand {

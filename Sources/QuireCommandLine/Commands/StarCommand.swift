@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 
 /// Stars or unstars an entry: `quire star` and `quire unstar`.
 enum Starring {

@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 import QuireSystem
 
 /// Where the editor's file lives: a per-user folder only this user can

@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 
 /// The entries the filter options select, in the order they are shown:
 /// oldest first, or, with `--limit N`, the newest N, newest first.

@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 
 /// Entry ids, lines and JSON objects as the commands print them.
 enum EntryFormat {

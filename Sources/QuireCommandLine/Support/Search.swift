@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 
 /// What `quire search` looks for, and how an entry matches: every term
 /// must be found (in any order) in the entry's searchable text.
