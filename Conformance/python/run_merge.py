@@ -10,7 +10,8 @@ credential, and compares: `changed`; the result's BLAKE2b-256 with
 `merged:` (or, for `merged: resealed`, only the content); that the result
 opens and every commit after the common prefix verifies; the number of
 unattested commits after the prefix; each `entry:` line (deleted or live,
-the number of heads, the winner's text); and each `attachment:` line.
+the number of heads, the winner's text); each `attachment:` line; and the
+`profile:` line when there is one (the name of the journal's profile).
 
 Prints PASS or FAIL per vector, then, as its last line, "N/M merge vectors
 pass". Exit status: 0 when at least one ran and all passed, 1 otherwise,
@@ -84,8 +85,26 @@ def entries(result):
         by_others = {p for rid, v in revs.items() if standing[(entry, rid)] != 3 for p in v.get("parents", [])}
         heads = [v for rid, v in revs.items()
                  if rid not in by_attested and (standing[(entry, rid)] == 3 or rid not in by_others)]
-        out[entry] = heads, max(heads, key=lambda v: (v.get("clock", 0), v.get("revision")))
+        # The winner: the highest standing, then the greatest clock, then
+        # the greatest revision id (a clock is its writer's claim, R10-2).
+        out[entry] = heads, max(heads, key=lambda v: (standing[(entry, v.get("revision"))],
+                                                       v.get("clock", 0), v.get("revision")))
     return out
+
+
+def profile(result):
+    """records.md §5: the journal's profile, of the released ones: the
+    highest standing (attested by a current member, verified, unverified),
+    then the greatest clock, then the later in the file."""
+    best, key = None, None
+    for r in result.records:
+        if r.kind != 0x80:
+            continue
+        v = cbor.decode(r.payload)
+        k = (3 if r.attested else 2 if r.verified else 1, v.get("clock", 0))
+        if key is None or k >= key:
+            best, key = v, k
+    return best
 
 
 def winners(result):
@@ -154,6 +173,12 @@ def check(path):
         kept = sum(1 for c in after if c.verified and c.attested and c.signer != merger)
         if str(kept) != lines["kept-attestations"]:
             diffs.append("kept-attestations: expected %s, got %d" % (lines["kept-attestations"], kept))
+    if "profile" in lines:
+        # Read as: the name of the journal's profile, a JSON string.
+        p = profile(res)
+        name = json.dumps("" if p is None else p.get("name", ""), ensure_ascii=False)
+        if name != lines["profile"]:
+            diffs.append("profile: expected %s, got %s" % (lines["profile"], name))
     have = entry_lines(res)
     diffs += ["missing entry %s" % e for e in entries if e not in have]
     diffs += ["unexpected entry %s" % e for e in have if e not in entries]

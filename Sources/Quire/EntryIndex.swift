@@ -68,6 +68,9 @@ struct EntryIndex: Sendable {
     /// id it answers to, best first (``BlobCandidate/precedes(_:)``).
     var blobs: [BlobID: [BlobCandidate]] = [:]
     var profile: Profile?
+    /// The standing of ``profile``'s record: 2 attested by a member, 1
+    /// verified, 0 unverified.
+    var profileStanding = 0
     var issues: [FormatError] = []
     /// The greatest clock of a revision or profile a member attested: the
     /// clock a writer's own clock follows and the rollback test compares
@@ -148,12 +151,25 @@ struct EntryIndex: Sendable {
 
     /// The heads of an entry: revisions no other revision retires (names as a
     /// parent; one not attested by a member never retires one that is,
-    /// `Spec/merge.md §5`), winner first (greatest clock, then greatest revision id).
+    /// `Spec/merge.md §5`), winner first: the highest standing, then the
+    /// greatest clock, then the greatest revision id. Standing comes first
+    /// so that whoever holds only an epoch key cannot outrank a member's
+    /// head with a clock of 2⁶⁴ − 1 (tenth review R10-2).
     func heads(of entry: EntryID) -> [RevisionSummary] {
         guard let list = revisions[entry] else { return [] }
-        return EntryRevision.heads(of: list, id: \.revisionID, parents: \.parents, attested: { $0.standing == 2 }).sorted { a, b in
-            a.clock != b.clock ? a.clock > b.clock : b.revisionID < a.revisionID
+        return EntryRevision.heads(of: list, id: \.revisionID, parents: \.parents, attested: { $0.standing == 2 }).sorted {
+            Self.winsOver($0.standing, $0.clock, $0.revisionID, $1.standing, $1.clock, $1.revisionID)
         }
+    }
+
+    /// The winner order of heads (`Spec/merge.md §5`): true when a head of
+    /// standing `sa`, clock `ca` and revision id `ra` comes before one of
+    /// `sb`, `cb`, `rb`.
+    static func winsOver(
+        _ sa: Int, _ ca: HybridLogicalClock, _ ra: RevisionID, _ sb: Int, _ cb: HybridLogicalClock, _ rb: RevisionID
+    ) -> Bool {
+        if sa != sb { return sa > sb }
+        return ca != cb ? ca > cb : rb < ra
     }
 }
 
@@ -251,7 +267,11 @@ extension Vault {
                     }
                 case .profile:
                     let p = try Profile(decoding: record.payload, location: record.frame.location)
-                    if built.profile == nil || p.clock >= built.profile!.clock { built.profile = p }
+                    let standing = record.attestedBy != nil ? 2 : record.commitVerified ? 1 : 0
+                    if Profile.replaces(p, standing: standing, current: built.profile, standing: built.profileStanding) {
+                        built.profile = p
+                        built.profileStanding = standing
+                    }
                     if record.attestedBy != nil && p.clock > built.maxClock { built.maxClock = p.clock }
                 default:
                     break

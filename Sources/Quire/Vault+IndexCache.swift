@@ -58,9 +58,13 @@ struct CachedEntries: Sendable {
     func state(of id: EntryID) -> EntryChange.State? {
         guard let slot = table.slot(of: id) else { return nil }
         let e = entries[Int(slot)]
-        // The order EntryIndex.heads(of:) gives: greatest clock first, then
-        // the greater revision id.
-        let others = e.otherHeads.sorted { a, b in a.clock != b.clock ? a.clock > b.clock : b.revision < a.revision }
+        // The order EntryIndex.heads(of:) gives: the highest standing, then
+        // the greatest clock, then the greater revision id.
+        let others = e.otherHeads.sorted { a, b in
+            EntryIndex.winsOver(
+                Int(a.standing), HybridLogicalClock(rawValue: a.clock), a.revision, Int(b.standing), HybridLogicalClock(rawValue: b.clock),
+                b.revision)
+        }
         return EntryChange.State(winner: e.revision, isDeleted: e.summary.isDeleted, conflictingHeads: others.map(\.revision))
     }
 }
@@ -214,9 +218,10 @@ extension Vault {
     /// New entries are added; an entry the view holds is changed when the
     /// tail holds one revision of it whose parents are exactly the heads
     /// the view holds (an edit or deletion of what was shown: it becomes
-    /// the single head). False (the view is then unusable) for any other
-    /// change to an entry the view holds (a conflict, a revision from an
-    /// older base), when a record does not read, or when a commit does not
+    /// the single head, when a current member attested it). False (the view
+    /// is then unusable) for any other change to an entry the view holds (a
+    /// conflict, a revision from an older base, one no current member
+    /// attested), when a record does not read, or when a commit does not
     /// verify or its attestation fails: the entry index, read whole, says
     /// those. `changed` gets each touched entry's state before.
     private func advance(_ view: inout CachedEntries, changed: inout [EntryID: EntryChange.State?]) -> Bool {
@@ -242,7 +247,11 @@ extension Vault {
             if let existing {
                 let old = view.entries[Int(existing)]
                 let held = Set([old.revision] + old.otherHeads.map(\.revision))
-                guard list.count == 1, !held.contains(w.revisionID), Set(revision.parents) == held, revision.parents.count == held.count
+                // Only a revision a current member attested retires what it
+                // names (merge.md §5): any other leaves a conflict, which the
+                // entry index, read whole, says.
+                guard list.count == 1, w.standing == 2, !held.contains(w.revisionID), Set(revision.parents) == held,
+                    revision.parents.count == held.count
                 else {
                     return false
                 }
@@ -467,9 +476,13 @@ extension Vault {
         let attestedBy = verified ? record.attestedBy : nil
         let standing: UInt8 = attestedBy != nil ? 2 : verified ? 1 : 0
         guard standing == e.summary.standing else { return nil }
-        // The order EntryIndex.heads(of:) gives: greatest clock first, then
-        // the greater revision id.
-        let others = e.otherHeads.sorted { a, b in a.clock != b.clock ? a.clock > b.clock : b.revision < a.revision }
+        // The order EntryIndex.heads(of:) gives: the highest standing, then
+        // the greatest clock, then the greater revision id.
+        let others = e.otherHeads.sorted { a, b in
+            EntryIndex.winsOver(
+                Int(a.standing), HybridLogicalClock(rawValue: a.clock), a.revision, Int(b.standing), HybridLogicalClock(rawValue: b.clock),
+                b.revision)
+        }
         return EntrySnapshot(
             id: e.summary.id, revision: revision, conflictingHeads: others.map(\.revision), revisionCount: e.revisionCount,
             isVerified: verified, attestedBy: attestedBy, attestedByRemovedMember: verified ? record.removedAttestor : nil)

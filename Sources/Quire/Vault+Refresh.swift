@@ -161,14 +161,18 @@ extension Vault {
     /// none). Under the lock.
     func currentProfileClock() -> HybridLogicalClock? {
         if let index { return index.profile?.clock }
-        var best: HybridLogicalClock?
+        // The same choice as the index (records.md §5): standing, then clock.
+        var best: (profile: Profile, standing: Int)?
         _ = file.forEachRecord(kinds: [.profile], in: nil) { record in
-            if let p = try? Profile(decoding: record.payload, location: record.frame.location), best.map({ p.clock >= $0 }) ?? true {
-                best = p.clock
+            let standing = record.attestedBy != nil ? 2 : record.commitVerified ? 1 : 0
+            if let p = try? Profile(decoding: record.payload, location: record.frame.location),
+                Profile.replaces(p, standing: standing, current: best?.profile, standing: best?.standing ?? 0)
+            {
+                best = (p, standing)
             }
             return true
         }
-        return best
+        return best?.profile.clock
     }
 
     /// When the path names a new file that starts with every byte this

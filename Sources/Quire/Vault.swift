@@ -632,7 +632,13 @@ public final class VaultTransaction {
         for (m, frame) in newBlobs {
             vault.index!.insert(m, frame: frame, blobKey: pending.key.blobKey, standing: 2)
         }
-        if let newProfile { vault.index!.profile = newProfile }
+        let standing = attestor != nil ? 2 : 1
+        if let newProfile,
+            Profile.replaces(newProfile, standing: standing, current: vault.index!.profile, standing: vault.index!.profileStanding)
+        {
+            vault.index!.profile = newProfile
+            vault.index!.profileStanding = standing
+        }
     }
 
     /// When refresh() will compare every entry with a baseline (the

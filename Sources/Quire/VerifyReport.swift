@@ -33,6 +33,13 @@ public struct VerifyReport: Sendable {
     @_spi(Format) public let intactRecordCount: Int
     /// Every problem, in file order.
     public let issues: [Issue]
+    /// Verified commits no current member attested (unattested, or attested
+    /// by a removed member, `Spec/format.md §9.4`): not damage, but what
+    /// they hold is no member's (`Spec/cli-json.md §3.3`).
+    package var unattestedCommitCount = 0
+    /// Records (entry revisions, manifests, profiles) released from those
+    /// commits.
+    package var unattestedRecordCount = 0
 
     /// True when nothing was lost or distrusted (warnings allowed).
     public var isIntact: Bool { !issues.contains(where: \.isDamage) }
@@ -150,6 +157,7 @@ extension Vault {
             }
             // Every record but chunks: open and decode.
             var intact = 0
+            var unattestedRecords = 0
             var manifests: [(BlobManifest, FrameLocation, SymmetricKey?)] = []
             // Keyrings are checked by the key layer (its issues are above).
             // Frames of kinds this reader does not know are skipped without
@@ -177,6 +185,7 @@ extension Vault {
                     default: break
                     }
                     intact += 1
+                    if record.commitVerified && record.attestedBy == nil { unattestedRecords += 1 }
                 } catch {
                     found.append((loc.offset, VaultReportBuilder.issue(error)))
                 }
@@ -218,9 +227,11 @@ extension Vault {
                     ))
             }
             issues += found.sorted { $0.0 < $1.0 }.map(\.1)
+            let commits = file.commits
+            let unattestedCommits = commits.statuses.indices.filter { commits.statuses[$0] == .verified && !commits.isAttested($0) }.count
             return VerifyReport(
                 fileByteCount: s.fileSize, frameCount: s.frames.count, commitCount: s.groups.count, intactRecordCount: intact,
-                issues: issues)
+                issues: issues, unattestedCommitCount: unattestedCommits, unattestedRecordCount: unattestedRecords)
         }
     }
 }

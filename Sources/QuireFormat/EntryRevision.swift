@@ -14,7 +14,10 @@ public struct EntryRevision: Sendable, Equatable {
     @_spi(Format) public var parents: [RevisionID]
     /// When the revision was made, as a hybrid logical clock reading.
     package var clock: HybridLogicalClock
-    /// The device (or recovery key) that made the revision, if recorded.
+    /// The device (or recovery key) its writer claims made the revision, if
+    /// recorded. Anyone who holds an epoch key can write any id here: show
+    /// as the author the member whose attestation covers its commit
+    /// (`EntrySnapshot.attestedBy`), never this field (`Spec/records.md §3.1`).
     @_spi(Format) public var device: DeviceID?
     /// True for a tombstone: the entry is deleted as of this revision.
     public var isDeleted: Bool

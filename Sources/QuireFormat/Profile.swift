@@ -1,5 +1,6 @@
 /// The journal's profile: the record of kind ``RecordKind/profile``
-/// (`Spec/records.md §5`). The profile with the greatest clock wins.
+/// (`Spec/records.md §5`). The profile of the highest standing wins, then
+/// the greatest clock, then the later in file order (``replaces(_:standing:current:standing:)``).
 public struct Profile: Sendable, Equatable {
     /// The journal's display name. Default `""`.
     public var name: String
@@ -9,7 +10,9 @@ public struct Profile: Sendable, Equatable {
     @_spi(Format) public var settings: CBORMap
     /// When the profile was written.
     package var clock: HybridLogicalClock
-    /// Who wrote it.
+    /// The device id its writer claims. Anyone who holds an epoch key can
+    /// write any id here: who wrote it is the member whose attestation
+    /// covers its commit, never this field (`Spec/records.md §5`).
     @_spi(Format) public var device: DeviceID?
     /// Fields this version does not know.
     @_spi(Format) public var unknownFields: CBORMap
@@ -49,5 +52,19 @@ public struct Profile: Sendable, Equatable {
         w.unsigned("clock", clock.rawValue, default: 0)
         w.id("device", device)
         return w.encoded
+    }
+}
+
+extension Profile {
+    /// Whether profile `p`, read after `current` in file order, replaces it
+    /// as the journal's profile (`Spec/records.md §5`): the higher standing
+    /// (2 attested by a current member, 1 verified, 0 unverified), then the
+    /// greater clock, then the later in file order. A profile written with
+    /// only an epoch key and a clock of 2⁶⁴ − 1 never beats a member's
+    /// (tenth review R10-2).
+    package static func replaces(_ p: Profile, standing: Int, current: Profile?, standing currentStanding: Int) -> Bool {
+        guard let current else { return true }
+        if standing != currentStanding { return standing > currentStanding }
+        return p.clock >= current.clock
     }
 }

@@ -119,7 +119,11 @@ package enum Compaction {
         var revisions: [(index: Int, revision: EntryRevision)] = []
         var revisionSlot: [RevisionID: Int] = [:]
         var manifests: [(index: Int, manifest: BlobManifest)] = []
-        var profile: (index: Int, clock: HybridLogicalClock)?
+        // The journal's profile (the highest standing, then the greatest
+        // clock, then the later, records.md §5) and the profile with the
+        // greatest clock, when that is another (merge.md §6).
+        var profile: (index: Int, profile: Profile, standing: Int)?
+        var newestProfile: (index: Int, clock: HybridLogicalClock)?
         var unknown: [Int] = []
         var damagedChunks = Set<Int>()
         var keyrings: [(keyID: KeyID, epoch: UInt32, body: [UInt8], trusted: Bool)] = []
@@ -211,7 +215,11 @@ package enum Compaction {
                     manifests.append((i, m))
                 case .profile:
                     let p = try Profile(decoding: payload)
-                    if profile == nil || p.clock >= profile!.clock { profile = (i, p.clock) }
+                    let standing = file.standing(ofFrame: i)
+                    if Profile.replaces(p, standing: standing, current: profile?.profile, standing: profile?.standing ?? 0) {
+                        profile = (i, p, standing)
+                    }
+                    if newestProfile == nil || p.clock >= newestProfile!.clock { newestProfile = (i, p.clock) }
                 default:
                     unknown.append(i)
                 }
@@ -296,6 +304,10 @@ package enum Compaction {
             }
         }
         let keptManifests = resolved.values.sorted { $0.index < $1.index }
+        // The journal's profile; the one with the greatest clock too, when it
+        // is another (of a lower standing: it stays behind the journal's, in
+        // commit 2), as the record with the greatest clock is kept.
+        let keptProfiles = Set([profile?.index, newestProfile?.index].compactMap { $0 }).sorted()
         // Records that were released unattested stay unattested: they go in a
         // commit of their own that nobody attests (Spec/merge.md §6).
         func attested(_ i: Int) -> Bool { if case .attested = file.attestation(ofFrame: i) { true } else { false } }
@@ -329,13 +341,13 @@ package enum Compaction {
                         // Keyrings first, in file order, each written twice, then the new ones.
                         for k in keyrings { try tx.appendKeyring(keyID: k.keyID, epoch: k.epoch, body: k.body, trusted: k.trusted) }
                         for p in proposals { try tx.appendKeyring(keyID: p.epochKey.id, epoch: p.epoch, body: p.body) }
-                        if let profile, attested(profile.index) { try carry(profile.index, tx) }
+                        for i in keptProfiles where attested(i) { try carry(i, tx) }
                         for m in keptManifests where attested(m.index) { try carryBlob(m, tx) }
                         for r in revisions where keep.contains(r.index) && attested(r.index) { try carry(r.index, tx) }
                         for i in unknown where attested(i) { try carry(i, tx) }
                     }
                     try out.commit(random: random, options: noSync, attestation: .none) { (tx: PendingCommit) throws(FormatError) in
-                        if let profile, !attested(profile.index) { try carry(profile.index, tx) }
+                        for i in keptProfiles where !attested(i) { try carry(i, tx) }
                         for m in keptManifests where !attested(m.index) { try carryBlob(m, tx) }
                         for r in revisions where keep.contains(r.index) && !attested(r.index) { try carry(r.index, tx) }
                         for i in unknown where !attested(i) { try carry(i, tx) }

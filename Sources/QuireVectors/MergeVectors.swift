@@ -22,6 +22,7 @@ import Foundation
 /// unattested-commits: <unattested commits of the result after the common prefix>
 /// kept-attestations: <of those, the commits attested by a member other than the merging one> (optional)
 /// entry: <entry id hex> live|deleted heads=<n> text=<the winner's text, JSON string>
+/// profile: <the journal's profile's name, JSON string> (optional)
 /// attachment: <blob id a revision names, hex> size=<bytes> content=<BLAKE2b-256 of the content, hex>
 /// comment: <what it covers>
 /// ```
@@ -129,7 +130,7 @@ public enum MergeVectors {
     /// merger merges `b.quire` into `a.quire`.
     static func build(
         _ name: String, comment: String, entries: Int = 1, passphrase: Bool = false, merger: Merger = .laptop, countKept: Bool = false,
-        a: (Case) throws -> Void, b: (Case) throws -> Void
+        showProfile: Bool = false, a: (Case) throws -> Void, b: (Case) throws -> Void
     ) throws -> Vector {
         try SlotCrypto.$allowsWeakPassphraseCost.withValue(true) { () throws -> Vector in
             let dir = NSTemporaryDirectory() + "quire-merge-vector-\(getpid())-\(name)"
@@ -181,6 +182,7 @@ public enum MergeVectors {
                 lines.append("kept-attestations: \(try keptAttestations(pm, credential: credential, prefix: report.commonPrefixByteCount))")
             }
             lines += try contentLines(pm, credential: credential, ids: c.ids)
+            if showProfile { lines.append(try profileLine(pm, credential: credential)) }
             lines.append("comment: " + comment)
             return Vector(
                 name: name, a: Array(try Data(contentsOf: URL(fileURLWithPath: pa))),
@@ -226,6 +228,13 @@ public enum MergeVectors {
             if let signer = file.commits.attestor(g), signer != merger { count += 1 }
         }
         return count
+    }
+
+    /// The `profile:` line of a merged vault: the name of the journal's
+    /// profile (`Spec/records.md §5`), as a JSON string.
+    static func profileLine(_ path: String, credential: Credential) throws -> String {
+        let name = try Vault.open(at: path, credential: credential, writable: false).profile()?.name ?? ""
+        return "profile: " + String(decoding: try JSONEncoder().encode(name), as: UTF8.self)
     }
 
     /// The `entry:` and `attachment:` lines of a merged vault, in id order.
@@ -468,6 +477,51 @@ public enum MergeVectors {
                     }
                 }),
             try build(
+                "attack-unattested-undelete-by-clock",
+                comment:
+                    "tenth review R10-2: the laptop deletes entry 1; on the copy a passphrase holder appends, unattested, a revision naming the laptop's tombstone as its parent, with deleted false, clock 2^64-1 and the laptop's device id in `device`. It does not retire the tombstone (two heads), and the winner is chosen by standing first (merge.md §5): the member's tombstone shows, deleted. By clock alone the entry came back live with the attacker's text",
+                passphrase: true,
+                a: { k in try k.write(try k.open(k.a, "laptop"), id: k.ids[0], text: "", clock: c + 100, deleted: true) },
+                b: { k in
+                    try FileManager.default.removeItem(atPath: k.b)
+                    try FileManager.default.copyItem(atPath: k.a, toPath: k.b)
+                    let v = try k.open(k.b, "phone")
+                    let tombstone = try v.revisions(of: k.ids[0]).last!
+                    let r = EntryRevision(
+                        entryID: k.ids[0], revisionID: RevisionID(using: SeededRandom(label: "undeleting revision")),
+                        parents: [tombstone.revisionID], clock: HybridLogicalClock(rawValue: .max), device: tombstone.device,
+                        body: EntryBody(created: c, text: "back from the dead, written by a non-member"))
+                    try v.file.commit(random: SeededRandom(label: "undeleting commit"), options: quiet, attestation: .none) {
+                        (tx: PendingCommit) throws(FormatError) in
+                        _ = try tx.appendSealed(kind: .entryRevision, payload: r.encoded())
+                    }
+                }),
+            try build(
+                "attack-unattested-profile-clock-max",
+                comment:
+                    "tenth review R10-2: the laptop renames the journal (an attested profile); on the copy a passphrase holder appends, unattested, a profile with clock 2^64-1 and the laptop's device id. The profile is chosen by standing first (records.md §5): the laptop's shows. By clock alone the attacker's won over every later member profile, for good",
+                passphrase: true, showProfile: true,
+                a: { k in
+                    let v = try k.open(k.a, "laptop")
+                    let p = Profile(
+                        name: "Renamed on the laptop", clock: HybridLogicalClock(milliseconds: UInt64(c + 100), counter: 0),
+                        device: v.author)
+                    try v.file.commit(random: SeededRandom(label: "member profile"), options: quiet, attestWith: k.laptop.keyPair) {
+                        (tx: PendingCommit) throws(FormatError) in
+                        _ = try tx.appendSealed(kind: .profile, payload: p.encoded())
+                    }
+                },
+                b: { k in
+                    let v = try k.open(k.b, "phone")
+                    let p = Profile(
+                        name: "Taken over", settings: CBORMap(text: [("shareTo", .text("attacker@example.org"))]),
+                        clock: HybridLogicalClock(rawValue: .max), device: try v.revisions(of: k.ids[0]).first!.device)
+                    try v.file.commit(random: SeededRandom(label: "takeover profile"), options: quiet, attestation: .none) {
+                        (tx: PendingCommit) throws(FormatError) in
+                        _ = try tx.appendSealed(kind: .profile, payload: p.encoded())
+                    }
+                }),
+            try build(
                 "attack-swapped-groups-not-reattested",
                 comment:
                     "fifth review, F8: the phone writes two entries on the copy and a keyless writer swaps their commit groups (readers accept it: the walk follows links). Blocks are placed in link order, not file order (merge.md §3.3): each extends the head it extended in its source and keeps the phone's attestation, so the laptop, merging, attests neither of them (unattested-commits: 0, and the merged bytes hold the phone's signatures)",
@@ -705,6 +759,10 @@ public enum MergeVectors {
                 }
                 let got = try contentLines(scratch + "/a.quire", credential: credential, ids: ids)
                 if got != expected { failures.append("\(name): content \(got) ≠ \(expected)") }
+                if let want = lines.first(where: { $0.hasPrefix("profile: ") }) {
+                    let have = try profileLine(scratch + "/a.quire", credential: credential)
+                    if have != want { failures.append("\(name): \(have) ≠ \(want)") }
+                }
             } catch {
                 failures.append("\(name): \(error)")
             }

@@ -12,8 +12,14 @@ import QuireTestSupport
         #expect(matches(r.stdout, "Journal\\.quire: intact\\. 3 records in 2 commits, [0-9.]+ KiB\\.\n"), "\(r)")
         #expect(r.stderr == "")  // no progress line: stderr is not a terminal
         let j = try box.quire(["verify", "Journal.quire", "--json"]).json()
-        #expect(Set(j.keys) == ["intact", "fileBytes", "frames", "commits", "intactRecords", "unreadableWithThisKey", "conflictingEntries", "issues"])
+        #expect(
+            Set(j.keys) == [
+                "intact", "fileBytes", "frames", "commits", "intactRecords", "unreadableWithThisKey", "conflictingEntries",
+                "unattestedCommits", "unattestedRecords", "issues",
+            ])
         #expect(j["conflictingEntries"] as? Int == 0)
+        #expect(j["unattestedCommits"] as? Int == 0)
+        #expect(j["unattestedRecords"] as? Int == 0)
         #expect(j["intact"] as? Bool == true)
         #expect(j["commits"] as? Int == 2)
         #expect((j["issues"] as? [Any])?.isEmpty == true)

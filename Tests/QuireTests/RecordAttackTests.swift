@@ -458,6 +458,100 @@ import QuireSystem
         #expect(still.revision.revisionID == kept.revisionID)
     }
 
+    // MARK: Tenth review, R10-2 — the winner chosen by clock alone
+
+    /// A holder of an epoch key (here the laptop's key, written without its
+    /// attestation, as a passphrase or escrow holder would) appends a
+    /// revision naming the member's tombstone as its parent, with `deleted:
+    /// false`, clock 2⁶⁴ − 1 and the laptop's device id in `device`. It
+    /// cannot retire the tombstone, but before, the winner was the head with
+    /// the greatest clock: the entry came back live with the attacker's
+    /// text, and nothing was reported. Now standing comes first
+    /// (`Spec/merge.md §5`): the tombstone shows, the attacker's head is
+    /// listed, and `verify` counts the unattested commit and record.
+    @Test func attackUnattestedRevisionDoesNotUndeleteByClock() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop) = try Self.laptopVault(dir, "undelete")
+        let path = dir.file("j.quire")
+        let made = try vault.add(EntryBody(created: Self.t0 + 1, text: "written by the laptop"))
+        let tombstone = try vault.delete(made.entryID)
+        let f = try Self.rawFile(path, .device(laptop.keyPair))
+        let evil = EntryRevision(
+            entryID: made.entryID, revisionID: RevisionID(using: SeededRandom(label: "undelete revision")), parents: [tombstone.revisionID],
+            clock: HybridLogicalClock(rawValue: .max), device: tombstone.device,
+            body: EntryBody(created: Self.t0 + 1, text: "back from the dead, written by a non-member"))
+        try f.commit(random: SeededRandom(label: "undelete commit"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+            try tx.appendSealed(kind: .entryRevision, payload: evil.encoded())
+        }
+        let reader = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        let shown = try #require(try reader.entry(made.entryID))
+        #expect(shown.isDeleted)
+        #expect(shown.revision.revisionID == tombstone.revisionID)
+        #expect(shown.attestedBy == Array(laptop.keyPair.publicKey))
+        #expect(shown.conflictingHeads == [evil.revisionID])
+        #expect(try reader.entries().allSatisfy { $0.id != made.entryID })
+        #expect(try reader.deletedEntries().map(\.id) == [made.entryID])
+        let report = reader.verify()
+        #expect(report.isIntact)
+        #expect(report.unattestedCommitCount == 1)
+        #expect(report.unattestedRecordCount == 1)
+        // A later member edit that names every head resolves it (one head).
+        let resolved = try reader.edit(made.entryID, body: EntryBody(created: Self.t0 + 1, text: "restored by the laptop"))
+        let after = try #require(try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast).entry(made.entryID))
+        #expect(after.revision.revisionID == resolved.revisionID)
+        #expect(after.conflictingHeads.isEmpty)
+    }
+
+    /// Appends, in a commit nobody attests, a profile named `name` with
+    /// clock 2⁶⁴ − 1 and the member's device id: what a passphrase or escrow
+    /// holder can write.
+    static func appendTakeoverProfile(_ path: String, _ laptop: DeviceIdentity, device: DeviceID?) throws {
+        let f = try Self.rawFile(path, .device(laptop.keyPair))
+        let evil = Profile(
+            name: "Taken over", settings: CBORMap(text: [("shareTo", .text("attacker@example.org"))]), clock: HybridLogicalClock(rawValue: .max),
+            device: device)
+        try f.commit(random: SeededRandom(label: "takeover commit"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+            try tx.appendSealed(kind: .profile, payload: evil.encoded())
+        }
+    }
+
+    /// An unattested profile with clock 2⁶⁴ − 1. Before, the profile with
+    /// the greatest clock won: the attacker's showed at once and beat every
+    /// profile a member wrote afterwards, for good. Now the profile of the
+    /// highest standing wins (`Spec/records.md §5`).
+    @Test func attackUnattestedProfileDoesNotWinByClock() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop) = try Self.laptopVault(dir, "profile")
+        let path = dir.file("j.quire")
+        let original = try #require(try vault.profile())
+        try Self.appendTakeoverProfile(path, laptop, device: original.device)
+        let reader = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        #expect(try reader.profile()?.name == "Journal")
+        try reader.commit { tx in try tx.setProfile(name: "Renamed by the laptop") }
+        #expect(try reader.profile()?.name == "Renamed by the laptop")
+        let again = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        #expect(try again.profile()?.name == "Renamed by the laptop")
+    }
+
+    /// Before, compaction kept only the profile with the greatest clock: the
+    /// attacker's, in the unattested commit 2, and dropped the member's. Now
+    /// it keeps the journal's profile (the member's, in commit 1) and the
+    /// greatest-clock one behind it in commit 2 (`Spec/merge.md §6`).
+    @Test func attackCompactionKeepsTheMembersProfile() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop) = try Self.laptopVault(dir, "compact profile")
+        let path = dir.file("j.quire")
+        try Self.appendTakeoverProfile(path, laptop, device: try vault.profile()?.device)
+        let member = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        try member.commit { tx in try tx.setProfile(name: "Renamed by the laptop") }
+        _ = try member.compact(now: Self.t0 + 2)
+        let after = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        #expect(try after.profile()?.name == "Renamed by the laptop")
+        let f = try VaultFile(path: path)
+        #expect(f.structure.groups.count == 2)
+        #expect(after.verify().unattestedRecordCount == 1)
+    }
+
     // MARK: H4 — aliases nobody checks
 
     /// A holder of the epoch key (a passphrase, an escrow key) predicts a

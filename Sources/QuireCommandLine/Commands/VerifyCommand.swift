@@ -41,7 +41,8 @@ struct VerifyCommand: QuireCommand {
                 VerifyJSON(
                     intact: false, fileBytes: (try? FileSystem.size(vault)) ?? 0, frames: 0, commits: 0, intactRecords: 0,
                     unreadableWithThisKey: 0,
-                    conflictingEntries: 0, issues: [.init(code: error.code, message: error.message, offset: nil, frame: nil, damage: true)])
+                    conflictingEntries: 0, unattestedCommits: 0, unattestedRecords: 0,
+                    issues: [.init(code: error.code, message: error.message, offset: nil, frame: nil, damage: true)])
             )
             out.failure(
                 CLIFailure(
@@ -101,6 +102,12 @@ struct VerifyCommand: QuireCommand {
                 out.line("  note: \(Self.place(issue)): \(issue.message) [\(issue.code)]")
             }
         }
+        if report.unattestedCommitCount > 0 {
+            out.line(
+                "  note: \(plural(report.unattestedCommitCount, "commit")) (\(plural(report.unattestedRecordCount, "record"))) attested "
+                    + "by no current member: written with a passphrase or an escrow key, by a removed device or by another program; "
+                    + "never shown as a member's, and a member's version of an entry or profile wins over them")
+        }
         if conflicts > 0 && damage.isEmpty {
             out.line("Entries with conflicting versions are marked in 'quire list'; 'quire versions ID' shows each version.")
         }
@@ -112,6 +119,7 @@ struct VerifyCommand: QuireCommand {
                 intact: damage.isEmpty && rollback == nil, fileBytes: report.fileByteCount, frames: report.frameCount,
                 commits: report.commitCount,
                 intactRecords: report.intactRecordCount, unreadableWithThisKey: unreadable.count, conflictingEntries: conflicts,
+                unattestedCommits: report.unattestedCommitCount, unattestedRecords: report.unattestedRecordCount,
                 issues: (rollback.map { [VerifyJSON.Issue(code: $0.code, message: $0.description, offset: nil, frame: nil, damage: true)] }
                     ?? [])
                     + report.issues.map {
@@ -158,11 +166,13 @@ struct VerifyJSON: JSONShape {
     let intactRecords: Int
     let unreadableWithThisKey: Int
     let conflictingEntries: Int
+    let unattestedCommits: Int
+    let unattestedRecords: Int
     let issues: [Issue]
 
     static var example: VerifyJSON {
         VerifyJSON(
             intact: true, fileBytes: 0, frames: 0, commits: 0, intactRecords: 0, unreadableWithThisKey: 0, conflictingEntries: 0,
-            issues: [Issue(code: "", message: "", offset: nil, frame: nil, damage: false)])
+            unattestedCommits: 0, unattestedRecords: 0, issues: [Issue(code: "", message: "", offset: nil, frame: nil, damage: false)])
     }
 }
