@@ -7,7 +7,7 @@
 // public data alone and full of slots the reader must try.
 
 import CSodium
-import Quire
+@_spi(Format) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
 @_spi(Format) import QuireKeys

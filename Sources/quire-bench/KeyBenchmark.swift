@@ -2,7 +2,7 @@
 // what decoy passphrase slots can cost a reader, and what each key
 // operation costs, against the raw primitives in the same run.
 
-import Quire
+@_spi(Format) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
 @_spi(Format) import QuireKeys

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Quire
+@_spi(Format) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
 @_spi(Testing) @_spi(Format) import QuireKeys
