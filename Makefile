@@ -121,7 +121,19 @@ lint: api-surface
 # 557 (from 555): the two names of the merged branches that stay public:
 # FoldReport.Copy.setAsideAs and KeyError.keyEpochClaimedTwice (KeptReason
 # is behind @_spi(Format) with the rest of the fold detail).
-API_SURFACE_MAX := 557
+# 802 (from 777, iOS review 25): the async forms of the reading and key
+# operations (21: entries, deletedEntries, revisions, attachment, profile,
+# unreadRecords, conflictCopies, remember, keyState, privacyStatement,
+# enrollDevice, removeDevice x2, recoveryReplacements, lockDown,
+# rotateKeys, setPassphrase, acceptRollback, acceptTampered,
+# recoveryKeyChoices, keepRecoveryKey); VaultTransaction.delete/restore
+# (2); DeviceKeyStore.keepsMemoryPerPath (requirement and default) and
+# FileDeviceKeyStore's (3); VaultSetup.created (1); less the default of
+# DeviceKeyStore.indexCacheFolder (now required) and VaultSetup.now (now
+# @_spi(Format)) (-2).
+# 582 (557 + the 25 names above): the surface cut and the app data layer
+# merged.
+API_SURFACE_MAX := 582
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

@@ -1,7 +1,8 @@
+public import Foundation
 @_spi(Format) public import QuireFormat
 public import QuireKeys
 public import QuireSync
-public import QuireSystem
+import QuireSystem
 
 // Swift concurrency: an `async` form of every call that can block (open,
 // create, commit, refresh, reload, queries, merge, fold, compact, verify).
@@ -98,15 +99,18 @@ extension Vault {
     }
 
     /// Creates a new vault at `path`, off the caller's executor:
-    /// ``create(at:setup:random:options:)`` in `async` form.
+    /// ``create(at:setup:store:random:options:)`` in `async` form. With
+    /// `store`, the handle returned knows it (device memory, index cache),
+    /// as one from ``open(at:store:writable:random:options:retainsEntryBodies:)``.
     ///
     /// - Throws: as the synchronous form; ``VaultError/cancelled`` (no file
     ///   is left at `path`).
     public static func create(
-        at path: String, setup: VaultSetup, random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions()
+        at path: String, setup: VaultSetup, store: (any DeviceKeyStore)? = nil, random: any RandomSource = SystemRandom(),
+        options: WriteOptions = WriteOptions()
     ) async throws(VaultError) -> Vault {
         try await VaultWorker(label: "quire.create").run { () throws(VaultError) -> Vault in
-            try create(at: path, setup: setup, random: random, options: options)
+            try create(at: path, setup: setup, store: store, random: random, options: options)
         }
     }
 
@@ -241,14 +245,15 @@ extension Vault {
     /// `async` form. Cancelling stops the rewrite at the next record; the
     /// vault is left as it was and the temporary file removed.
     ///
-    /// - Parameter now: milliseconds since the Unix epoch, UTC.
+    /// - Parameter now: the time of the compaction (what the tombstone
+    ///   horizon counts back from), stored to the millisecond.
     /// - Throws: as ``compact(_:now:)``; ``VaultError/cancelled``.
     @discardableResult
-    public func compact(_ options: CompactionOptions = CompactionOptions(), now: Int64 = ProcessStats.wallClockMilliseconds())
-        async throws(VaultError)
+    public func compact(_ options: CompactionOptions = CompactionOptions(), now: Date = Date()) async throws(VaultError)
         -> CompactionReport
     {
-        try await perform { () throws(VaultError) -> CompactionReport in try self.compact(options, now: now) }
+        let ms = now.millisecondsSince1970
+        return try await perform { () throws(VaultError) -> CompactionReport in try self.compact(options, now: ms) }
     }
 
     /// Checks every byte this credential can check, on this handle's
@@ -258,5 +263,223 @@ extension Vault {
     /// - Throws: ``VaultError/cancelled`` only (damage is in the report).
     public func verify() async throws(VaultError) -> VerifyReport {
         try await perform { () throws(VaultError) -> VerifyReport in try self.verifyReport(cancellable: true) }
+    }
+}
+
+// The `async` forms of the reading and key operations (iOS review 25,
+// finding 5): each runs its synchronous form on the handle's executor, so
+// that a call from the main actor never blocks it (the key operations read
+// every keyring and append a commit; a reading call may build the entry
+// index first, seconds on a large journal). Records are added, edited,
+// deleted and restored inside ``commit(_:)`` (`async`), through
+// ``VaultTransaction``. Times are `Date`s, stored to the millisecond.
+extension Vault {
+    /// Every entry that is not deleted, oldest first, on this handle's
+    /// executor: ``entries()`` in `async` form. Prefer
+    /// ``entries(matching:after:)``, which pages.
+    ///
+    /// - Throws: as ``entries()``; ``VaultError/cancelled``.
+    public func entries() async throws(VaultError) -> [EntrySnapshot] {
+        try await perform { () throws(VaultError) -> [EntrySnapshot] in try self.entries() }
+    }
+
+    /// Every deleted entry, newest deletion first, on this handle's
+    /// executor: ``deletedEntries()`` in `async` form.
+    ///
+    /// - Throws: as ``deletedEntries()``; ``VaultError/cancelled``.
+    public func deletedEntries() async throws(VaultError) -> [EntrySnapshot] {
+        try await perform { () throws(VaultError) -> [EntrySnapshot] in try self.deletedEntries() }
+    }
+
+    /// Every revision of entry `id`, oldest clock first, on this handle's
+    /// executor: ``revisions(of:)`` in `async` form (what a conflict screen
+    /// shows beside the winner).
+    ///
+    /// - Throws: as ``revisions(of:)``; ``VaultError/cancelled``.
+    public func revisions(of id: EntryID) async throws(VaultError) -> [EntryRevision] {
+        try await perform { () throws(VaultError) -> [EntryRevision] in try self.revisions(of: id) }
+    }
+
+    /// The manifest of attachment `blob` (its size and media type), on this
+    /// handle's executor: ``attachment(_:)`` in `async` form. Its bytes:
+    /// ``attachmentBytes(_:)``.
+    ///
+    /// - Throws: as ``attachment(_:)``; ``VaultError/cancelled``.
+    public func attachment(_ blob: BlobID) async throws(VaultError) -> BlobManifest {
+        try await perform { () throws(VaultError) -> BlobManifest in try self.attachment(blob) }
+    }
+
+    /// The journal profile, on this handle's executor: ``profile()`` in
+    /// `async` form.
+    ///
+    /// - Throws: as ``profile()``; ``VaultError/cancelled``.
+    public func profile() async throws(VaultError) -> Profile? {
+        try await perform { () throws(VaultError) -> Profile? in try self.profile() }
+    }
+
+    /// The records this credential cannot read, on this handle's executor:
+    /// ``unreadRecords()`` in `async` form.
+    ///
+    /// - Throws: as ``unreadRecords()``; ``VaultError/cancelled``.
+    public func unreadRecords() async throws(VaultError) -> UnreadRecords {
+        try await perform { () throws(VaultError) -> UnreadRecords in try self.unreadRecords() }
+    }
+
+    /// The conflict copies a sync tool left beside the vault, on this
+    /// handle's executor: ``conflictCopies()`` in `async` form (it reads
+    /// the folder and each candidate's header).
+    ///
+    /// - Throws: as ``conflictCopies()``; ``VaultError/cancelled``.
+    public func conflictCopies() async throws(VaultError) -> [ConflictCopy] {
+        try await perform { () throws(VaultError) -> [ConflictCopy] in try self.conflictCopies() }
+    }
+
+    /// Uses `store` for this device's memory of the vault, and checks it
+    /// now, on this handle's executor: ``remember(in:)`` in `async` form.
+    ///
+    /// - Throws: as ``remember(in:)``; ``VaultError/cancelled``.
+    public func remember(in store: any DeviceKeyStore) async throws(VaultError) {
+        try await perform { () throws(VaultError) -> Void in try self.remember(in: store) }
+    }
+
+    /// Who holds keys now, on this handle's executor: ``keyState()`` in
+    /// `async` form.
+    ///
+    /// - Throws: as ``keyState()``; ``VaultError/cancelled``.
+    public func keyState() async throws(VaultError) -> KeyState {
+        try await perform { () throws(VaultError) -> KeyState in try self.keyState() }
+    }
+
+    /// Who can decrypt which records, in plain words, on this handle's
+    /// executor: ``privacyStatement()`` in `async` form.
+    ///
+    /// - Throws: as ``privacyStatement()``; ``VaultError/cancelled``.
+    public func privacyStatement() async throws(VaultError) -> PrivacyStatement {
+        try await perform { () throws(VaultError) -> PrivacyStatement in try self.privacyStatement() }
+    }
+
+    /// Enrolls the device whose code the user typed, on this handle's
+    /// executor: ``enrollDevice(code:name:now:)`` in `async` form.
+    ///
+    /// - Parameter now: the time of the keyring, stored to the millisecond.
+    /// - Returns: the new member.
+    /// - Throws: as ``enrollDevice(code:name:now:)``; ``VaultError/cancelled``
+    ///   (before it started: nothing was written).
+    @discardableResult
+    public func enrollDevice(code: String, name: String, now: Date = Date()) async throws(VaultError) -> KeyringMember {
+        let ms = now.millisecondsSince1970
+        return try await perform { () throws(VaultError) -> KeyringMember in try self.enrollDevice(code: code, name: name, now: ms) }
+    }
+
+    /// Removes the enrolled device called exactly `name`, on this handle's
+    /// executor: ``removeDevice(named:now:replacement:)`` in `async` form.
+    ///
+    /// - Parameter now: the time of the keyring, stored to the millisecond.
+    /// - Throws: as the synchronous form; ``VaultError/cancelled``.
+    @discardableResult
+    public func removeDevice(named name: String, now: Date = Date(), replacement: RecoveryReplacementOwner = .mine) async throws(VaultError)
+        -> KeyringMember
+    {
+        let ms = now.millisecondsSince1970
+        return try await perform { () throws(VaultError) -> KeyringMember in
+            try self.removeDevice(named: name, now: ms, replacement: replacement)
+        }
+    }
+
+    /// Removes the enrolled device whose Ed25519 public key is `publicKey`,
+    /// on this handle's executor: ``removeDevice(publicKey:now:replacement:)``
+    /// in `async` form.
+    ///
+    /// - Parameter now: the time of the keyring, stored to the millisecond.
+    /// - Throws: as the synchronous form; ``VaultError/cancelled``.
+    @discardableResult
+    public func removeDevice(publicKey: [UInt8], now: Date = Date(), replacement: RecoveryReplacementOwner = .mine) async throws(VaultError)
+        -> KeyringMember
+    {
+        let ms = now.millisecondsSince1970
+        return try await perform { () throws(VaultError) -> KeyringMember in
+            try self.removeDevice(publicKey: publicKey, now: ms, replacement: replacement)
+        }
+    }
+
+    /// The replacements of the recovery key a removal of `publicKey` would
+    /// cut, on this handle's executor: ``recoveryReplacements(removing:)``
+    /// in `async` form.
+    ///
+    /// - Throws: as the synchronous form; ``VaultError/cancelled``.
+    public func recoveryReplacements(removing publicKey: [UInt8]) async throws(VaultError) -> [RecoveryKeyReplacement] {
+        try await perform { () throws(VaultError) -> [RecoveryKeyReplacement] in try self.recoveryReplacements(removing: publicKey) }
+    }
+
+    /// Removes the devices called `names` in one keyring signed by the
+    /// recovery key, on this handle's executor:
+    /// ``lockDown(removingDevicesNamed:now:)`` in `async` form.
+    ///
+    /// - Parameter now: the time of the keyring, stored to the millisecond.
+    /// - Throws: as the synchronous form; ``VaultError/cancelled``.
+    @discardableResult
+    public func lockDown(removingDevicesNamed names: [String], now: Date = Date()) async throws(VaultError) -> [KeyringMember] {
+        let ms = now.millisecondsSince1970
+        return try await perform { () throws(VaultError) -> [KeyringMember] in try self.lockDown(removingDevicesNamed: names, now: ms) }
+    }
+
+    /// Rotates the epoch key, on this handle's executor: ``rotateKeys(now:)``
+    /// in `async` form.
+    ///
+    /// - Parameter now: the time of the keyring, stored to the millisecond.
+    /// - Throws: as ``rotateKeys(now:)``; ``VaultError/cancelled``.
+    public func rotateKeys(now: Date = Date()) async throws(VaultError) {
+        let ms = now.millisecondsSince1970
+        try await perform { () throws(VaultError) -> Void in try self.rotateKeys(now: ms) }
+    }
+
+    /// Sets, changes or removes the passphrase, on this handle's executor:
+    /// ``setPassphrase(_:opsLimit:memLimitBytes:now:)`` in `async` form (the
+    /// Argon2id derivation takes about a second at the moderate cost).
+    ///
+    /// - Parameter now: the time of the keyring, stored to the millisecond.
+    /// - Throws: as the synchronous form; ``VaultError/cancelled``.
+    public func setPassphrase(
+        _ passphrase: SecureBytes?, opsLimit: UInt64 = Argon2id.moderateOpsLimit, memLimitBytes: UInt64 = Argon2id.moderateMemLimitBytes,
+        now: Date = Date()
+    ) async throws(VaultError) {
+        let ms = now.millisecondsSince1970
+        try await perform { () throws(VaultError) -> Void in
+            try self.setPassphrase(passphrase, opsLimit: opsLimit, memLimitBytes: memLimitBytes, now: ms)
+        }
+    }
+
+    /// Accepts this file as it is after a suspected rollback, on this
+    /// handle's executor: ``acceptRollback()`` in `async` form.
+    ///
+    /// - Throws: as ``acceptRollback()``; ``VaultError/cancelled``.
+    public func acceptRollback() async throws(VaultError) {
+        try await perform { () throws(VaultError) -> Void in try self.acceptRollback() }
+    }
+
+    /// Accepts the tampered commits the file holds now, on this handle's
+    /// executor: ``acceptTampered()`` in `async` form.
+    ///
+    /// - Returns: how many tampered commits were accepted now.
+    /// - Throws: as ``acceptTampered()``; ``VaultError/cancelled``.
+    @discardableResult
+    public func acceptTampered() async throws(VaultError) -> Int {
+        try await perform { () throws(VaultError) -> Int in try self.acceptTampered() }
+    }
+
+    /// The recovery keys concurrent replacements left, on this handle's
+    /// executor: ``recoveryKeyChoices()`` in `async` form.
+    ///
+    /// - Throws: as ``recoveryKeyChoices()``; ``VaultError/cancelled``.
+    public func recoveryKeyChoices() async throws(VaultError) -> [RecoveryKeyChoice] {
+        try await perform { () throws(VaultError) -> [RecoveryKeyChoice] in try self.recoveryKeyChoices() }
+    }
+
+    /// Says which recovery key to keep, on this handle's executor:
+    /// ``keepRecoveryKey(_:)`` in `async` form.
+    ///
+    /// - Throws: as ``keepRecoveryKey(_:)``; ``VaultError/cancelled``.
+    public func keepRecoveryKey(_ publicKey: [UInt8]) async throws(VaultError) {
+        try await perform { () throws(VaultError) -> Void in try self.keepRecoveryKey(publicKey) }
     }
 }

@@ -70,12 +70,37 @@ extension Vault {
         }
     }
 
+    /// Where `store` keeps this device's memory of the vault
+    /// (`Spec/keys.md §3.3`): the file's canonical path for a store that
+    /// keeps memory per path (``DeviceKeyStore/keepsMemoryPerPath``), else
+    /// `vault:` and the vault id in lowercase hex, the same wherever the
+    /// file is (an iOS app's container path changes on an app update).
+    func memoryLocation(in store: any DeviceKeyStore) -> String {
+        store.keepsMemoryPerPath ? (FileSystem.canonicalPath(file.path) ?? file.path) : "vault:\(vaultID)"
+    }
+
+    /// This device's memory of the vault in `store`, at
+    /// ``memoryLocation(in:)``. A store that keeps memory per vault id and
+    /// has none there may hold one the library wrote before memory was
+    /// kept per vault id, at the file's canonical path: that one is
+    /// returned (with its old path, so that the next write, which puts the
+    /// location in, differs from it and moves it: the migration happens on
+    /// the first open). A memory at a path the file no longer has is not
+    /// found: the store must have been per vault id when that path changed.
+    ///
+    /// - Throws: the store's ``DeviceStoreError``.
+    func storedMemory(in store: any DeviceKeyStore) throws(DeviceStoreError) -> VaultMemory? {
+        let location = memoryLocation(in: store)
+        if let memory = try store.memory(of: vaultID, path: location) { return memory }
+        guard !store.keepsMemoryPerPath else { return nil }
+        return try store.memory(of: vaultID, path: FileSystem.canonicalPath(file.path) ?? file.path)
+    }
+
     /// Warns when a remembered head is gone; otherwise remembers today's heads.
     func checkRememberedHeads() throws(VaultError) {
         guard let store = deviceStore else { return }
-        let path = FileSystem.canonicalPath(file.path) ?? file.path
         let memory: VaultMemory?
-        do { memory = try store.memory(of: vaultID, path: path) } catch { throw .deviceStore(error) }
+        do { memory = try storedMemory(in: store) } catch { throw .deviceStore(error) }
         warnings.removeAll { $0.code == "rollback_suspected" }
         rollbackRefusal = nil
         if acceptedTampered == nil, let kept = memory?.acceptedTampered, holdsAcceptance(kept) { acceptedTampered = kept }
@@ -228,9 +253,8 @@ extension Vault {
         guard let store = deviceStore, rollbackRefusal == nil else { return }
         // Inside a commit: its own write, after it, covers this one.
         if deviceMemoryWriteDeferred { return }
-        let path = FileSystem.canonicalPath(file.path) ?? file.path
         let stored: VaultMemory?
-        do throws(DeviceStoreError) { stored = try store.memory(of: vaultID, path: path) } catch { return }
+        do throws(DeviceStoreError) { stored = try storedMemory(in: store) } catch { return }
         if let memory = stored, rollbackReason(against: memory) != nil { return }
         do throws(VaultError) { try rememberHeads(previous: .some(stored)) } catch {
             if case .deviceStore(let e) = error, !warnings.contains(where: { $0.code == "device_memory_not_saved" }) {
@@ -298,9 +322,9 @@ extension Vault {
     /// `previous` (what the store holds, when the caller read it).
     func rememberHeads(previous stored: VaultMemory?? = .none) throws(VaultError) {
         guard let store = deviceStore, let state = try? KeyState(unlocked, vaultID: vaultID) else { return }
-        let path = FileSystem.canonicalPath(file.path) ?? file.path
+        let path = memoryLocation(in: store)
         let s = file.structure
-        let previous: VaultMemory? = if case .some(let m) = stored { m } else { try? store.memory(of: vaultID, path: path) }
+        let previous: VaultMemory? = if case .some(let m) = stored { m } else { try? storedMemory(in: store) }
         let known = max(index?.maxClock.rawValue ?? 0, clock.rawValue)
         // A device remembers finding its own key removed, for good — until a
         // file that passes the rollback tests lists it as a member again.
@@ -372,11 +396,12 @@ extension Vault {
                     committedLength: s.frames[last.commitFrame].end, chainHead: last.storedHead, count: UInt64(file.tamperedCommits.count))
             }
             guard let store = deviceStore else { return fresh.count }
-            let path = FileSystem.canonicalPath(file.path) ?? file.path
+            let path = memoryLocation(in: store)
             let previous: VaultMemory?
-            do throws(DeviceStoreError) { previous = try store.memory(of: vaultID, path: path) } catch { throw .deviceStore(error) }
+            do throws(DeviceStoreError) { previous = try storedMemory(in: store) } catch { throw .deviceStore(error) }
             if var memory = previous {
                 memory.acceptedTampered = acceptedTamperedInFile(previous)
+                memory.path = path
                 do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
             } else if rollbackRefusal == nil {
                 try rememberHeads(previous: .some(nil))
@@ -422,13 +447,13 @@ extension Vault {
     public func acceptRollback() throws(VaultError) {
         try lock.withLock { () throws(VaultError) -> Void in
             guard let store = deviceStore, let state = try? KeyState(unlocked, vaultID: vaultID) else { return }
-            let path = FileSystem.canonicalPath(file.path) ?? file.path
+            let path = memoryLocation(in: store)
             let s = file.structure
             let memory = VaultMemory(
                 vaultID: vaultID, path: path, committedLength: s.committedEnd,
                 chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
                 newestClock: (try? loadIndex().maxClock.rawValue) ?? 0, keyringHeads: rememberedKeyrings(state),
-                removedKey: nil, acceptedTampered: acceptedTamperedInFile(try? store.memory(of: vaultID, path: path)))
+                removedKey: nil, acceptedTampered: acceptedTamperedInFile(try? storedMemory(in: store)))
             do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
             warnings.removeAll { $0.code == "rollback_suspected" }
             rollbackRefusal = nil
@@ -684,7 +709,7 @@ extension Vault {
         guard case .recoveryKey = credential else {
             throw .keys(
                 .operationRefused(
-                    reason: "only the recovery key removes several devices at once; open the vault with --recovery-key-file FILE"))
+                    reason: "only the recovery key removes several devices at once; open the vault with the recovery key"))
         }
         let state = try keyState()
         let known = state.devices + state.removed.filter { $0.role == "device" }

@@ -1,8 +1,9 @@
+public import Foundation
 @_spi(Crypto) public import QuireCrypto
 @_spi(Format) public import QuireFormat
 @_spi(Format) public import QuireKeys
 @_spi(Format) import QuireSync
-public import QuireSystem
+import QuireSystem
 
 /// How to set up a new vault (`Spec/keys.md §6.1`).
 public struct VaultSetup: Sendable {
@@ -24,11 +25,26 @@ public struct VaultSetup: Sendable {
     @_spi(Format) public var escrow: EscrowRecipient?
     /// Escrow-free mode: no escrow slot may ever be added.
     @_spi(Format) public var isEscrowFree: Bool = false
-    /// The creation time: milliseconds since the Unix epoch, UTC.
-    public var now: Int64
+    /// The creation time, of the first keyring and the profile; stored to
+    /// the millisecond.
+    public var created: Date {
+        get { Date(millisecondsSince1970: now) }
+        set { now = newValue.millisecondsSince1970 }
+    }
+    /// ``created`` as the format stores it: milliseconds since the Unix
+    /// epoch, UTC (for vectors and tests, which fix it).
+    @_spi(Format) public var now: Int64
 
     /// Setup with the recovery key and a name; everything else off.
-    public init(name: String, recoveryKey: RecoveryKey, device: DeviceIdentity? = nil, now: Int64 = ProcessStats.wallClockMilliseconds()) {
+    ///
+    /// - Parameter created: the creation time (default now).
+    public init(name: String, recoveryKey: RecoveryKey, device: DeviceIdentity? = nil, created: Date = Date()) {
+        self.init(name: name, recoveryKey: recoveryKey, device: device, now: created.millisecondsSince1970)
+    }
+
+    /// ``init(name:recoveryKey:device:created:)`` with the time in
+    /// milliseconds since the Unix epoch, UTC (vectors and tests).
+    @_spi(Format) public init(name: String, recoveryKey: RecoveryKey, device: DeviceIdentity? = nil, now: Int64) {
         self.name = name
         self.recoveryKey = recoveryKey
         self.device = device
@@ -186,12 +202,36 @@ public final class Vault: @unchecked Sendable {
     /// Creates a new vault at `path` (mode 0600) whose first commit holds the
     /// first keyring (epoch 1) and the profile.
     ///
+    /// With `store` (an app's usual first launch), this device's identity
+    /// in the store becomes the first member (``VaultSetup/device`` may be
+    /// nil, or must be that identity), and the handle returned is opened
+    /// through the store as ``open(at:store:writable:random:options:retainsEntryBodies:)``
+    /// opens it: it remembers the vault in device memory and keeps the
+    /// store's index cache. Without it, the handle holds the setup's device
+    /// key (or the recovery key) alone: no device memory, no index cache.
+    ///
     /// - Throws: ``VaultError/format(_:)`` (``FormatError/alreadyExists(path:)``,
     ///   I/O), ``VaultError/keys(_:)`` (``KeyError/escrowRefused`` for an
-    ///   escrow key in escrow-free mode, bad passphrase cost).
+    ///   escrow key in escrow-free mode, bad passphrase cost,
+    ///   ``KeyError/operationRefused(reason:)`` when the setup names another
+    ///   device than the store's), ``VaultError/deviceStore(_:)``
+    ///   (``DeviceStoreError/noKey`` when `store` holds no identity yet:
+    ///   make one with `loadOrCreate(name:now:using:)` first). Nothing is
+    ///   created when it throws before writing.
     public static func create(
-        at path: String, setup: VaultSetup, random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions()
+        at path: String, setup: VaultSetup, store: (any DeviceKeyStore)? = nil, random: any RandomSource = SystemRandom(),
+        options: WriteOptions = WriteOptions()
     ) throws(VaultError) -> Vault {
+        var setup = setup
+        if let store {
+            let identity: DeviceIdentity?
+            do { identity = try store.load() } catch { throw .deviceStore(error) }
+            guard let identity else { throw .deviceStore(.noKey) }
+            if let device = setup.device, device.publicKey != identity.publicKey {
+                throw .keys(.operationRefused(reason: "the setup names another device than the one the key store holds"))
+            }
+            setup.device = identity
+        }
         var root = KeyOperations.RootSetup(recoveryKey: setup.recoveryKey, device: setup.device, now: setup.now)
         root.passphrase = setup.passphrase.map { ($0, setup.passphraseOpsLimit, setup.passphraseMemLimitBytes) }
         root.escrow = setup.escrow
@@ -219,6 +259,7 @@ public final class Vault: @unchecked Sendable {
         } catch {
             throw .format(error)
         }
+        if let store { return try open(at: path, store: store, writable: true, random: random, options: options) }
         let credential: Credential = setup.device.map { .device($0.keyPair) } ?? .recoveryKey(setup.recoveryKey)
         return try open(at: path, credential: credential, writable: true, random: random, options: options)
     }
@@ -502,6 +543,29 @@ public final class VaultTransaction {
     @discardableResult
     public func edit(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]) throws(VaultError) -> EntryRevision {
         try change(id, body: body, deleted: false, base: base)
+    }
+
+    /// Deletes entry `id` in this commit: a tombstone revision whose
+    /// parents are the entry's current heads (`Spec/records.md §3`), as
+    /// ``Vault/delete(_:)`` but beside the commit's other records (an entry
+    /// deleted and another added atomically, several deleted at once).
+    ///
+    /// - Throws: ``VaultError/entryNotFound(_:)`` when the vault holds no
+    ///   revision of `id`; ``VaultError/format(_:)``.
+    @discardableResult
+    public func delete(_ id: EntryID) throws(VaultError) -> EntryRevision {
+        try change(id, body: EntryBody(), deleted: true, base: nil)
+    }
+
+    /// Brings deleted entry `id` back with `body` in this commit, as
+    /// ``Vault/restore(_:body:replacing:)``: a revision replacing the
+    /// tombstone (or the revisions `base`), with `modified` set to now. On
+    /// an entry that is not deleted it is an edit.
+    ///
+    /// - Throws: ``VaultError/entryNotFound(_:)``; ``VaultError/format(_:)``.
+    @discardableResult
+    public func restore(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]? = nil) throws(VaultError) -> EntryRevision {
+        try change(id, body: body, deleted: false, base: base, restoring: true)
     }
 
     /// Appends a revision of `id`. Its parents are `base` when given (those

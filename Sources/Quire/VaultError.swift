@@ -84,12 +84,12 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .format(let e): e.description
         case .keys(let e): e.description
         case .entryNotFound(let id): "no entry \(id) in this vault"
-        case .entryDeleted(let id): "entry \(id) is deleted; restore it first (Vault.restore, quire restore) to change it"
+        case .entryDeleted(let id): "entry \(id) is deleted; restore it first to change it"
         case .attachmentNotFound(let id): "no attachment \(id) in this vault"
         case .rolledBack(let reason):
-            "this file is older than the copy of this vault this device last saw (\(reason)); nothing was written. Merge the newer copy back (quire merge VAULT NEWER-COPY), or, if you restored this file on purpose, accept it (quire keys accept-rollback VAULT)"
+            "this file is older than the copy of this vault this device last saw (\(reason)); nothing was written. Merge the newer copy back, or, if this file was restored on purpose, accept it as it is"
         case .tampered(let loc):
-            "commit \(loc) of this file was altered after later commits were written, with no sign of damage (records were deleted, replaced or inserted); nothing was written. Merge a copy that holds the commit (quire merge VAULT COPY), or, if none exists, compact the vault without what cannot be verified (quire compact --drop-unverified VAULT), which keeps only what the chain vouches for, or accept it and write on, its records staying unverified (quire keys accept-tampered VAULT)"
+            "commit \(loc) of this file was altered after later commits were written, with no sign of damage (records were deleted, replaced or inserted); nothing was written. Merge a copy that holds the commit, or, if none exists, compact the vault without what cannot be verified, which keeps only what the chain vouches for, or accept it and write on, its records staying unverified"
         case .removedFromVault(let epoch):
             "this key was removed from the vault (in the keyring of epoch \(epoch)): it can read older records but cannot write or change the keys. Open the vault with an enrolled device or the recovery key"
         case .behindNewerKeyring(let epoch, let madeBy):
@@ -97,7 +97,7 @@ public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         case .deviceStore(let e): e.description
         case .sync(let e): e.description
         case .catalogStale:
-            "the vault file changed since this list of entries was made, and an entry in it is no longer where it was; make the list again (Vault.entryCatalog(where:)) and repeat the work"
+            "the vault file changed since this list of entries was made, and an entry in it is no longer where it was; make the list again and repeat the work"
         case .cancelled:
             "the operation was cancelled before it finished; nothing of it was written — run it again to complete it"
         case .damagedHeader(let reason):

@@ -22,27 +22,46 @@ public protocol DeviceKeyStore: Sendable {
     ///   stored already; ``DeviceStoreError/io(_:)``.
     func create(_ identity: DeviceIdentity) throws(DeviceStoreError)
 
-    /// What this device remembers of the vault `vaultID` at `path` (its
-    /// canonical path), or nil when it has not opened that file
-    /// (`Spec/keys.md §7`).
+    /// What this device remembers of the vault `vaultID` at the memory
+    /// location `path`, or nil when it has none there (`Spec/keys.md §7`).
+    /// The library chooses the location (``keepsMemoryPerPath``): the
+    /// vault file's canonical path for a store that keeps memory per path,
+    /// otherwise `vault:` and the vault id in lowercase hex, the same
+    /// wherever the file is. A store keys its items by `vaultID` and
+    /// `path` as given, and never interprets `path`.
     ///
     /// - Throws: ``DeviceStoreError``.
     func memory(of vaultID: VaultID, path: String) throws(DeviceStoreError) -> VaultMemory?
 
-    /// Records what this device now knows of a vault file.
+    /// Records what this device now knows of a vault, under its
+    /// ``VaultMemory/vaultID`` and ``VaultMemory/path`` (the memory
+    /// location, see ``memory(of:path:)``).
     ///
     /// - Throws: ``DeviceStoreError``.
     func remember(_ memory: VaultMemory) throws(DeviceStoreError)
 
+    /// Whether this store keeps device memory per vault id and canonical
+    /// path of the vault file (true: a copy at another path has a memory
+    /// of its own, as the reference file store and the `quire` command do)
+    /// or per vault id alone (false, the default: the memory survives a
+    /// change of path, such as an iOS app's data container moving on an
+    /// app update, and every copy of the vault on this device shares it).
+    /// `Spec/keys.md §3.3`.
+    var keepsMemoryPerPath: Bool { get }
+
     /// The folder where this device keeps its index caches of the vaults it
-    /// opens (`Spec/index-cache.md §2`), or nil for none: each open then
-    /// reads the whole vault. Default nil.
+    /// opens (`Spec/index-cache.md §2`), or nil for none, in which case
+    /// every open decrypts the whole vault (seconds and over 100 MiB at
+    /// 50,000 entries). There is no default: a store names one, usually in
+    /// the platform's caches folder (on iOS the app's, or its App Group's,
+    /// `Library/Caches`, excluded from backups; the caches are sealed under
+    /// this device's key, and a purged cache is rebuilt on the next open).
     var indexCacheFolder: String? { get }
 }
 
 extension DeviceKeyStore {
-    /// No index cache (the default).
-    public var indexCacheFolder: String? { nil }
+    /// Memory per vault id (the default; see the requirement).
+    public var keepsMemoryPerPath: Bool { false }
 }
 
 /// What a device remembers of one vault file (`Spec/keys.md §7`): enough to
@@ -51,8 +70,11 @@ extension DeviceKeyStore {
 public struct VaultMemory: Sendable, Equatable {
     /// The vault id.
     public var vaultID: VaultID
-    /// The canonical path of the vault file: memory is per file, so a backup
-    /// or an experimental copy elsewhere keeps its own.
+    /// Where the memory is kept (``DeviceKeyStore/memory(of:path:)``): the
+    /// canonical path of the vault file for a store that keeps memory per
+    /// path, so that a backup or an experimental copy elsewhere keeps its
+    /// own; `vault:` and the vault id in hex for one that keeps it per
+    /// vault id.
     public var path: String
     /// The committed end the device last saw.
     public var committedLength: UInt64
@@ -360,6 +382,13 @@ package final class InMemoryDeviceKeyStore: DeviceKeyStore, @unchecked Sendable 
             self.identity = identity
         }
     }
+
+    /// Per path, as the file store: tests of copies at other paths rely
+    /// on it.
+    public var keepsMemoryPerPath: Bool { true }
+
+    /// The folder of index caches: none (nothing touches the disk).
+    public var indexCacheFolder: String? { nil }
 
     /// What is remembered of `vaultID` at `path`. Never throws.
     public func memory(of vaultID: VaultID, path: String) throws(DeviceStoreError) -> VaultMemory? {

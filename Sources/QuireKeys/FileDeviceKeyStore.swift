@@ -35,6 +35,11 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
     @_spi(Format) public var keyPath: String { directory + "/device.key" }
     /// The index caches' folder: `directory/caches` (`Spec/index-cache.md §2`).
     public var indexCacheFolder: String? { directory + "/caches" }
+
+    /// True: the file store keeps a memory per vault id and canonical path
+    /// (`Spec/keys.md §3.3`), so that a backup or a copy elsewhere keeps
+    /// its own.
+    public var keepsMemoryPerPath: Bool { true }
     private let random: any RandomSource
 
     static let magic = Array("QUIREDEV".utf8)

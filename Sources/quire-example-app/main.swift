@@ -14,6 +14,59 @@
 
 import Foundation
 import Quire
+import Synchronization
+
+// MARK: - This device's key store
+
+/// Where the app keeps this device's key, its memory of each vault and its
+/// index caches (`DeviceKeyStore`). An iOS app keeps the seed and the
+/// memories as Keychain items; this one keeps them in memory, as the
+/// Keychain keeps bytes under a name.
+final class AppKeyStore: DeviceKeyStore {
+    private let items = Mutex<[String: [UInt8]]>([:])
+    private let identity = Mutex<(name: String, created: Int64)>(("", 0))
+
+    /// The app's caches folder (on iOS: `Library/Caches`, not backed up).
+    let indexCacheFolder: String?
+
+    init(indexCacheFolder: String) { self.indexCacheFolder = indexCacheFolder }
+
+    func load() throws(DeviceStoreError) -> DeviceIdentity? {
+        guard let seed = items.withLock({ $0["seed"] }) else { return nil }
+        let (name, created) = identity.withLock { $0 }
+        do {
+            let secret = try seed.withUnsafeBytes { raw in try SecureBytes(copying: raw) }
+            return try DeviceIdentity(seed: secret, name: name, created: created)
+        } catch {
+            throw .invalid(reason: "the stored device key is damaged")
+        }
+    }
+
+    func create(_ new: DeviceIdentity) throws(DeviceStoreError) {
+        let seed: [UInt8]
+        do { seed = try new.secretSeed().copyBytes() } catch { throw .invalid(reason: "the device key cannot be read") }
+        let stored = items.withLock { items -> Bool in
+            guard items["seed"] == nil else { return false }
+            items["seed"] = seed
+            return true
+        }
+        guard stored else { throw .alreadyExists(path: "keychain") }
+        identity.withLock { $0 = (new.name, new.created) }
+    }
+
+    func memory(of vaultID: VaultID, path: String) throws(DeviceStoreError) -> VaultMemory? {
+        items.withLock { $0["memory " + path] }.flatMap(VaultMemory.init(decoding:)).flatMap { $0.vaultID == vaultID ? $0 : nil }
+    }
+
+    func remember(_ memory: VaultMemory) throws(DeviceStoreError) {
+        items.withLock { $0["memory " + memory.path] = memory.encoded() }
+    }
+
+    /// The locations of the memories kept.
+    var memoryKeys: [String] {
+        items.withLock { $0.keys.filter { $0.hasPrefix("memory ") }.map { String($0.dropFirst(7)) }.sorted() }
+    }
+}
 
 // MARK: - Checks
 
@@ -153,16 +206,22 @@ let start: Int64 = 1_735_689_600_000
     let work = NSTemporaryDirectory() + "quire-example-app-\(getpid())"
     try FileManager.default.createDirectory(atPath: work + "/home", withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: work) }
-    // Never the user's key store: the example uses a recovery key only, and
-    // points QUIRE_HOME at its own folder besides.
+    // Never the user's key store: the app keeps this device's key in a
+    // store of its own (AppKeyStore), and QUIRE_HOME points at the
+    // example's folder besides.
     setenv("QUIRE_HOME", work + "/home", 1)
     let path = work + "/Journal.quire"
 
-    // 1. Create the journal (off the main actor).
+    // 1. First launch: this device's key, then the journal, created
+    //    through the store (off the main actor): the handle remembers the
+    //    vault (rollback detection) and keeps an index cache.
+    let store = AppKeyStore(indexCacheFolder: work + "/Caches")
+    let (thisPhone, _) = try store.loadOrCreate(name: "This phone", now: start, using: SystemRandom())
     let recovery = try RecoveryKey(using: SystemRandom())
     let keyFile = work + "/recovery.txt"
     try recovery.code().write(toFile: keyFile, atomically: true, encoding: .utf8)
-    let vault = try await Vault.create(at: path, setup: VaultSetup(name: "Diary", recoveryKey: recovery))
+    let vault = try await Vault.create(at: path, setup: VaultSetup(name: "Diary", recoveryKey: recovery), store: store)
+    Checks.expect(try await vault.keyState().devices.map(\.name), ["This phone"], "this device is the first member")
 
     // 2. Observe: every change, with its origin, into the app's log.
     let log = EventLog()
@@ -273,6 +332,25 @@ let start: Int64 = 1_735_689_600_000
     Checks.expect(cancelError, .cancelled, "a cancelled commit throws .cancelled")
     Checks.expect(try await vault.entries(matching: EntryQuery(limit: 1000)).entries.count, before, "and writes nothing")
     Checks.expect(try await vault.verify().issues.count, 0, "the vault verifies")
+
+    // 12. A second device joins, then is removed (a lost tablet).
+    let tablet = try DeviceIdentity.generate(name: "Tablet", now: start, using: SystemRandom())
+    let joined = try await vault.enrollDevice(code: tablet.code, name: "Tablet")
+    Checks.expect(joined.publicKey, tablet.publicKey, "the tablet enrolled by its device code")
+    Checks.expect(try await vault.keyState().devices.map(\.name).sorted(), ["Tablet", "This phone"], "two devices")
+    _ = try await vault.removeDevice(publicKey: tablet.publicKey)
+    Checks.expect(try await vault.keyState().devices.map(\.name), ["This phone"], "the tablet removed")
+
+    // 13. The next launch opens through the store, from the index cache.
+    let cold = try await Vault.open(at: path, store: store)
+    Checks.expect(cold.keyWarnings.count, 0, "no rollback suspected on the next launch")
+    Checks.expect(
+        try await cold.entries(matching: EntryQuery(limit: 10)).entries.map(\.id),
+        try await vault.entries(matching: EntryQuery(limit: 10)).entries.map(\.id), "the first page after a cold open")
+    let caches = (try? FileManager.default.contentsOfDirectory(atPath: work + "/Caches")) ?? []
+    Checks.expect(caches.count, 1, "one index cache file for the vault")
+    Checks.expect(store.memoryKeys, ["vault:\(vault.vaultID)"], "device memory kept by vault id")
+    Checks.expect(thisPhone.publicKey, try store.load()?.publicKey, "the same device key")
 
     observation.cancel()
     await observation.value

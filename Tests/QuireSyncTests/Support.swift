@@ -1,7 +1,7 @@
 import Testing
 @_spi(Testing) @_spi(Format) import QuireKeys
 import Foundation
-@_spi(Crypto) import Quire
+@_spi(Format) @_spi(Crypto) import Quire
 
 final class TemporaryDirectory {
     let path: String

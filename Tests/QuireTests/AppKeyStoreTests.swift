@@ -13,6 +13,24 @@ import Testing
         private var items: [String: [UInt8]] = [:]
         private var name = ""
         private var created: Int64 = 0
+        private var perPath = false
+
+        /// The folder of index caches: the app's `Library/Caches` on iOS, a
+        /// temporary folder here (nil: none).
+        let indexCacheFolder: String?
+
+        init(indexCacheFolder: String? = nil) { self.indexCacheFolder = indexCacheFolder }
+
+        /// Per vault id, as an app's store (the default). True stands for
+        /// a store the library used before memory was kept per vault id:
+        /// it was asked by canonical path.
+        var keepsMemoryPerPath: Bool {
+            get { lock.withLock { perPath } }
+            set { lock.withLock { perPath = newValue } }
+        }
+
+        /// The keys of the memory items, sorted.
+        var memoryItems: [String] { lock.withLock { items.keys.filter { $0.hasPrefix("memory ") }.sorted() } }
 
         func load() throws(DeviceStoreError) -> DeviceIdentity? {
             lock.lock()

@@ -45,8 +45,8 @@ import Testing
         #expect(throws: VaultError.cancelled) { try result.get() }
         #expect(try Self.bytes(dir.file("v.quire")) == before)
         let reopened = try await Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
-        #expect(try reopened.entries().isEmpty)
-        #expect(try vault.entries().isEmpty)
+        #expect(try await reopened.entries().isEmpty)
+        #expect(try await vault.entries().isEmpty)
         let id = try await vault.commit { tx in try tx.add(EntryBody(created: 1, text: "after")).entryID }
         #expect(try await vault.entry(id)?.body.text == "after")
         #expect(VaultError.cancelled.code == "cancelled")
@@ -89,7 +89,7 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == names)
         try await vault.compact()
         #expect(try Self.bytes(dir.file("v.quire")) != before)
-        #expect(try vault.entries().count == 7)
+        #expect(try await vault.entries().count == 7)
     }
 
     /// `vault.merge(copyAt:)` takes in what a copy holds, through the handle.
@@ -102,6 +102,6 @@ import Testing
         let mine = try vault.add(EntryBody(created: 1, text: "written here"))
         let report = try await vault.merge(copyAt: dir.file("copy.quire"))
         #expect(report.changed)
-        #expect(Set(try vault.entries().map(\.id)) == [theirs.entryID, mine.entryID])
+        #expect(Set(try await vault.entries().map(\.id)) == [theirs.entryID, mine.entryID])
     }
 }

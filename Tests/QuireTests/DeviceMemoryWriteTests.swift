@@ -23,6 +23,8 @@ import Testing
 
         init(vaultPath: String) { self.vaultPath = vaultPath }
 
+        var indexCacheFolder: String? { nil }
+        var keepsMemoryPerPath: Bool { inner.keepsMemoryPerPath }
         func load() throws(DeviceStoreError) -> DeviceIdentity? { try inner.load() }
         func create(_ identity: DeviceIdentity) throws(DeviceStoreError) { try inner.create(identity) }
         func memory(of vaultID: VaultID, path: String) throws(DeviceStoreError) -> VaultMemory? {

@@ -440,7 +440,7 @@ import QuireTestSupport
         #expect(try vault.keyState().members.first { $0.role == "recovery" }?.publicKey == (try thiefRecovery.publicKey()))
 
         // Only the recovery key locks down, and only devices it knows.
-        #expect(throws: VaultError.keys(.operationRefused(reason: "only the recovery key removes several devices at once; open the vault with --recovery-key-file FILE"))) {
+        #expect(throws: VaultError.keys(.operationRefused(reason: "only the recovery key removes several devices at once; open the vault with the recovery key"))) {
             try vault.lockDown(removingDevicesNamed: ["Phone"], now: Self.t0 + 3)
         }
         let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)

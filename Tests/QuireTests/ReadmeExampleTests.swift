@@ -22,8 +22,7 @@ import Testing
         let store = try FileDeviceKeyStore.standard()
         let (laptop, _) = try store.loadOrCreate(name: "Laptop", now: now, using: SystemRandom())
         let recovery = try RecoveryKey(using: SystemRandom())
-        _ = try Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: recovery, device: laptop))
-        let vault = try Vault.open(at: journal, store: store)
+        let vault = try Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: recovery), store: store)
         let first = try vault.add(EntryBody(created: now, timeZone: "Europe/London", text: "Up betimes."))
         try vault.commit { tx in
             let photo = try tx.storeAttachment(fromFile: photoPath, mediaType: "image/jpeg")
@@ -49,6 +48,9 @@ import Testing
         #expect(again.verify().isIntact)
         #expect(statement.contains("can be decrypted with:\n  - the device \"Laptop\" (this device)\n  - the device \"Phone\"\n  - the recovery key\n\n"))
         #expect(try Vault.open(at: journal, credential: .device(phone.keyPair)).entries().count == 2)
+        // The handle create returned remembered the vault through the store.
+        #expect(try store.memory(of: vault.vaultID, path: URL(fileURLWithPath: journal).resolvingSymlinksInPath().path) != nil)
+        #expect(vault.keyWarnings.isEmpty)
     }
 }
 

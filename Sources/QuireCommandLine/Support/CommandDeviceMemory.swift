@@ -27,6 +27,8 @@ final class CommandDeviceKeyStore: DeviceKeyStore, Sendable {
 
     var indexCacheFolder: String? { base.indexCacheFolder }
 
+    var keepsMemoryPerPath: Bool { base.keepsMemoryPerPath }
+
     /// What the command last asked to remember of this vault file, else
     /// what the store holds.
     func memory(of vaultID: VaultID, path: String) throws(DeviceStoreError) -> VaultMemory? {
