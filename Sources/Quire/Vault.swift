@@ -14,7 +14,8 @@ public struct VaultSetup: Sendable {
     /// This device, when a device creates the vault (the usual case): it
     /// becomes the first member and signs the first keyring.
     public var device: DeviceIdentity?
-    /// An optional passphrase (UTF-8 in Unicode NFC, in guarded memory).
+    /// An optional passphrase (UTF-8, in guarded memory; mapped to Unicode
+    /// NFC before Argon2id, `Spec/keys.md §2.3`).
     public var passphrase: SecureBytes?
     /// Argon2id passes for the passphrase slot (1…8).
     public var passphraseOpsLimit: UInt64 = Argon2id.moderateOpsLimit
