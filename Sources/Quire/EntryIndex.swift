@@ -217,6 +217,9 @@ public struct EntrySnapshot: Sendable, Identifiable {
 extension Vault {
     func loadIndex() throws(VaultError) -> EntryIndex {
         if let index { return index }
+        // A frame of an unknown critical kind in a commit a current member
+        // attested: no record is released (Spec/format.md §4.3).
+        if let fatal = file.fatalCriticalKind { throw .format(fatal) }
         fullIndexLoadCount += 1
         // Everything is read now: the cached view is not needed any more.
         dropCachedView()

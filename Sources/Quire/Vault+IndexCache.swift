@@ -134,7 +134,7 @@ extension Vault {
     /// verdict comes from the file).
     private var cacheable: Bool {
         unlocked.removedIn == nil && !unlocked.isBehind && unlocked.unreadableNewerEpoch == nil && rollbackRefusal == nil
-            && file.everyCommitVerified
+            && file.everyCommitVerified && file.fatalCriticalKind == nil
     }
 
     /// Loads the cache file and reads the tail after it into

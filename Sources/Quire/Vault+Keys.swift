@@ -756,7 +756,8 @@ extension Vault {
     /// read what was written before, until `compact --rekey`).
     ///
     /// - Parameters:
-    ///   - passphrase: UTF-8 in Unicode NFC, in guarded memory; nil to remove.
+    ///   - passphrase: UTF-8, in guarded memory (mapped to Unicode NFC before
+    ///     Argon2id, `Spec/keys.md §2.3`); nil to remove.
     ///   - opsLimit: Argon2id passes (1…8).
     ///   - memLimitBytes: Argon2id memory in bytes (8 KiB…1 GiB).
     /// - Throws: the errors of ``changeKeys(_:now:)``, with

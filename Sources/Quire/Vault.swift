@@ -15,7 +15,8 @@ public struct VaultSetup: Sendable {
     /// This device, when a device creates the vault (the usual case): it
     /// becomes the first member and signs the first keyring.
     public var device: DeviceIdentity?
-    /// An optional passphrase (UTF-8 in Unicode NFC, in guarded memory).
+    /// An optional passphrase (UTF-8, in guarded memory; mapped to Unicode
+    /// NFC before Argon2id, `Spec/keys.md §2.3`).
     public var passphrase: SecureBytes?
     /// Argon2id passes for the passphrase slot (1…8).
     public var passphraseOpsLimit: UInt64 = Argon2id.moderateOpsLimit
@@ -344,6 +345,9 @@ public final class Vault: @unchecked Sendable {
                 }
             }
             try writableKey(for: change)
+            // Records are not written beside a member's frame of a kind this
+            // version does not know; key changes are (Spec/format.md §4.3).
+            if change == nil, let fatal = file.fatalCriticalKind { throw VaultError.format(fatal) }
             try joinConcurrentKeyrings()
             // A writer that loses a race with a rewrite (a compaction or a
             // merge renamed a new file over the path) or a key change reads
@@ -429,9 +433,10 @@ public final class Vault: @unchecked Sendable {
             do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
             file.verifyCommits(with: unlocked)
         }
-        // An unknown critical kind stops the reader only inside a commit a
-        // member attested (Spec/format.md §4.3): decided on verified state.
-        if let fatal = file.fatalCriticalKind { throw .format(fatal) }
+        // An unknown critical kind inside a commit a member attested stops
+        // records, not keys (Spec/format.md §4.3, tenth review R10-3): the
+        // vault opens, so that a member can remove the author; reading
+        // records (``loadIndex()``) and writing them (``commit(_:)``) throw.
         return unlocked
     }
 

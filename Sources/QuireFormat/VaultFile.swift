@@ -1370,8 +1370,10 @@ extension VaultFile {
     }
 
     /// The first committed frame of a critical kind this reader does not
-    /// know whose commit is verified and attested: the vault must not be
-    /// opened (`Spec/format.md §4.3`). Call after verifying.
+    /// know whose commit is verified and attested by a current member: no
+    /// record of the vault may be released or written, while keyrings are
+    /// still read and key changes still written (`Spec/format.md §4.3`).
+    /// Call after verifying.
     public var fatalCriticalKind: FormatError? {
         lock.withLock {
             checkAttestationsOfUnknownCriticalKinds()

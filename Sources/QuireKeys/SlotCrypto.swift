@@ -1,3 +1,4 @@
+import Foundation
 @_spi(Crypto) public import QuireCrypto
 @_spi(Format) public import QuireFormat
 
@@ -80,7 +81,9 @@
     }
 
     /// The X25519 key pair a passphrase derives for one slot's salt and cost:
-    /// `crypto_box_seed_keypair(Argon2id(passphrase, salt, opsLimit, memLimitBytes))`.
+    /// `crypto_box_seed_keypair(Argon2id(NFC(passphrase), salt, opsLimit, memLimitBytes))`.
+    /// The passphrase is mapped to Unicode NFC first (``normalized(_:)``), so
+    /// "é" typed as U+0065 U+0301 opens what U+00E9 made (`Spec/keys.md §2.3`).
     ///
     /// - Throws: ``KeyError/kdfLimitsExceeded(opsLimit:memLimitBytes:)`` for a
     ///   cost outside the limits (checked before any work) or one libsodium refuses.
@@ -89,18 +92,41 @@
     ) throws(KeyError) -> X25519.KeyPair {
         try checkLimits(opsLimit: opsLimit, memLimitBytes: memLimitBytes)
         do {
-            let seed = try Argon2id.deriveKey(passphrase: passphrase, salt: salt, opsLimit: opsLimit, memLimitBytes: memLimitBytes)
+            let nfc = try normalized(passphrase)
+            let seed = try Argon2id.deriveKey(passphrase: nfc, salt: salt, opsLimit: opsLimit, memLimitBytes: memLimitBytes)
             return try X25519.KeyPair(seed: seed.storage)
         } catch {
             throw .kdfLimitsExceeded(opsLimit: opsLimit, memLimitBytes: memLimitBytes)
         }
     }
 
+    /// The passphrase's UTF-8 bytes in Unicode Normalization Form C
+    /// (`Spec/keys.md §2.3`, `Spec/format.md §8.3`), by Foundation's
+    /// canonical composition. ASCII is NFC already and is returned as it is,
+    /// in guarded memory; other text passes through a `String`, which cannot
+    /// be wiped (the byte copy is). Bytes that are not valid UTF-8 are
+    /// returned as given.
+    ///
+    /// - Throws: ``CryptoError`` when guarded memory cannot be had.
+    package static func normalized(_ passphrase: SecureBytes) throws(CryptoError) -> SecureBytes {
+        if passphrase.withUnsafeBytes({ $0.allSatisfy { $0 < 0x80 } }) { return passphrase }
+        var bytes = passphrase.copyBytes()
+        defer { wipe(&bytes) }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard text.utf8.elementsEqual(bytes) else { return passphrase }
+        var nfc = Array(text.precomposedStringWithCanonicalMapping.utf8)
+        if nfc == bytes {
+            wipe(&nfc)
+            return passphrase
+        }
+        return try SecureBytes(consuming: &nfc)
+    }
+
     /// A passphrase slot for `key` with a fresh random salt, running Argon2id
     /// once with the given cost (the cost is in the slot).
     ///
     /// - Parameters:
-    ///   - passphrase: UTF-8 bytes, already in Unicode NFC (`Spec/format.md §8.3`).
+    ///   - passphrase: UTF-8 bytes, mapped to Unicode NFC here (`Spec/format.md §8.3`).
     ///   - opsLimit: Argon2id passes, 1…8.
     ///   - memLimitBytes: Argon2id memory in bytes, 8 KiB…1 GiB.
     /// - Throws: ``KeyError/kdfLimitsExceeded(opsLimit:memLimitBytes:)``.

@@ -66,6 +66,9 @@ public enum Checker {
         } catch {
             return Outcome(expect: "error", error: error.code, issues: [])
         }
+        // A member's frame of an unknown critical kind stops the records,
+        // not the open (Spec/format.md §4.3): the vector's error all the same.
+        if let fatal = vault.file.fatalCriticalKind { return Outcome(expect: "error", error: fatal.code, issues: []) }
         let report = vault.verify()
         var released: [(UInt8, [UInt8])] = []
         var unverified = 0

@@ -228,6 +228,27 @@ enum Catalog {
                     passphrase: "correct horse battery staple")
             },
             {
+                // The slot is made from the NFC bytes; the vector gives the
+                // passphrase in NFD (keys.md §2.3: the library normalises).
+                let b = try VectorBuilder(
+                    "success-passphrase-nfd",
+                    extraSlots: { key, id, r in
+                        var p = Array("Cr\u{E8}me br\u{FB}l\u{E9}e".utf8)
+                        return [
+                            StoredSlot(
+                                slot: try SlotCrypto.passphraseSlot(
+                                    for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id,
+                                    random: r))
+                        ]
+                    })
+                try b.commit([.entry(b.entry("opened with a passphrase typed in NFD"))])
+                return try b.vector(
+                    "success",
+                    comment:
+                        "tenth review R10-5: the passphrase slot was made from \"Crème brûlée\" in NFC (U+00E8, U+00FB, U+00E9); the vector gives it in NFD (e U+0300, u U+0302, e U+0301), as another system's keyboard may. The library maps a passphrase to NFC before Argon2id (keys.md §2.3): it opens. A reader that takes the bytes as given fails [wrong_passphrase]",
+                    passphrase: "Cre\u{300}me bru\u{302}le\u{301}e")
+            },
+            {
                 let b = try VectorBuilder(
                     "success-passphrase-two-epochs",
                     extraSlots: { key, id, r in

@@ -220,6 +220,23 @@ extension Catalog {
                     error: "unknown_critical_kind")
             },
             {
+                let b = try VectorBuilder("damaged-critical-kind-author-removed", deviceSeed: phoneSeed)
+                let phone = try VectorBuilder.device(phoneSeed)
+                try b.commit([.entry(b.entry("before the theft"))])
+                let idx = try b.commit([.plaintext(critical, [UInt8](repeating: 6, count: 20))], attest: .sign(phone))
+                // The recovery key removes the phone (opening needed keys
+                // only, not records: format.md §4.3).
+                let kept = [recoveryMember(b)]
+                let (k2, removal) = try child(b, members: kept, removed: [b.members[1]], reason: "remove")
+                try b.addKeyring(k2, removal, members: kept)
+                try b.commit([.entry(b.entry("after the removal"))])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "tenth review R10-3: a stolen phone, still a member, writes a frame of unknown critical kind 0x3f in a commit it attests; the recovery key, which still opens the vault (the error stops records, not keyrings), removes the phone. The commit is then attested by a removed member: a per-frame issue, and the vault reads again. Before, no credential opened the vault, so the removal could not be written",
+                    issues: [("unknown_critical_kind", b.offset(idx[0]!))])
+            },
+            {
                 let b = try VectorBuilder("damaged-critical-kind-unattested-commit")
                 let idx = try b.commit(
                     [.plaintext(critical, [UInt8](repeating: 1, count: 20)), .entry(b.entry("beside it"))], attest: CommitAttestation.none)

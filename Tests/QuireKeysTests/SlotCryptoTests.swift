@@ -3,6 +3,38 @@
 @testable @_spi(Format) import QuireKeys
 import Testing
 
+/// Tenth review R10-5: the library maps a passphrase to Unicode NFC before
+/// Argon2id (`Spec/keys.md §2.3`), so a slot made from one form opens with
+/// the other.
+@Suite struct PassphraseNormalizationTests {
+    static let vaultID = try! VaultID(bytes: counting(16))
+    static let key = EpochKey(epoch: 1, key: try! SymmetricKey(bytes: counting(32, from: 7)))
+
+    @Test func aSlotMadeInNFCOpensWithNFDAndTheOtherWayRound() throws {
+        let nfc = "Cr\u{E8}me br\u{FB}l\u{E9}e"
+        let nfd = "Cre\u{300}me bru\u{302}le\u{301}e"
+        #expect(Array(nfc.utf8) != Array(nfd.utf8))
+        for (made, typed) in [(nfc, nfd), (nfd, nfc)] {
+            let slot = try SlotCrypto.passphraseSlot(
+                for: Self.key, passphrase: passphrase(made), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: Self.vaultID,
+                random: SeededRandom(label: "nfc"))
+            var cache = SlotCrypto.PassphraseCache()
+            let opened = try SlotCrypto.open(slot, with: .passphrase(passphrase(typed)), vaultID: Self.vaultID, epoch: 1, cache: &cache)
+            #expect(opened?.storage.copyBytes() == counting(32, from: 7))
+        }
+        // The NFC bytes are what Argon2id sees.
+        let a = try SlotCrypto.passphraseKeyPair(passphrase(nfd), salt: counting(16), opsLimit: tinyOps, memLimitBytes: tinyMem)
+        let b = try SlotCrypto.passphraseKeyPair(passphrase(nfc), salt: counting(16), opsLimit: tinyOps, memLimitBytes: tinyMem)
+        #expect(a.publicKey == b.publicKey)
+        // ASCII and bytes that are not UTF-8 are taken as given.
+        let ascii = passphrase("correct horse")
+        #expect(try SlotCrypto.normalized(ascii) === ascii)
+        var invalid: [UInt8] = [0x66, 0xC3, 0x28, 0xFF]
+        let raw = try SecureBytes(consuming: &invalid)
+        #expect(try SlotCrypto.normalized(raw).copyBytes() == [0x66, 0xC3, 0x28, 0xFF])
+    }
+}
+
 @Suite struct SlotCryptoTests {
     static let vaultID = try! VaultID(bytes: counting(16))
     static let otherVault = try! VaultID(bytes: counting(16, from: 1))

@@ -447,3 +447,56 @@ import QuireSystem
         #expect(try FileSystem.size(path) == size)
     }
 }
+
+/// Tenth review, R10-3: a stolen phone, still a member, appends a frame of a
+/// critical kind nobody knows in a commit it attests. That stops records,
+/// not keys (`Spec/format.md §4.3`): the recovery key still opens the vault
+/// and removes the phone, and the vault then reads again.
+@Suite struct CriticalKindByAStolenMemberTests {
+    @Test func theRecoveryKeyStillOpensAndRemovesTheAuthor() throws {
+        let t0 = KeyTestSupport.t0
+        let dir = TemporaryDirectory()
+        let path = dir.file("j.quire")
+        let laptop = KeyScenarioTests.device("Laptop"), phone = KeyScenarioTests.device("Phone")
+        let recovery = testRecoveryKey("critical kind by a member")
+        let random = SeededRandom(label: "critical kind by a member")
+        let vault = try Vault.create(
+            at: path, setup: VaultSetup(name: "Journal", recoveryKey: recovery, device: laptop, now: t0), random: random, options: fast)
+        _ = try vault.enrollDevice(code: phone.code, name: "Phone", now: t0 + 1)
+        _ = try vault.add(EntryBody(created: t0 + 2, text: "before the theft"))
+        // The thief, with the phone's key, writes kind 0x3f attested by the phone.
+        let onPhone = try Vault.open(at: path, credential: .device(phone.keyPair), random: random, options: fast)
+        let keyID = try #require(onPhone.unlocked.keys.writeKey).id
+        try onPhone.file.commit(random: SeededRandom(label: "thief"), options: fast, attestWith: phone.keyPair) {
+            (tx: PendingCommit) throws(FormatError) in
+            try tx.appendPlaintext(kind: RecordKind(rawValue: 0x3f), keyID: keyID, body: Array(repeating: 7, count: 40))
+        }
+
+        // Before: Vault.open threw unknown_critical_kind, for every credential.
+        let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), random: random, options: fast)
+        do {
+            _ = try withRecovery.entries()
+            Issue.record("records were released beside a member's unknown critical kind")
+        } catch {
+            #expect(error.code == "unknown_critical_kind")
+        }
+        do {
+            _ = try withRecovery.add(EntryBody(created: t0 + 3, text: "not written"))
+            Issue.record("a record was written beside a member's unknown critical kind")
+        } catch {
+            #expect(error.code == "unknown_critical_kind")
+        }
+        // Key changes are written: the recovery key removes the phone.
+        let removed = try withRecovery.removeDevice(named: "Phone", now: t0 + 4)
+        #expect(removed.publicKey == phone.publicKey)
+
+        // The frame is now in a commit attested by a removed member: a
+        // per-frame issue; the vault reads and writes again.
+        let after = try Vault.open(at: path, credential: .recoveryKey(recovery), random: random, options: fast)
+        #expect(after.file.fatalCriticalKind == nil)
+        #expect(after.file.skippedCriticalKinds.map(\.code) == ["unknown_critical_kind"])
+        _ = try after.add(EntryBody(created: t0 + 5, text: "after the removal"))
+        #expect(try after.entries().map(\.body.text).sorted() == ["after the removal", "before the theft"])
+        #expect(try KeyTestSupport.texts(path, .device(laptop.keyPair)) == ["after the removal", "before the theft"])
+    }
+}
