@@ -359,6 +359,12 @@ struct Evaluation {
                     if let p = byID[parent] { linkWaiters[rings[p].record.publicPart.keyCommit, default: []].append((i, index)) }
                 }
             }
+            // A passphrase's Argon2id runs go to the newest keyrings' slots,
+            // whatever order slots are tried in (Spec/keys.md §2.3).
+            if case .passphrase(let passphrase) = credential {
+                try SlotCrypto.choosePassphraseRuns(
+                    passphrase, slots: rings.reversed().lazy.flatMap(\.record.publicPart.slots), cache: &passphraseCache)
+            }
             for i in rings.indices {
                 followChain()
                 if rootReached { break }

@@ -218,20 +218,65 @@ import Foundation
         var agreementPair: X25519.KeyPair?
         /// Parameter sets not run because the per-open budget was spent.
         var skippedSets = Set<[UInt8]>()
-        /// True once the passphrase opened a slot: slots with other
-        /// parameters belong to earlier passphrases, whose epochs the opened
-        /// keyring's history reaches, so they are not run.
-        var opened = false
+        /// The parameter triples chosen for the derivation budget
+        /// (``choosePassphraseRuns(_:slots:cache:)``): slots with any other
+        /// triple are untried.
+        var chosen = Set<[UInt8]>()
         /// How many parameter sets were not run for the budget.
         var skipped: Int { skippedSets.count }
+    }
+
+    /// Chooses the `(salt, opsLimit, memLimit)` triples a passphrase's
+    /// Argon2id runs go to, and runs them (`Spec/keys.md §2.3`, the
+    /// derivation budget): the first ``Limits/maxPassphraseDerivations``
+    /// distinct triples of `slots`, given newest keyring first and in slot
+    /// order within a keyring, skipping slots over the reader limits (they
+    /// are refused when tried). They are run in that order, and the runs
+    /// stop at the first triple whose derived public key a slot with that
+    /// triple names: the slots of the triples chosen but not run belong to
+    /// earlier passphrases, whose keys the newer keyring's parents reach.
+    ///
+    /// Independent of the order slots are tried in (the gate of
+    /// `Spec/format.md §8.5` step 2 goes in file order first), so the
+    /// current passphrase, in the newest keyring, costs one run however
+    /// often it was changed.
+    ///
+    /// - Throws: ``KeyError`` when Argon2id cannot run.
+    static func choosePassphraseRuns(
+        _ passphrase: SecureBytes, slots: some Sequence<KeySlot>, cache: inout PassphraseCache
+    ) throws(KeyError) {
+        var order: [(key: [UInt8], salt: [UInt8], ops: UInt64, mem: UInt64)] = []
+        var publicKeys: [[UInt8]: [[UInt8]]] = [:]
+        for slot in slots {
+            guard case .passphrase(let salt, let ops, let mem, let publicKey, _) = slot,
+                (try? checkLimits(opsLimit: ops, memLimitBytes: mem)) != nil
+            else { continue }
+            let key = salt + littleEndian(ops) + littleEndian(mem)
+            if publicKeys[key] == nil {
+                guard order.count < Limits.maxPassphraseDerivations else { continue }
+                order.append((key, salt, ops, mem))
+            }
+            publicKeys[key, default: []].append(publicKey)
+        }
+        cache.chosen.formUnion(order.map(\.key))
+        for triple in order {
+            let pair: X25519.KeyPair
+            if let cached = cache.pairs[triple.key] {
+                pair = cached
+            } else {
+                pair = try passphraseKeyPair(passphrase, salt: triple.salt, opsLimit: triple.ops, memLimitBytes: triple.mem)
+                cache.pairs[triple.key] = pair
+            }
+            if publicKeys[triple.key, default: []].contains(where: { constantTimeEqual(pair.publicKey, $0) }) { break }
+        }
     }
 
     /// Tries to unwrap the epoch key of `epoch` from `slot` with
     /// `credential`; nil when the slot is of another kind or does not open.
     ///
-    /// - Parameter cache: Argon2id results by salt and cost, so one
-    ///   passphrase runs the KDF once per distinct slot parameters and at
-    ///   most ``Limits/maxPassphraseDerivations`` times in all.
+    /// - Parameter cache: Argon2id results by salt and cost, run before by
+    ///   ``choosePassphraseRuns(_:slots:cache:)``: a passphrase slot whose
+    ///   triple was not run does not open.
     /// - Throws: ``KeyError/kdfLimitsExceeded(opsLimit:memLimitBytes:)``.
     static func open(
         _ slot: KeySlot, with credential: Credential, vaultID: VaultID, epoch: UInt32, cache: inout PassphraseCache
@@ -241,26 +286,19 @@ import Foundation
             guard let pair = cache.agreementPair ?? (try? recovery.signingKeyPair().agreementKeyPair()) else { return nil }
             cache.agreementPair = pair
             return openBox(box, with: pair, vaultID: vaultID, epoch: epoch)
-        case (.passphrase(let salt, let ops, let mem, let publicKey, let box), .passphrase(let passphrase)):
+        case (.passphrase(let salt, let ops, let mem, let publicKey, let box), .passphrase):
             try checkLimits(opsLimit: ops, memLimitBytes: mem)
             let cacheKey = salt + littleEndian(ops) + littleEndian(mem)
-            let pair: X25519.KeyPair
-            if let cached = cache.pairs[cacheKey] {
-                pair = cached
-            } else {
-                if cache.opened { return nil }
-                guard cache.pairs.count < Limits.maxPassphraseDerivations else {
-                    cache.skippedSets.insert(cacheKey)
-                    return nil
-                }
-                pair = try passphraseKeyPair(passphrase, salt: salt, opsLimit: ops, memLimitBytes: mem)
-                cache.pairs[cacheKey] = pair
+            // Only the triples chosen for the budget were run: a slot with
+            // another is untried; one chosen but not run belongs to an
+            // earlier passphrase than a newer slot's.
+            guard let pair = cache.pairs[cacheKey] else {
+                if !cache.chosen.contains(cacheKey) { cache.skippedSets.insert(cacheKey) }
+                return nil
             }
             // A wrong passphrase derives another public key: no box to try.
             guard constantTimeEqual(pair.publicKey, publicKey) else { return nil }
-            let key = openBox(box, with: pair, vaultID: vaultID, epoch: epoch)
-            if key != nil { cache.opened = true }
-            return key
+            return openBox(box, with: pair, vaultID: vaultID, epoch: epoch)
         case (.device(let box), .device(let pair)):
             guard let agreement = cache.agreementPair ?? (try? pair.agreementKeyPair()) else { return nil }
             cache.agreementPair = agreement

@@ -276,6 +276,36 @@ enum Catalog {
                     passphrase: "correct horse battery staple")
             },
             {
+                // Five passphrase changes: each a new epoch whose keyring holds
+                // only the new passphrase's slot. The budget goes to the newest
+                // keyrings' triples (Spec/keys.md §2.3), not to the oldest ones
+                // the bootstrap tries first (format.md §8.5 step 2).
+                func slot(_ n: Int, _ key: EpochKey, _ id: VaultID, _ r: SeededRandom) throws -> StoredSlot {
+                    var p = Array("passphrase \(n)".utf8)
+                    return StoredSlot(
+                        slot: try SlotCrypto.passphraseSlot(
+                            for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id, random: r))
+                }
+                let b = try VectorBuilder(
+                    "success-passphrase-changed-five-times", extraSlots: { key, id, r in [try slot(1, key, id, r)] })
+                try b.commit([.entry(b.entry("under passphrase 1"))])
+                var previous = b.rootID
+                for n in 2...6 {
+                    let key = try b.freshKey(UInt32(n))
+                    let body = try b.keyring(
+                        key, parents: [b.parent(previous)], slots: try b.memberSlots(for: key) + [try slot(n, key, b.vaultID, b.random)],
+                        members: b.members, reason: "passphrase")
+                    try b.addKeyring(key, body)
+                    previous = KeyringBuilder.id(ofBody: body)
+                    try b.commit([.entry(b.entry("under passphrase \(n)"))])
+                }
+                return try b.vector(
+                    "success",
+                    comment:
+                        "the passphrase changed five times, each change a new epoch whose keyring holds only the new passphrase's slot: the current passphrase opens with one Argon2id run (the derivation budget goes to the newest keyrings' slots first, whatever order slots are tried in), and reaches every epoch through parentKeys",
+                    passphrase: "passphrase 6")
+            },
+            {
                 let b = try VectorBuilder(
                     "success-device-and-escrow-slots",
                     extraSlots: { key, id, r in

@@ -46,6 +46,7 @@ import Testing
         _ slot: KeySlot, _ credential: Credential, vault: VaultID = vaultID, epoch: UInt32 = 0x0102
     ) throws(KeyError) -> [UInt8]? {
         var cache = SlotCrypto.PassphraseCache()
+        if case .passphrase(let p) = credential { try SlotCrypto.choosePassphraseRuns(p, slots: [slot], cache: &cache) }
         return try SlotCrypto.open(slot, with: credential, vaultID: vault, epoch: epoch, cache: &cache)?.storage.copyBytes()
     }
 
@@ -196,35 +197,41 @@ import Testing
     @Test func passphraseResultsAreCached() throws {
         let slot = try Self.allSlots()[1]
         var cache = SlotCrypto.PassphraseCache()
+        try SlotCrypto.choosePassphraseRuns(passphrase("correct horse"), slots: [slot, slot], cache: &cache)
         let first = try SlotCrypto.open(slot, with: .passphrase(passphrase("correct horse")), vaultID: Self.vaultID, epoch: 0x0102, cache: &cache)
         #expect(first?.storage.copyBytes() == counting(32, from: 100))
-        #expect(cache.pairs.count == 1 && cache.opened)
+        #expect(cache.pairs.count == 1)
         let again = try SlotCrypto.open(slot, with: .passphrase(passphrase("correct horse")), vaultID: Self.vaultID, epoch: 0x0102, cache: &cache)
         #expect(again == first)
         #expect(cache.pairs.count == 1)
     }
 
     @Test func passphraseDerivationsAreBudgeted() throws {
-        // Five slots with distinct salts, none for this passphrase: four
-        // Argon2id runs, then the rest are skipped and counted.
+        // Six slots with distinct salts, none for this passphrase, given
+        // newest first: the four newest are run, the two oldest are untried.
         let r = SeededRandom(label: "budget")
         var cache = SlotCrypto.PassphraseCache()
-        for _ in 0..<6 {
-            let slot = try SlotCrypto.passphraseSlot(
+        let slots = try (0..<6).map { _ in
+            try SlotCrypto.passphraseSlot(
                 for: Self.key, passphrase: passphrase("other"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: Self.vaultID, random: r)
+        }
+        try SlotCrypto.choosePassphraseRuns(passphrase("mine"), slots: slots.reversed(), cache: &cache)
+        #expect(cache.pairs.count == Limits.maxPassphraseDerivations)
+        for slot in slots {
             #expect(try SlotCrypto.open(slot, with: .passphrase(passphrase("mine")), vaultID: Self.vaultID, epoch: 0x0102, cache: &cache) == nil)
         }
         #expect(cache.pairs.count == Limits.maxPassphraseDerivations)
         #expect(cache.skipped == 2)
-        // Once one opened, slots with other parameters are not run.
-        var opened = SlotCrypto.PassphraseCache()
+        // The newest slot names this passphrase's key: one run, and the
+        // older slots' triples (earlier passphrases) are not run, nor untried.
+        var newest = SlotCrypto.PassphraseCache()
         let mine = try SlotCrypto.passphraseSlot(
             for: Self.key, passphrase: passphrase("mine"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: Self.vaultID, random: r)
-        #expect(try SlotCrypto.open(mine, with: .passphrase(passphrase("mine")), vaultID: Self.vaultID, epoch: 0x0102, cache: &opened) != nil)
-        let older = try SlotCrypto.passphraseSlot(
-            for: Self.key, passphrase: passphrase("mine"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: Self.vaultID, random: r)
-        #expect(try SlotCrypto.open(older, with: .passphrase(passphrase("mine")), vaultID: Self.vaultID, epoch: 0x0102, cache: &opened) == nil)
-        #expect(opened.pairs.count == 1 && opened.skipped == 0)
+        try SlotCrypto.choosePassphraseRuns(passphrase("mine"), slots: [mine] + slots.reversed(), cache: &newest)
+        #expect(newest.pairs.count == 1)
+        #expect(try SlotCrypto.open(slots[0], with: .passphrase(passphrase("mine")), vaultID: Self.vaultID, epoch: 0x0102, cache: &newest) == nil)
+        #expect(try SlotCrypto.open(mine, with: .passphrase(passphrase("mine")), vaultID: Self.vaultID, epoch: 0x0102, cache: &newest) != nil)
+        #expect(newest.pairs.count == 1 && newest.skipped == 1)
     }
 
     static let limitCases: [(UInt64, UInt64, Bool)] = [

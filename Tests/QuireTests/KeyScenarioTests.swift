@@ -194,6 +194,32 @@ import QuireSystem
 
     // MARK: - A passphrase change
 
+    /// Five passphrase changes: the current passphrase, in the newest
+    /// keyring, still opens (before: the bootstrap tried slots in file
+    /// order and the derivation budget went to the four oldest passphrases,
+    /// so the current one was refused [`kdf_limits_exceeded`] while the
+    /// second opened); a passphrase replaced four or more times since is
+    /// refused for the budget (`Spec/keys.md §2.3`).
+    @Test(.weakPassphraseCost) func passphraseChangedFiveTimes() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("j.quire")
+        var setup = VaultSetup(name: "Journal", recoveryKey: testRecoveryKey("five"), device: Self.device("Laptop"), now: Self.t0)
+        setup.passphrase = Self.secret("p1")
+        setup.passphraseOpsLimit = 1
+        setup.passphraseMemLimitBytes = 8192
+        let vault = try Vault.create(at: path, setup: setup, random: SeededRandom(label: "five changes"), options: fast)
+        try vault.add(Self.entry("first", at: Self.t0 + 1))
+        for n in 2...6 {
+            try vault.setPassphrase(Self.secret("p\(n)"), opsLimit: 1, memLimitBytes: 8192, now: Self.t0 + Int64(n) * Self.day)
+        }
+        let current = try Vault.open(at: path, credential: .passphrase(Self.secret("p6")), writable: false, options: fast)
+        #expect(try current.entries().map(\.body.text) == ["first"])
+        #expect(try Self.texts(path, .passphrase(Self.secret("p3"))) == ["first"])
+        #expect(throws: VaultError.keys(.kdfBudgetExceeded(untried: 2))) {
+            try Vault.open(at: path, credential: .passphrase(Self.secret("p2")), writable: false, options: fast)
+        }
+    }
+
     @Test(.weakPassphraseCost) func passphraseChange() throws {
         let dir = TemporaryDirectory()
         let path = dir.file("j.quire")

@@ -85,7 +85,7 @@ class SlotOpener:
 
     The Argon2id cache lives as long as the attempt (commit recovery makes
     the key layer look again, format.md §10.3); `begin_look` resets the
-    flag *opened*, the set *untried* and the refused keyrings of §2.3."""
+    triples run, the set *untried* and the refused keyrings of §2.3."""
 
     def __init__(self, cred: Credential):
         self.cred = cred
@@ -110,9 +110,45 @@ class SlotOpener:
         self.x_pk, self.x_sk = ed_to_x(pk, sk)
 
     def begin_look(self):
-        self.opened = False
+        self.chosen: set = set()         # the triples chosen for the budget (choose)
+        self.run: set = set()            # those of them run in this look
         self.untried: set = set()
         self.refused: list = []          # keyrings holding a slot refused for its cost
+
+    def choose(self, keyrings_newest_first) -> None:
+        """keys.md §2.3, the derivation budget, before any slot is tried:
+        the first MAX_DERIVATIONS distinct (salt, opsLimit, memLimit) of the
+        passphrase slots, newest keyring first and in slot order within a
+        keyring, skipping slots outside the bounds; run in that order, up to
+        the first whose derived public key a slot with that triple names.
+        Independent of the order slots are tried in (format.md §8.5 step 2)."""
+        if self.kind != "passphrase":
+            return
+        order: list = []
+        names: dict = {}                 # triple -> the public keys slots give it
+        for kr in keyrings_newest_first:
+            for slot in kr.slots:
+                if slot.get("kind") != "passphrase":
+                    continue
+                ops, mem = slot.get("opsLimit"), slot.get("memLimit")
+                if not (KDF_OPS[0] <= ops <= KDF_OPS[1] and KDF_MEM[0] <= mem <= KDF_MEM[1]):
+                    continue
+                params = (slot.get("salt"), ops, mem)
+                if params not in names:
+                    if len(order) >= MAX_DERIVATIONS:
+                        continue
+                    order.append(params)
+                names.setdefault(params, []).append(slot.get("publicKey"))
+        for params in order:
+            if params not in self._derived:
+                if len(self._derived) >= MAX_DERIVATIONS:   # at most 4 in all (README item 18)
+                    break
+                self._derived[params] = seed_keypair(argon2id(self.cred.value, *params))
+            self.run.add(params)
+            pk = self._derived[params][0]
+            if any(hmac.compare_digest(pk, named) for named in names[params]):
+                break
+        self.chosen = set(order)
 
     def _pair(self, slot, kr):
         """keys.md §2.3 steps 1–2: the key pair to try, or None."""
@@ -122,16 +158,11 @@ class SlotOpener:
                 self.refused.append(kr)
             return None
         params = (slot.get("salt"), ops, mem)
-        if params in self._derived:                                 # step 2
+        if params in self.run:                                      # step 2
             return self._derived[params]
-        if self.opened:
-            return None
-        if len(self._derived) >= MAX_DERIVATIONS:
+        if params not in self.chosen:    # chosen but not run: an earlier passphrase's
             self.untried.add(params)
-            return None
-        pair = seed_keypair(argon2id(self.cred.value, *params))
-        self._derived[params] = pair
-        return pair
+        return None
 
     def try_slot(self, slot, kr, vault_id: bytes):
         """§8.3 "Opening". Returns None (the slot does not open: someone
@@ -153,8 +184,6 @@ class SlotOpener:
             return None
         if key_commitment(m[:32]) != kr.key_commit:
             return ("bad", None)
-        if self.kind == "passphrase":
-            self.opened = True                                      # step 4
         return ("key", m[:32])
 
 
@@ -433,6 +462,7 @@ class _Reach:
                     self.reach(got[1], kr.key_commit)
                 break
 
+        self.opener.choose(reversed(self.indexed))               # keys.md §2.3
         for kr in self.indexed:                                  # bootstrap
             self.chain()
             if self.root_reached:
@@ -957,9 +987,11 @@ def _raise_fatal(keyrings: list, opener: SlotOpener):
                              "a passphrase slot asks for more Argon2id work than §11 allows")
         if opener.untried:
             raise QuireError("kdf_limits_exceeded",
-                             "the derivation budget (%d Argon2id runs) left %d parameter "
-                             "triple(s) untried: someone may have added decoy passphrase "
-                             "slots; a device or the recovery key still opens the vault"
+                             "the passphrase opened no slot of the %d newest parameter "
+                             "triples (the derivation budget), and %d other triple(s) were "
+                             "not tried: it may be an old passphrase, or someone may have "
+                             "added decoy passphrase slots; a device or the recovery key "
+                             "still opens the vault"
                              % (MAX_DERIVATIONS, len(opener.untried)))
     if not any(kr.opened for kr in keyrings) and any(
             kr.fail == "malformed_keyring" for kr in reached):
