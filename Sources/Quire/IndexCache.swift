@@ -12,7 +12,7 @@
 package enum IndexCache {
     /// The format version, in the clear and in the associated data: a
     /// reader discards any other.
-    package static let formatVersion: UInt8 = 4
+    package static let formatVersion: UInt8 = 5
     /// The first bytes of every cache file.
     package static let magic: [UInt8] = Array("QUIRE-IC".utf8)
     /// Magic, version and the sealed header's, frame table's and
@@ -98,7 +98,7 @@ package enum IndexCache {
                 return committedLength == UInt64(FileHeader.byteCount) && chainHead == CommitChain.genesisHead ? nil : .staleFile
             }
             let covers = structure.groups.contains { g in
-                g.commitFrame == frameCount - 1 && structure.frames[g.commitFrame].end == committedLength && g.storedHead == chainHead
+                g.commitFrame == frameCount - 1 && structure.frames.end(at: g.commitFrame) == committedLength && g.storedHead == chainHead
             }
             guard covers else { return .staleFile }
             // The heads alone do not show a commit frame overwritten in
