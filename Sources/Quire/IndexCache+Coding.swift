@@ -135,20 +135,30 @@ extension IndexCache {
 
     // MARK: frame table
 
-    /// The frame table of the prefix (``PrefixFrameTable``):
-    /// `{"digests": bstr, "frames": bstr}`, or `{}` when none is stored.
+    /// The frame table of the prefix (``PrefixFrameTable``): `{"chunkFrames":
+    /// bstr, "chunkHeaders": bstr, "digests": bstr, "headers": bstr,
+    /// "trailers": bstr}`, or `{}` when none is stored.
     static func encodeFrameTable(_ table: PrefixFrameTable?) -> [UInt8] {
         guard let table else { return CBOREncoder.encode(.map(CBORMap(text: []))) }
-        return CBOREncoder.encode(.map(CBORMap(text: [("frames", .bytes(table.frames)), ("digests", .bytes(table.digests))])))
+        return CBOREncoder.encode(
+            .map(
+                CBORMap(text: [
+                    ("headers", .bytes(table.headers)), ("trailers", .bytes(table.trailers)), ("chunkFrames", .bytes(table.chunkFrames)),
+                    ("chunkHeaders", .bytes(table.chunkHeaders)), ("digests", .bytes(table.digests)),
+                ])))
     }
 
     /// The frame table in an encoded one: `.some(nil)` for `{}`, nil when
-    /// malformed. Its frames are checked when an open uses it.
+    /// malformed. Its columns are checked when an open uses it.
     static func decodeFrameTable(_ bytes: [UInt8]) -> PrefixFrameTable?? {
         guard case .map(let m)? = try? CBORDecoder.decode(bytes) else { return nil }
         if m.count == 0 { return .some(nil) }
-        guard m.count == 2, case .bytes(let frames)? = m[text: "frames"], case .bytes(let digests)? = m[text: "digests"] else { return nil }
-        return .some(PrefixFrameTable(frames: frames, digests: digests))
+        guard m.count == 5, case .bytes(let headers)? = m[text: "headers"], case .bytes(let trailers)? = m[text: "trailers"],
+            case .bytes(let chunkFrames)? = m[text: "chunkFrames"], case .bytes(let chunkHeaders)? = m[text: "chunkHeaders"],
+            case .bytes(let digests)? = m[text: "digests"]
+        else { return nil }
+        return .some(
+            PrefixFrameTable(headers: headers, trailers: trailers, chunkFrames: chunkFrames, chunkHeaders: chunkHeaders, digests: digests))
     }
 
     // MARK: search

@@ -98,7 +98,7 @@ package enum IndexCache {
                 return committedLength == UInt64(FileHeader.byteCount) && chainHead == CommitChain.genesisHead ? nil : .staleFile
             }
             let covers = structure.groups.contains { g in
-                g.commitFrame == frameCount - 1 && structure.frames[g.commitFrame].end == committedLength && g.storedHead == chainHead
+                g.commitFrame == frameCount - 1 && structure.frames.end(at: g.commitFrame) == committedLength && g.storedHead == chainHead
             }
             guard covers else { return .staleFile }
             // The heads alone do not show a commit frame overwritten in

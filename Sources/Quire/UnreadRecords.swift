@@ -136,7 +136,7 @@ extension UnreadRecords.Record {
     /// profile of commit `group`, whose attestation does not check: read,
     /// but not to be trusted as a member's (`Spec/format.md §9.4`).
     static func untrusted(inCommit group: CommitGroup, structure: VaultStructure) -> [UnreadRecords.Record] {
-        let commit = structure.frames[group.commitFrame].location
+        let commit = structure.frames.location(at: group.commitFrame)
         let code = FormatError.attestationFailed(commit, reason: "").code
         return group.members.compactMap { i -> UnreadRecords.Record? in
             let frame = structure.frames[i]
@@ -202,8 +202,9 @@ extension Vault {
         var hidden = 0
         if unlocked.unreadableNewerEpoch != nil {
             hidden =
-                s.frames[0..<s.committedFrameCount].filter {
-                    $0.header.kind == .entryRevision && unlocked.keys.keys(for: $0.header.keyID).isEmpty
+                (0..<s.committedFrameCount).filter {
+                    let h = s.frames.header(at: $0)
+                    return h.kind == .entryRevision && unlocked.keys.keys(for: h.keyID).isEmpty
                 }.count
         }
         return UnreadRecords(

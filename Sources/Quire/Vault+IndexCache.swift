@@ -262,7 +262,7 @@ extension Vault {
                 id: id, winner: revision, frame: w.frame, headCount: heads.count, standing: w.standing, offsets: &offsets)
             changes.append((id, summary))
             let entry = IndexCache.Entry(
-                summary: summary, revision: w.revisionID, frameOffset: s.frames[w.frame].location.offset, clock: w.clock.rawValue,
+                summary: summary, revision: w.revisionID, frameOffset: s.frames.location(at: w.frame).offset, clock: w.clock.rawValue,
                 otherHeads: heads.dropFirst().map { Self.cacheHead($0, structure: s) }, revisionCount: revisionCount)
             added.append((entry, revision.isDeleted ? nil : SearchIndex.Document(revision.body), existing))
         }
@@ -290,7 +290,7 @@ extension Vault {
     private static func cacheHead(_ h: RevisionSummary, structure s: VaultStructure) -> IndexCache.Head {
         IndexCache.Head(
             revision: h.revisionID, clock: h.clock.rawValue, standing: UInt8(h.standing), frame: h.frame,
-            frameOffset: s.frames[h.frame].location.offset)
+            frameOffset: s.frames.location(at: h.frame).offset)
     }
 
     /// Brings the cached view up to the file after this handle committed
@@ -508,7 +508,7 @@ extension Vault {
             let heads = index.heads(of: summary.id)
             guard let w = heads.first else { return nil }
             return (
-                w.revisionID, s.frames[w.frame].location.offset, w.clock.rawValue,
+                w.revisionID, s.frames.location(at: w.frame).offset, w.clock.rawValue,
                 heads.dropFirst().map { Self.cacheHead($0, structure: s) },
                 index.revisions[summary.id]?.count ?? 1
             )

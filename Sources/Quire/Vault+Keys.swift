@@ -172,7 +172,8 @@ extension Vault {
                 "\(missing.count) keyring\(missing.count == 1 ? "" : "s") this device trusted \(missing.count == 1 ? "is" : "are") missing from it"
         }
         let s = file.structure
-        let extends = s.groups.contains { g in s.frames[g.commitFrame].end == memory.committedLength && g.storedHead == memory.chainHead }
+        let extends = s.groups.contains { g in s.frames.end(at: g.commitFrame) == memory.committedLength && g.storedHead == memory.chainHead
+        }
         if extends || memory.committedLength == UInt64(FileHeader.byteCount) { return nil }
         // Rewritten (compaction, merge) or replaced: a rewrite keeps every
         // entry head, and the newest revision is always a head. A credential
@@ -357,7 +358,7 @@ extension Vault {
     /// user accepted.
     func holdsAcceptance(_ accepted: VaultMemory.TamperedAcceptance) -> Bool {
         let s = file.structure
-        return s.groups.contains { s.frames[$0.commitFrame].end == accepted.committedLength && $0.storedHead == accepted.chainHead }
+        return s.groups.contains { s.frames.end(at: $0.commitFrame) == accepted.committedLength && $0.storedHead == accepted.chainHead }
     }
 
     /// True when tampered commit group `g` is covered by the user's
@@ -367,8 +368,8 @@ extension Vault {
     func isAcceptedTampered(_ g: Int) -> Bool {
         guard let accepted = acceptedTampered, holdsAcceptance(accepted) else { return false }
         let s = file.structure
-        let covered = file.tamperedCommits.filter { s.frames[s.groups[$0].commitFrame].end <= accepted.committedLength }
-        return s.frames[s.groups[g].commitFrame].end <= accepted.committedLength && UInt64(covered.count) <= accepted.count
+        let covered = file.tamperedCommits.filter { s.frames.end(at: s.groups[$0].commitFrame) <= accepted.committedLength }
+        return s.frames.end(at: s.groups[g].commitFrame) <= accepted.committedLength && UInt64(covered.count) <= accepted.count
     }
 
     /// Accepts the tampered commits this file holds (`Spec/keys.md §7`,
@@ -393,7 +394,8 @@ extension Vault {
             let s = file.structure
             if !fresh.isEmpty, let last = s.groups.last {
                 acceptedTampered = VaultMemory.TamperedAcceptance(
-                    committedLength: s.frames[last.commitFrame].end, chainHead: last.storedHead, count: UInt64(file.tamperedCommits.count))
+                    committedLength: s.frames.end(at: last.commitFrame), chainHead: last.storedHead,
+                    count: UInt64(file.tamperedCommits.count))
             }
             guard let store = deviceStore else { return fresh.count }
             let path = memoryLocation(in: store)

@@ -13,7 +13,7 @@ extension Vault {
             guard unlocked.unreadableNewerEpoch != nil, let f = issue.frameIndex, f < structure.frames.count,
                 issue.code == "unknown_key" || issue.code == "commit_unverifiable"
             else { return false }
-            return unlocked.keys.keys(for: structure.frames[f].header.keyID).isEmpty
+            return unlocked.keys.keys(for: structure.frames.header(at: f).keyID).isEmpty
         }
     }
 }

@@ -301,7 +301,7 @@ public final class Vault: @unchecked Sendable {
         // rollback, until a merge or a compaction rewrites it (Spec/format.md
         // §9.3), or the user accepts it (Spec/keys.md §7).
         if let g = file.tamperedCommits.first(where: { !isAcceptedTampered($0) }) {
-            throw .tampered(file.structure.frames[file.structure.groups[g].commitFrame].location)
+            throw .tampered(file.structure.frames.location(at: file.structure.groups[g].commitFrame))
         }
         guard signer != nil else {
             throw .keys(

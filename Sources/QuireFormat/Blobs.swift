@@ -303,8 +303,11 @@ extension VaultFile {
     var streamIndexLocked: [StreamID: [Int]] {
         if let cached = streamIndexCache { return cached }
         var index: [StreamID: [Int]] = [:]
-        for frame in structure.frames[0..<structure.committedFrameCount] {
-            if let c = frame.chunk, frame.malformation == nil { index[c.stream, default: []].append(frame.location.index) }
+        // By index: a frame of a packed prefix is built only if it is a
+        // chunk (a frame's malformation is nil there).
+        for i in 0..<structure.committedFrameCount where structure.frames.header(at: i).kind == .blobChunk {
+            let frame = structure.frames[i]
+            if let c = frame.chunk, frame.malformation == nil { index[c.stream, default: []].append(i) }
         }
         streamIndexCache = index
         return index
@@ -342,7 +345,7 @@ extension VaultFile {
         // whatever its key id: an altered copy, or one naming a key id no
         // key has, which anyone can append, neither wins nor counts as a
         // duplicate (Spec/format.md §7.4).
-        let byIndex = Dictionary(grouping: releasable) { structure.frames[$0].chunk!.index }
+        let byIndex = Dictionary(grouping: releasable) { structure.frames.chunk(at: $0)!.index }
         var dropped = Set<Int>()
         for (_, frames) in byIndex where frames.count > 1 {
             let failing = frames.filter { chunkAuthenticatesLocked(frame: $0) != true }
@@ -351,7 +354,7 @@ extension VaultFile {
         if !dropped.isEmpty { releasable.removeAll { dropped.contains($0) } }
         var chosen: [UInt32: (frame: Int, standing: Int)] = [:]
         for f in releasable {
-            let index = structure.frames[f].chunk!.index
+            let index = structure.frames.chunk(at: f)!.index
             let standing = standingLocked(ofFrame: f)
             guard let current = chosen[index] else {
                 chosen[index] = (f, standing)
@@ -364,7 +367,7 @@ extension VaultFile {
             }
         }
         let frames = chosen.values.map { $0.frame }.sorted()
-        let chunks = frames.map { structure.frames[$0].chunk! }
+        let chunks = frames.map { structure.frames.chunk(at: $0)! }
         let seen = Set(chosen.keys)
         // Indices must be exactly 0…n−1: the first gap is the missing chunk.
         var expected: UInt32 = 0
@@ -378,7 +381,7 @@ extension VaultFile {
         // chunk flagged non-final holds exactly 64 KiB of the stream.
         for (i, frame) in frames.enumerated() {
             let c = chunks[i]
-            let length = structure.frames[frame].header.bodyLength
+            let length = structure.frames.header(at: frame).bodyLength
             if !c.isFinal && length != UInt32(SealedFrame.fullChunkBodyLength) {
                 throw .chunkNoncanonical(
                     stream: s, index: c.index, reason: "a non-final chunk must hold exactly \(Limits.chunkByteCount) bytes")

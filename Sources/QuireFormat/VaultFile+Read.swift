@@ -45,15 +45,16 @@ extension VaultFile {
         // holding the records asked for, all at once (on every core).
         if !uncheckedAttestations.isEmpty {
             var groups: [Int] = []
-            for index in frames where kinds.contains(structure.frames[index].header.kind) {
+            for index in frames where kinds.contains(structure.frames.header(at: index).kind) {
                 if let g = structure.groupIndex(ofFrame: index), uncheckedAttestations[g] != nil, groups.last != g { groups.append(g) }
             }
             checkAttestations(of: groups)
         }
         let commits = verdicts
         for index in frames {
+            let kind = structure.frames.header(at: index).kind
+            guard kinds.contains(kind), kind != .blobChunk, kind != .commit else { continue }
             let frame = structure.frames[index]
-            guard kinds.contains(frame.header.kind), frame.header.kind != .blobChunk, frame.header.kind != .commit else { continue }
             do {
                 let payload = try open(frame: frame, window: window, context: context)
                 let g = structure.groupIndex(ofFrame: index)
@@ -88,7 +89,7 @@ extension VaultFile {
     /// what the key carries besides the record key: a manifest's blob key,
     /// a commit's attestation key.
     public func openingKey(frame index: Int) -> EpochKey? {
-        let candidates = keys.keys(for: structure.frames[index].header.keyID)
+        let candidates = keys.keys(for: structure.frames.header(at: index).keyID)
         guard candidates.count > 1 else { return candidates.first }
         return lock.withLock { () -> EpochKey? in
             let frame = structure.frames[index]

@@ -80,7 +80,9 @@ extension VaultFile {
                 return "a new commit does not extend the chain tip"
             }
             guard !group.containsDamage, !frame.repaired else { return "a new commit holds damage" }
-            if group.members.contains(where: { structure.frames[$0].header.kind == .keyring }) { return "a new commit changes the keys" }
+            if group.members.contains(where: { structure.frames.header(at: $0).kind == .keyring }) {
+                return "a new commit changes the keys"
+            }
             let stored = group.storedHead
             let key = keys.keys(for: frame.header.keyID).first { key in
                 (try? CommitChain.head(
@@ -108,7 +110,7 @@ extension VaultFile {
     /// refresh may extend the structure from another thread meanwhile);
     /// nil when the file has no such committed frame.
     package func committedFrameLocation(_ index: Int) -> FrameLocation? {
-        lock.withLock { index >= 0 && index < structure.committedFrameCount ? structure.frames[index].location : nil }
+        lock.withLock { index >= 0 && index < structure.committedFrameCount ? structure.frames.location(at: index) : nil }
     }
 
     /// The bytes after the last commit (a commit being written, or a torn

@@ -227,7 +227,7 @@ public struct WriteOptions: Sendable {
                     same += UInt64(n)
                 }
                 var groups = 0
-                while groups < s.groups.count && s.frames[s.groups[groups].commitFrame].end <= same { groups += 1 }
+                while groups < s.groups.count && s.frames.end(at: s.groups[groups].commitFrame) <= same { groups += 1 }
                 return VaultScanner.prefix(of: s, groups: groups)
             } catch {
                 throw .io(error)
@@ -1167,7 +1167,7 @@ extension VaultFile {
     /// The attestation of a verified commit (`Spec/format.md §9.4`) whose
     /// head verified from `previousHead`.
     func attestation(of group: CommitGroup, previousHead: [UInt8], key: EpochKey) -> CommitReport.Attestation {
-        let header = structure.frames[group.commitFrame].header
+        let header = structure.frames.header(at: group.commitFrame)
         switch CommitChain.checkAttestation(
             body: group.commitBody, previousHead: previousHead, digest: group.digest, key: key, vaultID: vaultID, commitHeader: header)
         {
@@ -1211,7 +1211,9 @@ extension VaultFile {
     func checkAttestationsOfUnknownCriticalKinds() {
         var groups: [Int] = []
         for (g, group) in structure.groups.enumerated() where uncheckedAttestations[g] != nil {
-            if group.members.contains(where: { !structure.frames[$0].header.kind.isKnown && structure.frames[$0].header.kind.isCritical }) {
+            if group.members.contains(where: {
+                !structure.frames.header(at: $0).kind.isKnown && structure.frames.header(at: $0).kind.isCritical
+            }) {
                 groups.append(g)
             }
         }
@@ -1381,9 +1383,9 @@ extension VaultFile {
             for (g, group) in structure.groups.enumerated() where g < commits.statuses.count {
                 guard commits.statuses[g] == .verified, commits.isAttested(g) else { continue }
                 for i in group.members {
-                    let f = structure.frames[i]
-                    if !f.header.kind.isKnown && f.header.kind.isCritical {
-                        return .unknownCriticalKind(f.location, kind: f.header.kind.rawValue)
+                    let kind = structure.frames.header(at: i).kind
+                    if !kind.isKnown && kind.isCritical {
+                        return .unknownCriticalKind(structure.frames.location(at: i), kind: kind.rawValue)
                     }
                 }
             }
@@ -1398,13 +1400,15 @@ extension VaultFile {
             checkAttestationsOfUnknownCriticalKinds()
             let commits = verdicts
             var out: [FormatError] = []
-            for f in structure.frames[0..<structure.committedFrameCount] where !f.header.kind.isKnown && f.header.kind.isCritical {
-                if let g = structure.groupIndex(ofFrame: f.location.index), g < commits.statuses.count,
+            for i in 0..<structure.committedFrameCount {
+                let kind = structure.frames.header(at: i).kind
+                guard !kind.isKnown && kind.isCritical else { continue }
+                if let g = structure.groupIndex(ofFrame: i), g < commits.statuses.count,
                     commits.statuses[g] == .verified, commits.isAttested(g)
                 {
                     continue
                 }
-                out.append(.unknownCriticalKind(f.location, kind: f.header.kind.rawValue))
+                out.append(.unknownCriticalKind(structure.frames.location(at: i), kind: kind.rawValue))
             }
             return out
         }

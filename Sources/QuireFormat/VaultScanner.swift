@@ -75,7 +75,7 @@ public import QuireSystem
     /// The file size when scanned, in bytes.
     public internal(set) var fileSize: UInt64
     /// Every frame found, in file order.
-    public internal(set) var frames: [ScannedFrame]
+    public internal(set) var frames: FrameList
     /// The commit groups, in file order.
     public internal(set) var groups: [CommitGroup]
     /// Regions skipped as damaged before the end of the last commit.
@@ -146,11 +146,11 @@ public import QuireSystem
     public static func prefix(of structure: VaultStructure, groups: Int) -> VaultStructure? {
         guard groups > 0, groups <= structure.groups.count, structure.headerDamage == .none else { return nil }
         let commitFrame = structure.groups[groups - 1].commitFrame
-        let end = structure.frames[commitFrame].end
+        let end = structure.frames.end(at: commitFrame)
         guard !structure.damagedRegions.contains(where: { $0.offset < end }) else { return nil }
         let frameCount = commitFrame + 1
         return VaultStructure(
-            header: structure.header, headerDamage: .none, fileSize: end, frames: Array(structure.frames[0..<frameCount]),
+            header: structure.header, headerDamage: .none, fileSize: end, frames: structure.frames.keepingFirst(frameCount),
             groups: Array(structure.groups[0..<groups]), damagedRegions: [], committedEnd: end, uncommittedFrames: frameCount..<frameCount)
     }
 

@@ -178,7 +178,7 @@ package enum Compaction {
                         g < file.commits.statuses.count, unlocked.memberMade(ring, vaultID: file.vaultID),
                         file.commits.statuses[g] == .verified
                             || (file.commits.statuses[g] == .unverifiable
-                                && file.structure.frames[file.structure.groups[g].commitFrame].header.keyID
+                                && file.structure.frames.header(at: file.structure.groups[g].commitFrame).keyID
                                     == KeyID(commitment: ring.record.publicPart.keyCommit))
                     {
                         keptKeyringIDs.insert(id)

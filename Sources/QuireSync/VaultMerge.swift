@@ -621,8 +621,8 @@ public struct MergeReport: Sendable {
         let gb = b.file.structure.groups
         var groups = 0
         while groups < ga.count && groups < gb.count {
-            let endA = a.file.structure.frames[ga[groups].commitFrame].end
-            let endB = b.file.structure.frames[gb[groups].commitFrame].end
+            let endA = a.file.structure.frames.end(at: ga[groups].commitFrame)
+            let endB = b.file.structure.frames.end(at: gb[groups].commitFrame)
             guard endA == endB, ga[groups].storedHead == gb[groups].storedHead else { break }
             // Compare the group's bytes in 1 MiB pieces.
             var offset = bytes

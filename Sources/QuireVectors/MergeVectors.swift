@@ -200,7 +200,7 @@ public enum MergeVectors {
         let unlocked = try KeyringEvaluator.unlock(file, with: credential)
         file.verifyCommits(with: unlocked)
         var count = 0
-        for (g, group) in file.structure.groups.enumerated() where file.structure.frames[group.commitFrame].end > prefix {
+        for (g, group) in file.structure.groups.enumerated() where file.structure.frames.end(at: group.commitFrame) > prefix {
             guard file.commits.statuses[g] == .verified else {
                 throw VectorFile.ParseError(description: "merged commit \(g) is \(file.commits.statuses[g])")
             }
@@ -224,7 +224,7 @@ public enum MergeVectors {
             default: nil
             }
         var count = 0
-        for (g, group) in file.structure.groups.enumerated() where file.structure.frames[group.commitFrame].end > prefix {
+        for (g, group) in file.structure.groups.enumerated() where file.structure.frames.end(at: group.commitFrame) > prefix {
             if let signer = file.commits.attestor(g), signer != merger { count += 1 }
         }
         return count
@@ -533,9 +533,9 @@ public enum MergeVectors {
                     let s = try VaultFile(path: k.b).structure
                     let n = s.groups.count
                     var raw = Array(try Data(contentsOf: URL(fileURLWithPath: k.b)))
-                    let start2 = Int(s.frames[s.groups[n - 2].members.lowerBound].location.offset)
-                    let start3 = Int(s.frames[s.groups[n - 1].members.lowerBound].location.offset)
-                    let end3 = Int(s.frames[s.groups[n - 1].commitFrame].end)
+                    let start2 = Int(s.frames.location(at: s.groups[n - 2].members.lowerBound).offset)
+                    let start3 = Int(s.frames.location(at: s.groups[n - 1].members.lowerBound).offset)
+                    let end3 = Int(s.frames.end(at: s.groups[n - 1].commitFrame))
                     raw = Array(raw[..<start2]) + Array(raw[start3..<end3]) + Array(raw[start2..<start3]) + Array(raw[end3...])
                     try Data(raw).write(to: URL(fileURLWithPath: k.b))
                 }),
@@ -582,8 +582,8 @@ public enum MergeVectors {
                         let x = ts.groups[ts.groups.count - 1]
                         guard x.storedHead.lexicographicallyPrecedes(g) else { continue }
                         let raw = Array(try Data(contentsOf: URL(fileURLWithPath: t)))
-                        let start = Int(ts.frames[x.members.lowerBound].location.offset)
-                        let end = Int(ts.frames[x.commitFrame].end)
+                        let start = Int(ts.frames.location(at: x.members.lowerBound).offset)
+                        let end = Int(ts.frames.end(at: x.commitFrame))
                         let copy = Array(try Data(contentsOf: URL(fileURLWithPath: k.b)))
                         try Data(copy + raw[start..<end]).write(to: URL(fileURLWithPath: k.b))
                         return

@@ -27,16 +27,19 @@ import Testing
 
     /// What a structure says of every frame and group, comparable.
     static func describe(_ s: VaultStructure) -> [String] {
-        s.frames.map { f in
-            [
-                "\(f.location.offset)/\(f.location.index)", hex(f.headerBytes), hex(f.trailer), "\(f.repaired)",
-                f.chunk.map { hex($0.encoded()) } ?? "-", f.plaintextBody.map { hex($0) } ?? "-", "\(String(describing: f.checksumIntact))",
-                f.commitBody.map { hex($0) } ?? "-", f.malformation ?? "-",
-            ].joined(separator: " ")
-        }
+        s.frames.map(describe(frame:))
             + s.groups.map { g in
                 "group \(g.commitFrame) \(g.members) \(hex(g.digest)) \(hex(g.storedHead)) \(hex(g.commitBody)) \(g.containsDamage)"
             } + ["\(s.committedEnd) \(s.fileSize) \(s.uncommittedFrames) \(s.damagedRegions.count) \(s.tailHasDamage)"]
+    }
+
+    /// What a scan says of one frame, comparable.
+    static func describe(frame f: ScannedFrame) -> String {
+        [
+            "\(f.location.offset)/\(f.location.index)", hex(f.headerBytes), hex(f.trailer), "\(f.repaired)",
+            f.chunk.map { hex($0.encoded()) } ?? "-", f.plaintextBody.map { hex($0) } ?? "-", "\(String(describing: f.checksumIntact))",
+            f.commitBody.map { hex($0) } ?? "-", f.malformation ?? "-",
+        ].joined(separator: " ")
     }
 
     @Test func aCachedOpenScansOnlyTheTail() throws {
@@ -183,5 +186,131 @@ import Testing
         #expect(PrefixFrameTable(of: s, frameCount: 0) == nil)
         // A prefix that does not end with a commit has none.
         #expect(PrefixFrameTable(of: s, frameCount: s.groups[0].commitFrame) == nil)
+    }
+
+    /// Cache format 5 keeps the prefix packed as the frame table's columns
+    /// (`Spec/index-cache.md §1`): every frame built from them, and every
+    /// field read without building one, is what a full scan found; a
+    /// change to the packed part turns the frames into values first.
+    @Test func thePackedPrefixReadsAsTheScan() throws {
+        let (f, _, _) = try Self.fixture("packed")
+        let packed = try f.cached().file.structure.frames
+        let scanned = try f.full().file.structure.frames
+        #expect(packed.packedCount > 0)
+        #expect(packed.packedCount == packed.count)
+        #expect(scanned.packedCount == 0)
+        #expect(packed.count == scanned.count)
+        #expect(packed.map(Self.describe(frame:)) == scanned.map(Self.describe(frame:)))
+        var mismatches: [Int] = []
+        for i in 0..<packed.count
+        where packed.header(at: i) != scanned[i].header || packed.location(at: i) != scanned[i].location
+            || packed.end(at: i) != scanned[i].end || packed.chunk(at: i) != scanned[i].chunk
+        {
+            mismatches.append(i)
+        }
+        #expect(mismatches == [])
+        #expect(packed.contains { $0.chunk != nil })
+        #expect(packed.contains { $0.plaintextBody != nil })
+        var changed = packed
+        changed.replaceSubrange(1..<2, with: [scanned[1], scanned[2]])
+        #expect(changed.packedCount == 0)
+        #expect(changed.count == scanned.count + 1)
+        #expect(changed[3].location == scanned[2].location)
+        #expect(changed[5].location == scanned[4].location)
+        var appended = packed
+        appended.append(scanned[0])
+        #expect(appended.packedCount == packed.count)
+        #expect(appended.last?.location == scanned[0].location)
+    }
+
+    /// A frame table whose columns disagree with each other or with the
+    /// file — sealed under the right key, so that only the checks of
+    /// `Spec/index-cache.md §5` can refuse it — is refused, and an open
+    /// through the cache then scans the whole file and answers as a full
+    /// open.
+    @Test func aDamagedColumnIsRefused() throws {
+        let (f, _, _) = try Self.fixture("columns")
+        let key = try IndexCacheKey(device: f.device, vaultID: f.vaultID)
+        guard case .success(let found) = IndexCache.loadFrameTable(folder: f.cacheFolder, key: key, vaultID: f.vaultID),
+            let table = found.table
+        else {
+            Issue.record("no frame table")
+            return
+        }
+        let id = found.identity
+        func opens(_ t: PrefixFrameTable) -> Bool {
+            let opened = VaultFile.open(
+                path: f.path, writable: false, cachedPrefix: t, frameCount: id.frameCount, committedLength: id.committedLength,
+                chainHead: id.chainHead, commitsDigest: id.commitsDigest)
+            if case .opened = opened { return true }
+            return false
+        }
+        #expect(opens(table))
+        #expect(table.frameCount == id.frameCount)
+        let s = try f.full().file.structure
+        let w = PrefixFrameTable.trailerWidth
+        let commit = s.groups[0].commitFrame
+        let chunk = try #require((0..<id.frameCount).first { s.frames[$0].header.kind == .blobChunk })
+        let record = try #require((0..<id.frameCount).first { s.frames[$0].header.kind == .entryRevision })
+        let keyring = try #require((0..<id.frameCount).first { s.frames[$0].header.kind == .keyring })
+        #expect(table.chunkFrames.count >= 8)
+        var cases: [(String, PrefixFrameTable)] = []
+        func edit(_ name: String, _ change: (inout PrefixFrameTable) -> Void) {
+            var t = table
+            change(&t)
+            cases.append((name, t))
+        }
+        edit("a header cut short") { $0.headers.removeLast() }
+        edit("one header row fewer") { $0.headers.removeLast(FrameHeader.byteCount) }
+        edit("one trailer row fewer") { $0.trailers.removeLast(w) }
+        edit("a trailer row more") { $0.trailers += [UInt8](repeating: 0, count: w) }
+        edit("a commit's trailer row not zero") { $0.trailers[commit * w + 5] = 1 }
+        edit("a chunk tag's padding not zero") { $0.trailers[chunk * w + 20] = 1 }
+        edit("a keyring's body hash changed") { $0.trailers[keyring * w] ^= 1 }
+        edit("a record's body length changed") { $0.headers[record * FrameHeader.byteCount + 8] ^= 0x10 }
+        edit("a record's kind changed to a chunk") { $0.headers[record * FrameHeader.byteCount] = RecordKind.blobChunk.rawValue }
+        edit("a commit's key id changed") { $0.headers[commit * FrameHeader.byteCount + 2] ^= 1 }
+        edit("no chunk rows") {
+            $0.chunkFrames = []
+            $0.chunkHeaders = []
+        }
+        edit("the chunk index cut short") { $0.chunkFrames.removeLast() }
+        edit("the chunk index one row short") {
+            $0.chunkFrames.removeLast(4)
+            $0.chunkHeaders.removeLast(ChunkHeader.byteCount)
+        }
+        edit("a chunk header cut short") { $0.chunkHeaders.removeLast() }
+        edit("a chunk row naming a record") {
+            $0.chunkFrames[0..<4] = ArraySlice((0..<4).map { UInt8(truncatingIfNeeded: record >> (8 * $0)) })
+        }
+        edit("chunk rows out of order") {
+            let first = Array($0.chunkFrames[0..<4])
+            $0.chunkFrames[0..<4] = $0.chunkFrames[4..<8]
+            $0.chunkFrames[4..<8] = ArraySlice(first)
+        }
+        edit("a malformed chunk header") { $0.chunkHeaders[ChunkHeader.byteCount - 1] = 2 }
+        edit("one digest fewer") { $0.digests.removeLast(CommitChain.digestByteCount) }
+        edit("a digest cut short") { $0.digests.removeLast() }
+        for (name, t) in cases {
+            #expect(t != table, "\(name)")
+            #expect(!opens(t), "\(name)")
+        }
+
+        // Sealed into the cache: the open scans the whole file.
+        let full = try IndexCacheOpenTests.answers(try f.full())
+        for (name, t) in [cases[0], cases[4], cases[11]] {
+            guard case .loaded(var contents) = IndexCache.load(folder: f.cacheFolder, key: key, vaultID: f.vaultID, check: { _ in nil })
+            else {
+                Issue.record("the cache does not load")
+                return
+            }
+            contents.frameTable = t
+            try Data(IndexCache.seal(contents, key: key)).write(to: URL(fileURLWithPath: f.cacheFile))
+            chmod(f.cacheFile, 0o600)
+            let v = try f.cached()
+            #expect(v.file.cachedPrefixFrameCount == 0, "\(name)")
+            #expect(v.file.scanStartOffset == 64, "\(name)")
+            #expect(try IndexCacheOpenTests.answers(v) == full, "\(name)")
+        }
     }
 }

@@ -219,6 +219,24 @@ import Testing
         #expect(before.check(against: after, keyringHeads: []) == .keyringsChanged)
     }
 
+    /// A cache of an earlier format version — version 4 kept its frame
+    /// table as one variable-width byte string — is discarded unread (and
+    /// rewritten by the caller), never misread as this version's columns.
+    @Test func anEarlierVersionIsDiscarded() {
+        let bytes = IndexCache.seal(Self.contents(), key: Self.key())
+        #expect(IndexCache.formatVersion == 5)
+        #expect(bytes[IndexCache.magic.count] == IndexCache.formatVersion)
+        for version: UInt8 in [1, 2, 3, 4, 6] {
+            var old = bytes
+            old[IndexCache.magic.count] = version
+            #expect(Self.discard(IndexCache.open(old, key: Self.key(), vaultID: Self.vault, check: Self.accept)) == .unknownFormat)
+            guard case .failure(.unknownFormat) = IndexCache.openFrameTable(old, key: Self.key(), vaultID: Self.vault) else {
+                Issue.record("version \(version): the frame table was read")
+                continue
+            }
+        }
+    }
+
     @Test func everyTruncationIsDiscarded() {
         let bytes = IndexCache.seal(Self.contents(), key: Self.key())
         var kept: [Int] = []
