@@ -19,6 +19,7 @@ import Testing
                 for: Self.key, passphrase: passphrase(made), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: Self.vaultID,
                 random: SeededRandom(label: "nfc"))
             var cache = SlotCrypto.PassphraseCache()
+            try SlotCrypto.choosePassphraseRuns(passphrase(typed), slots: [slot], cache: &cache)
             let opened = try SlotCrypto.open(slot, with: .passphrase(passphrase(typed)), vaultID: Self.vaultID, epoch: 1, cache: &cache)
             #expect(opened?.storage.copyBytes() == counting(32, from: 7))
         }
