@@ -128,14 +128,8 @@ public struct MergeReport: Sendable {
             keys: keys, trustedKeyrings: union.trustedKeyrings(in: b), attestors: attestors, removedMembers: removedMembers)
 
         let prefix = try commonPrefix(a, b)
-        var aTail = try a.blocks(after: prefix.groups, keyrings: union)
-        var bTail = try b.blocks(after: prefix.groups, keyrings: union)
-        // Of two versions of a chunk, the side with which its attachment
-        // reads whole wins (Spec/merge.md §3.2, tenth review R10-1).
-        let repair = try repairChunks(a, b, vaultBlocks: aTail.blocks, copyBlocks: bTail.blocks)
-        aTail.leftOut += repair.vaultLeftOut
-        bTail.leftOut += repair.copyLeftOut
-        let notWritten = { (f: Side.Carried) -> Bool in (f.side === a ? repair.vault : repair.copy).contains(f.identity) }
+        let aTail = try a.blocks(after: prefix.groups, keyrings: union)
+        let bTail = try b.blocks(after: prefix.groups, keyrings: union)
         let leftOut = bTail.leftOut
         let trustedRings = union.unlocked.keyrings.filter(\.isTrusted)
         // A rekey in the result: what is folded in from before it is sealed
@@ -151,7 +145,7 @@ public struct MergeReport: Sendable {
         for u in aTail.unverifiedRecords { tailSummaries.insert(a.summary(of: u.index)) }
         let prefixIDs = Set(try a.identities(of: 0..<prefix.frames, matching: tailSummaries))
         let aIDs = Set(aTail.blocks.flatMap { $0.frames.map(\.identity) }).union(prefixIDs).union(superseded)
-        let newFromB = bTail.blocks.flatMap { $0.frames }.filter { !aIDs.contains($0.identity) && !notWritten($0) }
+        let newFromB = bTail.blocks.flatMap { $0.frames }.filter { !aIDs.contains($0.identity) }
         let aTailSuperseded = aTail.blocks.contains { $0.frames.contains { superseded.contains($0.identity) } }
         // The vault's own records that authenticate but sit in commits that
         // do not verify: the result cannot vouch for them, so unless the copy
@@ -241,9 +235,7 @@ public struct MergeReport: Sendable {
                 out.verifyCommits(keys: setKeys, trustedKeyrings: [:], attestors: attestors, removedMembers: removedMembers)
                 var emitted = prefixIDs
                 for block in blocks {
-                    let frames = block.frames.filter {
-                        !emitted.contains($0.identity) && !superseded.contains($0.identity) && !notWritten($0)
-                    }
+                    let frames = block.frames.filter { !emitted.contains($0.identity) && !superseded.contains($0.identity) }
                     guard !frames.isEmpty else { continue }
                     for f in frames { emitted.insert(f.identity) }
                     let reseal = frames.contains { needsReseal($0) }
@@ -305,116 +297,6 @@ public struct MergeReport: Sendable {
             droppedFromVault: aTail.leftOut)
         report.temporariesLeft = union.temporariesLeft
         return report
-    }
-
-    /// What ``repairChunks(_:_:vaultBlocks:copyBlocks:)`` decided: the
-    /// identities of each side's carried frames not written from that side,
-    /// and the chunks left out, with why.
-    struct ChunkRepair {
-        var vault = Set<[UInt8]>()
-        var copy = Set<[UInt8]>()
-        var vaultLeftOut: [FormatError] = []
-        var copyLeftOut: [FormatError] = []
-    }
-
-    /// Two versions of a chunk (`Spec/merge.md §3.2`, tenth review R10-1).
-    /// The chain covers a chunk's tag only, so a holder of its epoch key can
-    /// rewrite a chunk in place keeping its tag: both versions authenticate,
-    /// and carrying both would leave the stream with a duplicate index for
-    /// good. Where both tails carry chunks of one (stream, index) that
-    /// differ, the side whose own file reads the attachment whole (its blob
-    /// id verifies) keeps its chunks: the vault is tried first, then the
-    /// copy, so at most two trials per stream. The other side's differing
-    /// chunks of that stream are left out, and the other frames of their
-    /// groups that the winning side carries too are written from the
-    /// winning side's group (so the stream's chunks stay in order). When
-    /// neither side reads whole, both are kept and the result reports it.
-    static func repairChunks(_ a: Side, _ b: Side, vaultBlocks: [Side.Block], copyBlocks: [Side.Block]) throws(SyncError)
-        -> ChunkRepair
-    {
-        struct Slot: Hashable {
-            let stream: StreamID
-            let index: UInt32
-        }
-        func slots(_ blocks: [Side.Block]) -> [Slot: [Side.Carried]] {
-            var out: [Slot: [Side.Carried]] = [:]
-            for block in blocks {
-                for f in block.frames where f.kind == .blobChunk && !f.unopened {
-                    guard let chunk = f.side.file.structure.frames[f.index].chunk else { continue }
-                    out[Slot(stream: chunk.stream, index: chunk.index), default: []].append(f)
-                }
-            }
-            return out
-        }
-        let aSlots = slots(vaultBlocks)
-        let bSlots = slots(copyBlocks)
-        var conflicts: [StreamID: [Slot]] = [:]
-        for (slot, frames) in aSlots {
-            guard let other = bSlots[slot], Set(frames.map(\.identity)) != Set(other.map(\.identity)) else { continue }
-            conflicts[slot.stream, default: []].append(slot)
-        }
-        var repair = ChunkRepair()
-        guard !conflicts.isEmpty else { return repair }
-        let manifests = (vaultBlocks + copyBlocks).flatMap(\.frames).filter { $0.kind == .blobManifest && !$0.unopened }
-        for stream in conflicts.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
-            var found: (manifest: BlobManifest, blobKey: SymmetricKey?)?
-            for f in manifests where found == nil {
-                guard let payload = try? f.side.file.openRecord(frame: f.index),
-                    let manifest = try? BlobManifest(decoding: payload), manifest.stream == stream
-                else { continue }
-                found = (manifest, f.side.file.openingKey(frame: f.index)?.blobKey)
-            }
-            guard let found, found.blobKey != nil else { continue }
-            let (manifest, blobKey) = found
-            var problems: [FormatError?] = []
-            for side in [a, b] {
-                do {
-                    try readsWhole(side.file.openBlob(manifest, blobKey: blobKey))
-                    problems.append(nil)
-                } catch .io(let e) {
-                    throw .io(e)
-                } catch {
-                    problems.append(error)
-                }
-            }
-            guard let winner = problems.firstIndex(where: { $0 == nil }) else { continue }
-            let (keep, lose) = winner == 0 ? (aSlots, bSlots) : (bSlots, aSlots)
-            let why = problems[1 - winner] ?? .chunkDuplicate(stream: stream.description, index: 0)
-            let kept = Set(conflicts[stream]!.flatMap { keep[$0]!.map(\.identity) })
-            for slot in conflicts[stream]! {
-                for f in lose[slot]! where !kept.contains(f.identity) {
-                    if winner == 0 {
-                        repair.copy.insert(f.identity)
-                        repair.copyLeftOut.append(why)
-                    } else {
-                        repair.vault.insert(f.identity)
-                        repair.vaultLeftOut.append(why)
-                    }
-                }
-            }
-        }
-        // The other frames of a group that lost a chunk are written from
-        // the winning side's group where it carries them.
-        let aIDs = Set(vaultBlocks.flatMap(\.frames).map(\.identity))
-        let bIDs = Set(copyBlocks.flatMap(\.frames).map(\.identity))
-        for block in vaultBlocks where block.frames.contains(where: { repair.vault.contains($0.identity) }) {
-            for f in block.frames where bIDs.contains(f.identity) { repair.vault.insert(f.identity) }
-        }
-        for block in copyBlocks where block.frames.contains(where: { repair.copy.contains($0.identity) }) {
-            for f in block.frames where aIDs.contains(f.identity) { repair.copy.insert(f.identity) }
-        }
-        return repair
-    }
-
-    /// Reads `reader` to its end, in bounded memory: it throws unless the
-    /// attachment is whole (`Spec/format.md §7.4`).
-    static func readsWhole(_ reader: BlobReader) throws(FormatError) {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer {
-            buffer.initializeMemory(as: UInt8.self, repeating: 0)
-            buffer.deallocate()
-        }
-        while try reader.read(into: buffer) > 0 {}
     }
 
     /// The identities of the carried frames below the rekey floor whose

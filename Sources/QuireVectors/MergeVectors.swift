@@ -590,51 +590,7 @@ public enum MergeVectors {
                     }
                     fatalError("no head below G's in 256 tries")
                 }),
-            try chunkRewrittenKeepingItsTag(),
         ]
-    }
-
-    /// Tenth review, R10-1: the laptop stores a 70,000-byte attachment; the
-    /// copy is the intact file; on the vault, a holder of the epoch key
-    /// rewrites chunk 0 in place so that it keeps its Poly1305 tag
-    /// (``TagForgery``). The commit still verifies (the chain covers a
-    /// chunk's tag only) and readers report `blob_id_mismatch`. Merging
-    /// the intact copy keeps the chunk with which the attachment reads
-    /// whole (`Spec/merge.md §3.2`): the result holds it once, no
-    /// `chunk_duplicate`.
-    package static func chunkRewrittenKeepingItsTag() throws -> Vector {
-        try build(
-            "attack-chunk-rewritten-keeping-its-tag",
-            comment:
-                "tenth review, R10-1: the laptop stores a 70,000-byte attachment; the copy is that file, intact; on the vault a holder of the epoch key rewrites chunk 0 in place keeping its Poly1305 tag (the chain covers a chunk's tag only, so the commit still verifies and readers report blob_id_mismatch). Before, merge carried both versions (both authenticate): chunk_duplicate in the result, in both directions, and the attachment was lost for good. Now, of two versions of a chunk, merge keeps the side whose file reads the attachment whole (merge.md §3.2): the vault's group is left out and the copy's is written in its place, whole, keeping its attestation (unattested-commits: 0); the attachment line shows the intact content",
-            a: { k in
-                try k.attach(try k.open(k.a, "laptop"), count: 70_000, clock: t0 + 100)
-                try? FileManager.default.removeItem(atPath: k.b)
-                try FileManager.default.copyItem(atPath: k.a, toPath: k.b)
-                let v = try k.open(k.a, "laptop")
-                let s = v.file.structure
-                guard let f = s.frames.first(where: { $0.header.kind == .blobChunk && $0.chunk?.index == 0 }),
-                    let key = v.file.keys.keys(for: f.header.keyID).first
-                else { fatalError("no chunk 0") }
-                let record = try key.subkey(.record)
-                var raw = Array(try Data(contentsOf: URL(fileURLWithPath: k.a)))
-                let start = Int(f.bodyOffset)
-                let end = start + Int(f.header.bodyLength)
-                let nonce = Array(raw[start..<(start + 24)])
-                let publicHeader = Array(raw[(start + 24)..<(start + 24 + ChunkHeader.byteCount)])
-                let ciphertext = Array(raw[(start + 24 + ChunkHeader.byteCount)..<(end - 16)])
-                let ad = SealedFrame.associatedData(vaultID: v.file.vaultID, header: f.header, publicHeader: publicHeader)
-                let plaintext = try XChaCha20Poly1305.open(
-                    Array(raw[(start + 24 + ChunkHeader.byteCount)..<end]), key: record, nonce: nonce, authenticating: ad)
-                guard
-                    let forged = TagForgery.rewrite(
-                        ciphertext: ciphertext, plaintext: plaintext, key: record, nonce: nonce, block: 0,
-                        newBlock: Array("NOT THE MEMBER'S".utf8), candidates: Array(1..<64))
-                else { fatalError("no forgery") }
-                raw.replaceSubrange((start + 24 + ChunkHeader.byteCount)..<(end - 16), with: forged)
-                try Data(raw).write(to: URL(fileURLWithPath: k.a))
-            },
-            b: { _ in })
     }
 
     /// The laptop removes the phone on one copy while the phone removes the

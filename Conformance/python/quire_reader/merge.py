@@ -238,91 +238,6 @@ def _unverified_records(side: Side, keys: _FileKeys, vault_id: bytes, skip_group
     return out
 
 
-def _chunk_slot(f: Frame) -> tuple:
-    """A chunk's (stream id, index), from its public header (format.md §7.2)."""
-    return f.body[NONCE:NONCE + 16], struct.unpack_from("<I", f.body, NONCE + 16)[0]
-
-
-def _side_stream(side: Side, fk, vault_id: bytes, stream: bytes) -> list:
-    """The candidate chunks of `stream` in one whole file (format.md §7.4)."""
-    out = []
-    for c in side.view.commits:
-        for f in c.covered:
-            if f.kind == KIND_CHUNK and not f.malformed and f.body[NONCE:NONCE + 16] == stream:
-                allowed = release_keys(c, f, fk)
-                if allowed is not STALE:
-                    out.append(Chunk(f, allowed, c.standing, vault_id))
-    return out
-
-
-def _repair_chunks(sides, sides_blocks, fkeys, vault_id: bytes):
-    """merge.md §3.2, tenth review R10-1: where both tails carry chunks of
-    one (stream, index) that differ, the side whose own file reads the
-    attachment whole (its blob id verifies) keeps its chunks and the other
-    side's differing chunks of that stream are dropped; V is tried first,
-    then C: at most two trials per stream. When neither reads whole, both
-    are kept (the result reports the stream). The other frames of a group
-    that lost a chunk which the winning side carries too are written from
-    the winning side. Returns ({side: identities not written from it},
-    {side: [(frame, reason)]})."""
-    tails = {}
-    for s in sides:
-        fk = fkeys[s.name]
-        pool = {}
-        for b in sides_blocks[s.name]:
-            for f in b.frames:
-                if f.kind == KIND_CHUNK and fk.candidates(f.key_id):
-                    pool.setdefault(_chunk_slot(f), []).append(f)
-        tails[s.name] = pool
-    v_pool, c_pool = tails["v"], tails["c"]
-    conflicts = {}
-    for slot, frames in v_pool.items():
-        if slot in c_pool and {identity(f) for f in frames} != {identity(f) for f in c_pool[slot]}:
-            conflicts.setdefault(slot[0], []).append(slot)
-    dropped, left = {s.name: set() for s in sides}, {s.name: [] for s in sides}
-    by_name = {s.name: s for s in sides}
-    for stream in sorted(conflicts):
-        manifest = None
-        for s in sides:
-            fk = fkeys[s.name]
-            for b in sides_blocks[s.name]:
-                for f in b.frames:
-                    if manifest is None and f.kind == KIND_MANIFEST and fk.candidates(f.key_id):
-                        try:
-                            _, value, h = record_payload(f, release_keys(b.commit, f, fk), vault_id)
-                        except RecordError:
-                            continue
-                        if value.get("stream") == stream:
-                            manifest = (f.offset, value, h.blob_key)
-        if manifest is None:
-            continue
-        at, value, blob_key = manifest
-        problems = {}
-        for name in ("v", "c"):
-            chunks = _side_stream(by_name[name], fkeys[name], vault_id, stream)
-            _, problems[name] = read_attachment(at, value, chunks, vault_id, blob_key)
-        winner = next((n for n in ("v", "c") if problems[n] is None), None)
-        if winner is None:
-            continue
-        loser = "c" if winner == "v" else "v"
-        keep = {identity(f) for slot in conflicts[stream] for f in tails[winner][slot]}
-        reason = problems[loser].code if problems[loser] else "chunk_duplicate"
-        for slot in conflicts[stream]:
-            for f in tails[loser][slot]:
-                if identity(f) not in keep:
-                    dropped[loser].add(identity(f))
-                    left[loser].append((f, reason))
-    # The other frames of a group that lost a chunk are written with the
-    # winning side's group where it carries them, so that the stream's
-    # chunks stay in file order.
-    carried = {n: {identity(f) for b in sides_blocks[n] for f in b.frames} for n in ("v", "c")}
-    for name, other in (("v", "c"), ("c", "v")):
-        for b in sides_blocks[name]:
-            if any(identity(f) in dropped[name] for f in b.frames):
-                dropped[name].update(identity(f) for f in b.frames if identity(f) in carried[other])
-    return dropped, left
-
-
 def _common_prefix(v: bytes, v_view, c: bytes) -> tuple:
     """merge.md §3.2: (length, number of commit groups)."""
     if v[:HEADER_SIZE] != c[:HEADER_SIZE]:
@@ -399,12 +314,6 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
 
     prefix_ids = {identity(f) for cm in sv.view.commits[:groups] for f in cm.covered}
 
-    # merge.md §3.2: of two versions of a chunk, the one with which its
-    # attachment reads whole (tenth review R10-1)
-    repaired, repair_left = _repair_chunks((sv, sc), sides_blocks, fkeys, vault_id)
-    for side in ("v", "c"):
-        left[side] += repair_left[side]
-
     write = trusted[_write_key(trusted).id]
     wkey = write.key
 
@@ -435,7 +344,7 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
                 kept.append(b)
             sides_blocks[side] = kept
     v_ids = prefix_ids | {identity(f) for b in sides_blocks["v"] for f in b.frames}
-    c_carried = [f for b in sides_blocks["c"] for f in b.frames if identity(f) not in repaired["c"]]
+    c_carried = [f for b in sides_blocks["c"] for f in b.frames]
 
     # merge.md §3.3: nothing to write
     if all(identity(f) in v_ids for f in c_carried) and not left["v"]:
@@ -496,7 +405,7 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
         frames, second = [], []
         for f in b.frames:
             i = identity(f)
-            if i in written or i in repaired[b.side]:
+            if i in written:
                 continue
             written.add(i)
             frames.append(f)
