@@ -191,6 +191,16 @@ public enum MergeVectors {
         }
     }
 
+    /// Commits `revision` to `vault` in a commit of its own with no member
+    /// attestation, as a passphrase or escrow holder would write it; `label`
+    /// seeds the commit's nonces so the vector is deterministic.
+    static func commitUnattested(_ revision: EntryRevision, to vault: Vault, label: String) throws {
+        try vault.file.commit(random: SeededRandom(label: label), options: quiet, attestation: .none) {
+            (tx: PendingCommit) throws(FormatError) in
+            _ = try tx.appendSealed(kind: .entryRevision, payload: revision.encoded())
+        }
+    }
+
     /// The number of commits after the first `prefix` bytes of the vault at
     /// `path` that are not attested by a member (unattested, failed, or
     /// attested by a removed member, `Spec/format.md §9.4`); throws when
@@ -454,10 +464,7 @@ public enum MergeVectors {
                         clock: HybridLogicalClock(milliseconds: UInt64(c + 101), counter: 0),
                         body: EntryBody(created: c, text: "written with the passphrase"))
                     k.ids.append(r.entryID)
-                    try v.file.commit(random: SeededRandom(label: "unattested commit"), options: quiet, attestation: .none) {
-                        (tx: PendingCommit) throws(FormatError) in
-                        _ = try tx.appendSealed(kind: .entryRevision, payload: r.encoded())
-                    }
+                    try commitUnattested(r, to: v, label: "unattested commit")
                 }),
             try build(
                 "attack-unattested-child-retires-attested",
@@ -471,10 +478,7 @@ public enum MergeVectors {
                     let r = EntryRevision(
                         entryID: k.ids[0], revisionID: RevisionID(using: SeededRandom(label: "retiring revision")), parents: parent,
                         clock: HybridLogicalClock(milliseconds: UInt64(c + 5), counter: 0), isDeleted: true)
-                    try v.file.commit(random: SeededRandom(label: "retiring commit"), options: quiet, attestation: .none) {
-                        (tx: PendingCommit) throws(FormatError) in
-                        _ = try tx.appendSealed(kind: .entryRevision, payload: r.encoded())
-                    }
+                    try commitUnattested(r, to: v, label: "retiring commit")
                 }),
             try build(
                 "attack-unattested-undelete-by-clock",
@@ -491,10 +495,7 @@ public enum MergeVectors {
                         entryID: k.ids[0], revisionID: RevisionID(using: SeededRandom(label: "undeleting revision")),
                         parents: [tombstone.revisionID], clock: HybridLogicalClock(rawValue: .max), device: tombstone.device,
                         body: EntryBody(created: c, text: "back from the dead, written by a non-member"))
-                    try v.file.commit(random: SeededRandom(label: "undeleting commit"), options: quiet, attestation: .none) {
-                        (tx: PendingCommit) throws(FormatError) in
-                        _ = try tx.appendSealed(kind: .entryRevision, payload: r.encoded())
-                    }
+                    try commitUnattested(r, to: v, label: "undeleting commit")
                 }),
             try build(
                 "attack-unattested-profile-clock-max",
