@@ -46,6 +46,21 @@ package enum VaultCancellation {
         }
         return try result.get()
     }
+
+    /// Runs `operation` synchronously with `flag` bound: the operation stops
+    /// at its next check once the flag reads as set (for example a
+    /// ``CancellationFlag`` made with `alsoSetWhen:` over a trapped signal, so
+    /// that a command told to stop removes its temporary files first).
+    package static func with<T, E: Error>(_ flag: CancellationFlag, _ operation: () throws(E) -> T) throws(E) -> T {
+        let result: Result<T, E> = OperationCancellation.$flag.withValue(flag) {
+            do throws(E) {
+                return .success(try operation())
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
 }
 
 extension Vault {

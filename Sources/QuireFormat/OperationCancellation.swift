@@ -28,15 +28,22 @@ package enum OperationCancellation {
 }
 
 /// A one-way switch that asks an operation to stop (set by a progress
-/// handler's answer). Sendable through its atomic.
+/// handler's answer, or by an outside condition such as a trapped signal).
+/// Sendable through its atomic.
 package final class CancellationFlag: Sendable {
     private let state = Atomic<Bool>(false)
+    private let condition: (@Sendable () -> Bool)?
 
     /// A flag not set.
-    package init() {}
+    package init() { condition = nil }
 
-    /// True once ``set()`` was called.
-    package var isSet: Bool { state.load(ordering: .acquiring) }
+    /// A flag that also reads as set once `condition` returns true (asked at
+    /// each check, so it must be cheap: an atomic load).
+    package init(alsoSetWhen condition: @escaping @Sendable () -> Bool) { self.condition = condition }
+
+    /// True once ``set()`` was called or the condition given at creation
+    /// holds.
+    package var isSet: Bool { state.load(ordering: .acquiring) || (condition?() ?? false) }
 
     /// Asks the operation to stop at its next check.
     package func set() { state.store(true, ordering: .releasing) }

@@ -94,6 +94,14 @@ public final class SignalTrap: @unchecked Sendable {
         return nil
     }
 
+    /// True when one of the trapped signals was caught and not yet taken by
+    /// ``takeCaught()`` (an atomic load: safe to ask at every step of long
+    /// work).
+    package var hasCaught: Bool {
+        let mask = signals.reduce(UInt32(0)) { $0 | (UInt32(1) << UInt32($1.rawValue)) }
+        return caughtSignals.load(ordering: .sequentiallyConsistent) & mask != 0
+    }
+
     /// Puts back the actions the signals had before the trap.
     public func restore() {
         for (number, old) in previous.reversed() {

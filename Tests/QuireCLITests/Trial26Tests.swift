@@ -174,6 +174,49 @@ import Testing
         #expect(!names.contains { $0.contains("quire-tmp") || $0.contains("quire-export") }, "\(names)")
     }
 
+    /// F11: an export told to stop (SIGTERM) left its decrypted temporary
+    /// file or folder (`.OUT.quire-export-…`) beside OUT. Now it stops at the
+    /// next entry, removes it, and ends by the same signal.
+    @Test func anExportToldToStopLeavesNoTemporaryFile() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        // A large attachment keeps the export busy long enough to be stopped.
+        var x: UInt32 = 7
+        var photo = [UInt8](repeating: 0, count: 24 << 20)
+        for i in photo.indices {
+            x = x &* 1_103_515_245 &+ 12345
+            photo[i] = UInt8(truncatingIfNeeded: x >> 16)
+        }
+        try Data(photo).write(to: URL(fileURLWithPath: box.path("photo.bin")))
+        for i in 0..<3 { _ = try box.add("entry \(i) with a photo", ["--attach", "photo.bin"]) }
+        let script = """
+            import os, signal, subprocess, sys, time
+            d, args = sys.argv[1], sys.argv[2:]
+            def default_signals():  # as from a shell: a test runner may ignore or block SIGTERM
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])
+            p = subprocess.Popen(args, cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=default_signals)
+            seen, deadline = False, time.time() + 120
+            while not seen and p.poll() is None and time.time() < deadline:
+                seen = any(".quire-export-" in n for n in os.listdir(d))
+                if not seen: time.sleep(0.0005)
+            if seen: p.send_signal(signal.SIGTERM)
+            err = p.communicate()[1].decode()
+            print(seen, p.returncode)
+            sys.stdout.write(err)
+            """
+        for (format, output) in [("md", "folder"), ("dayone", "out.zip")] {
+            let r = try box.run(
+                "/usr/bin/python3", ["-c", script, box.dir, box.binary, "export", "Journal.quire", "--format", format, "-o", output],
+                stdin: nil, env: [:])
+            #expect(r.stdout.hasPrefix("True -15\n"), "\(format): \(r)")
+            #expect(r.stdout.contains("quire: warning: stopped: nothing was written to \(output)"), "\(format): \(r)")
+            let names = try FileManager.default.contentsOfDirectory(atPath: box.dir)
+            #expect(!names.contains { $0.contains("quire-export") }, "\(format): \(names)")
+            #expect(!names.contains(output), "\(format): \(names)")
+        }
+    }
+
     /// F11: `verify` of an empty file said "damaged: not a Quire vault".
     @Test func verifyOfAnEmptyFileSaysItIsEmpty() throws {
         let box = try Sandbox()

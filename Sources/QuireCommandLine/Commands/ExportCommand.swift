@@ -73,22 +73,36 @@ struct ExportCommand: QuireCommand {
         }
         let progress = ProgressBar("exporting \(name)")
         progress.start()
-        let report: ExportReport
-        do {
-            if let book {
-                report = try book(opened.vault, output, filter) { p in progress.update(done: p.done, total: p.total) }
-            } else {
-                report = try exportJournal(
-                    opened.vault, format: ExportFormat(rawValue: name)!, to: output, filter: filter, options: options
-                ) { p in
-                    progress.update(done: p.done, total: p.total)
+        // Told to stop (SIGTERM, SIGINT, SIGHUP) while the decrypted export is
+        // being written: stop at the next entry, remove the temporary file
+        // (or folder), then end by the same signal.
+        let stop = SignalTrap([.hangup, .terminate, .interrupt])
+        let stopped = CancellationFlag(alsoSetWhen: { stop.hasCaught })
+        let outcome: Result<ExportReport, ExportError> = VaultCancellation.with(stopped) { () -> Result<ExportReport, ExportError> in
+            do throws(ExportError) {
+                if let book {
+                    return .success(try book(opened.vault, output, filter) { p in progress.update(done: p.done, total: p.total) })
                 }
+                return .success(
+                    try exportJournal(opened.vault, format: ExportFormat(rawValue: name)!, to: output, filter: filter, options: options) {
+                        p in
+                        progress.update(done: p.done, total: p.total)
+                    })
+            } catch {
+                return .failure(error)
             }
-        } catch {
-            progress.finish()
-            throw .exporting(error, path: vault)
         }
         progress.finish()
+        stop.restore()
+        if let signal = stop.takeCaught(), case .failure = outcome {
+            c.out.warning("stopped: nothing was written to \(output)")
+            SignalTrap.die(of: signal.rawValue)
+        }
+        let report: ExportReport
+        switch outcome {
+        case .success(let r): report = r
+        case .failure(let error): throw .exporting(error, path: vault)
+        }
         let partText = leftOut.isEmpty ? "" : ": a PARTIAL export (--partial)"
         c.out.line(
             "exported \(plural(report.entries, "entry", "entries")) and \(plural(report.attachments, "attachment")) to \(output) (\(formatBytes(report.bytes)))\(partText)"
