@@ -375,7 +375,8 @@ package enum Compaction {
                     let f = frames[index]
                     if options.rekey && f.header.isSealed {
                         _ = try tx.appendSealed(
-                            kind: f.header.kind, payload: try file.openRecord(frame: index), compress: f.header.isCompressed)
+                            kind: f.header.kind, payload: try file.openRecord(frame: index),
+                            compress: f.header.isCompressed || f.header.kind.isAlwaysCompressed)
                     } else {
                         try tx.appendRaw(frame: try side.bytes(of: index))
                     }
