@@ -67,8 +67,8 @@ extension Vault {
 
 extension Vault {
     /// Compacts the vault (`Spec/merge.md §6`): keeps entry heads (and
-    /// `options.keepHistory` earlier revisions), tombstones within the
-    /// horizon, live attachments, the newest profile and every trusted
+    /// `options.keepHistory` earlier revisions; a deleted entry past the
+    /// tombstone horizon only its tombstones), live attachments, the newest profile and every trusted
     /// keyring; with `options.rekey`, seals everything again under a new
     /// epoch, so removed devices and former
     /// escrow or passphrase keys read nothing in the new file. Reads the

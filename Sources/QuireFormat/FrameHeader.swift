@@ -28,6 +28,12 @@
     /// True for kinds below `0x80`.
     public var isCritical: Bool { rawValue < 0x80 }
 
+    /// True for the kinds that carry the user's text (entry revisions and
+    /// the profile): writers store them compressed even when zstd does not
+    /// make them smaller, so that the public compressed flag says nothing
+    /// about how compressible they are (`Spec/format.md §6.1`).
+    package var isAlwaysCompressed: Bool { self == .entryRevision || self == .profile }
+
     /// The kinds version 2 defines.
     public static let known: Set<RecordKind> = [.keyring, .commit, .entryRevision, .blobManifest, .blobChunk, .profile]
 

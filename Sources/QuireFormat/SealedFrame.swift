@@ -93,7 +93,8 @@ package enum SealedFrame {
     /// Seals `payload` as one frame of `kind` under `key`.
     ///
     /// When `compress` is true the payload is zstd-compressed if that makes
-    /// it smaller. Then the padding is appended, the plaintext sealed with a
+    /// it smaller, and always for the kinds that carry the user's text
+    /// (``RecordKind/isAlwaysCompressed``, `Spec/format.md §6.1`). Then the padding is appended, the plaintext sealed with a
     /// fresh random nonce, and the body hash (over `key`'s commitment and the
     /// body) appended.
     ///
@@ -116,7 +117,7 @@ package enum SealedFrame {
         defer { wipe(&packed) }
         if compress {
             packed = Compression.compress(payload, context: context)
-            if packed.count < payload.count { flags |= FrameHeader.compressedFlag }
+            if packed.count < payload.count || kind.isAlwaysCompressed { flags |= FrameHeader.compressedFlag }
         }
         let storedCount = flags & FrameHeader.compressedFlag != 0 ? packed.count : payload.count
         let paddedCount = Padding.paddedCount(forPayload: storedCount)

@@ -45,7 +45,9 @@ import QuireSystem
 
     /// Seals `payload` as a record of `kind` and appends it.
     ///
-    /// - Parameter compress: try zstd, keeping it only when smaller.
+    /// - Parameter compress: try zstd, keeping it only when smaller, and
+    ///   always for entry revisions and profiles (`Spec/format.md §6.1`);
+    ///   false only to build vectors of frames a writer does not make.
     /// - Returns: where the frame was written.
     /// - Throws: ``FormatError/recordTooLarge(byteCount:limit:)``, ``FormatError/io(_:)``.
     @discardableResult

@@ -7,9 +7,11 @@ import QuireSystem
 public struct CompactionOptions: Sendable {
     /// Revisions of history to keep per entry besides its heads (0: heads only).
     public var keepHistory: Int
-    /// Drop an entry whose heads are all tombstones older than this many
-    /// milliseconds before `now`; nil (the default) keeps every tombstone,
-    /// so that no stale copy merged later can bring a deleted entry back.
+    /// Drop the history of an entry whose heads are all tombstones older
+    /// than this many milliseconds before `now`, keeping only those
+    /// tombstones, which still retire the revisions they name, so that no
+    /// stale copy merged later brings the entry back; nil (the default)
+    /// keeps the `keepHistory` revisions of deleted entries too.
     public var tombstoneHorizonMilliseconds: Int64?
     /// Re-seal every record and attachment under a fresh epoch, which only
     /// current readers get, so that removed devices and former escrow or
@@ -69,8 +71,8 @@ package enum Compaction {
     }
 
     /// Compacts the vault at `path`: keeps every entry's heads (and
-    /// `keepHistory` earlier revisions), tombstones within the horizon, the
-    /// attachments kept revisions name, the newest profile, every trusted
+    /// `keepHistory` earlier revisions; a deleted entry past the tombstone
+    /// horizon only its tombstones), the attachments kept revisions name, the newest profile, every trusted
     /// keyring and every keyring it cannot open from a verified commit (byte
     /// for byte), and records of kinds this version does not know; drops the
     /// rest. With ``CompactionOptions/rekey`` every kept record and
@@ -262,12 +264,17 @@ package enum Compaction {
             let heads = EntryRevision.heads(
                 of: list, id: \.revision.revisionID, parents: \.revision.parents,
                 attested: { file.standing(ofFrame: $0.index) == 2 })
+            for h in heads { keep.insert(h.index) }
+            // Past the horizon an all-tombstone entry keeps its tombstones
+            // (no body; one, unless deletions were concurrent) and none of
+            // its history: each names the revisions it retires by id, so a
+            // stale copy merged later does not bring the entry back (merge.md
+            // §6, tenth review R10-7).
             if let cutoff = tombstoneCutoff, heads.allSatisfy({ $0.revision.isDeleted }),
                 heads.allSatisfy({ Int64(clamping: $0.revision.clock.milliseconds) < cutoff })
             {
                 continue
             }
-            for h in heads { keep.insert(h.index) }
             let older = list.filter { r in !heads.contains { $0.index == r.index } }.sorted { $0.revision.clock > $1.revision.clock }
             for r in older.prefix(max(0, options.keepHistory)) { keep.insert(r.index) }
         }
@@ -375,7 +382,8 @@ package enum Compaction {
                     let f = frames[index]
                     if options.rekey && f.header.isSealed {
                         _ = try tx.appendSealed(
-                            kind: f.header.kind, payload: try file.openRecord(frame: index), compress: f.header.isCompressed)
+                            kind: f.header.kind, payload: try file.openRecord(frame: index),
+                            compress: f.header.isCompressed || f.header.kind.isAlwaysCompressed)
                     } else {
                         try tx.appendRaw(frame: try side.bytes(of: index))
                     }

@@ -922,7 +922,8 @@ final class Side {
             _ = try tx.appendBlob(from: BlobSource(reader), mediaType: manifest.mediaType, aliases: [manifest.blob] + manifest.aliases)
         default:
             _ = try tx.appendSealed(
-                kind: frame.header.kind, payload: try file.openRecord(frame: f.index), compress: frame.header.isCompressed)
+                kind: frame.header.kind, payload: try file.openRecord(frame: f.index),
+                compress: frame.header.isCompressed || frame.header.kind.isAlwaysCompressed)
         }
     }
 }

@@ -336,6 +336,18 @@ public enum MergeVectors {
                     try v.compact(CompactionOptions(), now: c + 110)
                 }),
             try build(
+                "stale-copy-into-horizon-compaction",
+                comment:
+                    "the laptop deletes an entry, writes a later one and compacts with a tombstone horizon the deletion is past; the older copy, which holds the entry live, is folded in: the kept tombstone names the entry's revision by id and retires it, so the entry stays deleted (merge.md §5, §6; R10-7)",
+                entries: 2,
+                a: { k in
+                    let v = try k.open(k.a, "laptop")
+                    try k.write(v, id: k.ids[0], text: "", clock: c + 100, deleted: true)
+                    try k.write(v, id: k.ids[1], text: "written after the deletion", clock: c + 200)
+                    try v.compact(CompactionOptions(tombstoneHorizonMilliseconds: 1000), now: c + 10_000)
+                },
+                b: { _ in }),
+            try build(
                 "copy-into-rekeyed-compaction",
                 comment:
                     "the laptop compacts with --rekey (new epoch, fresh blob key) while the phone writes on the older copy; folded in, the copy's records and attachment are sealed again under the rekeyed key (the attachment re-stored, its old blob id an alias)",

@@ -302,6 +302,7 @@ extension Catalog {
                 let afterOne = Int(b.vault.structure.committedEnd)
                 let tipOne = b.vault.chainTipHead
                 try b.commit([.entry(b.entry("two"))])
+                let twoGroup = b.vault.structure.groups.last!
                 try b.commit([.entry(b.entry("three"))])
                 let history = try b.bytes()
                 let phone = try VectorBuilder.device(phoneSeed)
@@ -319,12 +320,19 @@ extension Catalog {
                             signer: phone)))
                 var bytes = history
                 bytes.insert(contentsOf: x, at: afterOne)
+                // The phone's commit and "two" both link to "one": the one
+                // whose stored head sorts second is the member's fork.
+                let xHead = Array(x[(x.count - commitLength + FrameHeader.byteCount)...].prefix(32))
+                let twoCommit = b.frame(twoGroup.commitFrame).location.offset
+                let fork =
+                    xHead.lexicographicallyPrecedes(twoGroup.storedHead)
+                    ? twoCommit + UInt64(x.count) : UInt64(afterOne + x.count - commitLength)
                 return try b.vector(
                     "recovered",
                     comment:
-                        "attack (fifth review F2): a stolen phone, a current member, signs a rotation keyring of epoch 2 (same members) and inserts it right after \"one\", in a group it commits under epoch 2 (the key a commit that starts an epoch is made under, format.md §9.2; under epoch 1 the group would be stale, seventh review R7-3), chained from \"one\" and attested by itself. Before, the floor was taken over the walk: the inserted group raised it to 2, so \"two\" and \"three\" (epoch 1) were stale and nothing in them was released. Now staleness is judged by the floor along the commit's own line (the member-attested commits it links to, transitively): \"two\" links to \"one\", whose line is at epoch 1, so it is not stale. The phone's commit and \"two\" both link to \"one\"; here \"two\"'s stored head sorts first, so the walk visits \"two\" and \"three\" first and the phone's commit, which links past them and a current member attested, is the member's fork (commit_fork, a warning: the phone could grind its head to sort first, and \"two\" would be the fork instead); either way \"two\" and \"three\" verify and their records are released",
+                        "attack (fifth review F2): a stolen phone, a current member, signs a rotation keyring of epoch 2 (same members) and inserts it right after \"one\", in a group it commits under epoch 2 (the key a commit that starts an epoch is made under, format.md §9.2; under epoch 1 the group would be stale, seventh review R7-3), chained from \"one\" and attested by itself. Before, the floor was taken over the walk: the inserted group raised it to 2, so \"two\" and \"three\" (epoch 1) were stale and nothing in them was released. Now staleness is judged by the floor along the commit's own line (the member-attested commits it links to, transitively): \"two\" links to \"one\", whose line is at epoch 1, so it is not stale. The phone's commit and \"two\" both link to \"one\"; the one whose stored head sorts second is the member's fork (commit_fork, a warning: the phone can grind its head to sort first, and \"two\" is the fork instead); either way \"two\" and \"three\" verify and their records are released",
                     body: bytes,
-                    issues: [("commit_fork", UInt64(afterOne + x.count - commitLength))])
+                    issues: [("commit_fork", fork)])
             },
             {
                 // R9-4 of the ninth review (R8-6 of the eighth): a stolen

@@ -325,9 +325,15 @@ enum WorkedExample {
             try same("\(what) body hash", BLAKE2b.hash(commitment + Array(frame[16..<sealedEnd]), byteCount: 32), frame[sealedEnd...])
             doc.value("payload (CBOR)", payload)
             let zstd = Compression.compress(payload)
-            doc.line(
-                "- compression: zstd (level \(Compression.level(forByteCount: payload.count)), with its content size) gives \(zstd.count) bytes, \(zstd.count < payload.count ? "smaller: the compressed flag is set (flags 03) and the zstd frame is what is padded. Another zstd version or level may give other bytes, which every reader accepts alike; to compare bytes with this file, use these" : "not smaller: the payload is stored as it is (flags 01)")"
-            )
+            let smaller = zstd.count < payload.count
+            let why = smaller ? "smaller" : "not smaller, but an entry revision or a profile is always stored compressed (§6.1)"
+            let outcome =
+                compressed
+                ? why + ": the compressed flag is set (flags 03) and the zstd frame is what is padded. Another zstd version or level"
+                    + " may give other bytes, which every reader accepts alike; to compare bytes with this file, use these"
+                : "not smaller: the payload is stored as it is (flags 01)"
+            let level = Compression.level(forByteCount: payload.count)
+            doc.line("- compression: zstd (level \(level), with its content size) gives \(zstd.count) bytes, \(outcome)")
             if compressed { doc.value("zstd frame (declares the payload's size)", zstd) }
             doc.value("plaintext after padding: \(compressed ? "zstd frame" : "payload") ‖ 80 ‖ 00… to Padmé(n + 1)", plain)
             try header(i, what, &doc)

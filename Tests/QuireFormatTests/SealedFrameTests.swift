@@ -73,7 +73,9 @@ func keyPair(seed: [UInt8]) -> Ed25519.KeyPair {
                 random: SeededRandom(label: "nonce"))
             let header = try #require(parsedHeader(frame))
             let packed = Compression.compress(payload)
-            let expectCompressed = compress && packed.count < payload.count
+            // Entry revisions are always stored compressed, even when zstd
+            // does not make them smaller (Spec/format.md §6.1, R10-6).
+            let expectCompressed = compress
             let stored = expectCompressed ? packed.count : payload.count
             #expect(header.kind == .entryRevision)
             #expect(header.keyID == key.id)
@@ -92,6 +94,24 @@ func keyPair(seed: [UInt8]) -> Ed25519.KeyPair {
                 kind: .profile, payload: Self.compressible(size), key: testEpochKey(), vaultID: countingVaultID, compress: true,
                 random: SeededRandom(label: "n"))
             #expect(frame[1] == 0x03)
+        }
+    }
+
+    /// A tiny or incompressible entry revision or profile is stored with
+    /// the compressed flag set, so that the public flag says nothing about
+    /// how compressible the user's text is (Spec/format.md §6.1, R10-6); a
+    /// manifest is kept uncompressed when zstd does not help.
+    @Test func userTextKindsAreAlwaysCompressed() throws {
+        for payload in [[], Array("a".utf8), SeededRandom(label: "incompressible").bytes(3000)] {
+            #expect(Compression.compress(payload).count >= payload.count)
+            for kind in [RecordKind.entryRevision, .profile, .blobManifest] {
+                let frame = try SealedFrame.seal(
+                    kind: kind, payload: payload, key: testEpochKey(), vaultID: countingVaultID, compress: true,
+                    random: SeededRandom(label: "always"))
+                let header = try #require(parsedHeader(frame))
+                #expect(header.isCompressed == (kind != .blobManifest), "\(kind) \(payload.count)")
+                #expect(openFrame(frame, keys: [testEpochKey()]) == .success(payload))
+            }
         }
     }
 

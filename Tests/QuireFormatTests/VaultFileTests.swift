@@ -184,7 +184,9 @@ func fileBytes(_ path: String, at offset: UInt64, count: Int) throws -> [UInt8] 
         }
         #expect(location == FrameLocation(offset: before, index: 2))
         #expect(vault.commits.statuses == [.verified, .verified])
-        let grown = UInt64(sealedFrameLength(payload: 3) + sealedFrameLength(payload: 7) + 216)
+        // A profile is always stored compressed (Spec/format.md §6.1), smaller or not.
+        let profileStored = Compression.compress(Array("profile".utf8)).count
+        let grown = UInt64(sealedFrameLength(payload: 3) + sealedFrameLength(payload: profileStored) + 216)
         #expect(try v.size() == before + grown)
         #expect(vault.structure.committedEnd == before + grown)
         #expect(vault.structure.groups.count == 2)

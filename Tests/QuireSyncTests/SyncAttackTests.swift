@@ -709,11 +709,17 @@ private func crossMerge(_ dir: TemporaryDirectory, laptopFile: String, phoneFile
         #expect(try v.revisions(of: e.entryID).map(\.body.text) == ["v3", "v4", "v5"])
         #expect(try v.entry(d.entryID)?.isDeleted == true)
         #expect(r.revisionsAfter == 3 + 1 + 1 + 1 + 1) // e: 3, d: tombstone + 1 history, shared: 1, later: 1
-        // Horizon smaller: the entry goes.
+        // Horizon smaller: the entry keeps its tombstone and no history
+        // (Spec/merge.md §6, R10-7).
+        r = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair),
+                                   options: CompactionOptions(keepHistory: 2, tombstoneHorizonMilliseconds: 500), now: now, writeOptions: fast)
+        v = try c.onLaptop(c.a)
+        #expect(try v.entry(d.entryID)?.isDeleted == true)
+        #expect(try v.revisions(of: d.entryID).map(\.revisionID) == [tomb.revisionID])
+        #expect(r.revisionsAfter == 3 + 1 + 1 + 1) // e: 3, d: tombstone, shared: 1, later: 1
         r = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair),
                                    options: CompactionOptions(keepHistory: 0, tombstoneHorizonMilliseconds: 500), now: now, writeOptions: fast)
         v = try c.onLaptop(c.a)
-        #expect(try v.entry(d.entryID) == nil)
         #expect(try v.revisions(of: e.entryID).map(\.body.text) == ["v5"])
         // Negative keepHistory, negative horizon, huge horizon: no crash.
         _ = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair),

@@ -22,7 +22,7 @@ from .crypto import (CTX_RK, SUBKEY_ATTESTATION, SUBKEY_NONCE, SUBKEY_RECORD, ae
                      ed25519_from_seed, ed25519_sign, h256, kdf, key_commitment, subkey)
 from .errors import QuireError
 from .frames import (BODY_HASH, CHUNK_PUBLIC, COMMIT_BODY, HEADER_SIZE, KIND_CHUNK, KIND_COMMIT,
-                     KIND_KEYRING, KIND_MANIFEST, KIND_ROWS, MAGIC, NONCE, VERSION, Frame,
+                     KIND_KEYRING, KIND_MANIFEST, KIND_PROFILE, KIND_REVISION, KIND_ROWS, MAGIC, NONCE, VERSION, Frame,
                      build_header, is_well_formed, parse_header)
 from .keyrings import (Credential, HeldKey, Keyring, SlotOpener, _may_sign, _parse_public, member_made,
                        open_keyrings)
@@ -537,12 +537,15 @@ class _Resealer:
                     continue                         # its replacement is already there
                 self.payloads.add((f.kind, payload))
                 # merge.md §3.4: the payload sealed again as a new record:
-                # compressed again when the frame was (format.md §6.1: one
-                # zstd frame that declares its size), padded again.
+                # compressed again when the frame was, and always for entry
+                # revisions and profiles (format.md §6.1: one zstd frame that
+                # declares its size), padded again.
                 data = payload
-                if f.compressed:
+                flags = f.flags
+                if f.compressed or f.kind in (KIND_REVISION, KIND_PROFILE):
                     data = zstandard.ZstdCompressor(level=3, write_content_size=True).compress(payload)
-                out.append(self._seal(f.kind, f.flags, pad(data)))
+                    flags |= 0x02
+                out.append(self._seal(f.kind, flags, pad(data)))
                 continue
             if value.get("blob") in self.blobs:
                 continue
