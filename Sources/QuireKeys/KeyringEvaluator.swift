@@ -360,10 +360,11 @@ struct Evaluation {
                 }
             }
             // A passphrase's Argon2id runs go to the newest keyrings' slots,
-            // whatever order slots are tried in (Spec/keys.md §2.3).
+            // then, if none names the derived key, to the first ones in file
+            // order, whatever order slots are tried in (Spec/keys.md §2.3).
             if case .passphrase(let passphrase) = credential {
                 try SlotCrypto.choosePassphraseRuns(
-                    passphrase, slots: rings.reversed().lazy.flatMap(\.record.publicPart.slots), cache: &passphraseCache)
+                    passphrase, keyrings: rings.map(\.record.publicPart.slots), cache: &passphraseCache)
             }
             for i in rings.indices {
                 followChain()

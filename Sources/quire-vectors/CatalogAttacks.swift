@@ -227,6 +227,7 @@ extension Catalog {
             insertedSlotFlood("attack-inserted-slot-flood", credential: .device),
             insertedSlotFlood("attack-inserted-slot-flood-recovery-key", credential: .recoveryKey),
             insertedSlotFlood("attack-inserted-slot-flood-passphrase", credential: .passphrase),
+            appendedPassphraseDecoys("attack-appended-passphrase-decoys"),
             mutualRemoval("attack-mutual-removal-order-ab", aFirst: true),
             mutualRemoval("attack-mutual-removal-order-ba", aFirst: false),
             {
@@ -1189,6 +1190,49 @@ extension Catalog {
                 comment:
                     "attack: a keyless writer appends a keyring naming the root with a random link and \(what). Before the gate (format.md §8.5 step 2) the passphrase tried it and reported it (\(name.hasSuffix("opens") ? "malformed_keyring: its key does not open its sealed part" : "kdf_limits_exceeded, a warning")); now it is not linked, so it is never tried and nothing is reported about it",
                 body: bytes, issues: [("commit_mismatch", commitAt)], passphrase: "correct horse battery staple")
+        }
+    }
+
+    /// Eleventh review R11-4: a keyless writer appends one keyring of four
+    /// made-up passphrase triples. The derivation budget's first pass
+    /// (newest keyring first) runs them, none names the derived key, and the
+    /// second pass (file order, `Spec/keys.md §2.3`) runs the root's triple:
+    /// the right passphrase opens. Before the second pass it was refused
+    /// [`kdf_limits_exceeded`].
+    static func appendedPassphraseDecoys(_ name: String) -> Make {
+        {
+            let passphrase = "correct horse battery staple"
+            let b = try VectorBuilder(
+                name,
+                extraSlots: { key, id, r in
+                    var p = Array(passphrase.utf8)
+                    return [
+                        StoredSlot(
+                            slot: try SlotCrypto.passphraseSlot(
+                                for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id, random: r))
+                    ]
+                })
+            try b.commit([.entry(b.entry("the journal"))])
+            let junk = try b.freshKey(2)
+            let slots: [KeySlot] = (0..<4).map { _ in
+                .passphrase(
+                    salt: b.random.bytes(16), opsLimit: 1, memLimitBytes: 8192, publicKey: b.random.bytes(32),
+                    box: b.random.bytes(KeySlot.boxByteCount))
+            }
+            let pub = KeyringPublic(
+                epoch: 2, keyCommit: EpochKey.commitment(of: junk.key), parents: [b.rootID],
+                links: [b.random.bytes(KeyringRecord.linkByteCount)], isEscrowFree: false, slotEntries: slots.map { StoredSlot(slot: $0) })
+            var bytes = try b.bytes()
+            bytes += Edit.plaintextFrame(
+                kind: .keyring, keyID: KeyID(commitment: pub.keyCommit),
+                body: KeyringForge.assemble(publicBytes: pub.encoded(), nonce: b.random.bytes(24), sealed: b.random.bytes(80)))
+            let commitAt = UInt64(bytes.count)
+            bytes += CommitChain.commitHeader(keyID: b.keys.writeKey!.id).encoded() + b.random.bytes(CommitChain.bodyByteCount)
+            return try b.vector(
+                "damaged",
+                comment:
+                    "attack (eleventh review R11-4): a keyless writer appends a keyring naming the root with a random link and four passphrase slots of made-up triples (random salts, public keys and boxes). The derivation budget's first pass, newest keyring first, runs Argon2id for the four decoy triples and none names the derived key; the second pass, in file order, skipping triples already run, runs the root's triple, which names it (keys.md §2.3): the right passphrase opens with five runs. Before the second pass the decoys spent the budget and it was refused [kdf_limits_exceeded]. The decoy keyring is not linked, so it is never tried; the only report is the junk commit",
+                body: bytes, issues: [("commit_mismatch", commitAt)], passphrase: passphrase)
         }
     }
 

@@ -115,40 +115,59 @@ class SlotOpener:
         self.untried: set = set()
         self.refused: list = []          # keyrings holding a slot refused for its cost
 
-    def choose(self, keyrings_newest_first) -> None:
-        """keys.md §2.3, the derivation budget, before any slot is tried:
-        the first MAX_DERIVATIONS distinct (salt, opsLimit, memLimit) of the
-        passphrase slots, newest keyring first and in slot order within a
-        keyring, skipping slots outside the bounds; run in that order, up to
-        the first whose derived public key a slot with that triple names.
+    def choose(self, keyrings_in_file_order) -> None:
+        """keys.md §2.3, the derivation budget, before any slot is tried, in
+        two passes that each run their triples in order up to the first whose
+        derived public key a slot with that triple names:
+        1. the first MAX_DERIVATIONS distinct (salt, opsLimit, memLimit) of
+           the passphrase slots, newest keyring first and in slot order
+           within a keyring, skipping slots outside the bounds;
+        2. only if no triple of pass 1 was named: up to MAX_DERIVATIONS more,
+           in file order (the bootstrap's), skipping the triples already run.
         Independent of the order slots are tried in (format.md §8.5 step 2)."""
         if self.kind != "passphrase":
             return
-        order: list = []
+        keyrings = list(keyrings_in_file_order)
         names: dict = {}                 # triple -> the public keys slots give it
-        for kr in keyrings_newest_first:
+        for kr in keyrings:
             for slot in kr.slots:
                 if slot.get("kind") != "passphrase":
                     continue
                 ops, mem = slot.get("opsLimit"), slot.get("memLimit")
                 if not (KDF_OPS[0] <= ops <= KDF_OPS[1] and KDF_MEM[0] <= mem <= KDF_MEM[1]):
                     continue
-                params = (slot.get("salt"), ops, mem)
-                if params not in names:
-                    if len(order) >= MAX_DERIVATIONS:
+                names.setdefault((slot.get("salt"), ops, mem), []).append(slot.get("publicKey"))
+
+        def pick(rings, skip):
+            order: list = []
+            for kr in rings:
+                for slot in kr.slots:
+                    if slot.get("kind") != "passphrase" or len(order) >= MAX_DERIVATIONS:
                         continue
-                    order.append(params)
-                names.setdefault(params, []).append(slot.get("publicKey"))
-        for params in order:
-            if params not in self._derived:
-                if len(self._derived) >= MAX_DERIVATIONS:   # at most 4 in all (README item 18)
-                    break
-                self._derived[params] = seed_keypair(argon2id(self.cred.value, *params))
-            self.run.add(params)
-            pk = self._derived[params][0]
-            if any(hmac.compare_digest(pk, named) for named in names[params]):
-                break
-        self.chosen = set(order)
+                    params = (slot.get("salt"), slot.get("opsLimit"), slot.get("memLimit"))
+                    if params in names and params not in skip and params not in order:
+                        order.append(params)
+            return order
+
+        def run(order) -> bool:
+            for params in order:
+                if params not in self._derived:
+                    if len(self._derived) >= 2 * MAX_DERIVATIONS:   # at most 8 in all (README item 18)
+                        return False
+                    self._derived[params] = seed_keypair(argon2id(self.cred.value, *params))
+                self.run.add(params)
+                pk = self._derived[params][0]
+                if any(hmac.compare_digest(pk, named) for named in names[params]):
+                    return True
+            return False
+
+        first = pick(reversed(keyrings), set())
+        self.chosen = set(first)
+        if run(first):
+            return
+        second = pick(keyrings, set(first))
+        self.chosen |= set(second)
+        run(second)
 
     def _pair(self, slot, kr):
         """keys.md §2.3 steps 1–2: the key pair to try, or None."""
@@ -462,7 +481,7 @@ class _Reach:
                     self.reach(got[1], kr.key_commit)
                 break
 
-        self.opener.choose(reversed(self.indexed))               # keys.md §2.3
+        self.opener.choose(self.indexed)                         # keys.md §2.3
         for kr in self.indexed:                                  # bootstrap
             self.chain()
             if self.root_reached:
