@@ -34,6 +34,17 @@
         }
     }
 
+    /// True for a slot of a kind this version does not know.
+    public var isUnknown: Bool { if case .unknown = self { true } else { false } }
+
+    /// The `member` of a slot of a kind this version does not know: the
+    /// 32-byte key of the member it wraps to (`Spec/records.md §6.2`); nil
+    /// for a known kind, or when absent or not 32 bytes.
+    public var memberKey: [UInt8]? {
+        guard case .unknown(_, let fields) = self, case .bytes(let b)? = fields[text: "member"], b.count == 32 else { return nil }
+        return b
+    }
+
     /// The sealed box of a known slot kind; nil for an unknown kind.
     public var box: [UInt8]? {
         switch self {
@@ -129,6 +140,10 @@
     public var isEscrowFree: Bool
     /// Slot kinds every later keyring must carry (`Spec/format.md §8.2`).
     public var requiredSlotKinds: [String]
+    /// Extension names a writer must understand to sign any keyring of the
+    /// vault, carried by every later keyring (`Spec/format.md §8.2`,
+    /// `critical`); this version understands none.
+    public var criticalExtensions: [String]
     /// The key slots.
     public var slots: [KeySlot] {
         didSet { if slotUnknownFields.count != slots.count { slotUnknownFields = slots.map { _ in CBORMap() } } }
@@ -145,7 +160,8 @@
     /// A public part with the given fields.
     public init(
         epoch: UInt32, keyCommit: [UInt8], parents: [KeyringID], links: [[UInt8]], isEscrowFree: Bool,
-        requiredSlotKinds: [String] = [], slotEntries: [StoredSlot], vaultSalt: [UInt8]? = nil, unknownFields: CBORMap = CBORMap()
+        requiredSlotKinds: [String] = [], criticalExtensions: [String] = [], slotEntries: [StoredSlot], vaultSalt: [UInt8]? = nil,
+        unknownFields: CBORMap = CBORMap()
     ) {
         self.epoch = epoch
         self.keyCommit = keyCommit
@@ -153,6 +169,7 @@
         self.links = links
         self.isEscrowFree = isEscrowFree
         self.requiredSlotKinds = requiredSlotKinds
+        self.criticalExtensions = criticalExtensions
         self.slots = slotEntries.map(\.slot)
         slotUnknownFields = slotEntries.map(\.unknownFields)
         self.vaultSalt = vaultSalt
@@ -173,6 +190,7 @@
         }
         w.bool("escrowFree", isEscrowFree)
         if !requiredSlotKinds.isEmpty { w.texts("required", requiredSlotKinds) }
+        if !criticalExtensions.isEmpty { w.texts("critical", criticalExtensions) }
         w.set("slots", .array(zip(slots, slotUnknownFields).map { $0.value(unknown: $1) }))
         w.bytes("vaultSalt", vaultSalt)
         return w.encoded
@@ -213,6 +231,12 @@
                 location, what: "required slot kind count", size: UInt64(required.count), limit: UInt64(Limits.maxRequiredSlotKinds))
         }
         requiredSlotKinds = required
+        let critical = try r.texts("critical") ?? []
+        guard critical.count <= Limits.maxRequiredSlotKinds else {
+            throw .sizeLimitExceeded(
+                location, what: "critical extension count", size: UInt64(critical.count), limit: UInt64(Limits.maxRequiredSlotKinds))
+        }
+        criticalExtensions = critical
         let items = try r.array("slots") ?? []
         guard items.count <= Limits.maxSlotsPerKeyring else {
             throw .sizeLimitExceeded(location, what: "key slot count", size: UInt64(items.count), limit: UInt64(Limits.maxSlotsPerKeyring))

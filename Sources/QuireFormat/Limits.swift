@@ -47,7 +47,9 @@
     public static let writerMinArgon2OpsLimit: UInt64 = 2
     /// Smallest Argon2id memory a writer may choose, in bytes (64 MiB).
     public static let writerMinArgon2MemLimitBytes: UInt64 = 1 << 26
-    /// Most distinct Argon2id runs (distinct salt and cost) one attempt to
-    /// open a vault with a passphrase may make (`Spec/keys.md §2.3`).
+    /// Most distinct Argon2id runs (distinct salt and cost) each of the two
+    /// passes of one attempt to open a vault with a passphrase may make: the
+    /// newest triples first, then, if none names the derived key, the first
+    /// ones in file order; twice this in all (`Spec/keys.md §2.3`).
     public static let maxPassphraseDerivations = 4
 }

@@ -30,9 +30,10 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// it was not run.
     case kdfLimitsExceeded(opsLimit: UInt64, memLimitBytes: UInt64)
     /// The passphrase opened no slot of the ``Limits/maxPassphraseDerivations``
-    /// newest distinct passphrase parameter triples (newest keyring first,
-    /// `Spec/keys.md §2.3`), and slots with other triples remain; they were
-    /// not run. Code `kdf_limits_exceeded`.
+    /// newest distinct passphrase parameter triples (newest keyring first)
+    /// nor of as many more first in file order (`Spec/keys.md §2.3`), and
+    /// slots with other triples remain; they were not run. Code
+    /// `kdf_limits_exceeded`.
     case kdfBudgetExceeded(untried: Int)
     /// Warning, when the vault opened anyway: the keyring at `location`
     /// holds a passphrase slot asking for more Argon2id work than readers
@@ -177,7 +178,7 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
                 "keyring \(loc) holds a passphrase slot asking for Argon2id with opslimit \(ops) and \(mem) bytes of memory, outside the limits (opslimit 1–8, memory 8 KiB–256 MiB); it was skipped"
         case .kdfBudgetExceeded(let untried):
             return
-                "the passphrase opened no slot of the \(Limits.maxPassphraseDerivations) newest passphrase parameter sets (salt and cost), and \(untried) other parameter sets were not tried (each costs a full Argon2id run); it may be a passphrase replaced \(Limits.maxPassphraseDerivations) or more times since, or someone may have added decoy slots: open with a device or the recovery key"
+                "the passphrase opened no slot of the \(Limits.maxPassphraseDerivations) newest passphrase parameter sets (salt and cost) nor of the \(Limits.maxPassphraseDerivations) oldest, and \(untried) other parameter sets were not tried (each costs a full Argon2id run); it may be a passphrase replaced \(Limits.maxPassphraseDerivations) or more times since, or someone may have added decoy slots: open with a device or the recovery key"
         case .keyringUnauthenticated(let loc, let reason):
             return "keyring \(loc) is not trusted: \(reason)"
         case .escrowForbidden(let loc):

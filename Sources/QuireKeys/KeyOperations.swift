@@ -164,6 +164,15 @@ package enum KeyOperations {
         for change: KeyChange, state fullState: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource,
         replacement: RecoveryReplacementOwner = .mine, keepRecoveryKey: [UInt8]? = nil
     ) throws(KeyError) -> [KeyringProposal] {
+        // A keyring listing a critical extension may be signed only by a
+        // writer that understands it, and this version understands none
+        // (Spec/format.md §8.2, `critical`).
+        if let name = fullState.trusted.lazy.flatMap(\.record.publicPart.criticalExtensions).first {
+            throw .operationRefused(
+                reason:
+                    "this vault uses the extension \"\(name)\", which this version of Quire does not understand, so it cannot change the keys; update Quire"
+            )
+        }
         // A removal by the recovery key chooses its own parents, and may be
         // signed by a recovery key that a device replaced (Spec/keys.md §6.3).
         switch change {

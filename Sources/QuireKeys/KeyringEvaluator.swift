@@ -258,8 +258,12 @@ struct Evaluation {
                 info.problem = .malformedKeyring(frame.location, reason: "its frame header's key id is not its key commitment's")
             } else if pub.isEscrowFree && pub.slots.contains(where: { if case .escrow = $0 { true } else { false } }) {
                 info.problem = .escrowForbidden(frame.location)
-            } else if pub.isEscrowFree && pub.slots.contains(where: { if case .unknown = $0 { true } else { false } }) {
-                // What cannot be checked is rejected in escrow-free mode.
+            } else if pub.isEscrowFree
+                && pub.slots.contains(where: { $0.isUnknown && (!pub.requiredSlotKinds.contains($0.kind) || $0.memberKey == nil) })
+            {
+                // What cannot be checked is rejected in escrow-free mode: a
+                // slot of an unknown kind is allowed only when required and
+                // naming a member (Spec/format.md §8.4 rule 2).
                 info.problem = .escrowForbidden(frame.location)
             }
             if let p = info.problem { issues.append(p) }
@@ -360,10 +364,11 @@ struct Evaluation {
                 }
             }
             // A passphrase's Argon2id runs go to the newest keyrings' slots,
-            // whatever order slots are tried in (Spec/keys.md §2.3).
+            // then, if none names the derived key, to the first ones in file
+            // order, whatever order slots are tried in (Spec/keys.md §2.3).
             if case .passphrase(let passphrase) = credential {
                 try SlotCrypto.choosePassphraseRuns(
-                    passphrase, slots: rings.reversed().lazy.flatMap(\.record.publicPart.slots), cache: &passphraseCache)
+                    passphrase, keyrings: rings.map(\.record.publicPart.slots), cache: &passphraseCache)
             }
             for i in rings.indices {
                 followChain()
@@ -463,8 +468,16 @@ struct Evaluation {
             let deviceSlots = pub.slots.filter { if case .device = $0 { true } else { false } }.count
             let recoverySlots = pub.slots.filter { if case .recovery = $0 { true } else { false } }.count
             let passphraseKeys = pub.slots.compactMap { if case .passphrase(_, _, _, let pk, _) = $0 { pk } else { nil } }
-            let devices = content.members.filter { $0.role == "device" }.count
-            if deviceSlots != devices || recoverySlots != 1 || Set(passphraseKeys).count != passphraseKeys.count {
+            // Device slots by members of role device and key type ed25519;
+            // each slot of an unknown kind names a device or recovery member,
+            // one slot per (member, kind) (tenth review R10-4).
+            let devices = content.members.filter { $0.role == "device" && $0.isEd25519 }.count
+            let readers = Set(content.members.filter { $0.role == "device" || $0.role == "recovery" }.map(\.publicKey))
+            let tagged = pub.slots.compactMap { s in s.memberKey.map { $0 + Array(s.kind.utf8) } }
+            let taggedOK = pub.slots.allSatisfy { s in !s.isUnknown || s.memberKey.map { readers.contains($0) } == true }
+            if deviceSlots != devices || recoverySlots != 1 || Set(passphraseKeys).count != passphraseKeys.count || !taggedOK
+                || Set(tagged).count != tagged.count
+            {
                 fail(i, .escrowForbidden(ring.location))
                 return []
             }
@@ -682,6 +695,9 @@ struct Evaluation {
         for p in parents {
             for kind in p.record.publicPart.requiredSlotKinds where !pub.requiredSlotKinds.contains(kind) {
                 return refused("it drops the slot kind \"\(kind)\" its parents require")
+            }
+            for name in p.record.publicPart.criticalExtensions where !pub.criticalExtensions.contains(name) {
+                return refused("it drops the critical extension \"\(name)\" of its parents")
             }
         }
         // 5.7: escrow-free mode is for good.

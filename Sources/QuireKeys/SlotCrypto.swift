@@ -219,7 +219,7 @@ import Foundation
         /// Parameter sets not run because the per-open budget was spent.
         var skippedSets = Set<[UInt8]>()
         /// The parameter triples chosen for the derivation budget
-        /// (``choosePassphraseRuns(_:slots:cache:)``): slots with any other
+        /// (``choosePassphraseRuns(_:keyrings:cache:)``): slots with any other
         /// triple are untried.
         var chosen = Set<[UInt8]>()
         /// How many parameter sets were not run for the budget.
@@ -228,54 +228,77 @@ import Foundation
 
     /// Chooses the `(salt, opsLimit, memLimit)` triples a passphrase's
     /// Argon2id runs go to, and runs them (`Spec/keys.md §2.3`, the
-    /// derivation budget): the first ``Limits/maxPassphraseDerivations``
-    /// distinct triples of `slots`, given newest keyring first and in slot
-    /// order within a keyring, skipping slots over the reader limits (they
-    /// are refused when tried). They are run in that order, and the runs
-    /// stop at the first triple whose derived public key a slot with that
-    /// triple names: the slots of the triples chosen but not run belong to
-    /// earlier passphrases, whose keys the newer keyring's parents reach.
+    /// derivation budget), in two passes that each stop at the first triple
+    /// whose derived public key a slot with that triple names:
     ///
-    /// Independent of the order slots are tried in (the gate of
-    /// `Spec/format.md §8.5` step 2 goes in file order first), so the
-    /// current passphrase, in the newest keyring, costs one run however
-    /// often it was changed.
+    /// 1. the first ``Limits/maxPassphraseDerivations`` distinct triples of
+    ///    the slots newest keyring first, in slot order within a keyring;
+    /// 2. only when no triple of the first pass named the derived key, up to
+    ///    ``Limits/maxPassphraseDerivations`` more in file order (the
+    ///    bootstrap's order), skipping the triples already run.
     ///
+    /// Slots over the reader limits are skipped (they are refused when
+    /// tried). The slots of triples chosen but not run belong to earlier
+    /// passphrases, whose keys the newer keyring's parents reach. The first
+    /// pass makes the current passphrase, in the newest keyring, cost one run
+    /// however often it was changed; the second keeps decoy keyrings a
+    /// keyless writer appends from locking the right passphrase out. At most
+    /// twice ``Limits/maxPassphraseDerivations`` runs in all.
+    ///
+    /// - Parameter keyrings: the slots of each keyring that may be tried, in
+    ///   file order.
     /// - Throws: ``KeyError`` when Argon2id cannot run.
     static func choosePassphraseRuns(
-        _ passphrase: SecureBytes, slots: some Sequence<KeySlot>, cache: inout PassphraseCache
+        _ passphrase: SecureBytes, keyrings: [[KeySlot]], cache: inout PassphraseCache
     ) throws(KeyError) {
-        var order: [(key: [UInt8], salt: [UInt8], ops: UInt64, mem: UInt64)] = []
         var publicKeys: [[UInt8]: [[UInt8]]] = [:]
-        for slot in slots {
+        var triples: [[UInt8]: (salt: [UInt8], ops: UInt64, mem: UInt64)] = [:]
+        for slot in keyrings.joined() {
             guard case .passphrase(let salt, let ops, let mem, let publicKey, _) = slot,
                 (try? checkLimits(opsLimit: ops, memLimitBytes: mem)) != nil
             else { continue }
             let key = salt + littleEndian(ops) + littleEndian(mem)
-            if publicKeys[key] == nil {
-                guard order.count < Limits.maxPassphraseDerivations else { continue }
-                order.append((key, salt, ops, mem))
-            }
+            triples[key] = (salt, ops, mem)
             publicKeys[key, default: []].append(publicKey)
         }
-        cache.chosen.formUnion(order.map(\.key))
-        for triple in order {
-            let pair: X25519.KeyPair
-            if let cached = cache.pairs[triple.key] {
-                pair = cached
-            } else {
-                pair = try passphraseKeyPair(passphrase, salt: triple.salt, opsLimit: triple.ops, memLimitBytes: triple.mem)
-                cache.pairs[triple.key] = pair
+        /// The first distinct triples of `slots` not in `skipping`.
+        func choose(_ slots: some Sequence<KeySlot>, skipping: Set<[UInt8]>) -> [[UInt8]] {
+            var order: [[UInt8]] = []
+            for slot in slots where order.count < Limits.maxPassphraseDerivations {
+                guard case .passphrase(let salt, let ops, let mem, _, _) = slot else { continue }
+                let key = salt + littleEndian(ops) + littleEndian(mem)
+                if triples[key] != nil, !skipping.contains(key), !order.contains(key) { order.append(key) }
             }
-            if publicKeys[triple.key, default: []].contains(where: { constantTimeEqual(pair.publicKey, $0) }) { break }
+            return order
         }
+        /// Runs `order` up to the first triple a slot names; true when one does.
+        func run(_ order: [[UInt8]]) throws(KeyError) -> Bool {
+            for key in order {
+                let pair: X25519.KeyPair
+                if let cached = cache.pairs[key] {
+                    pair = cached
+                } else {
+                    let t = triples[key]!
+                    pair = try passphraseKeyPair(passphrase, salt: t.salt, opsLimit: t.ops, memLimitBytes: t.mem)
+                    cache.pairs[key] = pair
+                }
+                if publicKeys[key, default: []].contains(where: { constantTimeEqual(pair.publicKey, $0) }) { return true }
+            }
+            return false
+        }
+        let first = choose(keyrings.reversed().joined(), skipping: [])
+        cache.chosen.formUnion(first)
+        if try run(first) { return }
+        let second = choose(keyrings.joined(), skipping: Set(first))
+        cache.chosen.formUnion(second)
+        _ = try run(second)
     }
 
     /// Tries to unwrap the epoch key of `epoch` from `slot` with
     /// `credential`; nil when the slot is of another kind or does not open.
     ///
     /// - Parameter cache: Argon2id results by salt and cost, run before by
-    ///   ``choosePassphraseRuns(_:slots:cache:)``: a passphrase slot whose
+    ///   ``choosePassphraseRuns(_:keyrings:cache:)``: a passphrase slot whose
     ///   triple was not run does not open.
     /// - Throws: ``KeyError/kdfLimitsExceeded(opsLimit:memLimitBytes:)``.
     static func open(

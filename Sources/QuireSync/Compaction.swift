@@ -319,6 +319,21 @@ package enum Compaction {
         // commit of their own that nobody attests (Spec/merge.md §6).
         func attested(_ i: Int) -> Bool { if case .attested = file.attestation(ofFrame: i) { true } else { false } }
 
+        // A rekey seals every kept record again under the new key, so that
+        // old keys open nothing. A sealed record of a kind this version does
+        // not know cannot be sealed again (its layout may bind it to its
+        // key), and old keys would still open it: refuse (Spec/merge.md §6,
+        // tenth review R10-4).
+        if options.rekey {
+            let sealedUnknown = unknown.filter { frames[$0].header.isSealed }
+            if let first = sealedUnknown.first {
+                throw .keys(
+                    .operationRefused(
+                        reason:
+                            "this vault holds \(sealedUnknown.count) sealed records of kinds this version of Quire does not know (kind 0x\(String(frames[first].header.kind.rawValue, radix: 16))), which a rekey cannot seal again, so the old keys would still open them; update Quire before rekeying, or compact without a rekey"
+                    ))
+            }
+        }
         var rekeyed: UInt32?
         try VaultMerge.replace(
             path,

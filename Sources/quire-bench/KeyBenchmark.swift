@@ -74,8 +74,9 @@ enum KeyBenchmark {
                 + "one slot per keyring.",
             "Decoys: someone who can write the file but holds no key appends a made-up keyring (random key commitment and "
                 + "sealed part, so nobody can open it) with N passphrase slots of N different random salts, committed by a commit "
-                + "frame of random bytes. A reader runs Argon2id at most 4 times per passphrase attempt "
-                + "(`Spec/keys.md §2.3`), so the cost stays flat as N grows.",
+                + "frame of random bytes. A reader runs Argon2id at most 8 times per passphrase attempt: the 4 newest "
+                + "triples, then, if none names the derived key, 4 more in file order (`Spec/keys.md §2.3`), so the cost "
+                + "stays flat as N grows, and the second pass reaches the vault's own slot, so the right passphrase opens.",
         ]
 
         var unlock = Table(["credential", "open (ms)", "vs raw epoch key", "vs one Argon2id run"])
@@ -101,6 +102,7 @@ enum KeyBenchmark {
             "right passphrase (ms)", "result",
         ])
         var worst = 0.0
+        var rightOpens = true
         for n in quick ? [1, 8] : [1, 4, 16, 64] {
             let copy = shared.workspace.file("decoys-\(n).quire")
             defer { try? FileSystem.remove(copy) }
@@ -122,6 +124,7 @@ enum KeyBenchmark {
             let right = attempt("correct horse battery staple")
             let runs = (wrong.ns - rawOpen) / argon
             worst = max(worst, runs)
+            rightOpens = rightOpens && right.outcome == "opened"
             decoys.row("\(n) + the vault's own", fmt(wrong.ns / 1e6, 1), fmt(runs, 2), wrong.outcome, fmt(right.ns / 1e6, 1), right.outcome)
         }
         s.tables.append(("A wrong and the right passphrase against decoy slots", decoys))
@@ -153,9 +156,13 @@ enum KeyBenchmark {
                 met: quick ? nil : passphraseOpen <= 1.2 * (argon + rawOpen)))
         s.targets.append(
             Target(
-                what: "wrong passphrase against any number of decoys", target: "≤ 4 Argon2id runs (budget)",
+                what: "wrong passphrase against any number of decoys", target: "≤ 8 Argon2id runs (budget, two passes)",
                 measured: fmt(worst, 2) + " runs at worst",
-                met: quick ? nil : worst <= 4.5))
+                met: quick ? nil : worst <= 8.5))
+        s.targets.append(
+            Target(
+                what: "the right passphrase against any number of appended decoys", target: "opens",
+                measured: rightOpens ? "opened" : "refused", met: rightOpens))
         _ = others
         return s
     }

@@ -227,6 +227,7 @@ extension Catalog {
             insertedSlotFlood("attack-inserted-slot-flood", credential: .device),
             insertedSlotFlood("attack-inserted-slot-flood-recovery-key", credential: .recoveryKey),
             insertedSlotFlood("attack-inserted-slot-flood-passphrase", credential: .passphrase),
+            appendedPassphraseDecoys("attack-appended-passphrase-decoys"),
             mutualRemoval("attack-mutual-removal-order-ab", aFirst: true),
             mutualRemoval("attack-mutual-removal-order-ba", aFirst: false),
             {
@@ -781,8 +782,84 @@ extension Catalog {
                 return try b.vector(
                     "damaged",
                     comment:
-                        "attack: a member of an escrow-free vault wraps the key in a slot of a kind readers do not know (an escrow in disguise). Format 1 skipped unknown kinds. Now an escrow-free keyring may hold no slot of a kind the reader does not know: escrow_forbidden from its public part",
+                        "attack: a member of an escrow-free vault wraps the key in a slot of a kind readers do not know (an escrow in disguise). Format 1 skipped unknown kinds. Now an escrow-free keyring may hold a slot of a kind the reader does not know only when its required lists the kind and the slot names a device or recovery member in member (format.md §8.4 rule 2, tenth review R10-4); this one does neither: escrow_forbidden from its public part",
                     issues: [("escrow_forbidden", b.offset(i))])
+            },
+            {
+                // Tenth review R10-4: the allowed form, with a member of
+                // another key type, which rule 2 does not count among the
+                // device slots.
+                let b = try VectorBuilder("success-escrow-free-unknown-slot-of-member", escrowFree: true, deviceSeed: phoneSeed)
+                try b.commit([.entry(b.entry("escrow-free, epoch 1"))])
+                let phone = try VectorBuilder.device(phoneSeed)
+                let kind = "hybrid-x25519-ml-kem"
+                let tablet = KeyringMember(
+                    role: "device", publicKey: b.random.bytes(32), keyType: "hybrid-ed25519-ml-dsa", name: "Tablet", added: b.now)
+                let future = StoredSlot(
+                    slot: .unknown(
+                        kind: kind,
+                        fields: CBORMap(text: [
+                            ("box", .bytes(b.random.bytes(1200))), ("kind", .text(kind)), ("member", .bytes(tablet.publicKey)),
+                        ])))
+                let k2 = try b.freshKey(2)
+                let body = try b.keyring(
+                    k2, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: k2) + [future], members: b.members + [tablet],
+                    signer: phone, escrowFree: true, requiredSlotKinds: [kind])
+                _ = try b.addKeyring(k2, body, members: b.members + [tablet])
+                try b.commit([.entry(b.entry("escrow-free, epoch 2, with a post-quantum slot"))])
+                return try b.vector(
+                    "success",
+                    comment:
+                        "tenth review R10-4: an escrow-free keyring lists a hybrid post-quantum slot kind in required and holds one slot of it whose member field names a member of role device and key type hybrid-ed25519-ml-dsa (a tablet of a later version). Readers that do not know the kind check from the public part that it is required and names a member, and once opened that the member is a device or recovery member (one slot per member and kind); the device slots number the members of role device and key type ed25519 only (the phone), so the tablet needs none. Before, any unknown kind made an escrow-free keyring escrow_forbidden, and the device slots were counted by role"
+                )
+            },
+            {
+                let b = try VectorBuilder("attack-escrow-free-unknown-slot-not-a-member", escrowFree: true, deviceSeed: phoneSeed)
+                try b.commit([.entry(b.entry("escrow-free"))])
+                let phone = try VectorBuilder.device(phoneSeed)
+                let kind = "hybrid-x25519-ml-kem"
+                let future = StoredSlot(
+                    slot: .unknown(
+                        kind: kind,
+                        fields: CBORMap(text: [
+                            ("box", .bytes(b.random.bytes(1200))), ("kind", .text(kind)), ("member", .bytes(b.random.bytes(32))),
+                        ])))
+                let (k2, body) = try child(b, extraSlots: [future], escrowFree: true, signer: phone, required: [kind])
+                let i = try b.addKeyring(k2, body, trust: false)
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (tenth review R10-4): a member of an escrow-free vault wraps the key in a slot of a required kind readers do not know, and names in member a key that is no member (a custodian's). The public check passes (required, 32-byte member); once opened, rule 2 finds no device or recovery member with that key: escrow_forbidden",
+                    issues: [("escrow_forbidden", b.offset(i))])
+            },
+            {
+                // Tenth review R10-4: critical, the must-understand marker.
+                let critical = CBORMap(text: [("critical", .array([.text("x-retention-policy")]))])
+                let b = try VectorBuilder("success-keyring-critical-extension", deviceSeed: phoneSeed, unknownPublicFields: critical)
+                try b.commit([.entry(b.entry("epoch 1"))])
+                let k2 = try b.freshKey(2)
+                let body = try b.keyring(
+                    k2, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: k2), members: b.members,
+                    signer: try VectorBuilder.device(phoneSeed), unknownPublicFields: critical)
+                _ = try b.addKeyring(k2, body)
+                try b.commit([.entry(b.entry("epoch 2"))])
+                return try b.vector(
+                    "success",
+                    comment:
+                        "tenth review R10-4: the root lists the extension name x-retention-policy in critical (format.md §8.2) and its child carries it forward (rule 5.6). Readers need not understand it; a writer that does not must refuse to sign any keyring of the vault"
+                )
+            },
+            {
+                let critical = CBORMap(text: [("critical", .array([.text("x-retention-policy")]))])
+                let b = try VectorBuilder("attack-critical-extension-dropped", deviceSeed: phoneSeed, unknownPublicFields: critical)
+                try b.commit([.entry(b.entry("epoch 1"))])
+                let (k2, body) = try child(b, signer: try VectorBuilder.device(phoneSeed))
+                let i = try b.addKeyring(k2, body, trust: false)
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (tenth review R10-4): the root lists x-retention-policy in critical; a member's writer that does not understand it signs a new epoch without it, silently dropping the policy. Rule 5.6: critical ⊇ every parent's critical, or the keyring is not trusted",
+                    issues: [("keyring_unauthenticated", b.offset(i))])
             },
             {
                 let b = try VectorBuilder("attack-escrow-free-extra-device-slot", escrowFree: true, deviceSeed: phoneSeed)
@@ -1189,6 +1266,49 @@ extension Catalog {
                 comment:
                     "attack: a keyless writer appends a keyring naming the root with a random link and \(what). Before the gate (format.md §8.5 step 2) the passphrase tried it and reported it (\(name.hasSuffix("opens") ? "malformed_keyring: its key does not open its sealed part" : "kdf_limits_exceeded, a warning")); now it is not linked, so it is never tried and nothing is reported about it",
                 body: bytes, issues: [("commit_mismatch", commitAt)], passphrase: "correct horse battery staple")
+        }
+    }
+
+    /// Eleventh review R11-4: a keyless writer appends one keyring of four
+    /// made-up passphrase triples. The derivation budget's first pass
+    /// (newest keyring first) runs them, none names the derived key, and the
+    /// second pass (file order, `Spec/keys.md §2.3`) runs the root's triple:
+    /// the right passphrase opens. Before the second pass it was refused
+    /// [`kdf_limits_exceeded`].
+    static func appendedPassphraseDecoys(_ name: String) -> Make {
+        {
+            let passphrase = "correct horse battery staple"
+            let b = try VectorBuilder(
+                name,
+                extraSlots: { key, id, r in
+                    var p = Array(passphrase.utf8)
+                    return [
+                        StoredSlot(
+                            slot: try SlotCrypto.passphraseSlot(
+                                for: key, passphrase: SecureBytes(consuming: &p), opsLimit: 1, memLimitBytes: 8192, vaultID: id, random: r))
+                    ]
+                })
+            try b.commit([.entry(b.entry("the journal"))])
+            let junk = try b.freshKey(2)
+            let slots: [KeySlot] = (0..<4).map { _ in
+                .passphrase(
+                    salt: b.random.bytes(16), opsLimit: 1, memLimitBytes: 8192, publicKey: b.random.bytes(32),
+                    box: b.random.bytes(KeySlot.boxByteCount))
+            }
+            let pub = KeyringPublic(
+                epoch: 2, keyCommit: EpochKey.commitment(of: junk.key), parents: [b.rootID],
+                links: [b.random.bytes(KeyringRecord.linkByteCount)], isEscrowFree: false, slotEntries: slots.map { StoredSlot(slot: $0) })
+            var bytes = try b.bytes()
+            bytes += Edit.plaintextFrame(
+                kind: .keyring, keyID: KeyID(commitment: pub.keyCommit),
+                body: KeyringForge.assemble(publicBytes: pub.encoded(), nonce: b.random.bytes(24), sealed: b.random.bytes(80)))
+            let commitAt = UInt64(bytes.count)
+            bytes += CommitChain.commitHeader(keyID: b.keys.writeKey!.id).encoded() + b.random.bytes(CommitChain.bodyByteCount)
+            return try b.vector(
+                "damaged",
+                comment:
+                    "attack (eleventh review R11-4): a keyless writer appends a keyring naming the root with a random link and four passphrase slots of made-up triples (random salts, public keys and boxes). The derivation budget's first pass, newest keyring first, runs Argon2id for the four decoy triples and none names the derived key; the second pass, in file order, skipping triples already run, runs the root's triple, which names it (keys.md §2.3): the right passphrase opens with five runs. Before the second pass the decoys spent the budget and it was refused [kdf_limits_exceeded]. The decoy keyring is not linked, so it is never tried; the only report is the junk commit",
+                body: bytes, issues: [("commit_mismatch", commitAt)], passphrase: passphrase)
         }
     }
 

@@ -1060,14 +1060,14 @@ extension Catalog {
                 builder: passphraseBuilder(1, 4096)),
             simple(
                 "kdf-decoy-slots", "kdf_limits_exceeded",
-                "four decoy passphrase slots, each with its own salt, before the real one: the reader stops after four Argon2id runs (the derivation budget)",
+                "eight decoy passphrase slots, each with its own salt, before the real one in one keyring: the reader runs Argon2id for the first four (newest keyring first, slot order), then, none naming the derived key, for four more in file order, skipping those run, and stops: eight runs, the derivation budget with its second pass (keys.md §2.3)",
                 { _, _ in }, passphrase: "hunter2",
                 builder: { name in
                     try VectorBuilder(
                         name,
                         extraSlots: { key, id, r in
                             var slots: [StoredSlot] = []
-                            for word in ["decoy 1", "decoy 2", "decoy 3", "decoy 4", "hunter2"] {
+                            for word in (1...8).map({ "decoy \($0)" }) + ["hunter2"] {
                                 var p = Array(word.utf8)
                                 slots.append(
                                     StoredSlot(

@@ -507,10 +507,11 @@ import Testing
             == .malformedKeyring(Self.genesisLocation, reason: "a slot opened a key that is not the one its key commitment names"))
     }
 
-    /// Decoy passphrase slots cost at most four Argon2id runs (`Spec/keys.md §2.3`).
+    /// Decoy passphrase slots cost at most eight Argon2id runs, four in
+    /// each of the budget's two passes (`Spec/keys.md §2.3`).
     @Test func passphraseDerivationsAreBudgeted() throws {
         func decoys(_ v: KeyringVault) throws -> [KeySlot] {
-            try (0..<4).map { i in
+            try (0..<8).map { i in
                 try SlotCrypto.passphraseSlot(
                     for: v.epoch1, passphrase: passphrase("decoy \(i)"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: v.vaultID, random: v.random)
             }
@@ -518,7 +519,9 @@ import Testing
         let v = KeyringVault(label: "kdf budget")
         let real = try SlotCrypto.passphraseSlot(
             for: v.epoch1, passphrase: passphrase("pw"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: v.vaultID, random: v.random)
-        // Behind four decoys, the real slot is never tried.
+        // Behind eight decoys in its keyring, the real slot is never tried:
+        // the first pass runs the first four, the second the next four
+        // (before the second pass, four were enough).
         try v.create([(v.epoch1, v.body(v.epoch1, slots: try decoys(v) + [real, v.recoverySlot(v.epoch1)]))])
         #expect(v.unlockError(.passphrase(passphrase("pw"))) == .kdfBudgetExceeded(untried: 1))
         #expect(KeyError.kdfBudgetExceeded(untried: 1).code == "kdf_limits_exceeded")

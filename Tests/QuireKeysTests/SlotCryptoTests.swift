@@ -19,7 +19,7 @@ import Testing
                 for: Self.key, passphrase: passphrase(made), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: Self.vaultID,
                 random: SeededRandom(label: "nfc"))
             var cache = SlotCrypto.PassphraseCache()
-            try SlotCrypto.choosePassphraseRuns(passphrase(typed), slots: [slot], cache: &cache)
+            try SlotCrypto.choosePassphraseRuns(passphrase(typed), keyrings: [[slot]], cache: &cache)
             let opened = try SlotCrypto.open(slot, with: .passphrase(passphrase(typed)), vaultID: Self.vaultID, epoch: 1, cache: &cache)
             #expect(opened?.storage.copyBytes() == counting(32, from: 7))
         }
@@ -47,7 +47,7 @@ import Testing
         _ slot: KeySlot, _ credential: Credential, vault: VaultID = vaultID, epoch: UInt32 = 0x0102
     ) throws(KeyError) -> [UInt8]? {
         var cache = SlotCrypto.PassphraseCache()
-        if case .passphrase(let p) = credential { try SlotCrypto.choosePassphraseRuns(p, slots: [slot], cache: &cache) }
+        if case .passphrase(let p) = credential { try SlotCrypto.choosePassphraseRuns(p, keyrings: [[slot]], cache: &cache) }
         return try SlotCrypto.open(slot, with: credential, vaultID: vault, epoch: epoch, cache: &cache)?.storage.copyBytes()
     }
 
@@ -198,7 +198,7 @@ import Testing
     @Test func passphraseResultsAreCached() throws {
         let slot = try Self.allSlots()[1]
         var cache = SlotCrypto.PassphraseCache()
-        try SlotCrypto.choosePassphraseRuns(passphrase("correct horse"), slots: [slot, slot], cache: &cache)
+        try SlotCrypto.choosePassphraseRuns(passphrase("correct horse"), keyrings: [[slot, slot]], cache: &cache)
         let first = try SlotCrypto.open(slot, with: .passphrase(passphrase("correct horse")), vaultID: Self.vaultID, epoch: 0x0102, cache: &cache)
         #expect(first?.storage.copyBytes() == counting(32, from: 100))
         #expect(cache.pairs.count == 1)
@@ -208,31 +208,55 @@ import Testing
     }
 
     @Test func passphraseDerivationsAreBudgeted() throws {
-        // Six slots with distinct salts, none for this passphrase, given
-        // newest first: the four newest are run, the two oldest are untried.
+        // Ten keyrings of one slot each, distinct salts, none for this
+        // passphrase: the four newest are run, then the four oldest (the
+        // second pass, in file order), and the two between are untried.
         let r = SeededRandom(label: "budget")
         var cache = SlotCrypto.PassphraseCache()
-        let slots = try (0..<6).map { _ in
+        let slots = try (0..<10).map { _ in
             try SlotCrypto.passphraseSlot(
                 for: Self.key, passphrase: passphrase("other"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: Self.vaultID, random: r)
         }
-        try SlotCrypto.choosePassphraseRuns(passphrase("mine"), slots: slots.reversed(), cache: &cache)
-        #expect(cache.pairs.count == Limits.maxPassphraseDerivations)
+        try SlotCrypto.choosePassphraseRuns(passphrase("mine"), keyrings: slots.map { [$0] }, cache: &cache)
+        #expect(cache.pairs.count == 2 * Limits.maxPassphraseDerivations)
         for slot in slots {
             #expect(try SlotCrypto.open(slot, with: .passphrase(passphrase("mine")), vaultID: Self.vaultID, epoch: 0x0102, cache: &cache) == nil)
         }
-        #expect(cache.pairs.count == Limits.maxPassphraseDerivations)
+        #expect(cache.pairs.count == 2 * Limits.maxPassphraseDerivations)
         #expect(cache.skipped == 2)
-        // The newest slot names this passphrase's key: one run, and the
-        // older slots' triples (earlier passphrases) are not run, nor untried.
+        // The newest slot names this passphrase's key: one run, no second
+        // pass; the 3 older triples chosen with it (earlier passphrases) are
+        // neither run nor untried, the 7 oldest are untried.
         var newest = SlotCrypto.PassphraseCache()
         let mine = try SlotCrypto.passphraseSlot(
             for: Self.key, passphrase: passphrase("mine"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: Self.vaultID, random: r)
-        try SlotCrypto.choosePassphraseRuns(passphrase("mine"), slots: [mine] + slots.reversed(), cache: &newest)
+        try SlotCrypto.choosePassphraseRuns(passphrase("mine"), keyrings: slots.map { [$0] } + [[mine]], cache: &newest)
         #expect(newest.pairs.count == 1)
         #expect(try SlotCrypto.open(slots[0], with: .passphrase(passphrase("mine")), vaultID: Self.vaultID, epoch: 0x0102, cache: &newest) == nil)
         #expect(try SlotCrypto.open(mine, with: .passphrase(passphrase("mine")), vaultID: Self.vaultID, epoch: 0x0102, cache: &newest) != nil)
         #expect(newest.pairs.count == 1 && newest.skipped == 1)
+    }
+
+    @Test func appendedDecoyTriplesLeaveTheOldestSlotRun() throws {
+        // Spec/keys.md §2.3, the second pass (eleventh review R11-4): the
+        // passphrase's slot is in the first keyring, and a keyring appended
+        // after it holds 4 made-up triples. The first pass runs the 4
+        // decoys and none names the key; the second, in file order, runs the
+        // first keyring's triple, and the slot opens. Before, the 4 decoys
+        // spent the whole budget and the slot was untried.
+        let r = SeededRandom(label: "appended decoys")
+        let mine = try SlotCrypto.passphraseSlot(
+            for: Self.key, passphrase: passphrase("mine"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: Self.vaultID, random: r)
+        let decoys = try (0..<4).map { _ in
+            try SlotCrypto.passphraseSlot(
+                for: Self.key, passphrase: passphrase("decoy"), opsLimit: tinyOps, memLimitBytes: tinyMem, vaultID: Self.vaultID, random: r)
+        }
+        var cache = SlotCrypto.PassphraseCache()
+        try SlotCrypto.choosePassphraseRuns(passphrase("mine"), keyrings: [[mine], decoys], cache: &cache)
+        #expect(cache.pairs.count == Limits.maxPassphraseDerivations + 1)
+        let key = try SlotCrypto.open(mine, with: .passphrase(passphrase("mine")), vaultID: Self.vaultID, epoch: 0x0102, cache: &cache)
+        #expect(key?.storage.copyBytes() == counting(32, from: 100))
+        #expect(cache.skipped == 0)
     }
 
     static let limitCases: [(UInt64, UInt64, Bool)] = [

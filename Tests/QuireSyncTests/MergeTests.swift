@@ -178,6 +178,33 @@ import Testing
         #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["laptop", "phone", "shared"])
     }
 
+    /// A rekey that would keep a sealed record of a kind this version does
+    /// not know is refused, and the file is unchanged: it cannot seal the
+    /// record again, and old keys would still open it (Spec/merge.md §6,
+    /// tenth review R10-4). Before, the record was re-sealed blindly as if
+    /// its layout were a known record's. A compaction without a rekey keeps
+    /// it.
+    @Test func rekeyRefusesSealedRecordsOfUnknownKinds() throws {
+        let c = try TwoCopies("rekey unknown kind")
+        let laptop = try c.onLaptop(c.a)
+        let unknown = RecordKind(rawValue: 0xbf)
+        try laptop.file.commit(random: SeededRandom(label: "unknown sealed"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+            _ = try tx.appendSealed(kind: unknown, payload: Array("from a newer version".utf8))
+        }
+        let before = bytes(c.a)
+        do {
+            _ = try Compaction.compact(
+                vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(rekey: true), now: t0 + 20, writeOptions: fast)
+            Issue.record("a rekey re-sealed a record of a kind it does not know")
+        } catch {
+            #expect(error.code == "operation_refused")
+            #expect(error.description.contains("kind 0xbf"))
+        }
+        #expect(bytes(c.a) == before)
+        _ = try Compaction.compact(vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(), now: t0 + 21, writeOptions: fast)
+        #expect(try VaultFile(path: c.a).structure.frames.contains { $0.header.kind == unknown })
+    }
+
     /// A device removed in the copy cannot merge it: its commits would be
     /// older than the copy's newest epoch. The phone, still enrolled, can,
     /// and the records the laptop could not read stay readable to it.

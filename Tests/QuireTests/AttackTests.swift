@@ -338,6 +338,47 @@ import QuireSystem
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == before)
     }
 
+    /// The root lists an extension name in `critical` that this writer does
+    /// not understand (tenth review R10-4): the vault opens and reads, but
+    /// the writer signs no keyring — neither a new epoch nor one of the same
+    /// epoch — and the file is unchanged. Before, `critical` was an unknown
+    /// field: a rotation dropped nothing visible and an enrolment copied it.
+    @Test func attackCriticalExtensionIsRefusedToWriters() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("critical.quire")
+        let random = SeededRandom(label: "critical extension")
+        let recovery = testRecoveryKey("critical extension")
+        let signer = try recovery.signingKeyPair()
+        let salt = random.bytes(16)
+        let blobKey = try SymmetricKey(using: random)
+        let key = EpochKey(epoch: 1, key: try SymmetricKey(using: random), blobKey: blobKey)
+        let vaultID = rootVaultID(signer: signer.publicKey, keyCommit: key.commitment, salt: salt)
+        let body = try KeyringBuilder.body(
+            epochKey: key, vaultID: vaultID, parents: [], isEscrowFree: false,
+            slots: [StoredSlot(slot: try SlotCrypto.recoverySlot(for: key, recovery: recovery, vaultID: vaultID, random: random))],
+            vaultSalt: salt, unknownPublicFields: CBORMap(text: [("critical", .array([.text("x-retention-policy")]))]),
+            content: KeyringContent(members: [KeyringMember(role: "recovery", publicKey: signer.publicKey, name: "Recovery key", added: Self.t0)],
+                                    blobKey: blobKey, created: Self.t0, reason: "create"),
+            signer: signer, random: random)
+        _ = try VaultFile.create(at: path, vaultID: vaultID, keys: KeySet(single: key), random: random, options: fast, attestWith: signer) {
+            (tx: PendingCommit) throws(FormatError) in
+            try tx.appendKeyring(keyID: key.id, epoch: 1, body: body)
+        }
+        let vault = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
+        #expect(vault.unlocked.keyrings.first?.record.publicPart.criticalExtensions == ["x-retention-policy"])
+        let before = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let tablet = try DeviceIdentity.generate(name: "Tablet", now: Self.t0, using: random)
+        for (what, change) in [("rotated", { try vault.rotateKeys(now: Self.t0 + 1) }), ("enrolled", { try vault.enrollDevice(code: tablet.code, name: "Tablet", now: Self.t0 + 2) })] {
+            do {
+                try change()
+                Issue.record("a writer \(what) under a critical extension it does not understand")
+            } catch {
+                #expect((error as? VaultError)?.code == "operation_refused")
+            }
+        }
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == before)
+    }
+
     /// After `compact --rekey` the blob key is new: the same content has
     /// another blob id, the re-stored manifest lists the old one as an
     /// alias, references by the old id still resolve, and storing the

@@ -115,40 +115,59 @@ class SlotOpener:
         self.untried: set = set()
         self.refused: list = []          # keyrings holding a slot refused for its cost
 
-    def choose(self, keyrings_newest_first) -> None:
-        """keys.md §2.3, the derivation budget, before any slot is tried:
-        the first MAX_DERIVATIONS distinct (salt, opsLimit, memLimit) of the
-        passphrase slots, newest keyring first and in slot order within a
-        keyring, skipping slots outside the bounds; run in that order, up to
-        the first whose derived public key a slot with that triple names.
+    def choose(self, keyrings_in_file_order) -> None:
+        """keys.md §2.3, the derivation budget, before any slot is tried, in
+        two passes that each run their triples in order up to the first whose
+        derived public key a slot with that triple names:
+        1. the first MAX_DERIVATIONS distinct (salt, opsLimit, memLimit) of
+           the passphrase slots, newest keyring first and in slot order
+           within a keyring, skipping slots outside the bounds;
+        2. only if no triple of pass 1 was named: up to MAX_DERIVATIONS more,
+           in file order (the bootstrap's), skipping the triples already run.
         Independent of the order slots are tried in (format.md §8.5 step 2)."""
         if self.kind != "passphrase":
             return
-        order: list = []
+        keyrings = list(keyrings_in_file_order)
         names: dict = {}                 # triple -> the public keys slots give it
-        for kr in keyrings_newest_first:
+        for kr in keyrings:
             for slot in kr.slots:
                 if slot.get("kind") != "passphrase":
                     continue
                 ops, mem = slot.get("opsLimit"), slot.get("memLimit")
                 if not (KDF_OPS[0] <= ops <= KDF_OPS[1] and KDF_MEM[0] <= mem <= KDF_MEM[1]):
                     continue
-                params = (slot.get("salt"), ops, mem)
-                if params not in names:
-                    if len(order) >= MAX_DERIVATIONS:
+                names.setdefault((slot.get("salt"), ops, mem), []).append(slot.get("publicKey"))
+
+        def pick(rings, skip):
+            order: list = []
+            for kr in rings:
+                for slot in kr.slots:
+                    if slot.get("kind") != "passphrase" or len(order) >= MAX_DERIVATIONS:
                         continue
-                    order.append(params)
-                names.setdefault(params, []).append(slot.get("publicKey"))
-        for params in order:
-            if params not in self._derived:
-                if len(self._derived) >= MAX_DERIVATIONS:   # at most 4 in all (README item 18)
-                    break
-                self._derived[params] = seed_keypair(argon2id(self.cred.value, *params))
-            self.run.add(params)
-            pk = self._derived[params][0]
-            if any(hmac.compare_digest(pk, named) for named in names[params]):
-                break
-        self.chosen = set(order)
+                    params = (slot.get("salt"), slot.get("opsLimit"), slot.get("memLimit"))
+                    if params in names and params not in skip and params not in order:
+                        order.append(params)
+            return order
+
+        def run(order) -> bool:
+            for params in order:
+                if params not in self._derived:
+                    if len(self._derived) >= 2 * MAX_DERIVATIONS:   # at most 8 in all (README item 18)
+                        return False
+                    self._derived[params] = seed_keypair(argon2id(self.cred.value, *params))
+                self.run.add(params)
+                pk = self._derived[params][0]
+                if any(hmac.compare_digest(pk, named) for named in names[params]):
+                    return True
+            return False
+
+        first = pick(reversed(keyrings), set())
+        self.chosen = set(first)
+        if run(first):
+            return
+        second = pick(keyrings, set(first))
+        self.chosen |= set(second)
+        run(second)
 
     def _pair(self, slot, kr):
         """keys.md §2.3 steps 1–2: the key pair to try, or None."""
@@ -221,6 +240,7 @@ class Keyring:
     links: list = field(default_factory=list)
     escrow_free: bool = False
     required: list = field(default_factory=list)
+    critical: list = field(default_factory=list)
     slots: list = field(default_factory=list)
     # what the credential did (§8.5)
     slot_reached: bool = False       # a slot's box opened (length, vault id, epoch)
@@ -344,6 +364,7 @@ def _parse_public(kr: Keyring) -> None:
     kr.links = list(pub.get("links", []))
     kr.escrow_free = pub.get("escrowFree", False)
     kr.required = list(pub.get("required", []))
+    kr.critical = list(pub.get("critical", []))
     kr.slots = list(pub.get("slots", []))
     if kr.frame.key_id != kr.key_commit[:6]:
         kr.reject("malformed_keyring", "the header's key id is not keyCommit[0..<6]", public=True)
@@ -351,10 +372,25 @@ def _parse_public(kr: Keyring) -> None:
         kr.reject("malformed_keyring", "|links| ≠ |parents|", public=True)
     elif len(set(kr.parents)) != len(kr.parents):
         kr.reject("malformed_keyring", "a parent is named twice", public=True)
-    elif kr.escrow_free and any(s.get("kind") not in ("device", "recovery", "passphrase")
-                                for s in kr.slots):
-        kr.reject("escrow_forbidden", "an escrow or unknown slot in an escrow-free keyring",
-                  public=True)
+    elif kr.escrow_free and not all(_escrow_free_slot(s, kr.required) for s in kr.slots):
+        kr.reject("escrow_forbidden", "an escrow slot, or an unknown slot not required or "
+                  "naming no member, in an escrow-free keyring", public=True)
+
+
+KNOWN_SLOT_KINDS = ("device", "recovery", "passphrase", "escrow")
+
+
+def _escrow_free_slot(slot, required) -> bool:
+    """format.md §8.4 rule 2, public check: a slot an escrow-free keyring may
+    hold. An unknown kind only when `required` lists it and the slot names a
+    member (`member`: bytes(32)); whose key it is is checked once opened."""
+    kind = slot.get("kind")
+    if kind in ("device", "recovery", "passphrase"):
+        return True
+    if kind in KNOWN_SLOT_KINDS:                 # escrow
+        return False
+    member = slot.get("member")
+    return kind in required and isinstance(member, bytes) and len(member) == 32
 
 
 def _passes_rule1_public(kr: Keyring) -> bool:
@@ -462,7 +498,7 @@ class _Reach:
                     self.reach(got[1], kr.key_commit)
                 break
 
-        self.opener.choose(reversed(self.indexed))               # keys.md §2.3
+        self.opener.choose(self.indexed)                         # keys.md §2.3
         for kr in self.indexed:                                  # bootstrap
             self.chain()
             if self.root_reached:
@@ -553,8 +589,17 @@ class _Reach:
         if kr.escrow_free:                                       # rule 2, once opened
             kinds = [s.get("kind") for s in kr.slots]
             ppk = [s.get("publicKey") for s in kr.slots if s.get("kind") == "passphrase"]
-            if (kinds.count("device") != sum(1 for m in members if _role(m) == "device")
-                    or kinds.count("recovery") != 1 or len(set(ppk)) != len(ppk)):
+            # device slots by members of role device and key type ed25519 (a
+            # member of another key type has slots of its own kind); each
+            # unknown kind's slot names a device or recovery member, at most
+            # one slot per (member, kind) (R10-4)
+            readers = {m.get("key") for m in members if _role(m) in ("device", "recovery")}
+            tagged = [(s.get("member"), s.get("kind")) for s in kr.slots
+                      if s.get("kind") not in KNOWN_SLOT_KINDS]
+            if (kinds.count("device") != sum(1 for m in members if _role(m) == "device"
+                                             and m.get("keyType", "ed25519") == "ed25519")
+                    or kinds.count("recovery") != 1 or len(set(ppk)) != len(ppk)
+                    or any(t[0] not in readers for t in tagged) or len(set(tagged)) != len(tagged)):
                 kr.reject("escrow_forbidden", "slots do not match the members")
                 return
         signer = I.get("signer")
@@ -635,6 +680,8 @@ def _child_rules(kr: Keyring, by_id: dict, anc: dict, vault_id: bytes):
     needed = set().union(*(p.required for p in parents))                 # 5.6
     if not needed <= set(kr.required):
         return "keyring_unauthenticated", "a required slot kind was dropped"
+    if not set().union(*(p.critical for p in parents)) <= set(kr.critical):
+        return "keyring_unauthenticated", "a critical extension was dropped"
     if any(p.escrow_free for p in parents) and not kr.escrow_free:       # 5.7
         return "escrow_forbidden", "escrow-free is for good"
     rec = kr.recovery_key()                                              # 5.8

@@ -188,6 +188,7 @@ PUBLIC = {
     "links": array_of(bytes_n(136), 64, "links"),
     "escrowFree": is_bool,
     "required": array_of(is_text, 16, "required"),
+    "critical": array_of(is_text, 16, "critical"),
     "slots": array_of(_slot, 256, "slots"),
     "vaultSalt": bytes_n(16),
 }
