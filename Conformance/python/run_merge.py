@@ -12,6 +12,8 @@ opens and every commit after the common prefix verifies; the number of
 unattested commits after the prefix; each `entry:` line (deleted or live,
 the number of heads, the winner's text); each `attachment:` line; and the
 `profile:` line when there is one (the name of the journal's profile).
+A vector with a `refused:` line expects the merge to fail with that error
+code instead, and checks nothing else.
 
 Prints PASS or FAIL per vector, then, as its last line, "N/M merge vectors
 pass". Exit status: 0 when at least one ran and all passed, 1 otherwise,
@@ -143,6 +145,15 @@ def check(path):
     b = open(os.path.join(path, "b.quire"), "rb").read()
     cred = credential(lines["credential"])
     diffs = []
+    if "refused" in lines:
+        # a refused merge (merge.md §3.1): that error, nothing written
+        try:
+            merge(a, b, cred)
+        except QuireError as e:
+            if e.code != lines["refused"]:
+                diffs.append("refused: expected %s, got %s" % (lines["refused"], e.code))
+            return diffs
+        return diffs + ["refused: expected %s, the merge went through" % lines["refused"]]
     got = merge(a, b, cred)
     if ("yes" if got.changed else "no") != lines["changed"]:
         diffs.append("changed: expected %s, got %s" % (lines["changed"], got.changed))

@@ -122,6 +122,7 @@ extension SyncError {
         case .differentVaults: .programmerError
         case .keys(let e): e.category
         case .removed, .behindNewerKeyring: .readOnly
+        case .unknownCriticalKind(_, let e, _): e.category
         case .damaged, .wouldLoseRecords, .resultDoesNotVerify: .damaged
         case .locked: .busy
         case .folderUnreadable(_, let e), .io(let e): e.category

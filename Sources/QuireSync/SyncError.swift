@@ -30,6 +30,15 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// the merged file could not vouch for them, so the merge would lose
     /// them (`Spec/merge.md §3.1`). Nothing was changed.
     case wouldLoseRecords(issues: [FormatError])
+    /// The file at `path` (the vault or the copy) holds a frame of a critical
+    /// kind this version does not know (the ``FormatError`` says where and
+    /// which), in a commit that a current member — `author`, the phrase
+    /// naming it (`the device "Name"`), when known — attested. A
+    /// merge writes records, and no record is written while that holds
+    /// (`Spec/format.md §4.3`, `Spec/merge.md §3.1`); nothing was changed.
+    /// Removing that member (a stolen device) lifts it; a newer version of
+    /// Quire reads it.
+    case unknownCriticalKind(path: String, FormatError, author: String?)
     /// The merged file did not open or verify; the vault was left as it was.
     case resultDoesNotVerify(reason: String)
     /// Another process holds the vault's lock.
@@ -53,6 +62,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case .behindNewerKeyring: "behind_newer_keyring"
         case .damaged: "compaction_refused"
         case .wouldLoseRecords: "merge_refused"
+        case .unknownCriticalKind(_, let e, _): e.code
         case .locked: "locked"
         case .folderUnreadable, .io: "io"
         case .cancelled: "cancelled"
@@ -75,11 +85,19 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
             "this key cannot open epoch \(epoch) of the vault or its copy: a current member removed it, so it cannot merge; merge on an enrolled device or with the recovery key"
         case .behindNewerKeyring(let epoch):
             "the copy holds a keyring of epoch \(epoch) that this key cannot open, above every epoch it holds; nothing was changed — merge with the recovery key or on a device that opens it"
+        case .unknownCriticalKind(let path, let e, let author):
+            "\(path): \(Self.frameAndKind(e)), which this version does not know and may not skip, in a commit that \(author ?? "a current member") attested — a newer version of Quire wrote it, or a device that should not have. A merge writes records, which this version does not write beside it, so nothing was changed: update Quire, or, if you do not trust \(author ?? "the member that attested it"), remove it first, then merge again"
         case .resultDoesNotVerify(let reason): "the merged file did not verify (\(reason)); the vault was left as it was"
         case .locked(let path): "\(path) is locked by another Quire process; try again when it is done"
         case .folderUnreadable(let path, let e): "the folder \(path) cannot be listed: \(e)"
         case .io(let e): e.description
         case .cancelled: "the operation was cancelled; the vault was left as it was — run it again to complete it"
         }
+    }
+
+    /// `"<where> has record kind 0x…"` for an unknown critical kind.
+    private static func frameAndKind(_ e: FormatError) -> String {
+        if case .unknownCriticalKind(let loc, let kind) = e { return "\(loc) has record kind 0x\(String(kind, radix: 16))" }
+        return e.description
     }
 }

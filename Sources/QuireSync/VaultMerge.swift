@@ -60,7 +60,7 @@ public struct MergeReport: Sendable {
     ///   ``SyncError/copyUnreadable(path:_:)``, ``SyncError/vaultUnreadable(path:_:)``,
     ///   ``SyncError/keys(_:)`` (the credential does not open the vault, or
     ///   cannot sign: a passphrase or an escrow key reads but does not merge),
-    ///   ``SyncError/removed(newerEpoch:)``, ``SyncError/locked(path:)``,
+    ///   ``SyncError/removed(newerEpoch:)``, ``SyncError/unknownCriticalKind(path:_:author:)``, ``SyncError/locked(path:)``,
     ///   ``SyncError/resultDoesNotVerify(reason:)``, ``SyncError/io(_:)``.
     public static func merge(
         vaultAt vaultPath: String, copyAt copyPath: String, credential: Credential,
@@ -126,6 +126,15 @@ public struct MergeReport: Sendable {
             keys: keys, trustedKeyrings: union.trustedKeyrings(in: a), attestors: attestors, removedMembers: removedMembers)
         b.file.verifyCommits(
             keys: keys, trustedKeyrings: union.trustedKeyrings(in: b), attestors: attestors, removedMembers: removedMembers)
+        // A merge writes records: while a frame of a critical kind this
+        // version does not know sits in a commit a current member attested,
+        // in either file (judged over both files' keyrings, as the result
+        // will hold them), it is refused. Carried and attested again by the
+        // merging member, the frame would outlive its author's removal
+        // (Spec/format.md §4.3, merge.md §3.1, eleventh review R11-3).
+        for (side, path) in [(a, vaultPath), (b, copyPath)] {
+            try refuseUnknownCriticalKind(side, path: path, keyrings: union.unlocked.keyrings)
+        }
 
         let prefix = try commonPrefix(a, b)
         let aTail = try a.blocks(after: prefix.groups, keyrings: union)
@@ -260,10 +269,15 @@ public struct MergeReport: Sendable {
                     // current member attested its source, or when it holds nothing
                     // but keyrings the result trusts (so that they count for the
                     // floor, Spec/format.md §9.3). An attestation is never laundered.
+                    // Nor does the merging member attest a frame of a kind it
+                    // does not know: such a block, moved or partial, is written
+                    // unattested (Spec/merge.md §3.3, eleventh review R11-3).
+                    let unknownKind = frames.contains { !$0.kind.isKnown }
                     let attestation: CommitAttestation =
                         switch block.attestation {
                         case .some(let plain) where whole: .carried(plain)
-                        case .some(let plain) where plain != CommitChain.unattested && !block.byRemovedMember: .sign(signer)
+                        case .some(let plain) where plain != CommitChain.unattested && !block.byRemovedMember && !unknownKind:
+                            .sign(signer)
                         default: block.onlyTrustedKeyrings ? .sign(signer) : .none
                         }
                     do {
@@ -297,6 +311,22 @@ public struct MergeReport: Sendable {
             droppedFromVault: aTail.leftOut)
         report.temporariesLeft = union.temporariesLeft
         return report
+    }
+
+    /// Throws ``SyncError/unknownCriticalKind(path:_:author:)`` when `side`
+    /// holds a frame of a critical kind this version does not know in a
+    /// commit a current member attested (`Spec/format.md §4.3`, merge.md
+    /// §3.1), naming that member from `keyrings` when one lists it. Call
+    /// after verifying the side's commits.
+    static func refuseUnknownCriticalKind(_ side: Side, path: String, keyrings: [KeyringInfo]) throws(SyncError) {
+        guard let fatal = side.file.fatalCriticalKind, case .unknownCriticalKind(let location, _) = fatal else { return }
+        let s = side.file.structure
+        let group = s.groups.firstIndex { g in g.members.contains { s.frames.location(at: $0).offset == location.offset } }
+        let signer = group.flatMap { side.file.commits.attestor($0) }
+        let member = signer.flatMap { key in
+            keyrings.lazy.compactMap { $0.content?.members.first { $0.publicKey == key } }.first
+        }
+        throw .unknownCriticalKind(path: path, fatal, author: member.map(PrivacyStatement.phrase(for:)))
     }
 
     /// The identities of the carried frames below the rekey floor whose

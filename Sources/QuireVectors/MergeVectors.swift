@@ -130,7 +130,7 @@ public enum MergeVectors {
     /// merger merges `b.quire` into `a.quire`.
     static func build(
         _ name: String, comment: String, entries: Int = 1, passphrase: Bool = false, merger: Merger = .laptop, countKept: Bool = false,
-        showProfile: Bool = false, a: (Case) throws -> Void, b: (Case) throws -> Void
+        showProfile: Bool = false, refused: String? = nil, a: (Case) throws -> Void, b: (Case) throws -> Void
     ) throws -> Vector {
         try SlotCrypto.$allowsWeakPassphraseCost.withValue(true) { () throws -> Vector in
             let dir = NSTemporaryDirectory() + "quire-merge-vector-\(getpid())-\(name)"
@@ -167,6 +167,22 @@ public enum MergeVectors {
                 let report = try VaultMerge.merge(
                     vaultAt: pm, copyAt: pb, credential: credential, random: SeededRandom(label: label), options: quiet)
                 return (report, Array(try Data(contentsOf: URL(fileURLWithPath: pm))))
+            }
+            // A refused merge (Spec/merge.md §3.1): that error, and the
+            // vault left as it was, which `merged.quire` then holds.
+            if let refused {
+                do {
+                    _ = try merge("merge vector " + name)
+                    throw VectorFile.ParseError(description: "\(name): the merge was not refused")
+                } catch let e as SyncError where e.code == refused {}
+                let vault = Array(try Data(contentsOf: URL(fileURLWithPath: pa)))
+                let lines = [
+                    "quire merge vector 2", credentialLine, "changed: no", "refused: " + refused,
+                    "merged: " + hex(BLAKE2b.hash(vault, byteCount: 32)), "comment: " + comment,
+                ]
+                return Vector(
+                    name: name, a: vault, b: Array(try Data(contentsOf: URL(fileURLWithPath: pb))), merged: vault,
+                    expect: lines.joined(separator: "\n") + "\n")
             }
             let (_, other) = try merge("merge vector " + name + " other")
             let (report, merged) = try merge("merge vector " + name)
@@ -299,7 +315,8 @@ public enum MergeVectors {
                 }),
             try build(
                 "unknown-record-kind",
-                comment: "the copy holds a plaintext record of kind 0x9a, unknown to version 2: carried byte for byte",
+                comment:
+                    "the copy holds a plaintext record of kind 0x9a, unknown to version 2: carried byte for byte; its block moves (after the laptop's), and the laptop does not attest a frame of a kind it does not know, so it is written unattested (unattested-commits: 1, merge.md §3.3, eleventh review R11-3)",
                 a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
                 b: { k in
                     let v = try k.open(k.b, "phone")
@@ -308,6 +325,44 @@ public enum MergeVectors {
                         (tx: PendingCommit) throws(FormatError) in
                         _ = try tx.appendPlaintext(
                             kind: RecordKind(rawValue: 0x9a), keyID: tx.key.id, body: Array("from a newer version".utf8), trusted: false)
+                    }
+                }),
+            try build(
+                "unknown-kind-block-not-reattested",
+                comment:
+                    "eleventh review R11-3: the laptop rotates to epoch 2 and writes; the phone's one attested commit holds its revision and a plaintext frame of kind 0x9a (unknown, not critical). The phone's block comes first, after the head it extended, but the result commits it under the epoch-2 write key, so it moves (merge.md §3.3); the laptop, which does not know the kind, writes it unattested rather than attest it again (unattested-commits: 1, kept-attestations: 0), and the revision still shows, verified. Before, the laptop signed it, and the frame was credited to the laptop for good",
+                countKept: true,
+                a: { k in
+                    let v = try k.open(k.a, "laptop")
+                    try v.rotateKeys(now: c + 50)
+                    try k.write(v, text: "laptop, epoch 2", clock: c + 100)
+                },
+                b: { k in
+                    let v = try k.open(k.b, "phone")
+                    let random = SeededRandom(label: "unknown kind beside a revision")
+                    let revision = EntryRevision(
+                        entryID: EntryID(using: random), revisionID: RevisionID(using: random), parents: [],
+                        clock: HybridLogicalClock(milliseconds: UInt64(c + 101), counter: 0), device: v.author, isDeleted: false,
+                        body: EntryBody(created: MergeVectors.t0, text: "phone, beside a newer kind", attachments: []))
+                    try v.file.commit(random: random, options: quiet, attestWith: k.phone.keyPair) {
+                        (tx: PendingCommit) throws(FormatError) in
+                        _ = try tx.appendSealed(kind: .entryRevision, payload: revision.encoded())
+                        _ = try tx.appendPlaintext(
+                            kind: RecordKind(rawValue: 0x9a), keyID: tx.key.id, body: Array("from a newer version".utf8), trusted: false)
+                    }
+                }),
+            try build(
+                "attack-merge-over-unknown-critical-kind-refused",
+                comment:
+                    "eleventh review R11-3: the phone, still a member (a stolen device), writes an attested commit holding a frame of kind 0x7f, critical and unknown, on the copy. Folding it, the laptop moved the block and attested it again, so the frame sat in a commit the laptop attested and removing the phone no longer lifted unknown_critical_kind. A merge writes records, so it is refused while that error is fatal in either file (merge.md §3.1, format.md §4.3): remove the phone first",
+                refused: "unknown_critical_kind",
+                a: { k in try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100) },
+                b: { k in
+                    let v = try k.open(k.b, "phone")
+                    try v.file.commit(random: SeededRandom(label: "critical kind"), options: quiet, attestWith: k.phone.keyPair) {
+                        (tx: PendingCommit) throws(FormatError) in
+                        _ = try tx.appendPlaintext(
+                            kind: RecordKind(rawValue: 0x7f), keyID: tx.key.id, body: Array("a stolen device's".utf8), trusted: false)
                     }
                 }),
             try build(
@@ -741,6 +796,22 @@ public enum MergeVectors {
                 credential = .recoveryKey(key)
             } else {
                 failures.append("\(name): no credential line")
+                continue
+            }
+            if let line = lines.first(where: { $0.hasPrefix("refused: ") }) {
+                let code = String(line.dropFirst("refused: ".count))
+                do {
+                    _ = try VaultMerge.merge(
+                        vaultAt: scratch + "/a.quire", copyAt: scratch + "/b.quire", credential: credential, options: quiet)
+                    failures.append("\(name): the merge was not refused (\(code))")
+                } catch {
+                    if error.code != code { failures.append("\(name): refused with \(error.code), not \(code)") }
+                }
+                if (try? Data(contentsOf: URL(fileURLWithPath: scratch + "/a.quire")))
+                    != (try? Data(contentsOf: URL(fileURLWithPath: d + "/a.quire")))
+                {
+                    failures.append("\(name): the refused merge changed the vault")
+                }
                 continue
             }
             do {

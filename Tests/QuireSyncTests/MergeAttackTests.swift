@@ -396,4 +396,74 @@ import Testing
             vaultAt: c.a, credential: laptop, options: CompactionOptions(dropUnverified: true), now: t0 + 10, writeOptions: fast)
         #expect(try Self.keyringIDs(c.a) == clean)
     }
+
+    // MARK: Eleventh review, R11-3 — merge attested a thief's unknown kind again
+
+    /// The phone, still a member (a stolen device), writes an attested
+    /// commit holding a frame of kind 0x7f — critical, unknown to version 2
+    /// — on the copy, while the laptop writes on the vault. Before, the
+    /// laptop's merge moved that block and attested it again, so the frame
+    /// sat in a commit the laptop attested, and removing the phone no longer
+    /// lifted `unknown_critical_kind` (the tenth review's R10-3 remedy
+    /// undone). A merge writes records, so it is now refused while that
+    /// error is fatal in either file, naming the phone and changing nothing;
+    /// once the laptop removes the phone, the merge goes through, the frame
+    /// stays a removed member's (a per-frame issue) and the records read
+    /// (`Spec/merge.md §3.1`, format.md §4.3).
+    @Test func mergeIsRefusedOverAMembersUnknownCriticalKindUntilItsAuthorIsRemoved() throws {
+        let c = try TwoCopies("R11-3 critical kind")
+        let phone = try c.onPhone(c.b)
+        try phone.file.commit(random: SeededRandom(label: "R11-3 critical"), options: fast, attestWith: c.phone.keyPair) {
+            (tx: PendingCommit) throws(FormatError) in
+            _ = try tx.appendPlaintext(kind: RecordKind(rawValue: 0x7f), keyID: tx.key.id, body: Array("a thief's".utf8), trusted: false)
+        }
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 10, text: "laptop"))
+        let before = bytes(c.a)
+        let laptop = Credential.device(c.laptop.keyPair)
+        #expect {
+            try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: laptop, options: fast)
+        } throws: { error in
+            guard let e = error as? SyncError, case .unknownCriticalKind(let path, .unknownCriticalKind(_, 0x7f), let author) = e
+            else { return false }
+            return e.code == "unknown_critical_kind" && path == c.b && author == "the device \"Phone\""
+                && e.description.contains("remove it first")
+        }
+        #expect(bytes(c.a) == before)
+        // The remedy: remove the phone, then merge.
+        try c.onLaptop(c.a).removeDevice(named: "Phone", now: t0 + 20)
+        let report = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: laptop, options: fast)
+        #expect(report.changed && report.unattestedCommits == 1)
+        let merged = try c.onLaptop(c.a)
+        #expect(merged.file.fatalCriticalKind == nil)
+        #expect(merged.verify().issues.contains { $0.code == "unknown_critical_kind" })
+        #expect(try texts(c.a, laptop) == ["laptop", "shared"])
+    }
+
+    /// A block that holds a frame of a kind the merging member does not know
+    /// (0x9a, not critical) and that moves is written unattested: the merging
+    /// member does not vouch for what it cannot read. Before, the laptop
+    /// attested it again, crediting the phone's frame to the laptop for good
+    /// (`Spec/merge.md §3.3`, eleventh review R11-3).
+    @Test func mergeDoesNotAttestAgainABlockOfAnUnknownKind() throws {
+        let c = try TwoCopies("R11-3 unknown kind")
+        let phone = try c.onPhone(c.b)
+        try phone.add(EntryBody(created: t0 + 10, text: "phone"))
+        try phone.file.commit(random: SeededRandom(label: "R11-3 unknown"), options: fast, attestWith: c.phone.keyPair) {
+            (tx: PendingCommit) throws(FormatError) in
+            _ = try tx.appendPlaintext(kind: RecordKind(rawValue: 0x9a), keyID: tx.key.id, body: Array("newer".utf8), trusted: false)
+        }
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 11, text: "laptop"))
+        let report = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        // The laptop's block in place, then the phone's two, moved: its
+        // revision's, attested again by the laptop, and the 0x9a one,
+        // unattested.
+        #expect(report.changed && report.commitsWritten == 3 && report.unattestedCommits == 1)
+        let merged = try VaultFile(path: c.a)
+        let unlocked = try KeyringEvaluator.unlock(merged, with: .device(c.laptop.keyPair))
+        merged.verifyCommits(with: unlocked)
+        let unknown = try #require(merged.structure.frames.lastIndex { $0.header.kind == RecordKind(rawValue: 0x9a) })
+        let group = try #require(merged.structure.groupIndex(ofFrame: unknown))
+        #expect(merged.commits.statuses[group] == .verified && !merged.commits.isAttested(group))
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["laptop", "phone", "shared"])
+    }
 }

@@ -23,7 +23,7 @@ from .crypto import (CTX_RK, SUBKEY_ATTESTATION, SUBKEY_NONCE, SUBKEY_RECORD, ae
 from .errors import QuireError
 from .frames import (BODY_HASH, CHUNK_PUBLIC, COMMIT_BODY, HEADER_SIZE, KIND_CHUNK, KIND_COMMIT,
                      KIND_KEYRING, KIND_MANIFEST, KIND_PROFILE, KIND_REVISION, KIND_ROWS, MAGIC, NONCE, VERSION, Frame,
-                     build_header, is_well_formed, parse_header)
+                     build_header, is_critical, is_well_formed, parse_header)
 from .keyrings import (Credential, HeldKey, Keyring, SlotOpener, _may_sign, _parse_public, member_made,
                        open_keyrings)
 from .payload import padme, unpad
@@ -304,6 +304,19 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
         for b in sides_blocks[s.name]:
             b.link_position = linked[b.commit.index]
 
+    # merge.md §3.1, format.md §4.3: a merge writes records, so it is refused
+    # while a frame of an unknown critical kind sits in a commit a current
+    # member attested, in V or in C, judged with the keyrings of both files
+    # (eleventh review R11-3)
+    for s in (sv, sc):
+        for cm in s.view.commits:
+            if cm.verified and cm.attested:
+                for f in cm.covered:
+                    if f.kind not in KIND_ROWS and is_critical(f.kind):
+                        raise QuireError("unknown_critical_kind",
+                                         "kind %#04x at %d of %s, in a verified and attested commit"
+                                         % (f.kind, f.offset, "V" if s is sv else "C"))
+
     # merge.md §3.1: V's unverified records that C does not bring verified
     c_verified = {identity(f) for cm in sc.view.commits if cm.verified for f in cm.covered}
     lost = [f for f in _unverified_records(sv, fkeys["v"], vault_id, groups)
@@ -437,7 +450,9 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
         if src.attestation in ("attested", "removed") and digest == group_digest(src.covered) \
                 and src.prev_used == prev and src.key.commit == bcommit:
             a = src.signer + _source_signature(src, vault_id)       # whole, unchanged, in place
-        elif src.attested or b.only_trusted_keyrings:
+        elif (src.attested and all(f.kind in KIND_ROWS for f in frames)) or b.only_trusted_keyrings:
+            # moved or partial: attested again by the merging member, never
+            # over a frame of a kind it does not know (eleventh review R11-3)
             a = pk + ed25519_sign(sk, b"quire-commit-v2" + vault_id + bcommit + prev + digest)
         else:
             a = NO_ATTESTATION                                       # never laundered
