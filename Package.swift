@@ -176,7 +176,10 @@ let package = Package(
         // The vector file format and the checker, shared by the generator and the tests.
         .target(
             name: "QuireVectors",
-            dependencies: ["Quire", "QuireCrypto", "QuireFormat", "QuireKeys", "QuireSync"],
+            // CSodium: attack vectors forge a Poly1305 tag (TagForgery) and
+            // need the one-time key (keystream block 0), which no library
+            // API exposes.
+            dependencies: ["Quire", "QuireCrypto", "QuireFormat", "QuireKeys", "QuireSync", "CSodium"],
             swiftSettings: strict
         ),
         .executableTarget(

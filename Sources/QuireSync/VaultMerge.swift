@@ -137,8 +137,14 @@ public struct MergeReport: Sendable {
         }
 
         let prefix = try commonPrefix(a, b)
-        let aTail = try a.blocks(after: prefix.groups, keyrings: union)
-        let bTail = try b.blocks(after: prefix.groups, keyrings: union)
+        var aTail = try a.blocks(after: prefix.groups, keyrings: union)
+        var bTail = try b.blocks(after: prefix.groups, keyrings: union)
+        // Of two versions of a chunk, the side with which its attachment
+        // reads whole wins (Spec/merge.md §3.2, tenth review R10-1).
+        let repair = try repairChunks(a, b, vaultBlocks: aTail.blocks, copyBlocks: bTail.blocks)
+        aTail.leftOut += repair.vaultLeftOut
+        bTail.leftOut += repair.copyLeftOut
+        let notWritten = { (f: Side.Carried) -> Bool in (f.side === a ? repair.vault : repair.copy).contains(f.identity) }
         let leftOut = bTail.leftOut
         let trustedRings = union.unlocked.keyrings.filter(\.isTrusted)
         // A rekey in the result: what is folded in from before it is sealed
@@ -154,7 +160,7 @@ public struct MergeReport: Sendable {
         for u in aTail.unverifiedRecords { tailSummaries.insert(a.summary(of: u.index)) }
         let prefixIDs = Set(try a.identities(of: 0..<prefix.frames, matching: tailSummaries))
         let aIDs = Set(aTail.blocks.flatMap { $0.frames.map(\.identity) }).union(prefixIDs).union(superseded)
-        let newFromB = bTail.blocks.flatMap { $0.frames }.filter { !aIDs.contains($0.identity) }
+        let newFromB = bTail.blocks.flatMap { $0.frames }.filter { !aIDs.contains($0.identity) && !notWritten($0) }
         let aTailSuperseded = aTail.blocks.contains { $0.frames.contains { superseded.contains($0.identity) } }
         // The vault's own records that authenticate but sit in commits that
         // do not verify: the result cannot vouch for them, so unless the copy
@@ -244,7 +250,9 @@ public struct MergeReport: Sendable {
                 out.verifyCommits(keys: setKeys, trustedKeyrings: [:], attestors: attestors, removedMembers: removedMembers)
                 var emitted = prefixIDs
                 for block in blocks {
-                    let frames = block.frames.filter { !emitted.contains($0.identity) && !superseded.contains($0.identity) }
+                    let frames = block.frames.filter {
+                        !emitted.contains($0.identity) && !superseded.contains($0.identity) && !notWritten($0)
+                    }
                     guard !frames.isEmpty else { continue }
                     for f in frames { emitted.insert(f.identity) }
                     let reseal = frames.contains { needsReseal($0) }
@@ -327,6 +335,148 @@ public struct MergeReport: Sendable {
             keyrings.lazy.compactMap { $0.content?.members.first { $0.publicKey == key } }.first
         }
         throw .unknownCriticalKind(path: path, fatal, author: member.map(PrivacyStatement.phrase(for:)))
+    }
+
+    /// What ``repairChunks(_:_:vaultBlocks:copyBlocks:)`` decided: the
+    /// identities of each side's carried frames not written from that side,
+    /// and the chunks left out, with why.
+    struct ChunkRepair {
+        var vault = Set<[UInt8]>()
+        var copy = Set<[UInt8]>()
+        var vaultLeftOut: [FormatError] = []
+        var copyLeftOut: [FormatError] = []
+    }
+
+    /// Two versions of a chunk (`Spec/merge.md §3.2`, tenth review R10-1,
+    /// eleventh review R11-1). The chain covers a chunk's tag only, so a
+    /// holder of its epoch key can rewrite a chunk in place keeping its tag:
+    /// both versions authenticate at one standing, and carrying both would
+    /// leave the stream with a duplicate index for good. A (stream, index)
+    /// is in conflict when both tails carry chunks of it that differ and
+    /// each side's differing chunks have the same standing (their source
+    /// commits'); where the standings differ both are carried and format.md
+    /// §7.4 takes the higher, so a non-member reusing a member's public
+    /// stream id cannot evict the member's chunks. The attachment is judged
+    /// with a manifest frame of that stream that both tails carry, of at
+    /// least that standing (the highest, then the first in the vault's
+    /// tail); without one both versions are carried. The side whose own
+    /// file reads it whole keeps its chunks (the vault tried first, then the
+    /// copy); the other side's differing chunks of that standing are left
+    /// out. Another frame of a group that lost a chunk is written from the
+    /// winning side instead only when the winning side carries it in a
+    /// group of at least the losing group's standing, so no frame moves
+    /// into a group of lower standing.
+    static func repairChunks(_ a: Side, _ b: Side, vaultBlocks: [Side.Block], copyBlocks: [Side.Block]) throws(SyncError)
+        -> ChunkRepair
+    {
+        struct Slot: Hashable {
+            let stream: StreamID
+            let index: UInt32
+        }
+        func standing(_ f: Side.Carried) -> Int { f.side.file.standing(ofFrame: f.index) }
+        func slots(_ blocks: [Side.Block]) -> [Slot: [Side.Carried]] {
+            var out: [Slot: [Side.Carried]] = [:]
+            for block in blocks {
+                for f in block.frames where f.kind == .blobChunk && !f.unopened {
+                    guard let chunk = f.side.file.structure.frames[f.index].chunk else { continue }
+                    out[Slot(stream: chunk.stream, index: chunk.index), default: []].append(f)
+                }
+            }
+            return out
+        }
+        let aSlots = slots(vaultBlocks)
+        let bSlots = slots(copyBlocks)
+        var conflicts: [StreamID: [Slot: Int]] = [:]
+        for (slot, frames) in aSlots {
+            guard let other = bSlots[slot] else { continue }
+            let aIDs = Set(frames.map(\.identity))
+            let bIDs = Set(other.map(\.identity))
+            guard aIDs != bIDs,
+                let aTop = frames.filter({ !bIDs.contains($0.identity) }).map(standing).max(),
+                let bTop = other.filter({ !aIDs.contains($0.identity) }).map(standing).max(),
+                aTop == bTop
+            else { continue }
+            conflicts[slot.stream, default: [:]][slot] = aTop
+        }
+        var repair = ChunkRepair()
+        guard !conflicts.isEmpty else { return repair }
+        func manifests(_ blocks: [Side.Block], of stream: StreamID) -> [(f: Side.Carried, manifest: BlobManifest)] {
+            blocks.flatMap(\.frames).compactMap { f in
+                guard f.kind == .blobManifest, !f.unopened, let payload = try? f.side.file.openRecord(frame: f.index),
+                    let manifest = try? BlobManifest(decoding: payload), manifest.stream == stream
+                else { return nil }
+                return (f, manifest)
+            }
+        }
+        for stream in conflicts.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
+            let level = conflicts[stream]!.values.max()!
+            // One manifest frame both tails carry, of the highest standing
+            // (the lower of its two), then the first in the vault's tail.
+            let inCopy = Dictionary(
+                manifests(copyBlocks, of: stream).map { ($0.f.identity, standing($0.f)) }, uniquingKeysWith: { max($0, $1) })
+            var found: (manifest: BlobManifest, blobKey: SymmetricKey?, standing: Int)?
+            for m in manifests(vaultBlocks, of: stream) {
+                guard let other = inCopy[m.f.identity] else { continue }
+                let s = min(standing(m.f), other)
+                guard s >= level, s > (found?.standing ?? -1) else { continue }
+                found = (m.manifest, m.f.side.file.openingKey(frame: m.f.index)?.blobKey, s)
+            }
+            guard let found, let blobKey = found.blobKey else { continue }
+            var problems: [FormatError?] = []
+            for side in [a, b] {
+                do {
+                    try readsWhole(side.file.openBlob(found.manifest, blobKey: blobKey))
+                    problems.append(nil)
+                } catch .io(let e) {
+                    throw .io(e)
+                } catch {
+                    problems.append(error)
+                }
+            }
+            guard let winner = problems.firstIndex(where: { $0 == nil }) else { continue }
+            let (keep, lose) = winner == 0 ? (aSlots, bSlots) : (bSlots, aSlots)
+            let why = problems[1 - winner] ?? .chunkDuplicate(stream: stream.description, index: 0)
+            let kept = Set(conflicts[stream]!.keys.flatMap { keep[$0]!.map(\.identity) })
+            for (slot, level) in conflicts[stream]! {
+                for f in lose[slot]! where !kept.contains(f.identity) && standing(f) == level {
+                    if winner == 0 {
+                        repair.copy.insert(f.identity)
+                        repair.copyLeftOut.append(why)
+                    } else {
+                        repair.vault.insert(f.identity)
+                        repair.vaultLeftOut.append(why)
+                    }
+                }
+            }
+        }
+        // The other frames of a group that lost a chunk are written from
+        // the winning side's group where it carries them in a group of at
+        // least the same standing (eleventh review R11-1).
+        func carried(_ blocks: [Side.Block]) -> [[UInt8]: Int] {
+            Dictionary(blocks.flatMap(\.frames).map { ($0.identity, standing($0)) }, uniquingKeysWith: { max($0, $1) })
+        }
+        let aCarried = carried(vaultBlocks)
+        let bCarried = carried(copyBlocks)
+        for block in vaultBlocks where block.frames.contains(where: { repair.vault.contains($0.identity) }) {
+            let level = block.frames.first.map(standing) ?? 0
+            for f in block.frames where (bCarried[f.identity] ?? -1) >= level { repair.vault.insert(f.identity) }
+        }
+        for block in copyBlocks where block.frames.contains(where: { repair.copy.contains($0.identity) }) {
+            let level = block.frames.first.map(standing) ?? 0
+            for f in block.frames where (aCarried[f.identity] ?? -1) >= level { repair.copy.insert(f.identity) }
+        }
+        return repair
+    }
+
+    /// Reads `reader` to its end, in bounded memory: it throws unless the
+    /// attachment is whole (`Spec/format.md §7.4`).
+    static func readsWhole(_ reader: BlobReader) throws(FormatError) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer {
+            buffer.initializeMemory(as: UInt8.self, repeating: 0)
+            buffer.deallocate()
+        }
+        while try reader.read(into: buffer) > 0 {}
     }
 
     /// The identities of the carried frames below the rekey floor whose

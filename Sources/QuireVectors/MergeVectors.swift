@@ -4,6 +4,7 @@ import Foundation
 @_spi(Format) import QuireFormat
 @_spi(Testing) @_spi(Format) import QuireKeys
 @_spi(Format) import QuireSync
+import Synchronization
 
 /// Merge vectors (`Vectors/README.md`, "Merge vectors"; `Spec/merge.md §3`,
 /// §5, §7): two copies of one vault, what merging them writes, and what
@@ -658,7 +659,155 @@ public enum MergeVectors {
                     }
                     fatalError("no head below G's in 256 tries")
                 }),
+            try chunkRewrittenKeepingItsTag(),
+            try chunkRewrittenKeepingItsTag(forgedInTheCopy: true),
+            try streamIDReused(attackerIsTheVault: true),
+            try streamIDReused(attackerIsTheVault: false),
+            try streamIDReused(attackerIsTheVault: true, demote: true),
         ]
+    }
+
+    /// Tenth review, R10-1: the laptop stores a 70,000-byte attachment; the
+    /// other file is that vault, intact; on one file (the vault, or the copy
+    /// when `forgedInTheCopy`), a holder of the epoch key rewrites chunk 0
+    /// in place so that it keeps its Poly1305 tag (``TagForgery``). The
+    /// commit still verifies (the chain covers a chunk's tag only) and
+    /// readers report `blob_id_mismatch`. Merging keeps, of the two versions
+    /// of one standing, the chunk with which the attachment reads whole
+    /// (`Spec/merge.md §3.2`), in both directions: the result holds it once,
+    /// no `chunk_duplicate`.
+    package static func chunkRewrittenKeepingItsTag(forgedInTheCopy: Bool = false) throws -> Vector {
+        let name = "attack-chunk-rewritten-keeping-its-tag" + (forgedInTheCopy ? "-in-the-copy" : "")
+        let comment =
+            forgedInTheCopy
+            ? "tenth review, R10-1, the other direction: the laptop stores a 70,000-byte attachment; the vault is intact; on the copy a holder of the epoch key rewrites chunk 0 in place keeping its Poly1305 tag (the commit still verifies, attested). Before, merge carried both versions (chunk_duplicate). Both versions are of one standing (attested by the laptop) and both tails carry the same attested manifest, with which the vault reads whole: the copy's group is left out, nothing is written (changed: no)"
+            : "tenth review, R10-1: the laptop stores a 70,000-byte attachment; the copy is that file, intact; on the vault a holder of the epoch key rewrites chunk 0 in place keeping its Poly1305 tag (the chain covers a chunk's tag only, so the commit still verifies and readers report blob_id_mismatch). Before, merge carried both versions (both authenticate): chunk_duplicate in the result, in both directions, and the attachment was lost for good. Now, of two versions of a chunk of one standing (both attested by the laptop), judged with the attested manifest both tails carry, merge keeps the side whose file reads the attachment whole (merge.md §3.2): the vault's group is left out and the copy's is written in its place, whole, keeping its attestation (unattested-commits: 0); the attachment line shows the intact content"
+        return try build(
+            name, comment: comment,
+            a: { k in
+                try k.attach(try k.open(k.a, "laptop"), count: 70_000, clock: t0 + 100)
+                try? FileManager.default.removeItem(atPath: k.b)
+                try FileManager.default.copyItem(atPath: k.a, toPath: k.b)
+                let path = forgedInTheCopy ? k.b : k.a
+                let v = try k.open(path, "laptop")
+                let s = v.file.structure
+                guard let f = s.frames.first(where: { $0.header.kind == .blobChunk && $0.chunk?.index == 0 }),
+                    let key = v.file.keys.keys(for: f.header.keyID).first
+                else { fatalError("no chunk 0") }
+                let record = try key.subkey(.record)
+                var raw = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+                let start = Int(f.bodyOffset)
+                let end = start + Int(f.header.bodyLength)
+                let nonce = Array(raw[start..<(start + 24)])
+                let publicHeader = Array(raw[(start + 24)..<(start + 24 + ChunkHeader.byteCount)])
+                let ciphertext = Array(raw[(start + 24 + ChunkHeader.byteCount)..<(end - 16)])
+                let ad = SealedFrame.associatedData(vaultID: v.file.vaultID, header: f.header, publicHeader: publicHeader)
+                let plaintext = try XChaCha20Poly1305.open(
+                    Array(raw[(start + 24 + ChunkHeader.byteCount)..<end]), key: record, nonce: nonce, authenticating: ad)
+                guard
+                    let forged = TagForgery.rewrite(
+                        ciphertext: ciphertext, plaintext: plaintext, key: record, nonce: nonce, block: 0,
+                        newBlock: Array("NOT THE MEMBER'S".utf8), candidates: Array(1..<64))
+                else { fatalError("no forgery") }
+                raw.replaceSubrange((start + 24 + ChunkHeader.byteCount)..<(end - 16), with: forged)
+                try Data(raw).write(to: URL(fileURLWithPath: path))
+            },
+            b: { _ in })
+    }
+
+    /// Serves `stream` for the first 16-byte draw (the stream id an
+    /// attachment draws first, `VaultFile.appendBlob`), then `rest`: an
+    /// attacker reusing a member's public stream id.
+    final class StreamIDFirst: RandomSource {
+        let stream: [UInt8]
+        let rest: SeededRandom
+        let served = Mutex(false)
+
+        init(_ stream: StreamID, then rest: SeededRandom) {
+            self.stream = stream.bytes
+            self.rest = rest
+        }
+
+        func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+            let first =
+                buffer.count == stream.count
+                && served.withLock { done in
+                    defer { done = true }
+                    return !done
+                }
+            if first { buffer.copyBytes(from: stream) } else { rest.fill(buffer) }
+        }
+    }
+
+    /// Eleventh review, R11-1: the laptop (a member) stores a 70,000-byte
+    /// attachment and the revision naming it in one attested commit, on one
+    /// file; on the other, a non-member holding the epoch key (it writes
+    /// unattested) appends its own attachment under the laptop's public
+    /// stream id, with a manifest whose blob id matches its content. With
+    /// `demote`, its commit also carries the laptop's revision frame byte
+    /// for byte and a revision of its own naming it as parent, with clock
+    /// 2⁶⁴ − 1. The two versions of each chunk are of different standings,
+    /// so both are carried and format.md §7.4 takes the attested one: the
+    /// laptop's attachment reads whole and its revision stays in its
+    /// attested group, in either direction (`Spec/merge.md §3.2`).
+    package static func streamIDReused(attackerIsTheVault: Bool, demote: Bool = false) throws -> Vector {
+        let name =
+            demote
+            ? "attack-unattested-stream-id-reused-demotion"
+            : "attack-unattested-stream-id-reused" + (attackerIsTheVault ? "" : "-member-is-the-vault")
+        let comment =
+            demote
+            ? "eleventh review, R11-1 (demotion): as attack-unattested-stream-id-reused, and the attacker's unattested commit also carries the laptop's revision frame byte for byte and its own revision of that entry naming it as parent, clock 2^64-1. The withdrawn rule wrote the laptop's revision from the attacker's group (unattested), so the attacker's revision retired it and the entry showed the attacker's text. Now the chunks differ in standing, nothing is moved: the laptop's revision stays in its attested group, the attacker's does not retire it (two heads), the entry shows the laptop's text and its attachment reads whole"
+            : attackerIsTheVault
+                ? "eleventh review, R11-1: the copy is the laptop's file, with a 70,000-byte attachment and its revision in one attested commit; the vault is a fork of the file before that commit plus an unattested commit (a passphrase or escrow holder's) holding chunks under the laptop's public stream id with other content and a manifest matching them. The withdrawn rule judged with the first manifest in the vault's tail (the attacker's), kept the vault's chunks and left the laptop's attested chunks out: the attachment was lost. Now two versions of a chunk are chosen between only at one standing; these differ (attested, unattested), both are carried and format.md §7.4 takes the attested ones: the laptop's attachment reads whole"
+                : "eleventh review, R11-1, the other direction: the vault is the laptop's file (attachment and revision in one attested commit), the copy the attacker's fork with unattested chunks under the laptop's stream id; both are carried, the laptop's attachment reads whole"
+        return try build(
+            name, comment: comment,
+            a: { k in
+                let (memberPath, attackerPath) = attackerIsTheVault ? (k.b, k.a) : (k.a, k.b)
+                // The laptop: the attachment and its revision in one commit.
+                let v = try k.open(memberPath, "laptop")
+                let content = SeededRandom(label: "\(name) laptop attachment").bytes(70_000)
+                let random = SeededRandom(label: "\(name) laptop revision")
+                let entry = EntryID(using: random)
+                let revision = RevisionID(using: random)
+                k.ids.append(entry)
+                try v.commit { tx in
+                    let stored = try tx.storeAttachment(from: MemoryByteSource(content), mediaType: "image/jpeg")
+                    try tx.append(
+                        EntryRevision(
+                            entryID: entry, revisionID: revision, clock: HybridLogicalClock(milliseconds: UInt64(t0 + 100), counter: 0),
+                            device: v.author,
+                            body: EntryBody(
+                                created: t0, text: "the laptop's photo",
+                                attachments: [AttachmentReference(id: [1], blob: stored.blob, mediaType: "image/jpeg")])))
+                }
+                let s = v.file.structure
+                guard let stream = s.frames.first(where: { $0.header.kind == .blobChunk })?.chunk?.stream,
+                    let r = s.frames.last(where: { $0.header.kind == .entryRevision })
+                else { fatalError("no attachment") }
+                let raw = Array(try Data(contentsOf: URL(fileURLWithPath: memberPath)))
+                let revisionFrame = Array(raw[(Int(r.bodyOffset) - FrameHeader.byteCount)..<(Int(r.bodyOffset) + Int(r.header.bodyLength))])
+                // The attacker: its own content under the laptop's stream id,
+                // committed without an attestation.
+                let w = try k.open(attackerPath, "phone")
+                let forged = SeededRandom(label: "\(name) attacker attachment").bytes(70_000)
+                try w.file.commit(
+                    random: StreamIDFirst(stream, then: SeededRandom(label: "\(name) attacker commit")), options: quiet, attestation: .none
+                ) { (tx: PendingCommit) throws(FormatError) in
+                    _ = try tx.appendBlob(from: MemoryByteSource(forged), mediaType: "image/jpeg")
+                    if demote {
+                        _ = try tx.appendRaw(frame: revisionFrame)
+                        let override = EntryRevision(
+                            entryID: entry, revisionID: RevisionID(using: SeededRandom(label: "\(name) attacker revision")),
+                            parents: [revision], clock: HybridLogicalClock(rawValue: .max), device: v.author,
+                            body: EntryBody(created: t0, text: "the attacker's text, written by a non-member"))
+                        _ = try tx.appendSealed(kind: .entryRevision, payload: override.encoded())
+                    }
+                }
+                guard w.file.structure.frames.contains(where: { $0.chunk?.stream == stream }) else { fatalError("stream not reused") }
+            },
+            b: { _ in })
     }
 
     /// The laptop removes the phone on one copy while the phone removes the

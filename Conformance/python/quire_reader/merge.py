@@ -238,6 +238,124 @@ def _unverified_records(side: Side, keys: _FileKeys, vault_id: bytes, skip_group
     return out
 
 
+def _chunk_slot(f: Frame) -> tuple:
+    """A chunk's (stream id, index), from its public header (format.md §7.2)."""
+    return f.body[NONCE:NONCE + 16], struct.unpack_from("<I", f.body, NONCE + 16)[0]
+
+
+def _side_stream(side: Side, fk, vault_id: bytes, stream: bytes) -> list:
+    """The candidate chunks of `stream` in one whole file (format.md §7.4)."""
+    out = []
+    for c in side.view.commits:
+        for f in c.covered:
+            if f.kind == KIND_CHUNK and not f.malformed and f.body[NONCE:NONCE + 16] == stream:
+                allowed = release_keys(c, f, fk)
+                if allowed is not STALE:
+                    out.append(Chunk(f, allowed, c.standing, vault_id))
+    return out
+
+
+def _repair_chunks(sides, sides_blocks, fkeys, vault_id: bytes):
+    """merge.md §3.2 "Two versions of a chunk" (tenth review R10-1, with
+    the standing of eleventh review R11-1). A slot (stream id, index) is in
+    conflict when both tails carry chunks of it (under a held key) that are
+    not the same frames and the two sides' differing chunks have the same
+    standing (their source commits'); where the standings differ both are
+    carried and format.md §7.4 takes the higher. The attachment is judged
+    with one manifest frame of that stream that both tails carry, of at
+    least that standing (the highest, then the first in V's tail); without
+    one, both versions are carried. The side whose own file reads it whole
+    keeps its chunks (V tried first, then C); the other side's differing
+    chunks of that standing are left out. Another frame of a group that
+    lost a chunk is written from the winning side instead only when the
+    winning side carries it in a group of at least the losing group's
+    standing. Returns ({side: identities not written from it},
+    {side: [(frame, reason)]})."""
+    tails = {}
+    for s in sides:
+        fk = fkeys[s.name]
+        pool = {}
+        for b in sides_blocks[s.name]:
+            for f in b.frames:
+                if f.kind == KIND_CHUNK and fk.candidates(f.key_id):
+                    pool.setdefault(_chunk_slot(f), []).append((f, b.commit.standing))
+        tails[s.name] = pool
+    v_pool, c_pool = tails["v"], tails["c"]
+    conflicts = {}                    # stream -> {slot: standing}
+    for slot, v_frames in v_pool.items():
+        c_frames = c_pool.get(slot)
+        if not c_frames:
+            continue
+        v_ids = {identity(f) for f, _ in v_frames}
+        c_ids = {identity(f) for f, _ in c_frames}
+        v_top = max((st for f, st in v_frames if identity(f) not in c_ids), default=None)
+        c_top = max((st for f, st in c_frames if identity(f) not in v_ids), default=None)
+        if v_top is None or c_top is None or v_top != c_top:
+            continue                  # R11-1: standings differ, §7.4 decides
+        conflicts.setdefault(slot[0], {})[slot] = v_top
+    dropped, left = {s.name: set() for s in sides}, {s.name: [] for s in sides}
+    by_name = {s.name: s for s in sides}
+    for stream in sorted(conflicts):
+        level = max(conflicts[stream].values())
+        # the manifests of the stream each tail carries: identity ->
+        # (standing, position in V's tail, offset, value, blob key)
+        found = {}
+        for s in sides:
+            fk = fkeys[s.name]
+            position = 0
+            for b in sides_blocks[s.name]:
+                for f in b.frames:
+                    position += 1
+                    if f.kind != KIND_MANIFEST or not fk.candidates(f.key_id):
+                        continue
+                    try:
+                        _, value, h = record_payload(f, release_keys(b.commit, f, fk), vault_id)
+                    except RecordError:
+                        continue
+                    if value.get("stream") != stream:
+                        continue
+                    found.setdefault(s.name, {}).setdefault(
+                        identity(f), (b.commit.standing, position, f.offset, value, h.blob_key))
+        both = [(min(found["v"][i][0], found["c"][i][0]), -found["v"][i][1], i)
+                for i in found.get("v", {}) if i in found.get("c", {})]
+        both = [x for x in both if x[0] >= level]
+        if not both:
+            continue                  # no manifest both carry of that standing
+        _, _, chosen = max(both)
+        _, _, at, value, blob_key = found["v"][chosen]
+        problems = {}
+        for name in ("v", "c"):
+            chunks = _side_stream(by_name[name], fkeys[name], vault_id, stream)
+            _, problems[name] = read_attachment(at, value, chunks, vault_id, blob_key)
+        winner = next((n for n in ("v", "c") if problems[n] is None), None)
+        if winner is None:
+            continue
+        loser = "c" if winner == "v" else "v"
+        keep = {identity(f) for slot in conflicts[stream] for f, _ in tails[winner][slot]}
+        reason = problems[loser].code if problems[loser] else "chunk_duplicate"
+        for slot, standing in conflicts[stream].items():
+            for f, st in tails[loser][slot]:
+                if identity(f) not in keep and st == standing:
+                    dropped[loser].add(identity(f))
+                    left[loser].append((f, reason))
+    # The other frames of a group that lost a chunk are written with the
+    # winning side's group where it carries them in a group of at least the
+    # same standing, so that the stream's chunks stay in file order and no
+    # frame moves into a group of lower standing (R11-1).
+    carried = {n: {} for n in ("v", "c")}
+    for n in ("v", "c"):
+        for b in sides_blocks[n]:
+            for f in b.frames:
+                i = identity(f)
+                carried[n][i] = max(carried[n].get(i, 0), b.commit.standing)
+    for name, other in (("v", "c"), ("c", "v")):
+        for b in sides_blocks[name]:
+            if any(identity(f) in dropped[name] for f in b.frames):
+                dropped[name].update(identity(f) for f in b.frames
+                                     if carried[other].get(identity(f), 0) >= b.commit.standing)
+    return dropped, left
+
+
 def _common_prefix(v: bytes, v_view, c: bytes) -> tuple:
     """merge.md §3.2: (length, number of commit groups)."""
     if v[:HEADER_SIZE] != c[:HEADER_SIZE]:
@@ -327,6 +445,12 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
 
     prefix_ids = {identity(f) for cm in sv.view.commits[:groups] for f in cm.covered}
 
+    # merge.md §3.2: of two versions of a chunk, the one with which its
+    # attachment reads whole (tenth review R10-1)
+    repaired, repair_left = _repair_chunks((sv, sc), sides_blocks, fkeys, vault_id)
+    for side in ("v", "c"):
+        left[side] += repair_left[side]
+
     write = trusted[_write_key(trusted).id]
     wkey = write.key
 
@@ -357,7 +481,7 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
                 kept.append(b)
             sides_blocks[side] = kept
     v_ids = prefix_ids | {identity(f) for b in sides_blocks["v"] for f in b.frames}
-    c_carried = [f for b in sides_blocks["c"] for f in b.frames]
+    c_carried = [f for b in sides_blocks["c"] for f in b.frames if identity(f) not in repaired["c"]]
 
     # merge.md §3.3: nothing to write
     if all(identity(f) in v_ids for f in c_carried) and not left["v"]:
@@ -418,7 +542,7 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
         frames, second = [], []
         for f in b.frames:
             i = identity(f)
-            if i in written:
+            if i in written or i in repaired[b.side]:
                 continue
             written.add(i)
             frames.append(f)

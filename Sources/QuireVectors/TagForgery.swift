@@ -1,5 +1,5 @@
 import CSodium
-@_spi(Crypto) import QuireCrypto
+@_spi(Crypto) package import QuireCrypto
 
 /// What a holder of a record key can do to a sealed record in format 1:
 /// change its plaintext and keep its Poly1305 tag (issue 12 §2).
@@ -16,7 +16,7 @@ import CSodium
 /// through libsodium (`crypto_stream_xchacha20`, whose block 0 is the
 /// one-time key of `crypto_aead_xchacha20poly1305_ietf`) and does the field
 /// arithmetic itself; it encrypts nothing.
-enum TagForgery {
+package enum TagForgery {
     /// An element of GF(2¹³⁰ − 5) in five 26-bit limbs (the poly1305-donna layout).
     struct Element: Equatable {
         var limbs: [UInt64]
@@ -110,7 +110,7 @@ enum TagForgery {
     /// the plaintext becomes `newBlock` and the tag stays valid; block `k`
     /// (one of `candidates`, each > j, each a full block) absorbs the
     /// difference and decrypts to noise. Nil when no candidate fits.
-    static func rewrite(
+    package static func rewrite(
         ciphertext: [UInt8], plaintext: [UInt8], key: SymmetricKey, nonce: [UInt8], block j: Int, newBlock: [UInt8], candidates: [Int]
     ) -> [UInt8]? {
         precondition(newBlock.count == 16 && (j + 1) * 16 <= ciphertext.count)
