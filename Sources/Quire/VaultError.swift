@@ -4,7 +4,7 @@ public import QuireSync
 
 /// Every error the ``Vault`` facade throws: an error of the container layer,
 /// of the key layer, or about the request itself.
-public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
+@_spi(Format) public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file or a record is damaged, malformed or unreadable.
     case format(FormatError)
     /// A credential or keyring problem.

@@ -25,7 +25,7 @@ enum EntryChange {
                 body.attachments += try AttachmentFiles.store(attach, in: tx)
                 made = try tx.edit(e.id, body: body, replacing: base(of: e))
             }
-        } catch let error as VaultError {
+        } catch let error as QuireError {
             throw .vault(error, path: path)
         } catch {
             throw CLIFailure("\(error)")
