@@ -1,7 +1,7 @@
 public import Foundation
 @_spi(Format) public import QuireFormat
-public import QuireKeys
-public import QuireSync
+@_spi(Format) public import QuireKeys
+@_spi(Format) public import QuireSync
 import QuireSystem
 
 // Swift concurrency: an `async` form of every call that can block (open,

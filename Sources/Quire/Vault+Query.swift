@@ -1,4 +1,4 @@
-import QuireFormat
+@_spi(Format) import QuireFormat
 import QuireSystem
 
 /// What queries and searches work from, kept with the ``EntryIndex`` it

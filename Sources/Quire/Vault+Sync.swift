@@ -1,5 +1,5 @@
 @_spi(Format) import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireKeys
 @_spi(Format) public import QuireSync
 public import QuireSystem
 

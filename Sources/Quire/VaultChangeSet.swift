@@ -1,4 +1,4 @@
-public import QuireFormat
+@_spi(Format) public import QuireFormat
 
 /// What changed in a vault between two reads by one handle: the answer of
 /// ``Vault/refresh()`` and the element of ``Vault/changes(coalescing:)``.

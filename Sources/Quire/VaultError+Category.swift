@@ -1,6 +1,6 @@
-import QuireFormat
-import QuireKeys
-import QuireSync
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
+@_spi(Format) import QuireSync
 import QuireSystem
 
 extension QuireError {

@@ -1,6 +1,6 @@
-public import QuireFormat
-public import QuireKeys
-public import QuireSync
+@_spi(Format) public import QuireFormat
+@_spi(Format) public import QuireKeys
+@_spi(Format) public import QuireSync
 
 /// Every error the ``Vault`` facade throws: an error of the container layer,
 /// of the key layer, or about the request itself.

@@ -1,5 +1,5 @@
 import Dispatch
-import QuireFormat
+@_spi(Format) import QuireFormat
 import Synchronization
 
 /// A serial executor over a `DispatchQueue` of its own: what a vault's

@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 
 /// Writing a changed entry the way every command that changes one does:
 /// as a change made from the revisions that were read (so a change
