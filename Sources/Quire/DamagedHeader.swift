@@ -62,7 +62,7 @@ extension VaultError {
     /// ``FormatError/notAVault`` for a file that is a damaged vault becomes
     /// ``damagedHeader(reason:)``; other errors are returned as they are.
     /// Reads at most the first MiB of the file at `path`.
-    public static func diagnosing(_ error: FormatError, path: String) -> VaultError {
+    @_spi(Format) public static func diagnosing(_ error: FormatError, path: String) -> VaultError {
         if case .notAVault = error, let reason = DamagedHeader.diagnose(path) { return .damagedHeader(reason: reason) }
         return .format(error)
     }

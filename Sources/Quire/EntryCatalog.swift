@@ -39,15 +39,15 @@ package struct EntryCatalog: RandomAccessCollection, Sendable {
     final class FailureCount: @unchecked Sendable {
         private let lock = RecursiveLock()
         private var value = 0
-        private var firstError: VaultError?
-        func record(_ error: VaultError) {
+        private var firstError: QuireError?
+        func record(_ error: QuireError) {
             lock.withLock {
                 value += 1
                 if firstError == nil { firstError = error }
             }
         }
         var count: Int { lock.withLock { value } }
-        var first: VaultError? { lock.withLock { firstError } }
+        var first: QuireError? { lock.withLock { firstError } }
     }
 
     public var startIndex: Int { 0 }
@@ -60,10 +60,10 @@ package struct EntryCatalog: RandomAccessCollection, Sendable {
     /// returned and counted.
     public subscript(position: Int) -> EntrySnapshot {
         let item = items[position]
-        do throws(VaultError) {
+        do throws(QuireError) {
             let revision = try Vault.revision(frame: item.frame, in: file)
             // The frame must still hold the revision indexed from it.
-            guard revision.entryID == item.id else { throw VaultError.catalogStale }
+            guard revision.entryID == item.id else { throw QuireError.catalogStale }
             return EntrySnapshot(
                 id: item.id, revision: revision, conflictingHeads: item.conflictingHeads, revisionCount: item.revisionCount,
                 isVerified: item.isVerified, attestedBy: item.attestedBy, attestedByRemovedMember: item.removedAttestor)
@@ -85,10 +85,10 @@ package struct EntryCatalog: RandomAccessCollection, Sendable {
     public var ids: [EntryID] { items.map(\.id) }
 
     /// The first error met re-reading an entry through the subscript
-    /// (``VaultError/catalogStale`` when the file no longer holds the
+    /// (``QuireError/catalogStale`` when the file no longer holds the
     /// entry), or nil when every access succeeded. Work that wrote what it read should
     /// check it at the end and discard its output when it is not nil.
-    public var readError: VaultError? { failures.first }
+    public var readError: QuireError? { failures.first }
 }
 
 extension Vault {
@@ -98,8 +98,8 @@ extension Vault {
     /// the heads and is then dropped (`Spec/merge.md §5`); the catalog reads
     /// each selected entry again when it is accessed.
     ///
-    /// - Throws: ``VaultError`` for I/O.
-    package func entryCatalog(where include: (EntryBody) -> Bool) throws(VaultError) -> EntryCatalog {
+    /// - Throws: ``QuireError`` for I/O.
+    package func entryCatalog(where include: (EntryBody) -> Bool) throws(QuireError) -> EntryCatalog {
         return lock.withLock { () -> EntryCatalog in
             var summaries = EntryIndex()
             var created: [Int: Int64] = [:]

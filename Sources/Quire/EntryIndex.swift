@@ -215,7 +215,7 @@ public struct EntrySnapshot: Sendable, Identifiable {
 }
 
 extension Vault {
-    func loadIndex() throws(VaultError) -> EntryIndex {
+    func loadIndex() throws(QuireError) -> EntryIndex {
         if let index { return index }
         // A frame of an unknown critical kind in a commit a current member
         // attested: no record is released (Spec/format.md §4.3).
@@ -303,15 +303,15 @@ extension Vault {
         return clock
     }
 
-    func revision(frame: Int) throws(VaultError) -> EntryRevision {
+    func revision(frame: Int) throws(QuireError) -> EntryRevision {
         try Self.revision(frame: frame, in: file)
     }
 
     /// The entry revision at frame `frame` of `file`.
     ///
-    /// - Throws: ``VaultError/catalogStale`` when `file` has no such
-    ///   committed frame; ``VaultError/format(_:)``.
-    static func revision(frame: Int, in file: VaultFile) throws(VaultError) -> EntryRevision {
+    /// - Throws: ``QuireError/catalogStale`` when `file` has no such
+    ///   committed frame; ``QuireError/format(_:)``.
+    static func revision(frame: Int, in file: VaultFile) throws(QuireError) -> EntryRevision {
         // Under the file's lock: an observer's refresh may extend the
         // structure of the file a catalog reads, from another thread.
         guard let location = file.committedFrameLocation(frame) else { throw .catalogStale }
@@ -325,9 +325,9 @@ extension Vault {
 
     /// Every entry that is not deleted, ordered by creation time (then id).
     ///
-    /// - Throws: ``VaultError/format(_:)`` for I/O.
-    public func entries() throws(VaultError) -> [EntrySnapshot] {
-        return try lock.withLock { () throws(VaultError) -> [EntrySnapshot] in
+    /// - Throws: ``QuireError/format(_:)`` for I/O.
+    public func entries() throws(QuireError) -> [EntrySnapshot] {
+        return try lock.withLock { () throws(QuireError) -> [EntrySnapshot] in
             let index = try loadIndex()
             var out: [EntrySnapshot] = []
             out.reserveCapacity(index.revisions.count)
@@ -346,9 +346,9 @@ extension Vault {
     /// deletion first: what `quire restore` can bring back while the
     /// revisions before the deletion are still in the file.
     ///
-    /// - Throws: ``VaultError/format(_:)`` for I/O.
-    public func deletedEntries() throws(VaultError) -> [EntrySnapshot] {
-        return try lock.withLock { () throws(VaultError) -> [EntrySnapshot] in
+    /// - Throws: ``QuireError/format(_:)`` for I/O.
+    public func deletedEntries() throws(QuireError) -> [EntrySnapshot] {
+        return try lock.withLock { () throws(QuireError) -> [EntrySnapshot] in
             let index = try loadIndex()
             var out: [EntrySnapshot] = []
             for id in index.revisions.keys {
@@ -361,9 +361,9 @@ extension Vault {
     /// One entry as it stands (including a deleted one), or nil when the
     /// vault has no revision of it.
     ///
-    /// - Throws: ``VaultError/format(_:)``.
-    public func entry(_ id: EntryID) throws(VaultError) -> EntrySnapshot? {
-        return try lock.withLock { () throws(VaultError) -> EntrySnapshot? in
+    /// - Throws: ``QuireError/format(_:)``.
+    public func entry(_ id: EntryID) throws(QuireError) -> EntrySnapshot? {
+        return try lock.withLock { () throws(QuireError) -> EntrySnapshot? in
             // Through the index cache when queries answer from it: one
             // record read, checked against the cache (`Spec/index-cache.md §5`).
             switch cachedLookup(id) {
@@ -374,7 +374,7 @@ extension Vault {
         }
     }
 
-    func snapshot(_ id: EntryID, index: EntryIndex) throws(VaultError) -> EntrySnapshot? {
+    func snapshot(_ id: EntryID, index: EntryIndex) throws(QuireError) -> EntrySnapshot? {
         let heads = index.heads(of: id)
         guard let winner = heads.first else { return nil }
         let winning: EntryRevision
@@ -391,9 +391,9 @@ extension Vault {
     /// the device). A revision missing here is unattested or unverified and
     /// must not be shown as written by a member (`Spec/format.md §9.4`).
     ///
-    /// - Throws: ``VaultError``.
-    package func attestations(of id: EntryID) throws(VaultError) -> [RevisionID: [UInt8]] {
-        return try lock.withLock { () throws(VaultError) -> [RevisionID: [UInt8]] in
+    /// - Throws: ``QuireError``.
+    package func attestations(of id: EntryID) throws(QuireError) -> [RevisionID: [UInt8]] {
+        return try lock.withLock { () throws(QuireError) -> [RevisionID: [UInt8]] in
             var out: [RevisionID: [UInt8]] = [:]
             for s in try loadIndex().revisions[id] ?? [] { if let key = s.attestedBy { out[s.revisionID] = key } }
             return out
@@ -402,9 +402,9 @@ extension Vault {
 
     /// Every revision of an entry, oldest clock first.
     ///
-    /// - Throws: ``VaultError``.
-    public func revisions(of id: EntryID) throws(VaultError) -> [EntryRevision] {
-        return try lock.withLock { () throws(VaultError) -> [EntryRevision] in
+    /// - Throws: ``QuireError``.
+    public func revisions(of id: EntryID) throws(QuireError) -> [EntryRevision] {
+        return try lock.withLock { () throws(QuireError) -> [EntryRevision] in
             let index = try loadIndex()
             var out: [EntryRevision] = []
             for s in (index.revisions[id] ?? []).sorted(by: { $0.clock < $1.clock }) {
@@ -416,14 +416,14 @@ extension Vault {
 
     /// Adds a new entry with `body`; returns its first revision.
     ///
-    /// - Throws: ``VaultError``.
+    /// - Throws: ``QuireError``.
     @discardableResult
-    public func add(_ body: EntryBody, id: EntryID? = nil) throws(VaultError) -> EntryRevision {
-        return try lock.withLock { () throws(VaultError) -> EntryRevision in
+    public func add(_ body: EntryBody, id: EntryID? = nil) throws(QuireError) -> EntryRevision {
+        return try lock.withLock { () throws(QuireError) -> EntryRevision in
             let revision = EntryRevision(
                 entryID: id ?? EntryID(using: random), revisionID: RevisionID(using: random), parents: [], clock: nextClock(),
                 device: author, body: body)
-            try commitTyped { (tx: VaultTransaction) throws(VaultError) in try tx.append(revision) }
+            try commitTyped { (tx: VaultTransaction) throws(QuireError) in try tx.append(revision) }
             return revision
         }
     }
@@ -432,12 +432,12 @@ extension Vault {
     /// head as a parent, which also resolves a conflict. The library sets
     /// the body's `modified` to now (milliseconds since the Unix epoch, UTC).
     ///
-    /// - Throws: ``VaultError/entryNotFound(_:)``; ``VaultError/entryDeleted(_:)``
+    /// - Throws: ``QuireError/entryNotFound(_:)``; ``QuireError/entryDeleted(_:)``
     ///   when the entry is deleted (bring it back with
-    ///   ``restore(_:body:replacing:)``); ``VaultError``.
+    ///   ``restore(_:body:replacing:)``); ``QuireError``.
     @discardableResult
-    public func edit(_ id: EntryID, body: EntryBody) throws(VaultError) -> EntryRevision {
-        return try lock.withLock { () throws(VaultError) -> EntryRevision in
+    public func edit(_ id: EntryID, body: EntryBody) throws(QuireError) -> EntryRevision {
+        return try lock.withLock { () throws(QuireError) -> EntryRevision in
             try change(id, body: body, deleted: false)
         }
     }
@@ -455,13 +455,13 @@ extension Vault {
     ///
     /// - Parameter base: revision ids of this entry, usually
     ///   `[snapshot.revision.revisionID] + snapshot.conflictingHeads`.
-    /// - Throws: ``VaultError/entryNotFound(_:)`` when the vault holds no
+    /// - Throws: ``QuireError/entryNotFound(_:)`` when the vault holds no
     ///   revision of the entry or `base` names none of them;
-    ///   ``VaultError/entryDeleted(_:)`` when every revision in `base` is a
-    ///   deletion (use ``restore(_:body:replacing:)``); ``VaultError``.
+    ///   ``QuireError/entryDeleted(_:)`` when every revision in `base` is a
+    ///   deletion (use ``restore(_:body:replacing:)``); ``QuireError``.
     @discardableResult
-    public func edit(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]) throws(VaultError) -> EntryRevision {
-        return try lock.withLock { () throws(VaultError) -> EntryRevision in
+    public func edit(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]) throws(QuireError) -> EntryRevision {
+        return try lock.withLock { () throws(QuireError) -> EntryRevision in
             try change(id, body: body, deleted: false, base: base)
         }
     }
@@ -473,29 +473,29 @@ extension Vault {
     ///
     /// - Parameter base: the revisions replaced, as in
     ///   ``edit(_:body:replacing:)``; nil: the current heads.
-    /// - Throws: ``VaultError/entryNotFound(_:)``, ``VaultError``.
+    /// - Throws: ``QuireError/entryNotFound(_:)``, ``QuireError``.
     @discardableResult
-    public func restore(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]? = nil) throws(VaultError) -> EntryRevision {
-        return try lock.withLock { () throws(VaultError) -> EntryRevision in
+    public func restore(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]? = nil) throws(QuireError) -> EntryRevision {
+        return try lock.withLock { () throws(QuireError) -> EntryRevision in
             try change(id, body: body, deleted: false, base: base, restoring: true)
         }
     }
 
     /// Deletes an entry by appending a tombstone revision.
     ///
-    /// - Throws: ``VaultError/entryNotFound(_:)``, ``VaultError``.
+    /// - Throws: ``QuireError/entryNotFound(_:)``, ``QuireError``.
     @discardableResult
-    public func delete(_ id: EntryID) throws(VaultError) -> EntryRevision {
-        return try lock.withLock { () throws(VaultError) -> EntryRevision in
+    public func delete(_ id: EntryID) throws(QuireError) -> EntryRevision {
+        return try lock.withLock { () throws(QuireError) -> EntryRevision in
             try change(id, body: EntryBody(), deleted: true)
         }
     }
 
     private func change(
         _ id: EntryID, body: EntryBody, deleted: Bool, base: [RevisionID]? = nil, restoring: Bool = false
-    ) throws(VaultError) -> EntryRevision {
+    ) throws(QuireError) -> EntryRevision {
         var made: EntryRevision?
-        try commitTyped { (tx: VaultTransaction) throws(VaultError) in
+        try commitTyped { (tx: VaultTransaction) throws(QuireError) in
             made = try tx.change(id, body: body, deleted: deleted, base: base, restoring: restoring)
         }
         return made!
@@ -503,9 +503,9 @@ extension Vault {
 
     /// The manifest of an attachment.
     ///
-    /// - Throws: ``VaultError/attachmentNotFound(_:)``.
-    public func attachment(_ blob: BlobID) throws(VaultError) -> BlobManifest {
-        return try lock.withLock { () throws(VaultError) -> BlobManifest in
+    /// - Throws: ``QuireError/attachmentNotFound(_:)``.
+    public func attachment(_ blob: BlobID) throws(QuireError) -> BlobManifest {
+        return try lock.withLock { () throws(QuireError) -> BlobManifest in
             guard let c = try loadIndex().resolve(blob) else { throw .attachmentNotFound(blob) }
             return c.manifest
         }
@@ -516,9 +516,9 @@ extension Vault {
     /// also checks that it is the content's blob id under the blob key of a
     /// trusted keyring (`Spec/format.md §7.3`).
     ///
-    /// - Throws: ``VaultError/attachmentNotFound(_:)``, ``VaultError/format(_:)``.
-    public func openAttachment(_ blob: BlobID) throws(VaultError) -> BlobReader {
-        return try lock.withLock { () throws(VaultError) -> BlobReader in
+    /// - Throws: ``QuireError/attachmentNotFound(_:)``, ``QuireError/format(_:)``.
+    public func openAttachment(_ blob: BlobID) throws(QuireError) -> BlobReader {
+        return try lock.withLock { () throws(QuireError) -> BlobReader in
             guard let c = try loadIndex().resolve(blob) else { throw .attachmentNotFound(blob) }
             var aliasKeys: [SymmetricKey] = []
             if !c.exact {

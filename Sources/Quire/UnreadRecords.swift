@@ -155,9 +155,9 @@ extension Vault {
     /// (``UnreadRecords``). Uses the entry index (built now if it is not
     /// loaded: one pass that decrypts every revision once).
     ///
-    /// - Throws: ``VaultError/format(_:)`` for I/O.
-    public func unreadRecords() throws(VaultError) -> UnreadRecords {
-        try lock.withLock { () throws(VaultError) -> UnreadRecords in
+    /// - Throws: ``QuireError/format(_:)`` for I/O.
+    public func unreadRecords() throws(QuireError) -> UnreadRecords {
+        try lock.withLock { () throws(QuireError) -> UnreadRecords in
             // The cache is used only when every commit verified and no
             // record failed to read, in the file it reflects and the tail
             // after it (Spec/index-cache.md §5): nothing to say.
@@ -175,9 +175,9 @@ extension Vault {
     /// attested because the attestation is damaged, not because their writer
     /// did not attest.
     ///
-    /// - Throws: ``VaultError/format(_:)`` for I/O.
-    package func revisionsWithFailedAttestation() throws(VaultError) -> Set<RevisionID> {
-        try lock.withLock { () throws(VaultError) -> Set<RevisionID> in
+    /// - Throws: ``QuireError/format(_:)`` for I/O.
+    package func revisionsWithFailedAttestation() throws(QuireError) -> Set<RevisionID> {
+        try lock.withLock { () throws(QuireError) -> Set<RevisionID> in
             // A cache is used only when no attestation failed (Spec/index-cache.md §5).
             if index == nil, indexCache?.view != nil { return [] }
             let index = try loadIndex()

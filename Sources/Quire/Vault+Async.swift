@@ -1,7 +1,7 @@
 public import Foundation
 @_spi(Format) public import QuireFormat
-public import QuireKeys
-public import QuireSync
+@_spi(Format) public import QuireKeys
+@_spi(Format) public import QuireSync
 import QuireSystem
 
 // Swift concurrency: an `async` form of every call that can block (open,
@@ -10,11 +10,11 @@ import QuireSystem
 // DispatchQueue per handle), never on the caller's actor nor blocking a
 // thread of the cooperative pool; calls on one handle run one at a time,
 // in the order they were made. Cancelling the calling `Task` stops the work
-// at the next record or chunk (``VaultError/cancelled``); a cancelled write
+// at the next record or chunk (``QuireError/cancelled``); a cancelled write
 // commits nothing.
 
 /// What a progress handler answers: go on, or stop the operation (which
-/// then throws ``VaultError/cancelled``, as when its `Task` is cancelled).
+/// then throws ``QuireError/cancelled``, as when its `Task` is cancelled).
 public enum ProgressReply: Sendable, Equatable {
     /// Go on.
     case proceed
@@ -67,9 +67,9 @@ extension Vault {
     /// Runs `work` on this handle's serial executor (see the top of this
     /// file).
     ///
-    /// - Throws: ``VaultError/cancelled`` when the task was cancelled
+    /// - Throws: ``QuireError/cancelled`` when the task was cancelled
     ///   before or during `work`; otherwise what `work` throws.
-    package func perform<T: Sendable>(_ work: @Sendable () throws(VaultError) -> T) async throws(VaultError) -> T {
+    package func perform<T: Sendable>(_ work: @Sendable () throws(QuireError) -> T) async throws(QuireError) -> T {
         try await concurrency.worker.run(work)
     }
 
@@ -86,13 +86,13 @@ extension Vault {
     /// in `async` form (the scan, the key evaluation and the commit checks
     /// run on a queue of their own).
     ///
-    /// - Throws: as the synchronous form; ``VaultError/cancelled`` when the
+    /// - Throws: as the synchronous form; ``QuireError/cancelled`` when the
     ///   task was cancelled (nothing was opened).
     public static func open(
         at path: String, credential: Credential, writable: Bool = true, random: any RandomSource = SystemRandom(),
         options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true
-    ) async throws(VaultError) -> Vault {
-        try await VaultWorker(label: "quire.open").run { () throws(VaultError) -> Vault in
+    ) async throws(QuireError) -> Vault {
+        try await VaultWorker(label: "quire.open").run { () throws(QuireError) -> Vault in
             try open(
                 at: path, credential: credential, writable: writable, random: random, options: options,
                 retainsEntryBodies: retainsEntryBodies)
@@ -103,12 +103,12 @@ extension Vault {
     /// caller's executor: ``open(at:store:writable:random:options:retainsEntryBodies:)``
     /// in `async` form.
     ///
-    /// - Throws: as the synchronous form; ``VaultError/cancelled``.
+    /// - Throws: as the synchronous form; ``QuireError/cancelled``.
     public static func open(
         at path: String, store: any DeviceKeyStore, writable: Bool = true, random: any RandomSource = SystemRandom(),
         options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true
-    ) async throws(VaultError) -> Vault {
-        try await VaultWorker(label: "quire.open").run { () throws(VaultError) -> Vault in
+    ) async throws(QuireError) -> Vault {
+        try await VaultWorker(label: "quire.open").run { () throws(QuireError) -> Vault in
             try open(at: path, store: store, writable: writable, random: random, options: options, retainsEntryBodies: retainsEntryBodies)
         }
     }
@@ -118,13 +118,13 @@ extension Vault {
     /// `store`, the handle returned knows it (device memory, index cache),
     /// as one from ``open(at:store:writable:random:options:retainsEntryBodies:)``.
     ///
-    /// - Throws: as the synchronous form; ``VaultError/cancelled`` (no file
+    /// - Throws: as the synchronous form; ``QuireError/cancelled`` (no file
     ///   is left at `path`).
     public static func create(
         at path: String, setup: VaultSetup, store: (any DeviceKeyStore)? = nil, random: any RandomSource = SystemRandom(),
         options: WriteOptions = WriteOptions()
-    ) async throws(VaultError) -> Vault {
-        try await VaultWorker(label: "quire.create").run { () throws(VaultError) -> Vault in
+    ) async throws(QuireError) -> Vault {
+        try await VaultWorker(label: "quire.create").run { () throws(QuireError) -> Vault in
             try create(at: path, setup: setup, store: store, random: random, options: options)
         }
     }
@@ -143,34 +143,34 @@ extension Vault {
     /// Cancelling the task stops the commit at the next record or
     /// attachment chunk; nothing of it is written and the file is as it was.
     ///
-    /// - Throws: ``VaultError`` as ``commit(_:)`` (``VaultError/cancelled``
+    /// - Throws: ``QuireError`` as ``commit(_:)`` (``QuireError/cancelled``
     ///   when cancelled); otherwise whatever `build` throws, unchanged.
     public func commit<T: Sendable>(_ build: @Sendable (VaultTransaction) throws -> T) async throws -> T {
         try await perform(
             { () throws -> T in
                 var result: T?
                 try self.commit { tx in result = try build(tx) }
-                guard let result else { throw VaultError.format(.notWritable(reason: "the commit was abandoned")) }
+                guard let result else { throw QuireError.format(.notWritable(reason: "the commit was abandoned")) }
                 return result
-            }, cancelled: { VaultError.cancelled })
+            }, cancelled: { QuireError.cancelled })
     }
 
     /// Reads what other processes appended and says what changed, on this
     /// handle's executor: ``refresh()`` in `async` form.
     ///
-    /// - Throws: as ``refresh()``; ``VaultError/cancelled`` when the task
+    /// - Throws: as ``refresh()``; ``QuireError/cancelled`` when the task
     ///   was cancelled before it started (a refresh that started finishes:
     ///   its cost follows what was appended).
-    public func refresh() async throws(VaultError) -> VaultChangeSet {
-        try await perform { () throws(VaultError) -> VaultChangeSet in try self.refresh() }
+    public func refresh() async throws(QuireError) -> VaultChangeSet {
+        try await perform { () throws(QuireError) -> VaultChangeSet in try self.refresh() }
     }
 
     /// Opens the path again, on this handle's executor: ``reload()`` in
     /// `async` form.
     ///
-    /// - Throws: as ``reload()``; ``VaultError/cancelled``.
-    public func reload() async throws(VaultError) {
-        try await perform { () throws(VaultError) -> Void in try self.reload() }
+    /// - Throws: as ``reload()``; ``QuireError/cancelled``.
+    public func reload() async throws(QuireError) {
+        try await perform { () throws(QuireError) -> Void in try self.reload() }
     }
 
     /// A page of entries, on this handle's executor:
@@ -178,26 +178,26 @@ extension Vault {
     /// handle builds its index (seconds on a large journal); that no longer
     /// blocks the caller.
     ///
-    /// - Throws: as the synchronous form; ``VaultError/cancelled``.
-    public func entries(matching query: EntryQuery, after cursor: EntryCursor? = nil) async throws(VaultError) -> EntryPage {
-        try await perform { () throws(VaultError) -> EntryPage in try self.entries(matching: query, after: cursor) }
+    /// - Throws: as the synchronous form; ``QuireError/cancelled``.
+    public func entries(matching query: EntryQuery, after cursor: EntryCursor? = nil) async throws(QuireError) -> EntryPage {
+        try await perform { () throws(QuireError) -> EntryPage in try self.entries(matching: query, after: cursor) }
     }
 
     /// A page of search results, on this handle's executor:
     /// ``search(_:matching:after:)`` in `async` form.
     ///
-    /// - Throws: as the synchronous form; ``VaultError/cancelled``.
-    public func search(_ text: String, matching query: EntryQuery = EntryQuery(), after cursor: EntryCursor? = nil) async throws(VaultError)
+    /// - Throws: as the synchronous form; ``QuireError/cancelled``.
+    public func search(_ text: String, matching query: EntryQuery = EntryQuery(), after cursor: EntryCursor? = nil) async throws(QuireError)
         -> EntryPage
     {
-        try await perform { () throws(VaultError) -> EntryPage in try self.search(text, matching: query, after: cursor) }
+        try await perform { () throws(QuireError) -> EntryPage in try self.search(text, matching: query, after: cursor) }
     }
 
     /// One entry, on this handle's executor: ``entry(_:)`` in `async` form.
     ///
-    /// - Throws: as the synchronous form; ``VaultError/cancelled``.
-    public func entry(_ id: EntryID) async throws(VaultError) -> EntrySnapshot? {
-        try await perform { () throws(VaultError) -> EntrySnapshot? in try self.entry(id) }
+    /// - Throws: as the synchronous form; ``QuireError/cancelled``.
+    public func entry(_ id: EntryID) async throws(QuireError) -> EntrySnapshot? {
+        try await perform { () throws(QuireError) -> EntrySnapshot? in try self.entry(id) }
     }
 
     /// The whole content of attachment `blob` (a photo, say), read on this
@@ -205,10 +205,10 @@ extension Vault {
     /// cancelling stops at the next chunk.
     ///
     /// - Returns: the bytes, ``BlobManifest/byteCount`` of them.
-    /// - Throws: ``VaultError/attachmentNotFound(_:)``, ``VaultError/format(_:)``
-    ///   for a damaged chunk or I/O, ``VaultError/cancelled``.
-    public func attachmentBytes(_ blob: BlobID) async throws(VaultError) -> [UInt8] {
-        try await perform { () throws(VaultError) -> [UInt8] in
+    /// - Throws: ``QuireError/attachmentNotFound(_:)``, ``QuireError/format(_:)``
+    ///   for a damaged chunk or I/O, ``QuireError/cancelled``.
+    public func attachmentBytes(_ blob: BlobID) async throws(QuireError) -> [UInt8] {
+        try await perform { () throws(QuireError) -> [UInt8] in
             let reader = try self.openAttachment(blob)
             var out: [UInt8] = []
             out.reserveCapacity(Int(min(reader.manifest.byteCount, 1 << 30)))
@@ -234,20 +234,20 @@ extension Vault {
     /// merge at the next frame it writes; the vault is left as it was and
     /// the temporary file removed.
     ///
-    /// - Throws: as ``merge(copyAt:)``; ``VaultError/cancelled``.
+    /// - Throws: as ``merge(copyAt:)``; ``QuireError/cancelled``.
     @discardableResult
-    public func merge(copyAt copyPath: String) async throws(VaultError) -> MergeReport {
-        try await perform { () throws(VaultError) -> MergeReport in try self.merge(copyAt: copyPath) }
+    public func merge(copyAt copyPath: String) async throws(QuireError) -> MergeReport {
+        try await perform { () throws(QuireError) -> MergeReport in try self.merge(copyAt: copyPath) }
     }
 
     /// Merges every conflict copy beside the vault, on this handle's
     /// executor: ``foldConflictCopies()`` in `async` form. Cancelling stops
     /// the copy being merged; copies merged before stay merged.
     ///
-    /// - Throws: as ``foldConflictCopies()``; ``VaultError/cancelled``.
+    /// - Throws: as ``foldConflictCopies()``; ``QuireError/cancelled``.
     @discardableResult
-    public func foldConflictCopies() async throws(VaultError) -> FoldReport {
-        try await perform { () throws(VaultError) -> FoldReport in
+    public func foldConflictCopies() async throws(QuireError) -> FoldReport {
+        try await perform { () throws(QuireError) -> FoldReport in
             let report = try self.foldConflictCopies()
             // A fold reports a failed copy in its report rather than
             // throwing: say a cancellation as itself.
@@ -262,22 +262,22 @@ extension Vault {
     ///
     /// - Parameter now: the time of the compaction (what the tombstone
     ///   horizon counts back from), stored to the millisecond.
-    /// - Throws: as ``compact(_:now:)``; ``VaultError/cancelled``.
+    /// - Throws: as ``compact(_:now:)``; ``QuireError/cancelled``.
     @discardableResult
-    public func compact(_ options: CompactionOptions = CompactionOptions(), now: Date = Date()) async throws(VaultError)
+    public func compact(_ options: CompactionOptions = CompactionOptions(), now: Date = Date()) async throws(QuireError)
         -> CompactionReport
     {
         let ms = now.millisecondsSince1970
-        return try await perform { () throws(VaultError) -> CompactionReport in try self.compact(options, now: ms) }
+        return try await perform { () throws(QuireError) -> CompactionReport in try self.compact(options, now: ms) }
     }
 
     /// Checks every byte this credential can check, on this handle's
     /// executor: ``verify()`` in `async` form, stopping at the next record
     /// or attachment chunk when the task is cancelled.
     ///
-    /// - Throws: ``VaultError/cancelled`` only (damage is in the report).
-    public func verify() async throws(VaultError) -> VerifyReport {
-        try await perform { () throws(VaultError) -> VerifyReport in try self.verifyReport(cancellable: true) }
+    /// - Throws: ``QuireError/cancelled`` only (damage is in the report).
+    public func verify() async throws(QuireError) -> VerifyReport {
+        try await perform { () throws(QuireError) -> VerifyReport in try self.verifyReport(cancellable: true) }
     }
 }
 
@@ -293,84 +293,84 @@ extension Vault {
     /// executor: ``entries()`` in `async` form. Prefer
     /// ``entries(matching:after:)``, which pages.
     ///
-    /// - Throws: as ``entries()``; ``VaultError/cancelled``.
-    public func entries() async throws(VaultError) -> [EntrySnapshot] {
-        try await perform { () throws(VaultError) -> [EntrySnapshot] in try self.entries() }
+    /// - Throws: as ``entries()``; ``QuireError/cancelled``.
+    public func entries() async throws(QuireError) -> [EntrySnapshot] {
+        try await perform { () throws(QuireError) -> [EntrySnapshot] in try self.entries() }
     }
 
     /// Every deleted entry, newest deletion first, on this handle's
     /// executor: ``deletedEntries()`` in `async` form.
     ///
-    /// - Throws: as ``deletedEntries()``; ``VaultError/cancelled``.
-    public func deletedEntries() async throws(VaultError) -> [EntrySnapshot] {
-        try await perform { () throws(VaultError) -> [EntrySnapshot] in try self.deletedEntries() }
+    /// - Throws: as ``deletedEntries()``; ``QuireError/cancelled``.
+    public func deletedEntries() async throws(QuireError) -> [EntrySnapshot] {
+        try await perform { () throws(QuireError) -> [EntrySnapshot] in try self.deletedEntries() }
     }
 
     /// Every revision of entry `id`, oldest clock first, on this handle's
     /// executor: ``revisions(of:)`` in `async` form (what a conflict screen
     /// shows beside the winner).
     ///
-    /// - Throws: as ``revisions(of:)``; ``VaultError/cancelled``.
-    public func revisions(of id: EntryID) async throws(VaultError) -> [EntryRevision] {
-        try await perform { () throws(VaultError) -> [EntryRevision] in try self.revisions(of: id) }
+    /// - Throws: as ``revisions(of:)``; ``QuireError/cancelled``.
+    public func revisions(of id: EntryID) async throws(QuireError) -> [EntryRevision] {
+        try await perform { () throws(QuireError) -> [EntryRevision] in try self.revisions(of: id) }
     }
 
     /// The manifest of attachment `blob` (its size and media type), on this
     /// handle's executor: ``attachment(_:)`` in `async` form. Its bytes:
     /// ``attachmentBytes(_:)``.
     ///
-    /// - Throws: as ``attachment(_:)``; ``VaultError/cancelled``.
-    public func attachment(_ blob: BlobID) async throws(VaultError) -> BlobManifest {
-        try await perform { () throws(VaultError) -> BlobManifest in try self.attachment(blob) }
+    /// - Throws: as ``attachment(_:)``; ``QuireError/cancelled``.
+    public func attachment(_ blob: BlobID) async throws(QuireError) -> BlobManifest {
+        try await perform { () throws(QuireError) -> BlobManifest in try self.attachment(blob) }
     }
 
     /// The journal profile, on this handle's executor: ``profile()`` in
     /// `async` form.
     ///
-    /// - Throws: as ``profile()``; ``VaultError/cancelled``.
-    public func profile() async throws(VaultError) -> Profile? {
-        try await perform { () throws(VaultError) -> Profile? in try self.profile() }
+    /// - Throws: as ``profile()``; ``QuireError/cancelled``.
+    public func profile() async throws(QuireError) -> Profile? {
+        try await perform { () throws(QuireError) -> Profile? in try self.profile() }
     }
 
     /// The records this credential cannot read, on this handle's executor:
     /// ``unreadRecords()`` in `async` form.
     ///
-    /// - Throws: as ``unreadRecords()``; ``VaultError/cancelled``.
-    public func unreadRecords() async throws(VaultError) -> UnreadRecords {
-        try await perform { () throws(VaultError) -> UnreadRecords in try self.unreadRecords() }
+    /// - Throws: as ``unreadRecords()``; ``QuireError/cancelled``.
+    public func unreadRecords() async throws(QuireError) -> UnreadRecords {
+        try await perform { () throws(QuireError) -> UnreadRecords in try self.unreadRecords() }
     }
 
     /// The conflict copies a sync tool left beside the vault, on this
     /// handle's executor: ``conflictCopies()`` in `async` form (it reads
     /// the folder and each candidate's header).
     ///
-    /// - Throws: as ``conflictCopies()``; ``VaultError/cancelled``.
-    public func conflictCopies() async throws(VaultError) -> [ConflictCopy] {
-        try await perform { () throws(VaultError) -> [ConflictCopy] in try self.conflictCopies() }
+    /// - Throws: as ``conflictCopies()``; ``QuireError/cancelled``.
+    public func conflictCopies() async throws(QuireError) -> [ConflictCopy] {
+        try await perform { () throws(QuireError) -> [ConflictCopy] in try self.conflictCopies() }
     }
 
     /// Uses `store` for this device's memory of the vault, and checks it
     /// now, on this handle's executor: ``remember(in:)`` in `async` form.
     ///
-    /// - Throws: as ``remember(in:)``; ``VaultError/cancelled``.
-    public func remember(in store: any DeviceKeyStore) async throws(VaultError) {
-        try await perform { () throws(VaultError) -> Void in try self.remember(in: store) }
+    /// - Throws: as ``remember(in:)``; ``QuireError/cancelled``.
+    public func remember(in store: any DeviceKeyStore) async throws(QuireError) {
+        try await perform { () throws(QuireError) -> Void in try self.remember(in: store) }
     }
 
     /// Who holds keys now, on this handle's executor: ``keyState()`` in
     /// `async` form.
     ///
-    /// - Throws: as ``keyState()``; ``VaultError/cancelled``.
-    public func keyState() async throws(VaultError) -> KeyState {
-        try await perform { () throws(VaultError) -> KeyState in try self.keyState() }
+    /// - Throws: as ``keyState()``; ``QuireError/cancelled``.
+    public func keyState() async throws(QuireError) -> KeyState {
+        try await perform { () throws(QuireError) -> KeyState in try self.keyState() }
     }
 
     /// Who can decrypt which records, in plain words, on this handle's
     /// executor: ``privacyStatement()`` in `async` form.
     ///
-    /// - Throws: as ``privacyStatement()``; ``VaultError/cancelled``.
-    public func privacyStatement() async throws(VaultError) -> PrivacyStatement {
-        try await perform { () throws(VaultError) -> PrivacyStatement in try self.privacyStatement() }
+    /// - Throws: as ``privacyStatement()``; ``QuireError/cancelled``.
+    public func privacyStatement() async throws(QuireError) -> PrivacyStatement {
+        try await perform { () throws(QuireError) -> PrivacyStatement in try self.privacyStatement() }
     }
 
     /// Enrolls the device whose code the user typed, on this handle's
@@ -378,25 +378,25 @@ extension Vault {
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
     /// - Returns: the new member.
-    /// - Throws: as ``enrollDevice(code:name:now:)``; ``VaultError/cancelled``
+    /// - Throws: as ``enrollDevice(code:name:now:)``; ``QuireError/cancelled``
     ///   (before it started: nothing was written).
     @discardableResult
-    public func enrollDevice(code: String, name: String, now: Date = Date()) async throws(VaultError) -> KeyringMember {
+    public func enrollDevice(code: String, name: String, now: Date = Date()) async throws(QuireError) -> KeyringMember {
         let ms = now.millisecondsSince1970
-        return try await perform { () throws(VaultError) -> KeyringMember in try self.enrollDevice(code: code, name: name, now: ms) }
+        return try await perform { () throws(QuireError) -> KeyringMember in try self.enrollDevice(code: code, name: name, now: ms) }
     }
 
     /// Removes the enrolled device called exactly `name`, on this handle's
     /// executor: ``removeDevice(named:now:replacement:)`` in `async` form.
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
-    /// - Throws: as the synchronous form; ``VaultError/cancelled``.
+    /// - Throws: as the synchronous form; ``QuireError/cancelled``.
     @discardableResult
-    public func removeDevice(named name: String, now: Date = Date(), replacement: RecoveryReplacementOwner = .mine) async throws(VaultError)
+    public func removeDevice(named name: String, now: Date = Date(), replacement: RecoveryReplacementOwner = .mine) async throws(QuireError)
         -> KeyringMember
     {
         let ms = now.millisecondsSince1970
-        return try await perform { () throws(VaultError) -> KeyringMember in
+        return try await perform { () throws(QuireError) -> KeyringMember in
             try self.removeDevice(named: name, now: ms, replacement: replacement)
         }
     }
@@ -406,13 +406,13 @@ extension Vault {
     /// in `async` form.
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
-    /// - Throws: as the synchronous form; ``VaultError/cancelled``.
+    /// - Throws: as the synchronous form; ``QuireError/cancelled``.
     @discardableResult
-    public func removeDevice(publicKey: [UInt8], now: Date = Date(), replacement: RecoveryReplacementOwner = .mine) async throws(VaultError)
+    public func removeDevice(publicKey: [UInt8], now: Date = Date(), replacement: RecoveryReplacementOwner = .mine) async throws(QuireError)
         -> KeyringMember
     {
         let ms = now.millisecondsSince1970
-        return try await perform { () throws(VaultError) -> KeyringMember in
+        return try await perform { () throws(QuireError) -> KeyringMember in
             try self.removeDevice(publicKey: publicKey, now: ms, replacement: replacement)
         }
     }
@@ -421,9 +421,9 @@ extension Vault {
     /// cut, on this handle's executor: ``recoveryReplacements(removing:)``
     /// in `async` form.
     ///
-    /// - Throws: as the synchronous form; ``VaultError/cancelled``.
-    public func recoveryReplacements(removing publicKey: [UInt8]) async throws(VaultError) -> [RecoveryKeyReplacement] {
-        try await perform { () throws(VaultError) -> [RecoveryKeyReplacement] in try self.recoveryReplacements(removing: publicKey) }
+    /// - Throws: as the synchronous form; ``QuireError/cancelled``.
+    public func recoveryReplacements(removing publicKey: [UInt8]) async throws(QuireError) -> [RecoveryKeyReplacement] {
+        try await perform { () throws(QuireError) -> [RecoveryKeyReplacement] in try self.recoveryReplacements(removing: publicKey) }
     }
 
     /// Removes the devices called `names` in one keyring signed by the
@@ -431,21 +431,21 @@ extension Vault {
     /// ``lockDown(removingDevicesNamed:now:)`` in `async` form.
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
-    /// - Throws: as the synchronous form; ``VaultError/cancelled``.
+    /// - Throws: as the synchronous form; ``QuireError/cancelled``.
     @discardableResult
-    public func lockDown(removingDevicesNamed names: [String], now: Date = Date()) async throws(VaultError) -> [KeyringMember] {
+    public func lockDown(removingDevicesNamed names: [String], now: Date = Date()) async throws(QuireError) -> [KeyringMember] {
         let ms = now.millisecondsSince1970
-        return try await perform { () throws(VaultError) -> [KeyringMember] in try self.lockDown(removingDevicesNamed: names, now: ms) }
+        return try await perform { () throws(QuireError) -> [KeyringMember] in try self.lockDown(removingDevicesNamed: names, now: ms) }
     }
 
     /// Rotates the epoch key, on this handle's executor: ``rotateKeys(now:)``
     /// in `async` form.
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
-    /// - Throws: as ``rotateKeys(now:)``; ``VaultError/cancelled``.
-    public func rotateKeys(now: Date = Date()) async throws(VaultError) {
+    /// - Throws: as ``rotateKeys(now:)``; ``QuireError/cancelled``.
+    public func rotateKeys(now: Date = Date()) async throws(QuireError) {
         let ms = now.millisecondsSince1970
-        try await perform { () throws(VaultError) -> Void in try self.rotateKeys(now: ms) }
+        try await perform { () throws(QuireError) -> Void in try self.rotateKeys(now: ms) }
     }
 
     /// Sets, changes or removes the passphrase, on this handle's executor:
@@ -453,13 +453,13 @@ extension Vault {
     /// Argon2id derivation takes about a second at the moderate cost).
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
-    /// - Throws: as the synchronous form; ``VaultError/cancelled``.
+    /// - Throws: as the synchronous form; ``QuireError/cancelled``.
     public func setPassphrase(
         _ passphrase: SecureBytes?, opsLimit: UInt64 = Argon2id.moderateOpsLimit, memLimitBytes: UInt64 = Argon2id.moderateMemLimitBytes,
         now: Date = Date()
-    ) async throws(VaultError) {
+    ) async throws(QuireError) {
         let ms = now.millisecondsSince1970
-        try await perform { () throws(VaultError) -> Void in
+        try await perform { () throws(QuireError) -> Void in
             try self.setPassphrase(passphrase, opsLimit: opsLimit, memLimitBytes: memLimitBytes, now: ms)
         }
     }
@@ -467,34 +467,34 @@ extension Vault {
     /// Accepts this file as it is after a suspected rollback, on this
     /// handle's executor: ``acceptRollback()`` in `async` form.
     ///
-    /// - Throws: as ``acceptRollback()``; ``VaultError/cancelled``.
-    public func acceptRollback() async throws(VaultError) {
-        try await perform { () throws(VaultError) -> Void in try self.acceptRollback() }
+    /// - Throws: as ``acceptRollback()``; ``QuireError/cancelled``.
+    public func acceptRollback() async throws(QuireError) {
+        try await perform { () throws(QuireError) -> Void in try self.acceptRollback() }
     }
 
     /// Accepts the tampered commits the file holds now, on this handle's
     /// executor: ``acceptTampered()`` in `async` form.
     ///
     /// - Returns: how many tampered commits were accepted now.
-    /// - Throws: as ``acceptTampered()``; ``VaultError/cancelled``.
+    /// - Throws: as ``acceptTampered()``; ``QuireError/cancelled``.
     @discardableResult
-    public func acceptTampered() async throws(VaultError) -> Int {
-        try await perform { () throws(VaultError) -> Int in try self.acceptTampered() }
+    public func acceptTampered() async throws(QuireError) -> Int {
+        try await perform { () throws(QuireError) -> Int in try self.acceptTampered() }
     }
 
     /// The recovery keys concurrent replacements left, on this handle's
     /// executor: ``recoveryKeyChoices()`` in `async` form.
     ///
-    /// - Throws: as ``recoveryKeyChoices()``; ``VaultError/cancelled``.
-    public func recoveryKeyChoices() async throws(VaultError) -> [RecoveryKeyChoice] {
-        try await perform { () throws(VaultError) -> [RecoveryKeyChoice] in try self.recoveryKeyChoices() }
+    /// - Throws: as ``recoveryKeyChoices()``; ``QuireError/cancelled``.
+    public func recoveryKeyChoices() async throws(QuireError) -> [RecoveryKeyChoice] {
+        try await perform { () throws(QuireError) -> [RecoveryKeyChoice] in try self.recoveryKeyChoices() }
     }
 
     /// Says which recovery key to keep, on this handle's executor:
     /// ``keepRecoveryKey(_:)`` in `async` form.
     ///
-    /// - Throws: as ``keepRecoveryKey(_:)``; ``VaultError/cancelled``.
-    public func keepRecoveryKey(_ publicKey: [UInt8]) async throws(VaultError) {
-        try await perform { () throws(VaultError) -> Void in try self.keepRecoveryKey(publicKey) }
+    /// - Throws: as ``keepRecoveryKey(_:)``; ``QuireError/cancelled``.
+    public func keepRecoveryKey(_ publicKey: [UInt8]) async throws(QuireError) {
+        try await perform { () throws(QuireError) -> Void in try self.keepRecoveryKey(publicKey) }
     }
 }

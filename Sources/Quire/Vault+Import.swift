@@ -8,8 +8,8 @@ extension VaultTransaction {
     /// transaction: the last revision appended to it in this transaction,
     /// else the vault's winning head; nil when the vault has no revision of it.
     ///
-    /// - Throws: ``VaultError/format(_:)`` for I/O.
-    package func currentRevision(of id: EntryID) throws(VaultError) -> EntryRevision? {
+    /// - Throws: ``QuireError/format(_:)`` for I/O.
+    package func currentRevision(of id: EntryID) throws(QuireError) -> EntryRevision? {
         if let mine = newRevisions.last(where: { $0.1.entryID == id }) { return mine.1 }
         return try vault.snapshot(id, index: vault.loadIndex())?.revision
     }
@@ -21,9 +21,9 @@ extension VaultTransaction {
     /// revision appended to it earlier in this transaction, if any), as
     /// ``Vault/edit(_:body:)`` does.
     ///
-    /// - Throws: ``VaultError/format(_:)`` (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
+    /// - Throws: ``QuireError/format(_:)`` (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
     @discardableResult
-    package func put(_ body: EntryBody, id: EntryID) throws(VaultError) -> EntryRevision {
+    package func put(_ body: EntryBody, id: EntryID) throws(QuireError) -> EntryRevision {
         let parents: [RevisionID]
         if let mine = newRevisions.last(where: { $0.1.entryID == id }) {
             parents = [mine.1.revisionID]

@@ -111,7 +111,7 @@ extension Vault {
     /// Scans the vault file whole when this handle's file was opened from
     /// a cached prefix structure: for a path that checks or copies every
     /// byte (verify, merge). Under the lock.
-    func scanWholeFileIfCachedPrefix() throws(VaultError) {
+    func scanWholeFileIfCachedPrefix() throws(QuireError) {
         guard currentFile.cachedPrefixFrameCount > 0 else { return }
         try reload()
     }

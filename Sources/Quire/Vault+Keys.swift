@@ -12,18 +12,18 @@ extension Vault {
     /// last time; a missing one is reported in ``keyWarnings`` as
     /// ``KeyError/rollbackSuspected(reason:)``.
     ///
-    /// - Throws: ``VaultError/deviceStore(_:)`` (``DeviceStoreError/noKey``
+    /// - Throws: ``QuireError/deviceStore(_:)`` (``DeviceStoreError/noKey``
     ///   when the store has no key yet, or the store's read errors);
-    ///   ``VaultError/keys(_:)`` with
+    ///   ``QuireError/keys(_:)`` with
     ///   ``KeyError/wrongDeviceKey`` when this device is not enrolled;
-    ///   ``VaultError/format(_:)``.
+    ///   ``QuireError/format(_:)``.
     ///
     /// `options` and `retainsEntryBodies` are as in
     /// ``open(at:credential:writable:random:options:retainsEntryBodies:)``.
     public static func open(
         at path: String, store: any DeviceKeyStore, writable: Bool = true, random: any RandomSource = SystemRandom(),
         options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true
-    ) throws(VaultError) -> Vault {
+    ) throws(QuireError) -> Vault {
         try open(
             at: path, store: store, writable: writable, random: random, options: options, retainsEntryBodies: retainsEntryBodies,
             usesFrameTable: true)
@@ -38,7 +38,7 @@ extension Vault {
     package static func open(
         at path: String, store: any DeviceKeyStore, writable: Bool = true, random: any RandomSource = SystemRandom(),
         options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true, usesFrameTable: Bool
-    ) throws(VaultError) -> Vault {
+    ) throws(QuireError) -> Vault {
         let identity: DeviceIdentity?
         do { identity = try store.load() } catch { throw .deviceStore(error) }
         guard let identity else { throw .deviceStore(.noKey) }
@@ -62,9 +62,9 @@ extension Vault {
     /// Uses `store` to remember the keyring heads this device trusts, and
     /// checks them now.
     ///
-    /// - Throws: ``VaultError/deviceStore(_:)``.
-    public func remember(in store: any DeviceKeyStore) throws(VaultError) {
-        try lock.withLock { () throws(VaultError) -> Void in
+    /// - Throws: ``QuireError/deviceStore(_:)``.
+    public func remember(in store: any DeviceKeyStore) throws(QuireError) {
+        try lock.withLock { () throws(QuireError) -> Void in
             deviceStore = store
             try checkRememberedHeads()
         }
@@ -97,7 +97,7 @@ extension Vault {
     }
 
     /// Warns when a remembered head is gone; otherwise remembers today's heads.
-    func checkRememberedHeads() throws(VaultError) {
+    func checkRememberedHeads() throws(QuireError) {
         guard let store = deviceStore else { return }
         let memory: VaultMemory?
         do { memory = try storedMemory(in: store) } catch { throw .deviceStore(error) }
@@ -135,8 +135,8 @@ extension Vault {
         // and no fsync, on every open); a failure to write is a warning:
         // reading the vault must not fail because this device cannot save
         // its memory (a full disk), but the user must hear that it is stale.
-        do throws(VaultError) { try rememberHeads(previous: memory) } catch {
-            if case .deviceStore(let e) = error {
+        do throws(QuireError) { try rememberHeads(previous: memory) } catch {
+            if case .deviceStore(let e) = error.detail {
                 warnings.removeAll { $0.code == "device_memory_not_saved" }
                 warnings.append(.deviceMemoryNotSaved(reason: e.description))
                 return
@@ -257,8 +257,8 @@ extension Vault {
         let stored: VaultMemory?
         do throws(DeviceStoreError) { stored = try storedMemory(in: store) } catch { return }
         if let memory = stored, rollbackReason(against: memory) != nil { return }
-        do throws(VaultError) { try rememberHeads(previous: .some(stored)) } catch {
-            if case .deviceStore(let e) = error, !warnings.contains(where: { $0.code == "device_memory_not_saved" }) {
+        do throws(QuireError) { try rememberHeads(previous: .some(stored)) } catch {
+            if case .deviceStore(let e) = error.detail, !warnings.contains(where: { $0.code == "device_memory_not_saved" }) {
                 warnings.append(.deviceMemoryNotSaved(reason: e.description))
             }
         }
@@ -321,7 +321,7 @@ extension Vault {
 
     /// Writes what this device now knows of the file, unless it equals
     /// `previous` (what the store holds, when the caller read it).
-    func rememberHeads(previous stored: VaultMemory?? = .none) throws(VaultError) {
+    func rememberHeads(previous stored: VaultMemory?? = .none) throws(QuireError) {
         guard let store = deviceStore, let state = try? KeyState(unlocked, vaultID: vaultID) else { return }
         let path = memoryLocation(in: store)
         let s = file.structure
@@ -374,7 +374,7 @@ extension Vault {
 
     /// Accepts the tampered commits this file holds (`Spec/keys.md §7`,
     /// "Accepting a tampered commit"): writing, refused with
-    /// ``VaultError/tampered(_:)`` while the file holds a tampered commit,
+    /// ``QuireError/tampered(_:)`` while the file holds a tampered commit,
     /// goes on over these — their records stay unverified, and every reader
     /// still reports them. Through a key store the device remembers the
     /// acceptance for this file as a watermark (the committed end, its
@@ -386,10 +386,10 @@ extension Vault {
     ///
     /// - Returns: how many tampered commits were accepted now (0 when the
     ///   file holds none, or all were accepted before).
-    /// - Throws: ``VaultError/deviceStore(_:)``.
+    /// - Throws: ``QuireError/deviceStore(_:)``.
     @discardableResult
-    public func acceptTampered() throws(VaultError) -> Int {
-        try lock.withLock { () throws(VaultError) -> Int in
+    public func acceptTampered() throws(QuireError) -> Int {
+        try lock.withLock { () throws(QuireError) -> Int in
             let fresh = file.tamperedCommits.filter { !isAcceptedTampered($0) }
             let s = file.structure
             if !fresh.isEmpty, let last = s.groups.last {
@@ -420,8 +420,8 @@ extension Vault {
     /// ``keepRecoveryKey(_:)`` says which: show these to the user (who made
     /// each, and when) and ask which recovery code they hold.
     ///
-    /// - Throws: ``VaultError/keys(_:)`` when no keyring is trusted.
-    public func recoveryKeyChoices() throws(VaultError) -> [RecoveryKeyChoice] {
+    /// - Throws: ``QuireError/keys(_:)`` when no keyring is trusted.
+    public func recoveryKeyChoices() throws(QuireError) -> [RecoveryKeyChoice] {
         KeyOperations.recoveryKeyChoices(in: try keyState())
     }
 
@@ -429,10 +429,10 @@ extension Vault {
     /// replacements of the recovery key (one of ``recoveryKeyChoices()``, by
     /// its public key; `Spec/keys.md §6.9`). Kept for this handle.
     ///
-    /// - Throws: ``VaultError/keys(_:)`` with
+    /// - Throws: ``QuireError/keys(_:)`` with
     ///   ``KeyError/operationRefused(reason:)`` when `publicKey` is none of
     ///   the choices.
-    public func keepRecoveryKey(_ publicKey: [UInt8]) throws(VaultError) {
+    public func keepRecoveryKey(_ publicKey: [UInt8]) throws(QuireError) {
         let choices = try recoveryKeyChoices()
         guard choices.contains(where: { $0.publicKey == publicKey }) else {
             throw .keys(.operationRefused(reason: "that recovery key is not one of those the concurrent replacements left"))
@@ -445,9 +445,9 @@ extension Vault {
     /// allowed again (`Spec/keys.md §7`). Use it only for a file restored on
     /// purpose; otherwise merge the newer copy back.
     ///
-    /// - Throws: ``VaultError/deviceStore(_:)``.
-    public func acceptRollback() throws(VaultError) {
-        try lock.withLock { () throws(VaultError) -> Void in
+    /// - Throws: ``QuireError/deviceStore(_:)``.
+    public func acceptRollback() throws(QuireError) {
+        try lock.withLock { () throws(QuireError) -> Void in
             guard let store = deviceStore, let state = try? KeyState(unlocked, vaultID: vaultID) else { return }
             let path = memoryLocation(in: store)
             let s = file.structure
@@ -464,9 +464,9 @@ extension Vault {
 
     /// Who holds keys now, as the trusted keyrings say.
     ///
-    /// - Throws: ``VaultError/keys(_:)`` when no keyring is trusted.
-    public func keyState() throws(VaultError) -> KeyState {
-        try lock.withLock { () throws(VaultError) -> KeyState in
+    /// - Throws: ``QuireError/keys(_:)`` when no keyring is trusted.
+    public func keyState() throws(QuireError) -> KeyState {
+        try lock.withLock { () throws(QuireError) -> KeyState in
             do throws(KeyError) { return try KeyState(unlocked, vaultID: vaultID) } catch { throw .keys(error) }
         }
     }
@@ -478,9 +478,9 @@ extension Vault {
     /// an escrow key dropped by escrow-free in the other head), first writes
     /// a keyring that joins them (`Spec/keys.md §6`, "Joining before writing").
     ///
-    /// - Throws: ``VaultError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
+    /// - Throws: ``QuireError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
     ///   when a join is needed and the credential cannot sign one.
-    func joinConcurrentKeyrings() throws(VaultError) {
+    func joinConcurrentKeyrings() throws(QuireError) {
         guard !changingKeys, !keyringsJoined else { return }
         guard let state = try? KeyState(unlocked, vaultID: vaultID), state.heads.count > 1,
             let write = unlocked.keys.writeKey,
@@ -506,19 +506,19 @@ extension Vault {
     ///
     /// - Parameter now: milliseconds since the Unix epoch, UTC, recorded in the keyring.
     /// - Returns: the keyring written.
-    /// - Throws: ``VaultError/keys(_:)`` (``KeyError/operationRefused(reason:)``
+    /// - Throws: ``QuireError/keys(_:)`` (``KeyError/operationRefused(reason:)``
     ///   when the credential cannot sign — a passphrase or escrow key — or the
     ///   change is not possible, ``KeyError/escrowRefused``); the errors of
     ///   ``commit(_:)``.
     @discardableResult
-    package func changeKeys(_ change: KeyChange, now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) -> KeyringProposal {
+    package func changeKeys(_ change: KeyChange, now: Int64 = ProcessStats.wallClockMilliseconds()) throws(QuireError) -> KeyringProposal {
         try changeKeys(change, now: now, replacement: .mine)
     }
 
     /// ``changeKeys(_:now:)``, saying for a device's removal whose
     /// replacement of the recovery key the target's was (`Spec/keys.md §6.3`).
     @discardableResult
-    func changeKeys(_ change: KeyChange, now: Int64, replacement: RecoveryReplacementOwner) throws(VaultError) -> KeyringProposal {
+    func changeKeys(_ change: KeyChange, now: Int64, replacement: RecoveryReplacementOwner) throws(QuireError) -> KeyringProposal {
         // A change other than a rotation, over concurrent replacements of the
         // recovery key the user chose between, first joins them keeping the
         // chosen one (a rotation), so that the change — a replacement of that
@@ -527,7 +527,7 @@ extension Vault {
         } else if keptRecoveryKey != nil, !(try recoveryKeyChoices()).isEmpty {
             try changeKeys(.rotate, now: now, replacement: .mine)
         }
-        return try lock.withLock { () throws(VaultError) -> KeyringProposal in
+        return try lock.withLock { () throws(QuireError) -> KeyringProposal in
             guard let signer else {
                 throw .keys(
                     .operationRefused(
@@ -547,7 +547,7 @@ extension Vault {
                         do throws(FormatError) {
                             try tx.pending.appendKeyring(keyID: proposal.epochKey.id, epoch: proposal.epoch, body: proposal.body)
                         } catch {
-                            throw VaultError.format(error)
+                            throw QuireError.format(error)
                         }
                     }
                     // A change that starts a new epoch is committed under
@@ -557,7 +557,7 @@ extension Vault {
                     tx.pending.commitKey = KeyOperations.commitKey(for: proposals, writeKey: tx.pending.key)
                     written = proposals.last
                 }
-            } catch let e as VaultError {
+            } catch let e as QuireError {
                 throw e
             } catch let e as KeyError {
                 throw .keys(e)
@@ -568,8 +568,8 @@ extension Vault {
             warnings.removeAll { $0.code == "rollback_suspected" }
             // The change is committed: failing to remember the new heads is
             // a warning, not an error.
-            do throws(VaultError) { try rememberHeads() } catch {
-                if case .deviceStore(let e) = error { warnings.append(.deviceMemoryNotSaved(reason: e.description)) }
+            do throws(QuireError) { try rememberHeads() } catch {
+                if case .deviceStore(let e) = error.detail { warnings.append(.deviceMemoryNotSaved(reason: e.description)) }
             }
             return written!
         }
@@ -582,10 +582,10 @@ extension Vault {
     ///   - code: the device code the new device shows (its ``DeviceIdentity/code``).
     ///   - name: a name for it, unique in the vault, 1–64 characters.
     /// - Returns: the new member.
-    /// - Throws: ``VaultError/keys(_:)`` with ``KeyError/deviceCodeInvalid(reason:)``
+    /// - Throws: ``QuireError/keys(_:)`` with ``KeyError/deviceCodeInvalid(reason:)``
     ///   or ``KeyError/operationRefused(reason:)``; the errors of ``changeKeys(_:now:)``.
     @discardableResult
-    public func enrollDevice(code: String, name: String, now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError)
+    public func enrollDevice(code: String, name: String, now: Int64 = ProcessStats.wallClockMilliseconds()) throws(QuireError)
         -> KeyringMember
     {
         let publicKey: [UInt8]
@@ -601,7 +601,7 @@ extension Vault {
     /// as written, not case-insensitively): a new epoch without it. It
     /// keeps what it could read until `compact --rekey`.
     ///
-    /// - Throws: ``VaultError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
+    /// - Throws: ``QuireError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
     ///   when no device has that name, or when more than one has (devices
     ///   enrolled on two copies at once): then remove it by key with
     ///   ``removeDevice(publicKey:now:)``; the errors of ``changeKeys(_:now:)``.
@@ -615,7 +615,7 @@ extension Vault {
     @discardableResult
     public func removeDevice(
         named name: String, now: Int64 = ProcessStats.wallClockMilliseconds(), replacement: RecoveryReplacementOwner = .mine
-    ) throws(VaultError) -> KeyringMember {
+    ) throws(QuireError) -> KeyringMember {
         let state = try keyState()
         let matches = state.devices.filter { $0.name == name }
         guard let member = matches.first else {
@@ -639,7 +639,7 @@ extension Vault {
     /// ``DeviceCode/fingerprint(of:)``): a new epoch without it. It keeps
     /// what it could read until `compact --rekey`.
     ///
-    /// - Throws: ``VaultError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
+    /// - Throws: ``QuireError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
     ///   when no enrolled device has that key; the errors of ``changeKeys(_:now:)``.
     /// - Parameter replacement: when the device (or a device it enrolled)
     ///   replaced the recovery key (``recoveryReplacements(removing:)``),
@@ -651,7 +651,7 @@ extension Vault {
     @discardableResult
     public func removeDevice(
         publicKey: [UInt8], now: Int64 = ProcessStats.wallClockMilliseconds(), replacement: RecoveryReplacementOwner = .mine
-    ) throws(VaultError) -> KeyringMember {
+    ) throws(QuireError) -> KeyringMember {
         guard let member = try keyState().devices.first(where: { $0.publicKey == publicKey }) else {
             throw .keys(
                 .operationRefused(reason: "no enrolled device has the key with fingerprint \(DeviceCode.fingerprint(of: publicKey))"))
@@ -666,24 +666,24 @@ extension Vault {
     /// the user whose they were before removing it (`Spec/keys.md §6.3`).
     ///
     /// - Throws: the errors of ``keyState()``.
-    public func recoveryReplacements(removing publicKey: [UInt8]) throws(VaultError) -> [RecoveryKeyReplacement] {
+    public func recoveryReplacements(removing publicKey: [UInt8]) throws(QuireError) -> [RecoveryKeyReplacement] {
         KeyOperations.recoveryReplacements(by: publicKey, in: try keyState())
     }
 
     /// Whether this credential was removed from the vault, or is behind a
     /// newer keyring a current member made that it cannot open: nil while
     /// it reads the current keys; otherwise the error a write would throw,
-    /// ``VaultError/removedFromVault(newerEpoch:)`` or
-    /// ``VaultError/behindNewerKeyring(newerEpoch:madeBy:)``
+    /// ``QuireError/removedFromVault(newerEpoch:)`` or
+    /// ``QuireError/behindNewerKeyring(newerEpoch:madeBy:)``
     /// (`Spec/format.md §8.6`). Such a handle opens and reads what was
     /// written before (nothing after a `compact --rekey`) but cannot write;
     /// an app should say so rather than show a journal that merely looks
     /// short or empty.
-    public var removedFromVault: VaultError? {
+    public var removedFromVault: QuireError? {
         lock.withLock {
-            if let removed = unlocked.removedIn { return VaultError.removedFromVault(newerEpoch: removed.epoch) }
+            if let removed = unlocked.removedIn { return QuireError.removedFromVault(newerEpoch: removed.epoch) }
             guard let newest = unlocked.newerKeyrings.max(by: { $0.epoch < $1.epoch }) else { return nil }
-            return VaultError.behindNewerKeyring(
+            return QuireError.behindNewerKeyring(
                 newerEpoch: newest.epoch, madeBy: newest.signer.map(PrivacyStatement.phrase(for:)) ?? "a member")
         }
     }
@@ -701,11 +701,11 @@ extension Vault {
     /// - Parameter names: devices of the key state, or devices it lists as
     ///   removed.
     /// - Returns: the members the keyring removes.
-    /// - Throws: ``VaultError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
+    /// - Throws: ``QuireError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
     ///   when the vault was not opened with the recovery key, or a name
     ///   matches no device; the errors of ``changeKeys(_:now:)``.
     @discardableResult
-    public func lockDown(removingDevicesNamed names: [String], now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError)
+    public func lockDown(removingDevicesNamed names: [String], now: Int64 = ProcessStats.wallClockMilliseconds()) throws(QuireError)
         -> [KeyringMember]
     {
         guard case .recoveryKey = credential else {
@@ -730,10 +730,10 @@ extension Vault {
     /// Who can decrypt which records, in plain words (`Spec/keys.md §8`):
     /// `quire keys status`. ``PrivacyStatement/text`` is the printed form.
     ///
-    /// - Throws: ``VaultError/keys(_:)`` when no keyring is trusted;
-    ///   ``VaultError/format(_:)`` when the profile cannot be read.
-    public func privacyStatement() throws(VaultError) -> PrivacyStatement {
-        try lock.withLock { () throws(VaultError) -> PrivacyStatement in
+    /// - Throws: ``QuireError/keys(_:)`` when no keyring is trusted;
+    ///   ``QuireError/format(_:)`` when the profile cannot be read.
+    public func privacyStatement() throws(QuireError) -> PrivacyStatement {
+        try lock.withLock { () throws(QuireError) -> PrivacyStatement in
             let name = (try? profile())??.name ?? ""
             var thisDevice: [UInt8]?
             if case .device(let pair) = credential { thisDevice = pair.publicKey }
@@ -749,7 +749,7 @@ extension Vault {
     /// Rotates the epoch key: a new epoch for the same keys.
     ///
     /// - Throws: the errors of ``changeKeys(_:now:)``.
-    public func rotateKeys(now: Int64 = ProcessStats.wallClockMilliseconds()) throws(VaultError) {
+    public func rotateKeys(now: Int64 = ProcessStats.wallClockMilliseconds()) throws(QuireError) {
         try changeKeys(.rotate, now: now)
     }
 
@@ -768,7 +768,7 @@ extension Vault {
     public func setPassphrase(
         _ passphrase: SecureBytes?, opsLimit: UInt64 = Argon2id.moderateOpsLimit, memLimitBytes: UInt64 = Argon2id.moderateMemLimitBytes,
         now: Int64 = ProcessStats.wallClockMilliseconds()
-    ) throws(VaultError) {
+    ) throws(QuireError) {
         let hasOne = try !keyState().passphrases.isEmpty
         switch (passphrase, hasOne) {
         case (nil, _): try changeKeys(.removePassphrase, now: now)

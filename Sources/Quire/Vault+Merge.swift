@@ -16,13 +16,13 @@ extension Vault {
     ///
     /// - Returns: what the merge did (``MergeReport/changed`` false when the
     ///   vault already held everything the copy holds).
-    /// - Throws: ``VaultError/sync(_:)`` with the errors of
+    /// - Throws: ``QuireError/sync(_:)`` with the errors of
     ///   ``VaultMerge/merge(vaultAt:copyAt:credential:random:options:)``
-    ///   (nothing is changed then); ``VaultError/format(_:)`` or
-    ///   ``VaultError/keys(_:)`` when the merged vault cannot be read again.
+    ///   (nothing is changed then); ``QuireError/format(_:)`` or
+    ///   ``QuireError/keys(_:)`` when the merged vault cannot be read again.
     @discardableResult
-    public func merge(copyAt copyPath: String) throws(VaultError) -> MergeReport {
-        try lock.withLock { () throws(VaultError) -> MergeReport in
+    public func merge(copyAt copyPath: String) throws(QuireError) -> MergeReport {
+        try lock.withLock { () throws(QuireError) -> MergeReport in
             let report: MergeReport
             do throws(SyncError) {
                 report = try VaultMerge.merge(

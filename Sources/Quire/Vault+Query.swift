@@ -1,4 +1,4 @@
-import QuireFormat
+@_spi(Format) import QuireFormat
 import QuireSystem
 
 /// What queries and searches work from, kept with the ``EntryIndex`` it
@@ -35,10 +35,10 @@ extension Vault {
     /// handle writes, and those other writers committed that it has read,
     /// are reflected at the next call.
     ///
-    /// - Throws: ``VaultError/format(_:)`` for I/O or a record that no
+    /// - Throws: ``QuireError/format(_:)`` for I/O or a record that no
     ///   longer reads.
-    public func entries(matching query: EntryQuery, after cursor: EntryCursor? = nil) throws(VaultError) -> EntryPage {
-        try lock.withLock { () throws(VaultError) -> EntryPage in
+    public func entries(matching query: EntryQuery, after cursor: EntryCursor? = nil) throws(QuireError) -> EntryPage {
+        try lock.withLock { () throws(QuireError) -> EntryPage in
             if let page = cachedPage(query, after: cursor, searching: nil) { return page }
             try prepareQueryIndexes(search: false)
             let (slots, more) = index!.query!.table.page(query, after: cursor?.key)
@@ -61,12 +61,12 @@ extension Vault {
     /// device (it stays in memory, follows changes, and is never written);
     /// later searches read only the bodies of the page's rows.
     ///
-    /// - Throws: ``VaultError/format(_:)`` for I/O or a record that no
+    /// - Throws: ``QuireError/format(_:)`` for I/O or a record that no
     ///   longer reads.
-    public func search(_ text: String, matching query: EntryQuery = EntryQuery(), after cursor: EntryCursor? = nil) throws(VaultError)
+    public func search(_ text: String, matching query: EntryQuery = EntryQuery(), after cursor: EntryCursor? = nil) throws(QuireError)
         -> EntryPage
     {
-        try lock.withLock { () throws(VaultError) -> EntryPage in
+        try lock.withLock { () throws(QuireError) -> EntryPage in
             if let page = cachedPage(query, after: cursor, searching: text) { return page }
             try prepareQueryIndexes(search: true)
             guard let found = index!.query!.search!.match(text) else { return EntryPage(entries: [], next: nil) }
@@ -77,11 +77,11 @@ extension Vault {
             }
             // Long CJK runs: check each candidate's text, reading bodies only
             // until the page is full.
-            var checkFailure: VaultError?
+            var checkFailure: QuireError?
             let table = index!.query!.table
             let (slots, more) = table.page(query, after: cursor?.key, documents: documents) { slot in
                 guard checkFailure == nil else { return false }
-                do throws(VaultError) {
+                do throws(QuireError) {
                     let body = try self.body(of: table.summary(slot))
                     return self.index!.query!.search!.contains(found.needsCheck, in: SearchIndex.Document(body))
                 } catch {
@@ -95,7 +95,7 @@ extension Vault {
     }
 
     /// The page of rows in `slots`, read now.
-    private func makePage(_ slots: [Int32], more: Bool) throws(VaultError) -> EntryPage {
+    private func makePage(_ slots: [Int32], more: Bool) throws(QuireError) -> EntryPage {
         let table = index!.query!.table
         var rows: [EntrySnapshot] = []
         rows.reserveCapacity(slots.count)
@@ -114,7 +114,7 @@ extension Vault {
     /// `search` the search index) when missing, or brings them up to date
     /// with the entries the index changed since (``EntryIndex/queryStale``).
     /// Under the lock.
-    func prepareQueryIndexes(search: Bool) throws(VaultError) {
+    func prepareQueryIndexes(search: Bool) throws(QuireError) {
         _ = try loadIndex()
         if index!.query == nil {
             index!.query = QueryIndexes(table: EntrySummaryTable(try makeSummaries(of: Array(index!.revisions.keys))), search: nil)
@@ -141,7 +141,7 @@ extension Vault {
     /// from the entry index and applies them: what a refresh calls with the
     /// entries it found changed. Does nothing before the first query.
     /// Under the lock.
-    func updateQueryIndexes(for ids: [EntryID]) throws(VaultError) {
+    func updateQueryIndexes(for ids: [EntryID]) throws(QuireError) {
         guard index?.query != nil, !ids.isEmpty else { return }
         let summaries = try makeSummaries(of: ids)
         var byID: [EntryID: EntrySummary] = [:]
@@ -157,7 +157,7 @@ extension Vault {
     /// The summaries of entries `ids` (those the index has a head for),
     /// computed in date order so that time-zone offsets are looked up once
     /// per daylight-saving span.
-    private func makeSummaries(of ids: [EntryID]) throws(VaultError) -> [EntrySummary] {
+    private func makeSummaries(of ids: [EntryID]) throws(QuireError) -> [EntrySummary] {
         var winners: [(id: EntryID, revision: EntryRevision, head: RevisionSummary, heads: Int)] = []
         var created: [(ms: Int64, at: Int)] = []
         winners.reserveCapacity(ids.count)
@@ -188,7 +188,7 @@ extension Vault {
     }
 
     /// The winning body a summary describes.
-    private func body(of s: EntrySummary) throws(VaultError) -> EntryBody {
+    private func body(of s: EntrySummary) throws(QuireError) -> EntryBody {
         if let cached = index!.revisions[s.id]?.first(where: { $0.frame == s.frame })?.revision { return cached.body }
         return try revision(frame: s.frame).body
     }

@@ -107,12 +107,12 @@ extension Vault {
     /// Thread-safe; it takes the handle's lock for as long as it reads.
     ///
     /// - Returns: the changes; ``VaultChangeSet/isEmpty`` when there are none.
-    /// - Throws: ``VaultError/format(_:)`` for I/O, or when the file at the
-    ///   path is missing or no vault; ``VaultError/keys(_:)`` when the
+    /// - Throws: ``QuireError/format(_:)`` for I/O, or when the file at the
+    ///   path is missing or no vault; ``QuireError/keys(_:)`` when the
     ///   credential no longer opens a replaced file. The handle then keeps
     ///   the state it had, and a later call tries again.
-    public func refresh() throws(VaultError) -> VaultChangeSet {
-        try lock.withLock { () throws(VaultError) -> VaultChangeSet in
+    public func refresh() throws(QuireError) -> VaultChangeSet {
+        try lock.withLock { () throws(QuireError) -> VaultChangeSet in
             if !refreshLog.started {
                 // The baseline: the file as the handle opened or reloaded it
                 // — the cached view when queries answer from the index
@@ -140,7 +140,7 @@ extension Vault {
     /// follow them (a conflict, an unreadable record), keeps every entry's
     /// state as the view had it as the baseline and reads the entry index
     /// whole. Under the lock, with a cached view and no index.
-    func followWithCachedView() throws(VaultError) {
+    func followWithCachedView() throws(QuireError) {
         guard let view = indexCache?.view else { return }
         var before = refreshLog.before
         if advanceCachedView(changed: &before) {
@@ -183,7 +183,7 @@ extension Vault {
     /// scanned and its commits verified as an open does, and the old
     /// commits must keep their verdicts; false (nothing changed) for
     /// anything else, which ``reload()`` handles. Under the lock.
-    func adoptReplacement() throws(VaultError) -> Bool {
+    func adoptReplacement() throws(QuireError) -> Bool {
         guard index != nil || indexCache?.view != nil else { return false }
         let old = file
         let before = old.structure

@@ -1,5 +1,5 @@
 @_spi(Format) import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireKeys
 @_spi(Format) public import QuireSync
 public import QuireSystem
 
@@ -7,8 +7,8 @@ public import QuireSystem
 extension Vault {
     /// The conflict copies beside this vault's file (`Spec/merge.md §2`).
     ///
-    /// - Throws: ``VaultError/sync(_:)``.
-    public func conflictCopies() throws(VaultError) -> [ConflictCopy] {
+    /// - Throws: ``QuireError/sync(_:)``.
+    public func conflictCopies() throws(QuireError) -> [ConflictCopy] {
         do { return try ConflictCopies.find(for: file.path) } catch { throw .sync(error) }
     }
 
@@ -48,11 +48,11 @@ extension Vault {
     /// (`Spec/merge.md §4`).
     ///
     /// - Returns: what became of each copy.
-    /// - Throws: ``VaultError/sync(_:)`` when the copies cannot be listed;
+    /// - Throws: ``QuireError/sync(_:)`` when the copies cannot be listed;
     ///   a failure on one copy is in its report entry.
     @discardableResult
-    public func foldConflictCopies() throws(VaultError) -> FoldReport {
-        try lock.withLock { () throws(VaultError) -> FoldReport in
+    public func foldConflictCopies() throws(QuireError) -> FoldReport {
+        try lock.withLock { () throws(QuireError) -> FoldReport in
             let report: FoldReport
             do throws(SyncError) {
                 report = try ConflictCopies.fold(into: file.path, credential: credential, random: random, options: writeOptions)
@@ -75,14 +75,14 @@ extension Vault {
     /// vault again afterwards.
     ///
     /// - Parameter now: milliseconds since the Unix epoch, UTC.
-    /// - Throws: ``VaultError/sync(_:)`` (``SyncError/damaged(issues:)`` when
+    /// - Throws: ``QuireError/sync(_:)`` (``SyncError/damaged(issues:)`` when
     ///   records would be lost, and the other errors of
     ///   ``Compaction/compact(vaultAt:credential:options:now:random:writeOptions:)``).
     @discardableResult
     public func compact(_ options: CompactionOptions = CompactionOptions(), now: Int64 = ProcessStats.wallClockMilliseconds())
-        throws(VaultError) -> CompactionReport
+        throws(QuireError) -> CompactionReport
     {
-        try lock.withLock { () throws(VaultError) -> CompactionReport in
+        try lock.withLock { () throws(QuireError) -> CompactionReport in
             let report: CompactionReport
             do throws(SyncError) {
                 report = try Compaction.compact(

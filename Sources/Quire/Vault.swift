@@ -176,15 +176,15 @@ public final class Vault: @unchecked Sendable {
     ///   - options: how appends reach the disk, for the handle's life.
     ///   - retainsEntryBodies: whether the entry index keeps decoded bodies
     ///     (``retainsEntryBodies``), for the handle's life.
-    /// - Throws: ``VaultError/format(_:)`` for a missing, damaged or foreign
-    ///   file; ``VaultError/keys(_:)`` for a wrong credential (always
+    /// - Throws: ``QuireError/format(_:)`` for a missing, damaged or foreign
+    ///   file; ``QuireError/keys(_:)`` for a wrong credential (always
     ///   distinct from damage).
     public static func open(
         at path: String, credential: Credential, writable: Bool = true, random: any RandomSource = SystemRandom(),
         options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true
-    ) throws(VaultError) -> Vault {
+    ) throws(QuireError) -> Vault {
         let file: VaultFile
-        do { file = try VaultFile(path: path, writable: writable) } catch { throw .diagnosing(error, path: path) }
+        do { file = try VaultFile(path: path, writable: writable) } catch { throw QuireError(.diagnosing(error, path: path)) }
         return try open(
             file: file, credential: credential, random: random, options: options, retainsEntryBodies: retainsEntryBodies)
     }
@@ -193,7 +193,7 @@ public final class Vault: @unchecked Sendable {
     /// ``open(at:credential:writable:random:options:retainsEntryBodies:)``).
     static func open(
         file: VaultFile, credential: Credential, random: any RandomSource, options: WriteOptions, retainsEntryBodies: Bool
-    ) throws(VaultError) -> Vault {
+    ) throws(QuireError) -> Vault {
         let unlocked = try unlock(file, with: credential)
         return Vault(
             file: file, unlocked: unlocked, credential: credential, random: random, options: options, retainsEntryBodies: retainsEntryBodies
@@ -211,18 +211,18 @@ public final class Vault: @unchecked Sendable {
     /// store's index cache. Without it, the handle holds the setup's device
     /// key (or the recovery key) alone: no device memory, no index cache.
     ///
-    /// - Throws: ``VaultError/format(_:)`` (``FormatError/alreadyExists(path:)``,
-    ///   I/O), ``VaultError/keys(_:)`` (``KeyError/escrowRefused`` for an
+    /// - Throws: ``QuireError/format(_:)`` (``FormatError/alreadyExists(path:)``,
+    ///   I/O), ``QuireError/keys(_:)`` (``KeyError/escrowRefused`` for an
     ///   escrow key in escrow-free mode, bad passphrase cost,
     ///   ``KeyError/operationRefused(reason:)`` when the setup names another
-    ///   device than the store's), ``VaultError/deviceStore(_:)``
+    ///   device than the store's), ``QuireError/deviceStore(_:)``
     ///   (``DeviceStoreError/noKey`` when `store` holds no identity yet:
     ///   make one with `loadOrCreate(name:now:using:)` first). Nothing is
     ///   created when it throws before writing.
     public static func create(
         at path: String, setup: VaultSetup, store: (any DeviceKeyStore)? = nil, random: any RandomSource = SystemRandom(),
         options: WriteOptions = WriteOptions()
-    ) throws(VaultError) -> Vault {
+    ) throws(QuireError) -> Vault {
         var setup = setup
         if let store {
             let identity: DeviceIdentity?
@@ -268,7 +268,7 @@ public final class Vault: @unchecked Sendable {
     /// Why this credential may not write now, if it may not: records when
     /// `change` is nil, otherwise that key change (`Spec/format.md §8.6`,
     /// `Spec/keys.md §6`).
-    func writableKey(for change: KeyChange? = nil) throws(VaultError) {
+    func writableKey(for change: KeyChange? = nil) throws(QuireError) {
         let isRecovery: Bool
         if case .recoveryKey = credential { isRecovery = true } else { isRecovery = false }
         if let removed = unlocked.removedIn {
@@ -317,9 +317,9 @@ public final class Vault: @unchecked Sendable {
     /// commit retried, for up to the lock timeout. If `build` throws, nothing
     /// is committed and the file is as it was.
     ///
-    /// - Throws: ``VaultError`` for I/O, a damaged tail, a record too large or
-    ///   ``VaultError/removedFromVault(newerEpoch:)``,
-    ///   ``VaultError/behindNewerKeyring(newerEpoch:madeBy:)``; otherwise whatever
+    /// - Throws: ``QuireError`` for I/O, a damaged tail, a record too large or
+    ///   ``QuireError/removedFromVault(newerEpoch:)``,
+    ///   ``QuireError/behindNewerKeyring(newerEpoch:madeBy:)``; otherwise whatever
     ///   `build` throws, unchanged.
     public func commit(_ build: (VaultTransaction) throws -> Void) throws {
         try commit(keyChange: nil, build)
@@ -347,7 +347,7 @@ public final class Vault: @unchecked Sendable {
             try writableKey(for: change)
             // Records are not written beside a member's frame of a kind this
             // version does not know; key changes are (Spec/format.md §4.3).
-            if change == nil, let fatal = file.fatalCriticalKind { throw VaultError.format(fatal) }
+            if change == nil, let fatal = file.fatalCriticalKind { throw QuireError.format(fatal) }
             try joinConcurrentKeyrings()
             // A writer that loses a race with a rewrite (a compaction or a
             // merge renamed a new file over the path) or a key change reads
@@ -397,20 +397,20 @@ public final class Vault: @unchecked Sendable {
                         try joinConcurrentKeyrings()
                         continue
                     }
-                    throw VaultError.format(error)
+                    throw QuireError.format(error)
                 }
             }
         }
     }
 
     /// Appends one commit of revisions only; typed for callers that want
-    /// ``VaultError`` alone.
+    /// ``QuireError`` alone.
     ///
-    /// - Throws: ``VaultError``.
-    func commitTyped(_ build: (VaultTransaction) throws(VaultError) -> Void) throws(VaultError) {
+    /// - Throws: ``QuireError``.
+    func commitTyped(_ build: (VaultTransaction) throws(QuireError) -> Void) throws(QuireError) {
         do {
             try commit { tx in try build(tx) }
-        } catch let e as VaultError {
+        } catch let e as QuireError {
             throw e
         } catch {
             throw .format(.notWritable(reason: "\(error)"))
@@ -419,7 +419,7 @@ public final class Vault: @unchecked Sendable {
 
     /// Unlocks `file` and verifies its commits; when commit recovery
     /// repaired the last commit (which may hold a keyring), unlocks again.
-    static func unlock(_ file: VaultFile, with credential: Credential) throws(VaultError) -> UnlockedKeys {
+    static func unlock(_ file: VaultFile, with credential: Credential) throws(QuireError) -> UnlockedKeys {
         var unlocked: UnlockedKeys
         do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
         // A damaged last commit that starts a new epoch is made under the
@@ -444,9 +444,9 @@ public final class Vault: @unchecked Sendable {
     /// or had keys changed by another writer) and unlocks it with the same
     /// credential. Call it to see what other processes wrote.
     ///
-    /// - Throws: ``VaultError``.
-    public func reload() throws(VaultError) {
-        try lock.withLock { () throws(VaultError) -> Void in
+    /// - Throws: ``QuireError``.
+    public func reload() throws(QuireError) {
+        try lock.withLock { () throws(QuireError) -> Void in
             let reopened: VaultFile
             do throws(FormatError) { reopened = try VaultFile(path: file.path, writable: file.isWritable) } catch { throw .format(error) }
             let keys = try Self.unlock(reopened, with: credential)
@@ -467,9 +467,9 @@ public final class Vault: @unchecked Sendable {
 
     /// The journal profile (the one with the greatest clock), if any.
     ///
-    /// - Throws: ``VaultError``.
-    public func profile() throws(VaultError) -> Profile? {
-        return try lock.withLock { () throws(VaultError) -> Profile? in
+    /// - Throws: ``QuireError``.
+    public func profile() throws(QuireError) -> Profile? {
+        return try lock.withLock { () throws(QuireError) -> Profile? in
             try loadIndex().profile
         }
     }
@@ -500,8 +500,8 @@ public final class VaultTransaction {
 
     /// Appends an entry revision.
     ///
-    /// - Throws: ``VaultError/format(_:)`` (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
-    @_spi(Format) public func append(_ revision: EntryRevision) throws(VaultError) {
+    /// - Throws: ``QuireError/format(_:)`` (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
+    @_spi(Format) public func append(_ revision: EntryRevision) throws(QuireError) {
         if reportsLocalChanges, statesBefore.index(forKey: revision.entryID) == nil {
             // From the cached view when queries answer from it: no full
             // read under the file lock.
@@ -526,9 +526,9 @@ public final class VaultTransaction {
     /// vault's next hybrid logical clock value and this credential's author
     /// id (`Spec/records.md §3`). Returns the revision.
     ///
-    /// - Throws: ``VaultError/format(_:)`` (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
+    /// - Throws: ``QuireError/format(_:)`` (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
     @discardableResult
-    public func add(_ body: EntryBody) throws(VaultError) -> EntryRevision {
+    public func add(_ body: EntryBody) throws(QuireError) -> EntryRevision {
         let revision = EntryRevision(
             entryID: EntryID(using: vault.random), revisionID: RevisionID(using: vault.random), parents: [],
             clock: vault.nextClock(), device: vault.author, body: body)
@@ -543,10 +543,10 @@ public final class VaultTransaction {
     ///
     /// Sets the body's `modified` to now.
     ///
-    /// - Throws: ``VaultError/entryNotFound(_:)``, ``VaultError/entryDeleted(_:)``
-    ///   when the revisions replaced are all tombstones, ``VaultError/format(_:)``.
+    /// - Throws: ``QuireError/entryNotFound(_:)``, ``QuireError/entryDeleted(_:)``
+    ///   when the revisions replaced are all tombstones, ``QuireError/format(_:)``.
     @discardableResult
-    public func edit(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]) throws(VaultError) -> EntryRevision {
+    public func edit(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]) throws(QuireError) -> EntryRevision {
         try change(id, body: body, deleted: false, base: base)
     }
 
@@ -555,10 +555,10 @@ public final class VaultTransaction {
     /// ``Vault/delete(_:)`` but beside the commit's other records (an entry
     /// deleted and another added atomically, several deleted at once).
     ///
-    /// - Throws: ``VaultError/entryNotFound(_:)`` when the vault holds no
-    ///   revision of `id`; ``VaultError/format(_:)``.
+    /// - Throws: ``QuireError/entryNotFound(_:)`` when the vault holds no
+    ///   revision of `id`; ``QuireError/format(_:)``.
     @discardableResult
-    public func delete(_ id: EntryID) throws(VaultError) -> EntryRevision {
+    public func delete(_ id: EntryID) throws(QuireError) -> EntryRevision {
         try change(id, body: EntryBody(), deleted: true, base: nil)
     }
 
@@ -567,9 +567,9 @@ public final class VaultTransaction {
     /// tombstone (or the revisions `base`), with `modified` set to now. On
     /// an entry that is not deleted it is an edit.
     ///
-    /// - Throws: ``VaultError/entryNotFound(_:)``; ``VaultError/format(_:)``.
+    /// - Throws: ``QuireError/entryNotFound(_:)``; ``QuireError/format(_:)``.
     @discardableResult
-    public func restore(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]? = nil) throws(VaultError) -> EntryRevision {
+    public func restore(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]? = nil) throws(QuireError) -> EntryRevision {
         try change(id, body: body, deleted: false, base: base, restoring: true)
     }
 
@@ -578,7 +578,7 @@ public final class VaultTransaction {
     /// commit, under the lock, after other writers' commits are indexed.
     /// A revision that is not a tombstone gets `modified` set to now; it may
     /// replace only tombstones when `restoring`.
-    func change(_ id: EntryID, body: EntryBody, deleted: Bool, base: [RevisionID]?, restoring: Bool = false) throws(VaultError)
+    func change(_ id: EntryID, body: EntryBody, deleted: Bool, base: [RevisionID]?, restoring: Bool = false) throws(QuireError)
         -> EntryRevision
     {
         if let parents = try parentsFromCachedView(id, deleted: deleted, base: base, restoring: restoring) {
@@ -609,8 +609,8 @@ public final class VaultTransaction {
     /// the view cannot say (no view, a conflict, an older base): the entry
     /// index decides.
     ///
-    /// - Throws: ``VaultError/entryNotFound(_:)``, ``VaultError/entryDeleted(_:)``.
-    private func parentsFromCachedView(_ id: EntryID, deleted: Bool, base: [RevisionID]?, restoring: Bool) throws(VaultError)
+    /// - Throws: ``QuireError/entryNotFound(_:)``, ``QuireError/entryDeleted(_:)``.
+    private func parentsFromCachedView(_ id: EntryID, deleted: Bool, base: [RevisionID]?, restoring: Bool) throws(QuireError)
         -> [RevisionID]?
     {
         guard vault.index == nil, let view = vault.indexCache?.view else { return nil }
@@ -622,7 +622,7 @@ public final class VaultTransaction {
 
     /// Appends a revision of `id` with `parents` (a tombstone when
     /// `deleted`), `modified` set to now unless deleted.
-    private func appendChange(_ id: EntryID, body: EntryBody, deleted: Bool, parents: [RevisionID]) throws(VaultError) -> EntryRevision {
+    private func appendChange(_ id: EntryID, body: EntryBody, deleted: Bool, parents: [RevisionID]) throws(QuireError) -> EntryRevision {
         var body = body
         if !deleted { body.modified = ProcessStats.wallClockMilliseconds() }
         let revision = EntryRevision(
@@ -635,8 +635,8 @@ public final class VaultTransaction {
     /// Streams an attachment from `source` (`Spec/format.md §7`); content the
     /// vault already holds is not stored again.
     ///
-    /// - Throws: ``VaultError/format(_:)``.
-    public func storeAttachment(from source: any ByteSource, mediaType: String) throws(VaultError) -> StoredBlob {
+    /// - Throws: ``QuireError/format(_:)``.
+    public func storeAttachment(from source: any ByteSource, mediaType: String) throws(QuireError) -> StoredBlob {
         // Deduplicate only against content a member stored under the write
         // blob key: a manifest an epoch-key holder planted for a predicted
         // blob id (or an alias) must not stand in for the upload
@@ -667,9 +667,9 @@ public final class VaultTransaction {
 
     /// Streams the file at `path` in as an attachment.
     ///
-    /// - Throws: ``VaultError/format(_:)`` (``FormatError/io(_:)`` when the
+    /// - Throws: ``QuireError/format(_:)`` (``FormatError/io(_:)`` when the
     ///   file cannot be read).
-    public func storeAttachment(fromFile path: String, mediaType: String) throws(VaultError) -> StoredBlob {
+    public func storeAttachment(fromFile path: String, mediaType: String) throws(QuireError) -> StoredBlob {
         let source: FileByteSource
         do { source = try FileByteSource(path: path) } catch { throw .format(error) }
         return try storeAttachment(from: source, mediaType: mediaType)
@@ -677,8 +677,8 @@ public final class VaultTransaction {
 
     /// Appends a new profile.
     ///
-    /// - Throws: ``VaultError/format(_:)``.
-    @_spi(Format) public func setProfile(name: String, about: String = "", settings: CBORMap = CBORMap()) throws(VaultError) {
+    /// - Throws: ``QuireError/format(_:)``.
+    @_spi(Format) public func setProfile(name: String, about: String = "", settings: CBORMap = CBORMap()) throws(QuireError) {
         let profile = Profile(name: name, about: about, settings: settings, clock: vault.nextClock(), device: vault.author)
         do { try pending.appendSealed(kind: .profile, payload: profile.encoded()) } catch { throw .format(error) }
         // Indexed when the commit lands (finishIndexing), not now: an

@@ -1,4 +1,4 @@
-public import QuireFormat
+@_spi(Format) public import QuireFormat
 
 /// What changed in a vault between two reads by one handle: the answer of
 /// ``Vault/refresh()`` and the element of ``Vault/changes(coalescing:)``.
@@ -166,7 +166,7 @@ public struct KeysChange: Sendable, Equatable {
     public let membersRemoved: [KeyringMember]
     /// True when this credential was removed from the vault (or left out
     /// of a newer keyring) by this change: it may read what it could, and
-    /// no longer write (``VaultError/removedFromVault(newerEpoch:)``).
+    /// no longer write (``QuireError/removedFromVault(newerEpoch:)``).
     public let thisCredentialRemoved: Bool
 
     /// A keys change of these parts.

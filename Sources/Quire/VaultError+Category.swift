@@ -1,14 +1,14 @@
-import QuireFormat
-import QuireKeys
-import QuireSync
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
+@_spi(Format) import QuireSync
 import QuireSystem
 
-extension VaultError {
+extension QuireError {
     /// What an app can do about an error, in a few kinds: the small, total
-    /// mapping of ``VaultError/category`` from the many cases of
-    /// ``VaultError``, ``FormatError``, ``KeyError``, ``SyncError`` and
-    /// ``DeviceStoreError``. Show a message and choose an action by category;
-    /// log ``VaultError/code`` and ``VaultError/description`` for the detail.
+    /// mapping of ``QuireError/category`` from the many errors of the
+    /// container, key, sync and device store layers. Show a message and
+    /// choose an action by category; log ``QuireError/code`` and
+    /// ``QuireError/message`` for the detail.
     public enum Category: Sendable, Hashable {
         /// The passphrase, recovery key, device key or code does not open
         /// the vault (or a code was mistyped): ask again.
@@ -47,11 +47,13 @@ extension VaultError {
         /// copy. A bug to fix in the caller, not something to show.
         case programmerError
     }
+}
 
+extension VaultError {
     /// The kind of this error an app can act on (``Category``). Every case
     /// maps to exactly one category, including those nested in
     /// ``format(_:)``, ``keys(_:)``, ``sync(_:)`` and ``deviceStore(_:)``.
-    public var category: Category {
+    @_spi(Format) public var category: QuireError.Category {
         switch self {
         case .format(let e): e.category
         case .keys(let e): e.category
@@ -69,7 +71,7 @@ extension VaultError {
 
 extension FormatError {
     /// The container layer's part of ``VaultError/category``.
-    var category: VaultError.Category {
+    var category: QuireError.Category {
         switch self {
         case .truncatedHeader(let count): count == 0 ? .unavailable : .damaged
         case .notAVault, .unsupportedVersion, .unsupportedFeature, .unknownCriticalKind, .vaultChanged: .unavailable
@@ -97,7 +99,7 @@ extension FormatError {
 
 extension KeyError {
     /// The key layer's part of ``VaultError/category``.
-    var category: VaultError.Category {
+    var category: QuireError.Category {
         switch self {
         case .recoveryCodeInvalid, .deviceCodeInvalid, .wrongRecoveryKey, .wrongPassphrase, .noPassphrase,
             .wrongDeviceKey, .wrongKey, .kdfBudgetExceeded:
@@ -116,7 +118,7 @@ extension KeyError {
 
 extension SyncError {
     /// The sync layer's part of ``VaultError/category``.
-    var category: VaultError.Category {
+    var category: QuireError.Category {
         switch self {
         case .vaultUnreadable(_, let e), .copyUnreadable(_, let e): e.category
         case .differentVaults: .programmerError
@@ -133,7 +135,7 @@ extension SyncError {
 
 extension DeviceStoreError {
     /// The device key store's part of ``VaultError/category``.
-    var category: VaultError.Category {
+    var category: QuireError.Category {
         switch self {
         case .alreadyExists, .noDirectory, .invalid: .programmerError
         case .permissionsTooOpen, .notOwned, .damaged: .damaged
@@ -145,7 +147,7 @@ extension DeviceStoreError {
 
 extension SystemError {
     /// A failed system call's part of ``VaultError/category``, by `errno`.
-    var category: VaultError.Category {
+    var category: QuireError.Category {
         if isOutOfSpace { return .outOfSpace }
         if isBusy { return .busy }
         if isReadOnlyFileSystem { return .readOnly }

@@ -1,10 +1,10 @@
-public import QuireFormat
-public import QuireKeys
-public import QuireSync
+@_spi(Format) public import QuireFormat
+@_spi(Format) public import QuireKeys
+@_spi(Format) public import QuireSync
 
 /// Every error the ``Vault`` facade throws: an error of the container layer,
 /// of the key layer, or about the request itself.
-public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
+@_spi(Format) public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file or a record is damaged, malformed or unreadable.
     case format(FormatError)
     /// A credential or keyring problem.

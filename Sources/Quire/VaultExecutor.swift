@@ -1,5 +1,5 @@
 import Dispatch
-import QuireFormat
+@_spi(Format) import QuireFormat
 import Synchronization
 
 /// A serial executor over a `DispatchQueue` of its own: what a vault's
@@ -41,16 +41,16 @@ actor VaultWorker {
 
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    /// Runs `work` on the worker's queue; throws ``VaultError/cancelled``
+    /// Runs `work` on the worker's queue; throws ``QuireError/cancelled``
     /// without starting it when the task is already cancelled, and in place
     /// of whatever `work` threw when it was cancelled while running.
-    func run<T: Sendable>(_ work: @Sendable () throws(VaultError) -> T) throws(VaultError) -> T {
+    func run<T: Sendable>(_ work: @Sendable () throws(QuireError) -> T) throws(QuireError) -> T {
         if OperationCancellation.isRequested { throw .cancelled }
         do {
             return try work()
         } catch {
             // A cancellation surfaces wrapped at whatever layer met it
-            // (a FormatError inside a SyncError inside a VaultError…): say
+            // (a FormatError inside a SyncError inside a QuireError…): say
             // it as itself.
             if OperationCancellation.isRequested { throw .cancelled }
             throw error

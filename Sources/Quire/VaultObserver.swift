@@ -35,7 +35,7 @@ import QuireSystem
 @_spi(Format) public final class VaultObserver: @unchecked Sendable {
     /// What a delivery carries: the changes, or why refresh failed (the
     /// watch goes on; the next change tries again).
-    public typealias Delivery = Result<VaultChangeSet, VaultError>
+    public typealias Delivery = Result<VaultChangeSet, QuireError>
 
     let vault: Vault
     let queue: DispatchQueue
@@ -61,13 +61,13 @@ import QuireSystem
     ///     default 50 ms.
     ///   - onChange: called on a private serial queue with each non-empty
     ///     change set another process wrote, or with the error a refresh
-    ///     threw (``VaultError/format(_:)`` for I/O or a missing file,
-    ///     ``VaultError/keys(_:)``). This handle's own writes are not
+    ///     threw (``QuireError/format(_:)`` for I/O or a missing file,
+    ///     ``QuireError/keys(_:)``). This handle's own writes are not
     ///     delivered; ``init(vault:coalescing:onEvent:)`` delivers them too.
-    /// - Throws: ``VaultError/format(_:)`` (``FormatError/io(_:)``) when the
+    /// - Throws: ``QuireError/format(_:)`` (``FormatError/io(_:)``) when the
     ///   system refuses the watch.
     public convenience init(vault: Vault, coalescing: Duration = .milliseconds(50), onChange: @escaping @Sendable (Delivery) -> Void)
-        throws(VaultError)
+        throws(QuireError)
     {
         try self.init(vault: vault, coalescing: coalescing, everything: false) { event in
             switch event {
@@ -89,15 +89,15 @@ import QuireSystem
     ///   - coalescing: how long to gather file events before one refresh;
     ///     default 50 ms.
     ///   - onEvent: called on a private serial queue, one event at a time.
-    /// - Throws: ``VaultError/format(_:)`` (``FormatError/io(_:)``) when the
+    /// - Throws: ``QuireError/format(_:)`` (``FormatError/io(_:)``) when the
     ///   system refuses the watch.
     public convenience init(vault: Vault, coalescing: Duration = .milliseconds(50), onEvent: @escaping @Sendable (VaultEvent) -> Void)
-        throws(VaultError)
+        throws(QuireError)
     {
         try self.init(vault: vault, coalescing: coalescing, everything: true, deliver: onEvent)
     }
 
-    init(vault: Vault, coalescing: Duration, everything: Bool, deliver: @escaping @Sendable (VaultEvent) -> Void) throws(VaultError) {
+    init(vault: Vault, coalescing: Duration, everything: Bool, deliver: @escaping @Sendable (VaultEvent) -> Void) throws(QuireError) {
         self.vault = vault
         queue = DispatchQueue(label: "quire.vault-observer")
         let (seconds, attoseconds) = coalescing.components
@@ -154,7 +154,7 @@ import QuireSystem
     /// full form, the conflict copies that appeared.
     private func refreshNow() {
         guard isWatching else { return }
-        do throws(VaultError) {
+        do throws(QuireError) {
             let changes = try vault.refresh()
             if !changes.isEmpty { send(.changed(changes, origin: .otherWriter)) }
         } catch {
@@ -182,11 +182,11 @@ public enum VaultEvent: Sendable, Equatable {
 
     /// Entries, keys or the profile changed (never an empty change set).
     case changed(VaultChangeSet, origin: Origin)
-    /// A refresh failed: ``VaultError/format(_:)`` for I/O or a file
-    /// missing (a sync tool replacing it), ``VaultError/keys(_:)`` when a
+    /// A refresh failed: ``QuireError/format(_:)`` for I/O or a file
+    /// missing (a sync tool replacing it), ``QuireError/keys(_:)`` when a
     /// replaced file no longer opens with this credential. The watch goes
     /// on, and the next change to the file tries again.
-    case refreshFailed(VaultError)
+    case refreshFailed(QuireError)
     /// Conflict copies of this vault appeared beside it (a sync tool's
     /// "conflicted copy" files; their paths, sorted bytewise): merge them
     /// with ``Vault/foldConflictCopies()``.
@@ -211,7 +211,7 @@ public struct VaultEvents: AsyncSequence, Sendable {
     /// that ``VaultEvent/refreshFailed(_:)`` and ends.
     public func makeAsyncIterator() -> AsyncIterator {
         let (stream, continuation) = AsyncStream.makeStream(of: VaultEvent.self)
-        do throws(VaultError) {
+        do throws(QuireError) {
             let observer = try VaultObserver(vault: vault, coalescing: coalescing, onEvent: { continuation.yield($0) })
             continuation.onTermination = { _ in observer.cancel() }
         } catch {
@@ -225,7 +225,7 @@ public struct VaultEvents: AsyncSequence, Sendable {
 /// The change sets of a vault as an `AsyncSequence` (see
 /// ``Vault/changes(coalescing:)``). Each iterator watches the file on its
 /// own; it ends when the iterating task is cancelled, and throws the first
-/// ``VaultError`` a refresh meets.
+/// ``QuireError`` a refresh meets.
 public struct VaultChanges: AsyncSequence, Sendable {
     /// A change set (never empty).
     public typealias Element = VaultChangeSet
@@ -240,7 +240,7 @@ public struct VaultChanges: AsyncSequence, Sendable {
     /// releases its descriptors.
     public func makeAsyncIterator() -> AsyncIterator {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: VaultChangeSet.self)
-        do throws(VaultError) {
+        do throws(QuireError) {
             let observer = try VaultObserver(vault: vault, coalescing: coalescing) { delivery in
                 switch delivery {
                 case .success(let changes): continuation.yield(changes)
@@ -268,7 +268,7 @@ extension Vault {
     /// ```
     ///
     /// The iteration ends when its task is cancelled (the watch stops and
-    /// its descriptors are closed); it throws the ``VaultError`` of a
+    /// its descriptors are closed); it throws the ``QuireError`` of a
     /// refresh that fails (I/O, a file that is gone or no longer opens with
     /// this credential) or of a watch the system refuses.
     public func changes(coalescing: Duration = .milliseconds(50)) -> VaultChanges {

@@ -115,10 +115,10 @@ extension Vault {
     /// ``verify()``; when `cancellable`, stops at the next record or chunk
     /// once the task is cancelled (``VaultCancellation``).
     ///
-    /// - Throws: ``VaultError/cancelled``, only when `cancellable`.
-    func verifyReport(cancellable: Bool) throws(VaultError) -> VerifyReport {
+    /// - Throws: ``QuireError/cancelled``, only when `cancellable`.
+    func verifyReport(cancellable: Bool) throws(QuireError) -> VerifyReport {
         func cancelled() -> Bool { cancellable && VaultCancellation.isRequested }
-        return try lock.withLock { () throws(VaultError) -> VerifyReport in
+        return try lock.withLock { () throws(QuireError) -> VerifyReport in
             // Every byte is checked: a file opened from the index cache's
             // prefix structure is scanned whole first (Spec/index-cache.md §5).
             // Should that fail, the records are still read at the offsets

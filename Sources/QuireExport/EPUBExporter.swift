@@ -332,7 +332,7 @@ final class AttachmentSource: ByteSource {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
         if reader == nil {
             do { reader = try vault.openAttachment(blob) } catch {
-                if case .format(let e) = error { throw e }
+                if case .format(let e) = error.detail { throw e }
                 throw .blobNotFound(blob: blob.description)
             }
         }

@@ -1,4 +1,4 @@
-public import Quire
+@_spi(Format) public import Quire
 
 /// How books and listings show an entry's place, weather and mood, the
 /// same in every export (HTML, EPUB, PDF) and in `quire show`.

@@ -1,5 +1,5 @@
 import Foundation
-public import Quire
+@_spi(Format) public import Quire
 
 extension ExportFilter {
     /// True when `body` passes the filter: `created` in `[since, until)`

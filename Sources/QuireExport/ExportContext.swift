@@ -44,7 +44,7 @@ struct ExportContext {
     /// entry and before the output is renamed into place, so a cancelled
     /// export leaves nothing at its path.
     ///
-    /// - Throws: ``ExportError/vault(_:)`` with ``VaultError/cancelled``.
+    /// - Throws: ``ExportError/vault(_:)`` with ``QuireError/cancelled``.
     static func checkCancelled() throws(ExportError) {
         if VaultCancellation.isRequested { throw .vault(.cancelled) }
     }
@@ -120,7 +120,7 @@ enum MediaFiles {
     ) throws(ExportError) -> Bool {
         let reader: BlobReader
         do { reader = try vault.openAttachment(blob) } catch {
-            if case .attachmentNotFound = error { return false }
+            if case .attachmentNotFound = error.detail { return false }
             throw .vault(error)
         }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)

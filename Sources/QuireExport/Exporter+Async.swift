@@ -1,4 +1,4 @@
-public import Quire
+@_spi(Format) public import Quire
 
 /// Exports the entries of `vault` that `filter` selects to `path` in
 /// `format`, on the vault's own serial executor:
@@ -12,7 +12,7 @@ public import Quire
 /// - Parameter progress: called on the vault's executor first with
 ///   `done == 0`, then after each entry; its answer goes on or stops.
 /// - Throws: as the synchronous form; ``ExportError/vault(_:)`` with
-///   ``VaultError/cancelled`` when cancelled.
+///   ``QuireError/cancelled`` when cancelled.
 public func exportJournal(
     _ vault: Vault, format: ExportFormat, to path: String, filter: ExportFilter = ExportFilter(), options: ExportOptions = ExportOptions(),
     progress: @escaping @Sendable (ExportProgress) -> ProgressReply = { _ in .proceed }

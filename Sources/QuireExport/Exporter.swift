@@ -1,4 +1,4 @@
-public import Quire
+@_spi(Format) public import Quire
 public import QuireZip
 
 /// The formats `quire export` writes, except PDF (`QuirePDF`).
@@ -72,7 +72,7 @@ public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The output path cannot be written: path and reason.
     case cannotWrite(path: String, reason: String)
     /// The vault could not be read.
-    case vault(VaultError)
+    case vault(QuireError)
     /// Not yet implemented (issue 7).
     case notImplemented(String)
     /// The ZIP archive could not be written.

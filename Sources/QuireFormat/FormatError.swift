@@ -26,139 +26,139 @@ public struct FrameLocation: Sendable, Hashable, CustomStringConvertible {
 public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     // MARK: File header (§3)
     /// The file is shorter than the 64-byte header.
-    case truncatedHeader(fileByteCount: UInt64)
+    @_spi(Format) case truncatedHeader(fileByteCount: UInt64)
     /// Neither header copy starts with the Quire magic bytes.
-    case notAVault
+    @_spi(Format) case notAVault
     /// The header names a format version this reader does not implement.
-    case unsupportedVersion(UInt16)
+    @_spi(Format) case unsupportedVersion(UInt16)
     /// The header sets feature flags this reader does not know.
-    case unsupportedFeature(flags: UInt16)
+    @_spi(Format) case unsupportedFeature(flags: UInt16)
     /// Both header copies fail their check value.
-    case headerDamaged
+    @_spi(Format) case headerDamaged
     /// Both header copies pass their check value but differ.
-    case headerCopiesDiffer
+    @_spi(Format) case headerCopiesDiffer
 
     // MARK: Frames (§4, §10)
     /// Bytes that do not parse as frames; the reader skipped them and found
     /// the next frame (or the end of the file).
-    case frameDamaged(offset: UInt64, byteCount: UInt64)
+    @_spi(Format) case frameDamaged(offset: UInt64, byteCount: UInt64)
     /// A frame header failed its check and one flipped bit was corrected;
     /// the frame itself is intact. A warning, not a loss.
-    case frameRepaired(FrameLocation)
+    @_spi(Format) case frameRepaired(FrameLocation)
     /// A frame of a known kind with flags, length or layout its kind forbids.
-    case malformedFrame(FrameLocation, reason: String)
+    @_spi(Format) case malformedFrame(FrameLocation, reason: String)
     /// A record kind this reader does not know, marked critical.
-    case unknownCriticalKind(FrameLocation, kind: UInt8)
+    @_spi(Format) case unknownCriticalKind(FrameLocation, kind: UInt8)
     /// Bytes after the last commit: a write that did not finish. Ignored.
-    case tornTail(offset: UInt64, byteCount: UInt64, uncommittedFrameCount: Int)
+    @_spi(Format) case tornTail(offset: UInt64, byteCount: UInt64, uncommittedFrameCount: Int)
 
     // MARK: Sealed records (§5–§7)
     /// The AEAD tag or check value did not verify: the bytes were damaged or
     /// altered, or the record was moved from another vault.
-    case authenticationFailed(FrameLocation)
+    @_spi(Format) case authenticationFailed(FrameLocation)
     /// A record is sealed under a key (by key id) that this reader does not hold.
-    case unknownKey(FrameLocation, keyID: KeyID)
+    @_spi(Format) case unknownKey(FrameLocation, keyID: KeyID)
     /// A record sealed under an epoch older than a keyring before it, not
     /// carried by a commit of a current epoch.
-    case staleEpoch(FrameLocation, epoch: UInt32, currentEpoch: UInt32)
+    @_spi(Format) case staleEpoch(FrameLocation, epoch: UInt32, currentEpoch: UInt32)
     /// The padding after a record's payload is not `0x80 0x00…`.
-    case badPadding(FrameLocation)
+    @_spi(Format) case badPadding(FrameLocation)
     /// The zstd payload is invalid, lacks a declared size, or has trailing bytes.
-    case decompressionFailed(FrameLocation, reason: String)
+    @_spi(Format) case decompressionFailed(FrameLocation, reason: String)
     /// A length, count or declared size is over its limit (§11).
-    case sizeLimitExceeded(FrameLocation?, what: String, size: UInt64, limit: UInt64)
+    @_spi(Format) case sizeLimitExceeded(FrameLocation?, what: String, size: UInt64, limit: UInt64)
     /// Decompression produced a different size than the zstd frame declared.
-    case decompressedSizeMismatch(FrameLocation, declared: UInt64, actual: UInt64)
+    @_spi(Format) case decompressedSizeMismatch(FrameLocation, declared: UInt64, actual: UInt64)
     /// The record body is not canonical CBOR or breaks its schema.
-    case malformedRecord(FrameLocation?, reason: String)
+    @_spi(Format) case malformedRecord(FrameLocation?, reason: String)
     /// Two frames carry one revision id with different payloads
     /// (`Spec/merge.md §5`): the one of higher standing (attested, then
     /// verified, then the first in file order) is used; this one is not.
-    case revisionConflict(FrameLocation, revision: String)
+    @_spi(Format) case revisionConflict(FrameLocation, revision: String)
 
     // MARK: Commits (§9)
     /// A commit's MAC does not verify: records were deleted, reordered,
     /// duplicated, spliced or damaged in this commit.
-    case commitMismatch(FrameLocation)
+    @_spi(Format) case commitMismatch(FrameLocation)
     /// A commit is made with a key (by key id) that is not held, so it cannot be checked.
-    case commitUnverifiable(FrameLocation, keyID: KeyID)
+    @_spi(Format) case commitUnverifiable(FrameLocation, keyID: KeyID)
     /// A commit's head verifies, but it is not on the chain: a copy of an
     /// earlier commit, a fork that links past a member's commit, one that
     /// extends a commit off the chain, or one a later commit passes by (an
     /// inserted group) (`Spec/format.md §9.3`). Its records are unverified.
-    case commitOrphaned(FrameLocation)
+    @_spi(Format) case commitOrphaned(FrameLocation)
     /// A commit a current member attested is verified although it links
     /// past a commit a current member attested, or extends a commit off the
     /// chain: two lines a member vouched for both stay verified, and the
     /// chain goes on from this one (`Spec/format.md §9.3`). A warning:
     /// nothing is lost, but a member wrote it from another place in the
     /// chain than the commits before it.
-    case commitFork(FrameLocation)
+    @_spi(Format) case commitFork(FrameLocation)
     /// A commit's head does not verify although a later commit chains from
     /// its stored head, and nothing in its group is damaged: frames were
     /// deleted, replaced or inserted after it was written; or a commit's head
     /// verifies from a head no commit of the file stores: the commit it
     /// extends was deleted. Writes are refused.
-    case commitTampered(FrameLocation)
+    @_spi(Format) case commitTampered(FrameLocation)
     /// A verified commit's attestation does not open, is not the synthetic
     /// nonce's, or its signature or signer does not check
     /// (`Spec/format.md §9.4`); its records are unattested.
-    case attestationFailed(FrameLocation, reason: String)
+    @_spi(Format) case attestationFailed(FrameLocation, reason: String)
 
     /// A keyring frame that no reader trusts (its signature, signer or
     /// parents do not check, or it is malformed), left out of a merge
     /// (`Spec/merge.md §3.2`).
-    case untrustedKeyring(FrameLocation, reason: String)
+    @_spi(Format) case untrustedKeyring(FrameLocation, reason: String)
 
     // MARK: Attachments (§7)
     /// A blob's chunk `index` is missing.
-    case chunkMissing(stream: String, index: UInt32)
+    @_spi(Format) case chunkMissing(stream: String, index: UInt32)
     /// A blob's chunk `index` appears more than once.
-    case chunkDuplicate(stream: String, index: UInt32)
+    @_spi(Format) case chunkDuplicate(stream: String, index: UInt32)
     /// A blob's chunks are not in increasing index order in the file.
-    case chunkOutOfOrder(stream: String, index: UInt32)
+    @_spi(Format) case chunkOutOfOrder(stream: String, index: UInt32)
     /// No chunk of the blob carries the final flag.
-    case chunkFinalMissing(stream: String)
+    @_spi(Format) case chunkFinalMissing(stream: String)
     /// A chunk before the last carries the final flag.
-    case chunkFinalRepeated(stream: String, index: UInt32)
+    @_spi(Format) case chunkFinalRepeated(stream: String, index: UInt32)
     /// A chunk breaks the one canonical chunking (`Spec/format.md §7.4`): a
     /// chunk other than the last that is not 64 KiB of stream, an empty
     /// chunk, or a body over one chunk.
-    case chunkNoncanonical(stream: String, index: UInt32, reason: String)
+    @_spi(Format) case chunkNoncanonical(stream: String, index: UInt32, reason: String)
     /// A blob's stream has another number of chunks than its manifest's
     /// size needs (⌈Padmé(size + 1) / 65,536⌉, `Spec/format.md §7.4`).
-    case blobSizeMismatch(blob: String, expected: UInt64, actual: UInt64)
+    @_spi(Format) case blobSizeMismatch(blob: String, expected: UInt64, actual: UInt64)
     /// A blob's content does not hash to its id.
-    case blobIDMismatch(blob: String)
+    @_spi(Format) case blobIDMismatch(blob: String)
     /// The padded stream does not end with `0x80` and zeros up to its Padmé
     /// length after the manifest's size, or is not Padmé(size + 1) bytes
     /// long (`Spec/format.md §7.4`).
-    case blobPaddingInvalid(blob: String)
+    @_spi(Format) case blobPaddingInvalid(blob: String)
     /// No intact blob with this id is in the vault.
-    case blobNotFound(blob: String)
+    @_spi(Format) case blobNotFound(blob: String)
 
     // MARK: Writing
     /// A record is too large to seal into one frame.
-    case recordTooLarge(byteCount: Int, limit: Int)
+    @_spi(Format) case recordTooLarge(byteCount: Int, limit: Int)
     /// The file changed underneath an open handle in a way an append cannot
     /// follow (replaced, truncated, or rewritten). Reopen the vault.
-    case vaultChanged(path: String)
+    @_spi(Format) case vaultChanged(path: String)
     /// Another writer held the vault's lock for longer than the timeout.
-    case locked(path: String, seconds: Double)
+    @_spi(Format) case locked(path: String, seconds: Double)
     /// An attachment's source file changed (shrank or grew) while it was read.
-    case sourceChanged(path: String)
+    @_spi(Format) case sourceChanged(path: String)
     /// The vault was opened read-only, or without a key to write with.
-    case notWritable(reason: String)
+    @_spi(Format) case notWritable(reason: String)
     /// A file already exists where a new vault was to be created.
-    case alreadyExists(path: String)
+    @_spi(Format) case alreadyExists(path: String)
     /// A system call failed.
-    case io(SystemError)
+    @_spi(Format) case io(SystemError)
     /// Guarded memory for keys ran out: reported as itself, never as damage.
-    case outOfGuardedMemory
+    @_spi(Format) case outOfGuardedMemory
     /// The operation was cancelled (its `Task`, or its progress handler)
     /// before it finished: nothing of it was committed, and the file is as
     /// it was (``OperationCancellation``).
-    case cancelled
+    @_spi(Format) case cancelled
 
     /// The stable, machine-readable name of this error, used as the
     /// `expect:` class in `Vectors/` and in `quire verify --json`.

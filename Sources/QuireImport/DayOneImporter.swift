@@ -233,7 +233,7 @@ final class DayOneImporter {
         settings[text: DayOneMapping.profileKey] = .map(dayOne)
         do {
             try vault.commit { tx in try tx.setProfile(name: profile?.name ?? "", about: profile?.about ?? "", settings: settings) }
-        } catch let e as VaultError {
+        } catch let e as QuireError {
             throw .vault(e)
         } catch {
             throw .unreadableSource(path: journal, reason: "\(error)")
@@ -293,7 +293,7 @@ final class DayOneImporter {
                 badMedia[retry.path] = retry.reason
                 report.skipped.append(SkippedItem(item: retry.path, reason: "the file could not be read: \(retry.reason)"))
                 continue
-            } catch let e as VaultError {
+            } catch let e as QuireError {
                 throw .vault(e)
             } catch {
                 throw .unreadableSource(path: file, reason: "\(error)")

@@ -58,7 +58,7 @@ final class EntryWriter {
                 badFiles.insert(r.path)
                 report.skipped.append(SkippedItem(item: r.path, reason: "the file could not be read: \(r.reason)"))
                 continue
-            } catch let e as VaultError {
+            } catch let e as QuireError {
                 throw .vault(e)
             } catch {
                 throw .unreadableSource(path: batch.first?.label ?? "", reason: "\(error)")

@@ -1,4 +1,4 @@
-public import Quire
+@_spi(Format) public import Quire
 
 /// Imports `format` from `path` into `vault`, on the vault's own serial
 /// executor: ``importJournal(_:from:into:options:progress:)`` in `async`
@@ -13,7 +13,7 @@ public import Quire
 /// - Parameter progress: called on the vault's executor after each batch
 ///   (entries done, of a total when known); its answer goes on or stops.
 /// - Throws: as the synchronous form; ``ImportError/vault(_:)`` with
-///   ``VaultError/cancelled`` when cancelled.
+///   ``QuireError/cancelled`` when cancelled.
 public func importJournal(
     _ format: ImportFormat, from path: String, into vault: Vault,
     options: ImportOptions = ImportOptions(),

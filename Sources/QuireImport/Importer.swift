@@ -1,5 +1,5 @@
 import Foundation
-public import Quire
+@_spi(Format) public import Quire
 import QuireDayOne
 import QuireSystem
 import QuireZip
@@ -34,7 +34,7 @@ public enum ImportError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The source cannot be read or is not of the named format: path and reason.
     case unreadableSource(path: String, reason: String)
     /// The vault refused a write.
-    case vault(VaultError)
+    case vault(QuireError)
     /// Not yet implemented (issue 6).
     case notImplemented(ImportFormat)
 

@@ -294,21 +294,21 @@ public enum DeviceStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     /// A device key is already stored at `path`.
     case alreadyExists(path: String)
     /// The key file is readable or writable by other users (`mode`, octal).
-    case permissionsTooOpen(path: String, mode: UInt16)
+    @_spi(Format) case permissionsTooOpen(path: String, mode: UInt16)
     /// The file belongs to another user (`owner` is its user id): whoever
     /// that is could have written it.
-    case notOwned(path: String, owner: UInt32)
+    @_spi(Format) case notOwned(path: String, owner: UInt32)
     /// The key file is not a Quire device key, or it is damaged.
     case damaged(path: String, reason: String)
     /// No directory could be chosen: none of `QUIRE_HOME`, `XDG_DATA_HOME`
     /// or `HOME` is set.
-    case noDirectory
+    @_spi(Format) case noDirectory
     /// The store holds no device key yet: this device was never set up.
     case noKey
     /// A bad argument, such as a device name with a control character.
     case invalid(reason: String)
     /// A file operation failed.
-    case io(SystemError)
+    @_spi(Format) case io(SystemError)
 
     /// The stable, machine-readable name.
     public var code: String {

@@ -8,87 +8,87 @@
 /// open means the credential is wrong. Messages never contain secrets.
 public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The vault holds no intact, committed keyring.
-    case noKeyring
+    @_spi(Format) case noKeyring
     /// The recovery code is not 56 Crockford base32 characters, or its
     /// checksum does not match (a typo).
-    case recoveryCodeInvalid(reason: String)
+    @_spi(Format) case recoveryCodeInvalid(reason: String)
     /// A device code is not 56 Crockford base32 characters, its checksum
     /// does not match, or it holds no valid public key.
-    case deviceCodeInvalid(reason: String)
+    @_spi(Format) case deviceCodeInvalid(reason: String)
     /// The recovery key opens no slot of this vault.
-    case wrongRecoveryKey
+    @_spi(Format) case wrongRecoveryKey
     /// The passphrase opens no slot of this vault.
-    case wrongPassphrase
+    @_spi(Format) case wrongPassphrase
     /// A passphrase was given but no keyring of this vault has a passphrase
     /// slot (code `wrong_passphrase`, `Spec/format.md §8.5`).
-    case noPassphrase
+    @_spi(Format) case noPassphrase
     /// This device's key opens no slot: it was never enrolled, or was removed.
-    case wrongDeviceKey
+    @_spi(Format) case wrongDeviceKey
     /// The raw epoch key given opens nothing.
-    case wrongKey
+    @_spi(Format) case wrongKey
     /// A passphrase slot asks for more Argon2id work than the limits allow;
     /// it was not run.
-    case kdfLimitsExceeded(opsLimit: UInt64, memLimitBytes: UInt64)
+    @_spi(Format) case kdfLimitsExceeded(opsLimit: UInt64, memLimitBytes: UInt64)
     /// The passphrase opened no slot of the ``Limits/maxPassphraseDerivations``
     /// newest distinct passphrase parameter triples (newest keyring first)
     /// nor of as many more first in file order (`Spec/keys.md §2.3`), and
     /// slots with other triples remain; they were not run. Code
     /// `kdf_limits_exceeded`.
-    case kdfBudgetExceeded(untried: Int)
+    @_spi(Format) case kdfBudgetExceeded(untried: Int)
     /// Warning, when the vault opened anyway: the keyring at `location`
     /// holds a passphrase slot asking for more Argon2id work than readers
     /// run; it was skipped (`Spec/format.md §8.5`). Code `kdf_limits_exceeded`.
-    case kdfLimitsExceededInKeyring(FrameLocation, opsLimit: UInt64, memLimitBytes: UInt64)
+    @_spi(Format) case kdfLimitsExceededInKeyring(FrameLocation, opsLimit: UInt64, memLimitBytes: UInt64)
     /// A keyring is not signed by a member of a keyring before it (or by a
     /// removed member), so its keys and slots are not trusted.
-    case keyringUnauthenticated(FrameLocation, reason: String)
+    @_spi(Format) case keyringUnauthenticated(FrameLocation, reason: String)
     /// An escrow slot in a keyring that declares the vault escrow-free.
-    case escrowForbidden(FrameLocation)
+    @_spi(Format) case escrowForbidden(FrameLocation)
     /// An escrow key was asked for in an escrow-free vault.
-    case escrowRefused
+    @_spi(Format) case escrowRefused
     /// A slot in a keyring made after a device was removed still opens for
     /// that device.
-    case removedDeviceSlot(FrameLocation)
+    @_spi(Format) case removedDeviceSlot(FrameLocation)
     /// The keyring's structure is invalid.
-    case malformedKeyring(FrameLocation, reason: String)
+    @_spi(Format) case malformedKeyring(FrameLocation, reason: String)
     /// One of the two copies of a keyring is damaged; the other was used.
     /// A warning: nothing is lost.
-    case keyringCopyDamaged(FrameLocation)
+    @_spi(Format) case keyringCopyDamaged(FrameLocation)
     /// Warning: the keyring at `location` removes a member, and rule 6 could
     /// not settle it (`Spec/format.md §8.4` "Termination"): it and another
     /// removal each lie on a branch that the other's removed member started,
     /// and both stand, as two mutual removals do. Someone may have answered
     /// a removal from an old copy: remove the members involved (and any key
     /// they enrolled) with the recovery key. Code `removal_tie`.
-    case removalTie(FrameLocation)
+    @_spi(Format) case removalTie(FrameLocation)
     /// Warning: the keyring at `location` removes a member and stands, and
     /// so does a keyring that member (or a key it enrolled) signed outside
     /// its ancestors — an answer the file cannot tell from a concurrent
     /// removal (`Spec/format.md §8.4` rule 6, scenarios 2 and 3): both
     /// removed members stay removed. Code `removal_mutual`.
-    case removalMutual(FrameLocation)
+    @_spi(Format) case removalMutual(FrameLocation)
     /// Warning: the trusted keyring at `location` starts a key at `epoch`
     /// that other trusted keyrings start at `otherEpochs`: only a member
     /// reusing a key (a stolen device, say) makes that. `signer` names the
     /// member who signed this keyring, as messages do. The key's epoch is
     /// the highest claimed, and a commit's is judged by the keyring on its
     /// own line (`Spec/format.md §5.1`, §9.3). Code `key_epoch_claimed_twice`.
-    case keyEpochClaimedTwice(FrameLocation, epoch: UInt32, otherEpochs: [UInt32], signer: String)
+    @_spi(Format) case keyEpochClaimedTwice(FrameLocation, epoch: UInt32, otherEpochs: [UInt32], signer: String)
     /// The file looks older than what this device last saw of it: a keyring
     /// it trusted is missing, or records it saw are (`Spec/keys.md §7`). A
     /// warning; the library refuses to write until the user acts.
-    case rollbackSuspected(reason: String)
+    @_spi(Format) case rollbackSuspected(reason: String)
     /// Warning: a key change was committed, but this device could not
     /// remember the new keyring heads (`Spec/keys.md §7`).
-    case deviceMemoryNotSaved(reason: String)
+    @_spi(Format) case deviceMemoryNotSaved(reason: String)
     /// A key operation cannot be done as asked; the reason says why and what to do.
-    case operationRefused(reason: String)
+    @_spi(Format) case operationRefused(reason: String)
     /// A key change must join concurrent replacements of the recovery key
     /// and keep one of them, and the caller did not say which code the user
     /// holds (`Spec/keys.md §6.9`): the recovery keys to choose from.
-    case recoveryKeyChoiceNeeded([RecoveryKeyChoice])
+    @_spi(Format) case recoveryKeyChoiceNeeded([RecoveryKeyChoice])
     /// An error of the container layer.
-    case format(FormatError)
+    @_spi(Format) case format(FormatError)
 
     /// The stable, machine-readable name used by `Vectors/` and `--json`.
     public var code: String {

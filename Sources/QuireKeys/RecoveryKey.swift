@@ -1,5 +1,5 @@
 @_spi(Crypto) public import QuireCrypto
-import QuireFormat
+@_spi(Format) import QuireFormat
 
 /// The recovery key: 256 random bits that open the vault on any device,
 /// shown once as a human-typable code (`Spec/keys.md §4`, `Spec/records.md §6.4`).

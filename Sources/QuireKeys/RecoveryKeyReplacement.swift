@@ -1,4 +1,4 @@
-public import QuireFormat
+@_spi(Format) public import QuireFormat
 
 /// Whose replacement of the recovery key a device's removal should treat
 /// as the user's own (`Spec/keys.md §6.3`). The file cannot tell the user's

@@ -1,4 +1,4 @@
-public import Quire
+@_spi(Format) public import Quire
 public import QuireExport
 
 /// Writes the entries `filter` selects as a PDF book to `path`, on the
@@ -12,7 +12,7 @@ public import QuireExport
 /// - Parameter progress: called on the vault's executor with `done` 0
 ///   before the measuring pass, then after each entry drawn.
 /// - Throws: as the synchronous form; ``ExportError/vault(_:)`` with
-///   ``VaultError/cancelled`` when cancelled.
+///   ``QuireError/cancelled`` when cancelled.
 public func writePDFBook(
     _ vault: Vault, to path: String, filter: ExportFilter = ExportFilter(), locale: String? = nil,
     progress: @escaping @Sendable (ExportProgress) -> ProgressReply = { _ in .proceed }

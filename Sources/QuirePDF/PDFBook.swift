@@ -43,14 +43,14 @@ enum PDFBookError: Error {
     case system(SystemError)
     /// cairo reported an error status (its message).
     case cairo(String)
-    /// The caller cancelled the book (``VaultError/cancelled``).
+    /// The caller cancelled the book (``QuireError/cancelled``).
     case cancelled
 
     var reason: String {
         switch self {
         case .system(let e): e.description
         case .cairo(let message): "cairo: \(message)"
-        case .cancelled: VaultError.cancelled.description
+        case .cancelled: QuireError.cancelled.description
         }
     }
 }

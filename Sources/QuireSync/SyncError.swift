@@ -1,35 +1,35 @@
 import QuireCrypto
-public import QuireFormat
-public import QuireKeys
+@_spi(Format) public import QuireFormat
+@_spi(Format) public import QuireKeys
 public import QuireSystem
 
 /// Why a sync operation (finding, merging or folding copies) failed
 /// (`Spec/merge.md`). Nothing is changed when one is thrown.
 public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The vault itself cannot be read as a vault.
-    case vaultUnreadable(path: String, FormatError)
+    @_spi(Format) case vaultUnreadable(path: String, FormatError)
     /// The copy cannot be read as a vault (not a vault, truncated header, …).
-    case copyUnreadable(path: String, FormatError)
+    @_spi(Format) case copyUnreadable(path: String, FormatError)
     /// The copy is of another vault.
-    case differentVaults(vault: VaultID, copy: VaultID)
+    @_spi(Format) case differentVaults(vault: VaultID, copy: VaultID)
     /// The credential does not open the vault.
-    case keys(KeyError)
+    @_spi(Format) case keys(KeyError)
     /// This credential cannot open epoch `newerEpoch` of the vault or the
     /// copy: it was removed, so it cannot write a merge.
-    case removed(newerEpoch: UInt32)
+    @_spi(Format) case removed(newerEpoch: UInt32)
     /// The merge would have to commit a keyring of epoch `newerEpoch` that
     /// this credential cannot open, above the epoch of every key it holds:
     /// other readers would find that commit stale (`Spec/merge.md §3.3`).
     /// Nothing was changed.
-    case behindNewerKeyring(newerEpoch: UInt32)
+    @_spi(Format) case behindNewerKeyring(newerEpoch: UInt32)
     /// The vault has damaged or unverified records that a compaction would
     /// drop; it was left as it was.
-    case damaged(issues: [FormatError])
+    @_spi(Format) case damaged(issues: [FormatError])
     /// The vault holds records that authenticate but sit in commits that
     /// do not verify, and the copy does not bring them in a verified commit:
     /// the merged file could not vouch for them, so the merge would lose
     /// them (`Spec/merge.md §3.1`). Nothing was changed.
-    case wouldLoseRecords(issues: [FormatError])
+    @_spi(Format) case wouldLoseRecords(issues: [FormatError])
     /// The file at `path` (the vault or the copy) holds a frame of a critical
     /// kind this version does not know (the ``FormatError`` says where and
     /// which), in a commit that a current member — `author`, the phrase
@@ -38,18 +38,18 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// (`Spec/format.md §4.3`, `Spec/merge.md §3.1`); nothing was changed.
     /// Removing that member (a stolen device) lifts it; a newer version of
     /// Quire reads it.
-    case unknownCriticalKind(path: String, FormatError, author: String?)
+    @_spi(Format) case unknownCriticalKind(path: String, FormatError, author: String?)
     /// The merged file did not open or verify; the vault was left as it was.
-    case resultDoesNotVerify(reason: String)
+    @_spi(Format) case resultDoesNotVerify(reason: String)
     /// Another process holds the vault's lock.
-    case locked(path: String)
+    @_spi(Format) case locked(path: String)
     /// The vault's folder cannot be listed.
-    case folderUnreadable(path: String, SystemError)
+    @_spi(Format) case folderUnreadable(path: String, SystemError)
     /// Reading or writing failed.
-    case io(SystemError)
+    @_spi(Format) case io(SystemError)
     /// The caller cancelled the operation (its `Task`); the vault was left
     /// as it was and the temporary file removed.
-    case cancelled
+    @_spi(Format) case cancelled
 
     /// A stable code for scripts and logs.
     public var code: String {

@@ -378,7 +378,7 @@ enum Child {
             let source = try FileByteSource(path: args[3])
             var stored: StoredBlob?
             let start = now()
-            try vault.commit { (tx: VaultTransaction) throws(VaultError) in
+            try vault.commit { (tx: VaultTransaction) throws(QuireError) in
                 stored = try tx.storeAttachment(from: source, mediaType: "application/octet-stream")
             }
             let ns = now() - start

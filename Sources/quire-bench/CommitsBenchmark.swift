@@ -37,7 +37,7 @@ enum CommitsBenchmark {
                 while done < count {
                     let n = min(layout.perCommit, count - done)
                     let revisions = (0..<n).map { _ in generator.revision() }
-                    try vault.commit { (tx: VaultTransaction) throws(VaultError) in for r in revisions { try tx.append(r) } }
+                    try vault.commit { (tx: VaultTransaction) throws(QuireError) in for r in revisions { try tx.append(r) } }
                     done += n
                 }
             }

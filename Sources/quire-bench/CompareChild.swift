@@ -17,10 +17,10 @@
 //   --compare-child read VAULT KEYFILE REPS            Vault.open, then every entry revision read, REPS times
 //   --compare-child sync VAULT KEYFILE DIVERGE SEED    two copies diverge by DIVERGE entries each; merge; compact
 
-import Quire
+@_spi(Format) import Quire
 import QuireCrypto
 @_spi(Format) import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireKeys
 @_spi(Format) import QuireSync
 import QuireSystem
 

@@ -80,7 +80,7 @@ enum ExportBenchmark {
             plaintext += UInt64(body.text.utf8.count)
             bodies.append(body)
         }
-        try vault.commit { (tx: VaultTransaction) throws(VaultError) in
+        try vault.commit { (tx: VaultTransaction) throws(QuireError) in
             let blob = try tx.storeAttachment(fromFile: photo, mediaType: "image/jpeg").blob
             for var body in bodies {
                 if body.text.hasSuffix("quire-attachment://0909)") {

@@ -61,7 +61,7 @@ enum Fixtures {
             var revisions: [EntryRevision] = []
             revisions.reserveCapacity(n)
             for _ in 0..<n { revisions.append(generator.revision()) }
-            try vault.commit { (tx: VaultTransaction) throws(VaultError) in
+            try vault.commit { (tx: VaultTransaction) throws(QuireError) in
                 for r in revisions { try tx.append(r) }
             }
             done += n

@@ -87,7 +87,7 @@ enum ImportBenchmark {
         var i = 0
         while i < bodies.count {
             let slice = bodies[i..<min(i + 256, bodies.count)]
-            try raw.commit { (tx: VaultTransaction) throws(VaultError) in
+            try raw.commit { (tx: VaultTransaction) throws(QuireError) in
                 for b in slice {
                     try tx.append(
                         EntryRevision(

@@ -115,7 +115,7 @@ enum KeyBenchmark {
                         _ = try Vault.open(at: copy, credential: .passphrase(secret(passphrase)), writable: false)
                         outcome = "opened"
                     } catch {
-                        outcome = (error as? VaultError)?.code ?? "\(error)"
+                        outcome = (error as? QuireError)?.code ?? "\(error)"
                     }
                 }
                 return (ns, outcome)

@@ -63,7 +63,7 @@ enum OpenBenchmark {
                 var generator = EntryGenerator(seed: 31)
                 for _ in 0..<n {
                     let r = generator.revision()
-                    try one.commit { (tx: VaultTransaction) throws(VaultError) in try tx.append(r) }
+                    try one.commit { (tx: VaultTransaction) throws(QuireError) in try tx.append(r) }
                 }
             }
             var c: [String: String] = [:]

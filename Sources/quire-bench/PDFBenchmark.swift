@@ -30,7 +30,7 @@ enum PDFBenchmark {
         var start = 0
         while start < entries.count {
             let end = min(start + Fixtures.batch, entries.count)
-            try vault.commit { (tx: VaultTransaction) throws(VaultError) in
+            try vault.commit { (tx: VaultTransaction) throws(QuireError) in
                 var blob: BlobID?
                 for n in start..<end {
                     let (date, text) = entries[n]
@@ -161,7 +161,7 @@ enum PDFBenchmark {
     }
 
     /// `yyyy-mm-dd` at `hour`:00 UTC, in milliseconds since 1970.
-    static func civilMilliseconds(_ date: String, hour: Int64) throws(VaultError) -> Int64 {
+    static func civilMilliseconds(_ date: String, hour: Int64) throws(QuireError) -> Int64 {
         let parts = date.split(separator: "-").compactMap { Int64($0) }
         guard parts.count == 3 else { return 0 }
         let days = CivilCalendar.days(year: Int(parts[0]), month: Int(parts[1]), day: Int(parts[2]))

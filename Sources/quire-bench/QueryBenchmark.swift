@@ -154,7 +154,7 @@ enum QueryBenchmark {
             let created = (CivilCalendar.days(year: p[0], month: p[1], day: p[2]) * 86_400 + 22 * 3600) * 1000
             bodies.append(EntryBody(created: created, timeZone: "Europe/London", text: text, tags: [String(p[0])]))
         }
-        try vault.commit { (tx: VaultTransaction) throws(VaultError) in
+        try vault.commit { (tx: VaultTransaction) throws(QuireError) in
             for body in bodies { try tx.add(body) }
         }
         return BuiltVault(path: path, recovery: recovery, entryCount: bodies.count)

@@ -2,10 +2,10 @@
 // entry — `Vault.refresh()`, which reads only the appended bytes, against
 // what an app did before it (reload the file and list the entries again).
 
-import Quire
+@_spi(Format) import Quire
 import QuireCrypto
-import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import QuireSystem
 
 enum RefreshBenchmark {

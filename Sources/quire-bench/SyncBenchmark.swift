@@ -1,9 +1,9 @@
 // Benchmark 6: merging two diverged copies and compacting, against
 // verifying the same inputs in the same run.
 
-import Quire
+@_spi(Format) import Quire
 import QuireCrypto
-import QuireFormat
+@_spi(Format) import QuireFormat
 @_spi(Format) import QuireSync
 import QuireSystem
 

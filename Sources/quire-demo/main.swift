@@ -63,7 +63,7 @@ try step {
     @MainActor func flush() throws {
         let bodies = batch
         let author = vault.author
-        try vault.commit { (tx: VaultTransaction) throws(VaultError) in
+        try vault.commit { (tx: VaultTransaction) throws(QuireError) in
             for body in bodies {
                 try tx.append(
                     EntryRevision(
@@ -95,7 +95,7 @@ try step {
     var stored: StoredBlob?
     let source = try FileByteSource(path: fixtures + "/photo.jpg")
     let author = vault.author
-    try vault.commit { (tx: VaultTransaction) throws(VaultError) in
+    try vault.commit { (tx: VaultTransaction) throws(QuireError) in
         stored = try tx.storeAttachment(from: source, mediaType: "image/jpeg")
         let ref = AttachmentReference(id: Array("photo-1".utf8), blob: stored!.blob, mediaType: "image/jpeg", fileName: "photo.jpg")
         try tx.append(

@@ -133,7 +133,7 @@ actor EventLog {
     init(vault: Vault) { self.vault = vault }
 
     /// Loads the next page of `pageSize` entries.
-    func loadMore(pageSize: Int = 10) async throws(VaultError) {
+    func loadMore(pageSize: Int = 10) async throws(QuireError) {
         guard !finished else { return }
         let page = try await vault.entries(matching: EntryQuery(order: .newestFirst, limit: pageSize), after: next)
         rows += page.entries
@@ -327,9 +327,10 @@ let start: Int64 = 1_735_689_600_000
             return 100
         }
     }
-    var cancelError: VaultError?
-    do { _ = try await cancelled.value } catch { cancelError = error as? VaultError }
-    Checks.expect(cancelError, .cancelled, "a cancelled commit throws .cancelled")
+    var cancelError: QuireError?
+    do { _ = try await cancelled.value } catch { cancelError = error as? QuireError }
+    Checks.expect(cancelError?.category, .cancelled, "a cancelled commit throws a QuireError of category .cancelled")
+    Checks.expect(cancelError?.code, "cancelled", "whose code is cancelled")
     Checks.expect(try await vault.entries(matching: EntryQuery(limit: 1000)).entries.count, before, "and writes nothing")
     Checks.expect(try await vault.verify().issues.count, 0, "the vault verifies")
 

@@ -1,6 +1,6 @@
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireKeys
 import QuireVectors
 
 /// Commit attestations (`Spec/format.md §9.4`) and unknown critical kinds

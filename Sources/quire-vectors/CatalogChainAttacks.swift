@@ -1,6 +1,6 @@
 import QuireCrypto
 @_spi(Format) import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireKeys
 import QuireVectors
 
 /// The commit-chain attacks of the third review of format 2 (items 3 and 4):

@@ -1,6 +1,6 @@
 import QuireCrypto
 @_spi(Format) import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireKeys
 import QuireVectors
 
 /// Record payloads (compression, padding, CBOR), epochs and attachments.

@@ -1,5 +1,5 @@
 import Dispatch
-import Quire
+@_spi(Format) import Quire
 import QuireExport
 import Testing
 

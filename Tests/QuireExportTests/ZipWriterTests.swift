@@ -1,5 +1,5 @@
 import Foundation
-import QuireFormat
+@_spi(Format) import QuireFormat
 import QuireZip
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 import QuireDayOne
 import QuireImport
 import Testing

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Crypto) import Quire
+@_spi(Format) @_spi(Crypto) import Quire
 import QuireDayOne
 import QuireImport
 import Testing

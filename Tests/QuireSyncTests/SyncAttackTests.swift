@@ -1,8 +1,8 @@
 import Foundation
 @_spi(Crypto) @_spi(Format) import Quire
 import QuireSystem
-import QuireFormat
-import QuireKeys
+@_spi(Format) import QuireFormat
+@_spi(Format) import QuireKeys
 import Testing
 import QuireTestSupport
 

@@ -61,9 +61,9 @@ import Testing
         let store = try Self.store(dir)
         var setup = try Self.setup()
         setup.device = try DeviceIdentity.generate(name: "Other", now: 0, using: SystemRandom())
-        #expect(throws: VaultError.self) { try Vault.create(at: dir.file("v.quire"), setup: setup, store: store, options: fast) }
+        #expect(throws: QuireError.self) { try Vault.create(at: dir.file("v.quire"), setup: setup, store: store, options: fast) }
         #expect(!FileManager.default.fileExists(atPath: dir.file("v.quire")))
-        #expect(throws: VaultError.deviceStore(.noKey)) {
+        #expect(throws: QuireError.deviceStore(.noKey)) {
             try Vault.create(at: dir.file("v.quire"), setup: Self.setup(), store: Store(), options: fast)
         }
     }
@@ -93,7 +93,7 @@ import Testing
         try Self.copy(dir.file("old.quire"), to: after)
         let rolledBack = try await Vault.open(at: after, store: store, options: fast)
         #expect(rolledBack.keyWarnings.map(\.code) == ["rollback_suspected"])
-        await #expect(throws: VaultError.self) { try await rolledBack.commit { tx in try tx.add(EntryBody(text: "three")) } }
+        await #expect(throws: QuireError.self) { try await rolledBack.commit { tx in try tx.add(EntryBody(text: "three")) } }
     }
 
     /// A store the library asked by canonical path (as before memory was
@@ -158,7 +158,7 @@ import Testing
         // A delete of an entry the vault does not hold commits nothing.
         let size = try FileSystem.size(dir.file("v.quire"))
         let unknown = try #require(EntryID(hex: "00000000000000000000000000000001"))
-        await #expect(throws: VaultError.entryNotFound(unknown)) {
+        await #expect(throws: QuireError.entryNotFound(unknown)) {
             try await vault.commit { tx in
                 try tx.add(EntryBody(created: 4, text: "d"))
                 try tx.delete(unknown)
@@ -194,9 +194,9 @@ import Testing
         #expect(try await vault.unreadRecords().isEmpty)
 
         // A cancelled task does not start a key change.
-        let task = Task { () async -> VaultError? in
+        let task = Task { () async -> QuireError? in
             withUnsafeCurrentTask { $0?.cancel() }
-            do throws(VaultError) {
+            do throws(QuireError) {
                 try await vault.rotateKeys()
                 return nil
             } catch {

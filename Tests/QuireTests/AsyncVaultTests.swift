@@ -5,14 +5,14 @@ import Testing
 
 /// The `async` forms (issue 13, need 5): they return what the synchronous
 /// forms return, run on the handle's own executor, and a cancelled task
-/// stops the work with ``VaultError/cancelled`` and writes nothing.
+/// stops the work with ``QuireError/cancelled`` and writes nothing.
 @Suite struct AsyncVaultTests {
     /// The vault file's bytes.
     static func bytes(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
 
     /// The synchronous compaction, called from a task (an `async` context
     /// would pick the `async` form).
-    static func compactNow(_ vault: Vault) throws(VaultError) -> CompactionReport { try vault.compact() }
+    static func compactNow(_ vault: Vault) throws(QuireError) -> CompactionReport { try vault.compact() }
 
     @Test func openCommitAndQueryAsync() async throws {
         let dir = TemporaryDirectory()
@@ -42,31 +42,31 @@ import Testing
             }
         }
         let result = await task.result
-        #expect(throws: VaultError.cancelled) { try result.get() }
+        #expect(throws: QuireError.cancelled) { try result.get() }
         #expect(try Self.bytes(dir.file("v.quire")) == before)
         let reopened = try await Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
         #expect(try await reopened.entries().isEmpty)
         #expect(try await vault.entries().isEmpty)
         let id = try await vault.commit { tx in try tx.add(EntryBody(created: 1, text: "after")).entryID }
         #expect(try await vault.entry(id)?.body.text == "after")
-        #expect(VaultError.cancelled.code == "cancelled")
-        #expect(VaultError.cancelled.description.contains("run it again"))
+        #expect(QuireError.cancelled.code == "cancelled")
+        #expect(QuireError.cancelled.description.contains("run it again"))
     }
 
     /// A task cancelled before the call does not start the work.
     @Test func aCancelledTaskDoesNotStart() async throws {
         let dir = TemporaryDirectory()
         let (vault, recovery) = try makeVault(dir)
-        let refresh = await Task { () async throws(VaultError) -> VaultChangeSet in
+        let refresh = await Task { () async throws(QuireError) -> VaultChangeSet in
             withUnsafeCurrentTask { $0?.cancel() }
             return try await vault.refresh()
         }.result
-        #expect(throws: VaultError.cancelled) { try refresh.get() }
-        let open = await Task { () async throws(VaultError) -> Vault in
+        #expect(throws: QuireError.cancelled) { try refresh.get() }
+        let open = await Task { () async throws(QuireError) -> Vault in
             withUnsafeCurrentTask { $0?.cancel() }
             return try await Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery))
         }.result
-        #expect(throws: VaultError.cancelled) { try open.get() }
+        #expect(throws: QuireError.cancelled) { try open.get() }
     }
 
     /// A compaction cancelled at its first record: the temporary file is
@@ -79,12 +79,12 @@ import Testing
         for id in ids.prefix(3) { try vault.delete(id) }
         let before = try Self.bytes(dir.file("v.quire"))
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
-        let cancelled = await Task { () async throws(VaultError) -> CompactionReport in
+        let cancelled = await Task { () async throws(QuireError) -> CompactionReport in
             withUnsafeCurrentTask { $0?.cancel() }
             // The synchronous form checks too: the rewrite stops at its first record.
             return try Self.compactNow(vault)
         }.result
-        #expect(throws: VaultError.sync(.cancelled)) { try cancelled.get() }
+        #expect(throws: QuireError.sync(.cancelled)) { try cancelled.get() }
         #expect(try Self.bytes(dir.file("v.quire")) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == names)
         try await vault.compact()

@@ -18,7 +18,7 @@ import QuireTestSupport
         let (vault, recovery) = try makeVault(dir, seed: "batch-\(size)")
         let content = SeededRandom(label: "batch-content-\(size)").bytes(size)
         var stored: StoredBlob?
-        try vault.commit { (tx: VaultTransaction) throws(VaultError) in
+        try vault.commit { (tx: VaultTransaction) throws(QuireError) in
             stored = try tx.storeAttachment(from: MemoryByteSource(content), mediaType: "application/octet-stream")
         }
         let blob = try #require(stored).blob
@@ -54,7 +54,7 @@ import QuireTestSupport
         let (vault, recovery) = try makeVault(dir, seed: "batch-damage")
         let content = SeededRandom(label: "batch-damage-content").bytes(20 * 65_536)
         var stored: StoredBlob?
-        try vault.commit { (tx: VaultTransaction) throws(VaultError) in
+        try vault.commit { (tx: VaultTransaction) throws(QuireError) in
             stored = try tx.storeAttachment(from: MemoryByteSource(content), mediaType: "application/octet-stream")
         }
         let path = dir.file("v.quire")

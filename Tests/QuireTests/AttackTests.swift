@@ -164,7 +164,7 @@ import QuireSystem
         let before = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         let withPassphrase = try Vault.open(at: path, credential: .passphrase(KeyTestSupport.secret("correct horse")), options: fast)
         func code(_ body: () throws -> Void) -> String? {
-            do { try body() } catch let e as VaultError { return e.code } catch let e as SyncError { return e.code } catch { return "\(error)" }
+            do { try body() } catch let e as QuireError { return e.code } catch let e as SyncError { return e.code } catch { return "\(error)" }
             return nil
         }
         #expect(code { try withPassphrase.add(EntryBody(created: Self.t0, text: "not mine to write")) } == "operation_refused")

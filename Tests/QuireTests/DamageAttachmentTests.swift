@@ -35,7 +35,7 @@ import QuireTestSupport
             var stored: StoredBlob?
             let ids = SeededRandom(label: "attachment-damage-ids")
             let (content, texts) = (content, texts)
-            try vault.commit { (tx: VaultTransaction) throws(VaultError) in
+            try vault.commit { (tx: VaultTransaction) throws(QuireError) in
                 stored = try tx.storeAttachment(from: MemoryByteSource(content), mediaType: "image/jpeg")
                 let ref = AttachmentReference(id: [9], blob: stored!.blob, mediaType: "image/jpeg", fileName: "harbour.jpg")
                 try tx.append(EntryRevision(
@@ -98,7 +98,7 @@ import QuireTestSupport
             var issues: [DmgIssue]
             var texts = f.texts
             // nil: the attachment reads back whole; otherwise the error reading it.
-            var attachmentError: VaultError? = nil
+            var attachmentError: QuireError? = nil
             if rel < 16 {
                 issues = [DmgIssue("frame_repaired", offset: frame.offset, frame: frame.index, damage: false)]
             } else if frame.kind == .commit {
@@ -159,10 +159,10 @@ import QuireTestSupport
                 let data = try vault.openAttachment(f.blob).readAll()
                 #expect(attachmentError == nil, "\(at): read the attachment")
                 #expect(data == f.content, "\(at)")
-            } catch let e as VaultError {
+            } catch let e as QuireError {
                 #expect(e == attachmentError, "\(at)")
             } catch let e as FormatError {
-                #expect(VaultError.format(e) == attachmentError, "\(at)")
+                #expect(QuireError.format(e) == attachmentError, "\(at)")
             }
         }
         #expect(flips == Self.flippedBits(of: frame).count)

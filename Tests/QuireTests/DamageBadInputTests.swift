@@ -27,7 +27,7 @@ import QuireSystem
     /// Writes `bytes`, opens them (writable) with `recovery`, and checks the
     /// error and that the file, its size and its modification time are unchanged.
     static func expectRefused(
-        _ bytes: [UInt8], _ recovery: RecoveryKey, _ dir: TemporaryDirectory, name: String, error expected: VaultError, code: String,
+        _ bytes: [UInt8], _ recovery: RecoveryKey, _ dir: TemporaryDirectory, name: String, error expected: QuireError, code: String,
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         let path = dir.file(name)
@@ -133,7 +133,7 @@ import QuireSystem
         let path = dir.file("notes.txt")
         let text = Array("my precious notes\n".utf8)
         dmgWrite(path, text)
-        #expect(throws: VaultError.format(.alreadyExists(path: path))) {
+        #expect(throws: QuireError.format(.alreadyExists(path: path))) {
             try Vault.create(
                 at: path, setup: VaultSetup(name: "Journal", recoveryKey: testRecoveryKey(), now: 1_700_000_000_000), options: fast)
         }
@@ -149,7 +149,7 @@ import QuireSystem
             Issue.record("opened a missing file")
         } catch {
             #expect(error.code == "io")
-            guard case .format(.io(let e)) = error else {
+            guard case .format(.io(let e)) = error.detail else {
                 Issue.record("\(error)")
                 return
             }

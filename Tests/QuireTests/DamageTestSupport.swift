@@ -25,7 +25,7 @@ func dmgWrite(_ path: String, _ bytes: ArraySlice<UInt8>) {
 }
 
 /// Opens the vault at `path` with the recovery key and test options.
-func dmgOpen(_ path: String, _ recovery: RecoveryKey, writable: Bool = true) throws(VaultError) -> Vault {
+func dmgOpen(_ path: String, _ recovery: RecoveryKey, writable: Bool = true) throws(QuireError) -> Vault {
     try Vault.open(at: path, credential: .recoveryKey(recovery), writable: writable, options: fast)
 }
 

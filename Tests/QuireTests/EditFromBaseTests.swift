@@ -40,7 +40,7 @@ import Testing
         let (vault, _) = try makeVault(dir)
         let one = try vault.add(EntryBody(created: 1, text: "one"))
         let two = try vault.add(EntryBody(created: 2, text: "two"))
-        #expect(throws: VaultError.entryNotFound(one.entryID)) {
+        #expect(throws: QuireError.entryNotFound(one.entryID)) {
             try vault.edit(one.entryID, body: EntryBody(created: 1, text: "x"), replacing: [two.revisionID])
         }
         #expect(try vault.entry(one.entryID)?.body.text == "one")

@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 import Testing
 
 /// `Date`, `TimeZone`, `DateComponents` and ``EntryBody/Mood`` views of an

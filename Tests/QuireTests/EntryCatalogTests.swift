@@ -1,4 +1,4 @@
-import Quire
+@_spi(Format) import Quire
 import Testing
 
 /// The body-free ways through a vault (import and export use them so their

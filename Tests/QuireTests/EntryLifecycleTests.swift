@@ -24,9 +24,9 @@ import Testing
         let (vault, _) = try makeVault(dir)
         let id = try vault.add(EntryBody(created: 1, text: "first")).entryID
         try vault.delete(id)
-        #expect(throws: VaultError.entryDeleted(id)) { try vault.edit(id, body: EntryBody(created: 1, text: "edited")) }
+        #expect(throws: QuireError.entryDeleted(id)) { try vault.edit(id, body: EntryBody(created: 1, text: "edited")) }
         let snapshot = try #require(try vault.entry(id))
-        #expect(throws: VaultError.entryDeleted(id)) {
+        #expect(throws: QuireError.entryDeleted(id)) {
             try vault.edit(id, body: EntryBody(created: 1, text: "edited"), replacing: [snapshot.revision.revisionID])
         }
         #expect(try vault.entry(id)?.isDeleted == true)
@@ -52,13 +52,13 @@ import Testing
         let dir = TemporaryDirectory()
         let path = dir.file("j.quire")
         let (vault, phone) = try Self.laptopAndPhone(at: path, seed: "exact")
-        #expect(throws: VaultError.self) { try vault.removeDevice(named: "phone", now: KeyTestSupport.t0 + 2) }
+        #expect(throws: QuireError.self) { try vault.removeDevice(named: "phone", now: KeyTestSupport.t0 + 2) }
         #expect(try vault.keyState().devices.map(\.name).sorted() == ["Laptop", "Phone"])
         // By key: the member, whatever its name.
         let removed = try vault.removeDevice(publicKey: phone.publicKey, now: KeyTestSupport.t0 + 3)
         #expect(removed.name == "Phone")
         #expect(try vault.keyState().devices.map(\.name) == ["Laptop"])
-        #expect(throws: VaultError.self) { try vault.removeDevice(publicKey: phone.publicKey, now: KeyTestSupport.t0 + 4) }
+        #expect(throws: QuireError.self) { try vault.removeDevice(publicKey: phone.publicKey, now: KeyTestSupport.t0 + 4) }
     }
 
     @Test func aRemovedDeviceIsToldAfterARekey() throws {

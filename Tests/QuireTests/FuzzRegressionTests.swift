@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Quire
+@_spi(Format) import Quire
 @_spi(Format) import QuireFormat
 @_spi(Format) import QuireKeys
 import QuireVectors

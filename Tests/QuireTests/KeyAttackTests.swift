@@ -152,7 +152,7 @@ import QuireTestSupport
         #expect(onLaptop.unlocked.newerKeyrings.map(\.epoch) == [2])
         #expect(onLaptop.unlocked.newerKeyrings.map { $0.signer?.publicKey } == [phone.publicKey])
         #expect(onLaptop.unlocked.removedIn == nil)
-        let behind = VaultError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Phone\"")
+        let behind = QuireError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Phone\"")
         #expect(behind.code == "behind_newer_keyring")
         #expect(throws: behind) { try onLaptop.add(EntryBody(created: Self.t0 + 3, text: "refused")) }
         #expect(throws: behind) { try onLaptop.rotateKeys(now: Self.t0 + 3) }
@@ -440,12 +440,12 @@ import QuireTestSupport
         #expect(try vault.keyState().members.first { $0.role == "recovery" }?.publicKey == (try thiefRecovery.publicKey()))
 
         // Only the recovery key locks down, and only devices it knows.
-        #expect(throws: VaultError.keys(.operationRefused(reason: "only the recovery key removes several devices at once; open the vault with the recovery key"))) {
+        #expect(throws: QuireError.keys(.operationRefused(reason: "only the recovery key removes several devices at once; open the vault with the recovery key"))) {
             try vault.lockDown(removingDevicesNamed: ["Phone"], now: Self.t0 + 3)
         }
         let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
         #expect(withRecovery.unlocked.newerKeyrings.map { $0.signer?.publicKey } == [phone.publicKey])
-        #expect(throws: VaultError.keys(.operationRefused(reason: "no device is named \"Tablet\"; the devices are \"Laptop\", \"Phone\", \"Desktop\""))) {
+        #expect(throws: QuireError.keys(.operationRefused(reason: "no device is named \"Tablet\"; the devices are \"Laptop\", \"Phone\", \"Desktop\""))) {
             try withRecovery.lockDown(removingDevicesNamed: ["Tablet"], now: Self.t0 + 3)
         }
         let removed = try withRecovery.lockDown(removingDevicesNamed: ["phone", "Desktop"], now: Self.t0 + 3)
@@ -486,7 +486,7 @@ import QuireTestSupport
         let onDesktop = try Vault.open(at: path, store: store, options: fast)
         #expect(try onDesktop.keyState().devices.map(\.name) == ["Desktop"])
         #expect(onDesktop.keyWarnings.contains { $0.code == "rollback_suspected" })
-        #expect(throws: VaultError.self) { try onDesktop.add(EntryBody(created: Self.t0 + 4, text: "refused until accepted")) }
+        #expect(throws: QuireError.self) { try onDesktop.add(EntryBody(created: Self.t0 + 4, text: "refused until accepted")) }
         try onDesktop.acceptRollback()
         try onDesktop.add(EntryBody(created: Self.t0 + 4, text: "accepted"))
         _ = laptop
@@ -514,7 +514,7 @@ import QuireTestSupport
         let onTablet = try Vault.open(at: path, store: store, options: fast)
         #expect(onTablet.unlocked.newerKeyrings.map(\.epoch) == [2])
         #expect(onTablet.unlocked.removedIn == nil)
-        #expect(throws: VaultError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Desktop\"")) {
+        #expect(throws: QuireError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Desktop\"")) {
             try onTablet.add(EntryBody(created: Self.t0 + 3, text: "refused"))
         }
         let canonical = FileSystem.canonicalPath(path) ?? path
@@ -594,7 +594,7 @@ import QuireTestSupport
         try Data(old).write(to: URL(fileURLWithPath: path))
         let phoneOnOld = try Vault.open(at: path, store: phoneStore, options: fast)
         #expect(phoneOnOld.unlocked.newerKeyrings.isEmpty)
-        #expect(throws: VaultError.rolledBack(reason: "1 keyring this device trusted is missing from it")) {
+        #expect(throws: QuireError.rolledBack(reason: "1 keyring this device trusted is missing from it")) {
             try phoneOnOld.add(EntryBody(created: Self.t0 + 3, text: "thief on the old copy"))
         }
     }
@@ -679,7 +679,7 @@ import QuireTestSupport
         let rotated = try withRecovery.keyState()
         #expect(rotated.heads[0].content!.removed.isEmpty)
         #expect(rotated.removed.map(\.name) == ["Mallory"])
-        #expect(throws: VaultError.keys(.operationRefused(reason: "that device key was removed from this vault and cannot come back; on that device, make a new device key and enroll it"))) {
+        #expect(throws: QuireError.keys(.operationRefused(reason: "that device key was removed from this vault and cannot come back; on that device, make a new device key and enroll it"))) {
             try withRecovery.enrollDevice(code: mallory.code, name: "Mallory again", now: Self.t0 + 4)
         }
         #expect(try Self.texts(path, .device(laptop.keyPair)).isEmpty)
@@ -743,7 +743,7 @@ import QuireTestSupport
         // keyring's first 3), and leaves 4,089 untried. The right passphrase
         // opens in the second pass (Spec/keys.md §2.3; before it, the 4
         // newest decoys spent the whole budget and it was refused).
-        #expect(throws: VaultError.keys(.kdfBudgetExceeded(untried: 16 * 256 + 1 - 2 * Limits.maxPassphraseDerivations))) {
+        #expect(throws: QuireError.keys(.kdfBudgetExceeded(untried: 16 * 256 + 1 - 2 * Limits.maxPassphraseDerivations))) {
             _ = try Vault.open(at: path, credential: .passphrase(Self.secret("wrong")), writable: false, options: fast)
         }
         let opened = try Vault.open(at: path, credential: .passphrase(Self.secret("correct horse")), writable: false, options: fast)
@@ -761,7 +761,7 @@ import QuireTestSupport
         let (_, _, _) = try Self.laptopVault(dir, "junk")
         let path = dir.file("j.quire")
         try Self.outsiderAppend(path, [(1, Array("not a keyring".utf8))])
-        func openError(_ c: Credential) -> VaultError? {
+        func openError(_ c: Credential) -> QuireError? {
             do { _ = try Vault.open(at: path, credential: c, writable: false, options: fast); return nil } catch { return error }
         }
         let pass = openError(.passphrase(Self.secret("guess")))
@@ -786,7 +786,7 @@ import QuireTestSupport
         #expect(keyringFrames.count == 4)
         for frame in keyringFrames.suffix(2) { data[Int(frame.location.offset) + 30] ^= 0x40 }
         try Data(data).write(to: URL(fileURLWithPath: path))
-        var err: VaultError?
+        var err: QuireError?
         do { _ = try Vault.open(at: path, credential: .passphrase(Self.secret("guess")), writable: false, options: fast) } catch { err = error }
         #expect(err == .keys(.noPassphrase))  // still a wrong credential: the vault has no passphrase
     }
@@ -810,7 +810,7 @@ import QuireTestSupport
         _ = try Vault.open(at: path, credential: .device(laptop.keyPair), writable: false, options: fast)
         // A wrong one learns that a slot was refused for its cost: that slot
         // might have been the user's, so "wrong passphrase" would be a guess.
-        #expect(throws: VaultError.keys(.kdfLimitsExceeded(opsLimit: .max, memLimitBytes: .max))) {
+        #expect(throws: QuireError.keys(.kdfLimitsExceeded(opsLimit: .max, memLimitBytes: .max))) {
             _ = try Vault.open(at: path, credential: .passphrase(Self.secret("wrong")), writable: false, options: fast)
         }
     }
@@ -853,7 +853,7 @@ import QuireTestSupport
         let headsPath = store.memoryPath(v.vaultID, path: FileSystem.canonicalPath(dir.file("j.quire"))!)
         try Data("garbage\n".utf8).write(to: URL(fileURLWithPath: headsPath))
         chmod(headsPath, 0o600)
-        var err: VaultError?
+        var err: QuireError?
         do { _ = try Vault.open(at: dir.file("j.quire"), store: store, options: fast) } catch { err = error }
         #expect(err?.code == "device_key_damaged")
         #expect(err?.description.contains(headsPath) == true)
@@ -870,7 +870,7 @@ import QuireTestSupport
         let (vault, _, _) = try Self.laptopVault(dir, "label")
         let escrow = try X25519.KeyPair(seed: Self.secret(String(repeating: "e", count: 32)))
         let label = "IT\nEscrow-free since 2026-01-01"
-        #expect(throws: VaultError.keys(.operationRefused(reason: "an escrow label cannot contain the invisible or control character U+000A"))) {
+        #expect(throws: QuireError.keys(.operationRefused(reason: "an escrow label cannot contain the invisible or control character U+000A"))) {
             try vault.changeKeys(.setEscrow(EscrowRecipient(publicKey: escrow.publicKey, label: label)), now: Self.t0 + 1)
         }
     }
@@ -1267,8 +1267,8 @@ import QuireTestSupport
         let dir2 = TemporaryDirectory()
         let (solo, _, _) = try Self.laptopVault(dir2, "solo")
         let soloBefore = Self.bytes(dir2.file("j.quire"))
-        #expect(throws: VaultError.self) { try solo.changeKeys(.enableEscrowFree(recoveryProof: nil)) }
-        #expect(throws: VaultError.self) { try solo.changeKeys(.enableEscrowFree(recoveryProof: testRecoveryKey("not this vault"))) }
+        #expect(throws: QuireError.self) { try solo.changeKeys(.enableEscrowFree(recoveryProof: nil)) }
+        #expect(throws: QuireError.self) { try solo.changeKeys(.enableEscrowFree(recoveryProof: testRecoveryKey("not this vault"))) }
         let soloSame = Self.bytes(dir2.file("j.quire")) == soloBefore
         #expect(soloSame)
         // Remove the last device with the recovery key: allowed; the vault stays openable by the recovery key.
@@ -1291,7 +1291,7 @@ import QuireTestSupport
         let onPhone = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast)
         try vault.removeDevice(named: "Phone", now: Self.t0 + 2)
         let before = Self.bytes(path)
-        var thrown: VaultError?
+        var thrown: QuireError?
         do { try onPhone.add(EntryBody(created: Self.t0 + 3, text: "written by the removed phone")) } catch { thrown = error }
         let after = Self.bytes(path)
         #expect(thrown == .behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Laptop\""))

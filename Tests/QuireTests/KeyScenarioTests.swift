@@ -55,12 +55,12 @@ import QuireSystem
         // it was removed, but nothing after, and it can no longer write.
         let phoneView = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast)
         #expect(try phoneView.entries().map(\.body.text).sorted() == ["written on the laptop", "written on the phone"])
-        #expect(throws: VaultError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Laptop\"")) { try phoneView.add(Self.entry("thief", at: Self.t0 + 12 * Self.day)) }
-        #expect(throws: VaultError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Laptop\"")) {
+        #expect(throws: QuireError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Laptop\"")) { try phoneView.add(Self.entry("thief", at: Self.t0 + 12 * Self.day)) }
+        #expect(throws: QuireError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Laptop\"")) {
             try phoneView.rotateKeys(now: Self.t0 + 12 * Self.day)
         }
         // Removal is for good: the phone's key cannot be enrolled again.
-        #expect(throws: VaultError.keys(.operationRefused(reason: "that device key was removed from this vault and cannot come back; on that device, make a new device key and enroll it"))) {
+        #expect(throws: QuireError.keys(.operationRefused(reason: "that device key was removed from this vault and cannot come back; on that device, make a new device key and enroll it"))) {
             try vault.enrollDevice(code: phone.code, name: "Phone again")
         }
 
@@ -110,7 +110,7 @@ import QuireSystem
         try vault.add(Self.entry("from the phone", at: Self.t0 + Self.day))
 
         // The laptop is not enrolled: its key opens nothing, and says so.
-        #expect(throws: VaultError.keys(.wrongDeviceKey)) { try Vault.open(at: path, credential: .device(laptop.keyPair)) }
+        #expect(throws: QuireError.keys(.wrongDeviceKey)) { try Vault.open(at: path, credential: .device(laptop.keyPair)) }
         // The user types the recovery code on the laptop; the laptop enrolls itself.
         let typed = recovery.code().lowercased().replacingOccurrences(of: "-", with: " ")
         let withRecovery = try Vault.open(at: path, credential: .recoveryKey(RecoveryKey(code: typed)), random: random, options: fast)
@@ -154,10 +154,10 @@ import QuireSystem
         #expect(try Self.texts(path, .escrow(custodian)) == ["before"])
 
         // One device and no proof of the recovery key: refused.
-        #expect(throws: VaultError.keys(.operationRefused(reason: "escrow-free mode removes the escrow key, so you need a way back in that you hold: confirm the recovery key, or enroll a second device first"))) {
+        #expect(throws: QuireError.keys(.operationRefused(reason: "escrow-free mode removes the escrow key, so you need a way back in that you hold: confirm the recovery key, or enroll a second device first"))) {
             try vault.changeKeys(.enableEscrowFree(recoveryProof: nil))
         }
-        #expect(throws: VaultError.keys(.operationRefused(reason: "that recovery key is not this vault's; escrow-free mode needs the vault's own recovery key or a second device"))) {
+        #expect(throws: QuireError.keys(.operationRefused(reason: "that recovery key is not this vault's; escrow-free mode needs the vault's own recovery key or a second device"))) {
             try vault.changeKeys(.enableEscrowFree(recoveryProof: testRecoveryKey("someone else's")))
         }
         try vault.changeKeys(.enableEscrowFree(recoveryProof: recovery), now: Self.t0 + 5 * Self.day)
@@ -167,10 +167,10 @@ import QuireSystem
         #expect(try Self.texts(path, .escrow(custodian)) == ["before"])
         #expect(try Self.texts(path, .device(laptop.keyPair)) == ["after", "before"])
         // No escrow key can be added now, nor escrow-free turned on twice.
-        #expect(throws: VaultError.keys(.escrowRefused)) {
+        #expect(throws: QuireError.keys(.escrowRefused)) {
             try vault.changeKeys(.setEscrow(EscrowRecipient(publicKey: custodian.publicKey, label: "again")))
         }
-        #expect(throws: VaultError.keys(.operationRefused(reason: "the vault is already escrow-free"))) {
+        #expect(throws: QuireError.keys(.operationRefused(reason: "the vault is already escrow-free"))) {
             try vault.changeKeys(.enableEscrowFree(recoveryProof: recovery))
         }
         let state = try vault.keyState()
@@ -219,7 +219,7 @@ import QuireSystem
         #expect(try current.entries().map(\.body.text) == ["first"])
         #expect(try Self.texts(path, .passphrase(Self.secret("p6"))) == ["first"])
         #expect(try Self.texts(path, .passphrase(Self.secret("p2"))) == ["first"])
-        #expect(throws: VaultError.keys(.kdfBudgetExceeded(untried: 1))) {
+        #expect(throws: QuireError.keys(.kdfBudgetExceeded(untried: 1))) {
             try Vault.open(at: path, credential: .passphrase(Self.secret("p5")), writable: false, options: fast)
         }
     }
@@ -244,10 +244,10 @@ import QuireSystem
         // The new passphrase reads everything; the old one only what came before.
         #expect(try Self.texts(path, .passphrase(Self.secret("new words"))) == ["under the new passphrase", "under the old passphrase"])
         #expect(try Self.texts(path, .passphrase(Self.secret("old words"))) == ["under the old passphrase"])
-        #expect(throws: VaultError.keys(.wrongPassphrase)) { try Vault.open(at: path, credential: .passphrase(Self.secret("other words"))) }
+        #expect(throws: QuireError.keys(.wrongPassphrase)) { try Vault.open(at: path, credential: .passphrase(Self.secret("other words"))) }
         // A passphrase reads but cannot change the keys.
         let withPassphrase = try Vault.open(at: path, credential: .passphrase(Self.secret("new words")), options: fast)
-        #expect(throws: VaultError.keys(.operationRefused(reason: "only an enrolled device or the recovery key can change the keys; a passphrase or an escrow key can only read"))) {
+        #expect(throws: QuireError.keys(.operationRefused(reason: "only an enrolled device or the recovery key can change the keys; a passphrase or an escrow key can only read"))) {
             try withPassphrase.rotateKeys()
         }
         // A rotation by the device keeps the passphrase without knowing it.
@@ -347,7 +347,7 @@ import QuireSystem
         #expect(state.removed.map(\.name) == ["Phone"])
         try a.add(Self.entry("after the join", at: Self.t0 + 3 * Self.day))
         #expect(try Self.texts(pathA, .device(phone.keyPair)).isEmpty)
-        #expect(throws: VaultError.behindNewerKeyring(newerEpoch: 3, madeBy: "the device \"Laptop\"")) {
+        #expect(throws: QuireError.behindNewerKeyring(newerEpoch: 3, madeBy: "the device \"Laptop\"")) {
             try Vault.open(at: pathA, credential: .device(phone.keyPair), options: fast).add(Self.entry("x", at: Self.t0 + 4 * Self.day))
         }
     }
@@ -424,7 +424,7 @@ import QuireSystem
         #expect(try store.memory(of: vault.vaultID, path: canonical) == memory)
         // Writing is refused until the newer copy is merged back or the
         // file accepted: the rolled-back file would re-admit the phone.
-        #expect(throws: VaultError.rolledBack(reason: "1 keyring this device trusted is missing from it")) {
+        #expect(throws: QuireError.rolledBack(reason: "1 keyring this device trusted is missing from it")) {
             try rolledBack.add(Self.entry("on the old copy", at: Self.t0 + 3 * Self.day))
         }
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == old)
@@ -442,8 +442,8 @@ import QuireSystem
         _ = try Vault.create(
             at: path, setup: VaultSetup(name: "J", recoveryKey: testRecoveryKey("empty store"), device: Self.device("Laptop"), now: Self.t0),
             random: SeededRandom(label: "empty store"), options: fast)
-        #expect(throws: VaultError.deviceStore(.noKey)) { _ = try Vault.open(at: path, store: InMemoryDeviceKeyStore(), options: fast) }
-        #expect(VaultError.deviceStore(.noKey).code == "no_device_key")
+        #expect(throws: QuireError.deviceStore(.noKey)) { _ = try Vault.open(at: path, store: InMemoryDeviceKeyStore(), options: fast) }
+        #expect(QuireError.deviceStore(.noKey).code == "no_device_key")
     }
 
     // MARK: - Enrollment and removal refusals
@@ -457,7 +457,7 @@ import QuireSystem
             random: SeededRandom(label: "refusals"), options: fast)
         let size = try FileSystem.size(path)
         func refused(_ reason: String, _ body: () throws -> Void) {
-            #expect(throws: VaultError.keys(.operationRefused(reason: reason)), performing: body)
+            #expect(throws: QuireError.keys(.operationRefused(reason: reason)), performing: body)
         }
         refused("that device is already enrolled, as \"Laptop\"") { try vault.enrollDevice(code: laptop.code, name: "Me") }
         refused("a member is already named \"Laptop\"; choose another name") { try vault.enrollDevice(code: Self.device("x").code, name: "laptop") }
@@ -465,12 +465,12 @@ import QuireSystem
         refused("a device cannot remove itself; remove it from another device or with the recovery key") { try vault.removeDevice(named: "Laptop") }
         refused("no enrolled device is named \"Tablet\"; the devices are \"Laptop\"") { try vault.removeDevice(named: "Tablet") }
         refused("no passphrase is set") { try vault.setPassphrase(nil) }
-        #expect(throws: VaultError.keys(.deviceCodeInvalid(reason: "its checksum does not match; check for a mistyped character"))) {
+        #expect(throws: QuireError.keys(.deviceCodeInvalid(reason: "its checksum does not match; check for a mistyped character"))) {
             var code = Array(Self.device("z").code)
             code[0] = code[0] == "A" ? "B" : "A"
             try vault.enrollDevice(code: String(code), name: "Z")
         }
-        #expect(throws: VaultError.keys(.deviceCodeInvalid(reason: "this is a recovery key, not a device code: keep it secret, and type the code the new device shows for itself instead"))) {
+        #expect(throws: QuireError.keys(.deviceCodeInvalid(reason: "this is a recovery key, not a device code: keep it secret, and type the code the new device shows for itself instead"))) {
             try vault.enrollDevice(code: testRecoveryKey("refusals").code(), name: "Z")
         }
         // Nothing was written by any refusal.

@@ -158,7 +158,7 @@ import Testing
             let revisionID = RevisionID(unchecked: rng.bytes(16))
             var stored: StoredBlob?
             var ref: AttachmentReference?
-            try vault.commit { (tx: VaultTransaction) throws(VaultError) in
+            try vault.commit { (tx: VaultTransaction) throws(QuireError) in
                 let s = try tx.storeAttachment(from: MemoryByteSource(content), mediaType: "application/octet-stream")
                 stored = s
                 ref = AttachmentReference(id: refID, blob: s.blob, mediaType: "application/octet-stream", fileName: "file-\(size).bin")

@@ -95,7 +95,7 @@ extension VaultObserverTests {
         #expect(page.entries.isEmpty)
         #expect(photo == jpeg)
         let compacted = await compaction.result
-        if case .failure(let error) = compacted { #expect(error as? VaultError == .cancelled) }
+        if case .failure(let error) = compacted { #expect(error as? QuireError == .cancelled) }
         #expect(try await vault.verify().issues.isEmpty)
         #expect(try await vault.entry(id)?.body.text == "Sunset")
         let deadline = Date().addingTimeInterval(10)

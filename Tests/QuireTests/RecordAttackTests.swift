@@ -421,7 +421,7 @@ import QuireSystem
         try poison("poison 2")
         let rolledBack = try Vault.open(at: path, store: store, options: fast)
         #expect(rolledBack.keyWarnings.contains { $0.code == "rollback_suspected" })
-        #expect(throws: VaultError.self) { try rolledBack.add(EntryBody(created: Self.t0 + 4, text: "refused")) }
+        #expect(throws: QuireError.self) { try rolledBack.add(EntryBody(created: Self.t0 + 4, text: "refused")) }
     }
 
     // MARK: Third review, item 11 — an unattested child retires an attested revision

@@ -48,7 +48,7 @@ import QuireSystem
         let dir = TemporaryDirectory()
         let fifo = dir.file("pipe.quire")
         #expect(mkfifo(fifo, 0o600) == 0)
-        #expect(throws: VaultError.self) {
+        #expect(throws: QuireError.self) {
             try Vault.open(at: fifo, credential: .recoveryKey(testRecoveryKey()))
         }
         do {
@@ -74,8 +74,8 @@ import QuireSystem
         #expect(throws: FormatError.sourceChanged(path: source)) {
             do {
                 try vault.commit { tx in _ = try tx.storeAttachment(from: reader, mediaType: "application/octet-stream") }
-            } catch let error as VaultError {
-                if case .format(let f) = error { throw f }
+            } catch let error as QuireError {
+                if case .format(let f) = error.detail { throw f }
                 throw error
             }
         }
@@ -161,7 +161,7 @@ import QuireSystem
         try holder.lockExclusive()
         defer { holder.unlock() }
         let vault = try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: WriteOptions(synchronous: false, lockTimeoutSeconds: 0.2))
-        #expect(throws: VaultError.format(.locked(path: dir.file("v.quire"), seconds: 0.2))) {
+        #expect(throws: QuireError.format(.locked(path: dir.file("v.quire"), seconds: 0.2))) {
             try vault.add(body("blocked"))
         }
     }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Quire
+@_spi(Format) import Quire
 import QuireSystem
 
 /// A valid vault followed by a large hole of zeros (a sparse file, or a

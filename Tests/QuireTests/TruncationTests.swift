@@ -38,14 +38,14 @@ struct TruncationFixture {
         let content = SeededRandom(label: "truncation-attachment").bytes(Self.attachmentByteCount)
         var stored: StoredBlob?
         let ids = SeededRandom(label: "truncation-ids")
-        try vault.commit { (tx: VaultTransaction) throws(VaultError) in
+        try vault.commit { (tx: VaultTransaction) throws(QuireError) in
             stored = try tx.storeAttachment(from: MemoryByteSource(content), mediaType: "image/png")
             let ref = AttachmentReference(id: [1, 2, 3, 4], blob: stored!.blob, mediaType: "image/png", fileName: "sunrise.png")
             try tx.append(EntryRevision(
                 entryID: EntryID(using: ids), revisionID: RevisionID(using: ids), clock: HybridLogicalClock(milliseconds: 1_700_000_200_000, counter: 0),
                 body: dmgBody("Sunrise over the bay ☀️", created: 1_700_000_200_000, attachments: [ref])))
         }
-        try vault.commit { (tx: VaultTransaction) throws(VaultError) in
+        try vault.commit { (tx: VaultTransaction) throws(QuireError) in
             for (i, text) in ["Вечер: чай и книга.", "午饭吃了饺子。", "Walked 12 km 🥾"].enumerated() {
                 try tx.append(EntryRevision(
                     entryID: EntryID(using: ids), revisionID: RevisionID(using: ids),
@@ -139,7 +139,7 @@ struct TruncationFixture {
         if complete.contains(2) {
             #expect(try vault.openAttachment(f.blob).readAll() == f.attachment, "cut at \(cut)")
         } else {
-            #expect(throws: VaultError.attachmentNotFound(f.blob), "cut at \(cut)") { try vault.openAttachment(f.blob) }
+            #expect(throws: QuireError.attachmentNotFound(f.blob), "cut at \(cut)") { try vault.openAttachment(f.blob) }
         }
         let report = vault.verify()
         let issues = report.issues.map(DmgIssue.init)

@@ -11,12 +11,12 @@ import Foundation
 import QuireSystem
 import Testing
 
-/// ``VaultError/category``: the small mapping an app acts on, from errors
+/// ``QuireError/category``: the small mapping an app acts on, from errors
 /// the vault really throws and from representative cases of every kind.
-@Suite struct VaultErrorCategoryTests {
+@Suite struct QuireErrorCategoryTests {
     /// The category of what `body` threw; nil when it threw nothing.
-    func category(_ body: () throws -> Void) -> VaultError.Category? {
-        do { try body() } catch let error as VaultError { return error.category } catch { Issue.record("\(error)") }
+    func category(_ body: () throws -> Void) -> QuireError.Category? {
+        do { try body() } catch let error as QuireError { return error.category } catch { Issue.record("\(error)") }
         return nil
     }
 
@@ -35,7 +35,7 @@ import Testing
     }
 
     @Test func systemErrorsMapByErrno() {
-        func io(_ code: Int32) -> VaultError { .format(.io(SystemError(operation: "write", path: "/v", code: code))) }
+        func io(_ code: Int32) -> QuireError { .format(.io(SystemError(operation: "write", path: "/v", code: code))) }
         #expect(io(ENOSPC).category == .outOfSpace)
         #expect(io(EDQUOT).category == .outOfSpace)
         #expect(io(ENOENT).category == .unavailable)
@@ -43,13 +43,13 @@ import Testing
         #expect(io(EAGAIN).category == .busy)
         #expect(io(EROFS).category == .readOnly)
         #expect(io(EINVAL).category == .programmerError)
-        #expect(VaultError.sync(.io(SystemError(operation: "rename", path: "", code: ENOSPC))).category == .outOfSpace)
-        #expect(VaultError.deviceStore(.io(SystemError(operation: "open", path: "", code: EDQUOT))).category == .outOfSpace)
+        #expect(QuireError.sync(.io(SystemError(operation: "rename", path: "", code: ENOSPC))).category == .outOfSpace)
+        #expect(QuireError.deviceStore(.io(SystemError(operation: "open", path: "", code: EDQUOT))).category == .outOfSpace)
     }
 
     @Test func representativeErrorsOfEveryKind() {
         let at = FrameLocation(offset: 64, index: 1)
-        let expected: [(VaultError, VaultError.Category)] = [
+        let expected: [(QuireError, QuireError.Category)] = [
             (.keys(.wrongPassphrase), .wrongCredential),
             (.keys(.wrongDeviceKey), .wrongCredential),
             (.keys(.recoveryCodeInvalid(reason: "checksum")), .wrongCredential),

@@ -118,7 +118,7 @@ import Testing
         func changes(_ origin: VaultEvent.Origin) -> [VaultChangeSet] {
             all.compactMap { if case .changed(let c, let o) = $0, o == origin { c } else { nil } }
         }
-        var failures: [VaultError] { all.compactMap { if case .refreshFailed(let e) = $0 { e } else { nil } } }
+        var failures: [QuireError] { all.compactMap { if case .refreshFailed(let e) = $0 { e } else { nil } } }
         var copies: [[String]] { all.compactMap { if case .conflictCopiesAppeared(let p) = $0 { p } else { nil } } }
     }
 

@@ -28,7 +28,7 @@ import Testing
         let (vault, recovery) = try makeVault(dir)
         let content = SeededRandom(label: "photo").bytes(200_000)
         var stored: StoredBlob?
-        try vault.commit { (tx: VaultTransaction) throws(VaultError) in
+        try vault.commit { (tx: VaultTransaction) throws(QuireError) in
             stored = try tx.storeAttachment(from: MemoryByteSource(content), mediaType: "image/jpeg")
         }
         let reopened = try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
@@ -104,7 +104,7 @@ import Testing
             }
             // Beside a member's frame of an unknown critical kind, records
             // are not written either (Spec/format.md §4.3).
-            let added = Result { () throws(VaultError) -> EntryRevision in try vault.add(EntryBody(created: 1_700_000_200_000, text: "After.")) }
+            let added = Result { () throws(QuireError) -> EntryRevision in try vault.add(EntryBody(created: 1_700_000_200_000, text: "After.")) }
             if case .failure(let error) = added {
                 #expect(attested)
                 #expect(error.code == "unknown_critical_kind")
@@ -112,7 +112,7 @@ import Testing
                 #expect(!attested)
             }
             let reopened = try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), writable: false, options: fast)
-            let result = Result { () throws(VaultError) -> [EntrySnapshot] in try reopened.entries() }
+            let result = Result { () throws(QuireError) -> [EntrySnapshot] in try reopened.entries() }
             switch result {
             case .success(let entries):
                 #expect(!attested)
@@ -149,7 +149,7 @@ import Testing
     @Test func wrongRecoveryKeyIsNotDamage() throws {
         let dir = TemporaryDirectory()
         _ = try makeVault(dir)
-        #expect(throws: VaultError.keys(.wrongRecoveryKey)) {
+        #expect(throws: QuireError.keys(.wrongRecoveryKey)) {
             try Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(testRecoveryKey("other")))
         }
     }

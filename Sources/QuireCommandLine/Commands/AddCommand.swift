@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 import QuireSystem
 
 /// `quire add [VAULT] [TEXT | -]`: a new entry.
@@ -64,7 +64,7 @@ struct AddCommand: QuireCommand {
                 entry.attachments = try AttachmentFiles.store(attach, in: tx)
                 revision = try tx.add(entry)
             }
-        } catch let e as VaultError {
+        } catch let e as QuireError {
             throw .vault(e, path: vault)
         } catch {
             throw CLIFailure("\(error)")

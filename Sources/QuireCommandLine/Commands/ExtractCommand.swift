@@ -65,8 +65,8 @@ struct ExtractCommand: QuireCommand {
         if output == "-", let damage = Reading.damagedAttachments(opened.vault)[ref.blob] { throw damaged(ref, code: damage.code) }
         let reader: BlobReader
         do { reader = try opened.vault.openAttachment(ref.blob) } catch {
-            if case .attachmentNotFound = error { throw .vault(error, path: vault) }
-            let format: FormatError? = if case .format(let f) = error { f } else { nil }
+            if case .attachmentNotFound = error.detail { throw .vault(error, path: vault) }
+            let format: FormatError? = if case .format(let f) = error.detail { f } else { nil }
             let code = format?.code ?? error.code
             Reading.noteRead(ref, failure: (code, format?.location, format?.description ?? error.description))
             throw damaged(ref, code: code)

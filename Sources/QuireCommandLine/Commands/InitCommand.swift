@@ -61,7 +61,7 @@ struct InitCommand: QuireCommand {
         setup.isEscrowFree = escrowFree
         let vault: Vault
         let store = try Unlock.store()
-        do throws(VaultError) {
+        do throws(QuireError) {
             vault = try Vault.create(at: path, setup: setup)
             try vault.remember(in: store)
         } catch {

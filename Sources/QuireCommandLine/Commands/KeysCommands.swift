@@ -191,7 +191,7 @@ struct KeysEscrowFreeCommand: QuireCommand {
             epoch = try opened.vault.keyState().epoch
         } catch {
             var f = CLIFailure.vault(error, path: vault)
-            if case .keys(.operationRefused) = error, proof == nil, state.devices.count < 2 {
+            if case .keys(.operationRefused) = error.detail, proof == nil, state.devices.count < 2 {
                 f.hint = "pass --recovery-key-file FILE to show you hold the recovery key, or enroll a second device first"
             }
             throw f
@@ -396,7 +396,7 @@ struct KeysRecoveryKeyCommand: QuireCommand {
                 epoch = try opened.vault.keyState().epoch
             } catch let e as CLIFailure {
                 throw e
-            } catch let e as VaultError {
+            } catch let e as QuireError {
                 throw .vault(e, path: vault)
             } catch {
                 throw CLIFailure("\(error)")
@@ -419,7 +419,7 @@ struct KeysRecoveryKeyCommand: QuireCommand {
         // The file first (new, 0600): if it cannot be written, the keys stay as they are.
         if let file { try RecoveryKeyFile.write(recovery, to: file, nothing: "nothing was changed") }
         let epoch: UInt32
-        do throws(VaultError) {
+        do throws(QuireError) {
             if let keep {
                 let choices = try opened.vault.recoveryKeyChoices()
                 guard choices.isEmpty || choices.indices.contains(keep - 1) else {

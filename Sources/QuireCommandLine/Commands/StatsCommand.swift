@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 
 /// `quire stats [VAULT]`: counts, words, streaks and tags.
 struct StatsCommand: QuireCommand {

@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 import QuireSystem
 
 /// Files given with `--attach` (to `add` and `edit`).

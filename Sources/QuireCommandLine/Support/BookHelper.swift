@@ -1,4 +1,4 @@
-package import Quire
+@_spi(Format) package import Quire
 package import QuireExport
 import QuireSystem
 

@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 
 /// Writing a changed entry the way every command that changes one does:
 /// as a change made from the revisions that were read (so a change
@@ -25,7 +25,7 @@ enum EntryChange {
                 body.attachments += try AttachmentFiles.store(attach, in: tx)
                 made = try tx.edit(e.id, body: body, replacing: base(of: e))
             }
-        } catch let error as VaultError {
+        } catch let error as QuireError {
             throw .vault(error, path: path)
         } catch {
             throw CLIFailure("\(error)")

@@ -27,7 +27,7 @@ struct CLIFailure: Error, Sendable {
     /// The exit code.
     var exit: ExitCode
     /// The library error it reports, when it reports one.
-    var cause: VaultError?
+    var cause: QuireError?
 
     init(_ message: String, hint: String? = nil, code: String = "failed", exit: ExitCode = .failure) {
         self.message = message
@@ -42,11 +42,11 @@ struct CLIFailure: Error, Sendable {
     }
 
     /// A library error, with the hint its case calls for.
-    static func vault(_ error: VaultError, path: String? = nil) -> CLIFailure {
+    static func vault(_ error: QuireError, path: String? = nil) -> CLIFailure {
         var f = CLIFailure(error.description, hint: hint(for: error, path: path ?? "VAULT"), code: error.code)
         // A file shorter than the header that starts with the magic is a
         // vault cut off: damage, said as such (still truncated_header).
-        if case .format(.truncatedHeader(let n)) = error, let path, isCutOffVault(path) {
+        if case .format(.truncatedHeader(let n)) = error.detail, let path, isCutOffVault(path) {
             f = CLIFailure(
                 "damaged: the file is a Quire vault cut off, \(n) bytes, shorter than its 64-byte header (it starts with the Quire magic)",
                 hint: "restore it from a copy (another device's copy, or a backup); 'quire verify \(path)' says the same", code: error.code)
@@ -64,8 +64,8 @@ struct CLIFailure: Error, Sendable {
     }
 
     /// What a person can do about `error`, chosen by its case.
-    static func hint(for error: VaultError, path: String) -> String? {
-        switch error {
+    static func hint(for error: QuireError, path: String) -> String? {
+        switch error.detail {
         case .keys(let e): return hint(for: e, path: path)
         case .deviceStore(.noKey):
             return "make this device's key with 'quire device code', or unlock with --recovery-key-file FILE"

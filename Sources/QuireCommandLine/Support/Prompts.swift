@@ -1,5 +1,5 @@
 import Foundation
-import Quire
+@_spi(Format) import Quire
 import QuireSystem
 
 /// Questions to the person at the terminal, and secrets read from files.

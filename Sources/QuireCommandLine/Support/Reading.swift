@@ -122,9 +122,9 @@ enum Reading {
                     failure = (error.code, error.location, error.description)
                 }
             } catch {
-                if case .attachmentNotFound = error {
+                if case .attachmentNotFound = error.detail {
                     failure = nil
-                } else if case .format(let f) = error {
+                } else if case .format(let f) = error.detail {
                     failure = (f.code, f.location, f.description)
                 } else {
                     failure = (error.code, nil, error.description)

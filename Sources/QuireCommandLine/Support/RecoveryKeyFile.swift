@@ -1,4 +1,4 @@
-import Quire
+@_spi(Format) import Quire
 import QuireSystem
 
 /// Writes a recovery key's code to a new file (`Spec/records.md §6.5`).

@@ -166,8 +166,8 @@ enum Unlock {
     }
 
     /// True when `error` means the file is damaged (not a wrong key, not a missing file).
-    static func isDamage(_ error: VaultError) -> Bool {
-        switch error {
+    static func isDamage(_ error: QuireError) -> Bool {
+        switch error.detail {
         case .keys(.noKeyring), .keys(.keyringUnauthenticated), .keys(.malformedKeyring): true
         case .format(.headerDamaged), .format(.headerCopiesDiffer), .format(.truncatedHeader), .format(.frameDamaged),
             .format(.malformedFrame),

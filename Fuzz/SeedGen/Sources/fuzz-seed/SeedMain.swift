@@ -107,13 +107,13 @@ struct Seeds {
             let random = SeededRandom(label: "entries content")
             let first = revision(1, text: "Hello", random: random)
             let second = revision(2, text: String(repeating: "compressible text ", count: 40), random: random)
-            try vault.commit { (tx: VaultTransaction) throws(VaultError) in
+            try vault.commit { (tx: VaultTransaction) throws(QuireError) in
                 try tx.append(first)
                 try tx.append(second)
             }
             let third = revision(1, text: "Hello again", random: random, parents: [first.revisionID])
             let tombstone = revision(2, text: "", random: random, parents: [second.revisionID], deleted: true)
-            try vault.commit { (tx: VaultTransaction) throws(VaultError) in
+            try vault.commit { (tx: VaultTransaction) throws(QuireError) in
                 try tx.append(third)
                 try tx.append(tombstone)
                 _ = try tx.storeAttachment(from: MemoryByteSource((0..<200).map { UInt8($0) }), mediaType: "application/octet-stream")

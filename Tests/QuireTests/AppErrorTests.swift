@@ -1,0 +1,127 @@
+import Foundation
+import Quire  // alone: what an app sees
+import Testing
+
+/// Issue 13, need 7: an app catches one error type, ``QuireError``, and
+/// acts on its ``QuireError/category``; its ``QuireError/code`` is the
+/// specification's and the CLI's. Written against `import Quire` without
+/// any `@_spi`, as an app is.
+@Suite struct AppErrorTests {
+    typealias Store = AppKeyStoreTests.KeychainLikeStore
+    static let now: Int64 = 1_767_225_600_000
+
+    static func secret(_ text: String) throws -> SecureBytes {
+        var bytes = Array(text.utf8)
+        return try SecureBytes(consuming: &bytes)
+    }
+
+    static func store(_ name: String) throws -> Store {
+        let store = Store()
+        _ = try store.loadOrCreate(name: name, now: now, using: SystemRandom())
+        return store
+    }
+
+    /// What the app's error handling does with an error, by category: the
+    /// way an app is written (a `switch` in a typed `catch`).
+    static func action(_ body: () throws(QuireError) -> Void) -> (action: String, code: String, message: String)? {
+        do {
+            try body()
+            return nil
+        } catch {
+            let action =
+                switch error.category {
+                case .wrongCredential: "ask again"
+                case .readOnly: "read only"
+                case .damaged: "offer repair"
+                case .needsMerge: "offer merge"
+                case .cancelled: "nothing"
+                default: "show"
+                }
+            return (action, error.code, error.message)
+        }
+    }
+
+    @Test func aWrongPassphraseAsksAgain() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("Journal.quire")
+        var setup = VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom()))
+        setup.passphrase = try Self.secret("correct horse")
+        setup.passphraseOpsLimit = 2  // the floor for a new passphrase (Spec/keys.md §2.3), to keep the test short
+        setup.passphraseMemLimitBytes = 64 << 20
+        _ = try Vault.create(at: path, setup: setup, store: Self.store("Laptop"), options: fast)
+
+        let result = Self.action { () throws(QuireError) in _ = try Vault.open(at: path, credential: .passphrase(try! Self.secret("wrong horse"))) }
+        let got = try #require(result)
+        #expect(got.action == "ask again")
+        #expect(got.code == "wrong_passphrase")
+        #expect(!got.message.contains("horse"))
+        // Caught as `any Error` (a `Task`'s value), it is the same type.
+        do {
+            _ = try Vault.open(at: path, credential: .passphrase(Self.secret("wrong horse")))
+            Issue.record("opened with a wrong passphrase")
+        } catch let error as QuireError {
+            #expect(error.category == .wrongCredential)
+            #expect(error.entryID == nil && error.offset == nil)
+        }
+    }
+
+    @Test func aRemovedDeviceReadsButCannotWrite() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("Journal.quire")
+        let laptopStore = try Self.store("Laptop")
+        let phoneStore = try Self.store("Phone")
+        let laptop = try Vault.create(
+            at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom())), store: laptopStore,
+            options: fast)
+        let phone = try #require(try phoneStore.load())
+        try laptop.enrollDevice(code: phone.code, name: "Phone")
+        try laptop.add(EntryBody(created: Self.now, text: "before"))
+        try laptop.removeDevice(named: "Phone")
+
+        let onPhone = try Vault.open(at: path, store: phoneStore, options: fast)
+        let status = try #require(onPhone.removedFromVault)
+        #expect(status.category == .readOnly)
+        #expect(status.code == "behind_newer_keyring")
+        let result = Self.action { () throws(QuireError) in try onPhone.add(EntryBody(created: Self.now + 1, text: "after")) }
+        let got = try #require(result)
+        #expect(got.action == "read only")
+        #expect(got.code == "behind_newer_keyring")
+        #expect(got.message.contains("cannot write"))
+    }
+
+    @Test func aDamagedFileOffersRepair() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("Journal.quire")
+        let recovery = try RecoveryKey(using: SystemRandom())
+        _ = try Vault.create(at: path, setup: VaultSetup(name: "Journal", recoveryKey: recovery), options: fast)
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        bytes[20] ^= 0x10  // both copies of the header (Spec/format.md §3)
+        bytes[52] ^= 0x10
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        let result = Self.action { () throws(QuireError) in _ = try Vault.open(at: path, credential: .recoveryKey(recovery)) }
+        let got = try #require(result)
+        #expect(got.action == "offer repair")
+        #expect(got.code == "header_damaged")
+    }
+
+    @Test func aRolledBackFileOffersAMerge() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("Journal.quire")
+        let store = try Self.store("Laptop")
+        let vault = try Vault.create(
+            at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom())), store: store,
+            options: fast)
+        try vault.add(EntryBody(created: Self.now, text: "one"))
+        let old = try Data(contentsOf: URL(fileURLWithPath: path))
+        try vault.rotateKeys()  // a keyring the old copy lacks
+        try old.write(to: URL(fileURLWithPath: path))
+
+        let rolledBack = try Vault.open(at: path, store: store, options: fast)
+        #expect(rolledBack.keyWarnings.map(\.code) == ["rollback_suspected"])
+        let result = Self.action { () throws(QuireError) in try rolledBack.add(EntryBody(created: Self.now + 1, text: "two")) }
+        let got = try #require(result)
+        #expect(got.action == "offer merge")
+        #expect(got.code == "rolled_back")
+    }
+}
