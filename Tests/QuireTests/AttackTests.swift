@@ -373,7 +373,7 @@ import QuireSystem
                 try change()
                 Issue.record("a writer \(what) under a critical extension it does not understand")
             } catch {
-                #expect((error as? VaultError)?.code == "operation_refused")
+                #expect((error as? QuireError)?.code == "operation_refused")
             }
         }
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == before)
