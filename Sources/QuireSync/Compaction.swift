@@ -87,6 +87,8 @@ package enum Compaction {
     ///   keyring's time and the tombstone horizon's reference).
     /// - Throws: ``SyncError/keys(_:)`` when the credential does not open the
     ///   vault or (for a rekey) cannot sign; ``SyncError/removed(newerEpoch:)``;
+    ///   ``SyncError/unknownCriticalKind(path:_:author:)`` while a member's
+    ///   frame of a critical kind this version does not know stops records;
     ///   ``SyncError/damaged(issues:)`` when the vault has damaged or
     ///   unverified records (compaction would drop them: fold copies or
     ///   repair first); ``SyncError/resultDoesNotVerify(reason:)``,
@@ -111,6 +113,11 @@ package enum Compaction {
                         "a passphrase or an escrow key can read this vault but not compact it; compact with a device or the recovery key"))
         }
         file.verifyCommits(with: unlocked)
+        // Compaction writes every record again in a commit the compacting
+        // member attests: over a member's frame of an unknown critical kind
+        // it would make the frame its own, and removing the author would no
+        // longer lift the error (Spec/merge.md §6, eleventh review R11-3).
+        try VaultMerge.refuseUnknownCriticalKind(side, path: path, keyrings: unlocked.keyrings)
         let frames = file.structure.frames
         let committed = 0..<file.structure.committedFrameCount
 

@@ -466,4 +466,28 @@ import Testing
         #expect(merged.commits.statuses[group] == .verified && !merged.commits.isAttested(group))
         #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["laptop", "phone", "shared"])
     }
+
+    /// Compaction too writes records, in a commit the compacting member
+    /// attests: over the phone's attested frame of kind 0x7f it is refused,
+    /// naming the phone, and changes nothing. Before, the laptop's
+    /// compaction carried the frame into its own attested commit, where the
+    /// phone's removal no longer lifted `unknown_critical_kind`
+    /// (`Spec/merge.md §6`, eleventh review R11-3).
+    @Test func compactionIsRefusedOverAMembersUnknownCriticalKind() throws {
+        let c = try TwoCopies("R11-3 compaction")
+        let phone = try c.onPhone(c.a)
+        try phone.file.commit(random: SeededRandom(label: "R11-3 compaction"), options: fast, attestWith: c.phone.keyPair) {
+            (tx: PendingCommit) throws(FormatError) in
+            _ = try tx.appendPlaintext(kind: RecordKind(rawValue: 0x7f), keyID: tx.key.id, body: Array("a thief's".utf8), trusted: false)
+        }
+        let before = bytes(c.a)
+        #expect {
+            try Compaction.compact(
+                vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(), now: t0 + 10, writeOptions: fast)
+        } throws: { error in
+            guard let e = error as? SyncError, case .unknownCriticalKind(_, _, let author) = e else { return false }
+            return e.code == "unknown_critical_kind" && author == "the device \"Phone\""
+        }
+        #expect(bytes(c.a) == before)
+    }
 }
