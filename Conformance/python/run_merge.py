@@ -74,7 +74,7 @@ def entries(result):
         if r.kind != 0x10:
             continue
         v = cbor.decode(r.payload)
-        rank = 3 if r.attested else 2 if r.verified else 1
+        rank = r.standing
         key = (v.get("entry"), v.get("revision"))
         if key not in standing or rank > standing[key]:
             standing[key] = rank
@@ -103,7 +103,7 @@ def profile(result):
         if r.kind != 0x80:
             continue
         v = cbor.decode(r.payload)
-        k = (3 if r.attested else 2 if r.verified else 1, v.get("clock", 0))
+        k = (r.standing, v.get("clock", 0))
         if key is None or k >= key:
             best, key = v, k
     return best

@@ -114,7 +114,7 @@ extension Vault {
                 let frame = record.frame.location.index
                 summaries.insert(
                     r, frame: frame, verified: record.commitVerified, attestedBy: record.attestedBy,
-                    removedAttestor: record.removedAttestor, retain: false)
+                    removedAttestor: record.removedAttestor, ranksAsMember: record.ranksAsMember, retain: false)
                 created[frame] = r.body.created
                 if !r.isDeleted, include(r.body) { accepted.insert(frame) }
                 return true

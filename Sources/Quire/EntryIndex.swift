@@ -22,6 +22,11 @@ struct RevisionSummary: Sendable {
     /// The key of a removed member whose attestation covers the revision's
     /// commit (`Spec/format.md §9.4`); nil otherwise.
     let removedAttestor: [UInt8]?
+    /// True when the revision's commit ranks with a current member's
+    /// standing: attested by a current member, or by a removed member
+    /// before its removal (`Spec/format.md §9.4` step 5, eleventh review
+    /// R11-2).
+    var ranksAsMember = false
     /// BLAKE2b-256 of the revision's payload: two frames of one revision id
     /// must carry the same one (`Spec/merge.md §5`). Nil for a revision this
     /// handle wrote under a fresh random revision id, whose payload is
@@ -36,8 +41,9 @@ struct RevisionSummary: Sendable {
         return BLAKE2b.hash(revision?.encoded() ?? [], byteCount: 32)
     }
 
-    /// 2 attested by a member, 1 verified, 0 unverified.
-    var standing: Int { attestedBy != nil ? 2 : isVerified ? 1 : 0 }
+    /// 2 current-member standing (attested by a current member, or by a
+    /// removed member before its removal), 1 verified, 0 unverified.
+    var standing: Int { attestedBy != nil || ranksAsMember ? 2 : isVerified ? 1 : 0 }
 }
 
 /// A manifest a blob id may resolve to (`Spec/format.md §7.3`).
@@ -97,7 +103,8 @@ struct EntryIndex: Sendable {
     /// [`revision_conflict`] (`Spec/merge.md §5`).
     mutating func insert(
         _ r: EntryRevision, frame: Int, location: FrameLocation? = nil, payload: [UInt8]? = nil, verified: Bool = true,
-        attestedBy: [UInt8]? = nil, removedAttestor: [UInt8]? = nil, retain: Bool = true, ownPayload: Bool = false
+        attestedBy: [UInt8]? = nil, removedAttestor: [UInt8]? = nil, ranksAsMember: Bool = false, retain: Bool = true,
+        ownPayload: Bool = false
     ) {
         var list = revisions[r.entryID, default: []]
         let deferred = ownPayload && retain
@@ -105,7 +112,7 @@ struct EntryIndex: Sendable {
         let summary = RevisionSummary(
             frame: frame, revision: retain ? r : nil, revisionID: r.revisionID, parents: r.parents, clock: r.clock,
             isDeleted: r.isDeleted, isVerified: verified, attestedBy: verified ? attestedBy : nil,
-            removedAttestor: verified ? removedAttestor : nil,
+            removedAttestor: verified ? removedAttestor : nil, ranksAsMember: verified && ranksAsMember,
             payloadHash: deferred ? nil : BLAKE2b.hash(payload ?? r.encoded(), byteCount: 32))
         if let at = list.firstIndex(where: { $0.revisionID == r.revisionID }) {
             let existing = list[at]
@@ -257,7 +264,7 @@ extension Vault {
                     built.insert(
                         r, frame: record.frame.location.index, location: record.frame.location, payload: record.payload,
                         verified: record.commitVerified, attestedBy: record.attestedBy, removedAttestor: record.removedAttestor,
-                        retain: retain)
+                        ranksAsMember: record.ranksAsMember, retain: retain)
                 case .blobManifest:
                     let m = try BlobManifest(decoding: record.payload, location: record.frame.location)
                     if (try? file.chunkFrames(for: m)) != nil {
@@ -265,12 +272,12 @@ extension Vault {
                         // A revision names content by its blob id or by an
                         // earlier id a rekey kept as an alias; an alias is
                         // checked against the content when it is read.
-                        let standing = record.attestedBy != nil ? 2 : record.commitVerified ? 1 : 0
+                        let standing = record.standing
                         built.insert(m, frame: record.frame.location.index, blobKey: blobKey, standing: standing)
                     }
                 case .profile:
                     let p = try Profile(decoding: record.payload, location: record.frame.location)
-                    let standing = record.attestedBy != nil ? 2 : record.commitVerified ? 1 : 0
+                    let standing = record.standing
                     if Profile.replaces(p, standing: standing, current: built.profile, standing: built.profileStanding) {
                         built.profile = p
                         built.profileStanding = standing

@@ -474,7 +474,7 @@ extension Vault {
         else { return nil }
         let verified = record.commitVerified
         let attestedBy = verified ? record.attestedBy : nil
-        let standing: UInt8 = attestedBy != nil ? 2 : verified ? 1 : 0
+        let standing = UInt8(record.standing)
         guard standing == e.summary.standing else { return nil }
         // The order EntryIndex.heads(of:) gives: the highest standing, then
         // the greatest clock, then the greater revision id.

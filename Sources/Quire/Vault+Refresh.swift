@@ -164,7 +164,7 @@ extension Vault {
         // The same choice as the index (records.md §5): standing, then clock.
         var best: (profile: Profile, standing: Int)?
         _ = file.forEachRecord(kinds: [.profile], in: nil) { record in
-            let standing = record.attestedBy != nil ? 2 : record.commitVerified ? 1 : 0
+            let standing = record.standing
             if let p = try? Profile(decoding: record.payload, location: record.frame.location),
                 Profile.replaces(p, standing: standing, current: best?.profile, standing: best?.standing ?? 0)
             {

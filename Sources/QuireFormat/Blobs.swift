@@ -398,8 +398,10 @@ extension VaultFile {
     }
 
     /// How far a commit vouches for frame `index`: 2 when its commit is
-    /// verified and attested by a member, 1 when it is verified, 0 otherwise
-    /// (`Spec/format.md §7.4`).
+    /// verified and ranks with a current member's standing (attested by a
+    /// current member, or by a removed member before its removal,
+    /// `Spec/format.md §9.4` step 5), 1 when it is verified, 0 otherwise
+    /// (`Spec/format.md §7.4`, `Spec/merge.md §5`).
     public func standing(ofFrame index: Int) -> Int {
         lock.withLock { standingLocked(ofFrame: index) }
     }
@@ -409,7 +411,8 @@ extension VaultFile {
         // Only this group's attestation: reading `commits` would check every
         // group's, an Ed25519 verification each.
         checkAttestations(of: [g])
-        return verdicts.isAttested(g) ? 2 : 1
+        findRemovalAncestorsLocked()
+        return verdicts.ranksAsMember(g) ? 2 : 1
     }
 
     /// True when frames `a` and `b` are the same bytes.

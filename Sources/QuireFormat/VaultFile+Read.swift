@@ -18,6 +18,17 @@ import QuireSystem
     /// whose attestation covers the record's commit: shown as attested by a
     /// removed member, never as a member's (`Spec/format.md §9.4`).
     public let removedAttestor: [UInt8]?
+    /// True when the record's commit ranks with a current member's standing
+    /// (`Spec/format.md §9.4` step 5): attested by a current member, or by a
+    /// removed member before its removal — a link ancestor of the removal's
+    /// commit (eleventh review R11-2). Its records are still shown as a
+    /// removed member's; only the rules that rank by standing (an entry's
+    /// heads and winner, the profile, `Spec/merge.md §5`) count it so.
+    package var ranksAsMember = false
+
+    /// 2 when the commit ranks with a current member's standing, 1 when it
+    /// is verified, 0 otherwise (`Spec/merge.md §5`).
+    package var standing: Int { ranksAsMember ? 2 : commitVerified ? 1 : 0 }
 }
 
 extension VaultFile {
@@ -50,6 +61,7 @@ extension VaultFile {
             }
             checkAttestations(of: groups)
         }
+        findRemovalAncestorsLocked()
         let commits = verdicts
         for index in frames {
             let kind = structure.frames.header(at: index).kind
@@ -61,10 +73,10 @@ extension VaultFile {
                 let verified = g.map { $0 < commits.statuses.count && commits.statuses[$0] == .verified } ?? false
                 let signer = g.flatMap { commits.attestor($0) }
                 let removed = g.flatMap { commits.removedAttestor($0) }
-                if !body(ReadRecord(frame: frame, payload: payload, commitVerified: verified, attestedBy: signer, removedAttestor: removed))
-                {
-                    break
-                }
+                var record = ReadRecord(
+                    frame: frame, payload: payload, commitVerified: verified, attestedBy: signer, removedAttestor: removed)
+                record.ranksAsMember = g.map { commits.ranksAsMember($0) } ?? false
+                if !body(record) { break }
             } catch {
                 issues.append(error)
             }

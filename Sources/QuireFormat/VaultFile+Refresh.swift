@@ -143,6 +143,9 @@ extension CommitReport {
         }
         walkPositions.append(position)
         tipPosition = position
+        linkParents.append(tipGroup)
+        tipGroup = statuses.count - 1
+        removalAncestors = nil
         epochs.append(epoch)
         floors.append(currentFloor)
         tipHead = head

@@ -51,6 +51,7 @@ public struct WriteOptions: Sendable {
     public var commits: CommitReport {
         lock.withLock {
             checkAttestations(of: Array(uncheckedAttestations.keys))
+            findRemovalAncestorsLocked()
             return verdicts
         }
     }
@@ -84,6 +85,9 @@ public struct WriteOptions: Sendable {
     /// Ed25519 public keys a trusted keyring lists as removed: their
     /// attestations do not count as a member's (`Spec/format.md §9.4`).
     public internal(set) var removedMembers: Set<[UInt8]> = []
+    /// Frame index of each intact copy of a trusted keyring that removes
+    /// members → the keys it removes (``verifyCommits(keys:trustedKeyrings:attestors:removedMembers:removals:)``).
+    public internal(set) var removals: [Int: Set<[UInt8]>] = [:]
     var streamIndexCache: [StreamID: [Int]]?
     /// The zstd context ``openRecord(frame:)`` reuses (under ``lock``):
     /// making a fresh one for every record cost more than decompressing a
@@ -326,8 +330,10 @@ public struct WriteOptions: Sendable {
         /// A member attested the group; its Ed25519 public key.
         case attested(signer: [UInt8])
         /// A member that a trusted keyring lists as removed attested the
-        /// group: the file cannot show whether it did so before its removal,
-        /// so the records are not shown as a member's (`Spec/format.md §9.4`).
+        /// group: the records are not shown as a member's
+        /// (`Spec/format.md §9.4`). When the group is a link ancestor of its
+        /// removal, it still ranks as a current member's
+        /// (``CommitReport/ranksAsMember(_:)``, eleventh review R11-2).
         case removedMember(signer: [UInt8])
         /// The attestation does not check; the records are unattested.
         case failed(reason: String)
@@ -382,6 +388,16 @@ public struct WriteOptions: Sendable {
     /// -1 when the chain is empty: a commit appended at the tip comes
     /// right after it.
     package internal(set) var tipPosition = -1
+    /// For each commit, the commit it links to (`Spec/format.md §9.3`,
+    /// "Links"), or -1 when it links to the start, to none, or takes no link.
+    package internal(set) var linkParents: [Int] = []
+    /// The chain's tip (the last commit the walk put on it), or -1.
+    package internal(set) var tipGroup = -1
+    /// The link ancestors of the commits a current member attested that
+    /// hold a trusted keyring removing members, each with the keys removed
+    /// after it (``ranksAsMember(_:)``): found once, when first needed, by
+    /// ``VaultFile``; nil until then. Replaced with the verdicts.
+    package internal(set) var removalAncestors: [Int: Set<[UInt8]>]?
 
     /// An empty report.
     public init() {}
@@ -397,6 +413,18 @@ public struct WriteOptions: Sendable {
     public func isAttested(_ g: Int) -> Bool {
         guard g < attestations.count, case .attested = attestations[g] else { return false }
         return true
+    }
+
+    /// True when commit group `g` ranks with a current member's standing
+    /// (`Spec/format.md §9.4` step 5): attested by a current member, or by a
+    /// removed member and a link ancestor of a commit a current member
+    /// attested whose group holds a trusted keyring removing that member —
+    /// a commit the removal provably saw (eleventh review R11-2). Only
+    /// meaningful once ``removalAncestors`` is found.
+    public func ranksAsMember(_ g: Int) -> Bool {
+        if isAttested(g) { return true }
+        guard let signer = removedAttestor(g), g < statuses.count, statuses[g] == .verified else { return false }
+        return removalAncestors?[g]?.contains(signer) == true
     }
 
     /// The member that attested commit group `g`, if one did.
@@ -424,17 +452,31 @@ extension VaultFile {
     /// attestations are reported as ``CommitReport/Attestation/removedMember(signer:)``.
     /// If the last commit's header is damaged but its head verifies, the
     /// commit is recovered first (§10.3).
-    public func verifyCommits(keys: KeySet, trustedKeyrings: [Int: UInt32], attestors: Set<[UInt8]>, removedMembers: Set<[UInt8]> = []) {
+    ///
+    /// `removals` maps the frame index of each intact copy of a trusted
+    /// keyring that removes members to the keys its `removed` list names:
+    /// a removed member's commits that are link ancestors of such a copy's
+    /// commit, attested by a current member, rank as a current member's
+    /// (§9.4 step 5, eleventh review R11-2).
+    public func verifyCommits(
+        keys: KeySet, trustedKeyrings: [Int: UInt32], attestors: Set<[UInt8]>, removedMembers: Set<[UInt8]> = [],
+        removals: [Int: Set<[UInt8]>] = [:]
+    ) {
         lock.withLock {
-            verifyCommitsLocked(keys: keys, trustedKeyrings: trustedKeyrings, attestors: attestors, removedMembers: removedMembers)
+            verifyCommitsLocked(
+                keys: keys, trustedKeyrings: trustedKeyrings, attestors: attestors, removedMembers: removedMembers, removals: removals)
         }
     }
 
-    func verifyCommitsLocked(keys: KeySet, trustedKeyrings: [Int: UInt32], attestors: Set<[UInt8]>, removedMembers: Set<[UInt8]>) {
+    func verifyCommitsLocked(
+        keys: KeySet, trustedKeyrings: [Int: UInt32], attestors: Set<[UInt8]>, removedMembers: Set<[UInt8]>,
+        removals: [Int: Set<[UInt8]>] = [:]
+    ) {
         self.keys = keys
         self.trustedKeyrings = trustedKeyrings
         self.attestors = attestors
         self.removedMembers = removedMembers
+        self.removals = removals
         var (report, unchecked) = chainReport()
         if recoverDamagedLastCommit() {
             (report, unchecked) = chainReport()
@@ -1079,6 +1121,8 @@ extension VaultFile {
         report.previousHeads = verifiedFrom
         report.walkPositions = walkPositions
         report.tipPosition = chain.last.map { walkPositions[$0] } ?? -1
+        report.tipGroup = chain.last ?? -1
+        report.linkParents = links.map { if case .commit(let j)? = $0 { j } else { -1 } }
         report.forks = forks
         report.attestedOverDeletion = overDeletion
         report.currentFloor = floor
@@ -1177,6 +1221,54 @@ extension VaultFile {
             if removedMembers.contains(signer) { return .removedMember(signer: signer) }
             return attestors.contains(signer) ? .attested(signer: signer) : .failed(reason: "the signer is not a member of this vault")
         }
+    }
+
+    /// Finds ``CommitReport/removalAncestors`` when it is not known yet
+    /// (`Spec/format.md §9.4` step 5, eleventh review R11-2): from each
+    /// commit that holds an intact copy of a keyring in ``removals`` and that
+    /// a current member attested, the reader walks up its links (one per
+    /// commit, so a path), and each commit on it attested by a member that
+    /// keyring removes ranks as a current member's. A walk stops at a
+    /// commit already walked for the same removed keys, so each commit is
+    /// looked at once per distinct `removed` list: linear in the file. Only
+    /// the removal commits' attestations are checked here; an ancestor's is
+    /// checked when its records are read (``forEachRecord(kinds:in:_:)``).
+    func findRemovalAncestorsLocked() {
+        guard verdicts.removalAncestors == nil else { return }
+        guard !removals.isEmpty, !removedMembers.isEmpty else {
+            verdicts.removalAncestors = [:]
+            return
+        }
+        var removing: [Int: Set<[UInt8]>] = [:]  // removal commit group → keys its keyrings remove
+        for (frame, keys) in removals {
+            guard let g = structure.groupIndex(ofFrame: frame), g < verdicts.statuses.count, verdicts.statuses[g] == .verified else {
+                continue
+            }
+            removing[g, default: []].formUnion(keys)
+        }
+        checkAttestations(of: Array(removing.keys))
+        var candidates: [Int: Set<[UInt8]>] = [:]  // ancestor group → keys removed after it
+        var walked: [Int: [Set<[UInt8]>]] = [:]
+        let parents = verdicts.linkParents
+        let positions = verdicts.walkPositions
+        // Descendants first (the link order is depth first, so a commit's
+        // descendants come after it): a removal a removed member wrote
+        // counts when it ranks as a current member's itself — a link
+        // ancestor of a later removal of its signer (a lockdown after a
+        // device removed another).
+        for (r, keys) in removing.sorted(by: { positions[$0.key] > positions[$1.key] }) {
+            let counts =
+                verdicts.isAttested(r) || verdicts.removedAttestor(r).map { candidates[r]?.contains($0) == true } == true
+            guard counts else { continue }
+            var a = r < parents.count ? parents[r] : -1
+            while a >= 0 {
+                if walked[a, default: []].contains(keys) { break }
+                walked[a, default: []].append(keys)
+                candidates[a, default: []].formUnion(keys)
+                a = a < parents.count ? parents[a] : -1
+            }
+        }
+        verdicts.removalAncestors = candidates
     }
 
     /// Checks the attestations of those of `groups` still unchecked and
@@ -1432,6 +1524,17 @@ extension VaultFile {
     /// merge places its blocks in this order (`Spec/merge.md §3.3`).
     package var commitWalkPositions: [Int] {
         lock.withLock { verdicts.walkPositions }
+    }
+
+    /// True when commit group `g` ranks with a current member's standing
+    /// (``CommitReport/ranksAsMember(_:)``, `Spec/format.md §9.4` step 5).
+    package func ranksAsMember(group g: Int) -> Bool {
+        lock.withLock {
+            guard g < verdicts.attestations.count else { return false }
+            checkAttestations(of: [g])
+            findRemovalAncestorsLocked()
+            return verdicts.ranksAsMember(g)
+        }
     }
 
     /// The attestation of commit group `g`, checking it (and no other) if

@@ -324,7 +324,11 @@ package enum Compaction {
         let keptProfiles = Set([profile?.index, newestProfile?.index].compactMap { $0 }).sorted()
         // Records that were released unattested stay unattested: they go in a
         // commit of their own that nobody attests (Spec/merge.md §6).
-        func attested(_ i: Int) -> Bool { if case .attested = file.attestation(ofFrame: i) { true } else { false } }
+        // A removed member's records from before its removal rank as a
+        // current member's (format.md §9.4 step 5, eleventh review R11-2):
+        // they go in the attested commit 1, or a revision it retired would
+        // retire nothing in the result and win again.
+        func attested(_ i: Int) -> Bool { file.standing(ofFrame: i) == 2 }
 
         // A rekey seals every kept record again under the new key, so that
         // old keys open nothing. A sealed record of a kind this version does

@@ -240,8 +240,14 @@ extension ConflictCopies {
         for k in inCopy?.keys.all ?? [] { keys.add(k) }
         let attestors = inVault.attestors.union(inCopy?.attestors ?? [])
         let removed = inVault.removedMembers.union(inCopy?.removedMembers ?? [])
-        vault.file.verifyCommits(keys: keys, trustedKeyrings: inVault.trustedKeyrings, attestors: attestors, removedMembers: removed)
-        copy.file.verifyCommits(keys: keys, trustedKeyrings: inCopy?.trustedKeyrings ?? [:], attestors: attestors, removedMembers: removed)
+        var removing = inVault.removingKeyrings
+        removing.merge(inCopy?.removingKeyrings ?? [:]) { a, _ in a }
+        vault.file.verifyCommits(
+            keys: keys, trustedKeyrings: inVault.trustedKeyrings, attestors: attestors, removedMembers: removed,
+            removals: vault.file.removals(of: removing))
+        copy.file.verifyCommits(
+            keys: keys, trustedKeyrings: inCopy?.trustedKeyrings ?? [:], attestors: attestors, removedMembers: removed,
+            removals: copy.file.removals(of: removing))
         var replacements = Set<[UInt8]>()
         for i in 0..<vault.file.structure.committedFrameCount {
             for key in vault.replacementKeys(of: i) { replacements.insert(key) }

@@ -122,10 +122,13 @@ public struct MergeReport: Sendable {
         let keys = union.unlocked.keys
         let attestors = union.unlocked.attestors
         let removedMembers = union.unlocked.removedMembers
+        let removing = union.unlocked.removingKeyrings
         a.file.verifyCommits(
-            keys: keys, trustedKeyrings: union.trustedKeyrings(in: a), attestors: attestors, removedMembers: removedMembers)
+            keys: keys, trustedKeyrings: union.trustedKeyrings(in: a), attestors: attestors, removedMembers: removedMembers,
+            removals: a.file.removals(of: removing))
         b.file.verifyCommits(
-            keys: keys, trustedKeyrings: union.trustedKeyrings(in: b), attestors: attestors, removedMembers: removedMembers)
+            keys: keys, trustedKeyrings: union.trustedKeyrings(in: b), attestors: attestors, removedMembers: removedMembers,
+            removals: b.file.removals(of: removing))
         // A merge writes records: while a frame of a critical kind this
         // version does not know sits in a commit a current member attested,
         // in either file (judged over both files' keyrings, as the result
@@ -1034,7 +1037,10 @@ final class Side {
                 }.first
                 attestation = opened?.plain
                 keyCommitment = opened?.commitment
-                if case .removedMember = checked { byRemovedMember = true }
+                // A removed member's commit before its removal ranks as a
+                // current member's (format.md §9.4 step 5, eleventh review
+                // R11-2): moved, it is attested again like one.
+                if case .removedMember = checked, !file.ranksAsMember(group: g) { byRemovedMember = true }
             case .unattested:
                 attestation = CommitChain.unattested
             case .notChecked, .failed:

@@ -12,6 +12,35 @@ extension UnlockedKeys {
 }
 
 extension UnlockedKeys {
+    /// The keys each trusted keyring that removes members lists in
+    /// `removed`, by keyring id (its puppets are not listed: a puppet's
+    /// commits never rank as a current member's, `Spec/format.md §9.4`
+    /// step 5).
+    package var removingKeyrings: [KeyringID: Set<[UInt8]>] {
+        var out: [KeyringID: Set<[UInt8]>] = [:]
+        for ring in keyrings where ring.isTrusted {
+            if let removed = ring.content?.removed, !removed.isEmpty { out[ring.id] = Set(removed.map(\.publicKey)) }
+        }
+        return out
+    }
+}
+
+extension VaultFile {
+    /// The frame index of every intact committed copy of a keyring in
+    /// `removing` → the keys it removes (what
+    /// ``verifyCommits(keys:trustedKeyrings:attestors:removedMembers:removals:)`` takes).
+    package func removals(of removing: [KeyringID: Set<[UInt8]>]) -> [Int: Set<[UInt8]>] {
+        guard !removing.isEmpty else { return [:] }
+        let s = structure
+        var out: [Int: Set<[UInt8]>] = [:]
+        for f in s.frames[0..<s.committedFrameCount] where f.header.kind == .keyring && f.malformation == nil && f.checksumIntact == true {
+            if let keys = removing[KeyringID(unchecked: f.trailer)] { out[f.location.index] = keys }
+        }
+        return out
+    }
+}
+
+extension UnlockedKeys {
     /// True when `ring`, a keyring this credential did not open, was made
     /// by a member: one of its links opens under the key of a trusted
     /// parent and carries the signature of a member of that parent, removed
@@ -47,6 +76,6 @@ extension VaultFile {
     package func verifyCommits(with unlocked: UnlockedKeys) {
         verifyCommits(
             keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors,
-            removedMembers: unlocked.removedMembers)
+            removedMembers: unlocked.removedMembers, removals: removals(of: unlocked.removingKeyrings))
     }
 }

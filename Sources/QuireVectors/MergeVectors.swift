@@ -664,6 +664,44 @@ public enum MergeVectors {
             try streamIDReused(attackerIsTheVault: true),
             try streamIDReused(attackerIsTheVault: false),
             try streamIDReused(attackerIsTheVault: true, demote: true),
+            try build(
+                "removed-device-deletion-stays",
+                comment:
+                    "eleventh review R11-2: the phone deletes entry 1, which the laptop wrote; later the laptop removes the phone (a lost phone), and on the copy the laptop writes entry 2. The phone's tombstone is attested by a removed member, but its commit is a link ancestor of the removal's commit, which a current member attested: it ranks with a current member's standing (format.md §9.4 step 5), still retires the laptop's revision, and merge attests it again where it moves (merge.md §3.3). Entry 1 stays deleted with one head. Before, the tombstone retired nothing once the phone was removed and the laptop's attested revision won by standing: the deleted entry came back",
+                a: { k in
+                    try k.write(try k.open(k.a, "phone"), id: k.ids[0], text: "", clock: c + 100, deleted: true)
+                    try k.open(k.a, "laptop").removeDevice(named: "Phone", now: c + 150)
+                },
+                b: { k in k.ids.append(try k.write(try k.open(k.b, "laptop"), text: "laptop, on the copy", clock: c + 120)) }),
+            try build(
+                "removed-device-edit-and-rename-stay",
+                comment:
+                    "eleventh review R11-2: the phone edits entry 1, which the laptop wrote, and renames the journal; later the laptop removes the phone. Both commits are link ancestors of the removal's commit, which a current member attested, so they rank with a current member's standing (format.md §9.4 step 5): the phone's edit retires the laptop's revision (one head, the phone's text) and its profile is the journal's (records.md §5). Before, removing the phone reverted both: the laptop's revision and profile won by standing",
+                showProfile: true,
+                a: { k in
+                    let v = try k.open(k.a, "phone")
+                    try k.write(v, id: k.ids[0], text: "edited on the phone", clock: c + 100)
+                    let p = Profile(
+                        name: "Renamed on the phone", clock: HybridLogicalClock(milliseconds: UInt64(c + 105), counter: 0), device: v.author
+                    )
+                    try v.file.commit(random: SeededRandom(label: "phone profile"), options: quiet, attestWith: k.phone.keyPair) {
+                        (tx: PendingCommit) throws(FormatError) in
+                        _ = try tx.appendSealed(kind: .profile, payload: p.encoded())
+                    }
+                    try k.open(k.a, "laptop").removeDevice(named: "Phone", now: c + 150)
+                },
+                b: { _ in }),
+            try build(
+                "attack-removed-device-deletes-on-its-old-copy",
+                comment:
+                    "eleventh review R11-2, the limit of the fix: the laptop removes the phone; the removed phone, on its copy from before the removal, deletes entry 1 and edits entry 2, attested by itself and chained from the head before the removal (its siblings). They are no link ancestors of the removal's commit, so they rank as a removed member's (format.md §9.4 step 5): merged, they move and stay unattested (merge.md §3.3), retire nothing, and the laptop's revisions win by standing (both entries live, two heads each)",
+                entries: 2,
+                a: { k in try k.open(k.a, "laptop").removeDevice(named: "Phone", now: c + 150) },
+                b: { k in
+                    let v = try k.open(k.b, "phone")
+                    try k.write(v, id: k.ids[0], text: "", clock: c + 200, deleted: true)
+                    try k.write(v, id: k.ids[1], text: "edited by the removed phone", clock: c + 201)
+                }),
         ]
     }
 

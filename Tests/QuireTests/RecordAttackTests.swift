@@ -460,6 +460,62 @@ import QuireSystem
         #expect(still.revision.revisionID == kept.revisionID)
     }
 
+    // MARK: Eleventh review, R11-2 — removing a device undid its deletions and edits
+
+    /// The laptop writes two entries; the phone, a member, deletes the
+    /// first, edits the second and renames the journal; then the laptop
+    /// removes the phone (a lost phone). Before, every commit of a removed
+    /// member ranked as "attested by a removed member" for the winner too:
+    /// the phone's tombstone and edit retired nothing, and the laptop's
+    /// attested revisions and profile won by standing — the deleted entry
+    /// came back, the edit and the name reverted. Now a removed member's
+    /// commit that is a link ancestor of its removal's commit, which a
+    /// current member attested, ranks with a current member's standing
+    /// (`Spec/format.md §9.4` step 5), shown still as the removed member's;
+    /// compaction keeps it so by writing it into its attested commit 1
+    /// (`Spec/merge.md §6`).
+    @Test func removingADeviceKeepsItsDeletionsAndEdits() throws {
+        let dir = TemporaryDirectory()
+        let (vault, laptop) = try Self.laptopVault(dir, "removal keeps")
+        let path = dir.file("j.quire")
+        let phone = Self.device("Phone removal keeps")
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: Self.t0 + 1)
+        let gone = try vault.add(EntryBody(created: Self.t0 + 2, text: "deleted on the phone"))
+        let kept = try vault.add(EntryBody(created: Self.t0 + 2, text: "written on the laptop"))
+        let onPhone = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast)
+        let tombstone = try onPhone.delete(gone.entryID)
+        let edited = try onPhone.edit(
+            kept.entryID, body: EntryBody(created: Self.t0 + 2, text: "edited on the phone"), replacing: [kept.revisionID])
+        try onPhone.commit { tx in try tx.setProfile(name: "Renamed on the phone") }
+        try vault.removeDevice(named: "Phone", now: Self.t0 + 3)
+
+        func check(_ v: Vault, by author: [UInt8]?) throws {
+            let deleted = try #require(try v.entry(gone.entryID))
+            #expect(deleted.isDeleted)
+            #expect(deleted.revision.revisionID == tombstone.revisionID)
+            #expect(deleted.conflictingHeads.isEmpty)
+            let shown = try #require(try v.entry(kept.entryID))
+            #expect(shown.revision.revisionID == edited.revisionID)
+            #expect(shown.body.text == "edited on the phone")
+            #expect(shown.conflictingHeads.isEmpty)
+            // Shown as the removed phone's until a compaction re-attests it.
+            #expect(shown.attestedBy == author)
+            #expect(shown.attestedByRemovedMember == (author == nil ? phone.publicKey : nil))
+            #expect(try v.profile()?.name == "Renamed on the phone")
+            #expect(try v.entries().map(\.id) == [kept.entryID])
+        }
+        try check(vault, by: nil)
+        try check(try Vault.open(at: path, credential: .device(laptop.keyPair), writable: false, options: fast), by: nil)
+        // Compaction keeps the laptop's older revisions too (history): the
+        // phone's revisions go in the attested commit 1 and still retire them.
+        try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast).compact(
+            CompactionOptions(keepHistory: 5), now: Self.t0 + 4)
+        let compacted = try Vault.open(at: path, credential: .device(laptop.keyPair), writable: false, options: fast)
+        try check(compacted, by: laptop.publicKey)
+        #expect(try compacted.revisions(of: kept.entryID).count == 2)
+        #expect(compacted.verify().unattestedRecordCount == 0)
+    }
+
     // MARK: Tenth review, R10-2 — the winner chosen by clock alone
 
     /// A holder of an epoch key (here the laptop's key, written without its

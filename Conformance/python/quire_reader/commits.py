@@ -41,6 +41,7 @@ class Commit:
     linked_floor: int = 0                # its linked line: nothing taken through e (§9.3 step 2)
     linked_after: int = 0                # the same, with it
     raised: int = 0                      # what it raises the floor to, when verified and attested
+    before_removal: bool = False         # attested by a removed member, a link ancestor of its removal (§9.4 step 5)
     walk_position: int = 0               # its place in the walk (§9.3); merge orders blocks by it
 
     @property
@@ -67,10 +68,18 @@ class Commit:
         return self.attestation == "attested"
 
     @property
+    def member_standing(self):
+        """§9.4 step 5: ranks with a current member's standing -- attested
+        by a current member, or by a removed member before its removal (a
+        link ancestor of a commit a current member attested that holds a
+        keyring removing it, R11-2)."""
+        return self.verified and (self.attested or self.before_removal)
+
+    @property
     def standing(self):
-        """merge.md §3.3, format.md §7.3, §7.4: verified and attested by a
-        member (3), verified (2), unverified (1)."""
-        return 3 if self.verified and self.attested else 2 if self.verified else 1
+        """merge.md §3.3, §5, format.md §7.3, §7.4: current-member standing
+        (3), verified (2), unverified (1)."""
+        return 3 if self.member_standing else 2 if self.verified else 1
 
 
 def group_digest(frames: list) -> bytes:
@@ -448,6 +457,7 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
             issues.append(Issue("commit_fork", c.frame.offset))
         if c.status == "chain" and c.attestation == "failed":
             issues.append(Issue("attestation_failed", c.frame.offset))
+    _mark_before_removal(commits, links, keys)
     if chain:
         # merge.md §3.3: merge's link order puts first, of the children of
         # one commit, the one on the line to the chain's tip (sixth review
@@ -471,6 +481,41 @@ def _set_positions(commits: list, walk: list) -> None:
         if c.index not in reached:
             c.walk_position = len(reached)
             reached.add(c.index)
+
+
+def _mark_before_removal(commits: list, links: dict, keys) -> None:
+    """§9.4 step 5 (eleventh review R11-2): a commit attested by a removed
+    member ranks with a current member's standing when it is a link ancestor
+    of a commit a current member attested whose group holds an intact copy
+    of a trusted keyring listing that member in `removed`. Each such commit
+    walks up its links (one link per commit: a path), stopping at a commit
+    already walked for the same removed keys, so each commit is looked at
+    once per distinct `removed` set."""
+    removing = {kr.id: frozenset(kr.removed_keys()) for kr in keys.trusted if kr.removed_keys()}
+    for c in commits:
+        c.before_removal = False
+    if not removing:
+        return
+    walked: dict = {}                                # commit index -> removed sets walked from it
+    # Descendants first (the walk is depth first): a removal a removed
+    # member wrote counts when it ranks as a current member's itself.
+    for r in sorted(commits, key=lambda c: -c.walk_position):
+        if not (r.status == "chain" and (r.attested or r.before_removal)):
+            continue
+        for f in r.covered:
+            removed = removing.get(f.body[-BODY_HASH:]) if f.kind == KIND_KEYRING and is_well_formed(f) \
+                and f.body_hash_ok() else None
+            if not removed:
+                continue
+            link = links.get(r.index)
+            while link is not None and link[0] == "commit":
+                a = link[1]
+                if removed in walked.setdefault(a.index, set()):
+                    break
+                walked[a.index].add(removed)
+                if a.status == "chain" and a.attestation == "removed" and a.signer in removed:
+                    a.before_removal = True          # (walk_position: the merge's link order, a depth-first order too)
+                link = links.get(a.index)
 
 
 def _member_attested(c: Commit, keys, vault_id: bytes) -> bool:

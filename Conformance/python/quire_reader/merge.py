@@ -516,7 +516,9 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
                 epochs.append(kr.epoch if kr.pub is not None else 0)
             elif f.sealed and f.key_id in epoch_of:
                 epochs.append(epoch_of[f.key_id])
-        vouched = b.commit.attested or b.only_trusted_keyrings
+        # A removed member's commit before its removal (format.md §9.4
+        # step 5) ranks as a current member's (eleventh review R11-2).
+        vouched = b.commit.attested or b.commit.before_removal or b.only_trusted_keyrings
         others = b.commit.attestation in ("attested", "removed") and b.commit.signer != pk
         return (0 if vouched else 1, max(epochs), 0 if others else 1, b.link_position,
                 h256(b"".join(identity(f) for f in b.frames)))
@@ -574,9 +576,12 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
         if src.attestation in ("attested", "removed") and digest == group_digest(src.covered) \
                 and src.prev_used == prev and src.key.commit == bcommit:
             a = src.signer + _source_signature(src, vault_id)       # whole, unchanged, in place
-        elif (src.attested and all(f.kind in KIND_ROWS for f in frames)) or b.only_trusted_keyrings:
-            # moved or partial: attested again by the merging member, never
-            # over a frame of a kind it does not know (eleventh review R11-3)
+        elif ((src.attested or src.before_removal) and all(f.kind in KIND_ROWS for f in frames)) \
+                or b.only_trusted_keyrings:
+            # moved or partial: attested again by the merging member when a
+            # current member attested it or it ranks so (format.md §9.4 step
+            # 5, eleventh review R11-2), never over a frame of a kind it does
+            # not know (R11-3, twelfth review R12-4)
             a = pk + ed25519_sign(sk, b"quire-commit-v2" + vault_id + bcommit + prev + digest)
         else:
             a = NO_ATTESTATION                                       # never laundered

@@ -36,10 +36,11 @@ class Released:
     offset: int
     verified: bool          # False: released from a commit that is not verified (§9.3)
     attested: bool          # released from a verified commit attested by a member
+    member_standing: bool = False   # ranks with a current member's standing (§9.4 step 5, R11-2)
 
     @property
     def standing(self):
-        return 3 if self.attested else 2 if self.verified else 1
+        return 3 if self.attested or self.member_standing else 2 if self.verified else 1
 
 
 @dataclass
@@ -280,7 +281,7 @@ def read_vault(data: bytes, cred: Credential) -> Result:
                 issues.append(Issue(e.code, f.offset))
                 continue
             result.records.append(Released(f.kind, payload, f.offset, c.verified,
-                                           c.verified and c.attested))
+                                           c.verified and c.attested, c.member_standing))
             if f.kind == KIND_MANIFEST:
                 manifests.append((f, value, held, c.standing))
 
