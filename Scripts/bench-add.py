@@ -15,7 +15,10 @@
 # `strace -f -e trace=fsync,fdatasync` to count the flushes:
 #
 #   add          `quire add V TEXT`, the device memory as the last add left it
-#                (each run adds one more entry);
+#                (each run adds one more entry), through the device-local
+#                index cache: each build has its own copy of the vault and
+#                key store, whose cache that build wrote first (`quire list
+#                -n 1`), so an add opens from the cache's frame table;
 #   add, synced  `quire add V TEXT --attach photo.bin` on the vault as another
 #                device's commits reached it: the memory is the one `quire init`
 #                left, the file holds the imported journal (restored before
@@ -105,20 +108,44 @@ def main():
             with open(synced, "w") as f:
                 f.write(f"rm -rf {home} && cp -a {home}.init{n} {home} && cp {vault}.imported {vault}\n")
             synced = f"sh {synced}"
+            def caseArgs(case, argv, binary):
+                """(env, argv) of one run: `add` on the build's own cached copy."""
+                if case == "add":
+                    v, benv = steady[binary]
+                    return benv, [binary, "add", v, "Added.entry.text"]
+                return env, argv(binary)
+
             cases = [("add", lambda b: [b, "add", vault, "Added.entry.text"], None),
                      ("add --attach, synced", lambda b: [b, "add", vault, "photo", "--attach", photo], synced)]
-            for case, argv, prepare in cases:
-                # The steady case starts from the memory as an add left it.
+            # The steady case, per build: its own copy of the vault and key
+            # store, with the index cache that build wrote (`quire list -n 1`
+            # writes it; cache formats differ between builds and each would
+            # discard the other's), then one add so that the memory is as an
+            # add left it. So each `add` opens through its own cache.
+            steady = {}
+            for build, binary in builds:
                 subprocess.run(synced.split(), env=env, check=True)
-                run(argv(builds[0][1]), env)
+                d = os.path.join(scratch, f"steady{n}-{build}")
+                shutil.rmtree(d, ignore_errors=True)
+                os.makedirs(d)
+                shutil.copytree(home, os.path.join(d, "home"), symlinks=True)
+                shutil.copy(vault, os.path.join(d, "v.quire"))
+                benv = dict(env, QUIRE_HOME=os.path.join(d, "home"))
+                run([binary, "list", os.path.join(d, "v.quire"), "-n", "1"], benv)
+                run([binary, "add", os.path.join(d, "v.quire"), "Added.entry.text"], benv)
+                steady[binary] = (os.path.join(d, "v.quire"), benv)
+            for case, argv, prepare in cases:
+                if case != "add":
+                    subprocess.run(synced.split(), env=env, check=True)
+                    run(argv(builds[0][1]), env)
                 samples = {build: [] for build, _ in builds}
                 for r in range(args.rounds + 1):
                     order = builds if r % 2 == 0 else builds[::-1]
                     for build, binary in order:
-                        t = timed(env, argv(binary), prepare)
+                        t = timed(*caseArgs(case, argv, binary), prepare)
                         if r > 0:  # the first round warms the page cache
                             samples[build].append(t)
-                syncs = {build: fsyncs(env, argv(binary), prepare) for build, binary in builds}
+                syncs = {build: fsyncs(*caseArgs(case, argv, binary), prepare) for build, binary in builds}
                 for build, _ in builds:
                     walls = [w for w, _ in samples[build]]
                     cpus = [c for _, c in samples[build]]
