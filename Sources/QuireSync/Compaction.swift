@@ -58,6 +58,10 @@ public struct CompactionReport: Sendable {
     /// What ``CompactionOptions/dropUnverified`` dropped: damaged records,
     /// and records and commits the chain does not vouch for. Empty otherwise.
     @_spi(Format) public let dropped: [FormatError]
+    /// What a rekey dropped: sealed records of kinds this version does not
+    /// know whose commit no current member attested, which it cannot seal
+    /// again (`Spec/merge.md §6`). Empty without a rekey.
+    @_spi(Format) public let droppedUnknownKinds: [FrameLocation]
 }
 
 /// Rewrites a vault with only what it needs (`Spec/merge.md §6`).
@@ -86,7 +90,13 @@ package enum Compaction {
     /// - Parameter now: milliseconds since the Unix epoch, UTC (the rekey
     ///   keyring's time and the tombstone horizon's reference).
     /// - Throws: ``SyncError/keys(_:)`` when the credential does not open the
-    ///   vault or (for a rekey) cannot sign; ``SyncError/removed(newerEpoch:)``;
+    ///   vault or (for a rekey) cannot sign, or when a rekey would keep a
+    ///   sealed record of an unknown kind that a current member attested
+    ///   (one no current member attested is dropped and listed in
+    ///   ``CompactionReport/droppedUnknownKinds``);
+    ///   ``SyncError/unknownCriticalKind(path:_:author:)`` while a frame of
+    ///   an unknown critical kind sits in a commit a current member attested
+    ///   (remove that member first); ``SyncError/removed(newerEpoch:)``;
     ///   ``SyncError/damaged(issues:)`` when the vault has damaged or
     ///   unverified records (compaction would drop them: fold copies or
     ///   repair first); ``SyncError/resultDoesNotVerify(reason:)``,
@@ -111,6 +121,11 @@ package enum Compaction {
                         "a passphrase or an escrow key can read this vault but not compact it; compact with a device or the recovery key"))
         }
         file.verifyCommits(with: unlocked)
+        // Compaction writes records: like merge, it is refused while a frame
+        // of a critical kind this version does not know sits in a commit a
+        // current member attested (Spec/merge.md §6, §3.1; twelfth review
+        // R12-2), naming that member; its removal lifts the refusal.
+        try VaultMerge.refuseUnknownCriticalKind(side, path: path, keyrings: unlocked.keyrings)
         let frames = file.structure.frames
         let committed = 0..<file.structure.committedFrameCount
 
@@ -316,23 +331,36 @@ package enum Compaction {
         // commit 2), as the record with the greatest clock is kept.
         let keptProfiles = Set([profile?.index, newestProfile?.index].compactMap { $0 }).sorted()
         // Records that were released unattested stay unattested: they go in a
-        // commit of their own that nobody attests (Spec/merge.md §6).
+        // commit of their own that nobody attests (Spec/merge.md §6). So do
+        // records of unknown kinds whose commit no current member attested —
+        // a non-member's, a removed member's: the compacting member never
+        // vouches for a frame it cannot read that no current member vouched
+        // for (twelfth review R12-2).
         func attested(_ i: Int) -> Bool { if case .attested = file.attestation(ofFrame: i) { true } else { false } }
 
         // A rekey seals every kept record again under the new key, so that
         // old keys open nothing. A sealed record of a kind this version does
         // not know cannot be sealed again (its layout may bind it to its
-        // key), and old keys would still open it: refuse (Spec/merge.md §6,
-        // tenth review R10-4).
+        // key), and old keys would still open it. When a current member
+        // attested its commit it is a newer version's real record: refuse
+        // (tenth review R10-4). Otherwise no current member vouched for it
+        // (a passphrase or escrow holder, a removed member wrote it): it is
+        // dropped and listed, so that such a holder cannot block every
+        // rekey, the remedy for its own access (Spec/merge.md §6, twelfth
+        // review R12-2).
+        var droppedUnknown: [FrameLocation] = []
         if options.rekey {
             let sealedUnknown = unknown.filter { frames[$0].header.isSealed }
-            if let first = sealedUnknown.first {
+            let vouched = sealedUnknown.filter(attested)
+            if let first = vouched.first {
                 throw .keys(
                     .operationRefused(
                         reason:
-                            "this vault holds \(sealedUnknown.count) sealed records of kinds this version of Quire does not know (kind 0x\(String(frames[first].header.kind.rawValue, radix: 16))), which a rekey cannot seal again, so the old keys would still open them; update Quire before rekeying, or compact without a rekey"
+                            "this vault holds \(vouched.count) sealed records of kinds this version of Quire does not know (kind 0x\(String(frames[first].header.kind.rawValue, radix: 16))) that a current member attested, which a rekey cannot seal again, so the old keys would still open them; update Quire before rekeying, or compact without a rekey"
                     ))
             }
+            droppedUnknown = sealedUnknown.map { frames[$0].location }
+            unknown.removeAll { frames[$0].header.isSealed }
         }
         var rekeyed: UInt32?
         try VaultMerge.replace(
@@ -410,7 +438,7 @@ package enum Compaction {
             bytesBefore: file.structure.fileSize, bytesAfter: after, revisionsBefore: revisions.count, revisionsAfter: keep.count,
             attachmentsKept: keptManifests.count, attachmentsDropped: manifests.count - keptManifests.count,
             untrustedKeyringsDropped: untrustedIDs.subtracting(keptKeyringIDs).count, rekeyedEpoch: rekeyed,
-            dropped: options.dropUnverified ? damage : [])
+            dropped: options.dropUnverified ? damage : [], droppedUnknownKinds: droppedUnknown)
     }
 }
 
