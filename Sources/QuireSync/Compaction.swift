@@ -58,6 +58,10 @@ public struct CompactionReport: Sendable {
     /// What ``CompactionOptions/dropUnverified`` dropped: damaged records,
     /// and records and commits the chain does not vouch for. Empty otherwise.
     @_spi(Format) public let dropped: [FormatError]
+    /// What a rekey dropped: sealed records of kinds this version does not
+    /// know whose commit no current member attested, which it cannot seal
+    /// again (`Spec/merge.md §6`). Empty without a rekey.
+    @_spi(Format) public let droppedUnknownKinds: [FrameLocation]
 }
 
 /// Rewrites a vault with only what it needs (`Spec/merge.md §6`).
@@ -86,9 +90,13 @@ package enum Compaction {
     /// - Parameter now: milliseconds since the Unix epoch, UTC (the rekey
     ///   keyring's time and the tombstone horizon's reference).
     /// - Throws: ``SyncError/keys(_:)`` when the credential does not open the
-    ///   vault or (for a rekey) cannot sign; ``SyncError/removed(newerEpoch:)``;
-    ///   ``SyncError/unknownCriticalKind(path:_:author:)`` while a member's
-    ///   frame of a critical kind this version does not know stops records;
+    ///   vault or (for a rekey) cannot sign, or when a rekey would keep a
+    ///   sealed record of an unknown kind that a current member attested
+    ///   (one no current member attested is dropped and listed in
+    ///   ``CompactionReport/droppedUnknownKinds``);
+    ///   ``SyncError/unknownCriticalKind(path:_:author:)`` while a frame of
+    ///   an unknown critical kind sits in a commit a current member attested
+    ///   (remove that member first); ``SyncError/removed(newerEpoch:)``;
     ///   ``SyncError/damaged(issues:)`` when the vault has damaged or
     ///   unverified records (compaction would drop them: fold copies or
     ///   repair first); ``SyncError/resultDoesNotVerify(reason:)``,
@@ -113,10 +121,10 @@ package enum Compaction {
                         "a passphrase or an escrow key can read this vault but not compact it; compact with a device or the recovery key"))
         }
         file.verifyCommits(with: unlocked)
-        // Compaction writes every record again in a commit the compacting
-        // member attests: over a member's frame of an unknown critical kind
-        // it would make the frame its own, and removing the author would no
-        // longer lift the error (Spec/merge.md §6, eleventh review R11-3).
+        // Compaction writes records: like merge, it is refused while a frame
+        // of a critical kind this version does not know sits in a commit a
+        // current member attested (Spec/merge.md §6, §3.1; twelfth review
+        // R12-2), naming that member; its removal lifts the refusal.
         try VaultMerge.refuseUnknownCriticalKind(side, path: path, keyrings: unlocked.keyrings)
         let frames = file.structure.frames
         let committed = 0..<file.structure.committedFrameCount
@@ -329,21 +337,35 @@ package enum Compaction {
         // they go in the attested commit 1, or a revision it retired would
         // retire nothing in the result and win again.
         func attested(_ i: Int) -> Bool { file.standing(ofFrame: i) == 2 }
+        // Records of unknown kinds go by their commit's own, strict
+        // attestation, not a standing another rule lends it: the compacting
+        // member never vouches for a frame it cannot read that no current
+        // member vouched for (twelfth review R12-2).
+        func strictlyAttested(_ i: Int) -> Bool { if case .attested = file.attestation(ofFrame: i) { true } else { false } }
 
         // A rekey seals every kept record again under the new key, so that
         // old keys open nothing. A sealed record of a kind this version does
         // not know cannot be sealed again (its layout may bind it to its
-        // key), and old keys would still open it: refuse (Spec/merge.md §6,
-        // tenth review R10-4).
+        // key), and old keys would still open it. When a current member
+        // attested its commit it is a newer version's real record: refuse
+        // (tenth review R10-4). Otherwise no current member vouched for it
+        // (a passphrase or escrow holder, a removed member wrote it): it is
+        // dropped and listed, so that such a holder cannot block every
+        // rekey, the remedy for its own access (Spec/merge.md §6, twelfth
+        // review R12-2).
+        var droppedUnknown: [FrameLocation] = []
         if options.rekey {
             let sealedUnknown = unknown.filter { frames[$0].header.isSealed }
-            if let first = sealedUnknown.first {
+            let vouched = sealedUnknown.filter(attested)
+            if let first = vouched.first {
                 throw .keys(
                     .operationRefused(
                         reason:
-                            "this vault holds \(sealedUnknown.count) sealed records of kinds this version of Quire does not know (kind 0x\(String(frames[first].header.kind.rawValue, radix: 16))), which a rekey cannot seal again, so the old keys would still open them; update Quire before rekeying, or compact without a rekey"
+                            "this vault holds \(vouched.count) sealed records of kinds this version of Quire does not know (kind 0x\(String(frames[first].header.kind.rawValue, radix: 16))) that a current member attested, which a rekey cannot seal again, so the old keys would still open them; update Quire before rekeying, or compact without a rekey"
                     ))
             }
+            droppedUnknown = sealedUnknown.map { frames[$0].location }
+            unknown.removeAll { frames[$0].header.isSealed }
         }
         var rekeyed: UInt32?
         try VaultMerge.replace(
@@ -377,13 +399,13 @@ package enum Compaction {
                         for i in keptProfiles where attested(i) { try carry(i, tx) }
                         for m in keptManifests where attested(m.index) { try carryBlob(m, tx) }
                         for r in revisions where keep.contains(r.index) && attested(r.index) { try carry(r.index, tx) }
-                        for i in unknown where attested(i) { try carry(i, tx) }
+                        for i in unknown where strictlyAttested(i) { try carry(i, tx) }
                     }
                     try out.commit(random: random, options: noSync, attestation: .none) { (tx: PendingCommit) throws(FormatError) in
                         for i in keptProfiles where !attested(i) { try carry(i, tx) }
                         for m in keptManifests where !attested(m.index) { try carryBlob(m, tx) }
                         for r in revisions where keep.contains(r.index) && !attested(r.index) { try carry(r.index, tx) }
-                        for i in unknown where !attested(i) { try carry(i, tx) }
+                        for i in unknown where !strictlyAttested(i) { try carry(i, tx) }
                     }
                 } catch let e as FormatError {
                     throw e.asSyncError
@@ -421,7 +443,7 @@ package enum Compaction {
             bytesBefore: file.structure.fileSize, bytesAfter: after, revisionsBefore: revisions.count, revisionsAfter: keep.count,
             attachmentsKept: keptManifests.count, attachmentsDropped: manifests.count - keptManifests.count,
             untrustedKeyringsDropped: untrustedIDs.subtracting(keptKeyringIDs).count, rekeyedEpoch: rekeyed,
-            dropped: options.dropUnverified ? damage : [])
+            dropped: options.dropUnverified ? damage : [], droppedUnknownKinds: droppedUnknown)
     }
 }
 

@@ -490,4 +490,111 @@ import Testing
         }
         #expect(bytes(c.a) == before)
     }
+
+    // MARK: Twelfth review, R12-2 — compaction attested a frame of an unknown kind again
+
+    /// The standing of the last frame of `kind` in `path`, as `credential`
+    /// reads the file: whether its commit is verified, and whether a current
+    /// member attested it; nil when no frame has that kind.
+    static func standing(of kind: RecordKind, in path: String, _ credential: Credential) throws -> (verified: Bool, attested: Bool)? {
+        let f = try VaultFile(path: path)
+        let unlocked = try KeyringEvaluator.unlock(f, with: credential)
+        f.verifyCommits(with: unlocked)
+        guard let i = f.structure.frames.lastIndex(where: { $0.header.kind == kind }), let g = f.structure.groupIndex(ofFrame: i)
+        else { return nil }
+        return (f.commits.statuses[g] == .verified, f.commits.isAttested(g))
+    }
+
+    /// The phone, still a member (a stolen device), appends an attested
+    /// commit holding a frame of kind 0x7f, and records stop. Compaction
+    /// writes records, so it is refused meanwhile, naming the phone and
+    /// changing nothing; before, it wrote the frame into its commit 1,
+    /// attested by the laptop, for good. Once the laptop removes the phone,
+    /// the rekey the threat model calls for goes through: the frame lands in
+    /// the unattested commit 2 (its source commit is a removed member's),
+    /// and records stay released (`Spec/merge.md §6`, twelfth review R12-2).
+    @Test func compactionKeepsARemovedThiefsCriticalKindUnattested() throws {
+        let c = try TwoCopies("R12-2 thief")
+        let critical = RecordKind(rawValue: 0x7f)
+        let phone = try c.onPhone(c.a)
+        try phone.file.commit(random: SeededRandom(label: "R12-2 thief"), options: fast, attestWith: c.phone.keyPair) {
+            (tx: PendingCommit) throws(FormatError) in
+            _ = try tx.appendPlaintext(kind: critical, keyID: tx.key.id, body: Array("a thief's".utf8), trusted: false)
+        }
+        let laptop = Credential.device(c.laptop.keyPair)
+        let before = bytes(c.a)
+        #expect {
+            try Compaction.compact(vaultAt: c.a, credential: laptop, options: CompactionOptions(rekey: true), now: t0 + 10, writeOptions: fast)
+        } throws: { error in
+            guard let e = error as? SyncError, case .unknownCriticalKind(let path, .unknownCriticalKind(_, 0x7f), let author) = e
+            else { return false }
+            return e.code == "unknown_critical_kind" && path == c.a && author == "the device \"Phone\""
+        }
+        #expect(bytes(c.a) == before)
+        // The remedy: remove the phone, then rekey.
+        try c.onLaptop(c.a).removeDevice(named: "Phone", now: t0 + 20)
+        let report = try Compaction.compact(
+            vaultAt: c.a, credential: laptop, options: CompactionOptions(rekey: true), now: t0 + 30, writeOptions: fast)
+        #expect(report.rekeyedEpoch != nil && report.droppedUnknownKinds.isEmpty)
+        let standing = try #require(try Self.standing(of: critical, in: c.a, laptop))
+        #expect(standing.verified && !standing.attested)
+        let compacted = try c.onLaptop(c.a)
+        #expect(compacted.file.fatalCriticalKind == nil)
+        #expect(compacted.verify().issues.contains { $0.code == "unknown_critical_kind" })
+        #expect(try texts(c.a, laptop) == ["shared"])
+        // A second compaction keeps it there.
+        _ = try Compaction.compact(vaultAt: c.a, credential: laptop, now: t0 + 40, writeOptions: fast)
+        #expect(try Self.standing(of: critical, in: c.a, laptop).map { $0.verified && !$0.attested } == true)
+        #expect(try texts(c.a, laptop) == ["shared"])
+    }
+
+    /// A verified commit no member attested (what a passphrase or escrow
+    /// holder writes) holding a frame of kind 0x7f: a per-frame issue, and
+    /// records are released. Compaction, with or without a rekey, keeps it
+    /// in the unattested commit 2, so records stay released: the compacting
+    /// member never vouches for it (`Spec/merge.md §6`, twelfth review
+    /// R12-2).
+    @Test func compactionKeepsANonMembersCriticalKindUnattested() throws {
+        let c = try TwoCopies("R12-2 non-member")
+        let critical = RecordKind(rawValue: 0x7f)
+        let vault = try c.onLaptop(c.a)
+        try vault.file.commit(random: SeededRandom(label: "R12-2 non-member"), options: fast, attestWith: nil) {
+            (tx: PendingCommit) throws(FormatError) in
+            _ = try tx.appendPlaintext(kind: critical, keyID: tx.key.id, body: Array("a holder's".utf8), trusted: false)
+        }
+        let laptop = Credential.device(c.laptop.keyPair)
+        for (n, rekey) in [false, true].enumerated() {
+            _ = try Compaction.compact(
+                vaultAt: c.a, credential: laptop, options: CompactionOptions(rekey: rekey), now: t0 + 10 + Int64(n), writeOptions: fast)
+            let standing = try #require(try Self.standing(of: critical, in: c.a, laptop))
+            #expect(standing.verified && !standing.attested)
+            #expect(try c.onLaptop(c.a).file.fatalCriticalKind == nil)
+            #expect(try texts(c.a, laptop) == ["shared"])
+        }
+    }
+
+    /// A verified commit no member attested holding a *sealed* frame of a
+    /// kind this version does not know (0xbf, not critical). Before, every
+    /// rekey was refused for good [`operation_refused`]: a passphrase or
+    /// escrow holder blocked the remedy for its own access. Now the rekey
+    /// drops the frame (no current member vouched for it, and it cannot be
+    /// sealed again) and lists it (`Spec/merge.md §6`, twelfth review
+    /// R12-2).
+    @Test func rekeyDropsANonMembersSealedRecordOfAnUnknownKind() throws {
+        let c = try TwoCopies("R12-2 sealed")
+        let unknown = RecordKind(rawValue: 0xbf)
+        let vault = try c.onLaptop(c.a)
+        var location: FrameLocation?
+        try vault.file.commit(random: SeededRandom(label: "R12-2 sealed"), options: fast, attestWith: nil) {
+            (tx: PendingCommit) throws(FormatError) in
+            location = try tx.appendSealed(kind: unknown, payload: Array("a holder's".utf8))
+        }
+        let laptop = Credential.device(c.laptop.keyPair)
+        let report = try Compaction.compact(
+            vaultAt: c.a, credential: laptop, options: CompactionOptions(rekey: true), now: t0 + 10, writeOptions: fast)
+        #expect(report.rekeyedEpoch != nil)
+        #expect(report.droppedUnknownKinds.map(\.offset) == [try #require(location).offset])
+        #expect(try VaultFile(path: c.a).structure.frames.contains { $0.header.kind == unknown } == false)
+        #expect(try texts(c.a, laptop) == ["shared"])
+    }
 }

@@ -179,8 +179,9 @@ import Testing
     }
 
     /// A rekey that would keep a sealed record of a kind this version does
-    /// not know is refused, and the file is unchanged: it cannot seal the
-    /// record again, and old keys would still open it (Spec/merge.md §6,
+    /// not know, in a commit a current member attested (a newer version's
+    /// real record), is refused, and the file is unchanged: it cannot seal
+    /// the record again, and old keys would still open it (Spec/merge.md §6,
     /// tenth review R10-4). Before, the record was re-sealed blindly as if
     /// its layout were a known record's. A compaction without a rekey keeps
     /// it.
@@ -188,7 +189,8 @@ import Testing
         let c = try TwoCopies("rekey unknown kind")
         let laptop = try c.onLaptop(c.a)
         let unknown = RecordKind(rawValue: 0xbf)
-        try laptop.file.commit(random: SeededRandom(label: "unknown sealed"), options: fast, attestWith: nil) { (tx: PendingCommit) throws(FormatError) in
+        try laptop.file.commit(random: SeededRandom(label: "unknown sealed"), options: fast, attestWith: c.laptop.keyPair) {
+            (tx: PendingCommit) throws(FormatError) in
             _ = try tx.appendSealed(kind: unknown, payload: Array("from a newer version".utf8))
         }
         let before = bytes(c.a)

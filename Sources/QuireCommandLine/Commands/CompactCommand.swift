@@ -38,6 +38,7 @@ struct CompactCommand: QuireCommand {
             "compacted \(vault): \(formatBytes(report.bytesBefore)) → \(formatBytes(report.bytesAfter)); revisions \(report.revisionsBefore) → \(report.revisionsAfter); attachments kept \(report.attachmentsKept), dropped \(report.attachmentsDropped)"
         )
         for issue in report.dropped { c.out.line("dropped: \(issue)") }
+        for location in report.droppedUnknownKinds { c.out.line("dropped: \(Self.unknownKindDropped(location))") }
         if let epoch = report.rekeyedEpoch {
             c.out.line(
                 "rekeyed: everything is sealed under epoch \(epoch); removed devices and former keys open nothing in this file (older copies elsewhere are unchanged)"
@@ -48,8 +49,13 @@ struct CompactCommand: QuireCommand {
                 bytesBefore: report.bytesBefore, bytesAfter: report.bytesAfter, revisionsBefore: report.revisionsBefore,
                 revisionsAfter: report.revisionsAfter,
                 attachmentsKept: report.attachmentsKept, attachmentsDropped: report.attachmentsDropped, rekeyedEpoch: report.rekeyedEpoch,
-                dropped: report.dropped.map { "\($0)" }))
+                dropped: report.dropped.map { "\($0)" } + report.droppedUnknownKinds.map(Self.unknownKindDropped)))
         return .success
+    }
+
+    /// How a rekey's dropped record of an unknown kind is listed (`Spec/merge.md §6`).
+    static func unknownKindDropped(_ location: FrameLocation) -> String {
+        "\(location) is a sealed record of a kind this version does not know that no current member attested; a rekey cannot seal it again"
     }
 }
 
