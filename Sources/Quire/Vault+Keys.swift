@@ -500,6 +500,20 @@ extension Vault {
         try changeKeys(.rotate)
     }
 
+    /// What a keyring this handle's credential signs now would drop of a
+    /// newer version's protection, for a warning before writing it: when it
+    /// is the recovery key, every `critical` name, `required` slot kind and
+    /// member key type of the vault this version does not know; empty for a
+    /// device, which refuses instead (`Spec/keys.md §6`, "Refusals for what
+    /// a writer does not know"; twelfth review R12-1). Entries read
+    /// `critical "name"`, `required "kind"`, `member "name" (keyType "type")`.
+    ///
+    /// - Throws: the errors of ``keyState()``.
+    package func droppedProtections() throws(QuireError) -> [String] {
+        guard let signer else { return [] }
+        return KeyOperations.droppedProtections(in: try keyState(), signer: signer.publicKey)
+    }
+
     /// Makes `change` to the vault's keys: builds the keyring from the keys
     /// as they are at the moment of writing (another process's change is
     /// read first), appends it twice in one commit, and re-reads the keys.

@@ -166,8 +166,14 @@ package enum KeyOperations {
     ) throws(KeyError) -> [KeyringProposal] {
         // A keyring listing a critical extension may be signed only by a
         // writer that understands it, and this version understands none
-        // (Spec/format.md §8.2, `critical`).
-        if let name = fullState.trusted.lazy.flatMap(\.record.publicPart.criticalExtensions).first {
+        // (Spec/format.md §8.2, `critical`; the heads carry every name of
+        // their ancestors, rule 5.6) — unless the recovery key signs:
+        // it drops the names (rule 5.6 does not bind it), so that a name
+        // nobody understands cannot block the thief's removal (twelfth
+        // review R12-1; ``droppedProtections(in:signer:)`` lists them).
+        if fullState.member(withKey: signer.publicKey)?.role == "device",
+            let name = fullState.heads.lazy.flatMap(\.record.publicPart.criticalExtensions).first
+        {
             throw .operationRefused(
                 reason:
                     "this vault uses the extension \"\(name)\", which this version of Quire does not understand, so it cannot change the keys; update Quire"
@@ -201,6 +207,32 @@ package enum KeyOperations {
             a.epoch != b.epoch ? a.epoch > b.epoch : a.commitment.lexicographicallyPrecedes(b.commitment)
         }
     }
+
+    /// What a keyring `signer` signs on `state` drops of a newer version's
+    /// protection, for the writer's warning: when the recovery key signs,
+    /// every `critical` name of a trusted keyring, every `required` slot
+    /// kind and every member key type this version does not know
+    /// (`Spec/keys.md §6`, "Refusals for what a writer does not know";
+    /// twelfth review R12-1); empty when a device signs (it refuses instead).
+    /// The heads carry every name and kind of their ancestors (rule 5.6)
+    /// until a keyring of the recovery key drops them.
+    /// Each entry says what it is: `critical "name"`, `required "kind"`,
+    /// `member "name" (keyType "type")`.
+    package static func droppedProtections(in state: KeyState, signer: [UInt8]) -> [String] {
+        guard state.member(withKey: signer)?.role != "device" else { return [] }
+        var out: [String] = []
+        for name in state.heads.flatMap(\.record.publicPart.criticalExtensions) where !out.contains("critical \"\(name)\"") {
+            out.append("critical \"\(name)\"")
+        }
+        for kind in state.requiredSlotKinds where !knownSlotKinds.contains(kind) { out.append("required \"\(kind)\"") }
+        for m in state.members where !m.isEd25519 && (m.role == "device" || m.role == "recovery") {
+            out.append("member \"\(m.name)\" (keyType \"\(m.keyType)\")")
+        }
+        return out
+    }
+
+    /// The slot kinds this version makes (`Spec/format.md §8.3`).
+    static let knownSlotKinds: Set<String> = ["device", "recovery", "passphrase", "escrow"]
 
     /// The recovery members of `state`'s heads when there is more than one
     /// (concurrent replacements that both stood), in head order, each with
@@ -445,7 +477,7 @@ package enum KeyOperations {
                 members[i] = member
             }
         }
-        let template = Template(
+        var template = Template(
             members: members, removed: removed, escrow: escrow, retired: retired, passphrases: passphrases, isEscrowFree: isEscrowFree,
             required: state.requiredSlotKinds, unknownContent: unknownContent, unknownPublic: unknownPublic, answers: state.answers,
             now: now)
@@ -476,8 +508,16 @@ package enum KeyOperations {
         }
 
         // A new epoch: every reader rewrapped. A writer that does not know a
-        // required slot kind or a member's key type would drop it: refuse.
-        let known: Set<String> = ["device", "recovery", "passphrase", "escrow"]
+        // required slot kind or a member's key type would drop it: refuse —
+        // unless the recovery key signs, which drops them (and removes such
+        // members), so that nothing a thief lists can block its removal
+        // (twelfth review R12-1, Spec/keys.md §6).
+        let byRecovery = signerMember.role == "recovery"
+        if byRecovery {
+            template = template.droppingUnknown()
+            members = template.members
+        }
+        let known = knownSlotKinds
         if let unknown = template.required.first(where: { !known.contains($0) }) {
             throw .operationRefused(
                 reason: "this vault requires \"\(unknown)\" key slots, which this version of Quire cannot make; update Quire")
@@ -511,8 +551,9 @@ package enum KeyOperations {
                 pending.removeFirst(take)
                 epoch += 1
                 let readers = group.reduce(previous.readers) { $0.joined(with: JoinReaders($1)) }
-                let joinTemplate = readers.template(
+                var joinTemplate = readers.template(
                     state: state, keep: keptRecovery?.publicKey, unknownContent: unknownContent, unknownPublic: unknownPublic, now: now)
+                if byRecovery { joinTemplate = joinTemplate.droppingUnknown() }
                 let join = try newEpochKeyring(
                     epoch: epoch, parents: [previous.parent] + group.map { KeyringBuilder.Parent(id: $0.id, key: $0.epochKey!) },
                     template: joinTemplate, blobKey: blobKey, reason: "join", freshPassphrase: nil, vaultID: vaultID, signer: signer,
@@ -809,18 +850,30 @@ package enum KeyOperations {
 
     /// The readers and fields a new keyring carries.
     struct Template {
-        let members: [KeyringMember]
-        let removed: [KeyringMember]
+        var members: [KeyringMember]
+        var removed: [KeyringMember]
         let escrow: [EscrowRecipient]
         let retired: [[UInt8]]
         let passphrases: [StoredSlot]
         let isEscrowFree: Bool
-        let required: [String]
+        var required: [String]
         let unknownContent: CBORMap
         let unknownPublic: CBORMap
         /// The keyrings the signer is behind (`Spec/format.md §8.6`).
         let answers: [KeyringID]
         let now: Int64
+
+        /// The template of a new-epoch keyring the recovery key signs: the
+        /// `required` slot kinds it does not know dropped, and the members
+        /// of a key type it does not know removed (twelfth review R12-1).
+        func droppingUnknown() -> Template {
+            var out = self
+            out.required = required.filter { KeyOperations.knownSlotKinds.contains($0) }
+            let odd = members.filter { !$0.isEd25519 && ($0.role == "device" || $0.role == "recovery") }
+            out.members.removeAll { m in odd.contains { $0.publicKey == m.publicKey } }
+            for m in odd where !out.removed.contains(where: { $0.publicKey == m.publicKey }) { out.removed.append(m) }
+            return out
+        }
 
         func content(blobKey: SymmetricKey, reason: String) -> KeyringContent {
             KeyringContent(

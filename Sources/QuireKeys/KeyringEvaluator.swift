@@ -691,8 +691,10 @@ struct Evaluation {
                 return refused("its blob key is not its parents' (only a rekey changes it)")
             }
         }
-        // 5.6
-        for p in parents {
+        // 5.6 — not for a keyring the recovery key signs: it may drop the
+        // names and kinds, so that none a thief lists blocks its removal
+        // (twelfth review R12-1).
+        for p in parents where !signedByRecovery {
             for kind in p.record.publicPart.requiredSlotKinds where !pub.requiredSlotKinds.contains(kind) {
                 return refused("it drops the slot kind \"\(kind)\" its parents require")
             }

@@ -861,6 +861,16 @@ extension Catalog {
                         "attack (tenth review R10-4): the root lists x-retention-policy in critical; a member's writer that does not understand it signs a new epoch without it, silently dropping the policy. Rule 5.6: critical ⊇ every parent's critical, or the keyring is not trusted",
                     issues: [("keyring_unauthenticated", b.offset(i))])
             },
+            thiefBlocksRemoval(
+                "attack-thief-critical-name-blocks-removal", critical: ["x-anything"],
+                comment:
+                    "twelfth review R12-1: the phone, stolen and still a member, signs a same-epoch keyring listing the made-up name x-anything in critical (format.md §8.2). Every writer that does not understand it refused to sign any keyring, the recovery key's lockdown included, and no version will ever understand a made-up name, so the thief could never be removed. Now the recovery key's keyring is exempt from the refusal and from rule 5.6: its removal of the phone, which drops the name, is trusted and the phone is removed; the phone's own epoch-2 keyring dropping the name is still keyring_unauthenticated (rule 5.6)"
+            ),
+            thiefBlocksRemoval(
+                "attack-thief-required-kind-blocks-removal", required: ["x-made-up"],
+                comment:
+                    "twelfth review R12-1: the phone, stolen and still a member, signs a same-epoch keyring listing the made-up slot kind x-made-up in required (format.md §8.2). Every writer that does not know the kind refused every new-epoch keyring, so no removal could be written, the recovery key's lockdown included. Now the recovery key's keyring is exempt from the refusal and from rule 5.6: its removal of the phone, which drops the kind, is trusted and the phone is removed; the phone's own epoch-2 keyring dropping the kind is still keyring_unauthenticated (rule 5.6)"
+            ),
             {
                 let b = try VectorBuilder("attack-escrow-free-extra-device-slot", escrowFree: true, deviceSeed: phoneSeed)
                 try b.commit([.entry(b.entry("escrow-free"))])
@@ -1083,6 +1093,32 @@ extension Catalog {
             return try b.vector(
                 "damaged", comment: comment, body: bytes,
                 issues: [("commit_mismatch", commit.location.offset), ("commit_mismatch", junkAt)])
+        }
+    }
+
+    /// The phone, stolen and still a member, signs a same-epoch keyring
+    /// listing a made-up `critical` name or `required` kind (twelfth review
+    /// R12-1); its own epoch-2 keyring dropping it is rejected (rule 5.6),
+    /// and the recovery key's removal of it, dropping it too, is trusted.
+    static func thiefBlocksRemoval(_ name: String, critical: [String] = [], required: [String] = [], comment: String) -> Make {
+        {
+            let b = try VectorBuilder(name, deviceSeed: phoneSeed)
+            try b.commit([.entry(b.entry("before the phone was stolen"))])
+            let phone = try VectorBuilder.device(phoneSeed)
+            let k1 = b.ringKeys[b.rootID]!
+            let extra = critical.isEmpty ? CBORMap() : CBORMap(text: [("critical", .array(critical.map { .text($0) }))])
+            let marked = try b.keyring(
+                k1, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: k1), members: b.members, signer: phone,
+                requiredSlotKinds: required, unknownPublicFields: extra)
+            _ = try b.addKeyring(k1, marked)
+            let markedParent = b.parent(KeyringBuilder.id(ofBody: marked))
+            let (kd, dropped) = try child(b, signer: phone, parents: [markedParent])
+            let i = try b.addKeyring(kd, dropped, trust: false)
+            let kept = [recoveryMember(b)]
+            let (k2, removal) = try child(b, members: kept, removed: [b.members[1]], reason: "remove", parents: [markedParent])
+            try b.addKeyring(k2, removal, members: kept)
+            try b.commit([.entry(b.entry("after the removal"))])
+            return try b.vector("damaged", comment: comment, issues: [("keyring_unauthenticated", b.offset(i))])
         }
     }
 

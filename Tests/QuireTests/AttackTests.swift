@@ -304,13 +304,15 @@ import QuireSystem
     }
 
     /// The root requires a slot kind this writer does not know (a hybrid
-    /// post-quantum slot): it refuses a new epoch rather than drop it.
+    /// post-quantum slot): a device refuses a new epoch rather than drop
+    /// it; the recovery key's keyring drops it (twelfth review R12-1).
     @Test func attackRequiredKindDroppedIsRefusedToWriters() throws {
         let dir = TemporaryDirectory()
         let path = dir.file("pq.quire")
         let random = SeededRandom(label: "required kind")
         let recovery = testRecoveryKey("required kind")
         let signer = try recovery.signingKeyPair()
+        let laptop = Self.device("Laptop")
         let salt = random.bytes(16)
         let blobKey = try SymmetricKey(using: random)
         let key = EpochKey(epoch: 1, key: try SymmetricKey(using: random), blobKey: blobKey)
@@ -318,16 +320,18 @@ import QuireSystem
         let hybrid = KeySlot.unknown(kind: "hybrid-x25519-ml-kem", fields: CBORMap(text: [("box", .bytes(random.bytes(1200))), ("kind", .text("hybrid-x25519-ml-kem"))]))
         let body = try KeyringBuilder.body(
             epochKey: key, vaultID: vaultID, parents: [], isEscrowFree: false, requiredSlotKinds: ["hybrid-x25519-ml-kem"],
-            slots: [StoredSlot(slot: try SlotCrypto.recoverySlot(for: key, recovery: recovery, vaultID: vaultID, random: random)), StoredSlot(slot: hybrid)],
+            slots: [StoredSlot(slot: try SlotCrypto.recoverySlot(for: key, recovery: recovery, vaultID: vaultID, random: random)), StoredSlot(slot: hybrid),
+                    StoredSlot(slot: try SlotCrypto.deviceSlot(for: key, devicePublicKey: laptop.publicKey, vaultID: vaultID, random: random))],
             vaultSalt: salt,
-            content: KeyringContent(members: [KeyringMember(role: "recovery", publicKey: signer.publicKey, name: "Recovery key", added: Self.t0)],
+            content: KeyringContent(members: [KeyringMember(role: "recovery", publicKey: signer.publicKey, name: "Recovery key", added: Self.t0),
+                                              KeyringMember(role: "device", publicKey: laptop.publicKey, name: "Laptop", added: Self.t0)],
                                     blobKey: blobKey, created: Self.t0, reason: "create"),
             signer: signer, random: random)
         _ = try VaultFile.create(at: path, vaultID: vaultID, keys: KeySet(single: key), random: random, options: fast, attestWith: signer) {
             (tx: PendingCommit) throws(FormatError) in
             try tx.appendKeyring(keyID: key.id, epoch: 1, body: body)
         }
-        let vault = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
+        let vault = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
         let before = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         do {
             try vault.rotateKeys(now: Self.t0 + 1)
@@ -336,6 +340,12 @@ import QuireSystem
             #expect(error.code == "operation_refused")
         }
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == before)
+        let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
+        #expect(try withRecovery.droppedProtections() == ["required \"hybrid-x25519-ml-kem\""])
+        try withRecovery.rotateKeys(now: Self.t0 + 2)
+        let heads = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast).keyState().heads
+        #expect(heads.map(\.epoch) == [2])
+        #expect(heads.first?.record.publicPart.requiredSlotKinds == [])
     }
 
     /// The root lists an extension name in `critical` that this writer does
@@ -343,28 +353,32 @@ import QuireSystem
     /// the writer signs no keyring — neither a new epoch nor one of the same
     /// epoch — and the file is unchanged. Before, `critical` was an unknown
     /// field: a rotation dropped nothing visible and an enrolment copied it.
+    /// The recovery key's keyring drops the name (twelfth review R12-1).
     @Test func attackCriticalExtensionIsRefusedToWriters() throws {
         let dir = TemporaryDirectory()
         let path = dir.file("critical.quire")
         let random = SeededRandom(label: "critical extension")
         let recovery = testRecoveryKey("critical extension")
         let signer = try recovery.signingKeyPair()
+        let laptop = Self.device("Laptop")
         let salt = random.bytes(16)
         let blobKey = try SymmetricKey(using: random)
         let key = EpochKey(epoch: 1, key: try SymmetricKey(using: random), blobKey: blobKey)
         let vaultID = rootVaultID(signer: signer.publicKey, keyCommit: key.commitment, salt: salt)
         let body = try KeyringBuilder.body(
             epochKey: key, vaultID: vaultID, parents: [], isEscrowFree: false,
-            slots: [StoredSlot(slot: try SlotCrypto.recoverySlot(for: key, recovery: recovery, vaultID: vaultID, random: random))],
+            slots: [StoredSlot(slot: try SlotCrypto.recoverySlot(for: key, recovery: recovery, vaultID: vaultID, random: random)),
+                    StoredSlot(slot: try SlotCrypto.deviceSlot(for: key, devicePublicKey: laptop.publicKey, vaultID: vaultID, random: random))],
             vaultSalt: salt, unknownPublicFields: CBORMap(text: [("critical", .array([.text("x-retention-policy")]))]),
-            content: KeyringContent(members: [KeyringMember(role: "recovery", publicKey: signer.publicKey, name: "Recovery key", added: Self.t0)],
+            content: KeyringContent(members: [KeyringMember(role: "recovery", publicKey: signer.publicKey, name: "Recovery key", added: Self.t0),
+                                              KeyringMember(role: "device", publicKey: laptop.publicKey, name: "Laptop", added: Self.t0)],
                                     blobKey: blobKey, created: Self.t0, reason: "create"),
             signer: signer, random: random)
         _ = try VaultFile.create(at: path, vaultID: vaultID, keys: KeySet(single: key), random: random, options: fast, attestWith: signer) {
             (tx: PendingCommit) throws(FormatError) in
             try tx.appendKeyring(keyID: key.id, epoch: 1, body: body)
         }
-        let vault = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
+        let vault = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
         #expect(vault.unlocked.keyrings.first?.record.publicPart.criticalExtensions == ["x-retention-policy"])
         let before = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         let tablet = try DeviceIdentity.generate(name: "Tablet", now: Self.t0, using: random)
@@ -377,6 +391,63 @@ import QuireSystem
             }
         }
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == before)
+        let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
+        #expect(try withRecovery.droppedProtections() == ["critical \"x-retention-policy\""])
+        try withRecovery.rotateKeys(now: Self.t0 + 3)
+        let heads = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast).keyState().heads
+        #expect(heads.map(\.epoch) == [2])
+        #expect(heads.first?.record.publicPart.criticalExtensions == [])
+    }
+
+    /// Twelfth review R12-1: the phone, stolen and still a member, signs one
+    /// same-epoch keyring listing a made-up name in `critical` (or a made-up
+    /// kind in `required`). The laptop's removal of it is still refused,
+    /// but the recovery key's removal is written, drops the name, and the
+    /// laptop writes keyrings again. Before, the recovery key's removal was
+    /// refused too (`operation_refused`), and no update would ever
+    /// understand the name: the thief could never be removed.
+    @Test func attackThiefMadeUpNameCannotBlockTheRecoveryKeysRemoval() throws {
+        for (label, critical, required) in [("critical name", ["x-anything"], [String]()), ("required kind", [], ["x-made-up"])] {
+            let dir = TemporaryDirectory()
+            let (path, laptop, phone, recovery) = try Self.twoDevices(dir, "thief " + label)
+            let onPhone = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast)
+            let head = try onPhone.keyState().heads[0]
+            let key = head.epochKey!
+            let random = SeededRandom(label: "thief " + label)
+            let marked = try KeyringBuilder.body(
+                epochKey: key, vaultID: onPhone.vaultID, parents: [KeyringBuilder.Parent(id: head.id, key: key)], isEscrowFree: false,
+                requiredSlotKinds: required, slots: head.record.publicPart.slotEntries,
+                unknownPublicFields: critical.isEmpty ? CBORMap() : CBORMap(text: [("critical", .array(critical.map { .text($0) }))]),
+                content: KeyringContent(members: head.content!.members, blobKey: head.content!.blobKey, created: Self.t0 + 1, reason: "rotate"),
+                signer: phone.keyPair, random: random)
+            let file = try VaultFile(path: path, writable: true)
+            let unlocked = try KeyringEvaluator.unlock(file, with: .device(phone.keyPair))
+            file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+            try file.commit(random: random, options: fast, attestWith: phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
+                try tx.appendKeyring(keyID: key.id, epoch: key.epoch, body: marked)
+            }
+            let onLaptop = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+            #expect(try onLaptop.keyState().heads.map(\.id) == [KeyringBuilder.id(ofBody: marked)])
+            #expect(try onLaptop.droppedProtections() == [])
+            let before = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+            do {
+                try onLaptop.removeDevice(named: "Phone", now: Self.t0 + 2)
+                Issue.record("\(label): a device signed a keyring under a made-up name it does not understand")
+            } catch {
+                #expect(error.code == "operation_refused")
+            }
+            #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == before)
+            let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
+            #expect(try withRecovery.droppedProtections() == critical.map { "critical \"\($0)\"" } + required.map { "required \"\($0)\"" })
+            try withRecovery.removeDevice(named: "Phone", now: Self.t0 + 3)
+            let after = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+            let state = try after.keyState()
+            #expect(state.devices.map(\.name) == ["Laptop"])
+            #expect(state.removed.map(\.name) == ["Phone"])
+            #expect(state.heads.allSatisfy { $0.record.publicPart.criticalExtensions.isEmpty && $0.record.publicPart.requiredSlotKinds.isEmpty })
+            try after.rotateKeys(now: Self.t0 + 4)
+            #expect(try after.keyState().epoch == 3)
+        }
     }
 
     /// After `compact --rekey` the blob key is new: the same content has

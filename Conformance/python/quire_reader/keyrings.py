@@ -677,10 +677,13 @@ def _child_rules(kr: Keyring, by_id: dict, anc: dict, vault_id: bytes):
             return "keyring_unauthenticated", "the blob key differs from its parent's with the same key"
     elif kr.reason != "rekey" and kr.blob_key not in {p.blob_key for p in parents}:
         return "keyring_unauthenticated", "the blob key changed without a rekey"
+    # 5.6: a keyring the recovery key signs may drop them (R12-1).
+    recovery_signed = kr.signed_by_recovery(by_id)
     needed = set().union(*(p.required for p in parents))                 # 5.6
-    if not needed <= set(kr.required):
+    if not recovery_signed and not needed <= set(kr.required):
         return "keyring_unauthenticated", "a required slot kind was dropped"
-    if not set().union(*(p.critical for p in parents)) <= set(kr.critical):
+    if not recovery_signed and \
+            not set().union(*(p.critical for p in parents)) <= set(kr.critical):
         return "keyring_unauthenticated", "a critical extension was dropped"
     if any(p.escrow_free for p in parents) and not kr.escrow_free:       # 5.7
         return "escrow_forbidden", "escrow-free is for good"

@@ -92,6 +92,7 @@ struct DeviceAddCommand: QuireCommand {
                     hint: "check the code was typed right; a different fingerprint means a different device", code: "cancelled")
             }
         }
+        try Unlock.warnIfDroppingProtection(opened, path: vault, out: c.out)
         do {
             let member = try opened.vault.enrollDevice(code: code, name: name)
             let epoch = try opened.vault.keyState().epoch
@@ -166,6 +167,7 @@ struct DeviceRemoveCommand: QuireCommand {
                     + "and prefer the recovery key (--recovery-key-file FILE)")
         }
         let owner = try replacementOwner(of: member, opened, c)
+        try Unlock.warnIfDroppingProtection(opened, path: vault, out: c.out)
         do {
             let before = KeyOperations.trustedRecoveryReplacements(in: state)
             let removed = try opened.vault.removeDevice(publicKey: member.publicKey, replacement: owner)

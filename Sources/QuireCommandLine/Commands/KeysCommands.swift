@@ -133,6 +133,7 @@ struct KeysRotateCommand: QuireCommand {
 
     func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
         let opened = try Unlock.open(vault, unlock, out: c.out)
+        try Unlock.warnIfDroppingProtection(opened, path: vault, out: c.out)
         do {
             try opened.vault.rotateKeys()
             let epoch = try opened.vault.keyState().epoch
@@ -185,6 +186,7 @@ struct KeysEscrowFreeCommand: QuireCommand {
                 throw CLIFailure.vault(.keys(error), path: vault)
             }
         }
+        try Unlock.warnIfDroppingProtection(opened, path: vault, out: c.out)
         let epoch: UInt32
         do {
             try opened.vault.changeKeys(.enableEscrowFree(recoveryProof: proof))
@@ -239,6 +241,7 @@ struct KeysPassphraseCommand: QuireCommand {
         let opened = try Unlock.open(vault, unlock, out: c.out)
         if !remove && new == nil { new = try Prompt.newPassphrase(option: "--new-passphrase-file") }
         if let secret = new { Prompt.warnIfShort(secret, out: c.out) }
+        try Unlock.warnIfDroppingProtection(opened, path: vault, out: c.out)
         do {
             let had = try !opened.vault.keyState().passphrases.isEmpty
             if remove && !had {
@@ -418,6 +421,7 @@ struct KeysRecoveryKeyCommand: QuireCommand {
         } catch { throw CLIFailure("cannot make a recovery key: \(error); nothing was changed") }
         // The file first (new, 0600): if it cannot be written, the keys stay as they are.
         if let file { try RecoveryKeyFile.write(recovery, to: file, nothing: "nothing was changed") }
+        try Unlock.warnIfDroppingProtection(opened, path: vault, out: c.out)
         let epoch: UInt32
         do throws(QuireError) {
             if let keep {

@@ -243,6 +243,21 @@ enum Unlock {
 
     /// Says once per command when the system refused to lock the guarded
     /// memory that holds keys (`mlock`, such as with RLIMIT_MEMLOCK at 0).
+    /// Warns, before a key change the recovery key signs, of what its
+    /// keyring drops of a newer version's protection: the `critical` names,
+    /// `required` slot kinds and member key types this version does not
+    /// know (Spec/keys.md §6, "Refusals for what a writer does not know";
+    /// twelfth review R12-1). Nothing for a device, which refuses instead.
+    static func warnIfDroppingProtection(_ opened: OpenedVault, path: String, out: Output) throws(CLIFailure) {
+        let dropped: [String]
+        do { dropped = try opened.vault.droppedProtections() } catch { throw .vault(error, path: path) }
+        guard !dropped.isEmpty else { return }
+        out.warning(
+            "the vault lists protection of a newer version of Quire that this version does not know: \(dropped.joined(separator: ", ")); "
+                + "the recovery key's keyring drops it, so that nothing a stolen device listed can block the change; "
+                + "if a newer version of Quire made it, that version can add it again")
+    }
+
     static func warnIfKeyMemoryIsNotLocked(out: Output) {
         guard GuardedMemory.lockWasRefused, !lockRefusalSaid.exchange(true, ordering: .relaxed) else { return }
         out.warning("the system refused to lock key memory (RLIMIT_MEMLOCK); keys may be swapped to disk")
