@@ -13,7 +13,7 @@
 ///
 /// ```swift
 /// do {
-///     let vault = try Vault.open(path: path, with: .passphrase(typed))
+///     let vault = try Vault.open(at: path, credential: .passphrase(typed))
 /// } catch {
 ///     switch error.category {
 ///     case .wrongCredential: askAgain()
