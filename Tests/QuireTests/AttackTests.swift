@@ -303,26 +303,30 @@ import QuireSystem
         }
     }
 
-    /// The root requires a slot kind this writer does not know (a hybrid
-    /// post-quantum slot): a device refuses a new epoch rather than drop
-    /// it; the recovery key's keyring drops it (twelfth review R12-1).
-    @Test func attackRequiredKindDroppedIsRefusedToWriters() throws {
-        let dir = TemporaryDirectory()
-        let path = dir.file("pq.quire")
-        let random = SeededRandom(label: "required kind")
-        let recovery = testRecoveryKey("required kind")
+    /// A vault whose root keyring, signed by the recovery key, lists the
+    /// recovery key and a device "Laptop", with `requiredSlotKinds`, one more
+    /// slot made by `extraSlot` and `unknownPublicFields` in its public part
+    /// (the writer-refusal tests of tenth review R10-4 and twelfth review
+    /// R12-1). Returns the file's path, the recovery key and the laptop.
+    static func rootOfRecoveryKeyAndLaptop(
+        _ dir: TemporaryDirectory, _ name: String, label: String, requiredSlotKinds: [String] = [],
+        extraSlot: ((SeededRandom) -> KeySlot)? = nil, unknownPublicFields: CBORMap = CBORMap()
+    ) throws -> (path: String, recovery: RecoveryKey, laptop: DeviceIdentity) {
+        let path = dir.file(name)
+        let random = SeededRandom(label: label)
+        let recovery = testRecoveryKey(label)
         let signer = try recovery.signingKeyPair()
         let laptop = Self.device("Laptop")
         let salt = random.bytes(16)
         let blobKey = try SymmetricKey(using: random)
         let key = EpochKey(epoch: 1, key: try SymmetricKey(using: random), blobKey: blobKey)
         let vaultID = rootVaultID(signer: signer.publicKey, keyCommit: key.commitment, salt: salt)
-        let hybrid = KeySlot.unknown(kind: "hybrid-x25519-ml-kem", fields: CBORMap(text: [("box", .bytes(random.bytes(1200))), ("kind", .text("hybrid-x25519-ml-kem"))]))
+        let extra = extraSlot.map { [StoredSlot(slot: $0(random))] } ?? []
         let body = try KeyringBuilder.body(
-            epochKey: key, vaultID: vaultID, parents: [], isEscrowFree: false, requiredSlotKinds: ["hybrid-x25519-ml-kem"],
-            slots: [StoredSlot(slot: try SlotCrypto.recoverySlot(for: key, recovery: recovery, vaultID: vaultID, random: random)), StoredSlot(slot: hybrid),
-                    StoredSlot(slot: try SlotCrypto.deviceSlot(for: key, devicePublicKey: laptop.publicKey, vaultID: vaultID, random: random))],
-            vaultSalt: salt,
+            epochKey: key, vaultID: vaultID, parents: [], isEscrowFree: false, requiredSlotKinds: requiredSlotKinds,
+            slots: [StoredSlot(slot: try SlotCrypto.recoverySlot(for: key, recovery: recovery, vaultID: vaultID, random: random))] + extra
+                + [StoredSlot(slot: try SlotCrypto.deviceSlot(for: key, devicePublicKey: laptop.publicKey, vaultID: vaultID, random: random))],
+            vaultSalt: salt, unknownPublicFields: unknownPublicFields,
             content: KeyringContent(members: [KeyringMember(role: "recovery", publicKey: signer.publicKey, name: "Recovery key", added: Self.t0),
                                               KeyringMember(role: "device", publicKey: laptop.publicKey, name: "Laptop", added: Self.t0)],
                                     blobKey: blobKey, created: Self.t0, reason: "create"),
@@ -331,6 +335,20 @@ import QuireSystem
             (tx: PendingCommit) throws(FormatError) in
             try tx.appendKeyring(keyID: key.id, epoch: 1, body: body)
         }
+        return (path, recovery, laptop)
+    }
+
+    /// The root requires a slot kind this writer does not know (a hybrid
+    /// post-quantum slot): a device refuses a new epoch rather than drop
+    /// it; the recovery key's keyring drops it (twelfth review R12-1).
+    @Test func attackRequiredKindDroppedIsRefusedToWriters() throws {
+        let dir = TemporaryDirectory()
+        let kind = "hybrid-x25519-ml-kem"
+        let (path, recovery, laptop) = try Self.rootOfRecoveryKeyAndLaptop(
+            dir, "pq.quire", label: "required kind", requiredSlotKinds: [kind],
+            extraSlot: { random in
+                KeySlot.unknown(kind: kind, fields: CBORMap(text: [("box", .bytes(random.bytes(1200))), ("kind", .text(kind))]))
+            })
         let vault = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
         let before = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         do {
@@ -356,28 +374,10 @@ import QuireSystem
     /// The recovery key's keyring drops the name (twelfth review R12-1).
     @Test func attackCriticalExtensionIsRefusedToWriters() throws {
         let dir = TemporaryDirectory()
-        let path = dir.file("critical.quire")
-        let random = SeededRandom(label: "critical extension")
-        let recovery = testRecoveryKey("critical extension")
-        let signer = try recovery.signingKeyPair()
-        let laptop = Self.device("Laptop")
-        let salt = random.bytes(16)
-        let blobKey = try SymmetricKey(using: random)
-        let key = EpochKey(epoch: 1, key: try SymmetricKey(using: random), blobKey: blobKey)
-        let vaultID = rootVaultID(signer: signer.publicKey, keyCommit: key.commitment, salt: salt)
-        let body = try KeyringBuilder.body(
-            epochKey: key, vaultID: vaultID, parents: [], isEscrowFree: false,
-            slots: [StoredSlot(slot: try SlotCrypto.recoverySlot(for: key, recovery: recovery, vaultID: vaultID, random: random)),
-                    StoredSlot(slot: try SlotCrypto.deviceSlot(for: key, devicePublicKey: laptop.publicKey, vaultID: vaultID, random: random))],
-            vaultSalt: salt, unknownPublicFields: CBORMap(text: [("critical", .array([.text("x-retention-policy")]))]),
-            content: KeyringContent(members: [KeyringMember(role: "recovery", publicKey: signer.publicKey, name: "Recovery key", added: Self.t0),
-                                              KeyringMember(role: "device", publicKey: laptop.publicKey, name: "Laptop", added: Self.t0)],
-                                    blobKey: blobKey, created: Self.t0, reason: "create"),
-            signer: signer, random: random)
-        _ = try VaultFile.create(at: path, vaultID: vaultID, keys: KeySet(single: key), random: random, options: fast, attestWith: signer) {
-            (tx: PendingCommit) throws(FormatError) in
-            try tx.appendKeyring(keyID: key.id, epoch: 1, body: body)
-        }
+        let (path, recovery, laptop) = try Self.rootOfRecoveryKeyAndLaptop(
+            dir, "critical.quire", label: "critical extension",
+            unknownPublicFields: CBORMap(text: [("critical", .array([.text("x-retention-policy")]))]))
+        let random = SeededRandom(label: "critical extension, tablet")
         let vault = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
         #expect(vault.unlocked.keyrings.first?.record.publicPart.criticalExtensions == ["x-retention-policy"])
         let before = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
