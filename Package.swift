@@ -122,7 +122,7 @@ let package = Package(
 
         // ZIP archives through libzip: reading with limits (import), writing (EPUB, Day One variant).
         // Members are read and written as QuireFormat's ByteSource, the one byte-stream protocol.
-        .target(name: "QuireZip", dependencies: ["CZip", "QuireFormat", "QuireSystem"], swiftSettings: strict),
+        .target(name: "QuireZip", dependencies: ["CZip", "QuireCrypto", "QuireFormat", "QuireSystem"], swiftSettings: strict),
 
         // Markdown read once, by libcmark-gfm, into a tree every exporter walks.
         .target(name: "QuireMarkdown", dependencies: ["CCmarkGFM"], swiftSettings: strict),

@@ -317,7 +317,7 @@ extension Vault {
     /// The entry revision at frame `frame` of `file`.
     ///
     /// - Throws: ``QuireError/catalogStale`` when `file` has no such
-    ///   committed frame; ``QuireError/format(_:)``.
+    ///   committed frame; a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
     static func revision(frame: Int, in file: VaultFile) throws(QuireError) -> EntryRevision {
         // Under the file's lock: an observer's refresh may extend the
         // structure of the file a catalog reads, from another thread.
@@ -332,7 +332,7 @@ extension Vault {
 
     /// Every entry that is not deleted, ordered by creation time (then id).
     ///
-    /// - Throws: ``QuireError/format(_:)`` for I/O.
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O.
     public func entries() throws(QuireError) -> [EntrySnapshot] {
         return try lock.withLock { () throws(QuireError) -> [EntrySnapshot] in
             let index = try loadIndex()
@@ -353,7 +353,7 @@ extension Vault {
     /// deletion first: what `quire restore` can bring back while the
     /// revisions before the deletion are still in the file.
     ///
-    /// - Throws: ``QuireError/format(_:)`` for I/O.
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O.
     public func deletedEntries() throws(QuireError) -> [EntrySnapshot] {
         return try lock.withLock { () throws(QuireError) -> [EntrySnapshot] in
             let index = try loadIndex()
@@ -368,7 +368,7 @@ extension Vault {
     /// One entry as it stands (including a deleted one), or nil when the
     /// vault has no revision of it.
     ///
-    /// - Throws: ``QuireError/format(_:)``.
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
     public func entry(_ id: EntryID) throws(QuireError) -> EntrySnapshot? {
         return try lock.withLock { () throws(QuireError) -> EntrySnapshot? in
             // Through the index cache when queries answer from it: one
@@ -439,7 +439,7 @@ extension Vault {
     /// head as a parent, which also resolves a conflict. The library sets
     /// the body's `modified` to now (milliseconds since the Unix epoch, UTC).
     ///
-    /// - Throws: ``QuireError/entryNotFound(_:)``; ``QuireError/entryDeleted(_:)``
+    /// - Throws: `.notFound` (`entry_not_found`); `.notFound` (`entry_deleted`)
     ///   when the entry is deleted (bring it back with
     ///   ``restore(_:body:replacing:)``); ``QuireError``.
     @discardableResult
@@ -462,9 +462,9 @@ extension Vault {
     ///
     /// - Parameter base: revision ids of this entry, usually
     ///   `[snapshot.revision.revisionID] + snapshot.conflictingHeads`.
-    /// - Throws: ``QuireError/entryNotFound(_:)`` when the vault holds no
+    /// - Throws: `.notFound` (`entry_not_found`) when the vault holds no
     ///   revision of the entry or `base` names none of them;
-    ///   ``QuireError/entryDeleted(_:)`` when every revision in `base` is a
+    ///   `.notFound` (`entry_deleted`) when every revision in `base` is a
     ///   deletion (use ``restore(_:body:replacing:)``); ``QuireError``.
     @discardableResult
     public func edit(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]) throws(QuireError) -> EntryRevision {
@@ -480,7 +480,7 @@ extension Vault {
     ///
     /// - Parameter base: the revisions replaced, as in
     ///   ``edit(_:body:replacing:)``; nil: the current heads.
-    /// - Throws: ``QuireError/entryNotFound(_:)``, ``QuireError``.
+    /// - Throws: `.notFound` (`entry_not_found`), ``QuireError``.
     @discardableResult
     public func restore(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]? = nil) throws(QuireError) -> EntryRevision {
         return try lock.withLock { () throws(QuireError) -> EntryRevision in
@@ -490,7 +490,7 @@ extension Vault {
 
     /// Deletes an entry by appending a tombstone revision.
     ///
-    /// - Throws: ``QuireError/entryNotFound(_:)``, ``QuireError``.
+    /// - Throws: `.notFound` (`entry_not_found`), ``QuireError``.
     @discardableResult
     public func delete(_ id: EntryID) throws(QuireError) -> EntryRevision {
         return try lock.withLock { () throws(QuireError) -> EntryRevision in
@@ -510,7 +510,7 @@ extension Vault {
 
     /// The manifest of an attachment.
     ///
-    /// - Throws: ``QuireError/attachmentNotFound(_:)``.
+    /// - Throws: `.notFound` (`blob_not_found`).
     public func attachment(_ blob: BlobID) throws(QuireError) -> BlobManifest {
         return try lock.withLock { () throws(QuireError) -> BlobManifest in
             guard let c = try loadIndex().resolve(blob) else { throw .attachmentNotFound(blob) }
@@ -523,7 +523,7 @@ extension Vault {
     /// also checks that it is the content's blob id under the blob key of a
     /// trusted keyring (`Spec/format.md §7.3`).
     ///
-    /// - Throws: ``QuireError/attachmentNotFound(_:)``, ``QuireError/format(_:)``.
+    /// - Throws: `.notFound` (`blob_not_found`), a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
     public func openAttachment(_ blob: BlobID) throws(QuireError) -> BlobReader {
         return try lock.withLock { () throws(QuireError) -> BlobReader in
             guard let c = try loadIndex().resolve(blob) else { throw .attachmentNotFound(blob) }

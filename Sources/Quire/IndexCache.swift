@@ -313,7 +313,7 @@ package struct IndexCacheKey: Sendable {
     package init(device: DeviceIdentity, vaultID: VaultID) throws(CryptoError) {
         let seed = SymmetricKey(storage: try device.keyPair.seed())
         var key = Self.derive(seed, label: "quire-index-cache-key-v1", vaultID: vaultID, byteCount: 32)
-        sealing = SymmetricKey(storage: try SecureBytes(consuming: &key))
+        sealing = SymmetricKey(storage: try SecureBytes(guardedConsuming: &key))
         fileName =
             hex(Self.derive(seed, label: "quire-index-cache-name-v1", vaultID: vaultID, byteCount: 16)) + "." + IndexCache.fileExtension
     }

@@ -1,71 +1,46 @@
+@_spi(Format) public import QuireCrypto
 @_spi(Format) public import QuireFormat
 @_spi(Format) public import QuireKeys
 @_spi(Format) public import QuireSync
 
-/// The one error type an app sees through `import Quire`: everything the
-/// ``Vault`` facade throws is a `QuireError`.
-///
-/// Switch on ``category`` to choose what to show or do (ask for the
-/// passphrase again, offer a merge, offer repair…); log ``code``, the stable
-/// snake_case name the specification and the `quire` CLI use
-/// (`wrong_passphrase`, `removed_from_vault`, `frame_damaged`,
-/// `rolled_back`…), and ``message``, a sentence for a person:
-///
-/// ```swift
-/// do {
-///     let vault = try Vault.open(at: path, credential: .passphrase(typed))
-/// } catch {
-///     switch error.category {
-///     case .wrongCredential: askAgain()
-///     case .damaged: offerRepair(error.message, at: error.offset)
-///     case .needsMerge: offerMerge(error.message)   // code "rolled_back", "commit_tampered"…
-///     default: show(error.message)
-///     }
-/// }
-/// ```
-///
-/// Two errors are equal when they are the same error with the same details.
-/// The message never holds a secret (a passphrase, a key, entry text).
-public struct QuireError: Error, Sendable, Equatable, CustomStringConvertible {
+// `QuireError` itself lives in QuireCrypto, the lowest module `import Quire`
+// re-exports, so that every layer's public API can throw it. What follows
+// needs the facade's `VaultError`.
+extension QuireError {
+    /// An error with this detail. The layer's error is kept as it is
+    /// (``VaultError/format(_:)`` as the `FormatError`…), so an error made
+    /// here equals the same error thrown by a layer.
+    @_spi(Format) public init(_ detail: VaultError) {
+        switch detail {
+        case .format(let e): self = QuireError.fromFormat(e)
+        case .keys(let e): self = QuireError.fromKeys(e)
+        case .sync(let e): self = QuireError.fromSync(e)
+        case .deviceStore(let e): self = QuireError.fromDeviceStore(e)
+        case .other(let e): self = e
+        default: self.init(layer: detail)
+        }
+    }
+
     /// The detailed error of the layer that failed (the container, key, sync
-    /// or device store layer), for the package's own tools.
-    @_spi(Format) public let detail: VaultError
-
-    /// An error with this detail.
-    @_spi(Format) public init(_ detail: VaultError) { self.detail = detail }
-
-    /// The stable, machine-readable name of the error: the snake_case code
-    /// of the specification (`Spec/format.md §9`, `Spec/keys.md`) and of the
-    /// CLI's `--json` output, such as `wrong_passphrase` or `frame_damaged`.
-    /// Codes are never renamed; new ones may appear.
-    public var code: String { detail.code }
-
-    /// What an app can do about this error (``Category``).
-    public var category: Category { detail.category }
-
-    /// A sentence for a person: what happened and what to do. The same text
-    /// the `quire` CLI prints.
-    public var message: String { detail.description }
-
-    /// ``message``.
-    public var description: String { detail.description }
+    /// or device store layer), for the package's own tools. An error of a
+    /// layer the facade does not name (crypto, or one an app made) is
+    /// ``VaultError/other(_:)``.
+    @_spi(Format) public var detail: VaultError {
+        switch layer {
+        case let e as VaultError: e
+        case let e as FormatError: .format(e)
+        case let e as KeyError: .keys(e)
+        case let e as SyncError: .sync(e)
+        case let e as DeviceStoreError: .deviceStore(e)
+        default: .other(self)
+        }
+    }
 
     /// The entry the error is about (`entry_not_found`, `entry_deleted`),
     /// or nil.
     public var entryID: EntryID? {
         switch detail {
         case .entryNotFound(let id), .entryDeleted(let id): id
-        default: nil
-        }
-    }
-
-    /// The byte offset in the vault file the error is about (the frame that
-    /// is damaged, altered or does not verify), or nil when it is not about
-    /// one place in the file.
-    public var offset: UInt64? {
-        switch detail {
-        case .format(let e), .keys(.format(let e)): e.offset
-        case .tampered(let location): location.offset
         default: nil
         }
     }

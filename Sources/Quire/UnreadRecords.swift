@@ -155,7 +155,7 @@ extension Vault {
     /// (``UnreadRecords``). Uses the entry index (built now if it is not
     /// loaded: one pass that decrypts every revision once).
     ///
-    /// - Throws: ``QuireError/format(_:)`` for I/O.
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O.
     public func unreadRecords() throws(QuireError) -> UnreadRecords {
         try lock.withLock { () throws(QuireError) -> UnreadRecords in
             // The cache is used only when every commit verified and no
@@ -175,7 +175,7 @@ extension Vault {
     /// attested because the attestation is damaged, not because their writer
     /// did not attest.
     ///
-    /// - Throws: ``QuireError/format(_:)`` for I/O.
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O.
     package func revisionsWithFailedAttestation() throws(QuireError) -> Set<RevisionID> {
         try lock.withLock { () throws(QuireError) -> Set<RevisionID> in
             // A cache is used only when no attestation failed (Spec/index-cache.md §5).

@@ -14,7 +14,7 @@ import QuireSystem
 // commits nothing.
 
 /// What a progress handler answers: go on, or stop the operation (which
-/// then throws ``QuireError/cancelled``, as when its `Task` is cancelled).
+/// then throws `.cancelled` (`cancelled`), as when its `Task` is cancelled).
 public enum ProgressReply: Sendable, Equatable {
     /// Go on.
     case proceed
@@ -67,7 +67,7 @@ extension Vault {
     /// Runs `work` on this handle's serial executor (see the top of this
     /// file).
     ///
-    /// - Throws: ``QuireError/cancelled`` when the task was cancelled
+    /// - Throws: `.cancelled` (`cancelled`) when the task was cancelled
     ///   before or during `work`; otherwise what `work` throws.
     package func perform<T: Sendable>(_ work: @Sendable () throws(QuireError) -> T) async throws(QuireError) -> T {
         try await concurrency.worker.run(work)
@@ -86,7 +86,7 @@ extension Vault {
     /// in `async` form (the scan, the key evaluation and the commit checks
     /// run on a queue of their own).
     ///
-    /// - Throws: as the synchronous form; ``QuireError/cancelled`` when the
+    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`) when the
     ///   task was cancelled (nothing was opened).
     public static func open(
         at path: String, credential: Credential, writable: Bool = true, random: any RandomSource = SystemRandom(),
@@ -103,7 +103,7 @@ extension Vault {
     /// caller's executor: ``open(at:store:writable:random:options:retainsEntryBodies:)``
     /// in `async` form.
     ///
-    /// - Throws: as the synchronous form; ``QuireError/cancelled``.
+    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
     public static func open(
         at path: String, store: any DeviceKeyStore, writable: Bool = true, random: any RandomSource = SystemRandom(),
         options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true
@@ -118,7 +118,7 @@ extension Vault {
     /// `store`, the handle returned knows it (device memory, index cache),
     /// as one from ``open(at:store:writable:random:options:retainsEntryBodies:)``.
     ///
-    /// - Throws: as the synchronous form; ``QuireError/cancelled`` (no file
+    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`) (no file
     ///   is left at `path`).
     public static func create(
         at path: String, setup: VaultSetup, store: (any DeviceKeyStore)? = nil, random: any RandomSource = SystemRandom(),
@@ -143,22 +143,27 @@ extension Vault {
     /// Cancelling the task stops the commit at the next record or
     /// attachment chunk; nothing of it is written and the file is as it was.
     ///
-    /// - Throws: ``QuireError`` as ``commit(_:)`` (``QuireError/cancelled``
-    ///   when cancelled); otherwise whatever `build` throws, unchanged.
-    public func commit<T: Sendable>(_ build: @Sendable (VaultTransaction) throws -> T) async throws -> T {
-        try await perform(
-            { () throws -> T in
-                var result: T?
-                try self.commit { tx in result = try build(tx) }
-                guard let result else { throw QuireError.format(.notWritable(reason: "the commit was abandoned")) }
-                return result
-            }, cancelled: { QuireError.cancelled })
+    /// This call throws ``QuireError`` only, as ``commit(_:)``: a
+    /// `QuireError` that `build` throws comes out unchanged, any other error
+    /// of the app's wrapped (``QuireError/underlyingError``). `build` is
+    /// `@Sendable` and runs on the handle's executor: copy what it needs
+    /// from a `@MainActor` model into `let`s first.
+    ///
+    /// - Throws: ``QuireError`` as ``commit(_:)``; `.cancelled`
+    ///   (`cancelled`) when the task was cancelled.
+    public func commit<T: Sendable>(_ build: @Sendable (VaultTransaction) throws -> T) async throws(QuireError) -> T {
+        try await perform { () throws(QuireError) -> T in
+            var result: T?
+            try self.commit { tx in result = try build(tx) }
+            guard let result else { throw QuireError.format(.notWritable(reason: "the commit was abandoned")) }
+            return result
+        }
     }
 
     /// Reads what other processes appended and says what changed, on this
     /// handle's executor: ``refresh()`` in `async` form.
     ///
-    /// - Throws: as ``refresh()``; ``QuireError/cancelled`` when the task
+    /// - Throws: as ``refresh()``; `.cancelled` (`cancelled`) when the task
     ///   was cancelled before it started (a refresh that started finishes:
     ///   its cost follows what was appended).
     public func refresh() async throws(QuireError) -> VaultChangeSet {
@@ -168,7 +173,7 @@ extension Vault {
     /// Opens the path again, on this handle's executor: ``reload()`` in
     /// `async` form.
     ///
-    /// - Throws: as ``reload()``; ``QuireError/cancelled``.
+    /// - Throws: as ``reload()``; `.cancelled` (`cancelled`).
     public func reload() async throws(QuireError) {
         try await perform { () throws(QuireError) -> Void in try self.reload() }
     }
@@ -178,7 +183,7 @@ extension Vault {
     /// handle builds its index (seconds on a large journal); that no longer
     /// blocks the caller.
     ///
-    /// - Throws: as the synchronous form; ``QuireError/cancelled``.
+    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
     public func entries(matching query: EntryQuery, after cursor: EntryCursor? = nil) async throws(QuireError) -> EntryPage {
         try await perform { () throws(QuireError) -> EntryPage in try self.entries(matching: query, after: cursor) }
     }
@@ -186,7 +191,7 @@ extension Vault {
     /// A page of search results, on this handle's executor:
     /// ``search(_:matching:after:)`` in `async` form.
     ///
-    /// - Throws: as the synchronous form; ``QuireError/cancelled``.
+    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
     public func search(_ text: String, matching query: EntryQuery = EntryQuery(), after cursor: EntryCursor? = nil) async throws(QuireError)
         -> EntryPage
     {
@@ -195,7 +200,7 @@ extension Vault {
 
     /// One entry, on this handle's executor: ``entry(_:)`` in `async` form.
     ///
-    /// - Throws: as the synchronous form; ``QuireError/cancelled``.
+    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
     public func entry(_ id: EntryID) async throws(QuireError) -> EntrySnapshot? {
         try await perform { () throws(QuireError) -> EntrySnapshot? in try self.entry(id) }
     }
@@ -205,8 +210,8 @@ extension Vault {
     /// cancelling stops at the next chunk.
     ///
     /// - Returns: the bytes, ``BlobManifest/byteCount`` of them.
-    /// - Throws: ``QuireError/attachmentNotFound(_:)``, ``QuireError/format(_:)``
-    ///   for a damaged chunk or I/O, ``QuireError/cancelled``.
+    /// - Throws: `.notFound` (`blob_not_found`), a container error (`.damaged`, `.unavailable`, `.outOfSpace`…)
+    ///   for a damaged chunk or I/O, `.cancelled` (`cancelled`).
     public func attachmentBytes(_ blob: BlobID) async throws(QuireError) -> [UInt8] {
         try await perform { () throws(QuireError) -> [UInt8] in
             let reader = try self.openAttachment(blob)
@@ -218,7 +223,7 @@ extension Vault {
                 let n: Int
                 do throws(FormatError) {
                     n = try buffer.withMutableBytes { (raw: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int in
-                        try reader.read(into: raw)
+                        try reader.readChecked(into: raw)
                     }
                 } catch {
                     throw .format(error)
@@ -234,7 +239,7 @@ extension Vault {
     /// merge at the next frame it writes; the vault is left as it was and
     /// the temporary file removed.
     ///
-    /// - Throws: as ``merge(copyAt:)``; ``QuireError/cancelled``.
+    /// - Throws: as ``merge(copyAt:)``; `.cancelled` (`cancelled`).
     @discardableResult
     public func merge(copyAt copyPath: String) async throws(QuireError) -> MergeReport {
         try await perform { () throws(QuireError) -> MergeReport in try self.merge(copyAt: copyPath) }
@@ -244,7 +249,7 @@ extension Vault {
     /// executor: ``foldConflictCopies()`` in `async` form. Cancelling stops
     /// the copy being merged; copies merged before stay merged.
     ///
-    /// - Throws: as ``foldConflictCopies()``; ``QuireError/cancelled``.
+    /// - Throws: as ``foldConflictCopies()``; `.cancelled` (`cancelled`).
     @discardableResult
     public func foldConflictCopies() async throws(QuireError) -> FoldReport {
         try await perform { () throws(QuireError) -> FoldReport in
@@ -262,7 +267,7 @@ extension Vault {
     ///
     /// - Parameter now: the time of the compaction (what the tombstone
     ///   horizon counts back from), stored to the millisecond.
-    /// - Throws: as ``compact(_:now:)``; ``QuireError/cancelled``.
+    /// - Throws: as ``compact(_:now:)``; `.cancelled` (`cancelled`).
     @discardableResult
     public func compact(_ options: CompactionOptions = CompactionOptions(), now: Date = Date()) async throws(QuireError)
         -> CompactionReport
@@ -275,7 +280,7 @@ extension Vault {
     /// executor: ``verify()`` in `async` form, stopping at the next record
     /// or attachment chunk when the task is cancelled.
     ///
-    /// - Throws: ``QuireError/cancelled`` only (damage is in the report).
+    /// - Throws: `.cancelled` (`cancelled`) only (damage is in the report).
     public func verify() async throws(QuireError) -> VerifyReport {
         try await perform { () throws(QuireError) -> VerifyReport in try self.verifyReport(cancellable: true) }
     }
@@ -293,7 +298,7 @@ extension Vault {
     /// executor: ``entries()`` in `async` form. Prefer
     /// ``entries(matching:after:)``, which pages.
     ///
-    /// - Throws: as ``entries()``; ``QuireError/cancelled``.
+    /// - Throws: as ``entries()``; `.cancelled` (`cancelled`).
     public func entries() async throws(QuireError) -> [EntrySnapshot] {
         try await perform { () throws(QuireError) -> [EntrySnapshot] in try self.entries() }
     }
@@ -301,7 +306,7 @@ extension Vault {
     /// Every deleted entry, newest deletion first, on this handle's
     /// executor: ``deletedEntries()`` in `async` form.
     ///
-    /// - Throws: as ``deletedEntries()``; ``QuireError/cancelled``.
+    /// - Throws: as ``deletedEntries()``; `.cancelled` (`cancelled`).
     public func deletedEntries() async throws(QuireError) -> [EntrySnapshot] {
         try await perform { () throws(QuireError) -> [EntrySnapshot] in try self.deletedEntries() }
     }
@@ -310,7 +315,7 @@ extension Vault {
     /// executor: ``revisions(of:)`` in `async` form (what a conflict screen
     /// shows beside the winner).
     ///
-    /// - Throws: as ``revisions(of:)``; ``QuireError/cancelled``.
+    /// - Throws: as ``revisions(of:)``; `.cancelled` (`cancelled`).
     public func revisions(of id: EntryID) async throws(QuireError) -> [EntryRevision] {
         try await perform { () throws(QuireError) -> [EntryRevision] in try self.revisions(of: id) }
     }
@@ -319,7 +324,7 @@ extension Vault {
     /// handle's executor: ``attachment(_:)`` in `async` form. Its bytes:
     /// ``attachmentBytes(_:)``.
     ///
-    /// - Throws: as ``attachment(_:)``; ``QuireError/cancelled``.
+    /// - Throws: as ``attachment(_:)``; `.cancelled` (`cancelled`).
     public func attachment(_ blob: BlobID) async throws(QuireError) -> BlobManifest {
         try await perform { () throws(QuireError) -> BlobManifest in try self.attachment(blob) }
     }
@@ -327,7 +332,7 @@ extension Vault {
     /// The journal profile, on this handle's executor: ``profile()`` in
     /// `async` form.
     ///
-    /// - Throws: as ``profile()``; ``QuireError/cancelled``.
+    /// - Throws: as ``profile()``; `.cancelled` (`cancelled`).
     public func profile() async throws(QuireError) -> Profile? {
         try await perform { () throws(QuireError) -> Profile? in try self.profile() }
     }
@@ -335,7 +340,7 @@ extension Vault {
     /// The records this credential cannot read, on this handle's executor:
     /// ``unreadRecords()`` in `async` form.
     ///
-    /// - Throws: as ``unreadRecords()``; ``QuireError/cancelled``.
+    /// - Throws: as ``unreadRecords()``; `.cancelled` (`cancelled`).
     public func unreadRecords() async throws(QuireError) -> UnreadRecords {
         try await perform { () throws(QuireError) -> UnreadRecords in try self.unreadRecords() }
     }
@@ -344,7 +349,7 @@ extension Vault {
     /// handle's executor: ``conflictCopies()`` in `async` form (it reads
     /// the folder and each candidate's header).
     ///
-    /// - Throws: as ``conflictCopies()``; ``QuireError/cancelled``.
+    /// - Throws: as ``conflictCopies()``; `.cancelled` (`cancelled`).
     public func conflictCopies() async throws(QuireError) -> [ConflictCopy] {
         try await perform { () throws(QuireError) -> [ConflictCopy] in try self.conflictCopies() }
     }
@@ -352,7 +357,7 @@ extension Vault {
     /// Uses `store` for this device's memory of the vault, and checks it
     /// now, on this handle's executor: ``remember(in:)`` in `async` form.
     ///
-    /// - Throws: as ``remember(in:)``; ``QuireError/cancelled``.
+    /// - Throws: as ``remember(in:)``; `.cancelled` (`cancelled`).
     public func remember(in store: any DeviceKeyStore) async throws(QuireError) {
         try await perform { () throws(QuireError) -> Void in try self.remember(in: store) }
     }
@@ -360,7 +365,7 @@ extension Vault {
     /// Who holds keys now, on this handle's executor: ``keyState()`` in
     /// `async` form.
     ///
-    /// - Throws: as ``keyState()``; ``QuireError/cancelled``.
+    /// - Throws: as ``keyState()``; `.cancelled` (`cancelled`).
     public func keyState() async throws(QuireError) -> KeyState {
         try await perform { () throws(QuireError) -> KeyState in try self.keyState() }
     }
@@ -368,7 +373,7 @@ extension Vault {
     /// Who can decrypt which records, in plain words, on this handle's
     /// executor: ``privacyStatement()`` in `async` form.
     ///
-    /// - Throws: as ``privacyStatement()``; ``QuireError/cancelled``.
+    /// - Throws: as ``privacyStatement()``; `.cancelled` (`cancelled`).
     public func privacyStatement() async throws(QuireError) -> PrivacyStatement {
         try await perform { () throws(QuireError) -> PrivacyStatement in try self.privacyStatement() }
     }
@@ -378,7 +383,7 @@ extension Vault {
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
     /// - Returns: the new member.
-    /// - Throws: as ``enrollDevice(code:name:now:)``; ``QuireError/cancelled``
+    /// - Throws: as ``enrollDevice(code:name:now:)``; `.cancelled` (`cancelled`)
     ///   (before it started: nothing was written).
     @discardableResult
     public func enrollDevice(code: String, name: String, now: Date = Date()) async throws(QuireError) -> KeyringMember {
@@ -390,7 +395,7 @@ extension Vault {
     /// executor: ``removeDevice(named:now:replacement:)`` in `async` form.
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
-    /// - Throws: as the synchronous form; ``QuireError/cancelled``.
+    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
     @discardableResult
     public func removeDevice(named name: String, now: Date = Date(), replacement: RecoveryReplacementOwner = .mine) async throws(QuireError)
         -> KeyringMember
@@ -406,7 +411,7 @@ extension Vault {
     /// in `async` form.
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
-    /// - Throws: as the synchronous form; ``QuireError/cancelled``.
+    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
     @discardableResult
     public func removeDevice(publicKey: [UInt8], now: Date = Date(), replacement: RecoveryReplacementOwner = .mine) async throws(QuireError)
         -> KeyringMember
@@ -421,7 +426,7 @@ extension Vault {
     /// cut, on this handle's executor: ``recoveryReplacements(removing:)``
     /// in `async` form.
     ///
-    /// - Throws: as the synchronous form; ``QuireError/cancelled``.
+    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
     public func recoveryReplacements(removing publicKey: [UInt8]) async throws(QuireError) -> [RecoveryKeyReplacement] {
         try await perform { () throws(QuireError) -> [RecoveryKeyReplacement] in try self.recoveryReplacements(removing: publicKey) }
     }
@@ -431,7 +436,7 @@ extension Vault {
     /// ``lockDown(removingDevicesNamed:now:)`` in `async` form.
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
-    /// - Throws: as the synchronous form; ``QuireError/cancelled``.
+    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
     @discardableResult
     public func lockDown(removingDevicesNamed names: [String], now: Date = Date()) async throws(QuireError) -> [KeyringMember] {
         let ms = now.millisecondsSince1970
@@ -442,7 +447,7 @@ extension Vault {
     /// in `async` form.
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
-    /// - Throws: as ``rotateKeys(now:)``; ``QuireError/cancelled``.
+    /// - Throws: as ``rotateKeys(now:)``; `.cancelled` (`cancelled`).
     public func rotateKeys(now: Date = Date()) async throws(QuireError) {
         let ms = now.millisecondsSince1970
         try await perform { () throws(QuireError) -> Void in try self.rotateKeys(now: ms) }
@@ -453,7 +458,7 @@ extension Vault {
     /// Argon2id derivation takes about a second at the moderate cost).
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
-    /// - Throws: as the synchronous form; ``QuireError/cancelled``.
+    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
     public func setPassphrase(
         _ passphrase: SecureBytes?, opsLimit: UInt64 = Argon2id.moderateOpsLimit, memLimitBytes: UInt64 = Argon2id.moderateMemLimitBytes,
         now: Date = Date()
@@ -467,7 +472,7 @@ extension Vault {
     /// Accepts this file as it is after a suspected rollback, on this
     /// handle's executor: ``acceptRollback()`` in `async` form.
     ///
-    /// - Throws: as ``acceptRollback()``; ``QuireError/cancelled``.
+    /// - Throws: as ``acceptRollback()``; `.cancelled` (`cancelled`).
     public func acceptRollback() async throws(QuireError) {
         try await perform { () throws(QuireError) -> Void in try self.acceptRollback() }
     }
@@ -476,7 +481,7 @@ extension Vault {
     /// executor: ``acceptTampered()`` in `async` form.
     ///
     /// - Returns: how many tampered commits were accepted now.
-    /// - Throws: as ``acceptTampered()``; ``QuireError/cancelled``.
+    /// - Throws: as ``acceptTampered()``; `.cancelled` (`cancelled`).
     @discardableResult
     public func acceptTampered() async throws(QuireError) -> Int {
         try await perform { () throws(QuireError) -> Int in try self.acceptTampered() }
@@ -485,7 +490,7 @@ extension Vault {
     /// The recovery keys concurrent replacements left, on this handle's
     /// executor: ``recoveryKeyChoices()`` in `async` form.
     ///
-    /// - Throws: as ``recoveryKeyChoices()``; ``QuireError/cancelled``.
+    /// - Throws: as ``recoveryKeyChoices()``; `.cancelled` (`cancelled`).
     public func recoveryKeyChoices() async throws(QuireError) -> [RecoveryKeyChoice] {
         try await perform { () throws(QuireError) -> [RecoveryKeyChoice] in try self.recoveryKeyChoices() }
     }
@@ -493,7 +498,7 @@ extension Vault {
     /// Says which recovery key to keep, on this handle's executor:
     /// ``keepRecoveryKey(_:)`` in `async` form.
     ///
-    /// - Throws: as ``keepRecoveryKey(_:)``; ``QuireError/cancelled``.
+    /// - Throws: as ``keepRecoveryKey(_:)``; `.cancelled` (`cancelled`).
     public func keepRecoveryKey(_ publicKey: [UInt8]) async throws(QuireError) {
         try await perform { () throws(QuireError) -> Void in try self.keepRecoveryKey(publicKey) }
     }

@@ -8,7 +8,7 @@ extension VaultTransaction {
     /// transaction: the last revision appended to it in this transaction,
     /// else the vault's winning head; nil when the vault has no revision of it.
     ///
-    /// - Throws: ``QuireError/format(_:)`` for I/O.
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O.
     package func currentRevision(of id: EntryID) throws(QuireError) -> EntryRevision? {
         if let mine = newRevisions.last(where: { $0.1.entryID == id }) { return mine.1 }
         return try vault.snapshot(id, index: vault.loadIndex())?.revision
@@ -21,7 +21,7 @@ extension VaultTransaction {
     /// revision appended to it earlier in this transaction, if any), as
     /// ``Vault/edit(_:body:)`` does.
     ///
-    /// - Throws: ``QuireError/format(_:)`` (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
     @discardableResult
     package func put(_ body: EntryBody, id: EntryID) throws(QuireError) -> EntryRevision {
         let parents: [RevisionID]

@@ -12,11 +12,11 @@ extension Vault {
     /// last time; a missing one is reported in ``keyWarnings`` as
     /// ``KeyError/rollbackSuspected(reason:)``.
     ///
-    /// - Throws: ``QuireError/deviceStore(_:)`` (``DeviceStoreError/noKey``
+    /// - Throws: the key store's errors (``DeviceStoreError/noKey``
     ///   when the store has no key yet, or the store's read errors);
-    ///   ``QuireError/keys(_:)`` with
+    ///   a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) with
     ///   ``KeyError/wrongDeviceKey`` when this device is not enrolled;
-    ///   ``QuireError/format(_:)``.
+    ///   a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
     ///
     /// `options` and `retainsEntryBodies` are as in
     /// ``open(at:credential:writable:random:options:retainsEntryBodies:)``.
@@ -40,7 +40,7 @@ extension Vault {
         options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true, usesFrameTable: Bool
     ) throws(QuireError) -> Vault {
         let identity: DeviceIdentity?
-        do { identity = try store.load() } catch { throw .deviceStore(error) }
+        identity = try store.load()
         guard let identity else { throw .deviceStore(.noKey) }
         let vault: Vault
         if usesFrameTable, let folder = store.indexCacheFolder,
@@ -62,7 +62,7 @@ extension Vault {
     /// Uses `store` to remember the keyring heads this device trusts, and
     /// checks them now.
     ///
-    /// - Throws: ``QuireError/deviceStore(_:)``.
+    /// - Throws: the key store's errors.
     public func remember(in store: any DeviceKeyStore) throws(QuireError) {
         try lock.withLock { () throws(QuireError) -> Void in
             deviceStore = store
@@ -88,8 +88,8 @@ extension Vault {
     /// the first open). A memory at a path the file no longer has is not
     /// found: the store must have been per vault id when that path changed.
     ///
-    /// - Throws: the store's ``DeviceStoreError``.
-    func storedMemory(in store: any DeviceKeyStore) throws(DeviceStoreError) -> VaultMemory? {
+    /// - Throws: what the store throws.
+    func storedMemory(in store: any DeviceKeyStore) throws(QuireError) -> VaultMemory? {
         let location = memoryLocation(in: store)
         if let memory = try store.memory(of: vaultID, path: location) { return memory }
         guard !store.keepsMemoryPerPath else { return nil }
@@ -100,7 +100,7 @@ extension Vault {
     func checkRememberedHeads() throws(QuireError) {
         guard let store = deviceStore else { return }
         let memory: VaultMemory?
-        do { memory = try storedMemory(in: store) } catch { throw .deviceStore(error) }
+        memory = try storedMemory(in: store)
         warnings.removeAll { $0.code == "rollback_suspected" }
         rollbackRefusal = nil
         if acceptedTampered == nil, let kept = memory?.acceptedTampered, holdsAcceptance(kept) { acceptedTampered = kept }
@@ -136,12 +136,9 @@ extension Vault {
         // reading the vault must not fail because this device cannot save
         // its memory (a full disk), but the user must hear that it is stale.
         do throws(QuireError) { try rememberHeads(previous: memory) } catch {
-            if case .deviceStore(let e) = error.detail {
-                warnings.removeAll { $0.code == "device_memory_not_saved" }
-                warnings.append(.deviceMemoryNotSaved(reason: e.description))
-                return
-            }
-            throw error
+            // rememberHeads throws only what the store threw.
+            warnings.removeAll { $0.code == "device_memory_not_saved" }
+            warnings.append(.deviceMemoryNotSaved(reason: error.message))
         }
     }
 
@@ -255,11 +252,11 @@ extension Vault {
         // Inside a commit: its own write, after it, covers this one.
         if deviceMemoryWriteDeferred { return }
         let stored: VaultMemory?
-        do throws(DeviceStoreError) { stored = try storedMemory(in: store) } catch { return }
+        do throws(QuireError) { stored = try storedMemory(in: store) } catch { return }
         if let memory = stored, rollbackReason(against: memory) != nil { return }
         do throws(QuireError) { try rememberHeads(previous: .some(stored)) } catch {
-            if case .deviceStore(let e) = error.detail, !warnings.contains(where: { $0.code == "device_memory_not_saved" }) {
-                warnings.append(.deviceMemoryNotSaved(reason: e.description))
+            if !warnings.contains(where: { $0.code == "device_memory_not_saved" }) {
+                warnings.append(.deviceMemoryNotSaved(reason: error.message))
             }
         }
     }
@@ -342,7 +339,7 @@ extension Vault {
             newestClock: max(previous?.newestClock ?? 0, known), keyringHeads: rememberedKeyrings(state),
             removedKey: removedKey, acceptedTampered: acceptedTamperedInFile(previous))
         if memory == previous { return }
-        do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
+        try store.remember(memory)
     }
 
     /// The acceptance of tampered commits (this handle's, else
@@ -374,7 +371,7 @@ extension Vault {
 
     /// Accepts the tampered commits this file holds (`Spec/keys.md §7`,
     /// "Accepting a tampered commit"): writing, refused with
-    /// ``QuireError/tampered(_:)`` while the file holds a tampered commit,
+    /// `.needsMerge` (`commit_tampered`) while the file holds a tampered commit,
     /// goes on over these — their records stay unverified, and every reader
     /// still reports them. Through a key store the device remembers the
     /// acceptance for this file as a watermark (the committed end, its
@@ -386,7 +383,7 @@ extension Vault {
     ///
     /// - Returns: how many tampered commits were accepted now (0 when the
     ///   file holds none, or all were accepted before).
-    /// - Throws: ``QuireError/deviceStore(_:)``.
+    /// - Throws: the key store's errors.
     @discardableResult
     public func acceptTampered() throws(QuireError) -> Int {
         try lock.withLock { () throws(QuireError) -> Int in
@@ -400,11 +397,11 @@ extension Vault {
             guard let store = deviceStore else { return fresh.count }
             let path = memoryLocation(in: store)
             let previous: VaultMemory?
-            do throws(DeviceStoreError) { previous = try storedMemory(in: store) } catch { throw .deviceStore(error) }
+            previous = try storedMemory(in: store)
             if var memory = previous {
                 memory.acceptedTampered = acceptedTamperedInFile(previous)
                 memory.path = path
-                do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
+                try store.remember(memory)
             } else if rollbackRefusal == nil {
                 try rememberHeads(previous: .some(nil))
             }
@@ -420,7 +417,7 @@ extension Vault {
     /// ``keepRecoveryKey(_:)`` says which: show these to the user (who made
     /// each, and when) and ask which recovery code they hold.
     ///
-    /// - Throws: ``QuireError/keys(_:)`` when no keyring is trusted.
+    /// - Throws: a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) when no keyring is trusted.
     public func recoveryKeyChoices() throws(QuireError) -> [RecoveryKeyChoice] {
         KeyOperations.recoveryKeyChoices(in: try keyState())
     }
@@ -429,7 +426,7 @@ extension Vault {
     /// replacements of the recovery key (one of ``recoveryKeyChoices()``, by
     /// its public key; `Spec/keys.md §6.9`). Kept for this handle.
     ///
-    /// - Throws: ``QuireError/keys(_:)`` with
+    /// - Throws: a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) with
     ///   ``KeyError/operationRefused(reason:)`` when `publicKey` is none of
     ///   the choices.
     public func keepRecoveryKey(_ publicKey: [UInt8]) throws(QuireError) {
@@ -445,7 +442,7 @@ extension Vault {
     /// allowed again (`Spec/keys.md §7`). Use it only for a file restored on
     /// purpose; otherwise merge the newer copy back.
     ///
-    /// - Throws: ``QuireError/deviceStore(_:)``.
+    /// - Throws: the key store's errors.
     public func acceptRollback() throws(QuireError) {
         try lock.withLock { () throws(QuireError) -> Void in
             guard let store = deviceStore, let state = try? KeyState(unlocked, vaultID: vaultID) else { return }
@@ -456,7 +453,7 @@ extension Vault {
                 chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
                 newestClock: (try? loadIndex().maxClock.rawValue) ?? 0, keyringHeads: rememberedKeyrings(state),
                 removedKey: nil, acceptedTampered: acceptedTamperedInFile(try? storedMemory(in: store)))
-            do throws(DeviceStoreError) { try store.remember(memory) } catch { throw .deviceStore(error) }
+            try store.remember(memory)
             warnings.removeAll { $0.code == "rollback_suspected" }
             rollbackRefusal = nil
         }
@@ -464,7 +461,7 @@ extension Vault {
 
     /// Who holds keys now, as the trusted keyrings say.
     ///
-    /// - Throws: ``QuireError/keys(_:)`` when no keyring is trusted.
+    /// - Throws: a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) when no keyring is trusted.
     public func keyState() throws(QuireError) -> KeyState {
         try lock.withLock { () throws(QuireError) -> KeyState in
             do throws(KeyError) { return try KeyState(unlocked, vaultID: vaultID) } catch { throw .keys(error) }
@@ -478,7 +475,7 @@ extension Vault {
     /// an escrow key dropped by escrow-free in the other head), first writes
     /// a keyring that joins them (`Spec/keys.md §6`, "Joining before writing").
     ///
-    /// - Throws: ``QuireError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
+    /// - Throws: a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) with ``KeyError/operationRefused(reason:)``
     ///   when a join is needed and the credential cannot sign one.
     func joinConcurrentKeyrings() throws(QuireError) {
         guard !changingKeys, !keyringsJoined else { return }
@@ -520,7 +517,7 @@ extension Vault {
     ///
     /// - Parameter now: milliseconds since the Unix epoch, UTC, recorded in the keyring.
     /// - Returns: the keyring written.
-    /// - Throws: ``QuireError/keys(_:)`` (``KeyError/operationRefused(reason:)``
+    /// - Throws: a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) (``KeyError/operationRefused(reason:)``
     ///   when the credential cannot sign — a passphrase or escrow key — or the
     ///   change is not possible, ``KeyError/escrowRefused``); the errors of
     ///   ``commit(_:)``.
@@ -552,11 +549,16 @@ extension Vault {
             changingKeys = true
             defer { changingKeys = false }
             do {
-                try commit(keyChange: change) { tx in
-                    let state = try KeyState(self.unlocked, vaultID: self.vaultID)
-                    let proposals = try KeyOperations.keyrings(
-                        for: change, state: state, signer: signer, now: now, random: self.random, replacement: replacement,
-                        keepRecoveryKey: self.keptRecoveryKey)
+                try commit(keyChange: change) { (tx: VaultTransaction) throws(QuireError) in
+                    let proposals: [KeyringProposal]
+                    do throws(KeyError) {
+                        let state = try KeyState(self.unlocked, vaultID: self.vaultID)
+                        proposals = try KeyOperations.keyrings(
+                            for: change, state: state, signer: signer, now: now, random: self.random, replacement: replacement,
+                            keepRecoveryKey: self.keptRecoveryKey)
+                    } catch {
+                        throw .keys(error)
+                    }
                     for proposal in proposals {
                         do throws(FormatError) {
                             try tx.pending.appendKeyring(keyID: proposal.epochKey.id, epoch: proposal.epoch, body: proposal.body)
@@ -571,19 +573,13 @@ extension Vault {
                     tx.pending.commitKey = KeyOperations.commitKey(for: proposals, writeKey: tx.pending.key)
                     written = proposals.last
                 }
-            } catch let e as QuireError {
-                throw e
-            } catch let e as KeyError {
-                throw .keys(e)
-            } catch {
-                throw .format(.notWritable(reason: "\(error)"))
             }
             try reload()
             warnings.removeAll { $0.code == "rollback_suspected" }
             // The change is committed: failing to remember the new heads is
             // a warning, not an error.
             do throws(QuireError) { try rememberHeads() } catch {
-                if case .deviceStore(let e) = error.detail { warnings.append(.deviceMemoryNotSaved(reason: e.description)) }
+                warnings.append(.deviceMemoryNotSaved(reason: error.message))
             }
             return written!
         }
@@ -596,7 +592,7 @@ extension Vault {
     ///   - code: the device code the new device shows (its ``DeviceIdentity/code``).
     ///   - name: a name for it, unique in the vault, 1–64 characters.
     /// - Returns: the new member.
-    /// - Throws: ``QuireError/keys(_:)`` with ``KeyError/deviceCodeInvalid(reason:)``
+    /// - Throws: a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) with ``KeyError/deviceCodeInvalid(reason:)``
     ///   or ``KeyError/operationRefused(reason:)``; the errors of ``changeKeys(_:now:)``.
     @discardableResult
     public func enrollDevice(code: String, name: String, now: Int64 = ProcessStats.wallClockMilliseconds()) throws(QuireError)
@@ -615,7 +611,7 @@ extension Vault {
     /// as written, not case-insensitively): a new epoch without it. It
     /// keeps what it could read until `compact --rekey`.
     ///
-    /// - Throws: ``QuireError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
+    /// - Throws: a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) with ``KeyError/operationRefused(reason:)``
     ///   when no device has that name, or when more than one has (devices
     ///   enrolled on two copies at once): then remove it by key with
     ///   ``removeDevice(publicKey:now:)``; the errors of ``changeKeys(_:now:)``.
@@ -653,7 +649,7 @@ extension Vault {
     /// ``DeviceCode/fingerprint(of:)``): a new epoch without it. It keeps
     /// what it could read until `compact --rekey`.
     ///
-    /// - Throws: ``QuireError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
+    /// - Throws: a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) with ``KeyError/operationRefused(reason:)``
     ///   when no enrolled device has that key; the errors of ``changeKeys(_:now:)``.
     /// - Parameter replacement: when the device (or a device it enrolled)
     ///   replaced the recovery key (``recoveryReplacements(removing:)``),
@@ -687,8 +683,8 @@ extension Vault {
     /// Whether this credential was removed from the vault, or is behind a
     /// newer keyring a current member made that it cannot open: nil while
     /// it reads the current keys; otherwise the error a write would throw,
-    /// ``QuireError/removedFromVault(newerEpoch:)`` or
-    /// ``QuireError/behindNewerKeyring(newerEpoch:madeBy:)``
+    /// `.readOnly` (`removed_from_vault`) or
+    /// `.readOnly` (`behind_newer_keyring`)
     /// (`Spec/format.md §8.6`). Such a handle opens and reads what was
     /// written before (nothing after a `compact --rekey`) but cannot write;
     /// an app should say so rather than show a journal that merely looks
@@ -715,7 +711,7 @@ extension Vault {
     /// - Parameter names: devices of the key state, or devices it lists as
     ///   removed.
     /// - Returns: the members the keyring removes.
-    /// - Throws: ``QuireError/keys(_:)`` with ``KeyError/operationRefused(reason:)``
+    /// - Throws: a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) with ``KeyError/operationRefused(reason:)``
     ///   when the vault was not opened with the recovery key, or a name
     ///   matches no device; the errors of ``changeKeys(_:now:)``.
     @discardableResult
@@ -744,8 +740,8 @@ extension Vault {
     /// Who can decrypt which records, in plain words (`Spec/keys.md §8`):
     /// `quire keys status`. ``PrivacyStatement/text`` is the printed form.
     ///
-    /// - Throws: ``QuireError/keys(_:)`` when no keyring is trusted;
-    ///   ``QuireError/format(_:)`` when the profile cannot be read.
+    /// - Throws: a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) when no keyring is trusted;
+    ///   a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) when the profile cannot be read.
     public func privacyStatement() throws(QuireError) -> PrivacyStatement {
         try lock.withLock { () throws(QuireError) -> PrivacyStatement in
             let name = (try? profile())??.name ?? ""

@@ -16,10 +16,10 @@ extension Vault {
     ///
     /// - Returns: what the merge did (``MergeReport/changed`` false when the
     ///   vault already held everything the copy holds).
-    /// - Throws: ``QuireError/sync(_:)`` with the errors of
+    /// - Throws: a sync error with the errors of
     ///   ``VaultMerge/merge(vaultAt:copyAt:credential:random:options:)``
-    ///   (nothing is changed then); ``QuireError/format(_:)`` or
-    ///   ``QuireError/keys(_:)`` when the merged vault cannot be read again.
+    ///   (nothing is changed then); a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) or
+    ///   a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) when the merged vault cannot be read again.
     @discardableResult
     public func merge(copyAt copyPath: String) throws(QuireError) -> MergeReport {
         try lock.withLock { () throws(QuireError) -> MergeReport in

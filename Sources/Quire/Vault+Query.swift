@@ -35,7 +35,7 @@ extension Vault {
     /// handle writes, and those other writers committed that it has read,
     /// are reflected at the next call.
     ///
-    /// - Throws: ``QuireError/format(_:)`` for I/O or a record that no
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O or a record that no
     ///   longer reads.
     public func entries(matching query: EntryQuery, after cursor: EntryCursor? = nil) throws(QuireError) -> EntryPage {
         try lock.withLock { () throws(QuireError) -> EntryPage in
@@ -61,7 +61,7 @@ extension Vault {
     /// device (it stays in memory, follows changes, and is never written);
     /// later searches read only the bodies of the page's rows.
     ///
-    /// - Throws: ``QuireError/format(_:)`` for I/O or a record that no
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O or a record that no
     ///   longer reads.
     public func search(_ text: String, matching query: EntryQuery = EntryQuery(), after cursor: EntryCursor? = nil) throws(QuireError)
         -> EntryPage

@@ -107,8 +107,8 @@ extension Vault {
     /// Thread-safe; it takes the handle's lock for as long as it reads.
     ///
     /// - Returns: the changes; ``VaultChangeSet/isEmpty`` when there are none.
-    /// - Throws: ``QuireError/format(_:)`` for I/O, or when the file at the
-    ///   path is missing or no vault; ``QuireError/keys(_:)`` when the
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O, or when the file at the
+    ///   path is missing or no vault; a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) when the
     ///   credential no longer opens a replaced file. The handle then keeps
     ///   the state it had, and a later call tries again.
     public func refresh() throws(QuireError) -> VaultChangeSet {

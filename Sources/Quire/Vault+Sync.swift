@@ -7,7 +7,7 @@ public import QuireSystem
 extension Vault {
     /// The conflict copies beside this vault's file (`Spec/merge.md §2`).
     ///
-    /// - Throws: ``QuireError/sync(_:)``.
+    /// - Throws: a sync error.
     public func conflictCopies() throws(QuireError) -> [ConflictCopy] {
         do { return try ConflictCopies.find(for: file.path) } catch { throw .sync(error) }
     }
@@ -48,7 +48,7 @@ extension Vault {
     /// (`Spec/merge.md §4`).
     ///
     /// - Returns: what became of each copy.
-    /// - Throws: ``QuireError/sync(_:)`` when the copies cannot be listed;
+    /// - Throws: a sync error when the copies cannot be listed;
     ///   a failure on one copy is in its report entry.
     @discardableResult
     public func foldConflictCopies() throws(QuireError) -> FoldReport {
@@ -75,7 +75,7 @@ extension Vault {
     /// vault again afterwards.
     ///
     /// - Parameter now: milliseconds since the Unix epoch, UTC.
-    /// - Throws: ``QuireError/sync(_:)`` (``SyncError/damaged(issues:)`` when
+    /// - Throws: a sync error (``SyncError/damaged(issues:)`` when
     ///   records would be lost, and the other errors of
     ///   ``Compaction/compact(vaultAt:credential:options:now:random:writeOptions:)``).
     @discardableResult

@@ -128,8 +128,12 @@ public final class Vault: @unchecked Sendable {
     /// (`Spec/keys.md §7`), not also when the commit builds the index.
     var deviceMemoryWriteDeferred = false
     /// Warnings about the keys found when the vault was opened or changed,
-    /// such as ``KeyError/rollbackSuspected(reason:)``; read under the lock.
-    public var keyWarnings: [KeyError] { lock.withLock { warnings } }
+    /// such as a suspected rollback (``QuireError/Category/needsMerge``,
+    /// `rollback_suspected`, `Spec/keys.md §7`) or device memory that could
+    /// not be saved (``QuireError/Category/unavailable``,
+    /// `device_memory_not_saved`); read under the lock. The vault is open and
+    /// usable: show them, do not treat them as failures.
+    public var keyWarnings: [QuireError] { lock.withLock { warnings.map(QuireError.fromKeys) } }
     /// The key warnings, guarded by ``lock``.
     var warnings: [KeyError] = []
     var clock = HybridLogicalClock(rawValue: 0)
@@ -176,8 +180,8 @@ public final class Vault: @unchecked Sendable {
     ///   - options: how appends reach the disk, for the handle's life.
     ///   - retainsEntryBodies: whether the entry index keeps decoded bodies
     ///     (``retainsEntryBodies``), for the handle's life.
-    /// - Throws: ``QuireError/format(_:)`` for a missing, damaged or foreign
-    ///   file; ``QuireError/keys(_:)`` for a wrong credential (always
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for a missing, damaged or foreign
+    ///   file; a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) for a wrong credential (always
     ///   distinct from damage).
     public static func open(
         at path: String, credential: Credential, writable: Bool = true, random: any RandomSource = SystemRandom(),
@@ -211,11 +215,11 @@ public final class Vault: @unchecked Sendable {
     /// store's index cache. Without it, the handle holds the setup's device
     /// key (or the recovery key) alone: no device memory, no index cache.
     ///
-    /// - Throws: ``QuireError/format(_:)`` (``FormatError/alreadyExists(path:)``,
-    ///   I/O), ``QuireError/keys(_:)`` (``KeyError/escrowRefused`` for an
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) (``FormatError/alreadyExists(path:)``,
+    ///   I/O), a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) (``KeyError/escrowRefused`` for an
     ///   escrow key in escrow-free mode, bad passphrase cost,
     ///   ``KeyError/operationRefused(reason:)`` when the setup names another
-    ///   device than the store's), ``QuireError/deviceStore(_:)``
+    ///   device than the store's), the key store's errors
     ///   (``DeviceStoreError/noKey`` when `store` holds no identity yet:
     ///   make one with `loadOrCreate(name:now:using:)` first). Nothing is
     ///   created when it throws before writing.
@@ -226,7 +230,7 @@ public final class Vault: @unchecked Sendable {
         var setup = setup
         if let store {
             let identity: DeviceIdentity?
-            do { identity = try store.load() } catch { throw .deviceStore(error) }
+            identity = try store.load()
             guard let identity else { throw .deviceStore(.noKey) }
             if let device = setup.device, device.publicKey != identity.publicKey {
                 throw .keys(.operationRefused(reason: "the setup names another device than the one the key store holds"))
@@ -317,18 +321,41 @@ public final class Vault: @unchecked Sendable {
     /// commit retried, for up to the lock timeout. If `build` throws, nothing
     /// is committed and the file is as it was.
     ///
-    /// - Throws: ``QuireError`` for I/O, a damaged tail, a record too large or
-    ///   ``QuireError/removedFromVault(newerEpoch:)``,
-    ///   ``QuireError/behindNewerKeyring(newerEpoch:madeBy:)``; otherwise whatever
-    ///   `build` throws, unchanged.
-    public func commit(_ build: (VaultTransaction) throws -> Void) throws {
-        try commit(keyChange: nil, build)
+    /// This call throws ``QuireError`` only, whatever `build` throws: a
+    /// `QuireError` that `build` throws (the transaction's own calls throw
+    /// nothing else, and an app may throw one it made with
+    /// ``QuireError/init(category:code:message:)``) comes out unchanged; any
+    /// other error of the app's is wrapped in one of category
+    /// ``QuireError/Category/cancelled``, code `commit_abandoned`, and is
+    /// there as ``QuireError/underlyingError``. So `catch` needs no cast:
+    ///
+    /// ```swift
+    /// do {
+    ///     try vault.commit { tx in
+    ///         guard draft.isValid else { throw DraftError.empty }   // the app's own type
+    ///         try tx.add(draft.body)
+    ///     }
+    /// } catch {   // error: QuireError
+    ///     if error.underlyingError is DraftError { … } else { show(error.localizedDescription) }
+    /// }
+    /// ```
+    ///
+    /// - Throws: ``QuireError``: `.readOnly` (`removed_from_vault`,
+    ///   `behind_newer_keyring`, `not_writable`), `.needsMerge`
+    ///   (`rolled_back`, `commit_tampered`), `.busy` (`locked`),
+    ///   `.outOfSpace`, `.unavailable` or `.damaged` for the file,
+    ///   `.programmerError` (`record_too_large`); what `build` threw, as
+    ///   above.
+    public func commit(_ build: (VaultTransaction) throws -> Void) throws(QuireError) {
+        try commit(keyChange: nil) { (tx: VaultTransaction) throws(QuireError) in
+            do { try build(tx) } catch { throw QuireError.wrapping(error) }
+        }
     }
 
     /// ``commit(_:)`` for records (`change` nil) or for a key change, which
     /// the write gate judges on its own (``writableKey(for:)``).
-    func commit(keyChange change: KeyChange?, _ build: (VaultTransaction) throws -> Void) throws {
-        try lock.withLock { () throws -> Void in
+    func commit(keyChange change: KeyChange?, _ build: (VaultTransaction) throws(QuireError) -> Void) throws(QuireError) {
+        try lock.withLock { () throws(QuireError) -> Void in
             // Device memory is written once, after the commit is in the file
             // (two fsyncs, of the memory file and its folder), not also when
             // the commit builds the index: the write after the commit covers
@@ -356,7 +383,7 @@ public final class Vault: @unchecked Sendable {
             let deadline = ProcessStats.monotonicNanoseconds() + UInt64(max(1, writeOptions.lockTimeoutSeconds) * 1e9)
             var attempt = 0
             while true {
-                var inner: (any Error)?
+                var inner: QuireError?
                 var transaction: VaultTransaction?
                 do throws(FormatError) {
                     try file.commit(random: random, options: writeOptions, attestWith: signer) {
@@ -373,7 +400,7 @@ public final class Vault: @unchecked Sendable {
                         }
                         let tx = VaultTransaction(vault: self, pending: pending)
                         transaction = tx
-                        do {
+                        do throws(QuireError) {
                             try build(tx)
                         } catch {
                             inner = error
@@ -403,18 +430,11 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
-    /// Appends one commit of revisions only; typed for callers that want
-    /// ``QuireError`` alone.
+    /// ``commit(_:)``, for the facade's single-record writes.
     ///
     /// - Throws: ``QuireError``.
     func commitTyped(_ build: (VaultTransaction) throws(QuireError) -> Void) throws(QuireError) {
-        do {
-            try commit { tx in try build(tx) }
-        } catch let e as QuireError {
-            throw e
-        } catch {
-            throw .format(.notWritable(reason: "\(error)"))
-        }
+        try commit(build)
     }
 
     /// Unlocks `file` and verifies its commits; when commit recovery
@@ -500,7 +520,7 @@ public final class VaultTransaction {
 
     /// Appends an entry revision.
     ///
-    /// - Throws: ``QuireError/format(_:)`` (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
     @_spi(Format) public func append(_ revision: EntryRevision) throws(QuireError) {
         if reportsLocalChanges, statesBefore.index(forKey: revision.entryID) == nil {
             // From the cached view when queries answer from it: no full
@@ -526,7 +546,7 @@ public final class VaultTransaction {
     /// vault's next hybrid logical clock value and this credential's author
     /// id (`Spec/records.md §3`). Returns the revision.
     ///
-    /// - Throws: ``QuireError/format(_:)`` (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
     @discardableResult
     public func add(_ body: EntryBody) throws(QuireError) -> EntryRevision {
         let revision = EntryRevision(
@@ -543,8 +563,8 @@ public final class VaultTransaction {
     ///
     /// Sets the body's `modified` to now.
     ///
-    /// - Throws: ``QuireError/entryNotFound(_:)``, ``QuireError/entryDeleted(_:)``
-    ///   when the revisions replaced are all tombstones, ``QuireError/format(_:)``.
+    /// - Throws: `.notFound` (`entry_not_found`), `.notFound` (`entry_deleted`)
+    ///   when the revisions replaced are all tombstones, a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
     @discardableResult
     public func edit(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]) throws(QuireError) -> EntryRevision {
         try change(id, body: body, deleted: false, base: base)
@@ -555,8 +575,8 @@ public final class VaultTransaction {
     /// ``Vault/delete(_:)`` but beside the commit's other records (an entry
     /// deleted and another added atomically, several deleted at once).
     ///
-    /// - Throws: ``QuireError/entryNotFound(_:)`` when the vault holds no
-    ///   revision of `id`; ``QuireError/format(_:)``.
+    /// - Throws: `.notFound` (`entry_not_found`) when the vault holds no
+    ///   revision of `id`; a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
     @discardableResult
     public func delete(_ id: EntryID) throws(QuireError) -> EntryRevision {
         try change(id, body: EntryBody(), deleted: true, base: nil)
@@ -567,7 +587,7 @@ public final class VaultTransaction {
     /// tombstone (or the revisions `base`), with `modified` set to now. On
     /// an entry that is not deleted it is an edit.
     ///
-    /// - Throws: ``QuireError/entryNotFound(_:)``; ``QuireError/format(_:)``.
+    /// - Throws: `.notFound` (`entry_not_found`); a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
     @discardableResult
     public func restore(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]? = nil) throws(QuireError) -> EntryRevision {
         try change(id, body: body, deleted: false, base: base, restoring: true)
@@ -609,7 +629,7 @@ public final class VaultTransaction {
     /// the view cannot say (no view, a conflict, an older base): the entry
     /// index decides.
     ///
-    /// - Throws: ``QuireError/entryNotFound(_:)``, ``QuireError/entryDeleted(_:)``.
+    /// - Throws: `.notFound` (`entry_not_found`), `.notFound` (`entry_deleted`).
     private func parentsFromCachedView(_ id: EntryID, deleted: Bool, base: [RevisionID]?, restoring: Bool) throws(QuireError)
         -> [RevisionID]?
     {
@@ -635,7 +655,7 @@ public final class VaultTransaction {
     /// Streams an attachment from `source` (`Spec/format.md §7`); content the
     /// vault already holds is not stored again.
     ///
-    /// - Throws: ``QuireError/format(_:)``.
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
     public func storeAttachment(from source: any ByteSource, mediaType: String) throws(QuireError) -> StoredBlob {
         // Deduplicate only against content a member stored under the write
         // blob key: a manifest an epoch-key holder planted for a predicted
@@ -667,7 +687,7 @@ public final class VaultTransaction {
 
     /// Streams the file at `path` in as an attachment.
     ///
-    /// - Throws: ``QuireError/format(_:)`` (``FormatError/io(_:)`` when the
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) (``FormatError/io(_:)`` when the
     ///   file cannot be read).
     public func storeAttachment(fromFile path: String, mediaType: String) throws(QuireError) -> StoredBlob {
         let source: FileByteSource
@@ -677,7 +697,7 @@ public final class VaultTransaction {
 
     /// Appends a new profile.
     ///
-    /// - Throws: ``QuireError/format(_:)``.
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
     @_spi(Format) public func setProfile(name: String, about: String = "", settings: CBORMap = CBORMap()) throws(QuireError) {
         let profile = Profile(name: name, about: about, settings: settings, clock: vault.nextClock(), device: vault.author)
         do { try pending.appendSealed(kind: .profile, payload: profile.encoded()) } catch { throw .format(error) }

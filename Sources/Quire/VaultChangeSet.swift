@@ -166,7 +166,7 @@ public struct KeysChange: Sendable, Equatable {
     public let membersRemoved: [KeyringMember]
     /// True when this credential was removed from the vault (or left out
     /// of a newer keyring) by this change: it may read what it could, and
-    /// no longer write (``QuireError/removedFromVault(newerEpoch:)``).
+    /// no longer write (`.readOnly` (`removed_from_vault`)).
     public let thisCredentialRemoved: Bool
 
     /// A keys change of these parts.

@@ -58,6 +58,9 @@
     /// (an import keeps the batches it had committed; running it again
     /// goes on from there).
     case cancelled
+    /// An error of a layer this enum does not name: the crypto layer, or one
+    /// an app made (an attachment source or a device key store of its own).
+    case other(QuireError)
 
     /// The stable, machine-readable name of the error.
     public var code: String {
@@ -76,6 +79,7 @@
         case .damagedHeader: "header_damaged"
         case .catalogStale: "catalog_stale"
         case .cancelled: "cancelled"
+        case .other(let e): e.code
         }
     }
 
@@ -102,6 +106,7 @@
             "the operation was cancelled before it finished; nothing of it was written — run it again to complete it"
         case .damagedHeader(let reason):
             "this Quire vault is damaged and cannot be opened: \(reason). Restore it from a copy (another device's copy, or a backup)"
+        case .other(let e): e.message
         }
     }
 }

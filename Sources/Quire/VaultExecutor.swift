@@ -41,7 +41,7 @@ actor VaultWorker {
 
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    /// Runs `work` on the worker's queue; throws ``QuireError/cancelled``
+    /// Runs `work` on the worker's queue; throws `.cancelled` (`cancelled`)
     /// without starting it when the task is already cancelled, and in place
     /// of whatever `work` threw when it was cancelled while running.
     func run<T: Sendable>(_ work: @Sendable () throws(QuireError) -> T) throws(QuireError) -> T {

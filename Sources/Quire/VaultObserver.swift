@@ -61,10 +61,10 @@ import QuireSystem
     ///     default 50 ms.
     ///   - onChange: called on a private serial queue with each non-empty
     ///     change set another process wrote, or with the error a refresh
-    ///     threw (``QuireError/format(_:)`` for I/O or a missing file,
-    ///     ``QuireError/keys(_:)``). This handle's own writes are not
+    ///     threw (a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O or a missing file,
+    ///     a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`)). This handle's own writes are not
     ///     delivered; ``init(vault:coalescing:onEvent:)`` delivers them too.
-    /// - Throws: ``QuireError/format(_:)`` (``FormatError/io(_:)``) when the
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) (``FormatError/io(_:)``) when the
     ///   system refuses the watch.
     public convenience init(vault: Vault, coalescing: Duration = .milliseconds(50), onChange: @escaping @Sendable (Delivery) -> Void)
         throws(QuireError)
@@ -89,7 +89,7 @@ import QuireSystem
     ///   - coalescing: how long to gather file events before one refresh;
     ///     default 50 ms.
     ///   - onEvent: called on a private serial queue, one event at a time.
-    /// - Throws: ``QuireError/format(_:)`` (``FormatError/io(_:)``) when the
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) (``FormatError/io(_:)``) when the
     ///   system refuses the watch.
     public convenience init(vault: Vault, coalescing: Duration = .milliseconds(50), onEvent: @escaping @Sendable (VaultEvent) -> Void)
         throws(QuireError)
@@ -182,8 +182,8 @@ public enum VaultEvent: Sendable, Equatable {
 
     /// Entries, keys or the profile changed (never an empty change set).
     case changed(VaultChangeSet, origin: Origin)
-    /// A refresh failed: ``QuireError/format(_:)`` for I/O or a file
-    /// missing (a sync tool replacing it), ``QuireError/keys(_:)`` when a
+    /// A refresh failed: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O or a file
+    /// missing (a sync tool replacing it), a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) when a
     /// replaced file no longer opens with this credential. The watch goes
     /// on, and the next change to the file tries again.
     case refreshFailed(QuireError)

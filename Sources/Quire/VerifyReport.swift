@@ -115,7 +115,7 @@ extension Vault {
     /// ``verify()``; when `cancellable`, stops at the next record or chunk
     /// once the task is cancelled (``VaultCancellation``).
     ///
-    /// - Throws: ``QuireError/cancelled``, only when `cancellable`.
+    /// - Throws: `.cancelled` (`cancelled`), only when `cancellable`.
     func verifyReport(cancellable: Bool) throws(QuireError) -> VerifyReport {
         func cancelled() -> Bool { cancellable && VaultCancellation.isRequested }
         return try lock.withLock { () throws(QuireError) -> VerifyReport in
@@ -202,7 +202,7 @@ extension Vault {
                     let reader = try file.openBlob(m, blobKey: blobKey)
                     var sink = [UInt8](repeating: 0, count: Limits.chunkByteCount)
                     while try sink.withMutableBytes({ (raw: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int in
-                        try reader.read(into: raw)
+                        try reader.readChecked(into: raw)
                     }) > 0 {}
                     intact += reader.chunkCount
                 } catch {

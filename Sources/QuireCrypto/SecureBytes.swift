@@ -22,7 +22,13 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
     /// Allocates `count` zero bytes of guarded memory.
     ///
     /// - Throws: ``CryptoError/outOfSecureMemory(byteCount:)``.
-    @_spi(Crypto) public init(zeroedCount count: Int) throws(CryptoError) {
+    @_spi(Crypto) public convenience init(zeroedCount count: Int) throws(CryptoError) {
+        try self.init(allocating: count) { $0 }
+    }
+
+    /// Allocates `count` zero bytes of guarded memory; a failure is thrown
+    /// as `mapped` makes it.
+    private init<E: Error>(allocating count: Int, _ mapped: (CryptoError) -> E) throws(E) {
         Sodium.ensure()
         precondition(count >= 0)
         if count <= GuardedArena.cellByteCount {
@@ -30,10 +36,10 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
             // `sodium_malloc` (three memory mappings) per 1,024 of them, not per
             // key, so thousands of epoch keys cannot exhaust the kernel's
             // mapping limit.
-            pointer = try GuardedArena.shared.allocate()
+            do { pointer = try GuardedArena.shared.allocate() } catch { throw mapped(error) }
             pooled = true
         } else {
-            guard let p = sodium_malloc(count) else { throw .outOfSecureMemory(byteCount: count) }
+            guard let p = sodium_malloc(count) else { throw mapped(.outOfSecureMemory(byteCount: count)) }
             GuardedMemory.lock(p, byteCount: count)
             sodium_memzero(p, count)
             pointer = p
@@ -44,9 +50,10 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
 
     /// Guarded memory holding a copy of `bytes` (the caller wipes its own copy).
     ///
-    /// - Throws: ``CryptoError/outOfSecureMemory(byteCount:)``.
-    public convenience init(copying bytes: UnsafeRawBufferPointer) throws(CryptoError) {
-        try self.init(zeroedCount: bytes.count)
+    /// - Throws: ``QuireError``: `.outOfSpace` (`out_of_guarded_memory`)
+    ///   when guarded memory runs out.
+    public convenience init(copying bytes: UnsafeRawBufferPointer) throws(QuireError) {
+        try self.init(allocating: bytes.count, QuireError.crypto)
         if let base = bytes.baseAddress, bytes.count > 0 {
             pointer.copyMemory(from: base, byteCount: bytes.count)
         }
@@ -54,8 +61,32 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
 
     /// Copies `bytes` into guarded memory and wipes the array it came from.
     ///
+    /// - Throws: ``QuireError``: `.outOfSpace` (`out_of_guarded_memory`)
+    ///   when guarded memory runs out.
+    public convenience init(consuming bytes: inout [UInt8]) throws(QuireError) {
+        try self.init(allocating: bytes.count, QuireError.crypto)
+        bytes.withUnsafeMutableBytes { raw in
+            if let base = raw.baseAddress, raw.count > 0 {
+                pointer.copyMemory(from: base, byteCount: raw.count)
+                sodium_memzero(base, raw.count)
+            }
+        }
+    }
+
+    /// ``init(copying:)`` with the crypto layer's error.
+    ///
     /// - Throws: ``CryptoError/outOfSecureMemory(byteCount:)``.
-    public convenience init(consuming bytes: inout [UInt8]) throws(CryptoError) {
+    @_spi(Crypto) public convenience init(guardedCopying bytes: UnsafeRawBufferPointer) throws(CryptoError) {
+        try self.init(zeroedCount: bytes.count)
+        if let base = bytes.baseAddress, bytes.count > 0 {
+            pointer.copyMemory(from: base, byteCount: bytes.count)
+        }
+    }
+
+    /// ``init(consuming:)`` with the crypto layer's error.
+    ///
+    /// - Throws: ``CryptoError/outOfSecureMemory(byteCount:)``.
+    @_spi(Crypto) public convenience init(guardedConsuming bytes: inout [UInt8]) throws(CryptoError) {
         try self.init(zeroedCount: bytes.count)
         bytes.withUnsafeMutableBytes { raw in
             if let base = raw.baseAddress, raw.count > 0 {

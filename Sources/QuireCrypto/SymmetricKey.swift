@@ -25,7 +25,7 @@
         guard copy.count == Self.byteCount else {
             throw .wrongLength(what: "key", expected: Self.byteCount, actual: copy.count)
         }
-        storage = try SecureBytes(consuming: &copy)
+        storage = try SecureBytes(guardedConsuming: &copy)
     }
 
     /// Wraps guarded bytes that already hold a 32-byte key.

@@ -329,11 +329,11 @@ final class AttachmentSource: ByteSource {
     /// The content's size, when the vault holds it.
     var byteCount: UInt64? { (try? vault.attachment(blob))?.byteCount }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(QuireError) -> Int {
         if reader == nil {
             do { reader = try vault.openAttachment(blob) } catch {
-                if case .format(let e) = error.detail { throw e }
-                throw .blobNotFound(blob: blob.description)
+                if case .format = error.detail { throw error }
+                throw .format(.blobNotFound(blob: blob.description))
             }
         }
         return try reader!.read(into: buffer)

@@ -130,7 +130,7 @@ enum MediaFiles {
         }
         while true {
             let n: Int
-            do { n = try reader.read(into: buffer) } catch { throw .vault(.format(error)) }
+            do { n = try reader.read(into: buffer) } catch { throw .vault(error) }
             if n == 0 { break }
             try sink(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
         }

@@ -5,8 +5,15 @@ import QuireSystem
 public protocol ByteSource: AnyObject {
     /// Reads up to `buffer.count` bytes; returns 0 only at the end.
     ///
-    /// - Throws: ``FormatError/io(_:)``.
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int
+    /// A source of the app's (a photo library asset, an `InputStream`) that
+    /// fails throws ``QuireError/sourceFailed(_:)`` (`.unavailable`,
+    /// `source_failed`), or any other ``QuireError``: the attachment is not
+    /// stored, the commit that stores it writes nothing, and the error
+    /// reaches the commit's caller unchanged. Returning 0 instead would
+    /// store the content read so far as if it were whole.
+    ///
+    /// - Throws: ``QuireError``.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(QuireError) -> Int
 }
 
 /// Reads a file from the start, in order.
@@ -35,14 +42,14 @@ package final class FileByteSource: ByteSource {
 
     /// Reads the next bytes of the file; 0 at its end.
     ///
-    /// - Throws: ``FormatError/io(_:)``, ``FormatError/sourceChanged(path:)``.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
+    /// - Throws: ``QuireError`` of ``FormatError/io(_:)``, ``FormatError/sourceChanged(path:)``.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(QuireError) -> Int {
         let n: Int
-        do { n = try file.read(into: buffer, at: offset) } catch { throw .io(error) }
+        do { n = try file.read(into: buffer, at: offset) } catch { throw .fromFormat(.io(error)) }
         offset += UInt64(n)
         if let expected = sizeAtOpen, n == 0 || offset > expected {
             let now = (try? file.size()) ?? 0
-            if offset != expected || now != expected { throw .sourceChanged(path: file.path) }
+            if offset != expected || now != expected { throw .fromFormat(.sourceChanged(path: file.path)) }
         }
         return n
     }
@@ -57,7 +64,7 @@ public final class MemoryByteSource: ByteSource {
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
 
     /// Copies the next bytes; 0 at the end. Never throws.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(QuireError) -> Int {
         let n = min(buffer.count, bytes.count - offset)
         if n > 0 {
             bytes.withUnsafeBytes { src in
@@ -285,7 +292,15 @@ extension PendingCommit {
     static func readFull(_ source: any ByteSource, into buffer: UnsafeMutableRawBufferPointer, count: Int) throws(FormatError) -> Int {
         var done = 0
         while done < count {
-            let n = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[done..<count]))
+            let n: Int
+            do {
+                n = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[done..<count]))
+            } catch {
+                // The package's own sources fail with a container error;
+                // an app's with whatever it threw, carried unchanged.
+                if let e = error.layer as? FormatError { throw e }
+                throw .source(error)
+            }
             if n == 0 { break }
             done += n
         }
@@ -670,11 +685,21 @@ public final class BlobReader {
     /// 0 at the end. After the last chunk the padding, the size and the blob
     /// id have been checked.
     ///
+    /// - Throws: ``QuireError``: `.damaged` when a chunk does not verify
+    ///   (`authentication_failed`, `unknown_key`, `bad_padding` — also for a
+    ///   stream whose length is not Padmé(N + 1) — `blob_id_mismatch`),
+    ///   `.unavailable` or `.outOfSpace` when the file cannot be read
+    ///   (`io`); a missing chunk (`chunk_missing`) is `.damaged` too.
+    public func read(into destination: UnsafeMutableRawBufferPointer) throws(QuireError) -> Int {
+        do { return try readChecked(into: destination) } catch { throw .fromFormat(error) }
+    }
+
+    /// ``read(into:)`` with the container layer's error.
+    ///
     /// - Throws: ``FormatError/authenticationFailed(_:)``, ``FormatError/unknownKey(_:keyID:)``,
-    ///   ``FormatError/blobPaddingInvalid(blob:)`` (also for a stream whose
-    ///   length is not Padmé(N + 1)), ``FormatError/blobIDMismatch(blob:)``,
+    ///   ``FormatError/blobPaddingInvalid(blob:)``, ``FormatError/blobIDMismatch(blob:)``,
     ///   I/O errors.
-    public func read(into destination: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
+    @_spi(Format) public func readChecked(into destination: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
         while bufferOffset == bufferCount {
             if let failure, failurePending { throw failure }
             let s = 1 - slot
@@ -774,13 +799,20 @@ public final class BlobReader {
     /// The whole content, checked.
     ///
     /// - Throws: as ``read(into:)``.
-    public func readAll() throws(FormatError) -> [UInt8] {
+    public func readAll() throws(QuireError) -> [UInt8] {
+        do { return try readAllChecked() } catch { throw .fromFormat(error) }
+    }
+
+    /// ``readAll()`` with the container layer's error.
+    ///
+    /// - Throws: as ``readChecked(into:)``.
+    @_spi(Format) public func readAllChecked() throws(FormatError) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(Int(min(manifest.byteCount, 1 << 30)))
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: Limits.chunkByteCount, alignment: 16)
         defer { chunk.deallocate() }
         while true {
-            let n = try read(into: chunk)
+            let n = try readChecked(into: chunk)
             if n == 0 { break }
             out.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
         }

@@ -1,3 +1,4 @@
+public import QuireCrypto
 public import QuireSystem
 
 /// Where a frame sits in a vault file: its byte offset from the start of the
@@ -159,6 +160,10 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     /// before it finished: nothing of it was committed, and the file is as
     /// it was (``OperationCancellation``).
     @_spi(Format) case cancelled
+    /// A ``ByteSource`` (an app's) threw `error` while an attachment was
+    /// read from it: nothing was stored. The error reaches the caller as it
+    /// was thrown.
+    @_spi(Format) case source(QuireError)
 
     /// The stable, machine-readable name of this error, used as the
     /// `expect:` class in `Vectors/` and in `quire verify --json`.
@@ -210,6 +215,7 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .io: "io"
         case .outOfGuardedMemory: "out_of_guarded_memory"
         case .cancelled: "cancelled"
+        case .source(let e): e.code
         }
     }
 
@@ -232,6 +238,7 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     public var offset: UInt64? {
         switch self {
         case .frameDamaged(let o, _), .tornTail(let o, _, _): return o
+        case .source(let e): return e.offset
         default: return location?.offset
         }
     }
@@ -341,6 +348,46 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
             return "out of guarded memory for keys: the system refused to lock more memory (raise RLIMIT_MEMLOCK or close other vaults)"
         case .cancelled:
             return "the operation was cancelled before it finished; nothing of it was written — run it again to complete it"
+        case .source(let e):
+            return e.message
         }
+    }
+}
+
+extension FormatError: QuireErrorLayer {
+    /// The container layer's part of ``QuireError/category``.
+    package var category: QuireError.Category {
+        switch self {
+        case .truncatedHeader(let count): count == 0 ? .unavailable : .damaged
+        case .notAVault, .unsupportedVersion, .unsupportedFeature, .unknownCriticalKind, .vaultChanged: .unavailable
+        case .headerDamaged, .headerCopiesDiffer, .frameDamaged, .frameRepaired, .malformedFrame, .tornTail,
+            .authenticationFailed, .unknownKey, .staleEpoch, .badPadding, .decompressionFailed,
+            .decompressedSizeMismatch, .revisionConflict, .commitMismatch, .commitUnverifiable, .commitOrphaned,
+            .commitFork, .attestationFailed, .untrustedKeyring, .chunkMissing, .chunkDuplicate, .chunkOutOfOrder,
+            .chunkFinalMissing, .chunkFinalRepeated, .chunkNoncanonical, .blobSizeMismatch, .blobIDMismatch,
+            .blobPaddingInvalid:
+            .damaged
+        // Without a place in the file, the size or record was the caller's.
+        case .sizeLimitExceeded(let location, _, _, _): location == nil ? .programmerError : .damaged
+        case .malformedRecord(let location, _): location == nil ? .programmerError : .damaged
+        case .commitTampered: .needsMerge
+        case .blobNotFound: .notFound
+        case .recordTooLarge, .alreadyExists: .programmerError
+        case .locked, .sourceChanged: .busy
+        case .notWritable: .readOnly
+        case .io(let e): e.category
+        case .outOfGuardedMemory: .outOfSpace
+        case .cancelled: .cancelled
+        case .source(let e): e.category
+        }
+    }
+}
+
+extension QuireError {
+    /// The container layer's `error` as a `QuireError`; an error a
+    /// ``ByteSource`` threw (``FormatError/source(_:)``) as it was thrown.
+    package static func fromFormat(_ error: FormatError) -> QuireError {
+        if case .source(let e) = error { return e }
+        return QuireError(layer: error)
     }
 }

@@ -233,10 +233,9 @@ final class DayOneImporter {
         settings[text: DayOneMapping.profileKey] = .map(dayOne)
         do {
             try vault.commit { tx in try tx.setProfile(name: profile?.name ?? "", about: profile?.about ?? "", settings: settings) }
-        } catch let e as QuireError {
-            throw .vault(e)
         } catch {
-            throw .unreadableSource(path: journal, reason: "\(error)")
+            if let other = error.underlyingError { throw .unreadableSource(path: journal, reason: "\(other)") }
+            throw .vault(error)
         }
     }
 
@@ -286,17 +285,20 @@ final class DayOneImporter {
                     // Nothing new: abandon the commit so not even a commit record is written.
                     if self.recordsWritten == 0 { throw NothingWritten() }
                 }
-            } catch is NothingWritten {
-                // The report below still counts what was found unchanged.
-            } catch let retry as SourceFailure {
-                // A media file failed mid-stream: the commit is abandoned and redone without it.
-                badMedia[retry.path] = retry.reason
-                report.skipped.append(SkippedItem(item: retry.path, reason: "the file could not be read: \(retry.reason)"))
-                continue
-            } catch let e as QuireError {
-                throw .vault(e)
             } catch {
-                throw .unreadableSource(path: file, reason: "\(error)")
+                // The commit wraps what its closure threw of the importer's own.
+                if error.underlyingError is NothingWritten {
+                    // The report below still counts what was found unchanged.
+                } else if let retry = error.underlyingError as? SourceFailure {
+                    // A media file failed mid-stream: the commit is abandoned and redone without it.
+                    badMedia[retry.path] = retry.reason
+                    report.skipped.append(SkippedItem(item: retry.path, reason: "the file could not be read: \(retry.reason)"))
+                    continue
+                } else if let other = error.underlyingError {
+                    throw .unreadableSource(path: file, reason: "\(other)")
+                } else {
+                    throw .vault(error)
+                }
             }
             report.merge(pending)
             blobs.merge(pendingBlobs) { a, _ in a }

@@ -53,15 +53,18 @@ final class EntryWriter {
                     for e in batch { written += try self.writeOne(e, tx: tx, pending: &pending, pendingBlobs: &pendingBlobs) }
                     if written == 0 { throw Nothing() }
                 }
-            } catch is Nothing {
-            } catch let r as SourceFailure {
-                badFiles.insert(r.path)
-                report.skipped.append(SkippedItem(item: r.path, reason: "the file could not be read: \(r.reason)"))
-                continue
-            } catch let e as QuireError {
-                throw .vault(e)
             } catch {
-                throw .unreadableSource(path: batch.first?.label ?? "", reason: "\(error)")
+                // The commit wraps what its closure threw of the importer's own.
+                if error.underlyingError is Nothing {
+                } else if let r = error.underlyingError as? SourceFailure {
+                    badFiles.insert(r.path)
+                    report.skipped.append(SkippedItem(item: r.path, reason: "the file could not be read: \(r.reason)"))
+                    continue
+                } else if let other = error.underlyingError {
+                    throw .unreadableSource(path: batch.first?.label ?? "", reason: "\(other)")
+                } else {
+                    throw .vault(error)
+                }
             }
             report.merge(pending)
             blobs.merge(pendingBlobs) { a, _ in a }

@@ -120,9 +120,9 @@ private final class WatchedSource: ByteSource {
         self.source = source
         self.failed = failed
     }
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(QuireError) -> Int {
         do { return try source.read(into: buffer) } catch {
-            failed(error)
+            failed((error.layer as? FormatError) ?? .source(error))
             throw error
         }
     }

@@ -33,9 +33,16 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
     /// - Parameters:
     ///   - name: 1–64 characters, no control characters.
     ///   - now: milliseconds since the Unix epoch, UTC.
-    /// - Throws: ``KeyError/operationRefused(reason:)`` for a bad name or
-    ///   when guarded memory runs out.
-    public static func generate(name: String, now: Int64, using random: any RandomSource) throws(KeyError) -> DeviceIdentity {
+    /// - Throws: ``QuireError``: `.readOnly` (`operation_refused`) for a bad
+    ///   name or when guarded memory runs out.
+    public static func generate(name: String, now: Int64, using random: any RandomSource) throws(QuireError) -> DeviceIdentity {
+        do { return try generateChecked(name: name, now: now, using: random) } catch { throw .fromKeys(error) }
+    }
+
+    /// ``generate(name:now:using:)`` with the key layer's error.
+    ///
+    /// - Throws: ``KeyError/operationRefused(reason:)``.
+    package static func generateChecked(name: String, now: Int64, using random: any RandomSource) throws(KeyError) -> DeviceIdentity {
         let pair: Ed25519.KeyPair
         do { pair = try Ed25519.KeyPair(using: random) } catch { throw .operationRefused(reason: "\(error)") }
         return try DeviceIdentity(keyPair: pair, name: name, created: now)
@@ -51,12 +58,17 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
     ///     `SecureBytes(copying:)` and wipe the platform's copy).
     ///   - name: 1–64 characters (``validateName(_:)``).
     ///   - created: milliseconds since the Unix epoch, UTC, as first stored.
-    /// - Throws: ``KeyError/operationRefused(reason:)`` for a seed that is
-    ///   not 32 bytes long, a bad name, or when guarded memory runs out.
-    public init(seed: SecureBytes, name: String, created: Int64) throws(KeyError) {
-        let pair: Ed25519.KeyPair
-        do { pair = try Ed25519.KeyPair(seed: seed) } catch { throw .operationRefused(reason: "\(error)") }
-        try self.init(keyPair: pair, name: name, created: created)
+    /// - Throws: ``QuireError``: `.readOnly` (`operation_refused`) for a
+    ///   seed that is not 32 bytes long, a bad name, or when guarded memory
+    ///   runs out. A Keychain store reports it as damage of its item.
+    public init(seed: SecureBytes, name: String, created: Int64) throws(QuireError) {
+        do throws(KeyError) {
+            let pair: Ed25519.KeyPair
+            do { pair = try Ed25519.KeyPair(seed: seed) } catch { throw .operationRefused(reason: "\(error)") }
+            self = try DeviceIdentity(keyPair: pair, name: name, created: created)
+        } catch {
+            throw .fromKeys(error)
+        }
     }
 
     /// The 32-byte Ed25519 seed this identity's key pair derives from, in
@@ -66,10 +78,10 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
     /// secrets (never in a file others can read, a log or a backup that
     /// leaves the device), and wipe any copy made of it.
     ///
-    /// - Throws: ``KeyError/operationRefused(reason:)`` when guarded memory
-    ///   runs out.
-    public func secretSeed() throws(KeyError) -> SecureBytes {
-        do { return try keyPair.seed() } catch { throw .operationRefused(reason: "\(error)") }
+    /// - Throws: ``QuireError``: `.outOfSpace` (`out_of_guarded_memory`)
+    ///   when guarded memory runs out.
+    public func secretSeed() throws(QuireError) -> SecureBytes {
+        do { return try keyPair.seed() } catch { throw .crypto(error) }
     }
 
     /// The 32-byte Ed25519 public key.
@@ -156,9 +168,12 @@ public enum DeviceCode {
     /// The fingerprint of the device whose code the user typed: show it
     /// beside the one the new device shows, and enroll only when both match.
     ///
-    /// - Throws: ``KeyError/deviceCodeInvalid(reason:)`` as ``parse(_:)``.
-    public static func fingerprint(ofCode code: String) throws(KeyError) -> String {
-        fingerprint(of: try parse(code))
+    /// - Throws: ``QuireError``: `.wrongCredential` (`device_code_invalid`)
+    ///   for a mistyped code (a wrong length, a bad character, a checksum
+    ///   mismatch, or a recovery key given by mistake); ``QuireError/message``
+    ///   says which.
+    public static func fingerprint(ofCode code: String) throws(QuireError) -> String {
+        do { return fingerprint(of: try parse(code)) } catch { throw .fromKeys(error) }
     }
 
     /// The Ed25519 public key in a typed device code. Case, spaces and dashes

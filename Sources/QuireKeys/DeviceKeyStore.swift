@@ -6,21 +6,32 @@ public import QuireSystem
 /// (`Spec/keys.md §3.3`). The private key never enters a vault.
 ///
 /// Implementations: ``FileDeviceKeyStore`` (one 0600 file under
-/// `$QUIRE_HOME`), ``InMemoryDeviceKeyStore`` (tests); an app may supply
-/// one backed by the platform keychain.
+/// `$QUIRE_HOME`); an app may supply one backed by the platform keychain.
+///
+/// Every requirement throws ``QuireError``. A store of the app's reports:
+/// - the store cannot be used now but may be later (a Keychain while the
+///   device is locked, `errSecInteractionNotAllowed`):
+///   ``QuireError/keyStoreUnavailable(_:)`` (`.unavailable`);
+/// - a key already stored, from ``create(_:)``: code `device_key_exists`
+///   (``QuireError/init(category:code:message:)`` with
+///   `.programmerError`), which ``loadOrCreate(name:now:using:)`` reads as
+///   "another process stored one first";
+/// - a stored item that does not decode: code `device_key_damaged`
+///   (`.damaged`).
 public protocol DeviceKeyStore: Sendable {
     /// This device's identity, or nil when none has been created yet.
     ///
-    /// - Throws: ``DeviceStoreError`` when the stored key cannot be read, is
-    ///   damaged, or is readable by others.
-    func load() throws(DeviceStoreError) -> DeviceIdentity?
+    /// - Throws: ``QuireError`` when the stored key cannot be read now
+    ///   (`.unavailable`), is damaged or readable by others (`.damaged`).
+    func load() throws(QuireError) -> DeviceIdentity?
 
     /// Stores `identity` as this device's. Never replaces an existing key:
     /// another process may already have enrolled it in a vault.
     ///
-    /// - Throws: ``DeviceStoreError/alreadyExists(path:)`` when a key is
-    ///   stored already; ``DeviceStoreError/io(_:)``.
-    func create(_ identity: DeviceIdentity) throws(DeviceStoreError)
+    /// - Throws: ``QuireError``: code `device_key_exists` when a key is
+    ///   stored already; `.unavailable`, `.outOfSpace` when it cannot be
+    ///   written.
+    func create(_ identity: DeviceIdentity) throws(QuireError)
 
     /// What this device remembers of the vault `vaultID` at the memory
     /// location `path`, or nil when it has none there (`Spec/keys.md §7`).
@@ -30,15 +41,15 @@ public protocol DeviceKeyStore: Sendable {
     /// wherever the file is. A store keys its items by `vaultID` and
     /// `path` as given, and never interprets `path`.
     ///
-    /// - Throws: ``DeviceStoreError``.
-    func memory(of vaultID: VaultID, path: String) throws(DeviceStoreError) -> VaultMemory?
+    /// - Throws: ``QuireError`` (`.unavailable`, `.damaged`).
+    func memory(of vaultID: VaultID, path: String) throws(QuireError) -> VaultMemory?
 
     /// Records what this device now knows of a vault, under its
     /// ``VaultMemory/vaultID`` and ``VaultMemory/path`` (the memory
     /// location, see ``memory(of:path:)``).
     ///
-    /// - Throws: ``DeviceStoreError``.
-    func remember(_ memory: VaultMemory) throws(DeviceStoreError)
+    /// - Throws: ``QuireError`` (`.unavailable`, `.outOfSpace`).
+    func remember(_ memory: VaultMemory) throws(QuireError)
 
     /// Whether this store keeps device memory per vault id and canonical
     /// path of the vault file (true: a copy at another path has a memory
@@ -269,19 +280,20 @@ extension DeviceKeyStore {
     ///   - name: the device's name for a new key (1–64 characters).
     ///   - now: milliseconds since the Unix epoch, UTC.
     /// - Returns: the identity, and whether it was created by this call.
-    /// - Throws: ``DeviceStoreError``; ``DeviceStoreError/invalid(reason:)`` for a bad name.
-    public func loadOrCreate(name: String, now: Int64, using random: any RandomSource) throws(DeviceStoreError) -> (
+    /// - Throws: ``QuireError``: what ``load()`` and ``create(_:)`` throw;
+    ///   `.programmerError` (`invalid_argument`) for a bad name.
+    public func loadOrCreate(name: String, now: Int64, using random: any RandomSource) throws(QuireError) -> (
         DeviceIdentity, created: Bool
     ) {
         if let existing = try load() { return (existing, false) }
         let identity: DeviceIdentity
-        do { identity = try DeviceIdentity.generate(name: name, now: now, using: random) } catch {
-            throw .invalid(reason: error.description)
+        do { identity = try DeviceIdentity.generateChecked(name: name, now: now, using: random) } catch {
+            throw .fromDeviceStore(.invalid(reason: error.description))
         }
         do {
             try create(identity)
         } catch {
-            if case .alreadyExists = error, let winner = try load() { return (winner, false) }
+            if error.code == "device_key_exists", let winner = try load() { return (winner, false) }
             throw error
         }
         return (identity, true)
@@ -371,14 +383,14 @@ package final class InMemoryDeviceKeyStore: DeviceKeyStore, @unchecked Sendable 
     public init(identity: DeviceIdentity? = nil) { self.identity = identity }
 
     /// The stored identity, or nil. Never throws.
-    public func load() throws(DeviceStoreError) -> DeviceIdentity? { lock.withLock { identity } }
+    public func load() throws(QuireError) -> DeviceIdentity? { lock.withLock { identity } }
 
     /// Stores `identity` once.
     ///
     /// - Throws: ``DeviceStoreError/alreadyExists(path:)`` (path `"(memory)"`).
-    public func create(_ identity: DeviceIdentity) throws(DeviceStoreError) {
-        try lock.withLock { () throws(DeviceStoreError) -> Void in
-            guard self.identity == nil else { throw .alreadyExists(path: "(memory)") }
+    public func create(_ identity: DeviceIdentity) throws(QuireError) {
+        try lock.withLock { () throws(QuireError) -> Void in
+            guard self.identity == nil else { throw .fromDeviceStore(.alreadyExists(path: "(memory)")) }
             self.identity = identity
         }
     }
@@ -391,12 +403,31 @@ package final class InMemoryDeviceKeyStore: DeviceKeyStore, @unchecked Sendable 
     public var indexCacheFolder: String? { nil }
 
     /// What is remembered of `vaultID` at `path`. Never throws.
-    public func memory(of vaultID: VaultID, path: String) throws(DeviceStoreError) -> VaultMemory? {
+    public func memory(of vaultID: VaultID, path: String) throws(QuireError) -> VaultMemory? {
         lock.withLock { memories[path] }
     }
 
     /// Remembers `memory`. Never throws.
-    public func remember(_ memory: VaultMemory) throws(DeviceStoreError) {
+    public func remember(_ memory: VaultMemory) throws(QuireError) {
         lock.withLock { memories[memory.path] = memory }
     }
+}
+
+extension DeviceStoreError: QuireErrorLayer {
+    /// The device key store's part of ``QuireError/category``.
+    package var category: QuireError.Category {
+        switch self {
+        case .alreadyExists, .noDirectory, .invalid: .programmerError
+        case .permissionsTooOpen, .notOwned, .damaged: .damaged
+        case .noKey: .wrongCredential
+        case .io(let e): e.category
+        }
+    }
+
+    package var offset: UInt64? { nil }
+}
+
+extension QuireError {
+    /// The device key store's `error` as a `QuireError`.
+    package static func fromDeviceStore(_ error: DeviceStoreError) -> QuireError { QuireError(layer: error) }
 }

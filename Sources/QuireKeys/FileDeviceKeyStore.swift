@@ -70,9 +70,47 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
 
     /// The store in the default directory.
     ///
-    /// - Throws: ``DeviceStoreError/noDirectory``.
-    public static func standard() throws(DeviceStoreError) -> FileDeviceKeyStore {
-        FileDeviceKeyStore(directory: try defaultDirectory())
+    /// - Throws: ``QuireError`` (`.programmerError`,
+    ///   `device_key_no_directory`) when none of `QUIRE_HOME`,
+    ///   `XDG_DATA_HOME` or `HOME` is set.
+    public static func standard() throws(QuireError) -> FileDeviceKeyStore {
+        do { return FileDeviceKeyStore(directory: try defaultDirectory()) } catch { throw .fromDeviceStore(error) }
+    }
+
+    /// Reads `device.key` (`Spec/keys.md §3.3`); nil when there is none.
+    ///
+    /// - Throws: ``QuireError``: `.damaged` when the file is damaged
+    ///   (`device_key_damaged`), readable by others or owned by another user
+    ///   (`device_key_permissions`); `.unavailable` when it cannot be read.
+    public func load() throws(QuireError) -> DeviceIdentity? {
+        do { return try loadKey() } catch { throw .fromDeviceStore(error) }
+    }
+
+    /// Writes `device.key` once, atomically, never replacing one (`Spec/keys.md §3.3`).
+    ///
+    /// - Throws: ``QuireError``: `.programmerError` (`device_key_exists`)
+    ///   when a key is stored already; `.unavailable`, `.outOfSpace` when it
+    ///   cannot be written.
+    public func create(_ identity: DeviceIdentity) throws(QuireError) {
+        do { try createKey(identity) } catch { throw .fromDeviceStore(error) }
+    }
+
+    /// Reads what is remembered of `vaultID` at `path`; nil when nothing is.
+    ///
+    /// - Throws: ``QuireError``: `.damaged` (`device_key_damaged`, also for
+    ///   a recorded memory that was deleted; `device_key_permissions` for
+    ///   the store's folders), and the read errors of ``load()``.
+    public func memory(of vaultID: VaultID, path: String) throws(QuireError) -> VaultMemory? {
+        do { return try readMemory(of: vaultID, path: path) } catch { throw .fromDeviceStore(error) }
+    }
+
+    /// Replaces the memory file of `memory`'s vault and path atomically, and
+    /// lists it in `vaults/recorded`.
+    ///
+    /// - Throws: ``QuireError`` (`.unavailable`, `.outOfSpace`), and the
+    ///   folder errors of ``memory(of:path:)``.
+    public func remember(_ memory: VaultMemory) throws(QuireError) {
+        do { try writeMemory(memory) } catch { throw .fromDeviceStore(error) }
     }
 
     /// Reads `device.key` (`Spec/keys.md §3.3`); nil when there is none.
@@ -80,7 +118,7 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
     /// - Throws: ``DeviceStoreError/permissionsTooOpen(path:mode:)``,
     ///   ``DeviceStoreError/notOwned(path:owner:)``, ``DeviceStoreError/damaged(path:reason:)``,
     ///   ``DeviceStoreError/io(_:)``.
-    public func load() throws(DeviceStoreError) -> DeviceIdentity? {
+    @_spi(Format) public func loadKey() throws(DeviceStoreError) -> DeviceIdentity? {
         let path = keyPath
         try checkFolder(directory)
         guard FileSystem.exists(path) else {
@@ -106,7 +144,7 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
             case .text(let name)? = map[text: "name"], case .unsigned(let created)? = map[text: "created"], created <= UInt64(Int64.max)
         else { throw damaged("a field is missing or of the wrong type") }
         do {
-            let seed = try seedBytes.withUnsafeBytes { raw throws(CryptoError) in try SecureBytes(copying: raw) }
+            let seed = try seedBytes.withUnsafeBytes { raw throws(CryptoError) in try SecureBytes(guardedCopying: raw) }
             return try DeviceIdentity(keyPair: Ed25519.KeyPair(seed: seed), name: name, created: Int64(created))
         } catch {
             throw damaged("\(error)")
@@ -116,7 +154,7 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
     /// Writes `device.key` once, atomically, never replacing one (`Spec/keys.md §3.3`).
     ///
     /// - Throws: ``DeviceStoreError/alreadyExists(path:)``, ``DeviceStoreError/io(_:)``.
-    public func create(_ identity: DeviceIdentity) throws(DeviceStoreError) {
+    @_spi(Format) public func createKey(_ identity: DeviceIdentity) throws(DeviceStoreError) {
         var seedBytes: [UInt8]
         do { seedBytes = try identity.keyPair.seed().copyBytes() } catch { throw .invalid(reason: "\(error)") }
         defer { wipe(&seedBytes) }
@@ -154,7 +192,7 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
     ///   recorded memory that was deleted), ``DeviceStoreError/permissionsTooOpen(path:mode:)``
     ///   and ``DeviceStoreError/notOwned(path:owner:)`` for the store's
     ///   folders, and the read errors of ``load()``.
-    public func memory(of vaultID: VaultID, path: String) throws(DeviceStoreError) -> VaultMemory? {
+    @_spi(Format) public func readMemory(of vaultID: VaultID, path: String) throws(DeviceStoreError) -> VaultMemory? {
         let file = memoryPath(vaultID, path: path)
         try checkFolder(directory)
         try checkFolder(directory + "/vaults")
@@ -185,7 +223,7 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
     ///
     /// - Throws: ``DeviceStoreError/io(_:)``, and the folder errors of
     ///   ``memory(of:path:)``.
-    public func remember(_ memory: VaultMemory) throws(DeviceStoreError) {
+    @_spi(Format) public func writeMemory(_ memory: VaultMemory) throws(DeviceStoreError) {
         try writeFile(memory.encoded(), to: memoryPath(memory.vaultID, path: memory.path), replacing: true)
         let name = memoryName(memory.vaultID, path: memory.path)
         let recorded = try recordedMemories()

@@ -1,3 +1,4 @@
+package import QuireCrypto
 @_spi(Format) public import QuireFormat
 
 /// What can go wrong with keys, slots and keyrings (`Spec/format.md §12`,
@@ -220,5 +221,38 @@ public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .format(let e):
             return e.description
         }
+    }
+}
+
+extension KeyError: QuireErrorLayer {
+    /// The key layer's part of ``QuireError/category``.
+    package var category: QuireError.Category {
+        switch self {
+        case .recoveryCodeInvalid, .deviceCodeInvalid, .wrongRecoveryKey, .wrongPassphrase, .noPassphrase,
+            .wrongDeviceKey, .wrongKey, .kdfBudgetExceeded:
+            .wrongCredential
+        case .noKeyring, .kdfLimitsExceeded, .kdfLimitsExceededInKeyring, .keyringUnauthenticated, .escrowForbidden,
+            .removedDeviceSlot, .malformedKeyring, .keyringCopyDamaged, .removalTie, .removalMutual, .keyEpochClaimedTwice:
+            .damaged
+        case .escrowRefused: .programmerError
+        case .rollbackSuspected, .recoveryKeyChoiceNeeded: .needsMerge
+        case .deviceMemoryNotSaved: .unavailable
+        case .operationRefused: .readOnly
+        case .format(let e): e.category
+        }
+    }
+
+    /// The byte offset in the vault file the error is about, or nil.
+    package var offset: UInt64? {
+        if case .format(let e) = self { return e.offset }
+        return nil
+    }
+}
+
+extension QuireError {
+    /// The key layer's `error` as a `QuireError`.
+    package static func fromKeys(_ error: KeyError) -> QuireError {
+        if case .format(.source(let e)) = error { return e }
+        return QuireError(layer: error)
     }
 }

@@ -16,9 +16,10 @@ public struct RecoveryKey: Sendable, CustomStringConvertible {
 
     /// A fresh random recovery key.
     ///
-    /// - Throws: ``CryptoError/outOfSecureMemory(byteCount:)``.
-    public init(using random: any RandomSource) throws(CryptoError) {
-        secret = try SymmetricKey(using: random)
+    /// - Throws: ``QuireError``: `.outOfSpace` (`out_of_guarded_memory`)
+    ///   when guarded memory runs out.
+    public init(using random: any RandomSource) throws(QuireError) {
+        do { secret = try SymmetricKey(using: random) } catch { throw .crypto(error) }
     }
 
     /// Wraps a secret.
@@ -44,17 +45,22 @@ public struct RecoveryKey: Sendable, CustomStringConvertible {
 
     /// Parses a typed code.
     ///
-    /// - Throws: ``KeyError/recoveryCodeInvalid(reason:)`` for a wrong
-    ///   length, a character outside the alphabet, or a checksum mismatch.
-    ///   A device code given by mistake is named as such.
-    public init(code: String) throws(KeyError) {
-        var data: [UInt8]
-        do {
-            data = try CrockfordCode.decode(code, characterCount: 56)
+    /// - Throws: ``QuireError``: `.wrongCredential` (`recovery_code_invalid`)
+    ///   for a wrong length, a character outside the alphabet, or a checksum
+    ///   mismatch; ``QuireError/message`` says which, and names a device
+    ///   code given by mistake as such.
+    public init(code: String) throws(QuireError) {
+        do throws(KeyError) {
+            var data: [UInt8]
+            do {
+                data = try CrockfordCode.decode(code, characterCount: 56)
+            } catch {
+                throw .recoveryCodeInvalid(reason: error.reason(character: "recovery-key", code: "a recovery key", characterCount: 56))
+            }
+            self = try RecoveryKey(decoded: &data)
         } catch {
-            throw .recoveryCodeInvalid(reason: error.reason(character: "recovery-key", code: "a recovery key", characterCount: 56))
+            throw .fromKeys(error)
         }
-        try self.init(decoded: &data)
     }
 
     /// Parses a code typed or read from a file as UTF-8 bytes, without

@@ -119,7 +119,7 @@ import Foundation
             wipe(&nfc)
             return passphrase
         }
-        return try SecureBytes(consuming: &nfc)
+        return try SecureBytes(guardedConsuming: &nfc)
     }
 
     /// A passphrase slot for `key` with a fresh random salt, running Argon2id

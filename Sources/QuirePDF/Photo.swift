@@ -77,7 +77,9 @@ struct Photo {
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let n: Int
-            do { n = try buffer.withUnsafeMutableBytes { (b) throws(FormatError) -> Int in try reader.read(into: b) } } catch { return nil }
+            do { n = try buffer.withUnsafeMutableBytes { (b) throws(FormatError) -> Int in try reader.readChecked(into: b) } } catch {
+                return nil
+            }
             if n == 0 { break }
             out += buffer[0..<n]
         }

@@ -478,5 +478,5 @@ extension Compaction {
 final class BlobSource: ByteSource {
     let reader: BlobReader
     init(_ reader: BlobReader) { self.reader = reader }
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int { try reader.read(into: buffer) }
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(QuireError) -> Int { try reader.read(into: buffer) }
 }

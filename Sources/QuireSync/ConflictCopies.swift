@@ -1,4 +1,4 @@
-package import QuireCrypto
+public import QuireCrypto
 @_spi(Format) package import QuireFormat
 @_spi(Format) package import QuireKeys
 import QuireSystem
@@ -80,8 +80,12 @@ public struct FoldReport: Sendable {
         public let copy: ConflictCopy
         /// The merge of it, or nil when it failed.
         @_spi(Format) public let merge: MergeReport?
-        /// Why it failed, when it did.
-        public let error: SyncError?
+        /// Why it failed, when it did (the sync layer's detail).
+        @_spi(Format) public let syncError: SyncError?
+        /// Why it failed, when it did: its ``QuireError/category`` says what
+        /// can be done (`.damaged`: the copy was set aside; `.unavailable`:
+        /// it could not be read now, try again later).
+        public var error: QuireError? { syncError.map(QuireError.fromSync) }
         /// True when the copy was deleted: the vault holds every one of its
         /// committed frames and its name is a distinctive conflict-copy name.
         public let deleted: Bool
@@ -144,7 +148,7 @@ extension ConflictCopies {
                 let held = (try? holdsEveryFrame(of: copy.path, vault: vaultPath, credential: credential)) ?? false
                 results.append(
                     FoldReport.Copy(
-                        copy: copy, merge: nil, error: nil, deleted: false, keptBecause: held ? .nameNotDistinctive : .notAConflictCopy,
+                        copy: copy, merge: nil, syncError: nil, deleted: false, keptBecause: held ? .nameNotDistinctive : .notAConflictCopy,
                         setAsideAs: nil))
                 continue
             }
@@ -170,14 +174,15 @@ extension ConflictCopies {
                     if !deleted { kept = .removeFailed }
                 }
                 results.append(
-                    FoldReport.Copy(copy: copy, merge: report, error: nil, deleted: deleted, keptBecause: kept, setAsideAs: setAside))
+                    FoldReport.Copy(copy: copy, merge: report, syncError: nil, deleted: deleted, keptBecause: kept, setAsideAs: setAside))
             } catch {
                 // A copy that does not read as a vault never will: set it
                 // aside. A vault-side, key or I/O failure leaves it in place.
                 var setAside: String?
                 if case .copyUnreadable(_, let why) = error, !why.isIO { setAside = setAsideCopy(copy.path) }
                 results.append(
-                    FoldReport.Copy(copy: copy, merge: nil, error: error, deleted: false, keptBecause: .mergeFailed, setAsideAs: setAside))
+                    FoldReport.Copy(
+                        copy: copy, merge: nil, syncError: error, deleted: false, keptBecause: .mergeFailed, setAsideAs: setAside))
             }
         }
         return FoldReport(copies: results)

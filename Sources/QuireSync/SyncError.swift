@@ -1,4 +1,4 @@
-import QuireCrypto
+package import QuireCrypto
 @_spi(Format) public import QuireFormat
 @_spi(Format) public import QuireKeys
 public import QuireSystem
@@ -100,4 +100,28 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         if case .unknownCriticalKind(let loc, let kind) = e { return "\(loc) has record kind 0x\(String(kind, radix: 16))" }
         return e.description
     }
+}
+
+extension SyncError: QuireErrorLayer {
+    /// The sync layer's part of ``QuireError/category``.
+    package var category: QuireError.Category {
+        switch self {
+        case .vaultUnreadable(_, let e), .copyUnreadable(_, let e): e.category
+        case .differentVaults: .programmerError
+        case .keys(let e): e.category
+        case .removed, .behindNewerKeyring: .readOnly
+        case .unknownCriticalKind(_, let e, _): e.category
+        case .damaged, .wouldLoseRecords, .resultDoesNotVerify: .damaged
+        case .locked: .busy
+        case .folderUnreadable(_, let e), .io(let e): e.category
+        case .cancelled: .cancelled
+        }
+    }
+
+    package var offset: UInt64? { nil }
+}
+
+extension QuireError {
+    /// The sync layer's `error` as a `QuireError`.
+    package static func fromSync(_ error: SyncError) -> QuireError { QuireError(layer: error) }
 }

@@ -479,7 +479,7 @@ public struct MergeReport: Sendable {
             buffer.initializeMemory(as: UInt8.self, repeating: 0)
             buffer.deallocate()
         }
-        while try reader.read(into: buffer) > 0 {}
+        while try reader.readChecked(into: buffer) > 0 {}
     }
 
     /// The identities of the carried frames below the rekey floor whose

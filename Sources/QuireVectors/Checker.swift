@@ -55,7 +55,7 @@ public enum Checker {
             } else {
                 credential = .recoveryKey(try RecoveryKey(code: vector.recoveryKey ?? ""))
             }
-        } catch let e as KeyError {
+        } catch let e as QuireError {
             return Outcome(expect: "error", error: e.code, issues: [])
         } catch {
             return Outcome(expect: "error", error: "\(error)", issues: [])

@@ -1,4 +1,5 @@
 import CZip
+public import QuireCrypto
 @_spi(Format) public import QuireFormat
 import QuireSystem
 
@@ -220,17 +221,19 @@ public final class ZipMemberReader: ByteSource {
     /// - Throws: ``FormatError/sizeLimitExceeded(_:what:size:limit:)`` past a
     ///   limit (the member's declared size, ``ZipReader/maxMemberByteCount``,
     ///   the ratio guard's allowance, or ``ZipReader/maxTotalByteCount``);
-    ///   ``FormatError/io(_:)`` (`EIO`) for damaged data or a CRC mismatch.
-    ///   After an error the stream stays failed.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
+    ///   ``FormatError/io(_:)`` (`EIO`) for damaged data or a CRC mismatch,
+    ///   as ``QuireError``. After an error the stream stays failed.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(QuireError) -> Int {
         do { return try readMember(into: buffer) } catch {
             failure = failure ?? error
             switch error {
             case .tooLarge(let name, let limit):
-                throw .sizeLimitExceeded(
-                    nil, what: name.isEmpty ? "ZIP archive \(reader.path)" : "ZIP member \(name)", size: bytesRead, limit: limit)
+                throw .fromFormat(
+                    .sizeLimitExceeded(
+                        nil, what: name.isEmpty ? "ZIP archive \(reader.path)" : "ZIP member \(name)", size: bytesRead, limit: limit))
             default:
-                throw .io(SystemError(operation: "read ZIP member \(member.name) (\(error.description))", path: reader.path, code: 5))
+                throw .fromFormat(
+                    .io(SystemError(operation: "read ZIP member \(member.name) (\(error.description))", path: reader.path, code: 5)))
             }
         }
     }

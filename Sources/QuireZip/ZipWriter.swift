@@ -1,4 +1,5 @@
 import CZip
+import QuireCrypto
 @_spi(Format) public import QuireFormat
 import QuireSystem
 
@@ -205,7 +206,7 @@ private func sourceCallback(
             return zip_int64_t(try box.source.read(into: UnsafeMutableRawBufferPointer(start: data, count: Int(min(length, 1 << 30)))))
         } catch {
             box.failed = true
-            box.writer.record(error, member: box.name)
+            box.writer.record((error.layer as? FormatError) ?? .source(error), member: box.name)
             return -1
         }
     case ZIP_SOURCE_CLOSE:

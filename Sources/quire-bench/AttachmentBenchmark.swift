@@ -395,7 +395,7 @@ enum Child {
             let reader = try vault.openAttachment(blob)
             while true {
                 let n = try buffer.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int in
-                    try reader.read(into: raw)
+                    try reader.readChecked(into: raw)
                 }
                 if n == 0 { break }
                 try buffer.withUnsafeBytes { try sink.write(UnsafeRawBufferPointer(rebasing: $0[0..<n]), at: total) }

@@ -31,34 +31,36 @@ final class AppKeyStore: DeviceKeyStore {
 
     init(indexCacheFolder: String) { self.indexCacheFolder = indexCacheFolder }
 
-    func load() throws(DeviceStoreError) -> DeviceIdentity? {
+    func load() throws(QuireError) -> DeviceIdentity? {
         guard let seed = items.withLock({ $0["seed"] }) else { return nil }
         let (name, created) = identity.withLock { $0 }
-        do {
-            let secret = try seed.withUnsafeBytes { raw in try SecureBytes(copying: raw) }
+        do throws(QuireError) {
+            var copy = seed
+            let secret = try SecureBytes(consuming: &copy)  // wipes the copy
             return try DeviceIdentity(seed: secret, name: name, created: created)
         } catch {
-            throw .invalid(reason: "the stored device key is damaged")
+            throw QuireError(category: .damaged, code: "device_key_damaged", message: "the stored device key is damaged: \(error.message)")
         }
     }
 
-    func create(_ new: DeviceIdentity) throws(DeviceStoreError) {
-        let seed: [UInt8]
-        do { seed = try new.secretSeed().copyBytes() } catch { throw .invalid(reason: "the device key cannot be read") }
+    func create(_ new: DeviceIdentity) throws(QuireError) {
+        let seed = try new.secretSeed().copyBytes()
         let stored = items.withLock { items -> Bool in
             guard items["seed"] == nil else { return false }
             items["seed"] = seed
             return true
         }
-        guard stored else { throw .alreadyExists(path: "keychain") }
+        guard stored else {
+            throw QuireError(category: .programmerError, code: "device_key_exists", message: "a device key is in the keychain already")
+        }
         identity.withLock { $0 = (new.name, new.created) }
     }
 
-    func memory(of vaultID: VaultID, path: String) throws(DeviceStoreError) -> VaultMemory? {
+    func memory(of vaultID: VaultID, path: String) throws(QuireError) -> VaultMemory? {
         items.withLock { $0["memory " + path] }.flatMap(VaultMemory.init(decoding:)).flatMap { $0.vaultID == vaultID ? $0 : nil }
     }
 
-    func remember(_ memory: VaultMemory) throws(DeviceStoreError) {
+    func remember(_ memory: VaultMemory) throws(QuireError) {
         items.withLock { $0["memory " + memory.path] = memory.encoded() }
     }
 

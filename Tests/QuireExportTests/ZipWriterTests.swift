@@ -1,4 +1,5 @@
 import Foundation
+import QuireCrypto
 @_spi(Format) import QuireFormat
 import QuireZip
 import Testing
@@ -7,9 +8,9 @@ import Testing
 final class FailingSource: ByteSource {
     static let boom = FormatError.notWritable(reason: "boom")
     var reads = 0
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(QuireError) -> Int {
         reads += 1
-        if reads > 1 { throw Self.boom }
+        if reads > 1 { throw .fromFormat(Self.boom) }
         buffer[0] = 65
         return 1
     }

@@ -1177,25 +1177,25 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         // 65,536 bytes would need two chunks too (65,536 and 2,048): the same
         // stream, but the marker is not where that size puts it.
         let shifted = try again.openBlob(BlobManifest(blob: m.blob, stream: m.stream, byteCount: 65536), blobKey: v.blobKey)
-        #expect(throws: FormatError.blobPaddingInvalid(blob: m.blob.description)) { try shifted.readAll() }
+        #expect(throws: QuireError.fromFormat(FormatError.blobPaddingInvalid(blob: m.blob.description))) { try shifted.readAll() }
         // 65,600 bytes: Padmé(65,601) = 67,584, the same stream length; the
         // size takes the marker for content and finds a zero where it should be.
         let longer = try again.openBlob(BlobManifest(blob: m.blob, stream: m.stream, byteCount: 65600), blobKey: v.blobKey)
-        #expect(throws: FormatError.blobPaddingInvalid(blob: m.blob.description)) { try longer.readAll() }
+        #expect(throws: QuireError.fromFormat(FormatError.blobPaddingInvalid(blob: m.blob.description))) { try longer.readAll() }
         #expect(FormatError.blobPaddingInvalid(blob: m.blob.description).code == "bad_padding")
         // 70,000 bytes: Padmé(70,001) = 71,680, two chunks like this stream's,
         // but the stream is only 67,584 bytes: its length is not Padmé(N + 1)
         // (Spec/format.md §7.4 step 7), so bad_padding, not a size mismatch
         // (which is about the number of chunks, step 6).
         let shorter = try again.openBlob(BlobManifest(blob: m.blob, stream: m.stream, byteCount: 70_000), blobKey: v.blobKey)
-        #expect(throws: FormatError.blobPaddingInvalid(blob: m.blob.description)) { try shorter.readAll() }
+        #expect(throws: QuireError.fromFormat(FormatError.blobPaddingInvalid(blob: m.blob.description))) { try shorter.readAll() }
         // Another id: found when the stream ends.
         let otherID = BlobID(using: SeededRandom(label: "other id"))
         let wrongID = try again.openBlob(BlobManifest(blob: otherID, stream: m.stream, byteCount: 65537), blobKey: v.blobKey)
-        #expect(throws: FormatError.blobIDMismatch(blob: otherID.description)) { try wrongID.readAll() }
+        #expect(throws: QuireError.fromFormat(FormatError.blobIDMismatch(blob: otherID.description))) { try wrongID.readAll() }
         // Another blob key: the id does not match either.
         let wrongKey = try again.openBlob(m, blobKey: try SymmetricKey(bytes: counting(32)))
-        #expect(throws: FormatError.blobIDMismatch(blob: m.blob.description)) { try wrongKey.readAll() }
+        #expect(throws: QuireError.fromFormat(FormatError.blobIDMismatch(blob: m.blob.description))) { try wrongKey.readAll() }
         // Without a blob key the id is not checked.
         #expect(try again.openBlob(BlobManifest(blob: otherID, stream: m.stream, byteCount: 65537), blobKey: nil).readAll() == content)
         // Control.
@@ -1235,7 +1235,7 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         Result { () throws(FormatError) -> [UInt8] in
             let vault: VaultFile
             do { vault = try v.open() } catch { throw .notWritable(reason: "test: \(error)") }
-            return try vault.openBlob(manifest, blobKey: v.blobKey).readAll()
+            return try vault.openBlob(manifest, blobKey: v.blobKey).readAllChecked()
         }
     }
 

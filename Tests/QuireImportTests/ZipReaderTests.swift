@@ -1,4 +1,5 @@
 import Foundation
+import QuireCrypto
 @_spi(Format) import QuireFormat
 import Testing
 import QuireZip
@@ -23,7 +24,8 @@ func drain(_ stream: ZipMemberReader) throws(FormatError) -> [UInt8] {
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 8)
     defer { buffer.deallocate() }
     while true {
-        let n = try stream.read(into: buffer)
+        let n: Int
+        do { n = try stream.read(into: buffer) } catch { throw (error.layer as? FormatError) ?? .source(error) }
         if n == 0 { return out }
         out += UnsafeRawBufferPointer(rebasing: buffer[0..<n])
     }

@@ -36,7 +36,7 @@ import Testing
         let dir = TemporaryDirectory()
         let store = FileDeviceKeyStore(directory: dir.path)
         try store.create(Self.device("First"))
-        #expect(throws: DeviceStoreError.alreadyExists(path: dir.path + "/device.key")) { try store.create(Self.device("Second")) }
+        #expect(throws: QuireError.fromDeviceStore(DeviceStoreError.alreadyExists(path: dir.path + "/device.key"))) { try store.create(Self.device("Second")) }
         #expect(try store.load()?.name == "First")
         // loadOrCreate uses the stored key.
         let (device, created) = try store.loadOrCreate(name: "Third", now: 0, using: SeededRandom(label: "third"))
@@ -51,7 +51,7 @@ import Testing
         #expect(created && first.name == "Phone" && first.created == 5)
         let (again, createdAgain) = try store.loadOrCreate(name: "Other", now: 6, using: SeededRandom(label: "other"))
         #expect(!createdAgain && again.publicKey == first.publicKey)
-        #expect(throws: DeviceStoreError.invalid(reason: "a device name must be 1 to 64 characters long (this one has 0)")) {
+        #expect(throws: QuireError.fromDeviceStore(DeviceStoreError.invalid(reason: "a device name must be 1 to 64 characters long (this one has 0)"))) {
             _ = try FileDeviceKeyStore(directory: dir.file("x")).loadOrCreate(name: "", now: 0, using: SeededRandom(label: "x"))
         }
         #expect(!FileSystem.exists(dir.file("x/device.key")))
@@ -62,7 +62,7 @@ import Testing
         let store = FileDeviceKeyStore(directory: dir.path)
         try store.create(Self.device("Laptop"))
         chmod(store.keyPath, 0o640)
-        #expect(throws: DeviceStoreError.permissionsTooOpen(path: store.keyPath, mode: 0o640)) { _ = try store.load() }
+        #expect(throws: QuireError.fromDeviceStore(DeviceStoreError.permissionsTooOpen(path: store.keyPath, mode: 0o640))) { _ = try store.load() }
         #expect(DeviceStoreError.permissionsTooOpen(path: "/k", mode: 0o640).description
             == "the device key /k has mode 640, so other users may read it; run `chmod 600 /k` and consider the key exposed")
     }
@@ -81,17 +81,17 @@ import Testing
             bytes[i] ^= 0x04
             try write(bytes)
             let reason = i == 0 ? "it is not a Quire device key" : "its checksum does not match (the file is damaged)"
-            #expect(throws: DeviceStoreError.damaged(path: store.keyPath, reason: reason)) { _ = try store.load() }
+            #expect(throws: QuireError.fromDeviceStore(DeviceStoreError.damaged(path: store.keyPath, reason: reason))) { _ = try store.load() }
         }
         try write(Array(original.prefix(10)))
-        #expect(throws: DeviceStoreError.damaged(path: store.keyPath, reason: "it is not a Quire device key")) { _ = try store.load() }
+        #expect(throws: QuireError.fromDeviceStore(DeviceStoreError.damaged(path: store.keyPath, reason: "it is not a Quire device key"))) { _ = try store.load() }
         try write([UInt8](repeating: 0x51, count: 4097))
-        #expect(throws: DeviceStoreError.damaged(path: store.keyPath, reason: "it is 4097 bytes, larger than any Quire device file")) { _ = try store.load() }
+        #expect(throws: QuireError.fromDeviceStore(DeviceStoreError.damaged(path: store.keyPath, reason: "it is 4097 bytes, larger than any Quire device file"))) { _ = try store.load() }
         // A well-formed file of an unknown version.
         var body = Array("QUIREDEV".utf8) + CBOREncoder.encode(.map({ var m = CBORMap(); m[text: "version"] = .unsigned(2); return m }()))
         body += BLAKE2b.hash(body, byteCount: 16)
         try write(body)
-        #expect(throws: DeviceStoreError.damaged(path: store.keyPath, reason: "it is of an unknown version")) { _ = try store.load() }
+        #expect(throws: QuireError.fromDeviceStore(DeviceStoreError.damaged(path: store.keyPath, reason: "it is of an unknown version"))) { _ = try store.load() }
     }
 
     @Test func defaultDirectory() throws {
@@ -133,7 +133,7 @@ import Testing
         #expect(try FileSystem.permissions(file) == 0o600)
         try Data("vault zz\n".utf8).write(to: URL(fileURLWithPath: file))
         chmod(file, 0o600)
-        #expect(throws: DeviceStoreError.damaged(path: file, reason: "it is not a Quire device memory file for this vault")) {
+        #expect(throws: QuireError.fromDeviceStore(DeviceStoreError.damaged(path: file, reason: "it is not a Quire device memory file for this vault"))) {
             _ = try store.memory(of: a, path: m.path)
         }
     }
@@ -165,7 +165,7 @@ import Testing
         #expect(try store.load() == nil)
         let (device, created) = try store.loadOrCreate(name: "Test", now: 0, using: SeededRandom(label: "mem"))
         #expect(created)
-        #expect(throws: DeviceStoreError.alreadyExists(path: "(memory)")) { try store.create(Self.device("Other")) }
+        #expect(throws: QuireError.fromDeviceStore(DeviceStoreError.alreadyExists(path: "(memory)"))) { try store.create(Self.device("Other")) }
         #expect(try store.load()?.publicKey == device.publicKey)
     }
 }

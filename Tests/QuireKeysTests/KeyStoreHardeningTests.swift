@@ -31,7 +31,7 @@ import Testing
         // change the link chooses which key this device uses.
         try FileManager.default.moveItem(atPath: store.keyPath, toPath: dir.file("elsewhere.key"))
         try FileManager.default.createSymbolicLink(atPath: store.keyPath, withDestinationPath: dir.file("elsewhere.key"))
-        #expect(throws: DeviceStoreError.self) { try store.load() }
+        #expect(throws: QuireError.self) { try store.load() }
         do {
             _ = try store.load()
         } catch {
@@ -44,18 +44,18 @@ import Testing
         let store = FileDeviceKeyStore(directory: dir.file("store"))
         try store.create(Self.device())
         try FileSystem.setPermissions(dir.file("store"), 0o777)
-        #expect(throws: DeviceStoreError.permissionsTooOpen(path: dir.file("store"), mode: 0o777)) { try store.load() }
+        #expect(throws: QuireError.fromDeviceStore(DeviceStoreError.permissionsTooOpen(path: dir.file("store"), mode: 0o777))) { try store.load() }
         try FileSystem.setPermissions(dir.file("store"), 0o770)
-        #expect(throws: DeviceStoreError.permissionsTooOpen(path: dir.file("store"), mode: 0o770)) { try store.load() }
+        #expect(throws: QuireError.fromDeviceStore(DeviceStoreError.permissionsTooOpen(path: dir.file("store"), mode: 0o770))) { try store.load() }
         try FileSystem.setPermissions(dir.file("store"), 0o755)
         #expect(try store.load() != nil)
         // The per-vault folder too.
         try store.remember(Self.memory([]))
         try FileSystem.setPermissions(dir.file("store/vaults"), 0o733)
-        #expect(throws: DeviceStoreError.permissionsTooOpen(path: dir.file("store/vaults"), mode: 0o733)) {
+        #expect(throws: QuireError.fromDeviceStore(DeviceStoreError.permissionsTooOpen(path: dir.file("store/vaults"), mode: 0o733))) {
             try store.memory(of: Self.vaultID(), path: Self.vaultPath)
         }
-        #expect(throws: DeviceStoreError.self) { try store.remember(Self.memory([])) }
+        #expect(throws: QuireError.self) { try store.remember(Self.memory([])) }
     }
 
     @Test(.enabled(if: getuid() == 0)) func aStoreFolderOwnedByAnotherUserIsRefused() throws {
@@ -63,8 +63,8 @@ import Testing
         let store = FileDeviceKeyStore(directory: dir.file("store"))
         try store.create(Self.device())
         #expect(chown(dir.file("store"), 65534, 65534) == 0)
-        #expect(throws: DeviceStoreError.notOwned(path: dir.file("store"), owner: 65534)) { try store.load() }
-        #expect(throws: DeviceStoreError.notOwned(path: dir.file("store"), owner: 65534)) { try store.create(Self.device()) }
+        #expect(throws: QuireError.fromDeviceStore(DeviceStoreError.notOwned(path: dir.file("store"), owner: 65534))) { try store.load() }
+        #expect(throws: QuireError.fromDeviceStore(DeviceStoreError.notOwned(path: dir.file("store"), owner: 65534))) { try store.create(Self.device()) }
     }
 
     @Test func aDeletedMemoryOfARecordedVaultIsNoticed() throws {
@@ -76,7 +76,7 @@ import Testing
         try store.remember(Self.memory([head], of: id))
         #expect(try store.memory(of: id, path: Self.vaultPath)?.keyringHeads == [head])
         try FileManager.default.removeItem(atPath: store.memoryPath(id, path: Self.vaultPath))
-        #expect(throws: DeviceStoreError.self) { try store.memory(of: id, path: Self.vaultPath) }
+        #expect(throws: QuireError.self) { try store.memory(of: id, path: Self.vaultPath) }
         do {
             _ = try store.memory(of: id, path: Self.vaultPath)
         } catch {

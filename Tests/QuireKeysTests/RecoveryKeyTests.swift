@@ -13,7 +13,7 @@ import Testing
             _ = try RecoveryKey(code: code)
             return nil
         } catch {
-            return error
+            return error.layer as? KeyError
         }
     }
 

@@ -32,31 +32,36 @@ import Testing
         /// The keys of the memory items, sorted.
         var memoryItems: [String] { lock.withLock { items.keys.filter { $0.hasPrefix("memory ") }.sorted() } }
 
-        func load() throws(DeviceStoreError) -> DeviceIdentity? {
+        func load() throws(QuireError) -> DeviceIdentity? {
             lock.lock()
             defer { lock.unlock() }
             guard var seed = items["device-seed"] else { return nil }
             defer { for i in seed.indices { seed[i] = 0 } }
-            do {
-                let secret = try seed.withUnsafeBytes { raw in try SecureBytes(copying: raw) }
+            do throws(QuireError) {
+                var copy = seed
+                let secret = try SecureBytes(consuming: &copy)  // wipes the copy
                 return try DeviceIdentity(seed: secret, name: name, created: created)
-            } catch { throw .invalid(reason: "\(error)") }
+            } catch {
+                throw QuireError(category: .damaged, code: "device_key_damaged", message: "the keychain item does not decode: \(error.message)")
+            }
         }
 
-        func create(_ identity: DeviceIdentity) throws(DeviceStoreError) {
+        func create(_ identity: DeviceIdentity) throws(QuireError) {
             lock.lock()
             defer { lock.unlock() }
-            guard items["device-seed"] == nil else { throw .alreadyExists(path: "keychain") }
-            do { items["device-seed"] = try identity.secretSeed().copyBytes() } catch { throw .invalid(reason: "\(error)") }
+            guard items["device-seed"] == nil else {
+                throw QuireError(category: .programmerError, code: "device_key_exists", message: "a device key is in the keychain already")
+            }
+            items["device-seed"] = try identity.secretSeed().copyBytes()
             name = identity.name
             created = identity.created
         }
 
-        func memory(of vaultID: VaultID, path: String) throws(DeviceStoreError) -> VaultMemory? {
+        func memory(of vaultID: VaultID, path: String) throws(QuireError) -> VaultMemory? {
             lock.withLock { items["memory " + path].flatMap(VaultMemory.init(decoding:)).flatMap { $0.vaultID == vaultID ? $0 : nil } }
         }
 
-        func remember(_ memory: VaultMemory) throws(DeviceStoreError) {
+        func remember(_ memory: VaultMemory) throws(QuireError) {
             lock.withLock { items["memory " + memory.path] = memory.encoded() }
         }
 
@@ -89,6 +94,6 @@ import Testing
     @Test func aSeedOfTheWrongLengthIsRefused() throws {
         var bytes = [UInt8](repeating: 0, count: 31)
         let short = try SecureBytes(consuming: &bytes)
-        #expect(throws: KeyError.self) { try DeviceIdentity(seed: short, name: "Phone", created: 0) }
+        #expect(throws: QuireError.self) { try DeviceIdentity(seed: short, name: "Phone", created: 0) }
     }
 }

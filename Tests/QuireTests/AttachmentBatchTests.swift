@@ -69,7 +69,7 @@ import QuireTestSupport
         var failure: FormatError?
         do throws(FormatError) {
             while true {
-                let n = try reader.read(into: buffer)
+                let n = try reader.readChecked(into: buffer)
                 if n == 0 { break }
                 out += buffer[0..<n]
             }

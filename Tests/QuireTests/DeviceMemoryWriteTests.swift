@@ -25,13 +25,13 @@ import Testing
 
         var indexCacheFolder: String? { nil }
         var keepsMemoryPerPath: Bool { inner.keepsMemoryPerPath }
-        func load() throws(DeviceStoreError) -> DeviceIdentity? { try inner.load() }
-        func create(_ identity: DeviceIdentity) throws(DeviceStoreError) { try inner.create(identity) }
-        func memory(of vaultID: VaultID, path: String) throws(DeviceStoreError) -> VaultMemory? {
+        func load() throws(QuireError) -> DeviceIdentity? { try inner.load() }
+        func create(_ identity: DeviceIdentity) throws(QuireError) { try inner.create(identity) }
+        func memory(of vaultID: VaultID, path: String) throws(QuireError) -> VaultMemory? {
             try inner.memory(of: vaultID, path: path)
         }
-        func remember(_ memory: VaultMemory) throws(DeviceStoreError) {
-            if failing { throw .invalid(reason: "the process died before writing its device memory") }
+        func remember(_ memory: VaultMemory) throws(QuireError) {
+            if failing { throw .fromDeviceStore(.invalid(reason: "the process died before writing its device memory")) }
             let size = (try? FileSystem.size(vaultPath)) ?? 0
             writes.append((memory, size))
             try inner.remember(memory)
@@ -78,13 +78,15 @@ import Testing
         let dir = TemporaryDirectory()
         let (vault, store, first, path) = try Self.setUp(dir, "memory abandoned")
         let size = try FileSystem.size(path)
-        #expect(throws: Abandon.self) {
+        // The commit throws QuireError only: the app's own error is wrapped.
+        let abandoned = #expect(throws: QuireError.self) {
             try vault.commit { tx in
                 _ = try tx.edit(
                     first.entryID, body: EntryBody(created: KeyAttackTests.t0 + 1, text: "never"), replacing: [first.revisionID])
                 throw Abandon()
             }
         }
+        #expect(abandoned?.underlyingError is Abandon && abandoned?.code == "commit_abandoned")
         #expect(try FileSystem.size(path) == size)
         // The clock read for the abandoned revision is in no file: a memory
         // holding it would make a later compaction look like a rollback.

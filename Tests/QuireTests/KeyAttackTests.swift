@@ -578,7 +578,7 @@ import QuireTestSupport
         // Put back without that keyring, the file is a rollback.
         try Data(old).write(to: URL(fileURLWithPath: path))
         let rolledBack = try Vault.open(at: path, store: store, options: fast)
-        #expect(rolledBack.keyWarnings == [.rollbackSuspected(reason: "1 keyring this device trusted is missing from it")])
+        #expect(rolledBack.keyWarnings == [.keys(.rollbackSuspected(reason: "1 keyring this device trusted is missing from it"))])
 
         // The laptop removes the phone; the phone remembers the removal's
         // keyring, and the older copy does not let it write.
@@ -1079,7 +1079,7 @@ import QuireTestSupport
         #expect(!danglingResult.contains("already exists"), "misleading: \(danglingResult)")
         // A store on a bad key file must not overwrite it.
         let fifoStore = FileDeviceKeyStore(directory: dir.file("f"))
-        #expect(throws: DeviceStoreError.self) { _ = try fifoStore.loadOrCreate(name: "X", now: 0, using: SystemRandom()) }
+        #expect(throws: QuireError.self) { _ = try fifoStore.loadOrCreate(name: "X", now: 0, using: SystemRandom()) }
         // Names with control, bidi and invisible characters.
         for bad in ["", "a\u{0}b", "a\u{202E}b", "a\u{200B}b", "a\u{2028}b", "a\u{FEFF}b", String(repeating: "x", count: 65)] {
             #expect(throws: (any Error).self, "name \(bad.unicodeScalars.map { String($0.value, radix: 16) }) accepted") {

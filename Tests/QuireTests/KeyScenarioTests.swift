@@ -418,7 +418,7 @@ import QuireSystem
         // Someone puts the older copy back, in which the phone is still enrolled.
         try Data(old).write(to: URL(fileURLWithPath: path))
         let rolledBack = try Vault.open(at: path, store: store, options: fast)
-        #expect(rolledBack.keyWarnings == [.rollbackSuspected(reason: "1 keyring this device trusted is missing from it")])
+        #expect(rolledBack.keyWarnings == [.keys(.rollbackSuspected(reason: "1 keyring this device trusted is missing from it"))])
         #expect(rolledBack.keyWarnings[0].code == "rollback_suspected")
         // The memory is not overwritten by the older heads.
         #expect(try store.memory(of: vault.vaultID, path: canonical) == memory)

@@ -24,12 +24,14 @@ import Testing
         let (vault, _) = try makeVault(dir)
         let before = try vault.profile()?.name
         #expect(before == "Test Journal")
-        #expect(throws: Abandon.self) {
+        // The commit throws QuireError only: the app's own error is wrapped.
+        let abandoned = #expect(throws: QuireError.self) {
             try vault.commit { tx in
                 try tx.setProfile(name: "Never committed")
                 throw Abandon()
             }
         }
+        #expect(abandoned?.underlyingError is Abandon && abandoned?.code == "commit_abandoned")
         #expect(try vault.profile()?.name == before)
     }
 }

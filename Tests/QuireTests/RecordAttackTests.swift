@@ -643,7 +643,7 @@ import QuireSystem
         #expect(try reader.openAttachment(predicted).readAll() == photo)
         // An alias that does not hash to the content under a trusted blob key
         // resolves, but reading it to the end fails.
-        #expect(throws: FormatError.blobIDMismatch(blob: unknown.description)) { try reader.openAttachment(unknown).readAll() }
+        #expect(throws: QuireError.format(.blobIDMismatch(blob: unknown.description))) { try reader.openAttachment(unknown).readAll() }
     }
 
     // MARK: Third review, item 10 — an exact blob id before standing

@@ -193,7 +193,7 @@ import QuireSystem
 
     /// A typed character that looks like a space says which character it is.
     @Test func recoveryCodeNamesTheCodePoint() {
-        #expect(throws: KeyError.recoveryCodeInvalid(reason: "\"\u{00A0}\" (U+00A0) is not a recovery-key character")) {
+        #expect(throws: QuireError.keys(.recoveryCodeInvalid(reason: "\"\u{00A0}\" (U+00A0) is not a recovery-key character"))) {
             try RecoveryKey(code: "ABCD\u{00A0}EFGH")
         }
     }

@@ -64,10 +64,9 @@ struct AddCommand: QuireCommand {
                 entry.attachments = try AttachmentFiles.store(attach, in: tx)
                 revision = try tx.add(entry)
             }
-        } catch let e as QuireError {
-            throw .vault(e, path: vault)
         } catch {
-            throw CLIFailure("\(error)")
+            if let other = error.underlyingError { throw CLIFailure("\(other)") }
+            throw .vault(error, path: vault)
         }
         let id = revision!.entryID
         c.out.line("\(id.description)")

@@ -205,7 +205,7 @@ struct ExtractCommand: QuireCommand {
             var done = 0
             while done < raw.count {
                 do throws(FormatError) {
-                    let n = try reader.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[done...]))
+                    let n = try reader.readChecked(into: UnsafeMutableRawBufferPointer(rebasing: raw[done...]))
                     if n == 0 { break }
                     done += n
                 } catch {

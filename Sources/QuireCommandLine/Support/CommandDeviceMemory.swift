@@ -21,9 +21,9 @@ final class CommandDeviceKeyStore: DeviceKeyStore, Sendable {
 
     init(base: FileDeviceKeyStore) { self.base = base }
 
-    func load() throws(DeviceStoreError) -> DeviceIdentity? { try base.load() }
+    func load() throws(QuireError) -> DeviceIdentity? { try base.load() }
 
-    func create(_ identity: DeviceIdentity) throws(DeviceStoreError) { try base.create(identity) }
+    func create(_ identity: DeviceIdentity) throws(QuireError) { try base.create(identity) }
 
     var indexCacheFolder: String? { base.indexCacheFolder }
 
@@ -31,7 +31,7 @@ final class CommandDeviceKeyStore: DeviceKeyStore, Sendable {
 
     /// What the command last asked to remember of this vault file, else
     /// what the store holds.
-    func memory(of vaultID: VaultID, path: String) throws(DeviceStoreError) -> VaultMemory? {
+    func memory(of vaultID: VaultID, path: String) throws(QuireError) -> VaultMemory? {
         let key = Self.key(vaultID, path)
         if let held = pending.withLock({ list in list.first { $0.key == key }?.memory }) { return held }
         return try base.memory(of: vaultID, path: path)
@@ -39,7 +39,7 @@ final class CommandDeviceKeyStore: DeviceKeyStore, Sendable {
 
     /// Holds `memory` until ``flush()``. Never fails here: a failure to
     /// write is reported when the command ends.
-    func remember(_ memory: VaultMemory) throws(DeviceStoreError) {
+    func remember(_ memory: VaultMemory) throws(QuireError) {
         let key = Self.key(memory.vaultID, memory.path)
         pending.withLock { list in
             if let at = list.firstIndex(where: { $0.key == key }) {
@@ -59,7 +59,7 @@ final class CommandDeviceKeyStore: DeviceKeyStore, Sendable {
         }
         var failed: [(path: String, error: DeviceStoreError)] = []
         for (_, memory) in list {
-            do throws(DeviceStoreError) { try base.remember(memory) } catch { failed.append((memory.path, error)) }
+            do throws(DeviceStoreError) { try base.writeMemory(memory) } catch { failed.append((memory.path, error)) }
         }
         return failed
     }

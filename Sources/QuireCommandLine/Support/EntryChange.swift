@@ -25,10 +25,9 @@ enum EntryChange {
                 body.attachments += try AttachmentFiles.store(attach, in: tx)
                 made = try tx.edit(e.id, body: body, replacing: base(of: e))
             }
-        } catch let error as QuireError {
-            throw .vault(error, path: path)
         } catch {
-            throw CLIFailure("\(error)")
+            if let other = error.underlyingError { throw CLIFailure("\(other)") }
+            throw .vault(error, path: path)
         }
         return made!
     }

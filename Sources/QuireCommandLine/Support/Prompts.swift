@@ -100,7 +100,7 @@ enum Prompt {
     /// only other text goes through a `String`, which cannot be wiped.
     static func passphraseBytes(_ typed: [UInt8]) throws(CLIFailure) -> SecureBytes {
         if typed.allSatisfy({ $0 < 0x80 }) {
-            do { return try typed.withUnsafeBytes { raw throws(CryptoError) in try SecureBytes(copying: raw) } } catch {
+            do { return try typed.withUnsafeBytes { raw throws(QuireError) in try SecureBytes(copying: raw) } } catch {
                 throw CLIFailure("\(error)")
             }
         }

@@ -116,7 +116,7 @@ enum Reading {
             do {
                 let reader = try vault.openAttachment(blob)
                 do {
-                    while try reader.read(into: buffer) > 0 {}
+                    while try reader.readChecked(into: buffer) > 0 {}
                     failure = nil
                 } catch {
                     failure = (error.code, error.location, error.description)

@@ -33,7 +33,7 @@ enum Unlock {
             return try s.loadOrCreate(name: chosen, now: ProcessStats.wallClockMilliseconds(), using: SystemRandom())
         } catch {
             var hint = "check QUIRE_HOME (\(s.directory)): it must be a folder only this user can read and write"
-            if case .invalid = error { hint = "device names are 1–64 printable characters: pass --device-name NAME" }
+            if error.code == "invalid_argument" { hint = "device names are 1–64 printable characters: pass --device-name NAME" }
             throw CLIFailure(error.description, hint: hint, code: error.code)
         }
     }
