@@ -138,7 +138,14 @@ lint: api-surface
 # naming the member that attested it (eleventh review R11-3).
 # 482: one public QuireError at the facade; the layers' error cases behind
 # @_spi(Format) (issue 13).
-API_SURFACE_MAX := 482
+# 488 (from 482): what an app needs to throw and show QuireError itself
+# (iOS review 27 §1.3, §1.7): init(category:code:message:),
+# errorDescription (LocalizedError), sourceFailed(_:) for a ByteSource,
+# keyStoreUnavailable(_:) for a Keychain store, underlyingError for an
+# app's error wrapped by commit, and the explicit == (QuireError now holds
+# its layer's error behind a package protocol). Making the layer error
+# types @_spi (review §2.2 A4, about -26) is the next cut.
+API_SURFACE_MAX := 488
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 
