@@ -491,7 +491,7 @@ struct Evaluation {
         rings[i].signer = opened.signer
         // The root key (§8.5 step 2): every root that derives the vault id
         // has this key commitment, so the bootstrap can end here.
-        if ring.parents.isEmpty, ring.epoch == 1, let salt = ring.record.publicPart.vaultSalt,
+        if ring.parents.isEmpty, ring.epoch == 1, let salt = content.vaultSalt,
             rootVaultID(signer: opened.signer, keyCommit: ring.record.publicPart.keyCommit, salt: salt) == vaultID
         {
             rootReached = true
@@ -624,7 +624,7 @@ struct Evaluation {
             guard ring.epoch == 1 else {
                 return refused("it has no parent, but its epoch is \(ring.epoch), not 1")
             }
-            guard let salt = pub.vaultSalt, rootVaultID(signer: signer, keyCommit: pub.keyCommit, salt: salt) == vaultID else {
+            guard let salt = content.vaultSalt, rootVaultID(signer: signer, keyCommit: pub.keyCommit, salt: salt) == vaultID else {
                 return refused("it has no parent, but its signer, key commitment and salt do not derive this vault's id")
             }
             guard

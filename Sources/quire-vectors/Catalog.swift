@@ -175,11 +175,10 @@ enum Catalog {
                 let b = try VectorBuilder("damaged-keyring-second-root-last-epoch")
                 try b.commit([.entry(b.entry("in epoch 1"))])
                 let root = b.ringKeys[b.rootID]!
-                let salt = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil).publicPart.vaultSalt
                 let last = EpochKey(epoch: UInt32.max, key: root.key, blobKey: b.blobKey)
                 let body = try KeyringBuilder.body(
                     epochKey: last, vaultID: b.vaultID, parents: [], isEscrowFree: false, slots: try b.memberSlots(for: last),
-                    vaultSalt: salt,
+                    vaultSalt: b.vaultSalt,
                     content: KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "create"), signer: b.signer,
                     random: b.random)
                 let i = try b.addKeyring(last, body, trust: false)
@@ -194,10 +193,9 @@ enum Catalog {
                 let b = try VectorBuilder("success-second-root-epoch-one")
                 try b.commit([.entry(b.entry("under the first root"))])
                 let root = b.ringKeys[b.rootID]!
-                let salt = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil).publicPart.vaultSalt
                 let body = try KeyringBuilder.body(
                     epochKey: root, vaultID: b.vaultID, parents: [], isEscrowFree: false, slots: try b.memberSlots(for: root),
-                    vaultSalt: salt,
+                    vaultSalt: b.vaultSalt,
                     content: KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now + 1, reason: "create"), signer: b.signer,
                     random: b.random)
                 try b.addKeyring(root, body)

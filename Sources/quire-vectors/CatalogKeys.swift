@@ -957,8 +957,8 @@ extension Catalog {
                 let members = b.members
                 let pub = try KeyringForge.publicPart(
                     key: rootKey, parents: [], vaultID: b.vaultID, slots: try b.memberSlots(for: other, members: members), signer: b.signer,
-                    random: b.random, vaultSalt: try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil).publicPart.vaultSalt)
-                let content = KeyringContent(members: members, blobKey: b.blobKey, created: b.now, reason: "create")
+                    random: b.random)
+                let content = KeyringContent(members: members, blobKey: b.blobKey, created: b.now, reason: "create", vaultSalt: b.vaultSalt)
                 let body = try KeyringForge.body(
                     publicBytes: pub.encoded(), content: content.encoded(), key: rootKey, vaultID: b.vaultID, signer: b.signer,
                     random: b.random)
@@ -978,10 +978,9 @@ extension Catalog {
                 // The root keyring lists a device both as a member and as removed.
                 let b = try VectorBuilder("error-root-lists-removed-member", profile: false, deviceSeed: sam)
                 let key = b.keys.writeKey!
-                let salt = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil).publicPart.vaultSalt
                 let body = try KeyringBuilder.body(
                     epochKey: key, vaultID: b.vaultID, parents: [], isEscrowFree: false, slots: try b.memberSlots(for: key),
-                    vaultSalt: salt,
+                    vaultSalt: b.vaultSalt,
                     content: KeyringContent(
                         members: b.members, removed: [b.members[1]], blobKey: b.blobKey, created: b.now, reason: "create"),
                     signer: b.signer, random: b.random)
@@ -998,15 +997,37 @@ extension Catalog {
                     body: FileHeader(vaultID: b.vaultID).encoded() + frame + frame + commit, error: "removed_device_slot")
             },
             {
+                // Tenth review R10-8: the root keyring of the layout before the
+                // fix, its salt in the public part P (now an unknown field) and
+                // none in the sealed content C.
+                let b = try VectorBuilder("attack-root-salt-in-public-part", profile: false)
+                let key = b.keys.writeKey!
+                let body = try KeyringBuilder.body(
+                    epochKey: key, vaultID: b.vaultID, parents: [], isEscrowFree: false, slots: try b.memberSlots(for: key),
+                    unknownPublicFields: CBORMap(text: [("vaultSalt", .bytes(b.vaultSalt))]),
+                    content: KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "create"),
+                    signer: b.signer, random: b.random)
+                let frame = Edit.plaintextFrame(kind: .keyring, keyID: key.id, body: body)
+                let commit = try Edit.commitFrame(
+                    over: [frame, frame], previous: CommitChain.genesisHead, key: key, vaultID: b.vaultID,
+                    attestation: CommitChain.attestation(
+                        keyCommitment: key.commitment, previousHead: CommitChain.genesisHead, digest: Edit.digest(of: [frame, frame]),
+                        vaultID: b.vaultID, signer: b.signer))
+                return try b.vector(
+                    "error",
+                    comment:
+                        "attack (tenth review R10-8): the only root keyring carries its vault salt in the public part, as the layout before the fix did, so anyone who holds a device code or the recovery member's public key can test whether that key created the vault. The salt now lives only in the sealed content C (format.md §8.4 rule 4): a public vaultSalt is an unknown field, kept and ignored, and a root whose C has none is not trusted, so a writer that still publishes the salt makes a vault no reader opens",
+                    body: FileHeader(vaultID: b.vaultID).encoded() + frame + frame + commit, error: "keyring_unauthenticated")
+            },
+            {
                 // The root keyring lists in removed a key that is not its member.
                 let b = try VectorBuilder("error-root-removes-a-key", profile: false)
                 let key = b.keys.writeKey!
-                let salt = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil).publicPart.vaultSalt
                 let stranger = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
                 let removed = [KeyringMember(role: "device", publicKey: stranger.publicKey, name: "never a member", added: b.now)]
                 let body = try KeyringBuilder.body(
                     epochKey: key, vaultID: b.vaultID, parents: [], isEscrowFree: false, slots: try b.memberSlots(for: key),
-                    vaultSalt: salt,
+                    vaultSalt: b.vaultSalt,
                     content: KeyringContent(members: b.members, removed: removed, blobKey: b.blobKey, created: b.now, reason: "create"),
                     signer: b.signer, random: b.random)
                 let frame = Edit.plaintextFrame(kind: .keyring, keyID: key.id, body: body)

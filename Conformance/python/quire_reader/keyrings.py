@@ -608,7 +608,7 @@ class _Reach:
             kr.reject("keyring_unauthenticated", "the signature does not verify")
             return
         kr.content, kr.signer, kr.content_ok = C, signer, True
-        salt = kr.pub.get("vaultSalt")
+        salt = C.get("vaultSalt")                # sealed in C (tenth review R10-8)
         if (not kr.parents and kr.epoch == 1 and salt is not None
                 and blake2b(b"quire-vault-id-v2" + signer + kr.key_commit + salt, 16) == vid):
             self.root_reached = True             # step 2: the bootstrap ends
@@ -724,7 +724,7 @@ def _root_rules(kr: Keyring, vault_id: bytes):
     """§8.4 rule 4: epoch 1, the vault id from signer ‖ keyCommit ‖ salt, a
     signer that may sign; then the root's own removed list: none of its
     members [removed_device_slot], and empty."""
-    salt = kr.pub.get("vaultSalt")
+    salt = kr.content.get("vaultSalt")           # sealed in C, never P (R10-8)
     if kr.epoch != 1:
         return "keyring_unauthenticated", "a root of an epoch other than 1"
     if salt is None:
