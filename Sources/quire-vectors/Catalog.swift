@@ -861,6 +861,28 @@ enum Catalog {
                     issues: [("frame_damaged", UInt64(at)), ("commit_mismatch", b.commitFrame(of: idx[2]!).location.offset)])
             },
             {
+                // Pins format.md §10.3: only the next confirmed position after
+                // a length past the end is tried (Python README item 12).
+                let b = try VectorBuilder("recovered-length-past-end-next-position-only")
+                let idx = try b.commit((0..<6).map { i in .entry(b.entry("m-\(i)")) })
+                var bytes = try b.bytes()
+                let at = Int(b.offset(idx[0]!))
+                Edit.setUInt32(&bytes, at: at + 8, UInt32(bytes.count))
+                Edit.fixCheck(&bytes, frameAt: at)
+                // The fourth frame's header no longer checks: the frames read
+                // from the next confirmed position (the second frame) stop
+                // there, before the commit; from the fifth frame on, they
+                // would reach it.
+                bytes[Int(b.offset(idx[3]!)) + 1] ^= 0xff
+                b.lose(from: idx[0]!)
+                return try b.vector(
+                    "recovered",
+                    comment:
+                        "a length (check recomputed) that runs past the end of the file, and two frames later a damaged header: from the next confirmed position the frames read by their headers stop at the damage, before any commit, so it is a torn write; a later confirmed position that reaches the commit is not tried (format.md §10.3)",
+                    body: bytes,
+                    issues: [("torn_tail", UInt64(at))])
+            },
+            {
                 let b = try VectorBuilder("damaged-two-headers-intact-between")
                 let idx = try b.commit((0..<6).map { i in .entry(b.entry("m-\(i)")) })
                 var bytes = try b.bytes()
