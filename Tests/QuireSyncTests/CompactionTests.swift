@@ -271,6 +271,31 @@ import Testing
         }
         #expect(bytes(c.a) == raw)
     }
+
+    /// Trial 28: one flipped bit in a commit's stored previous head is
+    /// repaired by every reader (`Spec/format.md §9.3` step 2: the head
+    /// verifies from the commit before it, `frame_repaired`, nothing is
+    /// lost), and `verify` calls the vault intact; compaction took the
+    /// warning for a commit that does not verify and refused, for ever
+    /// (a rekey after a removal too). It compacts now, losing nothing.
+    @Test func aRepairedPreviousHeadDoesNotStopCompaction() throws {
+        let c = try TwoCopies("previous head")
+        let vault = try c.onLaptop(c.a)
+        try vault.add(EntryBody(created: t0 + 10, text: "one"))
+        try vault.add(EntryBody(created: t0 + 11, text: "two"))
+        let commits = try VaultFile(path: c.a).structure.frames.filter { $0.header.kind == .commit }
+        let target = commits[commits.count - 2]
+        var raw = bytes(c.a)
+        raw[Int(target.bodyOffset) + 40] ^= 0x01  // the stored previous head: body[32..<64]
+        try Data(raw).write(to: URL(fileURLWithPath: c.a))
+        #expect(try c.onLaptop(c.a).verify().issues.map(\.code) == ["frame_repaired"])
+        let report = try Compaction.compact(
+            vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(rekey: true), now: t0 + 20, writeOptions: fast)
+        #expect(report.dropped.isEmpty)
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["one", "shared", "two"])
+        #expect(try c.onLaptop(c.a).verify().issues.isEmpty)
+    }
+
 }
 
 /// A record that authenticates but breaks its kind's schema is not carried
