@@ -751,9 +751,17 @@ final class Side {
         do { return try handle.read(count: count, at: offset) } catch { throw .io(error) }
     }
 
+    /// A frame as merge and compaction carry it: its header as corrected
+    /// (`Spec/format.md §10.2`; `Spec/merge.md §1` names a frame by it),
+    /// then its body as stored. A header with one flipped bit, carried as
+    /// stored, failed the writer's check and stopped the merge or the
+    /// compaction for good (trial 28).
     func bytes(of index: Int) throws(FormatError) -> [UInt8] {
         let f = file.structure.frames[index]
-        do { return try handle.read(count: Int(f.end - f.location.offset), at: f.location.offset) } catch { throw .io(error) }
+        var frame: [UInt8]
+        do { frame = try handle.read(count: Int(f.end - f.location.offset), at: f.location.offset) } catch { throw .io(error) }
+        frame.replaceSubrange(0..<FrameHeader.byteCount, with: f.headerBytes)
+        return frame
     }
 
     /// The identity of a frame (`Spec/merge.md §1`): its 16-byte header and
