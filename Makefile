@@ -138,7 +138,9 @@ lint: api-surface
 # naming the member that attested it (eleventh review R11-3).
 # 482: one public QuireError at the facade; the layers' error cases behind
 # @_spi(Format) (issue 13).
-API_SURFACE_MAX := 482
+# 448 (from 482): the blocking twins of the async Vault calls behind
+# @_spi(Format) (iOS review 27 A1).
+API_SURFACE_MAX := 448
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

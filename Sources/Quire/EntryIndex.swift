@@ -333,6 +333,7 @@ extension Vault {
     /// Every entry that is not deleted, ordered by creation time (then id).
     ///
     /// - Throws: ``QuireError/format(_:)`` for I/O.
+    @_spi(Format)
     public func entries() throws(QuireError) -> [EntrySnapshot] {
         return try lock.withLock { () throws(QuireError) -> [EntrySnapshot] in
             let index = try loadIndex()
@@ -354,6 +355,7 @@ extension Vault {
     /// revisions before the deletion are still in the file.
     ///
     /// - Throws: ``QuireError/format(_:)`` for I/O.
+    @_spi(Format)
     public func deletedEntries() throws(QuireError) -> [EntrySnapshot] {
         return try lock.withLock { () throws(QuireError) -> [EntrySnapshot] in
             let index = try loadIndex()
@@ -369,6 +371,7 @@ extension Vault {
     /// vault has no revision of it.
     ///
     /// - Throws: ``QuireError/format(_:)``.
+    @_spi(Format)
     public func entry(_ id: EntryID) throws(QuireError) -> EntrySnapshot? {
         return try lock.withLock { () throws(QuireError) -> EntrySnapshot? in
             // Through the index cache when queries answer from it: one
@@ -410,6 +413,7 @@ extension Vault {
     /// Every revision of an entry, oldest clock first.
     ///
     /// - Throws: ``QuireError``.
+    @_spi(Format)
     public func revisions(of id: EntryID) throws(QuireError) -> [EntryRevision] {
         return try lock.withLock { () throws(QuireError) -> [EntryRevision] in
             let index = try loadIndex()
@@ -511,6 +515,7 @@ extension Vault {
     /// The manifest of an attachment.
     ///
     /// - Throws: ``QuireError/attachmentNotFound(_:)``.
+    @_spi(Format)
     public func attachment(_ blob: BlobID) throws(QuireError) -> BlobManifest {
         return try lock.withLock { () throws(QuireError) -> BlobManifest in
             guard let c = try loadIndex().resolve(blob) else { throw .attachmentNotFound(blob) }

@@ -156,6 +156,7 @@ extension Vault {
     /// loaded: one pass that decrypts every revision once).
     ///
     /// - Throws: ``QuireError/format(_:)`` for I/O.
+    @_spi(Format)
     public func unreadRecords() throws(QuireError) -> UnreadRecords {
         try lock.withLock { () throws(QuireError) -> UnreadRecords in
             // The cache is used only when every commit verified and no

@@ -111,6 +111,7 @@ extension Vault {
     ///   path is missing or no vault; ``QuireError/keys(_:)`` when the
     ///   credential no longer opens a replaced file. The handle then keeps
     ///   the state it had, and a later call tries again.
+    @_spi(Format)
     public func refresh() throws(QuireError) -> VaultChangeSet {
         try lock.withLock { () throws(QuireError) -> VaultChangeSet in
             if !refreshLog.started {

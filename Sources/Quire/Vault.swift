@@ -179,6 +179,7 @@ public final class Vault: @unchecked Sendable {
     /// - Throws: ``QuireError/format(_:)`` for a missing, damaged or foreign
     ///   file; ``QuireError/keys(_:)`` for a wrong credential (always
     ///   distinct from damage).
+    @_spi(Format)
     public static func open(
         at path: String, credential: Credential, writable: Bool = true, random: any RandomSource = SystemRandom(),
         options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true
@@ -219,6 +220,7 @@ public final class Vault: @unchecked Sendable {
     ///   (``DeviceStoreError/noKey`` when `store` holds no identity yet:
     ///   make one with `loadOrCreate(name:now:using:)` first). Nothing is
     ///   created when it throws before writing.
+    @_spi(Format)
     public static func create(
         at path: String, setup: VaultSetup, store: (any DeviceKeyStore)? = nil, random: any RandomSource = SystemRandom(),
         options: WriteOptions = WriteOptions()
@@ -321,6 +323,7 @@ public final class Vault: @unchecked Sendable {
     ///   ``QuireError/removedFromVault(newerEpoch:)``,
     ///   ``QuireError/behindNewerKeyring(newerEpoch:madeBy:)``; otherwise whatever
     ///   `build` throws, unchanged.
+    @_spi(Format)
     public func commit(_ build: (VaultTransaction) throws -> Void) throws {
         try commit(keyChange: nil, build)
     }
@@ -445,6 +448,7 @@ public final class Vault: @unchecked Sendable {
     /// credential. Call it to see what other processes wrote.
     ///
     /// - Throws: ``QuireError``.
+    @_spi(Format)
     public func reload() throws(QuireError) {
         try lock.withLock { () throws(QuireError) -> Void in
             let reopened: VaultFile
@@ -468,6 +472,7 @@ public final class Vault: @unchecked Sendable {
     /// The journal profile (the one with the greatest clock), if any.
     ///
     /// - Throws: ``QuireError``.
+    @_spi(Format)
     public func profile() throws(QuireError) -> Profile? {
         return try lock.withLock { () throws(QuireError) -> Profile? in
             try loadIndex().profile

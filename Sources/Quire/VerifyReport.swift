@@ -106,6 +106,7 @@ extension Vault {
     ///
     /// Intact records stay readable whatever else is damaged; the report
     /// names each one that is not, with its offset and frame index.
+    @_spi(Format)
     public func verify() -> VerifyReport {
         // Never throws when not cancellable.
         (try? verifyReport(cancellable: false))
