@@ -140,7 +140,10 @@ lint: api-surface
 # @_spi(Format) (issue 13).
 # 448 (from 482): the blocking twins of the async Vault calls behind
 # @_spi(Format) (iOS review 27 A1).
-API_SURFACE_MAX := 448
+# 431 (from 448): VaultMemory's fields, nested types, memberwise init and
+# remembered(_:) behind @_spi(Format): a store files the value by vaultID
+# and path and round-trips encoded()/init?(decoding:) (A3).
+API_SURFACE_MAX := 431
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 
