@@ -143,7 +143,10 @@ lint: api-surface
 # 431 (from 448): VaultMemory's fields, nested types, memberwise init and
 # remembered(_:) behind @_spi(Format): a store files the value by vaultID
 # and path and round-trips encoded()/init?(decoding:) (A3).
-API_SURFACE_MAX := 431
+# 424 (from 431): WriteOptions, Vault.writeOptions and
+# Vault.retainsEntryBodies behind @_spi(Format); async open and create
+# take that tuning in an SPI overload (A6).
+API_SURFACE_MAX := 424
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

@@ -97,7 +97,7 @@ public final class Vault: @unchecked Sendable {
     let credential: Credential
     let random: any RandomSource
     /// How appends reach the disk, fixed when the vault is opened.
-    public let writeOptions: WriteOptions
+    @_spi(Format) public let writeOptions: WriteOptions
     /// The device id recorded as the author of new revisions.
     public let author: DeviceID?
     var index: EntryIndex?
@@ -118,7 +118,7 @@ public final class Vault: @unchecked Sendable {
     /// export: the index then keeps about 100 bytes per revision (ids,
     /// parents, clock, frame) and reads a body from the file again when it
     /// is asked for.
-    public let retainsEntryBodies: Bool
+    @_spi(Format) public let retainsEntryBodies: Bool
     /// This device's key store, when the vault was opened through one: it
     /// remembers the keyring heads this device trusted (`Spec/keys.md §7`).
     var deviceStore: (any DeviceKeyStore)?

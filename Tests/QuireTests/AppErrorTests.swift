@@ -48,7 +48,7 @@ import Testing
         setup.passphrase = try Self.secret("correct horse")
         setup.passphraseOpsLimit = 2  // the floor for a new passphrase (Spec/keys.md §2.3), to keep the test short
         setup.passphraseMemLimitBytes = 64 << 20
-        _ = try await Vault.create(at: path, setup: setup, store: Self.store("Laptop"), options: fast)
+        _ = try await Vault.create(at: path, setup: setup, store: Self.store("Laptop"))
 
         let result = await Self.action { () async throws(QuireError) in
             _ = try await Vault.open(at: path, credential: .passphrase(try! Self.secret("wrong horse")))
@@ -73,14 +73,13 @@ import Testing
         let laptopStore = try Self.store("Laptop")
         let phoneStore = try Self.store("Phone")
         let laptop = try await Vault.create(
-            at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom())), store: laptopStore,
-            options: fast)
+            at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom())), store: laptopStore)
         let phone = try #require(try phoneStore.load())
         try await laptop.enrollDevice(code: phone.code, name: "Phone")
         try laptop.add(EntryBody(created: Self.now, text: "before"))
         try await laptop.removeDevice(named: "Phone")
 
-        let onPhone = try await Vault.open(at: path, store: phoneStore, options: fast)
+        let onPhone = try await Vault.open(at: path, store: phoneStore)
         let status = try #require(onPhone.removedFromVault)
         #expect(status.category == .readOnly)
         #expect(status.code == "behind_newer_keyring")
@@ -95,7 +94,7 @@ import Testing
         let dir = TemporaryDirectory()
         let path = dir.file("Journal.quire")
         let recovery = try RecoveryKey(using: SystemRandom())
-        _ = try await Vault.create(at: path, setup: VaultSetup(name: "Journal", recoveryKey: recovery), options: fast)
+        _ = try await Vault.create(at: path, setup: VaultSetup(name: "Journal", recoveryKey: recovery))
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         bytes[20] ^= 0x10  // both copies of the header (Spec/format.md §3)
         bytes[52] ^= 0x10
@@ -112,14 +111,13 @@ import Testing
         let path = dir.file("Journal.quire")
         let store = try Self.store("Laptop")
         let vault = try await Vault.create(
-            at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom())), store: store,
-            options: fast)
+            at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom())), store: store)
         try vault.add(EntryBody(created: Self.now, text: "one"))
         let old = try Data(contentsOf: URL(fileURLWithPath: path))
         try await vault.rotateKeys()  // a keyring the old copy lacks
         try old.write(to: URL(fileURLWithPath: path))
 
-        let rolledBack = try await Vault.open(at: path, store: store, options: fast)
+        let rolledBack = try await Vault.open(at: path, store: store)
         #expect(rolledBack.keyWarnings.map(\.code) == ["rollback_suspected"])
         let result = await Self.action { () async throws(QuireError) in try rolledBack.add(EntryBody(created: Self.now + 1, text: "two")) }
         let got = try #require(result)
