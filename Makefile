@@ -146,7 +146,12 @@ lint: api-surface
 # 424 (from 431): WriteOptions, Vault.writeOptions and
 # Vault.retainsEntryBodies behind @_spi(Format); async open and create
 # take that tuning in an SPI overload (A6).
-API_SURFACE_MAX := 424
+# 408 (from 424): format and key details an app never calls behind
+# @_spi(Format) (A10): KeyID, KeyringID, VaultSetup's Argon2id limits,
+# DeviceIdentity.generate (loadOrCreate makes the key), the raw keys of
+# RecoveryKeyReplacement and EntrySnapshot.attestedBy*, the inits of
+# RecoveryKeyChoice and EntryChange, the report records' description.
+API_SURFACE_MAX := 408
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

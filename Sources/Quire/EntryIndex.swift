@@ -203,14 +203,14 @@ public struct EntrySnapshot: Sendable, Identifiable {
     /// revision is unattested — written with a passphrase or an escrow key,
     /// or by another implementation — or unverified: such a revision must
     /// not be shown as written by a member (`Spec/format.md §9.4`).
-    public let attestedBy: [UInt8]?
+    @_spi(Format) public let attestedBy: [UInt8]?
     /// The Ed25519 public key of a member whose attestation covers the
     /// winning revision's commit but whom a trusted keyring has since
     /// removed. The file cannot show that the commit was written before the
     /// removal (a removed device can insert commits into the past), so the
     /// revision is not attested (``attestedBy`` is nil); an app may say
     /// "attested by a removed member" (`Spec/format.md §9.4`).
-    public let attestedByRemovedMember: [UInt8]?
+    @_spi(Format) public let attestedByRemovedMember: [UInt8]?
 
     /// True when a member attested the winning revision (``attestedBy``).
     public var isAttested: Bool { attestedBy != nil }

@@ -36,7 +36,7 @@ public struct UnreadRecords: Sendable, Equatable {
         public let message: String
 
         /// ``message``.
-        public var description: String { message }
+        @_spi(Format) public var description: String { message }
 
         /// A record found unreadable outside the entry index, such as an
         /// attachment chunk that does not authenticate.

@@ -19,9 +19,9 @@ public struct VaultSetup: Sendable {
     /// NFC before Argon2id, `Spec/keys.md §2.3`).
     public var passphrase: SecureBytes?
     /// Argon2id passes for the passphrase slot (1…8).
-    public var passphraseOpsLimit: UInt64 = Argon2id.moderateOpsLimit
+    @_spi(Format) public var passphraseOpsLimit: UInt64 = Argon2id.moderateOpsLimit
     /// Argon2id memory for the passphrase slot, in bytes (8 KiB…1 GiB).
-    public var passphraseMemLimitBytes: UInt64 = Argon2id.moderateMemLimitBytes
+    @_spi(Format) public var passphraseMemLimitBytes: UInt64 = Argon2id.moderateMemLimitBytes
     /// An escrow custodian, in standard mode.
     @_spi(Format) public var escrow: EscrowRecipient?
     /// Escrow-free mode: no escrow slot may ever be added.

@@ -20,7 +20,7 @@ public struct VerifyReport: Sendable {
         /// (a repaired header, a damaged header copy, a torn tail).
         public let isDamage: Bool
 
-        public var description: String { message }
+        @_spi(Format) public var description: String { message }
     }
 
     /// The file size in bytes.

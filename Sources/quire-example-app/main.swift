@@ -335,7 +335,9 @@ let start: Int64 = 1_735_689_600_000
     Checks.expect(try await vault.verify().issues.count, 0, "the vault verifies")
 
     // 12. A second device joins, then is removed (a lost tablet).
-    let tablet = try DeviceIdentity.generate(name: "Tablet", now: start, using: SystemRandom())
+    // The tablet makes its key in a key store of its own.
+    let tabletStore = AppKeyStore(indexCacheFolder: work + "/TabletCaches")
+    let (tablet, _) = try tabletStore.loadOrCreate(name: "Tablet", now: start, using: SystemRandom())
     let joined = try await vault.enrollDevice(code: tablet.code, name: "Tablet")
     Checks.expect(joined.publicKey, tablet.publicKey, "the tablet enrolled by its device code")
     Checks.expect(try await vault.keyState().devices.map(\.name).sorted(), ["Tablet", "This phone"], "two devices")

@@ -46,8 +46,7 @@ import Testing
         let path = dir.file("Journal.quire")
         var setup = VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom()))
         setup.passphrase = try Self.secret("correct horse")
-        setup.passphraseOpsLimit = 2  // the floor for a new passphrase (Spec/keys.md §2.3), to keep the test short
-        setup.passphraseMemLimitBytes = 64 << 20
+        setup = withPassphraseFloor(setup)  // (test support, SPI: the Argon2id floor, to keep the test short)
         _ = try await Vault.create(at: path, setup: setup, store: Self.store("Laptop"))
 
         let result = await Self.action { () async throws(QuireError) in
