@@ -151,7 +151,9 @@ lint: api-surface
 # DeviceIdentity.generate (loadOrCreate makes the key), the raw keys of
 # RecoveryKeyReplacement and EntrySnapshot.attestedBy*, the inits of
 # RecoveryKeyChoice and EntryChange, the report records' description.
-API_SURFACE_MAX := 408
+# 404 (from 408): events() returns AsyncStream<VaultEvent>, not a
+# VaultEvents wrapper of its own (A11).
+API_SURFACE_MAX := 404
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 
