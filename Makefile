@@ -153,7 +153,9 @@ lint: api-surface
 # RecoveryKeyChoice and EntryChange, the report records' description.
 # 404 (from 408): events() returns AsyncStream<VaultEvent>, not a
 # VaultEvents wrapper of its own (A11).
-API_SURFACE_MAX := 404
+# 399 (from 404): changes() and VaultChanges behind @_spi(Format): an app
+# observes with events(), which shares the same refresh log (A7).
+API_SURFACE_MAX := 399
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

@@ -100,7 +100,7 @@ extension Vault {
     /// correct: they read the file they were made from.
     ///
     /// Each change is reported once per handle: a ``VaultObserver`` (or
-    /// ``changes(coalescing:)``) on this handle and a direct call share the
+    /// ``events(coalescing:)``) on this handle and a direct call share the
     /// changes between them. Use one observer per handle, or a second
     /// handle for a second observer.
     ///

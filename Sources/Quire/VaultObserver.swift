@@ -197,7 +197,7 @@ public enum VaultEvent: Sendable, Equatable {
 /// ``Vault/changes(coalescing:)``). Each iterator watches the file on its
 /// own; it ends when the iterating task is cancelled, and throws the first
 /// ``QuireError`` a refresh meets.
-public struct VaultChanges: AsyncSequence, Sendable {
+@_spi(Format) public struct VaultChanges: AsyncSequence, Sendable {
     /// A change set (never empty).
     public typealias Element = VaultChangeSet
     /// The iterator.
@@ -242,7 +242,7 @@ extension Vault {
     /// its descriptors are closed); it throws the ``QuireError`` of a
     /// refresh that fails (I/O, a file that is gone or no longer opens with
     /// this credential) or of a watch the system refuses.
-    public func changes(coalescing: Duration = .milliseconds(50)) -> VaultChanges {
+    @_spi(Format) public func changes(coalescing: Duration = .milliseconds(50)) -> VaultChanges {
         VaultChanges(vault: self, coalescing: coalescing)
     }
 
@@ -269,8 +269,9 @@ extension Vault {
     /// system refuses the watch, the stream yields that
     /// ``VaultEvent/refreshFailed(_:)`` and ends.
     ///
-    /// Use it instead of ``changes(coalescing:)`` on a handle, not beside it
-    /// (both consume the refresh log: see ``refresh()``).
+    /// Use one watch per handle: the watch and a direct ``refresh()`` share
+    /// the handle's changes, each reported once (see ``refresh()``); a
+    /// second watch needs a second handle.
     public func events(coalescing: Duration = .milliseconds(50)) -> AsyncStream<VaultEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: VaultEvent.self)
         do throws(QuireError) {

@@ -105,6 +105,43 @@ extension VaultObserverTests {
         await watch.value
     }
 
+    /// The README's "Following other writers" block, run as written, with
+    /// a second handle on the file standing for the other process.
+    @Test func libraryFollowingOtherWriters() async throws {
+        let dir = TemporaryDirectory()
+        let journal = dir.file("Journal.quire")
+        let store = FileDeviceKeyStore(directory: dir.file("home"))
+        let (laptop, _) = try store.loadOrCreate(name: "Laptop", now: 1_767_225_600_000, using: SystemRandom())
+        let recovery = try RecoveryKey(using: SystemRandom())
+        let vault = try await Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: recovery, device: laptop))
+        let other = try await Vault.open(at: journal, credential: .recoveryKey(recovery))
+        let first = try other.add(EntryBody(text: "From the other process"))
+        let seen = Seen()
+
+        let changes = try await vault.refresh()
+        for change in changes.entries where change.kind == .added { seen.add("new: \(change.id)") }
+        if !changes.conflictsAppeared.isEmpty { seen.add("edited on two devices: \(changes.conflictsAppeared)") }
+        if changes.keys?.thisCredentialRemoved == true { seen.add("this device was removed from the journal") }
+
+        let watch = Task {
+            for await event in vault.events() {
+                guard case .changed(let changes, origin: .otherWriter) = event else { continue }
+                for change in changes.entries { seen.add("\(change.kind) \(change.id)") }
+                for unread in changes.unreadRecords { seen.add("cannot read: \(unread)") }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))  // (not in the README: lets the watch start before the write)
+        let second = try other.add(EntryBody(text: "And another"))
+        let deadline = Date().addingTimeInterval(10)
+        while !seen.all.contains("added \(second.entryID)"), Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        watch.cancel()
+        await watch.value
+
+        #expect(seen.all.first == "new: \(first.entryID)")
+        #expect(seen.all.contains("added \(second.entryID)"))
+        #expect(!seen.all.contains { $0.hasPrefix("cannot read") || $0.hasPrefix("edited") || $0.hasPrefix("this device") })
+    }
+
     /// What the watch printed.
     final class Seen: @unchecked Sendable {  // guarded by `lock`
         private let lock = NSLock()
