@@ -155,7 +155,9 @@ lint: api-surface
 # VaultEvents wrapper of its own (A11).
 # 399 (from 404): changes() and VaultChanges behind @_spi(Format): an app
 # observes with events(), which shares the same refresh log (A7).
-API_SURFACE_MAX := 399
+# 395 (from 399): MemoryByteSource and StoredBlob's cases behind
+# @_spi(Format); tx.storeAttachment(_:mediaType:) takes the bytes (A12).
+API_SURFACE_MAX := 395
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

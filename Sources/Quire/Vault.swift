@@ -670,6 +670,15 @@ public final class VaultTransaction {
         }
     }
 
+    /// Stores `bytes` (a photo taken in the app, say) as an attachment
+    /// (`Spec/format.md §7`); content the vault already holds is not stored
+    /// again. Pass the result to `AttachmentReference(_:mediaType:fileName:)`.
+    ///
+    /// - Throws: ``QuireError/format(_:)``.
+    public func storeAttachment(_ bytes: [UInt8], mediaType: String) throws(QuireError) -> StoredBlob {
+        try storeAttachment(from: MemoryByteSource(bytes), mediaType: mediaType)
+    }
+
     /// Streams the file at `path` in as an attachment.
     ///
     /// - Throws: ``QuireError/format(_:)`` (``FormatError/io(_:)`` when the

@@ -230,7 +230,7 @@ let start: Int64 = 1_735_689_600_000
 
     // 3. Write with a photo: the photo and the entry in one commit.
     let withPhoto = try await vault.commit { tx in
-        let stored = try tx.storeAttachment(from: MemoryByteSource(photo), mediaType: "image/jpeg")
+        let stored = try tx.storeAttachment(photo, mediaType: "image/jpeg")
         let body = EntryBody(
             created: start + 100 * day, timeZone: "Europe/London", text: "Sunset over the river, photo attached.", tags: ["walk"],
             attachments: [AttachmentReference(stored, mediaType: "image/jpeg", fileName: "sunset.jpg")])

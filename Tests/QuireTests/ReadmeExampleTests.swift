@@ -83,7 +83,7 @@ extension VaultObserverTests {
         try await Task.sleep(for: .milliseconds(100))  // (not in the README: lets the watch start before the commit)
         let page = try await vault.entries(matching: EntryQuery(order: .newestFirst, limit: 50))
         let id = try await vault.commit { tx in
-            let photo = try tx.storeAttachment(from: MemoryByteSource(jpeg), mediaType: "image/jpeg")
+            let photo = try tx.storeAttachment(jpeg, mediaType: "image/jpeg")
             let ref = AttachmentReference(photo, mediaType: "image/jpeg")
             return try tx.add(EntryBody(created: now, timeZone: "Europe/London", text: "Sunset", attachments: [ref])).entryID
         }
