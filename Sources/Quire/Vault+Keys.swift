@@ -20,6 +20,7 @@ extension Vault {
     ///
     /// `options` and `retainsEntryBodies` are as in
     /// ``open(at:credential:writable:random:options:retainsEntryBodies:)``.
+    @_spi(Format)
     public static func open(
         at path: String, store: any DeviceKeyStore, writable: Bool = true, random: any RandomSource = SystemRandom(),
         options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true
@@ -63,6 +64,7 @@ extension Vault {
     /// checks them now.
     ///
     /// - Throws: ``QuireError/deviceStore(_:)``.
+    @_spi(Format)
     public func remember(in store: any DeviceKeyStore) throws(QuireError) {
         try lock.withLock { () throws(QuireError) -> Void in
             deviceStore = store
@@ -388,6 +390,7 @@ extension Vault {
     ///   file holds none, or all were accepted before).
     /// - Throws: ``QuireError/deviceStore(_:)``.
     @discardableResult
+    @_spi(Format)
     public func acceptTampered() throws(QuireError) -> Int {
         try lock.withLock { () throws(QuireError) -> Int in
             let fresh = file.tamperedCommits.filter { !isAcceptedTampered($0) }
@@ -421,6 +424,7 @@ extension Vault {
     /// each, and when) and ask which recovery code they hold.
     ///
     /// - Throws: ``QuireError/keys(_:)`` when no keyring is trusted.
+    @_spi(Format)
     public func recoveryKeyChoices() throws(QuireError) -> [RecoveryKeyChoice] {
         KeyOperations.recoveryKeyChoices(in: try keyState())
     }
@@ -432,6 +436,7 @@ extension Vault {
     /// - Throws: ``QuireError/keys(_:)`` with
     ///   ``KeyError/operationRefused(reason:)`` when `publicKey` is none of
     ///   the choices.
+    @_spi(Format)
     public func keepRecoveryKey(_ publicKey: [UInt8]) throws(QuireError) {
         let choices = try recoveryKeyChoices()
         guard choices.contains(where: { $0.publicKey == publicKey }) else {
@@ -446,6 +451,7 @@ extension Vault {
     /// purpose; otherwise merge the newer copy back.
     ///
     /// - Throws: ``QuireError/deviceStore(_:)``.
+    @_spi(Format)
     public func acceptRollback() throws(QuireError) {
         try lock.withLock { () throws(QuireError) -> Void in
             guard let store = deviceStore, let state = try? KeyState(unlocked, vaultID: vaultID) else { return }
@@ -465,6 +471,7 @@ extension Vault {
     /// Who holds keys now, as the trusted keyrings say.
     ///
     /// - Throws: ``QuireError/keys(_:)`` when no keyring is trusted.
+    @_spi(Format)
     public func keyState() throws(QuireError) -> KeyState {
         try lock.withLock { () throws(QuireError) -> KeyState in
             do throws(KeyError) { return try KeyState(unlocked, vaultID: vaultID) } catch { throw .keys(error) }
@@ -599,6 +606,7 @@ extension Vault {
     /// - Throws: ``QuireError/keys(_:)`` with ``KeyError/deviceCodeInvalid(reason:)``
     ///   or ``KeyError/operationRefused(reason:)``; the errors of ``changeKeys(_:now:)``.
     @discardableResult
+    @_spi(Format)
     public func enrollDevice(code: String, name: String, now: Int64 = ProcessStats.wallClockMilliseconds()) throws(QuireError)
         -> KeyringMember
     {
@@ -627,6 +635,7 @@ extension Vault {
     ///   recovery key comes back, devices enrolled since are gone, and
     ///   records sealed since become unreadable (`Spec/keys.md §6.3`).
     @discardableResult
+    @_spi(Format)
     public func removeDevice(
         named name: String, now: Int64 = ProcessStats.wallClockMilliseconds(), replacement: RecoveryReplacementOwner = .mine
     ) throws(QuireError) -> KeyringMember {
@@ -663,6 +672,7 @@ extension Vault {
     ///   recovery key comes back, devices enrolled since are gone, and
     ///   records sealed since become unreadable (`Spec/keys.md §6.3`).
     @discardableResult
+    @_spi(Format)
     public func removeDevice(
         publicKey: [UInt8], now: Int64 = ProcessStats.wallClockMilliseconds(), replacement: RecoveryReplacementOwner = .mine
     ) throws(QuireError) -> KeyringMember {
@@ -680,6 +690,7 @@ extension Vault {
     /// the user whose they were before removing it (`Spec/keys.md §6.3`).
     ///
     /// - Throws: the errors of ``keyState()``.
+    @_spi(Format)
     public func recoveryReplacements(removing publicKey: [UInt8]) throws(QuireError) -> [RecoveryKeyReplacement] {
         KeyOperations.recoveryReplacements(by: publicKey, in: try keyState())
     }
@@ -719,6 +730,7 @@ extension Vault {
     ///   when the vault was not opened with the recovery key, or a name
     ///   matches no device; the errors of ``changeKeys(_:now:)``.
     @discardableResult
+    @_spi(Format)
     public func lockDown(removingDevicesNamed names: [String], now: Int64 = ProcessStats.wallClockMilliseconds()) throws(QuireError)
         -> [KeyringMember]
     {
@@ -746,6 +758,7 @@ extension Vault {
     ///
     /// - Throws: ``QuireError/keys(_:)`` when no keyring is trusted;
     ///   ``QuireError/format(_:)`` when the profile cannot be read.
+    @_spi(Format)
     public func privacyStatement() throws(QuireError) -> PrivacyStatement {
         try lock.withLock { () throws(QuireError) -> PrivacyStatement in
             let name = (try? profile())??.name ?? ""
@@ -763,6 +776,7 @@ extension Vault {
     /// Rotates the epoch key: a new epoch for the same keys.
     ///
     /// - Throws: the errors of ``changeKeys(_:now:)``.
+    @_spi(Format)
     public func rotateKeys(now: Int64 = ProcessStats.wallClockMilliseconds()) throws(QuireError) {
         try changeKeys(.rotate, now: now)
     }
@@ -779,6 +793,7 @@ extension Vault {
     /// - Throws: the errors of ``changeKeys(_:now:)``, with
     ///   ``KeyError/kdfLimitsExceeded(opsLimit:memLimitBytes:)`` for a cost
     ///   outside the limits.
+    @_spi(Format)
     public func setPassphrase(
         _ passphrase: SecureBytes?, opsLimit: UInt64 = Argon2id.moderateOpsLimit, memLimitBytes: UInt64 = Argon2id.moderateMemLimitBytes,
         now: Int64 = ProcessStats.wallClockMilliseconds()

@@ -21,6 +21,7 @@ extension Vault {
     ///   (nothing is changed then); ``QuireError/format(_:)`` or
     ///   ``QuireError/keys(_:)`` when the merged vault cannot be read again.
     @discardableResult
+    @_spi(Format)
     public func merge(copyAt copyPath: String) throws(QuireError) -> MergeReport {
         try lock.withLock { () throws(QuireError) -> MergeReport in
             let report: MergeReport

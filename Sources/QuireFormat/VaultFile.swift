@@ -3,7 +3,7 @@ import Dispatch
 import QuireSystem
 
 /// How appends reach the disk.
-public struct WriteOptions: Sendable {
+@_spi(Format) public struct WriteOptions: Sendable {
     /// Flush to stable storage (`fsync`) after the records and again after the
     /// commit frame. Turning it off is only for benchmarks and tests.
     public var synchronous: Bool

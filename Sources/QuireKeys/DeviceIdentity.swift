@@ -35,6 +35,7 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
     ///   - now: milliseconds since the Unix epoch, UTC.
     /// - Throws: ``KeyError/operationRefused(reason:)`` for a bad name or
     ///   when guarded memory runs out.
+    @_spi(Format)
     public static func generate(name: String, now: Int64, using random: any RandomSource) throws(KeyError) -> DeviceIdentity {
         let pair: Ed25519.KeyPair
         do { pair = try Ed25519.KeyPair(using: random) } catch { throw .operationRefused(reason: "\(error)") }
