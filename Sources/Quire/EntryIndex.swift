@@ -203,14 +203,14 @@ public struct EntrySnapshot: Sendable, Identifiable {
     /// revision is unattested — written with a passphrase or an escrow key,
     /// or by another implementation — or unverified: such a revision must
     /// not be shown as written by a member (`Spec/format.md §9.4`).
-    public let attestedBy: [UInt8]?
+    @_spi(Format) public let attestedBy: [UInt8]?
     /// The Ed25519 public key of a member whose attestation covers the
     /// winning revision's commit but whom a trusted keyring has since
     /// removed. The file cannot show that the commit was written before the
     /// removal (a removed device can insert commits into the past), so the
     /// revision is not attested (``attestedBy`` is nil); an app may say
     /// "attested by a removed member" (`Spec/format.md §9.4`).
-    public let attestedByRemovedMember: [UInt8]?
+    @_spi(Format) public let attestedByRemovedMember: [UInt8]?
 
     /// True when a member attested the winning revision (``attestedBy``).
     public var isAttested: Bool { attestedBy != nil }
@@ -333,6 +333,7 @@ extension Vault {
     /// Every entry that is not deleted, ordered by creation time (then id).
     ///
     /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O.
+    @_spi(Format)
     public func entries() throws(QuireError) -> [EntrySnapshot] {
         return try lock.withLock { () throws(QuireError) -> [EntrySnapshot] in
             let index = try loadIndex()
@@ -354,6 +355,7 @@ extension Vault {
     /// revisions before the deletion are still in the file.
     ///
     /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O.
+    @_spi(Format)
     public func deletedEntries() throws(QuireError) -> [EntrySnapshot] {
         return try lock.withLock { () throws(QuireError) -> [EntrySnapshot] in
             let index = try loadIndex()
@@ -369,6 +371,7 @@ extension Vault {
     /// vault has no revision of it.
     ///
     /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
+    @_spi(Format)
     public func entry(_ id: EntryID) throws(QuireError) -> EntrySnapshot? {
         return try lock.withLock { () throws(QuireError) -> EntrySnapshot? in
             // Through the index cache when queries answer from it: one
@@ -410,6 +413,7 @@ extension Vault {
     /// Every revision of an entry, oldest clock first.
     ///
     /// - Throws: ``QuireError``.
+    @_spi(Format)
     public func revisions(of id: EntryID) throws(QuireError) -> [EntryRevision] {
         return try lock.withLock { () throws(QuireError) -> [EntryRevision] in
             let index = try loadIndex()
@@ -511,6 +515,7 @@ extension Vault {
     /// The manifest of an attachment.
     ///
     /// - Throws: `.notFound` (`blob_not_found`).
+    @_spi(Format)
     public func attachment(_ blob: BlobID) throws(QuireError) -> BlobManifest {
         return try lock.withLock { () throws(QuireError) -> BlobManifest in
             guard let c = try loadIndex().resolve(blob) else { throw .attachmentNotFound(blob) }

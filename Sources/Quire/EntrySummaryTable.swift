@@ -26,24 +26,24 @@ struct EntrySummaryTable: Sendable {
         sortOrder()
     }
 
-    /// A table of `summaries` (one per entry id) given in ascending
-    /// ``EntrySortKey`` order, as the index cache stores them: the order is
-    /// checked in one pass instead of sorted (and sorted when it does not hold).
-    /// The rows are built in one pass (`summaries` may be a lazy view):
-    /// no intermediate array of 50,000 summaries is made and converted.
-    init<S: Collection>(inOrder summaries: S) where S.Element == EntrySummary {
-        rows.reserveCapacity(summaries.count)
-        slots.reserveCapacity(summaries.count)
+    /// The table of the index cache's `entries`, given in ascending
+    /// ``EntrySortKey`` order as the cache stores them: the order is checked
+    /// in one pass instead of sorted (and sorted when it does not hold).
+    /// Each row's summary is read in place, with no copy of the rest of its
+    /// entry (its revision and heads are not retained and released per row).
+    init(inOrder entries: [IndexCache.Entry]) {
+        let n = entries.count
+        rows.reserveCapacity(n)
+        slots.reserveCapacity(n)
         var ascending = true
-        var previous: EntrySortKey?
-        for s in summaries {
-            slots[IDKey(s.id)] = Int32(rows.count)
-            let key = s.key
-            if ascending, let previous, !(previous < key) { ascending = false }
-            previous = key
-            rows.append(s)
+        entries.withUnsafeBufferPointer { buffer in
+            for i in 0..<n {
+                slots[IDKey(buffer[i].summary.id)] = Int32(i)
+                if ascending, i > 0, !(buffer[i - 1].summary.key < buffer[i].summary.key) { ascending = false }
+                rows.append(buffer[i].summary)
+            }
         }
-        order = (0..<Int32(rows.count)).map { $0 }
+        order = (0..<Int32(n)).map { $0 }
         if !ascending { sortOrder() }
     }
 

@@ -148,17 +148,30 @@ extension IndexCache {
                 ])))
     }
 
-    /// The frame table in an encoded one: `.some(nil)` for `{}`, nil when
-    /// malformed. Its columns are checked when an open uses it.
-    static func decodeFrameTable(_ bytes: [UInt8]) -> PrefixFrameTable?? {
-        guard case .map(let m)? = try? CBORDecoder.decode(bytes) else { return nil }
-        if m.count == 0 { return .some(nil) }
-        guard m.count == 5, case .bytes(let headers)? = m[text: "headers"], case .bytes(let trailers)? = m[text: "trailers"],
-            case .bytes(let chunkFrames)? = m[text: "chunkFrames"], case .bytes(let chunkHeaders)? = m[text: "chunkHeaders"],
-            case .bytes(let digests)? = m[text: "digests"]
+    /// The frame table encoded in `payload` of `bytes`: `.some(nil)` for
+    /// `{}`, nil when malformed. Its columns are checked when an open uses
+    /// it. The trailers column, the largest, is moved to the front of
+    /// `bytes` and kept as its storage (no copy into fresh memory); the
+    /// others are copied out.
+    static func decodeFrameTable(consuming bytes: inout [UInt8], payload: Range<Int>) -> PrefixFrameTable?? {
+        guard let fields = bytes.withUnsafeBytes({ try? CBORDecoder.mapFieldRanges(UnsafeRawBufferPointer(rebasing: $0[payload])) })
         else { return nil }
-        return .some(
-            PrefixFrameTable(headers: headers, trailers: trailers, chunkFrames: chunkFrames, chunkHeaders: chunkHeaders, digests: digests))
+        if fields.isEmpty { return .some(nil) }
+        func column(_ name: String) -> Range<Int>? {
+            guard let f = fields[name], f.isBytes else { return nil }
+            return (payload.lowerBound + f.range.lowerBound)..<(payload.lowerBound + f.range.upperBound)
+        }
+        guard fields.count == 5, let headers = column("headers"), let trailers = column("trailers"),
+            let chunkFrames = column("chunkFrames"), let chunkHeaders = column("chunkHeaders"), let digests = column("digests")
+        else { return nil }
+        let table = PrefixFrameTable(
+            headers: Array(bytes[headers]), trailers: [], chunkFrames: Array(bytes[chunkFrames]), chunkHeaders: Array(bytes[chunkHeaders]),
+            digests: Array(bytes[digests]))
+        bytes.removeSubrange(trailers.upperBound...)
+        bytes.removeSubrange(..<trailers.lowerBound)
+        var kept = table
+        swap(&kept.trailers, &bytes)
+        return .some(kept)
     }
 
     // MARK: search
@@ -189,27 +202,31 @@ extension IndexCache {
     }
 
     /// The entries of encoded summaries; nil when anything in them is
-    /// malformed or inconsistent. `bytes` is wiped and released once
-    /// parsed, before the entries are built (at 50,000 entries it is
-    /// about 4 MB; the parsed columns hold the same again).
-    static func decodeSummaries(consuming bytes: inout [UInt8]) -> [Entry]? {
-        let parsed = bytes.withUnsafeBytes { try? CBORDecoder.decode($0) }
-        let byteCount = bytes.count
-        wipe(&bytes)
-        bytes = []
-        guard case .map(let m)? = parsed, case .unsigned(let count)? = m[text: "count"], count <= UInt64(byteCount) else { return nil }
+    /// malformed or inconsistent. The columns are read where they lie in
+    /// `raw` (no copy of them is made; the caller wipes `raw` after).
+    static func decodeSummaries(_ raw: UnsafeRawBufferPointer) -> [Entry]? {
+        guard let fields = try? CBORDecoder.mapFieldRanges(raw) else { return nil }
+        func bytes(_ name: String) -> UnsafeRawBufferPointer? {
+            guard let f = fields[name], f.isBytes else { return nil }
+            return UnsafeRawBufferPointer(rebasing: raw[f.range])
+        }
+        func item(_ name: String) -> CBOR? {
+            guard let f = fields[name], !f.isBytes else { return nil }
+            return try? CBORDecoder.decode(UnsafeRawBufferPointer(rebasing: raw[f.range]))
+        }
+        guard case .unsigned(let count)? = item("count"), count <= UInt64(raw.count) else { return nil }
         let n = Int(count)
-        func column(_ name: String, width: Int) -> [UInt8]? {
-            guard case .bytes(let b)? = m[text: name], b.count == width * n else { return nil }
+        func column(_ name: String, width: Int) -> UnsafeRawBufferPointer? {
+            guard let b = bytes(name), b.count == width * n else { return nil }
             return b
         }
         guard let ids = column("ids", width: 16), let revisions = column("revisions", width: 16),
             let created = column("created", width: 8), let offsets = column("offsets", width: 4),
             let flags = column("flags", width: 1), let standing = column("standing", width: 1),
             let frames = column("frames", width: 8), let frameOffsets = column("frameOffsets", width: 8),
-            let clocks = column("clocks", width: 8), case .bytes(let heads)? = m[text: "heads"],
-            case .array(let stringItems)? = m[text: "strings"], case .bytes(let journals)? = m[text: "journals"],
-            case .bytes(let tags)? = m[text: "tags"], case .bytes(let counts)? = m[text: "revisionCounts"]
+            let clocks = column("clocks", width: 8), let heads = bytes("heads"),
+            case .array(let stringItems)? = item("strings"), let journals = bytes("journals"),
+            let tags = bytes("tags"), let counts = bytes("revisionCounts")
         else { return nil }
         var strings: [String] = []
         strings.reserveCapacity(stringItems.count)
@@ -225,6 +242,9 @@ extension IndexCache {
             guard let i = reader.next(), i < UInt64(strings.count) else { return nil }
             return strings[Int(i)]
         }
+        func sixteen(_ column: UnsafeRawBufferPointer, _ i: Int) -> [UInt8] {
+            Array(UnsafeRawBufferPointer(rebasing: column[(16 * i)..<(16 * i + 16)]))
+        }
         var entries: [Entry] = []
         entries.reserveCapacity(n)
         for i in 0..<n {
@@ -233,10 +253,12 @@ extension IndexCache {
                 let tagCount = tagReader.next(), tagCount <= UInt64(tags.count)
             else { return nil }
             var entryTags: [String] = []
-            entryTags.reserveCapacity(Int(tagCount))
-            for _ in 0..<Int(tagCount) {
-                guard let t = string(&tagReader) else { return nil }
-                entryTags.append(t)
+            if tagCount > 0 {
+                entryTags.reserveCapacity(Int(tagCount))
+                for _ in 0..<Int(tagCount) {
+                    guard let t = string(&tagReader) else { return nil }
+                    entryTags.append(t)
+                }
             }
             let frame = loadLE(UInt64.self, frames, at: 8 * i)
             guard frame <= UInt64(Int32.max) else { return nil }
@@ -250,12 +272,12 @@ extension IndexCache {
                 else { return nil }
                 otherHeads.append(
                     Head(
-                        revision: RevisionID(unchecked: Array(fixed[0..<16])), clock: loadLE(UInt64.self, fixed, at: 16),
-                        standing: fixed[24],
+                        revision: RevisionID(unchecked: Array(UnsafeRawBufferPointer(rebasing: fixed[0..<16]))),
+                        clock: loadLE(UInt64.self, fixed, at: 16), standing: fixed[24],
                         frame: Int(headFrame), frameOffset: headOffset))
             }
             let summary = EntrySummary(
-                id: EntryID(unchecked: Array(ids[(16 * i)..<(16 * i + 16)])),
+                id: EntryID(unchecked: sixteen(ids, i)),
                 created: Int64(bitPattern: loadLE(UInt64.self, created, at: 8 * i)),
                 utcOffsetSeconds: Int32(bitPattern: loadLE(UInt32.self, offsets, at: 4 * i)),
                 tags: entryTags, journal: journal,
@@ -263,7 +285,7 @@ extension IndexCache {
                 isDeleted: f & Flag.deleted != 0, hasConflict: f & Flag.conflict != 0, standing: standing[i], frame: Int(frame))
             entries.append(
                 Entry(
-                    summary: summary, revision: RevisionID(unchecked: Array(revisions[(16 * i)..<(16 * i + 16)])),
+                    summary: summary, revision: RevisionID(unchecked: sixteen(revisions, i)),
                     frameOffset: loadLE(UInt64.self, frameOffsets, at: 8 * i), clock: loadLE(UInt64.self, clocks, at: 8 * i),
                     otherHeads: otherHeads, revisionCount: Int(revisionCount)))
         }
@@ -274,11 +296,17 @@ extension IndexCache {
     /// The search index of an encoded one over `n` entries: `.some(nil)`
     /// for `{}`, nil when malformed or inconsistent.
     static func decodeSearch(_ bytes: UnsafeRawBufferPointer, entryCount n: Int) -> StoredSearch?? {
-        guard case .map(let m)? = try? CBORDecoder.decode(bytes) else { return nil }
-        if m.count == 0 { return .some(nil) }
-        guard case .unsigned(let termCount)? = m[text: "termCount"] else { return nil }
-        guard case .bytes(let termBytes)? = m[text: "terms"], case .bytes(let termLengths)? = m[text: "termLengths"],
-            case .bytes(let postingBytes)? = m[text: "postings"], termCount <= UInt64(termLengths.count)
+        guard let fields = try? CBORDecoder.mapFieldRanges(bytes) else { return nil }
+        if fields.isEmpty { return .some(nil) }
+        func column(_ name: String) -> UnsafeRawBufferPointer? {
+            guard let f = fields[name], f.isBytes else { return nil }
+            return UnsafeRawBufferPointer(rebasing: bytes[f.range])
+        }
+        guard let f = fields["termCount"], !f.isBytes,
+            case .unsigned(let termCount)? = try? CBORDecoder.decode(UnsafeRawBufferPointer(rebasing: bytes[f.range]))
+        else { return nil }
+        guard let termBytes = column("terms"), let termLengths = column("termLengths"), let postingBytes = column("postings"),
+            termCount <= UInt64(termLengths.count)
         else { return nil }
         var lengths = VarintReader(termLengths)
         var postingReader = VarintReader(postingBytes)
@@ -291,7 +319,7 @@ extension IndexCache {
             guard let length = lengths.next(), length <= UInt64(termBytes.count - at),
                 let listCount = postingReader.next(), listCount <= UInt64(n)
             else { return nil }
-            terms.append(Array(termBytes[at..<(at + Int(length))]))
+            terms.append(Array(UnsafeRawBufferPointer(rebasing: termBytes[at..<(at + Int(length))])))
             at += Int(length)
             var list: [Int32] = []
             list.reserveCapacity(Int(listCount))
@@ -316,7 +344,12 @@ extension IndexCache {
 
     /// The little-endian `T` at `offset` of `bytes` (the caller checked the length).
     static func loadLE<T: FixedWidthInteger>(_: T.Type, _ bytes: [UInt8], at offset: Int) -> T {
-        bytes.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
+        bytes.withUnsafeBytes { loadLE(T.self, $0, at: offset) }
+    }
+
+    /// The little-endian `T` at `offset` of `raw` (the caller checked the length).
+    static func loadLE<T: FixedWidthInteger>(_: T.Type, _ raw: UnsafeRawBufferPointer, at offset: Int) -> T {
+        T(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: T.self))
     }
 
     /// Appends `value` as an unsigned LEB128 varint.
@@ -329,20 +362,21 @@ extension IndexCache {
         out.append(UInt8(v))
     }
 
-    /// Reads unsigned LEB128 varints, refusing overlong or over-64-bit ones.
+    /// Reads unsigned LEB128 varints, refusing overlong or over-64-bit
+    /// ones, from bytes that outlive the reader (a column read in place).
     struct VarintReader {
-        private let bytes: [UInt8]
+        private let bytes: UnsafeRawBufferPointer
         private var position = 0
 
-        init(_ bytes: [UInt8]) { self.bytes = bytes }
+        init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
         var atEnd: Bool { position == bytes.count }
 
-        /// The next `count` bytes; nil when fewer are left.
-        mutating func take(_ count: Int) -> [UInt8]? {
+        /// The next `count` bytes (a view of them); nil when fewer are left.
+        mutating func take(_ count: Int) -> UnsafeRawBufferPointer? {
             guard bytes.count - position >= count else { return nil }
             defer { position += count }
-            return Array(bytes[position..<(position + count)])
+            return UnsafeRawBufferPointer(rebasing: bytes[position..<(position + count)])
         }
 
         /// The next varint; nil at the end or for a malformed one.

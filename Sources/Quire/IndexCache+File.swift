@@ -1,4 +1,4 @@
-package import QuireCrypto
+@_spi(Crypto) package import QuireCrypto
 @_spi(Format) package import QuireFormat
 package import QuireSystem
 
@@ -74,7 +74,9 @@ extension IndexCache {
         (identity: Identity, table: PrefixFrameTable?), Discard
     > {
         let path = folder + "/" + key.fileName
-        let bytes: [UInt8]
+        let prefix: [UInt8]
+        var headerPart: [UInt8]
+        var tablePart: [UInt8]
         do throws(SystemError) {
             let file = try SystemFile(path: path, mode: .readOnly, allowNonRegular: true, noFollow: true)
             let status = try file.status()
@@ -83,13 +85,19 @@ extension IndexCache {
             guard status.size <= UInt64(maxFileBytes), status.size >= UInt64(prefixByteCount) else {
                 return .failure(status.size < UInt64(prefixByteCount) ? .unknownFormat : .tooLarge)
             }
-            let prefix = try file.read(count: prefixByteCount, at: 0)
-            guard let end = summariesStart(prefix: prefix), UInt64(end) <= status.size else { return .failure(.unknownFormat) }
-            bytes = try file.read(count: end, at: 0)
+            prefix = try file.read(count: prefixByteCount, at: 0)
+            guard let end = summariesStart(prefix: prefix), UInt64(end) <= status.size, let lengths = partLengths(prefix: prefix) else {
+                return .failure(.unknownFormat)
+            }
+            // The header with its nonce, then the frame table with its
+            // nonce, each in a buffer of its own that it is opened in.
+            let nonce = XChaCha20Poly1305.nonceByteCount
+            headerPart = try file.read(count: nonce + lengths.header, at: UInt64(prefixByteCount))
+            tablePart = try file.read(count: nonce + lengths.frameTable, at: UInt64(prefixByteCount + nonce + lengths.header))
         } catch {
             return .failure(error.isNotFound ? .missing : .unreadable)
         }
-        return openFrameTable(bytes, key: key, vaultID: vaultID)
+        return openFrameTable(prefix: prefix, headerPart: &headerPart, tablePart: &tablePart, key: key, vaultID: vaultID)
     }
 
     /// Removes the temporary files (`<name>.tmp-PID-HEX`) of the cache

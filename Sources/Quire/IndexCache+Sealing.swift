@@ -134,37 +134,57 @@ extension IndexCache {
         let summariesStart = tableStart + lengths.frameTable + nonce
 
         var readFailed = false
-        /// The part sealed in `range` (its nonce just before it), read now.
-        func openPart(_ part: Int, _ range: Range<Int>, header: [UInt8]) -> [UInt8]?? {
-            guard range.lowerBound >= nonce, let sealed = read((range.lowerBound - nonce)..<range.upperBound) else {
+        /// Reads the part sealed in `range` (its nonce just before it) into
+        /// `buffer` and opens it there, in place: where its payload is (see
+        /// ``openPart(inPlace:prefix:part:range:key:vaultID:header:)``).
+        func openPart(_ part: Int, _ range: Range<Int>, header: [UInt8], into buffer: inout [UInt8]) -> Range<Int>?? {
+            // Read straight into `buffer`, so that it is the array's only
+            // reference and opening it in place copies nothing.
+            buffer = range.lowerBound >= nonce ? read((range.lowerBound - nonce)..<range.upperBound) ?? [] : []
+            guard buffer.count == nonce + range.count else {
                 readFailed = true
                 return .none
             }
             return Self.openPart(
-                sealed, prefix: prefix, part: part, range: nonce..<sealed.count, key: key, vaultID: vaultID, header: header)
+                inPlace: &buffer, prefix: prefix, part: part, range: nonce..<buffer.count, key: key, vaultID: vaultID, header: header)
         }
 
-        guard let openedHeader = openPart(0, headerStart..<(headerStart + lengths.header), header: []) else {
+        var headerBuffer: [UInt8] = []
+        guard let headerPayload = openPart(0, headerStart..<(headerStart + lengths.header), header: [], into: &headerBuffer) else {
             return .discarded(readFailed ? .unreadable : .notAuthentic)
         }
-        guard let header = openedHeader, let (foundVault, identity) = decodeHeader(header) else { return .discarded(.malformed) }
+        guard let headerPayload else { return .discarded(.malformed) }
+        let header = Array(headerBuffer[headerPayload])
+        guard let (foundVault, identity) = decodeHeader(header) else { return .discarded(.malformed) }
         // The tag already binds the vault id; a mismatch is a writer bug.
         guard foundVault == vaultID else { return .discarded(.otherVault) }
         if let reason = check(identity) { return .discarded(reason) }
 
-        guard let openedSummaries = openPart(1, summariesStart..<(summariesStart + lengths.summaries), header: header) else {
+        // The summaries' columns are read where they were opened, and the
+        // plaintext wiped once the entries are built.
+        var summaries: [UInt8] = []
+        defer { wipe(&summaries) }
+        guard let summariesPayload = openPart(1, summariesStart..<(summariesStart + lengths.summaries), header: header, into: &summaries)
+        else {
             return .discarded(readFailed ? .unreadable : .notAuthentic)
         }
-        guard var summaries = openedSummaries else { return .discarded(.malformed) }
-        guard let entries = decodeSummaries(consuming: &summaries) else { return .discarded(.malformed) }
+        guard let summariesPayload,
+            let entries = summaries.withUnsafeBytes({ decodeSummaries(UnsafeRawBufferPointer(rebasing: $0[summariesPayload])) })
+        else { return .discarded(.malformed) }
+        wipe(&summaries)
+        summaries = []
         var stored: StoredSearch?
         if search {
-            guard let openedSearch = openPart(2, searchStart..<byteCount, header: header) else {
+            var searchBytes: [UInt8] = []
+            defer { wipe(&searchBytes) }
+            guard let searchPayload = openPart(2, searchStart..<byteCount, header: header, into: &searchBytes) else {
                 return .discarded(readFailed ? .unreadable : .notAuthentic)
             }
-            guard var searchBytes = openedSearch else { return .discarded(.malformed) }
-            defer { wipe(&searchBytes) }
-            guard let decoded = searchBytes.withUnsafeBytes({ decodeSearch($0, entryCount: entries.count) }) else {
+            guard let searchPayload,
+                let decoded = searchBytes.withUnsafeBytes({
+                    decodeSearch(UnsafeRawBufferPointer(rebasing: $0[searchPayload]), entryCount: entries.count)
+                })
+            else {
                 return .discarded(.malformed)
             }
             stored = decoded
@@ -172,36 +192,34 @@ extension IndexCache {
         return .loaded(Contents(vaultID: vaultID, identity: identity, entries: entries, search: stored))
     }
 
-    /// The padded payload of the part sealed in `range` of `bytes`, opened;
-    /// nil when it does not verify, `.some(nil)` when its padding is not canonical.
+    /// Opens the part sealed in `range` of `bytes` (its nonce just before
+    /// it) in place: its plaintext is written over its ciphertext, with no
+    /// second buffer. The range of the payload in `bytes`, padding removed;
+    /// nil when it does not verify (`bytes` then unchanged), `.some(nil)`
+    /// when its padding is not canonical.
     private static func openPart(
-        _ bytes: [UInt8], prefix: [UInt8], part: Int, range: Range<Int>, key: IndexCacheKey, vaultID: VaultID, header: [UInt8]
-    ) -> [UInt8]?? {
+        inPlace bytes: inout [UInt8], prefix: [UInt8], part: Int, range: Range<Int>, key: IndexCacheKey, vaultID: VaultID,
+        header: [UInt8]
+    ) -> Range<Int>?? {
         let nonce = XChaCha20Poly1305.nonceByteCount
         let tag = XChaCha20Poly1305.tagByteCount
         guard range.lowerBound >= nonce, range.count >= tag, range.upperBound <= bytes.count else { return .none }
         let ad = associatedData(part: part, prefix: prefix, vaultID: vaultID, header: header)
-        var plain = [UInt8](repeating: 0, count: range.count - tag)
-        let opened = bytes.withUnsafeBytes { raw in
+        let plain = range.lowerBound..<(range.upperBound - tag)
+        let opened = bytes.withUnsafeMutableBytes { raw in
             ad.withUnsafeBytes { a in
-                plain.withUnsafeMutableBytes { o in
+                let n = UnsafeRawBufferPointer(rebasing: raw[(range.lowerBound - nonce)..<range.lowerBound])
+                return
                     (try? XChaCha20Poly1305.open(
-                        UnsafeRawBufferPointer(rebasing: raw[range]), into: o, key: key.sealing,
-                        nonce: UnsafeRawBufferPointer(rebasing: raw[(range.lowerBound - nonce)..<range.lowerBound]), authenticating: a))
-                        != nil
-                }
+                        UnsafeRawBufferPointer(rebasing: raw[range]), into: UnsafeMutableRawBufferPointer(rebasing: raw[plain]),
+                        key: key.sealing, nonce: n, authenticating: a)) != nil
             }
         }
-        guard opened else {
-            wipe(&plain)
-            return .none
-        }
-        guard let count = plain.withUnsafeBytes({ Padding.payloadCount(in: $0) }) else {
-            wipe(&plain)
+        guard opened else { return .none }
+        guard let count = bytes.withUnsafeBytes({ Padding.payloadCount(in: UnsafeRawBufferPointer(rebasing: $0[plain])) }) else {
             return .some(nil)
         }
-        plain.removeLast(plain.count - count)
-        return .some(plain)
+        return .some(plain.lowerBound..<(plain.lowerBound + count))
     }
 
     /// The file identity and frame table in cache file bytes sealed for
@@ -212,27 +230,46 @@ extension IndexCache {
         (identity: Identity, table: PrefixFrameTable?), Discard
     > {
         let nonce = XChaCha20Poly1305.nonceByteCount
-        guard bytes.count >= prefixByteCount, bytes.starts(with: magic), bytes[magic.count] == formatVersion else {
-            return .failure(.unknownFormat)
-        }
+        guard bytes.count >= prefixByteCount else { return .failure(.unknownFormat) }
         let prefix = Array(bytes[0..<prefixByteCount])
         guard let lengths = partLengths(prefix: prefix), let end = summariesStart(prefix: prefix), bytes.count >= end - nonce else {
             return .failure(.unknownFormat)
         }
-        let headerStart = prefixByteCount + nonce
-        let tableStart = headerStart + lengths.header + nonce
+        let tableStart = prefixByteCount + nonce + lengths.header
+        var headerPart = Array(bytes[prefixByteCount..<tableStart])
+        var tablePart = Array(bytes[tableStart..<(end - nonce)])
+        return openFrameTable(prefix: prefix, headerPart: &headerPart, tablePart: &tablePart, key: key, vaultID: vaultID)
+    }
+
+    /// ``openFrameTable(_:key:vaultID:)`` over the 29-byte `prefix`, the
+    /// header's nonce and sealed bytes and the frame table's: both opened
+    /// in place, and the table's largest column (the trailers) kept in
+    /// `tablePart`'s storage, so that a 50,000-entry table is not copied
+    /// into fresh buffers again and again.
+    static func openFrameTable(
+        prefix: [UInt8], headerPart: inout [UInt8], tablePart: inout [UInt8], key: IndexCacheKey, vaultID: VaultID
+    ) -> Result<(identity: Identity, table: PrefixFrameTable?), Discard> {
+        let nonce = XChaCha20Poly1305.nonceByteCount
+        guard prefix.count == prefixByteCount, prefix.starts(with: magic), prefix[magic.count] == formatVersion,
+            let lengths = partLengths(prefix: prefix), headerPart.count == nonce + lengths.header,
+            tablePart.count == nonce + lengths.frameTable
+        else { return .failure(.unknownFormat) }
         guard
             let openedHeader = openPart(
-                bytes, prefix: prefix, part: 0, range: headerStart..<(headerStart + lengths.header), key: key, vaultID: vaultID, header: [])
+                inPlace: &headerPart, prefix: prefix, part: 0, range: nonce..<headerPart.count, key: key, vaultID: vaultID, header: [])
         else { return .failure(.notAuthentic) }
-        guard let header = openedHeader, let (foundVault, identity) = decodeHeader(header) else { return .failure(.malformed) }
+        guard let headerRange = openedHeader, let (foundVault, identity) = decodeHeader(Array(headerPart[headerRange])) else {
+            return .failure(.malformed)
+        }
         guard foundVault == vaultID else { return .failure(.otherVault) }
         guard
             let openedTable = openPart(
-                bytes, prefix: prefix, part: 3, range: tableStart..<(tableStart + lengths.frameTable), key: key, vaultID: vaultID,
-                header: header)
+                inPlace: &tablePart, prefix: prefix, part: 3, range: nonce..<tablePart.count, key: key, vaultID: vaultID,
+                header: Array(headerPart[headerRange]))
         else { return .failure(.notAuthentic) }
-        guard let tableBytes = openedTable, let table = decodeFrameTable(tableBytes) else { return .failure(.malformed) }
+        guard let tableRange = openedTable, let table = decodeFrameTable(consuming: &tablePart, payload: tableRange) else {
+            return .failure(.malformed)
+        }
         return .success((identity, table))
     }
 }

@@ -245,7 +245,7 @@ package enum IndexCache {
         /// The summary table of ``entries``: slot `i` is `entries[i]`. Nil
         /// when two entries share an id.
         func makeTable() -> EntrySummaryTable? {
-            let table = EntrySummaryTable(inOrder: entries.lazy.map(\.summary))
+            let table = EntrySummaryTable(inOrder: entries)
             return table.distinctCount == entries.count ? table : nil
         }
 

@@ -36,7 +36,7 @@ public struct UnreadRecords: Sendable, Equatable {
         public let message: String
 
         /// ``message``.
-        public var description: String { message }
+        @_spi(Format) public var description: String { message }
 
         /// A record found unreadable outside the entry index, such as an
         /// attachment chunk that does not authenticate.
@@ -156,6 +156,7 @@ extension Vault {
     /// loaded: one pass that decrypts every revision once).
     ///
     /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O.
+    @_spi(Format)
     public func unreadRecords() throws(QuireError) -> UnreadRecords {
         try lock.withLock { () throws(QuireError) -> UnreadRecords in
             // The cache is used only when every commit verified and no

@@ -89,8 +89,18 @@ extension Vault {
     /// - Throws: as the synchronous form; `.cancelled` (`cancelled`) when the
     ///   task was cancelled (nothing was opened).
     public static func open(
+        at path: String, credential: Credential, writable: Bool = true, random: any RandomSource = SystemRandom()
+    ) async throws(QuireError) -> Vault {
+        try await open(at: path, credential: credential, writable: writable, random: random, options: WriteOptions())
+    }
+
+    /// ``open(at:credential:writable:random:)`` with the open-time tuning
+    /// of the CLI, the importers and the tests: how appends reach the disk
+    /// and whether the index keeps every revision's body.
+    @_spi(Format)
+    public static func open(
         at path: String, credential: Credential, writable: Bool = true, random: any RandomSource = SystemRandom(),
-        options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true
+        options: WriteOptions, retainsEntryBodies: Bool = true
     ) async throws(QuireError) -> Vault {
         try await VaultWorker(label: "quire.open").run { () throws(QuireError) -> Vault in
             try open(
@@ -105,8 +115,17 @@ extension Vault {
     ///
     /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
     public static func open(
+        at path: String, store: any DeviceKeyStore, writable: Bool = true, random: any RandomSource = SystemRandom()
+    ) async throws(QuireError) -> Vault {
+        try await open(at: path, store: store, writable: writable, random: random, options: WriteOptions())
+    }
+
+    /// ``open(at:store:writable:random:)`` with the open-time tuning of the
+    /// CLI, the importers and the tests (as the credential form).
+    @_spi(Format)
+    public static func open(
         at path: String, store: any DeviceKeyStore, writable: Bool = true, random: any RandomSource = SystemRandom(),
-        options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true
+        options: WriteOptions, retainsEntryBodies: Bool = true
     ) async throws(QuireError) -> Vault {
         try await VaultWorker(label: "quire.open").run { () throws(QuireError) -> Vault in
             try open(at: path, store: store, writable: writable, random: random, options: options, retainsEntryBodies: retainsEntryBodies)
@@ -121,8 +140,17 @@ extension Vault {
     /// - Throws: as the synchronous form; `.cancelled` (`cancelled`) (no file
     ///   is left at `path`).
     public static func create(
+        at path: String, setup: VaultSetup, store: (any DeviceKeyStore)? = nil, random: any RandomSource = SystemRandom()
+    ) async throws(QuireError) -> Vault {
+        try await create(at: path, setup: setup, store: store, random: random, options: WriteOptions())
+    }
+
+    /// ``create(at:setup:store:random:)`` with how appends reach the disk
+    /// (the CLI, the importers and the tests).
+    @_spi(Format)
+    public static func create(
         at path: String, setup: VaultSetup, store: (any DeviceKeyStore)? = nil, random: any RandomSource = SystemRandom(),
-        options: WriteOptions = WriteOptions()
+        options: WriteOptions
     ) async throws(QuireError) -> Vault {
         try await VaultWorker(label: "quire.create").run { () throws(QuireError) -> Vault in
             try create(at: path, setup: setup, store: store, random: random, options: options)

@@ -20,6 +20,7 @@ extension Vault {
     ///
     /// `options` and `retainsEntryBodies` are as in
     /// ``open(at:credential:writable:random:options:retainsEntryBodies:)``.
+    @_spi(Format)
     public static func open(
         at path: String, store: any DeviceKeyStore, writable: Bool = true, random: any RandomSource = SystemRandom(),
         options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true
@@ -63,6 +64,7 @@ extension Vault {
     /// checks them now.
     ///
     /// - Throws: the key store's errors.
+    @_spi(Format)
     public func remember(in store: any DeviceKeyStore) throws(QuireError) {
         try lock.withLock { () throws(QuireError) -> Void in
             deviceStore = store
@@ -385,6 +387,7 @@ extension Vault {
     ///   file holds none, or all were accepted before).
     /// - Throws: the key store's errors.
     @discardableResult
+    @_spi(Format)
     public func acceptTampered() throws(QuireError) -> Int {
         try lock.withLock { () throws(QuireError) -> Int in
             let fresh = file.tamperedCommits.filter { !isAcceptedTampered($0) }
@@ -418,6 +421,7 @@ extension Vault {
     /// each, and when) and ask which recovery code they hold.
     ///
     /// - Throws: a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) when no keyring is trusted.
+    @_spi(Format)
     public func recoveryKeyChoices() throws(QuireError) -> [RecoveryKeyChoice] {
         KeyOperations.recoveryKeyChoices(in: try keyState())
     }
@@ -429,6 +433,7 @@ extension Vault {
     /// - Throws: a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) with
     ///   ``KeyError/operationRefused(reason:)`` when `publicKey` is none of
     ///   the choices.
+    @_spi(Format)
     public func keepRecoveryKey(_ publicKey: [UInt8]) throws(QuireError) {
         let choices = try recoveryKeyChoices()
         guard choices.contains(where: { $0.publicKey == publicKey }) else {
@@ -443,6 +448,7 @@ extension Vault {
     /// purpose; otherwise merge the newer copy back.
     ///
     /// - Throws: the key store's errors.
+    @_spi(Format)
     public func acceptRollback() throws(QuireError) {
         try lock.withLock { () throws(QuireError) -> Void in
             guard let store = deviceStore, let state = try? KeyState(unlocked, vaultID: vaultID) else { return }
@@ -462,6 +468,7 @@ extension Vault {
     /// Who holds keys now, as the trusted keyrings say.
     ///
     /// - Throws: a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) when no keyring is trusted.
+    @_spi(Format)
     public func keyState() throws(QuireError) -> KeyState {
         try lock.withLock { () throws(QuireError) -> KeyState in
             do throws(KeyError) { return try KeyState(unlocked, vaultID: vaultID) } catch { throw .keys(error) }
@@ -595,6 +602,7 @@ extension Vault {
     /// - Throws: a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) with ``KeyError/deviceCodeInvalid(reason:)``
     ///   or ``KeyError/operationRefused(reason:)``; the errors of ``changeKeys(_:now:)``.
     @discardableResult
+    @_spi(Format)
     public func enrollDevice(code: String, name: String, now: Int64 = ProcessStats.wallClockMilliseconds()) throws(QuireError)
         -> KeyringMember
     {
@@ -623,6 +631,7 @@ extension Vault {
     ///   recovery key comes back, devices enrolled since are gone, and
     ///   records sealed since become unreadable (`Spec/keys.md §6.3`).
     @discardableResult
+    @_spi(Format)
     public func removeDevice(
         named name: String, now: Int64 = ProcessStats.wallClockMilliseconds(), replacement: RecoveryReplacementOwner = .mine
     ) throws(QuireError) -> KeyringMember {
@@ -659,6 +668,7 @@ extension Vault {
     ///   recovery key comes back, devices enrolled since are gone, and
     ///   records sealed since become unreadable (`Spec/keys.md §6.3`).
     @discardableResult
+    @_spi(Format)
     public func removeDevice(
         publicKey: [UInt8], now: Int64 = ProcessStats.wallClockMilliseconds(), replacement: RecoveryReplacementOwner = .mine
     ) throws(QuireError) -> KeyringMember {
@@ -676,6 +686,7 @@ extension Vault {
     /// the user whose they were before removing it (`Spec/keys.md §6.3`).
     ///
     /// - Throws: the errors of ``keyState()``.
+    @_spi(Format)
     public func recoveryReplacements(removing publicKey: [UInt8]) throws(QuireError) -> [RecoveryKeyReplacement] {
         KeyOperations.recoveryReplacements(by: publicKey, in: try keyState())
     }
@@ -715,6 +726,7 @@ extension Vault {
     ///   when the vault was not opened with the recovery key, or a name
     ///   matches no device; the errors of ``changeKeys(_:now:)``.
     @discardableResult
+    @_spi(Format)
     public func lockDown(removingDevicesNamed names: [String], now: Int64 = ProcessStats.wallClockMilliseconds()) throws(QuireError)
         -> [KeyringMember]
     {
@@ -742,6 +754,7 @@ extension Vault {
     ///
     /// - Throws: a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) when no keyring is trusted;
     ///   a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) when the profile cannot be read.
+    @_spi(Format)
     public func privacyStatement() throws(QuireError) -> PrivacyStatement {
         try lock.withLock { () throws(QuireError) -> PrivacyStatement in
             let name = (try? profile())??.name ?? ""
@@ -759,6 +772,7 @@ extension Vault {
     /// Rotates the epoch key: a new epoch for the same keys.
     ///
     /// - Throws: the errors of ``changeKeys(_:now:)``.
+    @_spi(Format)
     public func rotateKeys(now: Int64 = ProcessStats.wallClockMilliseconds()) throws(QuireError) {
         try changeKeys(.rotate, now: now)
     }
@@ -775,6 +789,7 @@ extension Vault {
     /// - Throws: the errors of ``changeKeys(_:now:)``, with
     ///   ``KeyError/kdfLimitsExceeded(opsLimit:memLimitBytes:)`` for a cost
     ///   outside the limits.
+    @_spi(Format)
     public func setPassphrase(
         _ passphrase: SecureBytes?, opsLimit: UInt64 = Argon2id.moderateOpsLimit, memLimitBytes: UInt64 = Argon2id.moderateMemLimitBytes,
         now: Int64 = ProcessStats.wallClockMilliseconds()

@@ -21,6 +21,7 @@ extension Vault {
     ///   (nothing is changed then); a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) or
     ///   a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) when the merged vault cannot be read again.
     @discardableResult
+    @_spi(Format)
     public func merge(copyAt copyPath: String) throws(QuireError) -> MergeReport {
         try lock.withLock { () throws(QuireError) -> MergeReport in
             let report: MergeReport

@@ -37,6 +37,7 @@ extension Vault {
     ///
     /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O or a record that no
     ///   longer reads.
+    @_spi(Format)
     public func entries(matching query: EntryQuery, after cursor: EntryCursor? = nil) throws(QuireError) -> EntryPage {
         try lock.withLock { () throws(QuireError) -> EntryPage in
             if let page = cachedPage(query, after: cursor, searching: nil) { return page }
@@ -63,6 +64,7 @@ extension Vault {
     ///
     /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O or a record that no
     ///   longer reads.
+    @_spi(Format)
     public func search(_ text: String, matching query: EntryQuery = EntryQuery(), after cursor: EntryCursor? = nil) throws(QuireError)
         -> EntryPage
     {

@@ -100,7 +100,7 @@ extension Vault {
     /// correct: they read the file they were made from.
     ///
     /// Each change is reported once per handle: a ``VaultObserver`` (or
-    /// ``changes(coalescing:)``) on this handle and a direct call share the
+    /// ``events(coalescing:)``) on this handle and a direct call share the
     /// changes between them. Use one observer per handle, or a second
     /// handle for a second observer.
     ///
@@ -111,6 +111,7 @@ extension Vault {
     ///   path is missing or no vault; a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) when the
     ///   credential no longer opens a replaced file. The handle then keeps
     ///   the state it had, and a later call tries again.
+    @_spi(Format)
     public func refresh() throws(QuireError) -> VaultChangeSet {
         try lock.withLock { () throws(QuireError) -> VaultChangeSet in
             if !refreshLog.started {

@@ -8,6 +8,7 @@ extension Vault {
     /// The conflict copies beside this vault's file (`Spec/merge.md §2`).
     ///
     /// - Throws: a sync error.
+    @_spi(Format)
     public func conflictCopies() throws(QuireError) -> [ConflictCopy] {
         do { return try ConflictCopies.find(for: file.path) } catch { throw .sync(error) }
     }
@@ -51,6 +52,7 @@ extension Vault {
     /// - Throws: a sync error when the copies cannot be listed;
     ///   a failure on one copy is in its report entry.
     @discardableResult
+    @_spi(Format)
     public func foldConflictCopies() throws(QuireError) -> FoldReport {
         try lock.withLock { () throws(QuireError) -> FoldReport in
             let report: FoldReport
@@ -79,6 +81,7 @@ extension Vault {
     ///   records would be lost, and the other errors of
     ///   ``Compaction/compact(vaultAt:credential:options:now:random:writeOptions:)``).
     @discardableResult
+    @_spi(Format)
     public func compact(_ options: CompactionOptions = CompactionOptions(), now: Int64 = ProcessStats.wallClockMilliseconds())
         throws(QuireError) -> CompactionReport
     {

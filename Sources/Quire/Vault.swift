@@ -19,9 +19,9 @@ public struct VaultSetup: Sendable {
     /// NFC before Argon2id, `Spec/keys.md §2.3`).
     public var passphrase: SecureBytes?
     /// Argon2id passes for the passphrase slot (1…8).
-    public var passphraseOpsLimit: UInt64 = Argon2id.moderateOpsLimit
+    @_spi(Format) public var passphraseOpsLimit: UInt64 = Argon2id.moderateOpsLimit
     /// Argon2id memory for the passphrase slot, in bytes (8 KiB…1 GiB).
-    public var passphraseMemLimitBytes: UInt64 = Argon2id.moderateMemLimitBytes
+    @_spi(Format) public var passphraseMemLimitBytes: UInt64 = Argon2id.moderateMemLimitBytes
     /// An escrow custodian, in standard mode.
     @_spi(Format) public var escrow: EscrowRecipient?
     /// Escrow-free mode: no escrow slot may ever be added.
@@ -97,7 +97,7 @@ public final class Vault: @unchecked Sendable {
     let credential: Credential
     let random: any RandomSource
     /// How appends reach the disk, fixed when the vault is opened.
-    public let writeOptions: WriteOptions
+    @_spi(Format) public let writeOptions: WriteOptions
     /// The device id recorded as the author of new revisions.
     public let author: DeviceID?
     var index: EntryIndex?
@@ -118,7 +118,7 @@ public final class Vault: @unchecked Sendable {
     /// export: the index then keeps about 100 bytes per revision (ids,
     /// parents, clock, frame) and reads a body from the file again when it
     /// is asked for.
-    public let retainsEntryBodies: Bool
+    @_spi(Format) public let retainsEntryBodies: Bool
     /// This device's key store, when the vault was opened through one: it
     /// remembers the keyring heads this device trusted (`Spec/keys.md §7`).
     var deviceStore: (any DeviceKeyStore)?
@@ -183,6 +183,7 @@ public final class Vault: @unchecked Sendable {
     /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for a missing, damaged or foreign
     ///   file; a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) for a wrong credential (always
     ///   distinct from damage).
+    @_spi(Format)
     public static func open(
         at path: String, credential: Credential, writable: Bool = true, random: any RandomSource = SystemRandom(),
         options: WriteOptions = WriteOptions(), retainsEntryBodies: Bool = true
@@ -223,6 +224,7 @@ public final class Vault: @unchecked Sendable {
     ///   (``DeviceStoreError/noKey`` when `store` holds no identity yet:
     ///   make one with `loadOrCreate(name:now:using:)` first). Nothing is
     ///   created when it throws before writing.
+    @_spi(Format)
     public static func create(
         at path: String, setup: VaultSetup, store: (any DeviceKeyStore)? = nil, random: any RandomSource = SystemRandom(),
         options: WriteOptions = WriteOptions()
@@ -346,6 +348,7 @@ public final class Vault: @unchecked Sendable {
     ///   `.outOfSpace`, `.unavailable` or `.damaged` for the file,
     ///   `.programmerError` (`record_too_large`); what `build` threw, as
     ///   above.
+    @_spi(Format)
     public func commit(_ build: (VaultTransaction) throws -> Void) throws(QuireError) {
         try commit(keyChange: nil) { (tx: VaultTransaction) throws(QuireError) in
             do { try build(tx) } catch { throw QuireError.wrapping(error) }
@@ -465,6 +468,7 @@ public final class Vault: @unchecked Sendable {
     /// credential. Call it to see what other processes wrote.
     ///
     /// - Throws: ``QuireError``.
+    @_spi(Format)
     public func reload() throws(QuireError) {
         try lock.withLock { () throws(QuireError) -> Void in
             let reopened: VaultFile
@@ -488,6 +492,7 @@ public final class Vault: @unchecked Sendable {
     /// The journal profile (the one with the greatest clock), if any.
     ///
     /// - Throws: ``QuireError``.
+    @_spi(Format)
     public func profile() throws(QuireError) -> Profile? {
         return try lock.withLock { () throws(QuireError) -> Profile? in
             try loadIndex().profile
@@ -683,6 +688,15 @@ public final class VaultTransaction {
         } catch {
             throw .format(error)
         }
+    }
+
+    /// Stores `bytes` (a photo taken in the app, say) as an attachment
+    /// (`Spec/format.md §7`); content the vault already holds is not stored
+    /// again. Pass the result to `AttachmentReference(_:mediaType:fileName:)`.
+    ///
+    /// - Throws: ``QuireError/format(_:)``.
+    public func storeAttachment(_ bytes: [UInt8], mediaType: String) throws(QuireError) -> StoredBlob {
+        try storeAttachment(from: MemoryByteSource(bytes), mediaType: mediaType)
     }
 
     /// Streams the file at `path` in as an attachment.

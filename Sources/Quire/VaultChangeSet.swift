@@ -87,7 +87,7 @@ public struct EntryChange: Sendable, Equatable {
         public let conflictingHeads: [RevisionID]
 
         /// A state with these heads.
-        public init(winner: RevisionID, isDeleted: Bool, conflictingHeads: [RevisionID] = []) {
+        @_spi(Format) public init(winner: RevisionID, isDeleted: Bool, conflictingHeads: [RevisionID] = []) {
             self.winner = winner
             self.isDeleted = isDeleted
             self.conflictingHeads = conflictingHeads
@@ -126,7 +126,7 @@ public struct EntryChange: Sendable, Equatable {
     public let after: State?
 
     /// A change from `before` to `after`.
-    public init(id: EntryID, before: State?, after: State?) {
+    @_spi(Format) public init(id: EntryID, before: State?, after: State?) {
         self.id = id
         self.before = before
         self.after = after

@@ -193,40 +193,11 @@ public enum VaultEvent: Sendable, Equatable {
     case conflictCopiesAppeared([String])
 }
 
-/// Every ``VaultEvent`` of a vault as an `AsyncSequence` (see
-/// ``Vault/events(coalescing:)``). It never throws: a failed refresh is an
-/// event and the watch goes on; it ends when the iterating task is
-/// cancelled or the loop is left.
-public struct VaultEvents: AsyncSequence, Sendable {
-    /// An event.
-    public typealias Element = VaultEvent
-    /// The iterator.
-    public typealias AsyncIterator = AsyncStream<VaultEvent>.Iterator
-
-    let vault: Vault
-    let coalescing: Duration
-
-    /// Starts a watch (a ``VaultObserver``) that lives as long as the
-    /// iteration. When the system refuses the watch, the sequence yields
-    /// that ``VaultEvent/refreshFailed(_:)`` and ends.
-    public func makeAsyncIterator() -> AsyncIterator {
-        let (stream, continuation) = AsyncStream.makeStream(of: VaultEvent.self)
-        do throws(QuireError) {
-            let observer = try VaultObserver(vault: vault, coalescing: coalescing, onEvent: { continuation.yield($0) })
-            continuation.onTermination = { _ in observer.cancel() }
-        } catch {
-            continuation.yield(.refreshFailed(error))
-            continuation.finish()
-        }
-        return stream.makeAsyncIterator()
-    }
-}
-
 /// The change sets of a vault as an `AsyncSequence` (see
 /// ``Vault/changes(coalescing:)``). Each iterator watches the file on its
 /// own; it ends when the iterating task is cancelled, and throws the first
 /// ``QuireError`` a refresh meets.
-public struct VaultChanges: AsyncSequence, Sendable {
+@_spi(Format) public struct VaultChanges: AsyncSequence, Sendable {
     /// A change set (never empty).
     public typealias Element = VaultChangeSet
     /// The iterator.
@@ -271,7 +242,7 @@ extension Vault {
     /// its descriptors are closed); it throws the ``QuireError`` of a
     /// refresh that fails (I/O, a file that is gone or no longer opens with
     /// this credential) or of a watch the system refuses.
-    public func changes(coalescing: Duration = .milliseconds(50)) -> VaultChanges {
+    @_spi(Format) public func changes(coalescing: Duration = .milliseconds(50)) -> VaultChanges {
         VaultChanges(vault: self, coalescing: coalescing)
     }
 
@@ -290,10 +261,26 @@ extension Vault {
     /// }
     /// ```
     ///
-    /// Use it instead of ``changes(coalescing:)`` on a handle, not beside it
-    /// (both consume the refresh log: see ``refresh()``). The iteration ends
-    /// when its task is cancelled.
-    public func events(coalescing: Duration = .milliseconds(50)) -> VaultEvents {
-        VaultEvents(vault: self, coalescing: coalescing)
+    /// The watch (a ``VaultObserver``) starts when `events` is called and
+    /// lives as long as the stream: cancelling the iterating task, or
+    /// leaving the loop, stops it and releases its descriptors. Iterate each
+    /// stream once; call `events` again for another watch. The stream never
+    /// throws: a failed refresh is an event and the watch goes on. When the
+    /// system refuses the watch, the stream yields that
+    /// ``VaultEvent/refreshFailed(_:)`` and ends.
+    ///
+    /// Use one watch per handle: the watch and a direct ``refresh()`` share
+    /// the handle's changes, each reported once (see ``refresh()``); a
+    /// second watch needs a second handle.
+    public func events(coalescing: Duration = .milliseconds(50)) -> AsyncStream<VaultEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: VaultEvent.self)
+        do throws(QuireError) {
+            let observer = try VaultObserver(vault: self, coalescing: coalescing, onEvent: { continuation.yield($0) })
+            continuation.onTermination = { _ in observer.cancel() }
+        } catch {
+            continuation.yield(.refreshFailed(error))
+            continuation.finish()
+        }
+        return stream
     }
 }

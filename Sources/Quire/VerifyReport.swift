@@ -20,7 +20,7 @@ public struct VerifyReport: Sendable {
         /// (a repaired header, a damaged header copy, a torn tail).
         public let isDamage: Bool
 
-        public var description: String { message }
+        @_spi(Format) public var description: String { message }
     }
 
     /// The file size in bytes.
@@ -106,6 +106,7 @@ extension Vault {
     ///
     /// Intact records stay readable whatever else is damaged; the report
     /// names each one that is not, with its offset and frame index.
+    @_spi(Format)
     public func verify() -> VerifyReport {
         // Never throws when not cancellable.
         (try? verifyReport(cancellable: false))

@@ -56,7 +56,7 @@ package final class FileByteSource: ByteSource {
 }
 
 /// Serves bytes held in memory.
-public final class MemoryByteSource: ByteSource {
+@_spi(Format) public final class MemoryByteSource: ByteSource {
     private let bytes: [UInt8]
     private var offset = 0
 
@@ -79,9 +79,9 @@ public final class MemoryByteSource: ByteSource {
 /// What storing an attachment did.
 public enum StoredBlob: Sendable, Equatable {
     /// The content was new: its chunks and manifest were appended.
-    case stored(BlobManifest)
+    @_spi(Format) case stored(BlobManifest)
     /// The vault already holds this content; nothing was appended.
-    case deduplicated(BlobID, byteCount: UInt64)
+    @_spi(Format) case deduplicated(BlobID, byteCount: UInt64)
 
     /// The content's id.
     public var blob: BlobID {

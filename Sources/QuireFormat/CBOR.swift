@@ -349,6 +349,44 @@ import QuireSystem
         return out
     }
 
+    /// For a canonical map whose keys are text, the byte range of each
+    /// value within `raw`: a byte string's contents (`isBytes`, its head
+    /// left out, never copied), any other item whole (to decode with
+    /// ``decode(_:)-(UnsafeRawBufferPointer)``). Lets a large map of byte
+    /// string columns be read in place (the index cache's summaries).
+    ///
+    /// - Throws: ``CBORError`` when `raw` is not exactly such a map.
+    package static func mapFieldRanges(_ raw: UnsafeRawBufferPointer) throws(CBORError) -> [String: (isBytes: Bool, range: Range<Int>)] {
+        var d = CBORDecoder(raw)
+        let initial = try d.byte()
+        guard initial >> 5 == 5 else { throw d.fail("expected a map") }
+        let n = try d.length(initial & 0x1f, unit: 2)
+        var out: [String: (isBytes: Bool, range: Range<Int>)] = [:]
+        var previousKey: UnsafeRawBufferPointer? = nil
+        for _ in 0..<n {
+            let keyStart = d.position
+            guard case .text(let key) = try d.item(depth: 1) else { throw d.fail("expected a text key") }
+            let keyBytes = UnsafeRawBufferPointer(rebasing: raw[keyStart..<d.position])
+            if let prev = previousKey, !prev.lexicographicallyPrecedes(keyBytes) {
+                throw CBORError(offset: keyStart, reason: "map keys are duplicated or not in canonical order")
+            }
+            previousKey = keyBytes
+            guard d.position < raw.count else { throw d.fail("truncated map") }
+            if raw[d.position] >> 5 == 2 {
+                let head = try d.byte()
+                let count = try d.length(head & 0x1f, unit: 1)
+                out[key] = (true, d.position..<(d.position + count))
+                d.position += count
+            } else {
+                let start = d.position
+                _ = try d.item(depth: 1)
+                out[key] = (false, start..<d.position)
+            }
+        }
+        guard d.position == raw.count else { throw CBORError(offset: d.position, reason: "trailing bytes after the map") }
+        return out
+    }
+
     private func fail(_ reason: String) -> CBORError { CBORError(offset: position, reason: reason) }
 
     private mutating func byte() throws(CBORError) -> UInt8 {

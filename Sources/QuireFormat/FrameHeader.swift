@@ -67,7 +67,7 @@
 /// The 48-bit id of an epoch key, carried in frame headers: the first six
 /// bytes of the key's commitment (`Spec/format.md §5.1`). Equal ids do not
 /// prove equal keys; a reader tries each held key with the id.
-public struct KeyID: Sendable, Hashable, Comparable, CustomStringConvertible {
+@_spi(Format) public struct KeyID: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Six bytes.
     @_spi(Format) public static let byteCount = 6
     /// The id as a little-endian 48-bit integer.

@@ -106,7 +106,7 @@ public struct BlobID: ByteIdentifier {
 
 /// The 32-byte id of a keyring: its frame's trailer, the BLAKE2b-256 of its
 /// body.
-public struct KeyringID: ByteIdentifier {
+@_spi(Format) public struct KeyringID: ByteIdentifier {
     @_spi(Format) public static let byteCount = 32
     @_spi(Format) public static let name = "keyring id"
     @_spi(Format) public let bytes: [UInt8]

@@ -151,17 +151,13 @@
     /// Fields of each slot map that its kind does not define, kept and
     /// written back (`Spec/records.md §1.2`).
     var slotUnknownFields: [CBORMap]
-    /// For a root keyring (no parents): the 16-byte salt that, with the
-    /// signer's key, derives the vault id (`Spec/format.md §8.6`).
-    public var vaultSalt: [UInt8]?
     /// Fields this version does not know.
     public var unknownFields: CBORMap
 
     /// A public part with the given fields.
     public init(
         epoch: UInt32, keyCommit: [UInt8], parents: [KeyringID], links: [[UInt8]], isEscrowFree: Bool,
-        requiredSlotKinds: [String] = [], criticalExtensions: [String] = [], slotEntries: [StoredSlot], vaultSalt: [UInt8]? = nil,
-        unknownFields: CBORMap = CBORMap()
+        requiredSlotKinds: [String] = [], criticalExtensions: [String] = [], slotEntries: [StoredSlot], unknownFields: CBORMap = CBORMap()
     ) {
         self.epoch = epoch
         self.keyCommit = keyCommit
@@ -172,7 +168,6 @@
         self.criticalExtensions = criticalExtensions
         self.slots = slotEntries.map(\.slot)
         slotUnknownFields = slotEntries.map(\.unknownFields)
-        self.vaultSalt = vaultSalt
         self.unknownFields = unknownFields
     }
 
@@ -192,7 +187,6 @@
         if !requiredSlotKinds.isEmpty { w.texts("required", requiredSlotKinds) }
         if !criticalExtensions.isEmpty { w.texts("critical", criticalExtensions) }
         w.set("slots", .array(zip(slots, slotUnknownFields).map { $0.value(unknown: $1) }))
-        w.bytes("vaultSalt", vaultSalt)
         return w.encoded
     }
 
@@ -245,7 +239,6 @@
         for item in items { slots.append(try KeySlot(item, location: location)) }
         self.slots = slots
         slotUnknownFields = items.map { KeySlot.unknownFields(of: $0) }
-        vaultSalt = try r.bytes("vaultSalt", count: 16)
         unknownFields = r.unknown
     }
 }
@@ -579,6 +572,13 @@ public struct KeyringMember: Sendable, Equatable {
     /// (`Spec/format.md §8.6`): rule 5.3 rejects the keyring when one of
     /// them removed its signer.
     public var answers: [KeyringID]
+    /// For a root keyring (no parents): the 16 random bytes that, with the
+    /// signer's Ed25519 public key and the root's key commitment, derive the
+    /// vault id (`Spec/format.md §8.4` rule 4, `Spec/records.md §6.3`).
+    /// Sealed, so that a device's public key cannot be tested against the
+    /// vault id without an epoch key (tenth review R10-8); ignored in a
+    /// keyring with parents.
+    public var vaultSalt: [UInt8]?
     /// Fields this version does not know.
     public var unknownFields: CBORMap
 
@@ -586,7 +586,7 @@ public struct KeyringMember: Sendable, Equatable {
     public init(
         members: [KeyringMember], removed: [KeyringMember] = [], escrow: [EscrowRecipient] = [], retired: [[UInt8]] = [],
         parentKeys: [SymmetricKey] = [], blobKey: SymmetricKey, created: Int64, reason: String, answers: [KeyringID] = [],
-        unknownFields: CBORMap = CBORMap()
+        vaultSalt: [UInt8]? = nil, unknownFields: CBORMap = CBORMap()
     ) {
         self.members = members
         self.removed = removed
@@ -597,6 +597,7 @@ public struct KeyringMember: Sendable, Equatable {
         self.created = created
         self.reason = reason
         self.answers = answers
+        self.vaultSalt = vaultSalt
         self.unknownFields = unknownFields
     }
 
@@ -660,6 +661,7 @@ public struct KeyringMember: Sendable, Equatable {
             answers.append(KeyringID(unchecked: id))
         }
         self.answers = answers
+        vaultSalt = try r.bytes("vaultSalt", count: 16)
         unknownFields = r.unknown
     }
 
@@ -720,6 +722,7 @@ public struct KeyringMember: Sendable, Equatable {
         }
         if !retired.isEmpty { w.set("retired", .array(retired.map { .bytes($0) })) }
         if !answers.isEmpty { w.set("answers", .array(answers.map { .bytes($0.bytes) })) }
+        w.bytes("vaultSalt", vaultSalt)
         // The keys are copied into the tree only for encoding. The output
         // is reserved at its final size first (the same tree with zero keys
         // has the same length), so that no grown-out buffer is freed with

@@ -3,7 +3,7 @@ import Dispatch
 import QuireSystem
 
 /// How appends reach the disk.
-public struct WriteOptions: Sendable {
+@_spi(Format) public struct WriteOptions: Sendable {
     /// Flush to stable storage (`fsync`) after the records and again after the
     /// commit frame. Turning it off is only for benchmarks and tests.
     public var synchronous: Bool
@@ -398,6 +398,13 @@ public struct WriteOptions: Sendable {
     /// after it (``ranksAsMember(_:)``): found once, when first needed, by
     /// ``VaultFile``; nil until then. Replaced with the verdicts.
     package internal(set) var removalAncestors: [Int: Set<[UInt8]>]?
+    /// Merge only: commit groups a removed member attested that rank with a
+    /// current member's standing because the other file of the merge holds
+    /// the same commit (the same stored head, verified) and ranks it so
+    /// there (``VaultFile/ranksAsMember(inMerge:)``, `Spec/merge.md §3.2`,
+    /// "Standing in a merge", twelfth review R12-3). Empty outside a merge;
+    /// replaced with the verdicts.
+    package internal(set) var ranksAsMemberInMerge: Set<Int> = []
 
     /// An empty report.
     public init() {}
@@ -419,12 +426,14 @@ public struct WriteOptions: Sendable {
     /// (`Spec/format.md §9.4` step 5): attested by a current member, or by a
     /// removed member and a link ancestor of a commit a current member
     /// attested whose group holds a trusted keyring removing that member —
-    /// a commit the removal provably saw (eleventh review R11-2). Only
-    /// meaningful once ``removalAncestors`` is found.
+    /// a commit the removal provably saw (eleventh review R11-2); in a
+    /// merge, also such a commit the other file ranks so
+    /// (``ranksAsMemberInMerge``, twelfth review R12-3). Only meaningful
+    /// once ``removalAncestors`` is found.
     public func ranksAsMember(_ g: Int) -> Bool {
         if isAttested(g) { return true }
         guard let signer = removedAttestor(g), g < statuses.count, statuses[g] == .verified else { return false }
-        return removalAncestors?[g]?.contains(signer) == true
+        return removalAncestors?[g]?.contains(signer) == true || ranksAsMemberInMerge.contains(g)
     }
 
     /// The member that attested commit group `g`, if one did.
@@ -1534,6 +1543,25 @@ extension VaultFile {
             checkAttestations(of: [g])
             findRemovalAncestorsLocked()
             return verdicts.ranksAsMember(g)
+        }
+    }
+
+    /// Merge only (`Spec/merge.md §3.2`, "Standing in a merge", twelfth
+    /// review R12-3): commit groups `groups` of this file, each verified and
+    /// attested by a removed member, rank with a current member's standing
+    /// from now on, because the other file of the merge holds the same
+    /// commit (the same stored head, verified) and ranks it so there — a
+    /// link ancestor of its signer's removal in that file. Every standing
+    /// this handle reports follows (``standing(ofFrame:)``, blob reads,
+    /// ``ranksAsMember(group:)``); the next verification of the commits
+    /// forgets them. Groups of another attestation are ignored.
+    package func ranksAsMember(inMerge groups: some Sequence<Int>) {
+        lock.withLock {
+            for g in groups where g < verdicts.attestations.count {
+                checkAttestations(of: [g])
+                guard verdicts.removedAttestor(g) != nil, verdicts.statuses[g] == .verified else { continue }
+                verdicts.ranksAsMemberInMerge.insert(g)
+            }
         }
     }
 

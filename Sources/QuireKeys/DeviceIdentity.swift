@@ -35,6 +35,7 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
     ///   - now: milliseconds since the Unix epoch, UTC.
     /// - Throws: ``QuireError``: `.readOnly` (`operation_refused`) for a bad
     ///   name or when guarded memory runs out.
+    @_spi(Format)
     public static func generate(name: String, now: Int64, using random: any RandomSource) throws(QuireError) -> DeviceIdentity {
         do { return try generateChecked(name: name, now: now, using: random) } catch { throw .fromKeys(error) }
     }

@@ -88,34 +88,34 @@ public struct VaultMemory: Sendable, Equatable {
     /// vault id.
     public var path: String
     /// The committed end the device last saw.
-    public var committedLength: UInt64
+    @_spi(Format) public var committedLength: UInt64
     /// The stored head of the last commit it saw (32 bytes).
-    public var chainHead: [UInt8]
+    @_spi(Format) public var chainHead: [UInt8]
     /// The greatest hybrid logical clock among the revisions and profiles it
     /// saw (raw value).
-    public var newestClock: UInt64
+    @_spi(Format) public var newestClock: UInt64
     /// The keyring heads it trusted, and the keyrings it could not open that
     /// a current member made (at most 64 in all, the most recent first:
     /// ``remembered(_:)``): a file that lost one was rolled back. Only the
     /// first 64 are written.
-    public var keyringHeads: [KeyringID]
+    @_spi(Format) public var keyringHeads: [KeyringID]
     /// The device key this device found listed as removed in a keyring it
     /// trusted, if any: a rolled-back file does not re-admit it. It does not
     /// bind another key (a device enrolled again with a new key), and a file
     /// that passes the rollback tests and lists the key as a member again
     /// clears it (`Spec/keys.md §7`).
-    public var removedKey: [UInt8]?
+    @_spi(Format) public var removedKey: [UInt8]?
     /// Where the user accepted the tampered commits the file held
     /// (`Spec/keys.md §7`, "Accepting a tampered commit"), if they did:
     /// writing goes on over tampered commits that end at or before it, while
     /// the file still extends it and holds no more of them than then.
-    public var acceptedTampered: TamperedAcceptance?
+    @_spi(Format) public var acceptedTampered: TamperedAcceptance?
 
     /// An acceptance of tampered commits by watermark (`Spec/keys.md §7`,
     /// fifth review F5): one line of the memory file however many commits
     /// it covers, so a keyless writer who tampers with more commits than
     /// any list would hold cannot take this way out away.
-    public struct TamperedAcceptance: Sendable, Equatable {
+    @_spi(Format) public struct TamperedAcceptance: Sendable, Equatable {
         /// The committed end of the file when the user accepted, in bytes.
         public var committedLength: UInt64
         /// The stored head of the commit ending there (32 bytes).
@@ -133,7 +133,7 @@ public struct VaultMemory: Sendable, Equatable {
     }
 
     /// A memory with the given fields.
-    public init(
+    @_spi(Format) public init(
         vaultID: VaultID, path: String, committedLength: UInt64, chainHead: [UInt8], newestClock: UInt64, keyringHeads: [KeyringID],
         removedKey: [UInt8]? = nil, acceptedTampered: TamperedAcceptance? = nil
     ) {
@@ -151,7 +151,7 @@ public struct VaultMemory: Sendable, Equatable {
     /// its signed content fixes — its epoch, then its depth in the key
     /// graph — never by a file position, which a keyless writer moves for
     /// free (fifth review, F7).
-    public struct KeyringRank: Sendable, Equatable {
+    @_spi(Format) public struct KeyringRank: Sendable, Equatable {
         /// The keyring's epoch.
         public var epoch: UInt32
         /// The length of the longest chain of parents from it to a root
@@ -172,7 +172,7 @@ public struct VaultMemory: Sendable, Equatable {
     /// smallest id, at most 64. Nothing here is a position in the file: a
     /// keyless writer cannot change which are kept; a member who wants a
     /// head forgotten must make 64 trusted keyrings that rank above it.
-    public static func remembered(_ keyrings: [(id: KeyringID, rank: KeyringRank)]) -> [KeyringID] {
+    @_spi(Format) public static func remembered(_ keyrings: [(id: KeyringID, rank: KeyringRank)]) -> [KeyringID] {
         var seen = Set<KeyringID>()
         return keyrings.sorted { x, y in
             if x.rank.epoch != y.rank.epoch { return x.rank.epoch > y.rank.epoch }

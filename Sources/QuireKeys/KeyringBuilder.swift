@@ -20,6 +20,9 @@ package enum KeyringBuilder {
     }
 
     /// The body (without its body hash) of a keyring of `epochKey`'s epoch.
+    /// A root's `vaultSalt`, when given, goes into the sealed content `C`
+    /// (`Spec/format.md §8.4` rule 4, tenth review R10-8), as the parents'
+    /// keys go into its `parentKeys`.
     ///
     /// - Throws: ``KeyError/format(_:)`` (out of guarded memory).
     public static func body(
@@ -37,9 +40,10 @@ package enum KeyringBuilder {
         }
         var content = content
         content.parentKeys = parents.map(\.key.key)
+        if let vaultSalt { content.vaultSalt = vaultSalt }
         let publicPart = KeyringPublic(
             epoch: epochKey.epoch, keyCommit: epochKey.commitment, parents: parents.map(\.id), links: links, isEscrowFree: isEscrowFree,
-            requiredSlotKinds: requiredSlotKinds, slotEntries: slots, vaultSalt: vaultSalt, unknownFields: unknownPublicFields)
+            requiredSlotKinds: requiredSlotKinds, slotEntries: slots, unknownFields: unknownPublicFields)
         do {
             return try KeyringRecord.seal(
                 content: content, signer: signer, key: epochKey, vaultID: vaultID, publicPart: publicPart, random: random

@@ -39,6 +39,9 @@
     /// removed member brought in that enrol each other are puppets too
     /// (ninth review R9-1). Empty unless it removes someone.
     public internal(set) var removedPuppets: [KeyringMember] = []
+    /// True when a parent key it carries does not match its parent's key
+    /// commitment (rule 5.2), which is reported only if rule 5.1 passes.
+    var parentKeyMismatch = false
 
     /// The epoch it defines.
     public var epoch: UInt32 { record.epoch }
@@ -398,12 +401,20 @@ struct Evaluation {
             // say so rather than blame the credential. A damaged keyring it
             // did not reach says nothing about the credential, unless no
             // intact keyring is left to judge it by.
-            for i in rings.indices where openedBySlot.contains(i) || failed.contains(i) {
+            let reachedRings = rings.indices.filter { openedBySlot.contains($0) || failed.contains($0) }
+            for i in reachedRings {
                 if let p = rings[i].problem, p.isMalformedKeyring { throw p }
             }
-            if !rings.contains(where: { $0.problem == nil }) {
+            // Keyrings were reached but none opened: the first one's reason,
+            // in file order (Spec/format.md §8.5, the last fatal case).
+            for i in reachedRings {
+                if let p = rings[i].problem { throw p }
+            }
+            // Nothing reached, and every keyring failed rule 1 or is damaged.
+            // A keyring rejected by rule 2 from its public part does not
+            // count: its slots were tried, and none opened for the credential.
+            if !rings.contains(where: { $0.problem?.isMalformedKeyring != true }) {
                 for issue in issues where issue.isMalformedKeyring { throw issue }
-                for issue in issues where issue.code == "escrow_forbidden" { throw issue }
             }
             if case .passphrase = credential, !rings.isEmpty,
                 !rings.contains(where: { $0.record.publicPart.slots.contains { if case .passphrase = $0 { true } else { false } } })
@@ -491,7 +502,7 @@ struct Evaluation {
         rings[i].signer = opened.signer
         // The root key (§8.5 step 2): every root that derives the vault id
         // has this key commitment, so the bootstrap can end here.
-        if ring.parents.isEmpty, ring.epoch == 1, let salt = ring.record.publicPart.vaultSalt,
+        if ring.parents.isEmpty, ring.epoch == 1, let salt = content.vaultSalt,
             rootVaultID(signer: opened.signer, keyCommit: ring.record.publicPart.keyCommit, salt: salt) == vaultID
         {
             rootReached = true
@@ -503,6 +514,7 @@ struct Evaluation {
             guard commit == rings[j].record.publicPart.keyCommit else {
                 rings[i].content = nil
                 rings[i].epochKey = nil
+                rings[i].parentKeyMismatch = true
                 fail(i, .malformedKeyring(ring.location, reason: "a parent key does not match its parent's key commitment"))
                 return []
             }
@@ -539,6 +551,15 @@ struct Evaluation {
                 continue
             }
             t0.insert(i)
+        }
+        // Rule 5.2 is reported in rule 5's order, after 5.1 (Spec/format.md
+        // §8.5 step 3): a keyring whose parent key did not match, one of
+        // whose parents is missing or did not pass rules 1–5, fails 5.1.
+        for i in rings.indices where rings[i].parentKeyMismatch {
+            guard rings[i].parents.contains(where: { p in byID[p].map { !t0.contains($0) } ?? true }) else { continue }
+            let first = KeyError.keyringUnauthenticated(rings[i].location, reason: "a parent keyring is missing or not trusted")
+            if let old = rings[i].problem, let at = issues.firstIndex(of: old) { issues[at] = first }
+            rings[i].problem = first
         }
         let (cut, tied, mutual, puppets) = removalCuts(t0)
         for i in tied { issues.append(.removalTie(rings[i].location)) }
@@ -624,7 +645,7 @@ struct Evaluation {
             guard ring.epoch == 1 else {
                 return refused("it has no parent, but its epoch is \(ring.epoch), not 1")
             }
-            guard let salt = pub.vaultSalt, rootVaultID(signer: signer, keyCommit: pub.keyCommit, salt: salt) == vaultID else {
+            guard let salt = content.vaultSalt, rootVaultID(signer: signer, keyCommit: pub.keyCommit, salt: salt) == vaultID else {
                 return refused("it has no parent, but its signer, key commitment and salt do not derive this vault's id")
             }
             guard

@@ -20,17 +20,17 @@ public enum RecoveryReplacementOwner: Sendable, Equatable {
 /// would cut if it was not the user's (``KeyOperations/recoveryReplacements(by:in:)``).
 public struct RecoveryKeyReplacement: Sendable, Equatable {
     /// The keyring that replaced the recovery key.
-    public let keyringID: KeyringID
+    @_spi(Format) public let keyringID: KeyringID
     /// Its `created` time: milliseconds since 1970, UTC, as its signer wrote it.
     public let created: Int64
     /// The Ed25519 public key (32 bytes) of the device that signed it.
-    public let signer: [UInt8]
+    @_spi(Format) public let signer: [UInt8]
     /// That device's name in the keyring, "" when unknown.
     public let signerName: String
     /// The key of the device that enrolled the signer when the signer is
     /// not the removal's target itself (a device the target enrolled, or
     /// one of theirs); nil when the target signed it.
-    public let enrolledBy: [UInt8]?
+    @_spi(Format) public let enrolledBy: [UInt8]?
 }
 
 /// One of the recovery keys that concurrent replacements left among the
@@ -50,7 +50,7 @@ public struct RecoveryKeyChoice: Sendable, Equatable {
     public let madeBy: String
 
     /// A choice with the given fields.
-    public init(publicKey: [UInt8], created: Int64, madeBy: String) {
+    @_spi(Format) public init(publicKey: [UInt8], created: Int64, madeBy: String) {
         self.publicKey = publicKey
         self.created = created
         self.madeBy = madeBy

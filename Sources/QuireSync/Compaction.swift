@@ -132,7 +132,12 @@ package enum Compaction {
         // Read every record; refuse when anything is damaged or unverified
         // (or, when asked, drop it and say so).
         // A member's fork (commit_fork) loses nothing: both lines are verified.
-        var damage: [FormatError] = file.commitIssues.filter { $0.code != "attestation_failed" && $0.code != "commit_fork" }
+        // Nor does a repaired previous head (frame_repaired at a commit: its
+        // head verified from the commit before it, Spec/format.md §9.3 step
+        // 2); the new commits store heads of their own.
+        var damage: [FormatError] = file.commitIssues.filter {
+            $0.code != "attestation_failed" && $0.code != "commit_fork" && $0.code != "frame_repaired"
+        }
         var revisions: [(index: Int, revision: EntryRevision)] = []
         var revisionSlot: [RevisionID: Int] = [:]
         var manifests: [(index: Int, manifest: BlobManifest)] = []

@@ -140,6 +140,10 @@ public struct MergeReport: Sendable {
         }
 
         let prefix = try commonPrefix(a, b)
+        // A commit both tails hold ranks by the higher of its two standings,
+        // in the chunk rule, the block order and the attestations alike
+        // (Spec/merge.md §3.2, "Standing in a merge", twelfth review R12-3).
+        rankAcross(a, b, after: prefix.groups)
         var aTail = try a.blocks(after: prefix.groups, keyrings: union)
         var bTail = try b.blocks(after: prefix.groups, keyrings: union)
         // Of two versions of a chunk, the side with which its attachment
@@ -338,6 +342,47 @@ public struct MergeReport: Sendable {
             keyrings.lazy.compactMap { $0.content?.members.first { $0.publicKey == key } }.first
         }
         throw .unknownCriticalKind(path: path, fatal, author: member.map(PrivacyStatement.phrase(for:)))
+    }
+
+    /// Standing in a merge (`Spec/merge.md §3.2`, twelfth review R12-3): a
+    /// commit of the vault's tail and one of the copy's tail (groups from
+    /// `first` on) that store the same head and are both verified are one
+    /// commit — the head covers its link, group digest and attestation — and
+    /// rank by the higher of their two standings. Judged over the same
+    /// keyrings their attestations agree; only format.md §9.4 step 5 can
+    /// differ, as it follows the links of the file that holds the removal:
+    /// a removed member's commit from before its removal ranks as a current
+    /// member's in the file whose removal extends it and as a removed
+    /// member's in a copy from before it. The lower one is raised
+    /// (``VaultFile/ranksAsMember(inMerge:)``) before the tails' blocks are
+    /// made, so the chunk rule, the block order and the re-attestation all
+    /// read the same standing. Call after verifying both sides' commits.
+    static func rankAcross(_ a: Side, _ b: Side, after first: Int) {
+        // Only a removal makes the two differ.
+        guard !a.file.removals.isEmpty || !b.file.removals.isEmpty, !a.file.removedMembers.isEmpty else { return }
+        func verifiedHeads(_ side: Side) -> [[UInt8]: Int] {
+            let groups = side.file.structure.groups
+            let statuses = side.file.commitStatuses
+            var out: [[UInt8]: Int] = [:]
+            for g in first..<max(first, groups.count) where g < statuses.count && statuses[g] == .verified {
+                out[groups[g].storedHead] = out[groups[g].storedHead] ?? g
+            }
+            return out
+        }
+        let aHeads = verifiedHeads(a)
+        guard !aHeads.isEmpty else { return }
+        var raiseA: [Int] = []
+        var raiseB: [Int] = []
+        for (head, gb) in verifiedHeads(b) {
+            guard let ga = aHeads[head], a.file.attestation(ofGroup: ga) == b.file.attestation(ofGroup: gb) else { continue }
+            switch (a.file.ranksAsMember(group: ga), b.file.ranksAsMember(group: gb)) {
+            case (true, false): raiseB.append(gb)
+            case (false, true): raiseA.append(ga)
+            default: break
+            }
+        }
+        a.file.ranksAsMember(inMerge: raiseA)
+        b.file.ranksAsMember(inMerge: raiseB)
     }
 
     /// What ``repairChunks(_:_:vaultBlocks:copyBlocks:)`` decided: the
@@ -751,9 +796,17 @@ final class Side {
         do { return try handle.read(count: count, at: offset) } catch { throw .io(error) }
     }
 
+    /// A frame as merge and compaction carry it: its header as corrected
+    /// (`Spec/format.md §10.2`; `Spec/merge.md §1` names a frame by it),
+    /// then its body as stored. A header with one flipped bit, carried as
+    /// stored, failed the writer's check and stopped the merge or the
+    /// compaction for good (trial 28).
     func bytes(of index: Int) throws(FormatError) -> [UInt8] {
         let f = file.structure.frames[index]
-        do { return try handle.read(count: Int(f.end - f.location.offset), at: f.location.offset) } catch { throw .io(error) }
+        var frame: [UInt8]
+        do { frame = try handle.read(count: Int(f.end - f.location.offset), at: f.location.offset) } catch { throw .io(error) }
+        frame.replaceSubrange(0..<FrameHeader.byteCount, with: f.headerBytes)
+        return frame
     }
 
     /// The identity of a frame (`Spec/merge.md §1`): its 16-byte header and

@@ -661,6 +661,8 @@ public enum MergeVectors {
                 }),
             try chunkRewrittenKeepingItsTag(),
             try chunkRewrittenKeepingItsTag(forgedInTheCopy: true),
+            try removedMemberChunkRewritten(),
+            try removedMemberChunkRewritten(inTheCopy: true),
             try streamIDReused(attackerIsTheVault: true),
             try streamIDReused(attackerIsTheVault: false),
             try streamIDReused(attackerIsTheVault: true, demote: true),
@@ -727,28 +729,73 @@ public enum MergeVectors {
                 try? FileManager.default.removeItem(atPath: k.b)
                 try FileManager.default.copyItem(atPath: k.a, toPath: k.b)
                 let path = forgedInTheCopy ? k.b : k.a
-                let v = try k.open(path, "laptop")
-                let s = v.file.structure
-                guard let f = s.frames.first(where: { $0.header.kind == .blobChunk && $0.chunk?.index == 0 }),
-                    let key = v.file.keys.keys(for: f.header.keyID).first
-                else { fatalError("no chunk 0") }
-                let record = try key.subkey(.record)
-                var raw = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
-                let start = Int(f.bodyOffset)
-                let end = start + Int(f.header.bodyLength)
-                let nonce = Array(raw[start..<(start + 24)])
-                let publicHeader = Array(raw[(start + 24)..<(start + 24 + ChunkHeader.byteCount)])
-                let ciphertext = Array(raw[(start + 24 + ChunkHeader.byteCount)..<(end - 16)])
-                let ad = SealedFrame.associatedData(vaultID: v.file.vaultID, header: f.header, publicHeader: publicHeader)
-                let plaintext = try XChaCha20Poly1305.open(
-                    Array(raw[(start + 24 + ChunkHeader.byteCount)..<end]), key: record, nonce: nonce, authenticating: ad)
-                guard
-                    let forged = TagForgery.rewrite(
-                        ciphertext: ciphertext, plaintext: plaintext, key: record, nonce: nonce, block: 0,
-                        newBlock: Array("NOT THE MEMBER'S".utf8), candidates: Array(1..<64))
-                else { fatalError("no forgery") }
-                raw.replaceSubrange((start + 24 + ChunkHeader.byteCount)..<(end - 16), with: forged)
-                try Data(raw).write(to: URL(fileURLWithPath: path))
+                try rewriteChunkZero(at: path, in: try k.open(path, "laptop"))
+            },
+            b: { _ in })
+    }
+
+    /// Rewrites the file's first chunk of index 0 in place, in the file at
+    /// `path` that `v` has open, so that it keeps its Poly1305 tag
+    /// (``TagForgery``): its first 16 bytes become "NOT THE MEMBER'S". Its
+    /// commit still verifies (the chain covers a chunk's tag only); the
+    /// attachment no longer reads whole [`blob_id_mismatch`]. `v` must hold
+    /// the chunk's epoch key.
+    static func rewriteChunkZero(at path: String, in v: Vault) throws {
+        let s = v.file.structure
+        guard let f = s.frames.first(where: { $0.header.kind == .blobChunk && $0.chunk?.index == 0 }),
+            let key = v.file.keys.keys(for: f.header.keyID).first
+        else { fatalError("no chunk 0") }
+        let record = try key.subkey(.record)
+        var raw = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let start = Int(f.bodyOffset)
+        let end = start + Int(f.header.bodyLength)
+        let nonce = Array(raw[start..<(start + 24)])
+        let publicHeader = Array(raw[(start + 24)..<(start + 24 + ChunkHeader.byteCount)])
+        let ciphertext = Array(raw[(start + 24 + ChunkHeader.byteCount)..<(end - 16)])
+        let ad = SealedFrame.associatedData(vaultID: v.file.vaultID, header: f.header, publicHeader: publicHeader)
+        let plaintext = try XChaCha20Poly1305.open(
+            Array(raw[(start + 24 + ChunkHeader.byteCount)..<end]), key: record, nonce: nonce, authenticating: ad)
+        guard
+            let forged = TagForgery.rewrite(
+                ciphertext: ciphertext, plaintext: plaintext, key: record, nonce: nonce, block: 0,
+                newBlock: Array("NOT THE MEMBER'S".utf8), candidates: Array(1..<64))
+        else { fatalError("no forgery") }
+        raw.replaceSubrange((start + 24 + ChunkHeader.byteCount)..<(end - 16), with: forged)
+        try Data(raw).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// ``rewriteChunkZero(at:in:)`` with the file at `path` opened, read
+    /// only, by the device whose Ed25519 seed is `deviceSeed` (32 bytes), a
+    /// member that holds the chunk's epoch key.
+    package static func rewriteChunkZero(at path: String, deviceSeed: [UInt8]) throws {
+        try rewriteChunkZero(at: path, in: try Vault.open(at: path, credential: .device(try keyPair(deviceSeed)), writable: false))
+    }
+
+    /// Twelfth review, R12-3: the phone (a member) stores a 70,000-byte
+    /// attachment; the copy is that file; then, on the vault (or the copy
+    /// when `inTheCopy`), the laptop removes the phone and a holder of the
+    /// old epoch key rewrites chunk 0 in place keeping its tag. The removal
+    /// extends the phone's commits, so they rank with a current member's
+    /// standing in that file (`Spec/format.md §9.4` step 5) and as a removed
+    /// member's in the other. A commit both tails hold ranks by the higher
+    /// of its two standings (`Spec/merge.md §3.2`, "Standing in a merge"):
+    /// the two versions of the chunk are of one standing, and the merge
+    /// keeps the intact one, in both directions.
+    package static func removedMemberChunkRewritten(inTheCopy: Bool = false) throws -> Vector {
+        let name = "removed-member-chunk-rewritten-repaired" + (inTheCopy ? "-in-the-copy" : "")
+        let comment =
+            inTheCopy
+            ? "twelfth review R12-3, the other direction: as removed-member-chunk-rewritten-repaired, with the removal and the rewritten chunk on the copy, and the vault the intact file from before the removal. Before, the copy's commit ranked with a current member's standing and the vault's as a removed member's: both versions were carried, the vault's intact chunk after the removal in an unattested commit, and the rewritten one won (blob_id_mismatch). Now both rank with a current member's standing (merge.md 3.2, \"Standing in a merge\"): the vault reads the attachment whole, the copy's rewritten chunk is left out, and the result is the same as in the other direction: the phone's intact commits under the removal's epoch key, attested again by the laptop (unattested-commits: 0), then the removal"
+            : "twelfth review R12-3: the phone (a member) stores a 70,000-byte attachment; the copy is that file; on the vault the laptop then removes the phone, and a holder of the old epoch key (the removed phone, an old passphrase or escrow holder) rewrites chunk 0 in place keeping its Poly1305 tag. The removal extends the phone's commits, so in the vault they rank with a current member's standing (format.md 9.4 step 5); in the copy, from before the removal, the same commits rank as a removed member's. Before, the two versions of the chunk were of two standings: both were carried, the copy's after the removal in an unattested commit, and format.md 7.4 took the rewritten one (blob_id_mismatch). Now a commit both tails hold (the same stored head, verified in both) ranks by the higher of its two standings (merge.md 3.2, \"Standing in a merge\"): the versions are of one standing, the copy reads the attachment whole, the vault's rewritten chunk is left out and the copy's intact group is written instead; the phone's two commits are written under the result's write key (the removal's epoch) and, ranking as a current member's, attested again by the laptop (merge.md 3.3, as for removed-device-deletion-stays: unattested-commits: 0), then the removal. The result reads the attachment whole, as the other direction's does"
+        return try build(
+            name, comment: comment,
+            a: { k in
+                try k.attach(try k.open(k.a, "phone"), count: 70_000, clock: t0 + 100)
+                try? FileManager.default.removeItem(atPath: k.b)
+                try FileManager.default.copyItem(atPath: k.a, toPath: k.b)
+                let path = inTheCopy ? k.b : k.a
+                try k.open(path, "laptop").removeDevice(named: "Phone", now: t0 + 150)
+                try rewriteChunkZero(at: path, in: try k.open(path, "laptop"))
             },
             b: { _ in })
     }

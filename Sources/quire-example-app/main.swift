@@ -232,7 +232,7 @@ let start: Int64 = 1_735_689_600_000
 
     // 3. Write with a photo: the photo and the entry in one commit.
     let withPhoto = try await vault.commit { tx in
-        let stored = try tx.storeAttachment(from: MemoryByteSource(photo), mediaType: "image/jpeg")
+        let stored = try tx.storeAttachment(photo, mediaType: "image/jpeg")
         let body = EntryBody(
             created: start + 100 * day, timeZone: "Europe/London", text: "Sunset over the river, photo attached.", tags: ["walk"],
             attachments: [AttachmentReference(stored, mediaType: "image/jpeg", fileName: "sunset.jpg")])
@@ -337,7 +337,9 @@ let start: Int64 = 1_735_689_600_000
     Checks.expect(try await vault.verify().issues.count, 0, "the vault verifies")
 
     // 12. A second device joins, then is removed (a lost tablet).
-    let tablet = try DeviceIdentity.generate(name: "Tablet", now: start, using: SystemRandom())
+    // The tablet makes its key in a key store of its own.
+    let tabletStore = AppKeyStore(indexCacheFolder: work + "/TabletCaches")
+    let (tablet, _) = try tabletStore.loadOrCreate(name: "Tablet", now: start, using: SystemRandom())
     let joined = try await vault.enrollDevice(code: tablet.code, name: "Tablet")
     Checks.expect(joined.publicKey, tablet.publicKey, "the tablet enrolled by its device code")
     Checks.expect(try await vault.keyState().devices.map(\.name).sorted(), ["Tablet", "This phone"], "two devices")

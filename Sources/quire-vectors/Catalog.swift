@@ -175,11 +175,10 @@ enum Catalog {
                 let b = try VectorBuilder("damaged-keyring-second-root-last-epoch")
                 try b.commit([.entry(b.entry("in epoch 1"))])
                 let root = b.ringKeys[b.rootID]!
-                let salt = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil).publicPart.vaultSalt
                 let last = EpochKey(epoch: UInt32.max, key: root.key, blobKey: b.blobKey)
                 let body = try KeyringBuilder.body(
                     epochKey: last, vaultID: b.vaultID, parents: [], isEscrowFree: false, slots: try b.memberSlots(for: last),
-                    vaultSalt: salt,
+                    vaultSalt: b.vaultSalt,
                     content: KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "create"), signer: b.signer,
                     random: b.random)
                 let i = try b.addKeyring(last, body, trust: false)
@@ -194,10 +193,9 @@ enum Catalog {
                 let b = try VectorBuilder("success-second-root-epoch-one")
                 try b.commit([.entry(b.entry("under the first root"))])
                 let root = b.ringKeys[b.rootID]!
-                let salt = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil).publicPart.vaultSalt
                 let body = try KeyringBuilder.body(
                     epochKey: root, vaultID: b.vaultID, parents: [], isEscrowFree: false, slots: try b.memberSlots(for: root),
-                    vaultSalt: salt,
+                    vaultSalt: b.vaultSalt,
                     content: KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now + 1, reason: "create"), signer: b.signer,
                     random: b.random)
                 try b.addKeyring(root, body)
@@ -861,6 +859,28 @@ enum Catalog {
                         "a length (check recomputed) that runs past the end of the file, with committed frames after it: not a torn tail — the scanner resynchronises and only that record is lost. Its commit does not verify; the next commit links to it, and the commit before it, attested by a current member, stays verified (format.md §9.3)",
                     body: bytes,
                     issues: [("frame_damaged", UInt64(at)), ("commit_mismatch", b.commitFrame(of: idx[2]!).location.offset)])
+            },
+            {
+                // Pins format.md §10.3: only the next confirmed position after
+                // a length past the end is tried (Python README item 12).
+                let b = try VectorBuilder("recovered-length-past-end-next-position-only")
+                let idx = try b.commit((0..<6).map { i in .entry(b.entry("m-\(i)")) })
+                var bytes = try b.bytes()
+                let at = Int(b.offset(idx[0]!))
+                Edit.setUInt32(&bytes, at: at + 8, UInt32(bytes.count))
+                Edit.fixCheck(&bytes, frameAt: at)
+                // The fourth frame's header no longer checks: the frames read
+                // from the next confirmed position (the second frame) stop
+                // there, before the commit; from the fifth frame on, they
+                // would reach it.
+                bytes[Int(b.offset(idx[3]!)) + 1] ^= 0xff
+                b.lose(from: idx[0]!)
+                return try b.vector(
+                    "recovered",
+                    comment:
+                        "a length (check recomputed) that runs past the end of the file, and two frames later a damaged header: from the next confirmed position the frames read by their headers stop at the damage, before any commit, so it is a torn write; a later confirmed position that reaches the commit is not tried (format.md §10.3)",
+                    body: bytes,
+                    issues: [("torn_tail", UInt64(at))])
             },
             {
                 let b = try VectorBuilder("damaged-two-headers-intact-between")

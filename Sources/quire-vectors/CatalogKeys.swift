@@ -303,6 +303,48 @@ extension Catalog {
                     issues: [("malformed_keyring", b.offset(idx[0]!))])
             },
             {
+                // Pins format.md §8.5 step 3 (Python README item 6): a keyring
+                // that fails rule 1 but whose public part decodes is "a
+                // keyring of the file", so a parent key that does not match it
+                // stops the child's parent keys; the child fails rule 5.1.
+                let b = try VectorBuilder("damaged-keyring-parent-fails-rule-1-stops-parent-keys", deviceSeed: sam)
+                try b.commit([.entry(b.entry("epoch 1"))])
+                // X: a child of the root with no slot for the recovery key.
+                let xKey = try b.freshKey(2)
+                let xBody = try b.keyring(
+                    xKey, parents: [b.parent(b.rootID)],
+                    slots: try b.memberSlots(for: xKey, members: b.members.filter { $0.role == "device" }),
+                    members: b.members)
+                let x = try b.addKeyring(xKey, xBody, trust: false)
+                // P: a child of the root whose frame header's key id is wrong (rule 1).
+                let (_, pBody) = try child(b)
+                let p = try b.commit([.raw(Edit.plaintextFrame(kind: .keyring, keyID: b.keys.writeKey!.id, body: pBody), release: nil)])[0]!
+                // C: parents P (with a key that is not P's) then X (with X's key).
+                let cKey = try b.freshKey(3)
+                let cBody = try b.keyring(
+                    cKey,
+                    parents: [
+                        KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: pBody), key: try b.freshKey(2)),
+                        b.parent(KeyringBuilder.id(ofBody: xBody)),
+                    ],
+                    slots: try b.memberSlots(for: cKey), members: b.members)
+                let c = try b.addKeyring(cKey, cBody, trust: false)
+                // A record sealed under X's key, in a commit under epoch 1's.
+                var plain = b.entry("sealed under X's key").encoded()
+                Padding.pad(&plain)
+                let sealed = try Edit.sealedFrame(
+                    kind: .entryRevision, flags: FrameHeader.sealedFlag, key: xKey, vaultID: b.vaultID, plaintext: plain, random: b.random)
+                let idx = try b.commit([.raw(sealed, release: nil), .entry(b.entry("still under epoch 1"))])
+                _ = x
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "a keyring P fails rule 1 (its frame header's key id is wrong) but is indexed; a keyring C names P with a key that is not P's, then X, a child of the root the recovery key has no slot in: C's parent keys stop at P, so X's key is never reached and the record sealed under it is unknown_key; C fails rule 5.1 first (keyring_unauthenticated, not rule 5.2's malformed_keyring) (format.md §8.5 step 3, §8.4 rule 5)",
+                    issues: [
+                        ("malformed_keyring", b.offset(p)), ("keyring_unauthenticated", b.offset(c)), ("unknown_key", b.offset(idx[0]!)),
+                    ])
+            },
+            {
                 let b = try VectorBuilder("damaged-keyring-malformed")
                 let idx = try b.commit([.plaintext(.keyring, [0xa1, 0x66] + Array("public".utf8) + [0x40]), .entry(b.entry("fine"))])
                 return try b.vector(
@@ -957,8 +999,8 @@ extension Catalog {
                 let members = b.members
                 let pub = try KeyringForge.publicPart(
                     key: rootKey, parents: [], vaultID: b.vaultID, slots: try b.memberSlots(for: other, members: members), signer: b.signer,
-                    random: b.random, vaultSalt: try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil).publicPart.vaultSalt)
-                let content = KeyringContent(members: members, blobKey: b.blobKey, created: b.now, reason: "create")
+                    random: b.random)
+                let content = KeyringContent(members: members, blobKey: b.blobKey, created: b.now, reason: "create", vaultSalt: b.vaultSalt)
                 let body = try KeyringForge.body(
                     publicBytes: pub.encoded(), content: content.encoded(), key: rootKey, vaultID: b.vaultID, signer: b.signer,
                     random: b.random)
@@ -975,13 +1017,48 @@ extension Catalog {
                     body: FileHeader(vaultID: b.vaultID).encoded() + frame + frame + commit, error: "malformed_keyring")
             },
             {
+                // Pins format.md §8.5 step 2: the reader stops at a keyring's
+                // first slot whose box opens, even when its key then fails
+                // the commitment (Python README item 5).
+                let b = try VectorBuilder("error-slot-fails-commitment-later-slot-untried", profile: false, deviceSeed: sam)
+                let rootKey = b.keys.writeKey!
+                let other = try b.freshKey(1)
+                let salt = b.vaultSalt
+                let recoveryOnly = b.members.filter { $0.role == "recovery" }
+                let content = KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "create", vaultSalt: salt)
+                // The first root: two recovery slots, the first to another
+                // key, the second to the root key.
+                let pub = try KeyringForge.publicPart(
+                    key: rootKey, parents: [], vaultID: b.vaultID,
+                    slots: try b.memberSlots(for: other, members: recoveryOnly) + b.memberSlots(for: rootKey, members: recoveryOnly),
+                    signer: b.signer, random: b.random)
+                let first = try KeyringForge.body(
+                    publicBytes: pub.encoded(), content: content.encoded(), key: rootKey, vaultID: b.vaultID, signer: b.signer,
+                    random: b.random)
+                // The second root, of the same key: a device slot only.
+                let second = try KeyringBuilder.body(
+                    epochKey: rootKey, vaultID: b.vaultID, parents: [], isEscrowFree: false,
+                    slots: try b.memberSlots(for: rootKey, members: b.members.filter { $0.role == "device" }), vaultSalt: salt,
+                    content: content, signer: b.signer, random: b.random)
+                let frames = [first, first, second, second].map { Edit.plaintextFrame(kind: .keyring, keyID: rootKey.id, body: $0) }
+                let commit = try Edit.commitFrame(
+                    over: frames, previous: CommitChain.genesisHead, key: rootKey, vaultID: b.vaultID,
+                    attestation: CommitChain.attestation(
+                        keyCommitment: rootKey.commitment, previousHead: CommitChain.genesisHead, digest: Edit.digest(of: frames),
+                        vaultID: b.vaultID, signer: b.signer))
+                return try b.vector(
+                    "error",
+                    comment:
+                        "the first root's first recovery slot opens to a key that fails its commitment, its second to the root key; a second root of the same key has no recovery slot: the reader stops at the first slot whose box opens, so no key is reached and the keyring it reached is malformed (format.md §8.5 step 2)",
+                    body: FileHeader(vaultID: b.vaultID).encoded() + frames.joined() + commit, error: "malformed_keyring")
+            },
+            {
                 // The root keyring lists a device both as a member and as removed.
                 let b = try VectorBuilder("error-root-lists-removed-member", profile: false, deviceSeed: sam)
                 let key = b.keys.writeKey!
-                let salt = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil).publicPart.vaultSalt
                 let body = try KeyringBuilder.body(
                     epochKey: key, vaultID: b.vaultID, parents: [], isEscrowFree: false, slots: try b.memberSlots(for: key),
-                    vaultSalt: salt,
+                    vaultSalt: b.vaultSalt,
                     content: KeyringContent(
                         members: b.members, removed: [b.members[1]], blobKey: b.blobKey, created: b.now, reason: "create"),
                     signer: b.signer, random: b.random)
@@ -998,15 +1075,37 @@ extension Catalog {
                     body: FileHeader(vaultID: b.vaultID).encoded() + frame + frame + commit, error: "removed_device_slot")
             },
             {
+                // Tenth review R10-8: the root keyring of the layout before the
+                // fix, its salt in the public part P (now an unknown field) and
+                // none in the sealed content C.
+                let b = try VectorBuilder("attack-root-salt-in-public-part", profile: false)
+                let key = b.keys.writeKey!
+                let body = try KeyringBuilder.body(
+                    epochKey: key, vaultID: b.vaultID, parents: [], isEscrowFree: false, slots: try b.memberSlots(for: key),
+                    unknownPublicFields: CBORMap(text: [("vaultSalt", .bytes(b.vaultSalt))]),
+                    content: KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "create"),
+                    signer: b.signer, random: b.random)
+                let frame = Edit.plaintextFrame(kind: .keyring, keyID: key.id, body: body)
+                let commit = try Edit.commitFrame(
+                    over: [frame, frame], previous: CommitChain.genesisHead, key: key, vaultID: b.vaultID,
+                    attestation: CommitChain.attestation(
+                        keyCommitment: key.commitment, previousHead: CommitChain.genesisHead, digest: Edit.digest(of: [frame, frame]),
+                        vaultID: b.vaultID, signer: b.signer))
+                return try b.vector(
+                    "error",
+                    comment:
+                        "attack (tenth review R10-8): the only root keyring carries its vault salt in the public part, as the layout before the fix did, so anyone who holds a device code or the recovery member's public key can test whether that key created the vault. The salt now lives only in the sealed content C (format.md §8.4 rule 4): a public vaultSalt is an unknown field, kept and ignored, and a root whose C has none is not trusted, so a writer that still publishes the salt makes a vault no reader opens",
+                    body: FileHeader(vaultID: b.vaultID).encoded() + frame + frame + commit, error: "keyring_unauthenticated")
+            },
+            {
                 // The root keyring lists in removed a key that is not its member.
                 let b = try VectorBuilder("error-root-removes-a-key", profile: false)
                 let key = b.keys.writeKey!
-                let salt = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil).publicPart.vaultSalt
                 let stranger = try Ed25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
                 let removed = [KeyringMember(role: "device", publicKey: stranger.publicKey, name: "never a member", added: b.now)]
                 let body = try KeyringBuilder.body(
                     epochKey: key, vaultID: b.vaultID, parents: [], isEscrowFree: false, slots: try b.memberSlots(for: key),
-                    vaultSalt: salt,
+                    vaultSalt: b.vaultSalt,
                     content: KeyringContent(members: b.members, removed: removed, blobKey: b.blobKey, created: b.now, reason: "create"),
                     signer: b.signer, random: b.random)
                 let frame = Edit.plaintextFrame(kind: .keyring, keyID: key.id, body: body)
@@ -1090,6 +1189,34 @@ extension Catalog {
                 return try b.vector(
                     "error", comment: "the root keyring declares the vault escrow-free yet holds an escrow slot: no other keyring is left",
                     error: "escrow_forbidden")
+            },
+            {
+                // Pins format.md §8.5, the fatal errors (Python README item
+                // 4): a keyring rejected by rule 2 from its public part is
+                // not a problem there; its slots were tried, so a credential
+                // none of them opens is a wrong credential.
+                let b = try VectorBuilder(
+                    "error-every-keyring-escrow-forbidden", escrowFree: true,
+                    extraSlots: { key, id, r in
+                        let escrow = try X25519.KeyPair(seed: SecureBytes(randomCount: 32, using: r))
+                        return [
+                            StoredSlot(slot: try SlotCrypto.escrowSlot(for: key, escrowPublicKey: escrow.publicKey, vaultID: id, random: r))
+                        ]
+                    })
+                let escrow = try X25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let key = try b.freshKey(2)
+                let slot = StoredSlot(
+                    slot: try SlotCrypto.escrowSlot(for: key, escrowPublicKey: escrow.publicKey, vaultID: b.vaultID, random: b.random))
+                let body = try b.keyring(
+                    key, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: key) + [slot], members: b.members,
+                    reason: "escrow-free", escrowFree: true)
+                _ = try b.addKeyring(key, body, trust: false)
+                return try b.vector(
+                    "error",
+                    comment:
+                        "both keyrings are escrow-free and hold an escrow slot (rejected by rule 2 from the public part, nothing else wrong), and the recovery code is another vault's: their slots were tried and none opens, so no keyring is reached and the credential is wrong (format.md §8.5), not escrow_forbidden or malformed_keyring",
+                    error: "wrong_recovery_key",
+                    key: RecoveryKey(secret: try SymmetricKey(bytes: [UInt8](repeating: 42, count: 32))).code())
             },
             {
                 // Someone who can write the file but holds no key damages the

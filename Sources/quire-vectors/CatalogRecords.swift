@@ -22,6 +22,29 @@ extension Catalog {
                     issues: [("size_limit_exceeded", b.offset(idx[0]!))])
             },
             {
+                // Pins format.md §6.1: a window over 16 MiB is checked after
+                // steps 1 and 2, so a frame that also declares more than
+                // 16 MiB is size_limit_exceeded (Python README item 13).
+                let b = try VectorBuilder("damaged-zstd-window-and-size-over-limit")
+                let declared = UInt64(Limits.maxRecordByteCount + 1)
+                // Frame header: magic; descriptor 0xc0 (an 8-byte content
+                // size, not single-segment, no checksum, no dictionary);
+                // window descriptor 0x78 (exponent 15: a 2^25-byte window,
+                // 32 MiB); the content size; then one last raw block of 1 byte.
+                var z: [UInt8] = [0x28, 0xb5, 0x2f, 0xfd, 0xc0, 0x78]
+                z += (0..<8).map { UInt8(truncatingIfNeeded: declared >> (8 * UInt64($0))) }
+                z += [0x09, 0x00, 0x00, 0x41]
+                Padding.pad(&z)
+                let frame = try Edit.sealedFrame(
+                    kind: .entryRevision, flags: 0x03, key: b.keys.writeKey!, vaultID: b.vaultID, plaintext: z, random: b.random)
+                let idx = try b.commit([.raw(frame, release: nil), .entry(b.entry("after"))])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "a zstd frame with a 32 MiB window that declares 16 MiB + 1 bytes: the declared size is checked first (format.md §6.1 step 2), the window after it, so it is size_limit_exceeded, not decompression_failed",
+                    issues: [("size_limit_exceeded", b.offset(idx[0]!))])
+            },
+            {
                 let b = try VectorBuilder("damaged-zstd-real-size-exceeds-declared")
                 let payload = b.entry(String(repeating: english, count: 10)).encoded()
                 var z = Compression.compress(payload)
@@ -595,6 +618,38 @@ extension Catalog {
                     issues: [("stale_epoch", b.offset(stale[0]! + 1))])
             },
             {
+                // Pins format.md §7.4 (Python README item 10): a chunk's
+                // candidate keys are limited as release step 2 limits them,
+                // so in an unverified commit an epoch-1 chunk after epoch 2
+                // began is stale and in no stream.
+                let b = try VectorBuilder("damaged-chunk-below-floor-in-unverified-commit")
+                let old = b.keys.writeKey!
+                try b.rotate(to: 2)
+                let current = b.keys.writeKey!
+                let data = b.random.bytes(1000)
+                let stream = StreamID(using: b.random)
+                let chunk = try Edit.chunkFrame(
+                    stream: stream, index: 0, isFinal: true, plaintext: Edit.stream(data), key: old, vaultID: b.vaultID, random: b.random)
+                let manifest = BlobManifest(blob: BlobID(content: data, blobKey: b.blobKey), stream: stream, byteCount: 1000)
+                var plain = manifest.encoded()
+                Padding.pad(&plain)
+                let sealed = try Edit.sealedFrame(
+                    kind: .blobManifest, flags: FrameHeader.sealedFlag, key: current, vaultID: b.vaultID, plaintext: plain, random: b.random
+                )
+                var bytes = try b.bytes()
+                let manifestAt = UInt64(bytes.count + chunk.count)
+                let commitAt = manifestAt + UInt64(sealed.count)
+                // A junk commit under the current key's id: its head does not verify.
+                bytes += chunk + sealed + CommitChain.commitHeader(keyID: current.id).encoded() + b.random.bytes(CommitChain.bodyByteCount)
+                b.released.append((frame: -1, kind: RecordKind.blobManifest.rawValue, payload: manifest.encoded()))
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "after epoch 2 began, a chunk sealed under epoch 1 and its manifest under epoch 2, in a commit whose head does not verify: the manifest is released unverified, but the chunk's only candidate key is below the floor, so it is stale and in no stream (format.md §7.4, §9.3 release step 2; a chunk is not reported stale_epoch) and the attachment does not read",
+                    body: bytes,
+                    issues: [("chunk_missing", manifestAt), ("commit_mismatch", commitAt)])
+            },
+            {
                 let b = try VectorBuilder("damaged-chunk-ciphertext-flip")
                 let idx = try b.commit([.blob(b.random.bytes(150_000), mediaType: "video/mp4"), .entry(b.entry("with a video"))])
                 var bytes = try b.bytes()
@@ -608,6 +663,25 @@ extension Catalog {
                         "a flipped bit in the ciphertext of chunk 1 of 3: that chunk (so the attachment) fails; the chain covers a chunk's tag, not its ciphertext, so the commit verifies",
                     body: bytes,
                     issues: [("authentication_failed", chunk1.location.offset)])
+            },
+            {
+                // Pins format.md §7.4: the reader stops at a stream's first
+                // chunk that does not open (Python README item 11).
+                let b = try VectorBuilder("damaged-chunk-two-fail-first-reported")
+                let idx = try b.commit([.blob(b.random.bytes(150_000), mediaType: "video/mp4"), .entry(b.entry("with a video"))])
+                var bytes = try b.bytes()
+                let manifest = idx[0]!
+                let chunk0 = b.frame(manifest - 3)
+                let chunk1 = b.frame(manifest - 2)
+                Edit.flipBit(&bytes, byte: Int(chunk0.location.offset) + 200, bit: 0)
+                Edit.flipBit(&bytes, byte: Int(chunk1.location.offset) + 200, bit: 0)
+                b.loseBlob(manifest: manifest)
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "a flipped bit in the ciphertext of chunks 0 and 1 of 3: the reader stops at the stream's first chunk that does not open, so only chunk 0 is reported; chunk 1 is neither opened nor reported (format.md §7.4)",
+                    body: bytes,
+                    issues: [("authentication_failed", chunk0.location.offset)])
             },
             {
                 let b = try VectorBuilder("damaged-chunk-tag-flip")

@@ -55,7 +55,7 @@ enum KeyringForge {
     static func publicPart(
         key: EpochKey, parents: [KeyringBuilder.Parent], vaultID: VaultID, slots: [StoredSlot], signer: Ed25519.KeyPair,
         random: any RandomSource,
-        links: [[UInt8]]? = nil, escrowFree: Bool = false, required: [String] = [], vaultSalt: [UInt8]? = nil, epoch: UInt32? = nil,
+        links: [[UInt8]]? = nil, escrowFree: Bool = false, required: [String] = [], epoch: UInt32? = nil,
         keyCommit: [UInt8]? = nil, unknown: CBORMap = CBORMap()
     ) throws -> KeyringPublic {
         let e = epoch ?? key.epoch
@@ -66,7 +66,7 @@ enum KeyringForge {
                 parents: parents.map { ($0.id, $0.key) }, signer: signer, vaultID: vaultID, epoch: e, keyCommit: commit, random: random)
         return KeyringPublic(
             epoch: e, keyCommit: commit, parents: parents.map(\.id), links: l, isEscrowFree: escrowFree, requiredSlotKinds: required,
-            slotEntries: slots, vaultSalt: vaultSalt, unknownFields: unknown)
+            slotEntries: slots, unknownFields: unknown)
     }
 
     /// The parts of an existing body: P's bytes, the nonce, the sealed part.

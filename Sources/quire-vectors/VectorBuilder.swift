@@ -40,6 +40,8 @@ final class VectorBuilder {
     /// The recovery key's Ed25519 pair: the root's signer and every commit's attestor.
     let signer: Ed25519.KeyPair
     let vaultID: VaultID
+    /// The root's vault salt, sealed in its content (`Spec/format.md §8.4` rule 4).
+    let vaultSalt: [UInt8]
     let blobKey: SymmetricKey
     private(set) var keys: KeySet
     private(set) var trusted: [Int: UInt32] = [:]
@@ -87,7 +89,7 @@ final class VectorBuilder {
         signer = try recovery.signingKeyPair()
         attestation = .sign(signer)
         device = DeviceID(publicKey: signer.publicKey)
-        let vaultSalt = random.bytes(16)
+        vaultSalt = random.bytes(16)
         blobKey = try SymmetricKey(bytes: random.bytes(32))
         let epoch1 = EpochKey(epoch: rootEpoch, key: try SymmetricKey(bytes: random.bytes(32)), blobKey: blobKey)
         vaultID = rootVaultID(signer: signer.publicKey, keyCommit: epoch1.commitment, salt: vaultSalt)

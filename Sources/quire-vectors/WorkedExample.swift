@@ -196,11 +196,6 @@ enum WorkedExample {
         try same("slot payload", epochKeyBytes + vaultID.bytes + le32(1), devicePayload)
         let commitment = BLAKE2b.mac(Array("quire-key-commitment-v2".utf8), key: epochKey.key, byteCount: 32)
         try same("key commitment", commitment, pub.keyCommit)
-        let salt = pub.vaultSalt!
-        name(salt, "vault salt (§3)")
-        try same(
-            "vault id", BLAKE2b.hash(Array("quire-vault-id-v2".utf8) + deviceKeys.publicKey + commitment + salt, byteCount: 16),
-            vaultID.bytes)
         var subkeys: [(String, Int, [UInt8])] = []
         for (label, which) in [
             ("record key", EpochKey.Subkey.record), ("commit key", .commit), ("keyring key", .keyring), ("attestation key", .attestation),
@@ -214,14 +209,12 @@ enum WorkedExample {
 
         keysDoc.heading("## 3. The epoch key and the vault id")
         keysDoc.para(
-            "The device creates the vault, so it signs the root keyring (epoch 1), and its key with the root's key commitment and the salt derives the vault id ([format.md §8.4](format.md#84-which-keyrings-to-trust) rule 4)."
+            "The device creates the vault, so it signs the root keyring (epoch 1), and its key with the root's key commitment and the salt derives the vault id ([format.md §8.4](format.md#84-which-keyrings-to-trust) rule 4). The salt is sealed in the root keyring's content C (§5.2), so only someone who holds the epoch key can test a public key against the vault id (tenth review R10-8)."
         )
         keysDoc.value("epoch key K of epoch 1 (random)", epochKeyBytes)
         for (label, id, k) in subkeys { keysDoc.value("\(label) = KDF(K, \(id), \"quire v2\")", k) }
         keysDoc.value("key commitment = MAC256(K, \"quire-key-commitment-v2\")", commitment)
         keysDoc.value("key id = commitment[0..<6] (in every frame header below)", epochKey.id.bytes)
-        keysDoc.value("vault salt (random)", salt)
-        keysDoc.value("vault id = BLAKE2b-128(\"quire-vault-id-v2\" ‖ device public key ‖ key commitment ‖ salt)", vaultID.bytes)
 
         // MARK: 4. File header
         var body = Doc()
@@ -282,10 +275,19 @@ enum WorkedExample {
         let keyringID = BLAKE2b.hash(keyringMap, byteCount: 32)
         try same("keyring id", keyringID, root.trailer)
         let keyringContent = try contentBytes.withUnsafeBytes { try KeyringContent(decoding: $0, location: nil) }
+        guard let salt = keyringContent.vaultSalt else { throw Mismatch(description: "worked example: the root has no vault salt") }
+        name(salt, "vault salt (§3)")
+        try same(
+            "vault id", BLAKE2b.hash(Array("quire-vault-id-v2".utf8) + deviceKeys.publicKey + commitment + salt, byteCount: 16),
+            vaultID.bytes)
+        keysDoc.value("vault salt (random; sealed in the root keyring's content C, §5.2)", salt)
+        keysDoc.value("vault id = BLAKE2b-128(\"quire-vault-id-v2\" ‖ device public key ‖ key commitment ‖ salt)", vaultID.bytes)
         let blobKey = keyringContent.blobKey.storage.copyBytes()
         name(blobKey, "blob key (§5.2)")
         body.value("P, the public part (CBOR)", record.publicBytes)
-        body.value("C, the content (CBOR: members — the recovery key and the phone —, blobKey, created, reason \"create\")", contentBytes)
+        body.value(
+            "C, the content (CBOR: members — the recovery key and the phone —, blobKey, created, reason \"create\", vaultSalt)",
+            contentBytes)
         body.value("blob key (random; inside C)", blobKey)
         body.value("signed message = \"quire-keyring-v2\" ‖ vault id ‖ H256(P) ‖ nonce ‖ H256(C)", message)
         body.value("signature (Ed25519, by the device)", signature)

@@ -364,4 +364,46 @@ import Testing
         guard case .map(let dm) = decoded else { Issue.record("not a map"); return }
         #expect(dm[decomposed] == .unsigned(2))
     }
+
+    /// `mapFieldRanges` (the index cache's summaries, read in place): a byte
+    /// string's contents and any other value whole, at their offsets; the
+    /// ranges decode to the values the tree decoder gives.
+    @Test func mapFieldRangesPointIntoTheInput() throws {
+        let map = CBOR.map(
+            CBORMap(text: [
+                ("ids", .bytes([1, 2, 3])), ("count", .unsigned(300)), ("strings", .array([.text("a"), .text("bc")])),
+                ("empty", .bytes([])),
+            ]))
+        let encoded = CBOREncoder.encode(map)
+        let fields = try encoded.withUnsafeBytes { try CBORDecoder.mapFieldRanges($0) }
+        #expect(fields.count == 4)
+        let ids = try #require(fields["ids"])
+        #expect(ids.isBytes && Array(encoded[ids.range]) == [1, 2, 3])
+        let empty = try #require(fields["empty"])
+        #expect(empty.isBytes && empty.range.isEmpty)
+        let count = try #require(fields["count"])
+        let countValue = try CBORDecoder.decode(Array(encoded[count.range]))
+        #expect(!count.isBytes && countValue == .unsigned(300))
+        let strings = try #require(fields["strings"])
+        let stringsValue = try CBORDecoder.decode(Array(encoded[strings.range]))
+        #expect(!strings.isBytes && stringsValue == .array([.text("a"), .text("bc")]))
+    }
+
+    /// What the tree decoder refuses, `mapFieldRanges` refuses too: keys out
+    /// of canonical order or repeated, a non-text key, a truncated byte
+    /// string, trailing bytes, a length not in its shortest form.
+    @Test func mapFieldRangesRefusesWhatIsNotCanonical() {
+        for hex in [
+            "a2 6162 01 6161 02",  // "b" before "a"
+            "a2 6161 01 6161 02",  // a repeated key
+            "a1 01 02",  // an unsigned key
+            "a1 6161 43 0102",  // a byte string longer than what is left
+            "a1 6161 41 01 00",  // a trailing byte
+            "a1 6161 5801 01",  // a length of 1 in two bytes
+            "80",  // not a map
+        ] {
+            let bytes = hexBytes(hex)
+            #expect((try? bytes.withUnsafeBytes { try CBORDecoder.mapFieldRanges($0) }) == nil, "\(hex)")
+        }
+    }
 }

@@ -396,7 +396,7 @@ func decodeContent(_ bytes: [UInt8]) -> Result<KeyringContent, FormatError> {
     static func publicPart(key: EpochKey, parents: [KeyringID] = [], links: [[UInt8]] = [], slots: [KeySlot] = KeyringRecordTests.allSlots()) -> KeyringPublic {
         KeyringPublic(
             epoch: key.epoch, keyCommit: key.commitment, parents: parents, links: links, isEscrowFree: false,
-            slotEntries: slots.map { StoredSlot(slot: $0) }, vaultSalt: parents.isEmpty ? counting(16, from: 0x30) : nil)
+            slotEntries: slots.map { StoredSlot(slot: $0) })
     }
 
     @Test func slotConstantsAndKinds() {
@@ -413,7 +413,7 @@ func decodeContent(_ bytes: [UInt8]) -> Result<KeyringContent, FormatError> {
             links: [r.bytes(KeyringRecord.linkByteCount), r.bytes(KeyringRecord.linkByteCount)], isEscrowFree: true,
             requiredSlotKinds: ["pq-hybrid"],
             slotEntries: Self.allSlots().map { StoredSlot(slot: $0) } + [StoredSlot(slot: .device(box: r.bytes(100)), unknownFields: CBORMap(text: [("hint", .text("phone"))]))],
-            vaultSalt: r.bytes(16), unknownFields: CBORMap(text: [("policy", .text("strict"))]))
+            unknownFields: CBORMap(text: [("policy", .text("strict"))]))
         let encoded = pub.encoded()
         let decoded = try KeyringPublic(decoding: encoded, location: nil)
         #expect(decoded == pub)
@@ -426,7 +426,7 @@ func decodeContent(_ bytes: [UInt8]) -> Result<KeyringContent, FormatError> {
         // Only epoch and keyCommit are required (Spec/records.md §6.1).
         let minimal = try KeyringPublic(decoding: encodeMap([("epoch", .unsigned(1)), ("keyCommit", .bytes(counting(32)))]), location: nil)
         #expect(minimal == KeyringPublic(epoch: 1, keyCommit: counting(32), parents: [], links: [], isEscrowFree: false, slotEntries: []))
-        #expect(minimal.requiredSlotKinds.isEmpty && minimal.vaultSalt == nil && minimal.unknownFields.count == 0)
+        #expect(minimal.requiredSlotKinds.isEmpty && minimal.unknownFields.count == 0)
     }
 
     @Test func publicPartUnknownFieldsKeptByteForByte() throws {
@@ -471,8 +471,10 @@ func decodeContent(_ bytes: [UInt8]) -> Result<KeyringContent, FormatError> {
         let required = CBOR.array((0..<17).map { .text("kind\($0)") })
         #expect(decode([("epoch", .unsigned(1)), commit, ("required", required)])
             == .failure(.sizeLimitExceeded(nil, what: "required slot kind count", size: 17, limit: 16)))
-        #expect(decode([("epoch", .unsigned(1)), commit, ("vaultSalt", .bytes(counting(15)))])
-            == .failure(.malformedRecord(nil, reason: "keyring field \"vaultSalt\" must be 16 bytes")))
+        // The vault salt is sealed in C since the tenth review's R10-8: in P
+        // it is a field this version does not define, kept and not checked.
+        let publicSalt = try? decode([("epoch", .unsigned(1)), commit, ("vaultSalt", .bytes(counting(15)))]).get()
+        #expect(publicSalt?.unknownFields[text: "vaultSalt"] == .bytes(counting(15)))
         #expect(decode([("epoch", .unsigned(1)), commit, ("escrowFree", .unsigned(1))])
             == .failure(.malformedRecord(nil, reason: "keyring field \"escrowFree\" must be true or false")))
     }
@@ -524,7 +526,7 @@ func decodeContent(_ bytes: [UInt8]) -> Result<KeyringContent, FormatError> {
             escrow: [EscrowRecipient(publicKey: r.bytes(32), label: "Employer IT")],
             retired: [r.bytes(32)],
             parentKeys: [try! SymmetricKey(using: r), try! SymmetricKey(using: r)],
-            blobKey: try! SymmetricKey(using: r), created: 3_000, reason: "rotate",
+            blobKey: try! SymmetricKey(using: r), created: 3_000, reason: "rotate", vaultSalt: r.bytes(16),
             unknownFields: CBORMap(text: [("note", .text("hello"))]))
     }
 
@@ -537,6 +539,7 @@ func decodeContent(_ bytes: [UInt8]) -> Result<KeyringContent, FormatError> {
         #expect(a.blobKey == b.blobKey, sourceLocation: sourceLocation)
         #expect(a.created == b.created, sourceLocation: sourceLocation)
         #expect(a.reason == b.reason, sourceLocation: sourceLocation)
+        #expect(a.vaultSalt == b.vaultSalt, sourceLocation: sourceLocation)
         #expect(a.unknownFields == b.unknownFields, sourceLocation: sourceLocation)
     }
 
@@ -560,7 +563,7 @@ func decodeContent(_ bytes: [UInt8]) -> Result<KeyringContent, FormatError> {
         #expect(c.members == [KeyringMember(role: "device", publicKey: counting(32, from: 1), keyType: "ed25519", name: "", added: 0)])
         #expect(c.removed.isEmpty && c.escrow.isEmpty && c.retired.isEmpty && c.parentKeys.isEmpty)
         #expect(c.blobKey == countingKey())
-        #expect(c.created == 0 && c.reason == "")
+        #expect(c.created == 0 && c.reason == "" && c.vaultSalt == nil)
         #expect(c.unknownFields[text: "zeta"] == .unsigned(1))
         #expect(c.encoded() == input)
     }
@@ -582,6 +585,8 @@ func decodeContent(_ bytes: [UInt8]) -> Result<KeyringContent, FormatError> {
         #expect(decode([blob, ("escrow", .array([.map(CBORMap(text: [("key", .bytes(counting(31)))]))]))])
             == .failure(.malformedRecord(nil, reason: "escrow recipient field \"key\" must be 32 bytes")))
         #expect(decode([blob, ("members", .text("all"))]) == .failure(.malformedRecord(nil, reason: "keyring content field \"members\" must be an array")))
+        #expect(decode([blob, ("vaultSalt", .bytes(counting(15)))])
+            == .failure(.malformedRecord(nil, reason: "keyring content field \"vaultSalt\" must be 16 bytes")))
         let many = CBOR.array((0..<4097).map { _ in .null })
         #expect(decode([blob, ("removed", many)]) == .failure(.sizeLimitExceeded(nil, what: "keyring removed count", size: 4097, limit: 4096)))
     }

@@ -25,7 +25,8 @@ import Testing
         #expect(ring.content?.blobKey == v.blobKey)
         #expect(ring.content?.reason == "test")
         #expect(ring.record.publicPart.parents.isEmpty)
-        #expect(ring.record.publicPart.vaultSalt == v.salt)
+        #expect(ring.content?.vaultSalt == v.salt)
+        #expect(ring.record.publicPart.unknownFields[text: "vaultSalt"] == nil)
         #expect(rootVaultID(signer: v.recoverySigner.publicKey, keyCommit: v.epoch1.commitment, salt: v.salt) == v.vaultID)
         #expect(unlocked.trustedKeyrings == [0: 1])
         #expect(unlocked.keys.key(commitment: v.epoch1.commitment) != nil)
@@ -385,6 +386,42 @@ import Testing
         try v.create([(v.epoch1, v.body(v.epoch1, isEscrowFree: true, slots: slots))])
         #expect(v.unlockError(.recoveryKey(v.recovery)) == .escrowForbidden(Self.genesisLocation))
         #expect(v.unlockError(.escrow(escrow)) == .escrowForbidden(Self.genesisLocation))
+    }
+
+    /// Spec/format.md §8.5: a keyring rejected by rule 2 from its public part
+    /// has its slots tried, so when none opens for the credential the
+    /// credential is wrong (vector error-every-keyring-escrow-forbidden).
+    @Test func escrowForbiddenEverywhereWithAnotherRecoveryKeyIsWrongRecoveryKey() throws {
+        let v = KeyringVault(label: "escrow genesis, another key")
+        let escrow = try X25519.KeyPair(seed: secure(SeededRandom(label: "custodian").bytes(32)))
+        let slots = [
+            v.recoverySlot(v.epoch1),
+            try SlotCrypto.escrowSlot(for: v.epoch1, escrowPublicKey: escrow.publicKey, vaultID: v.vaultID, random: v.random),
+        ]
+        try v.create([(v.epoch1, v.body(v.epoch1, isEscrowFree: true, slots: slots))])
+        #expect(v.unlockError(.recoveryKey(recoveryKey("someone else"))) == .wrongRecoveryKey)
+    }
+
+    /// Spec/format.md §8.5 step 3: a parent key that does not match its
+    /// parent is rule 5.2, reported in rule 5's order: when that parent
+    /// failed rule 1 (here its frame header's key id is wrong), the child
+    /// fails rule 5.1 first (vector
+    /// damaged-keyring-parent-fails-rule-1-stops-parent-keys).
+    @Test func parentKeyMismatchUnderAnUntrustedParentFailsRule51First() throws {
+        let v = KeyringVault(label: "mismatch under a rule-1 failure")
+        let root = v.body(v.epoch1)
+        let rootID = KeyringBuilder.id(ofBody: root)
+        let parent = v.body(v.epoch2, parents: [(rootID, v.epoch1)])
+        let epoch3 = EpochKey(epoch: 3, key: try SymmetricKey(using: v.random))
+        let wrong = EpochKey(epoch: 2, key: try SymmetricKey(using: v.random))
+        let child = v.body(epoch3, parents: [(KeyringBuilder.id(ofBody: parent), wrong), (rootID, v.epoch1)])
+        // The parent is written under the epoch-1 key's id: rule 1 rejects it.
+        try v.create([(v.epoch1, root), (v.epoch1, parent), (epoch3, child)])
+        let unlocked = try v.unlock(.recoveryKey(v.recovery))
+        let location = unlocked.keyrings[2].location
+        #expect(unlocked.keyrings.map(\.isTrusted) == [true, false, false])
+        #expect(unlocked.keyrings[2].problem == .keyringUnauthenticated(location, reason: "a parent keyring is missing or not trusted"))
+        #expect(!unlocked.issues.contains(.malformedKeyring(location, reason: "a parent key does not match its parent's key commitment")))
     }
 
     @Test func escrowSlotInAnEscrowFreeSuccessorIsForbidden() throws {

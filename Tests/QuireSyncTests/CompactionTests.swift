@@ -271,6 +271,58 @@ import Testing
         }
         #expect(bytes(c.a) == raw)
     }
+
+    /// Trial 28: one flipped bit in a commit's stored previous head is
+    /// repaired by every reader (`Spec/format.md §9.3` step 2: the head
+    /// verifies from the commit before it, `frame_repaired`, nothing is
+    /// lost), and `verify` calls the vault intact; compaction took the
+    /// warning for a commit that does not verify and refused, for ever
+    /// (a rekey after a removal too). It compacts now, losing nothing.
+    @Test func aRepairedPreviousHeadDoesNotStopCompaction() throws {
+        let c = try TwoCopies("previous head")
+        let vault = try c.onLaptop(c.a)
+        try vault.add(EntryBody(created: t0 + 10, text: "one"))
+        try vault.add(EntryBody(created: t0 + 11, text: "two"))
+        let commits = try VaultFile(path: c.a).structure.frames.filter { $0.header.kind == .commit }
+        let target = commits[commits.count - 2]
+        var raw = bytes(c.a)
+        raw[Int(target.bodyOffset) + 40] ^= 0x01  // the stored previous head: body[32..<64]
+        try Data(raw).write(to: URL(fileURLWithPath: c.a))
+        #expect(try c.onLaptop(c.a).verify().issues.map(\.code) == ["frame_repaired"])
+        let report = try Compaction.compact(
+            vaultAt: c.a, credential: .device(c.laptop.keyPair), options: CompactionOptions(rekey: true), now: t0 + 20, writeOptions: fast)
+        #expect(report.dropped.isEmpty)
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["one", "shared", "two"])
+        #expect(try c.onLaptop(c.a).verify().issues.isEmpty)
+    }
+
+    /// Trial 28: a frame whose header had one flipped bit is read with the
+    /// header corrected (`Spec/format.md §10.2`, `frame_repaired`), but
+    /// compaction and merge carried its bytes as stored: the damaged
+    /// header did not pass the writer's check, so the compaction failed
+    /// ("the merged file did not verify"), and so did every merge that
+    /// carried the frame, in both directions. They carry it with its
+    /// corrected header now (`Spec/merge.md §1`: a frame's identity is its
+    /// header as corrected), and the result needs no repair.
+    @Test func aFrameWithARepairedHeaderIsCarriedCorrected() throws {
+        let c = try TwoCopies("repaired header")
+        try c.onPhone(c.b).add(EntryBody(created: t0 + 10, text: "from the phone"))
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 11, text: "from the laptop"))
+        let target = try #require(try VaultFile(path: c.b).structure.frames.last { $0.header.kind == .entryRevision })
+        var raw = bytes(c.b)
+        raw[Int(target.location.offset) + 4] ^= 0x01  // a bit of the key id
+        try Data(raw).write(to: URL(fileURLWithPath: c.b))
+        #expect(try c.onPhone(c.b).verify().issues.map(\.code) == ["frame_repaired"])
+
+        let merged = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        #expect(merged.changed)
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["from the laptop", "from the phone", "shared"])
+        #expect(try c.onLaptop(c.a).verify().issues.isEmpty)
+
+        _ = try Compaction.compact(vaultAt: c.b, credential: .device(c.phone.keyPair), now: t0 + 20, writeOptions: fast)
+        #expect(try texts(c.b, .device(c.phone.keyPair)) == ["from the phone", "shared"])
+        #expect(try c.onPhone(c.b).verify().issues.isEmpty)
+    }
 }
 
 /// A record that authenticates but breaks its kind's schema is not carried

@@ -23,9 +23,9 @@ import Testing
 
     /// What the app's error handling does with an error, by category: the
     /// way an app is written (a `switch` in a typed `catch`).
-    static func action(_ body: () throws(QuireError) -> Void) -> (action: String, code: String, message: String)? {
+    static func action(_ body: () async throws(QuireError) -> Void) async -> (action: String, code: String, message: String)? {
         do {
-            try body()
+            try await body()
             return nil
         } catch {
             let action =
@@ -41,23 +41,24 @@ import Testing
         }
     }
 
-    @Test func aWrongPassphraseAsksAgain() throws {
+    @Test func aWrongPassphraseAsksAgain() async throws {
         let dir = TemporaryDirectory()
         let path = dir.file("Journal.quire")
         var setup = VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom()))
         setup.passphrase = try Self.secret("correct horse")
-        setup.passphraseOpsLimit = 2  // the floor for a new passphrase (Spec/keys.md §2.3), to keep the test short
-        setup.passphraseMemLimitBytes = 64 << 20
-        _ = try Vault.create(at: path, setup: setup, store: Self.store("Laptop"), options: fast)
+        setup = withPassphraseFloor(setup)  // (test support, SPI: the Argon2id floor, to keep the test short)
+        _ = try await Vault.create(at: path, setup: setup, store: Self.store("Laptop"))
 
-        let result = Self.action { () throws(QuireError) in _ = try Vault.open(at: path, credential: .passphrase(try! Self.secret("wrong horse"))) }
+        let result = await Self.action { () async throws(QuireError) in
+            _ = try await Vault.open(at: path, credential: .passphrase(try! Self.secret("wrong horse")))
+        }
         let got = try #require(result)
         #expect(got.action == "ask again")
         #expect(got.code == "wrong_passphrase")
         #expect(!got.message.contains("horse"))
         // Caught as `any Error` (a `Task`'s value), it is the same type.
         do {
-            _ = try Vault.open(at: path, credential: .passphrase(Self.secret("wrong horse")))
+            _ = try await Vault.open(at: path, credential: .passphrase(Self.secret("wrong horse")))
             Issue.record("opened with a wrong passphrase")
         } catch let error as QuireError {
             #expect(error.category == .wrongCredential)
@@ -65,61 +66,59 @@ import Testing
         }
     }
 
-    @Test func aRemovedDeviceReadsButCannotWrite() throws {
+    @Test func aRemovedDeviceReadsButCannotWrite() async throws {
         let dir = TemporaryDirectory()
         let path = dir.file("Journal.quire")
         let laptopStore = try Self.store("Laptop")
         let phoneStore = try Self.store("Phone")
-        let laptop = try Vault.create(
-            at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom())), store: laptopStore,
-            options: fast)
+        let laptop = try await Vault.create(
+            at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom())), store: laptopStore)
         let phone = try #require(try phoneStore.load())
-        try laptop.enrollDevice(code: phone.code, name: "Phone")
+        try await laptop.enrollDevice(code: phone.code, name: "Phone")
         try laptop.add(EntryBody(created: Self.now, text: "before"))
-        try laptop.removeDevice(named: "Phone")
+        try await laptop.removeDevice(named: "Phone")
 
-        let onPhone = try Vault.open(at: path, store: phoneStore, options: fast)
+        let onPhone = try await Vault.open(at: path, store: phoneStore)
         let status = try #require(onPhone.removedFromVault)
         #expect(status.category == .readOnly)
         #expect(status.code == "behind_newer_keyring")
-        let result = Self.action { () throws(QuireError) in try onPhone.add(EntryBody(created: Self.now + 1, text: "after")) }
+        let result = await Self.action { () async throws(QuireError) in try onPhone.add(EntryBody(created: Self.now + 1, text: "after")) }
         let got = try #require(result)
         #expect(got.action == "read only")
         #expect(got.code == "behind_newer_keyring")
         #expect(got.message.contains("cannot write"))
     }
 
-    @Test func aDamagedFileOffersRepair() throws {
+    @Test func aDamagedFileOffersRepair() async throws {
         let dir = TemporaryDirectory()
         let path = dir.file("Journal.quire")
         let recovery = try RecoveryKey(using: SystemRandom())
-        _ = try Vault.create(at: path, setup: VaultSetup(name: "Journal", recoveryKey: recovery), options: fast)
+        _ = try await Vault.create(at: path, setup: VaultSetup(name: "Journal", recoveryKey: recovery))
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         bytes[20] ^= 0x10  // both copies of the header (Spec/format.md §3)
         bytes[52] ^= 0x10
         try Data(bytes).write(to: URL(fileURLWithPath: path))
 
-        let result = Self.action { () throws(QuireError) in _ = try Vault.open(at: path, credential: .recoveryKey(recovery)) }
+        let result = await Self.action { () async throws(QuireError) in _ = try await Vault.open(at: path, credential: .recoveryKey(recovery)) }
         let got = try #require(result)
         #expect(got.action == "offer repair")
         #expect(got.code == "header_damaged")
     }
 
-    @Test func aRolledBackFileOffersAMerge() throws {
+    @Test func aRolledBackFileOffersAMerge() async throws {
         let dir = TemporaryDirectory()
         let path = dir.file("Journal.quire")
         let store = try Self.store("Laptop")
-        let vault = try Vault.create(
-            at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom())), store: store,
-            options: fast)
+        let vault = try await Vault.create(
+            at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom())), store: store)
         try vault.add(EntryBody(created: Self.now, text: "one"))
         let old = try Data(contentsOf: URL(fileURLWithPath: path))
-        try vault.rotateKeys()  // a keyring the old copy lacks
+        try await vault.rotateKeys()  // a keyring the old copy lacks
         try old.write(to: URL(fileURLWithPath: path))
 
-        let rolledBack = try Vault.open(at: path, store: store, options: fast)
+        let rolledBack = try await Vault.open(at: path, store: store)
         #expect(rolledBack.keyWarnings.map(\.code) == ["rollback_suspected"])
-        let result = Self.action { () throws(QuireError) in try rolledBack.add(EntryBody(created: Self.now + 1, text: "two")) }
+        let result = await Self.action { () async throws(QuireError) in try rolledBack.add(EntryBody(created: Self.now + 1, text: "two")) }
         let got = try #require(result)
         #expect(got.action == "offer merge")
         #expect(got.code == "rolled_back")

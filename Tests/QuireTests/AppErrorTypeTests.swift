@@ -22,24 +22,23 @@ import Testing
         }
     }
 
-    static func vault(_ dir: TemporaryDirectory) throws(QuireError) -> (Vault, String) {
+    static func vault(_ dir: TemporaryDirectory) async throws(QuireError) -> (Vault, String) {
         let path = dir.file("Journal.quire")
         let store = Store()
         _ = try store.loadOrCreate(name: "Phone", now: now, using: SystemRandom())
-        let vault = try Vault.create(
-            at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom())), store: store,
-            options: fast)
+        let vault = try await Vault.create(
+            at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom())), store: store)
         return (vault, path)
     }
 
-    @Test func aFailingSourceThrowsItsErrorAndStoresNothing() throws {
+    @Test func aFailingSourceThrowsItsErrorAndStoresNothing() async throws {
         let dir = TemporaryDirectory()
-        let (vault, path) = try Self.vault(dir)
-        try vault.add(EntryBody(created: Self.now, text: "before"))
+        let (vault, path) = try await Self.vault(dir)
+        try await vault.commit { tx in _ = try tx.add(EntryBody(created: Self.now, text: "before")) }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
 
         do {
-            try vault.commit { (tx: VaultTransaction) throws(QuireError) in
+            try await vault.commit { tx in
                 _ = try tx.add(EntryBody(created: Self.now + 1, text: "with a photo"))
                 _ = try tx.storeAttachment(from: FailingSource(), mediaType: "image/jpeg")
             }
@@ -50,16 +49,16 @@ import Testing
             #expect(error.message.contains("the asset was deleted"))
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
-        #expect(try vault.entries().map(\.body.text) == ["before"])
+        #expect(try await vault.entries().map(\.body.text) == ["before"])
     }
 
-    @Test func aCommitPassesTheAppsOwnErrorThroughUnchanged() throws {
+    @Test func aCommitPassesTheAppsOwnErrorThroughUnchanged() async throws {
         let dir = TemporaryDirectory()
-        let (vault, path) = try Self.vault(dir)
+        let (vault, path) = try await Self.vault(dir)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let mine = QuireError(category: .cancelled, code: "user_discarded_draft", message: "the user discarded the draft")
         do {
-            try vault.commit { (tx: VaultTransaction) throws(QuireError) in
+            try await vault.commit { tx in
                 _ = try tx.add(EntryBody(created: Self.now, text: "draft"))
                 throw mine
             }
@@ -69,12 +68,12 @@ import Testing
             #expect(error.code == "user_discarded_draft" && error.category == .cancelled)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
-        #expect(try vault.entries().isEmpty)
+        #expect(try await vault.entries().isEmpty)
     }
 
     @Test func anAsyncCommitIsTypedToo() async throws {
         let dir = TemporaryDirectory()
-        let (vault, _) = try Self.vault(dir)
+        let (vault, _) = try await Self.vault(dir)
         let id: EntryID = try await vault.commit { (tx: VaultTransaction) throws(QuireError) -> EntryID in
             try tx.add(EntryBody(created: Self.now, text: "async")).entryID
         }
@@ -91,20 +90,19 @@ import Testing
         #expect(try await vault.entries().map(\.id) == [id])
     }
 
-    @Test func keyWarningsHaveACategory() throws {
+    @Test func keyWarningsHaveACategory() async throws {
         let dir = TemporaryDirectory()
         let path = dir.file("Journal.quire")
         let store = Store()
         _ = try store.loadOrCreate(name: "Laptop", now: Self.now, using: SystemRandom())
-        let vault = try Vault.create(
-            at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom())), store: store,
-            options: fast)
-        try vault.add(EntryBody(created: Self.now, text: "one"))
+        let vault = try await Vault.create(
+            at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom())), store: store)
+        try await vault.commit { tx in _ = try tx.add(EntryBody(created: Self.now, text: "one")) }
         let old = try Data(contentsOf: URL(fileURLWithPath: path))
-        try vault.rotateKeys()
+        try await vault.rotateKeys()
         try old.write(to: URL(fileURLWithPath: path))
 
-        let rolledBack = try Vault.open(at: path, store: store, options: fast)
+        let rolledBack = try await Vault.open(at: path, store: store)
         let warnings: [QuireError] = rolledBack.keyWarnings
         #expect(warnings.map(\.category) == [.needsMerge])
         #expect(warnings.map(\.code) == ["rollback_suspected"])
@@ -127,12 +125,12 @@ import Testing
         }
     }
 
-    @Test func aLockedKeychainIsUnavailable() throws {
+    @Test func aLockedKeychainIsUnavailable() async throws {
         let dir = TemporaryDirectory()
-        let (_, path) = try Self.vault(dir)
+        let (_, path) = try await Self.vault(dir)
         let locked = LockedStore()
         do {
-            _ = try Vault.open(at: path, store: locked, options: fast)
+            _ = try await Vault.open(at: path, store: locked)
             Issue.record("opened through a locked store")
         } catch {
             #expect(error.category == .unavailable)
@@ -142,7 +140,7 @@ import Testing
     }
 
     /// A Keychain store while the device is locked.
-    final class LockedStore: DeviceKeyStore {
+    final class LockedStore: DeviceKeyStore, Sendable {
         func load() throws(QuireError) -> DeviceIdentity? { throw .keyStoreUnavailable("errSecInteractionNotAllowed") }
         func create(_ identity: DeviceIdentity) throws(QuireError) { throw .keyStoreUnavailable("errSecInteractionNotAllowed") }
         func memory(of vaultID: VaultID, path: String) throws(QuireError) -> VaultMemory? {
@@ -153,7 +151,7 @@ import Testing
         var indexCacheFolder: String? { nil }
     }
 
-    @Test func anErrorHasAShortSentenceForAnAlert() throws {
+    @Test func anErrorHasAShortSentenceForAnAlert() async throws {
         let preview = QuireError(category: .wrongCredential, code: "wrong_passphrase", message: "wrong passphrase")
         #expect(preview.errorDescription == "The passphrase or key does not open this journal.")
         #expect(preview.localizedDescription == "The passphrase or key does not open this journal.")
@@ -171,9 +169,9 @@ import Testing
 
         // A real error: the alert's sentence, with the detail kept apart.
         let dir = TemporaryDirectory()
-        let (_, path) = try Self.vault(dir)
+        let (_, path) = try await Self.vault(dir)
         do {
-            _ = try Vault.open(at: path, credential: .recoveryKey(try RecoveryKey(using: SystemRandom())), options: fast)
+            _ = try await Vault.open(at: path, credential: .recoveryKey(try RecoveryKey(using: SystemRandom())))
             Issue.record("opened with another vault's recovery key")
         } catch {
             #expect(error.category == .wrongCredential)
@@ -191,7 +189,7 @@ import Testing
         } catch {
             #expect(error.category == .readOnly || error.category == .programmerError)
         }
-        let device = try DeviceIdentity.generate(name: "Phone", now: Self.now, using: SystemRandom())
+        let (device, _) = try Store().loadOrCreate(name: "Phone", now: Self.now, using: SystemRandom())
         let seed: SecureBytes = try { () throws(QuireError) -> SecureBytes in try device.secretSeed() }()
         #expect(seed.count == 32)
     }

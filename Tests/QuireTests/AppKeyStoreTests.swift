@@ -68,7 +68,7 @@ import Testing
         var storedSeed: [UInt8]? { lock.withLock { items["device-seed"] } }
     }
 
-    @Test func aVaultOpensThroughAKeychainLikeStore() throws {
+    @Test func aVaultOpensThroughAKeychainLikeStore() async throws {
         let dir = TemporaryDirectory()
         let path = dir.file("Journal.quire")
         let store = KeychainLikeStore()
@@ -83,12 +83,13 @@ import Testing
         #expect(try reloaded.secretSeed().copyBytes() == store.storedSeed)
         #expect(!"\(reloaded)".contains(store.storedSeed!.map { String(format: "%02x", $0) }.joined()))
 
-        _ = try Vault.create(at: path, setup: VaultSetup(name: "Journal", recoveryKey: RecoveryKey(using: SystemRandom()), device: device))
-        let vault = try Vault.open(at: path, store: store)
+        _ = try await Vault.create(at: path, setup: VaultSetup(name: "Journal", recoveryKey: RecoveryKey(using: SystemRandom()), device: device))
+        let vault = try await Vault.open(at: path, store: store)
         _ = try vault.add(EntryBody(text: "Written with the key from the keychain"))
-        let again = try Vault.open(at: path, store: store)
-        #expect(try again.entries().map(\.body.text) == ["Written with the key from the keychain"])
-        #expect(try again.entries().allSatisfy(\.isVerified))
+        let again = try await Vault.open(at: path, store: store)
+        let entries = try await again.entries()
+        #expect(entries.map(\.body.text) == ["Written with the key from the keychain"])
+        #expect(entries.allSatisfy { $0.isVerified })
     }
 
     @Test func aSeedOfTheWrongLengthIsRefused() throws {

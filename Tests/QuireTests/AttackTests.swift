@@ -266,6 +266,41 @@ import QuireSystem
         #expect(try reopened.keyState().epoch == 2)
     }
 
+    /// Tenth review R10-8: whoever holds a device code (it is typed or sent
+    /// by message) and a copy of the file, but no key, tried it against the
+    /// vault id with the root's public `vaultSalt` and learnt whether that
+    /// device created the vault. The salt is now sealed in the root's
+    /// content `C`: no 16 bytes the file shows in the clear derive the vault
+    /// id with the creator's key, while the content's salt still does.
+    @Test func attackDeviceCodeDoesNotTellWhoCreatedTheVault() throws {
+        let dir = TemporaryDirectory()
+        let (path, laptop, phone, recovery) = try Self.twoDevices(dir, "who created")
+        let file = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let vaultID = Array(file[12..<28])
+        let candidates = [try DeviceCode.parse(laptop.code), try DeviceCode.parse(phone.code), try recovery.signingKeyPair().publicKey]
+        let scanned = try VaultFile(path: path)
+        let commits = try scanned.structure.frames.filter { $0.header.kind == .keyring }.compactMap { frame in
+            try frame.plaintextBody.map { try KeyringRecord(body: $0, location: nil).publicPart.keyCommit }
+        }
+        #expect(!commits.isEmpty)
+        var matches = 0
+        for key in candidates {
+            for commit in Set(commits) {
+                for i in 0...(file.count - 16)
+                where rootVaultID(signer: key, keyCommit: commit, salt: Array(file[i..<(i + 16)])).bytes == vaultID {
+                    matches += 1
+                }
+            }
+        }
+        #expect(matches == 0)
+        // The creator's key with the sealed salt derives the id (rule 4).
+        let vault = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        let root = try #require(vault.unlocked.keyrings.first { $0.record.publicPart.parents.isEmpty })
+        let salt = try #require(root.content?.vaultSalt)
+        #expect(rootVaultID(signer: laptop.publicKey, keyCommit: root.record.publicPart.keyCommit, salt: salt).bytes == vaultID)
+        #expect(root.record.publicPart.unknownFields[text: "vaultSalt"] == nil)
+    }
+
     /// Two attachments whose sizes fall in one Padmé bucket are stored as
     /// chunk frames of identical lengths (format 1 padded the final chunk
     /// only, so lengths told sizes to within 2 KiB).

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Format) @_spi(Crypto) import Quire
 import QuireVectors
 import Testing
 
@@ -8,7 +9,9 @@ import Testing
 /// Eleventh review, R11-1: the repair chooses only between versions of one
 /// standing, so a non-member reusing a member's public stream id can neither
 /// evict the member's chunks nor move the member's revision into its
-/// unattested commit.
+/// unattested commit. Twelfth review, R12-3: a commit both files hold ranks
+/// by the higher of its two standings, so the repair also works for a
+/// removed member's commit from before its removal.
 @Suite struct MergeChunkRepairTests {
     static func lines(_ vector: MergeVectors.Vector) -> [String] {
         vector.expect.split(separator: "\n").map(String.init)
@@ -67,5 +70,63 @@ import Testing
         #expect(entry.first?.contains("heads=2") == true)
         #expect(lines.filter { $0.hasPrefix("attachment: ") && $0.contains("size=70000") }.count == 1)
         #expect(lines.contains("unattested-commits: 1"))
+    }
+
+    /// Twelfth review, R12-3: the phone stores an attachment, the laptop
+    /// removes the phone, and a holder of the old epoch key rewrites chunk 0
+    /// in place keeping its tag. In the file with the removal the phone's
+    /// commits rank as a current member's (`Spec/format.md §9.4` step 5), in
+    /// the intact copy from before the removal as a removed member's.
+    /// Merging the two must repair the chunk in either direction, with the
+    /// same result (`Spec/merge.md §3.2`, "Standing in a merge").
+    @Test func aRemovedMembersRewrittenChunkIsRepairedByACopyFromBeforeTheRemoval() throws {
+        let dir = TemporaryDirectory()
+        let laptopSeed = [UInt8](repeating: 0x61, count: 32)
+        var seed = laptopSeed
+        let laptop = try DeviceIdentity(keyPair: Ed25519.KeyPair(seed: SecureBytes(consuming: &seed)), name: "Laptop", created: 0)
+        let phone = try DeviceIdentity.generate(name: "Phone", now: 0, using: SeededRandom(label: "R12-3 phone"))
+        let withRemoval = dir.file("removal.quire")
+        let before = dir.file("before.quire")
+        let vault = try Vault.create(
+            at: withRemoval, setup: VaultSetup(name: "Journal", recoveryKey: testRecoveryKey("R12-3"), device: laptop, now: 0),
+            random: SeededRandom(label: "R12-3"), options: fast)
+        try vault.enrollDevice(code: phone.code, name: "Phone", now: 1)
+        let onPhone = try Vault.open(
+            at: withRemoval, credential: .device(phone.keyPair), random: SeededRandom(label: "R12-3 on the phone"), options: fast)
+        let photo = SeededRandom(label: "R12-3 photo").bytes(70_000)
+        var stored: StoredBlob?
+        try onPhone.commit { tx in stored = try tx.storeAttachment(from: MemoryByteSource(photo), mediaType: "image/jpeg") }
+        let blob = try #require(stored?.blob)
+        _ = try onPhone.add(
+            EntryBody(created: 2, text: "with a photo", attachments: [AttachmentReference(id: [1], blob: blob, mediaType: "image/jpeg")]))
+        try FileManager.default.copyItem(atPath: withRemoval, toPath: before)
+        let laptopCredential = Credential.device(laptop.keyPair)
+        let onLaptop = try Vault.open(
+            at: withRemoval, credential: laptopCredential, random: SeededRandom(label: "R12-3 on the laptop"), options: fast)
+        try onLaptop.removeDevice(named: "Phone", now: 3)
+        try MergeVectors.rewriteChunkZero(at: withRemoval, deviceSeed: laptopSeed)
+        func reads(_ path: String) throws -> Bool {
+            (try? Vault.open(at: path, credential: laptopCredential, writable: false).openAttachment(blob).readAll()) == photo
+        }
+        #expect(try !reads(withRemoval))
+
+        var results: [[UInt8]] = []
+        for removalInTheCopy in [false, true] {
+            let vaultPath = dir.file("vault-\(removalInTheCopy).quire")
+            let copyPath = dir.file("copy-\(removalInTheCopy).quire")
+            try FileManager.default.copyItem(atPath: removalInTheCopy ? before : withRemoval, toPath: vaultPath)
+            try FileManager.default.copyItem(atPath: removalInTheCopy ? withRemoval : before, toPath: copyPath)
+            let report = try VaultMerge.merge(vaultAt: vaultPath, copyAt: copyPath, credential: laptopCredential, options: fast)
+            // Before, the two versions were of two standings: both were
+            // carried, the intact one after the removal in an unattested
+            // commit, and the rewritten one won (blob_id_mismatch).
+            #expect(try reads(vaultPath), "removal in the copy: \(removalInTheCopy)")
+            #expect(report.unattestedCommits == 0, "removal in the copy: \(removalInTheCopy)")
+            #expect(report.changed)
+            results.append(Array(try Data(contentsOf: URL(fileURLWithPath: vaultPath))))
+        }
+        // The intact commits once, then the removal, whichever file held it.
+        #expect(results[0] == results[1])
+        #expect(results[0].count == (try FileManager.default.attributesOfItem(atPath: withRemoval)[.size] as? Int))
     }
 }

@@ -6,7 +6,7 @@ import Testing
 /// The README's "library in ten lines", run as written (paths made
 /// temporary, `QUIRE_HOME` pointed at a temporary folder).
 @Suite struct ReadmeExampleTests {
-    @Test func libraryInTenLines() throws {
+    @Test func libraryInTenLines() async throws {
         let dir = TemporaryDirectory()
         let journal = dir.file("Journal.quire")
         let photoPath = dir.file("photo.jpg")
@@ -22,32 +22,32 @@ import Testing
         let store = try FileDeviceKeyStore.standard()
         let (laptop, _) = try store.loadOrCreate(name: "Laptop", now: now, using: SystemRandom())
         let recovery = try RecoveryKey(using: SystemRandom())
-        let vault = try Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: recovery), store: store)
+        let vault = try await Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: recovery), store: store)
         let first = try vault.add(EntryBody(created: now, timeZone: "Europe/London", text: "Up betimes."))
-        try vault.commit { tx in
+        try await vault.commit { tx in
             let photo = try tx.storeAttachment(fromFile: photoPath, mediaType: "image/jpeg")
             try tx.add(EntryBody(created: now + 1, text: "A photo", attachments: [AttachmentReference(photo, mediaType: "image/jpeg")]))
         }
         let shown = try DeviceCode.fingerprint(ofCode: phoneCode)
-        try vault.enrollDevice(code: phoneCode, name: "Phone")
-        let statement = try vault.privacyStatement().text
-        let again = try Vault.open(at: journal, credential: .recoveryKey(recovery))
+        try await vault.enrollDevice(code: phoneCode, name: "Phone")
+        let statement = try await vault.privacyStatement().text
+        let again = try await Vault.open(at: journal, credential: .recoveryKey(recovery))
         var texts: [String] = []
-        for entry in try again.entries() { texts.append(entry.body.text + (entry.isVerified ? "" : " (unverified)")) }
+        for entry in try await again.entries() { texts.append(entry.body.text + (entry.isVerified ? "" : " (unverified)")) }
 
         #expect(shown == phone.fingerprint)
-        #expect(try again.entries().last?.revision.device == laptop.id)
+        #expect(try await again.entries().last?.revision.device == laptop.id)
         #expect(store.keyPath == dir.file("home") + "/device.key")
         #expect(try store.load()?.publicKey == laptop.publicKey)
         #expect(texts == ["Up betimes.", "A photo"])
-        #expect(try again.entry(first.entryID)?.body.timeZone == "Europe/London")
-        let reference = try #require(try again.entries().last?.body.attachments.first)
+        #expect(try await again.entry(first.entryID)?.body.timeZone == "Europe/London")
+        let reference = try #require(try await again.entries().last?.body.attachments.first)
         let blob = reference.blob
         #expect(reference.id.count == 16 && reference.mediaType == "image/jpeg")
         #expect(try again.openAttachment(blob).readAll() == photoBytes)
-        #expect(again.verify().isIntact)
+        #expect(try await again.verify().isIntact)
         #expect(statement.contains("can be decrypted with:\n  - the device \"Laptop\" (this device)\n  - the device \"Phone\"\n  - the recovery key\n\n"))
-        #expect(try Vault.open(at: journal, credential: .device(phone.keyPair)).entries().count == 2)
+        #expect(try await Vault.open(at: journal, credential: .device(phone.keyPair)).entries().count == 2)
         // The handle create returned remembered the vault through the store.
         #expect(try store.memory(of: vault.vaultID, path: URL(fileURLWithPath: journal).resolvingSymlinksInPath().path) != nil)
         #expect(vault.keyWarnings.isEmpty)
@@ -83,7 +83,7 @@ extension VaultObserverTests {
         try await Task.sleep(for: .milliseconds(100))  // (not in the README: lets the watch start before the commit)
         let page = try await vault.entries(matching: EntryQuery(order: .newestFirst, limit: 50))
         let id = try await vault.commit { tx in
-            let photo = try tx.storeAttachment(from: MemoryByteSource(jpeg), mediaType: "image/jpeg")
+            let photo = try tx.storeAttachment(jpeg, mediaType: "image/jpeg")
             let ref = AttachmentReference(photo, mediaType: "image/jpeg")
             return try tx.add(EntryBody(created: now, timeZone: "Europe/London", text: "Sunset", attachments: [ref])).entryID
         }
@@ -103,6 +103,43 @@ extension VaultObserverTests {
         #expect(seen.all.contains("thisHandle 1 0"))
         watch.cancel()
         await watch.value
+    }
+
+    /// The README's "Following other writers" block, run as written, with
+    /// a second handle on the file standing for the other process.
+    @Test func libraryFollowingOtherWriters() async throws {
+        let dir = TemporaryDirectory()
+        let journal = dir.file("Journal.quire")
+        let store = FileDeviceKeyStore(directory: dir.file("home"))
+        let (laptop, _) = try store.loadOrCreate(name: "Laptop", now: 1_767_225_600_000, using: SystemRandom())
+        let recovery = try RecoveryKey(using: SystemRandom())
+        let vault = try await Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: recovery, device: laptop))
+        let other = try await Vault.open(at: journal, credential: .recoveryKey(recovery))
+        let first = try other.add(EntryBody(text: "From the other process"))
+        let seen = Seen()
+
+        let changes = try await vault.refresh()
+        for change in changes.entries where change.kind == .added { seen.add("new: \(change.id)") }
+        if !changes.conflictsAppeared.isEmpty { seen.add("edited on two devices: \(changes.conflictsAppeared)") }
+        if changes.keys?.thisCredentialRemoved == true { seen.add("this device was removed from the journal") }
+
+        let watch = Task {
+            for await event in vault.events() {
+                guard case .changed(let changes, origin: .otherWriter) = event else { continue }
+                for change in changes.entries { seen.add("\(change.kind) \(change.id)") }
+                for unread in changes.unreadRecords { seen.add("cannot read: \(unread)") }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))  // (not in the README: lets the watch start before the write)
+        let second = try other.add(EntryBody(text: "And another"))
+        let deadline = Date().addingTimeInterval(10)
+        while !seen.all.contains("added \(second.entryID)"), Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        watch.cancel()
+        await watch.value
+
+        #expect(seen.all.first == "new: \(first.entryID)")
+        #expect(seen.all.contains("added \(second.entryID)"))
+        #expect(!seen.all.contains { $0.hasPrefix("cannot read") || $0.hasPrefix("edited") || $0.hasPrefix("this device") })
     }
 
     /// What the watch printed.

@@ -23,6 +23,16 @@ final class TemporaryDirectory {
 /// No flush, and torn tails cut at once (no sync tool writes into test files).
 let fast = WriteOptions(synchronous: false, tornTailQuietSeconds: 0)
 
+/// `setup` with its passphrase slot at the Argon2id floor for a new
+/// passphrase (`Spec/keys.md §2.3`), to keep a test short: for the tests
+/// written against plain `import Quire`, which cannot set it.
+func withPassphraseFloor(_ setup: VaultSetup) -> VaultSetup {
+    var setup = setup
+    setup.passphraseOpsLimit = 2
+    setup.passphraseMemLimitBytes = 64 << 20
+    return setup
+}
+
 /// A recovery key from a fixed label, so tests are repeatable.
 func testRecoveryKey(_ label: String = "test") -> RecoveryKey {
     RecoveryKey(secret: try! SymmetricKey(bytes: BLAKE2b.hash(Array(label.utf8), byteCount: 32)))

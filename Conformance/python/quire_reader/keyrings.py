@@ -393,6 +393,13 @@ def _escrow_free_slot(slot, required) -> bool:
     return kind in required and isinstance(member, bytes) and len(member) == 32
 
 
+def _indexed_in_step_1(kr: Keyring) -> bool:
+    """§8.5 step 1: a keyring whose public part decodes (the reference's
+    KeyringRecord: no parent named twice, one link per parent)."""
+    return (kr.pub is not None and len(kr.links) == len(kr.parents)
+            and len(set(kr.parents)) == len(kr.parents))
+
+
 def _passes_rule1_public(kr: Keyring) -> bool:
     return kr.pub is not None and not (kr.fail_public and kr.fail == "malformed_keyring")
 
@@ -447,6 +454,12 @@ class _Reach:
         self.vault_id = vault_id
         self.indexed = [kr for kr in keyrings if _passes_rule1_public(kr)]
         self.by_id = {kr.id: kr for kr in self.indexed}
+        # §8.5 step 3: "names a keyring of the file" is a keyring indexed in
+        # step 1, whose public part decodes, even one that then fails rule 1
+        # (its frame header's key id): a parent key that does not match it
+        # stops the child's parent keys (damaged-keyring-parent-fails-rule-1-
+        # stops-parent-keys).
+        self.named = {kr.id: kr for kr in keyrings if _indexed_in_step_1(kr)}
         self.by_commit: dict = {}
         for kr in self.indexed:
             self.by_commit.setdefault(kr.key_commit, []).append(kr)
@@ -608,12 +621,12 @@ class _Reach:
             kr.reject("keyring_unauthenticated", "the signature does not verify")
             return
         kr.content, kr.signer, kr.content_ok = C, signer, True
-        salt = kr.pub.get("vaultSalt")
+        salt = C.get("vaultSalt")                # sealed in C (tenth review R10-8)
         if (not kr.parents and kr.epoch == 1 and salt is not None
                 and blake2b(b"quire-vault-id-v2" + signer + kr.key_commit + salt, 16) == vid):
             self.root_reached = True             # step 2: the bootstrap ends
         for pid, pkey in zip(kr.parents, C.get("parentKeys", [])):
-            parent = self.by_id.get(pid)         # anywhere in the file
+            parent = self.named.get(pid)         # anywhere in the file
             if parent is None:
                 continue                         # rule 5.1 will reject the keyring
             c = self.commitment(pkey)
@@ -724,7 +737,7 @@ def _root_rules(kr: Keyring, vault_id: bytes):
     """§8.4 rule 4: epoch 1, the vault id from signer ‖ keyCommit ‖ salt, a
     signer that may sign; then the root's own removed list: none of its
     members [removed_device_slot], and empty."""
-    salt = kr.pub.get("vaultSalt")
+    salt = kr.content.get("vaultSalt")           # sealed in C, never P (R10-8)
     if kr.epoch != 1:
         return "keyring_unauthenticated", "a root of an epoch other than 1"
     if salt is None:
@@ -1048,10 +1061,11 @@ def _raise_fatal(keyrings: list, opener: SlotOpener):
         raise QuireError("malformed_keyring", "a keyring the credential reached is malformed")
     if not reached:
         # "no keyring is free of problems (every one failed rule 1, or is a
-        # damaged frame)": read as every keyring failing a check decided from
-        # its public part (rule 1, or rule 2 from the public part); with
-        # rule 1 alone this case would repeat the first one.
-        if all(kr.fail_public for kr in keyrings):
+        # damaged frame)": rule 1 only. A keyring rejected by rule 2 from its
+        # public part had its slots tried (step 2), and none opened: the
+        # credential is wrong (error-every-keyring-escrow-forbidden). This
+        # repeats the first case, raised in open_keyrings already.
+        if not any(_passes_rule1_public(kr) for kr in keyrings):
             raise QuireError("malformed_keyring", "no keyring is free of problems")
         raise QuireError(WRONG_CREDENTIAL[opener.kind])
     for kr in keyrings:

@@ -238,6 +238,31 @@ def _unverified_records(side: Side, keys: _FileKeys, vault_id: bytes, skip_group
     return out
 
 
+def _rank_across(v_commits, c_commits) -> None:
+    """merge.md §3.2 "Standing in a merge" (twelfth review R12-3): a commit
+    of V's tail and a commit of C's tail that store the same head and are
+    verified in both files are one commit (the head covers its link, its
+    group digest and its attestation, format.md §9.2), and rank, in the
+    merge, by the higher of their two standings. Both are judged over the
+    union's keyrings, so their attestations agree; only format.md §9.4
+    step 5 can differ -- a removed member's commit is a link ancestor of
+    its removal in the file that holds the removal, and not in a copy from
+    before it. Without this, the removal's side ranked it 3 and the copy's
+    2: the chunk repair (rule 1) did not apply to an in-place rewrite of
+    it, the copy's version was placed after every vouched block and
+    written unattested, and the rewritten chunk won."""
+    twins = {}
+    for c in v_commits:
+        if c.verified:
+            twins.setdefault(c.stored_head, c)
+    for c in c_commits:
+        twin = twins.get(c.stored_head)
+        if twin is None or not c.verified or twin.attestation != c.attestation:
+            continue
+        if twin.before_removal or c.before_removal:
+            twin.before_removal = c.before_removal = True
+
+
 def _chunk_slot(f: Frame) -> tuple:
     """A chunk's (stream id, index), from its public header (format.md §7.2)."""
     return f.body[NONCE:NONCE + 16], struct.unpack_from("<I", f.body, NONCE + 16)[0]
@@ -260,7 +285,8 @@ def _repair_chunks(sides, sides_blocks, fkeys, vault_id: bytes):
     the standing of eleventh review R11-1). A slot (stream id, index) is in
     conflict when both tails carry chunks of it (under a held key) that are
     not the same frames and the two sides' differing chunks have the same
-    standing (their source commits'); where the standings differ both are
+    standing (their source commits', as the merge ranks them: _rank_across,
+    twelfth review R12-3); where the standings differ both are
     carried and format.md §7.4 takes the higher. The attachment is judged
     with one manifest frame of that stream that both tails carry, of at
     least that standing (the highest, then the first in V's tail); without
@@ -421,6 +447,9 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
         linked = link_positions(s.view.commits)
         for b in sides_blocks[s.name]:
             b.link_position = linked[b.commit.index]
+    # merge.md §3.2: a commit both tails hold ranks by the higher of its two
+    # standings (twelfth review R12-3)
+    _rank_across(sv.view.commits[groups:], sc.view.commits[c_groups:])
 
     # merge.md §3.1, format.md §4.3: a merge writes records, so it is refused
     # while a frame of an unknown critical kind sits in a commit a current
@@ -517,7 +546,8 @@ def merge(v: bytes, c: bytes, cred: Credential) -> Merged:
             elif f.sealed and f.key_id in epoch_of:
                 epochs.append(epoch_of[f.key_id])
         # A removed member's commit before its removal (format.md §9.4
-        # step 5) ranks as a current member's (eleventh review R11-2).
+        # step 5) ranks as a current member's (eleventh review R11-2), in
+        # either file for a commit both tails hold (_rank_across, R12-3).
         vouched = b.commit.attested or b.commit.before_removal or b.only_trusted_keyrings
         others = b.commit.attestation in ("attested", "removed") and b.commit.signer != pk
         return (0 if vouched else 1, max(epochs), 0 if others else 1, b.link_position,

@@ -190,7 +190,6 @@ PUBLIC = {
     "required": array_of(is_text, 16, "required"),
     "critical": array_of(is_text, 16, "critical"),
     "slots": array_of(_slot, 256, "slots"),
-    "vaultSalt": bytes_n(16),
 }
 
 MEMBER = map_with({"role": is_text, "key": bytes_n(32), "keyType": is_text,
@@ -205,6 +204,7 @@ CONTENT = {
     "answers": array_of(bytes_n(32), 4096, "answers"),
     "parentKeys": array_of(bytes_n(32), 64, "parentKeys"),
     "blobKey": bytes_n(32), "created": is_int, "reason": is_text,
+    "vaultSalt": bytes_n(16),
 }
 
 
