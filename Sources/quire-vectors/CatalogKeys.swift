@@ -1023,15 +1023,16 @@ extension Catalog {
                 let b = try VectorBuilder("error-slot-fails-commitment-later-slot-untried", profile: false, deviceSeed: sam)
                 let rootKey = b.keys.writeKey!
                 let other = try b.freshKey(1)
-                let salt = try KeyringRecord(body: b.frame(0).plaintextBody!, location: nil).publicPart.vaultSalt
+                let salt = b.vaultSalt
                 let recoveryOnly = b.members.filter { $0.role == "recovery" }
-                let content = KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "create")
+                var content = KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "create")
+                content.vaultSalt = salt
                 // The first root: two recovery slots, the first to another
                 // key, the second to the root key.
                 let pub = try KeyringForge.publicPart(
                     key: rootKey, parents: [], vaultID: b.vaultID,
                     slots: try b.memberSlots(for: other, members: recoveryOnly) + b.memberSlots(for: rootKey, members: recoveryOnly),
-                    signer: b.signer, random: b.random, vaultSalt: salt)
+                    signer: b.signer, random: b.random)
                 let first = try KeyringForge.body(
                     publicBytes: pub.encoded(), content: content.encoded(), key: rootKey, vaultID: b.vaultID, signer: b.signer,
                     random: b.random)
