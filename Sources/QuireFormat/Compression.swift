@@ -73,6 +73,16 @@ package enum Compression {
         guard frameLength == input.count else {
             throw .invalid("\(input.count - frameLength) bytes follow the zstd frame")
         }
+        // The window the frame header declares (RFC 8878 §3.1.1.1.2): the
+        // one-shot decoder never checks it (thirteenth review R13-3). A
+        // single-segment frame's window is its content size, checked above.
+        if input.count > 5, input[4] & 0x20 == 0 {
+            let exponent = UInt64(input[5] >> 3)
+            let mantissa = UInt64(input[5] & 7)
+            let base = UInt64(1) << (10 + exponent)
+            let window = base + (base / 8) * mantissa
+            guard window <= UInt64(limit) else { throw .invalid("the zstd frame's window of \(window) bytes is over \(limit)") }
+        }
         return Int(size)
     }
 

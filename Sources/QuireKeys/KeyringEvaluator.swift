@@ -222,10 +222,23 @@ struct Evaluation {
         let keyringFrames = (0..<end).filter { structure.frames.header(at: $0).kind == .keyring }.map { structure.frames[$0] }
         var intactIDs = Set<KeyringID>()
         var unparsed = Set<KeyringID>()
-        for frame in keyringFrames where frame.malformation == nil && frame.checksumIntact == true {
-            intactIDs.insert(KeyringID(unchecked: frame.trailer))
+        // The copy used is the first intact one whose frame header's key id
+        // is its key commitment's; when there is none, the first intact one
+        // (which rule 1 rejects). The keyring id does not cover the header,
+        // so a keyless writer can copy a body under another key id and place
+        // it first (thirteenth review R13-1): such a copy is damaged.
+        var rightHeader: [KeyringID: Int] = [:]
+        var expectedKeyID: [KeyringID: KeyID] = [:]
+        for (n, frame) in keyringFrames.enumerated() where frame.malformation == nil && frame.checksumIntact == true {
+            let id = KeyringID(unchecked: frame.trailer)
+            if intactIDs.insert(id).inserted, let body = frame.plaintextBody,
+                let record = try? KeyringRecord(body: body, location: frame.location)
+            {
+                expectedKeyID[id] = KeyID(commitment: record.publicPart.keyCommit)
+            }
+            if rightHeader[id] == nil, frame.header.keyID == expectedKeyID[id] { rightHeader[id] = n }
         }
-        for frame in keyringFrames {
+        for (n, frame) in keyringFrames.enumerated() {
             guard frame.malformation == nil, frame.checksumIntact == true, let body = frame.plaintextBody else {
                 let bodyID = frame.plaintextBody.map { KeyringRecord.id(ofBody: $0) }
                 let trailerID = frame.trailer.count == KeyringID.byteCount ? KeyringID(unchecked: frame.trailer) : nil
@@ -237,6 +250,10 @@ struct Evaluation {
                 continue
             }
             let id = KeyringID(unchecked: frame.trailer)
+            if let used = rightHeader[id], used != n, frame.header.keyID != expectedKeyID[id] {
+                issues.append(.keyringCopyDamaged(frame.location))
+                continue
+            }
             if let known = byID[id] {
                 copies[id, default: []].append(frame.location.index)
                 rings[known].copyFrames.append(frame.location.index)

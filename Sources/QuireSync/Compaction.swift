@@ -196,7 +196,11 @@ package enum Compaction {
                     // own key, as merge carries it (merge.md §3.2, §6):
                     // another reader may trust it.
                     let id = KeyringBuilder.id(ofBody: body)
-                    if let ring = unopened[id], !keptKeyringIDs.contains(id), let g = file.structure.groupIndex(ofFrame: i),
+                    // Its first intact copy under its own key id (format.md
+                    // §8.1, thirteenth review R13-1).
+                    if let ring = unopened[id], !keptKeyringIDs.contains(id),
+                        f.header.keyID == KeyID(commitment: ring.record.publicPart.keyCommit),
+                        let g = file.structure.groupIndex(ofFrame: i),
                         g < file.commits.statuses.count, unlocked.memberMade(ring, vaultID: file.vaultID),
                         file.commits.statuses[g] == .verified
                             || (file.commits.statuses[g] == .unverifiable

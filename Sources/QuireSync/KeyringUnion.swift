@@ -14,6 +14,8 @@ struct KeyringUnion {
     let unlocked: UnlockedKeys
     /// The epoch of each trusted keyring, by id.
     let trustedEpochs: [KeyringID: UInt32]
+    /// The key id (`keyCommit[0..<6]`) of each trusted keyring, by id.
+    let trustedKeyIDs: [KeyringID: KeyID]
     /// Ids of keyrings the credential opened (trusted or not).
     let opened: Set<KeyringID>
     /// Ids of keyrings it opened or judged from their public part and
@@ -46,17 +48,31 @@ struct KeyringUnion {
             let parents: [KeyringID]
         }
         var rings: [Ring] = []
-        var seen = Set<KeyringID>()
+        // Per id, the first intact copy whose frame header's key id is its
+        // key commitment's, else the first intact one (`Spec/format.md
+        // §8.1`): a keyless writer's copy under another key id, placed first
+        // in either file, must not stand for the keyring (thirteenth review
+        // R13-1).
+        var slot: [KeyringID: (ring: Int, rightHeader: Bool)] = [:]
         for side in sides {
             let s = side.file.structure
             for f in s.frames[0..<s.committedFrameCount]
             where f.header.kind == .keyring && f.malformation == nil && f.checksumIntact == true {
                 let id = KeyringID(unchecked: f.trailer)
-                guard seen.insert(id).inserted, let body = f.plaintextBody else { continue }
+                guard slot[id]?.rightHeader != true, let body = f.plaintextBody else { continue }
+                let record = try? KeyringRecord(body: body, location: nil)
+                let rightHeader = record.map { f.header.keyID == KeyID(commitment: $0.publicPart.keyCommit) } ?? false
+                if slot[id] != nil && !rightHeader { continue }
                 let frame: [UInt8]
                 do { frame = try side.bytes(of: f.location.index) } catch { throw error.asSyncError }
-                let parents = (try? KeyringRecord(body: body, location: nil))?.publicPart.parents ?? []
-                rings.append(Ring(id: id, frame: frame, parents: parents))
+                let ring = Ring(id: id, frame: frame, parents: record?.publicPart.parents ?? [])
+                if let known = slot[id] {
+                    rings[known.ring] = ring
+                    slot[id] = (known.ring, true)
+                } else {
+                    slot[id] = (rings.count, rightHeader)
+                    rings.append(ring)
+                }
             }
         }
         // Parents first (a keyring names its parents by id), otherwise as found.
@@ -101,10 +117,14 @@ struct KeyringUnion {
         }
         do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
         var trusted: [KeyringID: UInt32] = [:]
+        var trustedKeyIDs: [KeyringID: KeyID] = [:]
         var opened = Set<KeyringID>()
         var rejected: [KeyringID: String] = [:]
         for ring in unlocked.keyrings {
-            if ring.isTrusted { trusted[ring.id] = ring.epoch }
+            if ring.isTrusted {
+                trusted[ring.id] = ring.epoch
+                trustedKeyIDs[ring.id] = KeyID(commitment: ring.record.publicPart.keyCommit)
+            }
             if ring.content != nil { opened.insert(ring.id) }
             if !ring.isTrusted, let problem = ring.problem { rejected[ring.id] = problem.description }
         }
@@ -116,6 +136,7 @@ struct KeyringUnion {
         for ring in unlocked.keyrings where unlocked.memberMade(ring, vaultID: vaultID) { memberMade[ring.id] = ring.epoch }
         self.memberMade = memberMade
         trustedEpochs = trusted
+        self.trustedKeyIDs = trustedKeyIDs
         self.opened = opened
         self.rejected = rejected
         temporariesLeft = left
@@ -127,7 +148,12 @@ struct KeyringUnion {
         let s = side.file.structure
         var out: [Int: UInt32] = [:]
         for f in s.frames[0..<s.committedFrameCount] where f.header.kind == .keyring && f.malformation == nil && f.checksumIntact == true {
-            if let epoch = trustedEpochs[KeyringID(unchecked: f.trailer)] { out[f.location.index] = epoch }
+            // A copy under another key id is damaged and counts for nothing
+            // (`Spec/format.md §8.1`, thirteenth review R13-1).
+            if let epoch = trustedEpochs[KeyringID(unchecked: f.trailer)], f.header.keyID == trustedKeyIDs[KeyringID(unchecked: f.trailer)]
+            {
+                out[f.location.index] = epoch
+            }
         }
         return out
     }

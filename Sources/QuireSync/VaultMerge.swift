@@ -980,7 +980,13 @@ final class Side {
                 if f.header.kind == .keyring && !f.header.isSealed && f.checksumIntact == true {
                     let id = KeyringID(unchecked: f.trailer)
                     switch union.verdict(id) {
-                    case .trusted: break
+                    case .trusted:
+                        // A copy under another key id is damaged and left
+                        // out (Spec/format.md §8.1, thirteenth review R13-1).
+                        if f.header.keyID != union.trustedKeyIDs[id] {
+                            leftOut.append(.untrustedKeyring(f.location, reason: "a copy under another key id (damaged)"))
+                            continue
+                        }
                     case .unopened:
                         if union.memberMade[id] == nil {
                             leftOut.append(

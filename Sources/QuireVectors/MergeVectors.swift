@@ -667,6 +667,29 @@ public enum MergeVectors {
             try streamIDReused(attackerIsTheVault: false),
             try streamIDReused(attackerIsTheVault: true, demote: true),
             try build(
+                "attack-keyring-header-shadow-merge",
+                comment:
+                    "thirteenth review R13-1 through merge: the laptop removes the phone, and the copy is that file, where the laptop then writes entry 2; on the vault a writer holding no key (the removed phone) inserts, just before the removal's group, a copy of the removal's keyring frame under another key id (check recomputed) and a junk commit. Before, the union of both files took the shadow as the removal's first intact copy, which fails rule 1: the removal was rejected, left out of the result, and the merge wrote a clean file holding epoch 1 only, the phone a member again. Now the copy used is the first intact one whose header's key id is its keyCommit[0..<6] (format.md §8.1, merge.md §3.2): the removal is trusted and kept, and the shadow, a damaged copy, is left out",
+                a: { k in
+                    try k.open(k.a, "laptop").removeDevice(named: "Phone", now: c + 150)
+                    try FileManager.default.removeItem(atPath: k.b)
+                    try FileManager.default.copyItem(atPath: k.a, toPath: k.b)
+                    let s = try VaultFile(path: k.a).structure
+                    let group = s.groups[s.groups.count - 1]
+                    let ring = group.members.first { s.frames.header(at: $0).kind == .keyring }!
+                    var raw = Array(try Data(contentsOf: URL(fileURLWithPath: k.a)))
+                    let at = Int(s.frames.location(at: group.members.lowerBound).offset)
+                    var copy = Array(raw[Int(s.frames.location(at: ring).offset)..<Int(s.frames.end(at: ring))])
+                    for i in 2..<8 { copy[i] ^= 0xff }
+                    copy.replaceSubrange(12..<16, with: BLAKE2b.hash(Array(copy[0..<12]), byteCount: 16)[0..<4])
+                    let junk =
+                        CommitChain.commitHeader(keyID: KeyID(rawValue: 0x9999_9999_9999)).encoded()
+                        + SeededRandom(label: "header shadow junk commit").bytes(CommitChain.bodyByteCount)
+                    raw.insert(contentsOf: copy + junk, at: at)
+                    try Data(raw).write(to: URL(fileURLWithPath: k.a))
+                },
+                b: { k in k.ids.append(try k.write(try k.open(k.b, "laptop"), text: "laptop, on the copy", clock: c + 120)) }),
+            try build(
                 "removed-device-deletion-stays",
                 comment:
                     "eleventh review R11-2: the phone deletes entry 1, which the laptop wrote; later the laptop removes the phone (a lost phone), and on the copy the laptop writes entry 2. The phone's tombstone is attested by a removed member, but its commit is a link ancestor of the removal's commit, which a current member attested: it ranks with a current member's standing (format.md §9.4 step 5), still retires the laptop's revision, and merge attests it again where it moves (merge.md §3.3). Entry 1 stays deleted with one head. Before, the tombstone retired nothing once the phone was removed and the laptop's attested revision won by standing: the deleted entry came back",

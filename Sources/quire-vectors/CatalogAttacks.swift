@@ -13,8 +13,64 @@ extension Catalog {
     static let seedA = [UInt8](repeating: 0xa4, count: 32), seedB = [UInt8](repeating: 0xb4, count: 32)
     static let seedC = [UInt8](repeating: 0xc4, count: 32), seedD = [UInt8](repeating: 0xd4, count: 32)
 
+    /// Thirteenth review R13-1: the bytes of keyring frame `index` under
+    /// another key id (the header check recomputed; the id, the body hash,
+    /// does not cover the header), then a junk commit under a key id nobody
+    /// holds: a group a writer holding no key can insert anywhere.
+    static func headerShadow(_ b: VectorBuilder, keyring index: Int) throws -> (group: [UInt8], commitAt: Int) {
+        let raw = try b.bytes()
+        var copy = Array(raw[Int(b.offset(index))..<Int(b.vault.structure.frames.end(at: index))])
+        for i in 2..<8 { copy[i] ^= 0xff }
+        Edit.fixCheck(&copy, frameAt: 0)
+        let junk = CommitChain.commitHeader(keyID: KeyID(rawValue: 0x9999_9999_9999)).encoded() + b.random.bytes(CommitChain.bodyByteCount)
+        return (copy + junk, copy.count)
+    }
+
     static var attacks: [Make] {
         [
+            {
+                let b = try VectorBuilder("attack-keyring-header-shadow-root")
+                try b.commit([.entry(b.entry("the journal"))])
+                let root = (0..<b.vault.structure.frames.count).first { b.frame($0).header.kind == .keyring }!
+                let (shadow, commitAt) = try headerShadow(b, keyring: root)
+                let at = Int(b.offset(root))
+                let raw = try b.bytes()
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (thirteenth review R13-1): a writer holding no key copies the root keyring's frame with its header's key id changed (check recomputed) and inserts it, with a junk commit, right after the file header. The keyring id is the body hash and does not cover the header, so the copy is intact and was the root's first intact copy, which rule 1 rejects: every credential was refused [malformed_keyring]. Now the copy used is the first intact one whose header's key id is its keyCommit[0..<6] (format.md §8.1): the shadow is a damaged copy and the vault opens",
+                    body: Array(raw[..<at]) + shadow + Array(raw[at...]),
+                    issues: [("keyring_copy_damaged", UInt64(at)), ("commit_unverifiable", UInt64(at + commitAt))])
+            },
+            {
+                let b = try VectorBuilder("attack-keyring-header-shadow-removal", deviceSeed: phoneSeed)
+                try b.commit([.entry(b.entry("before the removal"))])
+                let before = try b.bytes()
+                // The phone's commit, chained from the head before its
+                // removal, under the epoch-1 key it still holds, attested by
+                // itself: written after the removal by the removed phone.
+                let phone = try VectorBuilder.device(phoneSeed)
+                try b.commit([.entry(b.entry("the removed phone's"))], expectReleased: false, attest: .sign(phone))
+                let phoneGroup = Array(try b.bytes()[before.count...])
+                try b.replaceFile(with: before)
+                let kept = [recoveryMember(b)]
+                let (k2, removal) = try child(b, members: kept, removed: [b.members[1]], reason: "remove")
+                let ri = try b.addKeyring(k2, removal, members: kept)
+                try b.commit([.entry(b.entry("after the removal"))])
+                let (shadow, commitAt) = try headerShadow(b, keyring: ri)
+                let at = Int(b.offset(ri))
+                let raw = try b.bytes()
+                let phoneAt = raw.count + shadow.count
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (thirteenth review R13-1): the recovery key removes the phone; the removed phone, which can write the file, copies the removal's keyring frame under another key id (check recomputed) into a junk group just before the removal's group, then appends a commit under the epoch-1 key it still holds, chained from the head before the removal and attested by itself. Before, the shadow was the removal's first intact copy and failed rule 1: the removal and its epoch were untrusted, and the phone's record was released as attested by a current member to every reader without device memory (this one opens with the recovery key). Now the shadow is a damaged copy (format.md §8.1): the removal stands and the phone's commit is stale, its record not released",
+                    body: Array(raw[..<at]) + shadow + Array(raw[at...]) + phoneGroup,
+                    issues: [
+                        ("keyring_copy_damaged", UInt64(at)), ("commit_unverifiable", UInt64(at + commitAt)),
+                        ("stale_epoch", UInt64(phoneAt)), ("commit_orphaned", UInt64(raw.count + shadow.count + phoneGroup.count - 216)),
+                    ])
+            },
             {
                 let b = try VectorBuilder("attack-reseal-keyring-copies")
                 try b.commit([.entry(b.entry("before"))])

@@ -45,6 +45,27 @@ extension Catalog {
                     issues: [("size_limit_exceeded", b.offset(idx[0]!))])
             },
             {
+                // Thirteenth review R13-3: a window over 16 MiB alone, which
+                // a one-shot decoder does not check (format.md §6.1 step 3).
+                let b = try VectorBuilder("damaged-zstd-window-over-limit")
+                // Frame header: magic; descriptor 0xc0 (an 8-byte content
+                // size, not single-segment); window descriptor 0x78 (a
+                // 2^25-byte window, 32 MiB); the content size, 100; then one
+                // last raw block of 100 bytes.
+                var z: [UInt8] = [0x28, 0xb5, 0x2f, 0xfd, 0xc0, 0x78]
+                z += (0..<8).map { UInt8(truncatingIfNeeded: UInt64(100) >> (8 * UInt64($0))) }
+                z += [0x21, 0x03, 0x00] + [UInt8](repeating: 0x41, count: 100)
+                Padding.pad(&z)
+                let frame = try Edit.sealedFrame(
+                    kind: .entryRevision, flags: 0x03, key: b.keys.writeKey!, vaultID: b.vaultID, plaintext: z, random: b.random)
+                let idx = try b.commit([.raw(frame, release: nil), .entry(b.entry("after"))])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "a zstd frame that declares 100 bytes with a 32 MiB window (thirteenth review R13-3): a one-shot decoder (ZSTD_decompressDCtx) decodes it whatever its window, so readers differed; a reader MUST reject a window over 16 MiB from the frame header (format.md §6.1 step 3): decompression_failed",
+                    issues: [("decompression_failed", b.offset(idx[0]!))])
+            },
+            {
                 let b = try VectorBuilder("damaged-zstd-real-size-exceeds-declared")
                 let payload = b.entry(String(repeating: english, count: 10)).encoded()
                 var z = Compression.compress(payload)

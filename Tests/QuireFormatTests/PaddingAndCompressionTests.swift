@@ -203,6 +203,20 @@ import Testing
         #expect(Self.decompress(packed, limit: 1000) == .success(Self.text(1000)))
     }
 
+    /// Thirteenth review R13-3: a frame that declares 100 bytes with a
+    /// 32 MiB window is refused from its header (`Spec/format.md §6.1` step
+    /// 3); the one-shot decoder would have decoded it.
+    @Test func windowOverTheLimitIsRejectedFromTheHeader() {
+        // Not single-segment, an 8-byte content size of 100; window
+        // descriptor 0x78 (2^25 bytes); one last raw block of 100 bytes.
+        var frame: [UInt8] = [0x28, 0xb5, 0x2f, 0xfd, 0xc0, 0x78]
+        frame += [100, 0, 0, 0, 0, 0, 0, 0]
+        frame += [0x21, 0x03, 0x00] + [UInt8](repeating: 0x41, count: 100)
+        #expect(
+            Self.decompress(frame)
+                == .failure(.invalid("the zstd frame's window of 33554432 bytes is over \(Limits.maxRecordByteCount)")))
+    }
+
     @Test func hugeDeclaredSizeIsRejectedBeforeDecompressing() {
         // Single-segment frame with an 8-byte content size of 2^40 and a raw
         // 5-byte block: the size check must come first.

@@ -56,6 +56,65 @@ import QuireSystem
         }
     }
 
+    /// Thirteenth review R13-1: the keyring id (the body hash) does not
+    /// cover the frame header, so a writer holding no key can copy every
+    /// keyring's frame under another key id (check recomputed) into a junk
+    /// group before its first copy. That copy was each keyring's first
+    /// intact one and failed rule 1: the root was rejected (every
+    /// credential refused) and so was the removal. The copy used is now the
+    /// first intact one under its own key id (`Spec/format.md §8.1`), and
+    /// a merge of the shadowed file with an intact copy keeps the removal
+    /// (`Spec/merge.md §3.2`).
+    @Test func attackKeyringHeaderShadowHidesNeitherTheRootNorARemoval() throws {
+        let dir = TemporaryDirectory()
+        let (path, laptop, _, recovery) = try Self.twoDevices(dir, "header shadow")
+        let store = InMemoryDeviceKeyStore(identity: laptop)
+        try Vault.open(at: path, store: store, random: SeededRandom(label: "shadow laptop"), options: fast)
+            .removeDevice(named: "Phone", now: Self.t0 + Self.day)
+        let intact = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let s = try VaultFile(path: path).structure
+        var firsts: [Int] = []
+        var seen = Set<[UInt8]>()
+        for i in 0..<s.frames.count where s.frames.header(at: i).kind == .keyring && seen.insert(s.frames[i].trailer).inserted {
+            firsts.append(i)
+        }
+        #expect(firsts.count == 3)  // the root, the phone's enrolment, the removal
+        var raw = intact
+        for i in firsts.reversed() {
+            let group = s.groups[s.groupIndex(ofFrame: i)!]
+            var copy = Array(intact[Int(s.frames.location(at: i).offset)..<Int(s.frames.end(at: i))])
+            for j in 2..<8 { copy[j] ^= 0xff }
+            copy.replaceSubrange(12..<16, with: BLAKE2b.hash(Array(copy[0..<12]), byteCount: 16)[0..<4])
+            let junk =
+                CommitChain.commitHeader(keyID: KeyID(rawValue: 0x9999_9999_9999)).encoded()
+                + [UInt8](repeating: 7, count: CommitChain.bodyByteCount)
+            raw.insert(contentsOf: copy + junk, at: Int(s.frames.location(at: group.members.lowerBound).offset))
+        }
+        let shadowed = dir.file("shadowed.quire")
+        try Data(raw).write(to: URL(fileURLWithPath: shadowed))
+
+        // A reader without device memory: every keyring stands, each shadow
+        // is a damaged copy.
+        let unlocked = try KeyringEvaluator.unlock(try VaultFile(path: shadowed), with: .recoveryKey(recovery))
+        #expect(unlocked.keyrings.filter(\.isTrusted).map(\.epoch) == [1, 1, 2])
+        #expect(unlocked.issues.map(\.code) == ["keyring_copy_damaged", "keyring_copy_damaged", "keyring_copy_damaged"])
+        #expect(try KeyTestSupport.texts(shadowed, .recoveryKey(recovery)) == [])
+
+        // Merged by the laptop with the intact copy, either way round, the
+        // removal is kept.
+        for (vault, copy) in [(shadowed, path), (path, shadowed)] {
+            let v = dir.file("v.quire"), c = dir.file("c.quire")
+            try? FileManager.default.removeItem(atPath: v)
+            try? FileManager.default.removeItem(atPath: c)
+            try FileManager.default.copyItem(atPath: vault, toPath: v)
+            try FileManager.default.copyItem(atPath: copy, toPath: c)
+            _ = try VaultMerge.merge(vaultAt: v, copyAt: c, credential: .device(laptop.keyPair), options: fast)
+            let merged = try KeyringEvaluator.unlock(try VaultFile(path: v), with: .device(laptop.keyPair))
+            #expect(merged.keyrings.filter(\.isTrusted).map(\.epoch).max() == 2)
+            #expect(merged.keyrings.contains { $0.isTrusted && $0.content?.removed.isEmpty == false })
+        }
+    }
+
     /// A newer keyring the laptop cannot open (no slot for it) makes it
     /// "removed" only when its link to a trusted parent carries the
     /// signature of a member of that parent (`Spec/format.md §8.6`). Format 1

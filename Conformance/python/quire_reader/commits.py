@@ -295,12 +295,13 @@ def _looks_damaged(c: Commit, keys, vault_id: bytes) -> bool:
     return False
 
 
-def _own_keyring_epoch(c, trusted_ids) -> int:
+def _own_keyring_epoch(c, trusted_keys) -> int:
     """§9.3: the highest epoch of a trusted keyring with an intact copy in
-    c's group (0 when none)."""
+    c's group (0 when none); a copy under another key id is damaged (§8.1)."""
     return max([0] + [
-        trusted_ids[f.body[-BODY_HASH:]] for f in c.covered
-        if f.kind == KIND_KEYRING and f.body[-BODY_HASH:] in trusted_ids
+        trusted_keys[f.body[-BODY_HASH:]][0] for f in c.covered
+        if f.kind == KIND_KEYRING and f.body[-BODY_HASH:] in trusted_keys
+        and f.key_id == trusted_keys[f.body[-BODY_HASH:]][1][:6]
         and is_well_formed(f) and f.body_hash_ok()])
 
 
@@ -310,6 +311,7 @@ def _own_key_epoch(c, trusted_keys):
     found = [trusted_keys[f.body[-BODY_HASH:]][0] for f in c.covered
              if f.kind == KIND_KEYRING and f.body[-BODY_HASH:] in trusted_keys
              and trusted_keys[f.body[-BODY_HASH:]][1] == c.key.commit
+             and f.key_id == c.key.commit[:6]
              and is_well_formed(f) and f.body_hash_ok()]
     return max(found) if found else None
 
@@ -318,7 +320,6 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
     """§9.3: heads, links, then in link order the chain, floor, stale and
     attestation; last, tampered mismatches. Returns the chain."""
     check_heads(commits, keys, vault_id)
-    trusted_ids = {kr.id: kr.epoch for kr in keys.trusted}
     trusted_keys = {kr.id: (kr.epoch, kr.key_commit) for kr in keys.trusted}
     chain: list = []                     # the commits on the chain, in order
     floor = 0
@@ -374,7 +375,7 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
         # 2, its own group: a commit holding a trusted keyring is made under
         # a key of at least that keyring's epoch (seventh review R7-3); no
         # attestation exempts one under an older key.
-        if c.key_epoch < _own_keyring_epoch(c, trusted_ids):
+        if c.key_epoch < _own_keyring_epoch(c, trusted_keys):
             c.status, c.stale = "stale", True
             continue
         if c.key_epoch < c.line_floor:                               # 2
@@ -430,7 +431,7 @@ def verify_commits(commits: list, keys, vault_id: bytes, issues: list) -> list:
         if not c.fork and not c.over_deletion:
             _attestation(c, group_digest(c.covered), keys, vault_id, None)
         if c.attested:
-            c.raised = max(c.key_epoch, _own_keyring_epoch(c, trusted_ids))
+            c.raised = max(c.key_epoch, _own_keyring_epoch(c, trusted_keys))
             c.line_after = max(c.line_floor, c.raised)
             c.linked_after = max(c.linked_floor, c.raised)
     # floor_k: over the commits before k in the file that are verified and

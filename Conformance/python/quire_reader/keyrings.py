@@ -317,18 +317,39 @@ def _intact(f: Frame) -> bool:
     return is_well_formed(f) and f.body_hash_ok()
 
 
+def _own_key_id(f: Frame) -> bool:
+    """§8.1: the frame header's key id is its public part's keyCommit[0..<6]."""
+    try:
+        pub = cbor.decode(cbor.decode(f.body[:-BODY_HASH]).get("public"))
+        kc = pub.get("keyCommit")
+        return isinstance(kc, bytes) and len(kc) == 32 and f.key_id == kc[:6]
+    except Exception:
+        return False
+
+
 def collect(frames: list, issues: list) -> list:
-    """§8.1: one Keyring per keyring id, its first intact copy; a frame that
+    """§8.1: one Keyring per keyring id: its first intact copy whose frame
+    header's key id is its keyCommit[0..<6], else its first intact copy; an
+    intact frame with another key id, next to such a copy, is a damaged copy
+    (thirteenth review R13-1: the id does not cover the header); a frame that
     is not intact and whose trailer, or the H256 of whose body without its
     last 32 bytes, is the id of an intact keyring is a damaged copy
     (keyring_copy_damaged, and nothing else); any other frame that is not
     intact is a keyring of its own that fails rule 1."""
     intact_ids = {f.body[-BODY_HASH:] for f, _ in frames if _intact(f)}
+    own = {}
+    for f, _ in frames:
+        if _intact(f) and _own_key_id(f):
+            own.setdefault(f.body[-BODY_HASH:], f)
     keyrings, seen = [], set()
     for f, commit_index in frames:
         if _intact(f):
-            if f.body[-BODY_HASH:] not in seen:
-                seen.add(f.body[-BODY_HASH:])
+            i = f.body[-BODY_HASH:]
+            if i in own and own[i] is not f and not _own_key_id(f):
+                issues.append(Issue("keyring_copy_damaged", f.offset))
+                continue
+            if i not in seen:
+                seen.add(i)
                 keyrings.append(Keyring(f, len(keyrings), commit_index))
         elif f.body[-BODY_HASH:] in intact_ids or h256(f.body[:-BODY_HASH]) in intact_ids:
             issues.append(Issue("keyring_copy_damaged", f.offset))

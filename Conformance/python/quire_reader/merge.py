@@ -160,7 +160,9 @@ def _classify(side: Side, keys: _FileKeys, union, vault_id: bytes, skip_groups: 
                 reason = "authentication_failed"
             elif f.kind == KIND_KEYRING:
                 kr = by_id.get(f.body[-BODY_HASH:])
-                if kr is not None and kr.trusted:
+                if kr is not None and kr.trusted and f.key_id != kr.key_commit[:6]:
+                    reason = "keyring_unauthenticated"    # a damaged copy: format.md 8.1, R13-1
+                elif kr is not None and kr.trusted:
                     pass                                  # whatever its commit
                 elif kr is None or kr.pub is None or kr.opened or kr.fail_public:
                     reason = "keyring_unauthenticated"    # a decoy, a forgery

@@ -109,9 +109,10 @@ def decompress(payload: bytes) -> bytes:
     """format.md §6.1, in its order: one zstd frame (not skippable: its magic
     differs) that declares its size, names no dictionary and has nothing
     after it [decompression_failed]; the declared size within 16 MiB
-    [size_limit_exceeded]; then decoding into exactly the declared size
-    [decompressed_size_mismatch], any other decoder failure, a window over
-    16 MiB included, being decompression_failed."""
+    [size_limit_exceeded]; a window over 16 MiB, from the frame header
+    [decompression_failed] (step 3, thirteenth review R13-3); then decoding
+    into exactly the declared size [decompressed_size_mismatch], any other
+    decoder failure being decompression_failed."""
     declared, flen, first_block, fhd, did, window = zstd_frame_info(payload)
     if declared is None:
         raise PayloadError("decompression_failed", "frame does not declare its size")
