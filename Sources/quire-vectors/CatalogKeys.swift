@@ -1004,17 +1004,12 @@ extension Catalog {
                 let body = try KeyringForge.body(
                     publicBytes: pub.encoded(), content: content.encoded(), key: rootKey, vaultID: b.vaultID, signer: b.signer,
                     random: b.random)
-                let frame = Edit.plaintextFrame(kind: .keyring, keyID: rootKey.id, body: body)
-                let commit = try Edit.commitFrame(
-                    over: [frame, frame], previous: CommitChain.genesisHead, key: rootKey, vaultID: b.vaultID,
-                    attestation: CommitChain.attestation(
-                        keyCommitment: rootKey.commitment, previousHead: CommitChain.genesisHead, digest: Edit.digest(of: [frame, frame]),
-                        vaultID: b.vaultID, signer: b.signer))
+                let file = try b.singleRootFile(key: rootKey, body: body)
                 return try b.vector(
                     "error",
                     comment:
                         "the only keyring's recovery slot opens to a key whose commitment is not its keyCommit: the keyring the credential reached is malformed",
-                    body: FileHeader(vaultID: b.vaultID).encoded() + frame + frame + commit, error: "malformed_keyring")
+                    body: file, error: "malformed_keyring")
             },
             {
                 // Pins format.md §8.5 step 2: the reader stops at a keyring's
@@ -1062,17 +1057,12 @@ extension Catalog {
                     content: KeyringContent(
                         members: b.members, removed: [b.members[1]], blobKey: b.blobKey, created: b.now, reason: "create"),
                     signer: b.signer, random: b.random)
-                let frame = Edit.plaintextFrame(kind: .keyring, keyID: key.id, body: body)
-                let commit = try Edit.commitFrame(
-                    over: [frame, frame], previous: CommitChain.genesisHead, key: key, vaultID: b.vaultID,
-                    attestation: CommitChain.attestation(
-                        keyCommitment: key.commitment, previousHead: CommitChain.genesisHead, digest: Edit.digest(of: [frame, frame]),
-                        vaultID: b.vaultID, signer: b.signer))
+                let file = try b.singleRootFile(key: key, body: body)
                 return try b.vector(
                     "error",
                     comment:
                         "the only keyring, the root, lists a device both as a member and as removed: the one keyring the credential reached is rejected for it",
-                    body: FileHeader(vaultID: b.vaultID).encoded() + frame + frame + commit, error: "removed_device_slot")
+                    body: file, error: "removed_device_slot")
             },
             {
                 // Tenth review R10-8: the root keyring of the layout before the
@@ -1085,17 +1075,12 @@ extension Catalog {
                     unknownPublicFields: CBORMap(text: [("vaultSalt", .bytes(b.vaultSalt))]),
                     content: KeyringContent(members: b.members, blobKey: b.blobKey, created: b.now, reason: "create"),
                     signer: b.signer, random: b.random)
-                let frame = Edit.plaintextFrame(kind: .keyring, keyID: key.id, body: body)
-                let commit = try Edit.commitFrame(
-                    over: [frame, frame], previous: CommitChain.genesisHead, key: key, vaultID: b.vaultID,
-                    attestation: CommitChain.attestation(
-                        keyCommitment: key.commitment, previousHead: CommitChain.genesisHead, digest: Edit.digest(of: [frame, frame]),
-                        vaultID: b.vaultID, signer: b.signer))
+                let file = try b.singleRootFile(key: key, body: body)
                 return try b.vector(
                     "error",
                     comment:
                         "attack (tenth review R10-8): the only root keyring carries its vault salt in the public part, as the layout before the fix did, so anyone who holds a device code or the recovery member's public key can test whether that key created the vault. The salt now lives only in the sealed content C (format.md §8.4 rule 4): a public vaultSalt is an unknown field, kept and ignored, and a root whose C has none is not trusted, so a writer that still publishes the salt makes a vault no reader opens",
-                    body: FileHeader(vaultID: b.vaultID).encoded() + frame + frame + commit, error: "keyring_unauthenticated")
+                    body: file, error: "keyring_unauthenticated")
             },
             {
                 // The root keyring lists in removed a key that is not its member.
@@ -1108,17 +1093,12 @@ extension Catalog {
                     vaultSalt: b.vaultSalt,
                     content: KeyringContent(members: b.members, removed: removed, blobKey: b.blobKey, created: b.now, reason: "create"),
                     signer: b.signer, random: b.random)
-                let frame = Edit.plaintextFrame(kind: .keyring, keyID: key.id, body: body)
-                let commit = try Edit.commitFrame(
-                    over: [frame, frame], previous: CommitChain.genesisHead, key: key, vaultID: b.vaultID,
-                    attestation: CommitChain.attestation(
-                        keyCommitment: key.commitment, previousHead: CommitChain.genesisHead, digest: Edit.digest(of: [frame, frame]),
-                        vaultID: b.vaultID, signer: b.signer))
+                let file = try b.singleRootFile(key: key, body: body)
                 return try b.vector(
                     "error",
                     comment:
                         "the only keyring, the root, lists in removed a key that is not one of its members: a root removes nobody (rule 4; a removed key must be a member of a parent, and a root has none)",
-                    body: FileHeader(vaultID: b.vaultID).encoded() + frame + frame + commit, error: "keyring_unauthenticated")
+                    body: file, error: "keyring_unauthenticated")
             },
             simple(
                 "wrong-recovery-key", "wrong_recovery_key", "a valid recovery code, for another vault", { _, _ in },

@@ -143,6 +143,19 @@ final class VectorBuilder {
         return slots
     }
 
+    /// A whole file holding one root keyring: the file header, the
+    /// keyring `body` twice (format.md §8.1) under `key`, and the genesis
+    /// commit over both copies, attested by this builder's signer.
+    func singleRootFile(key: EpochKey, body: [UInt8]) throws -> [UInt8] {
+        let frame = Edit.plaintextFrame(kind: .keyring, keyID: key.id, body: body)
+        let commit = try Edit.commitFrame(
+            over: [frame, frame], previous: CommitChain.genesisHead, key: key, vaultID: vaultID,
+            attestation: CommitChain.attestation(
+                keyCommitment: key.commitment, previousHead: CommitChain.genesisHead, digest: Edit.digest(of: [frame, frame]),
+                vaultID: vaultID, signer: signer))
+        return FileHeader(vaultID: vaultID).encoded() + frame + frame + commit
+    }
+
     /// A fresh epoch key for `epoch` (with the vault's blob key unless given).
     func freshKey(_ epoch: UInt32, blobKey override: SymmetricKey? = nil) throws -> EpochKey {
         EpochKey(epoch: epoch, key: try SymmetricKey(bytes: random.bytes(32)), blobKey: override ?? blobKey)
