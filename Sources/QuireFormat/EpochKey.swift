@@ -12,6 +12,8 @@ import Synchronization
     public static let context = "quire v2"
     /// The label whose keyed hash is the key commitment.
     public static let commitmentLabel = Array("quire-key-commitment-v2".utf8)
+    /// The label of a slot's `member` tag (`Spec/format.md §5.1`).
+    public static let slotMemberLabel = Array("quire-slot-member-v2".utf8)
 
     /// The subkeys of an epoch key and their KDF ids.
     public enum Subkey: Int, Sendable, CaseIterable {
@@ -59,6 +61,15 @@ import Synchronization
     /// The key commitment of `key`, without wrapping it.
     public static func commitment(of key: SymmetricKey) -> [UInt8] {
         BLAKE2b.mac(commitmentLabel, key: key, byteCount: 32)
+    }
+
+    /// The `member` tag a slot of a kind this version does not define carries
+    /// for the member whose 32-byte `memberKey` it wraps to:
+    /// `BLAKE2b-256(key = K, "quire-slot-member-v2" ‖ vault id ‖ memberKey)`
+    /// (`Spec/format.md §5.1`, `Spec/records.md §6.2`). Keyed by the epoch
+    /// key, so the public part shows no member's key (thirteenth review R13-2).
+    public func slotMemberTag(vaultID: VaultID, memberKey: [UInt8]) -> [UInt8] {
+        BLAKE2b.mac(Self.slotMemberLabel + vaultID.bytes + memberKey, key: key, byteCount: 32)
     }
 
     /// The subkey `which`, derived on first use.

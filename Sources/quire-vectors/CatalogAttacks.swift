@@ -851,13 +851,16 @@ extension Catalog {
                 let kind = "hybrid-x25519-ml-kem"
                 let tablet = KeyringMember(
                     role: "device", publicKey: b.random.bytes(32), keyType: "hybrid-ed25519-ml-dsa", name: "Tablet", added: b.now)
+                let k2 = try b.freshKey(2)
+                // Thirteenth review R13-2: `member` is the member's tag under
+                // the epoch key, not its key.
+                let tag = k2.slotMemberTag(vaultID: b.vaultID, memberKey: tablet.publicKey)
                 let future = StoredSlot(
                     slot: .unknown(
                         kind: kind,
                         fields: CBORMap(text: [
-                            ("box", .bytes(b.random.bytes(1200))), ("kind", .text(kind)), ("member", .bytes(tablet.publicKey)),
+                            ("box", .bytes(b.random.bytes(1200))), ("kind", .text(kind)), ("member", .bytes(tag)),
                         ])))
-                let k2 = try b.freshKey(2)
                 let body = try b.keyring(
                     k2, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: k2) + [future], members: b.members + [tablet],
                     signer: phone, escrowFree: true, requiredSlotKinds: [kind])
@@ -866,8 +869,29 @@ extension Catalog {
                 return try b.vector(
                     "success",
                     comment:
-                        "tenth review R10-4: an escrow-free keyring lists a hybrid post-quantum slot kind in required and holds one slot of it whose member field names a member of role device and key type hybrid-ed25519-ml-dsa (a tablet of a later version). Readers that do not know the kind check from the public part that it is required and names a member, and once opened that the member is a device or recovery member (one slot per member and kind); the device slots number the members of role device and key type ed25519 only (the phone), so the tablet needs none. Before, any unknown kind made an escrow-free keyring escrow_forbidden, and the device slots were counted by role"
+                        "tenth review R10-4: an escrow-free keyring lists a hybrid post-quantum slot kind in required and holds one slot of it whose member field names a member of role device and key type hybrid-ed25519-ml-dsa (a tablet of a later version) by its tag under the epoch key, MAC256(K, quire-slot-member-v2 || vault id || key) (thirteenth review R13-2: not the key itself, which the public part would show). Readers that do not know the kind check from the public part that it is required and carries a 32-byte member, and once opened that it is the tag of a device or recovery member (one slot per member and kind); the device slots number the members of role device and key type ed25519 only (the phone), so the tablet needs none. Before, any unknown kind made an escrow-free keyring escrow_forbidden, and the device slots were counted by role"
                 )
+            },
+            {
+                // Thirteenth review R13-2: the layout before, `member` the
+                // member's raw key in the public part.
+                let b = try VectorBuilder("attack-escrow-free-slot-member-is-a-public-key", escrowFree: true, deviceSeed: phoneSeed)
+                try b.commit([.entry(b.entry("escrow-free"))])
+                let phone = try VectorBuilder.device(phoneSeed)
+                let kind = "hybrid-x25519-ml-kem"
+                let future = StoredSlot(
+                    slot: .unknown(
+                        kind: kind,
+                        fields: CBORMap(text: [
+                            ("box", .bytes(b.random.bytes(1200))), ("kind", .text(kind)), ("member", .bytes(phone.publicKey)),
+                        ])))
+                let (k2, body) = try child(b, extraSlots: [future], escrowFree: true, signer: phone, required: [kind])
+                let i = try b.addKeyring(k2, body, trust: false)
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (thirteenth review R13-2): an escrow-free keyring holds a slot of a required kind readers do not know whose member is the raw public key of the phone, a device member, as the layout before the fix wrote it. The public part is public, and a device code carries the device's key, so anyone holding one could find the device's slot and learn that it belongs to the vault. member is now MAC256(K, quire-slot-member-v2 || vault id || key) under the keyring's epoch key (format.md §5.1, §8.4 rule 2); a raw key is the tag of no member: escrow_forbidden once opened (before: trusted)",
+                    issues: [("escrow_forbidden", b.offset(i))])
             },
             {
                 let b = try VectorBuilder("attack-escrow-free-unknown-slot-not-a-member", escrowFree: true, deviceSeed: phoneSeed)
@@ -885,7 +909,7 @@ extension Catalog {
                 return try b.vector(
                     "damaged",
                     comment:
-                        "attack (tenth review R10-4): a member of an escrow-free vault wraps the key in a slot of a required kind readers do not know, and names in member a key that is no member (a custodian's). The public check passes (required, 32-byte member); once opened, rule 2 finds no device or recovery member with that key: escrow_forbidden",
+                        "attack (tenth review R10-4): a member of an escrow-free vault wraps the key in a slot of a required kind readers do not know, and carries in member 32 bytes that are the tag of no member (a custodian's key). The public check passes (required, 32-byte member); once opened, rule 2 finds no device or recovery member with that tag: escrow_forbidden",
                     issues: [("escrow_forbidden", b.offset(i))])
             },
             {

@@ -535,6 +535,39 @@ import Testing
             == .malformedKeyring(unlocked.keyrings[1].location, reason: "a member's key is not a valid Ed25519 public key"))
     }
 
+    /// Thirteenth review R13-2: a slot of a kind this version does not know
+    /// named its member in `member` by the member's public key, in the
+    /// public part, so a device code (which carries the key) found the
+    /// device's slot without any key. `member` is now the member's tag under
+    /// the epoch key: the raw key is refused, the tag is trusted, and the
+    /// public part holds no member's key.
+    @Test func escrowFreeSlotMemberIsATagUnderTheEpochKeyNotTheKey() throws {
+        let kind = "hybrid-x25519-ml-kem"
+        func vault(_ label: String, member: (KeyringVault) -> [UInt8]) throws -> KeyringVault {
+            let v = KeyringVault(label: label)
+            let future = KeySlot.unknown(
+                kind: kind,
+                fields: CBORMap(text: [("box", .bytes(v.random.bytes(1200))), ("kind", .text(kind)), ("member", .bytes(member(v)))]))
+            let content = KeyringContent(members: [v.recoveryMember], blobKey: v.blobKey, created: 2_000, reason: "test")
+            let body = try KeyringBuilder.body(
+                epochKey: v.epoch1, vaultID: v.vaultID, parents: [], isEscrowFree: true, requiredSlotKinds: [kind],
+                slots: [v.recoverySlot(v.epoch1), future].map { StoredSlot(slot: $0) }, vaultSalt: v.salt, content: content,
+                signer: v.recoverySigner, random: v.random)
+            try v.create([(v.epoch1, body)])
+            return v
+        }
+        let raw = try vault("slot member raw key") { $0.recoverySigner.publicKey }
+        #expect(raw.unlockError(.recoveryKey(raw.recovery)) == .escrowForbidden(Self.genesisLocation))
+        let tagged = try vault("slot member tag") { $0.epoch1.slotMemberTag(vaultID: $0.vaultID, memberKey: $0.recoverySigner.publicKey) }
+        let unlocked = try tagged.unlock(.recoveryKey(tagged.recovery))
+        #expect(unlocked.keyrings.map(\.isTrusted) == [true])
+        let publicBytes = unlocked.keyrings[0].record.publicBytes
+        let key = tagged.recoverySigner.publicKey
+        #expect(!(0...(publicBytes.count - key.count)).contains { Array(publicBytes[$0..<($0 + key.count)]) == key })
+        #expect(unlocked.keyrings[0].record.publicPart.slots.compactMap(\.memberKey)
+            == [tagged.epoch1.slotMemberTag(vaultID: tagged.vaultID, memberKey: key)])
+    }
+
     @Test func slotThatOpensButDoesNotOpenTheSealedPart() throws {
         let v = KeyringVault(label: "mismatched slot")
         let other = EpochKey(epoch: 1, key: v.epoch2.key)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from . import cbor, schema
 from .crypto import (CTX_RK, SUBKEY_KEYRING, SUBKEY_LINK, aead_open, argon2id, blake2b,
                      ed25519_from_seed, ed25519_verify, ed_to_x, h256, is_valid_ed25519_public_key,
-                     kdf, key_commitment, sealed_box_open, seed_keypair, subkey)
+                     kdf, key_commitment, sealed_box_open, seed_keypair, slot_member_tag, subkey)
 from .errors import Issue, QuireError
 from .frames import BODY_HASH, Frame, is_well_formed
 from .payload import PayloadError, unpad
@@ -404,7 +404,7 @@ KNOWN_SLOT_KINDS = ("device", "recovery", "passphrase", "escrow")
 def _escrow_free_slot(slot, required) -> bool:
     """format.md §8.4 rule 2, public check: a slot an escrow-free keyring may
     hold. An unknown kind only when `required` lists it and the slot names a
-    member (`member`: bytes(32)); whose key it is is checked once opened."""
+    member (`member`: bytes(32)); whose tag it is is checked once opened."""
     kind = slot.get("kind")
     if kind in ("device", "recovery", "passphrase"):
         return True
@@ -625,9 +625,11 @@ class _Reach:
             ppk = [s.get("publicKey") for s in kr.slots if s.get("kind") == "passphrase"]
             # device slots by members of role device and key type ed25519 (a
             # member of another key type has slots of its own kind); each
-            # unknown kind's slot names a device or recovery member, at most
-            # one slot per (member, kind) (R10-4)
-            readers = {m.get("key") for m in members if _role(m) in ("device", "recovery")}
+            # unknown kind's slot names a device or recovery member by its tag
+            # under the epoch key, at most one slot per (member, kind) (R10-4,
+            # R13-2)
+            readers = {slot_member_tag(key, vid, m.get("key")) for m in members
+                       if _role(m) in ("device", "recovery")}
             tagged = [(s.get("member"), s.get("kind")) for s in kr.slots
                       if s.get("kind") not in KNOWN_SLOT_KINDS]
             if (kinds.count("device") != sum(1 for m in members if _role(m) == "device"
