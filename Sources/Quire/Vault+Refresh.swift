@@ -99,10 +99,10 @@ extension Vault {
     /// read while committing are. ``EntryCatalog``s made before stay
     /// correct: they read the file they were made from.
     ///
-    /// Each change is reported once per handle: a ``VaultObserver`` (or
-    /// ``events(coalescing:)``) on this handle and a direct call share the
-    /// changes between them. Use one observer per handle, or a second
-    /// handle for a second observer.
+    /// Each change is returned once per handle: a ``VaultObserver`` on this
+    /// handle and a direct call share the changes between them. Whoever
+    /// calls it, what a refresh reads is also delivered to every
+    /// ``events(coalescing:)`` stream of the handle.
     ///
     /// Thread-safe; it takes the handle's lock for as long as it reads.
     ///
@@ -132,7 +132,11 @@ extension Vault {
                 if index == nil, indexCache?.view != nil { try followWithCachedView() } else { absorb(range) }
             case .reopen: if try !adoptReplacement() { try reload() }
             }
-            return changeSet()
+            let changes = changeSet()
+            // Every `events()` stream of this handle hears what any refresh
+            // read, under the lock so that they see it in order.
+            if !changes.isEmpty { concurrency.broadcast(.changed(changes, origin: .otherWriter)) }
+            return changes
         }
     }
 

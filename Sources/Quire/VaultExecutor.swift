@@ -107,4 +107,71 @@ final class VaultConcurrency: Sendable {
         let all = listeners.withLock { Array($0.values) }
         for l in all { l(changes) }
     }
+
+    /// The streams of ``Vault/events(coalescing:)`` on this handle and the
+    /// one watch they share (`nil` while no stream lives).
+    private struct Subscribers {
+        var streams: [Int: AsyncStream<VaultEvent>.Continuation] = [:]
+        var watch: VaultObserver?
+    }
+    private let subscribers = Mutex(Subscribers())
+
+    /// A new stream of `vault`'s events. The first stream starts the shared
+    /// watch (with its `coalescing`); later ones join it and are told the
+    /// conflict copies waiting now. The last stream to end stops the watch.
+    func subscribe(_ vault: Vault, coalescing: Duration) -> AsyncStream<VaultEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: VaultEvent.self)
+        let token = nextListener.add(1, ordering: .relaxed).newValue
+        let joined = subscribers.withLock { s in
+            s.streams[token] = continuation
+            return s.watch != nil
+        }
+        continuation.onTermination = { [weak self] _ in self?.unsubscribe(token) }
+        if joined {
+            let copies = vault.waitingConflictCopies()
+            if !copies.isEmpty { continuation.yield(.conflictCopiesAppeared(copies)) }
+            return stream
+        }
+        // Made outside the lock: making a watch reads the vault, and a
+        // commit holding the vault's lock may be broadcasting now.
+        let made: VaultObserver
+        do throws(QuireError) {
+            made = try VaultObserver(vault: vault, coalescing: coalescing, shared: true) { [weak self] event in
+                self?.broadcast(event)
+            }
+        } catch {
+            unsubscribe(token)
+            continuation.yield(.refreshFailed(error))
+            continuation.finish()
+            return stream
+        }
+        let extra: VaultObserver? = subscribers.withLock { s in
+            // Every stream may have ended meanwhile, or another may have
+            // started a watch first: then this one is not kept.
+            guard s.watch == nil, !s.streams.isEmpty else { return made }
+            s.watch = made
+            return nil
+        }
+        extra?.cancel()
+        return stream
+    }
+
+    /// Ends the stream of `token`; the last one stops the shared watch.
+    private func unsubscribe(_ token: Int) {
+        let stopped: VaultObserver? = subscribers.withLock { s in
+            s.streams.removeValue(forKey: token)
+            guard s.streams.isEmpty else { return nil }
+            defer { s.watch = nil }
+            return s.watch
+        }
+        stopped?.cancel()
+    }
+
+    /// Gives `event` to every ``Vault/events(coalescing:)`` stream of this
+    /// handle (a refresh's changes are broadcast by the refresh itself,
+    /// whoever called it).
+    func broadcast(_ event: VaultEvent) {
+        let all = subscribers.withLock { Array($0.streams.values) }
+        for continuation in all { continuation.yield(event) }
+    }
 }

@@ -26,7 +26,8 @@ import QuireSystem
 /// ```
 ///
 /// Each change is delivered once per handle (``Vault/refresh()`` consumes
-/// it): one observer per handle. For Swift concurrency use
+/// it): one observer per handle; the handle's ``Vault/events(coalescing:)``
+/// streams get every change whoever reads it. For Swift concurrency use
 /// ``Vault/changes(coalescing:)`` or ``Vault/events(coalescing:)``. It is
 /// `@unchecked Sendable` because its mutable state (whether a refresh is
 /// scheduled, the copies reported) is touched only on its serial queue,
@@ -44,6 +45,11 @@ import QuireSystem
     /// Whether this handle's own commits and conflict copies are reported
     /// (the ``init(vault:coalescing:onEvent:)`` form).
     let reportsEverything: Bool
+    /// Whether this is the watch the handle's ``Vault/events(coalescing:)``
+    /// streams share: then ``Vault/refresh()`` broadcasts the changes it
+    /// reads (whoever called it), and this watch does not deliver them a
+    /// second time.
+    let shared: Bool
     /// Set once the watcher exists (on init).
     private var watcher: FileWatcher?
     /// The token of this observer's listener of local commits, if any.
@@ -97,8 +103,20 @@ import QuireSystem
         try self.init(vault: vault, coalescing: coalescing, everything: true, deliver: onEvent)
     }
 
-    init(vault: Vault, coalescing: Duration, everything: Bool, deliver: @escaping @Sendable (VaultEvent) -> Void) throws(QuireError) {
+    /// The watch shared by a handle's ``Vault/events(coalescing:)`` streams
+    /// (see ``shared``).
+    convenience init(vault: Vault, coalescing: Duration, shared: Bool, deliver: @escaping @Sendable (VaultEvent) -> Void)
+        throws(QuireError)
+    {
+        try self.init(vault: vault, coalescing: coalescing, everything: true, shared: shared, deliver: deliver)
+    }
+
+    init(
+        vault: Vault, coalescing: Duration, everything: Bool, shared: Bool = false,
+        deliver: @escaping @Sendable (VaultEvent) -> Void
+    ) throws(QuireError) {
         self.vault = vault
+        self.shared = shared
         queue = DispatchQueue(label: "quire.vault-observer")
         let (seconds, attoseconds) = coalescing.components
         self.coalescing = .nanoseconds(Int(max(0, seconds) * 1_000_000_000 + attoseconds / 1_000_000_000))
@@ -115,7 +133,13 @@ import QuireSystem
             // reported by its writer (here), never by a refresh.
             listener = vault.concurrency.addListener { [weak self] changes in
                 guard let self else { return }
-                self.queue.async { self.send(.changed(changes, origin: .thisHandle)) }
+                // Shared: given at once, under the vault's lock, so that the
+                // streams see commits and refreshes in the order they ran.
+                if self.shared {
+                    if self.isWatching { self.deliver(.changed(changes, origin: .thisHandle)) }
+                } else {
+                    self.queue.async { self.send(.changed(changes, origin: .thisHandle)) }
+                }
             }
         }
         queue.async { [weak self] in self?.refreshNow() }
@@ -156,7 +180,8 @@ import QuireSystem
         guard isWatching else { return }
         do throws(QuireError) {
             let changes = try vault.refresh()
-            if !changes.isEmpty { send(.changed(changes, origin: .otherWriter)) }
+            // Shared: the refresh broadcast them to every stream already.
+            if !changes.isEmpty && !shared { send(.changed(changes, origin: .otherWriter)) }
         } catch {
             // A transient failure (a file briefly missing while a sync tool
             // replaces it, an I/O error): said, and the watch goes on.
@@ -261,26 +286,24 @@ extension Vault {
     /// }
     /// ```
     ///
-    /// The watch (a ``VaultObserver``) starts when `events` is called and
-    /// lives as long as the stream: cancelling the iterating task, or
-    /// leaving the loop, stops it and releases its descriptors. Iterate each
-    /// stream once; call `events` again for another watch. The stream never
-    /// throws: a failed refresh is an event and the watch goes on. When the
-    /// system refuses the watch, the stream yields that
-    /// ``VaultEvent/refreshFailed(_:)`` and ends.
+    /// Any number of streams may follow one handle — a timeline, a sidebar,
+    /// a widget: each gets every event from the moment it was made, and
+    /// they share one watch of the file. The first stream starts the watch
+    /// (with its `coalescing`; later streams join it as it is, and are first
+    /// told the conflict copies waiting now); cancelling the iterating
+    /// task, or leaving the loop, ends a stream, and the last one to end
+    /// stops the watch and releases its descriptors. A stream that is never
+    /// iterated keeps the watch running until it is iterated and left.
+    /// Iterate each stream once.
     ///
-    /// Use one watch per handle: the watch and a direct ``refresh()`` share
-    /// the handle's changes, each reported once (see ``refresh()``); a
-    /// second watch needs a second handle.
+    /// What a direct `refresh()` reads is delivered to every stream too
+    /// (as ``VaultEvent/changed(_:origin:)`` from another writer), so a
+    /// pull-to-refresh and the timeline never take changes from each other.
+    ///
+    /// The stream never throws: a failed refresh of the watch is an event
+    /// and the watch goes on. When the system refuses the watch, the stream
+    /// yields that ``VaultEvent/refreshFailed(_:)`` and ends.
     public func events(coalescing: Duration = .milliseconds(50)) -> AsyncStream<VaultEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: VaultEvent.self)
-        do throws(QuireError) {
-            let observer = try VaultObserver(vault: self, coalescing: coalescing, onEvent: { continuation.yield($0) })
-            continuation.onTermination = { _ in observer.cancel() }
-        } catch {
-            continuation.yield(.refreshFailed(error))
-            continuation.finish()
-        }
-        return stream
+        concurrency.subscribe(self, coalescing: coalescing)
     }
 }

@@ -154,6 +154,55 @@ import Testing
         await task.value
     }
 
+    /// iOS review 27, §3.3: several `events()` streams on one handle (a
+    /// timeline, a sidebar) each get every event — another writer's, this
+    /// handle's own, and what a direct `refresh()` reads — exactly once;
+    /// they share one watch, which stops with the last stream.
+    @Test func severalEventStreamsOnOneHandleEachGetEveryChange() async throws {
+        let dir = TemporaryDirectory()
+        let (vault, recovery) = try makeVault(dir)
+        let writer = try await Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
+        let before = Self.watchDescriptors()
+        let timeline = EventInbox()
+        let sidebar = EventInbox()
+        // A wide window: the watch's own refresh comes long after a direct one.
+        let first = Task { for await e in vault.events(coalescing: .seconds(3)) { timeline.add(e) } }
+        try await Task.sleep(for: .milliseconds(150))
+        let second = Task { for await e in vault.events(coalescing: .milliseconds(20)) { sidebar.add(e) } }
+        try await Task.sleep(for: .milliseconds(150))
+        if let before { #expect(Self.watchDescriptors() == before + 1) }
+        func added(_ inbox: EventInbox, _ origin: VaultEvent.Origin) -> [EntryID] {
+            inbox.changes(origin).flatMap { $0.ids(.added) }
+        }
+        // Another writer, read by the shared watch: both streams.
+        let theirs = try writer.add(EntryBody(created: 2, text: "from another handle"))
+        for inbox in [timeline, sidebar] { #expect(await Self.eventually { added(inbox, .otherWriter) == [theirs.entryID] }) }
+        // This handle's own write: both streams.
+        let own = try await vault.commit { tx in try tx.add(EntryBody(created: 1, text: "own")) }
+        for inbox in [timeline, sidebar] { #expect(await Self.eventually { added(inbox, .thisHandle) == [own.entryID] }) }
+        // A pull-to-refresh before the watch's quiet period ends: the caller
+        // gets the change set, and so does every stream, once.
+        let pulled = try writer.add(EntryBody(created: 3, text: "pulled"))
+        let changes = try await vault.refresh()
+        #expect(changes.ids(.added) == [pulled.entryID])
+        for inbox in [timeline, sidebar] {
+            #expect(await Self.eventually { added(inbox, .otherWriter) == [theirs.entryID, pulled.entryID] })
+        }
+        try await Task.sleep(for: .milliseconds(3_500))
+        for inbox in [timeline, sidebar] { #expect(added(inbox, .otherWriter) == [theirs.entryID, pulled.entryID]) }
+        // The first stream ends; the second goes on with the same watch.
+        first.cancel()
+        await first.value
+        let later = try writer.add(EntryBody(created: 4, text: "later"))
+        #expect(await Self.eventually { added(sidebar, .otherWriter).last == later.entryID })
+        #expect(!added(timeline, .otherWriter).contains(later.entryID))
+        if let before { #expect(Self.watchDescriptors() == before + 1) }
+        // The last stream ends: the watch stops and its descriptor closes.
+        second.cancel()
+        await second.value
+        if let before { #expect(await Self.eventually { Self.watchDescriptors() == before }) }
+    }
+
     /// App review round 3, §2.1: the index cache stays in use on an app's
     /// ordinary paths — observing with `events()`, reading an entry by id,
     /// adding while observed, editing and deleting what the timeline shows,
