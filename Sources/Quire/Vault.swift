@@ -403,6 +403,9 @@ public final class Vault: @unchecked Sendable {
                         }
                         let tx = VaultTransaction(vault: self, pending: pending)
                         transaction = tx
+                        // A transaction kept past its closure writes nothing:
+                        // this commit's lock and frames are gone by then.
+                        defer { tx.isOpen = false }
                         do throws(QuireError) {
                             try build(tx)
                         } catch {
@@ -501,6 +504,10 @@ public final class Vault: @unchecked Sendable {
 }
 
 /// The records of one commit being built through ``Vault/commit(_:)``.
+///
+/// Valid only inside the closure it is given to: once that returns or
+/// throws, every write through it throws `.programmerError`
+/// (`transaction_ended`) and writes nothing.
 public final class VaultTransaction {
     unowned let vault: Vault
     let pending: PendingCommit
@@ -517,16 +524,26 @@ public final class VaultTransaction {
     /// unknown to the vault), when ``reportsLocalChanges``.
     var statesBefore: [EntryID: EntryChange.State?] = [:]
 
+    /// False once the closure it was given to returned or threw: a
+    /// transaction kept past its commit refuses every write.
+    var isOpen = true
+
     init(vault: Vault, pending: PendingCommit) {
         self.vault = vault
         self.pending = pending
         reportsLocalChanges = vault.concurrency.hasListeners
     }
 
+    /// Throws `transaction_ended` when the commit has ended.
+    func checkOpen() throws(QuireError) {
+        guard isOpen else { throw QuireError(.transactionEnded) }
+    }
+
     /// Appends an entry revision.
     ///
     /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
     @_spi(Format) public func append(_ revision: EntryRevision) throws(QuireError) {
+        try checkOpen()
         if reportsLocalChanges, statesBefore.index(forKey: revision.entryID) == nil {
             // From the cached view when queries answer from it: no full
             // read under the file lock.
@@ -554,6 +571,7 @@ public final class VaultTransaction {
     /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
     @discardableResult
     public func add(_ body: EntryBody) throws(QuireError) -> EntryRevision {
+        try checkOpen()
         let revision = EntryRevision(
             entryID: EntryID(using: vault.random), revisionID: RevisionID(using: vault.random), parents: [],
             clock: vault.nextClock(), device: vault.author, body: body)
@@ -606,6 +624,7 @@ public final class VaultTransaction {
     func change(_ id: EntryID, body: EntryBody, deleted: Bool, base: [RevisionID]?, restoring: Bool = false) throws(QuireError)
         -> EntryRevision
     {
+        try checkOpen()
         if let parents = try parentsFromCachedView(id, deleted: deleted, base: base, restoring: restoring) {
             return try appendChange(id, body: body, deleted: deleted, parents: parents)
         }
@@ -662,6 +681,7 @@ public final class VaultTransaction {
     ///
     /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
     public func storeAttachment(from source: any ByteSource, mediaType: String) throws(QuireError) -> StoredBlob {
+        try checkOpen()
         // Deduplicate only against content a member stored under the write
         // blob key: a manifest an epoch-key holder planted for a predicted
         // blob id (or an alias) must not stand in for the upload
@@ -713,6 +733,7 @@ public final class VaultTransaction {
     ///
     /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
     @_spi(Format) public func setProfile(name: String, about: String = "", settings: CBORMap = CBORMap()) throws(QuireError) {
+        try checkOpen()
         let profile = Profile(name: name, about: about, settings: settings, clock: vault.nextClock(), device: vault.author)
         do { try pending.appendSealed(kind: .profile, payload: profile.encoded()) } catch { throw .format(error) }
         // Indexed when the commit lands (finishIndexing), not now: an

@@ -18,6 +18,7 @@ extension VaultError {
         case .sync(let e): e.category
         case .damagedHeader: .damaged
         case .catalogStale: .busy
+        case .transactionEnded: .programmerError
         case .cancelled: .cancelled
         case .other(let e): e.category
         }

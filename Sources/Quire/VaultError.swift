@@ -52,6 +52,10 @@
     /// An ``EntryCatalog`` (or another reader a caller kept) names a record
     /// its file no longer holds where it was: make a new one.
     case catalogStale
+    /// A ``VaultTransaction`` was used after the commit it was made for
+    /// returned or gave up: every change belongs inside the closure given
+    /// to `commit`.
+    case transactionEnded
     /// The caller cancelled the operation (its `Task`, or a progress handler
     /// that answered ``ProgressReply/cancel``) before it finished. A write
     /// cancelled this way committed nothing: the vault is as it was
@@ -78,6 +82,7 @@
         case .sync(let e): e.code
         case .damagedHeader: "header_damaged"
         case .catalogStale: "catalog_stale"
+        case .transactionEnded: "transaction_ended"
         case .cancelled: "cancelled"
         case .other(let e): e.code
         }
@@ -102,6 +107,8 @@
         case .sync(let e): e.description
         case .catalogStale:
             "the vault file changed since this list of entries was made, and an entry in it is no longer where it was; make the list again and repeat the work"
+        case .transactionEnded:
+            "this transaction's commit has ended, so nothing was written: make every change inside the closure given to commit, and keep no reference to the transaction after it returns"
         case .cancelled:
             "the operation was cancelled before it finished; nothing of it was written — run it again to complete it"
         case .damagedHeader(let reason):

@@ -86,7 +86,7 @@ struct CLIFailure: Error, Sendable {
         case .attachmentNotFound: return "see an entry's attachments with 'quire attachments ID'"
         case .deviceStore: return nil
         case .catalogStale, .cancelled: return "run the command again"
-        case .other: return nil
+        case .other, .transactionEnded: return nil
         case .damagedHeader: return "restore it from a copy (another device's copy, or a backup); 'quire verify \(path)' says the same"
         }
     }
