@@ -690,6 +690,40 @@ public enum MergeVectors {
                 },
                 b: { k in k.ids.append(try k.write(try k.open(k.b, "laptop"), text: "laptop, on the copy", clock: c + 120)) }),
             try build(
+                "behind-keyring-reached-not-opened",
+                comment:
+                    "format.md §8.6, \"the credential did not open it\" (Python README item 19, thirteenth review R13-6): on the vault the phone, a member, makes a keyring of epoch 2, child of the root, whose link it signs and whose laptop slot wraps a key that fails the keyring's key commitment. The laptop's slot opens, so the keyring is reached and rejected [malformed_keyring], but its sealed part is never decrypted: the laptop did not open it, so it is authenticated newer and the laptop is behind. A merge writes records, so it is refused [removed_from_vault, merge.md §3.1]. Before, the reference counted only keyrings with no problem, so a slot failing the commitment made the laptop not behind and the merge went through",
+                refused: "removed_from_vault",
+                a: { k in
+                    try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100)
+                    let v = try k.open(k.a, "phone")
+                    let unlocked = try KeyringEvaluator.unlock(v.file, with: .device(k.phone.keyPair))
+                    guard let parent = unlocked.keyrings.last(where: \.isTrusted), let parentKey = parent.epochKey,
+                        let content = parent.content
+                    else {
+                        throw VectorFile.ParseError(description: "no trusted keyring")
+                    }
+                    let r = SeededRandom(label: "keyring with a wrong laptop slot")
+                    let key = EpochKey(epoch: 2, key: try SymmetricKey(bytes: r.bytes(32)), blobKey: try SymmetricKey(bytes: r.bytes(32)))
+                    let wrong = EpochKey(epoch: 2, key: try SymmetricKey(bytes: r.bytes(32)))
+                    let slots = [
+                        try SlotCrypto.recoverySlot(for: key, recovery: k.recovery, vaultID: v.file.vaultID, random: r),
+                        try SlotCrypto.deviceSlot(for: key, devicePublicKey: k.phone.keyPair.publicKey, vaultID: v.file.vaultID, random: r),
+                        try SlotCrypto.deviceSlot(
+                            for: wrong, devicePublicKey: k.laptop.keyPair.publicKey, vaultID: v.file.vaultID, random: r),
+                    ]
+                    let body = try KeyringBuilder.body(
+                        epochKey: key, vaultID: v.file.vaultID, parents: [KeyringBuilder.Parent(id: parent.id, key: parentKey)],
+                        isEscrowFree: false, slots: slots.map { StoredSlot(slot: $0) },
+                        content: KeyringContent(members: content.members, blobKey: key.blobKey!, created: c + 110, reason: "rotate"),
+                        signer: k.phone.keyPair, random: r)
+                    try v.file.commit(random: r, options: quiet, attestWith: k.phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
+                        try tx.appendKeyring(keyID: key.id, epoch: 2, body: body, trusted: false)
+                        tx.commitKey = key
+                    }
+                },
+                b: { k in k.ids.append(try k.write(try k.open(k.b, "phone"), text: "phone, on the copy", clock: c + 120)) }),
+            try build(
                 "removed-device-deletion-stays",
                 comment:
                     "eleventh review R11-2: the phone deletes entry 1, which the laptop wrote; later the laptop removes the phone (a lost phone), and on the copy the laptop writes entry 2. The phone's tombstone is attested by a removed member, but its commit is a link ancestor of the removal's commit, which a current member attested: it ranks with a current member's standing (format.md §9.4 step 5), still retires the laptop's revision, and merge attests it again where it moves (merge.md §3.3). Entry 1 stays deleted with one head. Before, the tombstone retired nothing once the phone was removed and the laptop's attested revision won by standing: the deleted entry came back",

@@ -244,6 +244,7 @@ class Keyring:
     slots: list = field(default_factory=list)
     # what the credential did (§8.5)
     slot_reached: bool = False       # a slot's box opened (length, vault id, epoch)
+    slot_bad: bool = False           # ... to a key failing the commitment (§8.3, not rule 1)
     open_tried: bool = False         # a reached key was tried on the sealed part
     opened: bool = False             # the sealed part decrypted
     key: bytes | None = None
@@ -422,7 +423,11 @@ def _indexed_in_step_1(kr: Keyring) -> bool:
 
 
 def _passes_rule1_public(kr: Keyring) -> bool:
-    return kr.pub is not None and not (kr.fail_public and kr.fail == "malformed_keyring")
+    # A slot that opens to a key failing the commitment is reported like a
+    # public failure (always), but it is §8.3's check, not rule 1's: such a
+    # keyring still passes rule 1's public checks, and it was not opened, so
+    # §8.6 counts it (Python README item 19).
+    return kr.pub is not None and not (kr.fail_public and kr.fail == "malformed_keyring" and not kr.slot_bad)
 
 
 # ---------------------------------------------------------------------------
@@ -526,6 +531,7 @@ class _Reach:
                     continue
                 kr.slot_reached = True
                 if got[0] == "bad":
+                    kr.slot_bad = True
                     kr.reject("malformed_keyring", "a slot opens to a key that fails the "
                               "key commitment", public=True)
                 elif kr.fail != "escrow_forbidden":
