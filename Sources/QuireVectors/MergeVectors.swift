@@ -663,6 +663,7 @@ public enum MergeVectors {
             try chunkRewrittenKeepingItsTag(forgedInTheCopy: true),
             try removedMemberChunkRewritten(),
             try removedMemberChunkRewritten(inTheCopy: true),
+            try removedMemberChunkRewritten(rewrittenBeforeTheRemoval: true),
             try streamIDReused(attackerIsTheVault: true),
             try streamIDReused(attackerIsTheVault: false),
             try streamIDReused(attackerIsTheVault: true, demote: true),
@@ -838,7 +839,24 @@ public enum MergeVectors {
     /// of its two standings (`Spec/merge.md §3.2`, "Standing in a merge"):
     /// the two versions of the chunk are of one standing, and the merge
     /// keeps the intact one, in both directions.
-    package static func removedMemberChunkRewritten(inTheCopy: Bool = false) throws -> Vector {
+    package static func removedMemberChunkRewritten(inTheCopy: Bool = false, rewrittenBeforeTheRemoval: Bool = false) throws -> Vector {
+        if rewrittenBeforeTheRemoval {
+            // The third direction (closing note 28): the vault is the intact
+            // file with the removal, the copy a file from before it whose
+            // chunk a holder of the old epoch key rewrote.
+            return try build(
+                "removed-member-chunk-rewritten-before-the-removal",
+                comment:
+                    "twelfth review R12-3, the third direction: the phone (a member) stores a 70,000-byte attachment; the copy is that file, and a holder of the old epoch key (the removed phone, an old passphrase or escrow holder) rewrites its chunk 0 in place keeping its Poly1305 tag; on the vault, intact, the laptop removes the phone. The phone's commit is in both tails with one stored head, so it ranks with a current member's standing in the merge (merge.md 3.2, \"Standing in a merge\"): the two versions of chunk 0 are of one standing, judged with the manifest both tails carry (format.md 7.1: in the chunks' commit), and the vault, tried first, reads the attachment whole. The copy's rewritten chunk is left out, and the copy brings nothing else, so the vault is unchanged and reads the attachment whole",
+                a: { k in
+                    try k.attach(try k.open(k.a, "phone"), count: 70_000, clock: t0 + 100)
+                    try? FileManager.default.removeItem(atPath: k.b)
+                    try FileManager.default.copyItem(atPath: k.a, toPath: k.b)
+                    try k.open(k.a, "laptop").removeDevice(named: "Phone", now: t0 + 150)
+                    try rewriteChunkZero(at: k.b, in: try k.open(k.b, "laptop"))
+                },
+                b: { _ in })
+        }
         let name = "removed-member-chunk-rewritten-repaired" + (inTheCopy ? "-in-the-copy" : "")
         let comment =
             inTheCopy
