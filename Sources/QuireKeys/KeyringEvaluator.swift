@@ -1276,13 +1276,15 @@ struct Evaluation {
         // keyring it trusts made, means it is behind (Spec/format.md §8.6):
         // removed, or left out by a member. A keyring nobody authenticates
         // stops nobody.
-        // *Did not open it*: its sealed part was not decrypted (Spec/format.md
-        // §8.6, §8.5's *opened*). A keyring reached but not opened counts —
-        // a slot of it opened to a key failing its commitment, its key did
-        // not open its sealed part, or rule 2 rejected it from its public
-        // part — as long as it passed rule 1's public checks.
+        // *Did not open it*, and its key is not reached (Spec/format.md
+        // §8.6): a keyring whose slot opened to a key failing its commitment
+        // counts, as long as it passed rule 1's public checks. One whose key
+        // the credential reached does not: a keyless writer can replay a
+        // genuine public part, links included, with another sealed part or
+        // with slots rule 2 rejects.
         var newer: [NewerKeyring] = []
-        for (i, ring) in rings.enumerated() where !decrypted.contains(i) && !rejectedByRule1.contains(i) {
+        for (i, ring) in rings.enumerated()
+        where !decrypted.contains(i) && !rejectedByRule1.contains(i) && reached[ring.record.publicPart.keyCommit] == nil {
             for (index, p) in ring.parents.enumerated() {
                 // A link only members can sign, readable only by those who
                 // hold the parent's key.
