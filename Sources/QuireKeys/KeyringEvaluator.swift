@@ -170,6 +170,16 @@ struct Evaluation {
     var reached: [[UInt8]: SymmetricKey] = [:]
     var openedBySlot = Set<Int>()
     var failed = Set<Int>()
+    /// Keyrings rejected from their public part (Spec/format.md §8.5 step
+    /// 1): by rule 1's public checks (their slots are not tried) or by rule
+    /// 2's (tried, to tell a rejected keyring from a wrong credential). Either
+    /// is never opened and contributes no key, however its key is reached
+    /// (step 3; the Python reader's open reading 7).
+    var rejectedByRule1 = Set<Int>()
+    var rejectedByRule2 = Set<Int>()
+    /// Keyrings whose sealed part a reached key decrypted: *opened* in
+    /// Spec/format.md §8.5, whether or not they then passed rules 1–3.
+    var decrypted = Set<Int>()
     var limitError: KeyError?
     /// Keyrings holding a passphrase slot refused for its cost.
     var overCost = Set<Int>()
@@ -286,7 +296,10 @@ struct Evaluation {
                 // naming a member (Spec/format.md §8.4 rule 2).
                 info.problem = .escrowForbidden(frame.location)
             }
-            if let p = info.problem { issues.append(p) }
+            if let p = info.problem {
+                issues.append(p)
+                if case .escrowForbidden = p { rejectedByRule2.insert(rings.count) } else { rejectedByRule1.insert(rings.count) }
+            }
             byID[id] = rings.count
             byCommit[pub.keyCommit, default: []].append(rings.count)
             rings.append(info)
@@ -327,7 +340,8 @@ struct Evaluation {
             while !queue.isEmpty {
                 let commit = queue.removeFirst()
                 guard let key = reached[commit] else { continue }
-                for i in byCommit[commit] ?? [] where rings[i].content == nil && !failed.contains(i) {
+                for i in byCommit[commit] ?? []
+                where rings[i].content == nil && !failed.contains(i) && !rejectedByRule1.contains(i) && !rejectedByRule2.contains(i) {
                     for (c, k) in open(i, key: key) { _ = learn(c, k) }
                 }
             }
@@ -337,7 +351,8 @@ struct Evaluation {
         func trySlots(_ i: Int) {
             followChain()
             let pub = rings[i].record.publicPart
-            guard reached[pub.keyCommit] == nil, tried.insert(i).inserted else { return }
+            // Only keyrings that passed rule 1's public checks (step 2).
+            guard !rejectedByRule1.contains(i), reached[pub.keyCommit] == nil, tried.insert(i).inserted else { return }
             for slot in pub.slots {
                 if SlotCrypto.isOwnKind(slot, of: credential) { slotTrials += 1 }
                 let key: SymmetricKey?
@@ -363,7 +378,9 @@ struct Evaluation {
                     )
                     break
                 }
-                _ = learn(pub.keyCommit, key)
+                // A keyring rejected by rule 2 from its public part is
+                // reached, and its key is not (step 2).
+                if !rejectedByRule2.contains(i) { _ = learn(pub.keyCommit, key) }
                 break
             }
         }
@@ -451,10 +468,12 @@ struct Evaluation {
         do {
             opened = try ring.record.open(key: epochKey, vaultID: vaultID, location: ring.location)
         } catch {
+            if error.code != "authentication_failed" { decrypted.insert(i) }
             let reason = error.code == "authentication_failed" ? "its key does not open its sealed part" : error.description
             fail(i, .malformedKeyring(ring.location, reason: reason))
             return []
         }
+        decrypted.insert(i)
         let content = opened.content
         // Every member key must be a usable Ed25519 point, or no later keyring
         // could wrap to it (records.md §6.3). Keyrings list the same members
@@ -1257,8 +1276,15 @@ struct Evaluation {
         // keyring it trusts made, means it is behind (Spec/format.md §8.6):
         // removed, or left out by a member. A keyring nobody authenticates
         // stops nobody.
+        // *Did not open it*, and its key is not reached (Spec/format.md
+        // §8.6): a keyring whose slot opened to a key failing its commitment
+        // counts, as long as it passed rule 1's public checks. One whose key
+        // the credential reached does not: a keyless writer can replay a
+        // genuine public part, links included, with another sealed part or
+        // with slots rule 2 rejects.
         var newer: [NewerKeyring] = []
-        for ring in rings where ring.content == nil && ring.problem == nil {
+        for (i, ring) in rings.enumerated()
+        where !decrypted.contains(i) && !rejectedByRule1.contains(i) && reached[ring.record.publicPart.keyCommit] == nil {
             for (index, p) in ring.parents.enumerated() {
                 // A link only members can sign, readable only by those who
                 // hold the parent's key.

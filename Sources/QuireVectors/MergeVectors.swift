@@ -663,6 +663,7 @@ public enum MergeVectors {
             try chunkRewrittenKeepingItsTag(forgedInTheCopy: true),
             try removedMemberChunkRewritten(),
             try removedMemberChunkRewritten(inTheCopy: true),
+            try removedMemberChunkRewritten(rewrittenBeforeTheRemoval: true),
             try streamIDReused(attackerIsTheVault: true),
             try streamIDReused(attackerIsTheVault: false),
             try streamIDReused(attackerIsTheVault: true, demote: true),
@@ -689,6 +690,40 @@ public enum MergeVectors {
                     try Data(raw).write(to: URL(fileURLWithPath: k.a))
                 },
                 b: { k in k.ids.append(try k.write(try k.open(k.b, "laptop"), text: "laptop, on the copy", clock: c + 120)) }),
+            try build(
+                "behind-keyring-reached-not-opened",
+                comment:
+                    "format.md §8.6, \"the credential did not open it\" (Python README item 19, thirteenth review R13-6): on the vault the phone, a member, makes a keyring of epoch 2, child of the root, whose link it signs and whose laptop slot wraps a key that fails the keyring's key commitment. The laptop's slot opens, so the keyring is reached and rejected [malformed_keyring], but its sealed part is never decrypted: the laptop did not open it, so it is authenticated newer and the laptop is behind. A merge writes records, so it is refused [removed_from_vault, merge.md §3.1]. Before, the reference counted only keyrings with no problem, so a slot failing the commitment made the laptop not behind and the merge went through",
+                refused: "removed_from_vault",
+                a: { k in
+                    try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100)
+                    let v = try k.open(k.a, "phone")
+                    let unlocked = try KeyringEvaluator.unlock(v.file, with: .device(k.phone.keyPair))
+                    guard let parent = unlocked.keyrings.last(where: \.isTrusted), let parentKey = parent.epochKey,
+                        let content = parent.content
+                    else {
+                        throw VectorFile.ParseError(description: "no trusted keyring")
+                    }
+                    let r = SeededRandom(label: "keyring with a wrong laptop slot")
+                    let key = EpochKey(epoch: 2, key: try SymmetricKey(bytes: r.bytes(32)), blobKey: try SymmetricKey(bytes: r.bytes(32)))
+                    let wrong = EpochKey(epoch: 2, key: try SymmetricKey(bytes: r.bytes(32)))
+                    let slots = [
+                        try SlotCrypto.recoverySlot(for: key, recovery: k.recovery, vaultID: v.file.vaultID, random: r),
+                        try SlotCrypto.deviceSlot(for: key, devicePublicKey: k.phone.keyPair.publicKey, vaultID: v.file.vaultID, random: r),
+                        try SlotCrypto.deviceSlot(
+                            for: wrong, devicePublicKey: k.laptop.keyPair.publicKey, vaultID: v.file.vaultID, random: r),
+                    ]
+                    let body = try KeyringBuilder.body(
+                        epochKey: key, vaultID: v.file.vaultID, parents: [KeyringBuilder.Parent(id: parent.id, key: parentKey)],
+                        isEscrowFree: false, slots: slots.map { StoredSlot(slot: $0) },
+                        content: KeyringContent(members: content.members, blobKey: key.blobKey!, created: c + 110, reason: "rotate"),
+                        signer: k.phone.keyPair, random: r)
+                    try v.file.commit(random: r, options: quiet, attestWith: k.phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
+                        try tx.appendKeyring(keyID: key.id, epoch: 2, body: body, trusted: false)
+                        tx.commitKey = key
+                    }
+                },
+                b: { k in k.ids.append(try k.write(try k.open(k.b, "phone"), text: "phone, on the copy", clock: c + 120)) }),
             try build(
                 "removed-device-deletion-stays",
                 comment:
@@ -804,7 +839,24 @@ public enum MergeVectors {
     /// of its two standings (`Spec/merge.md §3.2`, "Standing in a merge"):
     /// the two versions of the chunk are of one standing, and the merge
     /// keeps the intact one, in both directions.
-    package static func removedMemberChunkRewritten(inTheCopy: Bool = false) throws -> Vector {
+    package static func removedMemberChunkRewritten(inTheCopy: Bool = false, rewrittenBeforeTheRemoval: Bool = false) throws -> Vector {
+        if rewrittenBeforeTheRemoval {
+            // The third direction (closing note 28): the vault is the intact
+            // file with the removal, the copy a file from before it whose
+            // chunk a holder of the old epoch key rewrote.
+            return try build(
+                "removed-member-chunk-rewritten-before-the-removal",
+                comment:
+                    "twelfth review R12-3, the third direction: the phone (a member) stores a 70,000-byte attachment; the copy is that file, and a holder of the old epoch key (the removed phone, an old passphrase or escrow holder) rewrites its chunk 0 in place keeping its Poly1305 tag; on the vault, intact, the laptop removes the phone. The phone's commit is in both tails with one stored head, so it ranks with a current member's standing in the merge (merge.md 3.2, \"Standing in a merge\"): the two versions of chunk 0 are of one standing, judged with the manifest both tails carry (format.md 7.1: in the chunks' commit), and the vault, tried first, reads the attachment whole. The copy's rewritten chunk is left out, and the copy brings nothing else, so the vault is unchanged and reads the attachment whole",
+                a: { k in
+                    try k.attach(try k.open(k.a, "phone"), count: 70_000, clock: t0 + 100)
+                    try? FileManager.default.removeItem(atPath: k.b)
+                    try FileManager.default.copyItem(atPath: k.a, toPath: k.b)
+                    try k.open(k.a, "laptop").removeDevice(named: "Phone", now: t0 + 150)
+                    try rewriteChunkZero(at: k.b, in: try k.open(k.b, "laptop"))
+                },
+                b: { _ in })
+        }
         let name = "removed-member-chunk-rewritten-repaired" + (inTheCopy ? "-in-the-copy" : "")
         let comment =
             inTheCopy

@@ -1199,6 +1199,29 @@ extension Catalog {
                     key: RecoveryKey(secret: try SymmetricKey(bytes: [UInt8](repeating: 42, count: 32))).code())
             },
             {
+                // Pins format.md §8.5 steps 2 and 3 (Python README open
+                // reading 7): a keyring rejected by rule 2 from its public
+                // part contributes no key, however its key is reached.
+                let tabletSeed = [UInt8](repeating: 0x7b, count: 32)
+                let b = try VectorBuilder("error-escrow-forbidden-keyring-reaches-no-key")
+                try b.commit([.entry(b.entry("epoch 1, before the tablet"))])
+                let tablet = KeyringMember(
+                    role: "device", publicKey: try VectorBuilder.device(tabletSeed).publicKey, name: "Sam's tablet", added: b.now)
+                let escrow = try X25519.KeyPair(seed: SecureBytes(randomCount: 32, using: b.random))
+                let key = try b.freshKey(2)
+                let slot = StoredSlot(
+                    slot: try SlotCrypto.escrowSlot(for: key, escrowPublicKey: escrow.publicKey, vaultID: b.vaultID, random: b.random))
+                let body = try b.keyring(
+                    key, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: key, members: b.members + [tablet]) + [slot],
+                    members: b.members + [tablet], reason: "escrow-free", escrowFree: true)
+                _ = try b.addKeyring(key, body, trust: false)
+                return try b.vector(
+                    "error",
+                    comment:
+                        "an escrow-free keyring of epoch 2, signed by the recovery key, holds an escrow slot (rejected by rule 2 from the public part) and the only slot of a tablet, and carries the root's key in parentKeys. The tablet's slot opens: the keyring is reached, its key is not, and it is never opened, so its parent key reaches nothing (format.md §8.5 steps 2 and 3: a keyring rejected by rule 2 from its public part contributes no key). Keyrings were reached and none is trusted: escrow_forbidden, the reason of the first rejected keyring reached. Before, the reference opened the keyring with the key the slot held and the root through its parent key, and released the epoch-1 records to the tablet",
+                    error: "escrow_forbidden", deviceSeed: tabletSeed)
+            },
+            {
                 // Someone who can write the file but holds no key damages the
                 // root keyring and appends a parentless keyring of their own
                 // that wraps a key to the device's (public) key.

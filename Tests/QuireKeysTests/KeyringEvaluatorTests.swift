@@ -455,6 +455,58 @@ import Testing
         #expect(try w.unlock(.escrow(escrow)).keys.writeKey?.epoch == 2)
     }
 
+    /// Spec/format.md §8.5 steps 2 and 3 (Python README open reading 7): a
+    /// keyring rejected by rule 2 from its public part contributes no key.
+    /// A slot of it that opens reaches the keyring and not its key, so a
+    /// device whose only slot is there does not reach the root through its
+    /// parent keys (vector error-escrow-forbidden-keyring-reaches-no-key).
+    @Test func escrowForbiddenKeyringsSlotReachesNoKey() throws {
+        let v = KeyringVault(label: "escrow-forbidden slot")
+        let escrow = try X25519.KeyPair(seed: secure(SeededRandom(label: "custodian").bytes(32)))
+        let tablet = try Ed25519.KeyPair(seed: secure(SeededRandom(label: "tablet").bytes(32)))
+        let genesis = v.body(v.epoch1)
+        let members = [v.recoveryMember, KeyringMember(role: "device", publicKey: tablet.publicKey, name: "Tablet", added: 1_000)]
+        let slots = [
+            v.recoverySlot(v.epoch2),
+            try SlotCrypto.deviceSlot(for: v.epoch2, devicePublicKey: tablet.publicKey, vaultID: v.vaultID, random: v.random),
+            try SlotCrypto.escrowSlot(for: v.epoch2, escrowPublicKey: escrow.publicKey, vaultID: v.vaultID, random: v.random),
+        ]
+        let next = v.body(
+            v.epoch2, parents: [(KeyringBuilder.id(ofBody: genesis), v.epoch1)], isEscrowFree: true, slots: slots, members: members)
+        try v.create([(v.epoch1, genesis), (v.epoch2, next)])
+        // Before: the tablet's slot reached the epoch-2 key, the keyring was
+        // opened, and its parent key opened the root: the vault opened.
+        let location = try v.unlock(.recoveryKey(v.recovery)).keyrings[1].location
+        #expect(v.unlockError(.device(tablet)) == .escrowForbidden(location))
+        #expect(v.unlockError(.escrow(escrow)) == .escrowForbidden(location))
+    }
+
+    /// Spec/format.md §8.5 step 3 (open reading 7): a keyring rejected by
+    /// rule 2 from its public part whose key is reached another way (here a
+    /// child's parent keys) is not opened either.
+    @Test func escrowForbiddenKeyringIsNotOpenedWhenItsKeyIsReachedByAChild() throws {
+        let v = KeyringVault(label: "escrow-forbidden parent key")
+        let escrow = try X25519.KeyPair(seed: secure(SeededRandom(label: "custodian").bytes(32)))
+        let genesis = v.body(v.epoch1)
+        let rootID = KeyringBuilder.id(ofBody: genesis)
+        let slots = [
+            v.recoverySlot(v.epoch2),
+            try SlotCrypto.escrowSlot(for: v.epoch2, escrowPublicKey: escrow.publicKey, vaultID: v.vaultID, random: v.random),
+        ]
+        let rejected = v.body(v.epoch2, parents: [(rootID, v.epoch1)], isEscrowFree: true, slots: slots)
+        let epoch3 = EpochKey(epoch: 3, key: try SymmetricKey(using: v.random))
+        let child = v.body(epoch3, parents: [(rootID, v.epoch1), (KeyringBuilder.id(ofBody: rejected), v.epoch2)], isEscrowFree: true)
+        try v.create([(v.epoch1, genesis), (v.epoch2, rejected), (epoch3, child)])
+        let unlocked = try v.unlock(.recoveryKey(v.recovery))
+        #expect(unlocked.keyrings.map(\.isTrusted) == [true, false, false])
+        #expect(unlocked.keyrings[1].problem == .escrowForbidden(unlocked.keyrings[1].location))
+        // Before: the child's parent key opened it.
+        #expect(unlocked.keyrings[1].content == nil)
+        #expect(unlocked.keyrings[1].epochKey == nil)
+        #expect(unlocked.keyrings[2].content != nil)
+        #expect(unlocked.keys.writeKey?.epoch == 1)
+    }
+
     @Test func passphraseSlotOverTheLimitsIsReportedWhenItIsTheOnlyWayIn() throws {
         let v = KeyringVault(label: "kdf limits")
         // A slot no writer of this library would make (the builder refuses

@@ -244,6 +244,7 @@ class Keyring:
     slots: list = field(default_factory=list)
     # what the credential did (§8.5)
     slot_reached: bool = False       # a slot's box opened (length, vault id, epoch)
+    slot_bad: bool = False           # ... to a key failing the commitment (§8.3, not rule 1)
     open_tried: bool = False         # a reached key was tried on the sealed part
     opened: bool = False             # the sealed part decrypted
     key: bytes | None = None
@@ -422,7 +423,11 @@ def _indexed_in_step_1(kr: Keyring) -> bool:
 
 
 def _passes_rule1_public(kr: Keyring) -> bool:
-    return kr.pub is not None and not (kr.fail_public and kr.fail == "malformed_keyring")
+    # A slot that opens to a key failing the commitment is reported like a
+    # public failure (always), but it is §8.3's check, not rule 1's: such a
+    # keyring still passes rule 1's public checks, and it was not opened, so
+    # §8.6 counts it (Python README item 19).
+    return kr.pub is not None and not (kr.fail_public and kr.fail == "malformed_keyring" and not kr.slot_bad)
 
 
 # ---------------------------------------------------------------------------
@@ -526,6 +531,7 @@ class _Reach:
                     continue
                 kr.slot_reached = True
                 if got[0] == "bad":
+                    kr.slot_bad = True
                     kr.reject("malformed_keyring", "a slot opens to a key that fails the "
                               "key commitment", public=True)
                 elif kr.fail != "escrow_forbidden":
@@ -1098,7 +1104,7 @@ def _raise_fatal(keyrings: list, opener: SlotOpener):
     raise QuireError("keyring_unauthenticated", "no keyring is trusted")
 
 
-def _removed_or_behind(keyrings: list, trusted: list, opener: SlotOpener, vault_id: bytes):
+def _removed_or_behind(keyrings: list, trusted: list, opener: SlotOpener, vault_id: bytes, reached: set):
     """§8.6: (removed, behind). Removed: the credential's own signing key is
     listed in `removed` of a trusted keyring. Behind: an authenticated newer
     keyring — one it did not open, whatever its epoch, with a link that
@@ -1108,7 +1114,11 @@ def _removed_or_behind(keyrings: list, trusted: list, opener: SlotOpener, vault_
     removed = opener.own_key is not None and opener.own_key in removed_keys
     trusted_by_id = {kr.id: kr for kr in trusted}
     for f in keyrings:
-        if not _passes_rule1_public(f) or f.opened:
+        # Not opened, and its key not reached: a copy of a genuine public
+        # part (its links replayed) with another sealed part, or slots and
+        # mode changed so that rule 2 rejects it, names a key the credential
+        # holds, and is damage, not a keyring that leaves it out.
+        if not _passes_rule1_public(f) or f.opened or f.key_commit in reached:
             continue
         for i, pid in enumerate(f.parents):
             p = trusted_by_id.get(pid)
@@ -1202,5 +1212,5 @@ def open_keyrings(frames: list, opener: SlotOpener, vault_id: bytes) -> Keys:
     issues += [Issue("removal_tie", kr.offset) for kr in ties]
     issues += [Issue("removal_mutual", kr.offset) for kr in mutuals]
     issues += _claimed_twice(trusted, reach.by_id)
-    keys.removed, keys.behind = _removed_or_behind(keyrings, trusted, opener, vault_id)
+    keys.removed, keys.behind = _removed_or_behind(keyrings, trusted, opener, vault_id, set(reach.reached))
     return keys
