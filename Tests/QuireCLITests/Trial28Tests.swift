@@ -31,4 +31,26 @@ import Testing
         #expect(ok.stderr == "", "\(ok)")
         #expect(UnreadRecordCommandTests.unread(try ok.json()).count == 0, "\(ok)")
     }
+
+    /// T28-5: a damaged stored previous head (a commit's body bytes
+    /// 32..<64, repaired from the commit before it) was reported as "one
+    /// flipped bit in its header", where nothing is wrong.
+    @Test func aRepairedPreviousHeadIsSaidAsSuch() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        for i in 1...3 { _ = try box.add("entry \(i)") }
+        let commits = try VaultScanner.scan(path: box.path("Journal.quire")).frames.filter { $0.header.kind == .commit }
+        let target = commits[commits.count - 2]
+        var raw = try bytes(box, "Journal.quire")
+        raw[Int(target.bodyOffset) + 40] ^= 0x01  // the stored previous head: body[32..<64]
+        try Data(raw).write(to: URL(fileURLWithPath: box.path("Journal.quire")))
+        let verify = try box.quire(["verify", "Journal.quire"])
+        #expect(verify.status == 0, "\(verify)")
+        #expect(!verify.stdout.contains("in its header"), "\(verify)")
+        #expect(verify.stdout.contains("is a commit whose stored previous head was damaged and was repaired"), "\(verify)")
+        let json = try box.quire(["verify", "Journal.quire", "--json"]).json()
+        let issues = try #require(json["issues"] as? [[String: Any]])
+        #expect(issues.compactMap { $0["code"] as? String } == ["frame_repaired"], "\(json)")
+        #expect(issues.first?["offset"] as? Int == Int(target.location.offset), "\(json)")
+    }
 }
