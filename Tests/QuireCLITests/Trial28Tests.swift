@@ -53,4 +53,29 @@ import Testing
         #expect(issues.compactMap { $0["code"] as? String } == ["frame_repaired"], "\(json)")
         #expect(issues.first?["offset"] as? Int == Int(target.location.offset), "\(json)")
     }
+
+    /// `export -o x.json` said "0 attachments" for entries that have one:
+    /// a JSON export describes attachments and leaves their bytes out
+    /// (`Spec/export-json.md §4.4`); the line now says so.
+    @Test func aJSONExportSaysItDescribesAttachmentsWithoutTheirBytes() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        try Data([0xff, 0xd8, 0xff, 0xe0]).write(to: URL(fileURLWithPath: box.path("p.jpg")))
+        _ = try box.add("With a photo", ["--attach", "p.jpg"])
+        _ = try box.add("Plain")
+        let json = try box.quire(["export", "Journal.quire", "-o", "J.json"])
+        #expect(json.status == 0, "\(json)")
+        #expect(!json.stdout.contains("0 attachments"), "\(json)")
+        #expect(json.stdout.hasPrefix("exported 2 entries to J.json ("), "\(json)")
+        #expect(
+            json.stdout.contains(
+                "; 1 attachment is described there without its bytes, which a JSON export leaves out (the md, html, epub and dayone exports hold them)\n"
+            ), "\(json)")
+        // Formats that hold the bytes count them as before.
+        let html = try box.quire(["export", "Journal.quire", "-o", "J.html"])
+        #expect(html.stdout.hasPrefix("exported 2 entries and 1 attachment to J.html ("), "\(html)")
+        // No attachment: nothing to explain.
+        let plain = try box.quire(["export", "Journal.quire", "-o", "P.json", "--tag", "none"])
+        #expect(plain.stdout.hasPrefix("exported 0 entries and 0 attachments to P.json ("), "\(plain)")
+    }
 }
