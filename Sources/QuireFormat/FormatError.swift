@@ -15,7 +15,7 @@ public struct FrameLocation: Sendable, Hashable, CustomStringConvertible {
         self.index = index
     }
 
-    public var description: String { "record \(index) at offset \(offset)" }
+    public var description: String { "frame \(index) at byte \(offset)" }
 }
 
 /// Every error a Quire reader or writer of the container can raise

@@ -78,4 +78,20 @@ import Testing
         let plain = try box.quire(["export", "Journal.quire", "-o", "P.json", "--tag", "none"])
         #expect(plain.stdout.hasPrefix("exported 0 entries and 0 attachments to P.json ("), "\(plain)")
     }
+
+    /// Compaction said "record N at offset B" where `verify` says "frame N
+    /// at byte B" for the same record: one wording now, verify's.
+    @Test func compactionNamesARecordAsVerifyDoes() throws {
+        let box = try Sandbox()
+        try UnreadRecordCommandTests.damagedVault(box)
+        let revisions = try VaultScanner.scan(path: box.path("Journal.quire")).frames.filter { $0.header.kind == .entryRevision }
+        let last = try #require(revisions.last)
+        let place = "frame \(last.location.index) at byte \(last.location.offset)"
+        let verify = try box.quire(["verify", "Journal.quire"])
+        #expect(verify.stdout.contains("lost: \(place): "), "\(verify)")
+        let compact = try box.quire(["compact", "Journal.quire"])
+        #expect(compact.status == 1, "\(compact)")
+        #expect(compact.stderr.contains("(first: \(place) "), "\(compact)")
+        #expect(!compact.stderr.contains("at offset"), "\(compact)")
+    }
 }
