@@ -144,7 +144,7 @@ extension UnreadRecords.Record {
             return UnreadRecords.Record(
                 code: code, offset: frame.location.offset, frameIndex: i,
                 message:
-                    "record \(i) at offset \(frame.location.offset) is in commit \(commit.index), whose attestation does not check: it is read but cannot be trusted as written by a member"
+                    "frame \(i) at byte \(frame.location.offset) is in commit \(commit.index), whose attestation does not check: it is read but cannot be trusted as written by a member"
             )
         }
     }

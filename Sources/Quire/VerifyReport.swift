@@ -51,7 +51,7 @@ extension VaultReportBuilder {
     static func issue(_ e: FormatError) -> VerifyReport.Issue {
         let warning: Bool
         switch e {
-        case .frameRepaired, .tornTail, .commitFork: warning = true
+        case .frameRepaired, .previousHeadRepaired, .tornTail, .commitFork: warning = true
         default: warning = false
         }
         return VerifyReport.Issue(code: e.code, offset: e.offset, frameIndex: e.location?.index, message: e.description, isDamage: !warning)

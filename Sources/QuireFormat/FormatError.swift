@@ -15,7 +15,7 @@ public struct FrameLocation: Sendable, Hashable, CustomStringConvertible {
         self.index = index
     }
 
-    public var description: String { "record \(index) at offset \(offset)" }
+    public var description: String { "frame \(index) at byte \(offset)" }
 }
 
 /// Every error a Quire reader or writer of the container can raise
@@ -46,6 +46,11 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A frame header failed its check and one flipped bit was corrected;
     /// the frame itself is intact. A warning, not a loss.
     @_spi(Format) case frameRepaired(FrameLocation)
+    /// A commit's stored previous head (its body bytes 32..<64) is damaged:
+    /// its head verified from the head of the commit before it instead
+    /// (§9.3 step 2). Its header is intact; nothing is lost. A warning, with
+    /// the code `frame_repaired`.
+    @_spi(Format) case previousHeadRepaired(FrameLocation)
     /// A frame of a known kind with flags, length or layout its kind forbids.
     @_spi(Format) case malformedFrame(FrameLocation, reason: String)
     /// A record kind this reader does not know, marked critical.
@@ -176,7 +181,7 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         case .headerDamaged: "header_damaged"
         case .headerCopiesDiffer: "header_copies_differ"
         case .frameDamaged: "frame_damaged"
-        case .frameRepaired: "frame_repaired"
+        case .frameRepaired, .previousHeadRepaired: "frame_repaired"
         case .malformedFrame: "malformed_frame"
         case .unknownCriticalKind: "unknown_critical_kind"
         case .tornTail: "torn_tail"
@@ -222,7 +227,8 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Where in the file the error is, when it is about one frame.
     public var location: FrameLocation? {
         switch self {
-        case .frameRepaired(let l), .malformedFrame(let l, _), .unknownCriticalKind(let l, _), .authenticationFailed(let l),
+        case .frameRepaired(let l), .previousHeadRepaired(let l), .malformedFrame(let l, _), .unknownCriticalKind(let l, _),
+            .authenticationFailed(let l),
             .unknownKey(let l, _), .staleEpoch(let l, _, _), .badPadding(let l), .decompressionFailed(let l, _),
             .decompressedSizeMismatch(let l, _, _), .commitMismatch(let l), .commitUnverifiable(let l, _), .attestationFailed(let l, _),
             .commitOrphaned(let l), .commitFork(let l), .commitTampered(let l), .untrustedKeyring(let l, _), .revisionConflict(let l, _):
@@ -265,6 +271,9 @@ public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(count) damaged bytes at offset \(offset) could not be read as records and were skipped"
         case .frameRepaired(let loc):
             return "\(loc) had one flipped bit in its header, which was corrected"
+        case .previousHeadRepaired(let loc):
+            return
+                "\(loc) is a commit whose stored previous head was damaged and was repaired from the commit before it (its head verifies from that); nothing is lost"
         case .malformedFrame(let loc, let reason):
             return "\(loc) is malformed: \(reason)"
         case .unknownCriticalKind(let loc, let kind):
@@ -360,7 +369,7 @@ extension FormatError: QuireErrorLayer {
         switch self {
         case .truncatedHeader(let count): count == 0 ? .unavailable : .damaged
         case .notAVault, .unsupportedVersion, .unsupportedFeature, .unknownCriticalKind, .vaultChanged: .unavailable
-        case .headerDamaged, .headerCopiesDiffer, .frameDamaged, .frameRepaired, .malformedFrame, .tornTail,
+        case .headerDamaged, .headerCopiesDiffer, .frameDamaged, .frameRepaired, .previousHeadRepaired, .malformedFrame, .tornTail,
             .authenticationFailed, .unknownKey, .staleEpoch, .badPadding, .decompressionFailed,
             .decompressedSizeMismatch, .revisionConflict, .commitMismatch, .commitUnverifiable, .commitOrphaned,
             .commitFork, .attestationFailed, .untrustedKeyring, .chunkMissing, .chunkDuplicate, .chunkOutOfOrder,

@@ -1453,7 +1453,7 @@ extension VaultFile {
             // The head verified from the commit before it, not from the
             // stored previous head: that field is damaged (§9.3 step 2).
             if g < commits.previousHeads.count, let from = commits.previousHeads[g], from != structure.groups[g].storedPreviousHead {
-                out.append(.frameRepaired(loc))
+                out.append(.previousHeadRepaired(loc))
             }
             switch status {
             case .verified:

@@ -16,8 +16,9 @@ public struct ConflictCopy: Sendable, Equatable {
 /// Finds conflict copies of a vault in its folder (`Spec/merge.md §2`).
 package enum ConflictCopies {
     /// Every regular file in the vault's folder (never a symbolic link),
-    /// other than the vault itself, whose header names the same vault id,
-    /// sorted by path. Names
+    /// other than the vault itself and copies folding set aside (named
+    /// `….damaged`, ``isSetAside(_:)``), whose header names the same vault
+    /// id, sorted by path. Names
     /// are hints only (``ConflictCopy/tool``): a file with a conflict-copy
     /// name but another vault id, or none, is not a copy; a copy with an
     /// unfamiliar name is still found. Only the 64-byte header of each file
@@ -37,7 +38,7 @@ package enum ConflictCopies {
         do { names = try FileSystem.listDirectory(folder) } catch { throw .folderUnreadable(path: folder, error) }
         let own = FileSystem.identity(vaultPath)
         var copies: [ConflictCopy] = []
-        for name in names where name != vaultName && !name.hasPrefix(".") {
+        for name in names where name != vaultName && !name.hasPrefix(".") && !isSetAside(name) {
             let path = folder == "/" ? "/" + name : folder + "/" + name
             // lstat: a symbolic link is never a copy, whatever it points to.
             guard FileSystem.linkStatus(path)?.isRegularFile == true, FileSystem.identity(path) != own else { continue }
@@ -54,6 +55,18 @@ package enum ConflictCopies {
             copies.append(ConflictCopy(path: path, tool: tool))
         }
         return copies
+    }
+
+    /// True for the name of a copy folding set aside (``setAsideCopy(_:)``):
+    /// one ending in `.damaged` or `.damaged-` and digits. Such a copy is
+    /// no longer found (`Spec/merge.md §2`, §4): folding it again would
+    /// only leave out what it left out before (trial 28, T28-3).
+    static func isSetAside(_ name: String) -> Bool {
+        guard let dot = name.lastIndex(of: "."), name.startIndex < dot else { return false }
+        let last = name[name.index(after: dot)...]
+        guard last.hasPrefix("damaged") else { return false }
+        let rest = last.dropFirst("damaged".count)
+        return rest.isEmpty || (rest.count > 1 && rest.first == "-" && rest.dropFirst().allSatisfy { $0.isASCII && $0.isNumber })
     }
 
     /// The header of the file at `path` (reads 64 bytes).

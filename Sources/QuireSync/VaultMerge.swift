@@ -193,7 +193,14 @@ public struct MergeReport: Sendable {
         {
             try replace(
                 vaultPath,
-                with: { (temp: String) throws(SyncError) in try copyFile(copyPath, to: temp, byteCount: b.file.structure.committedEnd) },
+                with: { (temp: String) throws(SyncError) in
+                    try copyFile(copyPath, to: temp, byteCount: b.file.structure.committedEnd)
+                    // Each header after the prefix as corrected (§3.3), as
+                    // every other result carries it (``Side/bytes(of:)``):
+                    // a repaired header copied as stored stayed damaged in
+                    // the vault (trial 28).
+                    try correctRepairedHeaders(of: b, from: prefix.frames, in: temp)
+                },
                 credential: credential, firstNewGroup: prefix.groups, random: random, options: options,
                 copied: VaultScanner.prefix(of: b.file.structure, groups: b.file.structure.groups.count))
             var report = MergeReport(
@@ -699,6 +706,21 @@ public struct MergeReport: Sendable {
     /// Writes `header`'s 64 bytes, both copies intact, at the start of `path`.
     static func writeHeader(_ header: FileHeader, to path: String) throws(SyncError) {
         do { try SystemFile(path: path, mode: .readWrite).write(header.encoded(), at: 0) } catch { throw .io(error) }
+    }
+
+    /// Writes, at their offsets in `path` (a byte copy of `side`'s file), the
+    /// corrected headers of `side`'s committed frames from index `first`
+    /// whose header was repaired on read (`Spec/format.md §10.2`).
+    static func correctRepairedHeaders(of side: Side, from first: Int, in path: String) throws(SyncError) {
+        let frames = side.file.structure.frames
+        let repaired = (first..<side.file.structure.committedFrameCount).filter { frames[$0].repaired }
+        guard !repaired.isEmpty else { return }
+        do {
+            let output = try SystemFile(path: path, mode: .readWrite)
+            for i in repaired { try output.write(frames[i].headerBytes, at: frames[i].location.offset) }
+        } catch {
+            throw .io(error)
+        }
     }
 
     /// Copies the first `byteCount` bytes of `source` to a new file `destination` (mode 0600).

@@ -323,6 +323,31 @@ import Testing
         #expect(try texts(c.b, .device(c.phone.keyPair)) == ["from the phone", "shared"])
         #expect(try c.onPhone(c.b).verify().issues.isEmpty)
     }
+
+    /// Trial 28: when the vault's committed bytes are the common prefix, a
+    /// merge writes the copy's bytes (`Spec/merge.md §3.3`), and copied the
+    /// copy's damaged (repaired) frame header into the vault as stored. It
+    /// writes the header as corrected, as every other result does: the
+    /// vault then needs no repair, and is otherwise the copy's bytes.
+    @Test func aMergeThatWritesTheCopysBytesCorrectsARepairedHeader() throws {
+        let c = try TwoCopies("repaired header, prefix")
+        try c.onPhone(c.b).add(EntryBody(created: t0 + 10, text: "from the phone"))
+        let target = try #require(try VaultFile(path: c.b).structure.frames.last { $0.header.kind == .entryRevision })
+        var raw = bytes(c.b)
+        raw[Int(target.location.offset) + 4] ^= 0x01  // a bit of the key id
+        try Data(raw).write(to: URL(fileURLWithPath: c.b))
+        #expect(try c.onPhone(c.b).verify().issues.map(\.code) == ["frame_repaired"])
+        let vaultLength = UInt64(bytes(c.a).count)
+
+        let merged = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        #expect(merged.changed)
+        #expect(merged.commonPrefixByteCount == vaultLength)  // the copy's bytes path
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["from the phone", "shared"])
+        #expect(try c.onLaptop(c.a).verify().issues.isEmpty)
+        var corrected = raw
+        corrected[Int(target.location.offset) + 4] ^= 0x01
+        #expect(bytes(c.a) == corrected)
+    }
 }
 
 /// A record that authenticates but breaks its kind's schema is not carried

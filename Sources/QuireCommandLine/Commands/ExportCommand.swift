@@ -57,7 +57,16 @@ struct ExportCommand: QuireCommand {
         do { _ = try opened.vault.unreadRecords() } catch { throw .vault(error, path: vault) }
         // An attachment that cannot be read is an unread record too: a
         // partial export leaves its bytes out.
-        Reading.include(((try? opened.vault.entries()) ?? []).flatMap(\.body.attachments))
+        // A JSON export describes attachments without their bytes
+        // (Spec/export-json.md §4.4): counted here, so that its line does not
+        // say "0 attachments" as if the entries had none (trial 28).
+        let described: Int
+        do {
+            let readable = (try? opened.vault.entries()) ?? []
+            Reading.include(readable.flatMap(\.body.attachments))
+            described =
+                name == "json" ? Set(readable.filter { filter.accepts($0.body) }.flatMap { $0.body.attachments.map(\.blob) }).count : 0
+        }
         unread = Reading.records(opened.vault)
         // Records whose commit's attestation failed are read and exported;
         // they are said, but do not make the export partial.
@@ -104,9 +113,16 @@ struct ExportCommand: QuireCommand {
         case .failure(let error): throw .exporting(error, path: vault)
         }
         let partText = leftOut.isEmpty ? "" : ": a PARTIAL export (--partial)"
-        c.out.line(
-            "exported \(plural(report.entries, "entry", "entries")) and \(plural(report.attachments, "attachment")) to \(output) (\(formatBytes(report.bytes)))\(partText)"
-        )
+        if report.attachments == 0 && described > 0 {
+            c.out.line(
+                "exported \(plural(report.entries, "entry", "entries")) to \(output) (\(formatBytes(report.bytes)))\(partText); "
+                    + "\(plural(described, "attachment")) \(described == 1 ? "is" : "are") described there without \(described == 1 ? "its" : "their") bytes, "
+                    + "which a JSON export leaves out (the md, html, epub and dayone exports hold them)")
+        } else {
+            c.out.line(
+                "exported \(plural(report.entries, "entry", "entries")) and \(plural(report.attachments, "attachment")) to \(output) (\(formatBytes(report.bytes)))\(partText)"
+            )
+        }
         if !leftOut.isEmpty {
             c.out.warning("partial export: \(Reading.summary(leftOut, path: vault)) and are not in \(output)")
         }

@@ -22,11 +22,11 @@ struct StatsCommand: QuireCommand {
 
     func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
         let filter = try EntryFilter(filters, out: c.out, command: c.command)
-        let (_, entries) = try Reading.entries(vault, unlock, out: c.out)
+        let (opened, entries) = try Reading.entries(vault, unlock, out: c.out)
         let stats = JournalStats(filter.apply(entries), today: DateText.localDayNumber(NaturalDate.now))
         c.out.usePager(!pager.noPager)
         stats.print(c.out)
-        c.out.emit(stats.json)
+        c.out.emit(stats.json(unreadRecords: UnreadRecordsJSON(Reading.records(opened.vault), vault: opened.vault)))
         return .success
     }
 }
@@ -139,7 +139,9 @@ struct JournalStats {
 
     var sortedTags: [(String, Int)] { tags.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key } }
 
-    var json: StatsJSON {
+    /// The JSON of these numbers; `unreadRecords`: the records they leave
+    /// out because they could not be read (as `list --json` says them).
+    func json(unreadRecords: UnreadRecordsJSON) -> StatsJSON {
         StatsJSON(
             entries: entries, words: words, starred: starred, withPhotos: withPhotos, first: first.map { DateText.iso($0) },
             last: last.map { DateText.iso($0) },
@@ -148,7 +150,8 @@ struct JournalStats {
             currentStreak: .init(days: current.days, from: current.from, until: current.until),
             tags: sortedTags.map { StatsJSON.Tag(tag: $0.0, entries: $0.1) },
             moods: NamedMap(
-                values: Dictionary(uniqueKeysWithValues: moods.map { (String($0.key), $0.value) }), keyName: "mood", valueName: "entries"))
+                values: Dictionary(uniqueKeysWithValues: moods.map { (String($0.key), $0.value) }), keyName: "mood", valueName: "entries"),
+            unreadRecords: unreadRecords)
     }
 }
 
@@ -184,11 +187,15 @@ struct StatsJSON: JSONShape {
     let currentStreak: Streak
     let tags: [Tag]
     let moods: NamedMap<Int>
+    /// The records the counts leave out because they could not be read
+    /// (``UnreadRecordsJSON``, as in `list --json`).
+    let unreadRecords: UnreadRecordsJSON
 
     static var example: StatsJSON {
         StatsJSON(
             entries: 0, words: 0, starred: 0, withPhotos: 0, first: nil, last: nil, years: [Year(year: 0, entries: 0, months: [])],
             longestStreak: Streak(days: 0, from: "", until: ""), currentStreak: Streak(days: 0, from: "", until: ""),
-            tags: [Tag(tag: "", entries: 0)], moods: NamedMap(values: [:], keyName: "mood", valueName: "entries"))
+            tags: [Tag(tag: "", entries: 0)], moods: NamedMap(values: [:], keyName: "mood", valueName: "entries"),
+            unreadRecords: .example)
     }
 }
