@@ -164,7 +164,11 @@ lint: api-surface
 # app's error wrapped by commit, and the explicit == (QuireError now holds
 # its layer's error behind a package protocol). Making the layer error
 # types @_spi (review §2.2 A4, about -26) is the next cut.
-API_SURFACE_MAX := 401
+# 375 (from 401): the layer error types behind SPI (iOS review 27 A4):
+# FormatError, FrameLocation, KeyError and SyncError @_spi(Format),
+# CryptoError @_spi(Crypto). A QuireError carries them; no public API
+# throws or returns one.
+API_SURFACE_MAX := 375
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 
