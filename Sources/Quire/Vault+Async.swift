@@ -419,13 +419,36 @@ extension Vault {
         return try await perform { () throws(QuireError) -> KeyringMember in try self.enrollDevice(code: code, name: name, now: ms) }
     }
 
+    /// Removes the enrolled device called exactly `name` (names are
+    /// compared as written), on this handle's executor: a keyring of a new
+    /// epoch without it (`Spec/keys.md §6`). The device keeps what it could
+    /// already read until the vault is compacted with a rekey; it reads
+    /// nothing written after.
+    ///
+    /// - Parameter now: the time of the keyring, stored to the millisecond.
+    /// - Returns: the member removed.
+    /// - Throws: ``QuireError``: `.readOnly` (`operation_refused`) when no
+    ///   device has that name or more than one has (devices enrolled on two
+    ///   copies at once: remove it by its key with
+    ///   ``removeDevice(publicKey:now:)``); `.wrongCredential`, `.readOnly`,
+    ///   `.needsMerge` or `.damaged` when this handle cannot change the
+    ///   keys; `.cancelled` (`cancelled`) before it started (nothing was
+    ///   written).
+    @discardableResult
+    public func removeDevice(named name: String, now: Date = Date()) async throws(QuireError) -> KeyringMember {
+        try await removeDevice(named: name, now: now, replacement: .mine)
+    }
+
     /// Removes the enrolled device called exactly `name`, on this handle's
-    /// executor: ``removeDevice(named:now:replacement:)`` in `async` form.
+    /// executor, saying whose replacement of the recovery key it was when
+    /// the device replaced it: ``removeDevice(named:now:replacement:)`` in
+    /// `async` form.
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
     /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
     @discardableResult
-    public func removeDevice(named name: String, now: Date = Date(), replacement: RecoveryReplacementOwner = .mine) async throws(QuireError)
+    @_spi(Format)
+    public func removeDevice(named name: String, now: Date = Date(), replacement: RecoveryReplacementOwner) async throws(QuireError)
         -> KeyringMember
     {
         let ms = now.millisecondsSince1970
@@ -434,14 +457,34 @@ extension Vault {
         }
     }
 
+    /// Removes the enrolled device whose Ed25519 public key is `publicKey`
+    /// (32 bytes, ``KeyringMember/publicKey``), on this handle's executor:
+    /// a keyring of a new epoch without it (`Spec/keys.md §6`). The device
+    /// keeps what it could already read until the vault is compacted with
+    /// a rekey; it reads nothing written after.
+    ///
+    /// - Parameter now: the time of the keyring, stored to the millisecond.
+    /// - Returns: the member removed.
+    /// - Throws: ``QuireError``: `.readOnly` (`operation_refused`) when no
+    ///   enrolled device has that key; `.wrongCredential`,
+    ///   `.readOnly`, `.needsMerge` or `.damaged` when this handle cannot
+    ///   change the keys; `.cancelled` (`cancelled`) before it started
+    ///   (nothing was written).
+    @discardableResult
+    public func removeDevice(publicKey: [UInt8], now: Date = Date()) async throws(QuireError) -> KeyringMember {
+        try await removeDevice(publicKey: publicKey, now: now, replacement: .mine)
+    }
+
     /// Removes the enrolled device whose Ed25519 public key is `publicKey`,
-    /// on this handle's executor: ``removeDevice(publicKey:now:replacement:)``
-    /// in `async` form.
+    /// on this handle's executor, saying whose replacement of the recovery
+    /// key it was when the device replaced it:
+    /// ``removeDevice(publicKey:now:replacement:)`` in `async` form.
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
     /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
     @discardableResult
-    public func removeDevice(publicKey: [UInt8], now: Date = Date(), replacement: RecoveryReplacementOwner = .mine) async throws(QuireError)
+    @_spi(Format)
+    public func removeDevice(publicKey: [UInt8], now: Date = Date(), replacement: RecoveryReplacementOwner) async throws(QuireError)
         -> KeyringMember
     {
         let ms = now.millisecondsSince1970
@@ -455,6 +498,7 @@ extension Vault {
     /// in `async` form.
     ///
     /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
+    @_spi(Format)
     public func recoveryReplacements(removing publicKey: [UInt8]) async throws(QuireError) -> [RecoveryKeyReplacement] {
         try await perform { () throws(QuireError) -> [RecoveryKeyReplacement] in try self.recoveryReplacements(removing: publicKey) }
     }
@@ -466,6 +510,7 @@ extension Vault {
     /// - Parameter now: the time of the keyring, stored to the millisecond.
     /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
     @discardableResult
+    @_spi(Format)
     public func lockDown(removingDevicesNamed names: [String], now: Date = Date()) async throws(QuireError) -> [KeyringMember] {
         let ms = now.millisecondsSince1970
         return try await perform { () throws(QuireError) -> [KeyringMember] in try self.lockDown(removingDevicesNamed: names, now: ms) }
@@ -476,6 +521,7 @@ extension Vault {
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
     /// - Throws: as ``rotateKeys(now:)``; `.cancelled` (`cancelled`).
+    @_spi(Format)
     public func rotateKeys(now: Date = Date()) async throws(QuireError) {
         let ms = now.millisecondsSince1970
         try await perform { () throws(QuireError) -> Void in try self.rotateKeys(now: ms) }
