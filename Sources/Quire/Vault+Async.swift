@@ -289,17 +289,40 @@ extension Vault {
         }
     }
 
-    /// Compacts the vault, on this handle's executor: ``compact(_:now:)`` in
-    /// `async` form. Cancelling stops the rewrite at the next record; the
-    /// vault is left as it was and the temporary file removed.
+    /// Compacts the vault, on this handle's executor (`Spec/merge.md §6`):
+    /// rewrites the file with each entry's current revisions (every
+    /// tombstone too), the attachments they name, the newest profile and
+    /// every trusted keyring, leaving out older revisions and unreferenced
+    /// attachments, then reads the vault again. The old file stays whole
+    /// until the new one replaces it. Cancelling stops the rewrite at the
+    /// next record; the vault is left as it was and the temporary file
+    /// removed.
+    ///
+    /// - Returns: the file's size before and after.
+    /// - Throws: ``QuireError``: `.damaged` (`compaction_refused`) when the
+    ///   vault has damaged records, or records in commits that do not
+    ///   verify, that compacting would drop (nothing is changed: verify,
+    ///   fold its conflict copies or merge an intact copy first);
+    ///   `.busy` (`locked`) while another writer holds it; `.readOnly` when
+    ///   this credential cannot write; `.unavailable`, `.outOfSpace` when
+    ///   the storage fails; `.cancelled` (`cancelled`).
+    @discardableResult
+    public func compact() async throws(QuireError) -> CompactionReport {
+        try await compact(CompactionOptions())
+    }
+
+    /// Compacts the vault with `options` (history kept, the tombstone
+    /// horizon, a rekey, dropping what does not verify), on this handle's
+    /// executor: ``compact(_:now:)`` in `async` form. Cancelling stops the
+    /// rewrite at the next record; the vault is left as it was and the
+    /// temporary file removed.
     ///
     /// - Parameter now: the time of the compaction (what the tombstone
     ///   horizon counts back from), stored to the millisecond.
     /// - Throws: as ``compact(_:now:)``; `.cancelled` (`cancelled`).
     @discardableResult
-    public func compact(_ options: CompactionOptions = CompactionOptions(), now: Date = Date()) async throws(QuireError)
-        -> CompactionReport
-    {
+    @_spi(Format)
+    public func compact(_ options: CompactionOptions, now: Date = Date()) async throws(QuireError) -> CompactionReport {
         let ms = now.millisecondsSince1970
         return try await perform { () throws(QuireError) -> CompactionReport in try self.compact(options, now: ms) }
     }
