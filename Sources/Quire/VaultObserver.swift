@@ -170,7 +170,7 @@ import QuireSystem
     }
 }
 
-/// What a ``VaultObserver`` (or ``Vault/events(coalescing:)``) delivers.
+/// What ``Vault/events(coalescing:)`` delivers.
 public enum VaultEvent: Sendable, Equatable {
     /// Who wrote a change.
     public enum Origin: Sendable, Equatable {
@@ -261,7 +261,7 @@ extension Vault {
     /// }
     /// ```
     ///
-    /// The watch (a ``VaultObserver``) starts when `events` is called and
+    /// The watch starts when `events` is called and
     /// lives as long as the stream: cancelling the iterating task, or
     /// leaving the loop, stops it and releases its descriptors. Iterate each
     /// stream once; call `events` again for another watch. The stream never

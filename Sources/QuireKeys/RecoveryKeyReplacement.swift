@@ -36,7 +36,7 @@
 /// One of the recovery keys that concurrent replacements left among the
 /// keyring heads (`Spec/keys.md §6.9`): a join keeps one of them and removes
 /// the others, and only the user knows which code they hold, so a writer
-/// asks (``KeyError/recoveryKeyChoiceNeeded(_:)``) instead of choosing.
+/// asks (`.needsMerge`, `recovery_key_choice_needed`) instead of choosing.
 public struct RecoveryKeyChoice: Sendable, Equatable {
     /// The recovery member's Ed25519 public key (32 bytes), which its code
     /// derives (`Spec/keys.md §4`).
