@@ -212,7 +212,8 @@ public struct EntrySnapshot: Sendable, Identifiable {
     /// "attested by a removed member" (`Spec/format.md §9.4`).
     @_spi(Format) public let attestedByRemovedMember: [UInt8]?
 
-    /// True when a member attested the winning revision (``attestedBy``).
+    /// True when a current member attested the winning revision (signed the
+    /// commit that holds it, `Spec/format.md §9.4`).
     public var isAttested: Bool { attestedBy != nil }
 
     /// The entry's content.

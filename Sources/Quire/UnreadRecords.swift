@@ -18,7 +18,7 @@ import QuireSystem
 ///   have been removed: a deleted record leaves nothing else behind);
 /// - every entry revision, attachment manifest or profile record released
 ///   from a verified commit whose attestation failed (`attestation_failed`,
-///   at the record): read, but not to be trusted (``untrusted``) — damage
+///   at the record): read, but not to be trusted — damage
 ///   to the attestation, not a writer that did not attest.
 ///
 /// A torn tail is not counted: nothing in it was ever committed.
@@ -62,7 +62,7 @@ public struct UnreadRecords: Sendable, Equatable {
     public var count: Int { records.count }
     /// True when everything committed was read.
     public var isEmpty: Bool { records.isEmpty }
-    /// Of ``records``, those sealed under a key this credential does not
+    /// Of the unread records, those sealed under a key this credential does not
     /// hold (`unknown_key`): for a removed device, the records written after
     /// it was removed. Not damage.
     public var notReadableWithThisKey: Int { records.filter { $0.code == "unknown_key" }.count }

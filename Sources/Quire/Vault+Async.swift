@@ -82,12 +82,15 @@ extension Vault {
     }
 
     /// Opens the vault at `path` with `credential`, off the caller's
-    /// executor: ``open(at:credential:writable:random:options:retainsEntryBodies:)``
-    /// in `async` form (the scan, the key evaluation and the commit checks
-    /// run on a queue of their own).
+    /// executor (the scan, the key evaluation and the commit checks run on
+    /// a queue of their own). The handle writes when `writable` (it takes
+    /// the vault's lock only while it appends).
     ///
-    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`) when the
-    ///   task was cancelled (nothing was opened).
+    /// - Throws: ``QuireError``: `.wrongCredential` for a credential that
+    ///   does not open it (always distinct from damage); `.unavailable` for
+    ///   a missing file, one that is not a vault or of a newer version;
+    ///   `.damaged` for a damaged header or keyring; `.cancelled` (`cancelled`) when the task was
+    ///   cancelled (nothing was opened).
     public static func open(
         at path: String, credential: Credential, writable: Bool = true, random: any RandomSource = SystemRandom()
     ) async throws(QuireError) -> Vault {
@@ -109,11 +112,16 @@ extension Vault {
         }
     }
 
-    /// Opens the vault at `path` with this device's key from `store`, off the
-    /// caller's executor: ``open(at:store:writable:random:options:retainsEntryBodies:)``
-    /// in `async` form.
+    /// Opens the vault at `path` with this device's key from `store`, off
+    /// the caller's executor. The store also keeps this device's memory of
+    /// the vault: the keyring heads it trusted last time, so that a copy
+    /// rolled back since is reported in ``keyWarnings`` (`rollback_suspected`,
+    /// `Spec/keys.md §7`), and the index cache.
     ///
-    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
+    /// - Throws: ``QuireError``: `.wrongCredential` (`no_device_key`) when
+    ///   the store holds no key yet, or (`wrong_device_key`) when this device
+    ///   is not enrolled; what the store throws; `.unavailable` or `.damaged`
+    ///   for the file; `.cancelled` (`cancelled`).
     public static func open(
         at path: String, store: any DeviceKeyStore, writable: Bool = true, random: any RandomSource = SystemRandom()
     ) async throws(QuireError) -> Vault {
@@ -132,13 +140,16 @@ extension Vault {
         }
     }
 
-    /// Creates a new vault at `path`, off the caller's executor:
-    /// ``create(at:setup:store:random:options:)`` in `async` form. With
-    /// `store`, the handle returned knows it (device memory, index cache),
-    /// as one from ``open(at:store:writable:random:options:retainsEntryBodies:)``.
+    /// Creates a new vault at `path` from `setup` (its name, recovery key,
+    /// optional passphrase and first device), off the caller's executor.
+    /// With `store`, the handle returned knows it (device memory, index
+    /// cache), as one that ``open(at:store:writable:random:)`` returns.
     ///
-    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`) (no file
-    ///   is left at `path`).
+    /// - Throws: ``QuireError``: `.programmerError` for an existing `path`
+    ///   (`already_exists`), a passphrase cost out of bounds or a setup
+    ///   naming another device than the store's; `.unavailable` or
+    ///   `.outOfSpace` when the file cannot be written; what the store
+    ///   throws; `.cancelled` (`cancelled`) (no file is left at `path`).
     public static func create(
         at path: String, setup: VaultSetup, store: (any DeviceKeyStore)? = nil, random: any RandomSource = SystemRandom()
     ) async throws(QuireError) -> Vault {
@@ -158,27 +169,36 @@ extension Vault {
     }
 
     /// Appends one commit built by `build`, atomically, on this handle's
-    /// executor, and returns what `build` returned: ``commit(_:)`` in
-    /// `async` form.
+    /// executor, and returns what `build` returned. `build` adds, edits,
+    /// deletes and restores entries and stores attachments through the
+    /// ``VaultTransaction`` it is given; they are written together, in one
+    /// commit (`Spec/format.md §6`), or not at all. When another process
+    /// appended in the meantime, the commit builds on what it wrote.
     ///
     /// ```swift
     /// let id = try await vault.commit { tx in
-    ///     let photo = try tx.storeAttachment(from: MemoryByteSource(jpeg), mediaType: "image/jpeg")
+    ///     let photo = try tx.storeAttachment(jpeg, mediaType: "image/jpeg")
     ///     return try tx.add(body).entryID
     /// }
     /// ```
     ///
     /// Cancelling the task stops the commit at the next record or
     /// attachment chunk; nothing of it is written and the file is as it was.
+    /// If `build` throws, nothing is committed either.
     ///
-    /// This call throws ``QuireError`` only, as ``commit(_:)``: a
-    /// `QuireError` that `build` throws comes out unchanged, any other error
-    /// of the app's wrapped (``QuireError/underlyingError``). `build` is
+    /// This call throws ``QuireError`` only: a `QuireError` that `build`
+    /// throws comes out unchanged, any other error of the app's is wrapped
+    /// in one of category ``QuireError/Category/cancelled``, code
+    /// `commit_abandoned` (``QuireError/underlyingError``). `build` is
     /// `@Sendable` and runs on the handle's executor: copy what it needs
     /// from a `@MainActor` model into `let`s first.
     ///
-    /// - Throws: ``QuireError`` as ``commit(_:)``; `.cancelled`
-    ///   (`cancelled`) when the task was cancelled.
+    /// - Throws: ``QuireError``: `.readOnly` (`removed_from_vault`,
+    ///   `behind_newer_keyring`, `not_writable`), `.needsMerge`
+    ///   (`rolled_back`, `commit_tampered`), `.busy` (`locked`),
+    ///   `.outOfSpace`, `.unavailable` or `.damaged` for the file,
+    ///   `.programmerError` (`record_too_large`); what `build` threw, as
+    ///   above; `.cancelled` (`cancelled`) when the task was cancelled.
     public func commit<T: Sendable>(_ build: @Sendable (VaultTransaction) throws -> T) async throws(QuireError) -> T {
         try await perform { () throws(QuireError) -> T in
             var result: T?
@@ -188,47 +208,63 @@ extension Vault {
         }
     }
 
-    /// Reads what other processes appended and says what changed, on this
-    /// handle's executor: ``refresh()`` in `async` form.
+    /// Reads what other processes appended since this handle last looked
+    /// and says what changed, on this handle's executor. A file a sync tool
+    /// replaced is opened again.
     ///
-    /// - Throws: as ``refresh()``; `.cancelled` (`cancelled`) when the task
-    ///   was cancelled before it started (a refresh that started finishes:
-    ///   its cost follows what was appended).
+    /// - Returns: what changed (empty when nothing did).
+    /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
+    ///   be read, is missing or is no vault; `.wrongCredential` when the credential no longer opens
+    ///   a replaced file (the handle then keeps the state it had, and a later call tries again);
+    ///   `.cancelled` (`cancelled`) when the task was cancelled before it started (a refresh that
+    ///   started finishes: its cost follows what was appended).
     public func refresh() async throws(QuireError) -> VaultChangeSet {
         try await perform { () throws(QuireError) -> VaultChangeSet in try self.refresh() }
     }
 
-    /// Opens the path again, on this handle's executor: ``reload()`` in
-    /// `async` form.
+    /// Opens the path again, on this handle's executor (the file may have
+    /// been replaced by a sync tool, or had keys changed by another
+    /// writer), and unlocks it with the same credential.
     ///
-    /// - Throws: as ``reload()``; `.cancelled` (`cancelled`).
+    /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
+    ///   be read; `.wrongCredential` when the credential no longer opens it; `.cancelled`
+    ///   (`cancelled`).
     public func reload() async throws(QuireError) {
         try await perform { () throws(QuireError) -> Void in try self.reload() }
     }
 
-    /// A page of entries, on this handle's executor:
-    /// ``entries(matching:after:)`` in `async` form. The first query of a
-    /// handle builds its index (seconds on a large journal); that no longer
-    /// blocks the caller.
+    /// A page of the entries `query` selects, in its order, after `cursor`
+    /// (nil: the first page), on this handle's executor. The first query of
+    /// a handle builds its index (seconds on a large journal); that does not
+    /// block the caller.
     ///
-    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
+    /// - Returns: up to `query.limit` entries, and the cursor of the next
+    ///   page (nil after the last).
+    /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
+    ///   be read or a record no longer reads; `.cancelled` (`cancelled`).
     public func entries(matching query: EntryQuery, after cursor: EntryCursor? = nil) async throws(QuireError) -> EntryPage {
         try await perform { () throws(QuireError) -> EntryPage in try self.entries(matching: query, after: cursor) }
     }
 
-    /// A page of search results, on this handle's executor:
-    /// ``search(_:matching:after:)`` in `async` form.
+    /// A page of the entries whose text, tags or journal hold every word of
+    /// `text`, among those `query` selects, in its order, after `cursor`
+    /// (nil: the first page), on this handle's executor.
     ///
-    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
+    /// - Returns: up to `query.limit` entries, and the cursor of the next
+    ///   page (nil after the last).
+    /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
+    ///   be read or a record no longer reads; `.cancelled` (`cancelled`).
     public func search(_ text: String, matching query: EntryQuery = EntryQuery(), after cursor: EntryCursor? = nil) async throws(QuireError)
         -> EntryPage
     {
         try await perform { () throws(QuireError) -> EntryPage in try self.search(text, matching: query, after: cursor) }
     }
 
-    /// One entry, on this handle's executor: ``entry(_:)`` in `async` form.
+    /// Entry `id` as it reads now (its winning revision, deleted or not), or
+    /// nil when the vault has no such entry, on this handle's executor.
     ///
-    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
+    /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
+    ///   be read; `.cancelled` (`cancelled`).
     public func entry(_ id: EntryID) async throws(QuireError) -> EntrySnapshot? {
         try await perform { () throws(QuireError) -> EntrySnapshot? in try self.entry(id) }
     }
@@ -238,8 +274,8 @@ extension Vault {
     /// cancelling stops at the next chunk.
     ///
     /// - Returns: the bytes, ``BlobManifest/byteCount`` of them.
-    /// - Throws: `.notFound` (`blob_not_found`), a container error (`.damaged`, `.unavailable`, `.outOfSpace`…)
-    ///   for a damaged chunk or I/O, `.cancelled` (`cancelled`).
+    /// - Throws: `.notFound` (`blob_not_found`), a container error (`.damaged`, `.unavailable`,
+    ///   `.outOfSpace`…) for a damaged chunk or I/O, `.cancelled` (`cancelled`).
     public func attachmentBytes(_ blob: BlobID) async throws(QuireError) -> [UInt8] {
         try await perform { () throws(QuireError) -> [UInt8] in
             let reader = try self.openAttachment(blob)
@@ -262,22 +298,37 @@ extension Vault {
         }
     }
 
-    /// Merges the copy at `copyPath` into this vault, on this handle's
-    /// executor: ``merge(copyAt:)`` in `async` form. Cancelling stops the
-    /// merge at the next frame it writes; the vault is left as it was and
-    /// the temporary file removed.
+    /// Merges the copy at `copyPath` (a sync tool's conflict copy, an older
+    /// version the platform kept, a backup) into this vault, on this
+    /// handle's executor and with its credential, then reads the vault
+    /// again (`Spec/merge.md §3`). The copy itself is left where it is.
+    /// Cancelling stops the merge at the next frame it writes; the vault is
+    /// left as it was and the temporary file removed.
     ///
-    /// - Throws: as ``merge(copyAt:)``; `.cancelled` (`cancelled`).
+    /// - Returns: what the merge did (``MergeReport/changed`` false when the
+    ///   vault already held everything the copy holds).
+    /// - Throws: ``QuireError`` (nothing is changed then):
+    ///   `.programmerError` for a copy of another vault; `.unavailable` or
+    ///   `.damaged` when the copy cannot be read; `.wrongCredential` when
+    ///   the credential does not open it; `.readOnly` when this credential
+    ///   was removed; `.damaged` (`merge_refused`) when the merge would lose
+    ///   records it cannot vouch for; `.busy` (`locked`); `.cancelled` (`cancelled`).
     @discardableResult
     public func merge(copyAt copyPath: String) async throws(QuireError) -> MergeReport {
         try await perform { () throws(QuireError) -> MergeReport in try self.merge(copyAt: copyPath) }
     }
 
-    /// Merges every conflict copy beside the vault, on this handle's
-    /// executor: ``foldConflictCopies()`` in `async` form. Cancelling stops
-    /// the copy being merged; copies merged before stay merged.
+    /// Merges every conflict copy a sync tool left beside the vault into it
+    /// (those that name this vault and follow a sync tool's naming), deletes
+    /// each the vault then holds entirely, sets aside each that can never
+    /// be taken in whole, and reads the vault again (`Spec/merge.md §4`).
+    /// Cancelling stops the copy being merged; copies merged before stay
+    /// merged.
     ///
-    /// - Throws: as ``foldConflictCopies()``; `.cancelled` (`cancelled`).
+    /// - Returns: what became of each copy; a failure on one copy is in its
+    ///   entry.
+    /// - Throws: ``QuireError``: `.unavailable` when the folder cannot be
+    ///   listed or the vault's header read; `.cancelled` (`cancelled`).
     @discardableResult
     public func foldConflictCopies() async throws(QuireError) -> FoldReport {
         try await perform { () throws(QuireError) -> FoldReport in
@@ -289,24 +340,51 @@ extension Vault {
         }
     }
 
-    /// Compacts the vault, on this handle's executor: ``compact(_:now:)`` in
-    /// `async` form. Cancelling stops the rewrite at the next record; the
-    /// vault is left as it was and the temporary file removed.
+    /// Compacts the vault, on this handle's executor (`Spec/merge.md §6`):
+    /// rewrites the file with each entry's current revisions (every
+    /// tombstone too), the attachments they name, the newest profile and
+    /// every trusted keyring, leaving out older revisions and unreferenced
+    /// attachments, then reads the vault again. The old file stays whole
+    /// until the new one replaces it. Cancelling stops the rewrite at the
+    /// next record; the vault is left as it was and the temporary file
+    /// removed.
+    ///
+    /// - Returns: the file's size before and after.
+    /// - Throws: ``QuireError``: `.damaged` (`compaction_refused`) when the
+    ///   vault has damaged records, or records in commits that do not
+    ///   verify, that compacting would drop (nothing is changed: verify,
+    ///   fold its conflict copies or merge an intact copy first);
+    ///   `.busy` (`locked`) while another writer holds it; `.readOnly` when
+    ///   this credential cannot write; `.unavailable`, `.outOfSpace` when
+    ///   the storage fails; `.cancelled` (`cancelled`).
+    @discardableResult
+    public func compact() async throws(QuireError) -> CompactionReport {
+        try await compact(CompactionOptions())
+    }
+
+    /// Compacts the vault with `options` (history kept, the tombstone
+    /// horizon, a rekey, dropping what does not verify), on this handle's
+    /// executor: ``compact(_:now:)`` in `async` form. Cancelling stops the
+    /// rewrite at the next record; the vault is left as it was and the
+    /// temporary file removed.
     ///
     /// - Parameter now: the time of the compaction (what the tombstone
     ///   horizon counts back from), stored to the millisecond.
     /// - Throws: as ``compact(_:now:)``; `.cancelled` (`cancelled`).
     @discardableResult
-    public func compact(_ options: CompactionOptions = CompactionOptions(), now: Date = Date()) async throws(QuireError)
-        -> CompactionReport
-    {
+    @_spi(Format)
+    public func compact(_ options: CompactionOptions, now: Date = Date()) async throws(QuireError) -> CompactionReport {
         let ms = now.millisecondsSince1970
         return try await perform { () throws(QuireError) -> CompactionReport in try self.compact(options, now: ms) }
     }
 
-    /// Checks every byte this credential can check, on this handle's
-    /// executor: ``verify()`` in `async` form, stopping at the next record
-    /// or attachment chunk when the task is cancelled.
+    /// Checks every byte of the vault that this credential can check, on
+    /// this handle's executor: both header copies, every frame header,
+    /// every commit, every keyring, every record (opened and decoded) and
+    /// every attachment (every chunk opened, sizes and blob ids
+    /// recomputed). Never modifies the file. Intact records stay readable
+    /// whatever else is damaged; the report names each one that is not.
+    /// Cancelling stops at the next record or attachment chunk.
     ///
     /// - Throws: `.cancelled` (`cancelled`) only (damage is in the report).
     public func verify() async throws(QuireError) -> VerifyReport {
@@ -323,109 +401,156 @@ extension Vault {
 // ``VaultTransaction``. Times are `Date`s, stored to the millisecond.
 extension Vault {
     /// Every entry that is not deleted, oldest first, on this handle's
-    /// executor: ``entries()`` in `async` form. Prefer
-    /// ``entries(matching:after:)``, which pages.
+    /// executor. Prefer ``entries(matching:after:)``, which pages.
     ///
-    /// - Throws: as ``entries()``; `.cancelled` (`cancelled`).
+    /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
+    ///   be read; `.cancelled` (`cancelled`).
     public func entries() async throws(QuireError) -> [EntrySnapshot] {
         try await perform { () throws(QuireError) -> [EntrySnapshot] in try self.entries() }
     }
 
     /// Every deleted entry, newest deletion first, on this handle's
-    /// executor: ``deletedEntries()`` in `async` form.
+    /// executor (what a "Recently deleted" screen lists).
     ///
-    /// - Throws: as ``deletedEntries()``; `.cancelled` (`cancelled`).
+    /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
+    ///   be read; `.cancelled` (`cancelled`).
     public func deletedEntries() async throws(QuireError) -> [EntrySnapshot] {
         try await perform { () throws(QuireError) -> [EntrySnapshot] in try self.deletedEntries() }
     }
 
     /// Every revision of entry `id`, oldest clock first, on this handle's
-    /// executor: ``revisions(of:)`` in `async` form (what a conflict screen
-    /// shows beside the winner).
+    /// executor (what a conflict screen shows beside the winner); empty
+    /// when the vault has no such entry.
     ///
-    /// - Throws: as ``revisions(of:)``; `.cancelled` (`cancelled`).
+    /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
+    ///   be read; `.cancelled` (`cancelled`).
     public func revisions(of id: EntryID) async throws(QuireError) -> [EntryRevision] {
         try await perform { () throws(QuireError) -> [EntryRevision] in try self.revisions(of: id) }
     }
 
     /// The manifest of attachment `blob` (its size and media type), on this
-    /// handle's executor: ``attachment(_:)`` in `async` form. Its bytes:
-    /// ``attachmentBytes(_:)``.
+    /// handle's executor. Its bytes: ``attachmentBytes(_:)``.
     ///
-    /// - Throws: as ``attachment(_:)``; `.cancelled` (`cancelled`).
+    /// - Throws: ``QuireError``: `.notFound` (`blob_not_found`) when the
+    ///   vault has no such attachment; `.cancelled` (`cancelled`).
     public func attachment(_ blob: BlobID) async throws(QuireError) -> BlobManifest {
         try await perform { () throws(QuireError) -> BlobManifest in try self.attachment(blob) }
     }
 
-    /// The journal profile, on this handle's executor: ``profile()`` in
-    /// `async` form.
+    /// The vault's profile (its name and description) as the newest profile
+    /// record says, or nil when it has none, on this handle's executor.
     ///
-    /// - Throws: as ``profile()``; `.cancelled` (`cancelled`).
+    /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
+    ///   be read; `.cancelled` (`cancelled`).
     public func profile() async throws(QuireError) -> Profile? {
         try await perform { () throws(QuireError) -> Profile? in try self.profile() }
     }
 
-    /// The records this credential cannot read, on this handle's executor:
-    /// ``unreadRecords()`` in `async` form.
+    /// The records reading this vault's entries could not give back
+    /// (``UnreadRecords``: damaged, of an unknown kind, sealed under a key
+    /// this credential does not hold), on this handle's executor. Uses the
+    /// entry index (built now if it is not loaded).
     ///
-    /// - Throws: as ``unreadRecords()``; `.cancelled` (`cancelled`).
+    /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
+    ///   be read; `.cancelled` (`cancelled`).
     public func unreadRecords() async throws(QuireError) -> UnreadRecords {
         try await perform { () throws(QuireError) -> UnreadRecords in try self.unreadRecords() }
     }
 
-    /// The conflict copies a sync tool left beside the vault, on this
-    /// handle's executor: ``conflictCopies()`` in `async` form (it reads
-    /// the folder and each candidate's header).
+    /// The conflict copies a sync tool left beside the vault (files in its
+    /// folder whose header names this vault), on this handle's executor
+    /// (it reads the folder and each candidate's header;
+    /// `Spec/merge.md §2`).
     ///
-    /// - Throws: as ``conflictCopies()``; `.cancelled` (`cancelled`).
+    /// - Throws: ``QuireError``: `.unavailable` when the folder cannot be
+    ///   listed or the vault's header read; `.cancelled` (`cancelled`).
     public func conflictCopies() async throws(QuireError) -> [ConflictCopy] {
         try await perform { () throws(QuireError) -> [ConflictCopy] in try self.conflictCopies() }
     }
 
-    /// Uses `store` for this device's memory of the vault, and checks it
-    /// now, on this handle's executor: ``remember(in:)`` in `async` form.
+    /// Uses `store` for this device's memory of the vault (the keyring
+    /// heads it trusts, for the rollback check of `Spec/keys.md §7`), and
+    /// checks it now, on this handle's executor.
     ///
-    /// - Throws: as ``remember(in:)``; `.cancelled` (`cancelled`).
+    /// - Throws: ``QuireError``: what the store throws; `.cancelled` (`cancelled`).
     public func remember(in store: any DeviceKeyStore) async throws(QuireError) {
         try await perform { () throws(QuireError) -> Void in try self.remember(in: store) }
     }
 
-    /// Who holds keys now, on this handle's executor: ``keyState()`` in
-    /// `async` form.
+    /// Who holds keys now (devices, the recovery key, passphrases, escrow
+    /// keys, removed members), as the trusted keyrings say, on this
+    /// handle's executor.
     ///
-    /// - Throws: as ``keyState()``; `.cancelled` (`cancelled`).
+    /// - Throws: ``QuireError``: `.damaged` when no keyring is trusted;
+    ///   `.cancelled` (`cancelled`).
     public func keyState() async throws(QuireError) -> KeyState {
         try await perform { () throws(QuireError) -> KeyState in try self.keyState() }
     }
 
-    /// Who can decrypt which records, in plain words, on this handle's
-    /// executor: ``privacyStatement()`` in `async` form.
+    /// Who can decrypt which records, in plain words (`Spec/keys.md §8`),
+    /// on this handle's executor. ``PrivacyStatement/text`` is the printed
+    /// form.
     ///
-    /// - Throws: as ``privacyStatement()``; `.cancelled` (`cancelled`).
+    /// - Throws: ``QuireError``: `.damaged` when no keyring is trusted; `.damaged`,
+    ///   `.unavailable` or `.outOfSpace` when the file cannot be read (the profile); `.cancelled`
+    ///   (`cancelled`).
     public func privacyStatement() async throws(QuireError) -> PrivacyStatement {
         try await perform { () throws(QuireError) -> PrivacyStatement in try self.privacyStatement() }
     }
 
-    /// Enrolls the device whose code the user typed, on this handle's
-    /// executor: ``enrollDevice(code:name:now:)`` in `async` form.
+    /// Enrolls the device whose code the user typed (its
+    /// ``DeviceIdentity/code``, after they compared its fingerprint on both
+    /// screens), on this handle's executor: a keyring of a new epoch with it
+    /// (`Spec/keys.md §6`).
     ///
-    /// - Parameter now: the time of the keyring, stored to the millisecond.
+    /// - Parameters:
+    ///   - code: the device code the new device shows.
+    ///   - name: a name for it, unique in the vault, 1–64 characters.
+    ///   - now: the time of the keyring, stored to the millisecond.
     /// - Returns: the new member.
-    /// - Throws: as ``enrollDevice(code:name:now:)``; `.cancelled` (`cancelled`)
-    ///   (before it started: nothing was written).
+    /// - Throws: ``QuireError``: `.wrongCredential` (`device_code_invalid`) for a mistyped code;
+    ///   `.readOnly` (`operation_refused`) for a name already taken or a device already enrolled;
+    ///   `.wrongCredential`, `.readOnly` (a passphrase or escrow key cannot sign; this device was
+    ///   removed), `.needsMerge` (`rolled_back`, `commit_tampered`, a recovery key to choose) or
+    ///   `.damaged` when this handle cannot change the keys; `.busy` (`locked`) while another
+    ///   writer holds the vault; `.cancelled` (`cancelled`) before it started (nothing was
+    ///   written).
     @discardableResult
     public func enrollDevice(code: String, name: String, now: Date = Date()) async throws(QuireError) -> KeyringMember {
         let ms = now.millisecondsSince1970
         return try await perform { () throws(QuireError) -> KeyringMember in try self.enrollDevice(code: code, name: name, now: ms) }
     }
 
+    /// Removes the enrolled device called exactly `name` (names are
+    /// compared as written), on this handle's executor: a keyring of a new
+    /// epoch without it (`Spec/keys.md §6`). The device keeps what it could
+    /// already read until the vault is compacted with a rekey; it reads
+    /// nothing written after.
+    ///
+    /// - Parameter now: the time of the keyring, stored to the millisecond.
+    /// - Returns: the member removed.
+    /// - Throws: ``QuireError``: `.readOnly` (`operation_refused`) when no
+    ///   device has that name or more than one has (devices enrolled on two
+    ///   copies at once: remove it by its key with
+    ///   ``removeDevice(publicKey:now:)``); `.wrongCredential`, `.readOnly`,
+    ///   `.needsMerge` or `.damaged` when this handle cannot change the
+    ///   keys; `.cancelled` (`cancelled`) before it started (nothing was
+    ///   written).
+    @discardableResult
+    public func removeDevice(named name: String, now: Date = Date()) async throws(QuireError) -> KeyringMember {
+        try await removeDevice(named: name, now: now, replacement: .mine)
+    }
+
     /// Removes the enrolled device called exactly `name`, on this handle's
-    /// executor: ``removeDevice(named:now:replacement:)`` in `async` form.
+    /// executor, saying whose replacement of the recovery key it was when
+    /// the device replaced it: ``removeDevice(named:now:replacement:)`` in
+    /// `async` form.
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
     /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
     @discardableResult
-    public func removeDevice(named name: String, now: Date = Date(), replacement: RecoveryReplacementOwner = .mine) async throws(QuireError)
+    @_spi(Format)
+    public func removeDevice(named name: String, now: Date = Date(), replacement: RecoveryReplacementOwner) async throws(QuireError)
         -> KeyringMember
     {
         let ms = now.millisecondsSince1970
@@ -434,14 +559,34 @@ extension Vault {
         }
     }
 
+    /// Removes the enrolled device whose Ed25519 public key is `publicKey`
+    /// (32 bytes, ``KeyringMember/publicKey``), on this handle's executor:
+    /// a keyring of a new epoch without it (`Spec/keys.md §6`). The device
+    /// keeps what it could already read until the vault is compacted with
+    /// a rekey; it reads nothing written after.
+    ///
+    /// - Parameter now: the time of the keyring, stored to the millisecond.
+    /// - Returns: the member removed.
+    /// - Throws: ``QuireError``: `.readOnly` (`operation_refused`) when no
+    ///   enrolled device has that key; `.wrongCredential`,
+    ///   `.readOnly`, `.needsMerge` or `.damaged` when this handle cannot
+    ///   change the keys; `.cancelled` (`cancelled`) before it started
+    ///   (nothing was written).
+    @discardableResult
+    public func removeDevice(publicKey: [UInt8], now: Date = Date()) async throws(QuireError) -> KeyringMember {
+        try await removeDevice(publicKey: publicKey, now: now, replacement: .mine)
+    }
+
     /// Removes the enrolled device whose Ed25519 public key is `publicKey`,
-    /// on this handle's executor: ``removeDevice(publicKey:now:replacement:)``
-    /// in `async` form.
+    /// on this handle's executor, saying whose replacement of the recovery
+    /// key it was when the device replaced it:
+    /// ``removeDevice(publicKey:now:replacement:)`` in `async` form.
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
     /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
     @discardableResult
-    public func removeDevice(publicKey: [UInt8], now: Date = Date(), replacement: RecoveryReplacementOwner = .mine) async throws(QuireError)
+    @_spi(Format)
+    public func removeDevice(publicKey: [UInt8], now: Date = Date(), replacement: RecoveryReplacementOwner) async throws(QuireError)
         -> KeyringMember
     {
         let ms = now.millisecondsSince1970
@@ -455,6 +600,7 @@ extension Vault {
     /// in `async` form.
     ///
     /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
+    @_spi(Format)
     public func recoveryReplacements(removing publicKey: [UInt8]) async throws(QuireError) -> [RecoveryKeyReplacement] {
         try await perform { () throws(QuireError) -> [RecoveryKeyReplacement] in try self.recoveryReplacements(removing: publicKey) }
     }
@@ -466,6 +612,7 @@ extension Vault {
     /// - Parameter now: the time of the keyring, stored to the millisecond.
     /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
     @discardableResult
+    @_spi(Format)
     public func lockDown(removingDevicesNamed names: [String], now: Date = Date()) async throws(QuireError) -> [KeyringMember] {
         let ms = now.millisecondsSince1970
         return try await perform { () throws(QuireError) -> [KeyringMember] in try self.lockDown(removingDevicesNamed: names, now: ms) }
@@ -476,17 +623,29 @@ extension Vault {
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
     /// - Throws: as ``rotateKeys(now:)``; `.cancelled` (`cancelled`).
+    @_spi(Format)
     public func rotateKeys(now: Date = Date()) async throws(QuireError) {
         let ms = now.millisecondsSince1970
         try await perform { () throws(QuireError) -> Void in try self.rotateKeys(now: ms) }
     }
 
-    /// Sets, changes or removes the passphrase, on this handle's executor:
-    /// ``setPassphrase(_:opsLimit:memLimitBytes:now:)`` in `async` form (the
-    /// Argon2id derivation takes about a second at the moderate cost).
+    /// Sets, changes or removes the passphrase (nil removes it), on this
+    /// handle's executor: a keyring of a new epoch (`Spec/keys.md §6`); an
+    /// old passphrase still reads what was written before it, until the
+    /// vault is compacted with a rekey. The Argon2id derivation takes about
+    /// a second at the moderate cost.
     ///
-    /// - Parameter now: the time of the keyring, stored to the millisecond.
-    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
+    /// - Parameters:
+    ///   - passphrase: UTF-8, in guarded memory (mapped to Unicode NFC before
+    ///     Argon2id, `Spec/keys.md §2.3`); nil to remove.
+    ///   - opsLimit: Argon2id passes (1…8).
+    ///   - memLimitBytes: Argon2id memory in bytes (8 KiB…1 GiB).
+    ///   - now: the time of the keyring, stored to the millisecond.
+    /// - Throws: ``QuireError``: `.damaged` (`kdf_limits_exceeded`) for a cost outside the
+    ///   limits; `.wrongCredential`, `.readOnly` (a passphrase or escrow key cannot sign; this
+    ///   device was removed), `.needsMerge` (`rolled_back`, `commit_tampered`, a recovery key to
+    ///   choose) or `.damaged` when this handle cannot change the keys; `.busy` (`locked`) while
+    ///   another writer holds the vault; `.cancelled` (`cancelled`).
     public func setPassphrase(
         _ passphrase: SecureBytes?, opsLimit: UInt64 = Argon2id.moderateOpsLimit, memLimitBytes: UInt64 = Argon2id.moderateMemLimitBytes,
         now: Date = Date()
@@ -497,36 +656,53 @@ extension Vault {
         }
     }
 
-    /// Accepts this file as it is after a suspected rollback, on this
-    /// handle's executor: ``acceptRollback()`` in `async` form.
+    /// Accepts this file as it is after a suspected rollback
+    /// (``keyWarnings`` has `rollback_suspected`), on this handle's
+    /// executor: what the device remembers is replaced by what the file
+    /// holds now, and writing is allowed again (`Spec/keys.md §7`). Use it
+    /// only for a file restored on purpose; otherwise merge the newer copy
+    /// back.
     ///
-    /// - Throws: as ``acceptRollback()``; `.cancelled` (`cancelled`).
+    /// - Throws: ``QuireError``: what the device key store throws; `.cancelled` (`cancelled`).
     public func acceptRollback() async throws(QuireError) {
         try await perform { () throws(QuireError) -> Void in try self.acceptRollback() }
     }
 
-    /// Accepts the tampered commits the file holds now, on this handle's
-    /// executor: ``acceptTampered()`` in `async` form.
+    /// Accepts the tampered commits this file holds now (`Spec/keys.md §7`),
+    /// on this handle's executor: writing, refused with `.needsMerge`
+    /// (`commit_tampered`) while the file holds one, goes on over them;
+    /// their records stay unverified and every reader still reports them. A
+    /// commit tampered later is refused again. Use it when no copy holding
+    /// the commits is left to merge back.
     ///
-    /// - Returns: how many tampered commits were accepted now.
-    /// - Throws: as ``acceptTampered()``; `.cancelled` (`cancelled`).
+    /// - Returns: how many tampered commits were accepted now (0 when the
+    ///   file holds none, or all were accepted before).
+    /// - Throws: ``QuireError``: what the device key store throws; `.cancelled` (`cancelled`).
     @discardableResult
     public func acceptTampered() async throws(QuireError) -> Int {
         try await perform { () throws(QuireError) -> Int in try self.acceptTampered() }
     }
 
-    /// The recovery keys concurrent replacements left, on this handle's
-    /// executor: ``recoveryKeyChoices()`` in `async` form.
+    /// The recovery keys that concurrent replacements left among the
+    /// keyring heads, when there is more than one (`Spec/keys.md §6.9`);
+    /// empty otherwise. The next key change or write refuses with
+    /// `.needsMerge` (`recovery_key_choice_needed`) until
+    /// ``keepRecoveryKey(_:)`` says which to keep: show these (who made
+    /// each, and when) and ask which recovery code the user holds.
     ///
-    /// - Throws: as ``recoveryKeyChoices()``; `.cancelled` (`cancelled`).
+    /// - Throws: ``QuireError``: `.damaged` when no keyring is trusted;
+    ///   `.cancelled` (`cancelled`).
     public func recoveryKeyChoices() async throws(QuireError) -> [RecoveryKeyChoice] {
         try await perform { () throws(QuireError) -> [RecoveryKeyChoice] in try self.recoveryKeyChoices() }
     }
 
-    /// Says which recovery key to keep, on this handle's executor:
-    /// ``keepRecoveryKey(_:)`` in `async` form.
+    /// Says which recovery key to keep when a change joins concurrent
+    /// replacements of the recovery key: one of ``recoveryKeyChoices()``,
+    /// by its public key (`Spec/keys.md §6.9`). Kept for this handle.
     ///
-    /// - Throws: as ``keepRecoveryKey(_:)``; `.cancelled` (`cancelled`).
+    /// - Throws: ``QuireError``: `.readOnly` (`operation_refused`) when
+    ///   `publicKey` is none of the choices; `.damaged` when no keyring is
+    ///   trusted; `.cancelled` (`cancelled`).
     public func keepRecoveryKey(_ publicKey: [UInt8]) async throws(QuireError) {
         try await perform { () throws(QuireError) -> Void in try self.keepRecoveryKey(publicKey) }
     }

@@ -15,8 +15,8 @@ extension Vault {
 
     /// The conflict copies beside this vault that ``foldConflictCopies()``
     /// would merge: regular files (never symbolic links) whose names follow
-    /// a distinctive sync-tool conflict-copy pattern
-    /// (``SyncTool/nameIsDistinctive``) and whose header names this vault —
+    /// a distinctive sync-tool conflict-copy pattern and whose header names
+    /// this vault —
     /// the cheap check every command can make to say copies are waiting.
     /// Only the folder is listed and only such names' 64-byte headers are
     /// read; ``conflictCopies()`` also finds copies by header alone. A copy

@@ -66,7 +66,7 @@ public struct VaultSetup: Sendable {
 /// A `Vault` may be shared between threads: every method takes the handle's
 /// lock, and the state that changes (the file, the keys, the index, the
 /// key warnings) is read and written only under it; the settings chosen at
-/// open (``writeOptions``, ``retainsEntryBodies``, ``author``) are
+/// open (how appends reach the disk, whether bodies are kept, ``author``) are
 /// constants. It is `@unchecked Sendable` because that lock, not the
 /// compiler, guards the mutable state. Appends from other processes are serialised by the file's advisory
 /// lock and picked up before each commit.
@@ -568,7 +568,8 @@ public final class VaultTransaction {
     /// vault's next hybrid logical clock value and this credential's author
     /// id (`Spec/records.md §3`). Returns the revision.
     ///
-    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…; `.programmerError`
+    ///   (`record_too_large`) for a body over the record size limit).
     @discardableResult
     public func add(_ body: EntryBody) throws(QuireError) -> EntryRevision {
         try checkOpen()
@@ -714,15 +715,16 @@ public final class VaultTransaction {
     /// (`Spec/format.md §7`); content the vault already holds is not stored
     /// again. Pass the result to `AttachmentReference(_:mediaType:fileName:)`.
     ///
-    /// - Throws: ``QuireError/format(_:)``.
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…;
+    ///   `.programmerError` (`size_limit_exceeded`) over the attachment size limit).
     public func storeAttachment(_ bytes: [UInt8], mediaType: String) throws(QuireError) -> StoredBlob {
         try storeAttachment(from: MemoryByteSource(bytes), mediaType: mediaType)
     }
 
     /// Streams the file at `path` in as an attachment.
     ///
-    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) (``FormatError/io(_:)`` when the
-    ///   file cannot be read).
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…; `.unavailable` (`io`) when the
+    ///   file cannot be read, `.busy` (`source_changed`) when it changed while being read).
     public func storeAttachment(fromFile path: String, mediaType: String) throws(QuireError) -> StoredBlob {
         let source: FileByteSource
         do { source = try FileByteSource(path: path) } catch { throw .format(error) }

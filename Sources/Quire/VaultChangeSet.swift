@@ -1,7 +1,7 @@
 @_spi(Format) public import QuireFormat
 
 /// What changed in a vault between two reads by one handle: the answer of
-/// ``Vault/refresh()`` and the element of ``Vault/changes(coalescing:)``.
+/// ``Vault/refresh()`` and what a change event of ``Vault/events(coalescing:)`` carries.
 ///
 /// Entries are compared by their heads (`Spec/merge.md §5`): an entry is
 /// listed when its winning revision, its deletion or its conflicting heads
@@ -30,9 +30,8 @@ public struct VaultChangeSet: Sendable, Equatable {
     /// True when the path named another file than the one this handle read
     /// (a sync tool renamed a copy over it, another process compacted or
     /// merged it, or it shrank), and the handle opened it again. The change
-    /// set is still exact; frame positions an app kept (an
-    /// ``EntryCatalog``) belong to the old file, which such a catalog keeps
-    /// reading.
+    /// set is still exact; frame positions kept from the old file belong to
+    /// it alone.
     public let fileReplaced: Bool
 
     /// True when nothing changed.

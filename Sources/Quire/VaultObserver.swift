@@ -195,7 +195,7 @@ import QuireSystem
     }
 }
 
-/// What a ``VaultObserver`` (or ``Vault/events(coalescing:)``) delivers.
+/// What ``Vault/events(coalescing:)`` delivers.
 public enum VaultEvent: Sendable, Equatable {
     /// Who wrote a change.
     public enum Origin: Sendable, Equatable {

@@ -2,7 +2,7 @@
 ///
 /// Messages never contain key material or plaintext. An authentication
 /// failure says only that: it cannot tell a wrong key from altered bytes.
-public enum CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
+@_spi(Crypto) public enum CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An AEAD tag, a sealed box or a MAC did not verify: the key is wrong or
     /// the bytes were altered.
     case authenticationFailed

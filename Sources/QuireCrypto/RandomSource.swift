@@ -2,7 +2,7 @@ internal import CSodium
 import Synchronization
 
 /// Where random bytes come from. Production code uses ``SystemRandom``;
-/// test vectors use ``SeededRandom`` so that generation is repeatable.
+/// the test vectors use a seeded source so that generation is repeatable.
 public protocol RandomSource: Sendable {
     /// Fills `buffer` with random bytes.
     func fill(_ buffer: UnsafeMutableRawBufferPointer)

@@ -4,7 +4,7 @@ import Synchronization
 
 /// Bytes in guarded memory: allocated with `sodium_malloc` (guard pages,
 /// `mlock`ed where the system allows), wiped and freed on release. Up to 64
-/// bytes (keys, seeds) live in shared guarded blocks (``GuardedArena``).
+/// bytes (keys, seeds) live in shared guarded blocks.
 ///
 /// The bytes are reachable only through ``withUnsafeBytes(_:)``; the type
 /// prints as `SecureBytes(32 bytes)` and never shows its contents.
@@ -125,7 +125,7 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
     }
 
     /// A copy of the bytes in ordinary memory, for writing them out (for
-    /// example wrapped in a key slot). Wipe the copy with ``wipe(_:)``.
+    /// example wrapped in a key slot). Overwrite the copy with zeros when done.
     public func copyBytes() -> [UInt8] {
         [UInt8](UnsafeRawBufferPointer(start: pointer, count: count))
     }

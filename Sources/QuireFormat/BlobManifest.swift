@@ -1,5 +1,5 @@
-/// The manifest of an attachment's content: the record of kind
-/// ``RecordKind/blobManifest`` (`Spec/records.md §4`). It names the blob, its
+/// The manifest of an attachment's content: the blob manifest record
+/// (`Spec/records.md §4`). It names the blob, its
 /// size and the stream whose chunks hold it.
 public struct BlobManifest: Sendable, Equatable {
     /// The content's id.

@@ -485,8 +485,8 @@ extension VaultFile {
 /// Reads one attachment's content chunk by chunk, checks the padding after
 /// it, and checks its size and blob id at the end (`Spec/format.md §7.4`).
 ///
-/// Memory stays bounded: two batches of ``PendingCommit/batchChunkCount``
-/// chunk bodies and two output buffers of as many chunks. A pipeline: while
+/// Memory stays bounded: two batches of chunk bodies (the size of a
+/// writer's batch) and two output buffers of as many chunks. A pipeline: while
 /// the caller takes one batch's content, the next batch's chunks are read
 /// and then opened, with the leaves of their content (`Spec/format.md §7.3`)
 /// computed beside, by a worker thread per processor, and by this thread too when it

@@ -1,10 +1,10 @@
-/// One revision of a journal entry: the record of kind ``RecordKind/entryRevision``
+/// One revision of a journal entry: the entry revision record
 /// (`Spec/records.md §3`).
 ///
 /// Every change to an entry appends a revision naming the revisions it
 /// replaces (`parents`). A revision with ``isDeleted`` set is a tombstone.
-/// Fields this version does not know are kept in ``unknownFields`` and
-/// written back unchanged.
+/// Fields this version does not know are kept and written back
+/// unchanged.
 public struct EntryRevision: Sendable, Equatable {
     /// The entry this revision belongs to.
     public var entryID: EntryID

@@ -3,7 +3,7 @@ public import QuireSystem
 
 /// Where a frame sits in a vault file: its byte offset from the start of the
 /// file and its index among the frames a reader found (0-based, file order).
-public struct FrameLocation: Sendable, Hashable, CustomStringConvertible {
+@_spi(Format) public struct FrameLocation: Sendable, Hashable, CustomStringConvertible {
     /// Byte offset of the frame's 12-byte header.
     public let offset: UInt64
     /// Index among the frames found, in file order.
@@ -24,7 +24,7 @@ public struct FrameLocation: Sendable, Hashable, CustomStringConvertible {
 /// Each case has a stable ``code`` (the `expect:` class used by `Vectors/`)
 /// and a message a person can act on. Messages never contain key material or
 /// decrypted content.
-public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
+@_spi(Format) public enum FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     // MARK: File header (§3)
     /// The file is shorter than the 64-byte header.
     @_spi(Format) case truncatedHeader(fileByteCount: UInt64)

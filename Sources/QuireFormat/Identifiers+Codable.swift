@@ -7,7 +7,7 @@ extension ByteIdentifier where Self: Codable {
     /// form ``description`` prints.
     ///
     /// - Throws: `DecodingError.dataCorrupted` when the string is not hex of
-    ///   ``byteCount`` bytes; the decoder's error when it holds no string.
+    ///   the id's length in bytes; the decoder's error when it holds no string.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)

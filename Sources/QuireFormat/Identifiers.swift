@@ -94,8 +94,7 @@ public struct DeviceID: ByteIdentifier {
 }
 
 /// The 32-byte id of an attachment's content: a keyed BLAKE2b-256 hash tree
-/// of the content under the vault's blob key (``init(content:blobKey:)``,
-/// `Spec/format.md §7.3`). Reveals nothing about the content to
+/// of the content under the vault's blob key (`Spec/format.md §7.3`). Reveals nothing about the content to
 /// anyone without the key; equal content has equal ids within a vault.
 public struct BlobID: ByteIdentifier {
     @_spi(Format) public static let byteCount = 32

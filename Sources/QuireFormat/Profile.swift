@@ -1,6 +1,6 @@
-/// The journal's profile: the record of kind ``RecordKind/profile``
-/// (`Spec/records.md §5`). The profile of the highest standing wins, then
-/// the greatest clock, then the later in file order (``replaces(_:standing:current:standing:)``).
+/// The journal's profile: the profile record (`Spec/records.md §5`). The
+/// profile of the highest standing wins, then the greatest clock, then the
+/// later in file order.
 public struct Profile: Sendable, Equatable {
     /// The journal's display name. Default `""`.
     public var name: String

@@ -57,7 +57,7 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
     /// - Parameters:
     ///   - seed: exactly 32 bytes, in guarded memory (copy them in with
     ///     `SecureBytes(copying:)` and wipe the platform's copy).
-    ///   - name: 1–64 characters (``validateName(_:)``).
+    ///   - name: 1–64 characters.
     ///   - created: milliseconds since the Unix epoch, UTC, as first stored.
     /// - Throws: ``QuireError``: `.readOnly` (`operation_refused`) for a
     ///   seed that is not 32 bytes long, a bad name, or when guarded memory

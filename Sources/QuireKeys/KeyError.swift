@@ -7,7 +7,7 @@ package import QuireCrypto
 /// A wrong credential is always reported as such, never as damage: a
 /// keyring whose checksum verifies but whose slots the credential does not
 /// open means the credential is wrong. Messages never contain secrets.
-public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
+@_spi(Format) public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The vault holds no intact, committed keyring.
     @_spi(Format) case noKeyring
     /// The recovery code is not 56 Crockford base32 characters, or its

@@ -4,7 +4,7 @@
 /// as the user's own (`Spec/keys.md §6.3`). The file cannot tell the user's
 /// replacement (a leaked code replaced from the device now being removed)
 /// from a thief's (the stolen device replaced it): only the person can.
-public enum RecoveryReplacementOwner: Sendable, Equatable {
+@_spi(Format) public enum RecoveryReplacementOwner: Sendable, Equatable {
     /// The user made it: the removal builds on the current heads and the
     /// replacement, its recovery key and every later keyring stay.
     case mine
@@ -18,7 +18,7 @@ public enum RecoveryReplacementOwner: Sendable, Equatable {
 
 /// A replacement of the recovery key that a device's removal of `target`
 /// would cut if it was not the user's (``KeyOperations/recoveryReplacements(by:in:)``).
-public struct RecoveryKeyReplacement: Sendable, Equatable {
+@_spi(Format) public struct RecoveryKeyReplacement: Sendable, Equatable {
     /// The keyring that replaced the recovery key.
     @_spi(Format) public let keyringID: KeyringID
     /// Its `created` time: milliseconds since 1970, UTC, as its signer wrote it.
@@ -36,7 +36,7 @@ public struct RecoveryKeyReplacement: Sendable, Equatable {
 /// One of the recovery keys that concurrent replacements left among the
 /// keyring heads (`Spec/keys.md §6.9`): a join keeps one of them and removes
 /// the others, and only the user knows which code they hold, so a writer
-/// asks (``KeyError/recoveryKeyChoiceNeeded(_:)``) instead of choosing.
+/// asks (`.needsMerge`, `recovery_key_choice_needed`) instead of choosing.
 public struct RecoveryKeyChoice: Sendable, Equatable {
     /// The recovery member's Ed25519 public key (32 bytes), which its code
     /// derives (`Spec/keys.md §4`).

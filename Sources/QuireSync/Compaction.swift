@@ -4,7 +4,7 @@ package import QuireCrypto
 import QuireSystem
 
 /// What to keep when compacting (`Spec/merge.md §6`).
-public struct CompactionOptions: Sendable {
+@_spi(Format) public struct CompactionOptions: Sendable {
     /// Revisions of history to keep per entry besides its heads (0: heads only).
     public var keepHistory: Int
     /// Drop the history of an entry whose heads are all tombstones older
@@ -54,7 +54,7 @@ public struct CompactionReport: Sendable {
     /// verified commit (`Spec/merge.md §6`).
     @_spi(Format) public let untrustedKeyringsDropped: Int
     /// The epoch new records are sealed under after a rekey, else nil.
-    public let rekeyedEpoch: UInt32?
+    @_spi(Format) public let rekeyedEpoch: UInt32?
     /// What ``CompactionOptions/dropUnverified`` dropped: damaged records,
     /// and records and commits the chain does not vouch for. Empty otherwise.
     @_spi(Format) public let dropped: [FormatError]

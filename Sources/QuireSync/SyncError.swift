@@ -5,7 +5,7 @@ public import QuireSystem
 
 /// Why a sync operation (finding, merging or folding copies) failed
 /// (`Spec/merge.md`). Nothing is changed when one is thrown.
-public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
+@_spi(Format) public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The vault itself cannot be read as a vault.
     @_spi(Format) case vaultUnreadable(path: String, FormatError)
     /// The copy cannot be read as a vault (not a vault, truncated header, …).

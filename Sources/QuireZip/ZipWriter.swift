@@ -22,7 +22,7 @@ public final class ZipWriter {
     private let dosDate: UInt16
     private let dosTime: UInt16
     /// The first error a member's source threw while ``close()`` ran.
-    public private(set) var sourceError: FormatError?
+    package private(set) var sourceError: FormatError?
 
     /// Starts a new archive at `path` (replaced when it exists).
     /// `modified` is the timestamp written for every member, as a UTC

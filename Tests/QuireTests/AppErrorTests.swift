@@ -113,7 +113,8 @@ import Testing
             at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom())), store: store)
         try vault.add(EntryBody(created: Self.now, text: "one"))
         let old = try Data(contentsOf: URL(fileURLWithPath: path))
-        try await vault.rotateKeys()  // a keyring the old copy lacks
+        let tablet = try #require(try Self.store("Tablet").load())
+        try await vault.enrollDevice(code: tablet.code, name: "Tablet")  // a keyring the old copy lacks
         try old.write(to: URL(fileURLWithPath: path))
 
         let rolledBack = try await Vault.open(at: path, store: store)
