@@ -164,7 +164,13 @@ lint: api-surface
 # app's error wrapped by commit, and the explicit == (QuireError now holds
 # its layer's error behind a package protocol). Making the layer error
 # types @_spi (review §2.2 A4, about -26) is the next cut.
-API_SURFACE_MAX := 401
+# 387 (from 401): key-material plumbing behind @_spi(Crypto) (A8):
+# SecureBytes' count, init(copying:), withUnsafeBytes, == and description,
+# RandomSource, SystemRandom and Argon2id. An app passes a passphrase as a
+# String (Credential.passphrase(_:), VaultSetup.passphrase,
+# setPassphrase(_:now:)) and makes keys with RecoveryKey() and
+# loadOrCreate(name:); every random: parameter is in an SPI overload.
+API_SURFACE_MAX := 387
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

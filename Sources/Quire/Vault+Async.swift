@@ -1,6 +1,7 @@
 public import Foundation
+@_spi(Crypto) public import QuireCrypto
 @_spi(Format) public import QuireFormat
-@_spi(Format) public import QuireKeys
+@_spi(Format) @_spi(Crypto) public import QuireKeys
 @_spi(Format) public import QuireSync
 import QuireSystem
 
@@ -88,13 +89,21 @@ extension Vault {
     ///
     /// - Throws: as the synchronous form; `.cancelled` (`cancelled`) when the
     ///   task was cancelled (nothing was opened).
+    public static func open(at path: String, credential: Credential, writable: Bool = true) async throws(QuireError) -> Vault {
+        try await open(at: path, credential: credential, writable: writable, random: SystemRandom(), options: WriteOptions())
+    }
+
+    /// ``open(at:credential:writable:)`` with the random source fixed (vectors and tests).
+    ///
+    /// - Throws: as ``open(at:credential:writable:)``.
+    @_spi(Crypto)
     public static func open(
-        at path: String, credential: Credential, writable: Bool = true, random: any RandomSource = SystemRandom()
+        at path: String, credential: Credential, writable: Bool = true, random: any RandomSource
     ) async throws(QuireError) -> Vault {
         try await open(at: path, credential: credential, writable: writable, random: random, options: WriteOptions())
     }
 
-    /// ``open(at:credential:writable:random:)`` with the open-time tuning
+    /// ``open(at:credential:writable:)`` with the open-time tuning
     /// of the CLI, the importers and the tests: how appends reach the disk
     /// and whether the index keeps every revision's body.
     @_spi(Format)
@@ -114,13 +123,21 @@ extension Vault {
     /// in `async` form.
     ///
     /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
+    public static func open(at path: String, store: any DeviceKeyStore, writable: Bool = true) async throws(QuireError) -> Vault {
+        try await open(at: path, store: store, writable: writable, random: SystemRandom(), options: WriteOptions())
+    }
+
+    /// ``open(at:store:writable:)`` with the random source fixed (vectors and tests).
+    ///
+    /// - Throws: as ``open(at:store:writable:)``.
+    @_spi(Crypto)
     public static func open(
-        at path: String, store: any DeviceKeyStore, writable: Bool = true, random: any RandomSource = SystemRandom()
+        at path: String, store: any DeviceKeyStore, writable: Bool = true, random: any RandomSource
     ) async throws(QuireError) -> Vault {
         try await open(at: path, store: store, writable: writable, random: random, options: WriteOptions())
     }
 
-    /// ``open(at:store:writable:random:)`` with the open-time tuning of the
+    /// ``open(at:store:writable:)`` with the open-time tuning of the
     /// CLI, the importers and the tests (as the credential form).
     @_spi(Format)
     public static func open(
@@ -140,12 +157,22 @@ extension Vault {
     /// - Throws: as the synchronous form; `.cancelled` (`cancelled`) (no file
     ///   is left at `path`).
     public static func create(
-        at path: String, setup: VaultSetup, store: (any DeviceKeyStore)? = nil, random: any RandomSource = SystemRandom()
+        at path: String, setup: VaultSetup, store: (any DeviceKeyStore)? = nil
+    ) async throws(QuireError) -> Vault {
+        try await create(at: path, setup: setup, store: store, random: SystemRandom(), options: WriteOptions())
+    }
+
+    /// ``create(at:setup:store:)`` with the random source fixed (vectors and tests).
+    ///
+    /// - Throws: as ``create(at:setup:store:)``.
+    @_spi(Crypto)
+    public static func create(
+        at path: String, setup: VaultSetup, store: (any DeviceKeyStore)? = nil, random: any RandomSource
     ) async throws(QuireError) -> Vault {
         try await create(at: path, setup: setup, store: store, random: random, options: WriteOptions())
     }
 
-    /// ``create(at:setup:store:random:)`` with how appends reach the disk
+    /// ``create(at:setup:store:)`` with how appends reach the disk
     /// (the CLI, the importers and the tests).
     @_spi(Format)
     public static func create(
@@ -482,14 +509,32 @@ extension Vault {
     }
 
     /// Sets, changes or removes the passphrase, on this handle's executor:
-    /// ``setPassphrase(_:opsLimit:memLimitBytes:now:)`` in `async` form (the
-    /// Argon2id derivation takes about a second at the moderate cost).
+    /// the sync form `setPassphrase(_:opsLimit:memLimitBytes:now:)` at
+    /// libsodium's moderate Argon2id cost (3 passes, 256 MiB; the derivation
+    /// takes about a second).
     ///
-    /// - Parameter now: the time of the keyring, stored to the millisecond.
+    /// The library copies the UTF-8 bytes of `passphrase` into guarded
+    /// memory and wipes the intermediate copy it makes; it cannot wipe the
+    /// string itself (a Swift `String` offers no way to overwrite its
+    /// storage), so drop it as soon as this returns.
+    ///
+    /// - Parameters:
+    ///   - passphrase: the new passphrase, or nil to remove it.
+    ///   - now: the time of the keyring, stored to the millisecond.
     /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
+    public func setPassphrase(_ passphrase: String?, now: Date = Date()) async throws(QuireError) {
+        let guarded = try passphrase.map { (text: String) throws(QuireError) -> SecureBytes in try SecureBytes.guarded(utf8: text) }
+        try await setPassphrase(guarded: guarded, now: now)
+    }
+
+    /// ``setPassphrase(_:now:)`` with the passphrase in guarded memory and
+    /// the Argon2id cost given (the CLI, vectors and tests).
+    ///
+    /// - Throws: as ``setPassphrase(_:now:)``.
+    @_spi(Crypto)
     public func setPassphrase(
-        _ passphrase: SecureBytes?, opsLimit: UInt64 = Argon2id.moderateOpsLimit, memLimitBytes: UInt64 = Argon2id.moderateMemLimitBytes,
-        now: Date = Date()
+        guarded passphrase: SecureBytes?, opsLimit: UInt64 = Argon2id.moderateOpsLimit,
+        memLimitBytes: UInt64 = Argon2id.moderateMemLimitBytes, now: Date = Date()
     ) async throws(QuireError) {
         let ms = now.millisecondsSince1970
         try await perform { () throws(QuireError) -> Void in
