@@ -1,6 +1,7 @@
 public import Foundation
+@_spi(Crypto) public import QuireCrypto
 @_spi(Format) public import QuireFormat
-@_spi(Format) public import QuireKeys
+@_spi(Format) @_spi(Crypto) public import QuireKeys
 @_spi(Format) public import QuireSync
 import QuireSystem
 
@@ -91,13 +92,21 @@ extension Vault {
     ///   a missing file, one that is not a vault or of a newer version;
     ///   `.damaged` for a damaged header or keyring; `.cancelled` (`cancelled`) when the task was
     ///   cancelled (nothing was opened).
+    public static func open(at path: String, credential: Credential, writable: Bool = true) async throws(QuireError) -> Vault {
+        try await open(at: path, credential: credential, writable: writable, random: SystemRandom(), options: WriteOptions())
+    }
+
+    /// ``open(at:credential:writable:)`` with the random source fixed (vectors and tests).
+    ///
+    /// - Throws: as ``open(at:credential:writable:)``.
+    @_spi(Crypto)
     public static func open(
-        at path: String, credential: Credential, writable: Bool = true, random: any RandomSource = SystemRandom()
+        at path: String, credential: Credential, writable: Bool = true, random: any RandomSource
     ) async throws(QuireError) -> Vault {
         try await open(at: path, credential: credential, writable: writable, random: random, options: WriteOptions())
     }
 
-    /// ``open(at:credential:writable:random:)`` with the open-time tuning
+    /// ``open(at:credential:writable:)`` with the open-time tuning
     /// of the CLI, the importers and the tests: how appends reach the disk
     /// and whether the index keeps every revision's body.
     @_spi(Format)
@@ -122,13 +131,21 @@ extension Vault {
     ///   the store holds no key yet, or (`wrong_device_key`) when this device
     ///   is not enrolled; what the store throws; `.unavailable` or `.damaged`
     ///   for the file; `.cancelled` (`cancelled`).
+    public static func open(at path: String, store: any DeviceKeyStore, writable: Bool = true) async throws(QuireError) -> Vault {
+        try await open(at: path, store: store, writable: writable, random: SystemRandom(), options: WriteOptions())
+    }
+
+    /// ``open(at:store:writable:)`` with the random source fixed (vectors and tests).
+    ///
+    /// - Throws: as ``open(at:store:writable:)``.
+    @_spi(Crypto)
     public static func open(
-        at path: String, store: any DeviceKeyStore, writable: Bool = true, random: any RandomSource = SystemRandom()
+        at path: String, store: any DeviceKeyStore, writable: Bool = true, random: any RandomSource
     ) async throws(QuireError) -> Vault {
         try await open(at: path, store: store, writable: writable, random: random, options: WriteOptions())
     }
 
-    /// ``open(at:store:writable:random:)`` with the open-time tuning of the
+    /// ``open(at:store:writable:)`` with the open-time tuning of the
     /// CLI, the importers and the tests (as the credential form).
     @_spi(Format)
     public static func open(
@@ -143,7 +160,7 @@ extension Vault {
     /// Creates a new vault at `path` from `setup` (its name, recovery key,
     /// optional passphrase and first device), off the caller's executor.
     /// With `store`, the handle returned knows it (device memory, index
-    /// cache), as one that ``open(at:store:writable:random:)`` returns.
+    /// cache), as one that ``open(at:store:writable:)`` returns.
     ///
     /// - Throws: ``QuireError``: `.programmerError` for an existing `path`
     ///   (`already_exists`), a passphrase cost out of bounds or a setup
@@ -151,12 +168,22 @@ extension Vault {
     ///   `.outOfSpace` when the file cannot be written; what the store
     ///   throws; `.cancelled` (`cancelled`) (no file is left at `path`).
     public static func create(
-        at path: String, setup: VaultSetup, store: (any DeviceKeyStore)? = nil, random: any RandomSource = SystemRandom()
+        at path: String, setup: VaultSetup, store: (any DeviceKeyStore)? = nil
+    ) async throws(QuireError) -> Vault {
+        try await create(at: path, setup: setup, store: store, random: SystemRandom(), options: WriteOptions())
+    }
+
+    /// ``create(at:setup:store:)`` with the random source fixed (vectors and tests).
+    ///
+    /// - Throws: as ``create(at:setup:store:)``.
+    @_spi(Crypto)
+    public static func create(
+        at path: String, setup: VaultSetup, store: (any DeviceKeyStore)? = nil, random: any RandomSource
     ) async throws(QuireError) -> Vault {
         try await create(at: path, setup: setup, store: store, random: random, options: WriteOptions())
     }
 
-    /// ``create(at:setup:store:random:)`` with how appends reach the disk
+    /// ``create(at:setup:store:)`` with how appends reach the disk
     /// (the CLI, the importers and the tests).
     @_spi(Format)
     public static func create(
@@ -632,23 +659,38 @@ extension Vault {
     /// Sets, changes or removes the passphrase (nil removes it), on this
     /// handle's executor: a keyring of a new epoch (`Spec/keys.md §6`); an
     /// old passphrase still reads what was written before it, until the
-    /// vault is compacted with a rekey. The Argon2id derivation takes about
-    /// a second at the moderate cost.
+    /// vault is compacted with a rekey. The cost is libsodium's moderate
+    /// Argon2id cost (3 passes, 256 MiB; the derivation takes about a
+    /// second).
+    ///
+    /// The library copies the UTF-8 bytes of `passphrase` into guarded
+    /// memory and wipes the intermediate copy it makes; it cannot wipe the
+    /// string itself (a Swift `String` offers no way to overwrite its
+    /// storage), so drop it as soon as this returns.
     ///
     /// - Parameters:
-    ///   - passphrase: UTF-8, in guarded memory (mapped to Unicode NFC before
-    ///     Argon2id, `Spec/keys.md §2.3`); nil to remove.
-    ///   - opsLimit: Argon2id passes (1…8).
-    ///   - memLimitBytes: Argon2id memory in bytes (8 KiB…1 GiB).
+    ///   - passphrase: the new passphrase (mapped to Unicode NFC before
+    ///     Argon2id, `Spec/keys.md §2.3`), or nil to remove it.
     ///   - now: the time of the keyring, stored to the millisecond.
-    /// - Throws: ``QuireError``: `.damaged` (`kdf_limits_exceeded`) for a cost outside the
-    ///   limits; `.wrongCredential`, `.readOnly` (a passphrase or escrow key cannot sign; this
+    /// - Throws: ``QuireError``: `.wrongCredential`, `.readOnly` (a passphrase or escrow key cannot sign; this
     ///   device was removed), `.needsMerge` (`rolled_back`, `commit_tampered`, a recovery key to
     ///   choose) or `.damaged` when this handle cannot change the keys; `.busy` (`locked`) while
     ///   another writer holds the vault; `.cancelled` (`cancelled`).
+    public func setPassphrase(_ passphrase: String?, now: Date = Date()) async throws(QuireError) {
+        let guarded = try passphrase.map { (text: String) throws(QuireError) -> SecureBytes in try SecureBytes.guarded(utf8: text) }
+        try await setPassphrase(guarded: guarded, now: now)
+    }
+
+    /// ``setPassphrase(_:now:)`` with the passphrase in guarded memory and
+    /// the Argon2id cost given (the CLI, vectors and tests): `opsLimit`
+    /// passes (1…8), `memLimitBytes` bytes (8 KiB…1 GiB).
+    ///
+    /// - Throws: as ``setPassphrase(_:now:)``; `.damaged`
+    ///   (`kdf_limits_exceeded`) for a cost outside the limits.
+    @_spi(Crypto)
     public func setPassphrase(
-        _ passphrase: SecureBytes?, opsLimit: UInt64 = Argon2id.moderateOpsLimit, memLimitBytes: UInt64 = Argon2id.moderateMemLimitBytes,
-        now: Date = Date()
+        guarded passphrase: SecureBytes?, opsLimit: UInt64 = Argon2id.moderateOpsLimit,
+        memLimitBytes: UInt64 = Argon2id.moderateMemLimitBytes, now: Date = Date()
     ) async throws(QuireError) {
         let ms = now.millisecondsSince1970
         try await perform { () throws(QuireError) -> Void in

@@ -1,7 +1,7 @@
 public import Foundation
 @_spi(Crypto) public import QuireCrypto
 @_spi(Format) public import QuireFormat
-@_spi(Format) public import QuireKeys
+@_spi(Format) @_spi(Crypto) public import QuireKeys
 @_spi(Format) import QuireSync
 import QuireSystem
 
@@ -9,15 +9,23 @@ import QuireSystem
 public struct VaultSetup: Sendable {
     /// The journal's display name.
     public var name: String
-    /// The recovery key; generate it with ``RecoveryKey/init(using:)`` and show
+    /// The recovery key; generate it with ``RecoveryKey/init()`` and show
     /// its ``RecoveryKey/code()`` to the user once.
     public var recoveryKey: RecoveryKey
     /// This device, when a device creates the vault (the usual case): it
     /// becomes the first member and signs the first keyring.
     public var device: DeviceIdentity?
-    /// An optional passphrase (UTF-8, in guarded memory; mapped to Unicode
+    /// An optional passphrase that also opens the vault (mapped to Unicode
     /// NFC before Argon2id, `Spec/keys.md §2.3`).
-    public var passphrase: SecureBytes?
+    ///
+    /// The library copies its UTF-8 bytes into guarded memory when it
+    /// creates the vault and wipes the intermediate copy. It cannot wipe
+    /// the string itself (a Swift `String` offers no way to overwrite its
+    /// storage): drop the setup once the vault is created.
+    public var passphrase: String?
+    /// ``passphrase`` already in guarded memory (the CLI, vectors, tests);
+    /// when set it is used and ``passphrase`` is ignored.
+    @_spi(Crypto) public var guardedPassphrase: SecureBytes?
     /// Argon2id passes for the passphrase slot (1…8).
     @_spi(Format) public var passphraseOpsLimit: UInt64 = Argon2id.moderateOpsLimit
     /// Argon2id memory for the passphrase slot, in bytes (8 KiB…1 GiB).
@@ -56,7 +64,7 @@ public struct VaultSetup: Sendable {
 /// An open vault: the journal an app or the CLI works with (`Spec/`).
 ///
 /// ```swift
-/// let recovery = try RecoveryKey(using: SystemRandom())
+/// let recovery = try RecoveryKey()
 /// let vault = try Vault.create(at: "Journal.quire", setup: VaultSetup(name: "Journal", recoveryKey: recovery))
 /// let entry = try vault.add(EntryBody(created: nowMs, timeZone: "Europe/London", text: "Up betimes."))
 /// let same = try Vault.open(at: "Journal.quire", credential: .recoveryKey(recovery))
@@ -222,7 +230,7 @@ public final class Vault: @unchecked Sendable {
     ///   ``KeyError/operationRefused(reason:)`` when the setup names another
     ///   device than the store's), the key store's errors
     ///   (``DeviceStoreError/noKey`` when `store` holds no identity yet:
-    ///   make one with `loadOrCreate(name:now:using:)` first). Nothing is
+    ///   make one with `loadOrCreate(name:)` first). Nothing is
     ///   created when it throws before writing.
     @_spi(Format)
     public static func create(
@@ -240,7 +248,9 @@ public final class Vault: @unchecked Sendable {
             setup.device = identity
         }
         var root = KeyOperations.RootSetup(recoveryKey: setup.recoveryKey, device: setup.device, now: setup.now)
-        root.passphrase = setup.passphrase.map { ($0, setup.passphraseOpsLimit, setup.passphraseMemLimitBytes) }
+        var passphrase = setup.guardedPassphrase
+        if passphrase == nil, let text = setup.passphrase { passphrase = try SecureBytes.guarded(utf8: text) }
+        root.passphrase = passphrase.map { ($0, setup.passphraseOpsLimit, setup.passphraseMemLimitBytes) }
         root.escrow = setup.escrow
         root.isEscrowFree = setup.isEscrowFree
         let (vaultID, keyring): (VaultID, KeyringProposal)

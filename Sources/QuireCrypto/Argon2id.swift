@@ -3,7 +3,7 @@ internal import CSodium
 /// Argon2id v1.3 through `crypto_pwhash`, used by passphrase key slots
 /// (`Spec/format.md §8.3`). Callers must bound the parameters before calling:
 /// the work is proportional to them.
-public enum Argon2id {
+@_spi(Crypto) public enum Argon2id {
     /// Salt length in bytes.
     @_spi(Crypto) public static let saltByteCount = 16
     /// libsodium's "moderate" operations limit (3 passes).

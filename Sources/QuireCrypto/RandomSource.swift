@@ -3,14 +3,14 @@ import Synchronization
 
 /// Where random bytes come from. Production code uses ``SystemRandom``;
 /// the test vectors use a seeded source so that generation is repeatable.
-public protocol RandomSource: Sendable {
+@_spi(Crypto) public protocol RandomSource: Sendable {
     /// Fills `buffer` with random bytes.
     func fill(_ buffer: UnsafeMutableRawBufferPointer)
 }
 
 extension RandomSource {
     /// `count` random bytes.
-    public func bytes(_ count: Int) -> [UInt8] {
+    @_spi(Crypto) public func bytes(_ count: Int) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: count)
         out.withUnsafeMutableBytes { fill($0) }
         return out
@@ -18,7 +18,7 @@ extension RandomSource {
 }
 
 /// The operating system's secure random source (`randombytes_buf`).
-public struct SystemRandom: RandomSource {
+@_spi(Crypto) public struct SystemRandom: RandomSource {
     /// The system source (initialises libsodium if needed).
     public init() { Sodium.ensure() }
 

@@ -17,7 +17,7 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
     /// `sodium_malloc` region of their own.
     private let pooled: Bool
     /// Number of bytes held.
-    public let count: Int
+    @_spi(Crypto) public let count: Int
 
     /// Allocates `count` zero bytes of guarded memory.
     ///
@@ -52,7 +52,7 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
     ///
     /// - Throws: ``QuireError``: `.outOfSpace` (`out_of_guarded_memory`)
     ///   when guarded memory runs out.
-    public convenience init(copying bytes: UnsafeRawBufferPointer) throws(QuireError) {
+    @_spi(Crypto) public convenience init(copying bytes: UnsafeRawBufferPointer) throws(QuireError) {
         try self.init(allocating: bytes.count, QuireError.crypto)
         if let base = bytes.baseAddress, bytes.count > 0 {
             pointer.copyMemory(from: base, byteCount: bytes.count)
@@ -81,6 +81,18 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
         if let base = bytes.baseAddress, bytes.count > 0 {
             pointer.copyMemory(from: base, byteCount: bytes.count)
         }
+    }
+
+    /// The UTF-8 bytes of `text` in guarded memory; the array they pass
+    /// through is wiped. `text` itself cannot be: a `String` offers no way
+    /// to overwrite its storage.
+    ///
+    /// - Throws: ``QuireError``: `.outOfSpace` (`out_of_guarded_memory`)
+    ///   when guarded memory runs out.
+    package static func guarded(utf8 text: String) throws(QuireError) -> SecureBytes {
+        var bytes = Array(text.utf8)
+        defer { wipe(&bytes) }
+        return try SecureBytes(consuming: &bytes)
     }
 
     /// ``init(consuming:)`` with the crypto layer's error.
@@ -115,7 +127,7 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
 
     /// Calls `body` with a read-only view of the bytes. Do not let the
     /// pointer escape.
-    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    @_spi(Crypto) public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try body(UnsafeRawBufferPointer(start: pointer, count: count))
     }
 
@@ -131,12 +143,13 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
     }
 
     /// Constant-time comparison of contents.
-    public static func == (lhs: SecureBytes, rhs: SecureBytes) -> Bool {
+    @_spi(Crypto) public static func == (lhs: SecureBytes, rhs: SecureBytes) -> Bool {
         guard lhs.count == rhs.count else { return false }
         return sodium_memcmp(lhs.pointer, rhs.pointer, lhs.count) == 0
     }
 
-    public var description: String { "SecureBytes(\(count) bytes)" }
+    /// `SecureBytes(N bytes)`: the length, never the contents.
+    @_spi(Crypto) public var description: String { "SecureBytes(\(count) bytes)" }
 }
 
 /// Overwrites `bytes` with zeros in a way the compiler cannot remove.

@@ -1,4 +1,4 @@
-package import QuireCrypto
+@_spi(Crypto) package import QuireCrypto
 import QuireSystem
 
 /// The temporary files writers make beside a vault, and the removal of

@@ -14,7 +14,7 @@ public import QuireSystem
 ///   ``QuireError/keyStoreUnavailable(_:)`` (`.unavailable`);
 /// - a key already stored, from ``create(_:)``: code `device_key_exists`
 ///   (``QuireError/init(category:code:message:)`` with
-///   `.programmerError`), which ``loadOrCreate(name:now:using:)`` reads as
+///   `.programmerError`), which ``loadOrCreate(name:)`` reads as
 ///   "another process stored one first";
 /// - a stored item that does not decode: code `device_key_damaged`
 ///   (`.damaged`).
@@ -274,15 +274,27 @@ public struct VaultMemory: Sendable, Equatable {
 
 extension DeviceKeyStore {
     /// This device's identity, generating and storing one named `name` when
-    /// there is none. If another process stored one first, that one is used.
+    /// there is none (a fresh Ed25519 key pair from the system's secure
+    /// random source, created now). If another process stored one first,
+    /// that one is used.
     ///
-    /// - Parameters:
-    ///   - name: the device's name for a new key (1–64 characters).
-    ///   - now: milliseconds since the Unix epoch, UTC.
+    /// - Parameter name: the device's name for a new key (1–64 characters,
+    ///   no control characters), such as `"Sam's iPhone"`.
     /// - Returns: the identity, and whether it was created by this call.
-    /// - Throws: ``QuireError``: what ``load()`` and ``create(_:)`` throw;
+    /// - Throws: ``QuireError``: `.unavailable` when the store cannot be
+    ///   read or written now (a locked device's keychain), `.damaged` for a
+    ///   stored key that does not decode, `.outOfSpace`, and
     ///   `.programmerError` (`invalid_argument`) for a bad name.
-    public func loadOrCreate(name: String, now: Int64, using random: any RandomSource) throws(QuireError) -> (
+    public func loadOrCreate(name: String) throws(QuireError) -> (DeviceIdentity, created: Bool) {
+        try loadOrCreate(name: name, now: ProcessStats.wallClockMilliseconds(), using: SystemRandom())
+    }
+
+    /// ``loadOrCreate(name:)`` with the creation time (milliseconds since
+    /// the Unix epoch, UTC) and the random source fixed, for vectors and
+    /// tests.
+    ///
+    /// - Throws: as ``loadOrCreate(name:)``.
+    @_spi(Crypto) public func loadOrCreate(name: String, now: Int64, using random: any RandomSource) throws(QuireError) -> (
         DeviceIdentity, created: Bool
     ) {
         if let existing = try load() { return (existing, false) }

@@ -14,11 +14,20 @@ public struct RecoveryKey: Sendable, CustomStringConvertible {
     /// The 32-byte secret.
     @_spi(Format) public let secret: SymmetricKey
 
-    /// A fresh random recovery key.
+    /// A fresh recovery key: 32 bytes from the system's secure random
+    /// source, in guarded memory. Show its ``code()`` to the user once.
     ///
     /// - Throws: ``QuireError``: `.outOfSpace` (`out_of_guarded_memory`)
     ///   when guarded memory runs out.
-    public init(using random: any RandomSource) throws(QuireError) {
+    public init() throws(QuireError) {
+        try self.init(using: SystemRandom())
+    }
+
+    /// A fresh recovery key from `random` (vectors and tests fix the source).
+    ///
+    /// - Throws: ``QuireError``: `.outOfSpace` (`out_of_guarded_memory`)
+    ///   when guarded memory runs out.
+    @_spi(Crypto) public init(using random: any RandomSource) throws(QuireError) {
         do { secret = try SymmetricKey(using: random) } catch { throw .crypto(error) }
     }
 

@@ -1,4 +1,4 @@
-package import QuireCrypto
+@_spi(Crypto) package import QuireCrypto
 @_spi(Format) public import QuireFormat
 @_spi(Format) package import QuireKeys
 import QuireSystem

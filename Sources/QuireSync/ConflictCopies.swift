@@ -1,4 +1,4 @@
-public import QuireCrypto
+@_spi(Crypto) public import QuireCrypto
 @_spi(Format) package import QuireFormat
 @_spi(Format) package import QuireKeys
 import QuireSystem

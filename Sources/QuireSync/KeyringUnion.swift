@@ -1,4 +1,4 @@
-import QuireCrypto
+@_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
 @_spi(Format) import QuireKeys
 import QuireSystem

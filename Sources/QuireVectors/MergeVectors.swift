@@ -2,7 +2,7 @@ import Foundation
 @_spi(Format) @_spi(Crypto) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
-@_spi(Testing) @_spi(Format) import QuireKeys
+@_spi(Testing) @_spi(Format) @_spi(Crypto) import QuireKeys
 @_spi(Format) import QuireSync
 import Synchronization
 
@@ -148,7 +148,7 @@ public enum MergeVectors {
             var setup = VaultSetup(name: "Merge " + name, recoveryKey: recovery, device: laptop, now: t0)
             if passphrase {
                 var p = Array("correct horse battery staple".utf8)
-                setup.passphrase = try SecureBytes(consuming: &p)
+                setup.guardedPassphrase = try SecureBytes(consuming: &p)
                 setup.passphraseOpsLimit = 1
                 setup.passphraseMemLimitBytes = 8192
             }

@@ -4,7 +4,7 @@
 @_spi(Format) @_spi(Crypto) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
-@_spi(Format) import QuireKeys
+@_spi(Format) @_spi(Crypto) import QuireKeys
 import QuireSystem
 
 /// A vault file the benchmarks built, with the key that opens it.
@@ -42,7 +42,7 @@ enum Fixtures {
     /// A new vault at `path` opened by a fresh recovery key (no passphrase,
     /// so no Argon2id), writing without fsync.
     static func create(at path: String) throws -> (Vault, RecoveryKey) {
-        let recovery = try RecoveryKey(using: SystemRandom())
+        let recovery = try RecoveryKey()
         let vault = try Vault.create(
             at: path, setup: VaultSetup(name: "Benchmark journal", recoveryKey: recovery), options: noSync)
         return (vault, recovery)

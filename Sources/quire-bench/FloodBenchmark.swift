@@ -7,10 +7,10 @@
 // public data alone and full of slots the reader must try.
 
 import CSodium
-@_spi(Format) import Quire
+@_spi(Format) @_spi(Crypto) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
-@_spi(Format) import QuireKeys
+@_spi(Format) @_spi(Crypto) import QuireKeys
 @_spi(Format) import QuireSync
 import QuireSystem
 
@@ -47,7 +47,7 @@ enum FloodBenchmark {
         let recovery = try RecoveryKey(using: random)
         func setup() -> VaultSetup {
             var s = VaultSetup(name: "Benchmark journal", recoveryKey: recovery, device: laptop, now: t0)
-            s.passphrase = KeyBenchmark.secret(passphrase)
+            s.guardedPassphrase = KeyBenchmark.secret(passphrase)
             s.passphraseOpsLimit = ops
             s.passphraseMemLimitBytes = mem
             return s

@@ -7,7 +7,7 @@
 // the container's own write path on the same entries in the same run.
 
 import Foundation
-@_spi(Format) import Quire
+@_spi(Format) @_spi(Crypto) import Quire
 import QuireImport
 import QuireSystem
 

@@ -2,10 +2,10 @@
 // what decoy passphrase slots can cost a reader, and what each key
 // operation costs, against the raw primitives in the same run.
 
-@_spi(Format) import Quire
+@_spi(Format) @_spi(Crypto) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
-@_spi(Format) import QuireKeys
+@_spi(Format) @_spi(Crypto) import QuireKeys
 import QuireSystem
 
 enum KeyBenchmark {
@@ -29,7 +29,7 @@ enum KeyBenchmark {
         let laptop = try DeviceIdentity.generate(name: "Laptop", now: t0, using: random)
         let recovery = try RecoveryKey(using: random)
         var setup = VaultSetup(name: "Benchmark journal", recoveryKey: recovery, device: laptop, now: t0)
-        setup.passphrase = secret("correct horse battery staple")
+        setup.guardedPassphrase = secret("correct horse battery staple")
         setup.passphraseOpsLimit = ops
         setup.passphraseMemLimitBytes = mem
         let vault = try Vault.create(at: path, setup: setup, options: Fixtures.noSync)

@@ -6,10 +6,10 @@
 // a sync tool renamed a grown copy over the vault.
 
 import Foundation
-@_spi(Format) import Quire
+@_spi(Format) @_spi(Crypto) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
-@_spi(Format) import QuireKeys
+@_spi(Format) @_spi(Crypto) import QuireKeys
 import QuireSystem
 
 enum OpenBenchmark {
@@ -48,7 +48,7 @@ enum OpenBenchmark {
             do {
                 let vault = try Vault.create(
                     at: path,
-                    setup: VaultSetup(name: "Open benchmark", recoveryKey: try RecoveryKey(using: SystemRandom()), device: device),
+                    setup: VaultSetup(name: "Open benchmark", recoveryKey: try RecoveryKey(), device: device),
                     options: Fixtures.noSync)
                 var generator = EntryGenerator(seed: 31)
                 try Fixtures.fill(vault, count: n, generator: &generator)
@@ -58,7 +58,7 @@ enum OpenBenchmark {
                 print("  building a vault of \(grouped(n)) entries, one commit each…")
                 let one = try Vault.create(
                     at: single,
-                    setup: VaultSetup(name: "Open benchmark", recoveryKey: try RecoveryKey(using: SystemRandom()), device: device),
+                    setup: VaultSetup(name: "Open benchmark", recoveryKey: try RecoveryKey(), device: device),
                     options: Fixtures.noSync)
                 var generator = EntryGenerator(seed: 31)
                 for _ in 0..<n {

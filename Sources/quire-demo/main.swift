@@ -7,7 +7,7 @@ import Foundation
 @_spi(Format) @_spi(Crypto) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
-@_spi(Format) import QuireKeys
+@_spi(Format) @_spi(Crypto) import QuireKeys
 import QuireSystem
 
 let fixtures = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "Tests/Fixtures"
@@ -37,7 +37,7 @@ print("Quire library demo: Samuel Pepys's diary (1660–1669) through the Swift 
 // 1. This device's key (in a key store inside the demo folder, never the
 // user's own), and a vault sealed to it and to a fresh recovery key.
 let laptopStore = FileDeviceKeyStore(directory: work + "/laptop-home")
-let recovery = try RecoveryKey(using: SystemRandom())
+let recovery = try RecoveryKey()
 var vault: Vault!
 try step {
     let (laptop, _) = try laptopStore.loadOrCreate(name: "Laptop", now: ProcessStats.wallClockMilliseconds(), using: SystemRandom())

@@ -218,8 +218,8 @@ let start: Int64 = 1_735_689_600_000
     //    through the store (off the main actor): the handle remembers the
     //    vault (rollback detection) and keeps an index cache.
     let store = AppKeyStore(indexCacheFolder: work + "/Caches")
-    let (thisPhone, _) = try store.loadOrCreate(name: "This phone", now: start, using: SystemRandom())
-    let recovery = try RecoveryKey(using: SystemRandom())
+    let (thisPhone, _) = try store.loadOrCreate(name: "This phone")
+    let recovery = try RecoveryKey()
     let keyFile = work + "/recovery.txt"
     try recovery.code().write(toFile: keyFile, atomically: true, encoding: .utf8)
     let vault = try await Vault.create(at: path, setup: VaultSetup(name: "Diary", recoveryKey: recovery), store: store)
@@ -339,7 +339,7 @@ let start: Int64 = 1_735_689_600_000
     // 12. A second device joins, then is removed (a lost tablet).
     // The tablet makes its key in a key store of its own.
     let tabletStore = AppKeyStore(indexCacheFolder: work + "/TabletCaches")
-    let (tablet, _) = try tabletStore.loadOrCreate(name: "Tablet", now: start, using: SystemRandom())
+    let (tablet, _) = try tabletStore.loadOrCreate(name: "Tablet")
     let joined = try await vault.enrollDevice(code: tablet.code, name: "Tablet")
     Checks.expect(joined.publicKey, tablet.publicKey, "the tablet enrolled by its device code")
     Checks.expect(try await vault.keyState().devices.map(\.name).sorted(), ["Tablet", "This phone"], "two devices")

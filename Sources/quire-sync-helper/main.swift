@@ -12,7 +12,7 @@
 //   quire-sync-helper list VAULT           the entries' texts, sorted, one per line
 
 import Foundation
-@_spi(Format) import Quire
+@_spi(Format) @_spi(Crypto) import Quire
 import QuireSystem
 
 func fail(_ message: String) -> Never {
@@ -27,12 +27,12 @@ do {
     let now = ProcessStats.wallClockMilliseconds()
     switch (command, args.count) {
     case ("code", 2):
-        let (device, _) = try store.loadOrCreate(name: args[1], now: now, using: SystemRandom())
+        let (device, _) = try store.loadOrCreate(name: args[1])
         print(device.code)
     case ("create", 3):
-        let (device, _) = try store.loadOrCreate(name: args[2], now: now, using: SystemRandom())
+        let (device, _) = try store.loadOrCreate(name: args[2])
         _ = try Vault.create(
-            at: args[1], setup: VaultSetup(name: "Synced journal", recoveryKey: try RecoveryKey(using: SystemRandom()), device: device))
+            at: args[1], setup: VaultSetup(name: "Synced journal", recoveryKey: try RecoveryKey(), device: device))
         print("created \(args[1])")
     case ("enroll", 4):
         try Vault.open(at: args[1], store: store).enrollDevice(code: args[2], name: args[3])

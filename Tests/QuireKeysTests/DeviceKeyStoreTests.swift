@@ -1,7 +1,7 @@
 import Foundation
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
-@testable @_spi(Format) import QuireKeys
+@testable @_spi(Format) @_spi(Crypto) import QuireKeys
 import QuireSystem
 import Testing
 

@@ -1,6 +1,6 @@
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
-@_spi(Format) import QuireKeys
+@_spi(Format) @_spi(Crypto) import QuireKeys
 import Testing
 
 @Suite struct KeyringEvaluatorTests {

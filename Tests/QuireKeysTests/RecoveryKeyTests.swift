@@ -1,5 +1,5 @@
 @_spi(Crypto) import QuireCrypto
-@_spi(Format) import QuireKeys
+@_spi(Format) @_spi(Crypto) import QuireKeys
 import Testing
 
 @Suite struct RecoveryKeyTests {

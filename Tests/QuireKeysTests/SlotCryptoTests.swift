@@ -1,6 +1,6 @@
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
-@testable @_spi(Format) import QuireKeys
+@testable @_spi(Format) @_spi(Crypto) import QuireKeys
 import Testing
 
 /// Tenth review R10-5: the library maps a passphrase to Unicode NFC before

@@ -1,7 +1,7 @@
 import Foundation
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
-@_spi(Format) import QuireKeys
+@_spi(Format) @_spi(Crypto) import QuireKeys
 import Testing
 
 func hexBytes(_ text: String) -> [UInt8] {

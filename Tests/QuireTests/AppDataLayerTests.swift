@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Format) import Quire
+@_spi(Format) @_spi(Crypto) import Quire
 import QuireSystem
 import Testing
 
@@ -16,12 +16,12 @@ import Testing
     /// A store with a device "Phone" and an index cache folder in `dir`.
     static func store(_ dir: TemporaryDirectory) throws -> Store {
         let store = Store(indexCacheFolder: dir.file("Caches"))
-        _ = try store.loadOrCreate(name: "Phone", now: 1_767_225_600_000, using: SystemRandom())
+        _ = try store.loadOrCreate(name: "Phone")
         return store
     }
 
     static func setup() throws -> VaultSetup {
-        VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom()))
+        VaultSetup(name: "Journal", recoveryKey: try RecoveryKey())
     }
 
     static func move(_ from: String, to: String) throws {

@@ -10,14 +10,9 @@ import Testing
     typealias Store = AppKeyStoreTests.KeychainLikeStore
     static let now: Int64 = 1_767_225_600_000
 
-    static func secret(_ text: String) throws -> SecureBytes {
-        var bytes = Array(text.utf8)
-        return try SecureBytes(consuming: &bytes)
-    }
-
     static func store(_ name: String) throws -> Store {
         let store = Store()
-        _ = try store.loadOrCreate(name: name, now: now, using: SystemRandom())
+        _ = try store.loadOrCreate(name: name)
         return store
     }
 
@@ -44,21 +39,22 @@ import Testing
     @Test func aWrongPassphraseAsksAgain() async throws {
         let dir = TemporaryDirectory()
         let path = dir.file("Journal.quire")
-        var setup = VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom()))
-        setup.passphrase = try Self.secret("correct horse")
+        var setup = VaultSetup(name: "Journal", recoveryKey: try RecoveryKey())
+        setup.passphrase = "correct horse"
         setup = withPassphraseFloor(setup)  // (test support, SPI: the Argon2id floor, to keep the test short)
         _ = try await Vault.create(at: path, setup: setup, store: Self.store("Laptop"))
 
         let result = await Self.action { () async throws(QuireError) in
-            _ = try await Vault.open(at: path, credential: .passphrase(try! Self.secret("wrong horse")))
+            _ = try await Vault.open(at: path, credential: .passphrase("wrong horse"))
         }
         let got = try #require(result)
         #expect(got.action == "ask again")
         #expect(got.code == "wrong_passphrase")
         #expect(!got.message.contains("horse"))
         // Caught as `any Error` (a `Task`'s value), it is the same type.
+        let untyped: () async throws -> Void = { _ = try await Vault.open(at: path, credential: .passphrase("wrong horse")) }
         do {
-            _ = try await Vault.open(at: path, credential: .passphrase(Self.secret("wrong horse")))
+            try await untyped()
             Issue.record("opened with a wrong passphrase")
         } catch let error as QuireError {
             #expect(error.category == .wrongCredential)
@@ -72,7 +68,7 @@ import Testing
         let laptopStore = try Self.store("Laptop")
         let phoneStore = try Self.store("Phone")
         let laptop = try await Vault.create(
-            at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom())), store: laptopStore)
+            at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey()), store: laptopStore)
         let phone = try #require(try phoneStore.load())
         try await laptop.enrollDevice(code: phone.code, name: "Phone")
         try laptop.add(EntryBody(created: Self.now, text: "before"))
@@ -92,7 +88,7 @@ import Testing
     @Test func aDamagedFileOffersRepair() async throws {
         let dir = TemporaryDirectory()
         let path = dir.file("Journal.quire")
-        let recovery = try RecoveryKey(using: SystemRandom())
+        let recovery = try RecoveryKey()
         _ = try await Vault.create(at: path, setup: VaultSetup(name: "Journal", recoveryKey: recovery))
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         bytes[20] ^= 0x10  // both copies of the header (Spec/format.md §3)
@@ -110,7 +106,7 @@ import Testing
         let path = dir.file("Journal.quire")
         let store = try Self.store("Laptop")
         let vault = try await Vault.create(
-            at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey(using: SystemRandom())), store: store)
+            at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey()), store: store)
         try vault.add(EntryBody(created: Self.now, text: "one"))
         let old = try Data(contentsOf: URL(fileURLWithPath: path))
         let tablet = try #require(try Self.store("Tablet").load())

@@ -72,7 +72,7 @@ import Testing
         let dir = TemporaryDirectory()
         let path = dir.file("Journal.quire")
         let store = KeychainLikeStore()
-        let (device, created) = try store.loadOrCreate(name: "Phone", now: 1_767_225_600_000, using: SystemRandom())
+        let (device, created) = try store.loadOrCreate(name: "Phone")
         #expect(created)
         #expect(store.storedSeed?.count == 32)
 
@@ -83,7 +83,7 @@ import Testing
         #expect(try reloaded.secretSeed().copyBytes() == store.storedSeed)
         #expect(!"\(reloaded)".contains(store.storedSeed!.map { String(format: "%02x", $0) }.joined()))
 
-        _ = try await Vault.create(at: path, setup: VaultSetup(name: "Journal", recoveryKey: RecoveryKey(using: SystemRandom()), device: device))
+        _ = try await Vault.create(at: path, setup: VaultSetup(name: "Journal", recoveryKey: RecoveryKey(), device: device))
         let vault = try await Vault.open(at: path, store: store)
         _ = try vault.add(EntryBody(text: "Written with the key from the keychain"))
         let again = try await Vault.open(at: path, store: store)

@@ -1,9 +1,9 @@
 import Foundation
 import Testing
-@_spi(Format) import Quire
+@_spi(Format) @_spi(Crypto) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
-@_spi(Testing) @_spi(Format) import QuireKeys
+@_spi(Testing) @_spi(Format) @_spi(Crypto) import QuireKeys
 @_spi(Format) import QuireSync
 import QuireSystem
 
@@ -25,7 +25,7 @@ import QuireSystem
         let recovery = testRecoveryKey("attack " + label)
         var setup = VaultSetup(name: "J", recoveryKey: recovery, device: laptop, now: t0)
         if passphrase {
-            setup.passphrase = KeyTestSupport.secret("correct horse")
+            setup.guardedPassphrase = KeyTestSupport.secret("correct horse")
             setup.passphraseOpsLimit = 1
             setup.passphraseMemLimitBytes = 8192
         }

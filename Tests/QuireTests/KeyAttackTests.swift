@@ -1,9 +1,9 @@
 import Foundation
 import Testing
-@_spi(Format) @_spi(Testing) import Quire
+@_spi(Format) @_spi(Crypto) @_spi(Testing) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
-@_spi(Testing) @_spi(Format) import QuireKeys
+@_spi(Testing) @_spi(Format) @_spi(Crypto) import QuireKeys
 import QuireSystem
 import QuireTestSupport
 
@@ -722,7 +722,7 @@ import QuireTestSupport
         let dir = TemporaryDirectory()
         let laptop = Self.device("Laptop decoy")
         var setup = VaultSetup(name: "J", recoveryKey: testRecoveryKey("decoy"), device: laptop, now: Self.t0)
-        setup.passphrase = Self.secret("correct horse")
+        setup.guardedPassphrase = Self.secret("correct horse")
         setup.passphraseOpsLimit = 1
         setup.passphraseMemLimitBytes = 8192
         let vault = try Vault.create(at: dir.file("j.quire"), setup: setup, random: SeededRandom(label: "decoy"), options: fast)

@@ -3,7 +3,7 @@ import Testing
 @_spi(Format) @_spi(Crypto) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
-@_spi(Format) import QuireKeys
+@_spi(Format) @_spi(Crypto) import QuireKeys
 import QuireSystem
 
 /// The key scenarios of the keys issue, each asserting who can open what
@@ -207,7 +207,7 @@ import QuireSystem
         let dir = TemporaryDirectory()
         let path = dir.file("j.quire")
         var setup = VaultSetup(name: "Journal", recoveryKey: testRecoveryKey("five"), device: Self.device("Laptop"), now: Self.t0)
-        setup.passphrase = Self.secret("p1")
+        setup.guardedPassphrase = Self.secret("p1")
         setup.passphraseOpsLimit = 1
         setup.passphraseMemLimitBytes = 8192
         let vault = try Vault.create(at: path, setup: setup, random: SeededRandom(label: "five changes"), options: fast)
@@ -231,7 +231,7 @@ import QuireSystem
         let recovery = testRecoveryKey("passphrase")
         let random = SeededRandom(label: "passphrase")
         var setup = VaultSetup(name: "Journal", recoveryKey: recovery, device: laptop, now: Self.t0)
-        setup.passphrase = Self.secret("old words")
+        setup.guardedPassphrase = Self.secret("old words")
         setup.passphraseOpsLimit = 1
         setup.passphraseMemLimitBytes = 8192
         let vault = try Vault.create(at: path, setup: setup, random: random, options: fast)

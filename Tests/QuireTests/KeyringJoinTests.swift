@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Format) import Quire
+@_spi(Format) @_spi(Crypto) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
 @_spi(Testing) @_spi(Format) import QuireKeys

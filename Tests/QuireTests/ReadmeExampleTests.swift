@@ -20,8 +20,8 @@ import Testing
 
         let now: Int64 = 1_767_225_600_000
         let store = try FileDeviceKeyStore.standard()
-        let (laptop, _) = try store.loadOrCreate(name: "Laptop", now: now, using: SystemRandom())
-        let recovery = try RecoveryKey(using: SystemRandom())
+        let (laptop, _) = try store.loadOrCreate(name: "Laptop")
+        let recovery = try RecoveryKey()
         let vault = try await Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: recovery), store: store)
         let first = try vault.add(EntryBody(created: now, timeZone: "Europe/London", text: "Up betimes."))
         try await vault.commit { tx in
@@ -65,8 +65,8 @@ extension VaultObserverTests {
         let journal = dir.file("Journal.quire")
         let store = FileDeviceKeyStore(directory: dir.file("home"))
         let now: Int64 = 1_767_225_600_000
-        let (laptop, _) = try store.loadOrCreate(name: "Laptop", now: now, using: SystemRandom())
-        _ = try await Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: RecoveryKey(using: SystemRandom()), device: laptop))
+        let (laptop, _) = try store.loadOrCreate(name: "Laptop")
+        _ = try await Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: RecoveryKey(), device: laptop))
         let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF] + SeededRandom(label: "readme jpeg").bytes(3000)
         let seen = Seen()
 
@@ -111,8 +111,8 @@ extension VaultObserverTests {
         let dir = TemporaryDirectory()
         let journal = dir.file("Journal.quire")
         let store = FileDeviceKeyStore(directory: dir.file("home"))
-        let (laptop, _) = try store.loadOrCreate(name: "Laptop", now: 1_767_225_600_000, using: SystemRandom())
-        let recovery = try RecoveryKey(using: SystemRandom())
+        let (laptop, _) = try store.loadOrCreate(name: "Laptop")
+        let recovery = try RecoveryKey()
         let vault = try await Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: recovery, device: laptop))
         let other = try await Vault.open(at: journal, credential: .recoveryKey(recovery))
         let first = try other.add(EntryBody(text: "From the other process"))

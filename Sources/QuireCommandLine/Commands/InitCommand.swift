@@ -51,12 +51,12 @@ struct InitCommand: QuireCommand {
         let journalName = name ?? Paths.deletingExtension(of: Paths.lastComponent(of: path))
         let (device, created) = try Unlock.loadOrCreateDevice(named: deviceName?.name)
         let recovery: RecoveryKey
-        do { recovery = try RecoveryKey(using: SystemRandom()) } catch { throw CLIFailure("\(error)") }
+        do { recovery = try RecoveryKey() } catch { throw CLIFailure("\(error)") }
         // The recovery key file first (new, 0600): if it cannot be written, no vault is made.
         let recoveryFile = recoveryKeyFile?.path
         if let recoveryFile { try RecoveryKeyFile.write(recovery, to: recoveryFile, nothing: "nothing was changed") }
         var setup = VaultSetup(name: journalName, recoveryKey: recovery, device: device)
-        setup.passphrase = secret
+        setup.guardedPassphrase = secret
         setup.escrow = escrow
         setup.isEscrowFree = escrowFree
         let vault: Vault

@@ -416,7 +416,7 @@ struct KeysRecoveryKeyCommand: QuireCommand {
         let recovery: RecoveryKey
         let publicKey: [UInt8]
         do {
-            recovery = try RecoveryKey(using: SystemRandom())
+            recovery = try RecoveryKey()
             publicKey = try recovery.publicKey()
         } catch { throw CLIFailure("cannot make a recovery key: \(error); nothing was changed") }
         // The file first (new, 0600): if it cannot be written, the keys stay as they are.

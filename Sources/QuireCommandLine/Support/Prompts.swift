@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Format) import Quire
+@_spi(Format) @_spi(Crypto) import Quire
 import QuireSystem
 
 /// Questions to the person at the terminal, and secrets read from files.

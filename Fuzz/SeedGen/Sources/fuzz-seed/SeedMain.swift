@@ -15,7 +15,7 @@ import Darwin
 @_spi(Format) @_spi(Crypto) import Quire
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
-@_spi(Testing) @_spi(Format) import QuireKeys
+@_spi(Testing) @_spi(Format) @_spi(Crypto) import QuireKeys
 import QuireSystem
 
 @main
@@ -121,7 +121,7 @@ struct Seeds {
         })
         let withSlots = try makeVault("slots", configure: { setup, random in
             setup.device = try DeviceIdentity(keyPair: try Ed25519.KeyPair(using: random), name: "Seed phone", created: now)
-            setup.passphrase = try passphrase("correct horse")
+            setup.guardedPassphrase = try passphrase("correct horse")
             setup.passphraseOpsLimit = 1
             setup.passphraseMemLimitBytes = Limits.minArgon2MemLimitBytes
         })
