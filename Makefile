@@ -164,7 +164,8 @@ lint: api-surface
 # app's error wrapped by commit, and the explicit == (QuireError now holds
 # its layer's error behind a package protocol). Making the layer error
 # types @_spi (review §2.2 A4, about -26) is the next cut.
-API_SURFACE_MAX := 401
+# 396: Vault.add/edit/restore/delete behind @_spi(Format) (A2, -5).
+API_SURFACE_MAX := 396
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

@@ -428,6 +428,7 @@ extension Vault {
     /// Adds a new entry with `body`; returns its first revision.
     ///
     /// - Throws: ``QuireError``.
+    @_spi(Format)
     @discardableResult
     public func add(_ body: EntryBody, id: EntryID? = nil) throws(QuireError) -> EntryRevision {
         return try lock.withLock { () throws(QuireError) -> EntryRevision in
@@ -446,6 +447,7 @@ extension Vault {
     /// - Throws: `.notFound` (`entry_not_found`); `.notFound` (`entry_deleted`)
     ///   when the entry is deleted (bring it back with
     ///   ``restore(_:body:replacing:)``); ``QuireError``.
+    @_spi(Format)
     @discardableResult
     public func edit(_ id: EntryID, body: EntryBody) throws(QuireError) -> EntryRevision {
         return try lock.withLock { () throws(QuireError) -> EntryRevision in
@@ -470,6 +472,7 @@ extension Vault {
     ///   revision of the entry or `base` names none of them;
     ///   `.notFound` (`entry_deleted`) when every revision in `base` is a
     ///   deletion (use ``restore(_:body:replacing:)``); ``QuireError``.
+    @_spi(Format)
     @discardableResult
     public func edit(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]) throws(QuireError) -> EntryRevision {
         return try lock.withLock { () throws(QuireError) -> EntryRevision in
@@ -485,6 +488,7 @@ extension Vault {
     /// - Parameter base: the revisions replaced, as in
     ///   ``edit(_:body:replacing:)``; nil: the current heads.
     /// - Throws: `.notFound` (`entry_not_found`), ``QuireError``.
+    @_spi(Format)
     @discardableResult
     public func restore(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]? = nil) throws(QuireError) -> EntryRevision {
         return try lock.withLock { () throws(QuireError) -> EntryRevision in
@@ -495,6 +499,7 @@ extension Vault {
     /// Deletes an entry by appending a tombstone revision.
     ///
     /// - Throws: `.notFound` (`entry_not_found`), ``QuireError``.
+    @_spi(Format)
     @discardableResult
     public func delete(_ id: EntryID) throws(QuireError) -> EntryRevision {
         return try lock.withLock { () throws(QuireError) -> EntryRevision in

@@ -57,17 +57,18 @@ public struct VaultSetup: Sendable {
 ///
 /// ```swift
 /// let recovery = try RecoveryKey(using: SystemRandom())
-/// let vault = try Vault.create(at: "Journal.quire", setup: VaultSetup(name: "Journal", recoveryKey: recovery))
-/// let entry = try vault.add(EntryBody(created: nowMs, timeZone: "Europe/London", text: "Up betimes."))
-/// let same = try Vault.open(at: "Journal.quire", credential: .recoveryKey(recovery))
-/// for e in try same.entries() { print(e.body.text) }
+/// let vault = try await Vault.create(at: "Journal.quire", setup: VaultSetup(name: "Journal", recoveryKey: recovery))
+/// let entry = try await vault.commit { tx in try tx.add(EntryBody(text: "Up betimes.")) }
+/// let same = try await Vault.open(at: "Journal.quire", credential: .recoveryKey(recovery))
+/// let page = try await same.entries(matching: EntryQuery(order: .newestFirst, limit: 50))
+/// for e in page.entries { print(e.body.text) }
 /// ```
 ///
 /// A `Vault` may be shared between threads: every method takes the handle's
 /// lock, and the state that changes (the file, the keys, the index, the
 /// key warnings) is read and written only under it; the settings chosen at
-/// open (``writeOptions``, ``retainsEntryBodies``, ``author``) are
-/// constants. It is `@unchecked Sendable` because that lock, not the
+/// open (the write options, whether entry bodies are retained, the
+/// author id) are constants. It is `@unchecked Sendable` because that lock, not the
 /// compiler, guards the mutable state. Appends from other processes are serialised by the file's advisory
 /// lock and picked up before each commit.
 public final class Vault: @unchecked Sendable {
@@ -562,9 +563,17 @@ public final class VaultTransaction {
     }
 
     /// Appends a revision replacing entry `id`'s content, made from the
-    /// revisions `base` (see ``Vault/edit(_:body:replacing:)``), in this
-    /// commit: with attachments stored in the same commit, an entry gains
-    /// photos atomically.
+    /// revisions `base`, in this commit: with attachments stored in the
+    /// same commit, an entry gains photos atomically.
+    ///
+    /// `base` is the heads the caller read before changing the entry (an
+    /// editor's starting point), usually
+    /// `[snapshot.revision.revisionID] + snapshot.conflictingHeads`: the
+    /// new revision names exactly them as parents, which also resolves a
+    /// conflict among them. A revision written meanwhile (another edit, a
+    /// synced copy renamed over the vault) is not among them, so it stays a
+    /// head and the two become a conflict that is kept and shown
+    /// (`Spec/records.md §3`), never silently superseded.
     ///
     /// Sets the body's `modified` to now.
     ///
@@ -576,9 +585,9 @@ public final class VaultTransaction {
     }
 
     /// Deletes entry `id` in this commit: a tombstone revision whose
-    /// parents are the entry's current heads (`Spec/records.md §3`), as
-    /// ``Vault/delete(_:)`` but beside the commit's other records (an entry
-    /// deleted and another added atomically, several deleted at once).
+    /// parents are the entry's current heads (`Spec/records.md §3`), beside
+    /// the commit's other records (an entry deleted and another added
+    /// atomically, several deleted at once).
     ///
     /// - Throws: `.notFound` (`entry_not_found`) when the vault holds no
     ///   revision of `id`; a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
@@ -587,10 +596,11 @@ public final class VaultTransaction {
         try change(id, body: EntryBody(), deleted: true, base: nil)
     }
 
-    /// Brings deleted entry `id` back with `body` in this commit, as
-    /// ``Vault/restore(_:body:replacing:)``: a revision replacing the
-    /// tombstone (or the revisions `base`), with `modified` set to now. On
-    /// an entry that is not deleted it is an edit.
+    /// Brings deleted entry `id` back with `body` in this commit (usually
+    /// the body of its last revision before the deletion): a revision
+    /// replacing the tombstone (or the revisions `base`, as in
+    /// ``edit(_:body:replacing:)``; nil: the current heads), with
+    /// `modified` set to now. On an entry that is not deleted it is an edit.
     ///
     /// - Throws: `.notFound` (`entry_not_found`); a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
     @discardableResult

@@ -161,9 +161,11 @@ func secondProcess(_ arguments: [String]) async -> Int32 {
             print(revision.entryID)
         case "edit":
             guard let id = EntryID(hex: arguments[4]), let current = try await vault.entry(id) else { return 2 }
-            var body = current.body
-            body.text = arguments[5]
-            _ = try vault.edit(id, body: body)
+            var edited = current.body
+            edited.text = arguments[5]
+            let body = edited
+            let base = [current.revision.revisionID] + current.conflictingHeads
+            _ = try await vault.commit { tx in try tx.edit(id, body: body, replacing: base) }
         default:
             return 2
         }

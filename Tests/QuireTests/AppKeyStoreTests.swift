@@ -85,7 +85,7 @@ import Testing
 
         _ = try await Vault.create(at: path, setup: VaultSetup(name: "Journal", recoveryKey: RecoveryKey(using: SystemRandom()), device: device))
         let vault = try await Vault.open(at: path, store: store)
-        _ = try vault.add(EntryBody(text: "Written with the key from the keychain"))
+        _ = try await vault.commit { tx in try tx.add(EntryBody(text: "Written with the key from the keychain")) }
         let again = try await Vault.open(at: path, store: store)
         let entries = try await again.entries()
         #expect(entries.map(\.body.text) == ["Written with the key from the keychain"])

@@ -23,7 +23,7 @@ import Testing
         let (laptop, _) = try store.loadOrCreate(name: "Laptop", now: now, using: SystemRandom())
         let recovery = try RecoveryKey(using: SystemRandom())
         let vault = try await Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: recovery), store: store)
-        let first = try vault.add(EntryBody(created: now, timeZone: "Europe/London", text: "Up betimes."))
+        let first = try await vault.commit { tx in try tx.add(EntryBody(created: now, timeZone: "Europe/London", text: "Up betimes.")) }
         try await vault.commit { tx in
             let photo = try tx.storeAttachment(fromFile: photoPath, mediaType: "image/jpeg")
             try tx.add(EntryBody(created: now + 1, text: "A photo", attachments: [AttachmentReference(photo, mediaType: "image/jpeg")]))
