@@ -165,7 +165,9 @@ lint: api-surface
 # its layer's error behind a package protocol). Making the layer error
 # types @_spi (review §2.2 A4, about -26) is the next cut.
 # 396: Vault.add/edit/restore/delete behind @_spi(Format) (A2, -5).
-API_SURFACE_MAX := 396
+# 391: Vault.entries() (the whole journal), reload(), remember(in:),
+# waitingConflictCopies() and author behind @_spi(Format) (B3, -5).
+API_SURFACE_MAX := 391
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

@@ -202,6 +202,7 @@ extension Vault {
     /// `async` form.
     ///
     /// - Throws: as ``reload()``; `.cancelled` (`cancelled`).
+    @_spi(Format)
     public func reload() async throws(QuireError) {
         try await perform { () throws(QuireError) -> Void in try self.reload() }
     }
@@ -327,6 +328,7 @@ extension Vault {
     /// ``entries(matching:after:)``, which pages.
     ///
     /// - Throws: as ``entries()``; `.cancelled` (`cancelled`).
+    @_spi(Format)
     public func entries() async throws(QuireError) -> [EntrySnapshot] {
         try await perform { () throws(QuireError) -> [EntrySnapshot] in try self.entries() }
     }
@@ -386,6 +388,7 @@ extension Vault {
     /// now, on this handle's executor: ``remember(in:)`` in `async` form.
     ///
     /// - Throws: as ``remember(in:)``; `.cancelled` (`cancelled`).
+    @_spi(Format)
     public func remember(in store: any DeviceKeyStore) async throws(QuireError) {
         try await perform { () throws(QuireError) -> Void in try self.remember(in: store) }
     }

@@ -100,6 +100,7 @@ public final class Vault: @unchecked Sendable {
     /// How appends reach the disk, fixed when the vault is opened.
     @_spi(Format) public let writeOptions: WriteOptions
     /// The device id recorded as the author of new revisions.
+    @_spi(Format)
     public let author: DeviceID?
     var index: EntryIndex?
     /// How many times the entry index was read whole (``loadIndex()``);

@@ -87,7 +87,7 @@ import Testing
         let vault = try await Vault.open(at: path, store: store)
         _ = try await vault.commit { tx in try tx.add(EntryBody(text: "Written with the key from the keychain")) }
         let again = try await Vault.open(at: path, store: store)
-        let entries = try await again.entries()
+        let entries = try await again.entries(matching: EntryQuery()).entries
         #expect(entries.map(\.body.text) == ["Written with the key from the keychain"])
         #expect(entries.allSatisfy { $0.isVerified })
     }

@@ -33,7 +33,7 @@ import Testing
         let statement = try await vault.privacyStatement().text
         let again = try await Vault.open(at: journal, credential: .recoveryKey(recovery))
         var texts: [String] = []
-        for entry in try await again.entries() { texts.append(entry.body.text + (entry.isVerified ? "" : " (unverified)")) }
+        for entry in try await again.entries(matching: EntryQuery(order: .oldestFirst)).entries { texts.append(entry.body.text + (entry.isVerified ? "" : " (unverified)")) }
 
         #expect(shown == phone.fingerprint)
         #expect(try await again.entries().last?.revision.device == laptop.id)
