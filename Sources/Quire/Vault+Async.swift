@@ -423,11 +423,14 @@ extension Vault {
     }
 
     /// Removes the enrolled device called exactly `name`, on this handle's
-    /// executor: ``removeDevice(named:now:replacement:)`` in `async` form.
+    /// executor: the synchronous `removeDevice(named:now:replacement:)` in
+    /// `async` form. For the CLI, which takes a name on the command line; an
+    /// app removes a member by its key, ``removeDevice(publicKey:now:replacement:)``.
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
     /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
     @discardableResult
+    @_spi(Format)
     public func removeDevice(named name: String, now: Date = Date(), replacement: RecoveryReplacementOwner = .mine) async throws(QuireError)
         -> KeyringMember
     {
@@ -438,11 +441,25 @@ extension Vault {
     }
 
     /// Removes the enrolled device whose Ed25519 public key is `publicKey`,
-    /// on this handle's executor: ``removeDevice(publicKey:now:replacement:)``
-    /// in `async` form.
+    /// on this handle's executor: a new epoch without it (`Spec/keys.md
+    /// §6.3`). The device is named by its key, never by its display name
+    /// (two devices may share one): pass a member's
+    /// ``KeyringMember/publicKey`` from ``keyState()``'s
+    /// ``KeyState/members`` (shown to people by its ``KeyringMember/name``
+    /// and fingerprint), or a ``DeviceIdentity/publicKey``. The removed
+    /// device keeps what it could read until the vault is compacted with a
+    /// rekey; it opens the vault read-only from then on.
     ///
+    /// - Parameter publicKey: the member's Ed25519 public key, 32 bytes.
     /// - Parameter now: the time of the keyring, stored to the millisecond.
-    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
+    /// - Parameter replacement: when the device (or a device it enrolled)
+    ///   replaced the recovery key, whose replacement it was: `.mine` (the
+    ///   default) keeps it; `.notMine` (a thief's) builds on the keys from
+    ///   before it (`Spec/keys.md §6.3`).
+    /// - Returns: the member removed.
+    /// - Throws: `.readOnly` or `.wrongCredential` when this credential may
+    ///   not change the keys; a key error (code `operation_refused`) when no
+    ///   enrolled device has that key; `.cancelled` (`cancelled`).
     @discardableResult
     public func removeDevice(publicKey: [UInt8], now: Date = Date(), replacement: RecoveryReplacementOwner = .mine) async throws(QuireError)
         -> KeyringMember
