@@ -171,7 +171,10 @@ lint: api-surface
 # member by key, removeDevice(publicKey:) (A9, -1).
 # 384: EntryChange.State (4), before and after behind @_spi(Format);
 # kind and conflict stored (B2, -6).
-API_SURFACE_MAX := 384
+# 379: EntryCursor opaque (its init, date and entryID behind @_spi;
+# Codable, +2), VaultSetup.device/.created, AttachmentReference.id and
+# DeviceIdentity.id behind @_spi(Format) (B6, -5).
+API_SURFACE_MAX := 379
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

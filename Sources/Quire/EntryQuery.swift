@@ -98,25 +98,52 @@ public struct EntryQuery: Sendable, Hashable {
     }
 }
 
-/// Where a page ended: the sort key (date, entry id) of its last row. The
-/// next page holds the rows after it in the query's order, so entries added
-/// or deleted between pages are neither skipped nor repeated, and a cursor
-/// stays valid across a ``Vault/reload()`` or a refresh.
-public struct EntryCursor: Sendable, Hashable {
+/// Where a page ended, opaque to an app: the next page holds the rows after
+/// it in the query's order, so entries added or deleted between pages are
+/// neither skipped nor repeated, and a cursor stays valid across a refresh
+/// or a reopen. It is `Codable` (and `Hashable`), so an app can keep where
+/// a list was scrolled to between launches and pass it back with the same
+/// query.
+public struct EntryCursor: Sendable, Hashable, Codable {
     let key: EntrySortKey
 
     init(_ key: EntrySortKey) { self.key = key }
 
     /// The cursor just after the row with date `date` and id `entryID`.
-    public init(date: Date, entryID: EntryID) {
+    @_spi(Format) public init(date: Date, entryID: EntryID) {
         let ms = (date.timeIntervalSince1970 * 1000).rounded(.down)
         key = EntrySortKey(created: ms.isFinite ? Int64(max(-9.2e18, min(9.2e18, ms))) : 0, id: entryID)
     }
 
     /// The last row's date (its `created`, millisecond precision).
-    public var date: Date { Date(timeIntervalSince1970: Double(key.created) / 1000) }
+    @_spi(Format) public var date: Date { Date(timeIntervalSince1970: Double(key.created) / 1000) }
     /// The last row's entry id.
-    public var entryID: EntryID { key.id }
+    @_spi(Format) public var entryID: EntryID { key.id }
+
+    private enum CodingKeys: String, CodingKey {
+        case created
+        case entryID
+    }
+
+    /// Decodes a cursor ``encode(to:)`` wrote: the last row's `created`
+    /// (milliseconds since the Unix epoch, UTC) and its entry id (hex).
+    ///
+    /// - Throws: `DecodingError` when either is missing or malformed.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        key = EntrySortKey(
+            created: try container.decode(Int64.self, forKey: .created), id: try container.decode(EntryID.self, forKey: .entryID))
+    }
+
+    /// Encodes the cursor as the last row's `created` (milliseconds since
+    /// the Unix epoch, UTC) and its entry id.
+    ///
+    /// - Throws: the encoder's errors.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(key.created, forKey: .created)
+        try container.encode(key.id, forKey: .entryID)
+    }
 }
 
 /// One page of a query or a search.

@@ -13,8 +13,9 @@ public struct VaultSetup: Sendable {
     /// its ``RecoveryKey/code()`` to the user once.
     public var recoveryKey: RecoveryKey
     /// This device, when a device creates the vault (the usual case): it
-    /// becomes the first member and signs the first keyring.
-    public var device: DeviceIdentity?
+    /// becomes the first member and signs the first keyring. An app leaves
+    /// it to the key store it passes to `create(at:setup:store:)`.
+    @_spi(Format) public var device: DeviceIdentity?
     /// An optional passphrase (UTF-8, in guarded memory; mapped to Unicode
     /// NFC before Argon2id, `Spec/keys.md §2.3`).
     public var passphrase: SecureBytes?
@@ -27,8 +28,8 @@ public struct VaultSetup: Sendable {
     /// Escrow-free mode: no escrow slot may ever be added.
     @_spi(Format) public var isEscrowFree: Bool = false
     /// The creation time, of the first keyring and the profile; stored to
-    /// the millisecond.
-    public var created: Date {
+    /// the millisecond. Default: when the setup was made.
+    @_spi(Format) public var created: Date {
         get { Date(millisecondsSince1970: now) }
         set { now = newValue.millisecondsSince1970 }
     }
@@ -36,14 +37,20 @@ public struct VaultSetup: Sendable {
     /// epoch, UTC (for vectors and tests, which fix it).
     @_spi(Format) public var now: Int64
 
-    /// Setup with the recovery key and a name; everything else off.
-    ///
-    /// - Parameter created: the creation time (default now).
-    public init(name: String, recoveryKey: RecoveryKey, device: DeviceIdentity? = nil, created: Date = Date()) {
+    /// Setup with the recovery key and a name; everything else off. The
+    /// vault is created now, and the key store given to
+    /// `create(at:setup:store:)` supplies this device, its first member.
+    public init(name: String, recoveryKey: RecoveryKey) {
+        self.init(name: name, recoveryKey: recoveryKey, device: nil, now: Date().millisecondsSince1970)
+    }
+
+    /// Setup with the recovery key, a name, the device that becomes the
+    /// first member (nil: none) and the creation time (default now).
+    @_spi(Format) public init(name: String, recoveryKey: RecoveryKey, device: DeviceIdentity?, created: Date = Date()) {
         self.init(name: name, recoveryKey: recoveryKey, device: device, now: created.millisecondsSince1970)
     }
 
-    /// ``init(name:recoveryKey:device:created:)`` with the time in
+    /// `init(name:recoveryKey:device:created:)` with the time in
     /// milliseconds since the Unix epoch, UTC (vectors and tests).
     @_spi(Format) public init(name: String, recoveryKey: RecoveryKey, device: DeviceIdentity? = nil, now: Int64) {
         self.name = name

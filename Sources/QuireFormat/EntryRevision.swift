@@ -363,8 +363,9 @@ public struct Weather: Sendable, Equatable {
 /// An entry's reference to an attachment (`Spec/records.md §3.6`).
 public struct AttachmentReference: Sendable, Equatable {
     /// The reference's own id, unique within the entry; text links to the
-    /// attachment as `quire-attachment://<hex id>`.
-    public var id: [UInt8]
+    /// attachment as `quire-attachment://<hex id>`. Made by the library
+    /// when an app makes a reference.
+    @_spi(Format) public var id: [UInt8]
     /// The content's blob id.
     public var blob: BlobID
     /// The media type, such as `"image/jpeg"`. Default `"application/octet-stream"`.

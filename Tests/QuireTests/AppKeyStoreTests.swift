@@ -83,7 +83,7 @@ import Testing
         #expect(try reloaded.secretSeed().copyBytes() == store.storedSeed)
         #expect(!"\(reloaded)".contains(store.storedSeed!.map { String(format: "%02x", $0) }.joined()))
 
-        _ = try await Vault.create(at: path, setup: VaultSetup(name: "Journal", recoveryKey: RecoveryKey(using: SystemRandom()), device: device))
+        _ = try await Vault.create(at: path, setup: VaultSetup(name: "Journal", recoveryKey: RecoveryKey(using: SystemRandom())), store: store)
         let vault = try await Vault.open(at: path, store: store)
         _ = try await vault.commit { tx in try tx.add(EntryBody(text: "Written with the key from the keychain")) }
         let again = try await Vault.open(at: path, store: store)
