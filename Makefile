@@ -174,7 +174,9 @@ lint: api-surface
 # 379: EntryCursor opaque (its init, date and entryID behind @_spi;
 # Codable, +2), VaultSetup.device/.created, AttachmentReference.id and
 # DeviceIdentity.id behind @_spi(Format) (B6, -5).
-API_SURFACE_MAX := 379
+# 375: EntryBody.Mood a plain enum, its integer form behind @_spi
+# (A5 in part, -4).
+API_SURFACE_MAX := 375
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

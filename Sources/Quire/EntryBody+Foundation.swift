@@ -9,9 +9,9 @@ extension EntryBody {
     /// A mood on the spec's scale from 1 (very bad) to 5 (very good)
     /// (`Spec/records.md §3.3`). Readers accept any integer, so a value
     /// outside the scale is kept as ``other(_:)`` and written back unchanged.
-    /// Two moods are equal when their ``rawValue``s are: `.other(3)` is
-    /// `.neutral`.
-    public enum Mood: Sendable, Hashable, RawRepresentable {
+    /// Reading a body gives a case of the scale for 1…5 and ``other(_:)``
+    /// only for a value outside it.
+    public enum Mood: Sendable, Hashable {
         /// 1, the lowest mood of the scale.
         case veryBad
         /// 2.
@@ -30,7 +30,7 @@ extension EntryBody {
 
         /// The mood stored as `rawValue`: a case of the scale for 1…5,
         /// ``other(_:)`` for any other integer. Never fails.
-        public init(rawValue: Int64) {
+        @_spi(Format) public init(rawValue: Int64) {
             switch rawValue {
             case 1: self = .veryBad
             case 2: self = .bad
@@ -42,7 +42,7 @@ extension EntryBody {
         }
 
         /// The integer stored in the body's `mood` field: 1…5 for the scale.
-        public var rawValue: Int64 {
+        @_spi(Format) public var rawValue: Int64 {
             switch self {
             case .veryBad: 1
             case .bad: 2
@@ -52,12 +52,6 @@ extension EntryBody {
             case .other(let value): value
             }
         }
-
-        /// Equal when the stored integers are.
-        public static func == (a: Mood, b: Mood) -> Bool { a.rawValue == b.rawValue }
-
-        /// Hashes the stored integer.
-        public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
     }
 
     /// A body written now: `created` is `created` (default the current
@@ -125,7 +119,7 @@ extension EntryBody {
     }
 
     /// `mood` as a ``Mood``; nil when not recorded. Setting it stores the
-    /// mood's ``Mood/rawValue`` (nil removes the field).
+    /// mood's integer, 1…5 for the scale (nil removes the field).
     public var moodValue: Mood? {
         get { mood.map(Mood.init(rawValue:)) }
         set { mood = newValue?.rawValue }
