@@ -176,7 +176,10 @@ lint: api-surface
 # DeviceIdentity.id behind @_spi(Format) (B6, -5).
 # 375: EntryBody.Mood a plain enum, its integer form behind @_spi
 # (A5 in part, -4).
-API_SURFACE_MAX := 375
+# 378: EntryQuery, its Order and Day Codable: their synthesized
+# init(from:) are public (§3.6, +3; EntrySnapshot and EntryPage Equatable
+# cost nothing).
+API_SURFACE_MAX := 378
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

@@ -182,8 +182,9 @@ struct EntryIndex: Sendable {
 
 /// An entry as it stands: the winning head's content, and any conflicting
 /// heads (`Spec/merge.md`). `Identifiable` by its entry id, so that a list
-/// of them can drive a SwiftUI `List` or `ForEach` directly.
-public struct EntrySnapshot: Sendable, Identifiable {
+/// of them can drive a SwiftUI `List` or `ForEach` directly; `Equatable`,
+/// so a view can tell whether a row it shows changed.
+public struct EntrySnapshot: Sendable, Identifiable, Equatable {
     /// The entry id.
     public let id: EntryID
     /// The winning head revision.

@@ -15,12 +15,15 @@ public import Foundation
 /// ```swift
 /// var query = EntryQuery(order: .newestFirst, limit: 50)
 /// query.tags = ["travel"]
-/// let first = try vault.entries(matching: query)
-/// let second = try vault.entries(matching: query, after: first.next)
+/// let first = try await vault.entries(matching: query)
+/// let second = try await vault.entries(matching: query, after: first.next)
 /// ```
-public struct EntryQuery: Sendable, Hashable {
+///
+/// A query is `Codable`, so an app can keep a saved filter or restore a
+/// screen's query (with its ``EntryCursor``) between launches.
+public struct EntryQuery: Sendable, Hashable, Codable {
     /// The order of rows, by the entry's date (`created`), then by entry id.
-    public enum Order: Sendable, Hashable {
+    public enum Order: Sendable, Hashable, Codable {
         /// The latest `created` first.
         case newestFirst
         /// The earliest `created` first.
@@ -29,7 +32,7 @@ public struct EntryQuery: Sendable, Hashable {
 
     /// A date of the proleptic Gregorian calendar, as an entry's own
     /// calendar reads it (no time zone of its own).
-    public struct Day: Sendable, Hashable, Comparable {
+    public struct Day: Sendable, Hashable, Comparable, Codable {
         /// The year (astronomical numbering: 0 is 1 BCE).
         public var year: Int
         /// The month, 1…12.
@@ -146,8 +149,9 @@ public struct EntryCursor: Sendable, Hashable, Codable {
     }
 }
 
-/// One page of a query or a search.
-public struct EntryPage: Sendable {
+/// One page of a query or a search; `Equatable`, so a view can skip a
+/// page that did not change.
+public struct EntryPage: Sendable, Equatable {
     /// The rows, in the query's order: at most the query's limit.
     public let entries: [EntrySnapshot]
     /// The cursor to pass for the next page; nil when no row follows.
