@@ -179,7 +179,10 @@ lint: api-surface
 # 378: EntryQuery, its Order and Day Codable: their synthesized
 # init(from:) are public (§3.6, +3; EntrySnapshot and EntryPage Equatable
 # cost nothing).
-API_SURFACE_MAX := 378
+# 373: EntryBody's wire forms (created/modified milliseconds, the zone
+# name, utcOffsetSeconds, the mood integer, the Int64 initialiser) behind
+# @_spi; the Date/TimeZone/Mood forms take the names (A5, -6 +1).
+API_SURFACE_MAX := 373
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

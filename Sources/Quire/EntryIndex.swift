@@ -345,7 +345,8 @@ extension Vault {
             }
             // In place: `sorted` would copy (retain) every snapshot first.
             out.sort { a, b in
-                a.body.created != b.body.created ? a.body.created < b.body.created : a.id < b.id
+                a.body.createdMilliseconds != b.body.createdMilliseconds
+                    ? a.body.createdMilliseconds < b.body.createdMilliseconds : a.id < b.id
             }
             return out
         }

@@ -667,7 +667,7 @@ public final class VaultTransaction {
     /// `deleted`), `modified` set to now unless deleted.
     private func appendChange(_ id: EntryID, body: EntryBody, deleted: Bool, parents: [RevisionID]) throws(QuireError) -> EntryRevision {
         var body = body
-        if !deleted { body.modified = ProcessStats.wallClockMilliseconds() }
+        if !deleted { body.modifiedMilliseconds = ProcessStats.wallClockMilliseconds() }
         let revision = EntryRevision(
             entryID: id, revisionID: RevisionID(using: vault.random), parents: parents.sorted(), clock: vault.nextClock(),
             device: vault.author, isDeleted: deleted, body: body)
