@@ -183,6 +183,25 @@ lint: api-surface doc-links
 # String (Credential.passphrase(_:), VaultSetup.passphrase,
 # setPassphrase(_:now:)) and makes keys with RecoveryKey() and
 # loadOrCreate(name:); every random: parameter is in an SPI overload.
+# Then the facade rows (counts on their own branch, from 401):
+# (branch) 396: Vault.add/edit/restore/delete behind @_spi(Format) (A2, -5).
+# (branch) 391: Vault.entries() (the whole journal), reload(), remember(in:),
+# waitingConflictCopies() and author behind @_spi(Format) (B3, -5).
+# (branch) 390: removeDevice(named:) async behind @_spi(Format): an app removes a
+# member by key, removeDevice(publicKey:) (A9, -1).
+# (branch) 384: EntryChange.State (4), before and after behind @_spi(Format);
+# kind and conflict stored (B2, -6).
+# (branch) 379: EntryCursor opaque (its init, date and entryID behind @_spi;
+# Codable, +2), VaultSetup.device/.created, AttachmentReference.id and
+# DeviceIdentity.id behind @_spi(Format) (B6, -5).
+# (branch) 375: EntryBody.Mood a plain enum, its integer form behind @_spi
+# (A5 in part, -4).
+# (branch) 378: EntryQuery, its Order and Day Codable: their synthesized
+# init(from:) are public (§3.6, +3; EntrySnapshot and EntryPage Equatable
+# cost nothing).
+# (branch) 373: EntryBody's wire forms (created/modified milliseconds, the zone
+# name, utcOffsetSeconds, the mood integer, the Int64 initialiser) behind
+# @_spi; the Date/TimeZone/Mood forms take the names (A5, -6 +1).
 API_SURFACE_MAX := 999
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)

@@ -115,7 +115,7 @@ extension Vault {
                 summaries.insert(
                     r, frame: frame, verified: record.commitVerified, attestedBy: record.attestedBy,
                     removedAttestor: record.removedAttestor, ranksAsMember: record.ranksAsMember, retain: false)
-                created[frame] = r.body.created
+                created[frame] = r.body.createdMilliseconds
                 if !r.isDeleted, include(r.body) { accepted.insert(frame) }
                 return true
             }

@@ -182,8 +182,9 @@ struct EntryIndex: Sendable {
 
 /// An entry as it stands: the winning head's content, and any conflicting
 /// heads (`Spec/merge.md`). `Identifiable` by its entry id, so that a list
-/// of them can drive a SwiftUI `List` or `ForEach` directly.
-public struct EntrySnapshot: Sendable, Identifiable {
+/// of them can drive a SwiftUI `List` or `ForEach` directly; `Equatable`,
+/// so a view can tell whether a row it shows changed.
+public struct EntrySnapshot: Sendable, Identifiable, Equatable {
     /// The entry id.
     public let id: EntryID
     /// The winning head revision.
@@ -345,7 +346,8 @@ extension Vault {
             }
             // In place: `sorted` would copy (retain) every snapshot first.
             out.sort { a, b in
-                a.body.created != b.body.created ? a.body.created < b.body.created : a.id < b.id
+                a.body.createdMilliseconds != b.body.createdMilliseconds
+                    ? a.body.createdMilliseconds < b.body.createdMilliseconds : a.id < b.id
             }
             return out
         }
@@ -429,6 +431,7 @@ extension Vault {
     /// Adds a new entry with `body`; returns its first revision.
     ///
     /// - Throws: ``QuireError``.
+    @_spi(Format)
     @discardableResult
     public func add(_ body: EntryBody, id: EntryID? = nil) throws(QuireError) -> EntryRevision {
         return try lock.withLock { () throws(QuireError) -> EntryRevision in
@@ -447,6 +450,7 @@ extension Vault {
     /// - Throws: `.notFound` (`entry_not_found`); `.notFound` (`entry_deleted`)
     ///   when the entry is deleted (bring it back with
     ///   ``restore(_:body:replacing:)``); ``QuireError``.
+    @_spi(Format)
     @discardableResult
     public func edit(_ id: EntryID, body: EntryBody) throws(QuireError) -> EntryRevision {
         return try lock.withLock { () throws(QuireError) -> EntryRevision in
@@ -471,6 +475,7 @@ extension Vault {
     ///   revision of the entry or `base` names none of them;
     ///   `.notFound` (`entry_deleted`) when every revision in `base` is a
     ///   deletion (use ``restore(_:body:replacing:)``); ``QuireError``.
+    @_spi(Format)
     @discardableResult
     public func edit(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]) throws(QuireError) -> EntryRevision {
         return try lock.withLock { () throws(QuireError) -> EntryRevision in
@@ -486,6 +491,7 @@ extension Vault {
     /// - Parameter base: the revisions replaced, as in
     ///   ``edit(_:body:replacing:)``; nil: the current heads.
     /// - Throws: `.notFound` (`entry_not_found`), ``QuireError``.
+    @_spi(Format)
     @discardableResult
     public func restore(_ id: EntryID, body: EntryBody, replacing base: [RevisionID]? = nil) throws(QuireError) -> EntryRevision {
         return try lock.withLock { () throws(QuireError) -> EntryRevision in
@@ -496,6 +502,7 @@ extension Vault {
     /// Deletes an entry by appending a tombstone revision.
     ///
     /// - Throws: `.notFound` (`entry_not_found`), ``QuireError``.
+    @_spi(Format)
     @discardableResult
     public func delete(_ id: EntryID) throws(QuireError) -> EntryRevision {
         return try lock.withLock { () throws(QuireError) -> EntryRevision in

@@ -15,12 +15,15 @@ public import Foundation
 /// ```swift
 /// var query = EntryQuery(order: .newestFirst, limit: 50)
 /// query.tags = ["travel"]
-/// let first = try vault.entries(matching: query)
-/// let second = try vault.entries(matching: query, after: first.next)
+/// let first = try await vault.entries(matching: query)
+/// let second = try await vault.entries(matching: query, after: first.next)
 /// ```
-public struct EntryQuery: Sendable, Hashable {
+///
+/// A query is `Codable`, so an app can keep a saved filter or restore a
+/// screen's query (with its ``EntryCursor``) between launches.
+public struct EntryQuery: Sendable, Hashable, Codable {
     /// The order of rows, by the entry's date (`created`), then by entry id.
-    public enum Order: Sendable, Hashable {
+    public enum Order: Sendable, Hashable, Codable {
         /// The latest `created` first.
         case newestFirst
         /// The earliest `created` first.
@@ -29,7 +32,7 @@ public struct EntryQuery: Sendable, Hashable {
 
     /// A date of the proleptic Gregorian calendar, as an entry's own
     /// calendar reads it (no time zone of its own).
-    public struct Day: Sendable, Hashable, Comparable {
+    public struct Day: Sendable, Hashable, Comparable, Codable {
         /// The year (astronomical numbering: 0 is 1 BCE).
         public var year: Int
         /// The month, 1…12.
@@ -98,29 +101,57 @@ public struct EntryQuery: Sendable, Hashable {
     }
 }
 
-/// Where a page ended: the sort key (date, entry id) of its last row. The
-/// next page holds the rows after it in the query's order, so entries added
-/// or deleted between pages are neither skipped nor repeated, and a cursor
-/// stays valid across a ``Vault/reload()`` or a refresh.
-public struct EntryCursor: Sendable, Hashable {
+/// Where a page ended, opaque to an app: the next page holds the rows after
+/// it in the query's order, so entries added or deleted between pages are
+/// neither skipped nor repeated, and a cursor stays valid across a refresh
+/// or a reopen. It is `Codable` (and `Hashable`), so an app can keep where
+/// a list was scrolled to between launches and pass it back with the same
+/// query.
+public struct EntryCursor: Sendable, Hashable, Codable {
     let key: EntrySortKey
 
     init(_ key: EntrySortKey) { self.key = key }
 
     /// The cursor just after the row with date `date` and id `entryID`.
-    public init(date: Date, entryID: EntryID) {
+    @_spi(Format) public init(date: Date, entryID: EntryID) {
         let ms = (date.timeIntervalSince1970 * 1000).rounded(.down)
         key = EntrySortKey(created: ms.isFinite ? Int64(max(-9.2e18, min(9.2e18, ms))) : 0, id: entryID)
     }
 
     /// The last row's date (its `created`, millisecond precision).
-    public var date: Date { Date(timeIntervalSince1970: Double(key.created) / 1000) }
+    @_spi(Format) public var date: Date { Date(timeIntervalSince1970: Double(key.created) / 1000) }
     /// The last row's entry id.
-    public var entryID: EntryID { key.id }
+    @_spi(Format) public var entryID: EntryID { key.id }
+
+    private enum CodingKeys: String, CodingKey {
+        case created
+        case entryID
+    }
+
+    /// Decodes a cursor ``encode(to:)`` wrote: the last row's `created`
+    /// (milliseconds since the Unix epoch, UTC) and its entry id (hex).
+    ///
+    /// - Throws: `DecodingError` when either is missing or malformed.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        key = EntrySortKey(
+            created: try container.decode(Int64.self, forKey: .created), id: try container.decode(EntryID.self, forKey: .entryID))
+    }
+
+    /// Encodes the cursor as the last row's `created` (milliseconds since
+    /// the Unix epoch, UTC) and its entry id.
+    ///
+    /// - Throws: the encoder's errors.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(key.created, forKey: .created)
+        try container.encode(key.id, forKey: .entryID)
+    }
 }
 
-/// One page of a query or a search.
-public struct EntryPage: Sendable {
+/// One page of a query or a search; `Equatable`, so a view can skip a
+/// page that did not change.
+public struct EntryPage: Sendable, Equatable {
     /// The rows, in the query's order: at most the query's limit.
     public let entries: [EntrySnapshot]
     /// The cursor to pass for the next page; nil when no row follows.

@@ -42,7 +42,7 @@ package struct EntrySummary: Sendable, Equatable {
     init(id: EntryID, winner: EntryRevision, frame: Int, headCount: Int, standing: Int, offsets: inout UTCOffsets) {
         let body = winner.body
         self.id = id
-        created = body.created
+        created = body.createdMilliseconds
         utcOffsetSeconds = Int32(offsets.offset(of: body))
         tags = body.tags.map { $0.lowercased() }
         journal = body.journal.lowercased()
@@ -98,12 +98,12 @@ struct UTCOffsets {
     private var spans: [String: Span] = [:]
 
     /// The offset in seconds east of UTC of `body`'s calendar at
-    /// `body.created`: `utcOffsetSeconds` when recorded (`Spec/records.md
+    /// `body.createdMilliseconds`: `utcOffsetSeconds` when recorded (`Spec/records.md
     /// §3.3`), else its `timeZone`'s offset, else 0.
     mutating func offset(of body: EntryBody) -> Int {
         if let o = body.utcOffsetSeconds, EntryBody.utcOffsetRange.contains(o) { return Int(o) }
-        guard !body.timeZone.isEmpty else { return 0 }
-        return offset(zone: body.timeZone, at: body.created)
+        guard !body.timeZoneIdentifier.isEmpty else { return 0 }
+        return offset(zone: body.timeZoneIdentifier, at: body.createdMilliseconds)
     }
 
     /// The offset of the zone named `name` at `ms` (milliseconds since 1970, UTC).

@@ -256,6 +256,7 @@ extension Vault {
     /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
     ///   be read; `.wrongCredential` when the credential no longer opens it; `.cancelled`
     ///   (`cancelled`).
+    @_spi(Format)
     public func reload() async throws(QuireError) {
         try await perform { () throws(QuireError) -> Void in try self.reload() }
     }
@@ -432,6 +433,7 @@ extension Vault {
     ///
     /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
     ///   be read; `.cancelled` (`cancelled`).
+    @_spi(Format)
     public func entries() async throws(QuireError) -> [EntrySnapshot] {
         try await perform { () throws(QuireError) -> [EntrySnapshot] in try self.entries() }
     }
@@ -500,6 +502,7 @@ extension Vault {
     /// checks it now, on this handle's executor.
     ///
     /// - Throws: ``QuireError``: what the store throws; `.cancelled` (`cancelled`).
+    @_spi(Format)
     public func remember(in store: any DeviceKeyStore) async throws(QuireError) {
         try await perform { () throws(QuireError) -> Void in try self.remember(in: store) }
     }
@@ -564,14 +567,16 @@ extension Vault {
     ///   keys; `.cancelled` (`cancelled`) before it started (nothing was
     ///   written).
     @discardableResult
+    @_spi(Format)
     public func removeDevice(named name: String, now: Date = Date()) async throws(QuireError) -> KeyringMember {
         try await removeDevice(named: name, now: now, replacement: .mine)
     }
 
     /// Removes the enrolled device called exactly `name`, on this handle's
     /// executor, saying whose replacement of the recovery key it was when
-    /// the device replaced it: ``removeDevice(named:now:replacement:)`` in
-    /// `async` form.
+    /// the device replaced it. For the CLI, which takes a name on the
+    /// command line; an app removes a member by its key,
+    /// ``removeDevice(publicKey:now:)``.
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
     /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
@@ -587,10 +592,14 @@ extension Vault {
     }
 
     /// Removes the enrolled device whose Ed25519 public key is `publicKey`
-    /// (32 bytes, ``KeyringMember/publicKey``), on this handle's executor:
-    /// a keyring of a new epoch without it (`Spec/keys.md §6`). The device
-    /// keeps what it could already read until the vault is compacted with
-    /// a rekey; it reads nothing written after.
+    /// (32 bytes), on this handle's executor: a keyring of a new epoch
+    /// without it (`Spec/keys.md §6`). The device is named by its key,
+    /// never by its display name (two devices may share one): pass a
+    /// member's ``KeyringMember/publicKey`` from ``keyState()``'s
+    /// ``KeyState/members`` (shown to people by its name and fingerprint),
+    /// or a ``DeviceIdentity/publicKey``. The device keeps what it could
+    /// already read until the vault is compacted with a rekey; it reads
+    /// nothing written after, and opens the vault read-only.
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
     /// - Returns: the member removed.
@@ -609,8 +618,16 @@ extension Vault {
     /// key it was when the device replaced it:
     /// ``removeDevice(publicKey:now:replacement:)`` in `async` form.
     ///
+    /// - Parameter publicKey: the member's Ed25519 public key, 32 bytes.
     /// - Parameter now: the time of the keyring, stored to the millisecond.
-    /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
+    /// - Parameter replacement: when the device (or a device it enrolled)
+    ///   replaced the recovery key, whose replacement it was: `.mine` (the
+    ///   default) keeps it; `.notMine` (a thief's) builds on the keys from
+    ///   before it (`Spec/keys.md §6.3`).
+    /// - Returns: the member removed.
+    /// - Throws: `.readOnly` or `.wrongCredential` when this credential may
+    ///   not change the keys; a key error (code `operation_refused`) when no
+    ///   enrolled device has that key; `.cancelled` (`cancelled`).
     @discardableResult
     @_spi(Format)
     public func removeDevice(publicKey: [UInt8], now: Date = Date(), replacement: RecoveryReplacementOwner) async throws(QuireError)

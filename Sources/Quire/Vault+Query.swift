@@ -169,7 +169,7 @@ extension Vault {
             guard let winner = heads.first else { continue }
             let revision: EntryRevision
             if let cached = winner.revision { revision = cached } else { revision = try self.revision(frame: winner.frame) }
-            created.append((revision.body.created, winners.count))
+            created.append((revision.body.createdMilliseconds, winners.count))
             winners.append((id, revision, winner, heads.count))
         }
         // Sorting small pairs, not the revisions: the order only has to

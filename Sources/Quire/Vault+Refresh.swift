@@ -89,8 +89,8 @@ extension Vault {
     /// nothing already read is decrypted again). When the path names another
     /// file otherwise — another process compacted or merged it, it shrank,
     /// or its last known commit is gone — or when the new commits change the
-    /// keys (or do not simply extend the chain), it opens the path again like
-    /// ``reload()`` and compares every entry's heads before and after: the
+    /// keys (or do not simply extend the chain), it opens the path again
+    /// and compares every entry's heads before and after: the
     /// change set is the same as if the appends had been read one by one.
     ///
     /// Baseline: the first call reports what changed since the handle opened

@@ -24,6 +24,7 @@ extension Vault {
     /// thrown: a folder that cannot be listed has none to mention.
     ///
     /// - Returns: the copies' paths, sorted bytewise.
+    @_spi(Format)
     public func waitingConflictCopies() -> [String] {
         let path = lock.withLock { file.path }
         let folder = FileSystem.directory(of: path)

@@ -13,8 +13,9 @@ public struct VaultSetup: Sendable {
     /// its ``RecoveryKey/code()`` to the user once.
     public var recoveryKey: RecoveryKey
     /// This device, when a device creates the vault (the usual case): it
-    /// becomes the first member and signs the first keyring.
-    public var device: DeviceIdentity?
+    /// becomes the first member and signs the first keyring. An app leaves
+    /// it to the key store it passes to `create(at:setup:store:)`.
+    @_spi(Format) public var device: DeviceIdentity?
     /// An optional passphrase that also opens the vault (mapped to Unicode
     /// NFC before Argon2id, `Spec/keys.md §2.3`).
     ///
@@ -35,8 +36,8 @@ public struct VaultSetup: Sendable {
     /// Escrow-free mode: no escrow slot may ever be added.
     @_spi(Format) public var isEscrowFree: Bool = false
     /// The creation time, of the first keyring and the profile; stored to
-    /// the millisecond.
-    public var created: Date {
+    /// the millisecond. Default: when the setup was made.
+    @_spi(Format) public var created: Date {
         get { Date(millisecondsSince1970: now) }
         set { now = newValue.millisecondsSince1970 }
     }
@@ -44,14 +45,20 @@ public struct VaultSetup: Sendable {
     /// epoch, UTC (for vectors and tests, which fix it).
     @_spi(Format) public var now: Int64
 
-    /// Setup with the recovery key and a name; everything else off.
-    ///
-    /// - Parameter created: the creation time (default now).
-    public init(name: String, recoveryKey: RecoveryKey, device: DeviceIdentity? = nil, created: Date = Date()) {
+    /// Setup with the recovery key and a name; everything else off. The
+    /// vault is created now, and the key store given to
+    /// `create(at:setup:store:)` supplies this device, its first member.
+    public init(name: String, recoveryKey: RecoveryKey) {
+        self.init(name: name, recoveryKey: recoveryKey, device: nil, now: Date().millisecondsSince1970)
+    }
+
+    /// Setup with the recovery key, a name, the device that becomes the
+    /// first member (nil: none) and the creation time (default now).
+    @_spi(Format) public init(name: String, recoveryKey: RecoveryKey, device: DeviceIdentity?, created: Date = Date()) {
         self.init(name: name, recoveryKey: recoveryKey, device: device, now: created.millisecondsSince1970)
     }
 
-    /// ``init(name:recoveryKey:device:created:)`` with the time in
+    /// `init(name:recoveryKey:device:created:)` with the time in
     /// milliseconds since the Unix epoch, UTC (vectors and tests).
     @_spi(Format) public init(name: String, recoveryKey: RecoveryKey, device: DeviceIdentity? = nil, now: Int64) {
         self.name = name
@@ -65,17 +72,18 @@ public struct VaultSetup: Sendable {
 ///
 /// ```swift
 /// let recovery = try RecoveryKey()
-/// let vault = try Vault.create(at: "Journal.quire", setup: VaultSetup(name: "Journal", recoveryKey: recovery))
-/// let entry = try vault.add(EntryBody(created: nowMs, timeZone: "Europe/London", text: "Up betimes."))
-/// let same = try Vault.open(at: "Journal.quire", credential: .recoveryKey(recovery))
-/// for e in try same.entries() { print(e.body.text) }
+/// let vault = try await Vault.create(at: "Journal.quire", setup: VaultSetup(name: "Journal", recoveryKey: recovery))
+/// let entry = try await vault.commit { tx in try tx.add(EntryBody(text: "Up betimes.")) }
+/// let same = try await Vault.open(at: "Journal.quire", credential: .recoveryKey(recovery))
+/// let page = try await same.entries(matching: EntryQuery(order: .newestFirst, limit: 50))
+/// for e in page.entries { print(e.body.text) }
 /// ```
 ///
 /// A `Vault` may be shared between threads: every method takes the handle's
 /// lock, and the state that changes (the file, the keys, the index, the
 /// key warnings) is read and written only under it; the settings chosen at
-/// open (how appends reach the disk, whether bodies are kept, ``author``) are
-/// constants. It is `@unchecked Sendable` because that lock, not the
+/// open (the write options, whether entry bodies are retained, the
+/// author id) are constants. It is `@unchecked Sendable` because that lock, not the
 /// compiler, guards the mutable state. Appends from other processes are serialised by the file's advisory
 /// lock and picked up before each commit.
 public final class Vault: @unchecked Sendable {
@@ -107,6 +115,7 @@ public final class Vault: @unchecked Sendable {
     /// How appends reach the disk, fixed when the vault is opened.
     @_spi(Format) public let writeOptions: WriteOptions
     /// The device id recorded as the author of new revisions.
+    @_spi(Format)
     public let author: DeviceID?
     var index: EntryIndex?
     /// How many times the entry index was read whole (``loadIndex()``);
@@ -591,9 +600,17 @@ public final class VaultTransaction {
     }
 
     /// Appends a revision replacing entry `id`'s content, made from the
-    /// revisions `base` (see ``Vault/edit(_:body:replacing:)``), in this
-    /// commit: with attachments stored in the same commit, an entry gains
-    /// photos atomically.
+    /// revisions `base`, in this commit: with attachments stored in the
+    /// same commit, an entry gains photos atomically.
+    ///
+    /// `base` is the heads the caller read before changing the entry (an
+    /// editor's starting point), usually
+    /// `[snapshot.revision.revisionID] + snapshot.conflictingHeads`: the
+    /// new revision names exactly them as parents, which also resolves a
+    /// conflict among them. A revision written meanwhile (another edit, a
+    /// synced copy renamed over the vault) is not among them, so it stays a
+    /// head and the two become a conflict that is kept and shown
+    /// (`Spec/records.md §3`), never silently superseded.
     ///
     /// Sets the body's `modified` to now.
     ///
@@ -605,9 +622,9 @@ public final class VaultTransaction {
     }
 
     /// Deletes entry `id` in this commit: a tombstone revision whose
-    /// parents are the entry's current heads (`Spec/records.md §3`), as
-    /// ``Vault/delete(_:)`` but beside the commit's other records (an entry
-    /// deleted and another added atomically, several deleted at once).
+    /// parents are the entry's current heads (`Spec/records.md §3`), beside
+    /// the commit's other records (an entry deleted and another added
+    /// atomically, several deleted at once).
     ///
     /// - Throws: `.notFound` (`entry_not_found`) when the vault holds no
     ///   revision of `id`; a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
@@ -616,10 +633,11 @@ public final class VaultTransaction {
         try change(id, body: EntryBody(), deleted: true, base: nil)
     }
 
-    /// Brings deleted entry `id` back with `body` in this commit, as
-    /// ``Vault/restore(_:body:replacing:)``: a revision replacing the
-    /// tombstone (or the revisions `base`), with `modified` set to now. On
-    /// an entry that is not deleted it is an edit.
+    /// Brings deleted entry `id` back with `body` in this commit (usually
+    /// the body of its last revision before the deletion): a revision
+    /// replacing the tombstone (or the revisions `base`, as in
+    /// ``edit(_:body:replacing:)``; nil: the current heads), with
+    /// `modified` set to now. On an entry that is not deleted it is an edit.
     ///
     /// - Throws: `.notFound` (`entry_not_found`); a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
     @discardableResult
@@ -679,7 +697,7 @@ public final class VaultTransaction {
     /// `deleted`), `modified` set to now unless deleted.
     private func appendChange(_ id: EntryID, body: EntryBody, deleted: Bool, parents: [RevisionID]) throws(QuireError) -> EntryRevision {
         var body = body
-        if !deleted { body.modified = ProcessStats.wallClockMilliseconds() }
+        if !deleted { body.modifiedMilliseconds = ProcessStats.wallClockMilliseconds() }
         let revision = EntryRevision(
             entryID: id, revisionID: RevisionID(using: vault.random), parents: parents.sorted(), clock: vault.nextClock(),
             device: vault.author, isDeleted: deleted, body: body)

@@ -76,8 +76,9 @@ public struct VaultChangeSet: Sendable, Equatable {
 
 /// How one entry changed between two reads (`Spec/merge.md §5`).
 public struct EntryChange: Sendable, Equatable {
-    /// An entry's heads as a reader sees them.
-    public struct State: Sendable, Hashable {
+    /// An entry's heads as a reader sees them (for the CLI and the tests;
+    /// an app reads ``kind`` and ``conflict``).
+    @_spi(Format) public struct State: Sendable, Hashable {
         /// The winning head (greatest clock, then greatest revision id).
         public let winner: RevisionID
         /// True when the winning head is a tombstone.
@@ -95,7 +96,8 @@ public struct EntryChange: Sendable, Equatable {
 
     /// What happened to the entry, as a list of entries shows it.
     public enum Kind: Sendable, Equatable {
-        /// New to this handle (it may arrive deleted: see ``State/isDeleted``).
+        /// New to this handle (it may arrive already deleted: reading the
+        /// entry then shows it deleted).
         case added
         /// Its winning revision or its conflicting heads changed.
         case changed
@@ -119,28 +121,36 @@ public struct EntryChange: Sendable, Equatable {
 
     /// The entry.
     public let id: EntryID
+    /// What happened to the entry.
+    public let kind: Kind
+    /// Whether a conflict appeared or was resolved; nil when neither.
+    public let conflict: Conflict?
     /// Its state before; nil when the handle did not know the entry.
-    public let before: State?
+    @_spi(Format) public let before: State?
     /// Its state now; nil when the file no longer holds it.
-    public let after: State?
+    @_spi(Format) public let after: State?
 
-    /// A change from `before` to `after`.
+    /// A change from `before` to `after`; ``kind`` and ``conflict`` follow
+    /// from them.
     @_spi(Format) public init(id: EntryID, before: State?, after: State?) {
         self.id = id
         self.before = before
         self.after = after
+        self.kind = Self.kind(before: before, after: after)
+        self.conflict = Self.conflict(before: before, after: after)
     }
 
-    /// What happened, from ``before`` and ``after``.
-    public var kind: Kind {
+    /// What happened, from the states before and after.
+    private static func kind(before: State?, after: State?) -> Kind {
         guard let after else { return .removed }
         guard let before else { return .added }
         if after.isDeleted != before.isDeleted { return after.isDeleted ? .deleted : .restored }
         return .changed
     }
 
-    /// Whether a conflict appeared or was resolved.
-    public var conflict: Conflict? {
+    /// Whether a conflict appeared or was resolved, from the states before
+    /// and after.
+    private static func conflict(before: State?, after: State?) -> Conflict? {
         let was = !(before?.conflictingHeads.isEmpty ?? true)
         let now = !(after?.conflictingHeads.isEmpty ?? true)
         if now && !was { return .appeared }

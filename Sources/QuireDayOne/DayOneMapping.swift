@@ -197,11 +197,15 @@ public enum DayOneMapping {
             case "modifiedDate":
                 // A placeholder (the epoch) is no modification time.
                 if isPlaceholder(v) { break }
-                if let s = v.stringValue, let ms = ImportDates.milliseconds(iso: s) { body.modified = ms } else { keep(m.key, v) }
+                if let s = v.stringValue, let ms = ImportDates.milliseconds(iso: s) {
+                    body.modifiedMilliseconds = ms
+                } else {
+                    keep(m.key, v)
+                }
             case "timeZone":
                 if isPlaceholder(v) { break }  // "" and "(null)": no zone; inferred below
                 if let s = v.stringValue, ImportDates.utcOffsetSeconds(timeZone: s, at: created) != nil {
-                    body.timeZone = s
+                    body.timeZoneIdentifier = s
                 } else if let s = v.stringValue {
                     keep(m.key, v)
                     notes.append(
@@ -267,16 +271,16 @@ public enum DayOneMapping {
             }
         }
         // No usable zone: the location's, else the import's; said either way.
-        if body.timeZone.isEmpty {
+        if body.timeZoneIdentifier.isEmpty {
             let label = o["timeZone"].map { isPlaceholder($0) ? "a placeholder time zone" : "an unknown time zone" } ?? "no time zone"
             if let name = o["location"]?.objectValue?["timeZoneName"]?.stringValue,
                 ImportDates.utcOffsetSeconds(timeZone: name, at: created) != nil
             {
-                body.timeZone = name
+                body.timeZoneIdentifier = name
                 body.extra[text: inferredTimeZoneKey] = .text("location")
                 remarks.append(("timeZone", "the entry has \(label): shown in \(name), the time zone of its location"))
             } else {
-                body.timeZone = options.defaultTimeZone
+                body.timeZoneIdentifier = options.defaultTimeZone
                 body.extra[text: inferredTimeZoneKey] = .text("import")
                 remarks.append(
                     (
@@ -285,7 +289,7 @@ public enum DayOneMapping {
                     ))
             }
         }
-        body.utcOffsetSeconds = ImportDates.utcOffsetSeconds(timeZone: body.timeZone, at: created)
+        body.utcOffsetSeconds = ImportDates.utcOffsetSeconds(timeZone: body.timeZoneIdentifier, at: created)
         var d = Draft(
             uuid: uuid, id: entryID(forUUID: uuid), body: body, media: media, original: o, fields: fields, escapesAt: escapesAt,
             notes: notes)
@@ -588,12 +592,12 @@ public enum DayOneMapping {
         var values: [String: JSONValue] = [:]
 
         values["uuid"] = .string(hex(id.bytes).uppercased())
-        values["creationDate"] = .string(ImportDates.iso(milliseconds: body.created))
-        if let m = body.modified { values["modifiedDate"] = .string(ImportDates.iso(milliseconds: m)) }
+        values["creationDate"] = .string(ImportDates.iso(milliseconds: body.createdMilliseconds))
+        if let m = body.modifiedMilliseconds { values["modifiedDate"] = .string(ImportDates.iso(milliseconds: m)) }
         // A zone the import inferred for an entry that had none is not written back.
         let inferredOnly = fromDayOne && !present.contains("timeZone") && body.extra[text: inferredTimeZoneKey] != nil
-        if !inferredOnly, !body.timeZone.isEmpty || present.contains("timeZone") && fromDayOne {
-            values["timeZone"] = .string(body.timeZone)
+        if !inferredOnly, !body.timeZoneIdentifier.isEmpty || present.contains("timeZone") && fromDayOne {
+            values["timeZone"] = .string(body.timeZoneIdentifier)
         }
         let text = reverseText(body, hints: hints, escaped: escaped)
         if !text.isEmpty || (fromDayOne && present.contains("text")) { values["text"] = .string(text) }

@@ -134,7 +134,7 @@ enum EPUBExporter {
             id[0..<4].joined() + "-" + id[4..<6].joined() + "-" + id[6..<8].joined() + "-" + id[8..<10].joined() + "-"
             + id[10..<16].joined()
         // The book changes only when its entries do: the latest modification.
-        let latest = context.entries.map { $0.body.modified ?? $0.body.created }.max()
+        let latest = context.entries.map { $0.body.modifiedMilliseconds ?? $0.body.createdMilliseconds }.max()
         let modified = latest.map { LocalTime.utcString(max(0, $0)) } ?? "1980-01-01T00:00:00Z"
         var s = """
             <?xml version="1.0" encoding="UTF-8"?>

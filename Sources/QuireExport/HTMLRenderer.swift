@@ -209,7 +209,7 @@ struct EntryRenderer {
             let s = EntryDisplay.weather(w)
             if !s.isEmpty { parts.append(Markup.escape(s)) }
         }
-        if let mood = body.mood { parts.append(Markup.escape(locale.mood(mood))) }
+        if let mood = body.moodRawValue { parts.append(Markup.escape(locale.mood(mood))) }
         if !body.tags.isEmpty { parts.append(body.tags.map { "#" + Markup.escape($0) }.joined(separator: " ")) }
         if body.isStarred { parts.append("★") }
         return parts.joined(separator: " · ")

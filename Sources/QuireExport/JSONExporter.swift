@@ -58,11 +58,11 @@ enum JSONExporter {
     static func entryObject(_ s: EntrySnapshot, sizes: [BlobID: UInt64], paths: [BlobID: String]) -> String {
         let b = s.body
         var m: [(String, String)] = [
-            ("id", JSONWriter.string(hex(s.id.bytes))), ("created", String(b.created)),
+            ("id", JSONWriter.string(hex(s.id.bytes))), ("created", String(b.createdMilliseconds)),
             ("date", JSONWriter.string(LocalTime(of: b).iso8601)),
         ]
-        if let v = b.modified { m.append(("modified", String(v))) }
-        m.append(("timeZone", JSONWriter.string(b.timeZone)))
+        if let v = b.modifiedMilliseconds { m.append(("modified", String(v))) }
+        m.append(("timeZone", JSONWriter.string(b.timeZoneIdentifier)))
         // An importer inferred the zone (the entry had none): say how.
         if case .text(let how)? = b.extra[text: DayOneMapping.inferredTimeZoneKey] {
             m.append(("timeZoneInferred", JSONWriter.string(how)))
@@ -71,7 +71,7 @@ enum JSONExporter {
         m.append(("allDay", String(b.isAllDay)))
         m.append(("text", JSONWriter.string(b.text)))
         m.append(("tags", "[" + b.tags.map(JSONWriter.string).joined(separator: ", ") + "]"))
-        if let v = b.mood { m.append(("mood", String(v))) }
+        if let v = b.moodRawValue { m.append(("mood", String(v))) }
         m.append(("starred", String(b.isStarred)))
         m.append(("pinned", String(b.isPinned)))
         m.append(("journal", JSONWriter.string(b.journal)))

@@ -19,11 +19,11 @@ public struct LocalTime: Sendable, Equatable {
     /// The offset from UTC used, in seconds east.
     public var offsetSeconds: Int
 
-    /// The local time of `body.created`: the offset is `body.utcOffsetSeconds`
-    /// when recorded, else the offset of `body.timeZone` (IANA) at that
+    /// The local time of `body.createdMilliseconds`: the offset is `body.utcOffsetSeconds`
+    /// when recorded, else the offset of `body.timeZoneIdentifier` (IANA) at that
     /// instant, else 0 (UTC).
     public init(of body: EntryBody) {
-        self.init(milliseconds: body.created, offsetSeconds: Self.offset(of: body))
+        self.init(milliseconds: body.createdMilliseconds, offsetSeconds: Self.offset(of: body))
     }
 
     /// The wall-clock reading at `milliseconds` (since 1970, UTC) shifted by
@@ -59,11 +59,11 @@ public struct LocalTime: Sendable, Equatable {
     /// The day of the week: 0 = Sunday … 6 = Saturday.
     public var weekday: Int { CivilCalendar.weekday(fromDays: Self.days(fromCivil: year, month, day)) }
 
-    /// The offset in seconds east of UTC for `body.created`.
+    /// The offset in seconds east of UTC for `body.createdMilliseconds`.
     public static func offset(of body: EntryBody) -> Int {
         if let o = body.utcOffsetSeconds, abs(o) <= 18 * 3600 { return Int(o) }
-        guard !body.timeZone.isEmpty, let zone = zone(named: body.timeZone) else { return 0 }
-        let offset = zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(body.created) / 1000))
+        guard !body.timeZoneIdentifier.isEmpty, let zone = zone(named: body.timeZoneIdentifier) else { return 0 }
+        let offset = zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(body.createdMilliseconds) / 1000))
         return abs(offset) <= 18 * 3600 ? offset : 0
     }
 

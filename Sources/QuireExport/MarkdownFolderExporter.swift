@@ -84,13 +84,13 @@ public enum MarkdownEntryFile {
         y += "quire: \(version)\n"
         y += "id: \"\(hex(snapshot.id.bytes))\"\n"
         y += "date: \"\(local.iso8601)\"\n"
-        y += "created: \(b.created)\n"
-        if let m = b.modified { y += "modified: \(m)\n" }
-        y += "timeZone: " + YAMLWriter.quoted(b.timeZone) + "\n"
+        y += "created: \(b.createdMilliseconds)\n"
+        if let m = b.modifiedMilliseconds { y += "modified: \(m)\n" }
+        y += "timeZone: " + YAMLWriter.quoted(b.timeZoneIdentifier) + "\n"
         if let o = b.utcOffsetSeconds { y += "utcOffset: \(o)\n" }
         y += "allDay: \(b.isAllDay)\n"
         y += "tags: " + YAMLWriter.flow(.array(b.tags.map { .text($0) })) + "\n"
-        if let mood = b.mood { y += "mood: \(mood)\n" }
+        if let mood = b.moodRawValue { y += "mood: \(mood)\n" }
         y += "starred: \(b.isStarred)\n"
         y += "pinned: \(b.isPinned)\n"
         y += "journal: " + YAMLWriter.quoted(b.journal) + "\n"

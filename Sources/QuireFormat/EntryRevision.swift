@@ -112,30 +112,36 @@ public struct EntryRevision: Sendable, Equatable {
 /// The content of an entry (`Spec/records.md §3.3`). Every field has a
 /// default, so a reader accepts a body missing any of them.
 public struct EntryBody: Sendable, Equatable {
-    /// When the entry happened: milliseconds since the Unix epoch, UTC.
-    /// Default 0.
-    public var created: Int64
-    /// When the entry's content last changed: milliseconds since the Unix
-    /// epoch, UTC. Default: equal to `created`.
-    public var modified: Int64?
-    /// The IANA time zone the entry was written in, such as
-    /// `"Europe/London"`. Default `""` (unknown; show in UTC).
-    public var timeZone: String
-    /// The zone's offset from UTC at `created`, in seconds east, as the
-    /// writer computed it. Default: nil (compute from `timeZone`).
-    public var utcOffsetSeconds: Int64?
+    /// When the entry happened, as the body's `created` field stores it:
+    /// milliseconds since the Unix epoch, UTC. Default 0. An app reads and
+    /// writes it as a `Date` (`created`, in the Quire module).
+    @_spi(Format) public var createdMilliseconds: Int64
+    /// When the entry's content last changed, as the `modified` field
+    /// stores it: milliseconds since the Unix epoch, UTC. Default: equal to
+    /// `createdMilliseconds`.
+    @_spi(Format) public var modifiedMilliseconds: Int64?
+    /// The IANA time zone the entry was written in, as the `timeZone` field
+    /// stores it, such as `"Europe/London"`. Default `""` (unknown; show in
+    /// UTC).
+    @_spi(Format) public var timeZoneIdentifier: String
+    /// The zone's offset from UTC at `createdMilliseconds`, in seconds
+    /// east, as the writer computed it (the `utcOffset` field). Default:
+    /// nil (compute from `timeZoneIdentifier`).
+    @_spi(Format) public var utcOffsetSeconds: Int64?
     /// The offsets a reader accepts, in seconds: ±18 hours (`Spec/records.md
     /// §3.3`); a `utcOffset` outside it is read as absent.
     @_spi(Format) public static let utcOffsetRange: ClosedRange<Int64> = -64_800...64_800
     /// True when the entry is for a whole day: its date is the calendar date
-    /// of `created` in `timeZone`, and the time of day is meaningless.
+    /// of its creation instant in its time zone, and the time of day is
+    /// meaningless.
     public var isAllDay: Bool
     /// The text, in Markdown (UTF-8, stored byte for byte). Default `""`.
     public var text: String
     /// Tags, in the writer's order. Default empty.
     public var tags: [String]
-    /// Mood from 1 (very bad) to 5 (very good); nil when not recorded.
-    public var mood: Int64?
+    /// The `mood` field: from 1 (very bad) to 5 (very good), any other
+    /// integer kept as written; nil when not recorded.
+    @_spi(Format) public var moodRawValue: Int64?
     /// Starred (a favourite). Default false.
     public var isStarred: Bool
     /// Pinned to the top of the journal. Default false.
@@ -154,11 +160,12 @@ public struct EntryBody: Sendable, Equatable {
     /// Fields of the body map this version does not know.
     @_spi(Format) public var unknownFields: CBORMap
 
-    /// A body with the given fields; every one has a default, so `EntryBody()`
-    /// is an empty body. `created` and `modified` are milliseconds since 1970
-    /// (UTC), `utcOffsetSeconds` the writer's offset from UTC, `mood` the raw
-    /// mood value (`Spec/records.md §3.3`).
-    public init(
+    /// A body with the given fields in their wire forms; every one has a
+    /// default, so `EntryBody()` is an empty body. `created` and `modified`
+    /// are milliseconds since 1970 (UTC), `timeZone` an IANA zone name,
+    /// `utcOffsetSeconds` the writer's offset from UTC, `mood` the raw mood
+    /// value (`Spec/records.md §3.3`).
+    @_spi(Format) public init(
         created: Int64 = 0, modified: Int64? = nil, timeZone: String = "", utcOffsetSeconds: Int64? = nil,
         isAllDay: Bool = false, text: String = "", tags: [String] = [], mood: Int64? = nil, isStarred: Bool = false,
         isPinned: Bool = false, journal: String = "", location: Location? = nil, weather: Weather? = nil,
@@ -178,14 +185,14 @@ public struct EntryBody: Sendable, Equatable {
         isPinned: Bool = false, journal: String = "", location: Location? = nil, weather: Weather? = nil,
         attachments: [AttachmentReference] = [], extra: CBORMap, unknownFields: CBORMap = CBORMap()
     ) {
-        self.created = created
-        self.modified = modified
-        self.timeZone = timeZone
+        self.createdMilliseconds = created
+        self.modifiedMilliseconds = modified
+        self.timeZoneIdentifier = timeZone
         self.utcOffsetSeconds = utcOffsetSeconds
         self.isAllDay = isAllDay
         self.text = text
         self.tags = tags
-        self.mood = mood
+        self.moodRawValue = mood
         self.isStarred = isStarred
         self.isPinned = isPinned
         self.journal = journal
@@ -198,9 +205,9 @@ public struct EntryBody: Sendable, Equatable {
 
     init(_ value: CBOR, location: FrameLocation?) throws(FormatError) {
         var r = try FieldReader(value, context: "entry body", location: location)
-        created = try r.int("created") ?? 0
-        modified = try r.int("modified")
-        timeZone = try r.text("timeZone") ?? ""
+        createdMilliseconds = try r.int("created") ?? 0
+        modifiedMilliseconds = try r.int("modified")
+        timeZoneIdentifier = try r.text("timeZone") ?? ""
         utcOffsetSeconds = try r.int("utcOffset")
         // records.md §3.3: an offset no zone has is read as absent, so no
         // reader meets one (abs(Int64.min) traps).
@@ -208,7 +215,7 @@ public struct EntryBody: Sendable, Equatable {
         isAllDay = try r.bool("allDay") ?? false
         text = try r.text("text") ?? ""
         tags = try r.texts("tags") ?? []
-        mood = try r.int("mood")
+        moodRawValue = try r.int("mood")
         isStarred = try r.bool("starred") ?? false
         isPinned = try r.bool("pinned") ?? false
         journal = try r.text("journal") ?? ""
@@ -223,14 +230,14 @@ public struct EntryBody: Sendable, Equatable {
 
     var value: CBOR {
         var w = FieldWriter(unknown: unknownFields)
-        w.int("created", created, default: 0)
-        w.int("modified", modified)
-        w.text("timeZone", timeZone)
+        w.int("created", createdMilliseconds, default: 0)
+        w.int("modified", modifiedMilliseconds)
+        w.text("timeZone", timeZoneIdentifier)
         w.int("utcOffset", utcOffsetSeconds)
         w.bool("allDay", isAllDay)
         w.text("text", text)
         w.texts("tags", tags)
-        w.int("mood", mood)
+        w.int("mood", moodRawValue)
         w.bool("starred", isStarred)
         w.bool("pinned", isPinned)
         w.text("journal", journal)
@@ -363,8 +370,9 @@ public struct Weather: Sendable, Equatable {
 /// An entry's reference to an attachment (`Spec/records.md §3.6`).
 public struct AttachmentReference: Sendable, Equatable {
     /// The reference's own id, unique within the entry; text links to the
-    /// attachment as `quire-attachment://<hex id>`.
-    public var id: [UInt8]
+    /// attachment as `quire-attachment://<hex id>`. Made by the library
+    /// when an app makes a reference.
+    @_spi(Format) public var id: [UInt8]
     /// The content's blob id.
     public var blob: BlobID
     /// The media type, such as `"image/jpeg"`. Default `"application/octet-stream"`.

@@ -60,7 +60,7 @@ enum ClassicImporter {
                 switch (key, value) {
                 case ("Creation Date", _): break
                 case ("UUID", let s as String) where s == uuid: rest[text: key] = .text(s)
-                case ("Time Zone", let s as String): body.timeZone = s
+                case ("Time Zone", let s as String): body.timeZoneIdentifier = s
                 case ("Entry Text", let s as String): body.text = s
                 case ("Tags", let a as [Any]) where a.allSatisfy({ $0 is String }): body.tags = a.map { $0 as! String }
                 case ("Starred", _) where isBool(value): body.isStarred = (value as? Bool) ?? false
@@ -71,10 +71,10 @@ enum ClassicImporter {
             }
             // No zone (Journaley and old Day One wrote entries without one):
             // the import's, marked inferred and said (`Spec/import.md §8`).
-            if body.timeZone.isEmpty || ImportDates.utcOffsetSeconds(timeZone: body.timeZone, at: ms) == nil {
-                let had = body.timeZone
+            if body.timeZoneIdentifier.isEmpty || ImportDates.utcOffsetSeconds(timeZone: body.timeZoneIdentifier, at: ms) == nil {
+                let had = body.timeZoneIdentifier
                 if !had.isEmpty { rest[text: "Time Zone"] = .text(had) }
-                body.timeZone = defaultTimeZone
+                body.timeZoneIdentifier = defaultTimeZone
                 body.extra[text: DayOneMapping.inferredTimeZoneKey] = .text("import")
                 report.notes.append(
                     SkippedItem(
@@ -83,7 +83,7 @@ enum ClassicImporter {
                             ? "the entry has no time zone" : "\(had.debugDescription) is not an IANA time zone (kept in extra)")
                             + ": shown in \(defaultTimeZone), the import's time zone (inferred)"))
             }
-            body.utcOffsetSeconds = ImportDates.utcOffsetSeconds(timeZone: body.timeZone, at: ms)
+            body.utcOffsetSeconds = ImportDates.utcOffsetSeconds(timeZone: body.timeZoneIdentifier, at: ms)
             body.extra[text: extraKey] = .map(rest)
             var entry = PreparedEntry(label: path, id: id, body: body)
             if let photo = photos[uuid.uppercased()] ?? photos[stem.uppercased()] {
@@ -105,7 +105,7 @@ enum ClassicImporter {
         }
         report.journals.append(journal)
         let writer = EntryWriter(vault: vault, files: files, report: report, progress: progress)
-        try writer.write(prepared.sorted { $0.body.created < $1.body.created }, total: prepared.count)
+        try writer.write(prepared.sorted { $0.body.createdMilliseconds < $1.body.createdMilliseconds }, total: prepared.count)
         return writer.report
     }
 

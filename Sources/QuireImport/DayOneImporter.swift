@@ -331,8 +331,8 @@ final class DayOneImporter {
         pendingSeen.insert(draft.id)
         let current = try tx.currentRevision(of: draft.id)
         if let current {
-            let theirs = current.body.modified ?? current.body.created
-            let mine = draft.body.modified ?? draft.body.created
+            let theirs = current.body.modifiedMilliseconds ?? current.body.createdMilliseconds
+            let mine = draft.body.modifiedMilliseconds ?? draft.body.createdMilliseconds
             if current.isDeleted || theirs > mine {
                 if !isDuplicate { pending.entriesNotNewer += 1 }
                 return 0
@@ -341,15 +341,16 @@ final class DayOneImporter {
             // again on a machine in another zone changes nothing.
             let key = DayOneMapping.inferredTimeZoneKey
             if draft.body.extra[text: key] == .text("import"), current.body.extra[text: key] == .text("import"),
-                !current.body.timeZone.isEmpty
+                !current.body.timeZoneIdentifier.isEmpty
             {
-                draft.body.timeZone = current.body.timeZone
-                draft.body.utcOffsetSeconds = ImportDates.utcOffsetSeconds(timeZone: current.body.timeZone, at: draft.body.created)
+                draft.body.timeZoneIdentifier = current.body.timeZoneIdentifier
+                draft.body.utcOffsetSeconds = ImportDates.utcOffsetSeconds(
+                    timeZone: current.body.timeZoneIdentifier, at: draft.body.createdMilliseconds)
                 draft.remarks = draft.remarks.map {
                     (
                         $0.field,
                         $0.field == "timeZone"
-                            ? "the entry has no time zone of its own: shown in \(current.body.timeZone), as when it was first imported (inferred)"
+                            ? "the entry has no time zone of its own: shown in \(current.body.timeZoneIdentifier), as when it was first imported (inferred)"
                             : $0.reason
                     )
                 }

@@ -78,7 +78,11 @@ final class EntryWriter {
         throws -> Int
     {
         let current = try tx.currentRevision(of: e.id)
-        if let current, current.isDeleted || (current.body.modified ?? current.body.created) > (e.body.modified ?? e.body.created) {
+        if let current,
+            current.isDeleted
+                || (current.body.modifiedMilliseconds ?? current.body.createdMilliseconds)
+                    > (e.body.modifiedMilliseconds ?? e.body.createdMilliseconds)
+        {
             pending.entriesNotNewer += 1
             return 0
         }
@@ -86,10 +90,10 @@ final class EntryWriter {
         // A zone once inferred from the import's zone stays (importing again elsewhere changes nothing).
         let key = DayOneMapping.inferredTimeZoneKey
         if let current, body.extra[text: key] == .text("import"), current.body.extra[text: key] == .text("import"),
-            !current.body.timeZone.isEmpty
+            !current.body.timeZoneIdentifier.isEmpty
         {
-            body.timeZone = current.body.timeZone
-            body.utcOffsetSeconds = ImportDates.utcOffsetSeconds(timeZone: body.timeZone, at: body.created)
+            body.timeZoneIdentifier = current.body.timeZoneIdentifier
+            body.utcOffsetSeconds = ImportDates.utcOffsetSeconds(timeZone: body.timeZoneIdentifier, at: body.createdMilliseconds)
         }
         var written = 0
         var drop = Set<Int>()

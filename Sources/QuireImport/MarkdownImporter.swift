@@ -167,15 +167,15 @@ enum MarkdownImporter {
         func map(_ v: CBOR?) -> CBORMap { if case .map(let m) = v { m } else { CBORMap() } }
         guard let created = fields["created"]?.int64Value else { throw Problem(description: "the front matter has no created time") }
         var body = EntryBody(created: created)
-        body.modified = fields["modified"]?.int64Value
-        body.timeZone = text("timeZone") ?? ""
+        body.modifiedMilliseconds = fields["modified"]?.int64Value
+        body.timeZoneIdentifier = text("timeZone") ?? ""
         body.utcOffsetSeconds = fields["utcOffset"]?.int64Value
         if let offset = body.utcOffsetSeconds, !EntryBody.utcOffsetRange.contains(offset) {
             throw Problem(description: "utcOffset \(offset) is not an offset from UTC (at most 18 hours, 64800 seconds, either way)")
         }
         body.isAllDay = bool("allDay")
         if case .array(let tags) = fields["tags"] { body.tags = tags.compactMap { if case .text(let s) = $0 { s } else { nil } } }
-        body.mood = fields["mood"]?.int64Value
+        body.moodRawValue = fields["mood"]?.int64Value
         body.isStarred = bool("starred")
         body.isPinned = bool("pinned")
         body.journal = text("journal") ?? ""

@@ -88,7 +88,7 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
     /// The 32-byte Ed25519 public key.
     public var publicKey: [UInt8] { keyPair.publicKey }
     /// The device id: the first 16 bytes of BLAKE2b-256 of the public key.
-    public var id: DeviceID { DeviceID(publicKey: publicKey) }
+    @_spi(Format) public var id: DeviceID { DeviceID(publicKey: publicKey) }
     /// The short fingerprint the user compares on both devices when enrolling.
     public var fingerprint: String { DeviceCode.fingerprint(of: publicKey) }
     /// The device code another device enrolls this one with.

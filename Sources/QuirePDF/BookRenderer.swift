@@ -335,8 +335,8 @@ final class BookRenderer {
     private func metaLine(_ body: EntryBody, _ date: LocalTime) -> String {
         var parts: [String] = []
         if !body.isAllDay { parts.append(plan.locale.time(date)) }
-        if !body.timeZone.isEmpty {
-            parts.append(body.timeZone)
+        if !body.timeZoneIdentifier.isEmpty {
+            parts.append(body.timeZoneIdentifier)
         } else {
             let offset = LocalTime.offset(of: body)
             parts.append(
@@ -349,7 +349,7 @@ final class BookRenderer {
             let place = EntryDisplay.place(location)
             if !place.isEmpty { parts.append(place) }
         }
-        if let mood = body.mood { parts.append(plan.locale.mood(mood)) }
+        if let mood = body.moodRawValue { parts.append(plan.locale.mood(mood)) }
         if !body.tags.isEmpty { parts.append(body.tags.map { "#" + $0 }.joined(separator: " ")) }
         return BookMarkup.sanitized(parts.joined(separator: " · "), keepNewlines: false)
     }

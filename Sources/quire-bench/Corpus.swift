@@ -119,6 +119,6 @@ struct EntryGenerator {
         let b = body()
         return EntryRevision(
             entryID: EntryID(using: ids), revisionID: RevisionID(using: ids), parents: [],
-            clock: HybridLogicalClock(milliseconds: UInt64(b.created), counter: 0), body: b)
+            clock: HybridLogicalClock(milliseconds: UInt64(b.createdMilliseconds), counter: 0), body: b)
     }
 }

@@ -114,17 +114,17 @@ enum IndexCacheBenchmark {
         var offsets = [String: Int32]()
         for i in 0..<count {
             let body = generator.body()
-            let zone = body.timeZone
+            let zone = body.timeZoneIdentifier
             let offset = offsets[zone] ?? Int32((zone.utf8.count % 5) * 3600 - 7200)
             offsets[zone] = offset
             let summary = EntrySummary(
-                id: EntryID(unchecked: ids.bytes(16)), created: body.created, utcOffsetSeconds: offset,
+                id: EntryID(unchecked: ids.bytes(16)), created: body.createdMilliseconds, utcOffsetSeconds: offset,
                 tags: body.tags.map { $0.lowercased() }, journal: "", isStarred: i % 17 == 0, hasAttachments: i % 9 == 0,
                 hasPhotos: i % 9 == 0, isDeleted: i % 50 == 0, hasConflict: false, standing: 2, frame: 2 * i + 3)
             entries.append(
                 IndexCache.Entry(
                     summary: summary, revision: RevisionID(unchecked: ids.bytes(16)), frameOffset: UInt64(i) * 1400 + 4096,
-                    clock: UInt64(body.created) << 16))
+                    clock: UInt64(body.createdMilliseconds) << 16))
             if !summary.isDeleted { documents.append((Int32(i), body.text, body.tags)) }
         }
         let identity = IndexCache.Identity(

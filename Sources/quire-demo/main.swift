@@ -117,7 +117,7 @@ try step {
     let f = DateFormatter()
     f.dateFormat = "yyyy-MM-dd"
     f.timeZone = london
-    let first = f.string(from: Date(timeIntervalSince1970: Double(entries.first!.body.created) / 1000))
+    let first = f.string(from: Date(timeIntervalSince1970: Double(entries.first!.body.createdMilliseconds) / 1000))
     let last = entries.last!
     let photo = try reopened.openAttachment(last.body.attachments[0].blob).readAll()
     return "reopened with the recovery key: \(entries.count) entries from \(first) to today; the photo reads back (\(photo.count) bytes)"

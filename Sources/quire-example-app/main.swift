@@ -156,14 +156,19 @@ func secondProcess(_ arguments: [String]) async -> Int32 {
         switch arguments[1] {
         case "append":
             let revision = try await vault.commit { tx in
-                try tx.add(EntryBody(created: 1_767_225_600_000, timeZone: "Europe/London", text: arguments[4], tags: ["phone"]))
+                try tx.add(
+                    EntryBody(
+                        created: instant(1_767_225_600_000), timeZone: TimeZone(identifier: "Europe/London"), text: arguments[4],
+                        tags: ["phone"]))
             }
             print(revision.entryID)
         case "edit":
             guard let id = EntryID(hex: arguments[4]), let current = try await vault.entry(id) else { return 2 }
-            var body = current.body
-            body.text = arguments[5]
-            _ = try vault.edit(id, body: body)
+            var edited = current.body
+            edited.text = arguments[5]
+            let body = edited
+            let base = [current.revision.revisionID] + current.conflictingHeads
+            _ = try await vault.commit { tx in try tx.edit(id, body: body, replacing: base) }
         default:
             return 2
         }
@@ -203,6 +208,12 @@ let day: Int64 = 86_400_000
 /// 1 January 2025 00:00 UTC, in milliseconds.
 let start: Int64 = 1_735_689_600_000
 
+/// The instant `milliseconds` after 1970-01-01 00:00 UTC.
+func instant(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
+/// The zones the entries are written in.
+let london = TimeZone(identifier: "Europe/London")
+let utc = TimeZone(identifier: "UTC")
+
 @MainActor func runExample() async throws {
     let started = Date()
     let work = NSTemporaryDirectory() + "quire-example-app-\(getpid())"
@@ -234,7 +245,7 @@ let start: Int64 = 1_735_689_600_000
     let withPhoto = try await vault.commit { tx in
         let stored = try tx.storeAttachment(photo, mediaType: "image/jpeg")
         let body = EntryBody(
-            created: start + 100 * day, timeZone: "Europe/London", text: "Sunset over the river, photo attached.", tags: ["walk"],
+            created: instant(start + 100 * day), timeZone: london, text: "Sunset over the river, photo attached.", tags: ["walk"],
             attachments: [AttachmentReference(stored, mediaType: "image/jpeg", fileName: "sunset.jpg")])
         return try tx.add(body)
     }
@@ -251,7 +262,7 @@ let start: Int64 = 1_735_689_600_000
     // 4. Thirty more entries in one commit (an import, say).
     let texts = (0..<30).map { i in i % 3 == 0 ? "Walk by the river, day \(i)." : i == 1 ? "Прогулка у реки." : "Quiet day \(i) at home." }
     let written = try await vault.commit { tx in
-        try (0..<30).map { i in try tx.add(EntryBody(created: start + Int64(i) * day, timeZone: "UTC", text: texts[i])).entryID }
+        try (0..<30).map { i in try tx.add(EntryBody(created: instant(start + Int64(i) * day), timeZone: utc, text: texts[i])).entryID }
     }
 
     // 5. The timeline, newest first, ten at a time.
@@ -323,7 +334,7 @@ let start: Int64 = 1_735_689_600_000
     let cancelled = Task { () async throws -> Int in
         try await vault.commit { tx in
             for i in 0..<100 {
-                try tx.add(EntryBody(created: start + Int64(i), timeZone: "UTC", text: "never committed"))
+                try tx.add(EntryBody(created: instant(start + Int64(i)), timeZone: utc, text: "never committed"))
                 if i == 9 { withUnsafeCurrentTask { $0?.cancel() } }
             }
             return 100

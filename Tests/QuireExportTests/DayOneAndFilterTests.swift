@@ -78,7 +78,7 @@ func run(_ tool: String, _ arguments: [String]) throws -> Data {
         let vault = try makeSampleVault(dir)
         let selected = try selectEntries(vault, filter: filter)
         #expect(selected.count == expected)
-        #expect(selected.map(\.body.created) == selected.map(\.body.created).sorted())
+        #expect(selected.map(\.body.createdMilliseconds) == selected.map(\.body.createdMilliseconds).sorted())
         for (format, name) in Self.formats {
             var last = ExportProgress(done: -1, total: -1)
             let report = try exportJournal(vault, format: format, to: dir.file(name), filter: filter) { last = $0 }

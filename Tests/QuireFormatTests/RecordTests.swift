@@ -79,14 +79,14 @@ func isMalformedRecord(_ error: FormatError) -> Bool {
             ("entry", .bytes(counting(16))), ("revision", .bytes(counting(16))), ("body", .map(CBORMap())),
         ])
         let body = try EntryRevision(decoding: bytes).body
-        #expect(body.created == 0)
-        #expect(body.modified == nil)
-        #expect(body.timeZone == "")
+        #expect(body.createdMilliseconds == 0)
+        #expect(body.modifiedMilliseconds == nil)
+        #expect(body.timeZoneIdentifier == "")
         #expect(body.utcOffsetSeconds == nil)
         #expect(!body.isAllDay)
         #expect(body.text == "")
         #expect(body.tags == [])
-        #expect(body.mood == nil)
+        #expect(body.moodRawValue == nil)
         #expect(!body.isStarred && !body.isPinned)
         #expect(body.journal == "")
         #expect(body.location == nil && body.weather == nil)

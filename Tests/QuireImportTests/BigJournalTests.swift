@@ -50,9 +50,9 @@ import QuireTestSupport
         }
         // Dates in Europe/London, local mean time (−0:01:15) in the 1660s: 22:00 local.
         let first = entries[0]
-        #expect(first.body.timeZone == "Europe/London")
+        #expect(first.body.timeZoneIdentifier == "Europe/London")
         #expect(first.body.utcOffsetSeconds == -75)
-        #expect(ImportDates.localDateTime(milliseconds: first.body.created, offsetSeconds: -75) == "1660-01-11 22:00:00")
+        #expect(ImportDates.localDateTime(milliseconds: first.body.createdMilliseconds, offsetSeconds: -75) == "1660-01-11 22:00:00")
         #expect(first.body.journal == "Pepys Diary")
         // Text byte-exact against the corpus jsonl (which has no photo links).
         let lines = try jsonl("pepys")
@@ -63,7 +63,7 @@ import QuireTestSupport
             if let r = text.range(of: "\n\n![](quire-attachment://") { text = String(text[..<r.lowerBound]) }
             if !text.utf8.elementsEqual(line.text.utf8) { mismatches += 1 }
             let off = e.body.utcOffsetSeconds ?? 0
-            if ImportDates.calendarDate(milliseconds: e.body.created, offsetSeconds: off) != line.date { mismatches += 1 }
+            if ImportDates.calendarDate(milliseconds: e.body.createdMilliseconds, offsetSeconds: off) != line.date { mismatches += 1 }
         }
         #expect(mismatches == 0)
     }
@@ -76,18 +76,18 @@ import QuireTestSupport
         #expect(report.skipped == [])
         let entries = try vault.entries()
         #expect(entries.count == 7461)
-        #expect(Set(entries.map { ImportDates.calendarDate(milliseconds: $0.body.created, offsetSeconds: $0.body.utcOffsetSeconds ?? 0) }).count == 7380)
+        #expect(Set(entries.map { ImportDates.calendarDate(milliseconds: $0.body.createdMilliseconds, offsetSeconds: $0.body.utcOffsetSeconds ?? 0) }).count == 7380)
         let lines = try jsonl("luxun")
         var mismatches = 0
         for (e, line) in zip(try inExportOrder(vault, zipName: "luxun-dayone.zip", json: "Lu Xun Diary.json"), lines) {
             if !e.body.text.utf8.elementsEqual(line.text.utf8) { mismatches += 1 }
-            if ImportDates.calendarDate(milliseconds: e.body.created, offsetSeconds: e.body.utcOffsetSeconds ?? 0) != line.date { mismatches += 1 }
+            if ImportDates.calendarDate(milliseconds: e.body.createdMilliseconds, offsetSeconds: e.body.utcOffsetSeconds ?? 0) != line.date { mismatches += 1 }
             // 22:00 local (+ n minutes for the n-th entry of a day), Shanghai time, +9 in the 1919 summer.
-            if !ImportDates.localDateTime(milliseconds: e.body.created, offsetSeconds: e.body.utcOffsetSeconds ?? 0).hasSuffix(":00") { mismatches += 1 }
+            if !ImportDates.localDateTime(milliseconds: e.body.createdMilliseconds, offsetSeconds: e.body.utcOffsetSeconds ?? 0).hasSuffix(":00") { mismatches += 1 }
         }
         #expect(mismatches == 0)
         #expect(entries.first!.body.tags.first == "1912")
-        #expect(entries.allSatisfy { $0.body.timeZone == "Asia/Shanghai" })
+        #expect(entries.allSatisfy { $0.body.timeZoneIdentifier == "Asia/Shanghai" })
     }
 
     @Test func tolstoy() throws {
@@ -101,7 +101,7 @@ import QuireTestSupport
         #expect(zip(try inExportOrder(vault, zipName: "tolstoy-dayone.zip", json: "Tolstoy Diary.json"), lines).allSatisfy { $0.body.text.utf8.elementsEqual($1.text.utf8) })
         // Moscow local mean time in 1852: +2:30:17.
         #expect(entries[0].body.utcOffsetSeconds == 9017)
-        #expect(ImportDates.localDateTime(milliseconds: entries[0].body.created, offsetSeconds: 9017) == "1852-06-01 22:00:00")
+        #expect(ImportDates.localDateTime(milliseconds: entries[0].body.createdMilliseconds, offsetSeconds: 9017) == "1852-06-01 22:00:00")
         #expect(entries.contains { $0.body.text.hasPrefix("[*19 июня.*] *18 и 19 Іюня.*") })
         #expect(entries.contains { $0.body.text.contains("ѣ") })
     }

@@ -133,7 +133,7 @@ func hex(_ b: [UInt8]) -> String { b.map { String(format: "%02x", $0) }.joined()
         let byUUID = try entriesByUUID(vault)
         func date(_ suffix: String) -> (String, Bool, EntryBody) {
             let b = byUUID["00C0FFEE0000000000000000000000" + suffix]!.body
-            return (ImportDates.calendarDate(milliseconds: b.created, offsetSeconds: b.utcOffsetSeconds!), b.isAllDay, b)
+            return (ImportDates.calendarDate(milliseconds: b.createdMilliseconds, offsetSeconds: b.utcOffsetSeconds!), b.isAllDay, b)
         }
         #expect(date("13").0 == "2024-04-17" && date("13").1)
         #expect(date("14").0 == "2024-03-16" && date("14").1)
@@ -141,10 +141,10 @@ func hex(_ b: [UInt8]) -> String { b.map { String(format: "%02x", $0) }.joined()
         let notAllDay = date("16").2
         #expect(!notAllDay.isAllDay)
         #expect(notAllDay.utcOffsetSeconds == Int64(13 * 3600))
-        #expect(ImportDates.localDateTime(milliseconds: notAllDay.created, offsetSeconds: 13 * 3600) == "2024-01-11 00:00:00")
+        #expect(ImportDates.localDateTime(milliseconds: notAllDay.createdMilliseconds, offsetSeconds: 13 * 3600) == "2024-01-11 00:00:00")
         // The original instant is kept for the round trip.
-        #expect(date("15").2.created == ImportDates.milliseconds(iso: "2024-01-10T11:00:00Z"))
-        #expect(date("15").2.timeZone == "Pacific/Auckland")
+        #expect(date("15").2.createdMilliseconds == ImportDates.milliseconds(iso: "2024-01-10T11:00:00Z"))
+        #expect(date("15").2.timeZoneIdentifier == "Pacific/Auckland")
     }
 
     @Test func case11DuplicateUUID() throws {
@@ -225,12 +225,12 @@ func hex(_ b: [UInt8]) -> String { b.map { String(format: "%02x", $0) }.joined()
         #expect(report.attachmentsStored == 2)
         let byUUID = try entriesByUUID(vault)
         let one = byUUID["00C0FFEE00000000000000000000002B"]!.body
-        #expect(one.modified == nil)  // modified = created when modifiedDate is absent
+        #expect(one.modifiedMilliseconds == nil)  // modified = created when modifiedDate is absent
         #expect(one.isStarred)
         #expect(one.text == "Today is February 9th.\n\n![](quire-attachment://feed000000000000000000000000002b)")
         #expect(one.attachments[0].mediaType == "image/jpeg")  // no type: found as photos/<md5>.jpeg
         let two = byUUID["00C0FFEE00000000000000000000002C"]!.body
-        #expect(ImportDates.localDateTime(milliseconds: two.created, offsetSeconds: two.utcOffsetSeconds!) == "2017-07-08 12:00:00")
+        #expect(ImportDates.localDateTime(milliseconds: two.createdMilliseconds, offsetSeconds: two.utcOffsetSeconds!) == "2017-07-08 12:00:00")
         #expect(two.utcOffsetSeconds == Int64(8 * 3600))
         // "(null)", "" and epoch-zero dates never become Quire values; they are kept only as the export had them.
         #expect(two.weather == nil)

@@ -25,7 +25,7 @@ import Testing
         #expect(placeholders.weather == Weather(temperatureCelsius: 12, extra: CBORMap(text: [("weatherServiceName", .text("HAMweather"))])))
         #expect(placeholders.location == Location(latitude: 48.85, longitude: 2.35, country: "France"))
         let nothing = try #require(b[uuid(3, 4)])
-        #expect(nothing.weather == nil && nothing.modified == nil)
+        #expect(nothing.weather == nil && nothing.modifiedMilliseconds == nil)
         let real = try #require(b[uuid(3, 5)]?.location)
         #expect(real.locality == "Greenwood Village" && real.region == "CO" && real.extra[text: "region"] != nil)
         #expect(real.extra[text: "timeZoneName"] == .text("America/Denver"))

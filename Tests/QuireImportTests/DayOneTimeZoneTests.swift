@@ -17,7 +17,7 @@ import Testing
         let b = try bodies(vault)
         func zone(_ n: Int) -> (String, Int64?, CBOR?) {
             let body = b[uuid(5, n)]!
-            return (body.timeZone, body.utcOffsetSeconds, body.extra[text: "inferredTimeZone"])
+            return (body.timeZoneIdentifier, body.utcOffsetSeconds, body.extra[text: "inferredTimeZone"])
         }
         #expect(zone(1) == ("America/Denver", -7 * 3600, .text("location")))
         #expect(zone(2) == ("Asia/Tokyo", 9 * 3600, .text("import")))

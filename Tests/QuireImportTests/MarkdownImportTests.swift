@@ -39,12 +39,12 @@ func unpackMarkdownSample(_ dir: TemporaryDirectory) throws -> (root: String, fi
         #expect(Set(report.journals) == ["Pepys Diary", "Tolstoy Diary", "J\"&<>'"])
 
         let pepys = try #require(try vault.entry(EntryID(hex: "ef1d5ea5e14d6db55112f6235a9ee84f")!)).body
-        #expect(pepys.created == -9781696725000)
-        #expect(pepys.modified == -9781692705000)
-        #expect(pepys.timeZone == "Europe/London")
+        #expect(pepys.createdMilliseconds == -9781696725000)
+        #expect(pepys.modifiedMilliseconds == -9781692705000)
+        #expect(pepys.timeZoneIdentifier == "Europe/London")
         #expect(pepys.utcOffsetSeconds == nil)
         #expect(pepys.tags == ["1660", "church"])
-        #expect(pepys.mood == 4)
+        #expect(pepys.moodRawValue == 4)
         #expect(pepys.isStarred && !pepys.isPinned && !pepys.isAllDay)
         #expect(pepys.location == Location(latitude: 51.5098, longitude: -0.0796, placeName: "Seething Lane", locality: "London", country: "England"))
         #expect(pepys.weather == Weather(temperatureCelsius: -1.5, conditions: "Frost"))

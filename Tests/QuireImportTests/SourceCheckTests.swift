@@ -142,7 +142,7 @@ import Testing
         let byUUID = try entriesByUUID(vault)
         let mars = try #require(byUUID["00C0FFEE0000000000000000000000C1"]).body
         // An unknown zone is noted, kept, and the entry shown in the import's zone (issue 16, family 5).
-        #expect(mars.timeZone == "Europe/Paris" && mars.extra[text: "inferredTimeZone"] == .text("import"))
+        #expect(mars.timeZoneIdentifier == "Europe/Paris" && mars.extra[text: "inferredTimeZone"] == .text("import"))
         let kept = try #require(DayOneMapping.dayOneEntry(id: DayOneMapping.entryID(forUUID: "00C0FFEE0000000000000000000000C1"), body: mars)["timeZone"])
         #expect(kept == .string("Mars/Olympus"))
         let array = try #require(byUUID["00C0FFEE0000000000000000000000C3"]).body

@@ -66,7 +66,7 @@ import QuireTestSupport
             case 4...5 where !entries.isEmpty:
                 counter += 1
                 let e = entries[dice.below(entries.count)]
-                written.insert(try v.edit(e.id, body: EntryBody(created: e.body.created, text: "edit \(counter)")).revisionID.description)
+                written.insert(try v.edit(e.id, body: EntryBody(created: e.body.createdMilliseconds, text: "edit \(counter)")).revisionID.description)
             case 6 where !entries.isEmpty:
                 let e = entries[dice.below(entries.count)]
                 // Keep a copy from before the deletion, to merge back later.

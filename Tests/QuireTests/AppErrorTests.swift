@@ -9,6 +9,8 @@ import Testing
 @Suite struct AppErrorTests {
     typealias Store = AppKeyStoreTests.KeychainLikeStore
     static let now: Int64 = 1_767_225_600_000
+    /// ``now`` as an entry's date.
+    static let date = Date(timeIntervalSince1970: 1_767_225_600)
 
     static func store(_ name: String) throws -> Store {
         let store = Store()
@@ -71,14 +73,14 @@ import Testing
             at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey()), store: laptopStore)
         let phone = try #require(try phoneStore.load())
         try await laptop.enrollDevice(code: phone.code, name: "Phone")
-        try laptop.add(EntryBody(created: Self.now, text: "before"))
-        try await laptop.removeDevice(named: "Phone")
+        _ = try await laptop.commit { tx in try tx.add(EntryBody(created: Self.date, text: "before")) }
+        try await laptop.removeDevice(publicKey: phone.publicKey)
 
         let onPhone = try await Vault.open(at: path, store: phoneStore)
         let status = try #require(onPhone.removedFromVault)
         #expect(status.category == .readOnly)
         #expect(status.code == "behind_newer_keyring")
-        let result = await Self.action { () async throws(QuireError) in try onPhone.add(EntryBody(created: Self.now + 1, text: "after")) }
+        let result = await Self.action { () async throws(QuireError) in _ = try await onPhone.commit { tx in try tx.add(EntryBody(created: Self.date + 1, text: "after")) } }
         let got = try #require(result)
         #expect(got.action == "read only")
         #expect(got.code == "behind_newer_keyring")
@@ -107,7 +109,7 @@ import Testing
         let store = try Self.store("Laptop")
         let vault = try await Vault.create(
             at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey()), store: store)
-        try vault.add(EntryBody(created: Self.now, text: "one"))
+        _ = try await vault.commit { tx in try tx.add(EntryBody(created: Self.date, text: "one")) }
         let old = try Data(contentsOf: URL(fileURLWithPath: path))
         let tablet = try #require(try Self.store("Tablet").load())
         try await vault.enrollDevice(code: tablet.code, name: "Tablet")  // a keyring the old copy lacks
@@ -115,7 +117,7 @@ import Testing
 
         let rolledBack = try await Vault.open(at: path, store: store)
         #expect(rolledBack.keyWarnings.map(\.code) == ["rollback_suspected"])
-        let result = await Self.action { () async throws(QuireError) in try rolledBack.add(EntryBody(created: Self.now + 1, text: "two")) }
+        let result = await Self.action { () async throws(QuireError) in _ = try await rolledBack.commit { tx in try tx.add(EntryBody(created: Self.date + 1, text: "two")) } }
         let got = try #require(result)
         #expect(got.action == "offer merge")
         #expect(got.code == "rolled_back")

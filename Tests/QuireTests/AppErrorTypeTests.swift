@@ -9,6 +9,8 @@ import Testing
 @Suite struct AppErrorTypeTests {
     typealias Store = AppKeyStoreTests.KeychainLikeStore
     static let now: Int64 = 1_767_225_600_000
+    /// ``now`` as an entry's date.
+    static let date = Date(timeIntervalSince1970: 1_767_225_600)
 
     /// A source over a photo library asset whose read fails after the first
     /// chunk: the app throws ``QuireError/sourceFailed(_:)``.
@@ -34,12 +36,12 @@ import Testing
     @Test func aFailingSourceThrowsItsErrorAndStoresNothing() async throws {
         let dir = TemporaryDirectory()
         let (vault, path) = try await Self.vault(dir)
-        try await vault.commit { tx in _ = try tx.add(EntryBody(created: Self.now, text: "before")) }
+        try await vault.commit { tx in _ = try tx.add(EntryBody(created: Self.date, text: "before")) }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
 
         do {
             try await vault.commit { tx in
-                _ = try tx.add(EntryBody(created: Self.now + 1, text: "with a photo"))
+                _ = try tx.add(EntryBody(created: Self.date + 1, text: "with a photo"))
                 _ = try tx.storeAttachment(from: FailingSource(), mediaType: "image/jpeg")
             }
             Issue.record("a failing source was stored")
@@ -49,7 +51,7 @@ import Testing
             #expect(error.message.contains("the asset was deleted"))
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
-        #expect(try await vault.entries().map(\.body.text) == ["before"])
+        #expect(try await vault.entries(matching: EntryQuery()).entries.map(\.body.text) == ["before"])
     }
 
     @Test func aCommitPassesTheAppsOwnErrorThroughUnchanged() async throws {
@@ -59,7 +61,7 @@ import Testing
         let mine = QuireError(category: .cancelled, code: "user_discarded_draft", message: "the user discarded the draft")
         do {
             try await vault.commit { tx in
-                _ = try tx.add(EntryBody(created: Self.now, text: "draft"))
+                _ = try tx.add(EntryBody(created: Self.date, text: "draft"))
                 throw mine
             }
             Issue.record("the commit did not throw")
@@ -68,14 +70,14 @@ import Testing
             #expect(error.code == "user_discarded_draft" && error.category == .cancelled)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
-        #expect(try await vault.entries().isEmpty)
+        #expect(try await vault.entries(matching: EntryQuery()).entries.isEmpty)
     }
 
     @Test func anAsyncCommitIsTypedToo() async throws {
         let dir = TemporaryDirectory()
         let (vault, _) = try await Self.vault(dir)
         let id: EntryID = try await vault.commit { (tx: VaultTransaction) throws(QuireError) -> EntryID in
-            try tx.add(EntryBody(created: Self.now, text: "async")).entryID
+            try tx.add(EntryBody(created: Self.date, text: "async")).entryID
         }
         do {
             _ = try await vault.commit { (tx: VaultTransaction) throws(QuireError) -> Int in
@@ -87,7 +89,7 @@ import Testing
             // `error` is a QuireError here, not `any Error`.
             #expect(error.category == .unavailable)
         }
-        #expect(try await vault.entries().map(\.id) == [id])
+        #expect(try await vault.entries(matching: EntryQuery()).entries.map(\.id) == [id])
     }
 
     @Test func keyWarningsHaveACategory() async throws {
@@ -97,7 +99,7 @@ import Testing
         _ = try store.loadOrCreate(name: "Laptop")
         let vault = try await Vault.create(
             at: path, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey()), store: store)
-        try await vault.commit { tx in _ = try tx.add(EntryBody(created: Self.now, text: "one")) }
+        try await vault.commit { tx in _ = try tx.add(EntryBody(created: Self.date, text: "one")) }
         let old = try Data(contentsOf: URL(fileURLWithPath: path))
         let tablet = try Store().loadOrCreate(name: "Tablet", now: Self.now, using: SystemRandom()).0
         try await vault.enrollDevice(code: tablet.code, name: "Tablet")  // a keyring the old copy lacks

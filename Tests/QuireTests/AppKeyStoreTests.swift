@@ -83,11 +83,11 @@ import Testing
         #expect(try reloaded.secretSeed().copyBytes() == store.storedSeed)
         #expect(!"\(reloaded)".contains(store.storedSeed!.map { String(format: "%02x", $0) }.joined()))
 
-        _ = try await Vault.create(at: path, setup: VaultSetup(name: "Journal", recoveryKey: RecoveryKey(), device: device))
+        _ = try await Vault.create(at: path, setup: VaultSetup(name: "Journal", recoveryKey: RecoveryKey()), store: store)
         let vault = try await Vault.open(at: path, store: store)
-        _ = try vault.add(EntryBody(text: "Written with the key from the keychain"))
+        _ = try await vault.commit { tx in try tx.add(EntryBody(text: "Written with the key from the keychain")) }
         let again = try await Vault.open(at: path, store: store)
-        let entries = try await again.entries()
+        let entries = try await again.entries(matching: EntryQuery()).entries
         #expect(entries.map(\.body.text) == ["Written with the key from the keychain"])
         #expect(entries.allSatisfy { $0.isVerified })
     }

@@ -19,7 +19,7 @@ import Testing
     }
 
     static func describe(_ s: EntrySnapshot) -> String {
-        "\(s.id) \(s.body.created) \(s.body.text) \(s.body.tags) \(s.conflictingHeads) \(s.revisionCount) \(s.isVerified)"
+        "\(s.id) \(s.body.createdMilliseconds) \(s.body.text) \(s.body.tags) \(s.conflictingHeads) \(s.revisionCount) \(s.isVerified)"
     }
 
     @Test func catalogMatchesEntries() throws {

@@ -32,7 +32,7 @@ import Testing
         #expect(try vault.entry(id)?.isDeleted == true)
         // Bringing it back is explicit.
         let restored = try vault.restore(id, body: EntryBody(created: 1, text: "first"))
-        #expect(restored.body.modified != nil)
+        #expect(restored.body.modifiedMilliseconds != nil)
         #expect(try vault.entry(id)?.isDeleted == false)
         #expect(try vault.entry(id)?.body.text == "first")
         #expect(try vault.edit(id, body: EntryBody(created: 1, text: "edited")).body.text == "edited")
@@ -44,8 +44,8 @@ import Testing
         let id = try vault.add(EntryBody(created: 1, text: "first")).entryID
         let before = ProcessStats.wallClockMilliseconds()
         let edited = try vault.edit(id, body: EntryBody(created: 1, text: "edited"))
-        #expect((edited.body.modified ?? 0) >= before)
-        #expect(try vault.entry(id)?.body.modified == edited.body.modified)
+        #expect((edited.body.modifiedMilliseconds ?? 0) >= before)
+        #expect(try vault.entry(id)?.body.modifiedMilliseconds == edited.body.modifiedMilliseconds)
     }
 
     @Test func removeDeviceMatchesTheNameExactly() throws {

@@ -159,7 +159,7 @@ import Testing
                         let page = t % 2 == 0 ? try vault.search("river", matching: EntryQuery(limit: 10)) : try vault.entries(matching: EntryQuery(limit: 10))
                         #expect(page.entries.count == 10)
                         // Newest first, strictly.
-                        #expect(zip(page.entries, page.entries.dropFirst()).allSatisfy { $0.body.created > $1.body.created })
+                        #expect(zip(page.entries, page.entries.dropFirst()).allSatisfy { $0.body.createdMilliseconds > $1.body.createdMilliseconds })
                         seen += page.entries.count
                     }
                     return seen

@@ -197,7 +197,7 @@ import Testing
                 #expect(got.map(\.id) == want.map(\.0), "\(ctx): ids")
                 #expect(got.map { Array($0.body.text.utf8) } == want.map { Array($0.1.text.utf8) }, "\(ctx): texts")
                 #expect(got.map(\.body.attachments) == want.map(\.1.attachments), "\(ctx): attachment references")
-                #expect(got.map(\.body.created) == want.map(\.1.created), "\(ctx): created")
+                #expect(got.map(\.body.createdMilliseconds) == want.map(\.1.created), "\(ctx): created")
                 #expect(got.allSatisfy { $0.conflictingHeads.isEmpty }, "\(ctx): conflicts")
                 for (id, e) in model.entries {
                     let snapshot = try vault.entry(id)

@@ -23,24 +23,24 @@ import Testing
         let (laptop, _) = try store.loadOrCreate(name: "Laptop")
         let recovery = try RecoveryKey()
         let vault = try await Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: recovery), store: store)
-        let first = try vault.add(EntryBody(created: now, timeZone: "Europe/London", text: "Up betimes."))
+        let first = try await vault.commit { tx in try tx.add(EntryBody(created: Date(), timeZone: TimeZone(identifier: "Europe/London"), text: "Up betimes.")) }
         try await vault.commit { tx in
             let photo = try tx.storeAttachment(fromFile: photoPath, mediaType: "image/jpeg")
-            try tx.add(EntryBody(created: now + 1, text: "A photo", attachments: [AttachmentReference(photo, mediaType: "image/jpeg")]))
+            try tx.add(EntryBody(created: Date() + 1, text: "A photo", attachments: [AttachmentReference(photo, mediaType: "image/jpeg")]))
         }
         let shown = try DeviceCode.fingerprint(ofCode: phoneCode)
         try await vault.enrollDevice(code: phoneCode, name: "Phone")
         let statement = try await vault.privacyStatement().text
         let again = try await Vault.open(at: journal, credential: .recoveryKey(recovery))
         var texts: [String] = []
-        for entry in try await again.entries() { texts.append(entry.body.text + (entry.isVerified ? "" : " (unverified)")) }
+        for entry in try await again.entries(matching: EntryQuery(order: .oldestFirst)).entries { texts.append(entry.body.text + (entry.isVerified ? "" : " (unverified)")) }
 
         #expect(shown == phone.fingerprint)
         #expect(try await again.entries().last?.revision.device == laptop.id)
         #expect(store.keyPath == dir.file("home") + "/device.key")
         #expect(try store.load()?.publicKey == laptop.publicKey)
         #expect(texts == ["Up betimes.", "A photo"])
-        #expect(try await again.entry(first.entryID)?.body.timeZone == "Europe/London")
+        #expect(try await again.entry(first.entryID)?.body.timeZone?.identifier == "Europe/London")
         let reference = try #require(try await again.entries().last?.body.attachments.first)
         let blob = reference.blob
         #expect(reference.id.count == 16 && reference.mediaType == "image/jpeg")
@@ -85,7 +85,7 @@ extension VaultObserverTests {
         let id = try await vault.commit { tx in
             let photo = try tx.storeAttachment(jpeg, mediaType: "image/jpeg")
             let ref = AttachmentReference(photo, mediaType: "image/jpeg")
-            return try tx.add(EntryBody(created: now, timeZone: "Europe/London", text: "Sunset", attachments: [ref])).entryID
+            return try tx.add(EntryBody(created: Date(), timeZone: TimeZone(identifier: "Europe/London"), text: "Sunset", attachments: [ref])).entryID
         }
         let photo = try await vault.attachmentBytes(vault.entry(id)!.body.attachments[0].blob)
         try await vault.foldConflictCopies()

@@ -41,7 +41,7 @@ import Testing
         repeat {
             let page = try vault.search(text, matching: EntryQuery(order: .oldestFirst, limit: 4), after: cursor)
             for e in page.entries {
-                let d = CivilCalendar.date(fromDays: CivilCalendar.floorDivide(e.body.created, 86_400_000).quotient)
+                let d = CivilCalendar.date(fromDays: CivilCalendar.floorDivide(e.body.createdMilliseconds, 86_400_000).quotient)
                 out.append(String(format: "%04d-%02d-%02d", d.year, d.month, d.day))
             }
             cursor = page.next
@@ -128,7 +128,7 @@ import Testing
         starred.isStarred = true
         #expect(try vault.search("walk", matching: starred).entries.map(\.body.text) == ["Walking again"])
         // "ring" finds the word "ring", not "spring" or "during".
-        #expect(try vault.search("ring").entries.map(\.body.created) == [3_000])
+        #expect(try vault.search("ring").entries.map(\.body.createdMilliseconds) == [3_000])
         #expect(try vault.search("ring bells").entries.count == 1)
         #expect(try vault.search("pring").entries.isEmpty)
     }
@@ -166,15 +166,15 @@ import Testing
         let (vault, _) = try makeVault(dir)
         for i in 1...7 { try vault.add(EntryBody(created: Int64(i) * 1_000, text: "note \(i)" + (i % 2 == 0 ? " even" : ""))) }
         let first = try vault.search("note", matching: EntryQuery(limit: 3))
-        #expect(first.entries.map(\.body.created) == [7_000, 6_000, 5_000])
+        #expect(first.entries.map(\.body.createdMilliseconds) == [7_000, 6_000, 5_000])
         // Deleted between pages, and a new match before the cursor: neither shifts the next page.
         try vault.delete(first.entries[2].id)
         try vault.add(EntryBody(created: 8_000, text: "note 8"))
         let second = try vault.search("note", matching: EntryQuery(limit: 3), after: first.next)
-        #expect(second.entries.map(\.body.created) == [4_000, 3_000, 2_000])
+        #expect(second.entries.map(\.body.createdMilliseconds) == [4_000, 3_000, 2_000])
         let third = try vault.search("note", matching: EntryQuery(limit: 3), after: second.next)
-        #expect(third.entries.map(\.body.created) == [1_000])
+        #expect(third.entries.map(\.body.createdMilliseconds) == [1_000])
         #expect(third.next == nil)
-        #expect(try vault.search("even").entries.map(\.body.created) == [6_000, 4_000, 2_000])
+        #expect(try vault.search("even").entries.map(\.body.createdMilliseconds) == [6_000, 4_000, 2_000])
     }
 }

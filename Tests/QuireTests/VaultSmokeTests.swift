@@ -68,7 +68,7 @@ import Testing
             let body = EntryBody(created: 1_700_000_100_000 + Int64(i), text: "Entry \(i).")
             let revision = EntryRevision(
                 entryID: EntryID(using: ids), revisionID: RevisionID(using: ids), parents: [],
-                clock: HybridLogicalClock(milliseconds: UInt64(body.created), counter: 0), body: body)
+                clock: HybridLogicalClock(milliseconds: UInt64(body.createdMilliseconds), counter: 0), body: body)
             let signer: Ed25519.KeyPair? = [member, nil, stranger][i % 3]
             try vault.file.commit(random: SeededRandom(label: "commit \(i)"), options: fast, attestWith: signer) { (tx: PendingCommit) throws(FormatError) in
                 try tx.appendSealed(kind: .entryRevision, payload: revision.encoded())

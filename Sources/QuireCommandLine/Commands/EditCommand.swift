@@ -49,11 +49,11 @@ struct EditCommand: QuireCommand {
         } else if !changesFields {
             throw c.usage("nothing to change: give TEXT, '-', --tag, --date, --mood, --journal or --attach")
         }
-        if let mood { body.mood = mood.value }
+        if let mood { body.moodRawValue = mood.value }
         if let date {
-            body.created = date.milliseconds
+            body.createdMilliseconds = date.milliseconds
             body.isAllDay = date.isDateOnly
-            body.timeZone = TimeZone.current.identifier
+            body.timeZoneIdentifier = TimeZone.current.identifier
             body.utcOffsetSeconds = Int64(TimeZone.current.secondsFromGMT(for: DateText.date(date.milliseconds)))
         }
         if !tag.isEmpty { body.tags = tag }

@@ -30,7 +30,7 @@ struct OnThisDayCommand: QuireCommand {
         let thisYear = Int(DateText.localDay(day).prefix(4)) ?? 0
         var lastYear: Int?
         for e in found {
-            let year = Int(DateText.day(e.body.created, zoneName: e.body.timeZone).prefix(4)) ?? 0
+            let year = Int(DateText.day(e.body.createdMilliseconds, zoneName: e.body.timeZoneIdentifier).prefix(4)) ?? 0
             if year != lastYear {
                 if lastYear != nil { c.out.line() }
                 let ago = thisYear - year

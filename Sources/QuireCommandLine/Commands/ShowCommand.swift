@@ -26,11 +26,15 @@ struct ShowCommand: QuireCommand {
         let b = e.body
         let out = c.out
         out.line("\("entry " + e.id.description, .id)")
-        let date = b.isAllDay ? DateText.day(b.created, zoneName: b.timeZone) + " (all day)" : DateText.local(b.created)
+        let date =
+            b.isAllDay
+            ? DateText.day(b.createdMilliseconds, zoneName: b.timeZoneIdentifier) + " (all day)" : DateText.local(b.createdMilliseconds)
         // A zone an importer inferred is said so (Spec/import.md §4).
         let inferred =
             b.extra[text: "inferredTimeZone"].map { $0 == .text("location") ? ", inferred from its location" : ", inferred" } ?? ""
-        out.line("date:     \(date)\(b.timeZone.isEmpty ? "" : " (written in ")\(b.timeZone)\(b.timeZone.isEmpty ? "" : inferred + ")")")
+        out.line(
+            "date:     \(date)\(b.timeZoneIdentifier.isEmpty ? "" : " (written in ")\(b.timeZoneIdentifier)\(b.timeZoneIdentifier.isEmpty ? "" : inferred + ")")"
+        )
         EntryDetails.print(b, out)
         Reading.include(b.attachments)
         let damaged = Reading.damagedAttachments(opened.vault)
@@ -74,7 +78,7 @@ enum EntryDetails {
     static func print(_ b: EntryBody, _ out: Output) {
         if !b.tags.isEmpty { out.line("tags:     \(b.tags.joined(separator: ", "))") }
         if !b.journal.isEmpty { out.line("journal:  \(b.journal)") }
-        if let m = b.mood { out.line("mood:     \(m) of 5") }
+        if let m = b.moodRawValue { out.line("mood:     \(m) of 5") }
         if b.isStarred { out.line("starred:  yes") }
         if let l = b.location {
             let place = EntryDisplay.place(l)  // a location of coordinates only shows them
@@ -136,15 +140,15 @@ struct EntryJSON: JSONShape {
     init(_ e: EntrySnapshot, vault: Vault) {
         let b = e.body
         id = e.id.description
-        created = DateText.iso(b.created, zoneName: b.timeZone)
-        modified = b.modified.map { DateText.iso($0, zoneName: b.timeZone) }
-        timeZone = b.timeZone
+        created = DateText.iso(b.createdMilliseconds, zoneName: b.timeZoneIdentifier)
+        modified = b.modifiedMilliseconds.map { DateText.iso($0, zoneName: b.timeZoneIdentifier) }
+        timeZone = b.timeZoneIdentifier
         if case .text(let how) = b.extra[text: "inferredTimeZone"] { timeZoneInferred = how } else { timeZoneInferred = nil }
         allDay = b.isAllDay
         text = b.text
         tags = b.tags
         journal = b.journal
-        mood = b.mood
+        mood = b.moodRawValue
         starred = b.isStarred
         pinned = b.isPinned
         location = b.location.map {

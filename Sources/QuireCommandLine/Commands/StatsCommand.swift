@@ -58,14 +58,14 @@ struct JournalStats {
             words += Self.wordCount(b.text)
             if b.isStarred { starred += 1 }
             if EntryFormat.photoCount(b) > 0 { withPhotos += 1 }
-            first = min(first ?? b.created, b.created)
-            last = max(last ?? b.created, b.created)
-            let day = DateText.dayNumber(b.created, zoneName: b.timeZone)
+            first = min(first ?? b.createdMilliseconds, b.createdMilliseconds)
+            last = max(last ?? b.createdMilliseconds, b.createdMilliseconds)
+            let day = DateText.dayNumber(b.createdMilliseconds, zoneName: b.timeZoneIdentifier)
             days.insert(day)
             let (year, month, _) = CivilCalendar.date(fromDays: day)
             months[year, default: Array(repeating: 0, count: 12)][month - 1] += 1
             for t in b.tags { tags[t, default: 0] += 1 }
-            if let m = b.mood { moods[m, default: 0] += 1 }
+            if let m = b.moodRawValue { moods[m, default: 0] += 1 }
         }
         // Streaks over the sorted days: consecutive when one day follows the other.
         let sorted = days.sorted()

@@ -54,7 +54,8 @@ struct VersionsCommand: QuireCommand {
             } else {
                 let b = r.body
                 out.line(
-                    "date:     \(b.isAllDay ? DateText.day(b.created, zoneName: b.timeZone) + " (all day)" : DateText.local(b.created))")
+                    "date:     \(b.isAllDay ? DateText.day(b.createdMilliseconds, zoneName: b.timeZoneIdentifier) + " (all day)" : DateText.local(b.createdMilliseconds))"
+                )
                 EntryDetails.print(b, out)
                 out.line()
                 out.line("\(multiline: b.text)")
@@ -63,8 +64,9 @@ struct VersionsCommand: QuireCommand {
                 VersionsJSON.Version(
                     revision: r.revisionID.description, device: device, attested: attestor != nil, written: DateText.iso(written),
                     shown: i == 0, deleted: r.isDeleted,
-                    created: DateText.iso(r.body.created, zoneName: r.body.timeZone), text: r.body.text, tags: r.body.tags,
-                    mood: r.body.mood,
+                    created: DateText.iso(r.body.createdMilliseconds, zoneName: r.body.timeZoneIdentifier), text: r.body.text,
+                    tags: r.body.tags,
+                    mood: r.body.moodRawValue,
                     starred: r.body.isStarred))
         }
         out.emit(VersionsJSON(id: e.id.description, versions: rows))

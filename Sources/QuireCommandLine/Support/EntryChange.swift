@@ -15,7 +15,7 @@ enum EntryChange {
         -> EntryRevision
     {
         var body = body
-        body.modified = NaturalDate.now
+        body.modifiedMilliseconds = NaturalDate.now
         if attach.isEmpty {
             do { return try vault.edit(e.id, body: body, replacing: base(of: e)) } catch { throw .vault(error, path: path) }
         }

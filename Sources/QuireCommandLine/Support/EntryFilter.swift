@@ -57,14 +57,14 @@ struct EntryFilter {
 
     func includes(_ e: EntrySnapshot) -> Bool {
         let b = e.body
-        if let since, b.created < since { return false }
-        if let until, b.created >= until { return false }
+        if let since, b.createdMilliseconds < since { return false }
+        if let until, b.createdMilliseconds >= until { return false }
         if !tags.isEmpty && !b.tags.contains(where: { tags.contains($0.lowercased()) }) { return false }
         if !journals.isEmpty && !journals.contains(b.journal.lowercased()) { return false }
         if starred && !b.isStarred { return false }
-        if let moods, !(b.mood.map { moods.contains($0) } ?? false) { return false }
+        if let moods, !(b.moodRawValue.map { moods.contains($0) } ?? false) { return false }
         if hasPhotos && EntryFormat.photoCount(b) == 0 { return false }
-        if let dayOfYear, Self.monthDay(b.created, zoneName: b.timeZone) != dayOfYear { return false }
+        if let dayOfYear, Self.monthDay(b.createdMilliseconds, zoneName: b.timeZoneIdentifier) != dayOfYear { return false }
         return true
     }
 

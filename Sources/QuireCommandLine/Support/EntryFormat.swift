@@ -94,7 +94,7 @@ enum EntryFormat {
 
     /// `2026-03-01 08:30`, or the day alone (padded) for an all-day entry.
     static func date(_ b: EntryBody) -> String {
-        b.isAllDay ? DateText.day(b.created, zoneName: b.timeZone) + "      " : DateText.local(b.created)
+        b.isAllDay ? DateText.day(b.createdMilliseconds, zoneName: b.timeZoneIdentifier) + "      " : DateText.local(b.createdMilliseconds)
     }
 
     /// `a1b2c3d4  2026-03-01 08:30  First line…  #tag #other  (starred, mood 4, 2 photos, conflict, unattested)`.
@@ -130,7 +130,7 @@ enum EntryFormat {
         }
         var marks: [String] = []
         if b.isStarred { marks.append("starred") }
-        if let m = b.mood { marks.append("mood \(m)") }
+        if let m = b.moodRawValue { marks.append("mood \(m)") }
         let photos = photoCount(b)
         if photos > 0 { marks.append(plural(photos, "photo")) }
         if conflict { marks.append("conflict") }
@@ -225,13 +225,13 @@ struct EntrySummaryJSON: PrettyJSONWritable {
 
     init(id entryID: EntryID, body b: EntryBody, conflict isConflicted: Bool, attested isAttested: Bool) {
         id = entryID.description
-        created = DateText.iso(b.created, zoneName: b.timeZone)
-        timeZone = b.timeZone
+        created = DateText.iso(b.createdMilliseconds, zoneName: b.timeZoneIdentifier)
+        timeZone = b.timeZoneIdentifier
         allDay = b.isAllDay
         title = EntryFormat.title(b.text, limit: 200)
         tags = b.tags
         journal = b.journal
-        mood = b.mood
+        mood = b.moodRawValue
         starred = b.isStarred
         attachments = b.attachments.count
         conflict = isConflicted
