@@ -321,6 +321,22 @@ import Testing
         #expect(try Self.keyringIDs(c.a).count == 4)  // the root, the enrolment and both removals
     }
 
+    /// Fourteenth review R14-3: §9.4 step 5 counts a removal's intact copy
+    /// in an attested group, and an intact copy has its own key id
+    /// (`Spec/format.md §8.1`). A copy under another key id, appended with a
+    /// junk commit, is not one of the removal's copies there.
+    @Test func reboundCopyOfARemovalIsNoRemovalCopy() throws {
+        let c = try TwoCopies("rebound copy of a removal")
+        try c.onLaptop(c.a).removeDevice(named: "Phone", now: t0 + 5)
+        let rebound = try Self.appendReboundCopyOfLastKeyring(c.a)
+        let file = try VaultFile(path: c.a)
+        let unlocked = try KeyringEvaluator.unlock(file, with: .device(c.laptop.keyPair))
+        let removals = file.removals(of: unlocked.removingKeyrings)
+        let frames = file.structure.frames
+        #expect(removals.count == 2)  // the removal's two copies in its own commit
+        #expect(removals.keys.allSatisfy { frames.header(at: $0).keyID != rebound })
+    }
+
     /// The same in compaction: the laptop's vault with the phone's removal
     /// group appended as the phone wrote it (under the removal's own key,
     /// which the laptop does not hold). Before, compaction kept an unopened
