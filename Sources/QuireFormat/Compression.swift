@@ -83,7 +83,60 @@ package enum Compression {
             let window = base + (base / 8) * mantissa
             guard window <= UInt64(limit) else { throw .invalid("the zstd frame's window of \(window) bytes is over \(limit)") }
         }
+        try checkBlocks(input, declared: size)
         return Int(size)
+    }
+
+    /// Walks the blocks of a zstd frame that ``declaredSize(_:limit:)`` has
+    /// found whole, against Block_Maximum_Size = min(window, 128 KiB)
+    /// (RFC 8878 §3.1.1.2.3; `Spec/format.md §6.1` step 4, fourteenth
+    /// review R14-5). libzstd checks only a compressed block's size, and
+    /// reports literals that regenerate to more than the maximum as
+    /// corruption; the spec wants every block's size checked
+    /// (``Failure/invalid(_:)``) and literals over the maximum reported
+    /// like any block that decodes to more than it (``Failure/sizeMismatch(declared:actual:)``).
+    static func checkBlocks(_ input: UnsafeRawBufferPointer, declared: UInt64) throws(Failure) {
+        func byte(_ i: Int) -> UInt64 { i < input.count ? UInt64(input[i]) : 0 }
+        let descriptor = input[4]
+        let singleSegment = descriptor & 0x20 != 0
+        var window = declared
+        var position = 5
+        if !singleSegment {
+            let exponent = UInt64(input[5] >> 3)
+            let base = UInt64(1) << (10 + exponent)
+            window = base + (base / 8) * UInt64(input[5] & 7)
+            position += 1
+        }
+        position += [0, 1, 2, 4][Int(descriptor & 3)]
+        position += [singleSegment ? 1 : 0, 2, 4, 8][Int(descriptor >> 6)]
+        let maximum = min(window, 128 * 1024)
+        // ZSTD_findFrameCompressedSize has walked these headers: each lies
+        // inside the frame, so the loop ends at the last block.
+        while position + 3 <= input.count {
+            let header = byte(position) | byte(position + 1) << 8 | byte(position + 2) << 16
+            position += 3
+            let type = (header >> 1) & 3
+            let size = header >> 3
+            guard size <= maximum else {
+                throw .invalid("a zstd block of \(size) bytes is over the block maximum of \(maximum)")
+            }
+            if type == 2, size > 0 {
+                // The Literals_Section_Header's Regenerated_Size (RFC 8878 §3.1.1.3.1.1).
+                let b0 = byte(position)
+                let regenerated: UInt64
+                switch (b0 & 3, (b0 >> 2) & 3) {
+                case (0...1, 0), (0...1, 2): regenerated = b0 >> 3
+                case (0...1, 1): regenerated = b0 >> 4 | byte(position + 1) << 4
+                case (0...1, _): regenerated = b0 >> 4 | byte(position + 1) << 4 | byte(position + 2) << 12
+                case (_, 0...1): regenerated = (b0 >> 4 | byte(position + 1) << 4) & 0x3ff
+                case (_, 2): regenerated = (b0 >> 4 | byte(position + 1) << 4 | byte(position + 2) << 12) & 0x3fff
+                default: regenerated = (b0 >> 4 | byte(position + 1) << 4 | byte(position + 2) << 12) & 0x3ffff
+                }
+                if regenerated > maximum { throw .sizeMismatch(declared: declared, actual: declared + 1) }
+            }
+            position += type == 1 ? 1 : Int(size)
+            if header & 1 != 0 { break }
+        }
     }
 
     /// Decompresses one zstd frame into `output`, whose size must be the

@@ -13,7 +13,7 @@ import Synchronization
     /// The label whose keyed hash is the key commitment.
     public static let commitmentLabel = Array("quire-key-commitment-v2".utf8)
     /// The label of a slot's `member` tag (`Spec/format.md §5.1`).
-    public static let slotMemberLabel = Array("quire-slot-member-v2".utf8)
+    public static let slotMemberLabel = Array("quire-slot-member-v3".utf8)
 
     /// The subkeys of an epoch key and their KDF ids.
     public enum Subkey: Int, Sendable, CaseIterable {
@@ -63,13 +63,15 @@ import Synchronization
         BLAKE2b.mac(commitmentLabel, key: key, byteCount: 32)
     }
 
-    /// The `member` tag a slot of a kind this version does not define carries
-    /// for the member whose 32-byte `memberKey` it wraps to:
-    /// `BLAKE2b-256(key = K, "quire-slot-member-v2" ‖ vault id ‖ memberKey)`
-    /// (`Spec/format.md §5.1`, `Spec/records.md §6.2`). Keyed by the epoch
-    /// key, so the public part shows no member's key (thirteenth review R13-2).
-    public func slotMemberTag(vaultID: VaultID, memberKey: [UInt8]) -> [UInt8] {
-        BLAKE2b.mac(Self.slotMemberLabel + vaultID.bytes + memberKey, key: key, byteCount: 32)
+    /// The `member` tag a slot of kind `kind` (one this version does not
+    /// define) carries for the member whose 32-byte `memberKey` it wraps to:
+    /// `BLAKE2b-256(key = K, "quire-slot-member-v3" ‖ vault id ‖ memberKey ‖ kind)`,
+    /// `kind` its UTF-8 bytes, last (`Spec/format.md §5.1`, `Spec/records.md §6.2`).
+    /// Keyed by the epoch key, so the public part shows no member's key
+    /// (thirteenth review R13-2); over the kind, so it does not show which
+    /// slots of two kinds are one member's (fourteenth review R14-4).
+    public func slotMemberTag(vaultID: VaultID, memberKey: [UInt8], kind: String) -> [UInt8] {
+        BLAKE2b.mac(Self.slotMemberLabel + vaultID.bytes + memberKey + Array(kind.utf8), key: key, byteCount: 32)
     }
 
     /// The subkey `which`, derived on first use.

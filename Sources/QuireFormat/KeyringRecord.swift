@@ -39,7 +39,7 @@
 
     /// The `member` of a slot of a kind this version does not know: the
     /// 32-byte tag of the member it wraps to, keyed by the epoch key
-    /// (``EpochKey/slotMemberTag(vaultID:memberKey:)``, `Spec/records.md §6.2`);
+    /// (``EpochKey/slotMemberTag(vaultID:memberKey:kind:)``, `Spec/records.md §6.2`);
     /// nil for a known kind, or when absent or not 32 bytes.
     public var memberKey: [UInt8]? {
         guard case .unknown(_, let fields) = self, case .bytes(let b)? = fields[text: "member"], b.count == 32 else { return nil }

@@ -517,16 +517,19 @@ struct Evaluation {
             let passphraseKeys = pub.slots.compactMap { if case .passphrase(_, _, _, let pk, _) = $0 { pk } else { nil } }
             // Device slots by members of role device and key type ed25519;
             // each slot of an unknown kind names a device or recovery member
-            // by its tag under the epoch key, one slot per (member, kind)
-            // (tenth review R10-4, thirteenth review R13-2).
+            // by its tag under the epoch key over the slot's kind, one slot
+            // per (member, kind) (tenth review R10-4, thirteenth review
+            // R13-2, fourteenth review R14-4).
             let devices = content.members.filter { $0.role == "device" && $0.isEd25519 }.count
-            let readers: Set<[UInt8]> =
-                pub.slots.contains(where: \.isUnknown)
-                ? Set(
-                    content.members.filter { $0.role == "device" || $0.role == "recovery" }
-                        .map { epochKey.slotMemberTag(vaultID: vaultID, memberKey: $0.publicKey) }) : []
+            let readerKeys = content.members.filter { $0.role == "device" || $0.role == "recovery" }.map(\.publicKey)
+            let readers: Set<[UInt8]> = Set(
+                Set(pub.slots.filter(\.isUnknown).map(\.kind)).flatMap { kind in
+                    readerKeys.map { epochKey.slotMemberTag(vaultID: vaultID, memberKey: $0, kind: kind) + Array(kind.utf8) }
+                })
             let tagged = pub.slots.compactMap { s in s.memberKey.map { $0 + Array(s.kind.utf8) } }
-            let taggedOK = pub.slots.allSatisfy { s in !s.isUnknown || s.memberKey.map { readers.contains($0) } == true }
+            let taggedOK = pub.slots.allSatisfy { s in
+                !s.isUnknown || s.memberKey.map { readers.contains($0 + Array(s.kind.utf8)) } == true
+            }
             if deviceSlots != devices || recoverySlots != 1 || Set(passphraseKeys).count != passphraseKeys.count || !taggedOK
                 || Set(tagged).count != tagged.count
             {

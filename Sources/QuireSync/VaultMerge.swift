@@ -1010,6 +1010,12 @@ final class Side {
                             continue
                         }
                     case .unopened:
+                        // So is a copy under another key id of one the
+                        // credential does not open (fourteenth review R14-2).
+                        if f.header.keyID != ownKeyCommit(f) {
+                            leftOut.append(.untrustedKeyring(f.location, reason: "a copy under another key id (damaged)"))
+                            continue
+                        }
                         if union.memberMade[id] == nil {
                             leftOut.append(
                                 .untrustedKeyring(f.location, reason: "no member made it, or its epoch is out of reach of its parents"))

@@ -29,12 +29,19 @@ extension VaultFile {
     /// The frame index of every intact committed copy of a keyring in
     /// `removing` → the keys it removes (what
     /// ``verifyCommits(keys:trustedKeyrings:attestors:removedMembers:removals:)`` takes).
+    /// An intact copy has its own key id (`keyCommit[0..<6]`): a copy under
+    /// another key id is damaged and counts for nothing, in §9.4 step 5 too
+    /// (`Spec/format.md §8.1`, fourteenth review R14-3).
     package func removals(of removing: [KeyringID: Set<[UInt8]>]) -> [Int: Set<[UInt8]>] {
         guard !removing.isEmpty else { return [:] }
         let s = structure
         var out: [Int: Set<[UInt8]>] = [:]
         for f in s.frames[0..<s.committedFrameCount] where f.header.kind == .keyring && f.malformation == nil && f.checksumIntact == true {
-            if let keys = removing[KeyringID(unchecked: f.trailer)] { out[f.location.index] = keys }
+            guard let keys = removing[KeyringID(unchecked: f.trailer)], let body = f.plaintextBody,
+                let record = try? KeyringRecord(body: body, location: f.location),
+                f.header.keyID == KeyID(commitment: record.publicPart.keyCommit)
+            else { continue }
+            out[f.location.index] = keys
         }
         return out
     }

@@ -474,6 +474,32 @@ public enum MergeVectors {
                     "the same two removals merged by the laptop, which cannot open the phone's removal nor verify its commit (made under the removal's own key, format.md §9.2): the removal is carried all the same, since its commit is under its own key and a member of its parent signed its link (merge.md §3.2, eighth review R8-3), so both removals stand for every reader; the phone's entry, sealed under a key the laptop does not hold in an unverifiable commit, is left out"
             ),
             try build(
+                "attack-unopened-keyring-rebound-copy-left-out",
+                comment:
+                    "fourteenth review R14-2: mutual-removal-by-device, and on the copy a writer holding no key appends a copy of the phone's removal keyring (which the laptop does not open) under another key id (check recomputed), closed by a junk commit whose header carries the removal's own key id. Before, merge left out a copy under another key id only of a keyring the union trusts: this one, member-made and in a commit unverifiable under its own key id, was carried, and the result reported keyring_copy_damaged until a compaction. Now every keyring frame whose header's key id is not its keyCommit[0..<6] is left out (merge.md §3.2), and the result is the same as mutual-removal-by-device's",
+                merger: .laptop,
+                a: { k in
+                    let v = try k.open(k.a, "laptop")
+                    try v.removeDevice(named: "Phone", now: c + 50)
+                    try k.write(v, text: "laptop after removing the phone", clock: c + 60)
+                },
+                b: { k in
+                    let v = try k.open(k.b, "phone")
+                    try v.removeDevice(named: "Laptop", now: c + 51)
+                    try k.write(v, text: "phone after removing the laptop", clock: c + 61)
+                    let s = try VaultFile(path: k.b).structure
+                    let ring = (0..<s.frames.count).last { s.frames.header(at: $0).kind == .keyring }!
+                    var raw = Array(try Data(contentsOf: URL(fileURLWithPath: k.b)))
+                    var copy = Array(raw[Int(s.frames.location(at: ring).offset)..<Int(s.frames.end(at: ring))])
+                    for i in 2..<8 { copy[i] ^= 0xff }
+                    copy.replaceSubrange(12..<16, with: BLAKE2b.hash(Array(copy[0..<12]), byteCount: 16)[0..<4])
+                    let junk =
+                        CommitChain.commitHeader(keyID: s.frames.header(at: ring).keyID).encoded()
+                        + SeededRandom(label: "rebound copy junk commit").bytes(CommitChain.bodyByteCount)
+                    raw += copy + junk
+                    try Data(raw).write(to: URL(fileURLWithPath: k.b))
+                }),
+            try build(
                 "attack-made-up-epoch-keyring-left-out",
                 comment:
                     "attack (ninth review R9-2): a holder of the epoch key with no signing key (a passphrase or escrow holder) appends to the copy a keyring nobody can open, of public epoch 99, child of the last trusted keyring with a random link, in a verified commit nobody attested. Before, merge carried it (an unopened keyring from a verified commit) and then refused, since it sat above the write key's epoch [behind_newer_keyring]: every merge and compaction, for every credential, for good. Now an unopened keyring is carried only when a member made it (format.md §8.6) and its epoch is at most one above its trusted parents' (merge.md §3.2): it is left out [keyring_unauthenticated], and the copy's entry comes in",

@@ -854,7 +854,7 @@ extension Catalog {
                 let k2 = try b.freshKey(2)
                 // Thirteenth review R13-2: `member` is the member's tag under
                 // the epoch key, not its key.
-                let tag = k2.slotMemberTag(vaultID: b.vaultID, memberKey: tablet.publicKey)
+                let tag = k2.slotMemberTag(vaultID: b.vaultID, memberKey: tablet.publicKey, kind: kind)
                 let future = StoredSlot(
                     slot: .unknown(
                         kind: kind,
@@ -869,8 +869,64 @@ extension Catalog {
                 return try b.vector(
                     "success",
                     comment:
-                        "tenth review R10-4: an escrow-free keyring lists a hybrid post-quantum slot kind in required and holds one slot of it whose member field names a member of role device and key type hybrid-ed25519-ml-dsa (a tablet of a later version) by its tag under the epoch key, MAC256(K, quire-slot-member-v2 || vault id || key) (thirteenth review R13-2: not the key itself, which the public part would show). Readers that do not know the kind check from the public part that it is required and carries a 32-byte member, and once opened that it is the tag of a device or recovery member (one slot per member and kind); the device slots number the members of role device and key type ed25519 only (the phone), so the tablet needs none. Before, any unknown kind made an escrow-free keyring escrow_forbidden, and the device slots were counted by role"
+                        "tenth review R10-4: an escrow-free keyring lists a hybrid post-quantum slot kind in required and holds one slot of it whose member field names a member of role device and key type hybrid-ed25519-ml-dsa (a tablet of a later version) by its tag under the epoch key, MAC256(K, quire-slot-member-v3 || vault id || key || kind) (thirteenth review R13-2: not the key itself, which the public part would show; fourteenth review R14-4: over the slot's kind). Readers that do not know the kind check from the public part that it is required and carries a 32-byte member, and once opened that it is the tag of a device or recovery member (one slot per member and kind); the device slots number the members of role device and key type ed25519 only (the phone), so the tablet needs none. Before, any unknown kind made an escrow-free keyring escrow_forbidden, and the device slots were counted by role"
                 )
+            },
+            {
+                // Fourteenth review R14-4: one member's slots of two unknown
+                // kinds carry two tags, since the tag covers the kind.
+                let b = try VectorBuilder("success-escrow-free-unknown-slots-of-two-kinds", escrowFree: true, deviceSeed: phoneSeed)
+                try b.commit([.entry(b.entry("escrow-free, epoch 1"))])
+                let phone = try VectorBuilder.device(phoneSeed)
+                let kinds = ["hybrid-x25519-ml-kem", "hybrid-x25519-hqc"]
+                let tablet = KeyringMember(
+                    role: "device", publicKey: b.random.bytes(32), keyType: "hybrid-ed25519-ml-dsa", name: "Tablet", added: b.now)
+                let k2 = try b.freshKey(2)
+                let future = kinds.map { kind in
+                    StoredSlot(
+                        slot: .unknown(
+                            kind: kind,
+                            fields: CBORMap(text: [
+                                ("box", .bytes(b.random.bytes(1200))), ("kind", .text(kind)),
+                                ("member", .bytes(k2.slotMemberTag(vaultID: b.vaultID, memberKey: tablet.publicKey, kind: kind))),
+                            ])))
+                }
+                let body = try b.keyring(
+                    k2, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: k2) + future, members: b.members + [tablet],
+                    signer: phone, escrowFree: true, requiredSlotKinds: kinds)
+                _ = try b.addKeyring(k2, body, members: b.members + [tablet])
+                try b.commit([.entry(b.entry("escrow-free, epoch 2, with two post-quantum slots of one member"))])
+                return try b.vector(
+                    "success",
+                    comment:
+                        "fourteenth review R14-4: an escrow-free keyring requires two hybrid slot kinds and holds one slot of each for the same member (the tablet, key type hybrid-ed25519-ml-dsa). The member tag covers the slot's kind, MAC256(K, quire-slot-member-v3 || vault id || key || kind), so the two slots carry two unrelated tags and the public part does not show that they belong to one member (with the tag of quire-slot-member-v2, over vault id || key only, they carried the same tag). Once opened, rule 2 finds each slot's tag among the device and recovery members' tags for that slot's kind"
+                )
+            },
+            {
+                // R14-4: a tag computed for another kind names no member.
+                let b = try VectorBuilder("attack-escrow-free-slot-member-tag-of-another-kind", escrowFree: true, deviceSeed: phoneSeed)
+                try b.commit([.entry(b.entry("escrow-free, epoch 1"))])
+                let phone = try VectorBuilder.device(phoneSeed)
+                let kinds = ["hybrid-x25519-ml-kem", "hybrid-x25519-hqc"]
+                let tablet = KeyringMember(
+                    role: "device", publicKey: b.random.bytes(32), keyType: "hybrid-ed25519-ml-dsa", name: "Tablet", added: b.now)
+                let k2 = try b.freshKey(2)
+                let tag = k2.slotMemberTag(vaultID: b.vaultID, memberKey: tablet.publicKey, kind: kinds[0])
+                let future = kinds.map { kind in
+                    StoredSlot(
+                        slot: .unknown(
+                            kind: kind,
+                            fields: CBORMap(text: [("box", .bytes(b.random.bytes(1200))), ("kind", .text(kind)), ("member", .bytes(tag))])))
+                }
+                let body = try b.keyring(
+                    k2, parents: [b.parent(b.rootID)], slots: try b.memberSlots(for: k2) + future, members: b.members + [tablet],
+                    signer: phone, escrowFree: true, requiredSlotKinds: kinds)
+                let i = try b.addKeyring(k2, body, trust: false, members: b.members + [tablet])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "attack (fourteenth review R14-4): the same as success-escrow-free-unknown-slots-of-two-kinds, except that the slot of kind hybrid-x25519-hqc carries the tablet's tag for hybrid-x25519-ml-kem, the same tag as the other slot, as the tag over vault id || key only made it. The tag covers the slot's kind (format.md §5.1, §8.4 rule 2), so it is the tag of no member for this kind: escrow_forbidden once opened",
+                    issues: [("escrow_forbidden", b.offset(i))])
             },
             {
                 // Thirteenth review R13-2: the layout before, `member` the
@@ -890,7 +946,7 @@ extension Catalog {
                 return try b.vector(
                     "damaged",
                     comment:
-                        "attack (thirteenth review R13-2): an escrow-free keyring holds a slot of a required kind readers do not know whose member is the raw public key of the phone, a device member, as the layout before the fix wrote it. The public part is public, and a device code carries the device's key, so anyone holding one could find the device's slot and learn that it belongs to the vault. member is now MAC256(K, quire-slot-member-v2 || vault id || key) under the keyring's epoch key (format.md §5.1, §8.4 rule 2); a raw key is the tag of no member: escrow_forbidden once opened (before: trusted)",
+                        "attack (thirteenth review R13-2): an escrow-free keyring holds a slot of a required kind readers do not know whose member is the raw public key of the phone, a device member, as the layout before the fix wrote it. The public part is public, and a device code carries the device's key, so anyone holding one could find the device's slot and learn that it belongs to the vault. member is now MAC256(K, quire-slot-member-v3 || vault id || key || kind) under the keyring's epoch key (format.md §5.1, §8.4 rule 2); a raw key is the tag of no member: escrow_forbidden once opened (before: trusted)",
                     issues: [("escrow_forbidden", b.offset(i))])
             },
             {

@@ -66,6 +66,88 @@ extension Catalog {
                     issues: [("decompression_failed", b.offset(idx[0]!))])
             },
             {
+                // Fourteenth review R14-5: a single-segment frame's window,
+                // so its Block_Maximum_Size, is its declared size (format.md
+                // §6.1 step 4). libzstd refuses the block ("Src size is
+                // incorrect"); a reader decoding under a header of its own did not.
+                let b = try VectorBuilder("damaged-zstd-block-over-single-segment-size")
+                let content = [UInt8](String(repeating: "quire ", count: 16).utf8) + [UInt8]("test".utf8)
+                // Descriptor 0xa0: a 4-byte content size, single segment. One
+                // last compressed block: raw literals (2-byte header), the
+                // 100 bytes, no sequences: Block_Size 103, over 100.
+                var z: [UInt8] = [0x28, 0xb5, 0x2f, 0xfd, 0xa0] + le(UInt64(content.count), 4)
+                z += zstdCompressedBlockOfRawLiterals(content)
+                Padding.pad(&z)
+                let frame = try Edit.sealedFrame(
+                    kind: .entryRevision, flags: 0x03, key: b.keys.writeKey!, vaultID: b.vaultID, plaintext: z, random: b.random)
+                let idx = try b.commit([.raw(frame, release: nil), .entry(b.entry("after"))])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "a single-segment zstd frame that declares 100 bytes and holds one compressed block of 103 bytes (fourteenth review R14-5): a single-segment frame's window is its declared size, so the block is over Block_Maximum_Size = min(window, 128 KiB) (format.md §6.1 step 4): decompression_failed",
+                    issues: [("decompression_failed", b.offset(idx[0]!))])
+            },
+            {
+                // R14-5 with a Window_Descriptor: one raw block larger than
+                // the window, which libzstd does not check for raw blocks.
+                let b = try VectorBuilder("damaged-zstd-block-over-window")
+                // Descriptor 0x80: a 4-byte content size, not single-segment;
+                // window descriptor 0x00: 1 KiB; one last raw block of 4096 bytes.
+                var z: [UInt8] = [0x28, 0xb5, 0x2f, 0xfd, 0x80, 0x00] + le(4096, 4)
+                z += le(4096 << 3 | 1, 3) + [UInt8](repeating: 0x41, count: 4096)
+                Padding.pad(&z)
+                let frame = try Edit.sealedFrame(
+                    kind: .entryRevision, flags: 0x03, key: b.keys.writeKey!, vaultID: b.vaultID, plaintext: z, random: b.random)
+                let idx = try b.commit([.raw(frame, release: nil), .entry(b.entry("after"))])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "a zstd frame with a 1 KiB window that declares 4096 bytes and holds them in one raw block (fourteenth review R14-5): the block is over Block_Maximum_Size = min(window, 128 KiB), whatever its type (format.md §6.1 step 4), although libzstd decodes it (it checks only compressed blocks): decompression_failed",
+                    issues: [("decompression_failed", b.offset(idx[0]!))])
+            },
+            {
+                // R14-5: literals that regenerate to more than the block
+                // maximum, which libzstd reports as corruption.
+                let b = try VectorBuilder("damaged-zstd-literals-over-window")
+                // Descriptor 0x80, window 1 KiB, 2000 bytes declared; one last
+                // compressed block: RLE literals (2-byte header, Regenerated_Size
+                // 2000) of 0x41, no sequences.
+                var z: [UInt8] = [0x28, 0xb5, 0x2f, 0xfd, 0x80, 0x00] + le(2000, 4)
+                let body = le(2000 << 4 | 0b0101, 2) + [0x41, 0x00]
+                z += le(UInt64(body.count) << 3 | 2 << 1 | 1, 3) + body
+                Padding.pad(&z)
+                let frame = try Edit.sealedFrame(
+                    kind: .entryRevision, flags: 0x03, key: b.keys.writeKey!, vaultID: b.vaultID, plaintext: z, random: b.random)
+                let idx = try b.commit([.raw(frame, release: nil), .entry(b.entry("after"))])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "a zstd frame with a 1 KiB window, 2000 bytes declared, one compressed block whose RLE literals regenerate 2000 bytes (fourteenth review R14-5): the block decodes to more than Block_Maximum_Size, read from its Literals_Section_Header (format.md §6.1 step 4), which libzstd reports as corruption: decompressed_size_mismatch",
+                    issues: [("decompressed_size_mismatch", b.offset(idx[0]!))])
+            },
+            {
+                // R14-5: a compressed block whose sequences decode to more
+                // than the window; libzstd runs out of room ("Destination
+                // buffer is too small").
+                let b = try VectorBuilder("damaged-zstd-block-decodes-over-window")
+                let content = [UInt8](String(repeating: "a journal line, ", count: 375).utf8)
+                let made = Compression.compress(content)
+                // zstd writes a single-segment frame with a 2-byte size (descriptor 0x60):
+                // keep its blocks, under a 1 KiB window and a 4-byte size.
+                precondition(made[4] == 0x60, "expected a single-segment frame with a 2-byte size")
+                var z: [UInt8] = [0x28, 0xb5, 0x2f, 0xfd, 0x80, 0x00] + le(UInt64(content.count), 4) + made[7...]
+                precondition(z[10] >> 1 & 3 == 2 && z[10] & 1 == 1 && content.count == 6000, "expected one compressed block")
+                Padding.pad(&z)
+                let frame = try Edit.sealedFrame(
+                    kind: .entryRevision, flags: 0x03, key: b.keys.writeKey!, vaultID: b.vaultID, plaintext: z, random: b.random)
+                let idx = try b.commit([.raw(frame, release: nil), .entry(b.entry("after"))])
+                return try b.vector(
+                    "damaged",
+                    comment:
+                        "a zstd frame with a 1 KiB window that declares its 6000 bytes, in one small compressed block whose sequences decode all 6000 (fourteenth review R14-5): the block decodes to more than Block_Maximum_Size = min(window, 128 KiB), the decoder runs out of room (format.md §6.1): decompressed_size_mismatch",
+                    issues: [("decompressed_size_mismatch", b.offset(idx[0]!))])
+            },
+            {
                 let b = try VectorBuilder("damaged-zstd-real-size-exceeds-declared")
                 let payload = b.entry(String(repeating: english, count: 10)).encoded()
                 var z = Compression.compress(payload)
@@ -861,4 +943,16 @@ extension Catalog {
             },
         ]
     }
+}
+
+/// `count` bytes of `value`, least significant first (zstd's byte order).
+private func le(_ value: UInt64, _ count: Int) -> [UInt8] {
+    (0..<count).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
+}
+
+/// One last zstd compressed block (RFC 8878 §3.1.1.3) holding `literals` as
+/// raw literals (a 2-byte header: 32 to 4095 bytes) and no sequences.
+private func zstdCompressedBlockOfRawLiterals(_ literals: [UInt8]) -> [UInt8] {
+    let body = le(UInt64(literals.count) << 4 | 0b0100, 2) + literals + [0x00]
+    return le(UInt64(body.count) << 3 | 2 << 1 | 1, 3) + body
 }

@@ -217,6 +217,32 @@ import Testing
                 == .failure(.invalid("the zstd frame's window of 33554432 bytes is over \(Limits.maxRecordByteCount)")))
     }
 
+    /// Fourteenth review R14-5: every block against Block_Maximum_Size =
+    /// min(window, 128 KiB) (`Spec/format.md §6.1` step 4). libzstd decodes
+    /// a raw or RLE block over the window, and reports literals over it as
+    /// corruption.
+    @Test func blocksOverTheBlockMaximumAreRejected() {
+        // Not single-segment, a 4-byte content size; window descriptor 0x00 (1 KiB).
+        func frame(_ size: Int, _ blocks: [UInt8]) -> [UInt8] {
+            [0x28, 0xb5, 0x2f, 0xfd, 0x80, 0x00] + (0..<4).map { UInt8(truncatingIfNeeded: size >> (8 * $0)) } + blocks
+        }
+        // One last raw block of 1024 bytes: at the maximum, accepted.
+        let atMaximum = frame(1024, [0x01, 0x20, 0x00] + [UInt8](repeating: 0x41, count: 1024))
+        #expect(Self.decompress(atMaximum) == .success([UInt8](repeating: 0x41, count: 1024)))
+        // One last raw block of 1025 bytes, and one last RLE block of 1025.
+        let raw = frame(1025, [0x09, 0x20, 0x00] + [UInt8](repeating: 0x41, count: 1025))
+        #expect(Self.decompress(raw) == .failure(.invalid("a zstd block of 1025 bytes is over the block maximum of 1024")))
+        let rle = frame(1025, [0x0b, 0x20, 0x00, 0x41])
+        #expect(Self.decompress(rle) == .failure(.invalid("a zstd block of 1025 bytes is over the block maximum of 1024")))
+        // One last compressed block of 4 bytes: RLE literals regenerating
+        // 2000 bytes (header 0x7d05), no sequences.
+        let literals = frame(2000, [0x25, 0x00, 0x00, 0x05, 0x7d, 0x41, 0x00])
+        #expect(Self.decompress(literals) == .failure(.sizeMismatch(declared: 2000, actual: 2001)))
+        // A single-segment frame of 5 bytes (so a 5-byte window) with a raw block of 6.
+        let single: [UInt8] = [0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x05, 0x31, 0x00, 0x00] + Array("hello!".utf8)
+        #expect(Self.decompress(single) == .failure(.invalid("a zstd block of 6 bytes is over the block maximum of 5")))
+    }
+
     @Test func hugeDeclaredSizeIsRejectedBeforeDecompressing() {
         // Single-segment frame with an 8-byte content size of 2^40 and a raw
         // 5-byte block: the size check must come first.

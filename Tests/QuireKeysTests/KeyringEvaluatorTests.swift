@@ -610,14 +610,51 @@ import Testing
         }
         let raw = try vault("slot member raw key") { $0.recoverySigner.publicKey }
         #expect(raw.unlockError(.recoveryKey(raw.recovery)) == .escrowForbidden(Self.genesisLocation))
-        let tagged = try vault("slot member tag") { $0.epoch1.slotMemberTag(vaultID: $0.vaultID, memberKey: $0.recoverySigner.publicKey) }
+        let tagged = try vault("slot member tag") {
+            $0.epoch1.slotMemberTag(vaultID: $0.vaultID, memberKey: $0.recoverySigner.publicKey, kind: kind)
+        }
         let unlocked = try tagged.unlock(.recoveryKey(tagged.recovery))
         #expect(unlocked.keyrings.map(\.isTrusted) == [true])
         let publicBytes = unlocked.keyrings[0].record.publicBytes
         let key = tagged.recoverySigner.publicKey
         #expect(!(0...(publicBytes.count - key.count)).contains { Array(publicBytes[$0..<($0 + key.count)]) == key })
         #expect(unlocked.keyrings[0].record.publicPart.slots.compactMap(\.memberKey)
-            == [tagged.epoch1.slotMemberTag(vaultID: tagged.vaultID, memberKey: key)])
+            == [tagged.epoch1.slotMemberTag(vaultID: tagged.vaultID, memberKey: key, kind: kind)])
+    }
+
+    /// Fourteenth review R14-4: one member's slots of two unknown kinds
+    /// carried one tag, so the public part showed that they belong to one
+    /// member. The tag now covers the slot's kind: two kinds give two tags,
+    /// and a tag computed for the other kind names no member.
+    @Test func escrowFreeSlotMemberTagCoversTheSlotKind() throws {
+        let kinds = ["hybrid-x25519-ml-kem", "hybrid-x25519-hqc"]
+        func vault(_ label: String, tagKinds: [String]) throws -> KeyringVault {
+            let v = KeyringVault(label: label)
+            let future = zip(kinds, tagKinds).map { kind, tagKind in
+                KeySlot.unknown(
+                    kind: kind,
+                    fields: CBORMap(text: [
+                        ("box", .bytes(v.random.bytes(1200))), ("kind", .text(kind)),
+                        ("member", .bytes(v.epoch1.slotMemberTag(vaultID: v.vaultID, memberKey: v.recoverySigner.publicKey, kind: tagKind))),
+                    ]))
+            }
+            let content = KeyringContent(members: [v.recoveryMember], blobKey: v.blobKey, created: 2_000, reason: "test")
+            let body = try KeyringBuilder.body(
+                epochKey: v.epoch1, vaultID: v.vaultID, parents: [], isEscrowFree: true, requiredSlotKinds: kinds,
+                slots: ([v.recoverySlot(v.epoch1)] + future).map { StoredSlot(slot: $0) }, vaultSalt: v.salt, content: content,
+                signer: v.recoverySigner, random: v.random)
+            try v.create([(v.epoch1, body)])
+            return v
+        }
+        let own = try vault("slot member tag per kind", tagKinds: kinds)
+        let unlocked = try own.unlock(.recoveryKey(own.recovery))
+        #expect(unlocked.keyrings.map(\.isTrusted) == [true])
+        let tags = unlocked.keyrings[0].record.publicPart.slots.compactMap(\.memberKey)
+        #expect(tags.count == 2 && tags[0] != tags[1])
+        let key = own.recoverySigner.publicKey
+        #expect(tags == kinds.map { own.epoch1.slotMemberTag(vaultID: own.vaultID, memberKey: key, kind: $0) })
+        let shared = try vault("slot member tag of another kind", tagKinds: [kinds[0], kinds[0]])
+        #expect(shared.unlockError(.recoveryKey(shared.recovery)) == .escrowForbidden(Self.genesisLocation))
     }
 
     @Test func slotThatOpensButDoesNotOpenTheSealedPart() throws {

@@ -283,6 +283,60 @@ import Testing
         #expect(try Self.keyringIDs(aByLaptop) == both)
     }
 
+    /// Appends to the file at `path` a copy of its last keyring frame under
+    /// another key id (check recomputed), closed by a junk commit whose
+    /// header carries the keyring's own key id, as a writer holding no key
+    /// can; returns the copy's key id.
+    static func appendReboundCopyOfLastKeyring(_ path: String) throws -> KeyID {
+        let s = try VaultFile(path: path).structure
+        let ring = s.frames.indices.last { s.frames.header(at: $0).kind == .keyring }!
+        let raw = bytes(path)
+        var copy = Array(raw[Int(s.frames.location(at: ring).offset)..<Int(s.frames.end(at: ring))])
+        for i in 2..<8 { copy[i] ^= 0xff }
+        copy.replaceSubrange(12..<16, with: BLAKE2b.hash(Array(copy[0..<12]), byteCount: 16)[0..<4])
+        let junk = CommitChain.commitHeader(keyID: s.frames.header(at: ring).keyID).encoded() + [UInt8](repeating: 0x77, count: CommitChain.bodyByteCount)
+        try SystemFile(path: path, mode: .readWrite).write(copy + junk, at: UInt64(raw.count))
+        let after = try VaultFile(path: path).structure.frames
+        return after.header(at: after.indices.last { after.header(at: $0).kind == .keyring }!).keyID
+    }
+
+    /// Fourteenth review R14-2: the phone's removal of the laptop, which the
+    /// laptop cannot open, is carried as member-made from its commit under
+    /// its own key id. A keyless writer appends a copy of it under another
+    /// key id, closed by a junk commit under the removal's key id. Before,
+    /// merge left out a copy under another key id only of a trusted
+    /// keyring: this one was carried, and the result reported
+    /// `keyring_copy_damaged`. Now every such copy is left out (`Spec/merge.md §3.2`).
+    @Test func attackReboundCopyOfAnUnopenedKeyringIsLeftOut() throws {
+        let c = try TwoCopies("rebound copy of an unopened keyring")
+        let laptop = Credential.device(c.laptop.keyPair)
+        try c.onLaptop(c.a).removeDevice(named: "Phone", now: t0 + 5)
+        try c.onPhone(c.b).removeDevice(named: "Laptop", now: t0 + 6)
+        let rebound = try Self.appendReboundCopyOfLastKeyring(c.b)
+        let report = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: laptop, options: fast)
+        #expect(report.changed)
+        let frames = try VaultFile(path: c.a).structure.frames
+        let keyringKeyIDs = frames.filter { $0.header.kind == .keyring }.map(\.header.keyID)
+        #expect(!keyringKeyIDs.contains(rebound))
+        #expect(try Self.keyringIDs(c.a).count == 4)  // the root, the enrolment and both removals
+    }
+
+    /// Fourteenth review R14-3: §9.4 step 5 counts a removal's intact copy
+    /// in an attested group, and an intact copy has its own key id
+    /// (`Spec/format.md §8.1`). A copy under another key id, appended with a
+    /// junk commit, is not one of the removal's copies there.
+    @Test func reboundCopyOfARemovalIsNoRemovalCopy() throws {
+        let c = try TwoCopies("rebound copy of a removal")
+        try c.onLaptop(c.a).removeDevice(named: "Phone", now: t0 + 5)
+        let rebound = try Self.appendReboundCopyOfLastKeyring(c.a)
+        let file = try VaultFile(path: c.a)
+        let unlocked = try KeyringEvaluator.unlock(file, with: .device(c.laptop.keyPair))
+        let removals = file.removals(of: unlocked.removingKeyrings)
+        let frames = file.structure.frames
+        #expect(removals.count == 2)  // the removal's two copies in its own commit
+        #expect(removals.keys.allSatisfy { frames.header(at: $0).keyID != rebound })
+    }
+
     /// The same in compaction: the laptop's vault with the phone's removal
     /// group appended as the phone wrote it (under the removal's own key,
     /// which the laptop does not hold). Before, compaction kept an unopened

@@ -18,7 +18,6 @@ import Testing
         let phone = try DeviceIdentity.generate(name: "Phone", now: 0, using: SeededRandom(label: "readme phone"))
         let phoneCode = phone.code
 
-        let now: Int64 = 1_767_225_600_000
         let store = try FileDeviceKeyStore.standard()
         let (laptop, _) = try store.loadOrCreate(name: "Laptop")
         let recovery = try RecoveryKey()
@@ -64,7 +63,6 @@ extension VaultObserverTests {
         let dir = TemporaryDirectory()
         let journal = dir.file("Journal.quire")
         let store = FileDeviceKeyStore(directory: dir.file("home"))
-        let now: Int64 = 1_767_225_600_000
         let (laptop, _) = try store.loadOrCreate(name: "Laptop")
         _ = try await Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: RecoveryKey(), device: laptop))
         let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF] + SeededRandom(label: "readme jpeg").bytes(3000)

@@ -488,11 +488,13 @@ def _mark_before_removal(commits: list, links: dict, keys) -> None:
     """§9.4 step 5 (eleventh review R11-2): a commit attested by a removed
     member ranks with a current member's standing when it is a link ancestor
     of a commit a current member attested whose group holds an intact copy
-    of a trusted keyring listing that member in `removed`. Each such commit
+    of a trusted keyring listing that member in `removed` (an intact copy:
+    one with its own key id, §8.1, fourteenth review R14-3). Each such commit
     walks up its links (one link per commit: a path), stopping at a commit
     already walked for the same removed keys, so each commit is looked at
     once per distinct `removed` set."""
     removing = {kr.id: frozenset(kr.removed_keys()) for kr in keys.trusted if kr.removed_keys()}
+    own_key_id = {kr.id: kr.key_commit[:6] for kr in keys.trusted}
     for c in commits:
         c.before_removal = False
     if not removing:
@@ -505,7 +507,7 @@ def _mark_before_removal(commits: list, links: dict, keys) -> None:
             continue
         for f in r.covered:
             removed = removing.get(f.body[-BODY_HASH:]) if f.kind == KIND_KEYRING and is_well_formed(f) \
-                and f.body_hash_ok() else None
+                and f.body_hash_ok() and f.key_id == own_key_id.get(f.body[-BODY_HASH:]) else None
             if not removed:
                 continue
             link = links.get(r.index)

@@ -60,12 +60,14 @@ def key_commitment(epoch_key: bytes) -> bytes:
     return mac256(epoch_key, b"quire-key-commitment-v2")
 
 
-def slot_member_tag(epoch_key: bytes, vault_id: bytes, member_key: bytes) -> bytes:
-    """format.md §5.1: the `member` of a slot of a kind version 2 does not
-    define, MAC256(K, "quire-slot-member-v2" ‖ vault id ‖ member key):
-    keyed by the epoch key, so the public part shows no member's key
-    (thirteenth review R13-2)."""
-    return mac256(epoch_key, b"quire-slot-member-v2" + vault_id + member_key)
+def slot_member_tag(epoch_key: bytes, vault_id: bytes, member_key: bytes, kind: str) -> bytes:
+    """format.md §5.1: the `member` of a slot of kind `kind` (one version 2
+    does not define), MAC256(K, "quire-slot-member-v3" ‖ vault id ‖ member
+    key ‖ kind), the kind's UTF-8 bytes last: keyed by the epoch key, so the
+    public part shows no member's key (thirteenth review R13-2), and over the
+    kind, so one member's slots of two kinds carry unrelated tags (fourteenth
+    review R14-4)."""
+    return mac256(epoch_key, b"quire-slot-member-v3" + vault_id + member_key + kind.encode("utf-8"))
 
 
 # --------------------------------------------------------------------------

@@ -632,16 +632,17 @@ class _Reach:
             # device slots by members of role device and key type ed25519 (a
             # member of another key type has slots of its own kind); each
             # unknown kind's slot names a device or recovery member by its tag
-            # under the epoch key, at most one slot per (member, kind) (R10-4,
-            # R13-2)
-            readers = {slot_member_tag(key, vid, m.get("key")) for m in members
-                       if _role(m) in ("device", "recovery")}
+            # under the epoch key over the slot's kind, at most one slot per
+            # (member, kind) (R10-4, R13-2, R14-4)
             tagged = [(s.get("member"), s.get("kind")) for s in kr.slots
                       if s.get("kind") not in KNOWN_SLOT_KINDS]
+            readers = {(slot_member_tag(key, vid, m.get("key"), kind), kind)
+                       for kind in {t[1] for t in tagged if isinstance(t[1], str)} for m in members
+                       if _role(m) in ("device", "recovery")}
             if (kinds.count("device") != sum(1 for m in members if _role(m) == "device"
                                              and m.get("keyType", "ed25519") == "ed25519")
                     or kinds.count("recovery") != 1 or len(set(ppk)) != len(ppk)
-                    or any(t[0] not in readers for t in tagged) or len(set(tagged)) != len(tagged)):
+                    or any(t not in readers for t in tagged) or len(set(tagged)) != len(tagged)):
                 kr.reject("escrow_forbidden", "slots do not match the members")
                 return
         signer = I.get("signer")

@@ -160,8 +160,9 @@ def _classify(side: Side, keys: _FileKeys, union, vault_id: bytes, skip_groups: 
                 reason = "authentication_failed"
             elif f.kind == KIND_KEYRING:
                 kr = by_id.get(f.body[-BODY_HASH:])
-                if kr is not None and kr.trusted and f.key_id != kr.key_commit[:6]:
-                    reason = "keyring_unauthenticated"    # a damaged copy: format.md 8.1, R13-1
+                if kr is not None and kr.pub is not None and f.key_id != kr.key_commit[:6]:
+                    # a damaged copy, trusted or not: format.md 8.1, R13-1, R14-2
+                    reason = "keyring_unauthenticated"
                 elif kr is not None and kr.trusted:
                     pass                                  # whatever its commit
                 elif kr is None or kr.pub is None or kr.opened or kr.fail_public:

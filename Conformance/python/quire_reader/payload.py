@@ -85,6 +85,7 @@ def zstd_frame_info(data: bytes):
             declared += 256
     pos += fcs_size
     first_block = pos
+    blocks = []
     while True:
         need(3)
         bh = int.from_bytes(data[pos:pos + 3], "little")
@@ -96,13 +97,30 @@ def zstd_frame_info(data: bytes):
             raise PayloadError("decompression_failed", "reserved block type")
         n = 1 if btype == 1 else bsize
         need(n)
+        blocks.append((pos - 3, btype, bsize, literals_regenerated_size(data[pos:pos + n]) if btype == 2 else None))
         pos += n
         if last:
             break
     if checksum:
         need(4)
         pos += 4
-    return declared, pos, first_block, fhd, did, window
+    if window is None:
+        window = declared  # a single-segment frame's window is its declared size
+    return declared, pos, first_block, fhd, did, window, blocks
+
+
+def literals_regenerated_size(block: bytes):
+    """The Regenerated_Size of a compressed block's Literals_Section_Header
+    (RFC 8878 §3.1.1.3.1.1), or None when the block is too short for it."""
+    if not block:
+        return None
+    h = int.from_bytes(block[:5].ljust(5, b"\0"), "little")
+    ltype, fmt = h & 3, (h >> 2) & 3
+    if ltype <= 1:
+        if fmt in (0, 2):
+            return (h >> 3) & 0x1f
+        return (h >> 4) & (0xfff if fmt == 1 else 0xfffff)
+    return (h >> 4) & {0: 0x3ff, 1: 0x3ff, 2: 0x3fff, 3: 0x3ffff}[fmt]
 
 
 def decompress(payload: bytes) -> bytes:
@@ -110,10 +128,14 @@ def decompress(payload: bytes) -> bytes:
     differs) that declares its size, names no dictionary and has nothing
     after it [decompression_failed]; the declared size within 16 MiB
     [size_limit_exceeded]; a window over 16 MiB, from the frame header
-    [decompression_failed] (step 3, thirteenth review R13-3); then decoding
-    into exactly the declared size [decompressed_size_mismatch], any other
-    decoder failure being decompression_failed."""
-    declared, flen, first_block, fhd, did, window = zstd_frame_info(payload)
+    [decompression_failed] (step 3, thirteenth review R13-3); the blocks, in
+    order, against Block_Maximum_Size = min(window, 128 KiB): a Block_Size
+    over it [decompression_failed], literals that regenerate to more than it
+    [decompressed_size_mismatch] (step 4, fourteenth review R14-5); then
+    decoding into exactly the declared size, no block decoding to more than
+    the maximum [decompressed_size_mismatch], any other decoder failure
+    being decompression_failed."""
+    declared, flen, first_block, fhd, did, window, blocks = zstd_frame_info(payload)
     if declared is None:
         raise PayloadError("decompression_failed", "frame does not declare its size")
     if any(did):
@@ -122,26 +144,43 @@ def decompress(payload: bytes) -> bytes:
         raise PayloadError("decompression_failed", "bytes after the zstd frame")
     if declared > MAX_PAYLOAD:
         raise PayloadError("size_limit_exceeded", "declared size %d" % declared)
-    if window is not None and window > MAX_PAYLOAD:
+    if window > MAX_PAYLOAD:
         raise PayloadError("decompression_failed", "window of %d bytes over 16 MiB" % window)
+    block_max = min(window, 128 * 1024)
+    for _, btype, bsize, regenerated in blocks:
+        if bsize > block_max:
+            raise PayloadError("decompression_failed",
+                               "block of %d bytes over the block maximum of %d" % (bsize, block_max))
+        if regenerated is not None and regenerated > block_max:
+            raise PayloadError("decompressed_size_mismatch",
+                               "literals of %d bytes over the block maximum of %d" % (regenerated, block_max))
     # libzstd itself refuses a frame whose output differs from its declared
     # size ("corruption detected" / "destination buffer too small"), which
     # hides the difference between corrupt data and a size mismatch. To
     # observe how many bytes the frame really produces, decode the same blocks
     # under a header that declares no size (a window wide enough for any
-    # allowed payload), reading at most declared + 1 bytes.
+    # allowed payload), one block at a time, so that a block that decodes to
+    # more than the frame's own Block_Maximum_Size shows (the decoder under
+    # the frame's own header runs out of room there).
     window_log = max(17, (declared + 1).bit_length())
     new_fhd = fhd & 0x04                        # keep the checksum flag; no dictionary id
     header = struct.pack("<I", ZSTD_MAGIC) + bytes([new_fhd, (window_log - 10) << 3])
-    frame = header + payload[first_block:]
+    ends = [start for start, _, _, _ in blocks[1:]] + [flen]
+    out = b""
     try:
-        reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(frame))
-        out = reader.read(declared + 1)
-        while len(out) <= declared:
-            more = reader.read(declared + 1 - len(out))
-            if not more:
-                break
+        d = zstandard.ZstdDecompressor().decompressobj()
+        out = d.decompress(header + payload[first_block:ends[0]])
+        if len(out) > block_max:
+            raise PayloadError("decompressed_size_mismatch",
+                               "a block decodes to more than the block maximum of %d" % block_max)
+        for start, end in zip(ends, ends[1:]):
+            more = d.decompress(payload[start:end])
+            if len(more) > block_max:
+                raise PayloadError("decompressed_size_mismatch",
+                                   "a block decodes to more than the block maximum of %d" % block_max)
             out += more
+            if len(out) > declared:
+                break
     except zstandard.ZstdError as e:
         raise PayloadError("decompression_failed", "corrupt zstd data: %s" % e)
     if len(out) != declared:
