@@ -308,7 +308,7 @@ extension VaultFile {
             streamIndexCache = nil
             let newGroups = structure.groups[groupsBefore...]
             for g in newGroups {
-                for i in g.members where structure.frames.header(at: i).kind == .keyring {
+                for i in g.members where structure.frames.kind(at: i) == .keyring {
                     // Another writer changed the keys: the key layer must look.
                     throw .vaultChanged(path: path)
                 }
