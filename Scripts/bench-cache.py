@@ -15,7 +15,8 @@
 # from that state (restored untimed before each run of `add`, which grows the
 # vault), one process at a time, the builds interleaved round by round (order
 # swapped every round); wall time and the child's CPU (user + system, wait4);
-# medians, and the median of the per-round after ÷ before ratios. Peak
+# medians, and the median of the per-round after ÷ before ratios (a case
+# whose binary a build folder lacks is left out, said on stderr). Peak
 # memory is the library child's own VmHWM (a child's ru_maxrss keeps the
 # forking parent's size across exec). The load average is printed at start
 # and end. Reports only: never fails on a timing.
@@ -110,6 +111,11 @@ def main():
                 ("quire show (middle entry)", lambda b, s: [os.path.join(b, "quire"), "show", s[2], s[3]], False),
             ]
             for case, argv, restores in cases:
+                # A build folder without quire-bench (a bare quire, as
+                # `make release` builds) leaves the library case out.
+                if not all(os.path.exists(argv(binary, states[build])[0]) for build, binary in builds):
+                    log(f"  {case}: left out (not every build has {os.path.basename(argv(builds[0][1], states[builds[0][0]])[0])})")
+                    continue
                 samples = {b: [] for b, _ in builds}
                 for r in range(args.rounds + 1):
                     order = builds if r % 2 == 0 else builds[::-1]

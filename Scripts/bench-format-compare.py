@@ -55,8 +55,8 @@ def run(cmd, cwd=None):
 
 def build(tree):
     log(f"building quire-bench (release) in {tree} …")
-    run(["swift", "build", "-c", "release", "--product", "quire-bench"], cwd=tree)
-    return os.path.join(run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=tree).strip(), "quire-bench")
+    run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--product", "quire-bench"], cwd=tree)
+    return os.path.join(run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--show-bin-path"], cwd=tree).strip(), "quire-bench")
 
 
 def prepare_v1(ref, scratch):

@@ -80,8 +80,8 @@ def main():
         raise SystemExit("missing: hyperfine (apt-get install hyperfine)")
     quire = args.quire
     if not quire:
-        subprocess.run(["swift", "build", "-c", "release", "--product", "quire"], cwd=ROOT, check=True)
-        quire = os.path.join(run(["swift", "build", "-c", "release", "--show-bin-path"], dict(os.environ)).strip(), "quire")
+        subprocess.run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--product", "quire"], cwd=ROOT, check=True)
+        quire = os.path.join(run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--show-bin-path"], dict(os.environ)).strip(), "quire")
     builds = [("quire", os.path.abspath(quire))] + ([("before", os.path.abspath(args.before))] if args.before else [])
     sizes = [int(s) for s in args.sizes.split(",")]
 

@@ -363,8 +363,8 @@ def main():
     quire = args.quire
     if not quire:
         log("building quire (release) …")
-        run(["swift", "build", "-c", "release", "--product", "quire"], cwd=ROOT, capture=False)
-        quire = os.path.join(run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT).strip(), "quire")
+        run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--product", "quire"], cwd=ROOT, capture=False)
+        quire = os.path.join(run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--show-bin-path"], cwd=ROOT).strip(), "quire")
     quire = os.path.abspath(quire)
     before = os.path.abspath(args.before) if args.before else None
     sizes_n = [int(x) for x in args.sizes.split(",")] if args.sizes else ([1000, 5000] if args.quick else [10_000, 50_000])

@@ -202,7 +202,7 @@ extension Vault {
             after.committedFrameCount >= before.committedFrameCount, after.groups.count >= before.groups.count
         else { return false }
         let tail = before.committedFrameCount..<after.committedFrameCount
-        guard !tail.contains(where: { after.frames.header(at: $0).kind == .keyring }) else { return false }
+        guard !tail.contains(where: { after.frames.kind(at: $0) == .keyring }) else { return false }
         do throws(FormatError) {
             guard try old.hasSamePrefix(as: reopened, byteCount: before.committedEnd) else { return false }
         } catch {

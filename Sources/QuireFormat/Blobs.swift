@@ -320,7 +320,7 @@ extension VaultFile {
         var index: [StreamID: [Int]] = [:]
         // By index: a frame of a packed prefix is built only if it is a
         // chunk (a frame's malformation is nil there).
-        for i in 0..<structure.committedFrameCount where structure.frames.header(at: i).kind == .blobChunk {
+        for i in 0..<structure.committedFrameCount where structure.frames.kind(at: i) == .blobChunk {
             let frame = structure.frames[i]
             if let c = frame.chunk, frame.malformation == nil { index[c.stream, default: []].append(i) }
         }

@@ -59,6 +59,13 @@
         return scanned[i - p].header
     }
 
+    /// The kind of frame `i`, decoding no other header field.
+    public func kind(at i: Int) -> RecordKind {
+        let p = packedCount
+        if i < p, let packed { return packed.kind(i) }
+        return scanned[i - p].header.kind
+    }
+
     /// Where frame `i` is, building no frame value.
     public func location(at i: Int) -> FrameLocation {
         let p = packedCount
@@ -173,6 +180,9 @@ final class PackedFrames: Sendable {
     func header(_ i: Int) -> FrameHeader {
         headers.withUnsafeBytes { FrameHeader.unchecked($0, at: i * FrameHeader.byteCount) }
     }
+
+    /// The kind of frame `i` (its header's first byte).
+    func kind(_ i: Int) -> RecordKind { RecordKind(rawValue: headers[i * FrameHeader.byteCount]) }
 
     /// The position of `i` in an ascending list, if it is there.
     static func find(_ i: Int, in list: [Int]) -> Int? {

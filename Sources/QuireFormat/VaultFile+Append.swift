@@ -308,7 +308,7 @@ extension VaultFile {
             streamIndexCache = nil
             let newGroups = structure.groups[groupsBefore...]
             for g in newGroups {
-                for i in g.members where structure.frames.header(at: i).kind == .keyring {
+                for i in g.members where structure.frames.kind(at: i) == .keyring {
                     // Another writer changed the keys: the key layer must look.
                     throw .vaultChanged(path: path)
                 }
@@ -431,7 +431,9 @@ extension VaultFile {
         } catch {
             throw .io(error)
         }
-        // The commit is durable: record it.
+        // The commit is durable: record it. What was found of unknown
+        // critical kinds stays found, extended by this commit's frames.
+        let unknownCritical = unknownCriticalCache
         let commitIndex = structure.frames.count + pending.frames.count
         let firstMember = structure.frames.count
         structure.frames += pending.frames
@@ -458,6 +460,10 @@ extension VaultFile {
             }
         }
         tamperedCache = tampered
+        if var found = unknownCritical {
+            found.extend(to: structure.committedFrameCount, of: structure)
+            unknownCriticalCache = found
+        }
         if streamIndexCache != nil {
             for f in pending.frames { if let c = f.chunk { streamIndexCache![c.stream, default: []].append(f.location.index) } }
         }

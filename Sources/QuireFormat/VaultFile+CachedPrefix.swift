@@ -48,7 +48,7 @@ package struct PrefixFrameTable: Sendable, Equatable {
     /// a group marked damaged — so that such a file is always scanned whole.
     package init?(of structure: VaultStructure, frameCount: Int) {
         guard frameCount > 0, frameCount <= structure.frames.count, structure.headerDamage == .none,
-            structure.frames.header(at: frameCount - 1).kind == .commit, structure.frames[frameCount - 1].isCommit
+            structure.frames.kind(at: frameCount - 1) == .commit, structure.frames[frameCount - 1].isCommit
         else { return nil }
         let end = structure.frames.end(at: frameCount - 1)
         guard !structure.damagedRegions.contains(where: { $0.offset < end }) else { return nil }

@@ -56,7 +56,7 @@ extension VaultFile {
         // holding the records asked for, all at once (on every core).
         if !uncheckedAttestations.isEmpty {
             var groups: [Int] = []
-            for index in frames where kinds.contains(structure.frames.header(at: index).kind) {
+            for index in frames where kinds.contains(structure.frames.kind(at: index)) {
                 if let g = structure.groupIndex(ofFrame: index), uncheckedAttestations[g] != nil, groups.last != g { groups.append(g) }
             }
             checkAttestations(of: groups)
@@ -64,7 +64,7 @@ extension VaultFile {
         findRemovalAncestorsLocked()
         let commits = verdicts
         for index in frames {
-            let kind = structure.frames.header(at: index).kind
+            let kind = structure.frames.kind(at: index)
             guard kinds.contains(kind), kind != .blobChunk, kind != .commit else { continue }
             let frame = structure.frames[index]
             do {

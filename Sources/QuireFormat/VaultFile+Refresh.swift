@@ -80,7 +80,7 @@ extension VaultFile {
                 return "a new commit does not extend the chain tip"
             }
             guard !group.containsDamage, !frame.repaired else { return "a new commit holds damage" }
-            if group.members.contains(where: { structure.frames.header(at: $0).kind == .keyring }) {
+            if group.members.contains(where: { structure.frames.kind(at: $0) == .keyring }) {
                 return "a new commit changes the keys"
             }
             let stored = group.storedHead

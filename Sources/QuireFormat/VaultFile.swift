@@ -45,7 +45,18 @@ import QuireSystem
     /// True when opened for appending.
     public let isWritable: Bool
     /// The structure found by the last scan, kept up to date by appends.
-    public internal(set) var structure: VaultStructure
+    /// Any change forgets ``unknownCriticalCache`` (a commit of this
+    /// handle's puts it back, extended).
+    public internal(set) var structure: VaultStructure { didSet { unknownCriticalCache = nil } }
+    /// The committed frames of a critical kind this reader does not know,
+    /// ascending, and the commit groups holding them, once asked for
+    /// (``unknownCriticalFramesLocked``): every open and every commit asks
+    /// (``fatalCriticalKind``), and finding them reads every frame's kind.
+    var unknownCriticalCache: UnknownCriticalFrames?
+    /// How many times the committed frames were searched for unknown
+    /// critical kinds (tests count them to show an open and a commit each
+    /// search at most once).
+    @_spi(Testing) public private(set) var unknownCriticalSearchCount = 0
     /// The verdict on each commit group, after ``verifyCommits(keys:trustedKeyrings:attestors:removedMembers:)``,
     /// attestations included: reading it checks those not checked yet.
     public var commits: CommitReport {
@@ -1310,15 +1321,20 @@ extension VaultFile {
     /// kind this reader does not know: whether such a frame is fatal depends
     /// on them (`Spec/format.md §4.3`).
     func checkAttestationsOfUnknownCriticalKinds() {
-        var groups: [Int] = []
-        for (g, group) in structure.groups.enumerated() where uncheckedAttestations[g] != nil {
-            if group.members.contains(where: {
-                !structure.frames.header(at: $0).kind.isKnown && structure.frames.header(at: $0).kind.isCritical
-            }) {
-                groups.append(g)
-            }
-        }
+        let groups = unknownCriticalFramesLocked.groups.filter { uncheckedAttestations[$0] != nil }
         checkAttestations(of: groups)
+    }
+
+    /// The committed frames of a critical kind this reader does not know
+    /// and their commit groups (``unknownCriticalCache``, found when not
+    /// known). Under the lock.
+    var unknownCriticalFramesLocked: UnknownCriticalFrames {
+        if let unknownCriticalCache { return unknownCriticalCache }
+        unknownCriticalSearchCount += 1
+        var found = UnknownCriticalFrames()
+        found.extend(to: structure.committedFrameCount, of: structure)
+        unknownCriticalCache = found
+        return found
     }
 
     /// Commit recovery (`Spec/format.md §10.3`): a tail of whole frames
@@ -1481,14 +1497,14 @@ extension VaultFile {
         lock.withLock {
             checkAttestationsOfUnknownCriticalKinds()
             let commits = verdicts
-            for (g, group) in structure.groups.enumerated() where g < commits.statuses.count {
-                guard commits.statuses[g] == .verified, commits.isAttested(g) else { continue }
-                for i in group.members {
-                    let kind = structure.frames.header(at: i).kind
-                    if !kind.isKnown && kind.isCritical {
-                        return .unknownCriticalKind(structure.frames.location(at: i), kind: kind.rawValue)
-                    }
-                }
+            // The groups in file order, and their members: the first such
+            // frame of a verified, attested commit.
+            let found = unknownCriticalFramesLocked
+            for i in found.frames {
+                guard let g = structure.groupIndex(ofFrame: i), g < commits.statuses.count,
+                    commits.statuses[g] == .verified, commits.isAttested(g)
+                else { continue }
+                return .unknownCriticalKind(structure.frames.location(at: i), kind: structure.frames.kind(at: i).rawValue)
             }
             return nil
         }
@@ -1501,9 +1517,8 @@ extension VaultFile {
             checkAttestationsOfUnknownCriticalKinds()
             let commits = verdicts
             var out: [FormatError] = []
-            for i in 0..<structure.committedFrameCount {
-                let kind = structure.frames.header(at: i).kind
-                guard !kind.isKnown && kind.isCritical else { continue }
+            for i in unknownCriticalFramesLocked.frames {
+                let kind = structure.frames.kind(at: i)
                 if let g = structure.groupIndex(ofFrame: i), g < commits.statuses.count,
                     commits.statuses[g] == .verified, commits.isAttested(g)
                 {
@@ -1589,4 +1604,29 @@ extension VaultFile {
 private struct UncheckedMutableBuffer<Element>: @unchecked Sendable {
     let buffer: UnsafeMutableBufferPointer<Element>
     init(_ buffer: UnsafeMutableBufferPointer<Element>) { self.buffer = buffer }
+}
+
+/// The committed frames of a critical kind the reader does not know
+/// (`Spec/format.md §4.3`), ascending, and the commit groups holding them,
+/// ascending: what ``VaultFile/fatalCriticalKind`` and
+/// ``VaultFile/skippedCriticalKinds`` look at. Nearly always empty.
+struct UnknownCriticalFrames: Sendable {
+    /// Frame indices.
+    var frames: [Int] = []
+    /// Commit group indices (each once).
+    var groups: [Int] = []
+    /// The number of frames looked at (frames `0 ..< end`).
+    private(set) var end = 0
+
+    /// Adds those of frames `end ..< count` of `structure` (committed
+    /// frames).
+    mutating func extend(to count: Int, of structure: VaultStructure) {
+        defer { end = max(end, count) }
+        for i in end..<max(end, count) {
+            let kind = structure.frames.kind(at: i)
+            guard !kind.isKnown && kind.isCritical else { continue }
+            frames.append(i)
+            if let g = structure.groupIndex(ofFrame: i), groups.last != g { groups.append(g) }
+        }
+    }
 }

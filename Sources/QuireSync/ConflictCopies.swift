@@ -277,7 +277,7 @@ extension ConflictCopies {
         // A chunk is held when its attachment is: its stream's manifest is
         // held as it is or replaced.
         var heldStreams = Set<StreamID>()
-        for i in 0..<copy.file.structure.committedFrameCount where copy.file.structure.frames.header(at: i).kind == .blobManifest {
+        for i in 0..<copy.file.structure.committedFrameCount where copy.file.structure.frames.kind(at: i) == .blobManifest {
             guard let payload = try? copy.file.openRecord(frame: i), let m = try? BlobManifest(decoding: payload) else { continue }
             if try isHeld(i) || replaced(i) { heldStreams.insert(m.stream) }
         }

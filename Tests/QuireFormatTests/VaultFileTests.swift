@@ -976,6 +976,52 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         #expect(vault.skippedCriticalKinds.isEmpty)
     }
 
+    /// Finding the unknown critical frames reads every frame's kind: a
+    /// handle searches once however often it is asked, a commit extends
+    /// what was found instead of searching again, and the answers follow
+    /// the commit (one that writes such a frame, attested, makes it fatal).
+    @Test func searchedOnceAndExtendedByACommit() throws {
+        let v = RawKeyVault(label: "searched once")
+        try v.create([[1]])
+        let writer = try v.open(writable: true)
+        for i in 0..<20 {
+            try writer.commit(random: SeededRandom(label: "once \(i)"), options: fast, attestWith: v.member) {
+                (tx: PendingCommit) throws(FormatError) in
+                try tx.appendSealed(kind: .entryRevision, payload: [UInt8(i)], compress: false)
+            }
+        }
+        let reader = try v.open()
+        #expect(reader.structure.groups.count == 21)
+        let unchecked = reader.uncheckedAttestationCount
+        #expect(unchecked == 20)
+        #expect(reader.unknownCriticalSearchCount == 0)
+        for _ in 0..<3 {
+            #expect(reader.fatalCriticalKind == nil)
+            #expect(reader.skippedCriticalKinds.isEmpty)
+        }
+        #expect(reader.unknownCriticalSearchCount == 1)
+        // No frame of an unknown critical kind: no attestation is checked.
+        #expect(reader.uncheckedAttestationCount == unchecked)
+
+        #expect(writer.fatalCriticalKind == nil)
+        #expect(writer.unknownCriticalSearchCount == 1)
+        var location: FrameLocation?
+        try writer.commit(random: SeededRandom(label: "once critical"), options: fast, attestWith: v.member) {
+            (tx: PendingCommit) throws(FormatError) in
+            location = try tx.appendRaw(frame: plaintextFrame(kind: 0x7f, keyID: v.epochKey.id.bytes, body: counting(40)))
+        }
+        #expect(writer.fatalCriticalKind == .unknownCriticalKind(location!, kind: 0x7f))
+        #expect(writer.skippedCriticalKinds.isEmpty)
+        #expect(writer.unknownCriticalSearchCount == 1)
+        // A fresh handle finds the same, searching once.
+        let again = try v.open()
+        #expect(again.fatalCriticalKind == .unknownCriticalKind(location!, kind: 0x7f))
+        #expect(again.fatalCriticalKind == .unknownCriticalKind(location!, kind: 0x7f))
+        #expect(again.unknownCriticalSearchCount == 1)
+        // Only the attestation of the commit holding it was checked.
+        #expect(again.uncheckedAttestationCount == 20)
+    }
+
     @Test func unknownNonCriticalKindsAreSkippedSilently() throws {
         let v = RawKeyVault(label: "non-critical")
         try v.create([[1]])
