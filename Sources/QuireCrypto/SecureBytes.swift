@@ -6,8 +6,9 @@ import Synchronization
 /// `mlock`ed where the system allows), wiped and freed on release. Up to 64
 /// bytes (keys, seeds) live in shared guarded blocks.
 ///
-/// The bytes are reachable only through ``withUnsafeBytes(_:)``; the type
-/// prints as `SecureBytes(32 bytes)` and never shows its contents.
+/// An app holds it and passes it on; only the library reads the bytes.
+/// The type prints as `SecureBytes(32 bytes)` and never shows its
+/// contents.
 /// Equality is constant-time (`sodium_memcmp`).
 // @unchecked Sendable: the pointer and count never change; the bytes are written only while
 // the secret is made (before it is shared) and read afterwards, and freed in deinit alone.
