@@ -218,7 +218,9 @@ lint: api-surface doc-links
 # @_spi; the Date/TimeZone/Mood forms take the names (A5, -6 +1).
 # 317 (stop 29, all of the above merged): Quire 153 (+3 compiler-made),
 # QuireCrypto 26, QuireFormat 63, QuireKeys 58, QuireSync 14.
-API_SURFACE_MAX := 317
+# 319: AttachmentReference.link and EntryBody.attachment(forLink:) (+2): an
+# app links a photo in an entry's text now that the reference's id is SPI.
+API_SURFACE_MAX := 319
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 
