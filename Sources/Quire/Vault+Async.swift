@@ -226,6 +226,7 @@ extension Vault {
     ///   `.outOfSpace`, `.unavailable` or `.damaged` for the file,
     ///   `.programmerError` (`record_too_large`); what `build` threw, as
     ///   above; `.cancelled` (`cancelled`) when the task was cancelled.
+    @discardableResult
     public func commit<T: Sendable>(_ build: @Sendable (VaultTransaction) throws -> T) async throws(QuireError) -> T {
         try await perform { () throws(QuireError) -> T in
             var result: T?
