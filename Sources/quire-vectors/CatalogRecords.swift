@@ -148,6 +148,58 @@ extension Catalog {
                     issues: [("decompressed_size_mismatch", b.offset(idx[0]!))])
             },
             {
+                // Fifteenth review R15-3: a match offset beyond the window
+                // but within the output. A one-pass decoder into the
+                // declared-size buffer (ZSTD_decompressDCtx) resolves it from
+                // the output; a streaming decoder keeps a ring of about the
+                // window and returned other bytes, or failed.
+                let b = try VectorBuilder("success-zstd-offset-beyond-window")
+                let repeated = [UInt8]("a line the window cannot reach.".utf8)
+                let payload = b.entry(
+                    String(decoding: repeated, as: UTF8.self) + String(repeating: "filler for the journal page. ", count: 300)
+                        + String(decoding: repeated, as: UTF8.self) + " end"
+                ).encoded()
+                // The first and the last copy of `repeated` in the payload.
+                let n = repeated.count
+                let first = (0...(payload.count - n)).first { Array(payload[$0..<($0 + n)]) == repeated }!
+                let last = (0...(payload.count - n)).last { Array(payload[$0..<($0 + n)]) == repeated }!
+                let distance = last - first
+                let tail = Array(payload[(last + n)...])
+                precondition(distance > 2048 && (3...34).contains(n) && n + tail.count <= 2048, "expected a match beyond a 2 KiB window")
+                // Descriptor 0x80: a 4-byte content size, not single-segment;
+                // window descriptor 0x08: 2 KiB. The bytes before the last copy
+                // as raw blocks of at most 2 KiB.
+                var z: [UInt8] = [0x28, 0xb5, 0x2f, 0xfd, 0x80, 0x08] + le(UInt64(payload.count), 4)
+                for start in stride(from: 0, to: last, by: 2048) {
+                    let chunk = Array(payload[start..<min(start + 2048, last)])
+                    z += le(UInt64(chunk.count) << 3, 3) + chunk
+                }
+                // One last compressed block: the tail as raw literals
+                // (2-byte header), then one sequence in RLE modes (RFC 8878
+                // §3.1.1.3.2): literal length 0 (code 0), match length n
+                // (code n - 3), Offset_Value distance + 3 (code its log2, and
+                // that many extra bits, the only bits of the bitstream, under
+                // its end marker).
+                let offsetValue = UInt64(distance + 3)
+                let offsetCode = 63 - offsetValue.leadingZeroBitCount
+                let bits = UInt64(1) << offsetCode | (offsetValue - (UInt64(1) << offsetCode))
+                var body = le(UInt64(tail.count) << 4 | 0b0100, 2) + tail
+                body += [0x01, 0x54, 0x00, UInt8(offsetCode), UInt8(n - 3)]
+                body += le(bits, (offsetCode + 1 + 7) / 8)
+                z += le(UInt64(body.count) << 3 | 2 << 1 | 1, 3) + body
+                let decoded = try Compression.decompress(z, limit: Limits.maxRecordByteCount)
+                precondition(decoded == payload, "the frame must decode to the payload")
+                Padding.pad(&z)
+                let frame = try Edit.sealedFrame(
+                    kind: .entryRevision, flags: 0x03, key: b.keys.writeKey!, vaultID: b.vaultID, plaintext: z, random: b.random)
+                try b.commit([.raw(frame, release: (RecordKind.entryRevision.rawValue, payload))])
+                return try b.vector(
+                    "success",
+                    comment:
+                        "a zstd frame with a 2 KiB window whose blocks each decode to at most 2 KiB, the last one a match \(distance) bytes back, beyond the window but within the output (fifteenth review R15-3): a reader decodes the frame in one pass into the buffer of the declared size, the whole output being the history, so the match resolves (format.md §6.1); a streaming decoder that keeps only a window of history returns other bytes or fails, and MUST NOT be used"
+                )
+            },
+            {
                 let b = try VectorBuilder("damaged-zstd-real-size-exceeds-declared")
                 let payload = b.entry(String(repeating: english, count: 10)).encoded()
                 var z = Compression.compress(payload)

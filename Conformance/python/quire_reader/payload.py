@@ -134,7 +134,9 @@ def decompress(payload: bytes) -> bytes:
     [decompressed_size_mismatch] (step 4, fourteenth review R14-5); then
     decoding into exactly the declared size, no block decoding to more than
     the maximum [decompressed_size_mismatch], any other decoder failure
-    being decompression_failed."""
+    being decompression_failed. The decoding is one pass with the whole
+    output as history, so a match offset beyond the frame's window but
+    within the output resolves (fifteenth review R15-3)."""
     declared, flen, first_block, fhd, did, window, blocks = zstd_frame_info(payload)
     if declared is None:
         raise PayloadError("decompression_failed", "frame does not declare its size")
@@ -161,7 +163,11 @@ def decompress(payload: bytes) -> bytes:
     # under a header that declares no size (a window wide enough for any
     # allowed payload), one block at a time, so that a block that decodes to
     # more than the frame's own Block_Maximum_Size shows (the decoder under
-    # the frame's own header runs out of room there).
+    # the frame's own header runs out of room there). The header's window,
+    # at least the declared size, keeps the whole output as the decoder's
+    # history, as one-pass decoding into the declared-size buffer does
+    # (format.md §6.1, R15-3): an offset beyond the frame's own window, but
+    # within the output, resolves from the output.
     window_log = max(17, (declared + 1).bit_length())
     new_fhd = fhd & 0x04                        # keep the checksum flag; no dictionary id
     header = struct.pack("<I", ZSTD_MAGIC) + bytes([new_fhd, (window_log - 10) << 3])
