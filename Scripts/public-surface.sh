@@ -37,18 +37,8 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-swift=${SWIFT:-swift}
-work=$(mktemp -d "${TMPDIR:-/tmp}/quire-surface.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-"$swift" build --target Quire >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
-bin=$("$swift" build --show-bin-path)
-target=$("$swift" -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])')
-reexported=$(sed -n 's/^@_exported public import \([A-Za-z0-9_]*\).*/\1/p' Sources/Quire/Exports.swift | paste -sd, -)
-
-extra=()
-for map in Sources/C*/module.modulemap; do extra+=(-Xcc "-fmodule-map-file=$map"); done
-if [ "$(uname)" = Darwin ]; then extra+=(-sdk "$(xcrun --show-sdk-path)"); fi
-if [ -n "$reexported" ]; then extra+=("-experimental-allowed-reexported-modules=$reexported"); fi
+work_prefix=quire-surface
+. Scripts/symbol-graph.sh
 
 "$swift" symbolgraph-extract -module-name Quire -I "$bin/Modules" -I "$bin" -target "$target" \
     -minimum-access-level public -skip-synthesized-members -output-dir "$work" "${extra[@]}"
