@@ -371,8 +371,12 @@ struct Evaluation {
                 guard let key else { continue }
                 openedBySlot.insert(i)
                 // Key commitment: the slot must carry this keyring's key.
+                // A keyring rejected here is never opened later, however its
+                // key is reached (Spec/format.md §8.5 step 3; fifteenth
+                // review R15-1: opened through the parentKeys of a keyring
+                // nobody trusts, it no longer counted as newer, §8.6).
                 guard EpochKey.commitment(of: key) == pub.keyCommit else {
-                    setProblem(
+                    fail(
                         i,
                         .malformedKeyring(rings[i].location, reason: "a slot opened a key that is not the one its key commitment names")
                     )
@@ -1279,15 +1283,19 @@ struct Evaluation {
         // keyring it trusts made, means it is behind (Spec/format.md §8.6):
         // removed, or left out by a member. A keyring nobody authenticates
         // stops nobody.
-        // *Did not open it*, and its key is not reached (Spec/format.md
-        // §8.6): a keyring whose slot opened to a key failing its commitment
+        // *Did not open it*, and does not hold its key (Spec/format.md
+        // §8.6): no keyring it trusts has its keyCommit (§8.5 step 4's held
+        // keys). A keyring whose slot opened to a key failing its commitment
         // counts, as long as it passed rule 1's public checks. One whose key
-        // the credential reached does not: a keyless writer can replay a
+        // the credential holds does not: a keyless writer can replay a
         // genuine public part, links included, with another sealed part or
-        // with slots rule 2 rejects.
+        // with slots rule 2 rejects. A key only reached does not exclude it
+        // (fifteenth review R15-1): a holder of that key can hand it over
+        // through the parentKeys of a keyring nobody trusts.
+        let held = Set(rings.filter(\.isTrusted).map(\.record.publicPart.keyCommit))
         var newer: [NewerKeyring] = []
         for (i, ring) in rings.enumerated()
-        where !decrypted.contains(i) && !rejectedByRule1.contains(i) && reached[ring.record.publicPart.keyCommit] == nil {
+        where !decrypted.contains(i) && !rejectedByRule1.contains(i) && !held.contains(ring.record.publicPart.keyCommit) {
             for (index, p) in ring.parents.enumerated() {
                 // A link only members can sign, readable only by those who
                 // hold the parent's key.
