@@ -463,6 +463,20 @@ struct Evaluation {
         }
     }
 
+    /// True unless keyring `i`'s sealed part fails to authenticate under
+    /// `key` (Spec/format.md §8.6: the test of a reached key on a keyring the
+    /// credential did not open). Opens nothing: the evaluation's state is
+    /// unchanged.
+    func sealedPartDecrypts(_ i: Int, key: SymmetricKey) -> Bool {
+        let ring = rings[i]
+        do {
+            _ = try ring.record.open(key: EpochKey(epoch: ring.epoch, key: key), vaultID: vaultID, location: ring.location)
+            return true
+        } catch {
+            return error.code != "authentication_failed"
+        }
+    }
+
     /// Opens keyring `i` with a reached key and checks what can be checked of
     /// it alone; returns the parent keys it carries, by commitment.
     mutating func open(_ i: Int, key: SymmetricKey) -> [([UInt8], SymmetricKey)] {
@@ -1303,6 +1317,12 @@ struct Evaluation {
                     let linker = ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID),
                     isSigningMember(linker, of: rings[j]), !removedSigners.contains(linker)
                 else { continue }
+                // Its key reached, and its own sealed part does not decrypt
+                // under it (a test, not an opening): a copy that a writer
+                // without the key changed, such as a replay of a keyring the
+                // credential opened but does not trust (sixteenth review
+                // R16-1). A genuine keyring always decrypts.
+                if let key = reached[ring.record.publicPart.keyCommit], !sealedPartDecrypts(i, key: key) { break }
                 let member = rings[j].content!.members.first { $0.publicKey == linker }!
                 newer.append(NewerKeyring(location: ring.location, id: ring.id, epoch: ring.epoch, signer: member))
                 break

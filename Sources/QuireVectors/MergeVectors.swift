@@ -731,6 +731,12 @@ public enum MergeVectors {
                 a: { k in try keyringWithAWrongLaptopSlot(k, childForTheLaptop: true) },
                 b: { k in k.ids.append(try k.write(try k.open(k.b, "phone"), text: "phone, on the copy", clock: c + 120)) }),
             try build(
+                "behind-not-by-a-replay-of-an-opened-keyring",
+                comment:
+                    "sixteenth review R16-1: on the vault the laptop writes an entry, then the phone, a member, makes a keyring F of epoch 2 with parents the root and a keyring that is not in the file, a valid slot for every member, and a link to the root it signs. The laptop opens F through its slot, but F fails rule 5.1 (a parent missing) and is not trusted: F's key is reached and not held. Then a writer holding no key appends F's public part and links with a random nonce and sealed part under F's key id, closed by a junk commit [commit_unverifiable]. The copy passes rule 1's public checks and its replayed link verifies, but the laptop reached F's key and the copy's sealed part does not decrypt under it: it is not authenticated newer (format.md §8.6), the laptop is not behind, and the merge goes through. With §8.6's held rule alone (before R16-1) the laptop was behind a replay and its merge refused [removed_from_vault]",
+                a: { k in try replayOfAnOpenedUntrustedKeyring(k) },
+                b: { k in k.ids.append(try k.write(try k.open(k.b, "phone"), text: "phone, on the copy", clock: c + 120)) }),
+            try build(
                 "removed-device-deletion-stays",
                 comment:
                     "eleventh review R11-2: the phone deletes entry 1, which the laptop wrote; later the laptop removes the phone (a lost phone), and on the copy the laptop writes entry 2. The phone's tombstone is attested by a removed member, but its commit is a link ancestor of the removal's commit, which a current member attested: it ranks with a current member's standing (format.md §9.4 step 5), still retires the laptop's revision, and merge attests it again where it moves (merge.md §3.3). Entry 1 stays deleted with one head. Before, the tombstone retired nothing once the phone was removed and the laptop's attested revision won by standing: the deleted entry came back",
@@ -769,6 +775,50 @@ public enum MergeVectors {
                     try k.write(v, id: k.ids[1], text: "edited by the removed phone", clock: c + 201)
                 }),
         ]
+    }
+
+    /// Merge vector `behind-not-by-a-replay-of-an-opened-keyring` (format.md
+    /// §8.6, sixteenth review R16-1): the laptop writes; the phone makes a
+    /// keyring `F` of epoch 2 whose second parent is not in the file (rule
+    /// 5.1: never trusted), which every member opens through its slot; then a
+    /// keyless replay of `F` (its public part and links, a random nonce and
+    /// sealed part) closed by a junk commit.
+    static func replayOfAnOpenedUntrustedKeyring(_ k: Case) throws {
+        try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: t0 + 100)
+        let v = try k.open(k.a, "phone")
+        let unlocked = try KeyringEvaluator.unlock(v.file, with: .device(k.phone.keyPair))
+        guard let parent = unlocked.keyrings.last(where: \.isTrusted), let parentKey = parent.epochKey, let content = parent.content else {
+            throw VectorFile.ParseError(description: "no trusted keyring")
+        }
+        let r = SeededRandom(label: "opened untrusted keyring")
+        let key = EpochKey(epoch: 2, key: try SymmetricKey(bytes: r.bytes(32)), blobKey: try SymmetricKey(bytes: r.bytes(32)))
+        let missing = KeyringBuilder.Parent(
+            id: KeyringID(unchecked: r.bytes(32)), key: EpochKey(epoch: 1, key: try SymmetricKey(bytes: r.bytes(32))))
+        let slots = [
+            try SlotCrypto.recoverySlot(for: key, recovery: k.recovery, vaultID: v.file.vaultID, random: r),
+            try SlotCrypto.deviceSlot(for: key, devicePublicKey: k.phone.keyPair.publicKey, vaultID: v.file.vaultID, random: r),
+            try SlotCrypto.deviceSlot(for: key, devicePublicKey: k.laptop.keyPair.publicKey, vaultID: v.file.vaultID, random: r),
+        ]
+        let body = try KeyringBuilder.body(
+            epochKey: key, vaultID: v.file.vaultID, parents: [KeyringBuilder.Parent(id: parent.id, key: parentKey), missing],
+            isEscrowFree: false, slots: slots.map { StoredSlot(slot: $0) },
+            content: KeyringContent(members: content.members, blobKey: key.blobKey!, created: t0 + 110, reason: "rotate"),
+            signer: k.phone.keyPair, random: r)
+        try v.file.commit(random: r, options: quiet, attestWith: k.phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
+            try tx.appendKeyring(keyID: key.id, epoch: 2, body: body, trusted: false)
+            tx.commitKey = key
+        }
+        // The replay: what a writer holding no key can make of F.
+        let f = try KeyringRecord(body: body, location: nil)
+        let replay = KeyringRecord(publicPart: f.publicPart, nonce: r.bytes(24), sealed: r.bytes(f.sealed.count)).encodedBody()
+        let header = FrameHeader(
+            kind: .keyring, flags: 0, keyID: key.id, bodyLength: UInt32(replay.count + FrameHeader.bodyHashByteCount))
+        let frame = header.encoded() + replay + BLAKE2b.hash(replay, byteCount: FrameHeader.bodyHashByteCount)
+        let junk = CommitChain.commitHeader(keyID: key.id).encoded() + r.bytes(CommitChain.bodyByteCount)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: k.a))
+        defer { try? handle.close() }
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(frame + junk))
     }
 
     /// Merge vectors `behind-keyring-reached-not-opened` and
