@@ -371,8 +371,12 @@ struct Evaluation {
                 guard let key else { continue }
                 openedBySlot.insert(i)
                 // Key commitment: the slot must carry this keyring's key.
+                // A keyring rejected here is never opened later, however its
+                // key is reached (Spec/format.md §8.5 step 3; fifteenth
+                // review R15-1: opened through the parentKeys of a keyring
+                // nobody trusts, it no longer counted as newer, §8.6).
                 guard EpochKey.commitment(of: key) == pub.keyCommit else {
-                    setProblem(
+                    fail(
                         i,
                         .malformedKeyring(rings[i].location, reason: "a slot opened a key that is not the one its key commitment names")
                     )
@@ -456,6 +460,20 @@ struct Evaluation {
                 throw .noPassphrase
             }
             throw credential.wrongError
+        }
+    }
+
+    /// True unless keyring `i`'s sealed part fails to authenticate under
+    /// `key` (Spec/format.md §8.6: the test of a reached key on a keyring the
+    /// credential did not open). Opens nothing: the evaluation's state is
+    /// unchanged.
+    func sealedPartDecrypts(_ i: Int, key: SymmetricKey) -> Bool {
+        let ring = rings[i]
+        do {
+            _ = try ring.record.open(key: EpochKey(epoch: ring.epoch, key: key), vaultID: vaultID, location: ring.location)
+            return true
+        } catch {
+            return error.code != "authentication_failed"
         }
     }
 
@@ -1279,15 +1297,19 @@ struct Evaluation {
         // keyring it trusts made, means it is behind (Spec/format.md §8.6):
         // removed, or left out by a member. A keyring nobody authenticates
         // stops nobody.
-        // *Did not open it*, and its key is not reached (Spec/format.md
-        // §8.6): a keyring whose slot opened to a key failing its commitment
+        // *Did not open it*, and does not hold its key (Spec/format.md
+        // §8.6): no keyring it trusts has its keyCommit (§8.5 step 4's held
+        // keys). A keyring whose slot opened to a key failing its commitment
         // counts, as long as it passed rule 1's public checks. One whose key
-        // the credential reached does not: a keyless writer can replay a
+        // the credential holds does not: a keyless writer can replay a
         // genuine public part, links included, with another sealed part or
-        // with slots rule 2 rejects.
+        // with slots rule 2 rejects. A key only reached does not exclude it
+        // (fifteenth review R15-1): a holder of that key can hand it over
+        // through the parentKeys of a keyring nobody trusts.
+        let held = Set(rings.filter(\.isTrusted).map(\.record.publicPart.keyCommit))
         var newer: [NewerKeyring] = []
         for (i, ring) in rings.enumerated()
-        where !decrypted.contains(i) && !rejectedByRule1.contains(i) && reached[ring.record.publicPart.keyCommit] == nil {
+        where !decrypted.contains(i) && !rejectedByRule1.contains(i) && !held.contains(ring.record.publicPart.keyCommit) {
             for (index, p) in ring.parents.enumerated() {
                 // A link only members can sign, readable only by those who
                 // hold the parent's key.
@@ -1295,6 +1317,12 @@ struct Evaluation {
                     let linker = ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID),
                     isSigningMember(linker, of: rings[j]), !removedSigners.contains(linker)
                 else { continue }
+                // Its key reached, and its own sealed part does not decrypt
+                // under it (a test, not an opening): a copy that a writer
+                // without the key changed, such as a replay of a keyring the
+                // credential opened but does not trust (sixteenth review
+                // R16-1). A genuine keyring always decrypts.
+                if let key = reached[ring.record.publicPart.keyCommit], !sealedPartDecrypts(i, key: key) { break }
                 let member = rings[j].content!.members.first { $0.publicKey == linker }!
                 newer.append(NewerKeyring(location: ring.location, id: ring.id, epoch: ring.epoch, signer: member))
                 break

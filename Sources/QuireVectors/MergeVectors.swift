@@ -721,34 +721,20 @@ public enum MergeVectors {
                 comment:
                     "format.md §8.6, \"the credential did not open it\" (Python README item 19, thirteenth review R13-6): on the vault the phone, a member, makes a keyring of epoch 2, child of the root, whose link it signs and whose laptop slot wraps a key that fails the keyring's key commitment. The laptop's slot opens, so the keyring is reached and rejected [malformed_keyring], but its sealed part is never decrypted: the laptop did not open it, so it is authenticated newer and the laptop is behind. A merge writes records, so it is refused [removed_from_vault, merge.md §3.1]. Before, the reference counted only keyrings with no problem, so a slot failing the commitment made the laptop not behind and the merge went through",
                 refused: "removed_from_vault",
-                a: { k in
-                    try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: c + 100)
-                    let v = try k.open(k.a, "phone")
-                    let unlocked = try KeyringEvaluator.unlock(v.file, with: .device(k.phone.keyPair))
-                    guard let parent = unlocked.keyrings.last(where: \.isTrusted), let parentKey = parent.epochKey,
-                        let content = parent.content
-                    else {
-                        throw VectorFile.ParseError(description: "no trusted keyring")
-                    }
-                    let r = SeededRandom(label: "keyring with a wrong laptop slot")
-                    let key = EpochKey(epoch: 2, key: try SymmetricKey(bytes: r.bytes(32)), blobKey: try SymmetricKey(bytes: r.bytes(32)))
-                    let wrong = EpochKey(epoch: 2, key: try SymmetricKey(bytes: r.bytes(32)))
-                    let slots = [
-                        try SlotCrypto.recoverySlot(for: key, recovery: k.recovery, vaultID: v.file.vaultID, random: r),
-                        try SlotCrypto.deviceSlot(for: key, devicePublicKey: k.phone.keyPair.publicKey, vaultID: v.file.vaultID, random: r),
-                        try SlotCrypto.deviceSlot(
-                            for: wrong, devicePublicKey: k.laptop.keyPair.publicKey, vaultID: v.file.vaultID, random: r),
-                    ]
-                    let body = try KeyringBuilder.body(
-                        epochKey: key, vaultID: v.file.vaultID, parents: [KeyringBuilder.Parent(id: parent.id, key: parentKey)],
-                        isEscrowFree: false, slots: slots.map { StoredSlot(slot: $0) },
-                        content: KeyringContent(members: content.members, blobKey: key.blobKey!, created: c + 110, reason: "rotate"),
-                        signer: k.phone.keyPair, random: r)
-                    try v.file.commit(random: r, options: quiet, attestWith: k.phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
-                        try tx.appendKeyring(keyID: key.id, epoch: 2, body: body, trusted: false)
-                        tx.commitKey = key
-                    }
-                },
+                a: { k in try keyringWithAWrongLaptopSlot(k, childForTheLaptop: false) },
+                b: { k in k.ids.append(try k.write(try k.open(k.b, "phone"), text: "phone, on the copy", clock: c + 120)) }),
+            try build(
+                "behind-keyring-held-not-reached",
+                comment:
+                    "fifteenth review R15-1: behind-keyring-reached-not-opened, and then the phone, which holds the epoch-2 key, appends a keyring G of epoch 3, child of that keyring, signed by a key that is no member, with a slot for the laptop wrapping G's own key and parentKeys naming the epoch-2 key. The laptop opens G (rule 3 passes; G is not trusted [keyring_unauthenticated]) and reaches the epoch-2 key through its parentKeys, but no keyring it trusts has that keyCommit: it does not hold the key (format.md §8.6, §8.5 step 4), so the epoch-2 keyring still leaves it out, the laptop is behind and the merge is refused [removed_from_vault, merge.md §3.1]. Before, §8.6 excluded a keyring whose key the credential reached: the laptop was not behind, wrote on under epoch 1, and its commits were stale for everyone on the phone's branch",
+                refused: "removed_from_vault",
+                a: { k in try keyringWithAWrongLaptopSlot(k, childForTheLaptop: true) },
+                b: { k in k.ids.append(try k.write(try k.open(k.b, "phone"), text: "phone, on the copy", clock: c + 120)) }),
+            try build(
+                "behind-not-by-a-replay-of-an-opened-keyring",
+                comment:
+                    "sixteenth review R16-1: on the vault the laptop writes an entry, then the phone, a member, makes a keyring F of epoch 2 with parents the root and a keyring that is not in the file, a valid slot for every member, and a link to the root it signs. The laptop opens F through its slot, but F fails rule 5.1 (a parent missing) and is not trusted: F's key is reached and not held. Then a writer holding no key appends F's public part and links with a random nonce and sealed part under F's key id, closed by a junk commit [commit_unverifiable]. The copy passes rule 1's public checks and its replayed link verifies, but the laptop reached F's key and the copy's sealed part does not decrypt under it: it is not authenticated newer (format.md §8.6), the laptop is not behind, and the merge goes through. With §8.6's held rule alone (before R16-1) the laptop was behind a replay and its merge refused [removed_from_vault]",
+                a: { k in try replayOfAnOpenedUntrustedKeyring(k) },
                 b: { k in k.ids.append(try k.write(try k.open(k.b, "phone"), text: "phone, on the copy", clock: c + 120)) }),
             try build(
                 "removed-device-deletion-stays",
@@ -789,6 +775,114 @@ public enum MergeVectors {
                     try k.write(v, id: k.ids[1], text: "edited by the removed phone", clock: c + 201)
                 }),
         ]
+    }
+
+    /// Merge vector `behind-not-by-a-replay-of-an-opened-keyring` (format.md
+    /// §8.6, sixteenth review R16-1): the laptop writes; the phone makes a
+    /// keyring `F` of epoch 2 whose second parent is not in the file (rule
+    /// 5.1: never trusted), which every member opens through its slot; then a
+    /// keyless replay of `F` (its public part and links, a random nonce and
+    /// sealed part) closed by a junk commit.
+    static func replayOfAnOpenedUntrustedKeyring(_ k: Case) throws {
+        try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: t0 + 100)
+        let v = try k.open(k.a, "phone")
+        let unlocked = try KeyringEvaluator.unlock(v.file, with: .device(k.phone.keyPair))
+        guard let parent = unlocked.keyrings.last(where: \.isTrusted), let parentKey = parent.epochKey, let content = parent.content else {
+            throw VectorFile.ParseError(description: "no trusted keyring")
+        }
+        let r = SeededRandom(label: "opened untrusted keyring")
+        let key = EpochKey(epoch: 2, key: try SymmetricKey(bytes: r.bytes(32)), blobKey: try SymmetricKey(bytes: r.bytes(32)))
+        let missing = KeyringBuilder.Parent(
+            id: KeyringID(unchecked: r.bytes(32)), key: EpochKey(epoch: 1, key: try SymmetricKey(bytes: r.bytes(32))))
+        let slots = [
+            try SlotCrypto.recoverySlot(for: key, recovery: k.recovery, vaultID: v.file.vaultID, random: r),
+            try SlotCrypto.deviceSlot(for: key, devicePublicKey: k.phone.keyPair.publicKey, vaultID: v.file.vaultID, random: r),
+            try SlotCrypto.deviceSlot(for: key, devicePublicKey: k.laptop.keyPair.publicKey, vaultID: v.file.vaultID, random: r),
+        ]
+        let body = try KeyringBuilder.body(
+            epochKey: key, vaultID: v.file.vaultID, parents: [KeyringBuilder.Parent(id: parent.id, key: parentKey), missing],
+            isEscrowFree: false, slots: slots.map { StoredSlot(slot: $0) },
+            content: KeyringContent(members: content.members, blobKey: key.blobKey!, created: t0 + 110, reason: "rotate"),
+            signer: k.phone.keyPair, random: r)
+        try v.file.commit(random: r, options: quiet, attestWith: k.phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
+            try tx.appendKeyring(keyID: key.id, epoch: 2, body: body, trusted: false)
+            tx.commitKey = key
+        }
+        // The replay: what a writer holding no key can make of F.
+        let f = try KeyringRecord(body: body, location: nil)
+        let replay = KeyringRecord(publicPart: f.publicPart, nonce: r.bytes(24), sealed: r.bytes(f.sealed.count)).encodedBody()
+        let header = FrameHeader(
+            kind: .keyring, flags: 0, keyID: key.id, bodyLength: UInt32(replay.count + FrameHeader.bodyHashByteCount))
+        let frame = header.encoded() + replay + BLAKE2b.hash(replay, byteCount: FrameHeader.bodyHashByteCount)
+        let junk = CommitChain.commitHeader(keyID: key.id).encoded() + r.bytes(CommitChain.bodyByteCount)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: k.a))
+        defer { try? handle.close() }
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(frame + junk))
+    }
+
+    /// Merge vectors `behind-keyring-reached-not-opened` and
+    /// `behind-keyring-held-not-reached` (format.md §8.6): on the vault the
+    /// laptop writes an entry, then the phone, a member, makes a keyring of
+    /// epoch 2, child of the root, whose laptop slot wraps a key failing the
+    /// keyring's key commitment. With `childForTheLaptop`, the phone then
+    /// appends a keyring of epoch 3, child of that one, signed by a key that
+    /// is no member, whose laptop slot wraps its own key and whose
+    /// `parentKeys` name the epoch-2 key (fifteenth review R15-1).
+    static func keyringWithAWrongLaptopSlot(_ k: Case, childForTheLaptop: Bool) throws {
+        try k.write(try k.open(k.a, "laptop"), text: "laptop", clock: t0 + 100)
+        let v = try k.open(k.a, "phone")
+        let unlocked = try KeyringEvaluator.unlock(v.file, with: .device(k.phone.keyPair))
+        guard let parent = unlocked.keyrings.last(where: \.isTrusted), let parentKey = parent.epochKey,
+            let content = parent.content
+        else {
+            throw VectorFile.ParseError(description: "no trusted keyring")
+        }
+        let r = SeededRandom(label: "keyring with a wrong laptop slot")
+        let key = EpochKey(epoch: 2, key: try SymmetricKey(bytes: r.bytes(32)), blobKey: try SymmetricKey(bytes: r.bytes(32)))
+        let wrong = EpochKey(epoch: 2, key: try SymmetricKey(bytes: r.bytes(32)))
+        let slots = [
+            try SlotCrypto.recoverySlot(for: key, recovery: k.recovery, vaultID: v.file.vaultID, random: r),
+            try SlotCrypto.deviceSlot(for: key, devicePublicKey: k.phone.keyPair.publicKey, vaultID: v.file.vaultID, random: r),
+            try SlotCrypto.deviceSlot(
+                for: wrong, devicePublicKey: k.laptop.keyPair.publicKey, vaultID: v.file.vaultID, random: r),
+        ]
+        let body = try KeyringBuilder.body(
+            epochKey: key, vaultID: v.file.vaultID, parents: [KeyringBuilder.Parent(id: parent.id, key: parentKey)],
+            isEscrowFree: false, slots: slots.map { StoredSlot(slot: $0) },
+            content: KeyringContent(members: content.members, blobKey: key.blobKey!, created: t0 + 110, reason: "rotate"),
+            signer: k.phone.keyPair, random: r)
+        try v.file.commit(random: r, options: quiet, attestWith: k.phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
+            try tx.appendKeyring(keyID: key.id, epoch: 2, body: body, trusted: false)
+            tx.commitKey = key
+        }
+        guard childForTheLaptop else { return }
+        // The phone holds F's key (`key`: it made F, which nobody trusts);
+        // F's id is that of the one keyring of epoch 2.
+        let fKey = key
+        let fContent = content
+        do {
+            let phone = try k.open(k.a, "phone")
+            let byPhone = try KeyringEvaluator.unlock(phone.file, with: .device(k.phone.keyPair))
+            guard let f = byPhone.keyrings.first(where: { $0.epoch == 2 }) else {
+                throw VectorFile.ParseError(description: "no keyring of epoch 2")
+            }
+            let r = SeededRandom(label: "child keyring with a laptop slot")
+            let key = EpochKey(epoch: 3, key: try SymmetricKey(bytes: r.bytes(32)), blobKey: try SymmetricKey(bytes: r.bytes(32)))
+            let outsider = try keyPair(r.bytes(32))
+            let slots = [
+                try SlotCrypto.deviceSlot(for: key, devicePublicKey: k.laptop.keyPair.publicKey, vaultID: phone.file.vaultID, random: r)
+            ]
+            let body = try KeyringBuilder.body(
+                epochKey: key, vaultID: phone.file.vaultID, parents: [KeyringBuilder.Parent(id: f.id, key: fKey)],
+                isEscrowFree: false, slots: slots.map { StoredSlot(slot: $0) },
+                content: KeyringContent(members: fContent.members, blobKey: key.blobKey!, created: t0 + 130, reason: "rotate"),
+                signer: outsider, random: r)
+            try phone.file.commit(random: r, options: quiet, attestWith: k.phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
+                try tx.appendKeyring(keyID: key.id, epoch: 3, body: body, trusted: false)
+                tx.commitKey = fKey
+            }
+        }
     }
 
     /// Tenth review, R10-1: the laptop stores a 70,000-byte attachment; the

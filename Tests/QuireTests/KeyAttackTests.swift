@@ -1018,6 +1018,70 @@ import QuireTestSupport
         #expect(((try? Self.texts(path, .escrow(escrowPair))) ?? []).contains("after attack") == false)
     }
 
+    /// Fifteenth review R15-1 (format.md §8.6, merge vector
+    /// `behind-keyring-held-not-reached`): the phone, a member, makes a
+    /// keyring `F` of epoch 2 whose laptop slot wraps a key failing `F`'s
+    /// commitment, so the laptop is behind `F`. Then the phone, holding `F`'s
+    /// key, appends `G`: signed by a key that is no member, a laptop slot
+    /// wrapping `G`'s own key, `parentKeys = [K_F]`. The laptop opens `G`
+    /// (rule 3) and so reaches `F`'s key, but trusts no keyring with `F`'s
+    /// `keyCommit`: it does not hold the key, and stays behind `F`. Before,
+    /// a reached key excluded `F`: the laptop was not behind.
+    @Test func keyReachedThroughAnUntrustedChildDoesNotHideANewerKeyring() throws {
+        let dir = TemporaryDirectory()
+        let (path, laptop, phone, recovery) = try AttackTests.twoDevices(dir, "held not reached")
+        let options = WriteOptions(synchronous: false)
+        let v = try Vault.open(at: path, credential: .device(phone.keyPair), random: SeededRandom(label: "R15-1 phone"), options: options)
+        let root = try KeyringEvaluator.unlock(v.file, with: .device(phone.keyPair))
+        let trustedRoot = root.keyrings.last(where: \.isTrusted)
+        let parent = try #require(trustedRoot)
+        let parentKey = try #require(parent.epochKey)
+        let r = SeededRandom(label: "R15-1 F")
+        let fKey = EpochKey(epoch: 2, key: try SymmetricKey(bytes: r.bytes(32)), blobKey: try SymmetricKey(bytes: r.bytes(32)))
+        let wrong = EpochKey(epoch: 2, key: try SymmetricKey(bytes: r.bytes(32)))
+        let fSlots = [
+            try SlotCrypto.recoverySlot(for: fKey, recovery: recovery, vaultID: v.file.vaultID, random: r),
+            try SlotCrypto.deviceSlot(for: fKey, devicePublicKey: phone.keyPair.publicKey, vaultID: v.file.vaultID, random: r),
+            try SlotCrypto.deviceSlot(for: wrong, devicePublicKey: laptop.keyPair.publicKey, vaultID: v.file.vaultID, random: r),
+        ]
+        let members = try #require(parent.content).members
+        let fBody = try KeyringBuilder.body(
+            epochKey: fKey, vaultID: v.file.vaultID, parents: [KeyringBuilder.Parent(id: parent.id, key: parentKey)],
+            isEscrowFree: false, slots: fSlots.map { StoredSlot(slot: $0) },
+            content: KeyringContent(members: members, blobKey: fKey.blobKey!, created: Self.t0 + 10, reason: "rotate"),
+            signer: phone.keyPair, random: r)
+        try v.file.commit(random: r, options: options, attestWith: phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
+            try tx.appendKeyring(keyID: fKey.id, epoch: 2, body: fBody, trusted: false)
+            tx.commitKey = fKey
+        }
+        let behindF = try KeyringEvaluator.unlock(VaultFile(path: path, writable: false), with: .device(laptop.keyPair))
+        #expect(behindF.isBehind)
+        #expect(behindF.newerKeyrings.map(\.epoch) == [2])
+        // G: the phone holds F's key and hands it to the laptop through
+        // G's parentKeys; G's signer is no member, so nobody trusts G.
+        let byPhone = try KeyringEvaluator.unlock(VaultFile(path: path, writable: false), with: .device(phone.keyPair))
+        let ringsOfEpoch2 = byPhone.keyrings.filter { $0.epoch == 2 }
+        #expect(ringsOfEpoch2.count == 1)
+        let fID = try #require(ringsOfEpoch2.first).id
+        let g = SeededRandom(label: "R15-1 G")
+        let gKey = EpochKey(epoch: 3, key: try SymmetricKey(bytes: g.bytes(32)), blobKey: try SymmetricKey(bytes: g.bytes(32)))
+        let outsider = try Ed25519.KeyPair(using: g)
+        let gSlot = try SlotCrypto.deviceSlot(for: gKey, devicePublicKey: laptop.keyPair.publicKey, vaultID: v.file.vaultID, random: g)
+        let gBody = try KeyringBuilder.body(
+            epochKey: gKey, vaultID: v.file.vaultID, parents: [KeyringBuilder.Parent(id: fID, key: fKey)], isEscrowFree: false,
+            slots: [StoredSlot(slot: gSlot)],
+            content: KeyringContent(members: members, blobKey: gKey.blobKey!, created: Self.t0 + 20, reason: "rotate"),
+            signer: outsider, random: g)
+        try v.file.commit(random: g, options: options, attestWith: phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
+            try tx.appendKeyring(keyID: gKey.id, epoch: 3, body: gBody, trusted: false)
+            tx.commitKey = fKey
+        }
+        let afterG = try KeyringEvaluator.unlock(VaultFile(path: path, writable: false), with: .device(laptop.keyPair))
+        #expect(!afterG.keyrings.contains { $0.isTrusted && $0.epoch > 1 })
+        #expect(afterG.isBehind)
+        #expect(afterG.newerKeyrings.map(\.epoch) == [2])
+    }
+
     // MARK: - 5. Device key store
 
     @Test func keyStoreHostileFiles() throws {

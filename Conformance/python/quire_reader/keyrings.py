@@ -1105,7 +1105,8 @@ def _raise_fatal(keyrings: list, opener: SlotOpener):
     raise QuireError("keyring_unauthenticated", "no keyring is trusted")
 
 
-def _removed_or_behind(keyrings: list, trusted: list, opener: SlotOpener, vault_id: bytes, reached: set):
+def _removed_or_behind(keyrings: list, trusted: list, opener: SlotOpener, vault_id: bytes, held: set,
+                       reached: dict):
     """§8.6: (removed, behind). Removed: the credential's own signing key is
     listed in `removed` of a trusted keyring. Behind: an authenticated newer
     keyring — one it did not open, whatever its epoch, with a link that
@@ -1115,11 +1116,22 @@ def _removed_or_behind(keyrings: list, trusted: list, opener: SlotOpener, vault_
     removed = opener.own_key is not None and opener.own_key in removed_keys
     trusted_by_id = {kr.id: kr for kr in trusted}
     for f in keyrings:
-        # Not opened, and its key not reached: a copy of a genuine public
-        # part (its links replayed) with another sealed part, or slots and
-        # mode changed so that rule 2 rejects it, names a key the credential
-        # holds, and is damage, not a keyring that leaves it out.
-        if not _passes_rule1_public(f) or f.opened or f.key_commit in reached:
+        # Not opened, and its key not held (no trusted keyring has its
+        # keyCommit, §8.5 step 4): a copy of a genuine public part (its
+        # links replayed) with another sealed part, or slots and mode changed
+        # so that rule 2 rejects it, names a key the credential holds, and is
+        # damage, not a keyring that leaves it out. A key only reached (the
+        # parentKeys of a keyring nobody trusts) does not count: a holder of
+        # it could otherwise hide F (fifteenth review R15-1).
+        if not _passes_rule1_public(f) or f.opened or f.key_commit in held:
+            continue
+        # Its key reached, and its own sealed part does not decrypt under it
+        # (a test, not an opening): a copy a writer without the key changed
+        # (sixteenth review R16-1: a replay of a keyring the credential
+        # opened but does not trust). A genuine F always decrypts.
+        key = reached.get(f.key_commit)
+        if key is not None and aead_open(subkey(key, SUBKEY_KEYRING), f.nonce, f.sealed,
+                                         vault_id + f.P) is None:
             continue
         for i, pid in enumerate(f.parents):
             p = trusted_by_id.get(pid)
@@ -1213,5 +1225,6 @@ def open_keyrings(frames: list, opener: SlotOpener, vault_id: bytes) -> Keys:
     issues += [Issue("removal_tie", kr.offset) for kr in ties]
     issues += [Issue("removal_mutual", kr.offset) for kr in mutuals]
     issues += _claimed_twice(trusted, reach.by_id)
-    keys.removed, keys.behind = _removed_or_behind(keyrings, trusted, opener, vault_id, set(reach.reached))
+    keys.removed, keys.behind = _removed_or_behind(keyrings, trusted, opener, vault_id,
+                                                   {t.key_commit for t in trusted}, reach.reached)
     return keys
