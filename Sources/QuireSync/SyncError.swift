@@ -78,7 +78,7 @@ public import QuireSystem
             "the copy is of another vault (\(copy), not \(vault)); nothing was changed — merge only copies of the same vault"
         case .keys(let e): "this key does not open the vault: \(e)"
         case .damaged(let issues):
-            "the vault has \(issues.count) damaged or unverified record\(issues.count == 1 ? "" : "s") (first: \(issues.first.map { "\($0)" } ?? "")) that compaction would drop; nothing was changed — fold its copies or keep it as it is"
+            "the vault has \(issues.count) damaged or unverified record\(issues.count == 1 ? "" : "s") (first: \(issues.first.map { "\($0)" } ?? "")) that compaction would drop; nothing was changed"
         case .wouldLoseRecords(let issues):
             "the vault holds \(issues.count) record\(issues.count == 1 ? "" : "s") in commits that do not verify (first: \(issues.first.map { "\($0)" } ?? "")), which a merge cannot vouch for and would lose; nothing was changed — merge a copy that holds them intact first, or compact the vault without what cannot be verified (quire compact --drop-unverified) to give them up"
         case .removed(let epoch):

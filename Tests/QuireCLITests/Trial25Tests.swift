@@ -99,6 +99,13 @@ import Testing
             #expect(r.stderr.contains("the vault has 1 damaged or unverified record"), "\(extra): \(r)")
             #expect(r.stderr.contains("does not authenticate"), "\(extra): \(r)")
             #expect(!r.stderr.contains("did not verify"), "\(extra): \(r)")
+            // Stop 29's CLI trial: the refusal said "fold its copies or keep it
+            // as it is" and gave no hint line.
+            #expect(!r.stderr.contains("fold its copies"), "\(extra): \(r)")
+            #expect(
+                r.stderr.hasSuffix(
+                    "\nquire: hint: merge a copy that holds those records intact ('quire merge Journal.quire COPY'), then compact; or compact without them ('quire compact Journal.quire --drop-unverified'); 'quire verify Journal.quire' lists them\n"
+                ), "\(extra): \(r)")
             let json = try box.quire(["compact", "Journal.quire", "--json"] + extra).json()
             #expect((json["error"] as? [String: Any])?["code"] as? String == "compaction_refused", "\(json)")
         }

@@ -131,6 +131,8 @@ struct CLIFailure: Error, Sendable {
         case .vaultUnreadable(_, let e): hint(for: e, path: path)
         case .locked: "another quire process is writing to it; try again when it has finished"
         case .io(let e), .folderUnreadable(_, let e): hint(for: e)
+        case .damaged:
+            "merge a copy that holds those records intact ('quire merge \(path) COPY'), then compact; or compact without them ('quire compact \(path) --drop-unverified'); 'quire verify \(path)' lists them"
         case .unknownCriticalKind(_, _, let author):
             "update Quire to a version that knows this kind; if you do not recognise \(author ?? "the member that attested it") (a lost or stolen device), remove it first with 'quire device remove \(path) NAME' (here, or with --recovery-key-file FILE), then merge again"
         default: nil
