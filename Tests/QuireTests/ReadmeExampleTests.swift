@@ -121,16 +121,19 @@ import Testing
             try tx.add(EntryBody(created: yearAgo, timeZone: .current, text: "Up betimes, to 天津."))
             try tx.add(EntryBody(created: yearAgo.addingTimeInterval(-40 * 86_400), timeZone: .current, text: "Not this day."))
         }
+        let row = try #require(try await vault.entries(matching: EntryQuery(order: .newestFirst, limit: 1)).entries.first)  // "Up betimes…"
 
         var query = EntryQuery(order: .newestFirst, limit: 50)  // also from/through, tags, journal, isStarred, hasPhotos…
         query.onThisDay = EntryQuery.Day(Date(), in: .current)  // same month and day, earlier years, in each entry's own calendar
         let page = try await vault.entries(matching: query)  // decrypts only the 50 rows' bodies
         let more = try await vault.entries(matching: query, after: page.next)  // a cursor: entries added or deleted between pages shift nothing
+        let here = try await vault.entries(matching: query, after: EntryCursor(before: row))  // from row (an EntrySnapshot: a notification's entry) on; EntryCursor(after: row), order flipped, pages up
         let found = try await vault.search("betimes 天津", matching: EntryQuery())  // word prefixes in any case or accent; CJK by characters
 
         #expect(page.entries.map(\.body.text) == ["Up betimes, to 天津."])
         #expect(page.next == nil && more == page)  // no next page: `after: nil` is the first again
         #expect(found.entries.map(\.body.text) == ["Up betimes, to 天津."])
+        #expect(here == page)  // the page from `row` on: `row` first
     }
 }
 
