@@ -55,6 +55,7 @@ import Testing
         let rows = try await again.entries(matching: EntryQuery(order: .oldestFirst)).entries
         #expect(rows.map(\.isVerified) == [true, true])
         #expect(rows.first?.body.timeZone?.identifier == "Europe/London")
+        #expect(try await again.versions(of: try #require(rows.last).id).map(\.deviceName) == ["Laptop"])  // written on the laptop
         let reference = try #require(rows.last?.body.attachments.first)
         #expect(reference.mediaType == "image/jpeg" && reference.link.hasPrefix("quire-attachment://"))
         #expect(rows.last?.body.attachment(forLink: reference.link) == reference)
