@@ -101,21 +101,60 @@ public struct EntryQuery: Sendable, Hashable, Codable {
     }
 }
 
-/// Where a page ended, opaque to an app: the next page holds the rows after
-/// it in the query's order, so entries added or deleted between pages are
+/// A place in a query's order, opaque to an app: where a page ended
+/// (``EntryPage/next``), or at a row (``init(before:)``,
+/// ``init(after:)``). The page after it holds the rows that follow it in
+/// the query's order, so entries added or deleted between pages are
 /// neither skipped nor repeated, and a cursor stays valid across a refresh
 /// or a reopen. It is `Codable` (and `Hashable`), so an app can keep where
 /// a list was scrolled to between launches and pass it back with the same
 /// query.
+///
+/// A place is an entry's date and id, not an order: the same cursor pages
+/// down a newest-first timeline and, with the order flipped
+/// (``EntryQuery/Order/oldestFirst``), up it.
 public struct EntryCursor: Sendable, Hashable, Codable {
     let key: EntrySortKey
+    /// True for a cursor just before the row of `key` (``init(before:)``):
+    /// the page after it starts with that row.
+    let includesRow: Bool
 
-    init(_ key: EntrySortKey) { self.key = key }
+    init(_ key: EntrySortKey, includesRow: Bool = false) {
+        self.key = key
+        self.includesRow = includesRow
+    }
+
+    /// The cursor just before `row`: the page after it starts with `row`
+    /// itself, then the rows that follow it in the query's order. An app
+    /// that shows an entry from a notification, a search hit or a widget's
+    /// link opens the timeline there:
+    /// `vault.entries(matching: query, after: EntryCursor(before: row))`.
+    /// The rows on the other side are the page of the query with its order
+    /// flipped after ``init(after:)`` of the same row.
+    ///
+    /// The cursor holds the row's date (its body's `created`) and id as the
+    /// snapshot gives them: if the entry is later deleted, or its date
+    /// edited, the page starts where the row stood. A row the query does
+    /// not select (another journal, a filter) is a place all the same.
+    public init(before row: EntrySnapshot) {
+        self.init(EntrySortKey(created: row.body.createdMilliseconds, id: row.id), includesRow: true)
+    }
+
+    /// The cursor just after `row`: the page after it starts with the row
+    /// that follows `row` in the query's order, without `row` — the cursor
+    /// a page whose last row is `row` ends with (``EntryPage/next``). With
+    /// the order flipped, it gives the rows before ``init(before:)`` of the
+    /// same row, nearest first: what a timeline opened at `row` shows above
+    /// it.
+    public init(after row: EntrySnapshot) {
+        self.init(EntrySortKey(created: row.body.createdMilliseconds, id: row.id))
+    }
 
     /// The cursor just after the row with date `date` and id `entryID`.
     @_spi(Format) public init(date: Date, entryID: EntryID) {
         let ms = (date.timeIntervalSince1970 * 1000).rounded(.down)
         key = EntrySortKey(created: ms.isFinite ? Int64(max(-9.2e18, min(9.2e18, ms))) : 0, id: entryID)
+        includesRow = false
     }
 
     /// The last row's date (its `created`, millisecond precision).
@@ -126,26 +165,32 @@ public struct EntryCursor: Sendable, Hashable, Codable {
     private enum CodingKeys: String, CodingKey {
         case created
         case entryID
+        case includesRow
     }
 
-    /// Decodes a cursor ``encode(to:)`` wrote: the last row's `created`
-    /// (milliseconds since the Unix epoch, UTC) and its entry id (hex).
+    /// Decodes a cursor ``encode(to:)`` wrote: the row's `created`
+    /// (milliseconds since the Unix epoch, UTC), its entry id (hex), and
+    /// `includesRow: true` for a cursor before the row (absent: after it,
+    /// as every cursor an earlier version kept).
     ///
-    /// - Throws: `DecodingError` when either is missing or malformed.
+    /// - Throws: `DecodingError` when one is missing or malformed.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         key = EntrySortKey(
             created: try container.decode(Int64.self, forKey: .created), id: try container.decode(EntryID.self, forKey: .entryID))
+        includesRow = try container.decodeIfPresent(Bool.self, forKey: .includesRow) ?? false
     }
 
-    /// Encodes the cursor as the last row's `created` (milliseconds since
-    /// the Unix epoch, UTC) and its entry id.
+    /// Encodes the cursor as the row's `created` (milliseconds since the
+    /// Unix epoch, UTC) and its entry id, with `includesRow: true` for a
+    /// cursor before the row.
     ///
     /// - Throws: the encoder's errors.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(key.created, forKey: .created)
         try container.encode(key.id, forKey: .entryID)
+        if includesRow { try container.encode(true, forKey: .includesRow) }
     }
 }
 

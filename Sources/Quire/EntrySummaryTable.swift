@@ -143,7 +143,7 @@ struct EntrySummaryTable: Sendable {
     /// after `cursor` in the query's order, at most `query.limit`; and
     /// whether another such row follows.
     func page(
-        _ query: EntryQuery, after cursor: EntrySortKey?, documents: Bitset? = nil, accept: ((Int32) -> Bool)? = nil
+        _ query: EntryQuery, after cursor: EntryCursor?, documents: Bitset? = nil, accept: ((Int32) -> Bool)? = nil
     ) -> (slots: [Int32], more: Bool) {
         let filter = SummaryFilter(query)
         guard !filter.isEmptyByConstruction, !(documents?.isEmpty ?? false) else { return ([], false) }
@@ -161,11 +161,13 @@ struct EntrySummaryTable: Sendable {
             if !o { hi = firstPosition(createdAtLeast: end &+ (-EntryBody.utcOffsetRange.lowerBound * 1000 + 1)) }
         }
         if let cursor {
+            // The row at the cursor's place, if any, is on the page only
+            // for a cursor before it (EntryCursor(before:)).
+            let at = insertionPoint(cursor.key)
+            let row = at < order.count && summary(order[at]).key == cursor.key ? 1 : 0
             switch query.order {
-            case .newestFirst: hi = min(hi, insertionPoint(cursor))
-            case .oldestFirst:
-                let at = insertionPoint(cursor)
-                lo = max(lo, at < order.count && summary(order[at]).key == cursor ? at + 1 : at)
+            case .newestFirst: hi = min(hi, cursor.includesRow ? at + row : at)
+            case .oldestFirst: lo = max(lo, cursor.includesRow ? at : at + row)
             }
         }
         let limit = max(1, query.limit)

@@ -412,12 +412,12 @@ extension Vault {
         var checked: [Int32: EntrySnapshot] = [:]
         let (slots, more): ([Int32], Bool)
         if needsCheck.isEmpty {
-            (slots, more) = view.table.page(query, after: cursor?.key, documents: documents)
+            (slots, more) = view.table.page(query, after: cursor, documents: documents)
         } else {
             // Long CJK runs: check each candidate's text, reading bodies
             // only until the page is full.
             var search = view.search!
-            (slots, more) = view.table.page(query, after: cursor?.key, documents: documents) { slot in
+            (slots, more) = view.table.page(query, after: cursor, documents: documents) { slot in
                 guard !failed, let snapshot = self.cachedSnapshot(view.entries[Int(slot)]) else {
                     failed = true
                     return false

@@ -42,7 +42,7 @@ extension Vault {
         try lock.withLock { () throws(QuireError) -> EntryPage in
             if let page = cachedPage(query, after: cursor, searching: nil) { return page }
             try prepareQueryIndexes(search: false)
-            let (slots, more) = index!.query!.table.page(query, after: cursor?.key)
+            let (slots, more) = index!.query!.table.page(query, after: cursor)
             return try makePage(slots, more: more)
         }
     }
@@ -74,14 +74,14 @@ extension Vault {
             guard let found = index!.query!.search!.match(text) else { return EntryPage(entries: [], next: nil) }
             let documents = found.documents
             guard !found.needsCheck.isEmpty else {
-                let (slots, more) = index!.query!.table.page(query, after: cursor?.key, documents: documents)
+                let (slots, more) = index!.query!.table.page(query, after: cursor, documents: documents)
                 return try makePage(slots, more: more)
             }
             // Long CJK runs: check each candidate's text, reading bodies only
             // until the page is full.
             var checkFailure: QuireError?
             let table = index!.query!.table
-            let (slots, more) = table.page(query, after: cursor?.key, documents: documents) { slot in
+            let (slots, more) = table.page(query, after: cursor, documents: documents) { slot in
                 guard checkFailure == nil else { return false }
                 do throws(QuireError) {
                     let body = try self.body(of: table.summary(slot))

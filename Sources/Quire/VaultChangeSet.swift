@@ -32,7 +32,7 @@ public struct VaultChangeSet: Sendable, Equatable {
     /// merged it, or it shrank), and the handle opened it again. The change
     /// set is still exact; frame positions kept from the old file belong to
     /// it alone.
-    public let fileReplaced: Bool
+    @_spi(Format) public let fileReplaced: Bool
 
     /// True when nothing changed.
     public var isEmpty: Bool {

@@ -68,7 +68,7 @@ public struct QuireError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The byte offset in the vault file the error is about (the frame that
     /// is damaged, altered or does not verify), or nil when it is not about
     /// one place in the file.
-    public var offset: UInt64? { layer.offset }
+    package var offset: UInt64? { layer.offset }
 
     public static func == (a: QuireError, b: QuireError) -> Bool { a.layer.isSame(as: b.layer) }
 }

@@ -72,7 +72,7 @@ public struct RevisionID: ByteIdentifier {
 
 /// The 16-byte id of a device (or of the recovery key acting as an author):
 /// the first 16 bytes of BLAKE2b-256 of its Ed25519 public key.
-public struct DeviceID: ByteIdentifier {
+@_spi(Format) public struct DeviceID: ByteIdentifier {
     @_spi(Format) public static let byteCount = 16
     @_spi(Format) public static let name = "device id"
     @_spi(Format) public let bytes: [UInt8]

@@ -314,7 +314,7 @@ extension DeviceKeyStore {
 
 /// What can go wrong with a device key store. Messages name paths and
 /// permissions, never key material.
-public enum DeviceStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+@_spi(Format) public enum DeviceStoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A device key is already stored at `path`.
     case alreadyExists(path: String)
     /// The key file is readable or writable by other users (`mode`, octal).

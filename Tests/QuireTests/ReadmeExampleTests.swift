@@ -1,80 +1,165 @@
 import Foundation
+import Quire  // alone, as the README says: no @_spi in this file
 import Testing
-@_spi(Format) import Quire  // alone, as the README says
-@_spi(Crypto) import QuireCrypto  // SeededRandom: repeatable test data, not for an app
 
-/// The README's "library in ten lines", run as written (paths made
-/// temporary, `QUIRE_HOME` pointed at a temporary folder).
+/// The README's library blocks, run as written: each test's lines between
+/// its set-up and its `#expect`s are the README's lines, with the paths
+/// made temporary and `print` recording what it prints. This file imports
+/// `Quire` without `@_spi`, so it compiling proves the README compiles for
+/// an app; it asserts through public names only. What an app would not
+/// write (seeded bytes) is in ReadmeExampleSupport.swift.
 @Suite struct ReadmeExampleTests {
+    /// "The library in ten lines", with `QUIRE_HOME` pointed at a temporary
+    /// folder.
     @Test func libraryInTenLines() async throws {
         let dir = TemporaryDirectory()
         let journal = dir.file("Journal.quire")
         let photoPath = dir.file("photo.jpg")
-        let photoBytes = SeededRandom(label: "readme photo").bytes(1000)
+        let photoBytes = ReadmeExample.bytes("readme photo", count: 1000)
         _ = FileManager.default.createFile(atPath: photoPath, contents: Data(photoBytes))
         // No other test reads QUIRE_HOME: only this one uses the standard store.
         setenv("QUIRE_HOME", dir.file("home"), 1)
         defer { unsetenv("QUIRE_HOME") }
-        let phone = try DeviceIdentity.generate(name: "Phone", now: 0, using: SeededRandom(label: "readme phone"))
-        let phoneCode = phone.code
+        let phoneStore = AppKeyStoreTests.KeychainLikeStore()  // the phone's own store
+        let phoneCode = try phoneStore.loadOrCreate(name: "Phone").0.code
+        let printed = ReadmeExample.Printed()
+        func print(_ items: Any...) { printed.add(items) }
 
         let store = try FileDeviceKeyStore.standard()
-        let (laptop, _) = try store.loadOrCreate(name: "Laptop")
+        _ = try store.loadOrCreate(name: "Laptop")
         let recovery = try RecoveryKey()
         let vault = try await Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: recovery), store: store)
-        let first = try await vault.commit { tx in try tx.add(EntryBody(created: Date(), timeZone: TimeZone(identifier: "Europe/London"), text: "Up betimes.")) }
+        try await vault.commit { tx in try tx.add(EntryBody(created: Date(), timeZone: TimeZone(identifier: "Europe/London"), text: "Up betimes.")) }
         try await vault.commit { tx in
             let photo = try tx.storeAttachment(fromFile: photoPath, mediaType: "image/jpeg")
             try tx.add(EntryBody(created: Date() + 1, text: "A photo", attachments: [AttachmentReference(photo, mediaType: "image/jpeg")]))
         }
-        let shown = try DeviceCode.fingerprint(ofCode: phoneCode)
+        print(try DeviceCode.fingerprint(ofCode: phoneCode))
         try await vault.enrollDevice(code: phoneCode, name: "Phone")
-        let statement = try await vault.privacyStatement().text
+        print(try await vault.privacyStatement().text)
         let again = try await Vault.open(at: journal, credential: .recoveryKey(recovery))
-        var texts: [String] = []
-        for entry in try await again.entries(matching: EntryQuery(order: .oldestFirst)).entries { texts.append(entry.body.text + (entry.isVerified ? "" : " (unverified)")) }
+        for entry in try await again.entries(matching: EntryQuery(order: .oldestFirst)).entries { print(entry.body.text, entry.isVerified ? "" : "(unverified)") }
 
-        #expect(shown == phone.fingerprint)
-        #expect(try await again.entries().last?.revision.device == laptop.id)
-        #expect(store.keyPath == dir.file("home") + "/device.key")
-        #expect(try store.load()?.publicKey == laptop.publicKey)
-        #expect(texts == ["Up betimes.", "A photo"])
-        #expect(try await again.entry(first.entryID)?.body.timeZone?.identifier == "Europe/London")
-        let reference = try #require(try await again.entries().last?.body.attachments.first)
-        let blob = reference.blob
-        #expect(reference.id.count == 16 && reference.mediaType == "image/jpeg")
-        #expect(try again.openAttachment(blob).readAll() == photoBytes)
+        let phone = try #require(try phoneStore.load())
+        let laptop = try #require(try store.load())
+        #expect(printed.all.count == 4)
+        #expect(printed.all.first == phone.fingerprint)
+        #expect(printed.all.dropFirst().first?.contains("can be decrypted with:\n  - the device \"Laptop\" (this device)\n  - the device \"Phone\"\n  - the recovery key\n\n") == true)
+        #expect(Array(printed.all.dropFirst(2)) == ["Up betimes. ", "A photo "])
+        // The standard store is $QUIRE_HOME/device.key, and its device is a member.
+        #expect(FileManager.default.fileExists(atPath: dir.file("home") + "/device.key"))
+        #expect(laptop.name == "Laptop")
+        let members = try await again.keyState().members
+        #expect(members.contains { $0.publicKey == laptop.publicKey && $0.name == "Laptop" })
+        #expect(members.contains { $0.publicKey == phone.publicKey && $0.name == "Phone" })
+        let rows = try await again.entries(matching: EntryQuery(order: .oldestFirst)).entries
+        #expect(rows.map(\.isVerified) == [true, true])
+        #expect(rows.first?.body.timeZone?.identifier == "Europe/London")
+        #expect(try await again.versions(of: try #require(rows.last).id).map(\.deviceName) == ["Laptop"])  // written on the laptop
+        let reference = try #require(rows.last?.body.attachments.first)
+        #expect(reference.mediaType == "image/jpeg" && reference.link.hasPrefix("quire-attachment://"))
+        #expect(rows.last?.body.attachment(forLink: reference.link) == reference)
+        #expect(try await again.attachmentBytes(reference.blob) == photoBytes)
         #expect(try await again.verify().isIntact)
-        #expect(statement.contains("can be decrypted with:\n  - the device \"Laptop\" (this device)\n  - the device \"Phone\"\n  - the recovery key\n\n"))
-        #expect(try await Vault.open(at: journal, credential: .device(phone.keyPair)).entries().count == 2)
+        // The phone, enrolled, opens the vault through its own store.
+        #expect(try await Vault.open(at: journal, store: phoneStore).entries(matching: EntryQuery()).entries.count == 2)
         // The handle create returned remembered the vault through the store.
         #expect(try store.memory(of: vault.vaultID, path: URL(fileURLWithPath: journal).resolvingSymlinksInPath().path) != nil)
         #expect(vault.keyWarnings.isEmpty)
+    }
+
+    /// The README's error block, run as written: with a wrong passphrase
+    /// typed, then the right one (nothing caught).
+    @Test func libraryErrors() async throws {
+        let dir = TemporaryDirectory()
+        let journal = dir.file("Journal.quire")
+        var setup = VaultSetup(name: "Journal", recoveryKey: try RecoveryKey())
+        setup.passphrase = "correct horse"
+        setup = withPassphraseFloor(setup)  // (test support, SPI: the Argon2id floor, to keep the test short)
+        let store = AppKeyStoreTests.KeychainLikeStore()
+        _ = try store.loadOrCreate(name: "Laptop")
+        _ = try await Vault.create(at: journal, setup: setup, store: store)
+        let done = ReadmeExample.Printed()
+        func askForThePassphraseAgain() { done.add(["ask again"]) }
+        func showReadOnly(_ text: String) { done.add(["read-only:", text]) }
+        func offerRepair(_ text: String, details: String) { done.add(["repair:", text]) }
+        func offerMerge(_ text: String) { done.add(["merge:", text]) }
+        func show(_ what: Any) { done.add(["show:", what]) }
+
+        for typed in ["wrong horse", "correct horse"] {
+            do {
+                let vault = try await Vault.open(at: journal, credential: .passphrase(typed))
+                try await vault.commit { tx in try tx.add(EntryBody(text: "Up betimes.")) }
+            } catch {  // error is a QuireError
+                switch error.category {
+                case .wrongCredential: askForThePassphraseAgain()  // wrong_passphrase, wrong_recovery_key…
+                case .readOnly: showReadOnly(error.localizedDescription)  // removed_from_vault, behind_newer_keyring: this device was removed
+                case .damaged: offerRepair(error.localizedDescription, details: error.message)  // header_damaged, frame_damaged…
+                case .needsMerge: offerMerge(error.localizedDescription)  // rolled_back, commit_tampered: an older copy of the file
+                case .cancelled: if let own = error.underlyingError { show(own) }  // a cancelled task, or the app's own error (commit_abandoned): nothing was written
+                default: show(error.localizedDescription)  // busy, unavailable, outOfSpace, notFound (entryID)…
+                }
+            }
+        }
+
+        // A passphrase reads but does not write (README, "Keys and
+        // devices"): the right one opens, and its commit is refused.
+        #expect(done.all.first == "ask again")
+        #expect(done.all.count == 2 && done.all.last?.hasPrefix("read-only:") == true, "\(done.all)")
+        #expect(try await Vault.open(at: journal, store: store).entries(matching: EntryQuery()).entries.isEmpty)
+    }
+
+    /// The README's timeline block, run as written, on a vault with an
+    /// entry on this day a year ago.
+    @Test func libraryTimeline() async throws {
+        let dir = TemporaryDirectory()
+        let store = AppKeyStoreTests.KeychainLikeStore()
+        _ = try store.loadOrCreate(name: "Laptop")
+        let vault = try await Vault.create(
+            at: dir.file("Journal.quire"), setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey()), store: store)
+        let yearAgo = try #require(Calendar.current.date(byAdding: .year, value: -1, to: Date()))
+        try await vault.commit { tx in
+            try tx.add(EntryBody(created: yearAgo, timeZone: .current, text: "Up betimes, to 天津."))
+            try tx.add(EntryBody(created: yearAgo.addingTimeInterval(-40 * 86_400), timeZone: .current, text: "Not this day."))
+        }
+        let row = try #require(try await vault.entries(matching: EntryQuery(order: .newestFirst, limit: 1)).entries.first)  // "Up betimes…"
+
+        var query = EntryQuery(order: .newestFirst, limit: 50)  // also from/through, tags, journal, isStarred, hasPhotos…
+        query.onThisDay = EntryQuery.Day(Date(), in: .current)  // same month and day, earlier years, in each entry's own calendar
+        let page = try await vault.entries(matching: query)  // decrypts only the 50 rows' bodies
+        let more = try await vault.entries(matching: query, after: page.next)  // a cursor: entries added or deleted between pages shift nothing
+        let here = try await vault.entries(matching: query, after: EntryCursor(before: row))  // from row (an EntrySnapshot: a notification's entry) on; EntryCursor(after: row), order flipped, pages up
+        let found = try await vault.search("betimes 天津", matching: EntryQuery())  // word prefixes in any case or accent; CJK by characters
+
+        #expect(page.entries.map(\.body.text) == ["Up betimes, to 天津."])
+        #expect(page.next == nil && more == page)  // no next page: `after: nil` is the first again
+        #expect(found.entries.map(\.body.text) == ["Up betimes, to 天津."])
+        #expect(here == page)  // the page from `row` on: `row` first
     }
 }
 
 extension VaultObserverTests {
     /// The README's "With Swift concurrency" block, run as written (the
-    /// store in a temporary folder rather than QUIRE_HOME, which
-    /// `libraryInTenLines` sets). In the observer suite, which is
-    /// serialized: its watch would change the descriptor counts the other
-    /// observer tests check.
+    /// store an app's own, not QUIRE_HOME, which `libraryInTenLines` sets).
+    /// In the observer suite, which is serialized: its watch would change
+    /// the descriptor counts the other observer tests check.
     @Test func libraryWithSwiftConcurrency() async throws {
         let dir = TemporaryDirectory()
         let journal = dir.file("Journal.quire")
-        let store = FileDeviceKeyStore(directory: dir.file("home"))
-        let (laptop, _) = try store.loadOrCreate(name: "Laptop")
-        _ = try await Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: RecoveryKey(), device: laptop))
-        let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF] + SeededRandom(label: "readme jpeg").bytes(3000)
-        let seen = Seen()
+        let store = AppKeyStoreTests.KeychainLikeStore()
+        _ = try store.loadOrCreate(name: "Laptop")
+        _ = try await Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: RecoveryKey()), store: store)
+        let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF] + ReadmeExample.bytes("readme jpeg", count: 3000)
+        let printed = ReadmeExample.Printed()
+        @Sendable func print(_ items: Any...) { printed.add(items) }
 
         let vault = try await Vault.open(at: journal, store: store)
         let watch = Task {
             for await event in vault.events() {
                 switch event {
-                case .changed(let changes, let origin): seen.add("\(origin) \(changes.ids(.added).count) \(changes.conflictsAppeared.count)")
-                case .refreshFailed(let error): seen.add("will retry: \(error)")
-                case .conflictCopiesAppeared(let copies): seen.add("sync conflict: \(copies)")
+                case .changed(let changes, let origin): print(origin, changes.ids(.added), changes.conflictsAppeared)
+                case .refreshFailed(let error): print("will retry:", error)
+                case .conflictCopiesAppeared(let copies): print("sync conflict:", copies)
                 }
             }
         }
@@ -92,13 +177,13 @@ extension VaultObserverTests {
 
         #expect(page.entries.isEmpty)
         #expect(photo == jpeg)
-        let compacted = await compaction.result
-        if case .failure(let error) = compacted { #expect(error as? QuireError == .cancelled) }
+        if case .failure(let error) = await compaction.result { #expect((error as? QuireError)?.category == .cancelled) }
         #expect(try await vault.verify().issues.isEmpty)
         #expect(try await vault.entry(id)?.body.text == "Sunset")
+        let expected = "thisHandle [\(id)] []"
         let deadline = Date().addingTimeInterval(10)
-        while !seen.all.contains("thisHandle 1 0"), Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(seen.all.contains("thisHandle 1 0"))
+        while !printed.all.contains(expected), Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(printed.all.contains(expected))
         watch.cancel()
         await watch.value
     }
@@ -108,43 +193,37 @@ extension VaultObserverTests {
     @Test func libraryFollowingOtherWriters() async throws {
         let dir = TemporaryDirectory()
         let journal = dir.file("Journal.quire")
-        let store = FileDeviceKeyStore(directory: dir.file("home"))
-        let (laptop, _) = try store.loadOrCreate(name: "Laptop")
+        let store = AppKeyStoreTests.KeychainLikeStore()
+        _ = try store.loadOrCreate(name: "Laptop")
         let recovery = try RecoveryKey()
-        let vault = try await Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: recovery, device: laptop))
+        let vault = try await Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: recovery), store: store)
         let other = try await Vault.open(at: journal, credential: .recoveryKey(recovery))
-        let first = try other.add(EntryBody(text: "From the other process"))
-        let seen = Seen()
+        let first = try await other.commit { tx in try tx.add(EntryBody(text: "From the other process")) }
+        let printed = ReadmeExample.Printed()
+        @Sendable func print(_ items: Any...) { printed.add(items) }
 
         let changes = try await vault.refresh()
-        for change in changes.entries where change.kind == .added { seen.add("new: \(change.id)") }
-        if !changes.conflictsAppeared.isEmpty { seen.add("edited on two devices: \(changes.conflictsAppeared)") }
-        if changes.keys?.thisCredentialRemoved == true { seen.add("this device was removed from the journal") }
+        for change in changes.entries where change.kind == .added { print("new:", change.id) }
+        if !changes.conflictsAppeared.isEmpty { print("edited on two devices:", changes.conflictsAppeared) }
+        if changes.keys?.thisCredentialRemoved == true { print("this device was removed from the journal") }
 
+        // or, instead of calling refresh(), watch:
         let watch = Task {
             for await event in vault.events() {
                 guard case .changed(let changes, origin: .otherWriter) = event else { continue }
-                for change in changes.entries { seen.add("\(change.kind) \(change.id)") }
-                for unread in changes.unreadRecords { seen.add("cannot read: \(unread)") }
+                for change in changes.entries { print(change.kind, change.id) }
+                for unread in changes.unreadRecords { print("cannot read:", unread) }
             }
         }
         try await Task.sleep(for: .milliseconds(100))  // (not in the README: lets the watch start before the write)
-        let second = try other.add(EntryBody(text: "And another"))
+        let second = try await other.commit { tx in try tx.add(EntryBody(text: "And another")) }
         let deadline = Date().addingTimeInterval(10)
-        while !seen.all.contains("added \(second.entryID)"), Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        while !printed.all.contains("added \(second.entryID)"), Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
         watch.cancel()
         await watch.value
 
-        #expect(seen.all.first == "new: \(first.entryID)")
-        #expect(seen.all.contains("added \(second.entryID)"))
-        #expect(!seen.all.contains { $0.hasPrefix("cannot read") || $0.hasPrefix("edited") || $0.hasPrefix("this device") })
-    }
-
-    /// What the watch printed.
-    final class Seen: @unchecked Sendable {  // guarded by `lock`
-        private let lock = NSLock()
-        private var lines: [String] = []
-        func add(_ line: String) { lock.withLock { lines.append(line) } }
-        var all: [String] { lock.withLock { lines } }
+        #expect(printed.all.first == "new: \(first.entryID)")
+        #expect(printed.all.contains("added \(second.entryID)"))
+        #expect(!printed.all.contains { $0.hasPrefix("cannot read") || $0.hasPrefix("edited") || $0.hasPrefix("this device") })
     }
 }
