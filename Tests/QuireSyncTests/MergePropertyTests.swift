@@ -6,7 +6,8 @@ import QuireTestSupport
 /// Random interleavings of adds, edits and deletes on three replicas with
 /// random merges (`Spec/merge.md §3`): every replica converges to the same
 /// content, no revision written is lost, and a stale copy merged after a
-/// deletion does not bring the entry back.
+/// deletion does not bring the entry back. The same with rotations, a
+/// removal, compactions and rekeys: `MergeKeyPropertyTests.swift`.
 @Suite(.tags(.slow), .skippedByMakeCheck) struct MergePropertyTests {
     struct Replica {
         let path: String
@@ -23,7 +24,7 @@ import QuireTestSupport
     }
 
     /// Every revision id of the entries `ids` in the file and, per entry,
-    /// its winning head's text (or "deleted").
+    /// its winning head's text (or "deleted") after its revision id.
     static func content(_ r: Replica, _ ids: [EntryID]) throws -> (revisions: Set<String>, live: [String: String]) {
         let v = try Vault.open(at: r.path, credential: r.credential, writable: false, options: fast)
         var revisions = Set<String>()
@@ -31,7 +32,7 @@ import QuireTestSupport
         for id in ids {
             guard let e = try v.entry(id) else { continue }
             for rev in try v.revisions(of: id) { revisions.insert(rev.revisionID.description) }
-            live[id.description] = e.isDeleted ? "deleted" : e.body.text
+            live[id.description] = e.revision.revisionID.description + " " + (e.isDeleted ? "deleted" : e.body.text)
         }
         return (revisions, live)
     }
@@ -100,9 +101,9 @@ import QuireTestSupport
             }
         }
         // A stale copy from before a deletion does not bring the entry back.
-        if let (stale, entry) = staleDeletion, contents[0].live[entry] == "deleted" {
+        if let (stale, entry) = staleDeletion, contents[0].live[entry]?.hasSuffix(" deleted") == true {
             _ = try VaultMerge.merge(vaultAt: replicas[0].path, copyAt: stale, credential: replicas[0].credential, options: fast)
-            #expect(try Self.content(replicas[0], ids).live[entry] == "deleted")
+            #expect(try Self.content(replicas[0], ids).live[entry]?.hasSuffix(" deleted") == true)
         }
         for r in replicas { #expect(try Vault.open(at: r.path, credential: r.credential, options: fast).verify().issues.isEmpty) }
     }
