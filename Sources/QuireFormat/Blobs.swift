@@ -2,6 +2,11 @@
 import QuireSystem
 
 /// Where attachment content comes from when it is stored.
+///
+/// A source is not `Sendable` (it reads from where it is): an app makes
+/// its own inside the `commit` closure that stores it. A file the app
+/// already has is stored from its `URL`, and bytes in memory as an array,
+/// both `Sendable` and so capturable by that closure.
 public protocol ByteSource: AnyObject {
     /// Reads up to `buffer.count` bytes; returns 0 only at the end.
     ///

@@ -241,9 +241,13 @@ let utc = TimeZone(identifier: "UTC")
     let observation = Task { for await event in vault.events(coalescing: .milliseconds(20)) { await log.add(event) } }
     try await Task.sleep(for: .milliseconds(50))
 
-    // 3. Write with a photo: the photo and the entry in one commit.
+    // 3. Write with a photo: the photo and the entry in one commit. The
+    //    photo is the file a picker handed over, streamed in from its URL
+    //    (a URL is Sendable: the commit's closure may capture it).
+    let picked = URL(fileURLWithPath: work + "/picked.jpg")
+    try Data(photo).write(to: picked)
     let withPhoto = try await vault.commit { tx in
-        let stored = try tx.storeAttachment(photo, mediaType: "image/jpeg")
+        let stored = try tx.storeAttachment(contentsOf: picked, mediaType: "image/jpeg")
         let body = EntryBody(
             created: instant(start + 100 * day), timeZone: london, text: "Sunset over the river, photo attached.", tags: ["walk"],
             attachments: [AttachmentReference(stored, mediaType: "image/jpeg", fileName: "sunset.jpg")])
