@@ -256,9 +256,15 @@ let utc = TimeZone(identifier: "UTC")
     let shown = try await vault.entry(withPhoto.entryID)
     Checks.expect(shown?.body.attachments.count, 1, "the photo entry has one attachment")
     let blob = shown?.body.attachments.first?.blob
-    var photoBytes: [UInt8]?
-    if let blob { photoBytes = try await vault.attachmentBytes(blob) }
-    Checks.expect(photoBytes, photo, "the photo reads back byte for byte")
+    // Shown without holding it whole: chunk by chunk into an image
+    // decoder, or decrypted to a file for AVPlayer or QuickLook.
+    var photoBytes: [UInt8] = []
+    if let blob { for try await chunk in vault.attachmentStream(blob) { photoBytes += chunk } }
+    Checks.expect(photoBytes, photo, "the photo reads back byte for byte, as a stream")
+    let shownFile = URL(fileURLWithPath: work + "/shown.jpg")
+    if let blob { try await vault.writeAttachment(blob, to: shownFile) }
+    Checks.expect(try? [UInt8](Data(contentsOf: shownFile)), photo, "the photo decrypts to a file for a viewer")
+    try? FileManager.default.removeItem(at: shownFile)  // plaintext: the app's to delete once shown
     var photos = EntryQuery(limit: 10)
     photos.hasPhotos = true
     Checks.expect(try await vault.entries(matching: photos).entries.map(\.id), [withPhoto.entryID], "has-photos filter")
