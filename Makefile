@@ -220,7 +220,12 @@ lint: api-surface doc-links
 # QuireCrypto 26, QuireFormat 63, QuireKeys 58, QuireSync 14.
 # 319: AttachmentReference.link and EntryBody.attachment(forLink:) (+2): an
 # app links a photo in an entry's text now that the reference's id is SPI.
-API_SURFACE_MAX := 319
+# 317: Vault.openAttachment and BlobReader (manifest, read, readAll) behind
+# @_spi(Format): they block the caller (-5); the async forms an app uses
+# instead: VaultTransaction.storeAttachment(contentsOf:), Vault.attachmentStream
+# (an opaque AsyncSequence<[UInt8], QuireError>: its type costs no name) and
+# Vault.writeAttachment(_:to:) (+3; iOS review 29 §2 item 6).
+API_SURFACE_MAX := 317
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

@@ -501,10 +501,14 @@ extension VaultFile {
 /// at the end. Bytes are handed out before the whole attachment is checked:
 /// a caller that needs certainty reads to the end (``readAll()``) before it
 /// trusts them.
-public final class BlobReader {
+///
+/// Blocking: for the CLI, the exporters and the tests. An app reads an
+/// attachment through the `async` forms of `Vault` (`attachmentStream`,
+/// `writeAttachment`, `attachmentBytes`), which run on the handle's executor.
+@_spi(Format) public final class BlobReader {
     let vault: VaultFile
     /// The manifest being read.
-    public let manifest: BlobManifest
+    @_spi(Format) public let manifest: BlobManifest
     let frames: [Int]
     private let bodies: [UnsafeMutableRawBufferPointer]
     private let outputs: [UnsafeMutableRawBufferPointer]
@@ -695,7 +699,7 @@ public final class BlobReader {
     ///   stream whose length is not Padmé(N + 1) — `blob_id_mismatch`),
     ///   `.unavailable` or `.outOfSpace` when the file cannot be read
     ///   (`io`); a missing chunk (`chunk_missing`) is `.damaged` too.
-    public func read(into destination: UnsafeMutableRawBufferPointer) throws(QuireError) -> Int {
+    @_spi(Format) public func read(into destination: UnsafeMutableRawBufferPointer) throws(QuireError) -> Int {
         do { return try readChecked(into: destination) } catch { throw .fromFormat(error) }
     }
 
