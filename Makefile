@@ -232,7 +232,12 @@ lint: api-surface doc-links
 # deviceName) and Vault.versions(of:) (iOS review 29 §2 item 7, §4 item
 # 5): a conflict screen shows "iPhone's version, 10:32" without the SPI
 # attestation keys.
-API_SURFACE_MAX := 318
+# 316 (from 318): Vault.openAttachment and BlobReader (manifest, read, readAll) behind
+# @_spi(Format): they block the caller (-5); the async forms an app uses
+# instead: VaultTransaction.storeAttachment(contentsOf:), Vault.attachmentStream
+# (an opaque AsyncSequence<[UInt8], QuireError>: its type costs no name) and
+# Vault.writeAttachment(_:to:) (+3; iOS review 29 §2 item 6).
+API_SURFACE_MAX := 316
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

@@ -537,6 +537,7 @@ extension Vault {
     /// trusted keyring (`Spec/format.md §7.3`).
     ///
     /// - Throws: `.notFound` (`blob_not_found`), a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
+    @_spi(Format)
     public func openAttachment(_ blob: BlobID) throws(QuireError) -> BlobReader {
         return try lock.withLock { () throws(QuireError) -> BlobReader in
             guard let c = try loadIndex().resolve(blob) else { throw .attachmentNotFound(blob) }

@@ -2,6 +2,11 @@
 import QuireSystem
 
 /// Where attachment content comes from when it is stored.
+///
+/// A source is not `Sendable` (it reads from where it is): an app makes
+/// its own inside the `commit` closure that stores it. A file the app
+/// already has is stored from its `URL`, and bytes in memory as an array,
+/// both `Sendable` and so capturable by that closure.
 public protocol ByteSource: AnyObject {
     /// Reads up to `buffer.count` bytes; returns 0 only at the end.
     ///
@@ -496,10 +501,14 @@ extension VaultFile {
 /// at the end. Bytes are handed out before the whole attachment is checked:
 /// a caller that needs certainty reads to the end (``readAll()``) before it
 /// trusts them.
-public final class BlobReader {
+///
+/// Blocking: for the CLI, the exporters and the tests. An app reads an
+/// attachment through the `async` forms of `Vault` (`attachmentStream`,
+/// `writeAttachment`, `attachmentBytes`), which run on the handle's executor.
+@_spi(Format) public final class BlobReader {
     let vault: VaultFile
     /// The manifest being read.
-    public let manifest: BlobManifest
+    @_spi(Format) public let manifest: BlobManifest
     let frames: [Int]
     private let bodies: [UnsafeMutableRawBufferPointer]
     private let outputs: [UnsafeMutableRawBufferPointer]
@@ -690,7 +699,7 @@ public final class BlobReader {
     ///   stream whose length is not Padmé(N + 1) — `blob_id_mismatch`),
     ///   `.unavailable` or `.outOfSpace` when the file cannot be read
     ///   (`io`); a missing chunk (`chunk_missing`) is `.damaged` too.
-    public func read(into destination: UnsafeMutableRawBufferPointer) throws(QuireError) -> Int {
+    @_spi(Format) public func read(into destination: UnsafeMutableRawBufferPointer) throws(QuireError) -> Int {
         do { return try readChecked(into: destination) } catch { throw .fromFormat(error) }
     }
 

@@ -241,9 +241,13 @@ let utc = TimeZone(identifier: "UTC")
     let observation = Task { for await event in vault.events(coalescing: .milliseconds(20)) { await log.add(event) } }
     try await Task.sleep(for: .milliseconds(50))
 
-    // 3. Write with a photo: the photo and the entry in one commit.
+    // 3. Write with a photo: the photo and the entry in one commit. The
+    //    photo is the file a picker handed over, streamed in from its URL
+    //    (a URL is Sendable: the commit's closure may capture it).
+    let picked = URL(fileURLWithPath: work + "/picked.jpg")
+    try Data(photo).write(to: picked)
     let withPhoto = try await vault.commit { tx in
-        let stored = try tx.storeAttachment(photo, mediaType: "image/jpeg")
+        let stored = try tx.storeAttachment(contentsOf: picked, mediaType: "image/jpeg")
         let body = EntryBody(
             created: instant(start + 100 * day), timeZone: london, text: "Sunset over the river, photo attached.", tags: ["walk"],
             attachments: [AttachmentReference(stored, mediaType: "image/jpeg", fileName: "sunset.jpg")])
@@ -252,9 +256,15 @@ let utc = TimeZone(identifier: "UTC")
     let shown = try await vault.entry(withPhoto.entryID)
     Checks.expect(shown?.body.attachments.count, 1, "the photo entry has one attachment")
     let blob = shown?.body.attachments.first?.blob
-    var photoBytes: [UInt8]?
-    if let blob { photoBytes = try await vault.attachmentBytes(blob) }
-    Checks.expect(photoBytes, photo, "the photo reads back byte for byte")
+    // Shown without holding it whole: chunk by chunk into an image
+    // decoder, or decrypted to a file for AVPlayer or QuickLook.
+    var photoBytes: [UInt8] = []
+    if let blob { for try await chunk in vault.attachmentStream(blob) { photoBytes += chunk } }
+    Checks.expect(photoBytes, photo, "the photo reads back byte for byte, as a stream")
+    let shownFile = URL(fileURLWithPath: work + "/shown.jpg")
+    if let blob { try await vault.writeAttachment(blob, to: shownFile) }
+    Checks.expect(try? [UInt8](Data(contentsOf: shownFile)), photo, "the photo decrypts to a file for a viewer")
+    try? FileManager.default.removeItem(at: shownFile)  // plaintext: the app's to delete once shown
     var photos = EntryQuery(limit: 10)
     photos.hasPhotos = true
     Checks.expect(try await vault.entries(matching: photos).entries.map(\.id), [withPhoto.entryID], "has-photos filter")

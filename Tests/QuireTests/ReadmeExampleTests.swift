@@ -149,7 +149,10 @@ extension VaultObserverTests {
         let store = AppKeyStoreTests.KeychainLikeStore()
         _ = try store.loadOrCreate(name: "Laptop")
         _ = try await Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: RecoveryKey()), store: store)
-        let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF] + ReadmeExample.bytes("readme jpeg", count: 3000)
+        let photoBytes: [UInt8] = [0xFF, 0xD8, 0xFF] + ReadmeExample.bytes("readme jpeg", count: 200_000)
+        let picked = URL(fileURLWithPath: dir.file("picked.jpg"))
+        try Data(photoBytes).write(to: picked)
+        let shown = URL(fileURLWithPath: dir.file("shown.jpg"))
         let printed = ReadmeExample.Printed()
         @Sendable func print(_ items: Any...) { printed.add(items) }
 
@@ -166,17 +169,21 @@ extension VaultObserverTests {
         try await Task.sleep(for: .milliseconds(100))  // (not in the README: lets the watch start before the commit)
         let page = try await vault.entries(matching: EntryQuery(order: .newestFirst, limit: 50))
         let id = try await vault.commit { tx in
-            let photo = try tx.storeAttachment(jpeg, mediaType: "image/jpeg")
+            let photo = try tx.storeAttachment(contentsOf: picked, mediaType: "image/jpeg")
             let ref = AttachmentReference(photo, mediaType: "image/jpeg")
             return try tx.add(EntryBody(created: Date(), timeZone: TimeZone(identifier: "Europe/London"), text: "Sunset", attachments: [ref])).entryID
         }
-        let photo = try await vault.attachmentBytes(vault.entry(id)!.body.attachments[0].blob)
+        let ref = try await vault.entry(id)!.body.attachments[0]
+        var jpeg: [UInt8] = []
+        for try await chunk in vault.attachmentStream(ref.blob) { jpeg += chunk }
+        try await vault.writeAttachment(ref.blob, to: shown)
         try await vault.foldConflictCopies()
         let compaction = Task { try await vault.compact() }
         compaction.cancel()
 
         #expect(page.entries.isEmpty)
-        #expect(photo == jpeg)
+        #expect(jpeg == photoBytes)
+        #expect(try [UInt8](Data(contentsOf: shown)) == photoBytes)
         if case .failure(let error) = await compaction.result { #expect((error as? QuireError)?.category == .cancelled) }
         #expect(try await vault.verify().issues.isEmpty)
         #expect(try await vault.entry(id)?.body.text == "Sunset")
