@@ -100,11 +100,25 @@
         let p = packedCount
         var out: [Int] = []
         if let packed, range.lowerBound < p {
-            out = packed.unknownCriticalFrames(below: min(range.upperBound, p)).filter { $0 >= range.lowerBound }
+            out = packed.unknownCriticalFrames(below: Swift.min(range.upperBound, p)).filter { $0 >= range.lowerBound }
         }
-        for i in max(range.lowerBound, p)..<max(range.upperBound, p) {
+        for i in Swift.max(range.lowerBound, p)..<Swift.max(range.upperBound, p) {
             let kind = scanned[i - p].header.kind
             if !kind.isKnown && kind.isCritical { out.append(i) }
+        }
+        return out
+    }
+
+    /// The indices of the keyring frames among the first `end` frames,
+    /// ascending. For the cached prefix they are its plaintext frames the
+    /// open checked against the file (`Spec/index-cache.md §5`): no row
+    /// group is loaded to find them.
+    package func keyringFrameIndices(below end: Int) -> [Int] {
+        let p = packedCount
+        var out: [Int] = []
+        if let packed { out = packed.keyringFrames(below: Swift.min(end, p)) }
+        if end > p {
+            for i in p..<end where scanned[i - p].header.kind == .keyring { out.append(i) }
         }
         return out
     }

@@ -454,6 +454,13 @@ final class PackedFrames: Sendable {
         return out
     }
 
+    /// The keyring frames below `end`, ascending: among the plaintext
+    /// frames (every keyring is one), by the headers the open checked
+    /// against the file. No row group is loaded.
+    func keyringFrames(below end: Int) -> [Int] {
+        plaintextFrames.filter { $0 < end && header($0).kind == .keyring }
+    }
+
     /// True when frame `i` is of an unknown critical kind; false without
     /// loading its row group when it is not loaded (a checked row group
     /// holds none).

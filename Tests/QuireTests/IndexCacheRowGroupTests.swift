@@ -59,9 +59,9 @@ import Testing
         #expect(try IndexCacheOpenTests.answers(v) == (try IndexCacheOpenTests.answers(full)))
     }
 
-    /// An open that appends through row groups reads none from the vault
-    /// file and writes an entry a full open reads back; that it loads at
-    /// most the last row group is the goal, not yet met.
+    /// An open that appends reads at most the last row group, none of the
+    /// others (the keyring frames come from the directory), and none from
+    /// the vault file; the entry it writes is read back by a full open.
     @Test func anAppendReadsOnlyTheLastRowGroup() throws {
         let (f, _, _) = try Self.fixture("append")
         let key = try IndexCacheKey(device: f.device, vaultID: f.vaultID)
@@ -73,12 +73,7 @@ import Testing
         try writer.add(EntryBody(created: IndexCacheOpenTests.t0 + 9_100_000_000, text: "Appended through row groups"))
         let loads = writer.file.cachedPrefixRowGroupLoads
         #expect(loads.file == 0)
-        #expect(loads.cache <= groups)
-        // Not yet: something on the open-and-append path still asks for a
-        // frame in every row group (found, not yet traced, in stop 29).
-        withKnownIssue("an append still loads every row group") {
-            #expect(loads.cache <= 1)
-        }
+        #expect(loads.cache <= 1)
         let after = try f.full()
         #expect(after.file.commits.allVerified)
         #expect(try after.entries().contains { $0.body.text == "Appended through row groups" })
