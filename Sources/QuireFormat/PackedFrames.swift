@@ -513,6 +513,18 @@ final class PackedFrames: Sendable {
             frame.commitBody = body
             return frame
         }
+        if loadedGroup(ofFrame: i) == nil, let p = Self.find(i, in: plaintextFrames) {
+            // A keyring: its header, body hash and body as the open checked
+            // them against the file, without loading its row group (a
+            // loaded group holds the same: its check compares them).
+            let at = p * FrameTableDirectory.plaintextRowWidth
+            let headerBytes = Array(directory.plaintext[(at + 12)..<(at + 28)])
+            let h = headerBytes.withUnsafeBytes { FrameHeader.unchecked($0, at: 0) }
+            return ScannedFrame(
+                location: FrameLocation(offset: plaintextOffsets[p], index: i), header: h, headerBytes: headerBytes,
+                trailer: Array(directory.plaintext[(at + 28)..<(at + 28 + h.trailerByteCount)]), repaired: false, chunk: nil,
+                plaintextBody: plaintextBodies[p], checksumIntact: true, malformation: nil)
+        }
         let r = group(ofFrame: i)
         if let frames = r.frames { return frames[i - r.first] }
         let k = i - r.first
