@@ -1,3 +1,4 @@
+@_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
 
 /// The plaintexts of the index cache (`Spec/index-cache.md §1`): a header
@@ -135,43 +136,88 @@ extension IndexCache {
 
     // MARK: frame table
 
-    /// The frame table of the prefix (``PrefixFrameTable``): `{"chunkFrames":
-    /// bstr, "chunkHeaders": bstr, "digests": bstr, "headers": bstr,
-    /// "trailers": bstr}`, or `{}` when none is stored.
-    static func encodeFrameTable(_ table: PrefixFrameTable?) -> [UInt8] {
-        guard let table else { return CBOREncoder.encode(.map(CBORMap(text: []))) }
+    /// A row group's place in the sealed file: the offset of its first
+    /// frame in the vault file, its sealed length and its AEAD tag.
+    struct RowGroupEntry: Sendable, Equatable {
+        var start: UInt64
+        var sealedLength: Int
+        var tag: [UInt8]
+    }
+
+    /// Bytes per row of the `groups` column: offset (uint64 LE), sealed
+    /// length (uint32 LE), tag (16).
+    static let groupEntryWidth = 28
+
+    /// The frame table's directory (``FrameTableDirectory``) and the row
+    /// groups' places: `{"commits": bstr, "digests": bstr, "frames": uint,
+    /// "groups": bstr, "plaintext": bstr, "rows": uint}`, or `{}` when no
+    /// table is stored.
+    static func encodeFrameDirectory(_ directory: FrameTableDirectory?, groups: [RowGroupEntry]) -> [UInt8] {
+        guard let d = directory else { return CBOREncoder.encode(.map(CBORMap(text: []))) }
+        var column: [UInt8] = []
+        column.reserveCapacity(groups.count * groupEntryWidth)
+        for g in groups {
+            appendLE(g.start, to: &column)
+            appendLE(UInt32(g.sealedLength), to: &column)
+            column += g.tag
+        }
         return CBOREncoder.encode(
             .map(
                 CBORMap(text: [
-                    ("headers", .bytes(table.headers)), ("trailers", .bytes(table.trailers)), ("chunkFrames", .bytes(table.chunkFrames)),
-                    ("chunkHeaders", .bytes(table.chunkHeaders)), ("digests", .bytes(table.digests)),
+                    ("rows", .unsigned(UInt64(d.rowsPerGroup))), ("frames", .unsigned(UInt64(d.frameCount))), ("groups", .bytes(column)),
+                    ("commits", .bytes(d.commits)), ("digests", .bytes(d.digests)), ("plaintext", .bytes(d.plaintext)),
                 ])))
     }
 
-    /// The frame table encoded in `payload` of `bytes`: `.some(nil)` for
-    /// `{}`, nil when malformed. Its columns are checked when an open uses
-    /// it. The trailers column, the largest, is moved to the front of
-    /// `bytes` and kept as its storage (no copy into fresh memory); the
-    /// others are copied out.
-    static func decodeFrameTable(consuming bytes: inout [UInt8], payload: Range<Int>) -> PrefixFrameTable?? {
-        guard let fields = bytes.withUnsafeBytes({ try? CBORDecoder.mapFieldRanges(UnsafeRawBufferPointer(rebasing: $0[payload])) })
+    /// The directory and row group places in `payload`: `.some(nil)` for
+    /// `{}`, nil when malformed (counts that do not match, a row group
+    /// start that does not match its entry). Its columns are checked
+    /// against the vault file when an open uses it.
+    static func decodeFrameDirectory(_ payload: [UInt8]) -> (FrameTableDirectory, [RowGroupEntry])?? {
+        guard case .map(let m)? = try? CBORDecoder.decode(payload) else { return nil }
+        if m.count == 0 { return .some(nil) }
+        guard m.count == 6, case .unsigned(let rows)? = m[text: "rows"], case .unsigned(let frames)? = m[text: "frames"],
+            case .bytes(let column)? = m[text: "groups"], case .bytes(let commits)? = m[text: "commits"],
+            case .bytes(let digests)? = m[text: "digests"], case .bytes(let plaintext)? = m[text: "plaintext"],
+            rows > 0, rows <= UInt64(UInt32.max), frames > 0, frames <= UInt64(UInt32.max), column.count % groupEntryWidth == 0
         else { return nil }
-        if fields.isEmpty { return .some(nil) }
-        func column(_ name: String) -> Range<Int>? {
-            guard let f = fields[name], f.isBytes else { return nil }
-            return (payload.lowerBound + f.range.lowerBound)..<(payload.lowerBound + f.range.upperBound)
+        var groups: [RowGroupEntry] = []
+        for at in stride(from: 0, to: column.count, by: groupEntryWidth) {
+            let start = column.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: UInt64.self)) }
+            let length = column.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: at + 8, as: UInt32.self))) }
+            guard length > XChaCha20Poly1305.tagByteCount else { return nil }
+            groups.append(RowGroupEntry(start: start, sealedLength: length, tag: Array(column[(at + 12)..<(at + 28)])))
         }
-        guard fields.count == 5, let headers = column("headers"), let trailers = column("trailers"),
-            let chunkFrames = column("chunkFrames"), let chunkHeaders = column("chunkHeaders"), let digests = column("digests")
+        let d = FrameTableDirectory(
+            rowsPerGroup: Int(rows), frameCount: Int(frames), groupStarts: groups.map(\.start), commits: commits, digests: digests,
+            plaintext: plaintext)
+        guard d.groupCount == groups.count else { return nil }
+        return .some((d, groups))
+    }
+
+    /// A row group: `{"chunkFrames": bstr, "chunkHeaders": bstr, "headers":
+    /// bstr, "trailers": bstr}`.
+    static func encodeRowGroup(_ r: FrameTableRowGroup) -> [UInt8] {
+        CBOREncoder.encode(
+            .map(
+                CBORMap(text: [
+                    ("headers", .bytes(r.headers)), ("trailers", .bytes(r.trailers)), ("chunkFrames", .bytes(r.chunkFrames)),
+                    ("chunkHeaders", .bytes(r.chunkHeaders)),
+                ])))
+    }
+
+    /// The row group in `raw`; nil when malformed. Its rows are checked
+    /// against the directory when it is used.
+    static func decodeRowGroup(_ raw: UnsafeRawBufferPointer) -> FrameTableRowGroup? {
+        guard let fields = try? CBORDecoder.mapFieldRanges(raw), fields.count == 4 else { return nil }
+        func column(_ name: String) -> [UInt8]? {
+            guard let f = fields[name], f.isBytes else { return nil }
+            return Array(raw[f.range])
+        }
+        guard let headers = column("headers"), let trailers = column("trailers"), let chunkFrames = column("chunkFrames"),
+            let chunkHeaders = column("chunkHeaders")
         else { return nil }
-        let table = PrefixFrameTable(
-            headers: Array(bytes[headers]), trailers: [], chunkFrames: Array(bytes[chunkFrames]), chunkHeaders: Array(bytes[chunkHeaders]),
-            digests: Array(bytes[digests]))
-        bytes.removeSubrange(trailers.upperBound...)
-        bytes.removeSubrange(..<trailers.lowerBound)
-        var kept = table
-        swap(&kept.trailers, &bytes)
-        return .some(kept)
+        return FrameTableRowGroup(headers: headers, trailers: trailers, chunkFrames: chunkFrames, chunkHeaders: chunkHeaders)
     }
 
     // MARK: search

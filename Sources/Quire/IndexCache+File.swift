@@ -67,29 +67,36 @@ extension IndexCache {
 
     /// The file identity and frame table of the cache file `key` names in
     /// `folder`, sealed for `vaultID`: what an open reads before it scans
-    /// the vault file (`Spec/index-cache.md §5`). Only the bytes before the
-    /// summaries are read; the same checks as ``load(folder:key:vaultID:search:check:)``
+    /// the vault file (`Spec/index-cache.md §5`). Only the header and the
+    /// frame directory are read and opened now; the file is kept open and
+    /// each row group read from it when the table's loader is asked for it
+    /// (a rewrite renames a new file over this one: the loader still reads
+    /// this one). The same checks as ``load(folder:key:vaultID:search:check:)``
     /// apply, and every failure is a ``Discard``.
     package static func loadFrameTable(folder: String, key: IndexCacheKey, vaultID: VaultID) -> Result<
-        (identity: Identity, table: PrefixFrameTable?), Discard
+        (identity: Identity, table: CachedFrameTable?), Discard
     > {
         let path = folder + "/" + key.fileName
         let prefix: [UInt8]
         var headerPart: [UInt8]
         var tablePart: [UInt8]
+        let file: SystemFile
+        let size: UInt64
         do throws(SystemError) {
-            let file = try SystemFile(path: path, mode: .readOnly, allowNonRegular: true, noFollow: true)
+            file = try SystemFile(path: path, mode: .readOnly, allowNonRegular: true, noFollow: true)
             let status = try file.status()
             guard status.isRegularFile else { return .failure(.unreadable) }
             guard status.owner == FileSystem.currentUserID(), status.permissions & 0o077 == 0 else { return .failure(.notPrivate) }
             guard status.size <= UInt64(maxFileBytes), status.size >= UInt64(prefixByteCount) else {
                 return .failure(status.size < UInt64(prefixByteCount) ? .unknownFormat : .tooLarge)
             }
+            size = status.size
             prefix = try file.read(count: prefixByteCount, at: 0)
+            guard prefix.starts(with: magic), prefix[magic.count] == formatVersion else { return .failure(.unknownFormat) }
             guard let end = summariesStart(prefix: prefix), UInt64(end) <= status.size, let lengths = partLengths(prefix: prefix) else {
                 return .failure(.unknownFormat)
             }
-            // The header with its nonce, then the frame table with its
+            // The header with its nonce, then the frame directory with its
             // nonce, each in a buffer of its own that it is opened in.
             let nonce = XChaCha20Poly1305.nonceByteCount
             headerPart = try file.read(count: nonce + lengths.header, at: UInt64(prefixByteCount))
@@ -97,7 +104,14 @@ extension IndexCache {
         } catch {
             return .failure(error.isNotFound ? .missing : .unreadable)
         }
-        return openFrameTable(prefix: prefix, headerPart: &headerPart, tablePart: &tablePart, key: key, vaultID: vaultID)
+        return openFrameTable(
+            prefix: prefix, headerPart: &headerPart, tablePart: &tablePart, key: key, vaultID: vaultID, fileSize: Int(size)
+        ) { range in
+            guard let bytes = try? file.read(count: range.count, at: UInt64(range.lowerBound)), bytes.count == range.count else {
+                return nil
+            }
+            return bytes
+        }
     }
 
     /// Removes the temporary files (`<name>.tmp-PID-HEX`) of the cache

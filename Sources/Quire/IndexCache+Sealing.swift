@@ -1,96 +1,180 @@
 @_spi(Crypto) package import QuireCrypto
 @_spi(Format) package import QuireFormat
+import Synchronization
 
 /// Sealing and opening the cache file's bytes (`Spec/index-cache.md §4`):
 ///
 /// ```
-/// prefix = "QUIRE-IC" ‖ version (1) ‖ len(sealed header) (4) ‖ len(sealed frame table) (8)
-///          ‖ len(sealed summaries) (8)                                                      (big-endian)
+/// prefix = "QUIRE-IC" ‖ version (1) ‖ len(sealed header) (4) ‖ len(sealed frame directory) (8)
+///          ‖ len(sealed summaries) (8) ‖ len(sealed search) (8)                                 (big-endian)
 /// file   = prefix
-///          ‖ nonce₀ (24) ‖ XChaCha20-Poly1305(key, nonce₀, pad(header),      prefix ‖ vault id)
-///          ‖ nonce₁ (24) ‖ XChaCha20-Poly1305(key, nonce₁, pad(frame table), prefix ‖ vault id ‖ 0x03 ‖ header)
-///          ‖ nonce₂ (24) ‖ XChaCha20-Poly1305(key, nonce₂, pad(summaries),   prefix ‖ vault id ‖ 0x01 ‖ header)
-///          ‖ nonce₃ (24) ‖ XChaCha20-Poly1305(key, nonce₃, pad(search),      prefix ‖ vault id ‖ 0x02 ‖ header)
+///          ‖ nonce₀ (24) ‖ XChaCha20-Poly1305(key, nonce₀, pad(header),          prefix ‖ vault id)
+///          ‖ nonce₁ (24) ‖ XChaCha20-Poly1305(key, nonce₁, pad(frame directory), prefix ‖ vault id ‖ 0x03 ‖ header)
+///          ‖ nonce₂ (24) ‖ XChaCha20-Poly1305(key, nonce₂, pad(summaries),       prefix ‖ vault id ‖ 0x01 ‖ header)
+///          ‖ nonce₃ (24) ‖ XChaCha20-Poly1305(key, nonce₃, pad(search),          prefix ‖ vault id ‖ 0x02 ‖ header)
+///          ‖ for each row group g of the frame table:
+///            nonce (24) ‖ XChaCha20-Poly1305(key, nonce, pad(row group g),
+///                             magic ‖ version ‖ vault id ‖ 0x04 ‖ g ‖ first frame ‖ rows (uint32 each) ‖ first offset (uint64))
 /// ```
 ///
 /// The header is opened first, so that a cache of another state of the file
-/// is discarded before anything else is decrypted; the frame table is what
-/// an open reads before unlocking (``loadFrameTable(folder:key:vaultID:)``),
-/// the summaries and search index what queries read. The other parts' associated
-/// data bind them to that header (vault id, format version and file
-/// identity) and to their place. The search index is sealed apart so that an
-/// open that does not search yet decrypts only the summaries.
+/// is discarded before anything else is decrypted; the frame directory is
+/// what an open reads before unlocking (``loadFrameTable(folder:key:vaultID:)``),
+/// each row group only when a frame in it is needed, the summaries and
+/// search index what queries read. The other parts' associated data bind
+/// them to that header (vault id, format version and file identity) and to
+/// their place; a row group's binds it to its place in the table, and the
+/// directory (bound to the header) lists its sealed length and tag, so
+/// that a row group of another cache file is refused.
 extension IndexCache {
     /// The sealed file bytes of `contents` under `key`, with fresh nonces
     /// from `random`.
-    package static func seal(_ contents: Contents, key: IndexCacheKey, random: any RandomSource = SystemRandom()) -> [UInt8] {
+    package static func seal(
+        _ contents: Contents, key: IndexCacheKey, random: any RandomSource = SystemRandom(),
+        rowsPerGroup: Int = FrameTableDirectory.defaultRowsPerGroup
+    ) -> [UInt8] {
+        let nonceCount = XChaCha20Poly1305.nonceByteCount
+        let tag = XChaCha20Poly1305.tagByteCount
+        // The row groups first: the directory lists their tags.
+        let split = contents.frameTable?.split(rowsPerGroup: rowsPerGroup)
+        var sealedGroups: [[UInt8]] = []
+        var entries: [RowGroupEntry] = []
+        if let (directory, groups) = split {
+            for (g, group) in groups.enumerated() {
+                var plain = encodeRowGroup(group)
+                Padding.pad(&plain)
+                let nonce = random.bytes(nonceCount)
+                let frames = directory.frames(ofGroup: g)
+                let ad = rowGroupAssociatedData(
+                    vaultID: contents.vaultID, group: g, first: frames.lowerBound, rows: frames.count, start: directory.groupStarts[g])
+                var out = nonce + [UInt8](repeating: 0, count: plain.count + tag)
+                sealPart(plain, into: &out, at: nonceCount, nonce: nonce, ad: ad, key: key)
+                let sealedLength = plain.count + tag
+                wipe(&plain)
+                entries.append(RowGroupEntry(start: directory.groupStarts[g], sealedLength: sealedLength, tag: Array(out.suffix(tag))))
+                sealedGroups.append(out)
+            }
+        }
         let header = encodeHeader(vaultID: contents.vaultID, identity: contents.identity)
-        var parts = [header, encodeFrameTable(contents.frameTable), encodeSummaries(contents), encodeSearch(contents.search)]
+        var parts = [
+            header, encodeFrameDirectory(split?.0, groups: entries), encodeSummaries(contents), encodeSearch(contents.search),
+        ]
         for i in parts.indices { Padding.pad(&parts[i]) }
         defer { for i in parts.indices { wipe(&parts[i]) } }
-        let tag = XChaCha20Poly1305.tagByteCount
         var prefix = magic + [formatVersion]
         appendLE(UInt32(parts[0].count + tag).byteSwapped, to: &prefix)
         appendLE(UInt64(parts[1].count + tag).byteSwapped, to: &prefix)
         appendLE(UInt64(parts[2].count + tag).byteSwapped, to: &prefix)
-        let total = prefix.count + parts.reduce(0) { $0 + XChaCha20Poly1305.nonceByteCount + $1.count + tag }
+        appendLE(UInt64(parts[3].count + tag).byteSwapped, to: &prefix)
+        let total =
+            prefix.count + parts.reduce(0) { $0 + nonceCount + $1.count + tag } + sealedGroups.reduce(0) { $0 + $1.count }
         var out = [UInt8](repeating: 0, count: total)
         out.replaceSubrange(0..<prefix.count, with: prefix)
         var at = prefix.count
         for (i, part) in parts.enumerated() {
-            let nonce = random.bytes(XChaCha20Poly1305.nonceByteCount)
+            let nonce = random.bytes(nonceCount)
             out.replaceSubrange(at..<(at + nonce.count), with: nonce)
             at += nonce.count
             let ad = associatedData(part: Self.partTags[i], prefix: prefix, vaultID: contents.vaultID, header: header)
-            let end = at + part.count + tag
-            part.withUnsafeBytes { p in
-                nonce.withUnsafeBytes { n in
-                    ad.withUnsafeBytes { a in
-                        out.withUnsafeMutableBytes { o in
-                            XChaCha20Poly1305.seal(
-                                p, into: UnsafeMutableRawBufferPointer(rebasing: o[at..<end]), key: key.sealing, nonce: n, authenticating: a
-                            )
-                        }
-                    }
-                }
-            }
-            at = end
+            sealPart(part, into: &out, at: at, nonce: nonce, ad: ad, key: key)
+            at += part.count + tag
+        }
+        for g in sealedGroups {
+            out.replaceSubrange(at..<(at + g.count), with: g)
+            at += g.count
         }
         return out
     }
 
+    /// Seals `plain` into `out` at `at` (ciphertext then tag).
+    private static func sealPart(_ plain: [UInt8], into out: inout [UInt8], at: Int, nonce: [UInt8], ad: [UInt8], key: IndexCacheKey) {
+        let end = at + plain.count + XChaCha20Poly1305.tagByteCount
+        plain.withUnsafeBytes { p in
+            nonce.withUnsafeBytes { n in
+                ad.withUnsafeBytes { a in
+                    out.withUnsafeMutableBytes { o in
+                        XChaCha20Poly1305.seal(
+                            p, into: UnsafeMutableRawBufferPointer(rebasing: o[at..<end]), key: key.sealing, nonce: n, authenticating: a)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The associated data of row group `g`: `magic ‖ version ‖ vault id ‖
+    /// 0x04 ‖ g ‖ first frame ‖ rows` (uint32 BE each) `‖ first offset`
+    /// (uint64 BE). Not bound to the header, so that a row group a rewrite
+    /// does not change could be kept; the directory lists its tag.
+    static func rowGroupAssociatedData(vaultID: VaultID, group g: Int, first: Int, rows: Int, start: UInt64) -> [UInt8] {
+        var ad = magic + [formatVersion] + vaultID.bytes + [4]
+        appendLE(UInt32(truncatingIfNeeded: g).byteSwapped, to: &ad)
+        appendLE(UInt32(truncatingIfNeeded: first).byteSwapped, to: &ad)
+        appendLE(UInt32(truncatingIfNeeded: rows).byteSwapped, to: &ad)
+        appendLE(start.byteSwapped, to: &ad)
+        return ad
+    }
+
+    /// Opens row group `g` of `directory` from `sealed` (its nonce, then
+    /// its ciphertext and tag) when its length and tag are the ones the
+    /// directory lists and it authenticates; nil otherwise. The plaintext
+    /// is wiped once decoded.
+    static func openRowGroup(
+        _ sealed: [UInt8], group g: Int, directory: FrameTableDirectory, entry: RowGroupEntry, key: IndexCacheKey, vaultID: VaultID
+    ) -> FrameTableRowGroup? {
+        let nonce = XChaCha20Poly1305.nonceByteCount
+        let tag = XChaCha20Poly1305.tagByteCount
+        guard g < directory.groupCount, sealed.count == nonce + entry.sealedLength, sealed.suffix(tag).elementsEqual(entry.tag) else {
+            return nil
+        }
+        let frames = directory.frames(ofGroup: g)
+        let ad = rowGroupAssociatedData(vaultID: vaultID, group: g, first: frames.lowerBound, rows: frames.count, start: entry.start)
+        var bytes = sealed
+        defer { wipe(&bytes) }
+        guard let opened = openPart(inPlace: &bytes, ad: ad, range: nonce..<bytes.count, key: key), let payload = opened else { return nil }
+        return bytes.withUnsafeBytes { decodeRowGroup(UnsafeRawBufferPointer(rebasing: $0[payload])) }
+    }
+
     /// The tag of each part in file order in its associated data: the
-    /// header, the frame table (3), the summaries (1), the search index (2).
+    /// header, the frame directory (3), the summaries (1), the search index (2).
     private static let partTags = [0, 3, 1, 2]
 
-    /// The associated data of part 0 (header), 3 (frame table), 1 (summaries) or 2 (search).
+    /// The associated data of part 0 (header), 3 (frame directory), 1 (summaries) or 2 (search).
     private static func associatedData(part: Int, prefix: [UInt8], vaultID: VaultID, header: [UInt8]) -> [UInt8] {
         part == 0 ? prefix + vaultID.bytes : prefix + vaultID.bytes + [UInt8(part)] + header
     }
 
-    /// The sealed lengths of the header, the frame table and the summaries
-    /// in this 29-byte prefix; nil when they are out of range.
-    static func partLengths(prefix: [UInt8]) -> (header: Int, frameTable: Int, summaries: Int)? {
+    /// The sealed lengths of the header, the frame directory, the
+    /// summaries and the search index in this prefix; nil when they are
+    /// out of range.
+    static func partLengths(prefix: [UInt8]) -> (header: Int, frameTable: Int, summaries: Int, search: Int)? {
         let tag = XChaCha20Poly1305.tagByteCount
         guard prefix.count == prefixByteCount else { return nil }
         let headerCount = prefix[9..<13].reduce(0) { $0 << 8 | Int($1) }
         let tableCount = prefix[13..<21].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         let summariesCount = prefix[21..<29].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let searchCount = prefix[29..<37].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         guard headerCount > tag, tableCount > UInt64(tag), tableCount <= UInt64(maxFileBytes), summariesCount > UInt64(tag),
-            summariesCount <= UInt64(maxFileBytes)
+            summariesCount <= UInt64(maxFileBytes), searchCount > UInt64(tag), searchCount <= UInt64(maxFileBytes)
         else { return nil }
-        return (headerCount, Int(tableCount), Int(summariesCount))
+        return (headerCount, Int(tableCount), Int(summariesCount), Int(searchCount))
     }
 
     /// Where the sealed search index starts (after its nonce) in a file of
-    /// this 29-byte prefix; nil when the lengths are out of range.
+    /// this prefix; nil when the lengths are out of range.
     static func searchStart(prefix: [UInt8]) -> Int? {
         guard let n = partLengths(prefix: prefix) else { return nil }
         return prefixByteCount + 4 * XChaCha20Poly1305.nonceByteCount + n.header + n.frameTable + n.summaries
     }
 
+    /// Where the row groups start in a file of this prefix (the end of the
+    /// search index); nil when the lengths are out of range.
+    static func rowGroupsStart(prefix: [UInt8]) -> Int? {
+        guard let n = partLengths(prefix: prefix), let s = searchStart(prefix: prefix) else { return nil }
+        return s + n.search
+    }
+
     /// Where the sealed summaries start (after their nonce) in a file of
-    /// this 29-byte prefix: the end of what ``loadFrameTable(folder:key:vaultID:)`` reads.
+    /// this prefix: the end of what ``loadFrameTable(folder:key:vaultID:)`` reads first.
     static func summariesStart(prefix: [UInt8]) -> Int? {
         guard let n = partLengths(prefix: prefix) else { return nil }
         return prefixByteCount + 3 * XChaCha20Poly1305.nonceByteCount + n.header + n.frameTable
@@ -122,12 +206,11 @@ extension IndexCache {
         read: (Range<Int>) -> [UInt8]?
     ) -> Load {
         let nonce = XChaCha20Poly1305.nonceByteCount
-        let tag = XChaCha20Poly1305.tagByteCount
         guard byteCount >= prefixByteCount else { return .discarded(.unknownFormat) }
         guard let prefix = read(0..<prefixByteCount) else { return .discarded(.unreadable) }
         guard prefix.starts(with: magic), prefix[magic.count] == formatVersion else { return .discarded(.unknownFormat) }
-        guard let searchStart = searchStart(prefix: prefix), search ? byteCount > searchStart + tag : byteCount >= searchStart,
-            let lengths = partLengths(prefix: prefix)
+        guard let searchStart = searchStart(prefix: prefix), let lengths = partLengths(prefix: prefix),
+            search ? byteCount >= searchStart + lengths.search : byteCount >= searchStart
         else { return .discarded(.unknownFormat) }
         let headerStart = prefixByteCount + nonce
         let tableStart = headerStart + lengths.header + nonce
@@ -177,7 +260,7 @@ extension IndexCache {
         if search {
             var searchBytes: [UInt8] = []
             defer { wipe(&searchBytes) }
-            guard let searchPayload = openPart(2, searchStart..<byteCount, header: header, into: &searchBytes) else {
+            guard let searchPayload = openPart(2, searchStart..<(searchStart + lengths.search), header: header, into: &searchBytes) else {
                 return .discarded(readFailed ? .unreadable : .notAuthentic)
             }
             guard let searchPayload,
@@ -201,10 +284,14 @@ extension IndexCache {
         inPlace bytes: inout [UInt8], prefix: [UInt8], part: Int, range: Range<Int>, key: IndexCacheKey, vaultID: VaultID,
         header: [UInt8]
     ) -> Range<Int>?? {
+        openPart(inPlace: &bytes, ad: associatedData(part: part, prefix: prefix, vaultID: vaultID, header: header), range: range, key: key)
+    }
+
+    /// ``openPart(inPlace:prefix:part:range:key:vaultID:header:)`` with the associated data `ad`.
+    private static func openPart(inPlace bytes: inout [UInt8], ad: [UInt8], range: Range<Int>, key: IndexCacheKey) -> Range<Int>?? {
         let nonce = XChaCha20Poly1305.nonceByteCount
         let tag = XChaCha20Poly1305.tagByteCount
         guard range.lowerBound >= nonce, range.count >= tag, range.upperBound <= bytes.count else { return .none }
-        let ad = associatedData(part: part, prefix: prefix, vaultID: vaultID, header: header)
         let plain = range.lowerBound..<(range.upperBound - tag)
         let opened = bytes.withUnsafeMutableBytes { raw in
             ad.withUnsafeBytes { a in
@@ -223,11 +310,11 @@ extension IndexCache {
     }
 
     /// The file identity and frame table in cache file bytes sealed for
-    /// `vaultID` under `key` (`bytes` may end where the summaries start);
-    /// the table is nil when the writer stored none (the prefix held
-    /// something a scan reports). Any failure is a ``Load/discarded(_:)``.
+    /// `vaultID` under `key`, every row group opened and checked now (for
+    /// tests); the table is nil when the writer stored none (the prefix
+    /// held something a scan reports). Any failure is a ``Load/discarded(_:)``.
     package static func openFrameTable(_ bytes: [UInt8], key: IndexCacheKey, vaultID: VaultID) -> Result<
-        (identity: Identity, table: PrefixFrameTable?), Discard
+        (identity: Identity, table: CachedFrameTable?), Discard
     > {
         let nonce = XChaCha20Poly1305.nonceByteCount
         guard bytes.count >= prefixByteCount else { return .failure(.unknownFormat) }
@@ -238,21 +325,56 @@ extension IndexCache {
         let tableStart = prefixByteCount + nonce + lengths.header
         var headerPart = Array(bytes[prefixByteCount..<tableStart])
         var tablePart = Array(bytes[tableStart..<(end - nonce)])
-        return openFrameTable(prefix: prefix, headerPart: &headerPart, tablePart: &tablePart, key: key, vaultID: vaultID)
+        let opened = openFrameTable(
+            prefix: prefix, headerPart: &headerPart, tablePart: &tablePart, key: key, vaultID: vaultID, fileSize: bytes.count
+        ) { range in
+            range.upperBound <= bytes.count ? Array(bytes[range]) : nil
+        }
+        if case .success(let found) = opened, let table = found.table {
+            for g in 0..<table.directory.groupCount where table.load(g) == nil { return .failure(.notAuthentic) }
+        }
+        return opened
     }
 
-    /// ``openFrameTable(_:key:vaultID:)`` over the 29-byte `prefix`, the
-    /// header's nonce and sealed bytes and the frame table's: both opened
-    /// in place, and the table's largest column (the trailers) kept in
-    /// `tablePart`'s storage, so that a 50,000-entry table is not copied
-    /// into fresh buffers again and again.
+    /// Where each row group's sealed bytes (its nonce first) are in the
+    /// cache file `bytes`; nil when its header or frame directory does not
+    /// open or it has none. For tests.
+    package static func rowGroupPlaces(_ bytes: [UInt8], key: IndexCacheKey, vaultID: VaultID) -> [Range<Int>]? {
+        let nonce = XChaCha20Poly1305.nonceByteCount
+        guard bytes.count >= prefixByteCount else { return nil }
+        let prefix = Array(bytes[0..<prefixByteCount])
+        guard let lengths = partLengths(prefix: prefix), let end = summariesStart(prefix: prefix), bytes.count >= end - nonce else {
+            return nil
+        }
+        let tableStart = prefixByteCount + nonce + lengths.header
+        var headerPart = Array(bytes[prefixByteCount..<tableStart])
+        var tablePart = Array(bytes[tableStart..<(end - nonce)])
+        final class Seen: Sendable { let ranges = Mutex<[Range<Int>]>([]) }
+        let seen = Seen()
+        let opened = openFrameTable(
+            prefix: prefix, headerPart: &headerPart, tablePart: &tablePart, key: key, vaultID: vaultID, fileSize: bytes.count
+        ) { range in
+            seen.ranges.withLock { $0.append(range) }
+            return nil
+        }
+        guard case .success(let found) = opened, let table = found.table else { return nil }
+        for g in 0..<table.directory.groupCount { _ = table.load(g) }
+        return seen.ranges.withLock { $0 }
+    }
+
+    /// ``openFrameTable(_:key:vaultID:)`` over the 37-byte `prefix`, the
+    /// header's nonce and sealed bytes and the frame directory's, both
+    /// opened in place, of a cache file of `fileSize` bytes: the row groups
+    /// are not read here but by the table's loader, through `read`, when
+    /// they are needed. The file must end where the last row group does.
     static func openFrameTable(
-        prefix: [UInt8], headerPart: inout [UInt8], tablePart: inout [UInt8], key: IndexCacheKey, vaultID: VaultID
-    ) -> Result<(identity: Identity, table: PrefixFrameTable?), Discard> {
+        prefix: [UInt8], headerPart: inout [UInt8], tablePart: inout [UInt8], key: IndexCacheKey, vaultID: VaultID, fileSize: Int,
+        read: @escaping @Sendable (Range<Int>) -> [UInt8]?
+    ) -> Result<(identity: Identity, table: CachedFrameTable?), Discard> {
         let nonce = XChaCha20Poly1305.nonceByteCount
         guard prefix.count == prefixByteCount, prefix.starts(with: magic), prefix[magic.count] == formatVersion,
             let lengths = partLengths(prefix: prefix), headerPart.count == nonce + lengths.header,
-            tablePart.count == nonce + lengths.frameTable
+            tablePart.count == nonce + lengths.frameTable, let groupsStart = rowGroupsStart(prefix: prefix)
         else { return .failure(.unknownFormat) }
         guard
             let openedHeader = openPart(
@@ -267,9 +389,26 @@ extension IndexCache {
                 inPlace: &tablePart, prefix: prefix, part: 3, range: nonce..<tablePart.count, key: key, vaultID: vaultID,
                 header: Array(headerPart[headerRange]))
         else { return .failure(.notAuthentic) }
-        guard let tableRange = openedTable, let table = decodeFrameTable(consuming: &tablePart, payload: tableRange) else {
+        defer { wipe(&tablePart) }
+        guard let tableRange = openedTable, let decoded = decodeFrameDirectory(Array(tablePart[tableRange])) else {
             return .failure(.malformed)
         }
-        return .success((identity, table))
+        guard let (directory, entries) = decoded else {
+            return fileSize == groupsStart ? .success((identity, nil)) : .failure(.unknownFormat)
+        }
+        var ranges: [Range<Int>] = []
+        var at = groupsStart
+        for e in entries {
+            ranges.append(at..<(at + nonce + e.sealedLength))
+            at += nonce + e.sealedLength
+        }
+        let places = ranges
+        // A truncated or extended file is refused before anything is used.
+        guard at == fileSize else { return .failure(.unknownFormat) }
+        let load: @Sendable (Int) -> FrameTableRowGroup? = { g in
+            guard g >= 0, g < places.count, let sealed = read(places[g]) else { return nil }
+            return openRowGroup(sealed, group: g, directory: directory, entry: entries[g], key: key, vaultID: vaultID)
+        }
+        return .success((identity, CachedFrameTable(directory: directory, load: load)))
     }
 }

@@ -12,12 +12,12 @@
 package enum IndexCache {
     /// The format version, in the clear and in the associated data: a
     /// reader discards any other.
-    package static let formatVersion: UInt8 = 6
+    package static let formatVersion: UInt8 = 7
     /// The first bytes of every cache file.
     package static let magic: [UInt8] = Array("QUIRE-IC".utf8)
-    /// Magic, version and the sealed header's, frame table's and
-    /// summaries' lengths (`Spec/index-cache.md §4`).
-    package static let prefixByteCount = 29
+    /// Magic, version and the sealed header's, frame directory's,
+    /// summaries' and search index's lengths (`Spec/index-cache.md §4`).
+    package static let prefixByteCount = 37
     /// A cache file larger than this is discarded unread.
     package static let maxFileBytes = 1 << 30
     /// The name's extension.

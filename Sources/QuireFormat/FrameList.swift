@@ -69,15 +69,58 @@
     /// Where frame `i` is, building no frame value.
     public func location(at i: Int) -> FrameLocation {
         let p = packedCount
-        if i < p, let packed { return FrameLocation(offset: packed.offsets[i], index: i) }
+        if i < p, let packed { return FrameLocation(offset: packed.offset(i), index: i) }
         return scanned[i - p].location
     }
 
     /// The offset just past frame `i`, building no frame value.
     public func end(at i: Int) -> UInt64 {
         let p = packedCount
-        if i < p, let packed { return packed.offsets[i] + UInt64(FrameHeader.byteCount) + UInt64(packed.header(i).bodyLength) }
+        if i < p, let packed { return packed.offset(i) + UInt64(FrameHeader.byteCount) + UInt64(packed.header(i).bodyLength) }
         return scanned[i - p].end
+    }
+
+    /// True when frame `i` is of a critical kind this reader does not know
+    /// (`Spec/format.md §4.3`). A frame of the cached prefix whose row group
+    /// is not loaded is not: the index cache stores no table for a prefix
+    /// holding one, and a row group holding one is not used
+    /// (`Spec/index-cache.md §1`, §5), so no row group is loaded to answer.
+    package func isUnknownCriticalKind(at i: Int) -> Bool {
+        let p = packedCount
+        if i < p, let packed { return packed.isUnknownCriticalKind(i) }
+        let kind = scanned[i - p].header.kind
+        return !kind.isKnown && kind.isCritical
+    }
+
+    /// The frames in `range` of a critical kind this reader does not know
+    /// (`Spec/format.md §4.3`), ascending, as ``isUnknownCriticalKind(at:)``
+    /// answers: in the cached prefix only row groups already loaded are
+    /// looked at, so the cost is O(row groups + frames after the prefix).
+    package func unknownCriticalFrameIndices(in range: Range<Int>) -> [Int] {
+        let p = packedCount
+        var out: [Int] = []
+        if let packed, range.lowerBound < p {
+            out = packed.unknownCriticalFrames(below: Swift.min(range.upperBound, p)).filter { $0 >= range.lowerBound }
+        }
+        for i in Swift.max(range.lowerBound, p)..<Swift.max(range.upperBound, p) {
+            let kind = scanned[i - p].header.kind
+            if !kind.isKnown && kind.isCritical { out.append(i) }
+        }
+        return out
+    }
+
+    /// The indices of the keyring frames among the first `end` frames,
+    /// ascending. For the cached prefix they are its plaintext frames the
+    /// open checked against the file (`Spec/index-cache.md §5`): no row
+    /// group is loaded to find them.
+    package func keyringFrameIndices(below end: Int) -> [Int] {
+        let p = packedCount
+        var out: [Int] = []
+        if let packed { out = packed.keyringFrames(below: Swift.min(end, p)) }
+        if end > p {
+            for i in p..<end where scanned[i - p].header.kind == .keyring { out.append(i) }
+        }
+        return out
     }
 
     /// The public chunk header of frame `i` (nil unless an attachment chunk),
@@ -131,118 +174,4 @@
 extension FrameList: ExpressibleByArrayLiteral {
     /// The frames listed.
     public init(arrayLiteral elements: ScannedFrame...) { self.init(elements) }
-}
-
-/// A committed prefix of frames as the index cache's frame table holds
-/// them (``PrefixFrameTable``, `Spec/index-cache.md §1`), with what the
-/// open that checked it against the file read there: each frame's offset,
-/// the commit frames' bodies and the plaintext frames' bodies. A frame's
-/// ``ScannedFrame`` is built when asked for. Immutable, shared.
-final class PackedFrames: Sendable {
-    /// The number of frames.
-    let count: Int
-    /// 16 header bytes per frame.
-    let headers: [UInt8]
-    /// 32 bytes per frame: the body hash, a chunk's AEAD tag then 16 zero
-    /// bytes, or 32 zero bytes for a commit.
-    let trailers: [UInt8]
-    /// The frames' offsets in the file.
-    let offsets: [UInt64]
-    /// Frame indices of the attachment chunks, ascending, uint32 LE.
-    let chunkFrames: [UInt8]
-    /// Their 21-byte public chunk headers, in the same order.
-    let chunkHeaders: [UInt8]
-    /// Frame indices of the commits, ascending.
-    let commitFrames: [Int]
-    /// Their 200-byte bodies as read from the file.
-    let commitBodies: [[UInt8]]
-    /// Frame indices of the plaintext frames (keyrings), ascending.
-    let plaintextFrames: [Int]
-    /// A keyring's body without its body hash (nil for another plaintext kind).
-    let plaintextBodies: [[UInt8]?]
-
-    init(
-        count: Int, headers: [UInt8], trailers: [UInt8], offsets: [UInt64], chunkFrames: [UInt8], chunkHeaders: [UInt8],
-        commitFrames: [Int], commitBodies: [[UInt8]], plaintextFrames: [Int], plaintextBodies: [[UInt8]?]
-    ) {
-        self.count = count
-        self.headers = headers
-        self.trailers = trailers
-        self.offsets = offsets
-        self.chunkFrames = chunkFrames
-        self.chunkHeaders = chunkHeaders
-        self.commitFrames = commitFrames
-        self.commitBodies = commitBodies
-        self.plaintextFrames = plaintextFrames
-        self.plaintextBodies = plaintextBodies
-    }
-
-    func header(_ i: Int) -> FrameHeader {
-        headers.withUnsafeBytes { FrameHeader.unchecked($0, at: i * FrameHeader.byteCount) }
-    }
-
-    /// The kind of frame `i` (its header's first byte).
-    func kind(_ i: Int) -> RecordKind { RecordKind(rawValue: headers[i * FrameHeader.byteCount]) }
-
-    /// The position of `i` in an ascending list, if it is there.
-    static func find(_ i: Int, in list: [Int]) -> Int? {
-        var lo = 0
-        var hi = list.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if list[mid] < i { lo = mid + 1 } else { hi = mid }
-        }
-        return lo < list.count && list[lo] == i ? lo : nil
-    }
-
-    /// The frame index in row `c` of the chunk frames column.
-    func chunkFrame(_ c: Int) -> Int {
-        chunkFrames.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: c * 4, as: UInt32.self))) }
-    }
-
-    /// The position of frame `i` among the chunk frames, if it is one.
-    func chunkPosition(_ i: Int) -> Int? {
-        chunkFrames.withUnsafeBytes { raw -> Int? in
-            var lo = 0
-            var hi = raw.count / 4
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                let v = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: mid * 4, as: UInt32.self)))
-                if v < i { lo = mid + 1 } else if v > i { hi = mid } else { return mid }
-            }
-            return nil
-        }
-    }
-
-    func chunk(_ i: Int) -> ChunkHeader? {
-        guard let c = chunkPosition(i) else { return nil }
-        let at = c * ChunkHeader.byteCount
-        return ChunkHeader.parse(chunkHeaders[at..<(at + ChunkHeader.byteCount)])
-    }
-
-    func frame(_ i: Int) -> ScannedFrame {
-        let h = header(i)
-        let location = FrameLocation(offset: offsets[i], index: i)
-        let headerBytes = Array(headers[(i * FrameHeader.byteCount)..<((i + 1) * FrameHeader.byteCount)])
-        if h.kind == .commit, let c = Self.find(i, in: commitFrames) {
-            let body = commitBodies[c]
-            var frame = ScannedFrame(
-                location: location, header: h, headerBytes: headerBytes, trailer: Array(body[0..<CommitChain.headByteCount]),
-                repaired: false, chunk: nil, plaintextBody: nil, checksumIntact: nil, malformation: nil)
-            frame.commitBody = body
-            return frame
-        }
-        let t = i * PrefixFrameTable.trailerWidth
-        let trailer = Array(trailers[t..<(t + h.trailerByteCount)])
-        var plaintextBody: [UInt8]?
-        var checksumIntact: Bool?
-        if !h.isSealed {
-            checksumIntact = true
-            if let p = Self.find(i, in: plaintextFrames) { plaintextBody = plaintextBodies[p] }
-        }
-        return ScannedFrame(
-            location: location, header: h, headerBytes: headerBytes, trailer: trailer, repaired: false,
-            chunk: h.kind == .blobChunk ? chunk(i) : nil, plaintextBody: plaintextBody, checksumIntact: checksumIntact,
-            malformation: nil)
-    }
 }

@@ -69,19 +69,39 @@ package struct PrefixFrameTable: Sendable, Equatable {
         var start = 0
         if let packed = structure.frames.packed {
             // Opened from a table that was checked as this one would be:
-            // its columns, cut at `frameCount`; the frames scanned after it
-            // follow.
+            // its rows (each row group loaded from the cache, or read from
+            // the file), cut at `frameCount`; the frames scanned after it
+            // follow. A frame the file no longer holds as the table says
+            // (malformed) leaves no table.
             start = min(packed.count, frameCount)
-            var kept = 0
-            while kept < packed.chunkFrames.count / 4 && packed.chunkFrame(kept) < start { kept += 1 }
-            headers += packed.headers[0..<(start * FrameHeader.byteCount)]
-            trailers += packed.trailers[0..<(start * Self.trailerWidth)]
-            chunkFrames += packed.chunkFrames[0..<(kept * 4)]
-            chunkHeaders += packed.chunkHeaders[0..<(kept * ChunkHeader.byteCount)]
-            expected = structure.frames.end(at: start - 1)
+            for i in 0..<start {
+                let (header, trailer, chunkHeader) = packed.rows(i)
+                let kind = RecordKind(rawValue: header[0])
+                guard kind.isKnown || !kind.isCritical else { return nil }
+                headers += header
+                if let trailer {
+                    trailers += trailer
+                } else {
+                    let f = packed.frame(i)
+                    guard f.malformation == nil, !f.repaired, f.checksumIntact != false else { return nil }
+                    if f.header.kind == .commit {
+                        trailers += zeros
+                    } else {
+                        guard f.trailer.count == f.header.trailerByteCount else { return nil }
+                        trailers += f.trailer
+                        trailers += zeros[0..<(Self.trailerWidth - f.trailer.count)]
+                    }
+                }
+                if let chunkHeader {
+                    chunkFrames += (0..<4).map { UInt8(truncatingIfNeeded: UInt32(i) >> (8 * UInt32($0))) }
+                    chunkHeaders += chunkHeader
+                }
+            }
+            if start > 0 { expected = structure.frames.end(at: start - 1) }
         }
         for f in structure.frames[start..<frameCount] {
             guard f.location.offset == expected, !f.repaired, f.malformation == nil, f.checksumIntact != false,
+                f.header.kind.isKnown || !f.header.kind.isCritical,
                 f.headerBytes.count == FrameHeader.byteCount, f.location.index <= Int(UInt32.max)
             else { return nil }
             expected = f.end
@@ -147,6 +167,32 @@ extension VaultFile {
         path: String, writable: Bool, cachedPrefix table: PrefixFrameTable, frameCount: Int, committedLength: UInt64,
         chainHead: [UInt8], commitsDigest: [UInt8]
     ) -> CachedPrefixOpen {
+        guard let cached = CachedFrameTable(table) else { return .refused("the table's columns do not have whole rows") }
+        let opened = open(
+            path: path, writable: writable, cachedPrefix: cached, frameCount: frameCount, committedLength: committedLength,
+            chainHead: chainHead, commitsDigest: commitsDigest)
+        // Held in memory: every row group is checked now.
+        guard case .opened(let file) = opened, let packed = file.structure.frames.packed else { return opened }
+        for g in 0..<packed.directory.groupCount { _ = packed.group(g) }
+        guard packed.loads.file == 0 else { return .refused("a row group does not describe the file") }
+        return opened
+    }
+
+    /// Opens the vault at `path` from the index cache's frame table as an
+    /// open reads it (``CachedFrameTable``, `Spec/index-cache.md §5`): the
+    /// directory is checked against the file now — the row groups' starts,
+    /// each commit frame (216 bytes read at its offset: its header, the
+    /// `commitsDigest` over them, the last one's head `chainHead` and end
+    /// `committedLength`), each plaintext frame (its header as the table
+    /// holds it, its body hash checked and equal to the table's trailer) —
+    /// and each row group only when a frame in it is first needed
+    /// (``PackedFrames``): an open that appends reads only the last.
+    ///
+    /// Never throws: anything inconsistent is ``CachedPrefixOpen/refused(_:)``.
+    package static func open(
+        path: String, writable: Bool, cachedPrefix table: CachedFrameTable, frameCount: Int, committedLength: UInt64,
+        chainHead: [UInt8], commitsDigest: [UInt8]
+    ) -> CachedPrefixOpen {
         let file: SystemFile
         do { file = try SystemFile(path: path, mode: writable ? .readWrite : .readOnly) } catch { return .refused("\(error)") }
         do throws(FormatError) {
@@ -165,105 +211,118 @@ extension VaultFile {
         }
     }
 
+    /// How many row groups of the cached prefix were loaded from the index
+    /// cache and how many read from the vault file instead (tests and
+    /// benchmarks; zeros when the file was scanned).
+    package var cachedPrefixRowGroupLoads: (cache: Int, file: Int) {
+        structure.frames.packed?.loads ?? (0, 0)
+    }
+
     /// The structure ``open(path:writable:cachedPrefix:frameCount:committedLength:chainHead:commitsDigest:)``
     /// checks and builds; nil when the file does not extend it.
     private static func prefixStructure(
-        file: SystemFile, table: PrefixFrameTable, frameCount: Int, committedLength: UInt64, chainHead: [UInt8],
+        file: SystemFile, table: CachedFrameTable, frameCount: Int, committedLength: UInt64, chainHead: [UInt8],
         commitsDigest: [UInt8]
     ) throws(FormatError) -> VaultStructure? {
         let size: UInt64
         do { size = try file.size() } catch { throw .io(error) }
-        let width = PrefixFrameTable.trailerWidth
-        let chunkCount = table.chunkFrames.count / 4
-        let digestCount = table.digests.count / CommitChain.digestByteCount
-        guard frameCount > 0, frameCount <= Int(UInt32.max), size >= committedLength, committedLength > UInt64(FileHeader.byteCount),
-            table.headers.count == frameCount * FrameHeader.byteCount, table.trailers.count == frameCount * width,
-            table.chunkFrames.count == chunkCount * 4, table.chunkHeaders.count == chunkCount * ChunkHeader.byteCount,
-            table.digests.count == digestCount * CommitChain.digestByteCount
+        let d = table.directory
+        let commitCount = d.commits.count / FrameTableDirectory.commitRowWidth
+        let plainCount = d.plaintext.count / FrameTableDirectory.plaintextRowWidth
+        let digestCount = d.digests.count / CommitChain.digestByteCount
+        guard frameCount > 0, frameCount <= Int(UInt32.max), d.frameCount == frameCount, d.rowsPerGroup > 0,
+            size >= committedLength, committedLength > UInt64(FileHeader.byteCount),
+            d.groupStarts.count == d.groupCount, d.groupStarts.first == UInt64(FileHeader.byteCount),
+            d.commits.count == commitCount * FrameTableDirectory.commitRowWidth,
+            d.plaintext.count == plainCount * FrameTableDirectory.plaintextRowWidth,
+            d.digests.count == digestCount * CommitChain.digestByteCount, commitCount == digestCount, commitCount > 0
         else { return nil }
+        for g in 1..<max(1, d.groupStarts.count) where d.groupStarts[g] <= d.groupStarts[g - 1] { return nil }
+        guard let lastStart = d.groupStarts.last, lastStart < committedLength else { return nil }
+        /// The row group whose bytes hold `offset` must be the one of frame `i`.
+        func placed(_ i: Int, _ offset: UInt64) -> Bool {
+            let g = i / d.rowsPerGroup
+            let end = g + 1 < d.groupStarts.count ? d.groupStarts[g + 1] : committedLength
+            return offset >= d.groupStarts[g] && offset < end && (offset == d.groupStarts[g]) == (i == g * d.rowsPerGroup)
+        }
         let window = FileWindow(file: file, fileSize: size, preferredByteCount: 0)
         let (header, damage) = try FileHeader.parse(try window.bytes(0, FileHeader.byteCount))
         guard damage == .none else { return nil }
-        // Appended per frame, not zero-filled first (800 KB at 100,000 frames).
-        var offsets: [UInt64] = []
-        offsets.reserveCapacity(frameCount)
         var groups: [CommitGroup] = []
         var commitFrames: [Int] = []
+        var commitOffsets: [UInt64] = []
+        var commitHeaders: [[UInt8]] = []
         var commitBodies: [[UInt8]] = []
-        var plaintextFrames: [Int] = []
-        var plaintextBodies: [[UInt8]?] = []
         var commits = BLAKE2b.Hasher(byteCount: 32)
-        var offset = UInt64(FileHeader.byteCount)
         var groupStart = 0
-        var nextChunk = 0
-        let headers = table.headers
-        let trailers = table.trailers
-        let chunkFrames = table.chunkFrames
-        func chunkFrame(_ c: Int) -> Int {
-            chunkFrames.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: c * 4, as: UInt32.self))) }
-        }
-        func zero(_ range: Range<Int>) -> Bool { trailers.withUnsafeBytes { t in range.allSatisfy { t[$0] == 0 } } }
-        for i in 0..<frameCount {
-            guard offset < committedLength else { return nil }
-            // The table is authenticated (sealed under the cache key) and
-            // was written from checked headers: its headers are not hashed
-            // again (a BLAKE2b per frame), only their fields checked; a
-            // commit's header is compared with the file's bytes below.
-            let h = headers.withUnsafeBytes { FrameHeader.unchecked($0, at: i * FrameHeader.byteCount) }
-            guard h.isPlausible, VaultScanner.malformation(of: h) == nil else { return nil }
-            offsets.append(offset)
-            let bodyOffset = offset + UInt64(FrameHeader.byteCount)
-            let end = bodyOffset + UInt64(h.bodyLength)
-            guard end <= committedLength else { return nil }
-            let isChunkRow = nextChunk < chunkCount && chunkFrame(nextChunk) == i
-            guard isChunkRow == (h.kind == .blobChunk) else { return nil }
-            if h.kind == .commit {
-                guard zero((i * width)..<((i + 1) * width)), groups.count < digestCount else { return nil }
-                let stored = try window.bytes(offset, FrameHeader.byteCount + CommitChain.bodyByteCount)
-                guard stored[0..<FrameHeader.byteCount].elementsEqual(headers[(i * 16)..<(i * 16 + 16)]) else { return nil }
-                commits.update(stored)
-                let body = Array(stored[FrameHeader.byteCount...])
-                let head = Array(body[0..<CommitChain.headByteCount])
-                commitFrames.append(i)
-                commitBodies.append(body)
-                let d = groups.count * CommitChain.digestByteCount
-                groups.append(
-                    CommitGroup(
-                        commitFrame: i, members: groupStart..<i, digest: Array(table.digests[d..<(d + CommitChain.digestByteCount)]),
-                        storedHead: head, commitBody: body, containsDamage: false))
-                groupStart = i + 1
-            } else {
-                let n = h.trailerByteCount
-                guard zero((i * width + n)..<((i + 1) * width)) else { return nil }
-                if isChunkRow {
-                    let at = nextChunk * ChunkHeader.byteCount
-                    guard ChunkHeader.parse(table.chunkHeaders[at..<(at + ChunkHeader.byteCount)]) != nil else { return nil }
-                    nextChunk += 1
-                }
-                if !h.isSealed {
-                    // A keyring (or a plaintext kind this reader does not
-                    // know): its body is read and its hash checked, as a
-                    // scan does; the table's trailer must be that hash.
-                    let bodyLength = Int(h.bodyLength)
-                    guard bodyLength >= FrameHeader.bodyHashByteCount else { return nil }
-                    let body = try window.bytes(bodyOffset, bodyLength)
-                    let intact = body.withUnsafeBytes { SealedFrame.bodyHashMatches($0) }
-                    guard intact,
-                        body[(bodyLength - FrameHeader.bodyHashByteCount)...].elementsEqual(trailers[(i * width)..<(i * width + n)])
-                    else { return nil }
-                    plaintextFrames.append(i)
-                    plaintextBodies.append(h.kind == .keyring ? Array(body[0..<(bodyLength - FrameHeader.bodyHashByteCount)]) : nil)
-                }
+        var previousEnd = UInt64(FileHeader.byteCount)
+        commitFrames.reserveCapacity(commitCount)
+        for c in 0..<commitCount {
+            let i = FrameTableDirectory.u32(d.commits, c * FrameTableDirectory.commitRowWidth)
+            let offset = FrameTableDirectory.u64(d.commits, c * FrameTableDirectory.commitRowWidth + 4)
+            // The frames before a commit in its group lie between it and
+            // the previous commit, each at least a header and the least body.
+            let least = UInt64(FrameHeader.byteCount + Limits.minFrameBodyByteCount)
+            guard i >= groupStart, i < frameCount, offset >= previousEnd + UInt64(i - groupStart) * least, placed(i, offset) else {
+                return nil
             }
-            offset = end
+            let stored = try window.bytes(offset, FrameHeader.byteCount + CommitChain.bodyByteCount)
+            let h = stored.withUnsafeBytes { FrameHeader.unchecked($0, at: 0) }
+            guard h.kind == .commit, h.isPlausible, VaultScanner.malformation(of: h) == nil,
+                Int(h.bodyLength) == CommitChain.bodyByteCount
+            else { return nil }
+            commits.update(stored)
+            let body = Array(stored[FrameHeader.byteCount...])
+            commitFrames.append(i)
+            commitOffsets.append(offset)
+            commitHeaders.append(Array(stored[0..<FrameHeader.byteCount]))
+            commitBodies.append(body)
+            let at = c * CommitChain.digestByteCount
+            groups.append(
+                CommitGroup(
+                    commitFrame: i, members: groupStart..<i, digest: Array(d.digests[at..<(at + CommitChain.digestByteCount)]),
+                    storedHead: Array(body[0..<CommitChain.headByteCount]), commitBody: body, containsDamage: false))
+            groupStart = i + 1
+            previousEnd = offset + UInt64(FrameHeader.byteCount + CommitChain.bodyByteCount)
         }
-        guard offset == committedLength, nextChunk == chunkCount, groupStart == frameCount, groups.count == digestCount,
-            groups.last?.storedHead == chainHead, commits.finalize() == commitsDigest
+        guard groupStart == frameCount, previousEnd == committedLength, groups.last?.storedHead == chainHead,
+            commits.finalize() == commitsDigest
         else { return nil }
+        var plaintextFrames: [Int] = []
+        var plaintextOffsets: [UInt64] = []
+        var plaintextBodies: [[UInt8]?] = []
+        for p in 0..<plainCount {
+            let at = p * FrameTableDirectory.plaintextRowWidth
+            let i = FrameTableDirectory.u32(d.plaintext, at)
+            let offset = FrameTableDirectory.u64(d.plaintext, at + 4)
+            guard i < frameCount, plaintextFrames.last.map({ i > $0 }) ?? true, plaintextOffsets.last.map({ offset > $0 }) ?? true,
+                PackedFrames.find(i, in: commitFrames) == nil, placed(i, offset)
+            else { return nil }
+            let row = Array(d.plaintext[(at + 12)..<(at + 28)])
+            let h = row.withUnsafeBytes { FrameHeader.unchecked($0, at: 0) }
+            let n = h.trailerByteCount
+            guard !h.isSealed, h.kind != .commit, h.isPlausible, VaultScanner.malformation(of: h) == nil,
+                d.plaintext[(at + 28 + n)..<(at + 60)].allSatisfy({ $0 == 0 }),
+                try window.bytes(offset, FrameHeader.byteCount).elementsEqual(row)
+            else { return nil }
+            // A keyring (or a plaintext kind this reader does not know):
+            // its body is read and its hash checked, as a scan does; the
+            // table's trailer must be that hash.
+            let bodyLength = Int(h.bodyLength)
+            let bodyOffset = offset + UInt64(FrameHeader.byteCount)
+            guard bodyLength >= FrameHeader.bodyHashByteCount, bodyOffset + UInt64(bodyLength) <= committedLength else { return nil }
+            let body = try window.bytes(bodyOffset, bodyLength)
+            let intact = body.withUnsafeBytes { SealedFrame.bodyHashMatches($0) }
+            guard intact, body[(bodyLength - FrameHeader.bodyHashByteCount)...].elementsEqual(d.plaintext[(at + 28)..<(at + 28 + n)])
+            else { return nil }
+            plaintextFrames.append(i)
+            plaintextOffsets.append(offset)
+            plaintextBodies.append(h.kind == .keyring ? Array(body[0..<(bodyLength - FrameHeader.bodyHashByteCount)]) : nil)
+        }
         let packed = PackedFrames(
-            count: frameCount, headers: headers, trailers: trailers, offsets: offsets, chunkFrames: chunkFrames,
-            chunkHeaders: table.chunkHeaders, commitFrames: commitFrames, commitBodies: commitBodies, plaintextFrames: plaintextFrames,
-            plaintextBodies: plaintextBodies)
+            directory: d, end: committedLength, commitFrames: commitFrames, commitOffsets: commitOffsets, commitHeaders: commitHeaders,
+            commitBodies: commitBodies, plaintextFrames: plaintextFrames, plaintextOffsets: plaintextOffsets,
+            plaintextBodies: plaintextBodies, load: table.load, file: file)
         return VaultStructure(
             header: header, headerDamage: .none, fileSize: committedLength, frames: FrameList(packed: packed), groups: groups,
             damagedRegions: [], committedEnd: committedLength, uncommittedFrames: frameCount..<frameCount)

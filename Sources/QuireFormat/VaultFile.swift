@@ -1622,9 +1622,7 @@ struct UnknownCriticalFrames: Sendable {
     /// frames).
     mutating func extend(to count: Int, of structure: VaultStructure) {
         defer { end = max(end, count) }
-        for i in end..<max(end, count) {
-            let kind = structure.frames.kind(at: i)
-            guard !kind.isKnown && kind.isCritical else { continue }
+        for i in structure.frames.unknownCriticalFrameIndices(in: end..<max(end, count)) {
             frames.append(i)
             if let g = structure.groupIndex(ofFrame: i), groups.last != g { groups.append(g) }
         }

@@ -283,7 +283,7 @@ public import QuireSystem
     static let sparseThreshold = 32 << 10
 
     /// Reads what the scanner keeps of the frame at `offset`.
-    private static func readFrame(
+    static func readFrame(
         at offset: UInt64, header: FrameHeader, headerBytes: [UInt8], repaired: Bool, index: Int, window: FileWindow, sparse: Bool
     ) throws(FormatError) -> ScannedFrame {
         let location = FrameLocation(offset: offset, index: index)

@@ -229,7 +229,7 @@ struct Evaluation {
         // By index: iterating the frames themselves copies every frame
         // (tens of thousands) to keep a few.
         let end = includingTail ? structure.frames.count : structure.committedFrameCount
-        let keyringFrames = (0..<end).filter { structure.frames.kind(at: $0) == .keyring }.map { structure.frames[$0] }
+        let keyringFrames = structure.frames.keyringFrameIndices(below: end).map { structure.frames[$0] }
         var intactIDs = Set<KeyringID>()
         var unparsed = Set<KeyringID>()
         // The copy used is the first intact one whose frame header's key id
