@@ -80,6 +80,10 @@
     /// (`Spec/format.md §8.5` step 2: one sealed box each, after Argon2id
     /// for a passphrase), for tests.
     @_spi(Testing) public var slotTrials = 0
+    /// The keyrings whose sealed part the evaluation tried to open with a
+    /// reached key (`Spec/format.md §8.5` step 3: each at most once), for
+    /// tests.
+    @_spi(Testing) public var keyringOpens = 0
 
     /// The newest trusted keyring, whose content describes the vault now.
     public var newestTrusted: KeyringInfo? { keyrings.last(where: \.isTrusted) }
@@ -194,6 +198,8 @@ struct Evaluation {
     var linkSignatureChecks = 0
     /// Slots of the credential's own kind tried (§8.5 step 2), for tests.
     var slotTrials = 0
+    /// Sealed parts of keyrings opened with a reached key (§8.5 step 3), for tests.
+    var keyringOpens = 0
     /// Keyrings whose slots were tried (§8.5 step 2: each at most once).
     var tried = Set<Int>()
     /// Keyrings *linked* now (§8.5 step 2): a link of theirs opens under
@@ -465,6 +471,7 @@ struct Evaluation {
         let ring = rings[i]
         let epochKey = EpochKey(epoch: ring.epoch, key: key)
         let opened: OpenedKeyring
+        keyringOpens += 1
         do {
             opened = try ring.record.open(key: epochKey, vaultID: vaultID, location: ring.location)
         } catch {
@@ -1310,7 +1317,7 @@ struct Evaluation {
         return UnlockedKeys(
             keys: keys, trustedKeyrings: trusted, keyrings: rings, issues: issues, newerKeyrings: newer,
             removedIn: removedIn.map { NewerKeyring(location: $0.location, id: $0.id, epoch: $0.epoch, signer: nil) }, attestors: attestors,
-            linkSignatureChecks: linkSignatureChecks, slotTrials: slotTrials)
+            linkSignatureChecks: linkSignatureChecks, slotTrials: slotTrials, keyringOpens: keyringOpens)
     }
 }
 
