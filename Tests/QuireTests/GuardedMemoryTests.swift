@@ -29,7 +29,7 @@ import Testing
             newerEpoch: vault.unlocked.unreadableNewerEpoch, entries: try vault.entries().map(\.body.text).sorted())
     }
 
-    /// A member's chain of 40 keyrings (each holding keys: its own, its
+    /// A member's chain of 24 keyrings (each holding keys: its own, its
     /// parent's, its blob key) and an entry, opened by the recovery key and
     /// the phone under ceilings from nothing to what the open needs: each
     /// open either sees what it sees without a ceiling, or fails with
@@ -40,16 +40,16 @@ import Testing
         let (path, laptop, phone, recovery) = try AttackTests.twoDevices(dir, "guarded")
         let onLaptop = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
         try onLaptop.add(EntryBody(created: AttackTests.t0 + 10, text: "before the chain"))
-        _ = try AttackTests.appendMemberChain(path, phone: phone, count: 40, label: "guarded chain")
+        _ = try AttackTests.appendMemberChain(path, phone: phone, count: 24, label: "guarded chain")
         let credentials: [(String, Credential)] = [("recovery", .recoveryKey(recovery)), ("phone", .device(phone.keyPair))]
         for (name, credential) in credentials {
             let unlimited = GuardedMemory.Budget(byteCount: .max)
             let expected = try GuardedMemory.$budget.withValue(unlimited) { try Self.seen(path, credential) }
-            #expect(expected.trusted >= 42 && expected.issues.isEmpty && expected.entries == ["before the chain"], "\(name)")
+            #expect(expected.trusted >= 26 && expected.issues.isEmpty && expected.entries == ["before the chain"], "\(name)")
             let peak = unlimited.peakByteCount
-            #expect(peak > 40 * 64, "\(name): the keys of the chain live in guarded memory (\(peak) bytes)")
+            #expect(peak > 24 * 64, "\(name): the keys of the chain live in guarded memory (\(peak) bytes)")
             var failures = 0
-            for limit in stride(from: 0, through: peak, by: max(64, peak / 80)) {
+            for limit in stride(from: 0, through: peak, by: max(64, peak / 48)) {
                 let budget = GuardedMemory.Budget(byteCount: limit)
                 do {
                     let got = try GuardedMemory.$budget.withValue(budget) { try Self.seen(path, credential) }
@@ -64,8 +64,9 @@ import Testing
                 }
             }
             #expect(failures > 0, "\(name): some ceiling was too low")
-            // The whole of it fits: the open succeeds.
-            let enough = GuardedMemory.Budget(byteCount: peak)
+            // What the open needed fits (with room for what another run
+            // might make on this thread rather than a worker's): it opens.
+            let enough = GuardedMemory.Budget(byteCount: peak + peak / 2)
             #expect(try GuardedMemory.$budget.withValue(enough) { try Self.seen(path, credential) } == expected)
         }
     }
