@@ -473,9 +473,11 @@ public final class Vault: @unchecked Sendable {
         if file.recoverableTailHoldsKeyring {
             file.recoveryKeys = (try? KeyringEvaluator.unlock(file, with: credential, includingTail: true))?.keys.all ?? []
         }
+        do throws(FormatError) { try file.deriveCommitSubkeys(of: unlocked.keys) } catch { throw .format(error) }
         file.verifyCommits(with: unlocked)
         if file.recoveredCommit {
             do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
+            do throws(FormatError) { try file.deriveCommitSubkeys(of: unlocked.keys) } catch { throw .format(error) }
             file.verifyCommits(with: unlocked)
         }
         // An unknown critical kind inside a commit a member attested stops

@@ -17,6 +17,9 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
     /// True when the bytes live in a cell of ``GuardedArena`` rather than in a
     /// `sodium_malloc` region of their own.
     private let pooled: Bool
+    /// The test ceiling this allocation counts against, if one was set
+    /// (``GuardedMemory/budget``): the bytes go back to it on release.
+    private let budget: GuardedMemory.Budget?
     /// Number of bytes held.
     @_spi(Crypto) public let count: Int
 
@@ -32,15 +35,25 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
     private init<E: Error>(allocating count: Int, _ mapped: (CryptoError) -> E) throws(E) {
         Sodium.ensure()
         precondition(count >= 0)
+        let charged = max(count, GuardedArena.cellByteCount)
+        let budget = GuardedMemory.budget
+        if let budget, !budget.take(charged) { throw mapped(.outOfSecureMemory(byteCount: count)) }
+        self.budget = budget
         if count <= GuardedArena.cellByteCount {
             // Keys and other small secrets share guarded blocks: one
             // `sodium_malloc` (three memory mappings) per 1,024 of them, not per
             // key, so thousands of epoch keys cannot exhaust the kernel's
             // mapping limit.
-            do { pointer = try GuardedArena.shared.allocate() } catch { throw mapped(error) }
+            do { pointer = try GuardedArena.shared.allocate() } catch {
+                budget?.give(charged)
+                throw mapped(error)
+            }
             pooled = true
         } else {
-            guard let p = sodium_malloc(count) else { throw mapped(.outOfSecureMemory(byteCount: count)) }
+            guard let p = sodium_malloc(count) else {
+                budget?.give(charged)
+                throw mapped(.outOfSecureMemory(byteCount: count))
+            }
             GuardedMemory.lock(p, byteCount: count)
             sodium_memzero(p, count)
             pointer = p
@@ -118,6 +131,7 @@ public final class SecureBytes: @unchecked Sendable, Equatable, CustomStringConv
     }
 
     deinit {
+        budget?.give(max(count, GuardedArena.cellByteCount))
         if pooled {
             GuardedArena.shared.release(pointer)
         } else {
@@ -215,6 +229,55 @@ package enum GuardedMemory {
     static func lock(_ pointer: UnsafeMutableRawPointer, byteCount: Int) {
         if sodium_mlock(pointer, byteCount) != 0 { refused.store(true, ordering: .relaxed) }
     }
+
+    /// A ceiling, for tests, on the guarded memory that the secrets made
+    /// while it is bound (``budget``) hold at once: an allocation over it
+    /// fails as the system's would (``CryptoError/outOfSecureMemory(byteCount:)``),
+    /// so that a test can run a reader out of guarded memory
+    /// (`Spec/format.md §5.1`: `out_of_guarded_memory`, never a trap) without
+    /// starving the rest of the process. A secret of up to 64 bytes counts
+    /// as its 64-byte cell.
+    package final class Budget: Sendable {
+        /// The ceiling, in bytes.
+        package let byteCount: Int
+        private let used = Atomic<Int>(0)
+        private let peak = Atomic<Int>(0)
+        private let refused = Atomic<Int>(0)
+
+        /// A ceiling of `byteCount` bytes.
+        package init(byteCount: Int) { self.byteCount = byteCount }
+
+        /// The most bytes held at once under this budget so far.
+        package var peakByteCount: Int { peak.load(ordering: .relaxed) }
+        /// How many allocations it refused.
+        package var refusals: Int { refused.load(ordering: .relaxed) }
+
+        /// Charges `n` bytes; false (nothing charged) when they would go over.
+        func take(_ n: Int) -> Bool {
+            var current = used.load(ordering: .relaxed)
+            while true {
+                guard current + n <= byteCount else {
+                    refused.add(1, ordering: .relaxed)
+                    return false
+                }
+                let (exchanged, original) = used.compareExchange(expected: current, desired: current + n, ordering: .relaxed)
+                if exchanged {
+                    peak.max(current + n, ordering: .relaxed)
+                    return true
+                }
+                current = original
+            }
+        }
+
+        /// Gives back `n` bytes charged before.
+        func give(_ n: Int) { used.subtract(n, ordering: .relaxed) }
+    }
+
+    /// The ceiling the guarded allocations of the current task count
+    /// against; nil (only the system's limits) unless a test binds one with
+    /// `GuardedMemory.$budget.withValue(Budget(byteCount:)) { … }`. Work
+    /// handed to other threads outside the task is not counted.
+    @TaskLocal package static var budget: Budget?
 }
 
 /// Guarded memory for small secrets: blocks of 64 KiB from `sodium_malloc`

@@ -478,6 +478,28 @@ extension VaultFile {
     /// a removed member's commits that are link ancestors of such a copy's
     /// commit, attested by a current member, rank as a current member's
     /// (§9.4 step 5, eleventh review R11-2).
+    /// Derives, ahead of ``verifyCommits(keys:trustedKeyrings:attestors:removedMembers:removals:)``,
+    /// the subkeys (record, commit, attestation, commit nonce) of each key in
+    /// `keys` that a commit frame names, and keeps them with the key
+    /// (`Spec/format.md §5.1`). Verifying and reading then find them made:
+    /// they cannot tell guarded memory running out from a head or a record
+    /// that does not open, which would be reported as damage to the file.
+    ///
+    /// - Throws: ``FormatError/outOfGuardedMemory``.
+    package func deriveCommitSubkeys(of keys: KeySet) throws(FormatError) {
+        var seen = Set<KeyID>()
+        let frames = structure.frames
+        for group in structure.groups {
+            let id = frames.header(at: group.commitFrame).keyID
+            guard seen.insert(id).inserted else { continue }
+            for key in keys.keys(for: id) {
+                for which in [EpochKey.Subkey.record, .commit, .attestation, .commitNonce] {
+                    do { _ = try key.subkey(which) } catch { throw .outOfGuardedMemory }
+                }
+            }
+        }
+    }
+
     public func verifyCommits(
         keys: KeySet, trustedKeyrings: [Int: UInt32], attestors: Set<[UInt8]>, removedMembers: Set<[UInt8]> = [],
         removals: [Int: Set<[UInt8]>] = [:]

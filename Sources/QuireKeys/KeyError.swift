@@ -119,6 +119,12 @@ package import QuireCrypto
         }
     }
 
+    /// True when guarded memory ran out (`Spec/format.md §5.1`): a fault
+    /// of the process, never of the file or the credential.
+    package var isOutOfGuardedMemory: Bool {
+        if case .format(.outOfGuardedMemory) = self { true } else { false }
+    }
+
     /// True for ``malformedKeyring(_:reason:)``.
     public var isMalformedKeyring: Bool {
         switch self {

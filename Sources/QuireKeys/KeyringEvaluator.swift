@@ -80,6 +80,10 @@
     /// (`Spec/format.md §8.5` step 2: one sealed box each, after Argon2id
     /// for a passphrase), for tests.
     @_spi(Testing) public var slotTrials = 0
+    /// The keyrings whose sealed part the evaluation tried to open with a
+    /// reached key (`Spec/format.md §8.5` step 3: each at most once), for
+    /// tests.
+    @_spi(Testing) public var keyringOpens = 0
 
     /// The newest trusted keyring, whose content describes the vault now.
     public var newestTrusted: KeyringInfo? { keyrings.last(where: \.isTrusted) }
@@ -153,7 +157,11 @@
         try e.collect()
         try e.reach()
         e.decideTrust()
-        return try e.result()
+        let result = try e.result()
+        // Guarded memory ran out in a step that cannot throw: the outcome
+        // says nothing about the file (Spec/format.md §5.1).
+        if e.outOfGuardedMemory { throw .format(.outOfGuardedMemory) }
+        return result
     }
 }
 
@@ -194,6 +202,12 @@ struct Evaluation {
     var linkSignatureChecks = 0
     /// Slots of the credential's own kind tried (§8.5 step 2), for tests.
     var slotTrials = 0
+    /// Sealed parts of keyrings opened with a reached key (§8.5 step 3), for tests.
+    var keyringOpens = 0
+    /// Guarded memory ran out (Spec/format.md §5.1): the evaluation throws
+    /// ``FormatError/outOfGuardedMemory`` once the step ends, and nothing
+    /// it decided since counts — no keyring is damaged, no credential wrong.
+    var outOfGuardedMemory = false
     /// Keyrings whose slots were tried (§8.5 step 2: each at most once).
     var tried = Set<Int>()
     /// Keyrings *linked* now (§8.5 step 2): a link of theirs opens under
@@ -325,6 +339,7 @@ struct Evaluation {
             for (i, index) in linkWaiters[commit] ?? [] where !unlinkable.contains(i) {
                 let parent = rings[byID[rings[i].parents[index]]!]
                 let parentKey = EpochKey(epoch: parent.epoch, key: key)
+                guard derivesLinkKey(parentKey) else { return true }
                 if rings[i].record.openLink(parentIndex: index, parentKey: parentKey, vaultID: vaultID) != nil {
                     linked.insert(i)
                 } else {
@@ -359,6 +374,10 @@ struct Evaluation {
                 do throws(KeyError) {
                     key = try SlotCrypto.open(slot, with: credential, vaultID: vaultID, epoch: pub.epoch, cache: &passphraseCache)
                 } catch {
+                    if error.isOutOfGuardedMemory {
+                        outOfGuardedMemory = true
+                        return
+                    }
                     limitError = error
                     // Reported once per keyring, where it is: a warning if
                     // the vault opens anyway (Spec/format.md §8.5).
@@ -432,6 +451,7 @@ struct Evaluation {
             }
         }
         followChain()
+        if outOfGuardedMemory { throw .format(.outOfGuardedMemory) }
         guard rings.contains(where: { $0.content != nil }) else {
             if let limitError { throw limitError }
             if passphraseCache.skipped > 0 { throw .kdfBudgetExceeded(untried: passphraseCache.skipped) }
@@ -483,9 +503,14 @@ struct Evaluation {
         let ring = rings[i]
         let epochKey = EpochKey(epoch: ring.epoch, key: key)
         let opened: OpenedKeyring
+        keyringOpens += 1
         do {
             opened = try ring.record.open(key: epochKey, vaultID: vaultID, location: ring.location)
         } catch {
+            if error == .outOfGuardedMemory {
+                outOfGuardedMemory = true
+                return []
+            }
             if error.code != "authentication_failed" { decrypted.insert(i) }
             let reason = error.code == "authentication_failed" ? "its key does not open its sealed part" : error.description
             fail(i, .malformedKeyring(ring.location, reason: reason))
@@ -838,7 +863,7 @@ struct Evaluation {
         let message = ring.record.linkMessage(vaultID: vaultID)
         var verified = Set<[UInt8]>()
         for (index, parent) in parents.enumerated() {
-            guard let parentKey = parent.epochKey,
+            guard let parentKey = parent.epochKey, derivesLinkKey(parentKey),
                 let link = ring.record.openLink(parentIndex: index, parentKey: parentKey, vaultID: vaultID),
                 link.signer == signer, linkVerifies(link.signature, message: message, signer: signer, verified: &verified)
             else {
@@ -846,6 +871,20 @@ struct Evaluation {
             }
         }
         return accept(own)
+    }
+
+    /// True when `key`'s link key is derived (and kept with it, for
+    /// ``KeyringRecord/openLink(parentIndex:parentKey:vaultID:)``, which
+    /// cannot tell running out of guarded memory from a link that does not
+    /// open); false, and ``outOfGuardedMemory`` set, when it cannot be.
+    mutating func derivesLinkKey(_ key: EpochKey) -> Bool {
+        do {
+            _ = try key.subkey(.link)
+            return true
+        } catch {
+            outOfGuardedMemory = true
+            return false
+        }
     }
 
     /// True when `signature` by `signer` verifies over `message`; a
@@ -1242,7 +1281,7 @@ struct Evaluation {
         return out
     }
 
-    func result() throws(KeyError) -> UnlockedKeys {
+    mutating func result() throws(KeyError) -> UnlockedKeys {
         guard rings.contains(where: \.isTrusted) else {
             // The credential reached keys, but every keyring it reached was
             // rejected: report why, not "wrong credential".
@@ -1313,7 +1352,7 @@ struct Evaluation {
             for (index, p) in ring.parents.enumerated() {
                 // A link only members can sign, readable only by those who
                 // hold the parent's key.
-                guard let j = byID[p], rings[j].isTrusted, let parentKey = rings[j].epochKey,
+                guard let j = byID[p], rings[j].isTrusted, let parentKey = rings[j].epochKey, derivesLinkKey(parentKey),
                     let linker = ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID),
                     isSigningMember(linker, of: rings[j]), !removedSigners.contains(linker)
                 else { continue }
@@ -1338,7 +1377,7 @@ struct Evaluation {
         return UnlockedKeys(
             keys: keys, trustedKeyrings: trusted, keyrings: rings, issues: issues, newerKeyrings: newer,
             removedIn: removedIn.map { NewerKeyring(location: $0.location, id: $0.id, epoch: $0.epoch, signer: nil) }, attestors: attestors,
-            linkSignatureChecks: linkSignatureChecks, slotTrials: slotTrials)
+            linkSignatureChecks: linkSignatureChecks, slotTrials: slotTrials, keyringOpens: keyringOpens)
     }
 }
 

@@ -96,6 +96,8 @@ import Foundation
             let seed = try Argon2id.deriveKey(passphrase: nfc, salt: salt, opsLimit: opsLimit, memLimitBytes: memLimitBytes)
             return try X25519.KeyPair(seed: seed.storage)
         } catch {
+            // Guarded memory running out is not the slot's cost (Spec/format.md §5.1).
+            if case .outOfSecureMemory = error { throw .format(.outOfGuardedMemory) }
             throw .kdfLimitsExceeded(opsLimit: opsLimit, memLimitBytes: memLimitBytes)
         }
     }
@@ -306,9 +308,14 @@ import Foundation
     ) throws(KeyError) -> SymmetricKey? {
         switch (slot, credential) {
         case (.recovery(let box), .recoveryKey(let recovery)):
-            guard let pair = cache.agreementPair ?? (try? recovery.signingKeyPair().agreementKeyPair()) else { return nil }
+            let pair: X25519.KeyPair
+            if let cached = cache.agreementPair {
+                pair = cached
+            } else {
+                pair = try guarded { () throws(CryptoError) in try recovery.signingKeyPair().agreementKeyPair() }
+            }
             cache.agreementPair = pair
-            return openBox(box, with: pair, vaultID: vaultID, epoch: epoch)
+            return try openBox(box, with: pair, vaultID: vaultID, epoch: epoch)
         case (.passphrase(let salt, let ops, let mem, let publicKey, let box), .passphrase):
             try checkLimits(opsLimit: ops, memLimitBytes: mem)
             let cacheKey = salt + littleEndian(ops) + littleEndian(mem)
@@ -321,13 +328,18 @@ import Foundation
             }
             // A wrong passphrase derives another public key: no box to try.
             guard constantTimeEqual(pair.publicKey, publicKey) else { return nil }
-            return openBox(box, with: pair, vaultID: vaultID, epoch: epoch)
+            return try openBox(box, with: pair, vaultID: vaultID, epoch: epoch)
         case (.device(let box), .device(let pair)):
-            guard let agreement = cache.agreementPair ?? (try? pair.agreementKeyPair()) else { return nil }
+            let agreement: X25519.KeyPair
+            if let cached = cache.agreementPair {
+                agreement = cached
+            } else {
+                agreement = try guarded { () throws(CryptoError) in try pair.agreementKeyPair() }
+            }
             cache.agreementPair = agreement
-            return openBox(box, with: agreement, vaultID: vaultID, epoch: epoch)
+            return try openBox(box, with: agreement, vaultID: vaultID, epoch: epoch)
         case (.escrow(let box), .escrow(let pair)):
-            return openBox(box, with: pair, vaultID: vaultID, epoch: epoch)
+            return try openBox(box, with: pair, vaultID: vaultID, epoch: epoch)
         default:
             return nil
         }
@@ -346,14 +358,32 @@ import Foundation
         }
     }
 
-    /// Opens a slot's box and checks that it names this vault and epoch.
-    static func openBox(_ box: [UInt8], with pair: X25519.KeyPair, vaultID: VaultID, epoch: UInt32) -> SymmetricKey? {
-        guard let payload = try? pair.open(box), payload.count == payloadByteCount else { return nil }
+    /// Opens a slot's box and checks that it names this vault and epoch;
+    /// nil when it does not open or names another.
+    ///
+    /// - Throws: ``KeyError/format(_:)`` (``FormatError/outOfGuardedMemory``):
+    ///   running out of guarded memory is never a slot that does not open
+    ///   (`Spec/format.md §5.1`).
+    static func openBox(_ box: [UInt8], with pair: X25519.KeyPair, vaultID: VaultID, epoch: UInt32) throws(KeyError) -> SymmetricKey? {
+        let payload: SecureBytes
+        do { payload = try pair.open(box) } catch {
+            if case .outOfSecureMemory = error { throw .format(.outOfGuardedMemory) }
+            return nil
+        }
+        guard payload.count == payloadByteCount else { return nil }
         let bound = payload.withUnsafeBytes { p in
             constantTimeEqual(p[32..<48], vaultID.bytes)
                 && (0..<4).allSatisfy { p[48 + $0] == UInt8(truncatingIfNeeded: epoch >> (8 * UInt32($0))) }
         }
         guard bound else { return nil }
-        return payload.withUnsafeBytes { p in try? SymmetricKey(bytes: p[0..<32]) }
+        return try payload.withUnsafeBytes { (p) throws(KeyError) -> SymmetricKey in
+            try guarded { () throws(CryptoError) in try SymmetricKey(bytes: p[0..<32]) }
+        }
+    }
+
+    /// `make()`'s result; its failure (guarded memory running out, the
+    /// only way these fail) as ``FormatError/outOfGuardedMemory``.
+    static func guarded<T>(_ make: () throws(CryptoError) -> T) throws(KeyError) -> T {
+        do { return try make() } catch { throw .format(.outOfGuardedMemory) }
     }
 }

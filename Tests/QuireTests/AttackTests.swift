@@ -6,6 +6,7 @@ import Testing
 @_spi(Testing) @_spi(Format) @_spi(Crypto) import QuireKeys
 @_spi(Format) import QuireSync
 import QuireSystem
+import QuireTestSupport
 
 /// The attacks of issue 12 that only the library can show — what a device
 /// remembers, which writes it refuses — next to the `attack-…` vectors in
@@ -293,6 +294,115 @@ import QuireSystem
         let phoneView = try Vault.open(at: path, credential: .device(phone.keyPair), writable: false, options: fast)
         #expect(phoneView.unlocked.unreadableNewerEpoch != nil)
         #expect(try phoneView.entries().map(\.body.text) == [])
+    }
+
+    /// Issue 12 §1: a phone, a member, appended 4,100 chained minimal
+    /// keyrings (3.6 MiB, each a new epoch under the previous one); in format
+    /// 1 each carried every earlier key, the epoch counter ran out, the
+    /// recovery key could no longer remove the phone, and a reader trapped
+    /// on guarded memory. Now a keyring carries only its parents' keys
+    /// (`parentKeys`, records.md §6.3) and epochs are `u32`: the chain costs
+    /// the same bytes per keyring whatever its length, opening it costs one
+    /// slot trial, one keyring open and one link check per keyring
+    /// (`Spec/format.md §8.5`), and the recovery key removes the phone and
+    /// rotates as usual. The fast test runs 200 keyrings, the slow one the
+    /// issue's 4,100.
+    @Test func attackMemberChainFloodStillLetsTheRecoveryKeyRemove() throws {
+        try Self.memberChainFlood(200, label: "chain 200")
+    }
+
+    /// ``attackMemberChainFloodStillLetsTheRecoveryKeyRemove()`` at the
+    /// issue's size, 4,100 chained keyrings.
+    @Test(.tags(.slow), .skippedByMakeCheck) func attackMemberChainFloodOfTheIssueStillLetsTheRecoveryKeyRemove() throws {
+        try Self.memberChainFlood(4100, label: "chain 4100")
+    }
+
+    /// Appends `count` chained keyrings signed by `phone`, a member: each
+    /// the child of the one before (the first, of the current head), a new
+    /// epoch with a new key, slots for every member, in one commit the phone
+    /// attests. Returns the head it started from and the bodies.
+    static func appendMemberChain(_ path: String, phone: DeviceIdentity, count: Int, label: String) throws -> (head: KeyringInfo, bodies: [[UInt8]]) {
+        let withPhone = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast)
+        let state = try withPhone.keyState()
+        let head = try #require(state.heads.first)
+        let random = SeededRandom(label: label)
+        var parent = KeyringBuilder.Parent(id: head.id, key: try #require(head.epochKey))
+        var bodies: [[UInt8]] = []
+        for _ in 0..<count {
+            let key = EpochKey(epoch: parent.key.epoch + 1, key: try SymmetricKey(using: random))
+            let slots: [StoredSlot] = try state.members.map { m in
+                StoredSlot(
+                    slot: m.role == "recovery"
+                        ? try SlotCrypto.recoverySlot(for: key, recoveryPublicKey: m.publicKey, vaultID: withPhone.vaultID, random: random)
+                        : try SlotCrypto.deviceSlot(for: key, devicePublicKey: m.publicKey, vaultID: withPhone.vaultID, random: random))
+            }
+            let body = try KeyringBuilder.body(
+                epochKey: key, vaultID: withPhone.vaultID, parents: [parent], isEscrowFree: false, slots: slots,
+                content: KeyringContent(members: state.members, blobKey: head.content!.blobKey, created: Self.t0, reason: "rotate"),
+                signer: phone.keyPair, random: random)
+            bodies.append(body)
+            parent = KeyringBuilder.Parent(id: KeyringBuilder.id(ofBody: body), key: key)
+        }
+        try withPhone.file.commit(random: random, options: fast, attestWith: phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
+            for body in bodies {
+                let record = try KeyringRecord(body: body, location: nil)
+                try tx.appendPlaintext(
+                    kind: .keyring, keyID: KeyID(commitment: record.publicPart.keyCommit), epoch: record.epoch, body: body, trusted: false)
+            }
+        }
+        return (head, bodies)
+    }
+
+    /// The phone appends `count` chained keyrings, each valid (a new epoch,
+    /// a new key, slots for every member, signed and linked by the phone),
+    /// in one commit it attests; then the recovery key removes it and
+    /// rotates.
+    static func memberChainFlood(_ count: Int, label: String) throws {
+        let dir = TemporaryDirectory()
+        let (path, _, phone, recovery) = try Self.twoDevices(dir, label)
+        let clean = try Vault.open(at: path, credential: .recoveryKey(recovery), writable: false, options: fast).unlocked
+        let cleanSize = try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int
+        let (head, bodies) = try Self.appendMemberChain(path, phone: phone, count: count, label: label)
+        // Keys by reference: the last keyring is as large as the first (no
+        // copy of the earlier keys), and the file grows by the chain's
+        // length times a constant.
+        let sizes = bodies.map(\.count)
+        #expect(sizes.max()! - sizes.min()! <= 64, "\(sizes.min()!)…\(sizes.max()!) bytes")
+        let grown = try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int - cleanSize
+        #expect(grown <= count * (sizes.max()! + FrameHeader.byteCount + 32) + 4096, "\(grown) bytes for \(count) keyrings")
+        // Opening stays linear: one slot trial, one keyring open and one link
+        // signature check more per chained keyring than in the clean vault.
+        let flooded = try Vault.open(at: path, credential: .recoveryKey(recovery), writable: false, options: fast).unlocked
+        #expect(flooded.keyrings.filter(\.isTrusted).count == clean.keyrings.filter(\.isTrusted).count + count)
+        #expect(flooded.issues.isEmpty)
+        #expect(flooded.slotTrials == clean.slotTrials + count)
+        #expect(flooded.keyringOpens == clean.keyringOpens + count)
+        #expect(flooded.linkSignatureChecks == clean.linkSignatureChecks + count)
+        #expect(flooded.keys.newestEpoch == head.epoch + UInt32(count))
+        // The recovery key removes the phone, leaving its chain out of the
+        // removal's parents (Spec/keys.md §6.3), and rotates.
+        let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), random: SeededRandom(label: label + " recovery"), options: fast)
+        try withRecovery.removeDevice(named: "Phone", now: Self.t0 + Self.day)
+        let after = try withRecovery.keyState()
+        #expect(after.heads.count == 1)
+        #expect(after.member(withKey: phone.publicKey) == nil)
+        #expect(withRecovery.unlocked.keyrings.filter { !$0.isTrusted }.count == count)
+        #expect(withRecovery.unlocked.issues.count == count)
+        #expect(withRecovery.unlocked.issues.allSatisfy { "\($0)".contains("is not trusted: it is signed by a member removed in") })
+        try withRecovery.add(EntryBody(created: Self.t0 + 2 * Self.day, text: "after removing the phone"))
+        try withRecovery.rotateKeys(now: Self.t0 + 3 * Self.day)
+        #expect(try withRecovery.entries().map(\.body.text) == ["after removing the phone"])
+        // Still linear once the chain is cut.
+        let removed = try Vault.open(at: path, credential: .recoveryKey(recovery), writable: false, options: fast).unlocked
+        #expect(removed.slotTrials <= clean.slotTrials + count + 2)
+        #expect(removed.keyringOpens <= clean.keyringOpens + count + 2)
+        #expect(removed.linkSignatureChecks <= clean.linkSignatureChecks + count + 2)
+        // The phone reads nothing written after the removal, and may not write.
+        let phoneView = try Vault.open(at: path, credential: .device(phone.keyPair), writable: false, options: fast)
+        #expect(phoneView.unlocked.unreadableNewerEpoch != nil)
+        #expect(try phoneView.entries().map(\.body.text) == [])
+        let phoneWriter = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast)
+        #expect(throws: QuireError.self) { try phoneWriter.add(EntryBody(created: Self.t0 + 4 * Self.day, text: "refused")) }
     }
 
     /// Someone who holds an epoch key re-seals a trusted keyring under 70

@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+@_spi(Format) @_spi(Crypto) import Quire
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireFormat
+@_spi(Testing) @_spi(Format) @_spi(Crypto) import QuireKeys
+
+/// Issue 12 §1: one run of a 4,100-keyring flood aborted the reader in
+/// `fatalError("guarded memory exhausted")`. `Spec/format.md §5.1`: running
+/// out of guarded memory is an application error [`out_of_guarded_memory`];
+/// a reader MUST NOT abort the process nor report it as damage to the file.
+/// A ceiling on the guarded memory one task may hold
+/// (``GuardedMemory/Budget``) runs a reader out of it at every point of an
+/// open in turn, without starving the rest of the test process.
+@Suite struct GuardedMemoryTests {
+    /// What an open shows, to compare an open under a ceiling with one
+    /// without.
+    struct Seen: Equatable {
+        var trusted: Int
+        var issues: [String]
+        var newerEpoch: UInt32?
+        var entries: [String]
+    }
+
+    static func seen(_ path: String, _ credential: Credential) throws -> Seen {
+        let vault = try Vault.open(at: path, credential: credential, writable: false, options: fast)
+        return Seen(
+            trusted: vault.unlocked.keyrings.filter(\.isTrusted).count, issues: vault.unlocked.issues.map { "\($0)" },
+            newerEpoch: vault.unlocked.unreadableNewerEpoch, entries: try vault.entries().map(\.body.text).sorted())
+    }
+
+    /// A member's chain of 24 keyrings (each holding keys: its own, its
+    /// parent's, its blob key) and an entry, opened by the recovery key and
+    /// the phone under ceilings from nothing to what the open needs: each
+    /// open either sees what it sees without a ceiling, or fails with
+    /// `out_of_guarded_memory` — never a crash, a wrong-credential error, a
+    /// keyring taken for damaged or untrusted, or an entry missing.
+    @Test func attackOpeningWithGuardedMemoryRunningOutFailsAsItself() throws {
+        let dir = TemporaryDirectory()
+        let (path, laptop, phone, recovery) = try AttackTests.twoDevices(dir, "guarded")
+        let onLaptop = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast)
+        try onLaptop.add(EntryBody(created: AttackTests.t0 + 10, text: "before the chain"))
+        _ = try AttackTests.appendMemberChain(path, phone: phone, count: 24, label: "guarded chain")
+        let credentials: [(String, Credential)] = [("recovery", .recoveryKey(recovery)), ("phone", .device(phone.keyPair))]
+        for (name, credential) in credentials {
+            let unlimited = GuardedMemory.Budget(byteCount: .max)
+            let expected = try GuardedMemory.$budget.withValue(unlimited) { try Self.seen(path, credential) }
+            #expect(expected.trusted >= 26 && expected.issues.isEmpty && expected.entries == ["before the chain"], "\(name)")
+            let peak = unlimited.peakByteCount
+            #expect(peak > 24 * 64, "\(name): the keys of the chain live in guarded memory (\(peak) bytes)")
+            var failures = 0
+            for limit in stride(from: 0, through: peak, by: max(64, peak / 48)) {
+                let budget = GuardedMemory.Budget(byteCount: limit)
+                do {
+                    let got = try GuardedMemory.$budget.withValue(budget) { try Self.seen(path, credential) }
+                    #expect(got == expected, "\(name) under \(limit) bytes")
+                } catch let error as QuireError {
+                    failures += 1
+                    #expect(error.code == "out_of_guarded_memory", "\(name) under \(limit) bytes: \(error.code): \(error)")
+                    #expect(error.category == .outOfSpace)
+                    #expect(budget.refusals > 0)
+                } catch {
+                    Issue.record("\(name) under \(limit) bytes: \(error)")
+                }
+            }
+            #expect(failures > 0, "\(name): some ceiling was too low")
+            // What the open needed fits (with room for what another run
+            // might make on this thread rather than a worker's): it opens.
+            let enough = GuardedMemory.Budget(byteCount: peak + peak / 2)
+            #expect(try GuardedMemory.$budget.withValue(enough) { try Self.seen(path, credential) } == expected)
+        }
+    }
+}
