@@ -560,9 +560,18 @@ extension Vault {
                     let proposals: [KeyringProposal]
                     do throws(KeyError) {
                         let state = try KeyState(self.unlocked, vaultID: self.vaultID)
+                        // A removal by the recovery key keeps the removed
+                        // devices' keyrings that other members wrote under
+                        // (Spec/keys.md §6.3): it needs who wrote under which key.
+                        var writers: [[UInt8]: Set<[UInt8]>] = [:]
+                        switch change {
+                        case .remove, .lockdown:
+                            if state.member(withKey: signer.publicKey)?.role != "device" { writers = self.file.attestorsByEpochKey() }
+                        default: break
+                        }
                         proposals = try KeyOperations.keyrings(
                             for: change, state: state, signer: signer, now: now, random: self.random, replacement: replacement,
-                            keepRecoveryKey: self.keptRecoveryKey)
+                            keepRecoveryKey: self.keptRecoveryKey, writersByEpochKey: writers)
                     } catch {
                         throw .keys(error)
                     }

@@ -1620,6 +1620,38 @@ extension VaultFile {
             return verdicts.attestations[g]
         }
     }
+
+    /// The members that attested a verified commit, by the key commitment
+    /// of the epoch key each such commit is sealed under (the held key its
+    /// head verifies with). A removal by the recovery key keeps in its
+    /// ancestry a keyring a removed member signed when another member wrote
+    /// under the epoch it starts (`Spec/keys.md §6.3`). Checks every
+    /// attestation not checked yet.
+    package func attestorsByEpochKey() -> [[UInt8]: Set<[UInt8]>] {
+        lock.withLock {
+            checkAttestations(of: Array(uncheckedAttestations.keys))
+            var out: [[UInt8]: Set<[UInt8]>] = [:]
+            for g in structure.groups.indices {
+                guard let signer = verdicts.attestor(g), g < verdicts.previousHeads.count, let previous = verdicts.previousHeads[g]
+                else { continue }
+                let group = structure.groups[g]
+                let header = structure.frames.header(at: group.commitFrame)
+                let candidates = keys.keys(for: header.keyID)
+                let attestation = CommitChain.storedAttestation(body: group.commitBody)
+                let key =
+                    candidates.count == 1
+                    ? candidates.first
+                    : candidates.first { key in
+                        (try? CommitChain.head(
+                            key: key, vaultID: vaultID, previousHead: previous, digest: group.digest, commitHeader: header,
+                            storedAttestation: attestation))
+                            .map { constantTimeEqual($0, group.storedHead) } ?? false
+                    }
+                if let key { out[key.commitment, default: []].insert(signer) }
+            }
+            return out
+        }
+    }
 }
 
 /// A buffer written by several threads at once, each at its own indices.

@@ -160,9 +160,16 @@ package enum KeyOperations {
     ///   key of the one the user holds, which the join keeps; without it
     ///   (or with a key that is none of them) a change that starts an epoch
     ///   throws ``KeyError/recoveryKeyChoiceNeeded(_:)`` listing them.
+    /// - Parameter writersByEpochKey: for a removal by the recovery key, the
+    ///   members that attested a verified commit, by the key commitment of
+    ///   the epoch key the commit is sealed under: a keyring a target signed
+    ///   that starts an epoch another current member wrote under stays in
+    ///   the removal's ancestry, so that its records stay readable
+    ///   (`Spec/keys.md §6.3`). Ignored by every other change.
     public static func keyrings(
         for change: KeyChange, state fullState: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource,
-        replacement: RecoveryReplacementOwner = .mine, keepRecoveryKey: [UInt8]? = nil
+        replacement: RecoveryReplacementOwner = .mine, keepRecoveryKey: [UInt8]? = nil,
+        writersByEpochKey: [[UInt8]: Set<[UInt8]>] = [:]
     ) throws(KeyError) -> [KeyringProposal] {
         // A keyring listing a critical extension may be signed only by a
         // writer that understands it, and this version understands none
@@ -186,9 +193,9 @@ package enum KeyOperations {
             guard fullState.member(withKey: signer.publicKey)?.role != "device" else {
                 throw .operationRefused(reason: "only the recovery key removes several members at once")
             }
-            return try recoveryRemoval(of: keys, state: fullState, signer: signer, now: now, random: random)
+            return try recoveryRemoval(of: keys, state: fullState, signer: signer, now: now, random: random, writers: writersByEpochKey)
         case .remove(let key) where fullState.member(withKey: signer.publicKey)?.role != "device":
-            return try recoveryRemoval(of: [key], state: fullState, signer: signer, now: now, random: random)
+            return try recoveryRemoval(of: [key], state: fullState, signer: signer, now: now, random: random, writers: writersByEpochKey)
         case .remove(let key) where replacement == .notMine && !recoveryReplacements(by: key, in: fullState).isEmpty:
             return try removalOverReplacement(of: key, state: fullState, signer: signer, now: now, random: random)
         default:
@@ -582,9 +589,14 @@ package enum KeyOperations {
     /// member, whose ancestry was cut, if at all, only by the targets'
     /// keyrings, and that no target signed (unless the targets signed all of
     /// them): so it leaves out what a target signed last, and restores
-    /// keyrings a target's removal cut.
+    /// keyrings a target's removal cut. A keyring a target signed stays in
+    /// its ancestry when another member adopted it: a current member that is
+    /// no target attested a commit sealed under the epoch key it starts
+    /// (`writers`, by key commitment); the devices that only such keyrings
+    /// bring in are removed with the targets.
     static func recoveryRemoval(
-        of targets: [[UInt8]], state: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource
+        of targets: [[UInt8]], state: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource,
+        writers: [[UInt8]: Set<[UInt8]>] = [:]
     ) throws(KeyError) -> [KeyringProposal] {
         guard !targets.isEmpty else { throw .operationRefused(reason: "name at least one device to remove") }
         let targetSet = Set(targets)
@@ -614,14 +626,6 @@ package enum KeyOperations {
             return !removed(in: i).contains(signer.publicKey)
         }
         func maximal(_ set: [Int]) -> [Int] { set.filter { i in !set.contains { $0 != i && graph.ancestors[$0].contains(i) } } }
-        // Leave out every keyring a target signed that no other member built
-        // on; when the targets signed every eligible keyring, build on the
-        // latest of them.
-        var parents = maximal(eligible.filter { !signedByTarget.contains($0) })
-        if parents.isEmpty { parents = maximal(eligible) }
-        guard !parents.isEmpty else {
-            throw .operationRefused(reason: "only an enrolled device or the recovery key can change the keys, and this key is neither")
-        }
         func restrictedState(_ parents: [Int]) -> KeyState {
             var ancestry = Set<Int>(parents)
             for p in parents { ancestry.formUnion(graph.ancestors[p].elements) }
@@ -630,6 +634,35 @@ package enum KeyOperations {
                 keys: state.keys,
                 keyrings: state.keyrings
             ).answering(like: state)
+        }
+        // Leave out every keyring a target signed that no other member built
+        // on or adopted; when the targets signed every eligible keyring,
+        // build on the latest of them.
+        let honest = maximal(eligible.filter { !signedByTarget.contains($0) })
+        var parents = honest
+        // Adopted: a keyring a target signed that starts an epoch (its key is
+        // no parent's) under which a member of the state the other keyrings
+        // make, not a target, attested a commit. Those records are that
+        // member's, so the removal keeps the keyring in its ancestry. A
+        // puppet cannot adopt: it is a member only through a target's keyring.
+        var honestState: KeyState?
+        if !honest.isEmpty, !writers.isEmpty {
+            let base = restrictedState(honest)
+            let adopted = Set(
+                eligible.filter { i in
+                    guard signedByTarget.contains(i), let key = candidates[i].epochKey?.commitment, let wrote = writers[key],
+                        wrote.contains(where: { !targetSet.contains($0) && base.member(withKey: $0) != nil })
+                    else { return false }
+                    return !candidates[i].parents.contains { byID[$0].flatMap { candidates[$0].epochKey?.commitment } == key }
+                })
+            if !adopted.isEmpty {
+                parents = maximal(eligible.filter { !signedByTarget.contains($0) || adopted.contains($0) })
+                honestState = base
+            }
+        }
+        if parents.isEmpty { parents = maximal(eligible) }
+        guard !parents.isEmpty else {
+            throw .operationRefused(reason: "only an enrolled device or the recovery key can change the keys, and this key is neither")
         }
         // A target already removed on this side (a device removal it may
         // have answered from a fork) is removed again: the latest eligible
@@ -666,7 +699,15 @@ package enum KeyOperations {
         if let notDevice = present.compactMap({ restricted.member(withKey: $0) }).first(where: { $0.role != "device" }) {
             throw .operationRefused(reason: "\"\(notDevice.name)\" is not a device; the recovery key is replaced, not removed")
         }
-        return try build(.lockdown(publicKeys: present), state: restricted, signer: signer, now: now, random: random, removingAgain: again)
+        // The devices that only adopted keyrings bring in (enrolled by a
+        // target, or by a device it enrolled) go with the targets, as rule 6
+        // removes the puppets of the keyrings it cuts (Spec/format.md §8.4).
+        let puppets =
+            honestState.map { base in
+                restricted.devices.map(\.publicKey).filter { !targetSet.contains($0) && base.member(withKey: $0) == nil }
+            } ?? []
+        return try build(
+            .lockdown(publicKeys: present + puppets), state: restricted, signer: signer, now: now, random: random, removingAgain: again)
     }
 
     /// The replacements of the recovery key that `target` answers for, in

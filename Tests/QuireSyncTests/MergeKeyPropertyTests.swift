@@ -67,16 +67,14 @@ extension MergePropertyTests {
         #expect(compact?.code == "removed_from_vault")
     }
 
-    /// Seeds 1–8 (about 60 s with the other property test on a loaded
-    /// 2-core machine); `QUIRE_MERGE_PROPERTY_SEEDS=FIRST-LAST` runs others
-    /// (`QUIRE_MERGE_PROPERTY_TRACE=SEED` prints each step of one). Of
-    /// seeds 9–40, 15, 24 and 30 fail, and are left out until it is
-    /// decided: a removal by the recovery key cuts the removed device's
-    /// rekey keyring, and what the others sealed under it is lost
-    /// (``LockdownAfterRekeyTests``).
+    /// Seeds 1–8, 15, 24 and 30 (the last three once failed: a removal by
+    /// the recovery key cut the removed device's rekey keyring, and what the
+    /// others sealed under it was lost, ``LockdownAfterRekeyTests``);
+    /// `QUIRE_MERGE_PROPERTY_SEEDS=FIRST-LAST` runs others
+    /// (`QUIRE_MERGE_PROPERTY_TRACE=SEED` prints each step of one).
     static var seeds: [UInt64] {
         let range = ProcessInfo.processInfo.environment["QUIRE_MERGE_PROPERTY_SEEDS"]?.split(separator: "-").compactMap { UInt64($0) }
-        guard let range, range.count == 2, range[0] <= range[1] else { return Array(1...8) }
+        guard let range, range.count == 2, range[0] <= range[1] else { return Array(1...8) + [15, 24, 30] }
         return Array(range[0]...range[1])
     }
 
@@ -317,15 +315,21 @@ extension MergePropertyTests {
 
 /// Found by ``MergePropertyTests/replicasConvergeOverKeyChangesAndCompaction(seed:)``
 /// (seeds 15, 24, 30): a removal by the recovery key is built as a lockdown
-/// (`Spec/keys.md §6.3`), whose parents leave out every keyring the removed
+/// (`Spec/keys.md §6.3`), whose parents left out every keyring the removed
 /// device signed that no other member built on, so rule 6
-/// (`Spec/format.md §8.4`) cuts it. When that keyring is the device's
+/// (`Spec/format.md §8.4`) cut it. When that keyring was the device's
 /// `compact --rekey` (or a rotation), everything the other members sealed
-/// under its epoch — after a rekey, the whole vault — becomes `unknown_key`
-/// for every credential, in the remover's file and in every copy it is merged
-/// into. keys.md §6.3 names that price for a thief's keyrings; merge.md §7
-/// says a merge after any removal keeps every revision of both sides.
+/// under its epoch — after a rekey, the whole vault — became `unknown_key`
+/// for every credential, against merge.md §7. Now a keyring a removed
+/// device signed that another member adopted (wrote a commit under the
+/// epoch it starts) stays in the lockdown's ancestry, and the devices only
+/// it brings in are removed with the target.
 @Suite struct LockdownAfterRekeyTests {
+    /// The phone rekeys, the laptop takes the copy and writes under the new
+    /// epoch, then the recovery key removes the phone: the laptop adopted
+    /// the phone's rekey keyring, so the removal builds on it and keeps
+    /// what was sealed under it (`Spec/keys.md §6.3`, merge.md §7). Before,
+    /// it left the keyring out and every record became `unknown_key`.
     @Test func aRecoveryKeyRemovalAfterTheRemovedDevicesRekeyKeepsTheEntries() throws {
         let c = try TwoCopies("lockdown after rekey")
         // The phone rekeys its copy; the laptop takes it and writes.
@@ -340,12 +344,63 @@ extension MergePropertyTests {
         copy(c.a, byDevice)
         try c.onLaptop(byDevice).removeDevice(publicKey: c.phone.keyPair.publicKey)
         #expect(try texts(byDevice, .device(c.laptop.keyPair)) == ["laptop, under the rekey", "shared"])
-        // The recovery key's removal of the phone
-        // (`quire device remove --recovery-key-file`) loses them all.
-        try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast).removeDevice(publicKey: c.phone.keyPair.publicKey)
-        withKnownIssue("a recovery-key removal cuts the removed device's rekey keyring, and every record sealed under it") { () throws in
-            let laptop = try texts(c.a, .device(c.laptop.keyPair))
-            #expect(laptop == ["laptop, under the rekey", "shared"])
+        // So does the recovery key's (`quire device remove
+        // --recovery-key-file`), for every credential, and the phone is out.
+        let recovery = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast)
+        try recovery.removeDevice(publicKey: c.phone.keyPair.publicKey)
+        #expect(try recovery.keyState().member(withKey: c.phone.keyPair.publicKey) == nil)
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["laptop, under the rekey", "shared"])
+        #expect(try texts(c.a, .recoveryKey(c.recovery)) == ["laptop, under the rekey", "shared"])
+        let phone = #expect(throws: QuireError.self) { try c.onPhone(c.a).add(EntryBody(created: t0 + 40, text: "phone")) }
+        #expect(phone?.code == "removed_from_vault" || phone?.code == "behind_newer_keyring")
+    }
+
+    /// The stolen phone enrols a device of its own (a puppet), then rekeys;
+    /// the laptop takes the copy and writes. The recovery key's removal of
+    /// the phone keeps the laptop's entries (the rekey keyring is adopted)
+    /// but removes the puppet with it: the keyrings the phone signed bring
+    /// it in only through that adoption, and rule 6 would remove it as a
+    /// puppet had they been left out (`Spec/keys.md §6.3`).
+    @Test func aRecoveryKeyRemovalKeepsAnAdoptedRekeyButRemovesThePuppet() throws {
+        let c = try TwoCopies("lockdown after rekey, puppet")
+        let puppet = device("Puppet")
+        try c.onPhone(c.b).enrollDevice(code: puppet.code, name: "Puppet", now: t0 + 20)
+        _ = try c.onPhone(c.b).compact(CompactionOptions(rekey: true))
+        _ = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 30, text: "laptop, under the rekey"))
+        let recovery = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast)
+        #expect(try recovery.keyState().member(withKey: puppet.keyPair.publicKey) != nil)
+        try recovery.removeDevice(publicKey: c.phone.keyPair.publicKey)
+        let state = try recovery.keyState()
+        #expect(state.member(withKey: c.phone.keyPair.publicKey) == nil)
+        #expect(state.member(withKey: puppet.keyPair.publicKey) == nil)
+        #expect(Set(state.removed.map(\.publicKey)).isSuperset(of: [c.phone.keyPair.publicKey, puppet.keyPair.publicKey]))
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["laptop, under the rekey", "shared"])
+        let write = #expect(throws: QuireError.self) {
+            try Vault.open(at: c.a, credential: .device(puppet.keyPair), options: fast).add(EntryBody(created: t0 + 40, text: "puppet"))
         }
+        #expect(write?.code == "removed_from_vault" || write?.code == "behind_newer_keyring")
+    }
+
+    /// A commit only the removed device's puppet attested adopts nothing:
+    /// the phone enrols a puppet and rekeys, the puppet writes under the new
+    /// epoch, and the recovery key removes the phone in that copy, where no
+    /// other member wrote under it. The removal leaves the phone's keyrings
+    /// out as before: the puppet is cut with them, and so is its entry
+    /// (`unknown_key`). (A member's merge of the copy is a commit of its
+    /// own under the epoch: it adopts it.)
+    @Test func aPuppetsCommitAdoptsNothing() throws {
+        let c = try TwoCopies("lockdown after rekey, puppet writes")
+        let puppet = device("Puppet")
+        try c.onPhone(c.b).enrollDevice(code: puppet.code, name: "Puppet", now: t0 + 20)
+        _ = try c.onPhone(c.b).compact(CompactionOptions(rekey: true))
+        try Vault.open(at: c.b, credential: .device(puppet.keyPair), options: fast).add(EntryBody(created: t0 + 30, text: "puppet"))
+        #expect(try texts(c.b, .recoveryKey(c.recovery)) == ["puppet", "shared"])
+        let recovery = try Vault.open(at: c.b, credential: .recoveryKey(c.recovery), options: fast)
+        try recovery.removeDevice(publicKey: c.phone.keyPair.publicKey)
+        let state = try recovery.keyState()
+        #expect(state.member(withKey: puppet.keyPair.publicKey) == nil)
+        #expect(state.member(withKey: c.phone.keyPair.publicKey) == nil)
+        #expect(try !texts(c.b, .recoveryKey(c.recovery)).contains("puppet"))
     }
 }
