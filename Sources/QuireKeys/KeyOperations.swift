@@ -264,7 +264,7 @@ package enum KeyOperations {
     /// (a device's removal may leave some out).
     static func build(
         _ change: KeyChange, state fullState: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource,
-        removingAgain again: [[UInt8]: KeyringMember] = [:], keepRecoveryKey: [UInt8]? = nil
+        removingAgain again: [[UInt8]: KeyringMember] = [:], keepRecoveryKey: [UInt8]? = nil, readersOf base: KeyState? = nil
     ) throws(KeyError) -> [KeyringProposal] {
         guard let signerMember = fullState.member(withKey: signer.publicKey) else {
             throw .operationRefused(reason: "only an enrolled device or the recovery key can change the keys, and this key is neither")
@@ -302,6 +302,15 @@ package enum KeyOperations {
         var escrow = state.escrow
         var retired: [[UInt8]] = []
         var passphrases = state.passphrases
+        // A lockdown over adopted keyrings (Spec/keys.md §6.3) keeps only the
+        // passphrase and escrow readers that the keyrings no target signed
+        // hold too: one a target's keyring brought in (a thief's new
+        // passphrase) is dropped, as its devices are.
+        if let base {
+            let keep = Set(base.passphrases.compactMap { if case .passphrase(_, _, _, let pk, _) = $0.slot { pk } else { nil } })
+            passphrases = passphrases.filter { if case .passphrase(_, _, _, let pk, _) = $0.slot { keep.contains(pk) } else { false } }
+            escrow = escrow.filter { e in base.escrow.contains { $0.publicKey == e.publicKey } }
+        }
         var isEscrowFree = state.isEscrowFree
         var newEpoch = state.heads.count > 1
         var added: [KeySlot] = []
@@ -707,7 +716,8 @@ package enum KeyOperations {
                 restricted.devices.map(\.publicKey).filter { !targetSet.contains($0) && base.member(withKey: $0) == nil }
             } ?? []
         return try build(
-            .lockdown(publicKeys: present + puppets), state: restricted, signer: signer, now: now, random: random, removingAgain: again)
+            .lockdown(publicKeys: present + puppets), state: restricted, signer: signer, now: now, random: random, removingAgain: again,
+            readersOf: honestState)
     }
 
     /// The replacements of the recovery key that `target` answers for, in

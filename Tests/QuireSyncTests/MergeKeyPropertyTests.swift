@@ -355,6 +355,30 @@ extension MergePropertyTests {
         #expect(phone?.code == "removed_from_vault" || phone?.code == "behind_newer_keyring")
     }
 
+    /// The stolen phone sets a passphrase only its thief knows, then rekeys;
+    /// the laptop takes the copy and writes under the new epoch (it adopts
+    /// the rekey). The recovery key's removal of the phone keeps that epoch
+    /// readable but not the passphrase the phone's keyrings brought in: the
+    /// new keyring has only the passphrase readers of the keyrings no target
+    /// signed (here none), as it drops the devices they brought in
+    /// (`Spec/keys.md §6.3`). Before, the thief's passphrase read every later
+    /// epoch.
+    @Test(.weakPassphraseCost) func aRecoveryKeyRemovalDropsAPassphraseTheRemovedDeviceSet() throws {
+        let c = try TwoCopies("lockdown drops the thief's passphrase")
+        var typed = Array("the thief's passphrase".utf8)
+        try c.onPhone(c.b).setPassphrase(try SecureBytes(consuming: &typed), opsLimit: 1, memLimitBytes: 8192)
+        _ = try c.onPhone(c.b).compact(CompactionOptions(rekey: true))
+        #expect(try !c.onPhone(c.b).keyState().passphrases.isEmpty)
+        _ = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 30, text: "laptop, under the rekey"))
+        let recovery = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast)
+        try recovery.removeDevice(publicKey: c.phone.keyPair.publicKey)
+        let after = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast).keyState()
+        #expect(after.member(withKey: c.phone.keyPair.publicKey) == nil)
+        #expect(after.passphrases.isEmpty)
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["laptop, under the rekey", "shared"])
+    }
+
     /// The stolen phone enrols a device of its own (a puppet), then rekeys;
     /// the laptop takes the copy and writes. The recovery key's removal of
     /// the phone keeps the laptop's entries (the rekey keyring is adopted)
