@@ -662,7 +662,19 @@ package enum KeyOperations {
                     guard signedByTarget.contains(i), let key = candidates[i].epochKey?.commitment, let wrote = writers[key],
                         wrote.contains(where: { !targetSet.contains($0) && base.member(withKey: $0) != nil })
                     else { return false }
-                    return !candidates[i].parents.contains { byID[$0].flatMap { candidates[$0].epochKey?.commitment } == key }
+                    // Its key is its own: no other keyring of the file starts
+                    // or holds it (a target's sibling that reuses an honest
+                    // member's key would otherwise be adopted by that member's
+                    // commits; seventeenth review F3).
+                    let commit = candidates[i].record.publicPart.keyCommit
+                    guard state.keyrings.filter({ $0.record.publicPart.keyCommit == commit }).count == 1 else { return false }
+                    let parents = candidates[i].parents.compactMap { byID[$0] }
+                    guard !parents.isEmpty, !parents.contains(where: { candidates[$0].epochKey?.commitment == key }) else { return false }
+                    // A pure rotation, rekey or join: the same members,
+                    // passphrases, custodians and escrow mode as its parents
+                    // (seventeenth review F4: a target's keyring that removed
+                    // a member or changed a reader would otherwise stand).
+                    return Self.readers(of: restrictedState([i])) == Self.readers(of: restrictedState(maximal(parents)))
                 })
             if !adopted.isEmpty {
                 parents = maximal(eligible.filter { !signedByTarget.contains($0) || adopted.contains($0) })
@@ -718,6 +730,18 @@ package enum KeyOperations {
         return try build(
             .lockdown(publicKeys: present + puppets), state: restricted, signer: signer, now: now, random: random, removingAgain: again,
             readersOf: honestState)
+    }
+
+    /// What a lockdown compares to tell a pure rotation, rekey or join from
+    /// a keyring that changed who reads (Spec/keys.md §6.3, *adopted*): the
+    /// members by role and key, the passphrase slots' and custodians' keys,
+    /// the escrow mode and the required slot kinds.
+    static func readers(of state: KeyState) -> [String] {
+        state.members.map { "\($0.role) \($0.publicKey)" }.sorted()
+            + state.passphrases.compactMap { if case .passphrase(_, _, _, let pk, _) = $0.slot { "passphrase \(pk)" } else { nil } }
+            .sorted()
+            + state.escrow.map { "escrow \($0.publicKey)" }.sorted() + ["escrow-free \(state.isEscrowFree)"]
+            + state.requiredSlotKinds.sorted()
     }
 
     /// The replacements of the recovery key that `target` answers for, in

@@ -379,6 +379,29 @@ extension MergePropertyTests {
         #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["laptop, under the rekey", "shared"])
     }
 
+    /// Adoption is only for a pure rotation, rekey or join (seventeenth
+    /// review F4): the phone sets a passphrase, then changes it (a new epoch
+    /// that changes a reader); the laptop writes under that epoch. The
+    /// recovery key's removal does not adopt the change, whose readers would
+    /// otherwise stand: it is cut, and with it what the laptop wrote under
+    /// it (`Spec/keys.md §6.3`, "the price of undoing what a thief did").
+    @Test(.weakPassphraseCost) func aRecoveryKeyRemovalAdoptsNoKeyringThatChangedAReader() throws {
+        let c = try TwoCopies("lockdown adopts no reader change")
+        for text in ["first passphrase", "the thief's passphrase"] {
+            var typed = Array(text.utf8)
+            try c.onPhone(c.b).setPassphrase(try SecureBytes(consuming: &typed), opsLimit: 1, memLimitBytes: 8192)
+        }
+        _ = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 30, text: "laptop, under the changed passphrase"))
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["laptop, under the changed passphrase", "shared"])
+        let recovery = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast)
+        try recovery.removeDevice(publicKey: c.phone.keyPair.publicKey)
+        let after = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast).keyState()
+        #expect(after.member(withKey: c.phone.keyPair.publicKey) == nil)
+        #expect(after.passphrases.isEmpty)
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["shared"])
+    }
+
     /// The stolen phone enrols a device of its own (a puppet), then rekeys;
     /// the laptop takes the copy and writes. The recovery key's removal of
     /// the phone keeps the laptop's entries (the rekey keyring is adopted)
