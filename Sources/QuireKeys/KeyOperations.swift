@@ -667,7 +667,15 @@ package enum KeyOperations {
                     // member's key would otherwise be adopted by that member's
                     // commits; seventeenth review F3).
                     let commit = candidates[i].record.publicPart.keyCommit
-                    guard state.keyrings.filter({ $0.record.publicPart.keyCommit == commit }).count == 1 else { return false }
+                    // Counted among the keyrings that passed rules 1-5, other
+                    // than its own descendants (a same-epoch enrolment keeps
+                    // its key): a junk copy of the keyCommit stops nothing
+                    // (review 17b G2).
+                    guard
+                        !candidates.indices.contains(where: { j in
+                            j != i && candidates[j].record.publicPart.keyCommit == commit && !graph.ancestors[j].contains(i)
+                        })
+                    else { return false }
                     let parents = candidates[i].parents.compactMap { byID[$0] }
                     guard !parents.isEmpty, !parents.contains(where: { candidates[$0].epochKey?.commitment == key }) else { return false }
                     // A pure rotation, rekey or join: the same members,

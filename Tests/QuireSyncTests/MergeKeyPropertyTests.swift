@@ -402,6 +402,27 @@ extension MergePropertyTests {
         #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["shared"])
     }
 
+    /// Review 17b G2: the phone rekeys, then enrols a device in the same
+    /// epoch (a keyring with the rekey's key); the laptop writes under that
+    /// key; then the recovery key removes the phone. The enrolment, a
+    /// descendant sharing the rekey's key, does not stop the adoption: the
+    /// laptop's entry stays readable and the enrolled device goes with the
+    /// phone. Before, any second keyring with the key stopped it.
+    @Test func aSameEpochEnrolmentAfterTheRekeyStopsNoAdoption() throws {
+        let c = try TwoCopies("lockdown same-epoch child")
+        _ = try c.onPhone(c.b).compact(CompactionOptions(rekey: true))
+        let puppet = device("Puppet of the rekey")
+        try c.onPhone(c.b).enrollDevice(code: puppet.code, name: "Puppet", now: t0 + 20)
+        _ = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 30, text: "laptop, under the rekey"))
+        let recovery = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast)
+        try recovery.removeDevice(publicKey: c.phone.keyPair.publicKey)
+        let after = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast).keyState()
+        #expect(after.member(withKey: c.phone.keyPair.publicKey) == nil)
+        #expect(after.member(withKey: puppet.keyPair.publicKey) == nil)
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["laptop, under the rekey", "shared"])
+    }
+
     /// The stolen phone enrols a device of its own (a puppet), then rekeys;
     /// the laptop takes the copy and writes. The recovery key's removal of
     /// the phone keeps the laptop's entries (the rekey keyring is adopted)
