@@ -600,7 +600,11 @@ extension Vault {
     /// ``KeyState/members`` (shown to people by its name and fingerprint),
     /// or a ``DeviceIdentity/publicKey``. The device keeps what it could
     /// already read until the vault is compacted with a rekey; it reads
-    /// nothing written after, and opens the vault read-only.
+    /// nothing written after, and opens the vault read-only. Opened with
+    /// the recovery key, it also removes every device that only the
+    /// removed device (or one it enrolled) enrolled: the file cannot tell a
+    /// thief's puppet from a device the user enrolled on the lost one
+    /// (`Spec/keys.md §6.3`).
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
     /// - Returns: the member removed.

@@ -536,7 +536,9 @@ extension Vault {
     /// ``changeKeys(_:now:)``, saying for a device's removal whose
     /// replacement of the recovery key the target's was (`Spec/keys.md §6.3`).
     @discardableResult
-    func changeKeys(_ change: KeyChange, now: Int64, replacement: RecoveryReplacementOwner) throws(QuireError) -> KeyringProposal {
+    func changeKeys(
+        _ change: KeyChange, now: Int64, replacement: RecoveryReplacementOwner, keepingEnrolled: Set<[UInt8]> = []
+    ) throws(QuireError) -> KeyringProposal {
         // A change other than a rotation, over concurrent replacements of the
         // recovery key the user chose between, first joins them keeping the
         // chosen one (a rotation), so that the change — a replacement of that
@@ -571,7 +573,7 @@ extension Vault {
                         }
                         proposals = try KeyOperations.keyrings(
                             for: change, state: state, signer: signer, now: now, random: self.random, replacement: replacement,
-                            keepRecoveryKey: self.keptRecoveryKey, writersByEpochKey: writers)
+                            keepRecoveryKey: self.keptRecoveryKey, writersByEpochKey: writers, keepingEnrolled: keepingEnrolled)
                     } catch {
                         throw .keys(error)
                     }
@@ -676,17 +678,35 @@ extension Vault {
     ///   before it, which cuts it with every later keyring — the previous
     ///   recovery key comes back, devices enrolled since are gone, and
     ///   records sealed since become unreadable (`Spec/keys.md §6.3`).
+    /// - Parameter keepingEnrolled: with the recovery key, the devices
+    ///   (Ed25519 keys) of ``devicesEnrolled(by:)`` the user vouches for:
+    ///   kept. The removal removes the others with the device: the file
+    ///   cannot tell a thief's puppet from a device the user enrolled on the
+    ///   lost one (`Spec/keys.md §6.3`). Ignored when a device removes.
     @discardableResult
     @_spi(Format)
     public func removeDevice(
-        publicKey: [UInt8], now: Int64 = ProcessStats.wallClockMilliseconds(), replacement: RecoveryReplacementOwner = .mine
+        publicKey: [UInt8], now: Int64 = ProcessStats.wallClockMilliseconds(), replacement: RecoveryReplacementOwner = .mine,
+        keepingEnrolled: Set<[UInt8]> = []
     ) throws(QuireError) -> KeyringMember {
         guard let member = try keyState().devices.first(where: { $0.publicKey == publicKey }) else {
             throw .keys(
                 .operationRefused(reason: "no enrolled device has the key with fingerprint \(DeviceCode.fingerprint(of: publicKey))"))
         }
-        try changeKeys(.remove(publicKey: member.publicKey), now: now, replacement: replacement)
+        try changeKeys(.remove(publicKey: member.publicKey), now: now, replacement: replacement, keepingEnrolled: keepingEnrolled)
         return member
+    }
+
+    /// The current devices that a removal of the devices with keys
+    /// `publicKeys` by the recovery key removes with them unless kept:
+    /// those that only they, or a device they enrolled, enrolled
+    /// (`Spec/keys.md §6.3`, *suspects*). Ask the user which of these
+    /// were theirs before such a removal, showing name and fingerprint.
+    ///
+    /// - Throws: the errors of ``keyState()``.
+    @_spi(Format)
+    public func devicesEnrolled(by publicKeys: Set<[UInt8]>) throws(QuireError) -> [KeyringMember] {
+        KeyOperations.enrolledBy(publicKeys, in: try keyState())
     }
 
     /// The replacements of the recovery key signed by the device whose key
@@ -730,15 +750,18 @@ extension Vault {
     ///
     /// - Parameter names: devices of the key state, or devices it lists as
     ///   removed.
+    /// - Parameter keepingEnrolled: the devices (Ed25519 keys) of
+    ///   ``devicesEnrolled(by:)`` the user vouches for; the others go with
+    ///   the named devices.
     /// - Returns: the members the keyring removes.
     /// - Throws: a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) with ``KeyError/operationRefused(reason:)``
     ///   when the vault was not opened with the recovery key, or a name
     ///   matches no device; the errors of ``changeKeys(_:now:)``.
     @discardableResult
     @_spi(Format)
-    public func lockDown(removingDevicesNamed names: [String], now: Int64 = ProcessStats.wallClockMilliseconds()) throws(QuireError)
-        -> [KeyringMember]
-    {
+    public func lockDown(
+        removingDevicesNamed names: [String], keepingEnrolled: Set<[UInt8]> = [], now: Int64 = ProcessStats.wallClockMilliseconds()
+    ) throws(QuireError) -> [KeyringMember] {
         guard case .recoveryKey = credential else {
             throw .keys(
                 .operationRefused(
@@ -754,7 +777,7 @@ extension Vault {
             }
             if !keys.contains(member.publicKey) { keys.append(member.publicKey) }
         }
-        let written = try changeKeys(.lockdown(publicKeys: keys), now: now)
+        let written = try changeKeys(.lockdown(publicKeys: keys), now: now, replacement: .mine, keepingEnrolled: keepingEnrolled)
         return try keyState().trusted.first { $0.id == written.id }?.content?.removed ?? []
     }
 

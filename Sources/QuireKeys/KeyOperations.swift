@@ -166,10 +166,16 @@ package enum KeyOperations {
     ///   that starts an epoch another current member wrote under stays in
     ///   the removal's ancestry, so that its records stay readable
     ///   (`Spec/keys.md §6.3`). Ignored by every other change.
+    /// - Parameter keepingEnrolled: for a removal by the recovery key, the
+    ///   devices (Ed25519 keys) that only the targets, or devices they
+    ///   enrolled, enrolled and that the user vouches for
+    ///   (`enrolledBy(_:in:)` lists them): the removal keeps them; it
+    ///   removes the others with the targets (`Spec/keys.md §6.3`). Ignored
+    ///   by every other change.
     public static func keyrings(
         for change: KeyChange, state fullState: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource,
         replacement: RecoveryReplacementOwner = .mine, keepRecoveryKey: [UInt8]? = nil,
-        writersByEpochKey: [[UInt8]: Set<[UInt8]>] = [:]
+        writersByEpochKey: [[UInt8]: Set<[UInt8]>] = [:], keepingEnrolled: Set<[UInt8]> = []
     ) throws(KeyError) -> [KeyringProposal] {
         // A keyring listing a critical extension may be signed only by a
         // writer that understands it, and this version understands none
@@ -193,9 +199,11 @@ package enum KeyOperations {
             guard fullState.member(withKey: signer.publicKey)?.role != "device" else {
                 throw .operationRefused(reason: "only the recovery key removes several members at once")
             }
-            return try recoveryRemoval(of: keys, state: fullState, signer: signer, now: now, random: random, writers: writersByEpochKey)
+            return try recoveryRemoval(
+                of: keys, state: fullState, signer: signer, now: now, random: random, writers: writersByEpochKey, keeping: keepingEnrolled)
         case .remove(let key) where fullState.member(withKey: signer.publicKey)?.role != "device":
-            return try recoveryRemoval(of: [key], state: fullState, signer: signer, now: now, random: random, writers: writersByEpochKey)
+            return try recoveryRemoval(
+                of: [key], state: fullState, signer: signer, now: now, random: random, writers: writersByEpochKey, keeping: keepingEnrolled)
         case .remove(let key) where replacement == .notMine && !recoveryReplacements(by: key, in: fullState).isEmpty:
             return try removalOverReplacement(of: key, state: fullState, signer: signer, now: now, random: random)
         default:
@@ -264,7 +272,8 @@ package enum KeyOperations {
     /// (a device's removal may leave some out).
     static func build(
         _ change: KeyChange, state fullState: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource,
-        removingAgain again: [[UInt8]: KeyringMember] = [:], keepRecoveryKey: [UInt8]? = nil, readersOf base: KeyState? = nil
+        removingAgain again: [[UInt8]: KeyringMember] = [:], keepRecoveryKey: [UInt8]? = nil,
+        keepingReaders honestReaders: Set<ReaderProvenance.Reader>? = nil
     ) throws(KeyError) -> [KeyringProposal] {
         guard let signerMember = fullState.member(withKey: signer.publicKey) else {
             throw .operationRefused(reason: "only an enrolled device or the recovery key can change the keys, and this key is neither")
@@ -302,14 +311,15 @@ package enum KeyOperations {
         var escrow = state.escrow
         var retired: [[UInt8]] = []
         var passphrases = state.passphrases
-        // A lockdown over adopted keyrings (Spec/keys.md §6.3) keeps only the
-        // passphrase and escrow readers that the keyrings no target signed
-        // hold too: one a target's keyring brought in (a thief's new
-        // passphrase) is dropped, as its devices are.
-        if let base {
-            let keep = Set(base.passphrases.compactMap { if case .passphrase(_, _, _, let pk, _) = $0.slot { pk } else { nil } })
-            passphrases = passphrases.filter { if case .passphrase(_, _, _, let pk, _) = $0.slot { keep.contains(pk) } else { false } }
-            escrow = escrow.filter { e in base.escrow.contains { $0.publicKey == e.publicKey } }
+        // A lockdown (Spec/keys.md §6.3) keeps only the passphrase and
+        // escrow readers that a keyring no suspect signed brought in: one a
+        // suspect's keyring brought in (a thief's own passphrase) is
+        // dropped, as its devices are.
+        if let honestReaders {
+            passphrases = passphrases.filter {
+                if case .passphrase(_, _, _, let pk, _) = $0.slot { honestReaders.contains(.passphrase(pk)) } else { false }
+            }
+            escrow = escrow.filter { honestReaders.contains(.escrow($0.publicKey)) }
         }
         var isEscrowFree = state.isEscrowFree
         var newEpoch = state.heads.count > 1
@@ -593,33 +603,41 @@ package enum KeyOperations {
     }
 
     /// A removal signed by the recovery key, of one member or several (a
-    /// lockdown, `Spec/keys.md §6.3`). Its parents are the latest keyrings
-    /// that passed rules 1–5 in which the signer is still the recovery
-    /// member, whose ancestry was cut, if at all, only by the targets'
-    /// keyrings, and that no target signed (unless the targets signed all of
-    /// them): so it leaves out what a target signed last, and restores
-    /// keyrings a target's removal cut. A keyring a target signed stays in
-    /// its ancestry when another member adopted it: a current member that is
-    /// no target attested a commit sealed under the epoch key it starts
-    /// (`writers`, by key commitment); the devices that only such keyrings
-    /// bring in are removed with the targets.
+    /// lockdown, `Spec/keys.md §6.3`). The *suspects* are the targets and
+    /// every device only they, or a suspect, enrolled (the keyrings that
+    /// enrol it are all signed by suspects), but for the devices the caller
+    /// keeps (`kept`): the file cannot tell a thief's puppet from a device
+    /// the user enrolled on the lost one, so the caller asks. The removal's
+    /// parents are the latest keyrings that passed rules 1–5 in which the
+    /// signer is still the recovery member, whose ancestry was cut, if at
+    /// all, only by suspects' keyrings, and that no suspect signed, or that
+    /// a suspect signed and another member adopted (wrote a commit under the
+    /// epoch key it starts, `writers`, by key commitment) and that bring in
+    /// no removal of a member who stays. It removes the suspects that are
+    /// members and keeps only the passphrase and escrow readers that a
+    /// keyring no suspect signed brought in.
     static func recoveryRemoval(
         of targets: [[UInt8]], state: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource,
-        writers: [[UInt8]: Set<[UInt8]>] = [:]
+        writers: [[UInt8]: Set<[UInt8]>] = [:], keeping kept: Set<[UInt8]> = []
     ) throws(KeyError) -> [KeyringProposal] {
         guard !targets.isEmpty else { throw .operationRefused(reason: "name at least one device to remove") }
         let targetSet = Set(targets)
         guard !targetSet.contains(signer.publicKey) else {
             throw .operationRefused(reason: "the recovery key cannot remove itself; replace it instead")
         }
+        guard kept.isDisjoint(with: targetSet) else {
+            throw .operationRefused(reason: "a device cannot be both removed and kept; name it once")
+        }
         let candidates = state.keyrings.filter { $0.passesRules1To5 && $0.content != nil }
         let graph = KeyGraph(candidates)
-        let signedByTarget = Set(candidates.indices.filter { targetSet.contains(candidates[$0].signer ?? []) })
+        let provenance = ReaderProvenance(candidates, targets: targetSet, keeping: kept)
+        let suspects = provenance.suspects
+        let signedBySuspect = Set(candidates.indices.filter { suspects.contains(candidates[$0].signer ?? []) })
         let byID = Dictionary(candidates.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { a, _ in a })
-        // Cut only by a target's keyring: the lockdown makes that cut void.
+        // Cut only by a suspect's keyring: the lockdown makes that cut void.
         let cutByOthers = Set(
             candidates.indices.filter { i in
-                candidates[i].cutBy.contains { byID[$0].map { !signedByTarget.contains($0) } ?? true }
+                candidates[i].cutBy.contains { byID[$0].map { !signedBySuspect.contains($0) } ?? true }
             })
         // Keys removed in each keyring or its ancestors.
         func removed(in i: Int) -> Set<[UInt8]> {
@@ -635,60 +653,62 @@ package enum KeyOperations {
             return !removed(in: i).contains(signer.publicKey)
         }
         func maximal(_ set: [Int]) -> [Int] { set.filter { i in !set.contains { $0 != i && graph.ancestors[$0].contains(i) } } }
+        func ancestry(_ set: [Int]) -> Set<Int> {
+            var out = Set(set)
+            for p in set { out.formUnion(graph.ancestors[p].elements) }
+            return out
+        }
         func restrictedState(_ parents: [Int]) -> KeyState {
-            var ancestry = Set<Int>(parents)
-            for p in parents { ancestry.formUnion(graph.ancestors[p].elements) }
-            return KeyState(
-                vaultID: state.vaultID, heads: parents.map { candidates[$0] }, trusted: ancestry.sorted().map { candidates[$0] },
+            KeyState(
+                vaultID: state.vaultID, heads: parents.map { candidates[$0] }, trusted: ancestry(parents).sorted().map { candidates[$0] },
                 keys: state.keys,
                 keyrings: state.keyrings
             ).answering(like: state)
         }
-        // Leave out every keyring a target signed that no other member built
-        // on or adopted; when the targets signed every eligible keyring,
-        // build on the latest of them.
-        let honest = maximal(eligible.filter { !signedByTarget.contains($0) })
-        var parents = honest
-        // Adopted: a keyring a target signed that starts an epoch (its key is
-        // no parent's) under which a member of the state the other keyrings
-        // make, not a target, attested a commit. Those records are that
-        // member's, so the removal keeps the keyring in its ancestry. A
-        // puppet cannot adopt: it is a member only through a target's keyring.
-        var honestState: KeyState?
-        if !honest.isEmpty, !writers.isEmpty {
-            let base = restrictedState(honest)
-            let adopted = Set(
-                eligible.filter { i in
-                    guard signedByTarget.contains(i), let key = candidates[i].epochKey?.commitment, let wrote = writers[key],
-                        wrote.contains(where: { !targetSet.contains($0) && base.member(withKey: $0) != nil })
-                    else { return false }
-                    // Its key is its own: no other keyring of the file starts
-                    // or holds it (a target's sibling that reuses an honest
-                    // member's key would otherwise be adopted by that member's
-                    // commits; seventeenth review F3).
-                    let commit = candidates[i].record.publicPart.keyCommit
-                    // Counted among the keyrings that passed rules 1-5, other
-                    // than its own descendants (a same-epoch enrolment keeps
-                    // its key): a junk copy of the keyCommit stops nothing
-                    // (review 17b G2).
-                    guard
-                        !candidates.indices.contains(where: { j in
-                            j != i && candidates[j].record.publicPart.keyCommit == commit && !graph.ancestors[j].contains(i)
-                        })
-                    else { return false }
-                    let parents = candidates[i].parents.compactMap { byID[$0] }
-                    guard !parents.isEmpty, !parents.contains(where: { candidates[$0].epochKey?.commitment == key }) else { return false }
-                    // A pure rotation, rekey or join: the same members,
-                    // passphrases, custodians and escrow mode as its parents
-                    // (seventeenth review F4: a target's keyring that removed
-                    // a member or changed a reader would otherwise stand).
-                    return Self.readers(of: restrictedState([i])) == Self.readers(of: restrictedState(maximal(parents)))
-                })
-            if !adopted.isEmpty {
-                parents = maximal(eligible.filter { !signedByTarget.contains($0) || adopted.contains($0) })
-                honestState = base
-            }
+        // Leave out every keyring a suspect signed, unless another member
+        // adopted it: it starts an epoch (its key is no parent's) under
+        // which a member of its state that is no suspect attested a commit.
+        // Those records are that member's, so the removal keeps the keyring
+        // (a `compact --rekey` the device made before it was lost, which the
+        // others synced and wrote on) — unless it, or an ancestor of it that
+        // the other members did not build on, removed a member who is no
+        // suspect: removal is sticky (rule 5.9), and undoing what a thief
+        // did comes first (seventeenth review F4, G1).
+        let honest = maximal(eligible.filter { !signedBySuspect.contains($0) })
+        let honestAncestry = ancestry(honest)
+        func bringsInNoRemoval(_ i: Int) -> Bool {
+            let brought = [i] + graph.ancestors[i].elements.filter { !honestAncestry.contains($0) }
+            return brought.allSatisfy { j in candidates[j].content!.removed.allSatisfy { suspects.contains($0.publicKey) } }
         }
+        // A keyring a suspect signed that brings in a device the user keeps
+        // stays too (the user vouches for what it enrolled).
+        let vouched = eligible.filter { i in
+            signedBySuspect.contains(i) && provenance.bringsIn(kept, at: i) && bringsInNoRemoval(i)
+        }
+        let adoptedByWriters = eligible.filter { i in
+            guard signedBySuspect.contains(i), let key = candidates[i].epochKey?.commitment, let wrote = writers[key] else { return false }
+            let own = restrictedState([i])
+            guard wrote.contains(where: { !suspects.contains($0) && own.member(withKey: $0) != nil }) else { return false }
+            // Its key is its own: no other keyring that passed rules 1–5
+            // starts or holds it, its own descendants aside (a suspect's
+            // sibling reusing an honest member's key would otherwise be
+            // adopted by that member's commits: seventeenth review F3; a
+            // same-epoch enrolment after it keeps its key, review 17b G2).
+            let commit = candidates[i].record.publicPart.keyCommit
+            guard
+                !candidates.indices.contains(where: { j in
+                    j != i && candidates[j].record.publicPart.keyCommit == commit && !graph.ancestors[j].contains(i)
+                })
+            else { return false }
+            let parents = candidates[i].parents.compactMap { byID[$0] }
+            guard !parents.isEmpty, !parents.contains(where: { candidates[$0].epochKey?.commitment == key }) else { return false }
+            return bringsInNoRemoval(i)
+        }
+        let adopted = Set(vouched + adoptedByWriters)
+        var parents = maximal(eligible.filter { !signedBySuspect.contains($0) || adopted.contains($0) })
+        // When suspects signed every eligible keyring, build on the latest
+        // of them: what they removed stands, and the readers they brought
+        // in go (below).
         if parents.isEmpty { parents = maximal(eligible) }
         guard !parents.isEmpty else {
             throw .operationRefused(reason: "only an enrolled device or the recovery key can change the keys, and this key is neither")
@@ -699,18 +719,18 @@ package enum KeyOperations {
         // every keyring it signed outside this removal's ancestry defies it
         // (Spec/format.md §8.4, scenario 5).
         let before = restrictedState(parents)
-        var inAncestry = Set(parents)
-        for p in parents { inAncestry.formUnion(graph.ancestors[p].elements) }
+        let inAncestry = ancestry(parents)
         let removedBefore = Set(before.removed.map(\.publicKey))
         var again: [[UInt8]: KeyringMember] = [:]
         for key in targets where before.member(withKey: key) == nil && removedBefore.contains(key) {
-            // Keyrings that list it, that no target signed, and that bring in
-            // no keyring a target signed beyond those already in the ancestry.
+            // Keyrings that list it, that no suspect signed, and that bring
+            // in no keyring a suspect signed beyond those already in the
+            // ancestry.
             let holders = eligible.filter { i in
-                !signedByTarget.contains(i)
+                !signedBySuspect.contains(i)
                     && candidates[i].content!.members.contains { $0.publicKey == key && $0.role == "device" }
                     && !removed(in: i).contains(key)
-                    && graph.ancestors[i].elements.allSatisfy { !signedByTarget.contains($0) || inAncestry.contains($0) }
+                    && graph.ancestors[i].elements.allSatisfy { !signedBySuspect.contains($0) || inAncestry.contains($0) }
             }
             guard let entry = holders.lazy.compactMap({ i in candidates[i].content!.members.first { $0.publicKey == key } }).first else {
                 continue
@@ -720,6 +740,12 @@ package enum KeyOperations {
         }
         parents.sort()
         let restricted = restrictedState(parents)
+        if let lost = kept.first(where: { restricted.member(withKey: $0) == nil && state.member(withKey: $0) != nil }) {
+            let name = state.member(withKey: lost)!.name
+            throw .operationRefused(
+                reason: "\"\(name)\" cannot be kept: the keyring that enrolled it builds on a removal of one of your devices "
+                    + "by a device being removed; remove it too, and enroll it again with a new device key")
+        }
         let present = targets.filter { key in restricted.member(withKey: key) != nil || again[key] != nil }
         guard !present.isEmpty else {
             throw .operationRefused(
@@ -728,28 +754,24 @@ package enum KeyOperations {
         if let notDevice = present.compactMap({ restricted.member(withKey: $0) }).first(where: { $0.role != "device" }) {
             throw .operationRefused(reason: "\"\(notDevice.name)\" is not a device; the recovery key is replaced, not removed")
         }
-        // The devices that only adopted keyrings bring in (enrolled by a
-        // target, or by a device it enrolled) go with the targets, as rule 6
+        // The suspects that the state lists besides the targets (devices
+        // only a suspect enrolled: a thief's puppets, or devices the user
+        // enrolled on the lost one and did not keep) go with them, as rule 6
         // removes the puppets of the keyrings it cuts (Spec/format.md §8.4).
-        let puppets =
-            honestState.map { base in
-                restricted.devices.map(\.publicKey).filter { !targetSet.contains($0) && base.member(withKey: $0) == nil }
-            } ?? []
+        let puppets = restricted.devices.map(\.publicKey).filter { suspects.contains($0) && !targetSet.contains($0) }
         return try build(
             .lockdown(publicKeys: present + puppets), state: restricted, signer: signer, now: now, random: random, removingAgain: again,
-            readersOf: honestState)
+            keepingReaders: provenance.honestReaders(in: inAncestry.union(parents)))
     }
 
-    /// What a lockdown compares to tell a pure rotation, rekey or join from
-    /// a keyring that changed who reads (Spec/keys.md §6.3, *adopted*): the
-    /// members by role and key, the passphrase slots' and custodians' keys,
-    /// the escrow mode and the required slot kinds.
-    static func readers(of state: KeyState) -> [String] {
-        state.members.map { "\($0.role) \($0.publicKey)" }.sorted()
-            + state.passphrases.compactMap { if case .passphrase(_, _, _, let pk, _) = $0.slot { "passphrase \(pk)" } else { nil } }
-            .sorted()
-            + state.escrow.map { "escrow \($0.publicKey)" }.sorted() + ["escrow-free \(state.isEscrowFree)"]
-            + state.requiredSlotKinds.sorted()
+    /// The devices that a removal of `targets` by the recovery key removes
+    /// with them unless the caller keeps them (`Spec/keys.md §6.3`): the
+    /// current devices of `state` that only a target, or such a device,
+    /// enrolled — in file order.
+    package static func enrolledBy(_ targets: Set<[UInt8]>, in state: KeyState) -> [KeyringMember] {
+        let candidates = state.keyrings.filter { $0.passesRules1To5 && $0.content != nil }
+        let suspects = ReaderProvenance(candidates, targets: targets, keeping: []).suspects
+        return state.devices.filter { suspects.contains($0.publicKey) && !targets.contains($0.publicKey) }
     }
 
     /// The replacements of the recovery key that `target` answers for, in

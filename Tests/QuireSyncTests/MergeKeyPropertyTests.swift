@@ -379,13 +379,14 @@ extension MergePropertyTests {
         #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["laptop, under the rekey", "shared"])
     }
 
-    /// Adoption is only for a pure rotation, rekey or join (seventeenth
-    /// review F4): the phone sets a passphrase, then changes it (a new epoch
-    /// that changes a reader); the laptop writes under that epoch. The
-    /// recovery key's removal does not adopt the change, whose readers would
-    /// otherwise stand: it is cut, and with it what the laptop wrote under
-    /// it (`Spec/keys.md §6.3`, "the price of undoing what a thief did").
-    @Test(.weakPassphraseCost) func aRecoveryKeyRemovalAdoptsNoKeyringThatChangedAReader() throws {
+    /// Review 17b G3: the phone sets a passphrase, then changes it (a new
+    /// epoch that changes a reader); the laptop writes under that epoch.
+    /// The recovery key's removal adopts the change — what the laptop wrote
+    /// stays readable — but drops both passphrases, which the phone's
+    /// keyrings brought in (`Spec/keys.md §6.3`). Before, only a pure
+    /// rotation was adopted: the change was cut, and the laptop's entry with
+    /// it, with no warning.
+    @Test(.weakPassphraseCost) func aRecoveryKeyRemovalAdoptsAPassphraseChangeButDropsThePassphrase() throws {
         let c = try TwoCopies("lockdown adopts no reader change")
         for text in ["first passphrase", "the thief's passphrase"] {
             var typed = Array(text.utf8)
@@ -399,7 +400,7 @@ extension MergePropertyTests {
         let after = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast).keyState()
         #expect(after.member(withKey: c.phone.keyPair.publicKey) == nil)
         #expect(after.passphrases.isEmpty)
-        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["shared"])
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["laptop, under the changed passphrase", "shared"])
     }
 
     /// Review 17b G2: the phone rekeys, then enrols a device in the same

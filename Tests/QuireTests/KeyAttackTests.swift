@@ -482,7 +482,9 @@ import QuireTestSupport
         try vault.changeKeys(.replaceRecoveryKey(newRecoveryPublicKey: try replacement.publicKey()), now: Self.t0 + 2)
         _ = try Vault.open(at: path, store: store, options: fast)
         let withOldCode = try Vault.open(at: path, credential: .recoveryKey(recovery), options: fast)
-        _ = try withOldCode.lockDown(removingDevicesNamed: ["Laptop"], now: Self.t0 + 3)
+        // The laptop enrolled the desktop: kept, or it goes with the laptop
+        // (Spec/keys.md §6.3, suspects).
+        _ = try withOldCode.lockDown(removingDevicesNamed: ["Laptop"], keepingEnrolled: [desktop.publicKey], now: Self.t0 + 3)
         let onDesktop = try Vault.open(at: path, store: store, options: fast)
         #expect(try onDesktop.keyState().devices.map(\.name) == ["Desktop"])
         #expect(onDesktop.keyWarnings.contains { $0.code == "rollback_suspected" })

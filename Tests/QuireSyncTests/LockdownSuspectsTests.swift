@@ -1,0 +1,137 @@
+import Foundation
+@_spi(Crypto) @_spi(Format) import Quire
+import QuireTestSupport
+import Testing
+
+/// A removal by the recovery key judges each reader by the keyring that
+/// brought it in (`Spec/keys.md §6.3`, *suspects*): a device, passphrase or
+/// custodian that only the removed device's keyrings (or its puppets')
+/// brought in goes with it, whoever built on it since, unless the user
+/// keeps the device. Found by the seventeenth review (F1, F2) and its
+/// follow-up (17b G1, G3).
+@Suite struct LockdownSuspectsTests {
+    /// Seventeenth review F2: the stolen phone enrols a puppet and sets a
+    /// passphrase only its thief knows; the laptop merges the copy and
+    /// rotates (a join that lists the puppet and wraps the passphrase). The
+    /// recovery key's removal of the phone removes the puppet and drops the
+    /// passphrase: the laptop's rotation carried them, the phone's keyrings
+    /// brought them in. Before, the laptop's keyring vouched for both.
+    @Test(.weakPassphraseCost) func anHonestRotationOnTheThiefsKeyringsVouchesForNoneOfItsReaders() throws {
+        let c = try TwoCopies("lockdown F2")
+        let puppet = device("Puppet")
+        try c.onPhone(c.b).enrollDevice(code: puppet.code, name: "Puppet", now: t0 + 20)
+        var typed = Array("the thief's passphrase".utf8)
+        try c.onPhone(c.b).setPassphrase(try SecureBytes(consuming: &typed), opsLimit: 1, memLimitBytes: 8192)
+        _ = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        try c.onLaptop(c.a).rotateKeys(now: t0 + 30)
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 31, text: "laptop, after its rotation"))
+        let recovery = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast)
+        #expect(try recovery.devicesEnrolled(by: [c.phone.keyPair.publicKey]).map(\.name) == ["Puppet"])
+        try recovery.removeDevice(publicKey: c.phone.keyPair.publicKey)
+        let after = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast).keyState()
+        #expect(after.member(withKey: c.phone.keyPair.publicKey) == nil)
+        #expect(after.member(withKey: puppet.keyPair.publicKey) == nil)
+        #expect(after.member(withKey: c.laptop.keyPair.publicKey) != nil)
+        #expect(after.passphrases.isEmpty)
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["laptop, after its rotation", "shared"])
+    }
+
+    /// Seventeenth review F1: the phone made the vault (with a passphrase)
+    /// and signed every keyring — it enrolled the laptop, then, stolen, a
+    /// puppet. No eligible keyring is the user's, so the removal builds on
+    /// the phone's; it still removes every device only the phone enrolled
+    /// (the user keeps the laptop) and drops the passphrase the phone set.
+    /// Before, the puppet and the passphrase stayed.
+    @Test(.weakPassphraseCost) func whenTheTargetSignedEveryKeyringItsReadersGoAllTheSame() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("Journal.quire")
+        let phone = device("Phone")
+        let laptop = device("Laptop")
+        let puppet = device("Puppet")
+        let recoveryKey = try RecoveryKey(using: SeededRandom(label: "lockdown F1 recovery"))
+        let vault = try Vault.create(
+            at: path, setup: VaultSetup(name: "Journal", recoveryKey: recoveryKey, device: phone, now: t0),
+            random: SeededRandom(label: "lockdown F1"), options: fast)
+        var typed = Array("the user's passphrase".utf8)
+        try vault.setPassphrase(try SecureBytes(consuming: &typed), opsLimit: 1, memLimitBytes: 8192)
+        try vault.enrollDevice(code: laptop.code, name: "Laptop", now: t0 + 1)
+        try vault.add(EntryBody(created: t0 + 2, text: "shared"))
+        try vault.enrollDevice(code: puppet.code, name: "Puppet", now: t0 + 3)
+        try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast).add(EntryBody(created: t0 + 4, text: "laptop"))
+        let copyPath = dir.file("Copy.quire")
+        copy(path, copyPath)
+
+        // Told nothing, the removal takes the laptop too: the file cannot
+        // tell it from the puppet.
+        let byDefault = try Vault.open(at: copyPath, credential: .recoveryKey(recoveryKey), options: fast)
+        #expect(try Set(byDefault.devicesEnrolled(by: [phone.keyPair.publicKey]).map(\.name)) == ["Laptop", "Puppet"])
+        try byDefault.removeDevice(publicKey: phone.keyPair.publicKey)
+        #expect(try byDefault.keyState().devices.isEmpty)
+
+        // Keeping the laptop: the puppet and the passphrase go, the laptop
+        // reads on.
+        let recovery = try Vault.open(at: path, credential: .recoveryKey(recoveryKey), options: fast)
+        try recovery.removeDevice(publicKey: phone.keyPair.publicKey, keepingEnrolled: [laptop.keyPair.publicKey])
+        let after = try Vault.open(at: path, credential: .recoveryKey(recoveryKey), options: fast).keyState()
+        #expect(after.devices.map(\.name) == ["Laptop"])
+        #expect(after.passphrases.isEmpty)
+        #expect(after.removed.map(\.name).contains("Phone"))
+        #expect(try texts(path, .device(laptop.keyPair)) == ["laptop", "shared"])
+        try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast).add(EntryBody(created: t0 + 5, text: "after"))
+        let write = #expect(throws: QuireError.self) {
+            try Vault.open(at: path, credential: .device(puppet.keyPair), options: fast).add(EntryBody(created: t0 + 6, text: "puppet"))
+        }
+        #expect(write?.code == "removed_from_vault" || write?.code == "behind_newer_keyring")
+    }
+
+    /// The stolen phone enrolled a tablet the user owns: the recovery
+    /// key's removal keeps it when told, and removes it otherwise.
+    @Test func aDeviceTheTargetEnrolledStaysOnlyWhenKept() throws {
+        let c = try TwoCopies("lockdown keep")
+        let tablet = device("Tablet")
+        try c.onPhone(c.a).enrollDevice(code: tablet.code, name: "Tablet", now: t0 + 20)
+        copy(c.a, c.dir.file("Kept.quire"))
+        let kept = c.dir.file("Kept.quire")
+
+        try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast).removeDevice(publicKey: c.phone.keyPair.publicKey)
+        #expect(try c.onLaptop(c.a).keyState().devices.map(\.name) == ["Laptop"])
+
+        try Vault.open(at: kept, credential: .recoveryKey(c.recovery), options: fast)
+            .removeDevice(publicKey: c.phone.keyPair.publicKey, keepingEnrolled: [tablet.keyPair.publicKey])
+        #expect(try Set(c.onLaptop(kept).keyState().devices.map(\.name)) == ["Laptop", "Tablet"])
+        try Vault.open(at: kept, credential: .device(tablet.keyPair), options: fast).add(EntryBody(created: t0 + 30, text: "tablet"))
+        #expect(try texts(kept, .device(c.laptop.keyPair)) == ["shared", "tablet"])
+        // Keeping a target is a contradiction.
+        let both = #expect(throws: QuireError.self) {
+            try Vault.open(at: kept, credential: .recoveryKey(c.recovery), options: fast)
+                .removeDevice(publicKey: tablet.keyPair.publicKey, keepingEnrolled: [tablet.keyPair.publicKey])
+        }
+        #expect(both?.code == "operation_refused")
+    }
+
+    /// Review 17b G1: the stolen phone removes the tablet, then rekeys (a
+    /// pure keyring on top of the removal); the laptop takes the copy and
+    /// writes under the rekey. Adopting the rekey would keep the tablet
+    /// out (removal is sticky): the recovery key's removal does not adopt
+    /// it, and the tablet is a member again. Before, it stayed removed.
+    @Test func aRekeyOnTopOfTheThiefsRemovalIsNotAdopted() throws {
+        let c = try TwoCopies("lockdown G1")
+        let tablet = device("Tablet")
+        try c.onLaptop(c.a).enrollDevice(code: tablet.code, name: "Tablet", now: t0 + 10)
+        copy(c.a, c.dir.file("Phone.quire"))
+        let phoneCopy = c.dir.file("Phone.quire")
+        try c.onPhone(phoneCopy).removeDevice(publicKey: tablet.keyPair.publicKey)
+        _ = try c.onPhone(phoneCopy).compact(CompactionOptions(rekey: true))
+        _ = try VaultMerge.merge(vaultAt: c.a, copyAt: phoneCopy, credential: .device(c.laptop.keyPair), options: fast)
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 30, text: "laptop, under the rekey"))
+        #expect(try c.onLaptop(c.a).keyState().member(withKey: tablet.keyPair.publicKey) == nil)
+
+        let recovery = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast)
+        try recovery.removeDevice(publicKey: c.phone.keyPair.publicKey)
+        let after = try recovery.keyState()
+        #expect(after.member(withKey: c.phone.keyPair.publicKey) == nil)
+        #expect(after.member(withKey: tablet.keyPair.publicKey) != nil)
+        try Vault.open(at: c.a, credential: .device(tablet.keyPair), options: fast).add(EntryBody(created: t0 + 40, text: "tablet"))
+        #expect(try texts(c.a, .device(c.laptop.keyPair)).contains("tablet"))
+    }
+}
