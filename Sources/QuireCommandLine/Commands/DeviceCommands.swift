@@ -127,6 +127,11 @@ struct DeviceRemoveCommand: QuireCommand {
     @Flag(help: "it replaced the recovery key and that was you: keep the replacement (no question)") var replacementMine: Bool
     @Flag(help: "it replaced the recovery key and that was not you (a thief): cut the replacement (no question)")
     var replacementNotMine: Bool
+    @Option(
+        placeholder: "NAME",
+        help: "with the recovery key: a device the removed one enrolled that is yours: keep it (--keep a --keep b for more)")
+    var keep: [String]
+    @Flag(help: "with the recovery key: remove every device the removed one enrolled too (no question)") var removeEnrolled: Bool
     @OptionGroup var unlock: UnlockOptions
     @OptionGroup var output: JSONOption
 
@@ -167,10 +172,11 @@ struct DeviceRemoveCommand: QuireCommand {
                     + "and prefer the recovery key (--recovery-key-file FILE)")
         }
         let owner = try replacementOwner(of: member, opened, c)
+        let kept = try keptDevices(removing: member, opened, c)
         try Unlock.warnIfDroppingProtection(opened, path: vault, out: c.out)
         do {
             let before = KeyOperations.trustedRecoveryReplacements(in: state)
-            let removed = try opened.vault.removeDevice(publicKey: member.publicKey, replacement: owner)
+            let removed = try opened.vault.removeDevice(publicKey: member.publicKey, replacement: owner, keepingEnrolled: kept)
             let after = try opened.vault.keyState()
             let epoch = after.epoch
             let kept = Set(KeyOperations.trustedRecoveryReplacements(in: after).map(\.keyringID))
@@ -182,6 +188,11 @@ struct DeviceRemoveCommand: QuireCommand {
             }
             let fp = DeviceCode.fingerprint(of: removed.publicKey)
             c.out.line("removed \"\(removed.name)\" (fingerprint \(fp)): new records are sealed under epoch \(epoch), which it never gets")
+            for other in state.devices where other.publicKey != removed.publicKey && after.member(withKey: other.publicKey) == nil {
+                c.out.line(
+                    "removed \"\(other.name)\" (fingerprint \(DeviceCode.fingerprint(of: other.publicKey))) with it: "
+                        + "only \"\(removed.name)\" or a device it enrolled vouched for it")
+            }
             c.out.line("it can still read what it could before until 'quire compact --rekey \(vault)'")
             c.out.emit(DeviceChangeJSON(name: removed.name, fingerprint: fp, epoch: epoch))
         } catch { throw .vault(error, path: vault) }
@@ -190,6 +201,55 @@ struct DeviceRemoveCommand: QuireCommand {
 }
 
 extension DeviceRemoveCommand {
+    /// With the recovery key, which of the devices the target enrolled (or
+    /// a device it enrolled did) stay (Spec/keys.md §6.3, *suspects*): the
+    /// flags, else the person at the terminal; never a guess. A device
+    /// removes only the target, so nothing is asked.
+    func keptDevices(removing member: KeyringMember, _ opened: OpenedVault, _ c: CommandContext) throws(CLIFailure) -> Set<[UInt8]> {
+        guard case .recoveryKey = opened.credential else {
+            if !keep.isEmpty || removeEnrolled {
+                throw CLIFailure(
+                    "--keep and --remove-enrolled apply only to a removal with the recovery key",
+                    hint: "add --recovery-key-file FILE, or leave them out", code: "usage", exit: .usage)
+            }
+            return []
+        }
+        if removeEnrolled && !keep.isEmpty {
+            throw CLIFailure(
+                "--keep and --remove-enrolled contradict each other", hint: "give one of them", code: "usage", exit: .usage)
+        }
+        let enrolled: [KeyringMember]
+        do { enrolled = try opened.vault.devicesEnrolled(by: [member.publicKey]) } catch { throw .vault(error, path: vault) }
+        var kept = Set<[UInt8]>()
+        for name in keep {
+            guard let device = enrolled.first(where: { $0.name.lowercased() == name.lowercased() }) else {
+                let names = enrolled.map { "\"\($0.name)\"" }.joined(separator: ", ")
+                throw CLIFailure(
+                    "\"\(name)\" is not a device \"\(member.name)\" enrolled; those are \(names.isEmpty ? "none" : names)",
+                    hint: "--keep names only devices the removed one enrolled; the others stay anyway", code: "usage", exit: .usage)
+            }
+            kept.insert(device.publicKey)
+        }
+        let undecided = enrolled.filter { !kept.contains($0.publicKey) }
+        guard !removeEnrolled, keep.isEmpty, !undecided.isEmpty else { return kept }
+        let listed = undecided.map { "\"\($0.name)\" (fingerprint \(DeviceCode.fingerprint(of: $0.publicKey)))" }
+            .joined(separator: ", ")
+        guard Prompt.isInteractive else {
+            throw CLIFailure(
+                "\"\(member.name)\" enrolled \(listed); quire will not guess whether that was you or a thief",
+                hint: "pass --keep NAME for each that is yours, or --remove-enrolled to remove them all with it, "
+                    + "or run it on a terminal to be asked",
+                code: "usage", exit: .usage)
+        }
+        c.out.note("\"\(member.name)\" enrolled \(listed).")
+        c.out.note("a device you keep stays; one you do not is removed with it and must make a new device key to come back.")
+        for device in undecided {
+            let fp = DeviceCode.fingerprint(of: device.publicKey)
+            if try Prompt.confirm("Is \"\(device.name)\" (fingerprint \(fp)) yours, to keep?") { kept.insert(device.publicKey) }
+        }
+        return kept
+    }
+
     /// Whose replacement of the recovery key it was, when the device (or a
     /// device it enrolled) made one (Spec/keys.md §6.3): the flags, else the
     /// person at the terminal; never a guess.
