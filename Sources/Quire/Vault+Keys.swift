@@ -593,6 +593,25 @@ extension Vault {
                 }
             }
             try reload()
+            // A removal that does not take (its keyring is not trusted, or
+            // the device is still a member) is said, never reported as done
+            // (review 18 R18-1).
+            let targets: [[UInt8]]
+            switch change {
+            case .remove(let key): targets = [key]
+            case .lockdown(let keys): targets = keys
+            default: targets = []
+            }
+            if !targets.isEmpty {
+                let after = try keyState()
+                if let still = targets.compactMap({ after.member(withKey: $0) }).first {
+                    throw .keys(
+                        .operationRefused(
+                            reason:
+                                "the removal was written but did not take: \"\(still.name)\" is still a member (another change in the vault "
+                                + "cuts it); run 'quire verify' and report this"))
+                }
+            }
             warnings.removeAll { $0.code == "rollback_suspected" }
             // The change is committed: failing to remember the new heads is
             // a warning, not an error.

@@ -669,21 +669,14 @@ package enum KeyOperations {
         // adopted it: it starts an epoch (its key is no parent's) under
         // which a member of its state that is no suspect attested a commit.
         // Those records are that member's, so the removal keeps the keyring
-        // (a `compact --rekey` the device made before it was lost, which the
-        // others synced and wrote on) — unless it, or an ancestor of it that
-        // the other members did not build on, removed a member who is no
-        // suspect: removal is sticky (rule 5.9), and undoing what a thief
-        // did comes first (seventeenth review F4, G1).
-        let honest = maximal(eligible.filter { !signedBySuspect.contains($0) })
-        let honestAncestry = ancestry(honest)
-        func bringsInNoRemoval(_ i: Int) -> Bool {
-            let brought = [i] + graph.ancestors[i].elements.filter { !honestAncestry.contains($0) }
-            return brought.allSatisfy { j in candidates[j].content!.removed.allSatisfy { suspects.contains($0.publicKey) } }
-        }
-        // A keyring a suspect signed that brings in a device the user keeps
-        // stays too (the user vouches for what it enrolled).
-        let vouched = eligible.filter { i in
-            signedBySuspect.contains(i) && provenance.bringsIn(kept, at: i) && bringsInNoRemoval(i)
+        // (a `compact --rekey` or passphrase change the device made before
+        // it was lost, which the others synced and wrote on). What it
+        // removed or retired stands either way (below).
+        // A keyring a suspect signed that first brought in a device the
+        // user keeps (in file order: a later fork re-enrolling the key
+        // vouches for nothing, review 18 R18-4) stays too.
+        let vouched = kept.compactMap { key in
+            eligible.first { i in signedBySuspect.contains(i) && provenance.bringsIn([key], at: i) }
         }
         let adoptedByWriters = eligible.filter { i in
             guard signedBySuspect.contains(i), let key = candidates[i].epochKey?.commitment, let wrote = writers[key] else { return false }
@@ -701,8 +694,7 @@ package enum KeyOperations {
                 })
             else { return false }
             let parents = candidates[i].parents.compactMap { byID[$0] }
-            guard !parents.isEmpty, !parents.contains(where: { candidates[$0].epochKey?.commitment == key }) else { return false }
-            return bringsInNoRemoval(i)
+            return !parents.isEmpty && !parents.contains(where: { candidates[$0].epochKey?.commitment == key })
         }
         let adopted = Set(vouched + adoptedByWriters)
         var parents = maximal(eligible.filter { !signedBySuspect.contains($0) || adopted.contains($0) })
@@ -759,9 +751,32 @@ package enum KeyOperations {
         // enrolled on the lost one and did not keep) go with them, as rule 6
         // removes the puppets of the keyrings it cuts (Spec/format.md §8.4).
         let puppets = restricted.devices.map(\.publicKey).filter { suspects.contains($0) && !targetSet.contains($0) }
+        // What an eligible keyring a suspect signed removed or retired
+        // stays out, whether or not the lockdown builds on it: the file
+        // cannot tell a device the user removed from the lost one (a lost
+        // tablet) from one a thief removed, and keeping a device out never
+        // lets anyone read (review 18 R18-2; a device the thief removed is
+        // enrolled again with a new key). Cut keyrings do not count: a
+        // removed device's answer on its fork removes nobody.
+        let suspectSigned = eligible.filter { signedBySuspect.contains($0) }
+        let removedBySuspects = Set(suspectSigned.flatMap { candidates[$0].content!.removed.map(\.publicKey) })
+        let retiredBySuspects = Set(suspectSigned.flatMap { candidates[$0].content!.retired })
+        let keptOut = restricted.devices.map(\.publicKey).filter {
+            removedBySuspects.contains($0) && !targetSet.contains($0) && !puppets.contains($0)
+        }
+        if let lost = keptOut.first(where: { kept.contains($0) }), let name = restricted.member(withKey: lost)?.name {
+            throw .operationRefused(
+                reason: "\"\(name)\" cannot be kept: a device being removed removed it; enroll it again with a new device key")
+        }
+        let readers = provenance.honestReaders(in: inAncestry.union(parents)).filter { reader in
+            switch reader {
+            case .passphrase(let key), .escrow(let key): !retiredBySuspects.contains(key)
+            case .device: true
+            }
+        }
         return try build(
-            .lockdown(publicKeys: present + puppets), state: restricted, signer: signer, now: now, random: random, removingAgain: again,
-            keepingReaders: provenance.honestReaders(in: inAncestry.union(parents)))
+            .lockdown(publicKeys: present + puppets + keptOut), state: restricted, signer: signer, now: now, random: random,
+            removingAgain: again, keepingReaders: readers)
     }
 
     /// The devices that a removal of `targets` by the recovery key removes

@@ -44,12 +44,19 @@ struct ReaderProvenance {
             for p in ring.parents { if let j = byID[p] { inParents.formUnion(readers[j]) } }
             for r in readers[i] where !inParents.contains(r) { broughtBy[r, default: []].append(i) }
         }
-        var suspects = targets
+        // A recovery member's key is never a suspect, whatever else lists
+        // it: a thief's keyring naming the recovery key a "device" would
+        // otherwise make the recovery key's own keyrings suspect (review 18
+        // R18-1).
+        let recoveryKeys = Set(rings.flatMap { ($0.content?.members ?? []).filter { $0.role == "recovery" }.map(\.publicKey) })
+        var suspects = targets.subtracting(recoveryKeys)
         var grew = true
         while grew {
             grew = false
             for (reader, by) in broughtBy {
-                guard case .device(let key) = reader, !kept.contains(key), !suspects.contains(key) else { continue }
+                guard case .device(let key) = reader, !kept.contains(key), !suspects.contains(key), !recoveryKeys.contains(key) else {
+                    continue
+                }
                 if by.allSatisfy({ rings[$0].signer.map(suspects.contains) ?? false }) {
                     suspects.insert(key)
                     grew = true

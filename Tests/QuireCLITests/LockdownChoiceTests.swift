@@ -61,4 +61,62 @@ import Testing
         let byDevice = try box.quire(["device", "remove", "Journal.quire", "Phone", "--keep", "Tablet"])
         #expect(byDevice.status == 64, "\(byDevice)")
     }
+
+    /// Review 17b G1/G3 through the CLI: the phone removes the tablet and
+    /// rekeys; the laptop takes the copy and writes under the rekey. The
+    /// recovery key's removal of the phone keeps the laptop's entry (the
+    /// rekey is adopted) and the tablet out (review 18 R18-2), with no
+    /// warning of records cut.
+    @Test func aRecoveryKeyRemovalKeepsWhatOthersWroteUnderTheDevicesKeys() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        for (name, home) in [("Phone", "phone"), ("Tablet", "tablet")] {
+            let code = try box.quire(["device", "code", "--device-name", name], env: ["QUIRE_HOME": box.path(home)])
+            let add = try box.quire(["device", "add", "Journal.quire", code.stdout.trimmingCharacters(in: .newlines), "--name", name])
+            #expect(add.status == 0, "\(add)")
+        }
+        try FileManager.default.copyItem(atPath: box.path("Journal.quire"), toPath: box.path("Phone.quire"))
+        let phone = ["QUIRE_HOME": box.path("phone")]
+        #expect(try box.quire(["device", "remove", "Phone.quire", "Tablet"], env: phone).status == 0)
+        let rekey = try box.quire(["compact", "Phone.quire", "--rekey"], env: phone)
+        #expect(rekey.status == 0, "\(rekey)")
+        let merge = try box.quire(["merge", "Journal.quire", "Phone.quire"])
+        #expect(merge.status == 0, "\(merge)")
+        _ = try box.add("laptop, under the rekey")
+        let stranger = ["QUIRE_HOME": box.path("stranger")]
+        let removal = try box.quire(["device", "remove", "Journal.quire", "Phone", "--recovery-key-file", "recovery.txt"], env: stranger)
+        #expect(removal.status == 0, "\(removal)")
+        #expect(removal.stderr.isEmpty, "\(removal)")
+        let devices = try box.quire(["device", "list", "Journal.quire", "--json"]).json()
+        #expect(((devices["devices"] as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String } == ["Laptop"])
+        let list = try box.quire(["list", "Journal.quire"])
+        #expect(list.status == 0 && list.stderr.isEmpty && list.stdout.contains("laptop, under the rekey"), "\(list)")
+    }
+
+    /// Review 18 R18-7: the phone enrols a puppet named "Tablet" on its
+    /// copy while the laptop enrols the user's tablet, also "Tablet"; the
+    /// copies are merged. `--keep Tablet` must not keep the puppet in the
+    /// user's tablet's place: refused, with both fingerprints.
+    @Test func keepRefusesANameTwoDevicesShare() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        func code(_ home: String) throws -> String {
+            let c = try box.quire(["device", "code", "--device-name", "Tablet"], env: ["QUIRE_HOME": box.path(home)])
+            return c.stdout.trimmingCharacters(in: .newlines)
+        }
+        let phoneCode = try box.quire(["device", "code", "--device-name", "Phone"], env: ["QUIRE_HOME": box.path("phone")])
+        #expect(try box.quire(["device", "add", "Journal.quire", phoneCode.stdout.trimmingCharacters(in: .newlines), "--name", "Phone"]).status == 0)
+        try FileManager.default.copyItem(atPath: box.path("Journal.quire"), toPath: box.path("Phone.quire"))
+        let puppet = try box.quire(["device", "add", "Phone.quire", try code("puppet"), "--name", "Tablet"], env: ["QUIRE_HOME": box.path("phone")])
+        #expect(puppet.status == 0, "\(puppet)")
+        #expect(try box.quire(["device", "add", "Journal.quire", try code("tablet"), "--name", "Tablet"]).status == 0)
+        let merge = try box.quire(["merge", "Journal.quire", "Phone.quire"])
+        #expect(merge.status == 0, "\(merge)")
+        let stranger = ["QUIRE_HOME": box.path("stranger")]
+        let keep = try box.quire(
+            ["device", "remove", "Journal.quire", "Phone", "--recovery-key-file", "recovery.txt", "--keep", "Tablet"], env: stranger)
+        #expect(keep.status == 64, "\(keep)")
+        #expect(keep.stderr.contains("2 devices are named \"Tablet\""), "\(keep)")
+        #expect(try box.quire(["device", "list", "Journal.quire"]).stdout.contains("Phone"))
+    }
 }

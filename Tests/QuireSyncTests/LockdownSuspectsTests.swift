@@ -109,12 +109,14 @@ import Testing
         #expect(both?.code == "operation_refused")
     }
 
-    /// Review 17b G1: the stolen phone removes the tablet, then rekeys (a
-    /// pure keyring on top of the removal); the laptop takes the copy and
-    /// writes under the rekey. Adopting the rekey would keep the tablet
-    /// out (removal is sticky): the recovery key's removal does not adopt
-    /// it, and the tablet is a member again. Before, it stayed removed.
-    @Test func aRekeyOnTopOfTheThiefsRemovalIsNotAdopted() throws {
+    /// Review 17b G1, decided by review 18 R18-2: the phone removes the
+    /// tablet, then rekeys; the laptop takes the copy and writes under the
+    /// rekey. The file cannot tell a thief's removal from the user's (a
+    /// lost tablet removed from the phone), and keeping a device out never
+    /// lets anyone read: the removal stands, the rekey is adopted, and the
+    /// laptop's entry stays readable. Before, the rekey was not adopted:
+    /// the tablet came back and the laptop's entry was cut.
+    @Test func aRemovalTheDeviceMadeStandsAndItsRekeyIsAdopted() throws {
         let c = try TwoCopies("lockdown G1")
         let tablet = device("Tablet")
         try c.onLaptop(c.a).enrollDevice(code: tablet.code, name: "Tablet", now: t0 + 10)
@@ -124,14 +126,32 @@ import Testing
         _ = try c.onPhone(phoneCopy).compact(CompactionOptions(rekey: true))
         _ = try VaultMerge.merge(vaultAt: c.a, copyAt: phoneCopy, credential: .device(c.laptop.keyPair), options: fast)
         try c.onLaptop(c.a).add(EntryBody(created: t0 + 30, text: "laptop, under the rekey"))
-        #expect(try c.onLaptop(c.a).keyState().member(withKey: tablet.keyPair.publicKey) == nil)
 
         let recovery = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast)
         try recovery.removeDevice(publicKey: c.phone.keyPair.publicKey)
         let after = try recovery.keyState()
-        #expect(after.member(withKey: c.phone.keyPair.publicKey) == nil)
-        #expect(after.member(withKey: tablet.keyPair.publicKey) != nil)
-        try Vault.open(at: c.a, credential: .device(tablet.keyPair), options: fast).add(EntryBody(created: t0 + 40, text: "tablet"))
-        #expect(try texts(c.a, .device(c.laptop.keyPair)).contains("tablet"))
+        #expect(after.devices.map(\.name) == ["Laptop"])
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["laptop, under the rekey", "shared"])
+    }
+
+    /// Review 18 R18-2: the user removed a lost tablet from the phone, and
+    /// nobody wrote or changed keys since; then the phone is stolen. The
+    /// recovery key's removal builds on the laptop's keyrings, which still
+    /// list the tablet — and removes the tablet again rather than let a
+    /// lost device read the new epoch. Before, the tablet came back.
+    @Test func aDeviceTheLostDeviceRemovedStaysOut() throws {
+        let c = try TwoCopies("lockdown R18-2")
+        let tablet = device("Tablet")
+        try c.onLaptop(c.a).enrollDevice(code: tablet.code, name: "Tablet", now: t0 + 10)
+        try c.onPhone(c.a).removeDevice(publicKey: tablet.keyPair.publicKey)
+        let recovery = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast)
+        try recovery.removeDevice(publicKey: c.phone.keyPair.publicKey)
+        #expect(try recovery.keyState().devices.map(\.name) == ["Laptop"])
+        let write = #expect(throws: QuireError.self) {
+            try Vault.open(at: c.a, credential: .device(tablet.keyPair), options: fast).add(EntryBody(created: t0 + 40, text: "tablet"))
+        }
+        #expect(write?.code == "removed_from_vault" || write?.code == "behind_newer_keyring")
+        try c.onLaptop(c.a).add(EntryBody(created: t0 + 41, text: "laptop"))
+        #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["laptop", "shared"])
     }
 }

@@ -1020,6 +1020,59 @@ import QuireTestSupport
         #expect(((try? Self.texts(path, .escrow(escrowPair))) ?? []).contains("after attack") == false)
     }
 
+    /// Review 18 R18-1: the stolen phone signs a keyring that lists the
+    /// recovery key a second time, as a "device". Judged by who brought it
+    /// in, the recovery key became a suspect, so its earlier lockdown of a
+    /// stolen tablet counted as the thief's: the tablet's cut keyring (it
+    /// had enrolled a puppet) became a parent, and the new lockdown, built
+    /// on a cut keyring, was itself cut — the phone stayed a member and the
+    /// removal said it was done. A recovery member's key is never a suspect
+    /// now, and a removal that does not take throws.
+    @Test func attackThiefListsTheRecoveryKeyAsADevice() throws {
+        let dir = TemporaryDirectory()
+        let (path, laptop, phone, recovery) = try AttackTests.twoDevices(dir, "recovery as device")
+        let tablet = Self.device("Tablet"), puppet = Self.device("Puppet")
+        let options = WriteOptions(synchronous: false)
+        try Vault.open(at: path, credential: .device(laptop.keyPair), options: options).enrollDevice(
+            code: tablet.code, name: "Tablet", now: Self.t0 + 2)
+        try Vault.open(at: path, credential: .device(tablet.keyPair), options: options).enrollDevice(
+            code: puppet.code, name: "Puppet", now: Self.t0 + 3)
+        // A year ago: the tablet was stolen and the recovery key removed it
+        // (and the puppet it enrolled).
+        let withRecovery = try Vault.open(at: path, credential: .recoveryKey(recovery), options: options)
+        try withRecovery.removeDevice(publicKey: tablet.keyPair.publicKey, now: Self.t0 + 4)
+        #expect(try withRecovery.keyState().devices.map(\.name).sorted() == ["Laptop", "Phone"])
+
+        // Now the phone is stolen: its thief lists the recovery key as a device.
+        let v = try Vault.open(at: path, credential: .device(phone.keyPair), random: SeededRandom(label: "R18-1"), options: options)
+        let unlocked = try KeyringEvaluator.unlock(v.file, with: .device(phone.keyPair))
+        let trustedHead = unlocked.keyrings.last(where: \.isTrusted)
+        let head = try #require(trustedHead)
+        let key = try #require(head.epochKey)
+        let members = try #require(head.content).members
+            + [KeyringMember(role: "device", publicKey: try recovery.publicKey(), name: "Backup", added: Self.t0 + 5)]
+        let r = SeededRandom(label: "R18-1 keyring")
+        let body = try KeyringBuilder.body(
+            epochKey: key, vaultID: v.file.vaultID, parents: [KeyringBuilder.Parent(id: head.id, key: key)], isEscrowFree: false,
+            slots: head.record.publicPart.slotEntries,
+            content: KeyringContent(members: members, blobKey: key.blobKey!, created: Self.t0 + 5, reason: "enroll"),
+            signer: phone.keyPair, random: r)
+        try v.file.commit(random: r, options: options, attestWith: phone.keyPair) { (tx: PendingCommit) throws(FormatError) in
+            try tx.appendKeyring(keyID: key.id, epoch: key.epoch, body: body, trusted: false)
+            tx.commitKey = key
+        }
+
+        let recoveryAgain = try Vault.open(at: path, credential: .recoveryKey(recovery), options: options)
+        try recoveryAgain.removeDevice(publicKey: phone.keyPair.publicKey, now: Self.t0 + 6)
+        let after = try Vault.open(at: path, credential: .device(laptop.keyPair), options: options).keyState()
+        #expect(after.devices.map(\.name) == ["Laptop"])
+        #expect(after.recoveryMember?.publicKey == (try recovery.publicKey()))
+        let write = #expect(throws: QuireError.self) {
+            try Vault.open(at: path, credential: .device(phone.keyPair), options: options).add(EntryBody(created: Self.t0 + 7, text: "thief"))
+        }
+        #expect(write?.code == "removed_from_vault" || write?.code == "behind_newer_keyring")
+    }
+
     /// Fifteenth review R15-1 (format.md §8.6, merge vector
     /// `behind-keyring-held-not-reached`): the phone, a member, makes a
     /// keyring `F` of epoch 2 whose laptop slot wraps a key failing `F`'s

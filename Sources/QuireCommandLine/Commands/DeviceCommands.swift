@@ -174,6 +174,11 @@ struct DeviceRemoveCommand: QuireCommand {
         let owner = try replacementOwner(of: member, opened, c)
         let kept = try keptDevices(removing: member, opened, c)
         try Unlock.warnIfDroppingProtection(opened, path: vault, out: c.out)
+        // A removal by the recovery key cuts what the device did that no
+        // other member built on; records written under keys it made and
+        // that no member adopted go with them (Spec/keys.md §6.3): said.
+        var unknownBefore: Int?
+        if case .recoveryKey = opened.credential { unknownBefore = try? opened.vault.unreadRecords().notReadableWithThisKey }
         do {
             let before = KeyOperations.trustedRecoveryReplacements(in: state)
             let removed = try opened.vault.removeDevice(publicKey: member.publicKey, replacement: owner, keepingEnrolled: kept)
@@ -194,6 +199,12 @@ struct DeviceRemoveCommand: QuireCommand {
                         + "only \"\(removed.name)\" or a device it enrolled vouched for it")
             }
             c.out.line("it can still read what it could before until 'quire compact --rekey \(vault)'")
+            if let unknownBefore, let now = try? opened.vault.unreadRecords().notReadableWithThisKey, now > unknownBefore {
+                c.out.warning(
+                    "\(plural(now - unknownBefore, "record")) written under keys \"\(removed.name)\" made, which no other device took on "
+                        + "without undoing a removal it made, can no longer be read: they were cut with what it did. "
+                        + "A copy of \(vault) from before this removal still holds them")
+            }
             c.out.emit(DeviceChangeJSON(name: removed.name, fingerprint: fp, epoch: epoch))
         } catch { throw .vault(error, path: vault) }
         return .success
@@ -221,7 +232,20 @@ extension DeviceRemoveCommand {
         let enrolled: [KeyringMember]
         do { enrolled = try opened.vault.devicesEnrolled(by: [member.publicKey]) } catch { throw .vault(error, path: vault) }
         var kept = Set<[UInt8]>()
+        let devices: [KeyringMember]
+        do { devices = try opened.vault.keyState().devices } catch { throw .vault(error, path: vault) }
         for name in keep {
+            // Names are not unique in a key graph a thief wrote to: a
+            // puppet named like the user's tablet must not be kept in its
+            // place (review 18 R18-7).
+            let named = devices.filter { $0.name.lowercased() == name.lowercased() }
+            if named.count > 1 {
+                let fingerprints = named.map { DeviceCode.fingerprint(of: $0.publicKey) }.joined(separator: ", ")
+                throw CLIFailure(
+                    "\(named.count) devices are named \"\(name)\" (fingerprints \(fingerprints)); quire will not guess which one to keep",
+                    hint: "keep none by name: run it on a terminal to be asked about each, with its fingerprint", code: "usage",
+                    exit: .usage)
+            }
             guard let device = enrolled.first(where: { $0.name.lowercased() == name.lowercased() }) else {
                 let names = enrolled.map { "\"\($0.name)\"" }.joined(separator: ", ")
                 throw CLIFailure(
