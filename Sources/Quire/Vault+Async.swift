@@ -618,6 +618,43 @@ extension Vault {
         try await removeDevice(publicKey: publicKey, now: now, replacement: .mine)
     }
 
+    /// Removes the enrolled device whose Ed25519 public key is `publicKey`
+    /// with the recovery key, keeping the devices it enrolled that the user
+    /// says are theirs, on this handle's executor (`Spec/keys.md §6.3`):
+    /// list them first with ``devicesEnrolled(by:)`` and ask, showing each
+    /// name and fingerprint; the file cannot tell a
+    /// thief's puppet from the user's own device.
+    ///
+    /// - Parameter publicKey: the member's Ed25519 public key, 32 bytes.
+    /// - Parameter keepingEnrolled: the Ed25519 keys of the devices to keep,
+    ///   among those ``devicesEnrolled(by:)`` lists; the others go with it.
+    /// - Parameter now: the time of the keyring, stored to the millisecond.
+    /// - Returns: the member removed.
+    /// - Throws: as ``removeDevice(publicKey:now:)``; `.readOnly`
+    ///   (`operation_refused`) when a kept device cannot be kept (the lost
+    ///   device removed it, or its enrolment builds on such a removal).
+    @discardableResult
+    public func removeDevice(publicKey: [UInt8], keepingEnrolled: Set<[UInt8]>, now: Date = Date()) async throws(QuireError)
+        -> KeyringMember
+    {
+        let ms = now.millisecondsSince1970
+        return try await perform { () throws(QuireError) -> KeyringMember in
+            try self.removeDevice(publicKey: publicKey, now: ms, replacement: .mine, keepingEnrolled: keepingEnrolled)
+        }
+    }
+
+    /// The current devices that a removal of the devices with Ed25519 keys
+    /// `publicKeys` by the recovery key removes with them unless kept: those
+    /// only they, or a device they enrolled, enrolled (`Spec/keys.md §6.3`).
+    /// Empty when there are none, and for a removal by a device, which
+    /// removes only the device named.
+    ///
+    /// - Throws: `.damaged` or `.cancelled` (`cancelled`) when the key
+    ///   state cannot be read.
+    public func devicesEnrolled(by publicKeys: Set<[UInt8]>) async throws(QuireError) -> [KeyringMember] {
+        try await perform { () throws(QuireError) -> [KeyringMember] in try self.devicesEnrolled(by: publicKeys) }
+    }
+
     /// Removes the enrolled device whose Ed25519 public key is `publicKey`,
     /// on this handle's executor, saying whose replacement of the recovery
     /// key it was when the device replaced it:
