@@ -1,5 +1,5 @@
 @_spi(Crypto) public import QuireCrypto
-@_spi(Format) package import QuireFormat
+@_spi(Format) public import QuireFormat
 @_spi(Format) package import QuireKeys
 import QuireSystem
 
@@ -110,6 +110,10 @@ public struct FoldReport: Sendable {
         /// (then `.damaged-2`, …), a name no conflict-copy pattern matches,
         /// so commands stop pointing at it (`Spec/merge.md §4`). Nil otherwise.
         public let setAsideAs: String?
+        /// For a copy kept as ``KeptReason/onlyDamagedRecords``: the damage
+        /// of each record it holds that the vault does not, in file order.
+        /// Empty otherwise.
+        @_spi(Format) public internal(set) var unreadable: [FormatError] = []
     }
     /// Why folding kept a copy (`Spec/merge.md §4`).
     @_spi(Format) public enum KeptReason: String, Sendable, Equatable {
@@ -130,6 +134,11 @@ public struct FoldReport: Sendable {
         /// history, deleted text). It was not merged; only a merge the
         /// person asks for by naming the file takes it in.
         case notAConflictCopy = "not_a_conflict_copy"
+        /// Its name is not a distinctive conflict-copy name, and every
+        /// record it holds that the vault does not is damaged: none can be
+        /// read, so merging it would add nothing readable
+        /// (``Copy/unreadable`` says what each is). It was not merged.
+        case onlyDamagedRecords = "only_damaged_records"
     }
     /// Every copy found, in path order.
     public let copies: [Copy]
@@ -145,7 +154,8 @@ extension ConflictCopies {
     /// unverified records, or not readable as a vault) is set aside
     /// (``FoldReport/Copy/setAsideAs``). Any other copy (a OneDrive-, iCloud-
     /// or Google-Drive-like name, a backup, a file renamed by hand) is never
-    /// merged: it is reported as already held (``FoldReport/KeptReason/nameNotDistinctive``)
+    /// merged: it is reported as already held (``FoldReport/KeptReason/nameNotDistinctive``),
+    /// as holding only damaged records the vault lacks (``FoldReport/KeptReason/onlyDamagedRecords``),
     /// or as holding records the vault lacks (``FoldReport/KeptReason/notAConflictCopy``).
     ///
     /// - Returns: what became of each copy.
@@ -158,11 +168,17 @@ extension ConflictCopies {
         for copy in try find(for: vaultPath) {
             guard copy.tool?.nameIsDistinctive == true else {
                 // Not merged: a backup would bring back what the vault dropped.
-                let held = (try? holdsEveryFrame(of: copy.path, vault: vaultPath, credential: credential)) ?? false
-                results.append(
-                    FoldReport.Copy(
-                        copy: copy, merge: nil, syncError: nil, deleted: false, keptBecause: held ? .nameNotDistinctive : .notAConflictCopy,
-                        setAsideAs: nil))
+                // What it holds beyond the vault is told apart: nothing,
+                // only damaged records (a merge would add nothing readable),
+                // or records to merge.
+                let beyond = try? framesNotHeld(of: copy.path, vault: vaultPath, credential: credential)
+                let held = beyond?.frames.isEmpty ?? false
+                let unreadable = held ? nil : beyond.flatMap { b in (try? damage(of: b.frames, in: b.copy)) ?? nil }
+                var entry = FoldReport.Copy(
+                    copy: copy, merge: nil, syncError: nil, deleted: false,
+                    keptBecause: held ? .nameNotDistinctive : unreadable != nil ? .onlyDamagedRecords : .notAConflictCopy, setAsideAs: nil)
+                entry.unreadable = unreadable ?? []
+                results.append(entry)
                 continue
             }
             do {
@@ -231,6 +247,18 @@ extension ConflictCopies {
     /// of the same kind and payload, a manifest naming the same blob id, and
     /// for a chunk, the replacement of its attachment's manifest.
     static func holdsEveryFrame(of copyPath: String, vault vaultPath: String, credential: Credential) throws(SyncError) -> Bool {
+        try framesNotHeld(of: copyPath, vault: vaultPath, credential: credential).frames.isEmpty
+    }
+
+    /// The committed, non-commit frames of the copy that the vault does not
+    /// hold in the sense of ``holdsEveryFrame(of:vault:credential:)``, in
+    /// file order, with the copy as scanned (its commits verified with the
+    /// keys the credential holds in either file, when it opens the vault).
+    /// When the credential does not open the vault, every frame not held
+    /// as it is (no replacement can be judged).
+    static func framesNotHeld(of copyPath: String, vault vaultPath: String, credential: Credential) throws(SyncError) -> (
+        copy: Side, frames: [Int]
+    ) {
         let copy = try Side(path: copyPath, role: .copy)
         let vault = try Side(path: vaultPath, role: .vault)
         let missing = (0..<copy.file.structure.committedFrameCount).filter { !copy.file.structure.frames[$0].isCommit }
@@ -246,13 +274,13 @@ extension ConflictCopies {
         }
         var notHeld: [Int] = []
         for i in missing where !(try isHeld(i)) { notHeld.append(i) }
-        guard !notHeld.isEmpty else { return true }
+        guard !notHeld.isEmpty else { return (copy, []) }
         // Replacements are judged by content, with the keys the merge used:
         // those the credential holds in the vault and in the copy. The copy
         // need not open with the credential (a copy from before this device
         // was enrolled, merge.md §3.1): its frames then open with the
         // vault's keys alone.
-        guard let inVault = try? KeyringEvaluator.unlock(vault.file, with: credential) else { return false }
+        guard let inVault = try? KeyringEvaluator.unlock(vault.file, with: credential) else { return (copy, notHeld) }
         let inCopy = try? KeyringEvaluator.unlock(copy.file, with: credential)
         var keys = inVault.keys
         for k in inCopy?.keys.all ?? [] { keys.add(k) }
@@ -281,11 +309,58 @@ extension ConflictCopies {
             guard let payload = try? copy.file.openRecord(frame: i), let m = try? BlobManifest(decoding: payload) else { continue }
             if try isHeld(i) || replaced(i) { heldStreams.insert(m.stream) }
         }
-        return notHeld.allSatisfy { i in
-            let f = copy.file.structure.frames[i]
-            if f.header.kind == .blobChunk, let chunk = f.chunk { return heldStreams.contains(chunk.stream) }
-            return replaced(i)
+        return (
+            copy,
+            notHeld.filter { i in
+                let f = copy.file.structure.frames[i]
+                if f.header.kind == .blobChunk, let chunk = f.chunk { return !heldStreams.contains(chunk.stream) }
+                return !replaced(i)
+            }
+        )
+    }
+
+    /// The damage of each of `frames` of `side` when every one is damaged:
+    /// it cannot be read at all, with any key held — malformed, failing its
+    /// checksum or its authentication, or not keeping its kind's schema,
+    /// which a merge leaves out (`Spec/merge.md §3.2`) and a reader does not
+    /// release. Nil when `frames` is empty or one of them reads, or cannot
+    /// be judged: sealed under a key not held, or of a stale epoch. A record
+    /// that reads but whose commit does not verify is not damaged.
+    ///
+    /// - Throws: ``SyncError/io(_:)`` when the file cannot be read.
+    static func damage(of frames: [Int], in side: Side) throws(SyncError) -> [FormatError]? {
+        guard !frames.isEmpty else { return nil }
+        var damage: [FormatError] = []
+        for i in frames {
+            let f = side.file.structure.frames[i]
+            if let reason = f.malformation {
+                damage.append(.malformedFrame(f.location, reason: reason))
+                continue
+            }
+            if f.header.kind == .blobChunk {
+                // nil: no key held to judge it by.
+                guard side.file.chunkAuthenticates(frame: i) == false else { return nil }
+                damage.append(.authenticationFailed(f.location))
+                continue
+            }
+            do {
+                let payload = try side.file.openRecord(frame: i)
+                switch f.header.kind {
+                case .entryRevision: _ = try EntryRevision(decoding: payload, location: f.location)
+                case .blobManifest: _ = try BlobManifest(decoding: payload, location: f.location)
+                case .profile: _ = try Profile(decoding: payload, location: f.location)
+                default: break
+                }
+                return nil
+            } catch {
+                switch error {
+                case .io: throw error.asSyncError
+                case .unknownKey, .staleEpoch, .tornTail: return nil
+                default: damage.append(error)
+                }
+            }
         }
+        return damage
     }
 }
 

@@ -112,6 +112,81 @@ import Testing
         #expect(m.stdout.contains("1 record of \(Self.conflictName).damaged cannot be taken in (damaged or unverified)"), "\(m)")
     }
 
+    /// A copy a sync tool made with no conflict-copy name (iCloud Drive's
+    /// ' 2') whose only record the vault lacks is damaged: resolve said to
+    /// merge it, and the merge adds nothing. It says what the copy holds,
+    /// that merging adds nothing readable, and what can be done instead.
+    @Test func aCopyHoldingOnlyDamagedRecordsIsNotSaidToBeMerged() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        _ = try box.add("shared")
+        let name = "Journal 2.quire"
+        // Beside it, a copy (Google Drive's ' (1)') with a readable record
+        // too: merging that one is still said; and one (OneDrive's '-NAME')
+        // with two damaged records.
+        let mixed = "Journal (1).quire"
+        let twice = "Journal-Phone.quire"
+        for copy in [name, mixed, twice] {
+            try FileManager.default.copyItem(atPath: box.path("Journal.quire"), toPath: box.path(copy))
+            let start = try bytes(box, copy).count
+            _ = try box.add("damaged on the copy", vault: copy)
+            let second = try bytes(box, copy).count
+            if copy != name { _ = try box.add("second on the copy", vault: copy) }
+            var raw = try bytes(box, copy)
+            raw[start + 120] ^= 0x01  // in the body of the first entry added
+            if copy == twice { raw[second + 120] ^= 0x01 }  // and of the second
+            try Data(raw).write(to: URL(fileURLWithPath: box.path(copy)))
+        }
+        let vaultBefore = try bytes(box, "Journal.quire")
+        let copyBefore = try bytes(box, name)
+
+        let r = try box.quire(["resolve", "Journal.quire"])
+        #expect(r.status == 0, "\(r)")
+        #expect(!r.stdout.contains("quire merge Journal.quire 'Journal 2.quire'"), "\(r)")
+        #expect(
+            r.stdout.contains(
+                "left: Journal 2.quire (iCloudDrive): not merged: the one record it holds that the vault does not is damaged (frame "),
+            "\(r)")
+        #expect(r.stdout.contains("does not authenticate: it is damaged"), "\(r)")
+        #expect(
+            r.stdout.contains(
+                "so merging it would add nothing readable. Its name is not a sync tool's conflict-copy name, so it may be a backup: run quire verify 'Journal 2.quire' to see the damage, then keep it aside (move or rename it) or delete it if you do not need it\n"
+            ), "\(r)")
+        #expect(
+            r.stdout.contains(
+                "left: Journal-Phone.quire (onedrive): not merged: the 2 records it holds that the vault does not are all damaged (first: frame "
+            ), "\(r)")
+        #expect(
+            r.stdout.hasSuffix(
+                "run quire verify Journal-Phone.quire to see the damage, then keep it aside (move or rename it) or delete it if you do not need it\n"
+            ), "\(r)")
+        #expect(
+            r.stdout.hasPrefix(
+                "left: Journal (1).quire (googleDrive): not merged: it holds records the vault does not, but its name is not a sync tool's conflict-copy name"
+            ), "\(r)")
+        #expect(r.stdout.contains("run quire merge Journal.quire 'Journal (1).quire'\n"), "\(r)")
+        let j = try box.quire(["resolve", "Journal.quire", "--json"]).json()
+        let copies = try #require(j["copies"] as? [[String: Any]])
+        #expect(
+            copies.map { $0["keptBecause"] as? String } == ["not_a_conflict_copy", "only_damaged_records", "only_damaged_records"],
+            "\(copies)")
+        #expect(copies.allSatisfy { $0["folded"] as? Bool == false && $0["setAsideAs"] is NSNull }, "\(copies)")
+        // Neither file was touched: a copy that is not a conflict copy is
+        // never renamed.
+        #expect(try bytes(box, "Journal.quire") == vaultBefore)
+        #expect(try bytes(box, name) == copyBefore)
+        // What it says holds: verify on the copy shows the damage, and a
+        // merge of it writes nothing.
+        let verify = try box.quire(["verify", name])
+        #expect(verify.status == 2, "\(verify)")
+        #expect(verify.stdout.contains("does not authenticate"), "\(verify)")
+        let m = try box.quire(["merge", "Journal.quire", name])
+        #expect(m.stdout.contains("already holds everything in \(name) that can be read; nothing was written"), "\(m)")
+        #expect(try bytes(box, "Journal.quire") == vaultBefore)
+        let list = try box.quire(["list", "Journal.quire"])
+        #expect(list.status == 0 && list.stderr.isEmpty, "\(list)")
+    }
+
     /// F9 and F10: entries a removed device wrote looked like any other in
     /// `list` and had no `attested` in its JSON; after a compaction with a
     /// rekey the removed device was told of a rollback and to write one.

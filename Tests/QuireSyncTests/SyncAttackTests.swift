@@ -598,7 +598,12 @@ private func crossMerge(_ dir: TemporaryDirectory, laptopFile: String, phoneFile
         #expect(FileManager.default.fileExists(atPath: odd))
         #expect(report.copies.first { $0.copy.path == odd }?.keptBecause == .notAConflictCopy)
         #expect(FileManager.default.fileExists(atPath: damaged))
-        #expect(report.copies.first { $0.copy.path == damaged }?.keptBecause == .notAConflictCopy)
+        // Its one record the vault lacks is damaged: merging it would add
+        // nothing readable, and the report says so rather than "merge it".
+        let kept = report.copies.first { $0.copy.path == damaged }
+        #expect(kept?.keptBecause == .onlyDamagedRecords)
+        #expect(kept?.unreadable.map(\.code) == ["authentication_failed"])
+        #expect(report.copies.first { $0.copy.path == odd }?.unreadable.isEmpty == true)
         #expect(!FileManager.default.fileExists(atPath: c.b))
         #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["phone", "shared"])
     }

@@ -100,6 +100,14 @@ struct ResolveCommand: QuireCommand {
         case .notAConflictCopy?:
             return
                 "not merged: it holds records the vault does not, but its name is not a sync tool's conflict-copy name, so it may be a backup, which would bring back what the vault dropped (deleted text, compacted history); to fold it in anyway, run quire merge \(Self.quoted(vault)) \(Self.quoted(copy.copy.path))"
+        case .onlyDamagedRecords?:
+            let damage = copy.unreadable
+            let what =
+                damage.count == 1
+                ? "the one record it holds that the vault does not is damaged (\(damage[0].description))"
+                : "the \(damage.count) records it holds that the vault does not are all damaged (first: \(damage.first?.description ?? ""))"
+            return
+                "not merged: \(what), so merging it would add nothing readable. Its name is not a sync tool's conflict-copy name, so it may be a backup: run quire verify \(Self.quoted(copy.copy.path)) to see the damage, then keep it aside (move or rename it) or delete it if you do not need it"
         case .removeFailed?: return "its content is in the vault, but the copy could not be deleted"
         case .notAllTakenIn?, .mergeFailed?:
             let leftOut = copy.merge?.leftOut ?? []
