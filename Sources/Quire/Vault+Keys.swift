@@ -45,10 +45,11 @@ extension Vault {
         guard let identity else { throw .deviceStore(.noKey) }
         let vault: Vault
         if usesFrameTable, let folder = store.indexCacheFolder,
-            let file = openFromIndexCache(path: path, writable: writable, device: identity, folder: folder)
+            let (file, keyringHeads) = openFromIndexCache(path: path, writable: writable, device: identity, folder: folder)
         {
             vault = try open(
-                file: file, credential: .device(identity.keyPair), random: random, options: options, retainsEntryBodies: retainsEntryBodies)
+                file: file, credential: .device(identity.keyPair), random: random, options: options, retainsEntryBodies: retainsEntryBodies,
+                cachedKeyringHeads: keyringHeads)
         } else {
             vault = try open(
                 at: path, credential: .device(identity.keyPair), writable: writable, random: random, options: options,
