@@ -91,9 +91,12 @@ extension Vault {
     /// The vault file at `path` opened from the frame table of this
     /// device's index cache in `folder`, scanning only the bytes after the
     /// prefix it covers (`Spec/index-cache.md §5`, ``VaultFile/open(path:writable:cachedPrefix:frameCount:committedLength:chainHead:commitsDigest:)``
-    /// says what is checked); nil when there is no cache, it holds no frame
-    /// table, or the file does not extend it: the caller scans the file whole.
-    static func openFromIndexCache(path: String, writable: Bool, device: DeviceIdentity, folder: String) -> VaultFile? {
+    /// says what is checked), with the keyring heads the cache was written
+    /// under; nil when there is no cache, it holds no frame table, or the
+    /// file does not extend it: the caller scans the file whole.
+    static func openFromIndexCache(
+        path: String, writable: Bool, device: DeviceIdentity, folder: String
+    ) -> (file: VaultFile, keyringHeads: [KeyringID])? {
         guard let raw = try? SystemFile(path: path, mode: .readOnly).read(count: FileHeader.byteCount, at: 0),
             raw.count == FileHeader.byteCount, let (header, damage) = try? FileHeader.parse(raw), damage == .none,
             let key = try? IndexCacheKey(device: device, vaultID: header.vaultID),
@@ -105,7 +108,7 @@ extension Vault {
             path: path, writable: writable, cachedPrefix: table, frameCount: id.frameCount, committedLength: id.committedLength,
             chainHead: id.chainHead, commitsDigest: id.commitsDigest)
         guard case .opened(let file) = opened, file.vaultID == header.vaultID else { return nil }
-        return file
+        return (file, id.keyringHeads)
     }
 
     /// Scans the vault file whole when this handle's file was opened from

@@ -45,10 +45,11 @@ extension Vault {
         guard let identity else { throw .deviceStore(.noKey) }
         let vault: Vault
         if usesFrameTable, let folder = store.indexCacheFolder,
-            let file = openFromIndexCache(path: path, writable: writable, device: identity, folder: folder)
+            let (file, keyringHeads) = openFromIndexCache(path: path, writable: writable, device: identity, folder: folder)
         {
             vault = try open(
-                file: file, credential: .device(identity.keyPair), random: random, options: options, retainsEntryBodies: retainsEntryBodies)
+                file: file, credential: .device(identity.keyPair), random: random, options: options, retainsEntryBodies: retainsEntryBodies,
+                cachedKeyringHeads: keyringHeads)
         } else {
             vault = try open(
                 at: path, credential: .device(identity.keyPair), writable: writable, random: random, options: options,
@@ -171,8 +172,7 @@ extension Vault {
                 "\(missing.count) keyring\(missing.count == 1 ? "" : "s") this device trusted \(missing.count == 1 ? "is" : "are") missing from it"
         }
         let s = file.structure
-        let extends = s.groups.contains { g in s.frames.end(at: g.commitFrame) == memory.committedLength && g.storedHead == memory.chainHead
-        }
+        let extends = s.hasCommit(endingAt: memory.committedLength, storedHead: memory.chainHead)
         if extends || memory.committedLength == UInt64(FileHeader.byteCount) { return nil }
         // Rewritten (compaction, merge) or replaced: a rewrite keeps every
         // entry head, and the newest revision is always a head. A credential
@@ -356,8 +356,7 @@ extension Vault {
     /// committed end with its stored head: the file extends the state the
     /// user accepted.
     func holdsAcceptance(_ accepted: VaultMemory.TamperedAcceptance) -> Bool {
-        let s = file.structure
-        return s.groups.contains { s.frames.end(at: $0.commitFrame) == accepted.committedLength && $0.storedHead == accepted.chainHead }
+        file.structure.hasCommit(endingAt: accepted.committedLength, storedHead: accepted.chainHead)
     }
 
     /// True when tampered commit group `g` is covered by the user's

@@ -212,11 +212,13 @@ public final class Vault: @unchecked Sendable {
     }
 
     /// Unlocks the opened `file` with `credential` (see
-    /// ``open(at:credential:writable:random:options:retainsEntryBodies:)``).
+    /// ``open(at:credential:writable:random:options:retainsEntryBodies:)``);
+    /// `cachedKeyringHeads` as in ``unlock(_:with:cachedKeyringHeads:)``.
     static func open(
-        file: VaultFile, credential: Credential, random: any RandomSource, options: WriteOptions, retainsEntryBodies: Bool
+        file: VaultFile, credential: Credential, random: any RandomSource, options: WriteOptions, retainsEntryBodies: Bool,
+        cachedKeyringHeads: [KeyringID]? = nil
     ) throws(QuireError) -> Vault {
-        let unlocked = try unlock(file, with: credential)
+        let unlocked = try unlock(file, with: credential, cachedKeyringHeads: cachedKeyringHeads)
         return Vault(
             file: file, unlocked: unlocked, credential: credential, random: random, options: options, retainsEntryBodies: retainsEntryBodies
         )
@@ -464,9 +466,25 @@ public final class Vault: @unchecked Sendable {
 
     /// Unlocks `file` and verifies its commits; when commit recovery
     /// repaired the last commit (which may hold a keyring), unlocks again.
-    static func unlock(_ file: VaultFile, with credential: Credential) throws(QuireError) -> UnlockedKeys {
+    ///
+    /// `cachedKeyringHeads`, for a `file` opened from the frame table of
+    /// this device's index cache, are the keyring heads that cache was
+    /// written under: when the keys unlocked now come from the same
+    /// keyrings (and read every epoch, as a cache is written only then),
+    /// the heads of the cached prefix's commits are not computed again
+    /// (``VaultFile/trustCachedPrefixHeads(keys:)``, `Spec/index-cache.md §5`,
+    /// "The chain"): the chain check costs the commits after the prefix,
+    /// not one keyed hash per commit of the vault.
+    static func unlock(
+        _ file: VaultFile, with credential: Credential, cachedKeyringHeads: [KeyringID]? = nil
+    ) throws(QuireError) -> UnlockedKeys {
         var unlocked: UnlockedKeys
         do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
+        if let cachedKeyringHeads, unlocked.removedIn == nil, !unlocked.isBehind, unlocked.unreadableNewerEpoch == nil,
+            let heads = (try? KeyState(unlocked, vaultID: file.vaultID))?.heads.map(\.id), heads.sorted() == cachedKeyringHeads.sorted()
+        {
+            file.trustCachedPrefixHeads(keys: unlocked.keys)
+        }
         // A damaged last commit that starts a new epoch is made under the
         // new key (Spec/format.md §9.2): recovery also tries the keys of
         // the tail's keyrings, read as if they were committed (§10.3).

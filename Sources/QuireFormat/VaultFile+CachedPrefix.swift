@@ -211,6 +211,42 @@ extension VaultFile {
         }
     }
 
+    /// Takes the heads of the cached prefix's commits as verified under
+    /// `keys` (`Spec/index-cache.md §5`, "The chain"): ``chainReport()``
+    /// then computes no head of them again while ``keys`` are `keys`. For
+    /// the caller that found the index cache this handle was opened from
+    /// describes the file under these keys: its header (sealed under a
+    /// key only this device derives) records the keyring heads it was
+    /// written under, equal to those `keys` were unlocked from, and this
+    /// device writes a cache only when every commit of the prefix verified
+    /// from its stored previous head; the open checked that the prefix's
+    /// commit frames are those bytes (the `commits` digest) and took the
+    /// group digests from the sealed directory — every input of each head
+    /// check is the one it passed. A no-op for a file scanned whole.
+    package func trustCachedPrefixHeads(keys: KeySet) {
+        lock.withLock {
+            let s = structure
+            guard cachedPrefixFrameCount > 0, let last = s.groupIndex(ofFrame: cachedPrefixFrameCount - 1),
+                s.groups[last].commitFrame == cachedPrefixFrameCount - 1
+            else { return }
+            trustedPrefixHeads = (last + 1, Self.keyFingerprint(keys))
+        }
+    }
+
+    /// The commit groups whose heads ``chainReport()`` takes as verified:
+    /// those ``trustCachedPrefixHeads(keys:)`` named, while the held keys
+    /// are the ones it was given; 0 otherwise.
+    var trustedPrefixGroupCount: Int {
+        guard cachedPrefixFrameCount > 0, let trusted = trustedPrefixHeads, trusted.keys == Self.keyFingerprint(keys) else { return 0 }
+        return trusted.groupCount
+    }
+
+    /// Each held key's commitment and epoch, sorted.
+    private static func keyFingerprint(_ keys: KeySet) -> [[UInt8]] {
+        keys.all.map { key in key.commitment + (0..<4).map { UInt8(truncatingIfNeeded: key.epoch >> (8 * UInt32($0))) } }
+            .sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
     /// How many row groups of the cached prefix were loaded from the index
     /// cache and how many read from the vault file instead (tests and
     /// benchmarks; zeros when the file was scanned).

@@ -85,9 +85,11 @@ extension VaultFile {
             }
             let stored = group.storedHead
             let key = keys.keys(for: frame.header.keyID).first { key in
-                (try? CommitChain.head(
-                    key: key, vaultID: vaultID, previousHead: before, digest: group.digest, commitHeader: frame.header,
-                    body: group.commitBody))
+                headVerifications += 1
+                return
+                    (try? CommitChain.head(
+                        key: key, vaultID: vaultID, previousHead: before, digest: group.digest, commitHeader: frame.header,
+                        body: group.commitBody))
                     .map { constantTimeEqual($0, stored) } ?? false
             }
             guard let key else { return "a new commit does not verify with a held key" }

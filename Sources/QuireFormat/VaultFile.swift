@@ -149,6 +149,18 @@ import QuireSystem
     /// opened: 64 for a whole file, the cached committed length otherwise.
     /// For tests.
     package internal(set) var scanStartOffset = UInt64(FileHeader.byteCount)
+    /// The commit groups of the cached prefix whose heads ``chainReport()``
+    /// takes as verified from their stored previous heads instead of
+    /// computing them again, and the keys (commitment and epoch of each,
+    /// sorted) that holds for: set by ``trustCachedPrefixHeads(keys:)``,
+    /// used only while ``keys`` are exactly those (`Spec/index-cache.md §5`).
+    var trustedPrefixHeads: (groupCount: Int, keys: [[UInt8]])?
+    /// How many chain heads this handle computed to verify commits
+    /// (``chainReport()``, and each commit another writer appended at the
+    /// tip): tests count them to show that an open from the index cache
+    /// verifies only the commits after the cached prefix.
+    @_spi(Testing) public var headVerificationCount: Int { lock.withLock { headVerifications } }
+    var headVerifications = 0
 
     /// The vault id from the header.
     public var vaultID: VaultID { structure.header.vaultID }
@@ -597,6 +609,7 @@ extension VaultFile {
         var storedKeys: [HeadKey] = []  // each commit's stored head, as a map key
         storedKeys.reserveCapacity(n)
         var fromKeys = [HeadKey?](repeating: nil, count: n)  // a verified head's previous head, as a map key (nil for h_0)
+        let trustedGroups = trustedPrefixGroupCount
         for k in 0..<n {
             let group = groups[k]
             let frame = structure.frames[group.commitFrame]
@@ -617,16 +630,24 @@ extension VaultFile {
             // attestation is opened.
             let storedAttestation = CommitChain.storedAttestation(body: group.commitBody)
             func verifies(_ key: EpochKey, from prev: [UInt8], digest: [UInt8]) -> Bool {
-                (try? CommitChain.head(
-                    key: key, vaultID: vaultID, previousHead: prev, digest: digest, commitHeader: frame.header,
-                    storedAttestation: storedAttestation))
+                headVerifications += 1
+                return
+                    (try? CommitChain.head(
+                        key: key, vaultID: vaultID, previousHead: prev, digest: digest, commitHeader: frame.header,
+                        storedAttestation: storedAttestation))
                     .map { constantTimeEqual($0, stored) } ?? false
             }
             // The stored previous head, then — a damaged previous-head field —
             // the stored head of the commit before it in the file.
             let alsoBefore = previous != before
             var found: (EpochKey, [UInt8])?
-            for key in candidates {
+            // A commit of the cached prefix under the one held key of its id:
+            // its head verified from its stored previous head when this
+            // device wrote the cache, from the same bytes under the same key
+            // (trustedPrefixHeads), which is what the loop below would find
+            // first.
+            if k < trustedGroups, candidates.count == 1 { found = (first, previous) }
+            for key in candidates where found == nil {
                 if verifies(key, from: previous, digest: group.digest) {
                     found = (key, previous)
                     break

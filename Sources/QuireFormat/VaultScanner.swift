@@ -94,6 +94,21 @@ public import QuireSystem
     /// Indices of committed frames (those covered by some commit group).
     public var committedFrameCount: Int { uncommittedFrames.lowerBound }
 
+    /// True when a commit group's commit frame stores `head` and ends at
+    /// byte `length`: the file extends that state (this device's memory of
+    /// the vault, a tampered commit the user accepted). Looked for from the
+    /// last group back, the stored head compared first: the state asked
+    /// about is usually the last commit or close to it, and finding a
+    /// frame's end costs lookups in a prefix kept packed (``FrameList``),
+    /// so that an open of a vault written an entry a commit does not pay
+    /// them once per commit.
+    package func hasCommit(endingAt length: UInt64, storedHead head: [UInt8]) -> Bool {
+        for g in groups.indices.reversed() where groups[g].storedHead == head {
+            if frames.end(at: groups[g].commitFrame) == length { return true }
+        }
+        return false
+    }
+
     /// The group a committed frame belongs to, by frame index.
     public func groupIndex(ofFrame index: Int) -> Int? {
         var lo = 0

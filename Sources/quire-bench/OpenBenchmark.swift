@@ -176,6 +176,30 @@ enum OpenBenchmark {
         }
     }
 
+    /// The `--child make-single N VAULT HOME` mode: a new device key store
+    /// at HOME (a folder that must not exist) and a vault at VAULT of N
+    /// generated entries written one commit each by that device (as a
+    /// `quire add` a day writes them), without fsync — for profiling
+    /// `quire add` (`QUIRE_HOME=HOME quire add VAULT TEXT`) on such a vault.
+    static func makeSingle(_ args: [String]) throws -> Bool {
+        guard args.first == "make-single" else { return false }
+        guard args.count == 4, let n = Int(args[1]), n >= 0 else { throw BenchError("usage: make-single N VAULT HOME") }
+        try FileSystem.makeDirectory(args[3], permissions: 0o700)
+        let store = FileDeviceKeyStore(directory: args[3])
+        let device = try DeviceIdentity.generate(name: "bench", now: 1_700_000_000_000, using: SeededRandom(label: "make-single \(n)"))
+        try store.create(device)
+        let vault = try Vault.create(
+            at: args[2], setup: VaultSetup(name: "One commit per entry", recoveryKey: try RecoveryKey(), device: device),
+            options: Fixtures.noSync)
+        var generator = EntryGenerator(seed: 31)
+        for _ in 0..<n {
+            let r = generator.revision()
+            try vault.commit { (tx: VaultTransaction) throws(QuireError) in try tx.append(r) }
+        }
+        print("commits=\(vault.file.commits.statuses.count)")
+        return true
+    }
+
     /// The `--child open-…` and `add-…` modes: VAULT HOME. Prints `ns`,
     /// `hwm` and `cached`.
     static func child(_ args: [String]) throws -> Bool {

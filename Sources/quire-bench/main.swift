@@ -83,6 +83,7 @@ func mainEntry() -> Int32 {
         do {
             if try ExportBenchmark.child(Array(args.dropFirst())) { return 0 }
             if try OpenBenchmark.child(Array(args.dropFirst())) { return 0 }
+            if try OpenBenchmark.makeSingle(Array(args.dropFirst())) { return 0 }
             try Child.run(Array(args.dropFirst()))
             return 0
         } catch {

@@ -1,7 +1,7 @@
 import Foundation
 @_spi(Format) import Quire
 @_spi(Crypto) import QuireCrypto
-@_spi(Format) import QuireFormat
+@_spi(Format) @_spi(Testing) import QuireFormat
 @_spi(Format) import QuireKeys
 import QuireSystem
 import Testing
@@ -76,6 +76,54 @@ import Testing
         let report = try f.cached().verify()
         #expect(report.issues.map(\.code) == full.verify().issues.map(\.code))
         #expect(report.frameCount == after.verify().frameCount)
+    }
+
+    /// An open through the cache of a vault written one entry per commit
+    /// computes the chain heads of the commits after the cached prefix
+    /// only — the cache vouches for the prefix's (`Spec/index-cache.md §5`,
+    /// "The chain") — so an append costs chain work for its tail, not for
+    /// every commit of the vault, with the verdicts of a full open. Under
+    /// keys from other keyrings than the cache's, every head is computed.
+    @Test func aCachedAppendComputesOnlyTheTailsHeads() throws {
+        let t0 = IndexCacheOpenTests.t0
+        let f = try IndexCacheOpenTests.fixture("one per commit", count: 8)
+        let other = try Vault.open(at: f.path, credential: .device(f.device.keyPair), options: fast)
+        for i in 0..<40 { try other.add(EntryBody(created: t0 + Int64(100 + i) * 3_600_000, text: "Day \(i)")) }
+        _ = try IndexCacheOpenTests.answers(try f.cached())  // writes the cache
+        // Two commits after it: the tail.
+        for i in 0..<2 { try other.add(EntryBody(created: t0 + Int64(200 + i) * 3_600_000, text: "Tail \(i)")) }
+        let commits = try f.full().file.structure.groups.count
+        #expect(commits > 45)
+
+        let writer = try f.cached()
+        #expect(writer.file.cachedPrefixFrameCount > 0)
+        try writer.add(EntryBody(created: t0 + 300 * 3_600_000, text: "Added from the cache"))
+        #expect(writer.file.headVerificationCount == 2)
+        let full = try f.full()
+        #expect(full.file.headVerificationCount == commits + 1)
+        let (mine, theirs) = (writer.file.commits, full.file.commits)
+        #expect(mine.statuses == theirs.statuses)
+        #expect(mine.allVerified)
+        #expect(mine.attestations == theirs.attestations)
+        #expect(mine.previousHeads == theirs.previousHeads)
+        #expect(mine.computedHeads == theirs.computedHeads)
+        #expect(mine.epochs == theirs.epochs)
+        #expect(mine.floors == theirs.floors)
+        #expect(mine.walkPositions == theirs.walkPositions)
+        #expect(mine.linkParents == theirs.linkParents)
+        #expect(mine.tipHead == theirs.tipHead)
+        #expect(try IndexCacheOpenTests.answers(writer) == (try IndexCacheOpenTests.answers(full)))
+
+        // A device enrolled since: new keyring heads, every head computed
+        // (the frame table, keyless, still gives the prefix).
+        let phone = try DeviceIdentity.generate(name: "phone", now: t0, using: SeededRandom(label: "one per commit phone"))
+        try other.enrollDevice(code: phone.code, name: "Phone", now: t0 + 1)
+        let afterKeys = try f.cached()
+        #expect(afterKeys.file.cachedPrefixFrameCount > 0)
+        let fullAfterKeys = try f.full()
+        #expect(fullAfterKeys.file.headVerificationCount > commits)
+        #expect(afterKeys.file.headVerificationCount == fullAfterKeys.file.headVerificationCount)
+        #expect(afterKeys.file.commits.statuses == fullAfterKeys.file.commits.statuses)
     }
 
     /// A commit frame changed in place, a file cut below the cached
