@@ -758,7 +758,22 @@ package enum KeyOperations {
         // lets anyone read (review 18 R18-2; a device the thief removed is
         // enrolled again with a new key). Cut keyrings do not count: a
         // removed device's answer on its fork removes nobody.
-        let suspectSigned = eligible.filter { signedBySuspect.contains($0) }
+        // A keyring a suspect signed after, or concurrently with, a removal
+        // of its signer by a keyring no suspect signed — or one built on
+        // such a keyring — is that device's answer, which counts for
+        // nothing (Spec/format.md §8.6): what it removed comes back
+        // (format.md §8.4 scenario 8, and a tie).
+        let honestRemovals = candidates.indices.filter { !signedBySuspect.contains($0) && !candidates[$0].content!.removed.isEmpty }
+        func answersItsRemoval(_ j: Int) -> Bool {
+            guard let signer = candidates[j].signer else { return false }
+            return honestRemovals.contains { r in
+                r != j && !graph.ancestors[r].contains(j) && candidates[r].content!.removed.contains { $0.publicKey == signer }
+            }
+        }
+        let suspectSigned = eligible.filter { k in
+            signedBySuspect.contains(k)
+                && !([k] + graph.ancestors[k].elements.filter { signedBySuspect.contains($0) }).contains(where: answersItsRemoval)
+        }
         let removedBySuspects = Set(suspectSigned.flatMap { candidates[$0].content!.removed.map(\.publicKey) })
         let retiredBySuspects = Set(suspectSigned.flatMap { candidates[$0].content!.retired })
         let keptOut = restricted.devices.map(\.publicKey).filter {
