@@ -237,7 +237,13 @@ lint: api-surface doc-links
 # instead: VaultTransaction.storeAttachment(contentsOf:), Vault.attachmentStream
 # (an opaque AsyncSequence<[UInt8], QuireError>: its type costs no name) and
 # Vault.writeAttachment(_:to:) (+3; iOS review 29 §2 item 6).
-API_SURFACE_MAX := 318
+# 325 (from 316): KeychainDeviceKeyStore, its init(service:accessGroup:
+# indexCacheFolder:), load, create, memory(of:path:), remember and
+# indexCacheFolder (issue 13: the device key store an iOS app uses, in the
+# Keychain; keepsMemoryPerPath is the protocol's default); the async
+# devicesEnrolled(by:) and removeDevice(publicKey:keepingEnrolled:now:)
+# (issue 12, an app asks which devices a lockdown keeps).
+API_SURFACE_MAX := 325
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

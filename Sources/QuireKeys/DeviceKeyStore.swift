@@ -6,7 +6,8 @@ public import QuireSystem
 /// (`Spec/keys.md §3.3`). The private key never enters a vault.
 ///
 /// Implementations: ``FileDeviceKeyStore`` (one 0600 file under
-/// `$QUIRE_HOME`); an app may supply one backed by the platform keychain.
+/// `$QUIRE_HOME`) and ``KeychainDeviceKeyStore`` (Keychain items, for an
+/// app on iOS or macOS); an app may supply one of its own.
 ///
 /// Every requirement throws ``QuireError``. A store of the app's reports:
 /// - the store cannot be used now but may be later (a Keychain while the
@@ -333,6 +334,11 @@ extension DeviceKeyStore {
     case invalid(reason: String)
     /// A file operation failed.
     @_spi(Format) case io(SystemError)
+    /// The Keychain refused an operation on one of ``KeychainDeviceKeyStore``'s
+    /// items (`item` names it) with `status` (an `OSStatus`), for another
+    /// reason than a locked device, which is
+    /// ``QuireError/keyStoreUnavailable(_:)``.
+    @_spi(Format) case keychain(operation: String, item: String, status: Int32)
 
     /// The stable, machine-readable name.
     public var code: String {
@@ -343,7 +349,7 @@ extension DeviceKeyStore {
         case .noDirectory: "device_key_no_directory"
         case .noKey: "no_device_key"
         case .invalid: "invalid_argument"
-        case .io: "io"
+        case .io, .keychain: "io"
         }
     }
 
@@ -363,6 +369,11 @@ extension DeviceKeyStore {
                 "\(path) belongs to another user (uid \(owner)), who could have written it; it is not used. Check it, then make it yours (`chown`), or remove it"
         case .damaged(let path, let reason) where path.hasSuffix(".memory") && reason.hasPrefix(FileDeviceKeyStore.missingMemoryReason):
             return "this device's memory of a vault file, \(path), \(reason)"
+        case .damaged(let path, let reason) where path.hasPrefix(KeychainDeviceKeyStore.memoryItemPrefix):
+            return "this device's memory of a vault, \(path), cannot be read: \(reason)"
+        case .damaged(let path, let reason) where path.hasPrefix(KeychainDeviceKeyStore.itemPrefix):
+            return
+                "this device's key, \(path), cannot be read: \(reason); delete the item (SecItemDelete) and enroll this device again"
         case .damaged(let path, let reason) where path.hasSuffix(".memory"):
             return
                 "this device's memory of a vault file, \(path), cannot be read: \(reason); remove the file and its line in vaults/recorded beside it (the next open writes both again, without the rollback check for that open)"
@@ -380,6 +391,8 @@ extension DeviceKeyStore {
             return reason
         case .io(let e):
             return e.description
+        case .keychain(let operation, let item, let status):
+            return "the Keychain could not \(operation) \(item): OSStatus \(status)\(KeychainStatus(status).name.map { " (\($0))" } ?? "")"
         }
     }
 }
@@ -433,6 +446,7 @@ extension DeviceStoreError: QuireErrorLayer {
         case .permissionsTooOpen, .notOwned, .damaged: .damaged
         case .noKey: .wrongCredential
         case .io(let e): e.category
+        case .keychain: .unavailable
         }
     }
 

@@ -127,6 +127,16 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
         }
         var bytes = try readPrivateFile(path)
         defer { wipe(&bytes) }
+        return try Self.identity(decodingKeyFile: bytes, path: path)
+    }
+
+    /// The identity in the bytes of a key file (`Spec/keys.md §3.3`, key
+    /// file layout), which `path` names in errors: the file store's
+    /// `device.key`, or the Keychain store's item, which holds the same
+    /// bytes.
+    ///
+    /// - Throws: ``DeviceStoreError/damaged(path:reason:)``.
+    static func identity(decodingKeyFile bytes: [UInt8], path: String) throws(DeviceStoreError) -> DeviceIdentity {
         func damaged(_ reason: String) -> DeviceStoreError { .damaged(path: path, reason: reason) }
         guard bytes.count > Self.magic.count + 16, Array(bytes.prefix(Self.magic.count)) == Self.magic else {
             throw damaged("it is not a Quire device key")
@@ -155,6 +165,18 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
     ///
     /// - Throws: ``DeviceStoreError/alreadyExists(path:)``, ``DeviceStoreError/io(_:)``.
     @_spi(Format) public func createKey(_ identity: DeviceIdentity) throws(DeviceStoreError) {
+        var file = try Self.keyFile(of: identity)
+        defer { wipe(&file) }
+        try writeFile(file, to: keyPath, replacing: false)
+    }
+
+    /// The bytes of the key file of `identity` (`Spec/keys.md §3.3`, key
+    /// file layout): what `device.key` and the Keychain store's item hold.
+    /// The caller wipes them.
+    ///
+    /// - Throws: ``DeviceStoreError/invalid(reason:)`` when the seed cannot
+    ///   be read (guarded memory ran out).
+    static func keyFile(of identity: DeviceIdentity) throws(DeviceStoreError) -> [UInt8] {
         var seedBytes: [UInt8]
         do { seedBytes = try identity.keyPair.seed().copyBytes() } catch { throw .invalid(reason: "\(error)") }
         defer { wipe(&seedBytes) }
@@ -165,15 +187,17 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
         map[text: "seed"] = .bytes(seedBytes)
         var body = Self.magic + CBOREncoder.encode(.map(map))
         defer { wipe(&body) }
-        var file = body + BLAKE2b.hash(body, byteCount: 16)
-        defer { wipe(&file) }
         if case .bytes(let s)? = map[text: "seed"] { wipeShared(s) }
-        try writeFile(file, to: keyPath, replacing: false)
+        return body + BLAKE2b.hash(body, byteCount: 16)
     }
 
     /// The name of one vault file's memory, without folder or extension:
     /// `<vault id>-<16 bytes of BLAKE2b-256(path) in hex>`.
-    func memoryName(_ vaultID: VaultID, path: String) -> String {
+    func memoryName(_ vaultID: VaultID, path: String) -> String { Self.memoryName(vaultID, path: path) }
+
+    /// ``memoryName(_:path:)``: also the Keychain store's memory item
+    /// (`memory:` and this name).
+    static func memoryName(_ vaultID: VaultID, path: String) -> String {
         hex(vaultID.bytes) + "-" + hex(BLAKE2b.hash(Array(path.utf8), byteCount: 32).prefix(16))
     }
 
