@@ -630,14 +630,35 @@ package enum KeyOperations {
         }
         let candidates = state.keyrings.filter { $0.passesRules1To5 && $0.content != nil }
         let graph = KeyGraph(candidates)
-        let provenance = ReaderProvenance(candidates, targets: targetSet, keeping: kept)
+        let provenance = ReaderProvenance(candidates, targets: targetSet, keeping: kept, exempt: [signer.publicKey])
         let suspects = provenance.suspects
         let signedBySuspect = Set(candidates.indices.filter { suspects.contains(candidates[$0].signer ?? []) })
         let byID = Dictionary(candidates.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { a, _ in a })
-        // Cut only by a suspect's keyring: the lockdown makes that cut void.
+        // A keyring a suspect signed after, or concurrently with, a removal
+        // of its signer in force (a keyring no suspect signed and rule 6 did
+        // not cut) — or one built on such a keyring — is that device's
+        // answer, which counts for nothing (Spec/format.md §8.6): what it
+        // removed, retired or cut comes back (format.md §8.4 scenario 8,
+        // and a tie).
+        let honestRemovals = candidates.indices.filter {
+            !signedBySuspect.contains($0) && candidates[$0].cutBy.isEmpty && !candidates[$0].content!.removed.isEmpty
+        }
+        func answersItsRemoval(_ j: Int) -> Bool {
+            guard let signer = candidates[j].signer else { return false }
+            return honestRemovals.contains { r in
+                r != j && !graph.ancestors[r].contains(j) && candidates[r].content!.removed.contains { $0.publicKey == signer }
+            }
+        }
+        func isAnswer(_ k: Int) -> Bool {
+            signedBySuspect.contains(k)
+                && ([k] + graph.ancestors[k].elements.filter { signedBySuspect.contains($0) }).contains(where: answersItsRemoval)
+        }
+        // What a suspect's keyring cut stays cut, as what it removed stays
+        // out (below), unless it is an answer (review 19 R19-2: a fork of a
+        // tablet the user removed from the lost phone must not come back).
         let cutByOthers = Set(
             candidates.indices.filter { i in
-                candidates[i].cutBy.contains { byID[$0].map { !signedBySuspect.contains($0) } ?? true }
+                candidates[i].cutBy.contains { byID[$0].map { !isAnswer($0) } ?? true }
             })
         // Keys removed in each keyring or its ancestors.
         func removed(in i: Int) -> Set<[UInt8]> {
@@ -758,22 +779,7 @@ package enum KeyOperations {
         // lets anyone read (review 18 R18-2; a device the thief removed is
         // enrolled again with a new key). Cut keyrings do not count: a
         // removed device's answer on its fork removes nobody.
-        // A keyring a suspect signed after, or concurrently with, a removal
-        // of its signer by a keyring no suspect signed — or one built on
-        // such a keyring — is that device's answer, which counts for
-        // nothing (Spec/format.md §8.6): what it removed comes back
-        // (format.md §8.4 scenario 8, and a tie).
-        let honestRemovals = candidates.indices.filter { !signedBySuspect.contains($0) && !candidates[$0].content!.removed.isEmpty }
-        func answersItsRemoval(_ j: Int) -> Bool {
-            guard let signer = candidates[j].signer else { return false }
-            return honestRemovals.contains { r in
-                r != j && !graph.ancestors[r].contains(j) && candidates[r].content!.removed.contains { $0.publicKey == signer }
-            }
-        }
-        let suspectSigned = eligible.filter { k in
-            signedBySuspect.contains(k)
-                && !([k] + graph.ancestors[k].elements.filter { signedBySuspect.contains($0) }).contains(where: answersItsRemoval)
-        }
+        let suspectSigned = eligible.filter { signedBySuspect.contains($0) && !isAnswer($0) }
         let removedBySuspects = Set(suspectSigned.flatMap { candidates[$0].content!.removed.map(\.publicKey) })
         let retiredBySuspects = Set(suspectSigned.flatMap { candidates[$0].content!.retired })
         let keptOut = restricted.devices.map(\.publicKey).filter {

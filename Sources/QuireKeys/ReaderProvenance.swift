@@ -35,7 +35,8 @@ struct ReaderProvenance {
     ///   - rings: the keyrings that passed rules 1–5, with their content.
     ///   - targets: the devices being removed (Ed25519 keys).
     ///   - kept: devices the caller vouches for: never suspects.
-    init(_ rings: [KeyringInfo], targets: Set<[UInt8]>, keeping kept: Set<[UInt8]>) {
+    ///   - exempt: keys never made suspects (the recovery key signing).
+    init(_ rings: [KeyringInfo], targets: Set<[UInt8]>, keeping kept: Set<[UInt8]>, exempt: Set<[UInt8]> = []) {
         let byID = Dictionary(rings.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { a, _ in a })
         let readers = rings.map(Self.readers(of:))
         var broughtBy: [Reader: [Int]] = [:]
@@ -44,12 +45,14 @@ struct ReaderProvenance {
             for p in ring.parents { if let j = byID[p] { inParents.formUnion(readers[j]) } }
             for r in readers[i] where !inParents.contains(r) { broughtBy[r, default: []].append(i) }
         }
-        // A recovery member's key is never a suspect, whatever else lists
-        // it: a thief's keyring naming the recovery key a "device" would
-        // otherwise make the recovery key's own keyrings suspect (review 18
-        // R18-1).
-        let recoveryKeys = Set(rings.flatMap { ($0.content?.members ?? []).filter { $0.role == "recovery" }.map(\.publicKey) })
-        var suspects = targets.subtracting(recoveryKeys)
+        // The recovery key signing the lockdown is never a suspect, whatever
+        // else lists it: a thief's keyring naming it a "device" would
+        // otherwise make its own keyrings suspect (review 18 R18-1). Only
+        // that key: a thief can make any key a recovery member on a side
+        // branch (review 19 R19-1). The targets are suspects whatever they
+        // are.
+        let recoveryKeys = exempt
+        var suspects = targets
         var grew = true
         while grew {
             grew = false

@@ -154,4 +154,56 @@ import Testing
         try c.onLaptop(c.a).add(EntryBody(created: t0 + 41, text: "laptop"))
         #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["laptop", "shared"])
     }
+
+    /// Review 19 R19-1: the thief makes its puppet a recovery member on a
+    /// side branch (the stolen phone replaces the recovery key with the
+    /// puppet's key on a copy where the puppet is not enrolled yet), so
+    /// that "a recovery member's key is never a suspect" keeps the puppet.
+    /// Only the recovery key signing the lockdown is exempt now: the puppet
+    /// goes with the phone.
+    @Test func aPuppetMadeARecoveryMemberOnASideBranchIsStillASuspect() throws {
+        let c = try TwoCopies("lockdown R19-1")
+        let puppet = device("Puppet")
+        let side = c.dir.file("Side.quire")
+        copy(c.b, side)
+        try c.onPhone(side).changeKeys(.replaceRecoveryKey(newRecoveryPublicKey: puppet.keyPair.publicKey), now: t0 + 15)
+        try c.onPhone(c.b).enrollDevice(code: puppet.code, name: "Puppet", now: t0 + 20)
+        _ = try VaultMerge.merge(vaultAt: c.b, copyAt: side, credential: .device(c.phone.keyPair), options: fast)
+        _ = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
+        // The laptop rotates on what it took (keeping its recovery key):
+        // its keyring carries the puppet.
+        let laptop = try c.onLaptop(c.a)
+        if try !laptop.recoveryKeyChoices().isEmpty { try laptop.keepRecoveryKey(try c.recovery.publicKey()) }
+        try laptop.rotateKeys(now: t0 + 30)
+        #expect(try c.onLaptop(c.a).keyState().member(withKey: puppet.keyPair.publicKey) != nil)
+        let recovery = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast)
+        try recovery.removeDevice(publicKey: c.phone.keyPair.publicKey)
+        let after = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast).keyState()
+        #expect(after.member(withKey: c.phone.keyPair.publicKey) == nil)
+        #expect(after.member(withKey: puppet.keyPair.publicKey) == nil)
+        #expect(after.devices.map(\.name) == ["Laptop"])
+    }
+
+    /// Review 19 R19-2: the user removed a lost tablet from the phone; the
+    /// tablet's thief had enrolled a puppet on an old copy, which a merge
+    /// brought in, cut by that removal. Then the phone is lost too. The
+    /// phone's removal of the tablet stands, and so does its cut: the
+    /// tablet's fork is no parent of the lockdown, and neither the tablet
+    /// nor its puppet comes back. Before, a suspect's cut was void: the fork
+    /// became an "honest" parent.
+    @Test func aForkTheLostDevicesRemovalCutStaysCut() throws {
+        let c = try TwoCopies("lockdown R19-2")
+        let tablet = device("Tablet"), puppet = device("Puppet")
+        try c.onLaptop(c.a).enrollDevice(code: tablet.code, name: "Tablet", now: t0 + 10)
+        let old = c.dir.file("Old.quire")
+        copy(c.a, old)
+        try Vault.open(at: old, credential: .device(tablet.keyPair), options: fast).enrollDevice(code: puppet.code, name: "Puppet", now: t0 + 11)
+        try c.onPhone(c.a).removeDevice(publicKey: tablet.keyPair.publicKey)
+        _ = try VaultMerge.merge(vaultAt: c.a, copyAt: old, credential: .device(c.laptop.keyPair), options: fast)
+        #expect(try c.onLaptop(c.a).keyState().devices.map(\.name).sorted() == ["Laptop", "Phone"])
+        let recovery = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast)
+        try recovery.removeDevice(publicKey: c.phone.keyPair.publicKey)
+        let after = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast).keyState()
+        #expect(after.devices.map(\.name) == ["Laptop"])
+    }
 }
