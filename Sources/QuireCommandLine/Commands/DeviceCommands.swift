@@ -178,7 +178,11 @@ struct DeviceRemoveCommand: QuireCommand {
         // other member built on; records written under keys it made and
         // that no member adopted go with them (Spec/keys.md §6.3): said.
         var unknownBefore: Int?
-        if case .recoveryKey = opened.credential { unknownBefore = try? opened.vault.unreadRecords().notReadableWithThisKey }
+        var enrolledKeys = Set<[UInt8]>()
+        if case .recoveryKey = opened.credential {
+            unknownBefore = try? opened.vault.unreadRecords().notReadableWithThisKey
+            enrolledKeys = Set(((try? opened.vault.devicesEnrolled(by: [member.publicKey])) ?? []).map(\.publicKey))
+        }
         do {
             let before = KeyOperations.trustedRecoveryReplacements(in: state)
             let removed = try opened.vault.removeDevice(publicKey: member.publicKey, replacement: owner, keepingEnrolled: kept)
@@ -194,9 +198,16 @@ struct DeviceRemoveCommand: QuireCommand {
             let fp = DeviceCode.fingerprint(of: removed.publicKey)
             c.out.line("removed \"\(removed.name)\" (fingerprint \(fp)): new records are sealed under epoch \(epoch), which it never gets")
             for other in state.devices where other.publicKey != removed.publicKey && after.member(withKey: other.publicKey) == nil {
-                c.out.line(
-                    "removed \"\(other.name)\" (fingerprint \(DeviceCode.fingerprint(of: other.publicKey))) with it: "
-                        + "only \"\(removed.name)\" or a device it enrolled vouched for it")
+                let fp = DeviceCode.fingerprint(of: other.publicKey)
+                if enrolledKeys.contains(other.publicKey) {
+                    c.out.line(
+                        "removed \"\(other.name)\" (fingerprint \(fp)) with it: only \"\(removed.name)\" or a device it enrolled vouched for it"
+                    )
+                } else {
+                    c.out.line(
+                        "removed \"\(other.name)\" (fingerprint \(fp)) with it: \"\(removed.name)\" had removed it, and what it removed stays out"
+                    )
+                }
             }
             c.out.line("it can still read what it could before until 'quire compact --rekey \(vault)'")
             if let unknownBefore, let now = try? opened.vault.unreadRecords().notReadableWithThisKey, now > unknownBefore {
@@ -250,7 +261,8 @@ extension DeviceRemoveCommand {
                 let names = enrolled.map { "\"\($0.name)\"" }.joined(separator: ", ")
                 throw CLIFailure(
                     "\"\(name)\" is not a device \"\(member.name)\" enrolled; those are \(names.isEmpty ? "none" : names)",
-                    hint: "--keep names only devices the removed one enrolled; the others stay anyway", code: "usage", exit: .usage)
+                    hint: "--keep names only devices the removed one enrolled; 'quire device list' shows every device", code: "usage",
+                    exit: .usage)
             }
             kept.insert(device.publicKey)
         }
