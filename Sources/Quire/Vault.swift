@@ -471,7 +471,17 @@ public final class Vault: @unchecked Sendable {
         // new key (Spec/format.md §9.2): recovery also tries the keys of
         // the tail's keyrings, read as if they were committed (§10.3).
         if file.recoverableTailHoldsKeyring {
-            file.recoveryKeys = (try? KeyringEvaluator.unlock(file, with: credential, includingTail: true))?.keys.all ?? []
+            // The tail is not committed: a keyring in it that stops this
+            // look (a hostile one) only leaves no more keys to try. Running
+            // out of guarded memory says nothing about the file: the open
+            // fails as itself rather than leave the last commit torn
+            // (Spec/format.md §5.1).
+            do {
+                file.recoveryKeys = try KeyringEvaluator.unlock(file, with: credential, includingTail: true).keys.all
+            } catch {
+                if error.isOutOfGuardedMemory { throw .keys(error) }
+                file.recoveryKeys = []
+            }
         }
         do throws(FormatError) { try file.deriveCommitSubkeys(of: unlocked.keys) } catch { throw .format(error) }
         file.verifyCommits(with: unlocked)

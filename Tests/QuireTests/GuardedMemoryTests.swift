@@ -70,4 +70,58 @@ import Testing
             #expect(try GuardedMemory.$budget.withValue(enough) { try Self.seen(path, credential) } == expected)
         }
     }
+
+    /// Runs `body` under ceilings from nothing to what it needs, one
+    /// 64-byte cell apart: each run either returns what it returns without
+    /// a ceiling, or fails with `out_of_guarded_memory`.
+    static func sweep<T: Equatable>(_ name: String, _ body: () throws -> T) throws {
+        let unlimited = GuardedMemory.Budget(byteCount: .max)
+        let expected = try GuardedMemory.$budget.withValue(unlimited) { try body() }
+        var failures = 0
+        for limit in stride(from: 0, through: unlimited.peakByteCount, by: 64) {
+            let budget = GuardedMemory.Budget(byteCount: limit)
+            do {
+                let got = try GuardedMemory.$budget.withValue(budget) { try body() }
+                #expect(got == expected, "\(name) under \(limit) bytes")
+            } catch let error as QuireError {
+                failures += 1
+                #expect(error.code == "out_of_guarded_memory", "\(name) under \(limit) bytes: \(error.code): \(error)")
+                #expect(error.category == .outOfSpace)
+            } catch {
+                Issue.record("\(name) under \(limit) bytes: \(error)")
+            }
+        }
+        #expect(failures > 0, "\(name): some ceiling was too low")
+    }
+
+    /// The last commit rotates the key (made under the new epoch's key,
+    /// `Spec/format.md §9.2`) and its length field is damaged: commit
+    /// recovery finds the new key in the tail's keyring (§10.3). Before,
+    /// guarded memory running out while that keyring was read (a `try?`)
+    /// left the commit unrecovered: the open went on with the rotation and
+    /// its keyring taken for a torn tail, which the next write cuts.
+    @Test func attackRecoveringTheLastCommitWithGuardedMemoryRunningOutFailsAsItself() throws {
+        let dir = TemporaryDirectory()
+        let (vault, recovery) = try makeVault(dir)
+        try vault.add(EntryBody(created: 1_700_000_000_010, text: "before the rotation"))
+        try vault.rotateKeys(now: 1_700_000_000_020)
+        let path = dir.file("v.quire")
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        bytes[bytes.count - FrameHeader.byteCount - CommitChain.bodyByteCount + 4] ^= 0x03
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        struct Opened: Equatable {
+            var trusted: Int
+            var issues: [String]
+            var entries: [String]
+        }
+        let opened = try Vault.open(at: path, credential: .recoveryKey(recovery), writable: false, options: fast)
+        #expect(opened.unlocked.keyrings.filter(\.isTrusted).count == 2)
+        #expect(opened.verify().issues.map(\.code) == ["frame_repaired"])
+        try Self.sweep("recovery") {
+            let v = try Vault.open(at: path, credential: .recoveryKey(recovery), writable: false, options: fast)
+            return Opened(
+                trusted: v.unlocked.keyrings.filter(\.isTrusted).count, issues: v.verify().issues.map(\.code),
+                entries: try v.entries().map(\.body.text))
+        }
+    }
 }
