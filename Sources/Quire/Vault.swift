@@ -174,8 +174,8 @@ public final class Vault: @unchecked Sendable {
     let signer: Ed25519.KeyPair?
 
     init(
-        file: VaultFile, unlocked: UnlockedKeys, credential: Credential, random: any RandomSource, options: WriteOptions,
-        retainsEntryBodies: Bool = true
+        file: VaultFile, unlocked: UnlockedKeys, credential: Credential, signer: Ed25519.KeyPair?, random: any RandomSource,
+        options: WriteOptions, retainsEntryBodies: Bool = true
     ) {
         currentFile = file
         self.retainsEntryBodies = retainsEntryBodies
@@ -183,7 +183,7 @@ public final class Vault: @unchecked Sendable {
         self.credential = credential
         self.random = random
         writeOptions = options
-        signer = credential.signingKeyPair()
+        self.signer = signer
         author = signer.map { DeviceID(publicKey: $0.publicKey) }
     }
 
@@ -217,9 +217,11 @@ public final class Vault: @unchecked Sendable {
         file: VaultFile, credential: Credential, random: any RandomSource, options: WriteOptions, retainsEntryBodies: Bool
     ) throws(QuireError) -> Vault {
         let unlocked = try unlock(file, with: credential)
+        let signer: Ed25519.KeyPair?
+        do { signer = try credential.signingKeyPair() } catch { throw .keys(error) }
         return Vault(
-            file: file, unlocked: unlocked, credential: credential, random: random, options: options, retainsEntryBodies: retainsEntryBodies
-        )
+            file: file, unlocked: unlocked, credential: credential, signer: signer, random: random, options: options,
+            retainsEntryBodies: retainsEntryBodies)
     }
 
     /// Creates a new vault at `path` (mode 0600) whose first commit holds the

@@ -114,7 +114,9 @@ package enum Compaction {
         let unlocked: UnlockedKeys
         do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
         if let newer = unlocked.unreadableNewerEpoch { throw .removed(newerEpoch: newer) }
-        guard let signer = credential.signingKeyPair() else {
+        let maybeSigner: Ed25519.KeyPair?
+        do { maybeSigner = try credential.signingKeyPair() } catch { throw .keys(error) }
+        guard let signer = maybeSigner else {
             throw .keys(
                 .operationRefused(
                     reason:

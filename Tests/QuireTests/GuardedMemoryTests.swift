@@ -124,4 +124,27 @@ import Testing
                 entries: try v.entries().map(\.body.text))
         }
     }
+
+    /// The recovery key signs what its handle writes with a key pair it
+    /// derives in guarded memory. Before, running out there (a `try?`) gave
+    /// no key pair, as for a credential that cannot sign: a handle without
+    /// a signer (refusing every write), compaction and merge refused as for
+    /// a passphrase, and the evaluation's check that the recovery key was
+    /// replaced skipped. Under a ceiling the unlock before it runs out
+    /// first, so the direct call is what fails on the old code.
+    @Test func attackDerivingTheRecoveryKeysSignerWithGuardedMemoryRunningOutFailsAsItself() throws {
+        let dir = TemporaryDirectory()
+        let (vault, recovery) = try makeVault(dir)
+        try vault.add(EntryBody(created: 1_700_000_000_010, text: "an entry"))
+        let path = dir.file("v.quire")
+        #expect(vault.author != nil)
+        try Self.sweep("recovery") {
+            let v = try Vault.open(at: path, credential: .recoveryKey(recovery), writable: false, options: fast)
+            return v.author.map { "\($0)" } ?? "no author"
+        }
+        let none = GuardedMemory.Budget(byteCount: 0)
+        #expect(throws: KeyError.format(.outOfGuardedMemory)) {
+            try GuardedMemory.$budget.withValue(none) { try Credential.recoveryKey(recovery).signingKeyPair() }
+        }
+    }
 }
