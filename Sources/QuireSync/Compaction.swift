@@ -154,7 +154,11 @@ package enum Compaction {
         var keptKeyringIDs = Set<KeyringID>()
         var untrustedIDs = Set<KeyringID>()
         var unopened: [KeyringID: KeyringInfo] = [:]
-        for ring in unlocked.keyrings where ring.content == nil && ring.problem == nil { unopened[ring.id] = ring }
+        var memberMade = Set<KeyringID>()
+        for ring in unlocked.keyrings where ring.content == nil && ring.problem == nil {
+            unopened[ring.id] = ring
+            do { if try unlocked.memberMade(ring, vaultID: file.vaultID) { memberMade.insert(ring.id) } } catch { throw .keys(error) }
+        }
         for i in committed {
             let f = frames[i]
             if let reason = f.malformation {
@@ -203,7 +207,7 @@ package enum Compaction {
                     if let ring = unopened[id], !keptKeyringIDs.contains(id),
                         f.header.keyID == KeyID(commitment: ring.record.publicPart.keyCommit),
                         let g = file.structure.groupIndex(ofFrame: i),
-                        g < file.commits.statuses.count, unlocked.memberMade(ring, vaultID: file.vaultID),
+                        g < file.commits.statuses.count, memberMade.contains(id),
                         file.commits.statuses[g] == .verified
                             || (file.commits.statuses[g] == .unverifiable
                                 && file.structure.frames.header(at: file.structure.groups[g].commitFrame).keyID
