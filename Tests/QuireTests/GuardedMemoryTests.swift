@@ -100,8 +100,9 @@ import Testing
     /// guarded memory running out while that keyring was read (a `try?`)
     /// left the commit unrecovered: the open went on with the rotation and
     /// its keyring taken for a torn tail, which the next write cuts.
-    @Test func attackRecoveringTheLastCommitWithGuardedMemoryRunningOutFailsAsItself() throws {
-        let dir = TemporaryDirectory()
+    /// A vault whose last commit rotates the key, with that commit's
+    /// length field damaged.
+    static func rotationWithDamagedLastCommit(_ dir: TemporaryDirectory) throws -> (path: String, recovery: RecoveryKey) {
         let (vault, recovery) = try makeVault(dir)
         try vault.add(EntryBody(created: 1_700_000_000_010, text: "before the rotation"))
         try vault.rotateKeys(now: 1_700_000_000_020)
@@ -109,6 +110,12 @@ import Testing
         var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         bytes[bytes.count - FrameHeader.byteCount - CommitChain.bodyByteCount + 4] ^= 0x03
         try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return (path, recovery)
+    }
+
+    @Test func attackRecoveringTheLastCommitWithGuardedMemoryRunningOutFailsAsItself() throws {
+        let dir = TemporaryDirectory()
+        let (path, recovery) = try Self.rotationWithDamagedLastCommit(dir)
         struct Opened: Equatable {
             var trusted: Int
             var issues: [String]
@@ -123,6 +130,26 @@ import Testing
                 trusted: v.unlocked.keyrings.filter(\.isTrusted).count, issues: v.verify().issues.map(\.code),
                 entries: try v.entries().map(\.body.text))
         }
+    }
+
+    /// Commit recovery derives the commit subkey of each key it tries in a
+    /// `try?` (a head that does not verify), and the tail's keys are new:
+    /// ``VaultFile/deriveCommitSubkeys(of:)`` makes theirs ahead, as
+    /// Vault.unlock calls it, so recovery with no guarded memory left still
+    /// recovers the commit. Before, it was taken for a torn tail.
+    @Test func commitRecoveryFindsTheTailKeysSubkeysMade() throws {
+        let dir = TemporaryDirectory()
+        let (path, recovery) = try Self.rotationWithDamagedLastCommit(dir)
+        let file = try VaultFile(path: path)
+        let credential = Credential.recoveryKey(recovery)
+        let unlocked = try KeyringEvaluator.unlock(file, with: credential)
+        #expect(file.recoverableTailHoldsKeyring)
+        file.recoveryKeys = try KeyringEvaluator.unlock(file, with: credential, includingTail: true).keys.all
+        try file.deriveCommitSubkeys(of: unlocked.keys)
+        GuardedMemory.$budget.withValue(GuardedMemory.Budget(byteCount: 0)) {
+            file.verifyCommits(keys: unlocked.keys, trustedKeyrings: unlocked.trustedKeyrings, attestors: unlocked.attestors)
+        }
+        #expect(file.recoveredCommit)
     }
 
     /// The recovery key signs what its handle writes with a key pair it
