@@ -174,8 +174,8 @@ public final class Vault: @unchecked Sendable {
     let signer: Ed25519.KeyPair?
 
     init(
-        file: VaultFile, unlocked: UnlockedKeys, credential: Credential, random: any RandomSource, options: WriteOptions,
-        retainsEntryBodies: Bool = true
+        file: VaultFile, unlocked: UnlockedKeys, credential: Credential, signer: Ed25519.KeyPair?, random: any RandomSource,
+        options: WriteOptions, retainsEntryBodies: Bool = true
     ) {
         currentFile = file
         self.retainsEntryBodies = retainsEntryBodies
@@ -183,7 +183,7 @@ public final class Vault: @unchecked Sendable {
         self.credential = credential
         self.random = random
         writeOptions = options
-        signer = credential.signingKeyPair()
+        self.signer = signer
         author = signer.map { DeviceID(publicKey: $0.publicKey) }
     }
 
@@ -219,9 +219,11 @@ public final class Vault: @unchecked Sendable {
         cachedKeyringHeads: [KeyringID]? = nil
     ) throws(QuireError) -> Vault {
         let unlocked = try unlock(file, with: credential, cachedKeyringHeads: cachedKeyringHeads)
+        let signer: Ed25519.KeyPair?
+        do { signer = try credential.signingKeyPair() } catch { throw .keys(error) }
         return Vault(
-            file: file, unlocked: unlocked, credential: credential, random: random, options: options, retainsEntryBodies: retainsEntryBodies
-        )
+            file: file, unlocked: unlocked, credential: credential, signer: signer, random: random, options: options,
+            retainsEntryBodies: retainsEntryBodies)
     }
 
     /// Creates a new vault at `path` (mode 0600) whose first commit holds the
@@ -489,7 +491,17 @@ public final class Vault: @unchecked Sendable {
         // new key (Spec/format.md §9.2): recovery also tries the keys of
         // the tail's keyrings, read as if they were committed (§10.3).
         if file.recoverableTailHoldsKeyring {
-            file.recoveryKeys = (try? KeyringEvaluator.unlock(file, with: credential, includingTail: true))?.keys.all ?? []
+            // The tail is not committed: a keyring in it that stops this
+            // look (a hostile one) only leaves no more keys to try. Running
+            // out of guarded memory says nothing about the file: the open
+            // fails as itself rather than leave the last commit torn
+            // (Spec/format.md §5.1).
+            do {
+                file.recoveryKeys = try KeyringEvaluator.unlock(file, with: credential, includingTail: true).keys.all
+            } catch {
+                if error.isOutOfGuardedMemory { throw .keys(error) }
+                file.recoveryKeys = []
+            }
         }
         do throws(FormatError) { try file.deriveCommitSubkeys(of: unlocked.keys) } catch { throw .format(error) }
         file.verifyCommits(with: unlocked)

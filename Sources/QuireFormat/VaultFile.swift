@@ -496,9 +496,14 @@ extension VaultFile {
     /// (`Spec/format.md §5.1`). Verifying and reading then find them made:
     /// they cannot tell guarded memory running out from a head or a record
     /// that does not open, which would be reported as damage to the file.
+    /// The commit subkey of each of ``recoveryKeys`` too, which commit
+    /// recovery tries and no commit frame names yet (§10.3).
     ///
     /// - Throws: ``FormatError/outOfGuardedMemory``.
     package func deriveCommitSubkeys(of keys: KeySet) throws(FormatError) {
+        for key in recoveryKeys {
+            do { _ = try key.subkey(.commit) } catch { throw .outOfGuardedMemory }
+        }
         var seen = Set<KeyID>()
         let frames = structure.frames
         for group in structure.groups {

@@ -42,14 +42,25 @@ public enum Credential: Sendable {
     }
 
     /// The public key of ``signingKeyPair()``, if any.
-    var signingPublicKey: [UInt8]? { signingKeyPair()?.publicKey }
+    ///
+    /// - Throws: ``KeyError/format(_:)`` (``FormatError/outOfGuardedMemory``).
+    var signingPublicKey: [UInt8]? {
+        get throws(KeyError) { try signingKeyPair()?.publicKey }
+    }
 
-    /// The key pair this credential authorizes keyrings with, if any.
-    package func signingKeyPair() -> Ed25519.KeyPair? {
+    /// The key pair this credential authorizes keyrings with; nil for one
+    /// that cannot sign (a passphrase, an escrow key, an epoch key).
+    ///
+    /// - Throws: ``KeyError/format(_:)`` (``FormatError/outOfGuardedMemory``)
+    ///   when guarded memory runs out deriving the recovery key's, never
+    ///   taken for a credential that cannot sign (`Spec/format.md §5.1`).
+    package func signingKeyPair() throws(KeyError) -> Ed25519.KeyPair? {
         switch self {
-        case .recoveryKey(let r): try? r.signingKeyPair()
-        case .device(let d): d
-        default: nil
+        case .recoveryKey(let r):
+            // Derivation fails only for want of guarded memory.
+            do { return try r.signingKeyPair() } catch { throw .format(.outOfGuardedMemory) }
+        case .device(let d): return d
+        default: return nil
         }
     }
 }

@@ -1370,7 +1370,7 @@ struct Evaluation {
         // This credential's own signing key listed in `removed` of a keyring
         // it trusts: it was removed (or, for a recovery key, replaced).
         var removedIn: KeyringInfo?
-        if let own = credential.signingPublicKey {
+        if let own = try credential.signingPublicKey {
             // Puppets included: the removed keys of `Spec/keys.md §5`.
             removedIn = rings.first { $0.isTrusted && ($0.content!.removed + $0.removedPuppets).contains { $0.publicKey == own } }
         }

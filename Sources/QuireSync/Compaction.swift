@@ -114,7 +114,9 @@ package enum Compaction {
         let unlocked: UnlockedKeys
         do { unlocked = try KeyringEvaluator.unlock(file, with: credential) } catch { throw .keys(error) }
         if let newer = unlocked.unreadableNewerEpoch { throw .removed(newerEpoch: newer) }
-        guard let signer = credential.signingKeyPair() else {
+        let maybeSigner: Ed25519.KeyPair?
+        do { maybeSigner = try credential.signingKeyPair() } catch { throw .keys(error) }
+        guard let signer = maybeSigner else {
             throw .keys(
                 .operationRefused(
                     reason:
@@ -152,7 +154,11 @@ package enum Compaction {
         var keptKeyringIDs = Set<KeyringID>()
         var untrustedIDs = Set<KeyringID>()
         var unopened: [KeyringID: KeyringInfo] = [:]
-        for ring in unlocked.keyrings where ring.content == nil && ring.problem == nil { unopened[ring.id] = ring }
+        var memberMade = Set<KeyringID>()
+        for ring in unlocked.keyrings where ring.content == nil && ring.problem == nil {
+            unopened[ring.id] = ring
+            do { if try unlocked.memberMade(ring, vaultID: file.vaultID) { memberMade.insert(ring.id) } } catch { throw .keys(error) }
+        }
         for i in committed {
             let f = frames[i]
             if let reason = f.malformation {
@@ -201,7 +207,7 @@ package enum Compaction {
                     if let ring = unopened[id], !keptKeyringIDs.contains(id),
                         f.header.keyID == KeyID(commitment: ring.record.publicPart.keyCommit),
                         let g = file.structure.groupIndex(ofFrame: i),
-                        g < file.commits.statuses.count, unlocked.memberMade(ring, vaultID: file.vaultID),
+                        g < file.commits.statuses.count, memberMade.contains(id),
                         file.commits.statuses[g] == .verified
                             || (file.commits.statuses[g] == .unverifiable
                                 && file.structure.frames.header(at: file.structure.groups[g].commitFrame).keyID

@@ -133,7 +133,11 @@ struct KeyringUnion {
         }
         let vaultID = sides[0].file.vaultID
         var memberMade: [KeyringID: UInt32] = [:]
-        for ring in unlocked.keyrings where unlocked.memberMade(ring, vaultID: vaultID) { memberMade[ring.id] = ring.epoch }
+        do {
+            for ring in unlocked.keyrings where try unlocked.memberMade(ring, vaultID: vaultID) { memberMade[ring.id] = ring.epoch }
+        } catch {
+            throw .keys(error)
+        }
         self.memberMade = memberMade
         trustedEpochs = trusted
         self.trustedKeyIDs = trustedKeyIDs

@@ -89,7 +89,9 @@ public struct MergeReport: Sendable {
         guard vaultHeader.vaultID == copyHeader.vaultID else {
             throw .differentVaults(vault: vaultHeader.vaultID, copy: copyHeader.vaultID)
         }
-        guard let signer = credential.signingKeyPair() else {
+        let maybeSigner: Ed25519.KeyPair?
+        do { maybeSigner = try credential.signingKeyPair() } catch { throw .keys(error) }
+        guard let signer = maybeSigner else {
             throw .keys(
                 .operationRefused(
                     reason:

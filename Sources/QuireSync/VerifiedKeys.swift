@@ -57,15 +57,22 @@ extension UnlockedKeys {
     /// parent's (rule 5.4 from the public part): a made-up epoch would make
     /// every later merge and compaction refuse [`behind_newer_keyring`]
     /// (ninth review R9-2).
-    package func memberMade(_ ring: KeyringInfo, vaultID: VaultID) -> Bool {
+    ///
+    /// - Throws: ``KeyError/format(_:)`` (``FormatError/outOfGuardedMemory``)
+    ///   when a parent's link key cannot be derived: a link that does not
+    ///   open would leave out a keyring a member made (`Spec/format.md §5.1`).
+    package func memberMade(_ ring: KeyringInfo, vaultID: VaultID) throws(KeyError) -> Bool {
         guard ring.content == nil, ring.problem == nil else { return false }
         let parentEpochs = ring.parents.compactMap { p in keyrings.first(where: { $0.id == p && $0.isTrusted })?.epoch }
         guard let top = parentEpochs.max(), UInt64(ring.epoch) <= UInt64(top) + 1 else { return false }
         for (index, p) in ring.parents.enumerated() {
             guard let parent = keyrings.first(where: { $0.id == p }), parent.isTrusted, let parentKey = parent.epochKey,
-                let content = parent.content,
-                let linker = ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID)
+                let content = parent.content
             else { continue }
+            // Derived (and kept with the key) here: `linkSigner` cannot tell
+            // running out of guarded memory from a link that does not open.
+            do { _ = try parentKey.subkey(.link) } catch { throw .format(.outOfGuardedMemory) }
+            guard let linker = ring.record.linkSigner(parentIndex: index, parentKey: parentKey, vaultID: vaultID) else { continue }
             // A member of the parent, whether a later keyring removed it or not.
             if content.members.contains(where: { $0.publicKey == linker && $0.isEd25519 && ($0.role == "device" || $0.role == "recovery") })
             {

@@ -315,11 +315,11 @@ import Testing
     }
 
     @Test func credentialSigningKeys() throws {
-        #expect(Credential.recoveryKey(Self.recovery).signingKeyPair()?.publicKey == (try Self.recovery.signingKeyPair()).publicKey)
-        #expect(Credential.device(Self.device).signingKeyPair()?.publicKey == Self.device.publicKey)
-        #expect(Credential.passphrase(passphrase("x")).signingKeyPair() == nil)
-        #expect(Credential.escrow(Self.escrow).signingKeyPair() == nil)
-        #expect(Credential.epochKey(Self.key).signingKeyPair() == nil)
+        #expect(try Credential.recoveryKey(Self.recovery).signingKeyPair()?.publicKey == (try Self.recovery.signingKeyPair()).publicKey)
+        #expect(try Credential.device(Self.device).signingKeyPair()?.publicKey == Self.device.publicKey)
+        #expect(try Credential.passphrase(passphrase("x")).signingKeyPair() == nil)
+        #expect(try Credential.escrow(Self.escrow).signingKeyPair() == nil)
+        #expect(try Credential.epochKey(Self.key).signingKeyPair() == nil)
     }
 
     @Test func keyErrorCodes() {
