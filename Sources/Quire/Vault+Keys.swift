@@ -601,8 +601,15 @@ extension Vault {
             case .lockdown(let keys): targets = keys
             default: targets = []
             }
-            if !targets.isEmpty {
+            if !targets.isEmpty, let written {
                 let after = try keyState()
+                if !after.trusted.contains(where: { $0.id == written.id }) {
+                    throw .keys(
+                        .operationRefused(
+                            reason:
+                                "the removal was written but did not take: its keyring is not trusted (another change in the vault cuts it); "
+                                + "run 'quire verify' and report this"))
+                }
                 if let still = targets.compactMap({ after.member(withKey: $0) }).first {
                     throw .keys(
                         .operationRefused(

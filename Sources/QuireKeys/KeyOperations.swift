@@ -641,7 +641,7 @@ package enum KeyOperations {
         // removed, retired or cut comes back (format.md §8.4 scenario 8,
         // and a tie).
         let honestRemovals = candidates.indices.filter {
-            !signedBySuspect.contains($0) && candidates[$0].cutBy.isEmpty && !candidates[$0].content!.removed.isEmpty
+            !signedBySuspect.contains($0) && candidates[$0].isTrusted && !candidates[$0].content!.removed.isEmpty
         }
         func answersItsRemoval(_ j: Int) -> Bool {
             guard let signer = candidates[j].signer else { return false }
@@ -697,10 +697,13 @@ package enum KeyOperations {
         // user keeps (in file order: a later fork re-enrolling the key
         // vouches for nothing, review 18 R18-4) stays too.
         let vouched = kept.compactMap { key in
-            eligible.first { i in signedBySuspect.contains(i) && provenance.bringsIn([key], at: i) }
+            eligible.first { i in signedBySuspect.contains(i) && !isAnswer(i) && provenance.bringsIn([key], at: i) }
         }
         let adoptedByWriters = eligible.filter { i in
-            guard signedBySuspect.contains(i), let key = candidates[i].epochKey?.commitment, let wrote = writers[key] else { return false }
+            // An answer is never adopted: building on it would build on what
+            // it cut (review 20 R20-3).
+            guard signedBySuspect.contains(i), !isAnswer(i), let key = candidates[i].epochKey?.commitment, let wrote = writers[key]
+            else { return false }
             let own = restrictedState([i])
             guard wrote.contains(where: { !suspects.contains($0) && own.member(withKey: $0) != nil }) else { return false }
             // Its key is its own: no other keyring that passed rules 1–5

@@ -14,7 +14,7 @@
 struct ReaderProvenance {
     /// A reader of the key graph, by kind and key.
     enum Reader: Hashable {
-        /// A member of role `"device"`, by its Ed25519 key.
+        /// A member of role `"device"` or `"recovery"`, by its Ed25519 key.
         case device([UInt8])
         /// A passphrase slot, by its X25519 `publicKey`.
         case passphrase([UInt8])
@@ -88,11 +88,15 @@ struct ReaderProvenance {
             })
     }
 
-    /// The readers a keyring lists: its device members, its passphrase
-    /// slots' keys and its escrow custodians' keys.
+    /// The readers a keyring lists: its device and recovery members, its
+    /// passphrase slots' keys and its escrow custodians' keys.
     static func readers(of ring: KeyringInfo) -> Set<Reader> {
         var out = Set<Reader>()
-        for m in ring.content?.members ?? [] where m.role == "device" { out.insert(.device(m.publicKey)) }
+        // A recovery member counts as a member like a device: a key a thief
+        // made the recovery member of a side branch, or that branch's
+        // enrolments, are judged by who brought them in too (review 20
+        // R20-1).
+        for m in ring.content?.members ?? [] where m.role == "device" || m.role == "recovery" { out.insert(.device(m.publicKey)) }
         for case .passphrase(_, _, _, let pk, _) in ring.record.publicPart.slots { out.insert(.passphrase(pk)) }
         for e in ring.content?.escrow ?? [] { out.insert(.escrow(e.publicKey)) }
         return out

@@ -140,7 +140,12 @@ extension MergePropertyTests {
                 let target = others[dice.below(others.count)]
                 let byRecovery = dice.below(2) == 0
                 let remover = try Vault.open(at: r.path, credential: byRecovery ? .recoveryKey(recovery) : r.credential, options: fast)
-                try remover.removeDevice(publicKey: devices[target].keyPair.publicKey, now: t0 + 10_000 + Int64(step))
+                // The user keeps their other devices (device 0 enrolled them
+                // all; a removal by the recovery key would take them too:
+                // Spec/keys.md §6.3, suspects).
+                let keep = Set(devices.indices.filter { $0 != target }.map { devices[$0].keyPair.publicKey })
+                try remover.removeDevice(
+                    publicKey: devices[target].keyPair.publicKey, now: t0 + 10_000 + Int64(step), keepingEnrolled: byRecovery ? keep : [])
                 if byRecovery { counts.removeByRecovery += 1 } else { counts.removeByDevice += 1 }
                 removed = target
                 trace("  r\(i) removed r\(target) by recovery: \(byRecovery)")
