@@ -656,9 +656,16 @@ package enum KeyOperations {
         // What a suspect's keyring cut stays cut, as what it removed stays
         // out (below), unless it is an answer (review 19 R19-2: a fork of a
         // tablet the user removed from the lost phone must not come back).
+        // An answer another member built on (a trusted keyring no suspect
+        // signed descends from it) keeps its cut: building on it and on what
+        // it cut would make the lockdown untrusted (review 21 R21-1).
+        var builtOn = Set<Int>()
+        for i in candidates.indices where candidates[i].isTrusted && !signedBySuspect.contains(i) {
+            builtOn.formUnion(graph.ancestors[i].elements)
+        }
         let cutByOthers = Set(
             candidates.indices.filter { i in
-                candidates[i].cutBy.contains { byID[$0].map { !isAnswer($0) } ?? true }
+                candidates[i].cutBy.contains { byID[$0].map { !isAnswer($0) || builtOn.contains($0) } ?? true }
             })
         // Keys removed in each keyring or its ancestors.
         func removed(in i: Int) -> Set<[UInt8]> {

@@ -3,7 +3,7 @@
 /// Who brought each reader into the key graph, for a removal by the
 /// recovery key (`Spec/keys.md §6.3`, *suspects*).
 ///
-/// A keyring *brings in* a reader — a device member, a passphrase slot's
+/// A keyring *brings in* a reader — a device or recovery member, a passphrase slot's
 /// key, an escrow custodian's key — that it lists and none of its parents
 /// lists (a root brings in all it lists). A join or rotation by an honest
 /// member carries what its parents list and brings in nothing, so judging
@@ -22,8 +22,9 @@ struct ReaderProvenance {
         case escrow([UInt8])
     }
 
-    /// The targets, and every device that only keyrings signed by a
-    /// suspect brought in, but for the kept ones: to a fixed point, since a
+    /// The targets, and every device or recovery member that only
+    /// keyrings signed by a suspect brought in, but for the kept ones and
+    /// the exempt key: to a fixed point, since a
     /// suspect's puppet may enrol more.
     let suspects: Set<[UInt8]>
     private let rings: [KeyringInfo]

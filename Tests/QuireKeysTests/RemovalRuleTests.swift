@@ -471,6 +471,32 @@ final class KeyGraphBuilder {
         #expect(Set(state.removed.map(\.name)) == ["B", "C"])
     }
 
+    /// Review 21 R21-1: `B` (the stolen phone) enrols a puppet `Z`; the
+    /// laptop `A` removes `B` and enrols a new phone `F`; `B` answers from
+    /// an old copy by removing `A` (mutual, and it cuts `F`'s enrolment);
+    /// `C` writes a join on both removals. Locking `B` down, the recovery
+    /// key must keep the answer's cut where `C` built on the answer: built
+    /// on `C`'s join and on `EF`, the lockdown was untrusted, `Z` stayed a
+    /// member through the join and read every later epoch.
+    @Test func attackHonestJoinOnAnAnswerKeepsThePuppet() throws {
+        let g = G.based("writer R21-1")
+        let mZ = Self.m.merging(["Z": "device"]) { a, _ in a }
+        g.add("EZ", ["root"], signer: "B", mZ, reason: "enroll")
+        g.add("KL", ["EZ"], signer: "A", G.without(mZ, "B"), removes: ["B"])
+        g.add("EF", ["KL"], signer: "A", G.without(mZ, "B", add: ["F": "device"]), reason: "enroll")
+        g.add("XP", ["EZ"], signer: "B", G.without(mZ, "A"), removes: ["A"])
+        g.add("JC", ["KL", "XP"], signer: "C", G.without(mZ, "A", "B"), reason: "rotate")
+        let q = Credential.recoveryKey(g.recovery)
+        let proposals = try KeyOperations.keyrings(
+            for: .remove(publicKey: g.pair("B").publicKey), state: try g.state(as: q), signer: g.pair("Q"), now: 3_000, random: g.random)
+        g.append(proposals, names: ["L"])
+        #expect(try g.trusted(as: q).contains("L"))
+        let state = try g.state(as: q)
+        #expect(state.member(withKey: g.pair("B").publicKey) == nil)
+        #expect(state.member(withKey: g.pair("Z").publicKey) == nil)
+        #expect(state.member(withKey: g.pair("C").publicKey) != nil)
+    }
+
     // MARK: - Third review, item 1: only primary removals put keyrings behind
 
     /// The base members and `D`, in a root signed by `A`.
