@@ -660,7 +660,7 @@ package enum KeyOperations {
         // signed descends from it) keeps its cut: building on it and on what
         // it cut would make the lockdown untrusted (review 21 R21-1).
         var builtOn = Set<Int>()
-        for i in candidates.indices where candidates[i].isTrusted && !signedBySuspect.contains(i) {
+        for i in candidates.indices where !signedBySuspect.contains(i) {
             builtOn.formUnion(graph.ancestors[i].elements)
         }
         let cutByOthers = Set(
@@ -745,12 +745,21 @@ package enum KeyOperations {
         let inAncestry = ancestry(parents)
         let removedBefore = Set(before.removed.map(\.publicKey))
         var again: [[UInt8]: KeyringMember] = [:]
-        for key in targets where before.member(withKey: key) == nil && removedBefore.contains(key) {
-            // Keyrings that list it, that no suspect signed, and that bring
-            // in no keyring a suspect signed beyond those already in the
-            // ancestry.
+        // The same for every other suspect already removed on this side
+        // that signed a keyring outside the ancestry (a puppet removed by
+        // the user that answered its removal): left a member there, its
+        // branch would stand beside the lockdown and keep reading (review
+        // 22 R22-1). A holder a suspect signed is allowed when it is
+        // already in the ancestry.
+        let signersOutside = Set(candidates.indices.filter { !inAncestry.contains($0) }.compactMap { candidates[$0].signer })
+        let againKeys =
+            targets + suspects.subtracting(targetSet).filter { signersOutside.contains($0) }.sorted { $0.lexicographicallyPrecedes($1) }
+        for key in againKeys where before.member(withKey: key) == nil && removedBefore.contains(key) {
+            // Keyrings that list it, that no suspect signed (unless already
+            // in the ancestry), and that bring in no keyring a suspect
+            // signed beyond those already in the ancestry.
             let holders = eligible.filter { i in
-                !signedBySuspect.contains(i)
+                (!signedBySuspect.contains(i) || inAncestry.contains(i))
                     && candidates[i].content!.members.contains { $0.publicKey == key && $0.role == "device" }
                     && !removed(in: i).contains(key)
                     && graph.ancestors[i].elements.allSatisfy { !signedBySuspect.contains($0) || inAncestry.contains($0) }
@@ -806,7 +815,10 @@ package enum KeyOperations {
             }
         }
         return try build(
-            .lockdown(publicKeys: present + puppets + keptOut), state: restricted, signer: signer, now: now, random: random,
+            .lockdown(
+                publicKeys: present + puppets + keptOut
+                    + again.keys.filter { !targetSet.contains($0) }.sorted { $0.lexicographicallyPrecedes($1) }), state: restricted,
+            signer: signer, now: now, random: random,
             removingAgain: again, keepingReaders: readers)
     }
 

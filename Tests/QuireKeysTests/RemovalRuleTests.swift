@@ -497,6 +497,33 @@ final class KeyGraphBuilder {
         #expect(state.member(withKey: g.pair("C").publicKey) != nil)
     }
 
+    /// Review 22 R22-1: `B` (the stolen phone) enrols a puppet `Z`; the
+    /// user removes `Z` from `C`; `Z` answers from `EZ` by removing `C`
+    /// (mutual). Locking `B` down, the recovery key builds on `KZ`, where
+    /// `Z` is already out: it must remove `Z` again, so that `Z`'s answer
+    /// defies the lockdown and is cut (and `C` is a member). Before, `YZ`
+    /// stayed a trusted head beside the lockdown: whatever its branch
+    /// carried (a passphrase `B` set) kept reading new epochs.
+    @Test func attackPuppetsAnswerStandsBesideTheLockdown() throws {
+        let g = G.based("writer R22-1")
+        let mZ = Self.m.merging(["Z": "device"]) { a, _ in a }
+        g.add("EZ", ["root"], signer: "B", mZ, reason: "enroll")
+        g.add("KZ", ["EZ"], signer: "C", G.without(mZ, "Z"), removes: ["Z"])
+        g.add("YZ", ["EZ"], signer: "Z", G.without(mZ, "C"), removes: ["C"])
+        let q = Credential.recoveryKey(g.recovery)
+        let proposals = try KeyOperations.keyrings(
+            for: .remove(publicKey: g.pair("B").publicKey), state: try g.state(as: q), signer: g.pair("Q"), now: 3_000, random: g.random)
+        g.append(proposals, names: ["L"])
+        let trusted = try g.trusted(as: q)
+        #expect(trusted.contains("L"))
+        #expect(!trusted.contains("YZ"))
+        let state = try g.state(as: q)
+        #expect(state.member(withKey: g.pair("B").publicKey) == nil)
+        #expect(state.member(withKey: g.pair("Z").publicKey) == nil)
+        #expect(state.member(withKey: g.pair("C").publicKey) != nil)
+        #expect(state.heads.count == 1)
+    }
+
     // MARK: - Third review, item 1: only primary removals put keyrings behind
 
     /// The base members and `D`, in a root signed by `A`.
