@@ -2,12 +2,16 @@
 # `make test` and `make demo` install what they need first (`make deps`).
 
 SWIFT        ?= swift
+# Debian's Python: the one that sees python3-nacl and python3-zstandard from
+# `make deps`. A bare `python3` may be another (pyenv's, first on CI's PATH),
+# which has neither (stop 31's CI failed on that).
+PYTHON       ?= /usr/bin/python3
 APT_PACKAGES := libsodium-dev libzstd-dev pkg-config libzip-dev libcairo2-dev libpango1.0-dev libcmark-gfm-dev libcmark-gfm-extensions-dev fonts-noto-core fonts-noto-cjk
 # Tools the tests and the demo check exports with (epubcheck, qpdf --check, pdftoppm),
 # run the conformance reader with (PyNaCl, zstandard), render the man page with
 # (man, groff) and load the completions into (zsh, fish); strace, through which
 # `make torture` kills quire and injects I/O errors.
-TEST_PACKAGES := epubcheck default-jre-headless qpdf poppler-utils python3-nacl python3-zstandard man-db groff-base zsh fish strace
+TEST_PACKAGES := epubcheck default-jre-headless qpdf poppler-utils python3 python3-nacl python3-zstandard man-db groff-base zsh fish strace
 # What `make bench-peers` compares quire with (keepassxc-cli, age) and
 # times with (hyperfine), and the venv module that jrnl is installed into
 # from PyPI: installed by that target alone, not by `make deps`.
@@ -276,12 +280,12 @@ TEST_PROGRESS := awk '/Test run with|recorded an issue|error:|Fatal error/ { pri
 TORTURE_SEED ?= 15
 torture: deps
 	$(SWIFT) build --product quire
-	python3 Tests/torture/torture.py --quire "$$($(SWIFT) build --show-bin-path)/quire" --seed $(TORTURE_SEED)
+	$(PYTHON) Tests/torture/torture.py --quire "$$($(SWIFT) build --show-bin-path)/quire" --seed $(TORTURE_SEED)
 
 # The same, a few trials per operation (make test and CI).
 torture-quick: deps
 	$(SWIFT) build --product quire
-	python3 Tests/torture/torture.py --quire "$$($(SWIFT) build --show-bin-path)/quire" --seed $(TORTURE_SEED) --quick
+	$(PYTHON) Tests/torture/torture.py --quire "$$($(SWIFT) build --show-bin-path)/quire" --seed $(TORTURE_SEED) --quick
 
 # One vault shared by two Syncthing instances on 127.0.0.1 (Debian package
 # syncthing, installed here when missing): a forced conflict copy is folded
@@ -294,7 +298,7 @@ test-sync: deps
 	  $$SUDO apt-get install -y --no-install-recommends syncthing >/dev/null 2>&1 || \
 	  { $$SUDO apt-get update >/dev/null && $$SUDO apt-get install -y --no-install-recommends syncthing; }; }
 	$(SWIFT) build --product quire-sync-helper
-	python3 Tests/sync/run_syncthing.py "$$($(SWIFT) build --show-bin-path)/quire-sync-helper"
+	$(PYTHON) Tests/sync/run_syncthing.py "$$($(SWIFT) build --show-bin-path)/quire-sync-helper"
 
 # Regenerates Vectors/ and Spec/worked-example.md from seeded randomness
 # (deterministic).
@@ -317,16 +321,16 @@ vectors-check: deps
 # failures pinned too (R9-5); then the named graphs of format.md §8.4
 # scenarios 14 and 15, which neither random mode need reach (R9-1).
 removal-check: deps
-	@cd Conformance/python && python3 check_removal_rule.py 3 && python3 check_removal_rule.py 4 \
-	  && python3 check_removal_rule.py -3000 --expect P1=8,P1w=1 \
-	  && python3 check_removal_rule.py -1000 --cycles --expect P1=9 && python3 check_removal_rule.py --scenarios
+	@cd Conformance/python && $(PYTHON) check_removal_rule.py 3 && $(PYTHON) check_removal_rule.py 4 \
+	  && $(PYTHON) check_removal_rule.py -3000 --expect P1=8,P1w=1 \
+	  && $(PYTHON) check_removal_rule.py -1000 --cycles --expect P1=9 && $(PYTHON) check_removal_rule.py --scenarios
 
 # The independent Python reader and merge (written from Spec/ alone) against
 # every vector; PyNaCl and zstandard come from Debian (make deps). Prints the
 # totals; on a failure, the failing lines, and fails.
 conformance: deps
 	@cd Conformance/python && for run in "run_vectors.py ../../Vectors/files" "run_merge.py ../../Vectors/merge"; do \
-	  out=$$(python3 $$run 2>&1); rc=$$?; echo "$$out" | tail -n 1; \
+	  out=$$($(PYTHON) $$run 2>&1); rc=$$?; echo "$$out" | tail -n 1; \
 	  if [ $$rc -ne 0 ]; then echo "$$out" | grep -v "^PASS" | tail -n 40; exit 1; fi; \
 	done
 
@@ -339,7 +343,7 @@ bench: release
 # (BENCHMARKS.md, "Format 2 against format 1"). Builds main's quire-bench
 # in /tmp/quire-v1 (or $$TMPDIR) from `git archive`; nothing on main changes.
 bench-compare: release
-	python3 Scripts/bench-format-compare.py --write BENCHMARKS.md
+	$(PYTHON) Scripts/bench-format-compare.py --write BENCHMARKS.md
 
 # Quire beside jrnl, KeePassXC and age on the same synthetic journal and
 # the same 64 MiB file, whole processes timed by hyperfine, in one run
@@ -355,7 +359,7 @@ BENCH_PEERS_FLAGS ?= --write BENCHMARKS.md
 bench-peers: deps
 	$(call install-missing,$(PEER_PACKAGES))
 	$(SWIFT) build $(RELEASE_FLAGS) --product quire
-	nice -n 5 python3 Scripts/bench-peers.py --quire "$(RELEASE_BIN)/quire" $(BENCH_PEERS_FLAGS)
+	nice -n 5 $(PYTHON) Scripts/bench-peers.py --quire "$(RELEASE_BIN)/quire" $(BENCH_PEERS_FLAGS)
 
 # list, list --json, a page (-n 20), search, show and verify as whole
 # processes at 1k, 10k and 50k entries (issue 14), with hyperfine from
@@ -363,7 +367,7 @@ bench-peers: deps
 bench-listing: deps
 	$(call install-missing,hyperfine)
 	$(SWIFT) build $(RELEASE_FLAGS) --product quire
-	nice -n 5 python3 Scripts/bench-listing.py --quire "$(RELEASE_BIN)/quire" $(BENCH_LISTING_FLAGS)
+	nice -n 5 $(PYTHON) Scripts/bench-listing.py --quire "$(RELEASE_BIN)/quire" $(BENCH_LISTING_FLAGS)
 
 # A quick debug run of every benchmark (small sizes, nothing written): keeps
 # the benchmark code working between real runs. Reports, never asserts timings.
