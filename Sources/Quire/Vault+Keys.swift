@@ -554,6 +554,7 @@ extension Vault {
                             "only an enrolled device or the recovery key can change the keys; a passphrase or an escrow key can only read"))
             }
             var written: KeyringProposal?
+            var byRecoveryKey = false
             changingKeys = true
             defer { changingKeys = false }
             do {
@@ -567,7 +568,10 @@ extension Vault {
                         var writers: [[UInt8]: Set<[UInt8]>] = [:]
                         switch change {
                         case .remove, .lockdown:
-                            if state.member(withKey: signer.publicKey)?.role != "device" { writers = self.file.attestorsByEpochKey() }
+                            if state.member(withKey: signer.publicKey)?.role != "device" {
+                                writers = self.file.attestorsByEpochKey()
+                                byRecoveryKey = true
+                            }
                         default: break
                         }
                         proposals = try KeyOperations.keyrings(
@@ -616,6 +620,20 @@ extension Vault {
                             reason:
                                 "the removal was written but did not take: \"\(still.name)\" is still a member (another change in the vault "
                                 + "cuts it); run 'quire verify' and report this"))
+                }
+                // A removal by the recovery key leaves no keyring a suspect
+                // signed standing beside it (review 23 R23-1: a puppet's
+                // answer the lockdown failed to remove again kept reading).
+                if byRecoveryKey,
+                    let beside = KeyOperations.suspectsBeside(
+                        written.id, removing: Set(targets), keeping: keepingEnrolled, signer: signer.publicKey, in: after
+                    ).first
+                {
+                    throw .keys(
+                        .operationRefused(
+                            reason:
+                                "the removal was written but did not take: a keyring \"\(beside)\" signed still stands beside it and may "
+                                + "keep reading; run 'quire verify' and report this"))
                 }
             }
             warnings.removeAll { $0.code == "rollback_suspected" }

@@ -491,7 +491,12 @@ package enum KeyOperations {
         // Which recovery key a join of concurrent replacements keeps is the
         // user's to say: only they know which code they hold (third review,
         // item 7; Spec/keys.md §6.9). The operation's keyring carries it too.
-        let headRecoveries = Set(state.heads.compactMap { $0.content!.members.first { $0.role == "recovery" }?.publicKey })
+        // A recovery key one head replaced is no choice: a stale head that a
+        // lockdown joins to remove a device again (review 23 R23-1) still
+        // lists the key the other head replaced.
+        let replacedKeys = Set(state.removed.map(\.publicKey))
+        let headRecoveries = Set(
+            state.heads.compactMap { $0.content!.members.first { $0.role == "recovery" }?.publicKey }.filter { !replacedKeys.contains($0) })
         var keptRecovery: KeyringMember?
         if state.heads.count > 1 && headRecoveries.count > 1 {
             guard let keep = keepRecoveryKey, headRecoveries.contains(keep),
@@ -562,7 +567,8 @@ package enum KeyOperations {
         // both stood) are joined first, by a join that keeps one and removes
         // the others (Spec/keys.md §6.9); more than 64 heads are joined in
         // steps (Spec/keys.md §6).
-        let recoveries = Set(state.heads.compactMap { $0.content!.members.first { $0.role == "recovery" }?.publicKey })
+        let recoveries = Set(
+            state.heads.compactMap { $0.content!.members.first { $0.role == "recovery" }?.publicKey }.filter { !replacedKeys.contains($0) })
         if parents.count > Limits.maxParentCount || (parents.count > 1 && recoveries.count > 1) {
             // Join in steps, chained: the first join takes a head the signer
             // is a member of and up to 63 others; each later join takes the
@@ -604,18 +610,24 @@ package enum KeyOperations {
 
     /// A removal signed by the recovery key, of one member or several (a
     /// lockdown, `Spec/keys.md §6.3`). The *suspects* are the targets and
-    /// every device only they, or a suspect, enrolled (the keyrings that
-    /// enrol it are all signed by suspects), but for the devices the caller
-    /// keeps (`kept`): the file cannot tell a thief's puppet from a device
-    /// the user enrolled on the lost one, so the caller asks. The removal's
-    /// parents are the latest keyrings that passed rules 1–5 in which the
-    /// signer is still the recovery member, whose ancestry was cut, if at
-    /// all, only by suspects' keyrings, and that no suspect signed, or that
-    /// a suspect signed and another member adopted (wrote a commit under the
-    /// epoch key it starts, `writers`, by key commitment) and that bring in
-    /// no removal of a member who stays. It removes the suspects that are
-    /// members and keeps only the passphrase and escrow readers that a
-    /// keyring no suspect signed brought in.
+    /// every device or recovery member that only keyrings signed by
+    /// suspects brought in (``ReaderProvenance``), but for the devices the
+    /// caller keeps (`kept`) and the signer: the file cannot tell a
+    /// thief's puppet from a device the user enrolled on the lost one, so
+    /// the caller asks. The removal's parents are the latest *eligible*
+    /// keyrings (passed rules 1–5, the signer their recovery member, cut if
+    /// at all only by suspects' answers) that no suspect signed, or that a
+    /// suspect signed and another member adopted (wrote a commit under the
+    /// epoch key it starts, `writers`, by key commitment) and that are no
+    /// answer; a suspect already removed on this side that signed outside
+    /// that ancestry is removed again from a holder that still lists it. It
+    /// removes the suspects that are members and the devices a suspect's
+    /// eligible keyring removed, and keeps only the passphrase and escrow
+    /// readers that a keyring no suspect signed brought in.
+    ///
+    /// - Throws: ``KeyError/operationRefused(reason:)`` when no target is
+    ///   a member of what the signer can build on, a target is no device, a
+    ///   kept device cannot be kept, or a removed suspect has no holder.
     static func recoveryRemoval(
         of targets: [[UInt8]], state: KeyState, signer: Ed25519.KeyPair, now: Int64, random: any RandomSource,
         writers: [[UInt8]: Set<[UInt8]>] = [:], keeping kept: Set<[UInt8]> = []
@@ -755,16 +767,32 @@ package enum KeyOperations {
         let againKeys =
             targets + suspects.subtracting(targetSet).filter { signersOutside.contains($0) }.sorted { $0.lexicographicallyPrecedes($1) }
         for key in againKeys where before.member(withKey: key) == nil && removedBefore.contains(key) {
-            // Keyrings that list it, that no suspect signed (unless already
-            // in the ancestry), and that bring in no keyring a suspect
-            // signed beyond those already in the ancestry.
-            let holders = eligible.filter { i in
-                (!signedBySuspect.contains(i) || inAncestry.contains(i))
+            // Keyrings that list it as a device and have not removed it: one
+            // already in the ancestry, whatever its recovery member (the
+            // recovery key may have been replaced since: review 23 R23-1;
+            // rule 5.8 asks only one parent to have the signer as recovery
+            // member), or an eligible one that no suspect signed and that
+            // brings in no keyring a suspect signed beyond the ancestry.
+            let holders = candidates.indices.filter { i in
+                (inAncestry.contains(i)
+                    || (eligible.contains(i) && !signedBySuspect.contains(i)
+                        && graph.ancestors[i].elements.allSatisfy { !signedBySuspect.contains($0) || inAncestry.contains($0) }))
                     && candidates[i].content!.members.contains { $0.publicKey == key && $0.role == "device" }
                     && !removed(in: i).contains(key)
-                    && graph.ancestors[i].elements.allSatisfy { !signedBySuspect.contains($0) || inAncestry.contains($0) }
             }
             guard let entry = holders.lazy.compactMap({ i in candidates[i].content!.members.first { $0.publicKey == key } }).first else {
+                // The removal that put it out had a parent listing it, in
+                // the ancestry: a key with no holder was never a device
+                // here. Refuse rather than leave its branch standing
+                // unsaid (review 23 R23-1).
+                let listed = inAncestry.contains { i in
+                    candidates[i].content!.members.contains { $0.publicKey == key && $0.role == "device" }
+                }
+                guard !listed else {
+                    throw .operationRefused(
+                        reason: "a device already removed here cannot be removed again with the others, so its keyrings would stand; "
+                            + "run 'quire verify' and report this")
+                }
                 continue
             }
             for h in maximal(holders) where !parents.contains(h) { parents.append(h) }
@@ -820,6 +848,36 @@ package enum KeyOperations {
                     + again.keys.filter { !targetSet.contains($0) }.sorted { $0.lexicographicallyPrecedes($1) }), state: restricted,
             signer: signer, now: now, random: random,
             removingAgain: again, keepingReaders: readers)
+    }
+
+    /// The names of the signers of the trusted keyrings of `state` that
+    /// stand beside the removal by the recovery key `written` (outside its
+    /// ancestry) and that a suspect of that removal signed — the targets
+    /// and the devices only suspects brought in, but for `kept` and the
+    /// recovery key `signer` (`Spec/keys.md §6.3`). Empty once the removal
+    /// took; anything else is a removal that left a suspect's branch
+    /// standing (review 23 R23-1), which the writer reports instead of
+    /// success. The name is the one a keyring of `state` gives the key, or
+    /// its hex when none does.
+    package static func suspectsBeside(
+        _ written: KeyringID, removing targets: Set<[UInt8]>, keeping kept: Set<[UInt8]>, signer: [UInt8], in state: KeyState
+    ) -> [String] {
+        let candidates = state.keyrings.filter { $0.passesRules1To5 && $0.content != nil }
+        guard let w = candidates.firstIndex(where: { $0.id == written }) else { return [] }
+        let suspects = ReaderProvenance(candidates, targets: targets, keeping: kept, exempt: [signer]).suspects
+        let graph = KeyGraph(candidates)
+        let beside = candidates.indices.filter { i in
+            i != w && candidates[i].isTrusted && !graph.ancestors[w].contains(i) && candidates[i].signer.map(suspects.contains) == true
+        }
+        var names: [String] = []
+        for i in beside {
+            let key = candidates[i].signer!
+            let name =
+                candidates.lazy.compactMap { $0.content!.members.first { $0.publicKey == key }?.name }.first
+                ?? hex(key)
+            if !names.contains(name) { names.append(name) }
+        }
+        return names
     }
 
     /// The devices that a removal of `targets` by the recovery key removes

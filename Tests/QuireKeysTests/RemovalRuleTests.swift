@@ -524,6 +524,59 @@ final class KeyGraphBuilder {
         #expect(state.heads.count == 1)
     }
 
+    /// Review 23 R23-1: R22-1 after a replacement of the recovery key. `B`
+    /// enrols a puppet `Z`; `C` removes `Z`; `Z` answers from `EZ` by
+    /// removing `C`; then `A` replaces the recovery key `Q2` by `Q` (`RR`,
+    /// on `KZ`). Every keyring that still lists `Z` has `Q2` as its
+    /// recovery member, so none was a holder for removing `Z` again: the
+    /// lockdown by `Q` skipped `Z` silently, `YZ` stood beside it with
+    /// whatever its branch carried, `C` stayed out, and success was
+    /// reported. A keyring already in the lockdown's ancestry is a holder
+    /// whatever its recovery member.
+    @Test func attackPuppetsAnswerSurvivesARecoveryReplacement() throws {
+        let g = G("writer R23-1")
+        let m2 = G.without(Self.m, "Q", add: ["Q2": "recovery"])
+        let mZ = m2.merging(["Z": "device"]) { a, _ in a }
+        g.add("root", [], signer: "A", m2)
+        g.add("EZ", ["root"], signer: "B", mZ, reason: "enroll")
+        g.add("KZ", ["EZ"], signer: "C", G.without(mZ, "Z"), removes: ["Z"])
+        g.add("YZ", ["EZ"], signer: "Z", G.without(mZ, "C"), removes: ["C"])
+        g.add("RR", ["KZ"], signer: "A", G.without(mZ, "Z", "Q2", add: ["Q": "recovery"]), removes: ["Q2"], reason: "recovery")
+        let q = Credential.recoveryKey(g.recovery)
+        #expect(try g.state(as: q).recoveryMember?.name == "Q")
+        let proposals = try KeyOperations.keyrings(
+            for: .remove(publicKey: g.pair("B").publicKey), state: try g.state(as: q), signer: g.pair("Q"), now: 3_000, random: g.random)
+        g.append(proposals, names: ["L"])
+        #expect(Set(try g.parents(of: "L")) == ["EZ", "RR"])
+        let trusted = try g.trusted(as: q)
+        #expect(trusted.contains("L"))
+        #expect(!trusted.contains("YZ"))
+        let state = try g.state(as: q)
+        #expect(state.member(withKey: g.pair("B").publicKey) == nil)
+        #expect(state.member(withKey: g.pair("Z").publicKey) == nil)
+        #expect(state.member(withKey: g.pair("C").publicKey) != nil)
+        #expect(state.recoveryMember?.name == "Q")
+        #expect(state.heads.count == 1)
+        // The writer's post-write check (Vault.changeKeys) finds nothing
+        // beside this lockdown, and finds `Z` beside the one built before.
+        func beside(_ g: G) throws -> [String] {
+            let state = try g.state(as: q)
+            let lockdown = try g.unlock(as: q).keyrings.last { $0.signer == g.pair("Q").publicKey }!
+            return KeyOperations.suspectsBeside(
+                lockdown.id, removing: [g.pair("B").publicKey], keeping: [], signer: g.pair("Q").publicKey, in: state)
+        }
+        #expect(try beside(g) == [])
+        let old = G("writer R23-1")
+        old.add("root", [], signer: "A", m2)
+        old.add("EZ", ["root"], signer: "B", mZ, reason: "enroll")
+        old.add("KZ", ["EZ"], signer: "C", G.without(mZ, "Z"), removes: ["Z"])
+        old.add("YZ", ["EZ"], signer: "Z", G.without(mZ, "C"), removes: ["C"])
+        old.add("RR", ["KZ"], signer: "A", G.without(mZ, "Z", "Q2", add: ["Q": "recovery"]), removes: ["Q2"], reason: "recovery")
+        old.add("L", ["RR"], signer: "Q", G.without(mZ, "Z", "Q2", "B", add: ["Q": "recovery"]), removes: ["B"], reason: "lockdown")
+        #expect(try old.trusted(as: q).isSuperset(of: ["L", "YZ"]))
+        #expect(try beside(old) == ["Z"])
+    }
+
     // MARK: - Third review, item 1: only primary removals put keyrings behind
 
     /// The base members and `D`, in a root signed by `A`.
