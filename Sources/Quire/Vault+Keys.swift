@@ -749,7 +749,7 @@ extension Vault {
     /// - Throws: the errors of ``keyState()``.
     @_spi(Format)
     public func devicesEnrolled(by publicKeys: Set<[UInt8]>) throws(QuireError) -> [KeyringMember] {
-        KeyOperations.enrolledBy(publicKeys, in: try keyState())
+        KeyOperations.enrolledBy(publicKeys, in: try keyState(), signer: signer?.publicKey)
     }
 
     /// The replacements of the recovery key signed by the device whose key

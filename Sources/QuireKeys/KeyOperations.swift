@@ -661,10 +661,14 @@ package enum KeyOperations {
                 r != j && !graph.ancestors[r].contains(j) && candidates[r].content!.removed.contains { $0.publicKey == signer }
             }
         }
-        func isAnswer(_ k: Int) -> Bool {
-            signedBySuspect.contains(k)
-                && ([k] + graph.ancestors[k].elements.filter { signedBySuspect.contains($0) }).contains(where: answersItsRemoval)
-        }
+        // Computed once: each keyring's answer is asked for in the cut,
+        // adoption and removal sets below.
+        let answersDirectly = Set(signedBySuspect.filter(answersItsRemoval))
+        let answers = Set(
+            signedBySuspect.filter { k in
+                answersDirectly.contains(k) || graph.ancestors[k].elements.contains(where: answersDirectly.contains)
+            })
+        func isAnswer(_ k: Int) -> Bool { answers.contains(k) }
         // What a suspect's keyring cut stays cut, as what it removed stays
         // out (below), unless it is an answer (review 19 R19-2: a fork of a
         // tablet the user removed from the lost phone must not come back).
@@ -883,10 +887,14 @@ package enum KeyOperations {
     /// The devices that a removal of `targets` by the recovery key removes
     /// with them unless the caller keeps them (`Spec/keys.md §6.3`): the
     /// current devices of `state` that only a target, or such a device,
-    /// enrolled — in file order.
-    package static func enrolledBy(_ targets: Set<[UInt8]>, in state: KeyState) -> [KeyringMember] {
+    /// enrolled — in file order. `signer`, the recovery key that will sign
+    /// the removal, is exempt as the removal exempts it.
+    package static func enrolledBy(_ targets: Set<[UInt8]>, in state: KeyState, signer: [UInt8]? = nil) -> [KeyringMember] {
         let candidates = state.keyrings.filter { $0.passesRules1To5 && $0.content != nil }
-        let suspects = ReaderProvenance(candidates, targets: targets, keeping: []).suspects
+        // The removal's own suspects: the signing recovery key is never one
+        // (review 21 R21-3), or a thief listing it as a device would make
+        // the user's keyrings' enrolments look like a suspect's.
+        let suspects = ReaderProvenance(candidates, targets: targets, keeping: [], exempt: signer.map { [$0] } ?? []).suspects
         return state.devices.filter { suspects.contains($0.publicKey) && !targets.contains($0.publicKey) }
     }
 

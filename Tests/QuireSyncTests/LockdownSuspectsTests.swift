@@ -84,6 +84,28 @@ import Testing
         #expect(write?.code == "removed_from_vault" || write?.code == "behind_newer_keyring")
     }
 
+    /// Review 21 R21-3: the phone made the vault, so its root brought in
+    /// the recovery key too; the user, phone lost, enrols a new phone with
+    /// the recovery key. The list of devices the removal takes unless kept
+    /// named the new phone (the recovery key counted as a suspect there,
+    /// never in the removal itself), which the removal then kept.
+    @Test func theListOfEnrolledDevicesExemptsTheSigningRecoveryKey() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("Journal.quire")
+        let phone = device("Phone")
+        let newPhone = device("New phone")
+        let recoveryKey = try RecoveryKey(using: SeededRandom(label: "lockdown R21-3 recovery"))
+        try Vault.create(
+            at: path, setup: VaultSetup(name: "Journal", recoveryKey: recoveryKey, device: phone, now: t0),
+            random: SeededRandom(label: "lockdown R21-3"), options: fast
+        ).add(EntryBody(created: t0 + 1, text: "before"))
+        let recovery = try Vault.open(at: path, credential: .recoveryKey(recoveryKey), options: fast)
+        try recovery.enrollDevice(code: newPhone.code, name: "New phone", now: t0 + 2)
+        #expect(try recovery.devicesEnrolled(by: [phone.keyPair.publicKey]).map(\.name) == [])
+        try recovery.removeDevice(publicKey: phone.keyPair.publicKey)
+        #expect(try Vault.open(at: path, credential: .device(newPhone.keyPair), options: fast).keyState().devices.map(\.name) == ["New phone"])
+    }
+
     /// The stolen phone enrolled a tablet the user owns: the recovery
     /// key's removal keeps it when told, and removes it otherwise.
     @Test func aDeviceTheTargetEnrolledStaysOnlyWhenKept() throws {
