@@ -311,16 +311,6 @@ package enum KeyOperations {
         var escrow = state.escrow
         var retired: [[UInt8]] = []
         var passphrases = state.passphrases
-        // A lockdown (Spec/keys.md §6.3) keeps only the passphrase and
-        // escrow readers that a keyring no suspect signed brought in: one a
-        // suspect's keyring brought in (a thief's own passphrase) is
-        // dropped, as its devices are.
-        if let honestReaders {
-            passphrases = passphrases.filter {
-                if case .passphrase(_, _, _, let pk, _) = $0.slot { honestReaders.contains(.passphrase(pk)) } else { false }
-            }
-            escrow = escrow.filter { honestReaders.contains(.escrow($0.publicKey)) }
-        }
         var isEscrowFree = state.isEscrowFree
         var newEpoch = state.heads.count > 1
         var added: [KeySlot] = []
@@ -330,6 +320,21 @@ package enum KeyOperations {
         func retire(_ key: [UInt8]) { if !state.retired.contains(key) && !retired.contains(key) { retired.append(key) } }
         func passphraseKeys() -> [[UInt8]] {
             passphrases.compactMap { if case .passphrase(_, _, _, let pk, _) = $0.slot { pk } else { nil } }
+        }
+        // A lockdown (Spec/keys.md §6.3) keeps only the passphrase and
+        // escrow readers that a keyring no suspect signed brought in: one a
+        // suspect's keyring brought in (a thief's own passphrase) is
+        // dropped, as its devices are, and retired, so that no keyring that
+        // still carries it (an honest rotation on the thief's keyring,
+        // concurrent with the lockdown, or a holder a later lockdown joins)
+        // brings it back (review 24 R24-1).
+        if let honestReaders {
+            for pk in passphraseKeys() where !honestReaders.contains(.passphrase(pk)) { retire(pk) }
+            passphrases = passphrases.filter {
+                if case .passphrase(_, _, _, let pk, _) = $0.slot { honestReaders.contains(.passphrase(pk)) } else { false }
+            }
+            for e in escrow where !honestReaders.contains(.escrow(e.publicKey)) { retire(e.publicKey) }
+            escrow = escrow.filter { honestReaders.contains(.escrow($0.publicKey)) }
         }
 
         switch change {
@@ -484,19 +489,28 @@ package enum KeyOperations {
             )
         }
         let vaultID = state.vaultID
-        let signerHead = state.heads.first { $0.content!.members.contains { $0.publicKey == signer.publicKey } } ?? state.writeHead
+        var isLockdown = false
+        if case .lockdown = change { isLockdown = true }
+        // A lockdown takes the blob key and unknown fields from its newest
+        // parent listing the signer, not from a stale holder joined to
+        // remove a device again, which may predate a rekey (review 24
+        // R24-3).
+        let listingSigner = state.heads.filter { $0.content!.members.contains { $0.publicKey == signer.publicKey } }
+        let signerHead =
+            (isLockdown ? listingSigner.max { $0.epochKey!.epoch < $1.epochKey!.epoch } : listingSigner.first) ?? state.writeHead
         let blobKey = signerHead.content!.blobKey
         let unknownContent = signerHead.content!.unknownFields
         let unknownPublic = signerHead.record.publicPart.unknownFields
         // Which recovery key a join of concurrent replacements keeps is the
         // user's to say: only they know which code they hold (third review,
         // item 7; Spec/keys.md §6.9). The operation's keyring carries it too.
-        // A recovery key one head replaced is no choice: a stale head that a
-        // lockdown joins to remove a device again (review 23 R23-1) still
-        // lists the key the other head replaced.
-        let replacedKeys = Set(state.removed.map(\.publicKey))
-        let headRecoveries = Set(
-            state.heads.compactMap { $0.content!.members.first { $0.role == "recovery" }?.publicKey }.filter { !replacedKeys.contains($0) })
+        // A lockdown asks no choice: its signer is the recovery member of
+        // its eligible parents, and a stale holder it joins to remove a
+        // device again (review 23 R23-1) may still list a key replaced
+        // since. Every other change asks whenever the heads differ (§6.9,
+        // review 24 R24-2).
+        let headRecoveries =
+            isLockdown ? [] : Set(state.heads.compactMap { $0.content!.members.first { $0.role == "recovery" }?.publicKey })
         var keptRecovery: KeyringMember?
         if state.heads.count > 1 && headRecoveries.count > 1 {
             guard let keep = keepRecoveryKey, headRecoveries.contains(keep),
@@ -567,8 +581,7 @@ package enum KeyOperations {
         // both stood) are joined first, by a join that keeps one and removes
         // the others (Spec/keys.md §6.9); more than 64 heads are joined in
         // steps (Spec/keys.md §6).
-        let recoveries = Set(
-            state.heads.compactMap { $0.content!.members.first { $0.role == "recovery" }?.publicKey }.filter { !replacedKeys.contains($0) })
+        let recoveries = headRecoveries
         if parents.count > Limits.maxParentCount || (parents.count > 1 && recoveries.count > 1) {
             // Join in steps, chained: the first join takes a head the signer
             // is a member of and up to 63 others; each later join takes the

@@ -577,6 +577,23 @@ final class KeyGraphBuilder {
         #expect(try beside(old) == ["Z"])
     }
 
+    /// Review 24 R24-2: a head that still has the recovery key `Q` (`H`,
+    /// `B` enrols `D`) beside one that replaced it by `Q2` (`T`): a writer
+    /// asks which to keep (Spec/keys.md §6.9), as it did before R23-1's
+    /// fix, which ignored a replaced key among the heads' recovery keys
+    /// for every change, and so kept `Q2` without asking. Only a lockdown
+    /// asks nothing.
+    @Test func aHeadWithTheReplacedRecoveryKeyStillAsksForAChoice() throws {
+        let g = G.based("writer R24-2")
+        g.add("H", ["root"], signer: "B", Self.m.merging(["D": "device"]) { a, _ in a }, reason: "enroll")
+        g.add("T", ["root"], signer: "B", G.without(Self.m, "Q", add: ["Q2": "recovery"]), removes: ["Q"], reason: "recovery")
+        let state = try g.state()
+        #expect(KeyOperations.recoveryKeyChoices(in: state).count == 2)
+        #expect(throws: KeyError.recoveryKeyChoiceNeeded(KeyOperations.recoveryKeyChoices(in: state))) {
+            _ = try KeyOperations.keyrings(for: .rotate, state: state, signer: g.pair("A"), now: 3_000, random: g.random)
+        }
+    }
+
     // MARK: - Third review, item 1: only primary removals put keyrings behind
 
     /// The base members and `D`, in a root signed by `A`.

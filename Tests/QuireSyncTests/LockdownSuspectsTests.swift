@@ -84,6 +84,37 @@ import Testing
         #expect(write?.code == "removed_from_vault" || write?.code == "behind_newer_keyring")
     }
 
+    /// Review 24 R24-1: the stolen phone sets its own passphrase; the
+    /// laptop rotates on it; the recovery key locks the phone down, which
+    /// drops the passphrase. On a copy from before, the laptop rotated the
+    /// keys on the phone's keyring too (carrying the passphrase),
+    /// concurrently. Merged, the next
+    /// join wrapped new epochs to the thief's passphrase again: the
+    /// lockdown dropped it without retiring it.
+    @Test(.weakPassphraseCost) func aDroppedPassphraseStaysOutAfterAConcurrentRotation() throws {
+        let c = try TwoCopies("lockdown R24-1")
+        var typed = Array("the thief's passphrase".utf8)
+        try c.onPhone(c.a).setPassphrase(try SecureBytes(consuming: &typed), opsLimit: 1, memLimitBytes: 8192)
+        let thiefs = try c.onLaptop(c.a).keyState().passphraseKeys
+        #expect(thiefs.count == 1)
+        let before = c.dir.file("Before.quire")
+        copy(c.a, before)
+        // The laptop builds on the phone's keyring: the lockdown's ancestry
+        // then holds the passphrase, which it drops.
+        try c.onLaptop(c.a).rotateKeys(now: t0 + 40)
+        try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast).removeDevice(publicKey: c.phone.keyPair.publicKey)
+        let locked = try c.onLaptop(c.a).keyState()
+        #expect(locked.passphrases.isEmpty)
+        #expect(Set(locked.retired).isSuperset(of: thiefs))
+        try c.onLaptop(before).rotateKeys(now: t0 + 50)
+        let laptop = try c.onLaptop(c.a)
+        _ = try laptop.merge(copyAt: before)
+        try laptop.add(EntryBody(created: t0 + 60, text: "after the merge"))
+        let after = try c.onLaptop(c.a).keyState()
+        #expect(after.passphrases.isEmpty)
+        #expect(after.member(withKey: c.phone.keyPair.publicKey) == nil)
+    }
+
     /// Review 21 R21-3: the phone made the vault, so its root brought in
     /// the recovery key too; the user, phone lost, enrols a new phone with
     /// the recovery key. The list of devices the removal takes unless kept
