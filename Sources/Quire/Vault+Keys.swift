@@ -710,10 +710,12 @@ extension Vault {
     /// Removes the enrolled device whose Ed25519 public key is `publicKey`
     /// (32 bytes; ``KeyringMember/publicKey``, shown to people as
     /// ``DeviceCode/fingerprint(of:)``): a new epoch without it. It keeps
-    /// what it could read until `compact --rekey`.
+    /// what it could read until `compact --rekey`. With the recovery key,
+    /// a device already removed is removed again (one that answered its
+    /// removal from an old copy: `Spec/keys.md §6.3`).
     ///
     /// - Throws: a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) with ``KeyError/operationRefused(reason:)``
-    ///   when no enrolled device has that key; the errors of ``changeKeys(_:now:)``.
+    ///   when no enrolled device (or, with the recovery key, removed one) has that key; the errors of ``changeKeys(_:now:)``.
     /// - Parameter replacement: when the device (or a device it enrolled)
     ///   replaced the recovery key (``recoveryReplacements(removing:)``),
     ///   whose replacement it was: `.mine` (the default) keeps it and builds
@@ -732,7 +734,16 @@ extension Vault {
         publicKey: [UInt8], now: Int64 = ProcessStats.wallClockMilliseconds(), replacement: RecoveryReplacementOwner = .mine,
         keepingEnrolled: Set<[UInt8]> = []
     ) throws(QuireError) -> KeyringMember {
-        guard let member = try keyState().devices.first(where: { $0.publicKey == publicKey }) else {
+        let state = try keyState()
+        // The recovery key also removes again a device already removed on
+        // one side — one that answered its removal from an old copy (a
+        // mutual removal, Spec/format.md §8.4 scenario 8), which is what
+        // the `removal_mutual` warning tells the user to do.
+        let byRecoveryKey = signer.map { state.member(withKey: $0.publicKey)?.role != "device" } ?? false
+        guard
+            let member = state.devices.first(where: { $0.publicKey == publicKey })
+                ?? (byRecoveryKey ? state.removed.first { $0.publicKey == publicKey && $0.role == "device" } : nil)
+        else {
             throw .keys(
                 .operationRefused(reason: "no enrolled device has the key with fingerprint \(DeviceCode.fingerprint(of: publicKey))"))
         }

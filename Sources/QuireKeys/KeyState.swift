@@ -183,7 +183,8 @@ public struct KeyState: Sendable {
         return theirs.isSubset(of: mine)
     }
 
-    var passphraseKeys: [[UInt8]] {
+    /// The public keys of ``passphrases``.
+    package var passphraseKeys: [[UInt8]] {
         passphrases.compactMap { if case .passphrase(_, _, _, let pk, _) = $0.slot { pk } else { nil } }
     }
 }

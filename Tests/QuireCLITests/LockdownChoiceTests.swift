@@ -93,6 +93,41 @@ import Testing
         #expect(list.status == 0 && list.stderr.isEmpty && list.stdout.contains("laptop, under the rekey"), "\(list)")
     }
 
+    /// Review 20 R20-2: what a recovery-key removal changes besides the
+    /// devices it takes is said. The laptop removes the phone; the phone,
+    /// from an old copy, removes the laptop (mutual); the tablet merges
+    /// both. Removing the phone with the recovery key brings the laptop
+    /// back — the file cannot tell that from a lost phone's removal of a
+    /// stolen laptop — so quire warns, naming it. A passphrase the phone
+    /// set is dropped: warned too.
+    @Test func aRecoveryKeyRemovalSaysWhoComesBackAndWhatIsDropped() throws {
+        let box = try Sandbox()
+        try Self.setUp(box)
+        let phone = ["QUIRE_HOME": box.path("phone")]
+        let stranger = ["QUIRE_HOME": box.path("stranger")]
+        try box.write("pw.txt", "the phone's passphrase")
+        let set = try box.quire(["keys", "passphrase", "Journal.quire", "--new-passphrase-file", "pw.txt"], env: phone)
+        #expect(set.status == 0, "\(set)")
+        try FileManager.default.copyItem(atPath: box.path("Journal.quire"), toPath: box.path("Old.quire"))
+        let byLaptop = try box.quire(["device", "remove", "Journal.quire", "Phone"])
+        #expect(byLaptop.status == 0, "\(byLaptop)")
+        let answer = try box.quire(["device", "remove", "Old.quire", "Laptop"], env: phone)
+        #expect(answer.status == 0, "\(answer)")
+        let merge = try box.quire(["merge", "Journal.quire", "Old.quire"], env: ["QUIRE_HOME": box.path("tablet")])
+        #expect(merge.status == 0, "\(merge)")
+        let before = try box.quire(["device", "list", "Journal.quire", "--json"], env: ["QUIRE_HOME": box.path("tablet")]).json()
+        #expect(!((before["devices"] as? [[String: Any]]) ?? []).contains { $0["name"] as? String == "Laptop" }, "\(before)")
+
+        let removal = try box.quire(
+            ["device", "remove", "Journal.quire", "Phone", "--recovery-key-file", "recovery.txt", "--keep", "Tablet"], env: stranger)
+        #expect(removal.status == 0, "\(removal)")
+        #expect(removal.stderr.contains("\"Laptop\" (fingerprint "), "\(removal)")
+        #expect(removal.stderr.contains("is a member again: the removal of it that \"Phone\" (or a device it enrolled) made"), "\(removal)")
+        #expect(removal.stderr.contains("the passphrase no longer opens what is written from now on"), "\(removal)")
+        let after = try box.quire(["device", "list", "Journal.quire", "--json"]).json()
+        #expect(Set(((after["devices"] as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String }) == ["Laptop", "Tablet"])
+    }
+
     /// Review 18 R18-7: the phone enrols a puppet named "Tablet" on its
     /// copy while the laptop enrols the user's tablet, also "Tablet"; the
     /// copies are merged. `--keep Tablet` must not keep the puppet in the

@@ -145,7 +145,19 @@ struct DeviceRemoveCommand: QuireCommand {
         let state: KeyState
         do { state = try opened.vault.keyState() } catch { throw .vault(error, path: vault) }
         let wanted = name.lowercased()
-        guard let member = state.devices.first(where: { $0.name.lowercased() == wanted }) else {
+        // With the recovery key, a device already removed is removed again:
+        // one that answered its removal from an old copy (the remedy the
+        // removal_mutual warning gives, Spec/keys.md §6.3).
+        var again: [KeyringMember] = []
+        if case .recoveryKey = opened.credential, !state.devices.contains(where: { $0.name.lowercased() == wanted }) {
+            again = state.removed.filter { $0.role == "device" && $0.name.lowercased() == wanted }
+            if again.count > 1 {
+                throw CLIFailure(
+                    "\(again.count) removed devices are named \"\(name)\"; quire will not guess which one to remove again",
+                    hint: "remove it with the library by its key (Vault.removeDevice(publicKey:))", code: "usage", exit: .usage)
+            }
+        }
+        guard let member = state.devices.first(where: { $0.name.lowercased() == wanted }) ?? again.first else {
             if state.removed.contains(where: { $0.role == "device" && $0.name.lowercased() == wanted }) {
                 throw CLIFailure(
                     "\"\(name)\" was already removed from \(vault)",
@@ -210,6 +222,7 @@ struct DeviceRemoveCommand: QuireCommand {
                 }
             }
             c.out.line("it can still read what it could before until 'quire compact --rekey \(vault)'")
+            if case .recoveryKey = opened.credential { reportLockdownChanges(before: state, after: after, removed: removed, c) }
             if let unknownBefore, let now = try? opened.vault.unreadRecords().notReadableWithThisKey, now > unknownBefore {
                 c.out.warning(
                     "\(plural(now - unknownBefore, "record")) written under keys \"\(removed.name)\" made, which no other device took on "
@@ -223,6 +236,36 @@ struct DeviceRemoveCommand: QuireCommand {
 }
 
 extension DeviceRemoveCommand {
+    /// What a removal by the recovery key changed besides the devices it
+    /// took (`Spec/keys.md §6.3`, review 20 R20-2): a device a removal by
+    /// the removed one (or a device it enrolled) had put out is a member
+    /// again when that removal answered its own — the file cannot tell
+    /// that from a lost device's removal of a stolen one — and the
+    /// passphrases and escrow custodians a suspect's keyring brought in
+    /// are dropped. Each is said, with what to do if it is wrong.
+    func reportLockdownChanges(before: KeyState, after: KeyState, removed: KeyringMember, _ c: CommandContext) {
+        for back in after.devices where before.member(withKey: back.publicKey) == nil {
+            c.out.warning(
+                "\"\(back.name)\" (fingerprint \(DeviceCode.fingerprint(of: back.publicKey))) is a member again: the removal of it "
+                    + "that \"\(removed.name)\" (or a device it enrolled) made after being removed itself counts for nothing; "
+                    + "if \"\(back.name)\" is not yours or was lost too, remove it now with the recovery key")
+        }
+        let passphrasesAfter = Set(after.passphraseKeys)
+        let dropped = before.passphraseKeys.filter { !passphrasesAfter.contains($0) }.count
+        if dropped > 0 {
+            c.out.warning(
+                "\(dropped == 1 ? "the passphrase" : "\(dropped) passphrases") no longer \(dropped == 1 ? "opens" : "open") what is written "
+                    + "from now on: set by \"\(removed.name)\" or a device it enrolled, or carried only by what they changed; "
+                    + "if yours, set it again with 'quire keys passphrase'")
+        }
+        let escrowAfter = Set(after.escrow.map(\.publicKey))
+        for custodian in before.escrow where !escrowAfter.contains(custodian.publicKey) {
+            c.out.warning(
+                "the escrow key \"\(custodian.label)\" no longer opens what is written from now on: \"\(removed.name)\" or a device "
+                    + "it enrolled added or kept it; if it should stay, add it again")
+        }
+    }
+
     /// With the recovery key, which of the devices the target enrolled (or
     /// a device it enrolled did) stay (Spec/keys.md §6.3, *suspects*): the
     /// flags, else the person at the terminal; never a guess. A device
