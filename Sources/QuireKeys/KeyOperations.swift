@@ -774,6 +774,7 @@ package enum KeyOperations {
         let inAncestry = ancestry(parents)
         let removedBefore = Set(before.removed.map(\.publicKey))
         var again: [[UInt8]: KeyringMember] = [:]
+        var heldBy: [Int] = []
         // The same for every other suspect already removed on this side
         // that signed a keyring outside the ancestry (a puppet removed by
         // the user that answered its removal): left a member there, its
@@ -812,10 +813,15 @@ package enum KeyOperations {
                 }
                 continue
             }
-            for h in maximal(holders) where !parents.contains(h) { parents.append(h) }
+            for h in maximal(holders) where !parents.contains(h) && !heldBy.contains(h) { heldBy.append(h) }
             again[key] = entry
         }
-        parents.sort()
+        // The eligible parents first, then the holders, each in file order:
+        // the state's recovery member is its first head's, and a holder may
+        // list another (a key replaced since, or one a thief's join kept
+        // in the ancestry without removing it), which would leave the
+        // signer no member of the state at all (review 25 R25-1).
+        parents = parents.sorted() + heldBy.sorted()
         let restricted = restrictedState(parents)
         if let lost = kept.first(where: { restricted.member(withKey: $0) == nil && state.member(withKey: $0) != nil }) {
             let name = state.member(withKey: lost)!.name

@@ -417,7 +417,8 @@ final class KeyGraphBuilder {
             random: g.random)
         #expect(proposals.count == 1)
         g.append(proposals, names: ["L"])
-        #expect(try g.parents(of: "L") == ["root", "K2"])
+        // The eligible parent first, then the holder (review 25 R25-1).
+        #expect(try g.parents(of: "L") == ["K2", "root"])
         let q = Credential.recoveryKey(g.recovery)
         #expect(try g.trusted(as: q) == ["root", "R", "K1", "K2", "L"])
         let state = try g.state(as: q)
@@ -464,7 +465,8 @@ final class KeyGraphBuilder {
         let proposals = try KeyOperations.keyrings(
             for: .remove(publicKey: g.pair("B").publicKey), state: try g.state(as: q), signer: g.pair("Q"), now: 3_000, random: g.random)
         g.append(proposals, names: ["L"])
-        #expect(try g.parents(of: "L") == ["root", "RQ"])
+        // The eligible parent first, then the holder (review 25 R25-1).
+        #expect(try g.parents(of: "L") == ["RQ", "root"])
         #expect(try g.trusted(as: q) == ["root", "R", "EF", "RQ", "L"])
         let state = try g.state(as: q)
         #expect(Set(state.devices.map(\.name)) == ["A", "F"])
@@ -575,6 +577,60 @@ final class KeyGraphBuilder {
         old.add("L", ["RR"], signer: "Q", G.without(mZ, "Z", "Q2", "B", add: ["Q": "recovery"]), removes: ["B"], reason: "lockdown")
         #expect(try old.trusted(as: q).isSuperset(of: ["L", "YZ"]))
         #expect(try beside(old) == ["Z"])
+    }
+
+    /// Review 25 R25-1: the thief's `B` replaced the recovery key `Q2` by
+    /// its own `Q3` (`T`) concurrently with the user's replacement by `Q`
+    /// (`RR`), enrolled a puppet `Z` (`T'`), then joined both keeping `Q`
+    /// and removing `Z` but not `Q3` (`J`); `Z` answers by removing `B`
+    /// (`YZ`, mutual with `J`); `A` writes on `J` (`E`). Locking `B` down,
+    /// `T'` holds `Z` for its removal again; first in file order, it made
+    /// `Q3` the state's recovery member, and the writer refused the
+    /// recovery key `Q` itself ("neither"), for good. The eligible parents
+    /// now come first. A keyring `Q3` signs on `T'` (`S`) still stands
+    /// beside the lockdown — `T'`, in the ancestry of every keyring the
+    /// user built on `J`, makes `Q3` speak for the recovery key there
+    /// (Spec/format.md §8.4, *recovery-signed for*) — and the writer's
+    /// post-write check names it instead of reporting success.
+    @Test func attackThiefJoinKeepsItsRecoveryKeyInTheAncestry() throws {
+        func graph(withS: Bool) -> G {
+            let g = G("writer R25-1")
+            let m2 = G.without(Self.m, "Q", add: ["Q2": "recovery"])
+            g.add("root", [], signer: "A", m2)
+            g.add("RR", ["root"], signer: "A", Self.m, removes: ["Q2"], reason: "recovery")
+            let m3 = G.without(m2, "Q2", add: ["Q3": "recovery"])
+            g.add("T", ["root"], signer: "B", m3, removes: ["Q2"], reason: "recovery")
+            let m3Z = m3.merging(["Z": "device"]) { a, _ in a }
+            g.add("T'", ["T"], signer: "B", m3Z, reason: "enroll")
+            g.add("J", ["RR", "T'"], signer: "B", Self.m, removes: ["Z"], reason: "join")
+            g.add("YZ", ["T'"], signer: "Z", G.without(m3Z, "B"), removes: ["B"])
+            if withS { g.add("S", ["T'"], signer: "Q3", m3Z.merging(["D": "device"]) { a, _ in a }, reason: "enroll") }
+            g.add("E", ["J"], signer: "A", Self.m, reason: "rotate")
+            return g
+        }
+        let q = Credential.recoveryKey(graph(withS: false).recovery)
+        func lockDown(_ g: G) throws -> (trusted: Set<String>, state: KeyState, beside: [String]) {
+            let proposals = try KeyOperations.keyrings(
+                for: .remove(publicKey: g.pair("B").publicKey), state: try g.state(as: q), signer: g.pair("Q"), now: 3_000, random: g.random)
+            g.append(proposals, names: ["L"])
+            let state = try g.state(as: q)
+            let lockdown = try g.unlock(as: q).keyrings.last { $0.signer == g.pair("Q").publicKey }!
+            let beside = KeyOperations.suspectsBeside(
+                lockdown.id, removing: [g.pair("B").publicKey], keeping: [], signer: g.pair("Q").publicKey, in: state)
+            return (try g.trusted(as: q), state, beside)
+        }
+        let g = graph(withS: false)
+        #expect(try g.trusted(as: q).contains("YZ"))
+        let plain = try lockDown(g)
+        #expect(plain.trusted.contains("L"))
+        #expect(!plain.trusted.contains("YZ"))
+        #expect(plain.state.recoveryMember?.name == "Q")
+        #expect(Set(plain.state.removed.map(\.name)).isSuperset(of: ["B", "Z"]))
+        #expect(plain.state.member(withKey: g.pair("C").publicKey) != nil)
+        #expect(plain.beside == [])
+        let withS = try lockDown(graph(withS: true))
+        #expect(withS.trusted.contains("L"))
+        #expect(withS.beside == ["Q3"])
     }
 
     /// Review 24 R24-2: a head that still has the recovery key `Q` (`H`,

@@ -262,7 +262,7 @@ extension DeviceRemoveCommand {
         for custodian in before.escrow where !escrowAfter.contains(custodian.publicKey) {
             c.out.warning(
                 "the escrow key \"\(custodian.label)\" no longer opens what is written from now on: \"\(removed.name)\" or a device "
-                    + "it enrolled added or kept it; if it should stay, add it again")
+                    + "it enrolled added or kept it, and that key is retired for good; if it should stay, ask the custodian for a new key")
         }
     }
 
