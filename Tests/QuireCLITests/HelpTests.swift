@@ -68,7 +68,7 @@ Setting up:
 VAULT is a vault's path or a journal's name from the config; left out,
 the default journal ($QUIRE_VAULT, else the config's) is used.
 
-Unlocking: this device's key; else --recovery-key-file or --passphrase-file;
+Unlocking: --recovery-key-file if given; else this device's key; else --passphrase-file;
 else, on a terminal, a prompt for the recovery key or the passphrase.
 
 Environment:
@@ -164,7 +164,7 @@ records the local time zone; quire says how it read a date in words.
 
 JSON: {"id", "created", "timeZone", "allDay", "attachments"}
 
-Unlocking: this device's key; else --recovery-key-file or --passphrase-file;
+Unlocking: --recovery-key-file if given; else this device's key; else --passphrase-file;
 else, on a terminal, a prompt for the recovery key or the passphrase.
 
 """#
@@ -212,7 +212,7 @@ JSON: {"count", "entries": [{"id", "created", "timeZone", "allDay",
 "conflict", "attested"}], "unreadRecords": {"count", "records":
 [{"code", "offset", "frame", "message"}]}}
 
-Unlocking: this device's key; else --recovery-key-file or --passphrase-file;
+Unlocking: --recovery-key-file if given; else this device's key; else --passphrase-file;
 else, on a terminal, a prompt for the recovery key or the passphrase.
 
 """#
@@ -261,7 +261,7 @@ JSON: {"count", "entries": [{"id", "created", "timeZone", "allDay",
 "conflict", "attested"}], "unreadRecords": {"count", "records":
 [{"code", "offset", "frame", "message"}]}}
 
-Unlocking: this device's key; else --recovery-key-file or --passphrase-file;
+Unlocking: --recovery-key-file if given; else this device's key; else --passphrase-file;
 else, on a terminal, a prompt for the recovery key or the passphrase.
 
 """#

@@ -93,6 +93,24 @@ import Testing
         #expect(list.status == 0 && list.stderr.isEmpty && list.stdout.contains("laptop, under the rekey"), "\(list)")
     }
 
+    /// Trial 25 F1: the README's stolen-device command run on the laptop
+    /// (which has its own device key). The device key opened the vault
+    /// first, so the recovery key was never used: `--remove-enrolled` was
+    /// refused as "only with the recovery key", and without it the phone
+    /// was removed by the laptop, its puppet left reading. An explicit
+    /// `--recovery-key-file` now unlocks.
+    @Test func theRecoveryKeyFileWinsOverThisDevicesKey() throws {
+        let box = try Sandbox()
+        try Self.setUp(box)
+        let removal = try box.quire(["device", "remove", "Journal.quire", "Phone", "--recovery-key-file", "recovery.txt", "--remove-enrolled"])
+        #expect(removal.status == 0, "\(removal)")
+        #expect(removal.stdout.contains("removed \"Puppet\" (fingerprint "), "\(removal)")
+        let left = try box.quire(["device", "list", "Journal.quire", "--json"]).json()
+        #expect(((left["devices"] as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String } == ["Laptop"])
+        let puppet = try box.quire(["add", "Journal.quire", "from the puppet"], env: ["QUIRE_HOME": box.path("puppet")])
+        #expect(puppet.status != 0, "\(puppet)")
+    }
+
     /// Review 20 R20-2: what a recovery-key removal changes besides the
     /// devices it takes is said. The laptop removes the phone; the phone,
     /// from an old copy, removes the laptop (mutual); the tablet merges

@@ -6,7 +6,7 @@ enum HelpText {
     static let tagline = "quire: an encrypted journal in one file, readable only by your devices."
 
     static let unlocking = """
-        Unlocking: this device's key; else --recovery-key-file or --passphrase-file;
+        Unlocking: --recovery-key-file if given; else this device's key; else --passphrase-file;
         else, on a terminal, a prompt for the recovery key or the passphrase.
         """
 

@@ -13,9 +13,11 @@ struct OpenedVault {
     let openedWith: String
 }
 
-/// This device's key store and the unlocking order:
-/// this device's key; else `--recovery-key-file` / `--passphrase-file`;
-/// else, on a terminal, a prompt for the recovery key or the passphrase.
+/// This device's key store and the unlocking order: `--recovery-key-file`
+/// when given (the person chose it: a removal of a stolen device must be
+/// the recovery key's, not this device's, trial 25 F1); else this device's
+/// key; else `--passphrase-file`; else, on a terminal, a prompt for the
+/// recovery key or the passphrase.
 enum Unlock {
     /// The device key store (`$QUIRE_HOME`, else `$XDG_DATA_HOME/quire`, else `~/.local/share/quire`).
     static func store() throws(CLIFailure) -> FileDeviceKeyStore {
@@ -96,7 +98,7 @@ enum Unlock {
         do { identity = try s.load() } catch {
             throw CLIFailure(error.description, hint: "check QUIRE_HOME; the key file must be mode 0600 and yours", code: error.code)
         }
-        if let identity {
+        if let identity, options.recoveryKeyFile == nil {
             deviceName = identity.name
             do {
                 let vault = try Vault.open(
