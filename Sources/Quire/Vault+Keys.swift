@@ -624,16 +624,28 @@ extension Vault {
                 // A removal by the recovery key leaves no keyring a suspect
                 // signed standing beside it (review 23 R23-1: a puppet's
                 // answer the lockdown failed to remove again kept reading).
-                if byRecoveryKey,
+                if byRecoveryKey {
                     let beside = KeyOperations.suspectsBeside(
-                        written.id, removing: Set(targets), keeping: keepingEnrolled, signer: signer.publicKey, in: after
-                    ).first
-                {
-                    throw .keys(
-                        .operationRefused(
-                            reason:
-                                "the removal was written but did not take: a keyring \"\(beside)\" signed still stands beside it and may "
-                                + "keep reading; run 'quire verify' and report this"))
+                        written.id, removing: Set(targets), keeping: keepingEnrolled, signer: signer.publicKey, in: after)
+                    // A second recovery key a device being removed put in
+                    // the keys (review 26 R26-1) has the recovery key's
+                    // power here: no removal undoes it.
+                    if let second = beside.first(where: \.isRecoveryKey) {
+                        throw .keys(
+                            .operationRefused(
+                                reason:
+                                    "the removal was written but did not take: a second recovery key (\"\(second.name)\"), installed on "
+                                    + "a copy by a device being removed and kept by a later join, signs keyrings beside it, and it can undo "
+                                    + "any removal; move the journal to a new vault (quire export --format dayone, quire init, "
+                                    + "quire import dayone) and stop using this one"))
+                    }
+                    if let other = beside.first {
+                        throw .keys(
+                            .operationRefused(
+                                reason:
+                                    "the removal was written but did not take: a keyring \"\(other.name)\" signed still stands beside it "
+                                    + "and may keep reading; run 'quire verify' and report this"))
+                    }
                 }
             }
             warnings.removeAll { $0.code == "rollback_suspected" }

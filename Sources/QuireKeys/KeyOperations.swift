@@ -880,11 +880,14 @@ package enum KeyOperations {
     /// recovery key `signer` (`Spec/keys.md §6.3`). Empty once the removal
     /// took; anything else is a removal that left a suspect's branch
     /// standing (review 23 R23-1), which the writer reports instead of
-    /// success. The name is the one a keyring of `state` gives the key, or
-    /// its hex when none does.
+    /// success. Each signer by the name a keyring of `state` gives the key
+    /// (its hex when none does), and whether some keyring lists it as a
+    /// recovery member: a thief's recovery key kept in the ancestry by a
+    /// join that did not remove it (review 26 R26-1), which has the
+    /// recovery key's power in this vault.
     package static func suspectsBeside(
         _ written: KeyringID, removing targets: Set<[UInt8]>, keeping kept: Set<[UInt8]>, signer: [UInt8], in state: KeyState
-    ) -> [String] {
+    ) -> [(name: String, isRecoveryKey: Bool)] {
         let candidates = state.keyrings.filter { $0.passesRules1To5 && $0.content != nil }
         guard let w = candidates.firstIndex(where: { $0.id == written }) else { return [] }
         let suspects = ReaderProvenance(candidates, targets: targets, keeping: kept, exempt: [signer]).suspects
@@ -892,15 +895,14 @@ package enum KeyOperations {
         let beside = candidates.indices.filter { i in
             i != w && candidates[i].isTrusted && !graph.ancestors[w].contains(i) && candidates[i].signer.map(suspects.contains) == true
         }
-        var names: [String] = []
+        var out: [(name: String, isRecoveryKey: Bool)] = []
         for i in beside {
             let key = candidates[i].signer!
-            let name =
-                candidates.lazy.compactMap { $0.content!.members.first { $0.publicKey == key }?.name }.first
-                ?? hex(key)
-            if !names.contains(name) { names.append(name) }
+            let entries = candidates.compactMap { $0.content!.members.first { $0.publicKey == key } }
+            let name = entries.first?.name ?? hex(key)
+            if !out.contains(where: { $0.name == name }) { out.append((name, entries.contains { $0.role == "recovery" })) }
         }
-        return names
+        return out
     }
 
     /// The devices that a removal of `targets` by the recovery key removes

@@ -565,7 +565,8 @@ final class KeyGraphBuilder {
             let state = try g.state(as: q)
             let lockdown = try g.unlock(as: q).keyrings.last { $0.signer == g.pair("Q").publicKey }!
             return KeyOperations.suspectsBeside(
-                lockdown.id, removing: [g.pair("B").publicKey], keeping: [], signer: g.pair("Q").publicKey, in: state)
+                lockdown.id, removing: [g.pair("B").publicKey], keeping: [], signer: g.pair("Q").publicKey, in: state
+            ).map(\.name)
         }
         #expect(try beside(g) == [])
         let old = G("writer R23-1")
@@ -609,7 +610,7 @@ final class KeyGraphBuilder {
             return g
         }
         let q = Credential.recoveryKey(graph(withS: false).recovery)
-        func lockDown(_ g: G) throws -> (trusted: Set<String>, state: KeyState, beside: [String]) {
+        func lockDown(_ g: G) throws -> (trusted: Set<String>, state: KeyState, beside: [(name: String, isRecoveryKey: Bool)]) {
             let proposals = try KeyOperations.keyrings(
                 for: .remove(publicKey: g.pair("B").publicKey), state: try g.state(as: q), signer: g.pair("Q"), now: 3_000, random: g.random)
             g.append(proposals, names: ["L"])
@@ -627,10 +628,19 @@ final class KeyGraphBuilder {
         #expect(plain.state.recoveryMember?.name == "Q")
         #expect(Set(plain.state.removed.map(\.name)).isSuperset(of: ["B", "Z"]))
         #expect(plain.state.member(withKey: g.pair("C").publicKey) != nil)
-        #expect(plain.beside == [])
+        #expect(plain.beside.isEmpty)
         let withS = try lockDown(graph(withS: true))
         #expect(withS.trusted.contains("L"))
-        #expect(withS.beside == ["Q3"])
+        #expect(withS.beside.map(\.name) == ["Q3"] && withS.beside.allSatisfy(\.isRecoveryKey))
+        // Review 26 R26-1, the residual pinned: `J` left `Q3` a recovery key
+        // of everything built on it. After the lockdown, `Q3` signs `S'` on
+        // `T'` and `E`, removing `Q`: each is recovery-signed for the other,
+        // so the lockdown is contested and cuts nothing (`YZ` stands again).
+        // The remedy is a new vault (Spec/keys.md §6.3).
+        g.add("S'", ["T'", "E"], signer: "Q3", G.without(Self.m, "Q", add: ["Q3": "recovery"]), removes: ["Q"], reason: "recovery")
+        let after = try g.trusted(as: q)
+        #expect(after.isSuperset(of: ["L", "S'", "YZ"]))
+        #expect(try g.reported("removal_mutual", as: q).isSuperset(of: ["L", "S'"]))
     }
 
     /// Review 24 R24-2: a head that still has the recovery key `Q` (`H`,
