@@ -111,6 +111,42 @@ import Testing
         #expect(puppet.status != 0, "\(puppet)")
     }
 
+    /// Trial 26 N1: the laptop removed the stolen phone as a device; the
+    /// user enrolled a new phone, also named "Phone". The README's
+    /// recovery-key command then removed the honest new phone, leaving the
+    /// old one's puppet reading. A name a current and a removed device
+    /// share is now refused, both fingerprints listed, and --fingerprint
+    /// says which.
+    @Test func aNameAnEnrolledAndARemovedDeviceShareIsNotGuessed() throws {
+        let box = try Sandbox()
+        try Self.setUp(box)
+        #expect(try box.quire(["device", "remove", "Journal.quire", "Phone"]).status == 0)
+        let code = try box.quire(["device", "code", "--device-name", "Phone"], env: ["QUIRE_HOME": box.path("newphone")])
+        let add = try box.quire(["device", "add", "Journal.quire", code.stdout.trimmingCharacters(in: .newlines), "--name", "Phone"])
+        #expect(add.status == 0, "\(add)")
+        let listed = try box.quire(["device", "list", "Journal.quire", "--json"]).json()
+        let old = ((listed["removed"] as? [[String: Any]]) ?? []).first { $0["name"] as? String == "Phone" }?["fingerprint"] as? String ?? ""
+        #expect(!old.isEmpty, "\(listed)")
+
+        let stranger = ["QUIRE_HOME": box.path("stranger")]
+        let asked = try box.quire(
+            ["device", "remove", "Journal.quire", "Phone", "--recovery-key-file", "recovery.txt", "--remove-enrolled"], env: stranger)
+        #expect(asked.status == 64, "\(asked)")
+        #expect(asked.stderr.contains("2 devices are named \"Phone\""), "\(asked)")
+        #expect(asked.stderr.contains("fingerprint \(old) (removed)"), "\(asked)")
+
+        let removal = try box.quire(
+            ["device", "remove", "Journal.quire", "Phone", "--recovery-key-file", "recovery.txt", "--remove-enrolled", "--fingerprint", old],
+            env: stranger)
+        #expect(removal.status == 0, "\(removal)")
+        let left = try box.quire(["device", "list", "Journal.quire", "--json"]).json()
+        #expect(Set(((left["devices"] as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String }) == ["Laptop", "Phone"])
+        let puppet = try box.quire(["add", "Journal.quire", "from the puppet"], env: ["QUIRE_HOME": box.path("puppet")])
+        #expect(puppet.status != 0, "\(puppet)")
+        let newPhone = try box.quire(["add", "Journal.quire", "from the new phone"], env: ["QUIRE_HOME": box.path("newphone")])
+        #expect(newPhone.status == 0, "\(newPhone)")
+    }
+
     /// Review 20 R20-2: what a recovery-key removal changes besides the
     /// devices it takes is said. The laptop removes the phone; the phone,
     /// from an old copy, removes the laptop (mutual); the tablet merges

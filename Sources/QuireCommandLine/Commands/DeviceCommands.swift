@@ -132,6 +132,10 @@ struct DeviceRemoveCommand: QuireCommand {
         help: "with the recovery key: a device the removed one enrolled that is yours: keep it (--keep a --keep b for more)")
     var keep: [String]
     @Flag(help: "with the recovery key: remove every device the removed one enrolled too (no question)") var removeEnrolled: Bool
+    @Option(
+        placeholder: "FP",
+        help: "when several devices (current or removed) have that name: the one with this fingerprint, as 'quire device list' shows it")
+    var fingerprint: String?
     @OptionGroup var unlock: UnlockOptions
     @OptionGroup var output: JSONOption
 
@@ -147,17 +151,34 @@ struct DeviceRemoveCommand: QuireCommand {
         let wanted = name.lowercased()
         // With the recovery key, a device already removed is removed again:
         // one that answered its removal from an old copy (the remedy the
-        // removal_mutual warning gives, Spec/keys.md §6.3).
+        // removal_mutual warning gives, Spec/keys.md §6.3). A name a
+        // current and a removed device share (a new phone named as the lost
+        // one) is never guessed: trial 26 N1, the honest new phone was
+        // removed in the stolen one's place.
         var again: [KeyringMember] = []
-        if case .recoveryKey = opened.credential, !state.devices.contains(where: { $0.name.lowercased() == wanted }) {
+        if case .recoveryKey = opened.credential {
             again = state.removed.filter { $0.role == "device" && $0.name.lowercased() == wanted }
-            if again.count > 1 {
+        }
+        var named = state.devices.filter { $0.name.lowercased() == wanted } + again
+        if let fingerprint {
+            func letters(_ s: String) -> String { String(s.uppercased().filter { $0.isLetter || $0.isNumber }) }
+            named = named.filter { letters(DeviceCode.fingerprint(of: $0.publicKey)) == letters(fingerprint) }
+            guard !named.isEmpty else {
                 throw CLIFailure(
-                    "\(again.count) removed devices are named \"\(name)\"; quire will not guess which one to remove again",
-                    hint: "remove it with the library by its key (Vault.removeDevice(publicKey:))", code: "usage", exit: .usage)
+                    "no device named \"\(name)\" has the fingerprint \(fingerprint)",
+                    hint: "'quire device list \(vault)' shows each device's fingerprint", code: "not_found")
             }
         }
-        guard let member = state.devices.first(where: { $0.name.lowercased() == wanted }) ?? again.first else {
+        if named.count > 1 {
+            let listed = named.map { m in
+                "fingerprint \(DeviceCode.fingerprint(of: m.publicKey))"
+                    + (state.devices.contains { $0.publicKey == m.publicKey } ? " (enrolled)" : " (removed)")
+            }.joined(separator: ", ")
+            throw CLIFailure(
+                "\(named.count) devices are named \"\(name)\" (\(listed)); quire will not guess which one to remove",
+                hint: "add --fingerprint FP with the one to remove", code: "usage", exit: .usage)
+        }
+        guard let member = named.first else {
             if state.removed.contains(where: { $0.role == "device" && $0.name.lowercased() == wanted }) {
                 throw CLIFailure(
                     "\"\(name)\" was already removed from \(vault)",
