@@ -510,9 +510,13 @@ extension VaultFile {
             do { _ = try key.subkey(.commit) } catch { throw .outOfGuardedMemory }
         }
         var seen = Set<KeyID>()
+        var last: KeyID?
         let frames = structure.frames
-        for group in structure.groups {
-            let id = frames.header(at: group.commitFrame).keyID
+        for (k, group) in structure.groups.enumerated() {
+            let id = frames.commitHeader(group: k, frame: group.commitFrame).keyID
+            // Commits in a row under one key (the usual case): one set lookup.
+            guard id != last else { continue }
+            last = id
             guard seen.insert(id).inserted else { continue }
             for key in keys.keys(for: id) {
                 for which in [EpochKey.Subkey.record, .commit, .attestation, .commitNonce] {
