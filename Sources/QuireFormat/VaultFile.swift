@@ -712,6 +712,12 @@ extension VaultFile {
         // In file order, the walk's order: epoch, staleness, attestation
         // and the floor along the line (each commit extends the one before).
         let (keyringEpochIn, ownKeyEpoch) = keyringEpochs { keyOf[$0] }
+        // By group, so that each commit costs no hashed lookup (there are a
+        // few of each).
+        var inGroupAt = [UInt32?](repeating: nil, count: n)
+        for (g, epoch) in keyringEpochIn where g < n { inGroupAt[g] = epoch }
+        var ownAt = [UInt32?](repeating: nil, count: n)
+        for (g, epoch) in ownKeyEpoch where g < n { ownAt[g] = epoch }
         var attestations = [CommitReport.Attestation](repeating: .notChecked, count: n)
         var raisedTo = [UInt32](repeating: 0, count: n)
         var keyEpoch = keyOf.map(\.epoch)
@@ -724,8 +730,8 @@ extension VaultFile {
             let key = keyOf[k]
             let previous = k == 0 ? CommitChain.genesisHead : groups[k - 1].storedHead
             previousHeads.append(previous)
-            let inGroup = keyringEpochIn.isEmpty ? nil : keyringEpochIn[k]
-            if let own = ownKeyEpoch.isEmpty ? nil : ownKeyEpoch[k] {
+            let inGroup = inGroupAt[k]
+            if let own = ownAt[k] {
                 keyEpoch[k] = own
             } else if k > 0, keyOf[k - 1].commitment == key.commitment {
                 keyEpoch[k] = keyEpoch[k - 1]
@@ -751,7 +757,7 @@ extension VaultFile {
         for k in 0..<n {
             floors[k] = floor
             if case .notChecked = attestations[k] {
-                let raised = max(keyEpoch[k], (keyringEpochIn.isEmpty ? nil : keyringEpochIn[k]) ?? 0)
+                let raised = max(keyEpoch[k], inGroupAt[k] ?? 0)
                 guard raised > floor, let key = unchecked[k] else { continue }
                 attestations[k] = attestation(of: groups[k], previousHead: previousHeads[k]!, key: key)
                 unchecked[k] = nil
