@@ -59,6 +59,18 @@
         return scanned[i - p].header
     }
 
+    /// The header of the commit frame `i` of the `k`th commit group, as
+    /// ``subscript(position:)`` gives it, building no frame value (and, for
+    /// a packed prefix, searching no list: its commits are in group order).
+    func commitHeader(group k: Int, frame i: Int) -> FrameHeader {
+        let p = packedCount
+        guard i < p, let packed else { return scanned[i - p].header }
+        if k < packed.commitFrames.count, packed.commitFrames[k] == i {
+            return packed.commitHeaders[k].withUnsafeBytes { FrameHeader.unchecked($0, at: 0) }
+        }
+        return packed.frame(i).header
+    }
+
     /// The kind of frame `i`, decoding no other header field.
     public func kind(at i: Int) -> RecordKind {
         let p = packedCount

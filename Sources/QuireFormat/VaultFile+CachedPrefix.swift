@@ -254,6 +254,14 @@ extension VaultFile {
         structure.frames.packed?.loads ?? (0, 0)
     }
 
+    /// A copy of `range` of `bytes`, one allocation and one copy (an
+    /// initializer the compiler specializes for bytes: the generic
+    /// `unsafeUninitializedCapacity` one looks the array's type up at run
+    /// time on each call).
+    private static func copy(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> [UInt8] {
+        [UInt8](UnsafeRawBufferPointer(rebasing: bytes[range]))
+    }
+
     /// The structure ``open(path:writable:cachedPrefix:frameCount:committedLength:chainHead:commitsDigest:)``
     /// checks and builds; nil when the file does not extend it.
     private static func prefixStructure(
@@ -293,33 +301,68 @@ extension VaultFile {
         var groupStart = 0
         var previousEnd = UInt64(FileHeader.byteCount)
         commitFrames.reserveCapacity(commitCount)
+        commitOffsets.reserveCapacity(commitCount)
+        commitHeaders.reserveCapacity(commitCount)
+        commitBodies.reserveCapacity(commitCount)
+        groups.reserveCapacity(commitCount)
+        let frameBytes = FrameHeader.byteCount + CommitChain.bodyByteCount
+        let rowWidth = FrameTableDirectory.commitRowWidth
+        // Commit frames close together (a vault written an entry a commit)
+        // are read in runs, one read of at most `runBytes` for the run, in
+        // one pass over the directory's offsets (ascending: the window
+        // only moves forward); a commit far from the one before it is read
+        // alone (216 bytes).
+        let runBytes: UInt64 = 128 << 10
+        let nearBytes: UInt64 = 4 << 10
+        var windowEnd: UInt64 = 0
         for c in 0..<commitCount {
-            let i = FrameTableDirectory.u32(d.commits, c * FrameTableDirectory.commitRowWidth)
-            let offset = FrameTableDirectory.u64(d.commits, c * FrameTableDirectory.commitRowWidth + 4)
+            let i = FrameTableDirectory.u32(d.commits, c * rowWidth)
+            let offset = FrameTableDirectory.u64(d.commits, c * rowWidth + 4)
             // The frames before a commit in its group lie between it and
             // the previous commit, each at least a header and the least body.
             let least = UInt64(FrameHeader.byteCount + Limits.minFrameBodyByteCount)
             guard i >= groupStart, i < frameCount, offset >= previousEnd + UInt64(i - groupStart) * least, placed(i, offset) else {
                 return nil
             }
-            let stored = try window.bytes(offset, FrameHeader.byteCount + CommitChain.bodyByteCount)
-            let h = stored.withUnsafeBytes { FrameHeader.unchecked($0, at: 0) }
-            guard h.kind == .commit, h.isPlausible, VaultScanner.malformation(of: h) == nil,
-                Int(h.bodyLength) == CommitChain.bodyByteCount
-            else { return nil }
-            commits.update(stored)
-            let body = Array(stored[FrameHeader.byteCount...])
+            var readAhead = frameBytes
+            if offset + UInt64(frameBytes) > windowEnd {
+                // The run of commits from this one, each near the one before.
+                var last = offset
+                var j = c + 1
+                while j < commitCount {
+                    let next = FrameTableDirectory.u64(d.commits, j * rowWidth + 4)
+                    guard next > last, next - last <= nearBytes, next + UInt64(frameBytes) - offset <= runBytes else { break }
+                    last = next
+                    j += 1
+                }
+                readAhead = Int(last - offset) + frameBytes
+                windowEnd = offset + UInt64(readAhead)
+            }
+            let read = try window.withBytes(offset, frameBytes, readAhead: readAhead) {
+                (stored: UnsafeRawBufferPointer) -> (header: [UInt8], body: [UInt8], head: [UInt8])? in
+                let h = FrameHeader.unchecked(stored, at: 0)
+                guard h.kind == .commit, h.isPlausible, VaultScanner.malformation(of: h) == nil,
+                    Int(h.bodyLength) == CommitChain.bodyByteCount
+                else { return nil }
+                commits.update(stored)
+                return (
+                    Self.copy(stored, 0..<FrameHeader.byteCount), Self.copy(stored, FrameHeader.byteCount..<frameBytes),
+                    Self.copy(stored, FrameHeader.byteCount..<(FrameHeader.byteCount + CommitChain.headByteCount))
+                )
+            }
+            guard let read else { return nil }
             commitFrames.append(i)
             commitOffsets.append(offset)
-            commitHeaders.append(Array(stored[0..<FrameHeader.byteCount]))
-            commitBodies.append(body)
+            commitHeaders.append(read.header)
+            commitBodies.append(read.body)
             let at = c * CommitChain.digestByteCount
+            let digest = d.digests.withUnsafeBytes { Self.copy($0, at..<(at + CommitChain.digestByteCount)) }
             groups.append(
                 CommitGroup(
-                    commitFrame: i, members: groupStart..<i, digest: Array(d.digests[at..<(at + CommitChain.digestByteCount)]),
-                    storedHead: Array(body[0..<CommitChain.headByteCount]), commitBody: body, containsDamage: false))
+                    commitFrame: i, members: groupStart..<i, digest: digest, storedHead: read.head, commitBody: read.body,
+                    containsDamage: false))
             groupStart = i + 1
-            previousEnd = offset + UInt64(FrameHeader.byteCount + CommitChain.bodyByteCount)
+            previousEnd = offset + UInt64(frameBytes)
         }
         guard groupStart == frameCount, previousEnd == committedLength, groups.last?.storedHead == chainHead,
             commits.finalize() == commitsDigest

@@ -161,6 +161,11 @@ import QuireSystem
     /// verifies only the commits after the cached prefix.
     @_spi(Testing) public var headVerificationCount: Int { lock.withLock { headVerifications } }
     var headVerifications = 0
+    /// How many commits the walk of ``chainReport()`` visited (its general
+    /// path; a linear file is judged in one pass without it): tests count
+    /// them to show that an open of the everyday vault walks none.
+    @_spi(Testing) public var walkedCommitCount: Int { lock.withLock { walkedCommits } }
+    var walkedCommits = 0
 
     /// The vault id from the header.
     public var vaultID: VaultID { structure.header.vaultID }
@@ -505,9 +510,13 @@ extension VaultFile {
             do { _ = try key.subkey(.commit) } catch { throw .outOfGuardedMemory }
         }
         var seen = Set<KeyID>()
+        var last: KeyID?
         let frames = structure.frames
-        for group in structure.groups {
-            let id = frames.header(at: group.commitFrame).keyID
+        for (k, group) in structure.groups.enumerated() {
+            let id = frames.commitHeader(group: k, frame: group.commitFrame).keyID
+            // Commits in a row under one key (the usual case): one set lookup.
+            guard id != last else { continue }
+            last = id
             guard seen.insert(id).inserted else { continue }
             for key in keys.keys(for: id) {
                 for which in [EpochKey.Subkey.record, .commit, .attestation, .commitNonce] {
@@ -551,10 +560,18 @@ extension VaultFile {
 
         init(_ head: [UInt8]) {
             precondition(head.count == CommitChain.headByteCount)
-            (a, b, c, d) = head.withUnsafeBytes { raw in
+            self.init(head, at: 0)
+        }
+
+        /// The head stored at `offset` of `bytes`.
+        init(_ bytes: [UInt8], at offset: Int) {
+            precondition(offset >= 0 && offset + CommitChain.headByteCount <= bytes.count)
+            (a, b, c, d) = bytes.withUnsafeBytes { raw in
                 (
-                    raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
-                    raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self)
+                    raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self),
+                    raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self),
+                    raw.loadUnaligned(fromByteOffset: offset + 16, as: UInt64.self),
+                    raw.loadUnaligned(fromByteOffset: offset + 24, as: UInt64.self)
                 )
             }
         }
@@ -572,6 +589,221 @@ extension VaultFile {
         /// A head no commit of the file stores (nor a mismatch's computed
         /// head): the commit it extends was deleted.
         case missing
+    }
+
+    /// Verifies every commit group (`Spec/format.md §9.3`, §9.4): in one
+    /// pass when the file is linear (``linearChainReport(known:)``), else
+    /// by the walk (``walkedChainReport(verified:)``). Both give the same
+    /// report.
+    func chainReport() -> (report: CommitReport, unchecked: [Int: EpochKey]) {
+        var known: [EpochKey] = []
+        if let linear = linearChainReport(known: &known) { return linear }
+        return walkedChainReport(verified: known)
+    }
+
+    /// The report ``chainReport()`` gives the file now, or (`walk`) the
+    /// one the walk gives whatever the file, with the groups whose
+    /// attestations it left unchecked, ascending (tests compare the two).
+    @_spi(Testing) public func chainReportForTesting(walk: Bool) -> (report: CommitReport, unchecked: [Int]) {
+        lock.withLock {
+            let (report, unchecked) = walk ? walkedChainReport(verified: []) : chainReport()
+            return (report, unchecked.keys.sorted())
+        }
+    }
+
+    /// The report of a *linear* file in one pass, without the walk's maps,
+    /// links and stack: the report the walk gives such a file, or nil when
+    /// the file is not one. Linear: every commit's stored previous head is
+    /// the stored head of the commit before it in the file (`h_0` for the
+    /// first), no stored head is `h_0` or stored twice, every head verifies
+    /// from its stored previous head (taken as verified for the cached
+    /// prefix as in the walk, `Spec/index-cache.md §5`), and no commit is
+    /// stale. The everyday vault — one writer's commits, each extending the
+    /// one before — is linear, so an append costs O(1) map work per commit
+    /// of the vault, not the walk's.
+    ///
+    /// Why it is the walk's report: with heads that verify and are stored
+    /// once, each commit is its head's original and in place; so each links
+    /// to the commit before it (the first to the start), the link tree is
+    /// one path, the walk visits the commits in file order, each joining the
+    /// chain as its tip (the commit it links to is the tip: it passes
+    /// nothing by), and the merge order is the walk's (no siblings). The
+    /// line floor, the linked floor and the file-order floor are then one
+    /// running value; epochs, attestations and floors follow the walk's
+    /// rules in the same order. Anything else — a copy, a mismatch, a fork,
+    /// a stale commit — returns nil before anything is reported, and the
+    /// walk judges the file; `known` then holds the key each commit
+    /// verified under so far, which the walk takes instead of computing
+    /// those heads again.
+    private func linearChainReport(known: inout [EpochKey]) -> (report: CommitReport, unchecked: [Int: EpochKey])? {
+        let groups = structure.groups
+        let n = groups.count
+        guard n > 0 else { return nil }
+        let headCount = CommitChain.headByteCount
+        // The links, from the stored heads only: each previous head is the
+        // head stored before it.
+        var before = HeadKey(CommitChain.genesisHead)
+        for k in 0..<n {
+            let group = groups[k]
+            guard group.commitBody.count == CommitChain.bodyByteCount, group.storedHead.count == headCount,
+                HeadKey(group.commitBody, at: headCount) == before
+            else { return nil }
+            before = HeadKey(group.storedHead)
+        }
+        // The heads, as the walk checks them: the cached prefix's taken as
+        // verified under the one held key of its id, the others computed
+        // from the stored previous head under each held key in turn.
+        let trustedGroups = trustedPrefixGroupCount
+        var keyOf: [EpochKey] = []
+        keyOf.reserveCapacity(n)
+        defer { known = keyOf }
+        var lastID: KeyID?
+        var candidates: [EpochKey] = []
+        for k in 0..<n {
+            let group = groups[k]
+            let header = structure.frames.commitHeader(group: k, frame: group.commitFrame)
+            if header.keyID != lastID {
+                candidates = keys.keys(for: header.keyID)
+                lastID = header.keyID
+            }
+            guard let first = candidates.first else { return nil }
+            if k < trustedGroups, candidates.count == 1 {
+                keyOf.append(first)
+                continue
+            }
+            let previous = k == 0 ? CommitChain.genesisHead : groups[k - 1].storedHead
+            let storedAttestation = CommitChain.storedAttestation(body: group.commitBody)
+            var found: EpochKey?
+            for key in candidates {
+                headVerifications += 1
+                let head = try? CommitChain.head(
+                    key: key, vaultID: vaultID, previousHead: previous, digest: group.digest, commitHeader: header,
+                    storedAttestation: storedAttestation)
+                if let head, constantTimeEqual(head, group.storedHead) {
+                    found = key
+                    break
+                }
+            }
+            guard let found else { return nil }
+            keyOf.append(found)
+        }
+        // Each head stored once, none h_0: an open-addressed set of the
+        // heads' first words (verified heads, so spread evenly); two equal
+        // first words, or a long probe, leave the file to the walk.
+        var capacity = 16
+        while capacity < 2 * n { capacity <<= 1 }
+        let mask = capacity - 1
+        var slots = [UInt64](repeating: 0, count: capacity)
+        var used = [Bool](repeating: false, count: capacity)
+        let genesis = HeadKey(CommitChain.genesisHead)
+        for k in 0..<n {
+            let head = HeadKey(groups[k].storedHead)
+            guard head != genesis else { return nil }
+            var slot = Int(truncatingIfNeeded: head.a &* 0x9E37_79B9_7F4A_7C15 >> 20) & mask
+            var probes = 0
+            while used[slot] {
+                probes += 1
+                guard slots[slot] != head.a, probes < 64 else { return nil }
+                slot = (slot + 1) & mask
+            }
+            used[slot] = true
+            slots[slot] = head.a
+        }
+        // In file order, the walk's order: epoch, staleness, attestation
+        // and the floor along the line (each commit extends the one before).
+        let (keyringEpochIn, ownKeyEpoch) = keyringEpochs { keyOf[$0] }
+        // By group, so that each commit costs no hashed lookup (there are a
+        // few of each).
+        var inGroupAt = [UInt32?](repeating: nil, count: n)
+        for (g, epoch) in keyringEpochIn where g < n { inGroupAt[g] = epoch }
+        var ownAt = [UInt32?](repeating: nil, count: n)
+        for (g, epoch) in ownKeyEpoch where g < n { ownAt[g] = epoch }
+        var attestations = [CommitReport.Attestation](repeating: .notChecked, count: n)
+        var raisedTo = [UInt32](repeating: 0, count: n)
+        var keyEpoch = keyOf.map(\.epoch)
+        var previousHeads: [[UInt8]?] = []
+        previousHeads.reserveCapacity(n)
+        var unchecked: [Int: EpochKey] = [:]
+        unchecked.reserveCapacity(n)
+        var line: UInt32 = 0
+        for k in 0..<n {
+            let key = keyOf[k]
+            let previous = k == 0 ? CommitChain.genesisHead : groups[k - 1].storedHead
+            previousHeads.append(previous)
+            let inGroup = inGroupAt[k]
+            if let own = ownAt[k] {
+                keyEpoch[k] = own
+            } else if k > 0, keyOf[k - 1].commitment == key.commitment {
+                keyEpoch[k] = keyEpoch[k - 1]
+            }
+            let epoch = keyEpoch[k]
+            // Stale below its group or its line: the walk's to judge.
+            if let own = inGroup, epoch < own { return nil }
+            if epoch < line { return nil }
+            if epoch > line || (inGroup ?? 0) > line {
+                attestations[k] = attestation(of: groups[k], previousHead: previous, key: key)
+            } else {
+                unchecked[k] = key
+            }
+            if case .attested = attestations[k] {
+                let raised = max(epoch, inGroup ?? 0)
+                raisedTo[k] = raised
+                line = max(line, raised)
+            }
+        }
+        // The floor in file order (the walk's last pass).
+        var floors = [UInt32](repeating: 0, count: n)
+        var floor: UInt32 = 0
+        for k in 0..<n {
+            floors[k] = floor
+            if case .notChecked = attestations[k] {
+                let raised = max(keyEpoch[k], inGroupAt[k] ?? 0)
+                guard raised > floor, let key = unchecked[k] else { continue }
+                attestations[k] = attestation(of: groups[k], previousHead: previousHeads[k]!, key: key)
+                unchecked[k] = nil
+                guard case .attested = attestations[k] else { continue }
+                raisedTo[k] = raised
+            }
+            if case .attested = attestations[k] { floor = max(floor, raisedTo[k]) }
+        }
+        var report = CommitReport()
+        report.statuses = [CommitReport.Status](repeating: .verified, count: n)
+        report.attestations = attestations
+        report.floors = floors
+        report.computedHeads = groups.map(\.storedHead)
+        report.epochs = keyEpoch
+        report.previousHeads = previousHeads
+        report.walkPositions = Array(0..<n)
+        report.tipPosition = n - 1
+        report.tipGroup = n - 1
+        report.linkParents = (0..<n).map { $0 - 1 }
+        report.currentFloor = floor
+        report.tipLineFloor = line
+        report.tipHead = groups[n - 1].storedHead
+        return (report, unchecked)
+    }
+
+    /// For each commit group holding an intact copy of a trusted keyring,
+    /// the highest epoch such a copy claims (`inGroup`), and the highest
+    /// such a copy claims for the key of the group's commit (`ownKey`,
+    /// `Spec/format.md §9.3`, ninth review R9-4): found from the few
+    /// trusted keyrings, not from every frame.
+    private func keyringEpochs(keyOf: (Int) -> EpochKey?) -> (inGroup: [Int: UInt32], ownKey: [Int: UInt32]) {
+        var keyringEpochIn: [Int: UInt32] = [:]
+        var ownKeyEpoch: [Int: UInt32] = [:]
+        for (index, epoch) in trustedKeyrings {
+            guard let g = structure.groupIndex(ofFrame: index) else { continue }
+            keyringEpochIn[g] = max(keyringEpochIn[g] ?? 0, epoch)
+            let frame = structure.frames[index]
+            guard let key = keyOf(g), frame.header.keyID == key.id else { continue }
+            if let body = frame.plaintextBody, let record = try? KeyringRecord(body: body, location: nil),
+                record.publicPart.keyCommit != key.commitment
+            {
+                continue
+            }
+            ownKeyEpoch[g] = max(ownKeyEpoch[g] ?? 0, epoch)
+        }
+        return (keyringEpochIn, ownKeyEpoch)
     }
 
     /// Verifies every commit group (`Spec/format.md §9.3`, §9.4).
@@ -595,9 +827,10 @@ extension VaultFile {
     /// Then the floor of each commit, in file order. Last, which mismatches
     /// a commit vouches for (tampered). Linear in the number of commits
     /// (siblings, sorted, exist only where something is off).
-    func chainReport() -> (report: CommitReport, unchecked: [Int: EpochKey]) {
+    private func walkedChainReport(verified known: [EpochKey]) -> (report: CommitReport, unchecked: [Int: EpochKey]) {
         let groups = structure.groups
         let n = groups.count
+        walkedCommits += n
         var report = CommitReport()
         var unchecked: [Int: EpochKey] = [:]
         // 1. Heads.
@@ -652,6 +885,10 @@ extension VaultFile {
             // (trustedPrefixHeads), which is what the loop below would find
             // first.
             if k < trustedGroups, candidates.count == 1 { found = (first, previous) }
+            // A head ``linearChainReport(known:)`` verified from its stored
+            // previous head before it found the file not linear: the key
+            // the loop below would find first.
+            if k < known.count { found = (known[k], previous) }
             for key in candidates where found == nil {
                 if verifies(key, from: previous, digest: group.digest) {
                     found = (key, previous)
@@ -773,7 +1010,7 @@ extension VaultFile {
         var raisedTo = [UInt32](repeating: 0, count: n)  // what a verified commit a current member attested raises the floor to
         // The highest epoch of a trusted keyring with an intact copy in each
         // group: found from the few trusted keyrings, not from every frame.
-        var keyringEpochIn: [Int: UInt32] = [:]
+        let (keyringEpochIn, ownKeyEpoch) = keyringEpochs { keyOf[$0] }
         // The epoch of each commit's key (Spec/format.md §9.3, ninth review
         // R9-4): that of a trusted keyring of that key in its own group, else
         // the one the commit it links to under the same key took (set in the
@@ -782,19 +1019,6 @@ extension VaultFile {
         // elsewhere, or an old one at a higher, changes no commit's epoch on
         // a line that holds the key's keyring.
         var keyEpoch = keyOf.map { $0?.epoch ?? 0 }
-        var ownKeyEpoch: [Int: UInt32] = [:]
-        for (index, epoch) in trustedKeyrings {
-            guard let g = structure.groupIndex(ofFrame: index) else { continue }
-            keyringEpochIn[g] = max(keyringEpochIn[g] ?? 0, epoch)
-            let frame = structure.frames[index]
-            guard let key = keyOf[g], frame.header.keyID == key.id else { continue }
-            if let body = frame.plaintextBody, let record = try? KeyringRecord(body: body, location: nil),
-                record.publicPart.keyCommit != key.commitment
-            {
-                continue
-            }
-            ownKeyEpoch[g] = max(ownKeyEpoch[g] ?? 0, epoch)
-        }
         // The floor along each commit's own line: what the member-attested
         // verified commits it links to, transitively, raised it to (before
         // it, then with it). Staleness is judged by it, so a commit the

@@ -126,6 +126,89 @@ import Testing
         #expect(afterKeys.file.commits.statuses == fullAfterKeys.file.commits.statuses)
     }
 
+    /// Two reports of one file, field by field.
+    static func expectSameReport(
+        _ a: (report: CommitReport, unchecked: [Int]), _ b: (report: CommitReport, unchecked: [Int]), _ label: String
+    ) {
+        let (x, y) = (a.report, b.report)
+        #expect(x.statuses == y.statuses, "\(label)")
+        #expect(x.attestations == y.attestations, "\(label)")
+        #expect(a.unchecked == b.unchecked, "\(label)")
+        #expect(x.floors == y.floors, "\(label)")
+        #expect(x.computedHeads == y.computedHeads, "\(label)")
+        #expect(x.epochs == y.epochs, "\(label)")
+        #expect(x.previousHeads == y.previousHeads, "\(label)")
+        #expect(x.walkPositions == y.walkPositions, "\(label)")
+        #expect(x.tipPosition == y.tipPosition, "\(label)")
+        #expect(x.tipGroup == y.tipGroup, "\(label)")
+        #expect(x.linkParents == y.linkParents, "\(label)")
+        #expect(x.forks == y.forks, "\(label)")
+        #expect(x.attestedOverDeletion == y.attestedOverDeletion, "\(label)")
+        #expect(x.currentFloor == y.currentFloor, "\(label)")
+        #expect(x.tipLineFloor == y.tipLineFloor, "\(label)")
+        #expect(x.tipHead == y.tipHead, "\(label)")
+    }
+
+    /// A vault written one entry per commit, each commit extending the one
+    /// before, is judged in one pass — no commit walked — with the walk's
+    /// report, from the cache with a tail and from a full scan; a tail
+    /// holding a byte copy of a commit (orphaned) or a commit whose
+    /// attestation bytes changed (tampered) leaves the file to the walk,
+    /// with the report of a full open (Stop 32).
+    @Test func aLinearVaultIsJudgedWithoutTheWalk() throws {
+        let t0 = IndexCacheOpenTests.t0
+        let f = try IndexCacheOpenTests.fixture("linear", count: 8)
+        let other = try Vault.open(at: f.path, credential: .device(f.device.keyPair), options: fast)
+        for i in 0..<30 { try other.add(EntryBody(created: t0 + Int64(100 + i) * 3_600_000, text: "Day \(i)")) }
+        _ = try IndexCacheOpenTests.answers(try f.cached())  // writes the cache
+        let cache = try Data(contentsOf: URL(fileURLWithPath: f.cacheFile))
+        for i in 0..<3 { try other.add(EntryBody(created: t0 + Int64(200 + i) * 3_600_000, text: "Tail \(i)")) }
+        let commits = try f.full().file.structure.groups.count
+        #expect(commits > 35)
+
+        let cached = try f.cached()
+        #expect(cached.file.cachedPrefixFrameCount > 0)
+        #expect(cached.file.walkedCommitCount == 0)
+        #expect(cached.file.commits.allVerified)
+        let full = try f.full()
+        #expect(full.file.walkedCommitCount == 0)
+        for v in [cached, full] {
+            Self.expectSameReport(
+                v.file.chainReportForTesting(walk: false), v.file.chainReportForTesting(walk: true), "linear \(v === cached)")
+        }
+        Self.expectSameReport(cached.file.chainReportForTesting(walk: false), full.file.chainReportForTesting(walk: true), "cached")
+        #expect(try IndexCacheOpenTests.answers(cached) == (try IndexCacheOpenTests.answers(full)))
+
+        // The tail changed: a byte copy of the last group after it, or the
+        // attestation bytes of the first tail commit changed.
+        let saved = try Data(contentsOf: URL(fileURLWithPath: f.path))
+        let s = full.file.structure
+        let last = try #require(s.groups.last)
+        let lastStart = Int(s.frames[last.members.lowerBound].location.offset)
+        let lastEnd = Int(s.frames[last.commitFrame].end)
+        var copied = saved
+        copied.append(saved[lastStart..<lastEnd])
+        var tampered = saved
+        let firstTail = s.frames[s.groups[s.groups.count - 3].commitFrame]
+        tampered[Int(firstTail.bodyOffset) + 100] ^= 0x5a
+        for (name, bytes, status) in [("copied", copied, CommitReport.Status.orphaned), ("tampered", tampered, .tampered)] {
+            try bytes.write(to: URL(fileURLWithPath: f.path))
+            try cache.write(to: URL(fileURLWithPath: f.cacheFile))
+            chmod(f.cacheFile, 0o600)
+            let cached = try f.cached()
+            let full = try f.full()
+            #expect(cached.file.cachedPrefixFrameCount > 0, "\(name)")
+            #expect(cached.file.commits.statuses.contains(status), "\(name)")
+            #expect(cached.file.walkedCommitCount >= commits, "\(name)")
+            Self.expectSameReport(
+                cached.file.chainReportForTesting(walk: false), full.file.chainReportForTesting(walk: false), "\(name) cached")
+            Self.expectSameReport(
+                full.file.chainReportForTesting(walk: false), full.file.chainReportForTesting(walk: true), "\(name) full")
+            #expect(try IndexCacheOpenTests.answers(cached) == (try IndexCacheOpenTests.answers(full)), "\(name)")
+        }
+        try saved.write(to: URL(fileURLWithPath: f.path))
+    }
+
     /// A commit frame changed in place, a file cut below the cached
     /// length, another vault at the path, a cache under another key, a
     /// keyring body changed: the open scans the whole file and answers as
