@@ -627,12 +627,18 @@ public struct MergeReport: Sendable {
     static func lockForRewrite(_ path: String, timeoutSeconds: Double) throws(SyncError) -> SystemFile {
         // Another rewrite may rename a new file over the path while we wait
         // for the old one's lock: then the lock excludes no one. Lock again
-        // until the locked file is the one at the path.
-        for _ in 0..<8 {
+        // until the locked file is the one at the path, for as long as the
+        // timeout allows: a fixed number of tries lost to rewrites that
+        // kept replacing the file, and a compaction failed "locked" while
+        // others went on (RaceRetryTests, under load).
+        let deadline = ProcessStats.monotonicNanoseconds() + UInt64(max(0, timeoutSeconds) * 1e9)
+        while true {
             let handle: SystemFile
             do { handle = try SystemFile(path: path, mode: .readWrite) } catch { throw .vaultUnreadable(path: path, .io(error)) }
+            let now = ProcessStats.monotonicNanoseconds()
+            let remaining = now < deadline ? Double(deadline - now) / 1e9 : 0
             let locked: Bool
-            do { locked = try handle.lockExclusive(timeoutSeconds: timeoutSeconds) } catch { throw .io(error) }
+            do { locked = try handle.lockExclusive(timeoutSeconds: remaining) } catch { throw .io(error) }
             guard locked else { throw .locked(path: path) }
             if let mine = try? handle.identity(), mine == FileSystem.identity(path) {
                 // Holding the lock on the file the path names: a rewrite's
@@ -641,8 +647,8 @@ public struct MergeReport: Sendable {
                 return handle
             }
             handle.unlock()
+            guard ProcessStats.monotonicNanoseconds() < deadline else { throw .locked(path: path) }
         }
-        throw .locked(path: path)
     }
 
     /// The key new commits are made with: the highest epoch held, and of
