@@ -11,13 +11,23 @@ extension VaultFile {
     /// attestation costs an Ed25519 verification per commit).
     package var everyCommitVerified: Bool {
         lock.withLock {
-            let v = verdicts
-            let groups = structure.groups
-            guard v.statuses.count == groups.count, v.allVerified, v.forks.isEmpty else { return false }
-            for g in groups.indices where g < v.previousHeads.count {
-                if let from = v.previousHeads[g], from != groups[g].storedPreviousHead { return false }
+            if let everyCommitVerifiedCache { return everyCommitVerifiedCache }
+            let answer = everyCommitVerifiedLocked
+            everyCommitVerifiedCache = answer
+            return answer
+        }
+    }
+
+    private var everyCommitVerifiedLocked: Bool {
+        let v = verdicts
+        guard v.statuses.count == structure.groups.count, v.allVerified, v.forks.isEmpty else { return false }
+        return structure.groups.withUnsafeBufferPointer { groups in
+            v.previousHeads.withUnsafeBufferPointer { previous in
+                for g in groups.indices where g < previous.count {
+                    if let from = previous[g], !groups[g].storesPreviousHead(from) { return false }
+                }
+                return true
             }
-            return true
         }
     }
 

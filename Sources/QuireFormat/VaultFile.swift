@@ -47,7 +47,12 @@ import QuireSystem
     /// The structure found by the last scan, kept up to date by appends.
     /// Any change forgets ``unknownCriticalCache`` (a commit of this
     /// handle's puts it back, extended).
-    public internal(set) var structure: VaultStructure { didSet { unknownCriticalCache = nil } }
+    public internal(set) var structure: VaultStructure {
+        didSet {
+            unknownCriticalCache = nil
+            everyCommitVerifiedCache = nil
+        }
+    }
     /// The committed frames of a critical kind this reader does not know,
     /// ascending, and the commit groups holding them, once asked for
     /// (``unknownCriticalFramesLocked``): every open and every commit asks
@@ -68,7 +73,16 @@ import QuireSystem
     }
     /// The verdicts as they stand: the attestation of each group in
     /// ``uncheckedAttestations`` is still `.notChecked`.
-    var verdicts: CommitReport { didSet { tamperedCache = nil } }
+    var verdicts: CommitReport {
+        didSet {
+            tamperedCache = nil
+            everyCommitVerifiedCache = nil
+        }
+    }
+    /// ``everyCommitVerified`` once asked for: the index cache asks it up
+    /// to three times an open, and it looks at every commit. Any change to
+    /// the verdicts or the structure forgets it.
+    var everyCommitVerifiedCache: Bool?
     /// ``CommitReport/tampered`` of ``verdicts``, once asked for: every
     /// commit asks, and a vault written one entry per commit has as many
     /// groups as entries. Any change to the verdicts forgets it (an append
@@ -145,6 +159,12 @@ import QuireSystem
     /// 0 after a scan of the whole file. A path that needs every byte of the
     /// file checked (verify, merge) opens it again when this is not 0.
     package internal(set) var cachedPrefixFrameCount = 0
+    /// The `commits` digest (`Spec/index-cache.md §1`) the open from the
+    /// cached prefix checked the first ``cachedPrefixFrameCount`` frames'
+    /// commit frames against, as read from the file; nil after a scan of
+    /// the whole file. The index cache's identity check takes it instead of
+    /// hashing the same commit frames again.
+    package internal(set) var cachedPrefixCommitsDigest: [UInt8]?
     /// The offset the last scan of this handle started at when it was
     /// opened: 64 for a whole file, the cached committed length otherwise.
     /// For tests.
@@ -1740,7 +1760,7 @@ extension VaultFile {
             let loc = frame.location
             // The head verified from the commit before it, not from the
             // stored previous head: that field is damaged (§9.3 step 2).
-            if g < commits.previousHeads.count, let from = commits.previousHeads[g], from != structure.groups[g].storedPreviousHead {
+            if g < commits.previousHeads.count, let from = commits.previousHeads[g], !structure.groups[g].storesPreviousHead(from) {
                 out.append(.previousHeadRepaired(loc))
             }
             switch status {

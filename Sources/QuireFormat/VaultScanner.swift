@@ -52,6 +52,12 @@ public import QuireSystem
     /// The previous head `h_(k−1)` stored in the commit frame (bytes 32..<64):
     /// the head of the commit it extends, or `h_0` (`Spec/format.md §9.2`).
     public var storedPreviousHead: [UInt8] { CommitChain.storedPreviousHead(body: commitBody) }
+    /// True when the commit frame stores `head` as its previous head
+    /// (``storedPreviousHead``), compared in place: no array is made.
+    package func storesPreviousHead(_ head: [UInt8]) -> Bool {
+        commitBody.count == CommitChain.bodyByteCount
+            && commitBody[CommitChain.headByteCount..<CommitChain.nonceOffset].elementsEqual(head)
+    }
     /// True when damaged bytes lie between the previous commit and this one.
     public let containsDamage: Bool
 }
