@@ -91,7 +91,16 @@ package enum IndexCache {
         /// ``frameCount`` − 1 with the stored head ``chainHead``, the
         /// commit frames before it hash to ``commitsDigest``, and the
         /// keyring heads are the same. Otherwise why it is discarded.
-        package func check(against structure: VaultStructure, keyringHeads: [KeyringID]) -> Discard? {
+        ///
+        /// `verifiedPrefix` is what the open from the cache's frame table
+        /// already checked (``VaultFile/cachedPrefixFrameCount`` and
+        /// ``VaultFile/cachedPrefixCommitsDigest``): when it covers the
+        /// same frames with the same digest, the commit frames are not
+        /// hashed again.
+        package func check(
+            against structure: VaultStructure, keyringHeads: [KeyringID],
+            verifiedPrefix: (frameCount: Int, commitsDigest: [UInt8])? = nil
+        ) -> Discard? {
             guard keyringHeads.sorted() == self.keyringHeads else { return .keyringsChanged }
             guard committedLength <= structure.committedEnd else { return .staleFile }
             if frameCount == 0 {
@@ -104,6 +113,9 @@ package enum IndexCache {
             // The heads alone do not show a commit frame overwritten in
             // place after its head (its attestation, R6-4): the digest of
             // every prefix commit frame's bytes does.
+            if let verifiedPrefix, verifiedPrefix.frameCount == frameCount, verifiedPrefix.commitsDigest == commitsDigest {
+                return nil
+            }
             return Self.commitsDigest(of: structure, frameCount: frameCount) == commitsDigest ? nil : .commitsChanged
         }
     }

@@ -149,8 +149,9 @@ extension Vault {
         indexCache = binding
         guard cacheable, let heads = cacheKeyringHeads else { return }
         let structure = file.structure
+        let verified = file.cachedPrefixCommitsDigest.map { (frameCount: file.cachedPrefixFrameCount, commitsDigest: $0) }
         let load = IndexCache.load(folder: binding.folder, key: binding.key, vaultID: vaultID, search: false) {
-            $0.check(against: structure, keyringHeads: heads)
+            $0.check(against: structure, keyringHeads: heads, verifiedPrefix: verified)
         }
         var contents: IndexCache.Contents
         switch load {

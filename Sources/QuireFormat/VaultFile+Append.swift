@@ -478,6 +478,7 @@ extension VaultFile {
     func rescanLocked() throws(FormatError) {
         structure = try VaultScanner.scan(file: file)
         cachedPrefixFrameCount = 0
+        cachedPrefixCommitsDigest = nil
         trustedPrefixHeads = nil  // the prefix is read from the file now: every head is computed
         scanStartOffset = UInt64(FileHeader.byteCount)
         streamIndexCache = nil

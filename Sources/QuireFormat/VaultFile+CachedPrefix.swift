@@ -204,8 +204,10 @@ extension VaultFile {
             let prefixFrames = structure.committedFrameCount
             let prefixEnd = structure.committedEnd
             try VaultScanner.rescanTail(&structure, file: file)
-            return .opened(
-                VaultFile(file: file, writable: writable, cachedPrefixFrames: prefixFrames, scanStart: prefixEnd, structure: structure))
+            let opened = VaultFile(
+                file: file, writable: writable, cachedPrefixFrames: prefixFrames, scanStart: prefixEnd, structure: structure)
+            opened.cachedPrefixCommitsDigest = commitsDigest
+            return .opened(opened)
         } catch {
             return .refused("\(error)")
         }

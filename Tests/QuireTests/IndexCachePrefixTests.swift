@@ -271,6 +271,46 @@ import Testing
         #expect(try IndexCacheOpenTests.answers(v) == (try IndexCacheOpenTests.answers(try f.full())))
     }
 
+    /// The index cache's identity check takes the `commits` digest the
+    /// open from the cache's frame table checked (R6-4: a commit frame
+    /// changed after its head), instead of hashing every commit frame
+    /// again — and only for the same frames and the same digest: any
+    /// other claim is checked against the structure's bytes.
+    @Test func theIdentityCheckTakesTheDigestTheCachedOpenChecked() throws {
+        let (f, _, _) = try Self.fixture("digest once")
+        let v = try f.cached()
+        let file = v.file
+        #expect(file.cachedPrefixFrameCount > 0)
+        let verified = try #require(file.cachedPrefixCommitsDigest)
+        let key = try IndexCacheKey(device: f.device, vaultID: f.vaultID)
+        guard case .loaded(let contents) = IndexCache.load(folder: f.cacheFolder, key: key, vaultID: f.vaultID, check: { _ in nil })
+        else {
+            Issue.record("the cache does not load")
+            return
+        }
+        let identity = contents.identity
+        let heads = identity.keyringHeads
+        #expect(identity.frameCount == file.cachedPrefixFrameCount)
+        #expect(identity.commitsDigest == verified)
+        #expect(IndexCache.Identity.commitsDigest(of: file.structure, frameCount: identity.frameCount) == verified)
+        // A cache claiming other commit bytes: the digest the open checked
+        // is not that claim, so the bytes are hashed and it is discarded.
+        var other = identity
+        other.commitsDigest = [UInt8](repeating: 0x5a, count: 32)
+        #expect(identity.check(against: file.structure, keyringHeads: heads) == nil)
+        #expect(identity.check(against: file.structure, keyringHeads: heads, verifiedPrefix: (identity.frameCount, verified)) == nil)
+        #expect(
+            other.check(against: file.structure, keyringHeads: heads, verifiedPrefix: (identity.frameCount, verified))
+                == .commitsChanged)
+        // The claimed digest given as verified, but for other frames: hashed,
+        // discarded.
+        #expect(
+            other.check(against: file.structure, keyringHeads: heads, verifiedPrefix: (identity.frameCount - 1, other.commitsDigest))
+                == .commitsChanged)
+        // A full scan of the file has no verified prefix digest.
+        #expect(try f.full().file.cachedPrefixCommitsDigest == nil)
+    }
+
     /// A frame header in the prefix changed after the cache was written
     /// (its key id): a cached open does not read it — each record is read
     /// with the header the cache holds and checked by its tag — but verify
