@@ -206,16 +206,20 @@ struct IDKey: Hashable, Sendable {
     let low: UInt64
 
     init(_ id: EntryID) {
-        var h: UInt64 = 0
-        var l: UInt64 = 0
-        let b = id.bytes
-        for i in 0..<min(8, b.count) { h = h << 8 | UInt64(b[i]) }
-        for i in 8..<max(8, min(16, b.count)) { l = l << 8 | UInt64(b[i]) }
-        high = h
-        // Ids are 16 bytes (decoding checks it); the length is mixed in
-        // for any other, so that distinct ids never share a key.
-        low = b.count == 16 ? l : l ^ (UInt64(b.count) << 56) ^ 0x5A5A
-
+        switch id.storage {
+        case .words(let h, let l):
+            high = h
+            low = l
+        case .other(let b):
+            var h: UInt64 = 0
+            var l: UInt64 = 0
+            for i in 0..<min(8, b.count) { h = h << 8 | UInt64(b[i]) }
+            for i in 8..<max(8, min(16, b.count)) { l = l << 8 | UInt64(b[i]) }
+            high = h
+            // Ids are 16 bytes (decoding checks it); the length is mixed in
+            // for any other, so that distinct ids never share a key.
+            low = l ^ (UInt64(b.count) << 56) ^ 0x5A5A
+        }
     }
 }
 

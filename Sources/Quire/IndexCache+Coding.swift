@@ -94,8 +94,8 @@ extension IndexCache {
         }
         for e in entries {
             let s = e.summary
-            ids += s.id.bytes
-            revisions += e.revision.bytes
+            s.id.storage.append(to: &ids)
+            e.revision.storage.append(to: &revisions)
             appendLE(UInt64(bitPattern: s.created), to: &created)
             appendLE(UInt32(bitPattern: s.utcOffsetSeconds), to: &offsets)
             var f: UInt8 = 0
@@ -112,7 +112,7 @@ extension IndexCache {
             appendLE(e.clock, to: &clocks)
             appendVarint(UInt64(e.otherHeads.count), to: &heads)
             for h in e.otherHeads {
-                heads += h.revision.bytes
+                h.revision.storage.append(to: &heads)
                 appendLE(h.clock, to: &heads)
                 heads.append(h.standing)
                 appendVarint(UInt64(h.frame), to: &heads)
@@ -288,8 +288,8 @@ extension IndexCache {
             guard let i = reader.next(), i < UInt64(strings.count) else { return nil }
             return strings[Int(i)]
         }
-        func sixteen(_ column: UnsafeRawBufferPointer, _ i: Int) -> [UInt8] {
-            Array(UnsafeRawBufferPointer(rebasing: column[(16 * i)..<(16 * i + 16)]))
+        func sixteen(_ column: UnsafeRawBufferPointer, _ i: Int) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: column[(16 * i)..<(16 * i + 16)])
         }
         var entries: [Entry] = []
         entries.reserveCapacity(n)
@@ -318,12 +318,12 @@ extension IndexCache {
                 else { return nil }
                 otherHeads.append(
                     Head(
-                        revision: RevisionID(unchecked: Array(UnsafeRawBufferPointer(rebasing: fixed[0..<16]))),
+                        revision: RevisionID(uncheckedRaw: UnsafeRawBufferPointer(rebasing: fixed[0..<16])),
                         clock: loadLE(UInt64.self, fixed, at: 16), standing: fixed[24],
                         frame: Int(headFrame), frameOffset: headOffset))
             }
             let summary = EntrySummary(
-                id: EntryID(unchecked: sixteen(ids, i)),
+                id: EntryID(uncheckedRaw: sixteen(ids, i)),
                 created: Int64(bitPattern: loadLE(UInt64.self, created, at: 8 * i)),
                 utcOffsetSeconds: Int32(bitPattern: loadLE(UInt32.self, offsets, at: 4 * i)),
                 tags: entryTags, journal: journal,
@@ -331,7 +331,7 @@ extension IndexCache {
                 isDeleted: f & Flag.deleted != 0, hasConflict: f & Flag.conflict != 0, standing: standing[i], frame: Int(frame))
             entries.append(
                 Entry(
-                    summary: summary, revision: RevisionID(unchecked: sixteen(revisions, i)),
+                    summary: summary, revision: RevisionID(uncheckedRaw: sixteen(revisions, i)),
                     frameOffset: loadLE(UInt64.self, frameOffsets, at: 8 * i), clock: loadLE(UInt64.self, clocks, at: 8 * i),
                     otherHeads: otherHeads, revisionCount: Int(revisionCount)))
         }

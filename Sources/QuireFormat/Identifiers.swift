@@ -58,16 +58,93 @@ public struct VaultID: ByteIdentifier {
 public struct EntryID: ByteIdentifier {
     @_spi(Format) public static let byteCount = 16
     @_spi(Format) public static let name = "entry id"
-    @_spi(Format) public let bytes: [UInt8]
-    @_spi(Format) public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+    /// The bytes, held inline: a vault holds an entry id in every summary
+    /// and revision, and an array each cost a heap block.
+    package let storage: SixteenByteStorage
+    @_spi(Format) public var bytes: [UInt8] { storage.bytes }
+    @_spi(Format) public init(unchecked bytes: [UInt8]) { storage = SixteenByteStorage(bytes) }
+    /// Reads the id from `raw` (16 bytes; any other count is kept as is).
+    package init(uncheckedRaw raw: UnsafeRawBufferPointer) { storage = SixteenByteStorage(raw) }
+    /// Bytewise order.
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.storage.precedes(rhs.storage) }
 }
 
 /// The 16-byte random id of one revision of an entry.
 public struct RevisionID: ByteIdentifier {
     @_spi(Format) public static let byteCount = 16
     @_spi(Format) public static let name = "revision id"
-    @_spi(Format) public let bytes: [UInt8]
-    @_spi(Format) public init(unchecked bytes: [UInt8]) { self.bytes = bytes }
+    /// The bytes, held inline (see ``EntryID``).
+    package let storage: SixteenByteStorage
+    @_spi(Format) public var bytes: [UInt8] { storage.bytes }
+    @_spi(Format) public init(unchecked bytes: [UInt8]) { storage = SixteenByteStorage(bytes) }
+    /// Reads the id from `raw` (16 bytes; any other count is kept as is).
+    package init(uncheckedRaw raw: UnsafeRawBufferPointer) { storage = SixteenByteStorage(raw) }
+    /// Bytewise order.
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.storage.precedes(rhs.storage) }
+}
+
+/// The bytes of a 16-byte id without a heap block: two words, big-endian,
+/// so that they hash, compare and order as the bytes do. Bytes of any
+/// other count (an unchecked id that was never valid) are kept as an
+/// array, so that distinct byte strings stay distinct ids.
+package enum SixteenByteStorage: Hashable, Sendable {
+    case words(UInt64, UInt64)
+    case other([UInt8])
+
+    init(_ bytes: [UInt8]) {
+        if bytes.count == 16 {
+            self = bytes.withUnsafeBytes { Self($0) }
+        } else {
+            self = .other(bytes)
+        }
+    }
+
+    init(_ raw: UnsafeRawBufferPointer) {
+        guard raw.count == 16 else {
+            self = .other(Array(raw))
+            return
+        }
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        for i in 0..<8 {
+            high = high << 8 | UInt64(raw[i])
+            low = low << 8 | UInt64(raw[8 + i])
+        }
+        self = .words(high, low)
+    }
+
+    /// The bytes, as an array made on each call.
+    var bytes: [UInt8] {
+        switch self {
+        case .words(let high, let low):
+            return [UInt8](unsafeUninitializedCapacity: 16) { buffer, count in
+                for i in 0..<8 {
+                    buffer[i] = UInt8(truncatingIfNeeded: high >> (56 - 8 * i))
+                    buffer[8 + i] = UInt8(truncatingIfNeeded: low >> (56 - 8 * i))
+                }
+                count = 16
+            }
+        case .other(let bytes):
+            return bytes
+        }
+    }
+
+    /// Appends the bytes to `out`.
+    package func append(to out: inout [UInt8]) {
+        switch self {
+        case .words(let high, let low):
+            for i in 0..<8 { out.append(UInt8(truncatingIfNeeded: high >> (56 - 8 * i))) }
+            for i in 0..<8 { out.append(UInt8(truncatingIfNeeded: low >> (56 - 8 * i))) }
+        case .other(let bytes):
+            out += bytes
+        }
+    }
+
+    /// Bytewise (lexicographic) order.
+    func precedes(_ other: Self) -> Bool {
+        if case .words(let a, let b) = self, case .words(let c, let d) = other { return a != c ? a < c : b < d }
+        return bytes.lexicographicallyPrecedes(other.bytes)
+    }
 }
 
 /// The 16-byte id of a device (or of the recovery key acting as an author):
