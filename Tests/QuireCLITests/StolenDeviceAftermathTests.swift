@@ -93,4 +93,73 @@ import Testing
         #expect(!verify.stdout.contains("DAMAGED"), "\(verify)")
         #expect(verify.stdout.contains("[unknown_key]") && verify.stdout.contains("[commit_unverifiable]"), "\(verify)")
     }
+
+    /// Trial 25 F3 / trial 26 N3: the stolen phone removed the laptop; the
+    /// README's lockdown, run on the laptop, said only `removed "Phone"`,
+    /// and no command made the new device key the laptop needs to come
+    /// back. The lockdown now says who stays removed and how to come back;
+    /// `device code --new-key` makes the key (the old one kept aside), and
+    /// the errors on the way name it.
+    @Test func aLockdownSaysWhoStaysRemovedAndANewKeyBringsItBack() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        _ = try box.add("laptop, before")
+        let phone = ["QUIRE_HOME": box.path("phone")]
+        let code = try box.quire(["device", "code", "--device-name", "Phone"], env: phone)
+        #expect(
+            try box.quire(["device", "add", "Journal.quire", code.stdout.trimmingCharacters(in: .newlines), "--name", "Phone"]).status == 0)
+        #expect(try box.quire(["device", "remove", "Journal.quire", "Laptop"], env: phone).status == 0)
+        let oldCode = try box.quire(["device", "code"]).stdout.trimmingCharacters(in: .newlines)
+
+        let removal = try box.quire([
+            "device", "remove", "Journal.quire", "Phone", "--recovery-key-file", "recovery.txt", "--remove-enrolled",
+        ])
+        #expect(removal.status == 0, "\(removal)")
+        #expect(removal.stdout.contains("\"Laptop\" (fingerprint "), "\(removal)")
+        #expect(removal.stdout.contains(") stays removed: \"Phone\" (or a device it enrolled) removed it"), "\(removal)")
+        #expect(removal.stdout.contains("on it, run 'quire device code --new-key'"), "\(removal)")
+        let write = try box.quire(["add", "Journal.quire", "from the laptop"])
+        #expect(write.status == 1 && write.stderr.contains("'quire device code --new-key' here"), "\(write)")
+
+        let stranger = ["QUIRE_HOME": box.path("stranger")]
+        let again = try box.quire(
+            ["device", "add", "Journal.quire", oldCode, "--name", "Laptop again", "--recovery-key-file", "recovery.txt"], env: stranger)
+        #expect(again.status == 1, "\(again)")
+        #expect(again.stderr.contains("quire: hint: on that device, run 'quire device code --new-key'"), "\(again)")
+
+        let fresh = try box.quire(["device", "code", "--new-key"])
+        #expect(fresh.status == 0, "\(fresh)")
+        let newCode = fresh.stdout.trimmingCharacters(in: .newlines)
+        #expect(newCode.count == oldCode.count && newCode != oldCode, "\(fresh)")
+        #expect(fresh.stderr.contains("is kept in "), "\(fresh)")
+        #expect(fresh.stderr.contains("This is the device code of \"Laptop\" (its key was made now)"), "\(fresh)")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: box.path("home")).filter { $0.hasPrefix("device.key.replaced-") }
+        #expect(kept.count == 1, "\(kept)")
+        let enrol = try box.quire(
+            ["device", "add", "Journal.quire", newCode, "--name", "Laptop again", "--recovery-key-file", "recovery.txt"], env: stranger)
+        #expect(enrol.status == 0, "\(enrol)")
+        let back = try box.quire(["add", "Journal.quire", "from the laptop, back"])
+        #expect(back.status == 0, "\(back)")
+    }
+
+    /// `--new-key` never shuts this device out of a vault silently: while
+    /// its key still opens one as an enrolled device, it is refused and the
+    /// key stays.
+    @Test func aNewKeyIsRefusedWhileTheOldOneStillOpensAVault() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        _ = try box.add("kept")
+        let before = try box.quire(["device", "code"]).stdout
+        let refused = try box.quire(["device", "code", "--new-key"])
+        #expect(refused.status == 1, "\(refused)")
+        #expect(
+            refused.stderr.contains("Journal.quire as an enrolled device; a new key in its place would shut this device out of it"),
+            "\(refused)")
+        #expect(refused.stderr.contains("quire: hint: keep this key, and make the new one in a key store of its own"), "\(refused)")
+        #expect(try box.quire(["device", "code"]).stdout == before)
+        #expect(try box.quire(["add", "Journal.quire", "still enrolled"]).status == 0)
+        // A device without a key just gets one.
+        let none = try box.quire(["device", "code", "--new-key"], env: ["QUIRE_HOME": box.path("none")])
+        #expect(none.status == 0 && none.stderr.contains("(its key was made now)"), "\(none)")
+    }
 }
