@@ -162,4 +162,32 @@ import Testing
         let none = try box.quire(["device", "code", "--new-key"], env: ["QUIRE_HOME": box.path("none")])
         #expect(none.status == 0 && none.stderr.contains("(its key was made now)"), "\(none)")
     }
+
+    /// Trial 25 F4: `kill -9` during a merge or `compact --rekey` can leave
+    /// `.VAULT.merge-HEX` beside the vault. `verify` and `info` say what it
+    /// is while no rewrite holds the vault's lock; the next write removes it.
+    @Test func aKilledRewritesLeftoverIsSaidAndTheNextWriteRemovesIt() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        _ = try box.add("one")
+        let header = try Data(contentsOf: URL(fileURLWithPath: box.path("Journal.quire"))).prefix(64)
+        let leftover = box.path(".Journal.quire.merge-0123456789ab")
+        try header.write(to: URL(fileURLWithPath: leftover))
+        let verify = try box.quire(["verify", "Journal.quire"])
+        #expect(verify.status == 0, "\(verify)")
+        #expect(
+            verify.stdout.contains("  note: .Journal.quire.merge-0123456789ab (64 bytes) beside it is what a merge or a compaction"),
+            "\(verify)")
+        let info = try box.quire(["info", "Journal.quire"])
+        #expect(info.stdout.contains("leftover:     .Journal.quire.merge-0123456789ab (64 bytes)"), "\(info)")
+        // While a rewrite holds the vault's lock, it is its own: nothing said.
+        let held = try SystemFile(path: box.path("Journal.quire"), mode: .readOnly)
+        #expect(held.tryLockExclusive())
+        #expect(!(try box.quire(["verify", "Journal.quire"]).stdout.contains("merge-0123456789ab")))
+        held.unlock()
+        #expect(FileManager.default.fileExists(atPath: leftover))
+        _ = try box.add("two")
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+        #expect(!(try box.quire(["verify", "Journal.quire"]).stdout.contains("merge-")))
+    }
 }

@@ -125,6 +125,7 @@ struct VerifyCommand: QuireCommand {
                 out.line("  note: \(Self.place(issue)): \(issue.message) [\(issue.code)]")
             }
         }
+        for leftover in RewriteLeftovers.stale(besideVault: vault) { out.line("  note: \(RewriteLeftovers.describe(leftover))") }
         if report.unattestedCommitCount > 0 {
             out.line(
                 "  note: \(plural(report.unattestedCommitCount, "commit")) (\(plural(report.unattestedRecordCount, "record"))) attested "
