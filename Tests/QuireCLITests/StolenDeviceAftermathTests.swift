@@ -163,6 +163,26 @@ import Testing
         #expect(none.status == 0 && none.stderr.contains("(its key was made now)"), "\(none)")
     }
 
+    /// Trial 26, minor: removing again, with the recovery key, a device
+    /// removed before said `removed "Phone"` as if it were new.
+    @Test func removingAgainSaysItWasAlreadyRemoved() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        let code = try box.quire(["device", "code", "--device-name", "Phone"], env: ["QUIRE_HOME": box.path("phone")])
+        #expect(
+            try box.quire(["device", "add", "Journal.quire", code.stdout.trimmingCharacters(in: .newlines), "--name", "Phone"]).status == 0)
+        #expect(try box.quire(["device", "remove", "Journal.quire", "Phone"]).status == 0)
+        let again = try box.quire(
+            ["device", "remove", "Journal.quire", "Phone", "--recovery-key-file", "recovery.txt"], env: ["QUIRE_HOME": box.path("stranger")]
+        )
+        #expect(again.status == 0, "\(again)")
+        #expect(again.stdout.hasPrefix("\"Phone\" (fingerprint "), "\(again)")
+        #expect(
+            again.stdout.contains(") was already removed; removed again with the recovery key: new records are sealed under epoch 3"),
+            "\(again)")
+        #expect(!again.stdout.contains("removed \"Phone\""), "\(again)")
+    }
+
     /// Trial 25 F4: `kill -9` during a merge or `compact --rekey` can leave
     /// `.VAULT.merge-HEX` beside the vault. `verify` and `info` say what it
     /// is while no rewrite holds the vault's lock; the next write removes it.

@@ -284,7 +284,12 @@ struct DeviceRemoveCommand: QuireCommand {
                         + "and what was written under the keys made after it is unreadable")
             }
             let fp = DeviceCode.fingerprint(of: removed.publicKey)
-            c.out.line("removed \"\(removed.name)\" (fingerprint \(fp)): new records are sealed under epoch \(epoch), which it never gets")
+            // Trial 26, minor: a removal again is not a new one.
+            let head =
+                state.removed.contains { $0.publicKey == removed.publicKey }
+                ? "\"\(removed.name)\" (fingerprint \(fp)) was already removed; removed again with the recovery key"
+                : "removed \"\(removed.name)\" (fingerprint \(fp))"
+            c.out.line("\(head): new records are sealed under epoch \(epoch), which it never gets")
             var staysOut = 0
             for other in state.devices where other.publicKey != removed.publicKey && after.member(withKey: other.publicKey) == nil {
                 let fp = DeviceCode.fingerprint(of: other.publicKey)
