@@ -17,3 +17,91 @@ extension Vault {
         }
     }
 }
+
+extension Vault {
+    /// The frames a removal that this vault's trusted keyrings record cut
+    /// on purpose (`Spec/keys.md §6.3`; trial 26 N5), each with that
+    /// removal in words (`the removal of "Phone" (keyring frame 14 at byte
+    /// 8058)`): what a lockdown leaves behind is not damage, and nothing
+    /// needs restoring.
+    ///
+    /// A keyring is here when it opened with this credential and its
+    /// signature verifies, yet it is not trusted, because its signer was
+    /// removed in a trusted keyring, because rule 6 cut it for a trusted
+    /// removal (`Spec/format.md §8.4`), or because every untrusted parent
+    /// it has is here; so is every copy of it, and every other frame sealed
+    /// under a key that only such keyrings hold (their records and
+    /// commits). A changed byte never is: a keyring that does not open or
+    /// whose signature does not verify is not here, nor is any record
+    /// under a key no such keyring holds.
+    package func framesCutByRemoval() -> [Int: String] {
+        lock.withLock { () -> [Int: String] in
+            let rings = unlocked.keyrings
+            let byID = Dictionary(rings.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            // Who each trusted keyring removed, first removal kept.
+            var removedIn: [[UInt8]: (ring: KeyringInfo, name: String)] = [:]
+            for ring in rings where ring.isTrusted {
+                for m in ring.content?.removed ?? [] where removedIn[m.publicKey] == nil { removedIn[m.publicKey] = (ring, m.name) }
+            }
+            func words(_ removal: KeyringInfo, signer: [UInt8]?) -> String {
+                let removed = removal.content?.removed ?? []
+                let named = removed.first { $0.publicKey == signer } ?? removed.first
+                return named.map { "the removal of \"\($0.name)\" (keyring \(removal.location))" }
+                    ?? "keyring \(removal.location), which this vault trusts"
+            }
+            // Decided parents first, without recursion: a thief's chain of
+            // keyrings may be long. nil: not cut by a trusted removal.
+            var cause: [KeyringID: String?] = [:]
+            var visiting = Set<KeyringID>()
+            func decide(_ r: KeyringInfo?, parents: [String?]?) -> String? {
+                guard let r, !r.isTrusted, r.content != nil, let signer = r.signer else { return nil }
+                if let (removal, name) = removedIn[signer] { return "the removal of \"\(name)\" (keyring \(removal.location))" }
+                if !r.cutBy.isEmpty {
+                    let cutters = r.cutBy.compactMap { byID[$0] }
+                    guard cutters.count == r.cutBy.count, cutters.allSatisfy(\.isTrusted) else { return nil }
+                    return words(cutters[0], signer: signer)
+                }
+                guard let parents, !parents.isEmpty, parents.allSatisfy({ $0 != nil }) else { return nil }
+                return parents[0]
+            }
+            for start in rings {
+                var stack: [(KeyringID, Bool)] = [(start.id, false)]
+                while let (id, expanded) = stack.popLast() {
+                    if cause[id] != nil { continue }
+                    let r = byID[id]
+                    // Only a keyring that is neither removed-signed nor cut
+                    // waits for its untrusted parents.
+                    let untrusted = r?.parents.filter { byID[$0].map { !$0.isTrusted } ?? true } ?? []
+                    let direct = r.map { $0.cutBy.isEmpty && $0.signer.map { removedIn[$0] == nil } ?? false } ?? false
+                    if expanded || !direct || untrusted.isEmpty {
+                        let parents: [String?] = untrusted.map { cause[$0] ?? nil }
+                        cause[id] = .some(decide(r, parents: parents))
+                        visiting.remove(id)
+                        continue
+                    }
+                    guard visiting.insert(id).inserted else {
+                        // A cycle, which ids that hash their parents rule out.
+                        cause[id] = .some(nil)
+                        continue
+                    }
+                    stack.append((id, true))
+                    for p in untrusted where cause[p] == nil && !visiting.contains(p) { stack.append((p, false)) }
+                }
+            }
+            var out: [Int: String] = [:]
+            var keyCauses: [KeyID: String] = [:]
+            for ring in rings {
+                guard let why = cause[ring.id] ?? nil else { continue }
+                for f in [ring.location.index] + ring.copyFrames { out[f] = why }
+                let id = KeyID(commitment: ring.record.publicPart.keyCommit)
+                if unlocked.keys.keys(for: id).isEmpty, keyCauses[id] == nil { keyCauses[id] = why }
+            }
+            guard !keyCauses.isEmpty else { return out }
+            let structure = file.structure
+            for f in 0..<structure.committedFrameCount where out[f] == nil {
+                if let why = keyCauses[structure.frames.header(at: f).keyID] { out[f] = why }
+            }
+            return out
+        }
+    }
+}

@@ -170,6 +170,40 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
         try writeFile(file, to: keyPath, replacing: false)
     }
 
+    /// Sets the key aside so that a new one can be made (`quire device code
+    /// --new-key`: a device removed from a vault comes back only with a new
+    /// key, `Spec/keys.md §6.3`): `device.key` is linked to
+    /// `device.key.replaced-MS` (`now`, milliseconds since 1970, UTC) and
+    /// then unlinked, so the old key is never lost, only no longer used.
+    /// Returns the path it is kept at.
+    ///
+    /// - Throws: ``DeviceStoreError/io(_:)`` (also when that name is taken),
+    ///   and the folder errors of ``loadKey()``.
+    @_spi(Format) public func setKeyAside(now: Int64) throws(DeviceStoreError) -> String {
+        try checkFolder(directory)
+        let kept = keyPath + ".replaced-\(now)"
+        do throws(SystemError) {
+            try FileSystem.link(keyPath, to: kept)
+            try FileSystem.remove(keyPath)
+            try FileSystem.syncDirectory(directory)
+        } catch {
+            throw .io(error)
+        }
+        return kept
+    }
+
+    /// What this store remembers of each vault file it has seen (one memory
+    /// file each under `vaults/`), in no particular order; a file that does
+    /// not read is left out. Best effort: for telling which vaults a key is
+    /// still used in.
+    @_spi(Format) public func rememberedVaults() -> [VaultMemory] {
+        let folder = directory + "/vaults"
+        guard (try? checkFolder(folder)) != nil, let names = try? FileSystem.listDirectory(folder) else { return [] }
+        return names.sorted().filter { $0.hasSuffix(".memory") }.compactMap { name in
+            (try? readPrivateFile(folder + "/" + name, limit: Self.maxMemoryFileBytes)).flatMap { VaultMemory(decoding: $0) }
+        }
+    }
+
     /// The bytes of the key file of `identity` (`Spec/keys.md §3.3`, key
     /// file layout): what `device.key` and the Keychain store's item hold.
     /// The caller wipes them.

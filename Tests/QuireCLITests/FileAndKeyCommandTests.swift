@@ -14,12 +14,13 @@ import QuireTestSupport
         let j = try box.quire(["verify", "Journal.quire", "--json"]).json()
         #expect(
             Set(j.keys) == [
-                "intact", "fileBytes", "frames", "commits", "intactRecords", "unreadableWithThisKey", "conflictingEntries",
-                "unattestedCommits", "unattestedRecords", "issues",
+                "intact", "fileBytes", "frames", "commits", "intactRecords", "unreadableWithThisKey", "cutByRemoval",
+                "conflictingEntries", "unattestedCommits", "unattestedRecords", "issues",
             ])
         #expect(j["conflictingEntries"] as? Int == 0)
         #expect(j["unattestedCommits"] as? Int == 0)
         #expect(j["unattestedRecords"] as? Int == 0)
+        #expect(j["cutByRemoval"] as? Int == 0)
         #expect(j["intact"] as? Bool == true)
         #expect(j["commits"] as? Int == 2)
         #expect((j["issues"] as? [Any])?.isEmpty == true)

@@ -16,15 +16,22 @@ struct DeviceCodeCommand: QuireCommand {
         discussion: """
             Prints the code on stdout (and how to use it on stderr), so that
             "$(quire device code)" gives just the code. Makes this device's key
-            first when it has none.
+            first when it has none. --new-key makes a new one in its place, for
+            a device removed from a vault (it comes back only with a new key):
+            the old key is kept beside it (device.key.replaced-MS), and it is
+            refused while the old key still opens a vault this device has used.
             """,
         json: DeviceCodeJSON.self)
 
     @Option(help: "name this device's new key (default: the host name)") var deviceName: DeviceName?
+    @Flag(help: "make a new key for this device, to enroll it again where it was removed (the old one is kept aside)")
+    var newKey: Bool
     @OptionGroup var output: JSONOption
 
     func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
-        let (device, created) = try Unlock.loadOrCreateDevice(named: deviceName?.name)
+        var name = deviceName?.name
+        if newKey, let old = try setOldKeyAside(c) { name = name ?? old.name }
+        let (device, created) = try Unlock.loadOrCreateDevice(named: name)
         c.out.line("\(device.code)")
         if !c.out.json {
             c.out.note(
@@ -35,6 +42,48 @@ struct DeviceCodeCommand: QuireCommand {
         }
         c.out.emit(DeviceCodeJSON(name: device.name, code: device.code, fingerprint: device.fingerprint, created: created))
         return .success
+    }
+}
+
+extension DeviceCodeCommand {
+    /// For `--new-key` (trial 25 F3): sets this device's key aside, kept as
+    /// `device.key.replaced-MS`, and returns it; nil when there is none.
+    /// Refused while the key still opens, as a current member, a vault this
+    /// device remembers: the key store holds one key, and a new one would
+    /// shut this device out of them.
+    func setOldKeyAside(_ c: CommandContext) throws(CLIFailure) -> DeviceIdentity? {
+        let store = try Unlock.store()
+        let old: DeviceIdentity?
+        do { old = try store.load() } catch {
+            throw CLIFailure(error.description, hint: "check QUIRE_HOME; the key file must be mode 0600 and yours", code: error.code)
+        }
+        guard let old else { return nil }
+        var inUse: [String] = []
+        for memory in store.rememberedVaults() where FileSystem.exists(memory.path) {
+            do {
+                let vault = try Vault.open(at: memory.path, credential: .device(old.keyPair), writable: false)
+                let member = (try? vault.keyState())?.member(withKey: old.keyPair.publicKey)
+                if member != nil && vault.unlocked.unreadableNewerEpoch == nil { inUse.append(memory.path) }
+            } catch {
+                if case .keys(.wrongDeviceKey) = error.detail { continue }
+                inUse.append("\(memory.path) (not checked: \(error.code))")
+            }
+        }
+        let fp = DeviceCode.fingerprint(of: old.keyPair.publicKey)
+        if !inUse.isEmpty {
+            throw CLIFailure(
+                "this device's key (fingerprint \(fp)) still opens \(inUse.joined(separator: ", ")) as an enrolled device; "
+                    + "a new key in its place would shut this device out of \(inUse.count == 1 ? "it" : "them")",
+                hint: "keep this key, and make the new one in a key store of its own for the vault that removed this device: "
+                    + "'QUIRE_HOME=DIR quire device code', then that QUIRE_HOME for that vault",
+                code: "device_key_in_use")
+        }
+        let kept: String
+        do { kept = try store.setKeyAside(now: ProcessStats.wallClockMilliseconds()) } catch {
+            throw CLIFailure(error.description, hint: "check QUIRE_HOME (\(store.directory))", code: error.code)
+        }
+        c.out.note("the key before (fingerprint \(fp)) is kept in \(kept), no longer used; delete it once no vault needs it")
+        return old
     }
 }
 
@@ -91,6 +140,12 @@ struct DeviceAddCommand: QuireCommand {
                     "not enrolled: the fingerprints were not confirmed",
                     hint: "check the code was typed right; a different fingerprint means a different device", code: "cancelled")
             }
+        }
+        if let state = try? opened.vault.keyState(), state.removed.contains(where: { $0.publicKey == publicKey }) {
+            // The library refuses it too; the CLI names the way back (trial 25 F3).
+            throw CLIFailure(
+                "that device key was removed from \(vault) and cannot come back (fingerprint \(fingerprint))",
+                hint: "on that device, run 'quire device code --new-key' and enroll the code it prints", code: "operation_refused")
         }
         try Unlock.warnIfDroppingProtection(opened, path: vault, out: c.out)
         do {
@@ -229,7 +284,13 @@ struct DeviceRemoveCommand: QuireCommand {
                         + "and what was written under the keys made after it is unreadable")
             }
             let fp = DeviceCode.fingerprint(of: removed.publicKey)
-            c.out.line("removed \"\(removed.name)\" (fingerprint \(fp)): new records are sealed under epoch \(epoch), which it never gets")
+            // Trial 26, minor: a removal again is not a new one.
+            let head =
+                state.removed.contains { $0.publicKey == removed.publicKey }
+                ? "\"\(removed.name)\" (fingerprint \(fp)) was already removed; removed again with the recovery key"
+                : "removed \"\(removed.name)\" (fingerprint \(fp))"
+            c.out.line("\(head): new records are sealed under epoch \(epoch), which it never gets")
+            var staysOut = 0
             for other in state.devices where other.publicKey != removed.publicKey && after.member(withKey: other.publicKey) == nil {
                 let fp = DeviceCode.fingerprint(of: other.publicKey)
                 if enrolledKeys.contains(other.publicKey) {
@@ -240,7 +301,17 @@ struct DeviceRemoveCommand: QuireCommand {
                     c.out.line(
                         "removed \"\(other.name)\" (fingerprint \(fp)) with it: \"\(removed.name)\" had removed it, and what it removed stays out"
                     )
+                    staysOut += 1
                 }
+            }
+            if case .recoveryKey = opened.credential {
+                staysOut += reportStaysRemoved(before: state, after: after, removed: removed, suspects: enrolledKeys, c)
+            }
+            if staysOut > 0 {
+                c.out.line(
+                    "to bring back a device that stays removed, if it is yours: on it, run 'quire device code --new-key' (a removed key "
+                        + "cannot come back), then 'quire device add \(vault) CODE --name NAME' on an enrolled device or with --recovery-key-file FILE"
+                )
             }
             c.out.line("it can still read what it could before until 'quire compact --rekey \(vault)'")
             if case .recoveryKey = opened.credential { reportLockdownChanges(before: state, after: after, removed: removed, c) }
@@ -285,6 +356,28 @@ extension DeviceRemoveCommand {
                 "the escrow key \"\(custodian.label)\" no longer opens what is written from now on: \"\(removed.name)\" or a device "
                     + "it enrolled added or kept it, and that key is retired for good; if it should stay, ask the custodian for a new key")
         }
+    }
+
+    /// Trial 25 F3, trial 26 N3: a device `removed` (or a device it
+    /// enrolled, `suspects`) had removed before this removal stays removed
+    /// (`Spec/keys.md §6.3`, review 18 R18-2: the file cannot tell that from
+    /// the user's own removal of a lost device): each is said, on stdout.
+    /// Returns how many.
+    func reportStaysRemoved(
+        before: KeyState, after: KeyState, removed: KeyringMember, suspects: Set<[UInt8]>, _ c: CommandContext
+    ) -> Int {
+        let byThem = suspects.union([removed.publicKey])
+        var count = 0
+        for gone in before.removed where gone.role == "device" && gone.publicKey != removed.publicKey {
+            guard after.member(withKey: gone.publicKey) == nil else { continue }
+            let removers = before.trusted.filter { ring in ring.content?.removed.contains { $0.publicKey == gone.publicKey } == true }
+            guard removers.contains(where: { $0.signer.map(byThem.contains) == true }) else { continue }
+            c.out.line(
+                "\"\(gone.name)\" (fingerprint \(DeviceCode.fingerprint(of: gone.publicKey))) stays removed: \"\(removed.name)\" "
+                    + "(or a device it enrolled) removed it, and the file cannot tell that from your own removal of a lost device")
+            count += 1
+        }
+        return count
     }
 
     /// With the recovery key, which of the devices the target enrolled (or

@@ -96,6 +96,7 @@ struct InfoCommand: QuireCommand {
         if s.tailByteCount > 0 {
             out.line("torn tail:    \(s.tailByteCount) bytes after the last commit (ignored; cut off at the next write)")
         }
+        for leftover in RewriteLeftovers.stale(besideVault: vault) { out.line("leftover:     \(RewriteLeftovers.describe(leftover))") }
         if !s.damagedRegions.isEmpty { out.line("damage:       \(plural(s.damagedRegions.count, "damaged region")); run 'quire verify'") }
         if copyDamaged { out.line("header:       one of its two copies is damaged; the other was used") }
         out.line("Not visible without a key: text, dates, tags, places, names, attachments' content and types, device names.")

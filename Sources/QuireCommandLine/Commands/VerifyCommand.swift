@@ -5,6 +5,9 @@ import QuireSystem
 /// `quire verify [VAULT]`: exit 2 when anything was lost or cannot be
 /// trusted; exit 1 when the only records not checked are in epochs this
 /// key cannot open because it was removed from the vault (not damage).
+/// Records a removal the vault's trusted keys record cut on purpose (a
+/// thief's keyrings after a lockdown) are said, as cut, and are not damage
+/// (trial 26 N5).
 struct VerifyCommand: QuireCommand {
     static let configuration = CommandConfiguration(
         name: "verify", abstract: "check every byte; exit 2 when something is lost",
@@ -13,7 +16,10 @@ struct VerifyCommand: QuireCommand {
             each listed with its frame and offset, a file too damaged to
             open, or a file that lacks records this device saw committed (cut
             off or replaced by an older copy: rollback_suspected); 1: nothing damaged, but newer records are not readable with
-            this key (a removed device): verify on an enrolled device. It also
+            this key (a removed device): verify on an enrolled device. Records a
+            device removal recorded in the vault cut on purpose (what a removed
+            device did that no one built on, after 'device remove' with the
+            recovery key) are listed as cut, not as damage: exit 0. It also
             says how many entries have conflicting versions ('quire versions ID').
             """,
         json: VerifyJSON.self, section: .file, unlocks: true)
@@ -40,7 +46,7 @@ struct VerifyCommand: QuireCommand {
             out.emit(
                 VerifyJSON(
                     intact: false, fileBytes: (try? FileSystem.size(vault)) ?? 0, frames: 0, commits: 0, intactRecords: 0,
-                    unreadableWithThisKey: 0,
+                    unreadableWithThisKey: 0, cutByRemoval: 0,
                     conflictingEntries: 0, unattestedCommits: 0, unattestedRecords: 0,
                     issues: [.init(code: error.code, message: error.message, offset: nil, frame: nil, damage: true)])
             )
@@ -59,7 +65,16 @@ struct VerifyCommand: QuireCommand {
         progress.finish()
         let vaultHandle = opened.vault
         let unreadable = report.issues.filter { vaultHandle.isUnreadableWithThisKey($0) }
-        let damage = report.issues.filter { $0.isDamage && !vaultHandle.isUnreadableWithThisKey($0) }
+        // Cut on purpose by a removal the trusted keyrings record (trial 26
+        // N5): said, as such, but not damage. A changed byte never is.
+        let cutFrames = opened.vault.framesCutByRemoval()
+        func cutBy(_ issue: VerifyReport.Issue) -> String? {
+            guard issue.isDamage, Self.cutCodes.contains(issue.code), let f = issue.frameIndex, !vaultHandle.isUnreadableWithThisKey(issue)
+            else { return nil }
+            return cutFrames[f]
+        }
+        let cut = report.issues.compactMap { issue in cutBy(issue).map { (issue, $0) } }
+        let damage = report.issues.filter { $0.isDamage && !vaultHandle.isUnreadableWithThisKey($0) && cutBy($0) == nil }
         let warnings = report.issues.filter { !$0.isDamage }
         let conflicts = ((try? opened.vault.entries()) ?? []).filter { !$0.conflictingHeads.isEmpty }.count
         // This device saw more of the vault committed than the file holds
@@ -78,7 +93,8 @@ struct VerifyCommand: QuireCommand {
                     + "No other damage: \(counts)")
         } else if damage.isEmpty {
             if unreadable.isEmpty {
-                out.line("\(vault): intact\(conflictText). \(counts)")
+                let cutText = cut.isEmpty ? "" : "; \(plural(cut.count, "record")) cut on purpose by a device removal (below)"
+                out.line("\(vault): intact\(conflictText)\(cutText). \(counts)")
             } else {
                 out.line("\(vault): no damage found in what this key can read\(conflictText). \(counts)")
             }
@@ -88,6 +104,13 @@ struct VerifyCommand: QuireCommand {
             )
         }
         for issue in damage { out.line("  lost: \(Self.place(issue)): \(issue.message) [\(issue.code)]") }
+        if !cut.isEmpty {
+            out.line(
+                "\(plural(cut.count, "record was", "records were")) cut on purpose by a device removal this vault records: "
+                    + "not damage, and nothing needs restoring, unless one holds what a device of yours wrote under the "
+                    + "removed device's keys (a copy from before the removal still holds them):")
+            for (issue, removal) in cut { out.line("  cut: \(Self.place(issue)): by \(removal) [\(issue.code)]") }
+        }
         if !unreadable.isEmpty {
             out.line("\(plural(unreadable.count, "record is", "records are")) not readable with this key (\(removedText)):")
             for issue in unreadable { out.line("  not readable: \(Self.place(issue)) [\(issue.code)]") }
@@ -102,6 +125,7 @@ struct VerifyCommand: QuireCommand {
                 out.line("  note: \(Self.place(issue)): \(issue.message) [\(issue.code)]")
             }
         }
+        for leftover in RewriteLeftovers.stale(besideVault: vault) { out.line("  note: \(RewriteLeftovers.describe(leftover))") }
         if report.unattestedCommitCount > 0 {
             out.line(
                 "  note: \(plural(report.unattestedCommitCount, "commit")) (\(plural(report.unattestedRecordCount, "record"))) attested "
@@ -118,14 +142,15 @@ struct VerifyCommand: QuireCommand {
             VerifyJSON(
                 intact: damage.isEmpty && rollback == nil, fileBytes: report.fileByteCount, frames: report.frameCount,
                 commits: report.commitCount,
-                intactRecords: report.intactRecordCount, unreadableWithThisKey: unreadable.count, conflictingEntries: conflicts,
-                unattestedCommits: report.unattestedCommitCount, unattestedRecords: report.unattestedRecordCount,
+                intactRecords: report.intactRecordCount, unreadableWithThisKey: unreadable.count, cutByRemoval: cut.count,
+                conflictingEntries: conflicts, unattestedCommits: report.unattestedCommitCount,
+                unattestedRecords: report.unattestedRecordCount,
                 issues: (rollback.map { [VerifyJSON.Issue(code: $0.code, message: $0.description, offset: nil, frame: nil, damage: true)] }
                     ?? [])
                     + report.issues.map {
                         .init(
                             code: $0.code, message: $0.message, offset: $0.offset, frame: $0.frameIndex,
-                            damage: $0.isDamage && !vaultHandle.isUnreadableWithThisKey($0))
+                            damage: $0.isDamage && !vaultHandle.isUnreadableWithThisKey($0) && cutBy($0) == nil)
                     }))
         if !damage.isEmpty || rollback != nil { return .damage }
         if !unreadable.isEmpty {
@@ -138,6 +163,12 @@ struct VerifyCommand: QuireCommand {
         }
         return .success
     }
+
+    /// The codes a removal's cut leaves (``Vault/framesCutByRemoval()``):
+    /// a keyring not trusted, and the records and commits sealed under its key.
+    static let cutCodes: Set<String> = [
+        "keyring_unauthenticated", "removed_device_slot", "escrow_forbidden", "unknown_key", "commit_unverifiable", "stale_epoch",
+    ]
 
     static func place(_ issue: VerifyReport.Issue) -> String {
         switch (issue.frameIndex, issue.offset) {
@@ -165,6 +196,7 @@ struct VerifyJSON: JSONShape {
     let commits: Int
     let intactRecords: Int
     let unreadableWithThisKey: Int
+    let cutByRemoval: Int
     let conflictingEntries: Int
     let unattestedCommits: Int
     let unattestedRecords: Int
@@ -172,7 +204,8 @@ struct VerifyJSON: JSONShape {
 
     static var example: VerifyJSON {
         VerifyJSON(
-            intact: true, fileBytes: 0, frames: 0, commits: 0, intactRecords: 0, unreadableWithThisKey: 0, conflictingEntries: 0,
+            intact: true, fileBytes: 0, frames: 0, commits: 0, intactRecords: 0, unreadableWithThisKey: 0, cutByRemoval: 0,
+            conflictingEntries: 0,
             unattestedCommits: 0, unattestedRecords: 0, issues: [Issue(code: "", message: "", offset: nil, frame: nil, damage: false)])
     }
 }

@@ -74,7 +74,7 @@ struct CLIFailure: Error, Sendable {
             return "open it on a device still enrolled, or with --recovery-key-file FILE"
         case .behindNewerKeyring:
             return
-                "open it on a device that can read the newer keys; if you do not trust the member named above, remove it with 'quire device remove \(path) NAME' (here, or with --recovery-key-file FILE)"
+                "open it on a device that can read the newer keys; if you do not trust the member named above, remove it with 'quire device remove \(path) NAME' (here, or with --recovery-key-file FILE); if this device was removed, it comes back only with a new key: 'quire device code --new-key' here, then 'quire device add' on an enrolled device"
         case .tampered:
             return
                 "merge a copy that holds the commit ('quire merge \(path) COPY'), compact without what cannot be verified ('quire compact \(path) --drop-unverified'), or accept it and write on ('quire keys accept-tampered \(path)')"
