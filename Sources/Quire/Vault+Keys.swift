@@ -591,11 +591,7 @@ extension Vault {
                     // the new epoch's key, the write key of the state it
                     // makes (Spec/format.md §9.2, seventh review R7-3): a
                     // member it removes cannot recompute that commit.
-                    // A removal by the recovery key may start an epoch no
-                    // higher than a lost device's keyring it cuts: its own key
-                    // all the same.
-                    tx.pending.commitKey = KeyOperations.commitKey(
-                        for: proposals, writeKey: tx.pending.key, choosesItsParents: byRecoveryKey)
+                    tx.pending.commitKey = KeyOperations.commitKey(for: proposals, writeKey: tx.pending.key)
                     written = proposals.last
                 }
             }

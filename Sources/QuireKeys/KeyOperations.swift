@@ -216,21 +216,8 @@ package enum KeyOperations {
     /// of the proposals that start an epoch above `writeKey`'s, the key of
     /// the highest epoch (the smallest key commitment among equals) — or nil
     /// when none does (the commit keeps `writeKey`).
-    ///
-    /// A removal by the recovery key (`recoveryRemoval`, `Spec/keys.md
-    /// §6.3`) chooses its own parents: it builds on every trusted head but
-    /// the keyrings it cuts, one epoch above the highest of them. When the
-    /// epoch it starts is not above `writeKey`'s, `writeKey` is a keyring it
-    /// cuts (a lost device's removal or rotation) and is no key of the state
-    /// it makes: with `choosesItsParents`, the commit takes the key of the
-    /// epoch the proposals start whatever its number. Before, such a
-    /// lockdown's commit was made under the lost device's key, which left it
-    /// unverifiable for every member after it and let that device make it
-    /// again.
-    package static func commitKey(
-        for proposals: [KeyringProposal], writeKey: EpochKey, choosesItsParents: Bool = false
-    ) -> EpochKey? {
-        let newer = proposals.filter { choosesItsParents ? $0.isNewEpoch : $0.epochKey.epoch > writeKey.epoch }.map(\.epochKey)
+    public static func commitKey(for proposals: [KeyringProposal], writeKey: EpochKey) -> EpochKey? {
+        let newer = proposals.map(\.epochKey).filter { $0.epoch > writeKey.epoch }
         return newer.min { a, b in
             a.epoch != b.epoch ? a.epoch > b.epoch : a.commitment.lexicographicallyPrecedes(b.commitment)
         }
