@@ -19,28 +19,36 @@ extension Vault {
 }
 
 extension Vault {
-    /// The frames a removal that this vault's trusted keyrings record cut
-    /// on purpose (`Spec/keys.md §6.3`; trial 26 N5), each with that
-    /// removal in words (`the removal of "Phone" (keyring frame 14 at byte
-    /// 8058)`): what a lockdown leaves behind is not damage, and nothing
-    /// needs restoring.
+    /// The keyring frames a removal signed by the recovery key, which this
+    /// vault's trusted keyrings record, cut on purpose (`Spec/keys.md §6.3`;
+    /// trial 26 N5), each with that removal in words (`the removal of
+    /// "Phone" (keyring frame 14 at byte 8058)`): the lost device's keyrings
+    /// a lockdown leaves behind are not damage, and nothing needs restoring.
     ///
     /// A keyring is here when it opened with this credential and its
     /// signature verifies, yet it is not trusted, because its signer was
-    /// removed in a trusted keyring, because rule 6 cut it for a trusted
-    /// removal (`Spec/format.md §8.4`), or because every untrusted parent
-    /// it has is here; so is every copy of it, and every other frame sealed
-    /// under a key that only such keyrings hold (their records and
-    /// commits). A changed byte never is: a keyring that does not open or
-    /// whose signature does not verify is not here, nor is any record
-    /// under a key no such keyring holds.
+    /// removed in a trusted keyring the recovery key signed, because rule 6
+    /// cut it for such a removal (`Spec/format.md §8.4`), or because every
+    /// untrusted parent it has is here; so is every copy of it. Nothing
+    /// else is: a record or commit under a key only such keyrings hold is
+    /// still said as lost (its header's key id is a label anyone can write,
+    /// so it cannot tell a cut record from a changed one — stop 33 review
+    /// F1), and so is what a device's removal cut (a thief's removal of
+    /// the laptop cuts the laptop's keyrings: review F2).
     package func framesCutByRemoval() -> [Int: String] {
         lock.withLock { () -> [Int: String] in
             let rings = unlocked.keyrings
             let byID = Dictionary(rings.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-            // Who each trusted keyring removed, first removal kept.
+            // A keyring the recovery key signed: a recovery member it lists
+            // has the signer's key.
+            func byRecoveryKey(_ ring: KeyringInfo) -> Bool {
+                guard let signer = ring.signer else { return false }
+                return ring.content?.members.contains { $0.role == "recovery" && $0.publicKey == signer } ?? false
+            }
+            // Who each trusted keyring the recovery key signed removed,
+            // first removal kept.
             var removedIn: [[UInt8]: (ring: KeyringInfo, name: String)] = [:]
-            for ring in rings where ring.isTrusted {
+            for ring in rings where ring.isTrusted && byRecoveryKey(ring) {
                 for m in ring.content?.removed ?? [] where removedIn[m.publicKey] == nil { removedIn[m.publicKey] = (ring, m.name) }
             }
             func words(_ removal: KeyringInfo, signer: [UInt8]?) -> String {
@@ -58,7 +66,7 @@ extension Vault {
                 if let (removal, name) = removedIn[signer] { return "the removal of \"\(name)\" (keyring \(removal.location))" }
                 if !r.cutBy.isEmpty {
                     let cutters = r.cutBy.compactMap { byID[$0] }
-                    guard cutters.count == r.cutBy.count, cutters.allSatisfy(\.isTrusted) else { return nil }
+                    guard cutters.count == r.cutBy.count, cutters.allSatisfy({ $0.isTrusted && byRecoveryKey($0) }) else { return nil }
                     return words(cutters[0], signer: signer)
                 }
                 guard let parents, !parents.isEmpty, parents.allSatisfy({ $0 != nil }) else { return nil }
@@ -89,17 +97,9 @@ extension Vault {
                 }
             }
             var out: [Int: String] = [:]
-            var keyCauses: [KeyID: String] = [:]
             for ring in rings {
                 guard let why = cause[ring.id] ?? nil else { continue }
                 for f in [ring.location.index] + ring.copyFrames { out[f] = why }
-                let id = KeyID(commitment: ring.record.publicPart.keyCommit)
-                if unlocked.keys.keys(for: id).isEmpty, keyCauses[id] == nil { keyCauses[id] = why }
-            }
-            guard !keyCauses.isEmpty else { return out }
-            let structure = file.structure
-            for f in 0..<structure.committedFrameCount where out[f] == nil {
-                if let why = keyCauses[structure.frames.header(at: f).keyID] { out[f] = why }
             }
             return out
         }

@@ -166,9 +166,7 @@ struct VerifyCommand: QuireCommand {
 
     /// The codes a removal's cut leaves (``Vault/framesCutByRemoval()``):
     /// a keyring not trusted, and the records and commits sealed under its key.
-    static let cutCodes: Set<String> = [
-        "keyring_unauthenticated", "removed_device_slot", "escrow_forbidden", "unknown_key", "commit_unverifiable", "stale_epoch",
-    ]
+    static let cutCodes: Set<String> = ["keyring_unauthenticated", "removed_device_slot", "escrow_forbidden"]
 
     static func place(_ issue: VerifyReport.Issue) -> String {
         switch (issue.frameIndex, issue.offset) {
