@@ -247,7 +247,22 @@ lint: api-surface doc-links
 # Keychain; keepsMemoryPerPath is the protocol's default); the async
 # devicesEnrolled(by:) and removeDevice(publicKey:keepingEnrolled:now:)
 # (issue 12, an app asks which devices a lockdown keeps).
-API_SURFACE_MAX := 325
+# 314 (from 325): the key stores' own copies of DeviceKeyStore's
+# requirements behind @_spi(Format) (issue 13 need 7, -11):
+# FileDeviceKeyStore's load, create, memory(of:path:), remember,
+# indexCacheFolder and keepsMemoryPerPath, KeychainDeviceKeyStore's load,
+# create, memory(of:path:), remember and indexCacheFolder. An app calls
+# them as DeviceKeyStore's (the names and docs it already sees); what
+# each store does differently is in its type's comment.
+# 302 (from 314): members that only witness a standard protocol behind
+# @_spi(Format) (-12): ByteIdentifier's description, <, init(from:) and
+# encode(to:); EntryCursor's init(from:) and encode(to:); QuireError's
+# ==, description and errorDescription; RecoveryKey's and
+# DeviceIdentity's description; EntryQuery.Day's <. The conformances
+# (Comparable, Codable, CustomStringConvertible, Equatable,
+# LocalizedError) stay public and an app calls the same members through
+# them; what they print or compare is in each type's comment.
+API_SURFACE_MAX := 302
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

@@ -31,7 +31,8 @@ public struct EntryQuery: Sendable, Hashable, Codable {
     }
 
     /// A date of the proleptic Gregorian calendar, as an entry's own
-    /// calendar reads it (no time zone of its own).
+    /// calendar reads it (no time zone of its own). Days compare in
+    /// calendar order.
     public struct Day: Sendable, Hashable, Comparable, Codable {
         /// The year (astronomical numbering: 0 is 1 BCE).
         public var year: Int
@@ -63,7 +64,7 @@ public struct EntryQuery: Sendable, Hashable, Codable {
         var dayNumber: Int64 { CivilCalendar.days(year: year, month: month, day: day) }
 
         /// Calendar order.
-        public static func < (a: Day, b: Day) -> Bool { a.dayNumber < b.dayNumber }
+        @_spi(Format) public static func < (a: Day, b: Day) -> Bool { a.dayNumber < b.dayNumber }
     }
 
     /// The order of rows; default newest first.
@@ -174,7 +175,7 @@ public struct EntryCursor: Sendable, Hashable, Codable {
     /// as every cursor an earlier version kept).
     ///
     /// - Throws: `DecodingError` when one is missing or malformed.
-    public init(from decoder: any Decoder) throws {
+    @_spi(Format) public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         key = EntrySortKey(
             created: try container.decode(Int64.self, forKey: .created), id: try container.decode(EntryID.self, forKey: .entryID))
@@ -186,7 +187,7 @@ public struct EntryCursor: Sendable, Hashable, Codable {
     /// cursor before the row.
     ///
     /// - Throws: the encoder's errors.
-    public func encode(to encoder: any Encoder) throws {
+    @_spi(Format) public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(key.created, forKey: .created)
         try container.encode(key.id, forKey: .entryID)

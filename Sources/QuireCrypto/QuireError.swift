@@ -6,8 +6,8 @@ import QuireSystem
 ///
 /// Switch on ``category`` to choose what to show or do (ask for the
 /// passphrase again, offer a merge, offer repair…); show
-/// ``errorDescription`` (one short sentence per category, also what
-/// `localizedDescription` gives); log ``code``, the stable snake_case name
+/// `localizedDescription` (`LocalizedError`: one short sentence per
+/// category); log ``code``, the stable snake_case name
 /// the specification and the `quire` CLI use (`wrong_passphrase`,
 /// `removed_from_vault`, `frame_damaged`, `rolled_back`…), and ``message``,
 /// the detailed text the CLI prints (with offsets, epochs and paths):
@@ -58,19 +58,20 @@ public struct QuireError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The detailed text, for a log or a "Details" view: what happened and
     /// what to do, with the offsets, epochs and paths involved. The same
-    /// text the `quire` CLI prints. For the sentence to show a person, use
-    /// ``errorDescription``.
+    /// text the `quire` CLI prints (and `description`). For the sentence to
+    /// show a person, use `localizedDescription`.
     public var message: String { layer.description }
 
     /// ``message``.
-    public var description: String { layer.description }
+    @_spi(Format) public var description: String { layer.description }
 
     /// The byte offset in the vault file the error is about (the frame that
     /// is damaged, altered or does not verify), or nil when it is not about
     /// one place in the file.
     package var offset: UInt64? { layer.offset }
 
-    public static func == (a: QuireError, b: QuireError) -> Bool { a.layer.isSame(as: b.layer) }
+    /// The same error with the same details (see the type's comment).
+    @_spi(Format) public static func == (a: QuireError, b: QuireError) -> Bool { a.layer.isSame(as: b.layer) }
 }
 
 extension QuireError: LocalizedError {
@@ -78,7 +79,7 @@ extension QuireError: LocalizedError {
     /// "The passphrase or key does not open this journal.": what an alert
     /// shows (`localizedDescription`). English; an app that localizes maps
     /// ``category`` to its own strings. ``message`` has the details.
-    public var errorDescription: String? { category.sentence }
+    @_spi(Format) public var errorDescription: String? { category.sentence }
 }
 
 extension QuireError {

@@ -8,7 +8,7 @@ extension ByteIdentifier where Self: Codable {
     ///
     /// - Throws: `DecodingError.dataCorrupted` when the string is not hex of
     ///   the id's length in bytes; the decoder's error when it holds no string.
-    public init(from decoder: any Decoder) throws {
+    @_spi(Format) public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)
         guard let id = Self(hex: text) else {
@@ -19,7 +19,7 @@ extension ByteIdentifier where Self: Codable {
     }
 
     /// Encodes the id as its lowercase hex string (``description``).
-    public func encode(to encoder: any Encoder) throws {
+    @_spi(Format) public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(description)
     }

@@ -4,7 +4,9 @@
 /// stream and blob ids (`Spec/records.md §2`).
 ///
 /// `init(using:)` makes a fresh random id; `init(bytes:)` validates the
-/// length. Ids compare bytewise and print as lowercase hex.
+/// length. Ids compare bytewise (`<`), print as lowercase hex
+/// (`description`, which ``init(hex:)`` parses back), and the entry,
+/// revision and blob ids are `Codable` as that hex string.
 public protocol ByteIdentifier: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Length in bytes.
     @_spi(Format) static var byteCount: Int { get }
@@ -39,10 +41,10 @@ extension ByteIdentifier {
     }
 
     /// Lowercase hex.
-    public var description: String { hex(bytes) }
+    @_spi(Format) public var description: String { hex(bytes) }
 
     /// Bytewise order.
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
+    @_spi(Format) public static func < (lhs: Self, rhs: Self) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
 }
 
 /// The 16-byte random id of a vault, in the file header and bound into every

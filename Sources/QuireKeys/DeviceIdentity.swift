@@ -8,7 +8,8 @@
 /// (libsodium's `crypto_sign_ed25519_sk_to_curve25519`) opens the device's
 /// key slots. One secret to store, one fingerprint to compare, and a device
 /// code that carries a single 32-byte key. The private key never enters a
-/// vault; only the public key does, in the members of a keyring.
+/// vault; only the public key does, in the members of a keyring. It
+/// prints as its name and fingerprint, never key bytes.
 public struct DeviceIdentity: Sendable, CustomStringConvertible {
     /// The device's key pair; the secret half is in guarded memory.
     @_spi(Format) public let keyPair: Ed25519.KeyPair
@@ -118,7 +119,7 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
     }
 
     /// The name and fingerprint; never key bytes.
-    public var description: String { "DeviceIdentity(\(name), \(fingerprint))" }
+    @_spi(Format) public var description: String { "DeviceIdentity(\(name), \(fingerprint))" }
 
     /// True for a control, format, line- or paragraph-separator character
     /// (Cc, Cf, Zl, Zp): what could break a name out of its line or hide

@@ -22,6 +22,16 @@ public import QuireSystem
 /// `link(2)` rather than `rename(2)`: like rename it is atomic, and unlike
 /// rename it never replaces a key another process stored a moment before.
 ///
+/// As a ``DeviceKeyStore`` it keeps memory per vault id and canonical path
+/// (``DeviceKeyStore/keepsMemoryPerPath`` is true: a backup or a copy
+/// elsewhere keeps its own) and puts the index caches in `caches/`
+/// (`Spec/index-cache.md §2`). Its errors: `.damaged` for a damaged key or
+/// memory file (`device_key_damaged`, also for a recorded memory that was
+/// deleted) or one readable by others or owned by another user
+/// (`device_key_permissions`); `.programmerError` (`device_key_exists`)
+/// when ``DeviceKeyStore/create(_:)`` finds a key stored already;
+/// `.unavailable` or `.outOfSpace` when a file cannot be read or written.
+///
 /// Key file layout (the store reads no file over 4 KiB):
 ///
 /// ```
@@ -34,12 +44,12 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
     /// The key file's path: `directory/device.key`.
     @_spi(Format) public var keyPath: String { directory + "/device.key" }
     /// The index caches' folder: `directory/caches` (`Spec/index-cache.md §2`).
-    public var indexCacheFolder: String? { directory + "/caches" }
+    @_spi(Format) public var indexCacheFolder: String? { directory + "/caches" }
 
     /// True: the file store keeps a memory per vault id and canonical path
     /// (`Spec/keys.md §3.3`), so that a backup or a copy elsewhere keeps
     /// its own.
-    public var keepsMemoryPerPath: Bool { true }
+    @_spi(Format) public var keepsMemoryPerPath: Bool { true }
     private let random: any RandomSource
 
     static let magic = Array("QUIREDEV".utf8)
@@ -82,7 +92,7 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
     /// - Throws: ``QuireError``: `.damaged` when the file is damaged
     ///   (`device_key_damaged`), readable by others or owned by another user
     ///   (`device_key_permissions`); `.unavailable` when it cannot be read.
-    public func load() throws(QuireError) -> DeviceIdentity? {
+    @_spi(Format) public func load() throws(QuireError) -> DeviceIdentity? {
         do { return try loadKey() } catch { throw .fromDeviceStore(error) }
     }
 
@@ -91,7 +101,7 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
     /// - Throws: ``QuireError``: `.programmerError` (`device_key_exists`)
     ///   when a key is stored already; `.unavailable`, `.outOfSpace` when it
     ///   cannot be written.
-    public func create(_ identity: DeviceIdentity) throws(QuireError) {
+    @_spi(Format) public func create(_ identity: DeviceIdentity) throws(QuireError) {
         do { try createKey(identity) } catch { throw .fromDeviceStore(error) }
     }
 
@@ -100,7 +110,7 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
     /// - Throws: ``QuireError``: `.damaged` (`device_key_damaged`, also for
     ///   a recorded memory that was deleted; `device_key_permissions` for
     ///   the store's folders), and the read errors of ``load()``.
-    public func memory(of vaultID: VaultID, path: String) throws(QuireError) -> VaultMemory? {
+    @_spi(Format) public func memory(of vaultID: VaultID, path: String) throws(QuireError) -> VaultMemory? {
         do { return try readMemory(of: vaultID, path: path) } catch { throw .fromDeviceStore(error) }
     }
 
@@ -109,7 +119,7 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
     ///
     /// - Throws: ``QuireError`` (`.unavailable`, `.outOfSpace`), and the
     ///   folder errors of ``memory(of:path:)``.
-    public func remember(_ memory: VaultMemory) throws(QuireError) {
+    @_spi(Format) public func remember(_ memory: VaultMemory) throws(QuireError) {
         do { try writeMemory(memory) } catch { throw .fromDeviceStore(error) }
     }
 

@@ -21,8 +21,10 @@ internal import QuireSystem
 /// unlock after a restart (an app woken in the background) the Keychain
 /// cannot be read, which is ``QuireError/keyStoreUnavailable(_:)``
 /// (category `.unavailable`): open the vault again once the device is
-/// unlocked. ``create(_:)`` never replaces a stored key (code
-/// `device_key_exists`).
+/// unlocked. ``DeviceKeyStore/create(_:)`` never replaces a stored key
+/// (code `device_key_exists`); an item that does not decode is `.damaged`
+/// (`device_key_damaged`). The index caches go to the `indexCacheFolder`
+/// given to ``init(service:accessGroup:indexCacheFolder:)``.
 public struct KeychainDeviceKeyStore: DeviceKeyStore {
     /// The Keychain service of every item: the app's reverse-DNS name.
     let service: String
@@ -31,7 +33,7 @@ public struct KeychainDeviceKeyStore: DeviceKeyStore {
 
     /// Where the index caches go (`Spec/index-cache.md §2`), or nil for
     /// none, as given to ``init(service:accessGroup:indexCacheFolder:)``.
-    public let indexCacheFolder: String?
+    @_spi(Format) public let indexCacheFolder: String?
 
     /// The account of the device key's item.
     static let keyAccount = "device-key"
@@ -97,7 +99,7 @@ public struct KeychainDeviceKeyStore: DeviceKeyStore {
     ///   (``QuireError/keyStoreUnavailable(_:)``) or when the Keychain
     ///   fails (code `io`); `.damaged` (`device_key_damaged`) for an item
     ///   that does not decode.
-    public func load() throws(QuireError) -> DeviceIdentity? {
+    @_spi(Format) public func load() throws(QuireError) -> DeviceIdentity? {
         var bytes: [UInt8]
         do { bytes = try keychain.copy(service: service, account: Self.keyAccount) } catch {
             if error == .itemNotFound { return nil }
@@ -121,7 +123,7 @@ public struct KeychainDeviceKeyStore: DeviceKeyStore {
     /// - Throws: ``QuireError``: `.programmerError` (`device_key_exists`)
     ///   when a key is stored already; `.unavailable` while the device is
     ///   locked or when the Keychain fails.
-    public func create(_ identity: DeviceIdentity) throws(QuireError) {
+    @_spi(Format) public func create(_ identity: DeviceIdentity) throws(QuireError) {
         var bytes: [UInt8]
         do { bytes = try FileDeviceKeyStore.keyFile(of: identity) } catch { throw .fromDeviceStore(error) }
         defer { wipe(&bytes) }
@@ -143,7 +145,7 @@ public struct KeychainDeviceKeyStore: DeviceKeyStore {
     /// - Throws: ``QuireError``: `.damaged` (`device_key_damaged`) for an
     ///   item that is not a memory of this vault and path; `.unavailable`
     ///   while the device is locked or when the Keychain fails.
-    public func memory(of vaultID: VaultID, path: String) throws(QuireError) -> VaultMemory? {
+    @_spi(Format) public func memory(of vaultID: VaultID, path: String) throws(QuireError) -> VaultMemory? {
         let account = Self.memoryAccount(vaultID, path: path)
         let bytes: [UInt8]
         do { bytes = try keychain.copy(service: service, account: account) } catch {
@@ -162,7 +164,7 @@ public struct KeychainDeviceKeyStore: DeviceKeyStore {
     ///
     /// - Throws: ``QuireError``: `.unavailable` while the device is locked
     ///   or when the Keychain fails.
-    public func remember(_ memory: VaultMemory) throws(QuireError) {
+    @_spi(Format) public func remember(_ memory: VaultMemory) throws(QuireError) {
         let account = Self.memoryAccount(memory.vaultID, path: memory.path)
         let bytes = memory.encoded()
         do throws(KeychainStatus) {

@@ -9,7 +9,8 @@
 /// base32 characters in 14 groups of 4 joined by dashes. Parsing ignores
 /// case, spaces and dashes, reads `I`/`L` as `1` and `O` as `0`, and checks
 /// the checksum before any key derivation, so a typo is caught at once
-/// (a random typo slips through with probability 2⁻²⁴).
+/// (a random typo slips through with probability 2⁻²⁴). It prints as
+/// `RecoveryKey(hidden)`, never the key.
 public struct RecoveryKey: Sendable, CustomStringConvertible {
     /// The 32-byte secret.
     @_spi(Format) public let secret: SymmetricKey
@@ -118,5 +119,5 @@ public struct RecoveryKey: Sendable, CustomStringConvertible {
     }
 
     /// Never the key: `RecoveryKey(hidden)`.
-    public var description: String { "RecoveryKey(hidden)" }
+    @_spi(Format) public var description: String { "RecoveryKey(hidden)" }
 }
