@@ -68,7 +68,7 @@ public struct EntryID: ByteIdentifier {
     /// Reads the id from `raw` (16 bytes; any other count is kept as is).
     package init(uncheckedRaw raw: UnsafeRawBufferPointer) { storage = SixteenByteStorage(raw) }
     /// Bytewise order.
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.storage.precedes(rhs.storage) }
+    @_spi(Format) public static func < (lhs: Self, rhs: Self) -> Bool { lhs.storage.precedes(rhs.storage) }
 }
 
 /// The 16-byte random id of one revision of an entry.
@@ -82,7 +82,7 @@ public struct RevisionID: ByteIdentifier {
     /// Reads the id from `raw` (16 bytes; any other count is kept as is).
     package init(uncheckedRaw raw: UnsafeRawBufferPointer) { storage = SixteenByteStorage(raw) }
     /// Bytewise order.
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.storage.precedes(rhs.storage) }
+    @_spi(Format) public static func < (lhs: Self, rhs: Self) -> Bool { lhs.storage.precedes(rhs.storage) }
 }
 
 /// The bytes of a 16-byte id without a heap block: two words, big-endian,
