@@ -47,6 +47,22 @@ package enum Leftovers {
         return removed
     }
 
+    /// The rewrite results (`.NAME.merge-HEX`) of the vault at `path`
+    /// (symbolic links resolved) that ``removeStale(besideVault:holdingLock:)``
+    /// would remove, with their sizes in bytes; removes nothing.
+    ///
+    /// - Parameter holdingLock: as for ``removeStale(besideVault:holdingLock:)``.
+    package static func staleRewrites(besideVault path: String, holdingLock: Bool) -> [(name: String, bytes: UInt64)] {
+        let real = FileSystem.resolvingSymbolicLinks(path)
+        let folder = FileSystem.directory(of: real)
+        let vaultName = String(real.split(separator: "/").last ?? "")
+        guard !vaultName.isEmpty, let names = try? FileSystem.listDirectory(folder) else { return [] }
+        return names.sorted().compactMap { name in
+            guard rewriteTarget(name) == vaultName, isStale(name, vaultName: vaultName, holdingLock: holdingLock) else { return nil }
+            return withAbandoned(folder + "/" + name, vaultBytes: true) { _, status in (name, status.size) }
+        }
+    }
+
     static func isStale(_ name: String, vaultName: String, holdingLock: Bool) -> Bool {
         if let (_, pid) = ownedTemporary(name) { return !FileSystem.processExists(pid) }
         guard name.hasPrefix("."), let inner = rewriteTarget(name) else { return false }
@@ -92,16 +108,27 @@ package enum Leftovers {
     /// with the vault magic (or is shorter than it). Returns true when removed.
     @discardableResult
     public static func removeAbandoned(_ path: String, vaultBytes: Bool) -> Bool {
+        withAbandoned(path, vaultBytes: vaultBytes) { file, _ in
+            // The name must still be this file (not replaced since it was opened).
+            guard let now = FileSystem.identity(path), let mine = try? file.identity(), now == mine else { return false }
+            return (try? FileSystem.remove(path)) != nil
+        } ?? false
+    }
+
+    /// Runs `body` with the temporary file at `path` open and locked when it
+    /// is one ``removeAbandoned(_:vaultBytes:)`` may remove: a regular file
+    /// of this user (not followed through a link) on which no one holds a
+    /// lock and, with `vaultBytes`, that starts with the vault magic (or is
+    /// shorter than it). Nil otherwise.
+    static func withAbandoned<T>(_ path: String, vaultBytes: Bool, _ body: (SystemFile, FileStatus) -> T) -> T? {
         guard let file = try? SystemFile(path: path, mode: .readOnly, noFollow: true), let status = try? file.status(),
             status.isRegularFile, status.owner == FileSystem.currentUserID()
-        else { return false }
+        else { return nil }
         if vaultBytes && status.size >= UInt64(FileHeader.magic.count) {
-            guard let start = try? file.read(count: FileHeader.magic.count, at: 0), start == FileHeader.magic else { return false }
+            guard let start = try? file.read(count: FileHeader.magic.count, at: 0), start == FileHeader.magic else { return nil }
         }
-        guard file.tryLockExclusive() else { return false }
+        guard file.tryLockExclusive() else { return nil }
         defer { file.unlock() }
-        // The name must still be this file (not replaced since it was opened).
-        guard let now = FileSystem.identity(path), let mine = try? file.identity(), now == mine else { return false }
-        return (try? FileSystem.remove(path)) != nil
+        return body(file, status)
     }
 }

@@ -164,8 +164,9 @@ struct VerifyCommand: QuireCommand {
         return .success
     }
 
-    /// The codes a removal's cut leaves (``Vault/framesCutByRemoval()``):
-    /// a keyring not trusted, and the records and commits sealed under its key.
+    /// The codes of the keyrings a removal by the recovery key cut
+    /// (``Vault/framesCutByRemoval()``); records and commits under their
+    /// keys are not among them (still damage).
     static let cutCodes: Set<String> = ["keyring_unauthenticated", "removed_device_slot", "escrow_forbidden"]
 
     static func place(_ issue: VerifyReport.Issue) -> String {
