@@ -343,6 +343,12 @@ extension IndexCache {
 
         /// The next varint; nil at the end or for a malformed one.
         mutating func next() -> UInt64? {
+            // One byte, the usual case (string indices, counts): what the
+            // loop below gives for it, without the loop.
+            if position < bytes.count, bytes[position] < 0x80 {
+                position += 1
+                return UInt64(bytes[position - 1])
+            }
             var value: UInt64 = 0
             var shift: UInt64 = 0
             while position < bytes.count {
