@@ -5,11 +5,20 @@
 /// that stays the same while the entry is in the table, which the search
 /// index uses as its document number.
 struct EntrySummaryTable: Sendable {
-    /// Summaries by slot; nil for a free slot.
-    private(set) var rows: [EntrySummary?] = []
+    /// A loaded cache's rows, slots `0..<baseCount`, decoded when read
+    /// (``init(packed:)``); nil for a table built from summaries.
+    private var base: PackedSummaries?
+    private var baseCount = 0
+    /// The base slots whose summary changed since it was loaded (nil:
+    /// the entry left; the slot is free or holds another entry now).
+    private var baseChanges: [Int32: EntrySummary?] = [:]
+    /// Summaries by slot from `baseCount` on; nil for a free slot.
+    private var rows: [EntrySummary?] = []
     /// The slot of each entry, by its id as a fixed-size key (no heap
     /// allocation per key: building it for 50,000 entries keyed by
-    /// ``EntryID``'s byte arrays cost more than decoding them).
+    /// ``EntryID``'s byte arrays cost more than decoding them). With a
+    /// base, only the entries added after it: a base row is found
+    /// through the base's own id table.
     private var slots: [IDKey: Int32] = [:]
     /// Slots in ascending ``EntrySortKey`` order.
     private(set) var order: [Int32] = []
@@ -47,18 +56,69 @@ struct EntrySummaryTable: Sendable {
         if !ascending { sortOrder() }
     }
 
+    /// The table of a loaded cache's rows (slot `i` is row `i`), which
+    /// are decoded only when read: a page decodes its own rows, and the
+    /// order, checked when the rows were loaded, is sorted only when a
+    /// writer did not store it ascending.
+    init(packed: PackedSummaries) {
+        base = packed
+        baseCount = packed.count
+        order = Array(0..<Int32(packed.count))
+        if !packed.isAscending { sortOrder() }
+    }
+
     /// The number of entries (deleted ones included).
     var count: Int { order.count }
 
+    /// The number of slots, free ones included: slots are `0..<slotCount`.
+    var slotCount: Int { baseCount + rows.count }
+
     /// The number of distinct entry ids: ``count`` unless two summaries
     /// given to ``init(inOrder:)`` shared an id.
-    var distinctCount: Int { slots.count }
+    var distinctCount: Int { base == nil ? slots.count : count }
 
     /// The slot of entry `id`, if it is in the table.
-    func slot(of id: EntryID) -> Int32? { slots[IDKey(id)] }
+    func slot(of id: EntryID) -> Int32? {
+        let key = IDKey(id)
+        if let slot = slots[key] { return slot }
+        guard let base, let row = base.row(of: key) else { return nil }
+        let slot = Int32(row)
+        if let changed = baseChanges[slot] { return changed?.id == id ? slot : nil }
+        return slot
+    }
+
+    /// The summary in `slot`, nil for a free one.
+    func row(_ slot: Int32) -> EntrySummary? {
+        let i = Int(slot)
+        guard i < baseCount else { return rows[i - baseCount] }
+        if !baseChanges.isEmpty, let changed = baseChanges[slot] { return changed }
+        return base!.summary(i)
+    }
 
     /// The summary in `slot`.
-    func summary(_ slot: Int32) -> EntrySummary { rows[Int(slot)]! }
+    func summary(_ slot: Int32) -> EntrySummary { row(slot)! }
+
+    /// The sort key of the entry in `slot` (not free), decoding no more
+    /// than its date and id.
+    func key(_ slot: Int32) -> EntrySortKey {
+        if Int(slot) < baseCount, baseChanges.isEmpty || baseChanges.index(forKey: slot) == nil { return base!.key(Int(slot)) }
+        return summary(slot).key
+    }
+
+    /// The date of the entry in `slot` (not free).
+    private func created(_ slot: Int32) -> Int64 {
+        if Int(slot) < baseCount, baseChanges.isEmpty || baseChanges.index(forKey: slot) == nil { return base!.created(Int(slot)) }
+        return summary(slot).created
+    }
+
+    /// Sets the summary in `slot` (nil: frees it).
+    private mutating func set(_ slot: Int32, _ summary: EntrySummary?) {
+        if Int(slot) < baseCount {
+            baseChanges[slot] = .some(summary)
+        } else {
+            rows[Int(slot) - baseCount] = summary
+        }
+    }
 
     /// Applies new summaries: each entry id gets its summary, or leaves the
     /// table when it is nil. Returns each entry's slot (the one it left
@@ -73,14 +133,14 @@ struct EntrySummaryTable: Sendable {
         var removedAny = false
         for (id, new) in changes {
             let key = IDKey(id)
-            if let slot = slots[key] {
-                if !bulk, let at = position(of: summary(slot).key) { order.remove(at: at) }
+            if let slot = slot(of: id) {
+                if !bulk, let at = position(of: self.key(slot)) { order.remove(at: at) }
                 if let new {
-                    rows[Int(slot)] = new
+                    set(slot, new)
                     if !bulk { order.insert(slot, at: insertionPoint(new.key)) }
                     out.append(slot)
                 } else {
-                    rows[Int(slot)] = nil
+                    set(slot, nil)
                     slots[key] = nil
                     freeSlots.append(slot)
                     removedAny = true
@@ -90,9 +150,9 @@ struct EntrySummaryTable: Sendable {
                 let slot: Int32
                 if let free = freeSlots.popLast() {
                     slot = free
-                    rows[Int(slot)] = new
+                    set(slot, new)
                 } else {
-                    slot = Int32(rows.count)
+                    slot = Int32(slotCount)
                     rows.append(new)
                 }
                 slots[key] = slot
@@ -103,31 +163,39 @@ struct EntrySummaryTable: Sendable {
             }
         }
         if bulk {
-            if removedAny { order.removeAll { rows[Int($0)] == nil } }
+            if removedAny {
+                let table = self
+                order.removeAll { table.row($0) == nil }
+            }
             sortOrder()
         }
         return out
     }
 
     private mutating func sortOrder() {
-        let rows = self.rows
-        order.sort { a, b in rows[Int(a)]!.key < rows[Int(b)]!.key }
+        if base == nil {
+            let rows = self.rows
+            order.sort { a, b in rows[Int(a)]!.key < rows[Int(b)]!.key }
+        } else {
+            let table = self
+            order.sort { a, b in table.key(a) < table.key(b) }
+        }
     }
 
     /// The first position in ``order`` whose key is not less than `key`.
-    func insertionPoint(_ key: EntrySortKey) -> Int { partitionPoint { $0.key < key } }
+    func insertionPoint(_ key: EntrySortKey) -> Int { partitionPoint { self.key($0) < key } }
 
     /// The first position in ``order`` whose date is at least `created`.
-    func firstPosition(createdAtLeast created: Int64) -> Int { partitionPoint { $0.created < created } }
+    func firstPosition(createdAtLeast created: Int64) -> Int { partitionPoint { self.created($0) < created } }
 
-    /// The first position in ``order`` whose row `before` rejects; `before`
-    /// accepts a prefix of the order.
-    private func partitionPoint(_ before: (EntrySummary) -> Bool) -> Int {
+    /// The first position in ``order`` whose slot `before` rejects;
+    /// `before` accepts a prefix of the order.
+    private func partitionPoint(_ before: (Int32) -> Bool) -> Int {
         var lo = 0
         var hi = order.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if before(rows[Int(order[mid])]!) { lo = mid + 1 } else { hi = mid }
+            if before(order[mid]) { lo = mid + 1 } else { hi = mid }
         }
         return lo
     }
@@ -135,7 +203,7 @@ struct EntrySummaryTable: Sendable {
     /// The position of `key` in ``order``, if an entry has it.
     func position(of key: EntrySortKey) -> Int? {
         let at = insertionPoint(key)
-        return at < order.count && summary(order[at]).key == key ? at : nil
+        return at < order.count && self.key(order[at]) == key ? at : nil
     }
 
     /// The slots of the rows of one page: those in `documents` (when
@@ -164,7 +232,7 @@ struct EntrySummaryTable: Sendable {
             // The row at the cursor's place, if any, is on the page only
             // for a cursor before it (EntryCursor(before:)).
             let at = insertionPoint(cursor.key)
-            let row = at < order.count && summary(order[at]).key == cursor.key ? 1 : 0
+            let row = at < order.count && key(order[at]) == cursor.key ? 1 : 0
             switch query.order {
             case .newestFirst: hi = min(hi, cursor.includesRow ? at + row : at)
             case .oldestFirst: lo = max(lo, cursor.includesRow ? at : at + row)
@@ -178,7 +246,7 @@ struct EntrySummaryTable: Sendable {
         func visit(_ position: Int) -> Bool {
             let slot = order[position]
             if let documents, !documents.contains(slot) { return true }
-            guard filter.accepts(rows[Int(slot)]!) else { return true }
+            guard filter.accepts(summary(slot)) else { return true }
             if let accept, !accept(slot) { return true }
             if out.count == limit {
                 more = true

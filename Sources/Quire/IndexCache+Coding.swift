@@ -49,7 +49,8 @@ extension IndexCache {
 
     // MARK: body
 
-    private enum Flag {
+    /// The bits of the `flags` column.
+    enum Flag {
         static let starred: UInt8 = 1
         static let attachments: UInt8 = 2
         static let photos: UInt8 = 4
@@ -247,98 +248,6 @@ extension IndexCache {
         return CBOREncoder.encode(.map(CBORMap(text: pairs)))
     }
 
-    /// The entries of encoded summaries; nil when anything in them is
-    /// malformed or inconsistent. The columns are read where they lie in
-    /// `raw` (no copy of them is made; the caller wipes `raw` after).
-    static func decodeSummaries(_ raw: UnsafeRawBufferPointer) -> [Entry]? {
-        guard let fields = try? CBORDecoder.mapFieldRanges(raw) else { return nil }
-        func bytes(_ name: String) -> UnsafeRawBufferPointer? {
-            guard let f = fields[name], f.isBytes else { return nil }
-            return UnsafeRawBufferPointer(rebasing: raw[f.range])
-        }
-        func item(_ name: String) -> CBOR? {
-            guard let f = fields[name], !f.isBytes else { return nil }
-            return try? CBORDecoder.decode(UnsafeRawBufferPointer(rebasing: raw[f.range]))
-        }
-        guard case .unsigned(let count)? = item("count"), count <= UInt64(raw.count) else { return nil }
-        let n = Int(count)
-        func column(_ name: String, width: Int) -> UnsafeRawBufferPointer? {
-            guard let b = bytes(name), b.count == width * n else { return nil }
-            return b
-        }
-        guard let ids = column("ids", width: 16), let revisions = column("revisions", width: 16),
-            let created = column("created", width: 8), let offsets = column("offsets", width: 4),
-            let flags = column("flags", width: 1), let standing = column("standing", width: 1),
-            let frames = column("frames", width: 8), let frameOffsets = column("frameOffsets", width: 8),
-            let clocks = column("clocks", width: 8), let heads = bytes("heads"),
-            case .array(let stringItems)? = item("strings"), let journals = bytes("journals"),
-            let tags = bytes("tags"), let counts = bytes("revisionCounts")
-        else { return nil }
-        var strings: [String] = []
-        strings.reserveCapacity(stringItems.count)
-        for item in stringItems {
-            guard case .text(let s) = item else { return nil }
-            strings.append(s)
-        }
-        var journalReader = VarintReader(journals)
-        var tagReader = VarintReader(tags)
-        var headReader = VarintReader(heads)
-        var countReader = VarintReader(counts)
-        func string(_ reader: inout VarintReader) -> String? {
-            guard let i = reader.next(), i < UInt64(strings.count) else { return nil }
-            return strings[Int(i)]
-        }
-        func sixteen(_ column: UnsafeRawBufferPointer, _ i: Int) -> UnsafeRawBufferPointer {
-            UnsafeRawBufferPointer(rebasing: column[(16 * i)..<(16 * i + 16)])
-        }
-        var entries: [Entry] = []
-        entries.reserveCapacity(n)
-        for i in 0..<n {
-            let f = flags[i]
-            guard f & ~Flag.all == 0, standing[i] <= 2, let journal = string(&journalReader),
-                let tagCount = tagReader.next(), tagCount <= UInt64(tags.count)
-            else { return nil }
-            var entryTags: [String] = []
-            if tagCount > 0 {
-                entryTags.reserveCapacity(Int(tagCount))
-                for _ in 0..<Int(tagCount) {
-                    guard let t = string(&tagReader) else { return nil }
-                    entryTags.append(t)
-                }
-            }
-            let frame = loadLE(UInt64.self, frames, at: 8 * i)
-            guard frame <= UInt64(Int32.max) else { return nil }
-            guard let headCount = headReader.next(), (headCount > 0) == (f & Flag.conflict != 0), headCount <= UInt64(heads.count),
-                let revisionCount = countReader.next(), revisionCount > headCount, revisionCount <= UInt64(Int32.max)
-            else { return nil }
-            var otherHeads: [Head] = []
-            for _ in 0..<Int(headCount) {
-                guard let fixed = headReader.take(25), fixed[24] <= 2, let headFrame = headReader.next(), headFrame <= UInt64(Int32.max),
-                    let headOffset = headReader.next()
-                else { return nil }
-                otherHeads.append(
-                    Head(
-                        revision: RevisionID(uncheckedRaw: UnsafeRawBufferPointer(rebasing: fixed[0..<16])),
-                        clock: loadLE(UInt64.self, fixed, at: 16), standing: fixed[24],
-                        frame: Int(headFrame), frameOffset: headOffset))
-            }
-            let summary = EntrySummary(
-                id: EntryID(uncheckedRaw: sixteen(ids, i)),
-                created: Int64(bitPattern: loadLE(UInt64.self, created, at: 8 * i)),
-                utcOffsetSeconds: Int32(bitPattern: loadLE(UInt32.self, offsets, at: 4 * i)),
-                tags: entryTags, journal: journal,
-                isStarred: f & Flag.starred != 0, hasAttachments: f & Flag.attachments != 0, hasPhotos: f & Flag.photos != 0,
-                isDeleted: f & Flag.deleted != 0, hasConflict: f & Flag.conflict != 0, standing: standing[i], frame: Int(frame))
-            entries.append(
-                Entry(
-                    summary: summary, revision: RevisionID(uncheckedRaw: sixteen(revisions, i)),
-                    frameOffset: loadLE(UInt64.self, frameOffsets, at: 8 * i), clock: loadLE(UInt64.self, clocks, at: 8 * i),
-                    otherHeads: otherHeads, revisionCount: Int(revisionCount)))
-        }
-        guard journalReader.atEnd, tagReader.atEnd, headReader.atEnd, countReader.atEnd else { return nil }
-        return entries
-    }
-
     /// The search index of an encoded one over `n` entries: `.some(nil)`
     /// for `{}`, nil when malformed or inconsistent.
     static func decodeSearch(_ bytes: UnsafeRawBufferPointer, entryCount n: Int) -> StoredSearch?? {
@@ -412,9 +321,16 @@ extension IndexCache {
     /// ones, from bytes that outlive the reader (a column read in place).
     struct VarintReader {
         private let bytes: UnsafeRawBufferPointer
-        private var position = 0
+        /// The offset of the next byte to read.
+        private(set) var position = 0
 
         init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+        /// A reader of `bytes` from offset `position` (at most their count).
+        init(_ bytes: UnsafeRawBufferPointer, at position: Int) {
+            self.bytes = bytes
+            self.position = min(max(0, position), bytes.count)
+        }
 
         var atEnd: Bool { position == bytes.count }
 
@@ -427,6 +343,12 @@ extension IndexCache {
 
         /// The next varint; nil at the end or for a malformed one.
         mutating func next() -> UInt64? {
+            // One byte, the usual case (string indices, counts): what the
+            // loop below gives for it, without the loop.
+            if position < bytes.count, bytes[position] < 0x80 {
+                position += 1
+                return UInt64(bytes[position - 1])
+            }
             var value: UInt64 = 0
             var shift: UInt64 = 0
             while position < bytes.count {

@@ -28,10 +28,11 @@ import Synchronization
 /// that a row group of another cache file is refused.
 extension IndexCache {
     /// The sealed file bytes of `contents` under `key`, with fresh nonces
-    /// from `random`.
+    /// from `random`. `summaries`, for tests, replaces the encoded
+    /// summaries before they are sealed (a writer bug a reader must refuse).
     package static func seal(
         _ contents: Contents, key: IndexCacheKey, random: any RandomSource = SystemRandom(),
-        rowsPerGroup: Int = FrameTableDirectory.defaultRowsPerGroup
+        rowsPerGroup: Int = FrameTableDirectory.defaultRowsPerGroup, summaries: (([UInt8]) -> [UInt8])? = nil
     ) -> [UInt8] {
         let nonceCount = XChaCha20Poly1305.nonceByteCount
         let tag = XChaCha20Poly1305.tagByteCount
@@ -57,7 +58,9 @@ extension IndexCache {
         }
         let header = encodeHeader(vaultID: contents.vaultID, identity: contents.identity)
         var parts = [
-            header, encodeFrameDirectory(split?.0, groups: entries), encodeSummaries(contents), encodeSearch(contents.search),
+            header, encodeFrameDirectory(split?.0, groups: entries),
+            summaries.map { $0(encodeSummaries(contents)) } ?? encodeSummaries(contents),
+            encodeSearch(contents.search),
         ]
         for i in parts.indices { Padding.pad(&parts[i]) }
         defer { for i in parts.indices { wipe(&parts[i]) } }
@@ -199,8 +202,8 @@ extension IndexCache {
     /// bytes whose parts `read` gives (nil: it could not be read). Each part
     /// is read when it is needed and its sealed bytes dropped once opened,
     /// and the summaries' plaintext once parsed: the frame table is not
-    /// read at all, and a 50,000-entry cache never holds its ciphertext,
-    /// plaintext and decoded entries at once.
+    /// read at all, and the summaries are kept as opened and decoded row by
+    /// row (``PackedSummaries``).
     static func open(
         byteCount: Int, key: IndexCacheKey, vaultID: VaultID, search: Bool, check: (Identity) -> Discard?,
         read: (Range<Int>) -> [UInt8]?
@@ -243,18 +246,19 @@ extension IndexCache {
         guard foundVault == vaultID else { return .discarded(.otherVault) }
         if let reason = check(identity) { return .discarded(reason) }
 
-        // The summaries' columns are read where they were opened, and the
-        // plaintext wiped once the entries are built.
+        // The summaries are kept as opened, their columns read in place
+        // and a row decoded when it is asked for (PackedSummaries, which
+        // wipes them); they are wiped here when they do not check.
         var summaries: [UInt8] = []
         defer { wipe(&summaries) }
         guard let summariesPayload = openPart(1, summariesStart..<(summariesStart + lengths.summaries), header: header, into: &summaries)
         else {
             return .discarded(readFailed ? .unreadable : .notAuthentic)
         }
-        guard let summariesPayload,
-            let entries = summaries.withUnsafeBytes({ decodeSummaries(UnsafeRawBufferPointer(rebasing: $0[summariesPayload])) })
-        else { return .discarded(.malformed) }
-        wipe(&summaries)
+        guard let summariesPayload, let packed = PackedSummaries.make(summaries, payload: summariesPayload) else {
+            return .discarded(.malformed)
+        }
+        // Now only `packed` holds them.
         summaries = []
         var stored: StoredSearch?
         if search {
@@ -265,14 +269,14 @@ extension IndexCache {
             }
             guard let searchPayload,
                 let decoded = searchBytes.withUnsafeBytes({
-                    decodeSearch(UnsafeRawBufferPointer(rebasing: $0[searchPayload]), entryCount: entries.count)
+                    decodeSearch(UnsafeRawBufferPointer(rebasing: $0[searchPayload]), entryCount: packed.count)
                 })
             else {
                 return .discarded(.malformed)
             }
             stored = decoded
         }
-        return .loaded(Contents(vaultID: vaultID, identity: identity, entries: entries, search: stored))
+        return .loaded(Contents(vaultID: vaultID, identity: identity, packed: packed, search: stored))
     }
 
     /// Opens the part sealed in `range` of `bytes` (its nonce just before

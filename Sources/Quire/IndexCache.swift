@@ -183,8 +183,20 @@ package enum IndexCache {
     package struct Contents: Sendable {
         package var vaultID: VaultID
         package var identity: Identity
-        /// Every entry (deleted ones too), in date order.
-        package var entries: [Entry]
+        /// Every entry (deleted ones too), in date order; those of a loaded
+        /// cache are decoded from ``packed`` on each read of this (a caller
+        /// that needs a few reads ``entry(at:)``).
+        package var entries: [Entry] {
+            get { packed.map { p in (0..<p.count).map { p.entry($0) } } ?? given }
+            set {
+                given = newValue
+                packed = nil
+            }
+        }
+        /// The entries given, when not loaded.
+        private var given: [Entry]
+        /// A loaded cache's summaries, as opened: decoded row by row.
+        private(set) var packed: PackedSummaries?
         /// The search index over ``entries``, when it was built.
         package var search: StoredSearch?
         /// The structure of the vault file's prefix the cache covers, so
@@ -195,10 +207,22 @@ package enum IndexCache {
         package init(vaultID: VaultID, identity: Identity, entries: [Entry], search: StoredSearch?, frameTable: PrefixFrameTable? = nil) {
             self.vaultID = vaultID
             self.identity = identity
-            self.entries = entries
+            self.given = entries
             self.search = search
             self.frameTable = frameTable
         }
+
+        /// The contents of a loaded cache: its summaries as opened.
+        init(vaultID: VaultID, identity: Identity, packed: PackedSummaries, search: StoredSearch?) {
+            self.init(vaultID: vaultID, identity: identity, entries: [], search: search)
+            self.packed = packed
+        }
+
+        /// The number of entries.
+        package var entryCount: Int { packed?.count ?? given.count }
+
+        /// Entry `i` (of ``entries``), decoding only it.
+        package func entry(at i: Int) -> Entry { packed?.entry(i) ?? given[i] }
 
         /// The contents of live query indexes: `table`'s rows in date order,
         /// `winner` saying where each one's winning revision is (a row it
@@ -211,7 +235,7 @@ package enum IndexCache {
         ) {
             var entries: [Entry] = []
             entries.reserveCapacity(table.count)
-            var position = [Int32](repeating: -1, count: table.rows.count)
+            var position = [Int32](repeating: -1, count: table.slotCount)
             for slot in table.order {
                 let s = table.summary(slot)
                 guard let w = winner(s) else { continue }
@@ -246,7 +270,7 @@ package enum IndexCache {
         package func positions(matching text: String) -> [Int32]? {
             guard var index = makeSearchIndex() else { return nil }
             guard let found = index.match(text) else { return [] }
-            return (0..<Int32(entries.count)).filter { found.documents.contains($0) }
+            return (0..<Int32(entryCount)).filter { found.documents.contains($0) }
         }
 
         /// Builds the summary table of ``entries`` as an open would and
@@ -255,17 +279,20 @@ package enum IndexCache {
         package func tableRowCount() -> Int? { makeTable()?.count }
 
         /// The summary table of ``entries``: slot `i` is `entries[i]`. Nil
-        /// when two entries share an id.
+        /// when two entries share an id. A loaded cache's rows are decoded
+        /// when the table reads them (two of them never share an id:
+        /// ``PackedSummaries/make(_:payload:)`` refuses that).
         func makeTable() -> EntrySummaryTable? {
-            let table = EntrySummaryTable(inOrder: entries)
-            return table.distinctCount == entries.count ? table : nil
+            if let packed { return EntrySummaryTable(packed: packed) }
+            let table = EntrySummaryTable(inOrder: given)
+            return table.distinctCount == given.count ? table : nil
         }
 
         /// The search index over the table ``makeTable()`` returns; nil when
         /// none is stored or it is inconsistent.
         func makeSearchIndex() -> SearchIndex? {
             guard let search else { return nil }
-            return SearchIndex(storedTerms: search.terms, postings: search.postings, documentCount: entries.count)
+            return SearchIndex(storedTerms: search.terms, postings: search.postings, documentCount: entryCount)
         }
     }
 

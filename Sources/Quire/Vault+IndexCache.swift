@@ -33,8 +33,13 @@ struct CachedEntries: Sendable {
     let cachedCount: Int
     /// The frames it reflects: `0..<frameCount`.
     var frameCount: Int
-    /// By slot of ``table``.
-    var entries: [IndexCache.Entry]
+    /// The cache file's entries, slots `0..<cachedCount`, decoded when
+    /// read (``entry(_:)``).
+    let cached: PackedSummaries
+    /// The entries the tail changed among those, by slot.
+    private var changed: [Int32: IndexCache.Entry] = [:]
+    /// The entries the tail added: slots from `cachedCount` on.
+    private var added: [IndexCache.Entry] = []
     var table: EntrySummaryTable
     /// Loaded at the first search.
     var search: SearchIndex?
@@ -42,10 +47,37 @@ struct CachedEntries: Sendable {
     /// slot (nil: deleted), until ``search`` is loaded.
     var tailDocuments: [(slot: Int32, document: SearchIndex.Document?)] = []
 
+    init(identity: IndexCache.Identity, cached: PackedSummaries, table: EntrySummaryTable) {
+        self.identity = identity
+        cachedCount = cached.count
+        frameCount = identity.frameCount
+        self.cached = cached
+        self.table = table
+    }
+
+    /// The number of slots with an entry: `0..<entryCount`.
+    var entryCount: Int { cachedCount + added.count }
+
+    /// The entry in `slot` (below ``entryCount``).
+    func entry(_ slot: Int32) -> IndexCache.Entry {
+        let i = Int(slot)
+        if i >= cachedCount { return added[i - cachedCount] }
+        return changed[slot] ?? cached.entry(i)
+    }
+
+    /// Replaces the entry in `slot` (below ``entryCount``).
+    mutating func replace(_ slot: Int32, with entry: IndexCache.Entry) {
+        let i = Int(slot)
+        if i >= cachedCount { added[i - cachedCount] = entry } else { changed[slot] = entry }
+    }
+
+    /// Adds an entry in slot ``entryCount``.
+    mutating func append(_ entry: IndexCache.Entry) { added.append(entry) }
+
     /// Every entry's state.
     var states: [EntryID: EntryChange.State] {
         var out: [EntryID: EntryChange.State] = [:]
-        out.reserveCapacity(entries.count)
+        out.reserveCapacity(entryCount)
         for slot in table.order {
             let id = table.summary(slot).id
             if let s = state(of: id) { out[id] = s }
@@ -57,7 +89,7 @@ struct CachedEntries: Sendable {
     /// does not hold it (the vault has no revision of it).
     func state(of id: EntryID) -> EntryChange.State? {
         guard let slot = table.slot(of: id) else { return nil }
-        let e = entries[Int(slot)]
+        let e = entry(slot)
         // The order EntryIndex.heads(of:) gives: the highest standing, then
         // the greatest clock, then the greater revision id.
         let others = e.otherHeads.sorted { a, b in
@@ -153,25 +185,20 @@ extension Vault {
         let load = IndexCache.load(folder: binding.folder, key: binding.key, vaultID: vaultID, search: false) {
             $0.check(against: structure, keyringHeads: heads, verifiedPrefix: verified)
         }
-        var contents: IndexCache.Contents
+        let contents: IndexCache.Contents
         switch load {
         case .loaded(let c): contents = c
         case .discarded(let why):
             if why != .missing { IndexCache.remove(folder: binding.folder, key: binding.key) }
             return
         }
-        guard let table = contents.makeTable() else {
+        guard let packed = contents.packed, let table = contents.makeTable() else {
             IndexCache.remove(folder: binding.folder, key: binding.key)
             return
         }
         binding.current = contents.identity
         binding.currentHasSearch = false
-        // Moved, not shared: entries the tail adds must not copy them all.
-        var entries: [IndexCache.Entry] = []
-        swap(&entries, &contents.entries)
-        var view = CachedEntries(
-            identity: contents.identity, cachedCount: entries.count, frameCount: contents.identity.frameCount, entries: entries,
-            table: table)
+        var view = CachedEntries(identity: contents.identity, cached: packed, table: table)
         var ignored: [EntryID: EntryChange.State?] = [:]
         guard advance(&view, changed: &ignored) else {
             indexCache = binding
@@ -204,11 +231,11 @@ extension Vault {
             binding.view = view
             indexCache = binding
         }
-        let entries = view.entries
         let table = view.table
+        let entries = view
         var contents = IndexCache.Contents(vaultID: vaultID, identity: identity, table: table, search: view.search) { summary in
             guard let slot = table.slot(of: summary.id) else { return nil }
-            let e = entries[Int(slot)]
+            let e = entries.entry(slot)
             return (e.revision, e.frameOffset, e.clock, e.otherHeads, e.revisionCount)
         }
         contents.frameTable = PrefixFrameTable(of: s, frameCount: identity.frameCount)
@@ -249,7 +276,7 @@ extension Vault {
             let existing = view.table.slot(of: id)
             var revisionCount = list.count
             if let existing {
-                let old = view.entries[Int(existing)]
+                let old = view.entry(existing)
                 let held = Set([old.revision] + old.otherHeads.map(\.revision))
                 // Only a revision a current member attested retires what it
                 // names (merge.md §5): any other leaves a conflict, which the
@@ -275,10 +302,10 @@ extension Vault {
             guard let slot else { return false }
             if let existing = new.existing {
                 guard slot == existing else { return false }
-                view.entries[Int(slot)] = new.entry
+                view.replace(slot, with: new.entry)
             } else {
-                guard Int(slot) == view.entries.count else { return false }
-                view.entries.append(new.entry)
+                guard Int(slot) == view.entryCount else { return false }
+                view.append(new.entry)
                 // A new entry that is deleted has no document to add.
                 if new.document == nil { continue }
             }
@@ -382,7 +409,7 @@ extension Vault {
     func cachedLookup(_ id: EntryID) -> CachedLookup {
         guard let view = currentCachedView() else { return .unavailable }
         guard let slot = view.table.slot(of: id) else { return .absent }
-        guard let snapshot = cachedSnapshot(view.entries[Int(slot)]) else {
+        guard let snapshot = cachedSnapshot(view.entry(slot)) else {
             dropCachedView()
             return .unavailable
         }
@@ -422,7 +449,7 @@ extension Vault {
             // only until the page is full.
             var search = view.search!
             (slots, more) = view.table.page(query, after: cursor, documents: documents) { slot in
-                guard !failed, let snapshot = self.cachedSnapshot(view.entries[Int(slot)]) else {
+                guard !failed, let snapshot = self.cachedSnapshot(view.entry(slot)) else {
                     failed = true
                     return false
                 }
@@ -435,7 +462,7 @@ extension Vault {
         var rows: [EntrySnapshot] = []
         rows.reserveCapacity(slots.count)
         for slot in slots {
-            guard let snapshot = checked[slot] ?? cachedSnapshot(view.entries[Int(slot)]) else { return nil }
+            guard let snapshot = checked[slot] ?? cachedSnapshot(view.entry(slot)) else { return nil }
             rows.append(snapshot)
         }
         let next = more ? slots.last.map { EntryCursor(view.table.summary($0).key) } : nil
@@ -452,10 +479,9 @@ extension Vault {
         guard
             case .loaded(let c) = IndexCache.load(
                 folder: binding.folder, key: binding.key, vaultID: vaultID, search: true, check: { $0 == want ? nil : .staleFile }),
-            c.entries.count == view.cachedCount, var search = c.makeSearchIndex()
+            let packed = c.packed, packed.count == view.cachedCount, var search = c.makeSearchIndex()
         else { return nil }
-        for i in stride(from: 0, to: c.entries.count, by: max(1, c.entries.count / 64))
-        where c.entries[i].summary.id != view.entries[i].summary.id {
+        for i in stride(from: 0, to: packed.count, by: max(1, packed.count / 64)) where packed.id(i) != view.cached.id(i) {
             return nil
         }
         if !view.tailDocuments.isEmpty { search.apply(view.tailDocuments.map { ($0.slot, $0.document) }) }

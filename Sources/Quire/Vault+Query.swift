@@ -130,8 +130,8 @@ extension Vault {
             let table = index!.query!.table
             var documents: [(slot: Int32, document: SearchIndex.Document)] = []
             documents.reserveCapacity(table.count)
-            for slot in 0..<Int32(table.rows.count) {
-                guard let s = table.rows[Int(slot)], !s.isDeleted else { continue }
+            for slot in 0..<Int32(table.slotCount) {
+                guard let s = table.row(slot), !s.isDeleted else { continue }
                 documents.append((slot, SearchIndex.Document(try body(of: s))))
             }
             index!.query!.search = SearchIndex(documents)

@@ -66,7 +66,7 @@
         let p = packedCount
         guard i < p, let packed else { return scanned[i - p].header }
         if k < packed.commitFrames.count, packed.commitFrames[k] == i {
-            return packed.commitHeaders[k].withUnsafeBytes { FrameHeader.unchecked($0, at: 0) }
+            return packed.commitHeader(k)
         }
         return packed.frame(i).header
     }

@@ -211,8 +211,9 @@ final class PackedFrames: Sendable {
     /// Frame indices of the commits, ascending.
     let commitFrames: [Int]
     let commitOffsets: [UInt64]
-    /// Their 16 header bytes and 200-byte bodies as read from the file.
-    let commitHeaders: [[UInt8]]
+    /// Their 16 header bytes, one commit after another (one array, not
+    /// one a commit), and their 200-byte bodies, as read from the file.
+    let commitHeaders: [UInt8]
     let commitBodies: [[UInt8]]
     /// Frame indices of the plaintext frames (keyrings), ascending.
     let plaintextFrames: [Int]
@@ -232,7 +233,7 @@ final class PackedFrames: Sendable {
     var loads: (cache: Int, file: Int) { loadCounts.withLock { $0 } }
 
     init(
-        directory: FrameTableDirectory, end: UInt64, commitFrames: [Int], commitOffsets: [UInt64], commitHeaders: [[UInt8]],
+        directory: FrameTableDirectory, end: UInt64, commitFrames: [Int], commitOffsets: [UInt64], commitHeaders: [UInt8],
         commitBodies: [[UInt8]], plaintextFrames: [Int], plaintextOffsets: [UInt64], plaintextBodies: [[UInt8]?],
         load: @escaping @Sendable (Int) -> FrameTableRowGroup?, file: SystemFile
     ) {
@@ -315,7 +316,9 @@ final class PackedFrames: Sendable {
             let isCommitRow = commit < commitFrames.count && commitFrames[commit] == i
             guard isCommitRow == (h.kind == .commit) else { return nil }
             if isCommitRow {
-                guard commitOffsets[commit] == offset, row.elementsEqual(commitHeaders[commit]), zero(k * w, (k + 1) * w) else {
+                guard commitOffsets[commit] == offset, row.elementsEqual(commitHeaders[(commit * 16)..<(commit * 16 + 16)]),
+                    zero(k * w, (k + 1) * w)
+                else {
                     return nil
                 }
                 commit += 1
@@ -417,7 +420,7 @@ final class PackedFrames: Sendable {
     /// (no row group loaded); nil for another frame.
     private func knownHeader(_ i: Int) -> (header: FrameHeader, offset: UInt64)? {
         if let c = Self.find(i, in: commitFrames) {
-            return (commitHeaders[c].withUnsafeBytes { FrameHeader.unchecked($0, at: 0) }, commitOffsets[c])
+            return (commitHeader(c), commitOffsets[c])
         }
         if let p = Self.find(i, in: plaintextFrames) {
             let at = p * FrameTableDirectory.plaintextRowWidth + 12
@@ -502,12 +505,17 @@ final class PackedFrames: Sendable {
         return (Array(r.headers[(k * 16)..<(k * 16 + 16)]), Array(r.trailers[(k * w)..<((k + 1) * w)]), chunkHeader)
     }
 
+    /// The header of the `c`th commit frame.
+    func commitHeader(_ c: Int) -> FrameHeader {
+        commitHeaders.withUnsafeBytes { FrameHeader.unchecked($0, at: c * FrameHeader.byteCount) }
+    }
+
     func frame(_ i: Int) -> ScannedFrame {
         if let c = Self.find(i, in: commitFrames) {
             let body = commitBodies[c]
-            let h = commitHeaders[c].withUnsafeBytes { FrameHeader.unchecked($0, at: 0) }
             var frame = ScannedFrame(
-                location: FrameLocation(offset: commitOffsets[c], index: i), header: h, headerBytes: commitHeaders[c],
+                location: FrameLocation(offset: commitOffsets[c], index: i), header: commitHeader(c),
+                headerBytes: Array(commitHeaders[(c * 16)..<(c * 16 + 16)]),
                 trailer: Array(body[0..<CommitChain.headByteCount]), repaired: false, chunk: nil, plaintextBody: nil, checksumIntact: nil,
                 malformation: nil)
             frame.commitBody = body

@@ -297,14 +297,14 @@ extension VaultFile {
         var groups: [CommitGroup] = []
         var commitFrames: [Int] = []
         var commitOffsets: [UInt64] = []
-        var commitHeaders: [[UInt8]] = []
+        var commitHeaders: [UInt8] = []
         var commitBodies: [[UInt8]] = []
         var commits = BLAKE2b.Hasher(byteCount: 32)
         var groupStart = 0
         var previousEnd = UInt64(FileHeader.byteCount)
         commitFrames.reserveCapacity(commitCount)
         commitOffsets.reserveCapacity(commitCount)
-        commitHeaders.reserveCapacity(commitCount)
+        commitHeaders.reserveCapacity(commitCount * FrameHeader.byteCount)
         commitBodies.reserveCapacity(commitCount)
         groups.reserveCapacity(commitCount)
         let frameBytes = FrameHeader.byteCount + CommitChain.bodyByteCount
@@ -341,21 +341,21 @@ extension VaultFile {
                 windowEnd = offset + UInt64(readAhead)
             }
             let read = try window.withBytes(offset, frameBytes, readAhead: readAhead) {
-                (stored: UnsafeRawBufferPointer) -> (header: [UInt8], body: [UInt8], head: [UInt8])? in
+                (stored: UnsafeRawBufferPointer) -> (body: [UInt8], head: [UInt8])? in
                 let h = FrameHeader.unchecked(stored, at: 0)
                 guard h.kind == .commit, h.isPlausible, VaultScanner.malformation(of: h) == nil,
                     Int(h.bodyLength) == CommitChain.bodyByteCount
                 else { return nil }
                 commits.update(stored)
+                commitHeaders.append(contentsOf: UnsafeRawBufferPointer(rebasing: stored[0..<FrameHeader.byteCount]))
                 return (
-                    Self.copy(stored, 0..<FrameHeader.byteCount), Self.copy(stored, FrameHeader.byteCount..<frameBytes),
+                    Self.copy(stored, FrameHeader.byteCount..<frameBytes),
                     Self.copy(stored, FrameHeader.byteCount..<(FrameHeader.byteCount + CommitChain.headByteCount))
                 )
             }
             guard let read else { return nil }
             commitFrames.append(i)
             commitOffsets.append(offset)
-            commitHeaders.append(read.header)
             commitBodies.append(read.body)
             let at = c * CommitChain.digestByteCount
             let digest = d.digests.withUnsafeBytes { Self.copy($0, at..<(at + CommitChain.digestByteCount)) }

@@ -54,9 +54,26 @@ public import QuireSystem
     public var storedPreviousHead: [UInt8] { CommitChain.storedPreviousHead(body: commitBody) }
     /// True when the commit frame stores `head` as its previous head
     /// (``storedPreviousHead``), compared in place: no array is made.
+    /// Word by word: a generic `elementsEqual` of a slice cost about 500
+    /// instructions a commit, 27 M for an open of 50,000 commits.
     package func storesPreviousHead(_ head: [UInt8]) -> Bool {
-        commitBody.count == CommitChain.bodyByteCount
-            && commitBody[CommitChain.headByteCount..<CommitChain.nonceOffset].elementsEqual(head)
+        let start = CommitChain.headByteCount
+        guard commitBody.count == CommitChain.bodyByteCount, head.count == CommitChain.nonceOffset - start else { return false }
+        return commitBody.withUnsafeBytes { body in
+            head.withUnsafeBytes { h in
+                var at = 0
+                while at + 8 <= h.count {
+                    let stored = body.loadUnaligned(fromByteOffset: start + at, as: UInt64.self)
+                    guard stored == h.loadUnaligned(fromByteOffset: at, as: UInt64.self) else { return false }
+                    at += 8
+                }
+                while at < h.count {
+                    guard body[start + at] == h[at] else { return false }
+                    at += 1
+                }
+                return true
+            }
+        }
     }
     /// True when damaged bytes lie between the previous commit and this one.
     public let containsDamage: Bool

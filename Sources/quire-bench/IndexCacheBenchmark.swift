@@ -55,7 +55,7 @@ enum IndexCacheBenchmark {
             var tableOnly = Samples()
             for _ in 0..<repetitions {
                 let (loaded, ns) = timed { IndexCache.load(folder: folder, key: key, vaultID: vaultID, search: false) { _ in nil } }
-                guard case .loaded(let c) = loaded, c.entries.count == n else { throw BenchError("cache discarded") }
+                guard case .loaded(let c) = loaded, c.entryCount == n else { throw BenchError("cache discarded") }
                 light.add(ns)
                 let (rows, ns2) = timed { c.tableRowCount() }
                 guard rows == n else { throw BenchError("table of \(rows ?? -1) rows") }

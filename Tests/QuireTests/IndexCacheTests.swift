@@ -131,6 +131,79 @@ import Testing
         #expect(Self.discard(IndexCache.open(IndexCache.seal(unflagged, key: Self.key()), key: Self.key(), vaultID: Self.vault, check: Self.accept)) == .malformed)
     }
 
+    /// The summaries of ``contents()`` sealed after `change` rewrote their
+    /// encoded map, then opened: what a reader makes of a writer's bug.
+    static func openGarbled(_ change: @escaping (inout CBORMap) -> Void) -> IndexCache.Load {
+        let bytes = IndexCache.seal(Self.contents(), key: Self.key()) { encoded in
+            guard case .map(var m)? = try? CBORDecoder.decode(encoded) else { return encoded }
+            change(&m)
+            return CBOREncoder.encode(.map(m))
+        }
+        return IndexCache.open(bytes, key: Self.key(), vaultID: Self.vault, check: Self.accept)
+    }
+
+    /// The loaded summaries are kept packed and decoded row by row: each
+    /// row, read alone or all together, is the one stored.
+    @Test func packedRowsDecodeOneByOne() {
+        let original = Self.contents()
+        guard case .loaded(let loaded) = IndexCache.open(IndexCache.seal(original, key: Self.key()), key: Self.key(), vaultID: Self.vault, check: Self.accept) else {
+            Issue.record("discarded")
+            return
+        }
+        #expect(loaded.entryCount == original.entries.count)
+        for i in (0..<original.entries.count).reversed() { #expect(loaded.entry(at: i) == original.entries[i]) }
+        #expect(loaded.tableRowCount() == original.entries.count)
+        // The unchanged map opens: the rewriting below is what is refused.
+        #expect(Self.discard(Self.openGarbled { _ in }) == nil)
+    }
+
+    /// Rows are checked when loaded, not when read: a column one byte
+    /// short or long, or any row naming what is not there, discards the
+    /// whole cache (never some rows, never a wrong row later).
+    @Test func garbledPackedColumnsAreDiscarded() {
+        let columns = ["ids", "revisions", "created", "offsets", "flags", "standing", "frames", "frameOffsets", "clocks", "heads", "journals", "tags", "revisionCounts"]
+        for name in columns {
+            let short = Self.openGarbled { m in
+                if case .bytes(let b)? = m[text: name] { m[text: name] = .bytes(Array(b.dropLast())) }
+            }
+            #expect(Self.discard(short) == .malformed, "\(name) truncated")
+            let long = Self.openGarbled { m in
+                if case .bytes(let b)? = m[text: name] { m[text: name] = .bytes(b + [0]) }
+            }
+            #expect(Self.discard(long) == .malformed, "\(name) extended")
+            let missing = Self.openGarbled { m in m[text: name] = nil }
+            #expect(Self.discard(missing) == .malformed, "\(name) missing")
+        }
+        let cases: [(String, (inout CBORMap) -> Void)] = [
+            ("count", { m in m[text: "count"] = .unsigned(5) }),
+            ("unknown flag", { m in
+                if case .bytes(var b)? = m[text: "flags"] { b[2] |= 0x80; m[text: "flags"] = .bytes(b) }
+            }),
+            ("standing 3", { m in
+                if case .bytes(var b)? = m[text: "standing"] { b[1] = 3; m[text: "standing"] = .bytes(b) }
+            }),
+            ("journal past the strings", { m in
+                if case .bytes(var b)? = m[text: "journals"] { b[3] = 0x7f; m[text: "journals"] = .bytes(b) }
+            }),
+            ("tag past the strings", { m in
+                if case .bytes(var b)? = m[text: "tags"] { b[b.count - 1] = 0x7f; m[text: "tags"] = .bytes(b) }
+            }),
+            ("overlong varint", { m in
+                if case .bytes(let b)? = m[text: "revisionCounts"] { m[text: "revisionCounts"] = .bytes(Array(b.dropLast()) + [0x81, 0x00]) }
+            }),
+            ("frame past Int32", { m in
+                if case .bytes(var b)? = m[text: "frames"] { b[7] = 0x80; m[text: "frames"] = .bytes(b) }
+            }),
+            ("two rows share an id", { m in
+                if case .bytes(var b)? = m[text: "ids"] { b.replaceSubrange(16..<32, with: b[0..<16]); m[text: "ids"] = .bytes(b) }
+            }),
+            ("strings not text", { m in m[text: "strings"] = .array([.unsigned(1)]) }),
+        ]
+        for (name, change) in cases {
+            #expect(Self.discard(Self.openGarbled(change)) == .malformed, "\(name)")
+        }
+    }
+
     @Test func emptyVaultRoundTrips() {
         let empty = IndexCache.Contents(vaultID: Self.vault, identity: Self.identity, entries: [], search: nil)
         let bytes = IndexCache.seal(empty, key: Self.key())
