@@ -5,9 +5,9 @@ import QuireSystem
 /// `quire verify [VAULT]`: exit 2 when anything was lost or cannot be
 /// trusted; exit 1 when the only records not checked are in epochs this
 /// key cannot open because it was removed from the vault (not damage).
-/// Records a removal the vault's trusted keys record cut on purpose (a
-/// thief's keyrings after a lockdown) are said, as cut, and are not damage
-/// (trial 26 N5).
+/// Keyrings a removal signed by the recovery key cut on purpose (a thief's,
+/// after a lockdown) are said, as cut, and are not damage (trial 26 N5);
+/// records and commits under the keys they made still are (review 33 F1).
 struct VerifyCommand: QuireCommand {
     static let configuration = CommandConfiguration(
         name: "verify", abstract: "check every byte; exit 2 when something is lost",
@@ -16,11 +16,14 @@ struct VerifyCommand: QuireCommand {
             each listed with its frame and offset, a file too damaged to
             open, or a file that lacks records this device saw committed (cut
             off or replaced by an older copy: rollback_suspected); 1: nothing damaged, but newer records are not readable with
-            this key (a removed device): verify on an enrolled device. Records a
-            device removal recorded in the vault cut on purpose (what a removed
-            device did that no one built on, after 'device remove' with the
-            recovery key) are listed as cut, not as damage: exit 0. It also
-            says how many entries have conflicting versions ('quire versions ID').
+            this key (a removed device): verify on an enrolled device. After
+            'device remove NAME' with the recovery key, the keyrings of the
+            removed device (or of one it enrolled) that no one built on are
+            listed as cut, not as damage: alone, exit 0. Records and commits
+            written under the keys those keyrings made are still listed as
+            lost (exit 2): the file cannot tell them from changed ones. It
+            also says how many entries have conflicting versions
+            ('quire versions ID').
             """,
         json: VerifyJSON.self, section: .file, unlocks: true)
 
@@ -93,7 +96,7 @@ struct VerifyCommand: QuireCommand {
                     + "No other damage: \(counts)")
         } else if damage.isEmpty {
             if unreadable.isEmpty {
-                let cutText = cut.isEmpty ? "" : "; \(plural(cut.count, "record")) cut on purpose by a device removal (below)"
+                let cutText = cut.isEmpty ? "" : "; \(plural(cut.count, "keyring")) cut on purpose by a device removal (below)"
                 out.line("\(vault): intact\(conflictText)\(cutText). \(counts)")
             } else {
                 out.line("\(vault): no damage found in what this key can read\(conflictText). \(counts)")
@@ -106,9 +109,10 @@ struct VerifyCommand: QuireCommand {
         for issue in damage { out.line("  lost: \(Self.place(issue)): \(issue.message) [\(issue.code)]") }
         if !cut.isEmpty {
             out.line(
-                "\(plural(cut.count, "record was", "records were")) cut on purpose by a device removal this vault records: "
-                    + "not damage, and nothing needs restoring, unless one holds what a device of yours wrote under the "
-                    + "removed device's keys (a copy from before the removal still holds them):")
+                "\(plural(cut.count, "keyring was", "keyrings were")) cut on purpose by a removal the recovery key signed: "
+                    + "not damage, and nothing needs restoring. Records and commits written under the keys they made are not "
+                    + "among them: any is listed as lost, since the file cannot tell it from a changed one (a copy from before "
+                    + "the removal still holds what your devices wrote under those keys):")
             for (issue, removal) in cut { out.line("  cut: \(Self.place(issue)): by \(removal) [\(issue.code)]") }
         }
         if !unreadable.isEmpty {
