@@ -21,7 +21,9 @@ struct VerifyCommand: QuireCommand {
             removed device (or of one it enrolled) that no one built on are
             listed as cut, not as damage: alone, exit 0. Records and commits
             written under the keys those keyrings made are still listed as
-            lost (exit 2): the file cannot tell them from changed ones. It
+            lost (exit 2): the file cannot tell them from changed ones. Two
+            removals each of the other (removal_mutual) that a removal with
+            the recovery key has settled are noted once, as settled. It
             also says how many entries have conflicting versions
             ('quire versions ID').
             """,
@@ -79,6 +81,13 @@ struct VerifyCommand: QuireCommand {
         let cut = report.issues.compactMap { issue in cutBy(issue).map { (issue, $0) } }
         let damage = report.issues.filter { $0.isDamage && !vaultHandle.isUnreadableWithThisKey($0) && cutBy($0) == nil }
         let warnings = report.issues.filter { !$0.isDamage }
+        // A mutual removal that a removal by the recovery key has settled
+        // since (trial 26 N2): said once, as settled, not asked for again.
+        let settledMutual = opened.vault.mutualRemovalsSettled()
+        func settledBy(_ issue: VerifyReport.Issue) -> String? {
+            guard issue.code == "removal_mutual", let f = issue.frameIndex else { return nil }
+            return settledMutual[f]
+        }
         let conflicts = ((try? opened.vault.entries()) ?? []).filter { !$0.conflictingHeads.isEmpty }.count
         // This device saw more of the vault committed than the file holds
         // (Spec/keys.md §7): what the file ends with is not an unfinished write.
@@ -119,8 +128,15 @@ struct VerifyCommand: QuireCommand {
             out.line("\(plural(unreadable.count, "record is", "records are")) not readable with this key (\(removedText)):")
             for issue in unreadable { out.line("  not readable: \(Self.place(issue)) [\(issue.code)]") }
         }
+        var settled: [(removal: String, places: [String])] = []
         for issue in warnings {
-            if rollback != nil && issue.code == "torn_tail" {
+            if let removal = settledBy(issue) {
+                if let i = settled.firstIndex(where: { $0.removal == removal }) {
+                    settled[i].places.append(Self.place(issue))
+                } else {
+                    settled.append((removal, [Self.place(issue)]))
+                }
+            } else if rollback != nil && issue.code == "torn_tail" {
                 out.line(
                     "  note: \(Self.place(issue)): the bytes after the committed end are not committed in this file, but this device saw "
                         + "more of the vault committed: they are what is left of committed records, not an unfinished write [\(issue.code)]"
@@ -128,6 +144,9 @@ struct VerifyCommand: QuireCommand {
             } else {
                 out.line("  note: \(Self.place(issue)): \(issue.message) [\(issue.code)]")
             }
+        }
+        for (removal, places) in settled {
+            out.line("  note: \(places.joined(separator: " and ")): \(Self.settledMutualText(by: removal)) [removal_mutual]")
         }
         for leftover in RewriteLeftovers.stale(besideVault: vault) { out.line("  note: \(RewriteLeftovers.describe(leftover))") }
         if report.unattestedCommitCount > 0 {
@@ -153,7 +172,8 @@ struct VerifyCommand: QuireCommand {
                     ?? [])
                     + report.issues.map {
                         .init(
-                            code: $0.code, message: $0.message, offset: $0.offset, frame: $0.frameIndex,
+                            code: $0.code, message: settledBy($0).map { Self.settledMutualText(by: $0) } ?? $0.message,
+                            offset: $0.offset, frame: $0.frameIndex,
                             damage: $0.isDamage && !vaultHandle.isUnreadableWithThisKey($0) && cutBy($0) == nil)
                     }))
         if !damage.isEmpty || rollback != nil { return .damage }
@@ -172,6 +192,15 @@ struct VerifyCommand: QuireCommand {
     /// (``Vault/framesCutByRemoval()``); records and commits under their
     /// keys are not among them (still damage).
     static let cutCodes: Set<String> = ["keyring_unauthenticated", "removed_device_slot", "escrow_forbidden"]
+
+    /// What a `removal_mutual` warning says once a removal by the recovery
+    /// key (`removal`, in words) has settled it: nothing left to do but,
+    /// for a device of one's own that stays removed, a new key.
+    static func settledMutualText(by removal: String) -> String {
+        "a mutual removal (two devices each removed the other, as when one answers its removal from an old copy), settled by \(removal): "
+            + "the devices both removed stay removed; a device of yours among them comes back only with a new key "
+            + "('quire device code --new-key' on it, then 'quire device add')"
+    }
 
     static func place(_ issue: VerifyReport.Issue) -> String {
         switch (issue.frameIndex, issue.offset) {
