@@ -64,9 +64,9 @@ extension QuireError {
     @_spi(Format) public static func removedFromVault(newerEpoch: UInt32) -> QuireError {
         QuireError(.removedFromVault(newerEpoch: newerEpoch))
     }
-    /// ``VaultError/behindNewerKeyring(newerEpoch:madeBy:)``.
-    @_spi(Format) public static func behindNewerKeyring(newerEpoch: UInt32, madeBy: String) -> QuireError {
-        QuireError(.behindNewerKeyring(newerEpoch: newerEpoch, madeBy: madeBy))
+    /// ``VaultError/behindNewerKeyring(newerEpoch:madeBy:wasMember:)``.
+    @_spi(Format) public static func behindNewerKeyring(newerEpoch: UInt32, madeBy: String, wasMember: Bool = false) -> QuireError {
+        QuireError(.behindNewerKeyring(newerEpoch: newerEpoch, madeBy: madeBy, wasMember: wasMember))
     }
     /// ``VaultError/rolledBack(reason:)``.
     @_spi(Format) public static func rolledBack(reason: String) -> QuireError { QuireError(.rolledBack(reason: reason)) }

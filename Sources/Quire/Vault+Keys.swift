@@ -800,7 +800,8 @@ extension Vault {
             if let removed = unlocked.removedIn { return QuireError.removedFromVault(newerEpoch: removed.epoch) }
             guard let newest = unlocked.newerKeyrings.max(by: { $0.epoch < $1.epoch }) else { return nil }
             return QuireError.behindNewerKeyring(
-                newerEpoch: newest.epoch, madeBy: newest.signer.map(PrivacyStatement.phrase(for:)) ?? "a member")
+                newerEpoch: newest.epoch, madeBy: newest.signer.map(PrivacyStatement.phrase(for:)) ?? "a member",
+                wasMember: wasMember(before: newest))
         }
     }
 }

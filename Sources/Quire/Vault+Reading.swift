@@ -39,12 +39,7 @@ extension Vault {
         lock.withLock { () -> [Int: String] in
             let rings = unlocked.keyrings
             let byID = Dictionary(rings.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-            // A keyring the recovery key signed: a recovery member it lists
-            // has the signer's key.
-            func byRecoveryKey(_ ring: KeyringInfo) -> Bool {
-                guard let signer = ring.signer else { return false }
-                return ring.content?.members.contains { $0.role == "recovery" && $0.publicKey == signer } ?? false
-            }
+            let byRecoveryKey = Self.isSignedByRecoveryKey
             // Who each trusted keyring the recovery key signed removed,
             // first removal kept.
             var removedIn: [[UInt8]: (ring: KeyringInfo, name: String)] = [:]
@@ -103,5 +98,49 @@ extension Vault {
             }
             return out
         }
+    }
+
+    /// The keyrings reported `removal_mutual` (by frame index, each copy)
+    /// that a removal the recovery key signed has since settled, each with
+    /// that removal in words (`the removal of "Phone" that the recovery key
+    /// signed (keyring frame 21 at byte 13730)`), trial 26 N2: a trusted
+    /// keyring the recovery key signed, built on the mutual removal, that
+    /// removes its signer or a member it removed — what the warning asks
+    /// for. Both removed members still stay removed; the warning need not
+    /// ask again.
+    package func mutualRemovalsSettled() -> [Int: String] {
+        lock.withLock { () -> [Int: String] in
+            let rings = unlocked.keyrings
+            let byID = Dictionary(rings.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            var out: [Int: String] = [:]
+            for removal in rings where removal.isTrusted && Self.isSignedByRecoveryKey(removal) {
+                let removed = removal.content?.removed ?? []
+                guard !removed.isEmpty else { continue }
+                // Its ancestors, without recursion: a chain of keyrings may be long.
+                var seen = Set<KeyringID>()
+                var stack = removal.parents
+                while let id = stack.popLast() {
+                    guard seen.insert(id).inserted, let ring = byID[id] else { continue }
+                    stack.append(contentsOf: ring.parents)
+                }
+                for id in seen {
+                    guard let ring = byID[id], ring.isTrusted, let content = ring.content, !content.removed.isEmpty,
+                        out[ring.location.index] == nil
+                    else { continue }
+                    let involved = Set(content.removed.map(\.publicKey) + (ring.signer.map { [$0] } ?? []))
+                    guard let named = removed.first(where: { involved.contains($0.publicKey) }) else { continue }
+                    let words = "the removal of \"\(named.name)\" that the recovery key signed (keyring \(removal.location))"
+                    for f in [ring.location.index] + ring.copyFrames { out[f] = words }
+                }
+            }
+            return out
+        }
+    }
+
+    /// True when the recovery key signed `ring`: a recovery member it lists
+    /// has the signer's key.
+    static func isSignedByRecoveryKey(_ ring: KeyringInfo) -> Bool {
+        guard let signer = ring.signer else { return false }
+        return ring.content?.members.contains { $0.role == "recovery" && $0.publicKey == signer } ?? false
     }
 }

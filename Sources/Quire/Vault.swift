@@ -294,6 +294,22 @@ public final class Vault: @unchecked Sendable {
         return try open(at: path, credential: credential, writable: true, random: random, options: options)
     }
 
+    /// True when this credential is a device whose key a keyring it trusts,
+    /// a parent of `newer`, lists as a member: whoever made `newer` saw the
+    /// device and gave it no key — a removal, or a member leaving it out
+    /// on purpose — not a keyring made where it was not enrolled yet
+    /// (`Spec/format.md §8.6`: being behind is not being removed; trial 26
+    /// N2). The caller holds the lock.
+    func wasMember(before newer: NewerKeyring) -> Bool {
+        guard case .device(let pair) = credential else { return false }
+        let rings = unlocked.keyrings
+        guard let ring = rings.first(where: { $0.id == newer.id }) else { return false }
+        return ring.parents.contains { id in
+            guard let parent = rings.first(where: { $0.id == id }), parent.isTrusted else { return false }
+            return parent.content?.members.contains { $0.publicKey == pair.publicKey } ?? false
+        }
+    }
+
     /// Why this credential may not write now, if it may not: records when
     /// `change` is nil, otherwise that key change (`Spec/format.md §8.6`,
     /// `Spec/keys.md §6`).
@@ -321,7 +337,9 @@ public final class Vault: @unchecked Sendable {
             default: allowed = false
             }
             if !allowed {
-                throw .behindNewerKeyring(newerEpoch: newest.epoch, madeBy: newest.signer.map(PrivacyStatement.phrase(for:)) ?? "a member")
+                throw .behindNewerKeyring(
+                    newerEpoch: newest.epoch, madeBy: newest.signer.map(PrivacyStatement.phrase(for:)) ?? "a member",
+                    wasMember: wasMember(before: newest))
             }
         }
         guard file.isWritable else { throw .format(.notWritable(reason: "it was opened read-only")) }

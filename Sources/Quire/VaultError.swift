@@ -27,8 +27,13 @@
     /// records nor change keys, except that it may remove the member who made
     /// that keyring (the recovery key: any removal or a replacement).
     /// `madeBy` names that member as the privacy statement does, such as
-    /// `the device "Phone"` or `the recovery key`.
-    case behindNewerKeyring(newerEpoch: UInt32, madeBy: String)
+    /// `the device "Phone"` or `the recovery key`. `wasMember` is true when
+    /// this credential is a device that a keyring it trusts, a parent of
+    /// that keyring, lists as a member: its maker saw the device and gave
+    /// it no key, which a removal does (or a member leaving it out on
+    /// purpose), not a keyring made where the device was not enrolled yet;
+    /// the device cannot open the keyring to tell which (trial 26 N2).
+    case behindNewerKeyring(newerEpoch: UInt32, madeBy: String, wasMember: Bool = false)
     /// This file is older than the copy this device last saw (a rollback):
     /// writing is refused until the newer copy is merged back or the file is
     /// accepted (`Spec/keys.md §7`).
@@ -101,7 +106,12 @@
             "commit \(loc) of this file was altered after later commits were written, with no sign of damage (records were deleted, replaced or inserted); nothing was written. Merge a copy that holds the commit, or, if none exists, compact the vault without what cannot be verified, which keeps only what the chain vouches for, or accept it and write on, its records staying unverified"
         case .removedFromVault(let epoch):
             "this key was removed from the vault (in the keyring of epoch \(epoch)): it can read older records but cannot write or change the keys. Open the vault with an enrolled device or the recovery key"
-        case .behindNewerKeyring(let epoch, let madeBy):
+        case .behindNewerKeyring(let epoch, let madeBy, true):
+            // Not "if you do not trust X, remove it": X may have only built
+            // on the removal, and the device cannot see whether the
+            // recovery key removed it since (trial 26 N2).
+            "this device was removed from the vault, or left out on purpose: it has no key to epoch \(epoch), which \(madeBy) made, though the keys before listed it as a member. It can read older records but cannot write. It comes back only as a new device, with a new key; if you did not remove it, a device that did may be stolen: remove that device with the recovery key"
+        case .behindNewerKeyring(let epoch, let madeBy, false):
             "this key cannot open epoch \(epoch), which \(madeBy) made: this key was removed, or left out of it. It can read older records but cannot write. Open the vault on a device that can read it (its next write lets this key read again if it is still a member), or, if you do not trust \(madeBy), remove it"
         case .deviceStore(let e): e.description
         case .sync(let e): e.description

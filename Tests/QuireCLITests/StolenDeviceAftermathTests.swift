@@ -41,8 +41,9 @@ import Testing
             let unlock = env.isEmpty ? [] : ["--recovery-key-file", "recovery.txt"]
             let verify = try box.quire(["verify", "Journal.quire"] + unlock, env: env)
             #expect(verify.status == 0, "\(verify)")
-            #expect(verify.stdout.hasPrefix("Journal.quire: intact; 2 records cut on purpose by a device removal (below)."), "\(verify)")
-            #expect(verify.stdout.contains("cut on purpose by a device removal this vault records: not damage"), "\(verify)")
+            #expect(verify.stdout.hasPrefix("Journal.quire: intact; 2 keyrings cut on purpose by a device removal (below)."), "\(verify)")
+            #expect(verify.stdout.contains("2 keyrings were cut on purpose by a removal the recovery key signed: not damage"), "\(verify)")
+            #expect(!verify.stdout.contains("record was cut") && !verify.stdout.contains("records were cut"), "\(verify)")
             #expect(verify.stdout.contains("  cut: frame "), "\(verify)")
             #expect(verify.stdout.contains(": by the removal of \"Phone\" (keyring frame "), "\(verify)")
             #expect(!verify.stdout.contains("DAMAGED") && !verify.stdout.contains("Restore"), "\(verify)")
@@ -122,8 +123,13 @@ import Testing
         #expect(removal.stdout.contains("\"Laptop\" (fingerprint "), "\(removal)")
         #expect(removal.stdout.contains(") stays removed: \"Phone\" (or a device it enrolled) removed it"), "\(removal)")
         #expect(removal.stdout.contains("on it, run 'quire device code --new-key'"), "\(removal)")
+        // Its own error says it was removed, not "if you do not trust the
+        // device \"Phone\", remove it": it cannot open the lockdown, so it
+        // cannot know that was done (trial 26 N2).
         let write = try box.quire(["add", "Journal.quire", "from the laptop"])
         #expect(write.status == 1 && write.stderr.contains("'quire device code --new-key' here"), "\(write)")
+        #expect(write.stderr.hasPrefix("quire: error: this device was removed from the vault, or left out on purpose: "), "\(write)")
+        #expect(!write.stderr.contains("if you do not trust"), "\(write)")
 
         let stranger = ["QUIRE_HOME": box.path("stranger")]
         let again = try box.quire(
@@ -144,6 +150,54 @@ import Testing
         #expect(enrol.status == 0, "\(enrol)")
         let back = try box.quire(["add", "Journal.quire", "from the laptop, back"])
         #expect(back.status == 0, "\(back)")
+    }
+
+    /// Trial 26 N2: the laptop removes the phone; the phone, from an old
+    /// copy, removes the laptop; the tablet merges both and writes, which
+    /// builds on both removals (mutual: `verify` notes each, asking for a
+    /// removal with the recovery key). Once the recovery key removed the
+    /// phone, `verify` still repeated both notes as open, asking for what
+    /// was done; and the laptop's error said "if you do not trust the
+    /// device \"Tablet\", remove it" of the honest tablet.
+    @Test func aRecoveryKeyRemovalSettlesAMutualRemoval() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        _ = try box.add("laptop, before")
+        for name in ["Phone", "Tablet"] {
+            let code = try box.quire(["device", "code", "--device-name", name], env: ["QUIRE_HOME": box.path(name.lowercased())])
+            let add = try box.quire(["device", "add", "Journal.quire", code.stdout.trimmingCharacters(in: .newlines), "--name", name])
+            #expect(add.status == 0, "\(add)")
+        }
+        try FileManager.default.copyItem(atPath: box.path("Journal.quire"), toPath: box.path("Old.quire"))
+        let tablet = ["QUIRE_HOME": box.path("tablet")]
+        #expect(try box.quire(["device", "remove", "Journal.quire", "Phone"]).status == 0)
+        #expect(try box.quire(["device", "remove", "Old.quire", "Laptop"], env: ["QUIRE_HOME": box.path("phone")]).status == 0)
+        #expect(try box.quire(["merge", "Journal.quire", "Old.quire"], env: tablet).status == 0)
+        #expect(try box.quire(["add", "Journal.quire", "from the tablet"], env: tablet).status == 0)
+        let open = try box.quire(["verify", "Journal.quire"], env: tablet)
+        #expect(open.stdout.components(separatedBy: "[removal_mutual]").count == 3, "\(open)")
+        #expect(open.stdout.contains("remove the one who answered with the recovery key"), "\(open)")
+
+        let removal = try box.quire(
+            ["device", "remove", "Journal.quire", "Phone", "--recovery-key-file", "recovery.txt", "--remove-enrolled"],
+            env: ["QUIRE_HOME": box.path("stranger")])
+        #expect(removal.status == 0, "\(removal)")
+        let verify = try box.quire(["verify", "Journal.quire"], env: tablet)
+        #expect(verify.status == 0, "\(verify)")
+        #expect(!verify.stdout.contains("remove the one who answered"), "\(verify)")
+        let settled = verify.stdout.split(separator: "\n").filter { $0.contains("[removal_mutual]") }
+        #expect(settled.count == 1, "\(verify)")
+        let words = "settled by the removal of \"Phone\" that the recovery key signed (keyring frame "
+        #expect(settled.first?.contains(words) == true, "\(verify)")
+        let json = try box.quire(["verify", "Journal.quire", "--json"], env: tablet).json()
+        let mutual = ((json["issues"] as? [[String: Any]]) ?? []).filter { $0["code"] as? String == "removal_mutual" }
+        #expect(mutual.count == 2, "\(json)")
+        #expect(mutual.allSatisfy { ($0["message"] as? String)?.contains("settled by the removal of \"Phone\"") == true }, "\(json)")
+
+        let laptop = try box.quire(["add", "Journal.quire", "from the laptop"])
+        #expect(laptop.status == 1, "\(laptop)")
+        #expect(laptop.stderr.hasPrefix("quire: error: this device was removed from the vault, or left out on purpose: "), "\(laptop)")
+        #expect(!laptop.stderr.contains("if you do not trust") && !laptop.stderr.contains("\"Tablet\", remove"), "\(laptop)")
     }
 
     /// `--new-key` never shuts this device out of a vault silently: while

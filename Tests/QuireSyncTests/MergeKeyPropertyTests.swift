@@ -54,7 +54,7 @@ extension MergePropertyTests {
     /// a merge says `removed_from_vault` (`Spec/merge.md §3.1`).
     static func expectRemovedRefusesWrites(_ path: String, _ credential: Credential, members: [String]) throws {
         let v = try Vault.open(at: path, credential: credential, options: fast)
-        guard case .behindNewerKeyring(_, let madeBy)? = v.removedFromVault?.detail else {
+        guard case .behindNewerKeyring(_, let madeBy, _)? = v.removedFromVault?.detail else {
             Issue.record("the removed device is not told it is behind: \(String(describing: v.removedFromVault))")
             return
         }

@@ -152,7 +152,7 @@ import QuireTestSupport
         #expect(onLaptop.unlocked.newerKeyrings.map(\.epoch) == [2])
         #expect(onLaptop.unlocked.newerKeyrings.map { $0.signer?.publicKey } == [phone.publicKey])
         #expect(onLaptop.unlocked.removedIn == nil)
-        let behind = QuireError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Phone\"")
+        let behind = QuireError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Phone\"", wasMember: true)
         #expect(behind.code == "behind_newer_keyring")
         #expect(throws: behind) { try onLaptop.add(EntryBody(created: Self.t0 + 3, text: "refused")) }
         #expect(throws: behind) { try onLaptop.rotateKeys(now: Self.t0 + 3) }
@@ -1413,7 +1413,7 @@ import QuireTestSupport
         var thrown: QuireError?
         do { try onPhone.add(EntryBody(created: Self.t0 + 3, text: "written by the removed phone")) } catch { thrown = error }
         let after = Self.bytes(path)
-        #expect(thrown == .behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Laptop\""))
+        #expect(thrown == .behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Laptop\"", wasMember: true))
         let same = after.count == before.count && after == before
         #expect(same, "file changed \(before.count) → \(after.count) bytes")
         #expect(try Self.texts(path, .device(laptop.keyPair)).isEmpty)

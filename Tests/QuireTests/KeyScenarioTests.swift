@@ -55,8 +55,8 @@ import QuireSystem
         // it was removed, but nothing after, and it can no longer write.
         let phoneView = try Vault.open(at: path, credential: .device(phone.keyPair), options: fast)
         #expect(try phoneView.entries().map(\.body.text).sorted() == ["written on the laptop", "written on the phone"])
-        #expect(throws: QuireError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Laptop\"")) { try phoneView.add(Self.entry("thief", at: Self.t0 + 12 * Self.day)) }
-        #expect(throws: QuireError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Laptop\"")) {
+        #expect(throws: QuireError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Laptop\"", wasMember: true)) { try phoneView.add(Self.entry("thief", at: Self.t0 + 12 * Self.day)) }
+        #expect(throws: QuireError.behindNewerKeyring(newerEpoch: 2, madeBy: "the device \"Laptop\"", wasMember: true)) {
             try phoneView.rotateKeys(now: Self.t0 + 12 * Self.day)
         }
         // Removal is for good: the phone's key cannot be enrolled again.
@@ -347,7 +347,7 @@ import QuireSystem
         #expect(state.removed.map(\.name) == ["Phone"])
         try a.add(Self.entry("after the join", at: Self.t0 + 3 * Self.day))
         #expect(try Self.texts(pathA, .device(phone.keyPair)).isEmpty)
-        #expect(throws: QuireError.behindNewerKeyring(newerEpoch: 3, madeBy: "the device \"Laptop\"")) {
+        #expect(throws: QuireError.behindNewerKeyring(newerEpoch: 3, madeBy: "the device \"Laptop\"", wasMember: true)) {
             try Vault.open(at: pathA, credential: .device(phone.keyPair), options: fast).add(Self.entry("x", at: Self.t0 + 4 * Self.day))
         }
     }

@@ -251,7 +251,7 @@ struct DeviceRemoveCommand: QuireCommand {
                 hint: "run 'quire device remove \(vault) \"\(name)\"' on another enrolled device, or here with --recovery-key-file FILE",
                 code: "operation_refused")
         }
-        if case .behindNewerKeyring(_, let madeBy)? = opened.vault.removedFromVault?.detail {
+        if case .behindNewerKeyring(_, let madeBy, _)? = opened.vault.removedFromVault?.detail {
             // Removing who left this device out undoes that change
             // (Spec/keys.md §6): say when that is the wrong remedy.
             c.out.warning(

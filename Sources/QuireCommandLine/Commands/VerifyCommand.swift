@@ -5,9 +5,9 @@ import QuireSystem
 /// `quire verify [VAULT]`: exit 2 when anything was lost or cannot be
 /// trusted; exit 1 when the only records not checked are in epochs this
 /// key cannot open because it was removed from the vault (not damage).
-/// Records a removal the vault's trusted keys record cut on purpose (a
-/// thief's keyrings after a lockdown) are said, as cut, and are not damage
-/// (trial 26 N5).
+/// Keyrings a removal signed by the recovery key cut on purpose (a thief's,
+/// after a lockdown) are said, as cut, and are not damage (trial 26 N5);
+/// records and commits under the keys they made still are (review 33 F1).
 struct VerifyCommand: QuireCommand {
     static let configuration = CommandConfiguration(
         name: "verify", abstract: "check every byte; exit 2 when something is lost",
@@ -16,11 +16,16 @@ struct VerifyCommand: QuireCommand {
             each listed with its frame and offset, a file too damaged to
             open, or a file that lacks records this device saw committed (cut
             off or replaced by an older copy: rollback_suspected); 1: nothing damaged, but newer records are not readable with
-            this key (a removed device): verify on an enrolled device. Records a
-            device removal recorded in the vault cut on purpose (what a removed
-            device did that no one built on, after 'device remove' with the
-            recovery key) are listed as cut, not as damage: exit 0. It also
-            says how many entries have conflicting versions ('quire versions ID').
+            this key (a removed device): verify on an enrolled device. After
+            'device remove NAME' with the recovery key, the keyrings of the
+            removed device (or of one it enrolled) that no one built on are
+            listed as cut, not as damage: alone, exit 0. Records and commits
+            written under the keys those keyrings made are still listed as
+            lost (exit 2): the file cannot tell them from changed ones. Two
+            removals each of the other (removal_mutual) that a removal with
+            the recovery key has settled are noted once, as settled. It
+            also says how many entries have conflicting versions
+            ('quire versions ID').
             """,
         json: VerifyJSON.self, section: .file, unlocks: true)
 
@@ -76,6 +81,13 @@ struct VerifyCommand: QuireCommand {
         let cut = report.issues.compactMap { issue in cutBy(issue).map { (issue, $0) } }
         let damage = report.issues.filter { $0.isDamage && !vaultHandle.isUnreadableWithThisKey($0) && cutBy($0) == nil }
         let warnings = report.issues.filter { !$0.isDamage }
+        // A mutual removal that a removal by the recovery key has settled
+        // since (trial 26 N2): said once, as settled, not asked for again.
+        let settledMutual = opened.vault.mutualRemovalsSettled()
+        func settledBy(_ issue: VerifyReport.Issue) -> String? {
+            guard issue.code == "removal_mutual", let f = issue.frameIndex else { return nil }
+            return settledMutual[f]
+        }
         let conflicts = ((try? opened.vault.entries()) ?? []).filter { !$0.conflictingHeads.isEmpty }.count
         // This device saw more of the vault committed than the file holds
         // (Spec/keys.md §7): what the file ends with is not an unfinished write.
@@ -93,7 +105,7 @@ struct VerifyCommand: QuireCommand {
                     + "No other damage: \(counts)")
         } else if damage.isEmpty {
             if unreadable.isEmpty {
-                let cutText = cut.isEmpty ? "" : "; \(plural(cut.count, "record")) cut on purpose by a device removal (below)"
+                let cutText = cut.isEmpty ? "" : "; \(plural(cut.count, "keyring")) cut on purpose by a device removal (below)"
                 out.line("\(vault): intact\(conflictText)\(cutText). \(counts)")
             } else {
                 out.line("\(vault): no damage found in what this key can read\(conflictText). \(counts)")
@@ -106,17 +118,25 @@ struct VerifyCommand: QuireCommand {
         for issue in damage { out.line("  lost: \(Self.place(issue)): \(issue.message) [\(issue.code)]") }
         if !cut.isEmpty {
             out.line(
-                "\(plural(cut.count, "record was", "records were")) cut on purpose by a device removal this vault records: "
-                    + "not damage, and nothing needs restoring, unless one holds what a device of yours wrote under the "
-                    + "removed device's keys (a copy from before the removal still holds them):")
+                "\(plural(cut.count, "keyring was", "keyrings were")) cut on purpose by a removal the recovery key signed: "
+                    + "not damage, and nothing needs restoring. Records and commits written under the keys they made are not "
+                    + "among them: any is listed as lost, since the file cannot tell it from a changed one (a copy from before "
+                    + "the removal still holds what your devices wrote under those keys):")
             for (issue, removal) in cut { out.line("  cut: \(Self.place(issue)): by \(removal) [\(issue.code)]") }
         }
         if !unreadable.isEmpty {
             out.line("\(plural(unreadable.count, "record is", "records are")) not readable with this key (\(removedText)):")
             for issue in unreadable { out.line("  not readable: \(Self.place(issue)) [\(issue.code)]") }
         }
+        var settled: [(removal: String, places: [String])] = []
         for issue in warnings {
-            if rollback != nil && issue.code == "torn_tail" {
+            if let removal = settledBy(issue) {
+                if let i = settled.firstIndex(where: { $0.removal == removal }) {
+                    settled[i].places.append(Self.place(issue))
+                } else {
+                    settled.append((removal, [Self.place(issue)]))
+                }
+            } else if rollback != nil && issue.code == "torn_tail" {
                 out.line(
                     "  note: \(Self.place(issue)): the bytes after the committed end are not committed in this file, but this device saw "
                         + "more of the vault committed: they are what is left of committed records, not an unfinished write [\(issue.code)]"
@@ -124,6 +144,9 @@ struct VerifyCommand: QuireCommand {
             } else {
                 out.line("  note: \(Self.place(issue)): \(issue.message) [\(issue.code)]")
             }
+        }
+        for (removal, places) in settled {
+            out.line("  note: \(places.joined(separator: " and ")): \(Self.settledMutualText(by: removal)) [removal_mutual]")
         }
         for leftover in RewriteLeftovers.stale(besideVault: vault) { out.line("  note: \(RewriteLeftovers.describe(leftover))") }
         if report.unattestedCommitCount > 0 {
@@ -149,7 +172,8 @@ struct VerifyCommand: QuireCommand {
                     ?? [])
                     + report.issues.map {
                         .init(
-                            code: $0.code, message: $0.message, offset: $0.offset, frame: $0.frameIndex,
+                            code: $0.code, message: settledBy($0).map { Self.settledMutualText(by: $0) } ?? $0.message,
+                            offset: $0.offset, frame: $0.frameIndex,
                             damage: $0.isDamage && !vaultHandle.isUnreadableWithThisKey($0) && cutBy($0) == nil)
                     }))
         if !damage.isEmpty || rollback != nil { return .damage }
@@ -168,6 +192,15 @@ struct VerifyCommand: QuireCommand {
     /// (``Vault/framesCutByRemoval()``); records and commits under their
     /// keys are not among them (still damage).
     static let cutCodes: Set<String> = ["keyring_unauthenticated", "removed_device_slot", "escrow_forbidden"]
+
+    /// What a `removal_mutual` warning says once a removal by the recovery
+    /// key (`removal`, in words) has settled it: nothing left to do but,
+    /// for a device of one's own that stays removed, a new key.
+    static func settledMutualText(by removal: String) -> String {
+        "a mutual removal (two devices each removed the other, as when one answers its removal from an old copy), settled by \(removal): "
+            + "the devices both removed stay removed; a device of yours among them comes back only with a new key "
+            + "('quire device code --new-key' on it, then 'quire device add')"
+    }
 
     static func place(_ issue: VerifyReport.Issue) -> String {
         switch (issue.frameIndex, issue.offset) {

@@ -72,6 +72,9 @@ struct CLIFailure: Error, Sendable {
         case .deviceStore(.io(let e)): return hint(for: e)
         case .removedFromVault:
             return "open it on a device still enrolled, or with --recovery-key-file FILE"
+        case .behindNewerKeyring(_, _, true):
+            return
+                "to come back, run 'quire device code --new-key' here, then 'quire device add \(path) CODE --name NAME' on an enrolled device (or with --recovery-key-file FILE); 'quire device list \(path) --recovery-key-file FILE' shows which devices are enrolled and which removed"
         case .behindNewerKeyring:
             return
                 "open it on a device that can read the newer keys; if you do not trust the member named above, remove it with 'quire device remove \(path) NAME' (here, or with --recovery-key-file FILE); if this device was removed, it comes back only with a new key: 'quire device code --new-key' here, then 'quire device add' on an enrolled device"
