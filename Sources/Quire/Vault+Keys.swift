@@ -588,10 +588,24 @@ extension Vault {
                         }
                     }
                     // A change that starts a new epoch is committed under
-                    // the new epoch's key, the write key of the state it
-                    // makes (Spec/format.md §9.2, seventh review R7-3): a
-                    // member it removes cannot recompute that commit.
-                    tx.pending.commitKey = KeyOperations.commitKey(for: proposals, writeKey: tx.pending.key)
+                    // the write key of the state it makes (Spec/format.md
+                    // §9.2, seventh review R7-3): a member it removes cannot
+                    // recompute that commit. A removal that cuts keyrings (a
+                    // lockdown cutting the lost device's rotation, say) is
+                    // committed under that state's write key whatever its
+                    // epoch, and extends the last commit of the chain that
+                    // state can verify: the commits under the keys it cuts
+                    // are passed by (Spec/keys.md §6.3).
+                    do throws(KeyError) {
+                        let placement = try KeyOperations.commitPlacement(
+                            for: proposals, state: KeyState(self.unlocked, vaultID: self.vaultID), writeKey: tx.pending.key)
+                        tx.pending.commitKey = placement.commitKey
+                        if let kept = placement.keptKeyIDs {
+                            tx.pending.previousHead = self.file.chainHead(keeping: kept.contains)
+                        }
+                    } catch {
+                        throw .keys(error)
+                    }
                     written = proposals.last
                 }
             }

@@ -17,6 +17,10 @@ import QuireSystem
     /// new epoch — the write key of the key state the commit makes
     /// (`Spec/format.md §9.2`, seventh review R7-3). Nil: ``key``.
     public var commitKey: EpochKey?
+    /// The stored head the commit extends when it is not the chain tip's:
+    /// a removal that cuts keys chains from the last commit the state it
+    /// makes can verify (`Spec/keys.md §6.3`). Nil: the tip's.
+    package var previousHead: [UInt8]?
     let random: any RandomSource
     let start: UInt64
     var position: UInt64
@@ -394,7 +398,7 @@ extension VaultFile {
         // The chain tip: the last commit on the chain. Commits after it that
         // are not on it (junk, damaged, a copy, a fork, stale) are passed by,
         // so this commit never vouches for them (Spec/format.md §9.1).
-        let previous = verdicts.tipHead
+        let previous = pending.previousHead ?? verdicts.tipHead
         let plainAttestation: [UInt8]
         let recorded: CommitReport.Attestation
         switch attestation {

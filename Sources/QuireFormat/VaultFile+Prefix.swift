@@ -55,3 +55,26 @@ extension VaultFile {
         return true
     }
 }
+
+extension VaultFile {
+    /// The stored head a commit that cuts keys chains from: going back from
+    /// the chain tip along the verified commits' links, the first commit
+    /// whose key `keeps` (the state the commit makes can verify it), or
+    /// `h_0` (`Spec/keys.md §6.3`). The tip's own head when it is kept.
+    package func chainHead(keeping keeps: (KeyID) -> Bool) -> [UInt8] {
+        lock.withLock {
+            let groups = structure.groups
+            var byHead: [[UInt8]: Int] = [:]
+            for g in groups.indices where g < verdicts.statuses.count && verdicts.statuses[g] == .verified {
+                byHead[groups[g].storedHead] = g
+            }
+            var head = verdicts.tipHead
+            var steps = 0
+            while let g = byHead[head], !keeps(structure.frames.header(at: groups[g].commitFrame).keyID), steps <= groups.count {
+                head = g < verdicts.previousHeads.count ? verdicts.previousHeads[g] ?? CommitChain.genesisHead : CommitChain.genesisHead
+                steps += 1
+            }
+            return head
+        }
+    }
+}

@@ -216,11 +216,110 @@ package enum KeyOperations {
     /// of the proposals that start an epoch above `writeKey`'s, the key of
     /// the highest epoch (the smallest key commitment among equals) — or nil
     /// when none does (the commit keeps `writeKey`).
-    public static func commitKey(for proposals: [KeyringProposal], writeKey: EpochKey) -> EpochKey? {
+    /// A change that removes members: ``commitPlacement(for:state:writeKey:)``.
+    package static func commitKey(for proposals: [KeyringProposal], writeKey: EpochKey) -> EpochKey? {
         let newer = proposals.map(\.epochKey).filter { $0.epoch > writeKey.epoch }
         return newer.min { a, b in
             a.epoch != b.epoch ? a.epoch > b.epoch : a.commitment.lexicographicallyPrecedes(b.commitment)
         }
+    }
+
+    /// Where the commit of a key change goes (`Spec/format.md §9.2`,
+    /// `Spec/keys.md §6.3`): the key it is made under and the keys the
+    /// state after it holds.
+    package struct CommitPlacement: Sendable {
+        /// The write key of the key state after the change, when it is not
+        /// the write key before it; nil: the commit keeps the write key.
+        package let commitKey: EpochKey?
+        /// The key ids the state after the change holds, when the change
+        /// cuts keyrings the state before it trusted; nil when it cuts
+        /// none (the commit extends the chain tip, `Spec/format.md §9.1`).
+        package let keptKeyIDs: Set<KeyID>?
+    }
+
+    /// The placement of the commit that holds `proposals`, the keyrings of
+    /// one change to `state`, whose write key is `writeKey`.
+    ///
+    /// The commit is made under the write key of the state after it
+    /// (`Spec/format.md §9.2`): its heads are the proposals and the keyrings
+    /// of `state` the change neither builds on nor cuts. A change that
+    /// removes members cuts the trusted keyrings they signed outside its
+    /// ancestry, and every keyring built on one (`Spec/format.md §8.4` rule
+    /// 6): a removal that chooses its parents — a lockdown by the recovery
+    /// key, a device's removal over a replacement — may leave out the
+    /// keyring of the write key before it, and may start an epoch no higher
+    /// than it (the lost device's removal or rotation and the lockdown both
+    /// at epoch 2). Its commit is then made under the key it starts, not the
+    /// lost device's; and it extends the last commit of the chain made
+    /// under a key the state after it holds, since the commits under the
+    /// keys it cuts become unverifiable (`Spec/keys.md §6.3`). A head it
+    /// neither builds on nor cuts (a concurrent rotation of another
+    /// member's) is weighed like its own: the higher epoch's key, then the
+    /// smaller key commitment (`Spec/keys.md §5`).
+    ///
+    /// A change that removes nobody keeps the rule it always had: a
+    /// proposal's key when it starts an epoch above `writeKey`'s.
+    ///
+    /// - Throws: ``KeyError/operationRefused(reason:)`` when a proposal does
+    ///   not open under its own key (a builder bug).
+    package static func commitPlacement(
+        for proposals: [KeyringProposal], state: KeyState, writeKey: EpochKey
+    ) throws(KeyError) -> CommitPlacement {
+        let location = FrameLocation(offset: 0, index: 0)
+        var records: [(proposal: KeyringProposal, record: KeyringRecord)] = []
+        var removed = Set<[UInt8]>()
+        for proposal in proposals {
+            do throws(FormatError) {
+                let record = try KeyringRecord(body: proposal.body, location: nil)
+                let opened = try record.open(key: proposal.epochKey, vaultID: state.vaultID, location: location)
+                removed.formUnion(opened.content.removed.map(\.publicKey))
+                records.append((proposal, record))
+            } catch {
+                throw .operationRefused(reason: "a keyring this change built does not open under its own key; report this")
+            }
+        }
+        guard !removed.isEmpty else {
+            return CommitPlacement(commitKey: commitKey(for: proposals, writeKey: writeKey), keptKeyIDs: nil)
+        }
+        let byID = Dictionary(state.trusted.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        // The change's ancestry in the trusted keyrings.
+        var ancestry = Set<KeyringID>()
+        var stack = records.flatMap(\.record.publicPart.parents)
+        while let id = stack.popLast() {
+            guard ancestry.insert(id).inserted, let ring = byID[id] else { continue }
+            stack += ring.parents
+        }
+        // Cut: signed by a member it removes outside its ancestry, or built
+        // on such a keyring (to a fixed point: a merged file need not hold
+        // every keyring after its parents).
+        var cut = Set(
+            state.trusted.filter { !ancestry.contains($0.id) && $0.signer.map(removed.contains) == true }.map(\.id))
+        var grew = !cut.isEmpty
+        while grew {
+            grew = false
+            for ring in state.trusted where !cut.contains(ring.id) && ring.parents.contains(where: cut.contains) {
+                cut.insert(ring.id)
+                grew = true
+            }
+        }
+        let survivors = state.trusted.filter { !cut.contains($0.id) }
+        var parentIDs = Set(records.flatMap(\.record.publicPart.parents))
+        for ring in survivors { parentIDs.formUnion(ring.parents) }
+        let proposalIDs = Set(proposals.map(\.id))
+        // The heads after the change, as (epoch, key): the write key is the
+        // highest epoch's, then the smallest key commitment (keys.md §5).
+        var heads: [(epoch: UInt32, key: EpochKey)] = proposals.filter { !parentIDs.contains($0.id) }.map { ($0.epoch, $0.epochKey) }
+        for ring in survivors where !parentIDs.contains(ring.id) && !proposalIDs.contains(ring.id) {
+            if let key = ring.epochKey { heads.append((ring.epoch, key)) }
+        }
+        let write = heads.min { a, b in
+            a.epoch != b.epoch ? a.epoch > b.epoch : a.key.commitment.lexicographicallyPrecedes(b.key.commitment)
+        }
+        let commitKey = write.flatMap { $0.key.sameKey(as: writeKey) ? nil : $0.key }
+        guard !cut.isEmpty else { return CommitPlacement(commitKey: commitKey, keptKeyIDs: nil) }
+        var kept = Set(proposals.map(\.epochKey.id))
+        for ring in survivors { kept.insert(KeyID(commitment: ring.record.publicPart.keyCommit)) }
+        return CommitPlacement(commitKey: commitKey, keptKeyIDs: kept)
     }
 
     /// What a keyring `signer` signs on `state` drops of a newer version's

@@ -208,6 +208,73 @@ import Testing
         #expect(try texts(c.a, .device(c.laptop.keyPair)) == ["laptop", "shared"])
     }
 
+    /// The lockdown's own commit is made under the write key of the state
+    /// it makes (`Spec/format.md §9.2`, seventh review R7-3): the stolen
+    /// phone removed the laptop (epoch 2, its key) and wrote; the recovery
+    /// key's removal of the phone builds on the laptop's epoch 1 and starts
+    /// an epoch 2 of its own. Before, its commit was made under the phone's
+    /// epoch-2 key — the write key before it, which it cuts — so that commit
+    /// was unverifiable for every member after it ([`commit_unverifiable`],
+    /// trial 26), and the phone, holding its commit key, could make it
+    /// again.
+    @Test func theLockdownsCommitIsMadeUnderTheKeyItStarts() throws {
+        let c = try TwoCopies("lockdown commit key")
+        try c.onPhone(c.a).removeDevice(publicKey: c.laptop.keyPair.publicKey)
+        try c.onPhone(c.a).add(EntryBody(created: t0 + 20, text: "the thief writes"))
+        let recovery = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast)
+        let thiefs = try #require(recovery.file.keys.writeKey)
+        try recovery.removeDevice(publicKey: c.phone.keyPair.publicKey)
+        let after = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast)
+        #expect(try after.keyState().member(withKey: c.phone.keyPair.publicKey) == nil)
+        let file = after.file
+        let writeKey = try #require(file.keys.writeKey)
+        #expect(writeKey.epoch == thiefs.epoch)
+        #expect(writeKey.commitment != thiefs.commitment)
+        let last = try #require(file.structure.groups.last)
+        #expect(file.structure.frames[last.commitFrame].header.keyID == writeKey.id)
+        #expect(file.commits.statuses.last == .verified)
+        #expect(!file.commitIssues.contains { $0.code == "commit_unverifiable" && $0.location?.index == last.commitFrame })
+        // It extends the last commit made before the theft, not the phone's
+        // commits under the keys it cuts: every commit but the phone's two
+        // (its removal of the laptop, its entry) stays verified, and the
+        // entry written before the theft keeps its standing (stop 33's
+        // first fix chained from the phone's commits and orphaned them all).
+        let statuses = file.commits.statuses
+        #expect(statuses.filter { $0 != .verified }.count == 2)
+        #expect(!file.commitIssues.contains { $0.code == "commit_orphaned" })
+        #expect(try after.entries().map(\.body.text) == ["shared"])
+    }
+
+    /// Review 33 F5: a device's removal of a member that replaced the
+    /// recovery key, told the replacement is not the user's, builds on the
+    /// keys from before it, at the replacement's epoch: its commit was made
+    /// under the replacement's key (the thief's), which it cuts, and no
+    /// member could verify it. It is made under the key it starts and
+    /// extends the last commit before the replacement.
+    @Test func aDevicesRemovalOverAReplacementIsCommittedUnderItsOwnKey() throws {
+        let c = try TwoCopies("removal over replacement commit key")
+        let other = try RecoveryKey(using: SeededRandom(label: "thief's recovery key"))
+        try c.onPhone(c.a).changeKeys(.replaceRecoveryKey(newRecoveryPublicKey: try other.publicKey()), now: t0 + 10)
+        let laptop = try c.onLaptop(c.a)
+        let replaced = try #require(laptop.file.keys.writeKey)
+        try laptop.removeDevice(publicKey: c.phone.keyPair.publicKey, now: t0 + 20, replacement: .notMine)
+        let after = try c.onLaptop(c.a)
+        #expect(try after.keyState().member(withKey: c.phone.keyPair.publicKey) == nil)
+        let file = after.file
+        let writeKey = try #require(file.keys.writeKey)
+        #expect(writeKey.epoch == replaced.epoch)
+        #expect(!writeKey.sameKey(as: replaced))
+        let last = try #require(file.structure.groups.last)
+        #expect(file.structure.frames[last.commitFrame].header.keyID == writeKey.id)
+        #expect(file.commits.statuses.last == .verified)
+        #expect(file.commits.statuses.filter { $0 != .verified }.count == 1)
+        #expect(!file.commitIssues.contains { $0.code == "commit_orphaned" })
+        try after.add(EntryBody(created: t0 + 30, text: "after the removal"))
+        let reread = try c.onLaptop(c.a)
+        #expect(try reread.entries().map(\.body.text).sorted() == ["after the removal", "shared"])
+        #expect(reread.file.commits.statuses.filter { $0 != .verified }.count == 1)
+    }
+
     /// Review 19 R19-1: the thief makes its puppet a recovery member on a
     /// side branch (the stolen phone replaces the recovery key with the
     /// puppet's key on a copy where the puppet is not enrolled yet), so

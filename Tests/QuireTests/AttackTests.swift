@@ -285,11 +285,20 @@ import QuireTestSupport
         #expect(withRecovery.unlocked.issues.allSatisfy { "\($0)".contains("is not trusted: it is signed by a member removed in") })
         try withRecovery.add(EntryBody(created: Self.t0 + 2 * Self.day, text: "after removing the phone"))
         try withRecovery.rotateKeys(now: Self.t0 + 3 * Self.day)
-        // verify says the same 70 keyrings, and the phone's commit sealed
-        // under a flood key, which nobody can check now: nothing else.
-        let issues = withRecovery.verify().issues.map { "\($0)" }
+        // verify says the same 70 keyrings, and the phone's commit of them:
+        // made under epoch 1 while holding keyrings of epoch 2 (stale when
+        // the removal was written, so the removal chains from the commit
+        // before it), it is on no line of the chain now [commit_orphaned].
+        // The removal's own commit is made under the key it starts and
+        // verifies (Spec/keys.md §6.3, stop 33): before, it was made under
+        // the flood's write key, which the removal cuts, and nobody could
+        // check it.
+        let issues = withRecovery.verify().issues
         #expect(issues.count == 71)
-        #expect(issues.filter { $0.contains("which this credential does not hold, so it cannot be checked") }.count == 1)
+        #expect(issues.filter { $0.code == "keyring_unauthenticated" }.count == 70)
+        #expect(issues.filter { $0.code == "commit_orphaned" }.count == 1)
+        #expect(!issues.contains { $0.code == "commit_unverifiable" })
+        #expect(withRecovery.file.commits.statuses.filter { $0 == .verified }.count == withRecovery.file.commits.statuses.count - 1)
         #expect(try withRecovery.entries().map(\.body.text) == ["after removing the phone"])
         let phoneView = try Vault.open(at: path, credential: .device(phone.keyPair), writable: false, options: fast)
         #expect(phoneView.unlocked.unreadableNewerEpoch != nil)
