@@ -593,15 +593,19 @@ extension Vault {
                     // recompute that commit. A removal that cuts keyrings (a
                     // lockdown cutting the lost device's rotation, say) is
                     // committed under that state's write key whatever its
-                    // epoch, and extends the last commit of the chain that
-                    // state can verify: the commits under the keys it cuts
-                    // are passed by (Spec/keys.md §6.3).
+                    // epoch, and extends the tip of the chain a reader of
+                    // that state walks: the commits under the keys it cuts
+                    // do not verify there (Spec/keys.md §6.3).
                     do throws(KeyError) {
                         let placement = try KeyOperations.commitPlacement(
                             for: proposals, state: KeyState(self.unlocked, vaultID: self.vaultID), writeKey: tx.pending.key)
                         tx.pending.commitKey = placement.commitKey
-                        if let kept = placement.keptKeyIDs {
-                            tx.pending.previousHead = self.file.chainHead(keeping: kept.contains)
+                        if let kept = placement.keptCommitments {
+                            // The tip a reader of the state after it finds:
+                            // the walk again, with the keys that state holds.
+                            var after = KeySet()
+                            for key in self.unlocked.keys.all where kept.contains(key.commitment) { after.add(key) }
+                            tx.pending.previousHead = self.file.chainTipHead(holding: after, removing: placement.removed)
                         }
                     } catch {
                         throw .keys(error)

@@ -57,24 +57,28 @@ extension VaultFile {
 }
 
 extension VaultFile {
-    /// The stored head a commit that cuts keys chains from: going back from
-    /// the chain tip along the verified commits' links, the first commit
-    /// whose key `keeps` (the state the commit makes can verify it), or
-    /// `h_0` (`Spec/keys.md §6.3`). The tip's own head when it is kept.
-    package func chainHead(keeping keeps: (KeyID) -> Bool) -> [UInt8] {
+    /// The stored head of the chain's tip as a reader of the key state a
+    /// key change makes would find it, before the change is written
+    /// (`Spec/format.md §9.1` step 5's exception, `Spec/keys.md §6.3`): the
+    /// walk of §9.3 over the file as it is, holding only `keys` (those of the
+    /// keyrings trusted after the change) and with `removed` among the
+    /// removed members. A removal that cuts the keys a lost device made
+    /// extends this tip: the commits under those keys do not verify after
+    /// it, so extending the chain tip of the state before it would orphan
+    /// it, and going back along that chain is what a thief's commits can
+    /// steer (review 34 F1). `h_0` when no commit joins that chain.
+    /// Nothing this handle holds changes.
+    package func chainTipHead(holding keys: KeySet, removing removed: Set<[UInt8]>) -> [UInt8] {
         lock.withLock {
-            let groups = structure.groups
-            var byHead: [[UInt8]: Int] = [:]
-            for g in groups.indices where g < verdicts.statuses.count && verdicts.statuses[g] == .verified {
-                byHead[groups[g].storedHead] = g
+            let saved = (keys: self.keys, removed: removedMembers, count: headVerifications)
+            defer {
+                self.keys = saved.keys
+                removedMembers = saved.removed
+                headVerifications = saved.count
             }
-            var head = verdicts.tipHead
-            var steps = 0
-            while let g = byHead[head], !keeps(structure.frames.header(at: groups[g].commitFrame).keyID), steps <= groups.count {
-                head = g < verdicts.previousHeads.count ? verdicts.previousHeads[g] ?? CommitChain.genesisHead : CommitChain.genesisHead
-                steps += 1
-            }
-            return head
+            self.keys = keys
+            removedMembers.formUnion(removed)
+            return chainReport().report.tipHead
         }
     }
 }

@@ -231,10 +231,13 @@ package enum KeyOperations {
         /// The write key of the key state after the change, when it is not
         /// the write key before it; nil: the commit keeps the write key.
         package let commitKey: EpochKey?
-        /// The key ids the state after the change holds, when the change
-        /// cuts keyrings the state before it trusted; nil when it cuts
-        /// none (the commit extends the chain tip, `Spec/format.md §9.1`).
-        package let keptKeyIDs: Set<KeyID>?
+        /// The keys (by key commitment) the state after the change holds,
+        /// when the change cuts keyrings the state before it trusted; nil
+        /// when it cuts none (the commit extends the chain tip,
+        /// `Spec/format.md §9.1`).
+        package let keptCommitments: Set<[UInt8]>?
+        /// The members the change removes.
+        package let removed: Set<[UInt8]>
     }
 
     /// The placement of the commit that holds `proposals`, the keyrings of
@@ -250,9 +253,10 @@ package enum KeyOperations {
     /// keyring of the write key before it, and may start an epoch no higher
     /// than it (the lost device's removal or rotation and the lockdown both
     /// at epoch 2). Its commit is then made under the key it starts, not the
-    /// lost device's; and it extends the last commit of the chain made
-    /// under a key the state after it holds, since the commits under the
-    /// keys it cuts become unverifiable (`Spec/keys.md §6.3`). A head it
+    /// lost device's; and it extends the tip of the chain a reader of the
+    /// state after it walks (the caller: `VaultFile.chainTipHead`), since
+    /// the commits under the keys it cuts become unverifiable
+    /// (`Spec/keys.md §6.3`). A head it
     /// neither builds on nor cuts (a concurrent rotation of another
     /// member's) is weighed like its own: the higher epoch's key, then the
     /// smaller key commitment (`Spec/keys.md §5`).
@@ -279,10 +283,13 @@ package enum KeyOperations {
             }
         }
         guard !removed.isEmpty else {
-            return CommitPlacement(commitKey: commitKey(for: proposals, writeKey: writeKey), keptKeyIDs: nil)
+            return CommitPlacement(commitKey: commitKey(for: proposals, writeKey: writeKey), keptCommitments: nil, removed: [])
         }
-        let byID = Dictionary(state.trusted.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        // The change's ancestry in the trusted keyrings.
+        // The change's ancestry among the keyrings that passed rules 1–5,
+        // trusted or not: a lockdown may build on a keyring only an answer
+        // cut, which it restores (review 34 F2).
+        let byID = Dictionary(
+            state.keyrings.filter { $0.passesRules1To5 && $0.content != nil }.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         var ancestry = Set<KeyringID>()
         var stack = records.flatMap(\.record.publicPart.parents)
         while let id = stack.popLast() {
@@ -302,7 +309,8 @@ package enum KeyOperations {
                 grew = true
             }
         }
-        let survivors = state.trusted.filter { !cut.contains($0.id) }
+        let restored = ancestry.compactMap { byID[$0] }.filter { !$0.isTrusted }
+        let survivors = state.trusted.filter { !cut.contains($0.id) } + restored
         var parentIDs = Set(records.flatMap(\.record.publicPart.parents))
         for ring in survivors { parentIDs.formUnion(ring.parents) }
         let proposalIDs = Set(proposals.map(\.id))
@@ -316,10 +324,12 @@ package enum KeyOperations {
             a.epoch != b.epoch ? a.epoch > b.epoch : a.key.commitment.lexicographicallyPrecedes(b.key.commitment)
         }
         let commitKey = write.flatMap { $0.key.sameKey(as: writeKey) ? nil : $0.key }
-        guard !cut.isEmpty else { return CommitPlacement(commitKey: commitKey, keptKeyIDs: nil) }
-        var kept = Set(proposals.map(\.epochKey.id))
-        for ring in survivors { kept.insert(KeyID(commitment: ring.record.publicPart.keyCommit)) }
-        return CommitPlacement(commitKey: commitKey, keptKeyIDs: kept)
+        guard !cut.isEmpty || !restored.isEmpty else {
+            return CommitPlacement(commitKey: commitKey, keptCommitments: nil, removed: removed)
+        }
+        var kept = Set(proposals.map(\.epochKey.commitment))
+        for ring in survivors { kept.insert(ring.record.publicPart.keyCommit) }
+        return CommitPlacement(commitKey: commitKey, keptCommitments: kept, removed: removed)
     }
 
     /// What a keyring `signer` signs on `state` drops of a newer version's

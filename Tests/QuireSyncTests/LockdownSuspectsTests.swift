@@ -245,6 +245,42 @@ import Testing
         #expect(try after.entries().map(\.body.text) == ["shared"])
     }
 
+    /// Review 34 F1: the chain before a lockdown need not be the chain
+    /// after it. The thief rotated on an old copy and appended that copy's
+    /// new commits to the vault, beside the laptop's later ones (bytes, as
+    /// anyone holding both files can): when the walk visits the thief's
+    /// first, they hold the chain. Going back along that chain past the
+    /// thief's commits, the lockdown extended the commit before both; after
+    /// it the thief's commits do not verify, the laptop's are the chain,
+    /// and the lockdown passed them by: orphaned as a fork, and every
+    /// commit after it. It extends the tip of the walk of the state it
+    /// makes: the laptop's last commit.
+    @Test func theLockdownExtendsTheChainOfTheStateItMakes() throws {
+        var found = false
+        for attempt in 0..<32 where !found {
+            let c = try TwoCopies("lockdown after a fork \(attempt)")
+            let common = bytes(c.b).count
+            try c.onPhone(c.b).rotateKeys(now: t0 + 10)
+            for i in 0..<3 { try c.onLaptop(c.a).add(EntryBody(created: t0 + 20 + Int64(i), text: "laptop \(i)")) }
+            try Data(bytes(c.a) + bytes(c.b)[common...]).write(to: URL(fileURLWithPath: c.a))
+            // Only the files whose walk puts the thief's commit on the chain.
+            let f = try c.onLaptop(c.a).file
+            let tip = try #require(f.commits.statuses.indices.last { f.commits.statuses[$0] == .verified })
+            let tipKey = f.structure.frames.header(at: f.structure.groups[tip].commitFrame).keyID
+            guard f.keys.keys(for: tipKey).contains(where: { $0.epoch == 2 }) else { continue }
+            found = true
+            let recovery = try Vault.open(at: c.a, credential: .recoveryKey(c.recovery), options: fast)
+            try recovery.removeDevice(publicKey: c.phone.keyPair.publicKey)
+            let after = try c.onLaptop(c.a)
+            let file = after.file
+            #expect(file.commits.statuses.last == .verified)
+            #expect(!file.commitIssues.contains { $0.code == "commit_fork" || $0.code == "commit_orphaned" })
+            #expect(try after.entries().map(\.body.text).sorted() == ["laptop 0", "laptop 1", "laptop 2", "shared"])
+            #expect(try after.entries().allSatisfy(\.isVerified))
+        }
+        #expect(found, "no attempt put the thief's commit on the chain")
+    }
+
     /// Review 33 F5: a device's removal of a member that replaced the
     /// recovery key, told the replacement is not the user's, builds on the
     /// keys from before it, at the replacement's epoch: its commit was made

@@ -55,20 +55,11 @@ enum Reading {
                     + "Open the vault on a device that can read them, or with --recovery-key-file FILE")
         }
         // Records of a newer epoch are said above, for a removed device.
-        // Those a removal the vault records cut on purpose (a thief's, after
-        // a lockdown) are said as such, not as damage (trial 26 N5).
-        let cutFrames = unread.damaged.isEmpty ? [:] : vault.framesCutByRemoval()
-        let isCut = { (r: UnreadRecords.Record) in
-            VerifyCommand.cutCodes.contains(r.code) && r.frameIndex.map { cutFrames[$0] != nil } == true
-        }
-        let cut = unread.damaged.filter(isCut)
-        if let first = cut.first, let removal = first.frameIndex.flatMap({ cutFrames[$0] }) {
-            out.warning(
-                "\(summary(cut, path: path)): cut on purpose by \(removal), with what the removed device did; not damage, "
-                    + "and what is shown leaves \(cut.count == 1 ? "it" : "them") out. A copy from before the removal still holds "
-                    + "\(cut.count == 1 ? "it" : "them")")
-        }
-        let damaged = unread.damaged.filter { $0.code != "attestation_failed" && !isCut($0) }
+        // Every other record that could not be read is damage, including
+        // one under a key only a removal's cut keyrings held: a record's
+        // key id is an unauthenticated label, so it cannot show what cut it
+        // (review 33 F1; verify says the cut keyrings themselves).
+        let damaged = unread.damaged.filter { $0.code != "attestation_failed" }
         if !damaged.isEmpty {
             out.warning("\(summary(damaged, path: path)); what is shown leaves them out. Run 'quire verify \(path)'")
         }
