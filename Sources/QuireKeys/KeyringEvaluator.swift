@@ -94,14 +94,17 @@
 
     /// Why this credential cannot follow the newest keys, in words an
     /// application shows, or nil: `this key was removed from the vault
-    /// (epoch 2)`, or `this key was removed from the vault, or left out of
-    /// its newest keys, by the device "Laptop" (epoch 2)`, naming the member who made the newest keyring
-    /// it cannot open (`Spec/format.md §8.6`).
+    /// (epoch 2)`, or `this key cannot open the vault's newest keys (epoch
+    /// 2, made by the device "Laptop"): it was removed, or left out of
+    /// them`, naming the member who made the newest keyring it cannot open
+    /// (`Spec/format.md §8.6`) — not who removed it, which that keyring
+    /// may only build on (a removal by the recovery key before it: trial
+    /// 26).
     public var behindReason: String? {
         if let removedIn { return "this key was removed from the vault (epoch \(removedIn.epoch))" }
         guard let newest = newerKeyrings.max(by: { $0.epoch < $1.epoch }) else { return nil }
-        return
-            "this key was removed from the vault, or left out of its newest keys, by \(newest.signer.map(PrivacyStatement.phrase(for:)) ?? "a member") (epoch \(newest.epoch))"
+        let maker = newest.signer.map(PrivacyStatement.phrase(for:)) ?? "a member"
+        return "this key cannot open the vault's newest keys (epoch \(newest.epoch), made by \(maker)): it was removed, or left out of them"
     }
 
     /// The highest epoch this credential cannot follow: that of its newest

@@ -222,7 +222,7 @@ import Testing
         #expect(p.status == 0, "\(p)")
         #expect(!p.stderr.contains("looks older"), "\(p)")
         #expect(
-            p.stderr.contains("this key was removed from the vault, or left out of its newest keys, by the device \"Laptop\""), "\(p)")
+            p.stderr.contains("made by the device \"Laptop\"): it was removed, or left out of them"), "\(p)")
         #expect(p.stderr.contains("writing with this key is refused"), "\(p)")
         #expect(!p.stderr.contains("write one with 'quire add'"), "\(p)")
         #expect(p.stderr.contains("no entries this key can read"), "\(p)")

@@ -81,7 +81,7 @@ import Testing
         let v = try box.quire(["verify", "Journal.quire"], env: phone)
         #expect(v.status == 1, "\(v)")
         #expect(!v.stdout.contains("DAMAGED"), "\(v)")
-        #expect(v.stdout.contains("not readable with this key (this key was removed from the vault, or left out of its newest keys, by the device \"Laptop\" (epoch 2): the records sealed since were made without it)"), "\(v)")
+        #expect(v.stdout.contains("not readable with this key (this key cannot open the vault's newest keys (epoch 2, made by the device \"Laptop\"): it was removed, or left out of them: the records sealed since were made without it)"), "\(v)")
         #expect(v.stderr.contains("quire: hint: verify on a device that can read them, or with --recovery-key-file FILE"), "\(v)")
         let j = try box.quire(["verify", "Journal.quire", "--json"], env: phone).json()
         #expect(j["intact"] as? Bool == true)
@@ -89,7 +89,7 @@ import Testing
         let list = try box.quire(["list", "Journal.quire"], env: phone)
         #expect(list.status == 0)
         #expect(list.stdout.contains("one") && !list.stdout.contains("after the phone"))
-        #expect(list.stderr.hasPrefix("quire: warning: newer records exist that this key cannot read (1 entry revision): this key was removed from the vault, or left out of its newest keys, by the device \"Laptop\" (epoch 2), so what is shown stops there and writing with this key is refused."), "\(list)")
+        #expect(list.stderr.hasPrefix("quire: warning: newer records exist that this key cannot read (1 entry revision): this key cannot open the vault's newest keys (epoch 2, made by the device \"Laptop\"): it was removed, or left out of them, so what is shown stops there and writing with this key is refused."), "\(list)")
         let search = try box.quire(["search", "Journal.quire", "one"], env: phone)
         #expect(search.stderr.contains("quire: warning: newer records exist that this key cannot read"), "\(search)")
         // Writing is refused, naming who made the keyring it cannot open;
