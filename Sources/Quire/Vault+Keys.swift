@@ -600,11 +600,11 @@ extension Vault {
                         let placement = try KeyOperations.commitPlacement(
                             for: proposals, state: KeyState(self.unlocked, vaultID: self.vaultID), writeKey: tx.pending.key)
                         tx.pending.commitKey = placement.commitKey
-                        if let kept = placement.keptCommitments {
+                        if let kept = placement.keptKeys {
                             // The tip a reader of the state after it finds:
                             // the walk again, with the keys that state holds.
                             var after = KeySet()
-                            for key in self.unlocked.keys.all where kept.contains(key.commitment) { after.add(key) }
+                            for key in kept { after.add(key) }
                             tx.pending.previousHead = self.file.chainTipHead(holding: after, removing: placement.removed)
                         }
                     } catch {

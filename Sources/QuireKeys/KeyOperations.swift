@@ -231,11 +231,14 @@ package enum KeyOperations {
         /// The write key of the key state after the change, when it is not
         /// the write key before it; nil: the commit keeps the write key.
         package let commitKey: EpochKey?
-        /// The keys (by key commitment) the state after the change holds,
-        /// when the change cuts keyrings the state before it trusted; nil
-        /// when it cuts none (the commit extends the chain tip,
-        /// `Spec/format.md §9.1`).
-        package let keptCommitments: Set<[UInt8]>?
+        /// The keys of the keyrings trusted after the change, each at the
+        /// highest epoch one of them claims for it (`Spec/format.md §5.1`),
+        /// when the change cuts or restores keyrings; nil when it does
+        /// neither (the commit extends the chain tip, `Spec/format.md §9.1`).
+        /// A keyring it restores (one only an answer cut) was not trusted
+        /// before it, so its key is taken from the keyring, not from the
+        /// keys held before (review 34b G1).
+        package let keptKeys: [EpochKey]?
         /// The members the change removes.
         package let removed: Set<[UInt8]>
     }
@@ -283,7 +286,7 @@ package enum KeyOperations {
             }
         }
         guard !removed.isEmpty else {
-            return CommitPlacement(commitKey: commitKey(for: proposals, writeKey: writeKey), keptCommitments: nil, removed: [])
+            return CommitPlacement(commitKey: commitKey(for: proposals, writeKey: writeKey), keptKeys: nil, removed: [])
         }
         // The change's ancestry among the keyrings that passed rules 1–5,
         // trusted or not: a lockdown may build on a keyring only an answer
@@ -325,11 +328,19 @@ package enum KeyOperations {
         }
         let commitKey = write.flatMap { $0.key.sameKey(as: writeKey) ? nil : $0.key }
         guard !cut.isEmpty || !restored.isEmpty else {
-            return CommitPlacement(commitKey: commitKey, keptCommitments: nil, removed: removed)
+            return CommitPlacement(commitKey: commitKey, keptKeys: nil, removed: removed)
         }
-        var kept = Set(proposals.map(\.epochKey.commitment))
-        for ring in survivors { kept.insert(ring.record.publicPart.keyCommit) }
-        return CommitPlacement(commitKey: commitKey, keptCommitments: kept, removed: removed)
+        var highest: [[UInt8]: (epoch: UInt32, key: EpochKey)] = [:]
+        for ring in survivors {
+            guard let key = ring.epochKey else { continue }
+            let commit = ring.record.publicPart.keyCommit
+            if let seen = highest[commit], seen.epoch >= ring.epoch { continue }
+            highest[commit] = (ring.epoch, key)
+        }
+        let kept = highest.values.map { v in
+            v.key.epoch == v.epoch ? v.key : EpochKey(epoch: v.epoch, key: v.key.key, blobKey: v.key.blobKey)
+        }
+        return CommitPlacement(commitKey: commitKey, keptKeys: kept, removed: removed)
     }
 
     /// What a keyring `signer` signs on `state` drops of a newer version's

@@ -125,6 +125,9 @@ final class KeyGraphBuilder {
     }
 
     /// The parents of keyring `name`, by name.
+    /// The epoch key of the keyring `name` added.
+    func epochKey(of name: String) -> EpochKey { built[name]!.key }
+
     func parents(of name: String) throws -> [String] {
         let unlocked = try unlock()
         let ring = unlocked.keyrings.first { $0.id == built[name]!.id }!
@@ -462,8 +465,21 @@ final class KeyGraphBuilder {
         g.add("X", ["root"], signer: "B", G.without(Self.m, "A"), removes: ["A"])
         let q = Credential.recoveryKey(g.recovery)
         #expect(try g.trusted(as: q) == ["root", "R", "X"])
+        let before = try g.state(as: q)
         let proposals = try KeyOperations.keyrings(
-            for: .remove(publicKey: g.pair("B").publicKey), state: try g.state(as: q), signer: g.pair("Q"), now: 3_000, random: g.random)
+            for: .remove(publicKey: g.pair("B").publicKey), state: before, signer: g.pair("Q"), now: 3_000, random: g.random)
+        // Its commit extends the tip of the walk of the state it makes
+        // (Spec/format.md §9.1 step 5): that state holds the key of `RQ`,
+        // which it restores, though the state before it does not (review
+        // 34b G1: the walk was given only the keys held before, so commits
+        // under a restored rotation's key did not verify in it), and not
+        // the key of `X`, which it cuts.
+        let placement = try KeyOperations.commitPlacement(for: proposals, state: before, writeKey: proposals[0].epochKey)
+        let kept = Set(try #require(placement.keptKeys).map(\.commitment))
+        #expect(!before.trusted.contains { $0.record.publicPart.keyCommit == g.epochKey(of: "RQ").commitment })
+        #expect(kept.contains(g.epochKey(of: "RQ").commitment))
+        #expect(!kept.contains(g.epochKey(of: "X").commitment))
+        #expect(placement.removed == [g.pair("B").publicKey])
         g.append(proposals, names: ["L"])
         // The eligible parent first, then the holder (review 25 R25-1).
         #expect(try g.parents(of: "L") == ["RQ", "root"])
