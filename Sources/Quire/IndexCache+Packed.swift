@@ -157,13 +157,11 @@ final class PackedSummaries: Sendable {
             rows.append(
                 RowIndex(journal: Int32(journal), tagsAt: Int32(tagsAt), headsAt: Int32(headsAt), revisionCount: Int32(revisionCount)))
             // The id → row table; a second row with an id is refused.
-            let high = UInt64(bigEndian: all.loadUnaligned(fromByteOffset: ids.lowerBound + 16 * i, as: UInt64.self))
-            let low = UInt64(bigEndian: all.loadUnaligned(fromByteOffset: ids.lowerBound + 16 * i + 8, as: UInt64.self))
+            let (high, low) = idWords(all, at: ids.lowerBound + 16 * i)
             var b = bucket(high, low, mask: mask)
             while idTable[b] != 0 {
                 let other = Int(idTable[b]) - 1
-                let otherHigh = UInt64(bigEndian: all.loadUnaligned(fromByteOffset: ids.lowerBound + 16 * other, as: UInt64.self))
-                let otherLow = UInt64(bigEndian: all.loadUnaligned(fromByteOffset: ids.lowerBound + 16 * other + 8, as: UInt64.self))
+                let (otherHigh, otherLow) = idWords(all, at: ids.lowerBound + 16 * other)
                 if otherHigh == high && otherLow == low { return nil }
                 b = (b + 1) & mask
             }
@@ -178,6 +176,15 @@ final class PackedSummaries: Sendable {
     }
 
     /// The first bucket of an id given as its two big-endian words.
+    /// The 16-byte id at `offset` of `all` as two big-endian words: the
+    /// order and equality of the ids' bytes.
+    private static func idWords(_ all: UnsafeRawBufferPointer, at offset: Int) -> (high: UInt64, low: UInt64) {
+        (
+            UInt64(bigEndian: all.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
+            UInt64(bigEndian: all.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))
+        )
+    }
+
     private static func bucket(_ high: UInt64, _ low: UInt64, mask: Int) -> Int {
         var x = high ^ (low &* 0x9E37_79B9_7F4A_7C15)
         x ^= x >> 32
@@ -193,8 +200,7 @@ final class PackedSummaries: Sendable {
             var b = Self.bucket(key.high, key.low, mask: mask)
             while idTable[b] != 0 {
                 let row = Int(idTable[b]) - 1
-                let high = UInt64(bigEndian: all.loadUnaligned(fromByteOffset: ids + 16 * row, as: UInt64.self))
-                let low = UInt64(bigEndian: all.loadUnaligned(fromByteOffset: ids + 16 * row + 8, as: UInt64.self))
+                let (high, low) = Self.idWords(all, at: ids + 16 * row)
                 if high == key.high && low == key.low { return row }
                 b = (b + 1) & mask
             }

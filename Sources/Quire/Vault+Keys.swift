@@ -560,6 +560,7 @@ extension Vault {
             do {
                 try commit(keyChange: change) { (tx: VaultTransaction) throws(QuireError) in
                     let proposals: [KeyringProposal]
+                    let placement: KeyOperations.CommitPlacement
                     do throws(KeyError) {
                         let state = try KeyState(self.unlocked, vaultID: self.vaultID)
                         // A removal by the recovery key keeps the removed
@@ -577,6 +578,7 @@ extension Vault {
                         proposals = try KeyOperations.keyrings(
                             for: change, state: state, signer: signer, now: now, random: self.random, replacement: replacement,
                             keepRecoveryKey: self.keptRecoveryKey, writersByEpochKey: writers, keepingEnrolled: keepingEnrolled)
+                        placement = try KeyOperations.commitPlacement(for: proposals, state: state, writeKey: tx.pending.key)
                     } catch {
                         throw .keys(error)
                     }
@@ -596,19 +598,11 @@ extension Vault {
                     // epoch, and extends the tip of the chain a reader of
                     // that state walks: the commits under the keys it cuts
                     // do not verify there (Spec/keys.md §6.3).
-                    do throws(KeyError) {
-                        let placement = try KeyOperations.commitPlacement(
-                            for: proposals, state: KeyState(self.unlocked, vaultID: self.vaultID), writeKey: tx.pending.key)
-                        tx.pending.commitKey = placement.commitKey
-                        if let kept = placement.keptKeys {
-                            // The tip a reader of the state after it finds:
-                            // the walk again, with the keys that state holds.
-                            var after = KeySet()
-                            for key in kept { after.add(key) }
-                            tx.pending.previousHead = self.file.chainTipHead(holding: after, removing: placement.removed)
-                        }
-                    } catch {
-                        throw .keys(error)
+                    tx.pending.commitKey = placement.commitKey
+                    if let kept = placement.keptKeys {
+                        // The tip a reader of the state after it finds: the
+                        // walk again, with the keys that state holds.
+                        tx.pending.previousHead = self.file.chainTipHead(holding: kept, removing: placement.removed)
                     }
                     written = proposals.last
                 }

@@ -18,8 +18,9 @@ import QuireSystem
     /// (`Spec/format.md §9.2`, seventh review R7-3). Nil: ``key``.
     public var commitKey: EpochKey?
     /// The stored head the commit extends when it is not the chain tip's:
-    /// a removal that cuts keys chains from the last commit the state it
-    /// makes can verify (`Spec/keys.md §6.3`). Nil: the tip's.
+    /// a removal that cuts keys extends the tip of the walk of the state it
+    /// makes (``VaultFile/chainTipHead(holding:removing:)``,
+    /// `Spec/format.md §9.1` step 5). Nil: the tip's.
     package var previousHead: [UInt8]?
     let random: any RandomSource
     let start: UInt64

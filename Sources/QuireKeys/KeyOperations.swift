@@ -219,9 +219,7 @@ package enum KeyOperations {
     /// A change that removes members: ``commitPlacement(for:state:writeKey:)``.
     package static func commitKey(for proposals: [KeyringProposal], writeKey: EpochKey) -> EpochKey? {
         let newer = proposals.map(\.epochKey).filter { $0.epoch > writeKey.epoch }
-        return newer.min { a, b in
-            a.epoch != b.epoch ? a.epoch > b.epoch : a.commitment.lexicographicallyPrecedes(b.commitment)
-        }
+        return newer.min { a, b in KeySet.precedesAsWriteKey((a.epoch, a.commitment), (b.epoch, b.commitment)) }
     }
 
     /// Where the commit of a key change goes (`Spec/format.md §9.2`,
@@ -238,7 +236,7 @@ package enum KeyOperations {
         /// A keyring it restores (one only an answer cut) was not trusted
         /// before it, so its key is taken from the keyring, not from the
         /// keys held before (review 34b G1).
-        package let keptKeys: [EpochKey]?
+        package let keptKeys: KeySet?
         /// The members the change removes.
         package let removed: Set<[UInt8]>
     }
@@ -323,23 +321,12 @@ package enum KeyOperations {
         for ring in survivors where !parentIDs.contains(ring.id) && !proposalIDs.contains(ring.id) {
             if let key = ring.epochKey { heads.append((ring.epoch, key)) }
         }
-        let write = heads.min { a, b in
-            a.epoch != b.epoch ? a.epoch > b.epoch : a.key.commitment.lexicographicallyPrecedes(b.key.commitment)
-        }
+        let write = heads.min { a, b in KeySet.precedesAsWriteKey((a.epoch, a.key.commitment), (b.epoch, b.key.commitment)) }
         let commitKey = write.flatMap { $0.key.sameKey(as: writeKey) ? nil : $0.key }
         guard !cut.isEmpty || !restored.isEmpty else {
             return CommitPlacement(commitKey: commitKey, keptKeys: nil, removed: removed)
         }
-        var highest: [[UInt8]: (epoch: UInt32, key: EpochKey)] = [:]
-        for ring in survivors {
-            guard let key = ring.epochKey else { continue }
-            let commit = ring.record.publicPart.keyCommit
-            if let seen = highest[commit], seen.epoch >= ring.epoch { continue }
-            highest[commit] = (ring.epoch, key)
-        }
-        let kept = highest.values.map { v in
-            v.key.epoch == v.epoch ? v.key : EpochKey(epoch: v.epoch, key: v.key.key, blobKey: v.key.blobKey)
-        }
+        let kept = KeySet(keysOf: survivors.sorted { $0.location.index < $1.location.index })
         return CommitPlacement(commitKey: commitKey, keptKeys: kept, removed: removed)
     }
 

@@ -114,6 +114,32 @@
     }
 }
 
+extension KeySet {
+    /// The keys of `rings` (keyrings trusted, or trusted once a change is
+    /// written, in file order; one without an epoch key adds none): a key's
+    /// epoch is the highest one of them claims for it (`Spec/format.md
+    /// §5.1`; a commit's is judged by its own line, §9.3), its blob key that
+    /// of the first in file order (§7.3).
+    init(keysOf rings: [KeyringInfo]) {
+        self.init()
+        var highest: [[UInt8]: UInt32] = [:]
+        for ring in rings {
+            highest[ring.record.publicPart.keyCommit] = max(highest[ring.record.publicPart.keyCommit] ?? 0, ring.epoch)
+        }
+        for ring in rings {
+            guard let key = ring.epochKey, let epoch = highest[ring.record.publicPart.keyCommit] else { continue }
+            add(epoch == key.epoch ? key : EpochKey(epoch: epoch, key: key.key, blobKey: key.blobKey))
+        }
+    }
+
+    /// True when a head of epoch `a.epoch` whose key has commitment
+    /// `a.commitment` comes before `b` as the write key (`Spec/keys.md §5`):
+    /// the higher epoch, then the smaller key commitment.
+    static func precedesAsWriteKey(_ a: (epoch: UInt32, commitment: [UInt8]), _ b: (epoch: UInt32, commitment: [UInt8])) -> Bool {
+        a.epoch != b.epoch ? a.epoch > b.epoch : a.commitment.lexicographicallyPrecedes(b.commitment)
+    }
+}
+
 /// A keyring a credential cannot follow (`Spec/format.md §8.6`).
 @_spi(Format) public struct NewerKeyring: Sendable, Equatable {
     /// Where its first intact copy is.
@@ -1292,22 +1318,10 @@ struct Evaluation {
             if let i = failed.min(), let rejected = rings[i].problem { throw rejected }
             throw .keyringUnauthenticated(rings[0].location, reason: "no keyring could be authenticated")
         }
-        var keys = KeySet()
+        var keys = KeySet(keysOf: rings.filter(\.isTrusted))
         var trusted: [Int: UInt32] = [:]
         var attestors = Set<[UInt8]>()
         var childOf = Set<KeyringID>()
-        // A key's epoch is the highest a trusted keyring claims for it
-        // (Spec/format.md §5.1; a commit's is judged by its own line, §9.3);
-        // its blob key that of the first in file order (§7.3).
-        var highest: [[UInt8]: UInt32] = [:]
-        for ring in rings where ring.isTrusted {
-            highest[ring.record.publicPart.keyCommit] = max(highest[ring.record.publicPart.keyCommit] ?? 0, ring.epoch)
-        }
-        for ring in rings where ring.isTrusted {
-            let key = ring.epochKey!
-            let epoch = highest[ring.record.publicPart.keyCommit]!
-            keys.add(epoch == key.epoch ? key : EpochKey(epoch: epoch, key: key.key, blobKey: key.blobKey))
-        }
         var issues = self.issues
         issues += keyClaimedTwice()
         for ring in rings where ring.isTrusted {
@@ -1324,9 +1338,9 @@ struct Evaluation {
         // The write key: the newest head of the highest epoch (ties: the
         // smallest key commitment), Spec/keys.md §5.
         let heads = rings.filter { $0.isTrusted && !childOf.contains($0.id) }
-        let top = heads.map(\.epoch).max()!
-        let write = heads.filter { $0.epoch == top }.min {
-            $0.record.publicPart.keyCommit.lexicographicallyPrecedes($1.record.publicPart.keyCommit)
+        let write = heads.min {
+            KeySet.precedesAsWriteKey(
+                ($0.epoch, $0.record.publicPart.keyCommit), ($1.epoch, $1.record.publicPart.keyCommit))
         }!
         keys.writeKey = write.epochKey
         // An unopened newer keyring that a trusted parent's key authenticates
