@@ -111,15 +111,17 @@ extension PendingCommit {
     /// 64 KiB chunks sealed under this commit's key, then the manifest
     /// (`Spec/format.md §7`).
     ///
-    /// Memory stays bounded (two batches of ``batchChunkCount`` chunks read,
-    /// two batches of their sealed frames, and one frame) whatever the size.
-    /// The content is read a batch at a time and goes through a pipeline:
-    /// while this thread writes batch k − 1 and reads batch k + 1, the
-    /// chunks of batch k are sealed and the leaves of the blob id (the keyed
-    /// hash tree of the content under the write key's blob key,
-    /// `Spec/format.md §7.3`) computed, each chunk by whichever thread
-    /// claims it first (a worker per processor, and this one when it would
-    /// wait), so every core shares the AEAD and the hashing. Nonces are drawn on this thread in chunk order. When `isKnown` says the vault already holds
+    /// Memory stays bounded (two batches of ``batchChunkCount`` chunks read
+    /// and two batches of their sealed frames) whatever the size. The
+    /// content is read a batch at a time and goes through a pipeline: while
+    /// this thread writes batch k − 1 and reads batch k + 1, the chunks of
+    /// batch k are sealed and the leaves of the blob id (the keyed hash tree
+    /// of the content under the write key's blob key, `Spec/format.md §7.3`)
+    /// computed, each chunk by whichever thread claims it first (a worker
+    /// per processor, and this one when it would wait), so every core shares
+    /// the AEAD and the hashing. The padding goes through the same pipeline
+    /// in the batches after the content's last. Nonces are drawn on this
+    /// thread in chunk order. When `isKnown` says the vault already holds
     /// that blob id, the chunks just written are dropped (they are not
     /// committed yet) and nothing is appended.
     ///
@@ -140,14 +142,12 @@ extension PendingCommit {
         let batchSize = chunkSize * Self.batchChunkCount
         let limit = min(maxByteCount, Limits.maxBlobByteCount)
         // Two batch buffers (one is hashed by the workers while the
-        // next is read and sealed) and one frame buffer; nothing is
-        // allocated per chunk.
+        // next is read); nothing is allocated per chunk.
         let buffers = [
             UnsafeMutableRawBufferPointer.allocate(byteCount: batchSize, alignment: 16),
             UnsafeMutableRawBufferPointer.allocate(byteCount: batchSize, alignment: 16),
         ]
         let frameLength = FrameHeader.byteCount + SealedFrame.fullChunkBodyLength
-        let frame = UnsafeMutableRawBufferPointer.allocate(byteCount: frameLength, alignment: 16)
         // A whole batch's frames, sealed by the workers, written at once.
         let sealed = [
             UnsafeMutableRawBufferPointer.allocate(byteCount: frameLength * Self.batchChunkCount, alignment: 16),
@@ -162,116 +162,106 @@ extension PendingCommit {
                 b.deallocate()
             }
             for b in sealed { b.deallocate() }
-            frame.deallocate()
         }
         let vaultID = vault.vaultID
         var index: UInt32 = 0
-        func emit(_ buffer: UnsafeMutableRawBufferPointer, at offset: Int, _ count: Int, isFinal: Bool) throws(FormatError) {
-            let chunk = ChunkHeader(stream: stream, index: index, isFinal: isFinal)
-            let out = UnsafeMutableRawBufferPointer(
-                rebasing: frame[0..<(FrameHeader.byteCount + SealedFrame.chunkBodyLength(plaintextCount: count))])
-            try SealedFrame.sealChunk(
-                plaintext: UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)]), into: out,
-                chunk: chunk, key: key, vaultID: vaultID, random: random)
-            _ = try appendFrame(UnsafeRawBufferPointer(out), plaintextBody: nil, chunk: chunk)
-            if !isFinal {
-                guard index < UInt32.max else {
-                    throw .sizeLimitExceeded(nil, what: "attachment chunk count", size: UInt64(index), limit: UInt64(UInt32.max))
-                }
-                index += 1
-            }
-        }
         // The chunk headers of the batch sealed in each slot.
         var batchChunks: [[ChunkHeader]] = [[], []]
-        /// Queues the full batch in `buffers[s]`: its nonces are drawn here,
-        /// in chunk order (the same draws as one chunk at a time), then
-        /// the workers (and this thread) seal its chunks into `sealed[s]` and hash its leaves.
-        func submitBatch(_ s: Int) throws(FormatError) {
+        // The bytes of sealed frames in each slot (the last frame of the
+        // stream may be short).
+        var sealedCounts = [0, 0]
+        /// Queues the batch in `buffers[s]`: `count` stream bytes, of which
+        /// the first `contentCount` are content (the rest padding), the last
+        /// chunk the stream's final one when `isLast`. Its nonces are drawn
+        /// here, in chunk order (the same draws as one chunk at a time), then
+        /// the workers (and this thread) seal its chunks into `sealed[s]` and
+        /// hash the leaves of its content.
+        func submitBatch(_ s: Int, count: Int, contentCount: Int, isLast: Bool) throws(FormatError) {
             let recordKey: SymmetricKey
             do { recordKey = try key.subkey(.record) } catch { throw .outOfGuardedMemory }
+            let chunkCount = (count + chunkSize - 1) / chunkSize
             var headers: [ChunkHeader] = []
-            for c in 0..<Self.batchChunkCount {
-                headers.append(ChunkHeader(stream: stream, index: index, isFinal: false))
-                guard index < UInt32.max else {
-                    throw .sizeLimitExceeded(nil, what: "attachment chunk count", size: UInt64(index), limit: UInt64(UInt32.max))
+            headers.reserveCapacity(chunkCount)
+            for c in 0..<chunkCount {
+                let isFinal = isLast && c == chunkCount - 1
+                headers.append(ChunkHeader(stream: stream, index: index, isFinal: isFinal))
+                if !isFinal {
+                    guard index < UInt32.max else {
+                        throw .sizeLimitExceeded(nil, what: "attachment chunk count", size: UInt64(index), limit: UInt64(UInt32.max))
+                    }
+                    index += 1
                 }
-                index += 1
                 let nonce = c * frameLength + FrameHeader.byteCount
                 random.fill(UnsafeMutableRawBufferPointer(rebasing: sealed[s][nonce..<(nonce + XChaCha20Poly1305.nonceByteCount)]))
             }
             batchChunks[s] = headers
+            func frameByteCount(_ plain: Int) -> Int { FrameHeader.byteCount + SealedFrame.chunkBodyLength(plaintextCount: plain) }
+            sealedCounts[s] = (chunkCount - 1) * frameLength + frameByteCount(count - (chunkCount - 1) * chunkSize)
             let input = UnsafeRawBufferPointer(buffers[s])
             let output = sealed[s]
             let keyID = key.id
-            hasher.submit(input, slot: s, units: Self.batchChunkCount) { c in
+            hasher.submit(UnsafeRawBufferPointer(rebasing: input[0..<contentCount]), slot: s, units: chunkCount) { c in
+                let plain = min(chunkSize, count - c * chunkSize)
+                let frameStart = c * frameLength
                 SealedFrame.sealChunk(
-                    plaintext: UnsafeRawBufferPointer(rebasing: input[(c * chunkSize)..<((c + 1) * chunkSize)]),
-                    into: UnsafeMutableRawBufferPointer(rebasing: output[(c * frameLength)..<((c + 1) * frameLength)]),
+                    plaintext: UnsafeRawBufferPointer(rebasing: input[(c * chunkSize)..<(c * chunkSize + plain)]),
+                    into: UnsafeMutableRawBufferPointer(rebasing: output[frameStart..<(frameStart + frameByteCount(plain))]),
                     chunk: headers[c], keyID: keyID, recordKey: recordKey, vaultID: vaultID)
             }
         }
         /// Waits for the batch in slot `s` (helping) and writes its frames.
         func writeBatch(_ s: Int) throws(FormatError) {
             hasher.wait(slot: s)
-            try appendChunkFrames(UnsafeRawBufferPointer(sealed[s]), frameLength: frameLength, chunks: batchChunks[s])
+            try appendChunkFrames(
+                UnsafeRawBufferPointer(rebasing: sealed[s][0..<sealedCounts[s]]), frameLength: frameLength, chunks: batchChunks[s])
         }
         var slot = 0
         var total: UInt64 = 0
         do throws(FormatError) {
-            var fill = try Self.readFull(source, into: buffers[0], count: batchSize)
-            total = UInt64(fill)
-            guard total <= limit else { throw .sizeLimitExceeded(nil, what: "attachment", size: total, limit: limit) }
-            // Whole batches: padding always follows the content (at least
-            // the 0x80), so a chunk holding 64 KiB of content is never the
-            // final one, and a full batch can be sealed at once. A pipeline:
-            // batch k is sealed and hashed (by the workers) while this
-            // thread writes batch k − 1 and reads batch k + 1.
+            // A pipeline: batch k is sealed and hashed (by the workers)
+            // while this thread writes batch k − 1 and reads batch k + 1.
+            // Padding always follows the content (at least the 0x80), so a
+            // batch full of content never holds the final chunk. The batch
+            // the content ends in is filled up with padding, and so are as
+            // many more as the padding needs (up to Padmé(N + 1) bytes in
+            // all): the padding is sealed on every core and written from the
+            // sealed buffers like the content, not chunk by chunk.
             var previous: Int?
-            while fill == batchSize {
-                try submitBatch(slot)
+            var padding: UInt64?
+            var marker = true
+            while true {
+                var fill = 0
+                if padding == nil {
+                    fill = try Self.readFull(source, into: buffers[slot], count: batchSize)
+                    total += UInt64(fill)
+                    guard total <= limit else { throw .sizeLimitExceeded(nil, what: "attachment", size: total, limit: limit) }
+                }
+                var count = fill
+                if fill < batchSize {
+                    // The content has ended: padding fills the rest.
+                    var left = padding ?? (Padding.streamByteCount(contentByteCount: total) - total)
+                    let take = Int(min(UInt64(batchSize - fill), left))
+                    if take > 0 {
+                        let buffer = buffers[slot]
+                        buffer[fill] = marker ? 0x80 : 0
+                        if take > 1 {
+                            UnsafeMutableRawBufferPointer(rebasing: buffer[(fill + 1)..<(fill + take)])
+                                .initializeMemory(as: UInt8.self, repeating: 0)
+                        }
+                        marker = false
+                    }
+                    count += take
+                    left -= UInt64(take)
+                    padding = left
+                }
+                let isLast = padding == 0
+                try submitBatch(slot, count: count, contentCount: fill, isLast: isLast)
                 if let p = previous { try writeBatch(p) }
                 previous = slot
                 slot = 1 - slot
-                fill = try Self.readFull(source, into: buffers[slot], count: batchSize)
-                total += UInt64(fill)
-                guard total <= limit else { throw .sizeLimitExceeded(nil, what: "attachment", size: total, limit: limit) }
+                if isLast { break }
             }
             if let p = previous { try writeBatch(p) }
-            hasher.submit(UnsafeRawBufferPointer(rebasing: buffers[slot][0..<fill]), slot: slot)
-            // The last batch (being hashed) holds the end of the content:
-            // its full chunks, then the rest of the content followed by the
-            // padding, up to Padmé(N + 1) bytes in all. The padding is
-            // written after the bytes being hashed (no overlap), and chunks
-            // holding padding alone are built in the other buffer.
-            var offset = 0
-            while fill - offset >= chunkSize {
-                try emit(buffers[slot], at: offset, chunkSize, isFinal: false)
-                offset += chunkSize
-            }
-            var padding = Padding.streamByteCount(contentByteCount: total) - total
-            var buffer = buffers[slot]
-            var count = fill - offset
-            var marker = true
-            while true {
-                let take = Int(min(UInt64(chunkSize - count), padding))
-                if take > 0 {
-                    buffer[offset + count] = marker ? 0x80 : 0
-                    if take > 1 {
-                        UnsafeMutableRawBufferPointer(rebasing: buffer[(offset + count + 1)..<(offset + count + take)])
-                            .initializeMemory(as: UInt8.self, repeating: 0)
-                    }
-                    marker = false
-                    count += take
-                    padding -= UInt64(take)
-                }
-                let isFinal = padding == 0
-                try emit(buffer, at: offset, count, isFinal: isFinal)
-                if isFinal { break }
-                hasher.wait(slot: 1 - slot)
-                buffer = buffers[1 - slot]
-                offset = 0
-                count = 0
-            }
         } catch {
             rollBack(to: start)
             throw error

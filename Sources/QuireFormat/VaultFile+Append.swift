@@ -133,16 +133,18 @@ import QuireSystem
     }
 
     /// Appends chunk frames of `frameLength` bytes each, one after another
-    /// in `raw`, written straight from `raw` (after what is buffered)
-    /// rather than copied into the buffer: an attachment batch is already
-    /// one large write.
+    /// in `raw` (the last one may be shorter: the stream's final chunk),
+    /// written straight from `raw` (after what is buffered) rather than
+    /// copied into the buffer: an attachment batch is already one large
+    /// write.
     func appendChunkFrames(_ raw: UnsafeRawBufferPointer, frameLength: Int, chunks: [ChunkHeader]) throws(FormatError) {
-        precondition(raw.count == frameLength * chunks.count)
+        precondition(!chunks.isEmpty && raw.count > frameLength * (chunks.count - 1) && raw.count <= frameLength * chunks.count)
         try OperationCancellation.check()
         try flush()
         let start = position
         for (i, chunk) in chunks.enumerated() {
-            _ = note(UnsafeRawBufferPointer(rebasing: raw[(i * frameLength)..<((i + 1) * frameLength)]), plaintextBody: nil, chunk: chunk)
+            let end = min((i + 1) * frameLength, raw.count)
+            _ = note(UnsafeRawBufferPointer(rebasing: raw[(i * frameLength)..<end]), plaintextBody: nil, chunk: chunk)
         }
         do { try vault.file.write(raw, at: start) } catch { throw .io(error) }
         // The disk writes a large attachment while the next chunks are

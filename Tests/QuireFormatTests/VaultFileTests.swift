@@ -1124,6 +1124,58 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         #expect(records(again, [.blobChunk]).0.isEmpty)
     }
 
+    // The chunk frames are byte for byte those of sealing the padded stream
+    // one chunk at a time, in order, with the nonces drawn in chunk order
+    // after the stream id (how a writer made them before batches, and how
+    // the vectors were made): whole batches, a last batch the content ends
+    // in, and padding that runs over one batch into the next (33,554,433
+    // bytes: Padmé rounds to 1 MiB there, so the last 1 MiB − 1 bytes of
+    // the stream are padding, most of them in a batch of their own).
+    @Test(arguments: [0, 65_535, 1_048_576, 1_048_576 + 70_000, 33_554_433])
+    func chunkFramesAreThoseOfSealingOneChunkAtATime(size: Int) throws {
+        let v = RawKeyVault(label: "one at a time \(size)")
+        try v.create([[0]])
+        let content = SeededRandom(label: "one at a time content").bytes(size)
+        let vault = try v.open(writable: true)
+        let firstNew = vault.structure.frames.count
+        let seed = "one at a time commit \(size)"
+        var key: EpochKey?
+        var stored: StoredBlob?
+        let random = SeededRandom(label: seed)
+        try vault.commit(random: random, options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
+            key = tx.key
+            stored = try tx.appendBlob(from: MemoryByteSource(content), mediaType: Self.mediaType)
+        }
+        guard case .stored(let manifest) = stored, let key else {
+            Issue.record("expected a stored blob, got \(String(describing: stored))")
+            return
+        }
+        let replay = SeededRandom(label: seed)
+        let stream = StreamID(using: replay)
+        #expect(manifest.stream == stream)
+        let padded = Self.stream(content)
+        let chunkCount = (padded.count + 65535) / 65536
+        #expect(manifest.chunkCount == UInt64(chunkCount))
+        let file = try fileBytes(v.path)
+        for i in 0..<chunkCount {
+            let plain = Array(padded[(i * 65536)..<min(padded.count, (i + 1) * 65536)])
+            var expected = [UInt8](repeating: 0, count: FrameHeader.byteCount + SealedFrame.chunkBodyLength(plaintextCount: plain.count))
+            let chunk = ChunkHeader(stream: stream, index: UInt32(i), isFinal: i == chunkCount - 1)
+            try expected.withUnsafeMutableBytes { out in
+                try plain.withUnsafeBytes { p in
+                    try SealedFrame.sealChunk(plaintext: p, into: out, chunk: chunk, key: key, vaultID: v.vaultID, random: replay)
+                }
+            }
+            let frame = vault.structure.frames[firstNew + i]
+            let start = Int(frame.location.offset)
+            let written = Array(file[start..<min(file.count, start + expected.count)])
+            if written != expected {
+                Issue.record("chunk \(i) of \(chunkCount) differs")
+                return
+            }
+        }
+    }
+
     @Test func aliasesAreWrittenAndTheBlobIDIsNotItsOwnAlias() throws {
         let v = RawKeyVault(label: "aliases")
         try v.create([[0]])
