@@ -114,11 +114,6 @@ extension Vault {
         let folder = FileSystem.directory(of: path)
         let name = path.split(separator: "/").last.map(String.init) ?? "attachment"
         let temporary = folder + "/." + name + ".quire-\(FileSystem.processID)-\(UInt64.random(in: 0...UInt64.max)).tmp"
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Limits.chunkByteCount, alignment: 16)
-        defer {
-            buffer.initializeMemory(as: UInt8.self, repeating: 0)
-            buffer.deallocate()
-        }
         let file: SystemFile
         do { file = try SystemFile(path: temporary, mode: .createExclusive(permissions: 0o600)) } catch { throw .format(.io(error)) }
         var renamed = false
@@ -126,17 +121,19 @@ extension Vault {
         var written: UInt64 = 0
         while true {
             if VaultCancellation.isRequested { throw .cancelled }
-            let n: Int
-            do { n = try reader.readChecked(into: buffer) } catch { throw .format(error) }
-            if n == 0 { break }
+            // Written from where the reader opened it (a batch, up to 1 MiB,
+            // a write), not copied to a buffer first.
+            let piece: UnsafeRawBufferPointer
+            do { piece = try reader.nextContent() } catch { throw .format(error) }
+            if piece.isEmpty { break }
             do {
-                try file.write(UnsafeRawBufferPointer(rebasing: buffer[0..<n]), at: written)
+                try file.write(piece, at: written)
                 // Written back while the next chunks are opened, not all in the fsync.
-                file.startWriteback(from: written, count: n)
+                file.startWriteback(from: written, count: piece.count)
             } catch {
                 throw .format(.io(error))
             }
-            written += UInt64(n)
+            written += UInt64(piece.count)
         }
         do {
             try file.sync()

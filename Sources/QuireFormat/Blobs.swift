@@ -699,11 +699,36 @@ extension VaultFile {
     ///   ``FormatError/blobPaddingInvalid(blob:)``, ``FormatError/blobIDMismatch(blob:)``,
     ///   I/O errors.
     @_spi(Format) public func readChecked(into destination: UnsafeMutableRawBufferPointer) throws(FormatError) -> Int {
+        guard try loadBatchIfUsedUp() else { return 0 }
+        let n = min(destination.count, bufferCount - bufferOffset)
+        destination.baseAddress!.copyMemory(from: outputs[slot].baseAddress!.advanced(by: bufferOffset), byteCount: n)
+        bufferOffset += n
+        return n
+    }
+
+    /// The next content bytes in place, up to one batch (1 MiB), without a
+    /// copy; empty at the end. They stay valid until the next call to a
+    /// reading method of this reader (or its release), which may reuse the
+    /// memory. The same bytes and checks as ``readChecked(into:)``: after
+    /// the last piece the padding, the size and the blob id have been
+    /// checked.
+    ///
+    /// - Throws: as ``readChecked(into:)``.
+    @_spi(Format) public func nextContent() throws(FormatError) -> UnsafeRawBufferPointer {
+        guard try loadBatchIfUsedUp() else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        let piece = UnsafeRawBufferPointer(rebasing: outputs[slot][bufferOffset..<bufferCount])
+        bufferOffset = bufferCount
+        return piece
+    }
+
+    /// When every byte of the current batch has been handed out, waits for
+    /// the next one (and starts the one after it); false at the end.
+    private func loadBatchIfUsedUp() throws(FormatError) -> Bool {
         while bufferOffset == bufferCount {
             if let failure, failurePending { throw failure }
             let s = 1 - slot
             if batches[s] == nil {
-                guard nextLaunch < frames.count else { return 0 }
+                guard nextLaunch < frames.count else { return false }
                 launch(s)
             }
             // The batch after it is read and handed to the workers into the
@@ -754,10 +779,7 @@ extension VaultFile {
             for h in aliasHashers { h.submit(UnsafeRawBufferPointer(rebasing: outputs[s][0..<filled]), slot: s) }
             if nextChunk == frames.count { try finish() }
         }
-        let n = min(destination.count, bufferCount - bufferOffset)
-        destination.baseAddress!.copyMemory(from: outputs[slot].baseAddress!.advanced(by: bufferOffset), byteCount: n)
-        bufferOffset += n
-        return n
+        return true
     }
 
     /// Bytes after the content: one `0x80`, then zeros.

@@ -1120,6 +1120,16 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
             collected += piece[0..<n]
         }
         #expect(collected == content)
+        // Borrowed a batch at a time: the same bytes.
+        let borrowing = try again.openBlob(manifest, blobKey: v.blobKey)
+        var borrowed: [UInt8] = []
+        while true {
+            let piece = try borrowing.nextContent()
+            if piece.isEmpty { break }
+            #expect(piece.count <= 1 << 20)
+            borrowed += piece
+        }
+        #expect(borrowed == content)
         // Chunks are not records.
         #expect(records(again, [.blobChunk]).0.isEmpty)
     }

@@ -101,18 +101,18 @@ struct ExtractCommand: QuireCommand {
         let temp = ".quire-extract-\(FileSystem.processID)-\(UInt32.random(in: 0...UInt32.max))"
         let tempPath = output.map { Paths.parentFolder(of: $0) + "/" + temp } ?? temp
         var written: UInt64 = 0
-        var buffer = [UInt8](repeating: 0, count: Self.bufferByteCount)
-        defer { wipe(&buffer) }
         do {
             let file = try SystemFile(path: tempPath, mode: .createExclusive(permissions: 0o600))
             defer { try? FileSystem.remove(tempPath) }
             while true {
-                let n = try Self.readChunk(reader, into: &buffer)
-                if n == 0 { break }
-                try Self.write(buffer, count: n, to: file, at: written)
+                // Written from where the reader opened it (up to 1 MiB a
+                // write), not copied to a buffer of ours first.
+                let piece = try reader.nextContent()
+                if piece.isEmpty { break }
+                try file.write(piece, at: written)
                 // Written back while the next bytes are opened, not all in the fsync.
-                file.startWriteback(from: written, count: n)
-                written += UInt64(n)
+                file.startWriteback(from: written, count: piece.count)
+                written += UInt64(piece.count)
             }
             try file.sync()
             Reading.noteRead(ref, failure: nil)
@@ -141,20 +141,6 @@ struct ExtractCommand: QuireCommand {
         } catch {
             throw CLIFailure("cannot write \(output ?? "the attachment"): \(error)")
         }
-    }
-
-    /// Writes the first `count` bytes of `buffer` to `file` at `offset`,
-    /// copying nothing.
-    static func write(_ buffer: [UInt8], count: Int, to file: SystemFile, at offset: UInt64) throws(SystemError) {
-        var failure: SystemError?
-        buffer.withUnsafeBytes { raw in
-            do throws(SystemError) {
-                try file.write(UnsafeRawBufferPointer(rebasing: raw[0..<count]), at: offset)
-            } catch {
-                failure = error
-            }
-        }
-        if let failure { throw failure }
     }
 
     /// The failure for an attachment whose bytes cannot be read.
