@@ -784,14 +784,30 @@ extension VaultFile {
 
     /// Bytes after the content: one `0x80`, then zeros.
     private func checkPadding(_ bytes: UnsafeRawBufferPointer) throws(FormatError) {
-        for b in bytes {
-            if !markerSeen {
-                guard b == 0x80 else { throw .blobPaddingInvalid(blob: manifest.blob.description) }
-                markerSeen = true
-            } else if b != 0 {
-                throw .blobPaddingInvalid(blob: manifest.blob.description)
-            }
+        guard !bytes.isEmpty else { return }
+        var zeros = bytes
+        if !markerSeen {
+            guard bytes[0] == 0x80 else { throw .blobPaddingInvalid(blob: manifest.blob.description) }
+            markerSeen = true
+            zeros = UnsafeRawBufferPointer(rebasing: bytes[1...])
         }
+        guard Self.isAllZero(zeros) else { throw .blobPaddingInvalid(blob: manifest.blob.description) }
+    }
+
+    /// True when every byte of `bytes` is 0, read eight at a time (padding
+    /// runs to megabytes; it is not secret).
+    static func isAllZero(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var any: UInt64 = 0
+        var i = 0
+        while i + 8 <= bytes.count {
+            any |= bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        while i < bytes.count {
+            any |= UInt64(bytes[i])
+            i += 1
+        }
+        return any == 0
     }
 
     /// After the last chunk: the stream has exactly its Padmé length with

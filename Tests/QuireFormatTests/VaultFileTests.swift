@@ -1242,6 +1242,30 @@ func appendToFile2(_ path: String, _ bytes: [UInt8]) throws {
         #expect(records(again).0 == [[0], [7], [8]])
     }
 
+    // A marker where the manifest's size puts it, then a byte that is not
+    // zero after 20 that are: bad padding (Spec/format.md §7.4 step 7),
+    // found past the first word of the zeros.
+    @Test func aByteAfterTheMarkerThatIsNotZeroIsBadPadding() throws {
+        let v = RawKeyVault(label: "nonzero padding")
+        try v.create([[0]])
+        // 65,558 bytes: 0x80 at 65,536, zeros, 1 at 65,557; the stream is
+        // 67,584 bytes, as for 65,536 bytes of content.
+        let content = SeededRandom(label: "nonzero padding content").bytes(65536) + [0x80] + [UInt8](repeating: 0, count: 20) + [1]
+        let vault = try v.open(writable: true)
+        var stored: StoredBlob?
+        try vault.commit(random: SeededRandom(label: "n"), options: fast, attestWith: v.member) { (tx: PendingCommit) throws(FormatError) in
+            stored = try tx.appendBlob(from: MemoryByteSource(content), mediaType: "x")
+        }
+        guard case .stored(let m) = stored else {
+            Issue.record("not stored")
+            return
+        }
+        let again = try v.open()
+        #expect(try again.openBlob(m, blobKey: v.blobKey).readAll() == content)
+        let cut = try again.openBlob(BlobManifest(blob: m.blob, stream: m.stream, byteCount: 65536), blobKey: v.blobKey)
+        #expect(throws: QuireError.fromFormat(FormatError.blobPaddingInvalid(blob: m.blob.description))) { try cut.readAll() }
+    }
+
     @Test func blobNeedsTheBlobKey() throws {
         let v = RawKeyVault(label: "no blob key", withBlobKey: false)
         try v.create([[0]])
