@@ -3,6 +3,12 @@ import QuireSystem
 /// Buffered forward reads over a file: keeps a window of the file in memory
 /// and refills it when a request falls outside. Memory is bounded by the
 /// window size (or the largest single request).
+///
+/// A refill reads ahead `firstReadAhead` bytes, then twice as much as the
+/// window held each time the reads go on from where it ended, up to the
+/// window size: a reader that goes through small records soon reads 4 MiB
+/// at a time, and one that reads a few records before large attachment
+/// chunks (which it jumps over) does not read megabytes of them.
 final class FileWindow {
     let file: SystemFile
     let fileSize: UInt64
@@ -10,6 +16,8 @@ final class FileWindow {
     private var start: UInt64 = 0
     private var count = 0
     private let preferred: Int
+    /// What a refill reads when the reads do not go on from the window.
+    static let firstReadAhead = 64 << 10
 
     init(file: SystemFile, fileSize: UInt64, preferredByteCount: Int = 4 << 20) {
         self.file = file
@@ -31,8 +39,17 @@ final class FileWindow {
         if offset >= start && offset + UInt64(n) <= start + UInt64(count) {
             return Int(offset - start)
         }
-        let want = Int(min(UInt64(max(n, readAhead ?? preferred)), fileSize - offset))
-        if buffer.count < want { buffer = [UInt8](repeating: 0, count: want) }
+        // Going on from the window (within a window's length of its end):
+        // read twice as much as it held.
+        let goesOn = count > 0 && offset >= start && offset - start <= UInt64(2 * count)
+        let ahead = readAhead ?? min(preferred, goesOn ? max(2 * count, Self.firstReadAhead) : Self.firstReadAhead)
+        let want = Int(min(UInt64(max(n, ahead)), fileSize - offset))
+        if buffer.count < want {
+            // Not zeroed: the read fills what is used (count bytes), and the
+            // pages past it are never touched (no page faults for them).
+            let capacity = max(want, preferred)
+            buffer = [UInt8](unsafeUninitializedCapacity: capacity) { _, initialized in initialized = capacity }
+        }
         let got: Int
         do {
             got = try buffer.withMutableBytes { (raw: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int in
