@@ -760,6 +760,15 @@ public struct MergeReport: Sendable {
         let ga = a.file.structure.groups
         let gb = b.file.structure.groups
         var groups = 0
+        // The groups the copy's open compared with this very handle on the
+        // vault (``Side/sharedGroups``): equal bytes, not read again.
+        if let shared = b.sharedGroups, shared.with === a.file, shared.count <= ga.count, shared.count <= gb.count {
+            groups = shared.count
+            if groups > 0 {
+                bytes = a.file.structure.frames.end(at: ga[groups - 1].commitFrame)
+                frames = ga[groups - 1].commitFrame + 1
+            }
+        }
         while groups < ga.count && groups < gb.count {
             let endA = a.file.structure.frames.end(at: ga[groups].commitFrame)
             let endB = b.file.structure.frames.end(at: gb[groups].commitFrame)
@@ -791,6 +800,12 @@ final class Side {
     let role: Role
     let file: VaultFile
     let handle: SystemFile
+    /// The file this side's first commit groups were compared with byte
+    /// for byte, through ``handle``, when it was opened (the `known` of
+    /// ``init(path:role:reusing:sharingPrefixWith:)``), and how many groups
+    /// both hold: ``VaultMerge/commonPrefix(_:_:)`` does not compare them
+    /// again when the other side is that file.
+    private(set) var sharedGroups: (with: VaultFile, count: Int)?
 
     /// Scans the file at `path`, or takes `scanned` when it is that same
     /// file (device and inode) at the size it was scanned at.
@@ -808,8 +823,13 @@ final class Side {
                 try handle.size() == scanned.structure.fileSize
             {
                 file = scanned
-            } else if let known, let prefix = try known.sharedPrefix(withFileAt: path) {
+            } else if let known, let prefix = try known.sharedPrefix(with: handle) {
                 file = try VaultFile(path: path, copiedPrefix: prefix)
+                // The bytes compared are this handle's: trusted for the
+                // common prefix only while the scan read the same file.
+                if let identity = file.fileIdentity, identity == (try handle.identity()) {
+                    sharedGroups = (known, prefix.groups.count)
+                }
             } else {
                 file = try VaultFile(path: path)
             }

@@ -311,6 +311,36 @@ public final class SystemFile: @unchecked Sendable {
         }
     #endif
 
+    /// How many bytes at the start of this file and of `other` are equal,
+    /// up to `limit`: both read 1 MiB at a time into two buffers kept for
+    /// the whole comparison and compared with `memcmp`.
+    ///
+    /// - Throws: ``SystemError`` from the reads.
+    package func equalPrefixLength(with other: SystemFile, upTo limit: UInt64) throws(SystemError) -> UInt64 {
+        let size = 1 << 20
+        let mine = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+        let theirs = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+        defer {
+            mine.deallocate()
+            theirs.deallocate()
+        }
+        var same: UInt64 = 0
+        while same < limit {
+            let n = Int(min(UInt64(size), limit - same))
+            let m = try read(into: UnsafeMutableRawBufferPointer(rebasing: mine[0..<n]), at: same)
+            let t = try other.read(into: UnsafeMutableRawBufferPointer(rebasing: theirs[0..<n]), at: same)
+            let k = min(m, t)
+            if memcmp(mine.baseAddress!, theirs.baseAddress!, k) != 0 {
+                var i = 0
+                while mine[i] == theirs[i] { i += 1 }
+                return same + UInt64(i)
+            }
+            same += UInt64(k)
+            if k < n { break }
+        }
+        return same
+    }
+
     /// Cuts the file to `size` bytes (`ftruncate`).
     ///
     /// - Throws: ``SystemError`` from `ftruncate(2)`.
