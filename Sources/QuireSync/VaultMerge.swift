@@ -731,23 +731,15 @@ public struct MergeReport: Sendable {
         }
     }
 
-    /// Copies the first `byteCount` bytes of `source` to a new file `destination` (mode 0600).
+    /// Copies the first `byteCount` bytes of `source` to a new file `destination` (mode 0600),
+    /// in the kernel where it can (``SystemFile/copy(_:from:at:)``).
     static func copyFile(_ source: String, to destination: String, byteCount: UInt64) throws(SyncError) {
         do {
             let input = try SystemFile(path: source, mode: .readOnly)
             let output = try SystemFile(path: destination, mode: .createExclusive(permissions: 0o600))
-            var offset: UInt64 = 0
-            while offset < byteCount {
-                let n = Int(min(UInt64(1 << 20), byteCount - offset))
-                let chunk = try input.read(count: n, at: offset)
-                guard chunk.count == n else { throw SystemError(operation: "read", path: source, code: 5) }
-                try output.write(chunk, at: offset)
-                offset += UInt64(n)
-            }
-        } catch let e as SystemError {
-            throw .io(e)
+            try output.copy(byteCount, from: input, at: 0)
         } catch {
-            throw .io(SystemError(operation: "copy", path: source, code: 5))
+            throw .io(error)
         }
     }
 
