@@ -882,9 +882,43 @@ final class Side {
     /// ``summary(of:)`` is in `summaries`: the only ones that can equal the
     /// identity of a frame with one of those summaries.
     func identities(of range: Range<Int>, matching summaries: Set<[UInt8]>) throws(SyncError) -> [[UInt8]] {
+        // A summary is the frame's 16-byte header, then its trailer (a body
+        // hash or a chunk tag, at least 16 bytes): a frame whose trailer
+        // starts with none of the summaries' trailer words is passed over
+        // on two words, without building its summary and hashing it byte
+        // by byte. (Headers alone sort out little: frames of one kind and
+        // length under one key have equal headers.)
+        func words(_ bytes: [UInt8], at offset: Int) -> TrailerWords? {
+            guard bytes.count >= offset + 16 else { return nil }
+            return bytes.withUnsafeBytes { raw in
+                TrailerWords(
+                    a: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self),
+                    b: raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))
+            }
+        }
+        // (A frame passed over has a 16-byte header and a trailer of at
+        // least 16 bytes: its summary, were it among them, would have put
+        // its trailer's words in the set.)
+        let trailers = Set(summaries.compactMap { words($0, at: FrameHeader.byteCount) })
+        let frames = file.structure.frames
         var out: [[UInt8]] = []
-        for i in range where !file.structure.frames[i].isCommit && summaries.contains(summary(of: i)) { out.append(try identity(of: i)) }
+        for i in range {
+            let f = frames[i]
+            guard !f.isCommit else { continue }
+            if f.headerBytes.count == FrameHeader.byteCount, let w = words(f.trailer, at: 0), !trailers.contains(w) {
+                continue
+            }
+            guard summaries.contains(f.headerBytes + f.trailer) else { continue }
+            out.append(try identity(of: i))
+        }
         return out
+    }
+
+    /// The first 16 bytes of a frame's trailer as two words, a set member
+    /// hashed at once.
+    private struct TrailerWords: Hashable {
+        let a: UInt64
+        let b: UInt64
     }
 
     /// The frame index of the first copy of keyring `id` in this file.
