@@ -1,6 +1,6 @@
 import Dispatch
 @_spi(Crypto) public import QuireCrypto
-import QuireSystem
+package import QuireSystem
 
 /// How appends reach the disk.
 @_spi(Format) public struct WriteOptions: Sendable {
@@ -261,23 +261,20 @@ import QuireSystem
     ///
     /// - Throws: ``FormatError/io(_:)``.
     package func sharedPrefix(withFileAt path: String) throws(FormatError) -> VaultStructure? {
+        let other: SystemFile
+        do { other = try SystemFile(path: path, mode: .readOnly) } catch { throw .io(error) }
+        return try sharedPrefix(with: other)
+    }
+
+    /// ``sharedPrefix(withFileAt:)`` of the file open as `other`.
+    ///
+    /// - Throws: ``FormatError/io(_:)``.
+    package func sharedPrefix(with other: SystemFile) throws(FormatError) -> VaultStructure? {
         try lock.withLock { () throws(FormatError) -> VaultStructure? in
             let s = structure
             guard !s.groups.isEmpty else { return nil }
             do throws(SystemError) {
-                let other = try SystemFile(path: path, mode: .readOnly)
-                let limit = min(s.committedEnd, try other.size())
-                var same: UInt64 = 0
-                while same < limit {
-                    let n = Int(min(UInt64(1 << 20), limit - same))
-                    let mine = try file.read(count: n, at: same)
-                    let theirs = try other.read(count: n, at: same)
-                    if mine != theirs {
-                        same += UInt64(zip(mine, theirs).prefix { $0 == $1 }.count)
-                        break
-                    }
-                    same += UInt64(n)
-                }
+                let same = try file.equalPrefixLength(with: other, upTo: min(s.committedEnd, try other.size()))
                 var groups = 0
                 while groups < s.groups.count && s.frames.end(at: s.groups[groups].commitFrame) <= same { groups += 1 }
                 return VaultScanner.prefix(of: s, groups: groups)

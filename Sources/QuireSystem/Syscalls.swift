@@ -309,7 +309,92 @@ public final class SystemFile: @unchecked Sendable {
         private static let syncFileRange: SyncFileRange? = dlsym(nil, "sync_file_range").map {
             unsafeBitCast($0, to: SyncFileRange.self)
         }
+        private typealias CopyFileRange =
+            @convention(c) (
+                Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32
+            ) -> Int
+        /// glibc's `copy_file_range`, declared for `_GNU_SOURCE` only, as above.
+        private static let copyFileRange: CopyFileRange? = dlsym(nil, "copy_file_range").map {
+            unsafeBitCast($0, to: CopyFileRange.self)
+        }
     #endif
+
+    /// Copies the `count` bytes at `offset` of `source` to the same offset
+    /// of this file. On Linux the kernel copies them (`copy_file_range`:
+    /// they do not pass through this process, which a copy of a whole vault
+    /// paid for in page faults and copies); elsewhere, or where the file
+    /// system does not support it, through a 1 MiB buffer.
+    ///
+    /// - Throws: ``SystemError`` from the reads and writes, `EIO` when
+    ///   `source` ends before `offset + count`.
+    package func copy(_ count: UInt64, from source: SystemFile, at offset: UInt64) throws(SystemError) {
+        var done: UInt64 = 0
+        #if os(Linux)
+            if let call = Self.copyFileRange {
+                while done < count {
+                    var from = Int64(offset + done)
+                    var to = Int64(offset + done)
+                    let n = retryOnInterrupt {
+                        call(source.descriptor, &from, descriptor, &to, Int(min(count - done, 1 << 30)), 0)
+                    }
+                    if n > 0 {
+                        done += UInt64(n)
+                        continue
+                    }
+                    if n == 0 { throw SystemError(operation: "read", path: source.path, code: EIO) }
+                    let code = errno
+                    // Not supported here (another file system, an old
+                    // kernel, a seccomp filter): copied through a buffer.
+                    guard code == EXDEV || code == ENOSYS || code == EINVAL || code == EOPNOTSUPP || code == EPERM else {
+                        throw SystemError(operation: "copy_file_range", path: path, code: code)
+                    }
+                    break
+                }
+            }
+        #endif
+        guard done < count else { return }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while done < count {
+            let n = Int(min(UInt64(buffer.count), count - done))
+            let piece = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<n])
+            guard try source.read(into: piece, at: offset + done) == n else {
+                throw SystemError(operation: "read", path: source.path, code: EIO)
+            }
+            try write(UnsafeRawBufferPointer(piece), at: offset + done)
+            done += UInt64(n)
+        }
+    }
+
+    /// How many bytes at the start of this file and of `other` are equal,
+    /// up to `limit`: both read 1 MiB at a time into two buffers kept for
+    /// the whole comparison and compared with `memcmp`.
+    ///
+    /// - Throws: ``SystemError`` from the reads.
+    package func equalPrefixLength(with other: SystemFile, upTo limit: UInt64) throws(SystemError) -> UInt64 {
+        let size = 1 << 20
+        let mine = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+        let theirs = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+        defer {
+            mine.deallocate()
+            theirs.deallocate()
+        }
+        var same: UInt64 = 0
+        while same < limit {
+            let n = Int(min(UInt64(size), limit - same))
+            let m = try read(into: UnsafeMutableRawBufferPointer(rebasing: mine[0..<n]), at: same)
+            let t = try other.read(into: UnsafeMutableRawBufferPointer(rebasing: theirs[0..<n]), at: same)
+            let k = min(m, t)
+            if memcmp(mine.baseAddress!, theirs.baseAddress!, k) != 0 {
+                var i = 0
+                while mine[i] == theirs[i] { i += 1 }
+                return same + UInt64(i)
+            }
+            same += UInt64(k)
+            if k < n { break }
+        }
+        return same
+    }
 
     /// Cuts the file to `size` bytes (`ftruncate`).
     ///

@@ -39,7 +39,10 @@ struct MergeCommand: QuireCommand {
             try Paths.requireParentFolder(out)
             target = out
         }
-        let opened = try Unlock.open(a, unlock, out: c.out, writable: false)
+        // Without the index cache's frame table: the merge copies the
+        // vault's bytes, so it needs the vault scanned whole, and scanned it
+        // again after an open from the table.
+        let opened = try Unlock.open(a, unlock, out: c.out, writable: false, scansWholeFile: true)
         // -o OUT: the merge is made in a temporary file beside OUT, and OUT
         // appears only when it is complete (never partial on a full disk or a kill).
         var temporary: String?
