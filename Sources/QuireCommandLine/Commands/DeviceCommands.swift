@@ -490,7 +490,7 @@ struct DeviceListCommand: QuireCommand {
         if case .device(let pair) = opened.credential { thisKey = pair.publicKey }
         for m in state.devices {
             c.out.line(
-                "\(DeviceCode.fingerprint(of: m.publicKey))  \(m.name)  added \(DateText.localDay(m.added))\(m.publicKey == thisKey ? "  (this device)" : "")"
+                "\(DeviceCode.fingerprint(of: m.publicKey))  \(m.name)  added \(DateText.localDay(m.addedMilliseconds))\(m.publicKey == thisKey ? "  (this device)" : "")"
             )
         }
         for m in state.removed where m.role == "device" { c.out.line("\(DeviceCode.fingerprint(of: m.publicKey))  \(m.name)  removed") }
@@ -499,12 +499,13 @@ struct DeviceListCommand: QuireCommand {
             DeviceListJSON(
                 devices: state.devices.map {
                     .init(
-                        name: $0.name, fingerprint: DeviceCode.fingerprint(of: $0.publicKey), added: DateText.iso($0.added),
+                        name: $0.name, fingerprint: DeviceCode.fingerprint(of: $0.publicKey), added: DateText.iso($0.addedMilliseconds),
                         thisDevice: $0.publicKey == thisKey)
                 },
                 removed: state.removed.filter { $0.role == "device" }.map {
                     .init(
-                        name: $0.name, fingerprint: DeviceCode.fingerprint(of: $0.publicKey), added: DateText.iso($0.added), thisDevice: nil
+                        name: $0.name, fingerprint: DeviceCode.fingerprint(of: $0.publicKey), added: DateText.iso($0.addedMilliseconds),
+                        thisDevice: nil
                     )
                 }, recoveryKey: state.recoveryMember != nil))
         return .success
