@@ -230,8 +230,14 @@
     /// Opens and checks the attestation of a commit body (200 bytes) over
     /// group digest `digest` extending `previousHead` (the head the commit's
     /// head verified from, `Spec/format.md §9.3`).
+    ///
+    /// `signatureVerified`: the signature over these very inputs is known
+    /// to verify (a prefix commit of this device's index cache,
+    /// `Spec/index-cache.md §5`, "The chain"), so it is not verified again;
+    /// the box is still opened and its nonce checked, which gives the signer.
     public static func checkAttestation(
-        body: [UInt8], previousHead: [UInt8], digest: [UInt8], key: EpochKey, vaultID: VaultID, commitHeader: FrameHeader
+        body: [UInt8], previousHead: [UInt8], digest: [UInt8], key: EpochKey, vaultID: VaultID, commitHeader: FrameHeader,
+        signatureVerified: Bool = false
     ) -> Attestation {
         guard body.count == bodyByteCount else { return .failed(reason: "the commit body is not \(bodyByteCount) bytes") }
         guard let attestationKey = try? key.subkey(.attestation), let nonceKey = try? key.subkey(.commitNonce) else {
@@ -251,6 +257,7 @@
         }
         if plain == unattested { return .unattested }
         let signer = Array(plain[0..<32])
+        if signatureVerified { return .signed(signer: signer) }
         let signature = Array(plain[32..<96])
         guard
             Ed25519.verify(

@@ -507,8 +507,9 @@ public struct KeyringMember: Sendable, Equatable {
     @_spi(Format) public var keyType: String
     /// A human name, such as `"Sam's phone"`.
     public var name: String
-    /// When the member was added: milliseconds since the Unix epoch, UTC.
-    public var added: Int64
+    /// When the member was added: milliseconds since the Unix epoch, UTC,
+    /// as the wire field `added` holds it (an app reads `added` as a `Date`).
+    @_spi(Format) public var addedMilliseconds: Int64
     /// Fields this version does not know.
     @_spi(Format) public var unknownFields: CBORMap
 
@@ -520,7 +521,7 @@ public struct KeyringMember: Sendable, Equatable {
         self.publicKey = publicKey
         self.keyType = keyType
         self.name = name
-        self.added = added
+        self.addedMilliseconds = added
         self.unknownFields = unknownFields
     }
 
@@ -704,7 +705,7 @@ public struct KeyringMember: Sendable, Equatable {
             w.bytes("key", m.publicKey)
             w.text("keyType", m.keyType, default: "ed25519")
             w.text("name", m.name)
-            w.int("added", m.added, default: 0)
+            w.int("added", m.addedMilliseconds, default: 0)
             return w.value
         }
         var w = FieldWriter(unknown: unknownFields)

@@ -15,8 +15,9 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
     @_spi(Format) public let keyPair: Ed25519.KeyPair
     /// The name the device gives itself, such as `"Sam's laptop"`.
     public var name: String
-    /// When the key was generated: milliseconds since the Unix epoch, UTC.
-    public let created: Int64
+    /// When the key was generated: milliseconds since the Unix epoch, UTC
+    /// (an app reads `created` as a `Date`).
+    @_spi(Format) public let createdMilliseconds: Int64
 
     /// An identity from an existing key pair.
     ///
@@ -26,7 +27,7 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
         try Self.validateName(name)
         self.keyPair = keyPair
         self.name = name
-        self.created = created
+        self.createdMilliseconds = created
     }
 
     /// A new identity with a fresh key pair from `random`.
@@ -63,7 +64,7 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
     /// - Throws: ``QuireError``: `.readOnly` (`operation_refused`) for a
     ///   seed that is not 32 bytes long, a bad name, or when guarded memory
     ///   runs out. A Keychain store reports it as damage of its item.
-    public init(seed: SecureBytes, name: String, created: Int64) throws(QuireError) {
+    @_spi(Format) public init(seed: SecureBytes, name: String, created: Int64) throws(QuireError) {
         do throws(KeyError) {
             let pair: Ed25519.KeyPair
             do { pair = try Ed25519.KeyPair(seed: seed) } catch { throw .operationRefused(reason: "\(error)") }

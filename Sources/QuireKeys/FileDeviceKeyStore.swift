@@ -227,7 +227,7 @@ public final class FileDeviceKeyStore: DeviceKeyStore, Sendable {
         var map = CBORMap()
         map[text: "version"] = .unsigned(1)
         map[text: "name"] = .text(identity.name)
-        map[text: "created"] = .unsigned(UInt64(max(0, identity.created)))
+        map[text: "created"] = .unsigned(UInt64(max(0, identity.createdMilliseconds)))
         map[text: "seed"] = .bytes(seedBytes)
         var body = Self.magic + CBOREncoder.encode(.map(map))
         defer { wipe(&body) }

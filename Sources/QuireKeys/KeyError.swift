@@ -219,7 +219,7 @@ package import QuireCrypto
             return reason
         case .recoveryKeyChoiceNeeded(let choices):
             let listed = choices.enumerated().map { i, c in
-                "\(i + 1): made " + (c.madeBy.isEmpty ? "" : "by \"\(c.madeBy)\" ") + "on " + PrivacyStatement.date(c.created)
+                "\(i + 1): made " + (c.madeBy.isEmpty ? "" : "by \"\(c.madeBy)\" ") + "on " + PrivacyStatement.date(c.createdMilliseconds)
             }.joined(separator: "; ")
             return "the recovery key was replaced on two copies of this vault at the same time (\(listed)), and this change must keep "
                 + "one of them: the other code will open nothing written after it. Say which recovery code you hold: "

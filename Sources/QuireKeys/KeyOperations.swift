@@ -370,7 +370,9 @@ package enum KeyOperations {
             let made = replacements.first { r in
                 byID[r.keyringID]?.content?.members.first { $0.role == "recovery" }?.publicKey == m.publicKey
             }
-            out.append(RecoveryKeyChoice(publicKey: m.publicKey, created: made?.created ?? m.added, madeBy: made?.signerName ?? ""))
+            out.append(
+                RecoveryKeyChoice(
+                    publicKey: m.publicKey, createdMilliseconds: made?.created ?? m.addedMilliseconds, madeBy: made?.signerName ?? ""))
         }
         return out.count > 1 ? out : []
     }

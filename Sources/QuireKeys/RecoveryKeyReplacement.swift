@@ -43,16 +43,16 @@ public struct RecoveryKeyChoice: Sendable, Equatable {
     public let publicKey: [UInt8]
     /// When the keyring that installed it was signed: milliseconds since
     /// 1970, UTC, as its signer wrote it (the member's `added` when no
-    /// trusted replacement installed it).
-    public let created: Int64
+    /// trusted replacement installed it). An app reads `created` as a `Date`.
+    @_spi(Format) public let createdMilliseconds: Int64
     /// The name of the device that installed it, "" when unknown (the key
     /// the vault was created with).
     public let madeBy: String
 
     /// A choice with the given fields.
-    @_spi(Format) public init(publicKey: [UInt8], created: Int64, madeBy: String) {
+    @_spi(Format) public init(publicKey: [UInt8], createdMilliseconds: Int64, madeBy: String) {
         self.publicKey = publicKey
-        self.created = created
+        self.createdMilliseconds = createdMilliseconds
         self.madeBy = madeBy
     }
 }

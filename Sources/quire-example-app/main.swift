@@ -24,7 +24,7 @@ import Synchronization
 /// Keychain keeps bytes under a name.
 final class AppKeyStore: DeviceKeyStore {
     private let items = Mutex<[String: [UInt8]]>([:])
-    private let identity = Mutex<(name: String, created: Int64)>(("", 0))
+    private let identity = Mutex<(name: String, created: Date)>(("", Date(timeIntervalSince1970: 0)))
 
     /// The app's caches folder (on iOS: `Library/Caches`, not backed up).
     let indexCacheFolder: String?

@@ -1314,6 +1314,7 @@ extension Catalog {
 extension KeyringMember {
     /// The same member under another name.
     func withName(_ name: String) -> KeyringMember {
-        KeyringMember(role: role, publicKey: publicKey, keyType: keyType, name: name, added: added, unknownFields: unknownFields)
+        KeyringMember(
+            role: role, publicKey: publicKey, keyType: keyType, name: name, added: addedMilliseconds, unknownFields: unknownFields)
     }
 }

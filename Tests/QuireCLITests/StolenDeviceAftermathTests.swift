@@ -152,6 +152,26 @@ import Testing
         #expect(back.status == 0, "\(back)")
     }
 
+    /// The phone removed the laptop; the laptop, which cannot open the
+    /// phone's keyring, removes the phone with its own key. The warning
+    /// told it to "wait for a device that can open it to write again",
+    /// which never gives a removed device a key: it says the laptop comes
+    /// back only as a new device. A device merely behind (enrolled where
+    /// the newer keyring's maker did not see it) keeps the old advice.
+    @Test func aRemovedDeviceRemovingItsRemoverIsToldHowItComesBack() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        let phone = ["QUIRE_HOME": box.path("phone")]
+        let code = try box.quire(["device", "code", "--device-name", "Phone"], env: phone)
+        #expect(
+            try box.quire(["device", "add", "Journal.quire", code.stdout.trimmingCharacters(in: .newlines), "--name", "Phone"]).status == 0)
+        #expect(try box.quire(["device", "remove", "Journal.quire", "Laptop"], env: phone).status == 0)
+        let removal = try box.quire(["device", "remove", "Journal.quire", "Phone"])
+        #expect(removal.stderr.contains("removing \"Phone\" undoes that: if \"Phone\" is trusted, it removed this device on purpose"), "\(removal)")
+        #expect(removal.stderr.contains("only as a new device ('quire device code --new-key' here"), "\(removal)")
+        #expect(!removal.stderr.contains("wait for a device that can open it"), "\(removal)")
+    }
+
     /// Trial 26 N2: the laptop removes the phone; the phone, from an old
     /// copy, removes the laptop; the tablet merges both and writes, which
     /// builds on both removals (mutual: `verify` notes each, asking for a

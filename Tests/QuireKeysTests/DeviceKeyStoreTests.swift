@@ -21,7 +21,7 @@ import Testing
         let loaded = try #require(try store.load())
         #expect(loaded.publicKey == device.publicKey)
         #expect(loaded.name == "Sam's laptop")
-        #expect(loaded.created == 1_767_225_600_000)
+        #expect(loaded.createdMilliseconds == 1_767_225_600_000)
         #expect(try FileSystem.permissions(store.keyPath) == 0o600)
         #expect(try FileSystem.permissions(dir.file("home/quire")) == 0o700)
         #expect(try FileSystem.permissions(dir.file("home")) == 0o700)
@@ -48,7 +48,7 @@ import Testing
         let dir = TemporaryDirectory()
         let store = FileDeviceKeyStore(directory: dir.path)
         let (first, created) = try store.loadOrCreate(name: "Phone", now: 5, using: SeededRandom(label: "phone"))
-        #expect(created && first.name == "Phone" && first.created == 5)
+        #expect(created && first.name == "Phone" && first.createdMilliseconds == 5)
         let (again, createdAgain) = try store.loadOrCreate(name: "Other", now: 6, using: SeededRandom(label: "other"))
         #expect(!createdAgain && again.publicKey == first.publicKey)
         #expect(throws: QuireError.fromDeviceStore(DeviceStoreError.invalid(reason: "a device name must be 1 to 64 characters long (this one has 0)"))) {

@@ -24,7 +24,7 @@ import Testing
         let device = DeviceKeyStoreTests.device("Sam's iPhone")
         try store.create(device)
         let loaded = try #require(try store.load())
-        #expect(loaded.publicKey == device.publicKey && loaded.name == "Sam's iPhone" && loaded.created == 1_767_225_600_000)
+        #expect(loaded.publicKey == device.publicKey && loaded.name == "Sam's iPhone" && loaded.createdMilliseconds == 1_767_225_600_000)
         // One item, the bytes of the file store's key file.
         #expect(keychain.accounts(of: Self.service) == ["device-key"])
         let bytes = try Self.keyItem(keychain)
@@ -67,7 +67,7 @@ import Testing
         let keychain = InMemoryKeychain()
         let store = Self.store(keychain)
         let (first, created) = try store.loadOrCreate(name: "Phone", now: 5, using: SeededRandom(label: "phone"))
-        #expect(created && first.name == "Phone" && first.created == 5)
+        #expect(created && first.name == "Phone" && first.createdMilliseconds == 5)
         let (again, createdAgain) = try store.loadOrCreate(name: "Other", now: 6, using: SeededRandom(label: "other"))
         #expect(!createdAgain && again.publicKey == first.publicKey)
         let empty = InMemoryKeychain()

@@ -176,7 +176,7 @@ import Testing
         let added = Date(timeIntervalSince1970: 1_767_225_601.25)
         let member = try await vault.enrollDevice(code: tablet.code, name: "Tablet", now: added)
         #expect(member.name == "Tablet" && member.publicKey == tablet.publicKey)
-        #expect(member.added == 1_767_225_601_250)
+        #expect(member.added == added && member.addedMilliseconds == 1_767_225_601_250)
         #expect(try await vault.keyState().devices.map(\.name).sorted() == ["Phone", "Tablet"])
         #expect(try await vault.recoveryReplacements(removing: tablet.publicKey).isEmpty)
         #expect(try await vault.recoveryKeyChoices().isEmpty)

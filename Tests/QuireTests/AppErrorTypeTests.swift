@@ -187,13 +187,13 @@ import Testing
         var bytes = [UInt8](repeating: 0, count: 31)
         let short: SecureBytes = try { () throws(QuireError) -> SecureBytes in try SecureBytes(consuming: &bytes) }()
         do {
-            _ = try DeviceIdentity(seed: short, name: "Phone", created: 0)
+            _ = try DeviceIdentity(seed: short, name: "Phone", created: Date(timeIntervalSince1970: 0))
             Issue.record("a 31-byte seed was accepted")
         } catch {
             #expect(error.category == .readOnly || error.category == .programmerError)
         }
         let (device, _) = try Store().loadOrCreate(name: "Phone")
         let seed: SecureBytes = try { () throws(QuireError) -> SecureBytes in try device.secretSeed() }()
-        #expect(try DeviceIdentity(seed: seed, name: "Phone", created: 0).publicKey == device.publicKey)
+        #expect(try DeviceIdentity(seed: seed, name: "Phone", created: Date(timeIntervalSince1970: 0)).publicKey == device.publicKey)
     }
 }

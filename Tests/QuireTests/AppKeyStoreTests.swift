@@ -12,7 +12,7 @@ import Testing
         private let lock = NSLock()
         private var items: [String: [UInt8]] = [:]
         private var name = ""
-        private var created: Int64 = 0
+        private var created = Date(timeIntervalSince1970: 0)
         private var perPath = false
 
         /// The folder of index caches: the app's `Library/Caches` on iOS, a
@@ -80,6 +80,8 @@ import Testing
         let reloaded = try #require(try store.load())
         #expect(reloaded.publicKey == device.publicKey)
         #expect(reloaded.fingerprint == device.fingerprint && reloaded.name == "Phone")
+        // Its time is a `Date`, kept to the millisecond, and made just now.
+        #expect(reloaded.created == device.created && abs(device.created.timeIntervalSinceNow) < 600)
         #expect(try reloaded.secretSeed().copyBytes() == store.storedSeed)
         #expect(!"\(reloaded)".contains(store.storedSeed!.map { String(format: "%02x", $0) }.joined()))
 
@@ -95,6 +97,6 @@ import Testing
     @Test func aSeedOfTheWrongLengthIsRefused() throws {
         var bytes = [UInt8](repeating: 0, count: 31)
         let short = try SecureBytes(consuming: &bytes)
-        #expect(throws: QuireError.self) { try DeviceIdentity(seed: short, name: "Phone", created: 0) }
+        #expect(throws: QuireError.self) { try DeviceIdentity(seed: short, name: "Phone", created: Date(timeIntervalSince1970: 0)) }
     }
 }

@@ -102,6 +102,14 @@ import Testing
         let full = try f.full()
         #expect(full.file.headVerificationCount == commits + 1)
         let (mine, theirs) = (writer.file.commits, full.file.commits)
+        // The prefix's signatures verified before the cache was written:
+        // the writer verifies the tail's two (its own commit it signed);
+        // a full open, every one the walk did not check itself (a commit
+        // that raises the epoch). The verdicts are the same (above).
+        #expect(writer.file.signatureVerificationCount == 2)
+        let signed = theirs.attestations.filter { if case .attested = $0 { true } else { false } }.count
+        #expect(signed > 45)
+        #expect(full.file.signatureVerificationCount >= signed - 2)
         #expect(mine.statuses == theirs.statuses)
         #expect(mine.allVerified)
         #expect(mine.attestations == theirs.attestations)

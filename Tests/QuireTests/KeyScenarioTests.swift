@@ -377,6 +377,9 @@ import QuireSystem
         #expect(try a.keyState().heads.count == 2)
         // The writer asks which code the user holds (third review, item 7).
         #expect(try a.recoveryKeyChoices().map(\.publicKey) == [try newA.publicKey(), try newB.publicKey()])
+        // Each says when it was made, as a `Date` (issue 13, need 6).
+        let madeAt = Date(timeIntervalSince1970: Double(Self.t0 + Self.day) / 1000)
+        #expect(try a.recoveryKeyChoices().map(\.created) == [madeAt, madeAt])
         try a.keepRecoveryKey(try newA.publicKey())
         try a.rotateKeys(now: Self.t0 + 2 * Self.day)
         let state = try a.keyState()

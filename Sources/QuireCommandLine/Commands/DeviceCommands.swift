@@ -251,13 +251,19 @@ struct DeviceRemoveCommand: QuireCommand {
                 hint: "run 'quire device remove \(vault) \"\(name)\"' on another enrolled device, or here with --recovery-key-file FILE",
                 code: "operation_refused")
         }
-        if case .behindNewerKeyring(_, let madeBy, _)? = opened.vault.removedFromVault?.detail {
+        if case .behindNewerKeyring(_, let madeBy, let wasMember)? = opened.vault.removedFromVault?.detail {
             // Removing who left this device out undoes that change
-            // (Spec/keys.md §6): say when that is the wrong remedy.
+            // (Spec/keys.md §6): say when that is the wrong remedy. A device
+            // the keys before listed was removed or left out on purpose: no
+            // later write gives it a key again, only a new enrolment does.
+            let remedy =
+                wasMember
+                ? "if \"\(member.name)\" is trusted, it removed this device on purpose or built on its removal: this device comes back "
+                    + "only as a new device ('quire device code --new-key' here, then 'quire device add' on an enrolled device)"
+                : "if \"\(member.name)\" is trusted, wait for a device that can open it to write again"
             c.out.warning(
                 "this device cannot open a keyring \(madeBy) made (it was removed, or left out); removing \"\(member.name)\" undoes that: "
-                    + "if \"\(member.name)\" is trusted, wait for a device that can open it to write again; remove it only if it is hostile, "
-                    + "and prefer the recovery key (--recovery-key-file FILE)")
+                    + remedy + "; remove it only if it is hostile, and prefer the recovery key (--recovery-key-file FILE)")
         }
         let owner = try replacementOwner(of: member, opened, c)
         let kept = try keptDevices(removing: member, opened, c)
@@ -490,7 +496,7 @@ struct DeviceListCommand: QuireCommand {
         if case .device(let pair) = opened.credential { thisKey = pair.publicKey }
         for m in state.devices {
             c.out.line(
-                "\(DeviceCode.fingerprint(of: m.publicKey))  \(m.name)  added \(DateText.localDay(m.added))\(m.publicKey == thisKey ? "  (this device)" : "")"
+                "\(DeviceCode.fingerprint(of: m.publicKey))  \(m.name)  added \(DateText.localDay(m.addedMilliseconds))\(m.publicKey == thisKey ? "  (this device)" : "")"
             )
         }
         for m in state.removed where m.role == "device" { c.out.line("\(DeviceCode.fingerprint(of: m.publicKey))  \(m.name)  removed") }
@@ -499,12 +505,13 @@ struct DeviceListCommand: QuireCommand {
             DeviceListJSON(
                 devices: state.devices.map {
                     .init(
-                        name: $0.name, fingerprint: DeviceCode.fingerprint(of: $0.publicKey), added: DateText.iso($0.added),
+                        name: $0.name, fingerprint: DeviceCode.fingerprint(of: $0.publicKey), added: DateText.iso($0.addedMilliseconds),
                         thisDevice: $0.publicKey == thisKey)
                 },
                 removed: state.removed.filter { $0.role == "device" }.map {
                     .init(
-                        name: $0.name, fingerprint: DeviceCode.fingerprint(of: $0.publicKey), added: DateText.iso($0.added), thisDevice: nil
+                        name: $0.name, fingerprint: DeviceCode.fingerprint(of: $0.publicKey), added: DateText.iso($0.addedMilliseconds),
+                        thisDevice: nil
                     )
                 }, recoveryKey: state.recoveryMember != nil))
         return .success
