@@ -344,12 +344,12 @@ extension Vault {
             for id in index.revisions.keys {
                 if let s = try snapshot(id, index: index), !s.isDeleted { out.append(s) }
             }
-            // In place: `sorted` would copy (retain) every snapshot first.
-            out.sort { a, b in
-                a.body.createdMilliseconds != b.body.createdMilliseconds
-                    ? a.body.createdMilliseconds < b.body.createdMilliseconds : a.id < b.id
-            }
-            return out
+            // The keys are sorted, not the snapshots: a sort moves its
+            // elements many times, and a snapshot is dozens of words (at
+            // 50,000 entries the moves were an eighth of `quire list`).
+            var order = out.indices.map { (created: out[$0].body.createdMilliseconds, id: out[$0].id, at: $0) }
+            order.sort { a, b in a.created != b.created ? a.created < b.created : a.id < b.id }
+            return order.map { out[$0.at] }
         }
     }
 
