@@ -123,10 +123,19 @@ extension Vault {
             // Every byte is checked: a file opened from the index cache's
             // prefix structure is scanned whole first (Spec/index-cache.md §5).
             // Should that fail, the records are still read at the offsets
-            // the cache gave and each is checked by its tag.
-            try? scanWholeFileIfCachedPrefix()
-            let s = file.structure
+            // the cache gave and each is checked by its tag, but the
+            // prefix's heads and signatures were taken from the cache: that
+            // is damage to report, never an intact verdict.
             var issues: [VerifyReport.Issue] = []
+            do throws(QuireError) { try scanWholeFileIfCachedPrefix() } catch {
+                issues.append(
+                    VerifyReport.Issue(
+                        code: error.code, offset: nil, frameIndex: nil,
+                        message: "the file could not be read again whole (\(error.message)), so its commits were not all checked; "
+                            + "run verify again once the file can be read",
+                        isDamage: true))
+            }
+            let s = file.structure
             if case .copyDamaged(let i) = s.headerDamage {
                 issues.append(
                     VerifyReport.Issue(

@@ -181,9 +181,10 @@ package import QuireSystem
     /// verifies only the commits after the cached prefix.
     @_spi(Testing) public var headVerificationCount: Int { lock.withLock { headVerifications } }
     var headVerifications = 0
-    /// How many attestations ``checkAttestations(of:)`` opened and then
-    /// verified the signature of (every one it checks but those of the
-    /// cache-trusted prefix; the few the chain walk checks itself are not
+    /// How many attestations ``checkAttestations(of:)`` checked without
+    /// taking their signature from the index cache (every one it checks
+    /// but those of the cache-trusted prefix, whether or not the box opens
+    /// and holds a signature; the few the chain walk checks itself are not
     /// counted): tests count them to show that an open from the index
     /// cache verifies only the tail's signatures.
     @_spi(Testing) public var signatureVerificationCount: Int { lock.withLock { signatureVerifications } }

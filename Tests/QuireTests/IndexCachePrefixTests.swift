@@ -339,6 +339,20 @@ import Testing
         #expect(v.file.cachedPrefixFrameCount == 0)
     }
 
+    /// A verify whose scan of the whole file fails (here the file is gone)
+    /// says so as damage: a report over the cached prefix would take its
+    /// heads and signatures as verified (thirty-sixth review A2).
+    @Test func aVerifyThatCannotScanTheWholeFileReportsIt() throws {
+        let (f, _, _) = try Self.fixture("verify gone")
+        let v = try f.cached()
+        #expect(v.file.cachedPrefixFrameCount > 0)
+        try FileManager.default.removeItem(atPath: f.path)
+        let report = v.verify()
+        let first = try #require(report.issues.first)
+        #expect(first.isDamage)
+        #expect(first.message.contains("could not be read again whole"))
+    }
+
     /// A caller that checks every byte next (`quire verify`) opens without
     /// the frame table: the file is scanned whole once, not taken from the
     /// table and then scanned again; the cache still answers queries.
