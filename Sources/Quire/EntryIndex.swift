@@ -349,7 +349,22 @@ extension Vault {
             // 50,000 entries the moves were an eighth of `quire list`).
             var order = out.indices.map { (created: out[$0].body.createdMilliseconds, id: out[$0].id, at: $0) }
             order.sort { a, b in a.created != b.created ? a.created < b.created : a.id < b.id }
-            return order.map { out[$0.at] }
+            // Put each snapshot in its place along the permutation's cycles,
+            // each moved once, instead of building a second array of them.
+            var source = order.map(\.at)
+            for start in source.indices where source[start] != start {
+                let first = out[start]
+                var at = start
+                while source[at] != start {
+                    let from = source[at]
+                    out[at] = out[from]
+                    source[at] = at
+                    at = from
+                }
+                out[at] = first
+                source[at] = at
+            }
+            return out
         }
     }
 
