@@ -7,7 +7,8 @@ import QuireSystem
 /// key cannot open because it was removed from the vault (not damage).
 /// Keyrings a removal signed by the recovery key cut on purpose (a thief's,
 /// after a lockdown) are said, as cut, and are not damage (trial 26 N5);
-/// records and commits under the keys they made still are (review 33 F1).
+/// so are the records and commits the removed device wrote under the keys
+/// they made, where that key proves them, and only there (review 33 F1, F3).
 struct VerifyCommand: QuireCommand {
     static let configuration = CommandConfiguration(
         name: "verify", abstract: "check every byte; exit 2 when something is lost",
@@ -19,9 +20,11 @@ struct VerifyCommand: QuireCommand {
             this key (a removed device): verify on an enrolled device. After
             'device remove NAME' with the recovery key, the keyrings of the
             removed device (or of one it enrolled) that no one built on are
-            listed as cut, not as damage: alone, exit 0. Records and commits
-            written under the keys those keyrings made are still listed as
-            lost (exit 2): the file cannot tell them from changed ones. Two
+            listed as cut, not as damage: alone, exit 0; so are the records
+            and commits the removed device wrote under the keys those
+            keyrings made, when that key proves them and the device signed
+            them. Any other record or commit under those keys (a changed
+            one, or one another device wrote) is listed as lost (exit 2). Two
             removals each of the other (removal_mutual) that a removal with
             the recovery key has settled are noted once, as settled. It
             also says how many entries have conflicting versions
@@ -73,12 +76,16 @@ struct VerifyCommand: QuireCommand {
         // Cut on purpose by a removal the trusted keyrings record (trial 26
         // N5): said, as such, but not damage. A changed byte never is.
         let cutFrames = opened.vault.framesCutByRemoval()
+        // Records and commits only where the cut key proves them (review 33 F1, F3).
+        let cutWritten = opened.vault.framesWrittenUnderCutKeys()
         func cutBy(_ issue: VerifyReport.Issue) -> String? {
-            guard issue.isDamage, Self.cutCodes.contains(issue.code), let f = issue.frameIndex, !vaultHandle.isUnreadableWithThisKey(issue)
-            else { return nil }
-            return cutFrames[f]
+            guard issue.isDamage, let f = issue.frameIndex, !vaultHandle.isUnreadableWithThisKey(issue) else { return nil }
+            if Self.cutCodes.contains(issue.code) { return cutFrames[f] }
+            if Self.cutWrittenCodes.contains(issue.code) { return cutWritten[f] }
+            return nil
         }
         let cut = report.issues.compactMap { issue in cutBy(issue).map { (issue, $0) } }
+        let cutWhat = Self.cutWords(cut.map(\.0))
         let damage = report.issues.filter { $0.isDamage && !vaultHandle.isUnreadableWithThisKey($0) && cutBy($0) == nil }
         let warnings = report.issues.filter { !$0.isDamage }
         // A mutual removal that a removal by the recovery key has settled
@@ -105,7 +112,7 @@ struct VerifyCommand: QuireCommand {
                     + "No other damage: \(counts)")
         } else if damage.isEmpty {
             if unreadable.isEmpty {
-                let cutText = cut.isEmpty ? "" : "; \(plural(cut.count, "keyring")) cut on purpose by a device removal (below)"
+                let cutText = cut.isEmpty ? "" : "; \(cutWhat) cut on purpose by a device removal (below)"
                 out.line("\(vault): intact\(conflictText)\(cutText). \(counts)")
             } else {
                 out.line("\(vault): no damage found in what this key can read\(conflictText). \(counts)")
@@ -118,10 +125,10 @@ struct VerifyCommand: QuireCommand {
         for issue in damage { out.line("  lost: \(Self.place(issue)): \(issue.message) [\(issue.code)]") }
         if !cut.isEmpty {
             out.line(
-                "\(plural(cut.count, "keyring was", "keyrings were")) cut on purpose by a removal the recovery key signed: "
-                    + "not damage, and nothing needs restoring. Records and commits written under the keys they made are not "
-                    + "among them: any is listed as lost, since the file cannot tell it from a changed one (a copy from before "
-                    + "the removal still holds what your devices wrote under those keys):")
+                "\(cutWhat) \(cut.count == 1 ? "was" : "were") cut on purpose by a removal the recovery key signed: "
+                    + "not damage, and nothing needs restoring. A record or commit is among them only when the cut key "
+                    + "proves that the removed device wrote it; any other under those keys is listed as lost (a copy from "
+                    + "before the removal still holds what your devices wrote under those keys):")
             for (issue, removal) in cut { out.line("  cut: \(Self.place(issue)): by \(removal) [\(issue.code)]") }
         }
         if !unreadable.isEmpty {
@@ -190,8 +197,24 @@ struct VerifyCommand: QuireCommand {
 
     /// The codes of the keyrings a removal by the recovery key cut
     /// (``Vault/framesCutByRemoval()``); records and commits under their
-    /// keys are not among them (still damage).
+    /// keys have codes of their own (``cutWrittenCodes``).
     static let cutCodes: Set<String> = ["keyring_unauthenticated", "removed_device_slot", "escrow_forbidden"]
+
+    /// The codes of the records and commits a removed device wrote under a
+    /// key such a removal cut, said as cut only where that key proves them
+    /// (``Vault/framesWrittenUnderCutKeys()``).
+    static let cutWrittenCodes: Set<String> = ["unknown_key", "commit_unverifiable"]
+
+    /// What was cut, in words: `2 keyrings, 1 record and 2 commits`, the
+    /// kinds there are only.
+    static func cutWords(_ issues: [VerifyReport.Issue]) -> String {
+        let keyrings = issues.filter { cutCodes.contains($0.code) }.count
+        let commits = issues.filter { $0.code == "commit_unverifiable" }.count
+        let records = issues.count - keyrings - commits
+        let parts = [(keyrings, "keyring"), (records, "record"), (commits, "commit")].filter { $0.0 > 0 }.map { plural($0.0, $0.1) }
+        guard let last = parts.last else { return "" }
+        return parts.count == 1 ? last : parts.dropLast().joined(separator: ", ") + " and " + last
+    }
 
     /// What a `removal_mutual` warning says once a removal by the recovery
     /// key (`removal`, in words) has settled it: nothing left to do but,
