@@ -124,11 +124,15 @@ extension Vault {
     /// AEAD). Attachment chunks never are, nor a later commit that stores
     /// the same head (a byte copy of the group, put anywhere), nor what it
     /// covers. A changed byte fails one of these, so what it hits is still
-    /// said as lost.
-    package func framesWrittenUnderCutKeys() -> [Int: String] {
+    /// said as lost. Only a group whose commit comes before, in file order,
+    /// the removal of its signer is cut; one after it is in
+    /// ``CutKeyWrites/afterRemoval`` (review 36 B1): the removed device
+    /// (or whoever has its keys) still wrote to where the vault is stored
+    /// after it was removed, and that is not what a lockdown cut.
+    package func framesWrittenUnderCutKeys() -> CutKeyWrites {
         let cutRings = framesCutByRemoval()
-        guard !cutRings.isEmpty else { return [:] }
-        return lock.withLock { () -> [Int: String] in
+        guard !cutRings.isEmpty else { return CutKeyWrites() }
+        return lock.withLock { () -> CutKeyWrites in
             let rings = unlocked.keyrings
             let removedIn = Self.removedByRecoveryKey(rings)
             var keys: [EpochKey] = []
@@ -136,10 +140,10 @@ extension Vault {
             for ring in rings where cutRings[ring.location.index] != nil {
                 if let key = ring.epochKey, seen.insert(key.commitment).inserted { keys.append(key) }
             }
-            guard !keys.isEmpty, !removedIn.isEmpty else { return [:] }
+            guard !keys.isEmpty, !removedIn.isEmpty else { return CutKeyWrites() }
             let current = currentFile
             let groups = current.structure.groups
-            var out: [Int: String] = [:]
+            var out = CutKeyWrites()
             var heads = Set<[UInt8]>()
             for g in groups.indices {
                 // A head computes under one key at most.
@@ -149,11 +153,28 @@ extension Vault {
                     heads.insert(groups[g].storedHead).inserted
                 else { continue }
                 let words = "the removal of \"\(name)\" (keyring \(removal.location))"
-                out[groups[g].commitFrame] = words
-                for f in shown.opened { out[f] = words }
+                // Written after its removal was in this file: not cut (review 36 B1).
+                let after = groups[g].commitFrame > removal.location.index
+                for f in [groups[g].commitFrame] + shown.opened {
+                    if after { out.afterRemoval[f] = words } else { out.cut[f] = words }
+                }
             }
             return out
         }
+    }
+
+    /// What ``Vault/framesWrittenUnderCutKeys()`` finds, by frame index,
+    /// each with the removal in words.
+    package struct CutKeyWrites: Sendable {
+        /// Written by the removed device before its removal, in file
+        /// order: cut on purpose, not damage.
+        package var cut: [Int: String] = [:]
+        /// Written by the removed device under a cut key, but committed
+        /// after its removal in file order (review 36 B1): whoever has its
+        /// keys still writes where the vault is stored. Still lost.
+        package var afterRemoval: [Int: String] = [:]
+
+        package init() {}
     }
 
     /// The keyrings reported `removal_mutual` (by frame index, each copy)

@@ -174,4 +174,54 @@ import Testing
         #expect(v.lostFrames.contains { v.issues[$0]!.contains { $0.code == "commit_unverifiable" } }, "\(v.stdout)")
         #expect(v.stdout.contains("cut on purpose by a removal the recovery key signed"), "\(v.stdout)")
     }
+
+    /// Review 36 B1: after the lockdown, the stolen phone keeps writing on
+    /// its copy from before it, and the new bytes reach the live file (a
+    /// sync that appends). They are under the cut key and signed by the
+    /// phone, but after the phone's removal in file order: not cut, and
+    /// verify says the removed device still writes, exit 2. Before, verify
+    /// said intact, exit 0.
+    @Test func whatTheRemovedDeviceWritesAfterTheLockdownIsNotCut() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        _ = try box.add("laptop, before")
+        let phone = ["QUIRE_HOME": box.path("phone")]
+        let code = try box.quire(["device", "code", "--device-name", "Phone"], env: phone)
+        #expect(
+            try box.quire(["device", "add", "Journal.quire", code.stdout.trimmingCharacters(in: .newlines), "--name", "Phone"]).status == 0)
+        #expect(try box.quire(["keys", "rotate", "Journal.quire"], env: phone).status == 0)
+        #expect(try box.quire(["add", "Journal.quire", "the thief writes"], env: phone).status == 0)
+        try FileManager.default.copyItem(atPath: box.path("Journal.quire"), toPath: box.path("Stolen.quire"))
+        let stranger = ["QUIRE_HOME": box.path("stranger")]
+        let removal = try box.quire(
+            ["device", "remove", "Journal.quire", "Phone", "--recovery-key-file", "recovery.txt", "--remove-enrolled"], env: stranger)
+        #expect(removal.status == 0, "\(removal)")
+        let before = try Self.verify(box, "Journal.quire", env: stranger)
+        #expect(before.status == 0, "\(before.stdout)")
+        let cutBefore = before.cutFrames
+        #expect(!cutBefore.isEmpty, "\(before.stdout)")
+
+        let stolenSize = try FileSystem.size(box.path("Stolen.quire"))
+        for i in 1...2 { #expect(try box.quire(["add", "Stolen.quire", "the thief, after the lockdown \(i)"], env: phone).status == 0) }
+        let written = try Data(contentsOf: URL(fileURLWithPath: box.path("Stolen.quire"))).dropFirst(Int(stolenSize))
+        let lockedDown = try FileSystem.size(box.path("Journal.quire"))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: box.path("Journal.quire")))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: written)
+        try handle.close()
+
+        let v = try Self.verify(box, "Journal.quire", env: stranger)
+        #expect(v.status == 2, "\(v.stdout)")
+        #expect(v.stdout.hasPrefix("Journal.quire: DAMAGED."), "\(v.stdout)")
+        #expect(v.stdout.contains("AFTER its removal was in this file"), "\(v.stdout)")
+        #expect(v.stdout.contains("--rekey --drop-unverified"), "\(v.stdout)")
+        let structure = try VaultScanner.scan(path: box.path("Journal.quire"))
+        let offset = { (f: Int) in structure.frames[f].location.offset }
+        // What the phone wrote before the lockdown is still cut; nothing after it is.
+        #expect(v.cutFrames == cutBefore, "\(v.stdout)")
+        #expect(v.lostFrames.count >= 4 && v.lostFrames.allSatisfy { offset($0) >= lockedDown }, "\(v.stdout)")
+        #expect(v.stdout.contains("  lost: frame \(structure.frames.count - 1) at"), "\(v.stdout)")
+        #expect(v.stdout.contains("written under a cut key after the removal of \"Phone\""), "\(v.stdout)")
+        #expect(!v.stdout.contains("Restore the lost ones"), "\(v.stdout)")
+    }
 }

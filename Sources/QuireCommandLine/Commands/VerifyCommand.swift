@@ -8,7 +8,8 @@ import QuireSystem
 /// Keyrings a removal signed by the recovery key cut on purpose (a thief's,
 /// after a lockdown) are said, as cut, and are not damage (trial 26 N5);
 /// so are the records and commits the removed device wrote under the keys
-/// they made, where that key proves them, and only there (review 33 F1, F3).
+/// they made, where that key proves them, and only there (review 33 F1, F3),
+/// and only before the removal in file order (review 36 B1).
 struct VerifyCommand: QuireCommand {
     static let configuration = CommandConfiguration(
         name: "verify", abstract: "check every byte; exit 2 when something is lost",
@@ -24,7 +25,10 @@ struct VerifyCommand: QuireCommand {
             and commits the removed device wrote under the keys those
             keyrings made, when that key proves them and the device signed
             them. Any other record or commit under those keys (a changed
-            one, or one another device wrote) is listed as lost (exit 2). Two
+            one, or one another device wrote) is listed as lost (exit 2),
+            and so is one the removed device wrote after its removal in the
+            file, said as such: whoever has its keys still writes where the
+            vault is stored. Two
             removals each of the other (removal_mutual) that a removal with
             the recovery key has settled are noted once, as settled. It
             also says how many entries have conflicting versions
@@ -77,12 +81,18 @@ struct VerifyCommand: QuireCommand {
         // N5): said, as such, but not damage. A changed byte never is.
         let cutFrames = opened.vault.framesCutByRemoval()
         // Records and commits only where the cut key proves them (review 33 F1, F3).
-        let cutWritten = opened.vault.framesWrittenUnderCutKeys()
+        let cutWrites = opened.vault.framesWrittenUnderCutKeys()
         func cutBy(_ issue: VerifyReport.Issue) -> String? {
             guard issue.isDamage, let f = issue.frameIndex, !vaultHandle.isUnreadableWithThisKey(issue) else { return nil }
             if Self.cutCodes.contains(issue.code) { return cutFrames[f] }
-            if Self.cutWrittenCodes.contains(issue.code) { return cutWritten[f] }
+            if Self.cutWrittenCodes.contains(issue.code) { return cutWrites.cut[f] }
             return nil
+        }
+        // Written under a cut key by a removed device after its removal
+        // (review 36 B1): still lost, exit 2, and said as such.
+        func writtenAfter(_ issue: VerifyReport.Issue) -> String? {
+            guard issue.isDamage, let f = issue.frameIndex, Self.cutWrittenCodes.contains(issue.code) else { return nil }
+            return cutWrites.afterRemoval[f]
         }
         let cut = report.issues.compactMap { issue in cutBy(issue).map { (issue, $0) } }
         let cutWhat = Self.cutWords(cut.map(\.0))
@@ -122,7 +132,18 @@ struct VerifyCommand: QuireCommand {
                 "\(vault): DAMAGED. \(plural(damage.count, "record")) lost or untrusted; \(plural(report.intactRecordCount, "record")) intact and readable."
             )
         }
-        for issue in damage { out.line("  lost: \(Self.place(issue)): \(issue.message) [\(issue.code)]") }
+        for issue in damage {
+            let message = writtenAfter(issue).map { Self.writtenAfterText(removal: $0) } ?? issue.message
+            out.line("  lost: \(Self.place(issue)): \(message) [\(issue.code)]")
+        }
+        let after = damage.filter { writtenAfter($0) != nil }
+        if !after.isEmpty {
+            out.line(
+                "\(Self.cutWords(after)) \(after.count == 1 ? "was" : "were") written under a cut key by a removed device "
+                    + "AFTER its removal was in this file: whoever has that device's keys can still write to where this vault "
+                    + "is stored. They are never shown. Take that device's access to the storage away (the sync account or "
+                    + "share), then drop them: 'quire compact \(vault) --rekey --drop-unverified'.")
+        }
         if !cut.isEmpty {
             out.line(
                 "\(cutWhat) \(cut.count == 1 ? "was" : "were") cut on purpose by a removal the recovery key signed: "
@@ -165,7 +186,7 @@ struct VerifyCommand: QuireCommand {
         if conflicts > 0 && damage.isEmpty {
             out.line("Entries with conflicting versions are marked in 'quire list'; 'quire versions ID' shows each version.")
         }
-        if !damage.isEmpty {
+        if damage.contains(where: { writtenAfter($0) == nil }) {
             out.line("Every other record reads as before. Restore the lost ones from another copy: 'quire merge \(vault) COPY'.")
         }
         out.emit(
@@ -179,7 +200,9 @@ struct VerifyCommand: QuireCommand {
                     ?? [])
                     + report.issues.map {
                         .init(
-                            code: $0.code, message: settledBy($0).map { Self.settledMutualText(by: $0) } ?? $0.message,
+                            code: $0.code,
+                            message: settledBy($0).map { Self.settledMutualText(by: $0) }
+                                ?? writtenAfter($0).map { Self.writtenAfterText(removal: $0) } ?? $0.message,
                             offset: $0.offset, frame: $0.frameIndex,
                             damage: $0.isDamage && !vaultHandle.isUnreadableWithThisKey($0) && cutBy($0) == nil)
                     }))
@@ -214,6 +237,12 @@ struct VerifyCommand: QuireCommand {
         let parts = [(keyrings, "keyring"), (records, "record"), (commits, "commit")].filter { $0.0 > 0 }.map { plural($0.0, $0.1) }
         guard let last = parts.last else { return "" }
         return parts.count == 1 ? last : parts.dropLast().joined(separator: ", ") + " and " + last
+    }
+
+    /// What a record or commit a removed device wrote under a cut key after
+    /// its removal (`removal`, in words) says (review 36 B1).
+    static func writtenAfterText(removal: String) -> String {
+        "written under a cut key after \(removal), by whoever has the removed device's keys"
     }
 
     /// What a `removal_mutual` warning says once a removal by the recovery
