@@ -224,4 +224,50 @@ import Testing
         #expect(v.stdout.contains("written under a cut key after the removal of \"Phone\""), "\(v.stdout)")
         #expect(!v.stdout.contains("Restore the lost ones"), "\(v.stdout)")
     }
+
+    /// Review 36 B3: the README's lockdown, where the thief wrote under its
+    /// rotation: `device remove --recovery-key-file`, then `compact
+    /// --rekey`. Compaction refused those records as "damaged or
+    /// unverified … merge a copy that holds those records intact" while
+    /// verify called them cut, nothing to restore. It now names them as
+    /// cut and gives the flag; with it the vault compacts and verifies
+    /// intact, nothing cut left, and the laptop reads on.
+    @Test func theReadmeLockdownCompactsWhatItCutWithTheFlagItNames() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        _ = try box.add("laptop, before")
+        let phone = ["QUIRE_HOME": box.path("phone")]
+        let code = try box.quire(["device", "code", "--device-name", "Phone"], env: phone)
+        #expect(
+            try box.quire(["device", "add", "Journal.quire", code.stdout.trimmingCharacters(in: .newlines), "--name", "Phone"]).status == 0)
+        #expect(try box.quire(["keys", "rotate", "Journal.quire"], env: phone).status == 0)
+        #expect(try box.quire(["add", "Journal.quire", "the thief writes"], env: phone).status == 0)
+        let stranger = ["QUIRE_HOME": box.path("stranger")]
+        let key = ["--recovery-key-file", "recovery.txt"]
+        let removal = try box.quire(["device", "remove", "Journal.quire", "Phone", "--remove-enrolled"] + key, env: stranger)
+        #expect(removal.status == 0, "\(removal)")
+        #expect(try box.quire(["verify", "Journal.quire"] + key, env: stranger).status == 0)
+        let size = try FileSystem.size(box.path("Journal.quire"))
+
+        let refused = try box.quire(["compact", "Journal.quire", "--rekey"] + key, env: stranger)
+        #expect(refused.status != 0, "\(refused)")
+        #expect(
+            refused.stderr.contains("quire: error: Journal.quire holds 3 records and commits cut on purpose by the removal of \"Phone\""),
+            "\(refused)")
+        #expect(refused.stderr.contains("which 'quire verify' lists as cut, not damage"), "\(refused)")
+        #expect(!refused.stderr.contains("merge a copy"), "\(refused)")
+        #expect(
+            refused.stderr.contains("quire: hint: compact without them: 'quire compact Journal.quire --rekey --drop-unverified'"),
+            "\(refused)")
+        #expect(try FileSystem.size(box.path("Journal.quire")) == size)
+
+        let compacted = try box.quire(["compact", "Journal.quire", "--rekey", "--drop-unverified"] + key, env: stranger)
+        #expect(compacted.status == 0, "\(compacted)")
+        #expect(compacted.stdout.contains("rekeyed: "), "\(compacted)")
+        let verify = try box.quire(["verify", "Journal.quire"] + key, env: stranger)
+        #expect(verify.status == 0, "\(verify)")
+        #expect(verify.stdout.hasPrefix("Journal.quire: intact. "), "\(verify)")
+        let list = try box.quire(["list", "Journal.quire"])
+        #expect(list.status == 0 && list.stdout.contains("laptop, before") && list.stderr.isEmpty, "\(list)")
+    }
 }
