@@ -22,15 +22,18 @@ struct VerifyCommand: QuireCommand {
             'device remove NAME' with the recovery key, the keyrings of the
             removed device (or of one it enrolled) that no one built on are
             listed as cut, not as damage: alone, exit 0; so are the records
-            and commits the removed device wrote under the keys those
-            keyrings made, when that key proves them and the device signed
-            them. Any other record or commit under those keys (a changed
-            one, or one another device wrote) is listed as lost (exit 2),
-            and so is one the removed device wrote after its removal in the
-            file, said as such: whoever has its keys still writes where the
-            vault is stored. Two
-            removals each of the other (removal_mutual) that a removal with
-            the recovery key has settled are noted once, as settled. It
+            and commits under the keys those keyrings made that the key
+            proves, in a commit signed by a device a removal with the
+            recovery key removed, before that removal in the file. The
+            signature shows who committed, not who wrote each record:
+            whoever has the removed device's keys decides what is cut, as it
+            decides what the file holds. Any other record or commit under
+            those keys (a changed one, or one another device wrote) is
+            listed as lost (exit 2), and so is one the removed device wrote
+            after its removal in the file, said as such: whoever has its
+            keys still writes where the vault is stored. Two removals each
+            of the other (removal_mutual) that a removal with the recovery
+            key has settled are noted once, as settled. It
             also says how many entries have conflicting versions
             ('quire versions ID').
             """,
