@@ -270,4 +270,35 @@ import Testing
         let list = try box.quire(["list", "Journal.quire"])
         #expect(list.status == 0 && list.stdout.contains("laptop, before") && list.stderr.isEmpty, "\(list)")
     }
+
+    /// Review 36 B6: a byte copy of the thief's group put before the
+    /// original, not after it. Whichever comes first in file order is cut,
+    /// the other is lost: never both cut, exit 2.
+    @Test func aCopyPutBeforeTheOriginalLeavesOneOfThemLost() throws {
+        let box = try Sandbox()
+        let stranger = try StolenDeviceAftermathTests.thiefRemovedTheLaptopThenLockdown(box)
+        let intact = try Self.verify(box, "Journal.quire", env: stranger)
+        #expect(intact.status == 0, "\(intact.stdout)")
+        let structure = try VaultScanner.scan(path: box.path("Journal.quire"))
+        let thiefRecord = try #require(intact.issues.first { $0.value.contains { $0.code == "unknown_key" } }?.key)
+        let thiefGroup = try #require(structure.groups.first { $0.members.contains(thiefRecord) })
+        let start = Int(structure.frames[thiefGroup.members.lowerBound].location.offset)
+        let end = Int(structure.frames[thiefGroup.commitFrame].end)
+        let url = URL(fileURLWithPath: box.path("Journal.quire"))
+        var bytes = try Data(contentsOf: url)
+        bytes.insert(contentsOf: bytes[start..<end], at: start)
+        try bytes.write(to: url)
+
+        let v = try Self.verify(box, "Journal.quire", env: stranger)
+        #expect(v.status == 2, "\(v.stdout)")
+        #expect(v.stdout.hasPrefix("Journal.quire: DAMAGED."), "\(v.stdout)")
+        let shift = thiefGroup.commitFrame - thiefGroup.members.lowerBound + 1
+        let copyCommit = thiefGroup.commitFrame
+        let originalCommit = thiefGroup.commitFrame + shift
+        // The first in file order, the copy, is cut; the original is lost.
+        #expect(v.cutFrames.contains(copyCommit), "\(v.stdout)")
+        #expect(!v.cutFrames.contains(originalCommit), "\(v.stdout)")
+        #expect(v.cutFrames.contains(thiefRecord) && !v.cutFrames.contains(thiefRecord + shift), "\(v.stdout)")
+        #expect(v.lostFrames.contains(originalCommit), "\(v.stdout)")
+    }
 }
