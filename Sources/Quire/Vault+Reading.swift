@@ -30,22 +30,17 @@ extension Vault {
     /// removed in a trusted keyring the recovery key signed, because rule 6
     /// cut it for such a removal (`Spec/format.md §8.4`), or because every
     /// untrusted parent it has is here; so is every copy of it. Nothing
-    /// else is: a record or commit under a key only such keyrings hold is
-    /// still said as lost (its header's key id is a label anyone can write,
-    /// so it cannot tell a cut record from a changed one — stop 33 review
-    /// F1), and so is what a device's removal cut (a thief's removal of
-    /// the laptop cuts the laptop's keyrings: review F2).
+    /// else is: records and commits written under the keys they made are
+    /// in ``framesWrittenUnderCutKeys()``, only where that key proves them
+    /// (a header's key id is a label anyone can write — stop 33 review
+    /// F1); what a device's removal cut is not cut on purpose (a thief's
+    /// removal of the laptop cuts the laptop's keyrings: review F2).
     package func framesCutByRemoval() -> [Int: String] {
         lock.withLock { () -> [Int: String] in
             let rings = unlocked.keyrings
             let byID = Dictionary(rings.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
             let byRecoveryKey = Self.isSignedByRecoveryKey
-            // Who each trusted keyring the recovery key signed removed,
-            // first removal kept.
-            var removedIn: [[UInt8]: (ring: KeyringInfo, name: String)] = [:]
-            for ring in rings where ring.isTrusted && byRecoveryKey(ring) {
-                for m in ring.content?.removed ?? [] where removedIn[m.publicKey] == nil { removedIn[m.publicKey] = (ring, m.name) }
-            }
+            let removedIn = Self.removedByRecoveryKey(rings)
             func words(_ removal: KeyringInfo, signer: [UInt8]?) -> String {
                 let removed = removal.content?.removed ?? []
                 let named = removed.first { $0.publicKey == signer } ?? removed.first
@@ -98,6 +93,88 @@ extension Vault {
             }
             return out
         }
+    }
+
+    /// Who each trusted keyring the recovery key signed removed (its
+    /// `removed` list, by public key), with that keyring and the name it
+    /// gives; the first removal in file order kept.
+    static func removedByRecoveryKey(_ rings: [KeyringInfo]) -> [[UInt8]: (ring: KeyringInfo, name: String)] {
+        var removedIn: [[UInt8]: (ring: KeyringInfo, name: String)] = [:]
+        for ring in rings where ring.isTrusted && isSignedByRecoveryKey(ring) {
+            for m in ring.content?.removed ?? [] where removedIn[m.publicKey] == nil { removedIn[m.publicKey] = (ring, m.name) }
+        }
+        return removedIn
+    }
+
+    /// The records and commits written by a removed device under a key the
+    /// keyrings of ``framesCutByRemoval()`` made, by frame index, each with
+    /// the removal in words (`the removal of "Phone" (keyring frame 14 at
+    /// byte 8058)`), trial 26 N5: what a lockdown cut on purpose, not
+    /// damage.
+    ///
+    /// Each is proven by the key, never by a header's key id (a label
+    /// anyone can write: review 33 F1). A commit is here when its stored
+    /// head computes under such a keyring's opened epoch key from its stored
+    /// previous head (`Spec/format.md §9.2`), and its attestation opens
+    /// under that key and is signed by a member that a trusted removal the
+    /// recovery key signed lists in `removed` (§9.4): an unattested commit,
+    /// or one a current member attested (a laptop that wrote under the
+    /// thief's rotation: review 33 F3), is not. A record is here when such
+    /// a commit covers it and it opens under the same key (body hash and
+    /// AEAD). Attachment chunks never are, nor a later commit that stores
+    /// the same head (a byte copy of the group, put anywhere), nor what it
+    /// covers. A changed byte fails one of these, so what it hits is still
+    /// said as lost. Only a group whose commit comes before, in file order,
+    /// the removal of its signer is cut; one after it is in
+    /// ``CutKeyWrites/afterRemoval`` (review 36 B1): the removed device
+    /// (or whoever has its keys) still wrote to where the vault is stored
+    /// after it was removed, and that is not what a lockdown cut.
+    package func framesWrittenUnderCutKeys() -> CutKeyWrites {
+        let cutRings = framesCutByRemoval()
+        guard !cutRings.isEmpty else { return CutKeyWrites() }
+        return lock.withLock { () -> CutKeyWrites in
+            let rings = unlocked.keyrings
+            let removedIn = Self.removedByRecoveryKey(rings)
+            var keys: [EpochKey] = []
+            var seen = Set<[UInt8]>()
+            for ring in rings where cutRings[ring.location.index] != nil {
+                if let key = ring.epochKey, seen.insert(key.commitment).inserted { keys.append(key) }
+            }
+            guard !keys.isEmpty, !removedIn.isEmpty else { return CutKeyWrites() }
+            let current = currentFile
+            let groups = current.structure.groups
+            var out = CutKeyWrites()
+            var heads = Set<[UInt8]>()
+            for g in groups.indices {
+                // A head computes under one key at most.
+                guard let shown = keys.lazy.compactMap({ current.authenticate(group: g, under: $0) }).first,
+                    let signer = shown.signer, let (removal, name) = removedIn[signer],
+                    // A byte copy of a cut group, wherever it is put, stays lost.
+                    heads.insert(groups[g].storedHead).inserted
+                else { continue }
+                let words = "the removal of \"\(name)\" (keyring \(removal.location))"
+                // Written after its removal was in this file: not cut (review 36 B1).
+                let after = groups[g].commitFrame > removal.location.index
+                for f in [groups[g].commitFrame] + shown.opened {
+                    if after { out.afterRemoval[f] = words } else { out.cut[f] = words }
+                }
+            }
+            return out
+        }
+    }
+
+    /// What ``Vault/framesWrittenUnderCutKeys()`` finds, by frame index,
+    /// each with the removal in words.
+    package struct CutKeyWrites: Sendable {
+        /// Written by the removed device before its removal, in file
+        /// order: cut on purpose, not damage.
+        package var cut: [Int: String] = [:]
+        /// Written by the removed device under a cut key, but committed
+        /// after its removal in file order (review 36 B1): whoever has its
+        /// keys still writes where the vault is stored. Still lost.
+        package var afterRemoval: [Int: String] = [:]
+
+        package init() {}
     }
 
     /// The keyrings reported `removal_mutual` (by frame index, each copy)

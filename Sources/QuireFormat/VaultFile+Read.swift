@@ -118,6 +118,53 @@ extension VaultFile {
         }
     }
 
+    /// What commit group `g` shows of `key`, which need not be held, for
+    /// what `verify` says a removal cut (trial 26 N5): nil unless the
+    /// commit's stored head computes under `key`'s commit key from its
+    /// stored previous head over the group as the file holds it
+    /// (`Spec/format.md §9.2`) — only a holder of `key` made it; else who
+    /// signed its attestation under `key` (§9.4; nil when unattested or
+    /// when it does not open or verify) and the frames of the group, the
+    /// commit and attachment chunks aside, that `key` opens (body hash and
+    /// AEAD, as a reader opens them). A group with damaged bytes shows
+    /// nothing. No rule of trust is applied, and nothing is trusted by it.
+    package func authenticate(group g: Int, under key: EpochKey) -> (signer: [UInt8]?, opened: [Int])? {
+        lock.withLock { () -> (signer: [UInt8]?, opened: [Int])? in
+            guard g < structure.groups.count else { return nil }
+            let group = structure.groups[g]
+            guard !group.containsDamage, group.commitBody.count == CommitChain.bodyByteCount else { return nil }
+            let header = structure.frames.header(at: group.commitFrame)
+            let previous = group.storedPreviousHead
+            guard
+                let head = try? CommitChain.head(
+                    key: key, vaultID: vaultID, previousHead: previous, digest: group.digest, commitHeader: header, body: group.commitBody),
+                constantTimeEqual(head, group.storedHead)
+            else { return nil }
+            var signer: [UInt8]?
+            if case .signed(let s) = CommitChain.checkAttestation(
+                body: group.commitBody, previousHead: previous, digest: group.digest, key: key, vaultID: vaultID, commitHeader: header)
+            {
+                signer = s
+            }
+            let window = FileWindow(file: file, fileSize: structure.fileSize, preferredByteCount: 0)
+            let context = DecompressionContext()
+            var opened: [Int] = []
+            for f in group.members {
+                let frame = structure.frames[f]
+                guard frame.malformation == nil, frame.header.isSealed, frame.header.kind != .blobChunk, frame.header.kind != .commit
+                else { continue }
+                let ad = vaultID.bytes + frame.headerBytes[0..<FrameHeader.fieldByteCount]
+                let opens =
+                    (try? window.withBytes(frame.bodyOffset, Int(frame.header.bodyLength)) { body throws(FormatError) in
+                        try SealedFrame.open(
+                            body: body, header: frame.header, associatedData: ad, location: frame.location, keys: [key], context: context)
+                    }) != nil
+                if opens { opened.append(f) }
+            }
+            return (signer, opened)
+        }
+    }
+
     func openRecordLocked(frame index: Int) throws(FormatError) -> [UInt8] {
         let frame = structure.frames[index]
         let window = FileWindow(file: file, fileSize: structure.fileSize, preferredByteCount: 0)

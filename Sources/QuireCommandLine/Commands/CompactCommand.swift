@@ -30,7 +30,11 @@ struct CompactCommand: QuireCommand {
         let report: CompactionReport
         do { report = try opened.vault.compact(options) } catch {
             progress.finish()
-            throw .vault(error, path: vault)
+            var failure = CLIFailure.vault(error, path: vault)
+            if case .sync(.damaged(let issues)) = error.detail, let cut = Self.cutRefusal(issues, opened.vault, vault, rekey: rekey) {
+                (failure.message, failure.hint) = cut
+            }
+            throw failure
         }
         progress.finish()
         Rewrites.sayWhenALinkWasFollowed(vault, c.out)
@@ -51,6 +55,25 @@ struct CompactCommand: QuireCommand {
                 attachmentsKept: report.attachmentsKept, attachmentsDropped: report.attachmentsDropped, rekeyedEpoch: report.rekeyedEpoch,
                 dropped: report.dropped.map { "\($0)" } + report.droppedUnknownKinds.map(Self.unknownKindDropped)))
         return .success
+    }
+
+    /// The refusal when every record compaction would drop is one `verify`
+    /// says a lockdown cut (``Vault/framesCutByRemoval()``,
+    /// ``Vault/framesWrittenUnderCutKeys()``): not damage, so it names them
+    /// as cut and gives the flag that drops them (review 36 B3). nil when
+    /// any is not.
+    static func cutRefusal(_ issues: [FormatError], _ handle: Vault, _ vault: String, rekey: Bool) -> (String, String)? {
+        guard !issues.isEmpty else { return nil }
+        let cutRings = handle.framesCutByRemoval()
+        guard !cutRings.isEmpty else { return nil }
+        let cut = cutRings.merging(handle.framesWrittenUnderCutKeys().cut) { a, _ in a }
+        let removals = issues.map { $0.location.flatMap { cut[$0.index] } }
+        guard removals.allSatisfy({ $0 != nil }), let first = removals.first ?? nil else { return nil }
+        let what = issues.count == 1 ? "1 record or commit" : "\(issues.count) records and commits"
+        let message =
+            "\(vault) holds \(what) cut on purpose by \(first), which 'quire verify' lists as cut, not damage: no member can read "
+            + "them and they are never shown, but compaction drops them only when told to; nothing was changed"
+        return (message, "compact without them: 'quire compact \(vault)\(rekey ? " --rekey" : "") --drop-unverified'")
     }
 
     /// How a rekey's dropped record of an unknown kind is listed (`Spec/merge.md §6`).

@@ -7,7 +7,9 @@ import QuireSystem
 /// key cannot open because it was removed from the vault (not damage).
 /// Keyrings a removal signed by the recovery key cut on purpose (a thief's,
 /// after a lockdown) are said, as cut, and are not damage (trial 26 N5);
-/// records and commits under the keys they made still are (review 33 F1).
+/// so are the records and commits the removed device wrote under the keys
+/// they made, where that key proves them, and only there (review 33 F1, F3),
+/// and only before the removal in file order (review 36 B1).
 struct VerifyCommand: QuireCommand {
     static let configuration = CommandConfiguration(
         name: "verify", abstract: "check every byte; exit 2 when something is lost",
@@ -19,11 +21,19 @@ struct VerifyCommand: QuireCommand {
             this key (a removed device): verify on an enrolled device. After
             'device remove NAME' with the recovery key, the keyrings of the
             removed device (or of one it enrolled) that no one built on are
-            listed as cut, not as damage: alone, exit 0. Records and commits
-            written under the keys those keyrings made are still listed as
-            lost (exit 2): the file cannot tell them from changed ones. Two
-            removals each of the other (removal_mutual) that a removal with
-            the recovery key has settled are noted once, as settled. It
+            listed as cut, not as damage: alone, exit 0; so are the records
+            and commits under the keys those keyrings made that the key
+            proves, in a commit signed by a device a removal with the
+            recovery key removed, before that removal in the file. The
+            signature shows who committed, not who wrote each record:
+            whoever has the removed device's keys decides what is cut, as it
+            decides what the file holds. Any other record or commit under
+            those keys (a changed one, or one another device wrote) is
+            listed as lost (exit 2), and so is one the removed device wrote
+            after its removal in the file, said as such: whoever has its
+            keys still writes where the vault is stored. Two removals each
+            of the other (removal_mutual) that a removal with the recovery
+            key has settled are noted once, as settled. It
             also says how many entries have conflicting versions
             ('quire versions ID').
             """,
@@ -73,12 +83,22 @@ struct VerifyCommand: QuireCommand {
         // Cut on purpose by a removal the trusted keyrings record (trial 26
         // N5): said, as such, but not damage. A changed byte never is.
         let cutFrames = opened.vault.framesCutByRemoval()
+        // Records and commits only where the cut key proves them (review 33 F1, F3).
+        let cutWrites = opened.vault.framesWrittenUnderCutKeys()
         func cutBy(_ issue: VerifyReport.Issue) -> String? {
-            guard issue.isDamage, Self.cutCodes.contains(issue.code), let f = issue.frameIndex, !vaultHandle.isUnreadableWithThisKey(issue)
-            else { return nil }
-            return cutFrames[f]
+            guard issue.isDamage, let f = issue.frameIndex, !vaultHandle.isUnreadableWithThisKey(issue) else { return nil }
+            if Self.cutCodes.contains(issue.code) { return cutFrames[f] }
+            if Self.cutWrittenCodes.contains(issue.code) { return cutWrites.cut[f] }
+            return nil
+        }
+        // Written under a cut key by a removed device after its removal
+        // (review 36 B1): still lost, exit 2, and said as such.
+        func writtenAfter(_ issue: VerifyReport.Issue) -> String? {
+            guard issue.isDamage, let f = issue.frameIndex, Self.cutWrittenCodes.contains(issue.code) else { return nil }
+            return cutWrites.afterRemoval[f]
         }
         let cut = report.issues.compactMap { issue in cutBy(issue).map { (issue, $0) } }
+        let cutWhat = Self.cutWords(cut.map(\.0))
         let damage = report.issues.filter { $0.isDamage && !vaultHandle.isUnreadableWithThisKey($0) && cutBy($0) == nil }
         let warnings = report.issues.filter { !$0.isDamage }
         // A mutual removal that a removal by the recovery key has settled
@@ -105,7 +125,7 @@ struct VerifyCommand: QuireCommand {
                     + "No other damage: \(counts)")
         } else if damage.isEmpty {
             if unreadable.isEmpty {
-                let cutText = cut.isEmpty ? "" : "; \(plural(cut.count, "keyring")) cut on purpose by a device removal (below)"
+                let cutText = cut.isEmpty ? "" : "; \(cutWhat) cut on purpose by a device removal (below)"
                 out.line("\(vault): intact\(conflictText)\(cutText). \(counts)")
             } else {
                 out.line("\(vault): no damage found in what this key can read\(conflictText). \(counts)")
@@ -115,13 +135,24 @@ struct VerifyCommand: QuireCommand {
                 "\(vault): DAMAGED. \(plural(damage.count, "record")) lost or untrusted; \(plural(report.intactRecordCount, "record")) intact and readable."
             )
         }
-        for issue in damage { out.line("  lost: \(Self.place(issue)): \(issue.message) [\(issue.code)]") }
+        for issue in damage {
+            let message = writtenAfter(issue).map { Self.writtenAfterText(removal: $0) } ?? issue.message
+            out.line("  lost: \(Self.place(issue)): \(message) [\(issue.code)]")
+        }
+        let after = damage.filter { writtenAfter($0) != nil }
+        if !after.isEmpty {
+            out.line(
+                "\(Self.cutWords(after)) \(after.count == 1 ? "was" : "were") written under a cut key by a removed device "
+                    + "AFTER its removal was in this file: whoever has that device's keys can still write to where this vault "
+                    + "is stored. They are never shown. Take that device's access to the storage away (the sync account or "
+                    + "share), then drop them: 'quire compact \(vault) --rekey --drop-unverified'.")
+        }
         if !cut.isEmpty {
             out.line(
-                "\(plural(cut.count, "keyring was", "keyrings were")) cut on purpose by a removal the recovery key signed: "
-                    + "not damage, and nothing needs restoring. Records and commits written under the keys they made are not "
-                    + "among them: any is listed as lost, since the file cannot tell it from a changed one (a copy from before "
-                    + "the removal still holds what your devices wrote under those keys):")
+                "\(cutWhat) \(cut.count == 1 ? "was" : "were") cut on purpose by a removal the recovery key signed: "
+                    + "not damage, and nothing needs restoring. A record or commit is among them only when the cut key "
+                    + "proves that the removed device wrote it; any other under those keys is listed as lost (a copy from "
+                    + "before the removal still holds what your devices wrote under those keys):")
             for (issue, removal) in cut { out.line("  cut: \(Self.place(issue)): by \(removal) [\(issue.code)]") }
         }
         if !unreadable.isEmpty {
@@ -158,7 +189,7 @@ struct VerifyCommand: QuireCommand {
         if conflicts > 0 && damage.isEmpty {
             out.line("Entries with conflicting versions are marked in 'quire list'; 'quire versions ID' shows each version.")
         }
-        if !damage.isEmpty {
+        if damage.contains(where: { writtenAfter($0) == nil }) {
             out.line("Every other record reads as before. Restore the lost ones from another copy: 'quire merge \(vault) COPY'.")
         }
         out.emit(
@@ -172,7 +203,9 @@ struct VerifyCommand: QuireCommand {
                     ?? [])
                     + report.issues.map {
                         .init(
-                            code: $0.code, message: settledBy($0).map { Self.settledMutualText(by: $0) } ?? $0.message,
+                            code: $0.code,
+                            message: settledBy($0).map { Self.settledMutualText(by: $0) }
+                                ?? writtenAfter($0).map { Self.writtenAfterText(removal: $0) } ?? $0.message,
                             offset: $0.offset, frame: $0.frameIndex,
                             damage: $0.isDamage && !vaultHandle.isUnreadableWithThisKey($0) && cutBy($0) == nil)
                     }))
@@ -190,8 +223,30 @@ struct VerifyCommand: QuireCommand {
 
     /// The codes of the keyrings a removal by the recovery key cut
     /// (``Vault/framesCutByRemoval()``); records and commits under their
-    /// keys are not among them (still damage).
+    /// keys have codes of their own (``cutWrittenCodes``).
     static let cutCodes: Set<String> = ["keyring_unauthenticated", "removed_device_slot", "escrow_forbidden"]
+
+    /// The codes of the records and commits a removed device wrote under a
+    /// key such a removal cut, said as cut only where that key proves them
+    /// (``Vault/framesWrittenUnderCutKeys()``).
+    static let cutWrittenCodes: Set<String> = ["unknown_key", "commit_unverifiable"]
+
+    /// What was cut, in words: `2 keyrings, 1 record and 2 commits`, the
+    /// kinds there are only.
+    static func cutWords(_ issues: [VerifyReport.Issue]) -> String {
+        let keyrings = issues.filter { cutCodes.contains($0.code) }.count
+        let commits = issues.filter { $0.code == "commit_unverifiable" }.count
+        let records = issues.count - keyrings - commits
+        let parts = [(keyrings, "keyring"), (records, "record"), (commits, "commit")].filter { $0.0 > 0 }.map { plural($0.0, $0.1) }
+        guard let last = parts.last else { return "" }
+        return parts.count == 1 ? last : parts.dropLast().joined(separator: ", ") + " and " + last
+    }
+
+    /// What a record or commit a removed device wrote under a cut key after
+    /// its removal (`removal`, in words) says (review 36 B1).
+    static func writtenAfterText(removal: String) -> String {
+        "written under a cut key after \(removal), by whoever has the removed device's keys"
+    }
 
     /// What a `removal_mutual` warning says once a removal by the recovery
     /// key (`removal`, in words) has settled it: nothing left to do but,
