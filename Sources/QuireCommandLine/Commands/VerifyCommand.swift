@@ -31,7 +31,8 @@ struct VerifyCommand: QuireCommand {
             those keys (a changed one, or one another device wrote) is
             listed as lost (exit 2), and so is one the removed device wrote
             after its removal in the file, said as such: whoever has its
-            keys still writes where the vault is stored. Two removals each
+            keys still writes where the vault is stored (a write spliced in
+            before the removal, by someone with its keys, reads as cut). Two removals each
             of the other (removal_mutual) that a removal with the recovery
             key has settled are noted once, as settled. It
             also says how many entries have conflicting versions
