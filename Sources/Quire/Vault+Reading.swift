@@ -27,7 +27,8 @@ extension Vault {
     ///
     /// A keyring is here when it opened with this credential and its
     /// signature verifies, yet it is not trusted, because its signer was
-    /// removed in a trusted keyring the recovery key signed, because rule 6
+    /// removed in a trusted keyring the recovery key signed that comes
+    /// after it in file order (review 36b F2), because rule 6
     /// cut it for such a removal (`Spec/format.md §8.4`), or because every
     /// untrusted parent it has is here; so is every copy of it. Nothing
     /// else is: records and commits written under the keys they made are
@@ -53,7 +54,13 @@ extension Vault {
             var visiting = Set<KeyringID>()
             func decide(_ r: KeyringInfo?, parents: [String?]?) -> String? {
                 guard let r, !r.isTrusted, r.content != nil, let signer = r.signer else { return nil }
-                if let (removal, name) = removedIn[signer] { return "the removal of \"\(name)\" (keyring \(removal.location))" }
+                if let (removal, name) = removedIn[signer] {
+                    // Signed by the removed device after its removal in file
+                    // order: it still writes where the vault is stored; not
+                    // cut, as its commits are not (review 36b F2).
+                    guard r.location.index < removal.location.index else { return nil }
+                    return "the removal of \"\(name)\" (keyring \(removal.location))"
+                }
                 if !r.cutBy.isEmpty {
                     let cutters = r.cutBy.compactMap { byID[$0] }
                     guard cutters.count == r.cutBy.count, cutters.allSatisfy({ $0.isTrusted && byRecoveryKey($0) }) else { return nil }

@@ -225,6 +225,51 @@ import Testing
         #expect(!v.stdout.contains("Restore the lost ones"), "\(v.stdout)")
     }
 
+    /// Review 36b F2: a keyring the removed device signs after its removal
+    /// in file order (a rotation on its old copy, synced in) was listed as
+    /// cut on purpose while its own commit was said as written after the
+    /// removal. Neither is cut now: exit 2, the keyring among the lost.
+    @Test func aKeyringTheRemovedDeviceSignsAfterTheLockdownIsNotCut() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        _ = try box.add("laptop, before")
+        let phone = ["QUIRE_HOME": box.path("phone")]
+        let code = try box.quire(["device", "code", "--device-name", "Phone"], env: phone)
+        #expect(
+            try box.quire(["device", "add", "Journal.quire", code.stdout.trimmingCharacters(in: .newlines), "--name", "Phone"]).status == 0)
+        #expect(try box.quire(["keys", "rotate", "Journal.quire"], env: phone).status == 0)
+        #expect(try box.quire(["add", "Journal.quire", "the thief writes"], env: phone).status == 0)
+        try FileManager.default.copyItem(atPath: box.path("Journal.quire"), toPath: box.path("Stolen.quire"))
+        let stranger = ["QUIRE_HOME": box.path("stranger")]
+        let removal = try box.quire(
+            ["device", "remove", "Journal.quire", "Phone", "--recovery-key-file", "recovery.txt", "--remove-enrolled"], env: stranger)
+        #expect(removal.status == 0, "\(removal)")
+        let before = try Self.verify(box, "Journal.quire", env: stranger)
+        #expect(before.status == 0, "\(before.stdout)")
+        let cutBefore = before.cutFrames
+
+        let stolenSize = try FileSystem.size(box.path("Stolen.quire"))
+        #expect(try box.quire(["keys", "rotate", "Stolen.quire"], env: phone).status == 0)
+        let written = try Data(contentsOf: URL(fileURLWithPath: box.path("Stolen.quire"))).dropFirst(Int(stolenSize))
+        let lockedDown = try FileSystem.size(box.path("Journal.quire"))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: box.path("Journal.quire")))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: written)
+        try handle.close()
+
+        let v = try Self.verify(box, "Journal.quire", env: stranger)
+        #expect(v.status == 2, "\(v.stdout)")
+        let structure = try VaultScanner.scan(path: box.path("Journal.quire"))
+        let appendedRings = structure.frames.indices.filter {
+            structure.frames[$0].location.offset >= lockedDown && structure.frames[$0].header.kind == .keyring
+        }
+        #expect(!appendedRings.isEmpty)
+        #expect(v.cutFrames == cutBefore, "\(v.stdout)")
+        // The keyring (its copy frame is not reported on its own) is lost, none of it cut.
+        #expect(appendedRings.contains { v.lostFrames.contains($0) }, "\(v.stdout)")
+        #expect(appendedRings.allSatisfy { !v.cutFrames.contains($0) }, "\(v.stdout)")
+    }
+
     /// Review 36 B3: the README's lockdown, where the thief wrote under its
     /// rotation: `device remove --recovery-key-file`, then `compact
     /// --rekey`. Compaction refused those records as "damaged or

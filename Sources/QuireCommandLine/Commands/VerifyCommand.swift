@@ -20,8 +20,9 @@ struct VerifyCommand: QuireCommand {
             off or replaced by an older copy: rollback_suspected); 1: nothing damaged, but newer records are not readable with
             this key (a removed device): verify on an enrolled device. After
             'device remove NAME' with the recovery key, the keyrings of the
-            removed device (or of one it enrolled) that no one built on are
-            listed as cut, not as damage: alone, exit 0; so are the records
+            removed device (or of one it enrolled) that no one built on,
+            before that removal in the file, are listed as cut, not as
+            damage: alone, exit 0; so are the records
             and commits under the keys those keyrings made that the key
             proves, in a commit signed by a device a removal with the
             recovery key removed, before that removal in the file. The
