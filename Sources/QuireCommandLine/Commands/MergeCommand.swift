@@ -143,18 +143,13 @@ struct MergeCommand: QuireCommand {
         }
     }
 
-    /// Copies the file at `source` to a new file `destination` (mode 0600,
-    /// created exclusively), flushed.
+    /// Copies the file at `source`, as long as it is when opened, to a new
+    /// file `destination` (mode 0600, created exclusively), flushed; in the
+    /// kernel where it can (``SystemFile/copy(_:from:at:)``).
     static func copyWhole(_ source: String, to destination: String) throws(SystemError) {
         let input = try SystemFile(path: source, mode: .readOnly)
         let output = try SystemFile(path: destination, mode: .createExclusive(permissions: 0o600))
-        var offset: UInt64 = 0
-        while true {
-            let chunk = try input.read(count: 1 << 20, at: offset)
-            if chunk.isEmpty { break }
-            try output.write(chunk, at: offset)
-            offset += UInt64(chunk.count)
-        }
+        try output.copy(try input.size(), from: input, at: 0)
         try output.sync()
     }
 }
