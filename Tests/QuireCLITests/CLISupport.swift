@@ -116,6 +116,17 @@ final class Sandbox {
         return path(name)
     }
 
+    /// Enrolls "Phone" (its own QUIRE_HOME, `phone`) in `Journal.quire`
+    /// and returns its environment.
+    func enrollPhone() throws -> [String: String] {
+        let phone = ["QUIRE_HOME": path("phone")]
+        let code = try quire(["device", "code", "--device-name", "Phone"], env: phone)
+        #expect(code.status == 0, "\(code)")
+        let add = try quire(["device", "add", "Journal.quire", code.stdout.trimmingCharacters(in: .newlines), "--name", "Phone"])
+        #expect(add.status == 0, "\(add)")
+        return phone
+    }
+
     /// Adds an entry and returns its id.
     func add(_ text: String, _ extra: [String] = [], vault: String = "Journal.quire") throws -> String {
         let r = try quire(["add", vault, text] + extra)

@@ -51,6 +51,57 @@ import Testing
         try bytes.write(to: url)
     }
 
+    /// The stolen-phone case before its lockdown: `Journal.quire` with an
+    /// entry of the laptop's, "Phone" enrolled, which rotates the keys and
+    /// writes under its rotation. Returns the phone's environment.
+    static func phoneWroteUnderItsRotation(_ box: Sandbox) throws -> [String: String] {
+        try box.makeVault()
+        _ = try box.add("laptop, before")
+        let phone = try box.enrollPhone()
+        #expect(try box.quire(["keys", "rotate", "Journal.quire"], env: phone).status == 0)
+        #expect(try box.quire(["add", "Journal.quire", "the thief writes"], env: phone).status == 0)
+        return phone
+    }
+
+    /// The lockdown: "Phone" (and what it enrolled) removed from `vault`
+    /// with the recovery key, on a device of no one's; returns its
+    /// environment.
+    static func lockDown(_ box: Sandbox, _ vault: String = "Journal.quire") throws -> [String: String] {
+        let stranger = ["QUIRE_HOME": box.path("stranger")]
+        let removal = try box.quire(
+            ["device", "remove", vault, "Phone", "--recovery-key-file", "recovery.txt", "--remove-enrolled"], env: stranger)
+        #expect(removal.status == 0, "\(removal)")
+        return stranger
+    }
+
+    /// Appends `bytes` to `vault`, as a sync that copies another copy's
+    /// new bytes does.
+    static func append(_ box: Sandbox, _ bytes: Data, to vault: String) throws {
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: box.path(vault)))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: bytes)
+        try handle.close()
+    }
+
+    /// The stolen phone keeps a copy from before the lockdown and changes
+    /// it with `write` after it; its new bytes are appended to the locked
+    /// down vault. Returns verify before the append and after it, and the
+    /// vault's size before it.
+    static func stolenCopyWritesAfterTheLockdown(
+        _ box: Sandbox, _ write: ([String: String]) throws -> Void
+    ) throws -> (before: Verified, after: Verified, lockedDown: UInt64) {
+        let phone = try phoneWroteUnderItsRotation(box)
+        try FileManager.default.copyItem(atPath: box.path("Journal.quire"), toPath: box.path("Stolen.quire"))
+        let stranger = try lockDown(box)
+        let before = try verify(box, "Journal.quire", env: stranger)
+        let stolenSize = try FileSystem.size(box.path("Stolen.quire"))
+        try write(phone)
+        let written = try Data(contentsOf: URL(fileURLWithPath: box.path("Stolen.quire"))).dropFirst(Int(stolenSize))
+        let lockedDown = try FileSystem.size(box.path("Journal.quire"))
+        try append(box, written, to: "Journal.quire")
+        return (before, try verify(box, "Journal.quire", env: stranger), lockedDown)
+    }
+
     /// Review 33 F1: after the lockdown, a hex editor retargets an honest
     /// record and its commit to the cut key's id, flips a byte in the
     /// thief's record, or one in the thief's commit's attestation, or
@@ -115,10 +166,7 @@ import Testing
         try fresh("Copied.quire")
         let original = try Data(contentsOf: URL(fileURLWithPath: box.path("Lockdown.quire")))
         let group = original[Int(frames[thiefGroup.members.lowerBound].location.offset)..<Int(frames[thiefCommit].end)]
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: box.path("Copied.quire")))
-        try handle.seekToEnd()
-        try handle.write(contentsOf: group)
-        try handle.close()
+        try Self.append(box, group, to: "Copied.quire")
         let copied = try Self.verify(box, "Copied.quire", env: stranger)
         #expect(copied.status == 2, "\(copied.stdout)")
         #expect(copied.cutFrames.contains(thiefRecord) && copied.cutFrames.contains(thiefCommit), "\(copied.stdout)")
@@ -137,27 +185,14 @@ import Testing
     /// same epoch, are cut.
     @Test func whatAnotherDeviceWroteUnderTheCutKeyStaysLost() throws {
         let box = try Sandbox()
-        try box.makeVault()
-        _ = try box.add("laptop, before")
-        let phone = ["QUIRE_HOME": box.path("phone")]
-        let code = try box.quire(["device", "code", "--device-name", "Phone"], env: phone)
-        #expect(
-            try box.quire(["device", "add", "Journal.quire", code.stdout.trimmingCharacters(in: .newlines), "--name", "Phone"]).status == 0)
-        #expect(try box.quire(["keys", "rotate", "Journal.quire"], env: phone).status == 0)
-        #expect(try box.quire(["add", "Journal.quire", "the thief writes"], env: phone).status == 0)
+        _ = try Self.phoneWroteUnderItsRotation(box)
         try FileManager.default.copyItem(atPath: box.path("Journal.quire"), toPath: box.path("Copy.quire"))
         let synced = try FileSystem.size(box.path("Copy.quire"))
         _ = try box.add("the laptop writes under the thief's rotation")
-        let stranger = ["QUIRE_HOME": box.path("stranger")]
-        let removal = try box.quire(
-            ["device", "remove", "Copy.quire", "Phone", "--recovery-key-file", "recovery.txt", "--remove-enrolled"], env: stranger)
-        #expect(removal.status == 0, "\(removal)")
+        let stranger = try Self.lockDown(box, "Copy.quire")
         let lockedDown = try FileSystem.size(box.path("Copy.quire"))
         let laptopGroup = try Data(contentsOf: URL(fileURLWithPath: box.path("Journal.quire"))).dropFirst(Int(synced))
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: box.path("Copy.quire")))
-        try handle.seekToEnd()
-        try handle.write(contentsOf: laptopGroup)
-        try handle.close()
+        try Self.append(box, laptopGroup, to: "Copy.quire")
 
         let v = try Self.verify(box, "Copy.quire", env: stranger)
         #expect(v.status == 2, "\(v.stdout)")
@@ -183,34 +218,16 @@ import Testing
     /// said intact, exit 0.
     @Test func whatTheRemovedDeviceWritesAfterTheLockdownIsNotCut() throws {
         let box = try Sandbox()
-        try box.makeVault()
-        _ = try box.add("laptop, before")
-        let phone = ["QUIRE_HOME": box.path("phone")]
-        let code = try box.quire(["device", "code", "--device-name", "Phone"], env: phone)
-        #expect(
-            try box.quire(["device", "add", "Journal.quire", code.stdout.trimmingCharacters(in: .newlines), "--name", "Phone"]).status == 0)
-        #expect(try box.quire(["keys", "rotate", "Journal.quire"], env: phone).status == 0)
-        #expect(try box.quire(["add", "Journal.quire", "the thief writes"], env: phone).status == 0)
-        try FileManager.default.copyItem(atPath: box.path("Journal.quire"), toPath: box.path("Stolen.quire"))
-        let stranger = ["QUIRE_HOME": box.path("stranger")]
-        let removal = try box.quire(
-            ["device", "remove", "Journal.quire", "Phone", "--recovery-key-file", "recovery.txt", "--remove-enrolled"], env: stranger)
-        #expect(removal.status == 0, "\(removal)")
-        let before = try Self.verify(box, "Journal.quire", env: stranger)
+        let (before, v, lockedDown) = try Self.stolenCopyWritesAfterTheLockdown(box) { phone in
+            for i in 1...2 {
+                let add = try box.quire(["add", "Stolen.quire", "the thief, after the lockdown \(i)"], env: phone)
+                #expect(add.status == 0, "\(add)")
+            }
+        }
         #expect(before.status == 0, "\(before.stdout)")
         let cutBefore = before.cutFrames
         #expect(!cutBefore.isEmpty, "\(before.stdout)")
 
-        let stolenSize = try FileSystem.size(box.path("Stolen.quire"))
-        for i in 1...2 { #expect(try box.quire(["add", "Stolen.quire", "the thief, after the lockdown \(i)"], env: phone).status == 0) }
-        let written = try Data(contentsOf: URL(fileURLWithPath: box.path("Stolen.quire"))).dropFirst(Int(stolenSize))
-        let lockedDown = try FileSystem.size(box.path("Journal.quire"))
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: box.path("Journal.quire")))
-        try handle.seekToEnd()
-        try handle.write(contentsOf: written)
-        try handle.close()
-
-        let v = try Self.verify(box, "Journal.quire", env: stranger)
         #expect(v.status == 2, "\(v.stdout)")
         #expect(v.stdout.hasPrefix("Journal.quire: DAMAGED."), "\(v.stdout)")
         #expect(v.stdout.contains("AFTER its removal was in this file"), "\(v.stdout)")
@@ -231,33 +248,13 @@ import Testing
     /// removal. Neither is cut now: exit 2, the keyring among the lost.
     @Test func aKeyringTheRemovedDeviceSignsAfterTheLockdownIsNotCut() throws {
         let box = try Sandbox()
-        try box.makeVault()
-        _ = try box.add("laptop, before")
-        let phone = ["QUIRE_HOME": box.path("phone")]
-        let code = try box.quire(["device", "code", "--device-name", "Phone"], env: phone)
-        #expect(
-            try box.quire(["device", "add", "Journal.quire", code.stdout.trimmingCharacters(in: .newlines), "--name", "Phone"]).status == 0)
-        #expect(try box.quire(["keys", "rotate", "Journal.quire"], env: phone).status == 0)
-        #expect(try box.quire(["add", "Journal.quire", "the thief writes"], env: phone).status == 0)
-        try FileManager.default.copyItem(atPath: box.path("Journal.quire"), toPath: box.path("Stolen.quire"))
-        let stranger = ["QUIRE_HOME": box.path("stranger")]
-        let removal = try box.quire(
-            ["device", "remove", "Journal.quire", "Phone", "--recovery-key-file", "recovery.txt", "--remove-enrolled"], env: stranger)
-        #expect(removal.status == 0, "\(removal)")
-        let before = try Self.verify(box, "Journal.quire", env: stranger)
+        let (before, v, lockedDown) = try Self.stolenCopyWritesAfterTheLockdown(box) { phone in
+            let rotate = try box.quire(["keys", "rotate", "Stolen.quire"], env: phone)
+            #expect(rotate.status == 0, "\(rotate)")
+        }
         #expect(before.status == 0, "\(before.stdout)")
         let cutBefore = before.cutFrames
 
-        let stolenSize = try FileSystem.size(box.path("Stolen.quire"))
-        #expect(try box.quire(["keys", "rotate", "Stolen.quire"], env: phone).status == 0)
-        let written = try Data(contentsOf: URL(fileURLWithPath: box.path("Stolen.quire"))).dropFirst(Int(stolenSize))
-        let lockedDown = try FileSystem.size(box.path("Journal.quire"))
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: box.path("Journal.quire")))
-        try handle.seekToEnd()
-        try handle.write(contentsOf: written)
-        try handle.close()
-
-        let v = try Self.verify(box, "Journal.quire", env: stranger)
         #expect(v.status == 2, "\(v.stdout)")
         let structure = try VaultScanner.scan(path: box.path("Journal.quire"))
         let appendedRings = structure.frames.indices.filter {
@@ -279,18 +276,9 @@ import Testing
     /// intact, nothing cut left, and the laptop reads on.
     @Test func theReadmeLockdownCompactsWhatItCutWithTheFlagItNames() throws {
         let box = try Sandbox()
-        try box.makeVault()
-        _ = try box.add("laptop, before")
-        let phone = ["QUIRE_HOME": box.path("phone")]
-        let code = try box.quire(["device", "code", "--device-name", "Phone"], env: phone)
-        #expect(
-            try box.quire(["device", "add", "Journal.quire", code.stdout.trimmingCharacters(in: .newlines), "--name", "Phone"]).status == 0)
-        #expect(try box.quire(["keys", "rotate", "Journal.quire"], env: phone).status == 0)
-        #expect(try box.quire(["add", "Journal.quire", "the thief writes"], env: phone).status == 0)
-        let stranger = ["QUIRE_HOME": box.path("stranger")]
+        _ = try Self.phoneWroteUnderItsRotation(box)
+        let stranger = try Self.lockDown(box)
         let key = ["--recovery-key-file", "recovery.txt"]
-        let removal = try box.quire(["device", "remove", "Journal.quire", "Phone", "--remove-enrolled"] + key, env: stranger)
-        #expect(removal.status == 0, "\(removal)")
         #expect(try box.quire(["verify", "Journal.quire"] + key, env: stranger).status == 0)
         let size = try FileSystem.size(box.path("Journal.quire"))
 

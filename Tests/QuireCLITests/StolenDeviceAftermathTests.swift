@@ -185,10 +185,7 @@ import Testing
     @Test func aRemovedDeviceRemovingItsRemoverIsToldHowItComesBack() throws {
         let box = try Sandbox()
         try box.makeVault()
-        let phone = ["QUIRE_HOME": box.path("phone")]
-        let code = try box.quire(["device", "code", "--device-name", "Phone"], env: phone)
-        #expect(
-            try box.quire(["device", "add", "Journal.quire", code.stdout.trimmingCharacters(in: .newlines), "--name", "Phone"]).status == 0)
+        let phone = try box.enrollPhone()
         #expect(try box.quire(["device", "remove", "Journal.quire", "Laptop"], env: phone).status == 0)
         let removal = try box.quire(["device", "remove", "Journal.quire", "Phone"])
         #expect(removal.stderr.contains("removing \"Phone\" undoes that: if \"Phone\" is trusted, it removed this device on purpose"), "\(removal)")

@@ -6,16 +6,6 @@ import Testing
 @Suite struct Trial26Tests {
     static let conflictName = "Journal.sync-conflict-20261202-000001-BBBBBBB.quire"
 
-    /// Enrolls a phone (its own QUIRE_HOME) and returns its environment.
-    func enrollPhone(_ box: Sandbox) throws -> [String: String] {
-        let phone = ["QUIRE_HOME": box.path("phone")]
-        let code = try box.quire(["device", "code", "--device-name", "Phone"], env: phone)
-        #expect(code.status == 0, "\(code)")
-        let add = try box.quire(["device", "add", "Journal.quire", code.stdout.trimmingCharacters(in: .newlines), "--name", "Phone"])
-        #expect(add.status == 0, "\(add)")
-        return phone
-    }
-
     func bytes(_ box: Sandbox, _ name: String) throws -> [UInt8] {
         Array(try Data(contentsOf: URL(fileURLWithPath: box.path(name))))
     }
@@ -194,7 +184,7 @@ import Testing
         let box = try Sandbox()
         try box.makeVault()
         _ = try box.add("written by the laptop")
-        let phone = try enrollPhone(box)
+        let phone = try box.enrollPhone()
         #expect(try box.quire(["list", "Journal.quire"], env: phone).status == 0)
         try FileManager.default.copyItem(atPath: box.path("Journal.quire"), toPath: box.path("before-remove.quire"))
         #expect(try box.quire(["device", "remove", "Journal.quire", "Phone"]).status == 0)

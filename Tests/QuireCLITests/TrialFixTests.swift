@@ -3,20 +3,10 @@ import Testing
 
 /// Defects a new-user trial found; each test asserts the right value.
 @Suite struct TrialFixTests {
-    /// Enrolls a phone (its own QUIRE_HOME) and returns its environment.
-    func enrollPhone(_ box: Sandbox) throws -> [String: String] {
-        let phone = ["QUIRE_HOME": box.path("phone")]
-        let code = try box.quire(["device", "code", "--device-name", "Phone"], env: phone)
-        #expect(code.status == 0, "\(code)")
-        let add = try box.quire(["device", "add", "Journal.quire", code.stdout.trimmingCharacters(in: .newlines), "--name", "Phone"])
-        #expect(add.status == 0, "\(add)")
-        return phone
-    }
-
     @Test func infoDescribesTheNewestKeyringAfterDeviceAddAndPassphrase() throws {
         let box = try Sandbox()
         try box.makeVault()
-        _ = try enrollPhone(box)
+        _ = try box.enrollPhone()
         let r = try box.quire(["info", "Journal.quire"])
         #expect(r.stdout.contains("has key slots: 2 device, 1 recovery\n"), "\(r)")
         try box.write("pp.txt", "correct horse\n")
@@ -60,7 +50,7 @@ import Testing
     @Test func aBehindDeviceIsWarnedBeforeRemovingWhoLeftItOut() throws {
         let box = try Sandbox()
         try box.makeVault()
-        let phone = try enrollPhone(box)
+        let phone = try box.enrollPhone()
         #expect(try box.quire(["device", "remove", "Journal.quire", "Phone"]).status == 0)
         let r = try box.quire(["device", "remove", "Journal.quire", "Laptop"], env: phone)
         #expect(r.status == 0, "\(r)")
@@ -75,7 +65,7 @@ import Testing
         let box = try Sandbox()
         try box.makeVault()
         _ = try box.add("one")
-        let phone = try enrollPhone(box)
+        let phone = try box.enrollPhone()
         #expect(try box.quire(["device", "remove", "Journal.quire", "Phone"]).status == 0)
         _ = try box.add("after the phone was removed")
         let v = try box.quire(["verify", "Journal.quire"], env: phone)
@@ -280,7 +270,7 @@ import Testing
         #expect(show.stdout.contains("\nversions: 2 "), "\(show)")
         #expect(try box.quire(["help", "edit"]).stdout.contains(#""changed""#))
         #expect(try box.quire(["help", "keys", "status"]).stdout.contains(#""phrase""#))
-        _ = try enrollPhone(box)
+        _ = try box.enrollPhone()
         #expect(try box.quire(["keys", "rotate", "Journal.quire"]).status == 0)
         let status = try box.quire(["keys", "status", "Journal.quire", "--json"]).json()
         let older = try #require((status["olderRecords"] as? [[String: Any]])?.first)
