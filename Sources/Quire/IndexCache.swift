@@ -12,7 +12,7 @@
 package enum IndexCache {
     /// The format version, in the clear and in the associated data: a
     /// reader discards any other.
-    package static let formatVersion: UInt8 = 7
+    package static let formatVersion: UInt8 = 8
     /// The first bytes of every cache file.
     package static let magic: [UInt8] = Array("QUIRE-IC".utf8)
     /// Magic, version and the sealed header's, frame directory's,

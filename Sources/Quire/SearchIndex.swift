@@ -1,6 +1,7 @@
-/// An in-memory inverted index over entries' text and tags, built on the
-/// device: for each term, the documents holding it. Documents are the
-/// slots of the ``EntrySummaryTable``.
+/// An in-memory inverted index over entries' text, tags and the other
+/// words an entry is found by (journal, place, weather, attachments' file
+/// names), built on the device: for each term, the documents holding it.
+/// Documents are the slots of the ``EntrySummaryTable``.
 ///
 /// Terms are those of ``TextTokenizer``: folded words, and for CJK runs
 /// every character (unigram) and every pair of adjacent characters
@@ -18,16 +19,24 @@ struct SearchIndex: Sendable {
         var text: String
         /// Its tags.
         var tags: [String]
+        /// Its journal's name, its place's parts (place name, locality,
+        /// region, country), its weather's conditions and its attachments'
+        /// file names: what `quire search` also looks in.
+        var others: [String]
 
         /// The document of a body.
         init(_ body: EntryBody) {
             text = body.text
             tags = body.tags
+            others = [body.journal] + body.attachments.map(\.fileName)
+            if let l = body.location { others += [l.placeName, l.locality, l.region, l.country] }
+            if let w = body.weather { others.append(w.conditions) }
         }
 
-        init(text: String, tags: [String]) {
+        init(text: String, tags: [String], others: [String] = []) {
             self.text = text
             self.tags = tags
+            self.others = others
         }
     }
 
@@ -54,8 +63,14 @@ struct SearchIndex: Sendable {
     private var postings: [[Int32]] = []
     /// Term ids in ascending bytewise order of their terms.
     private var sorted: [Int32] = []
-    /// The term ids of each document, by slot (empty for none).
+    /// The term ids of each document, by slot (empty for none), and the
+    /// term ids by term: derived from ``terms`` and ``postings`` only when
+    /// a change or a lookup needs them (``deriveLookups()``), since an
+    /// index loaded from the cache to be searched once needs neither.
     private var documentTerms: [[Int32]] = []
+    private var lookupsDerived = true
+    /// The number of document slots (one past the highest).
+    private var documentCount = 0
     private var tokenizer = TextTokenizer()
 
     /// The number of distinct terms.
@@ -86,6 +101,7 @@ struct SearchIndex: Sendable {
     /// Applies changed documents: each slot gets its new document's terms,
     /// or none when the document is nil (the entry was deleted or left).
     mutating func apply(_ changes: [(slot: Int32, document: Document?)]) {
+        deriveLookups()
         var added = false
         var tokenizer = TextTokenizer()
         swap(&tokenizer, &self.tokenizer)
@@ -111,6 +127,21 @@ struct SearchIndex: Sendable {
     private mutating func setTerms(_ list: [Int32], of slot: Int32) {
         while documentTerms.count <= Int(slot) { documentTerms.append([]) }
         documentTerms[Int(slot)] = list
+        documentCount = max(documentCount, documentTerms.count)
+    }
+
+    /// Builds ``documentTerms`` and ``ids`` when a stored index was loaded
+    /// without them.
+    private mutating func deriveLookups() {
+        guard !lookupsDerived else { return }
+        lookupsDerived = true
+        var documentTerms = [[Int32]](repeating: [], count: documentCount)
+        ids.reserveCapacity(terms.count)
+        for (i, term) in terms.enumerated() {
+            ids[Term(term)] = Int32(i)
+            for d in postings[i] { documentTerms[Int(d)].append(Int32(i)) }
+        }
+        self.documentTerms = documentTerms
     }
 
     private mutating func sortTerms() {
@@ -154,7 +185,7 @@ struct SearchIndex: Sendable {
     private static func forEachTerm(of document: Document, using tokenizer: inout TextTokenizer, _ body: (_ term: [UInt8]) -> Void) {
         var previous: [UInt8] = []
         var pair: [UInt8] = []
-        for text in [document.text] + document.tags {
+        for text in [document.text] + document.tags + document.others {
             tokenizer.scan(text, onWord: body) { character, index in
                 body(character)
                 if index > 0 {
@@ -217,29 +248,25 @@ struct SearchIndex: Sendable {
     /// below `documentCount`). Nil when the input breaks those rules.
     init?(storedTerms terms: [[UInt8]], postings: [[Int32]], documentCount: Int) {
         guard terms.count == postings.count, documentCount >= 0, terms.count < Int(Int32.max) else { return nil }
-        var documentTerms = [[Int32]](repeating: [], count: documentCount)
-        var ids: [Term: Int32] = [:]
-        ids.reserveCapacity(terms.count)
         for (i, term) in terms.enumerated() {
             if i > 0 && !terms[i - 1].lexicographicallyPrecedes(term) { return nil }
-            ids[Term(term)] = Int32(i)
             var previous: Int32 = -1
             for d in postings[i] {
                 guard d > previous, Int(d) < documentCount else { return nil }
-                documentTerms[Int(d)].append(Int32(i))
                 previous = d
             }
         }
-        self.ids = ids
         self.terms = terms
         self.postings = postings
         self.sorted = (0..<Int32(terms.count)).map { $0 }
-        self.documentTerms = documentTerms
+        self.documentCount = documentCount
+        self.lookupsDerived = false
     }
 
     /// The documents matching every word and CJK run of `query`; nil when
     /// the query holds no term (only spaces or punctuation).
     mutating func match(_ query: String) -> SearchMatch? {
+        deriveLookups()
         var words: [[UInt8]] = []
         var runs: [[[UInt8]]] = []
         tokenizer.scan(
@@ -254,7 +281,7 @@ struct SearchIndex: Sendable {
         func and(_ bits: Bitset) {
             if result == nil { result = bits } else { result!.formIntersection(bits) }
         }
-        let size = documentTerms.count
+        let size = documentCount
         for word in Set(words) {
             var bits = Bitset(count: size)
             var at = lowerBound(term: word)
@@ -282,6 +309,44 @@ struct SearchIndex: Sendable {
             if run.count >= 3 { checks.append(run.flatMap { $0 }) }
         }
         return SearchMatch(documents: result ?? Bitset(count: size), needsCheck: checks)
+    }
+
+    /// The documents that may hold each of `segments` (runs of folded word
+    /// characters, ``TextTokenizer/substringSegments(of:)``) as a
+    /// substring of their folded text: those holding a term that contains
+    /// it, where a term's `й` also stands for the `и` Foundation's folding
+    /// makes of it. A superset of the documents whose folded text holds
+    /// every segment: a segment lies inside one word (`Spec/index-cache.md
+    /// §1`, "The search index and substring search").
+    func documents(containing segments: [[UInt8]]) -> Bitset {
+        var result: Bitset?
+        let size = documentCount
+        var spelled: [UInt8] = []
+        for segment in Set(segments) where !segment.isEmpty {
+            var bits = Bitset(count: size)
+            // Only a segment with и needs a term's й read as и.
+            let hasI = Self.find([0xD0, 0xB8], in: segment)
+            for id in terms.indices {
+                let term = terms[id]
+                guard term.count >= segment.count else { continue }
+                if hasI {
+                    // й (D0 B9) as и (D0 B8): both two bytes, so positions hold.
+                    spelled.removeAll(keepingCapacity: true)
+                    spelled += term
+                    var i = 0
+                    while i + 1 < spelled.count {
+                        if spelled[i] == 0xD0 && spelled[i + 1] == 0xB9 { spelled[i + 1] = 0xB8 }
+                        i += 1
+                    }
+                    guard Self.find(segment, in: spelled) else { continue }
+                } else {
+                    guard Self.find(segment, in: term) else { continue }
+                }
+                for slot in postings[id] { bits.insert(slot) }
+            }
+            if result == nil { result = bits } else { result!.formIntersection(bits) }
+        }
+        return result ?? Bitset(count: size)
     }
 
     /// The first position in ``sorted`` whose term is not before `term`.

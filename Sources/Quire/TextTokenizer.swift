@@ -11,7 +11,10 @@ import Foundation
 ///   *CJK runs*, reported one character at a time with its position in
 ///   the run, from which the index makes unigrams and bigrams.
 ///
-/// Everything else (spaces, punctuation, symbols) separates. Folding is
+/// Characters that extend the one before them (combining marks, a
+/// zero-width non-joiner, emoji modifiers, tag characters) are part of
+/// the word and folded away. Everything else (spaces, punctuation,
+/// symbols) separates. Folding is
 /// Foundation's (`folding(options: [.caseInsensitive,
 /// .diacriticInsensitive, .widthInsensitive])`) applied per character and
 /// remembered, since a journal uses few distinct non-ASCII characters.
@@ -95,6 +98,45 @@ struct TextTokenizer: Sendable {
         }
     }
 
+    /// The maximal runs of `folded` (text folded as Foundation folds it:
+    /// `folding(options: [.caseInsensitive, .diacriticInsensitive,
+    /// .widthInsensitive])`, lowercased) made only of characters the
+    /// tokenizer keeps in a word exactly as they are: ASCII `a`–`z` and
+    /// `0`–`9`, and other letters and digits that are their own fold — not
+    /// CJK, not a combining mark, not `й` (Foundation folds it to `и`, the
+    /// tokenizer keeps it) and not `ι` (Foundation's fold of a combining
+    /// ypogegrammeni, which the tokenizer drops). UTF-8.
+    ///
+    /// Where such folded text is held in a document's folded text, each
+    /// run lies inside one of the document's words: what
+    /// ``SearchIndex/documents(containing:)`` relies on.
+    static func substringSegments(of folded: String) -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        var run: [UInt8] = []
+        for scalar in folded.unicodeScalars {
+            if keepsAsItIs(scalar) {
+                appendUTF8(scalar.value, to: &run)
+            } else if !run.isEmpty {
+                out.append(run)
+                run.removeAll()
+            }
+        }
+        if !run.isEmpty { out.append(run) }
+        return out
+    }
+
+    /// True for a character a word holds unchanged (``substringSegments(of:)``).
+    private static func keepsAsItIs(_ scalar: Unicode.Scalar) -> Bool {
+        let v = scalar.value
+        if v < 0x80 { return (0x61...0x7A).contains(v) || (0x30...0x39).contains(v) }
+        if isCJK(v) || v == 0x439 || v == 0x3B9 { return false }
+        let fold = makeFold(scalar)
+        guard fold.inWord, !fold.bytes.isEmpty else { return false }
+        var own: [UInt8] = []
+        appendUTF8(v, to: &own)
+        return fold.bytes == own
+    }
+
     /// Han (with 々〆〇), Hiragana, Katakana (full and half width) and Hangul.
     static func isCJK(_ v: UInt32) -> Bool {
         switch v {
@@ -115,6 +157,11 @@ struct TextTokenizer: Sendable {
 
     private static func makeFold(_ scalar: Unicode.Scalar) -> Fold {
         let p = scalar.properties
+        // A diacritic, or another character that extends the one before it
+        // (a zero-width non-joiner, an emoji skin tone, a tag character):
+        // part of the word, folded away, as Foundation's folding drops it
+        // after a letter.
+        if p.isGraphemeExtend || p.isEmojiModifier { return Fold(bytes: [], inWord: true) }
         switch p.generalCategory {
         case .nonspacingMark, .spacingMark, .enclosingMark:
             return Fold(bytes: [], inWord: true)  // a diacritic: part of the word, folded away

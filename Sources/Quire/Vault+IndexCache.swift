@@ -382,6 +382,60 @@ extension Vault {
         }
     }
 
+    /// The live entries whose folded text may hold each of `foldedTerms`
+    /// as a substring, oldest first (as ``entries()`` orders them), read
+    /// through the cached view, and how many live entries there are: a
+    /// superset of those whose text, tags, journal, place, weather or
+    /// attachment names, folded as Foundation folds (`folding(options:
+    /// [.caseInsensitive, .diacriticInsensitive, .widthInsensitive])`,
+    /// lowercased), hold every term, found from the cache's search index
+    /// without reading the others' records (`Spec/index-cache.md §1`, "The
+    /// search index and substring search"). For `quire search`.
+    ///
+    /// Nil when the handle does not answer from the cache, the cache holds
+    /// no search index, no term has a run the index can narrow by, or a
+    /// record does not read as the cache says (the view is then dropped:
+    /// read through ``entries()``).
+    package func cachedLiveEntries(mayContain foldedTerms: [String]) -> (entries: [EntrySnapshot], live: Int)? {
+        let segments = foldedTerms.flatMap(TextTokenizer.substringSegments(of:))
+        guard !segments.isEmpty else { return nil }
+        return lock.withLock { () -> (entries: [EntrySnapshot], live: Int)? in
+            loadIndexCacheIfNotTried()
+            guard index == nil, var view = indexCache?.view else { return nil }
+            indexCache!.view = nil
+            if view.search == nil {
+                guard let search = loadCachedSearch(view) else { return nil }
+                view.search = search
+                view.tailDocuments = []
+            }
+            let documents = view.search!.documents(containing: segments)
+            var candidates: [IndexCache.Entry] = []
+            var live = 0
+            for slot in view.table.order {
+                guard !view.table.summary(slot).isDeleted else { continue }
+                live += 1
+                if documents.contains(slot) { candidates.append(view.entry(slot)) }
+            }
+            guard let found = cachedSnapshots(candidates) else { return nil }
+            indexCache!.view = view
+            return (found, live)
+        }
+    }
+
+    /// Builds the search index from the entries read (and writes this
+    /// device's index cache with it, `Spec/index-cache.md §8`), so that the
+    /// next ``cachedLiveEntries(mayContain:)`` can answer: for `quire
+    /// search` after it read every entry. Does nothing when the handle
+    /// answers from the cache.
+    ///
+    /// - Throws: a container error for a record that no longer reads.
+    package func prepareSearchIndex() throws(QuireError) {
+        try lock.withLock { () throws(QuireError) in
+            guard index != nil else { return }
+            try prepareQueryIndexes(search: true)
+        }
+    }
+
     /// Entry `id` as it stands, read through the cached view; nil when the
     /// handle does not answer from the cache, the entry is not in it, or
     /// its record does not read as the cache says (the view is then
@@ -498,7 +552,35 @@ extension Vault {
             found = record
             return false
         }
-        guard issues.isEmpty, let record = found, record.frame.location.offset == e.frameOffset,
+        guard issues.isEmpty, let found else { return nil }
+        return cachedSnapshot(e, record: found)
+    }
+
+    /// The snapshots of cached entries `entries`, in their order, their
+    /// records read in one pass over the file (``cachedSnapshot(_:)``);
+    /// nil when any record does not read as the cache describes it.
+    private func cachedSnapshots(_ entries: [IndexCache.Entry]) -> [EntrySnapshot]? {
+        let frames = Set(entries.map(\.summary.frame)).sorted()
+        var records: [Int: ReadRecord] = [:]
+        records.reserveCapacity(frames.count)
+        let issues = file.forEachRecord(kinds: [.entryRevision], atFrames: frames) { record in
+            records[record.frame.location.index] = record
+            return true
+        }
+        guard issues.isEmpty else { return nil }
+        var out: [EntrySnapshot] = []
+        out.reserveCapacity(entries.count)
+        for e in entries {
+            guard let record = records[e.summary.frame], let snapshot = cachedSnapshot(e, record: record) else { return nil }
+            out.append(snapshot)
+        }
+        return out
+    }
+
+    /// The snapshot of cached entry `e` from `record`, the record read at
+    /// its frame; nil when it is not the one the cache describes.
+    private func cachedSnapshot(_ e: IndexCache.Entry, record: ReadRecord) -> EntrySnapshot? {
+        guard record.frame.location.index == e.summary.frame, record.frame.location.offset == e.frameOffset,
             let revision = try? EntryRevision(decoding: record.payload, location: record.frame.location),
             revision.entryID == e.summary.id, revision.revisionID == e.revision, revision.clock.rawValue == e.clock
         else { return nil }

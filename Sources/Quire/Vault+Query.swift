@@ -47,8 +47,9 @@ extension Vault {
         }
     }
 
-    /// One page of the live entries whose text or tags hold every word of
-    /// `text`, among those `query` selects, in its order, after `cursor`.
+    /// One page of the live entries whose text, tags, journal name, place,
+    /// weather or attachments' file names hold every word of `text`, among
+    /// those `query` selects, in its order, after `cursor`.
     ///
     /// Matching ignores case and diacritics (`cafe` finds `Café`, `елка`
     /// finds `Ёлка`), and full-width forms. Each word of `text` matches the

@@ -47,11 +47,25 @@ extension VaultFile {
         lock.withLock { forEachRecordLocked(kinds: kinds, in: range, body) }
     }
 
+    /// ``forEachRecord(kinds:in:_:)`` over the committed frames among
+    /// `frames` (ascending frame indices): one pass, one read window and
+    /// one decompression context for all of them, however far apart.
+    public func forEachRecord(kinds: Set<RecordKind>, atFrames frames: [Int], _ body: (ReadRecord) -> Bool) -> [FormatError] {
+        lock.withLock {
+            let committed = frames.filter { $0 >= 0 && $0 < structure.committedFrameCount }
+            return forEachRecordLocked(kinds: kinds, frames: committed, body)
+        }
+    }
+
     func forEachRecordLocked(kinds: Set<RecordKind>, in range: Range<Int>?, _ body: (ReadRecord) -> Bool) -> [FormatError] {
+        let frames = range.map { $0.clamped(to: 0..<structure.committedFrameCount) } ?? 0..<structure.committedFrameCount
+        return forEachRecordLocked(kinds: kinds, frames: frames, body)
+    }
+
+    private func forEachRecordLocked(kinds: Set<RecordKind>, frames: some Collection<Int>, _ body: (ReadRecord) -> Bool) -> [FormatError] {
         var issues: [FormatError] = []
         let window = FileWindow(file: file, fileSize: structure.fileSize)
         let context = DecompressionContext()
-        let frames = range.map { $0.clamped(to: 0..<structure.committedFrameCount) } ?? 0..<structure.committedFrameCount
         // Who attested each record: check the attestations of the groups
         // holding the records asked for, all at once (on every core).
         if !uncheckedAttestations.isEmpty {

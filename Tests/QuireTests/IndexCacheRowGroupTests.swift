@@ -166,7 +166,7 @@ import Testing
 
     /// A cache written by format 6 (the frame table sealed whole) is
     /// discarded unread: the open scans the file whole, answers as a full
-    /// open, and the cache is rewritten in format 7.
+    /// open, and the cache is rewritten in this format.
     @Test func aVersion6CacheIsDiscardedAndRebuilt() throws {
         let (f, _, bytes) = try Self.fixture("version 6")
         var old = bytes
@@ -177,7 +177,7 @@ import Testing
         #expect(v.file.scanStartOffset == 64)
         #expect(try IndexCacheOpenTests.answers(v) == (try IndexCacheOpenTests.answers(try f.full())))
         let rewritten = try Data(contentsOf: URL(fileURLWithPath: f.cacheFile))
-        #expect(rewritten[IndexCache.magic.count] == 7)
+        #expect(rewritten[IndexCache.magic.count] == IndexCache.formatVersion)
         #expect(try f.cached().file.cachedPrefixFrameCount > 0)
     }
 }

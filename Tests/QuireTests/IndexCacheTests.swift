@@ -294,13 +294,14 @@ import Testing
 
     /// A cache of an earlier format version — version 4 kept its frame
     /// table as one variable-width byte string, version 5 stored the
-    /// standings from before R11-2 — or of a later one is discarded unread
+    /// standings from before R11-2, version 7 indexed only text and tags —
+    /// or of a later one is discarded unread
     /// (and rewritten by the caller), never misread as this version's columns.
     @Test func anEarlierVersionIsDiscarded() {
         let bytes = IndexCache.seal(Self.contents(), key: Self.key())
-        #expect(IndexCache.formatVersion == 7)
+        #expect(IndexCache.formatVersion == 8)
         #expect(bytes[IndexCache.magic.count] == IndexCache.formatVersion)
-        for version: UInt8 in [1, 2, 3, 4, 5, 6, 8] {
+        for version: UInt8 in [1, 2, 3, 4, 5, 6, 7, 9] {
             var old = bytes
             old[IndexCache.magic.count] = version
             #expect(Self.discard(IndexCache.open(old, key: Self.key(), vaultID: Self.vault, check: Self.accept)) == .unknownFormat)

@@ -30,11 +30,29 @@ struct SearchCommand: QuireCommand {
     func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
         let search = try SearchQuery(query)
         let filter = try EntryFilter(filters, browse, out: c.out, command: c.command)
-        let (opened, entries) = try Reading.entries(vault, unlock, out: c.out)
-        let found = filter.apply(entries, extra: search.matches)
+        let opened = try Unlock.open(vault, unlock, out: c.out, writable: false)
+        // From this device's index cache, only the entries its word index
+        // says may hold the terms are read (every commit then verified, so
+        // the warnings are those of a full read: Spec/index-cache.md §5);
+        // each is still matched here, so the output is the full scan's.
+        let candidates: [EntrySnapshot]
+        let total: Int
+        if let (some, live) = opened.vault.cachedLiveEntries(mayContain: search.foldedTerms) {
+            Reading.warnAboutUnreadRecords(opened.vault, entries: some, path: vault, out: c.out)
+            (candidates, total) = (some, live)
+        } else {
+            do {
+                candidates = try opened.vault.entries()
+                // The next search reads only what the index names.
+                try opened.vault.prepareSearchIndex()
+            } catch { throw .vault(error, path: vault) }
+            Reading.warnAboutUnreadRecords(opened.vault, entries: candidates, path: vault, out: c.out)
+            total = candidates.count
+        }
+        let found = filter.apply(candidates, extra: search.matches)
         Listing.print(found, c.out, pager: !pager.noPager, vault: opened.vault)
         let what = "'\(query.joined(separator: " "))'" + (filter.isFiltering ? " with these filters" : "")
-        Reading.sayNothingMatched(found.count, total: entries.count, filtered: true, what: what, out: c.out)
+        Reading.sayNothingMatched(found.count, total: total, filtered: true, what: what, out: c.out)
         return .success
     }
 }

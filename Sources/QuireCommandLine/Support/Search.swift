@@ -15,7 +15,8 @@ import Foundation
 /// Matching is per character over normalised text, not per word, so text
 /// without spaces between words (Chinese, Japanese) is found by any run
 /// of its characters: `日记` finds `鲁迅日记`. This is the one place search
-/// is decided; an index (a later library issue) can replace it.
+/// is decided; the library's index only narrows which entries are read
+/// (``foldedTerms``), each then matched here.
 struct SearchQuery: Sendable {
     enum Term: Sendable, Equatable {
         case word([UInt8])
@@ -69,6 +70,20 @@ struct SearchQuery: Sendable {
             throw CLIFailure("the query is empty", hint: "give words to look for: quire search river swans", code: "usage", exit: .usage)
         }
         self.terms = terms
+    }
+
+    /// Every term's folded text (a tag's without `#`): each entry that
+    /// matches holds each of them in its folded searchable text, which is
+    /// what lets the library narrow a search by its index
+    /// (`Vault.cachedLiveEntries(mayContain:)`).
+    var foldedTerms: [String] {
+        terms.map { term in
+            switch term {
+            case .word(let w): String(decoding: w, as: UTF8.self)
+            case .phrase(let p): String(decoding: p, as: UTF8.self)
+            case .tag(let t): t
+            }
+        }
     }
 
     /// True when `e` holds every term.

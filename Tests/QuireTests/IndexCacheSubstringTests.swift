@@ -1,0 +1,70 @@
+import Foundation
+@_spi(Format) import QuireFormat
+import Testing
+
+@_spi(Format) @testable import Quire
+
+/// `Vault.cachedLiveEntries(mayContain:)`: the entries the cache's search
+/// index says may hold a folded substring, read without the others
+/// (`Spec/index-cache.md §1`, "The search index and substring search").
+@Suite struct IndexCacheSubstringTests {
+    typealias F = IndexCacheOpenTests
+
+    @Test func aCachedSearchReadsOnlyTheEntriesItsIndexNames() throws {
+        let f = try F.fixture("substring")
+        // A handle that read everything builds the search index and writes
+        // it to the cache; before that, the cache has no search part.
+        let first = try f.cached()
+        _ = try first.entries()
+        #expect(first.cachedLiveEntries(mayContain: ["harbour"]) == nil)
+        try first.prepareSearchIndex()
+        let fresh = try f.cached()
+        let found = try #require(fresh.cachedLiveEntries(mayContain: ["arbou"]))
+        let all = try f.full().entries()
+        #expect(found.live == all.count)
+        let want = all.filter { $0.body.text.contains("harbour") }.map(\.id)
+        #expect(!want.isEmpty)
+        #expect(found.entries.map(\.id) == want)
+        #expect(found.entries.map(\.revision.revisionID) == all.filter { $0.body.text.contains("harbour") }.map(\.revision.revisionID))
+        // Russian: й in the text is found by и (Foundation folds й to и).
+        #expect(
+            try #require(fresh.cachedLiveEntries(mayContain: ["елка"])).entries.count == all.filter { $0.body.text.contains("ёлка") }.count)
+        // Tags are searched too; a substring no word holds names nothing.
+        #expect(
+            try #require(fresh.cachedLiveEntries(mayContain: ["ravel"])).entries.count
+                == all.filter { $0.body.tags.contains("Travel") }.count)
+        #expect(try #require(fresh.cachedLiveEntries(mayContain: ["zzq"])).entries.isEmpty)
+        // Nothing to narrow by (CJK, punctuation): the caller reads everything.
+        #expect(fresh.cachedLiveEntries(mayContain: ["日记"]) == nil)
+        #expect(fresh.cachedLiveEntries(mayContain: ["--"]) == nil)
+        #expect(fresh.fullIndexLoads == 0)
+        #expect(fresh.answersFromIndexCache)
+    }
+
+    /// The journal, the place, the weather and the attachments' file names
+    /// are in an entry's search document, as `quire search` looks in them.
+    @Test func theSearchDocumentHoldsWhatQuireSearchLooksIn() {
+        var body = EntryBody(text: "Nothing much", tags: ["Work"], journal: "Travels")
+        body.location = Location(placeName: "Café de Flore", locality: "Paris", region: "Île-de-France", country: "France")
+        body.weather = Weather(conditions: "Drizzle")
+        let document = SearchIndex.Document(body)
+        let index = SearchIndex([(slot: 0, document: document)])
+        for word in ["travels", "flore", "paris", "ile", "france", "drizzle", "work", "nothing"] {
+            #expect(index.documents(containing: TextTokenizer.substringSegments(of: word)).contains(0), "\(word)")
+        }
+        #expect(!index.documents(containing: TextTokenizer.substringSegments(of: "london")).contains(0))
+    }
+
+    /// Runs of word characters: ASCII letters and digits, other letters
+    /// that are their own fold; CJK, й, ι, marks and punctuation cut them.
+    @Test func segmentsAreTheRunsTheIndexCanNarrowBy() {
+        func segments(_ s: String) -> [String] { TextTokenizer.substringSegments(of: s).map { String(decoding: $0, as: UTF8.self) } }
+        #expect(segments("o'clock") == ["o", "clock"])
+        #expect(segments("елка") == ["елка"])
+        #expect(segments("мой") == ["мо"])
+        #expect(segments("και") == ["κα"])
+        #expect(segments("日记 abc") == ["abc"])
+        #expect(segments("e\u{301}t\u{301}e") == ["e", "t", "e"])
+        #expect(segments("Abc") == ["bc"])
+    }
+}
