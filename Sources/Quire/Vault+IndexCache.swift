@@ -426,12 +426,14 @@ extension Vault {
     /// device's index cache with it, `Spec/index-cache.md §8`), so that the
     /// next ``cachedLiveEntries(mayContain:)`` can answer: for `quire
     /// search` after it read every entry. Does nothing when the handle
-    /// answers from the cache.
+    /// answers from the cache, has no cache, or reads a file it would not
+    /// write a cache of (§8: something to report), where the index would
+    /// be built for nothing.
     ///
     /// - Throws: a container error for a record that no longer reads.
     package func prepareSearchIndex() throws(QuireError) {
         try lock.withLock { () throws(QuireError) in
-            guard index != nil else { return }
+            guard let index, index.issues.isEmpty, indexCache != nil, cacheable else { return }
             try prepareQueryIndexes(search: true)
         }
     }

@@ -41,6 +41,21 @@ import Testing
         #expect(fresh.answersFromIndexCache)
     }
 
+    /// Without a cache to write it to, the search index is not built for
+    /// `quire search` (it would cost a tokenization of every entry for
+    /// nothing); with one, it is.
+    @Test func theSearchIndexIsBuiltOnlyToBeCached() throws {
+        let f = try F.fixture("substring no store")
+        let full = try f.full()
+        _ = try full.entries()
+        try full.prepareSearchIndex()
+        #expect(full.searchIndexSize == nil)
+        let cached = try f.cached()
+        _ = try cached.entries()
+        try cached.prepareSearchIndex()
+        #expect(cached.searchIndexSize != nil)
+    }
+
     /// The journal, the place, the weather and the attachments' file names
     /// are in an entry's search document, as `quire search` looks in them.
     @Test func theSearchDocumentHoldsWhatQuireSearchLooksIn() {
