@@ -126,6 +126,9 @@ import Testing
         #expect(try titles(["theatre"]) == ["Théâtre, then the heronry"])
         #expect(try titles(["eron"]) == ["A heron at noon", "Théâtre, then the heronry"])
         #expect(try titles(["\"then the\""]) == ["Théâtre, then the heronry"])
+        // An entry written after the cache is in the tail: found too.
+        _ = try box.add("Another heron", ["--date", "2026-03-05"])
+        #expect(try titles(["heron"]) == ["A heron at noon", "Théâtre, then the heronry", "Another heron"])
         let none = try box.quire(["search", "Journal.quire", "nightingale"])
         #expect(none.stderr == "no entries match 'nightingale'\n")
     }
