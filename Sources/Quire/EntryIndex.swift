@@ -165,6 +165,9 @@ struct EntryIndex: Sendable {
     /// head with a clock of 2⁶⁴ − 1 (tenth review R10-2).
     func heads(of entry: EntryID) -> [RevisionSummary] {
         guard let list = revisions[entry] else { return [] }
+        // Most entries have one revision: it is the head, unless it names
+        // itself as a parent. Returned as it is, without a copy.
+        if list.count == 1, !list[0].parents.contains(list[0].revisionID) { return list }
         return EntryRevision.heads(of: list, id: \.revisionID, parents: \.parents, attested: { $0.standing == 2 }).sorted {
             Self.winsOver($0.standing, $0.clock, $0.revisionID, $1.standing, $1.clock, $1.revisionID)
         }
