@@ -100,24 +100,29 @@ extension VaultFile {
             let commits = verdicts
             let window = FileWindow(file: file, fileSize: structure.fileSize, preferredByteCount: Self.concurrentWindowByteCount)
             let context = DecompressionContext()
+            // A read window and zstd context for each other thread's block,
+            // made here: a block touches them, and this file, only for a
+            // chunk it took, which this thread waits for.
+            let readers = (1..<threads).map { _ in
+                ThreadReader(
+                    window: FileWindow(file: file, fileSize: structure.fileSize, preferredByteCount: Self.concurrentWindowByteCount),
+                    context: DecompressionContext())
+            }
             var at = 0
             batches: while at < frames.count {
                 let batch = RecordBatch(frames[at..<min(at + Self.concurrentBatchCount, frames.count)])
                 at = batch.end
                 // The other threads and this one read the batch; `body` runs
-                // once they are done.
-                for _ in 1..<threads {
-                    DispatchQueue.global().async(group: batch.group) {
-                        let window = FileWindow(
-                            file: self.file, fileSize: self.structure.fileSize, preferredByteCount: Self.concurrentWindowByteCount)
-                        let context = DecompressionContext()
+                // once every chunk is read.
+                for reader in readers {
+                    DispatchQueue.global().async {
                         batch.read { i throws(FormatError) in
-                            try self.readRecordLocked(i, window: window, context: context, commits: commits)
+                            try self.readRecordLocked(i, window: reader.window, context: reader.context, commits: commits)
                         }
                     }
                 }
                 batch.read { i throws(FormatError) in try readRecordLocked(i, window: window, context: context, commits: commits) }
-                batch.group.wait()
+                batch.waitUntilRead()
                 for i in 0..<batch.count {
                     switch batch.take(i) {
                     case .success(let (record, decoded)): if !body(record, decoded) { break batches }
@@ -306,25 +311,52 @@ package struct DecodedRevision: Sendable {
     }
 }
 
+/// The read window and zstd context of one other thread of a concurrent
+/// read, used for one chunk at a time.
+// @unchecked Sendable: used only while reading a chunk its block took, and the caller waits for
+// every chunk of a batch before the next batch's blocks can take one.
+private final class ThreadReader: @unchecked Sendable {
+    let window: FileWindow
+    let context: DecompressionContext
+
+    init(window: FileWindow, context: DecompressionContext) {
+        self.window = window
+        self.context = context
+    }
+}
+
 /// One batch of a concurrent read: its frames, and a slot for each that
 /// the threads fill, taking chunks of it in turn.
+///
+/// The caller reads chunks too until none is left, then waits only for the
+/// chunks other threads took, which are under way: never for a thread to
+/// start, so a read cannot wait on a queue that its own callers hold up.
+/// A block that starts after every chunk was taken does nothing.
 // @unchecked Sendable: each slot is written by the one thread that took its chunk (`next` hands
-// each chunk out once) and read by the caller only after `group` is waited on.
+// each chunk out once) and read by the caller only after every chunk is done (`finished`, `done`).
 private final class RecordBatch: @unchecked Sendable {
     typealias Slot = Result<(ReadRecord, Result<DecodedRevision, FormatError>?), FormatError>
     let frames: ArraySlice<Int>
     let slots: UnsafeMutableBufferPointer<Slot?>
-    let group = DispatchGroup()
     /// The first slot no thread has taken yet.
     private let next = Atomic<Int>(0)
+    /// Chunks done; the thread that does the last one signals ``done``.
+    private let finished = Atomic<Int>(0)
+    private let done = DispatchSemaphore(value: 0)
+    private let chunks: Int
     /// Records a thread takes at a time.
     static let chunkCount = 64
 
     init(_ frames: ArraySlice<Int>) {
         self.frames = frames
+        chunks = (frames.count + Self.chunkCount - 1) / Self.chunkCount
         slots = .allocate(capacity: frames.count)
         slots.initialize(repeating: nil)
     }
+
+    /// Waits until every chunk is read; the caller calls it once it has
+    /// read chunks until none was left.
+    func waitUntilRead() { done.wait() }
 
     deinit {
         slots.deinitialize()
@@ -338,7 +370,7 @@ private final class RecordBatch: @unchecked Sendable {
     /// Reads chunks of the batch with `open` until none is left.
     func read(_ open: (Int) throws(FormatError) -> ReadRecord) {
         while true {
-            let first = next.add(Self.chunkCount, ordering: .relaxed).oldValue
+            let first = next.add(Self.chunkCount, ordering: .sequentiallyConsistent).oldValue
             guard first < frames.count else { return }
             for i in first..<min(first + Self.chunkCount, frames.count) {
                 do throws(FormatError) {
@@ -349,6 +381,7 @@ private final class RecordBatch: @unchecked Sendable {
                     slots[i] = .failure(error)
                 }
             }
+            if finished.add(1, ordering: .sequentiallyConsistent).newValue == chunks { done.signal() }
         }
     }
 

@@ -1,6 +1,8 @@
+import Dispatch
 @_spi(Crypto) import QuireCrypto
 @_spi(Testing) @_spi(Format) import QuireFormat
 import QuireSystem
+import Synchronization
 import Testing
 
 /// The concurrent reader (``VaultFile/forEachDecodedRecord(kinds:in:_:)``)
@@ -118,5 +120,23 @@ import Testing
             }
             #expect(calls == stop)
         }
+    }
+
+    /// Called from every thread of the queue its helpers run on, each read
+    /// still ends: a reader waits only for chunks under way, never for a
+    /// helper to start.
+    @Test(.timeLimit(.minutes(1))) func readsWhenEveryQueueThreadIsBusy() throws {
+        let (_, vault, _) = try Self.vault()
+        let expected = Self.sequential(vault, [.entryRevision]).0.count
+        let counts = Mutex<[Int]>([])
+        DispatchQueue.concurrentPerform(iterations: 2 * ProcessStats.processorCount) { _ in
+            var n = 0
+            _ = vault.forEachDecodedRecord(kinds: [.entryRevision]) { _, _ in
+                n += 1
+                return true
+            }
+            counts.withLock { $0.append(n) }
+        }
+        #expect(counts.withLock { $0 } == Array(repeating: expected, count: 2 * ProcessStats.processorCount))
     }
 }
