@@ -94,7 +94,8 @@ struct EntryIndex: Sendable {
     var queryStale: Set<EntryID> = []
 
     /// Adds a revision; `retain: false` keeps only its summary (the body is
-    /// read again from `frame` when needed). `ownPayload: true` says that
+    /// read again from `frame` when needed). `payloadHash`, when given, is
+    /// the BLAKE2b-256 of `payload`, computed already. `ownPayload: true` says that
     /// `payload` is `r.encoded()` as this handle sealed it: with `retain`,
     /// its hash is left until a second frame of the id needs it (counted by
     /// ``payloadHashes``). A second frame of the same
@@ -104,7 +105,7 @@ struct EntryIndex: Sendable {
     mutating func insert(
         _ r: EntryRevision, frame: Int, location: FrameLocation? = nil, payload: [UInt8]? = nil, verified: Bool = true,
         attestedBy: [UInt8]? = nil, removedAttestor: [UInt8]? = nil, ranksAsMember: Bool = false, retain: Bool = true,
-        ownPayload: Bool = false
+        ownPayload: Bool = false, payloadHash: [UInt8]? = nil
     ) {
         var list = revisions[r.entryID, default: []]
         let deferred = ownPayload && retain
@@ -113,7 +114,7 @@ struct EntryIndex: Sendable {
             frame: frame, revision: retain ? r : nil, revisionID: r.revisionID, parents: r.parents, clock: r.clock,
             isDeleted: r.isDeleted, isVerified: verified, attestedBy: verified ? attestedBy : nil,
             removedAttestor: verified ? removedAttestor : nil, ranksAsMember: verified && ranksAsMember,
-            payloadHash: deferred ? nil : BLAKE2b.hash(payload ?? r.encoded(), byteCount: 32))
+            payloadHash: deferred ? nil : payloadHash ?? BLAKE2b.hash(payload ?? r.encoded(), byteCount: 32))
         if let at = list.firstIndex(where: { $0.revisionID == r.revisionID }) {
             let existing = list[at]
             if existing.payloadHash == nil { payloadHashes += 1 }
@@ -164,6 +165,9 @@ struct EntryIndex: Sendable {
     /// head with a clock of 2⁶⁴ − 1 (tenth review R10-2).
     func heads(of entry: EntryID) -> [RevisionSummary] {
         guard let list = revisions[entry] else { return [] }
+        // Most entries have one revision: it is the head, unless it names
+        // itself as a parent. Returned as it is, without a copy.
+        if list.count == 1, !list[0].parents.contains(list[0].revisionID) { return list }
         return EntryRevision.heads(of: list, id: \.revisionID, parents: \.parents, attested: { $0.standing == 2 }).sorted {
             Self.winsOver($0.standing, $0.clock, $0.revisionID, $1.standing, $1.clock, $1.revisionID)
         }
@@ -257,16 +261,20 @@ extension Vault {
         file: VaultFile, into built: inout EntryIndex, frames: Range<Int>?, retain: Bool = true,
         kinds: Set<RecordKind> = [.entryRevision, .blobManifest, .profile], willInsert: ((EntryID, EntryIndex) -> Void)? = nil
     ) {
-        let issues = file.forEachRecord(kinds: kinds, in: frames) { record in
+        // Revisions are decoded on every core; the index takes the records
+        // one by one, in file order.
+        let issues = file.forEachDecodedRecord(kinds: kinds, in: frames) { record, decoded in
             do throws(FormatError) {
                 switch record.frame.header.kind {
                 case .entryRevision:
-                    let r = try EntryRevision(decoding: record.payload, location: record.frame.location)
+                    // Decoded with its payload hashed on the reader's threads.
+                    guard let decoded else { return true }
+                    let (r, payloadHash) = try decoded.map { ($0.revision, $0.payloadHash) }.get()
                     willInsert?(r.entryID, built)
                     built.insert(
-                        r, frame: record.frame.location.index, location: record.frame.location, payload: record.payload,
-                        verified: record.commitVerified, attestedBy: record.attestedBy, removedAttestor: record.removedAttestor,
-                        ranksAsMember: record.ranksAsMember, retain: retain)
+                        r, frame: record.frame.location.index, location: record.frame.location, verified: record.commitVerified,
+                        attestedBy: record.attestedBy, removedAttestor: record.removedAttestor, ranksAsMember: record.ranksAsMember,
+                        retain: retain, payloadHash: payloadHash)
                 case .blobManifest:
                     let m = try BlobManifest(decoding: record.payload, location: record.frame.location)
                     if (try? file.chunkFrames(for: m)) != nil {
