@@ -161,7 +161,8 @@ extension VaultFile {
     /// The committed frames of `kinds` in `range` that a reader opens, in
     /// file order, once the attestations of their groups are checked.
     private func recordFramesLocked(kinds: Set<RecordKind>, in range: Range<Int>?) -> [Int] {
-        recordFramesLocked(kinds: kinds, among: range.map { $0.clamped(to: 0..<structure.committedFrameCount) } ?? 0..<structure.committedFrameCount)
+        recordFramesLocked(
+            kinds: kinds, among: range.map { $0.clamped(to: 0..<structure.committedFrameCount) } ?? 0..<structure.committedFrameCount)
     }
 
     /// ``recordFramesLocked(kinds:in:)`` among committed frames `all`
