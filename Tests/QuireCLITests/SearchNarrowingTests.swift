@@ -1,4 +1,5 @@
 import Foundation
+import QuireTestSupport
 import Testing
 
 @testable import Quire
@@ -26,7 +27,7 @@ import Testing
     /// characters `quire search` folds it to is inside a word the index
     /// holds for it. (CJK is matched by its own characters and never
     /// narrows; private-use and unassigned code points are left out.)
-    @Test func everyCharacterFoldsIntoAWordTheIndexHolds() {
+    @Test(.tags(.slow), .enabled(if: runsSlowTests)) func everyCharacterFoldsIntoAWordTheIndexHolds() {
         var misses: [String] = []
         for v in UInt32(0x80)..<0x3_0000 {
             guard let s = Unicode.Scalar(v), !TextTokenizer.isCJK(v) else { continue }
@@ -50,14 +51,14 @@ import Testing
     /// decomposed accents, й, ё, final sigma, ypogegrammeni, ligatures,
     /// full-width letters, Han, half-width Katakana, invisible joiners):
     /// wherever the full scan finds a query, the index names the entry.
-    @Test func theIndexNamesEveryEntryTheFullScanFinds() throws {
+    @Test(.tags(.slow), .enabled(if: runsSlowTests)) func theIndexNamesEveryEntryTheFullScanFinds() throws {
         let pieces = [
             "heron", "Heron", "HERON", "café", "cafe\u{301}", "ÉTÉ", "naïve", "Ёлка", "ёлка", "йод", "Йогурт", "иней", "ОДОΣ", "ὁδός",
             "ᾳ", "α\u{345}", "ß", "STRASSE", "ﬁsh", "ﬀ", "Ａｂｃ", "①", "x²", "İstanbul", "ıi", "日记", "鲁迅", "ｶﾞ", "ガ", "Ǆ", "ǅ",
             "æther", "Œuvre", "łódź", "ø", "o\u{308}", "\u{200C}", "\u{200B}", "\u{AD}", "-", "'", "’", " ", "\n", ".", "e", "n", "о",
             "o", "a\u{30A}", "Å", "Ⅻ", "™", "k\u{301}", "\u{301}", "ǰ", "ﬃ", "Ω", "Ω", "µ", "μ", "K", "Å",
         ]
-        var rng = SplitMix(seed: 0x5157_4952_4521)
+        var rng = SplitMix64(seed: 0x5157_4952_4521)
         var texts: [String] = []
         for _ in 0..<400 {
             var t = ""
@@ -131,18 +132,5 @@ import Testing
         #expect(try titles(["heron"]) == ["A heron at noon", "Théâtre, then the heronry", "Another heron"])
         let none = try box.quire(["search", "Journal.quire", "nightingale"])
         #expect(none.stderr == "no entries match 'nightingale'\n")
-    }
-}
-
-/// A small deterministic generator (SplitMix64) for the property test.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

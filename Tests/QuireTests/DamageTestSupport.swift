@@ -3,6 +3,7 @@ import Foundation
 import QuireCrypto
 @_spi(Format) import QuireFormat
 @_spi(Format) import QuireKeys
+import QuireTestSupport
 
 // Helpers shared by the Damage*, Truncation*, Property* and Concurrency*
 // suites. Names carry a `dmg` prefix so they never clash with TestSupport.swift.
@@ -114,38 +115,5 @@ struct DmgLayout {
     }
 }
 
-/// A small deterministic generator (SplitMix64) for property tests.
-struct DmgRNG {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..<n` (n > 0).
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-
-    mutating func chance(_ numerator: Int, in denominator: Int) -> Bool { below(denominator) < numerator }
-
-    mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
-
-    mutating func bytes(_ count: Int) -> [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(count + 8)
-        while out.count < count {
-            var v = next()
-            for _ in 0..<8 {
-                out.append(UInt8(truncatingIfNeeded: v))
-                v >>= 8
-            }
-        }
-        out.removeLast(out.count - count)
-        return out
-    }
-}
+/// The damage tests' generator: ``SplitMix64`` of the shared test support.
+typealias DmgRNG = SplitMix64

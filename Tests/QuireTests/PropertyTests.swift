@@ -1,4 +1,5 @@
 import Foundation
+import QuireTestSupport
 import Testing
 @_spi(Format) @_spi(Crypto) import Quire
 @_spi(Crypto) import QuireCrypto
