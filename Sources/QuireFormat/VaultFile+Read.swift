@@ -9,8 +9,8 @@ import Synchronization
     public let frame: ScannedFrame
     /// The record body: decrypted, decompressed and unpadded for a sealed
     /// frame; the body without its trailer for a plaintext frame. Empty
-    /// when a concurrent read's `prepare` took what it needed of it
-    /// (``VaultFile/forEachRecord(kinds:in:preparing:_:)``).
+    /// for an entry revision from a concurrent read, which decoded it
+    /// (``VaultFile/forEachDecodedRecord(kinds:in:_:)``).
     public internal(set) var payload: [UInt8]
     /// True when the commit covering the record verified.
     public let commitVerified: Bool
@@ -67,10 +67,15 @@ extension VaultFile {
     }
 
     private func forEachRecordLocked(kinds: Set<RecordKind>, frames: some Collection<Int>, _ body: (ReadRecord) -> Bool) -> [FormatError] {
+        readRecordsLocked(recordFramesLocked(kinds: kinds, among: frames), body)
+    }
+
+    /// Opens the records at `frames` (as ``recordFramesLocked(kinds:among:)``
+    /// gives them) in order on this thread, calling `body` with each.
+    private func readRecordsLocked(_ frames: [Int], _ body: (ReadRecord) -> Bool) -> [FormatError] {
         var issues: [FormatError] = []
         let window = FileWindow(file: file, fileSize: structure.fileSize)
         let context = DecompressionContext()
-        let frames = recordFramesLocked(kinds: kinds, among: frames)
         let commits = verdicts
         for index in frames {
             do {
@@ -105,7 +110,7 @@ extension VaultFile {
             let frames = recordFramesLocked(kinds: kinds, in: range)
             let threads = min(8, ProcessStats.processorCount, max(1, frames.count / Self.concurrentMinimumPerThread))
             if threads < 2 {
-                return forEachRecordLocked(kinds: kinds, in: range) { record in
+                return readRecordsLocked(frames) { record in
                     var record = record
                     let decoded = DecodedRevision.decode(&record)
                     return body(record, decoded)
