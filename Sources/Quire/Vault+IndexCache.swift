@@ -225,9 +225,8 @@ extension Vault {
             binding.current != identity
         else { return }
         if view.search == nil {
-            guard let search = loadCachedSearch(view) else { return }
-            view.search = search
-            view.tailDocuments = []
+            guard let loaded = withCachedSearch(view) else { return }
+            view = loaded
             binding.view = view
             indexCache = binding
         }
@@ -401,13 +400,9 @@ extension Vault {
         guard !segments.isEmpty else { return nil }
         return lock.withLock { () -> (entries: [EntrySnapshot], live: Int)? in
             loadIndexCacheIfNotTried()
-            guard index == nil, var view = indexCache?.view else { return nil }
+            guard index == nil, let cached = indexCache?.view else { return nil }
             indexCache!.view = nil
-            if view.search == nil {
-                guard let search = loadCachedSearch(view) else { return nil }
-                view.search = search
-                view.tailDocuments = []
-            }
+            guard let view = withCachedSearch(cached) else { return nil }
             let documents = view.search!.documents(containing: segments)
             var candidates: [IndexCache.Entry] = []
             var live = 0
@@ -483,11 +478,8 @@ extension Vault {
         var documents: Bitset?
         var needsCheck: [[UInt8]] = []
         if let text {
-            if view.search == nil {
-                guard let search = loadCachedSearch(view) else { return nil }
-                view.search = search
-                view.tailDocuments = []
-            }
+            guard let loaded = withCachedSearch(view) else { return nil }
+            view = loaded
             guard let found = view.search!.match(text) else {
                 indexCache!.view = view
                 return EntryPage(entries: [], next: nil)
@@ -524,6 +516,18 @@ extension Vault {
         let next = more ? slots.last.map { EntryCursor(view.table.summary($0).key) } : nil
         indexCache!.view = view
         return EntryPage(entries: rows, next: next)
+    }
+
+    /// `view` with its search index: as it is when loaded already, else
+    /// ``loadCachedSearch(_:)``'s (the tail's documents then in it); nil
+    /// when the cache file holds none.
+    private func withCachedSearch(_ view: CachedEntries) -> CachedEntries? {
+        guard view.search == nil else { return view }
+        guard let search = loadCachedSearch(view) else { return nil }
+        var view = view
+        view.search = search
+        view.tailDocuments = []
+        return view
     }
 
     /// The search index of the cache file the view was loaded from, with
