@@ -105,6 +105,17 @@ struct EntrySummaryTable: Sendable {
         return summary(slot).key
     }
 
+    /// The id of the entry in `slot` (not free) and whether its winning
+    /// head is a tombstone, decoding no more than those (an id prefix is
+    /// looked for among every entry).
+    func idAndDeletion(_ slot: Int32) -> (id: EntryID, isDeleted: Bool) {
+        if Int(slot) < baseCount, baseChanges.isEmpty || baseChanges.index(forKey: slot) == nil {
+            return (base!.id(Int(slot)), base!.isDeleted(Int(slot)))
+        }
+        let s = summary(slot)
+        return (s.id, s.isDeleted)
+    }
+
     /// The date of the entry in `slot` (not free).
     private func created(_ slot: Int32) -> Int64 {
         if Int(slot) < baseCount, baseChanges.isEmpty || baseChanges.index(forKey: slot) == nil { return base!.created(Int(slot)) }

@@ -221,6 +221,12 @@ final class PackedSummaries: Sendable {
     /// Row `i`'s sort key.
     func key(_ i: Int) -> EntrySortKey { EntrySortKey(created: created(i), id: id(i)) }
 
+    /// Whether row `i`'s winning head is a tombstone, read from its flags
+    /// alone.
+    func isDeleted(_ i: Int) -> Bool {
+        bytes.withUnsafeBytes { $0[flags + i] & IndexCache.Flag.deleted != 0 }
+    }
+
     /// Row `i`'s summary, decoded now.
     func summary(_ i: Int) -> EntrySummary {
         bytes.withUnsafeBytes { summary(in: $0, i) }

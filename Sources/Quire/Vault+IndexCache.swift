@@ -374,8 +374,8 @@ extension Vault {
             guard index == nil, let view = indexCache?.view else { return nil }
             var out: [EntryID] = []
             for slot in view.table.order {
-                let s = view.table.summary(slot)
-                if !s.isDeleted && matches(s.id) { out.append(s.id) }
+                let (id, isDeleted) = view.table.idAndDeletion(slot)
+                if !isDeleted && matches(id) { out.append(id) }
             }
             return out
         }

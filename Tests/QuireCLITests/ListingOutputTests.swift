@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Format) import Quire
+import QuireTestSupport
 import Testing
 
 @testable import QuireCommandLine
@@ -96,7 +97,8 @@ import Testing
                 isAllDay: i == 2, text: i == 3 ? "" : text, tags: i == 0 ? [] : ["a/b", "Café", "q\"uote"], mood: i == 1 ? 4 : nil,
                 isStarred: i == 1, journal: i == 2 ? "Work/\u{1b}" : "")
             summaries.append(
-                EntrySummaryJSON(id: EntryID(unchecked: Array(repeating: UInt8(i * 37), count: 16)), body: body, conflict: i == 3, attested: i != 2))
+                EntrySummaryJSON(
+                    id: EntryID(unchecked: Array(repeating: UInt8(i * 37), count: 16)), body: body, conflict: i == 3, attested: i != 2))
         }
         var unread = UnreadRecordsJSON(UnreadRecords())
         unread.count = 2
@@ -145,6 +147,31 @@ import Testing
         #expect(!EntryFormat.hasHexPrefix(bytes, "0af4"))
         #expect(!EntryFormat.hasHexPrefix(bytes, "af39"))
         #expect(!EntryFormat.hasHexPrefix(bytes, EntryFormat.hex(bytes) + "f"))
+    }
+
+    /// An entry id prefix matches an id through its words (no array per id)
+    /// exactly when the id's hex digits start with it: every length from 4
+    /// to 32 digits, across the two words' boundary, matching and not.
+    @Test func anIDPrefixMatchesAsItsHexDigitsDo() throws {
+        var rng = SplitMix64(seed: 38)
+        for _ in 0..<400 {
+            let bytes = rng.bytes(16)
+            let id = EntryID(unchecked: bytes)
+            let hex = EntryFormat.hex(bytes)
+            for length in 4...32 {
+                var digits = Array(hex.prefix(length))
+                if rng.chance(1, in: 2) {
+                    // One digit changed: no longer a prefix of this id.
+                    let at = rng.below(length)
+                    let all = Array("0123456789abcdef")
+                    digits[at] = all[(all.firstIndex(of: digits[at])! + 1 + rng.below(15)) % 16]
+                }
+                let text = String(digits)
+                let prefix = try EntryIDPrefix(argument: rng.chance(1, in: 4) ? text.uppercased() : text)
+                #expect(prefix.matches(id) == EntryFormat.hasHexPrefix(bytes, text), "\(text) against \(hex)")
+            }
+        }
+        #expect(try EntryIDPrefix(argument: "0AF3").matches(EntryID(unchecked: [0x0a, 0xf3] + Array(repeating: 0, count: 14))))
     }
 
     /// The nine real Day One exports of `Tests/Fixtures/import/dayone/`

@@ -11,7 +11,7 @@ enum EntryFormat {
     ///
     /// - Throws: ``CLIFailure`` (`entry_not_found`, or `ambiguous_id` with exit 64).
     static func resolve(_ prefix: EntryIDPrefix, in entries: [EntrySnapshot], deleted: Bool = false) throws(CLIFailure) -> EntrySnapshot {
-        let matches = entries.filter { hasHexPrefix($0.id.bytes, prefix.prefix) }
+        let matches = entries.filter { prefix.matches($0.id) }
         if matches.count == 1 { return matches[0] }
         try refuse(prefix, matches: matches.map(\.id), deleted: deleted)
         return matches[0]

@@ -24,7 +24,7 @@ enum Reading {
     ) throws(CLIFailure) -> (OpenedVault, EntrySnapshot) {
         let opened = try Unlock.open(path, unlock, out: out, writable: false)
         let vault = opened.vault
-        if let ids = vault.cachedLiveEntryIDs(where: { EntryFormat.hasHexPrefix($0.bytes, prefix.prefix) }) {
+        if let ids = vault.cachedLiveEntryIDs(where: prefix.matches) {
             warnAboutUnreadRecords(vault, entries: [], path: path, out: out)
             let id = try EntryFormat.resolve(prefix, matching: ids)
             if let e = vault.cachedSnapshot(of: id) { return (opened, e) }

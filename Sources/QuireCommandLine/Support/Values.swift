@@ -59,6 +59,13 @@ struct HistoryDepth: ArgumentValue {
 /// An entry id or a unique prefix of 4 or more of its hex digits.
 struct EntryIDPrefix: ArgumentValue {
     let prefix: String
+    /// The bits the prefix fixes in a 16-byte id read as two big-endian
+    /// words, and their masks: an id matches when its words agree with
+    /// these under the masks (``matches(_:)``), with no array made per id.
+    private let high: UInt64
+    private let low: UInt64
+    private let highMask: UInt64
+    private let lowMask: UInt64
 
     init(argument text: String) throws(ValueError) {
         let p = text.lowercased()
@@ -66,6 +73,22 @@ struct EntryIDPrefix: ArgumentValue {
             throw ValueError("'\(text)' is not an entry id", hint: "give 4 or more hex digits of an id 'quire list' shows")
         }
         prefix = p
+        var words: [UInt64] = [0, 0]
+        var masks: [UInt64] = [0, 0]
+        for (i, c) in p.utf8.enumerated() {
+            let nibble = UInt64(c <= 0x39 ? c - 0x30 : c - 0x61 + 10)
+            let shift = UInt64(60 - 4 * (i % 16))
+            words[i / 16] |= nibble << shift
+            masks[i / 16] |= 0xF << shift
+        }
+        (high, low, highMask, lowMask) = (words[0], words[1], masks[0], masks[1])
+    }
+
+    /// True when the lower-case hex digits of `id` start with ``prefix``
+    /// (as ``EntryFormat/hasHexPrefix(_:_:)`` says of its bytes).
+    func matches(_ id: EntryID) -> Bool {
+        if case .words(let h, let l) = id.storage { return h & highMask == high && l & lowMask == low }
+        return EntryFormat.hasHexPrefix(id.bytes, prefix)
     }
 
     static var placeholder: String { "ID" }
