@@ -312,15 +312,25 @@ struct SearchIndex: Sendable {
     }
 
     /// The documents that may hold each of `segments` (runs of folded word
-    /// characters, ``TextTokenizer/substringSegments(of:)``) as a
-    /// substring of their folded text: those holding a term that contains
-    /// it, where a term's `й` also stands for the `и` Foundation's folding
-    /// makes of it. A superset of the documents whose folded text holds
-    /// every segment: a segment lies inside one word (`Spec/index-cache.md
-    /// §1`, "The search index and substring search").
-    func documents(containing segments: [[UInt8]]) -> Bitset {
+    /// characters, ``TextTokenizer/substringSegments(of:)``) and each of
+    /// `characters` (CJK characters, ``TextTokenizer/unigramCharacters(of:)``)
+    /// in their folded text: those holding, for each segment, a term that
+    /// contains it, where a term's `й` also stands for the `и` Foundation's
+    /// folding makes of it, and each character as a unigram. A superset of
+    /// the documents whose folded text holds them all: a segment lies
+    /// inside one word, and such a character is one of the unigrams
+    /// (`Spec/index-cache.md §1`, "The search index and substring search").
+    func documents(containing segments: [[UInt8]], characters: [[UInt8]] = []) -> Bitset {
         var result: Bitset?
         let size = documentCount
+        for character in Set(characters) where !character.isEmpty {
+            var bits = Bitset(count: size)
+            let at = lowerBound(term: character)
+            if at < sorted.count, terms[Int(sorted[at])] == character {
+                for slot in postings[Int(sorted[at])] { bits.insert(slot) }
+            }
+            if result == nil { result = bits } else { result!.formIntersection(bits) }
+        }
         var spelled: [UInt8] = []
         for segment in Set(segments) where !segment.isEmpty {
             var bits = Bitset(count: size)
