@@ -320,6 +320,10 @@ struct SearchIndex: Sendable {
     /// the documents whose folded text holds them all: a segment lies
     /// inside one word, and such a character is one of the unigrams
     /// (`Spec/index-cache.md §1`, "The search index and substring search").
+    /// A document holding a Kana voiced sound mark is named for every
+    /// segment: Foundation's folding drops the mark after a letter, so the
+    /// words the tokenizer ends at it are one in the folded text
+    /// (`heron\u{3099}ry` folds to `heronry`).
     func documents(containing segments: [[UInt8]], characters: [[UInt8]] = []) -> Bitset {
         var result: Bitset?
         let size = documentCount
@@ -331,9 +335,17 @@ struct SearchIndex: Sendable {
             }
             if result == nil { result = bits } else { result!.formIntersection(bits) }
         }
+        var joined: [Int32] = []
+        if segments.contains(where: { !$0.isEmpty }) {
+            for mark in Self.voicedMarks {
+                let at = lowerBound(term: mark)
+                if at < sorted.count, terms[Int(sorted[at])] == mark { joined += postings[Int(sorted[at])] }
+            }
+        }
         var spelled: [UInt8] = []
         for segment in Set(segments) where !segment.isEmpty {
             var bits = Bitset(count: size)
+            for slot in joined { bits.insert(slot) }
             // Only a segment with и needs a term's й read as и.
             let hasI = Self.find([0xD0, 0xB8], in: segment)
             for id in terms.indices {
@@ -358,6 +370,10 @@ struct SearchIndex: Sendable {
         }
         return result ?? Bitset(count: size)
     }
+
+    /// The unigrams of the Kana voiced sound marks: U+3099 and U+309A, and
+    /// the nothing the tokenizer folds the half-width U+FF9E and U+FF9F to.
+    private static let voicedMarks: [[UInt8]] = [[0xE3, 0x82, 0x99], [0xE3, 0x82, 0x9A], []]
 
     /// The first position in ``sorted`` whose term is not before `term`.
     private func lowerBound(term: [UInt8]) -> Int {

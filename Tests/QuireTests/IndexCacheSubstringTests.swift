@@ -78,6 +78,24 @@ import Testing
         #expect(!index.documents(containing: TextTokenizer.substringSegments(of: "london")).contains(0))
     }
 
+    /// A Kana voiced sound mark after a letter ends the tokenizer's word,
+    /// but Foundation's folding drops it: an entry holding one is named
+    /// for every run, so that `heronry` finds `heron\u{3099}ry`.
+    @Test func aVoicedSoundMarkAfterALetterJoinsTwoWords() {
+        for (text, query) in [("heron\u{3099}ry", "heronry"), ("ёлкаﾞs", "каs"), ("ж\u{309A}z", "жz"), ("heron ry", "on")] {
+            let index = SearchIndex([(slot: 0, document: SearchIndex.Document(text: text, tags: []))])
+            var folded: [UInt8] = []
+            for part in [text] {
+                folded += Array(
+                    part.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil).lowercased().utf8)
+            }
+            #expect(String(decoding: folded, as: UTF8.self).contains(query), "\(text)")
+            #expect(index.documents(containing: TextTokenizer.substringSegments(of: query)).contains(0), "\(text)")
+        }
+        let plain = SearchIndex([(slot: 0, document: SearchIndex.Document(text: "heron ry", tags: []))])
+        #expect(!plain.documents(containing: TextTokenizer.substringSegments(of: "heronry")).contains(0))
+    }
+
     /// The CJK characters a query is narrowed by: those the tokenizer and
     /// Foundation's folding keep as they are and that no other character
     /// folds to (not half-width Katakana, the voiced sound marks, the
