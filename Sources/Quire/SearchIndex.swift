@@ -312,18 +312,40 @@ struct SearchIndex: Sendable {
     }
 
     /// The documents that may hold each of `segments` (runs of folded word
-    /// characters, ``TextTokenizer/substringSegments(of:)``) as a
-    /// substring of their folded text: those holding a term that contains
-    /// it, where a term's `й` also stands for the `и` Foundation's folding
-    /// makes of it. A superset of the documents whose folded text holds
-    /// every segment: a segment lies inside one word (`Spec/index-cache.md
-    /// §1`, "The search index and substring search").
-    func documents(containing segments: [[UInt8]]) -> Bitset {
+    /// characters, ``TextTokenizer/substringSegments(of:)``) and each of
+    /// `characters` (CJK characters, ``TextTokenizer/unigramCharacters(of:)``)
+    /// in their folded text: those holding, for each segment, a term that
+    /// contains it, where a term's `й` also stands for the `и` Foundation's
+    /// folding makes of it, and each character as a unigram. A superset of
+    /// the documents whose folded text holds them all: a segment lies
+    /// inside one word, and such a character is one of the unigrams
+    /// (`Spec/index-cache.md §1`, "The search index and substring search").
+    /// A document holding a Kana voiced sound mark is named for every
+    /// segment: Foundation's folding drops the mark after a letter, so the
+    /// words the tokenizer ends at it are one in the folded text
+    /// (`heron\u{3099}ry` folds to `heronry`).
+    func documents(containing segments: [[UInt8]], characters: [[UInt8]] = []) -> Bitset {
         var result: Bitset?
         let size = documentCount
+        for character in Set(characters) where !character.isEmpty {
+            var bits = Bitset(count: size)
+            let at = lowerBound(term: character)
+            if at < sorted.count, terms[Int(sorted[at])] == character {
+                for slot in postings[Int(sorted[at])] { bits.insert(slot) }
+            }
+            if result == nil { result = bits } else { result!.formIntersection(bits) }
+        }
+        var joined: [Int32] = []
+        if segments.contains(where: { !$0.isEmpty }) {
+            for mark in Self.voicedMarks {
+                let at = lowerBound(term: mark)
+                if at < sorted.count, terms[Int(sorted[at])] == mark { joined += postings[Int(sorted[at])] }
+            }
+        }
         var spelled: [UInt8] = []
         for segment in Set(segments) where !segment.isEmpty {
             var bits = Bitset(count: size)
+            for slot in joined { bits.insert(slot) }
             // Only a segment with и needs a term's й read as и.
             let hasI = Self.find([0xD0, 0xB8], in: segment)
             for id in terms.indices {
@@ -348,6 +370,10 @@ struct SearchIndex: Sendable {
         }
         return result ?? Bitset(count: size)
     }
+
+    /// The unigrams of the Kana voiced sound marks: U+3099 and U+309A, and
+    /// the nothing the tokenizer folds the half-width U+FF9E and U+FF9F to.
+    private static let voicedMarks: [[UInt8]] = [[0xE3, 0x82, 0x99], [0xE3, 0x82, 0x9A], []]
 
     /// The first position in ``sorted`` whose term is not before `term`.
     private func lowerBound(term: [UInt8]) -> Int {

@@ -125,6 +125,51 @@ struct TextTokenizer: Sendable {
         return out
     }
 
+    /// The characters of `folded` (folded as for
+    /// ``substringSegments(of:)``) that the index holds as CJK unigrams of
+    /// every document whose folded text holds `folded`: its CJK characters
+    /// that Foundation's folding and the tokenizer both keep as they are
+    /// and that are the fold of no other character the tokenizer does not
+    /// read as them (``narrowsAsUnigram(_:)``). UTF-8, each once, in order.
+    ///
+    /// The tokenizer reports every CJK character of a text as a unigram,
+    /// whatever stands before or after it (Latin letters, combining marks,
+    /// joiners, variation selectors), so where such a character is in a
+    /// document's folded text, it is in its unigrams: what
+    /// ``SearchIndex/documents(containing:characters:)`` relies on.
+    static func unigramCharacters(of folded: String) -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        var seen = Set<UInt32>()
+        for scalar in folded.unicodeScalars where narrowsAsUnigram(scalar) && seen.insert(scalar.value).inserted {
+            var bytes: [UInt8] = []
+            appendUTF8(scalar.value, to: &bytes)
+            out.append(bytes)
+        }
+        return out
+    }
+
+    /// True for a CJK character that, wherever it is in a text's folded
+    /// form, is one of the text's CJK unigrams (``unigramCharacters(of:)``):
+    /// a letter or number of a CJK run (Han with 々〆〇, Kana, Hangul
+    /// syllables and compatibility jamo, compatibility ideographs) that
+    /// Foundation folds to itself. Left out: half-width Katakana (a
+    /// folded text holds its full-width form, or keeps ﾞ and ﾟ after a
+    /// Katakana, where the tokenizer drops them); the voiced sound marks
+    /// (Foundation makes U+3099 of a lone ﾞ and drops it after a Latin
+    /// letter) and other marks; the conjoining jamo U+1100–U+11FF
+    /// (Foundation's fold of the half-width Hangul letters, which the
+    /// tokenizer keeps in words); and symbols and punctuation, such as ・,
+    /// the fold of the half-width ･ that the tokenizer reads as a
+    /// separator. `SearchNarrowingTests` checks every code point.
+    static func narrowsAsUnigram(_ scalar: Unicode.Scalar) -> Bool {
+        let v = scalar.value
+        guard isCJK(v), !(0xFF66...0xFF9F).contains(v), !(0x1100...0x11FF).contains(v) else { return false }
+        let p = scalar.properties
+        guard p.isAlphabetic, !p.isGraphemeExtend else { return false }
+        let alone = String(Character(scalar))
+        return alone.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil).lowercased() == alone
+    }
+
     /// True for a character a word holds unchanged (``substringSegments(of:)``).
     private static func keepsAsItIs(_ scalar: Unicode.Scalar) -> Bool {
         let v = scalar.value

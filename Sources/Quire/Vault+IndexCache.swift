@@ -392,18 +392,19 @@ extension Vault {
     /// search index and substring search"). For `quire search`.
     ///
     /// Nil when the handle does not answer from the cache, the cache holds
-    /// no search index, no term has a run the index can narrow by, or a
-    /// record does not read as the cache says (the view is then dropped:
-    /// read through ``entries()``).
+    /// no search index, no term has a run or a CJK character the index can
+    /// narrow by, or a record does not read as the cache says (the view is
+    /// then dropped: read through ``entries()``).
     package func cachedLiveEntries(mayContain foldedTerms: [String]) -> (entries: [EntrySnapshot], live: Int)? {
         let segments = foldedTerms.flatMap(TextTokenizer.substringSegments(of:))
-        guard !segments.isEmpty else { return nil }
+        let characters = foldedTerms.flatMap(TextTokenizer.unigramCharacters(of:))
+        guard !segments.isEmpty || !characters.isEmpty else { return nil }
         return lock.withLock { () -> (entries: [EntrySnapshot], live: Int)? in
             loadIndexCacheIfNotTried()
             guard index == nil, let cached = indexCache?.view else { return nil }
             indexCache!.view = nil
             guard let view = withCachedSearch(cached) else { return nil }
-            let documents = view.search!.documents(containing: segments)
+            let documents = view.search!.documents(containing: segments, characters: characters)
             var candidates: [IndexCache.Entry] = []
             var live = 0
             for slot in view.table.order {

@@ -34,9 +34,17 @@ import Testing
             try #require(fresh.cachedLiveEntries(mayContain: ["ravel"])).entries.count
                 == all.filter { $0.body.tags.contains("Travel") }.count)
         #expect(try #require(fresh.cachedLiveEntries(mayContain: ["zzq"])).entries.isEmpty)
-        // Nothing to narrow by (CJK, punctuation): the caller reads everything.
-        #expect(fresh.cachedLiveEntries(mayContain: ["日记"]) == nil)
+        // CJK is narrowed by its characters: 日 and 记 are unigrams of
+        // the entries holding 日记, and no other entry holds both.
+        let diary = try #require(fresh.cachedLiveEntries(mayContain: ["日记"]))
+        #expect(!diary.entries.isEmpty)
+        #expect(diary.entries.map(\.id) == all.filter { $0.body.text.contains("日记") }.map(\.id))
+        #expect(try #require(fresh.cachedLiveEntries(mayContain: ["东京"])).entries.isEmpty)
+        // Nothing to narrow by (punctuation, a voiced sound mark): the
+        // caller reads everything.
         #expect(fresh.cachedLiveEntries(mayContain: ["--"]) == nil)
+        #expect(fresh.cachedLiveEntries(mayContain: ["。"]) == nil)
+        #expect(fresh.cachedLiveEntries(mayContain: ["\u{3099}"]) == nil)
         #expect(fresh.fullIndexLoads == 0)
         #expect(fresh.answersFromIndexCache)
     }
@@ -68,6 +76,45 @@ import Testing
             #expect(index.documents(containing: TextTokenizer.substringSegments(of: word)).contains(0), "\(word)")
         }
         #expect(!index.documents(containing: TextTokenizer.substringSegments(of: "london")).contains(0))
+    }
+
+    /// A Kana voiced sound mark after a letter ends the tokenizer's word,
+    /// but Foundation's folding drops it: an entry holding one is named
+    /// for every run, so that `heronry` finds `heron\u{3099}ry`.
+    @Test func aVoicedSoundMarkAfterALetterJoinsTwoWords() {
+        for (text, query) in [("heron\u{3099}ry", "heronry"), ("ёлкаﾞs", "каs"), ("ж\u{309A}z", "жz"), ("heron ry", "on")] {
+            let index = SearchIndex([(slot: 0, document: SearchIndex.Document(text: text, tags: []))])
+            var folded: [UInt8] = []
+            for part in [text] {
+                folded += Array(
+                    part.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil).lowercased().utf8)
+            }
+            #expect(String(decoding: folded, as: UTF8.self).contains(query), "\(text)")
+            #expect(index.documents(containing: TextTokenizer.substringSegments(of: query)).contains(0), "\(text)")
+        }
+        let plain = SearchIndex([(slot: 0, document: SearchIndex.Document(text: "heron ry", tags: []))])
+        #expect(!plain.documents(containing: TextTokenizer.substringSegments(of: "heronry")).contains(0))
+    }
+
+    /// The CJK characters a query is narrowed by: those the tokenizer and
+    /// Foundation's folding keep as they are and that no other character
+    /// folds to (not half-width Katakana, the voiced sound marks, the
+    /// conjoining jamo that half-width Hangul folds to, ・ nor punctuation).
+    @Test func cjkCharactersAreThoseEveryUnigramIndexHolds() {
+        func characters(_ s: String) -> [String] {
+            TextTokenizer.unigramCharacters(of: s).map { String(decoding: $0, as: UTF8.self) }
+        }
+        #expect(characters("日记") == ["日", "记"])
+        #expect(characters("日日") == ["日"])
+        #expect(characters("x北京y 2") == ["北", "京"])
+        #expect(characters("カ\u{FF9E}") == ["カ"])
+        #expect(characters("か\u{3099}が") == ["か", "が"])
+        #expect(characters("가각ㄱ") == ["가", "각", "ㄱ"])
+        #expect(characters("\u{1100}\u{1161}") == [])
+        #expect(characters("々〆〇\u{F900}𠀋") == ["々", "〆", "〇", "\u{F900}", "𠀋"])
+        #expect(characters("漢\u{FE00}\u{200D}") == ["漢"])
+        #expect(characters("・。、「」゛\u{302A}") == [])
+        #expect(characters("abc ёлка") == [])
     }
 
     /// Runs of word characters: ASCII letters and digits, other letters
