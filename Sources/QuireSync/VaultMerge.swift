@@ -1030,6 +1030,9 @@ final class Side {
         // Statuses only: the attestation of a group is checked when its
         // block needs it, not every one of the file's.
         let statuses = file.commitStatuses
+        // Those of the verified groups, the ones a block may ask for, as one
+        // batch on both cores: the same verdicts as one by one.
+        file.checkAttestations(ofGroups: (first..<groups.count).filter { statuses.indices.contains($0) && statuses[$0] == .verified })
         let linkPositions = linkOrder()
         let previousHeads = file.commitPreviousHeads
         for g in first..<groups.count {
