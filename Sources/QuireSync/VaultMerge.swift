@@ -75,10 +75,15 @@ public struct MergeReport: Sendable {
     /// `vaultPath` (same device and inode) with the size it had when
     /// scanned, once the vault's lock is held. Its commit verdicts are
     /// replaced by the merge's. (A merge of 10k entries scanned the vault
-    /// twice, once for the command that unlocked it.)
+    /// twice, once for the command that unlocked it.) `scannedKeys`, what
+    /// ``KeyringEvaluator/unlock(_:with:)`` gave for `scanned` with
+    /// `credential` (as ``Vault``'s `unlocked`), stands for the vault's
+    /// own evaluation when `scanned` is reused: the same handle, the same
+    /// keyring frames, the same credential.
     package static func merge(
         vaultAt vaultPath: String, copyAt copyPath: String, credential: Credential,
-        random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions(), reusing scanned: VaultFile?
+        random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions(), reusing scanned: VaultFile?,
+        scannedKeys: UnlockedKeys? = nil
     ) throws(SyncError) -> MergeReport {
         // The vault ids first, from the headers alone: a copy of another vault
         // (or a huge file) is refused before anything is scanned.
@@ -116,7 +121,11 @@ public struct MergeReport: Sendable {
         // file alone trusts (a removed device's fork) neither verifies nor
         // carries anything (Spec/merge.md §3.2).
         let unlockedA: UnlockedKeys
-        do { unlockedA = try KeyringEvaluator.unlock(a.file, with: credential) } catch { throw .keys(error) }
+        if let scannedKeys, let scanned, a.file === scanned {
+            unlockedA = scannedKeys
+        } else {
+            do { unlockedA = try KeyringEvaluator.unlock(a.file, with: credential) } catch { throw .keys(error) }
+        }
         let union = try KeyringUnion([a, b], vaultPath: vaultPath, credential: credential, random: random)
         // A credential that cannot open a newer epoch was removed: its
         // commits would be stale for everyone else, so it does not merge.
