@@ -176,6 +176,17 @@
     /// Appends `frame`.
     public mutating func append(_ frame: ScannedFrame) { scanned.append(frame) }
 
+    /// How many frames fit before the next ``append(_:)`` grows the
+    /// storage (moving every scanned frame to a new buffer).
+    var roomLeft: Int { scanned.capacity - scanned.count }
+
+    /// Makes room for `count` more frames without growing the storage
+    /// again; a no-op when there is room.
+    mutating func reserveRoom(for count: Int) {
+        guard count > roomLeft else { return }
+        scanned.reserveCapacity(scanned.count + count)
+    }
+
     /// Appends `frames`.
     public mutating func append(contentsOf frames: some Sequence<ScannedFrame>) { scanned.append(contentsOf: frames) }
 

@@ -1902,6 +1902,20 @@ extension VaultFile {
         }
     }
 
+    /// Checks the attestations of commit groups `groups` not checked yet
+    /// (those past the last group ignored) as one batch, on every core:
+    /// each is checked on its own inputs, so the verdicts are the ones
+    /// ``attestation(ofGroup:)`` gives one at a time, each in its group's
+    /// place. Merge asks so for the commits it carries (200 Ed25519
+    /// verifications in a merge of two devices' 100 commits each).
+    package func checkAttestations(ofGroups groups: [Int]) {
+        lock.withLock {
+            let count = verdicts.attestations.count
+            var seen = Set<Int>()
+            checkAttestations(of: groups.filter { $0 >= 0 && $0 < count && seen.insert($0).inserted })
+        }
+    }
+
     /// Whether the records of commit group `g` are attested, and by whom.
     public func attestation(ofFrame index: Int) -> CommitReport.Attestation {
         lock.withLock {

@@ -56,8 +56,11 @@ struct KeyringUnion {
         var slot: [KeyringID: (ring: Int, rightHeader: Bool)] = [:]
         for side in sides {
             let s = side.file.structure
-            for f in s.frames[0..<s.committedFrameCount]
-            where f.header.kind == .keyring && f.malformation == nil && f.checksumIntact == true {
+            // By header first: a frame value is built only for keyrings
+            // (not for each of 10,000 entries' frames).
+            for i in 0..<s.committedFrameCount where s.frames.header(at: i).kind == .keyring {
+                let f = s.frames[i]
+                guard f.malformation == nil && f.checksumIntact == true else { continue }
                 let id = KeyringID(unchecked: f.trailer)
                 guard slot[id]?.rightHeader != true, let body = f.plaintextBody else { continue }
                 let record = try? KeyringRecord(body: body, location: nil)
@@ -151,7 +154,9 @@ struct KeyringUnion {
     func trustedKeyrings(in side: Side) -> [Int: UInt32] {
         let s = side.file.structure
         var out: [Int: UInt32] = [:]
-        for f in s.frames[0..<s.committedFrameCount] where f.header.kind == .keyring && f.malformation == nil && f.checksumIntact == true {
+        for i in 0..<s.committedFrameCount where s.frames.header(at: i).kind == .keyring {
+            let f = s.frames[i]
+            guard f.malformation == nil && f.checksumIntact == true else { continue }
             // A copy under another key id is damaged and counts for nothing
             // (`Spec/format.md §8.1`, thirteenth review R13-1).
             if let epoch = trustedEpochs[KeyringID(unchecked: f.trailer)], f.header.keyID == trustedKeyIDs[KeyringID(unchecked: f.trailer)]

@@ -75,10 +75,15 @@ public struct MergeReport: Sendable {
     /// `vaultPath` (same device and inode) with the size it had when
     /// scanned, once the vault's lock is held. Its commit verdicts are
     /// replaced by the merge's. (A merge of 10k entries scanned the vault
-    /// twice, once for the command that unlocked it.)
+    /// twice, once for the command that unlocked it.) `scannedKeys`, what
+    /// ``KeyringEvaluator/unlock(_:with:)`` gave for `scanned` with
+    /// `credential` (as ``Vault``'s `unlocked`), stands for the vault's
+    /// own evaluation when `scanned` is reused: the same handle, the same
+    /// keyring frames, the same credential.
     package static func merge(
         vaultAt vaultPath: String, copyAt copyPath: String, credential: Credential,
-        random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions(), reusing scanned: VaultFile?
+        random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions(), reusing scanned: VaultFile?,
+        scannedKeys: UnlockedKeys? = nil
     ) throws(SyncError) -> MergeReport {
         // The vault ids first, from the headers alone: a copy of another vault
         // (or a huge file) is refused before anything is scanned.
@@ -116,7 +121,11 @@ public struct MergeReport: Sendable {
         // file alone trusts (a removed device's fork) neither verifies nor
         // carries anything (Spec/merge.md §3.2).
         let unlockedA: UnlockedKeys
-        do { unlockedA = try KeyringEvaluator.unlock(a.file, with: credential) } catch { throw .keys(error) }
+        if let scannedKeys, let scanned, a.file === scanned {
+            unlockedA = scannedKeys
+        } else {
+            do { unlockedA = try KeyringEvaluator.unlock(a.file, with: credential) } catch { throw .keys(error) }
+        }
         let union = try KeyringUnion([a, b], vaultPath: vaultPath, credential: credential, random: random)
         // A credential that cannot open a newer epoch was removed: its
         // commits would be stale for everyone else, so it does not merge.
@@ -1030,6 +1039,9 @@ final class Side {
         // Statuses only: the attestation of a group is checked when its
         // block needs it, not every one of the file's.
         let statuses = file.commitStatuses
+        // Those of the verified groups, the ones a block may ask for, as one
+        // batch on both cores: the same verdicts as one by one.
+        file.checkAttestations(ofGroups: (first..<groups.count).filter { statuses.indices.contains($0) && statuses[$0] == .verified })
         let linkPositions = linkOrder()
         let previousHeads = file.commitPreviousHeads
         for g in first..<groups.count {

@@ -64,7 +64,8 @@ struct MergeCommand: QuireCommand {
             // The vault as just opened: the merge scans it again only if it
             // changed meanwhile (or with -o, where it merges into a copy).
             report = try VaultMerge.merge(
-                vaultAt: temporary ?? a, copyAt: b, credential: opened.credential, reusing: opened.vault.file)
+                vaultAt: temporary ?? a, copyAt: b, credential: opened.credential, reusing: opened.vault.file,
+                scannedKeys: opened.vault.unlocked)
         } catch {
             progress.finish()
             if let temporary { try? FileSystem.remove(temporary) }
