@@ -1903,8 +1903,9 @@ extension VaultFile {
     }
 
     /// Checks the attestations of commit groups `groups` not checked yet
-    /// (those past the last group ignored) as one batch, on every core:
-    /// each is checked on its own inputs, so the verdicts are the ones
+    /// (those past the last group ignored) in parallel, on every core:
+    /// each signature is verified alone on its own inputs (no Ed25519
+    /// batch equation), so the verdicts are the ones
     /// ``attestation(ofGroup:)`` gives one at a time, each in its group's
     /// place. Merge asks so for the commits it carries (200 Ed25519
     /// verifications in a merge of two devices' 100 commits each).

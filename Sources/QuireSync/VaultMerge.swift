@@ -79,7 +79,11 @@ public struct MergeReport: Sendable {
     /// ``KeyringEvaluator/unlock(_:with:)`` gave for `scanned` with
     /// `credential` (as ``Vault``'s `unlocked`), stands for the vault's
     /// own evaluation when `scanned` is reused: the same handle, the same
-    /// keyring frames, the same credential.
+    /// keyring frames, the same credential. The caller must pass the two
+    /// from one moment of one handle (as the CLI passes a just-opened
+    /// ``Vault``'s): nothing here ties the keys to the credential or to
+    /// frames `scanned` read later; the evaluation over both files that
+    /// follows checks the keys again for what a merge commits.
     package static func merge(
         vaultAt vaultPath: String, copyAt copyPath: String, credential: Credential,
         random: any RandomSource = SystemRandom(), options: WriteOptions = WriteOptions(), reusing scanned: VaultFile?,
@@ -1039,8 +1043,9 @@ final class Side {
         // Statuses only: the attestation of a group is checked when its
         // block needs it, not every one of the file's.
         let statuses = file.commitStatuses
-        // Those of the verified groups, the ones a block may ask for, as one
-        // batch on both cores: the same verdicts as one by one.
+        // Those of the verified groups, the ones a block may ask for, in
+        // parallel on both cores (each verified alone): the same verdicts
+        // as one by one.
         file.checkAttestations(ofGroups: (first..<groups.count).filter { statuses.indices.contains($0) && statuses[$0] == .verified })
         let linkPositions = linkOrder()
         let previousHeads = file.commitPreviousHeads
