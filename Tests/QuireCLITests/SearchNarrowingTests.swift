@@ -233,4 +233,38 @@ import Testing
         // Punctuation has nothing to narrow by: every entry is read.
         #expect(try search(["。"]).stderr.contains("1 record in Journal.quire could not be read"))
     }
+
+    /// Canonically equivalent forms (U+F900 and U+8C48, `ガ` and `カ` +
+    /// U+3099, a Hangul syllable and its jamo) are folded each on its own
+    /// and compared as bytes, in words and in tags alike: an entry's match
+    /// no longer depends on which entries the search read before it, so a
+    /// search answered from the cache prints what the full scan prints
+    /// (stop 38's trial: the full scan missed `豈 two`, the cached search
+    /// found it; `#豈` found the tag U+F900 only without the cache).
+    @Test func canonicallyEquivalentFormsAreFoldedEachOnItsOwn() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        _ = try box.add("\u{F900} one", ["--date", "2025-01-01"])
+        _ = try box.add("\u{8C48} two", ["--date", "2025-01-02"])
+        _ = try box.add("\u{30AC}\u{30AE}", ["--date", "2025-01-03"])
+        _ = try box.add("\u{30AB}\u{3099}\u{30AD}\u{3099}", ["--date", "2025-01-04"])
+        _ = try box.add("x\u{1112}\u{1161}\u{11AB}\u{1100}\u{1173}\u{11AF}", ["--date", "2025-01-05"])
+        _ = try box.add("한국어 한글", ["--date", "2025-01-06"])
+        _ = try box.add("tagged", ["--date", "2025-01-07", "--tag", "\u{F900}"])
+        func search(_ query: String) throws -> String {
+            let r = try box.quire(["search", "Journal.quire", query, "--json"])
+            #expect(r.status == 0, "\(query): \(r)")
+            return r.stdout + r.stderr
+        }
+        // Writes the cache with its search index.
+        _ = try search("zzz")
+        let queries = ["\u{8C48}", "\u{F900}", "\u{30AB}", "\u{30AC}", "\u{AE00}", "\u{1100}", "#\u{8C48}", "#\u{F900}"]
+        let cached = try queries.map(search)
+        for file in try ListingOutputTests.cacheFiles(box) { try FileManager.default.removeItem(atPath: box.path("home/caches/" + file)) }
+        let full = try queries.map(search)
+        for (i, q) in queries.enumerated() { #expect(cached[i] == full[i], "\(q): cached \(cached[i]) full \(full[i])") }
+        // The full scan finds the entry holding U+8C48 itself.
+        #expect(full[0].contains("\u{8C48} two"))
+        #expect(full[1].contains("\u{F900} one") && full[1].contains("tagged"))
+    }
 }

@@ -111,7 +111,11 @@ struct SearchQuery: Sendable {
                 if collapsed == nil { collapsed = Self.collapse(haystack) }
                 guard Self.contains(collapsed!, p) else { return false }
             case .tag(let t):
-                guard b.tags.contains(where: { Self.fold($0) == t }) || Self.contains(haystack, Array(("#" + t).utf8)) else { return false }
+                // Bytes, as words match: Swift's `==` would also take a
+                // canonically equivalent tag (U+F900 for U+8C48), which
+                // the index, comparing bytes, does not name.
+                guard b.tags.contains(where: { Self.fold($0).utf8.elementsEqual(t.utf8) }) || Self.contains(haystack, Array(("#" + t).utf8))
+                else { return false }
             }
         }
         return true
@@ -119,11 +123,15 @@ struct SearchQuery: Sendable {
 
     /// Folds text into bytes: ASCII letters lowered in place, every run of
     /// other characters folded by Foundation (case, diacritics, width) and
-    /// remembered, since the same few runs (é, ’, —) recur in a journal.
+    /// remembered by its bytes, since the same few runs (é, ’, —) recur in
+    /// a journal. By its bytes, not as a `Substring`: Swift takes two
+    /// canonically equivalent runs (U+F900 and U+8C48, `ガ` and `カ` +
+    /// U+3099) for one key, while Foundation folds them to different bytes,
+    /// so an entry's fold would depend on which entries were folded first.
     // @unchecked Sendable: each search makes its own Folder and uses it on one thread at a time;
     // it is passed to the matcher's closure, which the compiler cannot see runs serially.
     final class Folder: @unchecked Sendable {
-        private var runs: [Substring: [UInt8]] = [:]
+        private var runs: [[UInt8]: [UInt8]] = [:]
 
         func append(_ text: String, to out: inout [UInt8]) {
             let bytes = text.utf8
@@ -145,11 +153,11 @@ struct SearchQuery: Sendable {
                     start = bytes.index(before: start)
                     out.removeLast()
                 }
-                let run = text[start..<end]
+                let run = Array(bytes[start..<end])
                 if let folded = runs[run] {
                     out += folded
                 } else {
-                    let folded = Array(SearchQuery.fold(String(run)).utf8)
+                    let folded = Array(SearchQuery.fold(String(text[start..<end])).utf8)
                     if runs.count < 10_000 { runs[run] = folded }
                     out += folded
                 }
