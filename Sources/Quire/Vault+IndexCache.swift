@@ -131,10 +131,17 @@ extension Vault {
     ) -> (file: VaultFile, keyringHeads: [KeyringID])? {
         guard let raw = try? SystemFile(path: path, mode: .readOnly).read(count: FileHeader.byteCount, at: 0),
             raw.count == FileHeader.byteCount, let (header, damage) = try? FileHeader.parse(raw), damage == .none,
-            let key = try? IndexCacheKey(device: device, vaultID: header.vaultID),
-            case .success(let found) = IndexCache.loadFrameTable(folder: folder, key: key, vaultID: header.vaultID),
-            let table = found.table
+            let key = try? IndexCacheKey(device: device, vaultID: header.vaultID)
         else { return nil }
+        let load = IndexCache.loadFrameTable(folder: folder, key: key, vaultID: header.vaultID)
+        if case .failure(let why) = load, why == .notAuthentic || why == .malformed {
+            // A frame directory that does not open is damaged: the summaries
+            // and index, sealed apart, would still load, so nothing else
+            // would replace the file, and every open would scan the vault
+            // whole. Removed, the next full read writes a new one.
+            IndexCache.remove(folder: folder, key: key)
+        }
+        guard case .success(let found) = load, let table = found.table else { return nil }
         let id = found.identity
         let opened = VaultFile.open(
             path: path, writable: writable, cachedPrefix: table, frameCount: id.frameCount, committedLength: id.committedLength,

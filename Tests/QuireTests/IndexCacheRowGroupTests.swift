@@ -104,7 +104,8 @@ import Testing
         let otherVault = IndexCache.seal(otherContents, key: key, random: SeededRandom(label: "other"), rowsPerGroup: Self.rows)
         let phone = try DeviceIdentity.generate(name: "phone", now: IndexCacheOpenTests.t0, using: SeededRandom(label: "row group phone"))
         let otherKey = IndexCache.seal(
-            contents, key: try IndexCacheKey(device: phone, vaultID: f.vaultID), random: SeededRandom(label: "phone"), rowsPerGroup: Self.rows)
+            contents, key: try IndexCacheKey(device: phone, vaultID: f.vaultID), random: SeededRandom(label: "phone"),
+            rowsPerGroup: Self.rows)
         #expect(again.count == bytes.count)
         #expect(otherVault.count == bytes.count)
         #expect(otherKey.count == bytes.count)
@@ -155,6 +156,29 @@ import Testing
             #expect(try IndexCacheOpenTests.answers(v) == answers, "\(name)")
             #expect(try IndexCacheOpenTests.answers(try f.cached()) == answers, "\(name)")
         }
+    }
+
+    /// A cache whose frame directory does not authenticate is removed at
+    /// the open that finds it (the open scans the file whole and answers as
+    /// a full open): its summaries and index, sealed apart, would still
+    /// load, so nothing else replaced it and every open scanned the vault
+    /// whole (stop 38's search trial).
+    @Test func aCacheWhoseFrameDirectoryDoesNotOpenIsRemoved() throws {
+        let (f, _, bytes) = try Self.fixture("directory")
+        let answers = try IndexCacheOpenTests.answers(try f.full())
+        // The frame directory's sealed bytes follow the 37-byte prefix and
+        // the header part (nonce, then the sealed header of the length the
+        // prefix gives at bytes 9..<13), after their own 24-byte nonce.
+        let headerCount = bytes[9..<13].reduce(0) { $0 << 8 | Int($1) }
+        var damaged = bytes
+        damaged[37 + 24 + headerCount + 24 + 5] ^= 0x01
+        try Self.write(damaged, to: f)
+        let v = try f.cached()
+        #expect(v.file.cachedPrefixFrameCount == 0)
+        let after = FileManager.default.contents(atPath: f.cacheFile).map { [UInt8]($0) }
+        #expect(after != damaged)
+        #expect(try IndexCacheOpenTests.answers(v) == answers)
+        #expect(try IndexCacheOpenTests.answers(try f.cached()) == answers)
     }
 
     static func sameLength(_ places: [Range<Int>]) -> (Int, Int)? {
