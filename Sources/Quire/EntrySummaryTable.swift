@@ -98,10 +98,16 @@ struct EntrySummaryTable: Sendable {
     /// The summary in `slot`.
     func summary(_ slot: Int32) -> EntrySummary { row(slot)! }
 
+    /// The base row `slot` holds when it is a loaded cache's row that no
+    /// change has replaced (its columns can be read in place); nil otherwise.
+    private func unchangedBaseRow(_ slot: Int32) -> Int? {
+        Int(slot) < baseCount && (baseChanges.isEmpty || baseChanges.index(forKey: slot) == nil) ? Int(slot) : nil
+    }
+
     /// The sort key of the entry in `slot` (not free), decoding no more
     /// than its date and id.
     func key(_ slot: Int32) -> EntrySortKey {
-        if Int(slot) < baseCount, baseChanges.isEmpty || baseChanges.index(forKey: slot) == nil { return base!.key(Int(slot)) }
+        if let row = unchangedBaseRow(slot) { return base!.key(row) }
         return summary(slot).key
     }
 
@@ -109,16 +115,14 @@ struct EntrySummaryTable: Sendable {
     /// head is a tombstone, decoding no more than those (an id prefix is
     /// looked for among every entry).
     func idAndDeletion(_ slot: Int32) -> (id: EntryID, isDeleted: Bool) {
-        if Int(slot) < baseCount, baseChanges.isEmpty || baseChanges.index(forKey: slot) == nil {
-            return (base!.id(Int(slot)), base!.isDeleted(Int(slot)))
-        }
+        if let row = unchangedBaseRow(slot) { return (base!.id(row), base!.isDeleted(row)) }
         let s = summary(slot)
         return (s.id, s.isDeleted)
     }
 
     /// The date of the entry in `slot` (not free).
     private func created(_ slot: Int32) -> Int64 {
-        if Int(slot) < baseCount, baseChanges.isEmpty || baseChanges.index(forKey: slot) == nil { return base!.created(Int(slot)) }
+        if let row = unchangedBaseRow(slot) { return base!.created(row) }
         return summary(slot).created
     }
 
