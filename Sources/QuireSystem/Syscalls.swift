@@ -161,7 +161,9 @@ public final class SystemFile: @unchecked Sendable {
         // unaffected by the flag).
         let fd = retryOnInterrupt { open(path, flags | O_NONBLOCK, permissions) }
         guard fd >= 0 else { throw SystemError(operation: "open", path: path, code: errno) }
-        descriptor = fd
+        // `descriptor` is set last: once every stored property is set, a
+        // throw runs `deinit`, which would close `fd` a second time — by then
+        // perhaps another thread's newly opened file.
         var info = stat()
         guard fstat(fd, &info) == 0 else {
             let code = errno
@@ -178,6 +180,7 @@ public final class SystemFile: @unchecked Sendable {
             let current = fcntl(fd, F_GETFL)
             _ = fcntl(fd, F_SETFL, current & ~O_NONBLOCK)
         }
+        descriptor = fd
     }
 
     deinit {
