@@ -159,8 +159,8 @@ public struct MergeReport: Sendable {
         // in the chunk rule, the block order and the attestations alike
         // (Spec/merge.md §3.2, "Standing in a merge", twelfth review R12-3).
         rankAcross(a, b, after: prefix.groups)
-        var aTail = try a.blocks(after: prefix.groups, keyrings: union)
-        var bTail = try b.blocks(after: prefix.groups, keyrings: union)
+        var aTail = try a.blocks(after: prefix.groups, keyrings: union, recognizing: signer)
+        var bTail = try b.blocks(after: prefix.groups, keyrings: union, recognizing: signer)
         // Of two versions of a chunk, the side with which its attachment
         // reads whole wins (Spec/merge.md §3.2, tenth review R10-1).
         let repair = try repairChunks(a, b, vaultBlocks: aTail.blocks, copyBlocks: bTail.blocks)
@@ -1037,7 +1037,12 @@ final class Side {
         file.commitWalkPositions
     }
 
-    func blocks(after first: Int, keyrings union: KeyringUnion) throws(SyncError)
+    /// The blocks of this side's tail, the groups from `first` on
+    /// (`Spec/merge.md §3.2`), with the frames left out and the records
+    /// that would be released unverified. The attestations of the verified
+    /// groups are checked first, on every core; the merging member's own
+    /// (`own`) are recognized by signing again (same verdicts).
+    func blocks(after first: Int, keyrings union: KeyringUnion, recognizing own: Ed25519.KeyPair? = nil) throws(SyncError)
         -> (blocks: [Block], leftOut: [FormatError], unverifiedRecords: [Unverified])
     {
         var blocks: [Block] = []
@@ -1051,7 +1056,8 @@ final class Side {
         // Those of the verified groups, the ones a block may ask for, in
         // parallel on both cores (each verified alone): the same verdicts
         // as one by one.
-        file.checkAttestations(ofGroups: (first..<groups.count).filter { statuses.indices.contains($0) && statuses[$0] == .verified })
+        file.checkAttestations(
+            ofGroups: (first..<groups.count).filter { statuses.indices.contains($0) && statuses[$0] == .verified }, recognizing: own)
         let linkPositions = linkOrder()
         let previousHeads = file.commitPreviousHeads
         for g in first..<groups.count {
