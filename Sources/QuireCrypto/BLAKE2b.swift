@@ -23,6 +23,17 @@ internal import CSodium
         return out
     }
 
+    /// The BLAKE2b digest of `data`, written to `out`, whose length is the
+    /// digest length (16…64): no heap block (a scan checks every frame
+    /// header's 12 bytes so).
+    public static func hash(_ data: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
+        Sodium.ensure()
+        precondition((minimumByteCount...maximumByteCount).contains(out.count))
+        _ = crypto_generichash(
+            out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count,
+            data.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(data.count), nil, 0)
+    }
+
     /// The BLAKE2b digest of `data`, `byteCount` bytes long (16…64).
     public static func hash(_ data: [UInt8], byteCount: Int) -> [UInt8] {
         data.withUnsafeBytes { hash($0, byteCount: byteCount) }

@@ -185,10 +185,16 @@
         // Cheap structural tests first: during resynchronisation most
         // positions fail here without computing a hash.
         guard header.isPlausible else { return nil }
-        let fields = Array(bytes[offset..<offset + fieldByteCount])
-        let check = Self.check(fields)
-        for i in 0..<4 where bytes[offset + fieldByteCount + i] != check[i] { return nil }
-        return header
+        // ``check(_:)`` on the stack: a scan checks every frame's header
+        // (three arrays a frame were a third of a scan's instructions).
+        let fields = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + fieldByteCount])
+        let stored = offset + fieldByteCount
+        let intact = withUnsafeTemporaryAllocation(byteCount: 16, alignment: 8) { out in
+            BLAKE2b.hash(fields, into: out)
+            return out[0] == bytes[stored] && out[1] == bytes[stored + 1] && out[2] == bytes[stored + 2]
+                && out[3] == bytes[stored + 3]
+        }
+        return intact ? header : nil
     }
 
     /// Reads the fields at `offset` without checking anything.

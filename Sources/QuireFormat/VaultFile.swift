@@ -1528,14 +1528,16 @@ extension VaultFile {
     /// The attestation of a verified commit (`Spec/format.md §9.4`) whose
     /// head verified from `previousHead`; `signatureVerified` as
     /// ``CommitChain/checkAttestation(body:previousHead:digest:key:vaultID:commitHeader:signatureVerified:)``
-    /// takes it.
+    /// takes it, and `own` the key pair whose signatures it recognizes by
+    /// signing again.
     func attestation(
-        of group: CommitGroup, previousHead: [UInt8], key: EpochKey, signatureVerified: Bool = false
+        of group: CommitGroup, previousHead: [UInt8], key: EpochKey, signatureVerified: Bool = false,
+        recognizing own: Ed25519.KeyPair? = nil
     ) -> CommitReport.Attestation {
         let header = structure.frames.header(at: group.commitFrame)
         switch CommitChain.checkAttestation(
             body: group.commitBody, previousHead: previousHead, digest: group.digest, key: key, vaultID: vaultID, commitHeader: header,
-            signatureVerified: signatureVerified)
+            signatureVerified: signatureVerified, recognizing: own)
         {
         case .unattested: return .unattested
         case .failed(let reason): return .failed(reason: reason)
@@ -1595,8 +1597,9 @@ extension VaultFile {
 
     /// Checks the attestations of those of `groups` still unchecked and
     /// records them, on every core: the checks are independent of one
-    /// another and of the chain.
-    func checkAttestations(of groups: [Int]) {
+    /// another and of the chain. `own`'s signatures are recognized by
+    /// signing again (``CommitChain/checkAttestation(body:previousHead:digest:key:vaultID:commitHeader:signatureVerified:recognizing:)``).
+    func checkAttestations(of groups: [Int], recognizing own: Ed25519.KeyPair? = nil) {
         let jobs = groups.compactMap { g in uncheckedAttestations[g].map { (group: g, key: $0) } }
         guard !jobs.isEmpty else { return }
         var results = [CommitReport.Attestation](repeating: .notChecked, count: jobs.count)
@@ -1610,7 +1613,7 @@ extension VaultFile {
         if jobs.count == 1 {
             results[0] = attestation(
                 of: structure.groups[jobs[0].group], previousHead: verdicts.previousHeads[jobs[0].group]!, key: jobs[0].key,
-                signatureVerified: jobs[0].group < trusted)
+                signatureVerified: jobs[0].group < trusted, recognizing: own)
         } else {
             let groups = structure.groups
             let previous = verdicts.previousHeads
@@ -1619,7 +1622,7 @@ extension VaultFile {
                 DispatchQueue.concurrentPerform(iterations: jobs.count) { i in
                     slots.buffer[i] = attestation(
                         of: groups[jobs[i].group], previousHead: previous[jobs[i].group]!, key: jobs[i].key,
-                        signatureVerified: jobs[i].group < trusted)
+                        signatureVerified: jobs[i].group < trusted, recognizing: own)
                 }
             }
         }
@@ -1908,12 +1911,15 @@ extension VaultFile {
     /// batch equation), so the verdicts are the ones
     /// ``attestation(ofGroup:)`` gives one at a time, each in its group's
     /// place. Merge asks so for the commits it carries (200 Ed25519
-    /// verifications in a merge of two devices' 100 commits each).
-    package func checkAttestations(ofGroups groups: [Int]) {
+    /// verifications in a merge of two devices' 100 commits each). `own`:
+    /// a key pair whose signatures are recognized by signing the message
+    /// again, a third of a verification's cost (the merging member's own
+    /// commits; the verdicts are the same).
+    package func checkAttestations(ofGroups groups: [Int], recognizing own: Ed25519.KeyPair? = nil) {
         lock.withLock {
             let count = verdicts.attestations.count
             var seen = Set<Int>()
-            checkAttestations(of: groups.filter { $0 >= 0 && $0 < count && seen.insert($0).inserted })
+            checkAttestations(of: groups.filter { $0 >= 0 && $0 < count && seen.insert($0).inserted }, recognizing: own)
         }
     }
 

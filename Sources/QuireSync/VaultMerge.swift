@@ -1,3 +1,4 @@
+import Dispatch
 @_spi(Crypto) public import QuireCrypto
 @_spi(Format) public import QuireFormat
 @_spi(Format) public import QuireKeys
@@ -159,8 +160,9 @@ public struct MergeReport: Sendable {
         // in the chunk rule, the block order and the attestations alike
         // (Spec/merge.md §3.2, "Standing in a merge", twelfth review R12-3).
         rankAcross(a, b, after: prefix.groups)
-        var aTail = try a.blocks(after: prefix.groups, keyrings: union)
-        var bTail = try b.blocks(after: prefix.groups, keyrings: union)
+        let tails = bothTails(a, b, after: prefix.groups, keyrings: union, recognizing: signer)
+        var aTail = try tails.vault.get()
+        var bTail = try tails.copy.get()
         // Of two versions of a chunk, the side with which its attachment
         // reads whole wins (Spec/merge.md §3.2, tenth review R10-1).
         let repair = try repairChunks(a, b, vaultBlocks: aTail.blocks, copyBlocks: bTail.blocks)
@@ -348,6 +350,42 @@ public struct MergeReport: Sendable {
             droppedFromVault: aTail.leftOut)
         report.temporariesLeft = union.temporariesLeft
         return report
+    }
+
+    /// The blocks of the vault's tail and of the copy's
+    /// (``Side/blocks(after:keyrings:recognizing:)``). Each side's
+    /// attestations are checked first, on every core (within one of two
+    /// threads they would run on that thread alone); then each side's
+    /// blocks are made on its own thread: the two read different files.
+    /// One side after the other left the second core idle while each
+    /// hashed, opened and decoded its tail's frames.
+    static func bothTails(_ a: Side, _ b: Side, after first: Int, keyrings union: KeyringUnion, recognizing own: Ed25519.KeyPair)
+        -> (vault: Result<Side.Tail, SyncError>, copy: Result<Side.Tail, SyncError>)
+    {
+        a.checkAttestations(after: first, recognizing: own)
+        b.checkAttestations(after: first, recognizing: own)
+        let slots = TailSlots(a, b)
+        DispatchQueue.concurrentPerform(iterations: 2) { i in
+            let side = i == 0 ? slots.a : slots.b
+            let tail = Result { () throws(SyncError) -> Side.Tail in try side.blocks(after: first, keyrings: union, recognizing: own) }
+            slots.results.withLock { $0[i] = tail }
+        }
+        return slots.results.withLock { ($0[0]!, $0[1]!) }
+    }
+
+    /// The two sides and their tails' slots, handed to
+    /// ``bothTails(_:_:after:keyrings:recognizing:)``'s two threads: each
+    /// thread reads its side (whose file locks itself) and writes its own
+    /// slot, and the slots are read after both threads end.
+    private final class TailSlots: @unchecked Sendable {
+        let a: Side
+        let b: Side
+        let results = Locked<[Result<Side.Tail, SyncError>?]>([nil, nil])
+
+        init(_ a: Side, _ b: Side) {
+            self.a = a
+            self.b = b
+        }
     }
 
     /// Throws ``SyncError/unknownCriticalKind(path:_:author:)`` when `side`
@@ -754,12 +792,17 @@ public struct MergeReport: Sendable {
     }
 
     /// Copies the first `byteCount` bytes of `source` to a new file `destination` (mode 0600),
-    /// in the kernel where it can (``SystemFile/copy(_:from:at:)``).
+    /// in the kernel where it can (``SystemFile/copy(_:from:at:)``), and
+    /// starts writing them back (``SystemFile/startWriteback(from:count:)``):
+    /// the disk takes them while the merge seals its commits, so the flush
+    /// before the check waits for little more than those (a 7.5 MB prefix
+    /// was written back by that flush alone).
     static func copyFile(_ source: String, to destination: String, byteCount: UInt64) throws(SyncError) {
         do {
             let input = try SystemFile(path: source, mode: .readOnly)
             let output = try SystemFile(path: destination, mode: .createExclusive(permissions: 0o600))
             try output.copy(byteCount, from: input, at: 0)
+            if byteCount > 0 { output.startWriteback(from: 0, count: Int(byteCount)) }
         } catch {
             throw .io(error)
         }
@@ -1016,6 +1059,11 @@ final class Side {
         var vouched: Bool { onlyTrustedKeyrings || (attestation.map { $0 != CommitChain.unattested } ?? false) && !byRemovedMember }
     }
 
+    /// What ``blocks(after:keyrings:recognizing:)`` gives: a tail's
+    /// blocks, the frames left out, and the records that would be released
+    /// unverified.
+    typealias Tail = (blocks: [Block], leftOut: [FormatError], unverifiedRecords: [Unverified])
+
     /// A record of this file that authenticates under the keys held but
     /// sits in a commit that does not verify: the merge cannot vouch for it.
     struct Unverified {
@@ -1032,9 +1080,25 @@ final class Side {
         file.commitWalkPositions
     }
 
-    func blocks(after first: Int, keyrings union: KeyringUnion) throws(SyncError)
-        -> (blocks: [Block], leftOut: [FormatError], unverifiedRecords: [Unverified])
-    {
+    /// Checks the attestations of this side's verified commit groups from
+    /// `first` on — the ones a block may ask for — in parallel on every
+    /// core (each verified alone: the verdicts one by one gives), `own`'s
+    /// recognized by signing again. Those already checked are not checked
+    /// again.
+    func checkAttestations(after first: Int, recognizing own: Ed25519.KeyPair?) {
+        let statuses = file.commitStatuses
+        let count = file.structure.groups.count
+        guard first < count else { return }
+        file.checkAttestations(
+            ofGroups: (first..<count).filter { statuses.indices.contains($0) && statuses[$0] == .verified }, recognizing: own)
+    }
+
+    /// The blocks of this side's tail, the groups from `first` on
+    /// (`Spec/merge.md §3.2`), with the frames left out and the records
+    /// that would be released unverified. The attestations of the verified
+    /// groups are checked first, on every core; the merging member's own
+    /// (`own`) are recognized by signing again (same verdicts).
+    func blocks(after first: Int, keyrings union: KeyringUnion, recognizing own: Ed25519.KeyPair? = nil) throws(SyncError) -> Tail {
         var blocks: [Block] = []
         var leftOut: [FormatError] = []
         var unverified: [Unverified] = []
@@ -1043,10 +1107,7 @@ final class Side {
         // Statuses only: the attestation of a group is checked when its
         // block needs it, not every one of the file's.
         let statuses = file.commitStatuses
-        // Those of the verified groups, the ones a block may ask for, in
-        // parallel on both cores (each verified alone): the same verdicts
-        // as one by one.
-        file.checkAttestations(ofGroups: (first..<groups.count).filter { statuses.indices.contains($0) && statuses[$0] == .verified })
+        checkAttestations(after: first, recognizing: own)
         let linkPositions = linkOrder()
         let previousHeads = file.commitPreviousHeads
         for g in first..<groups.count {
