@@ -22,8 +22,16 @@ public struct MergeReport: Sendable {
     @_spi(Format) public let framesResealed: Int
     /// Commits written for them.
     @_spi(Format) public let commitsWritten: Int
-    /// Of those, commits written unattested: their source commit was.
+    /// Of those, commits written unattested: their source commit was
+    /// unattested, or its attestation failed (``failedAttestations``).
     @_spi(Format) public let unattestedCommits: Int
+    /// The carried commits whose attestation failed — a sign that a holder
+    /// of the vault's key wrote or rewrote them (`Spec/format.md §9.4`) —
+    /// each with the file it is in and the commit frame's place there. The
+    /// result writes them unattested (`Spec/merge.md §3.3`), so the merge
+    /// says so: `quire verify` reports them on the file they came from as
+    /// `attestation_failed`, and the merged vault no longer can.
+    @_spi(Format) public internal(set) var failedAttestations: [FailedAttestation] = []
     /// Frames of the copy left out, each with why: damaged, malformed,
     /// stale, or unverified (a commit that does not vouch for it). A copy
     /// with any of these is not complete in the result.
@@ -34,6 +42,14 @@ public struct MergeReport: Sendable {
     /// Temporary files the merge made and could not remove (an I/O error):
     /// the next write beside the vault removes them (`Spec/merge.md §3.5`).
     @_spi(Format) public internal(set) var temporariesLeft: [String] = []
+
+    /// A carried commit whose attestation failed (``MergeReport/failedAttestations``).
+    @_spi(Format) public struct FailedAttestation: Sendable, Equatable {
+        /// The file the commit is in: the copy (true) or the vault's own tail.
+        public let inCopy: Bool
+        /// `attestationFailed`, at the commit frame, with the reason.
+        public let issue: FormatError
+    }
 }
 
 /// Merges two copies of one vault (`Spec/merge.md §3`).
@@ -259,6 +275,7 @@ public struct MergeReport: Sendable {
         var commits = 0
         var unattested = 0
         var resealed = 0
+        var failedAttestations: [MergeReport.FailedAttestation] = []
         // The result starts with the common prefix, copied from the vault:
         // its frames are known from the vault's scan, not scanned again.
         let copiedPrefix = VaultScanner.prefix(of: a.file.structure, groups: prefix.groups)
@@ -341,7 +358,12 @@ public struct MergeReport: Sendable {
                         throw .resultDoesNotVerify(reason: "\(error)")
                     }
                     commits += 1
-                    if case .none = attestation { unattested += 1 }
+                    if case .none = attestation {
+                        unattested += 1
+                        if let failure = block.attestationFailure {
+                            failedAttestations.append(.init(inCopy: frames[0].side.role == .copy, issue: failure))
+                        }
+                    }
                 }
             }, credential: credential, firstNewGroup: prefix.groups, random: random, options: options, copied: copiedPrefix)
         var report = MergeReport(
@@ -349,6 +371,7 @@ public struct MergeReport: Sendable {
             framesResealed: resealed, commitsWritten: commits, unattestedCommits: unattested, leftOut: leftOut,
             droppedFromVault: aTail.leftOut)
         report.temporariesLeft = union.temporariesLeft
+        report.failedAttestations = failedAttestations
         return report
     }
 
@@ -1034,6 +1057,9 @@ final class Side {
         /// The source commit's plaintext attestation (96 bytes; zeros when
         /// unattested); nil when it failed or could not be opened.
         let attestation: [UInt8]?
+        /// Why the source commit's attestation failed, at its commit frame;
+        /// nil when it did not.
+        let attestationFailure: FormatError?
         /// True when that attestation is a removed member's.
         let byRemovedMember: Bool
         /// The key commitment of the key the source commit is sealed under,
@@ -1250,6 +1276,7 @@ final class Side {
             var attestation: [UInt8]? = nil
             var keyCommitment: [UInt8]? = nil
             var byRemovedMember = false
+            var attestationFailure: FormatError? = nil
             let checked = status == .verified ? file.attestation(ofGroup: g) : .notChecked
             switch checked {
             case .attested, .removedMember:
@@ -1271,7 +1298,9 @@ final class Side {
                 if case .removedMember = checked, !file.ranksAsMember(group: g) { byRemovedMember = true }
             case .unattested:
                 attestation = CommitChain.unattested
-            case .notChecked, .failed:
+            case .failed(let reason):
+                attestationFailure = .attestationFailed(file.structure.frames.location(at: groups[g].commitFrame), reason: reason)
+            case .notChecked:
                 break
             }
             let onlyTrustedKeyrings = carried.allSatisfy {
@@ -1281,7 +1310,8 @@ final class Side {
                 Block(
                     frames: carried, maxEpoch: carried.map(\.epoch).max()!, digest: h.finalize(), keyrings: keyrings,
                     parentKeyrings: parents,
-                    attestation: attestation, byRemovedMember: byRemovedMember, keyCommitment: keyCommitment,
+                    attestation: attestation, attestationFailure: attestationFailure, byRemovedMember: byRemovedMember,
+                    keyCommitment: keyCommitment,
                     previousHead: g < previousHeads.count ? previousHeads[g] : nil, sourceCommit: g,
                     linkPosition: g < linkPositions.count ? linkPositions[g] : linkPositions.count + g,
                     isWholeGroup: carried.count == groups[g].members.count,

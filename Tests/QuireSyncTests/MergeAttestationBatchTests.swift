@@ -82,8 +82,16 @@ private func verified(_ path: String, _ c: TwoCopies) throws -> VaultFile {
         copy(c.a, twin)
         let report = try VaultMerge.merge(vaultAt: c.a, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
         #expect(report.changed && report.framesAdded == 5 && report.unattestedCommits == 1)
+        // The merge says the attestation failed: the result no longer can.
+        let failedGroup = try VaultFile(path: c.b).structure.groups.count - 3
+        let commitFrame = try VaultFile(path: c.b).structure.groups[failedGroup].commitFrame
+        #expect(report.failedAttestations.count == 1)
+        if let f = report.failedAttestations.first {
+            #expect(f.inCopy && f.issue.code == "attestation_failed")
+            if case .attestationFailed(let location, _) = f.issue { #expect(location.index == commitFrame) }
+        }
         let again = try VaultMerge.merge(vaultAt: twin, copyAt: c.b, credential: .device(c.laptop.keyPair), options: fast)
-        #expect(again.unattestedCommits == 1)
+        #expect(again.unattestedCommits == 1 && again.failedAttestations == report.failedAttestations)
         #expect(bytes(c.a) == bytes(twin))
         // Phone 0 and 1 stay where they were and keep the phone's
         // attestation; phone 3 and 4, attested, are placed before the

@@ -95,10 +95,16 @@ struct MergeCommand: QuireCommand {
                 "merged \(b) into \(target): \(plural(report.framesAdded, "record")) added in \(plural(report.commitsWritten, "commit"))"
             if report.framesCarriedUnopened > 0 { s += " (\(report.framesCarriedUnopened) carried unopened)" }
             if report.framesResealed > 0 { s += "; \(plural(report.framesResealed, "record")) sealed again under the current key" }
-            if report.unattestedCommits > 0 {
-                s += "; \(plural(report.unattestedCommits, "commit")) unattested, as in \(b) (no member vouches for them)"
+            let asBefore = report.unattestedCommits - report.failedAttestations.count
+            if asBefore > 0 {
+                s += "; \(plural(asBefore, "commit")) unattested, as in \(b) (no member vouches for them)"
             }
             c.out.line("\(s)")
+            if !report.failedAttestations.isEmpty {
+                c.out.warning(
+                    "\(plural(report.failedAttestations.count, "commit")) carried had an attestation that does not verify (attestation_failed: only someone holding the vault's key can write one); the merged vault holds them unattested. Keep the files they came from to show it, and see 'quire verify' on them and 'quire devices'"
+                )
+            }
         } else if report.leftOut.isEmpty {
             c.out.line("\(target) already holds everything in \(b); nothing was written")
         } else {
@@ -108,6 +114,7 @@ struct MergeCommand: QuireCommand {
         }
         for e in report.leftOut { c.out.line("  left out of \(b): \(e.description)") }
         for e in report.droppedFromVault { c.out.line("  dropped from \(target): \(e.description)") }
+        for f in report.failedAttestations { c.out.line("  attestation failed in \(f.inCopy ? b : a): \(f.issue.description)") }
         c.out.emit(
             MergeJSON(
                 vault: target, copy: b, changed: report.changed, recordsAdded: report.framesAdded,
@@ -115,7 +122,10 @@ struct MergeCommand: QuireCommand {
                 commitsWritten: report.commitsWritten, unattestedCommits: report.unattestedCommits,
                 commonPrefixBytes: report.commonPrefixByteCount,
                 leftOut: report.leftOut.map(\.description),
-                droppedFromVault: report.droppedFromVault.map(\.description)))
+                droppedFromVault: report.droppedFromVault.map(\.description),
+                attestationFailed: report.failedAttestations.map {
+                    MergeJSON.FailedAttestation(file: $0.inCopy ? b : a, message: $0.issue.description)
+                }))
         return .success
     }
 
@@ -183,11 +193,20 @@ struct MergeJSON: JSONShape {
     let commonPrefixBytes: UInt64
     let leftOut: [String]
     let droppedFromVault: [String]
+    /// The carried commits whose attestation failed, written unattested
+    /// (`Spec/merge.md §3.6`): the file each is in and the message.
+    let attestationFailed: [FailedAttestation]
+
+    /// One of ``attestationFailed``.
+    struct FailedAttestation: Encodable {
+        let file: String
+        let message: String
+    }
 
     static var example: MergeJSON {
         MergeJSON(
             vault: "", copy: "", changed: false, recordsAdded: 0, recordsCarriedUnopened: 0, recordsResealed: 0, commitsWritten: 0,
             unattestedCommits: 0, commonPrefixBytes: 0,
-            leftOut: [], droppedFromVault: [])
+            leftOut: [], droppedFromVault: [], attestationFailed: [FailedAttestation(file: "", message: "")])
     }
 }
