@@ -57,14 +57,13 @@ struct EntrySummaryTable: Sendable {
     }
 
     /// The table of a loaded cache's rows (slot `i` is row `i`), which
-    /// are decoded only when read: a page decodes its own rows, and the
-    /// order, checked when the rows were loaded, is sorted only when a
-    /// writer did not store it ascending.
+    /// are decoded only when read: a page decodes its own rows. The rows
+    /// are in ascending order (``PackedSummaries`` checks it group by
+    /// group as they load).
     init(packed: PackedSummaries) {
         base = packed
         baseCount = packed.count
         order = Array(0..<Int32(packed.count))
-        if !packed.isAscending { sortOrder() }
     }
 
     /// The number of entries (deleted ones included).
@@ -118,6 +117,21 @@ struct EntrySummaryTable: Sendable {
         if let row = unchangedBaseRow(slot) { return (base!.id(row), base!.isDeleted(row)) }
         let s = summary(slot)
         return (s.id, s.isDeleted)
+    }
+
+    /// Calls `body` with the id of each entry in order and whether its
+    /// winning head is a tombstone: for a loaded cache's rows that nothing
+    /// changed or joined, each row group is opened once and its rows read
+    /// in place.
+    func forEachIDAndDeletion(_ body: (EntryID, Bool) -> Void) {
+        if let base, rows.isEmpty, baseChanges.isEmpty, order.count == baseCount {
+            base.forEachIDAndDeletion(body)
+            return
+        }
+        for slot in order {
+            let (id, isDeleted) = idAndDeletion(slot)
+            body(id, isDeleted)
+        }
     }
 
     /// The date of the entry in `slot` (not free).
@@ -198,10 +212,24 @@ struct EntrySummaryTable: Sendable {
     }
 
     /// The first position in ``order`` whose key is not less than `key`.
-    func insertionPoint(_ key: EntrySortKey) -> Int { partitionPoint { self.key($0) < key } }
+    /// A loaded cache's row is compared through its group's bounds when
+    /// they decide it, so that the search loads at most the group `key`
+    /// falls in.
+    func insertionPoint(_ key: EntrySortKey) -> Int {
+        partitionPoint { slot in
+            if let row = self.unchangedBaseRow(slot) { return self.base!.isBefore(row, key) }
+            return self.key(slot) < key
+        }
+    }
 
-    /// The first position in ``order`` whose date is at least `created`.
-    func firstPosition(createdAtLeast created: Int64) -> Int { partitionPoint { self.created($0) < created } }
+    /// The first position in ``order`` whose date is at least `created`
+    /// (through a loaded cache's group bounds, as ``insertionPoint(_:)``).
+    func firstPosition(createdAtLeast created: Int64) -> Int {
+        partitionPoint { slot in
+            if let row = self.unchangedBaseRow(slot) { return self.base!.isCreatedBefore(row, created) }
+            return self.created(slot) < created
+        }
+    }
 
     /// The first position in ``order`` whose slot `before` rejects;
     /// `before` accepts a prefix of the order.
@@ -287,6 +315,12 @@ struct EntrySummaryTable: Sendable {
 struct IDKey: Hashable, Sendable {
     let high: UInt64
     let low: UInt64
+
+    /// The key of the id whose bytes are the big-endian words `high`, `low`.
+    init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
 
     init(_ id: EntryID) {
         switch id.storage {

@@ -59,10 +59,9 @@ extension IndexCache {
         static let all: UInt8 = 31
     }
 
-    /// The summaries: entries as columns, tags and journals through a
-    /// table of distinct strings.
-    static func encodeSummaries(_ contents: Contents) -> [UInt8] {
-        let entries = contents.entries
+    /// One row group of the summaries: its entries as columns, tags and
+    /// journals through a table of the distinct strings its rows name.
+    static func encodeSummaryGroup(_ entries: ArraySlice<Entry>) -> [UInt8] {
         let n = entries.count
         var ids: [UInt8] = []
         var revisions: [UInt8] = []
@@ -133,6 +132,72 @@ extension IndexCache {
             ("revisionCounts", .bytes(counts)),
         ]
         return CBOREncoder.encode(.map(CBORMap(text: pairs)))
+    }
+
+    /// Bytes per row of the summaries directory's `groups` column: sealed
+    /// length (uint32 LE), tag (16), then the first and the last row's
+    /// `created` (int64 LE) and entry id (16).
+    static let summaryGroupEntryWidth = 68
+
+    /// The summaries' directory: `{"count": uint, "groups": bstr, "rows": uint}`,
+    /// the rows per group and each group's place and bounds (``SummaryGroupEntry``).
+    static func encodeSummaryDirectory(count: Int, rowsPerGroup: Int, groups: [SummaryGroupEntry]) -> [UInt8] {
+        var column: [UInt8] = []
+        column.reserveCapacity(groups.count * summaryGroupEntryWidth)
+        for g in groups {
+            appendLE(UInt32(g.sealedLength), to: &column)
+            column += g.tag
+            for key in [g.first, g.last] {
+                appendLE(UInt64(bitPattern: key.created), to: &column)
+                key.id.storage.append(to: &column)
+            }
+        }
+        let pairs: [(String, CBOR)] = [
+            ("count", .unsigned(UInt64(count))), ("rows", .unsigned(UInt64(rowsPerGroup))), ("groups", .bytes(column)),
+        ]
+        return CBOREncoder.encode(.map(CBORMap(text: pairs)))
+    }
+
+    /// The summaries' directory in `payload`; nil when it is malformed or
+    /// inconsistent: the group count is not the rows' in groups of `rows`,
+    /// a sealed length is out of range, or a group's first key is after
+    /// its last or not after the last key of the group before.
+    static func decodeSummaryDirectory(_ payload: UnsafeRawBufferPointer) -> (
+        count: Int, rowsPerGroup: Int, groups: [SummaryGroupEntry]
+    )? {
+        guard let fields = try? CBORDecoder.mapFieldRanges(payload), fields.count == 3 else { return nil }
+        func unsigned(_ name: String) -> UInt64? {
+            guard let f = fields[name], !f.isBytes,
+                case .unsigned(let v)? = try? CBORDecoder.decode(UnsafeRawBufferPointer(rebasing: payload[f.range]))
+            else { return nil }
+            return v
+        }
+        guard let count = unsigned("count"), let rows = unsigned("rows"), let f = fields["groups"], f.isBytes,
+            count <= UInt64(Int32.max), rows >= 1, rows <= UInt64(Int32.max)
+        else { return nil }
+        let n = Int(count)
+        let r = Int(rows)
+        let groupCount = (n + r - 1) / r
+        let column = UnsafeRawBufferPointer(rebasing: payload[f.range])
+        guard column.count == groupCount * summaryGroupEntryWidth else { return nil }
+        let tag = XChaCha20Poly1305.tagByteCount
+        var groups: [SummaryGroupEntry] = []
+        groups.reserveCapacity(groupCount)
+        for g in 0..<groupCount {
+            let at = g * summaryGroupEntryWidth
+            let sealed = Int(loadLE(UInt32.self, column, at: at))
+            func key(_ offset: Int) -> EntrySortKey {
+                EntrySortKey(
+                    created: Int64(bitPattern: loadLE(UInt64.self, column, at: at + offset)),
+                    id: EntryID(uncheckedRaw: UnsafeRawBufferPointer(rebasing: column[(at + offset + 8)..<(at + offset + 24)])))
+            }
+            let entry = SummaryGroupEntry(
+                sealedLength: sealed, tag: Array(column[(at + 4)..<(at + 20)]), first: key(20), last: key(44))
+            guard sealed > tag, sealed <= maxFileBytes, !(entry.last < entry.first) else { return nil }
+            if let previous = groups.last, !(previous.last < entry.first) { return nil }
+            groups.append(entry)
+        }
+        return (n, r, groups)
     }
 
     // MARK: frame table

@@ -37,10 +37,14 @@ extension IndexCache {
     }
 
     /// Loads the cache file `key` names in `folder`, sealed for `vaultID`,
-    /// if `check` accepts its file identity (see ``open(_:key:vaultID:search:check:)``).
-    /// Every failure, I/O included, is a ``Load/discarded(_:)``.
+    /// if `check` accepts its file identity (see ``open(_:key:vaultID:search:checkEveryRow:check:)``).
+    /// Every failure found then, I/O included, is a ``Load/discarded(_:)``;
+    /// without `checkEveryRow`, the summaries' row groups are read from the
+    /// file, kept open, when a row in them is first read (a rewrite renames
+    /// a new file over this one: they are still read from this one).
     package static func load(
-        folder: String, key: IndexCacheKey, vaultID: VaultID, search: Bool = true, check: (Identity) -> Discard?
+        folder: String, key: IndexCacheKey, vaultID: VaultID, search: Bool = true, checkEveryRow: Bool = true,
+        check: (Identity) -> Discard?
     ) -> Load {
         let path = folder + "/" + key.fileName
         let file: SystemFile
@@ -57,7 +61,8 @@ extension IndexCache {
         }
         // Each part is read when it is needed (the frame table not at all,
         // the search index only when wanted), from this one open file.
-        return open(byteCount: Int(size), key: key, vaultID: vaultID, search: search, check: check) { range in
+        return open(byteCount: Int(size), key: key, vaultID: vaultID, search: search, checkEveryRow: checkEveryRow, check: check) {
+            range in
             guard let bytes = try? file.read(count: range.count, at: UInt64(range.lowerBound)), bytes.count == range.count else {
                 return nil
             }

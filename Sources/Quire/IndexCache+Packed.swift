@@ -1,16 +1,16 @@
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
+import Synchronization
 
-/// The summaries part of a loaded index cache kept as it was opened: its
-/// columns (`Spec/index-cache.md §1`) are read where they lie, and a row is
-/// decoded when it is asked for. Loading checks every row once, the way
-/// decoding them all did, but builds nothing per row: it records where
-/// each row's varint fields start and makes a flat id → row table, so that
-/// a first page of a 50,000-entry cache decodes its 20 rows, not 50,000.
-/// A cache that does not check is refused whole (``make(_:payload:)`` is
-/// nil), never read in part. The plaintext is wiped when the last
-/// reference to it goes.
-final class PackedSummaries: Sendable {
+/// One row group of a loaded index cache's summaries kept as it was
+/// opened: its columns (`Spec/index-cache.md §1`) are read where they lie,
+/// and a row is decoded when it is asked for. Loading checks every row of
+/// the group once, the way decoding them all did, but builds nothing per
+/// row: it records where each row's varint fields start and checks that
+/// no two rows share an id. A group that does not check is refused whole
+/// (``make(_:payload:rows:first:last:)`` is nil), never read in part. The
+/// plaintext is wiped when the last reference to it goes.
+final class SummaryRowGroup: Sendable {
     /// Where one row's variable-length fields are: its journal's string
     /// index, the offsets of its tag count and head count in the tags and
     /// heads columns, and its revision count.
@@ -40,16 +40,8 @@ final class PackedSummaries: Sendable {
     private let heads: Range<Int>
     private let strings: [String]
     private let rows: [RowIndex]
-    /// Open addressing by id: row + 1, 0 for an empty bucket.
-    private let idTable: [Int32]
-    /// True when the rows are in strictly ascending (date, id) order, as a
-    /// writer stores them.
-    let isAscending: Bool
 
-    private init(
-        bytes: [UInt8], count: Int, columns: [Int], tags: Range<Int>, heads: Range<Int>, strings: [String], rows: [RowIndex],
-        idTable: [Int32], isAscending: Bool
-    ) {
+    private init(bytes: [UInt8], count: Int, columns: [Int], tags: Range<Int>, heads: Range<Int>, strings: [String], rows: [RowIndex]) {
         self.bytes = bytes
         self.count = count
         ids = columns[0]
@@ -65,28 +57,28 @@ final class PackedSummaries: Sendable {
         self.heads = heads
         self.strings = strings
         self.rows = rows
-        self.idTable = idTable
-        self.isAscending = isAscending
     }
 
     deinit { wipeShared(bytes) }
 
-    /// The summaries encoded at `payload` of `bytes` (the opened part; the
-    /// result keeps it, and wipes it when it goes); nil when anything in
-    /// them is malformed or inconsistent, or two rows share an id.
-    static func make(_ bytes: [UInt8], payload: Range<Int>) -> PackedSummaries? {
-        bytes.withUnsafeBytes { all in check(all, payload: payload) }.map { c in
-            PackedSummaries(
-                bytes: bytes, count: c.count, columns: c.columns, tags: c.tags, heads: c.heads, strings: c.strings, rows: c.rows,
-                idTable: c.idTable, isAscending: c.isAscending)
+    /// The row group encoded at `payload` of `bytes` (the opened part;
+    /// the result keeps it, and wipes it when it goes); nil when anything
+    /// in it is malformed or inconsistent, it does not hold `rows` rows in
+    /// strictly ascending (date, id) order from `first` to `last` (the
+    /// keys the directory lists for it), or two of its rows share an id.
+    static func make(_ bytes: [UInt8], payload: Range<Int>, rows: Int, first: EntrySortKey, last: EntrySortKey) -> SummaryRowGroup? {
+        bytes.withUnsafeBytes { all in check(all, payload: payload, rows: rows, first: first, last: last) }.map { c in
+            SummaryRowGroup(
+                bytes: bytes, count: c.count, columns: c.columns, tags: c.tags, heads: c.heads, strings: c.strings, rows: c.rows)
         }
     }
 
-    /// What ``make(_:payload:)`` keeps, when every row checks.
-    private static func check(_ all: UnsafeRawBufferPointer, payload: Range<Int>) -> (
-        count: Int, columns: [Int], tags: Range<Int>, heads: Range<Int>, strings: [String], rows: [RowIndex], idTable: [Int32],
-        isAscending: Bool
-    )? {
+    /// What ``make(_:payload:rows:first:last:)`` keeps, when every row checks.
+    private static func check(
+        _ all: UnsafeRawBufferPointer, payload: Range<Int>, rows expected: Int, first: EntrySortKey, last: EntrySortKey
+    )
+        -> (count: Int, columns: [Int], tags: Range<Int>, heads: Range<Int>, strings: [String], rows: [RowIndex])?
+    {
         typealias Flag = IndexCache.Flag
         guard payload.lowerBound >= 0, payload.upperBound <= all.count else { return nil }
         let raw = UnsafeRawBufferPointer(rebasing: all[payload])
@@ -99,7 +91,7 @@ final class PackedSummaries: Sendable {
             guard let f = fields[name], !f.isBytes else { return nil }
             return try? CBORDecoder.decode(UnsafeRawBufferPointer(rebasing: raw[f.range]))
         }
-        guard case .unsigned(let count)? = item("count"), count <= UInt64(raw.count) else { return nil }
+        guard case .unsigned(let count)? = item("count"), count == UInt64(expected), expected > 0 else { return nil }
         let n = Int(count)
         func column(_ name: String, width: Int) -> Range<Int>? {
             guard let b = bytes(name), b.count == width * n else { return nil }
@@ -132,7 +124,6 @@ final class PackedSummaries: Sendable {
         while tableCount < 2 * n { tableCount <<= 1 }
         let mask = tableCount - 1
         var idTable = [Int32](repeating: 0, count: tableCount)
-        var isAscending = true
         var previous: (created: Int64, high: UInt64, low: UInt64) = (0, 0, 0)
         for i in 0..<n {
             let f = all[flags.lowerBound + i]
@@ -166,16 +157,24 @@ final class PackedSummaries: Sendable {
                 b = (b + 1) & mask
             }
             idTable[b] = Int32(i + 1)
+            // Strictly ascending, from the directory's first key to its last.
             let date = Int64(bitPattern: IndexCache.loadLE(UInt64.self, all, at: created.lowerBound + 8 * i))
-            if isAscending, i > 0, !((previous.created, previous.high, previous.low) < (date, high, low)) { isAscending = false }
+            if i > 0, !((previous.created, previous.high, previous.low) < (date, high, low)) { return nil }
             previous = (date, high, low)
+            if i == 0, !Self.matches(first, date, high, low) { return nil }
         }
+        guard Self.matches(last, previous.created, previous.high, previous.low) else { return nil }
         guard journalReader.atEnd, tagReader.atEnd, headReader.atEnd, countReader.atEnd else { return nil }
         let columns = [ids, revisions, created, offsets, flags, standing, frames, frameOffsets, clocks].map(\.lowerBound)
-        return (n, columns, tags, heads, strings, rows, idTable, isAscending)
+        return (n, columns, tags, heads, strings, rows)
     }
 
-    /// The first bucket of an id given as its two big-endian words.
+    /// Whether `key` is the row key `(created, high, low)`.
+    private static func matches(_ key: EntrySortKey, _ created: Int64, _ high: UInt64, _ low: UInt64) -> Bool {
+        let k = IDKey(key.id)
+        return key.created == created && k.high == high && k.low == low
+    }
+
     /// The 16-byte id at `offset` of `all` as two big-endian words: the
     /// order and equality of the ids' bytes.
     private static func idWords(_ all: UnsafeRawBufferPointer, at offset: Int) -> (high: UInt64, low: UInt64) {
@@ -185,7 +184,8 @@ final class PackedSummaries: Sendable {
         )
     }
 
-    private static func bucket(_ high: UInt64, _ low: UInt64, mask: Int) -> Int {
+    /// The first bucket of an id given as its two big-endian words.
+    static func bucket(_ high: UInt64, _ low: UInt64, mask: Int) -> Int {
         var x = high ^ (low &* 0x9E37_79B9_7F4A_7C15)
         x ^= x >> 32
         x = x &* 0xD6E8_FEB8_6659_FD93
@@ -193,18 +193,11 @@ final class PackedSummaries: Sendable {
         return Int(truncatingIfNeeded: x) & mask
     }
 
-    /// The row of the entry whose id has the key `key`, if one has it.
-    func row(of key: IDKey) -> Int? {
+    /// Row `i`'s id as two big-endian words.
+    func idKey(_ i: Int) -> IDKey {
         bytes.withUnsafeBytes { all in
-            let mask = idTable.count - 1
-            var b = Self.bucket(key.high, key.low, mask: mask)
-            while idTable[b] != 0 {
-                let row = Int(idTable[b]) - 1
-                let (high, low) = Self.idWords(all, at: ids + 16 * row)
-                if high == key.high && low == key.low { return row }
-                b = (b + 1) & mask
-            }
-            return nil
+            let (high, low) = Self.idWords(all, at: ids + 16 * i)
+            return IDKey(high: high, low: low)
         }
     }
 
@@ -275,5 +268,225 @@ final class PackedSummaries: Sendable {
                 clock: IndexCache.loadLE(UInt64.self, all, at: clocks + 8 * i), otherHeads: otherHeads,
                 revisionCount: Int(r.revisionCount))
         }
+    }
+}
+
+/// Where a row group of the summaries is and what it holds, as the
+/// summaries' directory lists it (`Spec/index-cache.md §1`): its sealed
+/// length and AEAD tag, and the sort keys of its first and last rows.
+struct SummaryGroupEntry: Sendable, Equatable {
+    var sealedLength: Int
+    var tag: [UInt8]
+    var first: EntrySortKey
+    var last: EntrySortKey
+}
+
+/// A loaded index cache's summaries: the directory of their row groups,
+/// opened and checked at load, and each row group opened, checked and kept
+/// (``SummaryRowGroup``) when a row in it is first read, so that a page of
+/// the newest entries decrypts and checks the last row group or two, not
+/// every summary. The order of the groups is the directory's (each group's
+/// first key after the one before's last), and each group's rows are
+/// checked to run from its listed first key to its last on load: the rows
+/// are in strictly ascending (date, id) order throughout without loading
+/// them, and a binary search by date or key loads only the group the
+/// sought key falls in.
+///
+/// A row group that does not read, authenticate or check, or (when the id
+/// table is built) an id held by two rows, marks the summaries as failed
+/// (``failure``): from then on a row of a group not loaded reads as a
+/// deleted placeholder, and whoever read through them must drop them and
+/// answer from the vault file (`Vault+IndexCache.swift` checks after each
+/// use). ``loadAll()`` loads and checks every group and the ids first.
+final class PackedSummaries: Sendable {
+    /// The number of rows.
+    let count: Int
+    /// Rows per group (the last may hold fewer).
+    let rowsPerGroup: Int
+    /// The groups as the directory lists them.
+    let groups: [SummaryGroupEntry]
+    /// Opens and checks row group `g`.
+    private let load: @Sendable (Int) -> Result<SummaryRowGroup, IndexCache.Discard>
+
+    private struct State: Sendable {
+        var loaded: [SummaryRowGroup?]
+        var failure: IndexCache.Discard?
+        /// Open addressing by id over every row: row + 1, 0 for an empty
+        /// bucket; built at the first lookup by id.
+        var idTable: [Int32]?
+        var loads = 0
+    }
+
+    private let state: Mutex<State>
+
+    init(
+        count: Int, rowsPerGroup: Int, groups: [SummaryGroupEntry],
+        load: @escaping @Sendable (Int) -> Result<SummaryRowGroup, IndexCache.Discard>
+    ) {
+        self.count = count
+        self.rowsPerGroup = rowsPerGroup
+        self.groups = groups
+        self.load = load
+        state = Mutex(State(loaded: [SummaryRowGroup?](repeating: nil, count: groups.count)))
+    }
+
+    /// Why a row group or the id table did not check, once one did not.
+    var failure: IndexCache.Discard? { state.withLock { $0.failure } }
+
+    /// How many row groups were opened so far (for tests).
+    var loadedGroupCount: Int { state.withLock { $0.loads } }
+
+    /// Loads and checks every row group and builds the id table now; why
+    /// they do not check, or nil.
+    func loadAll() -> IndexCache.Discard? {
+        state.withLock { s in
+            Self.buildIDTable(&s, count: count, rowsPerGroup: rowsPerGroup, load: load)
+            return s.failure
+        }
+    }
+
+    /// Opens and checks row group `g` now (when it is not yet); why it
+    /// does not check (or another did not before), or nil.
+    func open(group g: Int) -> IndexCache.Discard? {
+        state.withLock { s in
+            _ = Self.group(g, in: &s, load: load)
+            return s.failure
+        }
+    }
+
+    /// Row group `g`, opened now when it is not yet; nil once the
+    /// summaries failed and it was not loaded before.
+    private static func group(
+        _ g: Int, in s: inout State, load: @Sendable (Int) -> Result<SummaryRowGroup, IndexCache.Discard>
+    ) -> SummaryRowGroup? {
+        if let loaded = s.loaded[g] { return loaded }
+        guard s.failure == nil else { return nil }
+        s.loads += 1
+        switch load(g) {
+        case .success(let group):
+            s.loaded[g] = group
+            return group
+        case .failure(let why):
+            s.failure = why
+            return nil
+        }
+    }
+
+    private static func buildIDTable(
+        _ s: inout State, count: Int, rowsPerGroup: Int, load: @Sendable (Int) -> Result<SummaryRowGroup, IndexCache.Discard>
+    ) {
+        guard s.idTable == nil, s.failure == nil else { return }
+        var loaded: [SummaryRowGroup] = []
+        loaded.reserveCapacity(s.loaded.count)
+        for g in s.loaded.indices {
+            guard let group = group(g, in: &s, load: load) else { return }
+            loaded.append(group)
+        }
+        var tableCount = 8
+        while tableCount < 2 * count { tableCount <<= 1 }
+        let mask = tableCount - 1
+        var table = [Int32](repeating: 0, count: tableCount)
+        for i in 0..<count {
+            let key = loaded[i / rowsPerGroup].idKey(i % rowsPerGroup)
+            var b = SummaryRowGroup.bucket(key.high, key.low, mask: mask)
+            while table[b] != 0 {
+                let other = Int(table[b]) - 1
+                if loaded[other / rowsPerGroup].idKey(other % rowsPerGroup) == key {
+                    s.failure = .malformed
+                    return
+                }
+                b = (b + 1) & mask
+            }
+            table[b] = Int32(i + 1)
+        }
+        s.idTable = table
+    }
+
+    /// `body` of row `i`'s group and its place in it; nil once the
+    /// summaries failed and that group was not loaded before.
+    private func withRow<T>(_ i: Int, _ body: (SummaryRowGroup, Int) -> T) -> T? {
+        let g = i / rowsPerGroup
+        guard let group = state.withLock({ s in Self.group(g, in: &s, load: load) }) else { return nil }
+        return body(group, i - g * rowsPerGroup)
+    }
+
+    /// The id a row of a group that failed reads as.
+    private static let placeholderID = EntryID(unchecked: [UInt8](repeating: 0, count: 16))
+
+    /// What a row of a group that failed reads as: a deleted entry at its
+    /// group's first date, which no page shows.
+    private func placeholder(_ i: Int) -> EntrySummary {
+        EntrySummary(
+            id: Self.placeholderID, created: groups[i / rowsPerGroup].first.created, utcOffsetSeconds: 0, tags: [], journal: "",
+            isStarred: false, hasAttachments: false, hasPhotos: false, isDeleted: true, hasConflict: false, standing: 0, frame: 0)
+    }
+
+    /// The row of the entry whose id has the key `key`, if one has it
+    /// (every group is loaded, and the id table built, at the first call).
+    func row(of key: IDKey) -> Int? {
+        state.withLock { (s: inout State) -> Int? in
+            Self.buildIDTable(&s, count: count, rowsPerGroup: rowsPerGroup, load: load)
+            guard let table = s.idTable else { return nil }
+            let mask = table.count - 1
+            var b = SummaryRowGroup.bucket(key.high, key.low, mask: mask)
+            while table[b] != 0 {
+                let row = Int(table[b]) - 1
+                if let group = s.loaded[row / rowsPerGroup], group.idKey(row % rowsPerGroup) == key { return row }
+                b = (b + 1) & mask
+            }
+            return nil
+        }
+    }
+
+    /// Calls `body` with each row's id and whether its winning head is a
+    /// tombstone, in row order, opening each row group once and reading
+    /// its rows in place; stops at a group that fails (``failure`` then
+    /// says why).
+    func forEachIDAndDeletion(_ body: (EntryID, Bool) -> Void) {
+        for g in groups.indices {
+            guard let group = state.withLock({ s in Self.group(g, in: &s, load: load) }) else { return }
+            for row in 0..<group.count { body(group.id(row), group.isDeleted(row)) }
+        }
+    }
+
+    /// Row `i`'s entry id.
+    func id(_ i: Int) -> EntryID { withRow(i) { $0.id($1) } ?? Self.placeholderID }
+
+    /// Row `i`'s date (`created`).
+    func created(_ i: Int) -> Int64 { withRow(i) { $0.created($1) } ?? groups[i / rowsPerGroup].first.created }
+
+    /// Row `i`'s sort key.
+    func key(_ i: Int) -> EntrySortKey { withRow(i) { $0.key($1) } ?? EntrySortKey(created: created(i), id: Self.placeholderID) }
+
+    /// Whether row `i`'s key is less than `key`, from the directory's
+    /// bounds of its group when they decide it (its group is then not loaded).
+    func isBefore(_ i: Int, _ key: EntrySortKey) -> Bool {
+        let bounds = groups[i / rowsPerGroup]
+        if bounds.last < key { return true }
+        if !(bounds.first < key) { return false }
+        return self.key(i) < key
+    }
+
+    /// Whether row `i`'s date is less than `created`, from the directory's
+    /// bounds of its group when they decide it.
+    func isCreatedBefore(_ i: Int, _ created: Int64) -> Bool {
+        let bounds = groups[i / rowsPerGroup]
+        if bounds.last.created < created { return true }
+        if bounds.first.created >= created { return false }
+        return self.created(i) < created
+    }
+
+    /// Whether row `i`'s winning head is a tombstone, read from its flags
+    /// alone.
+    func isDeleted(_ i: Int) -> Bool { withRow(i) { $0.isDeleted($1) } ?? true }
+
+    /// Row `i`'s summary, decoded now.
+    func summary(_ i: Int) -> EntrySummary { withRow(i) { $0.summary($1) } ?? placeholder(i) }
+
+    /// Row `i`'s entry (summary, winning head and other heads), decoded now.
+    func entry(_ i: Int) -> IndexCache.Entry {
+        withRow(i) { $0.entry($1) }
+            ?? IndexCache.Entry(
+                summary: placeholder(i), revision: RevisionID(unchecked: [UInt8](repeating: 0, count: 16)), frameOffset: 0, clock: 0)
     }
 }

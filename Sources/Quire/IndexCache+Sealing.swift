@@ -6,11 +6,14 @@ import Synchronization
 ///
 /// ```
 /// prefix = "QUIRE-IC" ‖ version (1) ‖ len(sealed header) (4) ‖ len(sealed frame directory) (8)
-///          ‖ len(sealed summaries) (8) ‖ len(sealed search) (8)                                 (big-endian)
+///          ‖ len(sealed summaries directory) (8) ‖ len(summaries' row groups) (8) ‖ len(sealed search) (8)   (big-endian)
 /// file   = prefix
 ///          ‖ nonce₀ (24) ‖ XChaCha20-Poly1305(key, nonce₀, pad(header),          prefix ‖ vault id)
 ///          ‖ nonce₁ (24) ‖ XChaCha20-Poly1305(key, nonce₁, pad(frame directory), prefix ‖ vault id ‖ 0x03 ‖ header)
-///          ‖ nonce₂ (24) ‖ XChaCha20-Poly1305(key, nonce₂, pad(summaries),       prefix ‖ vault id ‖ 0x01 ‖ header)
+///          ‖ nonce₂ (24) ‖ XChaCha20-Poly1305(key, nonce₂, pad(summaries directory), prefix ‖ vault id ‖ 0x01 ‖ header)
+///          ‖ for each row group s of the summaries:
+///            nonce (24) ‖ XChaCha20-Poly1305(key, nonce, pad(summaries group s),
+///                             magic ‖ version ‖ vault id ‖ 0x05 ‖ s ‖ rows (uint32 each) ‖ header)
 ///          ‖ nonce₃ (24) ‖ XChaCha20-Poly1305(key, nonce₃, pad(search),          prefix ‖ vault id ‖ 0x02 ‖ header)
 ///          ‖ for each row group g of the frame table:
 ///            nonce (24) ‖ XChaCha20-Poly1305(key, nonce, pad(row group g),
@@ -20,23 +23,27 @@ import Synchronization
 /// The header is opened first, so that a cache of another state of the file
 /// is discarded before anything else is decrypted; the frame directory is
 /// what an open reads before unlocking (``loadFrameTable(folder:key:vaultID:)``),
-/// each row group only when a frame in it is needed, the summaries and
-/// search index what queries read. The other parts' associated data bind
+/// each row group only when a frame in it is needed, the summaries (each
+/// of their row groups only when a row in it is read) and search index
+/// what queries read. The other parts' associated data bind
 /// them to that header (vault id, format version and file identity) and to
 /// their place; a row group's binds it to its place in the table, and the
 /// directory (bound to the header) lists its sealed length and tag, so
 /// that a row group of another cache file is refused.
 extension IndexCache {
     /// The sealed file bytes of `contents` under `key`, with fresh nonces
-    /// from `random`. `summaries`, for tests, replaces the encoded
-    /// summaries before they are sealed (a writer bug a reader must refuse).
+    /// from `random`, the summaries in row groups of `summaryRowsPerGroup`
+    /// rows and the frame table in row groups of `rowsPerGroup` frames.
+    /// `summaries`, for tests, replaces each encoded row group of the
+    /// summaries before it is sealed (a writer bug a reader must refuse).
     package static func seal(
         _ contents: Contents, key: IndexCacheKey, random: any RandomSource = SystemRandom(),
-        rowsPerGroup: Int = FrameTableDirectory.defaultRowsPerGroup, summaries: (([UInt8]) -> [UInt8])? = nil
+        rowsPerGroup: Int = FrameTableDirectory.defaultRowsPerGroup, summaryRowsPerGroup: Int = defaultSummaryRowsPerGroup,
+        summaries: (([UInt8]) -> [UInt8])? = nil
     ) -> [UInt8] {
         let nonceCount = XChaCha20Poly1305.nonceByteCount
         let tag = XChaCha20Poly1305.tagByteCount
-        // The row groups first: the directory lists their tags.
+        // The row groups first: the directories list their tags.
         let split = contents.frameTable?.split(rowsPerGroup: rowsPerGroup)
         var sealedGroups: [[UInt8]] = []
         var entries: [RowGroupEntry] = []
@@ -57,10 +64,48 @@ extension IndexCache {
             }
         }
         let header = encodeHeader(vaultID: contents.vaultID, identity: contents.identity)
+        // The summaries in row groups, each bound to the header and its place.
+        let rows = max(1, summaryRowsPerGroup)
+        // Rows are stored in ascending (date, id) order, which a reader
+        // checks: entries given in another order are sorted, and the
+        // search postings renumbered with them.
+        var all = contents.entries
+        var search = contents.search
+        if zip(all, all.dropFirst()).contains(where: { !($0.summary.key < $1.summary.key) }) {
+            let order = all.indices.sorted { all[$0].summary.key < all[$1].summary.key }
+            var position = [Int32](repeating: 0, count: all.count)
+            for (new, old) in order.enumerated() { position[old] = Int32(new) }
+            all = order.map { all[$0] }
+            search = search.map { found in
+                StoredSearch(
+                    terms: found.terms,
+                    postings: found.postings.map { list in
+                        list.map { p in p >= 0 && Int(p) < position.count ? position[Int(p)] : p }.sorted()
+                    })
+            }
+        }
+        var summaryGroups: [SummaryGroupEntry] = []
+        var sealedSummaryGroups: [UInt8] = []
+        for (g, start) in stride(from: 0, to: all.count, by: rows).enumerated() {
+            let slice = all[start..<min(start + rows, all.count)]
+            let encoded = encodeSummaryGroup(slice)
+            var plain = summaries.map { $0(encoded) } ?? encoded
+            Padding.pad(&plain)
+            let nonce = random.bytes(nonceCount)
+            let ad = summaryGroupAssociatedData(vaultID: contents.vaultID, group: g, rows: slice.count, header: header)
+            var out = nonce + [UInt8](repeating: 0, count: plain.count + tag)
+            sealPart(plain, into: &out, at: nonceCount, nonce: nonce, ad: ad, key: key)
+            wipe(&plain)
+            summaryGroups.append(
+                SummaryGroupEntry(
+                    sealedLength: out.count - nonceCount, tag: Array(out.suffix(tag)), first: slice.first!.summary.key,
+                    last: slice.last!.summary.key))
+            sealedSummaryGroups += out
+        }
         var parts = [
             header, encodeFrameDirectory(split?.0, groups: entries),
-            summaries.map { $0(encodeSummaries(contents)) } ?? encodeSummaries(contents),
-            encodeSearch(contents.search),
+            encodeSummaryDirectory(count: all.count, rowsPerGroup: rows, groups: summaryGroups),
+            encodeSearch(search),
         ]
         for i in parts.indices { Padding.pad(&parts[i]) }
         defer { for i in parts.indices { wipe(&parts[i]) } }
@@ -68,13 +113,20 @@ extension IndexCache {
         appendLE(UInt32(parts[0].count + tag).byteSwapped, to: &prefix)
         appendLE(UInt64(parts[1].count + tag).byteSwapped, to: &prefix)
         appendLE(UInt64(parts[2].count + tag).byteSwapped, to: &prefix)
+        appendLE(UInt64(sealedSummaryGroups.count).byteSwapped, to: &prefix)
         appendLE(UInt64(parts[3].count + tag).byteSwapped, to: &prefix)
         let total =
-            prefix.count + parts.reduce(0) { $0 + nonceCount + $1.count + tag } + sealedGroups.reduce(0) { $0 + $1.count }
+            prefix.count + parts.reduce(0) { $0 + nonceCount + $1.count + tag } + sealedSummaryGroups.count
+            + sealedGroups.reduce(0) { $0 + $1.count }
         var out = [UInt8](repeating: 0, count: total)
         out.replaceSubrange(0..<prefix.count, with: prefix)
         var at = prefix.count
         for (i, part) in parts.enumerated() {
+            if i == 3 {
+                // The summaries' row groups lie between their directory and the search part.
+                out.replaceSubrange(at..<(at + sealedSummaryGroups.count), with: sealedSummaryGroups)
+                at += sealedSummaryGroups.count
+            }
             let nonce = random.bytes(nonceCount)
             out.replaceSubrange(at..<(at + nonce.count), with: nonce)
             at += nonce.count
@@ -87,6 +139,47 @@ extension IndexCache {
             at += g.count
         }
         return out
+    }
+
+    /// Rows per row group of the summaries in the reference writer.
+    package static let defaultSummaryRowsPerGroup = 1024
+
+    /// The associated data of the summaries' row group `g` of `rows` rows:
+    /// `magic ‖ version ‖ vault id ‖ 0x05 ‖ g ‖ rows` (uint32 BE each) `‖
+    /// header`: bound to the file identity and its place; the summaries'
+    /// directory, bound to the prefix and header, lists its tag.
+    static func summaryGroupAssociatedData(vaultID: VaultID, group g: Int, rows: Int, header: [UInt8]) -> [UInt8] {
+        var ad = magic + [formatVersion] + vaultID.bytes + [5]
+        appendLE(UInt32(truncatingIfNeeded: g).byteSwapped, to: &ad)
+        appendLE(UInt32(truncatingIfNeeded: rows).byteSwapped, to: &ad)
+        return ad + header
+    }
+
+    /// Opens the summaries' row group `g` from `sealed` (its nonce, then
+    /// its ciphertext and tag) when its length and tag are the ones the
+    /// directory lists, it authenticates, and its rows check
+    /// (``SummaryRowGroup/make(_:payload:rows:first:last:)``).
+    static func openSummaryGroup(
+        _ sealed: [UInt8], group g: Int, rows: Int, entry: SummaryGroupEntry, key: IndexCacheKey, vaultID: VaultID, header: [UInt8]
+    ) -> Result<SummaryRowGroup, Discard> {
+        let nonce = XChaCha20Poly1305.nonceByteCount
+        let tag = XChaCha20Poly1305.tagByteCount
+        guard sealed.count == nonce + entry.sealedLength, sealed.suffix(tag).elementsEqual(entry.tag) else {
+            return .failure(.notAuthentic)
+        }
+        let ad = summaryGroupAssociatedData(vaultID: vaultID, group: g, rows: rows, header: header)
+        var bytes = sealed
+        guard let opened = openPart(inPlace: &bytes, ad: ad, range: nonce..<bytes.count, key: key) else {
+            wipe(&bytes)
+            return .failure(.notAuthentic)
+        }
+        guard let payload = opened,
+            let group = SummaryRowGroup.make(bytes, payload: payload, rows: rows, first: entry.first, last: entry.last)
+        else {
+            wipe(&bytes)
+            return .failure(.malformed)
+        }
+        return .success(group)
     }
 
     /// Seals `plain` into `out` at `at` (ciphertext then tag).
@@ -147,26 +240,30 @@ extension IndexCache {
     }
 
     /// The sealed lengths of the header, the frame directory, the
-    /// summaries and the search index in this prefix; nil when they are
-    /// out of range.
-    static func partLengths(prefix: [UInt8]) -> (header: Int, frameTable: Int, summaries: Int, search: Int)? {
+    /// summaries' directory, the summaries' row groups (all of them, their
+    /// nonces included) and the search index in this prefix; nil when they
+    /// are out of range.
+    static func partLengths(prefix: [UInt8]) -> (header: Int, frameTable: Int, summaries: Int, summaryGroups: Int, search: Int)? {
         let tag = XChaCha20Poly1305.tagByteCount
         guard prefix.count == prefixByteCount else { return nil }
-        let headerCount = prefix[9..<13].reduce(0) { $0 << 8 | Int($1) }
-        let tableCount = prefix[13..<21].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        let summariesCount = prefix[21..<29].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        let searchCount = prefix[29..<37].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        guard headerCount > tag, tableCount > UInt64(tag), tableCount <= UInt64(maxFileBytes), summariesCount > UInt64(tag),
-            summariesCount <= UInt64(maxFileBytes), searchCount > UInt64(tag), searchCount <= UInt64(maxFileBytes)
+        func field(_ range: Range<Int>) -> UInt64 { prefix[range].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+        let headerCount = Int(field(9..<13))
+        let tableCount = field(13..<21)
+        let summariesCount = field(21..<29)
+        let summaryGroupsCount = field(29..<37)
+        let searchCount = field(37..<45)
+        let limit = UInt64(maxFileBytes)
+        guard headerCount > tag, tableCount > UInt64(tag), tableCount <= limit, summariesCount > UInt64(tag), summariesCount <= limit,
+            summaryGroupsCount <= limit, searchCount > UInt64(tag), searchCount <= limit
         else { return nil }
-        return (headerCount, Int(tableCount), Int(summariesCount), Int(searchCount))
+        return (headerCount, Int(tableCount), Int(summariesCount), Int(summaryGroupsCount), Int(searchCount))
     }
 
     /// Where the sealed search index starts (after its nonce) in a file of
     /// this prefix; nil when the lengths are out of range.
     static func searchStart(prefix: [UInt8]) -> Int? {
         guard let n = partLengths(prefix: prefix) else { return nil }
-        return prefixByteCount + 4 * XChaCha20Poly1305.nonceByteCount + n.header + n.frameTable + n.summaries
+        return prefixByteCount + 4 * XChaCha20Poly1305.nonceByteCount + n.header + n.frameTable + n.summaries + n.summaryGroups
     }
 
     /// Where the row groups start in a file of this prefix (the end of the
@@ -176,8 +273,8 @@ extension IndexCache {
         return s + n.search
     }
 
-    /// Where the sealed summaries start (after their nonce) in a file of
-    /// this prefix: the end of what ``loadFrameTable(folder:key:vaultID:)`` reads first.
+    /// Where the sealed summaries' directory starts (after its nonce) in a
+    /// file of this prefix: the end of what ``loadFrameTable(folder:key:vaultID:)`` reads first.
     static func summariesStart(prefix: [UInt8]) -> Int? {
         guard let n = partLengths(prefix: prefix) else { return nil }
         return prefixByteCount + 3 * XChaCha20Poly1305.nonceByteCount + n.header + n.frameTable
@@ -188,25 +285,29 @@ extension IndexCache {
     /// still describes the vault file (nil) or why not; the rest is
     /// decrypted only then. With `search: false` the search index is
     /// neither decrypted nor decoded, and `bytes` may end where it starts.
-    /// Any failure is a
-    /// ``Load/discarded(_:)``, never partial contents.
+    /// With `checkEveryRow` (the default) every row group of the summaries
+    /// is opened and checked now, else when a row in it is first read.
+    /// Any failure found here is a ``Load/discarded(_:)``, never partial
+    /// contents.
     package static func open(
-        _ bytes: [UInt8], key: IndexCacheKey, vaultID: VaultID, search: Bool = true, check: (Identity) -> Discard?
+        _ bytes: [UInt8], key: IndexCacheKey, vaultID: VaultID, search: Bool = true, checkEveryRow: Bool = true,
+        check: (Identity) -> Discard?
     ) -> Load {
-        open(byteCount: bytes.count, key: key, vaultID: vaultID, search: search, check: check) { range in
+        open(byteCount: bytes.count, key: key, vaultID: vaultID, search: search, checkEveryRow: checkEveryRow, check: check) { range in
             range.upperBound <= bytes.count ? Array(bytes[range]) : nil
         }
     }
 
-    /// ``open(_:key:vaultID:search:check:)`` over a file of `byteCount`
-    /// bytes whose parts `read` gives (nil: it could not be read). Each part
-    /// is read when it is needed and its sealed bytes dropped once opened,
-    /// and the summaries' plaintext once parsed: the frame table is not
-    /// read at all, and the summaries are kept as opened and decoded row by
+    /// ``open(_:key:vaultID:search:checkEveryRow:check:)`` over a file of
+    /// `byteCount` bytes whose parts `read` gives (nil: it could not be
+    /// read). Each part is read when it is needed and its sealed bytes
+    /// dropped once opened: the frame table is not read at all, and the
+    /// summaries' row groups are read (through `read`, which must stay
+    /// usable while the summaries are) and kept as opened, decoded row by
     /// row (``PackedSummaries``).
     static func open(
-        byteCount: Int, key: IndexCacheKey, vaultID: VaultID, search: Bool, check: (Identity) -> Discard?,
-        read: (Range<Int>) -> [UInt8]?
+        byteCount: Int, key: IndexCacheKey, vaultID: VaultID, search: Bool, checkEveryRow: Bool, check: (Identity) -> Discard?,
+        read: @escaping @Sendable (Range<Int>) -> [UInt8]?
     ) -> Load {
         let nonce = XChaCha20Poly1305.nonceByteCount
         guard byteCount >= prefixByteCount else { return .discarded(.unknownFormat) }
@@ -246,20 +347,36 @@ extension IndexCache {
         guard foundVault == vaultID else { return .discarded(.otherVault) }
         if let reason = check(identity) { return .discarded(reason) }
 
-        // The summaries are kept as opened, their columns read in place
-        // and a row decoded when it is asked for (PackedSummaries, which
-        // wipes them); they are wiped here when they do not check.
-        var summaries: [UInt8] = []
-        defer { wipe(&summaries) }
-        guard let summariesPayload = openPart(1, summariesStart..<(summariesStart + lengths.summaries), header: header, into: &summaries)
+        // The summaries' directory now; each row group when a row in it
+        // is read (PackedSummaries), from its place after the directory.
+        var directoryBytes: [UInt8] = []
+        defer { wipe(&directoryBytes) }
+        guard
+            let directoryPayload = openPart(1, summariesStart..<(summariesStart + lengths.summaries), header: header, into: &directoryBytes)
         else {
             return .discarded(readFailed ? .unreadable : .notAuthentic)
         }
-        guard let summariesPayload, let packed = PackedSummaries.make(summaries, payload: summariesPayload) else {
-            return .discarded(.malformed)
+        guard let directoryPayload,
+            let directory = directoryBytes.withUnsafeBytes({
+                decodeSummaryDirectory(UnsafeRawBufferPointer(rebasing: $0[directoryPayload]))
+            })
+        else { return .discarded(.malformed) }
+        var places: [Range<Int>] = []
+        places.reserveCapacity(directory.groups.count)
+        var at = summariesStart + lengths.summaries
+        for g in directory.groups {
+            places.append(at..<(at + nonce + g.sealedLength))
+            at += nonce + g.sealedLength
         }
-        // Now only `packed` holds them.
-        summaries = []
+        // The groups fill the space the prefix gives them, exactly.
+        guard at == summariesStart + lengths.summaries + lengths.summaryGroups else { return .discarded(.malformed) }
+        let (count, rows, groups) = directory
+        let packed = PackedSummaries(count: count, rowsPerGroup: rows, groups: groups) { [places] g in
+            guard let sealed = read(places[g]) else { return .failure(.unreadable) }
+            return openSummaryGroup(
+                sealed, group: g, rows: min(rows, count - g * rows), entry: groups[g], key: key, vaultID: vaultID, header: header)
+        }
+        if checkEveryRow, let why = packed.loadAll() { return .discarded(why) }
         var stored: StoredSearch?
         if search {
             var searchBytes: [UInt8] = []
@@ -366,7 +483,26 @@ extension IndexCache {
         return seen.ranges.withLock { $0 }
     }
 
-    /// ``openFrameTable(_:key:vaultID:)`` over the 37-byte `prefix`, the
+    /// Where each row group of the summaries (its nonce first) is in the
+    /// cache file `bytes`; nil when its header or the summaries' directory
+    /// does not open. For tests.
+    package static func summaryGroupPlaces(_ bytes: [UInt8], key: IndexCacheKey, vaultID: VaultID) -> [Range<Int>]? {
+        final class Seen: Sendable { let ranges = Mutex<[Range<Int>]>([]) }
+        let seen = Seen()
+        let read: @Sendable (Range<Int>) -> [UInt8]? = { range in
+            guard range.upperBound <= bytes.count else { return nil }
+            seen.ranges.withLock { $0.append(range) }
+            return Array(bytes[range])
+        }
+        let load = open(
+            byteCount: bytes.count, key: key, vaultID: vaultID, search: false, checkEveryRow: false, check: { _ in nil }, read: read)
+        guard case .loaded(let contents) = load, let packed = contents.packed else { return nil }
+        let before = seen.ranges.withLock { $0.count }
+        _ = packed.loadAll()
+        return seen.ranges.withLock { Array($0[before...]) }
+    }
+
+    /// ``openFrameTable(_:key:vaultID:)`` over the 45-byte `prefix`, the
     /// header's nonce and sealed bytes and the frame directory's, both
     /// opened in place, of a cache file of `fileSize` bytes: the row groups
     /// are not read here but by the table's loader, through `read`, when

@@ -12,12 +12,13 @@
 package enum IndexCache {
     /// The format version, in the clear and in the associated data: a
     /// reader discards any other.
-    package static let formatVersion: UInt8 = 8
+    package static let formatVersion: UInt8 = 9
     /// The first bytes of every cache file.
     package static let magic: [UInt8] = Array("QUIRE-IC".utf8)
     /// Magic, version and the sealed header's, frame directory's,
-    /// summaries' and search index's lengths (`Spec/index-cache.md §4`).
-    package static let prefixByteCount = 37
+    /// summaries directory's, summaries' row groups' and search index's
+    /// lengths (`Spec/index-cache.md §4`).
+    package static let prefixByteCount = 45
     /// A cache file larger than this is discarded unread.
     package static let maxFileBytes = 1 << 30
     /// The name's extension.
@@ -195,7 +196,8 @@ package enum IndexCache {
         }
         /// The entries given, when not loaded.
         private var given: [Entry]
-        /// A loaded cache's summaries, as opened: decoded row by row.
+        /// A loaded cache's summaries: each row group opened when a row in
+        /// it is read, decoded row by row.
         private(set) var packed: PackedSummaries?
         /// The search index over ``entries``, when it was built.
         package var search: StoredSearch?
@@ -220,6 +222,15 @@ package enum IndexCache {
 
         /// The number of entries.
         package var entryCount: Int { packed?.count ?? given.count }
+
+        /// How many row groups of a loaded cache's summaries were opened
+        /// so far, and how many there are; nil when not loaded. For tests.
+        package var summaryGroupLoads: (opened: Int, groups: Int)? { packed.map { ($0.loadedGroupCount, $0.groups.count) } }
+
+        /// Why a row group of a loaded cache's summaries, opened when a row
+        /// in it was read, did not check (its rows then read as deleted
+        /// placeholders); nil while every one opened did. For tests.
+        package var summaryFailure: Discard? { packed?.failure }
 
         /// Entry `i` (of ``entries``), decoding only it.
         package func entry(at i: Int) -> Entry { packed?.entry(i) ?? given[i] }
@@ -280,8 +291,8 @@ package enum IndexCache {
 
         /// The summary table of ``entries``: slot `i` is `entries[i]`. Nil
         /// when two entries share an id. A loaded cache's rows are decoded
-        /// when the table reads them (two of them never share an id:
-        /// ``PackedSummaries/make(_:payload:)`` refuses that).
+        /// when the table reads them (two of them sharing an id fail the
+        /// summaries when the id table is built: ``PackedSummaries/failure``).
         func makeTable() -> EntrySummaryTable? {
             if let packed { return EntrySummaryTable(packed: packed) }
             let table = EntrySummaryTable(inOrder: given)

@@ -47,6 +47,12 @@ struct CachedEntries: Sendable {
     /// slot (nil: deleted), until ``search`` is loaded.
     var tailDocuments: [(slot: Int32, document: SearchIndex.Document?)] = []
 
+    /// False once a row group of the cache file's summaries did not read,
+    /// authenticate or check when a query first read a row in it (its rows
+    /// then read as placeholders): whatever was read through the view
+    /// since must be dropped with it (``Vault/dropCachedViewIfFailed(_:)``).
+    var isUsable: Bool { cached.failure == nil }
+
     init(identity: IndexCache.Identity, cached: PackedSummaries, table: EntrySummaryTable) {
         self.identity = identity
         cachedCount = cached.count
@@ -189,7 +195,9 @@ extension Vault {
         guard cacheable, let heads = cacheKeyringHeads else { return }
         let structure = file.structure
         let verified = file.cachedPrefixCommitsDigest.map { (frameCount: file.cachedPrefixFrameCount, commitsDigest: $0) }
-        let load = IndexCache.load(folder: binding.folder, key: binding.key, vaultID: vaultID, search: false) {
+        // The summaries' row groups are opened when a query reads a row in
+        // them: a page of the newest entries opens the last one or two.
+        let load = IndexCache.load(folder: binding.folder, key: binding.key, vaultID: vaultID, search: false, checkEveryRow: false) {
             $0.check(against: structure, keyringHeads: heads, verifiedPrefix: verified)
         }
         let contents: IndexCache.Contents
@@ -199,7 +207,12 @@ extension Vault {
             if why != .missing { IndexCache.remove(folder: binding.folder, key: binding.key) }
             return
         }
-        guard let packed = contents.packed, let table = contents.makeTable() else {
+        // The newest row group of the summaries now, which a first page
+        // reads anyway: a cache whose newest rows do not check is
+        // discarded here, before any query uses it.
+        guard let packed = contents.packed, packed.groups.isEmpty || packed.open(group: packed.groups.count - 1) == nil,
+            let table = contents.makeTable()
+        else {
             IndexCache.remove(folder: binding.folder, key: binding.key)
             return
         }
@@ -208,6 +221,10 @@ extension Vault {
         var view = CachedEntries(identity: contents.identity, cached: packed, table: table)
         var ignored: [EntryID: EntryChange.State?] = [:]
         guard advance(&view, changed: &ignored) else {
+            if !view.isUsable {
+                // Removed by advance: the full read writes a new one.
+                binding.current = nil
+            }
             indexCache = binding
             return
         }
@@ -244,6 +261,9 @@ extension Vault {
             let e = entries.entry(slot)
             return (e.revision, e.frameOffset, e.clock, e.otherHeads, e.revisionCount)
         }
+        // Every row was read: a row group that failed leaves placeholders,
+        // never written.
+        if dropCachedViewIfFailed(view) { return }
         contents.frameTable = PrefixFrameTable(of: s, frameCount: identity.frameCount)
         guard (try? IndexCache.write(contents, key: binding.key, folder: binding.folder, random: random)) != nil else { return }
         binding.current = identity
@@ -317,6 +337,8 @@ extension Vault {
             }
             if view.search != nil { view.search!.apply([(slot, new.document)]) } else { view.tailDocuments.append((slot, new.document)) }
         }
+        // An id looked up in a row group that failed reads as absent.
+        if dropCachedViewIfFailed(view) { return false }
         for (id, state) in before where changed.index(forKey: id) == nil { changed[id] = .some(state) }
         view.frameCount = s.committedFrameCount
         observe(tail.maxClock)
@@ -363,12 +385,39 @@ extension Vault {
         indexCache?.view = nil
     }
 
+    /// When a row group of `view`'s summaries failed (``CachedEntries/isUsable``):
+    /// drops the cached view, removes the cache file and forgets that this
+    /// handle loaded it, so that the entry index, read whole, answers and
+    /// writes a new one; true then. What was read through the view since
+    /// must not be used. Under the lock.
+    @discardableResult
+    func dropCachedViewIfFailed(_ view: CachedEntries) -> Bool {
+        guard !view.isUsable else { return false }
+        indexCache?.view = nil
+        if let binding = indexCache {
+            IndexCache.remove(folder: binding.folder, key: binding.key)
+            indexCache!.current = nil
+            indexCache!.currentHasSearch = false
+        }
+        return true
+    }
+
     /// True while queries answer from the cache (no entry index loaded).
     /// For tests and benchmarks.
     package var answersFromIndexCache: Bool {
         lock.withLock {
             loadIndexCacheIfNotTried()
             return index == nil && indexCache?.view != nil
+        }
+    }
+
+    /// How many row groups of the cached view's summaries were opened so
+    /// far, and how many the cache file holds; nil when queries do not
+    /// answer from the cache. For tests and benchmarks.
+    package var cachedSummaryGroupLoads: (opened: Int, groups: Int)? {
+        lock.withLock {
+            guard index == nil, let view = indexCache?.view else { return nil }
+            return (view.cached.loadedGroupCount, view.cached.groups.count)
         }
     }
 
@@ -380,10 +429,10 @@ extension Vault {
             loadIndexCacheIfNotTried()
             guard index == nil, let view = indexCache?.view else { return nil }
             var out: [EntryID] = []
-            for slot in view.table.order {
-                let (id, isDeleted) = view.table.idAndDeletion(slot)
+            view.table.forEachIDAndDeletion { id, isDeleted in
                 if !isDeleted && matches(id) { out.append(id) }
             }
+            if dropCachedViewIfFailed(view) { return nil }
             return out
         }
     }
@@ -419,6 +468,7 @@ extension Vault {
                 live += 1
                 if documents.contains(slot) { candidates.append(view.entry(slot)) }
             }
+            if dropCachedViewIfFailed(view) { return nil }
             guard let found = cachedSnapshots(candidates) else { return nil }
             indexCache!.view = view
             return (found, live)
@@ -467,8 +517,11 @@ extension Vault {
     /// answer. Under the lock.
     func cachedLookup(_ id: EntryID) -> CachedLookup {
         guard let view = currentCachedView() else { return .unavailable }
-        guard let slot = view.table.slot(of: id) else { return .absent }
-        guard let snapshot = cachedSnapshot(view.entry(slot)) else {
+        let slot = view.table.slot(of: id)
+        let entry = slot.map { view.entry($0) }
+        if dropCachedViewIfFailed(view) { return .unavailable }
+        guard let entry else { return .absent }
+        guard let snapshot = cachedSnapshot(entry) else {
             dropCachedView()
             return .unavailable
         }
@@ -515,6 +568,7 @@ extension Vault {
             view.search = search
         }
         guard !failed else { return nil }
+        if dropCachedViewIfFailed(view) { return nil }
         var rows: [EntrySnapshot] = []
         rows.reserveCapacity(slots.count)
         for slot in slots {
@@ -522,6 +576,7 @@ extension Vault {
             rows.append(snapshot)
         }
         let next = more ? slots.last.map { EntryCursor(view.table.summary($0).key) } : nil
+        if dropCachedViewIfFailed(view) { return nil }
         indexCache!.view = view
         return EntryPage(entries: rows, next: next)
     }
@@ -546,12 +601,13 @@ extension Vault {
         let want = view.identity
         guard
             case .loaded(let c) = IndexCache.load(
-                folder: binding.folder, key: binding.key, vaultID: vaultID, search: true, check: { $0 == want ? nil : .staleFile }),
+                folder: binding.folder, key: binding.key, vaultID: vaultID, search: true, checkEveryRow: false,
+                check: { $0 == want ? nil : .staleFile }),
             let packed = c.packed, packed.count == view.cachedCount, var search = c.makeSearchIndex()
         else { return nil }
-        for i in stride(from: 0, to: packed.count, by: max(1, packed.count / 64)) where packed.id(i) != view.cached.id(i) {
-            return nil
-        }
+        // The same summaries: the same row groups, tag for tag (their
+        // directory is authenticated; none of them is opened here).
+        guard packed.rowsPerGroup == view.cached.rowsPerGroup, packed.groups == view.cached.groups else { return nil }
         if !view.tailDocuments.isEmpty { search.apply(view.tailDocuments.map { ($0.slot, $0.document) }) }
         return search
     }

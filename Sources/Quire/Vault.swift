@@ -616,8 +616,10 @@ public final class VaultTransaction {
         if reportsLocalChanges, statesBefore.index(forKey: revision.entryID) == nil {
             // From the cached view when queries answer from it: no full
             // read under the file lock.
-            if let view = vault.indexCache?.view, vault.index == nil {
-                statesBefore[revision.entryID] = .some(view.state(of: revision.entryID))
+            if let view = vault.indexCache?.view, vault.index == nil, case let state = view.state(of: revision.entryID),
+                !vault.dropCachedViewIfFailed(view)
+            {
+                statesBefore[revision.entryID] = .some(state)
             } else {
                 statesBefore[revision.entryID] = .some(EntryChange.State(revision.entryID, in: try vault.loadIndex()))
             }
@@ -737,7 +739,9 @@ public final class VaultTransaction {
         -> [RevisionID]?
     {
         guard vault.index == nil, let view = vault.indexCache?.view else { return nil }
-        guard let state = view.state(of: id) else { throw .entryNotFound(id) }
+        let found = view.state(of: id)
+        if vault.dropCachedViewIfFailed(view) { return nil }
+        guard let state = found else { throw .entryNotFound(id) }
         guard state.conflictingHeads.isEmpty, base.map({ Set($0) == [state.winner] }) ?? true else { return nil }
         if !deleted, !restoring, state.isDeleted { throw .entryDeleted(id) }
         return [state.winner]

@@ -166,12 +166,12 @@ import Testing
     @Test func aCacheWhoseFrameDirectoryDoesNotOpenIsRemoved() throws {
         let (f, _, bytes) = try Self.fixture("directory")
         let answers = try IndexCacheOpenTests.answers(try f.full())
-        // The frame directory's sealed bytes follow the 37-byte prefix and
+        // The frame directory's sealed bytes follow the 45-byte prefix and
         // the header part (nonce, then the sealed header of the length the
         // prefix gives at bytes 9..<13), after their own 24-byte nonce.
         let headerCount = bytes[9..<13].reduce(0) { $0 << 8 | Int($1) }
         var damaged = bytes
-        damaged[37 + 24 + headerCount + 24 + 5] ^= 0x01
+        damaged[IndexCache.prefixByteCount + 24 + headerCount + 24 + 5] ^= 0x01
         try Self.write(damaged, to: f)
         let v = try f.cached()
         #expect(v.file.cachedPrefixFrameCount == 0)

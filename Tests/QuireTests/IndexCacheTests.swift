@@ -106,7 +106,8 @@ import Testing
         let sealedHeader = bytes[9..<13].reduce(0) { $0 << 8 | Int($1) }
         let sealedTable = bytes[13..<21].reduce(0) { $0 << 8 | Int($1) }
         let sealedSummaries = bytes[21..<29].reduce(0) { $0 << 8 | Int($1) }
-        let searchStart = IndexCache.prefixByteCount + 4 * 24 + sealedHeader + sealedTable + sealedSummaries
+        let summaryGroups = bytes[29..<37].reduce(0) { $0 << 8 | Int($1) }
+        let searchStart = IndexCache.prefixByteCount + 4 * 24 + sealedHeader + sealedTable + sealedSummaries + summaryGroups
         guard case .loaded(let cut) = IndexCache.open(Array(bytes[..<searchStart]), key: Self.key(), vaultID: Self.vault, search: false, check: Self.accept) else {
             Issue.record("discarded")
             return
@@ -299,9 +300,9 @@ import Testing
     /// (and rewritten by the caller), never misread as this version's columns.
     @Test func anEarlierVersionIsDiscarded() {
         let bytes = IndexCache.seal(Self.contents(), key: Self.key())
-        #expect(IndexCache.formatVersion == 8)
+        #expect(IndexCache.formatVersion == 9)
         #expect(bytes[IndexCache.magic.count] == IndexCache.formatVersion)
-        for version: UInt8 in [1, 2, 3, 4, 5, 6, 7, 9] {
+        for version: UInt8 in [1, 2, 3, 4, 5, 6, 7, 8, 10] {
             var old = bytes
             old[IndexCache.magic.count] = version
             #expect(Self.discard(IndexCache.open(old, key: Self.key(), vaultID: Self.vault, check: Self.accept)) == .unknownFormat)
@@ -379,12 +380,15 @@ import Testing
             let sealedHeader = bytes[9..<13].reduce(0) { $0 << 8 | Int($1) }
             let sealedTable = bytes[13..<21].reduce(0) { $0 << 8 | Int($1) }
             let sealedSummaries = bytes[21..<29].reduce(0) { $0 << 8 | Int($1) }
-            let sealedSearch = bytes[29..<37].reduce(0) { $0 << 8 | Int($1) }
-            // No row groups: the file ends with the search part.
-            #expect(bytes.count == IndexCache.prefixByteCount + 4 * 24 + sealedHeader + sealedTable + sealedSummaries + sealedSearch)
+            let summaryGroups = bytes[29..<37].reduce(0) { $0 << 8 | Int($1) }
+            let sealedSearch = bytes[37..<45].reduce(0) { $0 << 8 | Int($1) }
+            // No row groups of a frame table: the file ends with the search part.
+            #expect(
+                bytes.count == IndexCache.prefixByteCount + 4 * 24 + sealedHeader + sealedTable + sealedSummaries + summaryGroups + sealedSearch)
             // No frame table here: `{}`, padded.
             #expect(sealedTable - 16 == Padding.padme(sealedTable - 16))
-            for padded in [sealedHeader - 16, sealedSummaries - 16, sealedSearch - 16] {
+            // One row group of summaries: its nonce, then its sealed bytes.
+            for padded in [sealedHeader - 16, sealedSummaries - 16, summaryGroups - 24 - 16, sealedSearch - 16] {
                 #expect(padded > 50)
                 #expect(padded == Padding.padme(padded))
             }
