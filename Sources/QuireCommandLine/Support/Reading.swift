@@ -25,12 +25,21 @@ enum Reading {
         let opened = try Unlock.open(path, unlock, out: out, writable: false)
         let vault = opened.vault
         if let ids = vault.cachedLiveEntryIDs(where: prefix.matches) {
-            warnAboutUnreadRecords(vault, entries: [], path: path, out: out)
-            let id = try EntryFormat.resolve(prefix, matching: ids)
-            if let e = vault.cachedSnapshot(of: id) { return (opened, e) }
-            // The record does not read as the cache says: read everything.
+            let id: EntryID
+            do { id = try EntryFormat.resolve(prefix, matching: ids) } catch {
+                warnAboutUnreadRecords(vault, entries: [], path: path, out: out)
+                throw error
+            }
+            if let e = vault.cachedSnapshot(of: id) {
+                warnAboutUnreadRecords(vault, entries: [], path: path, out: out)
+                return (opened, e)
+            }
+            // The record does not read as the cache says (damaged since the
+            // cache was written): read everything, and say what the full
+            // read could not, as a read without the cache does.
             let entries: [EntrySnapshot]
             do { entries = try vault.entries() } catch { throw .vault(error, path: path) }
+            warnAboutUnreadRecords(vault, entries: entries, path: path, out: out)
             return (opened, try EntryFormat.resolve(prefix, in: entries))
         }
         let entries: [EntrySnapshot]
