@@ -238,6 +238,10 @@ extension Vault {
         dropCachedView()
         var built = EntryIndex()
         Self.absorb(file: file, into: &built, frames: nil, retain: retainsEntryBodies)
+        if rescanIfTheCachedPrefixFailed(built.issues) {
+            built = EntryIndex()
+            Self.absorb(file: file, into: &built, frames: nil, retain: retainsEntryBodies)
+        }
         index = built
         observe(built.maxClock)
         rememberIfNotRolledBack()

@@ -402,6 +402,38 @@ extension Vault {
         return true
     }
 
+    /// When a record of the prefix this handle took from the index cache's
+    /// frame table fails to read (`issues`, from reading every record), the
+    /// file changed under the cache: the table holds identities the file no
+    /// longer has, so the commits that hold them would verify from the table
+    /// where a read of the file finds them mismatches (`Spec/index-cache.md
+    /// §5`, trial of stop 39, F1). Removes the cache file, scans the file
+    /// whole and evaluates its keys again, as ``reload()`` does; true then,
+    /// and the caller reads every record again. False when nothing of the
+    /// cached prefix failed, or the file cannot be opened again (the
+    /// answers then stay those of the first read). Under the lock.
+    func rescanIfTheCachedPrefixFailed(_ issues: [FormatError]) -> Bool {
+        let prefix = file.cachedPrefixFrameCount
+        guard prefix > 0, issues.contains(where: { ($0.location?.index ?? Int.max) < prefix }) else { return false }
+        if let binding = indexCache {
+            IndexCache.remove(folder: binding.folder, key: binding.key)
+            indexCache!.current = nil
+            indexCache!.currentHasSearch = false
+        }
+        let reopened: VaultFile
+        let keys: UnlockedKeys
+        do {
+            reopened = try VaultFile(path: file.path, writable: file.isWritable)
+            keys = try Self.unlock(reopened, with: credential)
+        } catch {
+            return false
+        }
+        noteReloading(onto: reopened)
+        currentKeys = keys
+        currentFile = reopened
+        return true
+    }
+
     /// True while queries answer from the cache (no entry index loaded).
     /// For tests and benchmarks.
     package var answersFromIndexCache: Bool {
