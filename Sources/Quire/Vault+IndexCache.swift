@@ -394,12 +394,17 @@ extension Vault {
     func dropCachedViewIfFailed(_ view: CachedEntries) -> Bool {
         guard !view.isUsable else { return false }
         indexCache?.view = nil
-        if let binding = indexCache {
-            IndexCache.remove(folder: binding.folder, key: binding.key)
-            indexCache!.current = nil
-            indexCache!.currentHasSearch = false
-        }
+        removeIndexCacheFile()
         return true
+    }
+
+    /// Removes this handle's cache file and forgets that it loaded it, so
+    /// that the next full read writes a new one. Under the lock.
+    private func removeIndexCacheFile() {
+        guard let binding = indexCache else { return }
+        IndexCache.remove(folder: binding.folder, key: binding.key)
+        indexCache!.current = nil
+        indexCache!.currentHasSearch = false
     }
 
     /// When a record of the prefix this handle took from the index cache's
@@ -415,11 +420,7 @@ extension Vault {
     func rescanIfTheCachedPrefixFailed(_ issues: [FormatError]) -> Bool {
         let prefix = file.cachedPrefixFrameCount
         guard prefix > 0, issues.contains(where: { ($0.location?.index ?? Int.max) < prefix }) else { return false }
-        if let binding = indexCache {
-            IndexCache.remove(folder: binding.folder, key: binding.key)
-            indexCache!.current = nil
-            indexCache!.currentHasSearch = false
-        }
+        removeIndexCacheFile()
         let reopened: VaultFile
         let keys: UnlockedKeys
         do {
