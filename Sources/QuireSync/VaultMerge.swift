@@ -376,7 +376,7 @@ public struct MergeReport: Sendable {
     }
 
     /// The blocks of the vault's tail and of the copy's
-    /// (``Side/blocks(after:keyrings:recognizing:)``). Each side's
+    /// (``Side/blocks(after:keyrings:)``). Each side's
     /// attestations are checked first, on every core (within one of two
     /// threads they would run on that thread alone); then each side's
     /// blocks are made on its own thread: the two read different files.
@@ -390,7 +390,7 @@ public struct MergeReport: Sendable {
         let slots = TailSlots(a, b)
         DispatchQueue.concurrentPerform(iterations: 2) { i in
             let side = i == 0 ? slots.a : slots.b
-            let tail = Result { () throws(SyncError) -> Side.Tail in try side.blocks(after: first, keyrings: union, recognizing: own) }
+            let tail = Result { () throws(SyncError) -> Side.Tail in try side.blocks(after: first, keyrings: union) }
             slots.results.withLock { $0[i] = tail }
         }
         return slots.results.withLock { ($0[0]!, $0[1]!) }
@@ -1085,7 +1085,7 @@ final class Side {
         var vouched: Bool { onlyTrustedKeyrings || (attestation.map { $0 != CommitChain.unattested } ?? false) && !byRemovedMember }
     }
 
-    /// What ``blocks(after:keyrings:recognizing:)`` gives: a tail's
+    /// What ``blocks(after:keyrings:)`` gives: a tail's
     /// blocks, the frames left out, and the records that would be released
     /// unverified.
     typealias Tail = (blocks: [Block], leftOut: [FormatError], unverifiedRecords: [Unverified])
@@ -1121,10 +1121,10 @@ final class Side {
 
     /// The blocks of this side's tail, the groups from `first` on
     /// (`Spec/merge.md §3.2`), with the frames left out and the records
-    /// that would be released unverified. The attestations of the verified
-    /// groups are checked first, on every core; the merging member's own
-    /// (`own`) are recognized by signing again (same verdicts).
-    func blocks(after first: Int, keyrings union: KeyringUnion, recognizing own: Ed25519.KeyPair? = nil) throws(SyncError) -> Tail {
+    /// that would be released unverified. Call ``checkAttestations(after:recognizing:)``
+    /// first, off the thread this runs on: a group whose attestation is
+    /// still unchecked is checked here, one at a time.
+    func blocks(after first: Int, keyrings union: KeyringUnion) throws(SyncError) -> Tail {
         var blocks: [Block] = []
         var leftOut: [FormatError] = []
         var unverified: [Unverified] = []
@@ -1133,7 +1133,6 @@ final class Side {
         // Statuses only: the attestation of a group is checked when its
         // block needs it, not every one of the file's.
         let statuses = file.commitStatuses
-        checkAttestations(after: first, recognizing: own)
         let linkPositions = linkOrder()
         let previousHeads = file.commitPreviousHeads
         for g in first..<groups.count {
