@@ -160,7 +160,17 @@
 
     /// `BLAKE2b-128(fields)[0..<4]`.
     static func check(_ fields: [UInt8]) -> [UInt8] {
-        Array(BLAKE2b.hash(fields, byteCount: 16).prefix(4))
+        fields.withUnsafeBytes { f in withCheck(of: f) { Array($0) } }
+    }
+
+    /// Calls `body` with ``check(_:)`` of `fields`, computed on the stack: a
+    /// scan checks every frame's header (three arrays a frame were a third
+    /// of a scan's instructions).
+    static func withCheck<R>(of fields: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        withUnsafeTemporaryAllocation(byteCount: 16, alignment: 8) { out in
+            BLAKE2b.hash(fields, into: out)
+            return body(UnsafeRawBufferPointer(rebasing: out[0..<4]))
+        }
     }
 
     /// The length of a frame's *trailer*, the part of its body that stands
@@ -185,14 +195,10 @@
         // Cheap structural tests first: during resynchronisation most
         // positions fail here without computing a hash.
         guard header.isPlausible else { return nil }
-        // ``check(_:)`` on the stack: a scan checks every frame's header
-        // (three arrays a frame were a third of a scan's instructions).
         let fields = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + fieldByteCount])
         let stored = offset + fieldByteCount
-        let intact = withUnsafeTemporaryAllocation(byteCount: 16, alignment: 8) { out in
-            BLAKE2b.hash(fields, into: out)
-            return out[0] == bytes[stored] && out[1] == bytes[stored + 1] && out[2] == bytes[stored + 2]
-                && out[3] == bytes[stored + 3]
+        let intact = withCheck(of: fields) { c in
+            c[0] == bytes[stored] && c[1] == bytes[stored + 1] && c[2] == bytes[stored + 2] && c[3] == bytes[stored + 3]
         }
         return intact ? header : nil
     }
