@@ -153,12 +153,29 @@ extension Vault {
             return
         }
         if refreshLog.started && refreshLog.baseline == nil {
-            var baseline = view.states
+            var baseline = baselineStates(of: view)
             for (id, state) in refreshLog.before { baseline[id] = state }
             refreshLog.baseline = baseline
             refreshLog.before = [:]
         }
         _ = try loadIndex()
+    }
+
+    /// Every entry's state as `view` holds it: the baseline a refresh
+    /// compares against once the view cannot follow the file. The rows of
+    /// a row group of the cached summaries that failed read as
+    /// placeholders (``CachedEntries/isUsable``), which would make the
+    /// group's entries look added to the change set: then the view is
+    /// dropped with its cache file, and the states are read from the vault
+    /// file's frames the view reflected (`0..<frameCount`, the bytes this
+    /// handle had read), as a full read of that file gives them. Under the
+    /// lock.
+    func baselineStates(of view: CachedEntries) -> [EntryID: EntryChange.State] {
+        let states = view.states
+        guard dropCachedViewIfFailed(view) else { return states }
+        var prefix = EntryIndex()
+        Self.absorb(file: file, into: &prefix, frames: 0..<view.frameCount, retain: false, kinds: [.entryRevision])
+        return prefix.states
     }
 
     /// The journal profile's clock: from the entry index when it is
@@ -238,7 +255,7 @@ extension Vault {
         if file.structure.committedEnd > reopened.structure.fileSize { refreshLog.replaced = true }
         guard refreshLog.baseline == nil else { return }
         var baseline: [EntryID: EntryChange.State]
-        if let index { baseline = index.states } else if let view = indexCache?.view { baseline = view.states } else { return }
+        if let index { baseline = index.states } else if let view = indexCache?.view { baseline = baselineStates(of: view) } else { return }
         for (id, state) in refreshLog.before { baseline[id] = state }
         refreshLog.baseline = baseline
         refreshLog.before = [:]
