@@ -253,7 +253,10 @@ let package = Package(
         .testTarget(name: "QuirePDFTests", dependencies: ["QuirePDF", "QuireExport", "Quire", "QuireTestSupport"], swiftSettings: strict),
         // Runs the built `quire` binary (a test dependency so `swift build --build-tests` builds it).
         .testTarget(
-            name: "QuireCLITests", dependencies: ["quire", "quire-book", "QuireCommandLine", "Quire", "QuireSystem", "QuireTestSupport"],
+            name: "QuireCLITests",
+            dependencies: [
+                "quire", "quire-book", "QuireCommandLine", "Quire", "QuireFormat", "QuireKeys", "QuireSystem", "QuireTestSupport",
+            ],
             swiftSettings: strict),
     ]
 )
