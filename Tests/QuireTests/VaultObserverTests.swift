@@ -5,14 +5,25 @@ import Testing
 
 /// Watching a vault (issue 13, need 1): another handle writes, the
 /// observer and `vault.changes()` deliver the change set; cancelling ends
-/// the watch and closes its descriptor. Serialized: the descriptor count
-/// is per process.
+/// the watch and closes its descriptor (counted among the watches of the
+/// test's own folder: other suites watch theirs meanwhile). Serialized:
+/// the timings of one test are not shared with another's.
 @Suite(.serialized) struct VaultObserverTests {
-    /// The inotify descriptors this process holds (Linux), or nil.
-    static func watchDescriptors() -> Int? {
+    /// The inotify descriptors of this process that watch `folder`
+    /// (Linux, from `/proc/self/fdinfo`), or nil. Only the test's own
+    /// folder is counted: tests of other suites, run in parallel, open and
+    /// close watches of their own folders at any time.
+    static func watchDescriptors(on folder: String) -> Int? {
         #if os(Linux)
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return nil }
-        return names.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) == "anon_inode:inotify" }.count
+        var s = stat()
+        guard stat(folder, &s) == 0, let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return nil }
+        let inode = " ino:" + String(UInt64(s.st_ino), radix: 16) + " "
+        return names.filter { name in
+            guard (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name)) == "anon_inode:inotify",
+                let info = try? String(contentsOfFile: "/proc/self/fdinfo/" + name, encoding: .utf8)
+            else { return false }
+            return info.split(separator: "\n").contains { $0.hasPrefix("inotify ") && $0.contains(inode) }
+        }.count
         #else
         return nil
         #endif
@@ -41,7 +52,7 @@ import Testing
         let dir = TemporaryDirectory()
         let (writer, recovery) = try makeVault(dir)
         let reader = try await Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
-        let before = Self.watchDescriptors()
+        let before = Self.watchDescriptors(on: dir.path)
         let received = Inbox()
         let task = Task {
             // A wide window: under load the ten adds below take more than 20 ms each, and each
@@ -49,7 +60,7 @@ import Testing
             for try await changes in reader.changes(coalescing: .milliseconds(250)) { received.add(.success(changes)) }
         }
         // Let the watch start, then write from the other handle.
-        #expect(await Self.eventually { Self.watchDescriptors().map { $0 == (before ?? 0) + 1 } ?? true })
+        #expect(await Self.eventually { Self.watchDescriptors(on: dir.path).map { $0 == (before ?? 0) + 1 } ?? true })
         try await Task.sleep(for: .milliseconds(50))
         let added = try writer.add(EntryBody(created: 1_800_000_000_000, text: "from another handle"))
         #expect(await Self.eventually { !received.changes.isEmpty })
@@ -65,7 +76,7 @@ import Testing
         // Cancelling the task ends the iteration and closes the descriptor.
         task.cancel()
         _ = try await task.value
-        if let before { #expect(await Self.eventually { Self.watchDescriptors() == before }) }
+        if let before { #expect(await Self.eventually { Self.watchDescriptors(on: dir.path) == before }) }
         let count = received.changes.count
         try writer.add(EntryBody(created: 1_900_000_000_000, text: "not seen"))
         try await Task.sleep(for: .milliseconds(200))
@@ -162,7 +173,7 @@ import Testing
         let dir = TemporaryDirectory()
         let (vault, recovery) = try makeVault(dir)
         let writer = try await Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
-        let before = Self.watchDescriptors()
+        let before = Self.watchDescriptors(on: dir.path)
         let timeline = EventInbox()
         let sidebar = EventInbox()
         // A wide window: the watch's own refresh comes long after a direct one.
@@ -170,7 +181,7 @@ import Testing
         try await Task.sleep(for: .milliseconds(150))
         let second = Task { for await e in vault.events(coalescing: .milliseconds(20)) { sidebar.add(e) } }
         try await Task.sleep(for: .milliseconds(150))
-        if let before { #expect(Self.watchDescriptors() == before + 1) }
+        if let before { #expect(Self.watchDescriptors(on: dir.path) == before + 1) }
         func added(_ inbox: EventInbox, _ origin: VaultEvent.Origin) -> [EntryID] {
             inbox.changes(origin).flatMap { $0.ids(.added) }
         }
@@ -196,11 +207,11 @@ import Testing
         let later = try writer.add(EntryBody(created: 4, text: "later"))
         #expect(await Self.eventually { added(sidebar, .otherWriter).last == later.entryID })
         #expect(!added(timeline, .otherWriter).contains(later.entryID))
-        if let before { #expect(Self.watchDescriptors() == before + 1) }
+        if let before { #expect(Self.watchDescriptors(on: dir.path) == before + 1) }
         // The last stream ends: the watch stops and its descriptor closes.
         second.cancel()
         await second.value
-        if let before { #expect(await Self.eventually { Self.watchDescriptors() == before }) }
+        if let before { #expect(await Self.eventually { Self.watchDescriptors(on: dir.path) == before }) }
     }
 
     /// App review round 3, §2.1: the index cache stays in use on an app's
