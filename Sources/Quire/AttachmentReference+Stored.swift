@@ -9,8 +9,8 @@ extension AttachmentReference {
     /// `quire-attachment://<hex id>`.
     ///
     /// - Parameters:
-    ///   - stored: what ``VaultTransaction/storeAttachment(fromFile:mediaType:)``
-    ///     (or its `from:` form) returned.
+    ///   - stored: what ``VaultTransaction/storeAttachment(contentsOf:mediaType:)``
+    ///     (or its bytes or `from:` form) returned.
     ///   - mediaType: the media type, such as `"image/jpeg"`; use the one given when storing.
     ///   - fileName: the original file name, `""` when there is none.
     public init(_ stored: StoredBlob, mediaType: String, fileName: String = "") {

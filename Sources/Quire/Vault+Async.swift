@@ -300,11 +300,14 @@ extension Vault {
 
     /// The whole content of attachment `blob` (a photo, say), read on this
     /// handle's executor and checked chunk by chunk (`Spec/format.md §7`);
-    /// cancelling stops at the next chunk.
+    /// cancelling stops at the next chunk. For the CLI and the tests: an app
+    /// collects ``attachmentStream(_:)`` or decrypts to a file with
+    /// ``writeAttachment(_:to:)``, the one way each to read an attachment.
     ///
     /// - Returns: the bytes, ``BlobManifest/byteCount`` of them.
     /// - Throws: `.notFound` (`blob_not_found`), a container error (`.damaged`, `.unavailable`,
     ///   `.outOfSpace`…) for a damaged chunk or I/O, `.cancelled` (`cancelled`).
+    @_spi(Format)
     public func attachmentBytes(_ blob: BlobID) async throws(QuireError) -> [UInt8] {
         try await perform { () throws(QuireError) -> [UInt8] in
             let reader = try self.openAttachment(blob)
@@ -459,10 +462,13 @@ extension Vault {
     }
 
     /// The manifest of attachment `blob` (its size and media type), on this
-    /// handle's executor. Its bytes: ``attachmentBytes(_:)``.
+    /// handle's executor. Its bytes: ``attachmentBytes(_:)``. For the CLI
+    /// and the tests: an app has the media type and file name in the
+    /// entry's ``AttachmentReference``.
     ///
     /// - Throws: ``QuireError``: `.notFound` (`blob_not_found`) when the
     ///   vault has no such attachment; `.cancelled` (`cancelled`).
+    @_spi(Format)
     public func attachment(_ blob: BlobID) async throws(QuireError) -> BlobManifest {
         try await perform { () throws(QuireError) -> BlobManifest in try self.attachment(blob) }
     }

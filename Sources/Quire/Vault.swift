@@ -803,10 +803,13 @@ public final class VaultTransaction {
         try storeAttachment(from: MemoryByteSource(bytes), mediaType: mediaType)
     }
 
-    /// Streams the file at `path` in as an attachment.
+    /// Streams the file at `path` in as an attachment. For the CLI and the
+    /// tools, which take paths: an app passes a file URL,
+    /// ``storeAttachment(contentsOf:mediaType:)``.
     ///
     /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…; `.unavailable` (`io`) when the
     ///   file cannot be read, `.busy` (`source_changed`) when it changed while being read).
+    @_spi(Format)
     public func storeAttachment(fromFile path: String, mediaType: String) throws(QuireError) -> StoredBlob {
         let source: FileByteSource
         do { source = try FileByteSource(path: path) } catch { throw .format(error) }

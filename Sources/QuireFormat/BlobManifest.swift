@@ -1,7 +1,7 @@
 /// The manifest of an attachment's content: the blob manifest record
 /// (`Spec/records.md §4`). It names the blob, its
 /// size and the stream whose chunks hold it.
-public struct BlobManifest: Sendable, Equatable {
+@_spi(Format) public struct BlobManifest: Sendable, Equatable {
     /// The content's id.
     public var blob: BlobID
     /// The stream whose chunks hold the content.

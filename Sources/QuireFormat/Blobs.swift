@@ -81,7 +81,10 @@ package final class FileByteSource: ByteSource {
     }
 }
 
-/// What storing an attachment did.
+/// What storing an attachment did: pass it to
+/// `AttachmentReference(_:mediaType:fileName:)`, which names the content in
+/// an entry. Its id and size are for the library's own tools (an app reads
+/// an attachment through its reference's `blob`).
 public enum StoredBlob: Sendable, Equatable {
     /// The content was new: its chunks and manifest were appended.
     @_spi(Format) case stored(BlobManifest)
@@ -89,7 +92,7 @@ public enum StoredBlob: Sendable, Equatable {
     @_spi(Format) case deduplicated(BlobID, byteCount: UInt64)
 
     /// The content's id.
-    public var blob: BlobID {
+    @_spi(Format) public var blob: BlobID {
         switch self {
         case .stored(let m): m.blob
         case .deduplicated(let id, _): id
@@ -97,7 +100,7 @@ public enum StoredBlob: Sendable, Equatable {
     }
 
     /// The content's size in bytes.
-    public var byteCount: UInt64 {
+    @_spi(Format) public var byteCount: UInt64 {
         switch self {
         case .stored(let m): m.byteCount
         case .deduplicated(_, let n): n
@@ -494,7 +497,7 @@ extension VaultFile {
 ///
 /// Blocking: for the CLI, the exporters and the tests. An app reads an
 /// attachment through the `async` forms of `Vault` (`attachmentStream`,
-/// `writeAttachment`, `attachmentBytes`), which run on the handle's executor.
+/// `writeAttachment`), which run on the handle's executor.
 @_spi(Format) public final class BlobReader {
     let vault: VaultFile
     /// The manifest being read.

@@ -26,6 +26,6 @@ import Testing
         #expect(entry.body.attachment(forLink: String(inText).uppercased().replacingOccurrences(of: "QUIRE-ATTACHMENT", with: "quire-attachment")) == reference)
         #expect(entry.body.attachment(forLink: "quire-attachment://00") == nil)
         #expect(entry.body.attachment(forLink: "https://example.com/beach.jpg") == nil)
-        #expect(try await vault.attachmentBytes(reference.blob) == jpeg)
+        #expect(try await AppAttachmentFileTests.bytes(of: reference.blob, in: vault) == jpeg)
     }
 }

@@ -31,7 +31,7 @@ import Testing
         let vault = try await Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: recovery), store: store)
         try await vault.commit { tx in try tx.add(EntryBody(created: Date(), timeZone: TimeZone(identifier: "Europe/London"), text: "Up betimes.")) }
         try await vault.commit { tx in
-            let photo = try tx.storeAttachment(fromFile: photoPath, mediaType: "image/jpeg")
+            let photo = try tx.storeAttachment(contentsOf: URL(fileURLWithPath: photoPath), mediaType: "image/jpeg")
             try tx.add(EntryBody(created: Date() + 1, text: "A photo", attachments: [AttachmentReference(photo, mediaType: "image/jpeg")]))
         }
         print(try DeviceCode.fingerprint(ofCode: phoneCode))
@@ -59,7 +59,7 @@ import Testing
         let reference = try #require(rows.last?.body.attachments.first)
         #expect(reference.mediaType == "image/jpeg" && reference.link.hasPrefix("quire-attachment://"))
         #expect(rows.last?.body.attachment(forLink: reference.link) == reference)
-        #expect(try await again.attachmentBytes(reference.blob) == photoBytes)
+        #expect(try await AppAttachmentFileTests.bytes(of: reference.blob, in: again) == photoBytes)
         #expect(try await again.verify().isIntact)
         // The phone, enrolled, opens the vault through its own store.
         #expect(try await Vault.open(at: journal, store: phoneStore).entries(matching: EntryQuery()).entries.count == 2)
