@@ -195,8 +195,9 @@ public struct EntrySnapshot: Sendable, Identifiable, Equatable {
     public let revision: EntryRevision
     /// Other heads, when concurrent edits conflict; empty otherwise.
     public let conflictingHeads: [RevisionID]
-    /// The number of revisions the vault holds for this entry.
-    public let revisionCount: Int
+    /// The number of revisions the vault holds for this entry (the CLI's
+    /// `show`; an app lists what it shows with `versions(of:)`).
+    @_spi(Format) public let revisionCount: Int
     /// False when the winning revision's commit did not verify: the record
     /// authenticated under a key of the vault, but the commit chain cannot
     /// vouch for it (damage, or tampering by a holder of an old key). Show
