@@ -277,7 +277,12 @@ lint: api-surface doc-links
 # versions(of:)), EntryRevision.body and .isDeleted (the same as the
 # EntrySnapshot's or EntryVersion's it came with; an app keeps a revision
 # only for its entryID and revisionID) and EntrySnapshot.revisionCount.
-API_SURFACE_MAX := 289
+# 284 (from 289): per-change detail said twice, behind @_spi(Format) (-5):
+# EntryChange.conflict and its Conflict enum (appeared, resolved): an app
+# reads the same from VaultChangeSet.conflictsAppeared and
+# .conflictsResolved; QuireError.entryID: an app knows the entry it asked
+# for, and category and code say what became of it (the CLI names it).
+API_SURFACE_MAX := 284
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

@@ -37,8 +37,10 @@ extension QuireError {
     }
 
     /// The entry the error is about (`entry_not_found`, `entry_deleted`),
-    /// or nil.
-    public var entryID: EntryID? {
+    /// or nil: for the CLI, which names it. An app knows the entry it
+    /// asked for; ``category`` (`.notFound`) and ``code`` say what became
+    /// of it.
+    @_spi(Format) public var entryID: EntryID? {
         switch detail {
         case .entryNotFound(let id), .entryDeleted(let id): id
         default: nil

@@ -77,7 +77,7 @@ public struct VaultChangeSet: Sendable, Equatable {
 /// How one entry changed between two reads (`Spec/merge.md §5`).
 public struct EntryChange: Sendable, Equatable {
     /// An entry's heads as a reader sees them (for the CLI and the tests;
-    /// an app reads ``kind`` and ``conflict``).
+    /// an app reads ``kind``, and the change set's conflicts).
     @_spi(Format) public struct State: Sendable, Hashable {
         /// The winning head (greatest clock, then greatest revision id).
         public let winner: RevisionID
@@ -111,8 +111,10 @@ public struct EntryChange: Sendable, Equatable {
         case removed
     }
 
-    /// How the entry's conflict changed, if it did.
-    public enum Conflict: Sendable, Equatable {
+    /// How the entry's conflict changed, if it did (for the CLI and the
+    /// tests: an app reads ``VaultChangeSet/conflictsAppeared`` and
+    /// ``VaultChangeSet/conflictsResolved``).
+    @_spi(Format) public enum Conflict: Sendable, Equatable {
         /// Concurrent heads appeared: show the conflict.
         case appeared
         /// The entry had concurrent heads and now has one.
@@ -124,7 +126,7 @@ public struct EntryChange: Sendable, Equatable {
     /// What happened to the entry.
     public let kind: Kind
     /// Whether a conflict appeared or was resolved; nil when neither.
-    public let conflict: Conflict?
+    @_spi(Format) public let conflict: Conflict?
     /// Its state before; nil when the handle did not know the entry.
     @_spi(Format) public let before: State?
     /// Its state now; nil when the file no longer holds it.

@@ -60,7 +60,6 @@ import Testing
             Issue.record("opened with a wrong passphrase")
         } catch let error as QuireError {
             #expect(error.category == .wrongCredential)
-            #expect(error.entryID == nil)
         }
     }
 
