@@ -571,7 +571,7 @@ extension Vault {
     /// - Throws: ``QuireError``: `.readOnly` (`operation_refused`) when no
     ///   device has that name or more than one has (devices enrolled on two
     ///   copies at once: remove it by its key with
-    ///   ``removeDevice(publicKey:now:)``); `.wrongCredential`, `.readOnly`,
+    ///   ``removeDevice(publicKey:keepingEnrolled:now:)``); `.wrongCredential`, `.readOnly`,
     ///   `.needsMerge` or `.damaged` when this handle cannot change the
     ///   keys; `.cancelled` (`cancelled`) before it started (nothing was
     ///   written).
@@ -585,7 +585,7 @@ extension Vault {
     /// executor, saying whose replacement of the recovery key it was when
     /// the device replaced it. For the CLI, which takes a name on the
     /// command line; an app removes a member by its key,
-    /// ``removeDevice(publicKey:now:)``.
+    /// ``removeDevice(publicKey:keepingEnrolled:now:)``.
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
     /// - Throws: as the synchronous form; `.cancelled` (`cancelled`).
@@ -601,46 +601,50 @@ extension Vault {
     }
 
     /// Removes the enrolled device whose Ed25519 public key is `publicKey`
-    /// (32 bytes), on this handle's executor: a keyring of a new epoch
-    /// without it (`Spec/keys.md §6`). The device is named by its key,
-    /// never by its display name (two devices may share one): pass a
-    /// member's ``KeyringMember/publicKey`` from ``keyState()``'s
-    /// ``KeyState/members`` (shown to people by its name and fingerprint),
-    /// or a ``DeviceIdentity/publicKey``. The device keeps what it could
-    /// already read until the vault is compacted with a rekey; it reads
-    /// nothing written after, and opens the vault read-only. Opened with
-    /// the recovery key, it also removes every device that only the
-    /// removed device (or one it enrolled) enrolled: the file cannot tell a
-    /// thief's puppet from a device the user enrolled on the lost one
-    /// (`Spec/keys.md §6.3`).
+    /// (32 bytes), on this handle's executor:
+    /// ``removeDevice(publicKey:keepingEnrolled:now:)`` keeping none of the
+    /// devices it enrolled (for the CLI and the tests: an app says which it
+    /// keeps, even when that is none).
     ///
     /// - Parameter now: the time of the keyring, stored to the millisecond.
     /// - Returns: the member removed.
-    /// - Throws: ``QuireError``: `.readOnly` (`operation_refused`) when no
-    ///   enrolled device has that key; `.wrongCredential`,
-    ///   `.readOnly`, `.needsMerge` or `.damaged` when this handle cannot
-    ///   change the keys; `.cancelled` (`cancelled`) before it started
-    ///   (nothing was written).
+    /// - Throws: as ``removeDevice(publicKey:keepingEnrolled:now:)``.
     @discardableResult
+    @_spi(Format)
     public func removeDevice(publicKey: [UInt8], now: Date = Date()) async throws(QuireError) -> KeyringMember {
         try await removeDevice(publicKey: publicKey, now: now, replacement: .mine)
     }
 
     /// Removes the enrolled device whose Ed25519 public key is `publicKey`
-    /// with the recovery key, keeping the devices it enrolled that the user
-    /// says are theirs, on this handle's executor (`Spec/keys.md §6.3`):
-    /// list them first with ``devicesEnrolled(by:)`` and ask, showing each
-    /// name and fingerprint; the file cannot tell a
-    /// thief's puppet from the user's own device.
+    /// (32 bytes), on this handle's executor: a keyring of a new epoch
+    /// without it (`Spec/keys.md §6`). The device is named by its key,
+    /// never by its display name (two devices may share one): pass a
+    /// device's ``KeyringMember/publicKey`` from ``keyState()``'s
+    /// ``KeyState/devices`` (shown to people by its name and fingerprint),
+    /// or a ``DeviceIdentity/publicKey``. The device keeps what it could
+    /// already read until the vault is compacted with a rekey; it reads
+    /// nothing written after, and opens the vault read-only.
+    ///
+    /// Opened with the recovery key (a lost device), it also removes every
+    /// device that only the removed device (or one it enrolled) enrolled,
+    /// but those in `keepingEnrolled`: the file cannot tell a thief's
+    /// puppet from a device the user enrolled on the lost one
+    /// (`Spec/keys.md §6.3`). List them first with ``devicesEnrolled(by:)``
+    /// and ask, showing each name and fingerprint. Opened by a device, it
+    /// removes only the device named (pass `[]`).
     ///
     /// - Parameter publicKey: the member's Ed25519 public key, 32 bytes.
     /// - Parameter keepingEnrolled: the Ed25519 keys of the devices to keep,
-    ///   among those ``devicesEnrolled(by:)`` lists; the others go with it.
+    ///   among those ``devicesEnrolled(by:)`` lists (`[]`: none); the
+    ///   others go with it.
     /// - Parameter now: the time of the keyring, stored to the millisecond.
     /// - Returns: the member removed.
-    /// - Throws: as ``removeDevice(publicKey:now:)``; `.readOnly`
-    ///   (`operation_refused`) when a kept device cannot be kept (the lost
-    ///   device removed it, or its enrolment builds on such a removal).
+    /// - Throws: ``QuireError``: `.readOnly` (`operation_refused`) when no
+    ///   enrolled device has that key, or when a kept device cannot be kept
+    ///   (the lost device removed it, or its enrolment builds on such a
+    ///   removal); `.wrongCredential`, `.readOnly`, `.needsMerge` or
+    ///   `.damaged` when this handle cannot change the keys; `.cancelled`
+    ///   (`cancelled`) before it started (nothing was written).
     @discardableResult
     public func removeDevice(publicKey: [UInt8], keepingEnrolled: Set<[UInt8]>, now: Date = Date()) async throws(QuireError)
         -> KeyringMember

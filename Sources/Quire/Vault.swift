@@ -7,11 +7,10 @@ import QuireSystem
 
 /// How to set up a new vault (`Spec/keys.md §6.1`).
 public struct VaultSetup: Sendable {
-    /// The journal's display name.
-    public var name: String
-    /// The recovery key; generate it with ``RecoveryKey/init()`` and show
-    /// its ``RecoveryKey/code()`` to the user once.
-    public var recoveryKey: RecoveryKey
+    /// The journal's display name (given to ``init(name:recoveryKey:)``).
+    @_spi(Format) public var name: String
+    /// The recovery key (given to ``init(name:recoveryKey:)``).
+    @_spi(Format) public var recoveryKey: RecoveryKey
     /// This device, when a device creates the vault (the usual case): it
     /// becomes the first member and signs the first keyring. An app leaves
     /// it to the key store it passes to `create(at:setup:store:)`.
@@ -45,9 +44,16 @@ public struct VaultSetup: Sendable {
     /// epoch, UTC (for vectors and tests, which fix it).
     @_spi(Format) public var now: Int64
 
-    /// Setup with the recovery key and a name; everything else off. The
-    /// vault is created now, and the key store given to
-    /// `create(at:setup:store:)` supplies this device, its first member.
+    /// Setup with the recovery key and a name; everything else off (set
+    /// ``passphrase`` for one). The vault is created now, and the key store
+    /// given to `create(at:setup:store:)` supplies this device, its first
+    /// member.
+    ///
+    /// - Parameters:
+    ///   - name: the journal's display name.
+    ///   - recoveryKey: the recovery key; generate it with
+    ///     ``RecoveryKey/init()`` and show its ``RecoveryKey/code()`` to the
+    ///     user once.
     public init(name: String, recoveryKey: RecoveryKey) {
         self.init(name: name, recoveryKey: recoveryKey, device: nil, now: Date().millisecondsSince1970)
     }

@@ -10,8 +10,9 @@ public struct KeyState: Sendable {
     package let heads: [KeyringInfo]
     /// Every trusted keyring, in file order.
     package let trusted: [KeyringInfo]
-    /// Current members: the heads' members (first occurrence kept), minus removed.
-    public let members: [KeyringMember]
+    /// Current members: the heads' members (first occurrence kept), minus
+    /// removed; the recovery key too. An app lists ``devices``.
+    @_spi(Format) public let members: [KeyringMember]
     /// Every member removed in any trusted keyring, in file order: keyrings
     /// list only whom they remove, and removal is for good.
     public let removed: [KeyringMember]
@@ -150,7 +151,9 @@ public struct KeyState: Sendable {
         members.first { $0.publicKey == publicKey }
     }
 
-    /// The members with role `"device"`.
+    /// The enrolled devices: the current members but the recovery key,
+    /// what a devices screen lists (each by its name and the fingerprint of
+    /// its ``KeyringMember/publicKey``).
     public var devices: [KeyringMember] { members.filter { $0.role == "device" } }
 
     /// The recovery member.

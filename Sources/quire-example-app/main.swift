@@ -364,7 +364,7 @@ let utc = TimeZone(identifier: "UTC")
     let joined = try await vault.enrollDevice(code: tablet.code, name: "Tablet")
     Checks.expect(joined.publicKey, tablet.publicKey, "the tablet enrolled by its device code")
     Checks.expect(try await vault.keyState().devices.map(\.name).sorted(), ["Tablet", "This phone"], "two devices")
-    _ = try await vault.removeDevice(publicKey: tablet.publicKey)
+    _ = try await vault.removeDevice(publicKey: tablet.publicKey, keepingEnrolled: [])
     Checks.expect(try await vault.keyState().devices.map(\.name), ["This phone"], "the tablet removed")
 
     // 13. The next launch opens through the store, from the index cache.

@@ -73,7 +73,7 @@ import Testing
         let phone = try #require(try phoneStore.load())
         try await laptop.enrollDevice(code: phone.code, name: "Phone")
         _ = try await laptop.commit { tx in try tx.add(EntryBody(created: Self.date, text: "before")) }
-        try await laptop.removeDevice(publicKey: phone.publicKey)
+        try await laptop.removeDevice(publicKey: phone.publicKey, keepingEnrolled: [])
 
         let onPhone = try await Vault.open(at: path, store: phoneStore)
         let status = try #require(onPhone.removedFromVault)

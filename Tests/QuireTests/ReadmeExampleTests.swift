@@ -49,7 +49,7 @@ import Testing
         // The standard store is $QUIRE_HOME/device.key, and its device is a member.
         #expect(FileManager.default.fileExists(atPath: dir.file("home") + "/device.key"))
         #expect(laptop.name == "Laptop")
-        let members = try await again.keyState().members
+        let members = try await again.keyState().devices
         #expect(members.contains { $0.publicKey == laptop.publicKey && $0.name == "Laptop" })
         #expect(members.contains { $0.publicKey == phone.publicKey && $0.name == "Phone" })
         let rows = try await again.entries(matching: EntryQuery(order: .oldestFirst)).entries
