@@ -289,7 +289,12 @@ lint: api-surface doc-links
 # (the devices plus the recovery key: a devices screen lists
 # KeyState.devices); VaultSetup.name and .recoveryKey (an app gives both
 # to init(name:recoveryKey:), which now documents them).
-API_SURFACE_MAX := 280
+# 277 (from 280): per-record detail of two reports behind @_spi(Format)
+# (-3): VerifyReport.Issue.isDamage (an app shows isIntact and each
+# issue's message; the CLI splits warnings from damage) and
+# UnreadRecords.isEmpty and .notReadableWithThisKey (an app shows count
+# beside what it lists, and a removed device through removedFromVault).
+API_SURFACE_MAX := 277
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

@@ -60,12 +60,13 @@ public struct UnreadRecords: Sendable, Equatable {
 
     /// How many records (regions, commits) could not be read.
     public var count: Int { records.count }
-    /// True when everything committed was read.
-    public var isEmpty: Bool { records.isEmpty }
+    /// True when everything committed was read (``count`` is 0).
+    @_spi(Format) public var isEmpty: Bool { records.isEmpty }
     /// Of the unread records, those sealed under a key this credential does not
     /// hold (`unknown_key`): for a removed device, the records written after
-    /// it was removed. Not damage.
-    public var notReadableWithThisKey: Int { records.filter { $0.code == "unknown_key" }.count }
+    /// it was removed. Not damage. For the CLI's report: an app says a
+    /// removed device by `Vault.removedFromVault`.
+    @_spi(Format) public var notReadableWithThisKey: Int { records.filter { $0.code == "unknown_key" }.count }
     /// Of ``records``, those that are damage: all of them, but the
     /// `unknown_key` records of a removed device (``newerEpoch`` set).
     @_spi(Format) public var damaged: [Record] { records.filter { newerEpoch == nil || $0.code != "unknown_key" } }

@@ -6,7 +6,9 @@ import QuireSystem
 /// What `verify` found (`Spec/format.md §10`, §12): every damaged, altered
 /// or untrusted part of the vault, one issue each, and what is intact.
 public struct VerifyReport: Sendable {
-    /// One problem, with its stable code and where it is.
+    /// One problem, with its stable code and where it is: damage or a
+    /// warning, as its message says (``VerifyReport/isIntact`` tells
+    /// whether any is damage).
     public struct Issue: Sendable, Equatable, CustomStringConvertible {
         /// The stable error code (`Spec/format.md §12`).
         public let code: String
@@ -17,8 +19,9 @@ public struct VerifyReport: Sendable {
         /// A sentence a person can act on.
         public let message: String
         /// True for issues that lose or distrust data; false for warnings
-        /// (a repaired header, a damaged header copy, a torn tail).
-        public let isDamage: Bool
+        /// (a repaired header, a damaged header copy, a torn tail). For the
+        /// CLI's report; an app reads the summary, ``VerifyReport/isIntact``.
+        @_spi(Format) public let isDamage: Bool
 
         @_spi(Format) public var description: String { message }
     }
