@@ -294,7 +294,11 @@ lint: api-surface doc-links
 # issue's message; the CLI splits warnings from damage) and
 # UnreadRecords.isEmpty and .notReadableWithThisKey (an app shows count
 # beside what it lists, and a removed device through removedFromVault).
-API_SURFACE_MAX := 277
+# 276 (from 277): EntryBody.init(text:created:timeZone:) behind
+# @_spi(Format) (-1), a convenience initialiser: an app writes
+# EntryBody(created: Date(), text: …), the one public initialiser, whose
+# other fields default (the README's lines and the app tests do).
+API_SURFACE_MAX := 276
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

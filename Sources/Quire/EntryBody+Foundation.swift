@@ -58,8 +58,10 @@ extension EntryBody {
     /// A body written now: `created` is `created` (default the current
     /// instant, stored to the millisecond) and the time zone is `timeZone`
     /// (default this device's), with its offset at that instant; every
-    /// other field has its default.
-    public init(text: String, created: Date = Date(), timeZone: TimeZone = .current) {
+    /// other field has its default. For the tools and tests: an app
+    /// writes `EntryBody(created: Date(), text: text)`, the one public
+    /// initialiser.
+    @_spi(Format) public init(text: String, created: Date = Date(), timeZone: TimeZone = .current) {
         self.init(created: created.millisecondsSince1970, text: text)
         self.timeZone = timeZone
     }

@@ -79,7 +79,7 @@ public struct VaultSetup: Sendable {
 /// ```swift
 /// let recovery = try RecoveryKey()
 /// let vault = try await Vault.create(at: "Journal.quire", setup: VaultSetup(name: "Journal", recoveryKey: recovery))
-/// let entry = try await vault.commit { tx in try tx.add(EntryBody(text: "Up betimes.")) }
+/// let entry = try await vault.commit { tx in try tx.add(EntryBody(created: Date(), text: "Up betimes.")) }
 /// let same = try await Vault.open(at: "Journal.quire", credential: .recoveryKey(recovery))
 /// let page = try await same.entries(matching: EntryQuery(order: .newestFirst, limit: 50))
 /// for e in page.entries { print(e.body.text) }

@@ -87,7 +87,7 @@ import Testing
 
         _ = try await Vault.create(at: path, setup: VaultSetup(name: "Journal", recoveryKey: RecoveryKey()), store: store)
         let vault = try await Vault.open(at: path, store: store)
-        _ = try await vault.commit { tx in try tx.add(EntryBody(text: "Written with the key from the keychain")) }
+        _ = try await vault.commit { tx in try tx.add(EntryBody(created: Date(), text: "Written with the key from the keychain")) }
         let again = try await Vault.open(at: path, store: store)
         let entries = try await again.entries(matching: EntryQuery()).entries
         #expect(entries.map(\.body.text) == ["Written with the key from the keychain"])

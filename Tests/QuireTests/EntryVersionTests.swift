@@ -26,11 +26,11 @@ import Testing
         try FileManager.default.copyItem(atPath: path, toPath: phonePath)
         let phone = try await Vault.open(at: phonePath, store: phoneStore)
         let phoneStart = Date()
-        try await phone.commit { tx in try tx.edit(id, body: EntryBody(text: "A walk by the river."), replacing: [base.revisionID]) }
+        try await phone.commit { tx in try tx.edit(id, body: EntryBody(created: Date(), text: "A walk by the river."), replacing: [base.revisionID]) }
         let phoneEnd = Date()
         try await Task.sleep(for: .milliseconds(5))
         let laptopStart = Date()
-        try await laptop.commit { tx in try tx.edit(id, body: EntryBody(text: "A walk in the rain."), replacing: [base.revisionID]) }
+        try await laptop.commit { tx in try tx.edit(id, body: EntryBody(created: Date(), text: "A walk in the rain."), replacing: [base.revisionID]) }
         let laptopEnd = Date()
         _ = try await laptop.merge(copyAt: phonePath)
 
@@ -52,7 +52,7 @@ import Testing
 
         // Resolving replaces every version's revision: one version is left.
         let resolved = try await laptop.commit { tx in
-            try tx.edit(id, body: EntryBody(text: "A walk by the river, in the rain."), replacing: versions.map(\.id))
+            try tx.edit(id, body: EntryBody(created: Date(), text: "A walk by the river, in the rain."), replacing: versions.map(\.id))
         }
         let after = try await laptop.versions(of: id)
         #expect(after.map(\.id) == [resolved.revisionID])
@@ -68,11 +68,11 @@ import Testing
         _ = try store.loadOrCreate(name: "Laptop")
         let recovery = try RecoveryKey()
         let laptop = try await Vault.create(at: path, setup: VaultSetup(name: "Journal", recoveryKey: recovery), store: store)
-        let base = try await laptop.commit { tx in try tx.add(EntryBody(text: "Draft")) }
+        let base = try await laptop.commit { tx in try tx.add(EntryBody(created: Date(), text: "Draft")) }
         try FileManager.default.copyItem(atPath: path, toPath: copy)
         // Written with the recovery key, not by a device.
         let rescue = try await Vault.open(at: copy, credential: .recoveryKey(recovery))
-        try await rescue.commit { tx in try tx.edit(base.entryID, body: EntryBody(text: "Draft, recovered"), replacing: [base.revisionID]) }
+        try await rescue.commit { tx in try tx.edit(base.entryID, body: EntryBody(created: Date(), text: "Draft, recovered"), replacing: [base.revisionID]) }
         try await laptop.commit { tx in try tx.delete(base.entryID) }
         _ = try await laptop.merge(copyAt: copy)
 

@@ -24,7 +24,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: dir.file("Containers/A/Documents"), withIntermediateDirectories: true)
         let vault = try await Vault.create(
             at: before, setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey()), store: store)
-        let id = try await vault.commit { tx in try tx.add(EntryBody(text: "Written with the key from the Keychain")).entryID }
+        let id = try await vault.commit { tx in try tx.add(EntryBody(created: Date(), text: "Written with the key from the Keychain")).entryID }
         #expect(try await vault.keyState().devices.map(\.publicKey) == [phone.publicKey])
         #expect(try await vault.entries(matching: EntryQuery()).entries.map(\.id) == [id])
         // The key and one memory, kept per vault id; an index cache.
@@ -42,7 +42,7 @@ import Testing
         #expect(reopened.keyWarnings.isEmpty)
         let entries = try await reopened.entries(matching: EntryQuery()).entries
         #expect(entries.map(\.id) == [id] && entries.allSatisfy(\.isVerified))
-        _ = try await reopened.commit { tx in try tx.add(EntryBody(text: "and again")) }
+        _ = try await reopened.commit { tx in try tx.add(EntryBody(created: Date(), text: "and again")) }
         #expect(keychain.accounts(of: "com.example.diary.quire").count == 2)
 
         // Woken in the background before the first unlock: unavailable,

@@ -89,7 +89,7 @@ import Testing
         for typed in ["wrong horse", "correct horse"] {
             do {
                 let vault = try await Vault.open(at: journal, credential: .passphrase(typed))
-                try await vault.commit { tx in try tx.add(EntryBody(text: "Up betimes.")) }
+                try await vault.commit { tx in try tx.add(EntryBody(created: Date(), text: "Up betimes.")) }
             } catch {  // error is a QuireError
                 switch error.category {
                 case .wrongCredential: askForThePassphraseAgain()  // wrong_passphrase, wrong_recovery_key…
@@ -205,7 +205,7 @@ extension VaultObserverTests {
         let recovery = try RecoveryKey()
         let vault = try await Vault.create(at: journal, setup: VaultSetup(name: "Journal", recoveryKey: recovery), store: store)
         let other = try await Vault.open(at: journal, credential: .recoveryKey(recovery))
-        let first = try await other.commit { tx in try tx.add(EntryBody(text: "From the other process")) }
+        let first = try await other.commit { tx in try tx.add(EntryBody(created: Date(), text: "From the other process")) }
         let printed = ReadmeExample.Printed()
         @Sendable func print(_ items: Any...) { printed.add(items) }
 
@@ -223,7 +223,7 @@ extension VaultObserverTests {
             }
         }
         try await Task.sleep(for: .milliseconds(100))  // (not in the README: lets the watch start before the write)
-        let second = try await other.commit { tx in try tx.add(EntryBody(text: "And another")) }
+        let second = try await other.commit { tx in try tx.add(EntryBody(created: Date(), text: "And another")) }
         let deadline = Date().addingTimeInterval(10)
         while !printed.all.contains("added \(second.entryID)"), Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
         watch.cancel()
