@@ -472,40 +472,121 @@ extension Vault {
 
     /// The live entries whose folded text may hold each of `foldedTerms`
     /// as a substring, oldest first (as ``entries()`` orders them), read
-    /// through the cached view, and how many live entries there are: a
-    /// superset of those whose text, tags, journal, place, weather or
-    /// attachment names, folded as Foundation folds (`folding(options:
-    /// [.caseInsensitive, .diacriticInsensitive, .widthInsensitive])`,
-    /// lowercased), hold every term, found from the cache's search index
-    /// without reading the others' records (`Spec/index-cache.md §1`, "The
-    /// search index and substring search"). For `quire search`.
+    /// through the cached view: a superset of those whose text, tags,
+    /// journal, place, weather or attachment names, folded as Foundation
+    /// folds (`folding(options: [.caseInsensitive, .diacriticInsensitive,
+    /// .widthInsensitive])`, lowercased), hold every term, found from the
+    /// cache's search index without reading the others' records
+    /// (`Spec/index-cache.md §1`, "The search index and substring search").
+    /// For `quire search`.
     ///
     /// Nil when the handle does not answer from the cache, the cache holds
     /// no search index, no term has a run or a CJK character the index can
     /// narrow by, or a record does not read as the cache says (the view is
     /// then dropped: read through ``entries()``).
-    package func cachedLiveEntries(mayContain foldedTerms: [String]) -> (entries: [EntrySnapshot], live: Int)? {
+    package func cachedLiveEntries(mayContain foldedTerms: [String]) -> [EntrySnapshot]? {
+        cachedCandidates(mayContain: foldedTerms) { view, slots in
+            var candidates: [IndexCache.Entry] = []
+            for slot in slots {
+                guard !view.table.idAndDeletion(slot).isDeleted else { continue }
+                candidates.append(view.entry(slot))
+            }
+            if dropCachedViewIfFailed(view) { return nil }
+            return cachedSnapshots(candidates)
+        }
+    }
+
+    /// The newest `limit` live entries whose folded text may hold each of
+    /// `foldedTerms` (as ``cachedLiveEntries(mayContain:)`` finds them) and
+    /// that `accept` accepts, newest first: the candidates' records are
+    /// read newest first, each handed to `accept`, until `limit` are
+    /// accepted, so a page of a search reads the records of its own rows
+    /// and of the newer candidates `accept` turned down, not every
+    /// candidate's. A candidate whose cached summary `rowMayMatch` turns
+    /// down (its date, tags, journal or flags: what a page takes from the
+    /// cache, `Spec/index-cache.md §5`) is not read at all; it must accept
+    /// every summary of an entry `accept` would accept. For `quire search
+    /// -n N`: its output is the newest N of
+    /// ``cachedLiveEntries(mayContain:)``'s entries that `accept` accepts.
+    ///
+    /// Nil when ``cachedLiveEntries(mayContain:)`` would be (a record it
+    /// reads that does not read as the cache says drops the view; one it
+    /// does not reach is not read, `Spec/index-cache.md §5`). The closures
+    /// are called under the vault's lock, and must not use the vault.
+    package func cachedLiveEntries(
+        mayContain foldedTerms: [String], newestFirst limit: Int, rowMayMatch: ((EntrySummary) -> Bool)? = nil,
+        where accept: (EntrySnapshot) -> Bool
+    ) -> [EntrySnapshot]? {
+        cachedCandidates(mayContain: foldedTerms) { view, slots in
+            var out: [EntrySnapshot] = []
+            var next = slots.count - 1
+            while out.count < limit && next >= 0 {
+                // As many candidates as rows still wanted: each of them is
+                // read whatever the others give, so none is read for nothing.
+                var batch: [IndexCache.Entry] = []
+                while batch.count < limit - out.count && next >= 0 {
+                    let slot = slots[next]
+                    next -= 1
+                    if let rowMayMatch {
+                        let summary = view.table.summary(slot)
+                        guard !summary.isDeleted && rowMayMatch(summary) else { continue }
+                    } else if view.table.idAndDeletion(slot).isDeleted {
+                        continue
+                    }
+                    batch.append(view.entry(slot))
+                }
+                if dropCachedViewIfFailed(view) { return nil }
+                guard let read = cachedSnapshots(batch) else { return nil }
+                out += read.lazy.filter(accept)
+            }
+            return out
+        }
+    }
+
+    /// The slots the cached search index names for `foldedTerms`, oldest
+    /// first (in ``EntrySummaryTable/order``), handed with the view (its
+    /// search index loaded) to `read`, under the lock; `read`'s answer,
+    /// the view kept when it gives one. Nil when the handle does not
+    /// answer from the cache, the cache holds no search index, or no term
+    /// has anything the index narrows by (`read` is then not called); the
+    /// view is dropped when `read` gives nil.
+    private func cachedCandidates(
+        mayContain foldedTerms: [String], _ read: (CachedEntries, [Int32]) -> [EntrySnapshot]?
+    ) -> [EntrySnapshot]? {
         let segments = foldedTerms.flatMap(TextTokenizer.substringSegments(of:))
         let characters = foldedTerms.flatMap(TextTokenizer.unigramCharacters(of:))
         guard !segments.isEmpty || !characters.isEmpty else { return nil }
-        return lock.withLock { () -> (entries: [EntrySnapshot], live: Int)? in
+        return lock.withLock { () -> [EntrySnapshot]? in
             loadIndexCacheIfNotTried()
             guard index == nil, let cached = indexCache?.view else { return nil }
             indexCache!.view = nil
             guard let view = withCachedSearch(cached) else { return nil }
             let documents = view.search!.documents(containing: segments, characters: characters)
-            var candidates: [IndexCache.Entry] = []
-            var live = 0
-            for slot in view.table.order {
-                guard !view.table.summary(slot).isDeleted else { continue }
-                live += 1
-                if documents.contains(slot) { candidates.append(view.entry(slot)) }
-            }
-            if dropCachedViewIfFailed(view) { return nil }
-            guard let found = cachedSnapshots(candidates) else { return nil }
+            // Named slots in date order, found without opening a row group.
+            let slots = documents.isEmpty ? [] : view.table.order.filter { documents.contains($0) }
+            guard let found = read(view, slots) else { return nil }
             indexCache!.view = view
-            return (found, live)
+            return found
         }
+    }
+
+    /// The number of live entries: from the cached view when the handle
+    /// answers from it, else from the entries read whole. For `quire
+    /// search`, which reads only some entries and says this count only
+    /// when it prints it.
+    ///
+    /// - Throws: a container error when the entries are read whole and a
+    ///   record no longer reads.
+    package func liveEntryCount() throws(QuireError) -> Int {
+        let cached = lock.withLock { () -> Int? in
+            guard let view = currentCachedView() else { return nil }
+            var live = 0
+            view.table.forEachIDAndDeletion { _, isDeleted in if !isDeleted { live += 1 } }
+            if dropCachedViewIfFailed(view) { return nil }
+            return live
+        }
+        if let cached { return cached }
+        return try entries().count
     }
 
     /// Builds the search index from the entries read (and writes this

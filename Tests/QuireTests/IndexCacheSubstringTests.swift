@@ -21,30 +21,76 @@ import Testing
         let fresh = try f.cached()
         let found = try #require(fresh.cachedLiveEntries(mayContain: ["arbou"]))
         let all = try f.full().entries()
-        #expect(found.live == all.count)
+        #expect(try fresh.liveEntryCount() == all.count)
         let want = all.filter { $0.body.text.contains("harbour") }.map(\.id)
         #expect(!want.isEmpty)
-        #expect(found.entries.map(\.id) == want)
-        #expect(found.entries.map(\.revision.revisionID) == all.filter { $0.body.text.contains("harbour") }.map(\.revision.revisionID))
+        #expect(found.map(\.id) == want)
+        #expect(found.map(\.revision.revisionID) == all.filter { $0.body.text.contains("harbour") }.map(\.revision.revisionID))
         // Russian: й in the text is found by и (Foundation folds й to и).
         #expect(
-            try #require(fresh.cachedLiveEntries(mayContain: ["елка"])).entries.count == all.filter { $0.body.text.contains("ёлка") }.count)
+            try #require(fresh.cachedLiveEntries(mayContain: ["елка"])).count == all.filter { $0.body.text.contains("ёлка") }.count)
         // Tags are searched too; a substring no word holds names nothing.
         #expect(
-            try #require(fresh.cachedLiveEntries(mayContain: ["ravel"])).entries.count
+            try #require(fresh.cachedLiveEntries(mayContain: ["ravel"])).count
                 == all.filter { $0.body.tags.contains("Travel") }.count)
-        #expect(try #require(fresh.cachedLiveEntries(mayContain: ["zzq"])).entries.isEmpty)
+        #expect(try #require(fresh.cachedLiveEntries(mayContain: ["zzq"])).isEmpty)
         // CJK is narrowed by its characters: 日 and 记 are unigrams of
         // the entries holding 日记, and no other entry holds both.
         let diary = try #require(fresh.cachedLiveEntries(mayContain: ["日记"]))
-        #expect(!diary.entries.isEmpty)
-        #expect(diary.entries.map(\.id) == all.filter { $0.body.text.contains("日记") }.map(\.id))
-        #expect(try #require(fresh.cachedLiveEntries(mayContain: ["东京"])).entries.isEmpty)
+        #expect(!diary.isEmpty)
+        #expect(diary.map(\.id) == all.filter { $0.body.text.contains("日记") }.map(\.id))
+        #expect(try #require(fresh.cachedLiveEntries(mayContain: ["东京"])).isEmpty)
         // Nothing to narrow by (punctuation, a voiced sound mark): the
         // caller reads everything.
         #expect(fresh.cachedLiveEntries(mayContain: ["--"]) == nil)
         #expect(fresh.cachedLiveEntries(mayContain: ["。"]) == nil)
         #expect(fresh.cachedLiveEntries(mayContain: ["\u{3099}"]) == nil)
+        #expect(fresh.fullIndexLoads == 0)
+        #expect(fresh.answersFromIndexCache)
+    }
+
+    /// A page of a search (`quire search -n N`) reads the candidates'
+    /// records newest first and stops when `limit` are accepted: `accept`
+    /// sees exactly the newest candidates down to the page's last row, and
+    /// the page is the newest of what the unlimited read accepts.
+    @Test func aPageOfASearchReadsNewestFirstUntilItIsFull() throws {
+        let f = try F.fixture("substring page")
+        let first = try f.cached()
+        _ = try first.entries()
+        try first.prepareSearchIndex()
+        let fresh = try f.cached()
+        let all = try #require(fresh.cachedLiveEntries(mayContain: ["arbou"]))
+        #expect(all.count >= 6)
+        let newest = Array(all.reversed())
+        var seen: [EntrySnapshot] = []
+        let page = try #require(
+            fresh.cachedLiveEntries(mayContain: ["arbou"], newestFirst: 3) { e in
+                seen.append(e)
+                return true
+            })
+        #expect(page.map(\.id) == newest.prefix(3).map(\.id))
+        #expect(seen.map(\.id) == newest.prefix(3).map(\.id))
+        // Every other candidate turned down: read until the third accepted.
+        seen = []
+        var n = 0
+        let skipping = try #require(
+            fresh.cachedLiveEntries(mayContain: ["arbou"], newestFirst: 3) { e in
+                seen.append(e)
+                n += 1
+                return n % 2 == 0
+            })
+        #expect(skipping.map(\.id) == [newest[1], newest[3], newest[5]].map(\.id))
+        #expect(seen.map(\.id) == newest.prefix(6).map(\.id))
+        // A page larger than the candidates reads them all; none named, none read.
+        seen = []
+        let whole = try #require(
+            fresh.cachedLiveEntries(mayContain: ["arbou"], newestFirst: 1000) { e in
+                seen.append(e)
+                return true
+            })
+        #expect(whole.map(\.id) == newest.map(\.id) && seen.count == all.count)
+        #expect(try #require(fresh.cachedLiveEntries(mayContain: ["zzq"], newestFirst: 5) { _ in true }).isEmpty)
+        #expect(fresh.cachedLiveEntries(mayContain: ["--"], newestFirst: 5) { _ in true } == nil)
         #expect(fresh.fullIndexLoads == 0)
         #expect(fresh.answersFromIndexCache)
     }

@@ -34,25 +34,37 @@ struct SearchCommand: QuireCommand {
         // From this device's index cache, only the entries its word index
         // says may hold the terms are read (every commit then verified, so
         // the warnings are those of a full read: Spec/index-cache.md §5);
-        // each is still matched here, so the output is the full scan's.
-        let candidates: [EntrySnapshot]
-        let total: Int
-        if let (some, live) = opened.vault.cachedLiveEntries(mayContain: search.foldedTerms) {
-            Reading.warnAboutUnreadRecords(opened.vault, entries: some, path: vault, out: c.out)
-            (candidates, total) = (some, live)
+        // each is still matched here, so the output is the full scan's. A
+        // page (-n N) reads them newest first until it is full.
+        let vault = opened.vault
+        let found: [EntrySnapshot]
+        let readWhole: [EntrySnapshot]?
+        let rowMayMatch: ((EntrySummary) -> Bool)? = filter.isFiltering ? { filter.mayInclude($0) } : nil
+        if let limit = filter.limit,
+            let page = vault.cachedLiveEntries(
+                mayContain: search.foldedTerms, newestFirst: limit, rowMayMatch: rowMayMatch,
+                where: { filter.includes($0) && search.matches($0) })
+        {
+            Reading.warnAboutUnreadRecords(vault, entries: page, path: self.vault, out: c.out)
+            (found, readWhole) = (page, nil)
+        } else if let some = vault.cachedLiveEntries(mayContain: search.foldedTerms) {
+            Reading.warnAboutUnreadRecords(vault, entries: some, path: self.vault, out: c.out)
+            (found, readWhole) = (filter.apply(some, extra: search.matches), nil)
         } else {
+            let all: [EntrySnapshot]
             do {
-                candidates = try opened.vault.entries()
+                all = try vault.entries()
                 // The next search reads only what the index names.
-                try opened.vault.prepareSearchIndex()
-            } catch { throw .vault(error, path: vault) }
-            Reading.warnAboutUnreadRecords(opened.vault, entries: candidates, path: vault, out: c.out)
-            total = candidates.count
+                try vault.prepareSearchIndex()
+            } catch { throw .vault(error, path: self.vault) }
+            Reading.warnAboutUnreadRecords(vault, entries: all, path: self.vault, out: c.out)
+            (found, readWhole) = (filter.apply(all, extra: search.matches), all)
         }
-        let found = filter.apply(candidates, extra: search.matches)
-        Listing.print(found, c.out, pager: !pager.noPager, vault: opened.vault)
+        Listing.print(found, c.out, pager: !pager.noPager, vault: vault)
         let what = "'\(query.joined(separator: " "))'" + (filter.isFiltering ? " with these filters" : "")
-        Reading.sayNothingMatched(found.count, total: total, filtered: true, what: what, out: c.out)
+        // Counted only when said: from the cache, it reads every row.
+        Reading.sayNothingMatched(
+            found.count, total: readWhole?.count ?? ((try? vault.liveEntryCount()) ?? 0), filtered: true, what: what, out: c.out)
         return .success
     }
 }

@@ -68,6 +68,21 @@ struct EntryFilter {
         return true
     }
 
+    /// False when an entry's cached summary shows that ``includes(_:)``
+    /// turns it down: its date (`--since`, `--until`), tags, journal and
+    /// star, which the summary holds as the body has them (tags and journal
+    /// lowercased, as compared here). The other filters are left to
+    /// ``includes(_:)`` on the entry read. For a page of `quire search`,
+    /// which then does not read such an entry's record.
+    func mayInclude(_ s: EntrySummary) -> Bool {
+        if let since, s.created < since { return false }
+        if let until, s.created >= until { return false }
+        if !tags.isEmpty && !s.tags.contains(where: { tags.contains($0) }) { return false }
+        if !journals.isEmpty && !journals.contains(s.journal) { return false }
+        if starred && !s.isStarred { return false }
+        return true
+    }
+
     /// `entries` (oldest first) filtered, then limited to the newest N.
     func apply(_ entries: [EntrySnapshot], extra: (EntrySnapshot) -> Bool) -> [EntrySnapshot] {
         limited(entries.filter { includes($0) && extra($0) })

@@ -188,12 +188,17 @@ enum Reading {
 
     /// Says on stderr that nothing matched, so an empty result is not silence.
     /// `vault`, when given, tells a key that is behind (removed): it is
-    /// not told to write one.
-    static func sayNothingMatched(_ count: Int, total: Int, filtered: Bool, what: String? = nil, vault: Vault? = nil, out: Output) {
+    /// not told to write one. `total`, the number of live entries, is
+    /// evaluated only when the note depends on it (nothing filtered, no
+    /// `what`): a search counts it only then.
+    static func sayNothingMatched(
+        _ count: Int, total: @autoclosure () -> Int, filtered: Bool, what: String? = nil, vault: Vault? = nil, out: Output
+    ) {
         guard count == 0, !out.json else { return }
-        if total == 0 && !filtered && what == nil, vault?.unlocked.unreadableNewerEpoch != nil {
+        let empty = !filtered && what == nil && total() == 0
+        if empty, vault?.unlocked.unreadableNewerEpoch != nil {
             out.note("no entries this key can read")
-        } else if total == 0 && !filtered && what == nil {
+        } else if empty {
             out.note("no entries yet: write one with 'quire add'")
         } else if let what {
             out.note("no entries match \(what)")
