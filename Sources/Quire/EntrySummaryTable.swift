@@ -111,27 +111,40 @@ struct EntrySummaryTable: Sendable {
     }
 
     /// The id of the entry in `slot` (not free) and whether its winning
-    /// head is a tombstone, decoding no more than those (an id prefix is
-    /// looked for among every entry).
+    /// head is a tombstone, decoding no more than those.
     func idAndDeletion(_ slot: Int32) -> (id: EntryID, isDeleted: Bool) {
         if let row = unchangedBaseRow(slot) { return (base!.id(row), base!.isDeleted(row)) }
         let s = summary(slot)
         return (s.id, s.isDeleted)
     }
 
-    /// Calls `body` with the id of each entry in order and whether its
-    /// winning head is a tombstone: for a loaded cache's rows that nothing
-    /// changed or joined, each row group is opened once and its rows read
-    /// in place.
-    func forEachIDAndDeletion(_ body: (EntryID, Bool) -> Void) {
-        if let base, rows.isEmpty, baseChanges.isEmpty, order.count == baseCount {
-            base.forEachIDAndDeletion(body)
-            return
+    /// The slots of the entries whose ids lie in `range` (bytewise, both
+    /// bounds included), in ``order``: a loaded cache's rows are found in
+    /// its id part, opening no row group here.
+    func slots(withIDsIn range: ClosedRange<IDKey>) -> [Int32] {
+        var found: [Int32] = []
+        if let base {
+            for row in base.rows(withIDsIn: range) where baseChanges.isEmpty || baseChanges.index(forKey: Int32(row)) == nil {
+                found.append(Int32(row))
+            }
         }
-        for slot in order {
-            let (id, isDeleted) = idAndDeletion(slot)
-            body(id, isDeleted)
+        for (slot, changed) in baseChanges {
+            if let changed, range.contains(IDKey(changed.id)) { found.append(slot) }
         }
+        for (i, row) in rows.enumerated() {
+            if let row, range.contains(IDKey(row.id)) { found.append(Int32(baseCount + i)) }
+        }
+        // Slot order is the table's order while nothing changed or joined.
+        if rows.isEmpty && baseChanges.isEmpty { return found.sorted() }
+        return found.sorted { key($0) < key($1) }
+    }
+
+    /// The number of live (not deleted) entries: for a loaded cache's
+    /// rows that nothing changed or joined, from its directory's count of
+    /// each row group, opening none.
+    var liveCount: Int {
+        if let base, rows.isEmpty, baseChanges.isEmpty, order.count == baseCount { return base.liveCount }
+        return order.reduce(0) { $0 + (idAndDeletion($1).isDeleted ? 0 : 1) }
     }
 
     /// The date of the entry in `slot` (not free).
@@ -312,9 +325,12 @@ struct EntrySummaryTable: Sendable {
 
 /// A 16-byte entry id as two words: a dictionary key that hashes and
 /// compares without following a pointer.
-struct IDKey: Hashable, Sendable {
+struct IDKey: Hashable, Sendable, Comparable {
     let high: UInt64
     let low: UInt64
+
+    /// The ids' bytewise order (the words are big-endian).
+    static func < (a: IDKey, b: IDKey) -> Bool { (a.high, a.low) < (b.high, b.low) }
 
     /// The key of the id whose bytes are the big-endian words `high`, `low`.
     init(high: UInt64, low: UInt64) {

@@ -135,13 +135,18 @@ extension IndexCache {
     }
 
     /// Bytes per row of the summaries directory's `groups` column: sealed
-    /// length (uint32 LE), tag (16), then the first and the last row's
-    /// `created` (int64 LE) and entry id (16).
-    static let summaryGroupEntryWidth = 68
+    /// length (uint32 LE), tag (16), the first and the last row's
+    /// `created` (int64 LE) and entry id (16), then the group's live
+    /// (not deleted) row count (uint32 LE).
+    static let summaryGroupEntryWidth = 72
 
-    /// The summaries' directory: `{"count": uint, "groups": bstr, "rows": uint}`,
-    /// the rows per group and each group's place and bounds (``SummaryGroupEntry``).
-    static func encodeSummaryDirectory(count: Int, rowsPerGroup: Int, groups: [SummaryGroupEntry]) -> [UInt8] {
+    /// The summaries' directory: `{"count": uint, "groups": bstr, "ids":
+    /// bstr, "rows": uint}`, the rows per group, each group's place, bounds
+    /// and live count (``SummaryGroupEntry``), and the id part's sealed
+    /// length (uint32 LE) and tag (16) (``SummaryIDPart``).
+    static func encodeSummaryDirectory(count: Int, rowsPerGroup: Int, groups: [SummaryGroupEntry], ids: SummaryIDPartEntry)
+        -> [UInt8]
+    {
         var column: [UInt8] = []
         column.reserveCapacity(groups.count * summaryGroupEntryWidth)
         for g in groups {
@@ -151,36 +156,46 @@ extension IndexCache {
                 appendLE(UInt64(bitPattern: key.created), to: &column)
                 key.id.storage.append(to: &column)
             }
+            appendLE(UInt32(g.live), to: &column)
         }
+        var idsEntry: [UInt8] = []
+        appendLE(UInt32(ids.sealedLength), to: &idsEntry)
+        idsEntry += ids.tag
         let pairs: [(String, CBOR)] = [
             ("count", .unsigned(UInt64(count))), ("rows", .unsigned(UInt64(rowsPerGroup))), ("groups", .bytes(column)),
+            ("ids", .bytes(idsEntry)),
         ]
         return CBOREncoder.encode(.map(CBORMap(text: pairs)))
     }
 
     /// The summaries' directory in `payload`; nil when it is malformed or
     /// inconsistent: the group count is not the rows' in groups of `rows`,
-    /// a sealed length is out of range, or a group's first key is after
-    /// its last or not after the last key of the group before.
+    /// a sealed length is out of range, a group's first key is after its
+    /// last or not after the last key of the group before, or a group's
+    /// live count is more than its rows.
     static func decodeSummaryDirectory(_ payload: UnsafeRawBufferPointer) -> (
-        count: Int, rowsPerGroup: Int, groups: [SummaryGroupEntry]
+        count: Int, rowsPerGroup: Int, groups: [SummaryGroupEntry], ids: SummaryIDPartEntry
     )? {
-        guard let fields = try? CBORDecoder.mapFieldRanges(payload), fields.count == 3 else { return nil }
+        guard let fields = try? CBORDecoder.mapFieldRanges(payload), fields.count == 4 else { return nil }
         func unsigned(_ name: String) -> UInt64? {
             guard let f = fields[name], !f.isBytes,
                 case .unsigned(let v)? = try? CBORDecoder.decode(UnsafeRawBufferPointer(rebasing: payload[f.range]))
             else { return nil }
             return v
         }
+        let tag = XChaCha20Poly1305.tagByteCount
         guard let count = unsigned("count"), let rows = unsigned("rows"), let f = fields["groups"], f.isBytes,
+            let idsField = fields["ids"], idsField.isBytes, idsField.range.count == 4 + tag,
             count <= UInt64(Int32.max), rows >= 1, rows <= UInt64(Int32.max)
         else { return nil }
+        let idsColumn = UnsafeRawBufferPointer(rebasing: payload[idsField.range])
+        let ids = SummaryIDPartEntry(sealedLength: Int(loadLE(UInt32.self, idsColumn, at: 0)), tag: Array(idsColumn[4...]))
+        guard ids.sealedLength > tag, ids.sealedLength <= maxFileBytes else { return nil }
         let n = Int(count)
         let r = Int(rows)
         let groupCount = (n + r - 1) / r
         let column = UnsafeRawBufferPointer(rebasing: payload[f.range])
         guard column.count == groupCount * summaryGroupEntryWidth else { return nil }
-        let tag = XChaCha20Poly1305.tagByteCount
         var groups: [SummaryGroupEntry] = []
         groups.reserveCapacity(groupCount)
         for g in 0..<groupCount {
@@ -191,13 +206,32 @@ extension IndexCache {
                     created: Int64(bitPattern: loadLE(UInt64.self, column, at: at + offset)),
                     id: EntryID(uncheckedRaw: UnsafeRawBufferPointer(rebasing: column[(at + offset + 8)..<(at + offset + 24)])))
             }
+            let live = Int(loadLE(UInt32.self, column, at: at + 68))
             let entry = SummaryGroupEntry(
-                sealedLength: sealed, tag: Array(column[(at + 4)..<(at + 20)]), first: key(20), last: key(44))
-            guard sealed > tag, sealed <= maxFileBytes, !(entry.last < entry.first) else { return nil }
+                sealedLength: sealed, tag: Array(column[(at + 4)..<(at + 20)]), first: key(20), last: key(44), live: live)
+            guard sealed > tag, sealed <= maxFileBytes, !(entry.last < entry.first), live <= min(r, n - g * r) else { return nil }
             if let previous = groups.last, !(previous.last < entry.first) { return nil }
             groups.append(entry)
         }
-        return (n, r, groups)
+        return (n, r, groups, ids)
+    }
+
+    /// The summaries' id part: `{"count": uint, "ids": bstr, "rows": bstr}`,
+    /// every row's entry id (16 bytes each) in strictly ascending bytewise
+    /// order, and with each, its row (uint32 LE, the low 31 bits) and
+    /// whether its winning head is a tombstone (the top bit).
+    static func encodeSummaryIDPart(_ entries: [Entry]) -> [UInt8] {
+        let order = entries.indices.sorted { IDKey(entries[$0].summary.id) < IDKey(entries[$1].summary.id) }
+        var ids: [UInt8] = []
+        var rows: [UInt8] = []
+        ids.reserveCapacity(16 * entries.count)
+        rows.reserveCapacity(4 * entries.count)
+        for i in order {
+            entries[i].summary.id.storage.append(to: &ids)
+            appendLE(UInt32(i) | (entries[i].summary.isDeleted ? 1 << 31 : 0), to: &rows)
+        }
+        let pairs: [(String, CBOR)] = [("count", .unsigned(UInt64(entries.count))), ("ids", .bytes(ids)), ("rows", .bytes(rows))]
+        return CBOREncoder.encode(.map(CBORMap(text: pairs)))
     }
 
     // MARK: frame table

@@ -65,17 +65,20 @@ final class SummaryRowGroup: Sendable {
     /// the result keeps it, and wipes it when it goes); nil when anything
     /// in it is malformed or inconsistent, it does not hold `rows` rows in
     /// strictly ascending (date, id) order from `first` to `last` (the
-    /// keys the directory lists for it), or two of its rows share an id.
-    static func make(_ bytes: [UInt8], payload: Range<Int>, rows: Int, first: EntrySortKey, last: EntrySortKey) -> SummaryRowGroup? {
-        bytes.withUnsafeBytes { all in check(all, payload: payload, rows: rows, first: first, last: last) }.map { c in
+    /// keys the directory lists for it) of which `live` are not deleted,
+    /// or two of its rows share an id.
+    static func make(_ bytes: [UInt8], payload: Range<Int>, rows: Int, first: EntrySortKey, last: EntrySortKey, live: Int)
+        -> SummaryRowGroup?
+    {
+        bytes.withUnsafeBytes { all in check(all, payload: payload, rows: rows, first: first, last: last, live: live) }.map { c in
             SummaryRowGroup(
                 bytes: bytes, count: c.count, columns: c.columns, tags: c.tags, heads: c.heads, strings: c.strings, rows: c.rows)
         }
     }
 
-    /// What ``make(_:payload:rows:first:last:)`` keeps, when every row checks.
+    /// What ``make(_:payload:rows:first:last:live:)`` keeps, when every row checks.
     private static func check(
-        _ all: UnsafeRawBufferPointer, payload: Range<Int>, rows expected: Int, first: EntrySortKey, last: EntrySortKey
+        _ all: UnsafeRawBufferPointer, payload: Range<Int>, rows expected: Int, first: EntrySortKey, last: EntrySortKey, live: Int
     )
         -> (count: Int, columns: [Int], tags: Range<Int>, heads: Range<Int>, strings: [String], rows: [RowIndex])?
     {
@@ -125,8 +128,10 @@ final class SummaryRowGroup: Sendable {
         let mask = tableCount - 1
         var idTable = [Int32](repeating: 0, count: tableCount)
         var previous: (created: Int64, high: UInt64, low: UInt64) = (0, 0, 0)
+        var liveCount = 0
         for i in 0..<n {
             let f = all[flags.lowerBound + i]
+            if f & Flag.deleted == 0 { liveCount += 1 }
             guard f & ~Flag.all == 0, all[standing.lowerBound + i] <= 2, let journal = journalReader.next(), journal < stringCount else {
                 return nil
             }
@@ -163,7 +168,7 @@ final class SummaryRowGroup: Sendable {
             previous = (date, high, low)
             if i == 0, !Self.matches(first, date, high, low) { return nil }
         }
-        guard Self.matches(last, previous.created, previous.high, previous.low) else { return nil }
+        guard Self.matches(last, previous.created, previous.high, previous.low), liveCount == live else { return nil }
         guard journalReader.atEnd, tagReader.atEnd, headReader.atEnd, countReader.atEnd else { return nil }
         let columns = [ids, revisions, created, offsets, flags, standing, frames, frameOffsets, clocks].map(\.lowerBound)
         return (n, columns, tags, heads, strings, rows)
@@ -273,12 +278,117 @@ final class SummaryRowGroup: Sendable {
 
 /// Where a row group of the summaries is and what it holds, as the
 /// summaries' directory lists it (`Spec/index-cache.md §1`): its sealed
-/// length and AEAD tag, and the sort keys of its first and last rows.
+/// length and AEAD tag, the sort keys of its first and last rows, and how
+/// many of its rows are live (not deleted).
 struct SummaryGroupEntry: Sendable, Equatable {
     var sealedLength: Int
     var tag: [UInt8]
     var first: EntrySortKey
     var last: EntrySortKey
+    var live: Int
+}
+
+/// Where the summaries' id part is, as their directory lists it: its
+/// sealed length and AEAD tag.
+struct SummaryIDPartEntry: Sendable, Equatable {
+    var sealedLength: Int
+    var tag: [UInt8]
+}
+
+/// A loaded index cache's id part (`Spec/index-cache.md §1`): every row's
+/// entry id in ascending id order, with its row and deletion flag, kept as
+/// opened. Loading checks it whole: `count` ids, strictly ascending (so
+/// no id twice), each row named once. An id or an id range is then found
+/// by binary search without opening a row group; a row group, when it is
+/// opened, is checked against it (``matches(_:firstRow:)``). The
+/// plaintext is wiped when the last reference to it goes.
+final class SummaryIDPart: Sendable {
+    /// The opened part; the columns lie in it.
+    private let bytes: [UInt8]
+    /// The number of ids (the rows').
+    let count: Int
+    /// Where the `ids` and `rows` columns start in ``bytes``.
+    private let ids: Int
+    private let rows: Int
+    /// The position in the part of each row's id.
+    private let positions: [Int32]
+
+    private init(bytes: [UInt8], count: Int, ids: Int, rows: Int, positions: [Int32]) {
+        self.bytes = bytes
+        self.count = count
+        self.ids = ids
+        self.rows = rows
+        self.positions = positions
+    }
+
+    deinit { wipeShared(bytes) }
+
+    /// The id part encoded at `payload` of `bytes` (the result keeps it);
+    /// nil when it is malformed, does not hold `count` ids, holds an id
+    /// not strictly after the one before, or a row out of range or twice.
+    static func make(_ bytes: [UInt8], payload: Range<Int>, count expected: Int) -> SummaryIDPart? {
+        let found = bytes.withUnsafeBytes { all -> (ids: Int, rows: Int, positions: [Int32])? in
+            guard payload.lowerBound >= 0, payload.upperBound <= all.count else { return nil }
+            let raw = UnsafeRawBufferPointer(rebasing: all[payload])
+            guard let fields = try? CBORDecoder.mapFieldRanges(raw), fields.count == 3, let c = fields["count"], !c.isBytes,
+                case .unsigned(let count)? = try? CBORDecoder.decode(UnsafeRawBufferPointer(rebasing: raw[c.range])),
+                count == UInt64(expected), let idField = fields["ids"], idField.isBytes, idField.range.count == 16 * expected,
+                let rowField = fields["rows"], rowField.isBytes, rowField.range.count == 4 * expected
+            else { return nil }
+            let ids = payload.lowerBound + idField.range.lowerBound
+            let rows = payload.lowerBound + rowField.range.lowerBound
+            var positions = [Int32](repeating: -1, count: expected)
+            var previous = IDKey(high: 0, low: 0)
+            for i in 0..<expected {
+                let key = Self.key(all, ids + 16 * i)
+                if i > 0, !(previous < key) { return nil }
+                previous = key
+                let row = Int(IndexCache.loadLE(UInt32.self, all, at: rows + 4 * i) & ~(1 << 31))
+                guard row < expected, positions[row] < 0 else { return nil }
+                positions[row] = Int32(i)
+            }
+            return (ids, rows, positions)
+        }
+        return found.map { SummaryIDPart(bytes: bytes, count: expected, ids: $0.ids, rows: $0.rows, positions: $0.positions) }
+    }
+
+    private static func key(_ all: UnsafeRawBufferPointer, _ offset: Int) -> IDKey {
+        IDKey(
+            high: UInt64(bigEndian: all.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
+            low: UInt64(bigEndian: all.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)))
+    }
+
+    /// The id at position `i` (in id order).
+    func key(at i: Int) -> IDKey { bytes.withUnsafeBytes { Self.key($0, ids + 16 * i) } }
+
+    /// The row of the id at position `i`.
+    func row(at i: Int) -> Int { Int(bytes.withUnsafeBytes { IndexCache.loadLE(UInt32.self, $0, at: rows + 4 * i) } & ~(1 << 31)) }
+
+    /// Whether the row of the id at position `i` is deleted.
+    func isDeleted(at i: Int) -> Bool { bytes.withUnsafeBytes { IndexCache.loadLE(UInt32.self, $0, at: rows + 4 * i) } >> 31 != 0 }
+
+    /// The first position whose id is not less than `key`.
+    func lowerBound(_ key: IDKey) -> Int {
+        var lo = 0
+        var hi = count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if self.key(at: mid) < key { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    /// Whether every row of `group`, rows `firstRow...` of the summaries,
+    /// has the id and deletion flag this part gives it.
+    func matches(_ group: SummaryRowGroup, firstRow: Int) -> Bool {
+        for i in 0..<group.count {
+            let row = firstRow + i
+            guard row < count else { return false }
+            let p = Int(positions[row])
+            guard key(at: p) == group.idKey(i), isDeleted(at: p) == group.isDeleted(i) else { return false }
+        }
+        return true
+    }
 }
 
 /// A loaded index cache's summaries: the directory of their row groups,
@@ -290,14 +400,18 @@ struct SummaryGroupEntry: Sendable, Equatable {
 /// checked to run from its listed first key to its last on load: the rows
 /// are in strictly ascending (date, id) order throughout without loading
 /// them, and a binary search by date or key loads only the group the
-/// sought key falls in.
+/// sought key falls in. A lookup by id opens the id part
+/// (``SummaryIDPart``) and then only the group of the row it names; every
+/// group opened while the id part is loaded is checked against it, so that
+/// a row answers for the id the id part gives it.
 ///
-/// A row group that does not read, authenticate or check, or (when the id
-/// table is built) an id held by two rows, marks the summaries as failed
-/// (``failure``): from then on a row of a group not loaded reads as a
-/// deleted placeholder, and whoever read through them must drop them and
-/// answer from the vault file (`Vault+IndexCache.swift` checks after each
-/// use). ``loadAll()`` loads and checks every group and the ids first.
+/// A row group or the id part that does not read, authenticate or check,
+/// or a group that does not agree with the id part, marks the summaries
+/// as failed (``failure``): from then on a row of a group not loaded
+/// reads as a deleted placeholder, and whoever read through them must drop
+/// them and answer from the vault file (`Vault+IndexCache.swift` checks
+/// after each use). ``loadAll()`` loads and checks the id part and every
+/// group first.
 final class PackedSummaries: Sendable {
     /// The number of rows.
     let count: Int
@@ -307,40 +421,54 @@ final class PackedSummaries: Sendable {
     let groups: [SummaryGroupEntry]
     /// Opens and checks row group `g`.
     private let load: @Sendable (Int) -> Result<SummaryRowGroup, IndexCache.Discard>
+    /// Opens and checks the id part.
+    private let loadIDs: @Sendable () -> Result<SummaryIDPart, IndexCache.Discard>
 
     private struct State: Sendable {
         var loaded: [SummaryRowGroup?]
         var failure: IndexCache.Discard?
-        /// Open addressing by id over every row: row + 1, 0 for an empty
-        /// bucket; built at the first lookup by id.
-        var idTable: [Int32]?
+        /// The id part, once opened.
+        var ids: SummaryIDPart?
         var loads = 0
+        var idLoads = 0
     }
 
     private let state: Mutex<State>
 
     init(
         count: Int, rowsPerGroup: Int, groups: [SummaryGroupEntry],
-        load: @escaping @Sendable (Int) -> Result<SummaryRowGroup, IndexCache.Discard>
+        load: @escaping @Sendable (Int) -> Result<SummaryRowGroup, IndexCache.Discard>,
+        loadIDs: @escaping @Sendable () -> Result<SummaryIDPart, IndexCache.Discard>
     ) {
         self.count = count
         self.rowsPerGroup = rowsPerGroup
         self.groups = groups
         self.load = load
+        self.loadIDs = loadIDs
         state = Mutex(State(loaded: [SummaryRowGroup?](repeating: nil, count: groups.count)))
     }
 
-    /// Why a row group or the id table did not check, once one did not.
+    /// Why a row group or the id part did not check, once one did not.
     var failure: IndexCache.Discard? { state.withLock { $0.failure } }
 
     /// How many row groups were opened so far (for tests).
     var loadedGroupCount: Int { state.withLock { $0.loads } }
 
-    /// Loads and checks every row group and builds the id table now; why
-    /// they do not check, or nil.
+    /// How many times the id part was opened so far: 0 or 1 (for tests).
+    var idPartLoadCount: Int { state.withLock { $0.idLoads } }
+
+    /// The number of live (not deleted) rows, from the directory's count
+    /// of each group (checked when a group is opened): no group is opened.
+    var liveCount: Int { groups.reduce(0) { $0 + $1.live } }
+
+    /// Loads and checks the id part and every row group now; why they do
+    /// not check, or nil.
     func loadAll() -> IndexCache.Discard? {
         state.withLock { s in
-            Self.buildIDTable(&s, count: count, rowsPerGroup: rowsPerGroup, load: load)
+            guard Self.idPart(in: &s, rowsPerGroup: rowsPerGroup, loadIDs: loadIDs) != nil else { return s.failure }
+            for g in s.loaded.indices {
+                guard Self.group(g, in: &s, rowsPerGroup: rowsPerGroup, load: load) != nil else { break }
+            }
             return s.failure
         }
     }
@@ -349,21 +477,26 @@ final class PackedSummaries: Sendable {
     /// does not check (or another did not before), or nil.
     func open(group g: Int) -> IndexCache.Discard? {
         state.withLock { s in
-            _ = Self.group(g, in: &s, load: load)
+            _ = Self.group(g, in: &s, rowsPerGroup: rowsPerGroup, load: load)
             return s.failure
         }
     }
 
-    /// Row group `g`, opened now when it is not yet; nil once the
-    /// summaries failed and it was not loaded before.
+    /// Row group `g`, opened now when it is not yet (and checked against
+    /// the id part when that is loaded); nil once the summaries failed and
+    /// it was not loaded before.
     private static func group(
-        _ g: Int, in s: inout State, load: @Sendable (Int) -> Result<SummaryRowGroup, IndexCache.Discard>
+        _ g: Int, in s: inout State, rowsPerGroup: Int, load: @Sendable (Int) -> Result<SummaryRowGroup, IndexCache.Discard>
     ) -> SummaryRowGroup? {
         if let loaded = s.loaded[g] { return loaded }
         guard s.failure == nil else { return nil }
         s.loads += 1
         switch load(g) {
         case .success(let group):
+            if let ids = s.ids, !ids.matches(group, firstRow: g * rowsPerGroup) {
+                s.failure = .malformed
+                return nil
+            }
             s.loaded[g] = group
             return group
         case .failure(let why):
@@ -372,41 +505,52 @@ final class PackedSummaries: Sendable {
         }
     }
 
-    private static func buildIDTable(
-        _ s: inout State, count: Int, rowsPerGroup: Int, load: @Sendable (Int) -> Result<SummaryRowGroup, IndexCache.Discard>
-    ) {
-        guard s.idTable == nil, s.failure == nil else { return }
-        var loaded: [SummaryRowGroup] = []
-        loaded.reserveCapacity(s.loaded.count)
-        for g in s.loaded.indices {
-            guard let group = group(g, in: &s, load: load) else { return }
-            loaded.append(group)
-        }
-        var tableCount = 8
-        while tableCount < 2 * count { tableCount <<= 1 }
-        let mask = tableCount - 1
-        var table = [Int32](repeating: 0, count: tableCount)
-        for i in 0..<count {
-            let key = loaded[i / rowsPerGroup].idKey(i % rowsPerGroup)
-            var b = SummaryRowGroup.bucket(key.high, key.low, mask: mask)
-            while table[b] != 0 {
-                let other = Int(table[b]) - 1
-                if loaded[other / rowsPerGroup].idKey(other % rowsPerGroup) == key {
+    /// The id part, opened now when it is not yet, and every row group
+    /// already loaded checked against it; nil once the summaries failed.
+    private static func idPart(
+        in s: inout State, rowsPerGroup: Int, loadIDs: @Sendable () -> Result<SummaryIDPart, IndexCache.Discard>
+    ) -> SummaryIDPart? {
+        if let ids = s.ids { return ids }
+        guard s.failure == nil else { return nil }
+        s.idLoads += 1
+        switch loadIDs() {
+        case .success(let ids):
+            for (g, group) in s.loaded.enumerated() {
+                guard let group else { continue }
+                guard ids.matches(group, firstRow: g * rowsPerGroup) else {
                     s.failure = .malformed
-                    return
+                    return nil
                 }
-                b = (b + 1) & mask
             }
-            table[b] = Int32(i + 1)
+            s.ids = ids
+            return ids
+        case .failure(let why):
+            s.failure = why
+            return nil
         }
-        s.idTable = table
+    }
+
+    /// The rows whose ids lie in `range` (bytewise, the bounds included),
+    /// ascending, from the id part; no row group is opened. Empty once
+    /// the summaries failed.
+    func rows(withIDsIn range: ClosedRange<IDKey>) -> [Int] {
+        state.withLock { s in
+            guard let ids = Self.idPart(in: &s, rowsPerGroup: rowsPerGroup, loadIDs: loadIDs) else { return [] }
+            var out: [Int] = []
+            var p = ids.lowerBound(range.lowerBound)
+            while p < ids.count, ids.key(at: p) <= range.upperBound {
+                out.append(ids.row(at: p))
+                p += 1
+            }
+            return out.sorted()
+        }
     }
 
     /// `body` of row `i`'s group and its place in it; nil once the
     /// summaries failed and that group was not loaded before.
     private func withRow<T>(_ i: Int, _ body: (SummaryRowGroup, Int) -> T) -> T? {
         let g = i / rowsPerGroup
-        guard let group = state.withLock({ s in Self.group(g, in: &s, load: load) }) else { return nil }
+        guard let group = state.withLock({ s in Self.group(g, in: &s, rowsPerGroup: rowsPerGroup, load: load) }) else { return nil }
         return body(group, i - g * rowsPerGroup)
     }
 
@@ -421,31 +565,17 @@ final class PackedSummaries: Sendable {
             isStarred: false, hasAttachments: false, hasPhotos: false, isDeleted: true, hasConflict: false, standing: 0, frame: 0)
     }
 
-    /// The row of the entry whose id has the key `key`, if one has it
-    /// (every group is loaded, and the id table built, at the first call).
+    /// The row of the entry whose id has the key `key`, if one has it:
+    /// found in the id part, and its row group opened (and checked
+    /// against the id part).
     func row(of key: IDKey) -> Int? {
         state.withLock { (s: inout State) -> Int? in
-            Self.buildIDTable(&s, count: count, rowsPerGroup: rowsPerGroup, load: load)
-            guard let table = s.idTable else { return nil }
-            let mask = table.count - 1
-            var b = SummaryRowGroup.bucket(key.high, key.low, mask: mask)
-            while table[b] != 0 {
-                let row = Int(table[b]) - 1
-                if let group = s.loaded[row / rowsPerGroup], group.idKey(row % rowsPerGroup) == key { return row }
-                b = (b + 1) & mask
-            }
-            return nil
-        }
-    }
-
-    /// Calls `body` with each row's id and whether its winning head is a
-    /// tombstone, in row order, opening each row group once and reading
-    /// its rows in place; stops at a group that fails (``failure`` then
-    /// says why).
-    func forEachIDAndDeletion(_ body: (EntryID, Bool) -> Void) {
-        for g in groups.indices {
-            guard let group = state.withLock({ s in Self.group(g, in: &s, load: load) }) else { return }
-            for row in 0..<group.count { body(group.id(row), group.isDeleted(row)) }
+            guard let ids = Self.idPart(in: &s, rowsPerGroup: rowsPerGroup, loadIDs: loadIDs) else { return nil }
+            let p = ids.lowerBound(key)
+            guard p < ids.count, ids.key(at: p) == key else { return nil }
+            let row = ids.row(at: p)
+            guard Self.group(row / rowsPerGroup, in: &s, rowsPerGroup: rowsPerGroup, load: load) != nil else { return nil }
+            return row
         }
     }
 

@@ -6,11 +6,14 @@ import Synchronization
 ///
 /// ```
 /// prefix = "QUIRE-IC" ‖ version (1) ‖ len(sealed header) (4) ‖ len(sealed frame directory) (8)
-///          ‖ len(sealed summaries directory) (8) ‖ len(summaries' row groups) (8) ‖ len(sealed search) (8)   (big-endian)
+///          ‖ len(sealed summaries directory) (8) ‖ len(summaries' id part and row groups) (8) ‖ len(sealed search) (8)
+///          (big-endian)
 /// file   = prefix
 ///          ‖ nonce₀ (24) ‖ XChaCha20-Poly1305(key, nonce₀, pad(header),          prefix ‖ vault id)
 ///          ‖ nonce₁ (24) ‖ XChaCha20-Poly1305(key, nonce₁, pad(frame directory), prefix ‖ vault id ‖ 0x03 ‖ header)
 ///          ‖ nonce₂ (24) ‖ XChaCha20-Poly1305(key, nonce₂, pad(summaries directory), prefix ‖ vault id ‖ 0x01 ‖ header)
+///          ‖ nonce (24) ‖ XChaCha20-Poly1305(key, nonce, pad(summaries' id part),
+///                             magic ‖ version ‖ vault id ‖ 0x06 ‖ rows (uint32) ‖ header)
 ///          ‖ for each row group s of the summaries:
 ///            nonce (24) ‖ XChaCha20-Poly1305(key, nonce, pad(summaries group s),
 ///                             magic ‖ version ‖ vault id ‖ 0x05 ‖ s ‖ rows (uint32 each) ‖ header)
@@ -24,8 +27,8 @@ import Synchronization
 /// is discarded before anything else is decrypted; the frame directory is
 /// what an open reads before unlocking (``loadFrameTable(folder:key:vaultID:)``),
 /// each row group only when a frame in it is needed, the summaries (each
-/// of their row groups only when a row in it is read) and search index
-/// what queries read. The other parts' associated data bind
+/// of their row groups only when a row in it is read, their id part only
+/// when an id is looked up) and search index what queries read. The other parts' associated data bind
 /// them to that header (vault id, format version and file identity) and to
 /// their place; a row group's binds it to its place in the table, and the
 /// directory (bound to the header) lists its sealed length and tag, so
@@ -34,12 +37,13 @@ extension IndexCache {
     /// The sealed file bytes of `contents` under `key`, with fresh nonces
     /// from `random`, the summaries in row groups of `summaryRowsPerGroup`
     /// rows and the frame table in row groups of `rowsPerGroup` frames.
-    /// `summaries`, for tests, replaces each encoded row group of the
-    /// summaries before it is sealed (a writer bug a reader must refuse).
+    /// `summaries` and `summaryIDs`, for tests, replace each encoded row
+    /// group of the summaries and their encoded id part before they are
+    /// sealed (a writer bug a reader must refuse).
     package static func seal(
         _ contents: Contents, key: IndexCacheKey, random: any RandomSource = SystemRandom(),
         rowsPerGroup: Int = FrameTableDirectory.defaultRowsPerGroup, summaryRowsPerGroup: Int = defaultSummaryRowsPerGroup,
-        summaries: (([UInt8]) -> [UInt8])? = nil
+        summaries: (([UInt8]) -> [UInt8])? = nil, summaryIDs: (([UInt8]) -> [UInt8])? = nil
     ) -> [UInt8] {
         let nonceCount = XChaCha20Poly1305.nonceByteCount
         let tag = XChaCha20Poly1305.tagByteCount
@@ -99,12 +103,23 @@ extension IndexCache {
             summaryGroups.append(
                 SummaryGroupEntry(
                     sealedLength: out.count - nonceCount, tag: Array(out.suffix(tag)), first: slice.first!.summary.key,
-                    last: slice.last!.summary.key))
+                    last: slice.last!.summary.key, live: slice.reduce(0) { $0 + ($1.summary.isDeleted ? 0 : 1) }))
             sealedSummaryGroups += out
         }
+        // The id part, before the row groups.
+        var idPlain = summaryIDs.map { $0(encodeSummaryIDPart(all)) } ?? encodeSummaryIDPart(all)
+        Padding.pad(&idPlain)
+        let idNonce = random.bytes(nonceCount)
+        var idSealed = idNonce + [UInt8](repeating: 0, count: idPlain.count + tag)
+        sealPart(
+            idPlain, into: &idSealed, at: nonceCount, nonce: idNonce,
+            ad: summaryIDPartAssociatedData(vaultID: contents.vaultID, rows: all.count, header: header), key: key)
+        wipe(&idPlain)
+        let idEntry = SummaryIDPartEntry(sealedLength: idSealed.count - nonceCount, tag: Array(idSealed.suffix(tag)))
+        sealedSummaryGroups = idSealed + sealedSummaryGroups
         var parts = [
             header, encodeFrameDirectory(split?.0, groups: entries),
-            encodeSummaryDirectory(count: all.count, rowsPerGroup: rows, groups: summaryGroups),
+            encodeSummaryDirectory(count: all.count, rowsPerGroup: rows, groups: summaryGroups, ids: idEntry),
             encodeSearch(search),
         ]
         for i in parts.indices { Padding.pad(&parts[i]) }
@@ -155,10 +170,44 @@ extension IndexCache {
         return ad + header
     }
 
+    /// The associated data of the summaries' id part for `rows` rows:
+    /// `magic ‖ version ‖ vault id ‖ 0x06 ‖ rows` (uint32 BE) `‖ header`:
+    /// bound to the file identity; the summaries' directory lists its tag.
+    static func summaryIDPartAssociatedData(vaultID: VaultID, rows: Int, header: [UInt8]) -> [UInt8] {
+        var ad = magic + [formatVersion] + vaultID.bytes + [6]
+        appendLE(UInt32(truncatingIfNeeded: rows).byteSwapped, to: &ad)
+        return ad + header
+    }
+
+    /// Opens the summaries' id part from `sealed` (its nonce, then its
+    /// ciphertext and tag) when its length and tag are the ones the
+    /// directory lists, it authenticates, and it checks
+    /// (``SummaryIDPart/make(_:payload:count:)``).
+    static func openSummaryIDPart(
+        _ sealed: [UInt8], rows: Int, entry: SummaryIDPartEntry, key: IndexCacheKey, vaultID: VaultID, header: [UInt8]
+    ) -> Result<SummaryIDPart, Discard> {
+        let nonce = XChaCha20Poly1305.nonceByteCount
+        let tag = XChaCha20Poly1305.tagByteCount
+        guard sealed.count == nonce + entry.sealedLength, sealed.suffix(tag).elementsEqual(entry.tag) else {
+            return .failure(.notAuthentic)
+        }
+        let ad = summaryIDPartAssociatedData(vaultID: vaultID, rows: rows, header: header)
+        var bytes = sealed
+        guard let opened = openPart(inPlace: &bytes, ad: ad, range: nonce..<bytes.count, key: key) else {
+            wipe(&bytes)
+            return .failure(.notAuthentic)
+        }
+        guard let payload = opened, let ids = SummaryIDPart.make(bytes, payload: payload, count: rows) else {
+            wipe(&bytes)
+            return .failure(.malformed)
+        }
+        return .success(ids)
+    }
+
     /// Opens the summaries' row group `g` from `sealed` (its nonce, then
     /// its ciphertext and tag) when its length and tag are the ones the
     /// directory lists, it authenticates, and its rows check
-    /// (``SummaryRowGroup/make(_:payload:rows:first:last:)``).
+    /// (``SummaryRowGroup/make(_:payload:rows:first:last:live:)``).
     static func openSummaryGroup(
         _ sealed: [UInt8], group g: Int, rows: Int, entry: SummaryGroupEntry, key: IndexCacheKey, vaultID: VaultID, header: [UInt8]
     ) -> Result<SummaryRowGroup, Discard> {
@@ -174,7 +223,7 @@ extension IndexCache {
             return .failure(.notAuthentic)
         }
         guard let payload = opened,
-            let group = SummaryRowGroup.make(bytes, payload: payload, rows: rows, first: entry.first, last: entry.last)
+            let group = SummaryRowGroup.make(bytes, payload: payload, rows: rows, first: entry.first, last: entry.last, live: entry.live)
         else {
             wipe(&bytes)
             return .failure(.malformed)
@@ -363,19 +412,26 @@ extension IndexCache {
         else { return .discarded(.malformed) }
         var places: [Range<Int>] = []
         places.reserveCapacity(directory.groups.count)
-        var at = summariesStart + lengths.summaries
+        let idPlace = (summariesStart + lengths.summaries)..<(summariesStart + lengths.summaries + nonce + directory.ids.sealedLength)
+        var at = idPlace.upperBound
         for g in directory.groups {
             places.append(at..<(at + nonce + g.sealedLength))
             at += nonce + g.sealedLength
         }
         // The groups fill the space the prefix gives them, exactly.
         guard at == summariesStart + lengths.summaries + lengths.summaryGroups else { return .discarded(.malformed) }
-        let (count, rows, groups) = directory
-        let packed = PackedSummaries(count: count, rowsPerGroup: rows, groups: groups) { [places] g in
-            guard let sealed = read(places[g]) else { return .failure(.unreadable) }
-            return openSummaryGroup(
-                sealed, group: g, rows: min(rows, count - g * rows), entry: groups[g], key: key, vaultID: vaultID, header: header)
-        }
+        let (count, rows, groups, idEntry) = directory
+        let packed = PackedSummaries(
+            count: count, rowsPerGroup: rows, groups: groups,
+            load: { [places] g in
+                guard let sealed = read(places[g]) else { return .failure(.unreadable) }
+                return openSummaryGroup(
+                    sealed, group: g, rows: min(rows, count - g * rows), entry: groups[g], key: key, vaultID: vaultID, header: header)
+            },
+            loadIDs: {
+                guard let sealed = read(idPlace) else { return .failure(.unreadable) }
+                return openSummaryIDPart(sealed, rows: count, entry: idEntry, key: key, vaultID: vaultID, header: header)
+            })
         if checkEveryRow, let why = packed.loadAll() { return .discarded(why) }
         var stored: StoredSearch?
         if search {
@@ -498,8 +554,27 @@ extension IndexCache {
             byteCount: bytes.count, key: key, vaultID: vaultID, search: false, checkEveryRow: false, check: { _ in nil }, read: read)
         guard case .loaded(let contents) = load, let packed = contents.packed else { return nil }
         let before = seen.ranges.withLock { $0.count }
-        _ = packed.loadAll()
+        for g in packed.groups.indices { _ = packed.open(group: g) }
         return seen.ranges.withLock { Array($0[before...]) }
+    }
+
+    /// Where the summaries' id part (its nonce first) is in the cache file
+    /// `bytes`; nil when its header or the summaries' directory does not
+    /// open. For tests.
+    package static func summaryIDPartPlace(_ bytes: [UInt8], key: IndexCacheKey, vaultID: VaultID) -> Range<Int>? {
+        final class Seen: Sendable { let ranges = Mutex<[Range<Int>]>([]) }
+        let seen = Seen()
+        let read: @Sendable (Range<Int>) -> [UInt8]? = { range in
+            guard range.upperBound <= bytes.count else { return nil }
+            seen.ranges.withLock { $0.append(range) }
+            return Array(bytes[range])
+        }
+        let load = open(
+            byteCount: bytes.count, key: key, vaultID: vaultID, search: false, checkEveryRow: false, check: { _ in nil }, read: read)
+        guard case .loaded(let contents) = load, let packed = contents.packed else { return nil }
+        let before = seen.ranges.withLock { $0.count }
+        _ = packed.rows(withIDsIn: IDKey(high: 0, low: 0)...IDKey(high: 0, low: 0))
+        return seen.ranges.withLock { $0.count == before + 1 ? $0[before] : nil }
     }
 
     /// ``openFrameTable(_:key:vaultID:)`` over the 45-byte `prefix`, the

@@ -12,11 +12,11 @@
 package enum IndexCache {
     /// The format version, in the clear and in the associated data: a
     /// reader discards any other.
-    package static let formatVersion: UInt8 = 9
+    package static let formatVersion: UInt8 = 10
     /// The first bytes of every cache file.
     package static let magic: [UInt8] = Array("QUIRE-IC".utf8)
     /// Magic, version and the sealed header's, frame directory's,
-    /// summaries directory's, summaries' row groups' and search index's
+    /// summaries directory's, summaries' id part's and row groups' and search index's
     /// lengths (`Spec/index-cache.md §4`).
     package static let prefixByteCount = 45
     /// A cache file larger than this is discarded unread.
@@ -226,6 +226,21 @@ package enum IndexCache {
         /// How many row groups of a loaded cache's summaries were opened
         /// so far, and how many there are; nil when not loaded. For tests.
         package var summaryGroupLoads: (opened: Int, groups: Int)? { packed.map { ($0.loadedGroupCount, $0.groups.count) } }
+
+        /// The number of live (not deleted) entries of a loaded cache, from
+        /// its directory; nil when not loaded. For tests.
+        package var summaryLiveCount: Int? { packed?.liveCount }
+
+        /// How many times a loaded cache's id part was opened so far (0 or
+        /// 1); nil when not loaded. For tests.
+        package var summaryIDPartLoads: Int? { packed?.idPartLoadCount }
+
+        /// The rows whose entry ids lie between `lowest` and `highest`
+        /// (bytewise, both included), ascending, looked up in a loaded
+        /// cache's id part; nil when not loaded. For tests.
+        package func rows(withIDsFrom lowest: EntryID, through highest: EntryID) -> [Int]? {
+            packed?.rows(withIDsIn: IDKey(lowest)...IDKey(highest))
+        }
 
         /// Why a row group of a loaded cache's summaries, opened when a row
         /// in it was read, did not check (its rows then read as deleted

@@ -454,15 +454,28 @@ extension Vault {
         }
     }
 
-    /// The ids of the live entries `matches` accepts, oldest first (as
+    /// How many times the cached view's id part was opened so far (0 or
+    /// 1); nil when queries do not answer from the cache. For tests.
+    package var cachedSummaryIDPartLoads: Int? {
+        lock.withLock {
+            guard index == nil, let view = indexCache?.view else { return nil }
+            return view.cached.idPartLoadCount
+        }
+    }
+
+    /// The ids of the live entries between `lowest` and `highest`
+    /// (bytewise, both included) that `matches` accepts, oldest first (as
     /// ``entries()`` orders them), from the cached view; nil when the
-    /// handle does not answer from the cache. For the CLI's id prefixes.
-    package func cachedLiveEntryIDs(where matches: (EntryID) -> Bool) -> [EntryID]? {
+    /// handle does not answer from the cache. A loaded cache's ids are
+    /// looked up in its id part, and only the row groups of the rows in
+    /// the range are opened. For the CLI's id prefixes.
+    package func cachedLiveEntryIDs(from lowest: EntryID, through highest: EntryID, where matches: (EntryID) -> Bool) -> [EntryID]? {
         lock.withLock { () -> [EntryID]? in
             loadIndexCacheIfNotTried()
             guard index == nil, let view = indexCache?.view else { return nil }
             var out: [EntryID] = []
-            view.table.forEachIDAndDeletion { id, isDeleted in
+            for slot in view.table.slots(withIDsIn: IDKey(lowest)...IDKey(highest)) {
+                let (id, isDeleted) = view.table.idAndDeletion(slot)
                 if !isDeleted && matches(id) { out.append(id) }
             }
             if dropCachedViewIfFailed(view) { return nil }

@@ -54,10 +54,12 @@ import Testing
         #expect(IndexCacheOpenTests.rows(second) == IndexCacheOpenTests.rows(try full.entries(matching: EntryQuery(limit: 3), after: fullFirst.next)))
         #expect(v.cachedSummaryGroupLoads?.opened == 3)
         #expect(v.answersFromIndexCache)
-        // An entry by id looks every id up: every group is opened.
+        // An entry by id is found in the id part: only its own group (the
+        // newest, open already) is read.
         let id = try #require(first.entries.first?.id)
         #expect(try v.entry(id)?.revision.revisionID == first.entries.first?.revision.revisionID)
-        #expect(v.cachedSummaryGroupLoads?.opened == 8)
+        #expect(v.cachedSummaryGroupLoads?.opened == 3)
+        #expect(v.cachedSummaryIDPartLoads == 1)
         #expect(try IndexCacheOpenTests.answers(v) == (try IndexCacheOpenTests.answers(full)))
     }
 
@@ -115,8 +117,8 @@ import Testing
         #expect(lazy.summaryFailure == .malformed)
     }
 
-    /// Two rows with one id in different row groups are refused when the
-    /// ids are first looked up (every group is then opened).
+    /// Two rows with one id in different row groups are refused: the id
+    /// part, which holds both, is not in strictly ascending order.
     @Test func oneIDInTwoRowGroupsIsRefused() throws {
         var twice = IndexCacheTests.contents()
         twice.entries[3].summary.id = twice.entries[0].summary.id

@@ -295,14 +295,14 @@ import Testing
 
     /// A cache of an earlier format version — version 4 kept its frame
     /// table as one variable-width byte string, version 5 stored the
-    /// standings from before R11-2, version 7 indexed only text and tags —
-    /// or of a later one is discarded unread
+    /// standings from before R11-2, version 7 indexed only text and tags,
+    /// version 9 had no id part — or of a later one is discarded unread
     /// (and rewritten by the caller), never misread as this version's columns.
     @Test func anEarlierVersionIsDiscarded() {
         let bytes = IndexCache.seal(Self.contents(), key: Self.key())
-        #expect(IndexCache.formatVersion == 9)
+        #expect(IndexCache.formatVersion == 10)
         #expect(bytes[IndexCache.magic.count] == IndexCache.formatVersion)
-        for version: UInt8 in [1, 2, 3, 4, 5, 6, 7, 8, 10] {
+        for version: UInt8 in [1, 2, 3, 4, 5, 6, 7, 8, 9, 11] {
             var old = bytes
             old[IndexCache.magic.count] = version
             #expect(Self.discard(IndexCache.open(old, key: Self.key(), vaultID: Self.vault, check: Self.accept)) == .unknownFormat)
@@ -387,8 +387,11 @@ import Testing
                 bytes.count == IndexCache.prefixByteCount + 4 * 24 + sealedHeader + sealedTable + sealedSummaries + summaryGroups + sealedSearch)
             // No frame table here: `{}`, padded.
             #expect(sealedTable - 16 == Padding.padme(sealedTable - 16))
-            // One row group of summaries: its nonce, then its sealed bytes.
-            for padded in [sealedHeader - 16, sealedSummaries - 16, summaryGroups - 24 - 16, sealedSearch - 16] {
+            // The summaries' id part, then one row group: each its nonce,
+            // then its sealed bytes.
+            let idPart = IndexCache.summaryIDPartPlace(bytes, key: Self.key(), vaultID: Self.vault)?.count ?? 0
+            #expect(idPart > 24 + 16)
+            for padded in [sealedHeader - 16, sealedSummaries - 16, idPart - 24 - 16, summaryGroups - idPart - 24 - 16, sealedSearch - 16] {
                 #expect(padded > 50)
                 #expect(padded == Padding.padme(padded))
             }

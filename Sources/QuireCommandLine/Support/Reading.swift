@@ -24,7 +24,7 @@ enum Reading {
     ) throws(CLIFailure) -> (OpenedVault, EntrySnapshot) {
         let opened = try Unlock.open(path, unlock, out: out, writable: false)
         let vault = opened.vault
-        if let ids = vault.cachedLiveEntryIDs(where: prefix.matches) {
+        if let ids = vault.cachedLiveEntryIDs(from: prefix.lowest, through: prefix.highest, where: prefix.matches) {
             let id: EntryID
             do { id = try EntryFormat.resolve(prefix, matching: ids) } catch {
                 warnAboutUnreadRecords(vault, entries: [], path: path, out: out)

@@ -84,6 +84,21 @@ struct EntryIDPrefix: ArgumentValue {
         (high, low, highMask, lowMask) = (words[0], words[1], masks[0], masks[1])
     }
 
+    /// The lowest id that starts with ``prefix`` (the rest zeros): every
+    /// id that does is not below it, bytewise.
+    var lowest: EntryID { Self.id(high, low) }
+    /// The highest id that starts with ``prefix`` (the rest 0xff): every
+    /// id that does is not above it, bytewise.
+    var highest: EntryID { Self.id(high | ~highMask, low | ~lowMask) }
+
+    /// The id whose bytes are the big-endian words `high`, `low`.
+    private static func id(_ high: UInt64, _ low: UInt64) -> EntryID {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(16)
+        for word in [high, low] { for i in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: word >> (56 - 8 * i))) } }
+        return EntryID(unchecked: bytes)
+    }
+
     /// True when the lower-case hex digits of `id` start with ``prefix``
     /// (as ``EntryFormat/hasHexPrefix(_:_:)`` says of its bytes).
     func matches(_ id: EntryID) -> Bool {
