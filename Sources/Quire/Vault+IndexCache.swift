@@ -593,8 +593,9 @@ extension Vault {
     package func liveEntryCount() throws(QuireError) -> Int {
         let cached = lock.withLock { () -> Int? in
             guard let view = currentCachedView() else { return nil }
-            var live = 0
-            view.table.forEachIDAndDeletion { _, isDeleted in if !isDeleted { live += 1 } }
+            // From the summaries' directory (a live count a row group);
+            // rows are counted only where the tail changed the view.
+            let live = view.table.liveCount
             if dropCachedViewIfFailed(view) { return nil }
             return live
         }

@@ -95,6 +95,37 @@ import Testing
         #expect(fresh.answersFromIndexCache)
     }
 
+    /// The live entries a cached search reports are counted from the
+    /// summaries' directory: only the row groups of the entries its index
+    /// names are opened (none for a word no entry holds), not every one.
+    @Test func aCachedSearchCountsLiveEntriesWithoutOpeningRowGroups() throws {
+        let f = try F.fixture("substring live count")
+        let first = try f.cached()
+        _ = try first.entries()
+        try first.prepareSearchIndex()
+        // The cache with its search part, resealed in row groups of 4 rows.
+        let key = try IndexCacheKey(device: f.device, vaultID: f.vaultID)
+        guard case .loaded(var contents) = IndexCache.load(folder: f.cacheFolder, key: key, vaultID: f.vaultID, check: { _ in nil }) else {
+            throw CocoaError(.fileReadCorruptFile)
+        }
+        #expect(contents.search != nil)
+        contents.frameTable = PrefixFrameTable(of: try f.full().file.structure, frameCount: contents.identity.frameCount)
+        try IndexCacheRowGroupTests.write(IndexCache.seal(contents, key: key, summaryRowsPerGroup: 4), to: f)
+        let all = try f.full().entries()
+        let fresh = try f.cached()
+        #expect(fresh.answersFromIndexCache)
+        #expect(fresh.cachedSummaryGroupLoads?.groups == 8)
+        let opened = try #require(fresh.cachedSummaryGroupLoads?.opened)
+        let none = try #require(fresh.cachedLiveEntries(mayContain: ["zzq"]))
+        #expect(none.isEmpty)
+        #expect(try fresh.liveEntryCount() == all.count)
+        #expect(fresh.cachedSummaryGroupLoads?.opened == opened)
+        let found = try #require(fresh.cachedLiveEntries(mayContain: ["arbou"]))
+        #expect(try fresh.liveEntryCount() == all.count)
+        #expect(found.map(\.id) == all.filter { $0.body.text.contains("harbour") }.map(\.id))
+        #expect(fresh.answersFromIndexCache)
+    }
+
     /// Without a cache to write it to, the search index is not built for
     /// `quire search` (it would cost a tokenization of every entry for
     /// nothing); with one, it is.
