@@ -298,7 +298,14 @@ lint: api-surface doc-links
 # @_spi(Format) (-1), a convenience initialiser: an app writes
 # EntryBody(created: Date(), text: …), the one public initialiser, whose
 # other fields default (the README's lines and the app tests do).
-API_SURFACE_MAX := 276
+# 279 (from 276): Vault.revisions(of:), EntryRevision.body and .isDeleted
+# public again (+3; the 289 step above moved them too far): an entry
+# deleted here or on another device has an empty tombstone as its
+# snapshot and its only version, so a "Recently deleted" screen reads the
+# text it shows, and tx.restore the body it restores, from the last
+# revision before the deletion (iOS trial of stop 40, finding 1).
+# EntrySnapshot.revisionCount stays behind @_spi(Format).
+API_SURFACE_MAX := 279
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

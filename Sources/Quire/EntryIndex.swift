@@ -196,7 +196,8 @@ public struct EntrySnapshot: Sendable, Identifiable, Equatable {
     /// Other heads, when concurrent edits conflict; empty otherwise.
     public let conflictingHeads: [RevisionID]
     /// The number of revisions the vault holds for this entry (the CLI's
-    /// `show`; an app lists what it shows with `versions(of:)`).
+    /// `show`; an app lists what it shows with `versions(of:)`, and a
+    /// deleted entry's history with `revisions(of:)`).
     @_spi(Format) public let revisionCount: Int
     /// False when the winning revision's commit did not verify: the record
     /// authenticated under a key of the vault, but the commit chain cannot

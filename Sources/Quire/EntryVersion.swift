@@ -36,7 +36,8 @@ extension Vault {
     /// vault shows first (``EntrySnapshot/revision``), then the others in
     /// the order of ``EntrySnapshot/conflictingHeads``. One version when
     /// the entry has no conflict; empty when the vault has no such entry.
-    /// Earlier revisions that a later one replaced are not versions.
+    /// Earlier revisions that a later one replaced are not versions
+    /// (``revisions(of:)`` lists those).
     ///
     /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
     ///   be read; `.cancelled` (`cancelled`).

@@ -452,13 +452,11 @@ extension Vault {
     }
 
     /// Every revision of entry `id`, oldest clock first, on this handle's
-    /// executor, superseded ones too (the CLI's history and the tests); empty
-    /// when the vault has no such entry. A conflict screen shows
-    /// ``versions(of:)``.
+    /// executor (what a conflict screen shows beside the winner); empty
+    /// when the vault has no such entry.
     ///
     /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
     ///   be read; `.cancelled` (`cancelled`).
-    @_spi(Format)
     public func revisions(of id: EntryID) async throws(QuireError) -> [EntryRevision] {
         try await perform { () throws(QuireError) -> [EntryRevision] in try self.revisions(of: id) }
     }

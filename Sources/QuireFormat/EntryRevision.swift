@@ -2,11 +2,9 @@
 /// (`Spec/records.md §3`).
 ///
 /// Every change to an entry appends a revision naming the revisions it
-/// replaces (`parents`); a deletion appends a tombstone. Fields this
-/// version does not know are kept and written back unchanged. An app holds
-/// one to name a revision: the ``entryID`` a commit added, the
-/// ``revisionID`` an edit replaces; it reads an entry's content from
-/// `EntrySnapshot` and `EntryVersion`.
+/// replaces (`parents`). A revision with ``isDeleted`` set is a tombstone.
+/// Fields this version does not know are kept and written back
+/// unchanged.
 public struct EntryRevision: Sendable, Equatable {
     /// The entry this revision belongs to.
     public var entryID: EntryID
@@ -21,12 +19,10 @@ public struct EntryRevision: Sendable, Equatable {
     /// as the author the member whose attestation covers its commit
     /// (`EntrySnapshot.attestedBy`), never this field (`Spec/records.md §3.1`).
     @_spi(Format) public var device: DeviceID?
-    /// True for a tombstone: the entry is deleted as of this revision. An
-    /// app reads it, with the content, from the entry (`EntrySnapshot`) or
-    /// its versions (`EntryVersion`).
-    @_spi(Format) public var isDeleted: Bool
+    /// True for a tombstone: the entry is deleted as of this revision.
+    public var isDeleted: Bool
     /// The entry's content as of this revision (empty for a tombstone).
-    @_spi(Format) public var body: EntryBody
+    public var body: EntryBody
     /// Fields of the revision map this version does not know.
     @_spi(Format) public var unknownFields: CBORMap
 
