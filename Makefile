@@ -305,7 +305,11 @@ lint: api-surface doc-links
 # text it shows, and tx.restore the body it restores, from the last
 # revision before the deletion (iOS trial of stop 40, finding 1).
 # EntrySnapshot.revisionCount stays behind @_spi(Format).
-API_SURFACE_MAX := 279
+# 280 (from 279): KeyringMember.fingerprint (+1): KeyState.devices is
+# documented as what a devices screen lists by name and fingerprint, and
+# the fingerprint of a member's key had no public form (iOS trial of stop
+# 40, finding 4).
+API_SURFACE_MAX := 280
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

@@ -215,3 +215,12 @@ public enum DeviceCode {
         return key
     }
 }
+
+extension KeyringMember {
+    /// The member's 16-character fingerprint, such as
+    /// `"7Q2M-X0KD-4HNB-91VC"` (`Spec/keys.md §3.2`): what a devices screen
+    /// shows beside ``name``, and the same text the device itself shows as
+    /// `DeviceIdentity.fingerprint`, so that a person can tell two devices
+    /// of one name apart and check which one they remove.
+    public var fingerprint: String { DeviceCode.fingerprint(of: publicKey) }
+}

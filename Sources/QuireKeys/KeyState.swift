@@ -152,8 +152,8 @@ public struct KeyState: Sendable {
     }
 
     /// The enrolled devices: the current members but the recovery key,
-    /// what a devices screen lists (each by its name and the fingerprint of
-    /// its ``KeyringMember/publicKey``).
+    /// what a devices screen lists (each by its ``KeyringMember/name`` and
+    /// ``KeyringMember/fingerprint``).
     public var devices: [KeyringMember] { members.filter { $0.role == "device" } }
 
     /// The recovery member.
