@@ -277,7 +277,11 @@ extension Vault {
 
     /// A page of the entries whose text, tags or journal hold every word of
     /// `text`, among those `query` selects, in its order, after `cursor`
-    /// (nil: the first page), on this handle's executor.
+    /// (nil: the first page), on this handle's executor. An entry in
+    /// conflict is found by the version the vault shows
+    /// (``EntrySnapshot/revision``); the text of its other versions
+    /// (``versions(of:)``) is found once the conflict is resolved in their
+    /// favour.
     ///
     /// - Returns: up to `query.limit` entries, and the cursor of the next
     ///   page (nil after the last).
