@@ -1,9 +1,31 @@
 @_spi(Format) public import Quire
 
 /// Exports the entries of `vault` that `filter` selects to `path` in
-/// `format`, on the vault's own serial executor:
-/// ``exportJournal(_:format:to:filter:options:progress:)`` in `async` form,
-/// cancellable.
+/// `format`, on the vault's own serial executor, never on the caller's
+/// actor: the export of `exportJournal(_:format:to:filter:options:progress:)`
+/// without a progress handler, cancellable.
+///
+/// Cancelling the task stops after the entry being written; the temporary
+/// output is removed and nothing is left at `path`.
+///
+/// - Throws: ``ExportError``: ``ExportError/vault(_:)`` when the vault
+///   cannot be read (with ``QuireError/cancelled`` when cancelled),
+///   ``ExportError/cannotWrite(path:reason:)`` for the output,
+///   ``ExportError/zip(_:)`` for EPUB and Day One archives.
+public func exportJournal(
+    _ vault: Vault, format: ExportFormat, to path: String, filter: ExportFilter = ExportFilter(), options: ExportOptions = ExportOptions()
+) async throws(ExportError) -> ExportReport {
+    try await exportJournal(vault, format: format, to: path, filter: filter, options: options) { _ in .proceed }
+}
+
+/// Exports the entries of `vault` that `filter` selects to `path` in
+/// `format`, on the vault's own serial executor, never on the caller's
+/// actor, reporting progress; cancellable.
+///
+/// Every format writes under a temporary name beside `path` and renames it
+/// into place when complete; on any failure the temporary is removed and
+/// nothing is left at `path`. A Markdown folder export refuses an existing
+/// `path`; the single-file formats replace it (`Spec/export-json.md`).
 ///
 /// Cancelling the task, or answering ``ProgressReply/cancel`` from
 /// `progress`, stops after the entry being written; the temporary output is
@@ -11,11 +33,11 @@
 ///
 /// - Parameter progress: called on the vault's executor first with
 ///   `done == 0`, then after each entry; its answer goes on or stops.
-/// - Throws: as the synchronous form; ``ExportError/vault(_:)`` with
-///   ``QuireError/cancelled`` when cancelled.
+/// - Throws: as ``exportJournal(_:format:to:filter:options:)``;
+///   ``ExportError/vault(_:)`` with ``QuireError/cancelled`` when cancelled.
 public func exportJournal(
     _ vault: Vault, format: ExportFormat, to path: String, filter: ExportFilter = ExportFilter(), options: ExportOptions = ExportOptions(),
-    progress: @escaping @Sendable (ExportProgress) -> ProgressReply = { _ in .proceed }
+    progress: @escaping @Sendable (ExportProgress) -> ProgressReply
 ) async throws(ExportError) -> ExportReport {
     try await VaultCancellation.withProgress { (reply) async throws(ExportError) -> ExportReport in
         try await vault.perform(

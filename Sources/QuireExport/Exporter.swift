@@ -146,10 +146,12 @@ public struct ExportOptions: Sendable, Equatable {
 /// false` for memory independent of the journal's size
 /// (`Spec/export-json.md §1`).
 ///
+/// This form blocks its thread; apps call the `async` form.
+///
 /// - Throws: ``ExportError``: ``ExportError/vault(_:)`` when the vault
 ///   cannot be read, ``ExportError/cannotWrite(path:reason:)`` for the
 ///   output, ``ExportError/zip(_:)`` for EPUB and Day One archives.
-public func exportJournal(
+@_spi(Format) public func exportJournal(
     _ vault: Vault, format: ExportFormat, to path: String, filter: ExportFilter = ExportFilter(),
     progress: (ExportProgress) -> Void = { _ in }
 ) throws(ExportError) -> ExportReport {
@@ -159,7 +161,7 @@ public func exportJournal(
 /// ``exportJournal(_:format:to:filter:progress:)`` with ``ExportOptions``.
 ///
 /// - Throws: ``ExportError``, as there.
-public func exportJournal(
+@_spi(Format) public func exportJournal(
     _ vault: Vault, format: ExportFormat, to path: String, filter: ExportFilter = ExportFilter(), options: ExportOptions,
     progress: (ExportProgress) -> Void = { _ in }
 ) throws(ExportError) -> ExportReport {

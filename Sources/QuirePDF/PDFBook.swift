@@ -68,10 +68,12 @@ enum PDFBookError: Error {
 /// its own time zone, its Markdown text and its photos. See
 /// ``writePDFBook(_:to:filter:progress:)`` for the details.
 ///
+/// This form blocks its thread; apps call the `async` form.
+///
 /// - Throws: ``ExportError``: ``ExportError/vault(_:)`` when the entries
 ///   cannot be read, ``ExportError/cannotWrite(path:reason:)`` when the file
 ///   cannot be written or cairo fails; nothing is left at `path` on failure.
-public func exportPDFBook(
+@_spi(Format) public func exportPDFBook(
     _ vault: Vault, to path: String, filter: ExportFilter = ExportFilter(), locale: String? = nil,
     progress: (ExportProgress) -> Void = { _ in }
 ) throws(ExportError) -> ExportReport {
@@ -118,8 +120,10 @@ public func exportPDFBook(
 ///   (a BCP 47 or ICU identifier), else the profile's `settings["locale"]`,
 ///   else the system's (``BookLocale``).
 ///
+/// This form blocks its thread; apps call the `async` form.
+///
 /// - Throws: ``ExportError/vault(_:)``, ``ExportError/cannotWrite(path:reason:)``.
-public func writePDFBook(
+@_spi(Format) public func writePDFBook(
     _ vault: Vault, to path: String, filter: ExportFilter = ExportFilter(), locale: String? = nil,
     progress: (ExportProgress) -> Void = { _ in }
 ) throws(ExportError) -> PDFBookReport {

@@ -6,7 +6,7 @@
 
 import Foundation
 @_spi(Format) import Quire
-import QuireExport
+@_spi(Format) import QuireExport
 import QuireSystem
 
 enum ExportBenchmark {

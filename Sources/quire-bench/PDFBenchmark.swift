@@ -5,8 +5,8 @@
 // font): the PDF writer's memory should not grow with the journal.
 
 @_spi(Format) import Quire
-import QuireExport
-import QuirePDF
+@_spi(Format) import QuireExport
+@_spi(Format) import QuirePDF
 import QuireSystem
 
 enum PDFBenchmark {

@@ -5,8 +5,8 @@
 
 import Foundation
 import QuireCommandLine
-import QuireExport
-import QuirePDF
+@_spi(Format) import QuireExport
+@_spi(Format) import QuirePDF
 import QuireSystem
 
 // Decrypted entries and keys are in this process's memory: never in a core dump.

@@ -1,6 +1,6 @@
 import Foundation
 @_spi(Format) import Quire
-import QuireExport
+@_spi(Format) import QuireExport
 import Testing
 
 /// The `async` export (issue 13, need 5): its progress handler can stop it,

@@ -1,6 +1,6 @@
 import Foundation
 @_spi(Format) import Quire
-import QuireExport
+@_spi(Format) import QuireExport
 import Testing
 import QuireTestSupport
 

@@ -1,6 +1,6 @@
 import Foundation
 @_spi(Format) import Quire
-import QuireExport
+@_spi(Format) import QuireExport
 import QuireDayOne
 import QuireImport
 import QuireZip

@@ -3,7 +3,7 @@ import Foundation
 import FoundationXML
 #endif
 @_spi(Format) import Quire
-import QuireExport
+@_spi(Format) import QuireExport
 import Testing
 import QuireTestSupport
 

@@ -1,6 +1,6 @@
 import Dispatch
 @_spi(Format) import Quire
-import QuireExport
+@_spi(Format) import QuireExport
 import Testing
 
 /// An export must not change state a caller shares (issue 13): two exports

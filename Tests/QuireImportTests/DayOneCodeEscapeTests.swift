@@ -1,7 +1,7 @@
 import Foundation
 @_spi(Format) import Quire
 import QuireDayOne
-import QuireExport
+@_spi(Format) import QuireExport
 import QuireImport
 import QuireZip
 import Testing

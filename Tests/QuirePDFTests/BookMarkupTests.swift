@@ -1,8 +1,8 @@
 import Foundation
 @_spi(Format) import Quire
-import QuireExport
+@_spi(Format) import QuireExport
 import Testing
-@testable import QuirePDF
+@_spi(Format) @testable import QuirePDF
 
 /// The book reads Markdown through the same cmark-gfm tree as HTML and EPUB:
 /// lists, checklists, quotations, code and tables are drawn as such, never

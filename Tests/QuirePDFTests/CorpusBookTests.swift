@@ -1,9 +1,9 @@
 import Foundation
 @_spi(Format) import Quire
-import QuireExport
+@_spi(Format) import QuireExport
 import Testing
 import QuireTestSupport
-@testable import QuirePDF
+@_spi(Format) @testable import QuirePDF
 
 /// The three real journals as books: every glyph found, `qpdf --check`
 /// clean, page 1 neither blank nor a wall of missing-glyph boxes.

@@ -1,8 +1,8 @@
 import Foundation
 @_spi(Format) @_spi(Crypto) import Quire
-import QuireExport
+@_spi(Format) import QuireExport
 import Testing
-@testable import QuirePDF
+@_spi(Format) @testable import QuirePDF
 
 @Suite struct PaginationTests {
     /// One paragraph of 1,500 words is split between lines over several

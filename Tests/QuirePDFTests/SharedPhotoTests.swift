@@ -1,8 +1,8 @@
 import Foundation
 @_spi(Format) @_spi(Crypto) import Quire
-import QuireExport
+@_spi(Format) import QuireExport
 import Testing
-@testable import QuirePDF
+@_spi(Format) @testable import QuirePDF
 
 /// A photo several entries share is embedded once, and the report counts
 /// distinct attachments as the other export formats do.

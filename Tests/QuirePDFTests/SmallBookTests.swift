@@ -1,8 +1,8 @@
 import Foundation
 @_spi(Format) @_spi(Crypto) import Quire
-import QuireExport
+@_spi(Format) import QuireExport
 import Testing
-@testable import QuirePDF
+@_spi(Format) @testable import QuirePDF
 
 /// A five-entry vault in English, Cyrillic and Chinese, with a JPEG, an
 /// EXIF-rotated JPEG and a PNG, and an entry of hostile markup.

@@ -1,6 +1,6 @@
 import Foundation
 @_spi(Format) import Quire
-import QuireExport
+@_spi(Format) import QuireExport
 import QuireSystem
 
 /// `quire export [VAULT] -o OUT [--format F] [filters]`.
