@@ -7,8 +7,8 @@ extension ExportFilter {
     /// match) when the list is not empty, and a journal in ``journals`` when
     /// that list is not empty.
     public func accepts(_ body: EntryBody) -> Bool {
-        if let since, body.createdMilliseconds < since { return false }
-        if let until, body.createdMilliseconds >= until { return false }
+        if let since = sinceMilliseconds, body.createdMilliseconds < since { return false }
+        if let until = untilMilliseconds, body.createdMilliseconds >= until { return false }
         if !tags.isEmpty, !body.tags.contains(where: { tags.contains($0) }) { return false }
         if !journals.isEmpty, !journals.contains(body.journal) { return false }
         return true

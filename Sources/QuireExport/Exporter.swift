@@ -1,3 +1,4 @@
+public import Foundation
 @_spi(Format) public import Quire
 public import QuireZip
 
@@ -17,21 +18,55 @@ public enum ExportFormat: String, CaseIterable, Sendable {
 
 /// Which entries an export takes. Empty lists mean "all".
 public struct ExportFilter: Sendable, Equatable {
-    /// Entries created at or after this instant: milliseconds since 1970, UTC.
-    public var since: Int64?
-    /// Entries created before this instant: milliseconds since 1970, UTC.
-    public var until: Int64?
+    /// Entries created at or after this instant: milliseconds since 1970,
+    /// UTC (``since`` as the container stores it).
+    @_spi(Format) public var sinceMilliseconds: Int64?
+    /// Entries created before this instant: milliseconds since 1970, UTC
+    /// (``until`` as the container stores it).
+    @_spi(Format) public var untilMilliseconds: Int64?
     /// Entries with at least one of these tags.
     public var tags: [String]
     /// Entries in one of these journals.
     public var journals: [String]
+
+    /// Entries created at or after this instant (to the millisecond, as the
+    /// vault stores times; a finer part is dropped).
+    public var since: Date? {
+        get { sinceMilliseconds.map(Self.date) }
+        set { sinceMilliseconds = newValue.map(Self.milliseconds) }
+    }
+
+    /// Entries created before this instant (to the millisecond, as the
+    /// vault stores times; a finer part is dropped).
+    public var until: Date? {
+        get { untilMilliseconds.map(Self.date) }
+        set { untilMilliseconds = newValue.map(Self.milliseconds) }
+    }
+
     /// A filter; the defaults take every entry.
-    public init(since: Int64? = nil, until: Int64? = nil, tags: [String] = [], journals: [String] = []) {
-        self.since = since
-        self.until = until
+    public init(since: Date? = nil, until: Date? = nil, tags: [String] = [], journals: [String] = []) {
+        self.init(
+            sinceMilliseconds: since.map(Self.milliseconds), untilMilliseconds: until.map(Self.milliseconds), tags: tags,
+            journals: journals)
+    }
+
+    /// A filter with its bounds in milliseconds since 1970, UTC (the CLI's
+    /// `--since` and `--until`).
+    @_spi(Format) public init(sinceMilliseconds: Int64?, untilMilliseconds: Int64? = nil, tags: [String] = [], journals: [String] = []) {
+        self.sinceMilliseconds = sinceMilliseconds
+        self.untilMilliseconds = untilMilliseconds
         self.tags = tags
         self.journals = journals
     }
+
+    /// `date` in whole milliseconds since 1970, rounded down.
+    static func milliseconds(_ date: Date) -> Int64 {
+        let ms = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        return ms.isFinite ? Int64(max(min(ms, 9.2e18), -9.2e18)) : 0
+    }
+
+    /// The instant `ms` milliseconds after 1970, UTC.
+    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
 }
 
 /// How far an export has got, for a progress bar.
@@ -68,13 +103,17 @@ public struct ExportReport: Sendable, Equatable {
 }
 
 /// Errors that stop an export. Nothing partial is left at the output path.
+///
+/// Show `localizedDescription` (`LocalizedError`): one sentence saying what
+/// failed and what to do, never entry text nor a secret. ``category`` is the
+/// ``QuireError/Category`` of the vault error an export wraps; log ``code``
+/// and `description` for the detail.
 public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The output path cannot be written: path and reason.
     case cannotWrite(path: String, reason: String)
-    /// The vault could not be read.
+    /// The vault could not be read, or the export was cancelled
+    /// (``QuireError/Category/cancelled``).
     case vault(QuireError)
-    /// Not yet implemented (issue 7).
-    case notImplemented(String)
     /// The ZIP archive could not be written.
     case zip(ZipError)
 
@@ -83,9 +122,17 @@ public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .cannotWrite: "export_cannot_write"
         case .vault(let e): e.code
-        case .notImplemented: "not_implemented"
         case .zip(let e): e.code
         }
+    }
+
+    /// What an app can do about a vault error (``vault(_:)``): its
+    /// ``QuireError/category``, such as ``QuireError/Category/cancelled``
+    /// for a cancelled export; nil for ``cannotWrite(path:reason:)`` and
+    /// ``zip(_:)``, which are about the output, not the vault.
+    public var category: QuireError.Category? {
+        if case .vault(let e) = self { return e.category }
+        return nil
     }
 
     /// A message a person can act on (no secrets).
@@ -93,8 +140,26 @@ public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .cannotWrite(let path, let reason): "cannot write \(path): \(reason)"
         case .vault(let e): e.description
-        case .notImplemented(let f): "exporting \(f) is not built yet (issue 7)"
         case .zip(let e): e.description
+        }
+    }
+}
+
+extension ExportError: LocalizedError {
+    /// One or two sentences for a person (an alert): what failed, that
+    /// nothing was saved, and what to do. It names the output path and the
+    /// system's reason, never entry text nor a secret. English; an app that
+    /// localizes maps the case and ``category`` to its own strings.
+    public var errorDescription: String? {
+        switch self {
+        case .cannotWrite(let path, let reason):
+            "The export could not be saved at \(path) (\(reason)). Choose a folder that exists and that you can write to, with space free."
+        case .vault(let e) where e.category == .cancelled:
+            "The export was cancelled; nothing was saved."
+        case .vault(let e):
+            "The export stopped and nothing was saved: \(e.localizedDescription)"
+        case .zip:
+            "The export could not write its archive, so nothing was saved. Check that the disk has space free and try again."
         }
     }
 }

@@ -114,8 +114,8 @@ enum PDFBenchmark {
             let code = String(decoding: try readWholeFile(args[1]), as: UTF8.self)
             let vault = try Fixtures.open(args[0], try RecoveryKey(code: code), writable: false)
             var filter = ExportFilter()
-            if args.count > 3, let since = Int64(args[3]) { filter.since = since }
-            let selected = try vault.entries().filter { e in filter.since.map { e.body.createdMilliseconds >= $0 } ?? true }
+            if args.count > 3, let since = Int64(args[3]) { filter.sinceMilliseconds = since }
+            let selected = try vault.entries().filter { e in filter.sinceMilliseconds.map { e.body.createdMilliseconds >= $0 } ?? true }
             let textBytes = selected.reduce(0) { $0 + $1.body.text.utf8.count }
             print("loadedRSS=\(residentBytes())")
             let start = now()

@@ -64,9 +64,9 @@ func run(_ tool: String, _ arguments: [String]) throws -> Data {
 
     @Test(arguments: [
         (ExportFilter(), 5),
-        (ExportFilter(since: utcMilliseconds(2024, 1, 1)), 3),
-        (ExportFilter(until: utcMilliseconds(2024, 3, 1, 9)), 3),
-        (ExportFilter(since: utcMilliseconds(1852, 6, 1), until: utcMilliseconds(2024, 3, 1)), 2),
+        (ExportFilter(sinceMilliseconds: utcMilliseconds(2024, 1, 1)), 3),
+        (ExportFilter(sinceMilliseconds: nil, untilMilliseconds: utcMilliseconds(2024, 3, 1, 9)), 3),
+        (ExportFilter(sinceMilliseconds: utcMilliseconds(1852, 6, 1), untilMilliseconds: utcMilliseconds(2024, 3, 1)), 2),
         (ExportFilter(tags: ["work"]), 2),
         (ExportFilter(tags: ["church", "1852"]), 2),
         (ExportFilter(journals: ["Pepys Diary"]), 3),

@@ -116,7 +116,7 @@ import Testing
         let text = try pdfText(dir.file("a.pdf"))
         #expect(text.contains("Всталъ") && text.contains("晴。上午往教育部。") && !text.contains("Whitehall"))
         #expect(try writePDFBook(vault, to: dir.file("b.pdf"), filter: ExportFilter(tags: ["walk"])).entries == 1)
-        let february = ExportFilter(since: instant("2024-02-01", hour: 0, offset: 0), until: instant("2024-03-01", hour: 0, offset: 0))
+        let february = ExportFilter(sinceMilliseconds: instant("2024-02-01", hour: 0, offset: 0), untilMilliseconds: instant("2024-03-01", hour: 0, offset: 0))
         #expect(try writePDFBook(vault, to: dir.file("c.pdf"), filter: february).entries == 3)
         let none = try writePDFBook(vault, to: dir.file("d.pdf"), filter: ExportFilter(tags: ["absent"]))
         #expect(none.entries == 0 && none.pages == 2)

@@ -47,8 +47,8 @@ struct ExportCommand: QuireCommand {
         try Paths.requireParentFolder(output)
         let selection = try EntryFilter(filters, out: c.out, command: c.command)
         var filter = ExportFilter(tags: filters.tag, journals: filters.journal)
-        filter.since = selection.since
-        filter.until = selection.until
+        filter.sinceMilliseconds = selection.since
+        filter.untilMilliseconds = selection.until
         // Memory independent of the journal's size: the index keeps no body.
         let opened = try Unlock.open(vault, unlock, out: c.out, writable: false, retainsEntryBodies: false)
         // An export is complete or says it is not: records that cannot be read

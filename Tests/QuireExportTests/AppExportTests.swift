@@ -1,0 +1,92 @@
+import Foundation
+import Quire
+import QuireExport
+import Testing
+
+// An app's view of export: this file imports the modules without `@_spi`,
+// so only what an app can call compiles here.
+
+/// The export as an app calls it: `async` only, `Date` filters, errors an
+/// alert can show.
+@Suite struct AppExportTests {
+    /// Three entries, on 1, 2 and 3 March 2024 at noon UTC.
+    static func threeEntries(_ dir: TemporaryDirectory) async throws -> Vault {
+        let vault = try makeVault(dir)
+        try await vault.commit { tx in
+            for day in 1...3 {
+                let created = Date(timeIntervalSince1970: Double(utcMilliseconds(2024, 3, day, 12)) / 1000)
+                _ = try tx.add(EntryBody(created: created, timeZone: TimeZone(identifier: "UTC"), text: "day \(day)"))
+            }
+        }
+        return vault
+    }
+
+    /// With `options:` and no progress handler, `try await` reaches the
+    /// `async` form (the blocking one is `@_spi`), which runs on the vault's
+    /// executor and honours the task's cancellation: a cancelled task writes
+    /// nothing. The blocking form ignored it and wrote the file.
+    @MainActor @Test func asyncExportWithOptionsHonoursCancellation() async throws {
+        let dir = TemporaryDirectory()
+        let vault = try await Self.threeEntries(dir)
+        let out = dir.file("out.json")
+        let task = Task { @MainActor in
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await exportJournal(vault, format: .json, to: out, options: ExportOptions(title: "Mine"))
+        }
+        switch await task.result {
+        case .success: Issue.record("a cancelled export completed")
+        case .failure(let error): #expect((error as? ExportError)?.category == .cancelled)
+        }
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    /// The same call, not cancelled, from the main actor: it exports every
+    /// entry with the options given.
+    @MainActor @Test func asyncExportWithOptionsWrites() async throws {
+        let dir = TemporaryDirectory()
+        let vault = try await Self.threeEntries(dir)
+        let out = dir.file("out.html")
+        let report = try await exportJournal(vault, format: .html, to: out, options: ExportOptions(title: "Mine", locale: "en_GB"))
+        #expect(report.entries == 3)
+        #expect(try read(out).contains("<title>Mine</title>"))
+    }
+
+    /// `ExportFilter` takes `Date`s: `since` inclusive, `until` exclusive.
+    @Test func filterTakesDates() async throws {
+        let dir = TemporaryDirectory()
+        let vault = try await Self.threeEntries(dir)
+        let second = Date(timeIntervalSince1970: Double(utcMilliseconds(2024, 3, 2, 12)) / 1000)
+        var filter = ExportFilter(since: second)
+        #expect(filter.since == second)
+        #expect(try await exportJournal(vault, format: .json, to: dir.file("a.json"), filter: filter).entries == 2)
+        filter.until = second.addingTimeInterval(0.001)
+        #expect(try await exportJournal(vault, format: .json, to: dir.file("b.json"), filter: filter).entries == 1)
+        #expect(try await exportJournal(vault, format: .json, to: dir.file("c.json"), filter: ExportFilter(until: second)).entries == 1)
+    }
+
+    /// A bad path and a cancelled export each give a sentence a person can
+    /// act on, not "The operation could not be completed"; a cancelled one
+    /// has the vault's category `.cancelled`, a bad path none.
+    @Test func errorsSayWhatToDo() async throws {
+        let dir = TemporaryDirectory()
+        let vault = try await Self.threeEntries(dir)
+        let bad = dir.file("missing/out.html")
+        do {
+            _ = try await exportJournal(vault, format: .html, to: bad)
+            Issue.record("exported to a missing folder")
+        } catch {
+            #expect(error.localizedDescription.hasPrefix("The export could not be saved at \(bad) ("))
+            #expect(error.localizedDescription.hasSuffix("Choose a folder that exists and that you can write to, with space free."))
+            #expect(!error.localizedDescription.contains("day 1"))
+            #expect(error.category == nil)
+        }
+        do {
+            _ = try await exportJournal(vault, format: .json, to: dir.file("out.json")) { _ in .cancel }
+            Issue.record("a cancelled export completed")
+        } catch {
+            #expect(error.localizedDescription == "The export was cancelled; nothing was saved.")
+            #expect(error.category == .cancelled)
+            #expect(error.code == "cancelled")
+        }
+    }
+}
