@@ -13,7 +13,16 @@
 ///   ``ExportError/cannotWrite(path:reason:)`` for the output,
 ///   ``ExportError/zip(_:)`` for EPUB and Day One archives.
 public func exportJournal(
-    _ vault: Vault, format: ExportFormat, to path: String, filter: ExportFilter = ExportFilter(), options: ExportOptions = ExportOptions()
+    _ vault: Vault, format: ExportFormat, to path: String, filter: ExportFilter = ExportFilter()
+) async throws(ExportError) -> ExportReport {
+    try await exportJournal(vault, format: format, to: path, filter: filter, options: ExportOptions()) { _ in .proceed }
+}
+
+/// ``exportJournal(_:format:to:filter:)`` with ``ExportOptions``.
+///
+/// - Throws: as there.
+public func exportJournal(
+    _ vault: Vault, format: ExportFormat, to path: String, filter: ExportFilter = ExportFilter(), options: ExportOptions
 ) async throws(ExportError) -> ExportReport {
     try await exportJournal(vault, format: format, to: path, filter: filter, options: options) { _ in .proceed }
 }

@@ -22,9 +22,9 @@ import Testing
     }
 
     /// With `options:` and no progress handler, `try await` reaches the
-    /// `async` form (the blocking one is `@_spi`), which runs on the vault's
-    /// executor and honours the task's cancellation: a cancelled task writes
-    /// nothing. The blocking form ignored it and wrote the file.
+    /// `async` form (on the old code it resolved to the public blocking
+    /// form, and this file did not compile: "no 'async' operations occur
+    /// within 'await' expression"); a cancelled task writes nothing.
     @MainActor @Test func asyncExportWithOptionsHonoursCancellation() async throws {
         let dir = TemporaryDirectory()
         let vault = try await Self.threeEntries(dir)

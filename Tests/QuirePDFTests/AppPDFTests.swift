@@ -31,8 +31,8 @@ import Testing
         #expect(seen.value == 2)
     }
 
-    /// A cancelled task's book writes nothing: the `async` form checks the
-    /// task (the blocking form, once all there was, did not).
+    /// A cancelled task's book writes nothing and says so. (On the old code,
+    /// with only a blocking `exportPDFBook`, `try await` did not compile.)
     @MainActor @Test func cancelledPDFBookWritesNothing() async throws {
         let dir = TemporaryDirectory()
         let vault = try Self.vault(dir)
