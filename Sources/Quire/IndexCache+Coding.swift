@@ -390,6 +390,144 @@ extension IndexCache {
         return .some(StoredSearch(terms: terms, postings: postings))
     }
 
+    /// The search index of an encoded one over `n` entries with its
+    /// posting lists left encoded (``EncodedPostings``): the terms are
+    /// decoded and checked as ``decodeSearch(_:entryCount:)`` does, and
+    /// each list's count checked and its varints counted, not decoded.
+    /// `.some(nil)` for `{}`, nil when malformed as far as this reads.
+    static func decodeSearchLazily(_ bytes: UnsafeRawBufferPointer, entryCount n: Int) -> LazySearch?? {
+        guard let fields = try? CBORDecoder.mapFieldRanges(bytes) else { return nil }
+        if fields.isEmpty { return .some(nil) }
+        func column(_ name: String) -> UnsafeRawBufferPointer? {
+            guard let f = fields[name], f.isBytes else { return nil }
+            return UnsafeRawBufferPointer(rebasing: bytes[f.range])
+        }
+        guard let f = fields["termCount"], !f.isBytes,
+            case .unsigned(let termCount)? = try? CBORDecoder.decode(UnsafeRawBufferPointer(rebasing: bytes[f.range]))
+        else { return nil }
+        guard let termBytes = column("terms"), let termLengths = column("termLengths"), let postingBytes = column("postings"),
+            termCount <= UInt64(termLengths.count)
+        else { return nil }
+        var lengths = VarintReader(termLengths)
+        var terms: [[UInt8]] = []
+        var starts: [Int] = []
+        var ends: [Int] = []
+        var counts: [Int32] = []
+        terms.reserveCapacity(Int(termCount))
+        starts.reserveCapacity(Int(termCount))
+        ends.reserveCapacity(Int(termCount))
+        counts.reserveCapacity(Int(termCount))
+        var at = 0
+        var position = 0
+        for _ in 0..<Int(termCount) {
+            var reader = VarintReader(postingBytes, at: position)
+            guard let length = lengths.next(), length <= UInt64(termBytes.count - at),
+                let listCount = reader.next(), listCount <= UInt64(n)
+            else { return nil }
+            terms.append(Array(UnsafeRawBufferPointer(rebasing: termBytes[at..<(at + Int(length))])))
+            at += Int(length)
+            position = reader.position
+            starts.append(position)
+            counts.append(Int32(listCount))
+            guard let end = EncodedPostings.skipVarints(Int(listCount), in: postingBytes, from: position) else { return nil }
+            position = end
+            ends.append(end)
+        }
+        guard at == termBytes.count, lengths.atEnd, position == postingBytes.count else { return nil }
+        return .some(
+            LazySearch(
+                terms: terms,
+                postings: EncodedPostings(bytes: Array(postingBytes), starts: starts, ends: ends, counts: counts, entryCount: n)))
+    }
+
+    /// A search index as loaded for one search: its terms decoded, its
+    /// posting lists encoded.
+    struct LazySearch: Sendable {
+        /// The terms, in the order stored.
+        var terms: [[UInt8]]
+        /// Their posting lists.
+        var postings: EncodedPostings
+    }
+
+    /// The posting lists of a stored search index, left encoded (gaps as
+    /// varints, `Spec/index-cache.md §3`) until a search needs one: each
+    /// list is decoded and checked (every gap below the entry count, every
+    /// document below it, so strictly ascending, the count of varints
+    /// exact) when it is read.
+    struct EncodedPostings: Sendable {
+        /// The postings column: list `i`'s gaps are
+        /// `bytes[starts[i]..<ends[i]]`, `counts[i]` varints.
+        let bytes: [UInt8]
+        /// Where each list's gaps begin.
+        let starts: [Int]
+        /// Where each list's gaps end.
+        let ends: [Int]
+        /// Each list's count, as stored.
+        let counts: [Int32]
+        /// The number of entries (documents) the lists index.
+        let entryCount: Int
+
+        /// The number of lists.
+        var count: Int { counts.count }
+
+        /// List `i` decoded; nil when it does not check.
+        func list(_ i: Int) -> [Int32]? {
+            var out: [Int32] = []
+            out.reserveCapacity(Int(counts[i]))
+            guard forEach(i, { out.append($0) }) else { return nil }
+            return out
+        }
+
+        /// Calls `body` with each document of list `i`, ascending; false
+        /// (after calling it with those before) when the list does not
+        /// check.
+        func forEach(_ i: Int, _ body: (Int32) -> Void) -> Bool {
+            let n = entryCount
+            let end = ends[i]
+            return bytes.withUnsafeBytes { raw -> Bool in
+                var reader = VarintReader(UnsafeRawBufferPointer(rebasing: raw[..<end]), at: starts[i])
+                var previous: Int64 = -1
+                for _ in 0..<Int(counts[i]) {
+                    guard let gap = reader.next(), gap < UInt64(n) else { return false }
+                    previous += Int64(gap) + 1
+                    guard previous < Int64(n) else { return false }
+                    body(Int32(previous))
+                }
+                // The bytes the load counted as its gaps are exactly these varints.
+                return reader.position == end
+            }
+        }
+
+        /// The offset just past the `count` varints from `start` in
+        /// `bytes`, found by counting their last bytes (below 0x80); nil
+        /// when the bytes end first. Eight bytes at a time: a word with
+        /// fewer last bytes than are still wanted is skipped whole, else
+        /// the wanted one is found in it by clearing the lower ones.
+        static func skipVarints(_ count: Int, in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+            guard count > 0 else { return start }
+            var remaining = count
+            var at = start
+            let high: UInt64 = 0x8080_8080_8080_8080
+            while at + 8 <= bytes.count {
+                var last = ~UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self)) & high
+                let c = last.nonzeroBitCount
+                if c < remaining {
+                    remaining -= c
+                    at += 8
+                    continue
+                }
+                for _ in 1..<remaining { last &= last - 1 }
+                return at + last.trailingZeroBitCount / 8 + 1
+            }
+            while remaining > 0 {
+                guard at < bytes.count else { return nil }
+                if bytes[at] < 0x80 { remaining -= 1 }
+                at += 1
+            }
+            return at
+        }
+    }
+
     // MARK: numbers
 
     static func appendLE<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {

@@ -42,9 +42,12 @@ extension IndexCache {
     /// without `checkEveryRow`, the summaries' row groups are read from the
     /// file, kept open, when a row in them is first read (a rewrite renames
     /// a new file over this one: they are still read from this one).
+    /// With `lazyPostings`, the search index's posting lists are left
+    /// encoded, each decoded and checked when a search first reads it
+    /// (``Contents/makeSearchIndex()``).
     package static func load(
         folder: String, key: IndexCacheKey, vaultID: VaultID, search: Bool = true, checkEveryRow: Bool = true,
-        check: (Identity) -> Discard?
+        lazyPostings: Bool = false, check: (Identity) -> Discard?
     ) -> Load {
         let path = folder + "/" + key.fileName
         let file: SystemFile
@@ -61,8 +64,10 @@ extension IndexCache {
         }
         // Each part is read when it is needed (the frame table not at all,
         // the search index only when wanted), from this one open file.
-        return open(byteCount: Int(size), key: key, vaultID: vaultID, search: search, checkEveryRow: checkEveryRow, check: check) {
-            range in
+        return open(
+            byteCount: Int(size), key: key, vaultID: vaultID, search: search, checkEveryRow: checkEveryRow, lazyPostings: lazyPostings,
+            check: check
+        ) { range in
             guard let bytes = try? file.read(count: range.count, at: UInt64(range.lowerBound)), bytes.count == range.count else {
                 return nil
             }

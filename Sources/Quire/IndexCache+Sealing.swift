@@ -353,9 +353,11 @@ extension IndexCache {
     /// dropped once opened: the frame table is not read at all, and the
     /// summaries' row groups are read (through `read`, which must stay
     /// usable while the summaries are) and kept as opened, decoded row by
-    /// row (``PackedSummaries``).
+    /// row (``PackedSummaries``). With `lazyPostings`, the search index's
+    /// posting lists are left encoded (``EncodedPostings``).
     static func open(
-        byteCount: Int, key: IndexCacheKey, vaultID: VaultID, search: Bool, checkEveryRow: Bool, check: (Identity) -> Discard?,
+        byteCount: Int, key: IndexCacheKey, vaultID: VaultID, search: Bool, checkEveryRow: Bool, lazyPostings: Bool = false,
+        check: (Identity) -> Discard?,
         read: @escaping @Sendable (Range<Int>) -> [UInt8]?
     ) -> Load {
         let nonce = XChaCha20Poly1305.nonceByteCount
@@ -439,6 +441,16 @@ extension IndexCache {
             defer { wipe(&searchBytes) }
             guard let searchPayload = openPart(2, searchStart..<(searchStart + lengths.search), header: header, into: &searchBytes) else {
                 return .discarded(readFailed ? .unreadable : .notAuthentic)
+            }
+            if lazyPostings {
+                guard let searchPayload,
+                    let decoded = searchBytes.withUnsafeBytes({
+                        decodeSearchLazily(UnsafeRawBufferPointer(rebasing: $0[searchPayload]), entryCount: packed.count)
+                    })
+                else {
+                    return .discarded(.malformed)
+                }
+                return .loaded(Contents(vaultID: vaultID, identity: identity, packed: packed, search: nil, lazySearch: decoded))
             }
             guard let searchPayload,
                 let decoded = searchBytes.withUnsafeBytes({

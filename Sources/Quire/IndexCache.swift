@@ -215,10 +215,16 @@ package enum IndexCache {
         }
 
         /// The contents of a loaded cache: its summaries as opened.
-        init(vaultID: VaultID, identity: Identity, packed: PackedSummaries, search: StoredSearch?) {
+        init(vaultID: VaultID, identity: Identity, packed: PackedSummaries, search: StoredSearch?, lazySearch: LazySearch? = nil) {
             self.init(vaultID: vaultID, identity: identity, entries: [], search: search)
             self.packed = packed
+            self.lazySearch = lazySearch
         }
+
+        /// The search index of a cache loaded with its posting lists left
+        /// encoded (``IndexCache/load(folder:key:vaultID:search:checkEveryRow:lazyPostings:check:)``);
+        /// ``search`` is then nil.
+        private(set) var lazySearch: LazySearch?
 
         /// The number of entries.
         package var entryCount: Int { packed?.count ?? given.count }
@@ -296,6 +302,7 @@ package enum IndexCache {
         package func positions(matching text: String) -> [Int32]? {
             guard var index = makeSearchIndex() else { return nil }
             guard let found = index.match(text) else { return [] }
+            guard !index.isDamaged else { return nil }
             return (0..<Int32(entryCount)).filter { found.documents.contains($0) }
         }
 
@@ -317,6 +324,9 @@ package enum IndexCache {
         /// The search index over the table ``makeTable()`` returns; nil when
         /// none is stored or it is inconsistent.
         func makeSearchIndex() -> SearchIndex? {
+            if let lazySearch {
+                return SearchIndex(storedTerms: lazySearch.terms, encoded: lazySearch.postings, documentCount: entryCount)
+            }
             guard let search else { return nil }
             return SearchIndex(storedTerms: search.terms, postings: search.postings, documentCount: entryCount)
         }

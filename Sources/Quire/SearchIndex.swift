@@ -69,6 +69,18 @@ struct SearchIndex: Sendable {
     /// index loaded from the cache to be searched once needs neither.
     private var documentTerms: [[Int32]] = []
     private var lookupsDerived = true
+    /// A loaded index's posting lists left encoded: list `id` is read from
+    /// here into ``postings`` when a lookup first needs it (``decodeList(_:)``),
+    /// all of them when a change or ``match(_:)`` needs every list.
+    private var encoded: IndexCache.EncodedPostings?
+    /// Which lists of ``encoded`` were decoded into ``postings``.
+    private var decoded: [Bool] = []
+    /// How many lists of ``encoded`` were decoded so far. For tests.
+    private(set) var decodedListCount = 0
+    /// True once a list of ``encoded`` did not check when decoded: the
+    /// index answers wrongly and must be dropped with the cache it came
+    /// from (``CachedEntries/isUsable``).
+    private(set) var isDamaged = false
     /// The number of document slots (one past the highest).
     private var documentCount = 0
     private var tokenizer = TextTokenizer()
@@ -76,7 +88,10 @@ struct SearchIndex: Sendable {
     /// The number of distinct terms.
     var termCount: Int { terms.count }
     /// The number of (term, document) pairs.
-    var postingCount: Int { postings.reduce(0) { $0 + $1.count } }
+    var postingCount: Int {
+        guard let encoded else { return postings.reduce(0) { $0 + $1.count } }
+        return postings.indices.reduce(0) { $0 + (decoded[$1] ? postings[$1].count : Int(encoded.counts[$1])) }
+    }
 
     /// An index of `documents`, given in ascending slot order.
     init(_ documents: [(slot: Int32, document: Document)]) {
@@ -133,6 +148,7 @@ struct SearchIndex: Sendable {
     /// Builds ``documentTerms`` and ``ids`` when a stored index was loaded
     /// without them.
     private mutating func deriveLookups() {
+        decodeAllLists()
         guard !lookupsDerived else { return }
         lookupsDerived = true
         var documentTerms = [[Int32]](repeating: [], count: documentCount)
@@ -234,7 +250,7 @@ struct SearchIndex: Sendable {
         outTerms.reserveCapacity(sorted.count)
         outPostings.reserveCapacity(sorted.count)
         for id in sorted {
-            var list = postings[Int(id)].compactMap(document)
+            var list = list(Int(id)).compactMap(document)
             guard !list.isEmpty else { continue }
             list.sort()
             outTerms.append(terms[Int(id)])
@@ -261,6 +277,51 @@ struct SearchIndex: Sendable {
         self.sorted = (0..<Int32(terms.count)).map { $0 }
         self.documentCount = documentCount
         self.lookupsDerived = false
+    }
+
+    /// A loaded index of stored terms whose posting lists are decoded and
+    /// checked when first read (``IndexCache/EncodedPostings``): `terms`
+    /// in strictly ascending bytewise order, one list each. Nil when the
+    /// terms break that rule or their number is not the lists'.
+    init?(storedTerms terms: [[UInt8]], encoded: IndexCache.EncodedPostings, documentCount: Int) {
+        guard terms.count == encoded.count, documentCount >= 0, terms.count < Int(Int32.max) else { return nil }
+        for i in terms.indices where i > 0 {
+            if !terms[i - 1].lexicographicallyPrecedes(terms[i]) { return nil }
+        }
+        self.terms = terms
+        self.postings = [[Int32]](repeating: [], count: terms.count)
+        self.encoded = encoded
+        self.decoded = [Bool](repeating: false, count: terms.count)
+        self.sorted = (0..<Int32(terms.count)).map { $0 }
+        self.documentCount = documentCount
+        self.lookupsDerived = false
+    }
+
+    /// Decodes list `id` from ``encoded`` into ``postings`` when it is
+    /// still encoded; a list that does not check is left empty and makes
+    /// the index ``isDamaged``.
+    private mutating func decodeList(_ id: Int) {
+        guard let encoded, !decoded[id] else { return }
+        decoded[id] = true
+        decodedListCount += 1
+        if let list = encoded.list(id) { postings[id] = list } else { isDamaged = true }
+    }
+
+    /// Decodes every list still encoded (``decodeList(_:)``): before the
+    /// index is stored again, so that a list that does not check makes it
+    /// ``isDamaged`` rather than stored empty.
+    mutating func decodeAllLists() {
+        guard encoded != nil else { return }
+        for id in terms.indices { decodeList(id) }
+        encoded = nil
+        decoded = []
+    }
+
+    /// List `id` as it is or, still encoded, decoded now (empty when it
+    /// does not check) without keeping it.
+    private func list(_ id: Int) -> [Int32] {
+        guard let encoded, !decoded[id] else { return postings[id] }
+        return encoded.list(id) ?? []
     }
 
     /// The documents matching every word and CJK run of `query`; nil when
@@ -325,12 +386,21 @@ struct SearchIndex: Sendable {
     /// words the tokenizer ends at it are one in the folded text
     /// (`heron\u{3099}ry` folds to `heronry`).
     func documents(containing segments: [[UInt8]], characters: [[UInt8]] = []) -> Bitset {
+        var index = self
+        return index.checkedDocuments(containing: segments, characters: characters) ?? Bitset(count: documentCount)
+    }
+
+    /// ``documents(containing:characters:)``, decoding (and keeping) only
+    /// the posting lists it reads; nil when one of them does not check
+    /// (the index is then ``isDamaged``).
+    mutating func checkedDocuments(containing segments: [[UInt8]], characters: [[UInt8]] = []) -> Bitset? {
         var result: Bitset?
         let size = documentCount
         for character in Set(characters) where !character.isEmpty {
             var bits = Bitset(count: size)
             let at = lowerBound(term: character)
             if at < sorted.count, terms[Int(sorted[at])] == character {
+                decodeList(Int(sorted[at]))
                 for slot in postings[Int(sorted[at])] { bits.insert(slot) }
             }
             if result == nil { result = bits } else { result!.formIntersection(bits) }
@@ -339,7 +409,10 @@ struct SearchIndex: Sendable {
         if segments.contains(where: { !$0.isEmpty }) {
             for mark in Self.voicedMarks {
                 let at = lowerBound(term: mark)
-                if at < sorted.count, terms[Int(sorted[at])] == mark { joined += postings[Int(sorted[at])] }
+                if at < sorted.count, terms[Int(sorted[at])] == mark {
+                    decodeList(Int(sorted[at]))
+                    joined += postings[Int(sorted[at])]
+                }
             }
         }
         var spelled: [UInt8] = []
@@ -364,10 +437,12 @@ struct SearchIndex: Sendable {
                 } else {
                     guard Self.find(segment, in: term) else { continue }
                 }
+                decodeList(id)
                 for slot in postings[id] { bits.insert(slot) }
             }
             if result == nil { result = bits } else { result!.formIntersection(bits) }
         }
+        guard !isDamaged else { return nil }
         return result ?? Bitset(count: size)
     }
 

@@ -51,7 +51,9 @@ struct CachedEntries: Sendable {
     /// authenticate or check when a query first read a row in it (its rows
     /// then read as placeholders): whatever was read through the view
     /// since must be dropped with it (``Vault/dropCachedViewIfFailed(_:)``).
-    var isUsable: Bool { cached.failure == nil }
+    /// Likewise once a posting list of its search index, decoded when a
+    /// search first read it, did not check (``SearchIndex/isDamaged``).
+    var isUsable: Bool { cached.failure == nil && search?.isDamaged != true }
 
     init(identity: IndexCache.Identity, cached: PackedSummaries, table: EntrySummaryTable) {
         self.identity = identity
@@ -254,6 +256,9 @@ extension Vault {
             binding.view = view
             indexCache = binding
         }
+        // Every posting list is stored again: each checked first (a
+        // damaged one fails the view, dropped below).
+        view.search?.decodeAllLists()
         let table = view.table
         let entries = view
         var contents = IndexCache.Contents(vaultID: vaultID, identity: identity, table: table, search: view.search) { summary in
@@ -573,8 +578,12 @@ extension Vault {
             loadIndexCacheIfNotTried()
             guard index == nil, let cached = indexCache?.view else { return nil }
             indexCache!.view = nil
-            guard let view = withCachedSearch(cached) else { return nil }
-            let documents = view.search!.documents(containing: segments, characters: characters)
+            guard var view = withCachedSearch(cached) else { return nil }
+            let documents = view.search!.checkedDocuments(containing: segments, characters: characters)
+            // A posting list that did not check: the cache is dropped, and
+            // the caller reads every entry.
+            if dropCachedViewIfFailed(view) { return nil }
+            guard let documents else { return nil }
             // Named slots in date order, found without opening a row group.
             let slots = documents.isEmpty ? [] : view.table.order.filter { documents.contains($0) }
             guard let found = read(view, slots) else { return nil }
@@ -582,6 +591,12 @@ extension Vault {
             return found
         }
     }
+
+    /// How many posting lists of the cached view's search index were
+    /// decoded so far (each when a search first read it); nil when the
+    /// handle has no cached view or has not loaded its search index. For
+    /// tests.
+    package var cachedSearchDecodedListCount: Int? { lock.withLock { indexCache?.view?.search?.decodedListCount } }
 
     /// The number of live entries: from the cached view when the handle
     /// answers from it, else from the entries read whole. For `quire
@@ -730,13 +745,18 @@ extension Vault {
         guard
             case .loaded(let c) = IndexCache.load(
                 folder: binding.folder, key: binding.key, vaultID: vaultID, search: true, checkEveryRow: false,
-                check: { $0 == want ? nil : .staleFile }),
+                lazyPostings: true, check: { $0 == want ? nil : .staleFile }),
             let packed = c.packed, packed.count == view.cachedCount, var search = c.makeSearchIndex()
         else { return nil }
         // The same summaries: the same row groups, tag for tag (their
         // directory is authenticated; none of them is opened here).
         guard packed.rowsPerGroup == view.cached.rowsPerGroup, packed.groups == view.cached.groups else { return nil }
         if !view.tailDocuments.isEmpty { search.apply(view.tailDocuments.map { ($0.slot, $0.document) }) }
+        // A posting list the tail's changes decoded did not check.
+        if search.isDamaged {
+            removeIndexCacheFile()
+            return nil
+        }
         return search
     }
 
