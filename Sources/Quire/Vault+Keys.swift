@@ -546,7 +546,7 @@ extension Vault {
         } else if keptRecoveryKey != nil, !(try recoveryKeyChoices()).isEmpty {
             try changeKeys(.rotate, now: now, replacement: .mine)
         }
-        return try lock.withLock { () throws(QuireError) -> KeyringProposal in
+        return try reportingOwnWrite { () throws(QuireError) -> KeyringProposal in
             guard let signer else {
                 throw .keys(
                     .operationRefused(

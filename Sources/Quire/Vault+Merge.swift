@@ -23,7 +23,7 @@ extension Vault {
     @discardableResult
     @_spi(Format)
     public func merge(copyAt copyPath: String) throws(QuireError) -> MergeReport {
-        try lock.withLock { () throws(QuireError) -> MergeReport in
+        try reportingOwnWrite { () throws(QuireError) -> MergeReport in
             let report: MergeReport
             do throws(SyncError) {
                 report = try VaultMerge.merge(

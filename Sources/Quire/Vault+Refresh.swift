@@ -95,9 +95,13 @@ extension Vault {
     ///
     /// Baseline: the first call reports what changed since the handle opened
     /// (or last reloaded); each later call, since the previous one. Changes
-    /// this handle wrote itself are not reported; other writers' records it
-    /// read while committing are. ``EntryCatalog``s made before stay
-    /// correct: they read the file they were made from.
+    /// this handle committed itself are not reported; other writers'
+    /// records it read while committing are. While a ``VaultObserver`` or
+    /// an ``events(coalescing:)`` stream follows the handle, its key
+    /// changes, folds, merges and compactions are not reported either
+    /// (they are delivered as its own when they land); otherwise a refresh
+    /// after one reports what it changed. ``EntryCatalog``s made before
+    /// stay correct: they read the file they were made from.
     ///
     /// Each change is returned once per handle: a ``VaultObserver`` on this
     /// handle and a direct call share the changes between them. Whoever
@@ -114,30 +118,60 @@ extension Vault {
     @_spi(Format)
     public func refresh() throws(QuireError) -> VaultChangeSet {
         try lock.withLock { () throws(QuireError) -> VaultChangeSet in
-            if !refreshLog.started {
-                // The baseline: the file as the handle opened or reloaded it
-                // — the cached view when queries answer from the index
-                // cache (`Spec/index-cache.md §5`), else the entry index.
-                if currentCachedView() == nil { _ = try loadIndex() }
-                refreshLog.saidUnread = Set(makeUnreadRecords(index?.issues ?? []).records.map(RefreshLog.UnreadKey.init))
-                refreshLog.profile = currentProfileClock()
-                refreshLog.issues = index?.issues.count ?? 0
-                refreshLog.frames = file.structure.committedFrameCount
-                refreshLog.started = true
-            }
-            let found: AppendedFrames
-            do throws(FormatError) { found = try file.readAppended() } catch { throw .format(error) }
-            switch found {
-            case .appended(let range):
-                if index == nil, indexCache?.view != nil { try followWithCachedView() } else { absorb(range) }
-            case .reopen: if try !adoptReplacement() { try reload() }
-            }
-            let changes = changeSet()
+            let changes = try readChanges()
             // Every `events()` stream of this handle hears what any refresh
             // read, under the lock so that they see it in order.
             if !changes.isEmpty { concurrency.broadcast(.changed(changes, origin: .otherWriter)) }
             return changes
         }
+    }
+
+    /// Runs `write`, one of this handle's writes that does not go through
+    /// ``commit(_:)`` (a key change, a fold, a merge into this vault, a
+    /// compaction), and reports what it changed as this handle's own
+    /// (``VaultEvent/Origin/thisHandle``), right after it, to the handle's
+    /// observers and streams, once: a later ``refresh()`` (the watch's)
+    /// does not read it again as another writer's. What other writers
+    /// committed before is read first and reported as theirs. Without
+    /// observers it only runs `write`. Takes the handle's lock.
+    func reportingOwnWrite<T>(_ write: () throws(QuireError) -> T) throws(QuireError) -> T {
+        try lock.withLock { () throws(QuireError) -> T in
+            guard concurrency.hasListeners else { return try write() }
+            // Other writers' changes, as theirs (the refresh gives them to
+            // the streams; an observer of its own gets them here). A
+            // refresh that fails leaves them to the write (which meets the
+            // same file) and to the next refresh.
+            if let theirs = try? refresh() { concurrency.tell(theirs, origin: .otherWriter) }
+            let result = try write()
+            // The write landed: what it changed is this handle's. Should
+            // reading it fail, the next refresh reports it instead.
+            if let changes = try? readChanges() { concurrency.tell(changes, origin: .thisHandle) }
+            return result
+        }
+    }
+
+    /// What changed since the last refresh (see ``refresh()``), without
+    /// telling anyone. Under the lock.
+    private func readChanges() throws(QuireError) -> VaultChangeSet {
+        if !refreshLog.started {
+            // The baseline: the file as the handle opened or reloaded it
+            // — the cached view when queries answer from the index
+            // cache (`Spec/index-cache.md §5`), else the entry index.
+            if currentCachedView() == nil { _ = try loadIndex() }
+            refreshLog.saidUnread = Set(makeUnreadRecords(index?.issues ?? []).records.map(RefreshLog.UnreadKey.init))
+            refreshLog.profile = currentProfileClock()
+            refreshLog.issues = index?.issues.count ?? 0
+            refreshLog.frames = file.structure.committedFrameCount
+            refreshLog.started = true
+        }
+        let found: AppendedFrames
+        do throws(FormatError) { found = try file.readAppended() } catch { throw .format(error) }
+        switch found {
+        case .appended(let range):
+            if index == nil, indexCache?.view != nil { try followWithCachedView() } else { absorb(range) }
+        case .reopen: if try !adoptReplacement() { try reload() }
+        }
+        return changeSet()
     }
 
     /// Reads the frames other writers committed into the cached view,

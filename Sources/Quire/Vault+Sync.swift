@@ -55,7 +55,7 @@ extension Vault {
     @discardableResult
     @_spi(Format)
     public func foldConflictCopies() throws(QuireError) -> FoldReport {
-        try lock.withLock { () throws(QuireError) -> FoldReport in
+        try reportingOwnWrite { () throws(QuireError) -> FoldReport in
             let report: FoldReport
             do throws(SyncError) {
                 report = try ConflictCopies.fold(into: file.path, credential: credential, random: random, options: writeOptions)
@@ -86,7 +86,7 @@ extension Vault {
     public func compact(_ options: CompactionOptions = CompactionOptions(), now: Int64 = ProcessStats.wallClockMilliseconds())
         throws(QuireError) -> CompactionReport
     {
-        try lock.withLock { () throws(QuireError) -> CompactionReport in
+        try reportingOwnWrite { () throws(QuireError) -> CompactionReport in
             let report: CompactionReport
             do throws(SyncError) {
                 report = try Compaction.compact(

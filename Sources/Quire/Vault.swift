@@ -886,6 +886,6 @@ public final class VaultTransaction {
             let after = view.map { $0.state(of: id) } ?? index.flatMap { EntryChange.State(id, in: $0) }
             if before != after { changes.append(EntryChange(id: id, before: before, after: after)) }
         }
-        vault.concurrency.tell(VaultChangeSet(entries: changes, profileChanged: newProfile != nil))
+        vault.concurrency.tell(VaultChangeSet(entries: changes, profileChanged: newProfile != nil), origin: .thisHandle)
     }
 }

@@ -74,22 +74,23 @@ actor VaultWorker {
 
 /// What a ``Vault`` keeps for Swift concurrency and observation: the worker
 /// its `async` calls run on, and the listeners told of this handle's own
-/// commits (``VaultObserver``).
+/// writes (``VaultObserver``).
 ///
 /// Checked `Sendable`: the worker is an actor and the listeners sit in a
 /// `Mutex`.
 final class VaultConcurrency: Sendable {
     /// The serial worker of this handle's `async` calls.
     let worker = VaultWorker(label: "quire.vault")
-    private let listeners = Mutex<[Int: @Sendable (VaultChangeSet) -> Void]>([:])
+    private let listeners = Mutex<[Int: @Sendable (VaultChangeSet, VaultEvent.Origin) -> Void]>([:])
     private let nextListener = Atomic<Int>(0)
 
-    /// True when a listener wants this handle's own commits (the commit
-    /// then computes their change set).
+    /// True when a listener wants this handle's own writes (a commit then
+    /// computes its change set; a key change, fold, merge or compaction
+    /// refreshes before and after it).
     var hasListeners: Bool { listeners.withLock { !$0.isEmpty } }
 
     /// Adds `listener`; returns the token ``removeListener(_:)`` takes.
-    func addListener(_ listener: @escaping @Sendable (VaultChangeSet) -> Void) -> Int {
+    func addListener(_ listener: @escaping @Sendable (VaultChangeSet, VaultEvent.Origin) -> Void) -> Int {
         let token = nextListener.add(1, ordering: .relaxed).newValue
         listeners.withLock { $0[token] = listener }
         return token
@@ -100,12 +101,14 @@ final class VaultConcurrency: Sendable {
         _ = listeners.withLock { $0.removeValue(forKey: token) }
     }
 
-    /// Tells every listener about a commit of this handle (called under the
-    /// vault's lock, so that listeners see commits in order).
-    func tell(_ changes: VaultChangeSet) {
+    /// Tells every listener about a write of this handle (`.thisHandle`),
+    /// or about other writers' changes read just before one
+    /// (`.otherWriter`, which ``Vault/refresh()`` gave the streams already).
+    /// Called under the vault's lock, so that listeners see writes in order.
+    func tell(_ changes: VaultChangeSet, origin: VaultEvent.Origin) {
         guard !changes.isEmpty else { return }
         let all = listeners.withLock { Array($0.values) }
-        for l in all { l(changes) }
+        for l in all { l(changes, origin) }
     }
 
     /// The streams of ``Vault/events(coalescing:)`` on this handle and the

@@ -131,14 +131,15 @@ import QuireSystem
         if everything {
             // Registered before the first refresh: a commit from now on is
             // reported by its writer (here), never by a refresh.
-            listener = vault.concurrency.addListener { [weak self] changes in
+            listener = vault.concurrency.addListener { [weak self] changes, origin in
                 guard let self else { return }
                 // Shared: given at once, under the vault's lock, so that the
-                // streams see commits and refreshes in the order they ran.
+                // streams see writes and refreshes in the order they ran
+                // (other writers' changes: the refresh gave them already).
                 if self.shared {
-                    if self.isWatching { self.deliver(.changed(changes, origin: .thisHandle)) }
+                    if origin == .thisHandle, self.isWatching { self.deliver(.changed(changes, origin: origin)) }
                 } else {
-                    self.queue.async { self.send(.changed(changes, origin: .thisHandle)) }
+                    self.queue.async { self.send(.changed(changes, origin: origin)) }
                 }
             }
         }

@@ -165,6 +165,63 @@ import Testing
         await task.value
     }
 
+    /// iOS trial, session 40: every write of a handle — a device enrolled,
+    /// a device removed, conflict copies folded, a commit — reaches that
+    /// handle's `events()` stream as `.thisHandle`, with its own change
+    /// set, in the order the writes ran, and never again as `.otherWriter`
+    /// when the watch reads the same bytes; another handle's stream gets
+    /// each as `.otherWriter`.
+    @Test func everyWriteOfTheHandleIsReportedAsItsOwn() async throws {
+        let dir = TemporaryDirectory()
+        let (vault, recovery) = try makeVault(dir)
+        let other = try await Vault.open(at: dir.file("v.quire"), credential: .recoveryKey(recovery), options: fast)
+        let inbox = EventInbox()
+        let theirs = EventInbox()
+        let task = Task { for await event in vault.events(coalescing: .milliseconds(20)) { inbox.add(event) } }
+        let otherTask = Task { for await event in other.events(coalescing: .milliseconds(20)) { theirs.add(event) } }
+        try await Task.sleep(for: .milliseconds(100))
+        let tablet = KeyScenarioTests.device("Tablet")
+        let member = try await vault.enrollDevice(code: tablet.code, name: "iPad")
+        _ = try await vault.removeDevice(named: "iPad")
+        // A sync tool's conflict copy holding an entry the vault lacks.
+        let copy = dir.file("v.sync-conflict-20261204-040000-ABCDEF1.quire")
+        try FileManager.default.copyItem(atPath: dir.file("v.quire"), toPath: copy)
+        let copied = try await Vault.open(at: copy, credential: .recoveryKey(recovery), options: fast)
+        let fromCopy = try copied.add(EntryBody(created: 1, text: "from the copy"))
+        try await vault.foldConflictCopies()
+        let own = try await vault.commit { tx in try tx.add(EntryBody(created: 2, text: "own")) }
+        #expect(await Self.eventually { inbox.changes(.thisHandle).count >= 4 })
+        // Long enough for the watch to read the file again (20 ms quiet).
+        try await Task.sleep(for: .milliseconds(400))
+        let mine = inbox.changes(.thisHandle)
+        #expect(mine.count == 4)
+        #expect(inbox.changes(.otherWriter) == [])
+        if mine.count == 4 {
+            #expect(mine[0].keys?.membersAdded == [member])
+            #expect(mine[0].keys?.membersRemoved == [])
+            #expect(mine[0].entries.isEmpty)
+            #expect(mine[1].keys?.membersRemoved.map(\.name) == ["iPad"])
+            #expect(mine[1].keys?.membersAdded == [])
+            #expect(mine[1].entries.isEmpty)
+            #expect(mine[2].keys == nil)
+            #expect(mine[2].entries.map(\.id) == [fromCopy.entryID])
+            #expect(mine[2].ids(.added) == [fromCopy.entryID])
+            #expect(mine[3] == VaultChangeSet(entries: [
+                EntryChange(id: own.entryID, before: nil, after: EntryChange.State(winner: own.revisionID, isDeleted: false)),
+            ]))
+        }
+        // The other handle reads them all as another writer's.
+        #expect(await Self.eventually { theirs.changes(.otherWriter).flatMap { $0.ids(.added) }.contains(own.entryID) })
+        let read = theirs.changes(.otherWriter)
+        #expect(read.flatMap { $0.ids(.added) }.contains(fromCopy.entryID))
+        #expect(read.contains { $0.keys != nil })
+        #expect(theirs.changes(.thisHandle) == [])
+        task.cancel()
+        otherTask.cancel()
+        await task.value
+        await otherTask.value
+    }
+
     /// iOS review 27, §3.3: several `events()` streams on one handle (a
     /// timeline, a sidebar) each get every event — another writer's, this
     /// handle's own, and what a direct `refresh()` reads — exactly once;
