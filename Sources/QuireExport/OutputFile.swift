@@ -22,7 +22,7 @@ final class OutputFile {
         self.destination = destination
         temporaryPath = temporaryName(beside: destination)
         do { file = try SystemFile(path: temporaryPath, mode: .createExclusive(permissions: 0o600)) } catch {
-            throw .cannotWrite(path: destination, reason: "\(error)")
+            throw .cannotWrite(path: destination, reason: error.reason)
         }
         buffer.reserveCapacity(Self.bufferLimit)
     }
@@ -52,7 +52,7 @@ final class OutputFile {
 
     func flush() throws(ExportError) {
         guard !buffer.isEmpty else { return }
-        do { try file.write(buffer, at: offset) } catch { throw .cannotWrite(path: destination, reason: "\(error)") }
+        do { try file.write(buffer, at: offset) } catch { throw .cannotWrite(path: destination, reason: error.reason) }
         offset += UInt64(buffer.count)
         buffer.removeAll(keepingCapacity: true)
     }
@@ -67,7 +67,7 @@ final class OutputFile {
             try file.sync()
             try FileSystem.rename(temporaryPath, to: destination)
         } catch {
-            throw .cannotWrite(path: destination, reason: "\(error)")
+            throw .cannotWrite(path: destination, reason: error.reason)
         }
         committed = true
     }
@@ -91,7 +91,7 @@ final class OutputDirectory {
         }
         temporaryPath = temporaryName(beside: destination)
         do { try FileSystem.makeDirectory(temporaryPath, permissions: 0o700) } catch {
-            throw .cannotWrite(path: destination, reason: "\(error)")
+            throw .cannotWrite(path: destination, reason: error.reason)
         }
     }
 
@@ -107,7 +107,7 @@ final class OutputDirectory {
             path += "/" + part
             if made.contains(path) { continue }
             do { try FileSystem.makeDirectory(path, permissions: 0o700) } catch {
-                throw .cannotWrite(path: destination, reason: "\(error)")
+                throw .cannotWrite(path: destination, reason: error.reason)
             }
             made.insert(path)
         }
@@ -126,7 +126,7 @@ final class OutputDirectory {
     func commit() throws(ExportError) {
         try ExportContext.checkCancelled()
         do { try FileSystem.rename(temporaryPath, to: destination) } catch {
-            throw .cannotWrite(path: destination, reason: "\(error)")
+            throw .cannotWrite(path: destination, reason: error.reason)
         }
         committed = true
     }
@@ -142,7 +142,7 @@ final class DirectFile {
     init(path: String, reportedAs: String) throws(ExportError) {
         self.reportedAs = reportedAs
         do { file = try SystemFile(path: path, mode: .createExclusive(permissions: 0o600)) } catch {
-            throw .cannotWrite(path: reportedAs, reason: "\(error)")
+            throw .cannotWrite(path: reportedAs, reason: error.reason)
         }
     }
 
@@ -161,7 +161,7 @@ final class DirectFile {
 
     func flush() throws(ExportError) {
         guard !buffer.isEmpty else { return }
-        do { try file.write(buffer, at: offset) } catch { throw .cannotWrite(path: reportedAs, reason: "\(error)") }
+        do { try file.write(buffer, at: offset) } catch { throw .cannotWrite(path: reportedAs, reason: error.reason) }
         offset += UInt64(buffer.count)
         buffer.removeAll(keepingCapacity: true)
     }

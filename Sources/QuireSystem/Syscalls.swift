@@ -32,14 +32,17 @@ public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// `"open /tmp/x.quire: No such file or directory (errno 2)"`.
     public var description: String {
-        let reason: String
-        if let text = strerror(code) {
-            reason = String(cString: text)
-        } else {
-            reason = "unknown error"
-        }
         let subject = path.isEmpty ? operation : "\(operation) \(path)"
-        return "\(subject): \(reason) (errno \(code))"
+        return "\(subject): \(reason)"
+    }
+
+    /// The C library's description of the error number, without the call
+    /// or the path: `"No such file or directory (errno 2)"`. For a message
+    /// about another path than the one the call was given (a temporary
+    /// file written beside the one a person named).
+    public var reason: String {
+        guard let text = strerror(code) else { return "unknown error (errno \(code))" }
+        return "\(String(cString: text)) (errno \(code))"
     }
 
     /// True when the error means the path does not exist (`ENOENT`).
