@@ -323,9 +323,14 @@ let utc = TimeZone(identifier: "UTC")
     Checks.expect(FileManager.default.fileExists(atPath: conflicted), false, "the folded copy is removed")
     guard let conflict = try await vault.entry(target) else { throw ExampleFailure(what: "entry \(target) is missing after the fold") }
     Checks.expect(conflict.conflictingHeads.count, 1, "the entry shows a conflict of two versions")
+    // The fold is this handle's write: its change set comes as this
+    // handle's, with the phone's version as a conflict that appeared.
     Checks.expect(
-        await eventually { await log.changes(.otherWriter).flatMap(\.conflictsAppeared).contains(target) },
-        "the conflict observed as appeared")
+        await eventually { await log.changes(.thisHandle).flatMap(\.conflictsAppeared).contains(target) },
+        "the conflict observed as appeared, from this handle's fold")
+    Checks.expect(
+        await log.changes(.otherWriter).flatMap(\.conflictsAppeared).contains(target), false,
+        "the fold's conflict not observed again as another writer's")
 
     // 10. Resolve: keep the laptop's text and the phone's words, replacing both heads.
     var resolved = conflict.body
