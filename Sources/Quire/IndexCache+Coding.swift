@@ -348,52 +348,25 @@ extension IndexCache {
     }
 
     /// The search index of an encoded one over `n` entries: `.some(nil)`
-    /// for `{}`, nil when malformed or inconsistent.
+    /// for `{}`, nil when malformed or inconsistent. Every posting list is
+    /// decoded and checked now (``decodeSearchLazily(_:entryCount:)``,
+    /// then ``EncodedPostings/list(_:)`` for each).
     static func decodeSearch(_ bytes: UnsafeRawBufferPointer, entryCount n: Int) -> StoredSearch?? {
-        guard let fields = try? CBORDecoder.mapFieldRanges(bytes) else { return nil }
-        if fields.isEmpty { return .some(nil) }
-        func column(_ name: String) -> UnsafeRawBufferPointer? {
-            guard let f = fields[name], f.isBytes else { return nil }
-            return UnsafeRawBufferPointer(rebasing: bytes[f.range])
-        }
-        guard let f = fields["termCount"], !f.isBytes,
-            case .unsigned(let termCount)? = try? CBORDecoder.decode(UnsafeRawBufferPointer(rebasing: bytes[f.range]))
-        else { return nil }
-        guard let termBytes = column("terms"), let termLengths = column("termLengths"), let postingBytes = column("postings"),
-            termCount <= UInt64(termLengths.count)
-        else { return nil }
-        var lengths = VarintReader(termLengths)
-        var postingReader = VarintReader(postingBytes)
-        var terms: [[UInt8]] = []
+        guard let lazy = decodeSearchLazily(bytes, entryCount: n) else { return nil }
+        guard let lazy else { return .some(nil) }
         var postings: [[Int32]] = []
-        terms.reserveCapacity(Int(termCount))
-        postings.reserveCapacity(Int(termCount))
-        var at = 0
-        for _ in 0..<Int(termCount) {
-            guard let length = lengths.next(), length <= UInt64(termBytes.count - at),
-                let listCount = postingReader.next(), listCount <= UInt64(n)
-            else { return nil }
-            terms.append(Array(UnsafeRawBufferPointer(rebasing: termBytes[at..<(at + Int(length))])))
-            at += Int(length)
-            var list: [Int32] = []
-            list.reserveCapacity(Int(listCount))
-            var previous: Int64 = -1
-            for _ in 0..<Int(listCount) {
-                guard let gap = postingReader.next(), gap < UInt64(n) else { return nil }
-                previous += Int64(gap) + 1
-                guard previous < Int64(n) else { return nil }
-                list.append(Int32(previous))
-            }
+        postings.reserveCapacity(lazy.postings.count)
+        for i in 0..<lazy.postings.count {
+            guard let list = lazy.postings.list(i) else { return nil }
             postings.append(list)
         }
-        guard at == termBytes.count, lengths.atEnd, postingReader.atEnd else { return nil }
-        return .some(StoredSearch(terms: terms, postings: postings))
+        return .some(StoredSearch(terms: lazy.terms, postings: postings))
     }
 
     /// The search index of an encoded one over `n` entries with its
     /// posting lists left encoded (``EncodedPostings``): the terms are
-    /// decoded and checked as ``decodeSearch(_:entryCount:)`` does, and
-    /// each list's count checked and its varints counted, not decoded.
+    /// decoded and checked, and each list's count checked and its varints
+    /// counted, not decoded.
     /// `.some(nil)` for `{}`, nil when malformed as far as this reads.
     static func decodeSearchLazily(_ bytes: UnsafeRawBufferPointer, entryCount n: Int) -> LazySearch?? {
         guard let fields = try? CBORDecoder.mapFieldRanges(bytes) else { return nil }
