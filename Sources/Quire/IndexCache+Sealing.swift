@@ -555,25 +555,28 @@ extension IndexCache {
     /// cache file `bytes`; nil when its header or the summaries' directory
     /// does not open. For tests.
     package static func summaryGroupPlaces(_ bytes: [UInt8], key: IndexCacheKey, vaultID: VaultID) -> [Range<Int>]? {
-        final class Seen: Sendable { let ranges = Mutex<[Range<Int>]>([]) }
-        let seen = Seen()
-        let read: @Sendable (Range<Int>) -> [UInt8]? = { range in
-            guard range.upperBound <= bytes.count else { return nil }
-            seen.ranges.withLock { $0.append(range) }
-            return Array(bytes[range])
+        placesRead(bytes, key: key, vaultID: vaultID) { packed in
+            for g in packed.groups.indices { _ = packed.open(group: g) }
         }
-        let load = open(
-            byteCount: bytes.count, key: key, vaultID: vaultID, search: false, checkEveryRow: false, check: { _ in nil }, read: read)
-        guard case .loaded(let contents) = load, let packed = contents.packed else { return nil }
-        let before = seen.ranges.withLock { $0.count }
-        for g in packed.groups.indices { _ = packed.open(group: g) }
-        return seen.ranges.withLock { Array($0[before...]) }
     }
 
     /// Where the summaries' id part (its nonce first) is in the cache file
     /// `bytes`; nil when its header or the summaries' directory does not
     /// open. For tests.
     package static func summaryIDPartPlace(_ bytes: [UInt8], key: IndexCacheKey, vaultID: VaultID) -> Range<Int>? {
+        let places = placesRead(bytes, key: key, vaultID: vaultID) { packed in
+            _ = packed.rows(withIDsIn: IDKey(high: 0, low: 0)...IDKey(high: 0, low: 0))
+        }
+        guard let places, places.count == 1 else { return nil }
+        return places[0]
+    }
+
+    /// The ranges of the cache file `bytes` that `touch` reads through the
+    /// summaries a load gives (after the load's own reads), in order; nil
+    /// when its header or the summaries' directory does not open.
+    private static func placesRead(
+        _ bytes: [UInt8], key: IndexCacheKey, vaultID: VaultID, touching touch: (PackedSummaries) -> Void
+    ) -> [Range<Int>]? {
         final class Seen: Sendable { let ranges = Mutex<[Range<Int>]>([]) }
         let seen = Seen()
         let read: @Sendable (Range<Int>) -> [UInt8]? = { range in
@@ -585,8 +588,8 @@ extension IndexCache {
             byteCount: bytes.count, key: key, vaultID: vaultID, search: false, checkEveryRow: false, check: { _ in nil }, read: read)
         guard case .loaded(let contents) = load, let packed = contents.packed else { return nil }
         let before = seen.ranges.withLock { $0.count }
-        _ = packed.rows(withIDsIn: IDKey(high: 0, low: 0)...IDKey(high: 0, low: 0))
-        return seen.ranges.withLock { $0.count == before + 1 ? $0[before] : nil }
+        touch(packed)
+        return seen.ranges.withLock { Array($0[before...]) }
     }
 
     /// ``openFrameTable(_:key:vaultID:)`` over the 45-byte `prefix`, the
