@@ -48,10 +48,22 @@ public func exportJournal(
     _ vault: Vault, format: ExportFormat, to path: String, filter: ExportFilter = ExportFilter(), options: ExportOptions = ExportOptions(),
     progress: @escaping @Sendable (ExportProgress) -> ProgressReply
 ) async throws(ExportError) -> ExportReport {
-    try await VaultCancellation.withProgress { (reply) async throws(ExportError) -> ExportReport in
-        try await vault.perform(
-            { () throws(ExportError) -> ExportReport in
-                try exportJournal(vault, format: format, to: path, filter: filter, options: options) { reply(progress($0)) }
-            }, cancelled: { .vault(.cancelled) })
+    try await performExport(on: vault, progress: progress) { (report) throws(ExportError) -> ExportReport in
+        try exportJournal(vault, format: format, to: path, filter: filter, options: options, progress: report)
+    }
+}
+
+/// Runs `work`, a blocking export, on `vault`'s own serial executor, never
+/// on the caller's actor: `work` gets a handler to report progress with,
+/// which calls `progress` and stops the export when it answers
+/// ``ProgressReply/cancel``; cancelling the task stops it too
+/// (``ExportError/vault(_:)`` with ``QuireError/cancelled``). The async
+/// forms of the export and of the PDF book.
+package func performExport<R: Sendable>(
+    on vault: Vault, progress: @escaping @Sendable (ExportProgress) -> ProgressReply,
+    _ work: @escaping @Sendable (_ report: (ExportProgress) -> Void) throws(ExportError) -> R
+) async throws(ExportError) -> R {
+    try await VaultCancellation.withProgress { (reply) async throws(ExportError) -> R in
+        try await vault.perform({ () throws(ExportError) -> R in try work { reply(progress($0)) } }, cancelled: { .vault(.cancelled) })
     }
 }

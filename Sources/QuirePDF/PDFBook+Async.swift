@@ -36,11 +36,8 @@ public func writePDFBook(
     _ vault: Vault, to path: String, filter: ExportFilter = ExportFilter(), locale: String? = nil,
     progress: @escaping @Sendable (ExportProgress) -> ProgressReply
 ) async throws(ExportError) -> PDFBookReport {
-    try await VaultCancellation.withProgress { (reply) async throws(ExportError) -> PDFBookReport in
-        try await vault.perform(
-            { () throws(ExportError) -> PDFBookReport in
-                try writePDFBook(vault, to: path, filter: filter, locale: locale) { reply(progress($0)) }
-            }, cancelled: { .vault(.cancelled) })
+    try await performExport(on: vault, progress: progress) { (report) throws(ExportError) -> PDFBookReport in
+        try writePDFBook(vault, to: path, filter: filter, locale: locale, progress: report)
     }
 }
 
@@ -67,10 +64,7 @@ public func exportPDFBook(
     _ vault: Vault, to path: String, filter: ExportFilter = ExportFilter(), locale: String? = nil,
     progress: @escaping @Sendable (ExportProgress) -> ProgressReply
 ) async throws(ExportError) -> ExportReport {
-    try await VaultCancellation.withProgress { (reply) async throws(ExportError) -> ExportReport in
-        try await vault.perform(
-            { () throws(ExportError) -> ExportReport in
-                try exportPDFBook(vault, to: path, filter: filter, locale: locale) { reply(progress($0)) }
-            }, cancelled: { .vault(.cancelled) })
+    try await performExport(on: vault, progress: progress) { (report) throws(ExportError) -> ExportReport in
+        try exportPDFBook(vault, to: path, filter: filter, locale: locale, progress: report)
     }
 }
