@@ -1,8 +1,11 @@
 @_spi(Format) public import Quire
 
-/// Imports `format` from `path` into `vault`, on the vault's own serial
-/// executor: ``importJournal(_:from:into:options:progress:)`` in `async`
-/// form, cancellable.
+/// Imports `format` from `path` into `vault` (`Spec/import.md`), on the
+/// vault's own serial executor, never on the caller's actor; cancellable.
+///
+/// One bad entry or attachment never throws: it is listed in
+/// ``ImportReport/skipped``. Importing the same export again writes
+/// nothing; a changed entry becomes a new revision of the same entry.
 ///
 /// Entries are committed in batches; cancelling the task, or answering
 /// ``ProgressReply/cancel`` from `progress`, stops at the next record: the
@@ -12,8 +15,12 @@
 ///
 /// - Parameter progress: called on the vault's executor after each batch
 ///   (entries done, of a total when known); its answer goes on or stops.
-/// - Throws: as the synchronous form; ``ImportError/vault(_:)`` with
-///   ``QuireError/cancelled`` when cancelled.
+/// - Parameter path: for ``ImportFormat/dayOne`` a ZIP archive, its unzipped
+///   folder, or one `<Journal>.json` file.
+/// - Throws: ``ImportError/unreadableSource(path:reason:)`` when `path`
+///   cannot be opened as that format (nothing written);
+///   ``ImportError/vault(_:)`` when the vault refuses a write (batches
+///   committed before it stay), with ``QuireError/cancelled`` when cancelled.
 public func importJournal(
     _ format: ImportFormat, from path: String, into vault: Vault,
     options: ImportOptions = ImportOptions(),

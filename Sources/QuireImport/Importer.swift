@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 @_spi(Format) public import Quire
 import QuireDayOne
 import QuireSystem
@@ -28,30 +28,61 @@ public struct ImportProgress: Sendable, Equatable {
     }
 }
 
-/// Errors that stop an import before it changes anything. One bad entry or
-/// attachment never throws: it is listed in ``ImportReport/skipped``.
+/// Errors that stop an import. One bad entry or attachment never throws: it
+/// is listed in ``ImportReport/skipped``.
+///
+/// Show `localizedDescription` (`LocalizedError`): one sentence saying what
+/// failed and what to do, never entry text nor a secret. ``category`` is the
+/// ``QuireError/Category`` of the vault error an import wraps; log ``code``
+/// and `description` for the detail.
 public enum ImportError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The source cannot be read or is not of the named format: path and reason.
+    /// The source cannot be read or is not of the named format: path and
+    /// reason. Nothing was written.
     case unreadableSource(path: String, reason: String)
-    /// The vault refused a write.
+    /// The vault refused a write, or the import was cancelled
+    /// (``QuireError/Category/cancelled``). The batches committed before it
+    /// stay; importing again writes only what is missing.
     case vault(QuireError)
-    /// Not yet implemented (issue 6).
-    case notImplemented(ImportFormat)
 
     /// The stable, machine-readable name of the error.
     public var code: String {
         switch self {
         case .unreadableSource: "import_unreadable_source"
         case .vault(let e): e.code
-        case .notImplemented: "not_implemented"
         }
     }
 
+    /// What an app can do about a vault error (``vault(_:)``): its
+    /// ``QuireError/category``, such as ``QuireError/Category/cancelled``
+    /// for a cancelled import; nil for ``unreadableSource(path:reason:)``,
+    /// which is about the source, not the vault.
+    public var category: QuireError.Category? {
+        if case .vault(let e) = self { return e.category }
+        return nil
+    }
+
+    /// A message a person can act on (no secrets).
     public var description: String {
         switch self {
         case .unreadableSource(let path, let reason): "cannot import \(path): \(reason)"
         case .vault(let e): e.description
-        case .notImplemented(let f): "importing \(f.rawValue) is not built yet (issue 6)"
+        }
+    }
+}
+
+extension ImportError: LocalizedError {
+    /// One or two sentences for a person (an alert): what failed, what was
+    /// kept, and what to do. It names the source path and the reason, never
+    /// entry text nor a secret. English; an app that localizes maps the case
+    /// and ``category`` to its own strings.
+    public var errorDescription: String? {
+        switch self {
+        case .unreadableSource(let path, let reason):
+            "Nothing was imported: \(path) could not be read as this kind of export (\(reason)). Check that you chose the export file or folder and its format."
+        case .vault(let e) where e.category == .cancelled:
+            "The import was cancelled. Entries imported before it are kept; importing the same export again adds only the rest."
+        case .vault(let e):
+            "The import stopped: \(e.localizedDescription) Entries imported before it are kept; importing the same export again adds only the rest."
         }
     }
 }
@@ -110,7 +141,10 @@ public struct SkippedItem: Sendable, Equatable {
     }
 }
 
-/// Imports `format` from `path` into `vault` (`Spec/import.md`).
+/// Imports `format` from `path` into `vault` (`Spec/import.md`), blocking
+/// the calling thread: for the CLI and tests. An app calls the `async` form,
+/// ``importJournal(_:from:into:options:progress:)``, which runs on the
+/// vault's executor and can be cancelled.
 ///
 /// Entries are committed in batches as they are read; one bad entry or
 /// attachment is skipped and listed in ``ImportReport/skipped``. Importing
@@ -128,7 +162,7 @@ public struct SkippedItem: Sendable, Equatable {
 ///   cannot be opened as that format (nothing written);
 ///   ``ImportError/vault(_:)`` when the vault refuses a write (batches
 ///   committed before it stay).
-public func importJournal(
+@_spi(Format) public func importJournal(
     _ format: ImportFormat, from path: String, into vault: Vault,
     options: ImportOptions = ImportOptions(),
     progress: (ImportProgress) -> Void = { _ in }

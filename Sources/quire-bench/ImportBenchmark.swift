@@ -8,7 +8,7 @@
 
 import Foundation
 @_spi(Format) @_spi(Crypto) import Quire
-import QuireImport
+@_spi(Format) import QuireImport
 import QuireSystem
 
 enum ImportBenchmark {

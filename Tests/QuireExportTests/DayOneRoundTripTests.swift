@@ -2,7 +2,7 @@ import Foundation
 @_spi(Format) import Quire
 @_spi(Format) import QuireExport
 import QuireDayOne
-import QuireImport
+@_spi(Format) import QuireImport
 import QuireZip
 import Testing
 import QuireTestSupport

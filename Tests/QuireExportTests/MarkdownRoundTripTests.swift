@@ -1,7 +1,7 @@
 import Foundation
 @_spi(Format) import Quire
 @_spi(Format) import QuireExport
-import QuireImport
+@_spi(Format) import QuireImport
 import Testing
 
 /// Issue 7's promise for the Markdown folder, end to end: export → the

@@ -1,7 +1,7 @@
 import Foundation
 @_spi(Format) import Quire
 import QuireDayOne
-import QuireImport
+@_spi(Format) import QuireImport
 import Testing
 
 /// Makes an unzipped export in `dir`: the case's JSON files, and media files

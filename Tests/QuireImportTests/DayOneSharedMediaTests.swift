@@ -2,7 +2,7 @@ import Foundation
 @_spi(Format) import Quire
 import QuireDayOne
 import QuireExport
-import QuireImport
+@_spi(Format) import QuireImport
 import QuireZip
 import Testing
 

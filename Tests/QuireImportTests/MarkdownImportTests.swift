@@ -1,6 +1,6 @@
 import Foundation
 @_spi(Format) import Quire
-import QuireImport
+@_spi(Format) import QuireImport
 import Testing
 
 /// The Markdown export's golden output (`Tests/Fixtures/import/markdown/sample-markdown.txt`,

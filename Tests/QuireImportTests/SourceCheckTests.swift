@@ -1,7 +1,7 @@
 import Foundation
 @_spi(Format) import Quire
 import QuireDayOne
-import QuireImport
+@_spi(Format) import QuireImport
 import Testing
 
 /// Sources that are broken or of another format are refused with a precise

@@ -1,6 +1,6 @@
 import Foundation
 @_spi(Format) import Quire
-import QuireImport
+@_spi(Format) import QuireImport
 import QuireSystem
 
 /// `quire import FORMAT SOURCE [VAULT]`.
