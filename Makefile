@@ -309,7 +309,11 @@ lint: api-surface doc-links
 # documented as what a devices screen lists by name and fingerprint, and
 # the fingerprint of a member's key had no public form (iOS trial of stop
 # 40, finding 4).
-API_SURFACE_MAX := 280
+# 282 (from 280): Vault.tagCounts() and Vault.journalCounts(), async (+2;
+# their blocking twins are @_spi(Format)): a sidebar's live entries per
+# tag and per journal, read from the entry summaries, without paging the
+# vault (issue 13, an iOS trial's finding).
+API_SURFACE_MAX := 282
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

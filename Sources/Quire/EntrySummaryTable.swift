@@ -147,6 +147,30 @@ struct EntrySummaryTable: Sendable {
         return order.reduce(0) { $0 + (idAndDeletion($1).isDeleted ? 0 : 1) }
     }
 
+    /// How many live (not deleted) entries carry each tag, by the
+    /// summaries' lowercased form: an entry whose tags fold to the same
+    /// form twice counts once for it. Tags with no live entry are absent.
+    var liveTagCounts: [String: Int] {
+        var counts: [String: Int] = [:]
+        for slot in order {
+            guard let s = row(slot), !s.isDeleted else { continue }
+            for (i, tag) in s.tags.enumerated() where !s.tags[..<i].contains(tag) { counts[tag, default: 0] += 1 }
+        }
+        return counts
+    }
+
+    /// How many live (not deleted) entries each journal holds, by the
+    /// summaries' lowercased name (`""`: the main journal). Journals with
+    /// no live entry are absent.
+    var liveJournalCounts: [String: Int] {
+        var counts: [String: Int] = [:]
+        for slot in order {
+            guard let s = row(slot), !s.isDeleted else { continue }
+            counts[s.journal, default: 0] += 1
+        }
+        return counts
+    }
+
     /// The date of the entry in `slot` (not free).
     private func created(_ slot: Int32) -> Int64 {
         if let row = unchangedBaseRow(slot) { return base!.created(row) }

@@ -275,6 +275,44 @@ extension Vault {
         try await perform { () throws(QuireError) -> EntryPage in try self.entries(matching: query, after: cursor) }
     }
 
+    /// How many live entries carry each tag, on this handle's executor:
+    /// what a sidebar lists beside each tag, without paging the vault.
+    /// Keys are tags lowercased (`String.lowercased()`), the folding
+    /// ``EntryQuery/tags`` compares with: `Travel` and `travel` are one
+    /// key, `"travel"`, and a query with `tags = [key]` selects that many
+    /// entries. Deleted entries are not counted; an entry counts once per
+    /// key, and once in a conflict (by the version the vault shows). Read
+    /// from the entry summaries (`Spec/records.md §3.3`): this device's
+    /// index cache when present (no record is decrypted), else those the
+    /// first query builds; writes and refreshes are reflected as in
+    /// ``entries(matching:after:)``.
+    ///
+    /// ```swift
+    /// let tags = try await vault.tagCounts()  // ["travel": 12, "work": 3]
+    /// ```
+    ///
+    /// - Returns: each tag carried by a live entry, and how many carry it.
+    /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
+    ///   be read or a record no longer reads; `.cancelled` (`cancelled`).
+    public func tagCounts() async throws(QuireError) -> [String: Int] {
+        try await perform { () throws(QuireError) -> [String: Int] in try self.tagCounts() }
+    }
+
+    /// How many live entries each journal holds, on this handle's
+    /// executor: what a sidebar lists beside each journal. Keys are
+    /// journal names lowercased (`String.lowercased()`), the folding
+    /// ``EntryQuery/journal`` compares with; `""` is the main journal.
+    /// Deleted entries are not counted; an entry in conflict counts once,
+    /// in the journal of the version the vault shows. Read from the entry
+    /// summaries as the tag counts are.
+    ///
+    /// - Returns: each journal holding a live entry, and how many it holds.
+    /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
+    ///   be read or a record no longer reads; `.cancelled` (`cancelled`).
+    public func journalCounts() async throws(QuireError) -> [String: Int] {
+        try await perform { () throws(QuireError) -> [String: Int] in try self.journalCounts() }
+    }
+
     /// A page of the entries whose text, tags or journal hold every word of
     /// `text`, among those `query` selects, in its order, after `cursor`
     /// (nil: the first page), on this handle's executor. An entry in

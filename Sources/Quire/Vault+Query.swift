@@ -97,6 +97,57 @@ extension Vault {
         }
     }
 
+    /// How many live entries carry each tag: what a sidebar lists beside
+    /// each tag. Keys are tags lowercased (`String.lowercased()`), the
+    /// folding ``EntryQuery/tags`` compares with, so `Travel` and `travel`
+    /// are one key, `"travel"`, and `EntryQuery` with `tags = [key]`
+    /// selects that many entries. Deleted entries are not counted; an
+    /// entry counts once per key however many of its tags fold to it, and
+    /// once however many heads it has in a conflict (by the version the
+    /// vault shows). Tags no live entry carries are absent.
+    ///
+    /// Read from the entry summaries (`Spec/records.md §3.3`): from this
+    /// device's index cache when the handle answers from it (no record is
+    /// decrypted), else from those queries build; writes and refreshes
+    /// are reflected as in ``entries(matching:after:)``.
+    ///
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O or a record that no
+    ///   longer reads.
+    @_spi(Format)
+    public func tagCounts() throws(QuireError) -> [String: Int] {
+        try summaryCounts { $0.liveTagCounts }
+    }
+
+    /// How many live entries each journal holds: what a sidebar lists
+    /// beside each journal. Keys are journal names lowercased
+    /// (`String.lowercased()`), the folding ``EntryQuery/journal``
+    /// compares with; `""` is the main journal. Deleted entries are not
+    /// counted; an entry in conflict counts once, in the journal of the
+    /// version the vault shows. Journals with no live entry are absent.
+    ///
+    /// Read as ``tagCounts()`` is.
+    ///
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O or a record that no
+    ///   longer reads.
+    @_spi(Format)
+    public func journalCounts() throws(QuireError) -> [String: Int] {
+        try summaryCounts { $0.liveJournalCounts }
+    }
+
+    /// What `count` makes of the summaries: the cached view's when the
+    /// handle answers from it (and none of its rows failed), else the
+    /// query summaries', built or brought up to date first.
+    private func summaryCounts(_ count: (EntrySummaryTable) -> [String: Int]) throws(QuireError) -> [String: Int] {
+        try lock.withLock { () throws(QuireError) -> [String: Int] in
+            if let view = currentCachedView() {
+                let counts = count(view.table)
+                if !dropCachedViewIfFailed(view) { return counts }
+            }
+            try prepareQueryIndexes(search: false)
+            return count(index!.query!.table)
+        }
+    }
+
     /// The page of rows in `slots`, read now.
     private func makePage(_ slots: [Int32], more: Bool) throws(QuireError) -> EntryPage {
         let table = index!.query!.table

@@ -272,7 +272,10 @@ let utc = TimeZone(identifier: "UTC")
     // 4. Thirty more entries in one commit (an import, say).
     let texts = (0..<30).map { i in i % 3 == 0 ? "Walk by the river, day \(i)." : i == 1 ? "Прогулка у реки." : "Quiet day \(i) at home." }
     let written = try await vault.commit { tx in
-        try (0..<30).map { i in try tx.add(EntryBody(created: instant(start + Int64(i) * day), timeZone: utc, text: texts[i])).entryID }
+        try (0..<30).map { i in
+            let tags = i == 3 ? ["river", "River", "Walk"] : i % 3 == 0 ? ["River"] : []
+            return try tx.add(EntryBody(created: instant(start + Int64(i) * day), timeZone: utc, text: texts[i], tags: tags)).entryID
+        }
     }
 
     // 5. The timeline, newest first, ten at a time.
@@ -303,6 +306,12 @@ let utc = TimeZone(identifier: "UTC")
         "the second process's entry observed as added by another writer")
     Checks.expect(try await vault.entries(matching: EntryQuery(limit: 1)).entries.first?.body.text, "Written on the phone.", "newest entry")
 
+    // The sidebar: live entries per tag and per journal, tags folded as
+    // the tags filter compares them (one entry tagged river and River
+    // counts once), without paging the vault.
+    Checks.expect(try await vault.tagCounts(), ["river": 10, "walk": 2, "phone": 1], "the sidebar's tag counts")
+    Checks.expect(try await vault.journalCounts(), ["": 32], "the sidebar's journal counts: all in the main journal")
+
     // 9. A conflict: the phone edits day 0 in its own copy while this
     //    device edits it here; the sync tool then leaves the phone's copy
     //    beside the vault as a conflicted copy.
@@ -323,6 +332,7 @@ let utc = TimeZone(identifier: "UTC")
     Checks.expect(FileManager.default.fileExists(atPath: conflicted), false, "the folded copy is removed")
     guard let conflict = try await vault.entry(target) else { throw ExampleFailure(what: "entry \(target) is missing after the fold") }
     Checks.expect(conflict.conflictingHeads.count, 1, "the entry shows a conflict of two versions")
+    Checks.expect(try await vault.tagCounts()["river"], 10, "an entry in conflict counted once in the sidebar")
     // The fold is this handle's write: its change set comes as this
     // handle's, with the phone's version as a conflict that appeared.
     Checks.expect(
@@ -378,6 +388,7 @@ let utc = TimeZone(identifier: "UTC")
     Checks.expect(
         try await cold.entries(matching: EntryQuery(limit: 10)).entries.map(\.id),
         try await vault.entries(matching: EntryQuery(limit: 10)).entries.map(\.id), "the first page after a cold open")
+    Checks.expect(try await cold.tagCounts(), try await vault.tagCounts(), "the sidebar's tag counts after a cold open, from the cache")
     let caches = (try? FileManager.default.contentsOfDirectory(atPath: work + "/Caches")) ?? []
     Checks.expect(caches.count, 1, "one index cache file for the vault")
     Checks.expect(store.memoryKeys, ["vault:\(vault.vaultID)"], "device memory kept by vault id")

@@ -119,8 +119,8 @@ import Testing
             at: dir.file("Journal.quire"), setup: VaultSetup(name: "Journal", recoveryKey: try RecoveryKey()), store: store)
         let yearAgo = try #require(Calendar.current.date(byAdding: .year, value: -1, to: Date()))
         try await vault.commit { tx in
-            try tx.add(EntryBody(created: yearAgo, timeZone: .current, text: "Up betimes, to 天津."))
-            try tx.add(EntryBody(created: yearAgo.addingTimeInterval(-40 * 86_400), timeZone: .current, text: "Not this day."))
+            try tx.add(EntryBody(created: yearAgo, timeZone: .current, text: "Up betimes, to 天津.", tags: ["Travel"]))
+            try tx.add(EntryBody(created: yearAgo.addingTimeInterval(-40 * 86_400), timeZone: .current, text: "Not this day.", tags: ["travel", "Navy"]))
         }
         let row = try #require(try await vault.entries(matching: EntryQuery(order: .newestFirst, limit: 1)).entries.first)  // "Up betimes…"
 
@@ -130,11 +130,14 @@ import Testing
         let more = try await vault.entries(matching: query, after: page.next)  // a cursor: entries added or deleted between pages shift nothing
         let here = try await vault.entries(matching: query, after: EntryCursor(before: row))  // from row (an EntrySnapshot: a notification's entry) on; EntryCursor(after: row), order flipped, pages up
         let found = try await vault.search("betimes 天津", matching: EntryQuery())  // word prefixes in any case or accent; CJK by characters
+        let sidebar = try await vault.tagCounts()  // ["travel": 12, …]: live entries per tag, lowercased as query.tags compares; journalCounts() per journal
 
         #expect(page.entries.map(\.body.text) == ["Up betimes, to 天津."])
         #expect(page.next == nil && more == page)  // no next page: `after: nil` is the first again
         #expect(found.entries.map(\.body.text) == ["Up betimes, to 天津."])
         #expect(here == page)  // the page from `row` on: `row` first
+        #expect(sidebar == ["travel": 2, "navy": 1])
+        #expect(try await vault.journalCounts() == ["": 2])
     }
 }
 
