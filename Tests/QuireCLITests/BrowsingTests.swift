@@ -86,6 +86,26 @@ import Testing
         #expect(text.stdout.contains("\n  3     #walk\n"), "\(text)")
     }
 
+    /// `quire tags`: every tag of the live entries, lowercased as `--tag`
+    /// compares them, most entries first; a deleted entry is not counted.
+    @Test func tagsCountLiveEntriesPerFoldedTag() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        #expect(try box.quire(["tags", "Journal.quire"]).stderr.hasSuffix("no entry has a tag\n"))
+        for tags in [["Walk"], ["walk", "rain"], ["WALK", "walk"], ["rain"], []] {
+            _ = try box.add("text", tags.flatMap { ["--tag", $0] })
+        }
+        let gone = try box.add("gone", ["--tag", "Gone", "--tag", "rain"])
+        #expect(try box.quire(["rm", "Journal.quire", gone]).status == 0)
+        let j = try box.quire(["tags", "Journal.quire", "--json"]).json()
+        let tags = try #require(j["tags"] as? [[String: Any]])
+        #expect(tags.map { $0["tag"] as? String } == ["walk", "rain"])
+        #expect(tags.map { $0["entries"] as? Int } == [3, 2])
+        let text = try box.quire(["tags", "Journal.quire"])
+        #expect(text.status == 0, "\(text)")
+        #expect(text.stdout == "3     #walk\n2     #rain\n", "\(text)")
+    }
+
     @Test func longOutputGoesThroughThePagerOnATerminal() throws {
         let box = try Sandbox()
         try box.makeVault()

@@ -33,6 +33,7 @@ Reading and finding:
                                 order
   on-this-day [VAULT]           entries written on this day in other years
   stats [VAULT]                 entries per year and month, words, streaks, tags
+  tags [VAULT]                  every tag, with how many entries carry it
 
 The file:
   verify [VAULT]                check every byte; exit 2 when something is lost
@@ -298,7 +299,7 @@ else, on a terminal, a prompt for the recovery key or the passphrase.
     @Test func everyCommandHasHelpWithItsUsageLine() throws {
         let box = try Sandbox()
         let names = ["init", "add", "edit", "rm", "restore", "star", "unstar", "attachments", "extract", "list", "show", "versions", "search",
-                     "on-this-day", "stats", "verify", "info", "merge", "resolve", "compact", "import", "export", "keys status", "keys rotate",
+                     "on-this-day", "stats", "tags", "verify", "info", "merge", "resolve", "compact", "import", "export", "keys status", "keys rotate",
                      "keys escrow-free", "keys passphrase", "keys recovery-key", "keys accept-rollback", "keys accept-tampered", "device code", "device add", "device remove", "device list", "journals add",
                      "completion"]
         for name in names {

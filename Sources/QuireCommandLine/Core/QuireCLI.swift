@@ -31,6 +31,7 @@ package enum QuireCLI {
             UnstarCommand.self,
             AttachmentsCommand.self, ExtractCommand.self,
             ListCommand.self, ShowCommand.self, VersionsCommand.self, SearchCommand.self, OnThisDayCommand.self, StatsCommand.self,
+            TagsCommand.self,
             VerifyCommand.self, InfoCommand.self, MergeCommand.self, ResolveCommand.self, CompactCommand.self, ImportCommand.self,
             ExportCommand.self,
             KeysCommand.self, DeviceCommand.self,
