@@ -1,5 +1,6 @@
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) import QuireFormat
+import Synchronization
 
 /// The plaintexts of the index cache (`Spec/index-cache.md §1`): a header
 /// (vault id and file identity), the summaries and the search index, each
@@ -322,99 +323,168 @@ extension IndexCache {
 
     // MARK: search
 
-    /// The search index: `{}` when none is stored.
-    static func encodeSearch(_ search: StoredSearch?) -> [UInt8] {
+    /// The search index split for sealing (`Spec/index-cache.md §1`): the
+    /// plaintext of each posting group, and what the term table needs of
+    /// them. Each list's gaps lie end to end in one stream of postings,
+    /// cut into groups of `groupBytes` bytes (the last may hold fewer).
+    struct SearchSplit {
+        /// The term table's fields but the group directory, or nil when no
+        /// index is stored.
+        var search: StoredSearch?
+        /// Per term, a varint count then a varint byte length of its gaps.
+        var lists: [UInt8] = []
+        /// The bytes of the postings stream.
+        var postingBytes = 0
+        /// Bytes per posting group.
+        var groupBytes = 0
+        /// Each posting group's encoded plaintext, `{"postings": bstr}`.
+        var groups: [[UInt8]] = []
+    }
+
+    /// Posting bytes per group in the reference writer.
+    package static let defaultPostingGroupBytes = 8192
+
+    /// `search` as a term table's columns and its postings in groups of
+    /// `groupBytes` bytes.
+    static func splitSearch(_ search: StoredSearch?, groupBytes: Int) -> SearchSplit {
+        guard let search else { return SearchSplit() }
+        var split = SearchSplit(search: search, groupBytes: max(1, groupBytes))
+        var postings: [UInt8] = []
+        for list in search.postings {
+            let before = postings.count
+            var previous: Int64 = -1
+            for d in list {
+                appendVarint(UInt64(Int64(d) - previous - 1), to: &postings)
+                previous = Int64(d)
+            }
+            appendVarint(UInt64(list.count), to: &split.lists)
+            appendVarint(UInt64(postings.count - before), to: &split.lists)
+        }
+        split.postingBytes = postings.count
+        for start in stride(from: 0, to: postings.count, by: split.groupBytes) {
+            let slice = Array(postings[start..<min(start + split.groupBytes, postings.count)])
+            split.groups.append(CBOREncoder.encode(.map(CBORMap(text: [("postings", .bytes(slice))]))))
+        }
+        return split
+    }
+
+    /// A posting group's place in the sealed file: its sealed length
+    /// (ciphertext and tag) and its AEAD tag.
+    struct PostingGroupEntry: Sendable, Equatable {
+        var sealedLength: Int
+        var tag: [UInt8]
+    }
+
+    /// Bytes per row of the term table's `groups` column: sealed length
+    /// (uint32 LE), tag (16).
+    static let postingGroupEntryWidth = 20
+
+    /// The term table: `{}` when no index is stored, else `{"groupBytes":
+    /// uint, "groups": bstr, "lists": bstr, "postingBytes": uint,
+    /// "termCount": uint, "termLengths": bstr, "terms": bstr}`.
+    static func encodeSearch(_ split: SearchSplit, groups: [PostingGroupEntry]) -> [UInt8] {
         var pairs: [(String, CBOR)] = []
-        if let search {
+        if let search = split.search {
             var termBytes: [UInt8] = []
             var termLengths: [UInt8] = []
-            var postings: [UInt8] = []
-            for (term, list) in zip(search.terms, search.postings) {
+            for term in search.terms {
                 appendVarint(UInt64(term.count), to: &termLengths)
                 termBytes += term
-                appendVarint(UInt64(list.count), to: &postings)
-                var previous: Int64 = -1
-                for d in list {
-                    appendVarint(UInt64(Int64(d) - previous - 1), to: &postings)
-                    previous = Int64(d)
-                }
+            }
+            var column: [UInt8] = []
+            for g in groups {
+                appendLE(UInt32(g.sealedLength), to: &column)
+                column += g.tag
             }
             pairs += [
                 ("termCount", .unsigned(UInt64(search.terms.count))), ("terms", .bytes(termBytes)),
-                ("termLengths", .bytes(termLengths)), ("postings", .bytes(postings)),
+                ("termLengths", .bytes(termLengths)), ("lists", .bytes(split.lists)),
+                ("postingBytes", .unsigned(UInt64(split.postingBytes))), ("groupBytes", .unsigned(UInt64(split.groupBytes))),
+                ("groups", .bytes(column)),
             ]
         }
         return CBOREncoder.encode(.map(CBORMap(text: pairs)))
     }
 
-    /// The search index of an encoded one over `n` entries: `.some(nil)`
-    /// for `{}`, nil when malformed or inconsistent. Every posting list is
-    /// decoded and checked now (``decodeSearchLazily(_:entryCount:)``,
-    /// then ``EncodedPostings/list(_:)`` for each).
-    static func decodeSearch(_ bytes: UnsafeRawBufferPointer, entryCount n: Int) -> StoredSearch?? {
-        guard let lazy = decodeSearchLazily(bytes, entryCount: n) else { return nil }
-        guard let lazy else { return .some(nil) }
-        var postings: [[Int32]] = []
-        postings.reserveCapacity(lazy.postings.count)
-        for i in 0..<lazy.postings.count {
-            guard let list = lazy.postings.list(i) else { return nil }
-            postings.append(list)
-        }
-        return .some(StoredSearch(terms: lazy.terms, postings: postings))
-    }
-
-    /// The search index of an encoded one over `n` entries with its
-    /// posting lists left encoded (``EncodedPostings``): the terms are
-    /// decoded and checked, and each list's count checked and its varints
-    /// counted, not decoded.
-    /// `.some(nil)` for `{}`, nil when malformed as far as this reads.
-    static func decodeSearchLazily(_ bytes: UnsafeRawBufferPointer, entryCount n: Int) -> LazySearch?? {
+    /// The term table of an encoded search index over `n` entries, its
+    /// posting lists left in their groups, which `load` opens (group `g`:
+    /// its postings bytes, or why it did not open and check). `.some(nil)`
+    /// for `{}`; nil when malformed or inconsistent: terms or lists that do
+    /// not add up, a count above `n`, a list's byte length below its count
+    /// or above ten bytes a varint, lists that do not fill the stream, or
+    /// a group directory whose count is not the stream's in groups of
+    /// `groupBytes`, or whose sealed groups do not fill `groupsSpace`
+    /// bytes (nonces included).
+    static func decodeSearchLazily(
+        _ bytes: UnsafeRawBufferPointer, entryCount n: Int, groupsSpace: Int,
+        load: @escaping @Sendable (_ group: Int, _ entry: PostingGroupEntry, _ byteCount: Int, _ offset: Int) -> Result<[UInt8], Discard>
+    ) -> LazySearch?? {
         guard let fields = try? CBORDecoder.mapFieldRanges(bytes) else { return nil }
-        if fields.isEmpty { return .some(nil) }
+        if fields.isEmpty { return groupsSpace == 0 ? .some(nil) : nil }
         func column(_ name: String) -> UnsafeRawBufferPointer? {
             guard let f = fields[name], f.isBytes else { return nil }
             return UnsafeRawBufferPointer(rebasing: bytes[f.range])
         }
-        guard let f = fields["termCount"], !f.isBytes,
-            case .unsigned(let termCount)? = try? CBORDecoder.decode(UnsafeRawBufferPointer(rebasing: bytes[f.range]))
+        func unsigned(_ name: String) -> UInt64? {
+            guard let f = fields[name], !f.isBytes,
+                case .unsigned(let v)? = try? CBORDecoder.decode(UnsafeRawBufferPointer(rebasing: bytes[f.range]))
+            else { return nil }
+            return v
+        }
+        let tag = XChaCha20Poly1305.tagByteCount
+        guard fields.count == 7, let termCount = unsigned("termCount"), let postingBytes = unsigned("postingBytes"),
+            let groupBytes = unsigned("groupBytes"), groupBytes >= 1, groupBytes <= UInt64(maxFileBytes),
+            postingBytes <= UInt64(maxFileBytes), let termBytes = column("terms"), let termLengths = column("termLengths"),
+            let lists = column("lists"), let groupColumn = column("groups"), termCount <= UInt64(termLengths.count)
         else { return nil }
-        guard let termBytes = column("terms"), let termLengths = column("termLengths"), let postingBytes = column("postings"),
-            termCount <= UInt64(termLengths.count)
-        else { return nil }
+        let groupCount = (Int(postingBytes) + Int(groupBytes) - 1) / Int(groupBytes)
+        guard groupColumn.count == groupCount * postingGroupEntryWidth else { return nil }
+        var groups: [PostingGroupEntry] = []
+        groups.reserveCapacity(groupCount)
+        var offsets: [Int] = []
+        offsets.reserveCapacity(groupCount)
+        var space = 0
+        for g in 0..<groupCount {
+            offsets.append(space)
+            let at = g * postingGroupEntryWidth
+            let sealed = Int(loadLE(UInt32.self, groupColumn, at: at))
+            guard sealed > tag, sealed <= maxFileBytes else { return nil }
+            groups.append(PostingGroupEntry(sealedLength: sealed, tag: Array(groupColumn[(at + 4)..<(at + 20)])))
+            space += XChaCha20Poly1305.nonceByteCount + sealed
+        }
+        guard space == groupsSpace else { return nil }
         var lengths = VarintReader(termLengths)
+        var listReader = VarintReader(lists)
         var terms: [[UInt8]] = []
         var starts: [Int] = []
-        var ends: [Int] = []
         var counts: [Int32] = []
         terms.reserveCapacity(Int(termCount))
-        starts.reserveCapacity(Int(termCount))
-        ends.reserveCapacity(Int(termCount))
+        starts.reserveCapacity(Int(termCount) + 1)
         counts.reserveCapacity(Int(termCount))
         var at = 0
         var position = 0
         for _ in 0..<Int(termCount) {
-            var reader = VarintReader(postingBytes, at: position)
             guard let length = lengths.next(), length <= UInt64(termBytes.count - at),
-                let listCount = reader.next(), listCount <= UInt64(n)
+                let listCount = listReader.next(), listCount <= UInt64(n), let listBytes = listReader.next(),
+                listBytes >= listCount, listBytes <= 10 * listCount, listBytes <= postingBytes - UInt64(position)
             else { return nil }
             terms.append(Array(UnsafeRawBufferPointer(rebasing: termBytes[at..<(at + Int(length))])))
             at += Int(length)
-            position = reader.position
             starts.append(position)
             counts.append(Int32(listCount))
-            guard let end = EncodedPostings.skipVarints(Int(listCount), in: postingBytes, from: position) else { return nil }
-            position = end
-            ends.append(end)
+            position += Int(listBytes)
         }
-        guard at == termBytes.count, lengths.atEnd, position == postingBytes.count else { return nil }
+        starts.append(position)
+        guard at == termBytes.count, lengths.atEnd, listReader.atEnd, position == Int(postingBytes) else { return nil }
+        let store = PostingGroups(groups: groups, groupBytes: Int(groupBytes), postingBytes: position) { [offsets] g, entry, count in
+            load(g, entry, count, offsets[g])
+        }
         return .some(
-            LazySearch(
-                terms: terms,
-                postings: EncodedPostings(bytes: Array(postingBytes), starts: starts, ends: ends, counts: counts, entryCount: n)))
+            LazySearch(terms: terms, postings: EncodedPostings(groups: store, starts: starts, counts: counts, entryCount: n)))
     }
 
     /// A search index as loaded for one search: its terms decoded, its
-    /// posting lists encoded.
+    /// posting lists encoded in their sealed groups.
     struct LazySearch: Sendable {
         /// The terms, in the order stored.
         var terms: [[UInt8]]
@@ -422,19 +492,95 @@ extension IndexCache {
         var postings: EncodedPostings
     }
 
+    /// The posting groups of a loaded search index: each opened (through
+    /// `load`) when a list in it is first read, and kept as opened.
+    final class PostingGroups: Sendable {
+        /// The directory's entries.
+        let groups: [PostingGroupEntry]
+        /// Bytes of the postings stream per group.
+        let groupBytes: Int
+        /// Bytes of the postings stream.
+        let postingBytes: Int
+        private let load: @Sendable (Int, PostingGroupEntry, Int) -> Result<[UInt8], Discard>
+        /// Opened groups' postings bytes (nil: not yet opened, or failed),
+        /// how many were opened, and the first failure.
+        private let state: Mutex<(opened: [[UInt8]?], loads: Int, failure: Discard?)>
+
+        init(
+            groups: [PostingGroupEntry], groupBytes: Int, postingBytes: Int,
+            load: @escaping @Sendable (Int, PostingGroupEntry, Int) -> Result<[UInt8], Discard>
+        ) {
+            self.groups = groups
+            self.groupBytes = groupBytes
+            self.postingBytes = postingBytes
+            self.load = load
+            state = Mutex((opened: [[UInt8]?](repeating: nil, count: groups.count), loads: 0, failure: nil))
+        }
+
+        /// How many groups were opened so far. For tests.
+        var loadCount: Int { state.withLock { $0.loads } }
+
+        /// Why a group did not open or check; nil while every one opened did.
+        var failure: Discard? { state.withLock { $0.failure } }
+
+        /// The bytes of group `g` of the stream; nil when it does not open
+        /// or holds another number of bytes than its place says.
+        func bytes(ofGroup g: Int) -> [UInt8]? {
+            if let done = state.withLock({ $0.opened[g] }) { return done }
+            if state.withLock({ $0.failure }) != nil { return nil }
+            let count = min(groupBytes, postingBytes - g * groupBytes)
+            let result = load(g, groups[g], count)
+            return state.withLock { s -> [UInt8]? in
+                s.loads += 1
+                switch result {
+                case .success(let b) where b.count == count:
+                    s.opened[g] = b
+                    return b
+                case .success:
+                    s.failure = s.failure ?? .malformed
+                case .failure(let why):
+                    s.failure = s.failure ?? why
+                }
+                return nil
+            }
+        }
+
+        /// The stream's bytes `range`, from the groups holding them; nil
+        /// when one of them does not open.
+        func bytes(_ range: Range<Int>) -> [UInt8]? {
+            guard !range.isEmpty else { return [] }
+            let first = range.lowerBound / groupBytes
+            let last = (range.upperBound - 1) / groupBytes
+            if first == last {
+                guard let b = bytes(ofGroup: first) else { return nil }
+                let base = first * groupBytes
+                return Array(b[(range.lowerBound - base)..<(range.upperBound - base)])
+            }
+            var out: [UInt8] = []
+            out.reserveCapacity(range.count)
+            for g in first...last {
+                guard let b = bytes(ofGroup: g) else { return nil }
+                let base = g * groupBytes
+                let lo = max(range.lowerBound, base) - base
+                let hi = min(range.upperBound, base + b.count) - base
+                out += b[lo..<hi]
+            }
+            return out
+        }
+    }
+
     /// The posting lists of a stored search index, left encoded (gaps as
-    /// varints, `Spec/index-cache.md §3`) until a search needs one: each
-    /// list is decoded and checked (every gap below the entry count, every
-    /// document below it, so strictly ascending, the count of varints
-    /// exact) when it is read.
+    /// varints, `Spec/index-cache.md §1`) in sealed groups until a search
+    /// needs one: each list's groups are opened and the list decoded and
+    /// checked (every gap below the entry count, every document below it,
+    /// so strictly ascending, the count of varints exact, filling its byte
+    /// length exactly) when it is read.
     struct EncodedPostings: Sendable {
-        /// The postings column: list `i`'s gaps are
-        /// `bytes[starts[i]..<ends[i]]`, `counts[i]` varints.
-        let bytes: [UInt8]
-        /// Where each list's gaps begin.
+        /// The groups holding the postings stream.
+        let groups: PostingGroups
+        /// Where each list's gaps begin in the stream; list `i` ends where
+        /// list `i + 1` begins (one more entry than lists).
         let starts: [Int]
-        /// Where each list's gaps end.
-        let ends: [Int]
         /// Each list's count, as stored.
         let counts: [Int32]
         /// The number of entries (documents) the lists index.
@@ -443,61 +589,26 @@ extension IndexCache {
         /// The number of lists.
         var count: Int { counts.count }
 
-        /// List `i` decoded; nil when it does not check.
+        /// List `i` decoded; nil when it does not check or a group holding
+        /// it does not open.
         func list(_ i: Int) -> [Int32]? {
+            guard let bytes = groups.bytes(starts[i]..<starts[i + 1]) else { return nil }
+            let n = entryCount
             var out: [Int32] = []
             out.reserveCapacity(Int(counts[i]))
-            guard forEach(i, { out.append($0) }) else { return nil }
-            return out
-        }
-
-        /// Calls `body` with each document of list `i`, ascending; false
-        /// (after calling it with those before) when the list does not
-        /// check.
-        func forEach(_ i: Int, _ body: (Int32) -> Void) -> Bool {
-            let n = entryCount
-            let end = ends[i]
-            return bytes.withUnsafeBytes { raw -> Bool in
-                var reader = VarintReader(UnsafeRawBufferPointer(rebasing: raw[..<end]), at: starts[i])
+            let ok = bytes.withUnsafeBytes { raw -> Bool in
+                var reader = VarintReader(raw)
                 var previous: Int64 = -1
                 for _ in 0..<Int(counts[i]) {
                     guard let gap = reader.next(), gap < UInt64(n) else { return false }
                     previous += Int64(gap) + 1
                     guard previous < Int64(n) else { return false }
-                    body(Int32(previous))
+                    out.append(Int32(previous))
                 }
-                // The bytes the load counted as its gaps are exactly these varints.
-                return reader.position == end
+                // The bytes the term table gives the list are exactly these varints.
+                return reader.atEnd
             }
-        }
-
-        /// The offset just past the `count` varints from `start` in
-        /// `bytes`, found by counting their last bytes (below 0x80); nil
-        /// when the bytes end first. Eight bytes at a time: a word with
-        /// fewer last bytes than are still wanted is skipped whole, else
-        /// the wanted one is found in it by clearing the lower ones.
-        static func skipVarints(_ count: Int, in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
-            guard count > 0 else { return start }
-            var remaining = count
-            var at = start
-            let high: UInt64 = 0x8080_8080_8080_8080
-            while at + 8 <= bytes.count {
-                var last = ~UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self)) & high
-                let c = last.nonzeroBitCount
-                if c < remaining {
-                    remaining -= c
-                    at += 8
-                    continue
-                }
-                for _ in 1..<remaining { last &= last - 1 }
-                return at + last.trailingZeroBitCount / 8 + 1
-            }
-            while remaining > 0 {
-                guard at < bytes.count else { return nil }
-                if bytes[at] < 0x80 { remaining -= 1 }
-                at += 1
-            }
-            return at
+            return ok ? out : nil
         }
     }
 

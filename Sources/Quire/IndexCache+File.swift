@@ -15,10 +15,13 @@ extension IndexCache {
     /// new one, never part of one.
     ///
     /// - Throws: ``SystemError`` for I/O; nothing is left behind then.
-    package static func write(_ contents: Contents, key: IndexCacheKey, folder: String, random: any RandomSource = SystemRandom())
-        throws(SystemError)
-    {
-        let bytes = seal(contents, key: key, random: random)
+    /// `postingGroupBytes`, for tests, sets the bytes of postings per
+    /// sealed group of the search index.
+    package static func write(
+        _ contents: Contents, key: IndexCacheKey, folder: String, random: any RandomSource = SystemRandom(),
+        postingGroupBytes: Int = defaultPostingGroupBytes
+    ) throws(SystemError) {
+        let bytes = seal(contents, key: key, random: random, postingGroupBytes: postingGroupBytes)
         if !FileSystem.exists(folder) {
             do { try FileSystem.makeDirectory(folder, permissions: 0o700) } catch  where error.isAlreadyExists {}
         }

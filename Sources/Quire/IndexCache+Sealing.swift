@@ -7,7 +7,7 @@ import Synchronization
 /// ```
 /// prefix = "QUIRE-IC" ‖ version (1) ‖ len(sealed header) (4) ‖ len(sealed frame directory) (8)
 ///          ‖ len(sealed summaries directory) (8) ‖ len(summaries' id part and row groups) (8) ‖ len(sealed search) (8)
-///          (big-endian)
+///          ‖ len(search's posting groups) (8)   (big-endian)
 /// file   = prefix
 ///          ‖ nonce₀ (24) ‖ XChaCha20-Poly1305(key, nonce₀, pad(header),          prefix ‖ vault id)
 ///          ‖ nonce₁ (24) ‖ XChaCha20-Poly1305(key, nonce₁, pad(frame directory), prefix ‖ vault id ‖ 0x03 ‖ header)
@@ -17,7 +17,10 @@ import Synchronization
 ///          ‖ for each row group s of the summaries:
 ///            nonce (24) ‖ XChaCha20-Poly1305(key, nonce, pad(summaries group s),
 ///                             magic ‖ version ‖ vault id ‖ 0x05 ‖ s ‖ rows (uint32 each) ‖ header)
-///          ‖ nonce₃ (24) ‖ XChaCha20-Poly1305(key, nonce₃, pad(search),          prefix ‖ vault id ‖ 0x02 ‖ header)
+///          ‖ nonce₃ (24) ‖ XChaCha20-Poly1305(key, nonce₃, pad(search term table), prefix ‖ vault id ‖ 0x02 ‖ header)
+///          ‖ for each posting group p of the search index:
+///            nonce (24) ‖ XChaCha20-Poly1305(key, nonce, pad(posting group p),
+///                             magic ‖ version ‖ vault id ‖ 0x07 ‖ p ‖ postings bytes (uint32 each) ‖ header)
 ///          ‖ for each row group g of the frame table:
 ///            nonce (24) ‖ XChaCha20-Poly1305(key, nonce, pad(row group g),
 ///                             magic ‖ version ‖ vault id ‖ 0x04 ‖ g ‖ first frame ‖ rows (uint32 each) ‖ first offset (uint64))
@@ -43,7 +46,8 @@ extension IndexCache {
     package static func seal(
         _ contents: Contents, key: IndexCacheKey, random: any RandomSource = SystemRandom(),
         rowsPerGroup: Int = FrameTableDirectory.defaultRowsPerGroup, summaryRowsPerGroup: Int = defaultSummaryRowsPerGroup,
-        summaries: (([UInt8]) -> [UInt8])? = nil, summaryIDs: (([UInt8]) -> [UInt8])? = nil
+        summaries: (([UInt8]) -> [UInt8])? = nil, summaryIDs: (([UInt8]) -> [UInt8])? = nil,
+        postingGroupBytes: Int = defaultPostingGroupBytes
     ) -> [UInt8] {
         let nonceCount = XChaCha20Poly1305.nonceByteCount
         let tag = XChaCha20Poly1305.tagByteCount
@@ -117,10 +121,27 @@ extension IndexCache {
         wipe(&idPlain)
         let idEntry = SummaryIDPartEntry(sealedLength: idSealed.count - nonceCount, tag: Array(idSealed.suffix(tag)))
         sealedSummaryGroups = idSealed + sealedSummaryGroups
+        // The search index's posting groups, each bound to the header and
+        // its place; the term table lists their tags.
+        let searchSplit = splitSearch(search, groupBytes: postingGroupBytes)
+        var postingEntries: [PostingGroupEntry] = []
+        var sealedPostingGroups: [UInt8] = []
+        for (g, encoded) in searchSplit.groups.enumerated() {
+            var plain = encoded
+            Padding.pad(&plain)
+            let nonce = random.bytes(nonceCount)
+            let count = min(searchSplit.groupBytes, searchSplit.postingBytes - g * searchSplit.groupBytes)
+            let ad = postingGroupAssociatedData(vaultID: contents.vaultID, group: g, byteCount: count, header: header)
+            var out = nonce + [UInt8](repeating: 0, count: plain.count + tag)
+            sealPart(plain, into: &out, at: nonceCount, nonce: nonce, ad: ad, key: key)
+            wipe(&plain)
+            postingEntries.append(PostingGroupEntry(sealedLength: out.count - nonceCount, tag: Array(out.suffix(tag))))
+            sealedPostingGroups += out
+        }
         var parts = [
             header, encodeFrameDirectory(split?.0, groups: entries),
             encodeSummaryDirectory(count: all.count, rowsPerGroup: rows, groups: summaryGroups, ids: idEntry),
-            encodeSearch(search),
+            encodeSearch(searchSplit, groups: postingEntries),
         ]
         for i in parts.indices { Padding.pad(&parts[i]) }
         defer { for i in parts.indices { wipe(&parts[i]) } }
@@ -130,9 +151,10 @@ extension IndexCache {
         appendLE(UInt64(parts[2].count + tag).byteSwapped, to: &prefix)
         appendLE(UInt64(sealedSummaryGroups.count).byteSwapped, to: &prefix)
         appendLE(UInt64(parts[3].count + tag).byteSwapped, to: &prefix)
+        appendLE(UInt64(sealedPostingGroups.count).byteSwapped, to: &prefix)
         let total =
             prefix.count + parts.reduce(0) { $0 + nonceCount + $1.count + tag } + sealedSummaryGroups.count
-            + sealedGroups.reduce(0) { $0 + $1.count }
+            + sealedPostingGroups.count + sealedGroups.reduce(0) { $0 + $1.count }
         var out = [UInt8](repeating: 0, count: total)
         out.replaceSubrange(0..<prefix.count, with: prefix)
         var at = prefix.count
@@ -149,6 +171,9 @@ extension IndexCache {
             sealPart(part, into: &out, at: at, nonce: nonce, ad: ad, key: key)
             at += part.count + tag
         }
+        // The posting groups follow the search index's term table.
+        out.replaceSubrange(at..<(at + sealedPostingGroups.count), with: sealedPostingGroups)
+        at += sealedPostingGroups.count
         for g in sealedGroups {
             out.replaceSubrange(at..<(at + g.count), with: g)
             at += g.count
@@ -168,6 +193,47 @@ extension IndexCache {
         appendLE(UInt32(truncatingIfNeeded: g).byteSwapped, to: &ad)
         appendLE(UInt32(truncatingIfNeeded: rows).byteSwapped, to: &ad)
         return ad + header
+    }
+
+    /// The associated data of the search index's posting group `g` holding
+    /// `byteCount` bytes of the postings stream: `magic ‖ version ‖ vault
+    /// id ‖ 0x07 ‖ g ‖ byteCount` (uint32 BE each) `‖ header`: bound to the
+    /// file identity and its place; the term table, bound to the prefix
+    /// and header, lists its sealed length and tag.
+    static func postingGroupAssociatedData(vaultID: VaultID, group g: Int, byteCount: Int, header: [UInt8]) -> [UInt8] {
+        var ad = magic + [formatVersion] + vaultID.bytes + [7]
+        appendLE(UInt32(truncatingIfNeeded: g).byteSwapped, to: &ad)
+        appendLE(UInt32(truncatingIfNeeded: byteCount).byteSwapped, to: &ad)
+        return ad + header
+    }
+
+    /// Opens the search index's posting group `g` from `sealed` (its
+    /// nonce, then its ciphertext and tag) when its length and tag are the
+    /// ones the term table lists, it authenticates, and it holds
+    /// `{"postings": bstr}` of `byteCount` bytes: those bytes.
+    static func openPostingGroup(
+        _ sealed: [UInt8], group g: Int, byteCount: Int, entry: PostingGroupEntry, key: IndexCacheKey, vaultID: VaultID,
+        header: [UInt8]
+    ) -> Result<[UInt8], Discard> {
+        let nonce = XChaCha20Poly1305.nonceByteCount
+        let tag = XChaCha20Poly1305.tagByteCount
+        guard sealed.count == nonce + entry.sealedLength, sealed.suffix(tag).elementsEqual(entry.tag) else {
+            return .failure(.notAuthentic)
+        }
+        let ad = postingGroupAssociatedData(vaultID: vaultID, group: g, byteCount: byteCount, header: header)
+        var bytes = sealed
+        defer { wipe(&bytes) }
+        guard let opened = openPart(inPlace: &bytes, ad: ad, range: nonce..<bytes.count, key: key) else { return .failure(.notAuthentic) }
+        guard let payload = opened,
+            let postings = bytes.withUnsafeBytes({ raw -> [UInt8]? in
+                let p = UnsafeRawBufferPointer(rebasing: raw[payload])
+                guard let fields = try? CBORDecoder.mapFieldRanges(p), fields.count == 1, let f = fields["postings"], f.isBytes,
+                    f.range.count == byteCount
+                else { return nil }
+                return Array(p[f.range])
+            })
+        else { return .failure(.malformed) }
+        return .success(postings)
     }
 
     /// The associated data of the summaries' id part for `rows` rows:
@@ -290,9 +356,12 @@ extension IndexCache {
 
     /// The sealed lengths of the header, the frame directory, the
     /// summaries' directory, the summaries' row groups (all of them, their
-    /// nonces included) and the search index in this prefix; nil when they
-    /// are out of range.
-    static func partLengths(prefix: [UInt8]) -> (header: Int, frameTable: Int, summaries: Int, summaryGroups: Int, search: Int)? {
+    /// nonces included), the search index's term table and its posting
+    /// groups (all of them, their nonces included) in this prefix; nil when
+    /// they are out of range.
+    static func partLengths(prefix: [UInt8]) -> (
+        header: Int, frameTable: Int, summaries: Int, summaryGroups: Int, search: Int, postingGroups: Int
+    )? {
         let tag = XChaCha20Poly1305.tagByteCount
         guard prefix.count == prefixByteCount else { return nil }
         func field(_ range: Range<Int>) -> UInt64 { prefix[range].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
@@ -301,11 +370,14 @@ extension IndexCache {
         let summariesCount = field(21..<29)
         let summaryGroupsCount = field(29..<37)
         let searchCount = field(37..<45)
+        let postingGroupsCount = field(45..<53)
         let limit = UInt64(maxFileBytes)
         guard headerCount > tag, tableCount > UInt64(tag), tableCount <= limit, summariesCount > UInt64(tag), summariesCount <= limit,
-            summaryGroupsCount <= limit, searchCount > UInt64(tag), searchCount <= limit
+            summaryGroupsCount <= limit, searchCount > UInt64(tag), searchCount <= limit, postingGroupsCount <= limit
         else { return nil }
-        return (headerCount, Int(tableCount), Int(summariesCount), Int(summaryGroupsCount), Int(searchCount))
+        return (
+            headerCount, Int(tableCount), Int(summariesCount), Int(summaryGroupsCount), Int(searchCount), Int(postingGroupsCount)
+        )
     }
 
     /// Where the sealed search index starts (after its nonce) in a file of
@@ -316,10 +388,10 @@ extension IndexCache {
     }
 
     /// Where the row groups start in a file of this prefix (the end of the
-    /// search index); nil when the lengths are out of range.
+    /// search index's posting groups); nil when the lengths are out of range.
     static func rowGroupsStart(prefix: [UInt8]) -> Int? {
         guard let n = partLengths(prefix: prefix), let s = searchStart(prefix: prefix) else { return nil }
-        return s + n.search
+        return s + n.search + n.postingGroups
     }
 
     /// Where the sealed summaries' directory starts (after its nonce) in a
@@ -365,7 +437,7 @@ extension IndexCache {
         guard let prefix = read(0..<prefixByteCount) else { return .discarded(.unreadable) }
         guard prefix.starts(with: magic), prefix[magic.count] == formatVersion else { return .discarded(.unknownFormat) }
         guard let searchStart = searchStart(prefix: prefix), let lengths = partLengths(prefix: prefix),
-            search ? byteCount >= searchStart + lengths.search : byteCount >= searchStart
+            search ? byteCount >= searchStart + lengths.search + lengths.postingGroups : byteCount >= searchStart
         else { return .discarded(.unknownFormat) }
         let headerStart = prefixByteCount + nonce
         let tableStart = headerStart + lengths.header + nonce
@@ -442,24 +514,36 @@ extension IndexCache {
             guard let searchPayload = openPart(2, searchStart..<(searchStart + lengths.search), header: header, into: &searchBytes) else {
                 return .discarded(readFailed ? .unreadable : .notAuthentic)
             }
-            if lazyPostings {
-                guard let searchPayload,
-                    let decoded = searchBytes.withUnsafeBytes({
-                        decodeSearchLazily(UnsafeRawBufferPointer(rebasing: $0[searchPayload]), entryCount: packed.count)
-                    })
-                else {
-                    return .discarded(.malformed)
-                }
-                return .loaded(Contents(vaultID: vaultID, identity: identity, packed: packed, search: nil, lazySearch: decoded))
-            }
+            // The posting groups lie after the term table, each read and
+            // opened when a list in it is first read.
+            let groupsStart = searchStart + lengths.search
+            let entryCount = packed.count
             guard let searchPayload,
                 let decoded = searchBytes.withUnsafeBytes({
-                    decodeSearch(UnsafeRawBufferPointer(rebasing: $0[searchPayload]), entryCount: packed.count)
+                    decodeSearchLazily(
+                        UnsafeRawBufferPointer(rebasing: $0[searchPayload]), entryCount: entryCount, groupsSpace: lengths.postingGroups
+                    ) { g, entry, byteCount, offset in
+                        let place = (groupsStart + offset)..<(groupsStart + offset + nonce + entry.sealedLength)
+                        guard let sealed = read(place) else { return .failure(.unreadable) }
+                        return openPostingGroup(
+                            sealed, group: g, byteCount: byteCount, entry: entry, key: key, vaultID: vaultID, header: header)
+                    }
                 })
             else {
                 return .discarded(.malformed)
             }
-            stored = decoded
+            if lazyPostings {
+                return .loaded(Contents(vaultID: vaultID, identity: identity, packed: packed, search: nil, lazySearch: decoded))
+            }
+            if let decoded {
+                var postings: [[Int32]] = []
+                postings.reserveCapacity(decoded.postings.count)
+                for i in 0..<decoded.postings.count {
+                    guard let list = decoded.postings.list(i) else { return .discarded(decoded.postings.groups.failure ?? .malformed) }
+                    postings.append(list)
+                }
+                stored = StoredSearch(terms: decoded.terms, postings: postings)
+            }
         }
         return .loaded(Contents(vaultID: vaultID, identity: identity, packed: packed, search: stored))
     }
@@ -558,6 +642,28 @@ extension IndexCache {
         placesRead(bytes, key: key, vaultID: vaultID) { packed in
             for g in packed.groups.indices { _ = packed.open(group: g) }
         }
+    }
+
+    /// Where each posting group of the search index (its nonce first) is
+    /// in the cache file `bytes`, in order; nil when its header, the
+    /// summaries' directory or the search index's term table does not open.
+    /// For tests.
+    package static func postingGroupPlaces(_ bytes: [UInt8], key: IndexCacheKey, vaultID: VaultID) -> [Range<Int>]? {
+        final class Seen: Sendable { let ranges = Mutex<[Range<Int>]>([]) }
+        let seen = Seen()
+        let load = open(
+            byteCount: bytes.count, key: key, vaultID: vaultID, search: true, checkEveryRow: false, lazyPostings: true,
+            check: { _ in nil },
+            read: { range in
+                guard range.upperBound <= bytes.count else { return nil }
+                seen.ranges.withLock { $0.append(range) }
+                return Array(bytes[range])
+            })
+        guard case .loaded(let contents) = load, let lazy = contents.lazySearch else { return nil }
+        let before = seen.ranges.withLock { $0.count }
+        let groups = lazy.postings.groups
+        for g in groups.groups.indices { _ = groups.bytes(ofGroup: g) }
+        return seen.ranges.withLock { Array($0[before...]) }
     }
 
     /// Where the summaries' id part (its nonce first) is in the cache file

@@ -12,13 +12,13 @@
 package enum IndexCache {
     /// The format version, in the clear and in the associated data: a
     /// reader discards any other.
-    package static let formatVersion: UInt8 = 10
+    package static let formatVersion: UInt8 = 11
     /// The first bytes of every cache file.
     package static let magic: [UInt8] = Array("QUIRE-IC".utf8)
     /// Magic, version and the sealed header's, frame directory's,
-    /// summaries directory's, summaries' id part's and row groups' and search index's
-    /// lengths (`Spec/index-cache.md §4`).
-    package static let prefixByteCount = 45
+    /// summaries directory's, summaries' id part's and row groups', search
+    /// index's term table's and posting groups' lengths (`Spec/index-cache.md §4`).
+    package static let prefixByteCount = 53
     /// A cache file larger than this is discarded unread.
     package static let maxFileBytes = 1 << 30
     /// The name's extension.

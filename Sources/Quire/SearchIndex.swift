@@ -77,6 +77,11 @@ struct SearchIndex: Sendable {
     private var decoded: [Bool] = []
     /// How many lists of ``encoded`` were decoded so far. For tests.
     private(set) var decodedListCount = 0
+    /// The sealed posting groups a loaded index's lists are read from.
+    private var postingGroups: IndexCache.PostingGroups?
+    /// How many posting groups of a loaded index were opened so far; nil
+    /// for an index not loaded from the cache. For tests.
+    var postingGroupLoadCount: Int? { postingGroups?.loadCount }
     /// True once a list of ``encoded`` did not check when decoded: the
     /// index answers wrongly and must be dropped with the cache it came
     /// from (``CachedEntries/isUsable``).
@@ -291,6 +296,7 @@ struct SearchIndex: Sendable {
         self.terms = terms
         self.postings = [[Int32]](repeating: [], count: terms.count)
         self.encoded = encoded
+        self.postingGroups = encoded.groups
         self.decoded = [Bool](repeating: false, count: terms.count)
         self.sorted = (0..<Int32(terms.count)).map { $0 }
         self.documentCount = documentCount

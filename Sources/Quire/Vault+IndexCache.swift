@@ -598,6 +598,12 @@ extension Vault {
     /// tests.
     package var cachedSearchDecodedListCount: Int? { lock.withLock { indexCache?.view?.search?.decodedListCount } }
 
+    /// How many sealed posting groups of the cached view's search index
+    /// were opened so far (each when a list in it was first read); nil when
+    /// the handle has no cached view or has not loaded its search index.
+    /// For tests.
+    package var cachedSearchPostingGroupLoads: Int? { lock.withLock { indexCache?.view?.search?.postingGroupLoadCount } }
+
     /// The number of live entries: from the cached view when the handle
     /// answers from it, else from the entries read whole. For `quire
     /// search`, which reads only some entries and says this count only

@@ -253,7 +253,7 @@ import Testing
         #expect(v.file.cachedPrefixFrameCount == 0)
         #expect(try IndexCacheOpenTests.answers(v) == (try IndexCacheOpenTests.answers(try f.full())))
         let rewritten = try Data(contentsOf: URL(fileURLWithPath: f.cacheFile))
-        #expect(rewritten[IndexCache.magic.count] == 10)
+        #expect(rewritten[IndexCache.magic.count] == IndexCache.formatVersion)
         let again = try f.cached()
         #expect(again.file.cachedPrefixFrameCount > 0)
         #expect(again.answersFromIndexCache)

@@ -296,13 +296,13 @@ import Testing
     /// A cache of an earlier format version — version 4 kept its frame
     /// table as one variable-width byte string, version 5 stored the
     /// standings from before R11-2, version 7 indexed only text and tags,
-    /// version 9 had no id part — or of a later one is discarded unread
+    /// version 9 had no id part, version 10 sealed the search part whole — or of a later one is discarded unread
     /// (and rewritten by the caller), never misread as this version's columns.
     @Test func anEarlierVersionIsDiscarded() {
         let bytes = IndexCache.seal(Self.contents(), key: Self.key())
-        #expect(IndexCache.formatVersion == 10)
+        #expect(IndexCache.formatVersion == 11)
         #expect(bytes[IndexCache.magic.count] == IndexCache.formatVersion)
-        for version: UInt8 in [1, 2, 3, 4, 5, 6, 7, 8, 9, 11] {
+        for version: UInt8 in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12] {
             var old = bytes
             old[IndexCache.magic.count] = version
             #expect(Self.discard(IndexCache.open(old, key: Self.key(), vaultID: Self.vault, check: Self.accept)) == .unknownFormat)
@@ -382,9 +382,12 @@ import Testing
             let sealedSummaries = bytes[21..<29].reduce(0) { $0 << 8 | Int($1) }
             let summaryGroups = bytes[29..<37].reduce(0) { $0 << 8 | Int($1) }
             let sealedSearch = bytes[37..<45].reduce(0) { $0 << 8 | Int($1) }
-            // No row groups of a frame table: the file ends with the search part.
+            let postingGroups = bytes[45..<53].reduce(0) { $0 << 8 | Int($1) }
+            // No row groups of a frame table: the file ends with the search part's posting groups.
             #expect(
-                bytes.count == IndexCache.prefixByteCount + 4 * 24 + sealedHeader + sealedTable + sealedSummaries + summaryGroups + sealedSearch)
+                bytes.count
+                    == IndexCache.prefixByteCount + 4 * 24 + sealedHeader + sealedTable + sealedSummaries + summaryGroups + sealedSearch
+                    + postingGroups)
             // No frame table here: `{}`, padded.
             #expect(sealedTable - 16 == Padding.padme(sealedTable - 16))
             // The summaries' id part, then one row group: each its nonce,
