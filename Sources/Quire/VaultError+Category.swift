@@ -35,4 +35,16 @@ extension VaultError {
     }
 }
 
-extension VaultError: QuireErrorLayer {}
+extension VaultError: QuireErrorLayer {
+    /// The `errno` of the failed system call a nested error carries.
+    package var errorNumber: Int32? {
+        switch self {
+        case .format(let e): e.errorNumber
+        case .keys(let e): e.errorNumber
+        case .deviceStore(let e): e.errorNumber
+        case .sync(let e): e.errorNumber
+        case .other(let e): e.layer.errorNumber
+        default: nil
+        }
+    }
+}

@@ -6,8 +6,9 @@ import QuireSystem
 ///
 /// Switch on ``category`` to choose what to show or do (ask for the
 /// passphrase again, offer a merge, offer repair…); show
-/// `localizedDescription` (`LocalizedError`: one short sentence per
-/// category); log ``code``, the stable snake_case name
+/// `localizedDescription` (`LocalizedError`: one short sentence a person
+/// can act on, by category or, where the category's would mislead, by
+/// code); log ``code``, the stable snake_case name
 /// the specification and the `quire` CLI use (`wrong_passphrase`,
 /// `removed_from_vault`, `frame_damaged`, `rolled_back`…), and ``message``,
 /// the detailed text the CLI prints (with offsets, epochs and paths):
@@ -77,9 +78,44 @@ public struct QuireError: Error, Sendable, Equatable, CustomStringConvertible {
 extension QuireError: LocalizedError {
     /// One short sentence for a person, chosen by ``category``, such as
     /// "The passphrase or key does not open this journal.": what an alert
-    /// shows (`localizedDescription`). English; an app that localizes maps
-    /// ``category`` to its own strings. ``message`` has the details.
-    @_spi(Format) public var errorDescription: String? { category.sentence }
+    /// shows (`localizedDescription`). A few errors whose category's
+    /// sentence would send the person the wrong way have their own, by
+    /// ``code`` (the category is the same):
+    ///
+    /// - `wrong_device_key`, `no_device_key` (`.wrongCredential`): "This
+    ///   device has not been added to this journal. Add it from a device
+    ///   that opens the journal, or open it with the recovery key."
+    /// - `device_code_invalid` (`.wrongCredential`): "This device code is
+    ///   not valid. Check it and type it again."
+    /// - `source_failed` (`.unavailable`): "The attachment could not be
+    ///   read, so it was not added. Try adding it again."
+    /// - `key_store_unavailable` (`.unavailable`): "This device's key
+    ///   cannot be used while the device is locked. Unlock it and try
+    ///   again."
+    /// - a file or folder that does not exist (`ENOENT`: creating a vault
+    ///   in a missing folder, storing an attachment from a missing file,
+    ///   opening a missing vault; code `io`, `.unavailable`): "The file or
+    ///   folder is not there. Check that it exists, or wait until it has
+    ///   downloaded."
+    ///
+    /// English; an app that localizes maps ``category`` (and these codes)
+    /// to its own strings. ``message`` has the details.
+    @_spi(Format) public var errorDescription: String? { sentence }
+
+    /// The sentence of ``errorDescription``: by code for the errors listed
+    /// there, else by category.
+    var sentence: String {
+        switch code {
+        case "wrong_device_key", "no_device_key":
+            "This device has not been added to this journal. Add it from a device that opens the journal, or open it with the recovery key."
+        case "device_code_invalid": "This device code is not valid. Check it and type it again."
+        case "source_failed": "The attachment could not be read, so it was not added. Try adding it again."
+        case "key_store_unavailable": "This device's key cannot be used while the device is locked. Unlock it and try again."
+        default:
+            layer.errorNumber == ENOENT
+                ? "The file or folder is not there. Check that it exists, or wait until it has downloaded." : category.sentence
+        }
+    }
 }
 
 extension QuireError {
@@ -183,6 +219,14 @@ package protocol QuireErrorLayer: Error, Sendable, CustomStringConvertible {
     var offset: UInt64? { get }
     /// True when `other` is the same error with the same details.
     func isSame(as other: any QuireErrorLayer) -> Bool
+    /// The `errno` of the failed system call this error carries (such as
+    /// `ENOENT` for a missing file or folder), or nil.
+    var errorNumber: Int32? { get }
+}
+
+extension QuireErrorLayer {
+    /// None: the error is not a failed system call.
+    package var errorNumber: Int32? { nil }
 }
 
 extension QuireErrorLayer where Self: Equatable {

@@ -364,6 +364,15 @@ public import QuireSystem
 }
 
 extension FormatError: QuireErrorLayer {
+    /// The `errno` of a failed read or write, or of the app's source.
+    package var errorNumber: Int32? {
+        switch self {
+        case .io(let e): e.code
+        case .source(let e): e.layer.errorNumber
+        default: nil
+        }
+    }
+
     /// The container layer's part of ``QuireError/category``.
     package var category: QuireError.Category {
         switch self {

@@ -439,6 +439,12 @@ package final class InMemoryDeviceKeyStore: DeviceKeyStore, @unchecked Sendable 
 }
 
 extension DeviceStoreError: QuireErrorLayer {
+    /// The `errno` of a failed file operation.
+    package var errorNumber: Int32? {
+        if case .io(let e) = self { return e.code }
+        return nil
+    }
+
     /// The device key store's part of ``QuireError/category``.
     package var category: QuireError.Category {
         switch self {

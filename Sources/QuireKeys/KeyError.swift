@@ -231,6 +231,12 @@ package import QuireCrypto
 }
 
 extension KeyError: QuireErrorLayer {
+    /// The `errno` of the container error this one carries.
+    package var errorNumber: Int32? {
+        if case .format(let e) = self { return e.errorNumber }
+        return nil
+    }
+
     /// The key layer's part of ``QuireError/category``.
     package var category: QuireError.Category {
         switch self {

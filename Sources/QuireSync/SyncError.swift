@@ -103,6 +103,16 @@ public import QuireSystem
 }
 
 extension SyncError: QuireErrorLayer {
+    /// The `errno` of a failed read, write or listing.
+    package var errorNumber: Int32? {
+        switch self {
+        case .vaultUnreadable(_, let e), .copyUnreadable(_, let e), .unknownCriticalKind(_, let e, _): e.errorNumber
+        case .keys(let e): e.errorNumber
+        case .folderUnreadable(_, let e), .io(let e): e.code
+        default: nil
+        }
+    }
+
     /// The sync layer's part of ``QuireError/category``.
     package var category: QuireError.Category {
         switch self {

@@ -1,0 +1,95 @@
+import Foundation
+import Quire  // alone: what an app sees
+import Testing
+
+/// iOS trial of session 41, finding 2: the sentence an alert shows
+/// (`localizedDescription`) was chosen by category alone, so a missing
+/// folder or photo said "cannot be reached right now. Try again later."
+/// (retrying never helps) and an unenrolled device or a mistyped device
+/// code said "The passphrase or key does not open this journal." (the
+/// person typed neither). Those errors now have sentences of their own;
+/// their categories are unchanged. Written against `import Quire` without
+/// any `@_spi`, as an app is.
+@Suite struct AppErrorSentenceTests {
+    typealias Store = AppKeyStoreTests.KeychainLikeStore
+    static let missing = "The file or folder is not there. Check that it exists, or wait until it has downloaded."
+    static let notEnrolled =
+        "This device has not been added to this journal. Add it from a device that opens the journal, or open it with the recovery key."
+
+    /// The error `body` throws, or nil.
+    static func error(_ body: () async throws(QuireError) -> Void) async -> QuireError? {
+        do {
+            try await body()
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    static func store(_ name: String) throws -> Store {
+        let store = Store()
+        _ = try store.loadOrCreate(name: name)
+        return store
+    }
+
+    @Test func aMissingFolderOrFileSaysSo() async throws {
+        let dir = TemporaryDirectory()
+        let store = try Self.store("Phone")
+        let create = try #require(
+            await Self.error { () async throws(QuireError) in
+                _ = try await Vault.create(
+                    at: dir.file("nope/Journal.quire"), setup: VaultSetup(name: "J", recoveryKey: try RecoveryKey()), store: store)
+            })
+        #expect(create.category == .unavailable)
+        #expect(create.localizedDescription == Self.missing)
+
+        let vault = try await Vault.create(at: dir.file("Journal.quire"), setup: VaultSetup(name: "J", recoveryKey: try RecoveryKey()), store: store)
+        let picked = URL(fileURLWithPath: dir.file("missing.jpg"))
+        let attach = try #require(
+            await Self.error { () async throws(QuireError) in
+                _ = try await vault.commit { tx in _ = try tx.storeAttachment(contentsOf: picked, mediaType: "image/jpeg") }
+            })
+        #expect(attach.category == .unavailable)
+        #expect(attach.localizedDescription == Self.missing)
+        let open = try #require(
+            await Self.error { () async throws(QuireError) in _ = try await Vault.open(at: dir.file("Other.quire"), store: store) })
+        #expect(open.localizedDescription == Self.missing)
+    }
+
+    @Test func anUnenrolledDeviceAndAMistypedCodeSaySo() async throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("Journal.quire")
+        let vault = try await Vault.create(at: path, setup: VaultSetup(name: "J", recoveryKey: try RecoveryKey()), store: Self.store("Phone"))
+        let tablet = try Self.store("Tablet")
+        let open = try #require(await Self.error { () async throws(QuireError) in _ = try await Vault.open(at: path, store: tablet) })
+        #expect(open.category == .wrongCredential)
+        #expect(open.code == "wrong_device_key")
+        #expect(open.localizedDescription == Self.notEnrolled)
+        let empty = try #require(await Self.error { () async throws(QuireError) in _ = try await Vault.open(at: path, store: Store()) })
+        #expect(empty.category == .wrongCredential)
+        #expect(empty.localizedDescription == Self.notEnrolled)
+
+        let code = try #require(await Self.error { () async throws(QuireError) in _ = try await vault.enrollDevice(code: "ABC", name: "X") })
+        #expect(code.category == .wrongCredential)
+        #expect(code.code == "device_code_invalid")
+        #expect(code.localizedDescription == "This device code is not valid. Check it and type it again.")
+
+        // A wrong passphrase keeps its category's sentence.
+        let wrong = try #require(
+            await Self.error { () async throws(QuireError) in _ = try await Vault.open(at: path, credential: .passphrase("nope")) })
+        #expect(wrong.category == .wrongCredential)
+        #expect(wrong.localizedDescription == "The passphrase or key does not open this journal.")
+    }
+
+    @Test func anAppsOwnSourceAndALockedKeyStoreSaySo() {
+        let source = QuireError.sourceFailed("the photo library refused")
+        #expect(source.category == .unavailable)
+        #expect(source.localizedDescription == "The attachment could not be read, so it was not added. Try adding it again.")
+        let locked = QuireError.keyStoreUnavailable("errSecInteractionNotAllowed")
+        #expect(locked.category == .unavailable)
+        #expect(locked.localizedDescription == "This device's key cannot be used while the device is locked. Unlock it and try again.")
+        // Any other unavailable error keeps the category's sentence.
+        let other = QuireError(category: .unavailable, code: "io", message: "EIO")
+        #expect(other.localizedDescription == "The journal cannot be reached right now. Try again later.")
+    }
+}
