@@ -220,8 +220,8 @@ extension Vault {
     /// `@Sendable` and runs on the handle's executor: copy what it needs
     /// from a `@MainActor` model into `let`s first.
     ///
-    /// - Throws: ``QuireError``: `.readOnly` (`removed_from_vault`,
-    ///   `behind_newer_keyring`, `not_writable`), `.needsMerge`
+    /// - Throws: ``QuireError``: `.readOnly` (`behind_newer_keyring` for a removed
+    ///   device, `removed_from_vault`, `not_writable`), `.needsMerge`
     ///   (`rolled_back`, `commit_tampered`), `.busy` (`locked`),
     ///   `.outOfSpace`, `.unavailable` or `.damaged` for the file,
     ///   `.programmerError` (`record_too_large`); what `build` threw, as

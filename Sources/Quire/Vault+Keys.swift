@@ -800,10 +800,13 @@ extension Vault {
 
     /// Whether this credential was removed from the vault, or is behind a
     /// newer keyring a current member made that it cannot open: nil while
-    /// it reads the current keys; otherwise the error a write would throw,
-    /// `.readOnly` (`removed_from_vault`) or
-    /// `.readOnly` (`behind_newer_keyring`)
-    /// (`Spec/format.md §8.6`). Such a handle opens and reads what was
+    /// it reads the current keys; otherwise the error a write would throw
+    /// (`Spec/format.md §8.6`). For a removed device that is `.readOnly`
+    /// (`behind_newer_keyring`): the keyring that removed it is sealed under
+    /// a key it is not given, so it cannot tell a removal from being left
+    /// out (`Spec/keys.md §7`). `.readOnly` (`removed_from_vault`) is for a
+    /// credential that opens the keyring listing it as removed (a replaced
+    /// recovery key). Such a handle opens and reads what was
     /// written before (nothing after a `compact --rekey`) but cannot write;
     /// an app should say so rather than show a journal that merely looks
     /// short or empty.

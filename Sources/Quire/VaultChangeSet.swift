@@ -177,7 +177,9 @@ public struct KeysChange: Sendable, Equatable {
     public let membersRemoved: [KeyringMember]
     /// True when this credential was removed from the vault (or left out
     /// of a newer keyring) by this change: it may read what it could, and
-    /// no longer write (`.readOnly` (`removed_from_vault`)).
+    /// no longer write (`.readOnly`; `behind_newer_keyring` for a removed
+    /// device, which cannot open the keyring that removed it, see
+    /// ``Vault/removedFromVault``).
     public let thisCredentialRemoved: Bool
 
     /// A keys change of these parts.
