@@ -313,7 +313,13 @@ lint: api-surface doc-links
 # their blocking twins are @_spi(Format)): a sidebar's live entries per
 # tag and per journal, read from the entry summaries, without paging the
 # vault (issue 13, an iOS trial's finding).
-API_SURFACE_MAX := 282
+# 291 (from 282): FoldReport.Copy.keptBecause and FoldReport.KeptReason
+# (the enum, its 6 cases and its init(rawValue:), +9): a fold never merges
+# iCloud Drive's "Journal 2.quire" (a name a backup may have), and only the
+# reason told an app "it holds entries the journal lacks: ask the person
+# whether to merge it" from "nothing to merge" or a failure (iOS trial of
+# session 41, finding 1).
+API_SURFACE_MAX := 291
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

@@ -392,15 +392,25 @@ extension Vault {
         try await perform { () throws(QuireError) -> MergeReport in try self.merge(copyAt: copyPath) }
     }
 
-    /// Merges every conflict copy a sync tool left beside the vault into it
-    /// (those that name this vault and follow a sync tool's naming), deletes
-    /// each the vault then holds entirely, sets aside each that can never
-    /// be taken in whole, and reads the vault again (`Spec/merge.md §4`).
-    /// Cancelling stops the copy being merged; copies merged before stay
-    /// merged.
+    /// Folds the copies of this vault beside it (``conflictCopies()``)
+    /// into it, on this handle's executor, then reads the vault again
+    /// (`Spec/merge.md §4`). Only a copy whose name only a sync tool gives
+    /// a file — Syncthing's `.sync-conflict-…`, Dropbox's, Nextcloud's or
+    /// Unison's conflict names, which hold a date — is merged: deleted when
+    /// the vault then holds all of it, set aside when it can never be
+    /// taken in whole. Every other copy — iCloud Drive's `Journal 2.quire`,
+    /// Google Drive's `Journal (1).quire`, OneDrive's `Journal-NAME.quire`,
+    /// a backup — is never merged here, since merging a backup brings back
+    /// what the vault dropped on purpose; its entry's
+    /// ``FoldReport/Copy/keptBecause`` says what it holds:
+    /// ``FoldReport/KeptReason/notAConflictCopy`` when it has entries the
+    /// vault lacks (ask the person, and ``merge(copyAt:)`` it if they say
+    /// so), ``FoldReport/KeptReason/nameNotDistinctive`` when the vault
+    /// holds all of it. Cancelling stops the copy being merged; copies
+    /// merged before stay merged.
     ///
     /// - Returns: what became of each copy; a failure on one copy is in its
-    ///   entry.
+    ///   entry (``FoldReport/Copy/error``).
     /// - Throws: ``QuireError``: `.unavailable` when the folder cannot be
     ///   listed or the vault's header read; `.cancelled` (`cancelled`).
     @discardableResult

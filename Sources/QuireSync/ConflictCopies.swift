@@ -102,8 +102,15 @@ public struct FoldReport: Sendable {
         /// True when the copy was deleted: the vault holds every one of its
         /// committed frames and its name is a distinctive conflict-copy name.
         public let deleted: Bool
-        /// Why the copy was kept; nil when it was deleted.
-        @_spi(Format) public let keptBecause: KeptReason?
+        /// Why the copy was kept; nil when it was deleted. What an app does
+        /// with a kept copy: for ``KeptReason/notAConflictCopy`` (an iCloud
+        /// Drive ` 2`, a Google Drive ` (1)` or a OneDrive `-NAME` copy, a
+        /// backup) ask the person whether to merge it
+        /// (`Vault.merge(copyAt:)`), since it holds entries the journal
+        /// lacks; for ``KeptReason/nameNotDistinctive`` offer to delete it
+        /// (the journal holds all of it); for ``KeptReason/mergeFailed``
+        /// show ``error``.
+        public let keptBecause: KeptReason?
         /// The new path of a copy that was set aside because folding can
         /// never take it in whole (damaged or unverified records, or a file
         /// that does not read as a vault): renamed to `path ‖ ".damaged"`
@@ -115,29 +122,42 @@ public struct FoldReport: Sendable {
         /// Empty otherwise.
         @_spi(Format) public internal(set) var unreadable: [FormatError] = []
     }
-    /// Why folding kept a copy (`Spec/merge.md §4`).
-    @_spi(Format) public enum KeptReason: String, Sendable, Equatable {
-        /// The merge failed (see ``Copy/error``).
+    /// Why folding kept a copy (`Spec/merge.md §4`): its raw value is the
+    /// stable snake_case name the specification and the `quire resolve
+    /// --json` output use (`not_a_conflict_copy`…), to log.
+    ///
+    /// A fold merges only the copies whose name only a sync tool gives a
+    /// file (Syncthing's, Dropbox's, Nextcloud's, Unison's conflict
+    /// names). A copy whose name a person or another program also gives
+    /// files — iCloud Drive's `Journal 2.quire`, Google Drive's
+    /// `Journal (1).quire`, OneDrive's `Journal-NAME.quire` — or one with
+    /// no such name at all is never merged by a fold, since it may be a
+    /// backup: the last three cases say what it holds, so that an app asks
+    /// the person only when there is something to decide.
+    public enum KeptReason: String, Sendable, Equatable {
+        /// The merge failed (see ``Copy/error``); the copy is left in place
+        /// or, when it does not read as a vault, set aside.
         case mergeFailed = "merge_failed"
         /// The merge left frames out (damaged, unverified, stale), or the
-        /// vault does not hold every committed frame of the copy.
+        /// vault does not hold every committed frame of the copy: what could
+        /// be read was merged, and the copy was set aside
+        /// (``Copy/setAsideAs``).
         case notAllTakenIn = "not_all_taken_in"
-        /// Its content is in the vault, but its name is not a distinctive
-        /// conflict-copy name (``SyncTool/nameIsDistinctive``): it may be a
-        /// backup or a copy a person made, so only they delete it.
+        /// Its content is all in the vault, but its name is not one only a
+        /// sync tool gives: it may be a backup or a copy a person made, so
+        /// only they delete it. Nothing to merge.
         case nameNotDistinctive = "name_not_distinctive"
         /// Deleting it failed (permissions); its content is in the vault.
         case removeFailed = "remove_failed"
-        /// It holds records the vault lacks, but its name is not a
-        /// distinctive conflict-copy name: it may be a backup, and folding a
-        /// backup brings back what the vault dropped on purpose (compacted
-        /// history, deleted text). It was not merged; only a merge the
-        /// person asks for by naming the file takes it in.
+        /// It holds records the vault lacks, but its name is not one only a
+        /// sync tool gives (iCloud Drive's ` 2`…): it may be a backup, and
+        /// folding a backup brings back what the vault dropped on purpose
+        /// (compacted history, deleted text). It was not merged: ask the
+        /// person, and merge it with `Vault.merge(copyAt:)` if they say so.
         case notAConflictCopy = "not_a_conflict_copy"
-        /// Its name is not a distinctive conflict-copy name, and every
-        /// record it holds that the vault does not is damaged: none can be
-        /// read, so merging it would add nothing readable
-        /// (``Copy/unreadable`` says what each is). It was not merged.
+        /// Its name is not one only a sync tool gives, and every record it
+        /// holds that the vault does not is damaged: none can be read, so
+        /// merging it would add nothing readable. It was not merged.
         case onlyDamagedRecords = "only_damaged_records"
     }
     /// Every copy found, in path order.

@@ -180,7 +180,8 @@ extension VaultObserverTests {
         var jpeg: [UInt8] = []
         for try await chunk in vault.attachmentStream(ref.blob) { jpeg += chunk }
         try await vault.writeAttachment(ref.blob, to: shown)
-        try await vault.foldConflictCopies()
+        let fold = try await vault.foldConflictCopies()
+        for kept in fold.copies where kept.keptBecause == .notAConflictCopy { print("ask before merging:", kept.copy.path) }
         let compaction = Task { try await vault.compact() }
         compaction.cancel()
 
