@@ -43,6 +43,19 @@ extension Vault {
         return copies
     }
 
+    /// The copies ``events(coalescing:)`` announces
+    /// (``VaultEvent/conflictCopiesAppeared(_:)``): every copy
+    /// ``conflictCopies()`` finds by header, whatever its name — iCloud
+    /// Drive's `Journal 2.quire` as well as Syncthing's conflict copies —
+    /// since a fold reports each (merged, or kept and why) and an app asks
+    /// the person about those it does not merge. The folder is listed and
+    /// the 64-byte header of each regular file in it read. Nil when the
+    /// folder or the vault's header cannot be read now (nothing to say).
+    func copiesToAnnounce() -> [String]? {
+        let path = lock.withLock { file.path }
+        return try? ConflictCopies.find(for: path).map(\.path)
+    }
+
     /// Merges every conflict copy a sync tool made into this vault with
     /// this vault's credential, deletes each the vault then holds entirely,
     /// sets aside each that can never be taken in whole, leaves every other

@@ -131,7 +131,7 @@ final class VaultConcurrency: Sendable {
         }
         continuation.onTermination = { [weak self] _ in self?.unsubscribe(token) }
         if joined {
-            let copies = vault.waitingConflictCopies()
+            let copies = vault.copiesToAnnounce() ?? []
             if !copies.isEmpty { continuation.yield(.conflictCopiesAppeared(copies)) }
             return stream
         }

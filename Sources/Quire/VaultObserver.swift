@@ -188,8 +188,8 @@ import QuireSystem
             // replaces it, an I/O error): said, and the watch goes on.
             send(.refreshFailed(error))
         }
-        guard reportsEverything else { return }
-        let copies = Set(vault.waitingConflictCopies())
+        guard reportsEverything, let found = vault.copiesToAnnounce() else { return }
+        let copies = Set(found)
         let appeared = copies.subtracting(knownCopies)
         knownCopies = copies
         if !appeared.isEmpty { send(.conflictCopiesAppeared(appeared.sorted())) }
@@ -213,9 +213,20 @@ public enum VaultEvent: Sendable, Equatable {
     /// replaced file no longer opens with this credential. The watch goes
     /// on, and the next change to the file tries again.
     case refreshFailed(QuireError)
-    /// Conflict copies of this vault appeared beside it (a sync tool's
-    /// "conflicted copy" files; their paths, sorted bytewise): merge them
-    /// with ``Vault/foldConflictCopies()``.
+    /// Copies of this vault appeared beside it: their paths, sorted
+    /// bytewise. Every file in the vault's folder whose header names this
+    /// vault counts (what ``Vault/conflictCopies()`` lists), whatever its
+    /// name: a sync tool's conflict copy (Syncthing's
+    /// `.sync-conflict-…`, Dropbox's `(… conflicted copy …)`), and also
+    /// iCloud Drive's `Journal 2.quire`, Google Drive's `Journal (1).quire`
+    /// or a copy a person made. Each is announced once per watch, when it
+    /// appears (a stream joining a running watch is first told those there
+    /// now). Call ``Vault/foldConflictCopies()``: it merges the sync
+    /// tools' conflict copies, and reports every other copy unmerged with
+    /// ``FoldReport/Copy/keptBecause``; for
+    /// ``FoldReport/KeptReason/notAConflictCopy`` (it holds entries the
+    /// journal lacks) ask the person whether to merge it, with
+    /// ``Vault/merge(copyAt:)``.
     case conflictCopiesAppeared([String])
 }
 
@@ -275,14 +286,17 @@ extension Vault {
     /// Everything that happens to this vault, as it happens: an
     /// `AsyncSequence` of ``VaultEvent``s — other writers' changes, this
     /// handle's own writes, refreshes that failed (the watch goes on) and
-    /// conflict copies appearing beside the file.
+    /// copies of the vault appearing beside the file (a sync tool's conflict
+    /// copy, iCloud Drive's `Journal 2.quire`…).
     ///
     /// ```swift
     /// for await event in vault.events() {
     ///     switch event {
     ///     case .changed(let changes, _): timeline.apply(changes)
     ///     case .refreshFailed(let error): banner = .retrying(error)
-    ///     case .conflictCopiesAppeared: try await vault.foldConflictCopies()
+    ///     case .conflictCopiesAppeared:
+    ///         let report = try await vault.foldConflictCopies()
+    ///         askToMerge(report.copies.filter { $0.keptBecause == .notAConflictCopy })
     ///     }
     /// }
     /// ```
@@ -291,7 +305,7 @@ extension Vault {
     /// a widget: each gets every event from the moment it was made, and
     /// they share one watch of the file. The first stream starts the watch
     /// (with its `coalescing`; later streams join it as it is, and are first
-    /// told the conflict copies waiting now); cancelling the iterating
+    /// told the copies waiting now); cancelling the iterating
     /// task, or leaving the loop, ends a stream, and the last one to end
     /// stops the watch and releases its descriptors. A stream that is never
     /// iterated keeps the watch running until it is iterated and left.

@@ -5,7 +5,8 @@ import Testing
 /// iOS trial of session 41, finding 1: iCloud Drive names a conflicting
 /// copy `Journal 2.quire`, a name a person could give a backup, so a fold
 /// never merges it (`Spec/merge.md §4`). An app must tell "this copy holds
-/// entries the journal lacks: ask" from a failure. Written against `import Quire` without any `@_spi`, as an
+/// entries the journal lacks: ask" from a failure, and hear that the copy
+/// appeared. Written against `import Quire` without any `@_spi`, as an
 /// app is.
 @Suite struct AppConflictCopyTests {
     typealias Store = AppKeyStoreTests.KeychainLikeStore
@@ -55,4 +56,48 @@ import Testing
         #expect(again.copies.map(\.keptBecause) == [.nameNotDistinctive])
         #expect(FileManager.default.fileExists(atPath: copy))
     }
+}
+
+extension VaultObserverTests {
+    /// Finding 1 of session 41's iOS trial: `events()` announces a copy
+    /// whose name is not a sync tool's distinctive conflict name (iCloud
+    /// Drive's `Journal 2.quire`), found by its header; before, only
+    /// distinctive names were announced and an iCloud app heard nothing.
+    /// A file of another vault is not announced. In the serialized
+    /// observer suite (a watch of its own folder).
+    @Test func eventsAnnounceAnICloudCopy() async throws {
+        let dir = TemporaryDirectory()
+        let (vault, copy) = try await AppConflictCopyTests.journalWithICloudCopy(dir)
+        // Start from a folder holding only the journal (a hidden file is
+        // never a copy): the copy appears later.
+        let held = dir.file(".held")
+        #expect(rename(copy, held) == 0)
+        let appeared = AppCopyInbox()
+        let watch = Task {
+            for await event in vault.events(coalescing: .milliseconds(20)) {
+                if case .conflictCopiesAppeared(let paths) = event { appeared.add(paths) }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(150))
+        // Another vault's file beside it is no copy.
+        let store = AppKeyStoreTests.KeychainLikeStore()
+        _ = try store.loadOrCreate(name: "Other")
+        _ = try await Vault.create(at: dir.file("Other.quire"), setup: VaultSetup(name: "Other", recoveryKey: RecoveryKey()), store: store)
+        #expect(rename(held, copy) == 0)
+        #expect(await Self.eventually { !appeared.all.isEmpty })
+        try await Task.sleep(for: .milliseconds(150))
+        #expect(appeared.all == [[copy]])
+        watch.cancel()
+        await watch.value
+    }
+}
+
+/// The paths of each `.conflictCopiesAppeared` a watch delivered.
+final class AppCopyInbox: @unchecked Sendable {  // every field is guarded by `lock`
+    private let lock = NSLock()
+    private var items: [[String]] = []
+    /// Records one event's paths.
+    func add(_ paths: [String]) { lock.withLock { items.append(paths) } }
+    /// Every event's paths, in order.
+    var all: [[String]] { lock.withLock { items } }
 }
