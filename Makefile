@@ -319,7 +319,10 @@ lint: api-surface doc-links
 # reason told an app "it holds entries the journal lacks: ask the person
 # whether to merge it" from "nothing to merge" or a failure (iOS trial of
 # session 41, finding 1).
-API_SURFACE_MAX := 291
+# 292 (from 291): UnreadRecords.records (+1): the public code and message
+# of UnreadRecords.Record were unreachable without it (iOS trial of
+# session 41, finding 4).
+API_SURFACE_MAX := 292
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

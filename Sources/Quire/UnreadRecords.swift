@@ -22,6 +22,18 @@ import QuireSystem
 ///   to the attestation, not a writer that did not attest.
 ///
 /// A torn tail is not counted: nothing in it was ever committed.
+///
+/// Only what the handle has read is counted. A handle that opened from
+/// this device's index cache (`Spec/index-cache.md`), which is written
+/// only after a pass that read every record, answers queries without
+/// reading every record again: damage done to the file after the cache
+/// was written, in a record nothing has read since (an attachment's
+/// chunks, an earlier revision), is silent at open — `Vault.keyWarnings`
+/// is empty and ``count`` is 0. It is found when that record is read
+/// (reading the attachment throws a `.damaged` ``QuireError``; a page
+/// that decrypts a damaged entry counts it here) or by `Vault.verify()`,
+/// which reads every record. To know a journal is whole (after restoring
+/// it, before an export the person relies on), call `verify()`.
 public struct UnreadRecords: Sendable, Equatable {
     /// One record (or region, or commit) that could not be read.
     public struct Record: Sendable, Equatable, CustomStringConvertible {
@@ -48,8 +60,9 @@ public struct UnreadRecords: Sendable, Equatable {
         }
     }
 
-    /// Every record not read, in file order.
-    @_spi(Format) public let records: [Record]
+    /// Every record not read, in file order: each one's ``Record/code``
+    /// to log and ``Record/message`` to show in a "Details" view.
+    public let records: [Record]
     /// The newest epoch this credential cannot open because its device was
     /// removed from the vault; nil when there is none.
     @_spi(Format) public let newerEpoch: UInt32?
@@ -58,7 +71,9 @@ public struct UnreadRecords: Sendable, Equatable {
     /// (`Spec/format.md §5.1`).
     @_spi(Format) public let hiddenEntryRevisions: Int
 
-    /// How many records (regions, commits) could not be read.
+    /// How many records (regions, commits) could not be read: the
+    /// number of ``records``. 0 does not prove the file whole when the
+    /// handle opened from the index cache (see the type's comment).
     public var count: Int { records.count }
     /// True when everything committed was read (``count`` is 0).
     @_spi(Format) public var isEmpty: Bool { records.isEmpty }

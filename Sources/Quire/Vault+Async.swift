@@ -537,7 +537,11 @@ extension Vault {
     /// The records reading this vault's entries could not give back
     /// (``UnreadRecords``: damaged, of an unknown kind, sealed under a key
     /// this credential does not hold), on this handle's executor. Uses the
-    /// entry index (built now if it is not loaded).
+    /// entry index (built now if it is not loaded). On a handle whose
+    /// queries answer from the index cache, damage done to the file after
+    /// the cache was written, in a record nothing has read since (an
+    /// attachment's chunks), is not counted: it is found when that record
+    /// is read or by ``verify()`` (see ``UnreadRecords``).
     ///
     /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
     ///   be read; `.cancelled` (`cancelled`).
