@@ -244,15 +244,21 @@ extension Vault {
     /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
     ///   be read, is missing or is no vault; `.wrongCredential` when the credential no longer opens
     ///   a replaced file (the handle then keeps the state it had, and a later call tries again);
-    ///   `.cancelled` (`cancelled`) when the task was cancelled before it started (a refresh that
-    ///   started finishes: its cost follows what was appended).
+    ///   `.needsMerge` (`rolled_back`) when a handle opened with a key store finds the path
+    ///   replaced by an older copy or another history (the rollback test of an open,
+    ///   `Spec/keys.md §7`: ``keyWarnings`` then says `rollback_suspected`, and writes are
+    ///   refused, until ``acceptRollback()``); `.cancelled` (`cancelled`) when the task was
+    ///   cancelled before it started (a refresh that started finishes: its cost follows what
+    ///   was appended).
     public func refresh() async throws(QuireError) -> VaultChangeSet {
         try await perform { () throws(QuireError) -> VaultChangeSet in try self.refresh() }
     }
 
     /// Opens the path again, on this handle's executor (the file may have
     /// been replaced by a sync tool, or had keys changed by another
-    /// writer), and unlocks it with the same credential.
+    /// writer), and unlocks it with the same credential. A handle opened
+    /// with a key store makes an open's rollback test on the new file
+    /// (see ``refresh()``).
     ///
     /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
     ///   be read; `.wrongCredential` when the credential no longer opens it; `.cancelled`

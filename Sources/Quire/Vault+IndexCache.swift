@@ -163,7 +163,7 @@ extension Vault {
     /// byte (verify, merge). Under the lock.
     func scanWholeFileIfCachedPrefix() throws(QuireError) {
         guard currentFile.cachedPrefixFrameCount > 0 else { return }
-        try reload()
+        try reloadUnjudged()
     }
 
     /// Loads the cache at the first query that can use it (under the lock).

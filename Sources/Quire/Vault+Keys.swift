@@ -106,6 +106,7 @@ extension Vault {
         memory = try storedMemory(in: store)
         warnings.removeAll { $0.code == "rollback_suspected" }
         rollbackRefusal = nil
+        replacementRefusal = nil
         if acceptedTampered == nil, let kept = memory?.acceptedTampered, holdsAcceptance(kept) { acceptedTampered = kept }
         if let memory {
             if case .device(let pair) = credential, memory.removedKey == pair.publicKey, unlocked.removedIn == nil {
@@ -125,7 +126,7 @@ extension Vault {
                 // Another process may have written the file, and remembered
                 // it, after this handle read it: read the file again (it is
                 // at least as new as the memory read before) and judge that.
-                try reload()
+                try reloadUnjudged()
                 suspicion = rollbackReason(against: memory)
             }
             if let reason = suspicion {
@@ -461,6 +462,51 @@ extension Vault {
             try store.remember(memory)
             warnings.removeAll { $0.code == "rollback_suspected" }
             rollbackRefusal = nil
+            replacementRefusal = nil
+        }
+    }
+
+    /// What this handle has read of the file, as device memory would keep
+    /// it (its committed end, last head, greatest clock and trusted
+    /// keyrings): what a file that replaces it must extend or keep
+    /// (`Spec/keys.md §7`). Nil when no keyring is trusted, or when the
+    /// handle has no device memory (it makes no rollback test, as an open
+    /// without a key store makes none). Under the lock.
+    func seenMemory() -> VaultMemory? {
+        guard deviceStore != nil, let state = try? KeyState(unlocked, vaultID: vaultID) else { return nil }
+        let s = file.structure
+        return VaultMemory(
+            vaultID: vaultID, path: file.path, committedLength: s.committedEnd,
+            chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
+            newestClock: index.map { $0.maxClock.rawValue } ?? clock.rawValue, keyringHeads: rememberedKeyrings(state),
+            removedKey: nil, acceptedTampered: nil)
+    }
+
+    /// After the handle switched to the file now at the path: applies the
+    /// rollback test of an open (`Spec/keys.md §7`) to it, against what the
+    /// device remembers and against `seen` (what the handle had read
+    /// before; while a replacement is refused, what it had read before
+    /// that one). A file that fails it is reported as an open reports it
+    /// (``keyWarnings`` gets `rollback_suspected`) and refused for writing;
+    /// one that passes lifts a refusal this test set. Only for a handle
+    /// with device memory (``remember(in:)``, an open with a key store),
+    /// as an open tests only then. Under the lock.
+    func judgeReplacement(seen: VaultMemory?) {
+        guard let store = deviceStore else { return }
+        let seen = replacementRefusal.map { $0.seen } ?? seen
+        var reason: String?
+        if let memory = try? storedMemory(in: store) { reason = rollbackReason(against: memory) }
+        if reason == nil, let seen { reason = rollbackReason(against: seen) }
+        if let reason {
+            if replacementRefusal == nil, rollbackRefusal != nil { return }
+            warnings.removeAll { $0.code == "rollback_suspected" }
+            warnings.append(.rollbackSuspected(reason: reason))
+            rollbackRefusal = reason
+            replacementRefusal = (reason, seen)
+        } else if let refused = replacementRefusal {
+            warnings.removeAll { $0.code == "rollback_suspected" }
+            if rollbackRefusal == refused.reason { rollbackRefusal = nil }
+            replacementRefusal = nil
         }
     }
 
@@ -607,7 +653,7 @@ extension Vault {
                     written = proposals.last
                 }
             }
-            try reload()
+            try reloadUnjudged()
             // A removal that does not take (its keyring is not trusted, or
             // the device is still a member) is said, never reported as done
             // (review 18 R18-1).

@@ -114,7 +114,18 @@ extension Vault {
     /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O, or when the file at the
     ///   path is missing or no vault; a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) when the
     ///   credential no longer opens a replaced file. The handle then keeps
-    ///   the state it had, and a later call tries again.
+    ///   the state it had, and a later call tries again. On a handle with
+    ///   device memory (opened with a key store, or after
+    ///   ``remember(in:)``), `.needsMerge` (``VaultError/rolledBack(reason:)``,
+    ///   `rolled_back`) when the file at the path does not extend what the
+    ///   handle read or the device remembers and is no rewrite that kept
+    ///   everything (an older copy a sync tool renamed over the path,
+    ///   another history): the rollback test of an open (`Spec/keys.md §7`).
+    ///   The handle then reads that file as an open would, says
+    ///   `rollback_suspected` in ``keyWarnings`` and refuses writes with the
+    ///   same error; each later call throws it again, until
+    ///   ``acceptRollback()`` (the next call then reports what the accepted
+    ///   file changed) or a file that passes the test replaces it.
     @_spi(Format)
     public func refresh() throws(QuireError) -> VaultChangeSet {
         try lock.withLock { () throws(QuireError) -> VaultChangeSet in
@@ -169,8 +180,15 @@ extension Vault {
         switch found {
         case .appended(let range):
             if index == nil, indexCache?.view != nil { try followWithCachedView() } else { absorb(range) }
-        case .reopen: if try !adoptReplacement() { try reload() }
+        case .reopen:
+            let seen = seenMemory()
+            if try !adoptReplacement() { try reloadUnjudged() }
+            judgeReplacement(seen: seen)
         }
+        // A replacement that fails the rollback test is not an ordinary
+        // change: said as an open says it, each time, until the user
+        // accepts it or a file that passes replaces it (Spec/keys.md §7).
+        if let refused = replacementRefusal { throw .rolledBack(reason: refused.reason) }
         return changeSet()
     }
 

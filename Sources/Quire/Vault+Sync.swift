@@ -75,7 +75,7 @@ extension Vault {
             } catch {
                 throw .sync(error)
             }
-            try reload()
+            try reloadUnjudged()
             return report
         }
     }
@@ -107,7 +107,7 @@ extension Vault {
             } catch {
                 throw .sync(error)
             }
-            try reload()
+            try reloadUnjudged()
             return report
         }
     }

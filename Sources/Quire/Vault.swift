@@ -165,6 +165,14 @@ public final class Vault: @unchecked Sendable {
     /// Why writing is refused after a suspected rollback, until the user
     /// merges the newer copy back or accepts this file (`Spec/keys.md §7`).
     var rollbackRefusal: String?
+    /// Set when a ``refresh()`` or a ``reload()`` found the path replaced by
+    /// a file that does not extend what this handle (or the device's
+    /// memory) had seen: the reason, and what the handle had seen before
+    /// it (`Spec/keys.md §7`). Each refresh throws `.needsMerge`
+    /// (`rolled_back`) while it is set, and ``rollbackRefusal`` refuses
+    /// writes; ``acceptRollback()``, or a file that passes the test again,
+    /// clears it.
+    var replacementRefusal: (reason: String, seen: VaultMemory?)?
     /// The recovery key the user said they hold, which a join of concurrent
     /// replacements keeps (``keepRecoveryKey(_:)``, `Spec/keys.md §6.9`).
     var keptRecoveryKey: [UInt8]?
@@ -545,19 +553,38 @@ public final class Vault: @unchecked Sendable {
     /// or had keys changed by another writer) and unlocks it with the same
     /// credential. Call it to see what other processes wrote.
     ///
+    /// On a handle with device memory (opened with a key store, or after
+    /// ``remember(in:)``), a file at the path that does not extend what
+    /// the handle had read, nor what the device remembers, and is no
+    /// rewrite that kept everything (an older copy a sync tool renamed over
+    /// the path, or another history) is read and said as an open says it:
+    /// ``keyWarnings`` gets `rollback_suspected`, writes are refused with
+    /// `.needsMerge` (`rolled_back`), and ``refresh()`` throws that error,
+    /// until ``acceptRollback()`` or a file that passes the test
+    /// (`Spec/keys.md §7`).
+    ///
     /// - Throws: ``QuireError``.
     @_spi(Format)
     public func reload() throws(QuireError) {
         try lock.withLock { () throws(QuireError) -> Void in
-            let reopened: VaultFile
-            do throws(FormatError) { reopened = try VaultFile(path: file.path, writable: file.isWritable) } catch { throw .format(error) }
-            let keys = try Self.unlock(reopened, with: credential)
-            noteReloading(onto: reopened)
-            currentKeys = keys
-            currentFile = reopened
-            index = nil
-            dropCachedView()
+            let seen = seenMemory()
+            try reloadUnjudged()
+            judgeReplacement(seen: seen)
         }
+    }
+
+    /// ``reload()`` without the rollback test: for this handle's own
+    /// rewrites (a compaction, a fold, a key change) and for the open's
+    /// own test, which judges the file itself. Under the lock.
+    func reloadUnjudged() throws(QuireError) {
+        let reopened: VaultFile
+        do throws(FormatError) { reopened = try VaultFile(path: file.path, writable: file.isWritable) } catch { throw .format(error) }
+        let keys = try Self.unlock(reopened, with: credential)
+        noteReloading(onto: reopened)
+        currentKeys = keys
+        currentFile = reopened
+        index = nil
+        dropCachedView()
     }
 
     /// The payload hashes the loaded entry index computed (0 when it is not

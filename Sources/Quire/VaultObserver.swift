@@ -210,7 +210,9 @@ public enum VaultEvent: Sendable, Equatable {
     case changed(VaultChangeSet, origin: Origin)
     /// A refresh failed: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O or a file
     /// missing (a sync tool replacing it), a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) when a
-    /// replaced file no longer opens with this credential. The watch goes
+    /// replaced file no longer opens with this credential, or `.needsMerge`
+    /// (`rolled_back`) when a handle with device memory finds an older copy
+    /// or another history at the path (``Vault/refresh()``). The watch goes
     /// on, and the next change to the file tries again.
     case refreshFailed(QuireError)
     /// Copies of this vault appeared beside it: their paths, sorted

@@ -1,0 +1,211 @@
+import Foundation
+@_spi(Testing) @_spi(Format) import Quire
+@_spi(Crypto) import QuireCrypto
+@_spi(Format) import QuireKeys
+import QuireSystem
+import Testing
+
+/// Issue 13, iOS trial of session 41 (HIGH, data loss): an open handle whose
+/// path a sync tool replaced by an older copy must say so as an open does
+/// (`Spec/keys.md §7`, "On refresh"), not adopt it as an ordinary change set
+/// and let its next write erase the evidence.
+@Suite struct RefreshRollbackTests {
+    /// A vault of 30 entries written through a device whose memory `store`
+    /// keeps, and a copy of it (`older`) taken after the first 20.
+    struct Fixture {
+        let dir: TemporaryDirectory
+        let store: any DeviceKeyStore
+        let device: DeviceIdentity
+        let path: String
+        let older: String
+        /// The 10 entries the older copy lacks.
+        let later: [EntryRevision]
+
+        /// A handle through the store, with its refresh baseline set; with
+        /// `cache`, it answers from the index cache.
+        func handle(cache: Bool) throws -> Vault {
+            let vault = try Vault.open(at: path, store: store, options: fast)
+            #expect(try vault.entries(matching: EntryQuery(limit: 100)).entries.count == 30)
+            #expect(vault.answersFromIndexCache == cache)
+            #expect(try vault.refresh().isEmpty)
+            return vault
+        }
+
+        /// What a sync tool does: writes `source` beside the vault and
+        /// renames it over the path.
+        func renameOver(from source: String) throws {
+            try FileManager.default.copyItem(atPath: source, toPath: dir.file("incoming.quire"))
+            #expect(rename(dir.file("incoming.quire"), path) == 0)
+        }
+
+        /// A fresh open through the store: its warnings' codes and how
+        /// many entries it holds, as "codes:count".
+        func freshOpen() throws -> String {
+            let fresh = try Vault.open(at: path, store: store, options: fast)
+            let count = try fresh.entries(matching: EntryQuery(limit: 100)).entries.count
+            return fresh.keyWarnings.map(\.code).joined(separator: ",") + ":\(count)"
+        }
+    }
+
+    /// With `cache`, the store keeps an index cache, written here so that
+    /// the next handle answers from it.
+    static func fixture(_ label: String, cache: Bool) throws -> Fixture {
+        let dir = TemporaryDirectory()
+        let device = try DeviceIdentity.generate(name: "phone", now: KeyTestSupport.t0, using: SeededRandom(label: "refresh rollback " + label))
+        let store: any DeviceKeyStore = cache ? FileDeviceKeyStore(directory: dir.file("home")) : InMemoryDeviceKeyStore()
+        try store.create(device)
+        let path = dir.file("j.quire")
+        let vault = try Vault.create(
+            at: path, setup: VaultSetup(name: "J", recoveryKey: testRecoveryKey(label), device: device, now: KeyTestSupport.t0),
+            random: SeededRandom(label: label), options: fast)
+        try vault.remember(in: store)
+        for i in 0..<20 { try vault.add(EntryBody(created: KeyTestSupport.t0 + Int64(i), text: "first \(i)")) }
+        let older = dir.file("older.quire")
+        try FileManager.default.copyItem(atPath: path, toPath: older)
+        var later: [EntryRevision] = []
+        for i in 0..<10 { later.append(try vault.add(EntryBody(created: KeyTestSupport.t0 + 100 + Int64(i), text: "second \(i)"))) }
+        // Writes the index cache (a store with a cache folder).
+        _ = try Vault.open(at: path, store: store, options: fast).entries(matching: EntryQuery(limit: 100))
+        return Fixture(dir: dir, store: store, device: device, path: path, older: older, later: later)
+    }
+
+    /// The code of the error `body` throws; nil when it throws none.
+    static func errorCode<T>(_ body: () throws(QuireError) -> T) -> (code: String, category: QuireError.Category)? {
+        do throws(QuireError) {
+            _ = try body()
+            return nil
+        } catch {
+            return (error.code, error.category)
+        }
+    }
+
+    /// The trial's case: the refresh throws `rolled_back` (each time),
+    /// the handle warns as an open does, its write is refused, and a fresh
+    /// open afterwards still suspects the rollback.
+    @Test(arguments: [false, true]) func anOlderCopyRenamedOverThePathIsARollback(cache: Bool) throws {
+        let f = try Self.fixture("older copy \(cache)", cache: cache)
+        let vault = try f.handle(cache: cache)
+        try f.renameOver(from: f.older)
+        let refused = Self.errorCode { () throws(QuireError) in try vault.refresh() }
+        #expect(refused?.code == "rolled_back")
+        #expect(refused?.category == .needsMerge)
+        #expect(vault.keyWarnings.map(\.code) == ["rollback_suspected"])
+        // Said again, never turned into an ordinary change set.
+        #expect(Self.errorCode { () throws(QuireError) in try vault.refresh() }?.code == "rolled_back")
+        // Reading is never refused: the handle reads the file at the path.
+        #expect(try vault.entries(matching: EntryQuery(limit: 100)).entries.count == 20)
+        let write = Self.errorCode { () throws(QuireError) in try vault.add(EntryBody(created: KeyTestSupport.t0 + 500, text: "after")) }
+        #expect(write?.code == "rolled_back")
+        #expect(write?.category == .needsMerge)
+        #expect(try f.freshOpen() == "rollback_suspected:20")
+    }
+
+    /// A write with no refresh before it meets the replaced file as it
+    /// commits: refused as a fresh open's would be, and the file is left
+    /// as the sync tool put it.
+    @Test(arguments: [false, true]) func aWriteAfterAnOlderCopyIsRefused(cache: Bool) throws {
+        let f = try Self.fixture("write after \(cache)", cache: cache)
+        let vault = try f.handle(cache: cache)
+        try f.renameOver(from: f.older)
+        let olderBytes = try Data(contentsOf: URL(fileURLWithPath: f.older))
+        let write = Self.errorCode { () throws(QuireError) in try vault.add(EntryBody(created: KeyTestSupport.t0 + 500, text: "after")) }
+        #expect(write?.code == "rolled_back")
+        #expect(vault.keyWarnings.map(\.code) == ["rollback_suspected"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: f.path)) == olderBytes)
+        #expect(try f.freshOpen() == "rollback_suspected:20")
+    }
+
+    /// `reload()` says it as an open does (no throw: an open does not
+    /// throw either), and refuses the write.
+    @Test func aReloadOntoAnOlderCopyWarnsAndRefusesWrites() throws {
+        let f = try Self.fixture("reload", cache: false)
+        let vault = try f.handle(cache: false)
+        try f.renameOver(from: f.older)
+        try vault.reload()
+        #expect(vault.keyWarnings.map(\.code) == ["rollback_suspected"])
+        #expect(Self.errorCode { () throws(QuireError) in try vault.add(EntryBody(created: KeyTestSupport.t0 + 500, text: "after")) }?.code == "rolled_back")
+        #expect(try f.freshOpen() == "rollback_suspected:20")
+    }
+
+    /// The user accepts the older file: the next refresh reports what it
+    /// lost, as an ordinary change set, and the handle writes again.
+    @Test func acceptingTheOlderCopyReportsWhatItLacks() throws {
+        let f = try Self.fixture("accept", cache: false)
+        let vault = try f.handle(cache: false)
+        try f.renameOver(from: f.older)
+        #expect(Self.errorCode { () throws(QuireError) in try vault.refresh() }?.code == "rolled_back")
+        try vault.acceptRollback()
+        #expect(vault.keyWarnings.isEmpty)
+        let changes = try vault.refresh()
+        #expect(changes.fileReplaced)
+        #expect(Set(changes.ids(.removed)) == Set(f.later.map(\.entryID)))
+        #expect(changes.entries.count == 10)
+        try vault.add(EntryBody(created: KeyTestSupport.t0 + 500, text: "after"))
+        #expect(try f.freshOpen() == ":21")
+    }
+
+    /// The newer copy put back (a merge elsewhere, the sync tool again):
+    /// it extends what the handle had read, so the refusal is lifted.
+    @Test func theNewerCopyBackLiftsTheRefusal() throws {
+        let f = try Self.fixture("newer back", cache: false)
+        let vault = try f.handle(cache: false)
+        let newer = f.dir.file("newer.quire")
+        try FileManager.default.copyItem(atPath: f.path, toPath: newer)
+        try f.renameOver(from: f.older)
+        #expect(Self.errorCode { () throws(QuireError) in try vault.refresh() }?.code == "rolled_back")
+        try f.renameOver(from: newer)
+        let changes = try vault.refresh()
+        #expect(changes.entries.isEmpty)
+        #expect(vault.keyWarnings.isEmpty)
+        try vault.add(EntryBody(created: KeyTestSupport.t0 + 500, text: "after"))
+        #expect(try f.freshOpen() == ":31")
+    }
+
+    /// Another device's copy that only grew still refreshes normally, with
+    /// the exact change set, and the handle writes on it.
+    @Test(arguments: [false, true]) func aNewerCopyStillRefreshesNormally(cache: Bool) throws {
+        let f = try Self.fixture("newer copy \(cache)", cache: cache)
+        let vault = try f.handle(cache: cache)
+        let elsewherePath = f.dir.file("elsewhere.quire")
+        try FileManager.default.copyItem(atPath: f.path, toPath: elsewherePath)
+        let elsewhere = try Vault.open(at: elsewherePath, credential: .device(f.device.keyPair), options: fast)
+        let added = try elsewhere.add(EntryBody(created: KeyTestSupport.t0 + 900, text: "from the other device"))
+        let edited = try elsewhere.edit(f.later[0].entryID, body: EntryBody(created: KeyTestSupport.t0 + 100, text: "edited there"))
+        try f.renameOver(from: elsewherePath)
+        let changes = try vault.refresh()
+        #expect(changes.fileReplaced)
+        #expect(Set(changes.entries.map { "\($0)" }) == Set([
+            EntryChange(id: added.entryID, before: nil, after: RefreshTests.live(added)),
+            EntryChange(id: f.later[0].entryID, before: RefreshTests.live(f.later[0]), after: RefreshTests.live(edited)),
+        ].map { "\($0)" }))
+        #expect(vault.keyWarnings.isEmpty)
+        try vault.add(EntryBody(created: KeyTestSupport.t0 + 1000, text: "mine"))
+        #expect(try f.freshOpen() == ":32")
+    }
+}
+
+extension VaultObserverTests {
+    /// Issue 13, iOS trial of session 41: `events()` delivers an older copy
+    /// renamed over the path as a failed refresh (`rolled_back`), not as
+    /// `.changed`; the handle's write is refused afterwards.
+    @Test(arguments: [false, true]) func eventsSayAnOlderCopyAsARollback(cache: Bool) async throws {
+        let f = try RefreshRollbackTests.fixture("events \(cache)", cache: cache)
+        let vault = try f.handle(cache: cache)
+        let inbox = EventInbox()
+        let task = Task { for await event in vault.events(coalescing: .milliseconds(20)) { inbox.add(event) } }
+        try await Task.sleep(for: .milliseconds(100))
+        try f.renameOver(from: f.older)
+        #expect(await Self.eventually { !inbox.failures.isEmpty })
+        #expect(inbox.failures.first?.code == "rolled_back")
+        #expect(inbox.changes(.otherWriter).isEmpty)
+        #expect(vault.keyWarnings.map(\.code) == ["rollback_suspected"])
+        let write = await Task { () -> String? in
+            RefreshRollbackTests.errorCode { () throws(QuireError) in try vault.add(EntryBody(created: KeyTestSupport.t0 + 500, text: "after")) }?.code
+        }.value
+        #expect(write == "rolled_back")
+        task.cancel()
+        await task.value
+        #expect(inbox.changes(.otherWriter).isEmpty && inbox.changes(.thisHandle).isEmpty)
+        #expect(try f.freshOpen() == "rollback_suspected:20")
+    }
+}
