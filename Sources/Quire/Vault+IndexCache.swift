@@ -474,16 +474,33 @@ extension Vault {
     /// handle does not answer from the cache. A loaded cache's ids are
     /// looked up in its id part, and only the row groups of the rows in
     /// the range are opened. For the CLI's id prefixes.
+    ///
+    /// A row the cache marks deleted that `matches` accepts is left out
+    /// only once its winning record — the deletion — reads as the cache
+    /// describes it: a lookup by id reads that one record, so a deletion
+    /// damaged after the cache was written (the entry then live, with a
+    /// warning, in a full read) is not hidden without one
+    /// (`Spec/index-cache.md §5`, "Reading through it"; crypto review of
+    /// session 41, F1). When it does not read, the view is dropped and nil
+    /// returned: the caller reads every entry.
     package func cachedLiveEntryIDs(from lowest: EntryID, through highest: EntryID, where matches: (EntryID) -> Bool) -> [EntryID]? {
         lock.withLock { () -> [EntryID]? in
             loadIndexCacheIfNotTried()
             guard index == nil, let view = indexCache?.view else { return nil }
             var out: [EntryID] = []
+            var deleted: [IndexCache.Entry] = []
             for slot in view.table.slots(withIDsIn: IDKey(lowest)...IDKey(highest)) {
                 let (id, isDeleted) = view.table.idAndDeletion(slot)
-                if !isDeleted && matches(id) { out.append(id) }
+                guard matches(id) else { continue }
+                if isDeleted { deleted.append(view.entry(slot)) } else { out.append(id) }
             }
             if dropCachedViewIfFailed(view) { return nil }
+            if !deleted.isEmpty {
+                guard let read = cachedSnapshots(deleted), read.allSatisfy(\.isDeleted) else {
+                    dropCachedView()
+                    return nil
+                }
+            }
             return out
         }
     }
