@@ -19,6 +19,10 @@ struct IndexCacheBinding: Sendable {
     /// loaded at the first query, so that an open that only writes or
     /// reads everything anyway does not pay for it.
     var loadAttempted = false
+    /// True once this handle rewrote the cache file because a row group of
+    /// the frame table it opened from was not used (so it is not rewritten
+    /// again for the same refusal).
+    var rewroteRefusedTable = false
 }
 
 /// The entries as a loaded cache and the records read after it describe
@@ -142,14 +146,27 @@ extension Vault {
             let key = try? IndexCacheKey(device: device, vaultID: header.vaultID)
         else { return nil }
         let load = IndexCache.loadFrameTable(folder: folder, key: key, vaultID: header.vaultID)
-        if case .failure(let why) = load, why == .notAuthentic || why == .malformed {
-            // A frame directory that does not open is damaged: the summaries
-            // and index, sealed apart, would still load, so nothing else
-            // would replace the file, and every open would scan the vault
-            // whole. Removed, the next full read writes a new one.
+        if case .failure(let why) = load, why != .missing {
+            // A frame table that does not open — its directory damaged, the
+            // file cut or extended past its row groups, an unknown version —
+            // is discarded (`Spec/index-cache.md §5`): the summaries and
+            // index, sealed apart, may still load, so nothing else would
+            // replace the file, and every open would scan the vault whole
+            // (crypto review of session 41, F2). Removed, the next full
+            // read writes a new one.
             IndexCache.remove(folder: folder, key: key)
         }
-        guard case .success(let found) = load, let table = found.table else { return nil }
+        guard case .success(let found) = load, var table = found.table else { return nil }
+        // A row group that does not open (damaged, moved, another file's) is
+        // not used, and its frames are read from the vault file; the cache
+        // file is removed too, so that it is not refused again at every
+        // open: the next full read writes a new one (F2).
+        let loadGroup = table.load
+        table.load = { g in
+            let group = loadGroup(g)
+            if group == nil { IndexCache.remove(folder: folder, key: key) }
+            return group
+        }
         let id = found.identity
         let opened = VaultFile.open(
             path: path, writable: writable, cachedPrefix: table, frameCount: id.frameCount, committedLength: id.committedLength,
@@ -853,7 +870,11 @@ extension Vault {
         let s = file.structure
         guard let identity = IndexCache.Identity(committedIn: s, keyringHeads: heads) else { return }
         let hasSearch = query.search != nil
-        guard binding.current != identity || (hasSearch && !binding.currentHasSearch) else { return }
+        // A frame table row group this handle could not use (its frames read
+        // from the vault file): the file it loaded is rewritten even when it
+        // reflects this state, so later opens use a whole table again (F2).
+        let tableRefused = file.cachedPrefixRowGroupLoads.file > 0 && !binding.rewroteRefusedTable
+        guard binding.current != identity || (hasSearch && !binding.currentHasSearch) || tableRefused else { return }
         // Failed attestations are reported from the file; the cache keeps
         // none (every attestation is checked once, here, before it is written).
         guard file.commitIssues.isEmpty else { return }
@@ -870,6 +891,7 @@ extension Vault {
         guard (try? IndexCache.write(contents, key: binding.key, folder: binding.folder, random: random)) != nil else { return }
         binding.current = identity
         binding.currentHasSearch = hasSearch
+        if tableRefused { binding.rewroteRefusedTable = true }
         indexCache = binding
     }
 }

@@ -8,7 +8,8 @@ import Testing
 
 /// The crypto review of session 41's findings on the index cache
 /// (`Spec/index-cache.md §5`): a lookup by id of an entry the cache marks
-/// deleted reads its deletion (F1).
+/// deleted reads its deletion (F1), and a cache whose frame table fails is
+/// not left in place to be refused at every open (F2).
 @Suite struct IndexCacheDiscardTests {
     typealias Fixture = IndexCacheOpenTests.Fixture
     static let t0 = IndexCacheOpenTests.t0
@@ -77,5 +78,38 @@ import Testing
 
         #expect(try cli.entries().map(\.id) == listed)
         #expect(try cli.unreadRecords().records.map(\.code) == warned)
+    }
+
+    /// F2: a cache whose frame table is refused — cut or extended (the
+    /// open skips the table) or a row group damaged (its frames read from
+    /// the vault file) — answers as a full open, and the damaged file is
+    /// not kept: it is removed or rewritten, so that the open after the
+    /// next full read uses a whole table again. Before, it stayed, and
+    /// every open scanned the vault (or the group's bytes) again.
+    @Test func aCacheWhoseFrameTableFailsIsNotKept() throws {
+        for name in ["a bit flipped in a row group", "the last byte cut", "a byte appended"] {
+            let (f, contents, bytes) = try IndexCacheRowGroupTests.fixture("discard " + name)
+            let key = try IndexCacheKey(device: f.device, vaultID: f.vaultID)
+            let places = try IndexCacheRowGroupTests.places(bytes, key: key, vaultID: f.vaultID)
+            let answers = try IndexCacheOpenTests.answers(try f.full())
+            var damaged = bytes
+            switch name {
+            case "a bit flipped in a row group": damaged[places[1].lowerBound + 30] ^= 0x01
+            case "the last byte cut": damaged.removeLast()
+            default: damaged.append(0)
+            }
+            try IndexCacheRowGroupTests.write(damaged, to: f)
+            let v = try f.cached()
+            #expect(try IndexCacheOpenTests.answers(v) == answers, "\(name)")
+            let after = FileManager.default.contents(atPath: f.cacheFile).map { [UInt8]($0) }
+            #expect(after != damaged, "\(name): the damaged cache file is kept")
+            // The next open reads what it must and writes a new cache when
+            // there is none; the one after it uses the whole table.
+            #expect(try IndexCacheOpenTests.answers(try f.cached()) == answers, "\(name)")
+            let w = try f.cached()
+            #expect(try IndexCacheOpenTests.answers(w) == answers, "\(name)")
+            #expect(w.file.cachedPrefixFrameCount == contents.identity.frameCount, "\(name)")
+            #expect(w.file.cachedPrefixRowGroupLoads.file == 0, "\(name)")
+        }
     }
 }
