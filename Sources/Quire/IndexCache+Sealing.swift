@@ -698,7 +698,7 @@ extension IndexCache {
         return seen.ranges.withLock { Array($0[before...]) }
     }
 
-    /// ``openFrameTable(_:key:vaultID:)`` over the 45-byte `prefix`, the
+    /// ``openFrameTable(_:key:vaultID:)`` over the 53-byte `prefix`, the
     /// header's nonce and sealed bytes and the frame directory's, both
     /// opened in place, of a cache file of `fileSize` bytes: the row groups
     /// are not read here but by the table's loader, through `read`, when
