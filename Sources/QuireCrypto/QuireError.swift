@@ -97,6 +97,9 @@ extension QuireError: LocalizedError {
     ///   opening a missing vault; code `io`, `.unavailable`): "The file or
     ///   folder is not there. Check that it exists, or wait until it has
     ///   downloaded."
+    /// - a folder where a file was expected (`EISDIR`: a folder picked as an
+    ///   attachment; code `io`): "That is a folder, not a file. Choose a
+    ///   file."
     ///
     /// English; an app that localizes maps ``category`` (and these codes)
     /// to its own strings. ``message`` has the details.
@@ -112,8 +115,11 @@ extension QuireError: LocalizedError {
         case "source_failed": "The attachment could not be read, so it was not added. Try adding it again."
         case "key_store_unavailable": "This device's key cannot be used while the device is locked. Unlock it and try again."
         default:
-            layer.errorNumber == ENOENT
-                ? "The file or folder is not there. Check that it exists, or wait until it has downloaded." : category.sentence
+            switch layer.errorNumber {
+            case ENOENT: "The file or folder is not there. Check that it exists, or wait until it has downloaded."
+            case EISDIR: "That is a folder, not a file. Choose a file."
+            default: category.sentence
+            }
         }
     }
 }

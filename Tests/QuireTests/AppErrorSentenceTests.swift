@@ -54,6 +54,15 @@ import Testing
         let open = try #require(
             await Self.error { () async throws(QuireError) in _ = try await Vault.open(at: dir.file("Other.quire"), store: store) })
         #expect(open.localizedDescription == Self.missing)
+
+        // A folder picked as a photo (iOS re-trial of session 41): it said
+        // "The app asked for something the journal cannot do."
+        let folder = URL(fileURLWithPath: dir.path)
+        let picked2 = try #require(
+            await Self.error { () async throws(QuireError) in
+                _ = try await vault.commit { tx in _ = try tx.storeAttachment(contentsOf: folder, mediaType: "image/jpeg") }
+            })
+        #expect(picked2.localizedDescription == "That is a folder, not a file. Choose a file.", "\(picked2.code): \(picked2.message)")
     }
 
     @Test func anUnenrolledDeviceAndAMistypedCodeSaySo() async throws {
