@@ -86,6 +86,13 @@ struct CachedEntries: Sendable {
     /// Adds an entry in slot ``entryCount``.
     mutating func append(_ entry: IndexCache.Entry) { added.append(entry) }
 
+    /// Every entry the view holds.
+    var entryIDs: Set<EntryID> {
+        var out = Set<EntryID>(minimumCapacity: entryCount)
+        for slot in table.order { out.insert(table.summary(slot).id) }
+        return out
+    }
+
     /// Every entry's state.
     var states: [EntryID: EntryChange.State] {
         var out: [EntryID: EntryChange.State] = [:]

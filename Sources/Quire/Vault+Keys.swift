@@ -482,32 +482,85 @@ extension Vault {
             removedKey: nil, acceptedTampered: nil)
     }
 
+    /// The entries this handle has read (those of which its entry index,
+    /// or its cached view, holds a revision): what a file that replaces
+    /// the one it read must still hold a revision of. Nil when the handle
+    /// has read neither, or has no device memory (as ``seenMemory()``).
+    /// Under the lock.
+    func seenEntries() -> Set<EntryID>? {
+        guard deviceStore != nil else { return nil }
+        if let index { return Set(index.revisions.keys) }
+        guard let view = indexCache?.view else { return nil }
+        // A row group found damaged as it is read (only the newest is
+        // checked at open) reads as placeholders: then the entries of the
+        // frames the view reflected, from the file (as baselineStates).
+        let ids = view.entryIDs
+        if view.isUsable { return ids }
+        var prefix = EntryIndex()
+        Self.absorb(file: file, into: &prefix, frames: 0..<view.frameCount, retain: false, kinds: [.entryRevision])
+        return Set(prefix.revisions.keys)
+    }
+
     /// After the handle switched to the file now at the path: applies the
     /// rollback test of an open (`Spec/keys.md §7`) to it, against what the
     /// device remembers and against `seen` (what the handle had read
     /// before; while a replacement is refused, what it had read before
-    /// that one). A file that fails it is reported as an open reports it
-    /// (``keyWarnings`` gets `rollback_suspected`) and refused for writing;
-    /// one that passes lifts a refusal this test set. Only for a handle
-    /// with device memory (``remember(in:)``, an open with a key store),
-    /// as an open tests only then. Under the lock.
-    func judgeReplacement(seen: VaultMemory?) {
+    /// that one). Then, as §7's clock test lets another history pass (a
+    /// copy that forked from an older state and wrote since), it counts
+    /// the entries of `entries` (those the handle had read) of which the
+    /// file holds no revision at all: a rewrite never drops every revision
+    /// of an entry (it keeps heads and tombstones, `Spec/merge.md §6`), so
+    /// when the file's records all read (nothing unread could hold them),
+    /// any such entry fails it too. A file that fails is reported as an
+    /// open reports a rollback (``keyWarnings`` gets `rollback_suspected`)
+    /// and refused for writing, and the device memory is not updated from
+    /// it; one that passes lifts a refusal this test set. Only for a handle
+    /// with device memory (``remember(in:)``, an open with a key store), as
+    /// an open tests only then. Under the lock.
+    func judgeReplacement(seen: VaultMemory?, entries: Set<EntryID>?) {
         guard let store = deviceStore else { return }
         let seen = replacementRefusal.map { $0.seen } ?? seen
+        let entries = replacementRefusal.map { $0.entries } ?? entries
+        // Reading the index for the tests must not remember a file they
+        // refuse: the memory is written after them, when it passes.
+        let outer = !deviceMemoryWriteDeferred
+        deviceMemoryWriteDeferred = true
         var reason: String?
         if let memory = try? storedMemory(in: store) { reason = rollbackReason(against: memory) }
         if reason == nil, let seen { reason = rollbackReason(against: seen) }
+        if reason == nil, let entries { reason = lostEntriesReason(entries, seen: seen) }
+        if outer { deviceMemoryWriteDeferred = false }
         if let reason {
             if replacementRefusal == nil, rollbackRefusal != nil { return }
             warnings.removeAll { $0.code == "rollback_suspected" }
             warnings.append(.rollbackSuspected(reason: reason))
             rollbackRefusal = reason
-            replacementRefusal = (reason, seen)
-        } else if let refused = replacementRefusal {
+            replacementRefusal = (reason, seen, entries)
+            return
+        }
+        if let refused = replacementRefusal {
             warnings.removeAll { $0.code == "rollback_suspected" }
             if rollbackRefusal == refused.reason { rollbackRefusal = nil }
             replacementRefusal = nil
         }
+        if outer, index != nil { rememberIfNotRolledBack() }
+    }
+
+    /// Why the file at the path lost entries of `entries` (the handle had
+    /// read them; the file holds no revision of them), or nil when it
+    /// holds a revision of each, extends `seen` (it starts with what the
+    /// handle read), or cannot be judged: a credential behind the file, or
+    /// records that do not read (damage, a key this credential lacks),
+    /// which may be the lost revisions and are reported as unread records
+    /// instead. Under the lock.
+    func lostEntriesReason(_ entries: Set<EntryID>, seen: VaultMemory?) -> String? {
+        guard !entries.isEmpty, unlocked.unreadableNewerEpoch == nil else { return nil }
+        if let seen, file.structure.hasCommit(endingAt: seen.committedLength, storedHead: seen.chainHead) { return nil }
+        guard let index = try? loadIndex(), index.issues.isEmpty else { return nil }
+        let lost = entries.count(where: { index.revisions[$0]?.isEmpty ?? true })
+        guard lost > 0 else { return nil }
+        return "it holds no revision of \(lost) entr\(lost == 1 ? "y" : "ies") this handle read (a rewrite keeps every entry's "
+            + "heads and tombstones): another history, or a copy from before they were written, replaced the file"
     }
 
     /// Who holds keys now, as the trusted keyrings say.

@@ -117,15 +117,22 @@ extension Vault {
     ///   the state it had, and a later call tries again. On a handle with
     ///   device memory (opened with a key store, or after
     ///   ``remember(in:)``), `.needsMerge` (``VaultError/rolledBack(reason:)``,
-    ///   `rolled_back`) when the file at the path does not extend what the
-    ///   handle read or the device remembers and is no rewrite that kept
-    ///   everything (an older copy a sync tool renamed over the path,
-    ///   another history): the rollback test of an open (`Spec/keys.md §7`).
-    ///   The handle then reads that file as an open would, says
-    ///   `rollback_suspected` in ``keyWarnings`` and refuses writes with the
-    ///   same error; each later call throws it again, until
+    ///   `rolled_back`) when the file at the path fails the rollback test
+    ///   of an open (`Spec/keys.md §7`) against what the handle read or the
+    ///   device remembers (an older copy a sync tool renamed over the
+    ///   path), or holds no revision of some entry the handle had read
+    ///   while all its records read (another history: a copy forked from
+    ///   an older state and written to since, whose newest clock passes
+    ///   §7's clock test; a rewrite keeps every entry's heads and
+    ///   tombstones). The handle then reads that file as an open would,
+    ///   says `rollback_suspected` in ``keyWarnings`` and refuses writes
+    ///   with the same error; each later call throws it again, until
     ///   ``acceptRollback()`` (the next call then reports what the accepted
-    ///   file changed) or a file that passes the test replaces it.
+    ///   file changed, the lost entries as removed) or a file that passes
+    ///   both tests replaces it. Only this handle sees another history: the
+    ///   device memory keeps heads and clocks, not entries, so a fresh open
+    ///   in a new process cannot tell a fork that passes §7's clock test
+    ///   from a rewrite.
     @_spi(Format)
     public func refresh() throws(QuireError) -> VaultChangeSet {
         try lock.withLock { () throws(QuireError) -> VaultChangeSet in
@@ -182,8 +189,14 @@ extension Vault {
             if index == nil, indexCache?.view != nil { try followWithCachedView() } else { absorb(range) }
         case .reopen:
             let seen = seenMemory()
-            if try !adoptReplacement() { try reloadUnjudged() }
-            judgeReplacement(seen: seen)
+            // A copy adopted from its tail holds every byte read: only
+            // a reopen needs the entries read, to judge what it lost.
+            var entries: Set<EntryID>?
+            if try !adoptReplacement() {
+                entries = seenEntries()
+                try reloadUnjudged()
+            }
+            judgeReplacement(seen: seen, entries: entries)
         }
         // A replacement that fails the rollback test is not an ordinary
         // change: said as an open says it, each time, until the user

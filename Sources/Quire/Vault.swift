@@ -167,12 +167,13 @@ public final class Vault: @unchecked Sendable {
     var rollbackRefusal: String?
     /// Set when a ``refresh()`` or a ``reload()`` found the path replaced by
     /// a file that does not extend what this handle (or the device's
-    /// memory) had seen: the reason, and what the handle had seen before
-    /// it (`Spec/keys.md §7`). Each refresh throws `.needsMerge`
-    /// (`rolled_back`) while it is set, and ``rollbackRefusal`` refuses
-    /// writes; ``acceptRollback()``, or a file that passes the test again,
-    /// clears it.
-    var replacementRefusal: (reason: String, seen: VaultMemory?)?
+    /// memory) had seen, or that holds no revision of entries the handle
+    /// had read: the reason, what the handle had seen before it
+    /// (`Spec/keys.md §7`) and the entries it had read then. Each refresh
+    /// throws `.needsMerge` (`rolled_back`) while it is set, and
+    /// ``rollbackRefusal`` refuses writes; ``acceptRollback()``, or a file
+    /// that passes the test again, clears it.
+    var replacementRefusal: (reason: String, seen: VaultMemory?, entries: Set<EntryID>?)?
     /// The recovery key the user said they hold, which a join of concurrent
     /// replacements keeps (``keepRecoveryKey(_:)``, `Spec/keys.md §6.9`).
     var keptRecoveryKey: [UInt8]?
@@ -554,22 +555,27 @@ public final class Vault: @unchecked Sendable {
     /// credential. Call it to see what other processes wrote.
     ///
     /// On a handle with device memory (opened with a key store, or after
-    /// ``remember(in:)``), a file at the path that does not extend what
-    /// the handle had read, nor what the device remembers, and is no
-    /// rewrite that kept everything (an older copy a sync tool renamed over
-    /// the path, or another history) is read and said as an open says it:
+    /// ``remember(in:)``), a file at the path that fails the rollback test
+    /// of an open (`Spec/keys.md §7`) against what the handle had read or
+    /// the device remembers (an older copy a sync tool renamed over the
+    /// path), or that holds no revision of some entry the handle had read
+    /// while all its records read (another history, whose newest clock
+    /// passes §7's clock test; a rewrite keeps every entry's heads and
+    /// tombstones), is read and said as an open says a rollback:
     /// ``keyWarnings`` gets `rollback_suspected`, writes are refused with
     /// `.needsMerge` (`rolled_back`), and ``refresh()`` throws that error,
-    /// until ``acceptRollback()`` or a file that passes the test
-    /// (`Spec/keys.md §7`).
+    /// until ``acceptRollback()`` or a file that passes both tests. A fresh
+    /// open in a new process cannot see such another history (the device
+    /// memory keeps heads and clocks, not entries).
     ///
     /// - Throws: ``QuireError``.
     @_spi(Format)
     public func reload() throws(QuireError) {
         try lock.withLock { () throws(QuireError) -> Void in
             let seen = seenMemory()
+            let entries = seenEntries()
             try reloadUnjudged()
-            judgeReplacement(seen: seen)
+            judgeReplacement(seen: seen, entries: entries)
         }
     }
 

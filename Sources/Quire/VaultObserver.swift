@@ -212,7 +212,8 @@ public enum VaultEvent: Sendable, Equatable {
     /// missing (a sync tool replacing it), a key error (`.wrongCredential`, `.readOnly`, `.needsMerge`, `.damaged`) when a
     /// replaced file no longer opens with this credential, or `.needsMerge`
     /// (`rolled_back`) when a handle with device memory finds an older copy
-    /// or another history at the path (``Vault/refresh()``). The watch goes
+    /// at the path, or another history that lacks entries the handle read
+    /// (``Vault/refresh()``). The watch goes
     /// on, and the next change to the file tries again.
     case refreshFailed(QuireError)
     /// Copies of this vault appeared beside it: their paths, sorted

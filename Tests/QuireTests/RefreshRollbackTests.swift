@@ -182,6 +182,107 @@ import Testing
         try vault.add(EntryBody(created: KeyTestSupport.t0 + 1000, text: "mine"))
         #expect(try f.freshOpen() == ":32")
     }
+
+    /// Another history: the older copy, opened by the same device elsewhere
+    /// (no device memory there) and written to once, so that its greatest
+    /// clock passes §7's clock test; it holds no revision of the handle's
+    /// 10 later entries. Returns its path and the entry it added.
+    static func fork(_ f: Fixture) throws -> (path: String, added: EntryRevision) {
+        let path = f.dir.file("fork.quire")
+        try FileManager.default.copyItem(atPath: f.older, toPath: path)
+        let other = try Vault.open(at: path, credential: .device(f.device.keyPair), options: fast)
+        let added = try other.add(EntryBody(created: KeyTestSupport.t0 + 900, text: "on the other history"))
+        return (path, added)
+    }
+
+    /// Issue 13, re-trial: a copy from another history renamed over the
+    /// path is refused as an older copy is (each refresh throws, the
+    /// handle warns with how many entries the file lacks, a write is
+    /// refused, nothing is reported as a change); accepting it then
+    /// reports the 10 entries as removed and the fork's entry as added.
+    @Test(arguments: [false, true]) func anotherHistoryRenamedOverThePathIsARollback(cache: Bool) throws {
+        let f = try Self.fixture("fork \(cache)", cache: cache)
+        let vault = try f.handle(cache: cache)
+        let fork = try Self.fork(f)
+        try f.renameOver(from: fork.path)
+        let refused = Self.errorCode { () throws(QuireError) in try vault.refresh() }
+        #expect(refused?.code == "rolled_back")
+        #expect(refused?.category == .needsMerge)
+        #expect(vault.keyWarnings.map(\.code) == ["rollback_suspected"])
+        #expect(vault.keyWarnings.first?.message.contains("no revision of 10 entries") == true)
+        #expect(Self.errorCode { () throws(QuireError) in try vault.refresh() }?.code == "rolled_back")
+        #expect(try vault.entries(matching: EntryQuery(limit: 100)).entries.count == 21)
+        let write = Self.errorCode { () throws(QuireError) in try vault.add(EntryBody(created: KeyTestSupport.t0 + 500, text: "after")) }
+        #expect(write?.code == "rolled_back")
+        #expect(write?.category == .needsMerge)
+        try vault.acceptRollback()
+        #expect(vault.keyWarnings.isEmpty)
+        let changes = try vault.refresh()
+        #expect(changes.fileReplaced)
+        #expect(Set(changes.ids(.removed)) == Set(f.later.map(\.entryID)))
+        #expect(changes.ids(.added) == [fork.added.entryID])
+        #expect(changes.entries.count == 11)
+        try vault.add(EntryBody(created: KeyTestSupport.t0 + 1000, text: "after"))
+        #expect(try f.freshOpen() == ":22")
+    }
+
+    /// A write with no refresh before it meets the other history as it
+    /// commits (the commit's retry reloads): refused, and the file is left
+    /// as the sync tool put it.
+    @Test func aWriteAfterAnotherHistoryIsRefused() throws {
+        let f = try Self.fixture("fork write", cache: false)
+        let vault = try f.handle(cache: false)
+        let fork = try Self.fork(f)
+        try f.renameOver(from: fork.path)
+        let forkBytes = try Data(contentsOf: URL(fileURLWithPath: fork.path))
+        let write = Self.errorCode { () throws(QuireError) in try vault.add(EntryBody(created: KeyTestSupport.t0 + 500, text: "after")) }
+        #expect(write?.code == "rolled_back")
+        #expect(vault.keyWarnings.map(\.code) == ["rollback_suspected"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: f.path)) == forkBytes)
+    }
+
+    /// The other history merged with the copy that has the 10 entries (on
+    /// another device) and renamed over the path: it holds them again, so
+    /// the refusal is lifted and the refresh reports only the fork's entry.
+    @Test func aMergeThatHoldsTheEntriesAgainLiftsTheRefusal() throws {
+        let f = try Self.fixture("fork merged", cache: false)
+        let vault = try f.handle(cache: false)
+        let newer = f.dir.file("newer.quire")
+        try FileManager.default.copyItem(atPath: f.path, toPath: newer)
+        let fork = try Self.fork(f)
+        try f.renameOver(from: fork.path)
+        #expect(Self.errorCode { () throws(QuireError) in try vault.refresh() }?.code == "rolled_back")
+        let other = try Vault.open(at: fork.path, credential: .device(f.device.keyPair), options: fast)
+        _ = try other.merge(copyAt: newer)
+        try f.renameOver(from: fork.path)
+        let changes = try vault.refresh()
+        #expect(changes.ids(.added) == [fork.added.entryID])
+        #expect(changes.entries.count == 1)
+        #expect(vault.keyWarnings.isEmpty)
+        try vault.add(EntryBody(created: KeyTestSupport.t0 + 1000, text: "after"))
+        #expect(try f.freshOpen() == ":32")
+    }
+
+    /// A legitimate rewrite: another handle of this device compacts the
+    /// vault, dropping the older revisions of an edited entry (the head and
+    /// a deleted entry's tombstone stay). The handle refreshes normally.
+    @Test(arguments: [false, true]) func aCompactionByAnotherHandleStillRefreshes(cache: Bool) throws {
+        let f = try Self.fixture("compaction \(cache)", cache: cache)
+        let vault = try f.handle(cache: cache)
+        let other = try Vault.open(at: f.path, store: f.store, options: fast)
+        _ = try other.edit(f.later[0].entryID, body: EntryBody(created: KeyTestSupport.t0 + 100, text: "edited once"))
+        let edited = try other.edit(f.later[0].entryID, body: EntryBody(created: KeyTestSupport.t0 + 100, text: "edited twice"))
+        _ = try other.delete(f.later[1].entryID)
+        _ = try other.compact(CompactionOptions(keepHistory: 0))
+        let changes = try vault.refresh()
+        #expect(changes.fileReplaced)
+        #expect(Set(changes.entries.map(\.id)) == [f.later[0].entryID, f.later[1].entryID])
+        #expect(changes.ids(.removed).isEmpty)
+        #expect(vault.keyWarnings.isEmpty)
+        #expect(try vault.entry(f.later[0].entryID)?.revision.revisionID == edited.revisionID)
+        try vault.add(EntryBody(created: KeyTestSupport.t0 + 1000, text: "mine"))
+        #expect(try f.freshOpen() == ":30")
+    }
 }
 
 extension VaultObserverTests {
@@ -207,5 +308,29 @@ extension VaultObserverTests {
         await task.value
         #expect(inbox.changes(.otherWriter).isEmpty && inbox.changes(.thisHandle).isEmpty)
         #expect(try f.freshOpen() == "rollback_suspected:20")
+    }
+
+    /// Issue 13, re-trial: `events()` delivers another history renamed
+    /// over the path as a failed refresh (`rolled_back`), not as
+    /// `.changed` with 10 entries removed; a write is refused afterwards.
+    @Test(arguments: [false, true]) func eventsSayAnotherHistoryAsARollback(cache: Bool) async throws {
+        let f = try RefreshRollbackTests.fixture("events fork \(cache)", cache: cache)
+        let vault = try f.handle(cache: cache)
+        let fork = try RefreshRollbackTests.fork(f)
+        let inbox = EventInbox()
+        let task = Task { for await event in vault.events(coalescing: .milliseconds(20)) { inbox.add(event) } }
+        try await Task.sleep(for: .milliseconds(100))
+        try f.renameOver(from: fork.path)
+        #expect(await Self.eventually { !inbox.failures.isEmpty })
+        #expect(inbox.failures.first?.code == "rolled_back")
+        #expect(inbox.changes(.otherWriter).isEmpty)
+        #expect(vault.keyWarnings.map(\.code) == ["rollback_suspected"])
+        let write = await Task { () -> String? in
+            RefreshRollbackTests.errorCode { () throws(QuireError) in try vault.add(EntryBody(created: KeyTestSupport.t0 + 500, text: "after")) }?.code
+        }.value
+        #expect(write == "rolled_back")
+        task.cancel()
+        await task.value
+        #expect(inbox.changes(.otherWriter).isEmpty && inbox.changes(.thisHandle).isEmpty)
     }
 }
