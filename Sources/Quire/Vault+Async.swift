@@ -248,9 +248,9 @@ extension Vault {
     ///   replaced by an older copy (the rollback test of an open, `Spec/keys.md §7`) or by
     ///   another history that holds no revision of some entry the handle read (which only
     ///   this handle sees: a fresh open cannot): ``keyWarnings`` then says
-    ///   `rollback_suspected`, and writes are refused, until ``acceptRollback()``; `.cancelled` (`cancelled`) when the task was
-    ///   cancelled before it started (a refresh that started finishes: its cost follows what
-    ///   was appended).
+    ///   `rollback_suspected`, and writes are refused, until ``acceptRollback()``;
+    ///   `.cancelled` (`cancelled`) when the task was cancelled before it started (a refresh
+    ///   that started finishes: its cost follows what was appended).
     public func refresh() async throws(QuireError) -> VaultChangeSet {
         try await perform { () throws(QuireError) -> VaultChangeSet in try self.refresh() }
     }

@@ -86,10 +86,14 @@ struct CachedEntries: Sendable {
     /// Adds an entry in slot ``entryCount``.
     mutating func append(_ entry: IndexCache.Entry) { added.append(entry) }
 
-    /// Every entry the view holds.
-    var entryIDs: Set<EntryID> {
+    /// Every entry the view holds whose winning head (the highest
+    /// standing of its heads) is in a commit that verifies.
+    var verifiedEntryIDs: Set<EntryID> {
         var out = Set<EntryID>(minimumCapacity: entryCount)
-        for slot in table.order { out.insert(table.summary(slot).id) }
+        for slot in table.order {
+            let summary = table.summary(slot)
+            if summary.standing >= 1 { out.insert(summary.id) }
+        }
         return out
     }
 

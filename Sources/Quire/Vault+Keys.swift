@@ -483,22 +483,32 @@ extension Vault {
     }
 
     /// The entries this handle has read (those of which its entry index,
-    /// or its cached view, holds a revision): what a file that replaces
-    /// the one it read must still hold a revision of. Nil when the handle
+    /// or its cached view, holds a head in a commit that verifies): what a
+    /// file that replaces the one it read must still hold a revision of.
+    /// An entry whose heads all fail to verify is left out: a compaction
+    /// that drops what does not verify may drop it. Nil when the handle
     /// has read neither, or has no device memory (as ``seenMemory()``).
     /// Under the lock.
     func seenEntries() -> Set<EntryID>? {
         guard deviceStore != nil else { return nil }
-        if let index { return Set(index.revisions.keys) }
+        if let index { return Self.verifiedEntryIDs(index) }
         guard let view = indexCache?.view else { return nil }
         // A row group found damaged as it is read (only the newest is
         // checked at open) reads as placeholders: then the entries of the
         // frames the view reflected, from the file (as baselineStates).
-        let ids = view.entryIDs
+        let ids = view.verifiedEntryIDs
         if view.isUsable { return ids }
         var prefix = EntryIndex()
         Self.absorb(file: file, into: &prefix, frames: 0..<view.frameCount, retain: false, kinds: [.entryRevision])
-        return Set(prefix.revisions.keys)
+        return Self.verifiedEntryIDs(prefix)
+    }
+
+    /// The entries of `index` whose winning head (the highest standing of
+    /// their heads) is in a commit that verifies.
+    static func verifiedEntryIDs(_ index: EntryIndex) -> Set<EntryID> {
+        var out = Set<EntryID>(minimumCapacity: index.revisions.count)
+        for id in index.revisions.keys where (index.heads(of: id).first?.standing ?? 0) >= 1 { out.insert(id) }
+        return out
     }
 
     /// After the handle switched to the file now at the path: applies the

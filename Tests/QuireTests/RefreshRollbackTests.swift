@@ -283,6 +283,38 @@ import Testing
         try vault.add(EntryBody(created: KeyTestSupport.t0 + 1000, text: "mine"))
         #expect(try f.freshOpen() == ":30")
     }
+
+    /// A compaction asked to drop what does not verify drops every
+    /// revision of an entry whose only commit was tampered with: not
+    /// another history, so the handle that read it refreshes normally.
+    @Test func aCompactionDroppingUnverifiedRecordsStillRefreshes() throws {
+        let f = try Self.fixture("drop unverified", cache: false)
+        // Two entries in one commit; the first one's frame is replaced, so
+        // the commit does not verify and the second reads unverified.
+        var revisions: [EntryRevision] = []
+        try Vault.open(at: f.path, store: f.store, options: fast).commit { tx in
+            revisions.append(try tx.add(EntryBody(created: KeyTestSupport.t0 + 200, text: "replaced")))
+            revisions.append(try tx.add(EntryBody(created: KeyTestSupport.t0 + 201, text: "unverified")))
+        }
+        // A later commit keeps the newest clock (§7's clock test).
+        _ = try Vault.open(at: f.path, store: f.store, options: fast).add(EntryBody(created: KeyTestSupport.t0 + 202, text: "kept"))
+        let victim = revisions[1]
+        let s = try VaultFile(path: f.path).structure
+        let frame = s.frames[s.groups[s.groups.count - 2].members.lowerBound]
+        let body = [UInt8](repeating: 0x42, count: Int(frame.header.bodyLength) - 32)
+        let header = FrameHeader(kind: RecordKind(rawValue: 0x9e), flags: 0, keyID: frame.header.keyID, bodyLength: frame.header.bodyLength)
+        try SystemFile(path: f.path, mode: .readWrite).write(
+            header.encoded() + body + BLAKE2b.hash(body, byteCount: 32), at: frame.location.offset)
+        let vault = try Vault.open(at: f.path, store: f.store, options: fast)
+        #expect(try vault.entry(victim.entryID)?.isVerified == false)
+        #expect(try vault.refresh().isEmpty)
+        let other = try Vault.open(at: f.path, store: f.store, options: fast)
+        _ = try other.compact(CompactionOptions(dropUnverified: true))
+        let changes = try vault.refresh()
+        #expect(changes.fileReplaced)
+        #expect(changes.ids(.removed) == [victim.entryID])
+        #expect(vault.keyWarnings.map(\.code) == [])
+    }
 }
 
 extension VaultObserverTests {
