@@ -528,16 +528,21 @@ extension Vault {
     /// with device memory (``remember(in:)``, an open with a key store), as
     /// an open tests only then. Under the lock.
     func judgeReplacement(seen: VaultMemory?, entries: Set<EntryID>?) {
-        guard let store = deviceStore else { return }
+        guard deviceStore != nil else { return }
         let seen = replacementRefusal.map { $0.seen } ?? seen
         let entries = replacementRefusal.map { $0.entries } ?? entries
         // Reading the index for the tests must not remember a file they
         // refuse: the memory is written after them, when it passes.
         let outer = !deviceMemoryWriteDeferred
         deviceMemoryWriteDeferred = true
+        // Judged against what this handle read, not against the device
+        // memory: other processes of this device update that memory as
+        // they write, compact, merge or change keys, and a memory written
+        // for a file a moment newer than the one this handle switches to
+        // refused ordinary writes under concurrent compactions (torture,
+        // 4 writers + compact --rekey). Open judges against the memory.
         var reason: String?
-        if let memory = try? storedMemory(in: store) { reason = rollbackReason(against: memory) }
-        if reason == nil, let seen { reason = rollbackReason(against: seen) }
+        if let seen { reason = rollbackReason(against: seen) }
         if reason == nil, let entries { reason = lostEntriesReason(entries, seen: seen) }
         if outer { deviceMemoryWriteDeferred = false }
         if let reason {
