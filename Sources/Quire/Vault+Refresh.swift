@@ -118,8 +118,7 @@ extension Vault {
     ///   device memory (opened with a key store, or after
     ///   ``remember(in:)``), `.needsMerge` (``VaultError/rolledBack(reason:)``,
     ///   `rolled_back`) when the file at the path fails the rollback test
-    ///   of an open (`Spec/keys.md §7`) against what the handle read or the
-    ///   device remembers (an older copy a sync tool renamed over the
+    ///   of an open (`Spec/keys.md §7`) against what the handle read (an older copy a sync tool renamed over the
     ///   path), or holds no revision of some entry the handle had read
     ///   while all its records read (another history: a copy forked from
     ///   an older state and written to since, whose newest clock passes
