@@ -215,25 +215,18 @@ extension IndexCache {
         _ sealed: [UInt8], group g: Int, byteCount: Int, entry: PostingGroupEntry, key: IndexCacheKey, vaultID: VaultID,
         header: [UInt8]
     ) -> Result<[UInt8], Discard> {
-        let nonce = XChaCha20Poly1305.nonceByteCount
-        let tag = XChaCha20Poly1305.tagByteCount
-        guard sealed.count == nonce + entry.sealedLength, sealed.suffix(tag).elementsEqual(entry.tag) else {
-            return .failure(.notAuthentic)
-        }
         let ad = postingGroupAssociatedData(vaultID: vaultID, group: g, byteCount: byteCount, header: header)
-        var bytes = sealed
-        defer { wipe(&bytes) }
-        guard let opened = openPart(inPlace: &bytes, ad: ad, range: nonce..<bytes.count, key: key) else { return .failure(.notAuthentic) }
-        guard let payload = opened,
-            let postings = bytes.withUnsafeBytes({ raw -> [UInt8]? in
+        return openListedPart(sealed, sealedLength: entry.sealedLength, tag: entry.tag, ad: ad, key: key) { bytes, payload in
+            // The postings are copied out: the opened buffer is wiped.
+            defer { wipe(&bytes) }
+            return bytes.withUnsafeBytes { raw -> [UInt8]? in
                 let p = UnsafeRawBufferPointer(rebasing: raw[payload])
                 guard let fields = try? CBORDecoder.mapFieldRanges(p), fields.count == 1, let f = fields["postings"], f.isBytes,
                     f.range.count == byteCount
                 else { return nil }
                 return Array(p[f.range])
-            })
-        else { return .failure(.malformed) }
-        return .success(postings)
+            }
+        }
     }
 
     /// The associated data of the summaries' id part for `rows` rows:
@@ -252,22 +245,10 @@ extension IndexCache {
     static func openSummaryIDPart(
         _ sealed: [UInt8], rows: Int, entry: SummaryIDPartEntry, key: IndexCacheKey, vaultID: VaultID, header: [UInt8]
     ) -> Result<SummaryIDPart, Discard> {
-        let nonce = XChaCha20Poly1305.nonceByteCount
-        let tag = XChaCha20Poly1305.tagByteCount
-        guard sealed.count == nonce + entry.sealedLength, sealed.suffix(tag).elementsEqual(entry.tag) else {
-            return .failure(.notAuthentic)
-        }
         let ad = summaryIDPartAssociatedData(vaultID: vaultID, rows: rows, header: header)
-        var bytes = sealed
-        guard let opened = openPart(inPlace: &bytes, ad: ad, range: nonce..<bytes.count, key: key) else {
-            wipe(&bytes)
-            return .failure(.notAuthentic)
+        return openListedPart(sealed, sealedLength: entry.sealedLength, tag: entry.tag, ad: ad, key: key) { bytes, payload in
+            SummaryIDPart.make(bytes, payload: payload, count: rows)
         }
-        guard let payload = opened, let ids = SummaryIDPart.make(bytes, payload: payload, count: rows) else {
-            wipe(&bytes)
-            return .failure(.malformed)
-        }
-        return .success(ids)
     }
 
     /// Opens the summaries' row group `g` from `sealed` (its nonce, then
@@ -277,24 +258,36 @@ extension IndexCache {
     static func openSummaryGroup(
         _ sealed: [UInt8], group g: Int, rows: Int, entry: SummaryGroupEntry, key: IndexCacheKey, vaultID: VaultID, header: [UInt8]
     ) -> Result<SummaryRowGroup, Discard> {
+        let ad = summaryGroupAssociatedData(vaultID: vaultID, group: g, rows: rows, header: header)
+        return openListedPart(sealed, sealedLength: entry.sealedLength, tag: entry.tag, ad: ad, key: key) { bytes, payload in
+            SummaryRowGroup.make(bytes, payload: payload, rows: rows, first: entry.first, last: entry.last, live: entry.live)
+        }
+    }
+
+    /// Opens a part a directory lists by its sealed length and tag (a
+    /// summaries' row group, the id part, a posting group) from `sealed`
+    /// (its nonce, then its ciphertext and tag): refused unless the length
+    /// and tag are the listed ones and it authenticates under `ad`; then
+    /// `make` checks the opened bytes and their payload range (nil:
+    /// malformed). The opened bytes are wiped on failure; on success they
+    /// are `make`'s to keep or wipe.
+    private static func openListedPart<T>(
+        _ sealed: [UInt8], sealedLength: Int, tag listed: [UInt8], ad: [UInt8], key: IndexCacheKey,
+        make: (inout [UInt8], Range<Int>) -> T?
+    ) -> Result<T, Discard> {
         let nonce = XChaCha20Poly1305.nonceByteCount
         let tag = XChaCha20Poly1305.tagByteCount
-        guard sealed.count == nonce + entry.sealedLength, sealed.suffix(tag).elementsEqual(entry.tag) else {
-            return .failure(.notAuthentic)
-        }
-        let ad = summaryGroupAssociatedData(vaultID: vaultID, group: g, rows: rows, header: header)
+        guard sealed.count == nonce + sealedLength, sealed.suffix(tag).elementsEqual(listed) else { return .failure(.notAuthentic) }
         var bytes = sealed
         guard let opened = openPart(inPlace: &bytes, ad: ad, range: nonce..<bytes.count, key: key) else {
             wipe(&bytes)
             return .failure(.notAuthentic)
         }
-        guard let payload = opened,
-            let group = SummaryRowGroup.make(bytes, payload: payload, rows: rows, first: entry.first, last: entry.last, live: entry.live)
-        else {
+        guard let payload = opened, let made = make(&bytes, payload) else {
             wipe(&bytes)
             return .failure(.malformed)
         }
-        return .success(group)
+        return .success(made)
     }
 
     /// Seals `plain` into `out` at `at` (ciphertext then tag).
