@@ -86,6 +86,23 @@ import Testing
         #expect(text.stdout.contains("\n  3     #walk\n"), "\(text)")
     }
 
+    /// `quire stats` counts tags as `quire tags` does: lowercased, once per
+    /// entry however many of its tags fold to one (it counted `Walk` and
+    /// `walk` apart, and an entry with both twice).
+    @Test func statsFoldTagsAsTagsDoes() throws {
+        let box = try Sandbox()
+        try box.makeVault()
+        for tags in [["Walk"], ["walk", "rain"], ["WALK", "walk"], ["rain"], []] {
+            _ = try box.add("text", tags.flatMap { ["--tag", $0] })
+        }
+        let stats = try #require(try box.quire(["stats", "Journal.quire", "--json"]).json()["tags"] as? [[String: Any]])
+        #expect(stats.map { $0["tag"] as? String } == ["walk", "rain"])
+        #expect(stats.map { $0["entries"] as? Int } == [3, 2])
+        let tags = try #require(try box.quire(["tags", "Journal.quire", "--json"]).json()["tags"] as? [[String: Any]])
+        #expect(tags.map { $0["tag"] as? String } == stats.map { $0["tag"] as? String })
+        #expect(tags.map { $0["entries"] as? Int } == stats.map { $0["entries"] as? Int })
+    }
+
     /// `quire tags`: every tag of the live entries, lowercased as `--tag`
     /// compares them, most entries first; a deleted entry is not counted.
     @Test func tagsCountLiveEntriesPerFoldedTag() throws {

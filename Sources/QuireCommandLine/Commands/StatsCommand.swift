@@ -10,7 +10,8 @@ struct StatsCommand: QuireCommand {
             entry counted on its day in the time zone it was written in; the
             current streak is the one that reaches today or yesterday. Words
             are runs of letters and digits; a run of Chinese or Japanese
-            characters counts one word per character.
+            characters counts one word per character. Tags are counted
+            lowercased, as 'quire tags' and 'list --tag' compare them.
             """,
         json: StatsJSON.self, section: .browse, unlocks: true)
 
@@ -64,7 +65,8 @@ struct JournalStats {
             days.insert(day)
             let (year, month, _) = CivilCalendar.date(fromDays: day)
             months[year, default: Array(repeating: 0, count: 12)][month - 1] += 1
-            for t in b.tags { tags[t, default: 0] += 1 }
+            // Folded as `quire tags` and `list --tag` fold them: once per entry per folded tag.
+            for t in Set(b.tags.map { $0.lowercased() }) { tags[t, default: 0] += 1 }
             if let m = b.moodRawValue { moods[m, default: 0] += 1 }
         }
         // Streaks over the sorted days: consecutive when one day follows the other.
