@@ -322,7 +322,13 @@ lint: api-surface doc-links
 # 292 (from 291): UnreadRecords.records (+1): the public code and message
 # of UnreadRecords.Record were unreachable without it (iOS trial of
 # session 41, finding 4).
-API_SURFACE_MAX := 292
+# 290 (from 292): two names that say again what another public name says,
+# behind @_spi(Format) (issue 13 need 7, -2): UnreadRecords.count (an app
+# reads records.count, since UnreadRecords.records went public) and
+# FoldReport.Copy.deleted (true exactly when keptBecause is nil, which an
+# app reads to choose what to ask). The CLI, the demo and the sync tests
+# import them with @_spi(Format).
+API_SURFACE_MAX := 290
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

@@ -4,8 +4,8 @@ import QuireSystem
 
 /// The records a read of the vault's entries could not give back, and where
 /// they are (`Spec/format.md §9.3`, §10.2, §12): what a list, a search or an
-/// export leaves out. Nothing is dropped silently: an app shows
-/// ``count`` beside what it lists, and an export refuses (or says it is
+/// export leaves out. Nothing is dropped silently: an app shows how many
+/// ``records`` there are beside what it lists, and an export refuses (or says it is
 /// partial) when it is not zero.
 ///
 /// Counted, each once, in file order:
@@ -29,7 +29,7 @@ import QuireSystem
 /// reading every record again: damage done to the file after the cache
 /// was written, in a record nothing has read since (an attachment's
 /// chunks, an earlier revision), is silent at open — `Vault.keyWarnings`
-/// is empty and ``count`` is 0. It is found when that record is read
+/// is empty and ``records`` is empty. It is found when that record is read
 /// (reading the attachment throws a `.damaged` ``QuireError``; a page
 /// that decrypts a damaged entry counts it here) or by `Vault.verify()`,
 /// which reads every record. To know a journal is whole (after restoring
@@ -72,10 +72,11 @@ public struct UnreadRecords: Sendable, Equatable {
     @_spi(Format) public let hiddenEntryRevisions: Int
 
     /// How many records (regions, commits) could not be read: the
-    /// number of ``records``. 0 does not prove the file whole when the
-    /// handle opened from the index cache (see the type's comment).
-    public var count: Int { records.count }
-    /// True when everything committed was read (``count`` is 0).
+    /// number of ``records`` (an app reads `records.count`). 0 does not
+    /// prove the file whole when the handle opened from the index cache
+    /// (see the type's comment).
+    @_spi(Format) public var count: Int { records.count }
+    /// True when everything committed was read (``records`` is empty).
     @_spi(Format) public var isEmpty: Bool { records.isEmpty }
     /// Of the unread records, those sealed under a key this credential does not
     /// hold (`unknown_key`): for a removed device, the records written after

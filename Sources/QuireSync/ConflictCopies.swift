@@ -101,7 +101,8 @@ public struct FoldReport: Sendable {
         public var error: QuireError? { syncError.map(QuireError.fromSync) }
         /// True when the copy was deleted: the vault holds every one of its
         /// committed frames and its name is a distinctive conflict-copy name.
-        public let deleted: Bool
+        /// The same as ``keptBecause`` being nil (what an app reads).
+        @_spi(Format) public let deleted: Bool
         /// Why the copy was kept; nil when it was deleted. What an app does
         /// with a kept copy: for ``KeptReason/notAConflictCopy`` (an iCloud
         /// Drive ` 2`, a Google Drive ` (1)` or a OneDrive `-NAME` copy, a

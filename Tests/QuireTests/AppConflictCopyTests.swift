@@ -43,7 +43,6 @@ import Testing
         #expect(kept.keptBecause == .notAConflictCopy)
         #expect(kept.keptBecause?.rawValue == "not_a_conflict_copy")
         #expect(kept.error == nil)
-        #expect(!kept.deleted)
         #expect(kept.setAsideAs == nil)
         #expect(try await vault.entries(matching: EntryQuery()).entries.map(\.body.text) == ["base"])
 

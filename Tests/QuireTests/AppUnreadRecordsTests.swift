@@ -41,8 +41,7 @@ import Testing
 
         let vault = try await Vault.open(at: path, store: store)
         let unread = try await vault.unreadRecords()
-        #expect(unread.count >= 1)
-        #expect(unread.records.count == unread.count)
+        #expect(unread.records.count >= 1)
         for record in unread.records {
             #expect(!record.code.isEmpty)
             #expect(!record.message.isEmpty)
@@ -73,7 +72,7 @@ import Testing
         let reopened = try await Vault.open(at: path, store: store)
         #expect(reopened.keyWarnings.isEmpty)
         #expect(try await reopened.entries(matching: EntryQuery()).entries.map(\.body.text) == ["photo"])
-        #expect(try await reopened.unreadRecords().count == 0)
+        #expect(try await reopened.unreadRecords().records.isEmpty)
         // Reading the photo finds it; so does verify(), which reads every record.
         let ref = try #require(try await reopened.entry(id)?.body.attachments.first)
         var read: QuireError?
