@@ -166,10 +166,10 @@ public final class Vault: @unchecked Sendable {
     /// merges the newer copy back or accepts this file (`Spec/keys.md §7`).
     var rollbackRefusal: String?
     /// Set when a ``refresh()`` or a ``reload()`` found the path replaced by
-    /// a file that does not extend what this handle (or the device's
-    /// memory) had seen, or that holds no revision of entries the handle
-    /// had read: the reason, what the handle had seen before it
-    /// (`Spec/keys.md §7`) and the entries it had read then. Each refresh
+    /// a file that does not extend what this handle had seen, or that
+    /// holds no revision of entries the handle had read: the reason, what
+    /// the handle had seen before it (`Spec/keys.md §7`) and the entries
+    /// it had read then. Each refresh
     /// throws `.needsMerge` (`rolled_back`) while it is set, and
     /// ``rollbackRefusal`` refuses writes; ``acceptRollback()``, or a file
     /// that passes the test again, clears it.
@@ -556,10 +556,10 @@ public final class Vault: @unchecked Sendable {
     ///
     /// On a handle with device memory (opened with a key store, or after
     /// ``remember(in:)``), a file at the path that fails the rollback test
-    /// of an open (`Spec/keys.md §7`) against what the handle had read or
-    /// the device remembers (an older copy a sync tool renamed over the
-    /// path), or that holds no revision of some entry the handle had read
-    /// while all its records read (another history, whose newest clock
+    /// of an open (`Spec/keys.md §7`) against what the handle had read
+    /// (an older copy a sync tool renamed over the path), or that holds
+    /// no revision of some entry the handle had read while all its
+    /// records read (another history, whose newest clock
     /// passes §7's clock test; a rewrite keeps every entry's heads and
     /// tombstones), is read and said as an open says a rollback:
     /// ``keyWarnings`` gets `rollback_suspected`, writes are refused with
