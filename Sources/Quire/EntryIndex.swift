@@ -464,11 +464,21 @@ extension Vault {
     @discardableResult
     public func add(_ body: EntryBody, id: EntryID? = nil) throws(QuireError) -> EntryRevision {
         return try lock.withLock { () throws(QuireError) -> EntryRevision in
-            let revision = EntryRevision(
-                entryID: id ?? EntryID(using: random), revisionID: RevisionID(using: random), parents: [], clock: nextClock(),
-                device: author, body: body)
-            try commitTyped { (tx: VaultTransaction) throws(QuireError) in try tx.append(revision) }
-            return revision
+            let entryID = id ?? EntryID(using: random)
+            let revisionID = RevisionID(using: random)
+            var added: EntryRevision?
+            try commitTyped { (tx: VaultTransaction) throws(QuireError) in
+                // The clock is drawn in the commit, after a retry has read
+                // the file again: drawn before, it was part of what the
+                // handle had read when the retry judged the file it met
+                // (Spec/keys.md §7, "On refresh"), newer than any file,
+                // and a compaction looked like a file cut back.
+                let revision = EntryRevision(
+                    entryID: entryID, revisionID: revisionID, parents: [], clock: nextClock(), device: author, body: body)
+                try tx.append(revision)
+                added = revision
+            }
+            return added!
         }
     }
 

@@ -284,6 +284,22 @@ import Testing
         #expect(try f.freshOpen() == ":30")
     }
 
+    /// A handle that has read no entries judges the file its retry meets
+    /// by what it read, whose clock is its own: the clock of the entry
+    /// `add` writes is drawn in the commit, so it is no part of that
+    /// reading. Drawn before, a compaction by another handle made the add
+    /// look like a write onto a file cut back ("records committed there
+    /// were cut off") and refused it.
+    @Test(arguments: [false, true]) func anAddThatMeetsACompactionByAnotherHandleGoesOn(cache: Bool) throws {
+        let f = try Self.fixture("add after compaction \(cache)", cache: cache)
+        let vault = try Vault.open(at: f.path, store: f.store, options: fast)
+        _ = try Vault.open(at: f.path, store: f.store, options: fast).compact(CompactionOptions(keepHistory: 0))
+        let mine = try vault.add(EntryBody(created: KeyTestSupport.t0 + 1000, text: "mine"))
+        #expect(vault.keyWarnings.isEmpty, "\(vault.keyWarnings.map(\.message))")
+        #expect(try vault.entry(mine.entryID)?.revision.revisionID == mine.revisionID)
+        #expect(try f.freshOpen() == ":31")
+    }
+
     /// A store that lets another writer of the same device commit, and save
     /// its memory, at the moment a handle reads the memory: the race of two
     /// processes sharing one key store.
