@@ -314,8 +314,11 @@ extension Vault {
     /// profile a member attested, or one this vault appended — unless the
     /// reading is more than a day ahead of the wall clock: a far-future
     /// reading would make every later revision of this device win, or
-    /// saturate at 2⁶⁴ − 1 (`Spec/records.md §3.2`).
-    func observe(_ seen: HybridLogicalClock) {
+    /// saturate at 2⁶⁴ − 1 (`Spec/records.md §3.2`). A reading from the
+    /// file (`committed`) also counts in ``readClock``; one of a record
+    /// being appended does not, until its commit lands.
+    func observe(_ seen: HybridLogicalClock, committed: Bool = true) {
+        if committed, seen > readClock { readClock = seen }
         let now = UInt64(max(0, ProcessStats.wallClockMilliseconds()))
         guard seen.milliseconds <= now &+ HybridLogicalClock.maxLeadMilliseconds else { return }
         if seen > clock { clock = seen }

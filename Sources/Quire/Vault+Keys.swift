@@ -326,7 +326,10 @@ extension Vault {
         let path = memoryLocation(in: store)
         let s = file.structure
         let previous: VaultMemory? = if case .some(let m) = stored { m } else { try? storedMemory(in: store) }
-        let known = max(index?.maxClock.rawValue ?? 0, clock.rawValue)
+        // What the handle read or committed, never the clock of a record
+        // not committed (a commit abandoned): the memory must never get
+        // ahead of the file (Spec/keys.md §7).
+        let known = max(index?.maxClock.rawValue ?? 0, readClock.rawValue)
         // A device remembers finding its own key removed, for good — until a
         // file that passes the rollback tests lists it as a member again.
         var removedKey = previous?.removedKey
@@ -478,7 +481,7 @@ extension Vault {
         return VaultMemory(
             vaultID: vaultID, path: file.path, committedLength: s.committedEnd,
             chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
-            newestClock: index.map { $0.maxClock.rawValue } ?? clock.rawValue, keyringHeads: rememberedKeyrings(state),
+            newestClock: index.map { $0.maxClock.rawValue } ?? readClock.rawValue, keyringHeads: rememberedKeyrings(state),
             removedKey: nil, acceptedTampered: nil)
     }
 

@@ -300,6 +300,35 @@ import Testing
         #expect(try f.freshOpen() == ":31")
     }
 
+    struct Abandoned: Error {}
+
+    /// The memory is never ahead of the file (`Spec/keys.md §7`): the
+    /// clock of a revision whose commit was abandoned is no clock the
+    /// device saw. Remembered, every rewrite that did not go through this
+    /// device's memory (a compaction made elsewhere, synced back) failed
+    /// test 3 at the next open, a false rollback (records).
+    @Test(arguments: [false, true]) func anAbandonedCommitsClockIsNotRemembered(readEntries: Bool) throws {
+        let f = try Self.fixture("abandoned clock \(readEntries)", cache: false)
+        let vault = try Vault.open(at: f.path, store: f.store, options: fast)
+        if readEntries { #expect(try vault.entries(matching: EntryQuery(limit: 100)).entries.count == 30) }
+        #expect(throws: QuireError.self) {
+            try vault.commit { tx in
+                _ = try tx.add(EntryBody(created: KeyTestSupport.t0 + 5000, text: "abandoned"))
+                throw Abandoned()
+            }
+        }
+        try vault.remember(in: f.store)
+        let location = FileSystem.canonicalPath(f.path) ?? f.path
+        #expect(try f.store.memory(of: vault.vaultID, path: location)?.newestClock == f.later.last?.clock.rawValue)
+        // The vault compacted elsewhere, and renamed over the path.
+        let elsewhere = f.dir.file("elsewhere.quire")
+        try FileManager.default.copyItem(atPath: f.path, toPath: elsewhere)
+        _ = try Vault.open(at: elsewhere, store: InMemoryDeviceKeyStore(identity: f.device), options: fast).compact(
+            CompactionOptions(keepHistory: 0))
+        try f.renameOver(from: elsewhere)
+        #expect(try f.freshOpen() == ":30")
+    }
+
     /// A store that lets another writer of the same device commit, and save
     /// its memory, at the moment a handle reads the memory: the race of two
     /// processes sharing one key store.
