@@ -314,8 +314,11 @@ extension Vault {
     /// profile a member attested, or one this vault appended — unless the
     /// reading is more than a day ahead of the wall clock: a far-future
     /// reading would make every later revision of this device win, or
-    /// saturate at 2⁶⁴ − 1 (`Spec/records.md §3.2`).
-    func observe(_ seen: HybridLogicalClock) {
+    /// saturate at 2⁶⁴ − 1 (`Spec/records.md §3.2`). A reading from the
+    /// file (`committed`) also counts in ``readClock``; one of a record
+    /// being appended does not, until its commit lands.
+    func observe(_ seen: HybridLogicalClock, committed: Bool = true) {
+        if committed, seen > readClock { readClock = seen }
         let now = UInt64(max(0, ProcessStats.wallClockMilliseconds()))
         guard seen.milliseconds <= now &+ HybridLogicalClock.maxLeadMilliseconds else { return }
         if seen > clock { clock = seen }
@@ -464,11 +467,21 @@ extension Vault {
     @discardableResult
     public func add(_ body: EntryBody, id: EntryID? = nil) throws(QuireError) -> EntryRevision {
         return try lock.withLock { () throws(QuireError) -> EntryRevision in
-            let revision = EntryRevision(
-                entryID: id ?? EntryID(using: random), revisionID: RevisionID(using: random), parents: [], clock: nextClock(),
-                device: author, body: body)
-            try commitTyped { (tx: VaultTransaction) throws(QuireError) in try tx.append(revision) }
-            return revision
+            let entryID = id ?? EntryID(using: random)
+            let revisionID = RevisionID(using: random)
+            var added: EntryRevision?
+            try commitTyped { (tx: VaultTransaction) throws(QuireError) in
+                // The clock is drawn in the commit, after a retry has read
+                // the file again: drawn before, it was part of what the
+                // handle had read when the retry judged the file it met
+                // (Spec/keys.md §7, "On refresh"), newer than any file,
+                // and a compaction looked like a file cut back.
+                let revision = EntryRevision(
+                    entryID: entryID, revisionID: revisionID, parents: [], clock: nextClock(), device: author, body: body)
+                try tx.append(revision)
+                added = revision
+            }
+            return added!
         }
     }
 

@@ -326,7 +326,10 @@ extension Vault {
         let path = memoryLocation(in: store)
         let s = file.structure
         let previous: VaultMemory? = if case .some(let m) = stored { m } else { try? storedMemory(in: store) }
-        let known = max(index?.maxClock.rawValue ?? 0, clock.rawValue)
+        // What the handle read or committed, never the clock of a record
+        // not committed (a commit abandoned): the memory must never get
+        // ahead of the file (Spec/keys.md §7).
+        let known = max(index?.maxClock.rawValue ?? 0, readClock.rawValue)
         // A device remembers finding its own key removed, for good — until a
         // file that passes the rollback tests lists it as a member again.
         var removedKey = previous?.removedKey
@@ -478,7 +481,7 @@ extension Vault {
         return VaultMemory(
             vaultID: vaultID, path: file.path, committedLength: s.committedEnd,
             chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
-            newestClock: index.map { $0.maxClock.rawValue } ?? clock.rawValue, keyringHeads: rememberedKeyrings(state),
+            newestClock: index.map { $0.maxClock.rawValue } ?? readClock.rawValue, keyringHeads: rememberedKeyrings(state),
             removedKey: nil, acceptedTampered: nil)
     }
 
@@ -512,12 +515,12 @@ extension Vault {
     }
 
     /// After the handle switched to the file now at the path: applies the
-    /// rollback test of an open (`Spec/keys.md §7`) to it, against what the
-    /// device remembers and against `seen` (what the handle had read
-    /// before; while a replacement is refused, what it had read before
-    /// that one). Then, as §7's clock test lets another history pass (a
-    /// copy that forked from an older state and wrote since), it counts
-    /// the entries of `entries` (those the handle had read) of which the
+    /// rollback test of an open (`Spec/keys.md §7`) to it, against `seen`
+    /// (what the handle had read before; while a replacement is refused,
+    /// what it had read before that one), not against the device memory
+    /// (§7, "On refresh"). Then, as §7's clock test lets another history
+    /// pass (a copy that forked from an older state and wrote since), it
+    /// counts the entries of `entries` (those the handle had read) of which the
     /// file holds no revision at all: a rewrite never drops every revision
     /// of an entry (it keeps heads and tombstones, `Spec/merge.md §6`), so
     /// when the file's records all read (nothing unread could hold them),
@@ -536,11 +539,13 @@ extension Vault {
         let outer = !deviceMemoryWriteDeferred
         deviceMemoryWriteDeferred = true
         // Judged against what this handle read, not against the device
-        // memory: other processes of this device update that memory as
-        // they write, compact, merge or change keys, and a memory written
-        // for a file a moment newer than the one this handle switches to
-        // refused ordinary writes under concurrent compactions (torture,
-        // 4 writers + compact --rekey). Open judges against the memory.
+        // memory, which is read after the file: another process of this
+        // device may commit to the very file this handle has just read and
+        // save its memory in between, and that memory (a longer file, a
+        // newer clock) made the handle's reading look cut back, refusing
+        // ordinary writes (torture, 4 writers beside merges, compactions or
+        // key rotations). Open judges against the memory and reads the file
+        // again when that fails (Spec/keys.md §7, "On refresh").
         var reason: String?
         if let seen { reason = rollbackReason(against: seen) }
         if reason == nil, let entries { reason = lostEntriesReason(entries, seen: seen) }

@@ -159,17 +159,25 @@ public final class Vault: @unchecked Sendable {
     public var keyWarnings: [QuireError] { lock.withLock { warnings.map(QuireError.fromKeys) } }
     /// The key warnings, guarded by ``lock``.
     var warnings: [KeyError] = []
+    /// The handle's hybrid logical clock: it follows every reading seen,
+    /// and every clock drawn for a new record, committed or not.
     var clock = HybridLogicalClock(rawValue: 0)
+    /// The greatest clock among the records this handle read from the
+    /// file or committed to it: what it has seen, as device memory counts
+    /// it (`Spec/keys.md §7`). Unlike ``clock``, never the clock of a
+    /// record not yet committed (a commit in progress, or one abandoned):
+    /// remembered, that one put the memory ahead of every file.
+    var readClock = HybridLogicalClock(rawValue: 0)
     /// What ``refresh()`` compares against, guarded by ``lock``.
     var refreshLog = RefreshLog()
     /// Why writing is refused after a suspected rollback, until the user
     /// merges the newer copy back or accepts this file (`Spec/keys.md §7`).
     var rollbackRefusal: String?
     /// Set when a ``refresh()`` or a ``reload()`` found the path replaced by
-    /// a file that does not extend what this handle (or the device's
-    /// memory) had seen, or that holds no revision of entries the handle
-    /// had read: the reason, what the handle had seen before it
-    /// (`Spec/keys.md §7`) and the entries it had read then. Each refresh
+    /// a file that does not extend what this handle had seen, or that
+    /// holds no revision of entries the handle had read: the reason, what
+    /// the handle had seen before it (`Spec/keys.md §7`) and the entries
+    /// it had read then. Each refresh
     /// throws `.needsMerge` (`rolled_back`) while it is set, and
     /// ``rollbackRefusal`` refuses writes; ``acceptRollback()``, or a file
     /// that passes the test again, clears it.
@@ -470,6 +478,7 @@ public final class Vault: @unchecked Sendable {
                         }
                     }
                     transaction?.finishIndexing()
+                    if let newest = transaction?.newestClock, newest > readClock { readClock = newest }
                     advanceCachedView()
                     transaction?.reportLocalChanges()
                     transaction?.settleRefreshBaseline()
@@ -556,10 +565,10 @@ public final class Vault: @unchecked Sendable {
     ///
     /// On a handle with device memory (opened with a key store, or after
     /// ``remember(in:)``), a file at the path that fails the rollback test
-    /// of an open (`Spec/keys.md §7`) against what the handle had read or
-    /// the device remembers (an older copy a sync tool renamed over the
-    /// path), or that holds no revision of some entry the handle had read
-    /// while all its records read (another history, whose newest clock
+    /// of an open (`Spec/keys.md §7`) against what the handle had read
+    /// (an older copy a sync tool renamed over the path), or that holds
+    /// no revision of some entry the handle had read while all its
+    /// records read (another history, whose newest clock
     /// passes §7's clock test; a rewrite keeps every entry's heads and
     /// tombstones), is read and said as an open says a rollback:
     /// ``keyWarnings`` gets `rollback_suspected`, writes are refused with
@@ -625,6 +634,10 @@ public final class VaultTransaction {
     var newPayloads: [[UInt8]] = []
     var newBlobs: [(manifest: BlobManifest, frame: Int)] = []
     var newProfile: Profile?
+    /// The greatest clock among the revisions and the profile appended.
+    var newestClock: HybridLogicalClock? {
+        (newRevisions.map(\.1.clock) + (newProfile.map { [$0.clock] } ?? [])).max()
+    }
     /// True when an observer wants this handle's own commits
     /// (``VaultObserver``): each entry's state before this commit is kept.
     let reportsLocalChanges: Bool
@@ -668,7 +681,7 @@ public final class VaultTransaction {
             let location = try pending.appendSealed(kind: .entryRevision, payload: payload)
             newRevisions.append((location.index, revision))
             newPayloads.append(payload)
-            vault.observe(revision.clock)
+            vault.observe(revision.clock, committed: false)
         } catch {
             throw .format(error)
         }
