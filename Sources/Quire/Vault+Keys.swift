@@ -182,8 +182,22 @@ extension Vault {
         // count says nothing: it is told it is behind instead, and it cannot
         // write (Spec/keys.md §7, test 3; trial 25, F10).
         if unlocked.unreadableNewerEpoch != nil { return nil }
-        let newest = (try? loadIndex().maxClock.rawValue) ?? 0
-        if newest >= memory.newestClock { return nil }
+        let index = try? loadIndex()
+        if index?.maxClock.rawValue ?? 0 >= memory.newestClock {
+            // Another history (a copy forked from an older state and
+            // written to since) passes the clock test; the entries this
+            // device saw newest after the fork are the ones it lacks
+            // (Spec/keys.md §7, test 3). A memory an older version wrote
+            // has none, and skips this.
+            guard let index, !memory.newest.isEmpty else { return nil }
+            let lacking = memory.newest.count { remembered in
+                !(index.revisions[remembered.entry]?.contains { $0.attestedBy != nil && $0.clock.rawValue >= remembered.clock } ?? false)
+            }
+            if lacking == 0 { return nil }
+            return "another history replaced it: it lacks what this device saw of \(lacking) of the \(memory.newest.count) newest entries "
+                + "it remembers (a rewrite keeps every entry's heads and tombstones), so a copy forked from an older state and "
+                + "written to since took the place of the one this device wrote to"
+        }
         if s.committedEnd < memory.committedLength && s.fileSize < memory.committedLength {
             return "it ends at byte \(s.fileSize), before the end of what this device saw committed (byte \(memory.committedLength)): "
                 + "records committed there were cut off"
@@ -340,12 +354,49 @@ extension Vault {
                 removedKey = nil
             }
         }
-        let memory = VaultMemory(
+        var memory = VaultMemory(
             vaultID: vaultID, path: path, committedLength: s.committedEnd, chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
             newestClock: max(previous?.newestClock ?? 0, known), keyringHeads: rememberedKeyrings(state),
-            removedKey: removedKey, acceptedTampered: acceptedTamperedInFile(previous))
+            removedKey: removedKey, acceptedTampered: acceptedTamperedInFile(previous), newest: previous?.newest ?? [])
+        // The file as remembered: its newest entries are those remembered
+        // (no pass over the entries on every open).
+        if memory == previous, !memory.newest.isEmpty { return }
+        memory.newest = newestEntriesSeen(previous: previous?.newest ?? [])
         if memory == previous { return }
         try store.remember(memory)
+    }
+
+    /// The entries device memory keeps as `newest` (`Spec/keys.md §7`):
+    /// from the entry index when it is loaded (each entry's greatest clock
+    /// among the revisions a current member attested, as the index's
+    /// greatest clock counts them); else from the cached view (its heads of
+    /// a member's standing: the newest revision is always a head); else
+    /// `previous`, the memory's, with the entries this handle committed.
+    /// Under the lock.
+    func newestEntriesSeen(previous: [VaultMemory.NewestEntry]) -> [VaultMemory.NewestEntry] {
+        var candidates: [VaultMemory.NewestEntry] = []
+        if let index {
+            candidates.reserveCapacity(index.revisions.count)
+            for (id, list) in index.revisions {
+                var best: UInt64?
+                for r in list where r.attestedBy != nil { best = max(best ?? 0, r.clock.rawValue) }
+                if let best { candidates.append(VaultMemory.NewestEntry(entry: id, clock: best)) }
+            }
+            return VaultMemory.newestEntries(candidates)
+        }
+        if let view = indexCache?.view, view.isUsable {
+            candidates.reserveCapacity(view.entryCount)
+            for slot in 0..<Int32(view.entryCount) {
+                let e = view.entry(slot)
+                var best: UInt64?
+                if e.summary.standing == 2 { best = e.clock }
+                for h in e.otherHeads where h.standing == 2 { best = max(best ?? 0, h.clock) }
+                if let best { candidates.append(VaultMemory.NewestEntry(entry: e.summary.id, clock: best)) }
+            }
+            // A row group that failed as it was read gave placeholders.
+            if view.isUsable { return VaultMemory.newestEntries(candidates + committedNewest) }
+        }
+        return VaultMemory.newestEntries(previous + committedNewest)
     }
 
     /// The acceptance of tampered commits (this handle's, else
@@ -457,11 +508,15 @@ extension Vault {
             guard let store = deviceStore, let state = try? KeyState(unlocked, vaultID: vaultID) else { return }
             let path = memoryLocation(in: store)
             let s = file.structure
-            let memory = VaultMemory(
+            var memory = VaultMemory(
                 vaultID: vaultID, path: path, committedLength: s.committedEnd,
                 chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
                 newestClock: (try? loadIndex().maxClock.rawValue) ?? 0, keyringHeads: rememberedKeyrings(state),
                 removedKey: nil, acceptedTampered: acceptedTamperedInFile(try? storedMemory(in: store)))
+            // The file's newest entries, as it is: not what this handle
+            // committed to the file it had before.
+            committedNewest = []
+            memory.newest = index != nil ? newestEntriesSeen(previous: []) : []
             try store.remember(memory)
             warnings.removeAll { $0.code == "rollback_suspected" }
             rollbackRefusal = nil

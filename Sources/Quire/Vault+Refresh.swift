@@ -128,10 +128,9 @@ extension Vault {
     ///   with the same error; each later call throws it again, until
     ///   ``acceptRollback()`` (the next call then reports what the accepted
     ///   file changed, the lost entries as removed) or a file that passes
-    ///   both tests replaces it. Only this handle sees another history: the
-    ///   device memory keeps heads and clocks, not entries, so a fresh open
-    ///   in a new process cannot tell a fork that passes §7's clock test
-    ///   from a rewrite.
+    ///   both tests replaces it. A fresh open in a new process sees another
+    ///   history through device memory's newest entries (§7, test 3), the
+    ///   16 this device saw newest.
     @_spi(Format)
     public func refresh() throws(QuireError) -> VaultChangeSet {
         try lock.withLock { () throws(QuireError) -> VaultChangeSet in

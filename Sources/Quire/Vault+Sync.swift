@@ -107,7 +107,21 @@ extension Vault {
             } catch {
                 throw .sync(error)
             }
+            let passed = rollbackRefusal == nil
             try reloadUnjudged()
+            // Dropping what does not verify may drop revisions this device
+            // saw attested before a keyless writer tampered with their
+            // commits: device memory's newest entries would then find them
+            // lacking (Spec/keys.md §7, test 3). The device made this
+            // rewrite itself from a file that passed, so it remembers the
+            // result (§7: "a compaction it made itself").
+            if options.dropUnverified, passed, deviceStore != nil, !deviceMemoryWriteDeferred {
+                _ = try? loadIndex()
+                do throws(QuireError) { try rememberHeads() } catch {
+                    warnings.removeAll { $0.code == "device_memory_not_saved" }
+                    warnings.append(.deviceMemoryNotSaved(reason: error.message))
+                }
+            }
             return report
         }
     }

@@ -150,6 +150,12 @@ public final class Vault: @unchecked Sendable {
     /// True while a commit runs: device memory is written once, after it
     /// (`Spec/keys.md §7`), not also when the commit builds the index.
     var deviceMemoryWriteDeferred = false
+    /// The entries this handle's own attested commits wrote, with their
+    /// clocks, the newest 16 (``VaultMemory/newestEntries(_:)``): what
+    /// device memory's `newest` gains when neither the entry index nor the
+    /// cached view is loaded (a write that never queried,
+    /// `Spec/keys.md §7`). Under the lock.
+    var committedNewest: [VaultMemory.NewestEntry] = []
     /// Warnings about the keys found when the vault was opened or changed,
     /// such as a suspected rollback (``QuireError/Category/needsMerge``,
     /// `rollback_suspected`, `Spec/keys.md §7`) or device memory that could
@@ -574,8 +580,8 @@ public final class Vault: @unchecked Sendable {
     /// ``keyWarnings`` gets `rollback_suspected`, writes are refused with
     /// `.needsMerge` (`rolled_back`), and ``refresh()`` throws that error,
     /// until ``acceptRollback()`` or a file that passes both tests. A fresh
-    /// open in a new process cannot see such another history (the device
-    /// memory keeps heads and clocks, not entries).
+    /// open in a new process sees such another history through device
+    /// memory's newest entries (`Spec/keys.md §7`, test 3).
     ///
     /// - Throws: ``QuireError``.
     @_spi(Format)
@@ -882,10 +888,16 @@ public final class VaultTransaction {
     }
 
     func finishIndexing() {
-        guard vault.index != nil else { return }
         // The commit is attested by this writer (a member: writes are
         // refused otherwise), so its revisions retire what they name (merge.md §5).
         let attestor = vault.signer.map { Array($0.publicKey) }
+        // Device memory's newest entries count attested revisions only
+        // (Spec/keys.md §7), as the index's greatest clock does.
+        if attestor != nil, !newRevisions.isEmpty {
+            vault.committedNewest = VaultMemory.newestEntries(
+                vault.committedNewest + newRevisions.map { VaultMemory.NewestEntry(entry: $0.1.entryID, clock: $0.1.clock.rawValue) })
+        }
+        guard vault.index != nil else { return }
         for ((frame, rev), payload) in zip(newRevisions, newPayloads) {
             // A fresh revision id: no other frame carries it, so its payload
             // hash waits until one does (merge.md §5).

@@ -111,6 +111,47 @@ public struct VaultMemory: Sendable, Equatable {
     /// writing goes on over tampered commits that end at or before it, while
     /// the file still extends it and holds no more of them than then.
     @_spi(Format) public var acceptedTampered: TamperedAcceptance?
+    /// The entries with the greatest clocks among the entry revisions it
+    /// saw released (counted as ``newestClock`` is), at most
+    /// ``maxNewestEntries``, each with that entry's greatest such clock,
+    /// ranked by clock descending, ties by entry id
+    /// (``newestEntries(_:)``): a rewritten file must still hold a revision
+    /// of each at least that new, or it is another history
+    /// (`Spec/keys.md §7`, test 3). Empty in a memory an older version
+    /// wrote, which skips that part of the test.
+    @_spi(Format) public var newest: [NewestEntry]
+
+    /// How many ``newest`` entries a memory keeps (`Spec/keys.md §7`); a
+    /// memory file with more `newest` lines is damaged.
+    @_spi(Format) public static let maxNewestEntries = 16
+
+    /// One entry of ``newest``: its id and the greatest clock among its
+    /// revisions the device saw released.
+    @_spi(Format) public struct NewestEntry: Sendable, Equatable {
+        /// The entry id.
+        public var entry: EntryID
+        /// The entry's greatest released clock (raw value).
+        public var clock: UInt64
+
+        /// An entry with the given fields.
+        public init(entry: EntryID, clock: UInt64) {
+            self.entry = entry
+            self.clock = clock
+        }
+    }
+
+    /// Which entries to remember (`Spec/keys.md §7`): of `candidates`
+    /// (entry ids with a clock, an id possibly more than once), each
+    /// entry once with its greatest clock, the greatest clocks first, ties
+    /// by entry id (bytewise, smallest first), at most
+    /// ``maxNewestEntries``.
+    @_spi(Format) public static func newestEntries(_ candidates: some Sequence<NewestEntry>) -> [NewestEntry] {
+        var best: [EntryID: UInt64] = [:]
+        for c in candidates where best[c.entry].map({ c.clock > $0 }) ?? true { best[c.entry] = c.clock }
+        return best.map { NewestEntry(entry: $0.key, clock: $0.value) }.sorted { x, y in
+            x.clock != y.clock ? x.clock > y.clock : x.entry < y.entry
+        }.prefix(maxNewestEntries).map { $0 }
+    }
 
     /// An acceptance of tampered commits by watermark (`Spec/keys.md §7`,
     /// fifth review F5): one line of the memory file however many commits
@@ -136,9 +177,10 @@ public struct VaultMemory: Sendable, Equatable {
     /// A memory with the given fields.
     @_spi(Format) public init(
         vaultID: VaultID, path: String, committedLength: UInt64, chainHead: [UInt8], newestClock: UInt64, keyringHeads: [KeyringID],
-        removedKey: [UInt8]? = nil, acceptedTampered: TamperedAcceptance? = nil
+        removedKey: [UInt8]? = nil, acceptedTampered: TamperedAcceptance? = nil, newest: [NewestEntry] = []
     ) {
         self.acceptedTampered = acceptedTampered
+        self.newest = newest
         self.vaultID = vaultID
         self.path = path
         self.committedLength = committedLength
@@ -205,6 +247,8 @@ public struct VaultMemory: Sendable, Equatable {
         lines += keyringHeads.prefix(Limits.maxParentCount).map { "keyring " + hex($0.bytes) }.sorted()
         if let removedKey { lines.append("removed " + hex(removedKey)) }
         if let a = acceptedTampered { lines.append("accepted-tampered \(a.committedLength) \(hex(a.chainHead)) \(a.count)") }
+        // Ranked as given (``newestEntries(_:)``), at most 16.
+        lines += newest.prefix(Self.maxNewestEntries).map { "newest \($0.entry) \($0.clock)" }
         return Array((lines.joined(separator: "\n") + "\n").utf8)
     }
 
@@ -235,6 +279,7 @@ public struct VaultMemory: Sendable, Equatable {
         var heads: [KeyringID] = []
         var removedKey: [UInt8]?
         var tampered: TamperedAcceptance?
+        var newest: [NewestEntry] = []
         for line in text.unicodeScalars.split(whereSeparator: { $0 == "\n" }).map(String.init) where !line.hasPrefix("#") {
             guard let space = line.firstIndex(of: " ") else { return nil }
             let key = line[..<space]
@@ -262,14 +307,23 @@ public struct VaultMemory: Sendable, Equatable {
                     let head = QuireCrypto.bytes(fromHex: String(parts[1])), head.count == 32
                 else { return nil }
                 tampered = TamperedAcceptance(committedLength: length, chainHead: head, count: count)
+            case "newest":
+                // "<entry id, 32 lowercase hex> <clock>" (Spec/keys.md §3.3).
+                let parts = value.split(separator: " ", omittingEmptySubsequences: false)
+                guard parts.count == 2, let id = EntryID(hex: parts[0]), id.description == parts[0], let clock = UInt64(parts[1]) else {
+                    return nil
+                }
+                newest.append(NewestEntry(entry: id, clock: clock))
             default: continue
             }
         }
-        guard let vault, let path, let length, let head, let clock, heads.count <= Limits.maxParentCount else { return nil }
+        guard let vault, let path, let length, let head, let clock, heads.count <= Limits.maxParentCount,
+            newest.count <= Self.maxNewestEntries
+        else { return nil }
         self.init(
             vaultID: vault, path: path, committedLength: length, chainHead: head, newestClock: clock, keyringHeads: heads,
             removedKey: removedKey,
-            acceptedTampered: tampered)
+            acceptedTampered: tampered, newest: newest)
     }
 }
 

@@ -199,7 +199,12 @@ import Testing
         var tampered = saved
         let firstTail = s.frames[s.groups[s.groups.count - 3].commitFrame]
         tampered[Int(firstTail.bodyOffset) + 100] ^= 0x5a
-        for (name, bytes, status) in [("copied", copied, CommitReport.Status.orphaned), ("tampered", tampered, .tampered)] {
+        // Tampered first: it ends where the file the device last saw ends,
+        // with the same last commit (test 2 of Spec/keys.md §7). After the
+        // copied tail it would be a rewrite that lacks what this device saw
+        // of "Tail 0" (its commit no longer verifies): a suspected rollback
+        // (test 3's newest entries), which reads the file again whole.
+        for (name, bytes, status) in [("tampered", tampered, CommitReport.Status.tampered), ("copied", copied, .orphaned)] {
             try bytes.write(to: URL(fileURLWithPath: f.path))
             try cache.write(to: URL(fileURLWithPath: f.cacheFile))
             chmod(f.cacheFile, 0o600)
