@@ -246,8 +246,8 @@ extension Vault {
     ///   a replaced file (the handle then keeps the state it had, and a later call tries again);
     ///   `.needsMerge` (`rolled_back`) when a handle opened with a key store finds the path
     ///   replaced by an older copy (the rollback test of an open, `Spec/keys.md §7`) or by
-    ///   another history that holds no revision of some entry the handle read (which only
-    ///   this handle sees: a fresh open cannot): ``keyWarnings`` then says
+    ///   another history that holds no revision of some entry the handle read (a fresh open
+    ///   sees it by the newest entries the device memory keeps): ``keyWarnings`` then says
     ///   `rollback_suspected`, and writes are refused, until ``acceptRollback()``;
     ///   `.cancelled` (`cancelled`) when the task was cancelled before it started (a refresh
     ///   that started finishes: its cost follows what was appended).
