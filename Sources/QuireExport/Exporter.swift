@@ -24,9 +24,13 @@ public struct ExportFilter: Sendable, Equatable {
     /// Entries created before this instant: milliseconds since 1970, UTC
     /// (``until`` as the container stores it).
     @_spi(Format) public var untilMilliseconds: Int64?
-    /// Entries with at least one of these tags.
+    /// Entries with at least one of these tags, compared case-insensitively
+    /// (`String.lowercased()`), as a timeline's ``EntryQuery/tags`` and the
+    /// keys of `tagCounts()`: `food` selects an entry tagged `Food`.
     public var tags: [String]
-    /// Entries in one of these journals.
+    /// Entries in one of these journals, compared case-insensitively (`""`
+    /// is the main journal), as ``EntryQuery/journal`` and the keys of
+    /// `journalCounts()`.
     public var journals: [String]
 
     /// Entries created at or after this instant (to the millisecond, as the

@@ -64,6 +64,38 @@ import Testing
         #expect(try await exportJournal(vault, format: .json, to: dir.file("c.json"), filter: ExportFilter(until: second)).entries == 1)
     }
 
+    /// Third iOS trial, session 42: the filter compared tags and journals
+    /// exactly, while the timeline (`EntryQuery`) and the sidebar's
+    /// `tagCounts()`/`journalCounts()` (keys lowercased) fold case, so
+    /// exporting the sidebar's `food` found no entry tagged `Food` and wrote
+    /// an empty book without error.
+    @Test func filterFoldsCaseAsTheTimelineAndSidebarDo() async throws {
+        let dir = TemporaryDirectory()
+        let vault = try makeVault(dir)
+        let created = Date(timeIntervalSince1970: Double(utcMilliseconds(2024, 3, 1, 12)) / 1000)
+        try await vault.commit { tx in
+            _ = try tx.add(
+                EntryBody(created: created, timeZone: TimeZone(identifier: "UTC"), text: "lunch", tags: ["Food"], journal: "Travel"))
+            _ = try tx.add(EntryBody(created: created, timeZone: TimeZone(identifier: "UTC"), text: "work", tags: ["work"]))
+        }
+        let tag = try #require(try await vault.tagCounts().keys.first { $0 != "work" })
+        let journal = try #require(try await vault.journalCounts().keys.first { $0 != "" })
+        #expect(tag == "food" && journal == "travel")
+        var query = EntryQuery()
+        query.tags = [tag]
+        #expect(try await vault.entries(matching: query).entries.count == 1)
+
+        let byTag = try await exportJournal(vault, format: .json, to: dir.file("tag.json"), filter: ExportFilter(tags: [tag]))
+        #expect(byTag.entries == 1)
+        let byJournal = try await exportJournal(vault, format: .json, to: dir.file("j.json"), filter: ExportFilter(journals: [journal]))
+        #expect(byJournal.entries == 1)
+        let upper = try await exportJournal(vault, format: .json, to: dir.file("u.json"), filter: ExportFilter(tags: ["FOOD", "none"]))
+        #expect(upper.entries == 1)
+        #expect(try read(dir.file("u.json")).contains("lunch"))
+        let none = try await exportJournal(vault, format: .json, to: dir.file("n.json"), filter: ExportFilter(tags: ["foo"]))
+        #expect(none.entries == 0)
+    }
+
     /// A bad path and a cancelled export each give a sentence a person can
     /// act on, not "The operation could not be completed"; a cancelled one
     /// has the vault's category `.cancelled`, a bad path none.
