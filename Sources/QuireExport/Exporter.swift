@@ -1,5 +1,6 @@
 public import Foundation
 @_spi(Format) public import Quire
+import QuireSystem
 public import QuireZip
 
 /// The formats `quire export` writes, except PDF (`QuirePDF`).
@@ -151,19 +152,39 @@ public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
 
 extension ExportError: LocalizedError {
     /// One or two sentences for a person (an alert): what failed, that
-    /// nothing was saved, and what to do. It names the output path and the
-    /// system's reason, never entry text nor a secret. English; an app that
+    /// nothing was saved, and what to do. For ``cannotWrite(path:reason:)``
+    /// it names the output by its file name and says why in words (its
+    /// folder is not there, no space is left, the folder cannot be written
+    /// to, the name is taken); the full path and the system's reason are in
+    /// `description`. Never entry text nor a secret. English; an app that
     /// localizes maps the case and ``category`` to its own strings.
     public var errorDescription: String? {
         switch self {
         case .cannotWrite(let path, let reason):
-            "The export could not be saved at \(path) (\(reason)). Choose a folder that exists and that you can write to, with space free."
+            Self.notSaved(path, reason: reason)
         case .vault(let e) where e.category == .cancelled:
             "The export was cancelled; nothing was saved."
         case .vault(let e):
             "The export stopped and nothing was saved: \(e.localizedDescription)"
         case .zip:
             "The export could not write its archive, so nothing was saved. Check that the disk has space free and try again."
+        }
+    }
+}
+
+extension ExportError {
+    /// The sentence of ``cannotWrite(path:reason:)``: chosen by the error
+    /// number `reason` ends with (a ``SystemError``'s reason), naming the
+    /// output by its file name only.
+    static func notSaved(_ path: String, reason: String) -> String {
+        let last = path.split(separator: "/").last.map(String.init) ?? path
+        let name = "\u{201C}\(last)\u{201D}"
+        return switch SystemError.errorNumber(endingReason: reason) {
+        case ENOENT, ENOTDIR: "Nothing was saved: the folder chosen for \(name) is not there. Choose a folder that exists."
+        case ENOSPC, EDQUOT: "Nothing was saved: there is not enough storage space for \(name). Free some space, or choose another place."
+        case EACCES, EPERM, EROFS: "Nothing was saved: \(name) cannot be written in that folder. Choose a folder you can write to."
+        case EEXIST: "Nothing was saved: something named \(name) is already there. Choose another name."
+        default: "Nothing was saved: \(name) could not be written. Choose a folder that exists and that you can write to, with space free."
         }
     }
 }
