@@ -3,8 +3,10 @@ import Foundation
 
 extension ExportFilter {
     /// True when `body` passes the filter: `created` in `[since, until)`
-    /// (milliseconds, UTC), at least one of ``tags`` when the list is not
-    /// empty, and a journal in ``journals`` when that list is not empty.
+    /// (milliseconds, UTC), its own calendar's date in ``days`` when set
+    /// (as a timeline's day range: ``EntryQuery/Day/init(of:)``), at least
+    /// one of ``tags`` when the list is not empty, and a journal in
+    /// ``journals`` when that list is not empty.
     /// Tags and journals are compared case-insensitively
     /// (`String.lowercased()`), as ``EntryQuery/tags``,
     /// ``EntryQuery/journal`` and the keys of `tagCounts()` and
@@ -12,6 +14,7 @@ extension ExportFilter {
     public func accepts(_ body: EntryBody) -> Bool {
         if let since = sinceMilliseconds, body.createdMilliseconds < since { return false }
         if let until = untilMilliseconds, body.createdMilliseconds >= until { return false }
+        if let days, !days.contains(EntryQuery.Day(of: body)) { return false }
         if !tags.isEmpty {
             let wanted = Set(tags.map { $0.lowercased() })
             if !body.tags.contains(where: { wanted.contains($0.lowercased()) }) { return false }

@@ -33,6 +33,12 @@ public struct ExportFilter: Sendable, Equatable {
     /// is the main journal), as ``EntryQuery/journal`` and the keys of
     /// `journalCounts()`.
     public var journals: [String]
+    /// Entries whose date in their own calendar is in this range, as a
+    /// timeline's ``EntryQuery/from`` and ``EntryQuery/through`` read it
+    /// (an entry written at 23:30 at UTC+10 is on that local day, wherever
+    /// the export runs); nil: any day. To export what a timeline shows for
+    /// one day, give that day as both bounds: `day...day`.
+    public var days: ClosedRange<EntryQuery.Day>?
 
     /// Entries created at or after this instant (to the millisecond, as the
     /// vault stores times; a finer part is dropped).

@@ -96,6 +96,38 @@ import Testing
         #expect(none.entries == 0)
     }
 
+    /// Third iOS trial, session 42: `since`/`until` are instants, so an
+    /// app could not export what its timeline shows for "March 1" (each
+    /// entry's own calendar). `days` takes the timeline's day range: an
+    /// entry written on 2 March at 08:00 in Brisbane (1 March in UTC) is
+    /// left out, one written on 1 March at 20:00 in Los Angeles (2 March in
+    /// UTC) is in, as the timeline has them.
+    @Test func daysSelectWhatTheTimelineShowsForADay() async throws {
+        let dir = TemporaryDirectory()
+        let vault = try makeVault(dir)
+        let brisbane = Date(timeIntervalSince1970: Double(utcMilliseconds(2024, 3, 1, 22)) / 1000)
+        let losAngeles = Date(timeIntervalSince1970: Double(utcMilliseconds(2024, 3, 2, 4)) / 1000)
+        try await vault.commit { tx in
+            _ = try tx.add(EntryBody(created: brisbane, timeZone: TimeZone(identifier: "Australia/Brisbane"), text: "in Brisbane"))
+            _ = try tx.add(EntryBody(created: losAngeles, timeZone: TimeZone(identifier: "America/Los_Angeles"), text: "in Los Angeles"))
+        }
+        let march1 = EntryQuery.Day(year: 2024, month: 3, day: 1)
+        var query = EntryQuery()
+        query.from = march1
+        query.through = march1
+        #expect(try await vault.entries(matching: query).entries.map(\.body.text) == ["in Los Angeles"])
+
+        var filter = ExportFilter()
+        filter.days = march1...march1
+        #expect(try await exportJournal(vault, format: .json, to: dir.file("d.json"), filter: filter).entries == 1)
+        let json = try read(dir.file("d.json"))
+        #expect(json.contains("in Los Angeles") && !json.contains("in Brisbane"))
+        filter.days = march1...EntryQuery.Day(year: 2024, month: 3, day: 2)
+        #expect(try await exportJournal(vault, format: .json, to: dir.file("e.json"), filter: filter).entries == 2)
+        filter.days = EntryQuery.Day(year: 2024, month: 3, day: 3)...EntryQuery.Day(year: 2024, month: 3, day: 9)
+        #expect(try await exportJournal(vault, format: .json, to: dir.file("f.json"), filter: filter).entries == 0)
+    }
+
     /// A bad path and a cancelled export each give a sentence a person can
     /// act on, not "The operation could not be completed"; a cancelled one
     /// has the vault's category `.cancelled`, a bad path none.
