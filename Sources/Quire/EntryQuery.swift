@@ -60,6 +60,17 @@ public struct EntryQuery: Sendable, Hashable, Codable {
             self.init(year: d.year, month: d.month, day: d.day)
         }
 
+        /// The date of `body` in its own calendar, the day a timeline files
+        /// it under (``EntryQuery/from``, ``EntryQuery/through``): its
+        /// `created` instant at its `utcOffset`, else in its `timeZone`,
+        /// else in UTC. Shared with `ExportFilter`.
+        package init(of body: EntryBody) {
+            var offsets = UTCOffsets()
+            let days = EntrySummary.localDay(created: body.createdMilliseconds, offsetSeconds: Int64(offsets.offset(of: body)))
+            let d = CivilCalendar.date(fromDays: days)
+            self.init(year: d.year, month: d.month, day: d.day)
+        }
+
         /// Days since 1970-01-01.
         var dayNumber: Int64 { CivilCalendar.days(year: year, month: month, day: day) }
 

@@ -87,6 +87,16 @@ extension QuireError: LocalizedError {
     ///   that opens the journal, or open it with the recovery key."
     /// - `device_code_invalid` (`.wrongCredential`): "This device code is
     ///   not valid. Check it and type it again."
+    /// - `recovery_code_invalid` (`.wrongCredential`, a mistyped recovery
+    ///   key): "This recovery key is not valid. Check each character
+    ///   against the recovery key you kept and type it again."
+    /// - `not_a_vault` (`.unavailable`: a photo or any other file picked as
+    ///   a journal): "This file is not a Quire journal. Choose the
+    ///   journal's .quire file."
+    /// - `different_vaults` (`.programmerError`: a file of another journal
+    ///   picked to merge): "The chosen file is a copy of another journal,
+    ///   so it cannot be merged into this one. Choose a copy of this
+    ///   journal."
     /// - `source_failed` (`.unavailable`): "The attachment could not be
     ///   read, so it was not added. Try adding it again."
     /// - `key_store_unavailable` (`.unavailable`): "This device's key
@@ -112,6 +122,11 @@ extension QuireError: LocalizedError {
         case "wrong_device_key", "no_device_key":
             "This device has not been added to this journal. Add it from a device that opens the journal, or open it with the recovery key."
         case "device_code_invalid": "This device code is not valid. Check it and type it again."
+        case "recovery_code_invalid":
+            "This recovery key is not valid. Check each character against the recovery key you kept and type it again."
+        case "not_a_vault": "This file is not a Quire journal. Choose the journal's .quire file."
+        case "different_vaults":
+            "The chosen file is a copy of another journal, so it cannot be merged into this one. Choose a copy of this journal."
         case "source_failed": "The attachment could not be read, so it was not added. Try adding it again."
         case "key_store_unavailable": "This device's key cannot be used while the device is locked. Unlock it and try again."
         default:
@@ -173,7 +188,8 @@ extension QuireError {
         /// handle, or the storage failed; the device's key store cannot be
         /// used now (`key_store_unavailable`: a Keychain while the device is
         /// locked); or an attachment's source failed (`source_failed`): try
-        /// again when it is there.
+        /// again when it is there. A file that is not a vault at all
+        /// (`not_a_vault`) has its own sentence: choose another file.
         case unavailable
         /// The file, a record or the device's key store is damaged or does
         /// not verify: offer verification and repair (`Spec/format.md §9`).
@@ -192,7 +208,9 @@ extension QuireError {
         case cancelled
         /// The call was given something it cannot take: an invalid argument,
         /// an existing path to create, a record too large, another vault's
-        /// copy. A bug to fix in the caller, not something to show.
+        /// copy. A bug to fix in the caller, not something to show, except
+        /// another vault's copy picked to merge (`different_vaults`), whose
+        /// sentence says so.
         case programmerError
 
         /// The short sentence of ``QuireError/errorDescription``.

@@ -1,3 +1,4 @@
+import Foundation
 @_spi(Format) import Quire
 import QuireSystem
 import QuireZip
@@ -202,7 +203,8 @@ enum EPUBExporter {
         to path: String, context: inout ExportContext, _ fill: (ZipWriter, SharedContext) throws(ZipError) -> Void
     ) throws(ExportError) {
         guard FileSystem.nameExists(FileSystem.directory(of: path)) else {
-            throw .cannotWrite(path: path, reason: "its folder does not exist")
+            let missing = SystemError(operation: "stat", path: FileSystem.directory(of: path), code: ENOENT)
+            throw .cannotWrite(path: path, reason: "its folder does not exist: \(missing.reason)")
         }
         let temporary = temporaryName(beside: path)
         let shared = SharedContext(context)

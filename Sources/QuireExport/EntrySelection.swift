@@ -3,14 +3,23 @@ import Foundation
 
 extension ExportFilter {
     /// True when `body` passes the filter: `created` in `[since, until)`
-    /// (milliseconds, UTC), at least one of ``tags`` (exact, case-sensitive
-    /// match) when the list is not empty, and a journal in ``journals`` when
-    /// that list is not empty.
+    /// (milliseconds, UTC), its own calendar's date in ``days`` when set
+    /// (as a timeline's day range: ``EntryQuery/Day/init(of:)``), at least
+    /// one of ``tags`` when the list is not empty, and a journal in
+    /// ``journals`` when that list is not empty.
+    /// Tags and journals are compared case-insensitively
+    /// (`String.lowercased()`), as ``EntryQuery/tags``,
+    /// ``EntryQuery/journal`` and the keys of `tagCounts()` and
+    /// `journalCounts()` fold them: `food` selects an entry tagged `Food`.
     public func accepts(_ body: EntryBody) -> Bool {
         if let since = sinceMilliseconds, body.createdMilliseconds < since { return false }
         if let until = untilMilliseconds, body.createdMilliseconds >= until { return false }
-        if !tags.isEmpty, !body.tags.contains(where: { tags.contains($0) }) { return false }
-        if !journals.isEmpty, !journals.contains(body.journal) { return false }
+        if let days, !days.contains(EntryQuery.Day(of: body)) { return false }
+        if !tags.isEmpty {
+            let wanted = Set(tags.map { $0.lowercased() })
+            if !body.tags.contains(where: { wanted.contains($0.lowercased()) }) { return false }
+        }
+        if !journals.isEmpty, !journals.contains(where: { $0.lowercased() == body.journal.lowercased() }) { return false }
         return true
     }
 }

@@ -1,5 +1,6 @@
 public import Foundation
 @_spi(Format) public import Quire
+import QuireSystem
 public import QuireZip
 
 /// The formats `quire export` writes, except PDF (`QuirePDF`).
@@ -24,10 +25,20 @@ public struct ExportFilter: Sendable, Equatable {
     /// Entries created before this instant: milliseconds since 1970, UTC
     /// (``until`` as the container stores it).
     @_spi(Format) public var untilMilliseconds: Int64?
-    /// Entries with at least one of these tags.
+    /// Entries with at least one of these tags, compared case-insensitively
+    /// (`String.lowercased()`), as a timeline's ``EntryQuery/tags`` and the
+    /// keys of `tagCounts()`: `food` selects an entry tagged `Food`.
     public var tags: [String]
-    /// Entries in one of these journals.
+    /// Entries in one of these journals, compared case-insensitively (`""`
+    /// is the main journal), as ``EntryQuery/journal`` and the keys of
+    /// `journalCounts()`.
     public var journals: [String]
+    /// Entries whose date in their own calendar is in this range, as a
+    /// timeline's ``EntryQuery/from`` and ``EntryQuery/through`` read it
+    /// (an entry written at 23:30 at UTC+10 is on that local day, wherever
+    /// the export runs); nil: any day. To export what a timeline shows for
+    /// one day, give that day as both bounds: `day...day`.
+    public var days: ClosedRange<EntryQuery.Day>?
 
     /// Entries created at or after this instant (to the millisecond, as the
     /// vault stores times; a finer part is dropped).
@@ -147,19 +158,39 @@ public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
 
 extension ExportError: LocalizedError {
     /// One or two sentences for a person (an alert): what failed, that
-    /// nothing was saved, and what to do. It names the output path and the
-    /// system's reason, never entry text nor a secret. English; an app that
+    /// nothing was saved, and what to do. For ``cannotWrite(path:reason:)``
+    /// it names the output by its file name and says why in words (its
+    /// folder is not there, no space is left, the folder cannot be written
+    /// to, the name is taken); the full path and the system's reason are in
+    /// `description`. Never entry text nor a secret. English; an app that
     /// localizes maps the case and ``category`` to its own strings.
     public var errorDescription: String? {
         switch self {
         case .cannotWrite(let path, let reason):
-            "The export could not be saved at \(path) (\(reason)). Choose a folder that exists and that you can write to, with space free."
+            Self.notSaved(path, reason: reason)
         case .vault(let e) where e.category == .cancelled:
             "The export was cancelled; nothing was saved."
         case .vault(let e):
             "The export stopped and nothing was saved: \(e.localizedDescription)"
         case .zip:
             "The export could not write its archive, so nothing was saved. Check that the disk has space free and try again."
+        }
+    }
+}
+
+extension ExportError {
+    /// The sentence of ``cannotWrite(path:reason:)``: chosen by the error
+    /// number `reason` ends with (a ``SystemError``'s reason), naming the
+    /// output by its file name only.
+    static func notSaved(_ path: String, reason: String) -> String {
+        let last = path.split(separator: "/").last.map(String.init) ?? path
+        let name = "\u{201C}\(last)\u{201D}"
+        return switch SystemError.errorNumber(endingReason: reason) {
+        case ENOENT, ENOTDIR: "Nothing was saved: the folder chosen for \(name) is not there. Choose a folder that exists."
+        case ENOSPC, EDQUOT: "Nothing was saved: there is not enough storage space for \(name). Free some space, or choose another place."
+        case EACCES, EPERM, EROFS: "Nothing was saved: \(name) cannot be written in that folder. Choose a folder you can write to."
+        case EEXIST: "Nothing was saved: something named \(name) is already there. Choose another name."
+        default: "Nothing was saved: \(name) could not be written. Choose a folder that exists and that you can write to, with space free."
         }
     }
 }

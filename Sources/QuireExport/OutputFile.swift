@@ -87,7 +87,8 @@ final class OutputDirectory {
     init(destination: String) throws(ExportError) {
         self.destination = destination
         if FileSystem.nameExists(destination) {
-            throw .cannotWrite(path: destination, reason: "it already exists; choose a new folder name")
+            let exists = SystemError(operation: "mkdir", path: destination, code: EEXIST)
+            throw .cannotWrite(path: destination, reason: "it already exists; choose a new folder name: \(exists.reason)")
         }
         temporaryPath = temporaryName(beside: destination)
         do { try FileSystem.makeDirectory(temporaryPath, permissions: 0o700) } catch {

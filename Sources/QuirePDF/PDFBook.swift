@@ -48,7 +48,8 @@ enum PDFBookError: Error {
 
     var reason: String {
         switch self {
-        case .system(let e): e.description
+        // The C library's reason, without the temporary file's path.
+        case .system(let e): e.reason
         case .cairo(let message): "cairo: \(message)"
         case .cancelled: QuireError.cancelled.description
         }
@@ -133,7 +134,7 @@ enum PDFBookError: Error {
     let name = profile?.name.isEmpty == false ? profile!.name : "Journal"
     let plan = BookPlan(entries: selected, title: name, profileClock: profile?.clock, locale: BookLocale.forVault(vault, option: locale))
     let output: PDFOutput
-    do { output = try PDFOutput(path: path) } catch { throw .cannotWrite(path: path, reason: error.description) }
+    do { output = try PDFOutput(path: path) } catch { throw .cannotWrite(path: path, reason: error.reason) }
     var report: PDFBookReport
     do throws(PDFBookError) {
         report = try BookRenderer(plan: plan, vault: vault).render(into: output, progress: progress)

@@ -45,6 +45,16 @@ public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
         return "\(String(cString: text)) (errno \(code))"
     }
 
+    /// The error number a text that ends with a ``reason`` names
+    /// (`"… (errno 2)"`: `ENOENT`), or nil when it ends with none: for an
+    /// error that kept only the text, to choose what to tell a person.
+    package static func errorNumber(endingReason text: String) -> Int32? {
+        guard text.hasSuffix(")"), let open = text.lastIndex(of: "(") else { return nil }
+        let inner = text[open...].dropFirst().dropLast()  // "errno 2"
+        guard inner.hasPrefix("errno ") else { return nil }
+        return Int32(inner.dropFirst(6))
+    }
+
     /// True when the error means the path does not exist (`ENOENT`).
     public var isNotFound: Bool { code == ENOENT }
     /// True when the storage is full: no space left on the device

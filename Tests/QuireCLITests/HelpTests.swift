@@ -182,9 +182,10 @@ Arguments:
 Options:
   --since DATE              entries created at or after DATE
   --until DATE              entries created before DATE (a day: up to its end)
-  --tag TAG...              entries with this tag (any of them when repeated)
-  --journal NAME...         entries in this journal (notebook; any of them when
-                            repeated)
+  --tag TAG...              entries with this tag, ignoring case (any of them
+                            when repeated)
+  --journal NAME...         entries in this journal (notebook), ignoring case
+                            (any of them when repeated)
   --starred                 starred entries only
   --mood N[-M]              entries with this mood, or a range of moods (1–5)
   --has-photos              entries with photos only
@@ -231,9 +232,10 @@ Arguments:
 Options:
   --since DATE              entries created at or after DATE
   --until DATE              entries created before DATE (a day: up to its end)
-  --tag TAG...              entries with this tag (any of them when repeated)
-  --journal NAME...         entries in this journal (notebook; any of them when
-                            repeated)
+  --tag TAG...              entries with this tag, ignoring case (any of them
+                            when repeated)
+  --journal NAME...         entries in this journal (notebook), ignoring case
+                            (any of them when repeated)
   --starred                 starred entries only
   --mood N[-M]              entries with this mood, or a range of moods (1–5)
   --has-photos              entries with photos only

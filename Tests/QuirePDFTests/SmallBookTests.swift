@@ -128,7 +128,14 @@ import Testing
         let dir = TemporaryDirectory()
         let vault = try Self.vault(dir)
         let before = dir.listing
-        #expect(throws: ExportError.self) { try writePDFBook(vault, to: dir.file("missing/book.pdf")) }
+        let missing = #expect(throws: ExportError.self) { try writePDFBook(vault, to: dir.file("missing/book.pdf")) }
+        // Third iOS trial, session 42: the message named the temporary file
+        // (`…/.book.pdf.quire-export-PID.tmp: No such file…`) and the
+        // sentence held it too; the sentence now names the book only.
+        #expect(missing?.description == "cannot write \(dir.file("missing/book.pdf")): No such file or directory (errno 2)")
+        #expect(
+            missing?.localizedDescription
+                == "Nothing was saved: the folder chosen for \u{201C}book.pdf\u{201D} is not there. Choose a folder that exists.")
         // The output path is a directory: the rename fails and the temporary file goes.
         try FileManager.default.createDirectory(atPath: dir.file("taken"), withIntermediateDirectories: false)
         do {

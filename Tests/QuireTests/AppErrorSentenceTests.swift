@@ -90,6 +90,47 @@ import Testing
         #expect(wrong.localizedDescription == "The passphrase or key does not open this journal.")
     }
 
+    /// Third iOS trial, session 42: a photo renamed `.quire` said "The
+    /// journal cannot be reached right now. Try again later.", a mistyped
+    /// recovery key "The passphrase or key does not open this journal.",
+    /// and a file of another journal picked to merge "The app asked for
+    /// something the journal cannot do." Each now says what it is; the
+    /// categories are unchanged.
+    @Test func aFileThatIsNotAJournalAMistypedRecoveryKeyAndAnotherJournalSaySo() async throws {
+        let dir = TemporaryDirectory()
+        let store = try Self.store("Phone")
+        let photo = dir.file("Photo.quire")
+        var jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + Array("JFIF".utf8)
+        jpeg += (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try Data(jpeg).write(to: URL(fileURLWithPath: photo))
+        let notAJournal = try #require(
+            await Self.error { () async throws(QuireError) in _ = try await Vault.open(at: photo, store: store) })
+        #expect(notAJournal.code == "not_a_vault", "\(notAJournal.message)")
+        #expect(notAJournal.category == .unavailable)
+        #expect(notAJournal.localizedDescription == "This file is not a Quire journal. Choose the journal's .quire file.")
+
+        let key = try RecoveryKey()
+        var typo = Array(key.code())
+        typo[0] = typo[0] == "7" ? "8" : "7"
+        for code in ["ABC", String(typo)] {
+            let mistyped = try #require(await Self.error { () async throws(QuireError) in _ = try RecoveryKey(code: code) })
+            #expect(mistyped.code == "recovery_code_invalid")
+            #expect(mistyped.category == .wrongCredential)
+            #expect(
+                mistyped.localizedDescription
+                    == "This recovery key is not valid. Check each character against the recovery key you kept and type it again.")
+        }
+
+        let vault = try await Vault.create(at: dir.file("Journal.quire"), setup: VaultSetup(name: "J", recoveryKey: key), store: store)
+        let other = dir.file("Other.quire")
+        _ = try await Vault.create(at: other, setup: VaultSetup(name: "O", recoveryKey: try RecoveryKey()), store: store)
+        let merge = try #require(await Self.error { () async throws(QuireError) in _ = try await vault.merge(copyAt: other) })
+        #expect(merge.code == "different_vaults")
+        #expect(
+            merge.localizedDescription
+                == "The chosen file is a copy of another journal, so it cannot be merged into this one. Choose a copy of this journal.")
+    }
+
     @Test func anAppsOwnSourceAndALockedKeyStoreSaySo() {
         let source = QuireError.sourceFailed("the photo library refused")
         #expect(source.category == .unavailable)

@@ -21,8 +21,9 @@ struct PagerOption: ParsableArguments {
 struct EntryFilterOptions: ParsableArguments {
     @Option(placeholder: "DATE", help: "entries created at or after DATE") var since: When?
     @Option(placeholder: "DATE", help: "entries created before DATE (a day: up to its end)") var until: When?
-    @Option(placeholder: "TAG", help: "entries with this tag (any of them when repeated)") var tag: [String]
-    @Option(placeholder: "NAME", help: "entries in this journal (notebook; any of them when repeated)") var journal: [String]
+    @Option(placeholder: "TAG", help: "entries with this tag, ignoring case (any of them when repeated)") var tag: [String]
+    @Option(placeholder: "NAME", help: "entries in this journal (notebook), ignoring case (any of them when repeated)")
+    var journal: [String]
 }
 
 /// Filters for browsing: starred, mood, photos, this day, how many.
