@@ -724,8 +724,35 @@ public final class VaultTransaction {
         try change(id, body: EntryBody(), deleted: true, base: nil)
     }
 
-    /// Brings deleted entry `id` back with `body` in this commit (usually
-    /// the body of its last revision before the deletion): a revision
+    /// Brings deleted entry `id` back in this commit as it was before the
+    /// deletion (``DeletedEntry/body``: the last revision the deletion
+    /// replaced; with versions from two devices, the one the vault showed
+    /// first): a revision replacing its tombstones, with `modified` set to
+    /// now. A version another device wrote apart from the deletion stays,
+    /// as a conflict. On an entry that is not deleted (restored meanwhile)
+    /// it writes nothing and returns the entry's winning revision.
+    ///
+    /// - Throws: `.notFound` (`entry_not_found`); `.notFound`
+    ///   (`not_restorable`) when the vault no longer holds a revision from
+    ///   before the deletion (compacted away): nothing is written, never an
+    ///   empty entry; a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
+    @discardableResult
+    public func restore(_ id: EntryID) throws(QuireError) -> EntryRevision {
+        try checkOpen()
+        let index = try vault.loadIndex()
+        let heads = index.heads(of: id)
+        guard let winner = heads.first else { throw .entryNotFound(id) }
+        guard winner.isDeleted else { return try vault.revision(of: winner) }
+        guard let last = try vault.lastLiveRevision(of: id, deletedBy: winner, index: index) else {
+            throw QuireError(.entryNotRestorable(id))
+        }
+        let tombstones = heads.filter(\.isDeleted).map(\.revisionID)
+        return try change(id, body: last.body, deleted: false, base: tombstones, restoring: true)
+    }
+
+    /// Brings deleted entry `id` back with `body` in this commit (an app
+    /// that lets the user change it first; ``restore(_:)`` brings back
+    /// ``DeletedEntry/body`` as it is): a revision
     /// replacing the tombstone (or the revisions `base`, as in
     /// ``edit(_:body:replacing:)``; nil: the current heads), with
     /// `modified` set to now. On an entry that is not deleted it is an edit.

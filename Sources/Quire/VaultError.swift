@@ -14,6 +14,10 @@
     /// The entry is deleted (its winning head is a tombstone): it cannot be
     /// edited until it is brought back with ``Vault/restore(_:body:replacing:)``.
     case entryDeleted(EntryID)
+    /// The entry is deleted and the vault no longer holds a revision from
+    /// before the deletion (a compaction dropped them): it cannot be
+    /// restored from this vault.
+    case entryNotRestorable(EntryID)
     /// No attachment with this id.
     case attachmentNotFound(BlobID)
     /// This credential's own key is listed as removed in a keyring it
@@ -78,6 +82,7 @@
         case .keys(let e): e.code
         case .entryNotFound: "entry_not_found"
         case .entryDeleted: "entry_deleted"
+        case .entryNotRestorable: "not_restorable"
         case .attachmentNotFound: "blob_not_found"
         case .removedFromVault: "removed_from_vault"
         case .behindNewerKeyring: "behind_newer_keyring"
@@ -99,6 +104,8 @@
         case .keys(let e): e.description
         case .entryNotFound(let id): "no entry \(id) in this vault"
         case .entryDeleted(let id): "entry \(id) is deleted; restore it first to change it"
+        case .entryNotRestorable(let id):
+            "entry \(id) cannot be restored: the vault was compacted after it was deleted, so only the deletion is left; a copy of the vault from before the compaction (a backup, another device's copy) still holds it"
         case .attachmentNotFound(let id): "no attachment \(id) in this vault"
         case .rolledBack(let reason):
             "this file is older than the copy of this vault this device last saw (\(reason)); nothing was written. Merge the newer copy back, or, if this file was restored on purpose, accept it as it is"
