@@ -89,6 +89,7 @@ struct CLIFailure: Error, Sendable {
         case .entryNotRestorable:
             return "a copy of the vault from before the compaction (a backup, another device's copy) still holds it"
         case .attachmentNotFound: return "see an entry's attachments with 'quire attachments ID'"
+        case .attachmentNotStored: return "store the file again in the same command as the entry that names it"
         case .deviceStore: return nil
         case .catalogStale, .cancelled: return "run the command again"
         case .other, .transactionEnded: return nil
