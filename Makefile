@@ -328,7 +328,12 @@ lint: api-surface doc-links
 # FoldReport.Copy.deleted (true exactly when keptBecause is nil, which an
 # app reads to choose what to ask). The CLI, the demo and the sync tests
 # import them with @_spi(Format).
-API_SURFACE_MAX := 290
+# 296 (from 290): DeletedEntry (the type, id, body, deletion, deleted)
+# and VaultTransaction.restore(_:) (+6): deletedEntries() rows carried the
+# tombstone's empty body, and restoring a row's body restored an empty
+# entry that a compaction made final (third iOS trial, defect 1); a row
+# now shows the entry as it was, and restore(_:) brings that back.
+API_SURFACE_MAX := 296
 api-surface:
 	SWIFT=$(SWIFT) Scripts/public-surface.sh --undocumented --max $(API_SURFACE_MAX)
 

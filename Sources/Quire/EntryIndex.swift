@@ -1,3 +1,4 @@
+public import Foundation
 @_spi(Crypto) import QuireCrypto
 @_spi(Format) public import QuireFormat
 @_spi(Format) import QuireKeys
@@ -229,6 +230,33 @@ public struct EntrySnapshot: Sendable, Identifiable, Equatable {
     public var isDeleted: Bool { revision.isDeleted }
 }
 
+/// A deleted entry as a "Recently deleted" screen lists it
+/// (``Vault/deletedEntries()``): the entry as it was before the deletion,
+/// and when it was deleted. Bring it back with
+/// ``VaultTransaction/restore(_:)``.
+public struct DeletedEntry: Sendable, Identifiable, Equatable {
+    /// The entry id.
+    public let id: EntryID
+    /// The deletion: the tombstone revision, the entry's winning head.
+    package let tombstone: EntryRevision
+    /// The last revision before the deletion that is not a tombstone (as
+    /// ``body`` says), nil when the vault no longer holds one.
+    package let lastLive: EntryRevision?
+
+    /// The entry's content before it was deleted: that of the last
+    /// revision the deletion replaced (when two devices had changed it
+    /// apart, the version the vault showed first, `Spec/merge.md §5`).
+    /// Nil when the vault was compacted after the deletion, so only the
+    /// deletion is left: the entry cannot be restored from this vault
+    /// (a copy from before the compaction still holds it).
+    public var body: EntryBody? { lastLive?.body }
+    /// The revision that deleted the entry (a tombstone, whose own body is empty).
+    public var deletion: RevisionID { tombstone.revisionID }
+    /// When the entry was deleted, by the deleting writer's clock (the
+    /// tombstone's hybrid logical clock, to the millisecond).
+    public var deleted: Date { Date(timeIntervalSince1970: Double(tombstone.clock.milliseconds) / 1000) }
+}
+
 extension Vault {
     func loadIndex() throws(QuireError) -> EntryIndex {
         if let index { return index }
@@ -386,20 +414,58 @@ extension Vault {
     }
 
     /// Every deleted entry (its winning head is a tombstone), newest
-    /// deletion first: what `quire restore` can bring back while the
-    /// revisions before the deletion are still in the file.
+    /// deletion first: what a "Recently deleted" screen lists and
+    /// ``VaultTransaction/restore(_:)`` brings back. Each row shows the
+    /// entry as it was before the deletion (``DeletedEntry/body``), nil
+    /// when a compaction left only the deletion.
     ///
     /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) for I/O.
     @_spi(Format)
-    public func deletedEntries() throws(QuireError) -> [EntrySnapshot] {
-        return try lock.withLock { () throws(QuireError) -> [EntrySnapshot] in
+    public func deletedEntries() throws(QuireError) -> [DeletedEntry] {
+        return try lock.withLock { () throws(QuireError) -> [DeletedEntry] in
             let index = try loadIndex()
-            var out: [EntrySnapshot] = []
+            var out: [DeletedEntry] = []
             for id in index.revisions.keys {
-                if let s = try snapshot(id, index: index), s.isDeleted { out.append(s) }
+                guard let winner = index.heads(of: id).first, winner.isDeleted else { continue }
+                out.append(
+                    DeletedEntry(
+                        id: id, tombstone: try revision(of: winner), lastLive: try lastLiveRevision(of: id, deletedBy: winner, index: index)
+                    ))
             }
-            return out.sorted { a, b in a.revision.clock != b.revision.clock ? a.revision.clock > b.revision.clock : a.id < b.id }
+            return out.sorted { a, b in
+                a.tombstone.clock != b.tombstone.clock ? a.tombstone.clock > b.tombstone.clock : a.id < b.id
+            }
         }
+    }
+
+    /// The revision `summary` stands for: kept in the index, or read from its frame.
+    func revision(of summary: RevisionSummary) throws(QuireError) -> EntryRevision {
+        if let cached = summary.revision { return cached }
+        return try revision(frame: summary.frame)
+    }
+
+    /// The entry as it was before the tombstone `tombstone` deleted it: of
+    /// the revisions it replaced that are not tombstones, the one the vault
+    /// would pick as the winning head (`Spec/merge.md §5`: the highest
+    /// standing, then the greatest clock, then the greatest revision id);
+    /// when all it replaced are tombstones, the same among what those
+    /// replaced, and so on. Nil when the vault holds none (compacted away).
+    func lastLiveRevision(of id: EntryID, deletedBy tombstone: RevisionSummary, index: EntryIndex) throws(QuireError)
+        -> EntryRevision?
+    {
+        var byID: [RevisionID: RevisionSummary] = [:]
+        for s in index.revisions[id] ?? [] { byID[s.revisionID] = s }
+        var seen: Set<RevisionID> = [tombstone.revisionID]
+        var frontier = tombstone.parents
+        while !frontier.isEmpty {
+            let found = frontier.compactMap { seen.insert($0).inserted ? byID[$0] : nil }
+            let live = found.filter { !$0.isDeleted }.sorted {
+                EntryIndex.winsOver($0.standing, $0.clock, $0.revisionID, $1.standing, $1.clock, $1.revisionID)
+            }
+            if let best = live.first { return try revision(of: best) }
+            frontier = found.flatMap(\.parents)
+        }
+        return nil
     }
 
     /// One entry as it stands (including a deleted one), or nil when the

@@ -42,7 +42,7 @@ extension QuireError {
     /// of it.
     @_spi(Format) public var entryID: EntryID? {
         switch detail {
-        case .entryNotFound(let id), .entryDeleted(let id): id
+        case .entryNotFound(let id), .entryDeleted(let id), .entryNotRestorable(let id): id
         default: nil
         }
     }

@@ -502,12 +502,15 @@ extension Vault {
     }
 
     /// Every deleted entry, newest deletion first, on this handle's
-    /// executor (what a "Recently deleted" screen lists).
+    /// executor (what a "Recently deleted" screen lists): each as it was
+    /// before the deletion (``DeletedEntry/body``; nil when a compaction
+    /// left only the deletion). Bring one back with
+    /// `vault.commit { tx in try tx.restore(row.id) }`.
     ///
     /// - Throws: ``QuireError``: `.damaged`, `.unavailable` or `.outOfSpace` when the file cannot
     ///   be read; `.cancelled` (`cancelled`).
-    public func deletedEntries() async throws(QuireError) -> [EntrySnapshot] {
-        try await perform { () throws(QuireError) -> [EntrySnapshot] in try self.deletedEntries() }
+    public func deletedEntries() async throws(QuireError) -> [DeletedEntry] {
+        try await perform { () throws(QuireError) -> [DeletedEntry] in try self.deletedEntries() }
     }
 
     /// Every revision of entry `id`, oldest clock first, on this handle's

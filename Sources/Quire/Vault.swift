@@ -639,6 +639,13 @@ public final class VaultTransaction {
     /// payload hash: encoding a revision again cost as much as sealing it.
     var newPayloads: [[UInt8]] = []
     var newBlobs: [(manifest: BlobManifest, frame: Int)] = []
+    /// The vault's blobs before this commit, read at the first attachment
+    /// reference that names none of ``newBlobs``.
+    var vaultBlobs: EntryIndex?
+    /// True for an importer that keeps, on purpose, a reference whose file
+    /// the export lacks (reported as skipped, `Spec/import.md`): the
+    /// revision is written though its content may not be in the vault.
+    package var keepsUnstoredReferences = false
     var newProfile: Profile?
     /// The greatest clock among the revisions and the profile appended.
     var newestClock: HybridLogicalClock? {
@@ -671,6 +678,7 @@ public final class VaultTransaction {
     /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…) (``FormatError/recordTooLarge(byteCount:limit:)``, I/O).
     @_spi(Format) public func append(_ revision: EntryRevision) throws(QuireError) {
         try checkOpen()
+        try checkAttachmentsStored(revision)
         if reportsLocalChanges, statesBefore.index(forKey: revision.entryID) == nil {
             // From the cached view when queries answer from it: no full
             // read under the file lock.
@@ -691,6 +699,52 @@ public final class VaultTransaction {
         } catch {
             throw .format(error)
         }
+    }
+
+    /// Throws `attachment_not_stored` when an attachment reference of
+    /// `revision` names a blob that is neither stored in this commit nor
+    /// in the vault: a `StoredBlob` of an abandoned commit, or of another
+    /// vault, would save an entry whose photo never reads. Blobs stored in
+    /// this commit are checked against the commit's own list; only another
+    /// reference reads the vault's manifests, once per commit.
+    ///
+    /// A reference the revisions it replaces already held is not refused:
+    /// content lost before (a compaction that dropped a damaged attachment,
+    /// a vault written by an older version) does not stop an edit of the
+    /// rest of the entry; ``Vault/verify()`` reports it. Nor is one an
+    /// importer writes with ``keepsUnstoredReferences``.
+    func checkAttachmentsStored(_ revision: EntryRevision) throws(QuireError) {
+        guard !keepsUnstoredReferences else { return }
+        for reference in revision.body.attachments where !newBlobs.contains(where: { $0.manifest.blob == reference.blob }) {
+            if vaultBlobs == nil { vaultBlobs = try blobIndex() }
+            if vaultBlobs?.resolve(reference.blob) != nil { continue }
+            guard try replacedRevisionsHold(reference.blob, revision) else { throw QuireError(.attachmentNotStored(reference.blob)) }
+        }
+    }
+
+    /// True when a revision `revision` replaces (names as a parent) has an
+    /// attachment reference to `blob`.
+    private func replacedRevisionsHold(_ blob: BlobID, _ revision: EntryRevision) throws(QuireError) -> Bool {
+        guard !revision.parents.isEmpty else { return false }
+        let index = try vault.loadIndex()
+        for s in index.revisions[revision.entryID] ?? [] where revision.parents.contains(s.revisionID) {
+            if try vault.revision(of: s).body.attachments.contains(where: { $0.blob == blob }) { return true }
+        }
+        return false
+    }
+
+    /// The vault's blobs as this commit found them: the entry index's, or,
+    /// while queries answer from the index cache, the manifests alone
+    /// (decrypting those frames, not every record).
+    ///
+    /// - Throws: a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
+    func blobIndex() throws(QuireError) -> EntryIndex {
+        if vault.index == nil, vault.indexCache?.view != nil {
+            var manifests = EntryIndex()
+            Vault.absorb(file: vault.file, into: &manifests, frames: nil, retain: false, kinds: [.blobManifest])
+            return manifests
+        }
+        return try vault.loadIndex()
     }
 
     /// Appends a new entry with `body`: a fresh entry id, no parents, the
@@ -743,8 +797,35 @@ public final class VaultTransaction {
         try change(id, body: EntryBody(), deleted: true, base: nil)
     }
 
-    /// Brings deleted entry `id` back with `body` in this commit (usually
-    /// the body of its last revision before the deletion): a revision
+    /// Brings deleted entry `id` back in this commit as it was before the
+    /// deletion (``DeletedEntry/body``: the last revision the deletion
+    /// replaced; with versions from two devices, the one the vault showed
+    /// first): a revision replacing its tombstones, with `modified` set to
+    /// now. A version another device wrote apart from the deletion stays,
+    /// as a conflict. On an entry that is not deleted (restored meanwhile)
+    /// it writes nothing and returns the entry's winning revision.
+    ///
+    /// - Throws: `.notFound` (`entry_not_found`); `.notFound`
+    ///   (`not_restorable`) when the vault no longer holds a revision from
+    ///   before the deletion (compacted away): nothing is written, never an
+    ///   empty entry; a container error (`.damaged`, `.unavailable`, `.outOfSpace`…).
+    @discardableResult
+    public func restore(_ id: EntryID) throws(QuireError) -> EntryRevision {
+        try checkOpen()
+        let index = try vault.loadIndex()
+        let heads = index.heads(of: id)
+        guard let winner = heads.first else { throw .entryNotFound(id) }
+        guard winner.isDeleted else { return try vault.revision(of: winner) }
+        guard let last = try vault.lastLiveRevision(of: id, deletedBy: winner, index: index) else {
+            throw QuireError(.entryNotRestorable(id))
+        }
+        let tombstones = heads.filter(\.isDeleted).map(\.revisionID)
+        return try change(id, body: last.body, deleted: false, base: tombstones, restoring: true)
+    }
+
+    /// Brings deleted entry `id` back with `body` in this commit (an app
+    /// that lets the user change it first; ``restore(_:)`` brings back
+    /// ``DeletedEntry/body`` as it is): a revision
     /// replacing the tombstone (or the revisions `base`, as in
     /// ``edit(_:body:replacing:)``; nil: the current heads), with
     /// `modified` set to now. On an entry that is not deleted it is an edit.
@@ -829,14 +910,8 @@ public final class VaultTransaction {
         // (Spec/format.md §7.3).
         // While queries answer from the index cache, only the manifests
         // are read (decrypting those frames alone), not every record.
-        let index: EntryIndex?
-        if vault.index == nil, vault.indexCache?.view != nil {
-            var manifests = EntryIndex()
-            Vault.absorb(file: vault.file, into: &manifests, frames: nil, retain: false, kinds: [.blobManifest])
-            index = manifests
-        } else {
-            index = try? vault.loadIndex()
-        }
+        if vaultBlobs == nil { vaultBlobs = try? blobIndex() }
+        let index = vaultBlobs
         let writeBlobKey = pending.key.blobKey
         let fresh = Set(newBlobs.map(\.manifest.blob))
         do {

@@ -11,7 +11,7 @@ extension VaultError {
         switch self {
         case .format(let e): e.category
         case .keys(let e): e.category
-        case .entryNotFound, .entryDeleted, .attachmentNotFound: .notFound
+        case .entryNotFound, .entryDeleted, .entryNotRestorable, .attachmentNotFound, .attachmentNotStored: .notFound
         case .removedFromVault, .behindNewerKeyring: .readOnly
         case .rolledBack, .tampered: .needsMerge
         case .deviceStore(let e): e.category

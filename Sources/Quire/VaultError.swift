@@ -14,8 +14,16 @@
     /// The entry is deleted (its winning head is a tombstone): it cannot be
     /// edited until it is brought back with ``Vault/restore(_:body:replacing:)``.
     case entryDeleted(EntryID)
+    /// The entry is deleted and the vault no longer holds a revision from
+    /// before the deletion (a compaction dropped them): it cannot be
+    /// restored from this vault.
+    case entryNotRestorable(EntryID)
     /// No attachment with this id.
     case attachmentNotFound(BlobID)
+    /// An entry's attachment reference names a blob that is neither stored
+    /// in the commit nor in the vault (a `StoredBlob` of an abandoned
+    /// commit, or of another vault): the commit is refused.
+    case attachmentNotStored(BlobID)
     /// This credential's own key is listed as removed in a keyring it
     /// trusts (`Spec/format.md §8.6`): it can read what it could, and write
     /// nothing — a recovery key that a device replaced may still remove the
@@ -78,7 +86,9 @@
         case .keys(let e): e.code
         case .entryNotFound: "entry_not_found"
         case .entryDeleted: "entry_deleted"
+        case .entryNotRestorable: "not_restorable"
         case .attachmentNotFound: "blob_not_found"
+        case .attachmentNotStored: "attachment_not_stored"
         case .removedFromVault: "removed_from_vault"
         case .behindNewerKeyring: "behind_newer_keyring"
         case .rolledBack: "rolled_back"
@@ -99,7 +109,11 @@
         case .keys(let e): e.description
         case .entryNotFound(let id): "no entry \(id) in this vault"
         case .entryDeleted(let id): "entry \(id) is deleted; restore it first to change it"
+        case .entryNotRestorable(let id):
+            "entry \(id) cannot be restored: the vault was compacted after it was deleted, so only the deletion is left; a copy of the vault from before the compaction (a backup, another device's copy) still holds it"
         case .attachmentNotFound(let id): "no attachment \(id) in this vault"
+        case .attachmentNotStored(let id):
+            "attachment \(id) is not stored in this vault, so the entry was not saved: store the photo or file again in the same commit as the entry (a stored attachment of a commit that failed, or of another vault, is not in this one)"
         case .rolledBack(let reason):
             "this file is older than the copy of this vault this device last saw (\(reason)); nothing was written. Merge the newer copy back, or, if this file was restored on purpose, accept it as it is"
         case .tampered(let loc):

@@ -239,6 +239,11 @@ extension Vault {
                                 offset: s.committedEnd, byteCount: s.tailByteCount, uncommittedFrameCount: s.uncommittedFrames.count))
                     ))
             }
+            var held: Set<BlobID> = []
+            for (m, _, _) in manifests { held.formUnion([m.blob] + m.aliases) }
+            // Only when every record read: a reference to content whose
+            // manifest is damaged is that damage, reported above.
+            if !found.contains(where: { $0.1.isDamage }) { found += danglingAttachments(held: held) }
             issues += found.sorted { $0.0 < $1.0 }.map(\.1)
             let commits = file.commits
             let unattestedCommits = commits.statuses.indices.filter { commits.statuses[$0] == .verified && !commits.isAttested($0) }.count
@@ -246,5 +251,37 @@ extension Vault {
                 fileByteCount: s.fileSize, frameCount: s.frames.count, commitCount: s.groups.count, intactRecordCount: intact,
                 issues: issues, unattestedCommitCount: unattestedCommits, unattestedRecordCount: unattestedRecords)
         }
+    }
+
+    /// An issue for each attachment reference of an entry's current
+    /// version (every head that is not a tombstone) whose blob no released
+    /// manifest of the file holds (`held`): its photo can never be read
+    /// (`blob_not_found`, `Spec/records.md §4`). A warning, not damage:
+    /// every record reads, and the content was lost before (a compaction
+    /// that dropped it damaged) or never stored (an older version, another
+    /// implementation, an import whose export lacked the file; this version
+    /// refuses to commit such a reference, `attachment_not_stored`). Under
+    /// the lock.
+    func danglingAttachments(held: Set<BlobID>) -> [(UInt64, VerifyReport.Issue)] {
+        guard let index = try? loadIndex() else { return [] }
+        var out: [(UInt64, VerifyReport.Issue)] = []
+        for id in index.revisions.keys {
+            for head in index.heads(of: id) where !head.isDeleted {
+                guard let body = (try? revision(of: head))?.body else { continue }
+                for reference in body.attachments where !held.contains(reference.blob) {
+                    let location = file.structure.frames[head.frame].location
+                    out.append(
+                        (
+                            location.offset,
+                            VerifyReport.Issue(
+                                code: "blob_not_found", offset: location.offset, frameIndex: head.frame,
+                                message: "entry \(id) names attachment \(reference.blob), which this vault does not hold: "
+                                    + "it cannot be shown. Store it again from a copy that holds it, or remove it from the entry",
+                                isDamage: false)
+                        ))
+                }
+            }
+        }
+        return out
     }
 }

@@ -49,6 +49,9 @@ final class EntryWriter {
             var pendingBlobs: [String: BlobID] = [:]
             do {
                 try vault.commit { tx in
+                    // A reference whose file the export lacks is kept (and
+                    // reported as skipped): the vault may hold its content.
+                    tx.keepsUnstoredReferences = true
                     var written = 0
                     for e in batch { written += try self.writeOne(e, tx: tx, pending: &pending, pendingBlobs: &pendingBlobs) }
                     if written == 0 { throw Nothing() }

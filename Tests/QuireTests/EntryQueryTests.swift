@@ -47,7 +47,8 @@ import Testing
     @Test func eachFilterSelectsItsEntries() throws {
         let dir = TemporaryDirectory()
         let (vault, _) = try makeVault(dir)
-        let blob = BlobID(unchecked: Array(repeating: 7, count: BlobID.byteCount))
+        var blob = BlobID(unchecked: [])
+        try vault.commit { tx in blob = try tx.storeAttachment([1, 2, 3], mediaType: "image/jpeg").blob }
         let photo = AttachmentReference(id: [1], blob: blob, mediaType: "image/jpeg", fileName: "a.jpg")
         let pdf = AttachmentReference(id: [2], blob: blob, mediaType: "application/pdf", fileName: "b.pdf")
         try vault.add(EntryBody(created: Self.ms(2024, 2, 1), text: "plain"))

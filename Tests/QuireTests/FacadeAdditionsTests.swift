@@ -18,13 +18,41 @@ import Testing
         try vault.delete(b.entryID)
         let deleted = try vault.deletedEntries()
         #expect(deleted.map(\.id) == [b.entryID, a.entryID])
-        #expect(deleted.allSatisfy { $0.isDeleted })
+        #expect(deleted.map { $0.tombstone.isDeleted } == [true, true])
         // Its last version is still there to restore.
-        let before = try vault.revisions(of: a.entryID).last { !$0.isDeleted }
-        #expect(before?.body.text == "a")
-        try vault.restore(a.entryID, body: before!.body, replacing: [deleted[1].revision.revisionID])
+        #expect(deleted.map(\.body?.text) == ["b", "a"])
+        try vault.restore(a.entryID, body: deleted[1].body!, replacing: [deleted[1].deletion])
         #expect(try vault.deletedEntries().map(\.id) == [b.entryID])
         #expect(try vault.entries().map(\.body.text) == ["a", "kept"])
+    }
+
+    /// An entry two devices changed apart, then deleted: its row shows the
+    /// version the vault showed first before the deletion, and
+    /// `restore(_:)` brings that back, replacing the tombstone.
+    @Test func aDeletedConflictShowsAndRestoresTheWinningVersion() throws {
+        let dir = TemporaryDirectory()
+        let (vault, _) = try makeVault(dir)
+        let first = try vault.add(EntryBody(created: 1, text: "first"))
+        try vault.commit { tx in try tx.edit(first.entryID, body: EntryBody(created: 1, text: "phone"), replacing: [first.revisionID]) }
+        try vault.commit { tx in try tx.edit(first.entryID, body: EntryBody(created: 1, text: "laptop"), replacing: [first.revisionID]) }
+        let shown = try #require(try vault.entry(first.entryID))
+        #expect(shown.conflictingHeads.count == 1)
+        let tombstone = try vault.delete(first.entryID)
+        #expect(Set(tombstone.parents) == Set([shown.revision.revisionID] + shown.conflictingHeads))
+        let row = try #require(try vault.deletedEntries().first)
+        #expect(row.body?.text == shown.body.text)
+        #expect(row.deletion == tombstone.revisionID)
+        var restored: EntryRevision?
+        try vault.commit { tx in restored = try tx.restore(first.entryID) }
+        #expect(restored?.parents == [tombstone.revisionID])
+        let now = try #require(try vault.entry(first.entryID))
+        #expect(!now.isDeleted && now.conflictingHeads.isEmpty && now.body.text == shown.body.text)
+        // On an entry that is not deleted it writes nothing.
+        let count = try vault.revisions(of: first.entryID).count
+        var again: EntryRevision?
+        try vault.commit { tx in again = try tx.restore(first.entryID) }
+        #expect(again == now.revision)
+        #expect(try vault.revisions(of: first.entryID).count == count)
     }
 
     @Test func anEditInsideACommitWithItsAttachment() throws {
@@ -54,7 +82,9 @@ import Testing
         try vault.commit { tx in
             let photo = try tx.storeAttachment(from: MemoryByteSource([9, 8, 7]), mediaType: "image/png")
             let again = try tx.storeAttachment(from: MemoryByteSource([9, 8, 7]), mediaType: "image/png")
-            let refs = [AttachmentReference(photo, mediaType: "image/png", fileName: "a.png"), AttachmentReference(again, mediaType: "image/png")]
+            let refs = [
+                AttachmentReference(photo, mediaType: "image/png", fileName: "a.png"), AttachmentReference(again, mediaType: "image/png"),
+            ]
             added = try tx.add(EntryBody(created: 1, text: "two", attachments: refs)).entryID
         }
         let entryID = try #require(added)

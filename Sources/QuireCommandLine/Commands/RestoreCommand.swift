@@ -22,26 +22,16 @@ struct RestoreCommand: QuireCommand {
     func run(_ c: CommandContext) throws(CLIFailure) -> ExitCode {
         guard list || id != nil else { throw c.usage("'quire restore' needs ID, or --list to see the deleted entries") }
         let opened = try Unlock.open(vault, unlock, out: c.out, writable: !list)
-        let deleted: [EntrySnapshot]
+        let deleted: [DeletedEntry]
         do { deleted = try opened.vault.deletedEntries() } catch { throw .vault(error, path: vault) }
-        var lastBodies: [EntryID: EntryBody] = [:]
-        var lastAttested: [EntryID: Bool] = [:]
-        for e in deleted {
-            let revisions: [EntryRevision]
-            do { revisions = try opened.vault.revisions(of: e.id) } catch { throw .vault(error, path: vault) }
-            if let last = revisions.last(where: { !$0.isDeleted }) {
-                lastBodies[e.id] = last.body
-                if list { lastAttested[e.id] = ((try? opened.vault.attestations(of: e.id)) ?? [:])[last.revisionID] != nil }
-            }
-        }
         if list {
             var shown: [EntrySummaryJSON] = []
             for e in deleted {
-                guard let body = lastBodies[e.id] else { continue }
-                let attested = lastAttested[e.id] ?? false
+                guard let body = e.body, let last = e.lastLive else { continue }
+                let attested = ((try? opened.vault.attestations(of: e.id)) ?? [:])[last.revisionID] != nil
                 shown.append(EntrySummaryJSON(id: e.id, body: body, conflict: false, attested: attested))
                 c.out.line(
-                    "\(EntryFormat.line(id: e.id, body: body, conflict: false, standing: attested ? nil : "unattested"))  (deleted \(DateText.local(Int64(e.revision.clock.milliseconds))))"
+                    "\(EntryFormat.line(id: e.id, body: body, conflict: false, standing: attested ? nil : "unattested"))  (deleted \(DateText.local(Int64(e.tombstone.clock.milliseconds))))"
                 )
             }
             if shown.isEmpty && !c.out.json { c.out.note("no deleted entry can be restored") }
@@ -51,19 +41,21 @@ struct RestoreCommand: QuireCommand {
                 ))
             return .success
         }
-        let e = try EntryFormat.resolve(id!, in: deleted, deleted: true)
-        guard let body = lastBodies[e.id] else {
+        let prefix = id!
+        let id = try EntryFormat.resolve(prefix, matching: deleted.map(\.id).filter { prefix.matches($0) }, deleted: true)
+        // The library's restore, as an app calls it: the body before the
+        // deletion, or `not_restorable` when compaction left only the deletion.
+        var restored: EntryRevision?
+        do { try opened.vault.commit { tx in restored = try tx.restore(id) } } catch {
+            guard error.code == "not_restorable" else { throw .vault(error, path: vault) }
             throw CLIFailure(
-                "entry \(EntryFormat.short(e.id)) cannot be restored: the vault was compacted after it was deleted, so only the deletion is left",
-                hint: "a copy of the vault from before the compaction (a backup, another device's copy) still holds it",
-                code: "not_restorable")
+                "entry \(EntryFormat.short(id)) cannot be restored: the vault was compacted after it was deleted, so only the deletion is left",
+                hint: CLIFailure.hint(for: error, path: vault), code: "not_restorable")
         }
-        let revision: EntryRevision
-        do { revision = try opened.vault.restore(e.id, body: body, replacing: EntryChange.base(of: e)) } catch {
-            throw .vault(error, path: vault)
-        }
-        c.out.line("restored \(EntryFormat.short(e.id)) (\(EntryFormat.title(body.text, limit: 40)))")
-        c.out.emit(RestoreJSON(id: e.id.description, revision: revision.revisionID.description, restored: true))
+        guard let revision = restored else { throw .vault(QuireError(.entryNotFound(id)), path: vault) }
+        let body = revision.body
+        c.out.line("restored \(EntryFormat.short(id)) (\(EntryFormat.title(body.text, limit: 40)))")
+        c.out.emit(RestoreJSON(id: id.description, revision: revision.revisionID.description, restored: true))
         return .success
     }
 }

@@ -20,9 +20,9 @@ enum EntryFormat {
     /// The one id of `ids` (those whose hex starts with `prefix`, in
     /// listing order) when there is one; otherwise the error
     /// ``resolve(_:in:deleted:)`` throws.
-    static func resolve(_ prefix: EntryIDPrefix, matching ids: [EntryID]) throws(CLIFailure) -> EntryID {
+    static func resolve(_ prefix: EntryIDPrefix, matching ids: [EntryID], deleted: Bool = false) throws(CLIFailure) -> EntryID {
         if ids.count == 1 { return ids[0] }
-        try refuse(prefix, matches: ids, deleted: false)
+        try refuse(prefix, matches: ids, deleted: deleted)
         return ids[0]
     }
 

@@ -86,7 +86,10 @@ struct CLIFailure: Error, Sendable {
         case .sync(let e): return hint(for: e, path: path)
         case .entryNotFound: return "see the ids with 'quire list'"
         case .entryDeleted: return "bring it back first with 'quire restore \(path) ID'"
+        case .entryNotRestorable:
+            return "a copy of the vault from before the compaction (a backup, another device's copy) still holds it"
         case .attachmentNotFound: return "see an entry's attachments with 'quire attachments ID'"
+        case .attachmentNotStored: return "store the file again in the same command as the entry that names it"
         case .deviceStore: return nil
         case .catalogStale, .cancelled: return "run the command again"
         case .other, .transactionEnded: return nil
