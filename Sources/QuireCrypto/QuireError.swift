@@ -93,6 +93,10 @@ extension QuireError: LocalizedError {
     /// - `not_a_vault` (`.unavailable`: a photo or any other file picked as
     ///   a journal): "This file is not a Quire journal. Choose the
     ///   journal's .quire file."
+    /// - `unsupported_version`, `unsupported_feature`, `unknown_critical_kind`
+    ///   (`.unavailable`: a journal a newer version of Quire wrote):
+    ///   "This journal was written by a newer version of the app. Update the
+    ///   app to open it."
     /// - `different_vaults` (`.programmerError`: a file of another journal
     ///   picked to merge): "The chosen file is a copy of another journal,
     ///   so it cannot be merged into this one. Choose a copy of this
@@ -125,6 +129,8 @@ extension QuireError: LocalizedError {
         case "recovery_code_invalid":
             "This recovery key is not valid. Check each character against the recovery key you kept and type it again."
         case "not_a_vault": "This file is not a Quire journal. Choose the journal's .quire file."
+        case "unsupported_version", "unsupported_feature", "unknown_critical_kind":
+            "This journal was written by a newer version of the app. Update the app to open it."
         case "different_vaults":
             "The chosen file is a copy of another journal, so it cannot be merged into this one. Choose a copy of this journal."
         case "source_failed": "The attachment could not be read, so it was not added. Try adding it again."

@@ -138,6 +138,11 @@ import Testing
         let locked = QuireError.keyStoreUnavailable("errSecInteractionNotAllowed")
         #expect(locked.category == .unavailable)
         #expect(locked.localizedDescription == "This device's key cannot be used while the device is locked. Unlock it and try again.")
+        // A journal a newer version wrote: update, not "try again later".
+        for code in ["unsupported_version", "unsupported_feature", "unknown_critical_kind"] {
+            let newer = QuireError(category: .unavailable, code: code, message: "format version 3")
+            #expect(newer.localizedDescription == "This journal was written by a newer version of the app. Update the app to open it.")
+        }
         // Any other unavailable error keeps the category's sentence.
         let other = QuireError(category: .unavailable, code: "io", message: "EIO")
         #expect(other.localizedDescription == "The journal cannot be reached right now. Try again later.")
