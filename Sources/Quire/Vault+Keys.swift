@@ -525,8 +525,8 @@ extension Vault {
     }
 
     /// What this handle has read of the file, as device memory would keep
-    /// it (its committed end, last head, greatest clock and trusted
-    /// keyrings): what a file that replaces it must extend or keep
+    /// it (its committed end, last head, greatest clock, newest entries and
+    /// trusted keyrings): what a file that replaces it must extend or keep
     /// (`Spec/keys.md §7`). Nil when no keyring is trusted, or when the
     /// handle has no device memory (it makes no rollback test, as an open
     /// without a key store makes none). Under the lock.
@@ -537,7 +537,11 @@ extension Vault {
             vaultID: vaultID, path: file.path, committedLength: s.committedEnd,
             chainHead: s.groups.last?.storedHead ?? CommitChain.genesisHead,
             newestClock: index.map { $0.maxClock.rawValue } ?? readClock.rawValue, keyringHeads: rememberedKeyrings(state),
-            removedKey: nil, acceptedTampered: nil)
+            removedKey: nil, acceptedTampered: nil,
+            // The newest entries this handle read or committed: a file that
+            // holds every entry but reverts one of them (another history
+            // that passes the clock test) is judged as an open judges it.
+            newest: newestEntriesSeen(previous: []))
     }
 
     /// The entries this handle has read (those of which its entry index,
