@@ -310,9 +310,12 @@ public struct VaultMemory: Sendable, Equatable {
             case "newest":
                 // "<entry id, 32 lowercase hex> <clock>" (Spec/keys.md §3.3).
                 let parts = value.split(separator: " ", omittingEmptySubsequences: false)
-                guard parts.count == 2, let id = EntryID(hex: parts[0]), id.description == parts[0], let clock = UInt64(parts[1]) else {
-                    return nil
-                }
+                // Strict: decimal digits only ("+5" and leading zeros are
+                // not the writer's form), and one line per entry (a
+                // repeated id would count twice among those a file lacks).
+                guard parts.count == 2, let id = EntryID(hex: parts[0]), id.description == parts[0], let clock = UInt64(parts[1]),
+                    String(clock) == parts[1], !newest.contains(where: { $0.entry == id })
+                else { return nil }
                 newest.append(NewestEntry(entry: id, clock: clock))
             default: continue
             }

@@ -272,6 +272,17 @@ import Testing
         let seventeen = text + "newest " + String(repeating: "ee", count: 16) + " 1\n"
         #expect(VaultMemory(decoding: Array(seventeen.utf8)) == nil)
         #expect(VaultMemory(decoding: Array((text + "newest " + String(repeating: "EE", count: 16) + " 1\n").utf8)) == nil)
+        // Digits only, and one line per entry (cryptographer's review, L2).
+        let fifteen = VaultMemory(
+            vaultID: vault, path: "/v", committedLength: 64, chainHead: Array(repeating: 0, count: 32), newestClock: 104,
+            keyringHeads: [], newest: Array(ranked.prefix(15)))
+        let base = String(decoding: fifteen.encoded(), as: UTF8.self)
+        #expect(VaultMemory(decoding: Array((base + "newest " + String(repeating: "ee", count: 16) + " 1\n").utf8)) != nil)
+        for clock in ["+1", "01", " 1", "1 "] {
+            #expect(VaultMemory(decoding: Array((base + "newest " + String(repeating: "ee", count: 16) + " \(clock)\n").utf8)) == nil)
+        }
+        let repeated = "newest " + ranked[0].entry.description + " 1\n"
+        #expect(VaultMemory(decoding: Array((base + repeated).utf8)) == nil)
         // Through the file store: device_key_damaged.
         let dir = TemporaryDirectory()
         let store = FileDeviceKeyStore(directory: dir.file("home"))
