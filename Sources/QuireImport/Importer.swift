@@ -72,13 +72,15 @@ public enum ImportError: Error, Sendable, Equatable, CustomStringConvertible {
 
 extension ImportError: LocalizedError {
     /// One or two sentences for a person (an alert): what failed, what was
-    /// kept, and what to do. It names the source path and the reason, never
-    /// entry text nor a secret. English; an app that localizes maps the case
+    /// kept, and what to do. It names the source by its file name (the
+    /// whole path, which in an app is a container's, is in `description`)
+    /// and the reason, never entry text nor a secret. English; an app that localizes maps the case
     /// and ``category`` to its own strings.
     public var errorDescription: String? {
         switch self {
         case .unreadableSource(let path, let reason):
-            "Nothing was imported: \(path) could not be read as this kind of export (\(reason)). Check that you chose the export file or folder and its format."
+            "Nothing was imported: “\(URL(fileURLWithPath: path).lastPathComponent)” could not be read as this kind of export (\(reason)). "
+                + "Check that you chose the export file or folder and its format."
         case .vault(let e) where e.category == .cancelled:
             "The import was cancelled. Entries imported before it are kept; importing the same export again adds only the rest."
         case .vault(let e):

@@ -45,7 +45,8 @@ import Testing
     }
 
     /// A source that is not an export: nothing written, no vault category, a
-    /// message naming the path and what to check.
+    /// message naming the file (not the container path an app's picker
+    /// gives: third iOS trial) and what to check.
     @Test func anUnreadableSourceSaysWhatToCheck() async throws {
         let dir = TemporaryDirectory()
         let vault = try makeVault(dir)
@@ -58,7 +59,7 @@ import Testing
             #expect(error.code == "import_unreadable_source")
             #expect(
                 error.localizedDescription
-                    == "Nothing was imported: \(missing) could not be read as this kind of export (no such file or folder). "
+                    == "Nothing was imported: “nothing-here.zip” could not be read as this kind of export (no such file or folder). "
                     + "Check that you chose the export file or folder and its format.")
         }
         #expect(try vault.liveEntryCount() == 0)
