@@ -94,9 +94,16 @@ extension QuireError: LocalizedError {
     ///   a journal): "This file is not a Quire journal. Choose the
     ///   journal's .quire file."
     /// - `unsupported_version`, `unsupported_feature`, `unknown_critical_kind`
-    ///   (`.unavailable`: a journal a newer version of Quire wrote):
-    ///   "This journal was written by a newer version of the app. Update the
-    ///   app to open it."
+    ///   (`.unavailable`: a journal in a format this version does not read,
+    ///   usually one a newer version wrote): "This version of the app cannot
+    ///   read this journal's format. Update the app to open it."
+    /// - `not_restorable` (`.notFound`: a deleted entry whose text a
+    ///   compaction removed): "This entry can no longer be restored: its
+    ///   text was removed when the journal was compacted."
+    /// - `attachment_not_stored` (`.notFound`: an entry naming a photo or
+    ///   file the journal does not hold): "A photo or file in this entry is
+    ///   not stored in the journal. Remove it from the entry, or add it
+    ///   again."
     /// - `different_vaults` (`.programmerError`: a file of another journal
     ///   picked to merge): "The chosen file is a copy of another journal,
     ///   so it cannot be merged into this one. Choose a copy of this
@@ -130,7 +137,10 @@ extension QuireError: LocalizedError {
             "This recovery key is not valid. Check each character against the recovery key you kept and type it again."
         case "not_a_vault": "This file is not a Quire journal. Choose the journal's .quire file."
         case "unsupported_version", "unsupported_feature", "unknown_critical_kind":
-            "This journal was written by a newer version of the app. Update the app to open it."
+            "This version of the app cannot read this journal's format. Update the app to open it."
+        case "not_restorable": "This entry can no longer be restored: its text was removed when the journal was compacted."
+        case "attachment_not_stored":
+            "A photo or file in this entry is not stored in the journal. Remove it from the entry, or add it again."
         case "different_vaults":
             "The chosen file is a copy of another journal, so it cannot be merged into this one. Choose a copy of this journal."
         case "source_failed": "The attachment could not be read, so it was not added. Try adding it again."

@@ -141,8 +141,15 @@ import Testing
         // A journal a newer version wrote: update, not "try again later".
         for code in ["unsupported_version", "unsupported_feature", "unknown_critical_kind"] {
             let newer = QuireError(category: .unavailable, code: code, message: "format version 3")
-            #expect(newer.localizedDescription == "This journal was written by a newer version of the app. Update the app to open it.")
+            #expect(newer.localizedDescription == "This version of the app cannot read this journal's format. Update the app to open it.")
         }
+        // A deleted entry compacted away, and a photo the journal does not
+        // hold: said, not "not in the journal" beside a row that shows it.
+        let compacted = QuireError(category: .notFound, code: "not_restorable", message: "compacted")
+        #expect(compacted.localizedDescription == "This entry can no longer be restored: its text was removed when the journal was compacted.")
+        let photo = QuireError(category: .notFound, code: "attachment_not_stored", message: "blob")
+        #expect(
+            photo.localizedDescription == "A photo or file in this entry is not stored in the journal. Remove it from the entry, or add it again.")
         // Any other unavailable error keeps the category's sentence.
         let other = QuireError(category: .unavailable, code: "io", message: "EIO")
         #expect(other.localizedDescription == "The journal cannot be reached right now. Try again later.")
