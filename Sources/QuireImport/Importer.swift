@@ -71,6 +71,9 @@ public enum ImportError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 extension ImportError: LocalizedError {
+    /// The last component of `path`: what an alert names a source by.
+    static func fileName(_ path: String) -> String { URL(fileURLWithPath: path).lastPathComponent }
+
     /// One or two sentences for a person (an alert): what failed, what was
     /// kept, and what to do. It names the source by its file name (the
     /// whole path, which in an app is a container's, is in `description`)
@@ -79,7 +82,8 @@ extension ImportError: LocalizedError {
     public var errorDescription: String? {
         switch self {
         case .unreadableSource(let path, let reason):
-            "Nothing was imported: “\(URL(fileURLWithPath: path).lastPathComponent)” could not be read as this kind of export (\(reason)). "
+            "Nothing was imported: “\(Self.fileName(path))” could not be read as this kind of export "
+                + "(\(reason.replacingOccurrences(of: path, with: "“\(Self.fileName(path))”"))). "
                 + "Check that you chose the export file or folder and its format."
         case .vault(let e) where e.category == .cancelled:
             "The import was cancelled. Entries imported before it are kept; importing the same export again adds only the rest."

@@ -64,4 +64,24 @@ import Testing
         }
         #expect(try vault.liveEntryCount() == 0)
     }
+
+    /// A file of the wrong kind (a photo picked as a Day One export): the
+    /// alert names the file, and its reason does not repeat the path the
+    /// picker gave (fourth iOS trial: "cannot open /…/photo.jpg as a ZIP
+    /// archive").
+    @Test func aSourceOfTheWrongKindIsNamedByItsFileOnly() async throws {
+        let dir = TemporaryDirectory()
+        let vault = try makeVault(dir)
+        let photo = dir.file("photo.jpg")
+        try Data([0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 7, count: 200)).write(to: URL(fileURLWithPath: photo))
+        do {
+            _ = try await importJournal(.dayOne, from: photo, into: vault)
+            Issue.record("a photo imported")
+        } catch {
+            #expect(error.code == "import_unreadable_source")
+            #expect(error.localizedDescription.hasPrefix("Nothing was imported: “photo.jpg” could not be read as this kind of export ("))
+            #expect(!error.localizedDescription.contains(dir.path), "\(error.localizedDescription)")
+            #expect(error.description.contains(photo))
+        }
+    }
 }
