@@ -615,6 +615,12 @@ public final class Vault: @unchecked Sendable {
         lock.withLock { index?.payloadHashes ?? 0 }
     }
 
+    /// True when queries read through the index cache's view (the entry
+    /// index not loaded).
+    @_spi(Testing) public var readsThroughCachedView: Bool {
+        lock.withLock { index == nil && indexCache?.view != nil }
+    }
+
     /// The journal profile (the one with the greatest clock), if any.
     ///
     /// - Throws: ``QuireError``.

@@ -293,4 +293,74 @@ import Testing
         let code = Self.errorCode { () throws(QuireError) in try store.memory(of: vault, path: "/v") }
         #expect(code == "device_key_damaged")
     }
+
+    // MARK: What counts as seen (session 42 review, L1 and M3).
+
+    /// M3: the newest entry a member wrote before the phone removed it
+    /// ranks with a current member's standing (`Spec/format.md §9.4` step
+    /// 5). The phone remembers it as `newest` alike whether it read
+    /// through its cached view (a refresh that follows another device's
+    /// commit) or through the whole entry index (a write after a full
+    /// read); on the old code the index path counted only a current
+    /// member's attestation and left it out, as test 3 did. A merge a third
+    /// device makes into its own copy, renamed over the path, stays quiet.
+    @Test func anEntryOfARemovedMemberBeforeItsRemovalIsNotLacking() throws {
+        let dir = TemporaryDirectory()
+        let label = "removed member's newest"
+        func device(_ name: String) throws -> DeviceIdentity {
+            try DeviceIdentity.generate(name: name, now: KeyTestSupport.t0, using: SeededRandom(label: label + name))
+        }
+        let phone = try device("phone")
+        let tablet = try device("tablet")
+        let laptop = try device("laptop")
+        let store = FileDeviceKeyStore(directory: dir.file("home"))
+        try store.create(phone)
+        let path = dir.file("j.quire")
+        let created = try Vault.create(
+            at: path, setup: VaultSetup(name: "J", recoveryKey: testRecoveryKey(label), device: phone, now: KeyTestSupport.t0),
+            random: SeededRandom(label: label), options: fast)
+        try created.remember(in: store)
+        _ = try created.enrollDevice(code: tablet.code, name: "Tablet", now: KeyTestSupport.t0 + 1)
+        _ = try created.enrollDevice(code: laptop.code, name: "Laptop", now: KeyTestSupport.t0 + 2)
+        for i in 0..<2 {
+            _ = try Vault.open(at: path, store: store, options: fast).add(
+                EntryBody(created: KeyTestSupport.t0 + Int64(i), text: "phone \(i)"))
+        }
+        let newest = try Vault.open(at: path, credential: .device(tablet.keyPair), options: fast).add(
+            EntryBody(created: KeyTestSupport.t0 + 50, text: "the tablet's newest"))
+        _ = try Vault.open(at: path, store: store, options: fast).removeDevice(named: "Tablet", now: KeyTestSupport.t0 + 60)
+        // The laptop's copy holds the tablet's commit and its removal.
+        let diverged = dir.file("laptop.quire")
+        try FileManager.default.copyItem(atPath: path, toPath: diverged)
+        // A full read writes the cache under the new keys; the next open
+        // reads through it and follows the laptop's commit.
+        #expect(try Vault.open(at: path, store: store, options: fast).entries(matching: EntryQuery(limit: 100)).entries.count == 3)
+        let phoneVault = try Vault.open(at: path, store: store, options: fast)
+        #expect(try phoneVault.entries(matching: EntryQuery(limit: 100)).entries.count == 3)
+        _ = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast).add(
+            EntryBody(created: KeyTestSupport.t0 + 70, text: "laptop on the path"))
+        _ = try phoneVault.refresh()
+        #expect(phoneVault.readsThroughCachedView)
+        let memory = try #require(try store.memory(of: phoneVault.vaultID, path: FileSystem.canonicalPath(path) ?? path))
+        #expect(memory.newest.contains { $0.entry == newest.entryID && $0.clock == newest.clock.rawValue })
+        // The laptop writes to its copy and merges the phone's file into
+        // it; a sync tool renames it over the path.
+        let other = try Vault.open(at: diverged, credential: .device(laptop.keyPair), options: fast)
+        _ = try other.add(EntryBody(created: KeyTestSupport.t0 + 80, text: "laptop on its copy"))
+        _ = try other.merge(copyAt: path)
+        try FileManager.default.copyItem(atPath: diverged, toPath: dir.file("incoming.quire"))
+        #expect(rename(dir.file("incoming.quire"), path) == 0)
+        let fresh = try Vault.open(at: path, store: store, options: fast)
+        #expect(fresh.keyWarnings.map(\.code) == [])
+        #expect(try fresh.entries(matching: EntryQuery(limit: 100)).entries.count == 5)
+        // Through the whole entry index (no cache: the keys changed, so
+        // the cache is read again whole), a write remembers it too.
+        _ = try Vault.open(at: path, store: store, options: fast).removeDevice(named: "Laptop", now: KeyTestSupport.t0 + 90)
+        let indexed = try Vault.open(at: path, store: store, options: fast)
+        #expect(try indexed.entries(matching: EntryQuery(limit: 100)).entries.count == 5)
+        #expect(!indexed.readsThroughCachedView)
+        _ = try indexed.add(EntryBody(created: KeyTestSupport.t0 + 95, text: "phone, indexed"))
+        let after = try #require(try store.memory(of: indexed.vaultID, path: FileSystem.canonicalPath(path) ?? path))
+        #expect(after.newest.contains { $0.entry == newest.entryID && $0.clock == newest.clock.rawValue })
+    }
 }
