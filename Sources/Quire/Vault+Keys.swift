@@ -364,6 +364,10 @@ extension Vault {
         memory.newest = newestEntriesSeen(previous: previous?.newest ?? [])
         if memory == previous { return }
         try store.remember(memory)
+        // Carried over, neither the index nor the cached view loaded (an
+        // open, before its first query): the view remembers them once it
+        // is loaded (``rememberNewestFromCachedView()``).
+        newestMemoryStale = index == nil && indexCache?.view == nil
     }
 
     /// The entries device memory keeps as `newest` (`Spec/keys.md §7`):
@@ -399,6 +403,32 @@ extension Vault {
             if view.isUsable { return VaultMemory.newestEntries(candidates + committedNewest) }
         }
         return VaultMemory.newestEntries(previous + committedNewest)
+    }
+
+    /// Remembers `newest` from the cached view just loaded, when device
+    /// memory was written at this open (the file had changed since it was
+    /// remembered) without a source for it — the index and the view not
+    /// loaded, so the remembered entries were carried over. Without this, a
+    /// device that only reads through its cache never remembered the
+    /// entries other devices wrote, and a fork lacking them passed test 3
+    /// (`Spec/keys.md §7`). Costs nothing on an unchanged file. Best
+    /// effort, under the lock.
+    func rememberNewestFromCachedView() {
+        guard newestMemoryStale, let store = deviceStore, rollbackRefusal == nil, !deviceMemoryWriteDeferred,
+            let view = indexCache?.view, view.isUsable
+        else { return }
+        newestMemoryStale = false
+        guard var memory = try? storedMemory(in: store),
+            memory.committedLength == file.structure.committedEnd, rollbackReason(against: memory) == nil
+        else { return }
+        let newest = newestEntriesSeen(previous: memory.newest)
+        guard newest != memory.newest else { return }
+        memory.newest = newest
+        do throws(QuireError) { try store.remember(memory) } catch {
+            if !warnings.contains(where: { $0.code == "device_memory_not_saved" }) {
+                warnings.append(.deviceMemoryNotSaved(reason: error.message))
+            }
+        }
     }
 
     /// The acceptance of tampered commits (this handle's, else

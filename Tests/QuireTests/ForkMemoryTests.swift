@@ -296,6 +296,36 @@ import Testing
 
     // MARK: What counts as seen (session 42 review, L1 and M3).
 
+    /// L1: the phone only opens and lists the entries another device
+    /// added, through its index cache (never the whole index); a fork
+    /// lacking them (a copy of the state before them, written to since)
+    /// renamed over the path is another history on a fresh open. On the
+    /// old code the memory kept the `newest` it had before (written at the
+    /// open, before the cached view was loaded), and the open was quiet.
+    @Test func entriesReadOnlyThroughTheCacheAreRemembered() throws {
+        let f = try Self.fixture("read through cache", cache: true)
+        // A full read: it writes the index cache.
+        #expect(try f.freshOpen() == ":8")
+        let older = f.dir.file("older.quire")
+        try FileManager.default.copyItem(atPath: f.path, toPath: older)
+        let tablet = try Vault.open(at: f.path, credential: .device(f.tablet.keyPair), options: fast)
+        for i in 0..<3 { _ = try tablet.add(EntryBody(created: KeyTestSupport.t0 + 300 + Int64(i), text: "tablet \(i)")) }
+        // The phone reads them through its cache (the view and the tail).
+        let reader = try Vault.open(at: f.path, store: f.store, options: fast)
+        #expect(try reader.entries(matching: EntryQuery(limit: 100)).entries.count == 11)
+        #expect(reader.readsThroughCachedView)
+        let memory = try #require(try f.store.memory(of: Self.vaultID(f), path: Self.memoryPath(f)))
+        #expect(memory.newest.count == 11)
+        // The older copy, written to on the tablet, renamed over the path.
+        _ = try Vault.open(at: older, credential: .device(f.tablet.keyPair), options: fast).add(
+            EntryBody(created: KeyTestSupport.t0 + 900, text: "on the tablet's history"))
+        try FileManager.default.copyItem(atPath: older, toPath: f.dir.file("incoming.quire"))
+        #expect(rename(f.dir.file("incoming.quire"), f.path) == 0)
+        let vault = try Vault.open(at: f.path, store: f.store, options: fast)
+        #expect(vault.keyWarnings.map(\.code) == ["rollback_suspected"])
+        #expect(vault.keyWarnings.first?.message.contains("of 3 of the 11 newest entries") == true)
+    }
+
     /// M3: the newest entry a member wrote before the phone removed it
     /// ranks with a current member's standing (`Spec/format.md §9.4` step
     /// 5). The phone remembers it as `newest` alike whether it read
