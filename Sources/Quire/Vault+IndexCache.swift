@@ -260,6 +260,7 @@ extension Vault {
         }
         binding.view = view
         indexCache = binding
+        rememberNewestFromCachedView()
         rewriteIndexCacheIfTailLong()
     }
 

@@ -191,7 +191,7 @@ extension Vault {
             // has none, and skips this.
             guard let index, !memory.newest.isEmpty else { return nil }
             let lacking = memory.newest.count { remembered in
-                !(index.revisions[remembered.entry]?.contains { $0.attestedBy != nil && $0.clock.rawValue >= remembered.clock } ?? false)
+                !(index.revisions[remembered.entry]?.contains { $0.standing == 2 && $0.clock.rawValue >= remembered.clock } ?? false)
             }
             if lacking == 0 { return nil }
             return "another history replaced it: it lacks what this device saw of \(lacking) of the \(memory.newest.count) newest entries "
@@ -364,22 +364,28 @@ extension Vault {
         memory.newest = newestEntriesSeen(previous: previous?.newest ?? [])
         if memory == previous { return }
         try store.remember(memory)
+        // Carried over, neither the index nor the cached view loaded (an
+        // open, before its first query): the view remembers them once it
+        // is loaded (``rememberNewestFromCachedView()``).
+        newestMemoryStale = index == nil && indexCache?.view == nil
     }
 
     /// The entries device memory keeps as `newest` (`Spec/keys.md §7`):
-    /// from the entry index when it is loaded (each entry's greatest clock
-    /// among the revisions a current member attested, as the index's
-    /// greatest clock counts them); else from the cached view (its heads of
-    /// a member's standing: the newest revision is always a head); else
-    /// `previous`, the memory's, with the entries this handle committed.
-    /// Under the lock.
+    /// each entry's greatest clock among its revisions of a current
+    /// member's standing (attested by a current member, or by a removed
+    /// member before its removal: `Spec/format.md §9.4`), as test 3 of
+    /// ``rollbackReason(against:)`` counts them — from the entry index when
+    /// it is loaded; else from the cached view (its heads of that
+    /// standing: the newest revision is always a head); else `previous`,
+    /// the memory's, with the entries this handle committed. Under the
+    /// lock.
     func newestEntriesSeen(previous: [VaultMemory.NewestEntry]) -> [VaultMemory.NewestEntry] {
         var candidates: [VaultMemory.NewestEntry] = []
         if let index {
             candidates.reserveCapacity(index.revisions.count)
             for (id, list) in index.revisions {
                 var best: UInt64?
-                for r in list where r.attestedBy != nil { best = max(best ?? 0, r.clock.rawValue) }
+                for r in list where r.standing == 2 { best = max(best ?? 0, r.clock.rawValue) }
                 if let best { candidates.append(VaultMemory.NewestEntry(entry: id, clock: best)) }
             }
             return VaultMemory.newestEntries(candidates)
@@ -397,6 +403,32 @@ extension Vault {
             if view.isUsable { return VaultMemory.newestEntries(candidates + committedNewest) }
         }
         return VaultMemory.newestEntries(previous + committedNewest)
+    }
+
+    /// Remembers `newest` from the cached view just loaded, when device
+    /// memory was written at this open (the file had changed since it was
+    /// remembered) without a source for it — the index and the view not
+    /// loaded, so the remembered entries were carried over. Without this, a
+    /// device that only reads through its cache never remembered the
+    /// entries other devices wrote, and a fork lacking them passed test 3
+    /// (`Spec/keys.md §7`). Costs nothing on an unchanged file. Best
+    /// effort, under the lock.
+    func rememberNewestFromCachedView() {
+        guard newestMemoryStale, let store = deviceStore, rollbackRefusal == nil, !deviceMemoryWriteDeferred,
+            let view = indexCache?.view, view.isUsable
+        else { return }
+        newestMemoryStale = false
+        guard var memory = try? storedMemory(in: store),
+            memory.committedLength == file.structure.committedEnd, rollbackReason(against: memory) == nil
+        else { return }
+        let newest = newestEntriesSeen(previous: memory.newest)
+        guard newest != memory.newest else { return }
+        memory.newest = newest
+        do throws(QuireError) { try store.remember(memory) } catch {
+            if !warnings.contains(where: { $0.code == "device_memory_not_saved" }) {
+                warnings.append(.deviceMemoryNotSaved(reason: error.message))
+            }
+        }
     }
 
     /// The acceptance of tampered commits (this handle's, else

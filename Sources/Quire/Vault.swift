@@ -156,6 +156,11 @@ public final class Vault: @unchecked Sendable {
     /// cached view is loaded (a write that never queried,
     /// `Spec/keys.md §7`). Under the lock.
     var committedNewest: [VaultMemory.NewestEntry] = []
+    /// True when device memory was written with `newest` carried over
+    /// (neither the entry index nor the cached view loaded): the cached
+    /// view, once loaded, remembers it (``rememberNewestFromCachedView()``,
+    /// `Spec/keys.md §7`). Under the lock.
+    var newestMemoryStale = false
     /// Warnings about the keys found when the vault was opened or changed,
     /// such as a suspected rollback (``QuireError/Category/needsMerge``,
     /// `rollback_suspected`, `Spec/keys.md §7`) or device memory that could
@@ -613,6 +618,12 @@ public final class Vault: @unchecked Sendable {
     /// a second frame of its id appears.
     @_spi(Testing) public var payloadHashCount: Int {
         lock.withLock { index?.payloadHashes ?? 0 }
+    }
+
+    /// True when queries read through the index cache's view (the entry
+    /// index not loaded).
+    @_spi(Testing) public var readsThroughCachedView: Bool {
+        lock.withLock { index == nil && indexCache?.view != nil }
     }
 
     /// The journal profile (the one with the greatest clock), if any.

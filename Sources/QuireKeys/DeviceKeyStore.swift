@@ -112,7 +112,9 @@ public struct VaultMemory: Sendable, Equatable {
     /// the file still extends it and holds no more of them than then.
     @_spi(Format) public var acceptedTampered: TamperedAcceptance?
     /// The entries with the greatest clocks among the entry revisions it
-    /// saw released (counted as ``newestClock`` is), at most
+    /// saw released from a commit of a current member's standing
+    /// (attested by a current member, or by a removed member before its
+    /// removal: `Spec/format.md §9.4`), at most
     /// ``maxNewestEntries``, each with that entry's greatest such clock,
     /// ranked by clock descending, ties by entry id
     /// (``newestEntries(_:)``): a rewritten file must still hold a revision

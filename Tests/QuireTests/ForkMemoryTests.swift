@@ -293,4 +293,104 @@ import Testing
         let code = Self.errorCode { () throws(QuireError) in try store.memory(of: vault, path: "/v") }
         #expect(code == "device_key_damaged")
     }
+
+    // MARK: What counts as seen (session 42 review, L1 and M3).
+
+    /// L1: the phone only opens and lists the entries another device
+    /// added, through its index cache (never the whole index); a fork
+    /// lacking them (a copy of the state before them, written to since)
+    /// renamed over the path is another history on a fresh open. On the
+    /// old code the memory kept the `newest` it had before (written at the
+    /// open, before the cached view was loaded), and the open was quiet.
+    @Test func entriesReadOnlyThroughTheCacheAreRemembered() throws {
+        let f = try Self.fixture("read through cache", cache: true)
+        // A full read: it writes the index cache.
+        #expect(try f.freshOpen() == ":8")
+        let older = f.dir.file("older.quire")
+        try FileManager.default.copyItem(atPath: f.path, toPath: older)
+        let tablet = try Vault.open(at: f.path, credential: .device(f.tablet.keyPair), options: fast)
+        for i in 0..<3 { _ = try tablet.add(EntryBody(created: KeyTestSupport.t0 + 300 + Int64(i), text: "tablet \(i)")) }
+        // The phone reads them through its cache (the view and the tail).
+        let reader = try Vault.open(at: f.path, store: f.store, options: fast)
+        #expect(try reader.entries(matching: EntryQuery(limit: 100)).entries.count == 11)
+        #expect(reader.readsThroughCachedView)
+        let memory = try #require(try f.store.memory(of: Self.vaultID(f), path: Self.memoryPath(f)))
+        #expect(memory.newest.count == 11)
+        // The older copy, written to on the tablet, renamed over the path.
+        _ = try Vault.open(at: older, credential: .device(f.tablet.keyPair), options: fast).add(
+            EntryBody(created: KeyTestSupport.t0 + 900, text: "on the tablet's history"))
+        try FileManager.default.copyItem(atPath: older, toPath: f.dir.file("incoming.quire"))
+        #expect(rename(f.dir.file("incoming.quire"), f.path) == 0)
+        let vault = try Vault.open(at: f.path, store: f.store, options: fast)
+        #expect(vault.keyWarnings.map(\.code) == ["rollback_suspected"])
+        #expect(vault.keyWarnings.first?.message.contains("of 3 of the 11 newest entries") == true)
+    }
+
+    /// M3: the newest entry a member wrote before the phone removed it
+    /// ranks with a current member's standing (`Spec/format.md §9.4` step
+    /// 5). The phone remembers it as `newest` alike whether it read
+    /// through its cached view (a refresh that follows another device's
+    /// commit) or through the whole entry index (a write after a full
+    /// read); on the old code the index path counted only a current
+    /// member's attestation and left it out, as test 3 did. A merge a third
+    /// device makes into its own copy, renamed over the path, stays quiet.
+    @Test func anEntryOfARemovedMemberBeforeItsRemovalIsNotLacking() throws {
+        let dir = TemporaryDirectory()
+        let label = "removed member's newest"
+        func device(_ name: String) throws -> DeviceIdentity {
+            try DeviceIdentity.generate(name: name, now: KeyTestSupport.t0, using: SeededRandom(label: label + name))
+        }
+        let phone = try device("phone")
+        let tablet = try device("tablet")
+        let laptop = try device("laptop")
+        let store = FileDeviceKeyStore(directory: dir.file("home"))
+        try store.create(phone)
+        let path = dir.file("j.quire")
+        let created = try Vault.create(
+            at: path, setup: VaultSetup(name: "J", recoveryKey: testRecoveryKey(label), device: phone, now: KeyTestSupport.t0),
+            random: SeededRandom(label: label), options: fast)
+        try created.remember(in: store)
+        _ = try created.enrollDevice(code: tablet.code, name: "Tablet", now: KeyTestSupport.t0 + 1)
+        _ = try created.enrollDevice(code: laptop.code, name: "Laptop", now: KeyTestSupport.t0 + 2)
+        for i in 0..<2 {
+            _ = try Vault.open(at: path, store: store, options: fast).add(
+                EntryBody(created: KeyTestSupport.t0 + Int64(i), text: "phone \(i)"))
+        }
+        let newest = try Vault.open(at: path, credential: .device(tablet.keyPair), options: fast).add(
+            EntryBody(created: KeyTestSupport.t0 + 50, text: "the tablet's newest"))
+        _ = try Vault.open(at: path, store: store, options: fast).removeDevice(named: "Tablet", now: KeyTestSupport.t0 + 60)
+        // The laptop's copy holds the tablet's commit and its removal.
+        let diverged = dir.file("laptop.quire")
+        try FileManager.default.copyItem(atPath: path, toPath: diverged)
+        // A full read writes the cache under the new keys; the next open
+        // reads through it and follows the laptop's commit.
+        #expect(try Vault.open(at: path, store: store, options: fast).entries(matching: EntryQuery(limit: 100)).entries.count == 3)
+        let phoneVault = try Vault.open(at: path, store: store, options: fast)
+        #expect(try phoneVault.entries(matching: EntryQuery(limit: 100)).entries.count == 3)
+        _ = try Vault.open(at: path, credential: .device(laptop.keyPair), options: fast).add(
+            EntryBody(created: KeyTestSupport.t0 + 70, text: "laptop on the path"))
+        _ = try phoneVault.refresh()
+        #expect(phoneVault.readsThroughCachedView)
+        let memory = try #require(try store.memory(of: phoneVault.vaultID, path: FileSystem.canonicalPath(path) ?? path))
+        #expect(memory.newest.contains { $0.entry == newest.entryID && $0.clock == newest.clock.rawValue })
+        // The laptop writes to its copy and merges the phone's file into
+        // it; a sync tool renames it over the path.
+        let other = try Vault.open(at: diverged, credential: .device(laptop.keyPair), options: fast)
+        _ = try other.add(EntryBody(created: KeyTestSupport.t0 + 80, text: "laptop on its copy"))
+        _ = try other.merge(copyAt: path)
+        try FileManager.default.copyItem(atPath: diverged, toPath: dir.file("incoming.quire"))
+        #expect(rename(dir.file("incoming.quire"), path) == 0)
+        let fresh = try Vault.open(at: path, store: store, options: fast)
+        #expect(fresh.keyWarnings.map(\.code) == [])
+        #expect(try fresh.entries(matching: EntryQuery(limit: 100)).entries.count == 5)
+        // Through the whole entry index (no cache: the keys changed, so
+        // the cache is read again whole), a write remembers it too.
+        _ = try Vault.open(at: path, store: store, options: fast).removeDevice(named: "Laptop", now: KeyTestSupport.t0 + 90)
+        let indexed = try Vault.open(at: path, store: store, options: fast)
+        #expect(try indexed.entries(matching: EntryQuery(limit: 100)).entries.count == 5)
+        #expect(!indexed.readsThroughCachedView)
+        _ = try indexed.add(EntryBody(created: KeyTestSupport.t0 + 95, text: "phone, indexed"))
+        let after = try #require(try store.memory(of: indexed.vaultID, path: FileSystem.canonicalPath(path) ?? path))
+        #expect(after.newest.contains { $0.entry == newest.entryID && $0.clock == newest.clock.rawValue })
+    }
 }
