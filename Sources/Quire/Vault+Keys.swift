@@ -141,8 +141,7 @@ extension Vault {
         // its memory (a full disk), but the user must hear that it is stale.
         do throws(QuireError) { try rememberHeads(previous: memory) } catch {
             // rememberHeads throws only what the store threw.
-            warnings.removeAll { $0.code == "device_memory_not_saved" }
-            warnings.append(.deviceMemoryNotSaved(reason: error.message))
+            noteMemoryNotSaved(error)
         }
     }
 
@@ -271,11 +270,15 @@ extension Vault {
         let stored: VaultMemory?
         do throws(QuireError) { stored = try storedMemory(in: store) } catch { return }
         if let memory = stored, rollbackReason(against: memory) != nil { return }
-        do throws(QuireError) { try rememberHeads(previous: .some(stored)) } catch {
-            if !warnings.contains(where: { $0.code == "device_memory_not_saved" }) {
-                warnings.append(.deviceMemoryNotSaved(reason: error.message))
-            }
-        }
+        do throws(QuireError) { try rememberHeads(previous: .some(stored)) } catch { noteMemoryNotSaved(error) }
+    }
+
+    /// Says that device memory could not be saved (`device_memory_not_saved`,
+    /// `Spec/keys.md §7`): one warning, with the latest reason. Reading and
+    /// a committed write go on; the user hears the memory is stale.
+    func noteMemoryNotSaved(_ error: QuireError) {
+        warnings.removeAll { $0.code == "device_memory_not_saved" }
+        warnings.append(.deviceMemoryNotSaved(reason: error.message))
     }
 
     /// Where device memory ranks `ring` (`Spec/keys.md §7`): its epoch and
@@ -424,11 +427,7 @@ extension Vault {
         let newest = newestEntriesSeen(previous: memory.newest)
         guard newest != memory.newest else { return }
         memory.newest = newest
-        do throws(QuireError) { try store.remember(memory) } catch {
-            if !warnings.contains(where: { $0.code == "device_memory_not_saved" }) {
-                warnings.append(.deviceMemoryNotSaved(reason: error.message))
-            }
-        }
+        do throws(QuireError) { try store.remember(memory) } catch { noteMemoryNotSaved(error) }
     }
 
     /// The acceptance of tampered commits (this handle's, else
@@ -873,9 +872,7 @@ extension Vault {
             warnings.removeAll { $0.code == "rollback_suspected" }
             // The change is committed: failing to remember the new heads is
             // a warning, not an error.
-            do throws(QuireError) { try rememberHeads() } catch {
-                warnings.append(.deviceMemoryNotSaved(reason: error.message))
-            }
+            do throws(QuireError) { try rememberHeads() } catch { noteMemoryNotSaved(error) }
             return written!
         }
     }

@@ -117,10 +117,7 @@ extension Vault {
             // result (§7: "a compaction it made itself").
             if options.dropUnverified, passed, deviceStore != nil, !deviceMemoryWriteDeferred {
                 _ = try? loadIndex()
-                do throws(QuireError) { try rememberHeads() } catch {
-                    warnings.removeAll { $0.code == "device_memory_not_saved" }
-                    warnings.append(.deviceMemoryNotSaved(reason: error.message))
-                }
+                do throws(QuireError) { try rememberHeads() } catch { noteMemoryNotSaved(error) }
             }
             return report
         }
